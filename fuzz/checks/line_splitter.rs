@@ -1,0 +1,143 @@
+//! The invariant behind the `line_splitter` fuzz target, shared with
+//! `tests/fuzz_corpus.rs`, which replays the committed seeds.
+//!
+//! Input: byte 0 picks the line limit (1..=64, or the default when 0), byte 1
+//! seeds the piece sizes; the rest is the stream. Asserted:
+//! - any split of the input gives the same items as one-shot decoding;
+//! - both agree with a naive oracle built on `split(b'\n')`;
+//! - the caller's buffer never holds more than the limit plus one read;
+//! - the `Bytes` variant gives the same lines.
+
+use acp_codec::{FrameError, LineSplitter};
+
+#[derive(Debug, PartialEq, Eq)]
+pub enum Item {
+    Line(Vec<u8>, bool),
+    TooLong,
+    BadUtf8,
+}
+
+fn item(r: Result<acp_codec::Line<'_>, FrameError>) -> Item {
+    match r {
+        Ok(l) => Item::Line(l.as_bytes().to_vec(), l.is_terminated()),
+        Err(FrameError::LineTooLong { .. }) => Item::TooLong,
+        Err(FrameError::InvalidUtf8 { .. }) => Item::BadUtf8,
+        Err(e) => panic!("unexpected error {e}"),
+    }
+}
+
+/// Decodes `input` fed in pieces whose sizes come from `seed`.
+pub fn pieces(limit: usize, input: &[u8], mut seed: u32) -> Vec<Item> {
+    let mut s = LineSplitter::with_max_line_len(limit);
+    let mut out = Vec::new();
+    let mut buf = Vec::new();
+    let mut pos = 0;
+    while pos < input.len() {
+        seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+        let step = 1 + (seed >> 16) as usize % 9;
+        let end = (pos + step).min(input.len());
+        buf.extend_from_slice(&input[pos..end]);
+        pos = end;
+        let mut start = 0;
+        loop {
+            let d = s.decode(&buf[start..]);
+            assert!(d.consumed <= buf.len() - start);
+            start += d.consumed;
+            match d.item {
+                Some(r) => out.push(item(r)),
+                None => break,
+            }
+        }
+        buf.drain(..start);
+        assert!(buf.len() <= limit + step, "buffer {} > {limit} + {step}", buf.len());
+    }
+    eof(&mut s, &mut buf, &mut out);
+    out
+}
+
+fn eof(s: &mut LineSplitter, buf: &mut Vec<u8>, out: &mut Vec<Item>) {
+    loop {
+        let d = s.decode_eof(buf);
+        let consumed = d.consumed;
+        let it = d.item.map(item);
+        buf.drain(..consumed);
+        match it {
+            Some(i) => out.push(i),
+            None => break,
+        }
+    }
+    assert!(buf.is_empty());
+}
+
+/// What the splitter must produce, from `split(b'\n')`.
+pub fn oracle(limit: usize, input: &[u8]) -> Vec<Item> {
+    let mut out = Vec::new();
+    let parts: Vec<&[u8]> = input.split(|&b| b == b'\n').collect();
+    let last = parts.len() - 1;
+    for (i, part) in parts.into_iter().enumerate() {
+        let terminated = i != last;
+        if part.len() > limit {
+            out.push(Item::TooLong);
+            continue;
+        }
+        let text = part.strip_suffix(b"\r").unwrap_or(part);
+        if text.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r')) {
+            continue;
+        }
+        out.push(match std::str::from_utf8(text) {
+            Ok(_) => Item::Line(text.to_vec(), terminated),
+            Err(_) => Item::BadUtf8,
+        });
+    }
+    out
+}
+
+fn bytes_variant(limit: usize, input: &[u8]) -> Vec<Item> {
+    let mut s = LineSplitter::with_max_line_len(limit);
+    let mut buf = bytes::BytesMut::new();
+    let mut out = Vec::new();
+    for piece in input.chunks(7) {
+        buf.extend_from_slice(piece);
+        while let Some(r) = s.decode_bytes(&mut buf) {
+            out.push(bytes_item(r, true));
+        }
+    }
+    while let Some(r) = s.decode_bytes_eof(&mut buf) {
+        out.push(bytes_item(r, false));
+    }
+    out
+}
+
+fn bytes_item(r: Result<bytes::Bytes, FrameError>, terminated: bool) -> Item {
+    match r {
+        Ok(b) => Item::Line(b.to_vec(), terminated),
+        Err(FrameError::LineTooLong { .. }) => Item::TooLong,
+        Err(_) => Item::BadUtf8,
+    }
+}
+
+pub fn check(data: &[u8]) {
+    let (limit, seed, input) = match data {
+        [l, s, rest @ ..] => {
+            let limit = if *l == 0 { acp_codec::limits::DEFAULT_MAX_LINE_LEN } else { usize::from(*l % 64) + 1 };
+            (limit, u32::from(*s), rest)
+        }
+        _ => return,
+    };
+    let whole = pieces(limit, input, 0).len();
+    let expected = oracle(limit, input);
+    assert_eq!(whole, expected.len());
+    let split = pieces(limit, input, seed);
+    assert_eq!(split, expected, "pieces differ from the oracle");
+    // decode_bytes_eof marks only the last line unterminated; the oracle too.
+    let via_bytes = bytes_variant(limit, input);
+    let strip = |v: Vec<Item>| -> Vec<Item> {
+        v.into_iter()
+            .map(|i| match i {
+                Item::Line(b, _) => Item::Line(b, true),
+                other => other,
+            })
+            .collect()
+    };
+    assert_eq!(strip(via_bytes), strip(expected));
+}

@@ -1,0 +1,163 @@
+//! Encoding values as exactly one line.
+
+use alloc::vec::Vec;
+
+use memchr::memchr;
+use serde::Serialize;
+
+use crate::error::EncodeError;
+
+/// Appends `value` to `out` as compact JSON plus `\n`: exactly one line.
+///
+/// Serialized values never hold a raw newline, except raw JSON embedded by
+/// the caller (a [`serde_json::value::RawValue`] may be pretty-printed): such
+/// newlines and the whitespace around them are compacted away. Returns the
+/// number of bytes appended, `\n` included.
+///
+/// # Errors
+///
+/// [`EncodeError::Json`] if serialization fails, [`EncodeError::RawNewline`]
+/// if embedded raw JSON holds a newline inside a string (invalid JSON that
+/// cannot be one line). On error `out` is left as it was.
+///
+/// ```
+/// use acp_codec::encode_line;
+/// use serde_json::value::RawValue;
+///
+/// let pretty = RawValue::from_string("{\n  \"a\": [1,\n 2]\n}".to_owned()).unwrap();
+/// let mut out = Vec::new();
+/// encode_line(&pretty, &mut out).unwrap();
+/// assert_eq!(out, b"{\"a\":[1,2]}\n");
+/// ```
+pub fn encode_line<T: Serialize + ?Sized>(
+    value: &T,
+    out: &mut Vec<u8>,
+) -> Result<usize, EncodeError> {
+    let start = out.len();
+    if let Err(e) = serde_json::to_writer(&mut *out, value) {
+        out.truncate(start);
+        return Err(EncodeError::Json(e));
+    }
+    finish(out, start)
+}
+
+/// Appends raw JSON text to `out` as one compact line plus `\n`, after
+/// checking it is one valid JSON value.
+///
+/// For bridges that forward JSON they did not build: the text is validated
+/// (without building a value) and compacted only if it spans several lines.
+///
+/// # Errors
+///
+/// [`EncodeError::InvalidJson`] if `json` is not exactly one JSON value. On
+/// error `out` is left as it was.
+///
+/// ```
+/// use acp_codec::encode_raw_line;
+///
+/// let mut out = Vec::new();
+/// encode_raw_line("{\"a\": 1,\n \"b\": \"x y\"}", &mut out).unwrap();
+/// assert_eq!(out, b"{\"a\":1,\"b\":\"x y\"}\n");
+/// // Two messages in one piece of text are refused.
+/// assert!(encode_raw_line("{}\n{}", &mut out).is_err());
+/// ```
+pub fn encode_raw_line(json: &str, out: &mut Vec<u8>) -> Result<usize, EncodeError> {
+    if let Err(e) = serde_json::from_str::<serde::de::IgnoredAny>(json) {
+        return Err(EncodeError::InvalidJson {
+            line: e.line(),
+            column: e.column(),
+        });
+    }
+    let start = out.len();
+    out.extend_from_slice(json.as_bytes());
+    finish(out, start)
+}
+
+/// Compacts `out[start..]` if it holds a newline, then appends `\n`.
+fn finish(out: &mut Vec<u8>, start: usize) -> Result<usize, EncodeError> {
+    let written = out.get(start..).unwrap_or_default();
+    if memchr(b'\n', written).is_some() {
+        if let Err(e) = compact_from(out, start) {
+            out.truncate(start);
+            return Err(e);
+        }
+    }
+    out.push(b'\n');
+    Ok(out.len().saturating_sub(start))
+}
+
+/// Removes insignificant whitespace from the JSON in `out[start..]`, in
+/// place. Linear, no allocation.
+fn compact_from(out: &mut Vec<u8>, start: usize) -> Result<(), EncodeError> {
+    let mut in_string = false;
+    let mut escaped = false;
+    let mut write = start;
+    let mut read = start;
+    while let Some(&b) = out.get(read) {
+        let keep = if in_string {
+            if b == b'\n' {
+                return Err(EncodeError::RawNewline {
+                    offset: read.saturating_sub(start),
+                });
+            }
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+            true
+        } else if b == b'"' {
+            in_string = true;
+            true
+        } else {
+            !matches!(b, b' ' | b'\t' | b'\r' | b'\n')
+        };
+        if keep {
+            if let Some(slot) = out.get_mut(write) {
+                *slot = b;
+            }
+            write = write.saturating_add(1);
+        }
+        read = read.saturating_add(1);
+    }
+    out.truncate(write);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::borrow::ToOwned;
+    use serde_json::value::RawValue;
+
+    #[test]
+    fn plain_values_are_one_line() {
+        let mut out = Vec::new();
+        let n = encode_line(&serde_json::json!({"t": "a\nb", "u": "\u{2028}"}), &mut out).unwrap();
+        assert_eq!(n, out.len());
+        assert_eq!(out.iter().filter(|&&b| b == b'\n').count(), 1);
+        assert_eq!(out.last(), Some(&b'\n'));
+    }
+
+    #[test]
+    fn pretty_raw_is_compacted_strings_kept() {
+        let raw = RawValue::from_string("{ \"k\" : \"a b\\\" \\n\",\r\n\t\"n\": [ 1 ,2 ] }".to_owned()).unwrap();
+        let mut out = b"prefix".to_vec();
+        encode_line(&raw, &mut out).unwrap();
+        assert_eq!(out, b"prefix{\"k\":\"a b\\\" \\n\",\"n\":[1,2]}\n");
+    }
+
+    #[test]
+    fn raw_newline_in_string_is_refused() {
+        let mut out = b"keep".to_vec();
+        let err = encode_raw_line("\"a\nb\"", &mut out).unwrap_err();
+        assert!(matches!(err, EncodeError::InvalidJson { .. }), "{err}");
+        assert_eq!(out, b"keep");
+        // Reaching the compactor directly: a newline inside a string.
+        let mut buf = b"{\"a\":\"x\ny\"}".to_vec();
+        let err = compact_from(&mut buf, 0).unwrap_err();
+        assert!(matches!(err, EncodeError::RawNewline { offset: 7 }));
+    }
+}

@@ -1,0 +1,31 @@
+//! Replays the committed fuzz seeds (`fuzz/corpus/<target>/`) through the
+//! same invariant checks the fuzz targets assert, so `cargo test` runs them.
+#![cfg(feature = "bytes")]
+
+use std::path::Path;
+
+#[path = "../fuzz/checks/line_splitter.rs"]
+mod line_splitter;
+
+/// Every seed of one target, read from the committed corpus.
+fn seeds(target: &str) -> Vec<(String, Vec<u8>)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus").join(target);
+    let mut out: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|entry| {
+            let path = entry.unwrap().path();
+            (path.display().to_string(), std::fs::read(&path).unwrap())
+        })
+        .collect();
+    out.sort();
+    assert!(!out.is_empty(), "no seeds for {target}");
+    out
+}
+
+#[test]
+fn line_splitter_seeds() {
+    for (name, data) in seeds("line_splitter") {
+        eprintln!("{name}");
+        line_splitter::check(&data);
+    }
+}
