@@ -57,13 +57,15 @@
 //!   splitting works as is.
 //! - `bytes`: [`LineSplitter::decode_bytes`], lines as `bytes::Bytes`
 //!   without copying.
-//! - `tokio-util`: `Decoder`/`Encoder` implementations.
+//! - `tokio-util`: `Decoder`/`Encoder` implementations in [`codec`]
+//!   (implies `std` and `bytes`).
 //!
 //! # MSRV
 //!
 //! Rust 1.85, checked by clippy's `incompatible_msrv` lint.
 #![no_std]
 #![cfg_attr(docsrs, feature(doc_cfg))]
+#![forbid(unsafe_code)]
 #![warn(missing_docs, unreachable_pub)]
 #![cfg_attr(
     not(test),
@@ -80,19 +82,22 @@
 
 #[cfg(feature = "alloc")]
 extern crate alloc;
-#[cfg(feature = "std")]
-extern crate std;
 #[cfg(all(test, not(feature = "alloc")))]
 extern crate alloc;
+#[cfg(feature = "std")]
+extern crate std;
 
+#[cfg(feature = "tokio-util")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tokio-util")))]
+pub mod codec;
 pub mod error;
 pub mod framing;
 pub mod limits;
 
-pub use error::{Error, ErrorCode, FrameError};
 #[cfg(feature = "alloc")]
 pub use error::EncodeError;
-pub use framing::{Decoded, Line, LineSplitter, PeekedId};
+pub use error::{Error, ErrorCode, FrameError};
 #[cfg(feature = "alloc")]
 pub use framing::{encode_line, encode_raw_line};
+pub use framing::{Decoded, Line, LineSplitter, Lines, PeekedId};
 pub use limits::Limits;

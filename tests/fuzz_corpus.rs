@@ -1,6 +1,5 @@
 //! Replays the committed fuzz seeds (`fuzz/corpus/<target>/`) through the
 //! same invariant checks the fuzz targets assert, so `cargo test` runs them.
-#![cfg(feature = "bytes")]
 
 use std::path::Path;
 
@@ -9,7 +8,9 @@ mod line_splitter;
 
 /// Every seed of one target, read from the committed corpus.
 fn seeds(target: &str) -> Vec<(String, Vec<u8>)> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus").join(target);
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fuzz/corpus")
+        .join(target);
     let mut out: Vec<_> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|entry| {

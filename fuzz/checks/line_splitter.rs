@@ -3,14 +3,15 @@
 //!
 //! Input: byte 0 picks the line limit (1..=64, or the default when 0), byte 1
 //! seeds the piece sizes; the rest is the stream. Asserted:
-//! - any split of the input gives the same items as one-shot decoding;
+//! - any split of the input gives the same items as one-shot decoding,
+//!   through `decode` and through the batch iterator `lines`;
 //! - both agree with a naive oracle built on `split(b'\n')`;
 //! - the caller's buffer never holds more than the limit plus one read;
-//! - the `Bytes` variant gives the same lines.
+//! - the `Bytes` variant gives the same lines (with feature `bytes`).
 
 use acp_codec::{FrameError, LineSplitter};
 
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Item {
     Line(Vec<u8>, bool),
     TooLong,
@@ -49,8 +50,48 @@ pub fn pieces(limit: usize, input: &[u8], mut seed: u32) -> Vec<Item> {
             }
         }
         buf.drain(..start);
-        assert!(buf.len() <= limit + step, "buffer {} > {limit} + {step}", buf.len());
+        assert!(
+            buf.len() <= limit + step,
+            "buffer {} > {limit} + {step}",
+            buf.len()
+        );
     }
+    eof(&mut s, &mut buf, &mut out);
+    out
+}
+
+/// Like `pieces`, through the batch iterator `LineSplitter::lines`.
+pub fn batches(limit: usize, input: &[u8], mut seed: u32) -> Vec<Item> {
+    let mut s = LineSplitter::with_max_line_len(limit);
+    let mut out = Vec::new();
+    let mut buf = Vec::new();
+    let mut pos = 0;
+    while pos < input.len() {
+        seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+        let step = 1 + (seed >> 16) as usize % 23;
+        let end = (pos + step).min(input.len());
+        buf.extend_from_slice(&input[pos..end]);
+        pos = end;
+        let mut lines = s.lines(&buf);
+        out.extend(lines.by_ref().map(item));
+        let consumed = lines.consumed();
+        assert!(consumed <= buf.len());
+        buf.drain(..consumed);
+        assert!(
+            buf.len() <= limit + step,
+            "buffer {} > {limit} + {step}",
+            buf.len()
+        );
+    }
+    eof(&mut s, &mut buf, &mut out);
+    out
+}
+
+/// Decodes `input` handed over whole.
+pub fn one_shot(limit: usize, input: &[u8]) -> Vec<Item> {
+    let mut s = LineSplitter::with_max_line_len(limit);
+    let mut buf = input.to_vec();
+    let mut out = Vec::new();
     eof(&mut s, &mut buf, &mut out);
     out
 }
@@ -92,11 +133,12 @@ pub fn oracle(limit: usize, input: &[u8]) -> Vec<Item> {
     out
 }
 
-fn bytes_variant(limit: usize, input: &[u8]) -> Vec<Item> {
+#[cfg(feature = "bytes")]
+fn bytes_variant(limit: usize, input: &[u8], seed: u32) -> Vec<Item> {
     let mut s = LineSplitter::with_max_line_len(limit);
     let mut buf = bytes::BytesMut::new();
     let mut out = Vec::new();
-    for piece in input.chunks(7) {
+    for piece in input.chunks(1 + seed as usize % 13) {
         buf.extend_from_slice(piece);
         while let Some(r) = s.decode_bytes(&mut buf) {
             out.push(bytes_item(r, true));
@@ -108,6 +150,7 @@ fn bytes_variant(limit: usize, input: &[u8]) -> Vec<Item> {
     out
 }
 
+#[cfg(feature = "bytes")]
 fn bytes_item(r: Result<bytes::Bytes, FrameError>, terminated: bool) -> Item {
     match r {
         Ok(b) => Item::Line(b.to_vec(), terminated),
@@ -119,18 +162,33 @@ fn bytes_item(r: Result<bytes::Bytes, FrameError>, terminated: bool) -> Item {
 pub fn check(data: &[u8]) {
     let (limit, seed, input) = match data {
         [l, s, rest @ ..] => {
-            let limit = if *l == 0 { acp_codec::limits::DEFAULT_MAX_LINE_LEN } else { usize::from(*l % 64) + 1 };
+            let limit = if *l == 0 {
+                acp_codec::limits::DEFAULT_MAX_LINE_LEN
+            } else {
+                usize::from(*l % 64) + 1
+            };
             (limit, u32::from(*s), rest)
         }
         _ => return,
     };
-    let whole = pieces(limit, input, 0).len();
     let expected = oracle(limit, input);
-    assert_eq!(whole, expected.len());
+    assert_eq!(
+        one_shot(limit, input),
+        expected,
+        "one-shot differs from the oracle"
+    );
     let split = pieces(limit, input, seed);
     assert_eq!(split, expected, "pieces differ from the oracle");
-    // decode_bytes_eof marks only the last line unterminated; the oracle too.
-    let via_bytes = bytes_variant(limit, input);
+    let batched = batches(limit, input, seed);
+    assert_eq!(batched, expected, "lines() differs from the oracle");
+    #[cfg(feature = "bytes")]
+    bytes_agree(limit, input, seed, expected);
+}
+
+/// `decode_bytes` gives the same lines (terminated flags aside).
+#[cfg(feature = "bytes")]
+fn bytes_agree(limit: usize, input: &[u8], seed: u32, expected: Vec<Item>) {
+    let via_bytes = bytes_variant(limit, input, seed);
     let strip = |v: Vec<Item>| -> Vec<Item> {
         v.into_iter()
             .map(|i| match i {

@@ -75,30 +75,39 @@ pub fn encode_raw_line(json: &str, out: &mut Vec<u8>) -> Result<usize, EncodeErr
 
 /// Compacts `out[start..]` if it holds a newline, then appends `\n`.
 fn finish(out: &mut Vec<u8>, start: usize) -> Result<usize, EncodeError> {
-    let written = out.get(start..).unwrap_or_default();
-    if memchr(b'\n', written).is_some() {
-        if let Err(e) = compact_from(out, start) {
+    let written = out.get_mut(start..).unwrap_or_default();
+    match compact(written) {
+        Ok(len) => {
+            out.truncate(start.saturating_add(len));
+            out.push(b'\n');
+            Ok(len.saturating_add(1))
+        }
+        Err(e) => {
             out.truncate(start);
-            return Err(e);
+            Err(e)
         }
     }
-    out.push(b'\n');
-    Ok(out.len().saturating_sub(start))
 }
 
-/// Removes insignificant whitespace from the JSON in `out[start..]`, in
-/// place. Linear, no allocation.
-fn compact_from(out: &mut Vec<u8>, start: usize) -> Result<(), EncodeError> {
+/// Makes the JSON in `json` one line: if it holds a newline, removes the
+/// insignificant whitespace in place. Returns the new length. Linear, no
+/// allocation.
+///
+/// # Errors
+///
+/// [`EncodeError::RawNewline`] for a newline inside a string.
+pub(crate) fn compact(json: &mut [u8]) -> Result<usize, EncodeError> {
+    if memchr(b'\n', json).is_none() {
+        return Ok(json.len());
+    }
     let mut in_string = false;
     let mut escaped = false;
-    let mut write = start;
-    let mut read = start;
-    while let Some(&b) = out.get(read) {
+    let mut write = 0usize;
+    for read in 0..json.len() {
+        let Some(&b) = json.get(read) else { break };
         let keep = if in_string {
             if b == b'\n' {
-                return Err(EncodeError::RawNewline {
-                    offset: read.saturating_sub(start),
-                });
+                return Err(EncodeError::RawNewline { offset: read });
             }
             if escaped {
                 escaped = false;
@@ -115,15 +124,13 @@ fn compact_from(out: &mut Vec<u8>, start: usize) -> Result<(), EncodeError> {
             !matches!(b, b' ' | b'\t' | b'\r' | b'\n')
         };
         if keep {
-            if let Some(slot) = out.get_mut(write) {
+            if let Some(slot) = json.get_mut(write) {
                 *slot = b;
             }
             write = write.saturating_add(1);
         }
-        read = read.saturating_add(1);
     }
-    out.truncate(write);
-    Ok(())
+    Ok(write)
 }
 
 #[cfg(test)]
@@ -143,7 +150,9 @@ mod tests {
 
     #[test]
     fn pretty_raw_is_compacted_strings_kept() {
-        let raw = RawValue::from_string("{ \"k\" : \"a b\\\" \\n\",\r\n\t\"n\": [ 1 ,2 ] }".to_owned()).unwrap();
+        let raw =
+            RawValue::from_string("{ \"k\" : \"a b\\\" \\n\",\r\n\t\"n\": [ 1 ,2 ] }".to_owned())
+                .unwrap();
         let mut out = b"prefix".to_vec();
         encode_line(&raw, &mut out).unwrap();
         assert_eq!(out, b"prefix{\"k\":\"a b\\\" \\n\",\"n\":[1,2]}\n");
@@ -157,7 +166,7 @@ mod tests {
         assert_eq!(out, b"keep");
         // Reaching the compactor directly: a newline inside a string.
         let mut buf = b"{\"a\":\"x\ny\"}".to_vec();
-        let err = compact_from(&mut buf, 0).unwrap_err();
+        let err = compact(&mut buf).unwrap_err();
         assert!(matches!(err, EncodeError::RawNewline { offset: 7 }));
     }
 }

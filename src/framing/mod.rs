@@ -16,7 +16,9 @@ mod splitter;
 mod encode;
 
 pub use peek::PeekedId;
-pub use splitter::{Decoded, Line, LineSplitter};
+pub use splitter::{Decoded, Line, LineSplitter, Lines};
 
+#[cfg(feature = "alloc")]
+pub(crate) use encode::compact;
 #[cfg(feature = "alloc")]
 pub use encode::{encode_line, encode_raw_line};

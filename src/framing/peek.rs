@@ -99,7 +99,10 @@ pub(crate) struct Peek {
 /// byte that is not what a JSON object would have there.
 pub(crate) fn peek(window: &[u8]) -> Peek {
     let mut out = Peek::default();
-    let mut s = Scanner { buf: window, pos: 0 };
+    let mut s = Scanner {
+        buf: window,
+        pos: 0,
+    };
     s.ws();
     if !s.eat(b'{') {
         return out;
@@ -141,6 +144,10 @@ pub(crate) fn peek(window: &[u8]) -> Peek {
             return out;
         }
     }
+}
+
+fn is_delimiter(b: u8) -> bool {
+    matches!(b, b',' | b'}' | b']' | b' ' | b'\t' | b'\r' | b'\n')
 }
 
 struct Scanner<'a> {
@@ -246,12 +253,10 @@ impl<'a> Scanner<'a> {
         }
     }
 
-    /// Whether a scalar ends here (so `1.5` or `1e3` is not taken for `1`).
+    /// Whether a scalar ends here with a delimiter (so `1.5` or `1e3` is not
+    /// taken for `1`, nor `12` for a number the window cut off).
     fn end_of_scalar(&self) -> bool {
-        matches!(
-            self.at(),
-            None | Some(b',' | b'}' | b']' | b' ' | b'\t' | b'\r' | b'\n')
-        )
+        self.at().is_some_and(is_delimiter)
     }
 
     /// Skips one value of any kind; false when the window ends inside it or
@@ -280,10 +285,10 @@ impl<'a> Scanner<'a> {
                 Some(_) => {
                     if depth == 0 {
                         // A scalar: runs to the next delimiter.
-                        while !self.end_of_scalar() {
+                        while self.at().is_some_and(|b| !is_delimiter(b)) {
                             self.bump();
                         }
-                        return true;
+                        return self.at().is_some();
                     }
                     self.bump();
                 }
@@ -330,5 +335,8 @@ mod tests {
         assert_eq!(p(long).id, None);
         assert_eq!(p(r#"{"params":{"huge":"#).id, None);
         assert_eq!(p(r#"["#), Peek::default());
+        // Cut off by the window: not a whole id.
+        assert_eq!(p(r#"{"id":12"#).id, None);
+        assert_eq!(p(r#"{"id":nul"#).id, None);
     }
 }

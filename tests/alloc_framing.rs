@@ -1,0 +1,82 @@
+//! Zero heap allocations per line in steady state, counted by a global
+//! allocator (per thread, so parallel tests do not disturb the count).
+
+use acp_codec::LineSplitter;
+
+#[path = "support/counting_alloc.rs"]
+mod counting_alloc;
+use counting_alloc::allocs;
+
+/// About 1 MiB of ACP-like traffic, lines of varied lengths.
+fn traffic() -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut i = 0u32;
+    while out.len() < 1 << 20 {
+        let text = "x".repeat(50 + (i as usize * 37) % 500);
+        out.extend_from_slice(
+            format!(
+                "{{\"jsonrpc\":\"2.0\",\"method\":\"session/update\",\"params\":{{\"sessionId\":\"s\",\"update\":{{\"sessionUpdate\":\"agent_message_chunk\",\"content\":{{\"type\":\"text\",\"text\":\"{text}\"}}}}}}}}\r\n"
+            )
+            .as_bytes(),
+        );
+        if i % 17 == 0 {
+            out.extend_from_slice(b"\n  \n");
+        }
+        i += 1;
+    }
+    out
+}
+
+#[test]
+fn borrowed_splitter_never_allocates() {
+    let input = traffic();
+    let mut splitter = LineSplitter::new();
+    let mut buf: Vec<u8> = Vec::with_capacity(1 << 20);
+    let mut lines = 0usize;
+    let before = allocs();
+    for read in input.chunks(65_536) {
+        buf.extend_from_slice(read);
+        let mut start = 0;
+        loop {
+            let d = splitter.decode(&buf[start..]);
+            start += d.consumed;
+            match d.item {
+                Some(Ok(line)) => lines += line.len().min(1),
+                Some(Err(e)) => panic!("{e}"),
+                None => break,
+            }
+        }
+        buf.drain(..start);
+    }
+    assert_eq!(allocs() - before, 0);
+    assert!(lines > 1000);
+}
+
+#[cfg(feature = "bytes")]
+#[test]
+fn bytes_splitter_steady_state_has_no_allocation_per_line() {
+    use bytes::BytesMut;
+    let input = traffic();
+    let mut splitter = LineSplitter::new();
+    let mut buf = BytesMut::with_capacity(1 << 20);
+    let mut run = |buf: &mut BytesMut| {
+        let mut lines = 0usize;
+        for read in input.chunks(65_536) {
+            buf.reserve(read.len());
+            buf.extend_from_slice(read);
+            while let Some(line) = splitter.decode_bytes(buf) {
+                let line = line.unwrap();
+                assert_eq!(line.first(), Some(&b'{'));
+                lines += 1;
+            }
+        }
+        lines
+    };
+    // Warm-up: the buffer becomes shared on its first split.
+    run(&mut buf);
+    let before = allocs();
+    let lines = run(&mut buf);
+    let during = allocs() - before;
+    assert!(lines > 1000);
+    assert_eq!(during, 0, "{during} allocations for {lines} lines");
+}
