@@ -101,3 +101,8 @@ pub use error::{Error, ErrorCode, FrameError};
 pub use framing::{encode_line, encode_raw_line};
 pub use framing::{Decoded, Line, LineSplitter, Lines, PeekedId};
 pub use limits::Limits;
+
+/// The README's examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
