@@ -80,19 +80,21 @@
 
 #[cfg(feature = "alloc")]
 extern crate alloc;
-#[cfg(feature = "std")]
-extern crate std;
 #[cfg(all(test, not(feature = "alloc")))]
 extern crate alloc;
+#[cfg(feature = "std")]
+extern crate std;
 
+#[cfg(feature = "alloc")]
+pub mod acp;
 pub mod error;
 pub mod framing;
 pub mod limits;
 
+#[cfg(feature = "alloc")]
+pub use error::{EncodeError, MessageError, TrackerError};
 pub use error::{Error, ErrorCode, FrameError};
 #[cfg(feature = "alloc")]
-pub use error::EncodeError;
-pub use framing::{Decoded, Line, LineSplitter, PeekedId};
-#[cfg(feature = "alloc")]
 pub use framing::{encode_line, encode_raw_line};
+pub use framing::{Decoded, Line, LineSplitter, PeekedId};
 pub use limits::Limits;

@@ -1,0 +1,478 @@
+//! Borrowed raw JSON, borrowed strings, and the helpers every typed message
+//! uses: `into_owned`, string enums with an `Unknown` variant, tag peeking.
+
+use alloc::borrow::{Cow, ToOwned};
+use alloc::boxed::Box;
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::fmt;
+
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde::{Deserialize, Serialize, Serializer};
+use serde_json::value::RawValue;
+
+/// A JSON value kept as its text: borrowed from the decoded line, or owned.
+///
+/// Free-form JSON (`rawInput`, `rawOutput`, `_meta`, extension params, and
+/// every unknown variant) is kept this way: nothing is parsed until asked for
+/// ([`RawJson::parse`]), and encoding writes the text back unchanged (a
+/// pretty-printed value handed in by a caller is compacted by the encoder).
+///
+/// Decoding a `RawJson` needs serde_json's text deserializer
+/// (`serde_json::from_str`, as all decoders of this crate do); it cannot be
+/// rebuilt from a `serde_json::Value`.
+///
+/// ```
+/// use acp_codec::acp::RawJson;
+///
+/// let raw = RawJson::from_text("{\"a\": [1, 2]}").unwrap();
+/// assert_eq!(raw.get(), "{\"a\": [1, 2]}");
+/// let v: serde_json::Value = raw.parse().unwrap();
+/// assert_eq!(v["a"][1], 2);
+/// ```
+#[derive(Clone)]
+pub struct RawJson<'a>(Cow<'a, RawValue>);
+
+impl<'a> RawJson<'a> {
+    /// Wraps borrowed raw JSON.
+    pub fn borrowed(raw: &'a RawValue) -> Self {
+        Self(Cow::Borrowed(raw))
+    }
+
+    /// Checks that `text` is one JSON value and borrows it.
+    ///
+    /// # Errors
+    ///
+    /// The serde_json error if `text` is not exactly one JSON value.
+    pub fn from_text(text: &'a str) -> Result<Self, serde_json::Error> {
+        serde_json::from_str::<&RawValue>(text).map(Self::borrowed)
+    }
+
+    /// Checks that `text` is one JSON value and takes it.
+    ///
+    /// # Errors
+    ///
+    /// The serde_json error if `text` is not exactly one JSON value.
+    pub fn from_string(text: String) -> Result<RawJson<'static>, serde_json::Error> {
+        RawValue::from_string(text).map(|b| RawJson(Cow::Owned(b)))
+    }
+
+    /// Serializes `value` into owned raw JSON.
+    ///
+    /// # Errors
+    ///
+    /// The serde_json error if `value` cannot be serialized.
+    pub fn to_raw<T: Serialize + ?Sized>(value: &T) -> Result<RawJson<'static>, serde_json::Error> {
+        serde_json::value::to_raw_value(value).map(|b| RawJson(Cow::Owned(b)))
+    }
+
+    /// The JSON text.
+    pub fn get(&self) -> &str {
+        self.0.get()
+    }
+
+    /// The JSON text, borrowed from the line when it was decoded from one.
+    pub fn as_raw_value(&self) -> &RawValue {
+        &self.0
+    }
+
+    /// Whether the value is JSON `null`.
+    pub fn is_null(&self) -> bool {
+        self.get() == "null"
+    }
+
+    /// Decodes the value as `T`, borrowing from it where `T` allows.
+    ///
+    /// # Errors
+    ///
+    /// The serde_json error if the JSON does not fit `T`.
+    pub fn parse<'b, T: Deserialize<'b>>(&'b self) -> Result<T, serde_json::Error> {
+        serde_json::from_str(self.get())
+    }
+
+    /// The value with its text copied, for callers that keep it.
+    pub fn into_owned(self) -> RawJson<'static> {
+        RawJson(Cow::Owned(match self.0 {
+            Cow::Borrowed(b) => b.to_owned(),
+            Cow::Owned(o) => o,
+        }))
+    }
+}
+
+impl fmt::Debug for RawJson<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.get())
+    }
+}
+
+impl fmt::Display for RawJson<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.get())
+    }
+}
+
+/// Compares the JSON text, byte for byte.
+impl PartialEq for RawJson<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.get() == other.get()
+    }
+}
+
+impl Eq for RawJson<'_> {}
+
+impl Serialize for RawJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for RawJson<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        <&'de RawValue>::deserialize(d).map(Self::borrowed)
+    }
+}
+
+/// Turns a borrowed value into one that owns its text (`'static`).
+///
+/// Every message type has an inherent `into_owned` built on this trait.
+pub trait IntoOwned {
+    /// The owned form.
+    type Owned: 'static;
+    /// Copies whatever is borrowed.
+    fn into_owned(self) -> Self::Owned;
+}
+
+impl IntoOwned for Cow<'_, str> {
+    type Owned = Cow<'static, str>;
+    fn into_owned(self) -> Cow<'static, str> {
+        Cow::Owned(match self {
+            Cow::Borrowed(s) => s.to_owned(),
+            Cow::Owned(s) => s,
+        })
+    }
+}
+
+impl IntoOwned for RawJson<'_> {
+    type Owned = RawJson<'static>;
+    fn into_owned(self) -> Self::Owned {
+        RawJson::into_owned(self)
+    }
+}
+
+impl<T: IntoOwned> IntoOwned for Option<T> {
+    type Owned = Option<T::Owned>;
+    fn into_owned(self) -> Self::Owned {
+        self.map(IntoOwned::into_owned)
+    }
+}
+
+impl<T: IntoOwned> IntoOwned for Vec<T> {
+    type Owned = Vec<T::Owned>;
+    fn into_owned(self) -> Self::Owned {
+        self.into_iter().map(IntoOwned::into_owned).collect()
+    }
+}
+
+impl<T: IntoOwned> IntoOwned for Box<T> {
+    type Owned = Box<T::Owned>;
+    fn into_owned(self) -> Self::Owned {
+        Box::new((*self).into_owned())
+    }
+}
+
+macro_rules! copy_into_owned {
+    ($($t:ty),*) => {$(
+        impl IntoOwned for $t {
+            type Owned = $t;
+            fn into_owned(self) -> Self::Owned { self }
+        }
+    )*};
+}
+copy_into_owned!(bool, u16, u32, u64, i64, f64);
+
+/// A string that borrows from the input when it holds no escapes.
+///
+/// serde's `#[serde(borrow)]` does not reach through `Option` or `Vec`; this
+/// visitor does.
+pub(crate) struct CowStr<'a>(pub(crate) Cow<'a, str>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for CowStr<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_str(CowStrVisitor).map(CowStr)
+    }
+}
+
+struct CowStrVisitor;
+
+impl<'de> Visitor<'de> for CowStrVisitor {
+    type Value = Cow<'de, str>;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a string")
+    }
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(Cow::Borrowed(v))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(Cow::Owned(v.to_owned()))
+    }
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+        Ok(Cow::Owned(v))
+    }
+}
+
+/// `deserialize_with` for `Option<Cow<str>>` fields: borrows.
+pub(crate) fn opt_cow<'de: 'a, 'a, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Option<Cow<'a, str>>, D::Error> {
+    Ok(Option::<CowStr<'a>>::deserialize(d)?.map(|s| s.0))
+}
+
+/// `deserialize_with` for `Vec<Cow<str>>` fields: borrows each string.
+pub(crate) fn vec_cow<'de: 'a, 'a, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Vec<Cow<'a, str>>, D::Error> {
+    Ok(Vec::<CowStr<'a>>::deserialize(d)?
+        .into_iter()
+        .map(|s| s.0)
+        .collect())
+}
+
+/// `deserialize_with` for optional `Vec<Cow<str>>` fields.
+pub(crate) fn opt_vec_cow<'de: 'a, 'a, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Option<Vec<Cow<'a, str>>>, D::Error> {
+    Ok(Option::<Vec<CowStr<'a>>>::deserialize(d)?.map(|v| v.into_iter().map(|s| s.0).collect()))
+}
+
+/// `deserialize_with` for fields whose presence matters even when `null`
+/// (`"result": null`, `"id": null`): present gives `Some`.
+pub(crate) fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+    d: D,
+) -> Result<Option<T>, D::Error> {
+    T::deserialize(d).map(Some)
+}
+
+/// Reads the string value of `key` in the JSON object `raw` without
+/// building anything: `None` when the key is absent or not a string.
+///
+/// Fast path for the common layout where the tag comes first and has no
+/// escapes; otherwise one scan over the object's top level.
+pub(crate) fn tag_of<'a>(
+    raw: &'a RawValue,
+    key: &str,
+) -> Result<Option<Cow<'a, str>>, serde_json::Error> {
+    let text = raw.get();
+    if let Some(rest) = text.strip_prefix("{\"") {
+        if let Some(rest) = rest.strip_prefix(key) {
+            if let Some(rest) = rest.strip_prefix("\":\"") {
+                if let Some(end) = memchr::memchr2(b'"', b'\\', rest.as_bytes()) {
+                    if rest.as_bytes().get(end) == Some(&b'"') {
+                        return Ok(rest.get(..end).map(Cow::Borrowed));
+                    }
+                }
+            }
+        }
+    }
+    let mut de = serde_json::Deserializer::from_str(text);
+    de.deserialize_map(TagSeek { key })
+}
+
+struct TagSeek<'k> {
+    key: &'k str,
+}
+
+impl<'de> Visitor<'de> for TagSeek<'_> {
+    type Value = Option<Cow<'de, str>>;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a json object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut found = None;
+        while let Some(k) = map.next_key::<CowStr<'de>>()? {
+            if found.is_none() && k.0 == self.key {
+                found = Some(map.next_value_seed(MaybeStr)?);
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(found.flatten())
+    }
+}
+
+/// A value that is kept when it is a string and skipped otherwise.
+struct MaybeStr;
+
+impl<'de> DeserializeSeed<'de> for MaybeStr {
+    type Value = Option<Cow<'de, str>>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(MaybeStrVisitor)
+    }
+}
+
+struct MaybeStrVisitor;
+
+impl<'de> Visitor<'de> for MaybeStrVisitor {
+    type Value = Option<Cow<'de, str>>;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any json value")
+    }
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(Some(Cow::Borrowed(v)))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(Some(Cow::Owned(v.to_owned())))
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(None)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(None)
+    }
+}
+
+/// Decodes `T` from raw JSON, mapping the error into `E`.
+pub(crate) fn from_raw<'a, T: Deserialize<'a>, E: de::Error>(raw: &'a RawValue) -> Result<T, E> {
+    serde_json::from_str(raw.get()).map_err(E::custom)
+}
+
+/// Defines a string enum whose unknown values decode to `Unknown` and
+/// re-encode unchanged.
+macro_rules! string_enum {
+    (
+        $(#[$m:meta])*
+        pub enum $name:ident { $( $(#[$vm:meta])* $variant:ident = $text:literal, )* }
+    ) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+        #[non_exhaustive]
+        pub enum $name<'a> {
+            $( $(#[$vm])* $variant, )*
+            /// A value this version does not know, kept as sent.
+            Unknown(alloc::borrow::Cow<'a, str>),
+        }
+
+        impl<'a> $name<'a> {
+            /// The wire text of the value.
+            pub fn as_str(&self) -> &str {
+                match self {
+                    $( Self::$variant => $text, )*
+                    Self::Unknown(s) => s,
+                }
+            }
+
+            /// The value for wire text (`Unknown` when not a known value).
+            pub fn from_wire(text: alloc::borrow::Cow<'a, str>) -> Self {
+                match &*text {
+                    $( $text => Self::$variant, )*
+                    _ => Self::Unknown(text),
+                }
+            }
+
+            /// The value with its text copied.
+            pub fn into_owned(self) -> $name<'static> {
+                match self {
+                    $( Self::$variant => $name::$variant, )*
+                    Self::Unknown(s) => $name::Unknown($crate::acp::raw::IntoOwned::into_owned(s)),
+                }
+            }
+        }
+
+        impl $crate::acp::raw::IntoOwned for $name<'_> {
+            type Owned = $name<'static>;
+            fn into_owned(self) -> Self::Owned {
+                $name::into_owned(self)
+            }
+        }
+
+        impl serde::Serialize for $name<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.as_str())
+            }
+        }
+
+        impl<'de: 'a, 'a> serde::Deserialize<'de> for $name<'a> {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                $crate::acp::raw::CowStr::deserialize(d).map(|s| Self::from_wire(s.0))
+            }
+        }
+    };
+}
+pub(crate) use string_enum;
+
+/// Defines a message struct (all fields public and documented) plus its
+/// `into_owned`.
+macro_rules! owned_struct {
+    (
+        $(#[$m:meta])*
+        pub struct $name:ident<'a> { $( $(#[$fm:meta])* pub $f:ident : $t:ty, )* }
+    ) => {
+        $(#[$m])*
+        pub struct $name<'a> { $( $(#[$fm])* pub $f: $t, )* }
+
+        impl $name<'_> {
+            /// The value with all borrowed text copied (`'static`).
+            pub fn into_owned(self) -> $name<'static> {
+                $name { $( $f: $crate::acp::raw::IntoOwned::into_owned(self.$f), )* }
+            }
+        }
+
+        impl $crate::acp::raw::IntoOwned for $name<'_> {
+            type Owned = $name<'static>;
+            fn into_owned(self) -> Self::Owned {
+                $name::into_owned(self)
+            }
+        }
+    };
+}
+pub(crate) use owned_struct;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tag_fast_and_slow_paths() {
+        let raw: &RawValue = serde_json::from_str(r#"{"type":"text","text":"x"}"#).unwrap();
+        assert_eq!(tag_of(raw, "type").unwrap().as_deref(), Some("text"));
+        let raw: &RawValue =
+            serde_json::from_str(r#"{ "text":"x", "a":{"type":"no"}, "type" : "te\u0078t"}"#)
+                .unwrap();
+        assert_eq!(tag_of(raw, "type").unwrap().as_deref(), Some("text"));
+        let raw: &RawValue = serde_json::from_str(r#"{"type":5}"#).unwrap();
+        assert_eq!(tag_of(raw, "type").unwrap(), None);
+        let raw: &RawValue = serde_json::from_str(r#"{"typed":"x"}"#).unwrap();
+        assert_eq!(tag_of(raw, "type").unwrap(), None);
+        let raw: &RawValue = serde_json::from_str(r#"[1]"#).unwrap();
+        assert!(tag_of(raw, "type").is_err());
+    }
+
+    #[test]
+    fn cow_borrows_through_option() {
+        #[derive(Deserialize)]
+        struct S<'a> {
+            #[serde(borrow, default, deserialize_with = "opt_cow")]
+            a: Option<Cow<'a, str>>,
+        }
+        let s: S<'_> = serde_json::from_str(r#"{"a":"plain"}"#).unwrap();
+        assert!(matches!(s.a, Some(Cow::Borrowed("plain"))));
+        let s: S<'_> = serde_json::from_str(r#"{"a":"esc\n"}"#).unwrap();
+        assert!(matches!(s.a, Some(Cow::Owned(_))));
+    }
+}
