@@ -92,3 +92,6 @@ pub fn dropped(a: &Value, b: &Value, path: &str, out: &mut Vec<String>) {
         _ => {}
     }
 }
+
+pub mod arb;
+pub mod arb_base;
