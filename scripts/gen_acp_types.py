@@ -289,6 +289,8 @@ def field_code(sname, f):
     else:
         if ty == '[str]':
             serde.append('deserialize_with = "vec_cow"')
+        elif ty == 'str':
+            serde.append('deserialize_with = "cow"')
         rt = rust_ty(ty)
     doc = prop_doc(STRUCTS[sname]['docdef'], name) or prop_doc(sname, name)
     if name == '_meta':
@@ -353,11 +355,11 @@ HEAD = {
  'client': 'Agent-to-client methods: file system, terminals, permission requests, elicitations.',
 }
 IMPORTS = {
- 'content': 'use super::raw::{opt_cow, present, string_enum, owned_struct, RawJson};\nuse super::tagged::{tagged_enum, tried_enum};\n',
- 'update': 'use super::content::ContentBlock;\nuse super::session::SessionConfigOption;\nuse super::raw::{opt_cow, present, string_enum, owned_struct, RawJson};\nuse super::tagged::{tagged_enum, tried_enum};\n',
- 'init': 'use super::content::MetaOnly;\nuse super::raw::{opt_cow, opt_vec_cow, present, owned_struct, RawJson};\nuse super::tagged::tagged_enum;\n',
- 'session': 'use super::content::{ContentBlock, MetaOnly};\nuse super::id::RequestId;\nuse super::raw::{opt_cow, opt_vec_cow, vec_cow, present, string_enum, owned_struct, RawJson};\nuse super::tagged::{tagged_enum, tried_enum};\nuse super::tagged::ConfigValue;\n',
- 'client': 'use super::content::MetaOnly;\nuse super::id::RequestId;\nuse super::session::EnvVariable;\nuse super::update::ToolCallUpdate;\nuse super::raw::{opt_cow, opt_vec_cow, present, string_enum, owned_struct, RawJson};\nuse super::tagged::tagged_enum;\n',
+ 'content': 'use super::raw::{cow, opt_cow, present, string_enum, owned_struct, RawJson};\nuse super::tagged::{tagged_enum, tried_enum};\n',
+ 'update': 'use super::content::ContentBlock;\nuse super::session::SessionConfigOption;\nuse super::raw::{cow, opt_cow, present, string_enum, owned_struct, RawJson};\nuse super::tagged::{tagged_enum, tried_enum};\n',
+ 'init': 'use super::content::MetaOnly;\nuse super::raw::{cow, opt_cow, opt_vec_cow, present, owned_struct, RawJson};\nuse super::tagged::tagged_enum;\n',
+ 'session': 'use super::content::{ContentBlock, MetaOnly};\nuse super::id::RequestId;\nuse super::raw::{cow, opt_cow, opt_vec_cow, vec_cow, present, string_enum, owned_struct, RawJson};\nuse super::tagged::{tagged_enum, tried_enum};\nuse super::tagged::ConfigValue;\n',
+ 'client': 'use super::content::MetaOnly;\nuse super::id::RequestId;\nuse super::session::EnvVariable;\nuse super::update::ToolCallUpdate;\nuse super::raw::{cow, opt_cow, opt_vec_cow, present, string_enum, owned_struct, RawJson};\nuse super::tagged::tagged_enum;\n',
 }
 
 for mod in ['content', 'update', 'init', 'session', 'client']:

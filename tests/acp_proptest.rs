@@ -15,7 +15,9 @@ fn request_round_trip(id: RequestId<'static>, params: RequestParams<'static>) {
     let text = std::str::from_utf8(&out).unwrap();
     assert_eq!(text.matches('\n').count(), 1);
     let msg = Message::decode(text.trim_end_matches('\n')).unwrap();
-    let Message::Request(r) = &msg else { panic!("{text}") };
+    let Message::Request(r) = &msg else {
+        panic!("{text}")
+    };
     assert_eq!(r.id, id);
     assert_eq!(r.typed().unwrap(), params, "{text}");
     // Re-encoding the decoded envelope gives the same bytes.
@@ -30,7 +32,9 @@ fn notification_round_trip(params: NotificationParams<'static>) {
     let text = std::str::from_utf8(&out).unwrap();
     assert_eq!(text.matches('\n').count(), 1);
     let msg = Message::decode(text.trim_end_matches('\n')).unwrap();
-    let Message::Notification(n) = &msg else { panic!("{text}") };
+    let Message::Notification(n) = &msg else {
+        panic!("{text}")
+    };
     assert_eq!(n.typed().unwrap(), params, "{text}");
 }
 
@@ -40,7 +44,9 @@ fn result_round_trip(method: &str, result: ResponseResult<'static>) {
     let text = std::str::from_utf8(&out).unwrap();
     assert_eq!(text.matches('\n').count(), 1);
     let msg = Message::decode(text.trim_end_matches('\n')).unwrap();
-    let Message::Response(r) = &msg else { panic!("{text}") };
+    let Message::Response(r) = &msg else {
+        panic!("{text}")
+    };
     assert_eq!(r.typed(method).unwrap(), result, "{text}");
     assert_eq!(r.typed(method).unwrap().into_owned(), result);
 }

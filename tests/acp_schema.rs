@@ -22,7 +22,9 @@ use serde_json::{json, Value};
 const PER_TYPE: usize = 40;
 
 fn samples<T, S: Strategy<Value = T>>(runner: &mut TestRunner, s: S) -> Vec<T> {
-    (0..PER_TYPE).map(|_| s.new_tree(runner).unwrap().current()).collect()
+    (0..PER_TYPE)
+        .map(|_| s.new_tree(runner).unwrap().current())
+        .collect()
 }
 
 struct Out(Vec<String>);
@@ -32,7 +34,8 @@ impl Out {
         let text = std::str::from_utf8(bytes).unwrap();
         assert_eq!(text.matches('\n').count(), 1, "{text}");
         let message: Value = serde_json::from_str(text).unwrap();
-        self.0.push(json!({"def": def, "part": part, "message": message}).to_string());
+        self.0
+            .push(json!({"def": def, "part": part, "message": message}).to_string());
     }
 
     fn request(&mut self, def: &str, p: RequestParams<'_>) {
@@ -76,27 +79,87 @@ fn encoded_messages_validate_against_the_schema() {
         };
     }
     req!("InitializeRequest", arb_initialize_request, Initialize);
-    req!("AuthenticateRequest", arb_authenticate_request, Authenticate);
+    req!(
+        "AuthenticateRequest",
+        arb_authenticate_request,
+        Authenticate
+    );
     req!("LogoutRequest", arb_meta_only, Logout);
     req!("NewSessionRequest", arb_new_session_request, NewSession);
     req!("LoadSessionRequest", arb_load_session_request, LoadSession);
-    req!("ListSessionsRequest", arb_list_sessions_request, ListSessions);
-    req!("DeleteSessionRequest", arb_session_id_request, DeleteSession);
-    req!("ResumeSessionRequest", arb_resume_session_request, ResumeSession);
+    req!(
+        "ListSessionsRequest",
+        arb_list_sessions_request,
+        ListSessions
+    );
+    req!(
+        "DeleteSessionRequest",
+        arb_session_id_request,
+        DeleteSession
+    );
+    req!(
+        "ResumeSessionRequest",
+        arb_resume_session_request,
+        ResumeSession
+    );
     req!("CloseSessionRequest", arb_session_id_request, CloseSession);
-    req!("SetSessionModeRequest", arb_set_session_mode_request, SetSessionMode);
-    req!("SetSessionConfigOptionRequest", arb_set_session_config_option_request, SetSessionConfigOption);
-    req!("SetSessionModelRequest", arb_set_session_model_request, SetSessionModel);
+    req!(
+        "SetSessionModeRequest",
+        arb_set_session_mode_request,
+        SetSessionMode
+    );
+    req!(
+        "SetSessionConfigOptionRequest",
+        arb_set_session_config_option_request,
+        SetSessionConfigOption
+    );
+    req!(
+        "SetSessionModelRequest",
+        arb_set_session_model_request,
+        SetSessionModel
+    );
     req!("PromptRequest", arb_prompt_request, Prompt);
-    req!("RequestPermissionRequest", arb_request_permission_request, RequestPermission);
-    req!("ReadTextFileRequest", arb_read_text_file_request, ReadTextFile);
-    req!("WriteTextFileRequest", arb_write_text_file_request, WriteTextFile);
-    req!("CreateTerminalRequest", arb_create_terminal_request, CreateTerminal);
-    req!("TerminalOutputRequest", arb_terminal_request, TerminalOutput);
-    req!("ReleaseTerminalRequest", arb_terminal_request, ReleaseTerminal);
-    req!("WaitForTerminalExitRequest", arb_terminal_request, WaitForTerminalExit);
+    req!(
+        "RequestPermissionRequest",
+        arb_request_permission_request,
+        RequestPermission
+    );
+    req!(
+        "ReadTextFileRequest",
+        arb_read_text_file_request,
+        ReadTextFile
+    );
+    req!(
+        "WriteTextFileRequest",
+        arb_write_text_file_request,
+        WriteTextFile
+    );
+    req!(
+        "CreateTerminalRequest",
+        arb_create_terminal_request,
+        CreateTerminal
+    );
+    req!(
+        "TerminalOutputRequest",
+        arb_terminal_request,
+        TerminalOutput
+    );
+    req!(
+        "ReleaseTerminalRequest",
+        arb_terminal_request,
+        ReleaseTerminal
+    );
+    req!(
+        "WaitForTerminalExitRequest",
+        arb_terminal_request,
+        WaitForTerminalExit
+    );
     req!("KillTerminalRequest", arb_terminal_request, KillTerminal);
-    req!("CreateElicitationRequest", arb_create_elicitation_request, CreateElicitation);
+    req!(
+        "CreateElicitationRequest",
+        arb_create_elicitation_request,
+        CreateElicitation
+    );
     for x in samples(&mut r, arb_session_id_request(true)) {
         o.notification("CancelNotification", NotificationParams::Cancel(x));
     }
@@ -107,35 +170,83 @@ fn encoded_messages_validate_against_the_schema() {
         }
     }
     for x in samples(&mut r, arb_complete_elicitation_notification(true)) {
-        o.notification("CompleteElicitationNotification", NotificationParams::CompleteElicitation(x));
+        o.notification(
+            "CompleteElicitationNotification",
+            NotificationParams::CompleteElicitation(x),
+        );
     }
     for x in samples(&mut r, arb_cancel_request_notification(true)) {
-        o.notification("CancelRequestNotification", NotificationParams::CancelRequest(x));
+        o.notification(
+            "CancelRequestNotification",
+            NotificationParams::CancelRequest(x),
+        );
     }
     res!("InitializeResponse", arb_initialize_response, Initialize);
     res!("AuthenticateResponse", arb_meta_only, Authenticate);
     res!("LogoutResponse", arb_meta_only, Logout);
     res!("NewSessionResponse", arb_new_session_response, NewSession);
-    res!("LoadSessionResponse", arb_load_session_response, LoadSession);
-    res!("ListSessionsResponse", arb_list_sessions_response, ListSessions);
+    res!(
+        "LoadSessionResponse",
+        arb_load_session_response,
+        LoadSession
+    );
+    res!(
+        "ListSessionsResponse",
+        arb_list_sessions_response,
+        ListSessions
+    );
     res!("DeleteSessionResponse", arb_meta_only, DeleteSession);
-    res!("ResumeSessionResponse", arb_resume_session_response, ResumeSession);
+    res!(
+        "ResumeSessionResponse",
+        arb_resume_session_response,
+        ResumeSession
+    );
     res!("CloseSessionResponse", arb_meta_only, CloseSession);
     res!("SetSessionModeResponse", arb_meta_only, SetSessionMode);
-    res!("SetSessionConfigOptionResponse", arb_set_session_config_option_response, SetSessionConfigOption);
+    res!(
+        "SetSessionConfigOptionResponse",
+        arb_set_session_config_option_response,
+        SetSessionConfigOption
+    );
     res!("SetSessionModelResponse", arb_meta_only, SetSessionModel);
     res!("PromptResponse", arb_prompt_response, Prompt);
-    res!("RequestPermissionResponse", arb_request_permission_response, RequestPermission);
-    res!("ReadTextFileResponse", arb_read_text_file_response, ReadTextFile);
+    res!(
+        "RequestPermissionResponse",
+        arb_request_permission_response,
+        RequestPermission
+    );
+    res!(
+        "ReadTextFileResponse",
+        arb_read_text_file_response,
+        ReadTextFile
+    );
     res!("WriteTextFileResponse", arb_meta_only, WriteTextFile);
-    res!("CreateTerminalResponse", arb_create_terminal_response, CreateTerminal);
-    res!("TerminalOutputResponse", arb_terminal_output_response, TerminalOutput);
+    res!(
+        "CreateTerminalResponse",
+        arb_create_terminal_response,
+        CreateTerminal
+    );
+    res!(
+        "TerminalOutputResponse",
+        arb_terminal_output_response,
+        TerminalOutput
+    );
     res!("ReleaseTerminalResponse", arb_meta_only, ReleaseTerminal);
-    res!("WaitForTerminalExitResponse", arb_terminal_exit_status, WaitForTerminalExit);
+    res!(
+        "WaitForTerminalExitResponse",
+        arb_terminal_exit_status,
+        WaitForTerminalExit
+    );
     res!("KillTerminalResponse", arb_meta_only, KillTerminal);
-    res!("CreateElicitationResponse", arb_create_elicitation_response, CreateElicitation);
+    res!(
+        "CreateElicitationResponse",
+        arb_create_elicitation_response,
+        CreateElicitation
+    );
     // Error responses with every ACP code, and the tracker's cancellations.
-    for code in [-32700, -32600, -32601, -32602, -32603, -32800, -32000, -32002, -1] {
+    for code in [
+        -32700, -32600, -32601, -32602, -32603, -32800, -32000, -32002, -1,
+    ] {
         let mut out = Vec::new();
         let mut e = RpcError::new(acp_codec::ErrorCode(code), "boom");
         if code == -32002 {
@@ -167,13 +278,27 @@ fn encoded_messages_validate_against_the_schema() {
         .status()
         .is_ok_and(|s| s.success());
     if !has_jsonschema {
-        assert!(!require, "ACP_SCHEMA_CHECK=require but python3 -c 'import jsonschema' fails");
-        eprintln!("skipped: python3 with jsonschema not found ({} samples in {})", o.0.len(), path.display());
+        assert!(
+            !require,
+            "ACP_SCHEMA_CHECK=require but python3 -c 'import jsonschema' fails"
+        );
+        eprintln!(
+            "skipped: python3 with jsonschema not found ({} samples in {})",
+            o.0.len(),
+            path.display()
+        );
         return;
     }
-    let out = Command::new("python3").arg(script).arg(&path).output().unwrap();
+    let out = Command::new("python3")
+        .arg(script)
+        .arg(&path)
+        .output()
+        .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "schema check failed:\n{stdout}\n{stderr}");
+    assert!(
+        out.status.success(),
+        "schema check failed:\n{stdout}\n{stderr}"
+    );
     eprintln!("{stdout}");
 }

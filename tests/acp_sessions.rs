@@ -21,7 +21,9 @@ use serde_json::Value;
 fn sessions() -> Vec<PathBuf> {
     let dir = std::env::var_os("ACP_SESSIONS_DIR")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sessions"));
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sessions")
+        });
     let mut out: Vec<_> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|e| e.unwrap().path())
@@ -56,7 +58,9 @@ fn lines(bytes: &[u8], mut sizes: impl FnMut() -> usize) -> Vec<String> {
     loop {
         let d = s.decode_eof(&buf);
         let consumed = d.consumed;
-        let item = d.item.map(|r| r.expect("framing error").as_str().to_owned());
+        let item = d
+            .item
+            .map(|r| r.expect("framing error").as_str().to_owned());
         buf.drain(..consumed);
         match item {
             Some(l) => out.push(l),
@@ -70,14 +74,15 @@ fn lines(bytes: &[u8], mut sizes: impl FnMut() -> usize) -> Vec<String> {
 fn recorded_sessions_replay() {
     for dir in sessions() {
         let name = dir.file_name().unwrap().to_string_lossy().into_owned();
-        let transcript: Vec<(String, Value)> = std::fs::read_to_string(dir.join("transcript.ndjson"))
-            .unwrap()
-            .lines()
-            .map(|l| {
-                let v: Value = serde_json::from_str(l).unwrap();
-                (v["from"].as_str().unwrap().to_owned(), v["msg"].clone())
-            })
-            .collect();
+        let transcript: Vec<(String, Value)> =
+            std::fs::read_to_string(dir.join("transcript.ndjson"))
+                .unwrap()
+                .lines()
+                .map(|l| {
+                    let v: Value = serde_json::from_str(l).unwrap();
+                    (v["from"].as_str().unwrap().to_owned(), v["msg"].clone())
+                })
+                .collect();
         let mut per_side = BTreeMap::new();
         for side in ["agent", "client"] {
             let bytes = std::fs::read(dir.join(format!("{side}.ndjson"))).unwrap();
@@ -95,9 +100,20 @@ fn recorded_sessions_replay() {
         }
         // Every line of each side is in the transcript, in order.
         for side in ["agent", "client"] {
-            let from_transcript: Vec<&Value> = transcript.iter().filter(|(f, _)| f == side).map(|(_, m)| m).collect();
-            let decoded: Vec<Value> = per_side[side].iter().map(|l| serde_json::from_str(l).unwrap()).collect();
-            assert_eq!(decoded.iter().collect::<Vec<_>>(), from_transcript, "{name}/{side}");
+            let from_transcript: Vec<&Value> = transcript
+                .iter()
+                .filter(|(f, _)| f == side)
+                .map(|(_, m)| m)
+                .collect();
+            let decoded: Vec<Value> = per_side[side]
+                .iter()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect();
+            assert_eq!(
+                decoded.iter().collect::<Vec<_>>(),
+                from_transcript,
+                "{name}/{side}"
+            );
         }
         // Decode in transcript order, tracking requests per direction.
         let mut next = BTreeMap::from([("agent", 0usize), ("client", 0usize)]);
@@ -110,16 +126,25 @@ fn recorded_sessions_replay() {
             let i = next[side];
             next.insert(side, i + 1);
             let line = &per_side[side][i];
-            let msg = Message::decode(line).unwrap_or_else(|e| panic!("{name}/{side}:{i}: {e}: {line}"));
+            let msg =
+                Message::decode(line).unwrap_or_else(|e| panic!("{name}/{side}:{i}: {e}: {line}"));
             let original: Value = serde_json::from_str(line).unwrap();
             // Envelope re-encodes to equal JSON, one line.
             let mut out = Vec::new();
             msg.encode(&mut out).unwrap();
-            assert_eq!(serde_json::from_slice::<Value>(&out).unwrap(), original, "{name}/{side}:{i}");
+            assert_eq!(
+                serde_json::from_slice::<Value>(&out).unwrap(),
+                original,
+                "{name}/{side}:{i}"
+            );
             // Typed form: nothing unknown, nothing invented.
             let empty = BTreeMap::new();
             let t = typed(&msg, sent_by.get(other).unwrap_or(&empty));
-            assert!(!t.debug.contains("Unknown"), "{name}/{side}:{i}: unknown in {}", t.debug);
+            assert!(
+                !t.debug.contains("Unknown"),
+                "{name}/{side}:{i}: unknown in {}",
+                t.debug
+            );
             if let (Some(json), Some(orig)) = (&t.json, payload(&original)) {
                 is_subset(json, &orig).unwrap_or_else(|e| panic!("{name}/{side}:{i}: {e}"));
                 let mut gone = Vec::new();
@@ -129,21 +154,35 @@ fn recorded_sessions_replay() {
                 }
             }
             if let Message::Request(r) = &msg {
-                sent_by.entry(side).or_default().insert(r.id.to_owned_id(), r.method.to_string());
+                sent_by
+                    .entry(side)
+                    .or_default()
+                    .insert(r.id.to_owned_id(), r.method.to_string());
             }
             // The client's tracker: its own ids count from 0 like the recorder's.
             let now = std::time::Duration::from_millis(i as u64);
             if side == "client" {
                 if let Message::Request(r) = &msg {
-                    assert_eq!(client_tracker.start(&r.method, now), r.id, "{name}: client ids");
+                    assert_eq!(
+                        client_tracker.start(&r.method, now),
+                        r.id,
+                        "{name}: client ids"
+                    );
                 }
                 if matches!(msg, Message::Response(_) | Message::Error(_)) {
-                    client_tracker.finish_peer_request(msg.id().unwrap()).unwrap();
+                    client_tracker
+                        .finish_peer_request(msg.id().unwrap())
+                        .unwrap();
                 }
             } else {
-                let done = client_tracker.handle(&msg, now).unwrap_or_else(|e| panic!("{name}/agent:{i}: {e}"));
+                let done = client_tracker
+                    .handle(&msg, now)
+                    .unwrap_or_else(|e| panic!("{name}/agent:{i}: {e}"));
                 if let Some(done) = done {
-                    assert_eq!(Some(&done.method), sent_by["client"].get(&done.id).map(|m| m.into()).as_ref());
+                    assert_eq!(
+                        Some(&done.method),
+                        sent_by["client"].get(&done.id).map(|m| m.into()).as_ref()
+                    );
                 }
             }
             stats.0 += 1;

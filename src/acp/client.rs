@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::content::MetaOnly;
 use super::id::RequestId;
-use super::raw::{opt_cow, opt_vec_cow, owned_struct, present, string_enum, RawJson};
+use super::raw::{cow, opt_cow, opt_vec_cow, owned_struct, present, string_enum, RawJson};
 use super::session::EnvVariable;
 use super::tagged::tagged_enum;
 use super::update::ToolCallUpdate;
@@ -21,10 +21,10 @@ owned_struct! {
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct ReadTextFileRequest<'a> {
         /// The session ID for this request.
-        #[serde(rename = "sessionId", borrow)]
+        #[serde(rename = "sessionId", borrow, deserialize_with = "cow")]
         pub session_id: Cow<'a, str>,
         /// Absolute path to the file to read.
-        #[serde(rename = "path", borrow)]
+        #[serde(rename = "path", borrow, deserialize_with = "cow")]
         pub path: Cow<'a, str>,
         /// Line number to start reading from (1-based) (optional).
         #[serde(rename = "line", default, skip_serializing_if = "Option::is_none")]
@@ -43,7 +43,7 @@ owned_struct! {
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct ReadTextFileResponse<'a> {
         /// Content payload returned by this response.
-        #[serde(rename = "content", borrow)]
+        #[serde(rename = "content", borrow, deserialize_with = "cow")]
         pub content: Cow<'a, str>,
         /// Extension metadata (`_meta`), kept raw.
         #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
@@ -56,13 +56,13 @@ owned_struct! {
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct WriteTextFileRequest<'a> {
         /// The session ID for this request.
-        #[serde(rename = "sessionId", borrow)]
+        #[serde(rename = "sessionId", borrow, deserialize_with = "cow")]
         pub session_id: Cow<'a, str>,
         /// Absolute path to the file to write.
-        #[serde(rename = "path", borrow)]
+        #[serde(rename = "path", borrow, deserialize_with = "cow")]
         pub path: Cow<'a, str>,
         /// The text content to write to the file.
-        #[serde(rename = "content", borrow)]
+        #[serde(rename = "content", borrow, deserialize_with = "cow")]
         pub content: Cow<'a, str>,
         /// Extension metadata (`_meta`), kept raw.
         #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
@@ -89,10 +89,10 @@ owned_struct! {
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct PermissionOption<'a> {
         /// Unique identifier for this permission option.
-        #[serde(rename = "optionId", borrow)]
+        #[serde(rename = "optionId", borrow, deserialize_with = "cow")]
         pub option_id: Cow<'a, str>,
         /// Human-readable label to display to the user.
-        #[serde(rename = "name", borrow)]
+        #[serde(rename = "name", borrow, deserialize_with = "cow")]
         pub name: Cow<'a, str>,
         /// Hint about the nature of this permission option.
         #[serde(rename = "kind", borrow)]
@@ -108,7 +108,7 @@ owned_struct! {
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct RequestPermissionRequest<'a> {
         /// The session ID for this request.
-        #[serde(rename = "sessionId", borrow)]
+        #[serde(rename = "sessionId", borrow, deserialize_with = "cow")]
         pub session_id: Cow<'a, str>,
         /// Details about the tool call requiring permission.
         #[serde(rename = "toolCall", borrow)]
@@ -127,7 +127,7 @@ owned_struct! {
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct SelectedPermissionOutcome<'a> {
         /// The ID of the option the user selected.
-        #[serde(rename = "optionId", borrow)]
+        #[serde(rename = "optionId", borrow, deserialize_with = "cow")]
         pub option_id: Cow<'a, str>,
         /// Extension metadata (`_meta`), kept raw.
         #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
@@ -163,10 +163,10 @@ owned_struct! {
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct CreateTerminalRequest<'a> {
         /// The session ID for this request.
-        #[serde(rename = "sessionId", borrow)]
+        #[serde(rename = "sessionId", borrow, deserialize_with = "cow")]
         pub session_id: Cow<'a, str>,
         /// The command to execute.
-        #[serde(rename = "command", borrow)]
+        #[serde(rename = "command", borrow, deserialize_with = "cow")]
         pub command: Cow<'a, str>,
         /// Array of command arguments (optional).
         #[serde(rename = "args", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_vec_cow")]
@@ -191,7 +191,7 @@ owned_struct! {
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct CreateTerminalResponse<'a> {
         /// The unique identifier for the created terminal.
-        #[serde(rename = "terminalId", borrow)]
+        #[serde(rename = "terminalId", borrow, deserialize_with = "cow")]
         pub terminal_id: Cow<'a, str>,
         /// Extension metadata (`_meta`), kept raw.
         #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
@@ -204,10 +204,10 @@ owned_struct! {
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct TerminalRequest<'a> {
         /// The session ID for this request.
-        #[serde(rename = "sessionId", borrow)]
+        #[serde(rename = "sessionId", borrow, deserialize_with = "cow")]
         pub session_id: Cow<'a, str>,
         /// The ID of the terminal to get output from.
-        #[serde(rename = "terminalId", borrow)]
+        #[serde(rename = "terminalId", borrow, deserialize_with = "cow")]
         pub terminal_id: Cow<'a, str>,
         /// Extension metadata (`_meta`), kept raw.
         #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
@@ -236,7 +236,7 @@ owned_struct! {
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct TerminalOutputResponse<'a> {
         /// The terminal output captured so far.
-        #[serde(rename = "output", borrow)]
+        #[serde(rename = "output", borrow, deserialize_with = "cow")]
         pub output: Cow<'a, str>,
         /// Whether the output was truncated due to byte limits.
         #[serde(rename = "truncated")]
@@ -265,7 +265,7 @@ owned_struct! {
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct CreateElicitationRequest<'a> {
         /// A human-readable message describing what input is needed.
-        #[serde(rename = "message", borrow)]
+        #[serde(rename = "message", borrow, deserialize_with = "cow")]
         pub message: Cow<'a, str>,
         /// The elicitation mode.
         #[serde(rename = "mode", borrow)]
@@ -327,7 +327,7 @@ owned_struct! {
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct CompleteElicitationNotification<'a> {
         /// The ID of the elicitation that completed.
-        #[serde(rename = "elicitationId", borrow)]
+        #[serde(rename = "elicitationId", borrow, deserialize_with = "cow")]
         pub elicitation_id: Cow<'a, str>,
         /// Extension metadata (`_meta`), kept raw.
         #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]

@@ -9,7 +9,7 @@ use alloc::vec::Vec;
 
 use serde::{Deserialize, Serialize};
 
-use super::raw::{opt_cow, owned_struct, present, string_enum, RawJson};
+use super::raw::{cow, opt_cow, owned_struct, present, string_enum, RawJson};
 use super::tagged::{tagged_enum, tried_enum};
 
 string_enum! {
@@ -49,7 +49,7 @@ owned_struct! {
         #[serde(rename = "annotations", borrow, default, skip_serializing_if = "Option::is_none")]
         pub annotations: Option<Annotations<'a>>,
         /// Text payload carried by this content block.
-        #[serde(rename = "text", borrow)]
+        #[serde(rename = "text", borrow, deserialize_with = "cow")]
         pub text: Cow<'a, str>,
         /// Extension metadata (`_meta`), kept raw.
         #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
@@ -65,10 +65,10 @@ owned_struct! {
         #[serde(rename = "annotations", borrow, default, skip_serializing_if = "Option::is_none")]
         pub annotations: Option<Annotations<'a>>,
         /// Base64-encoded media payload.
-        #[serde(rename = "data", borrow)]
+        #[serde(rename = "data", borrow, deserialize_with = "cow")]
         pub data: Cow<'a, str>,
         /// MIME type describing the encoded media payload.
-        #[serde(rename = "mimeType", borrow)]
+        #[serde(rename = "mimeType", borrow, deserialize_with = "cow")]
         pub mime_type: Cow<'a, str>,
         /// URI associated with this resource or media payload (optional).
         #[serde(rename = "uri", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_cow")]
@@ -87,10 +87,10 @@ owned_struct! {
         #[serde(rename = "annotations", borrow, default, skip_serializing_if = "Option::is_none")]
         pub annotations: Option<Annotations<'a>>,
         /// Base64-encoded media payload.
-        #[serde(rename = "data", borrow)]
+        #[serde(rename = "data", borrow, deserialize_with = "cow")]
         pub data: Cow<'a, str>,
         /// MIME type describing the encoded media payload.
-        #[serde(rename = "mimeType", borrow)]
+        #[serde(rename = "mimeType", borrow, deserialize_with = "cow")]
         pub mime_type: Cow<'a, str>,
         /// Extension metadata (`_meta`), kept raw.
         #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
@@ -112,7 +112,7 @@ owned_struct! {
         #[serde(rename = "mimeType", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_cow")]
         pub mime_type: Option<Cow<'a, str>>,
         /// Human-readable name shown for this protocol object.
-        #[serde(rename = "name", borrow)]
+        #[serde(rename = "name", borrow, deserialize_with = "cow")]
         pub name: Cow<'a, str>,
         /// Optional size of the linked resource in bytes, if known (optional).
         #[serde(rename = "size", default, skip_serializing_if = "Option::is_none")]
@@ -121,7 +121,7 @@ owned_struct! {
         #[serde(rename = "title", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_cow")]
         pub title: Option<Cow<'a, str>>,
         /// URI associated with this resource or media payload.
-        #[serde(rename = "uri", borrow)]
+        #[serde(rename = "uri", borrow, deserialize_with = "cow")]
         pub uri: Cow<'a, str>,
         /// Extension metadata (`_meta`), kept raw.
         #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
@@ -153,10 +153,10 @@ owned_struct! {
         #[serde(rename = "mimeType", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_cow")]
         pub mime_type: Option<Cow<'a, str>>,
         /// Text payload carried by this content block.
-        #[serde(rename = "text", borrow)]
+        #[serde(rename = "text", borrow, deserialize_with = "cow")]
         pub text: Cow<'a, str>,
         /// URI associated with this resource or media payload.
-        #[serde(rename = "uri", borrow)]
+        #[serde(rename = "uri", borrow, deserialize_with = "cow")]
         pub uri: Cow<'a, str>,
         /// Extension metadata (`_meta`), kept raw.
         #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
@@ -169,13 +169,13 @@ owned_struct! {
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct BlobResourceContents<'a> {
         /// Base64-encoded bytes for a binary resource payload.
-        #[serde(rename = "blob", borrow)]
+        #[serde(rename = "blob", borrow, deserialize_with = "cow")]
         pub blob: Cow<'a, str>,
         /// MIME type describing the encoded media payload (optional).
         #[serde(rename = "mimeType", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_cow")]
         pub mime_type: Option<Cow<'a, str>>,
         /// URI associated with this resource or media payload.
-        #[serde(rename = "uri", borrow)]
+        #[serde(rename = "uri", borrow, deserialize_with = "cow")]
         pub uri: Cow<'a, str>,
         /// Extension metadata (`_meta`), kept raw.
         #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]

@@ -10,7 +10,7 @@ use alloc::vec::Vec;
 use serde::{Deserialize, Serialize};
 
 use super::content::MetaOnly;
-use super::raw::{opt_cow, opt_vec_cow, owned_struct, present, RawJson};
+use super::raw::{cow, opt_cow, opt_vec_cow, owned_struct, present, RawJson};
 use super::tagged::tagged_enum;
 
 owned_struct! {
@@ -18,13 +18,13 @@ owned_struct! {
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct Implementation<'a> {
         /// Intended for programmatic or logical use, but can be used as a display name fallback if title isn't present.
-        #[serde(rename = "name", borrow)]
+        #[serde(rename = "name", borrow, deserialize_with = "cow")]
         pub name: Cow<'a, str>,
         /// Intended for UI and end-user contexts and optimized to be human-readable and easily understood (optional).
         #[serde(rename = "title", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_cow")]
         pub title: Option<Cow<'a, str>>,
         /// Version of the implementation. Can be displayed to the user or used for debugging or metrics purposes. (e.g. "1.0.0").
-        #[serde(rename = "version", borrow)]
+        #[serde(rename = "version", borrow, deserialize_with = "cow")]
         pub version: Cow<'a, str>,
         /// Extension metadata (`_meta`), kept raw.
         #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
@@ -256,10 +256,10 @@ owned_struct! {
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct AuthMethodAgent<'a> {
         /// Unique identifier for this authentication method.
-        #[serde(rename = "id", borrow)]
+        #[serde(rename = "id", borrow, deserialize_with = "cow")]
         pub id: Cow<'a, str>,
         /// Human-readable name of the authentication method.
-        #[serde(rename = "name", borrow)]
+        #[serde(rename = "name", borrow, deserialize_with = "cow")]
         pub name: Cow<'a, str>,
         /// Optional human-readable description of this authentication method (optional).
         #[serde(rename = "description", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_cow")]
@@ -275,10 +275,10 @@ owned_struct! {
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct AuthMethodTerminal<'a> {
         /// Unique identifier for this authentication method.
-        #[serde(rename = "id", borrow)]
+        #[serde(rename = "id", borrow, deserialize_with = "cow")]
         pub id: Cow<'a, str>,
         /// Human-readable name of the authentication method.
-        #[serde(rename = "name", borrow)]
+        #[serde(rename = "name", borrow, deserialize_with = "cow")]
         pub name: Cow<'a, str>,
         /// Optional human-readable description of this authentication method (optional).
         #[serde(rename = "description", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_cow")]
@@ -332,7 +332,7 @@ owned_struct! {
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct AuthenticateRequest<'a> {
         /// The ID of the authentication method to use. Must be one of the methods advertised in the initialize response.
-        #[serde(rename = "methodId", borrow)]
+        #[serde(rename = "methodId", borrow, deserialize_with = "cow")]
         pub method_id: Cow<'a, str>,
         /// Extension metadata (`_meta`), kept raw.
         #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]

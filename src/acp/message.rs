@@ -10,7 +10,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::id::RequestId;
 use super::method::{NotificationParams, RequestParams, ResponseResult};
-use super::raw::{opt_cow, present, IntoOwned, RawJson};
+use super::raw::{cow, opt_cow, present, IntoOwned, RawJson};
 use crate::error::{EncodeError, MessageError};
 use crate::ErrorCode;
 
@@ -97,7 +97,7 @@ pub struct RpcError<'a> {
     /// The code; ACP's are the [`ErrorCode`] constants.
     pub code: ErrorCode,
     /// A short description.
-    #[serde(borrow)]
+    #[serde(borrow, deserialize_with = "cow")]
     pub message: Cow<'a, str>,
     /// Extra data, as sent.
     #[serde(

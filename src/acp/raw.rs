@@ -190,15 +190,100 @@ macro_rules! copy_into_owned {
 }
 copy_into_owned!(bool, u16, u32, u64, i64, f64);
 
-/// A string that borrows from the input when it holds no escapes.
+/// A string that borrows from the input when it holds no escapes, and
+/// costs exactly one allocation when it does.
 ///
-/// serde's `#[serde(borrow)]` does not reach through `Option` or `Vec`; this
-/// visitor does.
+/// serde's `#[serde(borrow)]` does not reach through `Option` or `Vec`, and
+/// serde_json unescapes into a growing scratch buffer before copying; this
+/// reads the string token raw and unescapes it once into a string of the
+/// right capacity.
 pub(crate) struct CowStr<'a>(pub(crate) Cow<'a, str>);
 
 impl<'de: 'a, 'a> Deserialize<'de> for CowStr<'a> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_str(CowStrVisitor).map(CowStr)
+        let raw = <&'de RawValue>::deserialize(d)?;
+        unquote(raw.get()).map(CowStr)
+    }
+}
+
+/// `deserialize_with` for `Cow<str>` fields (see [`CowStr`]).
+pub(crate) fn cow<'de: 'a, 'a, D: Deserializer<'de>>(d: D) -> Result<Cow<'a, str>, D::Error> {
+    CowStr::deserialize(d).map(|s| s.0)
+}
+
+/// The text of a JSON string token (quotes included), unescaped.
+pub(crate) fn unquote<E: de::Error>(token: &str) -> Result<Cow<'_, str>, E> {
+    let inner = token
+        .strip_prefix('"')
+        .and_then(|t| t.strip_suffix('"'))
+        .ok_or_else(|| E::invalid_type(de::Unexpected::Other("a non-string value"), &"a string"))?;
+    let Some(first) = memchr::memchr(b'\\', inner.as_bytes()) else {
+        return Ok(Cow::Borrowed(inner));
+    };
+    // Unescaping only shrinks the text: one allocation, never grown.
+    let mut out = String::with_capacity(inner.len());
+    out.push_str(inner.get(..first).unwrap_or_default());
+    let mut rest = inner.get(first..).unwrap_or_default();
+    while !rest.is_empty() {
+        let bytes = rest.as_bytes();
+        if bytes.first() != Some(&b'\\') {
+            let end = memchr::memchr(b'\\', bytes).unwrap_or(bytes.len());
+            out.push_str(rest.get(..end).unwrap_or_default());
+            rest = rest.get(end..).unwrap_or_default();
+            continue;
+        }
+        let bad = || E::custom("invalid escape in json string");
+        let (c, used) = match bytes.get(1) {
+            Some(b'"') => ('"', 2),
+            Some(b'\\') => ('\\', 2),
+            Some(b'/') => ('/', 2),
+            Some(b'b') => ('\u{8}', 2),
+            Some(b'f') => ('\u{c}', 2),
+            Some(b'n') => ('\n', 2),
+            Some(b'r') => ('\r', 2),
+            Some(b't') => ('\t', 2),
+            Some(b'u') => {
+                let hi = hex4(bytes.get(2..6)).ok_or_else(bad)?;
+                if (0xD800..0xDC00).contains(&hi) {
+                    let lo = match (bytes.get(6), bytes.get(7)) {
+                        (Some(b'\\'), Some(b'u')) => hex4(bytes.get(8..12)).ok_or_else(bad)?,
+                        _ => return Err(E::custom("lone leading surrogate in json string")),
+                    };
+                    if !(0xDC00..0xE000).contains(&lo) {
+                        return Err(E::custom("lone leading surrogate in json string"));
+                    }
+                    let code = 0x1_0000_u32
+                        .saturating_add((hi.saturating_sub(0xD800)) << 10)
+                        .saturating_add(lo.saturating_sub(0xDC00));
+                    (char::from_u32(code).ok_or_else(bad)?, 12)
+                } else {
+                    (char::from_u32(hi).ok_or_else(bad)?, 6)
+                }
+            }
+            _ => return Err(bad()),
+        };
+        out.push(c);
+        rest = rest.get(used..).ok_or_else(bad)?;
+    }
+    Ok(Cow::Owned(out))
+}
+
+/// Four hex digits as a number.
+fn hex4(digits: Option<&[u8]>) -> Option<u32> {
+    let mut n = 0u32;
+    for &d in digits? {
+        let v = char::from(d).to_digit(16)?;
+        n = (n << 4) | v;
+    }
+    Some(n)
+}
+
+/// A map key, borrowed when it has no escapes.
+struct KeyStr<'a>(Cow<'a, str>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for KeyStr<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_str(CowStrVisitor).map(KeyStr)
     }
 }
 
@@ -288,7 +373,7 @@ impl<'de> Visitor<'de> for TagSeek<'_> {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut found = None;
-        while let Some(k) = map.next_key::<CowStr<'de>>()? {
+        while let Some(k) = map.next_key::<KeyStr<'de>>()? {
             if found.is_none() && k.0 == self.key {
                 found = Some(map.next_value_seed(MaybeStr)?);
             } else {
@@ -461,6 +546,34 @@ mod tests {
         assert_eq!(tag_of(raw, "type").unwrap(), None);
         let raw: &RawValue = serde_json::from_str(r#"[1]"#).unwrap();
         assert!(tag_of(raw, "type").is_err());
+    }
+
+    #[test]
+    fn unquote_matches_serde_json() {
+        for s in [
+            r#""plain""#,
+            r#""a\nb\"c\\d\/e\b\f\r\t""#,
+            r#""\u00e9\u20ac\ud83e\udd80x""#,
+            r#""""#,
+        ] {
+            let ours = unquote::<serde_json::Error>(s).unwrap();
+            let theirs: alloc::string::String = serde_json::from_str(s).unwrap();
+            assert_eq!(ours, theirs);
+        }
+        assert!(matches!(
+            unquote::<serde_json::Error>(r#""x""#).unwrap(),
+            Cow::Borrowed("x")
+        ));
+        for bad in [
+            r#""\ud800""#,
+            r#""\ud800\u0041""#,
+            r#""\x""#,
+            r#""\u12""#,
+            "5",
+            r#""\""#,
+        ] {
+            assert!(unquote::<serde_json::Error>(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

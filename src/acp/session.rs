@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::content::{ContentBlock, MetaOnly};
 use super::id::RequestId;
-use super::raw::{opt_cow, opt_vec_cow, owned_struct, present, string_enum, vec_cow, RawJson};
+use super::raw::{cow, opt_cow, opt_vec_cow, owned_struct, present, string_enum, vec_cow, RawJson};
 use super::tagged::ConfigValue;
 use super::tagged::{tagged_enum, tried_enum};
 
@@ -20,10 +20,10 @@ owned_struct! {
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct HttpHeader<'a> {
         /// The name of the HTTP header.
-        #[serde(rename = "name", borrow)]
+        #[serde(rename = "name", borrow, deserialize_with = "cow")]
         pub name: Cow<'a, str>,
         /// The value to set for the HTTP header.
-        #[serde(rename = "value", borrow)]
+        #[serde(rename = "value", borrow, deserialize_with = "cow")]
         pub value: Cow<'a, str>,
         /// Extension metadata (`_meta`), kept raw.
         #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
@@ -36,10 +36,10 @@ owned_struct! {
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct EnvVariable<'a> {
         /// The name of the environment variable.
-        #[serde(rename = "name", borrow)]
+        #[serde(rename = "name", borrow, deserialize_with = "cow")]
         pub name: Cow<'a, str>,
         /// The value to set for the environment variable.
-        #[serde(rename = "value", borrow)]
+        #[serde(rename = "value", borrow, deserialize_with = "cow")]
         pub value: Cow<'a, str>,
         /// Extension metadata (`_meta`), kept raw.
         #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
@@ -52,10 +52,10 @@ owned_struct! {
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct McpServerHttp<'a> {
         /// Human-readable name identifying this MCP server.
-        #[serde(rename = "name", borrow)]
+        #[serde(rename = "name", borrow, deserialize_with = "cow")]
         pub name: Cow<'a, str>,
         /// URL to the MCP server.
-        #[serde(rename = "url", borrow)]
+        #[serde(rename = "url", borrow, deserialize_with = "cow")]
         pub url: Cow<'a, str>,
         /// HTTP headers to set when making requests to the MCP server.
         #[serde(rename = "headers", borrow)]
@@ -71,10 +71,10 @@ owned_struct! {
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct McpServerSse<'a> {
         /// Human-readable name identifying this MCP server.
-        #[serde(rename = "name", borrow)]
+        #[serde(rename = "name", borrow, deserialize_with = "cow")]
         pub name: Cow<'a, str>,
         /// URL to the MCP server.
-        #[serde(rename = "url", borrow)]
+        #[serde(rename = "url", borrow, deserialize_with = "cow")]
         pub url: Cow<'a, str>,
         /// HTTP headers to set when making requests to the MCP server.
         #[serde(rename = "headers", borrow)]
@@ -90,10 +90,10 @@ owned_struct! {
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct McpServerStdio<'a> {
         /// Human-readable name identifying this MCP server.
-        #[serde(rename = "name", borrow)]
+        #[serde(rename = "name", borrow, deserialize_with = "cow")]
         pub name: Cow<'a, str>,
         /// Absolute path to the MCP server executable.
-        #[serde(rename = "command", borrow)]
+        #[serde(rename = "command", borrow, deserialize_with = "cow")]
         pub command: Cow<'a, str>,
         /// Command-line arguments to pass to the MCP server.
         #[serde(rename = "args", borrow, deserialize_with = "vec_cow")]
@@ -124,10 +124,10 @@ owned_struct! {
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct SessionMode<'a> {
         /// Stable identifier used to refer to this protocol object in later messages.
-        #[serde(rename = "id", borrow)]
+        #[serde(rename = "id", borrow, deserialize_with = "cow")]
         pub id: Cow<'a, str>,
         /// Human-readable name shown for this protocol object.
-        #[serde(rename = "name", borrow)]
+        #[serde(rename = "name", borrow, deserialize_with = "cow")]
         pub name: Cow<'a, str>,
         /// Optional human-readable details shown with this protocol object (optional).
         #[serde(rename = "description", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_cow")]
@@ -143,7 +143,7 @@ owned_struct! {
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct SessionModeState<'a> {
         /// The current mode the Agent is in.
-        #[serde(rename = "currentModeId", borrow)]
+        #[serde(rename = "currentModeId", borrow, deserialize_with = "cow")]
         pub current_mode_id: Cow<'a, str>,
         /// The set of modes that the Agent can operate in.
         #[serde(rename = "availableModes", borrow)]
@@ -159,10 +159,10 @@ owned_struct! {
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct ModelInfo<'a> {
         /// The model to switch to.
-        #[serde(rename = "modelId", borrow)]
+        #[serde(rename = "modelId", borrow, deserialize_with = "cow")]
         pub model_id: Cow<'a, str>,
         /// The name.
-        #[serde(rename = "name", borrow)]
+        #[serde(rename = "name", borrow, deserialize_with = "cow")]
         pub name: Cow<'a, str>,
         /// A description (optional).
         #[serde(rename = "description", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_cow")]
@@ -178,7 +178,7 @@ owned_struct! {
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct SessionModelState<'a> {
         /// The current model.
-        #[serde(rename = "currentModelId", borrow)]
+        #[serde(rename = "currentModelId", borrow, deserialize_with = "cow")]
         pub current_model_id: Cow<'a, str>,
         /// The models to choose from.
         #[serde(rename = "availableModels", borrow)]
@@ -208,10 +208,10 @@ owned_struct! {
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct SessionConfigSelectOption<'a> {
         /// Unique identifier for this option value.
-        #[serde(rename = "value", borrow)]
+        #[serde(rename = "value", borrow, deserialize_with = "cow")]
         pub value: Cow<'a, str>,
         /// Human-readable label for this option value.
-        #[serde(rename = "name", borrow)]
+        #[serde(rename = "name", borrow, deserialize_with = "cow")]
         pub name: Cow<'a, str>,
         /// Optional description for this option value (optional).
         #[serde(rename = "description", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_cow")]
@@ -227,10 +227,10 @@ owned_struct! {
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct SessionConfigSelectGroup<'a> {
         /// Unique identifier for this group.
-        #[serde(rename = "group", borrow)]
+        #[serde(rename = "group", borrow, deserialize_with = "cow")]
         pub group: Cow<'a, str>,
         /// Human-readable label for this group.
-        #[serde(rename = "name", borrow)]
+        #[serde(rename = "name", borrow, deserialize_with = "cow")]
         pub name: Cow<'a, str>,
         /// The set of option values in this group.
         #[serde(rename = "options", borrow)]
@@ -256,10 +256,10 @@ owned_struct! {
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct SessionConfigSelect<'a> {
         /// The id.
-        #[serde(rename = "id", borrow)]
+        #[serde(rename = "id", borrow, deserialize_with = "cow")]
         pub id: Cow<'a, str>,
         /// The name.
-        #[serde(rename = "name", borrow)]
+        #[serde(rename = "name", borrow, deserialize_with = "cow")]
         pub name: Cow<'a, str>,
         /// A description (optional).
         #[serde(rename = "description", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_cow")]
@@ -268,7 +268,7 @@ owned_struct! {
         #[serde(rename = "category", borrow, default, skip_serializing_if = "Option::is_none")]
         pub category: Option<SessionConfigOptionCategory<'a>>,
         /// The currently selected value.
-        #[serde(rename = "currentValue", borrow)]
+        #[serde(rename = "currentValue", borrow, deserialize_with = "cow")]
         pub current_value: Cow<'a, str>,
         /// The set of selectable options.
         #[serde(rename = "options", borrow)]
@@ -284,10 +284,10 @@ owned_struct! {
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct SessionConfigBoolean<'a> {
         /// The id.
-        #[serde(rename = "id", borrow)]
+        #[serde(rename = "id", borrow, deserialize_with = "cow")]
         pub id: Cow<'a, str>,
         /// The name.
-        #[serde(rename = "name", borrow)]
+        #[serde(rename = "name", borrow, deserialize_with = "cow")]
         pub name: Cow<'a, str>,
         /// A description (optional).
         #[serde(rename = "description", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_cow")]
@@ -319,7 +319,7 @@ owned_struct! {
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct NewSessionRequest<'a> {
         /// The working directory for this session. Must be an absolute path.
-        #[serde(rename = "cwd", borrow)]
+        #[serde(rename = "cwd", borrow, deserialize_with = "cow")]
         pub cwd: Cow<'a, str>,
         /// Additional workspace roots for this session. Each path must be absolute (optional).
         #[serde(rename = "additionalDirectories", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_vec_cow")]
@@ -338,7 +338,7 @@ owned_struct! {
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct NewSessionResponse<'a> {
         /// Unique identifier for the created session.
-        #[serde(rename = "sessionId", borrow)]
+        #[serde(rename = "sessionId", borrow, deserialize_with = "cow")]
         pub session_id: Cow<'a, str>,
         /// Initial mode state if supported by the Agent (optional).
         #[serde(rename = "modes", borrow, default, skip_serializing_if = "Option::is_none")]
@@ -363,13 +363,13 @@ owned_struct! {
         #[serde(rename = "mcpServers", borrow)]
         pub mcp_servers: Vec<McpServer<'a>>,
         /// The working directory for this session. Must be an absolute path.
-        #[serde(rename = "cwd", borrow)]
+        #[serde(rename = "cwd", borrow, deserialize_with = "cow")]
         pub cwd: Cow<'a, str>,
         /// Additional workspace roots to activate for this session. Each path must be absolute (optional).
         #[serde(rename = "additionalDirectories", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_vec_cow")]
         pub additional_directories: Option<Vec<Cow<'a, str>>>,
         /// The ID of the session to load.
-        #[serde(rename = "sessionId", borrow)]
+        #[serde(rename = "sessionId", borrow, deserialize_with = "cow")]
         pub session_id: Cow<'a, str>,
         /// Extension metadata (`_meta`), kept raw.
         #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
@@ -417,10 +417,10 @@ owned_struct! {
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct SessionInfo<'a> {
         /// Unique identifier for the session.
-        #[serde(rename = "sessionId", borrow)]
+        #[serde(rename = "sessionId", borrow, deserialize_with = "cow")]
         pub session_id: Cow<'a, str>,
         /// The working directory for this session. Must be an absolute path.
-        #[serde(rename = "cwd", borrow)]
+        #[serde(rename = "cwd", borrow, deserialize_with = "cow")]
         pub cwd: Cow<'a, str>,
         /// Additional workspace roots reported for this session. Each path must be absolute (optional).
         #[serde(rename = "additionalDirectories", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_vec_cow")]
@@ -458,7 +458,7 @@ owned_struct! {
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct SessionIdRequest<'a> {
         /// The session.
-        #[serde(rename = "sessionId", borrow)]
+        #[serde(rename = "sessionId", borrow, deserialize_with = "cow")]
         pub session_id: Cow<'a, str>,
         /// Extension metadata (`_meta`), kept raw.
         #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
@@ -471,10 +471,10 @@ owned_struct! {
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct ResumeSessionRequest<'a> {
         /// The ID of the session to resume.
-        #[serde(rename = "sessionId", borrow)]
+        #[serde(rename = "sessionId", borrow, deserialize_with = "cow")]
         pub session_id: Cow<'a, str>,
         /// The working directory for this session. Must be an absolute path.
-        #[serde(rename = "cwd", borrow)]
+        #[serde(rename = "cwd", borrow, deserialize_with = "cow")]
         pub cwd: Cow<'a, str>,
         /// Additional workspace roots to activate for this session. Each path must be absolute (optional).
         #[serde(rename = "additionalDirectories", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_vec_cow")]
@@ -512,10 +512,10 @@ owned_struct! {
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct SetSessionModeRequest<'a> {
         /// The ID of the session to set the mode for.
-        #[serde(rename = "sessionId", borrow)]
+        #[serde(rename = "sessionId", borrow, deserialize_with = "cow")]
         pub session_id: Cow<'a, str>,
         /// The ID of the mode to set.
-        #[serde(rename = "modeId", borrow)]
+        #[serde(rename = "modeId", borrow, deserialize_with = "cow")]
         pub mode_id: Cow<'a, str>,
         /// Extension metadata (`_meta`), kept raw.
         #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
@@ -528,10 +528,10 @@ owned_struct! {
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct SetSessionConfigOptionRequest<'a> {
         /// The ID of the session to set the configuration option for.
-        #[serde(rename = "sessionId", borrow)]
+        #[serde(rename = "sessionId", borrow, deserialize_with = "cow")]
         pub session_id: Cow<'a, str>,
         /// The ID of the configuration option to set.
-        #[serde(rename = "configId", borrow)]
+        #[serde(rename = "configId", borrow, deserialize_with = "cow")]
         pub config_id: Cow<'a, str>,
         /// The `type` tag (`"boolean"` for boolean values) (optional).
         #[serde(rename = "type", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_cow")]
@@ -563,10 +563,10 @@ owned_struct! {
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct SetSessionModelRequest<'a> {
         /// The session.
-        #[serde(rename = "sessionId", borrow)]
+        #[serde(rename = "sessionId", borrow, deserialize_with = "cow")]
         pub session_id: Cow<'a, str>,
         /// The model to switch to.
-        #[serde(rename = "modelId", borrow)]
+        #[serde(rename = "modelId", borrow, deserialize_with = "cow")]
         pub model_id: Cow<'a, str>,
         /// Extension metadata (`_meta`), kept raw.
         #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
@@ -579,7 +579,7 @@ owned_struct! {
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct PromptRequest<'a> {
         /// The ID of the session to send this user message to.
-        #[serde(rename = "sessionId", borrow)]
+        #[serde(rename = "sessionId", borrow, deserialize_with = "cow")]
         pub session_id: Cow<'a, str>,
         /// The blocks of content that compose the user's message.
         #[serde(rename = "prompt", borrow)]

@@ -10,7 +10,7 @@ use alloc::vec::Vec;
 use serde::{Deserialize, Serialize};
 
 use super::content::ContentBlock;
-use super::raw::{opt_cow, owned_struct, present, string_enum, RawJson};
+use super::raw::{cow, opt_cow, owned_struct, present, string_enum, RawJson};
 use super::session::SessionConfigOption;
 use super::tagged::{tagged_enum, tried_enum};
 
@@ -19,7 +19,7 @@ owned_struct! {
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct SessionNotification<'a> {
         /// The ID of the session this update pertains to.
-        #[serde(rename = "sessionId", borrow)]
+        #[serde(rename = "sessionId", borrow, deserialize_with = "cow")]
         pub session_id: Cow<'a, str>,
         /// The actual update content.
         #[serde(rename = "update", borrow)]
@@ -91,10 +91,10 @@ owned_struct! {
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct ToolCall<'a> {
         /// Unique identifier for this tool call within the session.
-        #[serde(rename = "toolCallId", borrow)]
+        #[serde(rename = "toolCallId", borrow, deserialize_with = "cow")]
         pub tool_call_id: Cow<'a, str>,
         /// Human-readable title describing what the tool is doing.
-        #[serde(rename = "title", borrow)]
+        #[serde(rename = "title", borrow, deserialize_with = "cow")]
         pub title: Cow<'a, str>,
         /// Programmatic name of the tool being invoked (optional).
         #[serde(rename = "name", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_cow")]
@@ -128,7 +128,7 @@ owned_struct! {
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct ToolCallUpdate<'a> {
         /// The ID of the tool call being updated.
-        #[serde(rename = "toolCallId", borrow)]
+        #[serde(rename = "toolCallId", borrow, deserialize_with = "cow")]
         pub tool_call_id: Cow<'a, str>,
         /// Update the tool kind (optional).
         #[serde(rename = "kind", borrow, default, skip_serializing_if = "Option::is_none")]
@@ -165,7 +165,7 @@ owned_struct! {
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct ToolCallLocation<'a> {
         /// The absolute file path being accessed or modified.
-        #[serde(rename = "path", borrow)]
+        #[serde(rename = "path", borrow, deserialize_with = "cow")]
         pub path: Cow<'a, str>,
         /// Optional 1-based line number within the file (optional).
         #[serde(rename = "line", default, skip_serializing_if = "Option::is_none")]
@@ -194,13 +194,13 @@ owned_struct! {
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct Diff<'a> {
         /// The absolute file path being modified.
-        #[serde(rename = "path", borrow)]
+        #[serde(rename = "path", borrow, deserialize_with = "cow")]
         pub path: Cow<'a, str>,
         /// The original content (omitted or `null` for new files) (optional).
         #[serde(rename = "oldText", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_cow")]
         pub old_text: Option<Cow<'a, str>>,
         /// The new content after modification.
-        #[serde(rename = "newText", borrow)]
+        #[serde(rename = "newText", borrow, deserialize_with = "cow")]
         pub new_text: Cow<'a, str>,
         /// Extension metadata (`_meta`), kept raw.
         #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
@@ -213,7 +213,7 @@ owned_struct! {
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct Terminal<'a> {
         /// Identifier of the terminal instance to embed in the content stream.
-        #[serde(rename = "terminalId", borrow)]
+        #[serde(rename = "terminalId", borrow, deserialize_with = "cow")]
         pub terminal_id: Cow<'a, str>,
         /// Extension metadata (`_meta`), kept raw.
         #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
@@ -275,7 +275,7 @@ owned_struct! {
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct PlanEntry<'a> {
         /// Human-readable description of what this task aims to accomplish.
-        #[serde(rename = "content", borrow)]
+        #[serde(rename = "content", borrow, deserialize_with = "cow")]
         pub content: Cow<'a, str>,
         /// The relative importance of this task. Used to indicate which tasks are most critical to the overall goal.
         #[serde(rename = "priority", borrow)]
@@ -307,10 +307,10 @@ owned_struct! {
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct AvailableCommand<'a> {
         /// Command name (e.g., `create_plan`, `research_codebase`).
-        #[serde(rename = "name", borrow)]
+        #[serde(rename = "name", borrow, deserialize_with = "cow")]
         pub name: Cow<'a, str>,
         /// Human-readable description of what the command does.
-        #[serde(rename = "description", borrow)]
+        #[serde(rename = "description", borrow, deserialize_with = "cow")]
         pub description: Cow<'a, str>,
         /// Input for the command if required (optional).
         #[serde(rename = "input", borrow, default, skip_serializing_if = "Option::is_none")]
@@ -326,7 +326,7 @@ owned_struct! {
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct UnstructuredCommandInput<'a> {
         /// A hint to display when the input hasn't been provided yet.
-        #[serde(rename = "hint", borrow)]
+        #[serde(rename = "hint", borrow, deserialize_with = "cow")]
         pub hint: Cow<'a, str>,
         /// Extension metadata (`_meta`), kept raw.
         #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
@@ -347,7 +347,7 @@ owned_struct! {
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct CurrentModeUpdate<'a> {
         /// The ID of the current mode.
-        #[serde(rename = "currentModeId", borrow)]
+        #[serde(rename = "currentModeId", borrow, deserialize_with = "cow")]
         pub current_mode_id: Cow<'a, str>,
         /// Extension metadata (`_meta`), kept raw.
         #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
@@ -411,7 +411,7 @@ owned_struct! {
         #[serde(rename = "amount")]
         pub amount: f64,
         /// Unit of `amount`: an ISO 4217 currency code (e.g., "USD", "EUR") for money, or another unit such as "credits".
-        #[serde(rename = "currency", borrow)]
+        #[serde(rename = "currency", borrow, deserialize_with = "cow")]
         pub currency: Cow<'a, str>,
         /// Extension metadata (`_meta`), kept raw.
         #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
@@ -439,7 +439,7 @@ owned_struct! {
         #[serde(rename = "severity", borrow)]
         pub severity: NoticeSeverity<'a>,
         /// Required non-empty plain-text title that can stand alone.
-        #[serde(rename = "title", borrow)]
+        #[serde(rename = "title", borrow, deserialize_with = "cow")]
         pub title: Cow<'a, str>,
         /// Optional plain-text detail or guidance (optional).
         #[serde(rename = "description", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_cow")]
@@ -469,7 +469,7 @@ owned_struct! {
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct CompactionUpdate<'a> {
         /// The Agent-owned ID of this compaction, unique within the session.
-        #[serde(rename = "compactionId", borrow)]
+        #[serde(rename = "compactionId", borrow, deserialize_with = "cow")]
         pub compaction_id: Cow<'a, str>,
         /// Current lifecycle status.
         #[serde(rename = "status", borrow)]
@@ -491,7 +491,7 @@ owned_struct! {
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct CompactionSummaryChunk<'a> {
         /// ID of the compaction whose summary receives this content.
-        #[serde(rename = "compactionId", borrow)]
+        #[serde(rename = "compactionId", borrow, deserialize_with = "cow")]
         pub compaction_id: Cow<'a, str>,
         /// One content block to append.
         #[serde(rename = "content", borrow)]

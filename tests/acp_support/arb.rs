@@ -21,66 +21,161 @@ pub fn arb_role(valid: bool) -> BoxedStrategy<Role<'static>> {
 
 pub fn arb_annotations(valid: bool) -> BoxedStrategy<Annotations<'static>> {
     let _ = valid;
-    ((option::of(vec(arb_role(valid), 0..3)), option::of(text()), option::of(float()), option::of(meta()),),)
-        .prop_map(|((audience, last_modified, priority, meta,),)| Annotations { audience, last_modified, priority, meta })
+    ((
+        option::of(vec(arb_role(valid), 0..3)),
+        option::of(text()),
+        option::of(float()),
+        option::of(meta()),
+    ),)
+        .prop_map(|((audience, last_modified, priority, meta),)| Annotations {
+            audience,
+            last_modified,
+            priority,
+            meta,
+        })
         .boxed()
 }
 
 pub fn arb_text_content(valid: bool) -> BoxedStrategy<TextContent<'static>> {
     let _ = valid;
-    ((option::of(arb_annotations(valid)), text(), option::of(meta()),),)
-        .prop_map(|((annotations, text, meta,),)| TextContent { annotations, text, meta })
+    ((
+        option::of(arb_annotations(valid)),
+        text(),
+        option::of(meta()),
+    ),)
+        .prop_map(|((annotations, text, meta),)| TextContent {
+            annotations,
+            text,
+            meta,
+        })
         .boxed()
 }
 
 pub fn arb_image_content(valid: bool) -> BoxedStrategy<ImageContent<'static>> {
     let _ = valid;
-    ((option::of(arb_annotations(valid)), text(), text(), option::of(text()), option::of(meta()),),)
-        .prop_map(|((annotations, data, mime_type, uri, meta,),)| ImageContent { annotations, data, mime_type, uri, meta })
+    ((
+        option::of(arb_annotations(valid)),
+        text(),
+        text(),
+        option::of(text()),
+        option::of(meta()),
+    ),)
+        .prop_map(
+            |((annotations, data, mime_type, uri, meta),)| ImageContent {
+                annotations,
+                data,
+                mime_type,
+                uri,
+                meta,
+            },
+        )
         .boxed()
 }
 
 pub fn arb_audio_content(valid: bool) -> BoxedStrategy<AudioContent<'static>> {
     let _ = valid;
-    ((option::of(arb_annotations(valid)), text(), text(), option::of(meta()),),)
-        .prop_map(|((annotations, data, mime_type, meta,),)| AudioContent { annotations, data, mime_type, meta })
+    ((
+        option::of(arb_annotations(valid)),
+        text(),
+        text(),
+        option::of(meta()),
+    ),)
+        .prop_map(|((annotations, data, mime_type, meta),)| AudioContent {
+            annotations,
+            data,
+            mime_type,
+            meta,
+        })
         .boxed()
 }
 
 pub fn arb_resource_link(valid: bool) -> BoxedStrategy<ResourceLink<'static>> {
     let _ = valid;
-    ((option::of(arb_annotations(valid)), option::of(text()), option::of(text()), text(), option::of(any::<i64>()), option::of(text()),), (text(), option::of(meta()),),)
-        .prop_map(|((annotations, description, mime_type, name, size, title,), (uri, meta,),)| ResourceLink { annotations, description, mime_type, name, size, title, uri, meta })
+    (
+        (
+            option::of(arb_annotations(valid)),
+            option::of(text()),
+            option::of(text()),
+            text(),
+            option::of(any::<i64>()),
+            option::of(text()),
+        ),
+        (text(), option::of(meta())),
+    )
+        .prop_map(
+            |((annotations, description, mime_type, name, size, title), (uri, meta))| {
+                ResourceLink {
+                    annotations,
+                    description,
+                    mime_type,
+                    name,
+                    size,
+                    title,
+                    uri,
+                    meta,
+                }
+            },
+        )
         .boxed()
 }
 
 pub fn arb_embedded_resource(valid: bool) -> BoxedStrategy<EmbeddedResource<'static>> {
     let _ = valid;
-    ((option::of(arb_annotations(valid)), arb_embedded_resource_resource(valid), option::of(meta()),),)
-        .prop_map(|((annotations, resource, meta,),)| EmbeddedResource { annotations, resource, meta })
+    ((
+        option::of(arb_annotations(valid)),
+        arb_embedded_resource_resource(valid),
+        option::of(meta()),
+    ),)
+        .prop_map(|((annotations, resource, meta),)| EmbeddedResource {
+            annotations,
+            resource,
+            meta,
+        })
         .boxed()
 }
 
 pub fn arb_text_resource_contents(valid: bool) -> BoxedStrategy<TextResourceContents<'static>> {
     let _ = valid;
-    ((option::of(text()), text(), text(), option::of(meta()),),)
-        .prop_map(|((mime_type, text, uri, meta,),)| TextResourceContents { mime_type, text, uri, meta })
+    ((option::of(text()), text(), text(), option::of(meta())),)
+        .prop_map(|((mime_type, text, uri, meta),)| TextResourceContents {
+            mime_type,
+            text,
+            uri,
+            meta,
+        })
         .boxed()
 }
 
 pub fn arb_blob_resource_contents(valid: bool) -> BoxedStrategy<BlobResourceContents<'static>> {
     let _ = valid;
-    ((text(), option::of(text()), text(), option::of(meta()),),)
-        .prop_map(|((blob, mime_type, uri, meta,),)| BlobResourceContents { blob, mime_type, uri, meta })
+    ((text(), option::of(text()), text(), option::of(meta())),)
+        .prop_map(|((blob, mime_type, uri, meta),)| BlobResourceContents {
+            blob,
+            mime_type,
+            uri,
+            meta,
+        })
         .boxed()
 }
 
-pub fn arb_embedded_resource_resource(valid: bool) -> BoxedStrategy<EmbeddedResourceResource<'static>> {
-    prop_oneof![arb_text_resource_contents(valid).prop_map(EmbeddedResourceResource::Text), arb_blob_resource_contents(valid).prop_map(EmbeddedResourceResource::Blob)].boxed()
+pub fn arb_embedded_resource_resource(
+    valid: bool,
+) -> BoxedStrategy<EmbeddedResourceResource<'static>> {
+    prop_oneof![
+        arb_text_resource_contents(valid).prop_map(EmbeddedResourceResource::Text),
+        arb_blob_resource_contents(valid).prop_map(EmbeddedResourceResource::Blob)
+    ]
+    .boxed()
 }
 
 pub fn arb_content_block(valid: bool) -> BoxedStrategy<ContentBlock<'static>> {
-    let known = prop_oneof![arb_text_content(valid).prop_map(ContentBlock::Text), arb_image_content(valid).prop_map(ContentBlock::Image), arb_audio_content(valid).prop_map(ContentBlock::Audio), arb_resource_link(valid).prop_map(ContentBlock::ResourceLink), arb_embedded_resource(valid).prop_map(ContentBlock::Resource)];
+    let known = prop_oneof![
+        arb_text_content(valid).prop_map(ContentBlock::Text),
+        arb_image_content(valid).prop_map(ContentBlock::Image),
+        arb_audio_content(valid).prop_map(ContentBlock::Audio),
+        arb_resource_link(valid).prop_map(ContentBlock::ResourceLink),
+        arb_embedded_resource(valid).prop_map(ContentBlock::Resource)
+    ];
     if valid {
         known.boxed()
     } else {
@@ -97,89 +192,195 @@ pub fn arb_meta_only(valid: bool) -> BoxedStrategy<MetaOnly<'static>> {
 
 pub fn arb_session_notification(valid: bool) -> BoxedStrategy<SessionNotification<'static>> {
     let _ = valid;
-    ((text(), arb_session_update(valid), option::of(meta()),),)
-        .prop_map(|((session_id, update, meta,),)| SessionNotification { session_id, update, meta })
+    ((text(), arb_session_update(valid), option::of(meta())),)
+        .prop_map(|((session_id, update, meta),)| SessionNotification {
+            session_id,
+            update,
+            meta,
+        })
         .boxed()
 }
 
 pub fn arb_content_chunk(valid: bool) -> BoxedStrategy<ContentChunk<'static>> {
     let _ = valid;
-    ((arb_content_block(valid), option::of(text()), option::of(meta()),),)
-        .prop_map(|((content, message_id, meta,),)| ContentChunk { content, message_id, meta })
+    ((
+        arb_content_block(valid),
+        option::of(text()),
+        option::of(meta()),
+    ),)
+        .prop_map(|((content, message_id, meta),)| ContentChunk {
+            content,
+            message_id,
+            meta,
+        })
         .boxed()
 }
 
 pub fn arb_tool_kind(valid: bool) -> BoxedStrategy<ToolKind<'static>> {
-    let known = prop::sample::select(vec![ToolKind::Read, ToolKind::Edit, ToolKind::Delete, ToolKind::Move, ToolKind::Search, ToolKind::Execute, ToolKind::Think, ToolKind::Fetch, ToolKind::SwitchMode, ToolKind::Other]);
+    let known = prop::sample::select(vec![
+        ToolKind::Read,
+        ToolKind::Edit,
+        ToolKind::Delete,
+        ToolKind::Move,
+        ToolKind::Search,
+        ToolKind::Execute,
+        ToolKind::Think,
+        ToolKind::Fetch,
+        ToolKind::SwitchMode,
+        ToolKind::Other,
+    ]);
     if valid {
         known.boxed()
     } else {
-        prop_oneof![4 => known, 1 => unknown_word().prop_map(|w| ToolKind::Unknown(w.into()))].boxed()
+        prop_oneof![4 => known, 1 => unknown_word().prop_map(|w| ToolKind::Unknown(w.into()))]
+            .boxed()
     }
 }
 
 pub fn arb_tool_call_status(valid: bool) -> BoxedStrategy<ToolCallStatus<'static>> {
-    let known = prop::sample::select(vec![ToolCallStatus::Pending, ToolCallStatus::InProgress, ToolCallStatus::Completed, ToolCallStatus::Failed]);
+    let known = prop::sample::select(vec![
+        ToolCallStatus::Pending,
+        ToolCallStatus::InProgress,
+        ToolCallStatus::Completed,
+        ToolCallStatus::Failed,
+    ]);
     if valid {
         known.boxed()
     } else {
-        prop_oneof![4 => known, 1 => unknown_word().prop_map(|w| ToolCallStatus::Unknown(w.into()))].boxed()
+        prop_oneof![4 => known, 1 => unknown_word().prop_map(|w| ToolCallStatus::Unknown(w.into()))]
+            .boxed()
     }
 }
 
 pub fn arb_tool_call(valid: bool) -> BoxedStrategy<ToolCall<'static>> {
     let _ = valid;
-    ((text(), text(), option::of(text()), option::of(arb_tool_kind(valid)), option::of(arb_tool_call_status(valid)), option::of(vec(arb_tool_call_content(valid), 0..3)),), (option::of(vec(arb_tool_call_location(valid), 0..3)), option::of(raw()), option::of(raw()), option::of(meta()),),)
-        .prop_map(|((tool_call_id, title, name, kind, status, content,), (locations, raw_input, raw_output, meta,),)| ToolCall { tool_call_id, title, name, kind, status, content, locations, raw_input, raw_output, meta })
+    (
+        (
+            text(),
+            text(),
+            option::of(text()),
+            option::of(arb_tool_kind(valid)),
+            option::of(arb_tool_call_status(valid)),
+            option::of(vec(arb_tool_call_content(valid), 0..3)),
+        ),
+        (
+            option::of(vec(arb_tool_call_location(valid), 0..3)),
+            option::of(raw()),
+            option::of(raw()),
+            option::of(meta()),
+        ),
+    )
+        .prop_map(
+            |(
+                (tool_call_id, title, name, kind, status, content),
+                (locations, raw_input, raw_output, meta),
+            )| ToolCall {
+                tool_call_id,
+                title,
+                name,
+                kind,
+                status,
+                content,
+                locations,
+                raw_input,
+                raw_output,
+                meta,
+            },
+        )
         .boxed()
 }
 
 pub fn arb_tool_call_update(valid: bool) -> BoxedStrategy<ToolCallUpdate<'static>> {
     let _ = valid;
-    ((text(), option::of(arb_tool_kind(valid)), option::of(arb_tool_call_status(valid)), option::of(text()), option::of(text()), option::of(vec(arb_tool_call_content(valid), 0..3)),), (option::of(vec(arb_tool_call_location(valid), 0..3)), option::of(raw()), option::of(raw()), option::of(meta()),),)
-        .prop_map(|((tool_call_id, kind, status, title, name, content,), (locations, raw_input, raw_output, meta,),)| ToolCallUpdate { tool_call_id, kind, status, title, name, content, locations, raw_input, raw_output, meta })
+    (
+        (
+            text(),
+            option::of(arb_tool_kind(valid)),
+            option::of(arb_tool_call_status(valid)),
+            option::of(text()),
+            option::of(text()),
+            option::of(vec(arb_tool_call_content(valid), 0..3)),
+        ),
+        (
+            option::of(vec(arb_tool_call_location(valid), 0..3)),
+            option::of(raw()),
+            option::of(raw()),
+            option::of(meta()),
+        ),
+    )
+        .prop_map(
+            |(
+                (tool_call_id, kind, status, title, name, content),
+                (locations, raw_input, raw_output, meta),
+            )| ToolCallUpdate {
+                tool_call_id,
+                kind,
+                status,
+                title,
+                name,
+                content,
+                locations,
+                raw_input,
+                raw_output,
+                meta,
+            },
+        )
         .boxed()
 }
 
 pub fn arb_tool_call_location(valid: bool) -> BoxedStrategy<ToolCallLocation<'static>> {
     let _ = valid;
-    ((text(), option::of(any::<u32>()), option::of(meta()),),)
-        .prop_map(|((path, line, meta,),)| ToolCallLocation { path, line, meta })
+    ((text(), option::of(any::<u32>()), option::of(meta())),)
+        .prop_map(|((path, line, meta),)| ToolCallLocation { path, line, meta })
         .boxed()
 }
 
 pub fn arb_content(valid: bool) -> BoxedStrategy<Content<'static>> {
     let _ = valid;
-    ((arb_content_block(valid), option::of(meta()),),)
-        .prop_map(|((content, meta,),)| Content { content, meta })
+    ((arb_content_block(valid), option::of(meta())),)
+        .prop_map(|((content, meta),)| Content { content, meta })
         .boxed()
 }
 
 pub fn arb_diff(valid: bool) -> BoxedStrategy<Diff<'static>> {
     let _ = valid;
-    ((text(), option::of(text()), text(), option::of(meta()),),)
-        .prop_map(|((path, old_text, new_text, meta,),)| Diff { path, old_text, new_text, meta })
+    ((text(), option::of(text()), text(), option::of(meta())),)
+        .prop_map(|((path, old_text, new_text, meta),)| Diff {
+            path,
+            old_text,
+            new_text,
+            meta,
+        })
         .boxed()
 }
 
 pub fn arb_terminal(valid: bool) -> BoxedStrategy<Terminal<'static>> {
     let _ = valid;
-    ((text(), option::of(meta()),),)
-        .prop_map(|((terminal_id, meta,),)| Terminal { terminal_id, meta })
+    ((text(), option::of(meta())),)
+        .prop_map(|((terminal_id, meta),)| Terminal { terminal_id, meta })
         .boxed()
 }
 
 pub fn arb_tool_call_content(valid: bool) -> BoxedStrategy<ToolCallContent<'static>> {
-    let known = prop_oneof![arb_content(valid).prop_map(ToolCallContent::Content), arb_diff(valid).prop_map(ToolCallContent::Diff), arb_terminal(valid).prop_map(ToolCallContent::Terminal)];
+    let known = prop_oneof![
+        arb_content(valid).prop_map(ToolCallContent::Content),
+        arb_diff(valid).prop_map(ToolCallContent::Diff),
+        arb_terminal(valid).prop_map(ToolCallContent::Terminal)
+    ];
     if valid {
         known.boxed()
     } else {
-        prop_oneof![6 => known, 1 => unknown_object("type").prop_map(ToolCallContent::Unknown)].boxed()
+        prop_oneof![6 => known, 1 => unknown_object("type").prop_map(ToolCallContent::Unknown)]
+            .boxed()
     }
 }
 
 pub fn arb_plan_entry_priority(valid: bool) -> BoxedStrategy<PlanEntryPriority<'static>> {
-    let known = prop::sample::select(vec![PlanEntryPriority::High, PlanEntryPriority::Medium, PlanEntryPriority::Low]);
+    let known = prop::sample::select(vec![
+        PlanEntryPriority::High,
+        PlanEntryPriority::Medium,
+        PlanEntryPriority::Low,
+    ]);
     if valid {
         known.boxed()
     } else {
@@ -188,7 +389,11 @@ pub fn arb_plan_entry_priority(valid: bool) -> BoxedStrategy<PlanEntryPriority<'
 }
 
 pub fn arb_plan_entry_status(valid: bool) -> BoxedStrategy<PlanEntryStatus<'static>> {
-    let known = prop::sample::select(vec![PlanEntryStatus::Pending, PlanEntryStatus::InProgress, PlanEntryStatus::Completed]);
+    let known = prop::sample::select(vec![
+        PlanEntryStatus::Pending,
+        PlanEntryStatus::InProgress,
+        PlanEntryStatus::Completed,
+    ]);
     if valid {
         known.boxed()
     } else {
@@ -198,96 +403,171 @@ pub fn arb_plan_entry_status(valid: bool) -> BoxedStrategy<PlanEntryStatus<'stat
 
 pub fn arb_plan(valid: bool) -> BoxedStrategy<Plan<'static>> {
     let _ = valid;
-    ((vec(arb_plan_entry(valid), 0..3), option::of(meta()),),)
-        .prop_map(|((entries, meta,),)| Plan { entries, meta })
+    ((vec(arb_plan_entry(valid), 0..3), option::of(meta())),)
+        .prop_map(|((entries, meta),)| Plan { entries, meta })
         .boxed()
 }
 
 pub fn arb_plan_entry(valid: bool) -> BoxedStrategy<PlanEntry<'static>> {
     let _ = valid;
-    ((text(), arb_plan_entry_priority(valid), arb_plan_entry_status(valid), option::of(meta()),),)
-        .prop_map(|((content, priority, status, meta,),)| PlanEntry { content, priority, status, meta })
+    ((
+        text(),
+        arb_plan_entry_priority(valid),
+        arb_plan_entry_status(valid),
+        option::of(meta()),
+    ),)
+        .prop_map(|((content, priority, status, meta),)| PlanEntry {
+            content,
+            priority,
+            status,
+            meta,
+        })
         .boxed()
 }
 
-pub fn arb_available_commands_update(valid: bool) -> BoxedStrategy<AvailableCommandsUpdate<'static>> {
+pub fn arb_available_commands_update(
+    valid: bool,
+) -> BoxedStrategy<AvailableCommandsUpdate<'static>> {
     let _ = valid;
-    ((vec(arb_available_command(valid), 0..3), option::of(meta()),),)
-        .prop_map(|((available_commands, meta,),)| AvailableCommandsUpdate { available_commands, meta })
+    ((vec(arb_available_command(valid), 0..3), option::of(meta())),)
+        .prop_map(|((available_commands, meta),)| AvailableCommandsUpdate {
+            available_commands,
+            meta,
+        })
         .boxed()
 }
 
 pub fn arb_available_command(valid: bool) -> BoxedStrategy<AvailableCommand<'static>> {
     let _ = valid;
-    ((text(), text(), option::of(arb_available_command_input(valid)), option::of(meta()),),)
-        .prop_map(|((name, description, input, meta,),)| AvailableCommand { name, description, input, meta })
+    ((
+        text(),
+        text(),
+        option::of(arb_available_command_input(valid)),
+        option::of(meta()),
+    ),)
+        .prop_map(|((name, description, input, meta),)| AvailableCommand {
+            name,
+            description,
+            input,
+            meta,
+        })
         .boxed()
 }
 
-pub fn arb_unstructured_command_input(valid: bool) -> BoxedStrategy<UnstructuredCommandInput<'static>> {
+pub fn arb_unstructured_command_input(
+    valid: bool,
+) -> BoxedStrategy<UnstructuredCommandInput<'static>> {
     let _ = valid;
-    ((text(), option::of(meta()),),)
-        .prop_map(|((hint, meta,),)| UnstructuredCommandInput { hint, meta })
+    ((text(), option::of(meta())),)
+        .prop_map(|((hint, meta),)| UnstructuredCommandInput { hint, meta })
         .boxed()
 }
 
 pub fn arb_available_command_input(valid: bool) -> BoxedStrategy<AvailableCommandInput<'static>> {
-    prop_oneof![arb_unstructured_command_input(valid).prop_map(AvailableCommandInput::Unstructured)].boxed()
+    prop_oneof![arb_unstructured_command_input(valid).prop_map(AvailableCommandInput::Unstructured)]
+        .boxed()
 }
 
 pub fn arb_current_mode_update(valid: bool) -> BoxedStrategy<CurrentModeUpdate<'static>> {
     let _ = valid;
-    ((text(), option::of(meta()),),)
-        .prop_map(|((current_mode_id, meta,),)| CurrentModeUpdate { current_mode_id, meta })
+    ((text(), option::of(meta())),)
+        .prop_map(|((current_mode_id, meta),)| CurrentModeUpdate {
+            current_mode_id,
+            meta,
+        })
         .boxed()
 }
 
 pub fn arb_config_option_update(valid: bool) -> BoxedStrategy<ConfigOptionUpdate<'static>> {
     let _ = valid;
-    ((vec(arb_session_config_option(valid), 0..3), option::of(meta()),),)
-        .prop_map(|((config_options, meta,),)| ConfigOptionUpdate { config_options, meta })
+    ((
+        vec(arb_session_config_option(valid), 0..3),
+        option::of(meta()),
+    ),)
+        .prop_map(|((config_options, meta),)| ConfigOptionUpdate {
+            config_options,
+            meta,
+        })
         .boxed()
 }
 
 pub fn arb_session_info_update(valid: bool) -> BoxedStrategy<SessionInfoUpdate<'static>> {
     let _ = valid;
-    ((option::of(text()), option::of(text()), option::of(meta()),),)
-        .prop_map(|((title, updated_at, meta,),)| SessionInfoUpdate { title, updated_at, meta })
+    ((option::of(text()), option::of(text()), option::of(meta())),)
+        .prop_map(|((title, updated_at, meta),)| SessionInfoUpdate {
+            title,
+            updated_at,
+            meta,
+        })
         .boxed()
 }
 
 pub fn arb_usage_update(valid: bool) -> BoxedStrategy<UsageUpdate<'static>> {
     let _ = valid;
-    ((any::<u64>(), any::<u64>(), option::of(arb_cost(valid)), option::of(meta()),),)
-        .prop_map(|((used, size, cost, meta,),)| UsageUpdate { used, size, cost, meta })
+    ((
+        any::<u64>(),
+        any::<u64>(),
+        option::of(arb_cost(valid)),
+        option::of(meta()),
+    ),)
+        .prop_map(|((used, size, cost, meta),)| UsageUpdate {
+            used,
+            size,
+            cost,
+            meta,
+        })
         .boxed()
 }
 
 pub fn arb_cost(valid: bool) -> BoxedStrategy<Cost<'static>> {
     let _ = valid;
-    ((float(), text(), option::of(meta()),),)
-        .prop_map(|((amount, currency, meta,),)| Cost { amount, currency, meta })
+    ((float(), text(), option::of(meta())),)
+        .prop_map(|((amount, currency, meta),)| Cost {
+            amount,
+            currency,
+            meta,
+        })
         .boxed()
 }
 
 pub fn arb_notice_severity(valid: bool) -> BoxedStrategy<NoticeSeverity<'static>> {
-    let known = prop::sample::select(vec![NoticeSeverity::Info, NoticeSeverity::Warning, NoticeSeverity::Error]);
+    let known = prop::sample::select(vec![
+        NoticeSeverity::Info,
+        NoticeSeverity::Warning,
+        NoticeSeverity::Error,
+    ]);
     if valid {
         known.boxed()
     } else {
-        prop_oneof![4 => known, 1 => unknown_word().prop_map(|w| NoticeSeverity::Unknown(w.into()))].boxed()
+        prop_oneof![4 => known, 1 => unknown_word().prop_map(|w| NoticeSeverity::Unknown(w.into()))]
+            .boxed()
     }
 }
 
 pub fn arb_notice(valid: bool) -> BoxedStrategy<Notice<'static>> {
     let _ = valid;
-    ((arb_notice_severity(valid), text1(), option::of(text()), option::of(meta()),),)
-        .prop_map(|((severity, title, description, meta,),)| Notice { severity, title, description, meta })
+    ((
+        arb_notice_severity(valid),
+        text1(),
+        option::of(text()),
+        option::of(meta()),
+    ),)
+        .prop_map(|((severity, title, description, meta),)| Notice {
+            severity,
+            title,
+            description,
+            meta,
+        })
         .boxed()
 }
 
 pub fn arb_compaction_status(valid: bool) -> BoxedStrategy<CompactionStatus<'static>> {
-    let known = prop::sample::select(vec![CompactionStatus::InProgress, CompactionStatus::Completed, CompactionStatus::Failed, CompactionStatus::Cancelled]);
+    let known = prop::sample::select(vec![
+        CompactionStatus::InProgress,
+        CompactionStatus::Completed,
+        CompactionStatus::Failed,
+        CompactionStatus::Cancelled,
+    ]);
     if valid {
         known.boxed()
     } else {
@@ -297,20 +577,53 @@ pub fn arb_compaction_status(valid: bool) -> BoxedStrategy<CompactionStatus<'sta
 
 pub fn arb_compaction_update(valid: bool) -> BoxedStrategy<CompactionUpdate<'static>> {
     let _ = valid;
-    ((text(), arb_compaction_status(valid), option::of(vec(arb_content_block(valid), 0..3)), option::of(text()), option::of(meta()),),)
-        .prop_map(|((compaction_id, status, summary, error, meta,),)| CompactionUpdate { compaction_id, status, summary, error, meta })
+    ((
+        text(),
+        arb_compaction_status(valid),
+        option::of(vec(arb_content_block(valid), 0..3)),
+        option::of(text()),
+        option::of(meta()),
+    ),)
+        .prop_map(
+            |((compaction_id, status, summary, error, meta),)| CompactionUpdate {
+                compaction_id,
+                status,
+                summary,
+                error,
+                meta,
+            },
+        )
         .boxed()
 }
 
 pub fn arb_compaction_summary_chunk(valid: bool) -> BoxedStrategy<CompactionSummaryChunk<'static>> {
     let _ = valid;
-    ((text(), arb_content_block(valid), option::of(meta()),),)
-        .prop_map(|((compaction_id, content, meta,),)| CompactionSummaryChunk { compaction_id, content, meta })
+    ((text(), arb_content_block(valid), option::of(meta())),)
+        .prop_map(|((compaction_id, content, meta),)| CompactionSummaryChunk {
+            compaction_id,
+            content,
+            meta,
+        })
         .boxed()
 }
 
 pub fn arb_session_update(valid: bool) -> BoxedStrategy<SessionUpdate<'static>> {
-    let known = prop_oneof![arb_content_chunk(valid).prop_map(SessionUpdate::UserMessageChunk), arb_content_chunk(valid).prop_map(SessionUpdate::AgentMessageChunk), arb_content_chunk(valid).prop_map(SessionUpdate::AgentThoughtChunk), arb_tool_call(valid).prop_map(SessionUpdate::ToolCall), arb_tool_call_update(valid).prop_map(SessionUpdate::ToolCallUpdate), arb_plan(valid).prop_map(SessionUpdate::Plan), arb_available_commands_update(valid).prop_map(SessionUpdate::AvailableCommandsUpdate), arb_current_mode_update(valid).prop_map(SessionUpdate::CurrentModeUpdate), arb_config_option_update(valid).prop_map(SessionUpdate::ConfigOptionUpdate), arb_session_info_update(valid).prop_map(SessionUpdate::SessionInfoUpdate), arb_usage_update(valid).prop_map(SessionUpdate::UsageUpdate), arb_notice(valid).prop_map(SessionUpdate::Notice), arb_compaction_update(valid).prop_map(SessionUpdate::CompactionUpdate), arb_compaction_summary_chunk(valid).prop_map(SessionUpdate::CompactionSummaryChunk)];
+    let known = prop_oneof![
+        arb_content_chunk(valid).prop_map(SessionUpdate::UserMessageChunk),
+        arb_content_chunk(valid).prop_map(SessionUpdate::AgentMessageChunk),
+        arb_content_chunk(valid).prop_map(SessionUpdate::AgentThoughtChunk),
+        arb_tool_call(valid).prop_map(SessionUpdate::ToolCall),
+        arb_tool_call_update(valid).prop_map(SessionUpdate::ToolCallUpdate),
+        arb_plan(valid).prop_map(SessionUpdate::Plan),
+        arb_available_commands_update(valid).prop_map(SessionUpdate::AvailableCommandsUpdate),
+        arb_current_mode_update(valid).prop_map(SessionUpdate::CurrentModeUpdate),
+        arb_config_option_update(valid).prop_map(SessionUpdate::ConfigOptionUpdate),
+        arb_session_info_update(valid).prop_map(SessionUpdate::SessionInfoUpdate),
+        arb_usage_update(valid).prop_map(SessionUpdate::UsageUpdate),
+        arb_notice(valid).prop_map(SessionUpdate::Notice),
+        arb_compaction_update(valid).prop_map(SessionUpdate::CompactionUpdate),
+        arb_compaction_summary_chunk(valid).prop_map(SessionUpdate::CompactionSummaryChunk)
+    ];
     if valid {
         known.boxed()
     } else {
@@ -320,111 +633,255 @@ pub fn arb_session_update(valid: bool) -> BoxedStrategy<SessionUpdate<'static>> 
 
 pub fn arb_implementation(valid: bool) -> BoxedStrategy<Implementation<'static>> {
     let _ = valid;
-    ((text(), option::of(text()), text(), option::of(meta()),),)
-        .prop_map(|((name, title, version, meta,),)| Implementation { name, title, version, meta })
+    ((text(), option::of(text()), text(), option::of(meta())),)
+        .prop_map(|((name, title, version, meta),)| Implementation {
+            name,
+            title,
+            version,
+            meta,
+        })
         .boxed()
 }
 
 pub fn arb_file_system_capabilities(valid: bool) -> BoxedStrategy<FileSystemCapabilities<'static>> {
     let _ = valid;
-    ((option::of(any::<bool>()), option::of(any::<bool>()), option::of(meta()),),)
-        .prop_map(|((read_text_file, write_text_file, meta,),)| FileSystemCapabilities { read_text_file, write_text_file, meta })
+    ((
+        option::of(any::<bool>()),
+        option::of(any::<bool>()),
+        option::of(meta()),
+    ),)
+        .prop_map(
+            |((read_text_file, write_text_file, meta),)| FileSystemCapabilities {
+                read_text_file,
+                write_text_file,
+                meta,
+            },
+        )
         .boxed()
 }
 
-pub fn arb_session_config_options_capabilities(valid: bool) -> BoxedStrategy<SessionConfigOptionsCapabilities<'static>> {
+pub fn arb_session_config_options_capabilities(
+    valid: bool,
+) -> BoxedStrategy<SessionConfigOptionsCapabilities<'static>> {
     let _ = valid;
-    ((option::of(arb_meta_only(valid)), option::of(meta()),),)
-        .prop_map(|((boolean, meta,),)| SessionConfigOptionsCapabilities { boolean, meta })
+    ((option::of(arb_meta_only(valid)), option::of(meta())),)
+        .prop_map(|((boolean, meta),)| SessionConfigOptionsCapabilities { boolean, meta })
         .boxed()
 }
 
-pub fn arb_client_session_capabilities(valid: bool) -> BoxedStrategy<ClientSessionCapabilities<'static>> {
+pub fn arb_client_session_capabilities(
+    valid: bool,
+) -> BoxedStrategy<ClientSessionCapabilities<'static>> {
     let _ = valid;
-    ((option::of(arb_meta_only(valid)), option::of(arb_session_config_options_capabilities(valid)), option::of(arb_meta_only(valid)), option::of(meta()),),)
-        .prop_map(|((compaction, config_options, notices, meta,),)| ClientSessionCapabilities { compaction, config_options, notices, meta })
+    ((
+        option::of(arb_meta_only(valid)),
+        option::of(arb_session_config_options_capabilities(valid)),
+        option::of(arb_meta_only(valid)),
+        option::of(meta()),
+    ),)
+        .prop_map(
+            |((compaction, config_options, notices, meta),)| ClientSessionCapabilities {
+                compaction,
+                config_options,
+                notices,
+                meta,
+            },
+        )
         .boxed()
 }
 
 pub fn arb_auth_capabilities(valid: bool) -> BoxedStrategy<AuthCapabilities<'static>> {
     let _ = valid;
-    ((option::of(any::<bool>()), option::of(meta()),),)
-        .prop_map(|((terminal, meta,),)| AuthCapabilities { terminal, meta })
+    ((option::of(any::<bool>()), option::of(meta())),)
+        .prop_map(|((terminal, meta),)| AuthCapabilities { terminal, meta })
         .boxed()
 }
 
-pub fn arb_elicitation_capabilities(valid: bool) -> BoxedStrategy<ElicitationCapabilities<'static>> {
+pub fn arb_elicitation_capabilities(
+    valid: bool,
+) -> BoxedStrategy<ElicitationCapabilities<'static>> {
     let _ = valid;
-    ((option::of(arb_meta_only(valid)), option::of(arb_meta_only(valid)), option::of(meta()),),)
-        .prop_map(|((form, url, meta,),)| ElicitationCapabilities { form, url, meta })
+    ((
+        option::of(arb_meta_only(valid)),
+        option::of(arb_meta_only(valid)),
+        option::of(meta()),
+    ),)
+        .prop_map(|((form, url, meta),)| ElicitationCapabilities { form, url, meta })
         .boxed()
 }
 
 pub fn arb_client_capabilities(valid: bool) -> BoxedStrategy<ClientCapabilities<'static>> {
     let _ = valid;
-    ((option::of(arb_file_system_capabilities(valid)), option::of(any::<bool>()), option::of(arb_client_session_capabilities(valid)), option::of(arb_auth_capabilities(valid)), option::of(arb_elicitation_capabilities(valid)), option::of(meta()),),)
-        .prop_map(|((fs, terminal, session, auth, elicitation, meta,),)| ClientCapabilities { fs, terminal, session, auth, elicitation, meta })
+    ((
+        option::of(arb_file_system_capabilities(valid)),
+        option::of(any::<bool>()),
+        option::of(arb_client_session_capabilities(valid)),
+        option::of(arb_auth_capabilities(valid)),
+        option::of(arb_elicitation_capabilities(valid)),
+        option::of(meta()),
+    ),)
+        .prop_map(
+            |((fs, terminal, session, auth, elicitation, meta),)| ClientCapabilities {
+                fs,
+                terminal,
+                session,
+                auth,
+                elicitation,
+                meta,
+            },
+        )
         .boxed()
 }
 
 pub fn arb_initialize_request(valid: bool) -> BoxedStrategy<InitializeRequest<'static>> {
     let _ = valid;
-    ((any::<u16>(), option::of(arb_client_capabilities(valid)), option::of(arb_implementation(valid)), option::of(meta()),),)
-        .prop_map(|((protocol_version, client_capabilities, client_info, meta,),)| InitializeRequest { protocol_version, client_capabilities, client_info, meta })
+    ((
+        any::<u16>(),
+        option::of(arb_client_capabilities(valid)),
+        option::of(arb_implementation(valid)),
+        option::of(meta()),
+    ),)
+        .prop_map(
+            |((protocol_version, client_capabilities, client_info, meta),)| InitializeRequest {
+                protocol_version,
+                client_capabilities,
+                client_info,
+                meta,
+            },
+        )
         .boxed()
 }
 
 pub fn arb_prompt_capabilities(valid: bool) -> BoxedStrategy<PromptCapabilities<'static>> {
     let _ = valid;
-    ((option::of(any::<bool>()), option::of(any::<bool>()), option::of(any::<bool>()), option::of(meta()),),)
-        .prop_map(|((image, audio, embedded_context, meta,),)| PromptCapabilities { image, audio, embedded_context, meta })
+    ((
+        option::of(any::<bool>()),
+        option::of(any::<bool>()),
+        option::of(any::<bool>()),
+        option::of(meta()),
+    ),)
+        .prop_map(
+            |((image, audio, embedded_context, meta),)| PromptCapabilities {
+                image,
+                audio,
+                embedded_context,
+                meta,
+            },
+        )
         .boxed()
 }
 
 pub fn arb_mcp_capabilities(valid: bool) -> BoxedStrategy<McpCapabilities<'static>> {
     let _ = valid;
-    ((option::of(any::<bool>()), option::of(any::<bool>()), option::of(meta()),),)
-        .prop_map(|((http, sse, meta,),)| McpCapabilities { http, sse, meta })
+    ((
+        option::of(any::<bool>()),
+        option::of(any::<bool>()),
+        option::of(meta()),
+    ),)
+        .prop_map(|((http, sse, meta),)| McpCapabilities { http, sse, meta })
         .boxed()
 }
 
 pub fn arb_session_capabilities(valid: bool) -> BoxedStrategy<SessionCapabilities<'static>> {
     let _ = valid;
-    ((option::of(arb_meta_only(valid)), option::of(arb_meta_only(valid)), option::of(arb_meta_only(valid)), option::of(arb_meta_only(valid)), option::of(arb_meta_only(valid)), option::of(meta()),),)
-        .prop_map(|((list, delete, additional_directories, resume, close, meta,),)| SessionCapabilities { list, delete, additional_directories, resume, close, meta })
+    ((
+        option::of(arb_meta_only(valid)),
+        option::of(arb_meta_only(valid)),
+        option::of(arb_meta_only(valid)),
+        option::of(arb_meta_only(valid)),
+        option::of(arb_meta_only(valid)),
+        option::of(meta()),
+    ),)
+        .prop_map(
+            |((list, delete, additional_directories, resume, close, meta),)| SessionCapabilities {
+                list,
+                delete,
+                additional_directories,
+                resume,
+                close,
+                meta,
+            },
+        )
         .boxed()
 }
 
 pub fn arb_agent_auth_capabilities(valid: bool) -> BoxedStrategy<AgentAuthCapabilities<'static>> {
     let _ = valid;
-    ((option::of(arb_meta_only(valid)), option::of(meta()),),)
-        .prop_map(|((logout, meta,),)| AgentAuthCapabilities { logout, meta })
+    ((option::of(arb_meta_only(valid)), option::of(meta())),)
+        .prop_map(|((logout, meta),)| AgentAuthCapabilities { logout, meta })
         .boxed()
 }
 
 pub fn arb_agent_capabilities(valid: bool) -> BoxedStrategy<AgentCapabilities<'static>> {
     let _ = valid;
-    ((option::of(any::<bool>()), option::of(arb_prompt_capabilities(valid)), option::of(arb_mcp_capabilities(valid)), option::of(arb_session_capabilities(valid)), option::of(arb_agent_auth_capabilities(valid)), option::of(meta()),),)
-        .prop_map(|((load_session, prompt_capabilities, mcp_capabilities, session_capabilities, auth, meta,),)| AgentCapabilities { load_session, prompt_capabilities, mcp_capabilities, session_capabilities, auth, meta })
+    ((
+        option::of(any::<bool>()),
+        option::of(arb_prompt_capabilities(valid)),
+        option::of(arb_mcp_capabilities(valid)),
+        option::of(arb_session_capabilities(valid)),
+        option::of(arb_agent_auth_capabilities(valid)),
+        option::of(meta()),
+    ),)
+        .prop_map(
+            |((
+                load_session,
+                prompt_capabilities,
+                mcp_capabilities,
+                session_capabilities,
+                auth,
+                meta,
+            ),)| AgentCapabilities {
+                load_session,
+                prompt_capabilities,
+                mcp_capabilities,
+                session_capabilities,
+                auth,
+                meta,
+            },
+        )
         .boxed()
 }
 
 pub fn arb_auth_method_agent(valid: bool) -> BoxedStrategy<AuthMethodAgent<'static>> {
     let _ = valid;
-    ((text(), text(), option::of(text()), option::of(meta()),),)
-        .prop_map(|((id, name, description, meta,),)| AuthMethodAgent { id, name, description, meta })
+    ((text(), text(), option::of(text()), option::of(meta())),)
+        .prop_map(|((id, name, description, meta),)| AuthMethodAgent {
+            id,
+            name,
+            description,
+            meta,
+        })
         .boxed()
 }
 
 pub fn arb_auth_method_terminal(valid: bool) -> BoxedStrategy<AuthMethodTerminal<'static>> {
     let _ = valid;
-    ((text(), text(), option::of(text()), option::of(vec(text(), 0..3)), option::of(env_map()), option::of(meta()),),)
-        .prop_map(|((id, name, description, args, env, meta,),)| AuthMethodTerminal { id, name, description, args, env, meta })
+    ((
+        text(),
+        text(),
+        option::of(text()),
+        option::of(vec(text(), 0..3)),
+        option::of(env_map()),
+        option::of(meta()),
+    ),)
+        .prop_map(
+            |((id, name, description, args, env, meta),)| AuthMethodTerminal {
+                id,
+                name,
+                description,
+                args,
+                env,
+                meta,
+            },
+        )
         .boxed()
 }
 
 pub fn arb_auth_method(valid: bool) -> BoxedStrategy<AuthMethod<'static>> {
-    let known = prop_oneof![arb_auth_method_terminal(valid).prop_map(AuthMethod::Terminal), arb_auth_method_agent(valid).prop_map(AuthMethod::Agent)];
+    let known = prop_oneof![
+        arb_auth_method_terminal(valid).prop_map(AuthMethod::Terminal),
+        arb_auth_method_agent(valid).prop_map(AuthMethod::Agent)
+    ];
     if valid {
         known.boxed()
     } else {
@@ -434,55 +891,107 @@ pub fn arb_auth_method(valid: bool) -> BoxedStrategy<AuthMethod<'static>> {
 
 pub fn arb_initialize_response(valid: bool) -> BoxedStrategy<InitializeResponse<'static>> {
     let _ = valid;
-    ((any::<u16>(), option::of(arb_agent_capabilities(valid)), option::of(vec(arb_auth_method(valid), 0..3)), option::of(arb_implementation(valid)), option::of(meta()),),)
-        .prop_map(|((protocol_version, agent_capabilities, auth_methods, agent_info, meta,),)| InitializeResponse { protocol_version, agent_capabilities, auth_methods, agent_info, meta })
+    ((
+        any::<u16>(),
+        option::of(arb_agent_capabilities(valid)),
+        option::of(vec(arb_auth_method(valid), 0..3)),
+        option::of(arb_implementation(valid)),
+        option::of(meta()),
+    ),)
+        .prop_map(
+            |((protocol_version, agent_capabilities, auth_methods, agent_info, meta),)| {
+                InitializeResponse {
+                    protocol_version,
+                    agent_capabilities,
+                    auth_methods,
+                    agent_info,
+                    meta,
+                }
+            },
+        )
         .boxed()
 }
 
 pub fn arb_authenticate_request(valid: bool) -> BoxedStrategy<AuthenticateRequest<'static>> {
     let _ = valid;
-    ((text(), option::of(meta()),),)
-        .prop_map(|((method_id, meta,),)| AuthenticateRequest { method_id, meta })
+    ((text(), option::of(meta())),)
+        .prop_map(|((method_id, meta),)| AuthenticateRequest { method_id, meta })
         .boxed()
 }
 
 pub fn arb_http_header(valid: bool) -> BoxedStrategy<HttpHeader<'static>> {
     let _ = valid;
-    ((text(), text(), option::of(meta()),),)
-        .prop_map(|((name, value, meta,),)| HttpHeader { name, value, meta })
+    ((text(), text(), option::of(meta())),)
+        .prop_map(|((name, value, meta),)| HttpHeader { name, value, meta })
         .boxed()
 }
 
 pub fn arb_env_variable(valid: bool) -> BoxedStrategy<EnvVariable<'static>> {
     let _ = valid;
-    ((text(), text(), option::of(meta()),),)
-        .prop_map(|((name, value, meta,),)| EnvVariable { name, value, meta })
+    ((text(), text(), option::of(meta())),)
+        .prop_map(|((name, value, meta),)| EnvVariable { name, value, meta })
         .boxed()
 }
 
 pub fn arb_mcp_server_http(valid: bool) -> BoxedStrategy<McpServerHttp<'static>> {
     let _ = valid;
-    ((text(), text(), vec(arb_http_header(valid), 0..3), option::of(meta()),),)
-        .prop_map(|((name, url, headers, meta,),)| McpServerHttp { name, url, headers, meta })
+    ((
+        text(),
+        text(),
+        vec(arb_http_header(valid), 0..3),
+        option::of(meta()),
+    ),)
+        .prop_map(|((name, url, headers, meta),)| McpServerHttp {
+            name,
+            url,
+            headers,
+            meta,
+        })
         .boxed()
 }
 
 pub fn arb_mcp_server_sse(valid: bool) -> BoxedStrategy<McpServerSse<'static>> {
     let _ = valid;
-    ((text(), text(), vec(arb_http_header(valid), 0..3), option::of(meta()),),)
-        .prop_map(|((name, url, headers, meta,),)| McpServerSse { name, url, headers, meta })
+    ((
+        text(),
+        text(),
+        vec(arb_http_header(valid), 0..3),
+        option::of(meta()),
+    ),)
+        .prop_map(|((name, url, headers, meta),)| McpServerSse {
+            name,
+            url,
+            headers,
+            meta,
+        })
         .boxed()
 }
 
 pub fn arb_mcp_server_stdio(valid: bool) -> BoxedStrategy<McpServerStdio<'static>> {
     let _ = valid;
-    ((text(), text(), vec(text(), 0..3), vec(arb_env_variable(valid), 0..3), option::of(meta()),),)
-        .prop_map(|((name, command, args, env, meta,),)| McpServerStdio { name, command, args, env, meta })
+    ((
+        text(),
+        text(),
+        vec(text(), 0..3),
+        vec(arb_env_variable(valid), 0..3),
+        option::of(meta()),
+    ),)
+        .prop_map(|((name, command, args, env, meta),)| McpServerStdio {
+            name,
+            command,
+            args,
+            env,
+            meta,
+        })
         .boxed()
 }
 
 pub fn arb_mcp_server(valid: bool) -> BoxedStrategy<McpServer<'static>> {
-    let known = prop_oneof![arb_mcp_server_http(valid).prop_map(McpServer::Http), arb_mcp_server_sse(valid).prop_map(McpServer::Sse), arb_mcp_server_stdio(valid).prop_map(McpServer::Stdio)];
+    let known = prop_oneof![
+        arb_mcp_server_http(valid).prop_map(McpServer::Http),
+        arb_mcp_server_sse(valid).prop_map(McpServer::Sse),
+        arb_mcp_server_stdio(valid).prop_map(McpServer::Stdio)
+    ];
     if valid {
         known.boxed()
     } else {
@@ -492,34 +1001,67 @@ pub fn arb_mcp_server(valid: bool) -> BoxedStrategy<McpServer<'static>> {
 
 pub fn arb_session_mode(valid: bool) -> BoxedStrategy<SessionMode<'static>> {
     let _ = valid;
-    ((text(), text(), option::of(text()), option::of(meta()),),)
-        .prop_map(|((id, name, description, meta,),)| SessionMode { id, name, description, meta })
+    ((text(), text(), option::of(text()), option::of(meta())),)
+        .prop_map(|((id, name, description, meta),)| SessionMode {
+            id,
+            name,
+            description,
+            meta,
+        })
         .boxed()
 }
 
 pub fn arb_session_mode_state(valid: bool) -> BoxedStrategy<SessionModeState<'static>> {
     let _ = valid;
-    ((text(), vec(arb_session_mode(valid), 0..3), option::of(meta()),),)
-        .prop_map(|((current_mode_id, available_modes, meta,),)| SessionModeState { current_mode_id, available_modes, meta })
+    ((
+        text(),
+        vec(arb_session_mode(valid), 0..3),
+        option::of(meta()),
+    ),)
+        .prop_map(
+            |((current_mode_id, available_modes, meta),)| SessionModeState {
+                current_mode_id,
+                available_modes,
+                meta,
+            },
+        )
         .boxed()
 }
 
 pub fn arb_model_info(valid: bool) -> BoxedStrategy<ModelInfo<'static>> {
     let _ = valid;
-    ((text(), text(), option::of(text()), option::of(meta()),),)
-        .prop_map(|((model_id, name, description, meta,),)| ModelInfo { model_id, name, description, meta })
+    ((text(), text(), option::of(text()), option::of(meta())),)
+        .prop_map(|((model_id, name, description, meta),)| ModelInfo {
+            model_id,
+            name,
+            description,
+            meta,
+        })
         .boxed()
 }
 
 pub fn arb_session_model_state(valid: bool) -> BoxedStrategy<SessionModelState<'static>> {
     let _ = valid;
-    ((text(), vec(arb_model_info(valid), 0..3), option::of(meta()),),)
-        .prop_map(|((current_model_id, available_models, meta,),)| SessionModelState { current_model_id, available_models, meta })
+    ((text(), vec(arb_model_info(valid), 0..3), option::of(meta())),)
+        .prop_map(
+            |((current_model_id, available_models, meta),)| SessionModelState {
+                current_model_id,
+                available_models,
+                meta,
+            },
+        )
         .boxed()
 }
 
-pub fn arb_session_config_option_category(valid: bool) -> BoxedStrategy<SessionConfigOptionCategory<'static>> {
-    let known = prop::sample::select(vec![SessionConfigOptionCategory::Mode, SessionConfigOptionCategory::Model, SessionConfigOptionCategory::ModelConfig, SessionConfigOptionCategory::ThoughtLevel]);
+pub fn arb_session_config_option_category(
+    valid: bool,
+) -> BoxedStrategy<SessionConfigOptionCategory<'static>> {
+    let known = prop::sample::select(vec![
+        SessionConfigOptionCategory::Mode,
+        SessionConfigOptionCategory::Model,
+        SessionConfigOptionCategory::ModelConfig,
+        SessionConfigOptionCategory::ThoughtLevel,
+    ]);
     if valid {
         known.boxed()
     } else {
@@ -527,191 +1069,427 @@ pub fn arb_session_config_option_category(valid: bool) -> BoxedStrategy<SessionC
     }
 }
 
-pub fn arb_session_config_select_option(valid: bool) -> BoxedStrategy<SessionConfigSelectOption<'static>> {
+pub fn arb_session_config_select_option(
+    valid: bool,
+) -> BoxedStrategy<SessionConfigSelectOption<'static>> {
     let _ = valid;
-    ((text(), text(), option::of(text()), option::of(meta()),),)
-        .prop_map(|((value, name, description, meta,),)| SessionConfigSelectOption { value, name, description, meta })
+    ((text(), text(), option::of(text()), option::of(meta())),)
+        .prop_map(
+            |((value, name, description, meta),)| SessionConfigSelectOption {
+                value,
+                name,
+                description,
+                meta,
+            },
+        )
         .boxed()
 }
 
-pub fn arb_session_config_select_group(valid: bool) -> BoxedStrategy<SessionConfigSelectGroup<'static>> {
+pub fn arb_session_config_select_group(
+    valid: bool,
+) -> BoxedStrategy<SessionConfigSelectGroup<'static>> {
     let _ = valid;
-    ((text(), text(), vec(arb_session_config_select_option(valid), 0..3), option::of(meta()),),)
-        .prop_map(|((group, name, options, meta,),)| SessionConfigSelectGroup { group, name, options, meta })
+    ((
+        text(),
+        text(),
+        vec(arb_session_config_select_option(valid), 0..3),
+        option::of(meta()),
+    ),)
+        .prop_map(|((group, name, options, meta),)| SessionConfigSelectGroup {
+            group,
+            name,
+            options,
+            meta,
+        })
         .boxed()
 }
 
-pub fn arb_session_config_select_options(valid: bool) -> BoxedStrategy<SessionConfigSelectOptions<'static>> {
-    prop_oneof![vec(arb_session_config_select_option(valid), 0..3).prop_map(SessionConfigSelectOptions::Ungrouped), vec(arb_session_config_select_group(valid), 1..3).prop_map(SessionConfigSelectOptions::Grouped)].boxed()
+pub fn arb_session_config_select_options(
+    valid: bool,
+) -> BoxedStrategy<SessionConfigSelectOptions<'static>> {
+    prop_oneof![
+        vec(arb_session_config_select_option(valid), 0..3)
+            .prop_map(SessionConfigSelectOptions::Ungrouped),
+        vec(arb_session_config_select_group(valid), 1..3)
+            .prop_map(SessionConfigSelectOptions::Grouped)
+    ]
+    .boxed()
 }
 
 pub fn arb_session_config_select(valid: bool) -> BoxedStrategy<SessionConfigSelect<'static>> {
     let _ = valid;
-    ((text(), text(), option::of(text()), option::of(arb_session_config_option_category(valid)), text(), arb_session_config_select_options(valid),), (option::of(meta()),),)
-        .prop_map(|((id, name, description, category, current_value, options,), (meta,),)| SessionConfigSelect { id, name, description, category, current_value, options, meta })
+    (
+        (
+            text(),
+            text(),
+            option::of(text()),
+            option::of(arb_session_config_option_category(valid)),
+            text(),
+            arb_session_config_select_options(valid),
+        ),
+        (option::of(meta()),),
+    )
+        .prop_map(
+            |((id, name, description, category, current_value, options), (meta,))| {
+                SessionConfigSelect {
+                    id,
+                    name,
+                    description,
+                    category,
+                    current_value,
+                    options,
+                    meta,
+                }
+            },
+        )
         .boxed()
 }
 
 pub fn arb_session_config_boolean(valid: bool) -> BoxedStrategy<SessionConfigBoolean<'static>> {
     let _ = valid;
-    ((text(), text(), option::of(text()), option::of(arb_session_config_option_category(valid)), any::<bool>(), option::of(meta()),),)
-        .prop_map(|((id, name, description, category, current_value, meta,),)| SessionConfigBoolean { id, name, description, category, current_value, meta })
+    ((
+        text(),
+        text(),
+        option::of(text()),
+        option::of(arb_session_config_option_category(valid)),
+        any::<bool>(),
+        option::of(meta()),
+    ),)
+        .prop_map(
+            |((id, name, description, category, current_value, meta),)| SessionConfigBoolean {
+                id,
+                name,
+                description,
+                category,
+                current_value,
+                meta,
+            },
+        )
         .boxed()
 }
 
 pub fn arb_session_config_option(valid: bool) -> BoxedStrategy<SessionConfigOption<'static>> {
-    let known = prop_oneof![arb_session_config_select(valid).prop_map(SessionConfigOption::Select), arb_session_config_boolean(valid).prop_map(SessionConfigOption::Boolean)];
+    let known = prop_oneof![
+        arb_session_config_select(valid).prop_map(SessionConfigOption::Select),
+        arb_session_config_boolean(valid).prop_map(SessionConfigOption::Boolean)
+    ];
     if valid {
         known.boxed()
     } else {
-        prop_oneof![6 => known, 1 => unknown_object("type").prop_map(SessionConfigOption::Unknown)].boxed()
+        prop_oneof![6 => known, 1 => unknown_object("type").prop_map(SessionConfigOption::Unknown)]
+            .boxed()
     }
 }
 
 pub fn arb_new_session_request(valid: bool) -> BoxedStrategy<NewSessionRequest<'static>> {
     let _ = valid;
-    ((text(), option::of(vec(text(), 0..3)), vec(arb_mcp_server(valid), 0..3), option::of(meta()),),)
-        .prop_map(|((cwd, additional_directories, mcp_servers, meta,),)| NewSessionRequest { cwd, additional_directories, mcp_servers, meta })
+    ((
+        text(),
+        option::of(vec(text(), 0..3)),
+        vec(arb_mcp_server(valid), 0..3),
+        option::of(meta()),
+    ),)
+        .prop_map(
+            |((cwd, additional_directories, mcp_servers, meta),)| NewSessionRequest {
+                cwd,
+                additional_directories,
+                mcp_servers,
+                meta,
+            },
+        )
         .boxed()
 }
 
 pub fn arb_new_session_response(valid: bool) -> BoxedStrategy<NewSessionResponse<'static>> {
     let _ = valid;
-    ((text(), option::of(arb_session_mode_state(valid)), option::of(vec(arb_session_config_option(valid), 0..3)), option::of(arb_session_model_state(valid)), option::of(meta()),),)
-        .prop_map(|((session_id, modes, config_options, models, meta,),)| NewSessionResponse { session_id, modes, config_options, models, meta })
+    ((
+        text(),
+        option::of(arb_session_mode_state(valid)),
+        option::of(vec(arb_session_config_option(valid), 0..3)),
+        option::of(arb_session_model_state(valid)),
+        option::of(meta()),
+    ),)
+        .prop_map(
+            |((session_id, modes, config_options, models, meta),)| NewSessionResponse {
+                session_id,
+                modes,
+                config_options,
+                models,
+                meta,
+            },
+        )
         .boxed()
 }
 
 pub fn arb_load_session_request(valid: bool) -> BoxedStrategy<LoadSessionRequest<'static>> {
     let _ = valid;
-    ((vec(arb_mcp_server(valid), 0..3), text(), option::of(vec(text(), 0..3)), text(), option::of(meta()),),)
-        .prop_map(|((mcp_servers, cwd, additional_directories, session_id, meta,),)| LoadSessionRequest { mcp_servers, cwd, additional_directories, session_id, meta })
+    ((
+        vec(arb_mcp_server(valid), 0..3),
+        text(),
+        option::of(vec(text(), 0..3)),
+        text(),
+        option::of(meta()),
+    ),)
+        .prop_map(
+            |((mcp_servers, cwd, additional_directories, session_id, meta),)| LoadSessionRequest {
+                mcp_servers,
+                cwd,
+                additional_directories,
+                session_id,
+                meta,
+            },
+        )
         .boxed()
 }
 
 pub fn arb_load_session_response(valid: bool) -> BoxedStrategy<LoadSessionResponse<'static>> {
     let _ = valid;
-    ((option::of(arb_session_mode_state(valid)), option::of(vec(arb_session_config_option(valid), 0..3)), option::of(arb_session_model_state(valid)), option::of(meta()),),)
-        .prop_map(|((modes, config_options, models, meta,),)| LoadSessionResponse { modes, config_options, models, meta })
+    ((
+        option::of(arb_session_mode_state(valid)),
+        option::of(vec(arb_session_config_option(valid), 0..3)),
+        option::of(arb_session_model_state(valid)),
+        option::of(meta()),
+    ),)
+        .prop_map(
+            |((modes, config_options, models, meta),)| LoadSessionResponse {
+                modes,
+                config_options,
+                models,
+                meta,
+            },
+        )
         .boxed()
 }
 
 pub fn arb_list_sessions_request(valid: bool) -> BoxedStrategy<ListSessionsRequest<'static>> {
     let _ = valid;
-    ((option::of(text()), option::of(text()), option::of(meta()),),)
-        .prop_map(|((cwd, cursor, meta,),)| ListSessionsRequest { cwd, cursor, meta })
+    ((option::of(text()), option::of(text()), option::of(meta())),)
+        .prop_map(|((cwd, cursor, meta),)| ListSessionsRequest { cwd, cursor, meta })
         .boxed()
 }
 
 pub fn arb_session_info(valid: bool) -> BoxedStrategy<SessionInfo<'static>> {
     let _ = valid;
-    ((text(), text(), option::of(vec(text(), 0..3)), option::of(text()), option::of(text()), option::of(meta()),),)
-        .prop_map(|((session_id, cwd, additional_directories, title, updated_at, meta,),)| SessionInfo { session_id, cwd, additional_directories, title, updated_at, meta })
+    ((
+        text(),
+        text(),
+        option::of(vec(text(), 0..3)),
+        option::of(text()),
+        option::of(text()),
+        option::of(meta()),
+    ),)
+        .prop_map(
+            |((session_id, cwd, additional_directories, title, updated_at, meta),)| SessionInfo {
+                session_id,
+                cwd,
+                additional_directories,
+                title,
+                updated_at,
+                meta,
+            },
+        )
         .boxed()
 }
 
 pub fn arb_list_sessions_response(valid: bool) -> BoxedStrategy<ListSessionsResponse<'static>> {
     let _ = valid;
-    ((vec(arb_session_info(valid), 0..3), option::of(text()), option::of(meta()),),)
-        .prop_map(|((sessions, next_cursor, meta,),)| ListSessionsResponse { sessions, next_cursor, meta })
+    ((
+        vec(arb_session_info(valid), 0..3),
+        option::of(text()),
+        option::of(meta()),
+    ),)
+        .prop_map(|((sessions, next_cursor, meta),)| ListSessionsResponse {
+            sessions,
+            next_cursor,
+            meta,
+        })
         .boxed()
 }
 
 pub fn arb_session_id_request(valid: bool) -> BoxedStrategy<SessionIdRequest<'static>> {
     let _ = valid;
-    ((text(), option::of(meta()),),)
-        .prop_map(|((session_id, meta,),)| SessionIdRequest { session_id, meta })
+    ((text(), option::of(meta())),)
+        .prop_map(|((session_id, meta),)| SessionIdRequest { session_id, meta })
         .boxed()
 }
 
 pub fn arb_resume_session_request(valid: bool) -> BoxedStrategy<ResumeSessionRequest<'static>> {
     let _ = valid;
-    ((text(), text(), option::of(vec(text(), 0..3)), option::of(vec(arb_mcp_server(valid), 0..3)), option::of(meta()),),)
-        .prop_map(|((session_id, cwd, additional_directories, mcp_servers, meta,),)| ResumeSessionRequest { session_id, cwd, additional_directories, mcp_servers, meta })
+    ((
+        text(),
+        text(),
+        option::of(vec(text(), 0..3)),
+        option::of(vec(arb_mcp_server(valid), 0..3)),
+        option::of(meta()),
+    ),)
+        .prop_map(
+            |((session_id, cwd, additional_directories, mcp_servers, meta),)| {
+                ResumeSessionRequest {
+                    session_id,
+                    cwd,
+                    additional_directories,
+                    mcp_servers,
+                    meta,
+                }
+            },
+        )
         .boxed()
 }
 
 pub fn arb_resume_session_response(valid: bool) -> BoxedStrategy<ResumeSessionResponse<'static>> {
     let _ = valid;
-    ((option::of(arb_session_mode_state(valid)), option::of(vec(arb_session_config_option(valid), 0..3)), option::of(arb_session_model_state(valid)), option::of(meta()),),)
-        .prop_map(|((modes, config_options, models, meta,),)| ResumeSessionResponse { modes, config_options, models, meta })
+    ((
+        option::of(arb_session_mode_state(valid)),
+        option::of(vec(arb_session_config_option(valid), 0..3)),
+        option::of(arb_session_model_state(valid)),
+        option::of(meta()),
+    ),)
+        .prop_map(
+            |((modes, config_options, models, meta),)| ResumeSessionResponse {
+                modes,
+                config_options,
+                models,
+                meta,
+            },
+        )
         .boxed()
 }
 
 pub fn arb_set_session_mode_request(valid: bool) -> BoxedStrategy<SetSessionModeRequest<'static>> {
     let _ = valid;
-    ((text(), text(), option::of(meta()),),)
-        .prop_map(|((session_id, mode_id, meta,),)| SetSessionModeRequest { session_id, mode_id, meta })
+    ((text(), text(), option::of(meta())),)
+        .prop_map(|((session_id, mode_id, meta),)| SetSessionModeRequest {
+            session_id,
+            mode_id,
+            meta,
+        })
         .boxed()
 }
 
-pub fn arb_set_session_config_option_response(valid: bool) -> BoxedStrategy<SetSessionConfigOptionResponse<'static>> {
+pub fn arb_set_session_config_option_response(
+    valid: bool,
+) -> BoxedStrategy<SetSessionConfigOptionResponse<'static>> {
     let _ = valid;
-    ((vec(arb_session_config_option(valid), 0..3), option::of(meta()),),)
-        .prop_map(|((config_options, meta,),)| SetSessionConfigOptionResponse { config_options, meta })
+    ((
+        vec(arb_session_config_option(valid), 0..3),
+        option::of(meta()),
+    ),)
+        .prop_map(|((config_options, meta),)| SetSessionConfigOptionResponse {
+            config_options,
+            meta,
+        })
         .boxed()
 }
 
-pub fn arb_set_session_model_request(valid: bool) -> BoxedStrategy<SetSessionModelRequest<'static>> {
+pub fn arb_set_session_model_request(
+    valid: bool,
+) -> BoxedStrategy<SetSessionModelRequest<'static>> {
     let _ = valid;
-    ((text(), text(), option::of(meta()),),)
-        .prop_map(|((session_id, model_id, meta,),)| SetSessionModelRequest { session_id, model_id, meta })
+    ((text(), text(), option::of(meta())),)
+        .prop_map(|((session_id, model_id, meta),)| SetSessionModelRequest {
+            session_id,
+            model_id,
+            meta,
+        })
         .boxed()
 }
 
 pub fn arb_prompt_request(valid: bool) -> BoxedStrategy<PromptRequest<'static>> {
     let _ = valid;
-    ((text(), vec(arb_content_block(valid), 0..3), option::of(meta()),),)
-        .prop_map(|((session_id, prompt, meta,),)| PromptRequest { session_id, prompt, meta })
+    ((
+        text(),
+        vec(arb_content_block(valid), 0..3),
+        option::of(meta()),
+    ),)
+        .prop_map(|((session_id, prompt, meta),)| PromptRequest {
+            session_id,
+            prompt,
+            meta,
+        })
         .boxed()
 }
 
 pub fn arb_stop_reason(valid: bool) -> BoxedStrategy<StopReason<'static>> {
-    let known = prop::sample::select(vec![StopReason::EndTurn, StopReason::MaxTokens, StopReason::MaxTurnRequests, StopReason::Refusal, StopReason::Cancelled]);
+    let known = prop::sample::select(vec![
+        StopReason::EndTurn,
+        StopReason::MaxTokens,
+        StopReason::MaxTurnRequests,
+        StopReason::Refusal,
+        StopReason::Cancelled,
+    ]);
     if valid {
         known.boxed()
     } else {
-        prop_oneof![4 => known, 1 => unknown_word().prop_map(|w| StopReason::Unknown(w.into()))].boxed()
+        prop_oneof![4 => known, 1 => unknown_word().prop_map(|w| StopReason::Unknown(w.into()))]
+            .boxed()
     }
 }
 
 pub fn arb_prompt_response(valid: bool) -> BoxedStrategy<PromptResponse<'static>> {
     let _ = valid;
-    ((arb_stop_reason(valid), option::of(meta()),),)
-        .prop_map(|((stop_reason, meta,),)| PromptResponse { stop_reason, meta })
+    ((arb_stop_reason(valid), option::of(meta())),)
+        .prop_map(|((stop_reason, meta),)| PromptResponse { stop_reason, meta })
         .boxed()
 }
 
-pub fn arb_cancel_request_notification(valid: bool) -> BoxedStrategy<CancelRequestNotification<'static>> {
+pub fn arb_cancel_request_notification(
+    valid: bool,
+) -> BoxedStrategy<CancelRequestNotification<'static>> {
     let _ = valid;
-    ((request_id(), option::of(meta()),),)
-        .prop_map(|((request_id, meta,),)| CancelRequestNotification { request_id, meta })
+    ((request_id(), option::of(meta())),)
+        .prop_map(|((request_id, meta),)| CancelRequestNotification { request_id, meta })
         .boxed()
 }
 
 pub fn arb_read_text_file_request(valid: bool) -> BoxedStrategy<ReadTextFileRequest<'static>> {
     let _ = valid;
-    ((text(), text(), option::of(any::<u32>()), option::of(any::<u32>()), option::of(meta()),),)
-        .prop_map(|((session_id, path, line, limit, meta,),)| ReadTextFileRequest { session_id, path, line, limit, meta })
+    ((
+        text(),
+        text(),
+        option::of(any::<u32>()),
+        option::of(any::<u32>()),
+        option::of(meta()),
+    ),)
+        .prop_map(
+            |((session_id, path, line, limit, meta),)| ReadTextFileRequest {
+                session_id,
+                path,
+                line,
+                limit,
+                meta,
+            },
+        )
         .boxed()
 }
 
 pub fn arb_read_text_file_response(valid: bool) -> BoxedStrategy<ReadTextFileResponse<'static>> {
     let _ = valid;
-    ((text(), option::of(meta()),),)
-        .prop_map(|((content, meta,),)| ReadTextFileResponse { content, meta })
+    ((text(), option::of(meta())),)
+        .prop_map(|((content, meta),)| ReadTextFileResponse { content, meta })
         .boxed()
 }
 
 pub fn arb_write_text_file_request(valid: bool) -> BoxedStrategy<WriteTextFileRequest<'static>> {
     let _ = valid;
-    ((text(), text(), text(), option::of(meta()),),)
-        .prop_map(|((session_id, path, content, meta,),)| WriteTextFileRequest { session_id, path, content, meta })
+    ((text(), text(), text(), option::of(meta())),)
+        .prop_map(
+            |((session_id, path, content, meta),)| WriteTextFileRequest {
+                session_id,
+                path,
+                content,
+                meta,
+            },
+        )
         .boxed()
 }
 
 pub fn arb_permission_option_kind(valid: bool) -> BoxedStrategy<PermissionOptionKind<'static>> {
-    let known = prop::sample::select(vec![PermissionOptionKind::AllowOnce, PermissionOptionKind::AllowAlways, PermissionOptionKind::RejectOnce, PermissionOptionKind::RejectAlways]);
+    let known = prop::sample::select(vec![
+        PermissionOptionKind::AllowOnce,
+        PermissionOptionKind::AllowAlways,
+        PermissionOptionKind::RejectOnce,
+        PermissionOptionKind::RejectAlways,
+    ]);
     if valid {
         known.boxed()
     } else {
@@ -721,27 +1499,58 @@ pub fn arb_permission_option_kind(valid: bool) -> BoxedStrategy<PermissionOption
 
 pub fn arb_permission_option(valid: bool) -> BoxedStrategy<PermissionOption<'static>> {
     let _ = valid;
-    ((text(), text(), arb_permission_option_kind(valid), option::of(meta()),),)
-        .prop_map(|((option_id, name, kind, meta,),)| PermissionOption { option_id, name, kind, meta })
+    ((
+        text(),
+        text(),
+        arb_permission_option_kind(valid),
+        option::of(meta()),
+    ),)
+        .prop_map(|((option_id, name, kind, meta),)| PermissionOption {
+            option_id,
+            name,
+            kind,
+            meta,
+        })
         .boxed()
 }
 
-pub fn arb_request_permission_request(valid: bool) -> BoxedStrategy<RequestPermissionRequest<'static>> {
+pub fn arb_request_permission_request(
+    valid: bool,
+) -> BoxedStrategy<RequestPermissionRequest<'static>> {
     let _ = valid;
-    ((text(), arb_tool_call_update(valid), vec(arb_permission_option(valid), 0..3), option::of(meta()),),)
-        .prop_map(|((session_id, tool_call, options, meta,),)| RequestPermissionRequest { session_id, tool_call, options, meta })
+    ((
+        text(),
+        arb_tool_call_update(valid),
+        vec(arb_permission_option(valid), 0..3),
+        option::of(meta()),
+    ),)
+        .prop_map(
+            |((session_id, tool_call, options, meta),)| RequestPermissionRequest {
+                session_id,
+                tool_call,
+                options,
+                meta,
+            },
+        )
         .boxed()
 }
 
-pub fn arb_selected_permission_outcome(valid: bool) -> BoxedStrategy<SelectedPermissionOutcome<'static>> {
+pub fn arb_selected_permission_outcome(
+    valid: bool,
+) -> BoxedStrategy<SelectedPermissionOutcome<'static>> {
     let _ = valid;
-    ((text(), option::of(meta()),),)
-        .prop_map(|((option_id, meta,),)| SelectedPermissionOutcome { option_id, meta })
+    ((text(), option::of(meta())),)
+        .prop_map(|((option_id, meta),)| SelectedPermissionOutcome { option_id, meta })
         .boxed()
 }
 
-pub fn arb_request_permission_outcome(valid: bool) -> BoxedStrategy<RequestPermissionOutcome<'static>> {
-    let known = prop_oneof![arb_meta_only(valid).prop_map(RequestPermissionOutcome::Cancelled), arb_selected_permission_outcome(valid).prop_map(RequestPermissionOutcome::Selected)];
+pub fn arb_request_permission_outcome(
+    valid: bool,
+) -> BoxedStrategy<RequestPermissionOutcome<'static>> {
+    let known = prop_oneof![
+        arb_meta_only(valid).prop_map(RequestPermissionOutcome::Cancelled),
+        arb_selected_permission_outcome(valid).prop_map(RequestPermissionOutcome::Selected)
+    ];
     if valid {
         known.boxed()
     } else {
@@ -749,45 +1558,93 @@ pub fn arb_request_permission_outcome(valid: bool) -> BoxedStrategy<RequestPermi
     }
 }
 
-pub fn arb_request_permission_response(valid: bool) -> BoxedStrategy<RequestPermissionResponse<'static>> {
+pub fn arb_request_permission_response(
+    valid: bool,
+) -> BoxedStrategy<RequestPermissionResponse<'static>> {
     let _ = valid;
-    ((arb_request_permission_outcome(valid), option::of(meta()),),)
-        .prop_map(|((outcome, meta,),)| RequestPermissionResponse { outcome, meta })
+    ((arb_request_permission_outcome(valid), option::of(meta())),)
+        .prop_map(|((outcome, meta),)| RequestPermissionResponse { outcome, meta })
         .boxed()
 }
 
 pub fn arb_create_terminal_request(valid: bool) -> BoxedStrategy<CreateTerminalRequest<'static>> {
     let _ = valid;
-    ((text(), text(), option::of(vec(text(), 0..3)), option::of(vec(arb_env_variable(valid), 0..3)), option::of(text()), option::of(any::<u64>()),), (option::of(meta()),),)
-        .prop_map(|((session_id, command, args, env, cwd, output_byte_limit,), (meta,),)| CreateTerminalRequest { session_id, command, args, env, cwd, output_byte_limit, meta })
+    (
+        (
+            text(),
+            text(),
+            option::of(vec(text(), 0..3)),
+            option::of(vec(arb_env_variable(valid), 0..3)),
+            option::of(text()),
+            option::of(any::<u64>()),
+        ),
+        (option::of(meta()),),
+    )
+        .prop_map(
+            |((session_id, command, args, env, cwd, output_byte_limit), (meta,))| {
+                CreateTerminalRequest {
+                    session_id,
+                    command,
+                    args,
+                    env,
+                    cwd,
+                    output_byte_limit,
+                    meta,
+                }
+            },
+        )
         .boxed()
 }
 
 pub fn arb_create_terminal_response(valid: bool) -> BoxedStrategy<CreateTerminalResponse<'static>> {
     let _ = valid;
-    ((text(), option::of(meta()),),)
-        .prop_map(|((terminal_id, meta,),)| CreateTerminalResponse { terminal_id, meta })
+    ((text(), option::of(meta())),)
+        .prop_map(|((terminal_id, meta),)| CreateTerminalResponse { terminal_id, meta })
         .boxed()
 }
 
 pub fn arb_terminal_request(valid: bool) -> BoxedStrategy<TerminalRequest<'static>> {
     let _ = valid;
-    ((text(), text(), option::of(meta()),),)
-        .prop_map(|((session_id, terminal_id, meta,),)| TerminalRequest { session_id, terminal_id, meta })
+    ((text(), text(), option::of(meta())),)
+        .prop_map(|((session_id, terminal_id, meta),)| TerminalRequest {
+            session_id,
+            terminal_id,
+            meta,
+        })
         .boxed()
 }
 
 pub fn arb_terminal_exit_status(valid: bool) -> BoxedStrategy<TerminalExitStatus<'static>> {
     let _ = valid;
-    ((option::of(any::<u32>()), option::of(text()), option::of(meta()),),)
-        .prop_map(|((exit_code, signal, meta,),)| TerminalExitStatus { exit_code, signal, meta })
+    ((
+        option::of(any::<u32>()),
+        option::of(text()),
+        option::of(meta()),
+    ),)
+        .prop_map(|((exit_code, signal, meta),)| TerminalExitStatus {
+            exit_code,
+            signal,
+            meta,
+        })
         .boxed()
 }
 
 pub fn arb_terminal_output_response(valid: bool) -> BoxedStrategy<TerminalOutputResponse<'static>> {
     let _ = valid;
-    ((text(), any::<bool>(), option::of(arb_terminal_exit_status(valid)), option::of(meta()),),)
-        .prop_map(|((output, truncated, exit_status, meta,),)| TerminalOutputResponse { output, truncated, exit_status, meta })
+    ((
+        text(),
+        any::<bool>(),
+        option::of(arb_terminal_exit_status(valid)),
+        option::of(meta()),
+    ),)
+        .prop_map(
+            |((output, truncated, exit_status, meta),)| TerminalOutputResponse {
+                output,
+                truncated,
+                exit_status,
+                meta,
+            },
+        )
         .boxed()
 }
 
@@ -801,7 +1658,11 @@ pub fn arb_elicitation_mode(valid: bool) -> BoxedStrategy<ElicitationMode<'stati
 }
 
 pub fn arb_elicitation_action(valid: bool) -> BoxedStrategy<ElicitationAction<'static>> {
-    let known = prop::sample::select(vec![ElicitationAction::Accept, ElicitationAction::Decline, ElicitationAction::Cancel]);
+    let known = prop::sample::select(vec![
+        ElicitationAction::Accept,
+        ElicitationAction::Decline,
+        ElicitationAction::Cancel,
+    ]);
     if valid {
         known.boxed()
     } else {
@@ -809,9 +1670,16 @@ pub fn arb_elicitation_action(valid: bool) -> BoxedStrategy<ElicitationAction<'s
     }
 }
 
-pub fn arb_complete_elicitation_notification(valid: bool) -> BoxedStrategy<CompleteElicitationNotification<'static>> {
+pub fn arb_complete_elicitation_notification(
+    valid: bool,
+) -> BoxedStrategy<CompleteElicitationNotification<'static>> {
     let _ = valid;
-    ((text(), option::of(meta()),),)
-        .prop_map(|((elicitation_id, meta,),)| CompleteElicitationNotification { elicitation_id, meta })
+    ((text(), option::of(meta())),)
+        .prop_map(
+            |((elicitation_id, meta),)| CompleteElicitationNotification {
+                elicitation_id,
+                meta,
+            },
+        )
         .boxed()
 }

@@ -63,7 +63,11 @@ pub fn meta() -> BoxedStrategy<RawJson<'static>> {
 
 /// `env` of a terminal auth method: an object of strings.
 pub fn env_map() -> BoxedStrategy<RawJson<'static>> {
-    prop_oneof![Just(raw_of("{}")), Just(raw_of("{\"A\":\"1\",\"B\":\"x y\"}"))].boxed()
+    prop_oneof![
+        Just(raw_of("{}")),
+        Just(raw_of("{\"A\":\"1\",\"B\":\"x y\"}"))
+    ]
+    .boxed()
 }
 
 pub fn request_id() -> BoxedStrategy<RequestId<'static>> {
@@ -96,17 +100,21 @@ pub fn arb_set_session_config_option_request(
         text().prop_map(|s| (None, ConfigValue::Id(s))),
     ];
     (text(), text(), value, option::of(meta()))
-        .prop_map(|(session_id, config_id, (kind, value), meta)| SetSessionConfigOptionRequest {
-            session_id,
-            config_id,
-            kind,
-            value,
-            meta,
-        })
+        .prop_map(
+            |(session_id, config_id, (kind, value), meta)| SetSessionConfigOptionRequest {
+                session_id,
+                config_id,
+                kind,
+                value,
+                meta,
+            },
+        )
         .boxed()
 }
 
-pub fn arb_create_elicitation_request(valid: bool) -> BoxedStrategy<CreateElicitationRequest<'static>> {
+pub fn arb_create_elicitation_request(
+    valid: bool,
+) -> BoxedStrategy<CreateElicitationRequest<'static>> {
     let _ = valid;
     let scope = prop_oneof![
         (text(), option::of(text())).prop_map(|(s, t)| (Some(s), t, None)),
@@ -117,27 +125,38 @@ pub fn arb_create_elicitation_request(valid: bool) -> BoxedStrategy<CreateElicit
         (text(), text()).prop_map(|(id, url)| (ElicitationMode::Url, None, Some(id), Some(url))),
     ];
     (text(), mode, scope, option::of(meta()))
-        .prop_map(|(message, (mode, requested_schema, elicitation_id, url), (session_id, tool_call_id, request_id), meta)| {
-            CreateElicitationRequest {
+        .prop_map(
+            |(
                 message,
-                mode,
-                requested_schema,
-                elicitation_id,
-                url,
-                session_id,
-                tool_call_id,
-                request_id,
+                (mode, requested_schema, elicitation_id, url),
+                (session_id, tool_call_id, request_id),
                 meta,
-            }
-        })
+            )| {
+                CreateElicitationRequest {
+                    message,
+                    mode,
+                    requested_schema,
+                    elicitation_id,
+                    url,
+                    session_id,
+                    tool_call_id,
+                    request_id,
+                    meta,
+                }
+            },
+        )
         .boxed()
 }
 
-pub fn arb_create_elicitation_response(valid: bool) -> BoxedStrategy<CreateElicitationResponse<'static>> {
+pub fn arb_create_elicitation_response(
+    valid: bool,
+) -> BoxedStrategy<CreateElicitationResponse<'static>> {
     let _ = valid;
     prop_oneof![
-        option::of(Just(raw_of("{\"name\":\"Ada\",\"age\":36,\"tags\":[\"a\"],\"ok\":true}")))
-            .prop_map(|content| (ElicitationAction::Accept, content)),
+        option::of(Just(raw_of(
+            "{\"name\":\"Ada\",\"age\":36,\"tags\":[\"a\"],\"ok\":true}"
+        )))
+        .prop_map(|content| (ElicitationAction::Accept, content)),
         Just((ElicitationAction::Decline, None)),
         Just((ElicitationAction::Cancel, None)),
     ]

@@ -19,30 +19,49 @@ pub fn typed(msg: &Message<'_>, methods: &BTreeMap<RequestId<'static>, String>) 
     match msg {
         Message::Request(r) => {
             let t = r.typed().unwrap_or_else(|e| panic!("{}: {e}", r.method));
-            Typed { json: r.params.as_ref().map(|_| serde_json::to_value(&t).unwrap()), debug: format!("{t:?}") }
+            Typed {
+                json: r.params.as_ref().map(|_| serde_json::to_value(&t).unwrap()),
+                debug: format!("{t:?}"),
+            }
         }
         Message::Notification(n) => {
             let t = n.typed().unwrap_or_else(|e| panic!("{}: {e}", n.method));
-            Typed { json: n.params.as_ref().map(|_| serde_json::to_value(&t).unwrap()), debug: format!("{t:?}") }
+            Typed {
+                json: n.params.as_ref().map(|_| serde_json::to_value(&t).unwrap()),
+                debug: format!("{t:?}"),
+            }
         }
         Message::Response(r) => {
-            let method = methods.get(&r.id.to_owned_id()).map(String::as_str).unwrap_or("");
-            let t = r.typed(method).unwrap_or_else(|e| panic!("result of {method}: {e}"));
+            let method = methods
+                .get(&r.id.to_owned_id())
+                .map(String::as_str)
+                .unwrap_or("");
+            let t = r
+                .typed(method)
+                .unwrap_or_else(|e| panic!("result of {method}: {e}"));
             let debug = match &t {
                 ResponseResult::Other(_) if !method.is_empty() && !method.starts_with('_') => {
                     format!("Unknown result for {method}")
                 }
                 t => format!("{t:?}"),
             };
-            Typed { json: Some(serde_json::to_value(&t).unwrap()), debug }
+            Typed {
+                json: Some(serde_json::to_value(&t).unwrap()),
+                debug,
+            }
         }
-        Message::Error(e) => Typed { json: Some(serde_json::to_value(&e.error).unwrap()), debug: format!("{e:?}") },
+        Message::Error(e) => Typed {
+            json: Some(serde_json::to_value(&e.error).unwrap()),
+            debug: format!("{e:?}"),
+        },
     }
 }
 
 /// The part of the original message the typed form re-encodes.
 pub fn payload(original: &Value) -> Option<Value> {
-    ["params", "result", "error"].iter().find_map(|k| original.get(*k).cloned())
+    ["params", "result", "error"]
+        .iter()
+        .find_map(|k| original.get(*k).cloned())
 }
 
 /// Whether every member of `a` is in `b` with an equal value (arrays
@@ -52,7 +71,9 @@ pub fn is_subset(a: &Value, b: &Value) -> Result<(), String> {
     match (a, b) {
         (Value::Object(x), Value::Object(y)) => {
             for (k, v) in x {
-                let Some(w) = y.get(k) else { return Err(format!("member {k} invented")) };
+                let Some(w) = y.get(k) else {
+                    return Err(format!("member {k} invented"));
+                };
                 is_subset(v, w).map_err(|e| format!("{k}.{e}"))?;
             }
             Ok(())
