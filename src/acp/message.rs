@@ -4,13 +4,13 @@
 use alloc::borrow::Cow;
 use alloc::vec::Vec;
 
-use serde::de::IgnoredAny;
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::id::RequestId;
 use super::method::{NotificationParams, RequestParams, ResponseResult};
-use super::raw::{cow, opt_cow, present, IntoOwned, RawJson};
+use super::raw::{cow, present, unquote, IntoOwned, RawJson};
+use super::scan;
 use crate::error::{EncodeError, MessageError};
 use crate::ErrorCode;
 
@@ -141,23 +141,6 @@ impl<'de> Deserialize<'de> for ErrorCode {
     }
 }
 
-/// The envelope's fields, each optional, presence kept.
-#[derive(Deserialize)]
-struct Envelope<'a> {
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
-    jsonrpc: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "present")]
-    id: Option<RequestId<'a>>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
-    method: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "present")]
-    params: Option<RawJson<'a>>,
-    #[serde(borrow, default, deserialize_with = "present")]
-    result: Option<RawJson<'a>>,
-    #[serde(borrow, default, deserialize_with = "present")]
-    error: Option<RpcError<'a>>,
-}
-
 fn invalid(reason: &'static str) -> MessageError {
     MessageError::InvalidEnvelope { reason }
 }
@@ -176,36 +159,59 @@ impl<'a> Message<'a> {
     ///
     /// Nothing is kept between calls: the next line decodes on its own.
     pub fn decode(line: &'a str) -> Result<Self, MessageError> {
-        let env: Envelope<'a> = match serde_json::from_str(line) {
-            Ok(env) => env,
-            Err(e) => return Err(classify(line, &e)),
-        };
-        match env.jsonrpc.as_deref() {
-            Some("2.0") => {}
+        let b = line.as_bytes();
+        let start = scan::skip_ws(b, 0);
+        if b.get(start) != Some(&b'{') {
+            return Err(not_an_object(line, start));
+        }
+        let mut members = scan::Members::new(line).map_err(|e| not_json(line, e))?;
+        let mut env = Envelope::default();
+        for m in &mut members {
+            let (k, v) = m.map_err(|e| not_json(line, e))?;
+            env.take(k, v)?;
+        }
+        let end = scan::skip_ws(b, members.end());
+        if end != b.len() {
+            return Err(not_json(line, scan::ScanError { offset: end }));
+        }
+        match env.jsonrpc {
+            Some(v)
+                if v == "\"2.0\"" || unquote::<serde_json::Error>(v).is_ok_and(|s| s == "2.0") => {}
             Some(_) => return Err(invalid("jsonrpc is not \"2.0\"")),
             None => return Err(invalid("jsonrpc member missing")),
         }
-        match (env.method, env.result, env.error) {
-            (Some(method), None, None) => Ok(match env.id {
-                Some(id) => Self::Request(Request {
-                    id,
-                    method,
-                    params: env.params,
-                }),
-                None => Self::Notification(Notification {
-                    method,
-                    params: env.params,
-                }),
+        let id = match env.id {
+            Some(v) => Some(parse_id(v)?),
+            None => None,
+        };
+        let method = match env.method {
+            Some(v) => Some(
+                unquote::<serde_json::Error>(v).map_err(|_| invalid("method is not a string"))?,
+            ),
+            None => None,
+        };
+        let params = env.params.map(RawJson::from_validated);
+        match (method, env.result, env.error) {
+            (Some(method), None, None) => Ok(match id {
+                Some(id) => Self::Request(Request { id, method, params }),
+                None => Self::Notification(Notification { method, params }),
             }),
             (Some(_), _, _) => Err(invalid("method with result or error")),
             (None, Some(_), Some(_)) => Err(invalid("both result and error")),
-            (None, Some(result), None) => match env.id {
-                Some(id) if env.params.is_none() => Ok(Self::Response(Response { id, result })),
+            (None, Some(result), None) => match id {
+                Some(id) if params.is_none() => Ok(Self::Response(Response {
+                    id,
+                    result: RawJson::from_validated(result),
+                })),
                 Some(_) => Err(invalid("params in a response")),
                 None => Err(invalid("response without id")),
             },
-            (None, None, Some(error)) => match env.id {
-                Some(id) if env.params.is_none() => Ok(Self::Error(ErrorResponse { id, error })),
+            (None, None, Some(error)) => match id {
+                Some(id) if params.is_none() => {
+                    let error = serde_json::from_str(error)
+                        .map_err(|_| invalid("error is not a json-rpc error object"))?;
+                    Ok(Self::Error(ErrorResponse { id, error }))
+                }
                 Some(_) => Err(invalid("params in a response")),
                 None => Err(invalid("error response without id")),
             },
@@ -280,22 +286,105 @@ impl<'a> Message<'a> {
     }
 }
 
-/// Why a line that serde_json refused is not a message.
-fn classify(line: &str, e: &serde_json::Error) -> MessageError {
-    if e.is_data() {
-        return match line.trim_start().as_bytes().first() {
-            Some(b'[') => match serde_json::from_str::<Vec<IgnoredAny>>(line) {
-                Ok(items) => MessageError::Batch { len: items.len() },
-                Err(_) => invalid("not a json object"),
-            },
-            Some(b'{') => invalid("a member has the wrong type"),
-            _ => invalid("not a json object"),
+/// The envelope's members, as raw value texts.
+#[derive(Default)]
+struct Envelope<'a> {
+    jsonrpc: Option<&'a str>,
+    id: Option<&'a str>,
+    method: Option<&'a str>,
+    params: Option<&'a str>,
+    result: Option<&'a str>,
+    error: Option<&'a str>,
+}
+
+impl<'a> Envelope<'a> {
+    fn take(&mut self, key: &str, value: &'a str) -> Result<(), MessageError> {
+        let slot = match key {
+            "\"jsonrpc\"" => &mut self.jsonrpc,
+            "\"id\"" => &mut self.id,
+            "\"method\"" => &mut self.method,
+            "\"params\"" => &mut self.params,
+            "\"result\"" => &mut self.result,
+            "\"error\"" => &mut self.error,
+            k if k.contains('\\') => {
+                let k = unquote::<serde_json::Error>(k).unwrap_or_default();
+                match &*k {
+                    "jsonrpc" => &mut self.jsonrpc,
+                    "id" => &mut self.id,
+                    "method" => &mut self.method,
+                    "params" => &mut self.params,
+                    "result" => &mut self.result,
+                    "error" => &mut self.error,
+                    _ => return Ok(()),
+                }
+            }
+            _ => return Ok(()),
         };
+        if slot.is_some() {
+            return Err(invalid("duplicate member"));
+        }
+        *slot = Some(value);
+        Ok(())
     }
+}
+
+/// An id from its JSON text: null, a 64-bit integer or a string.
+fn parse_id(text: &str) -> Result<RequestId<'_>, MessageError> {
+    match text.as_bytes().first() {
+        Some(b'n') => Ok(RequestId::Null),
+        Some(b'"') => unquote::<serde_json::Error>(text)
+            .map(RequestId::Str)
+            .map_err(|_| invalid("id is not a valid string")),
+        _ => text
+            .parse::<i64>()
+            .map(RequestId::Number)
+            .map_err(|_| invalid("id is not null, a 64-bit integer or a string")),
+    }
+}
+
+fn not_json(line: &str, e: scan::ScanError) -> MessageError {
+    // Line and column of the offset, like serde_json reports them.
+    let before = line.get(..e.offset).unwrap_or(line);
+    let row = before
+        .bytes()
+        .filter(|&b| b == b'\n')
+        .count()
+        .saturating_add(1);
+    let col = before.rfind('\n').map_or(before.len(), |p| {
+        before.len().saturating_sub(p).saturating_sub(1)
+    });
     MessageError::NotJson {
-        line: e.line(),
-        column: e.column(),
+        line: row,
+        column: col.saturating_add(1),
     }
+}
+
+/// Why a line that does not start with `{` is not a message.
+fn not_an_object(line: &str, start: usize) -> MessageError {
+    if let Err(e) = scan::validate(line) {
+        return not_json(line, e);
+    }
+    if line.as_bytes().get(start) == Some(&b'[') {
+        let mut len = 0usize;
+        let b = line.as_bytes();
+        let mut i = scan::skip_ws(b, start.saturating_add(1));
+        while let Some(&c) = b.get(i) {
+            if c == b']' {
+                break;
+            }
+            i = match scan::skip_value(b, i) {
+                Ok(end) => end,
+                Err(_) => break,
+            };
+            len = len.saturating_add(1);
+            i = scan::skip_ws(b, i);
+            if b.get(i) == Some(&b',') {
+                i = scan::skip_ws(b, i.saturating_add(1));
+            }
+        }
+        return MessageError::Batch { len };
+    }
+    invalid("not a json object")
 }
 
 impl Serialize for Message<'_> {

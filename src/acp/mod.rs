@@ -57,6 +57,7 @@
 //! ```
 
 pub(crate) mod raw;
+mod scan;
 mod tagged;
 
 mod client;

@@ -7,7 +7,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
 
-use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde::de::{self, Deserializer};
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::value::RawValue;
 
@@ -17,10 +17,7 @@ use serde_json::value::RawValue;
 /// every unknown variant) is kept this way: nothing is parsed until asked for
 /// ([`RawJson::parse`]), and encoding writes the text back unchanged (a
 /// pretty-printed value handed in by a caller is compacted by the encoder).
-///
-/// Decoding a `RawJson` needs serde_json's text deserializer
-/// (`serde_json::from_str`, as all decoders of this crate do); it cannot be
-/// rebuilt from a `serde_json::Value`.
+/// The text is always exactly one valid JSON value.
 ///
 /// ```
 /// use acp_codec::acp::RawJson;
@@ -29,14 +26,20 @@ use serde_json::value::RawValue;
 /// assert_eq!(raw.get(), "{\"a\": [1, 2]}");
 /// let v: serde_json::Value = raw.parse().unwrap();
 /// assert_eq!(v["a"][1], 2);
+/// assert!(RawJson::from_text("{\"a\":").is_err());
 /// ```
 #[derive(Clone)]
-pub struct RawJson<'a>(Cow<'a, RawValue>);
+pub struct RawJson<'a>(Cow<'a, str>);
 
 impl<'a> RawJson<'a> {
     /// Wraps borrowed raw JSON.
     pub fn borrowed(raw: &'a RawValue) -> Self {
-        Self(Cow::Borrowed(raw))
+        Self(Cow::Borrowed(raw.get()))
+    }
+
+    /// Text already checked to be one JSON value.
+    pub(crate) fn from_validated(text: &'a str) -> Self {
+        Self(Cow::Borrowed(text))
     }
 
     /// Checks that `text` is one JSON value and borrows it.
@@ -54,7 +57,7 @@ impl<'a> RawJson<'a> {
     ///
     /// The serde_json error if `text` is not exactly one JSON value.
     pub fn from_string(text: String) -> Result<RawJson<'static>, serde_json::Error> {
-        RawValue::from_string(text).map(|b| RawJson(Cow::Owned(b)))
+        RawValue::from_string(text).map(|b| RawJson(Cow::Owned(Box::<str>::from(b).into_string())))
     }
 
     /// Serializes `value` into owned raw JSON.
@@ -63,17 +66,17 @@ impl<'a> RawJson<'a> {
     ///
     /// The serde_json error if `value` cannot be serialized.
     pub fn to_raw<T: Serialize + ?Sized>(value: &T) -> Result<RawJson<'static>, serde_json::Error> {
-        serde_json::value::to_raw_value(value).map(|b| RawJson(Cow::Owned(b)))
+        serde_json::to_string(value).map(|s| RawJson(Cow::Owned(s)))
     }
 
     /// The JSON text.
     pub fn get(&self) -> &str {
-        self.0.get()
+        &self.0
     }
 
-    /// The JSON text, borrowed from the line when it was decoded from one.
-    pub fn as_raw_value(&self) -> &RawValue {
-        &self.0
+    /// A copy borrowing from this one.
+    pub fn reborrow(&self) -> RawJson<'_> {
+        RawJson(Cow::Borrowed(&self.0))
     }
 
     /// Whether the value is JSON `null`.
@@ -92,10 +95,7 @@ impl<'a> RawJson<'a> {
 
     /// The value with its text copied, for callers that keep it.
     pub fn into_owned(self) -> RawJson<'static> {
-        RawJson(Cow::Owned(match self.0 {
-            Cow::Borrowed(b) => b.to_owned(),
-            Cow::Owned(o) => o,
-        }))
+        RawJson(Cow::Owned(self.0.into_owned()))
     }
 }
 
@@ -120,9 +120,12 @@ impl PartialEq for RawJson<'_> {
 
 impl Eq for RawJson<'_> {}
 
+/// Writes the text unchanged (serde_json's raw value; the text is checked
+/// again on the way out).
 impl Serialize for RawJson<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.0.serialize(s)
+        let raw: &RawValue = serde_json::from_str(self.get()).map_err(serde::ser::Error::custom)?;
+        raw.serialize(s)
     }
 }
 
@@ -278,33 +281,6 @@ fn hex4(digits: Option<&[u8]>) -> Option<u32> {
     Some(n)
 }
 
-/// A map key, borrowed when it has no escapes.
-struct KeyStr<'a>(Cow<'a, str>);
-
-impl<'de: 'a, 'a> Deserialize<'de> for KeyStr<'a> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_str(CowStrVisitor).map(KeyStr)
-    }
-}
-
-struct CowStrVisitor;
-
-impl<'de> Visitor<'de> for CowStrVisitor {
-    type Value = Cow<'de, str>;
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a string")
-    }
-    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
-        Ok(Cow::Borrowed(v))
-    }
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-        Ok(Cow::Owned(v.to_owned()))
-    }
-    fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
-        Ok(Cow::Owned(v))
-    }
-}
-
 /// `deserialize_with` for `Option<Cow<str>>` fields: borrows.
 pub(crate) fn opt_cow<'de: 'a, 'a, D: Deserializer<'de>>(
     d: D,
@@ -337,16 +313,16 @@ pub(crate) fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
     T::deserialize(d).map(Some)
 }
 
-/// Reads the string value of `key` in the JSON object `raw` without
-/// building anything: `None` when the key is absent or not a string.
+/// Reads the string value of `key` in the JSON object `text` without
+/// building or allocating anything: `None` when the key is absent or not a
+/// string.
 ///
 /// Fast path for the common layout where the tag comes first and has no
-/// escapes; otherwise one scan over the object's top level.
+/// escapes; otherwise one scan over the object's members.
 pub(crate) fn tag_of<'a>(
-    raw: &'a RawValue,
+    text: &'a str,
     key: &str,
 ) -> Result<Option<Cow<'a, str>>, serde_json::Error> {
-    let text = raw.get();
     if let Some(rest) = text.strip_prefix("{\"") {
         if let Some(rest) = rest.strip_prefix(key) {
             if let Some(rest) = rest.strip_prefix("\":\"") {
@@ -358,83 +334,20 @@ pub(crate) fn tag_of<'a>(
             }
         }
     }
-    let mut de = serde_json::Deserializer::from_str(text);
-    de.deserialize_map(TagSeek { key })
-}
-
-struct TagSeek<'k> {
-    key: &'k str,
-}
-
-impl<'de> Visitor<'de> for TagSeek<'_> {
-    type Value = Option<Cow<'de, str>>;
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a json object")
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut found = None;
-        while let Some(k) = map.next_key::<KeyStr<'de>>()? {
-            if found.is_none() && k.0 == self.key {
-                found = Some(map.next_value_seed(MaybeStr)?);
+    let members =
+        super::scan::Members::new(text).map_err(|_| de::Error::custom("expected a json object"))?;
+    for m in members {
+        let (k, v) =
+            m.map_err(|e| de::Error::custom(format_args!("invalid json at byte {}", e.offset)))?;
+        if super::scan::key_is(k, key) {
+            return Ok(if v.starts_with('"') {
+                Some(unquote::<serde_json::Error>(v)?)
             } else {
-                map.next_value::<IgnoredAny>()?;
-            }
+                None
+            });
         }
-        Ok(found.flatten())
     }
-}
-
-/// A value that is kept when it is a string and skipped otherwise.
-struct MaybeStr;
-
-impl<'de> DeserializeSeed<'de> for MaybeStr {
-    type Value = Option<Cow<'de, str>>;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(MaybeStrVisitor)
-    }
-}
-
-struct MaybeStrVisitor;
-
-impl<'de> Visitor<'de> for MaybeStrVisitor {
-    type Value = Option<Cow<'de, str>>;
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any json value")
-    }
-    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
-        Ok(Some(Cow::Borrowed(v)))
-    }
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-        Ok(Some(Cow::Owned(v.to_owned())))
-    }
-    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_unit<E>(self) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(None)
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-        Ok(None)
-    }
-}
-
-/// Decodes `T` from raw JSON, mapping the error into `E`.
-pub(crate) fn from_raw<'a, T: Deserialize<'a>, E: de::Error>(raw: &'a RawValue) -> Result<T, E> {
-    serde_json::from_str(raw.get()).map_err(E::custom)
+    Ok(None)
 }
 
 /// Defines a string enum whose unknown values decode to `Unknown` and
@@ -534,18 +447,16 @@ mod tests {
 
     #[test]
     fn tag_fast_and_slow_paths() {
-        let raw: &RawValue = serde_json::from_str(r#"{"type":"text","text":"x"}"#).unwrap();
-        assert_eq!(tag_of(raw, "type").unwrap().as_deref(), Some("text"));
-        let raw: &RawValue =
-            serde_json::from_str(r#"{ "text":"x", "a":{"type":"no"}, "type" : "te\u0078t"}"#)
-                .unwrap();
-        assert_eq!(tag_of(raw, "type").unwrap().as_deref(), Some("text"));
-        let raw: &RawValue = serde_json::from_str(r#"{"type":5}"#).unwrap();
-        assert_eq!(tag_of(raw, "type").unwrap(), None);
-        let raw: &RawValue = serde_json::from_str(r#"{"typed":"x"}"#).unwrap();
-        assert_eq!(tag_of(raw, "type").unwrap(), None);
-        let raw: &RawValue = serde_json::from_str(r#"[1]"#).unwrap();
-        assert!(tag_of(raw, "type").is_err());
+        let t = |s: &'static str| tag_of(s, "type");
+        assert_eq!(
+            t(r#"{"type":"text","text":"x"}"#).unwrap().as_deref(),
+            Some("text")
+        );
+        let slow = r#"{ "text":"x", "a":{"type":"no"}, "type" : "te\u0078t"}"#;
+        assert_eq!(t(slow).unwrap().as_deref(), Some("text"));
+        assert_eq!(t(r#"{"type":5}"#).unwrap(), None);
+        assert_eq!(t(r#"{"typed":"x"}"#).unwrap(), None);
+        assert!(t("[1]").is_err());
     }
 
     #[test]

@@ -65,16 +65,23 @@ macro_rules! tagged_enum {
             }
         }
 
+        impl<'a> $name<'a> {
+            /// Decodes from JSON text known to be one valid JSON value.
+            pub(crate) fn from_valid_text(text: &'a str) -> Result<Self, serde_json::Error> {
+                let tag = $crate::acp::raw::tag_of(text, $tag)?;
+                match tag.as_deref() {
+                    $( Some($text) => serde_json::from_str(text).map(Self::$variant), )*
+                    $( None => serde_json::from_str(text).map(Self::$avariant), )?
+                    _ => Ok(Self::Unknown($crate::acp::RawJson::from_validated(text))),
+                }
+            }
+        }
+
         impl<'de: 'a, 'a> serde::Deserialize<'de> for $name<'a> {
             fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
                 use serde::de::Error as _;
                 let raw = <&'de serde_json::value::RawValue>::deserialize(d)?;
-                let tag = $crate::acp::raw::tag_of(raw, $tag).map_err(D::Error::custom)?;
-                match tag.as_deref() {
-                    $( Some($text) => $crate::acp::raw::from_raw(raw).map(Self::$variant), )*
-                    $( None => $crate::acp::raw::from_raw(raw).map(Self::$avariant), )?
-                    _ => Ok(Self::Unknown($crate::acp::RawJson::borrowed(raw))),
-                }
+                Self::from_valid_text(raw.get()).map_err(D::Error::custom)
             }
         }
     };
