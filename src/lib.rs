@@ -87,6 +87,8 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
+#[cfg(feature = "alloc")]
+pub mod acp;
 #[cfg(feature = "tokio-util")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tokio-util")))]
 pub mod codec;
@@ -95,7 +97,7 @@ pub mod framing;
 pub mod limits;
 
 #[cfg(feature = "alloc")]
-pub use error::EncodeError;
+pub use error::{EncodeError, MessageError, TrackerError};
 pub use error::{Error, ErrorCode, FrameError};
 #[cfg(feature = "alloc")]
 pub use framing::{encode_line, encode_raw_line};

@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+"""Validates messages the encoder produced against the official ACP schemas.
+
+Usage: check_acp_schema.py SAMPLES.ndjson [SCHEMA_DIR]
+
+Each sample line is {"def": NAME or null, "part": "params"|"result"|null,
+"message": {...}}. Every message must validate against the root schema and
+its params/result against #/$defs/NAME, in the npm SDK 2.4.0 schema, and in
+the v1 schema.json unless it uses a 2.4.0 addition. Needs `jsonschema`
+(pip install jsonschema). Exits non-zero on the first failure.
+"""
+import json
+import os
+import sys
+
+import jsonschema
+
+ADDITIONS = ('"sessionUpdate":"notice"', '"sessionUpdate":"compaction_update"',
+             '"sessionUpdate":"compaction_summary_chunk"')
+
+
+def validators(path):
+    schema = json.load(open(path))
+    root = jsonschema.Draft202012Validator(schema)
+    cache = {}
+
+    def sub(name):
+        if name not in cache:
+            s = {k: v for k, v in schema.items() if k not in ('anyOf', 'title')}
+            s['$ref'] = '#/$defs/' + name
+            cache[name] = jsonschema.Draft202012Validator(s)
+        return cache[name]
+    return schema, root, sub
+
+
+def main():
+    samples = sys.argv[1]
+    here = os.path.dirname(os.path.abspath(__file__))
+    schema_dir = sys.argv[2] if len(sys.argv) > 2 else os.path.join(here, '..', 'tests', 'fixtures', 'acp')
+    v1 = validators(os.path.join(schema_dir, 'schema.json'))
+    npm = validators(os.path.join(schema_dir, 'schema-npm-sdk-2.4.0.json'))
+    n = 0
+    defs_seen = set()
+    for line in open(samples):
+        sample = json.loads(line)
+        msg = sample['message']
+        text = json.dumps(msg, separators=(',', ':'))
+        targets = [('npm-sdk-2.4.0', npm)]
+        if not any(a in text for a in ADDITIONS):
+            targets.append(('schema.json', v1))
+        for label, (schema, root, sub) in targets:
+            errors = list(root.iter_errors(msg))
+            if errors:
+                sys.exit('%s: message does not validate: %s\n%s' % (label, errors[0].message[:300], text[:2000]))
+            name = sample.get('def')
+            if name and name in schema['$defs']:
+                part = msg[sample['part']]
+                errors = sorted(sub(name).iter_errors(part), key=lambda e: e.path)
+                if errors:
+                    sys.exit('%s: %s does not validate: %s at %s\n%s' % (
+                        label, name, errors[0].message[:300], list(errors[0].absolute_path), text[:2000]))
+                defs_seen.add(name)
+        n += 1
+    print('%d messages valid against the ACP schemas (%d definitions checked)' % (n, len(defs_seen)))
+
+
+main()

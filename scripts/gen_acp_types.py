@@ -1,0 +1,463 @@
+#!/usr/bin/env python3
+"""Generates the typed ACP structs (src/acp/{content,update,session,client}.rs)
+and their proptest strategies (tests/acp_support/arb.rs) from the compact
+spec below, with docs taken from the official schemas in ../shared/acp/.
+
+Run from the crate root: python3 scripts/gen_acp_types.py /path/to/shared/acp
+The output is committed; this script is only needed when the spec changes.
+"""
+import json, re, sys, os
+
+SCHEMA_DIR = sys.argv[1] if len(sys.argv) > 1 else '../shared/acp'
+defs = json.load(open(os.path.join(SCHEMA_DIR, 'schema-npm-sdk-2.4.0.json')))['$defs']
+defs1 = json.load(open(os.path.join(SCHEMA_DIR, 'schema.json')))['$defs']
+
+def first_par(text):
+    if not text:
+        return None
+    par = text.strip().split('\n\n')[0].replace('\n', ' ').strip()
+    par = re.sub(r'\[([^\]]+)\]\([^)]+\)', r'\1', par)
+    par = par.replace('[', '\\[').replace(']', '\\]')
+    if not par.endswith('.'):
+        par += '.'
+    return par
+
+def def_doc(name):
+    d = defs.get(name) or defs1.get(name) or {}
+    return first_par(d.get('description'))
+
+def prop_doc(name, prop):
+    for src in (defs, defs1):
+        d = src.get(name) or {}
+        p = (d.get('properties') or {}).get(prop)
+        if p and p.get('description'):
+            return first_par(p['description'])
+        for sub in d.get('allOf', []) + d.get('anyOf', []) + d.get('oneOf', []):
+            ref = sub.get('$ref') or (sub.get('allOf') or [{}])[0].get('$ref')
+            if ref:
+                r = ref.split('/')[-1]
+                dd = prop_doc(r, prop) if r != name else None
+                if dd:
+                    return dd
+    return None
+
+# ---------------------------------------------------------------- spec
+# struct: (Name, schema def for docs or None, doc override or None, [fields])
+# field: "wireName:type" with "?" after the name for optional; types:
+#   str raw id bool u16 u32 u64 i64 f64 [T] TypeName
+STRUCTS = {}
+ORDER = {}
+def S(module, name, fields, docdef=None, doc=None):
+    STRUCTS[name] = dict(module=module, name=name, fields=fields, docdef=docdef or name, doc=doc)
+    ORDER.setdefault(module, []).append(('struct', name))
+
+ENUMS = {}
+def E(module, name, values, doc=None, docdef=None):
+    ENUMS[name] = dict(module=module, name=name, values=values, doc=doc, docdef=docdef or name)
+    ORDER.setdefault(module, []).append(('enum', name))
+
+TAGGED = {}
+def T(module, name, tag, variants, doc=None, absent=None):
+    # variants: [(wire, Variant, Type)]; absent: Variant used when the tag is missing
+    TAGGED[name] = dict(module=module, name=name, tag=tag, variants=variants, doc=doc, absent=absent)
+    ORDER.setdefault(module, []).append(('tagged', name))
+
+TRIED = {}
+def U(module, name, variants, doc=None):
+    # untagged: tried in order; [(Variant, Type)]
+    TRIED[name] = dict(module=module, name=name, variants=variants, doc=doc)
+    ORDER.setdefault(module, []).append(('tried', name))
+
+M = '_meta?:raw'
+# content.rs
+E('content', 'Role', ['assistant', 'user'])
+S('content', 'Annotations', ['audience?:[Role]', 'lastModified?:str', 'priority?:f64', M])
+S('content', 'TextContent', ['annotations?:Annotations', 'text:str', M])
+S('content', 'ImageContent', ['annotations?:Annotations', 'data:str', 'mimeType:str', 'uri?:str', M])
+S('content', 'AudioContent', ['annotations?:Annotations', 'data:str', 'mimeType:str', M])
+S('content', 'ResourceLink', ['annotations?:Annotations', 'description?:str', 'mimeType?:str', 'name:str', 'size?:i64', 'title?:str', 'uri:str', M])
+S('content', 'EmbeddedResource', ['annotations?:Annotations', 'resource:EmbeddedResourceResource', M])
+S('content', 'TextResourceContents', ['mimeType?:str', 'text:str', 'uri:str', M])
+S('content', 'BlobResourceContents', ['blob:str', 'mimeType?:str', 'uri:str', M])
+U('content', 'EmbeddedResourceResource', [('Text', 'TextResourceContents'), ('Blob', 'BlobResourceContents')])
+T('content', 'ContentBlock', 'type', [('text', 'Text', 'TextContent'), ('image', 'Image', 'ImageContent'), ('audio', 'Audio', 'AudioContent'), ('resource_link', 'ResourceLink', 'ResourceLink'), ('resource', 'Resource', 'EmbeddedResource')])
+S('content', 'MetaOnly', [M], doc='An object with no fields of its own but `_meta`: the empty results (`{}`), `logout` params and the capability markers.')
+
+# update.rs
+S('update', 'SessionNotification', ['sessionId:str', 'update:SessionUpdate', M])
+S('update', 'ContentChunk', ['content:ContentBlock', 'messageId?:str', M])
+E('update', 'ToolKind', ['read', 'edit', 'delete', 'move', 'search', 'execute', 'think', 'fetch', 'switch_mode', 'other'])
+E('update', 'ToolCallStatus', ['pending', 'in_progress', 'completed', 'failed'])
+S('update', 'ToolCall', ['toolCallId:str', 'title:str', 'name?:str', 'kind?:ToolKind', 'status?:ToolCallStatus', 'content?:[ToolCallContent]', 'locations?:[ToolCallLocation]', 'rawInput?:raw', 'rawOutput?:raw', M])
+S('update', 'ToolCallUpdate', ['toolCallId:str', 'kind?:ToolKind', 'status?:ToolCallStatus', 'title?:str', 'name?:str', 'content?:[ToolCallContent]', 'locations?:[ToolCallLocation]', 'rawInput?:raw', 'rawOutput?:raw', M])
+S('update', 'ToolCallLocation', ['path:str', 'line?:u32', M])
+S('update', 'Content', ['content:ContentBlock', M])
+S('update', 'Diff', ['path:str', 'oldText?:str', 'newText:str', M])
+S('update', 'Terminal', ['terminalId:str', M])
+T('update', 'ToolCallContent', 'type', [('content', 'Content', 'Content'), ('diff', 'Diff', 'Diff'), ('terminal', 'Terminal', 'Terminal')])
+E('update', 'PlanEntryPriority', ['high', 'medium', 'low'])
+E('update', 'PlanEntryStatus', ['pending', 'in_progress', 'completed'])
+S('update', 'Plan', ['entries:[PlanEntry]', M])
+S('update', 'PlanEntry', ['content:str', 'priority:PlanEntryPriority', 'status:PlanEntryStatus', M])
+S('update', 'AvailableCommandsUpdate', ['availableCommands:[AvailableCommand]', M])
+S('update', 'AvailableCommand', ['name:str', 'description:str', 'input?:AvailableCommandInput', M])
+S('update', 'UnstructuredCommandInput', ['hint:str', M])
+U('update', 'AvailableCommandInput', [('Unstructured', 'UnstructuredCommandInput')])
+S('update', 'CurrentModeUpdate', ['currentModeId:str', M])
+S('update', 'ConfigOptionUpdate', ['configOptions:[SessionConfigOption]', M])
+S('update', 'SessionInfoUpdate', ['title?:str', 'updatedAt?:str', M])
+S('update', 'UsageUpdate', ['used:u64', 'size:u64', 'cost?:Cost', M])
+S('update', 'Cost', ['amount:f64', 'currency:str', M])
+E('update', 'NoticeSeverity', ['info', 'warning', 'error'])
+S('update', 'Notice', ['severity:NoticeSeverity', 'title:str', 'description?:str', M])
+E('update', 'CompactionStatus', ['in_progress', 'completed', 'failed', 'cancelled'])
+S('update', 'CompactionUpdate', ['compactionId:str', 'status:CompactionStatus', 'summary?:[ContentBlock]', 'error?:str', M])
+S('update', 'CompactionSummaryChunk', ['compactionId:str', 'content:ContentBlock', M])
+T('update', 'SessionUpdate', 'sessionUpdate', [
+    ('user_message_chunk', 'UserMessageChunk', 'ContentChunk'),
+    ('agent_message_chunk', 'AgentMessageChunk', 'ContentChunk'),
+    ('agent_thought_chunk', 'AgentThoughtChunk', 'ContentChunk'),
+    ('tool_call', 'ToolCall', 'ToolCall'),
+    ('tool_call_update', 'ToolCallUpdate', 'ToolCallUpdate'),
+    ('plan', 'Plan', 'Plan'),
+    ('available_commands_update', 'AvailableCommandsUpdate', 'AvailableCommandsUpdate'),
+    ('current_mode_update', 'CurrentModeUpdate', 'CurrentModeUpdate'),
+    ('config_option_update', 'ConfigOptionUpdate', 'ConfigOptionUpdate'),
+    ('session_info_update', 'SessionInfoUpdate', 'SessionInfoUpdate'),
+    ('usage_update', 'UsageUpdate', 'UsageUpdate'),
+    ('notice', 'Notice', 'Notice'),
+    ('compaction_update', 'CompactionUpdate', 'CompactionUpdate'),
+    ('compaction_summary_chunk', 'CompactionSummaryChunk', 'CompactionSummaryChunk'),
+])
+
+# session.rs
+S('init', 'Implementation', ['name:str', 'title?:str', 'version:str', M])
+S('init', 'FileSystemCapabilities', ['readTextFile?:bool', 'writeTextFile?:bool', M])
+S('init', 'SessionConfigOptionsCapabilities', ['boolean?:MetaOnly', M])
+S('init', 'ClientSessionCapabilities', ['compaction?:MetaOnly', 'configOptions?:SessionConfigOptionsCapabilities', 'notices?:MetaOnly', M])
+S('init', 'AuthCapabilities', ['terminal?:bool', M])
+S('init', 'ElicitationCapabilities', ['form?:MetaOnly', 'url?:MetaOnly', M])
+S('init', 'ClientCapabilities', ['fs?:FileSystemCapabilities', 'terminal?:bool', 'session?:ClientSessionCapabilities', 'auth?:AuthCapabilities', 'elicitation?:ElicitationCapabilities', M])
+S('init', 'InitializeRequest', ['protocolVersion:u16', 'clientCapabilities?:ClientCapabilities', 'clientInfo?:Implementation', M])
+S('init', 'PromptCapabilities', ['image?:bool', 'audio?:bool', 'embeddedContext?:bool', M])
+S('init', 'McpCapabilities', ['http?:bool', 'sse?:bool', M])
+S('init', 'SessionCapabilities', ['list?:MetaOnly', 'delete?:MetaOnly', 'additionalDirectories?:MetaOnly', 'resume?:MetaOnly', 'close?:MetaOnly', M])
+S('init', 'AgentAuthCapabilities', ['logout?:MetaOnly', M])
+S('init', 'AgentCapabilities', ['loadSession?:bool', 'promptCapabilities?:PromptCapabilities', 'mcpCapabilities?:McpCapabilities', 'sessionCapabilities?:SessionCapabilities', 'auth?:AgentAuthCapabilities', M])
+S('init', 'AuthMethodAgent', ['id:str', 'name:str', 'description?:str', M])
+S('init', 'AuthMethodTerminal', ['id:str', 'name:str', 'description?:str', 'args?:[str]', 'env?:raw', M])
+T('init', 'AuthMethod', 'type', [('terminal', 'Terminal', 'AuthMethodTerminal')], absent=('Agent', 'AuthMethodAgent'))
+S('init', 'InitializeResponse', ['protocolVersion:u16', 'agentCapabilities?:AgentCapabilities', 'authMethods?:[AuthMethod]', 'agentInfo?:Implementation', M])
+S('init', 'AuthenticateRequest', ['methodId:str', M])
+S('session', 'HttpHeader', ['name:str', 'value:str', M])
+S('session', 'EnvVariable', ['name:str', 'value:str', M])
+S('session', 'McpServerHttp', ['name:str', 'url:str', 'headers:[HttpHeader]', M])
+S('session', 'McpServerSse', ['name:str', 'url:str', 'headers:[HttpHeader]', M])
+S('session', 'McpServerStdio', ['name:str', 'command:str', 'args:[str]', 'env:[EnvVariable]', M])
+T('session', 'McpServer', 'type', [('http', 'Http', 'McpServerHttp'), ('sse', 'Sse', 'McpServerSse')], absent=('Stdio', 'McpServerStdio'))
+S('session', 'SessionMode', ['id:str', 'name:str', 'description?:str', M])
+S('session', 'SessionModeState', ['currentModeId:str', 'availableModes:[SessionMode]', M])
+S('session', 'ModelInfo', ['modelId:str', 'name:str', 'description?:str', M], doc='A model the agent can switch to (Gemini CLI\'s `models`, not in the v1 schema).')
+S('session', 'SessionModelState', ['currentModelId:str', 'availableModels:[ModelInfo]', M], doc='The models of a session and the current one (Gemini CLI sends it in `session/new`; not in the v1 schema).')
+E('session', 'SessionConfigOptionCategory', ['mode', 'model', 'model_config', 'thought_level'])
+S('session', 'SessionConfigSelectOption', ['value:str', 'name:str', 'description?:str', M])
+S('session', 'SessionConfigSelectGroup', ['group:str', 'name:str', 'options:[SessionConfigSelectOption]', M])
+U('session', 'SessionConfigSelectOptions', [('Ungrouped', '[SessionConfigSelectOption]'), ('Grouped', '[SessionConfigSelectGroup]')])
+S('session', 'SessionConfigSelect', ['id:str', 'name:str', 'description?:str', 'category?:SessionConfigOptionCategory', 'currentValue:str', 'options:SessionConfigSelectOptions', M], doc='A `select` session configuration option: one value out of a list.')
+S('session', 'SessionConfigBoolean', ['id:str', 'name:str', 'description?:str', 'category?:SessionConfigOptionCategory', 'currentValue:bool', M], doc='A `boolean` session configuration option.')
+T('session', 'SessionConfigOption', 'type', [('select', 'Select', 'SessionConfigSelect'), ('boolean', 'Boolean', 'SessionConfigBoolean')])
+S('session', 'NewSessionRequest', ['cwd:str', 'additionalDirectories?:[str]', 'mcpServers:[McpServer]', M])
+S('session', 'NewSessionResponse', ['sessionId:str', 'modes?:SessionModeState', 'configOptions?:[SessionConfigOption]', 'models?:SessionModelState', M])
+S('session', 'LoadSessionRequest', ['mcpServers:[McpServer]', 'cwd:str', 'additionalDirectories?:[str]', 'sessionId:str', M])
+S('session', 'LoadSessionResponse', ['modes?:SessionModeState', 'configOptions?:[SessionConfigOption]', 'models?:SessionModelState', M])
+S('session', 'ListSessionsRequest', ['cwd?:str', 'cursor?:str', M])
+S('session', 'SessionInfo', ['sessionId:str', 'cwd:str', 'additionalDirectories?:[str]', 'title?:str', 'updatedAt?:str', M])
+S('session', 'ListSessionsResponse', ['sessions:[SessionInfo]', 'nextCursor?:str', M])
+S('session', 'SessionIdRequest', ['sessionId:str', M], doc='Params that name only a session: `session/delete`, `session/close` and the `session/cancel` notification.')
+S('session', 'ResumeSessionRequest', ['sessionId:str', 'cwd:str', 'additionalDirectories?:[str]', 'mcpServers?:[McpServer]', M])
+S('session', 'ResumeSessionResponse', ['modes?:SessionModeState', 'configOptions?:[SessionConfigOption]', 'models?:SessionModelState', M])
+S('session', 'SetSessionModeRequest', ['sessionId:str', 'modeId:str', M])
+S('session', 'SetSessionConfigOptionRequest', ['sessionId:str', 'configId:str', 'type?:str', 'value:ConfigValue', M])
+S('session', 'SetSessionConfigOptionResponse', ['configOptions:[SessionConfigOption]', M])
+S('session', 'SetSessionModelRequest', ['sessionId:str', 'modelId:str', M], doc='Params of `session/set_model` (Gemini CLI; not in the v1 schema): switch the session\'s model.')
+S('session', 'PromptRequest', ['sessionId:str', 'prompt:[ContentBlock]', M])
+E('session', 'StopReason', ['end_turn', 'max_tokens', 'max_turn_requests', 'refusal', 'cancelled'])
+S('session', 'PromptResponse', ['stopReason:StopReason', M])
+S('session', 'CancelRequestNotification', ['requestId:id', M])
+
+# client.rs
+S('client', 'ReadTextFileRequest', ['sessionId:str', 'path:str', 'line?:u32', 'limit?:u32', M])
+S('client', 'ReadTextFileResponse', ['content:str', M])
+S('client', 'WriteTextFileRequest', ['sessionId:str', 'path:str', 'content:str', M])
+E('client', 'PermissionOptionKind', ['allow_once', 'allow_always', 'reject_once', 'reject_always'])
+S('client', 'PermissionOption', ['optionId:str', 'name:str', 'kind:PermissionOptionKind', M])
+S('client', 'RequestPermissionRequest', ['sessionId:str', 'toolCall:ToolCallUpdate', 'options:[PermissionOption]', M])
+S('client', 'SelectedPermissionOutcome', ['optionId:str', M])
+T('client', 'RequestPermissionOutcome', 'outcome', [('cancelled', 'Cancelled', 'MetaOnly'), ('selected', 'Selected', 'SelectedPermissionOutcome')])
+S('client', 'RequestPermissionResponse', ['outcome:RequestPermissionOutcome', M])
+S('client', 'CreateTerminalRequest', ['sessionId:str', 'command:str', 'args?:[str]', 'env?:[EnvVariable]', 'cwd?:str', 'outputByteLimit?:u64', M])
+S('client', 'CreateTerminalResponse', ['terminalId:str', M])
+S('client', 'TerminalRequest', ['sessionId:str', 'terminalId:str', M], docdef='TerminalOutputRequest', doc='Params that name a terminal of a session: `terminal/output`, `terminal/release`, `terminal/wait_for_exit`, `terminal/kill`.')
+S('client', 'TerminalExitStatus', ['exitCode?:u32', 'signal?:str', M])
+S('client', 'TerminalOutputResponse', ['output:str', 'truncated:bool', 'exitStatus?:TerminalExitStatus', M])
+E('client', 'ElicitationMode', ['form', 'url'], doc='How an elicitation asks the user: a form, or a URL to open.')
+S('client', 'CreateElicitationRequest', ['message:str', 'mode:ElicitationMode', 'requestedSchema?:raw', 'elicitationId?:str', 'url?:str', 'sessionId?:str', 'toolCallId?:str', 'requestId?:id', M], doc='Params of `elicitation/create`: ask the user for input, by a form (`requestedSchema`, a JSON Schema kept raw) or a URL (`elicitationId`, `url`), scoped to a session (`sessionId`, `toolCallId`) or a request (`requestId`).')
+E('client', 'ElicitationAction', ['accept', 'decline', 'cancel'], doc='The user\'s answer to an elicitation.')
+S('client', 'CreateElicitationResponse', ['action:ElicitationAction', 'content?:raw', M], doc='Result of `elicitation/create`: the action, and for `accept` of a form the values entered (`content`, kept raw).')
+S('client', 'CompleteElicitationNotification', ['elicitationId:str', M])
+
+ALIASES = {
+ 'init': [
+   ('LogoutRequest', 'MetaOnly', 'Params of `logout`.'),
+   ('AuthenticateResponse', 'MetaOnly', 'Result of `authenticate`.'),
+   ('LogoutResponse', 'MetaOnly', 'Result of `logout`.'),
+ ],
+ 'session': [
+   ('DeleteSessionRequest', 'SessionIdRequest', 'Params of `session/delete`.'),
+   ('DeleteSessionResponse', 'MetaOnly', 'Result of `session/delete`.'),
+   ('CloseSessionRequest', 'SessionIdRequest', 'Params of `session/close`.'),
+   ('CloseSessionResponse', 'MetaOnly', 'Result of `session/close`.'),
+   ('CancelNotification', 'SessionIdRequest', 'Params of the `session/cancel` notification.'),
+   ('SetSessionModeResponse', 'MetaOnly', 'Result of `session/set_mode`.'),
+   ('SetSessionModelResponse', 'MetaOnly', 'Result of `session/set_model`.'),
+ ],
+ 'client': [
+   ('WriteTextFileResponse', 'MetaOnly', 'Result of `fs/write_text_file`.'),
+   ('TerminalOutputRequest', 'TerminalRequest', 'Params of `terminal/output`.'),
+   ('ReleaseTerminalRequest', 'TerminalRequest', 'Params of `terminal/release`.'),
+   ('ReleaseTerminalResponse', 'MetaOnly', 'Result of `terminal/release`.'),
+   ('WaitForTerminalExitRequest', 'TerminalRequest', 'Params of `terminal/wait_for_exit`.'),
+   ('WaitForTerminalExitResponse', 'TerminalExitStatus', 'Result of `terminal/wait_for_exit`.'),
+   ('KillTerminalRequest', 'TerminalRequest', 'Params of `terminal/kill`.'),
+   ('KillTerminalResponse', 'MetaOnly', 'Result of `terminal/kill`.'),
+ ],
+}
+
+PRIM = {'bool', 'u16', 'u32', 'u64', 'i64', 'f64'}
+
+def snake(n):
+    if n == '_meta':
+        return 'meta'
+    if n == 'type':
+        return 'kind'
+    return re.sub(r'([A-Z])', lambda m: '_' + m.group(1).lower(), n)
+
+def parse_field(f):
+    name, ty = f.split(':', 1)
+    opt = name.endswith('?')
+    name = name.rstrip('?')
+    return name, ty, opt
+
+def rust_ty(ty):
+    if ty.startswith('['):
+        return 'Vec<%s>' % rust_ty(ty[1:-1])
+    if ty == 'str':
+        return "Cow<'a, str>"
+    if ty == 'raw':
+        return "RawJson<'a>"
+    if ty == 'id':
+        return "RequestId<'a>"
+    if ty in PRIM:
+        return ty
+    return "%s<'a>" % ty
+
+def has_lt(ty):
+    if ty.startswith('['):
+        return has_lt(ty[1:-1])
+    return ty not in PRIM
+
+def field_code(sname, f):
+    name, ty, opt = parse_field(f)
+    rname = snake(name)
+    attrs = []
+    serde = []
+    if rname != re.sub(r'_([a-z])', lambda m: m.group(1).upper(), rname) or name in ('_meta', 'type'):
+        pass
+    serde.append('rename = "%s"' % name)
+    if has_lt(ty):
+        serde.append('borrow')
+    if opt:
+        serde.append('default')
+        serde.append('skip_serializing_if = "Option::is_none"')
+        if ty == 'str':
+            serde.append('deserialize_with = "opt_cow"')
+        elif ty == '[str]':
+            serde.append('deserialize_with = "opt_vec_cow"')
+        elif ty in ('raw', 'id'):
+            serde.append('deserialize_with = "present"')
+        rt = 'Option<%s>' % rust_ty(ty)
+    else:
+        if ty == '[str]':
+            serde.append('deserialize_with = "vec_cow"')
+        elif ty == 'str':
+            serde.append('deserialize_with = "cow"')
+        rt = rust_ty(ty)
+    doc = prop_doc(STRUCTS[sname]['docdef'], name) or prop_doc(sname, name)
+    if name == '_meta':
+        doc = 'Extension metadata (`_meta`), kept raw.'
+    if doc is None:
+        doc = {'type': 'The `type` tag (`"boolean"` for boolean values).', 'value': 'The new value.',
+               'models': 'The session\'s models (Gemini CLI; not in the v1 schema).',
+               'modelId': 'The model to switch to.', 'currentModelId': 'The current model.',
+               'availableModels': 'The models to choose from.', 'mode': 'The elicitation mode.',
+               'requestedSchema': 'For `form`: the JSON Schema of the form, kept raw.',
+               'elicitationId': 'For `url`: the elicitation\'s id.', 'url': 'For `url`: the URL to open.',
+               'sessionId': 'The session.', 'toolCallId': 'The tool call the elicitation belongs to.',
+               'requestId': 'The request the elicitation belongs to.', 'action': 'What the user chose.',
+               'content': 'For `accept`: the values entered, kept raw.', 'name': 'The name.',
+               'id': 'The id.', 'description': 'A description.', 'category': 'The category.',
+               'currentValue': 'The current value.', 'options': 'The possible values.',
+               'terminalId': 'The terminal.', 'title': 'The title.',
+               'group': 'The group id.', 'message': 'The message shown to the user.',
+               'compaction': 'Whether the client handles compaction updates.',
+               'notices': 'Whether the client handles notices.',
+               }.get(name, 'The `%s` member.' % name)
+    if opt and not doc.startswith('Extension'):
+        doc = doc.rstrip('.') + ' (optional).'
+    return '        /// %s\n        #[serde(%s)]\n        pub %s: %s,\n' % (doc, ', '.join(serde), 'r#type' if rname == 'type' else rname, rt)
+
+def gen_struct(s):
+    name = s['name']
+    doc = s['doc'] or def_doc(s['docdef']) or ('`%s`.' % name)
+    out = '\nowned_struct! {\n    /// %s\n    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]\n    pub struct %s<\'a> {\n' % (doc, name)
+    for f in s['fields']:
+        out += field_code(name, f)
+    out += '    }\n}\n'
+    return out
+
+def gen_enum(e):
+    doc = e['doc'] or def_doc(e['docdef']) or '`%s`.' % e['name']
+    out = '\nstring_enum! {\n    /// %s\n    pub enum %s {\n' % (doc, e['name'])
+    for v in e['values']:
+        var = ''.join(p.capitalize() for p in v.split('_'))
+        out += '        /// `"%s"`.\n        %s = "%s",\n' % (v, var, v)
+    out += '    }\n}\n'
+    return out
+
+def gen_tagged(t):
+    doc = t['doc'] or def_doc(t['name']) or '`%s`.' % t['name']
+    vs = ''.join('        /// `%s`: `"%s"`.\n        %s(%s<\'a>) = "%s",\n' % (t['tag'], w, v, ty, w) for w, v, ty in t['variants'])
+    absent = ''
+    if t['absent']:
+        absent = '        @absent /// No `%s` member.\n        %s(%s<\'a>),\n' % (t['tag'], t['absent'][0], t['absent'][1])
+    return '\ntagged_enum! {\n    /// %s\n    pub enum %s tag "%s" {\n%s%s    }\n}\n' % (doc, t['name'], t['tag'], vs, absent)
+
+def gen_tried(u):
+    doc = u['doc'] or def_doc(u['name']) or '`%s`.' % u['name']
+    vs = ''.join('        /// `%s`.\n        %s(%s),\n' % (ty.strip('[]'), v, rust_ty(ty)) for v, ty in u['variants'])
+    return '\ntried_enum! {\n    /// %s\n    pub enum %s {\n%s    }\n}\n' % (doc, u['name'], vs)
+
+HEAD = {
+ 'content': 'Content blocks: text, images, audio, resource links and embedded resources.',
+ 'update': '`session/update` notifications: every update variant, tool calls and their content.',
+ 'init': '`initialize` and `authenticate`: capabilities, implementation info, auth methods.',
+ 'session': 'Client-to-agent methods: initialize, authenticate, sessions, prompts; capabilities and MCP servers.',
+ 'client': 'Agent-to-client methods: file system, terminals, permission requests, elicitations.',
+}
+IMPORTS = {
+ 'content': 'use super::raw::{cow, opt_cow, present, string_enum, owned_struct, RawJson};\nuse super::tagged::{tagged_enum, tried_enum};\n',
+ 'update': 'use super::content::ContentBlock;\nuse super::session::SessionConfigOption;\nuse super::raw::{cow, opt_cow, present, string_enum, owned_struct, RawJson};\nuse super::tagged::{tagged_enum, tried_enum};\n',
+ 'init': 'use super::content::MetaOnly;\nuse super::raw::{cow, opt_cow, opt_vec_cow, present, owned_struct, RawJson};\nuse super::tagged::tagged_enum;\n',
+ 'session': 'use super::content::{ContentBlock, MetaOnly};\nuse super::id::RequestId;\nuse super::raw::{cow, opt_cow, opt_vec_cow, vec_cow, present, string_enum, owned_struct, RawJson};\nuse super::tagged::{tagged_enum, tried_enum};\nuse super::tagged::ConfigValue;\n',
+ 'client': 'use super::content::MetaOnly;\nuse super::id::RequestId;\nuse super::session::EnvVariable;\nuse super::update::ToolCallUpdate;\nuse super::raw::{cow, opt_cow, opt_vec_cow, present, string_enum, owned_struct, RawJson};\nuse super::tagged::tagged_enum;\n',
+}
+
+for mod in ['content', 'update', 'init', 'session', 'client']:
+    out = '//! %s\n//!\n//! Generated by `scripts/gen_acp_types.py` from the official schemas; edit\n//! the spec there, not this file.\n#![allow(clippy::doc_markdown)]\n\nuse alloc::borrow::Cow;\nuse alloc::vec::Vec;\n\nuse serde::{Deserialize, Serialize};\n\n%s' % (HEAD[mod], IMPORTS[mod])
+    for kind, name in ORDER[mod]:
+        if kind == 'struct':
+            out += gen_struct(STRUCTS[name])
+        elif kind == 'enum':
+            out += gen_enum(ENUMS[name])
+        elif kind == 'tagged':
+            out += gen_tagged(TAGGED[name])
+        else:
+            out += gen_tried(TRIED[name])
+    for a, target, doc in ALIASES.get(mod, []):
+        out += "\n/// %s\npub type %s<'a> = %s<'a>;\n" % (doc, a, target)
+    open('src/acp/%s.rs' % mod, 'w').write(out)
+
+# ---------------------------------------------------------------- strategies
+def strat(ty, valid):
+    if ty.startswith('['):
+        return 'vec(%s, 0..3)' % strat(ty[1:-1], valid)
+    if ty == 'str':
+        return 'text()'
+    if ty == 'raw':
+        return 'raw()'
+    if ty == 'id':
+        return 'request_id()'
+    if ty == 'bool':
+        return 'any::<bool>()'
+    if ty in ('u16', 'u32', 'u64'):
+        return 'any::<%s>()' % ty
+    if ty == 'i64':
+        return 'any::<i64>()'
+    if ty == 'f64':
+        return 'float()'
+    return 'arb_%s(valid)' % snake(ty).lstrip('_')
+
+SPECIAL = {'SetSessionConfigOptionRequest', 'CreateElicitationRequest', 'CreateElicitationResponse', 'Notice', 'AuthMethodTerminal'}
+
+def arb_struct(s):
+    name = s['name']
+    fields = [parse_field(f) for f in s['fields']]
+    fn = 'arb_%s' % snake(name).lstrip('_')
+    out = "\npub fn %s(valid: bool) -> BoxedStrategy<%s<'static>> {\n    let _ = valid;\n" % (fn, name)
+    parts = []
+    for fname, ty, opt in fields:
+        st = strat(ty, True)
+        if fname == '_meta':
+            st = 'meta()'
+        if name in SPECIAL and (fname, ty) in (('title', 'str'),):
+            st = 'text1()'
+        if name == 'AuthMethodTerminal' and fname == 'env':
+            st = 'env_map()'
+        if opt:
+            st = 'option::of(%s)' % st
+        parts.append((snake(fname), st))
+    # proptest tuples go up to 12; nest in pairs of groups
+    groups = [parts[i:i + 6] for i in range(0, len(parts), 6)]
+    tup = '(' + ', '.join('(' + ', '.join(st for _, st in g) + ',)' for g in groups) + ',)'
+    pat = '(' + ', '.join('(' + ', '.join(n if n != 'type' else 'kind' for n, _ in g) + ',)' for g in groups) + ',)'
+    body = ', '.join('%s' % ('r#type: kind' if n == 'type' else n) for n, _ in parts)
+    out += '    %s\n        .prop_map(|%s| %s { %s })\n        .boxed()\n}\n' % (tup, pat, name, body)
+    return out
+
+def arb_enum(e):
+    fn = 'arb_%s' % snake(e['name']).lstrip('_')
+    vals = ', '.join('%s::%s' % (e['name'], ''.join(p.capitalize() for p in v.split('_'))) for v in e['values'])
+    return ("\npub fn %s(valid: bool) -> BoxedStrategy<%s<'static>> {\n    let known = prop::sample::select(vec![%s]);\n"
+            "    if valid {\n        known.boxed()\n    } else {\n        prop_oneof![4 => known, 1 => unknown_word().prop_map(|w| %s::Unknown(w.into()))].boxed()\n    }\n}\n") % (fn, e['name'], vals, e['name'])
+
+def arb_tagged(t):
+    fn = 'arb_%s' % snake(t['name']).lstrip('_')
+    arms = ['%s.prop_map(%s::%s)' % ('arb_%s(valid)' % snake(ty).lstrip('_'), t['name'], v) for w, v, ty in t['variants']]
+    if t['absent']:
+        arms.append('arb_%s(valid).prop_map(%s::%s)' % (snake(t['absent'][1]).lstrip('_'), t['name'], t['absent'][0]))
+    known = 'prop_oneof![%s]' % ', '.join(arms)
+    return ("\npub fn %s(valid: bool) -> BoxedStrategy<%s<'static>> {\n    let known = %s;\n"
+            "    if valid {\n        known.boxed()\n    } else {\n        prop_oneof![6 => known, 1 => unknown_object(\"%s\").prop_map(%s::Unknown)].boxed()\n    }\n}\n") % (fn, t['name'], known, t['tag'], t['name'])
+
+def arb_tried(u):
+    fn = 'arb_%s' % snake(u['name']).lstrip('_')
+    arms = ['%s.prop_map(%s::%s)' % (strat(ty, True), u['name'], v) for v, ty in u['variants']]
+    if u['name'] == 'SessionConfigSelectOptions':
+        arms = ['vec(arb_session_config_select_option(valid), 0..3).prop_map(SessionConfigSelectOptions::Ungrouped)',
+                'vec(arb_session_config_select_group(valid), 1..3).prop_map(SessionConfigSelectOptions::Grouped)']
+    return "\npub fn %s(valid: bool) -> BoxedStrategy<%s<'static>> {\n    prop_oneof![%s].boxed()\n}\n" % (fn, u['name'], ', '.join(arms))
+
+out = '//! proptest strategies for every typed ACP message, generated by\n//! `scripts/gen_acp_types.py`. `valid` = only values the official schema\n//! accepts (no unknown variants or enum values).\n#![allow(dead_code, clippy::all)]\n\nuse acp_codec::acp::*;\nuse proptest::collection::vec;\nuse proptest::option;\nuse proptest::prelude::*;\n\npub use super::arb_base::*;\n'
+for mod in ['content', 'update', 'init', 'session', 'client']:
+    for kind, name in ORDER[mod]:
+        if kind == 'struct' and name not in ('SetSessionConfigOptionRequest', 'CreateElicitationRequest', 'CreateElicitationResponse'):
+            out += arb_struct(STRUCTS[name])
+        elif kind == 'enum':
+            out += arb_enum(ENUMS[name])
+        elif kind == 'tagged':
+            out += arb_tagged(TAGGED[name])
+        elif kind == 'tried':
+            out += arb_tried(TRIED[name])
+os.makedirs('tests/acp_support', exist_ok=True)
+open('tests/acp_support/arb.rs', 'w').write(out)
+print('ok')

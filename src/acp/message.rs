@@ -1,0 +1,632 @@
+//! The JSON-RPC envelope: request, notification, response, error; params and
+//! results kept as borrowed raw JSON until asked for.
+
+use alloc::borrow::Cow;
+use alloc::vec::Vec;
+
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use super::id::RequestId;
+use super::method::{NotificationParams, RequestParams, ResponseResult};
+use super::raw::{cow, present, unquote, IntoOwned, RawJson};
+use super::scan;
+use crate::error::{EncodeError, MessageError};
+use crate::ErrorCode;
+
+/// One ACP message: a JSON-RPC 2.0 request, notification, response or
+/// error response, decoded from one line without copying.
+///
+/// `params` and `result` stay raw JSON borrowed from the line until
+/// [`Request::typed`], [`Notification::typed`] or [`Response::typed`] asks
+/// for the typed form; [`Message::encode`] writes the message back as one
+/// line, raw parts unchanged.
+///
+/// ```
+/// use acp_codec::acp::{Message, NotificationParams, SessionUpdate, ContentBlock};
+///
+/// let line = r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Hi"}}}}"#;
+/// let msg = Message::decode(line).unwrap();
+/// let Message::Notification(n) = &msg else { panic!() };
+/// let NotificationParams::SessionUpdate(update) = n.typed().unwrap() else { panic!() };
+/// let SessionUpdate::AgentMessageChunk(chunk) = &update.update else { panic!() };
+/// let ContentBlock::Text(text) = &chunk.content else { panic!() };
+/// assert_eq!(text.text, "Hi");
+///
+/// let mut out = Vec::new();
+/// msg.encode(&mut out).unwrap();
+/// assert_eq!(out, format!("{line}\n").into_bytes());
+///
+/// // Stray text on stdout is a typed error, mapped to -32700.
+/// let err = Message::decode("Loaded cached credentials.").unwrap_err();
+/// assert_eq!(err.code().0, -32700);
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub enum Message<'a> {
+    /// A request: the peer waits for a response with the same id.
+    Request(Request<'a>),
+    /// A notification: no response.
+    Notification(Notification<'a>),
+    /// A successful response.
+    Response(Response<'a>),
+    /// An error response.
+    Error(ErrorResponse<'a>),
+}
+
+/// A JSON-RPC request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Request<'a> {
+    /// The id to answer with.
+    pub id: RequestId<'a>,
+    /// The method name.
+    pub method: Cow<'a, str>,
+    /// The params as sent (`None` when absent; `Some(null)` is kept).
+    pub params: Option<RawJson<'a>>,
+}
+
+/// A JSON-RPC notification.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Notification<'a> {
+    /// The method name.
+    pub method: Cow<'a, str>,
+    /// The params as sent.
+    pub params: Option<RawJson<'a>>,
+}
+
+/// A successful JSON-RPC response.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Response<'a> {
+    /// The id of the request answered.
+    pub id: RequestId<'a>,
+    /// The result as sent.
+    pub result: RawJson<'a>,
+}
+
+/// A JSON-RPC error response.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ErrorResponse<'a> {
+    /// The id of the request answered (`null` when it could not be read).
+    pub id: RequestId<'a>,
+    /// The error.
+    pub error: RpcError<'a>,
+}
+
+/// The `error` object of an error response.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RpcError<'a> {
+    /// The code; ACP's are the [`ErrorCode`] constants.
+    pub code: ErrorCode,
+    /// A short description.
+    #[serde(borrow, deserialize_with = "cow")]
+    pub message: Cow<'a, str>,
+    /// Extra data, as sent.
+    #[serde(
+        borrow,
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present"
+    )]
+    pub data: Option<RawJson<'a>>,
+}
+
+impl<'a> RpcError<'a> {
+    /// An error with `code` and its standard message.
+    pub fn new(code: ErrorCode, message: impl Into<Cow<'a, str>>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+            data: None,
+        }
+    }
+
+    /// The error with its text copied.
+    pub fn into_owned(self) -> RpcError<'static> {
+        RpcError {
+            code: self.code,
+            message: IntoOwned::into_owned(self.message),
+            data: self.data.map(RawJson::into_owned),
+        }
+    }
+}
+
+impl Serialize for ErrorCode {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_i32(self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for ErrorCode {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        i32::deserialize(d).map(ErrorCode)
+    }
+}
+
+fn invalid(reason: &'static str) -> MessageError {
+    MessageError::InvalidEnvelope { reason }
+}
+
+impl<'a> Message<'a> {
+    /// Decodes one line (without its `\n`) into a message, borrowing from it.
+    ///
+    /// # Errors
+    ///
+    /// - [`MessageError::NotJson`] (`-32700`) for text that is not JSON,
+    ///   such as log lines an agent printed on stdout;
+    /// - [`MessageError::Batch`] (`-32600`) for a JSON array: ACP v1 has no
+    ///   batches;
+    /// - [`MessageError::InvalidEnvelope`] (`-32600`) for JSON that is not a
+    ///   JSON-RPC 2.0 message.
+    ///
+    /// Nothing is kept between calls: the next line decodes on its own.
+    pub fn decode(line: &'a str) -> Result<Self, MessageError> {
+        let b = line.as_bytes();
+        let start = scan::skip_ws(b, 0);
+        if b.get(start) != Some(&b'{') {
+            return Err(not_an_object(line, start));
+        }
+        let mut members = scan::Members::new(line).map_err(|e| not_json(line, e))?;
+        let mut env = Envelope::default();
+        for m in &mut members {
+            let (k, v) = m.map_err(|e| not_json(line, e))?;
+            env.take(k, v)?;
+        }
+        let end = scan::skip_ws(b, members.end());
+        if end != b.len() {
+            return Err(not_json(line, scan::ScanError { offset: end }));
+        }
+        match env.jsonrpc {
+            Some(v)
+                if v == "\"2.0\"" || unquote::<serde_json::Error>(v).is_ok_and(|s| s == "2.0") => {}
+            Some(_) => return Err(invalid("jsonrpc is not \"2.0\"")),
+            None => return Err(invalid("jsonrpc member missing")),
+        }
+        let id = match env.id {
+            Some(v) => Some(parse_id(v)?),
+            None => None,
+        };
+        let method = match env.method {
+            Some(v) => Some(
+                unquote::<serde_json::Error>(v).map_err(|_| invalid("method is not a string"))?,
+            ),
+            None => None,
+        };
+        let params = env.params.map(RawJson::from_validated);
+        match (method, env.result, env.error) {
+            (Some(method), None, None) => Ok(match id {
+                Some(id) => Self::Request(Request { id, method, params }),
+                None => Self::Notification(Notification { method, params }),
+            }),
+            (Some(_), _, _) => Err(invalid("method with result or error")),
+            (None, Some(_), Some(_)) => Err(invalid("both result and error")),
+            (None, Some(result), None) => match id {
+                Some(id) if params.is_none() => Ok(Self::Response(Response {
+                    id,
+                    result: RawJson::from_validated(result),
+                })),
+                Some(_) => Err(invalid("params in a response")),
+                None => Err(invalid("response without id")),
+            },
+            (None, None, Some(error)) => match id {
+                Some(id) if params.is_none() => {
+                    let error = serde_json::from_str(error)
+                        .map_err(|_| invalid("error is not a json-rpc error object"))?;
+                    Ok(Self::Error(ErrorResponse { id, error }))
+                }
+                Some(_) => Err(invalid("params in a response")),
+                None => Err(invalid("error response without id")),
+            },
+            (None, None, None) => Err(invalid("no method, result or error")),
+        }
+    }
+
+    /// Decodes one line given as bytes (see [`Message::decode`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`Message::decode`]; bytes that are not UTF-8 are
+    /// [`MessageError::NotJson`].
+    pub fn decode_bytes(line: &'a [u8]) -> Result<Self, MessageError> {
+        match core::str::from_utf8(line) {
+            Ok(s) => Self::decode(s),
+            Err(_) => Err(MessageError::NotJson { line: 1, column: 0 }),
+        }
+    }
+
+    /// Appends the message to `out` as one compact line plus `\n`; returns
+    /// the bytes written.
+    ///
+    /// # Errors
+    ///
+    /// [`EncodeError`] when raw JSON handed in by the caller holds a newline
+    /// inside a string; `out` is then left as it was.
+    pub fn encode(&self, out: &mut Vec<u8>) -> Result<usize, EncodeError> {
+        crate::framing::encode_line(self, out)
+    }
+
+    /// The id of a request or response.
+    pub fn id(&self) -> Option<&RequestId<'a>> {
+        match self {
+            Self::Request(r) => Some(&r.id),
+            Self::Response(r) => Some(&r.id),
+            Self::Error(r) => Some(&r.id),
+            Self::Notification(_) => None,
+        }
+    }
+
+    /// The method of a request or notification.
+    pub fn method(&self) -> Option<&str> {
+        match self {
+            Self::Request(r) => Some(&r.method),
+            Self::Notification(n) => Some(&n.method),
+            _ => None,
+        }
+    }
+
+    /// The message with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> Message<'static> {
+        match self {
+            Self::Request(r) => Message::Request(Request {
+                id: r.id.into_owned(),
+                method: IntoOwned::into_owned(r.method),
+                params: r.params.map(RawJson::into_owned),
+            }),
+            Self::Notification(n) => Message::Notification(Notification {
+                method: IntoOwned::into_owned(n.method),
+                params: n.params.map(RawJson::into_owned),
+            }),
+            Self::Response(r) => Message::Response(Response {
+                id: r.id.into_owned(),
+                result: r.result.into_owned(),
+            }),
+            Self::Error(e) => Message::Error(ErrorResponse {
+                id: e.id.into_owned(),
+                error: e.error.into_owned(),
+            }),
+        }
+    }
+}
+
+/// The envelope's members, as raw value texts.
+#[derive(Default)]
+struct Envelope<'a> {
+    jsonrpc: Option<&'a str>,
+    id: Option<&'a str>,
+    method: Option<&'a str>,
+    params: Option<&'a str>,
+    result: Option<&'a str>,
+    error: Option<&'a str>,
+}
+
+impl<'a> Envelope<'a> {
+    fn take(&mut self, key: &str, value: &'a str) -> Result<(), MessageError> {
+        let slot = match key {
+            "\"jsonrpc\"" => &mut self.jsonrpc,
+            "\"id\"" => &mut self.id,
+            "\"method\"" => &mut self.method,
+            "\"params\"" => &mut self.params,
+            "\"result\"" => &mut self.result,
+            "\"error\"" => &mut self.error,
+            k if k.contains('\\') => {
+                let k = unquote::<serde_json::Error>(k).unwrap_or_default();
+                match &*k {
+                    "jsonrpc" => &mut self.jsonrpc,
+                    "id" => &mut self.id,
+                    "method" => &mut self.method,
+                    "params" => &mut self.params,
+                    "result" => &mut self.result,
+                    "error" => &mut self.error,
+                    _ => return Ok(()),
+                }
+            }
+            _ => return Ok(()),
+        };
+        if slot.is_some() {
+            return Err(invalid("duplicate member"));
+        }
+        *slot = Some(value);
+        Ok(())
+    }
+}
+
+/// An id from its JSON text: null, a 64-bit integer or a string.
+fn parse_id(text: &str) -> Result<RequestId<'_>, MessageError> {
+    match text.as_bytes().first() {
+        Some(b'n') => Ok(RequestId::Null),
+        Some(b'"') => unquote::<serde_json::Error>(text)
+            .map(RequestId::Str)
+            .map_err(|_| invalid("id is not a valid string")),
+        _ => text
+            .parse::<i64>()
+            .map(RequestId::Number)
+            .map_err(|_| invalid("id is not null, a 64-bit integer or a string")),
+    }
+}
+
+fn not_json(line: &str, e: scan::ScanError) -> MessageError {
+    // Line and column of the offset, like serde_json reports them.
+    let before = line.get(..e.offset).unwrap_or(line);
+    let row = before
+        .bytes()
+        .filter(|&b| b == b'\n')
+        .count()
+        .saturating_add(1);
+    let col = before.rfind('\n').map_or(before.len(), |p| {
+        before.len().saturating_sub(p).saturating_sub(1)
+    });
+    MessageError::NotJson {
+        line: row,
+        column: col.saturating_add(1),
+    }
+}
+
+/// Why a line that does not start with `{` is not a message.
+fn not_an_object(line: &str, start: usize) -> MessageError {
+    if let Err(e) = scan::validate(line) {
+        return not_json(line, e);
+    }
+    if line.as_bytes().get(start) == Some(&b'[') {
+        let mut len = 0usize;
+        let b = line.as_bytes();
+        let mut i = scan::skip_ws(b, start.saturating_add(1));
+        while let Some(&c) = b.get(i) {
+            if c == b']' {
+                break;
+            }
+            i = match scan::skip_value(b, i) {
+                Ok(end) => end,
+                Err(_) => break,
+            };
+            len = len.saturating_add(1);
+            i = scan::skip_ws(b, i);
+            if b.get(i) == Some(&b',') {
+                i = scan::skip_ws(b, i.saturating_add(1));
+            }
+        }
+        return MessageError::Batch { len };
+    }
+    invalid("not a json object")
+}
+
+impl Serialize for Message<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("jsonrpc", "2.0")?;
+        match self {
+            Self::Request(r) => {
+                m.serialize_entry("id", &r.id)?;
+                m.serialize_entry("method", &r.method)?;
+                if let Some(p) = &r.params {
+                    m.serialize_entry("params", p)?;
+                }
+            }
+            Self::Notification(n) => {
+                m.serialize_entry("method", &n.method)?;
+                if let Some(p) = &n.params {
+                    m.serialize_entry("params", p)?;
+                }
+            }
+            Self::Response(r) => {
+                m.serialize_entry("id", &r.id)?;
+                m.serialize_entry("result", &r.result)?;
+            }
+            Self::Error(e) => {
+                m.serialize_entry("id", &e.id)?;
+                m.serialize_entry("error", &e.error)?;
+            }
+        }
+        m.end()
+    }
+}
+
+impl<'a> Request<'a> {
+    /// Decodes the params by method (see [`RequestParams`]).
+    ///
+    /// # Errors
+    ///
+    /// [`MessageError::InvalidParams`] (`-32602`) when the params of a known
+    /// method do not fit its schema. Unknown methods are not errors.
+    pub fn typed(&self) -> Result<RequestParams<'_>, MessageError> {
+        RequestParams::decode(&self.method, self.params.as_ref())
+    }
+}
+
+impl<'a> Notification<'a> {
+    /// Decodes the params by method (see [`NotificationParams`]).
+    ///
+    /// # Errors
+    ///
+    /// [`MessageError::InvalidParams`] when the params of a known method do
+    /// not fit its schema. Unknown methods are not errors.
+    pub fn typed(&self) -> Result<NotificationParams<'_>, MessageError> {
+        NotificationParams::decode(&self.method, self.params.as_ref())
+    }
+}
+
+impl<'a> Response<'a> {
+    /// Decodes the result as the result of `method` (the method of the
+    /// request it answers, as the [`Tracker`](super::Tracker) reports it).
+    ///
+    /// # Errors
+    ///
+    /// [`MessageError::InvalidResult`] when the result does not fit.
+    pub fn typed(&self, method: &str) -> Result<ResponseResult<'_>, MessageError> {
+        ResponseResult::decode(method, &self.result)
+    }
+}
+
+/// Encodes a typed request as one line.
+///
+/// # Errors
+///
+/// [`EncodeError`] as [`encode_line`](crate::encode_line); `out` is left as it
+/// was.
+///
+/// ```
+/// use acp_codec::acp::{encode_request, RequestId, RequestParams, CancelNotification};
+/// use acp_codec::acp::{NotificationParams, encode_notification};
+///
+/// let mut out = Vec::new();
+/// let cancel = NotificationParams::Cancel(CancelNotification::new("s1"));
+/// encode_notification(&cancel, &mut out).unwrap();
+/// assert_eq!(out, b"{\"jsonrpc\":\"2.0\",\"method\":\"session/cancel\",\"params\":{\"sessionId\":\"s1\"}}\n");
+/// ```
+pub fn encode_request(
+    id: &RequestId<'_>,
+    params: &RequestParams<'_>,
+    out: &mut Vec<u8>,
+) -> Result<usize, EncodeError> {
+    crate::framing::encode_line(
+        &Outgoing {
+            id: Some(id),
+            method: Some(params.method()),
+            params: params.has_params().then_some(params),
+            result: None::<&()>,
+        },
+        out,
+    )
+}
+
+/// Encodes a typed notification as one line.
+///
+/// # Errors
+///
+/// [`EncodeError`] as [`encode_line`](crate::encode_line).
+pub fn encode_notification(
+    params: &NotificationParams<'_>,
+    out: &mut Vec<u8>,
+) -> Result<usize, EncodeError> {
+    crate::framing::encode_line(
+        &Outgoing {
+            id: None,
+            method: Some(params.method()),
+            params: params.has_params().then_some(params),
+            result: None::<&()>,
+        },
+        out,
+    )
+}
+
+/// Encodes a successful response carrying `result` (a typed result such as
+/// [`ResponseResult`] or any of its payloads) as one line.
+///
+/// # Errors
+///
+/// [`EncodeError`] as [`encode_line`](crate::encode_line).
+pub fn encode_response<R: Serialize + ?Sized>(
+    id: &RequestId<'_>,
+    result: &R,
+    out: &mut Vec<u8>,
+) -> Result<usize, EncodeError> {
+    crate::framing::encode_line(
+        &Outgoing::<(), R> {
+            id: Some(id),
+            method: None,
+            params: None,
+            result: Some(result),
+        },
+        out,
+    )
+}
+
+/// Encodes an error response as one line.
+///
+/// # Errors
+///
+/// [`EncodeError`] as [`encode_line`](crate::encode_line).
+pub fn encode_error(
+    id: &RequestId<'_>,
+    error: &RpcError<'_>,
+    out: &mut Vec<u8>,
+) -> Result<usize, EncodeError> {
+    Message::Error(ErrorResponse {
+        id: id.clone(),
+        error: error.clone(),
+    })
+    .encode(out)
+}
+
+/// A message being encoded from typed parts, without building a [`Message`].
+struct Outgoing<'x, P: ?Sized, R: ?Sized> {
+    id: Option<&'x RequestId<'x>>,
+    method: Option<&'x str>,
+    params: Option<&'x P>,
+    result: Option<&'x R>,
+}
+
+impl<P: Serialize + ?Sized, R: Serialize + ?Sized> Serialize for Outgoing<'_, P, R> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("jsonrpc", "2.0")?;
+        if let Some(id) = self.id {
+            m.serialize_entry("id", id)?;
+        }
+        if let Some(method) = self.method {
+            m.serialize_entry("method", method)?;
+        }
+        if let Some(params) = self.params {
+            m.serialize_entry("params", params)?;
+        }
+        if let Some(result) = self.result {
+            m.serialize_entry("result", result)?;
+        }
+        m.end()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::string::String;
+
+    fn enc(m: &Message<'_>) -> String {
+        let mut out = Vec::new();
+        m.encode(&mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn kinds_and_presence() {
+        let m = Message::decode(r#"{"jsonrpc":"2.0","id":null,"method":"x"}"#).unwrap();
+        assert!(matches!(&m, Message::Request(r) if r.id == RequestId::Null && r.params.is_none()));
+        let m = Message::decode(r#"{"jsonrpc":"2.0","method":"x","params":null}"#).unwrap();
+        assert!(matches!(&m, Message::Notification(n) if n.params.as_ref().unwrap().is_null()));
+        assert_eq!(
+            enc(&m),
+            "{\"jsonrpc\":\"2.0\",\"method\":\"x\",\"params\":null}\n"
+        );
+        let m = Message::decode(r#"{"jsonrpc":"2.0","id":"a","result":null}"#).unwrap();
+        assert!(matches!(&m, Message::Response(r) if r.result.is_null()));
+        let m = Message::decode(
+            r#"{"id":3,"jsonrpc":"2.0","error":{"code":-32800,"message":"c","data":{"x":1}}}"#,
+        )
+        .unwrap();
+        assert_eq!(enc(&m), "{\"jsonrpc\":\"2.0\",\"id\":3,\"error\":{\"code\":-32800,\"message\":\"c\",\"data\":{\"x\":1}}}\n");
+    }
+
+    #[test]
+    fn bad_lines_are_typed() {
+        let code = |l: &str| Message::decode(l).unwrap_err().code().0;
+        assert_eq!(code("hello"), -32700);
+        assert_eq!(code("[INFO] starting"), -32700);
+        assert_eq!(code("{\"jsonrpc\":\"2.0\""), -32700);
+        assert_eq!(code("[]"), -32600);
+        assert!(matches!(
+            Message::decode("[{},{}]"),
+            Err(MessageError::Batch { len: 2 })
+        ));
+        assert_eq!(code("42"), -32600);
+        assert_eq!(code(r#"{"jsonrpc":"1.0","method":"x"}"#), -32600);
+        assert_eq!(code(r#"{"method":"x"}"#), -32600);
+        assert_eq!(code(r#"{"jsonrpc":"2.0","method":5}"#), -32600);
+        assert_eq!(code(r#"{"jsonrpc":"2.0","result":1}"#), -32600);
+        assert_eq!(
+            code(r#"{"jsonrpc":"2.0","id":1,"result":1,"error":{"code":1,"message":""}}"#),
+            -32600
+        );
+        assert_eq!(
+            code(r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"x"}"#),
+            -32600
+        );
+        assert!(Message::decode(r#"{"jsonrpc":"2.0","method":"ok"}"#).is_ok());
+    }
+}

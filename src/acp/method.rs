@@ -1,0 +1,482 @@
+//! Typed params and results, chosen by method name.
+
+use alloc::borrow::Cow;
+
+use serde::{Serialize, Serializer};
+
+use super::client::*;
+use super::init::*;
+use super::raw::{IntoOwned, RawJson};
+use super::session::*;
+use super::update::SessionNotification;
+use crate::error::MessageError;
+
+/// The method names of ACP v1 (plus `session/set_model`, which Gemini CLI
+/// calls).
+pub mod names {
+    /// `initialize` (client to agent).
+    pub const INITIALIZE: &str = "initialize";
+    /// `authenticate` (client to agent).
+    pub const AUTHENTICATE: &str = "authenticate";
+    /// `logout` (client to agent).
+    pub const LOGOUT: &str = "logout";
+    /// `session/new` (client to agent).
+    pub const SESSION_NEW: &str = "session/new";
+    /// `session/load` (client to agent).
+    pub const SESSION_LOAD: &str = "session/load";
+    /// `session/list` (client to agent).
+    pub const SESSION_LIST: &str = "session/list";
+    /// `session/delete` (client to agent).
+    pub const SESSION_DELETE: &str = "session/delete";
+    /// `session/resume` (client to agent).
+    pub const SESSION_RESUME: &str = "session/resume";
+    /// `session/close` (client to agent).
+    pub const SESSION_CLOSE: &str = "session/close";
+    /// `session/set_mode` (client to agent).
+    pub const SESSION_SET_MODE: &str = "session/set_mode";
+    /// `session/set_config_option` (client to agent).
+    pub const SESSION_SET_CONFIG_OPTION: &str = "session/set_config_option";
+    /// `session/set_model` (client to agent; Gemini CLI, not in the v1 schema).
+    pub const SESSION_SET_MODEL: &str = "session/set_model";
+    /// `session/prompt` (client to agent).
+    pub const SESSION_PROMPT: &str = "session/prompt";
+    /// `session/cancel` (client to agent, notification).
+    pub const SESSION_CANCEL: &str = "session/cancel";
+    /// `session/update` (agent to client, notification).
+    pub const SESSION_UPDATE: &str = "session/update";
+    /// `session/request_permission` (agent to client).
+    pub const SESSION_REQUEST_PERMISSION: &str = "session/request_permission";
+    /// `fs/read_text_file` (agent to client).
+    pub const FS_READ_TEXT_FILE: &str = "fs/read_text_file";
+    /// `fs/write_text_file` (agent to client).
+    pub const FS_WRITE_TEXT_FILE: &str = "fs/write_text_file";
+    /// `terminal/create` (agent to client).
+    pub const TERMINAL_CREATE: &str = "terminal/create";
+    /// `terminal/output` (agent to client).
+    pub const TERMINAL_OUTPUT: &str = "terminal/output";
+    /// `terminal/release` (agent to client).
+    pub const TERMINAL_RELEASE: &str = "terminal/release";
+    /// `terminal/wait_for_exit` (agent to client).
+    pub const TERMINAL_WAIT_FOR_EXIT: &str = "terminal/wait_for_exit";
+    /// `terminal/kill` (agent to client).
+    pub const TERMINAL_KILL: &str = "terminal/kill";
+    /// `elicitation/create` (agent to client).
+    pub const ELICITATION_CREATE: &str = "elicitation/create";
+    /// `elicitation/complete` (agent to client, notification).
+    pub const ELICITATION_COMPLETE: &str = "elicitation/complete";
+    /// `$/cancel_request` (either side, notification).
+    pub const CANCEL_REQUEST: &str = "$/cancel_request";
+}
+
+/// Whether `method` is an extension method (it starts with `_`).
+pub fn is_extension(method: &str) -> bool {
+    method.starts_with('_')
+}
+
+/// The params text, an absent or `null` value read as `{}`.
+fn params_text<'b>(raw: Option<&'b RawJson<'_>>) -> &'b str {
+    match raw {
+        Some(r) if !r.is_null() => r.get(),
+        _ => "{}",
+    }
+}
+
+/// How the params of each method are decoded: serde, except for
+/// `session/update`, the hot path, which is sliced by the scanner.
+mod decode_with {
+    use super::*;
+
+    macro_rules! serde_params {
+        ($($v:ident),*) => {$(
+            #[allow(non_snake_case)]
+            pub(super) mod $v {
+                use super::*;
+                pub(crate) fn params<'b, T: serde::Deserialize<'b>>(
+                    method: &'static str,
+                    raw: Option<&'b RawJson<'_>>,
+                ) -> Result<T, MessageError> {
+                    serde_json::from_str(params_text(raw)).map_err(|error| MessageError::InvalidParams { method, error })
+                }
+            }
+        )*};
+    }
+    serde_params!(
+        Initialize,
+        Authenticate,
+        Logout,
+        NewSession,
+        LoadSession,
+        ListSessions,
+        DeleteSession,
+        ResumeSession,
+        CloseSession,
+        SetSessionMode,
+        SetSessionConfigOption,
+        SetSessionModel,
+        Prompt,
+        RequestPermission,
+        ReadTextFile,
+        WriteTextFile,
+        CreateTerminal,
+        TerminalOutput,
+        ReleaseTerminal,
+        WaitForTerminalExit,
+        KillTerminal,
+        CreateElicitation,
+        Cancel,
+        CompleteElicitation,
+        CancelRequest
+    );
+
+    #[allow(non_snake_case)]
+    pub(super) mod SessionUpdate {
+        use super::*;
+        pub(crate) fn params<'b>(
+            method: &'static str,
+            raw: Option<&'b RawJson<'_>>,
+        ) -> Result<SessionNotification<'b>, MessageError> {
+            SessionNotification::from_valid_text(params_text(raw))
+                .map_err(|error| MessageError::InvalidParams { method, error })
+        }
+    }
+}
+use decode_with::*;
+
+macro_rules! method_enum {
+    (
+        $(#[$m:meta])*
+        pub enum $name:ident {
+            $( $(#[$vm:meta])* $variant:ident($ty:ident) = $method:ident, )*
+        }
+    ) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, PartialEq)]
+        #[non_exhaustive]
+        pub enum $name<'a> {
+            $( $(#[$vm])* $variant($ty<'a>), )*
+            /// An extension method (its name starts with `_`), params as sent.
+            Ext {
+                /// The method name.
+                method: Cow<'a, str>,
+                /// The params as sent.
+                params: Option<RawJson<'a>>,
+            },
+            /// A method this version does not know, params as sent.
+            Unknown {
+                /// The method name.
+                method: Cow<'a, str>,
+                /// The params as sent.
+                params: Option<RawJson<'a>>,
+            },
+        }
+
+        impl<'a> $name<'a> {
+            /// Decodes the params of `method`, borrowing from them.
+            ///
+            /// # Errors
+            ///
+            /// [`MessageError::InvalidParams`] when the params of a known
+            /// method do not fit its schema. Unknown and extension methods
+            /// are never errors.
+            pub fn decode(method: &'a str, raw: Option<&'a RawJson<'_>>) -> Result<Self, MessageError> {
+                Ok(match method {
+                    $( names::$method => Self::$variant($variant::params(names::$method, raw)?), )*
+                    m => {
+                        let params = raw.map(RawJson::reborrow);
+                        let method = Cow::Borrowed(m);
+                        if is_extension(m) { Self::Ext { method, params } } else { Self::Unknown { method, params } }
+                    }
+                })
+            }
+
+            /// The method name.
+            pub fn method(&self) -> &str {
+                match self {
+                    $( Self::$variant(_) => names::$method, )*
+                    Self::Ext { method, .. } | Self::Unknown { method, .. } => method,
+                }
+            }
+
+            /// Whether the message carries params (only `Ext` and `Unknown`
+            /// can have none).
+            pub fn has_params(&self) -> bool {
+                match self {
+                    Self::Ext { params, .. } | Self::Unknown { params, .. } => params.is_some(),
+                    _ => true,
+                }
+            }
+
+            /// The value with all borrowed text copied (`'static`).
+            pub fn into_owned(self) -> $name<'static> {
+                match self {
+                    $( Self::$variant(v) => $name::$variant(v.into_owned()), )*
+                    Self::Ext { method, params } => $name::Ext { method: IntoOwned::into_owned(method), params: IntoOwned::into_owned(params) },
+                    Self::Unknown { method, params } => $name::Unknown { method: IntoOwned::into_owned(method), params: IntoOwned::into_owned(params) },
+                }
+            }
+        }
+
+        /// Serializes the params object only (the envelope is written by
+        /// the `encode_*` functions).
+        impl Serialize for $name<'_> {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                match self {
+                    $( Self::$variant(v) => v.serialize(s), )*
+                    Self::Ext { params, .. } | Self::Unknown { params, .. } => params.serialize(s),
+                }
+            }
+        }
+    };
+}
+
+method_enum! {
+    /// The typed params of a request, by method: every request of ACP v1
+    /// in both directions, plus `session/set_model`.
+    ///
+    /// ```
+    /// use acp_codec::acp::{Message, RequestParams};
+    ///
+    /// let line = r#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/p","mcpServers":[]}}"#;
+    /// let Message::Request(req) = Message::decode(line).unwrap() else { panic!() };
+    /// let RequestParams::NewSession(p) = req.typed().unwrap() else { panic!() };
+    /// assert_eq!(p.cwd, "/p");
+    /// ```
+    pub enum RequestParams {
+        /// `initialize`.
+        Initialize(InitializeRequest) = INITIALIZE,
+        /// `authenticate`.
+        Authenticate(AuthenticateRequest) = AUTHENTICATE,
+        /// `logout`.
+        Logout(LogoutRequest) = LOGOUT,
+        /// `session/new`.
+        NewSession(NewSessionRequest) = SESSION_NEW,
+        /// `session/load`.
+        LoadSession(LoadSessionRequest) = SESSION_LOAD,
+        /// `session/list`.
+        ListSessions(ListSessionsRequest) = SESSION_LIST,
+        /// `session/delete`.
+        DeleteSession(DeleteSessionRequest) = SESSION_DELETE,
+        /// `session/resume`.
+        ResumeSession(ResumeSessionRequest) = SESSION_RESUME,
+        /// `session/close`.
+        CloseSession(CloseSessionRequest) = SESSION_CLOSE,
+        /// `session/set_mode`.
+        SetSessionMode(SetSessionModeRequest) = SESSION_SET_MODE,
+        /// `session/set_config_option`.
+        SetSessionConfigOption(SetSessionConfigOptionRequest) = SESSION_SET_CONFIG_OPTION,
+        /// `session/set_model` (Gemini CLI).
+        SetSessionModel(SetSessionModelRequest) = SESSION_SET_MODEL,
+        /// `session/prompt`.
+        Prompt(PromptRequest) = SESSION_PROMPT,
+        /// `session/request_permission`.
+        RequestPermission(RequestPermissionRequest) = SESSION_REQUEST_PERMISSION,
+        /// `fs/read_text_file`.
+        ReadTextFile(ReadTextFileRequest) = FS_READ_TEXT_FILE,
+        /// `fs/write_text_file`.
+        WriteTextFile(WriteTextFileRequest) = FS_WRITE_TEXT_FILE,
+        /// `terminal/create`.
+        CreateTerminal(CreateTerminalRequest) = TERMINAL_CREATE,
+        /// `terminal/output`.
+        TerminalOutput(TerminalOutputRequest) = TERMINAL_OUTPUT,
+        /// `terminal/release`.
+        ReleaseTerminal(ReleaseTerminalRequest) = TERMINAL_RELEASE,
+        /// `terminal/wait_for_exit`.
+        WaitForTerminalExit(WaitForTerminalExitRequest) = TERMINAL_WAIT_FOR_EXIT,
+        /// `terminal/kill`.
+        KillTerminal(KillTerminalRequest) = TERMINAL_KILL,
+        /// `elicitation/create`.
+        CreateElicitation(CreateElicitationRequest) = ELICITATION_CREATE,
+    }
+}
+
+method_enum! {
+    /// The typed params of a notification, by method.
+    pub enum NotificationParams {
+        /// `session/cancel` (client to agent).
+        Cancel(CancelNotification) = SESSION_CANCEL,
+        /// `session/update` (agent to client).
+        SessionUpdate(SessionNotification) = SESSION_UPDATE,
+        /// `elicitation/complete` (agent to client).
+        CompleteElicitation(CompleteElicitationNotification) = ELICITATION_COMPLETE,
+        /// `$/cancel_request` (either side).
+        CancelRequest(CancelRequestNotification) = CANCEL_REQUEST,
+    }
+}
+
+/// The typed result of a response, by the method of the request it
+/// answers (responses do not name their method: the
+/// [`Tracker`](super::Tracker) remembers it).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum ResponseResult<'a> {
+    /// `initialize`.
+    Initialize(InitializeResponse<'a>),
+    /// `authenticate`.
+    Authenticate(AuthenticateResponse<'a>),
+    /// `logout`.
+    Logout(LogoutResponse<'a>),
+    /// `session/new`.
+    NewSession(NewSessionResponse<'a>),
+    /// `session/load`.
+    LoadSession(LoadSessionResponse<'a>),
+    /// `session/list`.
+    ListSessions(ListSessionsResponse<'a>),
+    /// `session/delete`.
+    DeleteSession(DeleteSessionResponse<'a>),
+    /// `session/resume`.
+    ResumeSession(ResumeSessionResponse<'a>),
+    /// `session/close`.
+    CloseSession(CloseSessionResponse<'a>),
+    /// `session/set_mode`.
+    SetSessionMode(SetSessionModeResponse<'a>),
+    /// `session/set_config_option`.
+    SetSessionConfigOption(SetSessionConfigOptionResponse<'a>),
+    /// `session/set_model`.
+    SetSessionModel(SetSessionModelResponse<'a>),
+    /// `session/prompt`.
+    Prompt(PromptResponse<'a>),
+    /// `session/request_permission`.
+    RequestPermission(RequestPermissionResponse<'a>),
+    /// `fs/read_text_file`.
+    ReadTextFile(ReadTextFileResponse<'a>),
+    /// `fs/write_text_file`.
+    WriteTextFile(WriteTextFileResponse<'a>),
+    /// `terminal/create`.
+    CreateTerminal(CreateTerminalResponse<'a>),
+    /// `terminal/output`.
+    TerminalOutput(TerminalOutputResponse<'a>),
+    /// `terminal/release`.
+    ReleaseTerminal(ReleaseTerminalResponse<'a>),
+    /// `terminal/wait_for_exit`.
+    WaitForTerminalExit(WaitForTerminalExitResponse<'a>),
+    /// `terminal/kill`.
+    KillTerminal(KillTerminalResponse<'a>),
+    /// `elicitation/create`.
+    CreateElicitation(CreateElicitationResponse<'a>),
+    /// The result of an extension or unknown method, as sent.
+    Other(RawJson<'a>),
+}
+
+macro_rules! results {
+    ($( $variant:ident = $method:ident, )*) => {
+        impl<'a> ResponseResult<'a> {
+            /// Decodes `raw` as the result of `method`.
+            ///
+            /// # Errors
+            ///
+            /// [`MessageError::InvalidResult`] when the result of a known
+            /// method does not fit its schema.
+            pub fn decode(method: &str, raw: &'a RawJson<'_>) -> Result<Self, MessageError> {
+                Ok(match method {
+                    $( names::$method => Self::$variant(
+                        serde_json::from_str(raw.get()).map_err(|error| MessageError::InvalidResult { method: names::$method, error })?,
+                    ), )*
+                    _ => Self::Other(raw.reborrow()),
+                })
+            }
+
+            /// The value with all borrowed text copied (`'static`).
+            pub fn into_owned(self) -> ResponseResult<'static> {
+                match self {
+                    $( Self::$variant(v) => ResponseResult::$variant(v.into_owned()), )*
+                    Self::Other(v) => ResponseResult::Other(v.into_owned()),
+                }
+            }
+        }
+
+        /// Serializes the result object only.
+        impl Serialize for ResponseResult<'_> {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                match self {
+                    $( Self::$variant(v) => v.serialize(s), )*
+                    Self::Other(v) => v.serialize(s),
+                }
+            }
+        }
+    };
+}
+
+results! {
+    Initialize = INITIALIZE,
+    Authenticate = AUTHENTICATE,
+    Logout = LOGOUT,
+    NewSession = SESSION_NEW,
+    LoadSession = SESSION_LOAD,
+    ListSessions = SESSION_LIST,
+    DeleteSession = SESSION_DELETE,
+    ResumeSession = SESSION_RESUME,
+    CloseSession = SESSION_CLOSE,
+    SetSessionMode = SESSION_SET_MODE,
+    SetSessionConfigOption = SESSION_SET_CONFIG_OPTION,
+    SetSessionModel = SESSION_SET_MODEL,
+    Prompt = SESSION_PROMPT,
+    RequestPermission = SESSION_REQUEST_PERMISSION,
+    ReadTextFile = FS_READ_TEXT_FILE,
+    WriteTextFile = FS_WRITE_TEXT_FILE,
+    CreateTerminal = TERMINAL_CREATE,
+    TerminalOutput = TERMINAL_OUTPUT,
+    ReleaseTerminal = TERMINAL_RELEASE,
+    WaitForTerminalExit = TERMINAL_WAIT_FOR_EXIT,
+    KillTerminal = TERMINAL_KILL,
+    CreateElicitation = ELICITATION_CREATE,
+}
+
+impl IntoOwned for RequestParams<'_> {
+    type Owned = RequestParams<'static>;
+    fn into_owned(self) -> Self::Owned {
+        RequestParams::into_owned(self)
+    }
+}
+
+impl IntoOwned for NotificationParams<'_> {
+    type Owned = NotificationParams<'static>;
+    fn into_owned(self) -> Self::Owned {
+        NotificationParams::into_owned(self)
+    }
+}
+
+impl IntoOwned for ResponseResult<'_> {
+    type Owned = ResponseResult<'static>;
+    fn into_owned(self) -> Self::Owned {
+        ResponseResult::into_owned(self)
+    }
+}
+
+impl<'a> SessionNotification<'a> {
+    /// Decodes `session/update` params from JSON text known to be valid,
+    /// slicing members with the scanner (no allocation for borrowed text).
+    pub(crate) fn from_valid_text(text: &'a str) -> Result<Self, serde_json::Error> {
+        use super::scan::{key_is, Members};
+        use serde::de::Error as _;
+        let (mut session_id, mut update, mut meta) = (None, None, None);
+        let members = Members::new(text)
+            .map_err(|_| serde_json::Error::custom("invalid type: expected a json object"))?;
+        for m in members {
+            let (k, v) = m.map_err(|e| {
+                serde_json::Error::custom(format_args!("invalid json at byte {}", e.offset))
+            })?;
+            let dup = |f: &'static str| serde_json::Error::duplicate_field(f);
+            if key_is(k, "sessionId") {
+                if session_id.is_some() {
+                    return Err(dup("sessionId"));
+                }
+                session_id = Some(super::raw::unquote::<serde_json::Error>(v)?);
+            } else if key_is(k, "update") {
+                if update.is_some() {
+                    return Err(dup("update"));
+                }
+                update = Some(super::update::SessionUpdate::from_valid_text(v)?);
+            } else if key_is(k, "_meta") {
+                if meta.is_some() {
+                    return Err(dup("_meta"));
+                }
+                meta = Some(RawJson::from_validated(v));
+            }
+        }
+        Ok(Self {
+            session_id: session_id.ok_or_else(|| serde_json::Error::missing_field("sessionId"))?,
+            update: update.ok_or_else(|| serde_json::Error::missing_field("update"))?,
+            meta,
+        })
+    }
+}

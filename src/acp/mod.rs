@@ -1,0 +1,96 @@
+//! Agent Client Protocol (ACP) messages: a zero-copy JSON-RPC envelope,
+//! typed params and results for every ACP v1 method, and a sans-IO request
+//! [`Tracker`].
+//!
+//! # Decoding
+//!
+//! [`Message::decode`] reads one line into a [`Message`] that borrows from
+//! it; params and results stay raw JSON ([`RawJson`]) until
+//! [`Request::typed`], [`Notification::typed`] or [`Response::typed`] decode
+//! them by method. Text fields are `Cow<'a, str>`, borrowed when the JSON
+//! string has no escapes; free-form JSON (`rawInput`, `rawOutput`, `_meta`,
+//! extension params) stays [`RawJson`]. `into_owned()` on any type gives a
+//! `'static` value to keep.
+//!
+//! # Forward compatibility
+//!
+//! The official Rust crate fails on any `sessionUpdate` or content `type` it
+//! does not know. Here an unknown method decodes to `Unknown` (`Ext` when it
+//! starts with `_`), an unknown `sessionUpdate`, content `type` or other tag
+//! to an `Unknown(RawJson)` variant that re-encodes byte for byte, and an
+//! unknown enum value (`ToolKind`, `StopReason`, …) to `Unknown(Cow<str>)`.
+//! Unknown fields are ignored; `_meta` is kept.
+//!
+//! # Wire form of the typed structs
+//!
+//! Fields follow the schema one to one: a required member is a plain field,
+//! an optional one an `Option` (absent and `null` both decode to `None`
+//! except for raw JSON and ids, where `null` is kept), so a decoded message
+//! re-encodes to the JSON it came from. Defaults the schema declares (such
+//! as `loadSession: false`) are the caller's to apply.
+//!
+//! # Encoding
+//!
+//! [`Message::encode`], [`encode_request`], [`encode_notification`],
+//! [`encode_response`] and [`encode_error`] write compact JSON plus `\n`
+//! through [`encode_line`](crate::encode_line): exactly one line, even when
+//! raw JSON handed in by a caller was pretty-printed.
+//!
+//! ```
+//! use acp_codec::acp::{encode_request, Message, PromptRequest, ContentBlock, TextContent, RequestParams, RequestId};
+//! use std::borrow::Cow;
+//!
+//! let prompt = RequestParams::Prompt(PromptRequest {
+//!     session_id: "s1".into(),
+//!     prompt: vec![ContentBlock::Text(TextContent { annotations: None, text: "hi".into(), meta: None })],
+//!     meta: None,
+//! });
+//! let mut out = Vec::new();
+//! encode_request(&RequestId::Number(2), &prompt, &mut out).unwrap();
+//! assert_eq!(
+//!     std::str::from_utf8(&out).unwrap(),
+//!     "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"session/prompt\",\"params\":{\"sessionId\":\"s1\",\"prompt\":[{\"type\":\"text\",\"text\":\"hi\"}]}}\n"
+//! );
+//! let msg = Message::decode(std::str::from_utf8(&out).unwrap().trim_end()).unwrap();
+//! let Message::Request(req) = &msg else { panic!() };
+//! assert_eq!(req.typed().unwrap(), prompt);
+//! ```
+
+pub(crate) mod raw;
+mod scan;
+mod tagged;
+
+mod client;
+mod content;
+mod id;
+mod init;
+mod message;
+mod method;
+mod session;
+mod tracker;
+mod update;
+
+pub use client::*;
+pub use content::*;
+pub use id::RequestId;
+pub use init::*;
+pub use message::{
+    encode_error, encode_notification, encode_request, encode_response, ErrorResponse, Message,
+    Notification, Request, Response, RpcError,
+};
+pub use method::{is_extension, names, NotificationParams, RequestParams, ResponseResult};
+pub use raw::{IntoOwned, RawJson};
+pub use session::*;
+pub use tagged::ConfigValue;
+pub use tracker::{Completed, Expired, Tracker, DEFAULT_MAX_PEER_PENDING, DEFAULT_TIMEOUT};
+pub use update::*;
+
+impl<'a> SessionIdRequest<'a> {
+    /// Params naming `session_id`, without `_meta`.
+    pub fn new(session_id: impl Into<alloc::borrow::Cow<'a, str>>) -> Self {
+        Self {
+            session_id: session_id.into(),
+            meta: None,
+        }
+    }
+}

@@ -1,0 +1,502 @@
+//! Borrowed raw JSON, borrowed strings, and the helpers every typed message
+//! uses: `into_owned`, string enums with an `Unknown` variant, tag peeking.
+
+use alloc::borrow::{Cow, ToOwned};
+use alloc::boxed::Box;
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::fmt;
+
+use serde::de::{self, Deserializer};
+use serde::{Deserialize, Serialize, Serializer};
+use serde_json::value::RawValue;
+
+/// A JSON value kept as its text: borrowed from the decoded line, or owned.
+///
+/// Free-form JSON (`rawInput`, `rawOutput`, `_meta`, extension params, and
+/// every unknown variant) is kept this way: nothing is parsed until asked for
+/// ([`RawJson::parse`]), and encoding writes the text back unchanged (a
+/// pretty-printed value handed in by a caller is compacted by the encoder).
+/// The text is always exactly one valid JSON value.
+///
+/// ```
+/// use acp_codec::acp::RawJson;
+///
+/// let raw = RawJson::from_text("{\"a\": [1, 2]}").unwrap();
+/// assert_eq!(raw.get(), "{\"a\": [1, 2]}");
+/// let v: serde_json::Value = raw.parse().unwrap();
+/// assert_eq!(v["a"][1], 2);
+/// assert!(RawJson::from_text("{\"a\":").is_err());
+/// ```
+#[derive(Clone)]
+pub struct RawJson<'a>(Cow<'a, str>);
+
+impl<'a> RawJson<'a> {
+    /// Wraps borrowed raw JSON.
+    pub fn borrowed(raw: &'a RawValue) -> Self {
+        Self(Cow::Borrowed(raw.get()))
+    }
+
+    /// Text already checked to be one JSON value.
+    pub(crate) fn from_validated(text: &'a str) -> Self {
+        Self(Cow::Borrowed(text))
+    }
+
+    /// Checks that `text` is one JSON value and borrows it.
+    ///
+    /// # Errors
+    ///
+    /// The serde_json error if `text` is not exactly one JSON value.
+    pub fn from_text(text: &'a str) -> Result<Self, serde_json::Error> {
+        serde_json::from_str::<&RawValue>(text).map(Self::borrowed)
+    }
+
+    /// Checks that `text` is one JSON value and takes it.
+    ///
+    /// # Errors
+    ///
+    /// The serde_json error if `text` is not exactly one JSON value.
+    pub fn from_string(text: String) -> Result<RawJson<'static>, serde_json::Error> {
+        RawValue::from_string(text).map(|b| RawJson(Cow::Owned(Box::<str>::from(b).into_string())))
+    }
+
+    /// Serializes `value` into owned raw JSON.
+    ///
+    /// # Errors
+    ///
+    /// The serde_json error if `value` cannot be serialized.
+    pub fn to_raw<T: Serialize + ?Sized>(value: &T) -> Result<RawJson<'static>, serde_json::Error> {
+        serde_json::to_string(value).map(|s| RawJson(Cow::Owned(s)))
+    }
+
+    /// The JSON text.
+    pub fn get(&self) -> &str {
+        &self.0
+    }
+
+    /// A copy borrowing from this one.
+    pub fn reborrow(&self) -> RawJson<'_> {
+        RawJson(Cow::Borrowed(&self.0))
+    }
+
+    /// Whether the value is JSON `null`.
+    pub fn is_null(&self) -> bool {
+        self.get() == "null"
+    }
+
+    /// Decodes the value as `T`, borrowing from it where `T` allows.
+    ///
+    /// # Errors
+    ///
+    /// The serde_json error if the JSON does not fit `T`.
+    pub fn parse<'b, T: Deserialize<'b>>(&'b self) -> Result<T, serde_json::Error> {
+        serde_json::from_str(self.get())
+    }
+
+    /// The value with its text copied, for callers that keep it.
+    pub fn into_owned(self) -> RawJson<'static> {
+        RawJson(Cow::Owned(self.0.into_owned()))
+    }
+}
+
+impl fmt::Debug for RawJson<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.get())
+    }
+}
+
+impl fmt::Display for RawJson<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.get())
+    }
+}
+
+/// Compares the JSON text, byte for byte.
+impl PartialEq for RawJson<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.get() == other.get()
+    }
+}
+
+impl Eq for RawJson<'_> {}
+
+/// Writes the text unchanged (serde_json's raw value; the text is checked
+/// again on the way out).
+impl Serialize for RawJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let raw: &RawValue = serde_json::from_str(self.get()).map_err(serde::ser::Error::custom)?;
+        raw.serialize(s)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for RawJson<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        <&'de RawValue>::deserialize(d).map(Self::borrowed)
+    }
+}
+
+/// Turns a borrowed value into one that owns its text (`'static`).
+///
+/// Every message type has an inherent `into_owned` built on this trait.
+pub trait IntoOwned {
+    /// The owned form.
+    type Owned: 'static;
+    /// Copies whatever is borrowed.
+    fn into_owned(self) -> Self::Owned;
+}
+
+impl IntoOwned for Cow<'_, str> {
+    type Owned = Cow<'static, str>;
+    fn into_owned(self) -> Cow<'static, str> {
+        Cow::Owned(match self {
+            Cow::Borrowed(s) => s.to_owned(),
+            Cow::Owned(s) => s,
+        })
+    }
+}
+
+impl IntoOwned for RawJson<'_> {
+    type Owned = RawJson<'static>;
+    fn into_owned(self) -> Self::Owned {
+        RawJson::into_owned(self)
+    }
+}
+
+impl<T: IntoOwned> IntoOwned for Option<T> {
+    type Owned = Option<T::Owned>;
+    fn into_owned(self) -> Self::Owned {
+        self.map(IntoOwned::into_owned)
+    }
+}
+
+impl<T: IntoOwned> IntoOwned for Vec<T> {
+    type Owned = Vec<T::Owned>;
+    fn into_owned(self) -> Self::Owned {
+        self.into_iter().map(IntoOwned::into_owned).collect()
+    }
+}
+
+impl<T: IntoOwned> IntoOwned for Box<T> {
+    type Owned = Box<T::Owned>;
+    fn into_owned(self) -> Self::Owned {
+        Box::new((*self).into_owned())
+    }
+}
+
+macro_rules! copy_into_owned {
+    ($($t:ty),*) => {$(
+        impl IntoOwned for $t {
+            type Owned = $t;
+            fn into_owned(self) -> Self::Owned { self }
+        }
+    )*};
+}
+copy_into_owned!(bool, u16, u32, u64, i64, f64);
+
+/// A string that borrows from the input when it holds no escapes, and
+/// costs exactly one allocation when it does.
+///
+/// serde's `#[serde(borrow)]` does not reach through `Option` or `Vec`, and
+/// serde_json unescapes into a growing scratch buffer before copying; this
+/// reads the string token raw and unescapes it once into a string of the
+/// right capacity.
+pub(crate) struct CowStr<'a>(pub(crate) Cow<'a, str>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for CowStr<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let raw = <&'de RawValue>::deserialize(d)?;
+        unquote(raw.get()).map(CowStr)
+    }
+}
+
+/// `deserialize_with` for `Cow<str>` fields (see [`CowStr`]).
+pub(crate) fn cow<'de: 'a, 'a, D: Deserializer<'de>>(d: D) -> Result<Cow<'a, str>, D::Error> {
+    CowStr::deserialize(d).map(|s| s.0)
+}
+
+/// The text of a JSON string token (quotes included), unescaped.
+pub(crate) fn unquote<E: de::Error>(token: &str) -> Result<Cow<'_, str>, E> {
+    let inner = token
+        .strip_prefix('"')
+        .and_then(|t| t.strip_suffix('"'))
+        .ok_or_else(|| E::invalid_type(de::Unexpected::Other("a non-string value"), &"a string"))?;
+    let Some(first) = memchr::memchr(b'\\', inner.as_bytes()) else {
+        return Ok(Cow::Borrowed(inner));
+    };
+    // Unescaping only shrinks the text: one allocation, never grown.
+    let mut out = String::with_capacity(inner.len());
+    out.push_str(inner.get(..first).unwrap_or_default());
+    let mut rest = inner.get(first..).unwrap_or_default();
+    while !rest.is_empty() {
+        let bytes = rest.as_bytes();
+        if bytes.first() != Some(&b'\\') {
+            let end = memchr::memchr(b'\\', bytes).unwrap_or(bytes.len());
+            out.push_str(rest.get(..end).unwrap_or_default());
+            rest = rest.get(end..).unwrap_or_default();
+            continue;
+        }
+        let bad = || E::custom("invalid escape in json string");
+        let (c, used) = match bytes.get(1) {
+            Some(b'"') => ('"', 2),
+            Some(b'\\') => ('\\', 2),
+            Some(b'/') => ('/', 2),
+            Some(b'b') => ('\u{8}', 2),
+            Some(b'f') => ('\u{c}', 2),
+            Some(b'n') => ('\n', 2),
+            Some(b'r') => ('\r', 2),
+            Some(b't') => ('\t', 2),
+            Some(b'u') => {
+                let hi = hex4(bytes.get(2..6)).ok_or_else(bad)?;
+                if (0xD800..0xDC00).contains(&hi) {
+                    let lo = match (bytes.get(6), bytes.get(7)) {
+                        (Some(b'\\'), Some(b'u')) => hex4(bytes.get(8..12)).ok_or_else(bad)?,
+                        _ => return Err(E::custom("lone leading surrogate in json string")),
+                    };
+                    if !(0xDC00..0xE000).contains(&lo) {
+                        return Err(E::custom("lone leading surrogate in json string"));
+                    }
+                    let code = 0x1_0000_u32
+                        .saturating_add((hi.saturating_sub(0xD800)) << 10)
+                        .saturating_add(lo.saturating_sub(0xDC00));
+                    (char::from_u32(code).ok_or_else(bad)?, 12)
+                } else {
+                    (char::from_u32(hi).ok_or_else(bad)?, 6)
+                }
+            }
+            _ => return Err(bad()),
+        };
+        out.push(c);
+        rest = rest.get(used..).ok_or_else(bad)?;
+    }
+    Ok(Cow::Owned(out))
+}
+
+/// Four hex digits as a number.
+fn hex4(digits: Option<&[u8]>) -> Option<u32> {
+    let mut n = 0u32;
+    for &d in digits? {
+        let v = char::from(d).to_digit(16)?;
+        n = (n << 4) | v;
+    }
+    Some(n)
+}
+
+/// `deserialize_with` for `Option<Cow<str>>` fields: borrows.
+pub(crate) fn opt_cow<'de: 'a, 'a, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Option<Cow<'a, str>>, D::Error> {
+    Ok(Option::<CowStr<'a>>::deserialize(d)?.map(|s| s.0))
+}
+
+/// `deserialize_with` for `Vec<Cow<str>>` fields: borrows each string.
+pub(crate) fn vec_cow<'de: 'a, 'a, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Vec<Cow<'a, str>>, D::Error> {
+    Ok(Vec::<CowStr<'a>>::deserialize(d)?
+        .into_iter()
+        .map(|s| s.0)
+        .collect())
+}
+
+/// `deserialize_with` for optional `Vec<Cow<str>>` fields.
+pub(crate) fn opt_vec_cow<'de: 'a, 'a, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Option<Vec<Cow<'a, str>>>, D::Error> {
+    Ok(Option::<Vec<CowStr<'a>>>::deserialize(d)?.map(|v| v.into_iter().map(|s| s.0).collect()))
+}
+
+/// `deserialize_with` for fields whose presence matters even when `null`
+/// (`"result": null`, `"id": null`): present gives `Some`.
+pub(crate) fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+    d: D,
+) -> Result<Option<T>, D::Error> {
+    T::deserialize(d).map(Some)
+}
+
+/// Reads the string value of `key` in the JSON object `text` without
+/// building or allocating anything: `None` when the key is absent or not a
+/// string.
+///
+/// Fast path for the common layout where the tag comes first and has no
+/// escapes; otherwise one scan over the object's members.
+pub(crate) fn tag_of<'a>(
+    text: &'a str,
+    key: &str,
+) -> Result<Option<Cow<'a, str>>, serde_json::Error> {
+    if let Some(rest) = text.strip_prefix("{\"") {
+        if let Some(rest) = rest.strip_prefix(key) {
+            if let Some(rest) = rest.strip_prefix("\":\"") {
+                if let Some(end) = memchr::memchr2(b'"', b'\\', rest.as_bytes()) {
+                    if rest.as_bytes().get(end) == Some(&b'"') {
+                        return Ok(rest.get(..end).map(Cow::Borrowed));
+                    }
+                }
+            }
+        }
+    }
+    let members =
+        super::scan::Members::new(text).map_err(|_| de::Error::custom("expected a json object"))?;
+    for m in members {
+        let (k, v) =
+            m.map_err(|e| de::Error::custom(format_args!("invalid json at byte {}", e.offset)))?;
+        if super::scan::key_is(k, key) {
+            return Ok(if v.starts_with('"') {
+                Some(unquote::<serde_json::Error>(v)?)
+            } else {
+                None
+            });
+        }
+    }
+    Ok(None)
+}
+
+/// Defines a string enum whose unknown values decode to `Unknown` and
+/// re-encode unchanged.
+macro_rules! string_enum {
+    (
+        $(#[$m:meta])*
+        pub enum $name:ident { $( $(#[$vm:meta])* $variant:ident = $text:literal, )* }
+    ) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+        #[non_exhaustive]
+        pub enum $name<'a> {
+            $( $(#[$vm])* $variant, )*
+            /// A value this version does not know, kept as sent.
+            Unknown(alloc::borrow::Cow<'a, str>),
+        }
+
+        impl<'a> $name<'a> {
+            /// The wire text of the value.
+            pub fn as_str(&self) -> &str {
+                match self {
+                    $( Self::$variant => $text, )*
+                    Self::Unknown(s) => s,
+                }
+            }
+
+            /// The value for wire text (`Unknown` when not a known value).
+            pub fn from_wire(text: alloc::borrow::Cow<'a, str>) -> Self {
+                match &*text {
+                    $( $text => Self::$variant, )*
+                    _ => Self::Unknown(text),
+                }
+            }
+
+            /// The value with its text copied.
+            pub fn into_owned(self) -> $name<'static> {
+                match self {
+                    $( Self::$variant => $name::$variant, )*
+                    Self::Unknown(s) => $name::Unknown($crate::acp::raw::IntoOwned::into_owned(s)),
+                }
+            }
+        }
+
+        impl $crate::acp::raw::IntoOwned for $name<'_> {
+            type Owned = $name<'static>;
+            fn into_owned(self) -> Self::Owned {
+                $name::into_owned(self)
+            }
+        }
+
+        impl serde::Serialize for $name<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.as_str())
+            }
+        }
+
+        impl<'de: 'a, 'a> serde::Deserialize<'de> for $name<'a> {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                $crate::acp::raw::CowStr::deserialize(d).map(|s| Self::from_wire(s.0))
+            }
+        }
+    };
+}
+pub(crate) use string_enum;
+
+/// Defines a message struct (all fields public and documented) plus its
+/// `into_owned`.
+macro_rules! owned_struct {
+    (
+        $(#[$m:meta])*
+        pub struct $name:ident<'a> { $( $(#[$fm:meta])* pub $f:ident : $t:ty, )* }
+    ) => {
+        $(#[$m])*
+        pub struct $name<'a> { $( $(#[$fm])* pub $f: $t, )* }
+
+        impl $name<'_> {
+            /// The value with all borrowed text copied (`'static`).
+            pub fn into_owned(self) -> $name<'static> {
+                $name { $( $f: $crate::acp::raw::IntoOwned::into_owned(self.$f), )* }
+            }
+        }
+
+        impl $crate::acp::raw::IntoOwned for $name<'_> {
+            type Owned = $name<'static>;
+            fn into_owned(self) -> Self::Owned {
+                $name::into_owned(self)
+            }
+        }
+    };
+}
+pub(crate) use owned_struct;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tag_fast_and_slow_paths() {
+        let t = |s: &'static str| tag_of(s, "type");
+        assert_eq!(
+            t(r#"{"type":"text","text":"x"}"#).unwrap().as_deref(),
+            Some("text")
+        );
+        let slow = r#"{ "text":"x", "a":{"type":"no"}, "type" : "te\u0078t"}"#;
+        assert_eq!(t(slow).unwrap().as_deref(), Some("text"));
+        assert_eq!(t(r#"{"type":5}"#).unwrap(), None);
+        assert_eq!(t(r#"{"typed":"x"}"#).unwrap(), None);
+        assert!(t("[1]").is_err());
+    }
+
+    #[test]
+    fn unquote_matches_serde_json() {
+        for s in [
+            r#""plain""#,
+            r#""a\nb\"c\\d\/e\b\f\r\t""#,
+            r#""\u00e9\u20ac\ud83e\udd80x""#,
+            r#""""#,
+        ] {
+            let ours = unquote::<serde_json::Error>(s).unwrap();
+            let theirs: alloc::string::String = serde_json::from_str(s).unwrap();
+            assert_eq!(ours, theirs);
+        }
+        assert!(matches!(
+            unquote::<serde_json::Error>(r#""x""#).unwrap(),
+            Cow::Borrowed("x")
+        ));
+        for bad in [
+            r#""\ud800""#,
+            r#""\ud800\u0041""#,
+            r#""\x""#,
+            r#""\u12""#,
+            "5",
+            r#""\""#,
+        ] {
+            assert!(unquote::<serde_json::Error>(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn cow_borrows_through_option() {
+        #[derive(Deserialize)]
+        struct S<'a> {
+            #[serde(borrow, default, deserialize_with = "opt_cow")]
+            a: Option<Cow<'a, str>>,
+        }
+        let s: S<'_> = serde_json::from_str(r#"{"a":"plain"}"#).unwrap();
+        assert!(matches!(s.a, Some(Cow::Borrowed("plain"))));
+        let s: S<'_> = serde_json::from_str(r#"{"a":"esc\n"}"#).unwrap();
+        assert!(matches!(s.a, Some(Cow::Owned(_))));
+    }
+}

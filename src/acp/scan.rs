@@ -1,0 +1,369 @@
+//! A validating, allocation-free JSON scanner: finds where a value ends and
+//! walks the members of an object, so the envelope and `session/update`
+//! params are sliced without building anything (serde_json's own skipping
+//! allocates a stack for nested values).
+//!
+//! Nesting is limited to 128 levels, like serde_json's recursion limit.
+
+/// Deepest nesting accepted.
+const MAX_DEPTH: u32 = 128;
+
+/// A syntax error at a byte offset of the scanned text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ScanError {
+    /// Offset of the offending byte (or the end of the text).
+    pub(crate) offset: usize,
+}
+
+fn err<T>(offset: usize) -> Result<T, ScanError> {
+    Err(ScanError { offset })
+}
+
+/// The offset of the first non-whitespace byte at or after `i`.
+pub(crate) fn skip_ws(b: &[u8], mut i: usize) -> usize {
+    while let Some(c) = b.get(i) {
+        if !matches!(c, b' ' | b'\t' | b'\n' | b'\r') {
+            break;
+        }
+        i = i.saturating_add(1);
+    }
+    i
+}
+
+/// Skips the string whose opening quote is at `i`; returns the offset after
+/// its closing quote.
+pub(crate) fn skip_str(b: &[u8], i: usize) -> Result<usize, ScanError> {
+    if b.get(i) != Some(&b'"') {
+        return err(i);
+    }
+    let mut i = i.saturating_add(1);
+    loop {
+        let rest = b.get(i..).unwrap_or_default();
+        let Some(n) = memchr::memchr2(b'"', b'\\', rest) else {
+            return err(b.len());
+        };
+        // Raw control characters are not allowed in JSON strings.
+        let run = rest.get(..n).unwrap_or_default();
+        if run.iter().fold(false, |acc, &c| acc | (c < 0x20)) {
+            let bad = run.iter().position(|&c| c < 0x20).unwrap_or(0);
+            return err(i.saturating_add(bad));
+        }
+        i = i.saturating_add(n);
+        match b.get(i) {
+            Some(b'"') => return Ok(i.saturating_add(1)),
+            _ => {
+                // A backslash: validate the escape.
+                match b.get(i.saturating_add(1)) {
+                    Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => {
+                        i = i.saturating_add(2);
+                    }
+                    Some(b'u') => {
+                        let hex = b.get(i.saturating_add(2)..i.saturating_add(6));
+                        if !hex.is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit)) {
+                            return err(i);
+                        }
+                        i = i.saturating_add(6);
+                    }
+                    _ => return err(i),
+                }
+            }
+        }
+    }
+}
+
+/// Skips a number starting at `i` (JSON grammar).
+fn skip_num(b: &[u8], mut i: usize) -> Result<usize, ScanError> {
+    let digits = |b: &[u8], mut i: usize| -> (usize, bool) {
+        let start = i;
+        while b.get(i).is_some_and(u8::is_ascii_digit) {
+            i = i.saturating_add(1);
+        }
+        (i, i > start)
+    };
+    if b.get(i) == Some(&b'-') {
+        i = i.saturating_add(1);
+    }
+    match b.get(i) {
+        Some(b'0') => i = i.saturating_add(1),
+        Some(b'1'..=b'9') => i = digits(b, i).0,
+        _ => return err(i),
+    }
+    if b.get(i) == Some(&b'.') {
+        let (j, any) = digits(b, i.saturating_add(1));
+        if !any {
+            return err(j);
+        }
+        i = j;
+    }
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        i = i.saturating_add(1);
+        if matches!(b.get(i), Some(b'+' | b'-')) {
+            i = i.saturating_add(1);
+        }
+        let (j, any) = digits(b, i);
+        if !any {
+            return err(j);
+        }
+        i = j;
+    }
+    Ok(i)
+}
+
+fn skip_lit(b: &[u8], i: usize, lit: &[u8]) -> Result<usize, ScanError> {
+    let end = i.saturating_add(lit.len());
+    if b.get(i..end) == Some(lit) {
+        Ok(end)
+    } else {
+        err(i)
+    }
+}
+
+/// Skips one JSON value starting at `i` (no leading whitespace); returns the
+/// offset after it. Validates the full grammar.
+pub(crate) fn skip_value(b: &[u8], i: usize) -> Result<usize, ScanError> {
+    // One bit per open container: 1 object, 0 array.
+    let mut stack: u128 = 0;
+    let mut depth: u32 = 0;
+    let mut i = i;
+    loop {
+        // Parse a value at i.
+        match b.get(i) {
+            Some(b'{' | b'[') => {
+                let is_obj = b.get(i) == Some(&b'{');
+                if depth >= MAX_DEPTH {
+                    return err(i);
+                }
+                stack = (stack << 1) | u128::from(is_obj);
+                depth = depth.saturating_add(1);
+                i = skip_ws(b, i.saturating_add(1));
+                let close = if is_obj { b'}' } else { b']' };
+                if b.get(i) == Some(&close) {
+                    stack >>= 1;
+                    depth = depth.saturating_sub(1);
+                    i = i.saturating_add(1);
+                } else {
+                    if is_obj {
+                        i = skip_str(b, i)?;
+                        i = skip_ws(b, i);
+                        if b.get(i) != Some(&b':') {
+                            return err(i);
+                        }
+                        i = skip_ws(b, i.saturating_add(1));
+                    }
+                    continue;
+                }
+            }
+            Some(b'"') => i = skip_str(b, i)?,
+            Some(b't') => i = skip_lit(b, i, b"true")?,
+            Some(b'f') => i = skip_lit(b, i, b"false")?,
+            Some(b'n') => i = skip_lit(b, i, b"null")?,
+            Some(b'-' | b'0'..=b'9') => i = skip_num(b, i)?,
+            _ => return err(i),
+        }
+        // After a value: close containers or move to the next element.
+        loop {
+            if depth == 0 {
+                return Ok(i);
+            }
+            let is_obj = stack & 1 == 1;
+            i = skip_ws(b, i);
+            match b.get(i) {
+                Some(b',') => {
+                    i = skip_ws(b, i.saturating_add(1));
+                    if is_obj {
+                        i = skip_str(b, i)?;
+                        i = skip_ws(b, i);
+                        if b.get(i) != Some(&b':') {
+                            return err(i);
+                        }
+                        i = skip_ws(b, i.saturating_add(1));
+                    }
+                    break;
+                }
+                Some(b'}') if is_obj => {}
+                Some(b']') if !is_obj => {}
+                _ => return err(i),
+            }
+            stack >>= 1;
+            depth = depth.saturating_sub(1);
+            i = i.saturating_add(1);
+        }
+    }
+}
+
+/// Checks that `text` is exactly one JSON value (whitespace around allowed).
+pub(crate) fn validate(text: &str) -> Result<(), ScanError> {
+    let b = text.as_bytes();
+    let end = skip_value(b, skip_ws(b, 0))?;
+    let end = skip_ws(b, end);
+    if end == b.len() {
+        Ok(())
+    } else {
+        err(end)
+    }
+}
+
+/// The members of the JSON object `text` (which must start with `{` after
+/// whitespace): each key as its raw token (quotes included) and each value
+/// as its text, without allocating.
+pub(crate) struct Members<'a> {
+    text: &'a str,
+    pos: usize,
+    first: bool,
+    done: bool,
+}
+
+impl<'a> Members<'a> {
+    /// Starts on an object; `Err` if `text` does not start with `{`.
+    pub(crate) fn new(text: &'a str) -> Result<Self, ScanError> {
+        let b = text.as_bytes();
+        let i = skip_ws(b, 0);
+        if b.get(i) != Some(&b'{') {
+            return err(i);
+        }
+        Ok(Self {
+            text,
+            pos: i.saturating_add(1),
+            first: true,
+            done: false,
+        })
+    }
+
+    /// The offset after the closing `}` once iteration ended.
+    pub(crate) fn end(&self) -> usize {
+        self.pos
+    }
+
+    fn step(&mut self) -> Result<Option<(&'a str, &'a str)>, ScanError> {
+        let b = self.text.as_bytes();
+        let mut i = skip_ws(b, self.pos);
+        if self.first {
+            self.first = false;
+            if b.get(i) == Some(&b'}') {
+                self.pos = i.saturating_add(1);
+                return Ok(None);
+            }
+        } else {
+            match b.get(i) {
+                Some(b',') => i = skip_ws(b, i.saturating_add(1)),
+                Some(b'}') => {
+                    self.pos = i.saturating_add(1);
+                    return Ok(None);
+                }
+                _ => return err(i),
+            }
+        }
+        let key_end = skip_str(b, i)?;
+        let key = self.text.get(i..key_end).unwrap_or_default();
+        let colon = skip_ws(b, key_end);
+        if b.get(colon) != Some(&b':') {
+            return err(colon);
+        }
+        let v = skip_ws(b, colon.saturating_add(1));
+        let v_end = skip_value(b, v)?;
+        self.pos = v_end;
+        Ok(Some((key, self.text.get(v..v_end).unwrap_or_default())))
+    }
+}
+
+impl<'a> Iterator for Members<'a> {
+    type Item = Result<(&'a str, &'a str), ScanError>;
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        match self.step() {
+            Ok(Some(m)) => Some(Ok(m)),
+            Ok(None) => {
+                self.done = true;
+                None
+            }
+            Err(e) => {
+                self.done = true;
+                Some(Err(e))
+            }
+        }
+    }
+}
+
+/// Whether the raw key token `key` (quotes included) spells `name`.
+pub(crate) fn key_is(key: &str, name: &str) -> bool {
+    let inner = key.get(1..key.len().saturating_sub(1)).unwrap_or_default();
+    if inner == name {
+        return true;
+    }
+    inner.contains('\\') && super::raw::unquote::<serde_json::Error>(key).is_ok_and(|k| k == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::vec::Vec;
+
+    #[test]
+    fn agrees_with_serde_json() {
+        let cases = [
+            "null",
+            "true",
+            "false",
+            "0",
+            "-0",
+            "1.5e-3",
+            "-12E+2",
+            "\"a\\u00e9\\n\"",
+            "[]",
+            "{}",
+            "[1,[2,[3,{}]],{\"a\":[]}]",
+            " { \"a\" : 1 , \"b\" : [ true , null ] } ",
+            "01",
+            "1.",
+            "-",
+            "1e",
+            "[1,]",
+            "{\"a\":1,}",
+            "{\"a\" 1}",
+            "{1:2}",
+            "[1 2]",
+            "\"\\x\"",
+            "\"\\u12g4\"",
+            "\"a\tb\"",
+            "tru",
+            "nul",
+            "[",
+            "{",
+            "\"abc",
+            "]",
+            "{}}",
+            "[]]",
+            "\"\u{1}\"",
+        ];
+        for c in cases {
+            let ours = validate(c).is_ok();
+            let theirs = serde_json::from_str::<serde::de::IgnoredAny>(c).is_ok();
+            assert_eq!(ours, theirs, "{c:?}");
+        }
+        let deep = "[".repeat(129) + &"]".repeat(129);
+        assert!(validate(&deep).is_err());
+        let ok = "[".repeat(128) + &"]".repeat(128);
+        assert!(validate(&ok).is_ok());
+    }
+
+    #[test]
+    fn members_slice_values() {
+        let m: Vec<_> = Members::new(r#" {"a": [1, {"x":2}] ,"b\u0063":"s", "d":{}} "#)
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(
+            m,
+            [
+                ("\"a\"", "[1, {\"x\":2}]"),
+                ("\"b\\u0063\"", "\"s\""),
+                ("\"d\"", "{}")
+            ]
+        );
+        assert!(key_is(m[1].0, "bc"));
+        assert!(Members::new("[1]").is_err());
+        assert!(Members::new("{\"a\":}").unwrap().any(|r| r.is_err()));
+    }
+}

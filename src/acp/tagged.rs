@@ -1,0 +1,202 @@
+//! Unions: objects told apart by a tag member (`type`, `sessionUpdate`,
+//! `outcome`) or by their shape, each with an `Unknown` variant that keeps
+//! the raw JSON of anything this version does not know.
+//!
+//! Decoding reads the tag without building anything (the tag usually comes
+//! first), then decodes the object once as the variant's struct: no
+//! buffering, no allocation for borrowed text.
+
+use alloc::borrow::Cow;
+use core::fmt;
+
+use serde::de::{self, Deserializer, Visitor};
+use serde::{Deserialize, Serialize, Serializer};
+
+use super::raw::IntoOwned;
+
+/// Defines an enum told apart by a string tag member.
+macro_rules! tagged_enum {
+    (
+        $(#[$m:meta])*
+        pub enum $name:ident tag $tag:literal {
+            $( $(#[$vm:meta])* $variant:ident($inner:ty) = $text:literal, )*
+            $( @absent $(#[$am:meta])* $avariant:ident($aty:ty), )?
+        }
+    ) => {
+        $(#[$m])*
+        ///
+        /// Unknown tags decode to `Unknown`, which keeps the object's raw
+        /// JSON and re-encodes it byte for byte.
+        #[derive(Debug, Clone, PartialEq, serde::Serialize)]
+        #[serde(tag = $tag)]
+        #[non_exhaustive]
+        pub enum $name<'a> {
+            $( $(#[$vm])* #[serde(rename = $text)] $variant($inner), )*
+            $( $(#[$am])* #[serde(untagged)] $avariant($aty), )?
+            /// A variant this version does not know: the whole object as sent.
+            #[serde(untagged)]
+            Unknown($crate::acp::RawJson<'a>),
+        }
+
+        impl $name<'_> {
+            /// The value with all borrowed text copied (`'static`).
+            pub fn into_owned(self) -> $name<'static> {
+                match self {
+                    $( Self::$variant(v) => $name::$variant($crate::acp::raw::IntoOwned::into_owned(v)), )*
+                    $( Self::$avariant(v) => $name::$avariant($crate::acp::raw::IntoOwned::into_owned(v)), )?
+                    Self::Unknown(v) => $name::Unknown(v.into_owned()),
+                }
+            }
+
+            /// The wire tag of a known variant (`None` for `Unknown` and a
+            /// variant that has no tag).
+            pub fn tag(&self) -> Option<&'static str> {
+                match self {
+                    $( Self::$variant(_) => Some($text), )*
+                    _ => None,
+                }
+            }
+        }
+
+        impl $crate::acp::raw::IntoOwned for $name<'_> {
+            type Owned = $name<'static>;
+            fn into_owned(self) -> Self::Owned {
+                $name::into_owned(self)
+            }
+        }
+
+        impl<'a> $name<'a> {
+            /// Decodes from JSON text known to be one valid JSON value.
+            pub(crate) fn from_valid_text(text: &'a str) -> Result<Self, serde_json::Error> {
+                let tag = $crate::acp::raw::tag_of(text, $tag)?;
+                match tag.as_deref() {
+                    $( Some($text) => serde_json::from_str(text).map(Self::$variant), )*
+                    $( None => serde_json::from_str(text).map(Self::$avariant), )?
+                    _ => Ok(Self::Unknown($crate::acp::RawJson::from_validated(text))),
+                }
+            }
+        }
+
+        impl<'de: 'a, 'a> serde::Deserialize<'de> for $name<'a> {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                use serde::de::Error as _;
+                let raw = <&'de serde_json::value::RawValue>::deserialize(d)?;
+                Self::from_valid_text(raw.get()).map_err(D::Error::custom)
+            }
+        }
+    };
+}
+pub(crate) use tagged_enum;
+
+/// Defines an enum told apart by shape: each variant is tried in order.
+macro_rules! tried_enum {
+    (
+        $(#[$m:meta])*
+        pub enum $name:ident {
+            $( $(#[$vm:meta])* $variant:ident($inner:ty), )*
+        }
+    ) => {
+        $(#[$m])*
+        ///
+        /// A value that fits no variant decodes to `Unknown`, which keeps its
+        /// raw JSON and re-encodes it byte for byte.
+        #[derive(Debug, Clone, PartialEq, serde::Serialize)]
+        #[serde(untagged)]
+        #[non_exhaustive]
+        pub enum $name<'a> {
+            $( $(#[$vm])* $variant($inner), )*
+            /// A shape this version does not know, as sent.
+            Unknown($crate::acp::RawJson<'a>),
+        }
+
+        impl $name<'_> {
+            /// The value with all borrowed text copied (`'static`).
+            pub fn into_owned(self) -> $name<'static> {
+                match self {
+                    $( Self::$variant(v) => $name::$variant($crate::acp::raw::IntoOwned::into_owned(v)), )*
+                    Self::Unknown(v) => $name::Unknown(v.into_owned()),
+                }
+            }
+        }
+
+        impl $crate::acp::raw::IntoOwned for $name<'_> {
+            type Owned = $name<'static>;
+            fn into_owned(self) -> Self::Owned {
+                $name::into_owned(self)
+            }
+        }
+
+        impl<'de: 'a, 'a> serde::Deserialize<'de> for $name<'a> {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let raw = <&'de serde_json::value::RawValue>::deserialize(d)?;
+                $(
+                    if let Ok(v) = serde_json::from_str(raw.get()) {
+                        return Ok(Self::$variant(v));
+                    }
+                )*
+                Ok(Self::Unknown($crate::acp::RawJson::borrowed(raw)))
+            }
+        }
+    };
+}
+pub(crate) use tried_enum;
+
+/// The `value` of `session/set_config_option`: a boolean (with
+/// `"type": "boolean"`) or the id of a select option.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConfigValue<'a> {
+    /// A boolean option's value.
+    Bool(bool),
+    /// A select option's value id.
+    Id(Cow<'a, str>),
+}
+
+impl ConfigValue<'_> {
+    /// The value with its text copied.
+    pub fn into_owned(self) -> ConfigValue<'static> {
+        match self {
+            Self::Bool(b) => ConfigValue::Bool(b),
+            Self::Id(s) => ConfigValue::Id(IntoOwned::into_owned(s)),
+        }
+    }
+}
+
+impl IntoOwned for ConfigValue<'_> {
+    type Owned = ConfigValue<'static>;
+    fn into_owned(self) -> Self::Owned {
+        ConfigValue::into_owned(self)
+    }
+}
+
+impl Serialize for ConfigValue<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Bool(b) => s.serialize_bool(*b),
+            Self::Id(v) => s.serialize_str(v),
+        }
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for ConfigValue<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(ConfigValueVisitor)
+    }
+}
+
+struct ConfigValueVisitor;
+
+impl<'de> Visitor<'de> for ConfigValueVisitor {
+    type Value = ConfigValue<'de>;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a boolean or a value id string")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Self::Value, E> {
+        Ok(ConfigValue::Bool(v))
+    }
+    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(ConfigValue::Id(Cow::Borrowed(v)))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(ConfigValue::Id(Cow::Owned(v.into())))
+    }
+}

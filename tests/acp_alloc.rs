@@ -1,0 +1,57 @@
+//! Heap allocations of decoding a typical `agent_message_chunk`: none when
+//! its text has no escapes, at most one when it has.
+#![cfg(feature = "std")]
+
+use acp_codec::acp::{ContentBlock, Message, NotificationParams, SessionUpdate};
+
+/// Runs `f`, counting the heap allocations of this thread (the
+/// `allocation-counter` crate's global allocator; this crate forbids
+/// `unsafe`, so it cannot define its own).
+fn count<T>(f: impl FnOnce() -> T) -> (T, u64) {
+    let mut out = None;
+    let info = allocation_counter::measure(|| out = Some(f()));
+    (out.unwrap(), info.count_total)
+}
+
+fn chunk_line(text: &str) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"9f2c1a7e-3b4d-4e8f-a1c2-5d6e7f8a9b0c","update":{{"sessionUpdate":"agent_message_chunk","messageId":"msg_01HZX3K9Q2W8E7R6T5Y4U3I2O1","content":{{"type":"text","text":"{text}"}}}}}}}}"#
+    )
+}
+
+/// Decodes the line fully (envelope and typed params) and returns the text.
+fn decode_text(line: &str) -> usize {
+    let msg = Message::decode(line).unwrap();
+    let Message::Notification(n) = &msg else {
+        panic!()
+    };
+    let NotificationParams::SessionUpdate(u) = n.typed().unwrap() else {
+        panic!()
+    };
+    let SessionUpdate::AgentMessageChunk(c) = &u.update else {
+        panic!()
+    };
+    let ContentBlock::Text(t) = &c.content else {
+        panic!()
+    };
+    assert!(c.message_id.is_some());
+    t.text.len()
+}
+
+#[test]
+fn plain_text_decodes_without_allocating() {
+    let text = "x".repeat(200);
+    let line = chunk_line(&text);
+    let (len, allocs) = count(|| decode_text(&line));
+    assert_eq!(len, 200);
+    assert_eq!(allocs, 0);
+}
+
+#[test]
+fn escaped_text_allocates_once() {
+    let text = "line one\\nline \\\"two\\\" \\u00e9\\ud83e\\udd80 tab\\t".repeat(5);
+    let line = chunk_line(&text);
+    let (len, allocs) = count(|| decode_text(&line));
+    assert!(len > 100);
+    assert_eq!(allocs, 1);
+}

@@ -1,0 +1,118 @@
+//! Helpers shared by the ACP integration tests.
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+
+use acp_codec::acp::{Message, RequestId, ResponseResult};
+use serde_json::Value;
+
+/// The typed form of one message, re-encoded as JSON (`params` or `result`),
+/// and its Debug text (to look for `Unknown` variants).
+pub struct Typed {
+    pub json: Option<Value>,
+    pub debug: String,
+}
+
+/// Decodes `msg`'s params or result to the typed form. `methods` maps the
+/// ids of requests sent by the *other* side to their methods.
+pub fn typed(msg: &Message<'_>, methods: &BTreeMap<RequestId<'static>, String>) -> Typed {
+    match msg {
+        Message::Request(r) => {
+            let t = r.typed().unwrap_or_else(|e| panic!("{}: {e}", r.method));
+            Typed {
+                json: r.params.as_ref().map(|_| serde_json::to_value(&t).unwrap()),
+                debug: format!("{t:?}"),
+            }
+        }
+        Message::Notification(n) => {
+            let t = n.typed().unwrap_or_else(|e| panic!("{}: {e}", n.method));
+            Typed {
+                json: n.params.as_ref().map(|_| serde_json::to_value(&t).unwrap()),
+                debug: format!("{t:?}"),
+            }
+        }
+        Message::Response(r) => {
+            let method = methods
+                .get(&r.id.to_owned_id())
+                .map(String::as_str)
+                .unwrap_or("");
+            let t = r
+                .typed(method)
+                .unwrap_or_else(|e| panic!("result of {method}: {e}"));
+            let debug = match &t {
+                ResponseResult::Other(_) if !method.is_empty() && !method.starts_with('_') => {
+                    format!("Unknown result for {method}")
+                }
+                t => format!("{t:?}"),
+            };
+            Typed {
+                json: Some(serde_json::to_value(&t).unwrap()),
+                debug,
+            }
+        }
+        Message::Error(e) => Typed {
+            json: Some(serde_json::to_value(&e.error).unwrap()),
+            debug: format!("{e:?}"),
+        },
+    }
+}
+
+/// The part of the original message the typed form re-encodes.
+pub fn payload(original: &Value) -> Option<Value> {
+    ["params", "result", "error"]
+        .iter()
+        .find_map(|k| original.get(*k).cloned())
+}
+
+/// Whether every member of `a` is in `b` with an equal value (arrays
+/// element by element, same length); `null` members of `b` may be absent
+/// from `a`.
+pub fn is_subset(a: &Value, b: &Value) -> Result<(), String> {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            for (k, v) in x {
+                let Some(w) = y.get(k) else {
+                    return Err(format!("member {k} invented"));
+                };
+                is_subset(v, w).map_err(|e| format!("{k}.{e}"))?;
+            }
+            Ok(())
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            if x.len() != y.len() {
+                return Err(format!("array of {} became {}", y.len(), x.len()));
+            }
+            for (i, (v, w)) in x.iter().zip(y).enumerate() {
+                is_subset(v, w).map_err(|e| format!("[{i}].{e}"))?;
+            }
+            Ok(())
+        }
+        (Value::Number(x), Value::Number(y)) if x.as_f64() == y.as_f64() => Ok(()),
+        _ if a == b => Ok(()),
+        _ => Err(format!("{a} != {b}")),
+    }
+}
+
+/// Which members the typed form dropped (unknown fields), for reporting.
+pub fn dropped(a: &Value, b: &Value, path: &str, out: &mut Vec<String>) {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            for (k, w) in y {
+                match x.get(k) {
+                    None if !w.is_null() => out.push(format!("{path}.{k}")),
+                    None => {}
+                    Some(v) => dropped(v, w, &format!("{path}.{k}"), out),
+                }
+            }
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            for (i, (v, w)) in x.iter().zip(y).enumerate() {
+                dropped(v, w, &format!("{path}[{i}]"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+pub mod arb;
+pub mod arb_base;
