@@ -54,7 +54,7 @@
 //! - `std` (default): implies `alloc`; `std` support in dependencies.
 //! - `alloc`: JSON encoding ([`encode_line`]) and everything that owns a
 //!   buffer. Without it the crate is `no_std` and allocation-free: line
-//!   splitting works as is.
+//!   splitting and [`title`] parsing work as is.
 //! - `bytes`: [`LineSplitter::decode_bytes`], lines as `bytes::Bytes`
 //!   without copying.
 //! - `tokio-util`: `Decoder`/`Encoder` implementations.
@@ -88,6 +88,7 @@ extern crate alloc;
 pub mod error;
 pub mod framing;
 pub mod limits;
+pub mod title;
 
 pub use error::{Error, ErrorCode, FrameError};
 #[cfg(feature = "alloc")]
@@ -96,3 +97,4 @@ pub use framing::{Decoded, Line, LineSplitter, PeekedId};
 #[cfg(feature = "alloc")]
 pub use framing::{encode_line, encode_raw_line};
 pub use limits::Limits;
+pub use title::{tool_name_from_id, Explanation, Title, WorkingDir};
