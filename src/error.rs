@@ -293,6 +293,9 @@ mod tests {
     #[test]
     fn codes_have_names() {
         assert_eq!(ErrorCode(-1).to_string(), "-1");
-        assert_eq!(ErrorCode::AUTH_REQUIRED.name(), Some("authentication required"));
+        assert_eq!(
+            ErrorCode::AUTH_REQUIRED.name(),
+            Some("authentication required")
+        );
     }
 }

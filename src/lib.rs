@@ -80,21 +80,21 @@
 
 #[cfg(feature = "alloc")]
 extern crate alloc;
-#[cfg(feature = "std")]
-extern crate std;
 #[cfg(all(test, not(feature = "alloc")))]
 extern crate alloc;
+#[cfg(feature = "std")]
+extern crate std;
 
 pub mod error;
 pub mod framing;
 pub mod limits;
 pub mod title;
 
-pub use error::{Error, ErrorCode, FrameError};
 #[cfg(feature = "alloc")]
 pub use error::EncodeError;
-pub use framing::{Decoded, Line, LineSplitter, PeekedId};
+pub use error::{Error, ErrorCode, FrameError};
 #[cfg(feature = "alloc")]
 pub use framing::{encode_line, encode_raw_line};
+pub use framing::{Decoded, Line, LineSplitter, PeekedId};
 pub use limits::Limits;
 pub use title::{tool_name_from_id, Explanation, Title, WorkingDir};

@@ -13,6 +13,12 @@ pub(crate) const CURRENT: &str = "[current working directory ";
 /// Introduces an `inputs: {…}` object in a title.
 const INPUTS: &[u8] = b"inputs: {";
 
+/// The empty slice at the end of `s`: what an absent part is, so that every
+/// part handed out is a slice of the input.
+pub(crate) fn end_of(s: &str) -> &str {
+    s.get(s.len()..).unwrap_or_default()
+}
+
 /// The pieces of the shell grammar found in a text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Details<'a> {
@@ -106,7 +112,7 @@ fn bracket(open: &str) -> Option<WorkingDir<'_>> {
 /// description, then an optional directory bracket before it. `None` when
 /// neither is there.
 fn details(s: &str) -> Option<Details<'_>> {
-    let (rest, description) = split_description(s).unwrap_or((s, ""));
+    let (rest, description) = split_description(s).unwrap_or((s, end_of(s)));
     match split_working_dir(rest) {
         Some((command, dir)) => Some(Details {
             command,
@@ -143,9 +149,9 @@ pub(crate) fn shell(title: &str) -> Option<Details<'_>> {
 /// ` [background]`, nothing else.
 pub(crate) fn explanation(text: &str) -> Option<Details<'_>> {
     fn anchored(s: &str) -> Option<Details<'_>> {
-        let (rest, description) = split_description(s).unwrap_or((s, ""));
+        let (rest, description) = split_description(s).unwrap_or((s, end_of(s)));
         Some(Details {
-            command: "",
+            command: end_of(s),
             working_dir: Some(whole_working_dir(rest)?),
             description,
             background: false,

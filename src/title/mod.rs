@@ -158,7 +158,8 @@ impl fmt::Display for WorkingDir<'_> {
 /// [module docs](self) for the grammar).
 ///
 /// Every part is a slice of the title (or of the explanation text given to
-/// [`Title::with_explanation`]); parsing never allocates, never panics and
+/// [`Title::with_explanation`]), an absent description being the empty slice
+/// at its end; parsing never allocates, never panics and
 /// takes linear time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Title<'a> {
@@ -214,7 +215,7 @@ impl<'a> Title<'a> {
             raw: title,
             command: title,
             working_dir: None,
-            description: "",
+            description: grammar::end_of(title),
             background: false,
             inputs: grammar::inputs(title),
         }
@@ -340,7 +341,12 @@ mod tests {
     use super::*;
 
     fn parts<'a>(t: &Title<'a>) -> (&'a str, Option<WorkingDir<'a>>, &'a str, bool) {
-        (t.command(), t.working_dir(), t.description(), t.is_background())
+        (
+            t.command(),
+            t.working_dir(),
+            t.description(),
+            t.is_background(),
+        )
     }
 
     #[test]
@@ -364,6 +370,9 @@ mod tests {
         let t = Title::parse("ls [in a] (b)").with_explanation("not an explanation");
         assert_eq!(parts(&t), ("ls", Some(WorkingDir::In("a")), "b", false));
         let t = Title::parse("ls [in a] (b)").with_explanation("[in c]");
-        assert_eq!(parts(&t), ("ls [in a] (b)", Some(WorkingDir::In("c")), "", false));
+        assert_eq!(
+            parts(&t),
+            ("ls [in a] (b)", Some(WorkingDir::In("c")), "", false)
+        );
     }
 }
