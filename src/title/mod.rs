@@ -50,7 +50,8 @@
 //!
 //! Ambiguities, resolved by the rule above (Gemini can produce either
 //! reading, so no rule recovers both): a directory containing ` [in ` or
-//! ` [current working directory `, or ending with `] [background`; a
+//! ` [current working directory ` (or starting with `[in ` or
+//! `[current working directory `), or ending with `] [background`; a
 //! description with unbalanced parentheses (left in the command); a
 //! pre-0.14 command without directory that itself ends with ` (…)` or a
 //! ` [in …]` (read as a description or directory). Gemini 0.36+ titles are
