@@ -1,12 +1,18 @@
 //! Properties of the title parser: format-then-parse round trips for every
 //! Gemini era (with the hard cases: brackets and parentheses in commands and
 //! directories, `[in x]` in descriptions, substitutions, newlines,
-//! non-ASCII), agreement with a naive oracle of the documented rule, and, on
-//! arbitrary strings, no panic, slices of the input and exact re-display.
+//! non-ASCII), and, on arbitrary strings, the fuzz target's invariants (no
+//! panic, slices of the input, exact re-display, agreement with a naive
+//! oracle of the documented rule).
 
 use acp_codec::title::{Explanation, Title, WorkingDir};
 use proptest::prelude::*;
 use proptest::sample::select;
+
+#[path = "../fuzz/checks/title.rs"]
+mod check;
+
+use check::{assert_slices, Parts};
 
 const CMD: &[&str] = &[
     "a",
@@ -183,88 +189,6 @@ fn expected(c: &Call) -> (Option<WorkingDir<'_>>, &str, bool) {
     (dir, c.description.as_deref().unwrap_or(""), c.background)
 }
 
-fn within(outer: &str, inner: &str) -> bool {
-    let (o, i) = (outer.as_ptr() as usize, inner.as_ptr() as usize);
-    i >= o && i + inner.len() <= o + outer.len()
-}
-
-fn assert_slices(t: &Title<'_>, sources: &[&str]) {
-    let mut parts = vec![t.as_str(), t.command(), t.description()];
-    parts.extend(t.working_dir().map(WorkingDir::path));
-    parts.extend(t.inputs());
-    for p in parts {
-        assert!(
-            sources.iter().any(|s| within(s, p)),
-            "{p:?} not within {sources:?}"
-        );
-    }
-}
-
-// ---- A naive oracle of the documented rule (quadratic, std string ops). ----
-
-fn is_balanced(s: &str) -> bool {
-    let mut depth = 0i64;
-    for c in s.chars() {
-        match c {
-            '(' => depth += 1,
-            ')' => depth -= 1,
-            _ => {}
-        }
-        if depth < 0 {
-            return false;
-        }
-    }
-    depth == 0
-}
-
-fn oracle_description(s: &str) -> Option<(&str, &str)> {
-    if !s.ends_with(')') {
-        return None;
-    }
-    // The `(` balancing the final `)` is the rightmost one whose group is balanced.
-    let open = s
-        .char_indices()
-        .filter(|&(i, c)| c == '(' && is_balanced(&s[i..]))
-        .map(|(i, _)| i)
-        .last()?;
-    let desc = &s[open + 1..s.len() - 1];
-    (s[..open].ends_with(' ') && !desc.is_empty()).then(|| (&s[..open - 1], desc))
-}
-
-fn oracle_dir(s: &str) -> Option<(&str, WorkingDir<'_>)> {
-    if !s.ends_with(']') {
-        return None;
-    }
-    let i = s.rfind(" [in ");
-    let c = s.rfind(" [current working directory ");
-    let body = &s[..s.len() - 1];
-    match (i, c) {
-        (Some(i), c) if c.is_none_or(|c| i > c) => Some((&s[..i], WorkingDir::In(&body[i + 5..]))),
-        (_, Some(c)) => Some((&s[..c], WorkingDir::Current(&body[c + 28..]))),
-        _ => None,
-    }
-}
-
-type Parts<'a> = (&'a str, Option<WorkingDir<'a>>, &'a str, bool);
-
-fn oracle_details(s: &str) -> Option<Parts<'_>> {
-    let (rest, desc) = oracle_description(s).unwrap_or((s, ""));
-    match oracle_dir(rest) {
-        Some((cmd, dir)) => Some((cmd, Some(dir), desc, false)),
-        None if !desc.is_empty() => Some((rest, None, desc, false)),
-        None => None,
-    }
-}
-
-fn oracle(t: &str) -> Parts<'_> {
-    if let Some(head) = t.strip_suffix(" [background]") {
-        if let Some((c, d, e, _)) = oracle_details(head) {
-            return (c, d, e, true);
-        }
-    }
-    oracle_details(t).unwrap_or((t, None, "", false))
-}
-
 fn parts<'a>(t: &Title<'a>) -> Parts<'a> {
     (
         t.command(),
@@ -320,21 +244,10 @@ proptest! {
 }
 
 fn check_any(s: &str, x: &str) -> Result<(), TestCaseError> {
-    let t = Title::parse(s);
-    assert_slices(&t, &[s]);
-    prop_assert_eq!(parts(&t), oracle(s), "title {:?}", s);
-    prop_assert_eq!(t.to_string(), s);
-    let p = Title::plain(s);
-    assert_slices(&p, &[s]);
-    prop_assert_eq!(p.command(), s);
-    let w = t.with_explanation(x);
-    assert_slices(&w, &[s, x]);
-    match Explanation::parse(x) {
-        Some(e) => {
-            prop_assert_eq!(e.to_string(), x.trim());
-            prop_assert_eq!(w.command(), s);
-        }
-        None => prop_assert_eq!(w, t),
+    // The fuzz target's invariants, with its naive oracle of the rule.
+    for kind in [None, Some("execute"), Some("read")] {
+        check::check_strs(s, kind, Some(x));
     }
+    prop_assert_eq!(parts(&Title::parse(s)), check::oracle(s));
     Ok(())
 }
