@@ -40,20 +40,22 @@ pub(crate) fn split_description(s: &str) -> Option<(&str, &str)> {
     if bytes.get(close) != Some(&b')') {
         return None;
     }
+    // A plain byte loop: memchr's per-call cost loses on dense parentheses
+    // (about 10x on `)))…`), and titles are short.
     let mut depth: usize = 1;
-    let mut end = close;
-    let open = loop {
-        let at = memchr::memrchr2(b'(', b')', bytes.get(..end)?)?;
-        if bytes.get(at) == Some(&b')') {
-            depth = depth.checked_add(1)?;
-        } else {
-            depth = depth.checked_sub(1)?;
+    let mut open = None;
+    for (at, &b) in bytes.get(..close)?.iter().enumerate().rev() {
+        if b == b')' {
+            depth = depth.saturating_add(1);
+        } else if b == b'(' {
+            depth = depth.saturating_sub(1);
             if depth == 0 {
-                break at;
+                open = Some(at);
+                break;
             }
         }
-        end = at;
-    };
+    }
+    let open = open?;
     let space = open.checked_sub(1)?;
     if bytes.get(space) != Some(&b' ') {
         return None;
@@ -71,8 +73,8 @@ pub(crate) fn split_description(s: &str) -> Option<(&str, &str)> {
 /// spaces, and the command may hold either marker). Returns what precedes
 /// the space, and the directory.
 ///
-/// One right-to-left scan over the `[` bytes of `s`, each checked against
-/// the two markers (at most 27 bytes compared).
+/// One right-to-left scan of `s`, each `[` checked against the two markers
+/// (at most 27 bytes compared).
 pub(crate) fn split_working_dir(s: &str) -> Option<(&str, WorkingDir<'_>)> {
     let bytes = s.as_bytes();
     let close = bytes.len().checked_sub(1)?;
@@ -80,7 +82,7 @@ pub(crate) fn split_working_dir(s: &str) -> Option<(&str, WorkingDir<'_>)> {
         return None;
     }
     let mut end = close;
-    while let Some(at) = memchr::memrchr(b'[', bytes.get(..end)?) {
+    while let Some(at) = bytes.get(..end)?.iter().rposition(|&b| b == b'[') {
         if let Some(space) = at.checked_sub(1) {
             if bytes.get(space) == Some(&b' ') {
                 if let Some(dir) = bracket(s.get(at..close)?) {
