@@ -120,9 +120,12 @@ fn typical(c: &mut Criterion) {
     g.finish();
 }
 
+/// A named generator of adversarial titles of a given size.
+type Pattern = (&'static str, fn(usize) -> String);
+
 fn adversarial(c: &mut Criterion) {
     let anchor = Anchor::new();
-    let patterns: [(&str, fn(usize) -> String); 4] = [
+    let patterns: [Pattern; 4] = [
         // 1 MiB of `(`: the case.
         ("open_parens", |n| "(".repeat(n)),
         // `)` only: the backward scan runs to the start, unbalanced.

@@ -125,11 +125,10 @@ fn oracle_description(s: &str) -> Option<(&str, &str)> {
         return None;
     }
     // The `(` balancing the final `)` is the rightmost one whose group is balanced.
-    let open = s
+    let (open, _) = s
         .char_indices()
-        .filter(|&(i, c)| c == '(' && is_balanced(&s[i..]))
-        .map(|(i, _)| i)
-        .last()?;
+        .rev()
+        .find(|&(i, c)| c == '(' && is_balanced(&s[i..]))?;
     let desc = &s[open + 1..s.len() - 1];
     (s[..open].ends_with(' ') && !desc.is_empty()).then(|| (&s[..open - 1], desc))
 }
