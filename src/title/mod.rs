@@ -22,9 +22,13 @@
 //!
 //! # The shell grammar
 //!
-//! [`Title::parse`] reads a title right to left, in a bounded number of
-//! linear scans (no backtracking, no allocation; every byte is looked at
-//! most twice):
+//! [`Title::parse`] reads a title right to left in linear time, with no
+//! backtracking and no allocation: the description scan and the bracket scan
+//! cover disjoint spans, so one pass covers the title; only when a trailing
+//! ` [background]` turns out not to belong to the grammar is the title
+//! scanned a second time without it (each `[` met costs a comparison of at
+//! most 27 bytes). A title that does not match is searched once more, forward,
+//! for `inputs: {` when it ends with `}`.
 //!
 //! 1. **Background.** If the title ends with ` [background]` *and* steps 2–3
 //!    find a description or a directory in what precedes it, the flag is set
