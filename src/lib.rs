@@ -54,7 +54,7 @@
 //! - `std` (default): implies `alloc`; `std` support in dependencies.
 //! - `alloc`: JSON encoding ([`encode_line`]) and everything that owns a
 //!   buffer. Without it the crate is `no_std` and allocation-free: line
-//!   splitting works as is.
+//!   splitting and [`title`] parsing work as is.
 //! - `bytes`: [`LineSplitter::decode_bytes`], lines as `bytes::Bytes`
 //!   without copying.
 //! - `tokio-util`: `Decoder`/`Encoder` implementations in [`codec`]
@@ -95,6 +95,7 @@ pub mod codec;
 pub mod error;
 pub mod framing;
 pub mod limits;
+pub mod title;
 
 #[cfg(feature = "alloc")]
 pub use error::{EncodeError, MessageError, TrackerError};
@@ -103,6 +104,7 @@ pub use error::{Error, ErrorCode, FrameError};
 pub use framing::{encode_line, encode_raw_line};
 pub use framing::{Decoded, Line, LineSplitter, Lines, PeekedId};
 pub use limits::Limits;
+pub use title::{tool_name_from_id, Explanation, Title, WorkingDir};
 
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]

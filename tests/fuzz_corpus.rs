@@ -5,6 +5,8 @@ use std::path::Path;
 
 #[path = "../fuzz/checks/line_splitter.rs"]
 mod line_splitter;
+#[path = "../fuzz/checks/title.rs"]
+mod title;
 
 /// Every seed of one target, read from the committed corpus.
 fn seeds(target: &str) -> Vec<(String, Vec<u8>)> {
@@ -28,5 +30,13 @@ fn line_splitter_seeds() {
     for (name, data) in seeds("line_splitter") {
         eprintln!("{name}");
         line_splitter::check(&data);
+    }
+}
+
+#[test]
+fn title_seeds() {
+    for (name, data) in seeds("title") {
+        eprintln!("{name}");
+        title::check(&data);
     }
 }
