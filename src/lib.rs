@@ -80,19 +80,29 @@
 
 #[cfg(feature = "alloc")]
 extern crate alloc;
-#[cfg(feature = "std")]
-extern crate std;
 #[cfg(all(test, not(feature = "alloc")))]
 extern crate alloc;
+#[cfg(feature = "std")]
+extern crate std;
 
+#[cfg(feature = "alloc")]
+pub mod chunk;
 pub mod error;
 pub mod framing;
 pub mod limits;
+#[cfg(feature = "alloc")]
+pub mod stream_json;
 
-pub use error::{Error, ErrorCode, FrameError};
+#[cfg(feature = "alloc")]
+pub use chunk::{ChunkEncoder, Reassembler};
 #[cfg(feature = "alloc")]
 pub use error::EncodeError;
-pub use framing::{Decoded, Line, LineSplitter, PeekedId};
+#[cfg(feature = "alloc")]
+pub use error::{ChunkError, EventError};
+pub use error::{Error, ErrorCode, FrameError};
 #[cfg(feature = "alloc")]
 pub use framing::{encode_line, encode_raw_line};
+pub use framing::{Decoded, Line, LineSplitter, PeekedId};
 pub use limits::Limits;
+#[cfg(feature = "alloc")]
+pub use stream_json::Event;

@@ -49,7 +49,11 @@ pub fn pieces(limit: usize, input: &[u8], mut seed: u32) -> Vec<Item> {
             }
         }
         buf.drain(..start);
-        assert!(buf.len() <= limit + step, "buffer {} > {limit} + {step}", buf.len());
+        assert!(
+            buf.len() <= limit + step,
+            "buffer {} > {limit} + {step}",
+            buf.len()
+        );
     }
     eof(&mut s, &mut buf, &mut out);
     out
@@ -119,7 +123,11 @@ fn bytes_item(r: Result<bytes::Bytes, FrameError>, terminated: bool) -> Item {
 pub fn check(data: &[u8]) {
     let (limit, seed, input) = match data {
         [l, s, rest @ ..] => {
-            let limit = if *l == 0 { acp_codec::limits::DEFAULT_MAX_LINE_LEN } else { usize::from(*l % 64) + 1 };
+            let limit = if *l == 0 {
+                acp_codec::limits::DEFAULT_MAX_LINE_LEN
+            } else {
+                usize::from(*l % 64) + 1
+            };
             (limit, u32::from(*s), rest)
         }
         _ => return,

@@ -143,7 +143,9 @@ mod tests {
 
     #[test]
     fn pretty_raw_is_compacted_strings_kept() {
-        let raw = RawValue::from_string("{ \"k\" : \"a b\\\" \\n\",\r\n\t\"n\": [ 1 ,2 ] }".to_owned()).unwrap();
+        let raw =
+            RawValue::from_string("{ \"k\" : \"a b\\\" \\n\",\r\n\t\"n\": [ 1 ,2 ] }".to_owned())
+                .unwrap();
         let mut out = b"prefix".to_vec();
         encode_line(&raw, &mut out).unwrap();
         assert_eq!(out, b"prefix{\"k\":\"a b\\\" \\n\",\"n\":[1,2]}\n");

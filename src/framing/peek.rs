@@ -99,7 +99,10 @@ pub(crate) struct Peek {
 /// byte that is not what a JSON object would have there.
 pub(crate) fn peek(window: &[u8]) -> Peek {
     let mut out = Peek::default();
-    let mut s = Scanner { buf: window, pos: 0 };
+    let mut s = Scanner {
+        buf: window,
+        pos: 0,
+    };
     s.ws();
     if !s.eat(b'{') {
         return out;

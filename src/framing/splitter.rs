@@ -399,7 +399,11 @@ mod tests {
     use crate::PeekedId;
 
     /// Feeds `input` in pieces of `step` bytes; collects items as strings.
-    fn run(splitter: &mut LineSplitter, input: &[u8], step: usize) -> alloc::vec::Vec<alloc::string::String> {
+    fn run(
+        splitter: &mut LineSplitter,
+        input: &[u8],
+        step: usize,
+    ) -> alloc::vec::Vec<alloc::string::String> {
         use alloc::string::ToString;
         let mut out = alloc::vec::Vec::new();
         let mut buf = alloc::vec::Vec::new();
@@ -421,7 +425,15 @@ mod tests {
         loop {
             let d = splitter.decode_eof(&buf);
             let consumed = d.consumed;
-            let item = d.item.map(|r| r.map(|l| alloc::format!("{}{}", l.as_str(), if l.is_terminated() { "" } else { " (eof)" })));
+            let item = d.item.map(|r| {
+                r.map(|l| {
+                    alloc::format!(
+                        "{}{}",
+                        l.as_str(),
+                        if l.is_terminated() { "" } else { " (eof)" }
+                    )
+                })
+            });
             buf.drain(..consumed);
             match item {
                 Some(Ok(l)) => out.push(l),
@@ -446,7 +458,10 @@ mod tests {
             let mut s = LineSplitter::with_max_line_len(24);
             let out = run(&mut s, input, step);
             assert_eq!(out.len(), 2, "step {step}: {out:?}");
-            assert!(out[0].contains("exceeds the 24-byte limit (request id 4)"), "{out:?}");
+            assert!(
+                out[0].contains("exceeds the 24-byte limit (request id 4)"),
+                "{out:?}"
+            );
             assert_eq!(out[1], "ok");
         }
     }
