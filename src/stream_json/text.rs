@@ -150,7 +150,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
 /// let s = JsonStr::from_literal("\"a\\u00e9\"").unwrap();
 /// assert_eq!(s.as_literal(), "\"a\\u00e9\"");
 /// assert_eq!(&*s.to_text().unwrap(), "aé");
-/// assert_eq!(s.unescaped_len(), Ok(3));
+/// assert_eq!(s.unescaped_len().unwrap(), 3);
 /// ```
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct JsonStr<'a> {
