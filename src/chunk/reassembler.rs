@@ -113,6 +113,9 @@ pub struct Reassembler {
     limits: Limits,
     open: Vec<Transfer>,
     aborted: Vec<String>,
+    /// A buffer handed back by [`Reassembler::recycle`], counted in
+    /// `buffered`.
+    spare: Option<String>,
     buffered: usize,
 }
 
@@ -133,10 +136,77 @@ impl Reassembler {
     pub fn with_limits(limits: &Limits) -> Self {
         Self {
             limits: *limits,
-            open: Vec::new(),
+            // Allocated once here, not on the first transfer.
+            open: Vec::with_capacity(limits.max_open_transfers.clamp(1, 8)),
             aborted: Vec::new(),
+            spare: None,
             buffered: 0,
         }
+    }
+
+    /// Hands back the buffer of a [`Pushed::Complete`] output the
+    /// application is done with, so the next transfer reuses it instead of
+    /// allocating (and page-faulting in) a fresh one. One buffer is kept; it
+    /// counts against `max_buffered_bytes` and is dropped whenever a transfer
+    /// needs the room.
+    ///
+    /// ```
+    /// use acp_codec::chunk::{Pushed, Reassembler};
+    ///
+    /// let mut r = Reassembler::new();
+    /// let frames = [
+    ///     r#"{"type":"tool_result_start","tool_id":"a","status":"success","total_bytes":3}"#,
+    ///     r#"{"type":"tool_result_chunk","tool_id":"a","seq":0,"data":"abc"}"#,
+    ///     r#"{"type":"tool_result_end","tool_id":"a","chunks":1,"total_bytes":3}"#,
+    /// ];
+    /// for line in frames {
+    ///     if let Pushed::Complete(result) = r.push_line(line)? {
+    ///         let output = result.output.unwrap().into_string();
+    ///         // … use it, then:
+    ///         r.recycle(output);
+    ///     }
+    /// }
+    /// assert!(r.buffered_bytes() >= 3);
+    /// # Ok::<(), acp_codec::Error>(())
+    /// ```
+    pub fn recycle(&mut self, mut buffer: String) {
+        self.drop_spare();
+        let cap = buffer.capacity();
+        let left = self.limits.max_buffered_bytes.saturating_sub(self.buffered);
+        if cap <= left && cap > 0 {
+            buffer.clear();
+            self.buffered = self.buffered.saturating_add(cap);
+            self.spare = Some(buffer);
+        }
+    }
+
+    fn drop_spare(&mut self) {
+        if let Some(s) = self.spare.take() {
+            self.buffered = self.buffered.saturating_sub(s.capacity());
+        }
+    }
+
+    /// A buffer for a new transfer, reserved up to `want` within the budget.
+    fn new_buffer(&mut self, want: usize) -> String {
+        let mut output = match self.spare.take() {
+            Some(s) => {
+                self.buffered = self.buffered.saturating_sub(s.capacity());
+                s
+            }
+            None => String::new(),
+        };
+        let left = self.limits.max_buffered_bytes.saturating_sub(self.buffered);
+        let want = want.min(left);
+        if output.capacity() > left || (output.capacity() < want && output.capacity() > 0) {
+            // Too big for what is left, or too small: a fresh one is cheaper
+            // than growing (which would copy nothing but still reallocate).
+            output = String::new();
+        }
+        if output.capacity() < want && output.try_reserve_exact(want).is_err() {
+            output = String::new();
+        }
+        self.buffered = self.buffered.saturating_add(output.capacity());
+        output
     }
 
     /// The limits in force.
@@ -206,6 +276,7 @@ impl Reassembler {
             })
             .collect();
         self.aborted.clear();
+        self.spare = None;
         self.buffered = 0;
         truncated
     }
@@ -280,12 +351,7 @@ impl Reassembler {
             return Err(e);
         }
         // The declaration is a hint: never reserve beyond the budget left.
-        let left = self.limits.max_buffered_bytes.saturating_sub(self.buffered);
-        let mut output = String::new();
-        if output.try_reserve_exact(declared.min(left)).is_err() {
-            output = String::new();
-        }
-        self.buffered = self.buffered.saturating_add(output.capacity());
+        let output = self.new_buffer(declared);
         self.open.push(Transfer {
             tool_id: s.tool_id.into_string(),
             timestamp: s.timestamp.map(Text::into_string),
@@ -306,6 +372,12 @@ impl Reassembler {
             return self.unknown(&c.tool_id, FrameKind::Chunk, false);
         };
         let limits = self.limits;
+        let needs_room = self.open.get(i).is_some_and(|t| {
+            t.output.len().saturating_add(c.data.as_literal().len()) > t.output.capacity()
+        });
+        if needs_room {
+            self.drop_spare();
+        }
         let buffered = self.buffered;
         let Some(t) = self.open.get_mut(i) else {
             return self.unknown(&c.tool_id, FrameKind::Chunk, false);
@@ -333,7 +405,18 @@ impl Reassembler {
             })
         } else {
             let plain = c.data.as_plain();
-            match plain.map_or_else(|| c.data.unescaped_len(), |p| Ok(p.len())) {
+            // Escaped data unescapes to at most its literal's length: when
+            // that fits the buffer, unescape in one pass with no size check.
+            let upper = plain.map_or_else(|| c.data.as_literal().len().saturating_sub(2), str::len);
+            let room = t.output.len().saturating_add(upper);
+            let exact = if plain.is_some()
+                || room <= t.output.capacity() && room <= limits.max_result_bytes
+            {
+                Ok(upper)
+            } else {
+                c.data.unescaped_len()
+            };
+            match exact {
                 Err(_) => Some(ChunkError::InvalidData {
                     tool_id: tool_id(),
                     seq: c.seq,

@@ -277,20 +277,16 @@ fn unescape<S: Sink>(body: &str, out: &mut S) -> Result<(), BadString> {
     let mut rest = body;
     loop {
         let Some(i) = memchr(b'\\', rest.as_bytes()) else {
-            if rest.bytes().any(|b| b < 0x20 || b == b'"') {
-                return Err(BadString);
-            }
+            check_plain(rest)?;
             out.put(rest);
             return Ok(());
         };
         let (plain, esc) = rest.split_at_checked(i).ok_or(BadString)?;
-        if plain.bytes().any(|b| b < 0x20 || b == b'"') {
-            return Err(BadString);
-        }
+        check_plain(plain)?;
         out.put(plain);
-        let after = esc.get(1..).ok_or(BadString)?;
-        let c = after.bytes().next().ok_or(BadString)?;
-        let mut next = after.get(1..).ok_or(BadString)?;
+        let mut it = esc.bytes();
+        let c = it.nth(1).ok_or(BadString)?;
+        let mut next = esc.get(2..).ok_or(BadString)?;
         match c {
             b'"' => out.put("\""),
             b'\\' => out.put("\\"),
@@ -321,6 +317,16 @@ fn unescape<S: Sink>(body: &str, out: &mut S) -> Result<(), BadString> {
             _ => return Err(BadString),
         }
         rest = next;
+    }
+}
+
+/// Unescaped text between escapes must hold no quote or control character.
+#[inline]
+fn check_plain(s: &str) -> Result<(), BadString> {
+    if plain_prefix(s.as_bytes(), s.len()) == s.len() {
+        Ok(())
+    } else {
+        Err(BadString)
     }
 }
 
