@@ -2,7 +2,7 @@
 //! with its anchor in the same group.
 //!
 //! - reassemble: `Reassembler::push_line` over every 32 KiB frame, against
-//!   serde_json borrowed-decoding the same frames alone (target >= 0.8x);
+//!   `serde_json` borrowed-decoding the same frames alone (target >= 0.8x);
 //!   plain text and base64-like output.
 //! - encode: `ChunkEncoder` writing every frame, against
 //!   `serde_json::to_writer` writing the output as one string (>= 0.7x).

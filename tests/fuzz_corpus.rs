@@ -31,3 +31,14 @@ fn line_splitter_seeds() {
         line_splitter::check(&data);
     }
 }
+
+#[path = "../fuzz/checks/chunk_reassembler.rs"]
+mod chunk_reassembler;
+
+#[test]
+fn chunk_reassembler_seeds() {
+    for (name, data) in seeds("chunk_reassembler") {
+        eprintln!("{name}");
+        chunk_reassembler::check(&data);
+    }
+}

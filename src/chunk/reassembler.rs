@@ -531,7 +531,7 @@ fn grow(
     let len = t.output.len();
     let cap = t.output.capacity();
     let max = limits.max_result_bytes;
-    let new_len = len.checked_add(add).unwrap_or(usize::MAX);
+    let new_len = len.saturating_add(add);
     if new_len > max {
         return Err(ChunkError::ResultTooLarge {
             tool_id: Box::default(),
