@@ -225,19 +225,21 @@ pub(crate) fn literal_body(raw: &str) -> Result<&str, BadString> {
 pub(crate) fn unescaped_len(raw: &str) -> Result<usize, BadString> {
     let body = literal_body(raw)?;
     let mut counter = Counter(0);
-    unescape(body, &mut counter)?;
+    unescape::<_, true>(body, &mut counter)?;
     Ok(counter.0)
 }
 
-/// Appends the unescaped content of the string literal `raw` to `out`.
+/// Appends the unescaped content of the string literal `raw`, already
+/// validated as JSON (unescaped text between escapes is not re-checked), to
+/// `out`.
 ///
 /// # Errors
 ///
-/// [`BadString`] if the escapes are invalid; `out` then holds a prefix of the
+/// [`BadString`] if an escape is invalid; `out` then holds a prefix of the
 /// content (the caller truncates).
 pub(crate) fn unescape_into(raw: &str, out: &mut String) -> Result<(), BadString> {
     let body = literal_body(raw)?;
-    unescape(body, out)
+    unescape::<_, false>(body, out)
 }
 
 trait Sink {
@@ -273,29 +275,32 @@ fn hex4(s: &str) -> Result<u32, BadString> {
     u32::from_str_radix(digits, 16).map_err(|_| BadString)
 }
 
-fn unescape<S: Sink>(body: &str, out: &mut S) -> Result<(), BadString> {
+fn unescape<S: Sink, const VALIDATE: bool>(body: &str, out: &mut S) -> Result<(), BadString> {
     let mut rest = body;
     loop {
         let Some(i) = memchr(b'\\', rest.as_bytes()) else {
-            check_plain(rest)?;
+            if VALIDATE {
+                check_plain(rest)?;
+            }
             out.put(rest);
             return Ok(());
         };
         let (plain, esc) = rest.split_at_checked(i).ok_or(BadString)?;
-        check_plain(plain)?;
+        if VALIDATE {
+            check_plain(plain)?;
+        }
         out.put(plain);
-        let mut it = esc.bytes();
-        let c = it.nth(1).ok_or(BadString)?;
+        let c = esc.as_bytes().get(1).copied().ok_or(BadString)?;
         let mut next = esc.get(2..).ok_or(BadString)?;
         match c {
-            b'"' => out.put("\""),
-            b'\\' => out.put("\\"),
-            b'/' => out.put("/"),
-            b'b' => out.put("\u{8}"),
-            b'f' => out.put("\u{c}"),
-            b'n' => out.put("\n"),
-            b'r' => out.put("\r"),
-            b't' => out.put("\t"),
+            b'"' => out.put_char('"'),
+            b'\\' => out.put_char('\\'),
+            b'/' => out.put_char('/'),
+            b'b' => out.put_char('\u{8}'),
+            b'f' => out.put_char('\u{c}'),
+            b'n' => out.put_char('\n'),
+            b'r' => out.put_char('\r'),
+            b't' => out.put_char('\t'),
             b'u' => {
                 let hi = hex4(next)?;
                 next = next.get(4..).ok_or(BadString)?;
