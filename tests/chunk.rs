@@ -465,3 +465,50 @@ proptest! {
         prop_assert_eq!(done.len(), 1);
     }
 }
+
+/// The outcome of pushing `lines`, through `push_line` (which takes the
+/// fast path for canonical chunk lines) or through `Event::decode` + `push`.
+fn outcome(lines: &[String], fast: bool) -> Vec<String> {
+    let mut re = Reassembler::new();
+    let mut seen = Vec::new();
+    for line in lines {
+        let pushed = if fast {
+            re.push_line(line)
+        } else {
+            Event::decode(line)
+                .map_err(Error::from)
+                .and_then(|e| re.push(e).map_err(Error::from))
+        };
+        seen.push(match pushed {
+            Ok(Pushed::Complete(r)) => format!("complete {:?}", r.output),
+            Ok(Pushed::Event(e)) => format!("event {}", e.kind()),
+            Ok(Pushed::Consumed) => "consumed".into(),
+            Ok(Pushed::Dropped) => "dropped".into(),
+            Err(Error::Chunk(e)) => format!("chunk error {e}"),
+            Err(Error::Event(_)) => "event error".into(),
+            Err(e) => format!("other error {e}"),
+        });
+    }
+    seen.extend(re.finish().iter().map(ToString::to_string));
+    seen
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+    #[test]
+    fn fast_path_agrees_with_the_general_path(
+        output in "[a-z\"\\\\\\x00-\\x1f😀é]{0,600}",
+        edits in prop::collection::vec((any::<prop::sample::Index>(), any::<prop::sample::Index>(), prop::sample::select(vec!["\"", "\\", "\\u", "\\ud800", "\u{1}", "0", "}", " ", "x"])), 0..3),
+    ) {
+        let mut lines = encode(&result("id", &output), 200);
+        for (which, at, text) in edits {
+            let k = which.index(lines.len());
+            let line = &mut lines[k];
+            let mut pos = at.index(line.len() + 1);
+            while !line.is_char_boundary(pos) { pos -= 1; }
+            line.insert_str(pos, text);
+        }
+        prop_assert_eq!(outcome(&lines, true), outcome(&lines, false));
+    }
+}

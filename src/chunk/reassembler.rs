@@ -4,7 +4,7 @@ use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use super::{FrameKind, ToolResultChunk, ToolResultEnd, ToolResultStart};
+use super::{fast, FrameKind, ToolResultChunk, ToolResultEnd, ToolResultStart};
 use crate::error::{ChunkError, Error};
 use crate::limits::Limits;
 use crate::stream_json::{Event, Status, Text, ToolError, ToolResult};
@@ -227,11 +227,22 @@ impl Reassembler {
 
     /// Decodes one line (without `\n`) and pushes the event.
     ///
+    /// A chunk line in the exact shape [`ChunkEncoder`](super::ChunkEncoder)
+    /// writes, for the next `seq` of an open transfer with room, takes a
+    /// fast path: its data is validated and unescaped into the buffer in
+    /// one pass. Every other line, and every fault, goes through
+    /// [`Event::decode`] and [`push`](Self::push), with the same results.
+    ///
     /// # Errors
     ///
     /// [`Error::Event`] if the line is not a stream-json event (nothing
     /// changes), [`Error::Chunk`] as for [`push`](Self::push).
     pub fn push_line<'a>(&mut self, line: &'a str) -> Result<Pushed<'a>, Error> {
+        if let Some(chunk) = fast::parse(line) {
+            if self.chunk_fast(&chunk) {
+                return Ok(Pushed::Consumed);
+            }
+        }
         let event = Event::decode(line)?;
         Ok(self.push(event)?)
     }
@@ -365,6 +376,35 @@ impl Reassembler {
             Some(e) => Err(e),
             None => Ok(Pushed::Consumed),
         }
+    }
+
+    /// The happy path for a canonical chunk line: the next `seq` of an open
+    /// transfer whose buffer has room for the data (the usual case when
+    /// `total_bytes` was right). Returns `false`, having changed nothing,
+    /// when the general path must decide.
+    fn chunk_fast(&mut self, c: &fast::FastChunk<'_>) -> bool {
+        let Some(i) = self.find(c.tool_id) else {
+            return false;
+        };
+        let max_chunks = self.limits.max_chunks_per_transfer;
+        let max_result = self.limits.max_result_bytes;
+        let Some(t) = self.open.get_mut(i) else {
+            return false;
+        };
+        // Unescaping never lengthens the data.
+        let room = t.output.len().saturating_add(c.body.len());
+        if c.seq != t.next_seq
+            || t.next_seq >= max_chunks
+            || room > t.output.capacity()
+            || room > max_result
+        {
+            return false;
+        }
+        if !fast::append(c.body, &mut t.output) {
+            return false;
+        }
+        t.next_seq = t.next_seq.saturating_add(1);
+        true
     }
 
     fn chunk<'a>(&mut self, c: &ToolResultChunk<'_>) -> Result<Pushed<'a>, ChunkError> {

@@ -9,8 +9,6 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use memchr::memchr;
-
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
 /// The escaped form of byte `b`: `0` for none, `b'u'` for `\u00xx`, else the
@@ -61,13 +59,16 @@ const fn word_needs_escape(w: u64) -> bool {
 pub(crate) fn plain_prefix(bytes: &[u8], max: usize) -> usize {
     let bytes = bytes.get(..max.min(bytes.len())).unwrap_or_default();
     let mut i = 0usize;
-    let mut words = bytes.chunks_exact(8);
-    for chunk in words.by_ref() {
-        let w = u64::from_le_bytes(<[u8; 8]>::try_from(chunk).unwrap_or([0; 8]));
-        if word_needs_escape(w) {
+    // Two words per step: independent checks keep the pipeline busy.
+    let mut pairs = bytes.chunks_exact(16);
+    for pair in pairs.by_ref() {
+        let (a, b) = pair.split_at(8);
+        let a = u64::from_le_bytes(<[u8; 8]>::try_from(a).unwrap_or([0; 8]));
+        let b = u64::from_le_bytes(<[u8; 8]>::try_from(b).unwrap_or([0; 8]));
+        if word_needs_escape(a) | word_needs_escape(b) {
             break;
         }
-        i = i.saturating_add(8);
+        i = i.saturating_add(16);
     }
     for &b in bytes.get(i..).unwrap_or_default() {
         if escape_of(b) != 0 {
@@ -242,6 +243,22 @@ pub(crate) fn unescape_into(raw: &str, out: &mut String) -> Result<(), BadString
     unescape::<_, false>(body, out)
 }
 
+/// Validates the content of a JSON string literal (between its quotes) and
+/// appends it unescaped to `out`, in one pass.
+///
+/// # Errors
+///
+/// [`BadString`] if it is not valid JSON string content; `out` then holds a
+/// prefix of the content (the caller truncates).
+pub(crate) fn validate_unescape_into(body: &str, out: &mut String) -> Result<(), BadString> {
+    unescape::<_, true>(body, out)
+}
+
+/// Whether `s` needs no escaping (no quote, backslash or control character).
+pub(crate) fn is_plain(s: &str) -> bool {
+    plain_prefix(s.as_bytes(), s.len()) == s.len()
+}
+
 trait Sink {
     fn put(&mut self, s: &str);
     fn put_char(&mut self, c: char);
@@ -275,21 +292,46 @@ fn hex4(s: &str) -> Result<u32, BadString> {
     u32::from_str_radix(digits, 16).map_err(|_| BadString)
 }
 
+/// The first backslash in `bytes`: a word at a time, as escapes in real
+/// output are a few dozen bytes apart (too close for `memchr`'s setup).
+#[inline]
+fn find_backslash(bytes: &[u8]) -> Option<usize> {
+    let mut i = 0usize;
+    let mut words = bytes.chunks_exact(8);
+    for chunk in words.by_ref() {
+        let w = u64::from_le_bytes(<[u8; 8]>::try_from(chunk).unwrap_or([0; 8]));
+        let x = w ^ LO.wrapping_mul(u64::from(b'\\'));
+        if x.wrapping_sub(LO) & !x & HI != 0 {
+            if let Some(j) = chunk.iter().position(|&b| b == b'\\') {
+                return Some(i.saturating_add(j));
+            }
+        }
+        i = i.saturating_add(8);
+    }
+    words
+        .remainder()
+        .iter()
+        .position(|&b| b == b'\\')
+        .map(|j| i.saturating_add(j))
+}
+
 fn unescape<S: Sink, const VALIDATE: bool>(body: &str, out: &mut S) -> Result<(), BadString> {
     let mut rest = body;
     loop {
-        let Some(i) = memchr(b'\\', rest.as_bytes()) else {
-            if VALIDATE {
-                check_plain(rest)?;
-            }
-            out.put(rest);
-            return Ok(());
+        // Validating: stop at any byte that needs escaping, which must then
+        // be a backslash. Otherwise: only backslashes matter.
+        let i = if VALIDATE {
+            plain_prefix(rest.as_bytes(), rest.len())
+        } else {
+            find_backslash(rest.as_bytes()).unwrap_or(rest.len())
         };
         let (plain, esc) = rest.split_at_checked(i).ok_or(BadString)?;
-        if VALIDATE {
-            check_plain(plain)?;
-        }
         out.put(plain);
+        match esc.as_bytes().first() {
+            None => return Ok(()),
+            Some(b'\\') => {}
+            Some(_) => return Err(BadString),
+        }
         let c = esc.as_bytes().get(1).copied().ok_or(BadString)?;
         let mut next = esc.get(2..).ok_or(BadString)?;
         match c {
@@ -322,16 +364,6 @@ fn unescape<S: Sink, const VALIDATE: bool>(body: &str, out: &mut S) -> Result<()
             _ => return Err(BadString),
         }
         rest = next;
-    }
-}
-
-/// Unescaped text between escapes must hold no quote or control character.
-#[inline]
-fn check_plain(s: &str) -> Result<(), BadString> {
-    if plain_prefix(s.as_bytes(), s.len()) == s.len() {
-        Ok(())
-    } else {
-        Err(BadString)
     }
 }
 
@@ -413,6 +445,21 @@ mod tests {
             assert_eq!(out, n.to_string().as_bytes());
             assert_eq!(digits(n), out.len());
         }
+    }
+
+    #[test]
+    fn find_backslash_agrees_with_position() {
+        for len in 0..40 {
+            for at in 0..=len {
+                let mut v = alloc::vec![b'a'; len];
+                if at < len {
+                    v[at] = b'\\';
+                }
+                v.extend_from_slice(b"\\");
+                assert_eq!(find_backslash(&v), v.iter().position(|&b| b == b'\\'));
+            }
+        }
+        assert_eq!(find_backslash(b"\xe9\x80"), None);
     }
 
     #[test]
