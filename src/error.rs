@@ -371,6 +371,293 @@ impl From<EncodeError> for TrackerError {
     }
 }
 
+/// An error decoding one stream-json line as an [`Event`](crate::stream_json::Event).
+///
+/// Nothing is kept from the bad line; the next line decodes normally.
+#[cfg(feature = "alloc")]
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum EventError {
+    /// The line is not a JSON object, or a field of a known event has the
+    /// wrong JSON type.
+    Json(serde_json::Error),
+    /// A known event lacks a required field.
+    MissingField {
+        /// The event's `type` (`event` when `type` itself is missing).
+        event: &'static str,
+        /// The field.
+        field: &'static str,
+    },
+    /// A field of a known event has a value outside its set (a `status`
+    /// other than `success`/`error`, chunk `data` that is not a valid
+    /// string).
+    InvalidField {
+        /// The event's `type`.
+        event: &'static str,
+        /// The field.
+        field: &'static str,
+    },
+}
+
+#[cfg(feature = "alloc")]
+impl EventError {
+    /// The JSON-RPC code to answer with.
+    pub const fn code(&self) -> ErrorCode {
+        match self {
+            Self::Json(_) => ErrorCode::PARSE_ERROR,
+            Self::MissingField { .. } | Self::InvalidField { .. } => ErrorCode::INVALID_PARAMS,
+        }
+    }
+}
+
+#[cfg(feature = "alloc")]
+impl fmt::Display for EventError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Json(e) => write!(f, "not a stream-json event: {e}"),
+            Self::MissingField { event, field } => {
+                write!(f, "{event} event lacks the required field {field}")
+            }
+            Self::InvalidField { event, field } => {
+                write!(f, "{event} event has an invalid {field}")
+            }
+        }
+    }
+}
+
+#[cfg(feature = "alloc")]
+impl core::error::Error for EventError {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        match self {
+            Self::Json(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+/// A fault of the chunked tool-result protocol (DESIGN.md section 4), or a
+/// frame limit too small to encode with.
+///
+/// Reassembly faults name the transfer (`tool_id`). After any of them the
+/// [`Reassembler`](crate::chunk::Reassembler) is clean: the faulty transfer
+/// is gone, its remaining frames are dropped, others go on.
+#[cfg(feature = "alloc")]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ChunkError {
+    /// A chunk or end frame for no open (or recently aborted) transfer.
+    UnknownTransfer {
+        /// The frame's `tool_id`.
+        tool_id: alloc::boxed::Box<str>,
+        /// Which frame.
+        frame: crate::chunk::FrameKind,
+    },
+    /// A start for a transfer already open: the old transfer was aborted
+    /// (this error reports it) and the new one is open.
+    DuplicateStart {
+        /// The transfer's id.
+        tool_id: alloc::boxed::Box<str>,
+        /// Bytes the old transfer had received.
+        received: u64,
+    },
+    /// A chunk skipped ahead of the next expected `seq`.
+    SeqGap {
+        /// The transfer's id.
+        tool_id: alloc::boxed::Box<str>,
+        /// The `seq` expected.
+        expected: u64,
+        /// The `seq` that arrived.
+        got: u64,
+    },
+    /// A chunk repeated an earlier `seq`.
+    SeqRepeat {
+        /// The transfer's id.
+        tool_id: alloc::boxed::Box<str>,
+        /// The `seq` expected.
+        expected: u64,
+        /// The `seq` that arrived.
+        got: u64,
+    },
+    /// The end frame's `chunks` differs from the chunks received.
+    CountMismatch {
+        /// The transfer's id.
+        tool_id: alloc::boxed::Box<str>,
+        /// Chunks declared.
+        declared: u64,
+        /// Chunks received.
+        received: u64,
+    },
+    /// A declared `total_bytes` (end, or start) differs from the bytes
+    /// received.
+    SizeMismatch {
+        /// The transfer's id.
+        tool_id: alloc::boxed::Box<str>,
+        /// Bytes declared.
+        declared: u64,
+        /// Bytes received.
+        received: u64,
+    },
+    /// The output would pass (or was declared to pass) the per-result limit.
+    ResultTooLarge {
+        /// The transfer's id.
+        tool_id: alloc::boxed::Box<str>,
+        /// The size reached or declared.
+        size: u64,
+        /// [`Limits::max_result_bytes`](crate::Limits::max_result_bytes).
+        limit: usize,
+    },
+    /// The transfer needs more buffer than is left of the shared budget.
+    BudgetExceeded {
+        /// The transfer's id.
+        tool_id: alloc::boxed::Box<str>,
+        /// Bytes the transfer's buffer needed.
+        needed: usize,
+        /// Bytes of the budget available to it.
+        available: usize,
+    },
+    /// The transfer passed the per-transfer chunk limit.
+    TooManyChunks {
+        /// The transfer's id.
+        tool_id: alloc::boxed::Box<str>,
+        /// [`Limits::max_chunks_per_transfer`](crate::Limits::max_chunks_per_transfer).
+        limit: u64,
+    },
+    /// A start while the most transfers are already open.
+    TooManyTransfers {
+        /// The refused transfer's id.
+        tool_id: alloc::boxed::Box<str>,
+        /// [`Limits::max_open_transfers`](crate::Limits::max_open_transfers).
+        limit: usize,
+    },
+    /// A chunk's `data` has an invalid escape (such as half a surrogate pair).
+    InvalidData {
+        /// The transfer's id.
+        tool_id: alloc::boxed::Box<str>,
+        /// The chunk's `seq`.
+        seq: u64,
+    },
+    /// The stream ended (or was reset) with the transfer still open.
+    Truncated {
+        /// The transfer's id.
+        tool_id: alloc::boxed::Box<str>,
+        /// Bytes received.
+        received: u64,
+        /// Chunks received.
+        chunks: u64,
+    },
+    /// The encoder's frame limit cannot hold this result's frames.
+    FrameTooSmall {
+        /// The frame limit given.
+        limit: usize,
+        /// The smallest limit that works for this result.
+        needed: usize,
+    },
+}
+
+#[cfg(feature = "alloc")]
+impl ChunkError {
+    /// The JSON-RPC code to answer with.
+    pub const fn code(&self) -> ErrorCode {
+        match self {
+            Self::FrameTooSmall { .. } => ErrorCode::INTERNAL_ERROR,
+            _ => ErrorCode::INVALID_PARAMS,
+        }
+    }
+
+    /// The transfer concerned (`None` for [`ChunkError::FrameTooSmall`]).
+    pub fn tool_id(&self) -> Option<&str> {
+        match self {
+            Self::UnknownTransfer { tool_id, .. }
+            | Self::DuplicateStart { tool_id, .. }
+            | Self::SeqGap { tool_id, .. }
+            | Self::SeqRepeat { tool_id, .. }
+            | Self::CountMismatch { tool_id, .. }
+            | Self::SizeMismatch { tool_id, .. }
+            | Self::ResultTooLarge { tool_id, .. }
+            | Self::BudgetExceeded { tool_id, .. }
+            | Self::TooManyChunks { tool_id, .. }
+            | Self::TooManyTransfers { tool_id, .. }
+            | Self::InvalidData { tool_id, .. }
+            | Self::Truncated { tool_id, .. } => Some(tool_id),
+            Self::FrameTooSmall { .. } => None,
+        }
+    }
+
+    pub(crate) fn set_tool_id(&mut self, id: alloc::boxed::Box<str>) {
+        match self {
+            Self::UnknownTransfer { tool_id, .. }
+            | Self::DuplicateStart { tool_id, .. }
+            | Self::SeqGap { tool_id, .. }
+            | Self::SeqRepeat { tool_id, .. }
+            | Self::CountMismatch { tool_id, .. }
+            | Self::SizeMismatch { tool_id, .. }
+            | Self::ResultTooLarge { tool_id, .. }
+            | Self::BudgetExceeded { tool_id, .. }
+            | Self::TooManyChunks { tool_id, .. }
+            | Self::TooManyTransfers { tool_id, .. }
+            | Self::InvalidData { tool_id, .. }
+            | Self::Truncated { tool_id, .. } => *tool_id = id,
+            Self::FrameTooSmall { .. } => {}
+        }
+    }
+}
+
+#[cfg(feature = "alloc")]
+impl fmt::Display for ChunkError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::UnknownTransfer { tool_id, frame } => {
+                write!(f, "{} for unknown transfer {tool_id:?}", frame.as_str())
+            }
+            Self::DuplicateStart { tool_id, received } => write!(
+                f,
+                "duplicate tool_result_start for {tool_id:?}: the open transfer was aborted after {received} bytes"
+            ),
+            Self::SeqGap { tool_id, expected, got } | Self::SeqRepeat { tool_id, expected, got } => {
+                write!(f, "transfer {tool_id:?}: chunk {got} arrived, expected {expected}")
+            }
+            Self::CountMismatch { tool_id, declared, received } => write!(
+                f,
+                "transfer {tool_id:?}: end declares {declared} chunks, {received} received"
+            ),
+            Self::SizeMismatch { tool_id, declared, received } => write!(
+                f,
+                "transfer {tool_id:?}: {declared} bytes declared, {received} received"
+            ),
+            Self::ResultTooLarge { tool_id, size, limit } => write!(
+                f,
+                "transfer {tool_id:?}: output of {size} bytes exceeds the {limit}-byte limit"
+            ),
+            Self::BudgetExceeded { tool_id, needed, available } => write!(
+                f,
+                "transfer {tool_id:?}: buffer of {needed} bytes exceeds the {available} bytes left of the shared budget"
+            ),
+            Self::TooManyChunks { tool_id, limit } => {
+                write!(f, "transfer {tool_id:?}: more than {limit} chunks")
+            }
+            Self::TooManyTransfers { tool_id, limit } => write!(
+                f,
+                "transfer {tool_id:?} refused: {limit} transfers already open"
+            ),
+            Self::InvalidData { tool_id, seq } => write!(
+                f,
+                "transfer {tool_id:?}: chunk {seq} holds an invalid escape"
+            ),
+            Self::Truncated { tool_id, received, chunks } => write!(
+                f,
+                "transfer {tool_id:?} truncated after {received} bytes in {chunks} chunks"
+            ),
+            Self::FrameTooSmall { limit, needed } => write!(
+                f,
+                "frame limit of {limit} bytes is below the {needed} bytes this result needs"
+            ),
+        }
+    }
+}
+
+#[cfg(feature = "alloc")]
+impl core::error::Error for ChunkError {}
+
 /// Any error of the crate: one variant per layer.
 #[derive(Debug)]
 #[non_exhaustive]
@@ -386,6 +673,12 @@ pub enum Error {
     /// A request tracker error.
     #[cfg(feature = "alloc")]
     Tracker(TrackerError),
+    /// A stream-json line that is not a valid event.
+    #[cfg(feature = "alloc")]
+    Event(EventError),
+    /// A fault of the chunked tool-result protocol.
+    #[cfg(feature = "alloc")]
+    Chunk(ChunkError),
 }
 
 impl Error {
@@ -399,6 +692,10 @@ impl Error {
             Self::Message(e) => e.code(),
             #[cfg(feature = "alloc")]
             Self::Tracker(e) => e.code(),
+            #[cfg(feature = "alloc")]
+            Self::Event(e) => e.code(),
+            #[cfg(feature = "alloc")]
+            Self::Chunk(e) => e.code(),
         }
     }
 }
@@ -413,6 +710,10 @@ impl fmt::Display for Error {
             Self::Message(e) => e.fmt(f),
             #[cfg(feature = "alloc")]
             Self::Tracker(e) => e.fmt(f),
+            #[cfg(feature = "alloc")]
+            Self::Event(e) => e.fmt(f),
+            #[cfg(feature = "alloc")]
+            Self::Chunk(e) => e.fmt(f),
         }
     }
 }
@@ -427,6 +728,10 @@ impl core::error::Error for Error {
             Self::Message(e) => Some(e),
             #[cfg(feature = "alloc")]
             Self::Tracker(e) => Some(e),
+            #[cfg(feature = "alloc")]
+            Self::Event(e) => Some(e),
+            #[cfg(feature = "alloc")]
+            Self::Chunk(e) => Some(e),
         }
     }
 }
@@ -459,6 +764,20 @@ impl From<TrackerError> for Error {
 }
 
 // Errors travel by value through every `Result`; keep them small.
+#[cfg(feature = "alloc")]
+impl From<EventError> for Error {
+    fn from(e: EventError) -> Self {
+        Self::Event(e)
+    }
+}
+
+#[cfg(feature = "alloc")]
+impl From<ChunkError> for Error {
+    fn from(e: ChunkError) -> Self {
+        Self::Chunk(e)
+    }
+}
+
 const _: () = assert!(core::mem::size_of::<FrameError>() <= 64);
 const _: () = assert!(core::mem::size_of::<Error>() <= 72);
 #[cfg(feature = "alloc")]

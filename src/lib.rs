@@ -89,21 +89,29 @@ extern crate std;
 
 #[cfg(feature = "alloc")]
 pub mod acp;
+#[cfg(feature = "alloc")]
+pub mod chunk;
 #[cfg(feature = "tokio-util")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tokio-util")))]
 pub mod codec;
 pub mod error;
 pub mod framing;
 pub mod limits;
+#[cfg(feature = "alloc")]
+pub mod stream_json;
 pub mod title;
 
 #[cfg(feature = "alloc")]
-pub use error::{EncodeError, MessageError, TrackerError};
+pub use chunk::{ChunkEncoder, Reassembler};
+#[cfg(feature = "alloc")]
+pub use error::{ChunkError, EncodeError, EventError, MessageError, TrackerError};
 pub use error::{Error, ErrorCode, FrameError};
 #[cfg(feature = "alloc")]
 pub use framing::{encode_line, encode_raw_line};
 pub use framing::{Decoded, Line, LineSplitter, Lines, PeekedId};
 pub use limits::Limits;
+#[cfg(feature = "alloc")]
+pub use stream_json::Event;
 pub use title::{tool_name_from_id, Explanation, Title, WorkingDir};
 
 /// The README's examples, compiled and run as doctests.

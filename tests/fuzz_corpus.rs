@@ -40,3 +40,14 @@ fn title_seeds() {
         title::check(&data);
     }
 }
+
+#[path = "../fuzz/checks/chunk_reassembler.rs"]
+mod chunk_reassembler;
+
+#[test]
+fn chunk_reassembler_seeds() {
+    for (name, data) in seeds("chunk_reassembler") {
+        eprintln!("{name}");
+        chunk_reassembler::check(&data);
+    }
+}
