@@ -34,6 +34,8 @@ METHODS = {
     "session/prompt": ("PromptRequest", "PromptResponse"),
     "session/set_mode": ("SetSessionModeRequest", "SetSessionModeResponse"),
     "session/cancel": ("CancelNotification", None),
+    # unstable in ACP v1: not in schema.json
+    "session/set_model": (None, None),
     "session/update": ("SessionNotification", None),
     "session/request_permission": ("RequestPermissionRequest", "RequestPermissionResponse"),
     "fs/read_text_file": ("ReadTextFileRequest", "ReadTextFileResponse"),

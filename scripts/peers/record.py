@@ -324,7 +324,8 @@ async def wait_for_next_minute(minute: str | None) -> None:
 
 
 async def drive(client: Client, args: argparse.Namespace, project: Path, summary: dict) -> None:
-    """initialize, session/new, session/prompt, session/load (as --steps says)."""
+    """initialize, session/new, set_mode, set_model, session/prompt, session/load
+    (as --steps says)."""
     steps = args.steps.split(",")
     init = await client.request("initialize", {
         "protocolVersion": 1,
@@ -339,6 +340,18 @@ async def drive(client: Client, args: argparse.Namespace, project: Path, summary
         new = await client.request("session/new", {"cwd": str(project), "mcpServers": []}, args.timeout)
         summary["steps"]["session/new"] = new.get("error") or "ok"
         session_id = (new.get("result") or {}).get("sessionId")
+        new_result = new.get("result") or {}
+        # Re-select the current mode / model (no change in behaviour, but the
+        # requests and their answers are recorded).
+        modes, models = new_result.get("modes") or {}, new_result.get("models") or {}
+        if session_id and "set_mode" in steps and modes.get("currentModeId"):
+            resp = await client.request("session/set_mode", {"sessionId": session_id,
+                                                             "modeId": modes["currentModeId"]}, args.timeout)
+            summary["steps"]["session/set_mode"] = resp.get("error") or "ok"
+        if session_id and "set_model" in steps and models.get("currentModelId"):
+            resp = await client.request("session/set_model", {"sessionId": session_id,
+                                                              "modelId": models["currentModelId"]}, args.timeout)
+            summary["steps"]["session/set_model"] = resp.get("error") or "ok"
     summary["session_id"] = session_id
     if session_id and "prompt" in steps:
         prompt = [{"type": "text", "text": args.prompt}]
@@ -535,8 +548,9 @@ def main() -> int:
     ap.add_argument("--gemini-auth", help="with --gemini-settings: security.auth.selectedType")
     ap.add_argument("--fake-gemini", help="start fake_gemini.py with this script first")
     ap.add_argument("--fake-log", help="fake_gemini.py request log (debugging)")
-    ap.add_argument("--steps", default="initialize,new,prompt,load",
-                    help="comma list of initialize,new,prompt,load")
+    ap.add_argument("--steps", default="initialize,new,set_mode,set_model,prompt,load",
+                    help="comma list of initialize,new,set_mode,set_model,prompt,load "
+                    "(set_* re-select the current mode / model when session/new offers them)")
     ap.add_argument("--load-next-minute", action="store_true",
                     help="wait for the UTC minute to change before session/load (Gemini CLI 0.61 bug)")
     ap.add_argument("--session-id", help="session to prompt / load when 'new' is not a step")
