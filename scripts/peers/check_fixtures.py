@@ -9,6 +9,7 @@ Also checks that agent.ndjson holds exactly the agent messages of the
 transcript, line for line.
 
     python3 scripts/peers/check_fixtures.py [--schema ../shared/acp/schema.json] [DIR...]
+    python3 scripts/peers/check_fixtures.py --compare tests/fixtures /tmp/fx
 
 Needs the ``jsonschema`` package for validation (``pip install jsonschema``);
 without it only the envelope, the line check and the undeclared fields are
@@ -185,11 +186,75 @@ def check_dir(d: Path, schema: Schema) -> tuple[int, list[str]]:
     return fatal, notes
 
 
+def shape_acp(d: Path) -> list[str]:
+    """The session as tokens: direction, method or response, update kind, status."""
+    out = []
+    text = (d / "transcript.ndjson").read_text(encoding="utf-8")
+    for line in text.split("\n"):
+        if not line:
+            continue
+        t = json.loads(line)
+        m = t.get("msg")
+        if not isinstance(m, dict):
+            out.append(f"{t['from']} raw")
+            continue
+        if "method" in m:
+            tok = f"{t['from']} {m['method']}"
+            u = (m.get("params") or {}).get("update") or {}
+            if u:
+                tok += f" {u.get('sessionUpdate')} {u.get('status', '')}".rstrip()
+        else:
+            tok = f"{t['from']} {'error ' + str(m['error'].get('code')) if 'error' in m else 'result'}"
+        out.append(tok)
+    return out
+
+
+def shape_stream(f: Path) -> list[str]:
+    out = []
+    for line in f.read_bytes().split(b"\n"):
+        if not line:
+            continue
+        try:
+            ev = json.loads(line)
+        except ValueError:
+            out.append("raw")
+            continue
+        out.append(" ".join(str(ev.get(k, "")) for k in ("type", "role", "tool_name", "status")).rstrip())
+    return out
+
+
+def compare(a: Path, b: Path) -> int:
+    """Compare the shapes of two fixture trees (e.g. committed vs re-recorded)."""
+    import difflib
+
+    differ = 0
+    pairs = []
+    for d in sorted((a / "sessions").iterdir()):
+        pairs.append((d.name, shape_acp(d), shape_acp(b / "sessions" / d.name)
+                      if (b / "sessions" / d.name).exists() else ["<missing>"]))
+    for f in sorted((a / "stream_json").glob("*.ndjson")):
+        other = b / "stream_json" / f.name
+        pairs.append((f.name, shape_stream(f), shape_stream(other) if other.exists() else ["<missing>"]))
+    for name, x, y in pairs:
+        if x == y:
+            print(f"== {name}: same shape ({len(x)} messages)")
+        else:
+            differ += 1
+            print(f"== {name}: shape differs")
+            for line in difflib.unified_diff(x, y, str(a), str(b), lineterm="", n=1):
+                print("  " + line)
+    return differ
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--schema", default=str(ROOT.parent / "shared" / "acp" / "schema.json"))
+    ap.add_argument("--compare", nargs=2, metavar=("TREE_A", "TREE_B"),
+                    help="compare the message shapes of two fixture trees instead (exit 1 if they differ)")
     ap.add_argument("dirs", nargs="*")
     args = ap.parse_args()
+    if args.compare:
+        return 1 if compare(Path(args.compare[0]), Path(args.compare[1])) else 0
     schema_path = Path(args.schema)
     if not schema_path.exists():
         schema_path = Path("/work/shared/acp/schema.json")

@@ -3,6 +3,8 @@
 #
 #   scripts/peers/record_all.sh            # all
 #   scripts/peers/record_all.sh gemini     # only names containing "gemini"
+#   FIXTURES_DIR=/tmp/fx scripts/peers/record_all.sh   # record elsewhere (CI:
+#       then python3 scripts/peers/check_fixtures.py --compare tests/fixtures /tmp/fx)
 #
 # Installs the pinned peers first (scripts/peers/install.sh). Needs node, npm,
 # python3; no network except the npm registry (for the install). Uses the
@@ -21,8 +23,9 @@ ver() { node -p "require('$NM/$1/package.json').version"; }
 SDK_V="$(ver sdk19)"
 GEMINI_V="$(ver @google/gemini-cli)"
 GEMINI="$NM/.bin/gemini"
-SESSIONS=tests/fixtures/sessions
-STREAM=tests/fixtures/stream_json
+FIXTURES="${FIXTURES_DIR:-tests/fixtures}"
+SESSIONS="$FIXTURES/sessions"
+STREAM="$FIXTURES/stream_json"
 RECORD=(python3 scripts/peers/record.py)
 # A fake key for the fake backend; GEMINI_CLI_NO_RELAUNCH=1 keeps Gemini CLI
 # from re-spawning itself (the child would outlive stdin EOF).
@@ -71,4 +74,4 @@ if want "$name"; then
     --covers "gemini -p -o stream-json --yolo against the fake backend: init, user and delta assistant messages, tool_use/tool_result for run_shell_command (one with dir_path; one whose output is 228,893 bytes, a tool_result line over 64 KiB), read_file, glob, write_file, a failing read_file (status error with an error object), result with stats" \
     -- "$GEMINI" -p "Look at this project and write a note." -o stream-json --yolo
 fi
-echo "recorded into tests/fixtures/"
+echo "recorded into $FIXTURES/"
