@@ -7,7 +7,8 @@
 #   scripts/peers/install.sh            # install or verify
 #   PEERS_DIR=/elsewhere scripts/peers/install.sh
 #
-# Needs only node (>= 20) and npm. Prints the peers directory on success.
+# Needs only node (>= 20), npm and python3 with pip. Prints the peers
+# directory on success.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -17,14 +18,20 @@ PEERS_DIR="${PEERS_DIR:-$ROOT/target/peers}"
 SDK_EXAMPLE_VERSION="1.9.0"   # last SDK that ships dist/examples/agent.js
 SDK_CURRENT_VERSION="2.4.0"   # current client/agent API
 GEMINI_CLI_VERSION="0.61.0"
+# Python ACP SDK and its dependencies, exact (installed with --no-deps into
+# target/peers/pylib; scripts/peers/py_sdk_agent.py puts that on sys.path).
+PY_REQS="agent-client-protocol==0.12.1 pydantic==2.14.3 pydantic_core==2.50.4 annotated-types==0.8.0 typing-inspection==0.4.5 typing_extensions==4.16.0"
+PYTHON="${PYTHON:-python3}"
 
-SPEC="sdk19@npm:@agentclientprotocol/sdk@${SDK_EXAMPLE_VERSION} sdk24@npm:@agentclientprotocol/sdk@${SDK_CURRENT_VERSION} @google/gemini-cli@${GEMINI_CLI_VERSION}"
+NPM_SPEC="sdk19@npm:@agentclientprotocol/sdk@${SDK_EXAMPLE_VERSION} sdk24@npm:@agentclientprotocol/sdk@${SDK_CURRENT_VERSION} @google/gemini-cli@${GEMINI_CLI_VERSION}"
+SPEC="$NPM_SPEC | $PY_REQS | $("$PYTHON" -c 'import sys; print(sys.version.split()[0])')"
 STAMP="$PEERS_DIR/.installed"
 
 mkdir -p "$PEERS_DIR"
 if [[ -f "$STAMP" && "$(cat "$STAMP")" == "$SPEC" \
       && -f "$PEERS_DIR/node_modules/sdk19/dist/examples/agent.js" \
-      && -f "$PEERS_DIR/node_modules/@google/gemini-cli/package.json" ]]; then
+      && -f "$PEERS_DIR/node_modules/@google/gemini-cli/package.json" \
+      && -d "$PEERS_DIR/pylib/acp" ]]; then
   echo "$PEERS_DIR"
   exit 0
 fi
@@ -39,12 +46,16 @@ fi
 # --ignore-scripts: no postinstall downloads (there is no network beyond the
 # registries); node-pty is optional and Gemini CLI falls back to child_process.
 # shellcheck disable=SC2086
-npm install --no-audit --no-fund --save-exact --ignore-scripts --loglevel=error $SPEC >&2
+npm install --no-audit --no-fund --save-exact --ignore-scripts --loglevel=error $NPM_SPEC >&2
+rm -rf pylib
+# shellcheck disable=SC2086
+PIP_ROOT_USER_ACTION=ignore "$PYTHON" -m pip install --quiet --disable-pip-version-check --no-deps --target pylib $PY_REQS >&2
 
 ver() { node -p "require('$PEERS_DIR/node_modules/$1/package.json').version"; }
 [[ "$(ver sdk19)" == "$SDK_EXAMPLE_VERSION" ]]
 [[ "$(ver sdk24)" == "$SDK_CURRENT_VERSION" ]]
 [[ "$(ver @google/gemini-cli)" == "$GEMINI_CLI_VERSION" ]]
 [[ -f node_modules/sdk19/dist/examples/agent.js ]]
+PYTHONPATH=pylib "$PYTHON" -c 'import acp, importlib.metadata as m; assert m.version("agent-client-protocol") == "0.12.1"'
 echo "$SPEC" > "$STAMP"
 echo "$PEERS_DIR"

@@ -468,7 +468,12 @@ async def run_acp(args: argparse.Namespace) -> int:
     }
     (out / "meta.json").write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     log(f"wrote {out}: {len(client.agent_bytes)} bytes from the agent, steps {summary['steps']}")
-    return 1 if failure else 0
+    unexpected = [k for k, v in summary["steps"].items()
+                  if isinstance(v, dict) and k not in args.expect_error]
+    unexpected += [k for k in args.expect_error if not isinstance(summary["steps"].get(k), dict)]
+    if unexpected:
+        log(f"FAILED: unexpected outcome of {unexpected} (see --expect-error)")
+    return 1 if failure or unexpected else 0
 
 
 def run_headless(args: argparse.Namespace) -> int:
@@ -553,6 +558,8 @@ def main() -> int:
                     "(set_* re-select the current mode / model when session/new offers them)")
     ap.add_argument("--load-next-minute", action="store_true",
                     help="wait for the UTC minute to change before session/load (Gemini CLI 0.61 bug)")
+    ap.add_argument("--expect-error", action="append", default=[], metavar="METHOD",
+                    help="this step must answer with an error (others must succeed)")
     ap.add_argument("--session-id", help="session to prompt / load when 'new' is not a step")
     ap.add_argument("--load-from", help="a fixture dir recorded just before: reuse its scratch dir and session id")
     ap.add_argument("--prompt", default="Look at this project, make greet take a name, and write notes.")

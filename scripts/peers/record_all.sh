@@ -22,6 +22,7 @@ NM="$PEERS/node_modules"
 ver() { node -p "require('$NM/$1/package.json').version"; }
 SDK_V="$(ver sdk19)"
 GEMINI_V="$(ver @google/gemini-cli)"
+PYSDK_V="$(PYTHONPATH="$PEERS/pylib" python3 -c 'import importlib.metadata as m; print(m.version("agent-client-protocol"))')"
 GEMINI="$NM/.bin/gemini"
 FIXTURES="${FIXTURES_DIR:-tests/fixtures}"
 SESSIONS="$FIXTURES/sessions"
@@ -45,6 +46,15 @@ if want "$name"; then
     -- node "$NM/sdk19/dist/examples/agent.js"
 fi
 
+name="py-sdk-$PYSDK_V-scripted-agent"
+if want "$name"; then
+  fresh "$SESSIONS/$name"
+  "${RECORD[@]}" acp --out "$SESSIONS/$name" \
+    --peer-name "Python ACP SDK, scripted agent (scripts/peers/py_sdk_agent.py)" --peer-package agent-client-protocol --peer-version "$PYSDK_V" \
+    --covers "the Python SDK's own framing and serialization (pydantic, \\u escapes incl. surrogate pairs, sessionUpdate last): initialize (loadSession true), session/new, session/prompt with agent_thought_chunk, plan (twice), tool_call/tool_call_update (read via fs/read_text_file, an old-form shell title 'ls -la [in src] (List files (detailed))', an edit with a diff), session/request_permission (answered allow_once), fs/write_text_file, a ~300 KB agent_message_chunk line, end_turn; then session/load replaying user/agent message chunks. The turn's content is scripted by us; the bytes are the SDK's" \
+    -- python3 scripts/peers/py_sdk_agent.py
+fi
+
 name="gemini-cli-$GEMINI_V-acp-turn"
 if want "$name"; then
   fresh "$SESSIONS/$name"
@@ -58,7 +68,7 @@ fi
 name="gemini-cli-$GEMINI_V-acp-offline"
 if want "$name"; then
   fresh "$SESSIONS/$name"
-  "${RECORD[@]}" acp --out "$SESSIONS/$name" --steps initialize,new \
+  "${RECORD[@]}" acp --out "$SESSIONS/$name" --steps initialize,new --expect-error session/new \
     --peer-name "Gemini CLI" --peer-package @google/gemini-cli --peer-version "$GEMINI_V" \
     --gemini-settings --env GEMINI_CLI_NO_RELAUNCH=1 \
     --covers "gemini --acp with no API key and no auth type configured: initialize succeeds (authMethods, agentInfo, capabilities), session/new fails with the error Gemini returns; then stdin EOF" \
