@@ -29,8 +29,9 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-# scripts/peers/install.sh installs the SDK into target/peers/pylib.
-_PYLIB = Path(__file__).resolve().parents[2] / "target" / "peers" / "pylib"
+# scripts/peers/install.sh installs the SDK into $PEERS_DIR/pylib
+# (default target/peers/pylib).
+_PYLIB = Path(os.environ.get("PEERS_DIR") or Path(__file__).resolve().parents[2] / "target" / "peers") / "pylib"
 if _PYLIB.is_dir():
     sys.path.insert(0, str(_PYLIB))
 

@@ -34,6 +34,10 @@ GEMINI_FAKE=(--gemini-settings --gemini-auth gemini-api-key
   --env GEMINI_CLI_NO_RELAUNCH=1 --env GEMINI_API_KEY=dummy-key-for-fake-backend
   --env 'GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:{PORT}')
 
+# The Python SDK agent finds the SDK through PEERS_DIR when it is not the default.
+PY_AGENT_ENV=()
+[[ -n "${PEERS_DIR:-}" ]] && PY_AGENT_ENV=(--env "PEERS_DIR=$PEERS")
+
 want() { [[ -z "$FILTER" || "$1" == *"$FILTER"* ]]; }
 fresh() { rm -rf "$1"; }
 
@@ -52,7 +56,7 @@ if want "$name"; then
   "${RECORD[@]}" acp --out "$SESSIONS/$name" \
     --peer-name "Python ACP SDK, scripted agent (scripts/peers/py_sdk_agent.py)" --peer-package agent-client-protocol --peer-version "$PYSDK_V" \
     --covers "the Python SDK's own framing and serialization (pydantic, \\u escapes incl. surrogate pairs, sessionUpdate last): initialize (loadSession true), session/new, session/prompt with agent_thought_chunk, plan (twice), tool_call/tool_call_update (read via fs/read_text_file, an old-form shell title 'ls -la [in src] (List files (detailed))', an edit with a diff), session/request_permission (answered allow_once), fs/write_text_file, a ~300 KB agent_message_chunk line, end_turn; then session/load replaying user/agent message chunks. The turn's content is scripted by us; the bytes are the SDK's" \
-    -- python3 scripts/peers/py_sdk_agent.py
+    "${PY_AGENT_ENV[@]}" -- python3 scripts/peers/py_sdk_agent.py
 fi
 
 name="gemini-cli-$GEMINI_V-acp-turn"
