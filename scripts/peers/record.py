@@ -197,8 +197,9 @@ class Client:
         self.pending[rid] = fut
         log(f"-> {method} (id {rid})")
         await self.send({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
-        done, _ = await asyncio.wait({fut, asyncio.ensure_future(self.eof.wait())}, timeout=timeout,
-                                     return_when=asyncio.FIRST_COMPLETED)
+        eof = asyncio.ensure_future(self.eof.wait())
+        done, _ = await asyncio.wait({fut, eof}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        eof.cancel()
         if fut not in done:
             self.pending.pop(rid, None)
             raise TimeoutError(f"{method}: no response within {timeout}s (or agent exited)")
@@ -210,6 +211,7 @@ class Client:
     async def read_loop(self) -> None:
         assert self.proc.stdout is not None
         buf = bytearray()
+        scan = 0  # bytes of buf already known to hold no newline: linear time
         while True:
             chunk = await self.proc.stdout.read(READ_CHUNK)
             if not chunk:
@@ -218,11 +220,13 @@ class Client:
             self.last_rx = time.monotonic()
             buf += chunk
             while True:
-                nl = buf.find(b"\n")
+                nl = buf.find(b"\n", scan)
                 if nl < 0:
+                    scan = len(buf)
                     break
                 line = bytes(buf[:nl])
                 del buf[: nl + 1]
+                scan = 0
                 await self.on_line(line)
         if buf:
             await self.on_line(bytes(buf))
