@@ -38,9 +38,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import datetime as dt
 import json
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -480,6 +482,177 @@ async def run_acp(args: argparse.Namespace) -> int:
     return 1 if failure or unexpected else 0
 
 
+class LineTap:
+    """Splits a byte stream into lines (linear time) and records each one."""
+
+    def __init__(self, who: str, transcript: list[dict]) -> None:
+        self.who = who
+        self.transcript = transcript
+        self.buf = bytearray()
+        self.scan = 0
+        self.data = bytearray()
+
+    def feed(self, chunk: bytes) -> None:
+        self.data += chunk
+        self.buf += chunk
+        while True:
+            nl = self.buf.find(b"\n", self.scan)
+            if nl < 0:
+                self.scan = len(self.buf)
+                return
+            self.line(bytes(self.buf[:nl]))
+            del self.buf[: nl + 1]
+            self.scan = 0
+
+    def close(self) -> None:
+        if self.buf:
+            self.line(bytes(self.buf))
+            self.buf.clear()
+
+    def line(self, line: bytes) -> None:
+        try:
+            self.transcript.append({"from": self.who, "msg": json.loads(line)})
+        except ValueError:
+            self.transcript.append({"from": self.who, "raw": line.decode("utf-8", "replace")})
+
+
+def count_methods(transcript: list[dict], who: str) -> tuple[dict, dict]:
+    methods: dict[str, int] = {}
+    updates: dict[str, int] = {}
+    for t in transcript:
+        m = t.get("msg")
+        if t["from"] != who or not isinstance(m, dict) or "method" not in m:
+            continue
+        methods[m["method"]] = methods.get(m["method"], 0) + 1
+        if m["method"] == "session/update":
+            kind = ((m.get("params") or {}).get("update") or {}).get("sessionUpdate", "?")
+            updates[kind] = updates.get(kind, 0) + 1
+    return dict(sorted(methods.items())), dict(sorted(updates.items()))
+
+
+async def stop_group(proc: asyncio.subprocess.Process, grace: float) -> str:
+    """Close stdin, wait `grace` seconds, then SIGTERM / SIGKILL the group."""
+    how = "exited"
+    if proc.stdin and not proc.stdin.is_closing():
+        proc.stdin.close()
+        how = "stdin closed"
+    try:
+        await asyncio.wait_for(proc.wait(), grace)
+    except asyncio.TimeoutError:
+        how = "SIGTERM to process group"
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            await asyncio.wait_for(proc.wait(), 3)
+        except asyncio.TimeoutError:
+            how = "SIGKILL to process group"
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            await proc.wait()
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    return how
+
+
+async def run_proxy(args: argparse.Namespace) -> int:
+    """Run a client command and an agent command wired to each other through
+    us, recording the bytes both ways (the client is a real SDK client)."""
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    project, home = make_scratch(Path(args.scratch), args.gemini_settings, args.gemini_auth)
+    fake = port = None
+    if args.fake_gemini:
+        fake, port = start_fake(args.fake_gemini, args.timeout + 30, Path(args.fake_log) if args.fake_log else None)
+        log(f"fake gemini backend on 127.0.0.1:{port}")
+    env, shown_env = build_env(home, args.env, port)
+    client_env, shown_client_env = build_env(home, args.client_env, port)
+    client_cmd = [os.path.abspath(c) if os.sep in c and Path(c).exists() else c
+                  for c in shlex.split(args.client_cmd)]
+    started = dt.datetime.now(dt.timezone.utc)
+    agent_err = open(out / "agent.stderr.txt", "wb")
+    client_err = open(out / "client.stderr.txt", "wb")
+    agent = await asyncio.create_subprocess_exec(
+        *args.command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        stderr=agent_err, cwd=project, env=env, limit=LINE_LIMIT, start_new_session=True)
+    client = await asyncio.create_subprocess_exec(
+        *client_cmd, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        stderr=client_err, cwd=project, env=client_env, limit=LINE_LIMIT, start_new_session=True)
+    transcript: list[dict] = []
+    taps = {"client": LineTap("client", transcript), "agent": LineTap("agent", transcript)}
+
+    async def pump(src, dst, tap: LineTap) -> None:
+        while True:
+            chunk = await src.read(READ_CHUNK)
+            if not chunk:
+                break
+            tap.feed(chunk)
+            with contextlib.suppress(ConnectionError):
+                dst.write(chunk)
+                await dst.drain()
+        tap.close()
+        with contextlib.suppress(ConnectionError, OSError):
+            dst.close()
+
+    pumps = [asyncio.ensure_future(pump(client.stdout, agent.stdin, taps["client"])),
+             asyncio.ensure_future(pump(agent.stdout, client.stdin, taps["agent"]))]
+    failure = None
+    try:
+        await asyncio.wait_for(client.wait(), args.timeout)
+    except asyncio.TimeoutError:
+        failure = f"client did not finish within {args.timeout}s"
+        log("FAILED:", failure)
+    client_exit = await stop_group(client, 3)
+    await asyncio.wait([pumps[0]], timeout=5)  # the client's last bytes reach the agent
+    agent_exit = await stop_group(agent, args.exit_timeout)
+    await asyncio.wait(pumps, timeout=5)
+    for p in pumps:
+        p.cancel()
+    agent_err.close()
+    client_err.close()
+    if fake:
+        fake.terminate()
+        fake.wait(5)
+    if client.returncode != 0 and failure is None:
+        failure = f"client exited with {client.returncode}"
+        log("FAILED:", failure)
+
+    (out / "agent.ndjson").write_bytes(bytes(taps["agent"].data))
+    (out / "client.ndjson").write_bytes(bytes(taps["client"].data))
+    with open(out / "transcript.ndjson", "w", encoding="utf-8") as f:
+        for item in transcript:
+            f.write(json.dumps(item, ensure_ascii=False, separators=(",", ":")) + "\n")
+    methods_a, updates = count_methods(transcript, "agent")
+    methods_c, _ = count_methods(transcript, "client")
+    meta = {
+        "name": out.name,
+        "kind": "acp-proxy",
+        "peer": {"name": args.peer_name, "package": args.peer_package, "version": args.peer_version},
+        "client_peer": {"name": args.client_name, "package": args.client_package, "version": args.client_version},
+        "command": [rel(c) for c in args.command],
+        "client_command": [rel(c) for c in client_cmd],
+        "env": shown_env,
+        "client_env": shown_client_env,
+        "fake_gemini_script": args.fake_gemini,
+        "gemini_settings": args.gemini_settings,
+        "gemini_auth": args.gemini_auth,
+        "recorded_at": started.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "recorder": "scripts/peers/record.py proxy",
+        "scratch_project": str(project),
+        "covers": args.covers,
+        "failure": failure,
+        "agent_exit": {"code": agent.returncode, "how": agent_exit},
+        "client_exit": {"code": client.returncode, "how": client_exit},
+        "methods_from_client": methods_c,
+        "methods_from_agent": methods_a,
+        "session_updates": updates,
+        "agent_stdout": stdout_facts(bytes(taps["agent"].data)),
+        "client_stdout": stdout_facts(bytes(taps["client"].data)),
+    }
+    (out / "meta.json").write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    log(f"wrote {out}: {len(taps['agent'].data)} bytes from the agent, {len(taps['client'].data)} from the client")
+    return 1 if failure else 0
+
+
 def run_headless(args: argparse.Namespace) -> int:
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -543,9 +716,14 @@ def run_headless(args: argparse.Namespace) -> int:
 def main() -> int:
     ap = argparse.ArgumentParser(
         description="Record ACP / stream-json sessions with real peers.",
-        usage="%(prog)s {acp,headless} --out OUT --peer-name N --peer-version V [options] -- COMMAND...",
+        usage="%(prog)s {acp,headless,proxy} --out OUT --peer-name N --peer-version V [options] -- COMMAND...",
     )
-    ap.add_argument("mode", choices=["acp", "headless"])
+    ap.add_argument("mode", choices=["acp", "headless", "proxy"])
+    ap.add_argument("--client-cmd", help="proxy: the client command (one string, shell-split)")
+    ap.add_argument("--client-env", action="append", default=[], help="proxy: KEY=VALUE for the client")
+    ap.add_argument("--client-name", default="", help="proxy: the client peer's name")
+    ap.add_argument("--client-package", default="")
+    ap.add_argument("--client-version", default="")
     ap.add_argument("--out", required=True, help="acp: a directory; headless: a path without extension")
     ap.add_argument("--peer-name", required=True)
     ap.add_argument("--peer-package", default="")
@@ -584,6 +762,10 @@ def main() -> int:
         ap.error("missing agent command after --")
     if args.mode == "acp":
         return asyncio.run(run_acp(args))
+    if args.mode == "proxy":
+        if not args.client_cmd:
+            ap.error("proxy needs --client-cmd")
+        return asyncio.run(run_proxy(args))
     return run_headless(args)
 
 

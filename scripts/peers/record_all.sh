@@ -21,6 +21,7 @@ PEERS="$(scripts/peers/install.sh)"
 NM="$PEERS/node_modules"
 ver() { node -p "require('$NM/$1/package.json').version"; }
 SDK_V="$(ver sdk19)"
+SDK24_V="$(ver sdk24)"
 GEMINI_V="$(ver @google/gemini-cli)"
 PYSDK_V="$(PYTHONPATH="$PEERS/pylib" python3 -c 'import importlib.metadata as m; print(m.version("agent-client-protocol"))')"
 GEMINI="$NM/.bin/gemini"
@@ -34,9 +35,14 @@ GEMINI_FAKE=(--gemini-settings --gemini-auth gemini-api-key
   --env GEMINI_CLI_NO_RELAUNCH=1 --env GEMINI_API_KEY=dummy-key-for-fake-backend
   --env 'GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:{PORT}')
 
-# The Python SDK agent finds the SDK through PEERS_DIR when it is not the default.
+# The Python SDK agent and the TS SDK client find their SDK through PEERS_DIR
+# when it is not the default.
 PY_AGENT_ENV=()
-[[ -n "${PEERS_DIR:-}" ]] && PY_AGENT_ENV=(--env "PEERS_DIR=$PEERS")
+TS_CLIENT_ENV=()
+if [[ -n "${PEERS_DIR:-}" ]]; then
+  PY_AGENT_ENV=(--env "PEERS_DIR=$PEERS")
+  TS_CLIENT_ENV=(--client-env "PEERS_DIR=$PEERS")
+fi
 
 want() { [[ -z "$FILTER" || "$1" == *"$FILTER"* ]]; }
 fresh() { rm -rf "$1"; }
@@ -66,6 +72,19 @@ if want "$name"; then
     --peer-name "Gemini CLI" --peer-package @google/gemini-cli --peer-version "$GEMINI_V" \
     --fake-gemini acp "${GEMINI_FAKE[@]}" --resource-link --load-next-minute --exit-timeout 5 \
     --covers "gemini --acp against the fake backend: initialize, session/new (modes, models), session/set_mode and session/set_model (re-selecting the current ones), prompt with a resource_link; agent_thought_chunk, agent_message_chunk, available_commands_update; tool calls run_shell_command (with description + dir_path, with neither, with is_background, a blocked command substitution, a 229 KB output that ACP does not carry), read_file, list_directory, glob, grep_search, replace (small and on a 78 KB file: fs/read_text_file answers and diffs over 64 KiB, both ways), write_file (new file: RESOURCE_NOT_FOUND from the client makes it fail; existing file: succeeds); session/request_permission answered allow_once; fs/read_text_file, fs/write_text_file; end_turn with _meta.quota; then session/load of the same session (history replay with user_message_chunk and tool_call titles like Shell/Edit); the agent ignores stdin EOF after a background shell and is ended with SIGTERM to its process group" \
+    -- "$GEMINI" --acp
+fi
+
+name="ts-sdk-$SDK24_V-client-gemini-cli-$GEMINI_V-acp-turn"
+if want "$name"; then
+  fresh "$SESSIONS/$name"
+  "${RECORD[@]}" proxy --out "$SESSIONS/$name" \
+    --peer-name "Gemini CLI" --peer-package @google/gemini-cli --peer-version "$GEMINI_V" \
+    --client-name "TypeScript ACP SDK client app (scripts/peers/ts_sdk_client.mjs)" \
+    --client-package @agentclientprotocol/sdk --client-version "$SDK24_V" \
+    --client-cmd "node scripts/peers/ts_sdk_client.mjs" "${TS_CLIENT_ENV[@]}" \
+    --fake-gemini acp "${GEMINI_FAKE[@]}" --exit-timeout 5 \
+    --covers "the same Gemini turn as gemini-cli-$GEMINI_V-acp-turn (no session/load), but the client is the official TypeScript SDK $SDK24_V client() app and record.py only relays and records the bytes: client.ndjson is what the SDK writes (its answers to fs/read_text_file, lines over 64 KiB; RESOURCE_NOT_FOUND errors with data.uri; permission outcomes)" \
     -- "$GEMINI" --acp
 fi
 
