@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Re-record every peer fixture under tests/fixtures/ (see tests/fixtures/README.md).
+#
+#   scripts/peers/record_all.sh            # all
+#   scripts/peers/record_all.sh gemini     # only names containing "gemini"
+#   FIXTURES_DIR=/tmp/fx scripts/peers/record_all.sh   # record elsewhere (CI:
+#       then python3 scripts/peers/check_fixtures.py --compare tests/fixtures /tmp/fx)
+#
+# Installs the pinned peers first (scripts/peers/install.sh). Needs node, npm,
+# python3; no network except the npm registry (for the install). Uses the
+# scratch dir /tmp/acp-codec-fixture (recreated for every recording) and a fake
+# Gemini backend on 127.0.0.1 (scripts/peers/fake_gemini.py). Takes about two
+# minutes: the Gemini ACP turn waits for the next UTC minute before
+# session/load (a Gemini CLI 0.61 bug, see record.py --load-next-minute).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$ROOT"
+FILTER="${1:-}"
+PEERS="$(scripts/peers/install.sh)"
+NM="$PEERS/node_modules"
+ver() { node -p "require('$NM/$1/package.json').version"; }
+SDK_V="$(ver sdk19)"
+SDK24_V="$(ver sdk24)"
+GEMINI_V="$(ver @google/gemini-cli)"
+PYSDK_V="$(PYTHONPATH="$PEERS/pylib" python3 -c 'import importlib.metadata as m; print(m.version("agent-client-protocol"))')"
+GEMINI="$NM/.bin/gemini"
+FIXTURES="${FIXTURES_DIR:-tests/fixtures}"
+SESSIONS="$FIXTURES/sessions"
+STREAM="$FIXTURES/stream_json"
+RECORD=(python3 scripts/peers/record.py)
+# A fake key for the fake backend; GEMINI_CLI_NO_RELAUNCH=1 keeps Gemini CLI
+# from re-spawning itself (the child would outlive stdin EOF).
+GEMINI_FAKE=(--gemini-settings --gemini-auth gemini-api-key
+  --env GEMINI_CLI_NO_RELAUNCH=1 --env GEMINI_API_KEY=dummy-key-for-fake-backend
+  --env 'GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:{PORT}')
+
+# The Python SDK agent and the TS SDK client find their SDK through PEERS_DIR
+# when it is not the default.
+PY_AGENT_ENV=()
+TS_CLIENT_ENV=()
+if [[ -n "${PEERS_DIR:-}" ]]; then
+  PY_AGENT_ENV=(--env "PEERS_DIR=$PEERS")
+  TS_CLIENT_ENV=(--client-env "PEERS_DIR=$PEERS")
+fi
+
+want() { [[ -z "$FILTER" || "$1" == *"$FILTER"* ]]; }
+fresh() { rm -rf "$1"; }
+
+name="ts-sdk-$SDK_V-example-agent"
+if want "$name"; then
+  fresh "$SESSIONS/$name"
+  "${RECORD[@]}" acp --out "$SESSIONS/$name" \
+    --peer-name "TypeScript ACP SDK example agent" --peer-package @agentclientprotocol/sdk --peer-version "$SDK_V" \
+    --covers "initialize (loadSession false), session/new, session/prompt with agent_message_chunk, tool_call, tool_call_update, session/request_permission (answered allow), end_turn; the agent numbers its own requests from 0 while the client's request 2 is pending" \
+    -- node "$NM/sdk19/dist/examples/agent.js"
+fi
+
+name="py-sdk-$PYSDK_V-scripted-agent"
+if want "$name"; then
+  fresh "$SESSIONS/$name"
+  "${RECORD[@]}" acp --out "$SESSIONS/$name" \
+    --peer-name "Python ACP SDK, scripted agent (scripts/peers/py_sdk_agent.py)" --peer-package agent-client-protocol --peer-version "$PYSDK_V" \
+    --covers "the Python SDK's own framing and serialization (pydantic, \\u escapes incl. surrogate pairs, sessionUpdate last): initialize (loadSession true), session/new, session/prompt with agent_thought_chunk, plan (twice), tool_call/tool_call_update (read via fs/read_text_file, an old-form shell title 'ls -la [in src] (List files (detailed))', an edit with a diff), session/request_permission (answered allow_once), fs/write_text_file, a ~300 KB agent_message_chunk line, end_turn; then session/load replaying user/agent message chunks. The turn's content is scripted by us; the bytes are the SDK's" \
+    "${PY_AGENT_ENV[@]}" -- python3 scripts/peers/py_sdk_agent.py
+fi
+
+name="gemini-cli-$GEMINI_V-acp-turn"
+if want "$name"; then
+  fresh "$SESSIONS/$name"
+  "${RECORD[@]}" acp --out "$SESSIONS/$name" \
+    --peer-name "Gemini CLI" --peer-package @google/gemini-cli --peer-version "$GEMINI_V" \
+    --fake-gemini acp "${GEMINI_FAKE[@]}" --resource-link --load-next-minute --exit-timeout 5 \
+    --covers "gemini --acp against the fake backend: initialize, session/new (modes, models), session/set_mode and session/set_model (re-selecting the current ones), prompt with a resource_link; agent_thought_chunk, agent_message_chunk, available_commands_update; tool calls run_shell_command (with description + dir_path, with neither, with is_background, a blocked command substitution, a 229 KB output that ACP does not carry), read_file, list_directory, glob, grep_search, replace (small and on a 78 KB file: fs/read_text_file answers and diffs over 64 KiB, both ways), write_file (new file: RESOURCE_NOT_FOUND from the client makes it fail; existing file: succeeds); session/request_permission answered allow_once; fs/read_text_file, fs/write_text_file; end_turn with _meta.quota; then session/load of the same session (history replay with user_message_chunk and tool_call titles like Shell/Edit); the agent ignores stdin EOF after a background shell and is ended with SIGTERM to its process group" \
+    -- "$GEMINI" --acp
+fi
+
+name="ts-sdk-$SDK24_V-client-gemini-cli-$GEMINI_V-acp-turn"
+if want "$name"; then
+  fresh "$SESSIONS/$name"
+  "${RECORD[@]}" proxy --out "$SESSIONS/$name" \
+    --peer-name "Gemini CLI" --peer-package @google/gemini-cli --peer-version "$GEMINI_V" \
+    --client-name "TypeScript ACP SDK client app (scripts/peers/ts_sdk_client.mjs)" \
+    --client-package @agentclientprotocol/sdk --client-version "$SDK24_V" \
+    --client-cmd "node scripts/peers/ts_sdk_client.mjs" "${TS_CLIENT_ENV[@]}" \
+    --fake-gemini acp "${GEMINI_FAKE[@]}" --exit-timeout 5 \
+    --covers "the same Gemini turn as gemini-cli-$GEMINI_V-acp-turn (no session/load), but the client is the official TypeScript SDK $SDK24_V client() app and record.py only relays and records the bytes: client.ndjson is what the SDK writes (its answers to fs/read_text_file, lines over 64 KiB; RESOURCE_NOT_FOUND errors with data.uri; permission outcomes)" \
+    -- "$GEMINI" --acp
+fi
+
+name="gemini-cli-$GEMINI_V-acp-offline"
+if want "$name"; then
+  fresh "$SESSIONS/$name"
+  "${RECORD[@]}" acp --out "$SESSIONS/$name" --steps initialize,new --expect-error session/new \
+    --peer-name "Gemini CLI" --peer-package @google/gemini-cli --peer-version "$GEMINI_V" \
+    --gemini-settings --env GEMINI_CLI_NO_RELAUNCH=1 \
+    --covers "gemini --acp with no API key and no auth type configured: initialize succeeds (authMethods, agentInfo, capabilities), session/new fails with the error Gemini returns; then stdin EOF" \
+    -- "$GEMINI" --acp
+fi
+
+name="gemini-cli-$GEMINI_V-headless"
+if want "$name"; then
+  mkdir -p "$STREAM"
+  "${RECORD[@]}" headless --out "$STREAM/$name" \
+    --peer-name "Gemini CLI" --peer-package @google/gemini-cli --peer-version "$GEMINI_V" \
+    --fake-gemini headless "${GEMINI_FAKE[@]}" --timeout 180 \
+    --covers "gemini -p -o stream-json --yolo against the fake backend: init, user and delta assistant messages, tool_use/tool_result for run_shell_command (one with dir_path; one whose output is 228,893 bytes, a tool_result line over 64 KiB), read_file, glob, write_file, a failing read_file (status error with an error object), result with stats" \
+    -- "$GEMINI" -p "Look at this project and write a note." -o stream-json --yolo
+fi
+echo "recorded into $FIXTURES/"
