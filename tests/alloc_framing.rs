@@ -3,9 +3,10 @@
 
 use acp_codec::LineSplitter;
 
-#[path = "support/counting_alloc.rs"]
-mod counting_alloc;
-use counting_alloc::allocs;
+/// Allocations made while `f` runs (allocation-counter counts per thread).
+fn allocs_during(f: impl FnOnce()) -> u64 {
+    allocation_counter::measure(f).count_total
+}
 
 /// About 1 MiB of ACP-like traffic, lines of varied lengths.
 fn traffic() -> Vec<u8> {
@@ -33,22 +34,23 @@ fn borrowed_splitter_never_allocates() {
     let mut splitter = LineSplitter::new();
     let mut buf: Vec<u8> = Vec::with_capacity(1 << 20);
     let mut lines = 0usize;
-    let before = allocs();
-    for read in input.chunks(65_536) {
-        buf.extend_from_slice(read);
-        let mut start = 0;
-        loop {
-            let d = splitter.decode(&buf[start..]);
-            start += d.consumed;
-            match d.item {
-                Some(Ok(line)) => lines += line.len().min(1),
-                Some(Err(e)) => panic!("{e}"),
-                None => break,
+    let during = allocs_during(|| {
+        for read in input.chunks(65_536) {
+            buf.extend_from_slice(read);
+            let mut start = 0;
+            loop {
+                let d = splitter.decode(&buf[start..]);
+                start += d.consumed;
+                match d.item {
+                    Some(Ok(line)) => lines += line.len().min(1),
+                    Some(Err(e)) => panic!("{e}"),
+                    None => break,
+                }
             }
+            buf.drain(..start);
         }
-        buf.drain(..start);
-    }
-    assert_eq!(allocs() - before, 0);
+    });
+    assert_eq!(during, 0);
     assert!(lines > 1000);
 }
 
@@ -74,9 +76,8 @@ fn bytes_splitter_steady_state_has_no_allocation_per_line() {
     };
     // Warm-up: the buffer becomes shared on its first split.
     run(&mut buf);
-    let before = allocs();
-    let lines = run(&mut buf);
-    let during = allocs() - before;
+    let mut lines = 0;
+    let during = allocs_during(|| lines = run(&mut buf));
     assert!(lines > 1000);
     assert_eq!(during, 0, "{during} allocations for {lines} lines");
 }

@@ -41,9 +41,11 @@ fn title_seeds() {
     }
 }
 
+#[cfg(feature = "alloc")]
 #[path = "../fuzz/checks/chunk_reassembler.rs"]
 mod chunk_reassembler;
 
+#[cfg(feature = "alloc")]
 #[test]
 fn chunk_reassembler_seeds() {
     for (name, data) in seeds("chunk_reassembler") {
