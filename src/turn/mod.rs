@@ -556,17 +556,18 @@ impl TurnView {
             None => self.create(&call.tool_call_id, &fields, codes),
             Some(i) => {
                 codes.problem(TurnError::DuplicateToolCall);
+                let was_final = self.tool_calls.get(i).is_some_and(Tc::is_finished);
                 if let Some(t) = self.tool_calls.get_mut(i) {
-                    // A `tool_call` is the whole state: start from scratch,
-                    // keeping the finished flag to report a transition.
-                    let status = core::mem::replace(&mut t.status, ToolCallStatus::Pending);
-                    self.tool_bytes = self.tool_bytes.saturating_sub(t.bytes);
-                    let mut fresh = Tc::new(&call.tool_call_id);
-                    fresh.status = status;
-                    self.tool_bytes = self.tool_bytes.saturating_add(fresh.bytes);
+                    // A `tool_call` is the whole state: start from scratch.
+                    let fresh = Tc::new(&call.tool_call_id);
+                    self.tool_bytes = self
+                        .tool_bytes
+                        .saturating_sub(t.bytes)
+                        .saturating_add(fresh.bytes);
                     *t = fresh;
                 }
-                self.apply(i, &fields, codes);
+                self.apply_fields(i, &fields, codes);
+                self.transition(i, was_final, codes);
             }
         }
     }
@@ -596,6 +597,12 @@ impl TurnView {
     fn apply(&mut self, i: usize, fields: &Fields<'_>, codes: &mut Codes) {
         let was_final = self.tool_calls.get(i).is_some_and(Tc::is_finished);
         self.apply_fields(i, fields, codes);
+        self.transition(i, was_final, codes);
+    }
+
+    /// Emits finished when the tool call just reached a final status,
+    /// updated otherwise.
+    fn transition(&self, i: usize, was_final: bool, codes: &mut Codes) {
         let is_final = self.tool_calls.get(i).is_some_and(Tc::is_finished);
         codes.push(if is_final && !was_final {
             Code::ToolFinished(i)

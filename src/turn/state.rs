@@ -93,7 +93,10 @@ impl ToolCallState {
             raw_input: None,
             raw_output: None,
             explanation: None,
-            bytes: id.len(),
+            // The initial status counts like any later one.
+            bytes: id
+                .len()
+                .saturating_add(ToolCallStatus::Pending.as_str().len()),
         }
     }
 
@@ -220,6 +223,12 @@ impl Permission {
     /// Whether the client has not answered yet.
     pub fn is_pending(&self) -> bool {
         !self.resolved
+    }
+
+    /// Bytes this request counts against
+    /// [`TurnLimits::max_tool_bytes`](super::TurnLimits::max_tool_bytes).
+    pub fn retained_bytes(&self) -> usize {
+        self.bytes
     }
 
     /// The option the client selected, when it selected one of the offered
