@@ -84,19 +84,15 @@ impl Driver {
                     self.log.extend(events.iter().map(render));
                 }
             }
-            ("client", Message::Response(r)) => {
-                if self.permission_ids.remove(&r.id.to_owned_id()) {
-                    let resp: RequestPermissionResponse<'_> = r.result.parse().unwrap();
-                    let events: Vec<_> = self.view.push_permission_outcome(&r.id, &resp).collect();
-                    self.log.extend(events.iter().map(render));
-                }
+            ("client", Message::Response(r)) if self.permission_ids.remove(&r.id.to_owned_id()) => {
+                let resp: RequestPermissionResponse<'_> = r.result.parse().unwrap();
+                let events: Vec<_> = self.view.push_permission_outcome(&r.id, &resp).collect();
+                self.log.extend(events.iter().map(render));
             }
-            ("agent", Message::Response(r)) => {
-                if self.prompt_ids.remove(&r.id.to_owned_id()) {
-                    let resp: PromptResponse<'_> = r.result.parse().unwrap();
-                    let events: Vec<_> = self.view.push_prompt_response(&resp).collect();
-                    self.log.extend(events.iter().map(render));
-                }
+            ("agent", Message::Response(r)) if self.prompt_ids.remove(&r.id.to_owned_id()) => {
+                let resp: PromptResponse<'_> = r.result.parse().unwrap();
+                let events: Vec<_> = self.view.push_prompt_response(&resp).collect();
+                self.log.extend(events.iter().map(render));
             }
             _ => {}
         }
