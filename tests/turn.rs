@@ -441,7 +441,7 @@ fn limits_are_reported_and_respected() {
         .with_max_text_bytes(4)
         .with_max_tool_calls(1)
         .with_max_permissions(1)
-        .with_max_tool_bytes(64);
+        .with_max_tool_bytes(48);
     let mut v = TurnView::new(limits);
     let e = run(&mut v, &[AGENT_A, AGENT_A2, AGENT_B]);
     assert_eq!(
@@ -459,17 +459,17 @@ fn limits_are_reported_and_respected() {
     assert_eq!(v.messages()[0].dropped_bytes(), 2);
     assert_eq!(v.text_bytes(), 4);
     let e = run(&mut v, &[CALL]);
-    // id 1 + status 7 + kind 7 + title 27 + location 2+16 = 60 bytes fit;
-    // the raw input (7 bytes) does not.
+    // id 1 + title 27 + location 2+16 = 46 bytes fit (known statuses and
+    // kinds hold no text); the raw input (7 bytes) does not.
     assert_eq!(
         e,
         [
             "tool started t pending execute cmd=\"grep -n x\" dir=[in src] desc=\"Find x\" content=0 locations=1",
-            "problem: max_tool_bytes of 64 reached: 7 bytes dropped (tool call \"t\")",
+            "problem: max_tool_bytes of 48 reached: 7 bytes dropped (tool call \"t\")",
         ]
     );
     assert_eq!(v.tool_call("t").unwrap().raw_input(), None);
-    assert_eq!(v.tool_bytes(), 60);
+    assert_eq!(v.tool_bytes(), 46);
     let e = run(
         &mut v,
         &[r#"{"sessionUpdate":"tool_call","toolCallId":"u","title":"x"}"#],
@@ -486,7 +486,7 @@ fn limits_are_reported_and_respected() {
     let e = permission(&mut v, 0, r#"{"toolCallId":"t"}"#);
     assert_eq!(
         e,
-        ["problem: max_tool_bytes of 64 reached: 86 bytes dropped (tool call \"t\") (request 0)"]
+        ["problem: max_tool_bytes of 48 reached: 86 bytes dropped (tool call \"t\") (request 0)"]
     );
     assert!(v.permissions().is_empty());
     let mut v = TurnView::new(limits.with_max_tool_bytes(1000));

@@ -26,7 +26,7 @@
 
 use acp_codec::acp::{
     Message, NotificationParams, PromptResponse, RequestId, RequestParams,
-    RequestPermissionRequest, RequestPermissionResponse, SessionNotification,
+    RequestPermissionRequest, RequestPermissionResponse, SessionNotification, ToolCallStatus,
 };
 use acp_codec::turn::{Event, Events, MessageKind, TurnLimits, TurnView};
 use acp_codec::TurnError;
@@ -104,7 +104,10 @@ pub fn check_view(view: &TurnView) {
             + t.explanation().map_or(0, str::len)
             + t.raw_input().map_or(0, |r| r.get().len())
             + t.raw_output().map_or(0, |r| r.get().len())
-            + t.status().as_str().len()
+            + match t.status() {
+                ToolCallStatus::Unknown(s) => s.len(),
+                _ => 0,
+            }
             + t.locations().iter().map(|l| l.path.len()).sum::<usize>();
         assert!(
             t.retained_bytes() >= floor,

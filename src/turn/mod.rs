@@ -621,7 +621,7 @@ impl TurnView {
             dropped: 0,
         };
         if let Some(status) = f.status {
-            let (old, new) = (t.status.as_str().len(), status.as_str().len());
+            let (old, new) = (state::status_len(&t.status), state::status_len(status));
             // A status too long to retain (an unknown one) leaves `pending`.
             t.status = if b.admit(&mut t.bytes, old, new) {
                 status.clone().into_owned()
@@ -630,8 +630,8 @@ impl TurnView {
             };
         }
         if let Some(kind) = f.kind {
-            let old = t.kind.as_ref().map_or(0, |k| k.as_str().len());
-            let new = kind.as_str().len();
+            let old = t.kind.as_ref().map_or(0, state::kind_len);
+            let new = state::kind_len(kind);
             t.kind = b
                 .admit(&mut t.bytes, old, new)
                 .then(|| kind.clone().into_owned());
@@ -856,14 +856,19 @@ mod tests {
         let n: SessionNotification<'_> = serde_json::from_str(text).unwrap();
         let _ = view.push_update(&n);
         let t = &view.tool_calls[0];
-        // id 2 + status 11 + kind 4 + title 3 + location (2 + 16)
-        // + raw input 2 + diff (2 + 1 + 2 + 16).
-        assert_eq!(t.bytes, 2 + 11 + 4 + 3 + 18 + 2 + 21);
+        // id 2 + title 3 + location (2 + 16) + raw input 2
+        // + diff (2 + 1 + 2 + 16); known statuses and kinds hold no text.
+        assert_eq!(t.bytes, 2 + 3 + 18 + 2 + 21);
         assert_eq!(view.tool_bytes, recount(&view));
         let text = r#"{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"ab","status":"completed","content":[],"locations":[]}}"#;
         let n: SessionNotification<'_> = serde_json::from_str(text).unwrap();
         let _ = view.push_update(&n);
-        assert_eq!(view.tool_calls[0].bytes, 2 + 9 + 4 + 3 + 2);
+        assert_eq!(view.tool_calls[0].bytes, 2 + 3 + 2);
+        let text = r#"{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"ab","status":"paused","kind":"warp"}}"#;
+        let n: SessionNotification<'_> = serde_json::from_str(text).unwrap();
+        let _ = view.push_update(&n);
+        assert_eq!(view.tool_calls[0].bytes, 2 + 3 + 2 + 6 + 4);
+        assert_eq!(view.tool_bytes, recount(&view));
         assert_eq!(view.tool_bytes, recount(&view));
     }
 }

@@ -93,10 +93,7 @@ impl ToolCallState {
             raw_input: None,
             raw_output: None,
             explanation: None,
-            // The initial status counts like any later one.
-            bytes: id
-                .len()
-                .saturating_add(ToolCallStatus::Pending.as_str().len()),
+            bytes: id.len(),
         }
     }
 
@@ -240,6 +237,22 @@ impl Permission {
             }
             _ => None,
         }
+    }
+}
+
+/// Bytes a status retains: only an unknown one holds text.
+pub(super) fn status_len(status: &ToolCallStatus<'_>) -> usize {
+    match status {
+        ToolCallStatus::Unknown(s) => s.len(),
+        _ => 0,
+    }
+}
+
+/// Bytes a kind retains: only an unknown one holds text.
+pub(super) fn kind_len(kind: &ToolKind<'_>) -> usize {
+    match kind {
+        ToolKind::Unknown(s) => s.len(),
+        _ => 0,
     }
 }
 
