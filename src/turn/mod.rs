@@ -125,6 +125,21 @@ use state::{is_final, ToolCallState as Tc};
 
 /// The state of an ACP session's current turn, fed with decoded messages,
 /// returning the events a UI renders (see the [module docs](self)).
+///
+/// # Bounds
+///
+/// Per turn, at most [`TurnLimits::max_tool_calls`] tool calls,
+/// [`TurnLimits::max_permissions`] permission requests and
+/// [`TurnLimits::max_messages`] messages and thoughts are tracked; their
+/// text is bounded by [`TurnLimits::max_text_bytes`] (message and thought
+/// text and ids, see [`TurnView::text_bytes`]) and
+/// [`TurnLimits::max_tool_bytes`] (every string and raw JSON value of the
+/// tool calls and permission requests, plus 16 bytes per list item, see
+/// [`TurnView::tool_bytes`]). Whatever does not fit is not retained and is
+/// reported by the push as [`Event::Problem`] with
+/// [`TurnError::LimitExceeded`]; the events themselves are never cut. The
+/// session-level plan, mode, usage and stop reason are each replaced by the
+/// next one. No events are queued.
 #[derive(Debug, Clone)]
 pub struct TurnView {
     limits: TurnLimits,
