@@ -281,6 +281,30 @@ fn hex4(digits: Option<&[u8]>) -> Option<u32> {
     Some(n)
 }
 
+/// A map key, borrowed when it has no escapes.
+pub(crate) struct CowKey<'a>(pub(crate) Cow<'a, str>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for CowKey<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_str(KeyVisitor).map(CowKey)
+    }
+}
+
+struct KeyVisitor;
+
+impl<'de> de::Visitor<'de> for KeyVisitor {
+    type Value = Cow<'de, str>;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a string")
+    }
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(Cow::Borrowed(v))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(Cow::Owned(v.to_owned()))
+    }
+}
+
 /// `deserialize_with` for `Option<Cow<str>>` fields: borrows.
 pub(crate) fn opt_cow<'de: 'a, 'a, D: Deserializer<'de>>(
     d: D,
