@@ -7,6 +7,9 @@ use std::path::Path;
 #[path = "../fuzz/checks/line_splitter.rs"]
 mod line_splitter;
 
+#[path = "../fuzz/checks/acp_message.rs"]
+mod acp_message;
+
 /// Every seed of one target, read from the committed corpus.
 fn seeds(target: &str) -> Vec<(String, Vec<u8>)> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -29,5 +32,13 @@ fn line_splitter_seeds() {
     for (name, data) in seeds("line_splitter") {
         eprintln!("{name}");
         line_splitter::check(&data);
+    }
+}
+
+#[test]
+fn acp_message_seeds() {
+    for (name, data) in seeds("acp_message") {
+        eprintln!("{name}");
+        acp_message::check(&data);
     }
 }
