@@ -36,7 +36,9 @@ pub fn check(data: &[u8]) {
         serde_json::from_slice::<serde_json::Value>(data),
         serde_json::from_str::<serde_json::Value>(line),
     ) {
-        a.retain(|k, _| ["jsonrpc", "id", "method", "params", "result", "error"].contains(&k.as_str()));
+        a.retain(|k, _| {
+            ["jsonrpc", "id", "method", "params", "result", "error"].contains(&k.as_str())
+        });
         if let Some(serde_json::Value::Object(e)) = a.get_mut("error") {
             e.retain(|k, _| ["code", "message", "data"].contains(&k.as_str()));
         }
@@ -54,7 +56,9 @@ pub fn check(data: &[u8]) {
                 let mut o = Vec::new();
                 encode_request(&r.id, &t, &mut o).expect("typed params must encode");
                 let l = one_line(&o);
-                let Ok(Message::Request(r2)) = Message::decode(l) else { panic!("{l}") };
+                let Ok(Message::Request(r2)) = Message::decode(l) else {
+                    panic!("{l}")
+                };
                 let t2 = r2.typed().expect("re-encoded params must decode");
                 let mut o2 = Vec::new();
                 encode_request(&RequestId::Null, &t2, &mut o2).unwrap();
@@ -68,7 +72,9 @@ pub fn check(data: &[u8]) {
                 let mut o = Vec::new();
                 encode_notification(&t, &mut o).expect("typed params must encode");
                 let l = one_line(&o);
-                let Ok(Message::Notification(n2)) = Message::decode(l) else { panic!("{l}") };
+                let Ok(Message::Notification(n2)) = Message::decode(l) else {
+                    panic!("{l}")
+                };
                 let t2 = n2.typed().expect("re-encoded params must decode");
                 let mut o2 = Vec::new();
                 encode_notification(&t2, &mut o2).unwrap();
@@ -76,12 +82,22 @@ pub fn check(data: &[u8]) {
             }
         }
         Message::Response(r) => {
-            for method in ["session/prompt", "initialize", "session/new", "session/request_permission"] {
+            for method in [
+                "session/prompt",
+                "initialize",
+                "session/new",
+                "session/request_permission",
+            ] {
                 if let Ok(t) = r.typed(method) {
                     let json = serde_json::to_string(&t).expect("typed result must encode");
                     let raw = acp_codec::acp::RawJson::from_text(&json).unwrap();
-                    let t2 = acp_codec::acp::ResponseResult::decode(method, &raw).expect("re-encoded result must decode");
-                    assert_eq!(serde_json::to_string(&t2).unwrap(), json, "typed result not stable");
+                    let t2 = acp_codec::acp::ResponseResult::decode(method, &raw)
+                        .expect("re-encoded result must decode");
+                    assert_eq!(
+                        serde_json::to_string(&t2).unwrap(),
+                        json,
+                        "typed result not stable"
+                    );
                 }
             }
         }
