@@ -1,10 +1,10 @@
-//! ACP decoding against `serde_json::Value` and serde_json's own borrowed
+//! ACP decoding against `serde_json::Value` and `serde_json`'s own borrowed
 //! structs, in the same groups (one run gives the ratios).
 //!
 //! `serde_json::Value` here is built without `preserve_order` (nothing in
 //! this crate's build enables it). The comparison with the official
 //! `agent-client-protocol-schema` types lives in `benches/official/`, a
-//! separate package, because that crate turns on serde_json's
+//! separate package, because that crate turns on `serde_json`'s
 //! `preserve_order`, which would slow every `Value` in this build.
 
 use std::borrow::Cow;
@@ -14,7 +14,7 @@ use acp_codec::acp::{ContentBlock, Message, NotificationParams, SessionUpdate, T
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use serde::Deserialize;
 
-#[path = "acp_fixtures.rs"]
+#[path = "support/acp_fixtures.rs"]
 mod fixtures;
 
 fn ours_chunk(line: &str) -> usize {
@@ -112,11 +112,8 @@ fn bench(c: &mut Criterion) {
     g.bench_function("acp_codec typed", |b| {
         b.iter(|| ours_tool_output(black_box(&big)))
     });
-    g.bench_function("tmp envelope only", |b| {
+    g.bench_function("acp_codec envelope only", |b| {
         b.iter(|| Message::decode(black_box(&big)).unwrap())
-    });
-    g.bench_function("tmp rawvalue", |b| {
-        b.iter(|| serde_json::from_str::<&serde_json::value::RawValue>(black_box(&big)).unwrap())
     });
     g.bench_function("serde_json borrowed struct (anchor)", |b| {
         b.iter(|| {

@@ -100,6 +100,9 @@ macro_rules! method_enum {
         $(#[$m])*
         #[derive(Debug, Clone, PartialEq)]
         #[non_exhaustive]
+        // Decoded once per message and matched at once: boxing the big
+        // variants would cost an allocation for nothing.
+        #[allow(clippy::large_enum_variant)]
         pub enum $name<'a> {
             $( $(#[$vm])* $variant($ty<'a>), )*
             /// An extension method (its name starts with `_`), params as sent.
@@ -256,6 +259,7 @@ method_enum! {
 /// [`Tracker`](super::Tracker) remembers it).
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
+#[allow(clippy::large_enum_variant)]
 pub enum ResponseResult<'a> {
     /// `initialize`.
     Initialize(InitializeResponse<'a>),

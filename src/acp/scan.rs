@@ -1,9 +1,9 @@
 //! A validating, allocation-free JSON scanner: finds where a value ends and
 //! walks the members of an object, so the envelope and `session/update`
-//! params are sliced without building anything (serde_json's own skipping
+//! params are sliced without building anything (`serde_json`'s own skipping
 //! allocates a stack for nested values).
 //!
-//! Nesting is limited to 128 levels, like serde_json's recursion limit.
+//! Nesting is limited to 128 levels, like `serde_json`'s recursion limit.
 
 /// Deepest nesting accepted.
 const MAX_DEPTH: u32 = 128;
