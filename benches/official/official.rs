@@ -19,18 +19,30 @@ mod fixtures;
 
 fn ours(line: &str) -> usize {
     let msg = Message::decode(line).unwrap();
-    let Message::Notification(n) = &msg else { unreachable!() };
-    let NotificationParams::SessionUpdate(u) = n.typed().unwrap() else { unreachable!() };
-    let SessionUpdate::AgentMessageChunk(c) = &u.update else { unreachable!() };
-    let ContentBlock::Text(t) = &c.content else { unreachable!() };
+    let Message::Notification(n) = &msg else {
+        unreachable!()
+    };
+    let NotificationParams::SessionUpdate(u) = n.typed().unwrap() else {
+        unreachable!()
+    };
+    let SessionUpdate::AgentMessageChunk(c) = &u.update else {
+        unreachable!()
+    };
+    let ContentBlock::Text(t) = &c.content else {
+        unreachable!()
+    };
     t.text.len()
 }
 
 fn official(line: &str) -> usize {
     let m: JsonRpcMessage<Notification<SessionNotification>> = serde_json::from_str(line).unwrap();
     let n = m.into_inner();
-    let OfficialUpdate::AgentMessageChunk(c) = n.params.unwrap().update else { unreachable!() };
-    let OfficialBlock::Text(t) = c.content else { unreachable!() };
+    let OfficialUpdate::AgentMessageChunk(c) = n.params.unwrap().update else {
+        unreachable!()
+    };
+    let OfficialBlock::Text(t) = c.content else {
+        unreachable!()
+    };
     t.text.len()
 }
 
