@@ -130,6 +130,9 @@ macro_rules! method_enum {
             /// method do not fit its schema. Unknown and extension methods
             /// are never errors.
             pub fn decode(method: &'a str, raw: Option<&'a RawJson<'_>>) -> Result<Self, MessageError> {
+                if let Some(fast) = Self::fast(method, raw) {
+                    return Ok(fast);
+                }
                 Ok(match method {
                     $( names::$method => Self::$variant(params(names::$method, raw)?), )*
                     m => {
@@ -391,5 +394,123 @@ impl IntoOwned for ResponseResult<'_> {
     type Owned = ResponseResult<'static>;
     fn into_owned(self) -> Self::Owned {
         ResponseResult::into_owned(self)
+    }
+}
+
+impl<'a> RequestParams<'a> {
+    /// No fast path for requests.
+    fn fast(_: &str, _: Option<&'a RawJson<'_>>) -> Option<Self> {
+        None
+    }
+}
+
+impl<'a> NotificationParams<'a> {
+    /// The hot path: a `session/update` message or thought chunk carrying
+    /// plain text, sliced with the scanner instead of serde. Anything else
+    /// (other updates, annotations, duplicate or ill-typed members) returns
+    /// `None` and goes through serde, which gives the same value or the
+    /// error.
+    fn fast(method: &str, raw: Option<&'a RawJson<'_>>) -> Option<Self> {
+        if method != names::SESSION_UPDATE {
+            return None;
+        }
+        fast::session_notification(raw?.get()).map(Self::SessionUpdate)
+    }
+}
+
+mod fast {
+    use alloc::borrow::Cow;
+
+    use super::super::content::{ContentBlock, TextContent};
+    use super::super::raw::{unquote, RawJson};
+    use super::super::scan::{key_is, Members};
+    use super::super::update::{ContentChunk, SessionNotification, SessionUpdate};
+
+    /// Sets `slot` once; a second value means a duplicate member.
+    fn once<T>(slot: &mut Option<T>, v: T) -> Option<()> {
+        if slot.is_some() {
+            return None;
+        }
+        *slot = Some(v);
+        Some(())
+    }
+
+    fn string(v: &str) -> Option<Cow<'_, str>> {
+        if v.starts_with('"') {
+            unquote::<serde_json::Error>(v).ok()
+        } else {
+            None
+        }
+    }
+
+    pub(super) fn session_notification(text: &str) -> Option<SessionNotification<'_>> {
+        let (mut session_id, mut update, mut meta) = (None, None, None);
+        for m in Members::new(text).ok()? {
+            let (k, v) = m.ok()?;
+            if key_is(k, "sessionId") {
+                once(&mut session_id, string(v)?)?;
+            } else if key_is(k, "update") {
+                once(&mut update, chunk(v)?)?;
+            } else if key_is(k, "_meta") {
+                once(&mut meta, RawJson::from_validated(v))?;
+            }
+        }
+        Some(SessionNotification {
+            session_id: session_id?,
+            update: update?,
+            meta,
+        })
+    }
+
+    fn chunk(text: &str) -> Option<SessionUpdate<'_>> {
+        let (mut tag, mut content, mut message_id, mut meta) = (None, None, None, None);
+        for m in Members::new(text).ok()? {
+            let (k, v) = m.ok()?;
+            if key_is(k, "sessionUpdate") {
+                once(&mut tag, string(v)?)?;
+            } else if key_is(k, "content") {
+                once(&mut content, text_block(v)?)?;
+            } else if key_is(k, "messageId") {
+                let id = if v == "null" { None } else { Some(string(v)?) };
+                once(&mut message_id, id)?;
+            } else if key_is(k, "_meta") {
+                once(&mut meta, RawJson::from_validated(v))?;
+            }
+        }
+        let c = ContentChunk {
+            content: content?,
+            message_id: message_id.flatten(),
+            meta,
+        };
+        match tag?.as_ref() {
+            "agent_message_chunk" => Some(SessionUpdate::AgentMessageChunk(c)),
+            "agent_thought_chunk" => Some(SessionUpdate::AgentThoughtChunk(c)),
+            "user_message_chunk" => Some(SessionUpdate::UserMessageChunk(c)),
+            _ => None,
+        }
+    }
+
+    fn text_block(text: &str) -> Option<ContentBlock<'_>> {
+        let (mut tag, mut body, mut meta) = (None, None, None);
+        for m in Members::new(text).ok()? {
+            let (k, v) = m.ok()?;
+            if key_is(k, "type") {
+                once(&mut tag, string(v)?)?;
+            } else if key_is(k, "text") {
+                once(&mut body, string(v)?)?;
+            } else if key_is(k, "_meta") {
+                once(&mut meta, RawJson::from_validated(v))?;
+            } else if key_is(k, "annotations") {
+                return None;
+            }
+        }
+        if tag? != "text" {
+            return None;
+        }
+        Some(ContentBlock::Text(TextContent {
+            annotations: None,
+            text: body?,
+            meta,
+        }))
     }
 }
