@@ -68,20 +68,6 @@ macro_rules! tagged_enum {
             }
         }
 
-        impl<'a> $name<'a> {
-            /// Decodes from JSON text known to be one valid JSON value,
-            /// keeping an unknown variant's text exactly.
-            #[allow(dead_code)]
-            pub(crate) fn from_valid_text(text: &'a str) -> Result<Self, serde_json::Error> {
-                let tag = $crate::acp::raw::tag_of(text, $tag)?;
-                match tag.as_deref() {
-                    $( Some($text) => serde_json::from_str(text).map(Self::$variant), )*
-                    $( None => serde_json::from_str(text).map(Self::$avariant), )?
-                    _ => Ok(Self::Unknown($crate::acp::RawJson::from_validated(text))),
-                }
-            }
-        }
-
         /// Decodes in one pass when the tag is the first member (as peers
         /// write it); otherwise the members are collected and the object
         /// rebuilt compactly (an `Unknown` then holds that compact text).
