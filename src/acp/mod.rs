@@ -20,7 +20,7 @@
 //! to an `Unknown(RawJson)` variant that keeps the object's JSON, and an
 //! unknown enum value (`ToolKind`, `StopReason`, …) to `Unknown(Cow<str>)`.
 //! Unknown variants re-encode byte for byte when the object was sent
-//! compact, as peers send it (`JSON.stringify`, serde_json); whitespace
+//! compact, as peers send it (`JSON.stringify`, `serde_json`); whitespace
 //! between its members would be dropped (values inside are kept as sent).
 //! Unknown fields are ignored; `_meta` is kept. The envelope's raw params
 //! and results always re-encode unchanged.
