@@ -336,10 +336,10 @@ def gen_enum(e):
 
 def gen_tagged(t):
     doc = t['doc'] or def_doc(t['name']) or '`%s`.' % t['name']
-    vs = ''.join('        /// `%s`: `"%s"`.\n        %s(%s<\'a>) = "%s",\n' % (t['tag'], w, v, ty, w) for w, v, ty in t['variants'])
+    vs = ''.join('        /// `%s`: `"%s"`.\n        %s(%s) = "%s",\n' % (t['tag'], w, v, ty, w) for w, v, ty in t['variants'])
     absent = ''
     if t['absent']:
-        absent = '        @absent /// No `%s` member.\n        %s(%s<\'a>),\n' % (t['tag'], t['absent'][0], t['absent'][1])
+        absent = '        @absent /// No `%s` member.\n        %s(%s),\n' % (t['tag'], t['absent'][0], t['absent'][1])
     return '\ntagged_enum! {\n    /// %s\n    pub enum %s tag "%s" {\n%s%s    }\n}\n' % (doc, t['name'], t['tag'], vs, absent)
 
 def gen_tried(u):

@@ -221,14 +221,14 @@ pub enum MessageError {
     InvalidParams {
         /// The method.
         method: &'static str,
-        /// What serde_json reported.
+        /// What `serde_json` reported.
         error: serde_json::Error,
     },
     /// The result of a known method does not fit its schema.
     InvalidResult {
         /// The method of the request answered.
         method: &'static str,
-        /// What serde_json reported.
+        /// What `serde_json` reported.
         error: serde_json::Error,
     },
 }

@@ -288,3 +288,34 @@ fn extension_and_optional_shapes() {
     };
     assert!(matches!(r.typed().unwrap(), RequestParams::Logout(_)));
 }
+
+#[test]
+fn tags_need_not_come_first() {
+    // Nested content with its tag last, and an update with its tag last.
+    let line = r#"{"jsonrpc":"2.0","method":"session/update","params":{"update":{"content":{"text":"hé","type":"text"},"sessionUpdate":"agent_thought_chunk"},"sessionId":"s"}}"#;
+    let Message::Notification(n) = Message::decode(line).unwrap() else {
+        panic!()
+    };
+    let NotificationParams::SessionUpdate(u) = n.typed().unwrap() else {
+        panic!()
+    };
+    let SessionUpdate::AgentThoughtChunk(c) = &u.update else {
+        panic!("{:?}", u.update)
+    };
+    assert!(matches!(&c.content, ContentBlock::Text(t) if t.text == "hé"));
+    // An unknown nested variant with its tag last is kept, compacted.
+    let line = r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"frames":[1, 2],"type":"hologram"}}}}"#;
+    let Message::Notification(n) = Message::decode(line).unwrap() else {
+        panic!()
+    };
+    let NotificationParams::SessionUpdate(u) = n.typed().unwrap() else {
+        panic!()
+    };
+    let SessionUpdate::AgentMessageChunk(c) = &u.update else {
+        panic!()
+    };
+    let ContentBlock::Unknown(raw) = &c.content else {
+        panic!()
+    };
+    assert_eq!(raw.get(), r#"{"frames":[1, 2],"type":"hologram"}"#);
+}

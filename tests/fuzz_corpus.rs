@@ -8,6 +8,10 @@ mod line_splitter;
 #[path = "../fuzz/checks/title.rs"]
 mod title;
 
+#[cfg(feature = "alloc")]
+#[path = "../fuzz/checks/acp_message.rs"]
+mod acp_message;
+
 /// Every seed of one target, read from the committed corpus.
 fn seeds(target: &str) -> Vec<(String, Vec<u8>)> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -64,5 +68,14 @@ fn turn_view_seeds() {
     for (name, data) in seeds("turn_view") {
         eprintln!("{name}");
         turn_view::check(&data);
+    }
+}
+
+#[cfg(feature = "alloc")]
+#[test]
+fn acp_message_seeds() {
+    for (name, data) in seeds("acp_message") {
+        eprintln!("{name}");
+        acp_message::check(&data);
     }
 }

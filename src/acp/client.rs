@@ -139,9 +139,9 @@ tagged_enum! {
     /// The outcome of a permission request.
     pub enum RequestPermissionOutcome tag "outcome" {
         /// `outcome`: `"cancelled"`.
-        Cancelled(MetaOnly<'a>) = "cancelled",
+        Cancelled(MetaOnly) = "cancelled",
         /// `outcome`: `"selected"`.
-        Selected(SelectedPermissionOutcome<'a>) = "selected",
+        Selected(SelectedPermissionOutcome) = "selected",
     }
 }
 

@@ -197,15 +197,15 @@ tagged_enum! {
     /// Content blocks represent displayable information in the Agent Client Protocol.
     pub enum ContentBlock tag "type" {
         /// `type`: `"text"`.
-        Text(TextContent<'a>) = "text",
+        Text(TextContent) = "text",
         /// `type`: `"image"`.
-        Image(ImageContent<'a>) = "image",
+        Image(ImageContent) = "image",
         /// `type`: `"audio"`.
-        Audio(AudioContent<'a>) = "audio",
+        Audio(AudioContent) = "audio",
         /// `type`: `"resource_link"`.
-        ResourceLink(ResourceLink<'a>) = "resource_link",
+        ResourceLink(ResourceLink) = "resource_link",
         /// `type`: `"resource"`.
-        Resource(EmbeddedResource<'a>) = "resource",
+        Resource(EmbeddedResource) = "resource",
     }
 }
 

@@ -299,9 +299,9 @@ tagged_enum! {
     /// Describes an available authentication method.
     pub enum AuthMethod tag "type" {
         /// `type`: `"terminal"`.
-        Terminal(AuthMethodTerminal<'a>) = "terminal",
+        Terminal(AuthMethodTerminal) = "terminal",
         @absent /// No `type` member.
-        Agent(AuthMethodAgent<'a>),
+        Agent(AuthMethodAgent),
     }
 }
 

@@ -335,6 +335,8 @@ fn parse_id(text: &str) -> Result<RequestId<'_>, MessageError> {
         Some(b'"') => unquote::<serde_json::Error>(text)
             .map(RequestId::Str)
             .map_err(|_| invalid("id is not a valid string")),
+        // `-0` is a float to serde_json, so not an integer id.
+        _ if text == "-0" => Err(invalid("id is not null, a 64-bit integer or a string")),
         _ => text
             .parse::<i64>()
             .map(RequestId::Number)

@@ -81,66 +81,14 @@ fn params_text<'b>(raw: Option<&'b RawJson<'_>>) -> &'b str {
     }
 }
 
-/// How the params of each method are decoded: serde, except for
-/// `session/update`, the hot path, which is sliced by the scanner.
-mod decode_with {
-    use super::*;
-
-    macro_rules! serde_params {
-        ($($v:ident),*) => {$(
-            #[allow(non_snake_case)]
-            pub(super) mod $v {
-                use super::*;
-                pub(crate) fn params<'b, T: serde::Deserialize<'b>>(
-                    method: &'static str,
-                    raw: Option<&'b RawJson<'_>>,
-                ) -> Result<T, MessageError> {
-                    serde_json::from_str(params_text(raw)).map_err(|error| MessageError::InvalidParams { method, error })
-                }
-            }
-        )*};
-    }
-    serde_params!(
-        Initialize,
-        Authenticate,
-        Logout,
-        NewSession,
-        LoadSession,
-        ListSessions,
-        DeleteSession,
-        ResumeSession,
-        CloseSession,
-        SetSessionMode,
-        SetSessionConfigOption,
-        SetSessionModel,
-        Prompt,
-        RequestPermission,
-        ReadTextFile,
-        WriteTextFile,
-        CreateTerminal,
-        TerminalOutput,
-        ReleaseTerminal,
-        WaitForTerminalExit,
-        KillTerminal,
-        CreateElicitation,
-        Cancel,
-        CompleteElicitation,
-        CancelRequest
-    );
-
-    #[allow(non_snake_case)]
-    pub(super) mod SessionUpdate {
-        use super::*;
-        pub(crate) fn params<'b>(
-            method: &'static str,
-            raw: Option<&'b RawJson<'_>>,
-        ) -> Result<SessionNotification<'b>, MessageError> {
-            SessionNotification::from_valid_text(params_text(raw))
-                .map_err(|error| MessageError::InvalidParams { method, error })
-        }
-    }
+/// Decodes the params of `method` with serde.
+fn params<'b, T: serde::Deserialize<'b>>(
+    method: &'static str,
+    raw: Option<&'b RawJson<'_>>,
+) -> Result<T, MessageError> {
+    serde_json::from_str(params_text(raw))
+        .map_err(|error| MessageError::InvalidParams { method, error })
 }
-use decode_with::*;
 
 macro_rules! method_enum {
     (
@@ -152,6 +100,9 @@ macro_rules! method_enum {
         $(#[$m])*
         #[derive(Debug, Clone, PartialEq)]
         #[non_exhaustive]
+        // Decoded once per message and matched at once: boxing the big
+        // variants would cost an allocation for nothing.
+        #[allow(clippy::large_enum_variant)]
         pub enum $name<'a> {
             $( $(#[$vm])* $variant($ty<'a>), )*
             /// An extension method (its name starts with `_`), params as sent.
@@ -180,7 +131,7 @@ macro_rules! method_enum {
             /// are never errors.
             pub fn decode(method: &'a str, raw: Option<&'a RawJson<'_>>) -> Result<Self, MessageError> {
                 Ok(match method {
-                    $( names::$method => Self::$variant($variant::params(names::$method, raw)?), )*
+                    $( names::$method => Self::$variant(params(names::$method, raw)?), )*
                     m => {
                         let params = raw.map(RawJson::reborrow);
                         let method = Cow::Borrowed(m);
@@ -308,6 +259,7 @@ method_enum! {
 /// [`Tracker`](super::Tracker) remembers it).
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
+#[allow(clippy::large_enum_variant)]
 pub enum ResponseResult<'a> {
     /// `initialize`.
     Initialize(InitializeResponse<'a>),
@@ -439,44 +391,5 @@ impl IntoOwned for ResponseResult<'_> {
     type Owned = ResponseResult<'static>;
     fn into_owned(self) -> Self::Owned {
         ResponseResult::into_owned(self)
-    }
-}
-
-impl<'a> SessionNotification<'a> {
-    /// Decodes `session/update` params from JSON text known to be valid,
-    /// slicing members with the scanner (no allocation for borrowed text).
-    pub(crate) fn from_valid_text(text: &'a str) -> Result<Self, serde_json::Error> {
-        use super::scan::{key_is, Members};
-        use serde::de::Error as _;
-        let (mut session_id, mut update, mut meta) = (None, None, None);
-        let members = Members::new(text)
-            .map_err(|_| serde_json::Error::custom("invalid type: expected a json object"))?;
-        for m in members {
-            let (k, v) = m.map_err(|e| {
-                serde_json::Error::custom(format_args!("invalid json at byte {}", e.offset))
-            })?;
-            let dup = |f: &'static str| serde_json::Error::duplicate_field(f);
-            if key_is(k, "sessionId") {
-                if session_id.is_some() {
-                    return Err(dup("sessionId"));
-                }
-                session_id = Some(super::raw::unquote::<serde_json::Error>(v)?);
-            } else if key_is(k, "update") {
-                if update.is_some() {
-                    return Err(dup("update"));
-                }
-                update = Some(super::update::SessionUpdate::from_valid_text(v)?);
-            } else if key_is(k, "_meta") {
-                if meta.is_some() {
-                    return Err(dup("_meta"));
-                }
-                meta = Some(RawJson::from_validated(v));
-            }
-        }
-        Ok(Self {
-            session_id: session_id.ok_or_else(|| serde_json::Error::missing_field("sessionId"))?,
-            update: update.ok_or_else(|| serde_json::Error::missing_field("update"))?,
-            meta,
-        })
     }
 }

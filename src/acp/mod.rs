@@ -17,9 +17,13 @@
 //! The official Rust crate fails on any `sessionUpdate` or content `type` it
 //! does not know. Here an unknown method decodes to `Unknown` (`Ext` when it
 //! starts with `_`), an unknown `sessionUpdate`, content `type` or other tag
-//! to an `Unknown(RawJson)` variant that re-encodes byte for byte, and an
+//! to an `Unknown(RawJson)` variant that keeps the object's JSON, and an
 //! unknown enum value (`ToolKind`, `StopReason`, …) to `Unknown(Cow<str>)`.
-//! Unknown fields are ignored; `_meta` is kept.
+//! Unknown variants re-encode byte for byte when the object was sent
+//! compact, as peers send it (`JSON.stringify`, `serde_json`); whitespace
+//! between its members would be dropped (values inside are kept as sent).
+//! Unknown fields are ignored; `_meta` is kept. The envelope's raw params
+//! and results always re-encode unchanged.
 //!
 //! # Wire form of the typed structs
 //!

@@ -46,7 +46,7 @@ impl<'a> RawJson<'a> {
     ///
     /// # Errors
     ///
-    /// The serde_json error if `text` is not exactly one JSON value.
+    /// The `serde_json` error if `text` is not exactly one JSON value.
     pub fn from_text(text: &'a str) -> Result<Self, serde_json::Error> {
         serde_json::from_str::<&RawValue>(text).map(Self::borrowed)
     }
@@ -55,7 +55,7 @@ impl<'a> RawJson<'a> {
     ///
     /// # Errors
     ///
-    /// The serde_json error if `text` is not exactly one JSON value.
+    /// The `serde_json` error if `text` is not exactly one JSON value.
     pub fn from_string(text: String) -> Result<RawJson<'static>, serde_json::Error> {
         RawValue::from_string(text).map(|b| RawJson(Cow::Owned(Box::<str>::from(b).into_string())))
     }
@@ -64,7 +64,7 @@ impl<'a> RawJson<'a> {
     ///
     /// # Errors
     ///
-    /// The serde_json error if `value` cannot be serialized.
+    /// The `serde_json` error if `value` cannot be serialized.
     pub fn to_raw<T: Serialize + ?Sized>(value: &T) -> Result<RawJson<'static>, serde_json::Error> {
         serde_json::to_string(value).map(|s| RawJson(Cow::Owned(s)))
     }
@@ -88,7 +88,7 @@ impl<'a> RawJson<'a> {
     ///
     /// # Errors
     ///
-    /// The serde_json error if the JSON does not fit `T`.
+    /// The `serde_json` error if the JSON does not fit `T`.
     pub fn parse<'b, T: Deserialize<'b>>(&'b self) -> Result<T, serde_json::Error> {
         serde_json::from_str(self.get())
     }
@@ -120,7 +120,7 @@ impl PartialEq for RawJson<'_> {
 
 impl Eq for RawJson<'_> {}
 
-/// Writes the text unchanged (serde_json's raw value; the text is checked
+/// Writes the text unchanged (`serde_json`'s raw value; the text is checked
 /// again on the way out).
 impl Serialize for RawJson<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -197,7 +197,7 @@ copy_into_owned!(bool, u16, u32, u64, i64, f64);
 /// costs exactly one allocation when it does.
 ///
 /// serde's `#[serde(borrow)]` does not reach through `Option` or `Vec`, and
-/// serde_json unescapes into a growing scratch buffer before copying; this
+/// `serde_json` unescapes into a growing scratch buffer before copying; this
 /// reads the string token raw and unescapes it once into a string of the
 /// right capacity.
 pub(crate) struct CowStr<'a>(pub(crate) Cow<'a, str>);
@@ -279,6 +279,30 @@ fn hex4(digits: Option<&[u8]>) -> Option<u32> {
         n = (n << 4) | v;
     }
     Some(n)
+}
+
+/// A map key, borrowed when it has no escapes.
+pub(crate) struct CowKey<'a>(pub(crate) Cow<'a, str>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for CowKey<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_str(KeyVisitor).map(CowKey)
+    }
+}
+
+struct KeyVisitor;
+
+impl<'de> de::Visitor<'de> for KeyVisitor {
+    type Value = Cow<'de, str>;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a string")
+    }
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(Cow::Borrowed(v))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(Cow::Owned(v.to_owned()))
+    }
 }
 
 /// `deserialize_with` for `Option<Cow<str>>` fields: borrows.

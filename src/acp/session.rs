@@ -111,11 +111,11 @@ tagged_enum! {
     /// Configuration for connecting to an MCP (Model Context Protocol) server.
     pub enum McpServer tag "type" {
         /// `type`: `"http"`.
-        Http(McpServerHttp<'a>) = "http",
+        Http(McpServerHttp) = "http",
         /// `type`: `"sse"`.
-        Sse(McpServerSse<'a>) = "sse",
+        Sse(McpServerSse) = "sse",
         @absent /// No `type` member.
-        Stdio(McpServerStdio<'a>),
+        Stdio(McpServerStdio),
     }
 }
 
@@ -308,9 +308,9 @@ tagged_enum! {
     /// A session configuration option selector and its current state.
     pub enum SessionConfigOption tag "type" {
         /// `type`: `"select"`.
-        Select(SessionConfigSelect<'a>) = "select",
+        Select(SessionConfigSelect) = "select",
         /// `type`: `"boolean"`.
-        Boolean(SessionConfigBoolean<'a>) = "boolean",
+        Boolean(SessionConfigBoolean) = "boolean",
     }
 }
 

@@ -7,20 +7,23 @@
 //! buffering, no allocation for borrowed text.
 
 use alloc::borrow::Cow;
+use alloc::string::String;
+use alloc::vec::Vec;
 use core::fmt;
 
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
+use serde_json::value::RawValue;
 
-use super::raw::IntoOwned;
+use super::raw::{CowKey, IntoOwned};
 
 /// Defines an enum told apart by a string tag member.
 macro_rules! tagged_enum {
     (
         $(#[$m:meta])*
         pub enum $name:ident tag $tag:literal {
-            $( $(#[$vm:meta])* $variant:ident($inner:ty) = $text:literal, )*
-            $( @absent $(#[$am:meta])* $avariant:ident($aty:ty), )?
+            $( $(#[$vm:meta])* $variant:ident($inner:ident) = $text:literal, )*
+            $( @absent $(#[$am:meta])* $avariant:ident($aty:ident), )?
         }
     ) => {
         $(#[$m])*
@@ -31,8 +34,8 @@ macro_rules! tagged_enum {
         #[serde(tag = $tag)]
         #[non_exhaustive]
         pub enum $name<'a> {
-            $( $(#[$vm])* #[serde(rename = $text)] $variant($inner), )*
-            $( $(#[$am])* #[serde(untagged)] $avariant($aty), )?
+            $( $(#[$vm])* #[serde(rename = $text)] $variant($inner<'a>), )*
+            $( $(#[$am])* #[serde(untagged)] $avariant($aty<'a>), )?
             /// A variant this version does not know: the whole object as sent.
             #[serde(untagged)]
             Unknown($crate::acp::RawJson<'a>),
@@ -65,28 +68,101 @@ macro_rules! tagged_enum {
             }
         }
 
-        impl<'a> $name<'a> {
-            /// Decodes from JSON text known to be one valid JSON value.
-            pub(crate) fn from_valid_text(text: &'a str) -> Result<Self, serde_json::Error> {
-                let tag = $crate::acp::raw::tag_of(text, $tag)?;
-                match tag.as_deref() {
-                    $( Some($text) => serde_json::from_str(text).map(Self::$variant), )*
-                    $( None => serde_json::from_str(text).map(Self::$avariant), )?
-                    _ => Ok(Self::Unknown($crate::acp::RawJson::from_validated(text))),
-                }
-            }
-        }
-
+        /// Decodes in one pass when the tag is the first member (as peers
+        /// write it); otherwise the members are collected and the object
+        /// rebuilt compactly (an `Unknown` then holds that compact text).
         impl<'de: 'a, 'a> serde::Deserialize<'de> for $name<'a> {
             fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                use serde::de::Error as _;
-                let raw = <&'de serde_json::value::RawValue>::deserialize(d)?;
-                Self::from_valid_text(raw.get()).map_err(D::Error::custom)
+                struct V<'a>(core::marker::PhantomData<&'a ()>);
+                impl<'de: 'a, 'a> serde::de::Visitor<'de> for V<'a> {
+                    type Value = $name<'a>;
+                    fn expecting(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                        f.write_str("a json object")
+                    }
+                    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                        use serde::de::Error as _;
+                        let mut entries = alloc::vec::Vec::new();
+                        if let Some(k) = map.next_key::<$crate::acp::raw::CowKey<'de>>()? {
+                            let v: &'de serde_json::value::RawValue = map.next_value()?;
+                            if k.0 == $tag {
+                                if let Ok(tag) = $crate::acp::raw::unquote::<A::Error>(v.get()) {
+                                    let rest = serde::de::value::MapAccessDeserializer::new(map);
+                                    match &*tag {
+                                        $( $text => return <$inner<'a> as serde::Deserialize>::deserialize(rest).map($name::$variant), )*
+                                        _ => {}
+                                    }
+                                    let text = $crate::acp::tagged::rebuild::<A::Error>(alloc::vec![(k.0, v)], rest_entries(rest)?)?;
+                                    return $crate::acp::RawJson::from_string(text).map($name::Unknown).map_err(A::Error::custom);
+                                }
+                            }
+                            entries.push((k.0, v));
+                        }
+                        while let Some((k, v)) = map.next_entry::<$crate::acp::raw::CowKey<'de>, &'de serde_json::value::RawValue>()? {
+                            entries.push((k.0, v));
+                        }
+                        let text = $crate::acp::tagged::rebuild(entries, alloc::vec::Vec::new())?;
+                        let tag = $crate::acp::raw::tag_of(&text, $tag).map_err(A::Error::custom)?;
+                        Ok(match tag.as_deref() {
+                            $( Some($text) => $name::$variant($crate::acp::raw::IntoOwned::into_owned(
+                                serde_json::from_str::<$inner<'_>>(&text).map_err(A::Error::custom)?)), )*
+                            $( None => $name::$avariant($crate::acp::raw::IntoOwned::into_owned(
+                                serde_json::from_str::<$aty<'_>>(&text).map_err(A::Error::custom)?)), )?
+                            _ => $name::Unknown($crate::acp::RawJson::from_string(text.clone()).map_err(A::Error::custom)?),
+                        })
+                    }
+                }
+                fn rest_entries<'de, M: serde::de::MapAccess<'de>>(
+                    rest: serde::de::value::MapAccessDeserializer<M>,
+                ) -> Result<alloc::vec::Vec<(alloc::borrow::Cow<'de, str>, &'de serde_json::value::RawValue)>, M::Error> {
+                    $crate::acp::tagged::Entries::deserialize(rest).map(|e| e.0)
+                }
+                d.deserialize_map(V(core::marker::PhantomData))
             }
         }
     };
 }
 pub(crate) use tagged_enum;
+
+/// The members of an object as (key, raw value), in order.
+pub(crate) struct Entries<'de>(pub(crate) Vec<(Cow<'de, str>, &'de RawValue)>);
+
+impl<'de> Deserialize<'de> for Entries<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Entries<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a json object")
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut out = Vec::new();
+                while let Some((k, v)) = map.next_entry::<CowKey<'de>, &'de RawValue>()? {
+                    out.push((k.0, v));
+                }
+                Ok(Entries(out))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+/// Rebuilds an object from its members, compactly.
+pub(crate) fn rebuild<E: de::Error>(
+    first: Vec<(Cow<'_, str>, &RawValue)>,
+    rest: Vec<(Cow<'_, str>, &RawValue)>,
+) -> Result<String, E> {
+    let mut text = String::from("{");
+    for (i, (k, v)) in first.iter().chain(rest.iter()).enumerate() {
+        if i > 0 {
+            text.push(',');
+        }
+        text.push_str(&serde_json::to_string(k).map_err(E::custom)?);
+        text.push(':');
+        text.push_str(v.get());
+    }
+    text.push('}');
+    Ok(text)
+}
 
 /// Defines an enum told apart by shape: each variant is tried in order.
 macro_rules! tried_enum {

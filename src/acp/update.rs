@@ -225,11 +225,11 @@ tagged_enum! {
     /// Content produced by a tool call.
     pub enum ToolCallContent tag "type" {
         /// `type`: `"content"`.
-        Content(Content<'a>) = "content",
+        Content(Content) = "content",
         /// `type`: `"diff"`.
-        Diff(Diff<'a>) = "diff",
+        Diff(Diff) = "diff",
         /// `type`: `"terminal"`.
-        Terminal(Terminal<'a>) = "terminal",
+        Terminal(Terminal) = "terminal",
     }
 }
 
@@ -506,32 +506,32 @@ tagged_enum! {
     /// Different types of updates that can be sent during session processing.
     pub enum SessionUpdate tag "sessionUpdate" {
         /// `sessionUpdate`: `"user_message_chunk"`.
-        UserMessageChunk(ContentChunk<'a>) = "user_message_chunk",
+        UserMessageChunk(ContentChunk) = "user_message_chunk",
         /// `sessionUpdate`: `"agent_message_chunk"`.
-        AgentMessageChunk(ContentChunk<'a>) = "agent_message_chunk",
+        AgentMessageChunk(ContentChunk) = "agent_message_chunk",
         /// `sessionUpdate`: `"agent_thought_chunk"`.
-        AgentThoughtChunk(ContentChunk<'a>) = "agent_thought_chunk",
+        AgentThoughtChunk(ContentChunk) = "agent_thought_chunk",
         /// `sessionUpdate`: `"tool_call"`.
-        ToolCall(ToolCall<'a>) = "tool_call",
+        ToolCall(ToolCall) = "tool_call",
         /// `sessionUpdate`: `"tool_call_update"`.
-        ToolCallUpdate(ToolCallUpdate<'a>) = "tool_call_update",
+        ToolCallUpdate(ToolCallUpdate) = "tool_call_update",
         /// `sessionUpdate`: `"plan"`.
-        Plan(Plan<'a>) = "plan",
+        Plan(Plan) = "plan",
         /// `sessionUpdate`: `"available_commands_update"`.
-        AvailableCommandsUpdate(AvailableCommandsUpdate<'a>) = "available_commands_update",
+        AvailableCommandsUpdate(AvailableCommandsUpdate) = "available_commands_update",
         /// `sessionUpdate`: `"current_mode_update"`.
-        CurrentModeUpdate(CurrentModeUpdate<'a>) = "current_mode_update",
+        CurrentModeUpdate(CurrentModeUpdate) = "current_mode_update",
         /// `sessionUpdate`: `"config_option_update"`.
-        ConfigOptionUpdate(ConfigOptionUpdate<'a>) = "config_option_update",
+        ConfigOptionUpdate(ConfigOptionUpdate) = "config_option_update",
         /// `sessionUpdate`: `"session_info_update"`.
-        SessionInfoUpdate(SessionInfoUpdate<'a>) = "session_info_update",
+        SessionInfoUpdate(SessionInfoUpdate) = "session_info_update",
         /// `sessionUpdate`: `"usage_update"`.
-        UsageUpdate(UsageUpdate<'a>) = "usage_update",
+        UsageUpdate(UsageUpdate) = "usage_update",
         /// `sessionUpdate`: `"notice"`.
-        Notice(Notice<'a>) = "notice",
+        Notice(Notice) = "notice",
         /// `sessionUpdate`: `"compaction_update"`.
-        CompactionUpdate(CompactionUpdate<'a>) = "compaction_update",
+        CompactionUpdate(CompactionUpdate) = "compaction_update",
         /// `sessionUpdate`: `"compaction_summary_chunk"`.
-        CompactionSummaryChunk(CompactionSummaryChunk<'a>) = "compaction_summary_chunk",
+        CompactionSummaryChunk(CompactionSummaryChunk) = "compaction_summary_chunk",
     }
 }

@@ -1,0 +1,128 @@
+//! ACP decoding against `serde_json::Value` and `serde_json`'s own borrowed
+//! structs, in the same groups (one run gives the ratios).
+//!
+//! `serde_json::Value` here is built without `preserve_order` (nothing in
+//! this crate's build enables it). The comparison with the official
+//! `agent-client-protocol-schema` types lives in `benches/official/`, a
+//! separate package, because that crate turns on `serde_json`'s
+//! `preserve_order`, which would slow every `Value` in this build.
+
+use std::borrow::Cow;
+use std::hint::black_box;
+
+use acp_codec::acp::{ContentBlock, Message, NotificationParams, SessionUpdate, ToolCallContent};
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use serde::Deserialize;
+
+#[path = "support/acp_fixtures.rs"]
+mod fixtures;
+
+fn ours_chunk(line: &str) -> usize {
+    let msg = Message::decode(line).unwrap();
+    let Message::Notification(n) = &msg else {
+        unreachable!()
+    };
+    let NotificationParams::SessionUpdate(u) = n.typed().unwrap() else {
+        unreachable!()
+    };
+    let SessionUpdate::AgentMessageChunk(c) = &u.update else {
+        unreachable!()
+    };
+    let ContentBlock::Text(t) = &c.content else {
+        unreachable!()
+    };
+    t.text.len()
+}
+
+fn ours_tool_output(line: &str) -> usize {
+    let msg = Message::decode(line).unwrap();
+    let Message::Notification(n) = &msg else {
+        unreachable!()
+    };
+    let NotificationParams::SessionUpdate(u) = n.typed().unwrap() else {
+        unreachable!()
+    };
+    let SessionUpdate::ToolCallUpdate(c) = &u.update else {
+        unreachable!()
+    };
+    let Some(ToolCallContent::Content(content)) = c.content.as_ref().and_then(|c| c.first()) else {
+        unreachable!()
+    };
+    let ContentBlock::Text(t) = &content.content else {
+        unreachable!()
+    };
+    t.text.len()
+}
+
+// serde_json's own throughput: a minimal borrowed mirror of the same line.
+#[derive(Deserialize)]
+struct Env<'a> {
+    #[serde(borrow)]
+    #[allow(dead_code)]
+    method: Cow<'a, str>,
+    #[serde(borrow)]
+    params: Params<'a>,
+}
+#[derive(Deserialize)]
+struct Params<'a> {
+    #[serde(borrow, rename = "sessionId")]
+    #[allow(dead_code)]
+    session_id: Cow<'a, str>,
+    #[serde(borrow)]
+    update: Update<'a>,
+}
+#[derive(Deserialize)]
+struct Update<'a> {
+    #[serde(borrow, rename = "toolCallId")]
+    #[allow(dead_code)]
+    tool_call_id: Cow<'a, str>,
+    #[serde(borrow)]
+    content: Vec<Item<'a>>,
+}
+#[derive(Deserialize)]
+struct Item<'a> {
+    #[serde(borrow)]
+    content: Text<'a>,
+}
+#[derive(Deserialize)]
+struct Text<'a> {
+    #[serde(borrow)]
+    text: Cow<'a, str>,
+}
+
+fn bench(c: &mut Criterion) {
+    let line = fixtures::chunk_line();
+    let mut g = c.benchmark_group("acp/agent_message_chunk");
+    g.throughput(Throughput::Bytes(line.len() as u64));
+    g.bench_function("acp_codec typed", |b| {
+        b.iter(|| ours_chunk(black_box(&line)))
+    });
+    g.bench_function("acp_codec envelope only", |b| {
+        b.iter(|| Message::decode(black_box(&line)).unwrap())
+    });
+    g.bench_function("serde_json::Value (anchor)", |b| {
+        b.iter(|| serde_json::from_str::<serde_json::Value>(black_box(&line)).unwrap())
+    });
+    g.finish();
+
+    let big = fixtures::big_tool_call_update_line();
+    let mut g = c.benchmark_group("acp/tool_call_update_5MiB");
+    g.throughput(Throughput::Bytes(big.len() as u64));
+    g.sample_size(20);
+    g.bench_function("acp_codec typed", |b| {
+        b.iter(|| ours_tool_output(black_box(&big)))
+    });
+    g.bench_function("acp_codec envelope only", |b| {
+        b.iter(|| Message::decode(black_box(&big)).unwrap())
+    });
+    g.bench_function("serde_json borrowed struct (anchor)", |b| {
+        b.iter(|| {
+            let e: Env<'_> = serde_json::from_str(black_box(&big)).unwrap();
+            e.params.update.content[0].content.text.len()
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,34 @@
+// Shared by benches/acp.rs and benches/official: the lines benchmarked.
+
+/// A typical `agent_message_chunk` notification: realistic ids, 200
+/// characters of text without escapes.
+pub fn chunk_line() -> String {
+    let text: String = "The function `process_data` iterates over the list and prints each item; \
+                consider adding type hints, handling the empty case explicitly, and returning \
+                a summary instead of printing so that callers can test it. "
+        .chars()
+        .cycle()
+        .take(200)
+        .collect();
+    format!(
+        r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"9f2c1a7e-3b4d-4e8f-a1c2-5d6e7f8a9b0c","update":{{"sessionUpdate":"agent_message_chunk","messageId":"msg_01HZX3K9Q2W8E7R6T5Y4U3I2O1","content":{{"type":"text","text":"{text}"}}}}}}}}"#
+    )
+}
+
+/// A `tool_call_update` carrying about 5 MiB of tool output (lines of text,
+/// so the JSON string has escapes).
+pub fn big_tool_call_update_line() -> String {
+    let mut output = String::new();
+    let mut i = 0u64;
+    while output.len() < 5 * 1024 * 1024 {
+        output.push_str(&format!(
+            "drwxr-xr-x  2 user user  4096 Nov 21 23:{:02} src/module_{i}/file \"{i}\".rs\n",
+            i % 60
+        ));
+        i += 1;
+    }
+    let text = serde_json::to_string(&output).unwrap();
+    format!(
+        r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"9f2c1a7e-3b4d-4e8f-a1c2-5d6e7f8a9b0c","update":{{"sessionUpdate":"tool_call_update","toolCallId":"run_shell_command-1732230000000-0","status":"completed","content":[{{"type":"content","content":{{"type":"text","text":{text}}}}}]}}}}}}"#
+    )
+}

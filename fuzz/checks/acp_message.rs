@@ -1,0 +1,106 @@
+//! The invariant behind the `acp_message` fuzz target, shared with
+//! `tests/fuzz_corpus.rs`, which replays the committed seeds.
+//!
+//! Input: one line of arbitrary bytes. Asserted:
+//! - decoding never panics, and a failure maps to a JSON-RPC code;
+//! - a decoded message encodes as exactly one line, to JSON equal to the
+//!   input's, and decoding that line gives the same message;
+//! - typed params or results that decode re-encode to a line whose typed
+//!   decoding is equal again (encoding is stable after one round).
+
+use acp_codec::acp::{encode_notification, encode_request, Message, RequestId};
+
+fn one_line(out: &[u8]) -> &str {
+    let text = std::str::from_utf8(out).expect("encoder wrote invalid utf-8");
+    assert_eq!(text.matches('\n').count(), 1, "not one line: {text:?}");
+    assert!(text.ends_with('\n'));
+    text.trim_end_matches('\n')
+}
+
+pub fn check(data: &[u8]) {
+    let msg = match Message::decode_bytes(data) {
+        Ok(m) => m,
+        Err(e) => {
+            assert!(e.code().0 <= -32000, "{e}");
+            let _ = e.to_string();
+            return;
+        }
+    };
+    let mut out = Vec::new();
+    msg.encode(&mut out).expect("a decoded message must encode");
+    let line = one_line(&out);
+    let again = Message::decode(line).expect("an encoded message must decode");
+    assert_eq!(again, Message::decode(line).unwrap());
+    // Equal JSON, but for members outside the envelope (ignored).
+    if let (Ok(serde_json::Value::Object(mut a)), Ok(b)) = (
+        serde_json::from_slice::<serde_json::Value>(data),
+        serde_json::from_str::<serde_json::Value>(line),
+    ) {
+        a.retain(|k, _| {
+            ["jsonrpc", "id", "method", "params", "result", "error"].contains(&k.as_str())
+        });
+        if let Some(serde_json::Value::Object(e)) = a.get_mut("error") {
+            e.retain(|k, _| ["code", "message", "data"].contains(&k.as_str()));
+        }
+        assert_eq!(serde_json::Value::Object(a), b, "re-encoded json differs");
+    }
+    // The envelope is stable: encoding the re-decoded message gives the
+    // same bytes.
+    let mut out2 = Vec::new();
+    again.encode(&mut out2).unwrap();
+    assert_eq!(out, out2);
+
+    match &msg {
+        Message::Request(r) => {
+            if let Ok(t) = r.typed() {
+                let mut o = Vec::new();
+                encode_request(&r.id, &t, &mut o).expect("typed params must encode");
+                let l = one_line(&o);
+                let Ok(Message::Request(r2)) = Message::decode(l) else {
+                    panic!("{l}")
+                };
+                let t2 = r2.typed().expect("re-encoded params must decode");
+                let mut o2 = Vec::new();
+                encode_request(&RequestId::Null, &t2, &mut o2).unwrap();
+                let mut o1 = Vec::new();
+                encode_request(&RequestId::Null, &t, &mut o1).unwrap();
+                assert_eq!(o1, o2, "typed params not stable");
+            }
+        }
+        Message::Notification(n) => {
+            if let Ok(t) = n.typed() {
+                let mut o = Vec::new();
+                encode_notification(&t, &mut o).expect("typed params must encode");
+                let l = one_line(&o);
+                let Ok(Message::Notification(n2)) = Message::decode(l) else {
+                    panic!("{l}")
+                };
+                let t2 = n2.typed().expect("re-encoded params must decode");
+                let mut o2 = Vec::new();
+                encode_notification(&t2, &mut o2).unwrap();
+                assert_eq!(o, o2, "typed params not stable");
+            }
+        }
+        Message::Response(r) => {
+            for method in [
+                "session/prompt",
+                "initialize",
+                "session/new",
+                "session/request_permission",
+            ] {
+                if let Ok(t) = r.typed(method) {
+                    let json = serde_json::to_string(&t).expect("typed result must encode");
+                    let raw = acp_codec::acp::RawJson::from_text(&json).unwrap();
+                    let t2 = acp_codec::acp::ResponseResult::decode(method, &raw)
+                        .expect("re-encoded result must decode");
+                    assert_eq!(
+                        serde_json::to_string(&t2).unwrap(),
+                        json,
+                        "typed result not stable"
+                    );
+                }
+            }
+        }
+        Message::Error(_) => {}
+    }
+}
