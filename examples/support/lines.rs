@@ -16,6 +16,22 @@ use tokio::sync::mpsc;
 /// Bytes asked for per read.
 const READ_SIZE: usize = 64 * 1024;
 
+/// A source of incoming lines: a byte stream split by [`LineReader`], or a
+/// message-based transport (one WebSocket message is one line).
+pub trait LineSource {
+    /// The next line, an error item for a bad line (the stream goes on), or
+    /// `None` at the end of input.
+    fn next_line(
+        &mut self,
+    ) -> impl std::future::Future<Output = io::Result<Option<Result<String, FrameError>>>>;
+}
+
+impl<R: AsyncRead + Unpin> LineSource for LineReader<R> {
+    async fn next_line(&mut self) -> io::Result<Option<Result<String, FrameError>>> {
+        LineReader::next_line(self).await
+    }
+}
+
 /// Reads `\n`-delimited lines with the crate's limits.
 ///
 /// The buffer never holds more than `max_line_len` plus one read: the
@@ -92,9 +108,16 @@ pub struct LineSender {
 }
 
 impl LineSender {
+    /// A sender and the receiving end of its queue, for a transport that
+    /// writes lines its own way (one WebSocket message a line, say).
+    pub fn channel() -> (Self, mpsc::Receiver<Vec<u8>>) {
+        let (tx, rx) = mpsc::channel::<Vec<u8>>(256);
+        (Self { tx }, rx)
+    }
+
     /// Spawns the writer task over `writer`.
     pub fn spawn<W: AsyncWrite + Unpin + Send + 'static>(mut writer: W) -> Self {
-        let (tx, mut rx) = mpsc::channel::<Vec<u8>>(256);
+        let (this, mut rx) = Self::channel();
         tokio::spawn(async move {
             while let Some(line) = rx.recv().await {
                 if writer.write_all(&line).await.is_err() {
@@ -112,7 +135,7 @@ impl LineSender {
             }
             let _ = writer.shutdown().await;
         });
-        Self { tx }
+        this
     }
 
     /// Queues one encoded line.

@@ -17,8 +17,10 @@
 //! call [`serve`].
 #![allow(dead_code)]
 
+/// The line transport (also used by the other examples through here, so the
+/// file is compiled once).
 #[path = "lines.rs"]
-mod lines;
+pub mod lines;
 
 use std::collections::HashMap;
 use std::io;
