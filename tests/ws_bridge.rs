@@ -80,8 +80,12 @@ struct Bridge {
 
 impl Bridge {
     fn start(name: &str, args: &[&str]) -> Self {
-        let dir = scratch_dir(name);
+        Self::start_in(scratch_dir(name), args, &[])
+    }
+
+    fn start_in(dir: PathBuf, args: &[&str], envs: &[(&str, &str)]) -> Self {
         let mut child = Command::new(bridge_exe())
+            .envs(envs.iter().copied())
             .args(["--port", "0", "--log-dir"])
             .arg(&dir)
             .args(args)
@@ -586,6 +590,84 @@ async fn token_and_origin_checked() {
     assert!(http_get(bridge.addr, "/health").starts_with("HTTP/1.1 200"));
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn log_rotated_at_startup_and_while_running() {
+    const MIB: u64 = 1024 * 1024;
+    let dir = scratch_dir("log");
+    std::fs::write(dir.join("gemini-acp.log"), vec![1u8; 3 * MIB as usize]).unwrap();
+    // An agent that writes 3 MB to stderr, then serves nothing.
+    let script = dir.join("noisy.sh");
+    std::fs::write(
+        &script,
+        "head -c 3000000 /dev/zero | tr '\\0' x >&2\necho done >&2\ncat >/dev/null\n",
+    )
+    .unwrap();
+    let agent = format!("sh {}", script.display());
+    let bridge = Bridge::start_in(dir.clone(), &["--agent", &agent], &[]);
+    let old = dir.join("gemini-acp.log.old");
+    let deadline = Instant::now() + STEP;
+    // Startup moved the 3 MiB file away; the agent's 3 MB then filled the
+    // new log past 2 MiB, which rotated again: `.old` now holds agent output.
+    loop {
+        let log = std::fs::read(dir.join("gemini-acp.log")).unwrap_or_default();
+        let old_log = std::fs::read(&old).unwrap_or_default();
+        if log.ends_with(b"done\n") && old_log.contains(&b'x') {
+            assert!(
+                !old_log.contains(&1u8),
+                "the startup rotation's file was replaced"
+            );
+            assert!(old_log.len() as u64 > 2 * MIB && (log.len() as u64) < 2 * MIB);
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "log not rotated: {} / {} bytes",
+            log.len(),
+            old_log.len()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    drop(bridge);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gemini_agent_command_from_env() {
+    // A fake `gemini` on PATH records its arguments and runs the mock agent.
+    let dir = scratch_dir("gemini");
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let fake = bin.join("gemini");
+    std::fs::write(
+        &fake,
+        format!(
+            "#!/bin/sh\necho \"$@\" > '{}'\nexec '{}' --mock-agent\n",
+            dir.join("args.txt").display(),
+            bridge_exe().display()
+        ),
+    )
+    .unwrap();
+    Command::new("chmod").arg("+x").arg(&fake).status().unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let bridge = Bridge::start_in(
+        dir.clone(),
+        &["--gemini"],
+        &[
+            ("PATH", &path),
+            ("GEMINI_MODEL", "test-model"),
+            ("GEMINI_APPROVAL_MODE", "yolo"),
+        ],
+    );
+    let mut c = connect(&bridge).await;
+    let session = c.open_session(&bridge.dir).await;
+    assert_eq!(c.turn(&session, "hi").await.stop_reason, "end_turn");
+    let args = std::fs::read_to_string(dir.join("args.txt")).unwrap();
+    assert_eq!(args.trim(), "--acp -m test-model --approval-mode yolo");
+}
+
 #[test]
 fn non_loopback_bind_without_token_refused() {
     let out = Command::new(bridge_exe())
@@ -874,10 +956,10 @@ mod router {
     /// Client `c` opens a session `sid`; returns nothing left in `out`.
     fn open(r: &mut Router, c: u64, id: i64, sid: &str) {
         let mut out = Vec::new();
-        r.from_client(c, &json!({"jsonrpc":"2.0","id":id,"method":"session/new","params":{"cwd":"/","mcpServers":[]}}).to_string(), T, &mut out);
+        r.handle_client(c, &json!({"jsonrpc":"2.0","id":id,"method":"session/new","params":{"cwd":"/","mcpServers":[]}}).to_string(), T, &mut out);
         let sent = agent_lines(&mut out);
         let ours = sent[0]["id"].clone();
-        r.from_agent(
+        r.handle_agent(
             &json!({"jsonrpc":"2.0","id":ours,"result":{"sessionId":sid}}).to_string(),
             T,
             &mut out,
@@ -897,13 +979,13 @@ mod router {
         let mut r = up();
         let (a, b) = (r.connect(), r.connect());
         let mut out = Vec::new();
-        r.from_client(
+        r.handle_client(
             a,
             r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}"#,
             T,
             &mut out,
         );
-        r.from_client(
+        r.handle_client(
             b,
             r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}"#,
             T,
@@ -914,7 +996,7 @@ mod router {
             sent[0]["id"], sent[1]["id"],
             "same client id must not collide at the agent"
         );
-        r.from_agent(
+        r.handle_agent(
             &json!({"jsonrpc":"2.0","id":sent[1]["id"],"result":{"protocolVersion":1}}).to_string(),
             T,
             &mut out,
@@ -927,12 +1009,12 @@ mod router {
             )]
         );
         // A duplicate or unknown response goes nowhere.
-        r.from_agent(
+        r.handle_agent(
             &json!({"jsonrpc":"2.0","id":sent[1]["id"],"result":{}}).to_string(),
             T,
             &mut out,
         );
-        r.from_agent(r#"{"jsonrpc":"2.0","id":"zz","result":{}}"#, T, &mut out);
+        r.handle_agent(r#"{"jsonrpc":"2.0","id":"zz","result":{}}"#, T, &mut out);
         assert!(out.is_empty());
     }
 
@@ -946,8 +1028,8 @@ mod router {
         let upd = |s: &str| {
             json!({"jsonrpc":"2.0","method":"session/update","params":{"sessionId":s,"update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"}}}}).to_string()
         };
-        r.from_agent(&upd("sb"), T, &mut out);
-        r.from_agent(&upd("nobody"), T, &mut out);
+        r.handle_agent(&upd("sb"), T, &mut out);
+        r.handle_agent(&upd("nobody"), T, &mut out);
         assert_eq!(
             client_msgs(&mut out)
                 .iter()
@@ -957,28 +1039,28 @@ mod router {
         );
         // Agent request to a's session; b may not answer it, a may.
         let perm = r#"{"jsonrpc":"2.0","id":0,"method":"session/request_permission","params":{"sessionId":"sa","options":[],"toolCall":{"toolCallId":"t"}}}"#;
-        r.from_agent(perm, T, &mut out);
+        r.handle_agent(perm, T, &mut out);
         assert_eq!(client_msgs(&mut out)[0].0, a);
         let answer = r#"{"jsonrpc":"2.0","id":0,"result":{"outcome":{"outcome":"selected","optionId":"x"}}}"#;
-        r.from_client(b, answer, T, &mut out);
+        r.handle_client(b, answer, T, &mut out);
         assert!(
             out.is_empty(),
             "a reply from the wrong client is not forwarded"
         );
-        r.from_client(a, answer, T, &mut out);
+        r.handle_client(a, answer, T, &mut out);
         assert_eq!(
             agent_lines(&mut out)[0]["result"]["outcome"]["optionId"],
             "x"
         );
         // b cannot prompt a's session.
-        r.from_client(b, r#"{"jsonrpc":"2.0","id":7,"method":"session/prompt","params":{"sessionId":"sa","prompt":[]}}"#, T, &mut out);
+        r.handle_client(b, r#"{"jsonrpc":"2.0","id":7,"method":"session/prompt","params":{"sessionId":"sa","prompt":[]}}"#, T, &mut out);
         let refused = client_msgs(&mut out);
         assert_eq!(
             (refused[0].0, refused[0].1["error"]["code"].clone()),
             (b, json!(-32602))
         );
         // Notifications without a session go to everyone.
-        r.from_agent(
+        r.handle_agent(
             r#"{"jsonrpc":"2.0","method":"_x/hello","params":{}}"#,
             T,
             &mut out,
@@ -993,10 +1075,10 @@ mod router {
         open(&mut r, a, 1, "sa");
         open(&mut r, b, 1, "sb");
         let mut out = Vec::new();
-        r.from_client(a, r#"{"jsonrpc":"2.0","id":5,"method":"session/prompt","params":{"sessionId":"sa","prompt":[]}}"#, T, &mut out);
+        r.handle_client(a, r#"{"jsonrpc":"2.0","id":5,"method":"session/prompt","params":{"sessionId":"sa","prompt":[]}}"#, T, &mut out);
         let prompt_id = agent_lines(&mut out)[0]["id"].clone();
-        r.from_agent(r#"{"jsonrpc":"2.0","id":"p1","method":"session/request_permission","params":{"sessionId":"sa","options":[],"toolCall":{"toolCallId":"t"}}}"#, T, &mut out);
-        r.from_agent(r#"{"jsonrpc":"2.0","id":"r1","method":"fs/read_text_file","params":{"sessionId":"sa","path":"/x"}}"#, T, &mut out);
+        r.handle_agent(r#"{"jsonrpc":"2.0","id":"p1","method":"session/request_permission","params":{"sessionId":"sa","options":[],"toolCall":{"toolCallId":"t"}}}"#, T, &mut out);
+        r.handle_agent(r#"{"jsonrpc":"2.0","id":"r1","method":"fs/read_text_file","params":{"sessionId":"sa","path":"/x"}}"#, T, &mut out);
         out.clear();
         r.disconnect(a, &mut out);
         let lines = agent_lines(&mut out);
@@ -1011,7 +1093,7 @@ mod router {
             .iter()
             .any(|l| l["id"] == "r1" && l["error"]["code"] == -32603));
         // The late prompt response and later updates of its session are dropped.
-        r.from_agent(
+        r.handle_agent(
             &json!({"jsonrpc":"2.0","id":prompt_id,"result":{"stopReason":"cancelled"}})
                 .to_string(),
             T,
@@ -1028,7 +1110,7 @@ mod router {
         let (a, b) = (r.connect(), r.connect());
         open(&mut r, a, 1, "sa");
         let mut out = Vec::new();
-        r.from_client(a, r#"{"jsonrpc":"2.0","id":"p","method":"session/prompt","params":{"sessionId":"sa","prompt":[]}}"#, T, &mut out);
+        r.handle_client(a, r#"{"jsonrpc":"2.0","id":"p","method":"session/prompt","params":{"sessionId":"sa","prompt":[]}}"#, T, &mut out);
         out.clear();
         r.agent_exited("signal: 9 (SIGKILL)", Duration::from_millis(100), &mut out);
         let msgs = client_msgs(&mut out);
@@ -1043,7 +1125,7 @@ mod router {
             (b, json!([]))
         );
         // While down, requests are refused rather than lost.
-        r.from_client(
+        r.handle_client(
             b,
             r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#,
             T,
@@ -1060,14 +1142,14 @@ mod router {
         let mut r = up();
         let a = r.connect();
         let mut out = Vec::new();
-        r.from_client(
+        r.handle_client(
             a,
             r#"{"jsonrpc":"2.0","id":"mine","method":"session/list","params":{}}"#,
             T,
             &mut out,
         );
         let ours = agent_lines(&mut out)[0]["id"].clone();
-        r.from_client(
+        r.handle_client(
             a,
             r#"{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":"mine"}}"#,
             T,

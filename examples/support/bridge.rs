@@ -350,7 +350,7 @@ where
             Some(Ok(WsMessage::Text(text))) => {
                 let now = shared.now();
                 let sends =
-                    shared.with_router(|r, out| r.from_client(client, text.as_str(), now, out));
+                    shared.with_router(|r, out| r.handle_client(client, text.as_str(), now, out));
                 shared.deliver(sends).await;
             }
             Some(Ok(WsMessage::Binary(_))) => {
@@ -500,7 +500,7 @@ async fn run_agent(
         for item in lines.by_ref() {
             let now = shared.now();
             let sends = match item {
-                Ok(line) => shared.with_router(|r, out| r.from_agent(line.as_str(), now, out)),
+                Ok(line) => shared.with_router(|r, out| r.handle_agent(line.as_str(), now, out)),
                 Err(e) => {
                     shared.log_line(&format!("agent line skipped: {e}"));
                     shared.with_router(|r, out| r.agent_line_too_long(&e, now, out))

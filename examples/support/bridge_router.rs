@@ -185,7 +185,13 @@ impl Router {
 
     /// One WebSocket text message from `client`: checked, re-encoded and
     /// forwarded, or refused with a JSON-RPC error.
-    pub fn from_client(&mut self, client: ClientId, text: &str, now: Duration, out: &mut Vec<Out>) {
+    pub fn handle_client(
+        &mut self,
+        client: ClientId,
+        text: &str,
+        now: Duration,
+        out: &mut Vec<Out>,
+    ) {
         if !self.clients.contains_key(&client) {
             return;
         }
@@ -342,7 +348,7 @@ impl Router {
     }
 
     /// One line of the agent's stdout, routed to the client it concerns.
-    pub fn from_agent(&mut self, line: &str, now: Duration, out: &mut Vec<Out>) {
+    pub fn handle_agent(&mut self, line: &str, now: Duration, out: &mut Vec<Out>) {
         let Ok(msg) = Message::decode(line) else {
             // Stray text on stdout (Gemini has printed some): not a message.
             self.dropped += 1;
