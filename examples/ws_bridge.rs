@@ -32,7 +32,7 @@
 //!   (`session/request_permission`, `fs/*`, `terminal/*`) go to the owner of
 //!   their `sessionId` only; a request naming another client's session is
 //!   refused (`-32602`); agent notifications without a `sessionId` go to
-//!   every client;
+//!   every client, those whose `sessionId` is not a string to none;
 //! - a client that disconnects has its sessions cancelled (`session/cancel`),
 //!   the agent's pending permission requests to it answered `cancelled` and
 //!   its other requests answered with an error, so the agent never waits on

@@ -51,3 +51,14 @@ fn chunk_reassembler_seeds() {
         chunk_reassembler::check(&data);
     }
 }
+
+#[path = "../fuzz/checks/bridge_router.rs"]
+mod bridge_router;
+
+#[test]
+fn bridge_router_seeds() {
+    for (name, data) in seeds("bridge_router") {
+        eprintln!("{name}");
+        bridge_router::check(&data);
+    }
+}

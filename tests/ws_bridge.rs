@@ -47,8 +47,20 @@ fn bridge_exe() -> &'static Path {
         let deps = std::env::current_exe().unwrap();
         let profile_dir = deps.parent().unwrap().parent().unwrap().to_path_buf();
         let exe = profile_dir.join("examples").join("ws_bridge");
+        // The features this test was built with, so the build is the one
+        // `cargo test` already made (a no-op) rather than a second variant.
+        let features: Vec<&str> = [
+            ("std", cfg!(feature = "std")),
+            ("alloc", cfg!(feature = "alloc")),
+            ("bytes", cfg!(feature = "bytes")),
+            ("tokio-util", cfg!(feature = "tokio-util")),
+        ]
+        .iter()
+        .filter_map(|&(name, on)| on.then_some(name))
+        .collect();
         let status = Command::new(env!("CARGO"))
-            .args(["build", "--quiet", "--example", "ws_bridge"])
+            .args(["build", "--quiet", "--example", "ws_bridge", "--no-default-features", "--features"])
+            .arg(features.join(","))
             .current_dir(&root)
             .status()
             .expect("run cargo build --example ws_bridge");

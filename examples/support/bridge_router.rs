@@ -93,7 +93,27 @@ pub struct Router {
 #[derive(Deserialize)]
 struct SessionRef<'a> {
     #[serde(rename = "sessionId", borrow, default)]
-    session_id: Option<Cow<'a, str>>,
+    session_id: Option<&'a serde_json::value::RawValue>,
+}
+
+/// What `params.sessionId` (or `result.sessionId`) holds.
+#[derive(Debug, PartialEq, Eq)]
+enum SessionField {
+    /// No params, params not an object, no member, or `null`.
+    Absent,
+    /// A string.
+    Id(String),
+    /// Anything else: a message no session can own.
+    Invalid,
+}
+
+impl SessionField {
+    fn id(self) -> Option<String> {
+        match self {
+            Self::Id(s) => Some(s),
+            _ => None,
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -102,11 +122,33 @@ struct CancelRequestRef<'a> {
     request_id: RequestId<'a>,
 }
 
-/// `params.sessionId` (or `result.sessionId`) of raw JSON, if any.
+/// `params.sessionId` (or `result.sessionId`) of raw JSON.
+fn session_field(raw: Option<&RawJson<'_>>) -> SessionField {
+    let Some(raw) = raw else {
+        return SessionField::Absent;
+    };
+    let Ok(r) = serde_json::from_str::<SessionRef<'_>>(raw.get()) else {
+        // An object that does not parse this way (say, a repeated
+        // `sessionId`) is not trusted to name no session.
+        return if raw.get().trim_start().starts_with('{') {
+            SessionField::Invalid
+        } else {
+            SessionField::Absent
+        };
+    };
+    match r.session_id {
+        None => SessionField::Absent,
+        Some(v) if v.get() == "null" => SessionField::Absent,
+        Some(v) => match serde_json::from_str::<String>(v.get()) {
+            Ok(s) => SessionField::Id(s),
+            Err(_) => SessionField::Invalid,
+        },
+    }
+}
+
+/// `params.sessionId` (or `result.sessionId`) when it is a string.
 fn session_of(raw: Option<&RawJson<'_>>) -> Option<String> {
-    let raw = raw?;
-    let r: SessionRef<'_> = serde_json::from_str(raw.get()).ok()?;
-    r.session_id.map(Cow::into_owned)
+    session_field(raw).id()
 }
 
 fn error_text(id: &RequestId<'_>, code: ErrorCode, message: String) -> String {
@@ -348,7 +390,15 @@ impl Router {
     }
 
     /// One line of the agent's stdout, routed to the client it concerns.
+    ///
+    /// `line` is one line without its `\n`, as the `LineSplitter` hands them
+    /// out; anything holding a newline is dropped, so a client never gets
+    /// two messages in one.
     pub fn handle_agent(&mut self, line: &str, now: Duration, out: &mut Vec<Out>) {
+        if memchr::memchr(b'\n', line.as_bytes()).is_some() {
+            self.dropped += 1;
+            return;
+        }
         let Ok(msg) = Message::decode(line) else {
             // Stray text on stdout (Gemini has printed some): not a message.
             self.dropped += 1;
@@ -435,12 +485,13 @@ impl Router {
                     }
                     return;
                 }
-                match session_of(n.params.as_ref()) {
-                    Some(s) => match self.sessions.get(&s) {
+                match session_field(n.params.as_ref()) {
+                    SessionField::Id(s) => match self.sessions.get(&s) {
                         Some(&owner) => out.push(Out::Client(owner, line.to_owned())),
                         None => self.dropped += 1,
                     },
-                    None => {
+                    SessionField::Invalid => self.dropped += 1,
+                    SessionField::Absent => {
                         for &c in self.clients.keys() {
                             out.push(Out::Client(c, line.to_owned()));
                         }
