@@ -59,7 +59,14 @@ fn bridge_exe() -> &'static Path {
         .filter_map(|&(name, on)| on.then_some(name))
         .collect();
         let status = Command::new(env!("CARGO"))
-            .args(["build", "--quiet", "--example", "ws_bridge", "--no-default-features", "--features"])
+            .args([
+                "build",
+                "--quiet",
+                "--example",
+                "ws_bridge",
+                "--no-default-features",
+                "--features",
+            ])
             .arg(features.join(","))
             .current_dir(&root)
             .status()
