@@ -825,10 +825,18 @@ fn blast_agent(dir: &Path, line_bytes: usize, count: usize) -> (String, usize) {
     let body = body.trim_end_matches('\\');
     let line = format!("{body}\"}}}}\n");
     serde_json::from_str::<Value>(line.trim_end()).expect("blast line is json");
-    std::fs::write(dir.join("line.json"), &line).unwrap();
+    // One `cat` per file of about 1 MB, not per line.
+    let per_file = (1_000_000 / line.len()).clamp(1, count);
+    assert_eq!(
+        count % per_file,
+        0,
+        "count must be a multiple of {per_file}"
+    );
+    std::fs::write(dir.join("lines.json"), line.repeat(per_file)).unwrap();
     let script = format!(
-        "read first\ni=0\nwhile [ $i -lt {count} ]; do cat '{}'; i=$((i+1)); done\ncat >/dev/null\n",
-        dir.join("line.json").display()
+        "read first\ni=0\nwhile [ $i -lt {} ]; do cat '{}'; i=$((i+1)); done\ncat >/dev/null\n",
+        count / per_file,
+        dir.join("lines.json").display()
     );
     std::fs::write(dir.join("blast.sh"), script).unwrap();
     (
@@ -881,6 +889,35 @@ async fn memory_flat_relaying_200_mb() {
         "rss grew from {warm:.1} to {last:.1} MiB"
     );
     assert!(hwm < 64.0, "peak rss {hwm:.1} MiB");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn small_messages_relayed_one_each() {
+    const LINE: usize = 250;
+    const COUNT: usize = 40_000;
+    let dir = scratch_dir("small");
+    let (agent, text_len) = blast_agent(&dir, LINE, COUNT);
+    let bridge = Bridge::start("small", &["--agent", &agent]);
+    let mut c = connect(&bridge).await;
+    c.send_text(r#"{"jsonrpc":"2.0","method":"_bench/start"}"#.to_owned())
+        .await;
+    let start = Instant::now();
+    for _ in 0..COUNT {
+        let m = tokio::time::timeout(STEP, c.ws.next())
+            .await
+            .expect("relay stalled");
+        let Some(Ok(WsMessage::Text(t))) = m else {
+            panic!("unexpected {m:?}")
+        };
+        assert_eq!(t.len(), text_len);
+    }
+    let secs = start.elapsed().as_secs_f64();
+    println!(
+        "relayed {COUNT} messages of {text_len} bytes in {secs:.2} s: {:.0} messages/s, {:.1} MB/s",
+        COUNT as f64 / secs,
+        (COUNT * text_len) as f64 / 1e6 / secs
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
