@@ -52,9 +52,11 @@ fn chunk_reassembler_seeds() {
     }
 }
 
+#[cfg(feature = "alloc")]
 #[path = "../fuzz/checks/bridge_router.rs"]
 mod bridge_router;
 
+#[cfg(feature = "alloc")]
 #[test]
 fn bridge_router_seeds() {
     for (name, data) in seeds("bridge_router") {
