@@ -665,7 +665,7 @@ async fn gemini_agent_command_from_env() {
         ),
     )
     .unwrap();
-    Command::new("chmod").arg("+x").arg(&fake).status().unwrap();
+    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let path = format!(
         "{}:{}",
         bin.display(),
@@ -715,10 +715,12 @@ async fn agent_killed_mid_turn_restarted() {
             break;
         }
     }
-    Command::new("kill")
-        .args(["-9", &first_agent.to_string()])
+    // The shell's builtin, so no procps is needed.
+    let killed = Command::new("sh")
+        .args(["-c", &format!("kill -9 {first_agent}")])
         .status()
         .unwrap();
+    assert!(killed.success());
     let mut got_error = false;
     let mut exited = None;
     let mut started = false;

@@ -23,7 +23,6 @@
 //!   error, every client gets `_bridge/agent_exited` (with the sessions it
 //!   lost), later `_bridge/agent_started`.
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::time::Duration;
 

@@ -17,12 +17,12 @@
 #![allow(dead_code)]
 
 #[path = "../../examples/support/bridge_router.rs"]
-mod bridge_router;
+mod router;
 
 use std::time::Duration;
 
 use acp_codec::acp::Message;
-use bridge_router::{ClientId, Out, Router};
+use router::{ClientId, Out, Router};
 
 pub fn check(data: &[u8]) {
     let mut router = Router::new();
@@ -89,7 +89,7 @@ pub fn check(data: &[u8]) {
                 .and_then(|p| serde_json::from_str::<serde_json::Value>(p.get()).ok())
                 .and_then(|v| v.get("sessionId").cloned());
             assert!(
-                !session.is_some_and(|s| !s.is_null()),
+                session.is_none_or(|s| s.is_null()),
                 "a notification naming a session was broadcast: {text:?}"
             );
         }
