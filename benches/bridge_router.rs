@@ -1,11 +1,11 @@
 //! The `ws_bridge` example's multiplexer, sans-IO, each path with its anchor
 //! in the same group:
 //!
-//! - agent_to_client: `Router::handle_agent` routing a `session/update` line
+//! - `agent_to_client`: `Router::handle_agent` routing a `session/update` line
 //!   (a 1 MiB tool output, and a 200-byte message chunk) to its session's
 //!   owner, against `Message::decode` of the same line alone (the check every
 //!   relayed line gets).
-//! - client_to_agent: `Router::handle_client` checking, id-rewriting and
+//! - `client_to_agent`: `Router::handle_client` checking, id-rewriting and
 //!   re-encoding a `session/prompt` (64 KiB of text) and answering it,
 //!   against `encode_raw_line` (validate and copy) of the same text.
 
