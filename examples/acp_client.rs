@@ -289,6 +289,7 @@ async fn main() -> ExitCode {
         Err(e) => return fail(&args, &format!("session directory {}: {e}", cwd.display())),
     };
     let result = client.run().await;
+    client.render.break_line();
     let interrupted = client.stats.cancelled_by_user;
     let summary = summary(&client, &result, started);
     drop(client); // closes the agent's stdin
