@@ -51,3 +51,16 @@ fn chunk_reassembler_seeds() {
         chunk_reassembler::check(&data);
     }
 }
+
+#[cfg(feature = "alloc")]
+#[path = "../fuzz/checks/turn_view.rs"]
+mod turn_view;
+
+#[cfg(feature = "alloc")]
+#[test]
+fn turn_view_seeds() {
+    for (name, data) in seeds("turn_view") {
+        eprintln!("{name}");
+        turn_view::check(&data);
+    }
+}
