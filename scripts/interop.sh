@@ -68,7 +68,7 @@ project() { # a fresh session directory
 
 # --- the built-in mock agent -------------------------------------------------
 run "mock: default turn" \
-  's["stopReason"]=="end_turn" and rc==0 and s["messageChunks"]>0 and s["thoughtChunks"]>0 and s["toolCalls"]>=4 and s["permissionRequests"]==2 and s["fsReads"]>=1 and s["fsWrites"]==1 and s["plans"]>0 and s["badLines"]==0' --
+  's["stopReason"]=="end_turn" and rc==0 and s["messageChunks"]>0 and s["thoughtChunks"]>0 and s["toolCalls"]>=4 and s["permissionRequests"]==2 and s["fsReads"]>=1 and s["fsWrites"]==1 and s["plans"]>0 and s["badLines"]==0 and s["turnProblems"]==0' --
 P=$(project big)
 run "mock: --big-bytes 2000000 (one 2 MB line)" \
   's["stopReason"]=="end_turn" and rc==0 and s["largestLineBytes"]>2000000' -- --cwd "$P" --big-bytes 2000000
@@ -114,7 +114,7 @@ if pgrep -f "sleep 1000.4242" >/dev/null; then echo "FAIL hung agent left runnin
 # --- real peers --------------------------------------------------------------
 P=$(project sdk19)
 run "acp_client vs TS SDK 1.9.0 example agent: full turn" \
-  's["stopReason"]=="end_turn" and rc==0 and s["messageChunks"]>0 and s["toolCalls"]>0 and s["permissionRequests"]>0 and s["badLines"]==0' \
+  's["stopReason"]=="end_turn" and rc==0 and s["messageChunks"]>0 and s["toolCalls"]>0 and s["permissionRequests"]>0 and s["badLines"]==0 and s["turnProblems"]==0' \
   -- --agent "node $PEERS_DIR/node_modules/sdk19/dist/examples/agent.js" --cwd "$P" --timeout 30
 
 P=$(project sdk24); t0=$(date +%s.%N); rc=0
