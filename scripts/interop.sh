@@ -78,6 +78,17 @@ run "mock: --permission reject" \
   -- --cwd "$P" --permission reject
 [[ ! -e "$P/NOTES.md" ]] || { echo "FAIL reject: NOTES.md was written"; FAILED=1; }
 
+t0=$(date +%s.%N); rc=0
+printf '2\n3\n' | timeout -k 5 60 "$CLIENT" --summary-json --permission ask >"$T/out" 2>"$T/err" || rc=$?
+check "mock: --permission ask (allow once, then reject)" \
+  's["stopReason"]=="end_turn" and rc==0 and s["permissionRequests"]==2 and s["permissionsAllowed"]==1 and s["fsWrites"]==0 and "choose 1-3" in out' \
+  "$rc" "$(elapsed "$t0")"
+t0=$(date +%s.%N); rc=0
+timeout -k 5 60 "$CLIENT" --summary-json --permission ask </dev/null >"$T/out" 2>"$T/err" || rc=$?
+check "mock: --permission ask, stdin closed: rejects" \
+  's["stopReason"]=="end_turn" and rc==0 and s["permissionRequests"]==2 and s["permissionsAllowed"]==0' \
+  "$rc" "$(elapsed "$t0")"
+
 P=$(project confined); mkdir -p "$T/outside"
 echo "secret" >"$T/outside/secret.txt"; echo "keep" >"$T/outside/victim.txt"
 rm "$P/README.md"; ln -s "$T/outside/secret.txt" "$P/README.md"   # read escapes

@@ -585,7 +585,8 @@ impl<S: LineSource> Client<S> {
         (outcome, allowed)
     }
 
-    /// Asks on the terminal; `None` (cancelled) on EOF or Ctrl-C.
+    /// Asks on the terminal; a reject option when stdin is closed, `None`
+    /// (cancelled) on Ctrl-C.
     async fn ask<'o, 'a>(
         &mut self,
         what: &str,
@@ -605,7 +606,13 @@ impl<S: LineSource> Client<S> {
             let _ = std::io::Write::flush(&mut std::io::stdout());
             tokio::select! {
                 line = answers.next_line() => {
-                    let Some(line) = line.ok().flatten() else { break None };
+                    let Some(line) = line.ok().flatten() else {
+                        // No one to ask (stdin closed): reject.
+                        println!("(stdin closed: rejecting)");
+                        break options.iter().find(|o| {
+                            matches!(o.kind, PermissionOptionKind::RejectOnce | PermissionOptionKind::RejectAlways)
+                        });
+                    };
                     let n = line.trim().parse::<usize>().ok();
                     if let Some(o) = n.and_then(|n| options.get(n.wrapping_sub(1))) {
                         break Some(o);
