@@ -64,3 +64,16 @@ fn turn_view_seeds() {
         turn_view::check(&data);
     }
 }
+
+#[cfg(feature = "tokio-util")]
+#[path = "../fuzz/checks/acp_codec.rs"]
+mod acp_codec;
+
+#[cfg(feature = "tokio-util")]
+#[test]
+fn acp_codec_seeds() {
+    for (name, data) in seeds("acp_codec") {
+        eprintln!("{name}");
+        acp_codec::check(&data);
+    }
+}
