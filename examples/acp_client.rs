@@ -289,6 +289,7 @@ async fn main() -> ExitCode {
         Err(e) => return fail(&args, &format!("session directory {}: {e}", cwd.display())),
     };
     let result = client.run().await;
+    client.render.break_line();
     let interrupted = client.stats.cancelled_by_user;
     let summary = summary(&client, &result, started);
     drop(client); // closes the agent's stdin
@@ -362,7 +363,7 @@ fn scratch_dir() -> std::io::Result<PathBuf> {
 
 fn summary<S>(client: &Client<S>, result: &Result<String, Failure>, started: Instant) -> String {
     let s = &client.stats;
-    let c = &client.render.counts;
+    let c = client.render.counts();
     serde_json::json!({
         "stopReason": s.stop_reason,
         "error": result.as_ref().err().map(ToString::to_string),
@@ -370,10 +371,11 @@ fn summary<S>(client: &Client<S>, result: &Result<String, Failure>, started: Ins
         "sessionId": s.session_id,
         "messageChunks": c.message_chunks,
         "thoughtChunks": c.thought_chunks,
-        "toolCalls": c.tool_calls,
+        "toolCalls": client.render.tool_calls(),
         "toolCallUpdates": c.tool_call_updates,
         "plans": c.plans,
         "updates": c.updates,
+        "turnProblems": c.problems,
         "permissionRequests": s.permission_requests,
         "permissionsAllowed": s.permissions_allowed,
         "fsReads": s.fs_reads,

@@ -100,11 +100,15 @@ pub mod limits;
 #[cfg(feature = "alloc")]
 pub mod stream_json;
 pub mod title;
+#[cfg(feature = "alloc")]
+pub mod turn;
 
 #[cfg(feature = "alloc")]
 pub use chunk::{ChunkEncoder, Reassembler};
 #[cfg(feature = "alloc")]
-pub use error::{ChunkError, EncodeError, EventError, MessageError, TrackerError};
+pub use error::{
+    ChunkError, EncodeError, EventError, MessageError, TrackerError, TurnError, TurnLimit,
+};
 pub use error::{Error, ErrorCode, FrameError};
 #[cfg(feature = "alloc")]
 pub use framing::{encode_line, encode_raw_line};
@@ -113,6 +117,8 @@ pub use limits::Limits;
 #[cfg(feature = "alloc")]
 pub use stream_json::Event;
 pub use title::{tool_name_from_id, Explanation, Title, WorkingDir};
+#[cfg(feature = "alloc")]
+pub use turn::{TurnLimits, TurnView};
 
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]

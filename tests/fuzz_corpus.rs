@@ -53,6 +53,32 @@ fn chunk_reassembler_seeds() {
 }
 
 #[cfg(feature = "alloc")]
+#[path = "../fuzz/checks/turn_view.rs"]
+mod turn_view;
+
+#[cfg(feature = "alloc")]
+#[test]
+fn turn_view_seeds() {
+    for (name, data) in seeds("turn_view") {
+        eprintln!("{name}");
+        turn_view::check(&data);
+    }
+}
+
+#[cfg(feature = "tokio-util")]
+#[path = "../fuzz/checks/acp_codec.rs"]
+mod acp_codec;
+
+#[cfg(feature = "tokio-util")]
+#[test]
+fn acp_codec_seeds() {
+    for (name, data) in seeds("acp_codec") {
+        eprintln!("{name}");
+        acp_codec::check(&data);
+    }
+}
+
+#[cfg(feature = "alloc")]
 #[path = "../fuzz/checks/bridge_router.rs"]
 mod bridge_router;
 

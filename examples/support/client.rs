@@ -245,18 +245,21 @@ impl<S: LineSource> Client<S> {
             meta: None,
         });
         self.render.note(&format!("> {}", self.cfg.prompt));
+        self.render.begin_turn();
         self.in_turn = true;
         let raw = self.call(&prompt, TURN_LIMIT).await?;
         self.in_turn = false;
         let reason = match ResponseResult::decode("session/prompt", &raw) {
-            Ok(ResponseResult::Prompt(r)) => r.stop_reason.as_str().to_owned(),
+            Ok(ResponseResult::Prompt(r)) => {
+                self.render.prompt_response(&r);
+                r.stop_reason.as_str().to_owned()
+            }
             other => {
                 return Err(Failure::Local(format!(
                     "bad session/prompt result: {other:?}"
                 )))
             }
         };
-        self.render.stop(&reason);
         self.stats.stop_reason = Some(reason.clone());
         Ok(reason)
     }
@@ -447,12 +450,12 @@ impl<S: LineSource> Client<S> {
         }
         match &msg {
             Message::Notification(n) => match n.typed() {
-                Ok(NotificationParams::SessionUpdate(u)) => self.render.update(&u.update),
+                Ok(NotificationParams::SessionUpdate(u)) => self.render.update(&u),
                 Ok(_) => {}
                 Err(e) => eprintln!("acp_client: bad {} notification: {e}", n.method),
             },
             Message::Request(r) => {
-                let answer = self.serve(r.typed()).await;
+                let answer = self.serve(&r.id, r.typed()).await;
                 let mut out = Vec::new();
                 let encoded = match answer {
                     Ok(Answer::Permission(p)) => self.tracker.encode_response(&r.id, &p, &mut out),
@@ -474,6 +477,7 @@ impl<S: LineSource> Client<S> {
     /// Answers one agent request.
     async fn serve(
         &mut self,
+        id: &RequestId<'_>,
         typed: Result<RequestParams<'_>, acp_codec::MessageError>,
     ) -> Result<Answer, RpcError<'static>> {
         let params = typed.map_err(|e| RpcError::new(e.code(), e.to_string()))?;
@@ -481,26 +485,15 @@ impl<S: LineSource> Client<S> {
         match params {
             RequestParams::RequestPermission(p) => {
                 self.stats.permission_requests += 1;
-                let t = &p.tool_call;
-                let what = self.render.permission_tool(
-                    &t.tool_call_id,
-                    t.title.as_deref(),
-                    t.kind.as_ref(),
-                    t.content.as_deref(),
-                );
-                let outcome = self.decide(&what, &p.options).await;
-                if matches!(outcome, RequestPermissionOutcome::Selected(_)) {
-                    self.stats.permissions_allowed += u64::from(
-                        p.options.iter().any(|o| {
-                            matches!(&outcome, RequestPermissionOutcome::Selected(s) if s.option_id == o.option_id)
-                                && matches!(o.kind, PermissionOptionKind::AllowOnce | PermissionOptionKind::AllowAlways)
-                        }),
-                    );
-                }
-                Ok(Answer::Permission(RequestPermissionResponse {
+                let what = self.render.permission_request(id, &p);
+                let (outcome, allowed) = self.decide(&what, &p.options).await;
+                self.stats.permissions_allowed += u64::from(allowed);
+                let response = RequestPermissionResponse {
                     outcome,
                     meta: None,
-                }))
+                };
+                self.render.permission_outcome(id, &response);
+                Ok(Answer::Permission(response))
             }
             RequestParams::ReadTextFile(p) => match self.fs.read(&p.path, p.line, p.limit).await {
                 Ok(content) => {
@@ -551,7 +544,7 @@ impl<S: LineSource> Client<S> {
         &mut self,
         what: &str,
         options: &[PermissionOption<'_>],
-    ) -> RequestPermissionOutcome<'static> {
+    ) -> (RequestPermissionOutcome<'static>, bool) {
         let pick = |kinds: &[PermissionOptionKind<'_>]| {
             kinds
                 .iter()
@@ -576,16 +569,24 @@ impl<S: LineSource> Client<S> {
             format!("{} ({})", o.name, o.option_id)
         });
         self.render.note(&format!("? permission: {what} → {label}"));
-        match chosen {
+        let allowed = chosen.is_some_and(|o| {
+            matches!(
+                o.kind,
+                PermissionOptionKind::AllowOnce | PermissionOptionKind::AllowAlways
+            )
+        });
+        let outcome = match chosen {
             Some(o) => RequestPermissionOutcome::Selected(SelectedPermissionOutcome {
                 option_id: o.option_id.to_string().into(),
                 meta: None,
             }),
             None => RequestPermissionOutcome::Cancelled(MetaOnly { meta: None }),
-        }
+        };
+        (outcome, allowed)
     }
 
-    /// Asks on the terminal; `None` (cancelled) on EOF or Ctrl-C.
+    /// Asks on the terminal; a reject option when stdin is closed, `None`
+    /// (cancelled) on Ctrl-C.
     async fn ask<'o, 'a>(
         &mut self,
         what: &str,
@@ -605,7 +606,13 @@ impl<S: LineSource> Client<S> {
             let _ = std::io::Write::flush(&mut std::io::stdout());
             tokio::select! {
                 line = answers.next_line() => {
-                    let Some(line) = line.ok().flatten() else { break None };
+                    let Some(line) = line.ok().flatten() else {
+                        // No one to ask (stdin closed): reject.
+                        println!("(stdin closed: rejecting)");
+                        break options.iter().find(|o| {
+                            matches!(o.kind, PermissionOptionKind::RejectOnce | PermissionOptionKind::RejectAlways)
+                        });
+                    };
                     let n = line.trim().parse::<usize>().ok();
                     if let Some(o) = n.and_then(|n| options.get(n.wrapping_sub(1))) {
                         break Some(o);

@@ -63,7 +63,8 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
     }
 
     /// The next line (owned), an error item for a bad line (the stream goes
-    /// on), or `None` at the end of input.
+    /// on), or `None` at the end of input. Cancel-safe: dropping the
+    /// future loses no bytes.
     ///
     /// # Errors
     ///
@@ -85,16 +86,10 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
             }
             self.buf.drain(..self.start);
             self.start = 0;
-            let len = self.buf.len();
-            self.buf.resize(len + READ_SIZE, 0);
-            let n = match self.inner.read(&mut self.buf[len..]).await {
-                Ok(n) => n,
-                Err(e) => {
-                    self.buf.truncate(len);
-                    return Err(e);
-                }
-            };
-            self.buf.truncate(len + n);
+            // `read_buf` appends only what was read, so dropping this
+            // future mid-read (a `select!` branch losing) loses nothing.
+            self.buf.reserve(READ_SIZE);
+            let n = self.inner.read_buf(&mut self.buf).await?;
             self.eof = n == 0;
         }
     }

@@ -592,6 +592,7 @@ impl Agent {
             "locations": [{"path": notes}], "kind": "edit"
         });
         let allowed = self.permission(sid, call, cancel).await?;
+        let wrote = allowed;
         let (status, content) = if !allowed {
             ("failed", "Tool call rejected by the user.".to_owned())
         } else if fs_write {
@@ -627,7 +628,12 @@ impl Agent {
 
         self.update(sid, say("Done. I listed the project, read the README"))
             .await?;
-        self.update(sid, say(" and wrote NOTES.md.")).await?;
+        let end = if wrote {
+            " and wrote NOTES.md."
+        } else {
+            " but was not allowed to write NOTES.md."
+        };
+        self.update(sid, say(end)).await?;
         Ok(())
     }
 

@@ -1,15 +1,35 @@
-//! Prints a streamed ACP turn for a human: message text as it arrives,
-//! thoughts dimmed, tool calls with their parsed command, description and
-//! directory, plans, permission prompts, `fs/*` traffic, the stop reason.
+//! Prints a streamed ACP turn for a human, from the crate's turn view
+//! ([`TurnView`]): message text as it arrives, thoughts dimmed, tool calls
+//! with their parsed command, description and directory, plans, permission
+//! prompts, the stop reason.
 #![allow(dead_code)]
 
 use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
 
 use acp_codec::acp::{
-    ContentBlock, PlanEntryStatus, SessionUpdate, ToolCallContent, ToolCallStatus, ToolKind,
+    ContentBlock, PlanEntryStatus, PromptResponse, RequestId, RequestPermissionRequest,
+    RequestPermissionResponse, SessionNotification, SessionUpdate, ToolCallContent,
 };
-use acp_codec::title::{Title, WorkingDir};
+use acp_codec::title::WorkingDir;
+use acp_codec::turn::{Event, MessageKind, ToolCallState, TurnLimits, TurnView};
+
+/// Counts kept for the summary.
+#[derive(Debug, Default, Clone)]
+pub struct Counts {
+    pub message_chunks: u64,
+    pub thought_chunks: u64,
+    pub tool_call_updates: u64,
+    pub plans: u64,
+    pub updates: u64,
+    pub problems: u64,
+}
+
+/// The turn printer (writes to stdout): a [`TurnView`] and what it printed.
+pub struct Render {
+    view: TurnView,
+    out: Printer,
+}
 
 /// Which stream the last text belonged to (a switch starts a new line).
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -19,31 +39,13 @@ enum Stream {
     Thought,
 }
 
-/// What we know of a tool call, for updates that omit it.
-#[derive(Clone, Default)]
-struct Tool {
-    title: String,
-    kind: Option<String>,
-    explanation: Option<String>,
-}
-
-/// Counts kept for the summary.
-#[derive(Debug, Default, Clone)]
-pub struct Counts {
-    pub message_chunks: u64,
-    pub thought_chunks: u64,
-    pub tool_calls: u64,
-    pub tool_call_updates: u64,
-    pub plans: u64,
-    pub updates: u64,
-}
-
-/// The turn printer (writes to stdout).
-pub struct Render {
+struct Printer {
     color: bool,
     stream: Stream,
-    tools: HashMap<String, Tool>,
-    pub counts: Counts,
+    /// The last status printed per tool call (updates that change nothing
+    /// visible print nothing).
+    shown: HashMap<String, String>,
+    counts: Counts,
 }
 
 const DIM: &str = "\x1b[2m";
@@ -54,13 +56,88 @@ impl Render {
     /// A printer; colors only when stdout is a terminal.
     pub fn new() -> Self {
         Self {
-            color: std::io::stdout().is_terminal(),
-            stream: Stream::None,
-            tools: HashMap::new(),
-            counts: Counts::default(),
+            view: TurnView::new(TurnLimits::default()),
+            out: Printer {
+                color: std::io::stdout().is_terminal(),
+                stream: Stream::None,
+                shown: HashMap::new(),
+                counts: Counts::default(),
+            },
         }
     }
 
+    /// The counts so far.
+    pub fn counts(&self) -> &Counts {
+        &self.out.counts
+    }
+
+    /// Tool calls seen in this turn (by `tool_call` or a permission request).
+    pub fn tool_calls(&self) -> usize {
+        self.view.tool_calls().len()
+    }
+
+    /// Call before sending `session/prompt`.
+    pub fn begin_turn(&mut self) {
+        self.view.begin_turn();
+    }
+
+    /// Ends a running text stream with a newline.
+    pub fn break_line(&mut self) {
+        self.out.break_line();
+    }
+
+    /// Prints a line of our own (status, fs, permission), on its own line.
+    pub fn note(&mut self, text: &str) {
+        self.out.note(text);
+    }
+
+    /// One `session/update`.
+    pub fn update(&mut self, n: &SessionNotification<'_>) {
+        let Self { view, out } = self;
+        out.counts.updates += 1;
+        match &n.update {
+            SessionUpdate::ToolCallUpdate(_) => out.counts.tool_call_updates += 1,
+            SessionUpdate::Plan(_) => out.counts.plans += 1,
+            _ => {}
+        }
+        for event in view.push_update(n) {
+            out.event(event);
+        }
+    }
+
+    /// One `session/request_permission`; returns how to describe its tool
+    /// call to the user.
+    pub fn permission_request(
+        &mut self,
+        id: &RequestId<'_>,
+        req: &RequestPermissionRequest<'_>,
+    ) -> String {
+        let Self { view, out } = self;
+        for event in view.push_permission_request(id, req) {
+            out.event(event);
+        }
+        view.tool_call(&req.tool_call.tool_call_id)
+            .map_or_else(|| req.tool_call.tool_call_id.to_string(), describe)
+    }
+
+    /// Our answer to a permission request.
+    pub fn permission_outcome(&mut self, id: &RequestId<'_>, resp: &RequestPermissionResponse<'_>) {
+        let Self { view, out } = self;
+        for event in view.push_permission_outcome(id, resp) {
+            out.event(event);
+        }
+    }
+
+    /// The `session/prompt` result: prints the stop reason.
+    pub fn prompt_response(&mut self, resp: &PromptResponse<'_>) {
+        let Self { view, out } = self;
+        for event in view.push_prompt_response(resp) {
+            out.event(event);
+        }
+    }
+}
+
+impl Printer {
     fn style(&self, code: &'static str) -> &'static str {
         if self.color {
             code
@@ -69,16 +146,14 @@ impl Render {
         }
     }
 
-    /// Ends a running text stream with a newline.
-    pub fn break_line(&mut self) {
+    fn break_line(&mut self) {
         if self.stream != Stream::None {
             println!();
             self.stream = Stream::None;
         }
     }
 
-    /// Prints a line of our own (status, fs, permission), on its own line.
-    pub fn note(&mut self, text: &str) {
+    fn note(&mut self, text: &str) {
         self.break_line();
         println!("{}{text}{}", self.style(DIM), self.style(RESET));
     }
@@ -87,12 +162,11 @@ impl Render {
         if self.stream != stream {
             self.break_line();
             if stream == Stream::Thought {
-                print!("{}💭 ", self.style(DIM));
+                print!("{}💭 {}", self.style(DIM), self.style(RESET));
             }
             self.stream = stream;
         }
         if stream == Stream::Thought {
-            // Keep every line of a thought dimmed.
             print!("{}{text}{}", self.style(DIM), self.style(RESET));
         } else {
             print!("{text}");
@@ -100,62 +174,30 @@ impl Render {
         let _ = std::io::stdout().flush();
     }
 
-    /// Prints one `session/update`.
-    pub fn update(&mut self, update: &SessionUpdate<'_>) {
-        self.counts.updates += 1;
-        match update {
-            SessionUpdate::AgentMessageChunk(c) => {
+    fn event(&mut self, event: Event<'_>) {
+        match event {
+            Event::TextDelta {
+                kind: MessageKind::User,
+                text,
+                ..
+            } => self.note(&format!("you: {text}")),
+            Event::TextDelta { text, .. } => {
                 self.counts.message_chunks += 1;
-                self.text(Stream::Message, &block_text(&c.content));
+                self.text(Stream::Message, text);
             }
-            SessionUpdate::AgentThoughtChunk(c) => {
+            Event::ThoughtDelta { text, .. } => {
                 self.counts.thought_chunks += 1;
-                self.text(Stream::Thought, &block_text(&c.content));
+                self.text(Stream::Thought, text);
             }
-            SessionUpdate::UserMessageChunk(c) => {
-                self.note(&format!("you: {}", block_text(&c.content)));
-            }
-            SessionUpdate::ToolCall(t) => {
-                self.counts.tool_calls += 1;
-                let tool = Tool {
-                    title: t.title.to_string(),
-                    kind: t.kind.as_ref().map(|k| k.as_str().to_owned()),
-                    explanation: explanation(t.content.as_deref()),
-                };
-                self.tools.insert(t.tool_call_id.to_string(), tool.clone());
-                let status = t.status.as_ref().map_or("pending", ToolCallStatus::as_str);
-                self.tool_line(&tool, status);
-                self.tool_output(t.status.as_ref(), t.content.as_deref());
-            }
-            SessionUpdate::ToolCallUpdate(u) => {
-                self.counts.tool_call_updates += 1;
-                let known = self.tools.contains_key(&*u.tool_call_id);
-                let tool = self.tools.entry(u.tool_call_id.to_string()).or_default();
-                if let Some(title) = &u.title {
-                    tool.title = title.to_string();
-                }
-                if let Some(kind) = &u.kind {
-                    tool.kind = Some(kind.as_str().to_owned());
-                }
-                if let Some(e) = explanation(u.content.as_deref()) {
-                    tool.explanation.get_or_insert(e);
-                }
-                let tool = tool.clone();
-                if !known {
-                    // Gemini announces permission-gated tools only in the
-                    // permission request, then sends updates.
-                    self.counts.tool_calls += 1;
-                }
-                if let Some(status) = &u.status {
-                    self.tool_line(&tool, status.as_str());
-                }
-                self.tool_output(u.status.as_ref(), u.content.as_deref());
-            }
-            SessionUpdate::Plan(p) => {
-                self.counts.plans += 1;
+            Event::MessageContent { content, .. } => self.note(&block_text(content)),
+            Event::ToolCallStarted(t) | Event::ToolCallUpdated(t) => self.tool(t, false),
+            Event::ToolCallFinished(t) => self.tool(t, true),
+            // Printed with the decision by the client.
+            Event::PermissionRequested { .. } | Event::PermissionResolved { .. } => {}
+            Event::PlanUpdated(entries) => {
                 self.break_line();
                 println!("{}plan:{}", self.style(BOLD), self.style(RESET));
-                for e in &p.entries {
+                for e in entries {
                     let mark = match e.status {
                         PlanEntryStatus::Completed => "[x]",
                         PlanEntryStatus::InProgress => "[>]",
@@ -164,44 +206,39 @@ impl Render {
                     println!("  {mark} {}", e.content);
                 }
             }
-            SessionUpdate::AvailableCommandsUpdate(c) => {
+            Event::ModeChanged(mode) => self.note(&format!("mode: {mode}")),
+            Event::UsageUpdated(u) => {
+                self.note(&format!("context: {} of {} tokens", u.used, u.size))
+            }
+            Event::TurnFinished(reason) => {
+                self.break_line();
+                println!(
+                    "{}■ stop reason: {}{}",
+                    self.style(BOLD),
+                    reason.as_str(),
+                    self.style(RESET)
+                );
+            }
+            Event::Other(SessionUpdate::AvailableCommandsUpdate(c)) => {
                 let names: Vec<&str> = c.available_commands.iter().map(|c| &*c.name).collect();
                 self.note(&format!("commands: /{}", names.join(" /")));
             }
-            SessionUpdate::CurrentModeUpdate(m) => {
-                self.note(&format!("mode: {}", m.current_mode_id));
+            Event::Other(_) => {}
+            Event::Problem(p) => {
+                self.counts.problems += 1;
+                eprintln!("acp_client: turn: {p}");
             }
             _ => {}
         }
     }
 
-    /// Records a tool call first seen in a permission request.
-    pub fn permission_tool(
-        &mut self,
-        id: &str,
-        title: Option<&str>,
-        kind: Option<&ToolKind<'_>>,
-        content: Option<&[ToolCallContent<'_>]>,
-    ) -> String {
-        let known = self.tools.contains_key(id);
-        let tool = self.tools.entry(id.to_owned()).or_default();
-        if let Some(t) = title {
-            tool.title = t.to_owned();
+    /// A tool call line when its status changed, and its output once done.
+    fn tool(&mut self, t: &ToolCallState, finished: bool) {
+        let status = t.status().as_str();
+        if self.shown.get(t.id()).is_some_and(|s| s == status) {
+            return;
         }
-        if let Some(k) = kind {
-            tool.kind = Some(k.as_str().to_owned());
-        }
-        if let Some(e) = explanation(content) {
-            tool.explanation = Some(e);
-        }
-        let tool = tool.clone();
-        if !known {
-            self.counts.tool_calls += 1;
-        }
-        describe(&tool)
-    }
-
-    fn tool_line(&mut self, tool: &Tool, status: &str) {
+        self.shown.insert(t.id().to_owned(), status.to_owned());
         self.break_line();
         let icon = match status {
             "completed" => "✓",
@@ -212,40 +249,28 @@ impl Render {
         println!(
             "{icon} {}{}{} {}({status}){}",
             self.style(BOLD),
-            describe(tool),
+            describe(t),
             self.style(RESET),
             self.style(DIM),
             self.style(RESET)
         );
-    }
-
-    fn tool_output(
-        &mut self,
-        status: Option<&ToolCallStatus<'_>>,
-        content: Option<&[ToolCallContent<'_>]>,
-    ) {
-        let done = matches!(
-            status,
-            Some(ToolCallStatus::Completed | ToolCallStatus::Failed)
-        );
-        let Some(content) = content.filter(|_| done) else {
+        if !finished {
             return;
-        };
-        for c in content {
+        }
+        for c in t.content() {
             let line = match c {
                 ToolCallContent::Content(c) => {
                     let text = block_text(&c.content);
+                    // The explanation block is in the title line already.
+                    if t.explanation() == Some(text.as_str()) {
+                        continue;
+                    }
                     let lines = text.lines().count();
-                    let first = text.lines().next().unwrap_or_default();
+                    let first = clip(text.lines().next().unwrap_or_default(), 100);
                     if lines > 1 {
-                        format!(
-                            "{} (+{} lines, {} bytes)",
-                            clip(first, 100),
-                            lines - 1,
-                            text.len()
-                        )
+                        format!("{first} (+{} lines, {} bytes)", lines - 1, text.len())
                     } else {
-                        clip(first, 100)
+                        first
                     }
                 }
                 ToolCallContent::Diff(d) => format!(
@@ -260,41 +285,18 @@ impl Render {
             println!("    {}{line}{}", self.style(DIM), self.style(RESET));
         }
     }
-
-    /// Prints the stop reason.
-    pub fn stop(&mut self, reason: &str) {
-        self.break_line();
-        println!(
-            "{}■ stop reason: {reason}{}",
-            self.style(BOLD),
-            self.style(RESET)
-        );
-    }
 }
 
-/// The explanation block Gemini 0.36+ puts first in a tool call's content.
-fn explanation(content: Option<&[ToolCallContent<'_>]>) -> Option<String> {
-    match content?.first()? {
-        ToolCallContent::Content(c) => match &c.content {
-            ContentBlock::Text(t) => Some(t.text.to_string()),
-            _ => None,
-        },
-        _ => None,
-    }
-}
-
-/// `command — description (in DIR) [background]` from the parsed title.
-fn describe(tool: &Tool) -> String {
-    let mut title = Title::parse_for_kind(&tool.title, tool.kind.as_deref());
-    if let Some(e) = &tool.explanation {
-        title = title.with_explanation(e);
-    }
+/// `[kind] command — description (in DIR) [background]` from the tool
+/// call's parsed title (and Gemini's explanation block).
+fn describe(t: &ToolCallState) -> String {
+    let title = t.title();
     let mut out = String::new();
-    if let Some(kind) = &tool.kind {
-        out.push_str(&format!("[{kind}] "));
+    if let Some(kind) = t.kind() {
+        out.push_str(&format!("[{}] ", kind.as_str()));
     }
     out.push_str(if title.command().is_empty() {
-        "(untitled)"
+        t.id()
     } else {
         title.command()
     });

@@ -1,0 +1,889 @@
+//! The turn view: a sans-IO state machine that turns an ACP session's
+//! `session/update` notifications, permission requests and prompt responses
+//! into UI events and UI state (seed 001's event model).
+//!
+//! Feed it what the client decoded, in the order it arrived:
+//!
+//! | call | with |
+//! |---|---|
+//! | [`TurnView::begin_turn`] | before sending `session/prompt` (or `session/load`) |
+//! | [`TurnView::push_update`] | every `session/update` notification of the session |
+//! | [`TurnView::push_permission_request`] | every `session/request_permission` request, with its id |
+//! | [`TurnView::push_permission_outcome`] | the client's answer to it, with the same id |
+//! | [`TurnView::push_prompt_response`] | the `session/prompt` result |
+//!
+//! Each push returns its [`Events`]: text and thought deltas, tool calls
+//! started / updated / finished, permissions requested / resolved, plan,
+//! mode and usage updates, the end of the turn, and [`Problem`]s. Events
+//! borrow from the view and from what was pushed, so rendering one costs no
+//! allocation; tool call events carry the call's current merged state. The
+//! view keeps the turn's state for a UI to redraw from: messages, thoughts,
+//! tool calls with their parsed [`Title`](crate::title::Title), permission
+//! requests, plan, mode, usage and stop reason.
+//!
+//! # Rules
+//!
+//! - Message and thought chunks accumulate per `messageId`; chunks without
+//!   one accumulate in one message per kind (user, agent, thought) per turn.
+//! - A tool call is created by `tool_call` or by a permission request for an
+//!   id not seen yet (Gemini CLI sends no `tool_call` for tools that need
+//!   permission). `tool_call_update` changes only the fields it carries;
+//!   `content` and `locations` are replaced whole. A status of `completed`
+//!   or `failed` reached from another status emits
+//!   [`Event::ToolCallFinished`]; a `tool_call` that arrives already
+//!   finished (a `session/load` replay) emits started, then finished.
+//! - Permission outcomes are matched by the id of the permission request
+//!   (the agent's numbering; the client's own requests may use the same
+//!   numbers).
+//! - Nothing is dropped silently and nothing is fatal: an update for an
+//!   unknown tool call id, a turn update after the prompt response, a second
+//!   `tool_call` for an id, an outcome for no pending request, and every
+//!   limit reached are reported as [`Event::Problem`] with a
+//!   [`TurnError`] that says what was done with the input.
+//! - The `sessionId` of notifications is not checked: feed one view per
+//!   session.
+//! - A `session/load` replay works the same way: call
+//!   [`TurnView::begin_turn`] before sending `session/load` and push the
+//!   replayed updates (Gemini CLI answers the load before most of the replay,
+//!   so its response does not end the turn; the next `begin_turn` does).
+//!
+//! # Bounds
+//!
+//! [`TurnLimits`] bounds what one turn retains: tool calls tracked, bytes
+//! retained by tool calls and permission requests, messages, bytes of text,
+//! permission requests. [`TurnView::begin_turn`] frees the previous turn.
+//! Besides these the view keeps one plan, one mode id, one usage update and
+//! one stop reason, each replaced by the next one (so each is at most one
+//! line). Each push does work linear in its input plus a scan of the turn's
+//! tracked items of that kind (bounded by the limits). Events are not
+//! queued: each push returns its own (at most eight).
+//!
+//! # Example
+//!
+//! ```
+//! use acp_codec::acp::{Message, NotificationParams, RequestParams, ResponseResult};
+//! use acp_codec::turn::{Event, TurnLimits, TurnView};
+//! use acp_codec::title::WorkingDir;
+//!
+//! let lines = [
+//!     r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Let me look."}}}}"#,
+//!     r#"{"jsonrpc":"2.0","id":0,"method":"session/request_permission","params":{"sessionId":"s","toolCall":{"toolCallId":"t1","title":"ls -la","kind":"execute","status":"pending","content":[{"type":"content","content":{"type":"text","text":"[in src] (List the files)"}}]},"options":[{"optionId":"ok","name":"Allow","kind":"allow_once"}]}}"#,
+//!     r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"completed","content":[]}}}"#,
+//! ];
+//! let mut view = TurnView::new(TurnLimits::default());
+//! view.begin_turn();
+//! let mut rendered = Vec::new();
+//! for line in lines {
+//!     match Message::decode(line).unwrap() {
+//!         Message::Notification(n) => {
+//!             let NotificationParams::SessionUpdate(update) = n.typed().unwrap() else { continue };
+//!             for event in view.push_update(&update) {
+//!                 rendered.push(format!("{event:?}").split([' ', '(']).next().unwrap().to_owned());
+//!             }
+//!         }
+//!         Message::Request(r) => {
+//!             let RequestParams::RequestPermission(p) = r.typed().unwrap() else { continue };
+//!             for event in view.push_permission_request(&r.id, &p) {
+//!                 if let Event::PermissionRequested { tool_call: Some(call), .. } = event {
+//!                     // The description comes from the explanation block.
+//!                     assert_eq!(call.title().description(), "List the files");
+//!                     assert_eq!(call.title().working_dir(), Some(WorkingDir::In("src")));
+//!                 }
+//!                 rendered.push(format!("{event:?}").split([' ', '(']).next().unwrap().to_owned());
+//!             }
+//!         }
+//!         _ => {}
+//!     }
+//! }
+//! assert_eq!(rendered, ["TextDelta", "ToolCallStarted", "PermissionRequested", "ToolCallFinished"]);
+//! // The explanation survives the completing update that emptied the content.
+//! assert_eq!(view.tool_call("t1").unwrap().title().description(), "List the files");
+//! assert_eq!(view.messages()[0].text(), "Let me look.");
+//! ```
+
+mod event;
+mod limits;
+mod state;
+
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use crate::acp::{
+    ContentBlock, ContentChunk, PlanEntry, PromptResponse, RawJson, RequestId,
+    RequestPermissionRequest, RequestPermissionResponse, SessionNotification, SessionUpdate,
+    StopReason, ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate,
+    ToolKind, UsageUpdate,
+};
+use crate::error::{TurnError, TurnLimit};
+
+pub use event::{Event, Events, Problem};
+pub use limits::*;
+pub use state::{Message, MessageKind, Permission, ToolCallState};
+
+use event::{Code, Codes, Source};
+use state::{is_final, ToolCallState as Tc};
+
+/// The state of an ACP session's current turn, fed with decoded messages,
+/// returning the events a UI renders (see the [module docs](self)).
+///
+/// # Bounds
+///
+/// Per turn, at most [`TurnLimits::max_tool_calls`] tool calls,
+/// [`TurnLimits::max_permissions`] permission requests and
+/// [`TurnLimits::max_messages`] messages and thoughts are tracked; their
+/// text is bounded by [`TurnLimits::max_text_bytes`] (message and thought
+/// text and ids, see [`TurnView::text_bytes`]) and
+/// [`TurnLimits::max_tool_bytes`] (every string and raw JSON value of the
+/// tool calls and permission requests, plus 16 bytes per list item, see
+/// [`TurnView::tool_bytes`]). Whatever does not fit is not retained and is
+/// reported by the push as [`Event::Problem`] with
+/// [`TurnError::LimitExceeded`]; the events themselves are never cut. The
+/// session-level plan, mode, usage and stop reason are each replaced by the
+/// next one. No events are queued.
+#[derive(Debug, Clone)]
+pub struct TurnView {
+    limits: TurnLimits,
+    turn: u64,
+    finished: bool,
+    stop_reason: Option<StopReason<'static>>,
+    messages: Vec<Message>,
+    thoughts: Vec<Message>,
+    text_bytes: usize,
+    tool_calls: Vec<ToolCallState>,
+    tool_bytes: usize,
+    permissions: Vec<Permission>,
+    plan: Option<Vec<PlanEntry<'static>>>,
+    mode: Option<String>,
+    usage: Option<UsageUpdate<'static>>,
+}
+
+/// The fields of a `tool_call` or `tool_call_update`, each `None` when not
+/// sent.
+#[derive(Default)]
+struct Fields<'u> {
+    title: Option<&'u str>,
+    name: Option<&'u str>,
+    kind: Option<&'u ToolKind<'u>>,
+    status: Option<&'u ToolCallStatus<'u>>,
+    content: Option<&'u [ToolCallContent<'u>]>,
+    locations: Option<&'u [ToolCallLocation<'u>]>,
+    raw_input: Option<&'u RawJson<'u>>,
+    raw_output: Option<&'u RawJson<'u>>,
+}
+
+impl<'u> Fields<'u> {
+    fn of_call(t: &'u ToolCall<'u>) -> Self {
+        Self {
+            title: Some(&t.title),
+            name: t.name.as_deref(),
+            kind: t.kind.as_ref(),
+            status: t.status.as_ref(),
+            content: t.content.as_deref(),
+            locations: t.locations.as_deref(),
+            raw_input: t.raw_input.as_ref(),
+            raw_output: t.raw_output.as_ref(),
+        }
+    }
+
+    fn of_update(t: &'u ToolCallUpdate<'u>) -> Self {
+        Self {
+            title: t.title.as_deref(),
+            name: t.name.as_deref(),
+            kind: t.kind.as_ref(),
+            status: t.status.as_ref(),
+            content: t.content.as_deref(),
+            locations: t.locations.as_deref(),
+            raw_input: t.raw_input.as_ref(),
+            raw_output: t.raw_output.as_ref(),
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.title.is_none()
+            && self.name.is_none()
+            && self.kind.is_none()
+            && self.status.is_none()
+            && self.content.is_none()
+            && self.locations.is_none()
+            && self.raw_input.is_none()
+            && self.raw_output.is_none()
+    }
+}
+
+/// Byte accounting against one budget.
+struct Budget<'b> {
+    total: &'b mut usize,
+    limit: usize,
+    dropped: usize,
+}
+
+impl Budget<'_> {
+    /// Replaces `old` retained bytes of an item by `new`: true when they fit.
+    /// On false the caller clears the item (its old bytes are released) and
+    /// the new bytes count as dropped.
+    fn admit(&mut self, item_bytes: &mut usize, old: usize, new: usize) -> bool {
+        let base = self.total.saturating_sub(old);
+        *item_bytes = item_bytes.saturating_sub(old);
+        match base.checked_add(new) {
+            Some(total) if total <= self.limit => {
+                *self.total = total;
+                *item_bytes = item_bytes.saturating_add(new);
+                true
+            }
+            _ => {
+                *self.total = base;
+                self.dropped = self.dropped.saturating_add(new);
+                false
+            }
+        }
+    }
+}
+
+impl TurnView {
+    /// A view with the given limits, ready for a first turn (updates that
+    /// arrive before [`TurnView::begin_turn`], such as Gemini CLI's
+    /// `available_commands_update`, are accepted).
+    pub fn new(limits: TurnLimits) -> Self {
+        Self {
+            limits,
+            turn: 0,
+            finished: false,
+            stop_reason: None,
+            messages: Vec::new(),
+            thoughts: Vec::new(),
+            text_bytes: 0,
+            tool_calls: Vec::new(),
+            tool_bytes: 0,
+            permissions: Vec::new(),
+            plan: None,
+            mode: None,
+            usage: None,
+        }
+    }
+
+    /// Starts a new turn: frees the previous turn's messages, thoughts, tool
+    /// calls, permission requests and stop reason. The plan, mode and usage
+    /// are the session's and stay.
+    pub fn begin_turn(&mut self) {
+        self.turn = self.turn.saturating_add(1);
+        self.finished = false;
+        self.stop_reason = None;
+        self.messages.clear();
+        self.thoughts.clear();
+        self.text_bytes = 0;
+        self.tool_calls.clear();
+        self.tool_bytes = 0;
+        self.permissions.clear();
+    }
+
+    /// Applies one `session/update` notification.
+    ///
+    /// ```
+    /// use acp_codec::acp::{Message, NotificationParams};
+    /// use acp_codec::turn::{Event, TurnLimits, TurnView};
+    ///
+    /// let line = r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_thought_chunk","content":{"type":"text","text":"Hmm"}}}}"#;
+    /// let Message::Notification(n) = Message::decode(line).unwrap() else { unreachable!() };
+    /// let NotificationParams::SessionUpdate(update) = n.typed().unwrap() else { unreachable!() };
+    /// let mut view = TurnView::new(TurnLimits::default());
+    /// let events: Vec<_> = view.push_update(&update).collect();
+    /// assert!(matches!(events[..], [Event::ThoughtDelta { text: "Hmm", .. }]));
+    /// ```
+    pub fn push_update<'s>(&'s mut self, notification: &'s SessionNotification<'_>) -> Events<'s> {
+        let update: &'s SessionUpdate<'s> = &notification.update;
+        let mut codes = Codes::default();
+        if self.finished && is_turn_update(update) {
+            codes.problem(TurnError::AfterTurnEnd);
+        }
+        match update {
+            SessionUpdate::UserMessageChunk(c) => self.chunk(MessageKind::User, c, &mut codes),
+            SessionUpdate::AgentMessageChunk(c) => self.chunk(MessageKind::Agent, c, &mut codes),
+            SessionUpdate::AgentThoughtChunk(c) => {
+                self.chunk(MessageKind::Thought, c, &mut codes);
+            }
+            SessionUpdate::ToolCall(t) => self.announce(t, &mut codes),
+            SessionUpdate::ToolCallUpdate(u) => match self.find_tool(&u.tool_call_id) {
+                Some(i) => {
+                    let fields = Fields::of_update(u);
+                    self.apply(i, &fields, &mut codes);
+                }
+                None => codes.problem(TurnError::UnknownToolCall),
+            },
+            SessionUpdate::Plan(p) => {
+                self.plan = Some(state::owned_vec(&p.entries));
+                codes.push(Code::Plan);
+            }
+            SessionUpdate::CurrentModeUpdate(m) => {
+                self.mode = Some(String::from(&*m.current_mode_id));
+                codes.push(Code::Mode);
+            }
+            SessionUpdate::UsageUpdate(u) => {
+                self.usage = Some(u.clone().into_owned());
+                codes.push(Code::Usage);
+            }
+            _ => codes.push(Code::Other),
+        }
+        Events::new(self, Source::Update(update), codes)
+    }
+
+    /// Applies a `session/request_permission` request the agent sent with
+    /// request id `id`. Its tool call is created when the turn does not
+    /// track it yet, and otherwise updated with the fields the request
+    /// carries.
+    pub fn push_permission_request<'s>(
+        &'s mut self,
+        id: &'s RequestId<'_>,
+        request: &'s RequestPermissionRequest<'_>,
+    ) -> Events<'s> {
+        let id: &'s RequestId<'s> = id;
+        let request: &'s RequestPermissionRequest<'s> = request;
+        let mut codes = Codes::default();
+        if self.finished {
+            codes.problem(TurnError::AfterTurnEnd);
+        }
+        let call = &request.tool_call;
+        let fields = Fields::of_update(call);
+        match self.find_tool(&call.tool_call_id) {
+            Some(_) if fields.is_empty() => {}
+            Some(i) => self.apply(i, &fields, &mut codes),
+            None => self.create(&call.tool_call_id, &fields, &mut codes),
+        }
+        self.add_permission(id, request, &mut codes);
+        Events::new(self, Source::Permission(id, request), codes)
+    }
+
+    /// Applies the client's answer to the permission request with id `id`.
+    pub fn push_permission_outcome<'s>(
+        &'s mut self,
+        id: &'s RequestId<'_>,
+        response: &'s RequestPermissionResponse<'_>,
+    ) -> Events<'s> {
+        let id: &'s RequestId<'s> = id;
+        let mut codes = Codes::default();
+        let found = self
+            .permissions
+            .iter()
+            .rposition(|p| !p.resolved && p.request_id == *id);
+        match found {
+            None => codes.problem(TurnError::UnknownPermission),
+            Some(i) => {
+                let mut budget = Budget {
+                    total: &mut self.tool_bytes,
+                    limit: self.limits.max_tool_bytes,
+                    dropped: 0,
+                };
+                if let Some(p) = self.permissions.get_mut(i) {
+                    p.resolved = true;
+                    let new = state::outcome_len(&response.outcome);
+                    p.outcome = budget
+                        .admit(&mut p.bytes, 0, new)
+                        .then(|| response.outcome.clone().into_owned());
+                }
+                let dropped = budget.dropped;
+                self.limit(TurnLimit::ToolBytes, dropped, &mut codes);
+                codes.push(Code::PermissionResolved(i));
+            }
+        }
+        Events::new(self, Source::Outcome(id), codes)
+    }
+
+    /// Applies the `session/prompt` response: the turn is over.
+    pub fn push_prompt_response<'s>(&'s mut self, response: &'s PromptResponse<'_>) -> Events<'s> {
+        let reason: &'s StopReason<'s> = &response.stop_reason;
+        let mut codes = Codes::default();
+        if self.finished {
+            codes.problem(TurnError::AlreadyFinished);
+        }
+        self.finished = true;
+        self.stop_reason = Some(reason.clone().into_owned());
+        codes.push(Code::Finished);
+        Events::new(self, Source::Prompt(reason), codes)
+    }
+
+    /// The limits.
+    pub fn limits(&self) -> &TurnLimits {
+        &self.limits
+    }
+
+    /// How many times [`TurnView::begin_turn`] was called.
+    pub fn turn(&self) -> u64 {
+        self.turn
+    }
+
+    /// Whether the turn's prompt response arrived.
+    pub fn is_finished(&self) -> bool {
+        self.finished
+    }
+
+    /// The turn's stop reason, once its prompt response arrived.
+    pub fn stop_reason(&self) -> Option<&StopReason<'static>> {
+        self.stop_reason.as_ref()
+    }
+
+    /// The turn's user and agent messages, in the order their first chunk
+    /// arrived.
+    pub fn messages(&self) -> &[Message] {
+        &self.messages
+    }
+
+    /// The turn's thoughts, in the order their first chunk arrived.
+    pub fn thoughts(&self) -> &[Message] {
+        &self.thoughts
+    }
+
+    /// The turn's tool calls, in the order they appeared.
+    pub fn tool_calls(&self) -> &[ToolCallState] {
+        &self.tool_calls
+    }
+
+    /// The tool call with this id, when the turn tracks it.
+    pub fn tool_call(&self, id: &str) -> Option<&ToolCallState> {
+        self.tool_calls.iter().rev().find(|t| t.id == id)
+    }
+
+    /// The turn's permission requests, in the order they arrived.
+    pub fn permissions(&self) -> &[Permission] {
+        &self.permissions
+    }
+
+    /// The permission requests the client has not answered yet.
+    pub fn pending_permissions(&self) -> impl Iterator<Item = &Permission> + '_ {
+        self.permissions.iter().filter(|p| p.is_pending())
+    }
+
+    /// The latest plan.
+    pub fn plan(&self) -> Option<&[PlanEntry<'static>]> {
+        self.plan.as_deref()
+    }
+
+    /// The current mode id, once a `current_mode_update` arrived.
+    pub fn mode(&self) -> Option<&str> {
+        self.mode.as_deref()
+    }
+
+    /// The latest usage update.
+    pub fn usage(&self) -> Option<&UsageUpdate<'static>> {
+        self.usage.as_ref()
+    }
+
+    /// Bytes of text (and message ids) the turn retains, at most
+    /// [`TurnLimits::max_text_bytes`].
+    pub fn text_bytes(&self) -> usize {
+        self.text_bytes
+    }
+
+    /// Bytes the turn's tool calls and permission requests retain, at most
+    /// [`TurnLimits::max_tool_bytes`].
+    pub fn tool_bytes(&self) -> usize {
+        self.tool_bytes
+    }
+
+    fn message_at(&self, kind: MessageKind, i: usize) -> Option<&Message> {
+        match kind {
+            MessageKind::Thought => self.thoughts.get(i),
+            _ => self.messages.get(i),
+        }
+    }
+
+    fn find_tool(&self, id: &str) -> Option<usize> {
+        self.tool_calls.iter().rposition(|t| t.id == id)
+    }
+
+    fn limit(&self, limit: TurnLimit, dropped: usize, codes: &mut Codes) {
+        if dropped == 0 {
+            return;
+        }
+        let max = match limit {
+            TurnLimit::ToolCalls => self.limits.max_tool_calls,
+            TurnLimit::ToolBytes => self.limits.max_tool_bytes,
+            TurnLimit::Messages => self.limits.max_messages,
+            TurnLimit::TextBytes => self.limits.max_text_bytes,
+            _ => self.limits.max_permissions,
+        };
+        codes.problem(TurnError::LimitExceeded {
+            limit,
+            max,
+            dropped,
+        });
+    }
+
+    fn chunk(&mut self, kind: MessageKind, chunk: &ContentChunk<'_>, codes: &mut Codes) {
+        let ContentBlock::Text(text) = &chunk.content else {
+            codes.push(Code::Content);
+            return;
+        };
+        let text = &*text.text;
+        let id = chunk.message_id.as_deref();
+        let list = match kind {
+            MessageKind::Thought => &mut self.thoughts,
+            _ => &mut self.messages,
+        };
+        let mut index = list
+            .iter()
+            .rposition(|m| m.kind == kind && m.id.as_deref() == id);
+        if index.is_none() {
+            let count = self.messages.len().saturating_add(self.thoughts.len());
+            let id_bytes = id.map_or(0, str::len);
+            if count >= self.limits.max_messages {
+                self.limit(TurnLimit::Messages, 1, codes);
+            } else if id_bytes > self.limits.max_text_bytes.saturating_sub(self.text_bytes) {
+                self.limit(
+                    TurnLimit::TextBytes,
+                    id_bytes.saturating_add(text.len()),
+                    codes,
+                );
+            } else {
+                self.text_bytes = self.text_bytes.saturating_add(id_bytes);
+                let list = match kind {
+                    MessageKind::Thought => &mut self.thoughts,
+                    _ => &mut self.messages,
+                };
+                list.push(Message {
+                    kind,
+                    id: id.map(String::from),
+                    text: String::new(),
+                    dropped: 0,
+                });
+                index = Some(list.len().saturating_sub(1));
+            }
+        }
+        if let Some(i) = index {
+            let room = self.limits.max_text_bytes.saturating_sub(self.text_bytes);
+            let keep = floor_char_boundary(text, room);
+            let list = match kind {
+                MessageKind::Thought => &mut self.thoughts,
+                _ => &mut self.messages,
+            };
+            if let Some(m) = list.get_mut(i) {
+                m.text.push_str(text.get(..keep).unwrap_or_default());
+                let dropped = text.len().saturating_sub(keep);
+                m.dropped = m.dropped.saturating_add(dropped);
+                self.text_bytes = self.text_bytes.saturating_add(keep);
+                self.limit(TurnLimit::TextBytes, dropped, codes);
+            }
+        }
+        codes.push(Code::Delta(index));
+    }
+
+    fn announce(&mut self, call: &ToolCall<'_>, codes: &mut Codes) {
+        let fields = Fields::of_call(call);
+        match self.find_tool(&call.tool_call_id) {
+            None => self.create(&call.tool_call_id, &fields, codes),
+            Some(i) => {
+                codes.problem(TurnError::DuplicateToolCall);
+                let was_final = self.tool_calls.get(i).is_some_and(Tc::is_finished);
+                if let Some(t) = self.tool_calls.get_mut(i) {
+                    // A `tool_call` is the whole state: start from scratch.
+                    let fresh = Tc::new(&call.tool_call_id);
+                    self.tool_bytes = self
+                        .tool_bytes
+                        .saturating_sub(t.bytes)
+                        .saturating_add(fresh.bytes);
+                    *t = fresh;
+                }
+                self.apply_fields(i, &fields, codes);
+                self.transition(i, was_final, codes);
+            }
+        }
+    }
+
+    fn create(&mut self, id: &str, fields: &Fields<'_>, codes: &mut Codes) {
+        if self.tool_calls.len() >= self.limits.max_tool_calls {
+            self.limit(TurnLimit::ToolCalls, 1, codes);
+            return;
+        }
+        let call = Tc::new(id);
+        match self.tool_bytes.checked_add(call.bytes) {
+            Some(total) if total <= self.limits.max_tool_bytes => self.tool_bytes = total,
+            _ => {
+                self.limit(TurnLimit::ToolBytes, call.bytes, codes);
+                return;
+            }
+        }
+        self.tool_calls.push(call);
+        let i = self.tool_calls.len().saturating_sub(1);
+        codes.push(Code::ToolStarted(i));
+        self.apply_fields(i, fields, codes);
+        if self.tool_calls.get(i).is_some_and(Tc::is_finished) {
+            codes.push(Code::ToolFinished(i));
+        }
+    }
+
+    fn apply(&mut self, i: usize, fields: &Fields<'_>, codes: &mut Codes) {
+        let was_final = self.tool_calls.get(i).is_some_and(Tc::is_finished);
+        self.apply_fields(i, fields, codes);
+        self.transition(i, was_final, codes);
+    }
+
+    /// Emits finished when the tool call just reached a final status,
+    /// updated otherwise.
+    fn transition(&self, i: usize, was_final: bool, codes: &mut Codes) {
+        let is_final = self.tool_calls.get(i).is_some_and(Tc::is_finished);
+        codes.push(if is_final && !was_final {
+            Code::ToolFinished(i)
+        } else {
+            Code::ToolUpdated(i)
+        });
+    }
+
+    fn apply_fields(&mut self, i: usize, f: &Fields<'_>, codes: &mut Codes) {
+        let Some(t) = self.tool_calls.get_mut(i) else {
+            return;
+        };
+        let mut b = Budget {
+            total: &mut self.tool_bytes,
+            limit: self.limits.max_tool_bytes,
+            dropped: 0,
+        };
+        if let Some(status) = f.status {
+            let (old, new) = (state::status_len(&t.status), state::status_len(status));
+            // A status too long to retain (an unknown one) leaves `pending`.
+            t.status = if b.admit(&mut t.bytes, old, new) {
+                status.clone().into_owned()
+            } else {
+                ToolCallStatus::Pending
+            };
+        }
+        if let Some(kind) = f.kind {
+            let old = t.kind.as_ref().map_or(0, state::kind_len);
+            let new = state::kind_len(kind);
+            t.kind = b
+                .admit(&mut t.bytes, old, new)
+                .then(|| kind.clone().into_owned());
+        }
+        if let Some(title) = f.title {
+            if b.admit(&mut t.bytes, t.title.len(), title.len()) {
+                t.title.clear();
+                t.title.push_str(title);
+            } else {
+                t.title = String::new();
+            }
+        }
+        if let Some(name) = f.name {
+            let old = t.name.as_ref().map_or(0, String::len);
+            t.name = b.admit(&mut t.bytes, old, name.len()).then(|| name.into());
+        }
+        if let Some(content) = f.content {
+            if !is_final(&t.status) {
+                if let Some(text) = state::explanation_of(content) {
+                    let old = t.explanation.as_ref().map_or(0, String::len);
+                    t.explanation = b.admit(&mut t.bytes, old, text.len()).then(|| text.into());
+                }
+            }
+        }
+        if let Some(locations) = f.locations {
+            let (old, new) = (
+                state::locations_len(&t.locations),
+                state::locations_len(locations),
+            );
+            t.locations = if b.admit(&mut t.bytes, old, new) {
+                state::owned_vec(locations)
+            } else {
+                Vec::new()
+            };
+        }
+        if let Some(raw) = f.raw_input {
+            let old = t.raw_input.as_ref().map_or(0, |r| r.get().len());
+            t.raw_input = b
+                .admit(&mut t.bytes, old, raw.get().len())
+                .then(|| raw.clone().into_owned());
+        }
+        if let Some(raw) = f.raw_output {
+            let old = t.raw_output.as_ref().map_or(0, |r| r.get().len());
+            t.raw_output = b
+                .admit(&mut t.bytes, old, raw.get().len())
+                .then(|| raw.clone().into_owned());
+        }
+        if let Some(content) = f.content {
+            let (old, new) = (
+                state::contents_len(&t.content),
+                state::contents_len(content),
+            );
+            t.content = if b.admit(&mut t.bytes, old, new) {
+                state::owned_vec(content)
+            } else {
+                Vec::new()
+            };
+        }
+        let dropped = b.dropped;
+        self.limit(TurnLimit::ToolBytes, dropped, codes);
+    }
+
+    fn add_permission(
+        &mut self,
+        id: &RequestId<'_>,
+        request: &RequestPermissionRequest<'_>,
+        codes: &mut Codes,
+    ) {
+        let duplicate = self
+            .permissions
+            .iter()
+            .rposition(|p| !p.resolved && p.request_id == *id);
+        if duplicate.is_none() && self.permissions.len() >= self.limits.max_permissions {
+            self.limit(TurnLimit::Permissions, 1, codes);
+            return;
+        }
+        let old = duplicate
+            .and_then(|i| self.permissions.get(i))
+            .map_or(0, |p| p.bytes);
+        let new = state::id_len(id)
+            .saturating_add(request.tool_call.tool_call_id.len())
+            .saturating_add(state::options_len(&request.options));
+        let mut budget = Budget {
+            total: &mut self.tool_bytes,
+            limit: self.limits.max_tool_bytes,
+            dropped: 0,
+        };
+        let mut bytes = old;
+        let fits = budget.admit(&mut bytes, old, new);
+        let dropped = budget.dropped;
+        if let Some(i) = duplicate {
+            codes.problem(TurnError::DuplicatePermission);
+            if !fits {
+                // The old request is outdated and the new one does not fit.
+                self.permissions.remove(i);
+            }
+        }
+        if !fits {
+            self.limit(TurnLimit::ToolBytes, dropped, codes);
+            return;
+        }
+        let permission = Permission {
+            request_id: id.to_owned_id(),
+            tool_call_id: String::from(&*request.tool_call.tool_call_id),
+            options: state::owned_vec(&request.options),
+            outcome: None,
+            resolved: false,
+            bytes,
+        };
+        let i = match duplicate.and_then(|i| self.permissions.get_mut(i).map(|p| (i, p))) {
+            Some((i, slot)) => {
+                *slot = permission;
+                i
+            }
+            None => {
+                self.permissions.push(permission);
+                self.permissions.len().saturating_sub(1)
+            }
+        };
+        codes.push(Code::PermissionRequested(i));
+    }
+}
+
+impl Default for TurnView {
+    fn default() -> Self {
+        Self::new(TurnLimits::default())
+    }
+}
+
+/// Whether an update belongs to a turn (reported when it arrives after the
+/// turn's end) rather than to the session.
+fn is_turn_update(update: &SessionUpdate<'_>) -> bool {
+    matches!(
+        update,
+        SessionUpdate::UserMessageChunk(_)
+            | SessionUpdate::AgentMessageChunk(_)
+            | SessionUpdate::AgentThoughtChunk(_)
+            | SessionUpdate::ToolCall(_)
+            | SessionUpdate::ToolCallUpdate(_)
+            | SessionUpdate::Plan(_)
+    )
+}
+
+/// The largest `n <= max` that is a character boundary of `text`.
+fn floor_char_boundary(text: &str, max: usize) -> usize {
+    if max >= text.len() {
+        return text.len();
+    }
+    let mut n = max;
+    while n > 0 && !text.is_char_boundary(n) {
+        n = n.saturating_sub(1);
+    }
+    n
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn char_boundaries() {
+        assert_eq!(floor_char_boundary("aé", 0), 0);
+        assert_eq!(floor_char_boundary("aé", 1), 1);
+        assert_eq!(floor_char_boundary("aé", 2), 1);
+        assert_eq!(floor_char_boundary("aé", 3), 3);
+        assert_eq!(floor_char_boundary("aé", 99), 3);
+        assert_eq!(floor_char_boundary("🦀", 3), 0);
+    }
+
+    #[test]
+    fn budget_replaces_or_clears() {
+        let mut total = 10;
+        let mut item = 4;
+        let mut b = Budget {
+            total: &mut total,
+            limit: 12,
+            dropped: 0,
+        };
+        assert!(b.admit(&mut item, 4, 6));
+        assert!(!b.admit(&mut item, 6, 9));
+        assert_eq!(b.dropped, 9);
+        // The refused value cleared the old one.
+        assert_eq!((total, item), (6, 0));
+        let mut total = usize::MAX - 1;
+        let mut item = 0;
+        let mut b = Budget {
+            total: &mut total,
+            limit: usize::MAX,
+            dropped: 0,
+        };
+        assert!(!b.admit(&mut item, 0, 5));
+    }
+
+    #[test]
+    fn codes_keep_the_newest_when_full() {
+        let mut codes = Codes::default();
+        for _ in 0..event::CAPACITY + 3 {
+            codes.push(Code::Plan);
+        }
+        codes.push(Code::Mode);
+        let view = TurnView::default();
+        let update = SessionUpdate::CurrentModeUpdate(crate::acp::CurrentModeUpdate {
+            current_mode_id: "m".into(),
+            meta: None,
+        });
+        let events: Vec<_> = Events::new(&view, Source::Update(&update), codes).collect();
+        // Plan codes do not resolve against a mode update; the last is Mode.
+        assert_eq!(events, [Event::ModeChanged("m")]);
+    }
+
+    /// Byte accounting equals a recount from scratch after any sequence.
+    fn recount(view: &TurnView) -> usize {
+        let tools: usize = view.tool_calls.iter().map(|t| t.bytes).sum();
+        let perms: usize = view.permissions.iter().map(|p| p.bytes).sum();
+        tools + perms
+    }
+
+    #[test]
+    fn tool_bytes_match_the_fields() {
+        let mut view = TurnView::default();
+        let text = r#"{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"ab","title":"xyz","kind":"read","status":"in_progress","locations":[{"path":"/p"}],"content":[{"type":"diff","path":"/p","oldText":"o","newText":"nn"}],"rawInput":{}}}"#;
+        let n: SessionNotification<'_> = serde_json::from_str(text).unwrap();
+        let _ = view.push_update(&n);
+        let t = &view.tool_calls[0];
+        // id 2 + title 3 + location (2 + 16) + raw input 2
+        // + diff (2 + 1 + 2 + 16); known statuses and kinds hold no text.
+        assert_eq!(t.bytes, 2 + 3 + 18 + 2 + 21);
+        assert_eq!(view.tool_bytes, recount(&view));
+        let text = r#"{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"ab","status":"completed","content":[],"locations":[]}}"#;
+        let n: SessionNotification<'_> = serde_json::from_str(text).unwrap();
+        let _ = view.push_update(&n);
+        assert_eq!(view.tool_calls[0].bytes, 2 + 3 + 2);
+        let text = r#"{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"ab","status":"paused","kind":"warp"}}"#;
+        let n: SessionNotification<'_> = serde_json::from_str(text).unwrap();
+        let _ = view.push_update(&n);
+        assert_eq!(view.tool_calls[0].bytes, 2 + 3 + 2 + 6 + 4);
+        assert_eq!(view.tool_bytes, recount(&view));
+        assert_eq!(view.tool_bytes, recount(&view));
+    }
+}
