@@ -4,6 +4,9 @@
 //! error: tokio-util's `FramedRead` ends the stream after a decoder error, and
 //! one bad line must never cost the connection. The decoder's own error type
 //! carries only I/O failures.
+//!
+//! [`LineCodec`] hands out lines as [`Bytes`]; [`AcpCodec`] decodes each line
+//! into an ACP [`Message`] (owned, `'static`) and encodes messages as lines.
 
 use std::io;
 
@@ -11,7 +14,8 @@ use bytes::{BufMut, Bytes, BytesMut};
 use serde::Serialize;
 use tokio_util::codec::{Decoder, Encoder};
 
-use crate::error::{EncodeError, FrameError};
+use crate::acp::Message;
+use crate::error::{EncodeError, Error, FrameError};
 use crate::framing::{compact, LineSplitter};
 use crate::limits::Limits;
 
@@ -77,6 +81,110 @@ impl<T: Serialize + ?Sized> Encoder<&T> for LineCodec {
     /// when the value cannot be one JSON line; `dst` is left as it was.
     fn encode(&mut self, item: &T, dst: &mut BytesMut) -> io::Result<()> {
         encode_into(item, dst).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+    }
+}
+
+/// ACP messages over newline-delimited JSON: each line decoded into an owned
+/// [`Message<'static>`](Message), each message encoded as one line.
+///
+/// A bad line is an item, `Err(`[`Error`]`)`, and the next line decodes
+/// normally: [`Error::Frame`] for a line over
+/// [`Limits::max_line_len`](crate::Limits::max_line_len) (its
+/// [`FrameError::LineTooLong`] carries the request id when the line's first
+/// bytes hold one, so the caller can still answer) or invalid UTF-8, and
+/// [`Error::Message`] for a line that is not a JSON-RPC message. Either maps
+/// to a JSON-RPC code with `code()`.
+///
+/// # Why owned messages
+///
+/// A decoded [`Message`] borrows from its line, and a stream item cannot
+/// borrow from the codec's buffer (nor, without `unsafe`, from a [`Bytes`]
+/// it carries along). Items are therefore [`Message::into_owned`]: the
+/// method, ids and params text are copied once, about the size of the line.
+/// For zero-copy decoding, use [`LineCodec`] and call [`Message::decode`] on
+/// each line while it is in scope.
+///
+/// ```
+/// use acp_codec::acp::Message;
+/// use acp_codec::codec::AcpCodec;
+/// use bytes::BytesMut;
+/// use tokio_util::codec::{Decoder, Encoder};
+///
+/// let mut codec = AcpCodec::new();
+/// let mut buf = BytesMut::from(&b"Loaded cached credentials.\n{\"jsonrpc\":\"2.0\",\"method\":\"x\"}\n"[..]);
+/// // Stray text is an error item (-32700); the stream goes on.
+/// let err = codec.decode(&mut buf).unwrap().unwrap().unwrap_err();
+/// assert_eq!(err.code().0, -32700);
+/// let msg = codec.decode(&mut buf).unwrap().unwrap().unwrap();
+/// assert_eq!(msg.method(), Some("x"));
+///
+/// let mut out = BytesMut::new();
+/// codec.encode(&msg, &mut out).unwrap();
+/// assert_eq!(&out[..], b"{\"jsonrpc\":\"2.0\",\"method\":\"x\"}\n");
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct AcpCodec {
+    lines: LineCodec,
+}
+
+impl AcpCodec {
+    /// A codec with the default limits.
+    pub const fn new() -> Self {
+        Self {
+            lines: LineCodec::new(),
+        }
+    }
+
+    /// A codec with the given limits.
+    pub const fn with_limits(limits: &Limits) -> Self {
+        Self {
+            lines: LineCodec::with_limits(limits),
+        }
+    }
+
+    fn message(line: Option<Result<Bytes, FrameError>>) -> Option<Result<Message<'static>, Error>> {
+        Some(match line? {
+            Ok(bytes) => Message::decode_bytes(&bytes)
+                .map(Message::into_owned)
+                .map_err(Error::from),
+            Err(e) => Err(Error::from(e)),
+        })
+    }
+}
+
+impl Decoder for AcpCodec {
+    type Item = Result<Message<'static>, Error>;
+    type Error = io::Error;
+
+    fn decode(&mut self, src: &mut BytesMut) -> io::Result<Option<Self::Item>> {
+        Ok(Self::message(self.lines.decode(src)?))
+    }
+
+    fn decode_eof(&mut self, src: &mut BytesMut) -> io::Result<Option<Self::Item>> {
+        Ok(Self::message(self.lines.decode_eof(src)?))
+    }
+}
+
+impl Encoder<&Message<'_>> for AcpCodec {
+    type Error = io::Error;
+
+    /// # Errors
+    ///
+    /// An [`io::ErrorKind::InvalidData`] error wrapping the [`EncodeError`]
+    /// when the message cannot be one JSON line; `dst` is left as it was.
+    fn encode(&mut self, item: &Message<'_>, dst: &mut BytesMut) -> io::Result<()> {
+        encode_into(item, dst).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+    }
+}
+
+impl Encoder<Message<'_>> for AcpCodec {
+    type Error = io::Error;
+
+    /// # Errors
+    ///
+    /// As for `&Message`.
+    fn encode(&mut self, item: Message<'_>, dst: &mut BytesMut) -> io::Result<()> {
+        self.encode(&item, dst)
     }
 }
 

@@ -79,3 +79,29 @@ fn acp_message_seeds() {
         acp_message::check(&data);
     }
 }
+
+#[cfg(feature = "tokio-util")]
+#[path = "../fuzz/checks/acp_codec.rs"]
+mod acp_codec;
+
+#[cfg(feature = "tokio-util")]
+#[test]
+fn acp_codec_seeds() {
+    for (name, data) in seeds("acp_codec") {
+        eprintln!("{name}");
+        acp_codec::check(&data);
+    }
+}
+
+#[cfg(feature = "alloc")]
+#[path = "../fuzz/checks/bridge_router.rs"]
+mod bridge_router;
+
+#[cfg(feature = "alloc")]
+#[test]
+fn bridge_router_seeds() {
+    for (name, data) in seeds("bridge_router") {
+        eprintln!("{name}");
+        bridge_router::check(&data);
+    }
+}

@@ -1,0 +1,131 @@
+//! The `ws_bridge` example's multiplexer, sans-IO, each path with its anchor
+//! in the same group:
+//!
+//! - `agent_to_client`: `Router::handle_agent` routing a `session/update` line
+//!   (a 1 MiB tool output, and a 200-byte message chunk) to its session's
+//!   owner, against `Message::decode` of the same line alone (the check every
+//!   relayed line gets).
+//! - `client_to_agent`: `Router::handle_client` checking, id-rewriting and
+//!   re-encoding a `session/prompt` (64 KiB of text) and answering it,
+//!   against `encode_raw_line` (validate and copy) of the same text.
+
+#[path = "../examples/support/bridge_router.rs"]
+#[allow(dead_code)]
+mod router;
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use acp_codec::acp::Message;
+use acp_codec::encode_raw_line;
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use router::{Out, Router};
+use serde_json::json;
+
+/// A router with one client owning session `s1`.
+fn router() -> (Router, u64) {
+    let mut r = Router::new();
+    let mut out = Vec::new();
+    r.agent_started(1, 0, &mut out);
+    let c = r.connect();
+    r.handle_client(
+        c,
+        r#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/","mcpServers":[]}}"#,
+        Duration::ZERO,
+        &mut out,
+    );
+    r.handle_agent(
+        r#"{"jsonrpc":"2.0","id":0,"result":{"sessionId":"s1"}}"#,
+        Duration::ZERO,
+        &mut out,
+    );
+    (r, c)
+}
+
+fn tool_output(bytes: usize) -> String {
+    let mut s = String::with_capacity(bytes + 32);
+    let mut i = 0u64;
+    while s.len() < bytes {
+        s.push_str(&format!(
+            "src/module_{i}/file.rs:{}: match found\n",
+            i * 31 % 977
+        ));
+        i += 1;
+    }
+    s.truncate(bytes);
+    s
+}
+
+fn update_line(text: &str) -> String {
+    json!({"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{
+        "sessionUpdate":"tool_call_update","toolCallId":"run_shell_command-1-0","status":"completed",
+        "content":[{"type":"content","content":{"type":"text","text":text}}]}}})
+    .to_string()
+}
+
+fn agent_to_client(c: &mut Criterion) {
+    let mut g = c.benchmark_group("bridge_router/agent_to_client");
+    for (name, line) in [
+        ("1MiB", update_line(&tool_output(1 << 20))),
+        (
+            "200B",
+            update_line("Here is the plan: read the README first."),
+        ),
+    ] {
+        g.throughput(Throughput::Bytes(line.len() as u64));
+        g.bench_function(format!("anchor Message::decode {name}"), |b| {
+            b.iter(|| black_box(Message::decode(black_box(&line)).is_ok()))
+        });
+        let (mut r, client) = router();
+        let mut out = Vec::new();
+        g.bench_function(format!("Router::handle_agent {name}"), |b| {
+            b.iter(|| {
+                out.clear();
+                r.handle_agent(black_box(&line), Duration::ZERO, &mut out);
+                assert!(matches!(out.first(), Some(Out::Client(c, _)) if *c == client));
+            })
+        });
+    }
+    g.finish();
+}
+
+fn client_to_agent(c: &mut Criterion) {
+    let mut g = c.benchmark_group("bridge_router/client_to_agent");
+    let prompt =
+        json!({"jsonrpc":"2.0","id":7,"method":"session/prompt","params":{"sessionId":"s1",
+        "prompt":[{"type":"text","text": tool_output(64 << 10)}]}})
+        .to_string();
+    g.throughput(Throughput::Bytes(prompt.len() as u64));
+    let mut line = Vec::with_capacity(prompt.len() + 1);
+    g.bench_function("anchor encode_raw_line 64KiB", |b| {
+        b.iter(|| {
+            line.clear();
+            black_box(encode_raw_line(black_box(&prompt), &mut line).is_ok())
+        })
+    });
+    let (mut r, client) = router();
+    let mut out = Vec::new();
+    g.bench_function("Router::handle_client 64KiB", |b| {
+        b.iter(|| {
+            out.clear();
+            r.handle_client(client, black_box(&prompt), Duration::ZERO, &mut out);
+            let Some(Out::Agent(sent)) = out.first() else {
+                panic!("not forwarded")
+            };
+            // Answer it, so the pending table stays empty.
+            let id = Message::decode(std::str::from_utf8(&sent[..sent.len() - 1]).unwrap())
+                .unwrap()
+                .id()
+                .unwrap()
+                .to_owned_id();
+            let reply =
+                format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"stopReason":"end_turn"}}}}"#);
+            out.clear();
+            r.handle_agent(&reply, Duration::ZERO, &mut out);
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, agent_to_client, client_to_agent);
+criterion_main!(benches);

@@ -1,0 +1,402 @@
+//! An ACP client on stdio: runs one prompt turn against an agent and prints
+//! it as it streams.
+//!
+//! ```sh
+//! cargo run --example acp_client                                  # the built-in mock agent, no network
+//! cargo run --example acp_client -- "Summarize this project"      # a prompt of your own
+//! cargo run --example acp_client -- --agent "gemini --acp" --cwd . "Explain src/lib.rs"
+//! cargo run --example acp_client -- --permission ask --summary-json
+//! ```
+//!
+//! It spawns the agent (`--agent CMD`, or the built-in mock agent in-process
+//! over a loopback pipe), runs `initialize`, `session/new` and
+//! `session/prompt`, prints message text as it arrives, thoughts dimmed,
+//! tool calls with their parsed command, description and directory, and
+//! permission prompts; answers permission requests by `--permission
+//! allow|reject|ask`; serves `fs/*` confined to the session directory; turns
+//! Ctrl-C into `session/cancel` (twice to quit); ends with the stop reason.
+//! The agent's stderr goes to ours. A dead agent, or one silent for
+//! `--timeout` seconds, ends the run with an error and a non-zero exit.
+//!
+//! Exit status: 0 after a stop reason, 130 after Ctrl-C, 1 on any error
+//! (the agent's error message is printed), 2 for bad arguments.
+
+#[path = "support/client.rs"]
+mod client;
+#[path = "support/confined.rs"]
+mod confined;
+#[path = "support/mock_agent.rs"]
+mod mock_agent;
+#[path = "support/render.rs"]
+mod render;
+
+// The line transport (support/lines.rs) comes with the mock agent.
+use mock_agent::lines;
+
+use std::path::PathBuf;
+use std::process::{ExitCode, Stdio};
+use std::time::{Duration, Instant};
+
+use client::{Client, Config, Failure, Permission};
+use lines::{LineReader, LineSender};
+use tokio::sync::{mpsc, watch};
+
+const USAGE: &str = "usage: acp_client [--agent CMD] [--cwd DIR] [--permission allow|reject|ask]
+                  [--timeout SECS] [--summary-json] [--big-bytes N] [--mock-delay-ms MS] [PROMPT...]
+
+  --agent CMD        agent command line (e.g. \"gemini --acp\"); default: the built-in mock agent
+  --cwd DIR          session directory (fs/* is confined to it); default: the current
+                     directory, or a fresh scratch directory for the built-in mock
+  --permission P     answer permission requests: allow (default), reject, ask
+  --timeout SECS     longest wait for initialize/session/new, and longest agent silence
+                     during the turn (default 60)
+  --summary-json     print one JSON summary object as the last stdout line
+  --big-bytes N      built-in mock: add a tool call with N bytes of output
+  --mock-delay-ms MS built-in mock: pause between steps";
+
+const DEFAULT_PROMPT: &str = "Look around this project and write some notes.";
+
+struct Args {
+    agent: Option<Vec<String>>,
+    cwd: Option<PathBuf>,
+    permission: Permission,
+    timeout: Duration,
+    summary_json: bool,
+    mock: mock_agent::Options,
+    prompt: String,
+}
+
+fn parse_args() -> Result<Args, String> {
+    let mut args = Args {
+        agent: None,
+        cwd: None,
+        permission: Permission::Allow,
+        timeout: Duration::from_secs(60),
+        summary_json: false,
+        mock: mock_agent::Options::default(),
+        prompt: String::new(),
+    };
+    let mut words = Vec::new();
+    let mut it = std::env::args().skip(1);
+    while let Some(arg) = it.next() {
+        let mut value = |name: &str| it.next().ok_or_else(|| format!("{name} needs a value"));
+        let number = |v: String, name: &str| {
+            v.parse::<f64>()
+                .ok()
+                .filter(|n| n.is_finite() && *n >= 0.0)
+                .ok_or_else(|| format!("{name} needs a number, got {v:?}"))
+        };
+        match arg.as_str() {
+            "--agent" => args.agent = Some(split_command(&value("--agent")?)?),
+            "--cwd" => args.cwd = Some(PathBuf::from(value("--cwd")?)),
+            "--permission" => {
+                args.permission = match value("--permission")?.as_str() {
+                    "allow" => Permission::Allow,
+                    "reject" => Permission::Reject,
+                    "ask" => Permission::Ask,
+                    other => {
+                        return Err(format!(
+                            "--permission is allow, reject or ask, not {other:?}"
+                        ))
+                    }
+                }
+            }
+            "--timeout" => {
+                let v = value("--timeout")?;
+                args.timeout = Duration::from_secs_f64(number(v, "--timeout")?);
+            }
+            "--summary-json" => args.summary_json = true,
+            "--big-bytes" => {
+                let v = value("--big-bytes")?;
+                args.mock.big_bytes = v
+                    .parse()
+                    .map_err(|_| format!("--big-bytes needs a count, got {v:?}"))?;
+            }
+            "--mock-delay-ms" => {
+                let v = value("--mock-delay-ms")?;
+                args.mock.step_delay = Duration::from_millis(number(v, "--mock-delay-ms")? as u64);
+            }
+            "-h" | "--help" => return Err(String::new()),
+            "--" => words.extend(it.by_ref()),
+            s if s.starts_with("--") => return Err(format!("unknown option {s:?}")),
+            _ => words.push(arg),
+        }
+    }
+    args.prompt = if words.is_empty() {
+        DEFAULT_PROMPT.to_owned()
+    } else {
+        words.join(" ")
+    };
+    Ok(args)
+}
+
+/// Splits a command line on whitespace, honouring '…' and "…" quotes.
+fn split_command(cmd: &str) -> Result<Vec<String>, String> {
+    let mut words = Vec::new();
+    let mut word: Option<String> = None;
+    let mut quote = None;
+    for c in cmd.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => word.get_or_insert_with(String::new).push(c),
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                word.get_or_insert_with(String::new);
+            }
+            (None, c) if c.is_whitespace() => words.extend(word.take()),
+            (None, c) => word.get_or_insert_with(String::new).push(c),
+        }
+    }
+    if quote.is_some() {
+        return Err(format!("unbalanced quote in --agent {cmd:?}"));
+    }
+    words.extend(word.take());
+    if words.is_empty() {
+        return Err("--agent needs a command".to_owned());
+    }
+    Ok(words)
+}
+
+/// The agent end of the connection.
+enum Agent {
+    /// A child process; `exit` reports its status once it has exited.
+    Process {
+        pid: Option<u32>,
+        exit: watch::Receiver<Option<String>>,
+    },
+    /// The built-in mock on a loopback pipe.
+    Mock,
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let args = match parse_args() {
+        Ok(a) => a,
+        Err(e) => {
+            if !e.is_empty() {
+                eprintln!("acp_client: {e}");
+            }
+            eprintln!("{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    let started = Instant::now();
+
+    // The session directory.
+    let scratch = args.cwd.is_none() && args.agent.is_none();
+    let cwd = match (&args.cwd, scratch) {
+        (Some(dir), _) => dir.clone(),
+        (None, true) => match scratch_dir() {
+            Ok(d) => d,
+            Err(e) => return fail(&args, &format!("cannot make a scratch directory: {e}")),
+        },
+        (None, false) => std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
+    };
+
+    // The transport: the agent's stdout / stdin as a line source and sink,
+    // plus a future that resolves when the agent is gone.
+    let (source, sink, closed, agent): (Box<dyn ReadHalf>, LineSender, Closed, Agent) = match &args
+        .agent
+    {
+        Some(cmd) => {
+            let mut command = tokio::process::Command::new(&cmd[0]);
+            command
+                .args(&cmd[1..])
+                .current_dir(&cwd)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::inherit())
+                .kill_on_drop(true);
+            #[cfg(unix)]
+            command.process_group(0);
+            let mut child = match command.spawn() {
+                Ok(c) => c,
+                Err(e) => {
+                    return fail(
+                        &args,
+                        &format!("cannot start agent {:?}: {e}", cmd.join(" ")),
+                    )
+                }
+            };
+            let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+                return fail(&args, "agent stdio not captured");
+            };
+            let pid = child.id();
+            let (tx, rx) = watch::channel(None);
+            tokio::spawn(async move {
+                let status = match child.wait().await {
+                    Ok(s) => format!("agent exited ({s})"),
+                    Err(e) => format!("agent lost: {e}"),
+                };
+                let _ = tx.send(Some(status));
+            });
+            let mut exit = rx.clone();
+            let closed = Box::pin(async move {
+                match exit.wait_for(Option::is_some).await {
+                    Ok(s) => s.clone().unwrap_or_default(),
+                    Err(_) => "agent lost".to_owned(),
+                }
+            });
+            (
+                Box::new(stdout),
+                LineSender::spawn(stdin),
+                closed as Closed,
+                Agent::Process { pid, exit: rx },
+            )
+        }
+        None => {
+            let (ours, theirs) = tokio::io::duplex(64 * 1024);
+            let (their_read, their_write) = tokio::io::split(theirs);
+            let options = args.mock.clone();
+            let (tx, rx) = tokio::sync::oneshot::channel::<String>();
+            tokio::spawn(async move {
+                let r = mock_agent::serve(their_read, their_write, options).await;
+                let _ = tx.send(match r {
+                    Ok(()) => "mock agent stopped".to_owned(),
+                    Err(e) => format!("mock agent failed: {e}"),
+                });
+            });
+            let (our_read, our_write) = tokio::io::split(ours);
+            let closed =
+                Box::pin(async move { rx.await.unwrap_or_else(|_| "mock agent lost".to_owned()) });
+            (
+                Box::new(our_read),
+                LineSender::spawn(our_write),
+                closed as Closed,
+                Agent::Mock,
+            )
+        }
+    };
+
+    // Ctrl-C presses, never missed between selects.
+    let (int_tx, int_rx) = mpsc::channel(4);
+    tokio::spawn(async move {
+        while tokio::signal::ctrl_c().await.is_ok() {
+            if int_tx.send(()).await.is_err() {
+                break;
+            }
+        }
+    });
+
+    let cfg = Config {
+        cwd: cwd.clone(),
+        prompt: args.prompt.clone(),
+        permission: args.permission,
+        timeout: args.timeout,
+    };
+    let mut client = match Client::new(LineReader::new(source), sink, cfg, closed, int_rx) {
+        Ok(c) => c,
+        Err(e) => return fail(&args, &format!("session directory {}: {e}", cwd.display())),
+    };
+    let result = client.run().await;
+    client.render.break_line();
+    let interrupted = client.stats.cancelled_by_user;
+    let summary = summary(&client, &result, started);
+    drop(client); // closes the agent's stdin
+
+    if let Agent::Process { pid, exit } = agent {
+        stop_agent(pid, exit).await;
+    }
+    if scratch {
+        let _ = std::fs::remove_dir_all(&cwd);
+    }
+    let code = match &result {
+        Ok(_) if interrupted => ExitCode::from(130),
+        Ok(_) => ExitCode::SUCCESS,
+        Err(Failure::Interrupted) => ExitCode::from(130),
+        Err(e) => {
+            eprintln!("acp_client: error: {e}");
+            ExitCode::FAILURE
+        }
+    };
+    if args.summary_json {
+        println!("{summary}");
+    }
+    code
+}
+
+/// Resolves with a description once the agent is gone.
+type Closed = std::pin::Pin<Box<dyn std::future::Future<Output = String> + Send>>;
+
+/// Any async byte source the line reader can own.
+trait ReadHalf: tokio::io::AsyncRead + Unpin + Send {}
+impl<T: tokio::io::AsyncRead + Unpin + Send> ReadHalf for T {}
+
+/// Ends the agent: its stdin is closed already; give it 2 s to exit, then
+/// SIGTERM its process group, then SIGKILL.
+async fn stop_agent(pid: Option<u32>, mut exit: watch::Receiver<Option<String>>) {
+    let wait = |exit: &mut watch::Receiver<Option<String>>, secs| {
+        let mut exit = exit.clone();
+        async move {
+            tokio::time::timeout(Duration::from_secs(secs), exit.wait_for(Option::is_some))
+                .await
+                .is_ok()
+        }
+    };
+    if wait(&mut exit, 2).await {
+        return;
+    }
+    let Some(pid) = pid else { return };
+    for signal in ["-TERM", "-KILL"] {
+        // The agent runs in its own process group (`process_group(0)`), so
+        // this reaches the tools it started too.
+        let _ = std::process::Command::new("kill")
+            .args([signal, "--", &format!("-{pid}")])
+            .stderr(Stdio::null())
+            .status();
+        if wait(&mut exit, 1).await {
+            return;
+        }
+    }
+}
+
+/// A fresh directory with a README for the mock agent to read.
+fn scratch_dir() -> std::io::Result<PathBuf> {
+    let dir = std::env::temp_dir().join(format!("acp-client-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    std::fs::write(
+        dir.join("README.md"),
+        "# Scratch project\n\nMade by acp_client for the mock agent.\n",
+    )?;
+    Ok(dir)
+}
+
+fn summary<S>(client: &Client<S>, result: &Result<String, Failure>, started: Instant) -> String {
+    let s = &client.stats;
+    let c = client.render.counts();
+    serde_json::json!({
+        "stopReason": s.stop_reason,
+        "error": result.as_ref().err().map(ToString::to_string),
+        "agent": s.agent,
+        "sessionId": s.session_id,
+        "messageChunks": c.message_chunks,
+        "thoughtChunks": c.thought_chunks,
+        "toolCalls": client.render.tool_calls(),
+        "toolCallUpdates": c.tool_call_updates,
+        "plans": c.plans,
+        "updates": c.updates,
+        "turnProblems": c.problems,
+        "permissionRequests": s.permission_requests,
+        "permissionsAllowed": s.permissions_allowed,
+        "fsReads": s.fs_reads,
+        "fsWrites": s.fs_writes,
+        "fsRefused": s.fs_refused,
+        "lines": s.lines,
+        "badLines": s.bad_lines,
+        "largestLineBytes": s.largest_line_bytes,
+        "cancelledByUser": s.cancelled_by_user,
+        "elapsedMs": started.elapsed().as_millis() as u64,
+    })
+    .to_string()
+}
+
+fn fail(args: &Args, message: &str) -> ExitCode {
+    eprintln!("acp_client: error: {message}");
+    if args.summary_json {
+        println!(
+            "{}",
+            serde_json::json!({"stopReason": null, "error": message})
+        );
+    }
+    ExitCode::FAILURE
+}

@@ -1,0 +1,100 @@
+//! The invariant behind the `bridge_router` fuzz target (the `ws_bridge`
+//! example's multiplexer), shared with `tests/fuzz_corpus.rs`.
+//!
+//! Input: records separated by `0xFF` (never in UTF-8). A record's first
+//! byte picks the event, the rest (invalid UTF-8 replaced) is its text:
+//! `0`-`2` a WebSocket message from client 0-2, `3` an agent stdout line,
+//! `4` client 0 leaves (and a new client takes its slot), `5` the agent
+//! exits, `6` it starts again. Asserted, after every event:
+//! - every line for the agent is exactly one line (one `\n`, at the end)
+//!   and a valid JSON-RPC message;
+//! - every message for a client is valid JSON-RPC without a raw newline,
+//!   and goes to a connected client;
+//! - a client message holding a raw newline never reaches the agent;
+//! - an agent line goes to at most one client unless it is a notification
+//!   without a `sessionId`;
+//! - nothing panics, and the pending tables never outgrow the requests.
+#![allow(dead_code)]
+
+#[path = "../../examples/support/bridge_router.rs"]
+mod router;
+
+use std::time::Duration;
+
+use acp_codec::acp::Message;
+use router::{ClientId, Out, Router};
+
+pub fn check(data: &[u8]) {
+    let mut router = Router::new();
+    let mut out = Vec::new();
+    router.agent_started(1, 0, &mut out);
+    let mut clients: Vec<ClientId> = (0..3).map(|_| router.connect()).collect();
+    let mut requests = 0usize;
+    for (step, record) in data.split(|&b| b == 0xFF).enumerate() {
+        let Some((&op, rest)) = record.split_first() else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(rest);
+        let now = Duration::from_millis(step as u64);
+        out.clear();
+        let mut from_agent = false;
+        match op % 7 {
+            c @ 0..=2 => {
+                requests += 1;
+                router.handle_client(clients[usize::from(c)], &text, now, &mut out);
+                if text.contains('\n') {
+                    assert!(
+                        !out.iter().any(|o| matches!(o, Out::Agent(_))),
+                        "a message with a raw newline was forwarded: {text:?}"
+                    );
+                }
+            }
+            3 => {
+                router.handle_agent(&text, now, &mut out);
+                from_agent = true;
+            }
+            4 => {
+                router.disconnect(clients[0], &mut out);
+                clients[0] = router.connect();
+            }
+            5 => router.agent_exited("exit status: 1", Duration::from_millis(100), &mut out),
+            _ => router.agent_started(2, 1, &mut out),
+        }
+        let mut to_clients = 0;
+        for o in &out {
+            match o {
+                Out::Agent(line) => {
+                    assert_eq!(line.last(), Some(&b'\n'));
+                    assert_eq!(line.iter().filter(|&&b| b == b'\n').count(), 1);
+                    let s = std::str::from_utf8(&line[..line.len() - 1]).unwrap();
+                    Message::decode(s)
+                        .unwrap_or_else(|e| panic!("bad line for the agent {s:?}: {e}"));
+                }
+                Out::Client(c, msg) => {
+                    assert!(clients.contains(c), "message for a client that is gone");
+                    assert!(!msg.contains('\n'));
+                    Message::decode(msg)
+                        .unwrap_or_else(|e| panic!("bad message for a client {msg:?}: {e}"));
+                    to_clients += 1;
+                }
+            }
+        }
+        if from_agent && to_clients > 1 {
+            let Ok(Message::Notification(n)) = Message::decode(&text) else {
+                panic!("agent line sent to {to_clients} clients: {text:?}");
+            };
+            let session = n
+                .params
+                .as_ref()
+                .and_then(|p| serde_json::from_str::<serde_json::Value>(p.get()).ok())
+                .and_then(|v| v.get("sessionId").cloned());
+            assert!(
+                session.is_none_or(|s| s.is_null()),
+                "a notification naming a session was broadcast: {text:?}"
+            );
+        }
+        let (forwarded, asked) = router.pending();
+        assert!(forwarded <= requests);
+        assert!(asked <= step + 1);
+    }
+}

@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# Interop proof for the ACP examples, against real peers, loopback only.
+#
+#   scripts/interop.sh
+#
+# Builds the `acp_client` and `mock_agent` examples, installs the pinned
+# peers (scripts/peers/install.sh, a no-op when present) and checks:
+#   - the default mock turn (--summary-json: end_turn, counts > 0), a large
+#     tool output, --permission reject, fs confinement (symlinks escaping the
+#     session directory are refused), Ctrl-C -> session/cancel;
+#   - a dead agent (`false`, one that exits mid-turn) and a hung one
+#     (`sleep`) end with a clear error and a non-zero exit, quickly;
+#   - acp_client against the TypeScript SDK 1.9.0 example agent, full turn;
+#   - the TypeScript SDK 2.4.0 client against our mock_agent, full turn;
+#   - acp_client against Gemini CLI 0.61.0 offline (scratch HOME, no key):
+#     initialize succeeds, session/new reports Gemini's error, non-zero exit.
+# Every run is bounded by `timeout`; no process is left behind.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+export PEERS_DIR="${PEERS_DIR:-$ROOT/target/peers}"
+
+cargo build --quiet --example acp_client --example mock_agent
+CLIENT="$ROOT/target/debug/examples/acp_client"
+MOCK="$ROOT/target/debug/examples/mock_agent"
+scripts/peers/install.sh >/dev/null
+
+T="$(mktemp -d)"
+trap 'rm -rf "$T"' EXIT
+FAILED=0
+START_ALL=$(date +%s.%N)
+
+pass() { printf 'ok   %-58s %6.2fs\n' "$1" "$2"; }
+fail() { printf 'FAIL %-58s %6.2fs\n' "$1" "$2"; FAILED=1; }
+elapsed() { echo "$(date +%s.%N) - $1" | bc; }
+
+# check NAME PYTHON-EXPR: evaluates EXPR with `s` = the summary JSON (last
+# stdout line of $T/out), `rc` = exit status, `secs`, `err` = stderr text.
+check() {
+  local name="$1" expr="$2" rc="$3" secs="$4"
+  if python3 - "$T/out" "$T/err" "$rc" "$secs" "$expr" <<'EOF'
+import json, sys
+out, err, rc, secs, expr = sys.argv[1:]
+lines = open(out, encoding="utf-8").read().splitlines()
+s = json.loads(lines[-1]) if lines else {}
+err = open(err, encoding="utf-8").read()
+ok = eval(expr, {"s": s, "rc": int(rc), "secs": float(secs), "err": err, "out": "\n".join(lines)})
+if not ok:
+    print("  summary:", lines[-1] if lines else "(no output)")
+    print("  stderr:", err[-2000:])
+sys.exit(0 if ok else 1)
+EOF
+  then pass "$name" "$secs"; else fail "$name (rc=$rc)" "$secs"; fi
+}
+
+# run NAME EXPR -- ARGS...: runs acp_client with ARGS (bounded) and checks.
+run() {
+  local name="$1" expr="$2"; shift 3
+  local t0 rc=0; t0=$(date +%s.%N)
+  timeout -k 5 120 "$CLIENT" --summary-json "$@" >"$T/out" 2>"$T/err" || rc=$?
+  check "$name" "$expr" "$rc" "$(elapsed "$t0")"
+}
+
+project() { # a fresh session directory
+  local d="$T/$1"; mkdir -p "$d"; printf '# Demo\n\nA tiny project.\n' >"$d/README.md"; echo "$d"
+}
+
+# --- the built-in mock agent -------------------------------------------------
+run "mock: default turn" \
+  's["stopReason"]=="end_turn" and rc==0 and s["messageChunks"]>0 and s["thoughtChunks"]>0 and s["toolCalls"]>=4 and s["permissionRequests"]==2 and s["fsReads"]>=1 and s["fsWrites"]==1 and s["plans"]>0 and s["badLines"]==0 and s["turnProblems"]==0' --
+P=$(project big)
+run "mock: --big-bytes 2000000 (one 2 MB line)" \
+  's["stopReason"]=="end_turn" and rc==0 and s["largestLineBytes"]>2000000' -- --cwd "$P" --big-bytes 2000000
+P=$(project reject)
+run "mock: --permission reject" \
+  's["stopReason"]=="end_turn" and rc==0 and s["permissionRequests"]==2 and s["permissionsAllowed"]==0 and s["fsWrites"]==0' \
+  -- --cwd "$P" --permission reject
+[[ ! -e "$P/NOTES.md" ]] || { echo "FAIL reject: NOTES.md was written"; FAILED=1; }
+
+t0=$(date +%s.%N); rc=0
+printf '2\n3\n' | timeout -k 5 60 "$CLIENT" --summary-json --permission ask >"$T/out" 2>"$T/err" || rc=$?
+check "mock: --permission ask (allow once, then reject)" \
+  's["stopReason"]=="end_turn" and rc==0 and s["permissionRequests"]==2 and s["permissionsAllowed"]==1 and s["fsWrites"]==0 and "choose 1-3" in out' \
+  "$rc" "$(elapsed "$t0")"
+t0=$(date +%s.%N); rc=0
+timeout -k 5 60 "$CLIENT" --summary-json --permission ask </dev/null >"$T/out" 2>"$T/err" || rc=$?
+check "mock: --permission ask, stdin closed: rejects" \
+  's["stopReason"]=="end_turn" and rc==0 and s["permissionRequests"]==2 and s["permissionsAllowed"]==0' \
+  "$rc" "$(elapsed "$t0")"
+
+P=$(project confined); mkdir -p "$T/outside"
+echo "secret" >"$T/outside/secret.txt"; echo "keep" >"$T/outside/victim.txt"
+rm "$P/README.md"; ln -s "$T/outside/secret.txt" "$P/README.md"   # read escapes
+ln -s "$T/outside/victim.txt" "$P/NOTES.md"                         # write escapes
+run "mock: fs confined (symlinks out of the session dir refused)" \
+  's["stopReason"]=="end_turn" and rc==0 and s["fsRefused"]>=2 and s["fsWrites"]==0 and "secret" not in out' \
+  -- --cwd "$P"
+[[ "$(cat "$T/outside/victim.txt")" == "keep" ]] || { echo "FAIL confined: the file outside was written"; FAILED=1; }
+
+t0=$(date +%s.%N); rc=0
+"$CLIENT" --summary-json --mock-delay-ms 200 >"$T/out" 2>"$T/err" & pid=$!
+sleep 1; kill -INT "$pid"; wait "$pid" || rc=$?
+check "mock: Ctrl-C sends session/cancel" 's["stopReason"]=="cancelled" and rc==130 and s["cancelledByUser"]' "$rc" "$(elapsed "$t0")"
+
+# --- dead and hung agents ----------------------------------------------------
+run "dead agent (false): quick non-zero exit" \
+  'rc!=0 and secs<5 and "initialize" in s["error"] and "exit" in s["error"]' -- --agent false
+cat >"$T/dying.sh" <<'EOF'
+#!/bin/sh
+read -r l; echo '{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}'
+read -r l; echo '{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s1"}}'
+read -r l; echo '{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"about to crash"}}}}'
+echo "dying agent: bye" >&2
+exit 3
+EOF
+chmod +x "$T/dying.sh"
+run "agent exiting mid-turn: quick non-zero exit" \
+  'rc!=0 and secs<5 and "session/prompt" in s["error"] and "exit status: 3" in s["error"] and s["messageChunks"]==1 and "dying agent: bye" in err' \
+  -- --agent "$T/dying.sh" --cwd "$(project dying)"
+run "hung agent (sleep): --timeout 2 error" \
+  'rc!=0 and secs<10 and "timed out" in s["error"]' -- --agent "sleep 1000.4242" --timeout 2
+if pgrep -f "sleep 1000.4242" >/dev/null; then echo "FAIL hung agent left running"; FAILED=1; fi
+
+# --- real peers --------------------------------------------------------------
+P=$(project sdk19)
+run "acp_client vs TS SDK 1.9.0 example agent: full turn" \
+  's["stopReason"]=="end_turn" and rc==0 and s["messageChunks"]>0 and s["toolCalls"]>0 and s["permissionRequests"]>0 and s["badLines"]==0 and s["turnProblems"]==0' \
+  -- --agent "node $PEERS_DIR/node_modules/sdk19/dist/examples/agent.js" --cwd "$P" --timeout 30
+
+P=$(project sdk24); t0=$(date +%s.%N); rc=0
+mkfifo "$T/to_agent" "$T/to_client"
+# Open order matters (opening a FIFO blocks until its other end is opened):
+# the agent opens to_client first, and so does the client.
+timeout -k 5 60 "$MOCK" >"$T/to_client" <"$T/to_agent" 2>"$T/agent.err" & apid=$!
+timeout -k 5 60 node scripts/peers/ts_sdk_client.mjs "$P" "Write some notes." <"$T/to_client" >"$T/to_agent" 2>"$T/err" || rc=$?
+wait "$apid" || rc=$((rc + 100))
+echo '{}' >"$T/out"
+check "TS SDK 2.4.0 client vs mock_agent: full turn, no errors" \
+  'rc==0 and "stop end_turn" in err and "rror" not in err and open("'"$T/agent.err"'").read()=="" and open("'"$P/NOTES.md"'").read().startswith("# Notes")' \
+  "$rc" "$(elapsed "$t0")"
+
+H="$T/gemini-home"; mkdir -p "$H"; P=$(project gemini); t0=$(date +%s.%N); rc=0
+env -u GEMINI_API_KEY -u GOOGLE_API_KEY -u GOOGLE_GENAI_USE_VERTEXAI -u GOOGLE_CLOUD_PROJECT \
+  HOME="$H" GEMINI_CLI_NO_RELAUNCH=1 timeout -k 5 120 \
+  "$CLIENT" --summary-json --agent "$PEERS_DIR/node_modules/.bin/gemini --acp" --cwd "$P" --timeout 60 \
+  >"$T/out" 2>"$T/err" || rc=$?
+check "acp_client vs Gemini CLI 0.61.0 offline: clean session/new error" \
+  'rc==1 and s["agent"]=="gemini-cli 0.61.0" and s["sessionId"] is None and "session/new" in s["error"] and "-32000" in s["error"] and "API key" in s["error"]' \
+  "$rc" "$(elapsed "$t0")"
+
+# Nothing may outlive the checks: no process with its cwd in the scratch dir.
+sleep 0.2
+left=$(for p in /proc/[0-9]*; do readlink "$p/cwd" 2>/dev/null || true; done | grep -c "^$T" || true)
+if [[ "$left" != "0" ]]; then echo "FAIL $left process(es) left running in $T"; FAILED=1; fi
+
+printf 'interop: total %.1fs\n' "$(elapsed "$START_ALL")"
+exit "$FAILED"

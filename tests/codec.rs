@@ -1,0 +1,199 @@
+//! The tokio-util codecs through `FramedRead`/`FramedWrite`: bad lines are
+//! items and the stream goes on, whatever the read sizes; encoded messages
+//! decode back to themselves.
+#![cfg(feature = "tokio-util")]
+
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use acp_codec::acp::Message;
+use acp_codec::codec::{AcpCodec, LineCodec};
+use acp_codec::{Error, FrameError, Limits};
+use futures_util::{SinkExt, StreamExt};
+use proptest::prelude::*;
+use tokio::io::{AsyncRead, ReadBuf};
+use tokio_util::codec::{FramedRead, FramedWrite};
+
+/// A reader that hands out its data in reads of the given sizes (cycled).
+struct Pieces {
+    data: Vec<u8>,
+    pos: usize,
+    sizes: Vec<usize>,
+    turn: usize,
+}
+
+impl AsyncRead for Pieces {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        _cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let size = self.sizes[self.turn % self.sizes.len()].max(1);
+        self.turn += 1;
+        let end = self.pos.saturating_add(size)
+            .min(self.data.len())
+            .min(self.pos + buf.remaining());
+        let piece = self.data[self.pos..end].to_vec();
+        buf.put_slice(&piece);
+        self.pos = end;
+        Poll::Ready(Ok(()))
+    }
+}
+
+fn pieces(data: &[u8], sizes: &[usize]) -> Pieces {
+    Pieces {
+        data: data.to_vec(),
+        pos: 0,
+        sizes: if sizes.is_empty() {
+            vec![usize::MAX]
+        } else {
+            sizes.to_vec()
+        },
+        turn: 0,
+    }
+}
+
+/// Everything the ACP codec yields, as `Ok(method-or-id)` / `Err(code)`.
+fn run_acp(data: &[u8], sizes: &[usize], limits: &Limits) -> Vec<Result<String, i32>> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let mut framed = FramedRead::new(pieces(data, sizes), AcpCodec::with_limits(limits));
+        let mut out = Vec::new();
+        while let Some(item) = framed.next().await {
+            out.push(match item.expect("no i/o error") {
+                Ok(msg) => Ok(match (msg.method(), msg.id()) {
+                    (Some(m), _) => m.to_owned(),
+                    (None, Some(id)) => format!("response {id}"),
+                    (None, None) => unreachable!(),
+                }),
+                Err(e) => Err(e.code().0),
+            });
+        }
+        out
+    })
+}
+
+const STREAM: &[u8] = b"Loaded cached credentials.\n\
+{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":1}}\r\n\
+\n\
+\xff\xfe not utf-8\n\
+{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"session/prompt\",\"params\":{\"sessionId\":\"s\",\"prompt\":[{\"type\":\"text\",\"text\":\"01234567890123456789012345678901234567890123456789012345678901234567890123456789\"}]}}\n\
+{\"jsonrpc\":\"1.0\",\"id\":1,\"result\":{}}\n\
+{\"jsonrpc\":\"2.0\",\"method\":\"session/update\",\"params\":{\"sessionId\":\"s\",\"update\":{\"sessionUpdate\":\"agent_message_chunk\",\"content\":{\"type\":\"text\",\"text\":\"hi\"}}}}\n\
+{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{\"protocolVersion\":1}}";
+
+#[test]
+fn bad_lines_are_items_and_the_stream_goes_on() {
+    let limits = Limits::default().with_max_line_len(160);
+    let got = run_acp(STREAM, &[], &limits);
+    assert_eq!(
+        got,
+        vec![
+            Err(-32700), // stray text
+            Ok("initialize".to_owned()),
+            Err(-32700), // invalid UTF-8
+            Err(-32600), // too long
+            Err(-32600), // jsonrpc 1.0
+            Ok("session/update".to_owned()),
+            Ok("response 0".to_owned()), // unterminated last line, at EOF
+        ]
+    );
+}
+
+#[test]
+fn too_long_request_keeps_its_id() {
+    let limits = Limits::default().with_max_line_len(64);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let line = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":42,\"method\":\"session/prompt\",\"params\":\"{}\"}}\n{{\"jsonrpc\":\"2.0\",\"method\":\"x\"}}\n",
+        "a".repeat(1000)
+    );
+    rt.block_on(async {
+        let mut framed = FramedRead::new(
+            pieces(line.as_bytes(), &[7]),
+            AcpCodec::with_limits(&limits),
+        );
+        let first = framed.next().await.unwrap().unwrap().unwrap_err();
+        let Error::Frame(FrameError::LineTooLong { id, is_request, .. }) = first else {
+            panic!("{first:?}")
+        };
+        assert_eq!(id.unwrap().to_string(), "42");
+        assert!(is_request);
+        let next = framed.next().await.unwrap().unwrap().unwrap();
+        assert_eq!(next.method(), Some("x"));
+        assert!(framed.next().await.is_none());
+    });
+}
+
+#[test]
+fn encode_then_decode_round_trips() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/acp-spec-examples.ndjson"
+    ))
+    .unwrap();
+    let messages: Vec<Message<'_>> = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| Message::decode(l).unwrap())
+        .collect();
+    assert!(messages.len() > 5);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let mut sink = FramedWrite::new(Vec::new(), AcpCodec::new());
+        for m in &messages {
+            sink.send(m).await.unwrap();
+        }
+        let bytes = sink.into_inner();
+        assert_eq!(
+            bytes.iter().filter(|&&b| b == b'\n').count(),
+            messages.len()
+        );
+        let mut framed = FramedRead::new(pieces(&bytes, &[3, 1000, 17]), AcpCodec::new());
+        let mut back = Vec::new();
+        while let Some(item) = framed.next().await {
+            back.push(item.unwrap().unwrap());
+        }
+        assert_eq!(back, messages);
+    });
+}
+
+#[test]
+fn line_codec_recovers_too() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let limits = Limits::default().with_max_line_len(160);
+        let mut framed = FramedRead::new(pieces(STREAM, &[5]), LineCodec::with_limits(&limits));
+        let mut errors = 0;
+        let mut lines = 0;
+        while let Some(item) = framed.next().await {
+            match item.unwrap() {
+                Ok(_) => lines += 1,
+                Err(e) => {
+                    eprintln!("{e}");
+                    errors += 1
+                }
+            }
+        }
+        assert_eq!((lines, errors), (5, 2));
+    });
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// The items do not depend on how the input is split into reads.
+    #[test]
+    fn items_independent_of_read_sizes(sizes in proptest::collection::vec(1usize..40, 1..8)) {
+        let limits = Limits::default().with_max_line_len(160);
+        prop_assert_eq!(run_acp(STREAM, &sizes, &limits), run_acp(STREAM, &[], &limits));
+    }
+}

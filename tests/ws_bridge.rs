@@ -1,0 +1,1218 @@
+//! The `ws_bridge` example, end to end: the example binary is spawned on a
+//! free loopback port (its built-in mock agent a real child process), and
+//! driven by real WebSocket clients (tokio-tungstenite).
+//!
+//! `cargo test` builds the examples before running tests; when this file is
+//! run alone (`cargo test --test ws_bridge`) it builds the example first.
+//! Every wait is bounded; nothing leaves the loopback interface.
+//!
+//! The router's sans-IO rules are tested directly too, through the same
+//! source file the example includes.
+#![cfg(all(feature = "std", target_os = "linux"))]
+
+#[path = "../examples/support/bridge_router.rs"]
+#[allow(dead_code)]
+mod bridge_router;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{json, Value};
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+use tokio_tungstenite::tungstenite::{Error as WsError, Message as WsMessage};
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+
+/// Longest wait for any one message.
+const STEP: Duration = Duration::from_secs(30);
+
+// ---------------------------------------------------------------- harness
+
+fn bridge_exe() -> &'static Path {
+    static EXE: OnceLock<PathBuf> = OnceLock::new();
+    EXE.get_or_init(|| {
+        // A prebuilt binary (say, a release build for measurements).
+        if let Some(exe) = std::env::var_os("WS_BRIDGE_EXE") {
+            return PathBuf::from(exe);
+        }
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+        // target/<profile>/deps/ws_bridge-HASH -> target/<profile>/examples/ws_bridge
+        let deps = std::env::current_exe().unwrap();
+        let profile_dir = deps.parent().unwrap().parent().unwrap().to_path_buf();
+        let exe = profile_dir.join("examples").join("ws_bridge");
+        // The features this test was built with, so the build is the one
+        // `cargo test` already made (a no-op) rather than a second variant.
+        let features: Vec<&str> = [
+            ("std", cfg!(feature = "std")),
+            ("alloc", cfg!(feature = "alloc")),
+            ("bytes", cfg!(feature = "bytes")),
+            ("tokio-util", cfg!(feature = "tokio-util")),
+        ]
+        .iter()
+        .filter_map(|&(name, on)| on.then_some(name))
+        .collect();
+        let status = Command::new(env!("CARGO"))
+            .args([
+                "build",
+                "--quiet",
+                "--example",
+                "ws_bridge",
+                "--no-default-features",
+                "--features",
+            ])
+            .arg(features.join(","))
+            .current_dir(&root)
+            .status()
+            .expect("run cargo build --example ws_bridge");
+        assert!(status.success(), "cargo build --example ws_bridge failed");
+        assert!(exe.exists(), "{} missing", exe.display());
+        exe
+    })
+}
+
+fn scratch_dir(name: &str) -> PathBuf {
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "ws_bridge_test_{}_{}_{}",
+        std::process::id(),
+        name,
+        N.fetch_add(1, Ordering::Relaxed)
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+struct Bridge {
+    child: Child,
+    addr: SocketAddr,
+    dir: PathBuf,
+    stderr: Arc<Mutex<String>>,
+}
+
+impl Bridge {
+    fn start(name: &str, args: &[&str]) -> Self {
+        Self::start_in(scratch_dir(name), args, &[])
+    }
+
+    fn start_in(dir: PathBuf, args: &[&str], envs: &[(&str, &str)]) -> Self {
+        let mut child = Command::new(bridge_exe())
+            .envs(envs.iter().copied())
+            .args(["--port", "0", "--log-dir"])
+            .arg(&dir)
+            .args(args)
+            .env_remove("GEMINI_PORT")
+            .env_remove("GEMINI_BRIDGE_TOKEN")
+            .env_remove("GEMINI_BRIDGE_AGENT")
+            .env_remove("GEMINI_BRIDGE_ORIGINS")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn ws_bridge");
+        let mut err = BufReader::new(child.stderr.take().unwrap());
+        let mut first = String::new();
+        while !first.contains("listening on ws://") {
+            first.clear();
+            if err.read_line(&mut first).unwrap() == 0 {
+                panic!("ws_bridge exited before listening");
+            }
+        }
+        let addr = first
+            .split("ws://")
+            .nth(1)
+            .and_then(|s| s.split_whitespace().next())
+            .unwrap_or_else(|| panic!("no listening line: {first:?}"))
+            .parse()
+            .unwrap();
+        let stderr = Arc::new(Mutex::new(first));
+        let sink = stderr.clone();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            while err.read_line(&mut line).unwrap_or(0) > 0 {
+                sink.lock().unwrap().push_str(&line);
+                line.clear();
+            }
+        });
+        Self {
+            child,
+            addr,
+            dir,
+            stderr,
+        }
+    }
+
+    fn url(&self) -> String {
+        format!("ws://{}/", self.addr)
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// The agent process: the bridge's child.
+    fn agent_pid(&self) -> Option<u32> {
+        let tasks = std::fs::read_dir(format!("/proc/{}/task", self.pid())).ok()?;
+        for t in tasks.flatten() {
+            let children = std::fs::read_to_string(t.path().join("children")).unwrap_or_default();
+            if let Some(pid) = children.split_whitespace().next() {
+                return pid.parse().ok();
+            }
+        }
+        None
+    }
+
+    fn status_kib(&self, field: &str) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid())).unwrap();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(field))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap()
+    }
+}
+
+impl Drop for Bridge {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        if std::thread::panicking() {
+            eprintln!("bridge stderr:\n{}", self.stderr.lock().unwrap());
+        } else {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+type Ws = WebSocketStream<MaybeTlsStream<tokio::net::TcpStream>>;
+
+struct Client {
+    ws: Ws,
+    next_id: i64,
+    /// Notifications and agent requests seen.
+    seen: Vec<Value>,
+    /// Bytes of text received.
+    received: usize,
+    largest: usize,
+    /// Answer permission requests (otherwise the turn waits).
+    answer: bool,
+}
+
+#[derive(Debug, Default)]
+struct Turn {
+    stop_reason: String,
+    message_chunks: usize,
+    permission_requests: usize,
+    largest: usize,
+}
+
+async fn connect_with(
+    url: &str,
+    bearer: Option<&str>,
+    origin: Option<&str>,
+) -> Result<Client, WsError> {
+    let mut req = url.into_client_request()?;
+    if let Some(t) = bearer {
+        req.headers_mut()
+            .insert("authorization", format!("Bearer {t}").parse().unwrap());
+    }
+    if let Some(o) = origin {
+        req.headers_mut().insert("origin", o.parse().unwrap());
+    }
+    let config = WebSocketConfig::default()
+        .max_message_size(Some(64 << 20))
+        .max_frame_size(Some(64 << 20));
+    let (ws, _) = tokio::time::timeout(
+        STEP,
+        tokio_tungstenite::connect_async_with_config(req, Some(config), true),
+    )
+    .await
+    .expect("connect timed out")?;
+    Ok(Client {
+        ws,
+        next_id: 1,
+        seen: Vec::new(),
+        received: 0,
+        largest: 0,
+        answer: true,
+    })
+}
+
+async fn connect(bridge: &Bridge) -> Client {
+    connect_with(&bridge.url(), None, None)
+        .await
+        .expect("connect")
+}
+
+impl Client {
+    async fn send_text(&mut self, text: String) {
+        self.ws
+            .send(WsMessage::Text(text.into()))
+            .await
+            .expect("send");
+    }
+
+    async fn send(&mut self, v: &Value) {
+        self.send_text(v.to_string()).await;
+    }
+
+    /// The next text message, parsed; `None` on close.
+    async fn recv(&mut self) -> Option<Value> {
+        loop {
+            let m = tokio::time::timeout(STEP, self.ws.next())
+                .await
+                .expect("no message within the step timeout");
+            match m {
+                Some(Ok(WsMessage::Text(t))) => {
+                    self.received += t.len();
+                    self.largest = self.largest.max(t.len());
+                    return Some(
+                        serde_json::from_str(t.as_str()).expect("bridge sent invalid json"),
+                    );
+                }
+                Some(Ok(WsMessage::Close(_))) | None | Some(Err(_)) => return None,
+                Some(Ok(_)) => {}
+            }
+        }
+    }
+
+    /// Answers an agent request the way a simple client would.
+    async fn answer_agent(&mut self, m: &Value) {
+        let id = m["id"].clone();
+        let reply = match m["method"].as_str().unwrap_or("") {
+            "session/request_permission" => {
+                json!({"jsonrpc":"2.0","id":id,"result":{"outcome":{"outcome":"selected","optionId":"proceed_once"}}})
+            }
+            "fs/read_text_file" => {
+                json!({"jsonrpc":"2.0","id":id,"result":{"content":"# test project\n"}})
+            }
+            "fs/write_text_file" => json!({"jsonrpc":"2.0","id":id,"result":{}}),
+            _ => {
+                json!({"jsonrpc":"2.0","id":id,"error":{"code":-32601,"message":"method not found"}})
+            }
+        };
+        self.send(&reply).await;
+    }
+
+    /// Sends a request and waits for its response, answering the agent's
+    /// requests meanwhile.
+    async fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(&json!({"jsonrpc":"2.0","id":id,"method":method,"params":params}))
+            .await;
+        self.response_to(id).await
+    }
+
+    async fn response_to(&mut self, id: i64) -> Value {
+        loop {
+            let m = self
+                .recv()
+                .await
+                .unwrap_or_else(|| panic!("closed while waiting for response {id}"));
+            if m.get("method").is_some() {
+                if m.get("id").is_some() && self.answer {
+                    self.answer_agent(&m).await;
+                }
+                self.seen.push(m);
+                continue;
+            }
+            if m["id"] == json!(id) {
+                return m;
+            }
+            panic!("unexpected response {m}");
+        }
+    }
+
+    async fn open_session(&mut self, cwd: &Path) -> String {
+        let init = self
+            .request("initialize", json!({"protocolVersion":1,"clientCapabilities":{"fs":{"readTextFile":true,"writeTextFile":true}}}))
+            .await;
+        assert!(init.get("result").is_some(), "initialize failed: {init}");
+        let new = self
+            .request(
+                "session/new",
+                json!({"cwd": cwd.to_str().unwrap(), "mcpServers": []}),
+            )
+            .await;
+        new["result"]["sessionId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("session/new failed: {new}"))
+            .to_owned()
+    }
+
+    async fn turn(&mut self, session: &str, text: &str) -> Turn {
+        let seen_before = self.seen.len();
+        self.largest = 0;
+        let r = self
+            .request(
+                "session/prompt",
+                json!({"sessionId": session, "prompt": [{"type":"text","text": text}]}),
+            )
+            .await;
+        let mut t = Turn {
+            stop_reason: r["result"]["stopReason"]
+                .as_str()
+                .unwrap_or_else(|| panic!("prompt failed: {r}"))
+                .to_owned(),
+            largest: self.largest,
+            ..Turn::default()
+        };
+        for m in &self.seen[seen_before..] {
+            assert_eq!(
+                m["params"]["sessionId"],
+                json!(session),
+                "message of another session: {m}"
+            );
+            match m["method"].as_str() {
+                Some("session/update")
+                    if m["params"]["update"]["sessionUpdate"] == "agent_message_chunk" =>
+                {
+                    t.message_chunks += 1
+                }
+                Some("session/request_permission") => t.permission_requests += 1,
+                _ => {}
+            }
+        }
+        t
+    }
+}
+
+fn http_get(addr: SocketAddr, path: &str) -> String {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(STEP)).unwrap();
+    write!(s, "GET {path} HTTP/1.1\r\nHost: {addr}\r\n\r\n").unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    out
+}
+
+fn refused_status(e: WsError) -> u16 {
+    match e {
+        WsError::Http(resp) => resp.status().as_u16(),
+        other => panic!("expected an http refusal, got {other}"),
+    }
+}
+
+// ---------------------------------------------------------------- tests
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn full_turn_health_and_log() {
+    let bridge = Bridge::start("turn", &[]);
+    let health = http_get(bridge.addr, "/health");
+    assert!(health.starts_with("HTTP/1.1 200"), "{health}");
+    assert!(health.ends_with("\r\n\r\nok"), "{health}");
+    assert!(http_get(bridge.addr, "/").starts_with("HTTP/1.1 404"));
+
+    let mut c = connect(&bridge).await;
+    let session = c.open_session(&bridge.dir).await;
+    let t = c.turn(&session, "list the files").await;
+    assert_eq!(t.stop_reason, "end_turn");
+    assert!(t.message_chunks >= 2, "{t:?}");
+    assert!(t.permission_requests >= 1, "{t:?}");
+    // Client ids come back as sent, whatever id the agent saw.
+    c.send_text(r#"{"jsonrpc":"2.0","id":"str-id","method":"_test/unknown"}"#.to_owned())
+        .await;
+    let r = c.recv().await.unwrap();
+    assert_eq!(r["id"], "str-id");
+    assert_eq!(r["error"]["code"], -32601);
+    let log = std::fs::read_to_string(bridge.dir.join("gemini-acp.log")).unwrap();
+    assert!(log.contains("agent started"), "{log}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn six_mb_agent_line_relayed_intact() {
+    const BIG: usize = 6_000_000;
+    let bridge = Bridge::start("big", &["--mock-args", "--big-bytes 6000000"]);
+    let mut c = connect(&bridge).await;
+    let session = c.open_session(&bridge.dir).await;
+    let t = c.turn(&session, "print a long sequence").await;
+    assert_eq!(t.stop_reason, "end_turn");
+    assert!(t.largest > BIG, "largest message {} bytes", t.largest);
+    let big = c
+        .seen
+        .iter()
+        .find_map(|m| {
+            let u = &m["params"]["update"];
+            (u["sessionUpdate"] == "tool_call_update" && u["title"] == "seq 1 1000000").then(|| {
+                u["content"][0]["content"]["text"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned()
+            })
+        })
+        .expect("big tool output relayed");
+    let mut expected = String::with_capacity(BIG + 16);
+    let mut n = 1u64;
+    while expected.len() < BIG {
+        expected.push_str(&format!("{n}\n"));
+        n += 1;
+    }
+    expected.truncate(BIG);
+    assert_eq!(big.len(), BIG);
+    assert!(big == expected, "big output differs from the agent's");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn injected_newline_refused_never_forwarded() {
+    let bridge = Bridge::start("newline", &[]);
+    let mut c = connect(&bridge).await;
+    // Two messages in one: refused, id unknown.
+    let two = concat!(
+        r#"{"jsonrpc":"2.0","id":1,"method":"_test/first"}"#,
+        "\n",
+        r#"{"jsonrpc":"2.0","id":2,"method":"_test/second"}"#
+    );
+    c.send_text(two.to_owned()).await;
+    let r = c.recv().await.unwrap();
+    assert_eq!(r["error"]["code"], -32600, "{r}");
+    assert_eq!(r["id"], Value::Null);
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("raw newline"),
+        "{r}"
+    );
+    // One pretty-printed message: refused with its id.
+    c.send_text("{\"jsonrpc\":\"2.0\",\n \"id\":3, \"method\":\"_test/third\"}".to_owned())
+        .await;
+    let r = c.recv().await.unwrap();
+    assert_eq!(
+        (r["id"].clone(), r["error"]["code"].clone()),
+        (json!(3), json!(-32600)),
+        "{r}"
+    );
+    // Not JSON-RPC at all.
+    c.send_text("hello".to_owned()).await;
+    assert_eq!(c.recv().await.unwrap()["error"]["code"], -32700);
+    c.send_text("[]".to_owned()).await;
+    assert_eq!(c.recv().await.unwrap()["error"]["code"], -32600);
+    // An escaped newline inside a string is just text.
+    c.send_text(
+        r#"{"jsonrpc":"2.0","id":4,"method":"_test/fourth","params":{"t":"a\nb"}}"#.to_owned(),
+    )
+    .await;
+    let r = c.recv().await.unwrap();
+    assert_eq!(
+        (r["id"].clone(), r["error"]["code"].clone()),
+        (json!(4), json!(-32601)),
+        "{r}"
+    );
+    // None of the refused ids ever reached the agent: the next answer is 5's.
+    c.next_id = 5;
+    let r = c.request("_test/fifth", json!({})).await;
+    assert_eq!(r["id"], 5, "{r}");
+    assert!(c.seen.is_empty(), "{:?}", c.seen);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oversized_message_closed_with_1009() {
+    let bridge = Bridge::start("size", &["--max-message-bytes", "65536"]);
+    let mut other = connect(&bridge).await;
+    let session = other.open_session(&bridge.dir).await;
+    let mut c = connect(&bridge).await;
+    let big = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"_test/x","params":{{"pad":"{}"}}}}"#,
+        "x".repeat(100_000)
+    );
+    c.send_text(big).await;
+    let close = loop {
+        match tokio::time::timeout(STEP, c.ws.next())
+            .await
+            .expect("close timed out")
+        {
+            Some(Ok(WsMessage::Close(frame))) => break frame,
+            Some(Ok(_)) => continue,
+            other => panic!("expected a close frame, got {other:?}"),
+        }
+    };
+    let frame = close.expect("close frame with a code");
+    assert_eq!(frame.code, CloseCode::Size);
+    assert_eq!(u16::from(frame.code), 1009);
+    // A message just under the limit still goes through on a fresh connection,
+    // and the other client is untouched.
+    let mut c = connect(&bridge).await;
+    let fits = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"_test/x","params":{{"pad":"{}"}}}}"#,
+        "x".repeat(60_000)
+    );
+    c.send_text(fits).await;
+    assert_eq!(c.recv().await.unwrap()["error"]["code"], -32601);
+    assert_eq!(
+        other.turn(&session, "still there?").await.stop_reason,
+        "end_turn"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn token_and_origin_checked() {
+    let bridge = Bridge::start(
+        "auth",
+        &[
+            "--token",
+            "s3cret-token",
+            "--allow-origin",
+            "http://localhost:5173",
+        ],
+    );
+    let url = bridge.url();
+    assert_eq!(
+        refused_status(connect_with(&url, None, None).await.err().unwrap()),
+        401
+    );
+    assert_eq!(
+        refused_status(connect_with(&url, Some("wrong"), None).await.err().unwrap()),
+        401
+    );
+    let wrong_query = format!("{url}?token=s3cret-tokeN");
+    assert_eq!(
+        refused_status(connect_with(&wrong_query, None, None).await.err().unwrap()),
+        401
+    );
+    let foreign = connect_with(&url, Some("s3cret-token"), Some("https://evil.example")).await;
+    assert_eq!(refused_status(foreign.err().unwrap()), 403);
+    // A foreign origin is refused even with the token in the query.
+    let q = format!("{url}?token=s3cret-token");
+    assert_eq!(
+        refused_status(
+            connect_with(&q, None, Some("http://localhost:5174"))
+                .await
+                .err()
+                .unwrap()
+        ),
+        403
+    );
+    // Accepted: header token; query token from an allowed origin.
+    let mut c = connect_with(&url, Some("s3cret-token"), None)
+        .await
+        .unwrap();
+    assert_eq!(
+        c.request("_test/x", json!({})).await["error"]["code"],
+        -32601
+    );
+    let mut c = connect_with(&q, None, Some("http://localhost:5173"))
+        .await
+        .unwrap();
+    assert_eq!(
+        c.request("_test/x", json!({})).await["error"]["code"],
+        -32601
+    );
+    // Health needs no token.
+    assert!(http_get(bridge.addr, "/health").starts_with("HTTP/1.1 200"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn log_rotated_at_startup_and_while_running() {
+    const MIB: u64 = 1024 * 1024;
+    let dir = scratch_dir("log");
+    std::fs::write(dir.join("gemini-acp.log"), vec![1u8; 3 * MIB as usize]).unwrap();
+    // An agent that writes 3 MB to stderr, then serves nothing.
+    let script = dir.join("noisy.sh");
+    std::fs::write(
+        &script,
+        "head -c 3000000 /dev/zero | tr '\\0' x >&2\necho done >&2\ncat >/dev/null\n",
+    )
+    .unwrap();
+    let agent = format!("sh {}", script.display());
+    let bridge = Bridge::start_in(dir.clone(), &["--agent", &agent], &[]);
+    let old = dir.join("gemini-acp.log.old");
+    let deadline = Instant::now() + STEP;
+    // Startup moved the 3 MiB file away; the agent's 3 MB then filled the
+    // new log past 2 MiB, which rotated again: `.old` now holds agent output.
+    loop {
+        let log = std::fs::read(dir.join("gemini-acp.log")).unwrap_or_default();
+        let old_log = std::fs::read(&old).unwrap_or_default();
+        if log.ends_with(b"done\n") && old_log.contains(&b'x') {
+            assert!(
+                !old_log.contains(&1u8),
+                "the startup rotation's file was replaced"
+            );
+            assert!(old_log.len() as u64 > 2 * MIB && (log.len() as u64) < 2 * MIB);
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "log not rotated: {} / {} bytes",
+            log.len(),
+            old_log.len()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    drop(bridge);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gemini_agent_command_from_env() {
+    // A fake `gemini` on PATH records its arguments and runs the mock agent.
+    let dir = scratch_dir("gemini");
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let fake = bin.join("gemini");
+    std::fs::write(
+        &fake,
+        format!(
+            "#!/bin/sh\necho \"$@\" > '{}'\nexec '{}' --mock-agent\n",
+            dir.join("args.txt").display(),
+            bridge_exe().display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let bridge = Bridge::start_in(
+        dir.clone(),
+        &["--gemini"],
+        &[
+            ("PATH", &path),
+            ("GEMINI_MODEL", "test-model"),
+            ("GEMINI_APPROVAL_MODE", "yolo"),
+        ],
+    );
+    let mut c = connect(&bridge).await;
+    let session = c.open_session(&bridge.dir).await;
+    assert_eq!(c.turn(&session, "hi").await.stop_reason, "end_turn");
+    let args = std::fs::read_to_string(dir.join("args.txt")).unwrap();
+    assert_eq!(args.trim(), "--acp -m test-model --approval-mode yolo");
+}
+
+#[test]
+fn non_loopback_bind_without_token_refused() {
+    let out = Command::new(bridge_exe())
+        .args(["--host", "0.0.0.0", "--port", "0"])
+        .env_remove("GEMINI_BRIDGE_TOKEN")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("needs a token"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn agent_killed_mid_turn_restarted() {
+    let bridge = Bridge::start("kill", &[]);
+    let mut watcher = connect(&bridge).await;
+    let mut c = connect(&bridge).await;
+    let session = c.open_session(&bridge.dir).await;
+    let first_agent = bridge.agent_pid().expect("agent pid");
+    c.send(&json!({"jsonrpc":"2.0","id":100,"method":"session/prompt",
+        "params":{"sessionId": session, "prompt":[{"type":"text","text":"go"}]}}))
+        .await;
+    // Mid-turn: the agent waits for our permission answer; kill it then.
+    loop {
+        let m = c.recv().await.expect("open");
+        if m["method"] == "session/request_permission" {
+            break;
+        }
+    }
+    // The shell's builtin, so no procps is needed.
+    let killed = Command::new("sh")
+        .args(["-c", &format!("kill -9 {first_agent}")])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let mut got_error = false;
+    let mut exited = None;
+    let mut started = false;
+    while !(got_error && exited.is_some() && started) {
+        let m = c.recv().await.expect("open");
+        if m["id"] == 100 {
+            assert_eq!(m["error"]["code"], -32603, "{m}");
+            got_error = true;
+        } else if m["method"] == "_bridge/agent_exited" {
+            exited = Some(m);
+        } else if m["method"] == "_bridge/agent_started" {
+            assert!(exited.is_some());
+            started = true;
+        }
+    }
+    let exited = exited.unwrap();
+    assert_eq!(
+        exited["params"]["lostSessions"],
+        json!([session]),
+        "{exited}"
+    );
+    assert!(
+        exited["params"]["status"]
+            .as_str()
+            .unwrap()
+            .contains("signal"),
+        "{exited}"
+    );
+    // The idle client is told too.
+    let m = watcher.recv().await.unwrap();
+    assert_eq!(m["method"], "_bridge/agent_exited");
+    assert_eq!(m["params"]["lostSessions"], json!([]));
+    assert_eq!(
+        watcher.recv().await.unwrap()["method"],
+        "_bridge/agent_started"
+    );
+    // A new agent, and the next turn works.
+    let second_agent = bridge.agent_pid().expect("agent restarted");
+    assert_ne!(first_agent, second_agent);
+    let session = c.open_session(&bridge.dir).await;
+    assert_eq!(c.turn(&session, "again").await.stop_reason, "end_turn");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fifty_clients_each_a_full_turn_while_one_leaves() {
+    let bridge = Arc::new(Bridge::start("fifty", &[]));
+    // A client that leaves mid-turn, with a permission request pending.
+    let mut leaver = connect(&bridge).await;
+    let s = leaver.open_session(&bridge.dir).await;
+    leaver
+        .send(&json!({"jsonrpc":"2.0","id":9,"method":"session/prompt","params":{"sessionId": s,"prompt":[{"type":"text","text":"x"}]}}))
+        .await;
+    let mut tasks = Vec::new();
+    for i in 0..50 {
+        let bridge = bridge.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut c = connect(&bridge).await;
+            let cwd = bridge.dir.join(format!("c{i}"));
+            std::fs::create_dir_all(&cwd).unwrap();
+            let session = c.open_session(&cwd).await;
+            let t = c.turn(&session, &format!("client {i}")).await;
+            (session, t)
+        }));
+    }
+    loop {
+        let m = leaver.recv().await.unwrap();
+        if m["method"] == "session/request_permission" {
+            break;
+        }
+    }
+    drop(leaver);
+    let mut sessions = std::collections::HashSet::new();
+    for t in tasks {
+        let (session, turn) = tokio::time::timeout(Duration::from_secs(120), t)
+            .await
+            .expect("turn timed out")
+            .unwrap();
+        assert_eq!(turn.stop_reason, "end_turn", "{turn:?}");
+        assert!(turn.permission_requests >= 1);
+        assert!(sessions.insert(session));
+    }
+    assert_eq!(sessions.len(), 50);
+}
+
+fn rss_mib(b: &Bridge) -> f64 {
+    b.status_kib("VmRSS:") as f64 / 1024.0
+}
+
+/// An agent that, after its first input line, writes `count` copies of a
+/// `line_bytes`-byte notification (no `sessionId`: every client gets it),
+/// then waits for stdin to close.
+fn blast_agent(dir: &Path, line_bytes: usize, count: usize) -> (String, usize) {
+    let pad = line_bytes
+        - r#"{"jsonrpc":"2.0","method":"_bench/data","params":{"seq":0,"text":""}}"#.len();
+    // Text like a tool's output: lines, so the JSON holds escapes.
+    let text: String = "0123456789abcdef0123456789abcde\\n".repeat(pad / 30 + 1);
+    let mut line = format!(
+        r#"{{"jsonrpc":"2.0","method":"_bench/data","params":{{"seq":0,"text":"{}"}}}}"#,
+        &text[..pad]
+    );
+    line.truncate(line_bytes);
+    // Keep it valid JSON whatever the cut: end the string and objects.
+    let body = &line[..line_bytes - 4];
+    let body = body.trim_end_matches('\\');
+    let line = format!("{body}\"}}}}\n");
+    serde_json::from_str::<Value>(line.trim_end()).expect("blast line is json");
+    // One `cat` per file of about 1 MB, not per line.
+    let per_file = (1_000_000 / line.len()).clamp(1, count);
+    assert_eq!(
+        count % per_file,
+        0,
+        "count must be a multiple of {per_file}"
+    );
+    std::fs::write(dir.join("lines.json"), line.repeat(per_file)).unwrap();
+    let script = format!(
+        "read first\ni=0\nwhile [ $i -lt {} ]; do cat '{}'; i=$((i+1)); done\ncat >/dev/null\n",
+        count / per_file,
+        dir.join("lines.json").display()
+    );
+    std::fs::write(dir.join("blast.sh"), script).unwrap();
+    (
+        format!("sh {}", dir.join("blast.sh").display()),
+        line.len() - 1,
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn memory_flat_relaying_200_mb() {
+    const LINE: usize = 2_000_000;
+    const COUNT: usize = 100;
+    let dir = scratch_dir("blast");
+    let (agent, text_len) = blast_agent(&dir, LINE, COUNT);
+    let bridge = Bridge::start("memory", &["--agent", &agent]);
+    let mut c = connect(&bridge).await;
+    c.send_text(r#"{"jsonrpc":"2.0","method":"_bench/start"}"#.to_owned())
+        .await;
+    let start = Instant::now();
+    let (mut got, mut bytes, mut warm, mut max_rss) = (0usize, 0usize, None, 0.0f64);
+    while got < COUNT {
+        let m = tokio::time::timeout(STEP, c.ws.next())
+            .await
+            .expect("relay stalled");
+        let Some(Ok(WsMessage::Text(t))) = m else {
+            panic!("unexpected {m:?}")
+        };
+        assert_eq!(t.len(), text_len, "one line, one message, intact");
+        bytes += t.len();
+        got += 1;
+        if got == 10 {
+            warm = Some(rss_mib(&bridge));
+        }
+        if got % 10 == 0 {
+            max_rss = max_rss.max(rss_mib(&bridge));
+        }
+    }
+    let secs = start.elapsed().as_secs_f64();
+    let warm = warm.unwrap();
+    let last = rss_mib(&bridge);
+    let hwm = bridge.status_kib("VmHWM:") as f64 / 1024.0;
+    println!(
+        "relayed {COUNT} lines of {LINE} bytes ({:.1} MB) in {secs:.2} s: {:.1} MB/s; bridge RSS after 10 lines {warm:.1} MiB, max {max_rss:.1} MiB, last {last:.1} MiB, VmHWM {hwm:.1} MiB",
+        bytes as f64 / 1e6,
+        bytes as f64 / 1e6 / secs
+    );
+    // Flat: no growth with the amount relayed, and a peak far below it.
+    assert!(
+        last - warm < 16.0,
+        "rss grew from {warm:.1} to {last:.1} MiB"
+    );
+    assert!(hwm < 64.0, "peak rss {hwm:.1} MiB");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn small_messages_relayed_one_each() {
+    const LINE: usize = 250;
+    const COUNT: usize = 40_000;
+    let dir = scratch_dir("small");
+    let (agent, text_len) = blast_agent(&dir, LINE, COUNT);
+    let bridge = Bridge::start("small", &["--agent", &agent]);
+    let mut c = connect(&bridge).await;
+    c.send_text(r#"{"jsonrpc":"2.0","method":"_bench/start"}"#.to_owned())
+        .await;
+    let start = Instant::now();
+    for _ in 0..COUNT {
+        let m = tokio::time::timeout(STEP, c.ws.next())
+            .await
+            .expect("relay stalled");
+        let Some(Ok(WsMessage::Text(t))) = m else {
+            panic!("unexpected {m:?}")
+        };
+        assert_eq!(t.len(), text_len);
+    }
+    let secs = start.elapsed().as_secs_f64();
+    println!(
+        "relayed {COUNT} messages of {text_len} bytes in {secs:.2} s: {:.0} messages/s, {:.1} MB/s",
+        COUNT as f64 / secs,
+        (COUNT * text_len) as f64 / 1e6 / secs
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn latency_through_the_bridge() {
+    const N: usize = 2000;
+    let bridge = Bridge::start("latency", &[]);
+    let mut c = connect(&bridge).await;
+    let mut times = Vec::with_capacity(N);
+    for _ in 0..N {
+        let t = Instant::now();
+        let r = c.request("_test/ping", json!({})).await;
+        times.push(t.elapsed());
+        assert_eq!(r["error"]["code"], -32601);
+    }
+    // The same requests straight to the mock agent on stdio, for the
+    // bridge's share of the round trip.
+    let mut agent = Command::new(bridge_exe())
+        .arg("--mock-agent")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = agent.stdin.take().unwrap();
+    let mut stdout = BufReader::new(agent.stdout.take().unwrap());
+    let mut direct = Vec::with_capacity(N);
+    let mut line = String::new();
+    for i in 0..N {
+        let t = Instant::now();
+        writeln!(
+            stdin,
+            r#"{{"jsonrpc":"2.0","id":{i},"method":"_test/ping","params":{{}}}}"#
+        )
+        .unwrap();
+        line.clear();
+        stdout.read_line(&mut line).unwrap();
+        direct.push(t.elapsed());
+    }
+    let _ = agent.kill();
+    let _ = agent.wait();
+    let pct = |v: &mut Vec<Duration>, p: f64| {
+        v.sort();
+        v[((v.len() as f64 - 1.0) * p) as usize].as_secs_f64() * 1e6
+    };
+    println!(
+        "round trip of a small request ({N}): through the bridge p50 {:.0} us p99 {:.0} us; agent on stdio directly p50 {:.0} us p99 {:.0} us",
+        pct(&mut times, 0.5),
+        pct(&mut times, 0.99),
+        pct(&mut direct, 0.5),
+        pct(&mut direct, 0.99)
+    );
+}
+
+// ---------------------------------------------------------------- router, sans-IO
+
+mod router {
+    use super::bridge_router::{Out, Router};
+    use serde_json::{json, Value};
+    use std::time::Duration;
+
+    const T: Duration = Duration::ZERO;
+
+    fn agent_lines(out: &mut Vec<Out>) -> Vec<Value> {
+        let mut v = Vec::new();
+        out.retain(|o| match o {
+            Out::Agent(l) => {
+                assert_eq!(l.iter().filter(|&&b| b == b'\n').count(), 1);
+                v.push(serde_json::from_slice(l).unwrap());
+                false
+            }
+            _ => true,
+        });
+        v
+    }
+
+    fn client_msgs(out: &mut Vec<Out>) -> Vec<(u64, Value)> {
+        out.drain(..)
+            .map(|o| match o {
+                Out::Client(c, t) => (c, serde_json::from_str(&t).unwrap()),
+                Out::Agent(_) => panic!("agent line left"),
+            })
+            .collect()
+    }
+
+    fn up() -> Router {
+        let mut r = Router::new();
+        r.agent_started(1, 0, &mut Vec::new());
+        r
+    }
+
+    /// Client `c` opens a session `sid`; returns nothing left in `out`.
+    fn open(r: &mut Router, c: u64, id: i64, sid: &str) {
+        let mut out = Vec::new();
+        r.handle_client(c, &json!({"jsonrpc":"2.0","id":id,"method":"session/new","params":{"cwd":"/","mcpServers":[]}}).to_string(), T, &mut out);
+        let sent = agent_lines(&mut out);
+        let ours = sent[0]["id"].clone();
+        r.handle_agent(
+            &json!({"jsonrpc":"2.0","id":ours,"result":{"sessionId":sid}}).to_string(),
+            T,
+            &mut out,
+        );
+        let back = client_msgs(&mut out);
+        assert_eq!(
+            back,
+            vec![(
+                c,
+                json!({"jsonrpc":"2.0","id":id,"result":{"sessionId":sid}})
+            )]
+        );
+    }
+
+    #[test]
+    fn ids_rewritten_and_routed_back() {
+        let mut r = up();
+        let (a, b) = (r.connect(), r.connect());
+        let mut out = Vec::new();
+        r.handle_client(
+            a,
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}"#,
+            T,
+            &mut out,
+        );
+        r.handle_client(
+            b,
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}"#,
+            T,
+            &mut out,
+        );
+        let sent = agent_lines(&mut out);
+        assert_ne!(
+            sent[0]["id"], sent[1]["id"],
+            "same client id must not collide at the agent"
+        );
+        r.handle_agent(
+            &json!({"jsonrpc":"2.0","id":sent[1]["id"],"result":{"protocolVersion":1}}).to_string(),
+            T,
+            &mut out,
+        );
+        assert_eq!(
+            client_msgs(&mut out),
+            vec![(
+                b,
+                json!({"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1}})
+            )]
+        );
+        // A duplicate or unknown response goes nowhere.
+        r.handle_agent(
+            &json!({"jsonrpc":"2.0","id":sent[1]["id"],"result":{}}).to_string(),
+            T,
+            &mut out,
+        );
+        r.handle_agent(r#"{"jsonrpc":"2.0","id":"zz","result":{}}"#, T, &mut out);
+        assert!(out.is_empty());
+    }
+
+    #[test]
+    fn sessions_updates_and_agent_requests_go_to_their_owner() {
+        let mut r = up();
+        let (a, b) = (r.connect(), r.connect());
+        open(&mut r, a, 1, "sa");
+        open(&mut r, b, 1, "sb");
+        let mut out = Vec::new();
+        let upd = |s: &str| {
+            json!({"jsonrpc":"2.0","method":"session/update","params":{"sessionId":s,"update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"}}}}).to_string()
+        };
+        r.handle_agent(&upd("sb"), T, &mut out);
+        r.handle_agent(&upd("nobody"), T, &mut out);
+        assert_eq!(
+            client_msgs(&mut out)
+                .iter()
+                .map(|m| m.0)
+                .collect::<Vec<_>>(),
+            vec![b]
+        );
+        // Agent request to a's session; b may not answer it, a may.
+        let perm = r#"{"jsonrpc":"2.0","id":0,"method":"session/request_permission","params":{"sessionId":"sa","options":[],"toolCall":{"toolCallId":"t"}}}"#;
+        r.handle_agent(perm, T, &mut out);
+        assert_eq!(client_msgs(&mut out)[0].0, a);
+        let answer = r#"{"jsonrpc":"2.0","id":0,"result":{"outcome":{"outcome":"selected","optionId":"x"}}}"#;
+        r.handle_client(b, answer, T, &mut out);
+        assert!(
+            out.is_empty(),
+            "a reply from the wrong client is not forwarded"
+        );
+        r.handle_client(a, answer, T, &mut out);
+        assert_eq!(
+            agent_lines(&mut out)[0]["result"]["outcome"]["optionId"],
+            "x"
+        );
+        // b cannot prompt a's session.
+        r.handle_client(b, r#"{"jsonrpc":"2.0","id":7,"method":"session/prompt","params":{"sessionId":"sa","prompt":[]}}"#, T, &mut out);
+        let refused = client_msgs(&mut out);
+        assert_eq!(
+            (refused[0].0, refused[0].1["error"]["code"].clone()),
+            (b, json!(-32602))
+        );
+        // Notifications without a session go to everyone.
+        r.handle_agent(
+            r#"{"jsonrpc":"2.0","method":"_x/hello","params":{}}"#,
+            T,
+            &mut out,
+        );
+        assert_eq!(client_msgs(&mut out).len(), 2);
+    }
+
+    #[test]
+    fn leaving_client_cancels_and_answers_for_itself() {
+        let mut r = up();
+        let (a, b) = (r.connect(), r.connect());
+        open(&mut r, a, 1, "sa");
+        open(&mut r, b, 1, "sb");
+        let mut out = Vec::new();
+        r.handle_client(a, r#"{"jsonrpc":"2.0","id":5,"method":"session/prompt","params":{"sessionId":"sa","prompt":[]}}"#, T, &mut out);
+        let prompt_id = agent_lines(&mut out)[0]["id"].clone();
+        r.handle_agent(r#"{"jsonrpc":"2.0","id":"p1","method":"session/request_permission","params":{"sessionId":"sa","options":[],"toolCall":{"toolCallId":"t"}}}"#, T, &mut out);
+        r.handle_agent(r#"{"jsonrpc":"2.0","id":"r1","method":"fs/read_text_file","params":{"sessionId":"sa","path":"/x"}}"#, T, &mut out);
+        out.clear();
+        r.disconnect(a, &mut out);
+        let lines = agent_lines(&mut out);
+        assert!(out.is_empty(), "b hears nothing of it");
+        assert!(lines.contains(
+            &json!({"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"sa"}})
+        ));
+        assert!(lines.contains(
+            &json!({"jsonrpc":"2.0","id":"p1","result":{"outcome":{"outcome":"cancelled"}}})
+        ));
+        assert!(lines
+            .iter()
+            .any(|l| l["id"] == "r1" && l["error"]["code"] == -32603));
+        // The late prompt response and later updates of its session are dropped.
+        r.handle_agent(
+            &json!({"jsonrpc":"2.0","id":prompt_id,"result":{"stopReason":"cancelled"}})
+                .to_string(),
+            T,
+            &mut out,
+        );
+        assert!(out.is_empty());
+        assert_eq!(r.sessions(), 1);
+        assert_eq!(r.pending(), (0, 0));
+    }
+
+    #[test]
+    fn agent_exit_fails_pending_and_tells_everyone() {
+        let mut r = up();
+        let (a, b) = (r.connect(), r.connect());
+        open(&mut r, a, 1, "sa");
+        let mut out = Vec::new();
+        r.handle_client(a, r#"{"jsonrpc":"2.0","id":"p","method":"session/prompt","params":{"sessionId":"sa","prompt":[]}}"#, T, &mut out);
+        out.clear();
+        r.agent_exited("signal: 9 (SIGKILL)", Duration::from_millis(100), &mut out);
+        let msgs = client_msgs(&mut out);
+        assert_eq!(msgs[0].0, a);
+        assert_eq!(
+            (msgs[0].1["id"].clone(), msgs[0].1["error"]["code"].clone()),
+            (json!("p"), json!(-32603))
+        );
+        assert_eq!(msgs[1].1["params"]["lostSessions"], json!(["sa"]));
+        assert_eq!(
+            (msgs[2].0, msgs[2].1["params"]["lostSessions"].clone()),
+            (b, json!([]))
+        );
+        // While down, requests are refused rather than lost.
+        r.handle_client(
+            b,
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#,
+            T,
+            &mut out,
+        );
+        assert_eq!(client_msgs(&mut out)[0].1["error"]["code"], -32603);
+        r.agent_started(2, 1, &mut out);
+        assert_eq!(client_msgs(&mut out).len(), 2);
+        assert_eq!(r.sessions(), 0);
+    }
+
+    #[test]
+    fn client_cancel_request_id_rewritten() {
+        let mut r = up();
+        let a = r.connect();
+        let mut out = Vec::new();
+        r.handle_client(
+            a,
+            r#"{"jsonrpc":"2.0","id":"mine","method":"session/list","params":{}}"#,
+            T,
+            &mut out,
+        );
+        let ours = agent_lines(&mut out)[0]["id"].clone();
+        r.handle_client(
+            a,
+            r#"{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":"mine"}}"#,
+            T,
+            &mut out,
+        );
+        assert_eq!(agent_lines(&mut out)[0]["params"]["requestId"], ours);
+    }
+}
