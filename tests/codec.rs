@@ -30,7 +30,9 @@ impl AsyncRead for Pieces {
     ) -> Poll<std::io::Result<()>> {
         let size = self.sizes[self.turn % self.sizes.len()].max(1);
         self.turn += 1;
-        let end = self.pos.saturating_add(size)
+        let end = self
+            .pos
+            .saturating_add(size)
             .min(self.data.len())
             .min(self.pos + buf.remaining());
         let piece = self.data[self.pos..end].to_vec();
