@@ -18,7 +18,7 @@ mod encode;
 pub use peek::PeekedId;
 pub use splitter::{Decoded, Line, LineSplitter, Lines};
 
-#[cfg(feature = "alloc")]
+#[cfg(feature = "tokio-util")]
 pub(crate) use encode::compact;
 #[cfg(feature = "alloc")]
 pub use encode::{encode_line, encode_raw_line};
