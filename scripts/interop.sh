@@ -33,7 +33,7 @@ START_ALL=$(date +%s.%N)
 
 pass() { printf 'ok   %-58s %6.2fs\n' "$1" "$2"; }
 fail() { printf 'FAIL %-58s %6.2fs\n' "$1" "$2"; FAILED=1; }
-elapsed() { echo "$(date +%s.%N) - $1" | bc; }
+elapsed() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }'; }
 
 # check NAME PYTHON-EXPR: evaluates EXPR with `s` = the summary JSON (last
 # stdout line of $T/out), `rc` = exit status, `secs`, `err` = stderr text.
