@@ -17,23 +17,6 @@ use serde::Deserialize;
 #[path = "support/acp_fixtures.rs"]
 mod fixtures;
 
-fn ours_chunk(line: &str) -> usize {
-    let msg = Message::decode(line).unwrap();
-    let Message::Notification(n) = &msg else {
-        unreachable!()
-    };
-    let NotificationParams::SessionUpdate(u) = n.typed().unwrap() else {
-        unreachable!()
-    };
-    let SessionUpdate::AgentMessageChunk(c) = &u.update else {
-        unreachable!()
-    };
-    let ContentBlock::Text(t) = &c.content else {
-        unreachable!()
-    };
-    t.text.len()
-}
-
 fn ours_tool_output(line: &str) -> usize {
     let msg = Message::decode(line).unwrap();
     let Message::Notification(n) = &msg else {
@@ -95,7 +78,7 @@ fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("acp/agent_message_chunk");
     g.throughput(Throughput::Bytes(line.len() as u64));
     g.bench_function("acp_codec typed", |b| {
-        b.iter(|| ours_chunk(black_box(&line)))
+        b.iter(|| fixtures::decode_chunk_text(black_box(&line)))
     });
     g.bench_function("acp_codec envelope only", |b| {
         b.iter(|| Message::decode(black_box(&line)).unwrap())

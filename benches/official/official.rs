@@ -7,7 +7,6 @@
 
 use std::hint::black_box;
 
-use acp_codec::acp::{ContentBlock, Message, NotificationParams, SessionUpdate};
 use agent_client_protocol_schema::rpc::{JsonRpcMessage, Notification};
 use agent_client_protocol_schema::v1::{
     ContentBlock as OfficialBlock, SessionNotification, SessionUpdate as OfficialUpdate,
@@ -16,23 +15,6 @@ use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
 #[path = "../support/acp_fixtures.rs"]
 mod fixtures;
-
-fn ours(line: &str) -> usize {
-    let msg = Message::decode(line).unwrap();
-    let Message::Notification(n) = &msg else {
-        unreachable!()
-    };
-    let NotificationParams::SessionUpdate(u) = n.typed().unwrap() else {
-        unreachable!()
-    };
-    let SessionUpdate::AgentMessageChunk(c) = &u.update else {
-        unreachable!()
-    };
-    let ContentBlock::Text(t) = &c.content else {
-        unreachable!()
-    };
-    t.text.len()
-}
 
 fn official(line: &str) -> usize {
     let m: JsonRpcMessage<Notification<SessionNotification>> = serde_json::from_str(line).unwrap();
@@ -48,11 +30,13 @@ fn official(line: &str) -> usize {
 
 fn bench(c: &mut Criterion) {
     let line = fixtures::chunk_line();
-    assert_eq!(ours(&line), 200);
+    assert_eq!(fixtures::decode_chunk_text(&line), 200);
     assert_eq!(official(&line), 200);
     let mut g = c.benchmark_group("acp/agent_message_chunk vs official");
     g.throughput(Throughput::Bytes(line.len() as u64));
-    g.bench_function("acp_codec typed", |b| b.iter(|| ours(black_box(&line))));
+    g.bench_function("acp_codec typed", |b| {
+        b.iter(|| fixtures::decode_chunk_text(black_box(&line)))
+    });
     g.bench_function("agent-client-protocol-schema (anchor)", |b| {
         b.iter(|| official(black_box(&line)))
     });

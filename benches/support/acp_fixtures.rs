@@ -1,4 +1,5 @@
 // Shared by benches/acp.rs and benches/official: the lines benchmarked.
+#![allow(dead_code)] // each bench package uses part of it
 
 /// A typical `agent_message_chunk` notification: realistic ids, 200
 /// characters of text without escapes.
@@ -31,4 +32,24 @@ pub fn big_tool_call_update_line() -> String {
     format!(
         r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"9f2c1a7e-3b4d-4e8f-a1c2-5d6e7f8a9b0c","update":{{"sessionUpdate":"tool_call_update","toolCallId":"run_shell_command-1732230000000-0","status":"completed","content":[{{"type":"content","content":{{"type":"text","text":{text}}}}}]}}}}}}"#
     )
+}
+
+/// Decodes an `agent_message_chunk` line fully typed; returns its text length.
+/// The measured function of both ACP bench packages.
+pub fn decode_chunk_text(line: &str) -> usize {
+    use acp_codec::acp::{ContentBlock, Message, NotificationParams, SessionUpdate};
+    let msg = Message::decode(line).unwrap();
+    let Message::Notification(n) = &msg else {
+        unreachable!()
+    };
+    let NotificationParams::SessionUpdate(u) = n.typed().unwrap() else {
+        unreachable!()
+    };
+    let SessionUpdate::AgentMessageChunk(c) = &u.update else {
+        unreachable!()
+    };
+    let ContentBlock::Text(t) = &c.content else {
+        unreachable!()
+    };
+    t.text.len()
 }

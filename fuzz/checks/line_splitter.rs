@@ -27,54 +27,27 @@ fn item(r: Result<acp_codec::Line<'_>, FrameError>) -> Item {
     }
 }
 
-/// Decodes `input` fed in pieces whose sizes come from `seed`.
-pub fn pieces(limit: usize, input: &[u8], mut seed: u32) -> Vec<Item> {
+/// Feeds `input` in reads of 1..=`max_step` bytes (sizes from `seed`); after
+/// each read `take` collects what the buffer holds and returns the bytes
+/// consumed. Checks the buffer bound, then finishes with `decode_eof`.
+fn feed(
+    limit: usize,
+    input: &[u8],
+    mut seed: u32,
+    max_step: usize,
+    mut take: impl FnMut(&mut LineSplitter, &[u8], &mut Vec<Item>) -> usize,
+) -> Vec<Item> {
     let mut s = LineSplitter::with_max_line_len(limit);
     let mut out = Vec::new();
     let mut buf = Vec::new();
     let mut pos = 0;
     while pos < input.len() {
         seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
-        let step = 1 + (seed >> 16) as usize % 9;
+        let step = 1 + (seed >> 16) as usize % max_step;
         let end = (pos + step).min(input.len());
         buf.extend_from_slice(&input[pos..end]);
         pos = end;
-        let mut start = 0;
-        loop {
-            let d = s.decode(&buf[start..]);
-            assert!(d.consumed <= buf.len() - start);
-            start += d.consumed;
-            match d.item {
-                Some(r) => out.push(item(r)),
-                None => break,
-            }
-        }
-        buf.drain(..start);
-        assert!(
-            buf.len() <= limit + step,
-            "buffer {} > {limit} + {step}",
-            buf.len()
-        );
-    }
-    eof(&mut s, &mut buf, &mut out);
-    out
-}
-
-/// Like `pieces`, through the batch iterator `LineSplitter::lines`.
-pub fn batches(limit: usize, input: &[u8], mut seed: u32) -> Vec<Item> {
-    let mut s = LineSplitter::with_max_line_len(limit);
-    let mut out = Vec::new();
-    let mut buf = Vec::new();
-    let mut pos = 0;
-    while pos < input.len() {
-        seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
-        let step = 1 + (seed >> 16) as usize % 23;
-        let end = (pos + step).min(input.len());
-        buf.extend_from_slice(&input[pos..end]);
-        pos = end;
-        let mut lines = s.lines(&buf);
-        out.extend(lines.by_ref().map(item));
-        let consumed = lines.consumed();
+        let consumed = take(&mut s, &buf, &mut out);
         assert!(consumed <= buf.len());
         buf.drain(..consumed);
         assert!(
@@ -85,6 +58,32 @@ pub fn batches(limit: usize, input: &[u8], mut seed: u32) -> Vec<Item> {
     }
     eof(&mut s, &mut buf, &mut out);
     out
+}
+
+/// Decodes `input` fed in pieces whose sizes come from `seed`, one `decode`
+/// call per line.
+pub fn pieces(limit: usize, input: &[u8], seed: u32) -> Vec<Item> {
+    feed(limit, input, seed, 9, |s, buf, out| {
+        let mut start = 0;
+        loop {
+            let d = s.decode(&buf[start..]);
+            assert!(d.consumed <= buf.len() - start);
+            start += d.consumed;
+            match d.item {
+                Some(r) => out.push(item(r)),
+                None => return start,
+            }
+        }
+    })
+}
+
+/// Like `pieces`, through the batch iterator `LineSplitter::lines`.
+pub fn batches(limit: usize, input: &[u8], seed: u32) -> Vec<Item> {
+    feed(limit, input, seed, 23, |s, buf, out| {
+        let mut lines = s.lines(buf);
+        out.extend(lines.by_ref().map(item));
+        lines.consumed()
+    })
 }
 
 /// Decodes `input` handed over whole.
