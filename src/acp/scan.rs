@@ -40,21 +40,13 @@ pub(crate) fn skip_str(b: &[u8], i: usize) -> Result<usize, ScanError> {
     }
     let mut i = i.saturating_add(1);
     loop {
-        let rest = b.get(i..).unwrap_or_default();
-        let Some(n) = memchr::memchr2(b'"', b'\\', rest) else {
+        let Some(n) = find_special(b, i) else {
             return err(b.len());
         };
-        // Raw control characters are not allowed in JSON strings; the fold
-        // has no early exit, so it vectorizes.
-        let run = rest.get(..n).unwrap_or_default();
-        if run.iter().fold(false, |acc, &c| acc | (c < 0x20)) {
-            let bad = run.iter().position(|&c| c < 0x20).unwrap_or(0);
-            return err(i.saturating_add(bad));
-        }
-        i = i.saturating_add(n);
+        i = n;
         match b.get(i) {
             Some(b'"') => return Ok(i.saturating_add(1)),
-            _ => match b.get(i.saturating_add(1)) {
+            Some(b'\\') => match b.get(i.saturating_add(1)) {
                 Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => {
                     i = i.saturating_add(2);
                 }
@@ -67,8 +59,45 @@ pub(crate) fn skip_str(b: &[u8], i: usize) -> Result<usize, ScanError> {
                 }
                 _ => return err(i),
             },
+            // A raw control character: not allowed in a JSON string.
+            _ => return err(i),
         }
     }
+}
+
+/// The offset of the first `"`, `\\` or control character at or after
+/// `start`, eight bytes at a time (SWAR): strings in ACP lines are mostly
+/// short, where `memchr`'s set-up would cost more than the scan.
+#[inline]
+pub(crate) fn find_special(b: &[u8], start: usize) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    const QUOTES: u64 = 0x2222_2222_2222_2222;
+    const BACKSLASHES: u64 = 0x5c5c_5c5c_5c5c_5c5c;
+    const SPACES: u64 = 0x2020_2020_2020_2020;
+    let rest = b.get(start..)?;
+    let mut chunks = rest.chunks_exact(8);
+    let mut off = start;
+    for chunk in chunks.by_ref() {
+        let x = u64::from_le_bytes(<[u8; 8]>::try_from(chunk).ok()?);
+        let q = x ^ QUOTES;
+        let s = x ^ BACKSLASHES;
+        // The lowest flagged byte of each term is exact (a false flag can
+        // only sit above a true one), so the lowest of their union is too.
+        let m = (q.wrapping_sub(ONES) & !q)
+            | (s.wrapping_sub(ONES) & !s)
+            | (x.wrapping_sub(SPACES) & !x);
+        let m = m & HIGH;
+        if m != 0 {
+            return Some(off.saturating_add((m.trailing_zeros() / 8) as usize));
+        }
+        off = off.saturating_add(8);
+    }
+    chunks
+        .remainder()
+        .iter()
+        .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
+        .map(|p| off.saturating_add(p))
 }
 
 /// Skips a number starting at `i` (JSON grammar).
@@ -346,6 +375,30 @@ mod tests {
         assert!(validate(&deep).is_err());
         let ok = "[".repeat(128) + &"]".repeat(128);
         assert!(validate(&ok).is_ok());
+    }
+
+    #[test]
+    fn find_special_matches_a_byte_loop() {
+        let naive = |b: &[u8], start: usize| {
+            b.iter()
+                .skip(start)
+                .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
+                .map(|p| p + start)
+        };
+        for len in 0..40 {
+            for at in 0..=len {
+                for special in [b'"', b'\\', 0x00, 0x1f, b' ', 0x7f, 0xc3, b'!', b']'] {
+                    let mut b = alloc::vec![b'a'; len];
+                    if let Some(c) = b.get_mut(at) {
+                        *c = special;
+                    }
+                    for start in 0..=len {
+                        assert_eq!(find_special(&b, start), naive(&b, start), "{b:?} {start}");
+                    }
+                }
+            }
+        }
+        assert_eq!(find_special(b"ab", 5), None);
     }
 
     #[test]
