@@ -405,10 +405,7 @@ impl LineSplitter {
                     let from = (*valid).max(start);
                     let to = end.saturating_add(LOOKAHEAD).min(buf.len());
                     let bytes = buf.get(from..to).unwrap_or_default();
-                    let good = match simdutf8::compat::from_utf8(bytes) {
-                        Ok(_) => bytes.len(),
-                        Err(e) => e.valid_up_to(),
-                    };
+                    let good = valid_prefix(bytes).len();
                     *valid = from.saturating_add(good);
                 }
                 // The text is not needed on this path, only its validity.
@@ -444,14 +441,25 @@ impl LineSplitter {
 /// the span, and whole lines never end inside a character.
 fn validate(buf: &[u8], start: usize, end: usize) -> Span<'_> {
     let bytes = buf.get(start..end.min(buf.len())).unwrap_or_default();
-    let text = match simdutf8::compat::from_utf8(bytes) {
-        Ok(text) => text,
-        Err(e) => {
-            let valid = bytes.get(..e.valid_up_to()).unwrap_or_default();
-            simdutf8::basic::from_utf8(valid).unwrap_or_default()
-        }
+    Span {
+        start,
+        text: valid_prefix(bytes),
+    }
+}
+
+/// The longest valid UTF-8 prefix of `bytes`. The common case (all valid)
+/// takes `simdutf8`'s faster `basic` check; only a failure pays for the
+/// `compat` pass that finds where the bad byte is.
+fn valid_prefix(bytes: &[u8]) -> &str {
+    if let Ok(text) = simdutf8::basic::from_utf8(bytes) {
+        return text;
+    }
+    let up_to = match simdutf8::compat::from_utf8(bytes) {
+        Ok(text) => return text,
+        Err(e) => e.valid_up_to(),
     };
-    Span { start, text }
+    let valid = bytes.get(..up_to).unwrap_or_default();
+    simdutf8::basic::from_utf8(valid).unwrap_or_default()
 }
 
 /// Every complete line of a buffer: see [`LineSplitter::lines`].
@@ -467,10 +475,41 @@ pub struct Lines<'s, 'b> {
     span: Span<'b>,
 }
 
-impl Lines<'_, '_> {
+impl<'b> Lines<'_, 'b> {
     /// Bytes of the buffer to drop before the next call.
     pub const fn consumed(&self) -> usize {
         self.consumed
+    }
+
+    /// The common case in one tight step: a complete line within the limit,
+    /// not blank, inside the span already validated. Anything else (a
+    /// partial or oversized line, a line being skipped, a blank line, a
+    /// span to extend, invalid UTF-8) is left to `find_from`, which gives
+    /// the same items.
+    #[inline]
+    fn fast_line(&mut self) -> Option<Line<'b>> {
+        if self.splitter.discarding || self.splitter.scanned != 0 {
+            return None;
+        }
+        let start = self.consumed;
+        let rest = self.buf.get(start..)?;
+        if matches!(rest.first(), None | Some(b' ' | b'\t' | b'\r' | b'\n')) {
+            return None;
+        }
+        let i = memchr(b'\n', rest)?;
+        if i > self.splitter.max_line_len {
+            return None;
+        }
+        let len = match rest.get(..i)?.split_last() {
+            Some((b'\r', head)) => head.len(),
+            _ => i,
+        };
+        let text = self.span.get(start, start.saturating_add(len))?;
+        self.consumed = start.saturating_add(i).saturating_add(1);
+        Some(Line {
+            text,
+            terminated: true,
+        })
     }
 }
 
@@ -478,6 +517,9 @@ impl<'b> Iterator for Lines<'_, 'b> {
     type Item = Result<Line<'b>, FrameError>;
 
     fn next(&mut self) -> Option<Self::Item> {
+        if let Some(line) = self.fast_line() {
+            return Some(Ok(line));
+        }
         let mut check = Check::Span {
             span: self.span,
             lookahead: LOOKAHEAD,
