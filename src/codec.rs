@@ -7,6 +7,34 @@
 //!
 //! [`LineCodec`] hands out lines as [`Bytes`]; [`AcpCodec`] decodes each line
 //! into an ACP [`Message`] (owned, `'static`) and encodes messages as lines.
+//!
+//! With tokio, wrap an agent's stdout in a `FramedRead`; here a byte slice
+//! stands in for it (tokio implements `AsyncRead` for `&[u8]`):
+//!
+//! ```
+//! use acp_codec::codec::AcpCodec;
+//! use futures_util::StreamExt;
+//! use tokio_util::codec::FramedRead;
+//!
+//! let agent_stdout: &[u8] = b"{\"jsonrpc\":\"2.0\",\"method\":\"session/update\",\"params\":{}}\n\
+//!                             Loaded cached credentials.\n\
+//!                             {\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{}}\n";
+//! let rt = tokio::runtime::Builder::new_current_thread().build()?;
+//! let items: Vec<String> = rt.block_on(async {
+//!     let mut frames = FramedRead::new(agent_stdout, AcpCodec::new());
+//!     let mut items = Vec::new();
+//!     // `Err` from the stream would be an I/O error; a bad line is an `Err` item.
+//!     while let Some(item) = frames.next().await.transpose()? {
+//!         items.push(match item {
+//!             Ok(msg) => msg.method().unwrap_or("(response)").to_owned(),
+//!             Err(bad_line) => format!("skipped: {}", bad_line.code()),
+//!         });
+//!     }
+//!     Ok::<_, std::io::Error>(items)
+//! })?;
+//! assert_eq!(items, ["session/update", "skipped: -32700 parse error", "(response)"]);
+//! # Ok::<(), std::io::Error>(())
+//! ```
 
 use std::io;
 

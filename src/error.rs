@@ -3,7 +3,19 @@
 //! Every error leaves the state that reported it clean and usable: the next
 //! good message after a bad one is never lost. Display text is lowercase,
 //! without a trailing period, and carries the numbers involved. Each error maps
-//! to the JSON-RPC code an adapter should answer with ([`Error::code`]).
+//! to the JSON-RPC code an adapter should answer with ([`Error::code`]);
+//! the crate docs have [the full mapping](crate#errors-and-json-rpc-codes)
+//! and [what state each error leaves](crate#recovery).
+//!
+//! | layer | error | from |
+//! |---|---|---|
+//! | framing | [`FrameError`] | [`LineSplitter`](crate::LineSplitter) |
+//! | encoding | [`EncodeError`] | [`encode_line`](crate::encode_line) and every `encode*` |
+//! | ACP messages | [`MessageError`] | [`Message::decode`](crate::acp::Message::decode), `typed()` |
+//! | request tracking | [`TrackerError`] | [`Tracker`](crate::acp::Tracker) |
+//! | stream-json | [`EventError`] | [`Event::decode`](crate::stream_json::Event::decode) |
+//! | chunked tool results | [`ChunkError`] | [`Reassembler`](crate::chunk::Reassembler), [`ChunkEncoder::new`](crate::chunk::ChunkEncoder::new) |
+//! | turn view | [`TurnError`] | [`TurnView`](crate::turn::TurnView), as [`Event::Problem`](crate::turn::Event::Problem) |
 
 use core::fmt;
 
@@ -68,6 +80,20 @@ impl fmt::Display for ErrorCode {
 ///
 /// After any of these the [`LineSplitter`](crate::LineSplitter) goes on with
 /// the next line.
+///
+/// ```
+/// use acp_codec::{FrameError, LineSplitter, PeekedId};
+///
+/// let mut splitter = LineSplitter::with_max_line_len(32);
+/// let buf = b"{\"jsonrpc\":\"2.0\",\"id\":12,\"method\":\"session/prompt\",\"params\":{}}\n";
+/// let err = splitter.decode(buf).item.unwrap().unwrap_err();
+/// assert_eq!(
+///     err,
+///     FrameError::LineTooLong { limit: 32, seen: 63, id: Some(PeekedId::Number(12)), is_request: true }
+/// );
+/// assert_eq!(err.to_string(), "line of 63 bytes exceeds the 32-byte limit (request id 12)");
+/// assert_eq!(err.code().0, -32600);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum FrameError {
@@ -441,6 +467,24 @@ impl core::error::Error for EventError {
 /// Reassembly faults name the transfer (`tool_id`). After any of them the
 /// [`Reassembler`](crate::chunk::Reassembler) is clean: the faulty transfer
 /// is gone, its remaining frames are dropped, others go on.
+///
+/// ```
+/// use acp_codec::chunk::{Pushed, Reassembler};
+/// use acp_codec::stream_json::Event;
+/// use acp_codec::ChunkError;
+///
+/// let mut r = Reassembler::new();
+/// r.push_line(r#"{"type":"tool_result_start","tool_id":"t","status":"success","total_bytes":2}"#)?;
+/// let chunk = Event::decode(r#"{"type":"tool_result_chunk","tool_id":"t","seq":1,"data":"ab"}"#)?;
+/// let err = r.push(chunk).unwrap_err();
+/// assert!(matches!(err, ChunkError::SeqGap { expected: 0, got: 1, .. }));
+/// assert_eq!(err.tool_id(), Some("t"));
+/// assert_eq!(err.to_string(), "transfer \"t\": chunk 1 arrived, expected 0");
+/// // The transfer is gone: its end frame is dropped quietly.
+/// let end = r.push_line(r#"{"type":"tool_result_end","tool_id":"t","chunks":2,"total_bytes":2}"#)?;
+/// assert!(matches!(end, Pushed::Dropped));
+/// # Ok::<(), acp_codec::Error>(())
+/// ```
 #[cfg(feature = "alloc")]
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -778,6 +822,33 @@ impl fmt::Display for TurnError {
 impl core::error::Error for TurnError {}
 
 /// Any error of the crate: one variant per layer.
+///
+/// Every layer's error converts into it (`From`), so `?` works across
+/// layers; [`Error::code`] gives the JSON-RPC code to answer with and
+/// [`source`](core::error::Error::source) the layer's error.
+///
+/// ```
+/// use acp_codec::acp::Message;
+/// use acp_codec::{Error, LineSplitter};
+///
+/// /// Decodes the first line of `buf` as an ACP message's method.
+/// fn first_method(buf: &[u8]) -> Result<Option<String>, Error> {
+///     let mut splitter = LineSplitter::new();
+///     let Some(line) = splitter.decode_eof(buf).item else { return Ok(None) };
+///     let line = line?; // FrameError -> Error
+///     let msg = Message::decode(&line)?; // MessageError -> Error
+///     Ok(msg.method().map(str::to_owned))
+/// }
+///
+/// assert_eq!(first_method(b"{\"jsonrpc\":\"2.0\",\"method\":\"x\"}\n").unwrap().as_deref(), Some("x"));
+/// let e = first_method(b"\xff\n").unwrap_err();
+/// assert!(matches!(e, Error::Frame(_)));
+/// assert_eq!(e.code().0, -32700);
+/// let e = first_method(b"[1,2]\n").unwrap_err();
+/// assert!(matches!(e, Error::Message(_)));
+/// assert_eq!(e.to_string(), "json array of 2 elements: batches are not part of acp v1");
+/// assert_eq!(e.code().0, -32600);
+/// ```
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum Error {

@@ -2,13 +2,48 @@
 //! stdio: the Agent Client Protocol (ACP, JSON-RPC 2.0, `gemini --acp`) and
 //! Gemini CLI's headless stream-json events (`gemini -o stream-json`).
 //!
+//! Bytes go in and typed items come out, and the other way round. The crate
+//! has limits, typed errors and recovery, and it never touches a pipe or a
+//! clock.
+//!
+//! | layer | module | in | out |
+//! |---|---|---|---|
+//! | framing | [`framing`] | bytes, in reads of any size | [`Line`]s (`&str`), or a [`FrameError`] for one bad line |
+//! | ACP messages | [`acp`] | one line | a [`Message`](acp::Message) borrowed from it; typed params and results on demand |
+//! | request tracking | [`acp::Tracker`] | decoded messages, `now` | matched responses, expired requests, cancel messages |
+//! | turn view | [`turn`] | decoded `session/update`s, permissions, prompt responses | UI [`Event`](turn::Event)s and turn state |
+//! | stream-json | [`stream_json`] | one line | an [`Event`] |
+//! | chunked tool results | [`chunk`] | a big `tool_result` / frames | frames of at most 32 KiB / the rebuilt result |
+//! | tool-call titles | [`title`] | a title string | command, directory, description as slices of it |
+//! | encoding | [`encode_line`], [`acp::encode_request`], … | a value | exactly one line plus `\n` |
+//! | tokio-util | `codec` (feature `tokio-util`) | `BytesMut` | `Decoder`/`Encoder` items |
+//!
 //! # The sans-IO contract
 //!
 //! The crate never reads, writes, spawns, sleeps or looks at a clock. The
-//! caller owns pipes, sockets, threads, time and buffers; the crate turns
-//! bytes into typed items and items into bytes, keeping only small, bounded
-//! state. The same code runs under tokio, in a blocking loop, on a
-//! Raspberry Pi, or in a fuzzer.
+//! caller owns pipes, sockets, threads, time and buffers. The crate keeps
+//! only small, bounded state: a scan offset, reassembly buffers, a table
+//! of pending requests. The same code runs under tokio, in a blocking
+//! loop, on a Raspberry Pi, or in a fuzzer.
+//!
+//! What each call takes and returns:
+//!
+//! | call | takes | returns | the caller then |
+//! |---|---|---|---|
+//! | [`LineSplitter::decode`] | the unconsumed bytes, `&[u8]` | [`Decoded`]: `consumed`, and the next line or error (borrowed from the buffer), or none | drops `consumed` bytes, whether or not an item came back; calls again until no item, then reads more |
+//! | [`LineSplitter::lines`] | the unconsumed bytes | [`Lines`], an iterator of every complete line | iterates, then drops [`Lines::consumed`] bytes |
+//! | [`LineSplitter::decode_eof`] | the bytes left at end of input | the last line even without `\n` ([`Line::is_terminated`] false) | calls until no item |
+//! | `LineSplitter::decode_bytes` (feature `bytes`) | `&mut BytesMut` | a line as `Bytes`, split off the buffer | nothing: the buffer was advanced |
+//! | [`Message::decode`](acp::Message::decode), [`Event::decode`] | one line, `&str` | a value borrowing from the line | keeps the line alive while using it, or calls `into_owned()` |
+//! | [`encode_line`], [`Message::encode`](acp::Message::encode), [`acp::encode_request`], … | a value, `&mut Vec<u8>` | bytes appended: one line plus `\n` | writes them out; on error the buffer is unchanged |
+//! | [`Reassembler::push`] | a decoded [`Event`] | [`Pushed`](chunk::Pushed): hand the event on, wait, or a completed result | calls [`Reassembler::finish`] at end of input |
+//! | [`ChunkEncoder::next_frame`] | `&mut Vec<u8>` | the next line's length, or none when done | writes the line, clears the buffer |
+//! | [`acp::Tracker`] methods | messages, and `now` as a [`Duration`](core::time::Duration) | [`Completed`](acp::Completed), [`Expired`](acp::Expired), errors | calls [`poll_expired`](acp::Tracker::poll_expired) at [`next_deadline`](acp::Tracker::next_deadline) |
+//! | [`TurnView`] `push_*` | decoded messages | [`Events`](turn::Events) borrowed until the next push | renders them |
+//!
+//! Values borrow from the caller's buffer whenever they can. The splitter
+//! remembers how far it scanned, so a line that arrives one byte per read
+//! still costs linear time. Time is a parameter (`now`), never read.
 //!
 //! # Quick start
 //!
@@ -40,29 +75,190 @@
 //! assert_eq!(seen[3], Ok("{\"jsonrpc\":\"2.0\",\"id\":8,\"result\":null}"));
 //! ```
 //!
-//! # Untrusted input and limits
+//! # The driving loop
 //!
-//! Every limit has a documented default in [`limits`] and is set through
-//! [`Limits`]. No input, however hostile, makes the crate panic, allocate
-//! beyond its limits, or take more than linear time; a bad line is a typed
-//! error and the next good line still decodes. Errors are one small enum per
-//! layer ([`FrameError`], …) wrapped by [`Error`], each mapped to the
-//! JSON-RPC code to reply with ([`Error::code`]).
+//! Read → split ([`LineSplitter::lines`] or [`LineSplitter::decode`]) →
+//! decode and handle each line → drop the consumed bytes → read again. At
+//! end of input, [`LineSplitter::decode_eof`] until it returns nothing. An
+//! error costs one line: answer it if it was a request, log it, go on.
+//!
+//! ```
+//! use std::io::Read;
+//! use acp_codec::acp::{encode_error, Message, RequestId, RpcError};
+//! use acp_codec::{FrameError, Limits, Line, LineSplitter};
+//!
+//! /// Decodes one line; returns the method, writes the answer to a bad request.
+//! fn handle(item: Result<Line<'_>, FrameError>, replies: &mut Vec<u8>) -> Option<String> {
+//!     let error = match item {
+//!         Ok(line) => match Message::decode(&line) {
+//!             Ok(msg) => return Some(msg.method().unwrap_or("(response)").to_owned()),
+//!             // Not JSON-RPC (stray text, a batch): nothing to answer.
+//!             Err(e) => return Some(format!("skipped, {}", e.code())),
+//!         },
+//!         Err(e) => e,
+//!     };
+//!     // An oversized request keeps its id: answer it so the peer does not hang.
+//!     if let FrameError::LineTooLong { id: Some(id), is_request: true, .. } = error {
+//!         let id = match (id.as_str(), id) {
+//!             (Some(text), _) => RequestId::from(text).into_owned(),
+//!             (None, acp_codec::PeekedId::Number(n)) => RequestId::Number(n),
+//!             (None, _) => RequestId::Null,
+//!         };
+//!         let reply = RpcError::new(error.code(), error.to_string());
+//!         encode_error(&id, &reply, replies).ok()?;
+//!     }
+//!     Some(format!("skipped, {}", error.code()))
+//! }
+//!
+//! // Any `Read` will do; a byte slice stands in for the agent's stdout.
+//! let mut agent_stdout: &[u8] = b"\
+//!     {\"jsonrpc\":\"2.0\",\"method\":\"session/update\",\"params\":{}}\n\
+//!     Loaded cached credentials.\n\
+//!     {\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"fs/write_text_file\",\"params\":{\"content\":\"... far too long ...\"}}\n\
+//!     {\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{}}";
+//! let mut splitter = LineSplitter::with_limits(&Limits::default().with_max_line_len(80));
+//! let mut buf = Vec::new();
+//! let mut read = [0u8; 16]; // tiny reads: the items do not depend on read sizes
+//! let mut replies = Vec::new();
+//! let mut seen = Vec::new();
+//! loop {
+//!     let n = agent_stdout.read(&mut read)?;
+//!     if n == 0 {
+//!         break;
+//!     }
+//!     buf.extend_from_slice(&read[..n]);
+//!     let mut lines = splitter.lines(&buf);
+//!     seen.extend(lines.by_ref().filter_map(|item| handle(item, &mut replies)));
+//!     let consumed = lines.consumed();
+//!     buf.drain(..consumed);
+//! }
+//! // End of input: the last line has no `\n` but is still handed out.
+//! loop {
+//!     let decoded = splitter.decode_eof(&buf);
+//!     let consumed = decoded.consumed;
+//!     let Some(item) = decoded.item else { break };
+//!     seen.extend(handle(item, &mut replies));
+//!     buf.drain(..consumed);
+//! }
+//! assert_eq!(seen, [
+//!     "session/update",
+//!     "skipped, -32700 parse error",
+//!     "skipped, -32600 invalid request",
+//!     "(response)",
+//! ]);
+//! assert!(String::from_utf8(replies)?.starts_with(r#"{"jsonrpc":"2.0","id":4,"error":{"code":-32600,"#));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! Under tokio, the same loop is `read_buf` into a `Vec` (see the
+//! `acp_client` and `ws_bridge` examples), or `FramedRead` with
+//! `codec::AcpCodec` (feature `tokio-util`).
+//!
+//! # Limits
+//!
+//! Input from a peer is untrusted. Every limit has a documented default,
+//! is set through [`Limits`] (defaults in [`limits`]), and is enforced with
+//! overflow-safe arithmetic. No input makes the crate panic, allocate
+//! beyond these limits, or take more than linear time.
+//!
+//! | [`Limits`] field | default | why | when exceeded |
+//! |---|---|---|---|
+//! | [`max_line_len`](Limits::max_line_len) | 16 MiB ([`DEFAULT_MAX_LINE_LEN`](limits::DEFAULT_MAX_LINE_LEN)) | half the official TypeScript SDK's 32 MiB cap, far above asyncio's 64 KiB; a reader never holds more than this plus one read | [`FrameError::LineTooLong`] once per line, as soon as more than the limit is seen, with the limit, the bytes seen and the request id when readable; the rest of the line is skipped up to its `\n` |
+//! | [`id_peek_window`](Limits::id_peek_window) | 4 KiB ([`DEFAULT_ID_PEEK_WINDOW`](limits::DEFAULT_ID_PEEK_WINDOW)) | how far into an oversized line `"id"` and `"method"` are looked for, so a server can answer the request | the error carries no id (`id: None`) |
+//! | [`frame_len`](Limits::frame_len) | 32 KiB ([`DEFAULT_FRAME_LEN`](limits::DEFAULT_FRAME_LEN)) | the longest line of the chunked tool-result protocol, well under the 64 KiB line limit of asyncio readers (seed 000) | never: pass it to [`ChunkEncoder::new`], which never writes a longer line, whatever the escaping costs ([`ChunkError::FrameTooSmall`] if no frame can fit) |
+//! | [`max_result_bytes`](Limits::max_result_bytes) | 50 MiB ([`DEFAULT_MAX_RESULT_BYTES`](limits::DEFAULT_MAX_RESULT_BYTES)) | one rebuilt tool result fits in a small board's memory | [`ChunkError::ResultTooLarge`]; the transfer is aborted and its remaining frames dropped |
+//! | [`max_buffered_bytes`](Limits::max_buffered_bytes) | 50 MiB, shared ([`DEFAULT_MAX_BUFFERED_BYTES`](limits::DEFAULT_MAX_BUFFERED_BYTES)) | all open transfers together; a declared `total_bytes` is a hint, never a reason to allocate | [`ChunkError::BudgetExceeded`] for the transfer that needed the room |
+//! | [`max_chunks_per_transfer`](Limits::max_chunks_per_transfer) | 65,536 ([`DEFAULT_MAX_CHUNKS_PER_TRANSFER`](limits::DEFAULT_MAX_CHUNKS_PER_TRANSFER)) | caps the number of fragments, not only the bytes | [`ChunkError::TooManyChunks`]; the transfer is aborted |
+//! | [`max_open_transfers`](Limits::max_open_transfers) | 32 ([`DEFAULT_MAX_OPEN_TRANSFERS`](limits::DEFAULT_MAX_OPEN_TRANSFERS)) | bounds the per-transfer state | [`ChunkError::TooManyTransfers`]; the new transfer is refused |
+//!
+//! Two other components have their own bounds:
+//! - [`TurnLimits`] bound what a [`TurnView`] retains per turn: 512 tool
+//!   calls, 32 MiB of tool-call data, 1,024 messages, 8 MiB of text, 256
+//!   permission requests. What does not fit is reported as an
+//!   [`Event::Problem`](turn::Event::Problem) and not retained.
+//! - [`acp::Tracker`] expires requests after
+//!   [`DEFAULT_TIMEOUT`](acp::DEFAULT_TIMEOUT) (30 s, per request
+//!   configurable) and accepts at most
+//!   [`DEFAULT_MAX_PEER_PENDING`](acp::DEFAULT_MAX_PEER_PENDING) (1,024)
+//!   peer requests pending ([`TrackerError::TooManyPending`] past it).
+//!
+//! # Recovery
+//!
+//! Every error concerns one line, one transfer or one request, and leaves
+//! the state that reported it usable: the next good input decodes.
+//!
+//! | error | reported by | after it |
+//! |---|---|---|
+//! | [`FrameError`] | [`LineSplitter`], `codec::LineCodec`, `codec::AcpCodec` | the bad line is consumed (an oversized one up to its `\n`, which may arrive later); the next line decodes |
+//! | [`MessageError`] | [`Message::decode`](acp::Message::decode), `typed()` | nothing to reset: decoding keeps no state |
+//! | [`EventError`] | [`Event::decode`] | nothing to reset |
+//! | [`ChunkError`] | [`Reassembler`] | the faulty transfer is gone; its remaining frames come back as [`Pushed::Dropped`](chunk::Pushed::Dropped); other transfers go on; the next transfer with the same id starts clean |
+//! | [`TrackerError`] | [`acp::Tracker`] | the pending tables are unchanged |
+//! | [`EncodeError`] | every `encode*` | the output buffer is left as it was |
+//! | [`TurnError`] | [`TurnView`], inside [`Event::Problem`](turn::Event::Problem) | never an `Err`: the view applied or ignored the input as documented and goes on |
+//!
+//! The tokio-util codecs return a bad line as an *item*, `Ok(Some(Err(…)))`.
+//! A `Decoder` error would end a `FramedRead` stream, and one bad line must
+//! not cost the connection.
+//!
+//! # Errors and JSON-RPC codes
+//!
+//! One `#[non_exhaustive]` enum per layer, wrapped by [`Error`] (with
+//! `From` impls, so `?` works across layers). Display text is lowercase
+//! and carries the numbers. Every error maps to the JSON-RPC code to answer
+//! with ([`Error::code`], and `code()` on each layer's enum):
+//!
+//! | code | errors |
+//! |---|---|
+//! | `-32700` [parse error](ErrorCode::PARSE_ERROR) | [`FrameError::InvalidUtf8`], [`MessageError::NotJson`], [`EventError::Json`] |
+//! | `-32600` [invalid request](ErrorCode::INVALID_REQUEST) | [`FrameError::LineTooLong`], [`MessageError::Batch`], [`MessageError::InvalidEnvelope`], [`EncodeError::RawNewline`], [`EncodeError::InvalidJson`], [`TrackerError`] for responses and requests that match nothing |
+//! | `-32602` [invalid params](ErrorCode::INVALID_PARAMS) | [`MessageError::InvalidParams`], [`EventError::MissingField`], [`EventError::InvalidField`], [`ChunkError`] faults of a transfer, [`TurnError`] but `LimitExceeded` |
+//! | `-32603` [internal error](ErrorCode::INTERNAL_ERROR) | [`MessageError::InvalidResult`], [`EncodeError::Json`], [`TrackerError::TooManyPending`], [`ChunkError::FrameTooSmall`], [`TurnError::LimitExceeded`] |
+//!
+//! [`ErrorCode`] also names ACP's own codes (`-32800` request cancelled,
+//! `-32000` authentication required, `-32002` resource not found) for
+//! building replies with [`acp::RpcError`].
 //!
 //! # Features
 //!
-//! - `std` (default): implies `alloc`; `std` support in dependencies.
-//! - `alloc`: JSON encoding ([`encode_line`]) and everything that owns a
-//!   buffer. Without it the crate is `no_std` and allocation-free: line
-//!   splitting and [`title`] parsing work as is.
-//! - `bytes`: [`LineSplitter::decode_bytes`], lines as `bytes::Bytes`
-//!   without copying.
-//! - `tokio-util`: `Decoder`/`Encoder` implementations in [`codec`]
-//!   (implies `std` and `bytes`).
+//! | feature | default | adds |
+//! |---|---|---|
+//! | `std` | yes | implies `alloc`; `std` support in the dependencies (runtime SIMD detection in memchr and simdutf8) |
+//! | `alloc` | via `std` | [`acp`], [`stream_json`], [`chunk`], [`turn`], [`encode_line`] / [`encode_raw_line`], the alloc-carrying errors; pulls in `serde` and `serde_json` |
+//! | `bytes` | no | `LineSplitter::decode_bytes` / `decode_bytes_eof`: lines as `bytes::Bytes`, split off a `BytesMut` without copying |
+//! | `tokio-util` | no | `codec::LineCodec` and `codec::AcpCodec`, tokio-util `Decoder`/`Encoder`s; implies `std` and `bytes` |
+//!
+//! ## `no_std`
+//!
+//! The crate is always `#![no_std]`. With `default-features = false`, it
+//! needs neither `std` nor an allocator, and depends only on memchr and
+//! simdutf8. What remains is [`LineSplitter`] (with [`Limits`],
+//! [`FrameError`], [`PeekedId`]), the [`title`] parser and [`Error`]. All of
+//! it runs over borrowed slices and allocates nothing:
+//!
+//! ```
+//! // Compiles with `acp-codec = { version = "0.1", default-features = false }`.
+//! use acp_codec::{LineSplitter, Title};
+//!
+//! /// Counts the shell tool titles that carry a description, in a buffer
+//! /// of complete lines, on a target with no heap.
+//! fn described(buf: &[u8]) -> usize {
+//!     let mut splitter = LineSplitter::new();
+//!     let mut n = 0;
+//!     for line in splitter.lines(buf).flatten() {
+//!         if !Title::parse(line.as_str()).description().is_empty() {
+//!             n += 1;
+//!         }
+//!     }
+//!     n
+//! }
+//! assert_eq!(described(b"ls -la (List files)\nmake\n"), 1);
+//! ```
 //!
 //! # MSRV
 //!
-//! Rust 1.85, checked by clippy's `incompatible_msrv` lint.
+//! Rust 1.85 (`rust-version` in `Cargo.toml`), kept honest by clippy's
+//! `incompatible_msrv` lint, which CI denies.
 #![no_std]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]

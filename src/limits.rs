@@ -4,6 +4,29 @@
 //! changelog. All limit arithmetic in the crate is overflow-safe, so any value
 //! (including `usize::MAX`) is accepted; the limits only bound what a peer can
 //! make the codec hold or do.
+//!
+//! Which component reads which field:
+//!
+//! | field | read by | when exceeded |
+//! |---|---|---|
+//! | [`max_line_len`](Limits::max_line_len), [`id_peek_window`](Limits::id_peek_window) | [`LineSplitter::with_limits`](crate::LineSplitter::with_limits), and the tokio-util codecs | [`FrameError::LineTooLong`](crate::FrameError::LineTooLong), once per line; the line is skipped |
+//! | [`frame_len`](Limits::frame_len) | the sender, which passes it to `ChunkEncoder::new` | never: no longer line is written |
+//! | [`max_result_bytes`](Limits::max_result_bytes), [`max_buffered_bytes`](Limits::max_buffered_bytes), [`max_chunks_per_transfer`](Limits::max_chunks_per_transfer), [`max_open_transfers`](Limits::max_open_transfers) | `Reassembler::with_limits` | a `ChunkError` that aborts that transfer only |
+//!
+//! The [crate docs](crate#limits) say why each default was chosen. The
+//! turn view has its own bounds (`TurnLimits`, feature `alloc`), and the
+//! request tracker its own timeout and peer-request cap.
+//!
+//! ```
+//! use acp_codec::limits::{Limits, DEFAULT_MAX_LINE_LEN};
+//! use acp_codec::LineSplitter;
+//!
+//! // A reader on a small board: 1 MiB lines, everything else as default.
+//! const LIMITS: Limits = Limits::new().with_max_line_len(1 << 20);
+//! let splitter = LineSplitter::with_limits(&LIMITS);
+//! assert_eq!(splitter.max_line_len(), 1 << 20);
+//! assert_eq!(Limits::default().max_line_len, DEFAULT_MAX_LINE_LEN);
+//! ```
 
 /// Default longest line, in bytes, excluding the terminating `\n`: 16 MiB.
 ///

@@ -110,7 +110,18 @@ pub struct RpcError<'a> {
 }
 
 impl<'a> RpcError<'a> {
-    /// An error with `code` and its standard message.
+    /// An error with `code` and `message`, without `data`.
+    ///
+    /// ```
+    /// use acp_codec::acp::{encode_error, RequestId, RpcError};
+    /// use acp_codec::ErrorCode;
+    ///
+    /// let error = RpcError::new(ErrorCode::RESOURCE_NOT_FOUND, "no such file: /a");
+    /// let mut out = Vec::new();
+    /// encode_error(&RequestId::Number(3), &error, &mut out)?;
+    /// assert_eq!(out, concat!(r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32002,"message":"no such file: /a"}}"#, "\n").as_bytes());
+    /// # Ok::<(), acp_codec::EncodeError>(())
+    /// ```
     pub fn new(code: ErrorCode, message: impl Into<Cow<'a, str>>) -> Self {
         Self {
             code,
@@ -158,6 +169,23 @@ impl<'a> Message<'a> {
     ///   JSON-RPC 2.0 message.
     ///
     /// Nothing is kept between calls: the next line decodes on its own.
+    ///
+    /// ```
+    /// use acp_codec::acp::{Message, RequestId};
+    ///
+    /// let line = r#"{"jsonrpc":"2.0","id":"r-1","method":"fs/read_text_file","params":{"sessionId":"s","path":"/a"}}"#;
+    /// let msg = Message::decode(line)?;
+    /// assert_eq!(msg.method(), Some("fs/read_text_file"));
+    /// assert_eq!(msg.id(), Some(&RequestId::from("r-1")));
+    /// let Message::Request(req) = msg else { unreachable!() };
+    /// // Params stay raw JSON, borrowed from the line, until asked for.
+    /// assert_eq!(req.params.unwrap().get(), r#"{"sessionId":"s","path":"/a"}"#);
+    ///
+    /// // A batch is not ACP v1: -32600, and the next line decodes as usual.
+    /// let err = Message::decode(r#"[{"jsonrpc":"2.0","method":"x"}]"#).unwrap_err();
+    /// assert_eq!(err.code().0, -32600);
+    /// # Ok::<(), acp_codec::MessageError>(())
+    /// ```
     pub fn decode(line: &'a str) -> Result<Self, MessageError> {
         let b = line.as_bytes();
         let start = scan::skip_ws(b, 0);
@@ -427,6 +455,21 @@ impl<'a> Request<'a> {
     ///
     /// [`MessageError::InvalidParams`] (`-32602`) when the params of a known
     /// method do not fit its schema. Unknown methods are not errors.
+    ///
+    /// ```
+    /// use acp_codec::acp::{Message, RequestParams};
+    ///
+    /// let line = r#"{"jsonrpc":"2.0","id":4,"method":"fs/read_text_file","params":{"sessionId":"s","path":"/src/main.rs","line":10}}"#;
+    /// let Message::Request(req) = Message::decode(line)? else { unreachable!() };
+    /// let RequestParams::ReadTextFile(read) = req.typed()? else { unreachable!() };
+    /// assert_eq!((read.path.as_ref(), read.line), ("/src/main.rs", Some(10)));
+    ///
+    /// // A known method with params that do not fit: -32602, to answer with.
+    /// let bad = r#"{"jsonrpc":"2.0","id":5,"method":"fs/read_text_file","params":{"path":7}}"#;
+    /// let Message::Request(req) = Message::decode(bad)? else { unreachable!() };
+    /// assert_eq!(req.typed().unwrap_err().code().0, -32602);
+    /// # Ok::<(), acp_codec::MessageError>(())
+    /// ```
     pub fn typed(&self) -> Result<RequestParams<'_>, MessageError> {
         RequestParams::decode(&self.method, self.params.as_ref())
     }
@@ -439,6 +482,21 @@ impl<'a> Notification<'a> {
     ///
     /// [`MessageError::InvalidParams`] when the params of a known method do
     /// not fit its schema. Unknown methods are not errors.
+    ///
+    /// ```
+    /// use acp_codec::acp::{Message, NotificationParams};
+    ///
+    /// let line = r#"{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s1"}}"#;
+    /// let Message::Notification(n) = Message::decode(line)? else { unreachable!() };
+    /// let NotificationParams::Cancel(cancel) = n.typed()? else { unreachable!() };
+    /// assert_eq!(cancel.session_id, "s1");
+    ///
+    /// // Extension methods (leading `_`) are not errors either.
+    /// let ext = r#"{"jsonrpc":"2.0","method":"_zed/ping","params":{}}"#;
+    /// let Message::Notification(n) = Message::decode(ext)? else { unreachable!() };
+    /// assert_eq!(n.typed()?.method(), "_zed/ping");
+    /// # Ok::<(), acp_codec::MessageError>(())
+    /// ```
     pub fn typed(&self) -> Result<NotificationParams<'_>, MessageError> {
         NotificationParams::decode(&self.method, self.params.as_ref())
     }
@@ -451,6 +509,22 @@ impl<'a> Response<'a> {
     /// # Errors
     ///
     /// [`MessageError::InvalidResult`] when the result does not fit.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use acp_codec::acp::{Message, ResponseResult, StopReason, Tracker};
+    ///
+    /// let mut tracker = Tracker::new();
+    /// let id = tracker.start("session/prompt", Duration::ZERO);
+    /// let line = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"stopReason":"end_turn"}}}}"#);
+    /// let msg = Message::decode(&line)?;
+    /// // The tracker knows which method the response answers.
+    /// let done = tracker.handle(&msg, Duration::from_secs(1))?.unwrap();
+    /// let Message::Response(resp) = &msg else { unreachable!() };
+    /// let ResponseResult::Prompt(result) = resp.typed(&done.method)? else { unreachable!() };
+    /// assert_eq!(result.stop_reason, StopReason::EndTurn);
+    /// # Ok::<(), acp_codec::Error>(())
+    /// ```
     pub fn typed(&self, method: &str) -> Result<ResponseResult<'_>, MessageError> {
         ResponseResult::decode(method, &self.result)
     }
@@ -458,19 +532,30 @@ impl<'a> Response<'a> {
 
 /// Encodes a typed request as one line.
 ///
+/// To number requests and match their responses, use
+/// [`Tracker::encode_request`](super::Tracker::encode_request), which calls
+/// this with the next id.
+///
 /// # Errors
 ///
 /// [`EncodeError`] as [`encode_line`](crate::encode_line); `out` is left as it
 /// was.
 ///
 /// ```
-/// use acp_codec::acp::{encode_request, RequestId, RequestParams, CancelNotification};
-/// use acp_codec::acp::{NotificationParams, encode_notification};
+/// use acp_codec::acp::{encode_request, ReadTextFileRequest, RequestId, RequestParams};
 ///
+/// let read = RequestParams::ReadTextFile(ReadTextFileRequest {
+///     session_id: "s1".into(),
+///     path: "/p/notes.txt".into(),
+///     line: None,
+///     limit: Some(20),
+///     meta: None,
+/// });
 /// let mut out = Vec::new();
-/// let cancel = NotificationParams::Cancel(CancelNotification::new("s1"));
-/// encode_notification(&cancel, &mut out).unwrap();
-/// assert_eq!(out, b"{\"jsonrpc\":\"2.0\",\"method\":\"session/cancel\",\"params\":{\"sessionId\":\"s1\"}}\n");
+/// let n = encode_request(&RequestId::Number(9), &read, &mut out)?;
+/// assert_eq!(n, out.len());
+/// assert_eq!(out, concat!(r#"{"jsonrpc":"2.0","id":9,"method":"fs/read_text_file","params":{"sessionId":"s1","path":"/p/notes.txt","limit":20}}"#, "\n").as_bytes());
+/// # Ok::<(), acp_codec::EncodeError>(())
 /// ```
 pub fn encode_request(
     id: &RequestId<'_>,
@@ -493,6 +578,16 @@ pub fn encode_request(
 /// # Errors
 ///
 /// [`EncodeError`] as [`encode_line`](crate::encode_line).
+///
+/// ```
+/// use acp_codec::acp::{encode_notification, CancelNotification, NotificationParams};
+///
+/// let mut out = Vec::new();
+/// let cancel = NotificationParams::Cancel(CancelNotification::new("s1"));
+/// encode_notification(&cancel, &mut out)?;
+/// assert_eq!(out, b"{\"jsonrpc\":\"2.0\",\"method\":\"session/cancel\",\"params\":{\"sessionId\":\"s1\"}}\n");
+/// # Ok::<(), acp_codec::EncodeError>(())
+/// ```
 pub fn encode_notification(
     params: &NotificationParams<'_>,
     out: &mut Vec<u8>,
@@ -511,9 +606,23 @@ pub fn encode_notification(
 /// Encodes a successful response carrying `result` (a typed result such as
 /// [`ResponseResult`] or any of its payloads) as one line.
 ///
+/// To also mark the peer's request answered, use
+/// [`Tracker::encode_response`](super::Tracker::encode_response).
+///
 /// # Errors
 ///
 /// [`EncodeError`] as [`encode_line`](crate::encode_line).
+///
+/// ```
+/// use acp_codec::acp::{encode_response, ReadTextFileResponse, RequestId};
+///
+/// let result = ReadTextFileResponse { content: "line 1\nline 2".into(), meta: None };
+/// let mut out = Vec::new();
+/// encode_response(&RequestId::from("r-1"), &result, &mut out)?;
+/// // The newline inside the text is escaped: still one line.
+/// assert_eq!(out, concat!(r#"{"jsonrpc":"2.0","id":"r-1","result":{"content":"line 1\nline 2"}}"#, "\n").as_bytes());
+/// # Ok::<(), acp_codec::EncodeError>(())
+/// ```
 pub fn encode_response<R: Serialize + ?Sized>(
     id: &RequestId<'_>,
     result: &R,
@@ -535,6 +644,19 @@ pub fn encode_response<R: Serialize + ?Sized>(
 /// # Errors
 ///
 /// [`EncodeError`] as [`encode_line`](crate::encode_line).
+///
+/// ```
+/// use acp_codec::acp::{encode_error, Message, RequestId, RpcError};
+///
+/// // Answer a request whose params do not fit with the error's own code.
+/// let line = r#"{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":1}}"#;
+/// let Message::Request(req) = Message::decode(line)? else { unreachable!() };
+/// let err = req.typed().unwrap_err();
+/// let mut out = Vec::new();
+/// encode_error(&req.id, &RpcError::new(err.code(), "invalid params"), &mut out)?;
+/// assert_eq!(out, concat!(r#"{"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"invalid params"}}"#, "\n").as_bytes());
+/// # Ok::<(), acp_codec::Error>(())
+/// ```
 pub fn encode_error(
     id: &RequestId<'_>,
     error: &RpcError<'_>,

@@ -273,6 +273,26 @@ impl Tracker {
     ///
     /// [`TrackerError::DuplicateRequest`] if the peer already has a request
     /// with this id pending; [`TrackerError::TooManyPending`] past the limit.
+    ///
+    /// ```
+    /// use acp_codec::acp::{Message, ReadTextFileResponse, Tracker};
+    ///
+    /// let mut tracker = Tracker::new().with_max_peer_pending(1);
+    /// let line = r#"{"jsonrpc":"2.0","id":7,"method":"fs/read_text_file","params":{"sessionId":"s","path":"/a"}}"#;
+    /// let Message::Request(req) = Message::decode(line)? else { unreachable!() };
+    /// tracker.handle_peer_request(&req.id, &req.method)?;
+    /// // The same id again while pending, or one request too many: refused.
+    /// assert!(tracker.handle_peer_request(&req.id, &req.method).is_err());
+    /// assert_eq!(tracker.peer_pending_len(), 1);
+    ///
+    /// // Answering it clears it; a second answer is refused.
+    /// let mut out = Vec::new();
+    /// let result = ReadTextFileResponse { content: "hello".into(), meta: None };
+    /// tracker.encode_response(&req.id, &result, &mut out)?;
+    /// assert_eq!(tracker.peer_pending_len(), 0);
+    /// assert!(tracker.encode_response(&req.id, &result, &mut out).is_err());
+    /// # Ok::<(), acp_codec::Error>(())
+    /// ```
     pub fn handle_peer_request(
         &mut self,
         id: &RequestId<'_>,
@@ -360,6 +380,28 @@ impl Tracker {
     /// before `now`, earliest first; call until `None`. A response that
     /// arrives for it later is reported as
     /// [`TrackerError::LateResponse`].
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use acp_codec::acp::{Message, Tracker};
+    /// use acp_codec::TrackerError;
+    ///
+    /// let secs = Duration::from_secs;
+    /// let mut tracker = Tracker::new().with_default_timeout(secs(10));
+    /// let slow = tracker.start("session/new", secs(0));
+    /// let quick = tracker.start_with_timeout("session/set_mode", secs(0), secs(2));
+    /// // Sleep until the next deadline (the caller's timer), then poll.
+    /// assert_eq!(tracker.next_deadline(), Some(secs(2)));
+    /// assert_eq!(tracker.poll_expired(secs(5)).unwrap().id, quick);
+    /// assert!(tracker.poll_expired(secs(5)).is_none());
+    /// assert_eq!(tracker.next_deadline(), Some(secs(10)));
+    ///
+    /// // The answer that comes after all is reported as late.
+    /// let late = Message::decode(r#"{"jsonrpc":"2.0","id":1,"result":{}}"#)?;
+    /// assert!(matches!(tracker.handle(&late, secs(6)), Err(TrackerError::LateResponse { .. })));
+    /// assert_eq!(tracker.poll_expired(secs(10)).unwrap().id, slow);
+    /// # Ok::<(), acp_codec::Error>(())
+    /// ```
     pub fn poll_expired(&mut self, now: Duration) -> Option<Expired> {
         let &(deadline, n) = self.deadlines.first()?;
         if deadline > now {
@@ -386,6 +428,22 @@ impl Tracker {
     ///
     /// [`TrackerError::NotPending`] if `id` is not one of our pending
     /// requests; [`TrackerError::Encode`] if encoding fails.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use acp_codec::acp::{Message, Tracker};
+    ///
+    /// let mut tracker = Tracker::new();
+    /// let id = tracker.start("terminal/wait_for_exit", Duration::ZERO);
+    /// let mut out = Vec::new();
+    /// tracker.cancel(&id, &mut out)?;
+    /// assert_eq!(out, b"{\"jsonrpc\":\"2.0\",\"method\":\"$/cancel_request\",\"params\":{\"requestId\":0}}\n");
+    ///
+    /// // The peer still answers, typically with -32800; the match says it was cancelled.
+    /// let reply = Message::decode(r#"{"jsonrpc":"2.0","id":0,"error":{"code":-32800,"message":"cancelled"}}"#)?;
+    /// assert!(tracker.handle(&reply, Duration::from_secs(1))?.unwrap().cancelled);
+    /// # Ok::<(), acp_codec::Error>(())
+    /// ```
     pub fn cancel(&mut self, id: &RequestId<'_>, out: &mut Vec<u8>) -> Result<usize, TrackerError> {
         let pending = match id {
             RequestId::Number(n) => self.ours.get_mut(n),

@@ -97,6 +97,28 @@ impl<'r> ChunkEncoder<'r> {
     /// [`ChunkError::FrameTooSmall`] if `frame_len` is below
     /// [`min_frame_len`](Self::min_frame_len) for this result (for a result
     /// without output: below its legacy line).
+    ///
+    /// ```
+    /// use acp_codec::chunk::ChunkEncoder;
+    /// use acp_codec::limits::DEFAULT_FRAME_LEN;
+    /// use acp_codec::stream_json::{Status, Text, ToolResult};
+    ///
+    /// // A small result fits in one frame: the legacy line, unchanged.
+    /// let small = ToolResult {
+    ///     timestamp: None,
+    ///     tool_id: Text::from("read_file-1-0"),
+    ///     status: Status::Success,
+    ///     output: Some(Text::from("hello")),
+    ///     error: None,
+    /// };
+    /// let mut encoder = ChunkEncoder::new(&small, DEFAULT_FRAME_LEN)?;
+    /// assert!(!encoder.is_chunked());
+    /// let mut out = Vec::new();
+    /// assert_eq!(encoder.next_frame(&mut out), Some(out.len()));
+    /// assert_eq!(out, concat!(r#"{"type":"tool_result","tool_id":"read_file-1-0","status":"success","output":"hello"}"#, "\n").as_bytes());
+    /// assert_eq!(encoder.next_frame(&mut out), None);
+    /// # Ok::<(), acp_codec::ChunkError>(())
+    /// ```
     pub fn new(result: &'r ToolResult<'r>, frame_len: usize) -> Result<Self, ChunkError> {
         let mut legacy = Len::new(frame_len);
         write::tool_result(&mut legacy, result);

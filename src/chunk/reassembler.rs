@@ -275,6 +275,25 @@ impl Reassembler {
 
     /// After the agent crashed or restarted: the same as
     /// [`finish`](Self::finish).
+    ///
+    /// ```
+    /// use acp_codec::chunk::{Pushed, Reassembler};
+    /// use acp_codec::ChunkError;
+    ///
+    /// let mut r = Reassembler::new();
+    /// r.push_line(r#"{"type":"tool_result_start","tool_id":"t","status":"success","total_bytes":6}"#)?;
+    /// r.push_line(r#"{"type":"tool_result_chunk","tool_id":"t","seq":0,"data":"abc"}"#)?;
+    /// // The agent died mid-transfer: report what was lost, start over.
+    /// let lost = r.reset();
+    /// assert!(matches!(&lost[..], [ChunkError::Truncated { received: 3, chunks: 1, .. }]));
+    /// assert_eq!((r.open_transfers(), r.buffered_bytes()), (0, 0));
+    /// // The restarted agent's transfers work as on a new reassembler.
+    /// r.push_line(r#"{"type":"tool_result_start","tool_id":"t","status":"success","total_bytes":1}"#)?;
+    /// r.push_line(r#"{"type":"tool_result_chunk","tool_id":"t","seq":0,"data":"z"}"#)?;
+    /// let done = r.push_line(r#"{"type":"tool_result_end","tool_id":"t","chunks":1,"total_bytes":1}"#)?;
+    /// assert!(matches!(done, Pushed::Complete(res) if res.output.as_deref() == Some("z")));
+    /// # Ok::<(), acp_codec::Error>(())
+    /// ```
     #[must_use = "each open transfer was lost: report it"]
     pub fn reset(&mut self) -> Vec<ChunkError> {
         let truncated = self

@@ -8,6 +8,22 @@
 //! whitespace-only lines are skipped; a line over
 //! [`Limits::max_line_len`](crate::Limits::max_line_len) is reported once and
 //! skipped; invalid UTF-8 is an error for that line only.
+//!
+//! The [crate docs](crate#the-driving-loop) show the full read loop. A round
+//! trip: whatever the value holds, it goes out as one line and comes back
+//! as one line.
+//!
+//! ```
+//! use acp_codec::{encode_line, LineSplitter};
+//!
+//! let mut wire = Vec::new();
+//! encode_line(&serde_json::json!({"text": "two\nlines", "n": 1}), &mut wire)?;
+//! encode_line(&serde_json::json!({"n": 2}), &mut wire)?;
+//! let mut splitter = LineSplitter::new();
+//! let lines: Vec<_> = splitter.lines(&wire).map(|l| l.unwrap().as_str()).collect();
+//! assert_eq!(lines, [r#"{"n":1,"text":"two\nlines"}"#, r#"{"n":2}"#]);
+//! # Ok::<(), acp_codec::EncodeError>(())
+//! ```
 
 mod peek;
 mod splitter;

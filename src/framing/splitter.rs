@@ -195,6 +195,20 @@ impl LineSplitter {
     }
 
     /// A splitter with the given limits (`max_line_len`, `id_peek_window`).
+    ///
+    /// ```
+    /// use acp_codec::{FrameError, Limits, LineSplitter};
+    ///
+    /// let limits = Limits::default().with_max_line_len(8);
+    /// let mut splitter = LineSplitter::with_limits(&limits);
+    /// // Reported as soon as more than 8 bytes are in, before the `\n` arrives.
+    /// let decoded = splitter.decode(b"[1,2,3,4,5");
+    /// assert!(matches!(decoded.item, Some(Err(FrameError::LineTooLong { limit: 8, .. }))));
+    /// assert_eq!(decoded.consumed, 10); // dropped at once, never buffered
+    /// // The rest of the line is skipped quietly; the next line decodes.
+    /// let decoded = splitter.decode(b",6]\n[7]\n");
+    /// assert_eq!(decoded.item.unwrap().unwrap().as_str(), "[7]");
+    /// ```
     pub const fn with_limits(limits: &Limits) -> Self {
         Self {
             max_line_len: limits.max_line_len,
@@ -235,6 +249,25 @@ impl LineSplitter {
     /// complete line is left, the remaining bytes are handed out as a last
     /// line with [`Line::is_terminated`] false (unless blank). When no item
     /// comes back, everything was consumed and the splitter is reset.
+    ///
+    /// ```
+    /// use acp_codec::LineSplitter;
+    ///
+    /// let mut splitter = LineSplitter::new();
+    /// // The peer exited: the buffer holds one full line and half of another.
+    /// let mut buf = b"{\"a\":1}\n{\"b\":".to_vec();
+    /// let mut last = Vec::new();
+    /// loop {
+    ///     let decoded = splitter.decode_eof(&buf);
+    ///     let consumed = decoded.consumed;
+    ///     let Some(item) = decoded.item else { break };
+    ///     let line = item.unwrap();
+    ///     last.push((line.as_str().to_owned(), line.is_terminated()));
+    ///     buf.drain(..consumed);
+    /// }
+    /// assert_eq!(last, [("{\"a\":1}".to_owned(), true), ("{\"b\":".to_owned(), false)]);
+    /// assert!(buf.is_empty());
+    /// ```
     pub fn decode_eof<'b>(&mut self, buf: &'b [u8]) -> Decoded<'b> {
         self.find_eof(buf).into()
     }

@@ -208,6 +208,36 @@ pub struct Unknown<'a> {
 }
 
 /// One stream-json event.
+///
+/// ```
+/// use acp_codec::stream_json::{Event, Status};
+///
+/// // What `gemini -p "list files" -o stream-json` prints, one event a line.
+/// let transcript = r#"{"type":"init","timestamp":"2025-01-01T00:00:00.000Z","session_id":"s1","model":"gemini-2.5-pro"}
+/// {"type":"message","timestamp":"2025-01-01T00:00:01.000Z","role":"assistant","content":"Listing.","delta":true}
+/// {"type":"tool_use","timestamp":"2025-01-01T00:00:02.000Z","tool_name":"run_shell_command","tool_id":"run_shell_command-1-0","parameters":{"command":"ls"}}
+/// {"type":"tool_result","timestamp":"2025-01-01T00:00:03.000Z","tool_id":"run_shell_command-1-0","status":"success","output":"a.txt\nb.txt"}
+/// {"type":"result","timestamp":"2025-01-01T00:00:04.000Z","status":"success","stats":{"total_tokens":10}}"#;
+/// let mut log = Vec::new();
+/// for line in transcript.lines() {
+///     match Event::decode(line)? {
+///         Event::Init(init) => log.push(format!("model {}", init.model.as_str())),
+///         Event::Message(m) => log.push(format!("{}: {}", m.role.as_str(), m.content.as_str())),
+///         Event::ToolUse(t) => log.push(format!("call {}", t.tool_name.as_str())),
+///         Event::ToolResult(r) => log.push(format!("output {:?}", r.output.as_deref())),
+///         Event::Result(r) => log.push(format!("done {}", r.status == Status::Success)),
+///         other => log.push(format!("other {}", other.kind())),
+///     }
+/// }
+/// assert_eq!(log, [
+///     "model gemini-2.5-pro",
+///     "assistant: Listing.",
+///     "call run_shell_command",
+///     "output Some(\"a.txt\\nb.txt\")",
+///     "done true",
+/// ]);
+/// # Ok::<(), acp_codec::EventError>(())
+/// ```
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub enum Event<'a> {
@@ -384,6 +414,19 @@ impl<'a> Event<'a> {
     /// known event has the wrong type, [`EventError::MissingField`] or
     /// [`EventError::InvalidField`] if a known event lacks a required field
     /// or has a bad value. An unknown `type` is not an error.
+    ///
+    /// ```
+    /// use acp_codec::stream_json::Event;
+    /// use acp_codec::EventError;
+    ///
+    /// let err = Event::decode(r#"{"type":"tool_use","tool_name":"ls"}"#).unwrap_err();
+    /// assert!(matches!(err, EventError::MissingField { event: "tool_use", field: "tool_id" }));
+    /// assert_eq!(err.code().0, -32602);
+    /// // Not JSON at all (a log line on stdout): -32700. Nothing is kept.
+    /// assert_eq!(Event::decode("Loaded cached credentials.").unwrap_err().code().0, -32700);
+    /// assert_eq!(Event::decode(r#"{"type":"thought"}"#)?.kind(), "thought");
+    /// # Ok::<(), acp_codec::EventError>(())
+    /// ```
     pub fn decode(line: &'a str) -> Result<Self, EventError> {
         match serde_json::from_str::<Flat<'a>>(line) {
             Ok(flat) => flat.into_event(line),

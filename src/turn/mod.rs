@@ -353,6 +353,37 @@ impl TurnView {
     }
 
     /// Applies the client's answer to the permission request with id `id`.
+    ///
+    /// ```
+    /// use acp_codec::acp::{
+    ///     Message, RequestParams, RequestPermissionOutcome, RequestPermissionResponse,
+    ///     SelectedPermissionOutcome,
+    /// };
+    /// use acp_codec::turn::{Event, TurnLimits, TurnView};
+    ///
+    /// let line = r#"{"jsonrpc":"2.0","id":3,"method":"session/request_permission","params":{"sessionId":"s","toolCall":{"toolCallId":"t1","title":"rm -rf build (Clean)","kind":"execute"},"options":[{"optionId":"yes","name":"Allow","kind":"allow_once"},{"optionId":"no","name":"Reject","kind":"reject_once"}]}}"#;
+    /// let Message::Request(req) = Message::decode(line)? else { unreachable!() };
+    /// let RequestParams::RequestPermission(ask) = req.typed()? else { unreachable!() };
+    /// let mut view = TurnView::new(TurnLimits::default());
+    /// view.begin_turn();
+    /// let _ = view.push_permission_request(&req.id, &ask).count();
+    /// assert_eq!(view.pending_permissions().count(), 1);
+    ///
+    /// // The client's answer (by policy or from the user), matched by the agent's id.
+    /// let answer = RequestPermissionResponse {
+    ///     outcome: RequestPermissionOutcome::Selected(SelectedPermissionOutcome {
+    ///         option_id: "no".into(),
+    ///         meta: None,
+    ///     }),
+    ///     meta: None,
+    /// };
+    /// let events: Vec<_> = view.push_permission_outcome(&req.id, &answer).collect();
+    /// let [Event::PermissionResolved { permission, tool_call: Some(call) }] = events[..] else { panic!() };
+    /// assert_eq!(permission.selected().unwrap().name, "Reject");
+    /// assert_eq!(call.title().description(), "Clean");
+    /// assert_eq!(view.pending_permissions().count(), 0);
+    /// # Ok::<(), acp_codec::Error>(())
+    /// ```
     pub fn push_permission_outcome<'s>(
         &'s mut self,
         id: &'s RequestId<'_>,
@@ -388,6 +419,26 @@ impl TurnView {
     }
 
     /// Applies the `session/prompt` response: the turn is over.
+    ///
+    /// ```
+    /// use acp_codec::acp::{Message, ResponseResult, StopReason};
+    /// use acp_codec::turn::{Event, TurnLimits, TurnView};
+    /// use acp_codec::TurnError;
+    ///
+    /// let line = r#"{"jsonrpc":"2.0","id":2,"result":{"stopReason":"cancelled"}}"#;
+    /// let Message::Response(resp) = Message::decode(line)? else { unreachable!() };
+    /// // The request was `session/prompt` (the `Tracker` says which method an id was).
+    /// let ResponseResult::Prompt(done) = resp.typed("session/prompt")? else { unreachable!() };
+    /// let mut view = TurnView::new(TurnLimits::default());
+    /// view.begin_turn();
+    /// let events: Vec<_> = view.push_prompt_response(&done).collect();
+    /// assert!(matches!(events[..], [Event::TurnFinished(StopReason::Cancelled)]));
+    /// assert!(view.is_finished());
+    /// // A second response for the same turn is a problem, not a failure.
+    /// let again: Vec<_> = view.push_prompt_response(&done).collect();
+    /// assert!(matches!(&again[0], Event::Problem(p) if p.error == TurnError::AlreadyFinished));
+    /// # Ok::<(), acp_codec::Error>(())
+    /// ```
     pub fn push_prompt_response<'s>(&'s mut self, response: &'s PromptResponse<'_>) -> Events<'s> {
         let reason: &'s StopReason<'s> = &response.stop_reason;
         let mut codes = Codes::default();

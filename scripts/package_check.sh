@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Packaging check: the crate must build from its published file list alone.
+#
+#   scripts/package_check.sh                 # on a clean checkout (CI)
+#   scripts/package_check.sh --allow-dirty   # with uncommitted changes
+#
+# Extra arguments go to `cargo package` and `cargo publish`. Steps:
+#  1. `cargo package --list`: the published files, which must all be the
+#     library's sources and the top-level docs and licenses (no tests,
+#     fixtures, benches, examples, fuzz, scripts or target);
+#  2. `cargo package`: builds the .crate and compiles it, unpacked, with
+#     default features (cargo's own verification);
+#  3. the unpacked package again, without and with all features, and its
+#     doctests (the crate docs and the README, which src/lib.rs includes
+#     with `include_str!`), so every file the library pulls in at compile
+#     time is proven to be inside the package;
+#  4. `cargo publish --dry-run`: everything but the upload (needs access
+#     to the crates.io index).
+# Prints the file count and the .crate size. Needs only cargo.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+export CARGO_TERM_COLOR=never
+
+name=$(cargo metadata --no-deps --format-version 1 |
+  python3 -c 'import json,sys; p=json.load(sys.stdin)["packages"][0]; print(p["name"], p["version"])')
+version=${name#* }
+name=${name% *}
+
+echo "== files published by $name $version"
+list=$(cargo package --list "$@")
+count=$(printf '%s\n' "$list" | wc -l)
+unexpected=$(printf '%s\n' "$list" | grep -Ev '^(src/.*\.rs|Cargo\.toml|Cargo\.toml\.orig|Cargo\.lock|\.cargo_vcs_info\.json|README\.md|CHANGELOG\.md|LICENSE-MIT|LICENSE-APACHE)$' || true)
+if [ -n "$unexpected" ]; then
+  echo "unexpected files in the package:" >&2
+  printf '  %s\n' "$unexpected" >&2
+  exit 1
+fi
+for required in README.md CHANGELOG.md LICENSE-MIT LICENSE-APACHE src/lib.rs; do
+  printf '%s\n' "$list" | grep -qx "$required" || { echo "missing from the package: $required" >&2; exit 1; }
+done
+echo "$count files"
+
+echo "== cargo package (build from the packaged files, default features)"
+cargo package "$@"
+crate="$root/target/package/$name-$version.crate"
+unpacked="$root/target/package/$name-$version"
+[ -f "$crate" ] && [ -d "$unpacked" ] || { echo "no $crate" >&2; exit 1; }
+
+echo "== the unpacked package: no_std, all features, doctests (crate docs and README)"
+# Same target dir and lock file as the checkout, so dependencies are reused.
+(
+  cd "$unpacked"
+  export CARGO_TARGET_DIR="$root/target"
+  cargo check --lib --no-default-features
+  cargo check --lib --all-features
+  cargo test --doc --all-features --quiet
+)
+
+echo "== cargo publish --dry-run"
+cargo publish --dry-run "$@"
+
+size=$(wc -c <"$crate")
+printf '\n%s %s: %s files, .crate %s bytes (%s KiB)\n' \
+  "$name" "$version" "$count" "$size" "$(( (size + 1023) / 1024 ))"
