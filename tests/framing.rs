@@ -8,6 +8,8 @@ use proptest::prelude::*;
 #[path = "../fuzz/checks/line_splitter.rs"]
 mod check;
 
+#[cfg(feature = "bytes")]
+use check::bytes_variant;
 use check::{batches, one_shot, oracle, pieces, Item};
 
 fn line(s: &str) -> Item {
@@ -48,6 +50,26 @@ proptest! {
     fn arbitrary_bytes(input in proptest::collection::vec(any::<u8>(), 0..300), limit in 1usize..32, seed: u32) {
         prop_assert_eq!(pieces(limit, &input, seed), oracle(limit, &input));
         prop_assert_eq!(batches(limit, &input, seed), oracle(limit, &input));
+    }
+
+    /// `decode_bytes` over a `BytesMut` fed in random pieces agrees too
+    /// (arbitrary bytes: invalid UTF-8, CR, blank and oversized lines).
+    #[cfg(feature = "bytes")]
+    #[test]
+    fn bytes_variant_agrees(
+        input in prop_oneof![stream(), proptest::collection::vec(any::<u8>(), 0..300)],
+        limit in 1usize..48,
+        seed: u32,
+    ) {
+        let strip = |v: Vec<Item>| -> Vec<Item> {
+            v.into_iter()
+                .map(|i| match i {
+                    Item::Line(b, _) => Item::Line(b, true),
+                    other => other,
+                })
+                .collect()
+        };
+        prop_assert_eq!(strip(bytes_variant(limit, &input, seed)), strip(oracle(limit, &input)));
     }
 
     /// One byte per call, the worst case for rescanning, still agrees.

@@ -133,7 +133,7 @@ pub fn oracle(limit: usize, input: &[u8]) -> Vec<Item> {
 }
 
 #[cfg(feature = "bytes")]
-fn bytes_variant(limit: usize, input: &[u8], seed: u32) -> Vec<Item> {
+pub fn bytes_variant(limit: usize, input: &[u8], seed: u32) -> Vec<Item> {
     let mut s = LineSplitter::with_max_line_len(limit);
     let mut buf = bytes::BytesMut::new();
     let mut out = Vec::new();
