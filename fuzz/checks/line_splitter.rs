@@ -133,7 +133,7 @@ pub fn oracle(limit: usize, input: &[u8]) -> Vec<Item> {
 }
 
 #[cfg(feature = "bytes")]
-pub fn bytes_variant(limit: usize, input: &[u8], seed: u32) -> Vec<Item> {
+fn bytes_variant(limit: usize, input: &[u8], seed: u32) -> Vec<Item> {
     let mut s = LineSplitter::with_max_line_len(limit);
     let mut buf = bytes::BytesMut::new();
     let mut out = Vec::new();
@@ -186,7 +186,7 @@ pub fn check(data: &[u8]) {
 
 /// `decode_bytes` gives the same lines (terminated flags aside).
 #[cfg(feature = "bytes")]
-fn bytes_agree(limit: usize, input: &[u8], seed: u32, expected: Vec<Item>) {
+pub fn bytes_agree(limit: usize, input: &[u8], seed: u32, expected: Vec<Item>) {
     let via_bytes = bytes_variant(limit, input, seed);
     let strip = |v: Vec<Item>| -> Vec<Item> {
         v.into_iter()
