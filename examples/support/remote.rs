@@ -26,6 +26,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::error::ProtocolError;
 use tokio_tungstenite::tungstenite::handshake::client::Request;
 use tokio_tungstenite::tungstenite::http::header::{HeaderValue, AUTHORIZATION};
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
@@ -324,7 +325,17 @@ async fn handshake(
             }
             Err(msg)
         }
-        Err(e) => Err(format!("websocket handshake with {shown} failed: {e}")),
+        Err(e) => {
+            let hint = match &e {
+                WsError::Protocol(ProtocolError::HttparseError(_)) if !wss => {
+                    " (is it serving TLS? try wss://)"
+                }
+                _ => "",
+            };
+            Err(format!(
+                "websocket handshake with {shown} failed: {e}{hint}"
+            ))
+        }
     }
 }
 
@@ -339,6 +350,12 @@ fn tls_failure(shown: &str, host: &str, e: &io::Error) -> String {
             CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
         )) => format!(" (the certificate does not name {host})"),
         Some(TlsError::InvalidMessage(_)) => " (is it serving TLS? try ws://)".to_owned(),
+        Some(TlsError::InvalidCertificate(CertificateError::Other(o)))
+            if format!("{o:?}").contains("CaUsedAsEndEntity") =>
+        {
+            " (the server presents a CA certificate as its own: give it a leaf certificate signed by a CA)"
+                .to_owned()
+        }
         _ => String::new(),
     };
     format!("tls handshake with {shown} failed: {e}{hint}")
