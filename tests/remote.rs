@@ -19,7 +19,6 @@
 #![cfg(all(feature = "std", target_os = "linux"))]
 
 #[path = "../examples/support/lines.rs"]
-#[allow(dead_code)]
 mod lines;
 #[path = "../examples/support/remote.rs"]
 mod remote;
@@ -236,14 +235,16 @@ impl Proc {
         }
     }
 
-    /// The exit code, or a panic (and a kill) after `within`.
-    fn wait(&mut self, within: Duration) -> i32 {
+    /// The exit code and when the exit was seen (within 1 ms), or a panic
+    /// (and a kill) after `within`.
+    fn wait(&mut self, within: Duration) -> (i32, Instant) {
         let end = Instant::now() + within;
         loop {
             if let Some(status) = self.child.try_wait().unwrap() {
+                let exited = Instant::now();
                 // Let the reader threads take the last lines.
                 std::thread::sleep(Duration::from_millis(50));
-                return status.code().unwrap_or(-1);
+                return (status.code().unwrap_or(-1), exited);
             }
             if Instant::now() > end {
                 let _ = self.child.kill();
@@ -253,7 +254,7 @@ impl Proc {
                     self.stderr()
                 );
             }
-            std::thread::sleep(Duration::from_millis(10));
+            std::thread::sleep(Duration::from_millis(1));
         }
     }
 
@@ -408,7 +409,7 @@ fn client(args: &[&str], envs: &[(&str, &str)], within: Duration) -> Run {
         .envs(envs.iter().copied());
     let t0 = Instant::now();
     let mut p = Proc::spawn(&mut cmd);
-    let code = p.wait(within);
+    let (code, exited) = p.wait(within);
     let stdout = p.stdout();
     let summary = stdout
         .lines()
@@ -419,7 +420,7 @@ fn client(args: &[&str], envs: &[(&str, &str)], within: Duration) -> Run {
         code,
         stdout,
         stderr: p.stderr(),
-        secs: t0.elapsed().as_secs_f64(),
+        secs: (exited - t0).as_secs_f64(),
         summary,
     }
 }
@@ -772,8 +773,8 @@ fn bridge_killed_mid_turn_is_an_error_not_a_hang() {
             Proc::signal(pid, "-KILL");
         }
         let _ = bridge.proc.child.kill();
-        let code = c.wait(Duration::from_secs(20));
-        let took = killed.elapsed().as_secs_f64();
+        let (code, exited) = c.wait(Duration::from_secs(20));
+        let took = (exited - killed).as_secs_f64();
         let (stdout, stderr) = (c.stdout(), c.stderr());
         assert_eq!(code, 1, "{stdout}\n{stderr}");
         assert!(took < 5.0, "exit {took:.1} s after the kill");
@@ -1031,4 +1032,114 @@ fn urls_are_shown_without_tokens() {
     assert!(!target("ws://example.org/", None).unwrap().is_loopback());
     assert!(target("http://h/", None).is_err());
     assert!(target("ws:///", None).is_err());
+}
+
+// ---------------------------------------------------------------- bench
+
+/// Median of `xs` (sorted in place).
+fn median(xs: &mut [f64]) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    let n = xs.len();
+    if n % 2 == 1 {
+        xs[n / 2]
+    } else {
+        (xs[n / 2 - 1] + xs[n / 2]) / 2.0
+    }
+}
+
+/// One turn with a 6 MB tool output, in every mode: embedded, local
+/// process, ws:// bridge, wss:// bridge (rustls), wss:// through nginx to
+/// a ws:// bridge. Wall time of the whole `acp_client` run (start,
+/// connect, initialize, session/new, the turn, exit), median of
+/// `REMOTE_BENCH_REPS` (default 7) after one warm-up; also a turn without
+/// the big output, so the cost of the 6 MB line alone shows. Run with
+/// `scripts/remote_bench.sh` (release build); not a timed test.
+#[test]
+#[ignore = "a measurement: run scripts/remote_bench.sh"]
+fn remote_bench() {
+    let reps: usize = std::env::var("REMOTE_BENCH_REPS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(7);
+    let big: usize = std::env::var("REMOTE_BENCH_BYTES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(6_000_000);
+    let scratch = Scratch::new("bench");
+    let pki = pki(scratch.path());
+    let ca = pki.ca.to_str().unwrap().to_owned();
+    let mock = example_exe("mock_agent");
+    let nginx_bin = nginx_binary();
+
+    let measure =
+        |label: &str, args: &dyn Fn(usize) -> (Vec<String>, Vec<Bridge>, Option<Nginx>)| {
+            let mut row = Vec::new();
+            for bytes in [0, big] {
+                let (args, bridges, nginx) = args(bytes);
+                let args: Vec<&str> = args.iter().map(String::as_str).collect();
+                let mut times = Vec::new();
+                for i in 0..=reps {
+                    let project = scratch.project(&format!("b{i}"));
+                    let mut a = args.clone();
+                    a.extend(["--cwd", project.to_str().unwrap()]);
+                    let run = client(&a, &[("ACP_BRIDGE_TOKEN", TOKEN)], LIMIT);
+                    assert_eq!(run.summary["stopReason"], "end_turn", "{label}: {run:#?}");
+                    assert!(run.summary["largestLineBytes"].as_u64() >= Some(bytes as u64));
+                    if i > 0 {
+                        times.push(run.secs * 1000.0);
+                    }
+                }
+                drop((bridges, nginx));
+                row.push(median(&mut times));
+            }
+            let (small, large) = (row[0], row[1]);
+            let mb = big as f64 / 1e6;
+            println!(
+                "| {label} | {small:.1} | {large:.1} | {:.1} | {:.1} |",
+                mb / (large / 1000.0),
+                mb / ((large - small).max(0.001) / 1000.0)
+            );
+        };
+
+    println!(
+        "\n{} MB tool output in one line; median of {reps} runs after a warm-up; wall time of a whole acp_client run\n",
+        big as f64 / 1e6
+    );
+    println!("| mode | small turn (ms) | turn with the big line (ms) | MB/s (whole run) | MB/s (the big line alone) |");
+    println!("|---|---:|---:|---:|---:|");
+    measure("embedded (in-process pipe)", &|bytes| {
+        (vec!["--big-bytes".into(), bytes.to_string()], vec![], None)
+    });
+    measure("local process (stdio)", &|bytes| {
+        let cmd = format!("{} --big-bytes {bytes}", mock.display());
+        (vec!["--agent".into(), cmd], vec![], None)
+    });
+    measure("ws:// bridge (loopback)", &|bytes| {
+        let b = Bridge::start(&["--mock-args", &format!("--big-bytes {bytes}")]);
+        let url = format!("ws://127.0.0.1:{}/", b.port());
+        (vec!["--connect".into(), url], vec![b], None)
+    });
+    measure("wss:// bridge (rustls)", &|bytes| {
+        let b = Bridge::start_tls(&pki, &["--mock-args", &format!("--big-bytes {bytes}")]);
+        let url = format!("wss://localhost:{}/", b.port());
+        (
+            vec!["--connect".into(), url, "--ca-cert".into(), ca.clone()],
+            vec![b],
+            None,
+        )
+    });
+    if let Some(bin) = &nginx_bin {
+        measure("wss:// nginx -> ws:// bridge", &|bytes| {
+            let mock = format!("--big-bytes {bytes}");
+            let b1 = Bridge::start(&["--mock-args", &mock]);
+            let b2 = Bridge::start(&["--mock-args", &mock]);
+            let n = Nginx::start(bin, &pki, [b1.port(), b2.port()]);
+            let url = format!("wss://localhost:{}/", n.port);
+            (
+                vec!["--connect".into(), url, "--ca-cert".into(), ca.clone()],
+                vec![b1, b2],
+                Some(n),
+            )
+        });
+    }
 }

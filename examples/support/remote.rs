@@ -78,7 +78,7 @@ pub fn redact(url: &str) -> String {
         let pairs: Vec<String> = q
             .split('&')
             .map(|kv| match kv.split_once('=') {
-                Some((k, _)) if k == "token" => "token=***".to_owned(),
+                Some(("token", _)) => "token=***".to_owned(),
                 _ => kv.to_owned(),
             })
             .collect();
