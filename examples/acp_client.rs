@@ -1,22 +1,41 @@
-//! An ACP client on stdio: runs one prompt turn against an agent and prints
-//! it as it streams.
+//! An ACP client: runs one prompt turn against an agent and prints it as
+//! it streams.
 //!
 //! ```sh
 //! cargo run --example acp_client                                  # the built-in mock agent, no network
 //! cargo run --example acp_client -- "Summarize this project"      # a prompt of your own
 //! cargo run --example acp_client -- --agent "gemini --acp" --cwd . "Explain src/lib.rs"
 //! cargo run --example acp_client -- --permission ask --summary-json
+//! ACP_BRIDGE_TOKEN=… cargo run --example acp_client -- --connect wss://agents.example.org/ --cwd .
 //! ```
 //!
-//! It spawns the agent (`--agent CMD`, or the built-in mock agent in-process
-//! over a loopback pipe), runs `initialize`, `session/new` and
-//! `session/prompt`, prints message text as it arrives, thoughts dimmed,
-//! tool calls with their parsed command, description and directory, and
-//! permission prompts; answers permission requests by `--permission
-//! allow|reject|ask`; serves `fs/*` confined to the session directory; turns
-//! Ctrl-C into `session/cancel` (twice to quit); ends with the stop reason.
-//! The agent's stderr goes to ours. A dead agent, or one silent for
-//! `--timeout` seconds, ends the run with an error and a non-zero exit.
+//! # Where the agent runs: three modes, mutually exclusive
+//!
+//! - embedded (the default): the built-in mock agent, in-process, over a
+//!   loopback pipe;
+//! - local process (`--agent CMD`): the agent is spawned here and spoken to
+//!   on its stdin / stdout; its stderr goes to ours;
+//! - remote (`--connect ws://HOST:PORT/` or `wss://…`): the agent runs
+//!   behind `ws_bridge` (directly, or behind a TLS-terminating proxy such as
+//!   nginx); one WebSocket text message is one JSON-RPC message. The token
+//!   comes from `--token` or `ACP_BRIDGE_TOKEN` and is sent as
+//!   `Authorization: Bearer` (a `?token=` in the URL is moved there too);
+//!   it is never printed (URLs are shown with the token as `***`).
+//!   `wss://` trusts the public web roots, or only the CA certificates of
+//!   `--ca-cert FILE` (PEM). Refused connections, a wrong token (HTTP 401),
+//!   TLS failures (unknown CA, wrong name) and a connection lost mid-turn
+//!   are each one line on stderr and exit status 1, within `--timeout`.
+//!
+//! In every mode the client is the same: it runs `initialize`,
+//! `session/new` and `session/prompt`, prints message text as it arrives,
+//! thoughts dimmed, tool calls with their parsed command, description and
+//! directory, and permission prompts; answers permission requests by
+//! `--permission allow|reject|ask`; serves `fs/*` here, confined to the
+//! session directory (`--cwd`; symlinks resolved, anything outside
+//! refused), also when the agent is remote; turns Ctrl-C into
+//! `session/cancel` (twice to quit); ends with the stop reason. A dead
+//! agent or connection, or one silent for `--timeout` seconds, ends the run
+//! with an error and a non-zero exit.
 //!
 //! Exit status: 0 after a stop reason, 130 after Ctrl-C, 1 on any error
 //! (the agent's error message is printed), 2 for bad arguments.
@@ -27,8 +46,12 @@ mod client;
 mod confined;
 #[path = "support/mock_agent.rs"]
 mod mock_agent;
+#[path = "support/remote.rs"]
+mod remote;
 #[path = "support/render.rs"]
 mod render;
+#[path = "support/tls.rs"]
+mod tls;
 
 // The line transport (support/lines.rs) comes with the mock agent.
 use mock_agent::lines;
@@ -41,23 +64,40 @@ use client::{Client, Config, Failure, Permission};
 use lines::{LineReader, LineSender};
 use tokio::sync::{mpsc, watch};
 
-const USAGE: &str = "usage: acp_client [--agent CMD] [--cwd DIR] [--permission allow|reject|ask]
-                  [--timeout SECS] [--summary-json] [--big-bytes N] [--mock-delay-ms MS] [PROMPT...]
+const USAGE: &str = "usage: acp_client [--agent CMD | --connect URL [--token T] [--ca-cert FILE]]
+                  [--cwd DIR] [--permission allow|reject|ask] [--timeout SECS] [--summary-json]
+                  [--big-bytes N] [--mock-delay-ms MS] [PROMPT...]
 
-  --agent CMD        agent command line (e.g. \"gemini --acp\"); default: the built-in mock agent
-  --cwd DIR          session directory (fs/* is confined to it); default: the current
-                     directory, or a fresh scratch directory for the built-in mock
+Where the agent runs (one of):
+  (default)          embedded: the built-in mock agent, in-process
+  --agent CMD        local process: agent command line (e.g. \"gemini --acp\")
+  --connect URL      remote: a ws_bridge at ws://HOST:PORT/ or wss://HOST[:PORT]/
+    --token T        the bridge's bearer token (default: $ACP_BRIDGE_TOKEN); never printed
+    --ca-cert FILE   wss: trust only the CA certificate(s) in this PEM file
+                     (default: the public web roots)
+
+  --cwd DIR          session directory (fs/* is served here, confined to it); default: the
+                     current directory, or a fresh scratch directory for the built-in mock
   --permission P     answer permission requests: allow (default), reject, ask
-  --timeout SECS     longest wait for initialize/session/new, and longest agent silence
-                     during the turn (default 60)
+  --timeout SECS     longest wait for connecting, initialize and session/new, and longest
+                     agent silence during the turn (default 60)
   --summary-json     print one JSON summary object as the last stdout line
   --big-bytes N      built-in mock: add a tool call with N bytes of output
-  --mock-delay-ms MS built-in mock: pause between steps";
+  --mock-delay-ms MS built-in mock: pause between steps
+
+Environment: ACP_BRIDGE_TOKEN (the token for --connect).";
+
+/// Environment variable holding the bridge token for `--connect`.
+const TOKEN_ENV: &str = "ACP_BRIDGE_TOKEN";
 
 const DEFAULT_PROMPT: &str = "Look around this project and write some notes.";
 
 struct Args {
     agent: Option<Vec<String>>,
+    /// `--connect URL`.
+    connect: Option<String>,
+    token: Option<String>,
+    ca_cert: Option<PathBuf>,
     cwd: Option<PathBuf>,
     permission: Permission,
     timeout: Duration,
@@ -69,6 +109,9 @@ struct Args {
 fn parse_args() -> Result<Args, String> {
     let mut args = Args {
         agent: None,
+        connect: None,
+        token: None,
+        ca_cert: None,
         cwd: None,
         permission: Permission::Allow,
         timeout: Duration::from_secs(60),
@@ -77,6 +120,7 @@ fn parse_args() -> Result<Args, String> {
         prompt: String::new(),
     };
     let mut words = Vec::new();
+    let mut mock_options = Vec::new();
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
         let mut value = |name: &str| it.next().ok_or_else(|| format!("{name} needs a value"));
@@ -88,6 +132,9 @@ fn parse_args() -> Result<Args, String> {
         };
         match arg.as_str() {
             "--agent" => args.agent = Some(split_command(&value("--agent")?)?),
+            "--connect" => args.connect = Some(value("--connect")?),
+            "--token" => args.token = Some(value("--token")?),
+            "--ca-cert" => args.ca_cert = Some(PathBuf::from(value("--ca-cert")?)),
             "--cwd" => args.cwd = Some(PathBuf::from(value("--cwd")?)),
             "--permission" => {
                 args.permission = match value("--permission")?.as_str() {
@@ -107,12 +154,14 @@ fn parse_args() -> Result<Args, String> {
             }
             "--summary-json" => args.summary_json = true,
             "--big-bytes" => {
+                mock_options.push("--big-bytes");
                 let v = value("--big-bytes")?;
                 args.mock.big_bytes = v
                     .parse()
                     .map_err(|_| format!("--big-bytes needs a count, got {v:?}"))?;
             }
             "--mock-delay-ms" => {
+                mock_options.push("--mock-delay-ms");
                 let v = value("--mock-delay-ms")?;
                 args.mock.step_delay = Duration::from_millis(number(v, "--mock-delay-ms")? as u64);
             }
@@ -122,12 +171,45 @@ fn parse_args() -> Result<Args, String> {
             _ => words.push(arg),
         }
     }
+    if args.agent.is_some() && args.connect.is_some() {
+        return Err("--agent and --connect exclude each other: pick one mode".to_owned());
+    }
+    if let (Some(opt), false) = (mock_options.first(), args.embedded()) {
+        return Err(format!(
+            "{opt} is for the built-in mock agent only (a bridge's mock takes ws_bridge --mock-args)"
+        ));
+    }
+    if args.connect.is_none() {
+        if args.token.is_some() {
+            return Err("--token needs --connect".to_owned());
+        }
+        if args.ca_cert.is_some() {
+            return Err("--ca-cert needs --connect".to_owned());
+        }
+    } else if args.ca_cert.is_some()
+        && !args
+            .connect
+            .as_deref()
+            .is_some_and(|u| u.get(..6).is_some_and(|s| s.eq_ignore_ascii_case("wss://")))
+    {
+        return Err("--ca-cert needs a wss:// URL".to_owned());
+    }
+    if args.connect.is_some() && args.token.is_none() {
+        args.token = std::env::var(TOKEN_ENV).ok().filter(|t| !t.is_empty());
+    }
     args.prompt = if words.is_empty() {
         DEFAULT_PROMPT.to_owned()
     } else {
         words.join(" ")
     };
     Ok(args)
+}
+
+impl Args {
+    /// The built-in mock agent, in-process.
+    fn embedded(&self) -> bool {
+        self.agent.is_none() && self.connect.is_none()
+    }
 }
 
 /// Splits a command line on whitespace, honouring '…' and "…" quotes.
@@ -166,6 +248,8 @@ enum Agent {
     },
     /// The built-in mock on a loopback pipe.
     Mock,
+    /// A bridge over WebSocket; `writer` ends once the close frame is sent.
+    Remote { writer: tokio::task::JoinHandle<()> },
 }
 
 #[tokio::main]
@@ -183,7 +267,7 @@ async fn main() -> ExitCode {
     let started = Instant::now();
 
     // The session directory.
-    let scratch = args.cwd.is_none() && args.agent.is_none();
+    let scratch = args.cwd.is_none() && args.embedded();
     let cwd = match (&args.cwd, scratch) {
         (Some(dir), _) => dir.clone(),
         (None, true) => match scratch_dir() {
@@ -195,78 +279,113 @@ async fn main() -> ExitCode {
 
     // The transport: the agent's stdout / stdin as a line source and sink,
     // plus a future that resolves when the agent is gone.
-    let (source, sink, closed, agent): (Box<dyn ReadHalf>, LineSender, Closed, Agent) = match &args
-        .agent
-    {
-        Some(cmd) => {
-            let mut command = tokio::process::Command::new(&cmd[0]);
-            command
-                .args(&cmd[1..])
-                .current_dir(&cwd)
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::inherit())
-                .kill_on_drop(true);
-            #[cfg(unix)]
-            command.process_group(0);
-            let mut child = match command.spawn() {
-                Ok(c) => c,
-                Err(e) => {
-                    return fail(
-                        &args,
-                        &format!("cannot start agent {:?}: {e}", cmd.join(" ")),
-                    )
-                }
-            };
-            let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-                return fail(&args, "agent stdio not captured");
-            };
-            let pid = child.id();
-            let (tx, rx) = watch::channel(None);
-            tokio::spawn(async move {
-                let status = match child.wait().await {
-                    Ok(s) => format!("agent exited ({s})"),
-                    Err(e) => format!("agent lost: {e}"),
+    let (source, sink, closed, agent): (Source, LineSender, Closed, Agent) =
+        match (&args.agent, &args.connect) {
+            (_, Some(url)) => {
+                let target = match remote::target(url, args.token.as_deref()) {
+                    Ok(t) => t,
+                    Err(e) => return fail(&args, &e),
                 };
-                let _ = tx.send(Some(status));
-            });
-            let mut exit = rx.clone();
-            let closed = Box::pin(async move {
-                match exit.wait_for(Option::is_some).await {
-                    Ok(s) => s.clone().unwrap_or_default(),
-                    Err(_) => "agent lost".to_owned(),
+                if !target.tls && target.has_token() && !target.is_loopback() {
+                    eprintln!(
+                    "acp_client: warning: the token goes unencrypted over ws:// to {}; use wss://",
+                    target.host
+                );
                 }
-            });
-            (
-                Box::new(stdout),
-                LineSender::spawn(stdin),
-                closed as Closed,
-                Agent::Process { pid, exit: rx },
-            )
-        }
-        None => {
-            let (ours, theirs) = tokio::io::duplex(64 * 1024);
-            let (their_read, their_write) = tokio::io::split(theirs);
-            let options = args.mock.clone();
-            let (tx, rx) = tokio::sync::oneshot::channel::<String>();
-            tokio::spawn(async move {
-                let r = mock_agent::serve(their_read, their_write, options).await;
-                let _ = tx.send(match r {
-                    Ok(()) => "mock agent stopped".to_owned(),
-                    Err(e) => format!("mock agent failed: {e}"),
+                let tls = match (target.tls, &args.ca_cert) {
+                    (false, _) => None,
+                    (true, ca) => match tls::client_config(ca.as_deref()) {
+                        Ok(c) => Some(c),
+                        Err(e) => return fail(&args, &format!("--ca-cert {e}")),
+                    },
+                };
+                let shown = target.shown.clone();
+                let max = acp_codec::limits::DEFAULT_MAX_LINE_LEN;
+                let conn = match remote::connect(target, tls, args.timeout, max).await {
+                    Ok(c) => c,
+                    Err(e) => return fail(&args, &e),
+                };
+                eprintln!("acp_client: connected to {shown}");
+                (
+                    Source::Remote(conn.source),
+                    conn.sink,
+                    conn.closed,
+                    Agent::Remote {
+                        writer: conn.writer,
+                    },
+                )
+            }
+            (Some(cmd), None) => {
+                let mut command = tokio::process::Command::new(&cmd[0]);
+                command
+                    .args(&cmd[1..])
+                    .current_dir(&cwd)
+                    .stdin(Stdio::piped())
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::inherit())
+                    .kill_on_drop(true);
+                #[cfg(unix)]
+                command.process_group(0);
+                let mut child = match command.spawn() {
+                    Ok(c) => c,
+                    Err(e) => {
+                        return fail(
+                            &args,
+                            &format!("cannot start agent {:?}: {e}", cmd.join(" ")),
+                        )
+                    }
+                };
+                let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+                    return fail(&args, "agent stdio not captured");
+                };
+                let pid = child.id();
+                let (tx, rx) = watch::channel(None);
+                tokio::spawn(async move {
+                    let status = match child.wait().await {
+                        Ok(s) => format!("agent exited ({s})"),
+                        Err(e) => format!("agent lost: {e}"),
+                    };
+                    let _ = tx.send(Some(status));
                 });
-            });
-            let (our_read, our_write) = tokio::io::split(ours);
-            let closed =
-                Box::pin(async move { rx.await.unwrap_or_else(|_| "mock agent lost".to_owned()) });
-            (
-                Box::new(our_read),
-                LineSender::spawn(our_write),
-                closed as Closed,
-                Agent::Mock,
-            )
-        }
-    };
+                let mut exit = rx.clone();
+                let closed = Box::pin(async move {
+                    match exit.wait_for(Option::is_some).await {
+                        Ok(s) => s.clone().unwrap_or_default(),
+                        Err(_) => "agent lost".to_owned(),
+                    }
+                });
+                (
+                    Source::Bytes(LineReader::new(Box::new(stdout))),
+                    LineSender::spawn(stdin),
+                    closed as Closed,
+                    Agent::Process { pid, exit: rx },
+                )
+            }
+            (None, None) => {
+                let (ours, theirs) = tokio::io::duplex(64 * 1024);
+                let (their_read, their_write) = tokio::io::split(theirs);
+                let options = args.mock.clone();
+                let (tx, rx) = tokio::sync::oneshot::channel::<String>();
+                tokio::spawn(async move {
+                    let r = mock_agent::serve(their_read, their_write, options).await;
+                    let _ = tx.send(match r {
+                        Ok(()) => "mock agent stopped".to_owned(),
+                        Err(e) => format!("mock agent failed: {e}"),
+                    });
+                });
+                let (our_read, our_write) = tokio::io::split(ours);
+                let closed =
+                    Box::pin(
+                        async move { rx.await.unwrap_or_else(|_| "mock agent lost".to_owned()) },
+                    );
+                (
+                    Source::Bytes(LineReader::new(Box::new(our_read))),
+                    LineSender::spawn(our_write),
+                    closed as Closed,
+                    Agent::Mock,
+                )
+            }
+        };
 
     // Ctrl-C presses, never missed between selects.
     let (int_tx, int_rx) = mpsc::channel(4);
@@ -284,7 +403,7 @@ async fn main() -> ExitCode {
         permission: args.permission,
         timeout: args.timeout,
     };
-    let mut client = match Client::new(LineReader::new(source), sink, cfg, closed, int_rx) {
+    let mut client = match Client::new(source, sink, cfg, closed, int_rx) {
         Ok(c) => c,
         Err(e) => return fail(&args, &format!("session directory {}: {e}", cwd.display())),
     };
@@ -292,10 +411,15 @@ async fn main() -> ExitCode {
     client.render.break_line();
     let interrupted = client.stats.cancelled_by_user;
     let summary = summary(&client, &result, started);
-    drop(client); // closes the agent's stdin
+    drop(client); // closes the agent's stdin (or the WebSocket)
 
-    if let Agent::Process { pid, exit } = agent {
-        stop_agent(pid, exit).await;
+    match agent {
+        Agent::Process { pid, exit } => stop_agent(pid, exit).await,
+        Agent::Remote { writer } => {
+            // The close handshake, briefly: the bridge may be gone.
+            let _ = tokio::time::timeout(Duration::from_secs(1), writer).await;
+        }
+        Agent::Mock => {}
     }
     if scratch {
         let _ = std::fs::remove_dir_all(&cwd);
@@ -321,6 +445,24 @@ type Closed = std::pin::Pin<Box<dyn std::future::Future<Output = String> + Send>
 /// Any async byte source the line reader can own.
 trait ReadHalf: tokio::io::AsyncRead + Unpin + Send {}
 impl<T: tokio::io::AsyncRead + Unpin + Send> ReadHalf for T {}
+
+/// The incoming half of the transport: a byte stream split into lines, or
+/// WebSocket messages (one line each).
+enum Source {
+    Bytes(LineReader<Box<dyn ReadHalf>>),
+    Remote(remote::WsSource),
+}
+
+impl lines::LineSource for Source {
+    async fn next_line(
+        &mut self,
+    ) -> std::io::Result<Option<Result<String, acp_codec::FrameError>>> {
+        match self {
+            Self::Bytes(r) => r.next_line().await,
+            Self::Remote(r) => r.next_line().await,
+        }
+    }
+}
 
 /// Ends the agent: its stdin is closed already; give it 2 s to exit, then
 /// SIGTERM its process group, then SIGKILL.

@@ -6,6 +6,7 @@
 //! GEMINI_MODEL=gemini-2.5-flash cargo run --example ws_bridge -- --gemini
 //! cargo run --example ws_bridge -- --agent "python3 my_agent.py" --port 0
 //! curl http://127.0.0.1:4444/health                      # ok
+//! ws_bridge --host 0.0.0.0 --port 8443 --tls-cert fullchain.pem --tls-key key.pem  # wss://, token from GEMINI_BRIDGE_TOKEN
 //! ```
 //!
 //! # Wire
@@ -60,6 +61,13 @@
 //!
 //! - Binds `127.0.0.1` by default. Binding elsewhere (`--host 0.0.0.0`)
 //!   requires a token: the bridge refuses to start without one.
+//! - TLS (`--tls-cert FILE --tls-key FILE`, PEM: the certificate chain,
+//!   leaf first, and its private key): the bridge serves `wss://` and
+//!   `https://…/health` directly, with rustls (no OpenSSL). TLS also
+//!   requires a token. A TLS handshake must finish within 10 s. Behind a
+//!   reverse proxy that terminates TLS (see `deploy/nginx/` in the
+//!   repository), run the bridge on loopback without TLS, but still with a
+//!   token: the proxy makes it public.
 //! - Token (`--token` or `GEMINI_BRIDGE_TOKEN`): required on every
 //!   connection when set, as `Authorization: Bearer TOKEN` or `?token=TOKEN`
 //!   (for browsers, which cannot set headers on a WebSocket); wrong or
@@ -82,6 +90,8 @@
 //! | `--port N` (0 = any free port) | `GEMINI_PORT` | 4444 |
 //! | `--host ADDR` | `GEMINI_BRIDGE_HOST` | 127.0.0.1 |
 //! | `--token T` | `GEMINI_BRIDGE_TOKEN` | none |
+//! | `--tls-cert FILE` | `GEMINI_BRIDGE_TLS_CERT` | none (plain `ws://`) |
+//! | `--tls-key FILE` | `GEMINI_BRIDGE_TLS_KEY` | none |
 //! | `--allow-origin URL` | `GEMINI_BRIDGE_ORIGINS` | none |
 //! | `--max-message-bytes N` | `GEMINI_BRIDGE_MAX_MESSAGE_BYTES` | 16777216 |
 //! | `--agent CMD` (split on whitespace) | `GEMINI_BRIDGE_AGENT` | the built-in mock agent |
@@ -95,8 +105,8 @@
 //! The built-in mock agent is this same program re-executed with the hidden
 //! flag `--mock-agent`, so it is a real child process (it can crash and be
 //! restarted) with no separate build step. The bridge prints
-//! `ws_bridge: listening on ws://ADDR` on stderr once it accepts
-//! connections.
+//! `ws_bridge: listening on ws://ADDR` (`wss://ADDR` with TLS) on stderr
+//! once it accepts connections.
 //!
 //! [`Message::decode`]: acp_codec::acp::Message::decode
 
@@ -110,6 +120,8 @@ mod bridge_http;
 mod bridge_router;
 #[path = "support/mock_agent.rs"]
 mod mock_agent;
+#[path = "support/tls.rs"]
+mod tls;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
@@ -119,8 +131,8 @@ use std::time::Duration;
 use bridge::Config;
 use bridge_http::Access;
 
-const USAGE: &str = "usage: ws_bridge [--port N] [--host ADDR] [--token T] [--allow-origin URL]... \
-[--max-message-bytes N] [--agent CMD | --gemini] [--mock-args ARGS] [--log-dir DIR] [--slow-client-ms N]";
+const USAGE: &str = "usage: ws_bridge [--port N] [--host ADDR] [--token T] [--tls-cert FILE --tls-key FILE] \
+[--allow-origin URL]... [--max-message-bytes N] [--agent CMD | --gemini] [--mock-args ARGS] [--log-dir DIR] [--slow-client-ms N]";
 
 fn env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.is_empty())
@@ -138,6 +150,8 @@ fn parse_args(args: Vec<String>) -> Result<Config, String> {
         None => IpAddr::V4(Ipv4Addr::LOCALHOST),
     };
     let mut token = env("GEMINI_BRIDGE_TOKEN");
+    let mut tls_cert = env("GEMINI_BRIDGE_TLS_CERT").map(PathBuf::from);
+    let mut tls_key = env("GEMINI_BRIDGE_TLS_KEY").map(PathBuf::from);
     let mut origins: Vec<String> = env("GEMINI_BRIDGE_ORIGINS")
         .map(|o| {
             o.split(',')
@@ -170,6 +184,8 @@ fn parse_args(args: Vec<String>) -> Result<Config, String> {
                 host = v.parse().map_err(|e| format!("--host {v}: {e}"))?;
             }
             "--token" => token = Some(value("--token")?),
+            "--tls-cert" => tls_cert = Some(PathBuf::from(value("--tls-cert")?)),
+            "--tls-key" => tls_key = Some(PathBuf::from(value("--tls-key")?)),
             "--allow-origin" => origins.push(value("--allow-origin")?),
             "--max-message-bytes" => {
                 let v = value("--max-message-bytes")?;
@@ -221,6 +237,19 @@ fn parse_args(args: Vec<String>) -> Result<Config, String> {
             "binding {host} (not loopback) needs a token: --token T or GEMINI_BRIDGE_TOKEN"
         ));
     }
+    let tls = match (tls_cert, tls_key) {
+        (None, None) => None,
+        (Some(cert), Some(key)) => {
+            if token.is_none() {
+                return Err(
+                    "serving TLS needs a token: --token T or GEMINI_BRIDGE_TOKEN".to_owned(),
+                );
+            }
+            Some(tls::server_config(&cert, &key).map_err(|e| format!("tls: {e}"))?)
+        }
+        (Some(_), None) => return Err("--tls-cert needs --tls-key".to_owned()),
+        (None, Some(_)) => return Err("--tls-key needs --tls-cert".to_owned()),
+    };
     if max_message == 0 {
         return Err("--max-message-bytes must be at least 1".to_owned());
     }
@@ -231,6 +260,7 @@ fn parse_args(args: Vec<String>) -> Result<Config, String> {
             allowed_origins: origins,
         },
         max_message,
+        tls,
         agent,
         log_dir,
         log_limit: bridge::LOG_LIMIT,

@@ -50,6 +50,7 @@ fn bridge_exe() -> &'static Path {
         // The features this test was built with, so the build is the one
         // `cargo test` already made (a no-op) rather than a second variant.
         let features: Vec<&str> = [
+            ("default", cfg!(feature = "default")),
             ("std", cfg!(feature = "std")),
             ("alloc", cfg!(feature = "alloc")),
             ("bytes", cfg!(feature = "bytes")),
@@ -58,7 +59,17 @@ fn bridge_exe() -> &'static Path {
         .iter()
         .filter_map(|&(name, on)| on.then_some(name))
         .collect();
-        let status = Command::new(env!("CARGO"))
+        let mut build = Command::new(env!("CARGO"));
+        // Cargo sets CARGO_PKG_* and CARGO_MANIFEST_* for tests; ring's
+        // build script (a dev-dependency) watches them, so keeping them
+        // would rebuild ring and everything above it.
+        for (key, _) in std::env::vars_os() {
+            let k = key.to_string_lossy();
+            if k.starts_with("CARGO_PKG_") || k.starts_with("CARGO_MANIFEST_") {
+                build.env_remove(&key);
+            }
+        }
+        let status = build
             .args([
                 "build",
                 "--quiet",

@@ -30,6 +30,8 @@ use crate::bridge_router::{ClientId, Out, Router};
 pub const LOG_NAME: &str = "gemini-acp.log";
 /// The log is rotated to `.old` past this size: 2 MiB.
 pub const LOG_LIMIT: u64 = 2 * 1024 * 1024;
+/// Longest TLS handshake.
+const TLS_HANDSHAKE: Duration = Duration::from_secs(10);
 
 /// Everything the bridge runs with.
 #[derive(Debug, Clone)]
@@ -41,6 +43,8 @@ pub struct Config {
     /// Largest WebSocket message from a client, and largest agent line
     /// relayed (bytes).
     pub max_message: usize,
+    /// TLS (`wss://`, `https://…/health`), when set.
+    pub tls: Option<Arc<rustls::ServerConfig>>,
     /// The agent command: program and arguments.
     pub agent: Vec<String>,
     /// Directory of `gemini-acp.log`.
@@ -233,10 +237,22 @@ pub async fn serve(listener: TcpListener, config: Config) -> io::Result<()> {
     // Accept once the first agent is up (or failed to start), so the first
     // client is not told the agent is restarting.
     let _ = tokio::time::timeout(Duration::from_secs(10), up_rx).await;
+    let (ws, http) = if shared.config.tls.is_some() {
+        ("wss", "https")
+    } else {
+        ("ws", "http")
+    };
     match listener.local_addr() {
-        Ok(addr) => eprintln!("ws_bridge: listening on ws://{addr} (health: http://{addr}/health)"),
+        Ok(addr) => {
+            eprintln!("ws_bridge: listening on {ws}://{addr} (health: {http}://{addr}/health)")
+        }
         Err(e) => eprintln!("ws_bridge: listening ({e})"),
     }
+    let acceptor = shared
+        .config
+        .tls
+        .clone()
+        .map(tokio_rustls::TlsAcceptor::from);
     loop {
         let (stream, peer) = match listener.accept().await {
             Ok(x) => x,
@@ -249,8 +265,22 @@ pub async fn serve(listener: TcpListener, config: Config) -> io::Result<()> {
         };
         let _ = stream.set_nodelay(true);
         let shared = shared.clone();
+        let acceptor = acceptor.clone();
         tokio::spawn(async move {
-            if let Err(e) = connection(stream, peer, shared).await {
+            let result = match acceptor {
+                None => connection(stream, peer, shared).await,
+                Some(acceptor) => {
+                    match tokio::time::timeout(TLS_HANDSHAKE, acceptor.accept(stream)).await {
+                        Ok(Ok(tls)) => connection(tls, peer, shared).await,
+                        Ok(Err(e)) => Err(io::Error::new(e.kind(), format!("tls handshake: {e}"))),
+                        Err(_) => Err(io::Error::new(
+                            io::ErrorKind::TimedOut,
+                            "no tls handshake within 10 s",
+                        )),
+                    }
+                }
+            };
+            if let Err(e) = result {
                 eprintln!("ws_bridge: {peer}: {e}");
             }
         });

@@ -1,6 +1,6 @@
 //! The bridge's HTTP side, transport-agnostic: read a request head from any
-//! `AsyncRead + AsyncWrite` stream (plain TCP today, TLS in a later
-//! version), answer `GET /health`, check the token and the Origin, and hand
+//! `AsyncRead + AsyncWrite` stream (plain TCP, or TLS with `--tls-cert`),
+//! answer `GET /health`, check the token and the Origin, and hand
 //! the stream, with the bytes already read, to the WebSocket handshake.
 
 use std::io;

@@ -1,0 +1,414 @@
+//! `acp_client --connect URL`: one WebSocket connection to `ws_bridge`
+//! (`ws://`, or `wss://` over rustls) as the client's line transport. One
+//! text message is one JSON-RPC message, both ways, as the bridge expects.
+//!
+//! Connecting goes through three stages, each with its own one-line error:
+//! TCP (`cannot connect to URL: Connection refused`), TLS (`tls handshake
+//! with URL failed: invalid peer certificate: UnknownIssuer …`) and the
+//! WebSocket upgrade (`the bridge at URL refused the connection: HTTP 401
+//! …`), all within one timeout. The token travels in the `Authorization:
+//! Bearer` header, never in the URL, and never appears in anything printed:
+//! URLs are shown with [`redact`].
+#![allow(dead_code)]
+
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use acp_codec::FrameError;
+use futures_util::stream::SplitStream;
+use futures_util::{SinkExt, StreamExt};
+use rustls::pki_types::ServerName;
+use rustls::ClientConfig;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::error::ProtocolError;
+use tokio_tungstenite::tungstenite::handshake::client::Request;
+use tokio_tungstenite::tungstenite::http::header::{HeaderValue, AUTHORIZATION};
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+use tokio_tungstenite::tungstenite::{Error as WsError, Message as WsMessage};
+use tokio_tungstenite::WebSocketStream;
+
+use super::lines::{LineSender, LineSource};
+
+/// Where to connect, parsed from a `ws://` or `wss://` URL.
+#[derive(Debug)]
+pub struct Target {
+    /// The URL as printed: any token in it replaced by `***`.
+    pub shown: String,
+    /// Host name or address (IPv6 without brackets).
+    pub host: String,
+    pub port: u16,
+    /// `wss://`.
+    pub tls: bool,
+    /// The upgrade request, `Authorization` set when a token is known.
+    request: Request,
+}
+
+/// `url` with the value of any `token=` query parameter and any
+/// `user:password@` replaced by `***`, for printing.
+pub fn redact(url: &str) -> String {
+    let (base, query) = match url.split_once('?') {
+        Some((b, q)) => (b, Some(q)),
+        None => (url, None),
+    };
+    let mut out = String::with_capacity(url.len());
+    match base.split_once("://") {
+        Some((scheme, rest)) => {
+            let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+            out.push_str(scheme);
+            out.push_str("://");
+            match authority.rsplit_once('@') {
+                Some((_, host)) => {
+                    out.push_str("***@");
+                    out.push_str(host);
+                }
+                None => out.push_str(authority),
+            }
+            out.push_str(path);
+        }
+        None => out.push_str(base),
+    }
+    if let Some(q) = query {
+        out.push('?');
+        let pairs: Vec<String> = q
+            .split('&')
+            .map(|kv| match kv.split_once('=') {
+                Some(("token", _)) => "token=***".to_owned(),
+                _ => kv.to_owned(),
+            })
+            .collect();
+        out.push_str(&pairs.join("&"));
+    }
+    out
+}
+
+/// Parses `url`; a `token=` in its query is moved into the header (unless
+/// `token` is given) so it stays out of proxies' access logs.
+///
+/// # Errors
+///
+/// A scheme other than `ws`/`wss`, or a URL without a host.
+pub fn target(url: &str, token: Option<&str>) -> Result<Target, String> {
+    let shown = redact(url);
+    let (base, query) = match url.split_once('?') {
+        Some((b, q)) => (b, q),
+        None => (url, ""),
+    };
+    let mut url_token = None;
+    let kept: Vec<&str> = query
+        .split('&')
+        .filter(|kv| !kv.is_empty())
+        .filter(|kv| match kv.strip_prefix("token=") {
+            Some(t) => {
+                url_token = Some(t.to_owned());
+                false
+            }
+            None => true,
+        })
+        .collect();
+    let clean = if kept.is_empty() {
+        base.to_owned()
+    } else {
+        format!("{base}?{}", kept.join("&"))
+    };
+    let mut request = clean
+        .as_str()
+        .into_client_request()
+        .map_err(|e| format!("bad --connect URL {shown}: {e}"))?;
+    let uri = request.uri();
+    let tls = match uri.scheme_str() {
+        Some("ws") => false,
+        Some("wss") => true,
+        _ => {
+            return Err(format!(
+                "--connect needs a ws:// or wss:// URL, got {shown}"
+            ))
+        }
+    };
+    let host = uri
+        .host()
+        .filter(|h| !h.is_empty())
+        .ok_or_else(|| format!("--connect URL {shown} has no host"))?
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_owned();
+    let port = uri.port_u16().unwrap_or(if tls { 443 } else { 80 });
+    if let Some(token) = token.map(str::to_owned).or(url_token) {
+        let mut value = HeaderValue::from_str(&format!("Bearer {token}"))
+            .map_err(|_| "the token holds characters not allowed in an HTTP header".to_owned())?;
+        value.set_sensitive(true);
+        request.headers_mut().insert(AUTHORIZATION, value);
+    }
+    Ok(Target {
+        shown,
+        host,
+        port,
+        tls,
+        request,
+    })
+}
+
+impl Target {
+    /// The upgrade request (the token, if any, in a sensitive header).
+    pub fn request(&self) -> &Request {
+        &self.request
+    }
+
+    /// Whether a token is sent.
+    pub fn has_token(&self) -> bool {
+        self.request.headers().contains_key(AUTHORIZATION)
+    }
+
+    /// Whether the host is a loopback address or `localhost`.
+    pub fn is_loopback(&self) -> bool {
+        self.host.eq_ignore_ascii_case("localhost")
+            || self
+                .host
+                .parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| ip.is_loopback())
+    }
+}
+
+/// Any byte stream the WebSocket runs over (TCP, or TLS over TCP).
+pub trait Io: AsyncRead + AsyncWrite + Unpin + Send {}
+impl<T: AsyncRead + AsyncWrite + Unpin + Send> Io for T {}
+
+type Ws = WebSocketStream<Box<dyn Io>>;
+
+/// Resolves with a description once the connection has ended.
+pub type Closed = Pin<Box<dyn Future<Output = String> + Send>>;
+
+/// An open connection, split into the client's transport halves.
+pub struct Connection {
+    /// Incoming messages, one line each.
+    pub source: WsSource,
+    /// Outgoing lines, each sent as one text message.
+    pub sink: LineSender,
+    /// Resolves once `source` has seen the connection end.
+    pub closed: Closed,
+    /// The writer task: ends after sending a close frame once every
+    /// [`LineSender`] clone is dropped.
+    pub writer: JoinHandle<()>,
+}
+
+/// Connects to the bridge: TCP, TLS for `wss://` (with `tls`), the
+/// WebSocket upgrade; `max_message` bounds one incoming message.
+///
+/// # Errors
+///
+/// One line for each way it can fail: refused or unreachable, a TLS
+/// failure, an HTTP refusal (401 for a wrong or missing token), a timeout.
+pub async fn connect(
+    target: Target,
+    tls: Option<Arc<ClientConfig>>,
+    timeout: Duration,
+    max_message: usize,
+) -> Result<Connection, String> {
+    let shown = target.shown.clone();
+    let secs = timeout.as_secs_f64();
+    let ws = match tokio::time::timeout(timeout, handshake(target, tls, max_message)).await {
+        Ok(r) => r?,
+        Err(_) => {
+            return Err(format!(
+                "no connection to {shown} within {secs:.1} s (--timeout)"
+            ))
+        }
+    };
+    let (mut sink, stream) = ws.split();
+    let (sender, mut rx) = LineSender::channel();
+    let writer = tokio::spawn(async move {
+        while let Some(line) = rx.recv().await {
+            if sink.feed(text_message(line)).await.is_err() {
+                return;
+            }
+            // Send what is queued, then flush once.
+            while let Ok(more) = rx.try_recv() {
+                if sink.feed(text_message(more)).await.is_err() {
+                    return;
+                }
+            }
+            if sink.flush().await.is_err() {
+                return;
+            }
+        }
+        // Every sender is gone: say goodbye properly.
+        let _ = sink.close().await;
+    });
+    let (end_tx, end_rx) = oneshot::channel();
+    let closed_shown = shown.clone();
+    let closed: Closed = Box::pin(async move {
+        end_rx
+            .await
+            .unwrap_or_else(|_| format!("connection to the bridge at {closed_shown} closed"))
+    });
+    Ok(Connection {
+        source: WsSource {
+            stream,
+            shown,
+            ended: Some(end_tx),
+        },
+        sink: sender,
+        closed,
+        writer,
+    })
+}
+
+/// One encoded line (ending in `\n`) as one text message.
+fn text_message(mut line: Vec<u8>) -> WsMessage {
+    if line.last() == Some(&b'\n') {
+        line.pop();
+    }
+    // The crate's encoders write UTF-8 only.
+    WsMessage::Text(String::from_utf8_lossy(&line).into_owned().into())
+}
+
+async fn handshake(
+    target: Target,
+    tls: Option<Arc<ClientConfig>>,
+    max_message: usize,
+) -> Result<Ws, String> {
+    let Target {
+        shown,
+        host,
+        port,
+        tls: wss,
+        request,
+    } = target;
+    let tcp = tokio::net::TcpStream::connect((host.as_str(), port))
+        .await
+        .map_err(|e| format!("cannot connect to {shown}: {e}"))?;
+    let _ = tcp.set_nodelay(true);
+    let stream: Box<dyn Io> = if wss {
+        let config = tls.ok_or_else(|| "wss:// needs a TLS configuration".to_owned())?;
+        let name = ServerName::try_from(host.clone())
+            .map_err(|e| format!("{shown}: {host:?} is not a valid TLS server name: {e}"))?;
+        let tls = tokio_rustls::TlsConnector::from(config)
+            .connect(name, tcp)
+            .await
+            .map_err(|e| tls_failure(&shown, &host, &e))?;
+        Box::new(tls)
+    } else {
+        Box::new(tcp)
+    };
+    let config = WebSocketConfig::default()
+        .max_message_size(Some(max_message))
+        .max_frame_size(Some(max_message));
+    match tokio_tungstenite::client_async_with_config(request, stream, Some(config)).await {
+        Ok((ws, _response)) => Ok(ws),
+        Err(WsError::Http(response)) => {
+            let status = response.status();
+            let body = response
+                .body()
+                .as_deref()
+                .map(String::from_utf8_lossy)
+                .map(|b| b.trim().chars().take(200).collect::<String>())
+                .filter(|b| !b.is_empty());
+            let mut msg = format!(
+                "the bridge at {shown} refused the connection: HTTP {}",
+                status.as_u16()
+            );
+            if let Some(reason) = status.canonical_reason() {
+                msg.push(' ');
+                msg.push_str(reason);
+            }
+            if let Some(body) = body {
+                msg.push_str(": ");
+                msg.push_str(&body.replace(['\r', '\n'], " "));
+            }
+            if status.as_u16() == 401 {
+                msg.push_str(" (give the bridge's token with --token or ACP_BRIDGE_TOKEN)");
+            }
+            Err(msg)
+        }
+        Err(e) => {
+            let hint = match &e {
+                WsError::Protocol(ProtocolError::HttparseError(_)) if !wss => {
+                    " (is it serving TLS? try wss://)"
+                }
+                _ => "",
+            };
+            Err(format!(
+                "websocket handshake with {shown} failed: {e}{hint}"
+            ))
+        }
+    }
+}
+
+/// One line for a failed TLS handshake, with a hint for the usual causes.
+fn tls_failure(shown: &str, host: &str, e: &io::Error) -> String {
+    use rustls::{CertificateError, Error as TlsError};
+    let hint = match super::tls::rustls_error(e) {
+        Some(TlsError::InvalidCertificate(CertificateError::UnknownIssuer)) => {
+            " (signed by a CA we do not trust: give a private CA with --ca-cert FILE)".to_owned()
+        }
+        Some(TlsError::InvalidCertificate(
+            CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
+        )) => format!(" (the certificate does not name {host})"),
+        Some(TlsError::InvalidMessage(_)) => " (is it serving TLS? try ws://)".to_owned(),
+        Some(TlsError::InvalidCertificate(CertificateError::Other(o)))
+            if format!("{o:?}").contains("CaUsedAsEndEntity") =>
+        {
+            " (the server presents a CA certificate as its own: give it a leaf certificate signed by a CA)"
+                .to_owned()
+        }
+        _ => String::new(),
+    };
+    format!("tls handshake with {shown} failed: {e}{hint}")
+}
+
+/// The receiving half: each text message is one line.
+pub struct WsSource {
+    stream: SplitStream<Ws>,
+    shown: String,
+    ended: Option<oneshot::Sender<String>>,
+}
+
+impl WsSource {
+    fn end(&mut self, detail: String) {
+        if let Some(tx) = self.ended.take() {
+            let _ = tx.send(detail);
+        }
+    }
+}
+
+impl LineSource for WsSource {
+    /// Cancel-safe (the stream keeps partial frames).
+    async fn next_line(&mut self) -> io::Result<Option<Result<String, FrameError>>> {
+        loop {
+            let detail = match self.stream.next().await {
+                Some(Ok(WsMessage::Text(text))) => return Ok(Some(Ok(text.as_str().to_owned()))),
+                Some(Ok(WsMessage::Binary(b))) => {
+                    eprintln!(
+                        "acp_client: skipped a binary message of {} bytes from the bridge",
+                        b.len()
+                    );
+                    continue;
+                }
+                Some(Ok(WsMessage::Close(frame))) => match frame {
+                    Some(f) if !f.reason.is_empty() => format!(
+                        "the bridge at {} closed the connection ({} {})",
+                        self.shown,
+                        u16::from(f.code),
+                        f.reason
+                    ),
+                    Some(f) => format!(
+                        "the bridge at {} closed the connection ({})",
+                        self.shown,
+                        u16::from(f.code)
+                    ),
+                    None => format!("the bridge at {} closed the connection", self.shown),
+                },
+                Some(Ok(_)) => continue,
+                Some(Err(e)) => format!("connection to the bridge at {} lost: {e}", self.shown),
+                None => format!("connection to the bridge at {} closed", self.shown),
+            };
+            self.end(detail);
+            return Ok(None);
+        }
+    }
+}
