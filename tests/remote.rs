@@ -769,10 +769,13 @@ fn bridge_killed_mid_turn_is_an_error_not_a_hang() {
         // The first tool call is on screen: the turn is under way.
         c.wait_for("List the project files", Duration::from_secs(30));
         let killed = Instant::now();
-        for pid in bridge.proc.children() {
+        // The bridge first: killed after its agent, it could still tell the
+        // client that the agent exited (a different, also clean, error).
+        let agents = bridge.proc.children();
+        let _ = bridge.proc.child.kill();
+        for pid in agents {
             Proc::signal(pid, "-KILL");
         }
-        let _ = bridge.proc.child.kill();
         let (code, exited) = c.wait(Duration::from_secs(20));
         let took = (exited - killed).as_secs_f64();
         let (stdout, stderr) = (c.stdout(), c.stderr());
