@@ -6,6 +6,7 @@
 #
 #   scripts/fuzz_campaign.sh [TARGET...]        # default: every target
 #   SECONDS_PER_TARGET=60 scripts/fuzz_campaign.sh line_splitter
+#   SUMMARY_ONLY=1 scripts/fuzz_campaign.sh      # the table from the last logs
 #
 # New inputs go to fuzz/campaign/<target>/ (ignored by git); the committed
 # seeds in fuzz/corpus/<target>/ are read, not written. Crashes land in
@@ -23,9 +24,10 @@ targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
   mapfile -t targets < <(cd fuzz && cargo fuzz list)
 fi
-cargo fuzz build -O >/dev/null
+[ -n "${SUMMARY_ONLY:-}" ] || cargo fuzz build -O >/dev/null
 mkdir -p fuzz/campaign
 for t in "${targets[@]}"; do
+  [ -z "${SUMMARY_ONLY:-}" ] || break
   mkdir -p "fuzz/campaign/$t"
   max_len=()
   case "$t" in line_splitter|acp_codec) max_len=(-max_len=131072) ;; esac
