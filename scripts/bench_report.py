@@ -64,8 +64,10 @@ on x86_64 with `std`). What dominates each bench:
   ratios to LinesCodec grow (allocation and copying cost more there).
 - `reassemble_*` / `encode_*`: JSON string scanning and unescaping, then one
   copy into a buffer reserved once per transfer; memory bandwidth bound.
-- `acp/*`: serde_json's tokenizer; our gain is borrowing instead of building
-  maps and strings, which matters more where allocation is slow.
+- `acp/*`: the envelope scanner (strings found eight bytes at a time with
+  plain `u64` arithmetic, the same code on ARM) and then serde_json's
+  tokenizer for typed params; our gain is borrowing instead of building maps
+  and strings, which matters more where allocation is slow.
 - `title/*`: byte loops over the title, no SIMD; scales with clock speed.
 """
 
