@@ -77,6 +77,21 @@ fn bytes_variant(input: &[u8]) -> usize {
     n
 }
 
+/// The batch `Bytes` variant: every complete line of each read at once.
+fn bytes_batch(input: &[u8]) -> usize {
+    let mut splitter = LineSplitter::with_max_line_len(MAX);
+    let mut buf = BytesMut::with_capacity(READ * 2);
+    let mut n = 0usize;
+    for read in input.chunks(READ) {
+        buf.reserve(read.len());
+        buf.extend_from_slice(read);
+        for line in splitter.lines_bytes(&mut buf) {
+            n += black_box(line.map_or(1, |l| l.len()));
+        }
+    }
+    n
+}
+
 fn lines_codec(input: &[u8]) -> usize {
     let mut codec = LinesCodec::new_with_max_length(MAX);
     let mut buf = BytesMut::with_capacity(READ * 2);
@@ -110,6 +125,9 @@ fn split(c: &mut Criterion) {
         });
         g.bench_function("line_splitter_bytes", |b| {
             b.iter(|| bytes_variant(black_box(&input)))
+        });
+        g.bench_function("line_splitter_lines_bytes", |b| {
+            b.iter(|| bytes_batch(black_box(&input)))
         });
         g.bench_function("anchor_tokio_lines_codec", |b| {
             b.iter(|| lines_codec(black_box(&input)))

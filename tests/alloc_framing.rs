@@ -81,3 +81,31 @@ fn bytes_splitter_steady_state_has_no_allocation_per_line() {
     assert!(lines > 1000);
     assert_eq!(during, 0, "{during} allocations for {lines} lines");
 }
+
+#[cfg(feature = "bytes")]
+#[test]
+fn bytes_batch_steady_state_has_no_allocation_per_line() {
+    use bytes::BytesMut;
+    let input = traffic();
+    let mut splitter = LineSplitter::new();
+    let mut buf = BytesMut::with_capacity(1 << 20);
+    let mut run = |buf: &mut BytesMut| {
+        let mut lines = 0usize;
+        for read in input.chunks(65_536) {
+            buf.reserve(read.len());
+            buf.extend_from_slice(read);
+            for line in splitter.lines_bytes(buf) {
+                let line = line.unwrap();
+                assert_eq!(line.first(), Some(&b'{'));
+                lines += 1;
+            }
+        }
+        lines
+    };
+    // Warm-up: the buffer becomes shared on its first split.
+    run(&mut buf);
+    let mut lines = 0;
+    let during = allocs_during(|| lines = run(&mut buf));
+    assert!(lines > 1000);
+    assert_eq!(during, 0, "{during} allocations for {lines} lines");
+}

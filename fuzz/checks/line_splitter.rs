@@ -142,6 +142,54 @@ fn bytes_variant(limit: usize, input: &[u8], seed: u32) -> Vec<Item> {
         while let Some(r) = s.decode_bytes(&mut buf) {
             out.push(bytes_item(r, true));
         }
+        assert!(
+            buf.len() <= limit + piece.len(),
+            "buffer {} > {limit} + {}",
+            buf.len(),
+            piece.len()
+        );
+    }
+    while let Some(r) = s.decode_bytes_eof(&mut buf) {
+        out.push(bytes_item(r, false));
+    }
+    out
+}
+
+/// `lines_bytes` over the same pieces; every third batch is dropped after
+/// a few lines (the rest must come back in the buffer, not be lost).
+#[cfg(feature = "bytes")]
+fn bytes_lines_variant(limit: usize, input: &[u8], seed: u32) -> Vec<Item> {
+    let mut s = LineSplitter::with_max_line_len(limit);
+    let mut buf = bytes::BytesMut::new();
+    let mut out = Vec::new();
+    for (n, piece) in input.chunks(1 + seed as usize % 11).enumerate() {
+        buf.extend_from_slice(piece);
+        let take = if n % 3 == 2 {
+            seed as usize % 3
+        } else {
+            usize::MAX
+        };
+        for r in s.lines_bytes(&mut buf).take(take) {
+            out.push(bytes_item(r, true));
+        }
+        if take == usize::MAX {
+            // An unfinished line over the limit is dropped as it comes.
+            assert!(
+                buf.len() <= limit + piece.len(),
+                "buffer {} > {limit} + {}",
+                buf.len(),
+                piece.len()
+            );
+        }
+    }
+    loop {
+        let before = out.len();
+        for r in s.lines_bytes(&mut buf) {
+            out.push(bytes_item(r, true));
+        }
+        if out.len() == before {
+            break;
+        }
     }
     while let Some(r) = s.decode_bytes_eof(&mut buf) {
         out.push(bytes_item(r, false));
@@ -188,6 +236,7 @@ pub fn check(data: &[u8]) {
 #[cfg(feature = "bytes")]
 pub fn bytes_agree(limit: usize, input: &[u8], seed: u32, expected: Vec<Item>) {
     let via_bytes = bytes_variant(limit, input, seed);
+    let via_lines_bytes = bytes_lines_variant(limit, input, seed);
     let strip = |v: Vec<Item>| -> Vec<Item> {
         v.into_iter()
             .map(|i| match i {
@@ -196,5 +245,6 @@ pub fn bytes_agree(limit: usize, input: &[u8], seed: u32, expected: Vec<Item>) {
             })
             .collect()
     };
+    assert_eq!(strip(via_lines_bytes), strip(expected.clone()));
     assert_eq!(strip(via_bytes), strip(expected));
 }

@@ -32,6 +32,9 @@ mod splitter;
 mod encode;
 
 pub use peek::PeekedId;
+#[cfg(feature = "bytes")]
+#[cfg_attr(docsrs, doc(cfg(feature = "bytes")))]
+pub use splitter::BytesLines;
 pub use splitter::{Decoded, Line, LineSplitter, Lines};
 
 #[cfg(feature = "tokio-util")]

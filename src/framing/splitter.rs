@@ -577,12 +577,15 @@ impl<'b> From<Found<'b>> for Decoded<'b> {
 }
 
 #[cfg(feature = "bytes")]
+pub use with_bytes::BytesLines;
+
+#[cfg(feature = "bytes")]
 mod with_bytes {
     use bytes::{Buf, Bytes, BytesMut};
 
-    use memchr::memchr;
+    use memchr::{memchr, memrchr};
 
-    use super::{valid_prefix, Found, LineSplitter, LOOKAHEAD};
+    use super::{valid_prefix, Check, Found, LineSplitter, LOOKAHEAD};
     use crate::error::FrameError;
 
     /// A [`Found`] as offsets, so the borrow of the buffer can end.
@@ -664,6 +667,43 @@ mod with_bytes {
             Some(head.freeze())
         }
 
+        /// Every complete line of `buf` as [`Bytes`], as an iterator: the
+        /// batch form of [`decode_bytes`](Self::decode_bytes), as
+        /// [`lines`](Self::lines) is of [`decode`](Self::decode). The
+        /// complete lines are split off `buf` in one go and each line is a
+        /// slice of that block, which saves most of the per-line cost of
+        /// `decode_bytes` on short lines. The same items come out in the
+        /// same order; what is left in `buf` afterwards is the unfinished
+        /// last line.
+        ///
+        /// Dropping the iterator before the end puts the lines not taken
+        /// back in front of `buf` (a copy of them): nothing is lost.
+        ///
+        /// ```
+        /// use acp_codec::LineSplitter;
+        /// use bytes::BytesMut;
+        ///
+        /// let mut splitter = LineSplitter::new();
+        /// let mut buf = BytesMut::from(&b"{\"a\":1}\r\n\n{\"b\":2}\n{\"c\""[..]);
+        /// let lines: Vec<_> = splitter.lines_bytes(&mut buf).map(Result::unwrap).collect();
+        /// assert_eq!(lines, [&b"{\"a\":1}"[..], &b"{\"b\":2}"[..]]);
+        /// assert_eq!(&buf[..], b"{\"c\"");
+        /// ```
+        pub fn lines_bytes<'a>(&'a mut self, buf: &'a mut BytesMut) -> BytesLines<'a> {
+            let end = memrchr(b'\n', buf).map_or(0, |i| i.saturating_add(1));
+            let block = buf.split_to(end).freeze();
+            let valid = self.valid.min(end);
+            self.valid = self.valid.saturating_sub(end);
+            BytesLines {
+                splitter: self,
+                buf,
+                block,
+                consumed: 0,
+                valid,
+                tail_done: false,
+            }
+        }
+
         /// Like [`decode_eof`](Self::decode_eof), over a [`BytesMut`].
         pub fn decode_bytes_eof(
             &mut self,
@@ -671,6 +711,114 @@ mod with_bytes {
         ) -> Option<Result<Bytes, FrameError>> {
             let at = Offsets::from(self.find_eof(buf));
             split(buf, at)
+        }
+    }
+
+    /// Every complete line of a [`BytesMut`] as [`Bytes`]: see
+    /// [`LineSplitter::lines_bytes`].
+    #[derive(Debug)]
+    #[must_use = "iterate to take the lines; dropped early, they go back into the buffer"]
+    pub struct BytesLines<'a> {
+        splitter: &'a mut LineSplitter,
+        buf: &'a mut BytesMut,
+        /// The complete lines split off `buf`.
+        block: Bytes,
+        /// Bytes of `block` taken.
+        consumed: usize,
+        /// Bytes of `block` known to be UTF-8.
+        valid: usize,
+        /// The unfinished line left in `buf` was looked at (it may be over
+        /// the limit already).
+        tail_done: bool,
+    }
+
+    impl BytesLines<'_> {
+        /// The common case in one step (as `Lines::fast_line`).
+        #[inline]
+        fn fast_line(&mut self) -> Option<Bytes> {
+            if self.splitter.discarding || self.splitter.scanned != 0 {
+                return None;
+            }
+            let start = self.consumed;
+            let rest = self.block.get(start..)?;
+            if matches!(rest.first(), None | Some(b' ' | b'\t' | b'\r' | b'\n')) {
+                return None;
+            }
+            let i = memchr(b'\n', rest)?;
+            if i > self.splitter.max_line_len {
+                return None;
+            }
+            let len = match rest.get(..i)?.split_last() {
+                Some((b'\r', head)) => head.len(),
+                _ => i,
+            };
+            let end = start.saturating_add(len);
+            if end > self.valid {
+                let to = end.saturating_add(LOOKAHEAD).min(self.block.len());
+                let good = valid_prefix(self.block.get(self.valid..to)?).len();
+                self.valid = self.valid.saturating_add(good);
+                if end > self.valid {
+                    return None;
+                }
+            }
+            self.consumed = start.saturating_add(i).saturating_add(1);
+            Some(self.block.slice(start..end))
+        }
+    }
+
+    impl Iterator for BytesLines<'_> {
+        type Item = Result<Bytes, FrameError>;
+
+        fn next(&mut self) -> Option<Self::Item> {
+            if self.consumed < self.block.len() {
+                if let Some(line) = self.fast_line() {
+                    return Some(Ok(line));
+                }
+                let mut check = Check::Prefix { valid: self.valid };
+                let found = self
+                    .splitter
+                    .find_from(&self.block, self.consumed, &mut check);
+                if let Check::Prefix { valid } = check {
+                    self.valid = valid;
+                }
+                self.consumed = found.consumed;
+                match found.item {
+                    Some(Ok((start, len, _))) => {
+                        let end = start.saturating_add(len).min(self.block.len());
+                        return Some(Ok(self.block.slice(start.min(end)..end)));
+                    }
+                    Some(Err(e)) => return Some(Err(e)),
+                    // Blank lines to the end of the block.
+                    None => {}
+                }
+            }
+            // The block is done; the unfinished line in `buf` may already be
+            // over the limit (reported once, then skipped as it arrives).
+            if self.tail_done {
+                return None;
+            }
+            match self.splitter.decode_bytes(self.buf) {
+                None => {
+                    self.tail_done = true;
+                    None
+                }
+                other => other,
+            }
+        }
+    }
+
+    impl Drop for BytesLines<'_> {
+        fn drop(&mut self) {
+            let rest = self.block.get(self.consumed..).unwrap_or_default();
+            if rest.is_empty() {
+                return;
+            }
+            // Lines not taken go back in front of what is left.
+            let mut back = BytesMut::with_capacity(rest.len().saturating_add(self.buf.len()));
+            back.extend_from_slice(rest);
+            back.extend_from_slice(self.buf);
+            *self.buf = back;
+            self.splitter.valid = 0;
         }
     }
 
