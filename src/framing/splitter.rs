@@ -690,7 +690,12 @@ mod with_bytes {
         /// assert_eq!(&buf[..], b"{\"c\"");
         /// ```
         pub fn lines_bytes<'a>(&'a mut self, buf: &'a mut BytesMut) -> BytesLines<'a> {
-            let end = memrchr(b'\n', buf).map_or(0, |i| i.saturating_add(1));
+            // The first `scanned` bytes hold no newline (an unfinished line
+            // seen before): searching only what came since keeps a long line
+            // fed in many reads linear.
+            let from = self.scanned.min(buf.len());
+            let end = memrchr(b'\n', buf.get(from..).unwrap_or_default())
+                .map_or(0, |i| from.saturating_add(i).saturating_add(1));
             let block = buf.split_to(end).freeze();
             let valid = self.valid.min(end);
             self.valid = self.valid.saturating_sub(end);
