@@ -34,6 +34,7 @@
 //! | [`LineSplitter::lines`] | the unconsumed bytes | [`Lines`], an iterator of every complete line | iterates, then drops [`Lines::consumed`] bytes |
 //! | [`LineSplitter::decode_eof`] | the bytes left at end of input | the last line even without `\n` ([`Line::is_terminated`] false) | calls until no item |
 //! | `LineSplitter::decode_bytes` (feature `bytes`) | `&mut BytesMut` | a line as `Bytes`, split off the buffer | nothing: the buffer was advanced |
+//! | `LineSplitter::lines_bytes` (feature `bytes`) | `&mut BytesMut` | every complete line as `Bytes` (one split; each line a slice of it) | nothing: the unfinished line stays in the buffer; lines not taken go back |
 //! | [`Message::decode`](acp::Message::decode), [`Event::decode`] | one line, `&str` | a value borrowing from the line | keeps the line alive while using it, or calls `into_owned()` |
 //! | [`encode_line`], [`Message::encode`](acp::Message::encode), [`acp::encode_request`], … | a value, `&mut Vec<u8>` | bytes appended: one line plus `\n` | writes them out; on error the buffer is unchanged |
 //! | [`Reassembler::push`] | a decoded [`Event`] | [`Pushed`](chunk::Pushed): hand the event on, wait, or a completed result | calls [`Reassembler::finish`] at end of input |
@@ -225,7 +226,7 @@
 //! |---|---|---|
 //! | `std` | yes | implies `alloc`; `std` support in the dependencies (runtime SIMD detection in memchr and simdutf8) |
 //! | `alloc` | via `std` | [`acp`], [`stream_json`], [`chunk`], [`turn`], [`encode_line`] / [`encode_raw_line`], the alloc-carrying errors; pulls in `serde` and `serde_json` |
-//! | `bytes` | no | `LineSplitter::decode_bytes` / `decode_bytes_eof`: lines as `bytes::Bytes`, split off a `BytesMut` without copying |
+//! | `bytes` | no | `LineSplitter::decode_bytes` / `decode_bytes_eof` / `lines_bytes`: lines as `bytes::Bytes`, split off a `BytesMut` without copying |
 //! | `tokio-util` | no | `codec::LineCodec` and `codec::AcpCodec`, tokio-util `Decoder`/`Encoder`s; implies `std` and `bytes` |
 //!
 //! ## `no_std`
