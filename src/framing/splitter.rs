@@ -302,6 +302,30 @@ impl LineSplitter {
         }
     }
 
+    /// The common case the fast paths take in one step: `rest` starts with
+    /// a complete, non-blank line within the limit and nothing is being
+    /// skipped or was half-scanned. Returns the line's length without
+    /// `\r` and the bytes it takes with its `\n`; `None` leaves the line to
+    /// `find_from` (UTF-8 is the caller's to check).
+    #[inline]
+    fn simple_line(&self, rest: &[u8]) -> Option<(usize, usize)> {
+        if self.discarding || self.scanned != 0 {
+            return None;
+        }
+        if matches!(rest.first(), None | Some(b' ' | b'\t' | b'\r' | b'\n')) {
+            return None;
+        }
+        let i = memchr(b'\n', rest)?;
+        if i > self.max_line_len {
+            return None;
+        }
+        let len = match rest.get(..i)?.split_last() {
+            Some((b'\r', head)) => head.len(),
+            _ => i,
+        };
+        Some((len, i.saturating_add(1)))
+    }
+
     pub(crate) fn find<'b>(&mut self, buf: &'b [u8]) -> Found<'b> {
         self.valid = 0;
         let mut check = Check::Span {
@@ -521,24 +545,10 @@ impl<'b> Lines<'_, 'b> {
     /// the same items.
     #[inline]
     fn fast_line(&mut self) -> Option<Line<'b>> {
-        if self.splitter.discarding || self.splitter.scanned != 0 {
-            return None;
-        }
         let start = self.consumed;
-        let rest = self.buf.get(start..)?;
-        if matches!(rest.first(), None | Some(b' ' | b'\t' | b'\r' | b'\n')) {
-            return None;
-        }
-        let i = memchr(b'\n', rest)?;
-        if i > self.splitter.max_line_len {
-            return None;
-        }
-        let len = match rest.get(..i)?.split_last() {
-            Some((b'\r', head)) => head.len(),
-            _ => i,
-        };
+        let (len, next) = self.splitter.simple_line(self.buf.get(start..)?)?;
         let text = self.span.get(start, start.saturating_add(len))?;
-        self.consumed = start.saturating_add(i).saturating_add(1);
+        self.consumed = start.saturating_add(next);
         Some(Line {
             text,
             terminated: true,
@@ -583,7 +593,7 @@ pub use with_bytes::BytesLines;
 mod with_bytes {
     use bytes::{Buf, Bytes, BytesMut};
 
-    use memchr::{memchr, memrchr};
+    use memchr::memrchr;
 
     use super::{valid_prefix, Check, Found, LineSplitter, LOOKAHEAD};
     use crate::error::FrameError;
@@ -637,20 +647,7 @@ mod with_bytes {
         /// same items.
         #[inline]
         fn fast_bytes(&mut self, buf: &mut BytesMut) -> Option<Bytes> {
-            if self.discarding || self.scanned != 0 {
-                return None;
-            }
-            if matches!(buf.first(), None | Some(b' ' | b'\t' | b'\r' | b'\n')) {
-                return None;
-            }
-            let i = memchr(b'\n', buf)?;
-            if i > self.max_line_len {
-                return None;
-            }
-            let len = match buf.get(..i)?.split_last() {
-                Some((b'\r', head)) => head.len(),
-                _ => i,
-            };
+            let (len, consumed) = self.simple_line(buf)?;
             if len > self.valid {
                 let from = self.valid;
                 let to = len.saturating_add(LOOKAHEAD).min(buf.len());
@@ -660,7 +657,6 @@ mod with_bytes {
                     return None;
                 }
             }
-            let consumed = i.saturating_add(1);
             let mut head = buf.split_to(consumed);
             head.truncate(len);
             self.valid = self.valid.saturating_sub(consumed);
@@ -741,22 +737,8 @@ mod with_bytes {
         /// The common case in one step (as `Lines::fast_line`).
         #[inline]
         fn fast_line(&mut self) -> Option<Bytes> {
-            if self.splitter.discarding || self.splitter.scanned != 0 {
-                return None;
-            }
             let start = self.consumed;
-            let rest = self.block.get(start..)?;
-            if matches!(rest.first(), None | Some(b' ' | b'\t' | b'\r' | b'\n')) {
-                return None;
-            }
-            let i = memchr(b'\n', rest)?;
-            if i > self.splitter.max_line_len {
-                return None;
-            }
-            let len = match rest.get(..i)?.split_last() {
-                Some((b'\r', head)) => head.len(),
-                _ => i,
-            };
+            let (len, next) = self.splitter.simple_line(self.block.get(start..)?)?;
             let end = start.saturating_add(len);
             if end > self.valid {
                 let to = end.saturating_add(LOOKAHEAD).min(self.block.len());
@@ -766,7 +748,7 @@ mod with_bytes {
                     return None;
                 }
             }
-            self.consumed = start.saturating_add(i).saturating_add(1);
+            self.consumed = start.saturating_add(next);
             Some(self.block.slice(start..end))
         }
     }
