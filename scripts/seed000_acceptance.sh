@@ -105,7 +105,11 @@ async def main():
             pass
     except ValueError as e:
         print(f"control: the original stream fails as in seed 000 ({e})")
-        proc.kill(); await proc.wait()
+        # Kill `cat` and drain the pipe to EOF: with unread data left in a
+        # paused transport, Process.wait() can wait for the pipe forever.
+        proc.kill()
+        await asyncio.wait_for(proc.stdout.read(), 30)
+        await asyncio.wait_for(proc.wait(), 30)
         return
     raise SystemExit("control: the original stream did not fail")
 asyncio.run(main())
