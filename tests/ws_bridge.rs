@@ -35,56 +35,17 @@ const STEP: Duration = Duration::from_secs(30);
 
 // ---------------------------------------------------------------- harness
 
+#[path = "support/example_exe.rs"]
+mod example_exe;
+
 fn bridge_exe() -> &'static Path {
     static EXE: OnceLock<PathBuf> = OnceLock::new();
     EXE.get_or_init(|| {
         // A prebuilt binary (say, a release build for measurements).
-        if let Some(exe) = std::env::var_os("WS_BRIDGE_EXE") {
-            return PathBuf::from(exe);
+        match std::env::var_os("WS_BRIDGE_EXE") {
+            Some(exe) => PathBuf::from(exe),
+            None => example_exe::example_exe("ws_bridge"),
         }
-        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-        // target/<profile>/deps/ws_bridge-HASH -> target/<profile>/examples/ws_bridge
-        let deps = std::env::current_exe().unwrap();
-        let profile_dir = deps.parent().unwrap().parent().unwrap().to_path_buf();
-        let exe = profile_dir.join("examples").join("ws_bridge");
-        // The features this test was built with, so the build is the one
-        // `cargo test` already made (a no-op) rather than a second variant.
-        let features: Vec<&str> = [
-            ("default", cfg!(feature = "default")),
-            ("std", cfg!(feature = "std")),
-            ("alloc", cfg!(feature = "alloc")),
-            ("bytes", cfg!(feature = "bytes")),
-            ("tokio-util", cfg!(feature = "tokio-util")),
-        ]
-        .iter()
-        .filter_map(|&(name, on)| on.then_some(name))
-        .collect();
-        let mut build = Command::new(env!("CARGO"));
-        // Cargo sets CARGO_PKG_* and CARGO_MANIFEST_* for tests; ring's
-        // build script (a dev-dependency) watches them, so keeping them
-        // would rebuild ring and everything above it.
-        for (key, _) in std::env::vars_os() {
-            let k = key.to_string_lossy();
-            if k.starts_with("CARGO_PKG_") || k.starts_with("CARGO_MANIFEST_") {
-                build.env_remove(&key);
-            }
-        }
-        let status = build
-            .args([
-                "build",
-                "--quiet",
-                "--example",
-                "ws_bridge",
-                "--no-default-features",
-                "--features",
-            ])
-            .arg(features.join(","))
-            .current_dir(&root)
-            .status()
-            .expect("run cargo build --example ws_bridge");
-        assert!(status.success(), "cargo build --example ws_bridge failed");
-        assert!(exe.exists(), "{} missing", exe.display());
-        exe
     })
 }
 
