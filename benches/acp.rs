@@ -17,7 +17,17 @@ use serde::Deserialize;
 #[path = "support/acp_fixtures.rs"]
 mod fixtures;
 
-fn ours_tool_output(line: &str) -> usize {
+/// The 5 MiB line's text length, decoded in one pass.
+fn one_pass_tool_output(line: &str) -> usize {
+    let Some(NotificationParams::SessionUpdate(u)) = NotificationParams::decode_line(line).unwrap()
+    else {
+        unreachable!()
+    };
+    text_len(&u)
+}
+
+/// The same in two steps.
+fn two_step_tool_output(line: &str) -> usize {
     let msg = Message::decode(line).unwrap();
     let Message::Notification(n) = &msg else {
         unreachable!()
@@ -25,6 +35,10 @@ fn ours_tool_output(line: &str) -> usize {
     let NotificationParams::SessionUpdate(u) = n.typed().unwrap() else {
         unreachable!()
     };
+    text_len(&u)
+}
+
+fn text_len(u: &acp_codec::acp::SessionNotification<'_>) -> usize {
     let SessionUpdate::ToolCallUpdate(c) = &u.update else {
         unreachable!()
     };
@@ -77,7 +91,10 @@ fn bench(c: &mut Criterion) {
     let line = fixtures::chunk_line();
     let mut g = c.benchmark_group("acp/agent_message_chunk");
     g.throughput(Throughput::Bytes(line.len() as u64));
-    g.bench_function("acp_codec typed", |b| {
+    g.bench_function("acp_codec decode_line (one pass)", |b| {
+        b.iter(|| fixtures::decode_line_chunk_text(black_box(&line)))
+    });
+    g.bench_function("acp_codec decode + typed (two steps)", |b| {
         b.iter(|| fixtures::decode_chunk_text(black_box(&line)))
     });
     g.bench_function("acp_codec envelope only", |b| {
@@ -92,8 +109,11 @@ fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("acp/tool_call_update_5MiB");
     g.throughput(Throughput::Bytes(big.len() as u64));
     g.sample_size(20);
-    g.bench_function("acp_codec typed", |b| {
-        b.iter(|| ours_tool_output(black_box(&big)))
+    g.bench_function("acp_codec decode_line (one pass)", |b| {
+        b.iter(|| one_pass_tool_output(black_box(&big)))
+    });
+    g.bench_function("acp_codec decode + typed (two steps)", |b| {
+        b.iter(|| two_step_tool_output(black_box(&big)))
     });
     g.bench_function("acp_codec envelope only", |b| {
         b.iter(|| Message::decode(black_box(&big)).unwrap())

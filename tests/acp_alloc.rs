@@ -38,11 +38,30 @@ fn decode_text(line: &str) -> usize {
     t.text.len()
 }
 
+/// The same in one call, [`NotificationParams::decode_line`].
+fn decode_line_text(line: &str) -> usize {
+    let Some(NotificationParams::SessionUpdate(u)) = NotificationParams::decode_line(line).unwrap()
+    else {
+        panic!()
+    };
+    let SessionUpdate::AgentMessageChunk(c) = &u.update else {
+        panic!()
+    };
+    let ContentBlock::Text(t) = &c.content else {
+        panic!()
+    };
+    assert!(c.message_id.is_some());
+    t.text.len()
+}
+
 #[test]
 fn plain_text_decodes_without_allocating() {
     let text = "x".repeat(200);
     let line = chunk_line(&text);
     let (len, allocs) = count(|| decode_text(&line));
+    assert_eq!(len, 200);
+    assert_eq!(allocs, 0);
+    let (len, allocs) = count(|| decode_line_text(&line));
     assert_eq!(len, 200);
     assert_eq!(allocs, 0);
 }
@@ -53,5 +72,8 @@ fn escaped_text_allocates_once() {
     let line = chunk_line(&text);
     let (len, allocs) = count(|| decode_text(&line));
     assert!(len > 100);
+    assert_eq!(allocs, 1);
+    let (len2, allocs) = count(|| decode_line_text(&line));
+    assert_eq!(len2, len);
     assert_eq!(allocs, 1);
 }

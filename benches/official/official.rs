@@ -31,10 +31,14 @@ fn official(line: &str) -> usize {
 fn bench(c: &mut Criterion) {
     let line = fixtures::chunk_line();
     assert_eq!(fixtures::decode_chunk_text(&line), 200);
+    assert_eq!(fixtures::decode_line_chunk_text(&line), 200);
     assert_eq!(official(&line), 200);
     let mut g = c.benchmark_group("acp/agent_message_chunk vs official");
     g.throughput(Throughput::Bytes(line.len() as u64));
-    g.bench_function("acp_codec typed", |b| {
+    g.bench_function("acp_codec decode_line (one pass)", |b| {
+        b.iter(|| fixtures::decode_line_chunk_text(black_box(&line)))
+    });
+    g.bench_function("acp_codec decode + typed (two steps)", |b| {
         b.iter(|| fixtures::decode_chunk_text(black_box(&line)))
     });
     g.bench_function("agent-client-protocol-schema (anchor)", |b| {

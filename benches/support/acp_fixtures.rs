@@ -34,8 +34,8 @@ pub fn big_tool_call_update_line() -> String {
     )
 }
 
-/// Decodes an `agent_message_chunk` line fully typed; returns its text length.
-/// The measured function of both ACP bench packages.
+/// Decodes an `agent_message_chunk` line fully typed in two steps
+/// (`Message::decode`, then `Notification::typed`); returns its text length.
 pub fn decode_chunk_text(line: &str) -> usize {
     use acp_codec::acp::{ContentBlock, Message, NotificationParams, SessionUpdate};
     let msg = Message::decode(line).unwrap();
@@ -43,6 +43,24 @@ pub fn decode_chunk_text(line: &str) -> usize {
         unreachable!()
     };
     let NotificationParams::SessionUpdate(u) = n.typed().unwrap() else {
+        unreachable!()
+    };
+    let SessionUpdate::AgentMessageChunk(c) = &u.update else {
+        unreachable!()
+    };
+    let ContentBlock::Text(t) = &c.content else {
+        unreachable!()
+    };
+    t.text.len()
+}
+
+/// Decodes an `agent_message_chunk` line fully typed in one call
+/// (`NotificationParams::decode_line`, one pass); returns its text length.
+/// The measured function of the ACP goals in both bench packages.
+pub fn decode_line_chunk_text(line: &str) -> usize {
+    use acp_codec::acp::{ContentBlock, NotificationParams, SessionUpdate};
+    let Some(NotificationParams::SessionUpdate(u)) = NotificationParams::decode_line(line).unwrap()
+    else {
         unreachable!()
     };
     let SessionUpdate::AgentMessageChunk(c) = &u.update else {

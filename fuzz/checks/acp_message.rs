@@ -6,9 +6,12 @@
 //! - a decoded message encodes as exactly one line, to JSON equal to the
 //!   input's, and decoding that line gives the same message;
 //! - typed params or results that decode re-encode to a line whose typed
-//!   decoding is equal again (encoding is stable after one round).
+//!   decoding is equal again (encoding is stable after one round);
+//! - `NotificationParams::decode_line` (one pass for `session/update`)
+//!   gives exactly what `Message::decode` then `typed` give: the same
+//!   value, or an error with the same code and message.
 
-use acp_codec::acp::{encode_notification, encode_request, Message, RequestId};
+use acp_codec::acp::{encode_notification, encode_request, Message, NotificationParams, RequestId};
 
 fn one_line(out: &[u8]) -> &str {
     let text = std::str::from_utf8(out).expect("encoder wrote invalid utf-8");
@@ -17,7 +20,26 @@ fn one_line(out: &[u8]) -> &str {
     text.trim_end_matches('\n')
 }
 
+/// The one-pass decoder against the two-step path, on any text.
+fn one_pass_agrees(line: &str) {
+    let two_step = match Message::decode(line) {
+        Err(e) => Err((e.code(), e.to_string())),
+        Ok(Message::Notification(n)) => n
+            .typed()
+            .map(|p| Some(p.into_owned()))
+            .map_err(|e| (e.code(), e.to_string())),
+        Ok(_) => Ok(None),
+    };
+    let one_pass = NotificationParams::decode_line(line)
+        .map(|p| p.map(NotificationParams::into_owned))
+        .map_err(|e| (e.code(), e.to_string()));
+    assert_eq!(one_pass, two_step, "decode_line differs on {line:?}");
+}
+
 pub fn check(data: &[u8]) {
+    if let Ok(line) = std::str::from_utf8(data) {
+        one_pass_agrees(line);
+    }
     let msg = match Message::decode_bytes(data) {
         Ok(m) => m,
         Err(e) => {

@@ -6,6 +6,7 @@ use serde::{Serialize, Serializer};
 
 use super::client::*;
 use super::init::*;
+use super::message::{Message, Notification};
 use super::raw::{IntoOwned, RawJson};
 use super::session::*;
 use super::update::SessionNotification;
@@ -74,9 +75,9 @@ pub fn is_extension(method: &str) -> bool {
 }
 
 /// The params text, an absent or `null` value read as `{}`.
-fn params_text<'b>(raw: Option<&'b RawJson<'_>>) -> &'b str {
+fn params_text(raw: Option<&str>) -> &str {
     match raw {
-        Some(r) if !r.is_null() => r.get(),
+        Some(r) if r != "null" => r,
         _ => "{}",
     }
 }
@@ -84,7 +85,7 @@ fn params_text<'b>(raw: Option<&'b RawJson<'_>>) -> &'b str {
 /// Decodes the params of `method` with serde.
 fn params<'b, T: serde::Deserialize<'b>>(
     method: &'static str,
-    raw: Option<&'b RawJson<'_>>,
+    raw: Option<&'b str>,
 ) -> Result<T, MessageError> {
     serde_json::from_str(params_text(raw))
         .map_err(|error| MessageError::InvalidParams { method, error })
@@ -94,7 +95,7 @@ macro_rules! method_enum {
     (
         $(#[$m:meta])*
         pub enum $name:ident {
-            $( $(#[$vm:meta])* $variant:ident($ty:ident) = $method:ident, )*
+            $( $(#[$vm:meta])* $variant:ident($ty:ident) = $method:ident $(=> $direct:path)?, )*
         }
     ) => {
         $(#[$m])*
@@ -130,12 +131,22 @@ macro_rules! method_enum {
             /// method do not fit its schema. Unknown and extension methods
             /// are never errors.
             pub fn decode(method: &'a str, raw: Option<&'a RawJson<'_>>) -> Result<Self, MessageError> {
-                Ok(match method {
-                    $( names::$method => Self::$variant(params(names::$method, raw)?), )*
-                    m => {
-                        let params = raw.map(RawJson::reborrow);
-                        let method = Cow::Borrowed(m);
-                        if is_extension(m) { Self::Ext { method, params } } else { Self::Unknown { method, params } }
+                Self::decode_text(Cow::Borrowed(method), raw.map(RawJson::get))
+            }
+
+            /// [`Self::decode`] from the params text, which must be one
+            /// valid JSON value.
+            pub(crate) fn decode_text(method: Cow<'a, str>, raw: Option<&'a str>) -> Result<Self, MessageError> {
+                Ok(match &*method {
+                    $( names::$method => {
+                        $( if let Some(v) = $direct(params_text(raw)) {
+                            return Ok(Self::$variant(v));
+                        } )?
+                        Self::$variant(params(names::$method, raw)?)
+                    } )*
+                    _ => {
+                        let params = raw.map(RawJson::from_validated);
+                        if is_extension(&method) { Self::Ext { method, params } } else { Self::Unknown { method, params } }
                     }
                 })
             }
@@ -246,11 +257,68 @@ method_enum! {
         /// `session/cancel` (client to agent).
         Cancel(CancelNotification) = SESSION_CANCEL,
         /// `session/update` (agent to client).
-        SessionUpdate(SessionNotification) = SESSION_UPDATE,
+        SessionUpdate(SessionNotification) = SESSION_UPDATE => super::fast::session_notification,
         /// `elicitation/complete` (agent to client).
         CompleteElicitation(CompleteElicitationNotification) = ELICITATION_COMPLETE,
         /// `$/cancel_request` (either side).
         CancelRequest(CancelRequestNotification) = CANCEL_REQUEST,
+    }
+}
+
+impl<'a> NotificationParams<'a> {
+    /// Decodes a line straight to typed notification params: what
+    /// [`Message::decode`] then [`Notification::typed`] give, in one call.
+    /// `Ok(None)` when the line is a request or a response (decode those
+    /// with [`Message::decode`]).
+    ///
+    /// This is the hot path of a client: nearly every line an agent sends
+    /// during a turn is a `session/update` notification. For the common
+    /// ones (content chunks, tool calls and their updates) the line is
+    /// checked and decoded in a single pass instead of being validated
+    /// whole and then parsed again; any other line takes the two-step path,
+    /// with the same result.
+    ///
+    /// # Errors
+    ///
+    /// As [`Message::decode`] for the line, then as [`Notification::typed`]
+    /// for the params. A notification is never answered, so no id is lost
+    /// with an error; the next line decodes on its own.
+    ///
+    /// ```
+    /// use acp_codec::acp::{ContentBlock, NotificationParams, SessionUpdate};
+    ///
+    /// let line = r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Hello"}}}}"#;
+    /// let Some(NotificationParams::SessionUpdate(n)) = NotificationParams::decode_line(line)? else {
+    ///     unreachable!()
+    /// };
+    /// let SessionUpdate::AgentMessageChunk(chunk) = &n.update else { unreachable!() };
+    /// let ContentBlock::Text(text) = &chunk.content else { unreachable!() };
+    /// assert_eq!((n.session_id.as_ref(), text.text.as_ref()), ("s1", "Hello"));
+    ///
+    /// // A request is not a notification; stray text is still -32700.
+    /// let request = r#"{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{}}"#;
+    /// assert_eq!(NotificationParams::decode_line(request)?, None);
+    /// assert_eq!(NotificationParams::decode_line("Loaded cached credentials.").unwrap_err().code().0, -32700);
+    /// # Ok::<(), acp_codec::MessageError>(())
+    /// ```
+    pub fn decode_line(line: &'a str) -> Result<Option<Self>, MessageError> {
+        let mut out = Self::SessionUpdate(super::fast::blank());
+        if let Self::SessionUpdate(n) = &mut out {
+            if super::fast::session_update_line(line, n).is_some() {
+                return Ok(Some(out));
+            }
+        }
+        let Message::Notification(Notification { method, params }) = Message::decode(line)? else {
+            return Ok(None);
+        };
+        match params.map(RawJson::into_text) {
+            None => Self::decode_text(method, None).map(Some),
+            Some(Cow::Borrowed(text)) => Self::decode_text(method, Some(text)).map(Some),
+            // `Message::decode` borrows its params; an owned text would be
+            // copied once more.
+            Some(Cow::Owned(text)) => NotificationParams::decode_text(method, Some(text.as_str()))
+                .map(|p| Some(p.into_owned())),
+        }
     }
 }
 

@@ -60,6 +60,7 @@
 //! assert_eq!(req.typed().unwrap(), prompt);
 //! ```
 
+mod fast;
 pub(crate) mod raw;
 mod scan;
 mod tagged;

@@ -74,6 +74,11 @@ impl<'a> RawJson<'a> {
         &self.0
     }
 
+    /// The text, as borrowed or owned.
+    pub(crate) fn into_text(self) -> Cow<'a, str> {
+        self.0
+    }
+
     /// A copy borrowing from this one.
     pub fn reborrow(&self) -> RawJson<'_> {
         RawJson(Cow::Borrowed(&self.0))

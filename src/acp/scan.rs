@@ -6,7 +6,7 @@
 //! Nesting is limited to 128 levels, like `serde_json`'s recursion limit.
 
 /// Deepest nesting accepted.
-const MAX_DEPTH: u32 = 128;
+pub(crate) const MAX_DEPTH: u32 = 128;
 
 /// A syntax error at a byte offset of the scanned text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,38 +66,58 @@ pub(crate) fn skip_str(b: &[u8], i: usize) -> Result<usize, ScanError> {
 }
 
 /// The offset of the first `"`, `\\` or control character at or after
-/// `start`, eight bytes at a time (SWAR): strings in ACP lines are mostly
-/// short, where `memchr`'s set-up would cost more than the scan.
+/// `start`, sixteen bytes per step as two eight-byte words (SWAR): strings
+/// in ACP lines are mostly short, where `memchr`'s set-up would cost more
+/// than the scan.
 #[inline]
 pub(crate) fn find_special(b: &[u8], start: usize) -> Option<usize> {
+    let mut rest = b.get(start..)?;
+    while let Some((pair, tail)) = rest.split_first_chunk::<16>() {
+        let (lo, hi) = pair.split_at(8);
+        let lo = special_mask(u64::from_le_bytes(lo.try_into().ok()?));
+        let hi = special_mask(u64::from_le_bytes(hi.try_into().ok()?));
+        if lo | hi != 0 {
+            let at = if lo != 0 {
+                lo.trailing_zeros() / 8
+            } else {
+                (hi.trailing_zeros() / 8).saturating_add(8)
+            };
+            return Some(
+                b.len()
+                    .saturating_sub(rest.len())
+                    .saturating_add(at as usize),
+            );
+        }
+        rest = tail;
+    }
+    if let Some((word, tail)) = rest.split_first_chunk::<8>() {
+        let m = special_mask(u64::from_le_bytes(*word));
+        if m != 0 {
+            let at = (m.trailing_zeros() / 8) as usize;
+            return Some(b.len().saturating_sub(rest.len()).saturating_add(at));
+        }
+        rest = tail;
+    }
+    let at = rest
+        .iter()
+        .position(|&c| c == b'"' || c == b'\\' || c < 0x20)?;
+    Some(b.len().saturating_sub(rest.len()).saturating_add(at))
+}
+
+/// The high bit of each byte of `x` (little endian) that is a `"`, `\\` or
+/// control character. The lowest flagged byte is exact (a false flag can
+/// only sit above a true one), which is all the callers use.
+#[inline(always)]
+pub(crate) fn special_mask(x: u64) -> u64 {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
     const QUOTES: u64 = 0x2222_2222_2222_2222;
     const BACKSLASHES: u64 = 0x5c5c_5c5c_5c5c_5c5c;
     const SPACES: u64 = 0x2020_2020_2020_2020;
-    let rest = b.get(start..)?;
-    let mut chunks = rest.chunks_exact(8);
-    let mut off = start;
-    for chunk in chunks.by_ref() {
-        let x = u64::from_le_bytes(<[u8; 8]>::try_from(chunk).ok()?);
-        let q = x ^ QUOTES;
-        let s = x ^ BACKSLASHES;
-        // The lowest flagged byte of each term is exact (a false flag can
-        // only sit above a true one), so the lowest of their union is too.
-        let m = (q.wrapping_sub(ONES) & !q)
-            | (s.wrapping_sub(ONES) & !s)
-            | (x.wrapping_sub(SPACES) & !x);
-        let m = m & HIGH;
-        if m != 0 {
-            return Some(off.saturating_add((m.trailing_zeros() / 8) as usize));
-        }
-        off = off.saturating_add(8);
-    }
-    chunks
-        .remainder()
-        .iter()
-        .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
-        .map(|p| off.saturating_add(p))
+    let q = x ^ QUOTES;
+    let s = x ^ BACKSLASHES;
+    ((q.wrapping_sub(ONES) & !q) | (s.wrapping_sub(ONES) & !s) | (x.wrapping_sub(SPACES) & !x))
+        & HIGH
 }
 
 /// Skips a number starting at `i` (JSON grammar).
@@ -150,6 +170,12 @@ fn skip_lit(b: &[u8], i: usize, lit: &[u8]) -> Result<usize, ScanError> {
 /// Skips one JSON value starting at `i` (no leading whitespace); returns the
 /// offset after it. Validates the full grammar.
 pub(crate) fn skip_value(b: &[u8], i: usize) -> Result<usize, ScanError> {
+    skip_value_within(b, i, MAX_DEPTH)
+}
+
+/// [`skip_value`] for a value found `MAX_DEPTH - max_depth` containers
+/// deep: at most `max_depth` containers may nest in it.
+pub(crate) fn skip_value_within(b: &[u8], i: usize, max_depth: u32) -> Result<usize, ScanError> {
     // One bit per open container: 1 object, 0 array.
     let mut stack: u128 = 0;
     let mut depth: u32 = 0;
@@ -159,7 +185,7 @@ pub(crate) fn skip_value(b: &[u8], i: usize) -> Result<usize, ScanError> {
         match b.get(i) {
             Some(b'{' | b'[') => {
                 let is_obj = b.get(i) == Some(&b'{');
-                if depth >= MAX_DEPTH {
+                if depth >= max_depth {
                     return err(i);
                 }
                 stack = (stack << 1) | u128::from(is_obj);

@@ -1,0 +1,127 @@
+//! `NotificationParams::decode_line`, the single-pass decoder for
+//! `session/update` lines, against the two-step path it stands for
+//! (`Message::decode`, then `Notification::typed`): the same value or the
+//! same error for every line.
+#![cfg(feature = "std")]
+
+mod acp_support;
+#[path = "../src/acp/test_lines.rs"]
+mod update_lines;
+
+use acp_codec::acp::{encode_notification, Message, NotificationParams};
+use acp_support::arb::arb_session_notification;
+use proptest::prelude::*;
+
+type Outcome = Result<Option<NotificationParams<'static>>, (i32, String)>;
+
+fn two_step(line: &str) -> Outcome {
+    match Message::decode(line) {
+        Err(e) => Err((e.code().0, e.to_string())),
+        Ok(Message::Notification(n)) => n
+            .typed()
+            .map(|p| Some(p.into_owned()))
+            .map_err(|e| (e.code().0, e.to_string())),
+        Ok(_) => Ok(None),
+    }
+}
+
+fn one_pass(line: &str) -> Outcome {
+    NotificationParams::decode_line(line)
+        .map(|p| p.map(NotificationParams::into_owned))
+        .map_err(|e| (e.code().0, e.to_string()))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(4000))]
+
+    #[test]
+    fn generated_lines_agree(seed in any::<u64>()) {
+        let line = update_lines::line(seed);
+        prop_assert_eq!(one_pass(&line), two_step(&line), "{}", line);
+    }
+
+    #[test]
+    fn encoded_updates_decode_in_one_pass(n in arb_session_notification(false)) {
+        let params = NotificationParams::SessionUpdate(n);
+        let mut out = Vec::new();
+        encode_notification(&params, &mut out).unwrap();
+        let line = std::str::from_utf8(&out).unwrap().trim_end_matches('\n');
+        prop_assert_eq!(one_pass(line), two_step(line));
+        prop_assert_eq!(one_pass(line), Ok(Some(params.into_owned())));
+    }
+
+    #[test]
+    fn any_text_agrees(line in "\\PC{0,120}") {
+        prop_assert_eq!(one_pass(&line), two_step(&line));
+    }
+}
+
+fn ndjson_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            ndjson_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "ndjson") {
+            out.push(path);
+        }
+    }
+}
+
+#[test]
+fn recorded_sessions_agree_line_by_line() {
+    let mut files = Vec::new();
+    ndjson_files(std::path::Path::new("tests/fixtures"), &mut files);
+    let (mut lines, mut updates) = (0, 0);
+    for path in files {
+        let text = std::fs::read_to_string(&path).unwrap();
+        for line in text.lines() {
+            let got = one_pass(line);
+            assert_eq!(got, two_step(line), "{}: {line}", path.display());
+            lines += 1;
+            updates += usize::from(matches!(
+                got,
+                Ok(Some(NotificationParams::SessionUpdate(_)))
+            ));
+        }
+    }
+    assert!(
+        lines > 500 && updates > 100,
+        "{lines} lines, {updates} updates"
+    );
+}
+
+#[test]
+fn other_messages_are_not_notifications() {
+    for line in [
+        r#"{"jsonrpc":"2.0","id":1,"method":"session/update","params":{}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"no"}}"#,
+    ] {
+        assert_eq!(one_pass(line), Ok(None), "{line}");
+    }
+}
+
+#[test]
+fn errors_are_the_two_step_errors() {
+    let cases = [
+        ("Loaded cached credentials.", -32700),
+        (r#"[{"jsonrpc":"2.0","method":"session/update"}]"#, -32600),
+        (
+            r#"{"jsonrpc":"1.0","method":"session/update","params":{}}"#,
+            -32600,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","method":"session/update","params":{"update":{}}}"#,
+            -32602,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"a	b"}}}}"#,
+            -32700,
+        ),
+    ];
+    for (line, code) in cases {
+        let got = one_pass(line);
+        assert_eq!(got, two_step(line), "{line}");
+        assert_eq!(got.unwrap_err().0, code, "{line}");
+    }
+}
