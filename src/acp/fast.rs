@@ -24,15 +24,20 @@
 //! [`Message::decode`]: super::Message::decode
 
 use alloc::borrow::Cow;
+use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::content::{ContentBlock, TextContent};
-use super::raw::{unquote, RawJson};
+use super::raw::{escape, unquote, RawJson};
 use super::scan::{find_special, skip_value_within, skip_ws, special_mask, MAX_DEPTH};
 use super::update::{
     Content, ContentChunk, Diff, SessionNotification, SessionUpdate, Terminal, ToolCall,
     ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolKind,
 };
+
+/// Strings whose first escape comes after this many bytes are unescaped
+/// while they are scanned (see [`Cur::unescape_long`]).
+const LONG: usize = 4096;
 
 /// The offset after the string whose opening quote is at `i`, and whether
 /// it has escapes. The text is valid JSON: a string holds no raw control
@@ -218,13 +223,70 @@ impl<'a, const V: bool> Cur<'a, V> {
         Some((self.text.get(start..end)?, escaped))
     }
 
-    /// A string value, borrowed when it has no escapes.
+    /// A string value, borrowed when it has no escapes, else unescaped
+    /// into one allocation.
     fn string(&mut self) -> Option<Cow<'a, str>> {
-        let (token, escaped) = self.string_token()?;
-        if escaped {
-            unquote::<serde_json::Error>(token).ok()
-        } else {
-            token.get(1..token.len().checked_sub(1)?).map(Cow::Borrowed)
+        if self.peek() != Some(b'"') {
+            return None;
+        }
+        let b = self.bytes();
+        let from = self.pos.checked_add(1)?;
+        let mut j = from;
+        let mut escaped = false;
+        loop {
+            let n = find_special(b, j)?;
+            match b.get(n)? {
+                b'"' => {
+                    self.pos = n.checked_add(1)?;
+                    let token = self.text.get(from.checked_sub(1)?..self.pos)?;
+                    return if escaped {
+                        unquote::<serde_json::Error>(token).ok()
+                    } else {
+                        token.get(1..token.len().checked_sub(1)?).map(Cow::Borrowed)
+                    };
+                }
+                b'\\' if n.saturating_sub(from) > LONG => {
+                    return self.unescape_long(from).map(Cow::Owned);
+                }
+                b'\\' => {
+                    escaped = true;
+                    // Past the escaped byte; a `\u` escape's hex digits
+                    // are never special.
+                    j = n.checked_add(2)?;
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// Unescapes the long string whose text starts at `from` while finding
+    /// its end (one pass instead of two: megabytes of tool output have an
+    /// escape every line). Its length is not known yet, but the rest of the
+    /// text bounds it: one allocation of that size, trimmed when much of it
+    /// went unused. Only strings with an escape past their first
+    /// [`LONG`] bytes come here, so there are few per line.
+    fn unescape_long(&mut self, from: usize) -> Option<String> {
+        let b = self.bytes();
+        let mut out = String::with_capacity(b.len().checked_sub(from)?);
+        let mut j = from;
+        loop {
+            let n = find_special(b, j)?;
+            out.push_str(self.text.get(j..n)?);
+            match b.get(n)? {
+                b'"' => {
+                    self.pos = n.checked_add(1)?;
+                    if out.capacity() > out.len().saturating_mul(2).saturating_add(LONG) {
+                        out.shrink_to_fit();
+                    }
+                    return Some(out);
+                }
+                b'\\' => {
+                    let (c, used) = escape(b.get(n..)?).ok()?;
+                    out.push(c);
+                    j = n.checked_add(used)?;
+                }
+                _ => return None,
+            }
         }
     }
 
@@ -750,6 +812,74 @@ mod tests {
             panic!()
         };
         assert!(matches!(t.text, Cow::Borrowed("hi")));
+    }
+
+    fn chunk_params(text_token: &str, tail: &str) -> alloc::string::String {
+        format!(
+            r#"{{"sessionId":"s","update":{{"sessionUpdate":"agent_message_chunk","content":{{"type":"text","text":{text_token}}}}},"_meta":{{"pad":"{tail}"}}}}"#
+        )
+    }
+
+    fn chunk_text<'b>(n: &'b SessionNotification<'_>) -> Cow<'b, str> {
+        let SessionUpdate::AgentMessageChunk(c) = &n.update else {
+            panic!()
+        };
+        let ContentBlock::Text(t) = &c.content else {
+            panic!()
+        };
+        t.text.clone()
+    }
+
+    #[test]
+    fn long_strings_unescape_in_one_pass_and_equal_serde() {
+        let plain = "x".repeat(5000);
+        let far = format!(
+            "{}\\n{}\\u00e9\\ud83d\\ude00",
+            "y".repeat(5000),
+            "z".repeat(10)
+        );
+        let dense = "line \\\"quoted\\\" \\t\\\\ end\\n".repeat(400);
+        for (body, borrowed) in [(&plain, true), (&far, false), (&dense, false)] {
+            let text = chunk_params(&format!("\"{body}\""), "");
+            let fast = session_notification(&text).unwrap();
+            assert_eq!(Some(&fast), serde(&text).as_ref());
+            assert_eq!(matches!(chunk_text(&fast), Cow::Borrowed(_)), borrowed);
+            let line = format!(r#"{{"jsonrpc":"2.0","method":"session/update","params":{text}}}"#);
+            let mut out = blank();
+            assert!(session_update_line(&line, &mut out).is_some());
+            assert_eq!(out, fast);
+        }
+        // Bad escapes and raw control characters far into a long string.
+        for bad in ["\\x", "\\ud800", "\u{1}", "\\u12"] {
+            let text = chunk_params(&format!("\"{far}{bad}\""), "");
+            let line = format!(r#"{{"jsonrpc":"2.0","method":"session/update","params":{text}}}"#);
+            assert!(session_update_line(&line, &mut blank()).is_none(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_long_string_keeps_little_spare_capacity() {
+        let far = format!("{}\\n", "y".repeat(5000));
+        // Much more text after the string than in it: the bound it was
+        // allocated with is trimmed.
+        let text = chunk_params(&format!("\"{far}\""), &"p".repeat(100_000));
+        let fast = session_notification(&text).unwrap();
+        let Cow::Owned(s) = chunk_text(&fast) else {
+            panic!()
+        };
+        let SessionUpdate::AgentMessageChunk(c) = &fast.update else {
+            panic!()
+        };
+        let ContentBlock::Text(t) = &c.content else {
+            panic!()
+        };
+        let Cow::Owned(kept) = &t.text else { panic!() };
+        assert_eq!(s.len(), 5001);
+        assert!(
+            kept.capacity() <= 2 * kept.len() + LONG,
+            "{}",
+            kept.capacity()
+        );
     }
 
     /// The generated lines (near misses included) reach the direct paths

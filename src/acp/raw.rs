@@ -240,40 +240,50 @@ pub(crate) fn unquote<E: de::Error>(token: &str) -> Result<Cow<'_, str>, E> {
             rest = rest.get(end..).unwrap_or_default();
             continue;
         }
-        let bad = || E::custom("invalid escape in json string");
-        let (c, used) = match bytes.get(1) {
-            Some(b'"') => ('"', 2),
-            Some(b'\\') => ('\\', 2),
-            Some(b'/') => ('/', 2),
-            Some(b'b') => ('\u{8}', 2),
-            Some(b'f') => ('\u{c}', 2),
-            Some(b'n') => ('\n', 2),
-            Some(b'r') => ('\r', 2),
-            Some(b't') => ('\t', 2),
-            Some(b'u') => {
-                let hi = hex4(bytes.get(2..6)).ok_or_else(bad)?;
-                if (0xD800..0xDC00).contains(&hi) {
-                    let lo = match (bytes.get(6), bytes.get(7)) {
-                        (Some(b'\\'), Some(b'u')) => hex4(bytes.get(8..12)).ok_or_else(bad)?,
-                        _ => return Err(E::custom("lone leading surrogate in json string")),
-                    };
-                    if !(0xDC00..0xE000).contains(&lo) {
-                        return Err(E::custom("lone leading surrogate in json string"));
-                    }
-                    let code = 0x1_0000_u32
-                        .saturating_add((hi.saturating_sub(0xD800)) << 10)
-                        .saturating_add(lo.saturating_sub(0xDC00));
-                    (char::from_u32(code).ok_or_else(bad)?, 12)
-                } else {
-                    (char::from_u32(hi).ok_or_else(bad)?, 6)
-                }
-            }
-            _ => return Err(bad()),
-        };
+        let (c, used) = escape(bytes).map_err(E::custom)?;
         out.push(c);
-        rest = rest.get(used..).ok_or_else(bad)?;
+        rest = rest
+            .get(used..)
+            .ok_or_else(|| E::custom("invalid escape in json string"))?;
     }
     Ok(Cow::Owned(out))
+}
+
+/// The character of the escape at the start of `bytes` (which begins with
+/// `\\`) and the bytes it takes, or what is wrong with it.
+#[inline]
+pub(crate) fn escape(bytes: &[u8]) -> Result<(char, usize), &'static str> {
+    const BAD: &str = "invalid escape in json string";
+    const LONE: &str = "lone leading surrogate in json string";
+    Ok(match bytes.get(1) {
+        Some(b'"') => ('"', 2),
+        Some(b'\\') => ('\\', 2),
+        Some(b'/') => ('/', 2),
+        Some(b'b') => ('\u{8}', 2),
+        Some(b'f') => ('\u{c}', 2),
+        Some(b'n') => ('\n', 2),
+        Some(b'r') => ('\r', 2),
+        Some(b't') => ('\t', 2),
+        Some(b'u') => {
+            let hi = hex4(bytes.get(2..6)).ok_or(BAD)?;
+            if (0xD800..0xDC00).contains(&hi) {
+                let lo = match (bytes.get(6), bytes.get(7)) {
+                    (Some(b'\\'), Some(b'u')) => hex4(bytes.get(8..12)).ok_or(BAD)?,
+                    _ => return Err(LONE),
+                };
+                if !(0xDC00..0xE000).contains(&lo) {
+                    return Err(LONE);
+                }
+                let code = 0x1_0000_u32
+                    .saturating_add((hi.saturating_sub(0xD800)) << 10)
+                    .saturating_add(lo.saturating_sub(0xDC00));
+                (char::from_u32(code).ok_or(BAD)?, 12)
+            } else {
+                (char::from_u32(hi).ok_or(BAD)?, 6)
+            }
+        }
+        _ => return Err(BAD),
+    })
 }
 
 /// Four hex digits as a number.

@@ -50,8 +50,38 @@ fn ws(r: &mut Rng) -> &'static str {
     }
 }
 
-/// A JSON string token: plain, escaped, unicode, or (rarely) invalid.
+/// A string of several KiB (tool output): escapes throughout, or only far
+/// in, or none; rarely a bad escape or a raw control character far in.
+fn long_string(r: &mut Rng) -> String {
+    let n = 4000 + r.below(6000) as usize;
+    let mut body = String::with_capacity(n + 64);
+    let dense = r.one_in(2);
+    while body.len() < n {
+        body.push_str(r.pick(&["drwxr-xr-x  2 user ", "src/main.rs ", "caf\u{e9} "]));
+        if dense || body.len() > 4100 {
+            body.push_str(r.pick(&[
+                "\\n",
+                "\\\"",
+                "\\t",
+                "\\u00e9",
+                "\\ud83d\\ude00",
+                "\\\\",
+                "\\/",
+            ]));
+        }
+    }
+    if r.one_in(10) {
+        body.push_str(r.pick(&["\\x", "\\ud800", "\u{1}", "\\u12"]));
+    }
+    format!("\"{body}\"")
+}
+
+/// A JSON string token: plain, escaped, unicode, long, or (rarely)
+/// invalid.
 fn string(r: &mut Rng) -> String {
+    if r.one_in(60) {
+        return long_string(r);
+    }
     let body = if r.one_in(200) {
         r.pick(&["lone \\ud800 surrogate", "bad \\x escape", "raw \t tab"])
     } else {
