@@ -12,6 +12,22 @@
 //! extension params) stays [`RawJson`]. `into_owned()` on any type gives a
 //! `'static` value to keep.
 //!
+//! [`NotificationParams::decode_line`] does both steps in one call for a
+//! notification, the bulk of what an agent sends during a turn. A
+//! `session/update` with a content chunk, a tool call or a tool call update
+//! (the common shapes) is then checked and decoded in a single pass over the
+//! line, building the typed update in place, instead of checking the whole
+//! line and then parsing its params again; every other line takes the two
+//! steps, with the same result.
+//! `Notification::typed` uses the same direct decoder over params that
+//! [`Message::decode`] already checked.
+//!
+//! A string with escapes costs one allocation of its unescaped size; a
+//! string longer than 4 KiB whose escapes go on past that point is
+//! unescaped while it is scanned into one allocation sized by the rest of
+//! the line (bounded by the line limit), trimmed to at most twice the text
+//! plus 4 KiB when much of it went unused.
+//!
 //! # Forward compatibility
 //!
 //! The official Rust crate fails on any `sessionUpdate` or content `type` it
