@@ -10,7 +10,9 @@
 use std::borrow::Cow;
 use std::hint::black_box;
 
-use acp_codec::acp::{ContentBlock, Message, NotificationParams, SessionUpdate, ToolCallContent};
+use acp_codec::acp::{
+    decode_line, ContentBlock, Decoded, Message, NotificationParams, SessionUpdate, ToolCallContent,
+};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use serde::Deserialize;
 
@@ -19,7 +21,7 @@ mod fixtures;
 
 /// The 5 MiB line's text length, decoded in one pass.
 fn one_pass_tool_output(line: &str) -> usize {
-    let Some(NotificationParams::SessionUpdate(u)) = NotificationParams::decode_line(line).unwrap()
+    let Decoded::Notification(NotificationParams::SessionUpdate(u)) = decode_line(line).unwrap()
     else {
         unreachable!()
     };

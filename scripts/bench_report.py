@@ -38,7 +38,7 @@ GOALS = [
     ("encode_50MiB_plain", "chunk_encoder", "serde_json_to_writer_anchor", (">=", 0.7), "chunk encoder vs serde_json::to_writer of the string"),
     ("encode_50MiB_base64", "chunk_encoder", "serde_json_to_writer_anchor", (">=", 0.7), "chunk encoder vs to_writer, base64-like"),
     # Issue 4: ACP messages. The goal rows decode in one call
-    # (NotificationParams::decode_line); the two-step path is listed too.
+    # (acp::decode_line); the two-step path is listed too.
     ("acp/agent_message_chunk vs official", "acp_codec decode_line (one pass)", "agent-client-protocol-schema (anchor)", (">=", 2.5), "typed decode (one pass) vs the official crate's types (benches/official)"),
     ("acp/agent_message_chunk", "acp_codec decode_line (one pass)", "serde_json::Value (anchor)", (">=", 2.5), "typed decode (one pass) vs serde_json::Value"),
     ("acp/tool_call_update_5MiB", "acp_codec decode_line (one pass)", "serde_json borrowed struct (anchor)", (">=", 0.8), "5 MiB tool_call_update (one pass) vs serde_json borrowing the string"),

@@ -2,7 +2,9 @@
 //! its text has no escapes, at most one when it has.
 #![cfg(feature = "std")]
 
-use acp_codec::acp::{ContentBlock, Message, NotificationParams, SessionUpdate};
+use acp_codec::acp::{
+    decode_line, ContentBlock, Decoded, Message, NotificationParams, SessionUpdate,
+};
 
 /// Runs `f`, counting the heap allocations of this thread (the
 /// `allocation-counter` crate's global allocator; this crate forbids
@@ -38,9 +40,9 @@ fn decode_text(line: &str) -> usize {
     t.text.len()
 }
 
-/// The same in one call, [`NotificationParams::decode_line`].
+/// The same in one call, [`acp::decode_line`](acp_codec::acp::decode_line).
 fn decode_line_text(line: &str) -> usize {
-    let Some(NotificationParams::SessionUpdate(u)) = NotificationParams::decode_line(line).unwrap()
+    let Decoded::Notification(NotificationParams::SessionUpdate(u)) = decode_line(line).unwrap()
     else {
         panic!()
     };

@@ -1,33 +1,32 @@
-//! `NotificationParams::decode_line`, the single-pass decoder for
-//! `session/update` lines, against the two-step path it stands for
-//! (`Message::decode`, then `Notification::typed`): the same value or the
-//! same error for every line.
+//! `acp::decode_line`, the single-pass decoder for `session/update` lines,
+//! against the two-step path it stands for (`Message::decode`, then
+//! `Notification::typed`): the same value or the same error for every line.
 #![cfg(feature = "std")]
 
 mod acp_support;
 #[path = "../src/acp/test_lines.rs"]
 mod update_lines;
 
-use acp_codec::acp::{encode_notification, Message, NotificationParams};
+use acp_codec::acp::{decode_line, encode_notification, Decoded, Message, NotificationParams};
 use acp_support::arb::arb_session_notification;
 use proptest::prelude::*;
 
-type Outcome = Result<Option<NotificationParams<'static>>, (i32, String)>;
+type Outcome = Result<Decoded<'static>, (i32, String)>;
 
 fn two_step(line: &str) -> Outcome {
     match Message::decode(line) {
         Err(e) => Err((e.code().0, e.to_string())),
         Ok(Message::Notification(n)) => n
             .typed()
-            .map(|p| Some(p.into_owned()))
+            .map(|p| Decoded::Notification(p.into_owned()))
             .map_err(|e| (e.code().0, e.to_string())),
-        Ok(_) => Ok(None),
+        Ok(m) => Ok(Decoded::Message(m.into_owned())),
     }
 }
 
 fn one_pass(line: &str) -> Outcome {
-    NotificationParams::decode_line(line)
-        .map(|p| p.map(NotificationParams::into_owned))
+    decode_line(line)
+        .map(Decoded::into_owned)
         .map_err(|e| (e.code().0, e.to_string()))
 }
 
@@ -47,7 +46,7 @@ proptest! {
         encode_notification(&params, &mut out).unwrap();
         let line = std::str::from_utf8(&out).unwrap().trim_end_matches('\n');
         prop_assert_eq!(one_pass(line), two_step(line));
-        prop_assert_eq!(one_pass(line), Ok(Some(params.into_owned())));
+        prop_assert_eq!(one_pass(line), Ok(Decoded::Notification(params.into_owned())));
     }
 
     #[test]
@@ -80,7 +79,7 @@ fn recorded_sessions_agree_line_by_line() {
             lines += 1;
             updates += usize::from(matches!(
                 got,
-                Ok(Some(NotificationParams::SessionUpdate(_)))
+                Ok(Decoded::Notification(NotificationParams::SessionUpdate(_)))
             ));
         }
     }
@@ -91,13 +90,15 @@ fn recorded_sessions_agree_line_by_line() {
 }
 
 #[test]
-fn other_messages_are_not_notifications() {
+fn other_messages_come_back_decoded_once() {
     for line in [
         r#"{"jsonrpc":"2.0","id":1,"method":"session/update","params":{}}"#,
         r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
         r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"no"}}"#,
     ] {
-        assert_eq!(one_pass(line), Ok(None), "{line}");
+        let got = one_pass(line);
+        assert!(matches!(got, Ok(Decoded::Message(_))), "{line}");
+        assert_eq!(got, two_step(line));
     }
 }
 

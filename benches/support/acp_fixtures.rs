@@ -55,11 +55,11 @@ pub fn decode_chunk_text(line: &str) -> usize {
 }
 
 /// Decodes an `agent_message_chunk` line fully typed in one call
-/// (`NotificationParams::decode_line`, one pass); returns its text length.
+/// (`acp::decode_line`, one pass); returns its text length.
 /// The measured function of the ACP goals in both bench packages.
 pub fn decode_line_chunk_text(line: &str) -> usize {
-    use acp_codec::acp::{ContentBlock, NotificationParams, SessionUpdate};
-    let Some(NotificationParams::SessionUpdate(u)) = NotificationParams::decode_line(line).unwrap()
+    use acp_codec::acp::{decode_line, ContentBlock, Decoded, NotificationParams, SessionUpdate};
+    let Decoded::Notification(NotificationParams::SessionUpdate(u)) = decode_line(line).unwrap()
     else {
         unreachable!()
     };

@@ -7,11 +7,13 @@
 //!   input's, and decoding that line gives the same message;
 //! - typed params or results that decode re-encode to a line whose typed
 //!   decoding is equal again (encoding is stable after one round);
-//! - `NotificationParams::decode_line` (one pass for `session/update`)
-//!   gives exactly what `Message::decode` then `typed` give: the same
-//!   value, or an error with the same code and message.
+//! - `acp::decode_line` (one pass for `session/update`) gives exactly what
+//!   `Message::decode` then `typed` give: the same value, or an error with
+//!   the same code and message.
 
-use acp_codec::acp::{encode_notification, encode_request, Message, NotificationParams, RequestId};
+use acp_codec::acp::{
+    decode_line, encode_notification, encode_request, Decoded, Message, RequestId,
+};
 
 fn one_line(out: &[u8]) -> &str {
     let text = std::str::from_utf8(out).expect("encoder wrote invalid utf-8");
@@ -26,12 +28,12 @@ fn one_pass_agrees(line: &str) {
         Err(e) => Err((e.code(), e.to_string())),
         Ok(Message::Notification(n)) => n
             .typed()
-            .map(|p| Some(p.into_owned()))
+            .map(|p| Decoded::Notification(p.into_owned()))
             .map_err(|e| (e.code(), e.to_string())),
-        Ok(_) => Ok(None),
+        Ok(m) => Ok(Decoded::Message(m.into_owned())),
     };
-    let one_pass = NotificationParams::decode_line(line)
-        .map(|p| p.map(NotificationParams::into_owned))
+    let one_pass = decode_line(line)
+        .map(Decoded::into_owned)
         .map_err(|e| (e.code(), e.to_string()));
     assert_eq!(one_pass, two_step, "decode_line differs on {line:?}");
 }

@@ -14,13 +14,13 @@
 //! - **trusted** (`V = false`), for [`Notification::typed`]: the params are
 //!   already known to be one valid JSON value (every [`RawJson`] is), so it
 //!   only looks for where things end;
-//! - **validating** (`V = true`), for [`NotificationParams::decode_line`]:
+//! - **validating** (`V = true`), for [`decode_line`]:
 //!   it reads a whole line once, checking the grammar of everything it
 //!   passes (as [`Message::decode`] would) while it builds the typed value,
 //!   instead of validating the line first and parsing its params again.
 //!
 //! [`Notification::typed`]: super::Notification::typed
-//! [`NotificationParams::decode_line`]: super::NotificationParams::decode_line
+//! [`decode_line`]: super::decode_line
 //! [`Message::decode`]: super::Message::decode
 
 use alloc::borrow::Cow;

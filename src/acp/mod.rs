@@ -12,13 +12,14 @@
 //! extension params) stays [`RawJson`]. `into_owned()` on any type gives a
 //! `'static` value to keep.
 //!
-//! [`NotificationParams::decode_line`] does both steps in one call for a
-//! notification, the bulk of what an agent sends during a turn. A
-//! `session/update` with a content chunk, a tool call or a tool call update
-//! (the common shapes) is then checked and decoded in a single pass over the
-//! line, building the typed update in place, instead of checking the whole
-//! line and then parsing its params again; every other line takes the two
-//! steps, with the same result.
+//! [`decode_line`] does both steps in one call, giving a notification's
+//! typed params ([`Decoded::Notification`]) or any other message
+//! ([`Decoded::Message`]). Notifications are the bulk of what an agent
+//! sends during a turn: a `session/update` with a content chunk, a tool
+//! call or a tool call update (the common shapes) is checked and decoded in
+//! a single pass over the line, building the typed update in place, instead
+//! of checking the whole line and then parsing its params again; every
+//! other line takes the two steps, with the same result.
 //! `Notification::typed` uses the same direct decoder over params that
 //! [`Message::decode`] already checked.
 //!
@@ -99,7 +100,9 @@ pub use message::{
     encode_error, encode_notification, encode_request, encode_response, ErrorResponse, Message,
     Notification, Request, Response, RpcError,
 };
-pub use method::{is_extension, names, NotificationParams, RequestParams, ResponseResult};
+pub use method::{
+    decode_line, is_extension, names, Decoded, NotificationParams, RequestParams, ResponseResult,
+};
 pub use raw::{IntoOwned, RawJson};
 pub use session::*;
 pub use tagged::ConfigValue;
