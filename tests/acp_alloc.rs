@@ -3,7 +3,8 @@
 #![cfg(feature = "std")]
 
 use acp_codec::acp::{
-    decode_line, ContentBlock, Decoded, Message, NotificationParams, SessionUpdate,
+    decode_line, ContentBlock, Decoded, Message, NotificationParams, SessionNotification,
+    SessionUpdate,
 };
 
 /// Runs `f`, counting the heap allocations of this thread (the
@@ -30,14 +31,7 @@ fn decode_text(line: &str) -> usize {
     let NotificationParams::SessionUpdate(u) = n.typed().unwrap() else {
         panic!()
     };
-    let SessionUpdate::AgentMessageChunk(c) = &u.update else {
-        panic!()
-    };
-    let ContentBlock::Text(t) = &c.content else {
-        panic!()
-    };
-    assert!(c.message_id.is_some());
-    t.text.len()
+    chunk_text_len(&u)
 }
 
 /// The same in one call, [`acp::decode_line`](acp_codec::acp::decode_line).
@@ -46,6 +40,10 @@ fn decode_line_text(line: &str) -> usize {
     else {
         panic!()
     };
+    chunk_text_len(&u)
+}
+
+fn chunk_text_len(u: &SessionNotification<'_>) -> usize {
     let SessionUpdate::AgentMessageChunk(c) = &u.update else {
         panic!()
     };

@@ -37,7 +37,7 @@ pub fn big_tool_call_update_line() -> String {
 /// Decodes an `agent_message_chunk` line fully typed in two steps
 /// (`Message::decode`, then `Notification::typed`); returns its text length.
 pub fn decode_chunk_text(line: &str) -> usize {
-    use acp_codec::acp::{ContentBlock, Message, NotificationParams, SessionUpdate};
+    use acp_codec::acp::{Message, NotificationParams};
     let msg = Message::decode(line).unwrap();
     let Message::Notification(n) = &msg else {
         unreachable!()
@@ -45,24 +45,23 @@ pub fn decode_chunk_text(line: &str) -> usize {
     let NotificationParams::SessionUpdate(u) = n.typed().unwrap() else {
         unreachable!()
     };
-    let SessionUpdate::AgentMessageChunk(c) = &u.update else {
-        unreachable!()
-    };
-    let ContentBlock::Text(t) = &c.content else {
-        unreachable!()
-    };
-    t.text.len()
+    chunk_text_len(&u)
 }
 
 /// Decodes an `agent_message_chunk` line fully typed in one call
 /// (`acp::decode_line`, one pass); returns its text length.
 /// The measured function of the ACP goals in both bench packages.
 pub fn decode_line_chunk_text(line: &str) -> usize {
-    use acp_codec::acp::{decode_line, ContentBlock, Decoded, NotificationParams, SessionUpdate};
+    use acp_codec::acp::{decode_line, Decoded, NotificationParams};
     let Decoded::Notification(NotificationParams::SessionUpdate(u)) = decode_line(line).unwrap()
     else {
         unreachable!()
     };
+    chunk_text_len(&u)
+}
+
+fn chunk_text_len(u: &acp_codec::acp::SessionNotification<'_>) -> usize {
+    use acp_codec::acp::{ContentBlock, SessionUpdate};
     let SessionUpdate::AgentMessageChunk(c) = &u.update else {
         unreachable!()
     };

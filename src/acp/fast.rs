@@ -470,29 +470,21 @@ fn session_update<'a, const V: bool>(
     c: &mut Cur<'a, V>,
     out: &mut SessionUpdate<'a>,
 ) -> Option<()> {
+    // A chunk variant is set first, then its fields decoded in place.
+    macro_rules! chunk {
+        ($variant:ident) => {{
+            *out = SessionUpdate::$variant(blank_chunk());
+            let SessionUpdate::$variant(chunk) = out else {
+                return None;
+            };
+            chunk
+        }};
+    }
     let mut first = true;
     let chunk = match c.tag(b"sessionUpdate", &mut first)? {
-        "agent_message_chunk" => {
-            *out = SessionUpdate::AgentMessageChunk(blank_chunk());
-            let SessionUpdate::AgentMessageChunk(chunk) = out else {
-                return None;
-            };
-            chunk
-        }
-        "agent_thought_chunk" => {
-            *out = SessionUpdate::AgentThoughtChunk(blank_chunk());
-            let SessionUpdate::AgentThoughtChunk(chunk) = out else {
-                return None;
-            };
-            chunk
-        }
-        "user_message_chunk" => {
-            *out = SessionUpdate::UserMessageChunk(blank_chunk());
-            let SessionUpdate::UserMessageChunk(chunk) = out else {
-                return None;
-            };
-            chunk
-        }
+        "agent_message_chunk" => chunk!(AgentMessageChunk),
+        "agent_thought_chunk" => chunk!(AgentThoughtChunk),
+        "user_message_chunk" => chunk!(UserMessageChunk),
         "tool_call_update" => {
             *out = SessionUpdate::ToolCallUpdate(tool_call_update(c)?);
             return Some(());
