@@ -182,6 +182,12 @@
 //!   configurable) and accepts at most
 //!   [`DEFAULT_MAX_PEER_PENDING`](acp::DEFAULT_MAX_PEER_PENDING) (1,024)
 //!   peer requests pending ([`TrackerError::TooManyPending`] past it).
+//! - Decoding an ACP line allocates only for what it returns: a string with
+//!   escapes once, at its unescaped size. A string over 4 KiB whose escapes
+//!   go on past its first 4 KiB is unescaped while it is scanned, into one
+//!   allocation as large as the rest of the line (so within
+//!   [`max_line_len`](Limits::max_line_len)), trimmed to at most twice its
+//!   text plus 4 KiB when it ends.
 //!
 //! # Recovery
 //!
