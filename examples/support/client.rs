@@ -3,7 +3,8 @@
 //! ([`LineSource`] in, [`LineSender`] out).
 //!
 //! Requests go out through the crate's [`Tracker`] (ids, deadlines); every
-//! incoming line is decoded with [`Message::decode`] and typed by method.
+//! incoming line is decoded with [`decode_line`]: notifications typed by
+//! method, requests and responses as the [`Message`].
 //! While a request of ours is pending, everything else the agent sends is
 //! handled: `session/update` is printed, `session/request_permission` is
 //! answered by policy, `fs/*` is served inside the session directory, other
@@ -16,11 +17,12 @@ use std::pin::Pin;
 use std::time::{Duration, Instant};
 
 use acp_codec::acp::{
-    encode_notification, ClientCapabilities, ContentBlock, FileSystemCapabilities, Implementation,
-    InitializeRequest, Message, MetaOnly, NewSessionRequest, NotificationParams, PermissionOption,
-    PermissionOptionKind, PromptRequest, RawJson, ReadTextFileResponse, RequestId, RequestParams,
-    RequestPermissionOutcome, RequestPermissionResponse, ResponseResult, RpcError,
-    SelectedPermissionOutcome, SessionIdRequest, TextContent, Tracker,
+    decode_line, encode_notification, ClientCapabilities, ContentBlock, Decoded,
+    FileSystemCapabilities, Implementation, InitializeRequest, Message, MetaOnly,
+    NewSessionRequest, NotificationParams, PermissionOption, PermissionOptionKind, PromptRequest,
+    RawJson, ReadTextFileResponse, RequestId, RequestParams, RequestPermissionOutcome,
+    RequestPermissionResponse, ResponseResult, RpcError, SelectedPermissionOutcome,
+    SessionIdRequest, TextContent, Tracker,
 };
 use acp_codec::{ErrorCode, FrameError};
 use tokio::io::AsyncBufReadExt;
@@ -410,8 +412,20 @@ impl<S: LineSource> Client<S> {
     ) -> Result<Option<Result<RawJson<'static>, RpcError<'static>>>, Failure> {
         self.stats.lines += 1;
         self.stats.largest_line_bytes = self.stats.largest_line_bytes.max(line.len());
-        let msg = match Message::decode(line) {
-            Ok(m) => m,
+        // One call per line: notifications (nearly everything an agent
+        // sends during a turn) come back typed, the common updates decoded
+        // in one pass; requests and responses come back as the message.
+        let msg = match decode_line(line) {
+            Ok(Decoded::Message(m)) => m,
+            Ok(Decoded::Notification(NotificationParams::SessionUpdate(u))) => {
+                self.render.update(&u);
+                return Ok(None);
+            }
+            Ok(_) => return Ok(None),
+            Err(e) if e.code() == ErrorCode::INVALID_PARAMS => {
+                eprintln!("acp_client: bad notification: {e}");
+                return Ok(None);
+            }
             Err(e) => {
                 // Stray output (a log line on stdout): report, go on.
                 self.stats.bad_lines += 1;
@@ -449,11 +463,6 @@ impl<S: LineSource> Client<S> {
             }
         }
         match &msg {
-            Message::Notification(n) => match n.typed() {
-                Ok(NotificationParams::SessionUpdate(u)) => self.render.update(&u),
-                Ok(_) => {}
-                Err(e) => eprintln!("acp_client: bad {} notification: {e}", n.method),
-            },
             Message::Request(r) => {
                 let answer = self.serve(&r.id, r.typed()).await;
                 let mut out = Vec::new();
@@ -469,7 +478,7 @@ impl<S: LineSource> Client<S> {
                 encoded.map_err(|e| Failure::Local(e.to_string()))?;
                 self.send(out).await?;
             }
-            Message::Response(_) | Message::Error(_) => {}
+            Message::Notification(_) | Message::Response(_) | Message::Error(_) => {}
         }
         Ok(None)
     }
