@@ -35,13 +35,14 @@ use super::update::{
     ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolKind,
 };
 
-/// Strings whose first escape comes after this many bytes are unescaped
-/// while they are scanned (see [`Cur::unescape_long`]).
+/// Strings with an escape more than this many bytes past their start are
+/// unescaped while they are scanned (see [`Cur::unescape_long`]).
 const LONG: usize = 4096;
 
 /// The offset after the string whose opening quote is at `i`, and whether
-/// it has escapes. The text is valid JSON: a string holds no raw control
-/// characters, so the first special byte is a quote or a backslash.
+/// it has escapes; `None` at a raw control character (not JSON) or the end
+/// of the text. Escapes are skipped, not checked: whoever unescapes the
+/// string checks them.
 #[inline]
 fn str_end(b: &[u8], i: usize) -> Option<(usize, bool)> {
     let mut j = i.checked_add(1)?;
