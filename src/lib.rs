@@ -299,6 +299,7 @@ pub mod chunk;
 pub mod codec;
 pub mod error;
 pub mod framing;
+mod json;
 pub mod limits;
 #[cfg(feature = "alloc")]
 pub mod stream_json;

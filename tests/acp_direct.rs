@@ -1,13 +1,18 @@
 //! `acp::decode_line`, the single-pass decoder for `session/update` lines,
 //! against the two-step path it stands for (`Message::decode`, then
 //! `Notification::typed`): the same value or the same error for every line.
+//! Both take a hand-written direct decoder for the common updates, so both
+//! are also held against the plain serde derive of the params (the direct
+//! decoder switched off): the same value, or an error with the same code.
 #![cfg(feature = "std")]
 
 mod acp_support;
-#[path = "../src/acp/test_lines.rs"]
+#[path = "support/update_lines.rs"]
 mod update_lines;
 
-use acp_codec::acp::{decode_line, encode_notification, Decoded, Message, NotificationParams};
+use acp_codec::acp::{
+    decode_line, encode_notification, Decoded, Message, NotificationParams, SessionNotification,
+};
 use acp_support::arb::arb_session_notification;
 use proptest::prelude::*;
 
@@ -24,6 +29,34 @@ fn two_step(line: &str) -> Outcome {
     }
 }
 
+/// The independent oracle: the envelope, then serde's derive on the params.
+fn serde_derive(line: &str) -> Result<Option<NotificationParams<'static>>, i32> {
+    match Message::decode(line) {
+        Err(e) => Err(e.code().0),
+        Ok(Message::Notification(n)) if n.method == "session/update" => {
+            let params = n.params.as_ref().map_or("null", |p| p.get());
+            serde_json::from_str::<SessionNotification<'_>>(params)
+                .map(|n| Some(NotificationParams::SessionUpdate(n.into_owned())))
+                .map_err(|_| -32602)
+        }
+        Ok(Message::Notification(n)) => n
+            .typed()
+            .map(|p| Some(p.into_owned()))
+            .map_err(|e| e.code().0),
+        Ok(_) => Ok(None),
+    }
+}
+
+/// `outcome` (from either fast path) equals the serde oracle's.
+fn agrees_with_serde(outcome: &Outcome, line: &str) -> bool {
+    match (outcome, serde_derive(line)) {
+        (Ok(Decoded::Notification(ours)), Ok(Some(theirs))) => *ours == theirs,
+        (Ok(Decoded::Message(_)), Ok(None)) => true,
+        (Err((code, _)), Err(theirs)) => *code == theirs,
+        _ => false,
+    }
+}
+
 fn one_pass(line: &str) -> Outcome {
     decode_line(line)
         .map(Decoded::into_owned)
@@ -36,7 +69,9 @@ proptest! {
     #[test]
     fn generated_lines_agree(seed in any::<u64>()) {
         let line = update_lines::line(seed);
-        prop_assert_eq!(one_pass(&line), two_step(&line), "{}", line);
+        let got = one_pass(&line);
+        prop_assert_eq!(&got, &two_step(&line), "{}", line);
+        prop_assert!(agrees_with_serde(&got, &line), "serde differs on {}", line);
     }
 
     #[test]
@@ -46,12 +81,14 @@ proptest! {
         encode_notification(&params, &mut out).unwrap();
         let line = std::str::from_utf8(&out).unwrap().trim_end_matches('\n');
         prop_assert_eq!(one_pass(line), two_step(line));
+        prop_assert!(agrees_with_serde(&one_pass(line), line), "serde differs on {}", line);
         prop_assert_eq!(one_pass(line), Ok(Decoded::Notification(params.into_owned())));
     }
 
     #[test]
     fn any_text_agrees(line in "\\PC{0,120}") {
         prop_assert_eq!(one_pass(&line), two_step(&line));
+        prop_assert!(agrees_with_serde(&one_pass(&line), &line));
     }
 }
 
@@ -76,6 +113,11 @@ fn recorded_sessions_agree_line_by_line() {
         for line in text.lines() {
             let got = one_pass(line);
             assert_eq!(got, two_step(line), "{}: {line}", path.display());
+            assert!(
+                agrees_with_serde(&got, line),
+                "{}: serde differs on {line}",
+                path.display()
+            );
             lines += 1;
             updates += usize::from(matches!(
                 got,

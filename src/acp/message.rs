@@ -9,9 +9,10 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::id::RequestId;
 use super::method::{NotificationParams, RequestParams, ResponseResult};
-use super::raw::{cow, present, unquote, IntoOwned, RawJson};
-use super::scan;
+use super::raw::{cow, present, IntoOwned, RawJson};
 use crate::error::{EncodeError, MessageError};
+use crate::json::scan;
+use crate::json::unescape::unquote;
 use crate::ErrorCode;
 
 /// One ACP message: a JSON-RPC 2.0 request, notification, response or

@@ -257,7 +257,7 @@ method_enum! {
         /// `session/cancel` (client to agent).
         Cancel(CancelNotification) = SESSION_CANCEL,
         /// `session/update` (agent to client).
-        SessionUpdate(SessionNotification) = SESSION_UPDATE => super::fast::session_notification,
+        SessionUpdate(SessionNotification) = SESSION_UPDATE => super::direct::session_notification,
         /// `elicitation/complete` (agent to client).
         CompleteElicitation(CompleteElicitationNotification) = ELICITATION_COMPLETE,
         /// `$/cancel_request` (either side).
@@ -327,9 +327,9 @@ impl Decoded<'_> {
 pub fn decode_line(line: &str) -> Result<Decoded<'_>, MessageError> {
     // Decoded straight into the value returned, which is a few hundred
     // bytes: moving it once more costs a measurable share of a short line.
-    let mut out = NotificationParams::SessionUpdate(super::fast::blank());
+    let mut out = NotificationParams::SessionUpdate(super::direct::blank());
     if let NotificationParams::SessionUpdate(n) = &mut out {
-        if super::fast::session_update_line(line, n).is_some() {
+        if super::direct::session_update_line(line, n).is_some() {
             return Ok(Decoded::Notification(out));
         }
     }

@@ -77,9 +77,8 @@
 //! assert_eq!(req.typed().unwrap(), prompt);
 //! ```
 
-mod fast;
+mod direct;
 pub(crate) mod raw;
-mod scan;
 mod tagged;
 
 mod client;

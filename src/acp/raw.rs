@@ -11,6 +11,8 @@ use serde::de::{self, Deserializer};
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::value::RawValue;
 
+use crate::json::unescape::unquote;
+
 /// A JSON value kept as its text: borrowed from the decoded line, or owned.
 ///
 /// Free-form JSON (`rawInput`, `rawOutput`, `_meta`, extension params, and
@@ -219,83 +221,6 @@ pub(crate) fn cow<'de: 'a, 'a, D: Deserializer<'de>>(d: D) -> Result<Cow<'a, str
     CowStr::deserialize(d).map(|s| s.0)
 }
 
-/// The text of a JSON string token (quotes included), unescaped.
-pub(crate) fn unquote<E: de::Error>(token: &str) -> Result<Cow<'_, str>, E> {
-    let inner = token
-        .strip_prefix('"')
-        .and_then(|t| t.strip_suffix('"'))
-        .ok_or_else(|| E::invalid_type(de::Unexpected::Other("a non-string value"), &"a string"))?;
-    let Some(first) = memchr::memchr(b'\\', inner.as_bytes()) else {
-        return Ok(Cow::Borrowed(inner));
-    };
-    // Unescaping only shrinks the text: one allocation, never grown.
-    let mut out = String::with_capacity(inner.len());
-    out.push_str(inner.get(..first).unwrap_or_default());
-    let mut rest = inner.get(first..).unwrap_or_default();
-    while !rest.is_empty() {
-        let bytes = rest.as_bytes();
-        if bytes.first() != Some(&b'\\') {
-            let end = memchr::memchr(b'\\', bytes).unwrap_or(bytes.len());
-            out.push_str(rest.get(..end).unwrap_or_default());
-            rest = rest.get(end..).unwrap_or_default();
-            continue;
-        }
-        let (c, used) = escape(bytes).map_err(E::custom)?;
-        out.push(c);
-        rest = rest
-            .get(used..)
-            .ok_or_else(|| E::custom("invalid escape in json string"))?;
-    }
-    Ok(Cow::Owned(out))
-}
-
-/// The character of the escape at the start of `bytes` (which begins with
-/// `\\`) and the bytes it takes, or what is wrong with it.
-#[inline]
-pub(crate) fn escape(bytes: &[u8]) -> Result<(char, usize), &'static str> {
-    const BAD: &str = "invalid escape in json string";
-    const LONE: &str = "lone leading surrogate in json string";
-    Ok(match bytes.get(1) {
-        Some(b'"') => ('"', 2),
-        Some(b'\\') => ('\\', 2),
-        Some(b'/') => ('/', 2),
-        Some(b'b') => ('\u{8}', 2),
-        Some(b'f') => ('\u{c}', 2),
-        Some(b'n') => ('\n', 2),
-        Some(b'r') => ('\r', 2),
-        Some(b't') => ('\t', 2),
-        Some(b'u') => {
-            let hi = hex4(bytes.get(2..6)).ok_or(BAD)?;
-            if (0xD800..0xDC00).contains(&hi) {
-                let lo = match (bytes.get(6), bytes.get(7)) {
-                    (Some(b'\\'), Some(b'u')) => hex4(bytes.get(8..12)).ok_or(BAD)?,
-                    _ => return Err(LONE),
-                };
-                if !(0xDC00..0xE000).contains(&lo) {
-                    return Err(LONE);
-                }
-                let code = 0x1_0000_u32
-                    .saturating_add((hi.saturating_sub(0xD800)) << 10)
-                    .saturating_add(lo.saturating_sub(0xDC00));
-                (char::from_u32(code).ok_or(BAD)?, 12)
-            } else {
-                (char::from_u32(hi).ok_or(BAD)?, 6)
-            }
-        }
-        _ => return Err(BAD),
-    })
-}
-
-/// Four hex digits as a number.
-fn hex4(digits: Option<&[u8]>) -> Option<u32> {
-    let mut n = 0u32;
-    for &d in digits? {
-        let v = char::from(d).to_digit(16)?;
-        n = (n << 4) | v;
-    }
-    Some(n)
-}
-
 /// A map key, borrowed when it has no escapes.
 pub(crate) struct CowKey<'a>(pub(crate) Cow<'a, str>);
 
@@ -373,12 +298,12 @@ pub(crate) fn tag_of<'a>(
             }
         }
     }
-    let members =
-        super::scan::Members::new(text).map_err(|_| de::Error::custom("expected a json object"))?;
+    let members = crate::json::scan::Members::new(text)
+        .map_err(|_| de::Error::custom("expected a json object"))?;
     for m in members {
         let (k, v) =
             m.map_err(|e| de::Error::custom(format_args!("invalid json at byte {}", e.offset)))?;
-        if super::scan::key_is(k, key) {
+        if crate::json::scan::key_is(k, key) {
             return Ok(if v.starts_with('"') {
                 Some(unquote::<serde_json::Error>(v)?)
             } else {
@@ -496,34 +421,6 @@ mod tests {
         assert_eq!(t(r#"{"type":5}"#).unwrap(), None);
         assert_eq!(t(r#"{"typed":"x"}"#).unwrap(), None);
         assert!(t("[1]").is_err());
-    }
-
-    #[test]
-    fn unquote_matches_serde_json() {
-        for s in [
-            r#""plain""#,
-            r#""a\nb\"c\\d\/e\b\f\r\t""#,
-            r#""\u00e9\u20ac\ud83e\udd80x""#,
-            r#""""#,
-        ] {
-            let ours = unquote::<serde_json::Error>(s).unwrap();
-            let theirs: alloc::string::String = serde_json::from_str(s).unwrap();
-            assert_eq!(ours, theirs);
-        }
-        assert!(matches!(
-            unquote::<serde_json::Error>(r#""x""#).unwrap(),
-            Cow::Borrowed("x")
-        ));
-        for bad in [
-            r#""\ud800""#,
-            r#""\ud800\u0041""#,
-            r#""\x""#,
-            r#""\u12""#,
-            "5",
-            r#""\""#,
-        ] {
-            assert!(unquote::<serde_json::Error>(bad).is_err(), "{bad}");
-        }
     }
 
     #[test]

@@ -85,7 +85,7 @@ macro_rules! tagged_enum {
                         if let Some(k) = map.next_key::<$crate::acp::raw::CowKey<'de>>()? {
                             let v: &'de serde_json::value::RawValue = map.next_value()?;
                             if k.0 == $tag {
-                                if let Ok(tag) = $crate::acp::raw::unquote::<A::Error>(v.get()) {
+                                if let Ok(tag) = $crate::json::unescape::unquote::<A::Error>(v.get()) {
                                     let rest = serde::de::value::MapAccessDeserializer::new(map);
                                     match &*tag {
                                         $( $text => return <$inner<'a> as serde::Deserialize>::deserialize(rest).map($name::$variant), )*

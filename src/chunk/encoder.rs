@@ -3,7 +3,7 @@
 use alloc::vec::Vec;
 
 use crate::error::ChunkError;
-use crate::stream_json::json;
+use crate::json;
 use crate::stream_json::write::{self, Len};
 use crate::stream_json::ToolResult;
 

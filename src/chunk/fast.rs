@@ -7,7 +7,7 @@
 //! key order, whitespace, escapes in the id, a bad literal, a fault) is left
 //! to the general path, which gives the same result or the typed error.
 
-use super::json;
+use crate::json;
 
 const PREFIX: &str = "{\"type\":\"tool_result_chunk\",\"tool_id\":\"";
 const SEQ: &str = "\",\"seq\":";

@@ -59,7 +59,7 @@ pub use reassembler::{Pushed, Reassembler};
 
 #[cfg(doc)]
 use crate::stream_json::ToolResult;
-use crate::stream_json::{json, JsonStr, Status, Text, ToolError};
+use crate::stream_json::{JsonStr, Status, Text, ToolError};
 
 /// `tool_result_start`: a chunked tool result begins.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -5,6 +5,8 @@
 
 use core::fmt;
 
+use crate::json::scan::{is_delimiter, key_at, skip_str, skip_value, skip_ws};
+
 /// Longest string id kept inline, in bytes (a UUID fits).
 const MAX_STR_ID: usize = 38;
 
@@ -96,208 +98,97 @@ pub(crate) struct Peek {
 /// Scans the top-level keys of the JSON object at the start of `window`.
 ///
 /// Linear in `window.len()`, no recursion, no allocation; stops at the first
-/// byte that is not what a JSON object would have there.
+/// byte that is not what a JSON object would have there, or where the window
+/// cuts a value off. Keys are compared as written (an escaped `"id"` is not
+/// recognised).
 pub(crate) fn peek(window: &[u8]) -> Peek {
     let mut out = Peek::default();
-    let mut s = Scanner {
-        buf: window,
-        pos: 0,
-    };
-    s.ws();
-    if !s.eat(b'{') {
+    let mut i = skip_ws(window, 0);
+    if window.get(i) != Some(&b'{') {
         return out;
     }
     loop {
-        s.ws();
-        let Some(key) = s.string() else {
+        i = skip_ws(window, i.saturating_add(1));
+        let Ok((key, value)) = key_at(window, i) else {
             return out;
         };
-        s.ws();
-        if !s.eat(b':') {
+        let at_value = window.get(value).copied();
+        let id = (key == b"\"id\"").then(|| id_at(window, value)).flatten();
+        if let Some((id, _)) = id {
+            out.id = Some(id);
+        }
+        if key == b"\"method\"" {
+            // A string value, even one cut off by the window's end.
+            out.is_request = at_value == Some(b'"');
+        }
+        let end = match id {
+            Some((_, end)) => Ok(end),
+            None => skip_value(window, value),
+        };
+        let Ok(end) = end else {
             return out;
-        }
-        s.ws();
-        match key {
-            b"id" => match s.id_value() {
-                Some(id) => out.id = Some(id),
-                None => {
-                    if !s.skip_value() {
-                        return out;
-                    }
-                }
-            },
-            b"method" => {
-                // A string value, even one cut off by the window's end.
-                out.is_request = s.at() == Some(b'"');
-                if s.string().is_none() {
-                    return out;
-                }
-            }
-            _ => {
-                if !s.skip_value() {
-                    return out;
-                }
-            }
-        }
-        s.ws();
-        if !s.eat(b',') {
+        };
+        i = skip_ws(window, end);
+        if window.get(i) != Some(&b',') {
             return out;
         }
     }
 }
 
-fn is_delimiter(b: u8) -> bool {
-    matches!(b, b',' | b'}' | b']' | b' ' | b'\t' | b'\r' | b'\n')
-}
-
-struct Scanner<'a> {
-    buf: &'a [u8],
-    pos: usize,
-}
-
-impl<'a> Scanner<'a> {
-    fn at(&self) -> Option<u8> {
-        self.buf.get(self.pos).copied()
-    }
-
-    fn bump(&mut self) {
-        self.pos = self.pos.saturating_add(1);
-    }
-
-    fn eat(&mut self, b: u8) -> bool {
-        if self.at() == Some(b) {
-            self.bump();
-            true
-        } else {
-            false
-        }
-    }
-
-    fn ws(&mut self) {
-        while matches!(self.at(), Some(b' ' | b'\t' | b'\r' | b'\n')) {
-            self.bump();
-        }
-    }
-
-    /// A string; returns its raw contents (escapes left as they are).
-    fn string(&mut self) -> Option<&'a [u8]> {
-        if !self.eat(b'"') {
-            return None;
-        }
-        let start = self.pos;
-        loop {
-            match self.at()? {
-                b'"' => {
-                    let raw = self.buf.get(start..self.pos)?;
-                    self.bump();
-                    return Some(raw);
-                }
-                b'\\' => {
-                    self.bump();
-                    self.at()?;
-                    self.bump();
-                }
-                _ => self.bump(),
+/// An id value at `i`: `null`, a 64-bit integer, or a short string without
+/// escapes, with the offset after it. A scalar must be followed by a
+/// delimiter, so `1.5` or `1e3` is not taken for `1`, nor `12` for a number
+/// the window cut off.
+fn id_at(b: &[u8], i: usize) -> Option<(PeekedId, usize)> {
+    let (id, end) = match b.get(i)? {
+        b'n' => (
+            PeekedId::Null,
+            b.get(i..)?
+                .starts_with(b"null")
+                .then(|| i.saturating_add(4))?,
+        ),
+        b'"' => {
+            let end = skip_str(b, i).ok()?;
+            let text = b.get(i.saturating_add(1)..end.saturating_sub(1))?;
+            if text.contains(&b'\\') {
+                return None;
             }
+            return Some((
+                PeekedId::from_str_id(core::str::from_utf8(text).ok()?)?,
+                end,
+            ));
         }
-    }
-
-    /// An id value: `null`, a 64-bit integer, or a short string without
-    /// escapes. Leaves the position unchanged when it is none of these.
-    fn id_value(&mut self) -> Option<PeekedId> {
-        let start = self.pos;
-        let id = self.id_value_inner();
-        if id.is_none() {
-            self.pos = start;
-        }
-        id
-    }
-
-    fn id_value_inner(&mut self) -> Option<PeekedId> {
-        match self.at()? {
-            b'n' => {
-                let rest = self.buf.get(self.pos..)?;
-                if rest.starts_with(b"null") {
-                    self.pos = self.pos.saturating_add(4);
-                    self.end_of_scalar().then_some(PeekedId::Null)
+        b'-' | b'0'..=b'9' => {
+            let (negative, start) = match b.get(i) {
+                Some(b'-') => (true, i.saturating_add(1)),
+                _ => (false, i),
+            };
+            let digits = b
+                .get(start..)?
+                .iter()
+                .take_while(|d| d.is_ascii_digit())
+                .count();
+            let mut n: i64 = 0;
+            for &d in b.get(start..start.saturating_add(digits))? {
+                let d = i64::from(d.wrapping_sub(b'0'));
+                n = n.checked_mul(10)?;
+                n = if negative {
+                    n.checked_sub(d)?
                 } else {
-                    None
-                }
+                    n.checked_add(d)?
+                };
             }
-            b'"' => {
-                let raw = self.string()?;
-                if raw.contains(&b'\\') {
-                    return None;
-                }
-                let text = core::str::from_utf8(raw).ok()?;
-                PeekedId::from_str_id(text)
+            if digits == 0 {
+                return None;
             }
-            b'-' | b'0'..=b'9' => {
-                let negative = self.eat(b'-');
-                let mut n: i64 = 0;
-                let mut digits = 0usize;
-                while let Some(d @ b'0'..=b'9') = self.at() {
-                    let d = i64::from(d.wrapping_sub(b'0'));
-                    n = n.checked_mul(10)?;
-                    n = if negative {
-                        n.checked_sub(d)?
-                    } else {
-                        n.checked_add(d)?
-                    };
-                    digits = digits.saturating_add(1);
-                    self.bump();
-                }
-                (digits > 0 && self.end_of_scalar()).then_some(PeekedId::Number(n))
-            }
-            _ => None,
+            (PeekedId::Number(n), start.saturating_add(digits))
         }
-    }
-
-    /// Whether a scalar ends here with a delimiter (so `1.5` or `1e3` is not
-    /// taken for `1`, nor `12` for a number the window cut off).
-    fn end_of_scalar(&self) -> bool {
-        self.at().is_some_and(is_delimiter)
-    }
-
-    /// Skips one value of any kind; false when the window ends inside it or
-    /// it is malformed.
-    fn skip_value(&mut self) -> bool {
-        let mut depth: usize = 0;
-        loop {
-            match self.at() {
-                None => return false,
-                Some(b'"') => {
-                    if self.string().is_none() {
-                        return false;
-                    }
-                }
-                Some(b'{' | b'[') => {
-                    depth = depth.saturating_add(1);
-                    self.bump();
-                }
-                Some(b'}' | b']') => {
-                    if depth == 0 {
-                        return false;
-                    }
-                    depth = depth.saturating_sub(1);
-                    self.bump();
-                }
-                Some(_) => {
-                    if depth == 0 {
-                        // A scalar: runs to the next delimiter.
-                        while self.at().is_some_and(|b| !is_delimiter(b)) {
-                            self.bump();
-                        }
-                        return self.at().is_some();
-                    }
-                    self.bump();
-                }
-            }
-            if depth == 0 {
-                return true;
-            }
-        }
-    }
+        _ => return None,
+    };
+    b.get(end)
+        .copied()
+        .is_some_and(is_delimiter)
+        .then_some((id, end))
 }
 
 #[cfg(test)]

@@ -32,7 +32,6 @@
 //! # Ok::<(), acp_codec::Error>(())
 //! ```
 
-pub(crate) mod json;
 mod text;
 pub(crate) mod write;
 

@@ -9,8 +9,8 @@ use core::ops::Deref;
 use serde::de::{self, Deserialize, Deserializer, Visitor};
 use serde::{Serialize, Serializer};
 
-use super::json;
 use crate::error::EventError;
+use crate::json;
 
 /// A string field of an event: borrowed from the line when the JSON string
 /// held no escapes, owned otherwise.

@@ -3,9 +3,9 @@
 
 use alloc::vec::Vec;
 
-use super::json;
 use super::{Status, Text, ToolError, ToolResult};
 use crate::chunk::{ToolResultEnd, ToolResultStart};
+use crate::json;
 
 /// Where a line goes: bytes, or only its length.
 pub(crate) trait Sink {

@@ -1,9 +1,16 @@
-//! A validating, allocation-free JSON scanner: finds where a value ends and
-//! walks the members of an object, so the envelope and `session/update`
-//! params are sliced without building anything (`serde_json`'s own skipping
-//! allocates a stack for nested values).
+//! Allocation-free JSON scanning: where a value ends, the members of an
+//! object, a key and its colon. The ACP envelope, the direct `session/update`
+//! decoder and the framing layer's id peek all slice lines with these,
+//! without building anything (`serde_json`'s own skipping allocates a stack
+//! for nested values).
+//!
+//! Two modes: the `skip_*` functions and [`validate`] check the full
+//! grammar; [`str_end`] and [`value_end`] trust text already known to be
+//! valid JSON and only look for where things end.
 //!
 //! Nesting is limited to 128 levels, like `serde_json`'s recursion limit.
+
+use super::swar::short_special;
 
 /// Deepest nesting accepted.
 pub(crate) const MAX_DEPTH: u32 = 128;
@@ -40,7 +47,9 @@ pub(crate) fn skip_str(b: &[u8], i: usize) -> Result<usize, ScanError> {
     }
     let mut i = i.saturating_add(1);
     loop {
-        let Some(n) = find_special(b, i) else {
+        // Keys and tags end within a word; long text falls through to the
+        // sixteen-byte scan.
+        let Some(n) = short_special(b, i) else {
             return err(b.len());
         };
         i = n;
@@ -63,61 +72,6 @@ pub(crate) fn skip_str(b: &[u8], i: usize) -> Result<usize, ScanError> {
             _ => return err(i),
         }
     }
-}
-
-/// The offset of the first `"`, `\\` or control character at or after
-/// `start`, sixteen bytes per step as two eight-byte words (SWAR): strings
-/// in ACP lines are mostly short, where `memchr`'s set-up would cost more
-/// than the scan.
-#[inline]
-pub(crate) fn find_special(b: &[u8], start: usize) -> Option<usize> {
-    let mut rest = b.get(start..)?;
-    while let Some((pair, tail)) = rest.split_first_chunk::<16>() {
-        let (lo, hi) = pair.split_at(8);
-        let lo = special_mask(u64::from_le_bytes(lo.try_into().ok()?));
-        let hi = special_mask(u64::from_le_bytes(hi.try_into().ok()?));
-        if lo | hi != 0 {
-            let at = if lo != 0 {
-                lo.trailing_zeros() / 8
-            } else {
-                (hi.trailing_zeros() / 8).saturating_add(8)
-            };
-            return Some(
-                b.len()
-                    .saturating_sub(rest.len())
-                    .saturating_add(at as usize),
-            );
-        }
-        rest = tail;
-    }
-    if let Some((word, tail)) = rest.split_first_chunk::<8>() {
-        let m = special_mask(u64::from_le_bytes(*word));
-        if m != 0 {
-            let at = (m.trailing_zeros() / 8) as usize;
-            return Some(b.len().saturating_sub(rest.len()).saturating_add(at));
-        }
-        rest = tail;
-    }
-    let at = rest
-        .iter()
-        .position(|&c| c == b'"' || c == b'\\' || c < 0x20)?;
-    Some(b.len().saturating_sub(rest.len()).saturating_add(at))
-}
-
-/// The high bit of each byte of `x` (little endian) that is a `"`, `\\` or
-/// control character. The lowest flagged byte is exact (a false flag can
-/// only sit above a true one), which is all the callers use.
-#[inline(always)]
-pub(crate) fn special_mask(x: u64) -> u64 {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    const QUOTES: u64 = 0x2222_2222_2222_2222;
-    const BACKSLASHES: u64 = 0x5c5c_5c5c_5c5c_5c5c;
-    const SPACES: u64 = 0x2020_2020_2020_2020;
-    let q = x ^ QUOTES;
-    let s = x ^ BACKSLASHES;
-    ((q.wrapping_sub(ONES) & !q) | (s.wrapping_sub(ONES) & !s) | (x.wrapping_sub(SPACES) & !x))
-        & HIGH
 }
 
 /// Skips a number starting at `i` (JSON grammar).
@@ -198,12 +152,7 @@ pub(crate) fn skip_value_within(b: &[u8], i: usize, max_depth: u32) -> Result<us
                     i = i.saturating_add(1);
                 } else {
                     if is_obj {
-                        i = skip_str(b, i)?;
-                        i = skip_ws(b, i);
-                        if b.get(i) != Some(&b':') {
-                            return err(i);
-                        }
-                        i = skip_ws(b, i.saturating_add(1));
+                        i = key_at(b, i)?.1;
                     }
                     continue;
                 }
@@ -226,12 +175,7 @@ pub(crate) fn skip_value_within(b: &[u8], i: usize, max_depth: u32) -> Result<us
                 Some(b',') => {
                     i = skip_ws(b, i.saturating_add(1));
                     if is_obj {
-                        i = skip_str(b, i)?;
-                        i = skip_ws(b, i);
-                        if b.get(i) != Some(&b':') {
-                            return err(i);
-                        }
-                        i = skip_ws(b, i.saturating_add(1));
+                        i = key_at(b, i)?.1;
                     }
                     break;
                 }
@@ -246,6 +190,93 @@ pub(crate) fn skip_value_within(b: &[u8], i: usize, max_depth: u32) -> Result<us
     }
 }
 
+#[cfg(feature = "alloc")]
+/// The offset after the string whose opening quote is at `i`, and whether
+/// it has escapes, in text known to be valid JSON or checked later: `None`
+/// at a raw control character or the end of the text. Escapes are skipped,
+/// not checked: whoever unescapes the string checks them.
+#[inline]
+pub(crate) fn str_end(b: &[u8], i: usize) -> Option<(usize, bool)> {
+    let mut j = i.checked_add(1)?;
+    let mut escaped = false;
+    loop {
+        let n = super::swar::find_special(b, j)?;
+        match b.get(n)? {
+            b'"' => return Some((n.checked_add(1)?, escaped)),
+            b'\\' => {
+                escaped = true;
+                // Past the escaped byte; a `\u` escape's hex digits are
+                // never special.
+                j = n.checked_add(2)?;
+            }
+            _ => return None,
+        }
+    }
+}
+
+#[cfg(feature = "alloc")]
+/// The offset after the value that starts at `i`, in text known to be
+/// valid JSON (nothing is checked but where the value ends).
+pub(crate) fn value_end(b: &[u8], i: usize) -> Option<usize> {
+    match b.get(i)? {
+        b'"' => str_end(b, i).map(|(end, _)| end),
+        b'{' | b'[' => {
+            let mut depth = 0u32;
+            let mut j = i;
+            loop {
+                match b.get(j)? {
+                    b'"' => {
+                        j = str_end(b, j)?.0;
+                        continue;
+                    }
+                    b'{' | b'[' => depth = depth.checked_add(1)?,
+                    b'}' | b']' => {
+                        depth = depth.checked_sub(1)?;
+                        if depth == 0 {
+                            return j.checked_add(1);
+                        }
+                    }
+                    _ => {}
+                }
+                j = j.checked_add(1)?;
+            }
+        }
+        _ => {
+            let rest = b.get(i..)?;
+            let len = rest
+                .iter()
+                .position(|&c| is_delimiter(c))
+                .unwrap_or(rest.len());
+            i.checked_add(len)
+        }
+    }
+}
+
+/// Whether `c` can follow a scalar value: a separator, a closing bracket or
+/// whitespace.
+#[inline]
+pub(crate) fn is_delimiter(c: u8) -> bool {
+    matches!(c, b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')
+}
+
+/// Reads an object key whose opening quote is at `i` (validating the string
+/// grammar), then the `:` after it. Returns the key's raw token (quotes
+/// included) and the offset of the value after the colon and whitespace.
+///
+/// The one key reader: the envelope's member walk ([`Members`]), the id
+/// peek of the framing layer and the direct decoder all read keys here.
+#[inline]
+pub(crate) fn key_at(b: &[u8], i: usize) -> Result<(&[u8], usize), ScanError> {
+    let key_end = skip_str(b, i)?;
+    let key = b.get(i..key_end).ok_or(ScanError { offset: i })?;
+    let colon = skip_ws(b, key_end);
+    if b.get(colon) != Some(&b':') {
+        return err(colon);
+    }
+    Ok((key, skip_ws(b, colon.saturating_add(1))))
+}
+
+#[cfg(feature = "alloc")]
 /// Checks that `text` is exactly one JSON value (whitespace around allowed).
 pub(crate) fn validate(text: &str) -> Result<(), ScanError> {
     let b = text.as_bytes();
@@ -258,6 +289,7 @@ pub(crate) fn validate(text: &str) -> Result<(), ScanError> {
     }
 }
 
+#[cfg(feature = "alloc")]
 /// The members of the JSON object `text` (which must start with `{` after
 /// whitespace): each key as its raw token (quotes included) and each value
 /// as its text, without allocating.
@@ -268,6 +300,7 @@ pub(crate) struct Members<'a> {
     done: bool,
 }
 
+#[cfg(feature = "alloc")]
 impl<'a> Members<'a> {
     /// Starts on an object; `Err` if `text` does not start with `{`.
     pub(crate) fn new(text: &'a str) -> Result<Self, ScanError> {
@@ -308,19 +341,21 @@ impl<'a> Members<'a> {
                 _ => return err(i),
             }
         }
-        let key_end = skip_str(b, i)?;
-        let key = self.text.get(i..key_end).unwrap_or_default();
-        let colon = skip_ws(b, key_end);
-        if b.get(colon) != Some(&b':') {
-            return err(colon);
-        }
-        let v = skip_ws(b, colon.saturating_add(1));
+        let (key, v) = key_at(b, i)?;
         let v_end = skip_value(b, v)?;
         self.pos = v_end;
-        Ok(Some((key, self.text.get(v..v_end).unwrap_or_default())))
+        // Both spans start and end at ASCII punctuation of the text, so they
+        // are on character boundaries.
+        let key = self.text.get(i..i.saturating_add(key.len()));
+        let value = self.text.get(v..v_end);
+        match (key, value) {
+            (Some(key), Some(value)) => Ok(Some((key, value))),
+            _ => err(i),
+        }
     }
 }
 
+#[cfg(feature = "alloc")]
 impl<'a> Iterator for Members<'a> {
     type Item = Result<(&'a str, &'a str), ScanError>;
     fn next(&mut self) -> Option<Self::Item> {
@@ -342,12 +377,14 @@ impl<'a> Iterator for Members<'a> {
 }
 
 /// Whether the raw key token `key` (quotes included) spells `name`.
+#[cfg(feature = "alloc")]
 pub(crate) fn key_is(key: &str, name: &str) -> bool {
     let inner = key.get(1..key.len().saturating_sub(1)).unwrap_or_default();
     if inner == name {
         return true;
     }
-    inner.contains('\\') && super::raw::unquote::<serde_json::Error>(key).is_ok_and(|k| k == name)
+    inner.contains('\\')
+        && super::unescape::unquote::<serde_json::Error>(key).is_ok_and(|k| k == name)
 }
 
 #[cfg(test)]
@@ -356,6 +393,7 @@ mod tests {
     use alloc::vec::Vec;
 
     #[test]
+    #[cfg(feature = "alloc")]
     fn agrees_with_serde_json() {
         let cases = [
             "null",
@@ -404,30 +442,7 @@ mod tests {
     }
 
     #[test]
-    fn find_special_matches_a_byte_loop() {
-        let naive = |b: &[u8], start: usize| {
-            b.iter()
-                .skip(start)
-                .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
-                .map(|p| p + start)
-        };
-        for len in 0..40 {
-            for at in 0..=len {
-                for special in [b'"', b'\\', 0x00, 0x1f, b' ', 0x7f, 0xc3, b'!', b']'] {
-                    let mut b = alloc::vec![b'a'; len];
-                    if let Some(c) = b.get_mut(at) {
-                        *c = special;
-                    }
-                    for start in 0..=len {
-                        assert_eq!(find_special(&b, start), naive(&b, start), "{b:?} {start}");
-                    }
-                }
-            }
-        }
-        assert_eq!(find_special(b"ab", 5), None);
-    }
-
-    #[test]
+    #[cfg(feature = "alloc")]
     fn members_slice_values() {
         let m: Vec<_> = Members::new(r#" {"a": [1, {"x":2}] ,"b\u0063":"s", "d":{}} "#)
             .unwrap()

@@ -1,0 +1,115 @@
+//! Eight bytes at a time (SWAR): the one scanner for the bytes that end
+//! plain JSON string text — `"`, `\\` and control characters.
+//!
+//! Reading a string token and deciding whether text needs escaping look for
+//! the same set of bytes, so both use [`find_special`]. Strings in agent
+//! traffic are mostly short, where `memchr`'s set-up would cost more than
+//! this scan; long tool output goes sixteen bytes a step.
+
+/// The offset of the first `"`, `\\` or control character at or after
+/// `start`, sixteen bytes per step as two eight-byte words (SWAR): strings
+/// in ACP lines are mostly short, where `memchr`'s set-up would cost more
+/// than the scan.
+#[inline]
+pub(crate) fn find_special(b: &[u8], start: usize) -> Option<usize> {
+    let mut rest = b.get(start..)?;
+    while let Some((pair, tail)) = rest.split_first_chunk::<16>() {
+        let (lo, hi) = pair.split_at(8);
+        let lo = special_mask(u64::from_le_bytes(lo.try_into().ok()?));
+        let hi = special_mask(u64::from_le_bytes(hi.try_into().ok()?));
+        if lo | hi != 0 {
+            let at = if lo != 0 {
+                lo.trailing_zeros() / 8
+            } else {
+                (hi.trailing_zeros() / 8).saturating_add(8)
+            };
+            return Some(
+                b.len()
+                    .saturating_sub(rest.len())
+                    .saturating_add(at as usize),
+            );
+        }
+        rest = tail;
+    }
+    if let Some((word, tail)) = rest.split_first_chunk::<8>() {
+        let m = special_mask(u64::from_le_bytes(*word));
+        if m != 0 {
+            let at = (m.trailing_zeros() / 8) as usize;
+            return Some(b.len().saturating_sub(rest.len()).saturating_add(at));
+        }
+        rest = tail;
+    }
+    let at = rest
+        .iter()
+        .position(|&c| c == b'"' || c == b'\\' || c < 0x20)?;
+    Some(b.len().saturating_sub(rest.len()).saturating_add(at))
+}
+
+/// The high bit of each byte of `x` (little endian) that is a `"`, `\\` or
+/// control character. The lowest flagged byte is exact (a false flag can
+/// only sit above a true one), which is all the callers use.
+#[inline(always)]
+pub(crate) fn special_mask(x: u64) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    const QUOTES: u64 = 0x2222_2222_2222_2222;
+    const BACKSLASHES: u64 = 0x5c5c_5c5c_5c5c_5c5c;
+    const SPACES: u64 = 0x2020_2020_2020_2020;
+    let q = x ^ QUOTES;
+    let s = x ^ BACKSLASHES;
+    ((q.wrapping_sub(ONES) & !q) | (s.wrapping_sub(ONES) & !s) | (x.wrapping_sub(SPACES) & !x))
+        & HIGH
+}
+
+/// [`find_special`] for text where the special byte is usually within the
+/// next eight (a key, a tag): one word, checked inline.
+#[inline(always)]
+pub(crate) fn short_special(b: &[u8], from: usize) -> Option<usize> {
+    if let Some(word) = b.get(from..).and_then(|r| r.first_chunk::<8>()) {
+        let m = special_mask(u64::from_le_bytes(*word));
+        if m != 0 {
+            return from.checked_add((m.trailing_zeros() / 8) as usize);
+        }
+    }
+    find_special(b, from)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn naive(b: &[u8], start: usize) -> Option<usize> {
+        b.iter()
+            .skip(start)
+            .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
+            .map(|p| p + start)
+    }
+
+    #[test]
+    fn find_special_matches_a_byte_loop() {
+        for len in 0..40 {
+            for at in 0..=len {
+                for special in [b'"', b'\\', 0x00, 0x1f, b' ', 0x7f, 0xc3, b'!', b']'] {
+                    let mut b = alloc::vec![b'a'; len];
+                    if let Some(c) = b.get_mut(at) {
+                        *c = special;
+                    }
+                    for start in 0..=len {
+                        assert_eq!(find_special(&b, start), naive(&b, start), "{b:?} {start}");
+                        assert_eq!(short_special(&b, start), naive(&b, start), "{b:?} {start}");
+                    }
+                }
+            }
+        }
+        assert_eq!(find_special(b"ab", 5), None);
+    }
+
+    #[test]
+    fn mask_flags_exactly_the_special_bytes() {
+        for b in 0u8..=255 {
+            let w = u64::from_le_bytes([b'a', b'a', b, b'a', b'a', b'a', b'a', b'a']);
+            let special = b == b'"' || b == b'\\' || b < 0x20;
+            assert_eq!(special_mask(w) != 0, special, "{b}");
+        }
+    }
+}

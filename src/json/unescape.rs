@@ -1,0 +1,287 @@
+//! Decoding JSON string escapes: the crate's one unescaper.
+//!
+//! Every caller that turns a JSON string token into text comes here: the
+//! ACP types' borrowed strings ([`unquote`]), the direct `session/update`
+//! decoder's long strings ([`escape`] one at a time while scanning), and
+//! the stream-json events and chunk frames ([`unescape_into`],
+//! [`validate_unescape_into`], [`unescaped_len`]).
+
+use alloc::borrow::Cow;
+use alloc::string::String;
+
+use serde::de;
+
+use super::swar::find_special;
+
+/// What is wrong with an escape sequence.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum EscapeError {
+    /// Not one of JSON's escapes, or a `\u` without four hex digits.
+    Invalid,
+    /// A high surrogate not followed by a low one, or a lone low surrogate.
+    LoneSurrogate,
+}
+
+impl EscapeError {
+    /// The lowercase message used in decode errors.
+    pub(crate) const fn message(self) -> &'static str {
+        match self {
+            Self::Invalid => "invalid escape in json string",
+            Self::LoneSurrogate => "lone leading surrogate in json string",
+        }
+    }
+}
+
+/// The character of the escape at the start of `bytes` (which begins with
+/// `\\`) and the number of bytes it takes.
+///
+/// # Errors
+///
+/// [`EscapeError`] when the escape is not valid JSON.
+#[inline]
+pub(crate) fn escape(bytes: &[u8]) -> Result<(char, usize), EscapeError> {
+    Ok(match bytes.get(1) {
+        Some(b'"') => ('"', 2),
+        Some(b'\\') => ('\\', 2),
+        Some(b'/') => ('/', 2),
+        Some(b'b') => ('\u{8}', 2),
+        Some(b'f') => ('\u{c}', 2),
+        Some(b'n') => ('\n', 2),
+        Some(b'r') => ('\r', 2),
+        Some(b't') => ('\t', 2),
+        Some(b'u') => {
+            let hi = hex4(bytes.get(2..6)).ok_or(EscapeError::Invalid)?;
+            if (0xD800..0xDC00).contains(&hi) {
+                let lo = match (bytes.get(6), bytes.get(7)) {
+                    (Some(b'\\'), Some(b'u')) => {
+                        hex4(bytes.get(8..12)).ok_or(EscapeError::Invalid)?
+                    }
+                    _ => return Err(EscapeError::LoneSurrogate),
+                };
+                if !(0xDC00..0xE000).contains(&lo) {
+                    return Err(EscapeError::LoneSurrogate);
+                }
+                // Both halves were range-checked: ten bits each, no overflow.
+                let code = 0x1_0000_u32.wrapping_add(((hi & 0x3FF) << 10) | (lo & 0x3FF));
+                (char::from_u32(code).ok_or(EscapeError::Invalid)?, 12)
+            } else {
+                (char::from_u32(hi).ok_or(EscapeError::Invalid)?, 6)
+            }
+        }
+        _ => return Err(EscapeError::Invalid),
+    })
+}
+
+/// Four hex digits as a number (at most `0xFFFF`).
+fn hex4(digits: Option<&[u8]>) -> Option<u32> {
+    let digits: &[u8; 4] = digits?.try_into().ok()?;
+    digits.iter().try_fold(0u32, |n, &d| {
+        let v = char::from(d).to_digit(16)?;
+        Some((n << 4) | v)
+    })
+}
+
+/// A bad JSON string literal: bad escape, lone surrogate, raw control
+/// character, missing quotes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct BadString;
+
+impl From<EscapeError> for BadString {
+    fn from(_: EscapeError) -> Self {
+        BadString
+    }
+}
+
+/// Where unescaped text goes: a string, or a counter of its length.
+trait Sink {
+    fn put(&mut self, s: &str);
+    fn put_char(&mut self, c: char);
+}
+
+struct Counter(usize);
+
+impl Sink for Counter {
+    fn put(&mut self, s: &str) {
+        self.0 = self.0.saturating_add(s.len());
+    }
+    fn put_char(&mut self, c: char) {
+        self.0 = self.0.saturating_add(c.len_utf8());
+    }
+}
+
+impl Sink for String {
+    fn put(&mut self, s: &str) {
+        self.push_str(s);
+    }
+    fn put_char(&mut self, c: char) {
+        self.push(c);
+    }
+}
+
+/// Unescapes the content of a string literal (between its quotes) into
+/// `out`. Stops at the first `"`, `\\` or control character; only a
+/// backslash may stand there. With `VALIDATE` false the text is known to be
+/// a valid JSON string body already, so that byte can only be a backslash.
+fn unescape<S: Sink, const VALIDATE: bool>(body: &str, out: &mut S) -> Result<(), BadString> {
+    let mut rest = body;
+    loop {
+        let i = find_special(rest.as_bytes(), 0).unwrap_or(rest.len());
+        let (plain, esc) = rest.split_at_checked(i).ok_or(BadString)?;
+        out.put(plain);
+        match esc.as_bytes().first() {
+            None => return Ok(()),
+            Some(b'\\') => {}
+            Some(_) if VALIDATE => return Err(BadString),
+            Some(_) => {}
+        }
+        let (c, used) = escape(esc.as_bytes())?;
+        out.put_char(c);
+        rest = esc.get(used..).ok_or(BadString)?;
+    }
+}
+
+/// The content of a JSON string literal `raw` (with its quotes), still
+/// escaped.
+pub(crate) fn literal_body(raw: &str) -> Result<&str, BadString> {
+    raw.strip_prefix('"')
+        .and_then(|r| r.strip_suffix('"'))
+        .ok_or(BadString)
+}
+
+/// Length of the unescaped content of the string literal `raw`.
+///
+/// # Errors
+///
+/// [`BadString`] if `raw` is not a valid JSON string literal.
+pub(crate) fn unescaped_len(raw: &str) -> Result<usize, BadString> {
+    let body = literal_body(raw)?;
+    let mut counter = Counter(0);
+    unescape::<_, true>(body, &mut counter)?;
+    Ok(counter.0)
+}
+
+/// Appends the unescaped content of the string literal `raw`, already
+/// validated as JSON, to `out`.
+///
+/// # Errors
+///
+/// [`BadString`] if an escape is invalid; `out` then holds a prefix of the
+/// content (the caller truncates).
+pub(crate) fn unescape_into(raw: &str, out: &mut String) -> Result<(), BadString> {
+    let body = literal_body(raw)?;
+    unescape::<_, false>(body, out)
+}
+
+/// Validates the content of a JSON string literal (between its quotes) and
+/// appends it unescaped to `out`, in one pass.
+///
+/// # Errors
+///
+/// [`BadString`] if it is not valid JSON string content; `out` then holds a
+/// prefix of the content (the caller truncates).
+pub(crate) fn validate_unescape_into(body: &str, out: &mut String) -> Result<(), BadString> {
+    unescape::<_, true>(body, out)
+}
+
+/// The text of a JSON string token (quotes included) that is already known
+/// to be valid JSON, unescaped: borrowed when it has no escapes, else one
+/// allocation that is never grown (unescaping only shrinks text).
+///
+/// # Errors
+///
+/// A serde error when the token is not a string or an escape is invalid.
+pub(crate) fn unquote<E: de::Error>(token: &str) -> Result<Cow<'_, str>, E> {
+    let inner = literal_body(token)
+        .map_err(|_| E::invalid_type(de::Unexpected::Other("a non-string value"), &"a string"))?;
+    let Some(first) = memchr::memchr(b'\\', inner.as_bytes()) else {
+        return Ok(Cow::Borrowed(inner));
+    };
+    let (plain, escaped) = inner
+        .split_at_checked(first)
+        .ok_or_else(|| E::custom(EscapeError::Invalid.message()))?;
+    let mut out = String::with_capacity(inner.len());
+    out.push_str(plain);
+    let mut rest = escaped;
+    while let Some(at) = memchr::memchr(b'\\', rest.as_bytes()) {
+        let (plain, esc) = rest
+            .split_at_checked(at)
+            .ok_or_else(|| E::custom(EscapeError::Invalid.message()))?;
+        out.push_str(plain);
+        let (c, used) = escape(esc.as_bytes()).map_err(|e| E::custom(e.message()))?;
+        out.push(c);
+        rest = esc
+            .get(used..)
+            .ok_or_else(|| E::custom(EscapeError::Invalid.message()))?;
+    }
+    out.push_str(rest);
+    Ok(Cow::Owned(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unquote_matches_serde_json() {
+        for s in [
+            r#""plain""#,
+            r#""a\nb\"c\\d\/e\b\f\r\t""#,
+            r#""\u00e9\u20ac\ud83e\udd80x""#,
+            r#""""#,
+        ] {
+            let ours = unquote::<serde_json::Error>(s).unwrap();
+            let theirs: String = serde_json::from_str(s).unwrap();
+            assert_eq!(ours, theirs);
+        }
+        assert!(matches!(
+            unquote::<serde_json::Error>(r#""x""#).unwrap(),
+            Cow::Borrowed("x")
+        ));
+        for bad in [
+            r#""\ud800""#,
+            r#""\ud800\u0041""#,
+            r#""\x""#,
+            r#""\u12""#,
+            "5",
+            r#""\""#,
+        ] {
+            assert!(unquote::<serde_json::Error>(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn unescape_round_trips() {
+        for s in ["", "abc", "a\"\\/\u{8}\u{c}\n\r\t\u{1}😀\u{2028}"] {
+            let lit = serde_json::to_string(s).unwrap();
+            let mut out = String::new();
+            unescape_into(&lit, &mut out).unwrap();
+            assert_eq!(out, s);
+            assert_eq!(unescaped_len(&lit).unwrap(), s.len());
+            assert_eq!(unquote::<serde_json::Error>(&lit).unwrap(), s);
+        }
+        let mut out = String::new();
+        unescape_into("\"\\ud83d\\ude00\\u00e9\\/\"", &mut out).unwrap();
+        assert_eq!(out, "😀é/");
+        for bad in [
+            "x",
+            "\"a",
+            "\"\\x\"",
+            "\"\\ud83d\"",
+            "\"\\u12\"",
+            "\"\\udc00\"",
+            "\"\u{1}\"",
+            "\"\\",
+        ] {
+            assert_eq!(unescaped_len(bad), Err(BadString), "{bad}");
+        }
+    }
+
+    #[test]
+    fn escape_errors_say_what() {
+        assert_eq!(escape(br"\ud800x"), Err(EscapeError::LoneSurrogate));
+        assert_eq!(escape(br"\udc00"), Err(EscapeError::Invalid));
+        assert_eq!(escape(br"\q"), Err(EscapeError::Invalid));
+        assert_eq!(escape(br"\u00e"), Err(EscapeError::Invalid));
+        assert_eq!(escape(br"\u00e9"), Ok(('é', 6)));
+    }
+}
