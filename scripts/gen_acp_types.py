@@ -3,12 +3,15 @@
 and their proptest strategies (tests/acp_support/arb.rs) from the compact
 spec below, with docs taken from the official schemas in ../shared/acp/.
 
-Run from the crate root: python3 scripts/gen_acp_types.py /path/to/shared/acp
-The output is committed; this script is only needed when the spec changes.
+Run from the crate root: python3 scripts/gen_acp_types.py [SCHEMA_DIR]
+(default: tests/fixtures/acp, the schema copies committed with the crate).
+It also writes the explicit re-export list of src/acp/mod.rs (between the
+`generated exports` markers). The output is committed; this script is only
+needed when the spec changes.
 """
 import json, re, sys, os
 
-SCHEMA_DIR = sys.argv[1] if len(sys.argv) > 1 else '../shared/acp'
+SCHEMA_DIR = sys.argv[1] if len(sys.argv) > 1 else 'tests/fixtures/acp'
 defs = json.load(open(os.path.join(SCHEMA_DIR, 'schema-npm-sdk-2.4.0.json')))['$defs']
 defs1 = json.load(open(os.path.join(SCHEMA_DIR, 'schema.json')))['$defs']
 
@@ -458,6 +461,16 @@ for mod in ['content', 'update', 'init', 'session', 'client']:
             out += arb_tagged(TAGGED[name])
         elif kind == 'tried':
             out += arb_tried(TRIED[name])
+# The explicit re-exports of the generated types (no glob re-exports: a
+# reader of src/acp/mod.rs sees every name and the file it comes from).
+exports = ''
+for mod in ['client', 'content', 'init', 'session', 'update']:
+    names = sorted(set(re.findall(r'^\s*pub (?:struct|enum|type) ([A-Za-z0-9_]+)', open('src/acp/%s.rs' % mod).read(), re.M)))
+    exports += 'pub use %s::{%s};\n' % (mod, ', '.join(names))
+begin, end = '// generated exports: begin\n', '// generated exports: end\n'
+text = open('src/acp/mod.rs').read()
+a, b = text.index(begin) + len(begin), text.index(end)
+open('src/acp/mod.rs', 'w').write(text[:a] + exports + text[b:])
 os.makedirs('tests/acp_support', exist_ok=True)
 open('tests/acp_support/arb.rs', 'w').write(out)
 print('ok')

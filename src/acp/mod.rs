@@ -83,30 +83,68 @@ mod tagged;
 
 mod client;
 mod content;
+mod encode;
 mod id;
 mod init;
+mod line;
 mod message;
 mod method;
 mod session;
 mod tracker;
 mod update;
 
-pub use client::*;
-pub use content::*;
+// generated exports: begin
+pub use client::{
+    CompleteElicitationNotification, CreateElicitationRequest, CreateElicitationResponse,
+    CreateTerminalRequest, CreateTerminalResponse, ElicitationAction, ElicitationMode,
+    KillTerminalRequest, KillTerminalResponse, PermissionOption, PermissionOptionKind,
+    ReadTextFileRequest, ReadTextFileResponse, ReleaseTerminalRequest, ReleaseTerminalResponse,
+    RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse,
+    SelectedPermissionOutcome, TerminalExitStatus, TerminalOutputRequest, TerminalOutputResponse,
+    TerminalRequest, WaitForTerminalExitRequest, WaitForTerminalExitResponse, WriteTextFileRequest,
+    WriteTextFileResponse,
+};
+pub use content::{
+    Annotations, AudioContent, BlobResourceContents, ContentBlock, EmbeddedResource,
+    EmbeddedResourceResource, ImageContent, MetaOnly, ResourceLink, Role, TextContent,
+    TextResourceContents,
+};
+pub use init::{
+    AgentAuthCapabilities, AgentCapabilities, AuthCapabilities, AuthMethod, AuthMethodAgent,
+    AuthMethodTerminal, AuthenticateRequest, AuthenticateResponse, ClientCapabilities,
+    ClientSessionCapabilities, ElicitationCapabilities, FileSystemCapabilities, Implementation,
+    InitializeRequest, InitializeResponse, LogoutRequest, LogoutResponse, McpCapabilities,
+    PromptCapabilities, SessionCapabilities, SessionConfigOptionsCapabilities,
+};
+pub use session::{
+    CancelNotification, CancelRequestNotification, CloseSessionRequest, CloseSessionResponse,
+    DeleteSessionRequest, DeleteSessionResponse, EnvVariable, HttpHeader, ListSessionsRequest,
+    ListSessionsResponse, LoadSessionRequest, LoadSessionResponse, McpServer, McpServerHttp,
+    McpServerSse, McpServerStdio, ModelInfo, NewSessionRequest, NewSessionResponse, PromptRequest,
+    PromptResponse, ResumeSessionRequest, ResumeSessionResponse, SessionConfigBoolean,
+    SessionConfigOption, SessionConfigOptionCategory, SessionConfigSelect,
+    SessionConfigSelectGroup, SessionConfigSelectOption, SessionConfigSelectOptions,
+    SessionIdRequest, SessionInfo, SessionMode, SessionModeState, SessionModelState,
+    SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, SetSessionModeRequest,
+    SetSessionModeResponse, SetSessionModelRequest, SetSessionModelResponse, StopReason,
+};
+pub use update::{
+    AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, CompactionStatus,
+    CompactionSummaryChunk, CompactionUpdate, ConfigOptionUpdate, Content, ContentChunk, Cost,
+    CurrentModeUpdate, Diff, Notice, NoticeSeverity, Plan, PlanEntry, PlanEntryPriority,
+    PlanEntryStatus, SessionInfoUpdate, SessionNotification, SessionUpdate, Terminal, ToolCall,
+    ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolKind,
+    UnstructuredCommandInput, UsageUpdate,
+};
+// generated exports: end
+pub use encode::{encode_error, encode_notification, encode_request, encode_response};
 pub use id::RequestId;
-pub use init::*;
-pub use message::{
-    encode_error, encode_notification, encode_request, encode_response, ErrorResponse, Message,
-    Notification, Request, Response, RpcError,
-};
-pub use method::{
-    decode_line, is_extension, names, Decoded, NotificationParams, RequestParams, ResponseResult,
-};
+pub use line::{decode_line, Decoded};
+pub use message::{ErrorResponse, Message, Notification, Request, Response, RpcError};
+pub use method::{is_extension, names, NotificationParams, RequestParams, ResponseResult};
 pub use raw::{IntoOwned, RawJson};
-pub use session::*;
 pub use tagged::ConfigValue;
 pub use tracker::{Completed, Expired, Tracker, DEFAULT_MAX_PEER_PENDING, DEFAULT_TIMEOUT};
-pub use update::*;
 
 impl<'a> SessionIdRequest<'a> {
     /// Params naming `session_id`, without `_meta`.

@@ -8,10 +8,9 @@ use core::time::Duration;
 
 use serde::Serialize;
 
+use super::encode::{encode_error, encode_notification, encode_request, encode_response};
 use super::id::RequestId;
-use super::message::{
-    encode_error, encode_notification, encode_request, encode_response, Message, RpcError,
-};
+use super::message::{Message, RpcError};
 use super::method::{NotificationParams, RequestParams};
 use super::session::{CancelNotification, CancelRequestNotification};
 use crate::error::{EncodeError, TrackerError};

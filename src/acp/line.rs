@@ -1,0 +1,93 @@
+//! One call per line: [`decode_line`] decodes the envelope and, for a
+//! notification, its params by method.
+
+use alloc::borrow::Cow;
+
+use super::message::{Message, Notification};
+use super::method::NotificationParams;
+use super::raw::RawJson;
+use crate::error::MessageError;
+
+/// A line read by [`decode_line`]: a notification with its params decoded
+/// by method, or any other message as [`Message::decode`] gives it.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+#[allow(clippy::large_enum_variant)]
+pub enum Decoded<'a> {
+    /// A notification, its params typed ([`Notification::typed`]).
+    Notification(NotificationParams<'a>),
+    /// A request or a response: decode a request's params with
+    /// [`Request::typed`](super::Request::typed), a result with
+    /// [`Response::typed`](super::Response::typed) once the
+    /// [`Tracker`](super::Tracker) named its method.
+    Message(Message<'a>),
+}
+
+impl Decoded<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> Decoded<'static> {
+        match self {
+            Self::Notification(p) => Decoded::Notification(p.into_owned()),
+            Self::Message(m) => Decoded::Message(m.into_owned()),
+        }
+    }
+}
+
+/// Decodes a line, and a notification's params by method, in one call: what
+/// [`Message::decode`] then [`Notification::typed`] give.
+///
+/// This is the hot path of a client: nearly every line an agent sends
+/// during a turn is a `session/update` notification. For the common ones
+/// (content chunks, tool calls and their updates) the line is checked and
+/// decoded in a single pass, the typed update built in place, instead of
+/// being validated whole and then parsed again; any other line takes the
+/// two steps, with the same result. Requests and responses come back as
+/// [`Decoded::Message`], decoded once.
+///
+/// # Errors
+///
+/// As [`Message::decode`] for the line, then as [`Notification::typed`]
+/// for a notification's params. A notification is never answered, so no
+/// id is lost with an error; the next line decodes on its own.
+///
+/// ```
+/// use acp_codec::acp::{decode_line, ContentBlock, Decoded, Message, NotificationParams, SessionUpdate};
+///
+/// let line = r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Hello"}}}}"#;
+/// let Decoded::Notification(NotificationParams::SessionUpdate(n)) = decode_line(line)? else {
+///     unreachable!()
+/// };
+/// let SessionUpdate::AgentMessageChunk(chunk) = &n.update else { unreachable!() };
+/// let ContentBlock::Text(text) = &chunk.content else { unreachable!() };
+/// assert_eq!((n.session_id.as_ref(), text.text.as_ref()), ("s1", "Hello"));
+///
+/// // A request comes back as the message; stray text is still -32700.
+/// let request = r#"{"jsonrpc":"2.0","id":1,"method":"fs/read_text_file","params":{"sessionId":"s1","path":"/a"}}"#;
+/// assert!(matches!(decode_line(request)?, Decoded::Message(Message::Request(_))));
+/// assert_eq!(decode_line("Loaded cached credentials.").unwrap_err().code().0, -32700);
+/// # Ok::<(), acp_codec::MessageError>(())
+/// ```
+pub fn decode_line(line: &str) -> Result<Decoded<'_>, MessageError> {
+    // Decoded straight into the value returned, which is a few hundred
+    // bytes: moving it once more costs a measurable share of a short line.
+    let mut out = NotificationParams::SessionUpdate(super::direct::blank());
+    if let NotificationParams::SessionUpdate(n) = &mut out {
+        if super::direct::session_update_line(line, n).is_some() {
+            return Ok(Decoded::Notification(out));
+        }
+    }
+    let Notification { method, params } = match Message::decode(line)? {
+        Message::Notification(n) => n,
+        other => return Ok(Decoded::Message(other)),
+    };
+    let params = match params.map(RawJson::into_text) {
+        None => NotificationParams::decode_text(method, None)?,
+        Some(Cow::Borrowed(text)) => NotificationParams::decode_text(method, Some(text))?,
+        // `Message::decode` borrows its params; an owned text would be
+        // copied once more.
+        Some(Cow::Owned(text)) => {
+            NotificationParams::decode_text(method, Some(text.as_str()))?.into_owned()
+        }
+    };
+    Ok(Decoded::Notification(params))
+}
