@@ -461,7 +461,7 @@ impl core::error::Error for EventError {
     }
 }
 
-/// A fault of the chunked tool-result protocol (DESIGN.md section 4), or a
+/// A fault of the chunked tool-result protocol, or a
 /// frame limit too small to encode with.
 ///
 /// Reassembly faults name the transfer (`tool_id`). After any of them the

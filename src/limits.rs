@@ -41,7 +41,8 @@ pub const DEFAULT_MAX_LINE_LEN: usize = 16 * 1024 * 1024;
 pub const DEFAULT_ID_PEEK_WINDOW: usize = 4 * 1024;
 
 /// Default longest line of the chunked tool-result protocol, in bytes,
-/// excluding the `\n`: 32 KiB = 32,768 bytes (DESIGN.md section 3).
+/// excluding the `\n`: 32 KiB = 32,768 bytes, half of the 64 KiB line
+/// limit of asyncio's default stream reader.
 pub const DEFAULT_FRAME_LEN: usize = 32 * 1024;
 
 /// Default largest reassembled tool result, in bytes of decoded output:

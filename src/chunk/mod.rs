@@ -1,5 +1,6 @@
-//! Chunked tool results (seed 000): big `tool_result` outputs cross a pipe
-//! as frames of at most 32 KiB a line, and are rebuilt within a hard memory
+//! Chunked tool results: big `tool_result` outputs cross a pipe as frames
+//! of at most 32 KiB a line (so a reader with asyncio's 64 KiB line limit
+//! never chokes on them), and are rebuilt within a hard memory
 //! budget.
 //!
 //! A `tool_result` whose line fits in one frame is sent unchanged (the

@@ -251,8 +251,9 @@ impl Reassembler {
     ///
     /// # Errors
     ///
-    /// A [`ChunkError`] for a fault of the chunked protocol (DESIGN.md
-    /// section 4); the faulty transfer is aborted and its later frames
+    /// A [`ChunkError`] for a fault of the chunked protocol (an unknown
+    /// transfer, a gap or repeat in `seq`, a count or size mismatch, a cap
+    /// exceeded); the faulty transfer is aborted and its later frames
     /// dropped, everything else goes on. One exception:
     /// [`ChunkError::DuplicateStart`] reports the *old* transfer aborted; the
     /// new start was accepted and its transfer is open.

@@ -1,6 +1,6 @@
 //! The turn view: a sans-IO state machine that turns an ACP session's
 //! `session/update` notifications, permission requests and prompt responses
-//! into UI events and UI state (seed 001's event model).
+//! into UI events and UI state.
 //!
 //! Feed it what the client decoded, in the order it arrived:
 //!
