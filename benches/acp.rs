@@ -11,7 +11,8 @@ use std::borrow::Cow;
 use std::hint::black_box;
 
 use acp_codec::acp::{
-    decode_line, ContentBlock, Decoded, Message, NotificationParams, SessionUpdate, ToolCallContent,
+    decode_line, ContentBlock, Incoming, Message, NotificationParams, SessionUpdate,
+    ToolCallContent,
 };
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use serde::Deserialize;
@@ -21,7 +22,7 @@ mod fixtures;
 
 /// The 5 MiB line's text length, decoded in one pass.
 fn one_pass_tool_output(line: &str) -> usize {
-    let Decoded::Notification(NotificationParams::SessionUpdate(u)) = decode_line(line).unwrap()
+    let Incoming::Notification(NotificationParams::SessionUpdate(u)) = decode_line(line).unwrap()
     else {
         unreachable!()
     };

@@ -3,7 +3,7 @@
 #![cfg(feature = "std")]
 
 use acp_codec::acp::{
-    decode_line, ContentBlock, Decoded, Message, NotificationParams, SessionNotification,
+    decode_line, ContentBlock, Incoming, Message, NotificationParams, SessionNotification,
     SessionUpdate,
 };
 
@@ -36,7 +36,7 @@ fn decode_text(line: &str) -> usize {
 
 /// The same in one call, [`acp::decode_line`](acp_codec::acp::decode_line).
 fn decode_line_text(line: &str) -> usize {
-    let Decoded::Notification(NotificationParams::SessionUpdate(u)) = decode_line(line).unwrap()
+    let Incoming::Notification(NotificationParams::SessionUpdate(u)) = decode_line(line).unwrap()
     else {
         panic!()
     };

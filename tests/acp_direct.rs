@@ -11,21 +11,21 @@ mod acp_support;
 mod update_lines;
 
 use acp_codec::acp::{
-    decode_line, encode_notification, Decoded, Message, NotificationParams, SessionNotification,
+    decode_line, encode_notification, Incoming, Message, NotificationParams, SessionNotification,
 };
 use acp_support::arb::arb_session_notification;
 use proptest::prelude::*;
 
-type Outcome = Result<Decoded<'static>, (i32, String)>;
+type Outcome = Result<Incoming<'static>, (i32, String)>;
 
 fn two_step(line: &str) -> Outcome {
     match Message::decode(line) {
         Err(e) => Err((e.code().0, e.to_string())),
         Ok(Message::Notification(n)) => n
             .typed()
-            .map(|p| Decoded::Notification(p.into_owned()))
+            .map(|p| Incoming::Notification(p.into_owned()))
             .map_err(|e| (e.code().0, e.to_string())),
-        Ok(m) => Ok(Decoded::Message(m.into_owned())),
+        Ok(m) => Ok(Incoming::Message(m.into_owned())),
     }
 }
 
@@ -50,8 +50,8 @@ fn serde_derive(line: &str) -> Result<Option<NotificationParams<'static>>, i32> 
 /// `outcome` (from either fast path) equals the serde oracle's.
 fn agrees_with_serde(outcome: &Outcome, line: &str) -> bool {
     match (outcome, serde_derive(line)) {
-        (Ok(Decoded::Notification(ours)), Ok(Some(theirs))) => *ours == theirs,
-        (Ok(Decoded::Message(_)), Ok(None)) => true,
+        (Ok(Incoming::Notification(ours)), Ok(Some(theirs))) => *ours == theirs,
+        (Ok(Incoming::Message(_)), Ok(None)) => true,
         (Err((code, _)), Err(theirs)) => *code == theirs,
         _ => false,
     }
@@ -59,7 +59,7 @@ fn agrees_with_serde(outcome: &Outcome, line: &str) -> bool {
 
 fn one_pass(line: &str) -> Outcome {
     decode_line(line)
-        .map(Decoded::into_owned)
+        .map(Incoming::into_owned)
         .map_err(|e| (e.code().0, e.to_string()))
 }
 
@@ -82,7 +82,7 @@ proptest! {
         let line = std::str::from_utf8(&out).unwrap().trim_end_matches('\n');
         prop_assert_eq!(one_pass(line), two_step(line));
         prop_assert!(agrees_with_serde(&one_pass(line), line), "serde differs on {}", line);
-        prop_assert_eq!(one_pass(line), Ok(Decoded::Notification(params.into_owned())));
+        prop_assert_eq!(one_pass(line), Ok(Incoming::Notification(params.into_owned())));
     }
 
     #[test]
@@ -121,7 +121,7 @@ fn recorded_sessions_agree_line_by_line() {
             lines += 1;
             updates += usize::from(matches!(
                 got,
-                Ok(Decoded::Notification(NotificationParams::SessionUpdate(_)))
+                Ok(Incoming::Notification(NotificationParams::SessionUpdate(_)))
             ));
         }
     }
@@ -139,7 +139,7 @@ fn other_messages_come_back_decoded_once() {
         r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"no"}}"#,
     ] {
         let got = one_pass(line);
-        assert!(matches!(got, Ok(Decoded::Message(_))), "{line}");
+        assert!(matches!(got, Ok(Incoming::Message(_))), "{line}");
         assert_eq!(got, two_step(line));
     }
 }

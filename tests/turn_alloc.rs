@@ -53,7 +53,7 @@ fn status_updates_and_events_allocate_nothing() {
     let u: SessionNotification<'_> = serde_json::from_str(&update).unwrap();
     let count = allocations_in(|| {
         for event in view.push_update(&u) {
-            let acp_codec::turn::Event::ToolCallUpdated(t) = event else {
+            let acp_codec::turn::TurnEvent::ToolCallUpdated(t) = event else {
                 panic!("{event:?}")
             };
             // Rendering the parsed title allocates nothing either.

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use acp_codec::acp::SessionNotification;
-use acp_codec::turn::{Event, MessageKind, TurnLimits, TurnView};
+use acp_codec::turn::{MessageKind, TurnEvent, TurnLimits, TurnView};
 use acp_codec::{TurnError, TurnLimit};
 use proptest::prelude::*;
 
@@ -78,11 +78,11 @@ fn feed(limits: TurnLimits, chunks: &[Chunk]) -> [String; 3] {
         }
         let text = line(c);
         let n: SessionNotification<'_> = serde_json::from_str(&text).unwrap();
-        let events: Vec<Event<'_>> = view.push_update(&n).collect();
+        let events: Vec<TurnEvent<'_>> = view.push_update(&n).collect();
         let mut dropped = 0;
         let mut problems = 0;
         for e in &events {
-            if let Event::Problem(p) = e {
+            if let TurnEvent::Problem(p) = e {
                 problems += 1;
                 if let TurnError::LimitExceeded {
                     limit: TurnLimit::TextBytes,
@@ -97,13 +97,13 @@ fn feed(limits: TurnLimits, chunks: &[Chunk]) -> [String; 3] {
         let delta: Vec<_> = events
             .iter()
             .filter_map(|e| match e {
-                Event::TextDelta {
+                TurnEvent::TextDelta {
                     kind,
                     text,
                     message,
                     ..
                 } => Some((*kind, *text, *message)),
-                Event::ThoughtDelta { text, message, .. } => {
+                TurnEvent::ThoughtDelta { text, message, .. } => {
                     Some((MessageKind::Thought, *text, *message))
                 }
                 _ => None,

@@ -17,10 +17,10 @@ use std::pin::Pin;
 use std::time::{Duration, Instant};
 
 use acp_codec::acp::{
-    decode_line, encode_notification, ClientCapabilities, ContentBlock, Decoded,
-    FileSystemCapabilities, Implementation, InitializeRequest, Message, MetaOnly,
-    NewSessionRequest, NotificationParams, PermissionOption, PermissionOptionKind, PromptRequest,
-    RawJson, ReadTextFileResponse, RequestId, RequestParams, RequestPermissionOutcome,
+    decode_line, encode_notification, ClientCapabilities, ContentBlock, FileSystemCapabilities,
+    Implementation, Incoming, InitializeRequest, Message, MetaOnly, NewSessionRequest,
+    NotificationParams, PermissionOption, PermissionOptionKind, PromptRequest, RawJson,
+    ReadTextFileResponse, RequestId, RequestParams, RequestPermissionOutcome,
     RequestPermissionResponse, ResponseResult, RpcError, SelectedPermissionOutcome,
     SessionIdRequest, TextContent, Tracker,
 };
@@ -416,8 +416,8 @@ impl<S: LineSource> Client<S> {
         // sends during a turn) come back typed, the common updates decoded
         // in one pass; requests and responses come back as the message.
         let msg = match decode_line(line) {
-            Ok(Decoded::Message(m)) => m,
-            Ok(Decoded::Notification(NotificationParams::SessionUpdate(u))) => {
+            Ok(Incoming::Message(m)) => m,
+            Ok(Incoming::Notification(NotificationParams::SessionUpdate(u))) => {
                 self.render.update(&u);
                 return Ok(None);
             }

@@ -12,7 +12,7 @@ use acp_codec::acp::{
     RequestPermissionResponse, SessionNotification, SessionUpdate, ToolCallContent,
 };
 use acp_codec::title::WorkingDir;
-use acp_codec::turn::{Event, MessageKind, ToolCallState, TurnLimits, TurnView};
+use acp_codec::turn::{MessageKind, ToolCallState, TurnEvent, TurnLimits, TurnView};
 
 /// Counts kept for the summary.
 #[derive(Debug, Default, Clone)]
@@ -174,27 +174,27 @@ impl Printer {
         let _ = std::io::stdout().flush();
     }
 
-    fn event(&mut self, event: Event<'_>) {
+    fn event(&mut self, event: TurnEvent<'_>) {
         match event {
-            Event::TextDelta {
+            TurnEvent::TextDelta {
                 kind: MessageKind::User,
                 text,
                 ..
             } => self.note(&format!("you: {text}")),
-            Event::TextDelta { text, .. } => {
+            TurnEvent::TextDelta { text, .. } => {
                 self.counts.message_chunks += 1;
                 self.text(Stream::Message, text);
             }
-            Event::ThoughtDelta { text, .. } => {
+            TurnEvent::ThoughtDelta { text, .. } => {
                 self.counts.thought_chunks += 1;
                 self.text(Stream::Thought, text);
             }
-            Event::MessageContent { content, .. } => self.note(&block_text(content)),
-            Event::ToolCallStarted(t) | Event::ToolCallUpdated(t) => self.tool(t, false),
-            Event::ToolCallFinished(t) => self.tool(t, true),
+            TurnEvent::MessageContent { content, .. } => self.note(&block_text(content)),
+            TurnEvent::ToolCallStarted(t) | TurnEvent::ToolCallUpdated(t) => self.tool(t, false),
+            TurnEvent::ToolCallFinished(t) => self.tool(t, true),
             // Printed with the decision by the client.
-            Event::PermissionRequested { .. } | Event::PermissionResolved { .. } => {}
-            Event::PlanUpdated(entries) => {
+            TurnEvent::PermissionRequested { .. } | TurnEvent::PermissionResolved { .. } => {}
+            TurnEvent::PlanUpdated(entries) => {
                 self.break_line();
                 println!("{}plan:{}", self.style(BOLD), self.style(RESET));
                 for e in entries {
@@ -206,11 +206,11 @@ impl Printer {
                     println!("  {mark} {}", e.content);
                 }
             }
-            Event::ModeChanged(mode) => self.note(&format!("mode: {mode}")),
-            Event::UsageUpdated(u) => {
+            TurnEvent::ModeChanged(mode) => self.note(&format!("mode: {mode}")),
+            TurnEvent::UsageUpdated(u) => {
                 self.note(&format!("context: {} of {} tokens", u.used, u.size))
             }
-            Event::TurnFinished(reason) => {
+            TurnEvent::TurnFinished(reason) => {
                 self.break_line();
                 println!(
                     "{}■ stop reason: {}{}",
@@ -219,12 +219,12 @@ impl Printer {
                     self.style(RESET)
                 );
             }
-            Event::Other(SessionUpdate::AvailableCommandsUpdate(c)) => {
+            TurnEvent::Other(SessionUpdate::AvailableCommandsUpdate(c)) => {
                 let names: Vec<&str> = c.available_commands.iter().map(|c| &*c.name).collect();
                 self.note(&format!("commands: /{}", names.join(" /")));
             }
-            Event::Other(_) => {}
-            Event::Problem(p) => {
+            TurnEvent::Other(_) => {}
+            TurnEvent::Problem(p) => {
                 self.counts.problems += 1;
                 eprintln!("acp_client: turn: {p}");
             }

@@ -14,7 +14,7 @@
 //!   switched off): the same value, or an error with the same code.
 
 use acp_codec::acp::{
-    decode_line, encode_notification, encode_request, Decoded, Message, NotificationParams,
+    decode_line, encode_notification, encode_request, Incoming, Message, NotificationParams,
     RequestId, SessionNotification,
 };
 
@@ -91,20 +91,20 @@ fn one_pass_agrees(line: &str) {
         Err(e) => Err((e.code(), e.to_string())),
         Ok(Message::Notification(n)) => n
             .typed()
-            .map(|p| Decoded::Notification(p.into_owned()))
+            .map(|p| Incoming::Notification(p.into_owned()))
             .map_err(|e| (e.code(), e.to_string())),
-        Ok(m) => Ok(Decoded::Message(m.into_owned())),
+        Ok(m) => Ok(Incoming::Message(m.into_owned())),
     };
     let one_pass = decode_line(line)
-        .map(Decoded::into_owned)
+        .map(Incoming::into_owned)
         .map_err(|e| (e.code(), e.to_string()));
     assert_eq!(one_pass, two_step, "decode_line differs on {line:?}");
     let oracle = serde_oracle(line);
     match (&one_pass, &oracle) {
-        (Ok(Decoded::Notification(ours)), Ok(theirs)) => {
+        (Ok(Incoming::Notification(ours)), Ok(theirs)) => {
             assert_eq!(ours, theirs, "decode_line differs from serde on {line:?}")
         }
-        (Ok(Decoded::Message(_)), Err(0)) => {}
+        (Ok(Incoming::Message(_)), Err(0)) => {}
         (Err((code, _)), Err(theirs)) => {
             assert_eq!(code.0, *theirs, "error codes differ from serde on {line:?}")
         }

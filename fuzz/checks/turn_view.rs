@@ -28,7 +28,7 @@ use acp_codec::acp::{
     Message, NotificationParams, PromptResponse, RequestId, RequestParams,
     RequestPermissionRequest, RequestPermissionResponse, SessionNotification, ToolCallStatus,
 };
-use acp_codec::turn::{Event, Events, MessageKind, TurnLimits, TurnView};
+use acp_codec::turn::{Events, MessageKind, TurnEvent, TurnLimits, TurnView};
 use acp_codec::TurnError;
 use serde_json::{json, Value};
 
@@ -47,7 +47,7 @@ fn after(events: Events<'_>, texts: &mut [String; 3]) -> Vec<String> {
     for e in events {
         n += 1;
         match e {
-            Event::TextDelta {
+            TurnEvent::TextDelta {
                 kind,
                 text,
                 message,
@@ -60,14 +60,14 @@ fn after(events: Events<'_>, texts: &mut [String; 3]) -> Vec<String> {
                 }
                 deltas.push(text.to_owned());
             }
-            Event::ThoughtDelta { text, message, .. } => {
+            TurnEvent::ThoughtDelta { text, message, .. } => {
                 texts[2].push_str(text);
                 if let Some(m) = message {
                     assert_eq!(m.kind(), MessageKind::Thought);
                 }
                 deltas.push(text.to_owned());
             }
-            Event::Problem(p) => {
+            TurnEvent::Problem(p) => {
                 if let TurnError::LimitExceeded { dropped, .. } = p.error {
                     assert!(dropped > 0, "{p}");
                 }

@@ -13,7 +13,7 @@ use crate::error::MessageError;
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 #[allow(clippy::large_enum_variant)]
-pub enum Decoded<'a> {
+pub enum Incoming<'a> {
     /// A notification, its params typed ([`Notification::typed`]).
     Notification(NotificationParams<'a>),
     /// A request or a response: decode a request's params with
@@ -23,12 +23,19 @@ pub enum Decoded<'a> {
     Message(Message<'a>),
 }
 
-impl Decoded<'_> {
+/// The old name of [`Incoming`].
+#[deprecated(
+    since = "0.2.0",
+    note = "renamed to `Incoming` (`framing::Decoded` keeps its name)"
+)]
+pub type Decoded<'a> = Incoming<'a>;
+
+impl Incoming<'_> {
     /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> Decoded<'static> {
+    pub fn into_owned(self) -> Incoming<'static> {
         match self {
-            Self::Notification(p) => Decoded::Notification(p.into_owned()),
-            Self::Message(m) => Decoded::Message(m.into_owned()),
+            Self::Notification(p) => Incoming::Notification(p.into_owned()),
+            Self::Message(m) => Incoming::Message(m.into_owned()),
         }
     }
 }
@@ -42,7 +49,7 @@ impl Decoded<'_> {
 /// decoded in a single pass, the typed update built in place, instead of
 /// being validated whole and then parsed again; any other line takes the
 /// two steps, with the same result. Requests and responses come back as
-/// [`Decoded::Message`], decoded once.
+/// [`Incoming::Message`], decoded once.
 ///
 /// # Errors
 ///
@@ -51,10 +58,10 @@ impl Decoded<'_> {
 /// id is lost with an error; the next line decodes on its own.
 ///
 /// ```
-/// use acp_codec::acp::{decode_line, ContentBlock, Decoded, Message, NotificationParams, SessionUpdate};
+/// use acp_codec::acp::{decode_line, ContentBlock, Incoming, Message, NotificationParams, SessionUpdate};
 ///
 /// let line = r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Hello"}}}}"#;
-/// let Decoded::Notification(NotificationParams::SessionUpdate(n)) = decode_line(line)? else {
+/// let Incoming::Notification(NotificationParams::SessionUpdate(n)) = decode_line(line)? else {
 ///     unreachable!()
 /// };
 /// let SessionUpdate::AgentMessageChunk(chunk) = &n.update else { unreachable!() };
@@ -63,22 +70,22 @@ impl Decoded<'_> {
 ///
 /// // A request comes back as the message; stray text is still -32700.
 /// let request = r#"{"jsonrpc":"2.0","id":1,"method":"fs/read_text_file","params":{"sessionId":"s1","path":"/a"}}"#;
-/// assert!(matches!(decode_line(request)?, Decoded::Message(Message::Request(_))));
+/// assert!(matches!(decode_line(request)?, Incoming::Message(Message::Request(_))));
 /// assert_eq!(decode_line("Loaded cached credentials.").unwrap_err().code().0, -32700);
 /// # Ok::<(), acp_codec::MessageError>(())
 /// ```
-pub fn decode_line(line: &str) -> Result<Decoded<'_>, MessageError> {
-    // Decoded straight into the value returned, which is a few hundred
+pub fn decode_line(line: &str) -> Result<Incoming<'_>, MessageError> {
+    // Incoming straight into the value returned, which is a few hundred
     // bytes: moving it once more costs a measurable share of a short line.
     let mut out = NotificationParams::SessionUpdate(super::direct::blank());
     if let NotificationParams::SessionUpdate(n) = &mut out {
         if super::direct::session_update_line(line, n).is_some() {
-            return Ok(Decoded::Notification(out));
+            return Ok(Incoming::Notification(out));
         }
     }
     let Notification { method, params } = match Message::decode(line)? {
         Message::Notification(n) => n,
-        other => return Ok(Decoded::Message(other)),
+        other => return Ok(Incoming::Message(other)),
     };
     let params = match params.map(RawJson::into_text) {
         None => NotificationParams::decode_text(method, None)?,
@@ -89,5 +96,5 @@ pub fn decode_line(line: &str) -> Result<Decoded<'_>, MessageError> {
             NotificationParams::decode_text(method, Some(text.as_str()))?.into_owned()
         }
     };
-    Ok(Decoded::Notification(params))
+    Ok(Incoming::Notification(params))
 }

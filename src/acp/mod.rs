@@ -13,8 +13,8 @@
 //! `'static` value to keep.
 //!
 //! [`decode_line`] does both steps in one call, giving a notification's
-//! typed params ([`Decoded::Notification`]) or any other message
-//! ([`Decoded::Message`]). Notifications are the bulk of what an agent
+//! typed params ([`Incoming::Notification`]) or any other message
+//! ([`Incoming::Message`]). Notifications are the bulk of what an agent
 //! sends during a turn: a `session/update` with a content chunk, a tool
 //! call or a tool call update (the common shapes) is checked and decoded in
 //! a single pass over the line, building the typed update in place, instead
@@ -139,7 +139,8 @@ pub use update::{
 // generated exports: end
 pub use encode::{encode_error, encode_notification, encode_request, encode_response};
 pub use id::RequestId;
-pub use line::{decode_line, Decoded};
+#[allow(deprecated)]
+pub use line::{decode_line, Decoded, Incoming};
 pub use message::{ErrorResponse, Message, Notification, Request, Response, RpcError};
 pub use method::{is_extension, names, NotificationParams, RequestParams, ResponseResult};
 pub use raw::{IntoOwned, RawJson};

@@ -4,7 +4,7 @@ use alloc::vec::Vec;
 
 use crate::error::ChunkError;
 use crate::json;
-use crate::stream_json::write::{self, Len};
+use crate::stream_json::write::{self, Measure};
 use crate::stream_json::ToolResult;
 
 /// The largest escaped size of one character: a control character written
@@ -120,7 +120,7 @@ impl<'r> ChunkEncoder<'r> {
     /// # Ok::<(), acp_codec::ChunkError>(())
     /// ```
     pub fn new(result: &'r ToolResult<'r>, frame_len: usize) -> Result<Self, ChunkError> {
-        let mut legacy = Len::new(frame_len);
+        let mut legacy = Measure::new(frame_len);
         write::tool_result(&mut legacy, result);
         let mut encoder = Self {
             result,
@@ -136,7 +136,7 @@ impl<'r> ChunkEncoder<'r> {
         let needed = match result.output {
             Some(_) => Self::min_frame_len(result),
             None => {
-                let mut exact = Len::new(usize::MAX);
+                let mut exact = Measure::new(usize::MAX);
                 write::tool_result(&mut exact, result);
                 exact.len
             }
@@ -157,7 +157,7 @@ impl<'r> ChunkEncoder<'r> {
     pub fn min_frame_len(result: &ToolResult<'_>) -> usize {
         let output = result.output.as_deref().unwrap_or_default();
         let total = u64::try_from(output.len()).unwrap_or(u64::MAX);
-        let mut start = Len::new(usize::MAX);
+        let mut start = Measure::new(usize::MAX);
         write::start_parts(
             &mut start,
             result.timestamp.as_ref(),
@@ -167,7 +167,7 @@ impl<'r> ChunkEncoder<'r> {
             result.error.as_ref(),
         );
         // At most one chunk per byte of output.
-        let mut end = Len::new(usize::MAX);
+        let mut end = Measure::new(usize::MAX);
         write::end_parts(&mut end, &result.tool_id, total, total);
         let chunk =
             write::chunk_envelope_len(&result.tool_id, total).saturating_add(MAX_CHAR_ESCAPED);
@@ -193,12 +193,12 @@ impl<'r> ChunkEncoder<'r> {
         match self.stage {
             Stage::Done => return None,
             Stage::Legacy => {
-                write::tool_result(&mut write::Bytes(out), r);
+                write::tool_result(&mut write::IntoVec(out), r);
                 self.stage = Stage::Done;
             }
             Stage::Start => {
                 write::start_parts(
-                    &mut write::Bytes(out),
+                    &mut write::IntoVec(out),
                     r.timestamp.as_ref(),
                     &r.tool_id,
                     r.status,
@@ -211,14 +211,14 @@ impl<'r> ChunkEncoder<'r> {
                 let envelope = write::chunk_envelope_len(&r.tool_id, self.seq);
                 let budget = self.frame_len.saturating_sub(envelope);
                 out.reserve(self.frame_len.saturating_add(1));
-                write::chunk_head(&mut write::Bytes(out), &r.tool_id, self.seq);
+                write::chunk_head(&mut write::IntoVec(out), &r.tool_id, self.seq);
                 out.push(b'"');
                 self.pos = json::push_escaped_within(out, self.output, self.pos, budget);
                 out.extend_from_slice(b"\"}");
                 self.seq = self.seq.saturating_add(1);
             }
             Stage::Chunks => {
-                write::end_parts(&mut write::Bytes(out), &r.tool_id, self.seq, total);
+                write::end_parts(&mut write::IntoVec(out), &r.tool_id, self.seq, total);
                 self.stage = Stage::Done;
             }
         }

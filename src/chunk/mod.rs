@@ -51,8 +51,8 @@
 //! # Ok::<(), acp_codec::Error>(())
 //! ```
 
+mod direct;
 mod encoder;
-mod fast;
 mod reassembler;
 
 pub use encoder::ChunkEncoder;

@@ -4,7 +4,7 @@ use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use super::{fast, FrameKind, ToolResultChunk, ToolResultEnd, ToolResultStart};
+use super::{direct, FrameKind, ToolResultChunk, ToolResultEnd, ToolResultStart};
 use crate::error::{ChunkError, Error};
 use crate::limits::Limits;
 use crate::stream_json::{Event, Status, Text, ToolError, ToolResult};
@@ -238,8 +238,8 @@ impl Reassembler {
     /// [`Error::Event`] if the line is not a stream-json event (nothing
     /// changes), [`Error::Chunk`] as for [`push`](Self::push).
     pub fn push_line<'a>(&mut self, line: &'a str) -> Result<Pushed<'a>, Error> {
-        if let Some(chunk) = fast::parse(line) {
-            if self.chunk_fast(&chunk) {
+        if let Some(chunk) = direct::parse(line) {
+            if self.chunk_direct(&chunk) {
                 return Ok(Pushed::Consumed);
             }
         }
@@ -402,7 +402,7 @@ impl Reassembler {
     /// transfer whose buffer has room for the data (the usual case when
     /// `total_bytes` was right). Returns `false`, having changed nothing,
     /// when the general path must decide.
-    fn chunk_fast(&mut self, c: &fast::FastChunk<'_>) -> bool {
+    fn chunk_direct(&mut self, c: &direct::DirectChunk<'_>) -> bool {
         let Some(i) = self.find(c.tool_id) else {
             return false;
         };
@@ -420,7 +420,7 @@ impl Reassembler {
         {
             return false;
         }
-        if !fast::append(c.body, &mut t.output) {
+        if !direct::append(c.body, &mut t.output) {
             return false;
         }
         t.next_seq = t.next_seq.saturating_add(1);

@@ -93,14 +93,14 @@ impl From<EscapeError> for BadString {
 }
 
 /// Where unescaped text goes: a string, or a counter of its length.
-trait Sink {
+trait TextSink {
     fn put(&mut self, s: &str);
     fn put_char(&mut self, c: char);
 }
 
 struct Counter(usize);
 
-impl Sink for Counter {
+impl TextSink for Counter {
     fn put(&mut self, s: &str) {
         self.0 = self.0.saturating_add(s.len());
     }
@@ -109,7 +109,7 @@ impl Sink for Counter {
     }
 }
 
-impl Sink for String {
+impl TextSink for String {
     fn put(&mut self, s: &str) {
         self.push_str(s);
     }
@@ -122,7 +122,7 @@ impl Sink for String {
 /// `out`. Stops at the first `"`, `\\` or control character; only a
 /// backslash may stand there. With `VALIDATE` false the text is known to be
 /// a valid JSON string body already, so that byte can only be a backslash.
-fn unescape<S: Sink, const VALIDATE: bool>(body: &str, out: &mut S) -> Result<(), BadString> {
+fn unescape<S: TextSink, const VALIDATE: bool>(body: &str, out: &mut S) -> Result<(), BadString> {
     let mut rest = body;
     loop {
         let i = find_special(rest.as_bytes(), 0).unwrap_or(rest.len());

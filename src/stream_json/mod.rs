@@ -1,7 +1,7 @@
 //! Gemini CLI's headless stream-json events (`gemini -p … -o stream-json`).
 //!
 //! One JSON object a line, each with a `type` and a `timestamp`:
-//! [`Init`], [`Message`], [`ToolUse`], [`ToolResult`], [`ErrorEvent`],
+//! [`Init`], [`MessageEvent`], [`ToolUse`], [`ToolResult`], [`ErrorEvent`],
 //! [`ResultEvent`], plus the three frames of the chunked tool-result protocol
 //! ([`ToolResultStart`], [`ToolResultChunk`], [`ToolResultEnd`], see
 //! [`chunk`](crate::chunk)). Field names follow Gemini CLI's
@@ -113,7 +113,7 @@ pub struct Init<'a> {
 
 /// `message`: user or assistant text (a fragment when `delta` is true).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Message<'a> {
+pub struct MessageEvent<'a> {
     /// ISO 8601 time the event was written.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timestamp: Option<Text<'a>>,
@@ -206,6 +206,10 @@ pub struct Unknown<'a> {
     pub raw: &'a str,
 }
 
+/// The old name of [`MessageEvent`].
+#[deprecated(since = "0.2.0", note = "renamed to `MessageEvent`")]
+pub type Message<'a> = MessageEvent<'a>;
+
 /// One stream-json event.
 ///
 /// ```
@@ -243,7 +247,7 @@ pub enum Event<'a> {
     /// `init`.
     Init(Init<'a>),
     /// `message`.
-    Message(Message<'a>),
+    Message(MessageEvent<'a>),
     /// `tool_use`.
     ToolUse(ToolUse<'a>),
     /// `tool_result`.
@@ -343,7 +347,7 @@ impl<'a> Flat<'a> {
                 session_id: req(self.session_id, "init", "session_id")?,
                 model: req(self.model, "init", "model")?,
             }),
-            "message" => Event::Message(Message {
+            "message" => Event::Message(MessageEvent {
                 timestamp: ts,
                 role: req(self.role, "message", "role")?,
                 content: req(self.content, "message", "content")?,
@@ -517,14 +521,14 @@ impl<'a> Event<'a> {
                 }
                 out.extend_from_slice(u.raw.as_bytes());
             }
-            Self::ToolResult(r) => write::tool_result(&mut write::Bytes(out), r),
-            Self::ToolResultStart(s) => write::start(&mut write::Bytes(out), s),
+            Self::ToolResult(r) => write::tool_result(&mut write::IntoVec(out), r),
+            Self::ToolResultStart(s) => write::start(&mut write::IntoVec(out), s),
             Self::ToolResultChunk(c) => {
-                write::chunk_head(&mut write::Bytes(out), &c.tool_id, c.seq);
+                write::chunk_head(&mut write::IntoVec(out), &c.tool_id, c.seq);
                 out.extend_from_slice(c.data.as_literal().as_bytes());
                 out.push(b'}');
             }
-            Self::ToolResultEnd(e) => write::end(&mut write::Bytes(out), e),
+            Self::ToolResultEnd(e) => write::end(&mut write::IntoVec(out), e),
         }
         out.push(b'\n');
         Ok(out.len().saturating_sub(start))

@@ -8,16 +8,16 @@ use crate::chunk::{ToolResultEnd, ToolResultStart};
 use crate::json;
 
 /// Where a line goes: bytes, or only its length.
-pub(crate) trait Sink {
+pub(crate) trait JsonOut {
     fn raw(&mut self, bytes: &[u8]);
     fn string(&mut self, s: &str);
     fn number(&mut self, n: u64);
 }
 
 /// Writes into a byte buffer.
-pub(crate) struct Bytes<'o>(pub(crate) &'o mut Vec<u8>);
+pub(crate) struct IntoVec<'o>(pub(crate) &'o mut Vec<u8>);
 
-impl Sink for Bytes<'_> {
+impl JsonOut for IntoVec<'_> {
     fn raw(&mut self, bytes: &[u8]) {
         self.0.extend_from_slice(bytes);
     }
@@ -31,18 +31,18 @@ impl Sink for Bytes<'_> {
 
 /// Counts bytes; strings stop being measured once the total passes `cap`
 /// (the total is then only known to be above it).
-pub(crate) struct Len {
+pub(crate) struct Measure {
     pub(crate) len: usize,
     pub(crate) cap: usize,
 }
 
-impl Len {
+impl Measure {
     pub(crate) const fn new(cap: usize) -> Self {
         Self { len: 0, cap }
     }
 }
 
-impl Sink for Len {
+impl JsonOut for Measure {
     fn raw(&mut self, bytes: &[u8]) {
         self.len = self.len.saturating_add(bytes.len());
     }
@@ -56,21 +56,21 @@ impl Sink for Len {
     }
 }
 
-fn status(out: &mut impl Sink, status: Status) {
+fn status(out: &mut impl JsonOut, status: Status) {
     out.raw(match status {
         Status::Success => b",\"status\":\"success\"",
         Status::Error => b",\"status\":\"error\"",
     });
 }
 
-fn timestamp(out: &mut impl Sink, ts: Option<&Text<'_>>) {
+fn timestamp(out: &mut impl JsonOut, ts: Option<&Text<'_>>) {
     if let Some(ts) = ts {
         out.raw(b",\"timestamp\":");
         out.string(ts);
     }
 }
 
-fn error(out: &mut impl Sink, error: Option<&ToolError<'_>>) {
+fn error(out: &mut impl JsonOut, error: Option<&ToolError<'_>>) {
     if let Some(e) = error {
         out.raw(b",\"error\":{\"type\":");
         out.string(&e.kind);
@@ -81,7 +81,7 @@ fn error(out: &mut impl Sink, error: Option<&ToolError<'_>>) {
 }
 
 /// The legacy line, without `\n`.
-pub(crate) fn tool_result(out: &mut impl Sink, r: &ToolResult<'_>) {
+pub(crate) fn tool_result(out: &mut impl JsonOut, r: &ToolResult<'_>) {
     out.raw(b"{\"type\":\"tool_result\"");
     timestamp(out, r.timestamp.as_ref());
     out.raw(b",\"tool_id\":");
@@ -96,7 +96,7 @@ pub(crate) fn tool_result(out: &mut impl Sink, r: &ToolResult<'_>) {
 }
 
 /// The start frame, without `\n`.
-pub(crate) fn start(out: &mut impl Sink, s: &ToolResultStart<'_>) {
+pub(crate) fn start(out: &mut impl JsonOut, s: &ToolResultStart<'_>) {
     start_parts(
         out,
         s.timestamp.as_ref(),
@@ -109,7 +109,7 @@ pub(crate) fn start(out: &mut impl Sink, s: &ToolResultStart<'_>) {
 
 /// The start frame from its parts, without `\n`.
 pub(crate) fn start_parts(
-    out: &mut impl Sink,
+    out: &mut impl JsonOut,
     ts: Option<&Text<'_>>,
     tool_id: &str,
     st: Status,
@@ -128,7 +128,7 @@ pub(crate) fn start_parts(
 }
 
 /// A chunk frame up to the `data` value (excluded).
-pub(crate) fn chunk_head(out: &mut impl Sink, tool_id: &str, seq: u64) {
+pub(crate) fn chunk_head(out: &mut impl JsonOut, tool_id: &str, seq: u64) {
     out.raw(b"{\"type\":\"tool_result_chunk\",\"tool_id\":");
     out.string(tool_id);
     out.raw(b",\"seq\":");
@@ -139,18 +139,18 @@ pub(crate) fn chunk_head(out: &mut impl Sink, tool_id: &str, seq: u64) {
 /// Bytes of a chunk frame around its data: the head, the data's quotes and
 /// the closing brace.
 pub(crate) fn chunk_envelope_len(tool_id: &str, seq: u64) -> usize {
-    let mut len = Len::new(usize::MAX);
+    let mut len = Measure::new(usize::MAX);
     chunk_head(&mut len, tool_id, seq);
     len.len.saturating_add(3)
 }
 
 /// The end frame, without `\n`.
-pub(crate) fn end(out: &mut impl Sink, e: &ToolResultEnd<'_>) {
+pub(crate) fn end(out: &mut impl JsonOut, e: &ToolResultEnd<'_>) {
     end_parts(out, &e.tool_id, e.chunks, e.total_bytes);
 }
 
 /// The end frame from its parts, without `\n`.
-pub(crate) fn end_parts(out: &mut impl Sink, tool_id: &str, chunks: u64, total_bytes: u64) {
+pub(crate) fn end_parts(out: &mut impl JsonOut, tool_id: &str, chunks: u64, total_bytes: u64) {
     out.raw(b"{\"type\":\"tool_result_end\",\"tool_id\":");
     out.string(tool_id);
     out.raw(b",\"chunks\":");

@@ -6,7 +6,7 @@ use crate::acp::{
 };
 use crate::TurnError;
 
-use super::state::{Message, MessageKind, Permission, ToolCallState};
+use super::state::{MessageKind, MessageState, Permission, ToolCallState};
 use super::TurnView;
 
 /// One thing for a UI to render, borrowed from the [`TurnView`] and from
@@ -19,7 +19,7 @@ use super::TurnView;
 /// message it was appended to.
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[non_exhaustive]
-pub enum Event<'a> {
+pub enum TurnEvent<'a> {
     /// Text of a user or agent message (`user_message_chunk`,
     /// `agent_message_chunk` with a text block).
     TextDelta {
@@ -32,7 +32,7 @@ pub enum Event<'a> {
         /// The message with the text appended (`None` when
         /// [`TurnLimits::max_messages`](super::TurnLimits::max_messages)
         /// stopped the view from retaining it).
-        message: Option<&'a Message>,
+        message: Option<&'a MessageState>,
     },
     /// Text of a thought (`agent_thought_chunk` with a text block).
     ThoughtDelta {
@@ -41,7 +41,7 @@ pub enum Event<'a> {
         /// The new text.
         text: &'a str,
         /// The thought with the text appended (`None` when not retained).
-        message: Option<&'a Message>,
+        message: Option<&'a MessageState>,
     },
     /// A message or thought chunk whose content is not text (an image, a
     /// resource link, …): passed through, not retained.
@@ -169,7 +169,7 @@ impl Codes {
     }
 }
 
-/// The events of one push: an iterator of [`Event`]s that borrow from the
+/// The events of one push: an iterator of [`TurnEvent`]s that borrow from the
 /// view and from what was pushed.
 ///
 /// Returned by every `push_*` method instead of being queued: there is no
@@ -211,7 +211,7 @@ impl<'s> Events<'s> {
         }
     }
 
-    fn resolve(&self, code: Code) -> Option<Event<'s>> {
+    fn resolve(&self, code: Code) -> Option<TurnEvent<'s>> {
         let view = self.view;
         Some(match code {
             Code::Delta(index) => {
@@ -225,12 +225,12 @@ impl<'s> Events<'s> {
                 let message = index.and_then(|i| view.message_at(kind, i));
                 let message_id = chunk.message_id.as_deref();
                 match kind {
-                    MessageKind::Thought => Event::ThoughtDelta {
+                    MessageKind::Thought => TurnEvent::ThoughtDelta {
                         message_id,
                         text: &text.text,
                         message,
                     },
-                    _ => Event::TextDelta {
+                    _ => TurnEvent::TextDelta {
                         kind,
                         message_id,
                         text: &text.text,
@@ -243,52 +243,52 @@ impl<'s> Events<'s> {
                     return None;
                 };
                 let (kind, chunk) = chunk_of(update)?;
-                Event::MessageContent {
+                TurnEvent::MessageContent {
                     kind,
                     message_id: chunk.message_id.as_deref(),
                     content: &chunk.content,
                 }
             }
-            Code::ToolStarted(i) => Event::ToolCallStarted(view.tool_calls.get(i)?),
-            Code::ToolUpdated(i) => Event::ToolCallUpdated(view.tool_calls.get(i)?),
-            Code::ToolFinished(i) => Event::ToolCallFinished(view.tool_calls.get(i)?),
+            Code::ToolStarted(i) => TurnEvent::ToolCallStarted(view.tool_calls.get(i)?),
+            Code::ToolUpdated(i) => TurnEvent::ToolCallUpdated(view.tool_calls.get(i)?),
+            Code::ToolFinished(i) => TurnEvent::ToolCallFinished(view.tool_calls.get(i)?),
             Code::PermissionRequested(i) => {
                 let permission = view.permissions.get(i)?;
-                Event::PermissionRequested {
+                TurnEvent::PermissionRequested {
                     permission,
                     tool_call: view.tool_call(&permission.tool_call_id),
                 }
             }
             Code::PermissionResolved(i) => {
                 let permission = view.permissions.get(i)?;
-                Event::PermissionResolved {
+                TurnEvent::PermissionResolved {
                     permission,
                     tool_call: view.tool_call(&permission.tool_call_id),
                 }
             }
             Code::Plan => match self.source {
-                Source::Update(SessionUpdate::Plan(p)) => Event::PlanUpdated(&p.entries),
+                Source::Update(SessionUpdate::Plan(p)) => TurnEvent::PlanUpdated(&p.entries),
                 _ => return None,
             },
             Code::Mode => match self.source {
                 Source::Update(SessionUpdate::CurrentModeUpdate(m)) => {
-                    Event::ModeChanged(&m.current_mode_id)
+                    TurnEvent::ModeChanged(&m.current_mode_id)
                 }
                 _ => return None,
             },
             Code::Usage => match self.source {
-                Source::Update(SessionUpdate::UsageUpdate(u)) => Event::UsageUpdated(u),
+                Source::Update(SessionUpdate::UsageUpdate(u)) => TurnEvent::UsageUpdated(u),
                 _ => return None,
             },
             Code::Finished => match self.source {
-                Source::Prompt(reason) => Event::TurnFinished(reason),
+                Source::Prompt(reason) => TurnEvent::TurnFinished(reason),
                 _ => return None,
             },
             Code::Other => match self.source {
-                Source::Update(update) => Event::Other(update),
+                Source::Update(update) => TurnEvent::Other(update),
                 _ => return None,
             },
-            Code::Problem(error) => Event::Problem(Problem {
+            Code::Problem(error) => TurnEvent::Problem(Problem {
                 error,
                 tool_call_id: self.tool_call_id(),
                 request_id: self.request_id(),
@@ -309,9 +309,9 @@ fn chunk_of<'s>(
 }
 
 impl<'s> Iterator for Events<'s> {
-    type Item = Event<'s>;
+    type Item = TurnEvent<'s>;
 
-    fn next(&mut self) -> Option<Event<'s>> {
+    fn next(&mut self) -> Option<TurnEvent<'s>> {
         while self.next < self.codes.len {
             let code = self.codes.codes.get(self.next).copied().flatten();
             self.next = self.next.saturating_add(1);

@@ -27,7 +27,7 @@ pub const DEFAULT_MAX_PERMISSIONS: usize = 256;
 /// Every bound is per turn: [`TurnView::begin_turn`](super::TurnView::begin_turn)
 /// frees the turn's messages, tool calls and permissions. What does not fit
 /// is not retained, and each time something is dropped the push that caused
-/// it reports an [`Event::Problem`](super::Event::Problem) carrying
+/// it reports a [`TurnEvent::Problem`](super::TurnEvent::Problem) carrying
 /// [`TurnError::LimitExceeded`](crate::TurnError::LimitExceeded) with the
 /// limit and the bytes or items dropped. Text deltas are still emitted in
 /// full (they borrow from the notification, not from the view), so a UI that

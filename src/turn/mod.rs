@@ -30,7 +30,7 @@
 //!   permission). `tool_call_update` changes only the fields it carries;
 //!   `content` and `locations` are replaced whole. A status of `completed`
 //!   or `failed` reached from another status emits
-//!   [`Event::ToolCallFinished`]; a `tool_call` that arrives already
+//!   [`TurnEvent::ToolCallFinished`]; a `tool_call` that arrives already
 //!   finished (a `session/load` replay) emits started, then finished.
 //! - Permission outcomes are matched by the id of the permission request
 //!   (the agent's numbering; the client's own requests may use the same
@@ -38,7 +38,7 @@
 //! - Nothing is dropped silently and nothing is fatal: an update for an
 //!   unknown tool call id, a turn update after the prompt response, a second
 //!   `tool_call` for an id, an outcome for no pending request, and every
-//!   limit reached are reported as [`Event::Problem`] with a
+//!   limit reached are reported as [`TurnEvent::Problem`] with a
 //!   [`TurnError`] that says what was done with the input.
 //! - The `sessionId` of notifications is not checked: feed one view per
 //!   session.
@@ -62,7 +62,7 @@
 //!
 //! ```
 //! use acp_codec::acp::{Message, NotificationParams, RequestParams, ResponseResult};
-//! use acp_codec::turn::{Event, TurnLimits, TurnView};
+//! use acp_codec::turn::{TurnEvent, TurnLimits, TurnView};
 //! use acp_codec::title::WorkingDir;
 //!
 //! let lines = [
@@ -84,7 +84,7 @@
 //!         Message::Request(r) => {
 //!             let RequestParams::RequestPermission(p) = r.typed().unwrap() else { continue };
 //!             for event in view.push_permission_request(&r.id, &p) {
-//!                 if let Event::PermissionRequested { tool_call: Some(call), .. } = event {
+//!                 if let TurnEvent::PermissionRequested { tool_call: Some(call), .. } = event {
 //!                     // The description comes from the explanation block.
 //!                     assert_eq!(call.title().description(), "List the files");
 //!                     assert_eq!(call.title().working_dir(), Some(WorkingDir::In("src")));
@@ -116,9 +116,19 @@ use crate::acp::{
 };
 use crate::error::{TurnError, TurnLimit};
 
-pub use event::{Event, Events, Problem};
-pub use limits::*;
-pub use state::{Message, MessageKind, Permission, ToolCallState};
+pub use event::{Events, Problem, TurnEvent};
+pub use limits::{
+    TurnLimits, DEFAULT_MAX_MESSAGES, DEFAULT_MAX_PERMISSIONS, DEFAULT_MAX_TEXT_BYTES,
+    DEFAULT_MAX_TOOL_BYTES, DEFAULT_MAX_TOOL_CALLS,
+};
+pub use state::{MessageKind, MessageState, Permission, ToolCallState};
+
+/// The old name of [`TurnEvent`].
+#[deprecated(since = "0.2.0", note = "renamed to `TurnEvent`")]
+pub type Event<'a> = TurnEvent<'a>;
+/// The old name of [`MessageState`].
+#[deprecated(since = "0.2.0", note = "renamed to `MessageState`")]
+pub type Message = MessageState;
 
 use event::{Code, Codes, Source};
 use state::{is_final, ToolCallState as Tc};
@@ -136,7 +146,7 @@ use state::{is_final, ToolCallState as Tc};
 /// [`TurnLimits::max_tool_bytes`] (every string and raw JSON value of the
 /// tool calls and permission requests, plus 16 bytes per list item, see
 /// [`TurnView::tool_bytes`]). Whatever does not fit is not retained and is
-/// reported by the push as [`Event::Problem`] with
+/// reported by the push as [`TurnEvent::Problem`] with
 /// [`TurnError::LimitExceeded`]; the events themselves are never cut. The
 /// session-level plan, mode, usage and stop reason are each replaced by the
 /// next one. No events are queued.
@@ -146,8 +156,8 @@ pub struct TurnView {
     turn: u64,
     finished: bool,
     stop_reason: Option<StopReason<'static>>,
-    messages: Vec<Message>,
-    thoughts: Vec<Message>,
+    messages: Vec<MessageState>,
+    thoughts: Vec<MessageState>,
     text_bytes: usize,
     tool_calls: Vec<ToolCallState>,
     tool_bytes: usize,
@@ -280,14 +290,14 @@ impl TurnView {
     ///
     /// ```
     /// use acp_codec::acp::{Message, NotificationParams};
-    /// use acp_codec::turn::{Event, TurnLimits, TurnView};
+    /// use acp_codec::turn::{TurnEvent, TurnLimits, TurnView};
     ///
     /// let line = r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_thought_chunk","content":{"type":"text","text":"Hmm"}}}}"#;
     /// let Message::Notification(n) = Message::decode(line).unwrap() else { unreachable!() };
     /// let NotificationParams::SessionUpdate(update) = n.typed().unwrap() else { unreachable!() };
     /// let mut view = TurnView::new(TurnLimits::default());
     /// let events: Vec<_> = view.push_update(&update).collect();
-    /// assert!(matches!(events[..], [Event::ThoughtDelta { text: "Hmm", .. }]));
+    /// assert!(matches!(events[..], [TurnEvent::ThoughtDelta { text: "Hmm", .. }]));
     /// ```
     pub fn push_update<'s>(&'s mut self, notification: &'s SessionNotification<'_>) -> Events<'s> {
         let update: &'s SessionUpdate<'s> = &notification.update;
@@ -359,7 +369,7 @@ impl TurnView {
     ///     Message, RequestParams, RequestPermissionOutcome, RequestPermissionResponse,
     ///     SelectedPermissionOutcome,
     /// };
-    /// use acp_codec::turn::{Event, TurnLimits, TurnView};
+    /// use acp_codec::turn::{TurnEvent, TurnLimits, TurnView};
     ///
     /// let line = r#"{"jsonrpc":"2.0","id":3,"method":"session/request_permission","params":{"sessionId":"s","toolCall":{"toolCallId":"t1","title":"rm -rf build (Clean)","kind":"execute"},"options":[{"optionId":"yes","name":"Allow","kind":"allow_once"},{"optionId":"no","name":"Reject","kind":"reject_once"}]}}"#;
     /// let Message::Request(req) = Message::decode(line)? else { unreachable!() };
@@ -378,7 +388,7 @@ impl TurnView {
     ///     meta: None,
     /// };
     /// let events: Vec<_> = view.push_permission_outcome(&req.id, &answer).collect();
-    /// let [Event::PermissionResolved { permission, tool_call: Some(call) }] = events[..] else { panic!() };
+    /// let [TurnEvent::PermissionResolved { permission, tool_call: Some(call) }] = events[..] else { panic!() };
     /// assert_eq!(permission.selected().unwrap().name, "Reject");
     /// assert_eq!(call.title().description(), "Clean");
     /// assert_eq!(view.pending_permissions().count(), 0);
@@ -422,7 +432,7 @@ impl TurnView {
     ///
     /// ```
     /// use acp_codec::acp::{Message, ResponseResult, StopReason};
-    /// use acp_codec::turn::{Event, TurnLimits, TurnView};
+    /// use acp_codec::turn::{TurnEvent, TurnLimits, TurnView};
     /// use acp_codec::TurnError;
     ///
     /// let line = r#"{"jsonrpc":"2.0","id":2,"result":{"stopReason":"cancelled"}}"#;
@@ -432,11 +442,11 @@ impl TurnView {
     /// let mut view = TurnView::new(TurnLimits::default());
     /// view.begin_turn();
     /// let events: Vec<_> = view.push_prompt_response(&done).collect();
-    /// assert!(matches!(events[..], [Event::TurnFinished(StopReason::Cancelled)]));
+    /// assert!(matches!(events[..], [TurnEvent::TurnFinished(StopReason::Cancelled)]));
     /// assert!(view.is_finished());
     /// // A second response for the same turn is a problem, not a failure.
     /// let again: Vec<_> = view.push_prompt_response(&done).collect();
-    /// assert!(matches!(&again[0], Event::Problem(p) if p.error == TurnError::AlreadyFinished));
+    /// assert!(matches!(&again[0], TurnEvent::Problem(p) if p.error == TurnError::AlreadyFinished));
     /// # Ok::<(), acp_codec::Error>(())
     /// ```
     pub fn push_prompt_response<'s>(&'s mut self, response: &'s PromptResponse<'_>) -> Events<'s> {
@@ -473,12 +483,12 @@ impl TurnView {
 
     /// The turn's user and agent messages, in the order their first chunk
     /// arrived.
-    pub fn messages(&self) -> &[Message] {
+    pub fn messages(&self) -> &[MessageState] {
         &self.messages
     }
 
     /// The turn's thoughts, in the order their first chunk arrived.
-    pub fn thoughts(&self) -> &[Message] {
+    pub fn thoughts(&self) -> &[MessageState] {
         &self.thoughts
     }
 
@@ -529,7 +539,7 @@ impl TurnView {
         self.tool_bytes
     }
 
-    fn message_at(&self, kind: MessageKind, i: usize) -> Option<&Message> {
+    fn message_at(&self, kind: MessageKind, i: usize) -> Option<&MessageState> {
         match kind {
             MessageKind::Thought => self.thoughts.get(i),
             _ => self.messages.get(i),
@@ -589,7 +599,7 @@ impl TurnView {
                     MessageKind::Thought => &mut self.thoughts,
                     _ => &mut self.messages,
                 };
-                list.push(Message {
+                list.push(MessageState {
                     kind,
                     id: id.map(String::from),
                     text: String::new(),
@@ -905,7 +915,7 @@ mod tests {
         });
         let events: Vec<_> = Events::new(&view, Source::Update(&update), codes).collect();
         // Plan codes do not resolve against a mode update; the last is Mode.
-        assert_eq!(events, [Event::ModeChanged("m")]);
+        assert_eq!(events, [TurnEvent::ModeChanged("m")]);
     }
 
     /// Byte accounting equals a recount from scratch after any sequence.

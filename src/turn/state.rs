@@ -25,16 +25,16 @@ pub enum MessageKind {
 /// Chunks with the same `messageId` (and kind) accumulate here; chunks
 /// without a `messageId` accumulate in one message per kind per turn. Only
 /// text content is retained; other content blocks are passed through as
-/// [`Event::MessageContent`](super::Event::MessageContent).
+/// [`TurnEvent::MessageContent`](super::TurnEvent::MessageContent).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Message {
+pub struct MessageState {
     pub(super) kind: MessageKind,
     pub(super) id: Option<String>,
     pub(super) text: String,
     pub(super) dropped: usize,
 }
 
-impl Message {
+impl MessageState {
     /// The kind of message.
     pub fn kind(&self) -> MessageKind {
         self.kind
@@ -53,7 +53,7 @@ impl Message {
 
     /// Bytes of text not retained for
     /// [`TurnLimits::max_text_bytes`](super::TurnLimits::max_text_bytes)
-    /// (0 when [`Message::text`] is complete).
+    /// (0 when [`MessageState::text`] is complete).
     pub fn dropped_bytes(&self) -> usize {
         self.dropped
     }

@@ -11,7 +11,7 @@ use acp_codec::acp::{
     Message, NotificationParams, PromptResponse, RequestId, RequestParams,
     RequestPermissionOutcome, RequestPermissionResponse,
 };
-use acp_codec::turn::{Event, TurnLimits, TurnView};
+use acp_codec::turn::{TurnEvent, TurnLimits, TurnView};
 use serde_json::Value;
 
 /// One message of a transcript: who sent it and its compact JSON line.
@@ -100,15 +100,15 @@ impl Driver {
 }
 
 /// Appends a text delta to the user, agent or thought text.
-pub fn collect_text(texts: &mut [String; 3], e: &Event<'_>) {
+pub fn collect_text(texts: &mut [String; 3], e: &TurnEvent<'_>) {
     match e {
-        Event::TextDelta {
+        TurnEvent::TextDelta {
             kind: acp_codec::turn::MessageKind::User,
             text,
             ..
         } => texts[0].push_str(text),
-        Event::TextDelta { text, .. } => texts[1].push_str(text),
-        Event::ThoughtDelta { text, .. } => texts[2].push_str(text),
+        TurnEvent::TextDelta { text, .. } => texts[1].push_str(text),
+        TurnEvent::ThoughtDelta { text, .. } => texts[2].push_str(text),
         _ => {}
     }
 }
@@ -122,9 +122,9 @@ fn short(text: &str) -> String {
 }
 
 /// One line per event, with what a UI would show.
-pub fn render(e: &Event<'_>) -> String {
+pub fn render(e: &TurnEvent<'_>) -> String {
     match e {
-        Event::TextDelta {
+        TurnEvent::TextDelta {
             kind,
             message_id,
             text,
@@ -138,7 +138,7 @@ pub fn render(e: &Event<'_>) -> String {
                 m.text().len()
             ))
         ),
-        Event::ThoughtDelta {
+        TurnEvent::ThoughtDelta {
             message_id,
             text,
             message,
@@ -151,13 +151,15 @@ pub fn render(e: &Event<'_>) -> String {
                 m.text().len()
             ))
         ),
-        Event::MessageContent { kind, content, .. } => {
+        TurnEvent::MessageContent { kind, content, .. } => {
             format!("content {kind:?} {}", content.tag().unwrap_or("unknown"))
         }
-        Event::ToolCallStarted(t) | Event::ToolCallUpdated(t) | Event::ToolCallFinished(t) => {
+        TurnEvent::ToolCallStarted(t)
+        | TurnEvent::ToolCallUpdated(t)
+        | TurnEvent::ToolCallFinished(t) => {
             let verb = match e {
-                Event::ToolCallStarted(_) => "started",
-                Event::ToolCallUpdated(_) => "updated",
+                TurnEvent::ToolCallStarted(_) => "started",
+                TurnEvent::ToolCallUpdated(_) => "updated",
                 _ => "finished",
             };
             let title = t.title();
@@ -185,7 +187,7 @@ pub fn render(e: &Event<'_>) -> String {
             );
             s
         }
-        Event::PermissionRequested {
+        TurnEvent::PermissionRequested {
             permission,
             tool_call,
         } => format!(
@@ -199,7 +201,7 @@ pub fn render(e: &Event<'_>) -> String {
                 " untracked tool call"
             }
         ),
-        Event::PermissionResolved { permission, .. } => format!(
+        TurnEvent::PermissionResolved { permission, .. } => format!(
             "permission resolved {} -> {}",
             permission.request_id(),
             match permission.outcome() {
@@ -209,7 +211,7 @@ pub fn render(e: &Event<'_>) -> String {
                 None => "not retained".to_owned(),
             }
         ),
-        Event::PlanUpdated(entries) => format!(
+        TurnEvent::PlanUpdated(entries) => format!(
             "plan {}",
             entries
                 .iter()
@@ -217,11 +219,11 @@ pub fn render(e: &Event<'_>) -> String {
                 .collect::<Vec<_>>()
                 .join("; ")
         ),
-        Event::ModeChanged(m) => format!("mode {m}"),
-        Event::UsageUpdated(u) => format!("usage {}/{}", u.used, u.size),
-        Event::TurnFinished(r) => format!("turn finished {}", r.as_str()),
-        Event::Other(u) => format!("other {}", u.tag().unwrap_or("unknown")),
-        Event::Problem(p) => format!("problem: {p}"),
+        TurnEvent::ModeChanged(m) => format!("mode {m}"),
+        TurnEvent::UsageUpdated(u) => format!("usage {}/{}", u.used, u.size),
+        TurnEvent::TurnFinished(r) => format!("turn finished {}", r.as_str()),
+        TurnEvent::Other(u) => format!("other {}", u.tag().unwrap_or("unknown")),
+        TurnEvent::Problem(p) => format!("problem: {p}"),
         _ => format!("{e:?}"),
     }
 }

@@ -1,4 +1,4 @@
-//! A fast path for the chunk frames [`ChunkEncoder`](super::ChunkEncoder)
+//! The direct path for the chunk frames [`ChunkEncoder`](super::ChunkEncoder)
 //! writes: `{"type":"tool_result_chunk","tool_id":"…","seq":N,"data":"…"}`
 //! exactly, with an unescaped `tool_id`.
 //!
@@ -14,7 +14,7 @@ const SEQ: &str = "\",\"seq\":";
 const DATA: &str = ",\"data\":\"";
 
 /// A canonical chunk frame, its data not yet validated.
-pub(super) struct FastChunk<'a> {
+pub(super) struct DirectChunk<'a> {
     pub(super) tool_id: &'a str,
     pub(super) seq: u64,
     /// The data's content, between its quotes, still escaped.
@@ -22,7 +22,7 @@ pub(super) struct FastChunk<'a> {
 }
 
 /// Parses `line` if it has the canonical shape.
-pub(super) fn parse(line: &str) -> Option<FastChunk<'_>> {
+pub(super) fn parse(line: &str) -> Option<DirectChunk<'_>> {
     let rest = line.strip_prefix(PREFIX)?;
     let end_id = memchr::memchr(b'"', rest.as_bytes())?;
     let (tool_id, rest) = rest.split_at_checked(end_id)?;
@@ -37,7 +37,7 @@ pub(super) fn parse(line: &str) -> Option<FastChunk<'_>> {
     }
     let seq = number.parse::<u64>().ok()?;
     let body = rest.strip_prefix(DATA)?.strip_suffix("\"}")?;
-    Some(FastChunk { tool_id, seq, body })
+    Some(DirectChunk { tool_id, seq, body })
 }
 
 /// Appends the validated, unescaped `body` to `out`; on a bad literal
