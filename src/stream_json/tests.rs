@@ -30,18 +30,8 @@ fn every_known_type_round_trips() {
         r#"{"type":"tool_result_end","tool_id":"x","chunks":1,"total_bytes":3}"#,
         r#"{"type":"thought","subject":"s","n":[1, 2]}"#,
     ];
-    let kinds = [
-        "init",
-        "message",
-        "tool_use",
-        "tool_result",
-        "error",
-        "result",
-        "tool_result_start",
-        "tool_result_chunk",
-        "tool_result_end",
-        "thought",
-    ];
+    // Every known kind in order, then one this version does not know.
+    let kinds = KNOWN.iter().copied().chain(["thought"]);
     for (line, kind) in lines.iter().zip(kinds) {
         let line = line
             .replace('T', TS)

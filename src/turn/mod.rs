@@ -104,15 +104,14 @@
 mod event;
 mod limits;
 mod state;
+mod tool;
 
 use alloc::string::String;
 use alloc::vec::Vec;
 
 use crate::acp::{
-    ContentBlock, ContentChunk, PlanEntry, PromptResponse, RawJson, RequestId,
-    RequestPermissionRequest, RequestPermissionResponse, SessionNotification, SessionUpdate,
-    StopReason, ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate,
-    ToolKind, UsageUpdate,
+    ContentBlock, ContentChunk, PlanEntry, PromptResponse, RequestId, RequestPermissionRequest,
+    RequestPermissionResponse, SessionNotification, SessionUpdate, StopReason, UsageUpdate,
 };
 use crate::error::{TurnError, TurnLimit};
 
@@ -131,7 +130,7 @@ pub type Event<'a> = TurnEvent<'a>;
 pub type Message = MessageState;
 
 use event::{Code, Codes, Source};
-use state::{is_final, ToolCallState as Tc};
+use tool::{Budget, Fields};
 
 /// The state of an ACP session's current turn, fed with decoded messages,
 /// returning the events a UI renders (see the [module docs](self)).
@@ -165,88 +164,6 @@ pub struct TurnView {
     plan: Option<Vec<PlanEntry<'static>>>,
     mode: Option<String>,
     usage: Option<UsageUpdate<'static>>,
-}
-
-/// The fields of a `tool_call` or `tool_call_update`, each `None` when not
-/// sent.
-#[derive(Default)]
-struct Fields<'u> {
-    title: Option<&'u str>,
-    name: Option<&'u str>,
-    kind: Option<&'u ToolKind<'u>>,
-    status: Option<&'u ToolCallStatus<'u>>,
-    content: Option<&'u [ToolCallContent<'u>]>,
-    locations: Option<&'u [ToolCallLocation<'u>]>,
-    raw_input: Option<&'u RawJson<'u>>,
-    raw_output: Option<&'u RawJson<'u>>,
-}
-
-impl<'u> Fields<'u> {
-    fn of_call(t: &'u ToolCall<'u>) -> Self {
-        Self {
-            title: Some(&t.title),
-            name: t.name.as_deref(),
-            kind: t.kind.as_ref(),
-            status: t.status.as_ref(),
-            content: t.content.as_deref(),
-            locations: t.locations.as_deref(),
-            raw_input: t.raw_input.as_ref(),
-            raw_output: t.raw_output.as_ref(),
-        }
-    }
-
-    fn of_update(t: &'u ToolCallUpdate<'u>) -> Self {
-        Self {
-            title: t.title.as_deref(),
-            name: t.name.as_deref(),
-            kind: t.kind.as_ref(),
-            status: t.status.as_ref(),
-            content: t.content.as_deref(),
-            locations: t.locations.as_deref(),
-            raw_input: t.raw_input.as_ref(),
-            raw_output: t.raw_output.as_ref(),
-        }
-    }
-
-    fn is_empty(&self) -> bool {
-        self.title.is_none()
-            && self.name.is_none()
-            && self.kind.is_none()
-            && self.status.is_none()
-            && self.content.is_none()
-            && self.locations.is_none()
-            && self.raw_input.is_none()
-            && self.raw_output.is_none()
-    }
-}
-
-/// Byte accounting against one budget.
-struct Budget<'b> {
-    total: &'b mut usize,
-    limit: usize,
-    dropped: usize,
-}
-
-impl Budget<'_> {
-    /// Replaces `old` retained bytes of an item by `new`: true when they fit.
-    /// On false the caller clears the item (its old bytes are released) and
-    /// the new bytes count as dropped.
-    fn admit(&mut self, item_bytes: &mut usize, old: usize, new: usize) -> bool {
-        let base = self.total.saturating_sub(old);
-        *item_bytes = item_bytes.saturating_sub(old);
-        match base.checked_add(new) {
-            Some(total) if total <= self.limit => {
-                *self.total = total;
-                *item_bytes = item_bytes.saturating_add(new);
-                true
-            }
-            _ => {
-                *self.total = base;
-                self.dropped = self.dropped.saturating_add(new);
-                false
-            }
-        }
-    }
 }
 
 impl TurnView {
@@ -626,150 +543,6 @@ impl TurnView {
         codes.push(Code::Delta(index));
     }
 
-    fn announce(&mut self, call: &ToolCall<'_>, codes: &mut Codes) {
-        let fields = Fields::of_call(call);
-        match self.find_tool(&call.tool_call_id) {
-            None => self.create(&call.tool_call_id, &fields, codes),
-            Some(i) => {
-                codes.problem(TurnError::DuplicateToolCall);
-                let was_final = self.tool_calls.get(i).is_some_and(Tc::is_finished);
-                if let Some(t) = self.tool_calls.get_mut(i) {
-                    // A `tool_call` is the whole state: start from scratch.
-                    let fresh = Tc::new(&call.tool_call_id);
-                    self.tool_bytes = self
-                        .tool_bytes
-                        .saturating_sub(t.bytes)
-                        .saturating_add(fresh.bytes);
-                    *t = fresh;
-                }
-                self.apply_fields(i, &fields, codes);
-                self.transition(i, was_final, codes);
-            }
-        }
-    }
-
-    fn create(&mut self, id: &str, fields: &Fields<'_>, codes: &mut Codes) {
-        if self.tool_calls.len() >= self.limits.max_tool_calls {
-            self.limit(TurnLimit::ToolCalls, 1, codes);
-            return;
-        }
-        let call = Tc::new(id);
-        match self.tool_bytes.checked_add(call.bytes) {
-            Some(total) if total <= self.limits.max_tool_bytes => self.tool_bytes = total,
-            _ => {
-                self.limit(TurnLimit::ToolBytes, call.bytes, codes);
-                return;
-            }
-        }
-        self.tool_calls.push(call);
-        let i = self.tool_calls.len().saturating_sub(1);
-        codes.push(Code::ToolStarted(i));
-        self.apply_fields(i, fields, codes);
-        if self.tool_calls.get(i).is_some_and(Tc::is_finished) {
-            codes.push(Code::ToolFinished(i));
-        }
-    }
-
-    fn apply(&mut self, i: usize, fields: &Fields<'_>, codes: &mut Codes) {
-        let was_final = self.tool_calls.get(i).is_some_and(Tc::is_finished);
-        self.apply_fields(i, fields, codes);
-        self.transition(i, was_final, codes);
-    }
-
-    /// Emits finished when the tool call just reached a final status,
-    /// updated otherwise.
-    fn transition(&self, i: usize, was_final: bool, codes: &mut Codes) {
-        let is_final = self.tool_calls.get(i).is_some_and(Tc::is_finished);
-        codes.push(if is_final && !was_final {
-            Code::ToolFinished(i)
-        } else {
-            Code::ToolUpdated(i)
-        });
-    }
-
-    fn apply_fields(&mut self, i: usize, f: &Fields<'_>, codes: &mut Codes) {
-        let Some(t) = self.tool_calls.get_mut(i) else {
-            return;
-        };
-        let mut b = Budget {
-            total: &mut self.tool_bytes,
-            limit: self.limits.max_tool_bytes,
-            dropped: 0,
-        };
-        if let Some(status) = f.status {
-            let (old, new) = (state::status_len(&t.status), state::status_len(status));
-            // A status too long to retain (an unknown one) leaves `pending`.
-            t.status = if b.admit(&mut t.bytes, old, new) {
-                status.clone().into_owned()
-            } else {
-                ToolCallStatus::Pending
-            };
-        }
-        if let Some(kind) = f.kind {
-            let old = t.kind.as_ref().map_or(0, state::kind_len);
-            let new = state::kind_len(kind);
-            t.kind = b
-                .admit(&mut t.bytes, old, new)
-                .then(|| kind.clone().into_owned());
-        }
-        if let Some(title) = f.title {
-            if b.admit(&mut t.bytes, t.title.len(), title.len()) {
-                t.title.clear();
-                t.title.push_str(title);
-            } else {
-                t.title = String::new();
-            }
-        }
-        if let Some(name) = f.name {
-            let old = t.name.as_ref().map_or(0, String::len);
-            t.name = b.admit(&mut t.bytes, old, name.len()).then(|| name.into());
-        }
-        if let Some(content) = f.content {
-            if !is_final(&t.status) {
-                if let Some(text) = state::explanation_of(content) {
-                    let old = t.explanation.as_ref().map_or(0, String::len);
-                    t.explanation = b.admit(&mut t.bytes, old, text.len()).then(|| text.into());
-                }
-            }
-        }
-        if let Some(locations) = f.locations {
-            let (old, new) = (
-                state::locations_len(&t.locations),
-                state::locations_len(locations),
-            );
-            t.locations = if b.admit(&mut t.bytes, old, new) {
-                state::owned_vec(locations)
-            } else {
-                Vec::new()
-            };
-        }
-        if let Some(raw) = f.raw_input {
-            let old = t.raw_input.as_ref().map_or(0, |r| r.get().len());
-            t.raw_input = b
-                .admit(&mut t.bytes, old, raw.get().len())
-                .then(|| raw.clone().into_owned());
-        }
-        if let Some(raw) = f.raw_output {
-            let old = t.raw_output.as_ref().map_or(0, |r| r.get().len());
-            t.raw_output = b
-                .admit(&mut t.bytes, old, raw.get().len())
-                .then(|| raw.clone().into_owned());
-        }
-        if let Some(content) = f.content {
-            let (old, new) = (
-                state::contents_len(&t.content),
-                state::contents_len(content),
-            );
-            t.content = if b.admit(&mut t.bytes, old, new) {
-                state::owned_vec(content)
-            } else {
-                Vec::new()
-            };
-        }
-        let dropped = b.dropped;
-        self.limit(TurnLimit::ToolBytes, dropped, codes);
-    }
-
     fn add_permission(
         &mut self,
         id: &RequestId<'_>,
@@ -864,87 +637,4 @@ fn floor_char_boundary(text: &str, max: usize) -> usize {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn char_boundaries() {
-        assert_eq!(floor_char_boundary("aé", 0), 0);
-        assert_eq!(floor_char_boundary("aé", 1), 1);
-        assert_eq!(floor_char_boundary("aé", 2), 1);
-        assert_eq!(floor_char_boundary("aé", 3), 3);
-        assert_eq!(floor_char_boundary("aé", 99), 3);
-        assert_eq!(floor_char_boundary("🦀", 3), 0);
-    }
-
-    #[test]
-    fn budget_replaces_or_clears() {
-        let mut total = 10;
-        let mut item = 4;
-        let mut b = Budget {
-            total: &mut total,
-            limit: 12,
-            dropped: 0,
-        };
-        assert!(b.admit(&mut item, 4, 6));
-        assert!(!b.admit(&mut item, 6, 9));
-        assert_eq!(b.dropped, 9);
-        // The refused value cleared the old one.
-        assert_eq!((total, item), (6, 0));
-        let mut total = usize::MAX - 1;
-        let mut item = 0;
-        let mut b = Budget {
-            total: &mut total,
-            limit: usize::MAX,
-            dropped: 0,
-        };
-        assert!(!b.admit(&mut item, 0, 5));
-    }
-
-    #[test]
-    fn codes_keep_the_newest_when_full() {
-        let mut codes = Codes::default();
-        for _ in 0..event::CAPACITY + 3 {
-            codes.push(Code::Plan);
-        }
-        codes.push(Code::Mode);
-        let view = TurnView::default();
-        let update = SessionUpdate::CurrentModeUpdate(crate::acp::CurrentModeUpdate {
-            current_mode_id: "m".into(),
-            meta: None,
-        });
-        let events: Vec<_> = Events::new(&view, Source::Update(&update), codes).collect();
-        // Plan codes do not resolve against a mode update; the last is Mode.
-        assert_eq!(events, [TurnEvent::ModeChanged("m")]);
-    }
-
-    /// Byte accounting equals a recount from scratch after any sequence.
-    fn recount(view: &TurnView) -> usize {
-        let tools: usize = view.tool_calls.iter().map(|t| t.bytes).sum();
-        let perms: usize = view.permissions.iter().map(|p| p.bytes).sum();
-        tools + perms
-    }
-
-    #[test]
-    fn tool_bytes_match_the_fields() {
-        let mut view = TurnView::default();
-        let text = r#"{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"ab","title":"xyz","kind":"read","status":"in_progress","locations":[{"path":"/p"}],"content":[{"type":"diff","path":"/p","oldText":"o","newText":"nn"}],"rawInput":{}}}"#;
-        let n: SessionNotification<'_> = serde_json::from_str(text).unwrap();
-        let _ = view.push_update(&n);
-        let t = &view.tool_calls[0];
-        // id 2 + title 3 + location (2 + 16) + raw input 2
-        // + diff (2 + 1 + 2 + 16); known statuses and kinds hold no text.
-        assert_eq!(t.bytes, 2 + 3 + 18 + 2 + 21);
-        assert_eq!(view.tool_bytes, recount(&view));
-        let text = r#"{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"ab","status":"completed","content":[],"locations":[]}}"#;
-        let n: SessionNotification<'_> = serde_json::from_str(text).unwrap();
-        let _ = view.push_update(&n);
-        assert_eq!(view.tool_calls[0].bytes, 2 + 3 + 2);
-        let text = r#"{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"ab","status":"paused","kind":"warp"}}"#;
-        let n: SessionNotification<'_> = serde_json::from_str(text).unwrap();
-        let _ = view.push_update(&n);
-        assert_eq!(view.tool_calls[0].bytes, 2 + 3 + 2 + 6 + 4);
-        assert_eq!(view.tool_bytes, recount(&view));
-        assert_eq!(view.tool_bytes, recount(&view));
-    }
-}
+mod tests;

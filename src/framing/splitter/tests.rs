@@ -1,0 +1,119 @@
+use super::*;
+use crate::PeekedId;
+
+/// Feeds `input` in pieces of `step` bytes; collects items as strings.
+fn run(
+    splitter: &mut LineSplitter,
+    input: &[u8],
+    step: usize,
+) -> alloc::vec::Vec<alloc::string::String> {
+    use alloc::string::ToString;
+    let mut out = alloc::vec::Vec::new();
+    let mut buf = alloc::vec::Vec::new();
+    for piece in input.chunks(step.max(1)) {
+        buf.extend_from_slice(piece);
+        let mut start = 0;
+        loop {
+            let d = splitter.decode(&buf[start..]);
+            start += d.consumed;
+            match d.item {
+                Some(Ok(l)) => out.push(l.as_str().to_string()),
+                Some(Err(e)) => out.push(alloc::format!("error: {e}")),
+                None => break,
+            }
+        }
+        buf.drain(..start);
+        assert!(buf.len() <= splitter.max_line_len() + step.max(1));
+    }
+    loop {
+        let d = splitter.decode_eof(&buf);
+        let consumed = d.consumed;
+        let item = d.item.map(|r| {
+            r.map(|l| {
+                alloc::format!(
+                    "{}{}",
+                    l.as_str(),
+                    if l.is_terminated() { "" } else { " (eof)" }
+                )
+            })
+        });
+        buf.drain(..consumed);
+        match item {
+            Some(Ok(l)) => out.push(l),
+            Some(Err(e)) => out.push(alloc::format!("error: {e}")),
+            None => break,
+        }
+    }
+    out
+}
+
+#[test]
+fn crlf_blank_and_eof() {
+    let mut s = LineSplitter::new();
+    let out = run(&mut s, b"a\r\n \t\r\n\n\r\nb\nc", 1);
+    assert_eq!(out, ["a", "b", "c (eof)"]);
+}
+
+#[test]
+fn oversized_then_good_in_any_piece_size() {
+    let input = b"{\"id\":4,\"method\":\"x\",\"params\":\"0123456789\"}\nok\n";
+    for step in 1..input.len() + 1 {
+        let mut s = LineSplitter::with_max_line_len(24);
+        let out = run(&mut s, input, step);
+        assert_eq!(out.len(), 2, "step {step}: {out:?}");
+        assert!(
+            out[0].contains("exceeds the 24-byte limit (request id 4)"),
+            "{out:?}"
+        );
+        assert_eq!(out[1], "ok");
+    }
+}
+
+#[test]
+fn oversized_reported_once_with_id() {
+    let mut s = LineSplitter::with_max_line_len(8);
+    let d = s.decode(b"{\"id\":\"q\",\"method\":\"m\"");
+    assert_eq!(d.consumed, 22);
+    assert_eq!(
+        d.item,
+        Some(Err(FrameError::LineTooLong {
+            limit: 8,
+            seen: 22,
+            id: PeekedId::from_str_id("q"),
+            is_request: true
+        }))
+    );
+    let d = s.decode(b"more bytes of it");
+    assert_eq!((d.consumed, d.item), (16, None));
+    let d = s.decode(b"end}\nnext\n");
+    assert_eq!(d.consumed, 10);
+    assert_eq!(d.item.unwrap().unwrap().as_str(), "next");
+}
+
+#[test]
+fn invalid_utf8_is_one_line() {
+    let mut s = LineSplitter::new();
+    let out = run(&mut s, b"ok\n\xff\xfe\nnext\n", 2);
+    assert_eq!(out[0], "ok");
+    assert!(out[1].starts_with("error: line of 2 bytes is not valid utf-8"));
+    assert_eq!(out[2], "next");
+}
+
+#[test]
+fn eof_in_oversized_line_resets() {
+    let mut s = LineSplitter::with_max_line_len(3);
+    let out = run(&mut s, b"abcdef", 2);
+    assert_eq!(out.len(), 1);
+    assert!(out[0].starts_with("error: line of 4 bytes"));
+    let d = s.decode(b"ok\n");
+    assert_eq!(d.item.unwrap().unwrap().as_str(), "ok");
+}
+
+#[test]
+fn limit_is_inclusive_and_counts_cr() {
+    let mut s = LineSplitter::with_max_line_len(3);
+    assert_eq!(s.decode(b"abc\n").item.unwrap().unwrap().as_str(), "abc");
+    assert!(s.decode(b"ab\r\n").item.unwrap().is_ok());
+    assert!(s.decode(b"abc\r\n").item.unwrap().is_err());
+    assert!(s.decode(b"abcd").item.unwrap().is_err());
+}

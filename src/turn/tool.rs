@@ -1,0 +1,245 @@
+//! Tool calls in the turn view: creating one from a `tool_call`, applying a
+//! `tool_call_update`, and the byte accounting both go through.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use super::event::{Code, Codes};
+use super::state::{self, is_final, ToolCallState as Tc};
+use super::TurnView;
+use crate::acp::{
+    RawJson, ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolKind,
+};
+use crate::error::{TurnError, TurnLimit};
+
+/// The fields of a `tool_call` or `tool_call_update`, each `None` when not
+/// sent.
+#[derive(Default)]
+pub(super) struct Fields<'u> {
+    title: Option<&'u str>,
+    name: Option<&'u str>,
+    kind: Option<&'u ToolKind<'u>>,
+    status: Option<&'u ToolCallStatus<'u>>,
+    content: Option<&'u [ToolCallContent<'u>]>,
+    locations: Option<&'u [ToolCallLocation<'u>]>,
+    raw_input: Option<&'u RawJson<'u>>,
+    raw_output: Option<&'u RawJson<'u>>,
+}
+
+impl<'u> Fields<'u> {
+    pub(super) fn of_call(t: &'u ToolCall<'u>) -> Self {
+        Self {
+            title: Some(&t.title),
+            name: t.name.as_deref(),
+            kind: t.kind.as_ref(),
+            status: t.status.as_ref(),
+            content: t.content.as_deref(),
+            locations: t.locations.as_deref(),
+            raw_input: t.raw_input.as_ref(),
+            raw_output: t.raw_output.as_ref(),
+        }
+    }
+
+    pub(super) fn of_update(t: &'u ToolCallUpdate<'u>) -> Self {
+        Self {
+            title: t.title.as_deref(),
+            name: t.name.as_deref(),
+            kind: t.kind.as_ref(),
+            status: t.status.as_ref(),
+            content: t.content.as_deref(),
+            locations: t.locations.as_deref(),
+            raw_input: t.raw_input.as_ref(),
+            raw_output: t.raw_output.as_ref(),
+        }
+    }
+
+    pub(super) fn is_empty(&self) -> bool {
+        self.title.is_none()
+            && self.name.is_none()
+            && self.kind.is_none()
+            && self.status.is_none()
+            && self.content.is_none()
+            && self.locations.is_none()
+            && self.raw_input.is_none()
+            && self.raw_output.is_none()
+    }
+}
+
+/// Byte accounting against one budget.
+pub(super) struct Budget<'b> {
+    pub(super) total: &'b mut usize,
+    pub(super) limit: usize,
+    pub(super) dropped: usize,
+}
+
+impl Budget<'_> {
+    /// Replaces `old` retained bytes of an item by `new`: true when they fit.
+    /// On false the caller clears the item (its old bytes are released) and
+    /// the new bytes count as dropped.
+    pub(super) fn admit(&mut self, item_bytes: &mut usize, old: usize, new: usize) -> bool {
+        let base = self.total.saturating_sub(old);
+        *item_bytes = item_bytes.saturating_sub(old);
+        match base.checked_add(new) {
+            Some(total) if total <= self.limit => {
+                *self.total = total;
+                *item_bytes = item_bytes.saturating_add(new);
+                true
+            }
+            _ => {
+                *self.total = base;
+                self.dropped = self.dropped.saturating_add(new);
+                false
+            }
+        }
+    }
+
+    /// [`admit`](Self::admit) for a list: the list `make` builds when its
+    /// `new` bytes fit, else an empty one.
+    pub(super) fn admit_list<T>(
+        &mut self,
+        item_bytes: &mut usize,
+        old: usize,
+        new: usize,
+        make: impl FnOnce() -> Vec<T>,
+    ) -> Vec<T> {
+        if self.admit(item_bytes, old, new) {
+            make()
+        } else {
+            Vec::new()
+        }
+    }
+}
+
+impl TurnView {
+    pub(super) fn announce(&mut self, call: &ToolCall<'_>, codes: &mut Codes) {
+        let fields = Fields::of_call(call);
+        match self.find_tool(&call.tool_call_id) {
+            None => self.create(&call.tool_call_id, &fields, codes),
+            Some(i) => {
+                codes.problem(TurnError::DuplicateToolCall);
+                let was_final = self.tool_calls.get(i).is_some_and(Tc::is_finished);
+                if let Some(t) = self.tool_calls.get_mut(i) {
+                    // A `tool_call` is the whole state: start from scratch.
+                    let fresh = Tc::new(&call.tool_call_id);
+                    self.tool_bytes = self
+                        .tool_bytes
+                        .saturating_sub(t.bytes)
+                        .saturating_add(fresh.bytes);
+                    *t = fresh;
+                }
+                self.apply_fields(i, &fields, codes);
+                self.transition(i, was_final, codes);
+            }
+        }
+    }
+
+    pub(super) fn create(&mut self, id: &str, fields: &Fields<'_>, codes: &mut Codes) {
+        if self.tool_calls.len() >= self.limits.max_tool_calls {
+            self.limit(TurnLimit::ToolCalls, 1, codes);
+            return;
+        }
+        let call = Tc::new(id);
+        match self.tool_bytes.checked_add(call.bytes) {
+            Some(total) if total <= self.limits.max_tool_bytes => self.tool_bytes = total,
+            _ => {
+                self.limit(TurnLimit::ToolBytes, call.bytes, codes);
+                return;
+            }
+        }
+        self.tool_calls.push(call);
+        let i = self.tool_calls.len().saturating_sub(1);
+        codes.push(Code::ToolStarted(i));
+        self.apply_fields(i, fields, codes);
+        if self.tool_calls.get(i).is_some_and(Tc::is_finished) {
+            codes.push(Code::ToolFinished(i));
+        }
+    }
+
+    pub(super) fn apply(&mut self, i: usize, fields: &Fields<'_>, codes: &mut Codes) {
+        let was_final = self.tool_calls.get(i).is_some_and(Tc::is_finished);
+        self.apply_fields(i, fields, codes);
+        self.transition(i, was_final, codes);
+    }
+
+    /// Emits finished when the tool call just reached a final status,
+    /// updated otherwise.
+    fn transition(&self, i: usize, was_final: bool, codes: &mut Codes) {
+        let is_final = self.tool_calls.get(i).is_some_and(Tc::is_finished);
+        codes.push(if is_final && !was_final {
+            Code::ToolFinished(i)
+        } else {
+            Code::ToolUpdated(i)
+        });
+    }
+
+    fn apply_fields(&mut self, i: usize, f: &Fields<'_>, codes: &mut Codes) {
+        let Some(t) = self.tool_calls.get_mut(i) else {
+            return;
+        };
+        let mut b = Budget {
+            total: &mut self.tool_bytes,
+            limit: self.limits.max_tool_bytes,
+            dropped: 0,
+        };
+        if let Some(status) = f.status {
+            let (old, new) = (state::status_len(&t.status), state::status_len(status));
+            // A status too long to retain (an unknown one) leaves `pending`.
+            t.status = if b.admit(&mut t.bytes, old, new) {
+                status.clone().into_owned()
+            } else {
+                ToolCallStatus::Pending
+            };
+        }
+        if let Some(kind) = f.kind {
+            let old = t.kind.as_ref().map_or(0, state::kind_len);
+            let new = state::kind_len(kind);
+            t.kind = b
+                .admit(&mut t.bytes, old, new)
+                .then(|| kind.clone().into_owned());
+        }
+        if let Some(title) = f.title {
+            if b.admit(&mut t.bytes, t.title.len(), title.len()) {
+                t.title.clear();
+                t.title.push_str(title);
+            } else {
+                t.title = String::new();
+            }
+        }
+        if let Some(name) = f.name {
+            let old = t.name.as_ref().map_or(0, String::len);
+            t.name = b.admit(&mut t.bytes, old, name.len()).then(|| name.into());
+        }
+        if let Some(content) = f.content {
+            if !is_final(&t.status) {
+                if let Some(text) = state::explanation_of(content) {
+                    let old = t.explanation.as_ref().map_or(0, String::len);
+                    t.explanation = b.admit(&mut t.bytes, old, text.len()).then(|| text.into());
+                }
+            }
+        }
+        if let Some(locations) = f.locations {
+            let old = state::locations_len(&t.locations);
+            let new = state::locations_len(locations);
+            t.locations = b.admit_list(&mut t.bytes, old, new, || state::owned_vec(locations));
+        }
+        if let Some(raw) = f.raw_input {
+            let old = t.raw_input.as_ref().map_or(0, |r| r.get().len());
+            t.raw_input = b
+                .admit(&mut t.bytes, old, raw.get().len())
+                .then(|| raw.clone().into_owned());
+        }
+        if let Some(raw) = f.raw_output {
+            let old = t.raw_output.as_ref().map_or(0, |r| r.get().len());
+            t.raw_output = b
+                .admit(&mut t.bytes, old, raw.get().len())
+                .then(|| raw.clone().into_owned());
+        }
+        if let Some(content) = f.content {
+            let old = state::contents_len(&t.content);
+            let new = state::contents_len(content);
+            t.content = b.admit_list(&mut t.bytes, old, new, || state::owned_vec(content));
+        }
+        let dropped = b.dropped;
+        self.limit(TurnLimit::ToolBytes, dropped, codes);
+    }
+}
