@@ -15,7 +15,7 @@
 //! | request tracking | [`TrackerError`] | [`Tracker`](crate::acp::Tracker) |
 //! | stream-json | [`EventError`] | [`Event::decode`](crate::stream_json::Event::decode) |
 //! | chunked tool results | [`ChunkError`] | [`Reassembler`](crate::chunk::Reassembler), [`ChunkEncoder::new`](crate::chunk::ChunkEncoder::new) |
-//! | turn view | [`TurnError`] | [`TurnView`](crate::turn::TurnView), as [`Event::Problem`](crate::turn::Event::Problem) |
+//! | turn view | [`TurnError`] | [`TurnView`](crate::turn::TurnView), as [`TurnEvent::Problem`](crate::turn::TurnEvent::Problem) |
 
 use core::fmt;
 
@@ -746,7 +746,7 @@ impl TurnLimit {
 }
 
 /// Something a [`TurnView`](crate::turn::TurnView) was fed that does not fit
-/// the turn: reported as an [`Event::Problem`](crate::turn::Event::Problem),
+/// the turn: reported as an [`TurnEvent::Problem`](crate::turn::TurnEvent::Problem),
 /// never fatal. The view stays usable; what each variant did with the input
 /// is documented on it.
 #[cfg(feature = "alloc")]

@@ -11,7 +11,7 @@
 //! | framing | [`framing`] | bytes, in reads of any size | [`Line`]s (`&str`), or a [`FrameError`] for one bad line |
 //! | ACP messages | [`acp`] | one line | a [`Message`](acp::Message) borrowed from it; typed params and results on demand |
 //! | request tracking | [`acp::Tracker`] | decoded messages, `now` | matched responses, expired requests, cancel messages |
-//! | turn view | [`turn`] | decoded `session/update`s, permissions, prompt responses | UI [`Event`](turn::Event)s and turn state |
+//! | turn view | [`turn`] | decoded `session/update`s, permissions, prompt responses | UI [`TurnEvent`](turn::TurnEvent)s and turn state |
 //! | stream-json | [`stream_json`] | one line | an [`Event`] |
 //! | chunked tool results | [`chunk`] | a big `tool_result` / frames | frames of at most 32 KiB / the rebuilt result |
 //! | tool-call titles | [`title`] | a title string | command, directory, description as slices of it |
@@ -176,7 +176,7 @@
 //! - [`TurnLimits`] bound what a [`TurnView`] retains per turn: 512 tool
 //!   calls, 32 MiB of tool-call data, 1,024 messages, 8 MiB of text, 256
 //!   permission requests. What does not fit is reported as an
-//!   [`Event::Problem`](turn::Event::Problem) and not retained.
+//!   [`TurnEvent::Problem`](turn::TurnEvent::Problem) and not retained.
 //! - [`acp::Tracker`] expires requests after
 //!   [`DEFAULT_TIMEOUT`](acp::DEFAULT_TIMEOUT) (30 s, per request
 //!   configurable) and accepts at most
@@ -202,7 +202,7 @@
 //! | [`ChunkError`] | [`Reassembler`] | the faulty transfer is gone; its remaining frames come back as [`Pushed::Dropped`](chunk::Pushed::Dropped); other transfers go on; the next transfer with the same id starts clean |
 //! | [`TrackerError`] | [`acp::Tracker`] | the pending tables are unchanged |
 //! | [`EncodeError`] | every `encode*` | the output buffer is left as it was |
-//! | [`TurnError`] | [`TurnView`], inside [`Event::Problem`](turn::Event::Problem) | never an `Err`: the view applied or ignored the input as documented and goes on |
+//! | [`TurnError`] | [`TurnView`], inside [`TurnEvent::Problem`](turn::TurnEvent::Problem) | never an `Err`: the view applied or ignored the input as documented and goes on |
 //!
 //! The tokio-util codecs return a bad line as an *item*, `Ok(Some(Err(…)))`.
 //! A `Decoder` error would end a `FramedRead` stream, and one bad line must
