@@ -6,13 +6,9 @@
 //! run alone (`cargo test --test ws_bridge`) it builds the example first.
 //! Every wait is bounded; nothing leaves the loopback interface.
 //!
-//! The router's sans-IO rules are tested directly too, through the same
-//! source file the example includes.
+//! The router's sans-IO rules (`acp_codec::remote::Router`, which the
+//! example wires to its sockets) are tested directly too.
 #![cfg(all(feature = "std", target_os = "linux"))]
-
-#[path = "../examples/support/bridge_router.rs"]
-#[allow(dead_code)]
-mod bridge_router;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -949,7 +945,7 @@ async fn latency_through_the_bridge() {
 // ---------------------------------------------------------------- router, sans-IO
 
 mod router {
-    use super::bridge_router::{Out, Router};
+    use acp_codec::remote::{ClientId, Out, Router};
     use serde_json::{json, Value};
     use std::time::Duration;
 
@@ -968,10 +964,10 @@ mod router {
         v
     }
 
-    fn client_msgs(out: &mut Vec<Out>) -> Vec<(u64, Value)> {
+    fn client_msgs(out: &mut Vec<Out>) -> Vec<(ClientId, Value)> {
         out.drain(..)
             .map(|o| match o {
-                Out::Client(c, t) => (c, serde_json::from_str(&t).unwrap()),
+                Out::Client { to, text, .. } => (to, serde_json::from_str(&text).unwrap()),
                 Out::Agent(_) => panic!("agent line left"),
             })
             .collect()
@@ -984,7 +980,7 @@ mod router {
     }
 
     /// Client `c` opens a session `sid`; returns nothing left in `out`.
-    fn open(r: &mut Router, c: u64, id: i64, sid: &str) {
+    fn open(r: &mut Router, c: ClientId, id: i64, sid: &str) {
         let mut out = Vec::new();
         r.handle_client(c, &json!({"jsonrpc":"2.0","id":id,"method":"session/new","params":{"cwd":"/","mcpServers":[]}}).to_string(), T, &mut out);
         let sent = agent_lines(&mut out);

@@ -1,5 +1,6 @@
-//! The invariant behind the `bridge_router` fuzz target (the `ws_bridge`
-//! example's multiplexer), shared with `tests/fuzz_corpus.rs`.
+//! The invariant behind the `bridge_router` fuzz target
+//! (`acp_codec::remote::Router`, the multiplexer a bridge runs), shared with
+//! `tests/fuzz_corpus.rs`.
 //!
 //! Input: records separated by `0xFF` (never in UTF-8). A record's first
 //! byte picks the event, the rest (invalid UTF-8 replaced) is its text:
@@ -14,15 +15,10 @@
 //! - an agent line goes to at most one client unless it is a notification
 //!   without a `sessionId`;
 //! - nothing panics, and the pending tables never outgrow the requests.
-#![allow(dead_code)]
-
-#[path = "../../examples/support/bridge_router.rs"]
-mod router;
-
 use std::time::Duration;
 
 use acp_codec::acp::Message;
-use router::{ClientId, Out, Router};
+use acp_codec::remote::{ClientId, Out, Router};
 
 pub fn check(data: &[u8]) {
     let mut router = Router::new();
@@ -70,7 +66,9 @@ pub fn check(data: &[u8]) {
                     Message::decode(s)
                         .unwrap_or_else(|e| panic!("bad line for the agent {s:?}: {e}"));
                 }
-                Out::Client(c, msg) => {
+                Out::Client {
+                    to: c, text: msg, ..
+                } => {
                     assert!(clients.contains(c), "message for a client that is gone");
                     assert!(!msg.contains('\n'));
                     Message::decode(msg)
