@@ -844,3 +844,52 @@ pub const AGENT_STARTED: &str = "_bridge/agent_started";
 /// messages, when the replay buffer had to drop some of what the session
 /// missed (`sessionId`, `droppedMessages`, `droppedBytes`).
 pub const REPLAY_DROPPED: &str = "_bridge/replay_dropped";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn up_with_replay() -> Router {
+        let mut r = Router::new().with_replay(ReplayBuffer::new(1024));
+        r.agent_started(1, 0, &mut Vec::new());
+        r
+    }
+
+    #[test]
+    fn detached_sessions_are_forgotten_when_reused_or_reattached() {
+        let mut r = up_with_replay();
+        let a = r.connect();
+        let mut out = Vec::new();
+        r.handle_client(
+            a,
+            r#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{}}"#,
+            Duration::ZERO,
+            &mut out,
+        );
+        r.handle_agent(
+            r#"{"jsonrpc":"2.0","id":0,"result":{"sessionId":"s"}}"#,
+            Duration::ZERO,
+            &mut out,
+        );
+        r.disconnect(a, &mut out);
+        assert!(r.detached.contains("s"));
+        // A new session of the same name (an agent reusing ids) is not a
+        // reattach: nothing to replay, no longer detached.
+        let b = r.connect();
+        r.handle_client(
+            b,
+            r#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{}}"#,
+            Duration::ZERO,
+            &mut out,
+        );
+        r.handle_agent(
+            r#"{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s"}}"#,
+            Duration::ZERO,
+            &mut out,
+        );
+        assert!(r.detached.is_empty());
+        assert_eq!(r.sessions.get("s"), Some(&b));
+        // Pending counts come back to zero.
+        assert_eq!(r.clients.get(&b).map(|c| c.pending), Some(0));
+    }
+}

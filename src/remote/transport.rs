@@ -578,3 +578,72 @@ pub fn oversize(head: &[u8], seen: usize, limit: usize) -> RemoteError {
     };
     RemoteError::TooLarge { seen, limit, id }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn field(text: &str) -> SessionField<'static> {
+        let raw = RawJson::from_text(text).unwrap();
+        match session_field(Some(&raw)) {
+            SessionField::Id(s) => SessionField::Id(Cow::Owned(s.into_owned())),
+            SessionField::Absent => SessionField::Absent,
+            SessionField::Invalid => SessionField::Invalid,
+        }
+    }
+
+    #[test]
+    fn session_field_forms() {
+        assert_eq!(field("[]"), SessionField::Absent);
+        assert_eq!(field("null"), SessionField::Absent);
+        assert_eq!(field(r#"{"sessionId":null}"#), SessionField::Absent);
+        assert_eq!(field(r#"{"sessionId":"a\"b"}"#).id(), Some("a\"b"));
+        assert_eq!(field(r#"{"sessionId":["s"]}"#), SessionField::Invalid);
+        // Two of them: which one a peer reads is not certain, so neither.
+        assert_eq!(
+            field(r#"{"sessionId":"a","sessionId":"b"}"#),
+            SessionField::Invalid
+        );
+        // Borrowed when there is nothing to unescape.
+        let raw = RawJson::from_text(r#"{"x":1,"sessionId":"s1"}"#).unwrap();
+        assert!(matches!(
+            session_field(Some(&raw)),
+            SessionField::Id(Cow::Borrowed("s1"))
+        ));
+    }
+
+    #[test]
+    fn close_codes_and_streams() {
+        use alloc::string::ToString;
+        assert_eq!(CloseCode(4000).to_string(), "4000");
+        assert_eq!(CloseCode::POLICY_VIOLATION.name(), Some("policy violation"));
+        assert_eq!(answer_stream("session/load", Some("s")), Stream::Connection);
+        assert_eq!(
+            answer_stream("session/prompt", Some("s")),
+            Stream::Session("s".into())
+        );
+        assert_eq!(answer_stream("session/list", None), Stream::Connection);
+        assert!(is_reattach("session/resume") && !is_reattach("session/new"));
+        assert!(is_session_scoped("session/set_model") && is_session_scoped("session/fork"));
+    }
+
+    #[test]
+    fn gate_state_survives_errors() {
+        let mut gate = Gate::new();
+        assert!(gate.check("[]").is_err());
+        assert!(gate
+            .check(r#"{"jsonrpc":"2.0","id":1,"method":"session/new"}"#)
+            .is_err());
+        assert!(!gate.initialized);
+        gate.set_initialized();
+        assert!(matches!(
+            gate.check(r#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{}}"#),
+            Ok(Checked::Forward(_))
+        ));
+        // Responses pass once initialized (answers to the agent's requests).
+        assert!(matches!(
+            gate.check(r#"{"jsonrpc":"2.0","id":1,"result":{}}"#),
+            Ok(Checked::Forward(_))
+        ));
+    }
+}
