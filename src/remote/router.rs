@@ -250,6 +250,16 @@ impl Router {
         self.sessions.get(session).copied()
     }
 
+    /// The session an agent request still waiting on `client` was sent for
+    /// (its [`Stream::Session`]); `None` when no such request waits on that
+    /// client. For [`check_response_session`](super::check_response_session).
+    pub fn request_session(&self, client: ClientId, id: &RequestId<'_>) -> Option<&str> {
+        self.agent_requests
+            .get(&id.to_owned_id())
+            .filter(|a| a.client == client)
+            .map(|a| a.session.as_str())
+    }
+
     /// Requests of clients waiting on the agent, and agent requests waiting
     /// on clients.
     pub fn pending(&self) -> (usize, usize) {

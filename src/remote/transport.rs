@@ -475,8 +475,16 @@ pub enum Post<'a> {
 ///   are present;
 /// - ids are at most `max_id_len` bytes.
 ///
-/// Responses from the client (to the agent's requests) pass with their
-/// session header unchecked.
+/// Responses from the client (to the agent's requests) pass here; check
+/// their `Acp-Session-Id` with [`check_response_session`] against the
+/// session the request went out on ([`Router::request_session`]).
+///
+/// For an `initialize`, the agent's answer comes back from the router as an
+/// [`Out::Client`] on [`Stream::Connection`] with the request's id: send it
+/// as the `POST`'s body rather than on the event stream.
+///
+/// [`Router::request_session`]: super::Router::request_session
+/// [`Out::Client`]: super::Out::Client
 ///
 /// ```
 /// use acp_codec::remote::{check_post, Post, RemoteError, DEFAULT_MAX_ID_LENGTH as MAX};
@@ -552,6 +560,35 @@ pub fn check_post<'a>(
     };
     check_session_len(session.as_deref(), max_id_len)?;
     Ok(Post::Message { message, session })
+}
+
+/// The Streamable HTTP rule for a client's response to an agent request
+/// that went out on a session's stream (`expected`): the `POST` must name
+/// that session in `Acp-Session-Id`. A request sent on the connection's
+/// stream (`expected` is `None`) takes any header.
+///
+/// ```
+/// use acp_codec::remote::{check_response_session, RemoteError};
+///
+/// assert_eq!(check_response_session(Some("s1"), Some("s1")), Ok(()));
+/// assert_eq!(check_response_session(Some("s1"), None), Err(RemoteError::MissingSessionId));
+/// assert_eq!(check_response_session(Some("s1"), Some("s2")), Err(RemoteError::MismatchedSessionId));
+/// assert_eq!(check_response_session(None, Some("s2")), Ok(()));
+/// ```
+///
+/// # Errors
+///
+/// [`RemoteError::MissingSessionId`] or [`RemoteError::MismatchedSessionId`],
+/// answered `400`.
+pub fn check_response_session(
+    expected: Option<&str>,
+    header: Option<&str>,
+) -> Result<(), RemoteError> {
+    match (expected, header) {
+        (Some(_), None) => Err(RemoteError::MissingSessionId),
+        (Some(e), Some(h)) if e != h => Err(RemoteError::MismatchedSessionId),
+        _ => Ok(()),
+    }
 }
 
 /// The error for a message over the size limit, carrying the request id
