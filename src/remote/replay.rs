@@ -111,6 +111,11 @@ impl ReplayBuffer {
         self.budget
     }
 
+    /// The most sessions buffered at once.
+    pub const fn max_sessions(&self) -> usize {
+        self.max_sessions
+    }
+
     /// Bytes of text held, all sessions together.
     pub const fn bytes(&self) -> usize {
         self.bytes
