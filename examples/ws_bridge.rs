@@ -115,9 +115,6 @@ mod bridge;
 #[path = "support/bridge_http.rs"]
 #[allow(dead_code)]
 mod bridge_http;
-#[path = "support/bridge_router.rs"]
-#[allow(dead_code)]
-mod bridge_router;
 #[path = "support/mock_agent.rs"]
 mod mock_agent;
 #[path = "support/tls.rs"]

@@ -1,7 +1,7 @@
 //! The bridge's I/O: the agent process (spawned, read, restarted with
 //! backoff, its stderr logged with rotation) and the WebSocket connections
 //! (any `AsyncRead + AsyncWrite` stream), joined by the sans-IO
-//! [`Router`](super::bridge_router::Router).
+//! [`Router`](acp_codec::remote::Router).
 
 use std::collections::HashMap;
 use std::fs::{self, File, OpenOptions};
@@ -24,7 +24,7 @@ use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
 use tokio_tungstenite::tungstenite::Message as WsMessage;
 
 use crate::bridge_http::{self, Access, Replay, Route};
-use crate::bridge_router::{ClientId, Out, Router};
+use acp_codec::remote::{ClientId, Out, Router};
 
 /// Name of the agent's log file.
 pub const LOG_NAME: &str = "gemini-acp.log";
@@ -152,8 +152,8 @@ fn resolve(st: &State, outs: Vec<Out>) -> Vec<Send> {
                     sends.push(Send::Agent(tx.clone(), line));
                 }
             }
-            Out::Client(c, text) => {
-                if let Some(ct) = st.clients.get(&c) {
+            Out::Client { to, text, .. } => {
+                if let Some(ct) = st.clients.get(&to) {
                     sends.push(Send::Client(ct.tx.clone(), ct.kick.clone(), text));
                 }
             }
