@@ -1,5 +1,5 @@
-//! The `ws_bridge` example's multiplexer, sans-IO, each path with its anchor
-//! in the same group:
+//! `remote::Router`, the multiplexer a bridge runs, sans-IO, each path with
+//! its anchor in the same group:
 //!
 //! - `agent_to_client`: `Router::handle_agent` routing a `session/update` line
 //!   (a 1 MiB tool output, and a 200-byte message chunk) to its session's
@@ -9,21 +9,17 @@
 //!   re-encoding a `session/prompt` (64 KiB of text) and answering it,
 //!   against `encode_raw_line` (validate and copy) of the same text.
 
-#[path = "../examples/support/bridge_router.rs"]
-#[allow(dead_code)]
-mod router;
-
 use std::hint::black_box;
 use std::time::Duration;
 
 use acp_codec::acp::Message;
 use acp_codec::encode_raw_line;
+use acp_codec::remote::{ClientId, Out, Router};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use router::{Out, Router};
 use serde_json::json;
 
 /// A router with one client owning session `s1`.
-fn router() -> (Router, u64) {
+fn router() -> (Router, ClientId) {
     let mut r = Router::new();
     let mut out = Vec::new();
     r.agent_started(1, 0, &mut out);
@@ -82,7 +78,7 @@ fn agent_to_client(c: &mut Criterion) {
             b.iter(|| {
                 out.clear();
                 r.handle_agent(black_box(&line), Duration::ZERO, &mut out);
-                assert!(matches!(out.first(), Some(Out::Client(c, _)) if *c == client));
+                assert!(matches!(out.first(), Some(Out::Client { to, .. }) if *to == client));
             })
         });
     }

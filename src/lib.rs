@@ -301,6 +301,8 @@ pub mod error;
 pub mod framing;
 pub mod limits;
 #[cfg(feature = "alloc")]
+pub mod remote;
+#[cfg(feature = "alloc")]
 pub mod stream_json;
 pub mod title;
 #[cfg(feature = "alloc")]

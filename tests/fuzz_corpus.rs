@@ -105,3 +105,16 @@ fn bridge_router_seeds() {
         bridge_router::check(&data);
     }
 }
+
+#[cfg(feature = "alloc")]
+#[path = "../fuzz/checks/remote_transport.rs"]
+mod remote_transport;
+
+#[cfg(feature = "alloc")]
+#[test]
+fn remote_transport_seeds() {
+    for (name, data) in seeds("remote_transport") {
+        eprintln!("{name}");
+        remote_transport::check(&data);
+    }
+}

@@ -13,17 +13,14 @@
 //!   `--max-buffered-bytes`.
 //! - `DELETE` with `Acp-Connection-Id` closes the connection.
 //!
-//! Where a message goes: a request or notification with `params.sessionId`
-//! to that session's stream, others to the connection stream; a response to
-//! the stream its request was posted for (`session/load`'s to the
-//! connection stream). A JSON array (a batch) is answered `400` with one
-//! `-32600` error whose `id` is `null`.
+//! The transport's rules (what a `POST` must carry, a batch answered `400`
+//! with one `-32600` whose `id` is `null`) are the library's `check_post`;
+//! which stream each message goes on is decided by its router.
 
 // Handlers return `Result<Response, Response>`: the error is the HTTP answer
 // itself, built once per request, so its size does not matter.
 #![allow(clippy::result_large_err)]
 
-use std::borrow::Cow;
 use std::collections::{HashMap, VecDeque};
 use std::convert::Infallible;
 use std::fmt::Write as _;
@@ -32,16 +29,16 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use acp_codec::acp::{Message, RawJson, RequestId};
+use acp_codec::acp::{Message, RequestId};
+use acp_codec::remote::{check_post, ClientId, Post, Stream, DEFAULT_MAX_ID_LENGTH};
 use axum::extract::Request;
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use futures_util::Stream;
-use serde::Deserialize;
+
 use tokio::sync::{mpsc, oneshot, Notify};
 
-use crate::bridge_router::ClientId;
+use crate::hub::ToClient;
 use crate::server::{text, App};
 
 /// The connection header of the transport.
@@ -50,22 +47,6 @@ pub const HEADER_CONNECTION_ID: &str = "acp-connection-id";
 pub const HEADER_SESSION_ID: &str = "acp-session-id";
 /// Longest wait for the agent's answer to `initialize`.
 const INITIALIZE_TIMEOUT: Duration = Duration::from_secs(60);
-
-/// Methods whose `POST` must name the session in `Acp-Session-Id`.
-const SESSION_SCOPED: &[&str] = &[
-    "session/cancel",
-    "session/close",
-    "session/delete",
-    "session/fork",
-    "session/load",
-    "session/prompt",
-    "session/resume",
-    "session/set_config_option",
-    "session/set_mode",
-    "session/set_model",
-];
-
-const BATCH_REFUSED: &str = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"json-rpc batches are not supported"}}"#;
 
 /// The open Streamable HTTP connections, by `Acp-Connection-Id`.
 #[derive(Default)]
@@ -106,10 +87,7 @@ struct Conn {
 #[derive(Default)]
 struct ConnState {
     closed: bool,
-    /// `None` is the connection stream; `Some(session)` a session's.
-    streams: HashMap<Option<String>, Mailbox>,
-    /// The stream each pending client request is answered on, by id.
-    routes: HashMap<String, Option<String>>,
+    streams: HashMap<Stream, Mailbox>,
     /// The pending `initialize`: its id and where its answer goes.
     initialize: Option<(String, oneshot::Sender<String>)>,
     buffered: usize,
@@ -178,82 +156,29 @@ async fn post(app: App, req: Request) -> Result<Response, Response> {
         })?;
     let body = String::from_utf8(body.into())
         .map_err(|_| text(StatusCode::BAD_REQUEST, "body is not utf-8"))?;
-    if body.trim_start().starts_with('[') {
-        let json = [(header::CONTENT_TYPE, "application/json")];
-        return Err((StatusCode::BAD_REQUEST, json, BATCH_REFUSED).into_response());
-    }
-    let message =
-        Message::decode(&body).map_err(|e| text(StatusCode::BAD_REQUEST, &e.to_string()))?;
-    let initialize = matches!(&message, Message::Request(r) if r.method == "initialize");
-    let Some(_) = header_str(&headers, HEADER_CONNECTION_ID) else {
-        if !initialize {
-            return Err(text(
-                StatusCode::BAD_REQUEST,
-                "missing Acp-Connection-Id: the first message must be initialize",
-            ));
-        }
-        let key = message.id().map(id_key).unwrap_or_default();
-        return Ok(open(app, key, &body).await);
-    };
-    if initialize {
-        return Err(text(
-            StatusCode::BAD_REQUEST,
-            "initialize is not allowed on an open connection",
-        ));
-    }
-    let conn = app.http.get(&headers)?;
+    let connection = header_str(&headers, HEADER_CONNECTION_ID);
     let session = header_str(&headers, HEADER_SESSION_ID);
-    let route = route_of(&message, session).map_err(|e| text(StatusCode::BAD_REQUEST, e))?;
-    {
-        let mut st = conn.lock();
-        st.last_seen = Some(Instant::now());
-        if let (Message::Request(r), Some(route)) = (&message, route) {
-            st.routes.insert(id_key(&r.id), route);
+    match check_post(&body, connection, session, DEFAULT_MAX_ID_LENGTH) {
+        Ok(Post::Initialize(r)) => {
+            let key = id_key(&r.id);
+            Ok(open(app, key, &body).await)
+        }
+        Ok(_) => {
+            let conn = app.http.get(&headers)?;
+            conn.lock().last_seen = Some(Instant::now());
+            app.shared.input(conn.client, &body).await;
+            Ok(StatusCode::ACCEPTED.into_response())
+        }
+        Err(e) => {
+            let status = StatusCode::from_u16(e.http_status()).unwrap_or(StatusCode::BAD_REQUEST);
+            Err(match e.reply() {
+                Some(json) => {
+                    (status, [(header::CONTENT_TYPE, "application/json")], json).into_response()
+                }
+                None => text(status, &e.to_string()),
+            })
         }
     }
-    app.shared.input(conn.client, &body).await;
-    Ok(StatusCode::ACCEPTED.into_response())
-}
-
-/// The stream a request's answer goes to (`None`: not a request), after the
-/// `Acp-Session-Id` checks.
-fn route_of(
-    message: &Message<'_>,
-    header: Option<&str>,
-) -> Result<Option<Option<String>>, &'static str> {
-    let (method, params, is_request) = match message {
-        Message::Request(r) => (&*r.method, r.params.as_ref(), true),
-        Message::Notification(n) => (&*n.method, n.params.as_ref(), false),
-        Message::Response(_) | Message::Error(_) => return Ok(None),
-    };
-    let from_params = params.and_then(session_of);
-    if (SESSION_SCOPED.contains(&method) || from_params.is_some()) && header.is_none() {
-        return Err("missing Acp-Session-Id");
-    }
-    if let (Some(h), Some(p)) = (header, from_params.as_deref()) {
-        if h != p {
-            return Err("Acp-Session-Id does not match params.sessionId");
-        }
-    }
-    let session = header
-        .map(str::to_owned)
-        .or(from_params.map(Cow::into_owned));
-    let route = if method == "session/load" {
-        None
-    } else {
-        session
-    };
-    Ok(is_request.then_some(route))
-}
-
-/// `params.sessionId` when it is a string.
-fn session_of<'a>(params: &'a RawJson<'_>) -> Option<Cow<'a, str>> {
-    #[derive(Deserialize)]
-    struct Params<'a> {
-        #[serde(borrow, rename = "sessionId")]
-        session_id: Option<Cow<'a, str>>,
-    }
-    params.parse::<Params<'a>>().ok().and_then(|p| p.session_id)
 }
 
 fn id_key(id: &RequestId<'_>) -> String {
@@ -273,7 +198,7 @@ async fn open(app: App, key: String, body: &str) -> Response {
     if app.http.lock().len() >= app.shared.config.max_http_connections {
         return text(StatusCode::SERVICE_UNAVAILABLE, "too many connections");
     }
-    let (tx, rx) = mpsc::channel::<String>(8);
+    let (tx, rx) = mpsc::channel::<ToClient>(8);
     let kick = Arc::new(Notify::new());
     let (answer_tx, answer_rx) = oneshot::channel();
     let client = app.shared.join(tx, kick.clone());
@@ -311,14 +236,14 @@ async fn open(app: App, key: String, body: &str) -> Response {
 
 /// Sorts the hub's messages for `conn` into its streams until the client
 /// deletes the connection, falls behind, or stays away too long.
-async fn run(app: App, conn: Arc<Conn>, mut rx: mpsc::Receiver<String>, kick: Arc<Notify>) {
+async fn run(app: App, conn: Arc<Conn>, mut rx: mpsc::Receiver<ToClient>, kick: Arc<Notify>) {
     let config = &app.shared.config;
     let mut tick = tokio::time::interval(Duration::from_secs(1).min(config.http_idle));
     let why = loop {
         tokio::select! {
             m = rx.recv() => match m {
-                Some(text) => {
-                    if let Err(e) = sort(&conn, text, config.max_buffered_bytes, config.max_session_streams).await {
+                Some(message) => {
+                    if let Err(e) = sort(&conn, message, config.max_buffered_bytes, config.max_session_streams).await {
                         break e;
                     }
                 }
@@ -351,43 +276,32 @@ async fn run(app: App, conn: Arc<Conn>, mut rx: mpsc::Receiver<String>, kick: Ar
 
 fn idle(conn: &Conn, limit: Duration) -> bool {
     let st = conn.lock();
-    let reading = st.streams.get(&None).is_some_and(|m| m.leased);
+    let reading = st
+        .streams
+        .get(&Stream::Connection)
+        .is_some_and(|m| m.leased);
     !reading && st.last_seen.is_some_and(|t| t.elapsed() > limit)
 }
 
-/// Puts one message on the stream it belongs to, first waiting while the
-/// connection holds more than `max_buffered` bytes nobody has read.
+/// Puts one message on its stream, first waiting while the connection holds
+/// more than `max_buffered` bytes nobody has read. The answer to the
+/// connection's `initialize` goes to its `POST` instead.
 async fn sort(
     conn: &Conn,
-    text: String,
+    (stream, text): ToClient,
     max_buffered: usize,
     max_streams: usize,
 ) -> Result<(), String> {
-    let stream = match Message::decode(&text) {
-        Ok(Message::Request(r)) => r.params.as_ref().and_then(session_of).map(Cow::into_owned),
-        Ok(Message::Notification(n)) => n.params.as_ref().and_then(session_of).map(Cow::into_owned),
-        Ok(m) => {
-            let key = m.id().map(id_key).unwrap_or_default();
-            let mut st = conn.lock();
-            if st.initialize.as_ref().is_some_and(|(k, _)| *k == key) {
-                if let Some((_, answer)) = st.initialize.take() {
-                    let _ = answer.send(text);
-                }
-                return Ok(());
-            }
-            st.routes.remove(&key).flatten()
-        }
-        Err(_) => None,
-    };
+    if let Some(answer) = initialize_answer(conn, &text) {
+        let _ = answer.send(text);
+        return Ok(());
+    }
     loop {
         let wait = conn.taken.notified();
         {
             let mut st = conn.lock();
             if st.buffered == 0 || st.buffered + text.len() <= max_buffered {
-                if stream.is_some()
-                    && !st.streams.contains_key(&stream)
-                    && st.streams.len() > max_streams
-                {
+                if !st.streams.contains_key(&stream) && st.streams.len() > max_streams {
                     return Err(format!("more than {max_streams} session streams"));
                 }
                 st.buffered += text.len();
@@ -401,6 +315,19 @@ async fn sort(
     }
 }
 
+/// Where to send `text` when it answers the pending `initialize`.
+fn initialize_answer(conn: &Conn, text: &str) -> Option<oneshot::Sender<String>> {
+    let mut st = conn.lock();
+    let (pending, _) = st.initialize.as_ref()?;
+    let id = Message::decode(text)
+        .ok()
+        .and_then(|m| m.id().map(id_key))?;
+    if *pending != id {
+        return None;
+    }
+    st.initialize.take().map(|(_, answer)| answer)
+}
+
 /// `GET`: the connection's SSE stream, or a session's.
 fn get(app: App, headers: &HeaderMap) -> Result<Response, Response> {
     let accepts = header_str(headers, header::ACCEPT.as_str())
@@ -412,14 +339,17 @@ fn get(app: App, headers: &HeaderMap) -> Result<Response, Response> {
         ));
     }
     let conn = app.http.get(headers)?;
-    let stream = header_str(headers, HEADER_SESSION_ID).map(str::to_owned);
+    let stream = match header_str(headers, HEADER_SESSION_ID) {
+        Some(session) => Stream::Session(session.to_owned()),
+        None => Stream::Connection,
+    };
     {
         let mut st = conn.lock();
         if st.closed {
             return Err(text(StatusCode::NOT_FOUND, "unknown Acp-Connection-Id"));
         }
         let full = st.streams.len() > app.shared.config.max_session_streams;
-        if stream.is_some() && full && !st.streams.contains_key(&stream) {
+        if full && !st.streams.contains_key(&stream) {
             return Err(text(StatusCode::BAD_REQUEST, "too many session streams"));
         }
         let mailbox = st.streams.entry(stream.clone()).or_default();
@@ -439,7 +369,9 @@ fn get(app: App, headers: &HeaderMap) -> Result<Response, Response> {
     Ok(sse(events))
 }
 
-fn sse(events: impl Stream<Item = Result<Event, Infallible>> + Send + 'static) -> Response {
+fn sse(
+    events: impl futures_util::Stream<Item = Result<Event, Infallible>> + Send + 'static,
+) -> Response {
     let mut resp = Sse::new(events)
         .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
         .into_response();
@@ -452,7 +384,7 @@ fn sse(events: impl Stream<Item = Result<Event, Infallible>> + Send + 'static) -
 /// The right to read one stream, given back when the SSE response ends.
 struct Lease {
     conn: Arc<Conn>,
-    stream: Option<String>,
+    stream: Stream,
 }
 
 impl Lease {

@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::{mpsc, Notify};
 
-use crate::bridge_router::{ClientId, Out, Router};
 use crate::server::Access;
+use acp_codec::remote::{ClientId, Out, Router, Stream};
 
 /// Name of the agent's log file.
 pub const LOG_NAME: &str = "gemini-acp.log";
@@ -60,8 +60,9 @@ pub struct Config {
     pub http_idle: Duration,
 }
 
-/// One JSON-RPC message for a client, as text.
-pub type ToClient = String;
+/// One JSON-RPC message for a client, as text, with the Streamable HTTP
+/// stream it belongs on (a WebSocket client ignores it).
+pub type ToClient = (Stream, String);
 
 /// Where the hub sends a client's messages, and how it tells the client's
 /// transport that the client was too slow to take one.
@@ -87,7 +88,7 @@ pub struct Shared {
 
 pub(crate) enum Send {
     Agent(mpsc::Sender<Vec<u8>>, Vec<u8>),
-    Client(mpsc::Sender<ToClient>, Arc<Notify>, String),
+    Client(mpsc::Sender<ToClient>, Arc<Notify>, ToClient),
 }
 
 impl Shared {
@@ -201,9 +202,9 @@ pub(crate) fn resolve(st: &State, outs: Vec<Out>) -> Vec<Send> {
                     sends.push(Send::Agent(tx.clone(), line));
                 }
             }
-            Out::Client(c, text) => {
-                if let Some(ct) = st.clients.get(&c) {
-                    sends.push(Send::Client(ct.tx.clone(), ct.kick.clone(), text));
+            Out::Client { to, stream, text } => {
+                if let Some(ct) = st.clients.get(&to) {
+                    sends.push(Send::Client(ct.tx.clone(), ct.kick.clone(), (stream, text)));
                 }
             }
         }

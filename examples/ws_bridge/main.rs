@@ -125,9 +125,6 @@
 //! [`Message::decode`]: acp_codec::acp::Message::decode
 
 mod agent;
-#[path = "../support/bridge_router.rs"]
-#[allow(dead_code)]
-mod bridge_router;
 mod http;
 mod hub;
 #[path = "../support/mock_agent.rs"]

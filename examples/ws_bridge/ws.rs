@@ -15,7 +15,8 @@ use tokio::sync::{mpsc, Notify};
 use tokio_tungstenite::tungstenite::error::{CapacityError, Error as WsError};
 
 use crate::http::{new_connection_id, HEADER_CONNECTION_ID};
-use crate::hub::Shared;
+use crate::hub::{Shared, ToClient};
+use acp_codec::remote::Stream;
 
 /// Close codes the bridge sends.
 const POLICY: u16 = 1008;
@@ -40,7 +41,7 @@ pub fn upgrade(shared: Arc<Shared>, upgrade: WebSocketUpgrade, peer: SocketAddr)
 /// message over the limit.
 async fn client(shared: Arc<Shared>, socket: WebSocket, peer: SocketAddr) {
     let (sink, mut source) = socket.split();
-    let (tx, rx) = mpsc::channel::<String>(8);
+    let (tx, rx) = mpsc::channel::<ToClient>(8);
     let (close_tx, close_rx) = tokio::sync::oneshot::channel::<(u16, String)>();
     let kick = Arc::new(Notify::new());
     let client = shared.join(tx.clone(), kick.clone());
@@ -53,7 +54,9 @@ async fn client(shared: Arc<Shared>, socket: WebSocket, peer: SocketAddr) {
         match next {
             Some(Ok(Message::Text(text))) => shared.input(client, text.as_str()).await,
             Some(Ok(Message::Binary(_))) => {
-                let _ = tx.send(BINARY_REFUSED.to_owned()).await;
+                let _ = tx
+                    .send((Stream::Connection, BINARY_REFUSED.to_owned()))
+                    .await;
             }
             Some(Ok(Message::Close(_))) | None => break None,
             Some(Ok(_)) => {}
@@ -72,7 +75,7 @@ async fn client(shared: Arc<Shared>, socket: WebSocket, peer: SocketAddr) {
 /// Sends the hub's messages, then a close frame when one is asked for.
 async fn write(
     mut sink: SplitSink<WebSocket, Message>,
-    mut rx: mpsc::Receiver<String>,
+    mut rx: mpsc::Receiver<ToClient>,
     mut close: tokio::sync::oneshot::Receiver<(u16, String)>,
 ) {
     loop {
@@ -88,7 +91,7 @@ async fn write(
                 break;
             }
             m = rx.recv() => match m {
-                Some(text) => {
+                Some((_, text)) => {
                     if sink.send(Message::Text(text.into())).await.is_err() {
                         return;
                     }

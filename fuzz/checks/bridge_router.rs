@@ -1,5 +1,6 @@
-//! The invariant behind the `bridge_router` fuzz target (the `ws_bridge`
-//! example's multiplexer), shared with `tests/fuzz_corpus.rs`.
+//! The invariant behind the `bridge_router` fuzz target
+//! (`acp_codec::remote::Router`, the multiplexer a bridge runs), shared with
+//! `tests/fuzz_corpus.rs`.
 //!
 //! Input: records separated by `0xFF` (never in UTF-8). A record's first
 //! byte picks the event, the rest (invalid UTF-8 replaced) is its text:
@@ -13,19 +14,19 @@
 //! - a client message holding a raw newline never reaches the agent;
 //! - an agent line goes to at most one client unless it is a notification
 //!   without a `sessionId`;
-//! - nothing panics, and the pending tables never outgrow the requests.
-#![allow(dead_code)]
-
-#[path = "../../examples/support/bridge_router.rs"]
-mod router;
-
+//! - nothing panics, and the pending tables never outgrow the requests;
+//! - the replay buffer (on, so sessions of a client that left wait for a
+//!   reattach) never holds more than its budget per session.
 use std::time::Duration;
 
 use acp_codec::acp::Message;
-use router::{ClientId, Out, Router};
+use acp_codec::remote::{ClientId, Out, ReplayBuffer, Router};
+
+/// Small, so the fuzzer reaches the dropping paths.
+const REPLAY_BUDGET: usize = 4096;
 
 pub fn check(data: &[u8]) {
-    let mut router = Router::new();
+    let mut router = Router::new().with_replay(ReplayBuffer::new(REPLAY_BUDGET));
     let mut out = Vec::new();
     router.agent_started(1, 0, &mut out);
     let mut clients: Vec<ClientId> = (0..3).map(|_| router.connect()).collect();
@@ -60,7 +61,9 @@ pub fn check(data: &[u8]) {
             5 => router.agent_exited("exit status: 1", Duration::from_millis(100), &mut out),
             _ => router.agent_started(2, 1, &mut out),
         }
-        let mut to_clients = 0;
+        // Distinct recipients: a reattach hands one client the replayed
+        // messages and the answer together.
+        let mut to_clients = std::collections::BTreeSet::new();
         for o in &out {
             match o {
                 Out::Agent(line) => {
@@ -70,18 +73,20 @@ pub fn check(data: &[u8]) {
                     Message::decode(s)
                         .unwrap_or_else(|e| panic!("bad line for the agent {s:?}: {e}"));
                 }
-                Out::Client(c, msg) => {
+                Out::Client {
+                    to: c, text: msg, ..
+                } => {
                     assert!(clients.contains(c), "message for a client that is gone");
                     assert!(!msg.contains('\n'));
                     Message::decode(msg)
                         .unwrap_or_else(|e| panic!("bad message for a client {msg:?}: {e}"));
-                    to_clients += 1;
+                    to_clients.insert(*c);
                 }
             }
         }
-        if from_agent && to_clients > 1 {
+        if from_agent && to_clients.len() > 1 {
             let Ok(Message::Notification(n)) = Message::decode(&text) else {
-                panic!("agent line sent to {to_clients} clients: {text:?}");
+                panic!("agent line sent to {} clients: {text:?}", to_clients.len());
             };
             let session = n
                 .params
@@ -93,6 +98,8 @@ pub fn check(data: &[u8]) {
                 "a notification naming a session was broadcast: {text:?}"
             );
         }
+        let replay = router.replay().unwrap();
+        assert!(replay.bytes() <= REPLAY_BUDGET * replay.sessions());
         let (forwarded, asked) = router.pending();
         assert!(forwarded <= requests);
         assert!(asked <= step + 1);

@@ -1,6 +1,6 @@
 #![no_main]
-//! The `ws_bridge` example's multiplexer: only single, valid lines reach the
-//! agent; clients get valid messages, routed by session.
+//! `remote::Router`, the multiplexer a bridge runs: only single, valid lines
+//! reach the agent; clients get valid messages, routed by session.
 
 #[path = "../checks/bridge_router.rs"]
 mod check;

@@ -25,7 +25,7 @@
 //! # Ok::<(), acp_codec::EncodeError>(())
 //! ```
 
-mod peek;
+pub(crate) mod peek;
 mod splitter;
 
 #[cfg(feature = "alloc")]

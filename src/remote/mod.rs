@@ -1,0 +1,137 @@
+//! The server side of ACP's remote transport, sans-IO: the rules of the
+//! "Streamable HTTP & WebSocket Transport" (as the official TypeScript SDK
+//! 2.4 applies them), a multiplexing [`Router`] that lets many client
+//! connections share one agent process, and a byte-bounded
+//! [`ReplayBuffer`] for clients that reconnect.
+//!
+//! The caller owns the sockets, the HTTP server and the agent process; the
+//! types here decide, per message, what to forward, what to answer and
+//! where each message goes.
+//!
+//! # The transport
+//!
+//! One endpoint ([`ENDPOINT_PATH`], `/acp`), two profiles:
+//!
+//! - **WebSocket**: a `GET` with `Upgrade: websocket`; the `101` answer
+//!   carries [`HEADER_CONNECTION_ID`]. One JSON-RPC message per text frame.
+//!   Run each frame through the connection's [`Gate`]: the first message
+//!   must be an `initialize` request with an id (else close with
+//!   [`CloseCode::PROTOCOL_ERROR`]), a second `initialize` is answered with
+//!   an error, a JSON array with [`BATCH_ERROR`] (one `-32600`, `id: null`),
+//!   and a frame over the size limit closes with
+//!   [`CloseCode::MESSAGE_TOO_BIG`] after answering its request
+//!   ([`oversize`]).
+//! - **Streamable HTTP**: client→server messages are `POST`ed
+//!   ([`check_post`]): an `initialize` without [`HEADER_CONNECTION_ID`]
+//!   creates a connection and is answered `200` with the agent's response
+//!   and the new id in that header; everything else names the connection
+//!   and is answered `202`; session-scoped methods ([`is_session_scoped`])
+//!   also carry [`HEADER_SESSION_ID`]. Server→client messages flow on
+//!   long-lived `GET` event streams ([`EVENT_STREAM_MIME_TYPE`]), one for
+//!   the connection and one per session ([`Stream`]). `DELETE` with the
+//!   connection id ends it.
+//!
+//! Each refusal is a [`RemoteError`] that knows its JSON-RPC code, HTTP
+//! status, WebSocket close code and the JSON-RPC reply to send, if any.
+//!
+//! # The router
+//!
+//! [`Router`] takes one input per call and appends what to send to a
+//! `Vec<`[`Out`]`>`: lines for the agent's stdin, messages for clients
+//! (with the [`Stream`] each belongs on). The rules:
+//!
+//! - Client requests get router-unique ids toward the agent (a
+//!   [`Tracker`](crate::acp::Tracker)); the response goes back to the
+//!   requester with its own id.
+//! - A session belongs to the client whose `session/new` (or
+//!   `session/fork`) response created it, or whose `session/load` /
+//!   `session/resume` asked for it. `session/update` and other
+//!   notifications, and agent requests (`session/request_permission`,
+//!   `fs/*`, `terminal/*`, …), go to the owner of `params.sessionId`; a
+//!   client naming another client's session is refused.
+//! - The agent's own request ids are unique among its pending requests, so
+//!   they are forwarded unchanged; a reply is accepted only from the client
+//!   the request was sent to.
+//! - A client that leaves: its sessions get `session/cancel`, its pending
+//!   permission requests are answered `cancelled` and other agent requests
+//!   an error; responses to its requests are dropped. Nobody else notices.
+//!   With a [`ReplayBuffer`] ([`Router::with_replay`]), what the agent
+//!   sends for its sessions afterwards is kept, within the budget, for the
+//!   client that reattaches them.
+//! - The agent exiting: every pending client request is answered with an
+//!   error, every client gets [`AGENT_EXITED`] (with the sessions it lost),
+//!   later [`AGENT_STARTED`].
+//!
+//! # Driving it
+//!
+//! A WebSocket bridge, per frame: the [`Gate`] first, then the router.
+//!
+//! ```
+//! use std::time::Duration;
+//! use acp_codec::remote::{Checked, Gate, Out, Router};
+//!
+//! let mut router = Router::new();
+//! let mut out = Vec::new();
+//! router.agent_started(4242, 0, &mut out);
+//!
+//! // A client connects: one gate and one router id per socket.
+//! let (mut gate, client) = (Gate::new(), router.connect());
+//! let now = Duration::ZERO;
+//! for frame in [
+//!     r#"[{"jsonrpc":"2.0","id":0,"method":"initialize"}]"#,
+//!     r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}"#,
+//! ] {
+//!     match gate.check(frame) {
+//!         Ok(Checked::Forward(_)) => router.handle_client(client, frame, now, &mut out),
+//!         Ok(Checked::Ignore) => {}
+//!         Err(e) => {
+//!             if let Some(reply) = e.reply() {
+//!                 // send `reply` as a text frame
+//!                 # assert!(reply.contains("batches are not supported"));
+//!             }
+//!             if let Some(code) = e.close_code() {
+//!                 // close the socket with `code`
+//!                 # unreachable!("{code}");
+//!             }
+//!         }
+//!     }
+//! }
+//! // The initialize went to the agent, with the router's id.
+//! let [Out::Agent(line)] = &out[..] else { panic!("{out:?}") };
+//! assert!(line.starts_with(br#"{"jsonrpc":"2.0","id":0,"method":"initialize""#));
+//! ```
+//!
+//! # Limits
+//!
+//! | what | default | when exceeded |
+//! |---|---|---|
+//! | a `POST` body | 16 MiB ([`DEFAULT_MAX_REQUEST_BODY_BYTES`]) | `413` ([`RemoteError::TooLarge`]) |
+//! | a message to a client | 32 MiB ([`DEFAULT_MAX_MESSAGE_BYTES`]), the SDK client's cap | the SDK's client fails the stream |
+//! | output held for a connection | 64 MiB ([`DEFAULT_MAX_BUFFERED_BYTES`]) | stop reading the agent; close with `1008` after [`DEFAULT_MAX_OUTPUT_STALL`] |
+//! | a session or string request id | 1,024 bytes ([`DEFAULT_MAX_ID_LENGTH`]) | [`RemoteError::IdTooLong`]: `400`, or close `1008` |
+//! | session streams without a reader | 1,024 ([`DEFAULT_MAX_BUFFERED_SESSION_STREAMS`]) | close the connection |
+//! | a client's requests waiting on the agent | 1,024 ([`DEFAULT_MAX_PENDING_PER_CLIENT`]) | refused with `-32603` |
+//! | replay, per session | 4 MiB of text ([`DEFAULT_REPLAY_BUDGET`]) | oldest dropped first, reported ([`Dropped`], [`REPLAY_DROPPED`]) |
+//! | replay, sessions | 64 ([`DEFAULT_MAX_REPLAY_SESSIONS`]) | messages for more sessions are dropped |
+
+mod error;
+mod replay;
+mod router;
+mod transport;
+
+pub use error::RemoteError;
+pub use replay::{
+    Dropped, Replay, ReplayBuffer, DEFAULT_MAX_REPLAY_SESSIONS, DEFAULT_REPLAY_BUDGET,
+};
+pub use router::{
+    ClientId, Out, Router, AGENT_EXITED, AGENT_STARTED, DEFAULT_MAX_PENDING_PER_CLIENT,
+    REPLAY_DROPPED,
+};
+pub use transport::{
+    answer_stream, check_post, is_reattach, is_session_scoped, oversize, session_field, session_of,
+    Checked, CloseCode, Gate, Post, SessionField, Stream, BATCH_ERROR, DEFAULT_MAX_BUFFERED_BYTES,
+    DEFAULT_MAX_BUFFERED_SESSION_STREAMS, DEFAULT_MAX_ID_LENGTH, DEFAULT_MAX_MESSAGE_BYTES,
+    DEFAULT_MAX_OUTPUT_STALL, DEFAULT_MAX_REQUEST_BODY_BYTES, ENDPOINT_PATH,
+    EVENT_STREAM_MIME_TYPE, HEADER_CONNECTION_ID, HEADER_PROTOCOL_VERSION, HEADER_SESSION_ID,
+    INVALID_REQUEST, JSON_MIME_TYPE, PARSE_ERROR,
+};

@@ -1,0 +1,180 @@
+//! What a session missed while no client held it, bounded in bytes.
+
+use alloc::collections::{BTreeMap, VecDeque};
+use alloc::string::String;
+use alloc::vec::Vec;
+
+/// The default budget of one session: 4 MiB of message text.
+pub const DEFAULT_REPLAY_BUDGET: usize = 4 * 1024 * 1024;
+
+/// The default most sessions buffered at once: 64.
+pub const DEFAULT_MAX_REPLAY_SESSIONS: usize = 64;
+
+/// Messages and bytes a [`ReplayBuffer`] dropped.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct Dropped {
+    /// How many messages.
+    pub messages: u64,
+    /// Their bytes of text.
+    pub bytes: u64,
+}
+
+impl Dropped {
+    fn add(&mut self, bytes: usize) {
+        self.messages = self.messages.saturating_add(1);
+        self.bytes = self
+            .bytes
+            .saturating_add(u64::try_from(bytes).unwrap_or(u64::MAX));
+    }
+}
+
+/// What [`ReplayBuffer::take`] hands over for one session.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[must_use]
+pub struct Replay {
+    /// The messages kept, oldest first.
+    pub messages: Vec<String>,
+    /// What was dropped to stay within the budget (always older than what
+    /// was kept, or a single message larger than the budget).
+    pub dropped: Dropped,
+}
+
+#[derive(Debug, Default)]
+struct Missed {
+    messages: VecDeque<String>,
+    bytes: usize,
+    dropped: Dropped,
+}
+
+/// A byte-bounded buffer of the messages each session missed, so a client
+/// that reconnects and reattaches the session (`session/load`,
+/// `session/resume`) gets them.
+///
+/// Each session holds at most `budget` bytes of message text: a message
+/// that does not fit pushes out the oldest ones first, and one larger than
+/// the whole budget is dropped itself. What was dropped is counted and
+/// reported with the rest ([`Replay::dropped`]). At most `max_sessions`
+/// sessions are buffered; a message for one more is dropped (reported by
+/// [`push`](Self::push) only, as that session has no entry). Memory is
+/// thus bounded by about `budget × max_sessions` plus a small overhead per
+/// message.
+///
+/// ```
+/// use acp_codec::remote::{Dropped, ReplayBuffer};
+///
+/// let mut replay = ReplayBuffer::new(10);
+/// assert_eq!(replay.push("s1", "aaaa"), Dropped::default());
+/// assert_eq!(replay.push("s1", "bbbb"), Dropped::default());
+/// // 4 + 4 + 4 > 10: the oldest goes.
+/// assert_eq!(replay.push("s1", "cccc"), Dropped { messages: 1, bytes: 4 });
+/// let missed = replay.take("s1");
+/// assert_eq!(missed.messages, ["bbbb", "cccc"]);
+/// assert_eq!(missed.dropped, Dropped { messages: 1, bytes: 4 });
+/// // Taken: nothing is left for the session.
+/// assert!(replay.take("s1").messages.is_empty());
+/// ```
+#[derive(Debug)]
+pub struct ReplayBuffer {
+    budget: usize,
+    max_sessions: usize,
+    bytes: usize,
+    sessions: BTreeMap<String, Missed>,
+}
+
+impl Default for ReplayBuffer {
+    fn default() -> Self {
+        Self::new(DEFAULT_REPLAY_BUDGET)
+    }
+}
+
+impl ReplayBuffer {
+    /// A buffer keeping at most `budget` bytes of text per session, for at
+    /// most [`DEFAULT_MAX_REPLAY_SESSIONS`] sessions.
+    pub const fn new(budget: usize) -> Self {
+        Self {
+            budget,
+            max_sessions: DEFAULT_MAX_REPLAY_SESSIONS,
+            bytes: 0,
+            sessions: BTreeMap::new(),
+        }
+    }
+
+    /// Sets the most sessions buffered at once.
+    #[must_use]
+    pub const fn with_max_sessions(mut self, limit: usize) -> Self {
+        self.max_sessions = limit;
+        self
+    }
+
+    /// The per-session budget, in bytes.
+    pub const fn budget(&self) -> usize {
+        self.budget
+    }
+
+    /// Bytes of text held, all sessions together.
+    pub const fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// How many sessions have something buffered (or something dropped to
+    /// report).
+    pub fn sessions(&self) -> usize {
+        self.sessions.len()
+    }
+
+    /// Keeps `message` for `session`, dropping its oldest messages as
+    /// needed to stay within the budget; returns what this call dropped
+    /// (older messages, or `message` itself when it is larger than the
+    /// budget or the session limit is reached).
+    pub fn push(&mut self, session: &str, message: &str) -> Dropped {
+        let mut dropped = Dropped::default();
+        let len = message.len();
+        if !self.sessions.contains_key(session) && self.sessions.len() >= self.max_sessions {
+            dropped.add(len);
+            return dropped;
+        }
+        let missed = self.sessions.entry(session.into()).or_default();
+        if len > self.budget {
+            dropped.add(len);
+            missed.dropped.add(len);
+            return dropped;
+        }
+        // Both stay within the budget, so neither sum overflows.
+        while missed.bytes.saturating_add(len) > self.budget {
+            let Some(old) = missed.messages.pop_front() else {
+                break;
+            };
+            missed.bytes = missed.bytes.saturating_sub(old.len());
+            self.bytes = self.bytes.saturating_sub(old.len());
+            dropped.add(old.len());
+            missed.dropped.add(old.len());
+        }
+        missed.bytes = missed.bytes.saturating_add(len);
+        self.bytes = self.bytes.saturating_add(len);
+        missed.messages.push_back(message.into());
+        dropped
+    }
+
+    /// Hands over what `session` missed and forgets it.
+    pub fn take(&mut self, session: &str) -> Replay {
+        let Some(missed) = self.sessions.remove(session) else {
+            return Replay::default();
+        };
+        self.bytes = self.bytes.saturating_sub(missed.bytes);
+        Replay {
+            messages: missed.messages.into(),
+            dropped: missed.dropped,
+        }
+    }
+
+    /// Forgets what `session` missed (the session is gone for good).
+    pub fn discard(&mut self, session: &str) {
+        let _ = self.take(session);
+    }
+
+    /// Forgets every session (the agent exited).
+    pub fn clear(&mut self) {
+        self.sessions.clear();
+        self.bytes = 0;
+    }
+}

@@ -1,0 +1,433 @@
+//! The remote transport's rules (`remote::Gate`, `remote::check_post`,
+//! `remote::session_field`) and `remote::ReplayBuffer`, through the public
+//! API, held against independent oracles: the TypeScript SDK 2.4's rules
+//! re-stated over `serde_json::Value`, and a plain characterization of what
+//! a byte-bounded, oldest-first buffer keeps.
+#![cfg(feature = "alloc")]
+
+use acp_codec::acp::RawJson;
+use acp_codec::remote::{
+    check_post, is_session_scoped, oversize, session_field, Checked, CloseCode, Dropped, Gate,
+    Post, RemoteError, ReplayBuffer, SessionField, BATCH_ERROR, DEFAULT_MAX_ID_LENGTH,
+    HEADER_CONNECTION_ID, HEADER_SESSION_ID, PARSE_ERROR,
+};
+use proptest::prelude::*;
+use serde_json::{json, Value};
+
+// ---------------------------------------------------------------- the SDK's rules, over Value
+
+/// What the SDK's WebSocket server does with one frame (`ws-server.js`).
+#[derive(Debug, PartialEq)]
+enum Sdk {
+    Forward,
+    Ignore,
+    Reply(Value),
+    Close(u16),
+}
+
+fn is_request(v: &Value) -> bool {
+    v.get("method").is_some_and(Value::is_string) && v.get("id").is_some()
+}
+
+fn is_notification(v: &Value) -> bool {
+    v.get("method").is_some_and(Value::is_string) && v.get("id").is_none()
+}
+
+fn is_response(v: &Value) -> bool {
+    v.get("method").is_none()
+        && v.get("id").is_some()
+        && (v.get("result").is_some() || v.get("error").is_some())
+}
+
+fn sdk_ws(initialized: &mut bool, text: &str) -> Sdk {
+    let Ok(v) = serde_json::from_str::<Value>(text) else {
+        return Sdk::Reply(json!({"jsonrpc":"2.0","id":null,"error":{"code":-32700}}));
+    };
+    if v.is_array() {
+        return Sdk::Reply(json!({"jsonrpc":"2.0","id":null,"error":{"code":-32600}}));
+    }
+    if !v.is_object() {
+        return Sdk::Reply(json!({"jsonrpc":"2.0","id":null,"error":{"code":-32600}}));
+    }
+    if !*initialized {
+        if is_response(&v) {
+            return Sdk::Ignore;
+        }
+        if !is_request(&v) && !is_notification(&v) {
+            return Sdk::Reply(json!({"jsonrpc":"2.0","id":null,"error":{"code":-32600}}));
+        }
+        if !(is_request(&v) && v["method"] == "initialize") || v["id"].is_null() {
+            return Sdk::Close(1002);
+        }
+        *initialized = true;
+        return Sdk::Forward;
+    }
+    if is_request(&v) && v["method"] == "initialize" {
+        return Sdk::Reply(json!({"jsonrpc":"2.0","id":v["id"],"error":{"code":-32600}}));
+    }
+    Sdk::Forward
+}
+
+/// Ours, in the same terms: the reply reduced to id and code.
+fn ours_ws(gate: &mut Gate, text: &str) -> Sdk {
+    match gate.check(text) {
+        Ok(Checked::Forward(_)) => Sdk::Forward,
+        Ok(Checked::Ignore) => Sdk::Ignore,
+        Err(e) => match (e.close_code(), e.reply()) {
+            (Some(code), _) => Sdk::Close(code.0),
+            (None, Some(reply)) => {
+                let v: Value = serde_json::from_str(&reply).unwrap();
+                Sdk::Reply(
+                    json!({"jsonrpc":"2.0","id":v["id"],"error":{"code":v["error"]["code"]}}),
+                )
+            }
+            (None, None) => panic!("{e}: neither a reply nor a close"),
+        },
+    }
+}
+
+fn id() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        Just(Value::Null),
+        (0i64..5).prop_map(Value::from),
+        "[a-c]{1,3}".prop_map(Value::from),
+    ]
+}
+
+fn method() -> impl Strategy<Value = &'static str> {
+    prop::sample::select(vec![
+        "initialize",
+        "session/new",
+        "session/prompt",
+        "session/load",
+        "session/list",
+        "session/cancel",
+        "_x/ext",
+    ])
+}
+
+fn params() -> impl Strategy<Value = Option<Value>> {
+    prop_oneof![
+        Just(None),
+        Just(Some(json!({}))),
+        "[a-c]{1,2}".prop_map(|s| Some(json!({"sessionId": s, "prompt": []}))),
+        Just(Some(json!({"sessionId": null}))),
+    ]
+}
+
+/// Frames of every kind the SDK tells apart.
+fn frame() -> impl Strategy<Value = String> {
+    let request = (id(), method(), params()).prop_map(|(id, m, p)| {
+        let mut v = json!({"jsonrpc":"2.0","id":id,"method":m});
+        if let Some(p) = p {
+            v["params"] = p;
+        }
+        v.to_string()
+    });
+    let notification = (method(), params()).prop_map(|(m, p)| {
+        let mut v = json!({"jsonrpc":"2.0","method":m});
+        if let Some(p) = p {
+            v["params"] = p;
+        }
+        v.to_string()
+    });
+    let response = id().prop_map(|id| json!({"jsonrpc":"2.0","id":id,"result":{}}).to_string());
+    prop_oneof![
+        4 => request,
+        2 => notification,
+        1 => response,
+        1 => Just(r#"[{"jsonrpc":"2.0","id":1,"method":"initialize"}]"#.to_owned()),
+        1 => Just("[]".to_owned()),
+        1 => Just("not json".to_owned()),
+        1 => Just("42".to_owned()),
+        1 => Just(r#""text""#.to_owned()),
+    ]
+}
+
+proptest! {
+    /// A connection's frames, one after the other: our gate decides what
+    /// the SDK's server does, frame by frame (until the SDK would close).
+    #[test]
+    fn gate_agrees_with_the_sdk(frames in prop::collection::vec(frame(), 1..12)) {
+        let (mut gate, mut initialized) = (Gate::new(), false);
+        for f in &frames {
+            let sdk = sdk_ws(&mut initialized, f);
+            let ours = ours_ws(&mut gate, f);
+            prop_assert_eq!(&ours, &sdk, "frame {}", f);
+            prop_assert_eq!(gate.is_initialized(), initialized);
+            if matches!(sdk, Sdk::Close(_)) {
+                break;
+            }
+        }
+    }
+
+    /// A `POST` body with or without the two headers: ours accepts exactly
+    /// what the SDK's `handlePost` accepts, and routes it to the same
+    /// session (`server.js`: `determineRoute`).
+    #[test]
+    fn check_post_agrees_with_the_sdk(
+        body in frame(),
+        connection in prop::option::of(Just("c-1")),
+        header in prop::option::of("[a-c]{1,2}"),
+    ) {
+        let sdk = sdk_post(&body, connection, header.as_deref());
+        let ours = match check_post(&body, connection, header.as_deref(), DEFAULT_MAX_ID_LENGTH) {
+            Ok(Post::Initialize(_)) => Ok(None),
+            Ok(Post::Message { session, .. }) => Ok(Some(session.map(|s| s.into_owned()))),
+            Err(e) => Err(e.http_status()),
+        };
+        prop_assert_eq!(ours, sdk, "body {} connection {:?} session {:?}", body, connection, header);
+    }
+
+    /// `session_field` reads what a `Value` lookup reads.
+    #[test]
+    fn session_field_agrees_with_value(
+        session in prop_oneof![
+            Just(None),
+            Just(Some(Value::Null)),
+            "[a-z\"\\\\é]{0,6}".prop_map(|s| Some(Value::from(s))),
+            (0i64..9).prop_map(|n| Some(Value::from(n))),
+            Just(Some(json!({"nested": "x"}))),
+        ],
+        other in "[a-z]{1,4}",
+    ) {
+        let mut v = json!({ other.clone(): [1, {"sessionId": "inner"}] });
+        if let Some(s) = &session {
+            v["sessionId"] = s.clone();
+        }
+        let text = v.to_string();
+        let raw = RawJson::from_text(&text).unwrap();
+        let want = match v.get("sessionId") {
+            None | Some(Value::Null) => SessionField::Absent,
+            Some(Value::String(s)) => SessionField::Id(s.clone().into()),
+            Some(_) => SessionField::Invalid,
+        };
+        prop_assert_eq!(session_field(Some(&raw)), want);
+    }
+}
+
+/// The SDK's `handlePost`: `Ok(None)` for an initialize that makes a
+/// connection, `Ok(Some(session))` for a forwarded message, `Err(status)`.
+fn sdk_post(
+    body: &str,
+    connection: Option<&str>,
+    header: Option<&str>,
+) -> Result<Option<Option<String>>, u16> {
+    let Ok(v) = serde_json::from_str::<Value>(body) else {
+        return Err(400);
+    };
+    if !v.is_object() {
+        return Err(400);
+    }
+    if v.get("method").is_some_and(|m| m == "initialize") && v.get("id").is_some() {
+        if connection.is_some() || v["id"].is_null() {
+            return Err(400);
+        }
+        return Ok(None);
+    }
+    if connection.is_none() {
+        return Err(400);
+    }
+    if is_response(&v) {
+        return Ok(Some(None));
+    }
+    // Objects the SDK forwards but that are not JSON-RPC messages do not
+    // occur in `frame()`.
+    let method = v["method"].as_str().unwrap();
+    let from_params = v
+        .get("params")
+        .and_then(|p| p.get("sessionId"))
+        .and_then(Value::as_str);
+    if (is_session_scoped(method) || from_params.is_some()) && header.is_none() {
+        return Err(400);
+    }
+    if let (Some(h), Some(p)) = (header, from_params) {
+        if h != p {
+            return Err(400);
+        }
+    }
+    Ok(Some(header.or(from_params).map(str::to_owned)))
+}
+
+// ---------------------------------------------------------------- examples
+
+#[test]
+fn errors_say_what_to_answer() {
+    let mut gate = Gate::new();
+    let e = gate.check("{").unwrap_err();
+    assert_eq!(
+        (e.reply().as_deref(), e.close_code(), e.code().0),
+        (Some(PARSE_ERROR), None, -32700)
+    );
+    let e = gate.check(r#"[1,2]"#).unwrap_err();
+    assert_eq!(e.reply().as_deref(), Some(BATCH_ERROR));
+    let v: Value = serde_json::from_str(BATCH_ERROR).unwrap();
+    assert_eq!(
+        v,
+        json!({"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid request: JSON-RPC batches are not supported"}})
+    );
+    let e = gate
+        .check(r#"{"jsonrpc":"2.0","id":null,"method":"initialize"}"#)
+        .unwrap_err();
+    assert_eq!(
+        (e.clone(), e.close_code()),
+        (
+            RemoteError::InitializeWithoutId,
+            Some(CloseCode::PROTOCOL_ERROR)
+        )
+    );
+    assert_eq!(e.to_string(), "the initialize request must have an id");
+    // None of these changed the gate.
+    assert!(!gate.is_initialized());
+    let init = r#"{"jsonrpc":"2.0","id":"i","method":"initialize","params":{"protocolVersion":1}}"#;
+    assert!(matches!(gate.check(init), Ok(Checked::Forward(_))));
+    // Over-long ids close with 1008, as the SDK's limit does.
+    let long = "x".repeat(DEFAULT_MAX_ID_LENGTH + 1);
+    let prompt = json!({"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{"sessionId":long,"prompt":[]}}).to_string();
+    let e = gate.check(&prompt).unwrap_err();
+    assert_eq!(
+        e,
+        RemoteError::IdTooLong {
+            len: DEFAULT_MAX_ID_LENGTH + 1,
+            limit: DEFAULT_MAX_ID_LENGTH
+        }
+    );
+    assert_eq!(e.close_code(), Some(CloseCode::POLICY_VIOLATION));
+    let mut small = Gate::new().with_max_id_len(3);
+    let e = small
+        .check(r#"{"jsonrpc":"2.0","id":"abcd","method":"initialize"}"#)
+        .unwrap_err();
+    assert_eq!(e.to_string(), "id of 4 bytes exceeds the 3-byte limit");
+}
+
+#[test]
+fn post_errors_and_headers() {
+    let list = r#"{"jsonrpc":"2.0","id":1,"method":"session/list","params":{}}"#;
+    let e = check_post(list, None, None, DEFAULT_MAX_ID_LENGTH).unwrap_err();
+    assert_eq!(
+        (e.http_status(), e.to_string()),
+        (400, format!("missing {HEADER_CONNECTION_ID} header"))
+    );
+    let Ok(Post::Message { session: None, .. }) =
+        check_post(list, Some("c"), None, DEFAULT_MAX_ID_LENGTH)
+    else {
+        panic!()
+    };
+    let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize"}"#;
+    let e = check_post(init, Some("c"), None, DEFAULT_MAX_ID_LENGTH).unwrap_err();
+    assert_eq!(
+        e.reply().unwrap(),
+        r#"{"jsonrpc":"2.0","id":0,"error":{"code":-32600,"message":"initialize is not allowed on an initialized connection"}}"#
+    );
+    let cancel = r#"{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s"}}"#;
+    let e = check_post(cancel, Some("c"), None, DEFAULT_MAX_ID_LENGTH).unwrap_err();
+    assert_eq!(e.to_string(), format!("missing {HEADER_SESSION_ID} header"));
+    // A session-scoped method named by the header alone.
+    let Ok(Post::Message { session, .. }) = check_post(
+        r#"{"jsonrpc":"2.0","id":2,"method":"session/set_model","params":{"modelId":"m"}}"#,
+        Some("c"),
+        Some("s9"),
+        DEFAULT_MAX_ID_LENGTH,
+    ) else {
+        panic!()
+    };
+    assert_eq!(session.as_deref(), Some("s9"));
+    let e = check_post("[]", Some("c"), None, DEFAULT_MAX_ID_LENGTH).unwrap_err();
+    assert_eq!(
+        (e.http_status(), e.reply().as_deref()),
+        (400, Some(BATCH_ERROR))
+    );
+}
+
+#[test]
+fn oversize_answers_requests_only() {
+    let e = oversize(
+        br#"{"id":"r-7","method":"session/prompt","params":{"#,
+        100,
+        50,
+    );
+    assert_eq!(e.http_status(), 413);
+    assert_eq!(
+        e.to_string(),
+        "message of 100 bytes exceeds the 50-byte limit"
+    );
+    let v: Value = serde_json::from_str(&e.reply().unwrap()).unwrap();
+    assert_eq!(
+        (v["id"].clone(), v["error"]["code"].clone()),
+        (json!("r-7"), json!(-32600))
+    );
+    // A response, or no readable id: nothing to answer, only the close.
+    assert_eq!(oversize(br#"{"id":3,"result":{"#, 100, 50).reply(), None);
+    assert_eq!(oversize(br#"{"params":{"huge":"#, 100, 50).reply(), None);
+    assert_eq!(
+        oversize(b"", 100, 50).close_code(),
+        Some(CloseCode::MESSAGE_TOO_BIG)
+    );
+}
+
+// ---------------------------------------------------------------- replay
+
+proptest! {
+    /// What a session keeps is the longest run of its latest messages that
+    /// fits the budget, skipping those larger than the budget (never kept);
+    /// everything else was dropped and counted; sessions do not mix.
+    #[test]
+    fn replay_keeps_the_newest_that_fit(
+        pushes in prop::collection::vec((0usize..3, 0usize..40), 0..80),
+        budget in 0usize..100,
+    ) {
+        let mut replay = ReplayBuffer::new(budget);
+        let mut sent: Vec<Vec<String>> = vec![Vec::new(); 3];
+        let mut dropped_by_push = vec![Dropped::default(); 3];
+        for (n, &(s, len)) in pushes.iter().enumerate() {
+            let text: String = format!("{n:03}").chars().cycle().take(len).collect();
+            let d = replay.push(&format!("s{s}"), &text);
+            dropped_by_push[s].messages += d.messages;
+            dropped_by_push[s].bytes += d.bytes;
+            sent[s].push(text);
+            prop_assert!(replay.bytes() <= 3 * budget);
+        }
+        for (s, sent) in sent.iter().enumerate() {
+            // The oracle: a message larger than the budget is never kept;
+            // of the others, the longest run of the newest that fits.
+            let mut keep = Vec::new();
+            let mut sum = 0;
+            for m in sent.iter().rev().filter(|m| m.len() <= budget) {
+                if sum + m.len() > budget {
+                    break;
+                }
+                sum += m.len();
+                keep.push(m.clone());
+            }
+            keep.reverse();
+            let got = replay.take(&format!("s{s}"));
+            prop_assert_eq!(&got.messages, &keep);
+            let total: usize = sent.iter().map(String::len).sum();
+            prop_assert_eq!(got.dropped.messages as usize, sent.len() - keep.len());
+            prop_assert_eq!(got.dropped.bytes as usize, total - sum);
+            prop_assert_eq!(got.dropped, dropped_by_push[s]);
+        }
+        prop_assert_eq!(replay.bytes(), 0);
+        prop_assert_eq!(replay.sessions(), 0);
+    }
+}
+
+#[test]
+fn replay_session_limit() {
+    let mut replay = ReplayBuffer::new(100).with_max_sessions(2);
+    assert_eq!(replay.push("a", "x"), Dropped::default());
+    assert_eq!(replay.push("b", "y"), Dropped::default());
+    assert_eq!(
+        replay.push("c", "zz"),
+        Dropped {
+            messages: 1,
+            bytes: 2
+        }
+    );
+    assert_eq!(replay.sessions(), 2);
+    replay.discard("a");
+    assert_eq!(replay.push("c", "zz"), Dropped::default());
+    assert_eq!(replay.take("c").messages, ["zz"]);
+    replay.clear();
+    assert_eq!((replay.bytes(), replay.sessions()), (0, 0));
+}
