@@ -450,7 +450,7 @@ impl<T: tokio::io::AsyncRead + Unpin + Send> ReadHalf for T {}
 /// WebSocket messages (one line each).
 enum Source {
     Bytes(LineReader<Box<dyn ReadHalf>>),
-    Remote(remote::WsSource),
+    Remote(remote::RemoteSource),
 }
 
 impl lines::LineSource for Source {
