@@ -9,7 +9,7 @@ use std::time::Duration;
 use axum::body::Body;
 use axum::extract::ws::{rejection::WebSocketUpgradeRejection, WebSocketUpgrade};
 use axum::extract::{DefaultBodyLimit, Request, State};
-use axum::http::{header, HeaderMap, StatusCode};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get};
@@ -124,13 +124,16 @@ fn routes(app: App) -> Router {
         .layer(middleware::from_fn_with_state(app.clone(), check_access))
         .layer(DefaultBodyLimit::max(max_body));
     Router::new()
-        .route("/health", get(|| async { "ok" }))
+        .route(
+            "/health",
+            get(|| async { closing(text(StatusCode::OK, "ok")) }),
+        )
         .merge(acp)
         .fallback(|| async {
-            text(
+            closing(text(
                 StatusCode::NOT_FOUND,
                 "not found: use /acp (websocket upgrade or streamable http) or GET /health",
-            )
+            ))
         })
         .with_state(app)
 }
@@ -171,12 +174,10 @@ async fn check_access(State(app): State<App>, req: Request, next: Next) -> Respo
                 status.as_u16(),
                 req.uri().path()
             ));
-            let mut resp = text(status, &reason);
+            let mut resp = closing(text(status, &reason));
             if status == StatusCode::UNAUTHORIZED {
-                resp.headers_mut().insert(
-                    header::WWW_AUTHENTICATE,
-                    "Bearer".parse().expect("static header"),
-                );
+                resp.headers_mut()
+                    .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
             }
             resp
         }
@@ -216,6 +217,14 @@ fn refusal(
             "token required: Authorization: Bearer TOKEN or ?token=TOKEN".to_owned(),
         )),
     }
+}
+
+/// `resp`, ending its connection: one-off requests (health checks,
+/// refusals) do not hold a connection open.
+fn closing(mut resp: Response) -> Response {
+    resp.headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    resp
 }
 
 /// A plain-text response.
