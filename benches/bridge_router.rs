@@ -8,13 +8,18 @@
 //! - `client_to_agent`: `Router::handle_client` checking, id-rewriting and
 //!   re-encoding a `session/prompt` (64 KiB of text) and answering it,
 //!   against `encode_raw_line` (validate and copy) of the same text.
+//! - `gate`: `Gate::check` of the same prompt on an initialized connection
+//!   (the RFD's per-frame rules), against `Message::decode` alone.
+//! - `replay`: `ReplayBuffer::push` of a 1 KiB update into a session whose
+//!   budget is full (so every push also drops the oldest), against copying
+//!   the same text into a `String`.
 
 use std::hint::black_box;
 use std::time::Duration;
 
 use acp_codec::acp::Message;
 use acp_codec::encode_raw_line;
-use acp_codec::remote::{ClientId, Out, Router};
+use acp_codec::remote::{Checked, ClientId, Gate, Out, ReplayBuffer, Router};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use serde_json::json;
 
@@ -87,10 +92,7 @@ fn agent_to_client(c: &mut Criterion) {
 
 fn client_to_agent(c: &mut Criterion) {
     let mut g = c.benchmark_group("bridge_router/client_to_agent");
-    let prompt =
-        json!({"jsonrpc":"2.0","id":7,"method":"session/prompt","params":{"sessionId":"s1",
-        "prompt":[{"type":"text","text": tool_output(64 << 10)}]}})
-        .to_string();
+    let prompt = prompt_text();
     g.throughput(Throughput::Bytes(prompt.len() as u64));
     let mut line = Vec::with_capacity(prompt.len() + 1);
     g.bench_function("anchor encode_raw_line 64KiB", |b| {
@@ -123,5 +125,47 @@ fn client_to_agent(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, agent_to_client, client_to_agent);
+fn prompt_text() -> String {
+    json!({"jsonrpc":"2.0","id":7,"method":"session/prompt","params":{"sessionId":"s1",
+        "prompt":[{"type":"text","text": tool_output(64 << 10)}]}})
+    .to_string()
+}
+
+fn gate(c: &mut Criterion) {
+    let mut g = c.benchmark_group("bridge_router/gate");
+    let prompt = prompt_text();
+    g.throughput(Throughput::Bytes(prompt.len() as u64));
+    g.bench_function("anchor Message::decode 64KiB", |b| {
+        b.iter(|| black_box(Message::decode(black_box(&prompt)).is_ok()))
+    });
+    let mut gate = Gate::new();
+    let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}"#;
+    assert!(matches!(gate.check(init), Ok(Checked::Forward(_))));
+    g.bench_function("Gate::check 64KiB", |b| {
+        b.iter(|| {
+            black_box(matches!(
+                gate.check(black_box(&prompt)),
+                Ok(Checked::Forward(_))
+            ))
+        })
+    });
+    g.finish();
+}
+
+fn replay(c: &mut Criterion) {
+    let mut g = c.benchmark_group("bridge_router/replay");
+    let line = update_line(&tool_output(1 << 10));
+    g.throughput(Throughput::Bytes(line.len() as u64));
+    g.bench_function("anchor String::from 1KiB", |b| {
+        b.iter(|| black_box(String::from(black_box(line.as_str()))))
+    });
+    let mut replay = ReplayBuffer::new(256 << 10);
+    while replay.push("s1", &line).messages == 0 {}
+    g.bench_function("ReplayBuffer::push 1KiB, full", |b| {
+        b.iter(|| black_box(replay.push("s1", black_box(&line))))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, agent_to_client, client_to_agent, gate, replay);
 criterion_main!(benches);

@@ -16,6 +16,7 @@
 //! | chunked tool results | [`chunk`] | a big `tool_result` / frames | frames of at most 32 KiB / the rebuilt result |
 //! | tool-call titles | [`title`] | a title string | command, directory, description as slices of it |
 //! | encoding | [`encode_line`], [`acp::encode_request`], … | a value | exactly one line plus `\n` |
+//! | remote transport | [`remote`] | client messages, agent lines, connects and leaves | lines for the agent, messages for clients with their stream, what to answer a refused message |
 //! | tokio-util | `codec` (feature `tokio-util`) | `BytesMut` | `Decoder`/`Encoder` items |
 //!
 //! # The sans-IO contract
@@ -231,7 +232,7 @@
 //! | feature | default | adds |
 //! |---|---|---|
 //! | `std` | yes | implies `alloc`; `std` support in the dependencies (runtime SIMD detection in memchr and simdutf8) |
-//! | `alloc` | via `std` | [`acp`], [`stream_json`], [`chunk`], [`turn`], [`encode_line`] / [`encode_raw_line`], the alloc-carrying errors; pulls in `serde` and `serde_json` |
+//! | `alloc` | via `std` | [`acp`], [`stream_json`], [`chunk`], [`turn`], [`remote`] (a bridge's router and ACP's remote transport rules), [`encode_line`] / [`encode_raw_line`], the alloc-carrying errors; pulls in `serde` and `serde_json` |
 //! | `bytes` | no | `LineSplitter::decode_bytes` / `decode_bytes_eof` / `lines_bytes`: lines as `bytes::Bytes`, split off a `BytesMut` without copying |
 //! | `tokio-util` | no | `codec::LineCodec` and `codec::AcpCodec`, tokio-util `Decoder`/`Encoder`s; implies `std` and `bytes` |
 //!

@@ -616,3 +616,28 @@ mod props {
         }
     }
 }
+
+#[test]
+fn request_session_names_where_an_agent_request_went() {
+    use acp_codec::acp::RequestId;
+    use acp_codec::remote::{check_response_session, RemoteError};
+    let mut r = up();
+    let (a, b) = (r.connect(), r.connect());
+    open(&mut r, a, 1, "sa");
+    let mut out = Vec::new();
+    r.handle_agent(r#"{"jsonrpc":"2.0","id":4,"method":"fs/read_text_file","params":{"sessionId":"sa","path":"/x"}}"#, T, &mut out);
+    let id = RequestId::Number(4);
+    assert_eq!(r.request_session(a, &id), Some("sa"));
+    assert_eq!(r.request_session(b, &id), None);
+    assert_eq!(
+        check_response_session(r.request_session(a, &id), Some("sb")),
+        Err(RemoteError::MismatchedSessionId)
+    );
+    r.handle_client(
+        a,
+        r#"{"jsonrpc":"2.0","id":4,"result":{"content":""}}"#,
+        T,
+        &mut out,
+    );
+    assert_eq!(r.request_session(a, &id), None);
+}

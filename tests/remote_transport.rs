@@ -378,7 +378,7 @@ proptest! {
     ) {
         let mut replay = ReplayBuffer::new(budget);
         let mut sent: Vec<Vec<String>> = vec![Vec::new(); 3];
-        let mut dropped_by_push = vec![Dropped::default(); 3];
+        let mut dropped_by_push = [Dropped::default(); 3];
         for (n, &(s, len)) in pushes.iter().enumerate() {
             let text: String = format!("{n:03}").chars().cycle().take(len).collect();
             let d = replay.push(&format!("s{s}"), &text);

@@ -111,6 +111,11 @@ impl ReplayBuffer {
         self.budget
     }
 
+    /// The most sessions buffered at once.
+    pub const fn max_sessions(&self) -> usize {
+        self.max_sessions
+    }
+
     /// Bytes of text held, all sessions together.
     pub const fn bytes(&self) -> usize {
         self.bytes
@@ -176,5 +181,59 @@ impl ReplayBuffer {
     pub fn clear(&mut self) {
         self.sessions.clear();
         self.bytes = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn byte_counts_follow_every_path() {
+        let mut r = ReplayBuffer::new(8).with_max_sessions(2);
+        let _ = r.push("a", "1234");
+        let _ = r.push("b", "12");
+        assert_eq!(r.bytes, 6);
+        // Too big for the budget: dropped alone, the rest stays.
+        assert_eq!(
+            r.push("a", "123456789"),
+            Dropped {
+                messages: 1,
+                bytes: 9
+            }
+        );
+        assert_eq!(r.bytes, 6);
+        // Evicts the oldest of "a" only.
+        assert_eq!(
+            r.push("a", "12345"),
+            Dropped {
+                messages: 1,
+                bytes: 4
+            }
+        );
+        assert_eq!(
+            (r.bytes, r.sessions.get("a").map(|m| m.bytes)),
+            (7, Some(5))
+        );
+        let a = r.take("a");
+        assert_eq!(
+            a.dropped,
+            Dropped {
+                messages: 2,
+                bytes: 13
+            }
+        );
+        assert_eq!(r.bytes, 2);
+        // An empty message fits any budget, even zero.
+        let mut z = ReplayBuffer::new(0);
+        assert_eq!(z.push("s", ""), Dropped::default());
+        assert_eq!(
+            z.push("s", "x"),
+            Dropped {
+                messages: 1,
+                bytes: 1
+            }
+        );
+        assert_eq!(z.take("s").messages, [""]);
     }
 }

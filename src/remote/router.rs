@@ -1,7 +1,7 @@
 //! The multiplexer: many client connections share one agent process.
 
 use alloc::borrow::ToOwned;
-use alloc::collections::{BTreeMap, BTreeSet};
+use alloc::collections::{BTreeMap, VecDeque};
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
@@ -172,9 +172,9 @@ pub struct Router {
     agent_requests: BTreeMap<RequestId<'static>, AgentRequest>,
     /// Session id -> owner.
     sessions: BTreeMap<String, ClientId>,
-    /// Sessions whose owner left, kept for a reattach while a replay
-    /// buffer is on.
-    detached: BTreeSet<String>,
+    /// Sessions whose owner left, oldest first, kept for a reattach while
+    /// a replay buffer is on; at most its session limit.
+    detached: VecDeque<String>,
     replay: Option<ReplayBuffer>,
     dropped: u64,
 }
@@ -199,7 +199,7 @@ impl Router {
             forwarded: BTreeMap::new(),
             agent_requests: BTreeMap::new(),
             sessions: BTreeMap::new(),
-            detached: BTreeSet::new(),
+            detached: VecDeque::new(),
             replay: None,
             dropped: 0,
         }
@@ -248,6 +248,16 @@ impl Router {
     /// The client that owns `session`, if any.
     pub fn owner(&self, session: &str) -> Option<ClientId> {
         self.sessions.get(session).copied()
+    }
+
+    /// The session an agent request still waiting on `client` was sent for
+    /// (its [`Stream::Session`]); `None` when no such request waits on that
+    /// client. For [`check_response_session`](super::check_response_session).
+    pub fn request_session(&self, client: ClientId, id: &RequestId<'_>) -> Option<&str> {
+        self.agent_requests
+            .get(&id.to_owned_id())
+            .filter(|a| a.client == client)
+            .map(|a| a.session.as_str())
     }
 
     /// Requests of clients waiting on the agent, and agent requests waiting
@@ -538,7 +548,7 @@ impl Router {
             return;
         }
         match &mut self.replay {
-            Some(replay) if self.detached.contains(session) => {
+            Some(replay) if self.detached.iter().any(|d| d == session) => {
                 // What does not fit is counted by the buffer and reported
                 // to the client that reattaches.
                 let _ = replay.push(session, line);
@@ -632,7 +642,7 @@ impl Router {
                 if matches!(f.method.as_str(), names::SESSION_NEW | SESSION_FORK) {
                     if let Some(s) = session_of(Some(&r.result)) {
                         if self.clients.contains_key(&f.client) {
-                            self.detached.remove(&s);
+                            self.forget_detached(&s);
                             self.sessions.insert(s, f.client);
                         }
                     }
@@ -652,10 +662,35 @@ impl Router {
         }
     }
 
+    /// Keeps `session` for a reattach, forgetting the oldest kept session
+    /// (and what it missed) past the replay buffer's session limit.
+    fn detach(&mut self, session: String) {
+        let Some(replay) = &mut self.replay else {
+            return;
+        };
+        if self.detached.iter().any(|d| *d == session) {
+            return;
+        }
+        while self.detached.len() >= replay.max_sessions() {
+            let Some(old) = self.detached.pop_front() else {
+                return;
+            };
+            replay.discard(&old);
+        }
+        self.detached.push_back(session);
+    }
+
+    /// Stops keeping `session`; whether it was kept.
+    fn forget_detached(&mut self, session: &str) -> bool {
+        let before = self.detached.len();
+        self.detached.retain(|d| d != session);
+        self.detached.len() != before
+    }
+
     /// A `session/load` or `session/resume` of `session` succeeded: the
     /// client gets what the session missed, before the answer.
     fn reattached(&mut self, client: ClientId, session: &str, out: &mut Vec<Out>) {
-        if !self.detached.remove(session) || !self.clients.contains_key(&client) {
+        if !self.forget_detached(session) || !self.clients.contains_key(&client) {
             return;
         }
         let Some(replay) = &mut self.replay else {
@@ -757,9 +792,7 @@ impl Router {
                     out.push(Out::Agent(line));
                 }
             }
-            if self.replay.is_some() {
-                self.detached.insert(s);
-            }
+            self.detach(s);
         }
         let asked: Vec<RequestId<'static>> = self
             .agent_requests
@@ -844,3 +877,74 @@ pub const AGENT_STARTED: &str = "_bridge/agent_started";
 /// messages, when the replay buffer had to drop some of what the session
 /// missed (`sessionId`, `droppedMessages`, `droppedBytes`).
 pub const REPLAY_DROPPED: &str = "_bridge/replay_dropped";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn up_with_replay() -> Router {
+        let mut r = Router::new().with_replay(ReplayBuffer::new(1024));
+        r.agent_started(1, 0, &mut Vec::new());
+        r
+    }
+
+    #[test]
+    fn detached_sessions_are_forgotten_when_reused_or_reattached() {
+        let mut r = up_with_replay();
+        let a = r.connect();
+        let mut out = Vec::new();
+        r.handle_client(
+            a,
+            r#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{}}"#,
+            Duration::ZERO,
+            &mut out,
+        );
+        r.handle_agent(
+            r#"{"jsonrpc":"2.0","id":0,"result":{"sessionId":"s"}}"#,
+            Duration::ZERO,
+            &mut out,
+        );
+        r.disconnect(a, &mut out);
+        assert!(r.detached.iter().any(|d| d == "s"));
+        // A new session of the same name (an agent reusing ids) is not a
+        // reattach: nothing to replay, no longer detached.
+        let b = r.connect();
+        r.handle_client(
+            b,
+            r#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{}}"#,
+            Duration::ZERO,
+            &mut out,
+        );
+        r.handle_agent(
+            r#"{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s"}}"#,
+            Duration::ZERO,
+            &mut out,
+        );
+        assert!(r.detached.is_empty());
+        assert_eq!(r.sessions.get("s"), Some(&b));
+        // Pending counts come back to zero.
+        assert_eq!(r.clients.get(&b).map(|c| c.pending), Some(0));
+        assert_eq!(r.pending(), (0, 0));
+        // At most the replay buffer's session limit is kept: the oldest go.
+        let mut r = Router::new().with_replay(ReplayBuffer::new(1024).with_max_sessions(2));
+        r.agent_started(1, 0, &mut Vec::new());
+        for n in 0..3 {
+            let c = r.connect();
+            r.handle_client(
+                c,
+                r#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{}}"#,
+                Duration::ZERO,
+                &mut out,
+            );
+            r.handle_agent(
+                &format!(r#"{{"jsonrpc":"2.0","id":{n},"result":{{"sessionId":"s{n}"}}}}"#),
+                Duration::ZERO,
+                &mut out,
+            );
+            r.disconnect(c, &mut out);
+            r.handle_agent(&format!(r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"s{n}","update":{{}}}}}}"#), Duration::ZERO, &mut out);
+        }
+        assert_eq!(r.detached, ["s1", "s2"]);
+        assert_eq!(r.replay().map(ReplayBuffer::sessions), Some(2));
+    }
+}

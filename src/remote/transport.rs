@@ -475,8 +475,16 @@ pub enum Post<'a> {
 ///   are present;
 /// - ids are at most `max_id_len` bytes.
 ///
-/// Responses from the client (to the agent's requests) pass with their
-/// session header unchecked.
+/// Responses from the client (to the agent's requests) pass here; check
+/// their `Acp-Session-Id` with [`check_response_session`] against the
+/// session the request went out on ([`Router::request_session`]).
+///
+/// For an `initialize`, the agent's answer comes back from the router as an
+/// [`Out::Client`] on [`Stream::Connection`] with the request's id: send it
+/// as the `POST`'s body rather than on the event stream.
+///
+/// [`Router::request_session`]: super::Router::request_session
+/// [`Out::Client`]: super::Out::Client
 ///
 /// ```
 /// use acp_codec::remote::{check_post, Post, RemoteError, DEFAULT_MAX_ID_LENGTH as MAX};
@@ -554,6 +562,35 @@ pub fn check_post<'a>(
     Ok(Post::Message { message, session })
 }
 
+/// The Streamable HTTP rule for a client's response to an agent request
+/// that went out on a session's stream (`expected`): the `POST` must name
+/// that session in `Acp-Session-Id`. A request sent on the connection's
+/// stream (`expected` is `None`) takes any header.
+///
+/// ```
+/// use acp_codec::remote::{check_response_session, RemoteError};
+///
+/// assert_eq!(check_response_session(Some("s1"), Some("s1")), Ok(()));
+/// assert_eq!(check_response_session(Some("s1"), None), Err(RemoteError::MissingSessionId));
+/// assert_eq!(check_response_session(Some("s1"), Some("s2")), Err(RemoteError::MismatchedSessionId));
+/// assert_eq!(check_response_session(None, Some("s2")), Ok(()));
+/// ```
+///
+/// # Errors
+///
+/// [`RemoteError::MissingSessionId`] or [`RemoteError::MismatchedSessionId`],
+/// answered `400`.
+pub fn check_response_session(
+    expected: Option<&str>,
+    header: Option<&str>,
+) -> Result<(), RemoteError> {
+    match (expected, header) {
+        (Some(_), None) => Err(RemoteError::MissingSessionId),
+        (Some(e), Some(h)) if e != h => Err(RemoteError::MismatchedSessionId),
+        _ => Ok(()),
+    }
+}
+
 /// The error for a message over the size limit, carrying the request id
 /// read from its first bytes (`head`) when one is there, so the request
 /// can be answered before the socket closes with `1009`.
@@ -577,4 +614,73 @@ pub fn oversize(head: &[u8], seen: usize, limit: usize) -> RemoteError {
         _ => None,
     };
     RemoteError::TooLarge { seen, limit, id }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn field(text: &str) -> SessionField<'static> {
+        let raw = RawJson::from_text(text).unwrap();
+        match session_field(Some(&raw)) {
+            SessionField::Id(s) => SessionField::Id(Cow::Owned(s.into_owned())),
+            SessionField::Absent => SessionField::Absent,
+            SessionField::Invalid => SessionField::Invalid,
+        }
+    }
+
+    #[test]
+    fn session_field_forms() {
+        assert_eq!(field("[]"), SessionField::Absent);
+        assert_eq!(field("null"), SessionField::Absent);
+        assert_eq!(field(r#"{"sessionId":null}"#), SessionField::Absent);
+        assert_eq!(field(r#"{"sessionId":"a\"b"}"#).id(), Some("a\"b"));
+        assert_eq!(field(r#"{"sessionId":["s"]}"#), SessionField::Invalid);
+        // Two of them: which one a peer reads is not certain, so neither.
+        assert_eq!(
+            field(r#"{"sessionId":"a","sessionId":"b"}"#),
+            SessionField::Invalid
+        );
+        // Borrowed when there is nothing to unescape.
+        let raw = RawJson::from_text(r#"{"x":1,"sessionId":"s1"}"#).unwrap();
+        assert!(matches!(
+            session_field(Some(&raw)),
+            SessionField::Id(Cow::Borrowed("s1"))
+        ));
+    }
+
+    #[test]
+    fn close_codes_and_streams() {
+        use alloc::string::ToString;
+        assert_eq!(CloseCode(4000).to_string(), "4000");
+        assert_eq!(CloseCode::POLICY_VIOLATION.name(), Some("policy violation"));
+        assert_eq!(answer_stream("session/load", Some("s")), Stream::Connection);
+        assert_eq!(
+            answer_stream("session/prompt", Some("s")),
+            Stream::Session("s".into())
+        );
+        assert_eq!(answer_stream("session/list", None), Stream::Connection);
+        assert!(is_reattach("session/resume") && !is_reattach("session/new"));
+        assert!(is_session_scoped("session/set_model") && is_session_scoped("session/fork"));
+    }
+
+    #[test]
+    fn gate_state_survives_errors() {
+        let mut gate = Gate::new();
+        assert!(gate.check("[]").is_err());
+        assert!(gate
+            .check(r#"{"jsonrpc":"2.0","id":1,"method":"session/new"}"#)
+            .is_err());
+        assert!(!gate.initialized);
+        gate.set_initialized();
+        assert!(matches!(
+            gate.check(r#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{}}"#),
+            Ok(Checked::Forward(_))
+        ));
+        // Responses pass once initialized (answers to the agent's requests).
+        assert!(matches!(
+            gate.check(r#"{"jsonrpc":"2.0","id":1,"result":{}}"#),
+            Ok(Checked::Forward(_))
+        ));
+    }
 }
