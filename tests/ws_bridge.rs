@@ -968,12 +968,17 @@ fn http_request(
 }
 
 /// Opens an SSE stream and reads its response head; the socket stays open.
-fn open_sse(addr: SocketAddr, connection: &str) -> (u16, BufReader<TcpStream>) {
+fn open_sse(
+    addr: SocketAddr,
+    connection: &str,
+    session: Option<&str>,
+) -> (u16, BufReader<TcpStream>) {
     let mut s = TcpStream::connect(addr).unwrap();
     s.set_read_timeout(Some(STEP)).unwrap();
+    let session = session.map_or(String::new(), |s| format!("Acp-Session-Id: {s}\r\n"));
     write!(
         s,
-        "GET /acp HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\nAcp-Connection-Id: {connection}\r\n\r\n"
+        "GET /acp HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\nAcp-Connection-Id: {connection}\r\n{session}\r\n"
     )
     .unwrap();
     let mut r = BufReader::new(s);
@@ -1055,9 +1060,9 @@ fn streamable_http_rules_on_acp() {
     assert_eq!(http_request(addr, "GET", &[conn], "").0, 406, "no Accept");
 
     // One receiver per stream; answers come on it.
-    let (status, mut events) = open_sse(addr, &id);
+    let (status, mut events) = open_sse(addr, &id, None);
     assert_eq!(status, 200);
-    assert_eq!(open_sse(addr, &id).0, 409);
+    assert_eq!(open_sse(addr, &id, None).0, 409);
     assert_eq!(http_request(addr, "POST", &[json, conn], new).0, 202);
     let created = next_event(&mut events);
     assert_eq!(created["id"], 1);
@@ -1075,6 +1080,34 @@ fn streamable_http_rules_on_acp() {
         http_request(addr, "POST", &[json, conn, other], &prompt).0,
         400,
         "mismatch"
+    );
+
+    // The turn's messages come on the session's stream; a reply to the
+    // agent's permission request must name that session.
+    let (status, mut turn) = open_sse(addr, &id, Some(&session));
+    assert_eq!(status, 200);
+    let in_session = ("Acp-Session-Id", session.as_str());
+    assert_eq!(
+        http_request(addr, "POST", &[json, conn, in_session], &prompt).0,
+        202
+    );
+    let ask = loop {
+        let m = next_event(&mut turn);
+        if m["method"] == "session/request_permission" {
+            break m;
+        }
+        assert_eq!(m["params"]["sessionId"], session.as_str(), "{m}");
+    };
+    let option = &ask["params"]["options"][0]["optionId"];
+    let reply = json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"outcome": {"outcome": "selected", "optionId": option}}}).to_string();
+    assert_eq!(
+        http_request(addr, "POST", &[json, conn], &reply).0,
+        400,
+        "reply without its session"
+    );
+    assert_eq!(
+        http_request(addr, "POST", &[json, conn, in_session], &reply).0,
+        202
     );
 
     // DELETE ends the connection: its stream closes, the id is gone.

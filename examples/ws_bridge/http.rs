@@ -30,7 +30,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use acp_codec::acp::{Message, RequestId};
-use acp_codec::remote::{check_post, ClientId, Post, Stream, DEFAULT_MAX_ID_LENGTH};
+use acp_codec::remote::{
+    check_post, check_response_session, ClientId, Post, RemoteError, Stream, DEFAULT_MAX_ID_LENGTH,
+};
 use axum::extract::Request;
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
@@ -163,21 +165,31 @@ async fn post(app: App, req: Request) -> Result<Response, Response> {
             let key = id_key(&r.id);
             Ok(open(app, key, &body).await)
         }
-        Ok(_) => {
+        Ok(Post::Message { message, .. }) => {
             let conn = app.http.get(&headers)?;
+            // A reply to the agent names the session its request came on.
+            if let Message::Response(_) | Message::Error(_) = &message {
+                let st = app.shared.lock();
+                let expected = message
+                    .id()
+                    .and_then(|id| st.router.request_session(conn.client, id));
+                check_response_session(expected, session).map_err(refusal)?;
+            }
             conn.lock().last_seen = Some(Instant::now());
             app.shared.input(conn.client, &body).await;
             Ok(StatusCode::ACCEPTED.into_response())
         }
-        Err(e) => {
-            let status = StatusCode::from_u16(e.http_status()).unwrap_or(StatusCode::BAD_REQUEST);
-            Err(match e.reply() {
-                Some(json) => {
-                    (status, [(header::CONTENT_TYPE, "application/json")], json).into_response()
-                }
-                None => text(status, &e.to_string()),
-            })
-        }
+        Err(e) => Err(refusal(e)),
+    }
+}
+
+/// The answer to a refused `POST`: its status, and its JSON-RPC reply as
+/// the body when it has one.
+fn refusal(e: RemoteError) -> Response {
+    let status = StatusCode::from_u16(e.http_status()).unwrap_or(StatusCode::BAD_REQUEST);
+    match e.reply() {
+        Some(json) => (status, [(header::CONTENT_TYPE, "application/json")], json).into_response(),
+        None => text(status, &e.to_string()),
     }
 }
 
