@@ -1139,3 +1139,67 @@ async fn websocket_upgrade_on_acp_names_the_connection() {
     // GET /acp without an upgrade or Accept is not a stream.
     assert_eq!(http_request(bridge.addr, "GET", &[], "").0, 406);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_client_that_does_not_read_is_dropped_without_stalling_others() {
+    let bridge = Bridge::start(
+        "httpslow",
+        &[
+            "--max-buffered-bytes",
+            "200",
+            "--slow-client-ms",
+            "500",
+        ],
+    );
+    let addr = bridge.addr;
+    let json = ("Content-Type", "application/json");
+    let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}"#;
+    let (status, head, _) = http_request(addr, "POST", &[json], init);
+    assert_eq!(status, 200);
+    let id = head
+        .lines()
+        .find_map(|l| l.strip_prefix("acp-connection-id: "))
+        .unwrap()
+        .trim()
+        .to_owned();
+    let conn = ("Acp-Connection-Id", id.as_str());
+    let (_, mut events) = open_sse(addr, &id, None);
+    let new = r#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}"#;
+    assert_eq!(http_request(addr, "POST", &[json, conn], new).0, 202);
+    let session = next_event(&mut events)["result"]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    // A turn whose session stream is never read: its updates cannot be
+    // queued under a 200-byte budget.
+    let prompt = format!(
+        r#"{{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{{"sessionId":"{session}","prompt":[]}}}}"#
+    );
+    let in_session = ("Acp-Session-Id", session.as_str());
+    assert_eq!(
+        http_request(addr, "POST", &[json, conn, in_session], &prompt).0,
+        202
+    );
+    // A WebSocket client meanwhile runs a whole turn.
+    let started = Instant::now();
+    let mut ws = connect(&bridge).await;
+    let s = ws.open_session(&bridge.dir).await;
+    assert_eq!(ws.turn(&s, "hello").await.stop_reason, "end_turn");
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+    // The reader-less connection is gone (after --slow-client-ms).
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let (status, _, _) = http_request(addr, "POST", &[json, conn, in_session], &prompt);
+        if status == 404 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "connection not dropped");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let log = bridge.stderr.lock().unwrap().clone();
+    assert!(log.contains("too slow"), "{log}");
+}

@@ -40,7 +40,7 @@ use axum::response::{IntoResponse, Response};
 
 use tokio::sync::{mpsc, oneshot, Notify};
 
-use crate::hub::ToClient;
+use crate::hub::{Config, ToClient};
 use crate::server::{text, App};
 
 /// The connection header of the transport.
@@ -255,7 +255,7 @@ async fn run(app: App, conn: Arc<Conn>, mut rx: mpsc::Receiver<ToClient>, kick: 
         tokio::select! {
             m = rx.recv() => match m {
                 Some(message) => {
-                    if let Err(e) = sort(&conn, message, config.max_buffered_bytes, config.max_session_streams).await {
+                    if let Err(e) = sort(&conn, &kick, message, config).await {
                         break e;
                     }
                 }
@@ -296,14 +296,19 @@ fn idle(conn: &Conn, limit: Duration) -> bool {
 }
 
 /// Puts one message on its stream, first waiting while the connection holds
-/// more than `max_buffered` bytes nobody has read. The answer to the
-/// connection's `initialize` goes to its `POST` instead.
+/// more than `--max-buffered-bytes` nobody has read: at most
+/// `--slow-client-ms`, as a WebSocket client may take to accept a message
+/// (and not past the hub giving up on the client, `kick`, or a `DELETE`).
+/// The answer to the connection's `initialize` goes to its `POST` instead.
 async fn sort(
     conn: &Conn,
+    kick: &Notify,
     (stream, text): ToClient,
-    max_buffered: usize,
-    max_streams: usize,
+    config: &Config,
 ) -> Result<(), String> {
+    let (max_buffered, max_streams) = (config.max_buffered_bytes, config.max_session_streams);
+    let too_slow = tokio::time::sleep(config.slow_client);
+    tokio::pin!(too_slow);
     if let Some(answer) = initialize_answer(conn, &text) {
         let _ = answer.send(text);
         return Ok(());
@@ -323,7 +328,12 @@ async fn sort(
                 return Ok(());
             }
         }
-        wait.await;
+        tokio::select! {
+            () = wait => {}
+            () = &mut too_slow => return Err("client too slow to read its streams".to_owned()),
+            () = kick.notified() => return Err("client too slow to read its streams".to_owned()),
+            () = conn.stop.notified() => return Err("deleted".to_owned()),
+        }
     }
 }
 

@@ -90,7 +90,8 @@
 //!   line is skipped (its requester gets `-32603`).
 //! - Streamable HTTP limits: a `POST` body over `--max-message-bytes` gets
 //!   `413`; at most `--max-http-connections` connections (default 256), each
-//!   with at most 1024 session streams and 64 MiB queued for its streams
+//!   with at most 1024 session streams and `--max-buffered-bytes` (64 MiB)
+//!   queued for its streams
 //!   (past that the bridge waits for the client to read, and drops it after
 //!   `--slow-client-ms`); a connection with no stream open for 60 s is
 //!   closed.
@@ -114,6 +115,7 @@
 //! | `--log-dir DIR` | `GEMINI_BRIDGE_LOG_DIR` | . |
 //! | `--slow-client-ms N` | | 30000 |
 //! | `--max-http-connections N` | | 256 |
+//! | `--max-buffered-bytes N` (per Streamable HTTP connection) | | 67108864 |
 //! | `--mock-args "ARGS"` (for the built-in mock, e.g. `--big-bytes N`) | | none |
 //!
 //! The built-in mock agent is this same program re-executed with the hidden
@@ -196,6 +198,9 @@ struct Args {
     /// Most Streamable HTTP connections at once.
     #[arg(long, default_value_t = 256)]
     max_http_connections: usize,
+    /// Most bytes queued for one Streamable HTTP connection's streams.
+    #[arg(long, default_value_t = 64 * 1024 * 1024)]
+    max_buffered_bytes: usize,
 }
 
 fn at_least_one(v: &str) -> Result<usize, String> {
@@ -248,7 +253,7 @@ impl Args {
             backoff_max: Duration::from_secs(10),
             slow_client: Duration::from_millis(self.slow_client_ms),
             max_http_connections: self.max_http_connections,
-            max_buffered_bytes: 64 * 1024 * 1024,
+            max_buffered_bytes: self.max_buffered_bytes,
             max_session_streams: 1024,
             http_idle: Duration::from_secs(60),
         })
