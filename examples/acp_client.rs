@@ -71,9 +71,10 @@ const USAGE: &str = "usage: acp_client [--agent CMD | --connect URL [--token T] 
 Where the agent runs (one of):
   (default)          embedded: the built-in mock agent, in-process
   --agent CMD        local process: agent command line (e.g. \"gemini --acp\")
-  --connect URL      remote: a ws_bridge at ws://HOST:PORT/ or wss://HOST[:PORT]/
+  --connect URL      remote (ACP's remote transport): ws://, wss:// (WebSocket) or
+                     http://, https:// (Streamable HTTP), e.g. ws://HOST:PORT/acp
     --token T        the bridge's bearer token (default: $ACP_BRIDGE_TOKEN); never printed
-    --ca-cert FILE   wss: trust only the CA certificate(s) in this PEM file
+    --ca-cert FILE   wss/https: trust only the CA certificate(s) in this PEM file
                      (default: the public web roots)
 
   --cwd DIR          session directory (fs/* is served here, confined to it); default: the
@@ -187,12 +188,12 @@ fn parse_args() -> Result<Args, String> {
             return Err("--ca-cert needs --connect".to_owned());
         }
     } else if args.ca_cert.is_some()
-        && !args
-            .connect
-            .as_deref()
-            .is_some_and(|u| u.get(..6).is_some_and(|s| s.eq_ignore_ascii_case("wss://")))
+        && !args.connect.as_deref().is_some_and(|u| {
+            let u = u.to_ascii_lowercase();
+            u.starts_with("wss://") || u.starts_with("https://")
+        })
     {
-        return Err("--ca-cert needs a wss:// URL".to_owned());
+        return Err("--ca-cert needs a wss:// or https:// URL".to_owned());
     }
     if args.connect.is_some() && args.token.is_none() {
         args.token = std::env::var(TOKEN_ENV).ok().filter(|t| !t.is_empty());
@@ -450,7 +451,7 @@ impl<T: tokio::io::AsyncRead + Unpin + Send> ReadHalf for T {}
 /// WebSocket messages (one line each).
 enum Source {
     Bytes(LineReader<Box<dyn ReadHalf>>),
-    Remote(remote::WsSource),
+    Remote(remote::RemoteSource),
 }
 
 impl lines::LineSource for Source {

@@ -489,6 +489,69 @@ fn full_turn_over_ws_with_fs_served_and_confined_here() {
 }
 
 #[test]
+fn full_turn_over_streamable_http_and_https() {
+    let scratch = Scratch::new("http");
+    let bridge = Bridge::start(&[]);
+    let url = format!("http://127.0.0.1:{}/acp", bridge.port());
+    let project = scratch.project("p1");
+    let run = client(
+        &["--connect", &url, "--cwd", project.to_str().unwrap()],
+        &[("ACP_BRIDGE_TOKEN", TOKEN)],
+        LIMIT,
+    );
+    run.assert_full_turn(&project);
+    assert!(run.stderr.contains(&format!("connected to {url}")));
+    assert!(!run.stdout.contains(TOKEN) && !run.stderr.contains(TOKEN));
+    // The agent's fs requests come on the session stream; confinement holds.
+    let (p, outside) = escaping_project(&scratch);
+    let run = client(
+        &[
+            "--connect",
+            &url,
+            "--token",
+            TOKEN,
+            "--cwd",
+            p.to_str().unwrap(),
+        ],
+        &[],
+        LIMIT,
+    );
+    assert_confined(&run, &outside);
+    // A wrong token: the initialize POST is refused with 401, one line.
+    let run = client(
+        &[
+            "--connect",
+            &url,
+            "--token",
+            "wrong",
+            "--cwd",
+            project.to_str().unwrap(),
+        ],
+        &[],
+        LIMIT,
+    );
+    run.assert_failure(&["HTTP 401"], 10.0);
+
+    let pki = pki(scratch.path());
+    let secure = Bridge::start_tls(&pki, &[]);
+    let url = format!("https://localhost:{}/acp", secure.port());
+    let project = scratch.project("p2");
+    let run = client(
+        &[
+            "--connect",
+            &url,
+            "--ca-cert",
+            pki.ca.to_str().unwrap(),
+            "--cwd",
+            project.to_str().unwrap(),
+        ],
+        &[("ACP_BRIDGE_TOKEN", TOKEN)],
+        LIMIT,
+    );
+    run.assert_full_turn(&project);
+}
+
+#[test]
 fn full_turn_over_wss_and_health_over_https() {
     let scratch = Scratch::new("wss");
     let pki = pki(scratch.path());
@@ -646,8 +709,8 @@ fn modes_exclude_each_other() {
         assert_eq!(run.code, 2, "{args:?}: {run:#?}");
         assert!(run.stderr.contains("usage: acp_client"), "{run:#?}");
     }
-    let run = client(&["--connect", "http://127.0.0.1:1/"], &[], LIMIT);
-    run.assert_failure(&["ws:// or wss://"], 10.0);
+    let run = client(&["--connect", "ftp://127.0.0.1:1/"], &[], LIMIT);
+    run.assert_failure(&["ws://, wss://, http:// or https://"], 10.0);
 }
 
 #[test]
@@ -989,7 +1052,12 @@ fn urls_are_shown_without_tokens() {
     assert_eq!((t.host.as_str(), t.port, t.tls), ("::1", 443, true));
     assert!(t.is_loopback());
     assert!(!target("ws://example.org/", None).unwrap().is_loopback());
-    assert!(target("http://h/", None).is_err());
+    assert!(target("ftp://h/", None).is_err());
+    // Streamable HTTP: http:// and https://.
+    let t = target("https://h/acp", None).unwrap();
+    assert_eq!((t.port, t.tls, t.http), (443, true, true));
+    assert!(target("http://h/", None).unwrap().http);
+    assert!(!target("ws://h/", None).unwrap().http);
     assert!(target("ws:///", None).is_err());
 }
 

@@ -941,3 +941,265 @@ async fn latency_through_the_bridge() {
         pct(&mut direct, 0.99)
     );
 }
+
+// ------------------------------------------------- the transport on /acp
+
+/// One HTTP/1.1 request on a fresh connection (closed after the answer):
+/// the status, the head (lowercase) and the body.
+fn http_request(
+    addr: SocketAddr,
+    method: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, String, String) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(STEP)).unwrap();
+    let mut req = format!("{method} /acp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    req.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
+    s.write_all(req.as_bytes()).unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    let (head, body) = out.split_once("\r\n\r\n").unwrap_or((&out, ""));
+    let status = head.split_whitespace().nth(1).unwrap().parse().unwrap();
+    (status, head.to_ascii_lowercase(), body.to_owned())
+}
+
+/// Opens an SSE stream and reads its response head; the socket stays open.
+fn open_sse(
+    addr: SocketAddr,
+    connection: &str,
+    session: Option<&str>,
+) -> (u16, BufReader<TcpStream>) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(STEP)).unwrap();
+    let session = session.map_or(String::new(), |s| format!("Acp-Session-Id: {s}\r\n"));
+    write!(
+        s,
+        "GET /acp HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\nAcp-Connection-Id: {connection}\r\n{session}\r\n"
+    )
+    .unwrap();
+    let mut r = BufReader::new(s);
+    let mut line = String::new();
+    r.read_line(&mut line).unwrap();
+    let status = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+    while line.trim() != "" {
+        line.clear();
+        r.read_line(&mut line).unwrap();
+    }
+    (status, r)
+}
+
+/// The next `data:` payload of an SSE stream, as JSON.
+fn next_event(r: &mut BufReader<TcpStream>) -> Value {
+    let mut line = String::new();
+    loop {
+        line.clear();
+        assert!(r.read_line(&mut line).unwrap() > 0, "stream ended");
+        if let Some(data) = line.trim_end().strip_prefix("data: ") {
+            return serde_json::from_str(data).unwrap();
+        }
+    }
+}
+
+#[test]
+fn streamable_http_rules_on_acp() {
+    let bridge = Bridge::start("http", &["--max-message-bytes", "65536"]);
+    let addr = bridge.addr;
+    let json = ("Content-Type", "application/json");
+    let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}"#;
+    let new = r#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}"#;
+
+    // Refusals before a connection exists.
+    assert_eq!(
+        http_request(addr, "POST", &[json], new).0,
+        400,
+        "no connection id"
+    );
+    assert_eq!(
+        http_request(addr, "POST", &[("Content-Type", "text/plain")], init).0,
+        415
+    );
+    let (status, _, body) = http_request(addr, "POST", &[json], &format!("[{init}]"));
+    assert_eq!(status, 400);
+    let batch: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        (batch["error"]["code"].as_i64(), &batch["id"]),
+        (Some(-32600), &Value::Null)
+    );
+    let big = format!(
+        r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"pad":"{}"}}}}"#,
+        "x".repeat(70_000)
+    );
+    assert_eq!(http_request(addr, "POST", &[json], &big).0, 413);
+
+    // initialize opens a connection: the answer in the body, its id in the header.
+    let (status, head, body) = http_request(addr, "POST", &[json], init);
+    assert_eq!(status, 200, "{head}{body}");
+    let answer: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(answer["id"], 0);
+    assert!(answer["result"]["protocolVersion"].is_number(), "{answer}");
+    let id = head
+        .lines()
+        .find_map(|l| l.strip_prefix("acp-connection-id: "))
+        .expect("acp-connection-id")
+        .trim()
+        .to_owned();
+    let conn = ("Acp-Connection-Id", id.as_str());
+    assert_eq!(
+        http_request(addr, "POST", &[json, conn], init).0,
+        400,
+        "second initialize"
+    );
+    assert_eq!(
+        http_request(addr, "POST", &[json, ("Acp-Connection-Id", "nope")], new).0,
+        404
+    );
+    assert_eq!(http_request(addr, "GET", &[conn], "").0, 406, "no Accept");
+
+    // One receiver per stream; answers come on it.
+    let (status, mut events) = open_sse(addr, &id, None);
+    assert_eq!(status, 200);
+    assert_eq!(open_sse(addr, &id, None).0, 409);
+    assert_eq!(http_request(addr, "POST", &[json, conn], new).0, 202);
+    let created = next_event(&mut events);
+    assert_eq!(created["id"], 1);
+    let session = created["result"]["sessionId"].as_str().unwrap().to_owned();
+    let prompt = format!(
+        r#"{{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{{"sessionId":"{session}","prompt":[]}}}}"#
+    );
+    assert_eq!(
+        http_request(addr, "POST", &[json, conn], &prompt).0,
+        400,
+        "no Acp-Session-Id"
+    );
+    let other = ("Acp-Session-Id", "other");
+    assert_eq!(
+        http_request(addr, "POST", &[json, conn, other], &prompt).0,
+        400,
+        "mismatch"
+    );
+
+    // The turn's messages come on the session's stream; a reply to the
+    // agent's permission request must name that session.
+    let (status, mut turn) = open_sse(addr, &id, Some(&session));
+    assert_eq!(status, 200);
+    let in_session = ("Acp-Session-Id", session.as_str());
+    assert_eq!(
+        http_request(addr, "POST", &[json, conn, in_session], &prompt).0,
+        202
+    );
+    let ask = loop {
+        let m = next_event(&mut turn);
+        if m["method"] == "session/request_permission" {
+            break m;
+        }
+        assert_eq!(m["params"]["sessionId"], session.as_str(), "{m}");
+    };
+    let option = &ask["params"]["options"][0]["optionId"];
+    let reply = json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"outcome": {"outcome": "selected", "optionId": option}}}).to_string();
+    assert_eq!(
+        http_request(addr, "POST", &[json, conn], &reply).0,
+        400,
+        "reply without its session"
+    );
+    assert_eq!(
+        http_request(addr, "POST", &[json, conn, in_session], &reply).0,
+        202
+    );
+
+    // DELETE ends the connection: its stream closes, the id is gone.
+    assert_eq!(http_request(addr, "DELETE", &[conn], "").0, 202);
+    assert_eq!(http_request(addr, "DELETE", &[conn], "").0, 404);
+    // The body ends (the last chunk of a chunked body is `0`), no event left.
+    let mut line = String::new();
+    loop {
+        line.clear();
+        assert!(events.read_line(&mut line).unwrap() > 0, "no end of stream");
+        assert!(!line.starts_with("data:"), "{line}");
+        if line.trim_end() == "0" {
+            break;
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn websocket_upgrade_on_acp_names_the_connection() {
+    let bridge = Bridge::start("wsacp", &[]);
+    let url = format!("ws://{}/acp", bridge.addr);
+    let (ws, resp) = tokio_tungstenite::connect_async(url).await.unwrap();
+    let id = resp
+        .headers()
+        .get("acp-connection-id")
+        .expect("acp-connection-id");
+    assert_eq!(id.len(), 32, "{id:?}");
+    drop(ws);
+    // GET /acp without an upgrade or Accept is not a stream.
+    assert_eq!(http_request(bridge.addr, "GET", &[], "").0, 406);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_client_that_does_not_read_is_dropped_without_stalling_others() {
+    let bridge = Bridge::start(
+        "httpslow",
+        &[
+            "--max-buffered-bytes",
+            "200",
+            "--slow-client-ms",
+            "500",
+        ],
+    );
+    let addr = bridge.addr;
+    let json = ("Content-Type", "application/json");
+    let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}"#;
+    let (status, head, _) = http_request(addr, "POST", &[json], init);
+    assert_eq!(status, 200);
+    let id = head
+        .lines()
+        .find_map(|l| l.strip_prefix("acp-connection-id: "))
+        .unwrap()
+        .trim()
+        .to_owned();
+    let conn = ("Acp-Connection-Id", id.as_str());
+    let (_, mut events) = open_sse(addr, &id, None);
+    let new = r#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}"#;
+    assert_eq!(http_request(addr, "POST", &[json, conn], new).0, 202);
+    let session = next_event(&mut events)["result"]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    // A turn whose session stream is never read: its updates cannot be
+    // queued under a 200-byte budget.
+    let prompt = format!(
+        r#"{{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{{"sessionId":"{session}","prompt":[]}}}}"#
+    );
+    let in_session = ("Acp-Session-Id", session.as_str());
+    assert_eq!(
+        http_request(addr, "POST", &[json, conn, in_session], &prompt).0,
+        202
+    );
+    // A WebSocket client meanwhile runs a whole turn.
+    let started = Instant::now();
+    let mut ws = connect(&bridge).await;
+    let s = ws.open_session(&bridge.dir).await;
+    assert_eq!(ws.turn(&s, "hello").await.stop_reason, "end_turn");
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+    // The reader-less connection is gone (after --slow-client-ms).
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let (status, _, _) = http_request(addr, "POST", &[json, conn, in_session], &prompt);
+        if status == 404 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "connection not dropped");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let log = bridge.stderr.lock().unwrap().clone();
+    assert!(log.contains("too slow"), "{log}");
+}

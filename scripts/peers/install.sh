@@ -18,12 +18,13 @@ PEERS_DIR="${PEERS_DIR:-$ROOT/target/peers}"
 SDK_EXAMPLE_VERSION="1.9.0"   # last SDK that ships dist/examples/agent.js
 SDK_CURRENT_VERSION="2.4.0"   # current client/agent API
 GEMINI_CLI_VERSION="0.61.0"
+WS_VERSION="8.23.0"            # WebSocket server for the SDK's AcpServer in Node (scripts/peers/ts_remote_server.mjs)
 # Python ACP SDK and its dependencies, exact (installed with --no-deps into
 # target/peers/pylib; scripts/peers/py_sdk_agent.py puts that on sys.path).
 PY_REQS="agent-client-protocol==0.12.1 pydantic==2.14.3 pydantic_core==2.50.4 annotated-types==0.8.0 typing-inspection==0.4.5 typing_extensions==4.16.0"
 PYTHON="${PYTHON:-python3}"
 
-NPM_SPEC="sdk19@npm:@agentclientprotocol/sdk@${SDK_EXAMPLE_VERSION} sdk24@npm:@agentclientprotocol/sdk@${SDK_CURRENT_VERSION} @google/gemini-cli@${GEMINI_CLI_VERSION}"
+NPM_SPEC="sdk19@npm:@agentclientprotocol/sdk@${SDK_EXAMPLE_VERSION} sdk24@npm:@agentclientprotocol/sdk@${SDK_CURRENT_VERSION} @google/gemini-cli@${GEMINI_CLI_VERSION} ws@${WS_VERSION}"
 SPEC="$NPM_SPEC | $PY_REQS | $("$PYTHON" -c 'import sys; print(sys.version.split()[0])')"
 STAMP="$PEERS_DIR/.installed"
 
@@ -31,6 +32,7 @@ mkdir -p "$PEERS_DIR"
 if [[ -f "$STAMP" && "$(cat "$STAMP")" == "$SPEC" \
       && -f "$PEERS_DIR/node_modules/sdk19/dist/examples/agent.js" \
       && -f "$PEERS_DIR/node_modules/@google/gemini-cli/package.json" \
+      && -f "$PEERS_DIR/node_modules/ws/package.json" \
       && -d "$PEERS_DIR/pylib/acp" ]]; then
   echo "$PEERS_DIR"
   exit 0
@@ -55,6 +57,7 @@ ver() { node -p "require('$PEERS_DIR/node_modules/$1/package.json').version"; }
 [[ "$(ver sdk19)" == "$SDK_EXAMPLE_VERSION" ]]
 [[ "$(ver sdk24)" == "$SDK_CURRENT_VERSION" ]]
 [[ "$(ver @google/gemini-cli)" == "$GEMINI_CLI_VERSION" ]]
+[[ "$(ver ws)" == "$WS_VERSION" ]]
 [[ -f node_modules/sdk19/dist/examples/agent.js ]]
 PYTHONPATH=pylib "$PYTHON" -c 'import acp, importlib.metadata as m; assert m.version("agent-client-protocol") == "0.12.1"'
 echo "$SPEC" > "$STAMP"

@@ -1,5 +1,5 @@
-//! A WebSocket bridge to an ACP agent: the Rust successor of seed 001's
-//! `gemini-bridge.cjs` and the remote-server shape of seed 002.
+//! A remote endpoint for an ACP agent on stdio: ACP's Streamable HTTP &
+//! WebSocket transport on `/acp`, many clients sharing one agent process.
 //!
 //! ```text
 //! cargo run --example ws_bridge                          # mock agent, ws://127.0.0.1:4444
@@ -10,6 +10,13 @@
 //! ```
 //!
 //! # Wire
+//!
+//! `/acp` speaks both profiles of the transport: a WebSocket upgrade (one
+//! JSON-RPC message per text frame; the `101` response carries
+//! `Acp-Connection-Id`), and Streamable HTTP (`POST` of one message, SSE
+//! streams per connection and per session, `DELETE`, the
+//! `Acp-Connection-Id` / `Acp-Session-Id` headers; see `http.rs`). `/`
+//! still accepts WebSocket upgrades.
 //!
 //! One WebSocket text message is exactly one JSON-RPC message. Each message
 //! from a client is decoded by the codec ([`Message::decode`]) and
@@ -81,7 +88,14 @@
 //! - Message size limit (`--max-message-bytes`, default 16 MiB): a larger
 //!   client message closes the connection with code 1009; a longer agent
 //!   line is skipped (its requester gets `-32603`).
-//! - `GET /health` answers `200 ok`; other plain HTTP requests get 404.
+//! - Streamable HTTP limits: a `POST` body over `--max-message-bytes` gets
+//!   `413`; at most `--max-http-connections` connections (default 256), each
+//!   with at most 1024 session streams and `--max-buffered-bytes` (64 MiB)
+//!   queued for its streams
+//!   (past that the bridge waits for the client to read, and drops it after
+//!   `--slow-client-ms`); a connection with no stream open for 60 s is
+//!   closed.
+//! - `GET /health` answers `200 ok`; other paths get 404.
 //!
 //! # Configuration
 //!
@@ -100,6 +114,8 @@
 //! | | `GEMINI_APPROVAL_MODE` (`--approval-mode`, with `--gemini`) | Gemini's own |
 //! | `--log-dir DIR` | `GEMINI_BRIDGE_LOG_DIR` | . |
 //! | `--slow-client-ms N` | | 30000 |
+//! | `--max-http-connections N` | | 256 |
+//! | `--max-buffered-bytes N` (per Streamable HTTP connection) | | 67108864 |
 //! | `--mock-args "ARGS"` (for the built-in mock, e.g. `--big-bytes N`) | | none |
 //!
 //! The built-in mock agent is this same program re-executed with the hidden
@@ -110,102 +126,148 @@
 //!
 //! [`Message::decode`]: acp_codec::acp::Message::decode
 
-#[path = "support/bridge.rs"]
-mod bridge;
-#[path = "support/bridge_http.rs"]
-#[allow(dead_code)]
-mod bridge_http;
-#[path = "support/mock_agent.rs"]
+mod agent;
+mod http;
+mod hub;
+#[path = "../support/mock_agent.rs"]
 mod mock_agent;
-#[path = "support/tls.rs"]
+mod server;
+#[path = "../support/tls.rs"]
 mod tls;
+mod ws;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
-use bridge::Config;
-use bridge_http::Access;
+use clap::Parser;
 
-const USAGE: &str = "usage: ws_bridge [--port N] [--host ADDR] [--token T] [--tls-cert FILE --tls-key FILE] \
-[--allow-origin URL]... [--max-message-bytes N] [--agent CMD | --gemini] [--mock-args ARGS] [--log-dir DIR] [--slow-client-ms N]";
+use hub::{Config, Shared};
+use server::{Access, App};
 
-fn env(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| !v.is_empty())
+/// The bridge's arguments (each also read from its environment variable).
+#[derive(Parser, Debug)]
+#[command(
+    name = "ws_bridge",
+    about = "ACP's remote transport for an agent on stdio"
+)]
+struct Args {
+    /// Port to listen on (0: any free port).
+    #[arg(long, env = "GEMINI_PORT", default_value_t = 4444)]
+    port: u16,
+    /// Address to listen on; other than loopback needs a token.
+    #[arg(long, env = "GEMINI_BRIDGE_HOST", default_value_t = IpAddr::V4(Ipv4Addr::LOCALHOST))]
+    host: IpAddr,
+    /// Bearer token every client must present.
+    #[arg(long, env = "GEMINI_BRIDGE_TOKEN")]
+    token: Option<String>,
+    /// TLS certificate chain (PEM, leaf first).
+    #[arg(long, env = "GEMINI_BRIDGE_TLS_CERT")]
+    tls_cert: Option<PathBuf>,
+    /// TLS private key (PEM).
+    #[arg(long, env = "GEMINI_BRIDGE_TLS_KEY")]
+    tls_key: Option<PathBuf>,
+    /// An Origin browsers may connect from (repeatable).
+    #[arg(
+        long = "allow-origin",
+        env = "GEMINI_BRIDGE_ORIGINS",
+        value_delimiter = ','
+    )]
+    origins: Vec<String>,
+    /// Largest message either way (bytes).
+    #[arg(long, env = "GEMINI_BRIDGE_MAX_MESSAGE_BYTES", default_value_t = acp_codec::limits::DEFAULT_MAX_LINE_LEN,
+          value_parser = at_least_one)]
+    max_message_bytes: usize,
+    /// The agent command, split on whitespace.
+    #[arg(long, env = "GEMINI_BRIDGE_AGENT", conflicts_with = "gemini")]
+    agent: Option<String>,
+    /// Run `gemini --acp` (with `GEMINI_MODEL`, `GEMINI_APPROVAL_MODE`).
+    #[arg(long)]
+    gemini: bool,
+    /// Arguments for the built-in mock agent (e.g. `--big-bytes N`).
+    #[arg(long, allow_hyphen_values = true)]
+    mock_args: Option<String>,
+    /// Directory of gemini-acp.log.
+    #[arg(long, env = "GEMINI_BRIDGE_LOG_DIR", default_value = ".")]
+    log_dir: PathBuf,
+    /// A client that takes longer to accept one message is dropped (ms).
+    #[arg(long, default_value_t = 30_000)]
+    slow_client_ms: u64,
+    /// Most Streamable HTTP connections at once.
+    #[arg(long, default_value_t = 256)]
+    max_http_connections: usize,
+    /// Most bytes queued for one Streamable HTTP connection's streams.
+    #[arg(long, default_value_t = 64 * 1024 * 1024)]
+    max_buffered_bytes: usize,
 }
 
-fn parse_args(args: Vec<String>) -> Result<Config, String> {
-    let mut port: u16 = match env("GEMINI_PORT") {
-        Some(p) => p.parse().map_err(|e| format!("GEMINI_PORT {p}: {e}"))?,
-        None => 4444,
-    };
-    let mut host: IpAddr = match env("GEMINI_BRIDGE_HOST") {
-        Some(h) => h
-            .parse()
-            .map_err(|e| format!("GEMINI_BRIDGE_HOST {h}: {e}"))?,
-        None => IpAddr::V4(Ipv4Addr::LOCALHOST),
-    };
-    let mut token = env("GEMINI_BRIDGE_TOKEN");
-    let mut tls_cert = env("GEMINI_BRIDGE_TLS_CERT").map(PathBuf::from);
-    let mut tls_key = env("GEMINI_BRIDGE_TLS_KEY").map(PathBuf::from);
-    let mut origins: Vec<String> = env("GEMINI_BRIDGE_ORIGINS")
-        .map(|o| {
-            o.split(',')
-                .map(|s| s.trim().to_owned())
-                .filter(|s| !s.is_empty())
-                .collect()
-        })
-        .unwrap_or_default();
-    let mut max_message: usize = match env("GEMINI_BRIDGE_MAX_MESSAGE_BYTES") {
-        Some(n) => n
-            .parse()
-            .map_err(|e| format!("GEMINI_BRIDGE_MAX_MESSAGE_BYTES {n}: {e}"))?,
-        None => acp_codec::limits::DEFAULT_MAX_LINE_LEN,
-    };
-    let mut agent: Option<Vec<String>> = env("GEMINI_BRIDGE_AGENT").map(|a| split_command(&a));
-    let mut gemini = false;
-    let mut mock_args: Vec<String> = Vec::new();
-    let mut log_dir = PathBuf::from(env("GEMINI_BRIDGE_LOG_DIR").unwrap_or_else(|| ".".to_owned()));
-    let mut slow_client = Duration::from_secs(30);
-    let mut it = args.into_iter();
-    while let Some(a) = it.next() {
-        let mut value = |name: &str| it.next().ok_or(format!("{name} needs a value\n{USAGE}"));
-        match a.as_str() {
-            "--port" => {
-                let v = value("--port")?;
-                port = v.parse().map_err(|e| format!("--port {v}: {e}"))?;
-            }
-            "--host" => {
-                let v = value("--host")?;
-                host = v.parse().map_err(|e| format!("--host {v}: {e}"))?;
-            }
-            "--token" => token = Some(value("--token")?),
-            "--tls-cert" => tls_cert = Some(PathBuf::from(value("--tls-cert")?)),
-            "--tls-key" => tls_key = Some(PathBuf::from(value("--tls-key")?)),
-            "--allow-origin" => origins.push(value("--allow-origin")?),
-            "--max-message-bytes" => {
-                let v = value("--max-message-bytes")?;
-                max_message = v
-                    .parse()
-                    .map_err(|e| format!("--max-message-bytes {v}: {e}"))?;
-            }
-            "--agent" => agent = Some(split_command(&value("--agent")?)),
-            "--gemini" => gemini = true,
-            "--mock-args" => mock_args = split_command(&value("--mock-args")?),
-            "--log-dir" => log_dir = PathBuf::from(value("--log-dir")?),
-            "--slow-client-ms" => {
-                let v = value("--slow-client-ms")?;
-                slow_client = Duration::from_millis(
-                    v.parse()
-                        .map_err(|e| format!("--slow-client-ms {v}: {e}"))?,
-                );
-            }
-            "-h" | "--help" => return Err(USAGE.to_owned()),
-            other => return Err(format!("unknown argument {other:?}\n{USAGE}")),
-        }
+fn at_least_one(v: &str) -> Result<usize, String> {
+    match v.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".to_owned()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
     }
-    let agent = if gemini {
+}
+
+impl Args {
+    fn into_config(self) -> Result<Config, String> {
+        let token = self.token.filter(|t| !t.is_empty());
+        if !self.host.is_loopback() && token.is_none() {
+            return Err(format!(
+                "binding {} (not loopback) needs a token: --token T or GEMINI_BRIDGE_TOKEN",
+                self.host
+            ));
+        }
+        let tls = match (&self.tls_cert, &self.tls_key) {
+            (Some(cert), Some(key)) if token.is_some() => {
+                Some(tls::server_config(cert, key).map_err(|e| format!("tls: {e}"))?)
+            }
+            (Some(_), Some(_)) => {
+                return Err(
+                    "serving TLS needs a token: --token T or GEMINI_BRIDGE_TOKEN".to_owned(),
+                )
+            }
+            (Some(_), None) => return Err("--tls-cert needs --tls-key".to_owned()),
+            (None, Some(_)) => return Err("--tls-key needs --tls-cert".to_owned()),
+            (None, None) => None,
+        };
+        Ok(Config {
+            bind: SocketAddr::new(self.host, self.port),
+            access: Access {
+                token,
+                allowed_origins: self
+                    .origins
+                    .into_iter()
+                    .map(|o| o.trim().to_owned())
+                    .filter(|o| !o.is_empty())
+                    .collect(),
+            },
+            max_message: self.max_message_bytes,
+            tls,
+            agent: agent_command(self.gemini, self.agent, self.mock_args)?,
+            log_dir: self.log_dir,
+            log_limit: hub::LOG_LIMIT,
+            backoff_min: Duration::from_millis(100),
+            backoff_max: Duration::from_secs(10),
+            slow_client: Duration::from_millis(self.slow_client_ms),
+            max_http_connections: self.max_http_connections,
+            max_buffered_bytes: self.max_buffered_bytes,
+            max_session_streams: 1024,
+            http_idle: Duration::from_secs(60),
+        })
+    }
+}
+
+/// `gemini --acp`, the given command, or this program as the mock agent.
+fn agent_command(
+    gemini: bool,
+    agent: Option<String>,
+    mock_args: Option<String>,
+) -> Result<Vec<String>, String> {
+    let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+    if gemini {
         let mut cmd = vec!["gemini".to_owned(), "--acp".to_owned()];
         if let Some(m) = env("GEMINI_MODEL") {
             cmd.extend(["-m".to_owned(), m]);
@@ -213,64 +275,31 @@ fn parse_args(args: Vec<String>) -> Result<Config, String> {
         if let Some(m) = env("GEMINI_APPROVAL_MODE") {
             cmd.extend(["--approval-mode".to_owned(), m]);
         }
-        cmd
-    } else if let Some(a) = agent.filter(|a| !a.is_empty()) {
-        a
-    } else {
-        let exe = std::env::current_exe()
-            .map_err(|e| format!("cannot find this program for the mock agent: {e}"))?;
-        let mut cmd = vec![
-            exe.to_string_lossy().into_owned(),
-            "--mock-agent".to_owned(),
-        ];
-        cmd.extend(mock_args);
-        cmd
-    };
-    if token.as_deref().is_some_and(str::is_empty) {
-        token = None;
+        return Ok(cmd);
     }
-    if !host.is_loopback() && token.is_none() {
-        return Err(format!(
-            "binding {host} (not loopback) needs a token: --token T or GEMINI_BRIDGE_TOKEN"
-        ));
+    let agent: Vec<String> = agent
+        .as_deref()
+        .unwrap_or("")
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect();
+    if !agent.is_empty() {
+        return Ok(agent);
     }
-    let tls = match (tls_cert, tls_key) {
-        (None, None) => None,
-        (Some(cert), Some(key)) => {
-            if token.is_none() {
-                return Err(
-                    "serving TLS needs a token: --token T or GEMINI_BRIDGE_TOKEN".to_owned(),
-                );
-            }
-            Some(tls::server_config(&cert, &key).map_err(|e| format!("tls: {e}"))?)
-        }
-        (Some(_), None) => return Err("--tls-cert needs --tls-key".to_owned()),
-        (None, Some(_)) => return Err("--tls-key needs --tls-cert".to_owned()),
-    };
-    if max_message == 0 {
-        return Err("--max-message-bytes must be at least 1".to_owned());
-    }
-    Ok(Config {
-        bind: SocketAddr::new(host, port),
-        access: Access {
-            token,
-            allowed_origins: origins,
-        },
-        max_message,
-        tls,
-        agent,
-        log_dir,
-        log_limit: bridge::LOG_LIMIT,
-        backoff_min: Duration::from_millis(100),
-        backoff_max: Duration::from_secs(10),
-        slow_client,
-    })
-}
-
-/// Splits a command line on whitespace (no quoting: use a wrapper script
-/// for arguments with spaces).
-fn split_command(cmd: &str) -> Vec<String> {
-    cmd.split_whitespace().map(str::to_owned).collect()
+    let exe = std::env::current_exe()
+        .map_err(|e| format!("cannot find this program for the mock agent: {e}"))?;
+    let mut cmd = vec![
+        exe.to_string_lossy().into_owned(),
+        "--mock-agent".to_owned(),
+    ];
+    cmd.extend(
+        mock_args
+            .as_deref()
+            .unwrap_or("")
+            .split_whitespace()
+            .map(str::to_owned),
+    );
+    Ok(cmd)
 }
 
 /// The hidden `--mock-agent [--big-bytes N] [--delay-ms MS]` mode: the
@@ -307,7 +336,7 @@ async fn main() -> ExitCode {
         args.remove(0);
         return run_mock_agent(args).await;
     }
-    let config = match parse_args(args) {
+    let config = match Args::parse().into_config() {
         Ok(c) => c,
         Err(e) => {
             eprintln!("ws_bridge: {e}");
@@ -321,9 +350,13 @@ async fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    if let Err(e) = bridge::serve(listener, config).await {
-        eprintln!("ws_bridge: {e}");
-        return ExitCode::FAILURE;
-    }
+    let shared = Shared::new(config);
+    let (up_tx, up_rx) = tokio::sync::oneshot::channel();
+    tokio::spawn(agent::supervise(shared.clone(), up_tx));
+    // Accept once the first agent is up (or failed to start), so the first
+    // client is not told the agent is restarting.
+    let _ = tokio::time::timeout(Duration::from_secs(10), up_rx).await;
+    let http = Arc::new(http::Connections::default());
+    server::serve(listener, App { shared, http }).await;
     ExitCode::SUCCESS
 }
