@@ -21,7 +21,6 @@ use std::time::{Duration, Instant};
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
-use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::{Error as WsError, Message as WsMessage};
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
@@ -299,11 +298,19 @@ impl Client {
         }
     }
 
-    async fn open_session(&mut self, cwd: &Path) -> String {
+    /// The connection's first message: `initialize` (the bridge closes a
+    /// connection that starts with anything else).
+    async fn init(&mut self) {
         let init = self
             .request("initialize", json!({"protocolVersion":1,"clientCapabilities":{"fs":{"readTextFile":true,"writeTextFile":true}}}))
             .await;
         assert!(init.get("result").is_some(), "initialize failed: {init}");
+    }
+
+    async fn open_session(&mut self, cwd: &Path) -> String {
+        if self.next_id == 1 {
+            self.init().await;
+        }
         let new = self
             .request(
                 "session/new",
@@ -360,6 +367,23 @@ fn http_get(addr: SocketAddr, path: &str) -> String {
     let mut out = String::new();
     s.read_to_string(&mut out).unwrap();
     out
+}
+
+/// Reads until the close frame: its code (panics on anything but a text
+/// message before it).
+async fn close_code(c: &mut Client) -> u16 {
+    loop {
+        match tokio::time::timeout(STEP, c.ws.next())
+            .await
+            .expect("close timed out")
+        {
+            Some(Ok(WsMessage::Close(frame))) => {
+                return u16::from(frame.expect("close frame with a code").code)
+            }
+            Some(Ok(WsMessage::Text(_))) => continue,
+            other => panic!("expected a close frame, got {other:?}"),
+        }
+    }
 }
 
 fn refused_status(e: WsError) -> u16 {
@@ -432,7 +456,8 @@ async fn six_mb_agent_line_relayed_intact() {
 async fn injected_newline_refused_never_forwarded() {
     let bridge = Bridge::start("newline", &[]);
     let mut c = connect(&bridge).await;
-    // Two messages in one: refused, id unknown.
+    c.init().await;
+    // Two messages in one: not one JSON text, refused, id unknown.
     let two = concat!(
         r#"{"jsonrpc":"2.0","id":1,"method":"_test/first"}"#,
         "\n",
@@ -440,15 +465,8 @@ async fn injected_newline_refused_never_forwarded() {
     );
     c.send_text(two.to_owned()).await;
     let r = c.recv().await.unwrap();
-    assert_eq!(r["error"]["code"], -32600, "{r}");
+    assert_eq!(r["error"]["code"], -32700, "{r}");
     assert_eq!(r["id"], Value::Null);
-    assert!(
-        r["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("raw newline"),
-        "{r}"
-    );
     // One pretty-printed message: refused with its id.
     c.send_text("{\"jsonrpc\":\"2.0\",\n \"id\":3, \"method\":\"_test/third\"}".to_owned())
         .await;
@@ -456,6 +474,13 @@ async fn injected_newline_refused_never_forwarded() {
     assert_eq!(
         (r["id"].clone(), r["error"]["code"].clone()),
         (json!(3), json!(-32600)),
+        "{r}"
+    );
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("raw newline"),
         "{r}"
     );
     // Not JSON-RPC at all.
@@ -487,27 +512,33 @@ async fn oversized_message_closed_with_1009() {
     let mut other = connect(&bridge).await;
     let session = other.open_session(&bridge.dir).await;
     let mut c = connect(&bridge).await;
+    c.init().await;
     let big = format!(
-        r#"{{"jsonrpc":"2.0","id":1,"method":"_test/x","params":{{"pad":"{}"}}}}"#,
+        r#"{{"jsonrpc":"2.0","id":7,"method":"_test/x","params":{{"pad":"{}"}}}}"#,
         "x".repeat(100_000)
     );
     c.send_text(big).await;
-    let close = loop {
-        match tokio::time::timeout(STEP, c.ws.next())
-            .await
-            .expect("close timed out")
-        {
-            Some(Ok(WsMessage::Close(frame))) => break frame,
-            Some(Ok(_)) => continue,
-            other => panic!("expected a close frame, got {other:?}"),
-        }
-    };
-    let frame = close.expect("close frame with a code");
-    assert_eq!(frame.code, CloseCode::Size);
-    assert_eq!(u16::from(frame.code), 1009);
+    // Answered with its id first, then closed with 1009.
+    let r = c.recv().await.expect("an answer before the close");
+    assert_eq!(
+        (r["id"].clone(), r["error"]["code"].clone()),
+        (json!(7), json!(-32600)),
+        "{r}"
+    );
+    assert_eq!(close_code(&mut c).await, 1009);
+    // Past twice the limit the message is not read: closed without an answer.
+    let mut c = connect(&bridge).await;
+    c.init().await;
+    c.send_text(format!(
+        r#"{{"jsonrpc":"2.0","id":8,"method":"_test/x","params":{{"pad":"{}"}}}}"#,
+        "x".repeat(140_000)
+    ))
+    .await;
+    assert_eq!(close_code(&mut c).await, 1009);
     // A message just under the limit still goes through on a fresh connection,
     // and the other client is untouched.
     let mut c = connect(&bridge).await;
+    c.init().await;
     let fits = format!(
         r#"{{"jsonrpc":"2.0","id":1,"method":"_test/x","params":{{"pad":"{}"}}}}"#,
         "x".repeat(60_000)
@@ -518,6 +549,46 @@ async fn oversized_message_closed_with_1009() {
         other.turn(&session, "still there?").await.stop_reason,
         "end_turn"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn websocket_gate_initialize_first_once_and_no_batches() {
+    let bridge = Bridge::start("gate", &[]);
+    // Anything but initialize first: closed with 1002, never forwarded.
+    for first in [
+        r#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/","mcpServers":[]}}"#,
+        r#"{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s"}}"#,
+        r#"{"jsonrpc":"2.0","method":"initialize","params":{"protocolVersion":1}}"#,
+    ] {
+        let mut c = connect(&bridge).await;
+        c.send_text(first.to_owned()).await;
+        assert_eq!(close_code(&mut c).await, 1002, "{first}");
+    }
+    let mut c = connect(&bridge).await;
+    // A response before initialize answers nothing: dropped, socket open.
+    c.send_text(r#"{"jsonrpc":"2.0","id":5,"result":{}}"#.to_owned())
+        .await;
+    // A batch: one -32600 with id null, its elements never processed.
+    c.send_text(
+        r#"[{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}]"#
+            .to_owned(),
+    )
+    .await;
+    let r = c.recv().await.unwrap();
+    assert_eq!(r["id"], Value::Null, "{r}");
+    assert_eq!(r["error"]["code"], -32600, "{r}");
+    assert!(
+        r["error"]["message"].as_str().unwrap().contains("batches"),
+        "{r}"
+    );
+    // Still open, and still waiting for its initialize.
+    c.init().await;
+    // A second initialize: answered with an error carrying its id.
+    let r = c.request("initialize", json!({"protocolVersion":1})).await;
+    assert_eq!(r["error"]["code"], -32600, "{r}");
+    // The connection goes on: a whole turn.
+    let session = c.open_session(&bridge.dir).await;
+    assert_eq!(c.turn(&session, "hi").await.stop_reason, "end_turn");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -562,6 +633,7 @@ async fn token_and_origin_checked() {
     let mut c = connect_with(&url, Some("s3cret-token"), None)
         .await
         .unwrap();
+    c.init().await;
     assert_eq!(
         c.request("_test/x", json!({})).await["error"]["code"],
         -32601
@@ -569,6 +641,7 @@ async fn token_and_origin_checked() {
     let mut c = connect_with(&q, None, Some("http://localhost:5173"))
         .await
         .unwrap();
+    c.init().await;
     assert_eq!(
         c.request("_test/x", json!({})).await["error"]["code"],
         -32601
@@ -773,6 +846,10 @@ async fn fifty_clients_each_a_full_turn_while_one_leaves() {
     assert_eq!(sessions.len(), 50);
 }
 
+/// The first message of a connection to `blast_agent`: it never answers.
+const BENCH_START: &str =
+    r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}"#;
+
 fn rss_mib(b: &Bridge) -> f64 {
     b.status_kib("VmRSS:") as f64 / 1024.0
 }
@@ -823,8 +900,8 @@ async fn memory_flat_relaying_200_mb() {
     let (agent, text_len) = blast_agent(&dir, LINE, COUNT);
     let bridge = Bridge::start("memory", &["--agent", &agent]);
     let mut c = connect(&bridge).await;
-    c.send_text(r#"{"jsonrpc":"2.0","method":"_bench/start"}"#.to_owned())
-        .await;
+    // The agent starts on its first line: the connection's initialize.
+    c.send_text(BENCH_START.to_owned()).await;
     let start = Instant::now();
     let (mut got, mut bytes, mut warm, mut max_rss) = (0usize, 0usize, None, 0.0f64);
     while got < COUNT {
@@ -870,8 +947,8 @@ async fn small_messages_relayed_one_each() {
     let (agent, text_len) = blast_agent(&dir, LINE, COUNT);
     let bridge = Bridge::start("small", &["--agent", &agent]);
     let mut c = connect(&bridge).await;
-    c.send_text(r#"{"jsonrpc":"2.0","method":"_bench/start"}"#.to_owned())
-        .await;
+    // The agent starts on its first line: the connection's initialize.
+    c.send_text(BENCH_START.to_owned()).await;
     let start = Instant::now();
     for _ in 0..COUNT {
         let m = tokio::time::timeout(STEP, c.ws.next())
@@ -896,6 +973,7 @@ async fn latency_through_the_bridge() {
     const N: usize = 2000;
     let bridge = Bridge::start("latency", &[]);
     let mut c = connect(&bridge).await;
+    c.init().await;
     let mut times = Vec::with_capacity(N);
     for _ in 0..N {
         let t = Instant::now();
@@ -1144,12 +1222,7 @@ async fn websocket_upgrade_on_acp_names_the_connection() {
 async fn http_client_that_does_not_read_is_dropped_without_stalling_others() {
     let bridge = Bridge::start(
         "httpslow",
-        &[
-            "--max-buffered-bytes",
-            "200",
-            "--slow-client-ms",
-            "500",
-        ],
+        &["--max-buffered-bytes", "200", "--slow-client-ms", "500"],
     );
     let addr = bridge.addr;
     let json = ("Content-Type", "application/json");

@@ -18,6 +18,12 @@
 //! `Acp-Connection-Id` / `Acp-Session-Id` headers; see `http.rs`). `/`
 //! still accepts WebSocket upgrades.
 //!
+//! On a WebSocket, every text message first goes through the library's
+//! `remote::Gate`: the first must be an `initialize` request with an id
+//! (anything else closes the socket with 1002), a second `initialize` is
+//! answered with `-32600`, a JSON array with one `-32600` whose id is
+//! `null` (its elements are not processed).
+//!
 //! One WebSocket text message is exactly one JSON-RPC message. Each message
 //! from a client is decoded by the codec ([`Message::decode`]) and
 //! re-encoded as one line before it reaches the agent's stdin. A message
@@ -86,7 +92,9 @@
 //!   drive the agent unless you allow its origin. Clients that send no
 //!   `Origin` (CLIs, SDKs) are not affected.
 //! - Message size limit (`--max-message-bytes`, default 16 MiB): a larger
-//!   client message closes the connection with code 1009; a longer agent
+//!   client message closes the connection with code 1009, after an error
+//!   answer carrying its id when it is a request of at most twice the
+//!   limit (larger ones are not read); a longer agent
 //!   line is skipped (its requester gets `-32603`).
 //! - Streamable HTTP limits: a `POST` body over `--max-message-bytes` gets
 //!   `413`; at most `--max-http-connections` connections (default 256), each

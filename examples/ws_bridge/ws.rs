@@ -1,7 +1,12 @@
-//! The WebSocket profile: one JSON-RPC message per text frame. The upgrade
-//! response carries `Acp-Connection-Id`; a message over
-//! `--max-message-bytes` closes the socket with 1009, a client too slow to
-//! take its messages with 1008.
+//! The WebSocket profile: one JSON-RPC message per text frame, each run
+//! through the library's [`Gate`] before the router sees it: the first
+//! message must be an `initialize` request (else close 1002), a second
+//! `initialize` is answered with an error, a batch with one `-32600`
+//! (`id: null`). The upgrade response carries `Acp-Connection-Id`. A
+//! message over `--max-message-bytes` is answered (when it is a request
+//! whose id its first bytes hold, up to twice the limit) and the socket
+//! closed with 1009; a client too slow to take its messages is closed with
+//! 1008.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -16,20 +21,28 @@ use tokio_tungstenite::tungstenite::error::{CapacityError, Error as WsError};
 
 use crate::http::{new_connection_id, HEADER_CONNECTION_ID};
 use crate::hub::{Shared, ToClient};
-use acp_codec::remote::Stream;
+use acp_codec::remote::{oversize, Checked, CloseCode, Gate, RemoteError, Stream};
 
-/// Close codes the bridge sends.
-const POLICY: u16 = 1008;
-const TOO_BIG: u16 = 1009;
+/// How much of an oversized message is looked at for its request id.
+const OVERSIZE_HEAD: usize = 4096;
 
 const BINARY_REFUSED: &str = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"binary websocket messages are refused: send each json-rpc message as one text message"}}"#;
 
+/// Why the bridge closes a socket, and the message to send just before.
+struct Close {
+    code: CloseCode,
+    reason: String,
+    last: Option<String>,
+}
+
 /// Accepts the upgrade; the socket is served once the handshake is done.
 pub fn upgrade(shared: Arc<Shared>, upgrade: WebSocketUpgrade, peer: SocketAddr) -> Response {
-    let max = shared.config.max_message;
+    // Messages up to twice the limit are read whole, so a request just over
+    // it is answered before the close; larger ones close at once.
+    let read_limit = shared.config.max_message.saturating_mul(2);
     let mut response = upgrade
-        .max_message_size(max)
-        .max_frame_size(max)
+        .max_message_size(read_limit)
+        .max_frame_size(read_limit)
         .on_upgrade(move |socket| client(shared, socket, peer));
     if let Ok(id) = HeaderValue::from_str(&new_connection_id()) {
         response.headers_mut().insert(HEADER_CONNECTION_ID, id);
@@ -42,41 +55,90 @@ pub fn upgrade(shared: Arc<Shared>, upgrade: WebSocketUpgrade, peer: SocketAddr)
 async fn client(shared: Arc<Shared>, socket: WebSocket, peer: SocketAddr) {
     let (sink, mut source) = socket.split();
     let (tx, rx) = mpsc::channel::<ToClient>(8);
-    let (close_tx, close_rx) = tokio::sync::oneshot::channel::<(u16, String)>();
+    let (close_tx, close_rx) = tokio::sync::oneshot::channel::<Close>();
     let kick = Arc::new(Notify::new());
     let client = shared.join(tx.clone(), kick.clone());
     let writer = tokio::spawn(write(sink, rx, close_rx));
+    let mut gate = Gate::new();
     let close = loop {
         let next = tokio::select! {
             m = source.next() => m,
-            () = kick.notified() => break Some((POLICY, "client too slow to receive".to_owned())),
+            () = kick.notified() => break Some(Close {
+                code: CloseCode::POLICY_VIOLATION,
+                reason: "client too slow to receive".to_owned(),
+                last: None,
+            }),
         };
-        match next {
-            Some(Ok(Message::Text(text))) => shared.input(client, text.as_str()).await,
+        let text = match next {
+            Some(Ok(Message::Text(text))) => text,
             Some(Ok(Message::Binary(_))) => {
                 let _ = tx
                     .send((Stream::Connection, BINARY_REFUSED.to_owned()))
                     .await;
+                continue;
             }
             Some(Ok(Message::Close(_))) | None => break None,
-            Some(Ok(_)) => {}
-            Some(Err(e)) => break too_big(e).map(|reason| (TOO_BIG, reason)),
+            Some(Ok(_)) => continue,
+            Some(Err(e)) => {
+                break too_big(e).map(|reason| Close {
+                    code: CloseCode::MESSAGE_TOO_BIG,
+                    reason,
+                    last: None,
+                })
+            }
+        };
+        match check(&mut gate, text.as_str(), shared.config.max_message) {
+            Ok(true) => shared.input(client, text.as_str()).await,
+            Ok(false) => {}
+            Err(e) => match e.close_code() {
+                // The answer goes just before the close frame.
+                Some(code) => {
+                    break Some(Close {
+                        code,
+                        reason: e.to_string(),
+                        last: e.reply(),
+                    })
+                }
+                None => {
+                    if let Some(reply) = e.reply() {
+                        let _ = tx.send((Stream::Connection, reply)).await;
+                    }
+                }
+            },
         }
     };
-    if let Some((code, reason)) = close {
-        shared.log_line(&format!("{peer}: closing with {code}: {reason}"));
-        let _ = close_tx.send((code, reason));
+    if let Some(close) = close {
+        shared.log_line(&format!(
+            "{peer}: closing with {}: {}",
+            close.code, close.reason
+        ));
+        let _ = close_tx.send(close);
     }
     drop(tx);
     shared.leave(client).await;
     let _ = tokio::time::timeout(std::time::Duration::from_secs(5), writer).await;
 }
 
+/// The transport's rules for one text frame: its size, then the gate.
+/// `Ok(true)` when the message goes on to the router, `Ok(false)` when it
+/// is dropped (a response before `initialize` answers nothing the bridge
+/// sent).
+fn check(gate: &mut Gate, text: &str, limit: usize) -> Result<bool, RemoteError> {
+    if text.len() > limit {
+        let head = text
+            .as_bytes()
+            .get(..OVERSIZE_HEAD)
+            .unwrap_or(text.as_bytes());
+        return Err(oversize(head, text.len(), limit));
+    }
+    Ok(matches!(gate.check(text)?, Checked::Forward(_)))
+}
+
 /// Sends the hub's messages, then a close frame when one is asked for.
 async fn write(
     mut sink: SplitSink<WebSocket, Message>,
     mut rx: mpsc::Receiver<ToClient>,
-    mut close: tokio::sync::oneshot::Receiver<(u16, String)>,
+    mut close: tokio::sync::oneshot::Receiver<Close>,
 ) {
     loop {
         // A close asked for wins over the end of the hub's messages, which
@@ -84,8 +146,11 @@ async fn write(
         tokio::select! {
             biased;
             c = &mut close => {
-                if let Ok((code, reason)) = c {
-                    let frame = CloseFrame { code, reason: reason.into() };
+                if let Ok(c) = c {
+                    if let Some(text) = c.last {
+                        let _ = sink.send(Message::Text(text.into())).await;
+                    }
+                    let frame = CloseFrame { code: c.code.0, reason: c.reason.into() };
                     let _ = sink.send(Message::Close(Some(frame))).await;
                 }
                 break;
