@@ -1276,3 +1276,106 @@ async fn http_client_that_does_not_read_is_dropped_without_stalling_others() {
     let log = bridge.stderr.lock().unwrap().clone();
     assert!(log.contains("too slow"), "{log}");
 }
+
+/// An agent (python3) that can load sessions: `session/new` gives `s1`; a
+/// prompt sends one update at once, then, after `delay` seconds, `updates`
+/// more and the answer; `session/load` answers `{}`.
+fn loading_agent(dir: &Path, updates: usize, delay: f64) -> String {
+    let script = format!(
+        r#"import json, sys, time
+def send(m):
+    sys.stdout.write(json.dumps(m) + "\n"); sys.stdout.flush()
+def update(n):
+    send({{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"s1","update":{{"sessionUpdate":"agent_message_chunk","content":{{"type":"text","text":"chunk %d" % n}}}}}}}})
+while True:
+    line = sys.stdin.readline()
+    if not line:
+        break
+    m = json.loads(line)
+    method, mid = m.get("method"), m.get("id")
+    if mid is None:
+        continue
+    if method == "initialize":
+        send({{"jsonrpc":"2.0","id":mid,"result":{{"protocolVersion":1,"agentCapabilities":{{"loadSession":True}}}}}})
+    elif method == "session/new":
+        send({{"jsonrpc":"2.0","id":mid,"result":{{"sessionId":"s1"}}}})
+    elif method == "session/prompt":
+        update(0)
+        time.sleep({delay})
+        for n in range(1, {updates} + 1):
+            update(n)
+        send({{"jsonrpc":"2.0","id":mid,"result":{{"stopReason":"cancelled"}}}})
+    else:
+        send({{"jsonrpc":"2.0","id":mid,"result":{{}}}})
+"#
+    );
+    let path = dir.join("loading_agent.py");
+    std::fs::write(&path, script).unwrap();
+    format!("python3 {}", path.display())
+}
+
+/// A client that leaves mid-turn; a new connection loads the session and
+/// gets the updates it missed (chunks 1..=n), before the load's answer.
+async fn leave_and_reload(bridge: &Bridge) -> (Vec<Value>, Value) {
+    let mut a = connect(bridge).await;
+    a.init().await;
+    let new = a
+        .request("session/new", json!({"cwd":"/","mcpServers":[]}))
+        .await;
+    assert_eq!(new["result"]["sessionId"], "s1", "{new}");
+    a.send(&json!({"jsonrpc":"2.0","id":50,"method":"session/prompt","params":{"sessionId":"s1","prompt":[]}}))
+        .await;
+    let first = a.recv().await.unwrap();
+    assert_eq!(
+        first["params"]["update"]["content"]["text"], "chunk 0",
+        "{first}"
+    );
+    drop(a);
+    // The agent finishes the turn while nobody holds the session.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let mut b = connect(bridge).await;
+    b.init().await;
+    b.send(&json!({"jsonrpc":"2.0","id":60,"method":"session/load","params":{"sessionId":"s1","cwd":"/","mcpServers":[]}}))
+        .await;
+    let mut before = Vec::new();
+    loop {
+        let m = b.recv().await.expect("open");
+        if m["id"] == 60 {
+            return (before, m);
+        }
+        before.push(m);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reattaching_client_gets_what_it_missed() {
+    let dir = scratch_dir("replay");
+    let agent = loading_agent(&dir, 3, 0.5);
+    let bridge = Bridge::start("replay", &["--agent", &agent]);
+    let (missed, answer) = leave_and_reload(&bridge).await;
+    assert!(answer.get("result").is_some(), "{answer}");
+    let texts: Vec<&str> = missed
+        .iter()
+        .map(|m| m["params"]["update"]["content"]["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(texts, ["chunk 1", "chunk 2", "chunk 3"], "{missed:?}");
+    drop(bridge);
+
+    // A budget for about one update: the oldest are dropped, and reported.
+    let bridge = Bridge::start(
+        "replay-small",
+        &["--agent", &agent, "--replay-bytes", "200"],
+    );
+    let (missed, _) = leave_and_reload(&bridge).await;
+    assert_eq!(missed[0]["method"], "_bridge/replay_dropped", "{missed:?}");
+    assert_eq!(missed[0]["params"]["droppedMessages"], 2, "{missed:?}");
+    assert_eq!(missed.len(), 2, "{missed:?}");
+    assert_eq!(missed[1]["params"]["update"]["content"]["text"], "chunk 3");
+    drop(bridge);
+
+    // Off: nothing replayed.
+    let bridge = Bridge::start("replay-off", &["--agent", &agent, "--replay-bytes", "0"]);
+    let (missed, _) = leave_and_reload(&bridge).await;
+    assert!(missed.is_empty(), "{missed:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

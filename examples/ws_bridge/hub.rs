@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, Notify};
 
 use crate::server::Access;
-use acp_codec::remote::{ClientId, Out, Router, Stream};
+use acp_codec::remote::{ClientId, Out, ReplayBuffer, Router, Stream};
 
 /// Name of the agent's log file.
 pub const LOG_NAME: &str = "gemini-acp.log";
@@ -53,6 +53,9 @@ pub struct Config {
     /// before the bridge waits for its client to read (and, past
     /// `slow_client`, drops it).
     pub max_buffered_bytes: usize,
+    /// Bytes kept per session whose client left, replayed to the client
+    /// that reattaches it (0: none).
+    pub replay_bytes: usize,
     /// Streamable HTTP: most session streams of one connection.
     pub max_session_streams: usize,
     /// Streamable HTTP: a connection with no open connection stream and no
@@ -95,9 +98,13 @@ impl Shared {
     /// A hub for `config`, with the log opened (and rotated if past its
     /// limit).
     pub fn new(config: Config) -> Arc<Self> {
+        let router = match config.replay_bytes {
+            0 => Router::new(),
+            n => Router::new().with_replay(ReplayBuffer::new(n)),
+        };
         Arc::new(Self {
             state: Mutex::new(State {
-                router: Router::new(),
+                router,
                 agent_tx: None,
                 clients: HashMap::new(),
             }),

@@ -54,6 +54,13 @@
 //!   message for `--slow-client-ms` (default 30 s) is disconnected (close
 //!   1008), so it cannot stall the agent for everyone.
 //!
+//! A client that comes back (a new connection, after a network drop) and
+//! reattaches its session with `session/load` or `session/resume` first
+//! gets what the agent sent for the session while nobody held it: up to
+//! `--replay-bytes` per session (default 4 MiB; the oldest go first, and a
+//! `_bridge/replay_dropped` notification says how much), for at most 64
+//! sessions. The library's `remote::ReplayBuffer` keeps it.
+//!
 //! Clients share what ACP makes agent-wide: the last `initialize` sets the
 //! client capabilities the agent sees, and `authenticate` is global.
 //!
@@ -124,6 +131,7 @@
 //! | `--slow-client-ms N` | | 30000 |
 //! | `--max-http-connections N` | | 256 |
 //! | `--max-buffered-bytes N` (per Streamable HTTP connection) | | 67108864 |
+//! | `--replay-bytes N` (per session, 0 = off) | `GEMINI_BRIDGE_REPLAY_BYTES` | 4194304 |
 //! | `--mock-args "ARGS"` (for the built-in mock, e.g. `--big-bytes N`) | | none |
 //!
 //! The built-in mock agent is this same program re-executed with the hidden
@@ -209,6 +217,10 @@ struct Args {
     /// Most bytes queued for one Streamable HTTP connection's streams.
     #[arg(long, default_value_t = 64 * 1024 * 1024)]
     max_buffered_bytes: usize,
+    /// Bytes kept per session whose client left, for the client that
+    /// reattaches it with session/load or session/resume (0: none).
+    #[arg(long, env = "GEMINI_BRIDGE_REPLAY_BYTES", default_value_t = acp_codec::remote::DEFAULT_REPLAY_BUDGET)]
+    replay_bytes: usize,
 }
 
 fn at_least_one(v: &str) -> Result<usize, String> {
@@ -262,6 +274,7 @@ impl Args {
             slow_client: Duration::from_millis(self.slow_client_ms),
             max_http_connections: self.max_http_connections,
             max_buffered_bytes: self.max_buffered_bytes,
+            replay_bytes: self.replay_bytes,
             max_session_streams: 1024,
             http_idle: Duration::from_secs(60),
         })
