@@ -16,7 +16,7 @@
 //!
 //! `remote_bench` (ignored) measures a turn with a 6 MB line in each mode;
 //! `scripts/remote_bench.sh` runs it on a release build.
-#![cfg(all(feature = "std", target_os = "linux"))]
+#![cfg(all(feature = "tokio-util", target_os = "linux"))]
 
 #[path = "../examples/support/lines.rs"]
 mod lines;

@@ -8,7 +8,7 @@
 //!
 //! The router's sans-IO rules (`acp_codec::remote::Router`, which the
 //! example wires to its sockets) are tested in `tests/remote_router.rs`.
-#![cfg(all(feature = "std", target_os = "linux"))]
+#![cfg(all(feature = "tokio-util", target_os = "linux"))]
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};

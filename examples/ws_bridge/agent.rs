@@ -5,10 +5,13 @@ use std::process::Stdio;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use acp_codec::{Limits, LineSplitter};
+use acp_codec::codec::LineCodec;
+use acp_codec::Limits;
+use futures_util::StreamExt;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 use tokio::sync::{mpsc, oneshot};
+use tokio_util::codec::FramedRead;
 
 use crate::hub::{resolve, Shared};
 
@@ -134,23 +137,20 @@ async fn log_stderr(shared: Arc<Shared>, mut stderr: ChildStderr) {
     }
 }
 
-/// Splits stdout into lines (each at most `--max-message-bytes`) and hands
-/// them to the hub, until stdout closes.
-async fn read_stdout(shared: &Shared, mut stdout: ChildStdout) {
+/// Splits stdout into lines (each at most `--max-message-bytes`) with the
+/// crate's tokio-util codec and hands them to the hub, until stdout closes.
+async fn read_stdout(shared: &Shared, stdout: ChildStdout) {
     let limits = Limits::default().with_max_line_len(shared.config.max_message);
-    let mut splitter = LineSplitter::with_limits(&limits);
-    let mut buf: Vec<u8> = Vec::with_capacity(256 * 1024);
-    loop {
-        buf.reserve(256 * 1024);
-        match stdout.read_buf(&mut buf).await {
-            Ok(0) | Err(_) => break,
-            Ok(_) => {}
+    let mut lines = FramedRead::with_capacity(stdout, LineCodec::with_limits(&limits), 256 * 1024);
+    // An `Err` from the stream is an I/O error: stdout is gone.
+    while let Some(Ok(item)) = lines.next().await {
+        match item {
+            // The codec hands out valid UTF-8 only.
+            Ok(line) => match std::str::from_utf8(&line) {
+                Ok(text) => shared.agent_line(Ok(text)).await,
+                Err(_) => shared.log_line("agent line skipped: not utf-8"),
+            },
+            Err(e) => shared.agent_line(Err(e)).await,
         }
-        let mut lines = splitter.lines(&buf);
-        for item in lines.by_ref() {
-            shared.agent_line(item.map(|l| l.as_str())).await;
-        }
-        let consumed = lines.consumed();
-        buf.drain(..consumed);
     }
 }

@@ -2,10 +2,10 @@
 //! WebSocket transport on `/acp`, many clients sharing one agent process.
 //!
 //! ```text
-//! cargo run --example ws_bridge                          # mock agent, ws://127.0.0.1:4444
-//! GEMINI_MODEL=gemini-2.5-flash cargo run --example ws_bridge -- --gemini
-//! cargo run --example ws_bridge -- --agent "python3 my_agent.py" --port 0
-//! curl http://127.0.0.1:4444/health                      # ok
+//! cargo run --features tokio-util --example ws_bridge   # mock agent, ws://127.0.0.1:4444
+//! GEMINI_MODEL=gemini-2.5-flash cargo run --features tokio-util --example ws_bridge -- --gemini
+//! cargo run --features tokio-util --example ws_bridge -- --agent "python3 my_agent.py" --port 0
+//! curl http://127.0.0.1:4444/health                     # ok
 //! ws_bridge --host 0.0.0.0 --port 8443 --tls-cert fullchain.pem --tls-key key.pem  # wss://, token from GEMINI_BRIDGE_TOKEN
 //! ```
 //!
