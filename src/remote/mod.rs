@@ -43,12 +43,27 @@
 //! - Client requests get router-unique ids toward the agent (a
 //!   [`Tracker`](crate::acp::Tracker)); the response goes back to the
 //!   requester with its own id.
-//! - A session belongs to the client whose `session/new` (or
-//!   `session/fork`) response created it, or whose `session/load` /
-//!   `session/resume` asked for it. `session/update` and other
-//!   notifications, and agent requests (`session/request_permission`,
-//!   `fs/*`, `terminal/*`, …), go to the owner of `params.sessionId`; a
-//!   client naming another client's session is refused.
+//! - Each client is a connection of a user ([`Router::connect_as`];
+//!   [`Router::connect`] for the single-user case). A session belongs to
+//!   the user whose `session/new` (or `session/fork`) response created
+//!   it, or whose `session/load` / `session/resume` asked for it, across
+//!   that user's connections and reconnects; one connection of the user
+//!   holds it at a time (the creator, then whichever reattached it last).
+//!   `session/update` and other notifications, and agent requests
+//!   (`session/request_permission`, `fs/*`, `terminal/*`, …), go to the
+//!   connection holding `params.sessionId`. Another user naming the session
+//!   (`session/prompt`, `session/cancel`, `session/load`,
+//!   `session/set_mode`, …) is refused with `-32602`, in words that name no
+//!   user; the owner's other connections must reattach it first.
+//! - [`Permissions`]: `read` lets a user watch their own sessions,
+//!   `write` also lets them prompt, change sessions and answer the agent
+//!   (see its docs for the exact methods); a refused request gets
+//!   [`FORBIDDEN`].
+//! - Per user, at most [`DEFAULT_MAX_USER_CONNECTIONS`] connections and
+//!   [`DEFAULT_MAX_USER_SESSIONS`] open sessions
+//!   ([`Router::with_user_limits`]): a connection past the limit is
+//!   refused ([`ConnectError`]), a request opening a session past it gets
+//!   [`USER_LIMIT`]; other users never notice.
 //! - The agent's own request ids are unique among its pending requests, so
 //!   they are forwarded unchanged; a reply is accepted only from the client
 //!   the request was sent to.
@@ -111,6 +126,9 @@
 //! | a session or string request id | 1,024 bytes ([`DEFAULT_MAX_ID_LENGTH`]) | [`RemoteError::IdTooLong`]: `400`, or close `1008` |
 //! | session streams without a reader | 1,024 ([`DEFAULT_MAX_BUFFERED_SESSION_STREAMS`]) | close the connection |
 //! | a client's requests waiting on the agent | 1,024 ([`DEFAULT_MAX_PENDING_PER_CLIENT`]) | refused with `-32603` |
+//! | a user's connections | 256 ([`DEFAULT_MAX_USER_CONNECTIONS`]) | [`ConnectError::TooManyConnections`]: `429` |
+//! | a user's open sessions | 256 ([`DEFAULT_MAX_USER_SESSIONS`]) | refused with [`USER_LIMIT`] (`-32011`) |
+//! | a user's left sessions kept for a reattach | as many as open sessions | the oldest forgotten |
 //! | replay, per session | 4 MiB of text ([`DEFAULT_REPLAY_BUDGET`]) | oldest dropped first, reported ([`Dropped`], [`REPLAY_DROPPED`]) |
 //! | replay, sessions | 64 ([`DEFAULT_MAX_REPLAY_SESSIONS`]) | messages for more sessions are dropped |
 
@@ -124,8 +142,9 @@ pub use replay::{
     Dropped, Replay, ReplayBuffer, DEFAULT_MAX_REPLAY_SESSIONS, DEFAULT_REPLAY_BUDGET,
 };
 pub use router::{
-    ClientId, Out, Router, AGENT_EXITED, AGENT_STARTED, DEFAULT_MAX_PENDING_PER_CLIENT,
-    REPLAY_DROPPED,
+    ClientId, ConnectError, Out, Permissions, Router, AGENT_EXITED, AGENT_STARTED,
+    DEFAULT_MAX_PENDING_PER_CLIENT, DEFAULT_MAX_USER_CONNECTIONS, DEFAULT_MAX_USER_SESSIONS,
+    FORBIDDEN, REPLAY_DROPPED, USER_LIMIT,
 };
 pub use transport::{
     answer_stream, check_post, check_response_session, is_reattach, is_session_scoped, oversize,

@@ -1,0 +1,346 @@
+//! Messages from clients: checked against the sender's user, permissions
+//! and sessions, re-encoded with router ids, forwarded or refused.
+
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+use core::time::Duration;
+
+use super::sessions::Owner;
+use super::users::read_only_allows;
+use super::{cancel_target, error_text, session_of, Forwarded, Out, Router, FORBIDDEN, USER_LIMIT};
+use crate::acp::{names, ErrorResponse, Message, RawJson, Request, RequestId, Response};
+use crate::remote::transport::{is_reattach, session_field, SessionField, Stream, SESSION_FORK};
+use crate::ErrorCode;
+
+use super::ClientId;
+
+/// A refusal: the code and the message to answer with.
+type Refusal = (ErrorCode, String);
+
+/// What a request did to the session it names.
+struct Claim {
+    /// The session a reattach bound, and its owner before.
+    bound: Option<(String, Option<Owner>)>,
+    /// It opens a new session (`session/new`, `session/fork`).
+    opens: bool,
+}
+
+/// The sender of a message: its id, user and whether it may write.
+struct Sender<'a> {
+    id: ClientId,
+    user: &'a str,
+    write: bool,
+}
+
+impl Router {
+    fn refuse(
+        &self,
+        client: ClientId,
+        id: &RequestId<'_>,
+        code: ErrorCode,
+        msg: String,
+        out: &mut Vec<Out>,
+    ) {
+        out.push(Out::Client {
+            to: client,
+            stream: Stream::Connection,
+            text: error_text(id, code, msg),
+        });
+    }
+
+    /// One message from `client` (a WebSocket text frame, a `POST` body):
+    /// checked, re-encoded and forwarded, or refused with a JSON-RPC
+    /// error.
+    ///
+    /// Requests get router-unique ids toward the agent. A message holding a
+    /// raw newline is refused, so one client message is never two agent
+    /// lines. Naming a session another user owns, or one another
+    /// connection holds, is refused (`-32602`, naming no user); a request
+    /// the user's permissions do not allow gets [`FORBIDDEN`]; a reply to
+    /// an agent request is forwarded only from the client it was sent to.
+    /// Unknown clients are ignored.
+    pub fn handle_client(
+        &mut self,
+        client: ClientId,
+        text: &str,
+        now: Duration,
+        out: &mut Vec<Out>,
+    ) {
+        let Some(c) = self.clients.get(&client) else {
+            return;
+        };
+        let (user, write) = (c.user.clone(), c.permissions.write());
+        let from = Sender {
+            id: client,
+            user: &user,
+            write,
+        };
+        let decoded = Message::decode(text);
+        if let Some(at) = memchr::memchr(b'\n', text.as_bytes()) {
+            let id = decoded
+                .as_ref()
+                .ok()
+                .and_then(Message::id)
+                .cloned()
+                .unwrap_or(RequestId::Null);
+            let msg = format!(
+                "message holds a raw newline at byte {at}: one message must be exactly one json-rpc message"
+            );
+            self.refuse(client, &id, ErrorCode::INVALID_REQUEST, msg, out);
+            return;
+        }
+        let msg = match decoded {
+            Ok(m) => m,
+            Err(e) => {
+                self.refuse(client, &RequestId::Null, e.code(), e.to_string(), out);
+                return;
+            }
+        };
+        match msg {
+            Message::Request(r) => self.client_request(&from, r, now, out),
+            Message::Notification(n) => {
+                if n.method == names::CANCEL_REQUEST {
+                    self.client_cancel_request(client, n.params.as_ref(), out);
+                    return;
+                }
+                let foreign = match session_field(n.params.as_ref()) {
+                    SessionField::Id(s) => self
+                        .sessions
+                        .get(&s)
+                        .is_some_and(|o| o.client != Some(client)),
+                    _ => false,
+                };
+                if foreign || !write {
+                    self.drop_one();
+                    return;
+                }
+                self.encode_to_agent(&Message::Notification(n), out);
+            }
+            Message::Response(Response { ref id, .. })
+            | Message::Error(ErrorResponse { ref id, .. }) => {
+                let key = id.to_owned_id();
+                match self.agent_requests.get(&key) {
+                    Some(a) if a.client == client => {
+                        let a = self.agent_requests.remove(&key);
+                        let _ = self.tracker.finish_peer_request(&key);
+                        if write {
+                            self.encode_to_agent(&msg, out);
+                        } else if let Some(a) = a {
+                            // Permissions taken away since it was asked.
+                            self.answer_agent_for_gone(&key, &a.method, out);
+                        }
+                    }
+                    // Not a request of the agent to this client: never forwarded.
+                    _ => self.drop_one(),
+                }
+            }
+        }
+    }
+
+    /// `$/cancel_request` from a client: its id rewritten to ours.
+    fn client_cancel_request(
+        &mut self,
+        client: ClientId,
+        params: Option<&RawJson<'_>>,
+        out: &mut Vec<Out>,
+    ) {
+        let Some(target) = cancel_target(params) else {
+            self.drop_one();
+            return;
+        };
+        let ours = self
+            .forwarded
+            .iter()
+            .find_map(|(n, f)| (f.client == client && f.id == target).then_some(*n));
+        let mut line = Vec::new();
+        match ours {
+            Some(ours)
+                if self
+                    .tracker
+                    .cancel(&RequestId::Number(ours), &mut line)
+                    .is_ok() =>
+            {
+                out.push(Out::Agent(line));
+            }
+            _ => self.drop_one(),
+        }
+    }
+
+    pub(super) fn encode_to_agent(&mut self, msg: &Message<'_>, out: &mut Vec<Out>) {
+        let mut line = Vec::new();
+        match msg.encode(&mut line) {
+            Ok(_) => out.push(Out::Agent(line)),
+            Err(_) => self.drop_one(),
+        }
+    }
+
+    /// Whether `from` may send `r` at all: the agent is up, the client's
+    /// pending requests and the user's permissions allow it.
+    fn admit(&self, from: &Sender<'_>, r: &Request<'_>) -> Result<(), Refusal> {
+        if !self.agent_up {
+            let msg = "the agent is not running (restarting); retry after _bridge/agent_started";
+            return Err((ErrorCode::INTERNAL_ERROR, msg.into()));
+        }
+        let pending = self.clients.get(&from.id).map_or(0, |c| c.pending);
+        if pending >= self.max_pending {
+            let msg = format!(
+                "{pending} requests already pending, limit {}",
+                self.max_pending
+            );
+            return Err((ErrorCode::INTERNAL_ERROR, msg));
+        }
+        if !from.write && !read_only_allows(&r.method) {
+            let msg = format!(
+                "{} needs the write permission; this user may only read",
+                r.method
+            );
+            return Err((FORBIDDEN, msg));
+        }
+        Ok(())
+    }
+
+    /// Refuses a request opening one more session past the user's limit.
+    fn check_session_limit(&self, user: &str) -> Result<(), Refusal> {
+        let held = self.sessions.counts(user).held;
+        let opening = self.users.get(user).map_or(0, |u| u.opening);
+        if held.saturating_add(opening) >= self.max_user_sessions {
+            let msg = format!(
+                "this user holds {} sessions, the limit: close one or leave it (disconnect) first",
+                self.max_user_sessions
+            );
+            return Err((USER_LIMIT, msg));
+        }
+        Ok(())
+    }
+
+    /// Whether `from` may name `session` in a `method` request; a reattach
+    /// (`session/load`, `session/resume`) of a session the user owns or
+    /// nobody owns binds it to `from` now, so what the agent replays
+    /// before its answer reaches it.
+    fn claim(
+        &mut self,
+        from: &Sender<'_>,
+        method: &str,
+        session: Option<&str>,
+    ) -> Result<Claim, Refusal> {
+        let opens = matches!(method, names::SESSION_NEW | SESSION_FORK);
+        let Some(s) = session else {
+            if opens {
+                self.check_session_limit(from.user)?;
+            }
+            return Ok(Claim { bound: None, opens });
+        };
+        let owner = self.sessions.get(s).cloned();
+        match &owner {
+            Some(o) if o.user != from.user => {
+                let msg = format!("session {s} is not available to this connection");
+                return Err((ErrorCode::INVALID_PARAMS, msg));
+            }
+            Some(o) if o.client == Some(from.id) => {
+                if opens {
+                    self.check_session_limit(from.user)?;
+                }
+                return Ok(Claim { bound: None, opens });
+            }
+            Some(o) if !is_reattach(method) => {
+                let msg = match o.client {
+                    Some(_) => format!("session {s} is held by another connection of this user: session/load or session/resume it here first"),
+                    None => format!("session {s} is held by no connection: session/load or session/resume it first"),
+                };
+                return Err((ErrorCode::INVALID_PARAMS, msg));
+            }
+            None if !is_reattach(method) => {
+                if opens {
+                    self.check_session_limit(from.user)?;
+                }
+                return Ok(Claim { bound: None, opens });
+            }
+            _ => {}
+        }
+        // A reattach: one more session held, unless another connection of
+        // the user gives it up.
+        if owner.as_ref().is_none_or(|o| o.client.is_none()) {
+            self.check_session_limit(from.user)?;
+        }
+        self.sessions.hold(s, from.user, from.id);
+        Ok(Claim {
+            bound: Some((s.into(), owner)),
+            opens: false,
+        })
+    }
+
+    /// Undoes a reattach's binding: the session goes back to its owner
+    /// before, or is forgotten if it had none.
+    pub(super) fn unbind(&mut self, session: &str, before: Option<Owner>) {
+        match before {
+            Some(Owner {
+                user,
+                client: Some(c),
+            }) if self.clients.contains_key(&c) => self.sessions.hold(session, &user, c),
+            Some(Owner { user, .. }) => self.sessions.leave(session, &user),
+            None => {
+                self.sessions.remove(session);
+            }
+        }
+    }
+
+    fn client_request(
+        &mut self,
+        from: &Sender<'_>,
+        r: Request<'_>,
+        now: Duration,
+        out: &mut Vec<Out>,
+    ) {
+        let session = session_of(r.params.as_ref());
+        let claim = self
+            .admit(from, &r)
+            .and_then(|()| self.claim(from, &r.method, session.as_deref()));
+        let claim = match claim {
+            Ok(c) => c,
+            Err((code, msg)) => {
+                self.refuse(from.id, &r.id, code, msg, out);
+                return;
+            }
+        };
+        let ours = self.tracker.start(&r.method, now);
+        let rewritten = Message::Request(Request {
+            id: ours.clone(),
+            method: r.method.clone(),
+            params: r.params.clone(),
+        });
+        let mut line = Vec::new();
+        let encoded = rewritten.encode(&mut line);
+        let (Ok(_), RequestId::Number(n)) = (&encoded, &ours) else {
+            // The tracker numbers its requests: only encoding can fail.
+            let _ = self.tracker.handle_response(&ours, now);
+            if let Some((s, before)) = claim.bound {
+                self.unbind(&s, before);
+            }
+            match encoded {
+                Err(e) => self.refuse(from.id, &r.id, e.code(), e.to_string(), out),
+                Ok(_) => self.drop_one(),
+            }
+            return;
+        };
+        if claim.opens {
+            self.user_mut(from.user).opening += 1;
+        }
+        self.forwarded.insert(
+            *n,
+            Forwarded {
+                client: from.id,
+                user: from.user.into(),
+                id: r.id.to_owned_id(),
+                method: r.method.into_owned(),
+                session,
+                opens: claim.opens,
+                bound: claim.bound,
+            },
+        );
+        if let Some(c) = self.clients.get_mut(&from.id) {
+            c.pending = c.pending.saturating_add(1);
+        }
+        out.push(Out::Agent(line));
+    }
+}

@@ -1,0 +1,557 @@
+//! The multiplexer: many client connections, of one or many users, share
+//! one agent process.
+
+mod agent;
+mod client;
+mod sessions;
+mod users;
+
+use alloc::borrow::ToOwned;
+use alloc::collections::{BTreeMap, VecDeque};
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+use core::fmt;
+use core::time::Duration;
+
+use serde::Deserialize;
+
+use super::replay::ReplayBuffer;
+use super::transport::{session_field, Stream};
+use crate::acp::{encode_error, RawJson, RequestId, RpcError, Tracker};
+use crate::ErrorCode;
+use sessions::Sessions;
+
+pub use users::{
+    ConnectError, Permissions, DEFAULT_MAX_USER_CONNECTIONS, DEFAULT_MAX_USER_SESSIONS, FORBIDDEN,
+    USER_LIMIT,
+};
+
+/// A client connection of a [`Router`], numbered by it from 1.
+///
+/// The bridge maps its own handles (a WebSocket task, an
+/// `Acp-Connection-Id`) to these.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ClientId(pub u64);
+
+impl fmt::Display for ClientId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "client {}", self.0)
+    }
+}
+
+/// What to send after an input, in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Out {
+    /// One line, with its `\n`, for the agent's stdin.
+    Agent(Vec<u8>),
+    /// One JSON-RPC message (no `\n`) for a client: a WebSocket text
+    /// frame, or one event on the Streamable HTTP stream `stream`.
+    Client {
+        /// The client.
+        to: ClientId,
+        /// Its stream in the Streamable HTTP profile.
+        stream: Stream,
+        /// The message.
+        text: String,
+    },
+}
+
+/// The default most requests one client may have waiting on the agent:
+/// 1,024.
+pub const DEFAULT_MAX_PENDING_PER_CLIENT: usize = 1024;
+
+/// The user of [`Router::connect`]: the one user of a single-user bridge.
+const ANONYMOUS: &str = "";
+
+/// A prompt turn may take long; the tracker is used for ids and matching,
+/// not for timeouts.
+const FORWARD_TIMEOUT: Duration = Duration::from_secs(7 * 24 * 3600);
+
+/// A client request the agent has not answered yet.
+#[derive(Debug)]
+struct Forwarded {
+    client: ClientId,
+    /// The client's user (the client may leave before the answer).
+    user: String,
+    id: RequestId<'static>,
+    method: String,
+    /// `params.sessionId` of the request.
+    session: Option<String>,
+    /// Whether it opens a session (counted against the user's limit until
+    /// answered).
+    opens: bool,
+    /// The session a `session/load`/`session/resume` bound when sent, and
+    /// its owner before (so a failure gives it back).
+    bound: Option<(String, Option<sessions::Owner>)>,
+}
+
+#[derive(Debug)]
+struct AgentRequest {
+    client: ClientId,
+    method: String,
+    session: String,
+}
+
+#[derive(Debug)]
+struct Client {
+    pending: usize,
+    user: String,
+    permissions: Permissions,
+}
+
+/// Per user: connections, and session requests not answered yet.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+struct UserState {
+    connections: usize,
+    opening: usize,
+}
+
+#[derive(Deserialize)]
+struct CancelRequestRef<'a> {
+    #[serde(rename = "requestId", borrow)]
+    request_id: RequestId<'a>,
+}
+
+fn cancel_target<'r>(params: Option<&'r RawJson<'_>>) -> Option<RequestId<'r>> {
+    let params = params?;
+    serde_json::from_str::<CancelRequestRef<'_>>(params.get())
+        .ok()
+        .map(|c| c.request_id)
+}
+
+/// `params.sessionId` (or `result.sessionId`) when it is a string.
+fn session_of(raw: Option<&RawJson<'_>>) -> Option<String> {
+    session_field(raw).into_id().map(|s| s.into_owned())
+}
+
+fn error_text(id: &RequestId<'_>, code: ErrorCode, message: String) -> String {
+    let mut out = Vec::new();
+    // An id and a plain message always encode; an empty text would be
+    // refused by every decoder, never mistaken for a message.
+    let _ = encode_error(id, &RpcError::new(code, message), &mut out);
+    line_to_text(out)
+}
+
+fn line_to_text(mut line: Vec<u8>) -> String {
+    if line.last() == Some(&b'\n') {
+        line.pop();
+    }
+    String::from_utf8(line).unwrap_or_default()
+}
+
+fn bridge_notification(method: &str, params: serde_json::Value) -> String {
+    serde_json::json!({"jsonrpc": "2.0", "method": method, "params": params}).to_string()
+}
+
+/// The multiplexer: many client connections share one agent process,
+/// sans-IO.
+///
+/// Each call takes one input (a client's message, an agent line, a client
+/// leaving, the agent exiting or starting) and appends what to send to
+/// `out`; the caller only delivers those. See the
+/// [module docs](super#the-router) for the rules.
+///
+/// ```
+/// use std::time::Duration;
+/// use acp_codec::remote::{Out, Router, Stream};
+///
+/// let mut router = Router::new();
+/// let mut out = Vec::new();
+/// router.agent_started(1234, 0, &mut out);
+/// let (a, b) = (router.connect(), router.connect());
+/// let t = Duration::ZERO;
+/// // Both clients number their requests from 1; the agent sees two ids.
+/// let new = r#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/","mcpServers":[]}}"#;
+/// router.handle_client(a, new, t, &mut out);
+/// router.handle_client(b, new, t, &mut out);
+/// assert_eq!(out.len(), 2);
+/// out.clear();
+/// // The agent answers its id 1 (b's request): b gets it back as its id 1,
+/// // and owns the session from now on.
+/// router.handle_agent(r#"{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s-b"}}"#, t, &mut out);
+/// assert_eq!(out, [Out::Client {
+///     to: b,
+///     stream: Stream::Connection,
+///     text: r#"{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s-b"}}"#.into(),
+/// }]);
+/// out.clear();
+/// // The session's updates go to b alone, on the session's stream.
+/// router.handle_agent(r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s-b","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"}}}}"#, t, &mut out);
+/// assert!(matches!(&out[..], [Out::Client { to, stream: Stream::Session(s), .. }] if *to == b && s == "s-b"));
+/// out.clear();
+/// // b leaves: the agent is told to cancel b's session; a notices nothing.
+/// router.disconnect(b, &mut out);
+/// assert_eq!(out, [Out::Agent(b"{\"jsonrpc\":\"2.0\",\"method\":\"session/cancel\",\"params\":{\"sessionId\":\"s-b\"}}\n".to_vec())]);
+/// ```
+#[derive(Debug)]
+pub struct Router {
+    tracker: Tracker,
+    agent_up: bool,
+    max_pending: usize,
+    max_user_connections: usize,
+    max_user_sessions: usize,
+    clients: BTreeMap<ClientId, Client>,
+    users: BTreeMap<String, UserState>,
+    next_client: u64,
+    /// Our id toward the agent -> the client request it carries.
+    forwarded: BTreeMap<i64, Forwarded>,
+    /// The agent's pending requests -> the client they were sent to.
+    agent_requests: BTreeMap<RequestId<'static>, AgentRequest>,
+    sessions: Sessions,
+    /// Left sessions whose messages the replay buffer keeps, oldest first;
+    /// at most its session limit.
+    replaying: VecDeque<String>,
+    replay: Option<ReplayBuffer>,
+    dropped: u64,
+}
+
+impl Default for Router {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Router {
+    /// A router with no agent yet (call [`agent_started`](Self::agent_started)),
+    /// at most [`DEFAULT_MAX_PENDING_PER_CLIENT`] requests per client,
+    /// [`DEFAULT_MAX_USER_CONNECTIONS`] and [`DEFAULT_MAX_USER_SESSIONS`]
+    /// per user, and no replay buffer.
+    pub fn new() -> Self {
+        Self {
+            tracker: Tracker::new().with_default_timeout(FORWARD_TIMEOUT),
+            agent_up: false,
+            max_pending: DEFAULT_MAX_PENDING_PER_CLIENT,
+            max_user_connections: DEFAULT_MAX_USER_CONNECTIONS,
+            max_user_sessions: DEFAULT_MAX_USER_SESSIONS,
+            clients: BTreeMap::new(),
+            users: BTreeMap::new(),
+            next_client: 1,
+            forwarded: BTreeMap::new(),
+            agent_requests: BTreeMap::new(),
+            sessions: Sessions::default(),
+            replaying: VecDeque::new(),
+            replay: None,
+            dropped: 0,
+        }
+    }
+
+    /// Sets the most requests one client may have waiting on the agent;
+    /// more are refused with `-32603`.
+    #[must_use]
+    pub fn with_max_pending(mut self, limit: usize) -> Self {
+        self.max_pending = limit;
+        self
+    }
+
+    /// Sets the most connections one user may hold (more are refused by
+    /// [`connect_as`](Self::connect_as)) and the most sessions one user
+    /// may hold open (a request opening one more is answered with
+    /// [`USER_LIMIT`]). As many sessions whose connection left stay the
+    /// user's for a reattach; past that the oldest are forgotten.
+    #[must_use]
+    pub fn with_user_limits(mut self, connections: usize, sessions: usize) -> Self {
+        self.max_user_connections = connections;
+        self.max_user_sessions = sessions;
+        self
+    }
+
+    /// Keeps what the agent sends for a session whose client left, in
+    /// `replay`, and hands it to the client that reattaches the session
+    /// with `session/load` or `session/resume` (just before the answer).
+    ///
+    /// Without it, such messages are dropped. The session's turn is still
+    /// cancelled when its client leaves; what the agent sends after that
+    /// (the end of the turn, late updates) is what a reattaching client
+    /// missed.
+    #[must_use]
+    pub fn with_replay(mut self, replay: ReplayBuffer) -> Self {
+        self.replay = Some(replay);
+        self
+    }
+
+    /// Registers a new client of the anonymous user, with every permission
+    /// and no connection limit: the single-user case, where every
+    /// connection may reattach every session.
+    pub fn connect(&mut self) -> ClientId {
+        self.add_client(ANONYMOUS, Permissions::READ_WRITE)
+    }
+
+    /// Registers a new client of `user`: its sessions are `user`'s, across
+    /// the user's connections and reconnects, and no other user's
+    /// connection may touch them.
+    ///
+    /// # Errors
+    ///
+    /// [`ConnectError::NotPermitted`] when `permissions` has neither
+    /// `read` nor `write`; [`ConnectError::TooManyConnections`] when the
+    /// user holds as many connections as the limit allows.
+    pub fn connect_as(
+        &mut self,
+        user: &str,
+        permissions: Permissions,
+    ) -> Result<ClientId, ConnectError> {
+        if !permissions.read() {
+            return Err(ConnectError::NotPermitted);
+        }
+        let held = self.users.get(user).map_or(0, |u| u.connections);
+        if held >= self.max_user_connections {
+            return Err(ConnectError::TooManyConnections {
+                limit: self.max_user_connections,
+            });
+        }
+        Ok(self.add_client(user, permissions))
+    }
+
+    fn add_client(&mut self, user: &str, permissions: Permissions) -> ClientId {
+        let id = ClientId(self.next_client);
+        self.next_client = self.next_client.wrapping_add(1);
+        self.clients.insert(
+            id,
+            Client {
+                pending: 0,
+                user: user.to_owned(),
+                permissions,
+            },
+        );
+        self.user_mut(user).connections += 1;
+        id
+    }
+
+    fn user_mut(&mut self, user: &str) -> &mut UserState {
+        self.users.entry(user.to_owned()).or_default()
+    }
+
+    /// Drops `user`'s entry once it has no connection and no request.
+    fn tidy_user(&mut self, user: &str) {
+        if self.users.get(user) == Some(&UserState::default()) {
+            self.users.remove(user);
+        }
+    }
+
+    /// Sets the permissions of `user`'s connections, effective from their
+    /// next message (a bridge re-reading its token file).
+    pub fn set_permissions(&mut self, user: &str, permissions: Permissions) {
+        for c in self.clients.values_mut().filter(|c| c.user == user) {
+            c.permissions = permissions;
+        }
+    }
+
+    /// How many clients are connected.
+    pub fn clients(&self) -> usize {
+        self.clients.len()
+    }
+
+    /// How many connections `user` holds.
+    pub fn user_connections(&self, user: &str) -> usize {
+        self.users.get(user).map_or(0, |u| u.connections)
+    }
+
+    /// The user of `client`, while it is connected.
+    pub fn user_of(&self, client: ClientId) -> Option<&str> {
+        self.clients.get(&client).map(|c| c.user.as_str())
+    }
+
+    /// How many sessions are held by connected clients.
+    pub fn sessions(&self) -> usize {
+        self.sessions.held()
+    }
+
+    /// How many sessions `user` owns: held by one of their connections,
+    /// and left (waiting for a reattach).
+    pub fn user_sessions(&self, user: &str) -> (usize, usize) {
+        let c = self.sessions.counts(user);
+        (c.held, c.left)
+    }
+
+    /// The client that holds `session`, if any.
+    pub fn owner(&self, session: &str) -> Option<ClientId> {
+        self.sessions.holder(session)
+    }
+
+    /// The session an agent request still waiting on `client` was sent for
+    /// (its [`Stream::Session`]); `None` when no such request waits on that
+    /// client. For [`check_response_session`](super::check_response_session).
+    pub fn request_session(&self, client: ClientId, id: &RequestId<'_>) -> Option<&str> {
+        self.agent_requests
+            .get(&id.to_owned_id())
+            .filter(|a| a.client == client)
+            .map(|a| a.session.as_str())
+    }
+
+    /// Requests of clients waiting on the agent, and agent requests waiting
+    /// on clients.
+    pub fn pending(&self) -> (usize, usize) {
+        (self.forwarded.len(), self.agent_requests.len())
+    }
+
+    /// How many inputs were dropped: messages routed nowhere (a session
+    /// nobody holds, a response nobody waits for, stray text from the
+    /// agent), refused replies and cancels.
+    pub fn dropped(&self) -> u64 {
+        self.dropped
+    }
+
+    /// The replay buffer, when [`with_replay`](Self::with_replay) set one.
+    pub fn replay(&self) -> Option<&ReplayBuffer> {
+        self.replay.as_ref()
+    }
+
+    fn drop_one(&mut self) {
+        self.dropped = self.dropped.wrapping_add(1);
+    }
+
+    /// Keeps `session`'s messages for a reattach, forgetting the oldest
+    /// kept session's (and what it missed) past the replay buffer's session
+    /// limit.
+    fn keep_for_replay(&mut self, session: String) {
+        let Some(replay) = &mut self.replay else {
+            return;
+        };
+        if self.replaying.iter().any(|d| *d == session) {
+            return;
+        }
+        while self.replaying.len() >= replay.max_sessions() {
+            let Some(old) = self.replaying.pop_front() else {
+                return;
+            };
+            replay.discard(&old);
+        }
+        self.replaying.push_back(session);
+    }
+
+    /// Stops keeping `session`'s messages (what was kept stays for
+    /// [`ReplayBuffer::take`]); whether they were kept.
+    fn stop_replay(&mut self, session: &str) -> bool {
+        let before = self.replaying.len();
+        self.replaying.retain(|d| d != session);
+        self.replaying.len() != before
+    }
+
+    /// Stops keeping `session`'s messages and forgets what was kept.
+    fn drop_replay(&mut self, session: &str) {
+        if self.stop_replay(session) {
+            if let Some(replay) = &mut self.replay {
+                replay.discard(session);
+            }
+        }
+    }
+
+    /// `client` left: its sessions get `session/cancel` and stay its
+    /// user's (waiting for a reattach, with what they miss kept when a
+    /// replay buffer is on); the agent's pending permission requests to it
+    /// are answered `cancelled` and other agent requests to it an error;
+    /// responses to its requests are dropped when they come. Nobody else
+    /// notices.
+    pub fn disconnect(&mut self, client: ClientId, out: &mut Vec<Out>) {
+        let Some(gone) = self.clients.remove(&client) else {
+            return;
+        };
+        self.user_mut(&gone.user).connections -= 1;
+        self.tidy_user(&gone.user);
+        for s in self.sessions.held_by(client) {
+            if self.agent_up {
+                let mut line = Vec::new();
+                if self.tracker.cancel_session(&s, &mut line).is_ok() {
+                    out.push(Out::Agent(line));
+                }
+            }
+            self.sessions.leave(&s, &gone.user);
+            self.keep_for_replay(s);
+        }
+        for s in self.sessions.trim_left(&gone.user, self.max_user_sessions) {
+            self.drop_replay(&s);
+        }
+        let asked: Vec<RequestId<'static>> = self
+            .agent_requests
+            .iter()
+            .filter(|(_, a)| a.client == client)
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in asked {
+            if let Some(a) = self.agent_requests.remove(&id) {
+                let _ = self.tracker.finish_peer_request(&id);
+                if self.agent_up {
+                    self.answer_agent_for_gone(&id, &a.method, out);
+                }
+            }
+        }
+    }
+
+    /// The agent process exited: every pending client request is answered
+    /// with `-32603`, every client gets `_bridge/agent_exited` (with
+    /// `status`, `restartInMs` and the sessions it lost), and requests are
+    /// refused until [`agent_started`](Self::agent_started). Sessions do
+    /// not survive: every user's are forgotten.
+    pub fn agent_exited(&mut self, status: &str, restart_in: Duration, out: &mut Vec<Out>) {
+        self.agent_up = false;
+        for (_, f) in core::mem::take(&mut self.forwarded) {
+            if f.opens {
+                self.user_mut(&f.user).opening -= 1;
+                self.tidy_user(&f.user);
+            }
+            if let Some(c) = self.clients.get_mut(&f.client) {
+                c.pending = c.pending.saturating_sub(1);
+                let msg = format!("the agent exited ({status}) before answering {}", f.method);
+                out.push(Out::Client {
+                    to: f.client,
+                    stream: super::answer_stream(&f.method, f.session.as_deref()),
+                    text: error_text(&f.id, ErrorCode::INTERNAL_ERROR, msg),
+                });
+            }
+        }
+        self.tracker = Tracker::new().with_default_timeout(FORWARD_TIMEOUT);
+        self.agent_requests.clear();
+        self.replaying.clear();
+        if let Some(replay) = &mut self.replay {
+            replay.clear();
+        }
+        let mut lost: BTreeMap<ClientId, Vec<String>> = BTreeMap::new();
+        for (s, owner) in self.sessions.clear() {
+            if let Some(c) = owner.client {
+                lost.entry(c).or_default().push(s);
+            }
+        }
+        let restart_ms = u64::try_from(restart_in.as_millis()).unwrap_or(u64::MAX);
+        for &c in self.clients.keys() {
+            let sessions = lost.remove(&c).unwrap_or_default();
+            let params = serde_json::json!({"status": status, "restartInMs": restart_ms, "lostSessions": sessions});
+            out.push(Out::Client {
+                to: c,
+                stream: Stream::Connection,
+                text: bridge_notification(AGENT_EXITED, params),
+            });
+        }
+    }
+
+    /// A new agent process is up: clients may `initialize` and open
+    /// sessions again. After a restart (`restarts > 0`) every client gets
+    /// `_bridge/agent_started` with `pid` and `restarts`.
+    pub fn agent_started(&mut self, pid: u32, restarts: u64, out: &mut Vec<Out>) {
+        let first = !self.agent_up && restarts == 0;
+        self.agent_up = true;
+        if first {
+            return;
+        }
+        for &c in self.clients.keys() {
+            let params = serde_json::json!({"pid": pid, "restarts": restarts});
+            out.push(Out::Client {
+                to: c,
+                stream: Stream::Connection,
+                text: bridge_notification(AGENT_STARTED, params),
+            });
+        }
+    }
+}
+
+/// The notification every client gets when the agent process exits.
+pub const AGENT_EXITED: &str = "_bridge/agent_exited";
+/// The notification every client gets when a restarted agent is up.
+pub const AGENT_STARTED: &str = "_bridge/agent_started";
+/// The notification a reattaching client gets, before the replayed
+/// messages, when the replay buffer had to drop some of what the session
+/// missed (`sessionId`, `droppedMessages`, `droppedBytes`).
+pub const REPLAY_DROPPED: &str = "_bridge/replay_dropped";
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,157 @@
+//! Who a connection is: a user name, what the user may do, and the limits
+//! every user has.
+
+use alloc::string::String;
+use core::fmt;
+
+use crate::ErrorCode;
+
+/// What a user may do through a [`Router`](super::Router).
+///
+/// - `read`: connect, `initialize`, `session/list`, reattach **their own**
+///   sessions (`session/load`, `session/resume`) and receive their
+///   updates; cancel their own requests (`$/cancel_request`). A read-only
+///   user watches; the agent's requests for a session held by a read-only
+///   connection (permission requests, `fs/*`, `terminal/*`) are answered
+///   by the router (`cancelled`, or an error), never shown to it.
+/// - `write` (which implies `read`): everything else: create sessions
+///   (`session/new`, `session/fork`), prompt, cancel a turn, set the mode,
+///   model or a config option, close or delete sessions, `authenticate`,
+///   extension methods, and answer the agent's requests.
+///
+/// A user with neither may not connect.
+///
+/// ```
+/// use acp_codec::remote::Permissions;
+///
+/// let p = Permissions::from_names(["read"]).unwrap();
+/// assert!(p.read() && !p.write());
+/// assert_eq!(Permissions::from_names(["write"]).unwrap(), Permissions::READ_WRITE);
+/// assert!(Permissions::from_names(["admin"]).is_err());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Permissions {
+    read: bool,
+    write: bool,
+}
+
+impl Permissions {
+    /// Neither: the user may not connect.
+    pub const NONE: Self = Self {
+        read: false,
+        write: false,
+    };
+    /// `read` alone: watch their own sessions.
+    pub const READ_ONLY: Self = Self {
+        read: true,
+        write: false,
+    };
+    /// `read` and `write`: everything.
+    pub const READ_WRITE: Self = Self {
+        read: true,
+        write: true,
+    };
+
+    /// The permissions named (`"read"`, `"write"`); `write` implies `read`.
+    ///
+    /// # Errors
+    ///
+    /// The first name that is neither.
+    pub fn from_names<'a>(names: impl IntoIterator<Item = &'a str>) -> Result<Self, String> {
+        let mut p = Self::NONE;
+        for name in names {
+            match name {
+                "read" => p.read = true,
+                "write" => p = Self::READ_WRITE,
+                other => return Err(other.into()),
+            }
+        }
+        Ok(p)
+    }
+
+    /// Whether the user may connect and watch their own sessions.
+    pub const fn read(self) -> bool {
+        self.read || self.write
+    }
+
+    /// Whether the user may prompt, change sessions and answer the agent.
+    pub const fn write(self) -> bool {
+        self.write
+    }
+}
+
+/// The default most connections one user may hold at once: 256.
+pub const DEFAULT_MAX_USER_CONNECTIONS: usize = 256;
+
+/// The default most sessions one user may hold open at once (held by a
+/// connection, or being opened): 256. As many sessions whose connection
+/// left stay the user's, for a reattach.
+pub const DEFAULT_MAX_USER_SESSIONS: usize = 256;
+
+/// The code of a request refused because its user lacks the `write`
+/// permission: `-32010`, in JSON-RPC's range for server errors.
+pub const FORBIDDEN: ErrorCode = ErrorCode(-32010);
+
+/// The code of a request refused because its user holds as many sessions
+/// as the limit allows: `-32011`, in JSON-RPC's range for server errors.
+pub const USER_LIMIT: ErrorCode = ErrorCode(-32011);
+
+/// Why [`Router::connect_as`](super::Router::connect_as) refused a
+/// connection.
+///
+/// ```
+/// use acp_codec::remote::{ConnectError, Permissions, Router};
+///
+/// let mut r = Router::new().with_user_limits(1, 8);
+/// let _a = r.connect_as("ana", Permissions::READ_WRITE).unwrap();
+/// let err = r.connect_as("ana", Permissions::READ_WRITE).unwrap_err();
+/// assert_eq!(err, ConnectError::TooManyConnections { limit: 1 });
+/// assert_eq!(err.http_status(), 429);
+/// assert_eq!(err.to_string(), "this user already holds 1 connections, the limit");
+/// // Other users are not affected.
+/// assert!(r.connect_as("bo", Permissions::READ_ONLY).is_ok());
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ConnectError {
+    /// The user has neither `read` nor `write`.
+    NotPermitted,
+    /// The user holds as many connections as the limit allows.
+    TooManyConnections {
+        /// The limit.
+        limit: usize,
+    },
+}
+
+impl ConnectError {
+    /// The HTTP status to refuse the connection with: `403`, or `429` for
+    /// a limit.
+    pub const fn http_status(&self) -> u16 {
+        match self {
+            Self::NotPermitted => 403,
+            Self::TooManyConnections { .. } => 429,
+        }
+    }
+}
+
+impl fmt::Display for ConnectError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::NotPermitted => f.write_str("this user has no permission to connect"),
+            Self::TooManyConnections { limit } => {
+                write!(f, "this user already holds {limit} connections, the limit")
+            }
+        }
+    }
+}
+
+impl core::error::Error for ConnectError {}
+
+/// The requests a user with `read` alone may send.
+pub(super) fn read_only_allows(method: &str) -> bool {
+    use crate::acp::names;
+    matches!(
+        method,
+        names::INITIALIZE | names::SESSION_LIST | names::SESSION_LOAD | names::SESSION_RESUME
+    )
+}
