@@ -4,9 +4,11 @@
 //!
 //! Input: records separated by `0xFF` (never in UTF-8). A record's first
 //! byte picks the event, the rest (invalid UTF-8 replaced) is its text:
-//! `0`-`2` a WebSocket message from client 0-2, `3` an agent stdout line,
-//! `4` client 0 leaves (and a new client takes its slot), `5` the agent
-//! exits, `6` it starts again. Asserted, after every event:
+//! `0`-`2` a WebSocket message from client 0-2 (clients 0 and 1 are
+//! connections of user `ana`, client 2 of user `bo`), `3` an agent stdout
+//! line, `4` client 0 leaves (and a new connection of `ana` takes its
+//! slot), `5` the agent exits, `6` it starts again. Asserted, after every
+//! event:
 //! - every line for the agent is exactly one line (one `\n`, at the end)
 //!   and a valid JSON-RPC message;
 //! - every message for a client is valid JSON-RPC without a raw newline,
@@ -16,11 +18,28 @@
 //!   without a `sessionId`;
 //! - nothing panics, and the pending tables never outgrow the requests;
 //! - the replay buffer (on, so sessions of a client that left wait for a
-//!   reattach) never holds more than its budget per session.
+//!   reattach) never holds more than its budget per session;
+//! - a client message naming a session another user owns never reaches
+//!   the agent, and every message on a session's stream goes to a
+//!   connection of the user who owns that session.
 use std::time::Duration;
 
 use acp_codec::acp::Message;
-use acp_codec::remote::{ClientId, Out, ReplayBuffer, Router};
+use acp_codec::remote::{ClientId, Out, Permissions, ReplayBuffer, Router, Stream};
+
+/// The user of each client slot.
+const USERS: [&str; 3] = ["ana", "ana", "bo"];
+
+/// The `sessionId` in the params of a request or notification.
+fn named_session(text: &str) -> Option<String> {
+    let params = match Message::decode(text).ok()? {
+        Message::Request(r) => r.params,
+        Message::Notification(n) => n.params,
+        _ => None,
+    }?;
+    let v: serde_json::Value = serde_json::from_str(params.get()).ok()?;
+    v.get("sessionId")?.as_str().map(str::to_owned)
+}
 
 /// Small, so the fuzzer reaches the dropping paths.
 const REPLAY_BUDGET: usize = 4096;
@@ -29,7 +48,10 @@ pub fn check(data: &[u8]) {
     let mut router = Router::new().with_replay(ReplayBuffer::new(REPLAY_BUDGET));
     let mut out = Vec::new();
     router.agent_started(1, 0, &mut out);
-    let mut clients: Vec<ClientId> = (0..3).map(|_| router.connect()).collect();
+    let mut clients: Vec<ClientId> = USERS
+        .iter()
+        .map(|u| router.connect_as(u, Permissions::READ_WRITE).unwrap())
+        .collect();
     let mut requests = 0usize;
     for (step, record) in data.split(|&b| b == 0xFF).enumerate() {
         let Some((&op, rest)) = record.split_first() else {
@@ -42,7 +64,17 @@ pub fn check(data: &[u8]) {
         match op % 7 {
             c @ 0..=2 => {
                 requests += 1;
+                let user = USERS[usize::from(c)];
+                let foreign = named_session(&text)
+                    .and_then(|s| router.session_user(&s).map(|u| u != user))
+                    .unwrap_or(false);
                 router.handle_client(clients[usize::from(c)], &text, now, &mut out);
+                if foreign {
+                    assert!(
+                        !out.iter().any(|o| matches!(o, Out::Agent(_))),
+                        "another user's session reached the agent: {text:?}"
+                    );
+                }
                 if text.contains('\n') {
                     assert!(
                         !out.iter().any(|o| matches!(o, Out::Agent(_))),
@@ -56,7 +88,9 @@ pub fn check(data: &[u8]) {
             }
             4 => {
                 router.disconnect(clients[0], &mut out);
-                clients[0] = router.connect();
+                clients[0] = router
+                    .connect_as(USERS[0], Permissions::READ_WRITE)
+                    .unwrap();
             }
             5 => router.agent_exited("exit status: 1", Duration::from_millis(100), &mut out),
             _ => router.agent_started(2, 1, &mut out),
@@ -74,9 +108,20 @@ pub fn check(data: &[u8]) {
                         .unwrap_or_else(|e| panic!("bad line for the agent {s:?}: {e}"));
                 }
                 Out::Client {
-                    to: c, text: msg, ..
+                    to: c,
+                    text: msg,
+                    stream,
                 } => {
                     assert!(clients.contains(c), "message for a client that is gone");
+                    if let Stream::Session(s) = stream {
+                        if let Some(owner) = router.session_user(s) {
+                            assert_eq!(
+                                router.user_of(*c),
+                                Some(owner),
+                                "a message of session {s:?} went to another user"
+                            );
+                        }
+                    }
                     assert!(!msg.contains('\n'));
                     Message::decode(msg)
                         .unwrap_or_else(|e| panic!("bad message for a client {msg:?}: {e}"));

@@ -364,6 +364,12 @@ impl Router {
         (c.held, c.left)
     }
 
+    /// The user who owns `session` (held by one of their connections, or
+    /// left for a reattach), if any.
+    pub fn session_user(&self, session: &str) -> Option<&str> {
+        self.sessions.get(session).map(|o| o.user.as_str())
+    }
+
     /// The client that holds `session`, if any.
     pub fn owner(&self, session: &str) -> Option<ClientId> {
         self.sessions.holder(session)
