@@ -40,8 +40,9 @@ use axum::response::{IntoResponse, Response};
 
 use tokio::sync::{mpsc, oneshot, Notify};
 
-use crate::hub::{Config, ToClient};
+use crate::hub::{Charge, Config, Kick, ToClient};
 use crate::server::{text, App};
+use crate::users::Identity;
 
 /// The connection header of the transport.
 pub const HEADER_CONNECTION_ID: &str = "acp-connection-id";
@@ -63,12 +64,15 @@ impl Connections {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    fn get(&self, headers: &HeaderMap) -> Result<Arc<Conn>, Response> {
+    /// The connection a request names, when it is `who`'s: another
+    /// user's connection is as unknown as one that does not exist.
+    fn get(&self, headers: &HeaderMap, who: &Identity) -> Result<Arc<Conn>, Response> {
         let Some(id) = header_str(headers, HEADER_CONNECTION_ID) else {
             return Err(text(StatusCode::BAD_REQUEST, "missing Acp-Connection-Id"));
         };
         self.lock()
             .get(id)
+            .filter(|c| c.user == who.user)
             .cloned()
             .ok_or_else(|| text(StatusCode::NOT_FOUND, "unknown Acp-Connection-Id"))
     }
@@ -79,6 +83,10 @@ impl Connections {
 struct Conn {
     id: String,
     client: ClientId,
+    /// Its user (empty: the anonymous user).
+    user: String,
+    /// How log lines name the user.
+    tag: String,
     state: Mutex<ConnState>,
     /// A reader took a message (room in the buffer).
     taken: Notify,
@@ -98,7 +106,7 @@ struct ConnState {
 
 #[derive(Default)]
 struct Mailbox {
-    queue: VecDeque<String>,
+    queue: VecDeque<(String, Charge)>,
     leased: bool,
     wake: Arc<Notify>,
 }
@@ -127,16 +135,16 @@ pub fn new_connection_id() -> String {
 }
 
 /// Serves one Streamable HTTP request to `/acp`.
-pub async fn handle(app: App, req: Request) -> Response {
+pub async fn handle(app: App, req: Request, who: Identity) -> Response {
     match *req.method() {
-        Method::POST => post(app, req).await.unwrap_or_else(|r| r),
-        Method::GET => get(app, req.headers()).unwrap_or_else(|r| r),
-        Method::DELETE => delete(app, req.headers()).unwrap_or_else(|r| r),
+        Method::POST => post(app, req, who).await.unwrap_or_else(|r| r),
+        Method::GET => get(app, req.headers(), &who).unwrap_or_else(|r| r),
+        Method::DELETE => delete(app, req.headers(), &who).unwrap_or_else(|r| r),
         _ => text(StatusCode::METHOD_NOT_ALLOWED, "method not allowed"),
     }
 }
 
-async fn post(app: App, req: Request) -> Result<Response, Response> {
+async fn post(app: App, req: Request, who: Identity) -> Result<Response, Response> {
     let is_json = header_str(req.headers(), header::CONTENT_TYPE.as_str())
         .and_then(|v| v.split(';').next())
         .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"));
@@ -163,10 +171,10 @@ async fn post(app: App, req: Request) -> Result<Response, Response> {
     match check_post(&body, connection, session, DEFAULT_MAX_ID_LENGTH) {
         Ok(Post::Initialize(r)) => {
             let key = id_key(&r.id);
-            Ok(open(app, key, &body).await)
+            Ok(open(app, key, &body, who).await)
         }
         Ok(Post::Message { message, .. }) => {
-            let conn = app.http.get(&headers)?;
+            let conn = app.http.get(&headers, &who)?;
             // A reply to the agent names the session its request came on.
             if let Message::Response(_) | Message::Error(_) = &message {
                 let st = app.shared.lock();
@@ -206,17 +214,27 @@ fn header_str<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
 
 /// `initialize` without a connection: opens one and answers with the
 /// agent's response and the new `Acp-Connection-Id`.
-async fn open(app: App, key: String, body: &str) -> Response {
+async fn open(app: App, key: String, body: &str, who: Identity) -> Response {
     if app.http.lock().len() >= app.shared.config.max_http_connections {
         return text(StatusCode::SERVICE_UNAVAILABLE, "too many connections");
     }
     let (tx, rx) = mpsc::channel::<ToClient>(8);
-    let kick = Arc::new(Notify::new());
+    let kick = Kick::new();
     let (answer_tx, answer_rx) = oneshot::channel();
-    let client = app.shared.join(tx, kick.clone());
+    let client = match app.shared.join(&who, tx, kick.clone()) {
+        Ok(c) => c,
+        Err(e) => {
+            app.shared
+                .log_line(&format!("http {}: refused: {e}", who.tag()));
+            let status = StatusCode::from_u16(e.http_status()).unwrap_or(StatusCode::FORBIDDEN);
+            return text(status, &e.to_string());
+        }
+    };
     let conn = Arc::new(Conn {
         id: new_connection_id(),
         client,
+        user: who.user.clone(),
+        tag: who.tag(),
         state: Mutex::new(ConnState {
             initialize: Some((key, answer_tx)),
             last_seen: Some(Instant::now()),
@@ -248,7 +266,7 @@ async fn open(app: App, key: String, body: &str) -> Response {
 
 /// Sorts the hub's messages for `conn` into its streams until the client
 /// deletes the connection, falls behind, or stays away too long.
-async fn run(app: App, conn: Arc<Conn>, mut rx: mpsc::Receiver<ToClient>, kick: Arc<Notify>) {
+async fn run(app: App, conn: Arc<Conn>, mut rx: mpsc::Receiver<ToClient>, kick: Arc<Kick>) {
     let config = &app.shared.config;
     let mut tick = tokio::time::interval(Duration::from_secs(1).min(config.http_idle));
     let why = loop {
@@ -261,7 +279,7 @@ async fn run(app: App, conn: Arc<Conn>, mut rx: mpsc::Receiver<ToClient>, kick: 
                 }
                 None => break "closed".to_owned(),
             },
-            () = kick.notified() => break "client too slow to read its streams".to_owned(),
+            () = kick.notified() => break kick.reason(),
             () = conn.stop.notified() => break "deleted".to_owned(),
             _ = tick.tick() => {
                 if idle(&conn, config.http_idle) {
@@ -280,8 +298,10 @@ async fn run(app: App, conn: Arc<Conn>, mut rx: mpsc::Receiver<ToClient>, kick: 
         }
     }
     if why != "deleted" {
-        app.shared
-            .log_line(&format!("http connection {} closed: {why}", conn.id));
+        app.shared.log_line(&format!(
+            "http connection {} ({}) closed: {why}",
+            conn.id, conn.tag
+        ));
     }
     app.shared.leave(conn.client).await;
 }
@@ -302,8 +322,8 @@ fn idle(conn: &Conn, limit: Duration) -> bool {
 /// The answer to the connection's `initialize` goes to its `POST` instead.
 async fn sort(
     conn: &Conn,
-    kick: &Notify,
-    (stream, text): ToClient,
+    kick: &Kick,
+    (stream, text, charge): ToClient,
     config: &Config,
 ) -> Result<(), String> {
     let (max_buffered, max_streams) = (config.max_buffered_bytes, config.max_session_streams);
@@ -323,7 +343,7 @@ async fn sort(
                 }
                 st.buffered += text.len();
                 let mailbox = st.streams.entry(stream).or_default();
-                mailbox.queue.push_back(text);
+                mailbox.queue.push_back((text, charge));
                 mailbox.wake.notify_one();
                 return Ok(());
             }
@@ -331,7 +351,7 @@ async fn sort(
         tokio::select! {
             () = wait => {}
             () = &mut too_slow => return Err("client too slow to read its streams".to_owned()),
-            () = kick.notified() => return Err("client too slow to read its streams".to_owned()),
+            () = kick.notified() => return Err(kick.reason()),
             () = conn.stop.notified() => return Err("deleted".to_owned()),
         }
     }
@@ -351,7 +371,7 @@ fn initialize_answer(conn: &Conn, text: &str) -> Option<oneshot::Sender<String>>
 }
 
 /// `GET`: the connection's SSE stream, or a session's.
-fn get(app: App, headers: &HeaderMap) -> Result<Response, Response> {
+fn get(app: App, headers: &HeaderMap, who: &Identity) -> Result<Response, Response> {
     let accepts = header_str(headers, header::ACCEPT.as_str())
         .is_some_and(|a| a.contains("text/event-stream"));
     if !accepts {
@@ -360,7 +380,7 @@ fn get(app: App, headers: &HeaderMap) -> Result<Response, Response> {
             "accept must include text/event-stream",
         ));
     }
-    let conn = app.http.get(headers)?;
+    let conn = app.http.get(headers, who)?;
     let stream = match header_str(headers, HEADER_SESSION_ID) {
         Some(session) => Stream::Session(session.to_owned()),
         None => Stream::Connection,
@@ -418,7 +438,7 @@ impl Lease {
                 let mut st = self.conn.lock();
                 let closed = st.closed;
                 let mailbox = st.streams.get_mut(&self.stream)?;
-                if let Some(text) = mailbox.queue.pop_front() {
+                if let Some((text, _charge)) = mailbox.queue.pop_front() {
                     st.buffered -= text.len();
                     self.conn.taken.notify_one();
                     return Some(Event::default().data(text));
@@ -444,8 +464,8 @@ impl Drop for Lease {
 }
 
 /// `DELETE`: closes the connection.
-fn delete(app: App, headers: &HeaderMap) -> Result<Response, Response> {
-    let conn = app.http.get(headers)?;
+fn delete(app: App, headers: &HeaderMap, who: &Identity) -> Result<Response, Response> {
+    let conn = app.http.get(headers, who)?;
     app.http.lock().remove(&conn.id);
     conn.stop.notify_one();
     Ok(StatusCode::ACCEPTED.into_response())

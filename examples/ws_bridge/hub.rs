@@ -9,13 +9,15 @@ use std::fs::{self, File, OpenOptions};
 use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use tokio::sync::{mpsc, Notify};
 
 use crate::server::Access;
-use acp_codec::remote::{ClientId, Out, ReplayBuffer, Router, Stream};
+use crate::users::Identity;
+use acp_codec::remote::{ClientId, ConnectError, Out, ReplayBuffer, Router, Stream};
 
 /// Name of the agent's log file.
 pub const LOG_NAME: &str = "gemini-acp.log";
@@ -56,6 +58,13 @@ pub struct Config {
     /// Bytes kept per session whose client left, replayed to the client
     /// that reattaches it (0: none).
     pub replay_bytes: usize,
+    /// Most connections of one user of the token file.
+    pub max_user_connections: usize,
+    /// Most sessions one user holds open.
+    pub max_user_sessions: usize,
+    /// Most bytes queued, unsent, for all of one user's connections; past
+    /// it the connection a message is for is closed.
+    pub max_user_buffered_bytes: usize,
     /// Streamable HTTP: most session streams of one connection.
     pub max_session_streams: usize,
     /// Streamable HTTP: a connection with no open connection stream and no
@@ -64,20 +73,127 @@ pub struct Config {
 }
 
 /// One JSON-RPC message for a client, as text, with the Streamable HTTP
-/// stream it belongs on (a WebSocket client ignores it).
-pub type ToClient = (Stream, String);
+/// stream it belongs on (a WebSocket client ignores it), and its charge
+/// to its user's buffered bytes (released when the message is dropped:
+/// sent, or discarded with its connection).
+pub type ToClient = (Stream, String, Charge);
 
-/// Where the hub sends a client's messages, and how it tells the client's
-/// transport that the client was too slow to take one.
+/// Bytes queued for one user's connections, against a limit.
+#[derive(Debug)]
+pub struct Meter {
+    bytes: AtomicUsize,
+    limit: usize,
+}
+
+impl Meter {
+    fn new(limit: usize) -> Arc<Self> {
+        Arc::new(Self {
+            bytes: AtomicUsize::new(0),
+            limit,
+        })
+    }
+
+    /// Charges `n` bytes, unless that would pass the limit with something
+    /// already queued (one message always fits, however large).
+    fn charge(self: &Arc<Self>, n: usize) -> Option<Charge> {
+        let mut now = self.bytes.load(Ordering::Relaxed);
+        loop {
+            if now != 0 && now.saturating_add(n) > self.limit {
+                return None;
+            }
+            match self.bytes.compare_exchange_weak(
+                now,
+                now.saturating_add(n),
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => {
+                    return Some(Charge {
+                        meter: Some(self.clone()),
+                        bytes: n,
+                    })
+                }
+                Err(seen) => now = seen,
+            }
+        }
+    }
+}
+
+/// A message's share of its user's [`Meter`], given back on drop.
+#[derive(Debug)]
+pub struct Charge {
+    meter: Option<Arc<Meter>>,
+    bytes: usize,
+}
+
+impl Charge {
+    /// For messages the bridge itself answers with (not counted).
+    pub fn free() -> Self {
+        Self {
+            meter: None,
+            bytes: 0,
+        }
+    }
+}
+
+impl Drop for Charge {
+    fn drop(&mut self) {
+        if let Some(m) = &self.meter {
+            m.bytes.fetch_sub(self.bytes, Ordering::AcqRel);
+        }
+    }
+}
+
+/// How the hub tells a client's transport to close it, and why.
+#[derive(Debug, Default)]
+pub struct Kick {
+    notify: Notify,
+    reason: Mutex<Option<String>>,
+}
+
+impl Kick {
+    pub fn new() -> Arc<Self> {
+        Arc::new(Self::default())
+    }
+
+    /// Asks for the close; the first reason given stays.
+    pub fn kick(&self, reason: &str) {
+        let mut r = self
+            .reason
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        r.get_or_insert_with(|| reason.to_owned());
+        self.notify.notify_one();
+    }
+
+    /// Resolves once a close is asked for.
+    pub fn notified(&self) -> tokio::sync::futures::Notified<'_> {
+        self.notify.notified()
+    }
+
+    /// Why the close was asked for.
+    pub fn reason(&self) -> String {
+        self.reason
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+            .unwrap_or_else(|| "closed by the bridge".to_owned())
+    }
+}
+
+/// Where the hub sends a client's messages, how it closes the client, and
+/// its user's meter.
 struct ClientTx {
     tx: mpsc::Sender<ToClient>,
-    kick: Arc<Notify>,
+    kick: Arc<Kick>,
+    meter: Arc<Meter>,
 }
 
 pub(crate) struct State {
     pub(crate) router: Router,
     pub(crate) agent_tx: Option<mpsc::Sender<Vec<u8>>>,
     clients: HashMap<ClientId, ClientTx>,
+    meters: HashMap<String, Arc<Meter>>,
 }
 
 /// State shared by the agent supervisor and the connections.
@@ -91,22 +207,30 @@ pub struct Shared {
 
 pub(crate) enum Send {
     Agent(mpsc::Sender<Vec<u8>>, Vec<u8>),
-    Client(mpsc::Sender<ToClient>, Arc<Notify>, ToClient),
+    Client {
+        tx: mpsc::Sender<ToClient>,
+        kick: Arc<Kick>,
+        meter: Arc<Meter>,
+        message: (Stream, String),
+    },
 }
 
 impl Shared {
     /// A hub for `config`, with the log opened (and rotated if past its
     /// limit).
     pub fn new(config: Config) -> Arc<Self> {
+        let router =
+            Router::new().with_user_limits(config.max_user_connections, config.max_user_sessions);
         let router = match config.replay_bytes {
-            0 => Router::new(),
-            n => Router::new().with_replay(ReplayBuffer::new(n)),
+            0 => router,
+            n => router.with_replay(ReplayBuffer::new(n)),
         };
         Arc::new(Self {
             state: Mutex::new(State {
                 router,
                 agent_tx: None,
                 clients: HashMap::new(),
+                meters: HashMap::new(),
             }),
             log: Mutex::new(Log::open(&config.log_dir, config.log_limit)),
             config,
@@ -124,13 +248,45 @@ impl Shared {
         self.epoch.elapsed()
     }
 
-    /// A new client whose messages go to `tx`; `kick` is notified when the
-    /// client takes longer than `--slow-client-ms` to accept one.
-    pub fn join(&self, tx: mpsc::Sender<ToClient>, kick: Arc<Notify>) -> ClientId {
+    /// Whether `who` may open one more connection now (checked again by
+    /// [`join`](Self::join)), so a refusal can be an HTTP status.
+    pub fn may_join(&self, who: &Identity) -> Result<(), ConnectError> {
+        if who.user.is_empty() {
+            return Ok(());
+        }
+        if !who.permissions.read() {
+            return Err(ConnectError::NotPermitted);
+        }
+        let limit = self.config.max_user_connections;
+        if self.lock().router.user_connections(&who.user) >= limit {
+            return Err(ConnectError::TooManyConnections { limit });
+        }
+        Ok(())
+    }
+
+    /// A new client of `who` whose messages go to `tx`; `kick` is told
+    /// when the client takes longer than `--slow-client-ms` to accept one,
+    /// or its user holds too many bytes unread.
+    pub fn join(
+        &self,
+        who: &Identity,
+        tx: mpsc::Sender<ToClient>,
+        kick: Arc<Kick>,
+    ) -> Result<ClientId, ConnectError> {
         let mut st = self.lock();
-        let id = st.router.connect();
-        st.clients.insert(id, ClientTx { tx, kick });
-        id
+        let id = if who.user.is_empty() {
+            st.router.connect()
+        } else {
+            st.router.connect_as(&who.user, who.permissions)?
+        };
+        let limit = self.config.max_user_buffered_bytes;
+        let meter = st
+            .meters
+            .entry(who.user.clone())
+            .or_insert_with(|| Meter::new(limit))
+            .clone();
+        st.clients.insert(id, ClientTx { tx, kick, meter });
+        Ok(id)
     }
 
     /// One JSON-RPC message from `client`.
@@ -179,10 +335,25 @@ impl Shared {
                     // answered the request already.
                     let _ = tx.send(line).await;
                 }
-                Send::Client(tx, kick, text) => {
-                    match tokio::time::timeout(self.config.slow_client, tx.send(text)).await {
-                        Ok(_) => {}
-                        Err(_) => kick.notify_one(),
+                Send::Client {
+                    tx,
+                    kick,
+                    meter,
+                    message: (stream, text),
+                } => {
+                    let Some(charge) = meter.charge(text.len()) else {
+                        kick.kick(&format!(
+                            "this user's connections hold more than {} bytes unread (--max-user-buffered-bytes)",
+                            meter.limit
+                        ));
+                        continue;
+                    };
+                    let send = tx.send((stream, text, charge));
+                    if tokio::time::timeout(self.config.slow_client, send)
+                        .await
+                        .is_err()
+                    {
+                        kick.kick("client too slow to receive");
                     }
                 }
             }
@@ -211,7 +382,12 @@ pub(crate) fn resolve(st: &State, outs: Vec<Out>) -> Vec<Send> {
             }
             Out::Client { to, stream, text } => {
                 if let Some(ct) = st.clients.get(&to) {
-                    sends.push(Send::Client(ct.tx.clone(), ct.kick.clone(), (stream, text)));
+                    sends.push(Send::Client {
+                        tx: ct.tx.clone(),
+                        kick: ct.kick.clone(),
+                        meter: ct.meter.clone(),
+                        message: (stream, text),
+                    });
                 }
             }
         }

@@ -92,6 +92,24 @@
 //!   connection when set, as `Authorization: Bearer TOKEN` or `?token=TOKEN`
 //!   (for browsers, which cannot set headers on a WebSocket); wrong or
 //!   missing gives HTTP 401. Use a URL-safe token.
+//! - Users (`--token-file FILE` or `GEMINI_BRIDGE_TOKEN_FILE`, instead of
+//!   `--token`): a JSON file mapping tokens to users and their permissions,
+//!   `{"tokens":{"TOKEN":{"userId":"ana","permissions":["read","write"]}}}`,
+//!   re-read on `SIGHUP` without dropping connections (see `users.rs`).
+//!   Tokens are compared in constant time. Each connection and its log
+//!   lines carry its user. A session belongs to the user who created or
+//!   reattached it, across that user's connections and reconnects: another
+//!   user naming it gets `-32602` (and is never told whose it is), and only
+//!   the connection holding it gets its updates and the agent's requests.
+//!   `read` lets a user watch their own sessions; `write` also lets them
+//!   prompt, change sessions and answer permission requests (`-32010`
+//!   otherwise). Per user: at most `--max-user-connections` connections
+//!   (more get HTTP 429), `--max-user-sessions` open sessions (more get
+//!   `-32011`), and `--max-user-buffered-bytes` queued unsent for all their
+//!   connections (past it, the connection a message is for is closed with
+//!   1008, or its Streamable HTTP connection dropped). Other users never
+//!   notice one user's limits. A Streamable HTTP connection id only works
+//!   with its own user's token.
 //! - Origin allow-list (`--allow-origin URL`, repeatable, or
 //!   `GEMINI_BRIDGE_ORIGINS` comma-separated): a request carrying an
 //!   `Origin` header (every browser page does) is refused with 403 unless
@@ -119,6 +137,10 @@
 //! | `--port N` (0 = any free port) | `GEMINI_PORT` | 4444 |
 //! | `--host ADDR` | `GEMINI_BRIDGE_HOST` | 127.0.0.1 |
 //! | `--token T` | `GEMINI_BRIDGE_TOKEN` | none |
+//! | `--token-file FILE` | `GEMINI_BRIDGE_TOKEN_FILE` | none |
+//! | `--max-user-connections N` | | 256 |
+//! | `--max-user-sessions N` | | 256 |
+//! | `--max-user-buffered-bytes N` | | 268435456 |
 //! | `--tls-cert FILE` | `GEMINI_BRIDGE_TLS_CERT` | none (plain `ws://`) |
 //! | `--tls-key FILE` | `GEMINI_BRIDGE_TLS_KEY` | none |
 //! | `--allow-origin URL` | `GEMINI_BRIDGE_ORIGINS` | none |
@@ -150,6 +172,7 @@ mod mock_agent;
 mod server;
 #[path = "../support/tls.rs"]
 mod tls;
+mod users;
 mod ws;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -176,9 +199,21 @@ struct Args {
     /// Address to listen on; other than loopback needs a token.
     #[arg(long, env = "GEMINI_BRIDGE_HOST", default_value_t = IpAddr::V4(Ipv4Addr::LOCALHOST))]
     host: IpAddr,
-    /// Bearer token every client must present.
-    #[arg(long, env = "GEMINI_BRIDGE_TOKEN")]
+    /// Bearer token every client must present (one user).
+    #[arg(long, env = "GEMINI_BRIDGE_TOKEN", conflicts_with = "token_file")]
     token: Option<String>,
+    /// A JSON file of tokens and their users (many users; re-read on SIGHUP).
+    #[arg(long, env = "GEMINI_BRIDGE_TOKEN_FILE")]
+    token_file: Option<PathBuf>,
+    /// Most connections of one user of the token file.
+    #[arg(long, default_value_t = acp_codec::remote::DEFAULT_MAX_USER_CONNECTIONS)]
+    max_user_connections: usize,
+    /// Most sessions one user holds open at once.
+    #[arg(long, default_value_t = acp_codec::remote::DEFAULT_MAX_USER_SESSIONS)]
+    max_user_sessions: usize,
+    /// Most bytes queued, unsent, for all of one user's connections.
+    #[arg(long, default_value_t = 256 * 1024 * 1024, value_parser = at_least_one)]
+    max_user_buffered_bytes: usize,
     /// TLS certificate chain (PEM, leaf first).
     #[arg(long, env = "GEMINI_BRIDGE_TLS_CERT")]
     tls_cert: Option<PathBuf>,
@@ -234,21 +269,25 @@ fn at_least_one(v: &str) -> Result<usize, String> {
 impl Args {
     fn into_config(self) -> Result<Config, String> {
         let token = self.token.filter(|t| !t.is_empty());
-        if !self.host.is_loopback() && token.is_none() {
+        let users = match &self.token_file {
+            Some(path) => Some(users::TokenFile::load(path)?),
+            None => None,
+        };
+        let guarded = token.is_some() || users.is_some();
+        if !self.host.is_loopback() && !guarded {
             return Err(format!(
-                "binding {} (not loopback) needs a token: --token T or GEMINI_BRIDGE_TOKEN",
+                "binding {} (not loopback) needs a token: --token T, GEMINI_BRIDGE_TOKEN or --token-file FILE",
                 self.host
             ));
         }
         let tls = match (&self.tls_cert, &self.tls_key) {
-            (Some(cert), Some(key)) if token.is_some() => {
+            (Some(cert), Some(key)) if guarded => {
                 Some(tls::server_config(cert, key).map_err(|e| format!("tls: {e}"))?)
             }
-            (Some(_), Some(_)) => {
-                return Err(
-                    "serving TLS needs a token: --token T or GEMINI_BRIDGE_TOKEN".to_owned(),
-                )
-            }
+            (Some(_), Some(_)) => return Err(
+                "serving TLS needs a token: --token T, GEMINI_BRIDGE_TOKEN or --token-file FILE"
+                    .to_owned(),
+            ),
             (Some(_), None) => return Err("--tls-cert needs --tls-key".to_owned()),
             (None, Some(_)) => return Err("--tls-key needs --tls-cert".to_owned()),
             (None, None) => None,
@@ -257,6 +296,7 @@ impl Args {
             bind: SocketAddr::new(self.host, self.port),
             access: Access {
                 token,
+                users,
                 allowed_origins: self
                     .origins
                     .into_iter()
@@ -275,6 +315,9 @@ impl Args {
             max_http_connections: self.max_http_connections,
             max_buffered_bytes: self.max_buffered_bytes,
             replay_bytes: self.replay_bytes,
+            max_user_connections: self.max_user_connections,
+            max_user_sessions: self.max_user_sessions,
+            max_user_buffered_bytes: self.max_user_buffered_bytes,
             max_session_streams: 1024,
             http_idle: Duration::from_secs(60),
         })
@@ -350,6 +393,43 @@ async fn run_mock_agent(args: Vec<String>) -> ExitCode {
     }
 }
 
+/// Re-reads the token file on each `SIGHUP`: connections stay, their users'
+/// new permissions apply from their next message, a user no longer in the
+/// file keeps their connections read-only.
+async fn reload_on_sighup(shared: Arc<Shared>, users: Arc<users::TokenFile>) {
+    use tokio::signal::unix::{signal, SignalKind};
+    let Ok(mut hup) = signal(SignalKind::hangup()) else {
+        shared.log_line("cannot watch SIGHUP: the token file will not be re-read");
+        return;
+    };
+    while hup.recv().await.is_some() {
+        match users.reload() {
+            Ok((now, gone)) => {
+                {
+                    let mut st = shared.lock();
+                    for who in &now {
+                        st.router.set_permissions(&who.user, who.permissions);
+                    }
+                    for user in &gone {
+                        st.router
+                            .set_permissions(user, acp_codec::remote::Permissions::READ_ONLY);
+                    }
+                }
+                shared.log_line(&format!(
+                    "token file re-read: {} tokens; users removed (read-only until they leave): {}",
+                    now.len(),
+                    if gone.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        gone.join(", ")
+                    }
+                ));
+            }
+            Err(e) => shared.log_line(&format!("{e}; keeping the previous users")),
+        }
+    }
+}
+
 #[tokio::main]
 async fn main() -> ExitCode {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
@@ -372,6 +452,9 @@ async fn main() -> ExitCode {
         }
     };
     let shared = Shared::new(config);
+    if let Some(users) = shared.config.access.users.clone() {
+        tokio::spawn(reload_on_sighup(shared.clone(), users));
+    }
     let (up_tx, up_rx) = tokio::sync::oneshot::channel();
     tokio::spawn(agent::supervise(shared.clone(), up_tx));
     // Accept once the first agent is up (or failed to start), so the first

@@ -22,6 +22,7 @@ use tower::ServiceExt;
 
 use crate::http::{self, Connections};
 use crate::hub::Shared;
+use crate::users::{Identity, TokenFile};
 use crate::ws;
 
 /// Longest TLS handshake, and longest wait for a request head.
@@ -30,8 +31,10 @@ const HANDSHAKE: Duration = Duration::from_secs(10);
 /// Who may connect.
 #[derive(Debug, Clone, Default)]
 pub struct Access {
-    /// The bearer token, when one is required.
+    /// The bearer token, when one is required (the single-user case).
     pub token: Option<String>,
+    /// The users of a token file, when one is given instead.
+    pub users: Option<Arc<TokenFile>>,
     /// Origins a browser page may connect from (exact match, such as
     /// `http://localhost:5173`); requests without `Origin` (non-browser
     /// clients) are not affected.
@@ -149,8 +152,13 @@ async fn acp(
         .extensions()
         .get::<Peer>()
         .map_or_else(|| SocketAddr::from(([0, 0, 0, 0], 0)), |p| p.0);
+    let who = req
+        .extensions()
+        .get::<Identity>()
+        .cloned()
+        .unwrap_or_else(Identity::anonymous);
     if let Ok(upgrade) = upgrade {
-        return ws::upgrade(app.shared, upgrade, peer);
+        return ws::upgrade(app.shared, upgrade, peer, who);
     }
     if req.uri().path() != "/acp" {
         return text(
@@ -158,15 +166,19 @@ async fn acp(
             "not found: use /acp (websocket upgrade or streamable http) or GET /health",
         );
     }
-    http::handle(app, req).await
+    http::handle(app, req, who).await
 }
 
 /// The Origin allow-list, then the bearer token (`Authorization: Bearer T`
-/// or `?token=T`, compared in constant time).
-async fn check_access(State(app): State<App>, req: Request, next: Next) -> Response {
-    match refusal(&app.shared.config.access, req.headers(), req.uri().query()) {
-        None => next.run(req).await,
-        Some((status, reason)) => {
+/// or `?token=T`, compared in constant time): the request goes on with the
+/// token's [`Identity`] in its extensions.
+async fn check_access(State(app): State<App>, mut req: Request, next: Next) -> Response {
+    match who(&app.shared.config.access, req.headers(), req.uri().query()) {
+        Ok(identity) => {
+            req.extensions_mut().insert(identity);
+            next.run(req).await
+        }
+        Err((status, reason)) => {
             let peer = req.extensions().get::<Peer>().map(|p| p.0.to_string());
             app.shared.log_line(&format!(
                 "{}: refused {} {}: {reason}",
@@ -184,21 +196,24 @@ async fn check_access(State(app): State<App>, req: Request, next: Next) -> Respo
     }
 }
 
-fn refusal(
+/// The identity a request's token gives, or the refusal.
+fn who(
     access: &Access,
     headers: &HeaderMap,
     query: Option<&str>,
-) -> Option<(StatusCode, String)> {
+) -> Result<Identity, (StatusCode, String)> {
     if let Some(origin) = headers.get(header::ORIGIN) {
         let origin = origin.to_str().unwrap_or("");
         if !access.allowed_origins.iter().any(|o| o == origin) {
-            return Some((
+            return Err((
                 StatusCode::FORBIDDEN,
                 format!("origin {origin} is not allowed"),
             ));
         }
     }
-    let token = access.token.as_deref()?;
+    if access.token.is_none() && access.users.is_none() {
+        return Ok(Identity::anonymous());
+    }
     let bearer = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
@@ -209,14 +224,20 @@ fn refusal(
         .unwrap_or("")
         .split('&')
         .find_map(|kv| kv.strip_prefix("token="));
-    match bearer.or(from_query) {
-        Some(given) if bool::from(given.as_bytes().ct_eq(token.as_bytes())) => None,
-        Some(_) => Some((StatusCode::UNAUTHORIZED, "wrong token".to_owned())),
-        None => Some((
+    let Some(given) = bearer.or(from_query) else {
+        return Err((
             StatusCode::UNAUTHORIZED,
             "token required: Authorization: Bearer TOKEN or ?token=TOKEN".to_owned(),
-        )),
-    }
+        ));
+    };
+    let found = match (&access.users, &access.token) {
+        (Some(users), _) => users.lookup(given),
+        (None, Some(token)) => {
+            bool::from(given.as_bytes().ct_eq(token.as_bytes())).then(Identity::anonymous)
+        }
+        (None, None) => None,
+    };
+    found.ok_or((StatusCode::UNAUTHORIZED, "wrong token".to_owned()))
 }
 
 /// `resp`, ending its connection: one-off requests (health checks,

@@ -16,12 +16,15 @@ use axum::http::HeaderValue;
 use axum::response::Response;
 use futures_util::stream::SplitSink;
 use futures_util::{SinkExt, StreamExt};
-use tokio::sync::{mpsc, Notify};
+use tokio::sync::mpsc;
 use tokio_tungstenite::tungstenite::error::{CapacityError, Error as WsError};
 
 use crate::http::{new_connection_id, HEADER_CONNECTION_ID};
-use crate::hub::{Shared, ToClient};
+use crate::hub::{Charge, Kick, Shared, ToClient};
+use crate::server::text;
+use crate::users::Identity;
 use acp_codec::remote::{oversize, Checked, CloseCode, Gate, RemoteError, Stream};
+use axum::http::StatusCode;
 
 /// How much of an oversized message is looked at for its request id.
 const OVERSIZE_HEAD: usize = 4096;
@@ -36,14 +39,24 @@ struct Close {
 }
 
 /// Accepts the upgrade; the socket is served once the handshake is done.
-pub fn upgrade(shared: Arc<Shared>, upgrade: WebSocketUpgrade, peer: SocketAddr) -> Response {
+pub fn upgrade(
+    shared: Arc<Shared>,
+    upgrade: WebSocketUpgrade,
+    peer: SocketAddr,
+    who: Identity,
+) -> Response {
+    if let Err(e) = shared.may_join(&who) {
+        shared.log_line(&format!("{peer} {}: refused: {e}", who.tag()));
+        let status = StatusCode::from_u16(e.http_status()).unwrap_or(StatusCode::FORBIDDEN);
+        return text(status, &e.to_string());
+    }
     // Messages up to twice the limit are read whole, so a request just over
     // it is answered before the close; larger ones close at once.
     let read_limit = shared.config.max_message.saturating_mul(2);
     let mut response = upgrade
         .max_message_size(read_limit)
         .max_frame_size(read_limit)
-        .on_upgrade(move |socket| client(shared, socket, peer));
+        .on_upgrade(move |socket| client(shared, socket, peer, who));
     if let Ok(id) = HeaderValue::from_str(&new_connection_id()) {
         response.headers_mut().insert(HEADER_CONNECTION_ID, id);
     }
@@ -52,20 +65,35 @@ pub fn upgrade(shared: Arc<Shared>, upgrade: WebSocketUpgrade, peer: SocketAddr)
 
 /// Serves one WebSocket client until it leaves, is too slow, or sends a
 /// message over the limit.
-async fn client(shared: Arc<Shared>, socket: WebSocket, peer: SocketAddr) {
+async fn client(shared: Arc<Shared>, socket: WebSocket, peer: SocketAddr, who: Identity) {
     let (sink, mut source) = socket.split();
     let (tx, rx) = mpsc::channel::<ToClient>(8);
     let (close_tx, close_rx) = tokio::sync::oneshot::channel::<Close>();
-    let kick = Arc::new(Notify::new());
-    let client = shared.join(tx.clone(), kick.clone());
+    let kick = Kick::new();
+    let tag = format!("{peer} {}", who.tag());
     let writer = tokio::spawn(write(sink, rx, close_rx));
+    let client = match shared.join(&who, tx.clone(), kick.clone()) {
+        Ok(c) => c,
+        Err(e) => {
+            // Between the upgrade and now, the user's limit was reached.
+            shared.log_line(&format!("{tag}: closing with 1008: {e}"));
+            let _ = close_tx.send(Close {
+                code: CloseCode::POLICY_VIOLATION,
+                reason: e.to_string(),
+                last: None,
+            });
+            let _ = tokio::time::timeout(std::time::Duration::from_secs(5), writer).await;
+            return;
+        }
+    };
+    shared.log_line(&format!("{tag}: websocket connected ({client})"));
     let mut gate = Gate::new();
     let close = loop {
         let next = tokio::select! {
             m = source.next() => m,
             () = kick.notified() => break Some(Close {
                 code: CloseCode::POLICY_VIOLATION,
-                reason: "client too slow to receive".to_owned(),
+                reason: kick.reason(),
                 last: None,
             }),
         };
@@ -73,7 +101,11 @@ async fn client(shared: Arc<Shared>, socket: WebSocket, peer: SocketAddr) {
             Some(Ok(Message::Text(text))) => text,
             Some(Ok(Message::Binary(_))) => {
                 let _ = tx
-                    .send((Stream::Connection, BINARY_REFUSED.to_owned()))
+                    .send((
+                        Stream::Connection,
+                        BINARY_REFUSED.to_owned(),
+                        Charge::free(),
+                    ))
                     .await;
                 continue;
             }
@@ -101,7 +133,7 @@ async fn client(shared: Arc<Shared>, socket: WebSocket, peer: SocketAddr) {
                 }
                 None => {
                     if let Some(reply) = e.reply() {
-                        let _ = tx.send((Stream::Connection, reply)).await;
+                        let _ = tx.send((Stream::Connection, reply, Charge::free())).await;
                     }
                 }
             },
@@ -109,13 +141,14 @@ async fn client(shared: Arc<Shared>, socket: WebSocket, peer: SocketAddr) {
     };
     if let Some(close) = close {
         shared.log_line(&format!(
-            "{peer}: closing with {}: {}",
+            "{tag}: closing with {}: {}",
             close.code, close.reason
         ));
         let _ = close_tx.send(close);
     }
     drop(tx);
     shared.leave(client).await;
+    shared.log_line(&format!("{tag}: websocket left ({client})"));
     let _ = tokio::time::timeout(std::time::Duration::from_secs(5), writer).await;
 }
 
@@ -156,7 +189,8 @@ async fn write(
                 break;
             }
             m = rx.recv() => match m {
-                Some((_, text)) => {
+                // The charge goes back once the message is on the socket.
+                Some((_, text, _charge)) => {
                     if sink.send(Message::Text(text.into())).await.is_err() {
                         return;
                     }
