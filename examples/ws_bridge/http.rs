@@ -218,7 +218,7 @@ async fn open(app: App, key: String, body: &str, who: Identity) -> Response {
     if app.http.lock().len() >= app.shared.config.max_http_connections {
         return text(StatusCode::SERVICE_UNAVAILABLE, "too many connections");
     }
-    let (tx, rx) = mpsc::channel::<ToClient>(8);
+    let (tx, rx) = mpsc::unbounded_channel::<ToClient>();
     let kick = Kick::new();
     let (answer_tx, answer_rx) = oneshot::channel();
     let client = match app.shared.join(&who, tx, kick.clone()) {
@@ -266,7 +266,12 @@ async fn open(app: App, key: String, body: &str, who: Identity) -> Response {
 
 /// Sorts the hub's messages for `conn` into its streams until the client
 /// deletes the connection, falls behind, or stays away too long.
-async fn run(app: App, conn: Arc<Conn>, mut rx: mpsc::Receiver<ToClient>, kick: Arc<Kick>) {
+async fn run(
+    app: App,
+    conn: Arc<Conn>,
+    mut rx: mpsc::UnboundedReceiver<ToClient>,
+    kick: Arc<Kick>,
+) {
     let config = &app.shared.config;
     let mut tick = tokio::time::interval(Duration::from_secs(1).min(config.http_idle));
     let why = loop {

@@ -50,9 +50,13 @@
 //! - a client that disconnects has its sessions cancelled (`session/cancel`),
 //!   the agent's pending permission requests to it answered `cancelled` and
 //!   its other requests answered with an error, so the agent never waits on
-//!   it; the other clients are not affected. A client too slow to take a
-//!   message for `--slow-client-ms` (default 30 s) is disconnected (close
-//!   1008), so it cannot stall the agent for everyone.
+//!   it; the other clients are not affected. The bridge never waits on one
+//!   client to read: messages queue per connection, and a connection is
+//!   closed (1008) when its user's queued, unsent messages pass
+//!   `--max-user-buffered-bytes` (default 64 MiB, all of that user's
+//!   connections together) or one message takes longer than
+//!   `--slow-client-ms` (default 30 s) to go out, so nobody can stall the
+//!   agent for everyone.
 //!
 //! A client that comes back (a new connection, after a network drop) and
 //! reattaches its session with `session/load` or `session/resume` first
@@ -140,7 +144,7 @@
 //! | `--token-file FILE` | `GEMINI_BRIDGE_TOKEN_FILE` | none |
 //! | `--max-user-connections N` | | 256 |
 //! | `--max-user-sessions N` | | 256 |
-//! | `--max-user-buffered-bytes N` | | 268435456 |
+//! | `--max-user-buffered-bytes N` | | 67108864 |
 //! | `--tls-cert FILE` | `GEMINI_BRIDGE_TLS_CERT` | none (plain `ws://`) |
 //! | `--tls-key FILE` | `GEMINI_BRIDGE_TLS_KEY` | none |
 //! | `--allow-origin URL` | `GEMINI_BRIDGE_ORIGINS` | none |
@@ -212,7 +216,7 @@ struct Args {
     #[arg(long, default_value_t = acp_codec::remote::DEFAULT_MAX_USER_SESSIONS)]
     max_user_sessions: usize,
     /// Most bytes queued, unsent, for all of one user's connections.
-    #[arg(long, default_value_t = 256 * 1024 * 1024, value_parser = at_least_one)]
+    #[arg(long, default_value_t = 64 * 1024 * 1024, value_parser = at_least_one)]
     max_user_buffered_bytes: usize,
     /// TLS certificate chain (PEM, leaf first).
     #[arg(long, env = "GEMINI_BRIDGE_TLS_CERT")]

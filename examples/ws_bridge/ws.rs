@@ -67,11 +67,12 @@ pub fn upgrade(
 /// message over the limit.
 async fn client(shared: Arc<Shared>, socket: WebSocket, peer: SocketAddr, who: Identity) {
     let (sink, mut source) = socket.split();
-    let (tx, rx) = mpsc::channel::<ToClient>(8);
+    let (tx, rx) = mpsc::unbounded_channel::<ToClient>();
     let (close_tx, close_rx) = tokio::sync::oneshot::channel::<Close>();
     let kick = Kick::new();
     let tag = format!("{peer} {}", who.tag());
-    let writer = tokio::spawn(write(sink, rx, close_rx));
+    let slow = shared.config.slow_client;
+    let writer = tokio::spawn(write(sink, rx, close_rx, kick.clone(), slow));
     let client = match shared.join(&who, tx.clone(), kick.clone()) {
         Ok(c) => c,
         Err(e) => {
@@ -100,13 +101,11 @@ async fn client(shared: Arc<Shared>, socket: WebSocket, peer: SocketAddr, who: I
         let text = match next {
             Some(Ok(Message::Text(text))) => text,
             Some(Ok(Message::Binary(_))) => {
-                let _ = tx
-                    .send((
-                        Stream::Connection,
-                        BINARY_REFUSED.to_owned(),
-                        Charge::free(),
-                    ))
-                    .await;
+                let _ = tx.send((
+                    Stream::Connection,
+                    BINARY_REFUSED.to_owned(),
+                    Charge::free(),
+                ));
                 continue;
             }
             Some(Ok(Message::Close(_))) | None => break None,
@@ -133,7 +132,7 @@ async fn client(shared: Arc<Shared>, socket: WebSocket, peer: SocketAddr, who: I
                 }
                 None => {
                     if let Some(reply) = e.reply() {
-                        let _ = tx.send((Stream::Connection, reply, Charge::free())).await;
+                        let _ = tx.send((Stream::Connection, reply, Charge::free()));
                     }
                 }
             },
@@ -167,11 +166,14 @@ fn check(gate: &mut Gate, text: &str, limit: usize) -> Result<bool, RemoteError>
     Ok(matches!(gate.check(text)?, Checked::Forward(_)))
 }
 
-/// Sends the hub's messages, then a close frame when one is asked for.
+/// Sends the hub's messages, then a close frame when one is asked for. A
+/// message the client takes longer than `slow` to accept ends it (`kick`).
 async fn write(
     mut sink: SplitSink<WebSocket, Message>,
-    mut rx: mpsc::Receiver<ToClient>,
+    mut rx: mpsc::UnboundedReceiver<ToClient>,
     mut close: tokio::sync::oneshot::Receiver<Close>,
+    kick: Arc<Kick>,
+    slow: std::time::Duration,
 ) {
     loop {
         // A close asked for wins over the end of the hub's messages, which
@@ -191,8 +193,13 @@ async fn write(
             m = rx.recv() => match m {
                 // The charge goes back once the message is on the socket.
                 Some((_, text, _charge)) => {
-                    if sink.send(Message::Text(text.into())).await.is_err() {
-                        return;
+                    match tokio::time::timeout(slow, sink.send(Message::Text(text.into()))).await {
+                        Ok(Ok(())) => {}
+                        Ok(Err(_)) => return,
+                        Err(_) => {
+                            kick.kick("client too slow to receive");
+                            return;
+                        }
                     }
                 }
                 None => break,
