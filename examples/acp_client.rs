@@ -46,6 +46,8 @@ mod client;
 mod confined;
 #[path = "support/mock_agent.rs"]
 mod mock_agent;
+#[path = "support/profiles.rs"]
+mod profiles;
 #[path = "support/remote.rs"]
 mod remote;
 #[path = "support/render.rs"]
@@ -76,6 +78,9 @@ Where the agent runs (one of):
     --token T        the bridge's bearer token (default: $ACP_BRIDGE_TOKEN); never printed
     --ca-cert FILE   wss/https: trust only the CA certificate(s) in this PEM file
                      (default: the public web roots)
+  --profile NAME     remote, from a saved server profile (URL, token source, CA); see
+                     `acp_client profiles list|add|remove` (--profiles-file FILE or
+                     $ACP_CLIENT_PROFILES for another profiles file)
 
   --cwd DIR          session directory (fs/* is served here, confined to it); default: the
                      current directory, or a fresh scratch directory for the built-in mock
@@ -122,6 +127,7 @@ fn parse_args() -> Result<Args, String> {
     };
     let mut words = Vec::new();
     let mut mock_options = Vec::new();
+    let (mut profile, mut profiles_file) = (None, None);
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
         let mut value = |name: &str| it.next().ok_or_else(|| format!("{name} needs a value"));
@@ -136,6 +142,8 @@ fn parse_args() -> Result<Args, String> {
             "--connect" => args.connect = Some(value("--connect")?),
             "--token" => args.token = Some(value("--token")?),
             "--ca-cert" => args.ca_cert = Some(PathBuf::from(value("--ca-cert")?)),
+            "--profile" => profile = Some(value("--profile")?),
+            "--profiles-file" => profiles_file = Some(PathBuf::from(value("--profiles-file")?)),
             "--cwd" => args.cwd = Some(PathBuf::from(value("--cwd")?)),
             "--permission" => {
                 args.permission = match value("--permission")?.as_str() {
@@ -171,6 +179,14 @@ fn parse_args() -> Result<Args, String> {
             s if s.starts_with("--") => return Err(format!("unknown option {s:?}")),
             _ => words.push(arg),
         }
+    }
+    if let Some(name) = profile {
+        if args.connect.is_some() || args.token.is_some() {
+            return Err("--profile gives the URL and token: drop --connect and --token".to_owned());
+        }
+        let p = profiles::resolve(&name, profiles_file.as_deref())?;
+        (args.connect, args.token) = (Some(p.url), p.token);
+        args.ca_cert = args.ca_cert.or(p.ca_cert);
     }
     if args.agent.is_some() && args.connect.is_some() {
         return Err("--agent and --connect exclude each other: pick one mode".to_owned());
@@ -255,6 +271,10 @@ enum Agent {
 
 #[tokio::main]
 async fn main() -> ExitCode {
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    if argv.first().map(String::as_str) == Some("profiles") {
+        return ExitCode::from(profiles::cli(argv.get(1..).unwrap_or_default()));
+    }
     let args = match parse_args() {
         Ok(a) => a,
         Err(e) => {
