@@ -12,9 +12,6 @@ use std::process::{Command, Output, Stdio};
 mod ws_harness;
 use ws_harness::*;
 
-#[path = "support/example_exe.rs"]
-mod client_exe;
-
 const TOKEN: &str = "profile-test-0123456789-secret";
 
 struct Env {
@@ -30,7 +27,7 @@ impl Env {
     }
 
     fn run(&self, args: &[&str], envs: &[(&str, &str)]) -> Output {
-        let mut cmd = Command::new(client_exe::example_exe("acp_client"));
+        let mut cmd = Command::new(example_exe::example_exe("acp_client"));
         cmd.args(args)
             .env("ACP_CLIENT_PROFILES", &self.file)
             .env_remove("ACP_BRIDGE_TOKEN")

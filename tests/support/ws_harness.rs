@@ -21,7 +21,7 @@ use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 pub const STEP: Duration = Duration::from_secs(30);
 
 #[path = "example_exe.rs"]
-mod example_exe;
+pub mod example_exe;
 
 pub fn bridge_exe() -> &'static Path {
     static EXE: OnceLock<PathBuf> = OnceLock::new();

@@ -146,7 +146,8 @@ impl Router {
     /// the requester's pending count. `None` when the requester left.
     fn settle(&mut self, f: Forwarded, msg: &Message<'_>, out: &mut Vec<Out>) -> Option<Forwarded> {
         if f.opens {
-            self.user_mut(&f.user).opening -= 1;
+            let u = self.user_mut(&f.user);
+            u.opening = u.opening.saturating_sub(1);
         }
         let here = self.clients.contains_key(&f.client);
         match msg {

@@ -324,7 +324,8 @@ impl Router {
             return;
         };
         if claim.opens {
-            self.user_mut(from.user).opening += 1;
+            let u = self.user_mut(from.user);
+            u.opening = u.opening.saturating_add(1);
         }
         self.forwarded.insert(
             *n,

@@ -314,7 +314,8 @@ impl Router {
                 permissions,
             },
         );
-        self.user_mut(user).connections += 1;
+        let u = self.user_mut(user);
+        u.connections = u.connections.saturating_add(1);
         id
     }
 
@@ -453,7 +454,8 @@ impl Router {
         let Some(gone) = self.clients.remove(&client) else {
             return;
         };
-        self.user_mut(&gone.user).connections -= 1;
+        let u = self.user_mut(&gone.user);
+        u.connections = u.connections.saturating_sub(1);
         self.tidy_user(&gone.user);
         for s in self.sessions.held_by(client) {
             if self.agent_up {
@@ -493,7 +495,8 @@ impl Router {
         self.agent_up = false;
         for (_, f) in core::mem::take(&mut self.forwarded) {
             if f.opens {
-                self.user_mut(&f.user).opening -= 1;
+                let u = self.user_mut(&f.user);
+                u.opening = u.opening.saturating_sub(1);
                 self.tidy_user(&f.user);
             }
             if let Some(c) = self.clients.get_mut(&f.client) {

@@ -46,7 +46,7 @@ impl Sessions {
 
     /// Sessions held by a connection.
     pub(super) fn held(&self) -> usize {
-        self.owners.len() - self.left.len()
+        self.owners.len().saturating_sub(self.left.len())
     }
 
     /// Sessions `user` holds and has left.
@@ -72,7 +72,7 @@ impl Sessions {
                 client: Some(client),
             },
         );
-        self.count(user, |c| c.held += 1);
+        self.count(user, |c| c.held = c.held.saturating_add(1));
     }
 
     /// `session` stays `user`'s with no connection holding it (a session
@@ -87,7 +87,7 @@ impl Sessions {
             },
         );
         self.left.push_back(session.into());
-        self.count(user, |c| c.left += 1);
+        self.count(user, |c| c.left = c.left.saturating_add(1));
     }
 
     /// Forgets `session`; its owner, if it had one.
@@ -121,7 +121,7 @@ impl Sessions {
             }
             if self.owners.get(s).is_some_and(|o| o.user == user) {
                 gone.push(s.clone());
-                over -= 1;
+                over = over.saturating_sub(1);
             }
         }
         for s in &gone {
