@@ -1,0 +1,171 @@
+//! The WebSocket profile's per-connection rules: [`Gate`].
+
+use super::{check_id_len, check_session_len, decode, session_field, DEFAULT_MAX_ID_LENGTH};
+use crate::acp::{names, Message, Request, RequestId};
+use crate::remote::RemoteError;
+
+/// What the rules make of one inbound message that may go on.
+#[derive(Debug, Clone, PartialEq)]
+#[must_use]
+pub enum Checked<'a> {
+    /// Pass it on (to the agent, or to a [`Router`](crate::remote::Router)).
+    Forward(Message<'a>),
+    /// Drop it silently: a response before `initialize`, which answers
+    /// nothing the server sent.
+    Ignore,
+}
+
+/// The per-connection rules of the WebSocket profile, one call per text
+/// frame: the first message must be an `initialize` request with an id, a
+/// second `initialize` is refused, a batch gets one `-32600`, ids are
+/// bounded.
+///
+/// On `Err`, answer with [`RemoteError::reply`] if it has one, and close
+/// the socket with [`RemoteError::close_code`] if it has one; otherwise go
+/// on. The gate's state is unchanged by an error.
+///
+/// ```
+/// use acp_codec::remote::{Checked, CloseCode, Gate, BATCH_ERROR};
+///
+/// let mut gate = Gate::new();
+/// // A batch is answered, not processed, and the socket stays open.
+/// let err = gate.check(r#"[{"jsonrpc":"2.0","id":1,"method":"initialize"}]"#).unwrap_err();
+/// assert_eq!(err.reply().as_deref(), Some(BATCH_ERROR));
+/// assert_eq!(err.close_code(), None);
+///
+/// let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}"#;
+/// assert!(matches!(gate.check(init), Ok(Checked::Forward(_))));
+/// assert!(gate.is_initialized());
+/// // Once is enough: the second is answered with an error carrying its id.
+/// let err = gate.check(init).unwrap_err();
+/// assert!(err.reply().unwrap().starts_with(r#"{"jsonrpc":"2.0","id":0,"error":{"code":-32600"#));
+///
+/// // Before initialize, anything else closes the socket.
+/// let err = Gate::new().check(r#"{"jsonrpc":"2.0","method":"session/cancel","params":{}}"#).unwrap_err();
+/// assert_eq!(err.close_code(), Some(CloseCode::PROTOCOL_ERROR));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Gate {
+    initialized: bool,
+    max_id_len: usize,
+}
+
+impl Default for Gate {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Gate {
+    /// A gate for a new connection, with the default id limit
+    /// ([`DEFAULT_MAX_ID_LENGTH`]).
+    pub const fn new() -> Self {
+        Self {
+            initialized: false,
+            max_id_len: DEFAULT_MAX_ID_LENGTH,
+        }
+    }
+
+    /// Sets the longest session id or string request id accepted.
+    #[must_use]
+    pub const fn with_max_id_len(mut self, limit: usize) -> Self {
+        self.max_id_len = limit;
+        self
+    }
+
+    /// Whether the connection's `initialize` went through.
+    pub const fn is_initialized(&self) -> bool {
+        self.initialized
+    }
+
+    /// Marks the connection initialized without a message, for a
+    /// connection that the Streamable HTTP profile created from its
+    /// `initialize` `POST` ([`check_post`](super::check_post)).
+    pub fn set_initialized(&mut self) {
+        self.initialized = true;
+    }
+
+    /// Checks one inbound message (the text of one WebSocket frame).
+    ///
+    /// # Errors
+    ///
+    /// Text that is not JSON, a batch, JSON that is not JSON-RPC, a first
+    /// message that is not `initialize` (or has no id), a second
+    /// `initialize`, an id longer than the limit. See [`RemoteError`] for
+    /// what to answer.
+    pub fn check<'a>(&mut self, text: &'a str) -> Result<Checked<'a>, RemoteError> {
+        let message = decode(text)?;
+        if !self.initialized {
+            let request = match message {
+                Message::Response(_) | Message::Error(_) => return Ok(Checked::Ignore),
+                Message::Notification(n) => {
+                    return Err(RemoteError::NotInitialized {
+                        method: n.method.into_owned(),
+                    })
+                }
+                Message::Request(r) => r,
+            };
+            check_initialize(&request)?;
+            check_id_len(&request.id, self.max_id_len)?;
+            self.initialized = true;
+            return Ok(Checked::Forward(Message::Request(request)));
+        }
+        self.check_open(message).map(Checked::Forward)
+    }
+
+    fn check_open<'a>(&self, message: Message<'a>) -> Result<Message<'a>, RemoteError> {
+        match &message {
+            Message::Request(r) => {
+                if r.method == names::INITIALIZE {
+                    return Err(RemoteError::AlreadyInitialized {
+                        id: r.id.to_owned_id(),
+                    });
+                }
+                check_id_len(&r.id, self.max_id_len)?;
+                check_session_len(session_field(r.params.as_ref()).id(), self.max_id_len)?;
+            }
+            Message::Notification(n) => {
+                check_session_len(session_field(n.params.as_ref()).id(), self.max_id_len)?;
+            }
+            Message::Response(_) | Message::Error(_) => {}
+        }
+        Ok(message)
+    }
+}
+
+pub(super) fn check_initialize(request: &Request<'_>) -> Result<(), RemoteError> {
+    if request.method != names::INITIALIZE {
+        return Err(RemoteError::NotInitialized {
+            method: request.method.clone().into_owned(),
+        });
+    }
+    if request.id == RequestId::Null {
+        return Err(RemoteError::InitializeWithoutId);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gate_state_survives_errors() {
+        let mut gate = Gate::new();
+        assert!(gate.check("[]").is_err());
+        assert!(gate
+            .check(r#"{"jsonrpc":"2.0","id":1,"method":"session/new"}"#)
+            .is_err());
+        assert!(!gate.initialized);
+        gate.set_initialized();
+        assert!(matches!(
+            gate.check(r#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{}}"#),
+            Ok(Checked::Forward(_))
+        ));
+        // Responses pass once initialized (answers to the agent's requests).
+        assert!(matches!(
+            gate.check(r#"{"jsonrpc":"2.0","id":1,"result":{}}"#),
+            Ok(Checked::Forward(_))
+        ));
+    }
+}

@@ -1,0 +1,356 @@
+//! The rules of ACP's Streamable HTTP & WebSocket transport, as the official
+//! TypeScript SDK 2.4 applies them, for a server to call per message.
+
+use alloc::borrow::Cow;
+use alloc::string::String;
+use core::fmt;
+use core::time::Duration;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use super::error::RemoteError;
+
+mod gate;
+mod post;
+
+use crate::acp::{names, Message, RawJson, RequestId};
+use crate::error::MessageError;
+use crate::json::unescape::unquote;
+pub use gate::{Checked, Gate};
+pub use post::{check_post, check_response_session, oversize, Post};
+
+/// The conventional path of the one endpoint both profiles share.
+pub const ENDPOINT_PATH: &str = "/acp";
+
+/// The header naming a connection: the server sets it on the `initialize`
+/// response (and on the WebSocket upgrade's `101`); a Streamable HTTP
+/// client sends it on every later request.
+pub const HEADER_CONNECTION_ID: &str = "Acp-Connection-Id";
+
+/// The header naming the session a Streamable HTTP request concerns, and
+/// the session a `GET` event stream is for.
+pub const HEADER_SESSION_ID: &str = "Acp-Session-Id";
+
+/// The header a client may send with the negotiated protocol version.
+pub const HEADER_PROTOCOL_VERSION: &str = "Acp-Protocol-Version";
+
+/// The media type of the `GET` event streams (Server-Sent Events).
+pub const EVENT_STREAM_MIME_TYPE: &str = "text/event-stream";
+
+/// The media type of a `POST` body and of the `initialize` answer.
+pub const JSON_MIME_TYPE: &str = "application/json";
+
+/// The largest message a client takes from a server: 32 MiB, the SDK's
+/// default (`DEFAULT_MAX_MESSAGE_BYTES`).
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 32 * 1024 * 1024;
+
+/// The largest `POST` body a server reads: 16 MiB, the SDK's default for
+/// its Node adapter; a larger one is answered `413`.
+pub const DEFAULT_MAX_REQUEST_BODY_BYTES: usize = 16 * 1024 * 1024;
+
+/// The most output a server holds for one connection before it stops
+/// reading the agent: 64 MiB, the SDK's default.
+pub const DEFAULT_MAX_BUFFERED_BYTES: usize = 64 * 1024 * 1024;
+
+/// The longest session id or string request id a server accepts: 1,024
+/// bytes, the SDK's default (it counts UTF-16 units).
+pub const DEFAULT_MAX_ID_LENGTH: usize = 1024;
+
+/// The most session streams one connection buffers without a reader: 1,024.
+pub const DEFAULT_MAX_BUFFERED_SESSION_STREAMS: usize = 1024;
+
+/// How long a server waits for a client that reads none of its output
+/// before closing the connection: 60 seconds.
+pub const DEFAULT_MAX_OUTPUT_STALL: Duration = Duration::from_secs(60);
+
+/// The answer to a JSON array: one `-32600` error with `id: null`, the
+/// SDK's exact text. The array's elements are never processed.
+pub const BATCH_ERROR: &str = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid request: JSON-RPC batches are not supported"}}"#;
+
+/// The answer to text that is not JSON: `-32700` with `id: null`.
+pub const PARSE_ERROR: &str =
+    r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}"#;
+
+/// The answer to JSON that is not a JSON-RPC message: `-32600` with
+/// `id: null`.
+pub const INVALID_REQUEST: &str =
+    r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid request"}}"#;
+
+/// A WebSocket close code (RFC 6455, section 7.4).
+///
+/// ```
+/// use acp_codec::remote::CloseCode;
+///
+/// assert_eq!(CloseCode::MESSAGE_TOO_BIG.0, 1009);
+/// assert_eq!(CloseCode::PROTOCOL_ERROR.to_string(), "1002 protocol error");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CloseCode(pub u16);
+
+impl CloseCode {
+    /// `1000`: a normal close.
+    pub const NORMAL: Self = Self(1000);
+    /// `1001`: the server is shutting down.
+    pub const GOING_AWAY: Self = Self(1001);
+    /// `1002`: the first message is not an `initialize` request with an id.
+    pub const PROTOCOL_ERROR: Self = Self(1002);
+    /// `1008`: a limit of the connection was exceeded (buffered bytes, an
+    /// over-long id, a client that stopped reading).
+    pub const POLICY_VIOLATION: Self = Self(1008);
+    /// `1009`: a message over the size limit.
+    pub const MESSAGE_TOO_BIG: Self = Self(1009);
+    /// `1011`: the server failed (the agent's `initialize` failed, a send
+    /// failed).
+    pub const INTERNAL_ERROR: Self = Self(1011);
+
+    /// The standard name of a known code, `None` for others.
+    pub const fn name(self) -> Option<&'static str> {
+        Some(match self.0 {
+            1000 => "normal closure",
+            1001 => "going away",
+            1002 => "protocol error",
+            1008 => "policy violation",
+            1009 => "message too big",
+            1011 => "internal error",
+            _ => return None,
+        })
+    }
+}
+
+impl fmt::Display for CloseCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.name() {
+            Some(name) => write!(f, "{} {}", self.0, name),
+            None => write!(f, "{}", self.0),
+        }
+    }
+}
+
+/// Whether a client→agent method concerns one session, so a Streamable HTTP
+/// `POST` of it must carry `Acp-Session-Id`: `session/cancel`, `close`,
+/// `delete`, `fork`, `load`, `prompt`, `resume`, `set_config_option`,
+/// `set_mode` and `set_model`. (`session/new` and `session/list` do not:
+/// the session does not exist yet, or there are many.)
+///
+/// ```
+/// use acp_codec::remote::is_session_scoped;
+///
+/// assert!(is_session_scoped("session/prompt"));
+/// assert!(!is_session_scoped("session/new"));
+/// ```
+pub fn is_session_scoped(method: &str) -> bool {
+    matches!(
+        method,
+        names::SESSION_CANCEL
+            | names::SESSION_CLOSE
+            | names::SESSION_DELETE
+            | SESSION_FORK
+            | names::SESSION_LOAD
+            | names::SESSION_PROMPT
+            | names::SESSION_RESUME
+            | names::SESSION_SET_CONFIG_OPTION
+            | names::SESSION_SET_MODE
+            | names::SESSION_SET_MODEL
+    )
+}
+
+/// `session/fork` (unstable ACP): answered with a new session's id.
+pub(crate) const SESSION_FORK: &str = "session/fork";
+
+/// Whether a method reattaches a session after its client lost it
+/// (`session/load`, `session/resume`): the SDK's client clears a session's
+/// failure on these, and a [`ReplayBuffer`](super::ReplayBuffer) hands
+/// over what the session missed.
+pub fn is_reattach(method: &str) -> bool {
+    matches!(method, names::SESSION_LOAD | names::SESSION_RESUME)
+}
+
+/// What the `sessionId` member of params (or of a result) holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SessionField<'a> {
+    /// No params, params that are not an object, no `sessionId`, or `null`.
+    Absent,
+    /// A string: the session. Borrowed when it holds no escapes.
+    Id(Cow<'a, str>),
+    /// Anything else, or an object that does not parse (a repeated
+    /// `sessionId`): a message no session can own, and that must not be
+    /// taken for one without a session either.
+    Invalid,
+}
+
+impl<'a> SessionField<'a> {
+    /// The session id, when there is one.
+    pub fn id(&self) -> Option<&str> {
+        match self {
+            Self::Id(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The session id, owned.
+    pub fn into_id(self) -> Option<Cow<'a, str>> {
+        match self {
+            Self::Id(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct SessionRef<'a> {
+    #[serde(rename = "sessionId", borrow, default)]
+    session_id: Option<&'a RawValue>,
+}
+
+/// The `sessionId` of raw params or of a raw result (the SDK reads a
+/// session from either: a request's params, `session/new`'s result).
+///
+/// ```
+/// use acp_codec::acp::RawJson;
+/// use acp_codec::remote::{session_field, SessionField};
+///
+/// let params = RawJson::from_text(r#"{"sessionId":"s1","prompt":[]}"#).unwrap();
+/// assert_eq!(session_field(Some(&params)).id(), Some("s1"));
+/// let params = RawJson::from_text(r#"{"sessionId":7}"#).unwrap();
+/// assert_eq!(session_field(Some(&params)), SessionField::Invalid);
+/// assert_eq!(session_field(None), SessionField::Absent);
+/// ```
+pub fn session_field<'r>(raw: Option<&'r RawJson<'_>>) -> SessionField<'r> {
+    let Some(raw) = raw else {
+        return SessionField::Absent;
+    };
+    let text = raw.get();
+    let Ok(r) = serde_json::from_str::<SessionRef<'_>>(text) else {
+        return if text.trim_start().starts_with('{') {
+            SessionField::Invalid
+        } else {
+            SessionField::Absent
+        };
+    };
+    match r.session_id {
+        None => SessionField::Absent,
+        Some(v) if v.get() == "null" => SessionField::Absent,
+        Some(v) => match unquote::<serde_json::Error>(v.get()) {
+            Ok(s) => SessionField::Id(s),
+            Err(_) => SessionField::Invalid,
+        },
+    }
+}
+
+/// The session a message concerns: `params.sessionId` of a request or
+/// notification, `result.sessionId` of a response, none for an error.
+pub fn session_of<'r>(message: &'r Message<'_>) -> SessionField<'r> {
+    match message {
+        Message::Request(r) => session_field(r.params.as_ref()),
+        Message::Notification(n) => session_field(n.params.as_ref()),
+        Message::Response(r) => session_field(Some(&r.result)),
+        Message::Error(_) => SessionField::Absent,
+    }
+}
+
+/// Where a server→client message goes in the Streamable HTTP profile: the
+/// connection's event stream, or the stream of one session.
+///
+/// The WebSocket profile has one socket and ignores it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Stream {
+    /// The connection-scoped stream (`GET` with `Acp-Connection-Id` only):
+    /// answers to requests without a session (`initialize`, `session/new`,
+    /// `session/list`, and `session/load`, whose client may not have the
+    /// session's stream open yet), and agent messages naming no session.
+    Connection,
+    /// The stream of one session (`GET` with `Acp-Session-Id` too):
+    /// `session/update`s, the agent's requests for the session, and answers
+    /// to the session's requests.
+    Session(String),
+}
+
+/// Where the answer to a client request goes: the session stream of its
+/// session, except for `session/load`, answered on the connection stream.
+pub fn answer_stream(method: &str, session: Option<&str>) -> Stream {
+    match session {
+        Some(s) if method != names::SESSION_LOAD => Stream::Session(s.into()),
+        _ => Stream::Connection,
+    }
+}
+
+pub(super) fn decode(text: &str) -> Result<Message<'_>, RemoteError> {
+    Message::decode(text).map_err(|e| match e {
+        MessageError::NotJson { .. } => RemoteError::NotJson,
+        MessageError::Batch { .. } => RemoteError::Batch,
+        MessageError::InvalidEnvelope { reason } => RemoteError::InvalidMessage { reason },
+        _ => RemoteError::InvalidMessage {
+            reason: "invalid envelope",
+        },
+    })
+}
+
+pub(super) fn check_id_len(id: &RequestId<'_>, limit: usize) -> Result<(), RemoteError> {
+    match id {
+        RequestId::Str(s) if s.len() > limit => Err(RemoteError::IdTooLong {
+            len: s.len(),
+            limit,
+        }),
+        _ => Ok(()),
+    }
+}
+
+pub(super) fn check_session_len(session: Option<&str>, limit: usize) -> Result<(), RemoteError> {
+    match session {
+        Some(s) if s.len() > limit => Err(RemoteError::IdTooLong {
+            len: s.len(),
+            limit,
+        }),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn field(text: &str) -> SessionField<'static> {
+        let raw = RawJson::from_text(text).unwrap();
+        match session_field(Some(&raw)) {
+            SessionField::Id(s) => SessionField::Id(Cow::Owned(s.into_owned())),
+            SessionField::Absent => SessionField::Absent,
+            SessionField::Invalid => SessionField::Invalid,
+        }
+    }
+
+    #[test]
+    fn session_field_forms() {
+        assert_eq!(field("[]"), SessionField::Absent);
+        assert_eq!(field("null"), SessionField::Absent);
+        assert_eq!(field(r#"{"sessionId":null}"#), SessionField::Absent);
+        assert_eq!(field(r#"{"sessionId":"a\"b"}"#).id(), Some("a\"b"));
+        assert_eq!(field(r#"{"sessionId":["s"]}"#), SessionField::Invalid);
+        // Two of them: which one a peer reads is not certain, so neither.
+        assert_eq!(
+            field(r#"{"sessionId":"a","sessionId":"b"}"#),
+            SessionField::Invalid
+        );
+        // Borrowed when there is nothing to unescape.
+        let raw = RawJson::from_text(r#"{"x":1,"sessionId":"s1"}"#).unwrap();
+        assert!(matches!(
+            session_field(Some(&raw)),
+            SessionField::Id(Cow::Borrowed("s1"))
+        ));
+    }
+
+    #[test]
+    fn close_codes_and_streams() {
+        use alloc::string::ToString;
+        assert_eq!(CloseCode(4000).to_string(), "4000");
+        assert_eq!(CloseCode::POLICY_VIOLATION.name(), Some("policy violation"));
+        assert_eq!(answer_stream("session/load", Some("s")), Stream::Connection);
+        assert_eq!(
+            answer_stream("session/prompt", Some("s")),
+            Stream::Session("s".into())
+        );
+        assert_eq!(answer_stream("session/list", None), Stream::Connection);
+        assert!(is_reattach("session/resume") && !is_reattach("session/new"));
+        assert!(is_session_scoped("session/set_model") && is_session_scoped("session/fork"));
+    }
+}
