@@ -280,7 +280,18 @@ async fn three_users_fifty_connections_one_hits_every_limit() {
         assert!(sessions.insert(session));
     }
     assert_eq!(sessions.len(), 30);
-    // hog's other connections still work: its limits are its own.
+    // Once the bridge has dropped that connection (and what it held), hog's
+    // other connections work again: the limit is on what a user leaves
+    // unread, not on the user.
+    let port = flood.ws.get_ref();
+    let flood_port = match port {
+        tokio_tungstenite::MaybeTlsStream::Plain(s) => s.local_addr().unwrap().port(),
+        _ => unreachable!(),
+    };
+    wait_log(
+        &bridge,
+        &format!("127.0.0.1:{flood_port} user hog: websocket left"),
+    );
     let h = &mut hogs[2];
     h.init().await;
     let r = h.request("session/list", json!({})).await;

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
 use axum::http::HeaderValue;
 use axum::response::Response;
-use futures_util::stream::SplitSink;
+use futures_util::stream::{SplitSink, SplitStream};
 use futures_util::{SinkExt, StreamExt};
 use tokio::sync::mpsc;
 use tokio_tungstenite::tungstenite::error::{CapacityError, Error as WsError};
@@ -23,7 +23,7 @@ use crate::http::{new_connection_id, HEADER_CONNECTION_ID};
 use crate::hub::{Charge, Kick, Shared, ToClient};
 use crate::server::text;
 use crate::users::Identity;
-use acp_codec::remote::{oversize, Checked, CloseCode, Gate, RemoteError, Stream};
+use acp_codec::remote::{oversize, Checked, ClientId, CloseCode, Gate, RemoteError, Stream};
 use axum::http::StatusCode;
 
 /// How much of an oversized message is looked at for its request id.
@@ -83,16 +83,51 @@ async fn client(shared: Arc<Shared>, socket: WebSocket, peer: SocketAddr, who: I
                 reason: e.to_string(),
                 last: None,
             });
-            let _ = tokio::time::timeout(std::time::Duration::from_secs(5), writer).await;
+            finish(writer).await;
             return;
         }
     };
     shared.log_line(&format!("{tag}: websocket connected ({client})"));
+    let close = read_frames(&shared, client, &mut source, &tx, &kick).await;
+    if let Some(close) = close {
+        shared.log_line(&format!(
+            "{tag}: closing with {}: {}",
+            close.code, close.reason
+        ));
+        let _ = close_tx.send(close);
+    }
+    drop(tx);
+    shared.leave(client).await;
+    finish(writer).await;
+    shared.log_line(&format!("{tag}: websocket left ({client})"));
+}
+
+/// Lets the writer send what is queued and the close frame, for at most
+/// 5 s; then stops it, which closes the socket and drops (uncharges) what
+/// is still queued.
+async fn finish(mut writer: tokio::task::JoinHandle<()>) {
+    if tokio::time::timeout(std::time::Duration::from_secs(5), &mut writer)
+        .await
+        .is_err()
+    {
+        writer.abort();
+    }
+}
+
+/// Reads the client's frames into the hub until the client leaves or the
+/// connection must close (the close to send, then).
+async fn read_frames(
+    shared: &Shared,
+    client: ClientId,
+    source: &mut SplitStream<WebSocket>,
+    tx: &mpsc::UnboundedSender<ToClient>,
+    kick: &Kick,
+) -> Option<Close> {
     let mut gate = Gate::new();
-    let close = loop {
+    loop {
         let next = tokio::select! {
             m = source.next() => m,
-            () = kick.notified() => break Some(Close {
+            () = kick.notified() => return Some(Close {
                 code: CloseCode::POLICY_VIOLATION,
                 reason: kick.reason(),
                 last: None,
@@ -101,17 +136,14 @@ async fn client(shared: Arc<Shared>, socket: WebSocket, peer: SocketAddr, who: I
         let text = match next {
             Some(Ok(Message::Text(text))) => text,
             Some(Ok(Message::Binary(_))) => {
-                let _ = tx.send((
-                    Stream::Connection,
-                    BINARY_REFUSED.to_owned(),
-                    Charge::free(),
-                ));
+                let refused = BINARY_REFUSED.to_owned();
+                let _ = tx.send((Stream::Connection, refused, Charge::free()));
                 continue;
             }
-            Some(Ok(Message::Close(_))) | None => break None,
+            Some(Ok(Message::Close(_))) | None => return None,
             Some(Ok(_)) => continue,
             Some(Err(e)) => {
-                break too_big(e).map(|reason| Close {
+                return too_big(e).map(|reason| Close {
                     code: CloseCode::MESSAGE_TOO_BIG,
                     reason,
                     last: None,
@@ -121,10 +153,10 @@ async fn client(shared: Arc<Shared>, socket: WebSocket, peer: SocketAddr, who: I
         match check(&mut gate, text.as_str(), shared.config.max_message) {
             Ok(true) => shared.input(client, text.as_str()).await,
             Ok(false) => {}
+            // The answer goes just before the close frame.
             Err(e) => match e.close_code() {
-                // The answer goes just before the close frame.
                 Some(code) => {
-                    break Some(Close {
+                    return Some(Close {
                         code,
                         reason: e.to_string(),
                         last: e.reply(),
@@ -137,18 +169,7 @@ async fn client(shared: Arc<Shared>, socket: WebSocket, peer: SocketAddr, who: I
                 }
             },
         }
-    };
-    if let Some(close) = close {
-        shared.log_line(&format!(
-            "{tag}: closing with {}: {}",
-            close.code, close.reason
-        ));
-        let _ = close_tx.send(close);
     }
-    drop(tx);
-    shared.leave(client).await;
-    shared.log_line(&format!("{tag}: websocket left ({client})"));
-    let _ = tokio::time::timeout(std::time::Duration::from_secs(5), writer).await;
 }
 
 /// The transport's rules for one text frame: its size, then the gate.
