@@ -253,6 +253,32 @@ fn a_session_follows_its_user_across_connections_and_reconnects() {
 }
 
 #[test]
+fn session_list_shows_a_user_their_own_sessions_only() {
+    let mut r = up();
+    let ana = r.connect_as("ana", rw()).unwrap();
+    let bo = r.connect_as("bo", rw()).unwrap();
+    let anon = r.connect();
+    open(&mut r, ana, "s-ana");
+    open(&mut r, bo, "s-bo");
+    let all = json!({"sessions":[
+        {"sessionId":"s-ana","cwd":"/a","title":"ana's secret"},
+        {"sessionId":"s-bo","cwd":"/b"},
+        {"sessionId":"s-old","cwd":"/c"}
+    ]});
+    let (agent, _) = request(&mut r, bo, 3, "session/list", json!({}));
+    let back = answer(&mut r, &agent[0]["id"], all.clone());
+    assert_eq!(
+        back[0].1["result"]["sessions"],
+        json!([{"sessionId":"s-bo","cwd":"/b"}])
+    );
+    assert!(!back[0].1.to_string().contains("secret"));
+    // The single-user case sees what the agent lists.
+    let (agent, _) = request(&mut r, anon, 4, "session/list", json!({}));
+    let back = answer(&mut r, &agent[0]["id"], all.clone());
+    assert_eq!(back[0].1["result"], all);
+}
+
+#[test]
 fn read_only_users_watch_and_nothing_more() {
     let mut r = up();
     assert_eq!(

@@ -104,7 +104,8 @@
 //!   lines carry its user. A session belongs to the user who created or
 //!   reattached it, across that user's connections and reconnects: another
 //!   user naming it gets `-32602` (and is never told whose it is), and only
-//!   the connection holding it gets its updates and the agent's requests.
+//!   the connection holding it gets its updates and the agent's requests;
+//!   `session/list` shows each user their own sessions only.
 //!   `read` lets a user watch their own sessions; `write` also lets them
 //!   prompt, change sessions and answer permission requests (`-32010`
 //!   otherwise). Per user: at most `--max-user-connections` connections

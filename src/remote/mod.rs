@@ -54,7 +54,8 @@
 //!   connection holding `params.sessionId`. Another user naming the session
 //!   (`session/prompt`, `session/cancel`, `session/load`,
 //!   `session/set_mode`, …) is refused with `-32602`, in words that name no
-//!   user; the owner's other connections must reattach it first.
+//!   user; the owner's other connections must reattach it first. A
+//!   `session/list` answer shows a named user their own sessions only.
 //! - [`Permissions`]: `read` lets a user watch their own sessions,
 //!   `write` also lets them prompt, change sessions and answer the agent
 //!   (see its docs for the exact methods); a refused request gets

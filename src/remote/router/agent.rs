@@ -9,11 +9,11 @@ use core::time::Duration;
 
 use super::{
     bridge_notification, cancel_target, error_text, line_to_text, session_of, AgentRequest,
-    Forwarded, Out, Router, REPLAY_DROPPED,
+    Forwarded, Out, Router, ANONYMOUS, REPLAY_DROPPED,
 };
 use crate::acp::{
-    encode_error, encode_response, names, ErrorResponse, Message, Request, RequestId, Response,
-    RpcError,
+    encode_error, encode_response, names, ErrorResponse, Message, RawJson, Request, RequestId,
+    Response, RpcError,
 };
 use crate::remote::transport::{answer_stream, session_field, SessionField, Stream, SESSION_FORK};
 use crate::{ErrorCode, FrameError, PeekedId};
@@ -123,7 +123,7 @@ impl Router {
         let back = match msg {
             Message::Response(r) => Message::Response(Response {
                 id: f.id.clone(),
-                result: r.result,
+                result: self.visible(&f, r.result),
             }),
             Message::Error(e) => Message::Error(ErrorResponse {
                 id: f.id.clone(),
@@ -139,6 +139,28 @@ impl Router {
                 text: line_to_text(text),
             });
         }
+    }
+
+    /// What a `session/list` answer shows a named user: their own sessions
+    /// only (another user's ids and titles are not theirs to see, nor
+    /// sessions nobody owns, which they could otherwise claim). Other
+    /// answers, and the anonymous user's, pass unchanged.
+    fn visible<'r>(&self, f: &Forwarded, result: RawJson<'r>) -> RawJson<'r> {
+        if f.method != names::SESSION_LIST || f.user == ANONYMOUS {
+            return result;
+        }
+        let Ok(mut v) = serde_json::from_str::<serde_json::Value>(result.get()) else {
+            return result;
+        };
+        let Some(list) = v.get_mut("sessions").and_then(|s| s.as_array_mut()) else {
+            return result;
+        };
+        list.retain(|s| {
+            s.get("sessionId")
+                .and_then(serde_json::Value::as_str)
+                .is_some_and(|id| self.session_user(id) == Some(f.user.as_str()))
+        });
+        RawJson::from_string(v.to_string()).unwrap_or(result)
     }
 
     /// Bookkeeping when the agent answers a forwarded request: sessions
