@@ -58,6 +58,40 @@ fn wait_log(bridge: &Bridge, text: &str) {
     }
 }
 
+/// One HTTP/1.1 request to `/acp` with `token`: the status and the head
+/// (lowercase).
+fn http(
+    addr: std::net::SocketAddr,
+    method: &str,
+    token: &str,
+    connection: Option<&str>,
+    body: &str,
+) -> (u16, String) {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(STEP)).unwrap();
+    let conn = connection.map_or(String::new(), |c| format!("Acp-Connection-Id: {c}\r\n"));
+    write!(
+        s,
+        "{method} /acp HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\n{conn}Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut out = String::new();
+    let _ = s.read_to_string(&mut out);
+    let head = out
+        .split("\r\n\r\n")
+        .next()
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    let status = head
+        .split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    (status, head)
+}
+
 fn error_code(v: &Value) -> i64 {
     v["error"]["code"]
         .as_i64()
@@ -128,6 +162,20 @@ async fn users_isolated_tagged_and_reloaded_on_sighup() {
         .request("session/new", json!({"cwd": "/", "mcpServers": []}))
         .await;
     assert_eq!(error_code(&r), -32010, "{r}");
+    // A Streamable HTTP connection answers only its own user's token.
+    let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}"#;
+    let (status, head) = http(bridge.addr, "POST", ANA, None, init);
+    assert_eq!(status, 200, "{head}");
+    let id = head
+        .lines()
+        .find_map(|l| l.strip_prefix("acp-connection-id: "))
+        .unwrap()
+        .trim()
+        .to_owned();
+    let list = r#"{"jsonrpc":"2.0","id":1,"method":"session/list","params":{}}"#;
+    assert_eq!(http(bridge.addr, "POST", CY, Some(&id), list).0, 404);
+    assert_eq!(http(bridge.addr, "DELETE", CY, Some(&id), "").0, 404);
+    assert_eq!(http(bridge.addr, "POST", ANA, Some(&id), list).0, 202);
     // Log lines name the user.
     wait_log(&bridge, "user ana: websocket connected");
     wait_log(&bridge, "user bo: websocket connected");

@@ -67,6 +67,8 @@ impl Bridge {
             .args(args)
             .env_remove("GEMINI_PORT")
             .env_remove("GEMINI_BRIDGE_TOKEN")
+            .env_remove("GEMINI_BRIDGE_TOKEN_FILE")
+            .env_remove("GEMINI_BRIDGE_REPLAY_BYTES")
             .env_remove("GEMINI_BRIDGE_AGENT")
             .env_remove("GEMINI_BRIDGE_ORIGINS")
             .stdin(Stdio::null())
