@@ -114,6 +114,17 @@ fn another_user_may_not_touch_a_session_and_is_not_told_whose_it_is() {
         assert!(!text.contains("ana"), "{text}");
         assert!(text.contains("not available"), "{text}");
     }
+    // A session the router does not know: refused the same way (no
+    // oracle), until a reattach makes it the user's.
+    let (agent, back) = request(
+        &mut r,
+        bo,
+        10,
+        "session/prompt",
+        json!({"sessionId":"s-unknown","prompt":[]}),
+    );
+    assert!(agent.is_empty());
+    assert_eq!(back[0].1["error"]["code"], -32602);
     // session/cancel, a notification: dropped, never forwarded.
     let mut out = Vec::new();
     r.handle_client(
@@ -250,6 +261,39 @@ fn a_session_follows_its_user_across_connections_and_reconnects() {
         json!({"sessionId":"s2","cwd":"/","mcpServers":[]}),
     );
     assert!(agent.is_empty());
+}
+
+#[test]
+fn an_agent_reusing_a_session_id_cannot_hand_it_to_another_user() {
+    let mut r = up();
+    let ana = r.connect_as("ana", rw()).unwrap();
+    let bo = r.connect_as("bo", rw()).unwrap();
+    open(&mut r, ana, "s1");
+    let (agent, _) = request(
+        &mut r,
+        bo,
+        2,
+        "session/new",
+        json!({"cwd":"/","mcpServers":[]}),
+    );
+    let back = answer(&mut r, &agent[0]["id"], json!({"sessionId":"s1"}));
+    assert_eq!(back[0].0, bo);
+    assert_eq!(back[0].1["error"]["code"], -32603, "{back:?}");
+    assert!(!back[0].1.to_string().contains("ana"));
+    assert_eq!(r.session_user("s1"), Some("ana"));
+    assert_eq!(update_goes_to(&mut r, "s1"), [ana]);
+    // The same user's new session of that id is theirs, on the new connection.
+    let a2 = r.connect_as("ana", rw()).unwrap();
+    let (agent, _) = request(
+        &mut r,
+        a2,
+        3,
+        "session/new",
+        json!({"cwd":"/","mcpServers":[]}),
+    );
+    let back = answer(&mut r, &agent[0]["id"], json!({"sessionId":"s1"}));
+    assert_eq!(back[0].1["result"]["sessionId"], "s1");
+    assert_eq!(r.owner("s1"), Some(a2));
 }
 
 #[test]
@@ -444,7 +488,7 @@ mod props {
                     }
                     3 => {
                         let (agent, back) = request(&mut r, c, n as i64, "session/prompt", json!({"sessionId":sid,"prompt":[]}));
-                        let allowed = match mine { Some((true, h)) => h == Some(slot), Some((false, _)) => false, None => true };
+                        let allowed = matches!(mine, Some((true, h)) if h == Some(slot));
                         prop_assert_eq!(agent.len(), usize::from(allowed), "{:?}", back);
                         if let Some(a) = agent.first() {
                             answer(&mut r, &a["id"], json!({"stopReason":"end_turn"}));

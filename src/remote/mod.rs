@@ -54,7 +54,10 @@
 //!   connection holding `params.sessionId`. Another user naming the session
 //!   (`session/prompt`, `session/cancel`, `session/load`,
 //!   `session/set_mode`, …) is refused with `-32602`, in words that name no
-//!   user; the owner's other connections must reattach it first. A
+//!   user; the owner's other connections must reattach it first. A named
+//!   user's requests on a session the router does not know (say, the
+//!   agent's from before a restart) are refused the same way until the
+//!   user reattaches it, which makes it theirs. A
 //!   `session/list` answer shows a named user their own sessions only.
 //! - [`Permissions`]: `read` lets a user watch their own sessions,
 //!   `write` also lets them prompt, change sessions and answer the agent

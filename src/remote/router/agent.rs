@@ -120,6 +120,18 @@ impl Router {
             self.drop_one();
             return;
         };
+        if let Message::Response(r) = &msg {
+            let creates = matches!(f.method.as_str(), names::SESSION_NEW | SESSION_FORK);
+            if let Some(s) = session_of(Some(&r.result)).filter(|s| creates && self.reused(&f, s)) {
+                let msg = format!("the agent answered {} with session {s}, which is not available to this connection", f.method);
+                out.push(Out::Client {
+                    to: f.client,
+                    stream: answer_stream(&f.method, f.session.as_deref()),
+                    text: error_text(&f.id, ErrorCode::INTERNAL_ERROR, msg),
+                });
+                return;
+            }
+        }
         let back = match msg {
             Message::Response(r) => Message::Response(Response {
                 id: f.id.clone(),
@@ -176,16 +188,7 @@ impl Router {
             Message::Response(r) => {
                 if matches!(f.method.as_str(), names::SESSION_NEW | SESSION_FORK) {
                     if let Some(s) = session_of(Some(&r.result)) {
-                        // A new session (an id the agent reuses is new too).
-                        self.drop_replay(&s);
-                        if here {
-                            self.sessions.hold(&s, &f.user, f.client);
-                        } else {
-                            self.sessions.leave(&s, &f.user);
-                            for old in self.sessions.trim_left(&f.user, self.max_user_sessions) {
-                                self.drop_replay(&old);
-                            }
-                        }
+                        self.created(&f, &s, here);
                     }
                 }
                 if let Some((s, _)) = &f.bound {
@@ -207,6 +210,32 @@ impl Router {
         let c = self.clients.get_mut(&f.client)?;
         c.pending = c.pending.saturating_sub(1);
         Some(f)
+    }
+
+    /// The agent created `session` for `f`'s requester. An id the agent
+    /// reuses is a new session too, unless another user owns it: that
+    /// session stays theirs (the requester's answer becomes an error, see
+    /// [`Self::reused`]), so no agent can hand one user's session to
+    /// another.
+    fn created(&mut self, f: &Forwarded, session: &str, here: bool) {
+        if self.reused(f, session) {
+            return;
+        }
+        self.drop_replay(session);
+        if here {
+            self.sessions.hold(session, &f.user, f.client);
+        } else {
+            self.sessions.leave(session, &f.user);
+            for old in self.sessions.trim_left(&f.user, self.max_user_sessions) {
+                self.drop_replay(&old);
+            }
+        }
+    }
+
+    /// Whether `f` is a `session/new` or `session/fork` whose answer names
+    /// a session another user owns.
+    fn reused(&self, f: &Forwarded, session: &str) -> bool {
+        self.session_user(session).is_some_and(|u| u != f.user)
     }
 
     fn agent_request(&mut self, r: &Request<'_>, line: &str, out: &mut Vec<Out>) {

@@ -8,7 +8,9 @@ use core::time::Duration;
 
 use super::sessions::Owner;
 use super::users::read_only_allows;
-use super::{cancel_target, error_text, session_of, Forwarded, Out, Router, FORBIDDEN, USER_LIMIT};
+use super::{
+    cancel_target, error_text, session_of, Forwarded, Out, Router, ANONYMOUS, FORBIDDEN, USER_LIMIT,
+};
 use crate::acp::{names, ErrorResponse, Message, RawJson, Request, RequestId, Response};
 use crate::remote::transport::{is_reattach, session_field, SessionField, Stream, SESSION_FORK};
 use crate::ErrorCode;
@@ -17,6 +19,13 @@ use super::ClientId;
 
 /// A refusal: the code and the message to answer with.
 type Refusal = (ErrorCode, String);
+
+/// The refusal of a session that is not the sender's: the same words
+/// whether another user owns it or nobody does, naming no user.
+fn not_available(session: &str) -> Refusal {
+    let msg = format!("session {session} is not available to this connection (session/load or session/resume one of yours first)");
+    (ErrorCode::INVALID_PARAMS, msg)
+}
 
 /// What a request did to the session it names.
 struct Claim {
@@ -233,10 +242,7 @@ impl Router {
         };
         let owner = self.sessions.get(s).cloned();
         match &owner {
-            Some(o) if o.user != from.user => {
-                let msg = format!("session {s} is not available to this connection");
-                return Err((ErrorCode::INVALID_PARAMS, msg));
-            }
+            Some(o) if o.user != from.user => return Err(not_available(s)),
             Some(o) if o.client == Some(from.id) => {
                 if opens {
                     self.check_session_limit(from.user)?;
@@ -250,6 +256,10 @@ impl Router {
                 };
                 return Err((ErrorCode::INVALID_PARAMS, msg));
             }
+            // A named user acts only on sessions they hold: one the router
+            // does not know (the agent's from before a restart, say) is
+            // theirs once they reattach it.
+            None if !is_reattach(method) && from.user != ANONYMOUS => return Err(not_available(s)),
             None if !is_reattach(method) => {
                 if opens {
                     self.check_session_limit(from.user)?;
