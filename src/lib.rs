@@ -299,6 +299,7 @@ pub mod chunk;
 #[cfg_attr(docsrs, doc(cfg(feature = "tokio-util")))]
 pub mod codec;
 pub mod error;
+mod error_code;
 pub mod framing;
 mod json;
 pub mod limits;

@@ -1144,12 +1144,7 @@ async fn websocket_upgrade_on_acp_names_the_connection() {
 async fn http_client_that_does_not_read_is_dropped_without_stalling_others() {
     let bridge = Bridge::start(
         "httpslow",
-        &[
-            "--max-buffered-bytes",
-            "200",
-            "--slow-client-ms",
-            "500",
-        ],
+        &["--max-buffered-bytes", "200", "--slow-client-ms", "500"],
     );
     let addr = bridge.addr;
     let json = ("Content-Type", "application/json");

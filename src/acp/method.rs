@@ -9,7 +9,7 @@ use super::init::*;
 use super::raw::{IntoOwned, RawJson};
 use super::session::*;
 use super::update::SessionNotification;
-use crate::error::MessageError;
+use super::MessageError;
 
 /// The method names of ACP v1 (plus `session/set_model`, which Gemini CLI
 /// calls).

@@ -84,6 +84,7 @@ mod tagged;
 mod client;
 mod content;
 mod encode;
+mod error;
 mod id;
 mod init;
 mod line;
@@ -138,6 +139,7 @@ pub use update::{
 };
 // generated exports: end
 pub use encode::{encode_error, encode_notification, encode_request, encode_response};
+pub use error::{MessageError, TrackerError};
 pub use id::RequestId;
 #[allow(deprecated)]
 pub use line::{decode_line, Decoded, Incoming};

@@ -21,7 +21,7 @@
 //! - [`ChunkEncoder`] (sender): one result in, frames out, each line at most
 //!   [`Limits::frame_len`](crate::Limits::frame_len) bytes after escaping.
 //! - [`Reassembler`] (receiver): events in, the rebuilt [`ToolResult`] out,
-//!   every fault a typed, recoverable [`ChunkError`](crate::ChunkError).
+//!   every fault a typed, recoverable [`ChunkError`].
 //!
 //! ```
 //! use acp_codec::chunk::{ChunkEncoder, Pushed, Reassembler};
@@ -53,9 +53,11 @@
 
 mod direct;
 mod encoder;
+mod error;
 mod reassembler;
 
 pub use encoder::ChunkEncoder;
+pub use error::ChunkError;
 pub use reassembler::{Pushed, Reassembler};
 
 #[cfg(doc)]

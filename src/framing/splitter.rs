@@ -3,7 +3,7 @@
 use memchr::memchr;
 
 use super::peek::peek;
-use crate::error::FrameError;
+use crate::framing::FrameError;
 use crate::limits::Limits;
 
 /// One line found by the [`LineSplitter`]: valid UTF-8, without its `\n` or a

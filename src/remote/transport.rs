@@ -10,10 +10,10 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::error::RemoteError;
-use crate::json::unescape::unquote;
+use crate::acp::MessageError;
 use crate::acp::{names, Message, RawJson, Request, RequestId};
-use crate::error::MessageError;
 use crate::framing::peek;
+use crate::json::unescape::unquote;
 use crate::PeekedId;
 
 /// The conventional path of the one endpoint both profiles share.

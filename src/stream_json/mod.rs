@@ -32,6 +32,7 @@
 //! # Ok::<(), acp_codec::Error>(())
 //! ```
 
+mod error;
 mod text;
 pub(crate) mod write;
 
@@ -43,7 +44,8 @@ use serde_json::value::RawValue;
 pub use text::{JsonStr, Text};
 
 pub use crate::chunk::{ToolResultChunk, ToolResultEnd, ToolResultStart};
-use crate::error::{EncodeError, EventError};
+use crate::framing::EncodeError;
+pub use error::EventError;
 
 /// Whether a tool call or a run succeeded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
