@@ -28,6 +28,7 @@ elapsed() { echo $(($(date +%s) - $1)); }
 note() { printf '\n--- %s (%ss)\n' "$*" "$(elapsed "$start")"; }
 
 trap arm_cleanup EXIT
+trap 'exit 143' TERM INT
 note "toolchain: Debian bookworm's rustc-web/cargo-web, cross gcc, qemu-user-static (into $ARM_ROOT)"
 arm_setup
 arm_env
