@@ -16,6 +16,7 @@
 # itself costs. Prints a Markdown table.
 #
 #   scripts/arm_memory.sh
+#   ARM_PROFILE=test scripts/arm_memory.sh   # armv7: the test build, see below
 #
 # Needs root (binfmt_misc, as scripts/arm_test.sh), python3 and GNU time
 # (fetched from Debian into the toolchain tree when missing).
@@ -35,10 +36,18 @@ host_dir=$(pwd)/target/release/examples
 arm_setup
 arm_env
 arm_binfmt
-export CARGO_TARGET_DIR="$arm_work/build" CARGO_TERM_COLOR=never
+export CARGO_TARGET_DIR="${ARM_TARGET_DIR:-$arm_work/build}" CARGO_TERM_COLOR=never
 unset CARGO_BUILD_TARGET
 arm=armv7-unknown-linux-gnueabihf
-CARGO_BUILD_TARGET=$arm cargo build --quiet --release --all-features "${examples[@]}"
+# ARM_PROFILE=test measures the armv7 examples as scripts/arm_test.sh builds
+# them (opt-level 1, debug assertions on), which spares a release build of
+# every dependency for armv7; allocation sizes are the same.
+case "${ARM_PROFILE:-release}" in
+release) arm_profile=(--release) arm_dir=release ;;
+test) export CARGO_PROFILE_DEV_OPT_LEVEL=1; arm_profile=() arm_dir=debug ;;
+*) echo "ARM_PROFILE is release or test" >&2; exit 2 ;;
+esac
+CARGO_BUILD_TARGET=$arm cargo build --quiet "${arm_profile[@]}" --all-features "${examples[@]}"
 client="$host_dir/acp_client"
 
 gnu_time=/usr/bin/time
@@ -58,7 +67,7 @@ exe() {
   if [ "$1" = "$host" ]; then
     echo "$host_dir/$2"
   else
-    echo "$CARGO_TARGET_DIR/$1/release/examples/$2"
+    echo "$CARGO_TARGET_DIR/$1/$arm_dir/examples/$2"
   fi
 }
 export QEMU_LD_PREFIX
@@ -84,11 +93,12 @@ PY
 
 rows=()
 for t in "$host" "$arm"; do
+  if [ "$t" = "$host" ]; then build=release; else build=${ARM_PROFILE:-release}; fi
   # rechunk --join: idle (an empty stream), then the 50 MiB result.
   "$gnu_time" -v -o "$tmp/idle.time" "$(exe "$t" rechunk)" --join </dev/null >/dev/null
   "$gnu_time" -v -o "$tmp/join.time" "$(exe "$t" rechunk)" --join <"$tmp/chunked.jsonl" >"$tmp/joined.jsonl"
   cmp -s "$tmp/legacy.jsonl" "$tmp/joined.jsonl" || { echo "rechunk --join on $t did not restore the stream" >&2; exit 1; }
-  rows+=("| \`rechunk --join\`, 50 MiB result | $t | $(mib "$(peak_kib "$tmp/join.time")") | $(mib "$(peak_kib "$tmp/idle.time")") |")
+  rows+=("| \`rechunk --join\`, 50 MiB result | $t ($build build) | $(mib "$(peak_kib "$tmp/join.time")") | $(mib "$(peak_kib "$tmp/idle.time")") |")
 
   # ws_bridge relaying one 6 MB line; idle = after start-up, before a client.
   for phase in idle relay; do
@@ -115,7 +125,7 @@ for t in "$host" "$arm"; do
   done
   largest=$(tail -1 "$tmp/client.out" | python3 -c 'import json, sys; print(json.load(sys.stdin)["largestLineBytes"])')
   [ "$largest" -gt 6000000 ] || { echo "the largest line the client saw was $largest bytes" >&2; exit 1; }
-  rows+=("| \`ws_bridge\`, one 6 MB line | $t | $(mib "$bridge_relay") | $(mib "$bridge_idle") |")
+  rows+=("| \`ws_bridge\`, one 6 MB line | $t ($build build) | $(mib "$bridge_relay") | $(mib "$bridge_idle") |")
 done
 
 echo "| work | target | peak RSS (MiB) | idle RSS (MiB) |"
