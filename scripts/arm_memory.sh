@@ -117,7 +117,8 @@ for t in "$host" "$arm"; do
       timeout 300 "$client" --connect "$url/" --cwd "$tmp" --timeout 240 --summary-json "print a long sequence" >"$tmp/client.out" 2>&1 ||
         { tail -20 "$tmp/client.out" >&2; echo "the turn through ws_bridge on $t failed" >&2; exit 1; }
     fi
-    hwm=$(sed -n 's/^VmHWM: *\([0-9]*\) kB/\1/p' "/proc/$bridge_pgid/status")
+    hwm=$(sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$bridge_pgid/status")
+    [ -n "$hwm" ] || { echo "no VmHWM for ws_bridge (pid $bridge_pgid)" >&2; exit 1; }
     kill -TERM -- "-$bridge_pgid" 2>/dev/null || true
     wait "$bridge_pgid" 2>/dev/null || true
     bridge_pgid=
