@@ -17,6 +17,7 @@
 #
 #   scripts/arm_memory.sh
 #   ARM_PROFILE=test scripts/arm_memory.sh   # armv7: the test build, see below
+#   ARM_MEMORY_TARGET=aarch64-unknown-linux-gnu scripts/arm_memory.sh
 #
 # Needs root (binfmt_misc, as scripts/arm_test.sh), python3 and GNU time
 # (fetched from Debian into the toolchain tree when missing).
@@ -38,7 +39,7 @@ arm_env
 arm_binfmt
 export CARGO_TARGET_DIR="${ARM_TARGET_DIR:-$arm_work/build}" CARGO_TERM_COLOR=never
 unset CARGO_BUILD_TARGET
-arm=armv7-unknown-linux-gnueabihf
+arm=${ARM_MEMORY_TARGET:-armv7-unknown-linux-gnueabihf}
 # ARM_PROFILE=test measures the armv7 examples as scripts/arm_test.sh builds
 # them (opt-level 1, debug assertions on), which spares a release build of
 # every dependency for armv7; allocation sizes are the same.
