@@ -182,6 +182,16 @@ impl From<EventError> for Error {
 }
 
 #[cfg(feature = "alloc")]
+impl From<crate::chunk::LineError> for Error {
+    fn from(e: crate::chunk::LineError) -> Self {
+        match e {
+            crate::chunk::LineError::Event(e) => Self::Event(e),
+            crate::chunk::LineError::Chunk(e) => Self::Chunk(e),
+        }
+    }
+}
+
+#[cfg(feature = "alloc")]
 impl From<ChunkError> for Error {
     fn from(e: ChunkError) -> Self {
         Self::Chunk(e)

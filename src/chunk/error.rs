@@ -240,3 +240,68 @@ impl fmt::Display for ChunkError {
 }
 
 impl core::error::Error for ChunkError {}
+
+/// What [`Reassembler::push_line`](super::Reassembler::push_line) can fail
+/// with: the line is not a stream-json event, or the event is a fault of
+/// the chunked protocol. Converts into the crate-level
+/// [`Error`](crate::Error) as [`Error::Event`](crate::Error::Event) or
+/// [`Error::Chunk`](crate::Error::Chunk), so `?` keeps working.
+///
+/// ```
+/// use acp_codec::chunk::{LineError, Reassembler};
+///
+/// let mut r = Reassembler::new();
+/// assert!(matches!(r.push_line("not json"), Err(LineError::Event(_))));
+/// let err = r.push_line(r#"{"type":"tool_result_chunk","tool_id":"t","seq":0,"data":"x"}"#).unwrap_err();
+/// assert!(matches!(err, LineError::Chunk(_)));
+/// assert_eq!(err.code().0, -32602);
+/// ```
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum LineError {
+    /// The line is not a stream-json event; nothing changed.
+    Event(crate::stream_json::EventError),
+    /// A fault of the chunked protocol, as for
+    /// [`Reassembler::push`](super::Reassembler::push).
+    Chunk(ChunkError),
+}
+
+impl LineError {
+    /// The JSON-RPC code to answer with.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            Self::Event(e) => e.code(),
+            Self::Chunk(e) => e.code(),
+        }
+    }
+}
+
+impl fmt::Display for LineError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Event(e) => e.fmt(f),
+            Self::Chunk(e) => e.fmt(f),
+        }
+    }
+}
+
+impl core::error::Error for LineError {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        match self {
+            Self::Event(e) => Some(e),
+            Self::Chunk(e) => Some(e),
+        }
+    }
+}
+
+impl From<crate::stream_json::EventError> for LineError {
+    fn from(e: crate::stream_json::EventError) -> Self {
+        Self::Event(e)
+    }
+}
+
+impl From<ChunkError> for LineError {
+    fn from(e: ChunkError) -> Self {
+        Self::Chunk(e)
+    }
+}

@@ -57,7 +57,7 @@ mod error;
 mod reassembler;
 
 pub use encoder::ChunkEncoder;
-pub use error::ChunkError;
+pub use error::{ChunkError, LineError};
 pub use reassembler::{Pushed, Reassembler};
 
 #[cfg(doc)]
