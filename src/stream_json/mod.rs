@@ -33,6 +33,7 @@
 //! ```
 
 mod error;
+mod frames;
 mod text;
 pub(crate) mod write;
 
@@ -43,9 +44,9 @@ use serde_json::value::RawValue;
 
 pub use text::{JsonStr, Text};
 
-pub use crate::chunk::{ToolResultChunk, ToolResultEnd, ToolResultStart};
 use crate::framing::EncodeError;
 pub use error::EventError;
+pub use frames::{FrameKind, ToolResultChunk, ToolResultEnd, ToolResultStart};
 
 /// Whether a tool call or a run succeeded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
