@@ -299,6 +299,9 @@ pub mod chunk;
 pub mod codec;
 pub mod error;
 pub mod framing;
+#[cfg(feature = "arbitrary")]
+#[cfg_attr(docsrs, doc(cfg(feature = "arbitrary")))]
+pub mod fuzzing;
 mod json;
 pub mod limits;
 #[cfg(feature = "alloc")]

@@ -77,6 +77,8 @@
 //! assert_eq!(req.typed().unwrap(), prompt);
 //! ```
 
+#[cfg(feature = "arbitrary")]
+mod arbitrary;
 mod direct;
 pub(crate) mod raw;
 mod tagged;
