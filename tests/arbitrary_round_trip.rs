@@ -8,6 +8,9 @@
 #[path = "../fuzz/checks/round_trip.rs"]
 mod round_trip;
 
+#[path = "../fuzz/checks/hostile_stream.rs"]
+mod hostile_stream;
+
 /// A seeded generator (SplitMix64): the same inputs on every run.
 struct SplitMix(u64);
 
@@ -36,5 +39,13 @@ fn every_family_round_trips() {
             data[0] = family;
             round_trip::check(&data);
         }
+    }
+}
+
+#[test]
+fn hostile_streams_hold_their_kinds() {
+    let mut rng = SplitMix(0x5EED_0002);
+    for _ in 0..400 {
+        hostile_stream::check(&rng.buffer());
     }
 }

@@ -24,9 +24,10 @@ use super::leaf::{future_object, future_word, raw, text};
 /// it should make of it.
 ///
 /// Every line but [`Oversized`](Self::Oversized) fits the configured
-/// [`max_line_len`](HostileConfig::max_line_len) (its terminator
-/// excluded); a line generated as another kind that came out longer is
-/// reported as `Oversized`.
+/// [`max_line_len`](HostileConfig::max_line_len) (its `\n` excluded, the
+/// `\r` of a CRLF ending counted, as a line splitter counts); a line
+/// generated as another kind that came out longer is reported as
+/// `Oversized`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum LineKind {
@@ -91,8 +92,8 @@ pub struct HostileConfig {
     /// lines are longer, every other line fits. Default 4 KiB
     /// ([`DEFAULT_MAX_LINE_LEN`](Self::DEFAULT_MAX_LINE_LEN)).
     pub max_line_len: usize,
-    /// The most lines in a stream (a chunked transfer counts one line a
-    /// frame). Default 64.
+    /// The most pieces in a stream: lines, and chunked transfers, whose
+    /// frames (up to a dozen) come on top. Default 64.
     pub max_lines: usize,
     /// The deepest nesting of a [`LineKind::DeepNesting`] line. Default 256.
     pub max_depth: usize,
@@ -270,10 +271,11 @@ impl HostileStream {
             .filter_map(|(start, end)| self.bytes.get(start..end))
     }
 
-    fn push_line(&mut self, kind: LineKind, line: &[u8], max_line_len: usize) {
-        let body = line
-            .strip_suffix(b"\n")
-            .map_or(line, |l| l.strip_suffix(b"\r").unwrap_or(l));
+    /// Appends a line; returns its kind, [`LineKind::Oversized`] if it came
+    /// out longer than `max_line_len` (its `\n` excluded; a line splitter
+    /// counts the `\r` of a CRLF ending).
+    fn push_line(&mut self, kind: LineKind, line: &[u8], max_line_len: usize) -> LineKind {
+        let body = line.strip_suffix(b"\n").unwrap_or(line);
         let kind = if body.len() > max_line_len {
             LineKind::Oversized
         } else {
@@ -282,6 +284,7 @@ impl HostileStream {
         let start = self.bytes.len();
         self.bytes.extend_from_slice(line);
         self.lines.push((kind, start..self.bytes.len()));
+        kind
     }
 
     /// Chooses the read boundaries.
@@ -349,10 +352,20 @@ struct Builder<'c> {
 }
 
 impl Builder<'_> {
-    fn emit(&mut self, kind: LineKind) {
-        self.out
+    fn emit(&mut self, kind: LineKind) -> LineKind {
+        let kind = self
+            .out
             .push_line(kind, &self.line, self.config.max_line_len);
         self.line.clear();
+        kind
+    }
+
+    /// Emits a request line and remembers its id, unless it came out too
+    /// long (a handler never sees it).
+    fn emit_request(&mut self, kind: LineKind, id: Option<RequestId<'static>>) {
+        if self.emit(kind) != LineKind::Oversized {
+            self.request_ids.extend(id);
+        }
     }
 
     fn next_frame(&mut self, i: usize) {
@@ -361,7 +374,9 @@ impl Builder<'_> {
         };
         let kind = *kind;
         match frames.pop_front() {
-            Some(frame) => self.out.push_line(kind, &frame, self.config.max_line_len),
+            Some(frame) => {
+                self.out.push_line(kind, &frame, self.config.max_line_len);
+            }
             None => {
                 self.transfers.remove(i);
             }
@@ -390,27 +405,32 @@ impl Builder<'_> {
         }
     }
 
-    /// Encodes a generated message into `self.line`; notes request ids.
-    fn encode_message(&mut self, u: &mut Unstructured<'_>) -> Result<bool> {
+    /// Encodes a generated message into `self.line`: the id if it is a
+    /// request, or `None` if it did not encode.
+    fn encode_message(
+        &mut self,
+        u: &mut Unstructured<'_>,
+    ) -> Result<Option<Option<RequestId<'static>>>> {
         let message = Message::arbitrary(u)?;
-        if let Message::Request(r) = &message {
-            self.request_ids.push(r.id.clone());
-        }
-        Ok(message.encode(&mut self.line).is_ok())
+        let id = match &message {
+            Message::Request(r) => Some(r.id.clone()),
+            _ => None,
+        };
+        Ok(message.encode(&mut self.line).is_ok().then_some(id))
     }
 
     fn message(&mut self, u: &mut Unstructured<'_>) -> Result<()> {
-        if self.encode_message(u)? {
-            self.emit(LineKind::Message);
+        if let Some(id) = self.encode_message(u)? {
+            self.emit_request(LineKind::Message, id);
         }
         Ok(())
     }
 
     fn crlf(&mut self, u: &mut Unstructured<'_>) -> Result<()> {
-        if self.encode_message(u)? {
+        if let Some(id) = self.encode_message(u)? {
             self.line.pop();
             self.line.extend_from_slice(b"\r\n");
-            self.emit(LineKind::Crlf);
+            self.emit_request(LineKind::Crlf, id);
         }
         Ok(())
     }
@@ -421,7 +441,7 @@ impl Builder<'_> {
         };
         let params = RequestParams::arbitrary(u)?;
         if encode_request(&id, &params, &mut self.line).is_ok() {
-            self.emit(LineKind::DuplicateId);
+            self.emit_request(LineKind::DuplicateId, Some(id));
         }
         Ok(())
     }
@@ -506,7 +526,7 @@ impl Builder<'_> {
             text(u)?
         };
         let mut output = String::arbitrary(u)?;
-        let filler = u.int_in_range(0..=1500usize)?;
+        let filler = u.int_in_range(0..=600usize)?;
         output.extend(core::iter::repeat_n('x', filler));
         let result = ToolResult {
             timestamp: None,
@@ -591,7 +611,7 @@ impl Builder<'_> {
     }
 
     fn invalid_utf8(&mut self, u: &mut Unstructured<'_>) -> Result<()> {
-        if !self.encode_message(u)? {
+        if self.encode_message(u)?.is_none() {
             return Ok(());
         }
         self.line.pop();
@@ -620,7 +640,7 @@ impl Builder<'_> {
             }
             _ => {
                 // A message cut short: an object never closed.
-                if !self.encode_message(u)? {
+                if self.encode_message(u)?.is_none() {
                     return Ok(());
                 }
                 let at = u.int_in_range(1..=self.line.len().saturating_sub(2).max(1))?;
@@ -663,7 +683,7 @@ impl Builder<'_> {
 
     /// A message cut short at the end of the stream.
     fn truncated(&mut self, u: &mut Unstructured<'_>) -> Result<()> {
-        if !self.encode_message(u)? {
+        if self.encode_message(u)?.is_none() {
             return Ok(());
         }
         let at = u.int_in_range(1..=self.line.len().saturating_sub(2).max(1))?;
