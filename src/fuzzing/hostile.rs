@@ -198,7 +198,9 @@ pub struct HostileLine<'s> {
 /// }
 ///
 /// let data: Vec<u8> = (0..8192u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8).collect();
-/// fuzz_one(HostileStream::arbitrary(&mut Unstructured::new(&data))?);
+/// let stream = HostileStream::arbitrary(&mut Unstructured::new(&data))?;
+/// assert!(stream.lines().any(|l| l.kind == LineKind::Message));
+/// fuzz_one(stream);
 /// # Ok::<(), arbitrary::Error>(())
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
