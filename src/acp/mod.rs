@@ -77,7 +77,11 @@
 //! assert_eq!(req.typed().unwrap(), prompt);
 //! ```
 
+#[cfg(feature = "arbitrary")]
+mod arbitrary;
 mod direct;
+#[cfg(feature = "arbitrary")]
+pub(crate) mod leaf;
 pub(crate) mod raw;
 mod tagged;
 
