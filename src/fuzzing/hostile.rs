@@ -645,7 +645,12 @@ impl Builder<'_> {
                 if self.encode_message(u)?.is_none() {
                     return Ok(());
                 }
-                let at = u.int_in_range(1..=self.line.len().saturating_sub(2).max(1))?;
+                let mut at = u.int_in_range(1..=self.line.len().saturating_sub(2).max(1))?;
+                // Cut on a character boundary, so the line stays UTF-8 (an
+                // invalid one is `LineKind::InvalidUtf8`'s job).
+                while at > 1 && self.line.get(at).is_some_and(|b| b & 0xC0 == 0x80) {
+                    at = at.saturating_sub(1);
+                }
                 self.line.truncate(at);
             }
         }
