@@ -15,10 +15,10 @@
 use std::io::{self, BufWriter, Read, Write};
 use std::process::ExitCode;
 
-use acp_codec::chunk::{ChunkEncoder, Pushed, Reassembler};
+use acp_codec::chunk::{ChunkEncoder, LineError, Pushed, Reassembler};
 use acp_codec::limits::{DEFAULT_FRAME_LEN, DEFAULT_MAX_RESULT_BYTES};
 use acp_codec::stream_json::Event;
-use acp_codec::{Error, FrameError, Limits, LineSplitter};
+use acp_codec::{FrameError, Limits, LineSplitter};
 
 struct Options {
     join: bool,
@@ -131,7 +131,7 @@ impl<W: Write> Rechunk<W> {
             return self.out.write_all(raw);
         }
         match self.reassembler.push_line(text) {
-            Ok(Pushed::Event(_)) | Err(Error::Event(_)) => self.out.write_all(raw),
+            Ok(Pushed::Event(_)) | Err(LineError::Event(_)) => self.out.write_all(raw),
             Ok(Pushed::Consumed | Pushed::Dropped) => Ok(()),
             Ok(Pushed::Complete(result)) => {
                 self.frame.clear();

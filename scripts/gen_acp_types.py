@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
-"""Generates the typed ACP structs (src/acp/{content,update,session,client}.rs)
-and their proptest strategies (tests/acp_support/arb.rs) from the compact
+"""Generates the typed ACP structs (src/acp/{content,update,session,client}.rs),
+their `arbitrary::Arbitrary` impls (src/acp/arbitrary.rs, feature
+`arbitrary`) and their proptest strategies (tests/acp_support/arb.rs) from the compact
 spec below, with docs taken from the official schemas in ../shared/acp/.
 
 Run from the crate root: python3 scripts/gen_acp_types.py [SCHEMA_DIR]
 (default: tests/fixtures/acp, the schema copies committed with the crate).
 It also writes the explicit re-export list of src/acp/mod.rs (between the
-`generated exports` markers). The output is committed; this script is only
-needed when the spec changes.
+`generated exports` markers). The output is committed, formatted: run
+`cargo fmt --all` afterwards. This script is only needed when the spec
+changes.
 """
 import json, re, sys, os
 
@@ -461,6 +463,157 @@ for mod in ['content', 'update', 'init', 'session', 'client']:
             out += arb_tagged(TAGGED[name])
         elif kind == 'tried':
             out += arb_tried(TRIED[name])
+# ---------------------------------------------------------------- arbitrary
+# `arbitrary::Arbitrary` for every generated type (feature `arbitrary`),
+# written to src/acp/arbitrary.rs. Leaf helpers live in src/acp/leaf.rs.
+LEAF = {'str': 'text', 'raw': 'raw', 'f64': 'float'}
+
+def arb_expr(ty):
+    """A Rust expression of type `Result<T>` generating a value of `ty`."""
+    if ty.startswith('['):
+        return 'list(u, %s)' % arb_fn(ty[1:-1])
+    if ty in LEAF:
+        return '%s(u)' % LEAF[ty]
+    return 'u.arbitrary()'
+
+def arb_fn(ty):
+    """The same as a function of `u`."""
+    return LEAF.get(ty) or '|u| %s' % arb_expr(ty)
+
+ARB_TIED = {
+ # `type: "boolean"` goes with a boolean value, no `type` with a value id.
+ 'SetSessionConfigOptionRequest': """        let (kind, value) = if u.arbitrary()? {
+            (Some(Cow::Borrowed("boolean")), ConfigValue::Bool(u.arbitrary()?))
+        } else {
+            (None, ConfigValue::Id(text(u)?))
+        };
+        Ok(Self {
+            session_id: text(u)?,
+            config_id: text(u)?,
+            kind,
+            value,
+            meta: option(u, meta)?,
+        })
+""",
+ # A form carries its schema, a URL its id and address; the scope is a
+ # session (with an optional tool call) or a request.
+ 'CreateElicitationRequest': """        let form = u.arbitrary()?;
+        let (session_id, tool_call_id, request_id) = if u.arbitrary()? {
+            (Some(text(u)?), option(u, text)?, None)
+        } else {
+            (None, None, Some(u.arbitrary()?))
+        };
+        Ok(Self {
+            message: text(u)?,
+            mode: if form { ElicitationMode::Form } else { ElicitationMode::Url },
+            requested_schema: if form { Some(raw(u)?) } else { None },
+            elicitation_id: if form { None } else { Some(text(u)?) },
+            url: if form { None } else { Some(text(u)?) },
+            session_id,
+            tool_call_id,
+            request_id,
+            meta: option(u, meta)?,
+        })
+""",
+ # Only `accept` carries the values entered.
+ 'CreateElicitationResponse': """        let action: ElicitationAction<'static> = u.arbitrary()?;
+        let content = if action == ElicitationAction::Accept {
+            option(u, meta)?
+        } else {
+            None
+        };
+        Ok(Self {
+            action,
+            content,
+            meta: option(u, meta)?,
+        })
+""",
+}
+
+def arb_impl(name, body):
+    return ("\nimpl<'u> Arbitrary<'u> for %s<'static> {\n    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {\n%s    }\n}\n"
+            % (name, body))
+
+def arbitrary_struct(s):
+    name = s['name']
+    if name in ARB_TIED:
+        return arb_impl(name, ARB_TIED[name])
+    body = '        Ok(Self {\n'
+    for f in s['fields']:
+        fname, ty, opt = parse_field(f)
+        rname = snake(fname)
+        if fname == '_meta':
+            e = 'option(u, meta)?'
+        elif name in SPECIAL and fname == 'title' and ty == 'str':
+            e = 'text1(u)?'
+        elif name == 'AuthMethodTerminal' and fname == 'env':
+            e = 'option(u, env_map)?'
+        elif opt:
+            e = 'option(u, %s)?' % arb_fn(ty)
+        else:
+            e = '%s?' % arb_expr(ty)
+        body += '            %s: %s,\n' % ('r#type' if rname == 'type' else rname, e)
+    body += '        })\n'
+    return arb_impl(name, body)
+
+def arbitrary_enum(e):
+    words = ', '.join('"%s"' % v for v in e['values'])
+    body = ('        const KNOWN: &[&str] = &[%s];\n'
+            '        if u.ratio(1u8, 8)? {\n'
+            '            return Ok(Self::Unknown(unknown_word(u, KNOWN)?));\n'
+            '        }\n'
+            '        Ok(Self::from_wire(Cow::Borrowed(u.choose(KNOWN)?)))\n') % words
+    return arb_impl(e['name'], body)
+
+def arbitrary_tagged(t):
+    tags = ', '.join('"%s"' % w for w, v, ty in t['variants'])
+    arms = [(v, 'u.arbitrary()?') for w, v, ty in t['variants']]
+    if t['absent']:
+        arms.append((t['absent'][0], 'u.arbitrary()?'))
+    body = '        const TAGS: &[&str] = &[%s];\n        Ok(match u.choose_index(%d)? {\n' % (tags, len(arms) + 1)
+    for i, (v, e) in enumerate(arms):
+        body += '            %d => Self::%s(%s),\n' % (i, v, e)
+    body += '            _ => Self::Unknown(unknown_object(u, "%s", TAGS)?),\n        })\n' % t['tag']
+    return arb_impl(t['name'], body)
+
+def arbitrary_tried(u_):
+    arms = []
+    for v, ty in u_['variants']:
+        e = arb_expr(ty) + '?'
+        # An empty list of groups reads as an empty list of options.
+        if u_['name'] == 'SessionConfigSelectOptions' and v == 'Grouped':
+            e = 'list1(u, |u| u.arbitrary())?'
+        arms.append((v, e))
+    body = '        Ok(match u.choose_index(%d)? {\n' % (len(arms) + 1)
+    for i, (v, e) in enumerate(arms):
+        body += '            %d => Self::%s(%s),\n' % (i, v, e)
+    body += '            _ => Self::Unknown(unknown_shape(u)?),\n        })\n'
+    return arb_impl(u_['name'], body)
+
+arb = ('//! `arbitrary::Arbitrary` for every generated ACP type (feature `arbitrary`).\n//!\n'
+       '//! Generated by `scripts/gen_acp_types.py` from the same spec as the types;\n'
+       '//! edit the spec there, not this file. What these generate encodes to JSON\n'
+       '//! that decodes back to an equal value: strings are any UTF-8, raw JSON is\n'
+       '//! small and compact, floats are finite and exact in decimal, an unknown\n'
+       '//! enum value or tag never spells a known one, an unknown tagged variant is\n'
+       '//! an object carrying its tag, an unknown shape is a JSON scalar no variant\n'
+       '//! accepts.\n\n'
+       'use alloc::borrow::Cow;\n\n'
+       'use ::arbitrary::{Arbitrary, Result, Unstructured};\n\n'
+       'use super::*;\n'
+       'use crate::acp::leaf::{\n    env_map, float, list, list1, meta, option, raw, text, text1, unknown_object, unknown_shape,\n    unknown_word,\n};\n')
+for mod in ['content', 'update', 'init', 'session', 'client']:
+    for kind, name in ORDER[mod]:
+        if kind == 'struct':
+            arb += arbitrary_struct(STRUCTS[name])
+        elif kind == 'enum':
+            arb += arbitrary_enum(ENUMS[name])
+        elif kind == 'tagged':
+            arb += arbitrary_tagged(TAGGED[name])
+        else:
+            arb += arbitrary_tried(TRIED[name])
+open('src/acp/arbitrary.rs', 'w').write(arb)
+
 # The explicit re-exports of the generated types (no glob re-exports: a
 # reader of src/acp/mod.rs sees every name and the file it comes from).
 exports = ''

@@ -43,8 +43,9 @@ use serde::Serialize;
 use tokio_util::codec::{Decoder, Encoder};
 
 use crate::acp::Message;
-use crate::error::{EncodeError, Error, FrameError};
+use crate::error::Error;
 use crate::framing::{compact, LineSplitter};
+use crate::framing::{EncodeError, FrameError};
 use crate::limits::Limits;
 
 /// Newline-delimited lines as [`Bytes`] (valid UTF-8, without `\n` or a

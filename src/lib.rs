@@ -235,6 +235,7 @@
 //! | `alloc` | via `std` | [`acp`], [`stream_json`], [`chunk`], [`turn`], [`remote`] (a bridge's router and ACP's remote transport rules), [`encode_line`] / [`encode_raw_line`], the alloc-carrying errors; pulls in `serde` and `serde_json` |
 //! | `bytes` | no | `LineSplitter::decode_bytes` / `decode_bytes_eof` / `lines_bytes`: lines as `bytes::Bytes`, split off a `BytesMut` without copying |
 //! | `tokio-util` | no | `codec::LineCodec` and `codec::AcpCodec`, tokio-util `Decoder`/`Encoder`s; implies `std` and `bytes` |
+//! | `arbitrary` | no | `fuzzing`: `arbitrary::Arbitrary` for the ACP messages, stream-json events and chunk frames (what they generate encodes to lines that decode back equal), and `fuzzing::HostileStream`, hostile line streams for a bridge's fuzz targets; implies `std` |
 //!
 //! ## `no_std`
 //!
@@ -299,7 +300,11 @@ pub mod chunk;
 #[cfg_attr(docsrs, doc(cfg(feature = "tokio-util")))]
 pub mod codec;
 pub mod error;
+mod error_code;
 pub mod framing;
+#[cfg(feature = "arbitrary")]
+#[cfg_attr(docsrs, doc(cfg(feature = "arbitrary")))]
+pub mod fuzzing;
 mod json;
 pub mod limits;
 #[cfg(feature = "alloc")]

@@ -2,9 +2,9 @@
 //! trips, interleavings, and every fault of DESIGN.md section 4.
 #![cfg(feature = "alloc")]
 
-use acp_codec::chunk::{ChunkEncoder, FrameKind, Pushed, Reassembler};
+use acp_codec::chunk::{ChunkEncoder, FrameKind, LineError, Pushed, Reassembler};
 use acp_codec::stream_json::{Event, Status, Text, ToolError, ToolResult};
-use acp_codec::{ChunkError, Error, Limits};
+use acp_codec::{ChunkError, Limits};
 use proptest::prelude::*;
 
 fn result<'a>(id: &'a str, output: &'a str) -> ToolResult<'a> {
@@ -49,7 +49,7 @@ fn push_all(
             Ok(Pushed::Complete(res)) => done.push(res),
             Ok(Pushed::Event(_)) => passed += 1,
             Ok(Pushed::Consumed | Pushed::Dropped) => {}
-            Err(Error::Chunk(e)) => errors.push(e),
+            Err(LineError::Chunk(e)) => errors.push(e),
             Err(e) => panic!("{e}"),
         }
         assert!(r.buffered_bytes() <= r.limits().max_buffered_bytes);
@@ -365,7 +365,7 @@ fn ten_gigabyte_declaration_allocates_nothing() {
     let mut re = Reassembler::new();
     assert!(matches!(
         re.push_line(line),
-        Err(Error::Chunk(ChunkError::ResultTooLarge {
+        Err(LineError::Chunk(ChunkError::ResultTooLarge {
             size: 10_000_000_000,
             ..
         }))
@@ -476,16 +476,16 @@ fn outcome(lines: &[String], fast: bool) -> Vec<String> {
             re.push_line(line)
         } else {
             Event::decode(line)
-                .map_err(Error::from)
-                .and_then(|e| re.push(e).map_err(Error::from))
+                .map_err(LineError::from)
+                .and_then(|e| re.push(e).map_err(LineError::from))
         };
         seen.push(match pushed {
             Ok(Pushed::Complete(r)) => format!("complete {:?}", r.output),
             Ok(Pushed::Event(e)) => format!("event {}", e.kind()),
             Ok(Pushed::Consumed) => "consumed".into(),
             Ok(Pushed::Dropped) => "dropped".into(),
-            Err(Error::Chunk(e)) => format!("chunk error {e}"),
-            Err(Error::Event(_)) => "event error".into(),
+            Err(LineError::Chunk(e)) => format!("chunk error {e}"),
+            Err(LineError::Event(_)) => "event error".into(),
             Err(e) => format!("other error {e}"),
         });
     }

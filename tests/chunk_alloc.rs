@@ -4,9 +4,9 @@
 //! budget.
 #![cfg(feature = "std")]
 
-use acp_codec::chunk::{ChunkEncoder, Pushed, Reassembler};
+use acp_codec::chunk::{ChunkEncoder, LineError, Pushed, Reassembler};
 use acp_codec::stream_json::{Status, Text, ToolResult};
-use acp_codec::{ChunkError, Error, Limits};
+use acp_codec::{ChunkError, Limits};
 
 const SIZE: usize = 50 * 1024 * 1024;
 
@@ -80,7 +80,10 @@ fn reassembly_memory() {
     let mut r = Reassembler::new();
     let info = allocation_counter::measure(|| {
         let e = r.push_line(start).unwrap_err();
-        assert!(matches!(e, Error::Chunk(ChunkError::ResultTooLarge { .. })));
+        assert!(matches!(
+            e,
+            LineError::Chunk(ChunkError::ResultTooLarge { .. })
+        ));
     });
     // (the error's id and the remembered id only)
     assert!(info.bytes_max < 1024, "{info:?}");
@@ -100,7 +103,7 @@ fn reassembly_memory() {
             let line = chunk.replacen("\"seq\":0", &format!("\"seq\":{seq}"), 1);
             if let Err(e) = r.push_line(&line) {
                 assert!(
-                    matches!(e, Error::Chunk(ChunkError::BudgetExceeded { .. })),
+                    matches!(e, LineError::Chunk(ChunkError::BudgetExceeded { .. })),
                     "{e}"
                 );
                 break;

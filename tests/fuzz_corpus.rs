@@ -118,3 +118,29 @@ fn remote_transport_seeds() {
         remote_transport::check(&data);
     }
 }
+
+#[cfg(feature = "arbitrary")]
+#[path = "../fuzz/checks/round_trip.rs"]
+mod round_trip;
+
+#[cfg(feature = "arbitrary")]
+#[test]
+fn round_trip_seeds() {
+    for (name, data) in seeds("round_trip") {
+        eprintln!("{name}");
+        round_trip::check(&data);
+    }
+}
+
+#[cfg(feature = "arbitrary")]
+#[path = "../fuzz/checks/hostile_stream.rs"]
+mod hostile_stream;
+
+#[cfg(feature = "arbitrary")]
+#[test]
+fn hostile_stream_seeds() {
+    for (name, data) in seeds("hostile_stream") {
+        eprintln!("{name}");
+        hostile_stream::check(&data);
+    }
+}

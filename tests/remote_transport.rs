@@ -431,3 +431,52 @@ fn replay_session_limit() {
     replay.clear();
     assert_eq!((replay.bytes(), replay.sessions()), (0, 0));
 }
+
+// ---------------------------------------------------------------- backlog
+
+proptest! {
+    /// `Backlog` against a replay of its event log: the bytes are what was
+    /// queued minus what was taken (never below zero), and it is stalled
+    /// exactly when full and the last take, or the moment it became full,
+    /// is `max_stall` or more in the past.
+    #[test]
+    fn backlog_agrees_with_its_event_log(
+        events in prop::collection::vec((any::<bool>(), 0usize..60, 0u64..4), 1..50),
+        probe in 0u64..20,
+    ) {
+        use acp_codec::remote::Backlog;
+        use std::time::Duration;
+        let (max, stall) = (100usize, 5u64);
+        let mut backlog = Backlog::new(max, Duration::from_secs(stall));
+        let mut log: Vec<(u64, bool, usize)> = Vec::new();
+        let mut now = 0u64;
+        for &(take, len, dt) in &events {
+            now += dt;
+            if take {
+                backlog.taken(len, Duration::from_secs(now));
+            } else {
+                backlog.queued(len, Duration::from_secs(now));
+            }
+            log.push((now, take, len));
+        }
+        // The oracle, from the log alone.
+        let mut bytes = 0usize;
+        let mut clock = 0u64;
+        for &(t, take, len) in &log {
+            if take {
+                bytes = bytes.saturating_sub(len);
+                clock = t;
+            } else {
+                let was_full = bytes >= max;
+                bytes += len;
+                if !was_full && bytes >= max {
+                    clock = t;
+                }
+            }
+        }
+        let at = now + probe;
+        prop_assert_eq!(backlog.bytes(), bytes);
+        prop_assert_eq!(backlog.is_full(), bytes >= max);
+        prop_assert_eq!(backlog.is_stalled(Duration::from_secs(at)), bytes >= max && at - clock >= stall);
+    }
+}

@@ -22,6 +22,12 @@
 //! reported as `UnknownToolCall` and changes nothing; every limit problem
 //! reports a non-zero amount. At the end the concatenated deltas equal the
 //! concatenated input text of each kind.
+//!
+//! The sums are kept incrementally (`Shadow`): a push re-measures only the
+//! items its events point at and the new ones, so checking a turn is linear
+//! in its pushes rather than quadratic. The whole view is checked from
+//! scratch before a new turn, after pushes 1, 2, 4, 8, … and at the end,
+//! against the cached sums.
 #![allow(dead_code)]
 
 use acp_codec::acp::{
@@ -40,12 +46,14 @@ pub fn check(data: &[u8]) {
     }
 }
 
-/// Checks a push's events and the view after it; returns the text deltas.
-fn after(events: Events<'_>, texts: &mut [String; 3]) -> Vec<String> {
+/// Checks a push's events, noting what they touched; returns the text
+/// deltas.
+fn after(events: Events<'_>, texts: &mut [String; 3], touched: &mut Touched) -> Vec<String> {
     let mut deltas = Vec::new();
     let mut n = 0;
     for e in events {
         n += 1;
+        touched.note(&e);
         match e {
             TurnEvent::TextDelta {
                 kind,
@@ -80,7 +88,229 @@ fn after(events: Events<'_>, texts: &mut [String; 3]) -> Vec<String> {
     deltas
 }
 
-/// The view's bounds and byte accounting.
+/// The items a push's events point at, by address (turned into indices
+/// once the events are gone).
+#[derive(Default)]
+struct Touched {
+    messages: Vec<usize>,
+    tool_calls: Vec<usize>,
+    permissions: Vec<usize>,
+}
+
+impl Touched {
+    fn note(&mut self, e: &TurnEvent<'_>) {
+        match e {
+            TurnEvent::TextDelta {
+                message: Some(m), ..
+            }
+            | TurnEvent::ThoughtDelta {
+                message: Some(m), ..
+            } => self.messages.push(addr(*m)),
+            TurnEvent::ToolCallStarted(t)
+            | TurnEvent::ToolCallUpdated(t)
+            | TurnEvent::ToolCallFinished(t) => self.tool_calls.push(addr(*t)),
+            TurnEvent::PermissionRequested {
+                permission,
+                tool_call,
+            }
+            | TurnEvent::PermissionResolved {
+                permission,
+                tool_call,
+            } => {
+                self.permissions.push(addr(*permission));
+                self.tool_calls.extend(tool_call.map(addr));
+            }
+            _ => {}
+        }
+    }
+}
+
+fn addr<T>(item: &T) -> usize {
+    item as *const T as usize
+}
+
+/// The index in `items` of the item at address `addr`.
+fn index_of<T>(items: &[T], addr: usize) -> Option<usize> {
+    let size = std::mem::size_of::<T>().max(1);
+    let offset = addr.checked_sub(items.as_ptr() as usize)?;
+    (offset % size == 0 && offset / size < items.len()).then_some(offset / size)
+}
+
+/// One list of the view (messages, thoughts, tool calls, permissions) as
+/// cached contributions to a byte sum, with their total.
+#[derive(Default)]
+struct Cached {
+    bytes: Vec<usize>,
+    ids: Vec<String>,
+    sum: usize,
+}
+
+impl Cached {
+    /// Brings the cache up to date for `items`: a shrunk list (a new turn)
+    /// is rebuilt; otherwise only the `touched` and new items are measured
+    /// (and checked by `each`), and the sum moves by their difference.
+    fn update<T>(
+        &mut self,
+        items: &[T],
+        touched: &[usize],
+        mut each: impl FnMut(&T) -> (usize, String),
+    ) {
+        if items.len() < self.bytes.len() {
+            *self = Self::default();
+        }
+        let old = self.bytes.len();
+        let mut dirty: Vec<usize> = touched.iter().filter_map(|&a| index_of(items, a)).collect();
+        dirty.extend(old..items.len());
+        dirty.sort_unstable();
+        dirty.dedup();
+        for i in dirty {
+            let (bytes, id) = each(&items[i]);
+            if i < old {
+                assert_eq!(self.ids[i], id, "item {i} changed its id");
+                self.sum = self.sum - self.bytes[i] + bytes;
+                self.bytes[i] = bytes;
+            } else {
+                self.sum += bytes;
+                self.bytes.push(bytes);
+                self.ids.push(id);
+            }
+        }
+    }
+}
+
+/// The view's byte sums kept incrementally: after a push only the items
+/// its events touched and the new ones are measured and checked, so a push
+/// costs the size of what it changed, not of the whole turn. The view's
+/// counters must equal the cached sums after every push. The whole view is
+/// checked from scratch (`check_view`) at a new turn, after pushes 1, 2, 4,
+/// 8, … and at the end, where the cached sums must equal recomputed ones:
+/// a change no event reported cannot hide for long.
+#[derive(Default)]
+struct Shadow {
+    messages: Cached,
+    thoughts: Cached,
+    tool_calls: Cached,
+    permissions: Cached,
+    tool_ids: std::collections::HashSet<String>,
+    pushes: u64,
+}
+
+impl Shadow {
+    fn check(&mut self, view: &TurnView, touched: &mut Touched) {
+        let message = |m: &acp_codec::turn::MessageState| {
+            (m.text().len() + m.id().map_or(0, str::len), String::new())
+        };
+        self.messages
+            .update(view.messages(), &touched.messages, |m| {
+                assert_ne!(m.kind(), MessageKind::Thought);
+                message(m)
+            });
+        self.thoughts
+            .update(view.thoughts(), &touched.messages, |m| {
+                assert_eq!(m.kind(), MessageKind::Thought);
+                message(m)
+            });
+        let old_tools = if view.tool_calls().len() < self.tool_calls.bytes.len() {
+            self.tool_ids.clear();
+            0
+        } else {
+            self.tool_calls.bytes.len()
+        };
+        let ids = &mut self.tool_ids;
+        self.tool_calls
+            .update(view.tool_calls(), &touched.tool_calls, |t| {
+                check_tool_call(t);
+                (t.retained_bytes(), t.id().to_owned())
+            });
+        for id in &self.tool_calls.ids[old_tools..] {
+            assert!(ids.insert(id.clone()), "a tool call id tracked twice: {id}");
+        }
+        self.permissions
+            .update(view.permissions(), &touched.permissions, |p| {
+                assert!(p.retained_bytes() >= p.tool_call_id().len());
+                (p.retained_bytes(), String::new())
+            });
+        *touched = Touched::default();
+
+        let limits = view.limits();
+        let text = self.messages.sum + self.thoughts.sum;
+        assert_eq!(view.text_bytes(), text);
+        assert!(text <= limits.max_text_bytes);
+        assert!(view.messages().len() + view.thoughts().len() <= limits.max_messages);
+        let tool = self.tool_calls.sum + self.permissions.sum;
+        assert_eq!(view.tool_bytes(), tool);
+        assert!(tool <= limits.max_tool_bytes);
+        assert!(view.tool_calls().len() <= limits.max_tool_calls);
+        assert!(view.permissions().len() <= limits.max_permissions);
+
+        self.pushes += 1;
+        if self.pushes.is_power_of_two() {
+            self.full(view);
+        }
+    }
+
+    /// Everything from scratch, and the cached sums against it.
+    fn full(&self, view: &TurnView) {
+        check_view(view);
+        let mut fresh = Shadow::default();
+        fresh.check_sums_only(view);
+        assert_eq!(
+            fresh.messages.sum, self.messages.sum,
+            "cached message bytes stale"
+        );
+        assert_eq!(
+            fresh.thoughts.sum, self.thoughts.sum,
+            "cached thought bytes stale"
+        );
+        assert_eq!(
+            fresh.tool_calls.bytes, self.tool_calls.bytes,
+            "cached tool bytes stale"
+        );
+        assert_eq!(
+            fresh.permissions.bytes, self.permissions.bytes,
+            "cached permission bytes stale"
+        );
+    }
+
+    fn check_sums_only(&mut self, view: &TurnView) {
+        let message = |m: &acp_codec::turn::MessageState| {
+            (m.text().len() + m.id().map_or(0, str::len), String::new())
+        };
+        self.messages.update(view.messages(), &[], message);
+        self.thoughts.update(view.thoughts(), &[], message);
+        self.tool_calls.update(view.tool_calls(), &[], |t| {
+            (t.retained_bytes(), String::new())
+        });
+        self.permissions.update(view.permissions(), &[], |p| {
+            (p.retained_bytes(), String::new())
+        });
+    }
+}
+
+/// One tool call: its bytes cover its fields; its title parses.
+fn check_tool_call(t: &acp_codec::turn::ToolCallState) {
+    let floor = t.id().len()
+        + t.raw_title().len()
+        + t.name().map_or(0, str::len)
+        + t.explanation().map_or(0, str::len)
+        + t.raw_input().map_or(0, |r| r.get().len())
+        + t.raw_output().map_or(0, |r| r.get().len())
+        + match t.status() {
+            ToolCallStatus::Unknown(s) => s.len(),
+            _ => 0,
+        }
+        + t.locations().iter().map(|l| l.path.len()).sum::<usize>();
+    assert!(
+        t.retained_bytes() >= floor,
+        "{} < {floor}",
+        t.retained_bytes()
+    );
+    // The parsed title never panics and is made of slices.
+    let title = t.title();
+    let _ = (title.command(), title.description(), title.working_dir());
+}
+
+/// The view's bounds and byte accounting, recomputed from scratch.
 pub fn check_view(view: &TurnView) {
     let limits = view.limits();
     let mut text = 0usize;
@@ -98,25 +328,7 @@ pub fn check_view(view: &TurnView) {
     assert!(view.messages().len() + view.thoughts().len() <= limits.max_messages);
     let mut tool = 0usize;
     for t in view.tool_calls() {
-        let floor = t.id().len()
-            + t.raw_title().len()
-            + t.name().map_or(0, str::len)
-            + t.explanation().map_or(0, str::len)
-            + t.raw_input().map_or(0, |r| r.get().len())
-            + t.raw_output().map_or(0, |r| r.get().len())
-            + match t.status() {
-                ToolCallStatus::Unknown(s) => s.len(),
-                _ => 0,
-            }
-            + t.locations().iter().map(|l| l.path.len()).sum::<usize>();
-        assert!(
-            t.retained_bytes() >= floor,
-            "{} < {floor}",
-            t.retained_bytes()
-        );
-        // The parsed title never panics and is made of slices.
-        let title = t.title();
-        let _ = (title.command(), title.description(), title.working_dir());
+        check_tool_call(t);
         tool += t.retained_bytes();
     }
     for p in view.permissions() {
@@ -141,10 +353,12 @@ fn check_lines(text: &str) {
     let mut view = TurnView::new(TurnLimits::default().with_max_text_bytes(1 << 16));
     let mut texts: [String; 3] = Default::default();
     let mut input: [String; 3] = Default::default();
+    let (mut shadow, mut touched) = (Shadow::default(), Touched::default());
     for line in text.lines() {
         if line == "begin" {
-            view.begin_turn();
             check_view(&view);
+            view.begin_turn();
+            shadow.check(&view, &mut touched);
             continue;
         }
         let Ok(msg) = Message::decode(line) else {
@@ -156,26 +370,35 @@ fn check_lines(text: &str) {
                     continue;
                 };
                 record_input(&u, &mut input);
-                let deltas = after(view.push_update(&u), &mut texts);
+                let deltas = after(view.push_update(&u), &mut texts, &mut touched);
                 assert_deltas(&u, &deltas);
             }
             Message::Request(r) => {
                 let Ok(RequestParams::RequestPermission(p)) = r.typed() else {
                     continue;
                 };
-                after(view.push_permission_request(&r.id, &p), &mut texts);
+                after(
+                    view.push_permission_request(&r.id, &p),
+                    &mut texts,
+                    &mut touched,
+                );
             }
             Message::Response(r) => {
                 if let Ok(p) = r.result.parse::<RequestPermissionResponse<'_>>() {
-                    after(view.push_permission_outcome(&r.id, &p), &mut texts);
+                    after(
+                        view.push_permission_outcome(&r.id, &p),
+                        &mut texts,
+                        &mut touched,
+                    );
                 } else if let Ok(p) = r.result.parse::<PromptResponse<'_>>() {
-                    after(view.push_prompt_response(&p), &mut texts);
+                    after(view.push_prompt_response(&p), &mut texts, &mut touched);
                 }
             }
             _ => {}
         }
-        check_view(&view);
+        shadow.check(&view, &mut touched);
     }
+    shadow.full(&view);
     assert_eq!(texts, input);
 }
 
@@ -344,12 +567,16 @@ fn check_templates(data: &[u8]) {
     let mut view = TurnView::new(limits_for(selector, &mut b));
     let mut texts: [String; 3] = Default::default();
     let mut input: [String; 3] = Default::default();
+    let (mut shadow, mut touched) = (Shadow::default(), Touched::default());
     let mut ops = 0;
     while !b.0.is_empty() && ops < 4096 {
         ops += 1;
         let op = b.byte() % 14;
         match op {
-            0 => view.begin_turn(),
+            0 => {
+                check_view(&view);
+                view.begin_turn();
+            }
             1..=4 => {
                 let kind = [
                     "user_message_chunk",
@@ -373,13 +600,13 @@ fn check_templates(data: &[u8]) {
                 if let Some(id) = b.pick(&MESSAGE_IDS) {
                     chunk["messageId"] = json!(id);
                 }
-                push_update(&mut view, chunk, &mut texts, &mut input);
+                push_update(&mut view, chunk, &mut texts, &mut input, &mut touched);
             }
             5 => {
                 let id = b.pick(&TOOL_IDS);
                 let mut o = tool_fields(&mut b, id, true);
                 o["sessionUpdate"] = json!("tool_call");
-                push_update(&mut view, o, &mut texts, &mut input);
+                push_update(&mut view, o, &mut texts, &mut input, &mut touched);
             }
             6 => {
                 let id = b.pick(&TOOL_IDS);
@@ -389,7 +616,13 @@ fn check_templates(data: &[u8]) {
                 let before = view.tool_calls().len();
                 let line = json!({"sessionId":"s","update": o}).to_string();
                 let u: SessionNotification<'_> = serde_json::from_str(&line).unwrap();
-                let events: Vec<String> = view.push_update(&u).map(|e| format!("{e:?}")).collect();
+                let events: Vec<String> = view
+                    .push_update(&u)
+                    .map(|e| {
+                        touched.note(&e);
+                        format!("{e:?}")
+                    })
+                    .collect();
                 if !known {
                     assert!(
                         events.iter().any(|e| e.contains("UnknownToolCall")),
@@ -410,7 +643,7 @@ fn check_templates(data: &[u8]) {
                     json!({"sessionId":"s","toolCall": call,"options": options}).to_string();
                 let request: RequestPermissionRequest<'_> = serde_json::from_str(&params).unwrap();
                 let events = view.push_permission_request(&rid, &request);
-                after(events, &mut texts);
+                after(events, &mut texts, &mut touched);
             }
             8 => {
                 let rid = request_id(&mut b);
@@ -422,13 +655,21 @@ fn check_templates(data: &[u8]) {
                 .to_string();
                 let response: RequestPermissionResponse<'_> =
                     serde_json::from_str(&outcome).unwrap();
-                after(view.push_permission_outcome(&rid, &response), &mut texts);
+                after(
+                    view.push_permission_outcome(&rid, &response),
+                    &mut texts,
+                    &mut touched,
+                );
             }
             9 => {
                 let reason = b.pick(&["end_turn", "cancelled", "max_tokens", "bored"]);
                 let text = json!({"stopReason": reason}).to_string();
                 let response: PromptResponse<'_> = serde_json::from_str(&text).unwrap();
-                after(view.push_prompt_response(&response), &mut texts);
+                after(
+                    view.push_prompt_response(&response),
+                    &mut texts,
+                    &mut touched,
+                );
                 assert!(view.is_finished());
             }
             10 => {
@@ -441,6 +682,7 @@ fn check_templates(data: &[u8]) {
                     json!({"sessionUpdate":"plan","entries": entries}),
                     &mut texts,
                     &mut input,
+                    &mut touched,
                 );
             }
             11 => push_update(
@@ -448,12 +690,14 @@ fn check_templates(data: &[u8]) {
                 json!({"sessionUpdate":"current_mode_update","currentModeId": b.text()}),
                 &mut texts,
                 &mut input,
+                &mut touched,
             ),
             12 => push_update(
                 &mut view,
                 json!({"sessionUpdate":"usage_update","used": b.byte(),"size": 1000}),
                 &mut texts,
                 &mut input,
+                &mut touched,
             ),
             _ => {
                 let u = if b.byte() % 2 == 0 {
@@ -461,11 +705,12 @@ fn check_templates(data: &[u8]) {
                 } else {
                     json!({"sessionUpdate":"weather_report","sunny": true})
                 };
-                push_update(&mut view, u, &mut texts, &mut input);
+                push_update(&mut view, u, &mut texts, &mut input, &mut touched);
             }
         }
-        check_view(&view);
+        shadow.check(&view, &mut touched);
     }
+    shadow.full(&view);
     assert_eq!(texts, input);
 }
 
@@ -474,10 +719,11 @@ fn push_update(
     update: Value,
     texts: &mut [String; 3],
     input: &mut [String; 3],
+    touched: &mut Touched,
 ) {
     let line = json!({"sessionId":"s","update": update}).to_string();
     let u: SessionNotification<'_> = serde_json::from_str(&line).unwrap();
     record_input(&u, input);
-    let deltas = after(view.push_update(&u), texts);
+    let deltas = after(view.push_update(&u), texts, touched);
     assert_deltas(&u, &deltas);
 }

@@ -9,7 +9,7 @@ use serde::{Serialize, Serializer};
 use super::id::RequestId;
 use super::message::{ErrorResponse, Message, RpcError};
 use super::method::{NotificationParams, RequestParams};
-use crate::error::EncodeError;
+use crate::framing::EncodeError;
 
 /// Encodes a typed request as one line.
 ///

@@ -6,7 +6,7 @@ use alloc::borrow::Cow;
 use super::message::{Message, Notification};
 use super::method::NotificationParams;
 use super::raw::RawJson;
-use crate::error::MessageError;
+use super::MessageError;
 
 /// A line read by [`decode_line`]: a notification with its params decoded
 /// by method, or any other message as [`Message::decode`] gives it.

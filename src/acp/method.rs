@@ -9,7 +9,7 @@ use super::init::*;
 use super::raw::{IntoOwned, RawJson};
 use super::session::*;
 use super::update::SessionNotification;
-use crate::error::MessageError;
+use super::MessageError;
 
 /// The method names of ACP v1 (plus `session/set_model`, which Gemini CLI
 /// calls).
@@ -177,6 +177,29 @@ macro_rules! method_enum {
             }
         }
 
+        /// Any known method with params that decode back to an equal value,
+        /// an extension method (`_…`) or an unknown one, params as sent.
+        #[cfg(feature = "arbitrary")]
+        impl<'u> ::arbitrary::Arbitrary<'u> for $name<'static> {
+            fn arbitrary(u: &mut ::arbitrary::Unstructured<'u>) -> ::arbitrary::Result<Self> {
+                type Make<'u> = fn(&mut ::arbitrary::Unstructured<'u>) -> ::arbitrary::Result<$name<'static>>;
+                let arms: &[Make<'u>] = &[
+                    $( |u| Ok($name::$variant(u.arbitrary()?)), )*
+                    |u| Ok($name::Ext {
+                        method: crate::acp::leaf::extension_method(u)?,
+                        params: crate::acp::leaf::option(u, crate::acp::leaf::raw)?,
+                    }),
+                    |u| Ok($name::Unknown {
+                        method: crate::acp::leaf::unknown_method(u, |m| {
+                            matches!($name::decode_text(Cow::Borrowed(m), None), Ok($name::Unknown { .. }))
+                        })?,
+                        params: crate::acp::leaf::option(u, crate::acp::leaf::raw)?,
+                    }),
+                ];
+                u.choose(arms)?(u)
+            }
+        }
+
         /// Serializes the params object only (the envelope is written by
         /// the `encode_*` functions).
         impl Serialize for $name<'_> {
@@ -337,12 +360,37 @@ macro_rules! results {
                 })
             }
 
+            /// The method whose result this is (`None` for
+            /// [`Other`](Self::Other), the result of a method this version
+            /// does not know).
+            pub fn method(&self) -> Option<&'static str> {
+                match self {
+                    $( Self::$variant(_) => Some(names::$method), )*
+                    Self::Other(_) => None,
+                }
+            }
+
             /// The value with all borrowed text copied (`'static`).
             pub fn into_owned(self) -> ResponseResult<'static> {
                 match self {
                     $( Self::$variant(v) => ResponseResult::$variant(v.into_owned()), )*
                     Self::Other(v) => ResponseResult::Other(v.into_owned()),
                 }
+            }
+        }
+
+        /// The result of any known method, decoding back to an equal value
+        /// for [`method`](ResponseResult::method), or any JSON as
+        /// [`Other`](ResponseResult::Other).
+        #[cfg(feature = "arbitrary")]
+        impl<'u> ::arbitrary::Arbitrary<'u> for ResponseResult<'static> {
+            fn arbitrary(u: &mut ::arbitrary::Unstructured<'u>) -> ::arbitrary::Result<Self> {
+                type Make<'u> = fn(&mut ::arbitrary::Unstructured<'u>) -> ::arbitrary::Result<ResponseResult<'static>>;
+                let arms: &[Make<'u>] = &[
+                    $( |u| Ok(ResponseResult::$variant(u.arbitrary()?)), )*
+                    |u| Ok(ResponseResult::Other(crate::acp::leaf::raw(u)?)),
+                ];
+                u.choose(arms)?(u)
             }
         }
 

@@ -77,13 +77,18 @@
 //! assert_eq!(req.typed().unwrap(), prompt);
 //! ```
 
+#[cfg(feature = "arbitrary")]
+mod arbitrary;
 mod direct;
+#[cfg(feature = "arbitrary")]
+pub(crate) mod leaf;
 pub(crate) mod raw;
 mod tagged;
 
 mod client;
 mod content;
 mod encode;
+mod error;
 mod id;
 mod init;
 mod line;
@@ -138,6 +143,7 @@ pub use update::{
 };
 // generated exports: end
 pub use encode::{encode_error, encode_notification, encode_request, encode_response};
+pub use error::{MessageError, TrackerError};
 pub use id::RequestId;
 #[allow(deprecated)]
 pub use line::{decode_line, Decoded, Incoming};

@@ -13,7 +13,8 @@ use super::id::RequestId;
 use super::message::{Message, RpcError};
 use super::method::{NotificationParams, RequestParams};
 use super::session::{CancelNotification, CancelRequestNotification};
-use crate::error::{EncodeError, TrackerError};
+use super::TrackerError;
+use crate::framing::EncodeError;
 
 /// Default time a request may stay unanswered: 30 seconds.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);

@@ -2,7 +2,7 @@
 
 use alloc::vec::Vec;
 
-use crate::error::ChunkError;
+use super::ChunkError;
 use crate::json;
 use crate::stream_json::write::{self, Measure};
 use crate::stream_json::ToolResult;

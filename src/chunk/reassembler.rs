@@ -5,7 +5,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::{direct, FrameKind, ToolResultChunk, ToolResultEnd, ToolResultStart};
-use crate::error::{ChunkError, Error};
+use super::{ChunkError, LineError};
 use crate::limits::Limits;
 use crate::stream_json::{Event, Status, Text, ToolError, ToolResult};
 
@@ -235,9 +235,9 @@ impl Reassembler {
     ///
     /// # Errors
     ///
-    /// [`Error::Event`] if the line is not a stream-json event (nothing
-    /// changes), [`Error::Chunk`] as for [`push`](Self::push).
-    pub fn push_line<'a>(&mut self, line: &'a str) -> Result<Pushed<'a>, Error> {
+    /// [`LineError::Event`] if the line is not a stream-json event (nothing
+    /// changes), [`LineError::Chunk`] as for [`push`](Self::push).
+    pub fn push_line<'a>(&mut self, line: &'a str) -> Result<Pushed<'a>, LineError> {
         if let Some(chunk) = direct::parse(line) {
             if self.chunk_direct(&chunk) {
                 return Ok(Pushed::Consumed);

@@ -5,7 +5,7 @@ use alloc::vec::Vec;
 use memchr::memchr;
 use serde::Serialize;
 
-use crate::error::EncodeError;
+use super::EncodeError;
 
 /// Appends `value` to `out` as compact JSON plus `\n`: exactly one line.
 ///

@@ -25,12 +25,16 @@
 //! # Ok::<(), acp_codec::EncodeError>(())
 //! ```
 
+mod error;
 pub(crate) mod peek;
 mod splitter;
 
 #[cfg(feature = "alloc")]
 mod encode;
 
+#[cfg(feature = "alloc")]
+pub use error::EncodeError;
+pub use error::FrameError;
 pub use peek::PeekedId;
 #[cfg(feature = "bytes")]
 #[cfg_attr(docsrs, doc(cfg(feature = "bytes")))]

@@ -3,7 +3,7 @@
 use memchr::memchr;
 
 use super::peek::peek;
-use crate::error::FrameError;
+use crate::framing::FrameError;
 use crate::limits::Limits;
 
 /// One line found by the [`LineSplitter`]: valid UTF-8, without its `\n` or a
@@ -505,18 +505,14 @@ fn validate(buf: &[u8], start: usize, end: usize) -> Span<'_> {
 }
 
 /// The longest valid UTF-8 prefix of `bytes`. The common case (all valid)
-/// takes `simdutf8`'s faster `basic` check; only a failure pays for the
-/// `compat` pass that finds where the bad byte is.
+/// takes `simdutf8`'s fast check; only a failure pays for the standard
+/// library's chunked decode, whose first chunk's valid part is exactly that
+/// prefix (empty when the first byte is bad, or for no bytes at all).
 fn valid_prefix(bytes: &[u8]) -> &str {
     if let Ok(text) = simdutf8::basic::from_utf8(bytes) {
         return text;
     }
-    let up_to = match simdutf8::compat::from_utf8(bytes) {
-        Ok(text) => return text,
-        Err(e) => e.valid_up_to(),
-    };
-    let valid = bytes.get(..up_to).unwrap_or_default();
-    simdutf8::basic::from_utf8(valid).unwrap_or_default()
+    bytes.utf8_chunks().next().map_or("", |chunk| chunk.valid())
 }
 
 /// Every complete line of a buffer: see [`LineSplitter::lines`].

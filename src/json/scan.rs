@@ -387,13 +387,12 @@ pub(crate) fn key_is(key: &str, name: &str) -> bool {
         && super::unescape::unquote::<serde_json::Error>(key).is_ok_and(|k| k == name)
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "alloc"))]
 mod tests {
     use super::*;
     use alloc::vec::Vec;
 
     #[test]
-    #[cfg(feature = "alloc")]
     fn agrees_with_serde_json() {
         let cases = [
             "null",
@@ -442,7 +441,6 @@ mod tests {
     }
 
     #[test]
-    #[cfg(feature = "alloc")]
     fn members_slice_values() {
         let m: Vec<_> = Members::new(r#" {"a": [1, {"x":2}] ,"b\u0063":"s", "d":{}} "#)
             .unwrap()

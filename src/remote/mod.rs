@@ -126,7 +126,7 @@
 //! |---|---|---|
 //! | a `POST` body | 16 MiB ([`DEFAULT_MAX_REQUEST_BODY_BYTES`]) | `413` ([`RemoteError::TooLarge`]) |
 //! | a message to a client | 32 MiB ([`DEFAULT_MAX_MESSAGE_BYTES`]), the SDK client's cap | the SDK's client fails the stream |
-//! | output held for a connection | 64 MiB ([`DEFAULT_MAX_BUFFERED_BYTES`]) | stop reading the agent; close with `1008` after [`DEFAULT_MAX_OUTPUT_STALL`] |
+//! | output held for a connection | 64 MiB ([`DEFAULT_MAX_BUFFERED_BYTES`]) | stop reading the agent; close with `1008` after [`DEFAULT_MAX_OUTPUT_STALL`] without progress ([`Backlog`]) |
 //! | a session or string request id | 1,024 bytes ([`DEFAULT_MAX_ID_LENGTH`]) | [`RemoteError::IdTooLong`]: `400`, or close `1008` |
 //! | session streams without a reader | 1,024 ([`DEFAULT_MAX_BUFFERED_SESSION_STREAMS`]) | close the connection |
 //! | a client's requests waiting on the agent | 1,024 ([`DEFAULT_MAX_PENDING_PER_CLIENT`]) | refused with `-32603` |
@@ -136,11 +136,13 @@
 //! | replay, per session | 4 MiB of text ([`DEFAULT_REPLAY_BUDGET`]) | oldest dropped first, reported ([`Dropped`], [`REPLAY_DROPPED`]) |
 //! | replay, sessions | 64 ([`DEFAULT_MAX_REPLAY_SESSIONS`]) | messages for more sessions are dropped |
 
+mod backlog;
 mod error;
 mod replay;
 mod router;
 mod transport;
 
+pub use backlog::Backlog;
 pub use error::RemoteError;
 pub use replay::{
     Dropped, Replay, ReplayBuffer, DEFAULT_MAX_REPLAY_SESSIONS, DEFAULT_REPLAY_BUDGET,

@@ -32,6 +32,8 @@
 //! # Ok::<(), acp_codec::Error>(())
 //! ```
 
+mod error;
+mod frames;
 mod text;
 pub(crate) mod write;
 
@@ -42,8 +44,9 @@ use serde_json::value::RawValue;
 
 pub use text::{JsonStr, Text};
 
-pub use crate::chunk::{ToolResultChunk, ToolResultEnd, ToolResultStart};
-use crate::error::{EncodeError, EventError};
+use crate::framing::EncodeError;
+pub use error::EventError;
+pub use frames::{FrameKind, ToolResultChunk, ToolResultEnd, ToolResultStart};
 
 /// Whether a tool call or a run succeeded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -197,6 +200,26 @@ pub struct ResultEvent<'a> {
     pub stats: Option<&'a RawValue>,
 }
 
+/// Raw JSON members compare by their text.
+impl PartialEq for ToolUse<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.timestamp == other.timestamp
+            && self.tool_name == other.tool_name
+            && self.tool_id == other.tool_id
+            && self.parameters.map(RawValue::get) == other.parameters.map(RawValue::get)
+    }
+}
+
+/// Raw JSON members compare by their text.
+impl PartialEq for ResultEvent<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.timestamp == other.timestamp
+            && self.status == other.status
+            && self.error == other.error
+            && self.stats.map(RawValue::get) == other.stats.map(RawValue::get)
+    }
+}
+
 /// An event of a `type` this crate does not know, kept as it was.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unknown<'a> {
@@ -241,7 +264,7 @@ pub type Message<'a> = MessageEvent<'a>;
 /// ]);
 /// # Ok::<(), acp_codec::EventError>(())
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum Event<'a> {
     /// `init`.

@@ -9,7 +9,7 @@ use core::ops::Deref;
 use serde::de::{self, Deserialize, Deserializer, Visitor};
 use serde::{Serialize, Serializer};
 
-use crate::error::EventError;
+use super::EventError;
 use crate::json;
 
 /// A string field of an event: borrowed from the line when the JSON string

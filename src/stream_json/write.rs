@@ -3,8 +3,7 @@
 
 use alloc::vec::Vec;
 
-use super::{Status, Text, ToolError, ToolResult};
-use crate::chunk::{ToolResultEnd, ToolResultStart};
+use super::{Status, Text, ToolError, ToolResult, ToolResultEnd, ToolResultStart};
 use crate::json;
 
 /// Where a line goes: bytes, or only its length.

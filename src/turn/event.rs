@@ -1,10 +1,10 @@
 //! The events a push returns: what a UI renders.
 
+use super::TurnError;
 use crate::acp::{
     ContentBlock, PlanEntry, RequestId, RequestPermissionRequest, SessionUpdate, StopReason,
     UsageUpdate,
 };
-use crate::TurnError;
 
 use super::state::{MessageKind, MessageState, Permission, ToolCallState};
 use super::TurnView;

@@ -101,6 +101,7 @@
 //! assert_eq!(view.messages()[0].text(), "Let me look.");
 //! ```
 
+mod error;
 mod event;
 mod limits;
 mod state;
@@ -113,8 +114,8 @@ use crate::acp::{
     ContentBlock, ContentChunk, PlanEntry, PromptResponse, RequestId, RequestPermissionRequest,
     RequestPermissionResponse, SessionNotification, SessionUpdate, StopReason, UsageUpdate,
 };
-use crate::error::{TurnError, TurnLimit};
 
+pub use error::{TurnError, TurnLimit};
 pub use event::{Events, Problem, TurnEvent};
 pub use limits::{
     TurnLimits, DEFAULT_MAX_MESSAGES, DEFAULT_MAX_PERMISSIONS, DEFAULT_MAX_TEXT_BYTES,

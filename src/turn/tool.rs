@@ -7,10 +7,10 @@ use alloc::vec::Vec;
 use super::event::{Code, Codes};
 use super::state::{self, is_final, ToolCallState as Tc};
 use super::TurnView;
+use super::{TurnError, TurnLimit};
 use crate::acp::{
     RawJson, ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolKind,
 };
-use crate::error::{TurnError, TurnLimit};
 
 /// The fields of a `tool_call` or `tool_call_update`, each `None` when not
 /// sent.

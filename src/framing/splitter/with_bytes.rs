@@ -6,7 +6,7 @@ use bytes::{Buf, Bytes, BytesMut};
 use memchr::memrchr;
 
 use super::{valid_prefix, Check, Found, LineSplitter, LOOKAHEAD};
-use crate::error::FrameError;
+use crate::framing::FrameError;
 
 /// A [`Found`] as offsets, so the borrow of the buffer can end.
 struct Offsets {

@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# The test suite on 64-bit and 32-bit ARM (aarch64-unknown-linux-gnu,
+# armv7-unknown-linux-gnueabihf) under qemu-user, built with a real Rust
+# 1.85 (the crate's MSRV): for each target the no_std core
+# (`--no-default-features --lib --tests`), every feature
+# (`--all-features --lib --tests`), and every criterion bench once in test
+# mode (`cargo bench -- --test`). Fails when anything fails on either target.
+#
+# Runs as root (binfmt_misc) on Debian bookworm or any machine that can
+# reach deb.debian.org; installs nothing into the system (see
+# scripts/arm_env.sh). The toolchain is unpacked once under target/arm/root
+# and reused by later runs; the builds go to target/arm/build.
+#
+#   scripts/arm_test.sh                      # both targets
+#   ARM_TARGETS=armv7-unknown-linux-gnueabihf scripts/arm_test.sh
+#
+# Time on two cores: everything is built first (both targets' builds use
+# both cores), then the two targets' runs go concurrently: most of a run is
+# a few long single-threaded tests under emulation, so one target alone
+# leaves a core idle.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+# shellcheck source=scripts/arm_env.sh
+source scripts/arm_env.sh
+read -r -a targets <<<"${ARM_TARGETS:-aarch64-unknown-linux-gnu armv7-unknown-linux-gnueabihf}"
+start=$(date +%s)
+elapsed() { echo $(($(date +%s) - $1)); }
+note() { printf '\n--- %s (%ss)\n' "$*" "$(elapsed "$start")"; }
+
+trap arm_cleanup EXIT
+trap 'exit 143' TERM INT
+note "toolchain: Debian bookworm's rustc-web/cargo-web, cross gcc, qemu-user-static (into $ARM_ROOT)"
+arm_setup
+arm_env
+arm_binfmt
+cargo -V
+rustc -V
+# The point of this run is the MSRV: refuse anything but the declared one.
+msrv=$(sed -n 's/^rust-version *= *"\(.*\)"/\1/p' Cargo.toml)
+case "$(rustc -V)" in
+"rustc $msrv."*) ;;
+*) echo "expected rustc $msrv, got $(rustc -V)" >&2; exit 1 ;;
+esac
+
+export CARGO_TARGET_DIR="$arm_work/build"
+export CARGO_TERM_COLOR=never
+# Optimized test builds: under emulation every instruction costs, and the
+# unoptimized build spends minutes in the 50 MiB reassembly tests alone.
+# Debug assertions and overflow checks stay on (they are separate profile
+# settings), so the tests check what they check on x86_64. Exported, so the
+# cargo that a test runs to build an example builds with the same profile.
+export CARGO_PROFILE_DEV_OPT_LEVEL=1
+# The tests that spawn example binaries build them with `cargo build
+# --example` themselves; that inner cargo reads the target from here.
+unset CARGO_BUILD_TARGET
+
+declare -A timing
+build() {
+  local t=$1 s
+  s=$(date +%s)
+  CARGO_BUILD_TARGET=$t cargo test --no-default-features --lib --tests --no-run --quiet
+  timing["$t build core"]=$(elapsed "$s")
+  s=$(date +%s)
+  CARGO_BUILD_TARGET=$t cargo test --all-features --lib --tests --no-run --quiet
+  # The examples the tests spawn, built here rather than inside a test.
+  CARGO_BUILD_TARGET=$t cargo build --all-features --examples --quiet
+  timing["$t build all"]=$(elapsed "$s")
+  s=$(date +%s)
+  CARGO_BUILD_TARGET=$t cargo bench --all-features --no-run --quiet
+  timing["$t build benches"]=$(elapsed "$s")
+}
+
+# One target's runs, in order; each step's time goes to the log.
+run() {
+  local t=$1 s
+  export CARGO_BUILD_TARGET=$t QEMU_LD_PREFIX
+  QEMU_LD_PREFIX=$(arm_sysroot "$t")
+  s=$(date +%s)
+  cargo test --no-default-features --lib --tests
+  echo "TIMING $t run core $(elapsed "$s")"
+  s=$(date +%s)
+  cargo test --all-features --lib --tests
+  echo "TIMING $t run all $(elapsed "$s")"
+  s=$(date +%s)
+  cargo bench --all-features -- --test
+  echo "TIMING $t run benches $(elapsed "$s")"
+}
+
+for t in "${targets[@]}"; do
+  note "build $t"
+  build "$t"
+done
+
+note "run ${targets[*]} under qemu (concurrently)"
+declare -A pids
+for t in "${targets[@]}"; do
+  (run "$t") >"$arm_work/run-$t.log" 2>&1 &
+  pids[$t]=$!
+done
+failed=()
+for t in "${targets[@]}"; do
+  wait "${pids[$t]}" || failed+=("$t")
+done
+for t in "${targets[@]}"; do
+  note "log of $t ($arm_work/run-$t.log)"
+  grep -E '^(test result|     Running|TIMING|error|failures:|---- )|panicked|FAILED|Success|Testing ' "$arm_work/run-$t.log" || true
+done
+
+note "times (seconds)"
+for t in "${targets[@]}"; do
+  for k in "build core" "build all" "build benches"; do
+    printf '%-32s %-14s %s\n' "$t" "$k" "${timing["$t $k"]}"
+  done
+  sed -n "s/^TIMING $t \(.*\) \([0-9]*\)$/\1 \2/p" "$arm_work/run-$t.log" |
+    while read -r a b secs; do printf '%-32s %-14s %s\n' "$t" "$a $b" "$secs"; done
+done
+if [ ${#failed[@]} -gt 0 ]; then
+  for t in "${failed[@]}"; do
+    note "FAILED on $t; the end of its log:"
+    tail -80 "$arm_work/run-$t.log"
+  done
+  exit 1
+fi
+note "ARM: all passed on ${targets[*]}"
