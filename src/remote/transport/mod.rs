@@ -14,8 +14,8 @@ use super::error::RemoteError;
 mod gate;
 mod post;
 
+use crate::acp::MessageError;
 use crate::acp::{names, Message, RawJson, RequestId};
-use crate::error::MessageError;
 use crate::json::unescape::unquote;
 pub use gate::{Checked, Gate};
 pub use post::{check_post, check_response_session, oversize, Post};
