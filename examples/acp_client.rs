@@ -84,7 +84,9 @@ Where the agent runs (one of):
 
   --cwd DIR          session directory (fs/* is served here, confined to it); default: the
                      current directory, or a fresh scratch directory for the built-in mock
-  --permission P     answer permission requests: allow (default), reject, ask
+  --permission P     answer permission requests: allow, reject, ask. Default: ask when
+                     stdin is a terminal, else reject; allow for the built-in mock in its
+                     own scratch directory
   --timeout SECS     longest wait for connecting, initialize and session/new, and longest
                      agent silence during the turn (default 60)
   --summary-json     print one JSON summary object as the last stdout line
@@ -105,7 +107,8 @@ struct Args {
     token: Option<String>,
     ca_cert: Option<PathBuf>,
     cwd: Option<PathBuf>,
-    permission: Permission,
+    /// `--permission`; `None`: see [`Args::permission`].
+    permission: Option<Permission>,
     timeout: Duration,
     summary_json: bool,
     mock: mock_agent::Options,
@@ -119,7 +122,7 @@ fn parse_args() -> Result<Args, String> {
         token: None,
         ca_cert: None,
         cwd: None,
-        permission: Permission::Allow,
+        permission: None,
         timeout: Duration::from_secs(60),
         summary_json: false,
         mock: mock_agent::Options::default(),
@@ -146,7 +149,7 @@ fn parse_args() -> Result<Args, String> {
             "--profiles-file" => profiles_file = Some(PathBuf::from(value("--profiles-file")?)),
             "--cwd" => args.cwd = Some(PathBuf::from(value("--cwd")?)),
             "--permission" => {
-                args.permission = match value("--permission")?.as_str() {
+                args.permission = Some(match value("--permission")?.as_str() {
                     "allow" => Permission::Allow,
                     "reject" => Permission::Reject,
                     "ask" => Permission::Ask,
@@ -155,7 +158,7 @@ fn parse_args() -> Result<Args, String> {
                             "--permission is allow, reject or ask, not {other:?}"
                         ))
                     }
-                }
+                })
             }
             "--timeout" => {
                 let v = value("--timeout")?;
@@ -223,6 +226,21 @@ fn parse_args() -> Result<Args, String> {
 }
 
 impl Args {
+    /// How permission requests are answered: `--permission`, else `ask` when
+    /// someone can answer (stdin is a terminal), else `reject`. Only the
+    /// built-in mock working in its own scratch directory is allowed by
+    /// default: a real agent never gets shell commands or file writes
+    /// approved without being asked.
+    fn permission(&self, scratch: bool) -> Permission {
+        use std::io::IsTerminal;
+        match self.permission {
+            Some(p) => p,
+            None if scratch => Permission::Allow,
+            None if std::io::stdin().is_terminal() => Permission::Ask,
+            None => Permission::Reject,
+        }
+    }
+
     /// The built-in mock agent, in-process.
     fn embedded(&self) -> bool {
         self.agent.is_none() && self.connect.is_none()
@@ -421,7 +439,7 @@ async fn main() -> ExitCode {
     let cfg = Config {
         cwd: cwd.clone(),
         prompt: args.prompt.clone(),
-        permission: args.permission,
+        permission: args.permission(scratch),
         timeout: args.timeout,
     };
     let mut client = match Client::new(source, sink, cfg, closed, int_rx) {

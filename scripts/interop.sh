@@ -13,7 +13,9 @@
 #   - acp_client against the TypeScript SDK 1.9.0 example agent, full turn;
 #   - the TypeScript SDK 2.4.0 client against our mock_agent, full turn;
 #   - acp_client against Gemini CLI 0.61.0 offline (scratch HOME, no key):
-#     initialize succeeds, session/new reports Gemini's error, non-zero exit.
+#     initialize succeeds, session/new reports Gemini's error, non-zero exit;
+#   - acp_client against Gemini CLI 0.61.0 with a fake model backend on
+#     loopback: a full turn whose new and edited files land.
 # Every run is bounded by `timeout`; no process is left behind.
 set -euo pipefail
 
@@ -95,7 +97,7 @@ rm "$P/README.md"; ln -s "$T/outside/secret.txt" "$P/README.md"   # read escapes
 ln -s "$T/outside/victim.txt" "$P/NOTES.md"                         # write escapes
 run "mock: fs confined (symlinks out of the session dir refused)" \
   's["stopReason"]=="end_turn" and rc==0 and s["fsRefused"]>=2 and s["fsWrites"]==0 and "secret" not in out' \
-  -- --cwd "$P"
+  -- --cwd "$P" --permission allow
 [[ "$(cat "$T/outside/victim.txt")" == "keep" ]] || { echo "FAIL confined: the file outside was written"; FAILED=1; }
 
 t0=$(date +%s.%N); rc=0
@@ -126,7 +128,7 @@ if pgrep -f "sleep 1000.4242" >/dev/null; then echo "FAIL hung agent left runnin
 P=$(project sdk19)
 run "acp_client vs TS SDK 1.9.0 example agent: full turn" \
   's["stopReason"]=="end_turn" and rc==0 and s["messageChunks"]>0 and s["toolCalls"]>0 and s["permissionRequests"]>0 and s["badLines"]==0 and s["turnProblems"]==0' \
-  -- --agent "node $PEERS_DIR/node_modules/sdk19/dist/examples/agent.js" --cwd "$P" --timeout 30
+  -- --agent "node $PEERS_DIR/node_modules/sdk19/dist/examples/agent.js" --cwd "$P" --timeout 30 --permission allow
 
 P=$(project sdk24); t0=$(date +%s.%N); rc=0
 mkfifo "$T/to_agent" "$T/to_client"
@@ -149,6 +151,34 @@ check "acp_client vs Gemini CLI 0.61.0 offline: clean session/new error" \
   'rc==1 and s["agent"]=="gemini-cli 0.61.0" and s["sessionId"] is None and "session/new" in s["error"] and "-32000" in s["error"] and "API key" in s["error"]' \
   "$rc" "$(elapsed "$t0")"
 
+# A real turn with Gemini CLI against the fake model backend on loopback
+# (scripts/peers/fake_gemini.py, script "acp"): it reads README.md, edits
+# src/app.py and a 68 KB file, writes the NEW file NOTES.md and the existing
+# VERSION, and runs shell commands, each behind a permission prompt. The
+# new file lands only because acp_client answers Gemini's read of a missing
+# file by the crate's quirks table (acp_codec::acp::quirks).
+H="$T/gemini-turn-home"; mkdir -p "$H/.gemini"; P=$(project gemini-turn)
+printf '{"general":{"enableAutoUpdate":false,"enableAutoUpdateNotification":false},"privacy":{"usageStatisticsEnabled":false},"telemetry":{"enabled":false},"security":{"folderTrust":{"enabled":false},"auth":{"selectedType":"gemini-api-key"}}}\n' >"$H/.gemini/settings.json"
+printf '1.2.3\n' >"$P/VERSION"; mkdir -p "$P/src" "$P/data"
+printf 'def greet():\n    return "hello"\n\n\ndef add(a, b):\n    return a + b\n' >"$P/src/app.py"
+python3 -c 'import sys; sys.path.insert(0, "scripts/peers"); import record; sys.stdout.write(record.big_log())' >"$P/data/log.txt"
+coproc FAKE { exec python3 scripts/peers/fake_gemini.py --script acp --idle 60 --max-lifetime 150; }
+read -r PORT <&"${FAKE[0]}"
+t0=$(date +%s.%N); rc=0
+env -u GOOGLE_API_KEY -u GOOGLE_GENAI_USE_VERTEXAI -u GOOGLE_CLOUD_PROJECT \
+  HOME="$H" GEMINI_CLI_NO_RELAUNCH=1 GEMINI_API_KEY=dummy-key-for-fake-backend \
+  GOOGLE_GEMINI_BASE_URL="http://127.0.0.1:$PORT" timeout -k 5 150 \
+  "$CLIENT" --summary-json --agent "$PEERS_DIR/node_modules/.bin/gemini --acp" --cwd "$P" \
+  --permission allow --timeout 60 "Update greet, write notes and run the checks." \
+  >"$T/out" 2>"$T/err" || rc=$?
+kill "$FAKE_PID" 2>/dev/null || true; wait "$FAKE_PID" 2>/dev/null || true
+check "acp_client vs Gemini CLI 0.61.0 (fake model): full turn, files land" \
+  'rc==0 and s["stopReason"]=="end_turn" and s["agent"]=="gemini-cli 0.61.0" and s["permissionRequests"]>=3 and s["fsWrites"]>=3 and s["badLines"]==0 and s["turnProblems"]==0 and "answered empty text" in out and "Error checking existing file" not in out' \
+  "$rc" "$(elapsed "$t0")"
+grep -q "greet() now takes a name" "$P/NOTES.md" 2>/dev/null || { echo "FAIL gemini turn: NOTES.md (a new file) did not land"; FAILED=1; }
+grep -q '^1.2.4$' "$P/VERSION" || { echo "FAIL gemini turn: VERSION was not rewritten"; FAILED=1; }
+grep -q 'def greet(name):' "$P/src/app.py" || { echo "FAIL gemini turn: src/app.py was not edited"; FAILED=1; }
+grep -q '00042	entry "42" (checked)' "$P/data/log.txt" || { echo "FAIL gemini turn: data/log.txt was not edited"; FAILED=1; }
 # Nothing may outlive the checks: no process with its cwd in the scratch dir.
 sleep 0.2
 left=$(for p in /proc/[0-9]*; do readlink "$p/cwd" 2>/dev/null || true; done | grep -c "^$T" || true)

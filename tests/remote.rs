@@ -359,7 +359,9 @@ impl Run {
 
 fn client(args: &[&str], envs: &[(&str, &str)], within: Duration) -> Run {
     let mut cmd = Command::new(example_exe("acp_client"));
-    cmd.arg("--summary-json")
+    // acp_client rejects permission requests by default when stdin is not
+    // a terminal; these turns are about the transport.
+    cmd.args(["--summary-json", "--permission", "allow"])
         .args(args)
         .env_remove("ACP_BRIDGE_TOKEN")
         .envs(envs.iter().copied());
@@ -777,9 +779,16 @@ fn bridge_killed_mid_turn_is_an_error_not_a_hang() {
             format!("ws://127.0.0.1:{}/", bridge.port())
         };
         let mut cmd = Command::new(example_exe("acp_client"));
-        cmd.args(["--summary-json", "--connect", &url, "--cwd"])
-            .arg(&project)
-            .env("ACP_BRIDGE_TOKEN", TOKEN);
+        cmd.args([
+            "--summary-json",
+            "--permission",
+            "allow",
+            "--connect",
+            &url,
+            "--cwd",
+        ])
+        .arg(&project)
+        .env("ACP_BRIDGE_TOKEN", TOKEN);
         if secure {
             cmd.arg("--ca-cert").arg(&pki.ca);
         }

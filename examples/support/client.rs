@@ -16,6 +16,7 @@ use std::path::PathBuf;
 use std::pin::Pin;
 use std::time::{Duration, Instant};
 
+use acp_codec::acp::quirks::Quirks;
 use acp_codec::acp::{
     decode_line, encode_notification, ClientCapabilities, ContentBlock, FileSystemCapabilities,
     Implementation, Incoming, InitializeRequest, Message, MetaOnly, NewSessionRequest,
@@ -138,6 +139,8 @@ pub struct Client<S> {
     answers: Option<tokio::io::Lines<tokio::io::BufReader<tokio::io::Stdin>>>,
     in_turn: bool,
     cancel_sent: bool,
+    /// What this agent needs answered differently (from its `agentInfo`).
+    quirks: Quirks,
 }
 
 /// A turn lasts at most this long by the tracker's clock; the idle timeout
@@ -174,6 +177,7 @@ impl<S: LineSource> Client<S> {
             answers: None,
             in_turn: false,
             cancel_sent: false,
+            quirks: Quirks::default(),
         })
     }
 
@@ -220,6 +224,7 @@ impl<S: LineSource> Client<S> {
             self.render
                 .note(&format!("agent: {name}, protocol v{}", r.protocol_version));
             self.stats.agent = Some(name);
+            self.quirks = Quirks::of(r.agent_info.as_ref());
         }
 
         let cwd = self.fs.root().display().to_string();
@@ -513,6 +518,17 @@ impl<S: LineSource> Client<S> {
                         content: content.into(),
                         meta: None,
                     }))
+                }
+                Err(e) if e.code == ErrorCode::RESOURCE_NOT_FOUND => {
+                    let answer = self.quirks.missing_file.answer(&p.path);
+                    let how = if answer.is_ok() {
+                        "answered empty text (this agent's quirk: its new-file writes fail on -32002)"
+                    } else {
+                        "answered -32002"
+                    };
+                    self.render
+                        .note(&format!("fs: read {}: no such file; {how}", p.path));
+                    answer.map(Answer::Read)
                 }
                 Err(e) => {
                     self.fs_refused(&e, "read", &p.path);

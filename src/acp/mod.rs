@@ -94,7 +94,9 @@ mod init;
 mod line;
 mod message;
 mod method;
+pub mod quirks;
 mod session;
+pub mod terminal;
 mod tracker;
 mod update;
 
