@@ -52,6 +52,8 @@ mod profiles;
 mod remote;
 #[path = "support/render.rs"]
 mod render;
+#[path = "support/terminals.rs"]
+mod terminals;
 #[path = "support/tls.rs"]
 mod tls;
 
@@ -68,7 +70,7 @@ use tokio::sync::{mpsc, watch};
 
 const USAGE: &str = "usage: acp_client [--agent CMD | --connect URL [--token T] [--ca-cert FILE]]
                   [--cwd DIR] [--permission allow|reject|ask] [--timeout SECS] [--summary-json]
-                  [--big-bytes N] [--mock-delay-ms MS] [PROMPT...]
+                  [--big-bytes N] [--mock-terminal] [--mock-delay-ms MS] [PROMPT...]
 
 Where the agent runs (one of):
   (default)          embedded: the built-in mock agent, in-process
@@ -91,6 +93,7 @@ Where the agent runs (one of):
                      agent silence during the turn (default 60)
   --summary-json     print one JSON summary object as the last stdout line
   --big-bytes N      built-in mock: add a tool call with N bytes of output
+  --mock-terminal    built-in mock: run shell commands through our terminal/*
   --mock-delay-ms MS built-in mock: pause between steps
 
 Environment: ACP_BRIDGE_TOKEN (the token for --connect).";
@@ -165,6 +168,10 @@ fn parse_args() -> Result<Args, String> {
                 args.timeout = Duration::from_secs_f64(number(v, "--timeout")?);
             }
             "--summary-json" => args.summary_json = true,
+            "--mock-terminal" => {
+                mock_options.push("--mock-terminal");
+                args.mock.terminal = true;
+            }
             "--big-bytes" => {
                 mock_options.push("--big-bytes");
                 let v = value("--big-bytes")?;
@@ -561,6 +568,7 @@ fn summary<S>(client: &Client<S>, result: &Result<String, Failure>, started: Ins
         "permissionsAllowed": s.permissions_allowed,
         "fsReads": s.fs_reads,
         "fsWrites": s.fs_writes,
+        "terminals": s.terminals,
         "fsRefused": s.fs_refused,
         "lines": s.lines,
         "badLines": s.bad_lines,

@@ -50,10 +50,12 @@ export CARGO_TERM_COLOR=never
 # settings), so the tests check what they check on x86_64. Exported, so the
 # cargo that a test runs to build an example builds with the same profile.
 export CARGO_PROFILE_DEV_OPT_LEVEL=1
-# Disk: no incremental caches, line tables only (file:line in panics and
-# backtraces, without the full debug info that is most of a build's size).
+# Disk: no incremental caches and no debug info (panic messages keep their
+# file:line; only backtraces lose it). Debug info, even line tables only,
+# made the two targets' test builds 4 GiB.
 export CARGO_INCREMENTAL=0
-export CARGO_PROFILE_DEV_DEBUG=${CARGO_PROFILE_DEV_DEBUG:-line-tables-only}
+export CARGO_PROFILE_DEV_DEBUG=0
+export CARGO_PROFILE_DEV_STRIP=debuginfo
 # The tests that spawn example binaries build them with `cargo build
 # --example` themselves; that inner cargo reads the target from here.
 unset CARGO_BUILD_TARGET

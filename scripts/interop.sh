@@ -5,7 +5,9 @@
 #
 # Builds the `acp_client` and `mock_agent` examples, installs the pinned
 # peers (scripts/peers/install.sh, a no-op when present) and checks:
-#   - the default mock turn (--summary-json: end_turn, counts > 0), a large
+#   - the default mock turn (--summary-json: end_turn, counts > 0), the
+#     client's terminal/* (--mock-terminal), permissions rejected by default
+#     when no one can answer, a large
 #     tool output, --permission reject, fs confinement (symlinks escaping the
 #     session directory are refused), Ctrl-C -> session/cancel;
 #   - a dead agent (`false`, one that exits mid-turn) and a hung one
@@ -71,6 +73,13 @@ project() { # a fresh session directory
 # --- the built-in mock agent -------------------------------------------------
 run "mock: default turn" \
   's["stopReason"]=="end_turn" and rc==0 and s["messageChunks"]>0 and s["thoughtChunks"]>0 and s["toolCalls"]>=4 and s["permissionRequests"]==2 and s["fsReads"]>=1 and s["fsWrites"]==1 and s["plans"]>0 and s["badLines"]==0 and s["turnProblems"]==0' --
+run "mock: terminal/* (bounded output, exit status, killed process group)" \
+  's["stopReason"]=="end_turn" and rc==0 and s["terminals"]==2 and "terminal: exit 3, truncated true, kept 1000 bytes" in out and "killed: signal \"SIGKILL\"" in out' -- --mock-terminal
+P=$(project default-permission); t0=$(date +%s.%N); rc=0
+timeout -k 5 60 "$CLIENT" --summary-json --mock-terminal --cwd "$P" </dev/null >"$T/out" 2>"$T/err" || rc=$?
+check "mock in the user's directory, no terminal: permissions rejected by default" \
+  's["stopReason"]=="end_turn" and rc==0 and s["permissionRequests"]==3 and s["permissionsAllowed"]==0 and s["terminals"]==0 and s["fsWrites"]==0' \
+  "$rc" "$(elapsed "$t0")"
 P=$(project big)
 run "mock: --big-bytes 2000000 (one 2 MB line)" \
   's["stopReason"]=="end_turn" and rc==0 and s["largestLineBytes"]>2000000' -- --cwd "$P" --big-bytes 2000000

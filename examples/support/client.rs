@@ -18,12 +18,12 @@ use std::time::{Duration, Instant};
 
 use acp_codec::acp::quirks::Quirks;
 use acp_codec::acp::{
-    decode_line, encode_notification, ClientCapabilities, ContentBlock, FileSystemCapabilities,
-    Implementation, Incoming, InitializeRequest, Message, MetaOnly, NewSessionRequest,
-    NotificationParams, PermissionOption, PermissionOptionKind, PromptRequest, RawJson,
-    ReadTextFileResponse, RequestId, RequestParams, RequestPermissionOutcome,
+    decode_line, encode_notification, ClientCapabilities, ContentBlock, CreateTerminalResponse,
+    FileSystemCapabilities, Implementation, Incoming, InitializeRequest, Message, MetaOnly,
+    NewSessionRequest, NotificationParams, PermissionOption, PermissionOptionKind, PromptRequest,
+    RawJson, ReadTextFileResponse, RequestId, RequestParams, RequestPermissionOutcome,
     RequestPermissionResponse, ResponseResult, RpcError, SelectedPermissionOutcome,
-    SessionIdRequest, TextContent, Tracker,
+    SessionIdRequest, TerminalExitStatus, TerminalOutputResponse, TextContent, Tracker,
 };
 use acp_codec::{ErrorCode, FrameError};
 use tokio::io::AsyncBufReadExt;
@@ -32,6 +32,7 @@ use tokio::sync::mpsc;
 use super::confined::{Confined, FsError};
 use super::lines::{LineSender, LineSource};
 use super::render::Render;
+use super::terminals::Terminals;
 
 /// How to answer `session/request_permission`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,6 +67,8 @@ pub struct Stats {
     pub fs_reads: u64,
     pub fs_writes: u64,
     pub fs_refused: u64,
+    /// Commands run for the agent (`terminal/create`).
+    pub terminals: u64,
     pub lines: u64,
     pub bad_lines: u64,
     pub largest_line_bytes: usize,
@@ -141,6 +144,11 @@ pub struct Client<S> {
     cancel_sent: bool,
     /// What this agent needs answered differently (from its `agentInfo`).
     quirks: Quirks,
+    /// Commands run for the agent (`terminal/*`).
+    terminals: Terminals,
+    /// Answers to `terminal/wait_for_exit`, sent when the command exits.
+    exits: mpsc::Receiver<(RequestId<'static>, TerminalExitStatus<'static>)>,
+    exits_tx: mpsc::Sender<(RequestId<'static>, TerminalExitStatus<'static>)>,
 }
 
 /// A turn lasts at most this long by the tracker's clock; the idle timeout
@@ -162,6 +170,7 @@ impl<S: LineSource> Client<S> {
         interrupts: mpsc::Receiver<()>,
     ) -> std::io::Result<Self> {
         let fs = Confined::new(&cfg.cwd)?;
+        let (exits_tx, exits) = mpsc::channel(16);
         Ok(Self {
             source,
             out,
@@ -178,6 +187,9 @@ impl<S: LineSource> Client<S> {
             in_turn: false,
             cancel_sent: false,
             quirks: Quirks::default(),
+            terminals: Terminals::default(),
+            exits,
+            exits_tx,
         })
     }
 
@@ -199,7 +211,7 @@ impl<S: LineSource> Client<S> {
                     write_text_file: Some(true),
                     meta: None,
                 }),
-                terminal: Some(false),
+                terminal: Some(true),
                 session: None,
                 auth: None,
                 elicitation: None,
@@ -332,6 +344,13 @@ impl<S: LineSource> Client<S> {
                     self.interrupt().await?;
                     last_heard = Instant::now();
                 }
+                Some((id, status)) = self.exits.recv() => {
+                    let mut out = Vec::new();
+                    self.tracker
+                        .encode_response(&id, &status, &mut out)
+                        .map_err(|e| Failure::Local(e.to_string()))?;
+                    self.send(out).await?;
+                }
             }
             if self.closed_detail.is_some() {
                 // The agent exited: give its last lines 500 ms to arrive.
@@ -378,6 +397,7 @@ impl<S: LineSource> Client<S> {
         }
         self.cancel_sent = true;
         self.stats.cancelled_by_user = true;
+        self.terminals.kill_all();
         self.render.note("^C: cancelling the turn (again to quit)");
         let mut line = Vec::new();
         let cancel = NotificationParams::Cancel(SessionIdRequest::new(session_id.as_str()));
@@ -474,6 +494,9 @@ impl<S: LineSource> Client<S> {
                 let encoded = match answer {
                     Ok(Answer::Permission(p)) => self.tracker.encode_response(&r.id, &p, &mut out),
                     Ok(Answer::Read(p)) => self.tracker.encode_response(&r.id, &p, &mut out),
+                    Ok(Answer::Terminal(p)) => self.tracker.encode_response(&r.id, &p, &mut out),
+                    Ok(Answer::Output(p)) => self.tracker.encode_response(&r.id, &p, &mut out),
+                    Ok(Answer::Later) => return Ok(None),
                     Ok(Answer::Empty) => {
                         self.tracker
                             .encode_response(&r.id, &MetaOnly { meta: None }, &mut out)
@@ -547,6 +570,46 @@ impl<S: LineSource> Client<S> {
                     Err(fs_err(e))
                 }
             },
+            RequestParams::CreateTerminal(p) => {
+                let cwd = match p.cwd.as_deref() {
+                    Some(dir) => self.fs.resolve(dir).map_err(fs_err)?,
+                    None => self.fs.root().to_path_buf(),
+                };
+                let id = self.terminals.create(&p, cwd)?;
+                self.stats.terminals += 1;
+                let args = p.args.iter().flatten().map(|a| format!(" {a}"));
+                self.render.note(&format!(
+                    "$ {}{} ({id})",
+                    p.command,
+                    args.collect::<String>()
+                ));
+                Ok(Answer::Terminal(CreateTerminalResponse {
+                    terminal_id: id.into(),
+                    meta: None,
+                }))
+            }
+            RequestParams::TerminalOutput(p) => {
+                Ok(Answer::Output(self.terminals.output(&p.terminal_id)?))
+            }
+            RequestParams::WaitForTerminalExit(p) => {
+                // Answered when the command exits; the client goes on
+                // serving the agent meanwhile.
+                let exit = self.terminals.wait(&p.terminal_id)?;
+                let tx = self.exits_tx.clone();
+                let id = id.clone().into_owned();
+                tokio::spawn(async move {
+                    let _ = tx.send((id, exit.await)).await;
+                });
+                Ok(Answer::Later)
+            }
+            RequestParams::KillTerminal(p) => {
+                self.terminals.kill(&p.terminal_id)?;
+                Ok(Answer::Empty)
+            }
+            RequestParams::ReleaseTerminal(p) => {
+                self.terminals.release(&p.terminal_id)?;
+                Ok(Answer::Empty)
+            }
             other => Err(RpcError::new(
                 ErrorCode::METHOD_NOT_FOUND,
                 format!("method not found: {}", other.method()),
@@ -659,5 +722,9 @@ impl<S: LineSource> Client<S> {
 enum Answer {
     Permission(RequestPermissionResponse<'static>),
     Read(ReadTextFileResponse<'static>),
+    Terminal(CreateTerminalResponse<'static>),
+    Output(TerminalOutputResponse<'static>),
+    /// Sent later (`terminal/wait_for_exit`).
+    Later,
     Empty,
 }

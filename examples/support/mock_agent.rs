@@ -48,6 +48,10 @@ pub struct Options {
     /// Pause between steps (0 for tests; a few hundred ms shows streaming
     /// and gives Ctrl-C something to cancel).
     pub step_delay: Duration,
+    /// Run shell commands through the client's `terminal/*` (when it
+    /// offers them): one behind a permission prompt whose output passes
+    /// its `outputByteLimit`, one killed while it runs.
+    pub terminal: bool,
 }
 
 /// Serves one ACP connection until `reader` ends; returns then, cancelling
@@ -133,6 +137,7 @@ struct State {
     turns_started: u64,
     fs_read: bool,
     fs_write: bool,
+    terminal: bool,
 }
 
 struct Session {
@@ -256,6 +261,11 @@ impl Agent {
                     let mut st = self.state();
                     st.fs_read = fs.and_then(|f| f.read_text_file).unwrap_or(false);
                     st.fs_write = fs.and_then(|f| f.write_text_file).unwrap_or(false);
+                    st.terminal = p
+                        .client_capabilities
+                        .as_ref()
+                        .and_then(|c| c.terminal)
+                        .unwrap_or(false);
                 }
                 let result = json!({
                     "protocolVersion": 1,
@@ -613,6 +623,13 @@ impl Agent {
         self.update(sid, plan(3)).await?;
         self.step(cancel).await?;
 
+        // 5a. Optionally, commands through the client's terminal.
+        let terminal = self.options.terminal && self.state().terminal;
+        if terminal {
+            let call = tool_id("run_shell_command", 5);
+            self.terminal_step(sid, &dir, call, cancel).await?;
+        }
+
         // 5. Optionally, a tool with a large output.
         if self.options.big_bytes > 0 {
             let big = tool_id("run_shell_command", 4);
@@ -662,6 +679,113 @@ impl Agent {
                 Ok(false)
             }
         }
+    }
+
+    /// Runs `seq 1 3000; exit 3` (16 KB of output, 1000 kept) behind a
+    /// permission prompt, then `sleep 30` killed at once; reports both in
+    /// the tool call and in a message the tests read.
+    async fn terminal_step(
+        &self,
+        sid: &str,
+        dir: &str,
+        call: String,
+        cancel: &mut watch::Receiver<bool>,
+    ) -> Result<(), Stop> {
+        let title = "seq 1 3000; exit 3";
+        let pending =
+            json!({"toolCallId": call, "title": title, "kind": "execute", "status": "pending"});
+        self.update(
+            sid,
+            json!({"sessionUpdate": "tool_call", "toolCallId": call, "status": "pending",
+            "title": title, "content": [], "locations": [], "kind": "execute"}),
+        )
+        .await?;
+        if !self.permission(sid, pending, cancel).await? {
+            self.update(
+                sid,
+                json!({"sessionUpdate": "tool_call_update", "toolCallId": call, "status": "failed",
+                "content": text_block("Not allowed to run it.")}),
+            )
+            .await?;
+            return Ok(());
+        }
+        let created = json!({"sessionId": sid, "command": "sh", "args": ["-c", title],
+            "cwd": dir, "outputByteLimit": 1000});
+        let report = match self.request("terminal/create", created, cancel).await? {
+            Reply::Ok(v) => {
+                let tid = v
+                    .get("terminalId")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned();
+                self.update(sid, json!({"sessionUpdate": "tool_call_update", "toolCallId": call, "status": "in_progress",
+                    "content": [{"type": "terminal", "terminalId": tid}]})).await?;
+                let t = json!({"sessionId": sid, "terminalId": tid});
+                let exit = self
+                    .request("terminal/wait_for_exit", t.clone(), cancel)
+                    .await?;
+                let out = self.request("terminal/output", t.clone(), cancel).await?;
+                self.request("terminal/release", t, cancel).await?;
+                match (exit, out) {
+                    (Reply::Ok(e), Reply::Ok(o)) => {
+                        let text = o.get("output").and_then(Value::as_str).unwrap_or_default();
+                        format!(
+                            "terminal: exit {}, truncated {}, kept {} bytes ending {:?}",
+                            e.get("exitCode").unwrap_or(&Value::Null),
+                            o.get("truncated").unwrap_or(&Value::Null),
+                            text.len(),
+                            text.lines().last().unwrap_or_default()
+                        )
+                    }
+                    (Reply::Err(e), _) | (_, Reply::Err(e)) => {
+                        format!("terminal failed: {}", e.message)
+                    }
+                }
+            }
+            Reply::Err(e) => format!("terminal failed: {}", e.message),
+        };
+        // A command killed while it runs: the whole group goes.
+        let sleeper = json!({"sessionId": sid, "command": "sh", "args": ["-c", "sleep 30 & sleep 30"], "cwd": dir});
+        let killed = match self.request("terminal/create", sleeper, cancel).await? {
+            Reply::Ok(v) => {
+                let tid = v
+                    .get("terminalId")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned();
+                let t = json!({"sessionId": sid, "terminalId": tid});
+                self.request("terminal/kill", t.clone(), cancel).await?;
+                let exit = self
+                    .request("terminal/wait_for_exit", t.clone(), cancel)
+                    .await?;
+                self.request("terminal/release", t, cancel).await?;
+                match exit {
+                    Reply::Ok(e) => {
+                        format!("killed: signal {}", e.get("signal").unwrap_or(&Value::Null))
+                    }
+                    Reply::Err(e) => format!("kill failed: {}", e.message),
+                }
+            }
+            Reply::Err(e) => format!("kill failed: {}", e.message),
+        };
+        let status = if report.starts_with("terminal: exit 3") {
+            "completed"
+        } else {
+            "failed"
+        };
+        self.update(
+            sid,
+            json!({"sessionUpdate": "tool_call_update", "toolCallId": call, "status": status,
+            "content": text_block(&format!("{report}; {killed}"))}),
+        )
+        .await?;
+        let said = text(&format!("{report}; {killed}. "));
+        self.update(
+            sid,
+            json!({"sessionUpdate": "agent_message_chunk", "content": said}),
+        )
+        .await?;
+        self.step(cancel).await
     }
 
     async fn read_file(
