@@ -124,6 +124,10 @@ def machine():
     return f"{platform.machine()}, {cpu}, {os.cpu_count()} cores, {platform.system()} {platform.release()}; {rustc}"
 
 
+# The first section written by hand (from scripts/arm_memory.sh's figures).
+KEPT_FROM = "## Memory on a small board"
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default="BENCHMARKS.md")
@@ -166,6 +170,16 @@ def main():
     for (group, name), r in sorted(results.items()):
         lines.append(f"| {group} | {name} | {fmt_time(r['mean_ns'])} | {fmt_tp(r)} |")
     lines += ["", ARM_NOTES]
+    # Sections measured by other scripts (scripts/arm_memory.sh) are kept
+    # as they are: everything from the first of them on.
+    try:
+        with open(args.out) as f:
+            old = f.read()
+        kept = old.find(KEPT_FROM)
+        if kept >= 0:
+            lines += ["", old[kept:].rstrip("\n")]
+    except FileNotFoundError:
+        pass
     with open(args.out, "w") as f:
         f.write("\n".join(lines))
     print(f"wrote {args.out}; {failed} goal(s) missed")

@@ -188,6 +188,26 @@ grep -q "greet() now takes a name" "$P/NOTES.md" 2>/dev/null || { echo "FAIL gem
 grep -q '^1.2.4$' "$P/VERSION" || { echo "FAIL gemini turn: VERSION was not rewritten"; FAILED=1; }
 grep -q 'def greet(name):' "$P/src/app.py" || { echo "FAIL gemini turn: src/app.py was not edited"; FAILED=1; }
 grep -q '00042	entry "42" (checked)' "$P/data/log.txt" || { echo "FAIL gemini turn: data/log.txt was not edited"; FAILED=1; }
+# Cancelled mid-way: a slow fake model (1.5 s between streamed events);
+# Ctrl-C once the turn streams sends session/cancel, Gemini ends the turn
+# with stopReason "cancelled", acp_client exits 130.
+H="$T/gemini-cancel-home"; mkdir -p "$H"; cp -r "$T/gemini-turn-home/.gemini" "$H/"
+P=$(project gemini-cancel)
+coproc FAKE { exec python3 scripts/peers/fake_gemini.py --script acp --event-delay 1.5 --idle 60 --max-lifetime 150; }
+read -r PORT <&"${FAKE[0]}"
+t0=$(date +%s.%N); rc=0
+env -u GOOGLE_API_KEY -u GOOGLE_GENAI_USE_VERTEXAI -u GOOGLE_CLOUD_PROJECT \
+  HOME="$H" GEMINI_CLI_NO_RELAUNCH=1 GEMINI_API_KEY=dummy-key-for-fake-backend \
+  GOOGLE_GEMINI_BASE_URL="http://127.0.0.1:$PORT" timeout -k 5 150 \
+  "$CLIENT" --summary-json --agent "$PEERS_DIR/node_modules/.bin/gemini --acp" --cwd "$P" \
+  --permission allow --timeout 60 "Update greet, write notes and run the checks." \
+  >"$T/out" 2>"$T/err" & cpid=$!
+for _ in $(seq 1 300); do grep -q "Surveying" "$T/out" 2>/dev/null && break; sleep 0.1; done
+kill -INT "$cpid"; wait "$cpid" || rc=$?
+kill "$FAKE_PID" 2>/dev/null || true; wait "$FAKE_PID" 2>/dev/null || true
+check "acp_client vs Gemini CLI 0.61.0: Ctrl-C mid-turn, stop reason cancelled" \
+  'rc==130 and s["stopReason"]=="cancelled" and s["cancelledByUser"] and s["fsWrites"]==0' \
+  "$rc" "$(elapsed "$t0")"
 # Nothing may outlive the checks: no process with its cwd in the scratch dir.
 sleep 0.2
 left=$(for p in /proc/[0-9]*; do readlink "$p/cwd" 2>/dev/null || true; done | grep -c "^$T" || true)

@@ -249,9 +249,10 @@ def value_for_schema(schema: dict, name: str = "") -> object:
 
 
 class State:
-    def __init__(self, script: str, log) -> None:
+    def __init__(self, script: str, log, event_delay: float = 0.05) -> None:
         self.script = SCRIPTS[script]
         self.log = log
+        self.event_delay = event_delay
         self.last_activity = time.monotonic()
         self.lock = threading.Lock()
 
@@ -370,7 +371,7 @@ def make_handler(state: State):
                 data = ("data: " + json.dumps(chunk) + "\r\n\r\n").encode()
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
                 self.wfile.flush()
-                time.sleep(0.05)
+                time.sleep(state.event_delay)
             self.wfile.write(b"0\r\n\r\n")
             self.wfile.flush()
 
@@ -384,10 +385,12 @@ def main() -> int:
     ap.add_argument("--idle", type=float, default=60.0, help="exit after this many idle seconds")
     ap.add_argument("--max-lifetime", type=float, default=900.0, help="exit after this many seconds")
     ap.add_argument("--log", help="append one JSON summary line per request to this file")
+    ap.add_argument("--event-delay", type=float, default=0.05,
+                    help="seconds between streamed events (long enough to cancel a turn mid-way)")
     args = ap.parse_args()
 
     log = open(args.log, "a", encoding="utf-8") if args.log else None
-    state = State(args.script, log)
+    state = State(args.script, log, args.event_delay)
     server = ThreadingHTTPServer(("127.0.0.1", args.port), make_handler(state))
     server.daemon_threads = True
     print(server.server_address[1], flush=True)
