@@ -22,7 +22,7 @@ use core::fmt;
 #[cfg(feature = "alloc")]
 pub use crate::acp::{MessageError, TrackerError};
 #[cfg(feature = "alloc")]
-pub use crate::chunk::ChunkError;
+pub use crate::chunk::{ChunkError, ChunkErrorKind};
 pub use crate::error_code::ErrorCode;
 #[cfg(feature = "alloc")]
 pub use crate::framing::EncodeError;
@@ -209,6 +209,9 @@ const _: () = assert!(core::mem::size_of::<FrameError>() <= 64);
 const _: () = assert!(core::mem::size_of::<Error>() <= 72);
 #[cfg(feature = "alloc")]
 const _: () = assert!(core::mem::size_of::<MessageError>() <= 40);
+// The transfer's id behind a thin pointer plus a `Copy` kind.
+#[cfg(feature = "alloc")]
+const _: () = assert!(core::mem::size_of::<ChunkError>() <= 32);
 
 #[cfg(test)]
 mod tests {

@@ -167,11 +167,11 @@
 //! |---|---|---|---|
 //! | [`max_line_len`](Limits::max_line_len) | 16 MiB ([`DEFAULT_MAX_LINE_LEN`](limits::DEFAULT_MAX_LINE_LEN)) | half the official TypeScript SDK's 32 MiB cap, far above asyncio's 64 KiB; a reader never holds more than this plus one read | [`FrameError::LineTooLong`] once per line, as soon as more than the limit is seen, with the limit, the bytes seen and the request id when readable; the rest of the line is skipped up to its `\n` |
 //! | [`id_peek_window`](Limits::id_peek_window) | 4 KiB ([`DEFAULT_ID_PEEK_WINDOW`](limits::DEFAULT_ID_PEEK_WINDOW)) | how far into an oversized line `"id"` and `"method"` are looked for, so a server can answer the request | the error carries no id (`id: None`) |
-//! | [`frame_len`](Limits::frame_len) | 32 KiB ([`DEFAULT_FRAME_LEN`](limits::DEFAULT_FRAME_LEN)) | the longest line of the chunked tool-result protocol, well under the 64 KiB line limit of asyncio readers | never: pass it to [`ChunkEncoder::new`], which never writes a longer line, whatever the escaping costs ([`ChunkError::FrameTooSmall`] if no frame can fit) |
-//! | [`max_result_bytes`](Limits::max_result_bytes) | 50 MiB ([`DEFAULT_MAX_RESULT_BYTES`](limits::DEFAULT_MAX_RESULT_BYTES)) | one rebuilt tool result fits in a small board's memory | [`ChunkError::ResultTooLarge`]; the transfer is aborted and its remaining frames dropped |
-//! | [`max_buffered_bytes`](Limits::max_buffered_bytes) | 50 MiB, shared ([`DEFAULT_MAX_BUFFERED_BYTES`](limits::DEFAULT_MAX_BUFFERED_BYTES)) | all open transfers together; a declared `total_bytes` is a hint, never a reason to allocate | [`ChunkError::BudgetExceeded`] for the transfer that needed the room |
-//! | [`max_chunks_per_transfer`](Limits::max_chunks_per_transfer) | 65,536 ([`DEFAULT_MAX_CHUNKS_PER_TRANSFER`](limits::DEFAULT_MAX_CHUNKS_PER_TRANSFER)) | caps the number of fragments, not only the bytes | [`ChunkError::TooManyChunks`]; the transfer is aborted |
-//! | [`max_open_transfers`](Limits::max_open_transfers) | 32 ([`DEFAULT_MAX_OPEN_TRANSFERS`](limits::DEFAULT_MAX_OPEN_TRANSFERS)) | bounds the per-transfer state | [`ChunkError::TooManyTransfers`]; the new transfer is refused |
+//! | [`frame_len`](Limits::frame_len) | 32 KiB ([`DEFAULT_FRAME_LEN`](limits::DEFAULT_FRAME_LEN)) | the longest line of the chunked tool-result protocol, well under the 64 KiB line limit of asyncio readers | never: pass it to [`ChunkEncoder::new`], which never writes a longer line, whatever the escaping costs ([`ChunkErrorKind::FrameTooSmall`] if no frame can fit) |
+//! | [`max_result_bytes`](Limits::max_result_bytes) | 50 MiB ([`DEFAULT_MAX_RESULT_BYTES`](limits::DEFAULT_MAX_RESULT_BYTES)) | one rebuilt tool result fits in a small board's memory | [`ChunkErrorKind::ResultTooLarge`]; the transfer is aborted and its remaining frames dropped |
+//! | [`max_buffered_bytes`](Limits::max_buffered_bytes) | 50 MiB, shared ([`DEFAULT_MAX_BUFFERED_BYTES`](limits::DEFAULT_MAX_BUFFERED_BYTES)) | all open transfers together; a declared `total_bytes` is a hint, never a reason to allocate | [`ChunkErrorKind::BudgetExceeded`] for the transfer that needed the room |
+//! | [`max_chunks_per_transfer`](Limits::max_chunks_per_transfer) | 65,536 ([`DEFAULT_MAX_CHUNKS_PER_TRANSFER`](limits::DEFAULT_MAX_CHUNKS_PER_TRANSFER)) | caps the number of fragments, not only the bytes | [`ChunkErrorKind::TooManyChunks`]; the transfer is aborted |
+//! | [`max_open_transfers`](Limits::max_open_transfers) | 32 ([`DEFAULT_MAX_OPEN_TRANSFERS`](limits::DEFAULT_MAX_OPEN_TRANSFERS)) | bounds the per-transfer state | [`ChunkErrorKind::TooManyTransfers`]; the new transfer is refused |
 //!
 //! Two other components have their own bounds:
 //! - [`TurnLimits`] bound what a [`TurnView`] retains per turn: 512 tool
@@ -221,7 +221,7 @@
 //! | `-32700` [parse error](ErrorCode::PARSE_ERROR) | [`FrameError::InvalidUtf8`], [`MessageError::NotJson`], [`EventError::Json`] |
 //! | `-32600` [invalid request](ErrorCode::INVALID_REQUEST) | [`FrameError::LineTooLong`], [`MessageError::Batch`], [`MessageError::InvalidEnvelope`], [`EncodeError::RawNewline`], [`EncodeError::InvalidJson`], [`TrackerError`] for responses and requests that match nothing |
 //! | `-32602` [invalid params](ErrorCode::INVALID_PARAMS) | [`MessageError::InvalidParams`], [`EventError::MissingField`], [`EventError::InvalidField`], [`ChunkError`] faults of a transfer, [`TurnError`] but `LimitExceeded` |
-//! | `-32603` [internal error](ErrorCode::INTERNAL_ERROR) | [`MessageError::InvalidResult`], [`EncodeError::Json`], [`TrackerError::TooManyPending`], [`ChunkError::FrameTooSmall`], [`TurnError::LimitExceeded`] |
+//! | `-32603` [internal error](ErrorCode::INTERNAL_ERROR) | [`MessageError::InvalidResult`], [`EncodeError::Json`], [`TrackerError::TooManyPending`], [`ChunkErrorKind::FrameTooSmall`], [`TurnError::LimitExceeded`] |
 //!
 //! [`ErrorCode`] also names ACP's own codes (`-32800` request cancelled,
 //! `-32000` authentication required, `-32002` resource not found) for
@@ -319,7 +319,8 @@ pub mod turn;
 pub use chunk::{ChunkEncoder, Reassembler};
 #[cfg(feature = "alloc")]
 pub use error::{
-    ChunkError, EncodeError, EventError, MessageError, TrackerError, TurnError, TurnLimit,
+    ChunkError, ChunkErrorKind, EncodeError, EventError, MessageError, TrackerError, TurnError,
+    TurnLimit,
 };
 pub use error::{Error, ErrorCode, FrameError};
 #[cfg(feature = "alloc")]

@@ -4,7 +4,7 @@
 
 use acp_codec::chunk::{ChunkEncoder, FrameKind, LineError, Pushed, Reassembler};
 use acp_codec::stream_json::{Event, Status, Text, ToolError, ToolResult};
-use acp_codec::{ChunkError, Limits};
+use acp_codec::{ChunkError, ChunkErrorKind, Limits};
 use proptest::prelude::*;
 
 fn result<'a>(id: &'a str, output: &'a str) -> ToolResult<'a> {
@@ -128,12 +128,13 @@ fn frame_limit_below_minimum_is_a_typed_error() {
     assert!(ChunkEncoder::new(&r, min).is_ok());
     let e = ChunkEncoder::new(&r, min - 1).unwrap_err();
     assert_eq!(
-        e,
-        ChunkError::FrameTooSmall {
+        e.kind(),
+        ChunkErrorKind::FrameTooSmall {
             limit: min - 1,
             needed: min
         }
     );
+    assert_eq!(e.tool_id(), None);
     assert!(min < 200, "{min}");
     // A huge error message on start cannot be chunked.
     let mut r = result("id", &out);
@@ -143,13 +144,13 @@ fn frame_limit_below_minimum_is_a_typed_error() {
     });
     assert!(matches!(
         ChunkEncoder::new(&r, 500),
-        Err(ChunkError::FrameTooSmall { .. })
+        Err(ref e) if matches!(e.kind(), ChunkErrorKind::FrameTooSmall { .. })
     ));
     // Without output, an oversized line cannot be split.
     r.output = None;
     assert!(matches!(
         ChunkEncoder::new(&r, 500),
-        Err(ChunkError::FrameTooSmall { .. })
+        Err(ref e) if matches!(e.kind(), ChunkErrorKind::FrameTooSmall { .. })
     ));
 }
 
@@ -188,14 +189,14 @@ fn next_still_works(re: &mut Reassembler) {
 fn every_fault_is_typed_and_recoverable() {
     let good = frames("id", &"abcdefghij".repeat(500), 1000);
     let n = good.len();
-    let check = |lines: Vec<String>, matcher: &dyn Fn(&ChunkError) -> bool| {
+    let check = |lines: Vec<String>, matcher: &dyn Fn(&ChunkErrorKind) -> bool| {
         let mut re = Reassembler::new();
         let (done, errors, _) = push_all(&mut re, &lines);
         let mut errors = errors;
         errors.extend(re.finish());
         assert!(done.is_empty());
         assert_eq!(errors.len(), 1, "{errors:?}");
-        assert!(matcher(&errors[0]), "{}", errors[0]);
+        assert!(matcher(&errors[0].kind()), "{}", errors[0]);
         assert_eq!(errors[0].tool_id(), Some("id"));
         assert!(!errors[0].to_string().ends_with('.'));
         next_still_works(&mut re);
@@ -204,7 +205,7 @@ fn every_fault_is_typed_and_recoverable() {
     check(good[1..].to_vec(), &|e| {
         matches!(
             e,
-            ChunkError::UnknownTransfer {
+            ChunkErrorKind::UnknownTransfer {
                 frame: FrameKind::Chunk,
                 ..
             }
@@ -213,7 +214,7 @@ fn every_fault_is_typed_and_recoverable() {
     check(vec![good[n - 1].clone()], &|e| {
         matches!(
             e,
-            ChunkError::UnknownTransfer {
+            ChunkErrorKind::UnknownTransfer {
                 frame: FrameKind::End,
                 ..
             }
@@ -225,7 +226,7 @@ fn every_fault_is_typed_and_recoverable() {
     check(l, &|e| {
         matches!(
             e,
-            ChunkError::SeqGap {
+            ChunkErrorKind::SeqGap {
                 expected: 1,
                 got: 2,
                 ..
@@ -237,7 +238,7 @@ fn every_fault_is_typed_and_recoverable() {
     check(l, &|e| {
         matches!(
             e,
-            ChunkError::SeqRepeat {
+            ChunkErrorKind::SeqRepeat {
                 expected: 1,
                 got: 0,
                 ..
@@ -248,14 +249,14 @@ fn every_fault_is_typed_and_recoverable() {
     let mut l = good.clone();
     l[n - 1] = l[n - 1].replace(&format!("\"chunks\":{}", n - 2), "\"chunks\":99");
     check(l, &|e| {
-        matches!(e, ChunkError::CountMismatch { declared: 99, .. })
+        matches!(e, ChunkErrorKind::CountMismatch { declared: 99, .. })
     });
     let mut l = good.clone();
     l[n - 1] = l[n - 1].replace("\"total_bytes\":5000", "\"total_bytes\":5001");
     check(l, &|e| {
         matches!(
             e,
-            ChunkError::SizeMismatch {
+            ChunkErrorKind::SizeMismatch {
                 declared: 5001,
                 received: 5000,
                 ..
@@ -267,7 +268,7 @@ fn every_fault_is_typed_and_recoverable() {
     check(l, &|e| {
         matches!(
             e,
-            ChunkError::SizeMismatch {
+            ChunkErrorKind::SizeMismatch {
                 declared: 4000,
                 received: 5000,
                 ..
@@ -276,12 +277,14 @@ fn every_fault_is_typed_and_recoverable() {
     });
     // Truncated: the stream stops.
     check(good[..3].to_vec(), &|e| {
-        matches!(e, ChunkError::Truncated { chunks: 2, .. })
+        matches!(e, ChunkErrorKind::Truncated { chunks: 2, .. })
     });
     // A chunk with a broken escape.
     let mut l = good.clone();
     l[1] = r#"{"type":"tool_result_chunk","tool_id":"id","seq":0,"data":"\ud800"}"#.to_string();
-    check(l, &|e| matches!(e, ChunkError::InvalidData { seq: 0, .. }));
+    check(l, &|e| {
+        matches!(e, ChunkErrorKind::InvalidData { seq: 0, .. })
+    });
 }
 
 #[test]
@@ -293,12 +296,16 @@ fn duplicate_start_aborts_the_old_transfer() {
     let (done, errors, _) = push_all(&mut re, &lines);
     assert_eq!(errors.len(), 1);
     assert!(
-        matches!(&errors[0], ChunkError::DuplicateStart { received, .. } if *received > 0),
+        matches!(errors[0].kind(), ChunkErrorKind::DuplicateStart { received } if received > 0),
         "{}",
         errors[0]
     );
     assert_eq!(done.len(), 1);
     assert!(re.finish().is_empty());
+}
+
+fn kinds(errors: &[ChunkError]) -> Vec<ChunkErrorKind> {
+    errors.iter().map(ChunkError::kind).collect()
 }
 
 #[test]
@@ -311,11 +318,10 @@ fn caps_are_enforced() {
     let (_, errors, _) = push_all(&mut re, &good);
     assert!(
         matches!(
-            errors[..],
-            [ChunkError::ResultTooLarge {
+            kinds(&errors)[..],
+            [ChunkErrorKind::ResultTooLarge {
                 size: 5000,
                 limit: 4999,
-                ..
             }]
         ),
         "{errors:?}"
@@ -324,7 +330,10 @@ fn caps_are_enforced() {
     l[0] = l[0].replace("\"total_bytes\":5000", "\"total_bytes\":10");
     let (_, errors, _) = push_all(&mut re, &l);
     assert!(
-        matches!(errors[..], [ChunkError::ResultTooLarge { limit: 4999, .. }]),
+        matches!(
+            kinds(&errors)[..],
+            [ChunkErrorKind::ResultTooLarge { limit: 4999, .. }]
+        ),
         "{errors:?}"
     );
     next_still_works(&mut Reassembler::with_limits(
@@ -334,7 +343,10 @@ fn caps_are_enforced() {
     let mut re = Reassembler::with_limits(&Limits::new().with_max_chunks_per_transfer(2));
     let (_, errors, _) = push_all(&mut re, &good);
     assert!(
-        matches!(errors[..], [ChunkError::TooManyChunks { limit: 2, .. }]),
+        matches!(
+            kinds(&errors)[..],
+            [ChunkErrorKind::TooManyChunks { limit: 2 }]
+        ),
         "{errors:?}"
     );
     // Open-transfer cap.
@@ -343,7 +355,10 @@ fn caps_are_enforced() {
     let lines = vec![good[0].clone(), other[0].clone(), other[1].clone()];
     let (_, errors, _) = push_all(&mut re, &lines);
     assert!(
-        matches!(&errors[..], [ChunkError::TooManyTransfers { limit: 1, tool_id }] if &**tool_id == "other"),
+        matches!(
+            kinds(&errors)[..],
+            [ChunkErrorKind::TooManyTransfers { limit: 1 }]
+        ) && errors[0].tool_id() == Some("other"),
         "{errors:?}"
     );
     assert_eq!(re.reset().len(), 1);
@@ -354,7 +369,8 @@ fn caps_are_enforced() {
     lines.extend(other[1..].iter().cloned());
     let (_, errors, _) = push_all(&mut re, &lines);
     assert!(
-        matches!(&errors[..], [ChunkError::BudgetExceeded { tool_id, .. }] if &**tool_id == "other"),
+        matches!(kinds(&errors)[..], [ChunkErrorKind::BudgetExceeded { .. }])
+            && errors[0].tool_id() == Some("other"),
         "{errors:?}"
     );
 }
@@ -365,10 +381,10 @@ fn ten_gigabyte_declaration_allocates_nothing() {
     let mut re = Reassembler::new();
     assert!(matches!(
         re.push_line(line),
-        Err(LineError::Chunk(ChunkError::ResultTooLarge {
+        Err(LineError::Chunk(ref e)) if matches!(e.kind(), ChunkErrorKind::ResultTooLarge {
             size: 10_000_000_000,
             ..
-        }))
+        })
     ));
     assert_eq!(re.buffered_bytes(), 0);
     // With the result cap lifted, the shared budget still bounds it.

@@ -181,6 +181,7 @@ async fn cancel_and_a_newer_prompt_end_turns_cancelled() {
     let mut peer = Peer::start(mock_agent::Options {
         big_bytes: 0,
         step_delay: Duration::from_millis(50),
+        ..mock_agent::Options::default()
     });
     peer.initialize().await;
     let s = peer.new_session("/p").await;
@@ -253,6 +254,7 @@ async fn rejected_permissions_and_a_big_output() {
     let mut peer = Peer::start(mock_agent::Options {
         big_bytes: 300_000,
         step_delay: Duration::ZERO,
+        ..mock_agent::Options::default()
     });
     peer.initialize().await;
     let s = peer.new_session("/p").await;

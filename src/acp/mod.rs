@@ -50,6 +50,14 @@
 //! re-encodes to the JSON it came from. Defaults the schema declares (such
 //! as `loadSession: false`) are the caller's to apply.
 //!
+//! # For clients
+//!
+//! Beside the messages: [`quirks`], what a client answers differently to a
+//! known agent (keyed by the `agentInfo` of its `initialize` result), such
+//! as the answer to a read of a missing file that lets Gemini CLI create
+//! files; and [`terminal::TerminalOutput`], the bounded output of a command
+//! run for `terminal/*`.
+//!
 //! # Encoding
 //!
 //! [`Message::encode`], [`encode_request`], [`encode_notification`],

@@ -2,7 +2,7 @@
 
 use alloc::vec::Vec;
 
-use super::ChunkError;
+use super::{ChunkError, ChunkErrorKind};
 use crate::json;
 use crate::stream_json::write::{self, Measure};
 use crate::stream_json::ToolResult;
@@ -94,7 +94,7 @@ impl<'r> ChunkEncoder<'r> {
     ///
     /// # Errors
     ///
-    /// [`ChunkError::FrameTooSmall`] if `frame_len` is below
+    /// [`ChunkErrorKind::FrameTooSmall`] if `frame_len` is below
     /// [`min_frame_len`](Self::min_frame_len) for this result (for a result
     /// without output: below its legacy line).
     ///
@@ -142,10 +142,12 @@ impl<'r> ChunkEncoder<'r> {
             }
         };
         if needed > frame_len || result.output.is_none() {
-            return Err(ChunkError::FrameTooSmall {
-                limit: frame_len,
-                needed,
-            });
+            return Err(ChunkError::without_transfer(
+                ChunkErrorKind::FrameTooSmall {
+                    limit: frame_len,
+                    needed,
+                },
+            ));
         }
         encoder.stage = Stage::Start;
         Ok(encoder)

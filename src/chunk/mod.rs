@@ -57,7 +57,7 @@ mod error;
 mod reassembler;
 
 pub use encoder::ChunkEncoder;
-pub use error::{ChunkError, LineError};
+pub use error::{ChunkError, ChunkErrorKind, LineError};
 pub use reassembler::{Pushed, Reassembler};
 
 // The frame types are stream-json events; the chunk layer builds on them.

@@ -1,11 +1,10 @@
 //! The receiver side: frames in, rebuilt tool results out.
 
-use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::{direct, FrameKind, ToolResultChunk, ToolResultEnd, ToolResultStart};
-use super::{ChunkError, LineError};
+use super::{ChunkError, ChunkErrorKind, LineError};
 use crate::limits::Limits;
 use crate::stream_json::{Event, Status, Text, ToolError, ToolResult};
 
@@ -53,14 +52,14 @@ struct Transfer {
 /// From [`Limits`] (defaults in [`limits`](crate::limits)):
 /// - `max_result_bytes` (50 MiB): one output; a transfer that would pass it,
 ///   or declares more in `total_bytes`, is aborted with
-///   [`ChunkError::ResultTooLarge`].
+///   [`ChunkErrorKind::ResultTooLarge`].
 /// - `max_buffered_bytes` (50 MiB): the capacity of all open transfers'
 ///   buffers together. A declared `total_bytes` is a hint: the buffer is
 ///   reserved up to it at the start, but never beyond what is left of the
 ///   budget; a transfer that needs more than is left is aborted with
-///   [`ChunkError::BudgetExceeded`].
+///   [`ChunkErrorKind::BudgetExceeded`].
 /// - `max_chunks_per_transfer` (65,536) and `max_open_transfers` (32):
-///   [`ChunkError::TooManyChunks`], [`ChunkError::TooManyTransfers`].
+///   [`ChunkErrorKind::TooManyChunks`], [`ChunkErrorKind::TooManyTransfers`].
 ///
 /// # Invariants
 ///
@@ -77,7 +76,7 @@ struct Transfer {
 ///
 /// ```
 /// use acp_codec::chunk::{Pushed, Reassembler};
-/// use acp_codec::ChunkError;
+/// use acp_codec::ChunkErrorKind;
 ///
 /// let mut r = Reassembler::new();
 /// let lines = [
@@ -104,7 +103,8 @@ struct Transfer {
 /// r.push_line(lines[0])?;
 /// r.push_line(lines[2])?;
 /// let open = r.finish();
-/// assert!(matches!(&open[..], [ChunkError::Truncated { received: 3, chunks: 1, .. }]));
+/// assert_eq!(open.len(), 1);
+/// assert_eq!(open[0].kind(), ChunkErrorKind::Truncated { received: 3, chunks: 1 });
 /// assert_eq!(r.open_transfers(), 0);
 /// # Ok::<(), acp_codec::Error>(())
 /// ```
@@ -255,7 +255,7 @@ impl Reassembler {
     /// transfer, a gap or repeat in `seq`, a count or size mismatch, a cap
     /// exceeded); the faulty transfer is aborted and its later frames
     /// dropped, everything else goes on. One exception:
-    /// [`ChunkError::DuplicateStart`] reports the *old* transfer aborted; the
+    /// [`ChunkErrorKind::DuplicateStart`] reports the *old* transfer aborted; the
     /// new start was accepted and its transfer is open.
     pub fn push<'a>(&mut self, event: Event<'a>) -> Result<Pushed<'a>, ChunkError> {
         match event {
@@ -267,7 +267,7 @@ impl Reassembler {
     }
 
     /// At the end of input: reports each open transfer as
-    /// [`ChunkError::Truncated`] with the bytes and chunks received, frees
+    /// [`ChunkErrorKind::Truncated`] with the bytes and chunks received, frees
     /// everything and leaves the reassembler as new.
     #[must_use = "each open transfer was lost: report it"]
     pub fn finish(&mut self) -> Vec<ChunkError> {
@@ -279,14 +279,15 @@ impl Reassembler {
     ///
     /// ```
     /// use acp_codec::chunk::{Pushed, Reassembler};
-    /// use acp_codec::ChunkError;
+    /// use acp_codec::ChunkErrorKind;
     ///
     /// let mut r = Reassembler::new();
     /// r.push_line(r#"{"type":"tool_result_start","tool_id":"t","status":"success","total_bytes":6}"#)?;
     /// r.push_line(r#"{"type":"tool_result_chunk","tool_id":"t","seq":0,"data":"abc"}"#)?;
     /// // The agent died mid-transfer: report what was lost, start over.
     /// let lost = r.reset();
-    /// assert!(matches!(&lost[..], [ChunkError::Truncated { received: 3, chunks: 1, .. }]));
+    /// assert_eq!(lost.len(), 1);
+    /// assert_eq!(lost[0].kind(), ChunkErrorKind::Truncated { received: 3, chunks: 1 });
     /// assert_eq!((r.open_transfers(), r.buffered_bytes()), (0, 0));
     /// // The restarted agent's transfers work as on a new reassembler.
     /// r.push_line(r#"{"type":"tool_result_start","tool_id":"t","status":"success","total_bytes":1}"#)?;
@@ -300,10 +301,14 @@ impl Reassembler {
         let truncated = self
             .open
             .drain(..)
-            .map(|t| ChunkError::Truncated {
-                tool_id: t.tool_id.into_boxed_str(),
-                received: len_u64(&t.output),
-                chunks: t.next_seq,
+            .map(|t| {
+                ChunkError::transfer(
+                    t.tool_id,
+                    ChunkErrorKind::Truncated {
+                        received: len_u64(&t.output),
+                        chunks: t.next_seq,
+                    },
+                )
             })
             .collect();
         self.aborted.clear();
@@ -353,19 +358,19 @@ impl Reassembler {
     fn start<'a>(&mut self, s: ToolResultStart<'a>) -> Result<Pushed<'a>, ChunkError> {
         let duplicate = self.find(&s.tool_id).map(|i| {
             let old = self.remove(i);
-            ChunkError::DuplicateStart {
-                tool_id: old.tool_id.into_boxed_str(),
-                received: len_u64(&old.output),
-            }
+            ChunkError::transfer(
+                old.tool_id,
+                ChunkErrorKind::DuplicateStart {
+                    received: len_u64(&old.output),
+                },
+            )
         });
         self.forget_aborted(&s.tool_id);
         let limit = self.limits.max_open_transfers;
         if self.open.len() >= limit {
             let tool_id = s.tool_id.into_string();
-            let e = ChunkError::TooManyTransfers {
-                tool_id: Box::from(tool_id.as_str()),
-                limit,
-            };
+            let e =
+                ChunkError::transfer(tool_id.as_str(), ChunkErrorKind::TooManyTransfers { limit });
             self.remember_aborted(tool_id);
             return Err(e);
         }
@@ -373,11 +378,13 @@ impl Reassembler {
         let declared = usize::try_from(s.total_bytes).unwrap_or(usize::MAX);
         if declared > max {
             let tool_id = s.tool_id.into_string();
-            let e = ChunkError::ResultTooLarge {
-                tool_id: Box::from(tool_id.as_str()),
-                size: s.total_bytes,
-                limit: max,
-            };
+            let e = ChunkError::transfer(
+                tool_id.as_str(),
+                ChunkErrorKind::ResultTooLarge {
+                    size: s.total_bytes,
+                    limit: max,
+                },
+            );
             self.remember_aborted(tool_id);
             return Err(e);
         }
@@ -442,27 +449,33 @@ impl Reassembler {
         let Some(t) = self.open.get_mut(i) else {
             return self.unknown(&c.tool_id, FrameKind::Chunk, false);
         };
-        let tool_id = || Box::from(c.tool_id.as_str());
+        let tool_id = || c.tool_id.as_str();
         let expected = t.next_seq;
         let fault = if c.seq != expected {
             Some(if c.seq > expected {
-                ChunkError::SeqGap {
-                    tool_id: tool_id(),
-                    expected,
-                    got: c.seq,
-                }
+                ChunkError::transfer(
+                    tool_id(),
+                    ChunkErrorKind::SeqGap {
+                        expected,
+                        got: c.seq,
+                    },
+                )
             } else {
-                ChunkError::SeqRepeat {
-                    tool_id: tool_id(),
-                    expected,
-                    got: c.seq,
-                }
+                ChunkError::transfer(
+                    tool_id(),
+                    ChunkErrorKind::SeqRepeat {
+                        expected,
+                        got: c.seq,
+                    },
+                )
             })
         } else if expected >= limits.max_chunks_per_transfer {
-            Some(ChunkError::TooManyChunks {
-                tool_id: tool_id(),
-                limit: limits.max_chunks_per_transfer,
-            })
+            Some(ChunkError::transfer(
+                tool_id(),
+                ChunkErrorKind::TooManyChunks {
+                    limit: limits.max_chunks_per_transfer,
+                },
+            ))
         } else {
             let plain = c.data.as_plain();
             // Escaped data unescapes to at most its literal's length: when
@@ -477,15 +490,12 @@ impl Reassembler {
                 c.data.unescaped_len()
             };
             match exact {
-                Err(_) => Some(ChunkError::InvalidData {
-                    tool_id: tool_id(),
-                    seq: c.seq,
-                }),
+                Err(_) => Some(ChunkError::transfer(
+                    tool_id(),
+                    ChunkErrorKind::InvalidData { seq: c.seq },
+                )),
                 Ok(add) => match grow(t, add, &limits, buffered) {
-                    Err(mut e) => {
-                        e.set_tool_id(tool_id());
-                        Some(e)
-                    }
+                    Err(kind) => Some(ChunkError::transfer(tool_id(), kind)),
                     Ok(new_buffered) => {
                         self.buffered = new_buffered;
                         let appended = match plain {
@@ -500,10 +510,10 @@ impl Reassembler {
                                 t.next_seq = expected.saturating_add(1);
                                 None
                             }
-                            Err(_) => Some(ChunkError::InvalidData {
-                                tool_id: tool_id(),
-                                seq: c.seq,
-                            }),
+                            Err(_) => Some(ChunkError::transfer(
+                                tool_id(),
+                                ChunkErrorKind::InvalidData { seq: c.seq },
+                            )),
                         }
                     }
                 },
@@ -525,11 +535,13 @@ impl Reassembler {
         let t = self.remove(i);
         let received = len_u64(&t.output);
         if e.chunks != t.next_seq {
-            return Err(ChunkError::CountMismatch {
-                tool_id: t.tool_id.into_boxed_str(),
-                declared: e.chunks,
-                received: t.next_seq,
-            });
+            return Err(ChunkError::transfer(
+                t.tool_id,
+                ChunkErrorKind::CountMismatch {
+                    declared: e.chunks,
+                    received: t.next_seq,
+                },
+            ));
         }
         if e.total_bytes != received || t.declared != received {
             let declared = if e.total_bytes != received {
@@ -537,11 +549,10 @@ impl Reassembler {
             } else {
                 t.declared
             };
-            return Err(ChunkError::SizeMismatch {
-                tool_id: t.tool_id.into_boxed_str(),
-                declared,
-                received,
-            });
+            return Err(ChunkError::transfer(
+                t.tool_id,
+                ChunkErrorKind::SizeMismatch { declared, received },
+            ));
         }
         Ok(Pushed::Complete(ToolResult {
             timestamp: t.timestamp.map(Text::from),
@@ -572,29 +583,28 @@ impl Reassembler {
                 // Report the transfer once; drop the rest of its frames.
                 self.remember_aborted(String::from(tool_id));
             }
-            Err(ChunkError::UnknownTransfer {
-                tool_id: Box::from(tool_id),
-                frame,
-            })
+            Err(ChunkError::transfer(
+                tool_id,
+                ChunkErrorKind::UnknownTransfer { frame },
+            ))
         }
     }
 }
 
 /// Makes room for `add` more bytes in `t`'s buffer within the limits;
-/// returns the new total of buffered bytes. Errors carry an empty id.
+/// returns the new total of buffered bytes, or what went wrong.
 fn grow(
     t: &mut Transfer,
     add: usize,
     limits: &Limits,
     buffered: usize,
-) -> Result<usize, ChunkError> {
+) -> Result<usize, ChunkErrorKind> {
     let len = t.output.len();
     let cap = t.output.capacity();
     let max = limits.max_result_bytes;
     let new_len = len.saturating_add(add);
     if new_len > max {
-        return Err(ChunkError::ResultTooLarge {
-            tool_id: Box::default(),
+        return Err(ChunkErrorKind::ResultTooLarge {
             size: u64::try_from(new_len).unwrap_or(u64::MAX),
             limit: max,
         });
@@ -605,8 +615,7 @@ fn grow(
     let others = buffered.saturating_sub(cap);
     let available = limits.max_buffered_bytes.saturating_sub(others);
     if new_len > available {
-        return Err(ChunkError::BudgetExceeded {
-            tool_id: Box::default(),
+        return Err(ChunkErrorKind::BudgetExceeded {
             needed: new_len,
             available,
         });
@@ -616,8 +625,7 @@ fn grow(
         .try_reserve_exact(target.saturating_sub(len))
         .is_err()
     {
-        return Err(ChunkError::BudgetExceeded {
-            tool_id: Box::default(),
+        return Err(ChunkErrorKind::BudgetExceeded {
             needed: new_len,
             available,
         });
