@@ -26,8 +26,8 @@ pub enum MessageError {
     },
     /// The JSON is not a JSON-RPC 2.0 message.
     InvalidEnvelope {
-        /// What is wrong, lowercase.
-        reason: &'static str,
+        /// What is wrong.
+        reason: EnvelopeFault,
     },
     /// The params of a known method do not fit its schema.
     InvalidParams {
@@ -43,6 +43,78 @@ pub enum MessageError {
         /// What `serde_json` reported.
         error: serde_json::Error,
     },
+}
+
+/// What makes JSON not a JSON-RPC 2.0 message, in
+/// [`MessageError::InvalidEnvelope`].
+///
+/// ```
+/// use acp_codec::acp::{EnvelopeFault, Message};
+/// use acp_codec::MessageError;
+///
+/// let err = Message::decode(r#"{"jsonrpc":"1.0","method":"x"}"#).unwrap_err();
+/// assert!(matches!(err, MessageError::InvalidEnvelope { reason: EnvelopeFault::JsonrpcNot20 }));
+/// assert_eq!(err.to_string(), "invalid json-rpc message: jsonrpc is not \"2.0\"");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum EnvelopeFault {
+    /// JSON that is not an object (a string, a number, …).
+    NotAnObject,
+    /// A member appears twice.
+    DuplicateMember,
+    /// No `"jsonrpc"` member.
+    JsonrpcMissing,
+    /// `"jsonrpc"` is not `"2.0"`.
+    JsonrpcNot20,
+    /// `"method"` is not a string.
+    MethodNotString,
+    /// `"method"` beside `"result"` or `"error"`.
+    MethodWithResultOrError,
+    /// Both `"result"` and `"error"`.
+    ResultAndError,
+    /// `"params"` in a response.
+    ParamsInResponse,
+    /// A result without `"id"`.
+    ResponseWithoutId,
+    /// An error without `"id"`.
+    ErrorResponseWithoutId,
+    /// `"error"` is not an object with a code and a message.
+    ErrorNotErrorObject,
+    /// None of `"method"`, `"result"` or `"error"`.
+    NoMethodResultOrError,
+    /// A string id with an invalid escape.
+    IdInvalidString,
+    /// An id that is not null, a 64-bit integer or a string.
+    IdInvalidType,
+}
+
+impl EnvelopeFault {
+    /// What is wrong, lowercase.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::NotAnObject => "not a json object",
+            Self::DuplicateMember => "duplicate member",
+            Self::JsonrpcMissing => "jsonrpc member missing",
+            Self::JsonrpcNot20 => "jsonrpc is not \"2.0\"",
+            Self::MethodNotString => "method is not a string",
+            Self::MethodWithResultOrError => "method with result or error",
+            Self::ResultAndError => "both result and error",
+            Self::ParamsInResponse => "params in a response",
+            Self::ResponseWithoutId => "response without id",
+            Self::ErrorResponseWithoutId => "error response without id",
+            Self::ErrorNotErrorObject => "error is not a json-rpc error object",
+            Self::NoMethodResultOrError => "no method, result or error",
+            Self::IdInvalidString => "id is not a valid string",
+            Self::IdInvalidType => "id is not null, a 64-bit integer or a string",
+        }
+    }
+}
+
+impl fmt::Display for EnvelopeFault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 impl MessageError {

@@ -10,7 +10,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use super::id::RequestId;
 use super::method::{NotificationParams, RequestParams, ResponseResult};
 use super::raw::{cow, present, IntoOwned, RawJson};
-use super::MessageError;
+use super::{EnvelopeFault, MessageError};
 use crate::framing::EncodeError;
 use crate::json::scan;
 use crate::json::unescape::unquote;
@@ -154,7 +154,7 @@ impl<'de> Deserialize<'de> for ErrorCode {
     }
 }
 
-fn invalid(reason: &'static str) -> MessageError {
+fn invalid(reason: EnvelopeFault) -> MessageError {
     MessageError::InvalidEnvelope { reason }
 }
 
@@ -207,8 +207,8 @@ impl<'a> Message<'a> {
         match env.jsonrpc {
             Some(v)
                 if v == "\"2.0\"" || unquote::<serde_json::Error>(v).is_ok_and(|s| s == "2.0") => {}
-            Some(_) => return Err(invalid("jsonrpc is not \"2.0\"")),
-            None => return Err(invalid("jsonrpc member missing")),
+            Some(_) => return Err(invalid(EnvelopeFault::JsonrpcNot20)),
+            None => return Err(invalid(EnvelopeFault::JsonrpcMissing)),
         }
         let id = match env.id {
             Some(v) => Some(parse_id(v)?),
@@ -216,7 +216,8 @@ impl<'a> Message<'a> {
         };
         let method = match env.method {
             Some(v) => Some(
-                unquote::<serde_json::Error>(v).map_err(|_| invalid("method is not a string"))?,
+                unquote::<serde_json::Error>(v)
+                    .map_err(|_| invalid(EnvelopeFault::MethodNotString))?,
             ),
             None => None,
         };
@@ -226,26 +227,26 @@ impl<'a> Message<'a> {
                 Some(id) => Self::Request(Request { id, method, params }),
                 None => Self::Notification(Notification { method, params }),
             }),
-            (Some(_), _, _) => Err(invalid("method with result or error")),
-            (None, Some(_), Some(_)) => Err(invalid("both result and error")),
+            (Some(_), _, _) => Err(invalid(EnvelopeFault::MethodWithResultOrError)),
+            (None, Some(_), Some(_)) => Err(invalid(EnvelopeFault::ResultAndError)),
             (None, Some(result), None) => match id {
                 Some(id) if params.is_none() => Ok(Self::Response(Response {
                     id,
                     result: RawJson::from_validated(result),
                 })),
-                Some(_) => Err(invalid("params in a response")),
-                None => Err(invalid("response without id")),
+                Some(_) => Err(invalid(EnvelopeFault::ParamsInResponse)),
+                None => Err(invalid(EnvelopeFault::ResponseWithoutId)),
             },
             (None, None, Some(error)) => match id {
                 Some(id) if params.is_none() => {
                     let error = serde_json::from_str(error)
-                        .map_err(|_| invalid("error is not a json-rpc error object"))?;
+                        .map_err(|_| invalid(EnvelopeFault::ErrorNotErrorObject))?;
                     Ok(Self::Error(ErrorResponse { id, error }))
                 }
-                Some(_) => Err(invalid("params in a response")),
-                None => Err(invalid("error response without id")),
+                Some(_) => Err(invalid(EnvelopeFault::ParamsInResponse)),
+                None => Err(invalid(EnvelopeFault::ErrorResponseWithoutId)),
             },
-            (None, None, None) => Err(invalid("no method, result or error")),
+            (None, None, None) => Err(invalid(EnvelopeFault::NoMethodResultOrError)),
         }
     }
 
@@ -351,7 +352,7 @@ impl<'a> Envelope<'a> {
             _ => return Ok(()),
         };
         if slot.is_some() {
-            return Err(invalid("duplicate member"));
+            return Err(invalid(EnvelopeFault::DuplicateMember));
         }
         *slot = Some(value);
         Ok(())
@@ -364,13 +365,13 @@ fn parse_id(text: &str) -> Result<RequestId<'_>, MessageError> {
         Some(b'n') => Ok(RequestId::Null),
         Some(b'"') => unquote::<serde_json::Error>(text)
             .map(RequestId::Str)
-            .map_err(|_| invalid("id is not a valid string")),
+            .map_err(|_| invalid(EnvelopeFault::IdInvalidString)),
         // `-0` is a float to serde_json, so not an integer id.
-        _ if text == "-0" => Err(invalid("id is not null, a 64-bit integer or a string")),
+        _ if text == "-0" => Err(invalid(EnvelopeFault::IdInvalidType)),
         _ => text
             .parse::<i64>()
             .map(RequestId::Number)
-            .map_err(|_| invalid("id is not null, a 64-bit integer or a string")),
+            .map_err(|_| invalid(EnvelopeFault::IdInvalidType)),
     }
 }
 
@@ -416,7 +417,7 @@ fn not_an_object(line: &str, start: usize) -> MessageError {
         }
         return MessageError::Batch { len };
     }
-    invalid("not a json object")
+    invalid(EnvelopeFault::NotAnObject)
 }
 
 impl Serialize for Message<'_> {

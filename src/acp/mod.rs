@@ -153,7 +153,7 @@ pub use update::{
 };
 // generated exports: end
 pub use encode::{encode_error, encode_notification, encode_request, encode_response};
-pub use error::{MessageError, TrackerError};
+pub use error::{EnvelopeFault, MessageError, TrackerError};
 pub use id::RequestId;
 #[allow(deprecated)]
 pub use line::{decode_line, Decoded, Incoming};

@@ -279,7 +279,9 @@ pub(super) fn decode(text: &str) -> Result<Message<'_>, RemoteError> {
     Message::decode(text).map_err(|e| match e {
         MessageError::NotJson { .. } => RemoteError::NotJson,
         MessageError::Batch { .. } => RemoteError::Batch,
-        MessageError::InvalidEnvelope { reason } => RemoteError::InvalidMessage { reason },
+        MessageError::InvalidEnvelope { reason } => RemoteError::InvalidMessage {
+            reason: reason.as_str(),
+        },
         _ => RemoteError::InvalidMessage {
             reason: "invalid envelope",
         },
