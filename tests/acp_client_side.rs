@@ -1,6 +1,7 @@
 //! What the crate gives ACP clients beside the messages: the agent quirks
 //! table (held against recorded sessions of the agents it names) and the
 //! bounded terminal output (held against a naive reference).
+#![cfg(feature = "std")]
 
 use std::fs;
 use std::path::Path;
