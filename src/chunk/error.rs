@@ -5,8 +5,8 @@ use core::fmt;
 use crate::ErrorCode;
 
 /// A fault of the chunked tool-result protocol, or a frame limit too small
-/// to encode with: the transfer it concerns ([`ChunkErrorKind::tool_id`]) and
-/// what went wrong ([`ChunkErrorKind::kind`], a [`ChunkErrorKind`] to match).
+/// to encode with: the transfer it concerns ([`ChunkError::tool_id`]) and
+/// what went wrong ([`ChunkError::kind`], a [`ChunkErrorKind`] to match).
 ///
 /// After a reassembly fault the [`Reassembler`](crate::chunk::Reassembler)
 /// is clean: the faulty transfer is gone, its remaining frames are dropped,
