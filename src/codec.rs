@@ -251,7 +251,7 @@ mod tests {
         let mut buf = BytesMut::from(&b"toolong\nok\nend"[..]);
         assert!(matches!(
             codec.decode(&mut buf).unwrap(),
-            Some(Err(FrameError::LineTooLong { .. }))
+            Some(Err(FrameError::LineTooLong(_)))
         ));
         assert_eq!(
             &codec.decode(&mut buf).unwrap().unwrap().unwrap()[..],

@@ -67,22 +67,22 @@ pub enum Error {
     Frame(FrameError),
     /// An encoding error.
     #[cfg(feature = "alloc")]
-    Encode(EncodeError),
+    Encode(alloc::boxed::Box<EncodeError>),
     /// An ACP message error: one bad line.
     #[cfg(feature = "alloc")]
-    Message(MessageError),
+    Message(alloc::boxed::Box<MessageError>),
     /// A request tracker error.
     #[cfg(feature = "alloc")]
-    Tracker(TrackerError),
+    Tracker(alloc::boxed::Box<TrackerError>),
     /// A stream-json line that is not a valid event.
     #[cfg(feature = "alloc")]
-    Event(EventError),
+    Event(alloc::boxed::Box<EventError>),
     /// A fault of the chunked tool-result protocol.
     #[cfg(feature = "alloc")]
-    Chunk(ChunkError),
+    Chunk(alloc::boxed::Box<ChunkError>),
     /// A turn view problem.
     #[cfg(feature = "alloc")]
-    Turn(TurnError),
+    Turn(alloc::boxed::Box<TurnError>),
 }
 
 impl Error {
@@ -131,17 +131,17 @@ impl core::error::Error for Error {
         match self {
             Self::Frame(e) => Some(e),
             #[cfg(feature = "alloc")]
-            Self::Encode(e) => Some(e),
+            Self::Encode(e) => Some(&**e),
             #[cfg(feature = "alloc")]
-            Self::Message(e) => Some(e),
+            Self::Message(e) => Some(&**e),
             #[cfg(feature = "alloc")]
-            Self::Tracker(e) => Some(e),
+            Self::Tracker(e) => Some(&**e),
             #[cfg(feature = "alloc")]
-            Self::Event(e) => Some(e),
+            Self::Event(e) => Some(&**e),
             #[cfg(feature = "alloc")]
-            Self::Chunk(e) => Some(e),
+            Self::Chunk(e) => Some(&**e),
             #[cfg(feature = "alloc")]
-            Self::Turn(e) => Some(e),
+            Self::Turn(e) => Some(&**e),
         }
     }
 }
@@ -155,29 +155,28 @@ impl From<FrameError> for Error {
 #[cfg(feature = "alloc")]
 impl From<EncodeError> for Error {
     fn from(e: EncodeError) -> Self {
-        Self::Encode(e)
+        Self::Encode(alloc::boxed::Box::new(e))
     }
 }
 
 #[cfg(feature = "alloc")]
 impl From<MessageError> for Error {
     fn from(e: MessageError) -> Self {
-        Self::Message(e)
+        Self::Message(alloc::boxed::Box::new(e))
     }
 }
 
 #[cfg(feature = "alloc")]
 impl From<TrackerError> for Error {
     fn from(e: TrackerError) -> Self {
-        Self::Tracker(e)
+        Self::Tracker(alloc::boxed::Box::new(e))
     }
 }
 
-// Errors travel by value through every `Result`; keep them small.
 #[cfg(feature = "alloc")]
 impl From<EventError> for Error {
     fn from(e: EventError) -> Self {
-        Self::Event(e)
+        Self::Event(alloc::boxed::Box::new(e))
     }
 }
 
@@ -185,8 +184,8 @@ impl From<EventError> for Error {
 impl From<crate::chunk::LineError> for Error {
     fn from(e: crate::chunk::LineError) -> Self {
         match e {
-            crate::chunk::LineError::Event(e) => Self::Event(e),
-            crate::chunk::LineError::Chunk(e) => Self::Chunk(e),
+            crate::chunk::LineError::Event(e) => e.into(),
+            crate::chunk::LineError::Chunk(e) => e.into(),
         }
     }
 }
@@ -194,19 +193,23 @@ impl From<crate::chunk::LineError> for Error {
 #[cfg(feature = "alloc")]
 impl From<ChunkError> for Error {
     fn from(e: ChunkError) -> Self {
-        Self::Chunk(e)
+        Self::Chunk(alloc::boxed::Box::new(e))
     }
 }
 
 #[cfg(feature = "alloc")]
 impl From<TurnError> for Error {
     fn from(e: TurnError) -> Self {
-        Self::Turn(e)
+        Self::Turn(alloc::boxed::Box::new(e))
     }
 }
 
-const _: () = assert!(core::mem::size_of::<FrameError>() <= 64);
-const _: () = assert!(core::mem::size_of::<Error>() <= 72);
+// Errors travel by value through every `Result`: the layers' errors but
+// framing's (which needs no allocator) are boxed inside `Error`, allocated
+// only when a fault is converted, and framing's packs its id (see
+// `LineTooLong`) so that its tag byte holds `Error`'s too.
+const _: () = assert!(core::mem::size_of::<FrameError>() <= 32);
+const _: () = assert!(core::mem::size_of::<Error>() <= 32);
 #[cfg(feature = "alloc")]
 const _: () = assert!(core::mem::size_of::<MessageError>() <= 40);
 // The transfer's id behind a thin pointer plus a `Copy` kind.
@@ -216,27 +219,17 @@ const _: () = assert!(core::mem::size_of::<ChunkError>() <= 32);
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::framing::PeekedId;
+    use crate::framing::{LineTooLong, PeekedId};
     use alloc::string::ToString;
 
     #[test]
     fn messages_are_lowercase_with_numbers() {
-        let e = FrameError::LineTooLong {
-            limit: 8_388_608,
-            seen: 9_437_184,
-            id: None,
-            is_request: false,
-        };
+        let e = FrameError::LineTooLong(LineTooLong::new(8_388_608, 9_437_184, None, false));
         assert_eq!(
             e.to_string(),
             "line of 9437184 bytes exceeds the 8388608-byte limit"
         );
-        let e = FrameError::LineTooLong {
-            limit: 10,
-            seen: 11,
-            id: Some(PeekedId::Number(7)),
-            is_request: true,
-        };
+        let e = FrameError::LineTooLong(LineTooLong::new(10, 11, Some(PeekedId::Number(7)), true));
         assert_eq!(
             e.to_string(),
             "line of 11 bytes exceeds the 10-byte limit (request id 7)"

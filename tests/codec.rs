@@ -120,11 +120,11 @@ fn too_long_request_keeps_its_id() {
             AcpCodec::with_limits(&limits),
         );
         let first = framed.next().await.unwrap().unwrap().unwrap_err();
-        let Error::Frame(FrameError::LineTooLong { id, is_request, .. }) = first else {
+        let Error::Frame(FrameError::LineTooLong(long)) = first else {
             panic!("{first:?}")
         };
-        assert_eq!(id.unwrap().to_string(), "42");
-        assert!(is_request);
+        assert_eq!(long.id().unwrap().to_string(), "42");
+        assert!(long.is_request());
         let next = framed.next().await.unwrap().unwrap().unwrap();
         assert_eq!(next.method(), Some("x"));
         assert!(framed.next().await.is_none());

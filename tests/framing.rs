@@ -1,6 +1,7 @@
 //! The framing layer through the public API: split invariance against a
 //! naive oracle, limits, recovery after every kind of bad line.
 
+use acp_codec::framing::LineTooLong;
 use acp_codec::{FrameError, Limits, LineSplitter, PeekedId};
 use proptest::prelude::*;
 
@@ -72,7 +73,7 @@ proptest! {
         let mut got = Vec::new();
         let mut take = |r: Result<acp_codec::Line<'_>, FrameError>| match r {
             Ok(l) => Item::Line(l.as_bytes().to_vec(), l.is_terminated()),
-            Err(FrameError::LineTooLong { .. }) => Item::TooLong,
+            Err(FrameError::LineTooLong(_)) => Item::TooLong,
             Err(_) => Item::BadUtf8,
         };
         for &b in &input {
@@ -135,16 +136,12 @@ fn oversized_then_good() {
         }
         assert_eq!(items.len(), 2, "read {read}");
         match &items[0] {
-            Err(FrameError::LineTooLong {
-                limit,
-                seen,
-                id,
-                is_request,
-            }) => {
-                assert_eq!(*limit, 65_536);
-                assert!(*seen > 65_536 && *seen <= 65_536 + read.max(1) || *seen == big.len() - 1);
-                assert_eq!(*id, Some(PeekedId::Number(42)));
-                assert!(is_request);
+            Err(FrameError::LineTooLong(long)) => {
+                assert_eq!(long.limit(), 65_536);
+                let seen = long.seen();
+                assert!(seen > 65_536 && seen <= 65_536 + read.max(1) || seen == big.len() - 1);
+                assert_eq!(long.id(), Some(PeekedId::Number(42)));
+                assert!(long.is_request());
             }
             other => panic!("read {read}: {other:?}"),
         }
@@ -206,7 +203,7 @@ fn id_beyond_peek_window_is_not_read() {
     let d = s.decode(b"{\"id\":12345,\"method\":\"m\"}\n");
     assert!(matches!(
         d.item,
-        Some(Err(FrameError::LineTooLong { id: None, .. }))
+        Some(Err(FrameError::LineTooLong(e))) if e.id().is_none()
     ));
 }
 
@@ -219,4 +216,42 @@ fn error_display_is_lowercase_with_numbers() {
         "line of 12 bytes exceeds the 4-byte limit (id \"abc\")"
     );
     assert_eq!(e.code().0, -32600);
+}
+
+/// Errors travel by value through every `Result`: 32 bytes at most.
+#[cfg(target_pointer_width = "64")]
+#[test]
+fn errors_are_small() {
+    assert!(size_of::<FrameError>() <= 32);
+    assert!(size_of::<acp_codec::Error>() <= 32);
+    #[cfg(feature = "alloc")]
+    assert!(size_of::<acp_codec::ChunkError>() <= 32);
+}
+
+fn peeked_id() -> impl Strategy<Value = Option<PeekedId>> {
+    prop_oneof![
+        Just(None),
+        Just(Some(PeekedId::Null)),
+        any::<i64>().prop_map(|n| Some(PeekedId::Number(n))),
+        "[a-z0-9é-]{0,20}".prop_map(|s| PeekedId::from_str_id(&s)),
+    ]
+}
+
+proptest! {
+    /// `LineTooLong` packs what it is given into 32 bytes: everything comes
+    /// back as given, but a string id longer than `MAX_STR_ID` bytes, which
+    /// reads as absent.
+    #[test]
+    fn line_too_long_keeps_what_fits(
+        limit in any::<usize>(),
+        seen in any::<usize>(),
+        id in peeked_id(),
+        is_request in any::<bool>(),
+    ) {
+        let e = LineTooLong::new(limit, seen, id, is_request);
+        prop_assert_eq!((e.limit(), e.seen(), e.is_request()), (limit, seen, is_request));
+        let fits = id.as_ref().and_then(PeekedId::as_str).is_none_or(|s| s.len() <= LineTooLong::MAX_STR_ID);
+        prop_assert_eq!(e.id(), if fits { id } else { None });
+        prop_assert_eq!(e.request_id(), e.id().filter(|_| is_request));
+    }
 }

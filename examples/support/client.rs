@@ -409,14 +409,12 @@ impl<S: LineSource> Client<S> {
         self.stats.bad_lines += 1;
         eprintln!("acp_client: skipped a bad line from the agent: {e}");
         // A request we could not read still gets an answer.
-        if let FrameError::LineTooLong {
-            id: Some(id),
-            is_request: true,
-            ..
-        } = &e
-        {
+        if let Some(id) = match &e {
+            FrameError::LineTooLong(long) => long.request_id(),
+            _ => None,
+        } {
             let id = match id {
-                acp_codec::PeekedId::Number(n) => RequestId::Number(*n),
+                acp_codec::PeekedId::Number(n) => RequestId::Number(n),
                 other => other
                     .as_str()
                     .map_or(RequestId::Null, |s| RequestId::Str(s.to_owned().into())),

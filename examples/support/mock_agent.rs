@@ -78,13 +78,11 @@ where
             Ok(Some(Err(e))) => {
                 eprintln!("mock_agent: skipped a bad line: {e}");
                 // A request too long to read still gets its answer.
-                if let acp_codec::FrameError::LineTooLong {
-                    id: Some(id),
-                    is_request: true,
-                    ..
-                } = &e
-                {
-                    let id = peeked_id(id);
+                if let Some(id) = match &e {
+                    acp_codec::FrameError::LineTooLong(long) => long.request_id(),
+                    _ => None,
+                } {
+                    let id = peeked_id(&id);
                     if agent
                         .send_error(&id, e.code(), &e.to_string())
                         .await

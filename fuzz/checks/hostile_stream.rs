@@ -51,7 +51,7 @@ enum Item {
 fn item(r: Result<acp_codec::Line<'_>, FrameError>) -> Item {
     match r {
         Ok(l) => Item::Line(l.as_bytes().to_vec(), l.is_terminated()),
-        Err(FrameError::LineTooLong { .. }) => Item::TooLong,
+        Err(FrameError::LineTooLong(_)) => Item::TooLong,
         Err(FrameError::InvalidUtf8 { .. }) => Item::BadUtf8,
         Err(e) => panic!("unexpected error {e}"),
     }

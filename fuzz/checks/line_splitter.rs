@@ -21,7 +21,7 @@ pub enum Item {
 fn item(r: Result<acp_codec::Line<'_>, FrameError>) -> Item {
     match r {
         Ok(l) => Item::Line(l.as_bytes().to_vec(), l.is_terminated()),
-        Err(FrameError::LineTooLong { .. }) => Item::TooLong,
+        Err(FrameError::LineTooLong(_)) => Item::TooLong,
         Err(FrameError::InvalidUtf8 { .. }) => Item::BadUtf8,
         Err(e) => panic!("unexpected error {e}"),
     }
@@ -201,7 +201,7 @@ fn bytes_lines_variant(limit: usize, input: &[u8], seed: u32) -> Vec<Item> {
 fn bytes_item(r: Result<bytes::Bytes, FrameError>, terminated: bool) -> Item {
     match r {
         Ok(b) => Item::Line(b.to_vec(), terminated),
-        Err(FrameError::LineTooLong { .. }) => Item::TooLong,
+        Err(FrameError::LineTooLong(_)) => Item::TooLong,
         Err(_) => Item::BadUtf8,
     }
 }

@@ -9,7 +9,7 @@ use crate::ErrorCode;
 /// An error of the framing layer: one line of input.
 ///
 /// After any of these the [`LineSplitter`](crate::LineSplitter) goes on with
-/// the next line.
+/// the next line. 32 bytes on 64-bit targets, with no allocation.
 ///
 /// ```
 /// use acp_codec::{FrameError, LineSplitter, PeekedId};
@@ -17,10 +17,10 @@ use crate::ErrorCode;
 /// let mut splitter = LineSplitter::with_max_line_len(32);
 /// let buf = b"{\"jsonrpc\":\"2.0\",\"id\":12,\"method\":\"session/prompt\",\"params\":{}}\n";
 /// let err = splitter.decode(buf).item.unwrap().unwrap_err();
-/// assert_eq!(
-///     err,
-///     FrameError::LineTooLong { limit: 32, seen: 63, id: Some(PeekedId::Number(12)), is_request: true }
-/// );
+/// let FrameError::LineTooLong(long) = err else { panic!("{err}") };
+/// assert_eq!((long.limit(), long.seen()), (32, 63));
+/// assert_eq!(long.id(), Some(PeekedId::Number(12)));
+/// assert!(long.is_request());
 /// assert_eq!(err.to_string(), "line of 63 bytes exceeds the 32-byte limit (request id 12)");
 /// assert_eq!(err.code().0, -32600);
 /// ```
@@ -28,20 +28,8 @@ use crate::ErrorCode;
 #[non_exhaustive]
 pub enum FrameError {
     /// A line is longer than the limit. Reported once per line, as soon as
-    /// more than `limit` bytes of it were seen; the rest of the line is
-    /// skipped.
-    LineTooLong {
-        /// The limit, in bytes.
-        limit: usize,
-        /// Bytes of the line seen when it was reported (the whole line when
-        /// its end was already in the buffer).
-        seen: usize,
-        /// The line's JSON-RPC `"id"`, when its first bytes hold one.
-        id: Option<PeekedId>,
-        /// Whether the first bytes hold a `"method"` too, so the line is a
-        /// request the peer waits an answer for.
-        is_request: bool,
-    },
+    /// more than the limit was seen; the rest of the line is skipped.
+    LineTooLong(LineTooLong),
     /// A line is not valid UTF-8.
     InvalidUtf8 {
         /// The line's length in bytes.
@@ -51,11 +39,164 @@ pub enum FrameError {
     },
 }
 
+/// What [`FrameError::LineTooLong`] knows of an oversized line: the limit,
+/// the bytes seen, and the JSON-RPC id its first bytes hold, so that a
+/// request can be answered instead of leaving the peer waiting.
+///
+/// Packed into 32 bytes (24 on 32-bit targets) so that errors stay small and
+/// never allocate: the id is kept when it is `null`, a 64-bit integer, or a
+/// string of at most [`LineTooLong::MAX_STR_ID`] bytes without escapes (every
+/// official ACP SDK numbers its requests); a longer string id reads as `None`,
+/// and the answer then goes out with a `null` id as JSON-RPC asks for an id
+/// that cannot be read.
+///
+/// ```
+/// use acp_codec::framing::LineTooLong;
+/// use acp_codec::{FrameError, PeekedId};
+///
+/// let e = LineTooLong::new(8, 20, PeekedId::from_str_id("req-7"), true);
+/// assert_eq!(e.id().unwrap().as_str(), Some("req-7"));
+/// assert_eq!(FrameError::LineTooLong(e).to_string(), "line of 20 bytes exceeds the 8-byte limit (request id \"req-7\")");
+/// let long = PeekedId::from_str_id("0123456789abcdef");
+/// assert_eq!(LineTooLong::new(8, 20, long, true).id(), None);
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(C)]
+pub struct LineTooLong {
+    // First, so that its `IdKind` byte gives `FrameError` and `Error` their
+    // tags without a word of their own.
+    head: Head,
+    limit: usize,
+    seen: usize,
+}
+
+/// The id and `is_request` of [`LineTooLong`] in 16 bytes of alignment 1.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(C)]
+struct Head {
+    kind: IdKind,
+    is_request: bool,
+    /// Bytes of `bytes` in use by a string id.
+    len: u8,
+    /// A string id's bytes, or a number's eight little-endian bytes.
+    bytes: [u8; LineTooLong::MAX_STR_ID],
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+enum IdKind {
+    None,
+    Null,
+    Number,
+    Str,
+}
+
+impl LineTooLong {
+    /// The longest string id kept, in bytes.
+    pub const MAX_STR_ID: usize = 13;
+
+    /// The error for a line of which `seen` bytes went past `limit`, with
+    /// what its first bytes hold (a string `id` longer than
+    /// [`MAX_STR_ID`](Self::MAX_STR_ID) is not kept).
+    pub fn new(limit: usize, seen: usize, id: Option<PeekedId>, is_request: bool) -> Self {
+        let mut head = Head {
+            kind: IdKind::None,
+            is_request,
+            len: 0,
+            bytes: [0; Self::MAX_STR_ID],
+        };
+        match id {
+            None => {}
+            Some(PeekedId::Null) => head.kind = IdKind::Null,
+            Some(PeekedId::Number(n)) => {
+                let [a, b, c, d, e, f, g, h] = n.to_le_bytes();
+                head.bytes = [a, b, c, d, e, f, g, h, 0, 0, 0, 0, 0];
+                head.kind = IdKind::Number;
+            }
+            Some(PeekedId::Str(s)) => {
+                let text = s.as_str().as_bytes();
+                if let (Some(slot), Ok(len)) =
+                    (head.bytes.get_mut(..text.len()), u8::try_from(text.len()))
+                {
+                    slot.copy_from_slice(text);
+                    head.len = len;
+                    head.kind = IdKind::Str;
+                }
+            }
+        }
+        Self { head, limit, seen }
+    }
+
+    /// The limit, in bytes.
+    pub const fn limit(&self) -> usize {
+        self.limit
+    }
+
+    /// Bytes of the line seen when it was reported (the whole line when its
+    /// end was already in the buffer).
+    pub const fn seen(&self) -> usize {
+        self.seen
+    }
+
+    /// The line's JSON-RPC `"id"`, when its first bytes hold one that fits
+    /// (see the type's docs).
+    pub fn id(&self) -> Option<PeekedId> {
+        let h = &self.head;
+        match h.kind {
+            IdKind::None => None,
+            IdKind::Null => Some(PeekedId::Null),
+            IdKind::Number => {
+                // An array pattern: the compiler checks the 8 bytes are there.
+                let [a, b, c, d, e, f, g, h, ..] = h.bytes;
+                Some(PeekedId::Number(i64::from_le_bytes([
+                    a, b, c, d, e, f, g, h,
+                ])))
+            }
+            IdKind::Str => {
+                let text = h.bytes.get(..usize::from(h.len))?;
+                PeekedId::from_str_id(core::str::from_utf8(text).ok()?)
+            }
+        }
+    }
+
+    /// Whether the first bytes hold a `"method"` too, so the line is a
+    /// request the peer waits an answer for.
+    pub const fn is_request(&self) -> bool {
+        self.head.is_request
+    }
+
+    /// The id to answer with an error: the line's id when it is a request.
+    ///
+    /// ```
+    /// use acp_codec::framing::LineTooLong;
+    /// use acp_codec::PeekedId;
+    ///
+    /// let request = LineTooLong::new(8, 9, Some(PeekedId::Number(4)), true);
+    /// assert_eq!(request.request_id(), Some(PeekedId::Number(4)));
+    /// let response = LineTooLong::new(8, 9, Some(PeekedId::Number(4)), false);
+    /// assert_eq!(response.request_id(), None);
+    /// ```
+    pub fn request_id(&self) -> Option<PeekedId> {
+        self.id().filter(|_| self.is_request())
+    }
+}
+
+impl fmt::Debug for LineTooLong {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LineTooLong")
+            .field("limit", &self.limit)
+            .field("seen", &self.seen)
+            .field("id", &self.id())
+            .field("is_request", &self.is_request())
+            .finish()
+    }
+}
+
 impl FrameError {
     /// The JSON-RPC code to answer with.
     pub const fn code(&self) -> ErrorCode {
         match self {
-            Self::LineTooLong { .. } => ErrorCode::INVALID_REQUEST,
+            Self::LineTooLong(_) => ErrorCode::INVALID_REQUEST,
             Self::InvalidUtf8 { .. } => ErrorCode::PARSE_ERROR,
         }
     }
@@ -64,14 +205,10 @@ impl FrameError {
 impl fmt::Display for FrameError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::LineTooLong {
-                limit,
-                seen,
-                id,
-                is_request,
-            } => {
+            Self::LineTooLong(e) => {
+                let (seen, limit) = (e.seen, e.limit);
                 write!(f, "line of {seen} bytes exceeds the {limit}-byte limit")?;
-                match (id, is_request) {
+                match (e.id(), e.is_request()) {
                     (Some(id), true) => write!(f, " (request id {id})"),
                     (Some(id), false) => write!(f, " (id {id})"),
                     (None, _) => Ok(()),

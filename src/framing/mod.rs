@@ -34,7 +34,7 @@ mod encode;
 
 #[cfg(feature = "alloc")]
 pub use error::EncodeError;
-pub use error::FrameError;
+pub use error::{FrameError, LineTooLong};
 pub use peek::PeekedId;
 #[cfg(feature = "bytes")]
 #[cfg_attr(docsrs, doc(cfg(feature = "bytes")))]

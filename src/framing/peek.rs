@@ -10,11 +10,13 @@ use crate::json::scan::{is_delimiter, key_at, skip_str, skip_value, skip_ws};
 /// Longest string id kept inline, in bytes (a UUID fits).
 const MAX_STR_ID: usize = 38;
 
-/// A JSON-RPC id read from the first bytes of a line, kept inline so errors
-/// that carry it need no allocation.
+/// A JSON-RPC id read from the first bytes of a line, kept inline so that
+/// reading it needs no allocation.
 ///
 /// String ids longer than 38 bytes, or holding escapes, and numbers that are
-/// not 64-bit integers are not captured. Displays like the JSON it came from
+/// not 64-bit integers are not captured ([`FrameError`](crate::FrameError)
+/// keeps string ids of at most
+/// [`LineTooLong::MAX_STR_ID`](crate::framing::LineTooLong::MAX_STR_ID) bytes). Displays like the JSON it came from
 /// (string ids quoted).
 ///
 /// ```

@@ -3,7 +3,7 @@
 use memchr::memchr;
 
 use super::peek::peek;
-use crate::framing::FrameError;
+use crate::framing::{FrameError, LineTooLong};
 use crate::limits::Limits;
 
 /// One line found by the [`LineSplitter`]: valid UTF-8, without its `\n` or a
@@ -203,7 +203,7 @@ impl LineSplitter {
     /// let mut splitter = LineSplitter::with_limits(&limits);
     /// // Reported as soon as more than 8 bytes are in, before the `\n` arrives.
     /// let decoded = splitter.decode(b"[1,2,3,4,5");
-    /// assert!(matches!(decoded.item, Some(Err(FrameError::LineTooLong { limit: 8, .. }))));
+    /// assert!(matches!(decoded.item, Some(Err(FrameError::LineTooLong(e))) if e.limit() == 8));
     /// assert_eq!(decoded.consumed, 10); // dropped at once, never buffered
     /// // The rest of the line is skipped quietly; the next line decodes.
     /// let decoded = splitter.decode(b",6]\n[7]\n");
@@ -484,12 +484,12 @@ impl LineSplitter {
             .get(..self.id_peek_window.min(line.len()))
             .unwrap_or_default();
         let peeked = peek(window);
-        FrameError::LineTooLong {
-            limit: self.max_line_len,
+        FrameError::LineTooLong(LineTooLong::new(
+            self.max_line_len,
             seen,
-            id: peeked.id,
-            is_request: peeked.is_request,
-        }
+            peeked.id,
+            peeked.is_request,
+        ))
     }
 }
 

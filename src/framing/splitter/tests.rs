@@ -1,4 +1,5 @@
 use super::*;
+use crate::framing::LineTooLong;
 use crate::PeekedId;
 
 /// Feeds `input` in pieces of `step` bytes; collects items as strings.
@@ -76,12 +77,12 @@ fn oversized_reported_once_with_id() {
     assert_eq!(d.consumed, 22);
     assert_eq!(
         d.item,
-        Some(Err(FrameError::LineTooLong {
-            limit: 8,
-            seen: 22,
-            id: PeekedId::from_str_id("q"),
-            is_request: true
-        }))
+        Some(Err(FrameError::LineTooLong(LineTooLong::new(
+            8,
+            22,
+            PeekedId::from_str_id("q"),
+            true
+        ))))
     );
     let d = s.decode(b"more bytes of it");
     assert_eq!((d.consumed, d.item), (16, None));

@@ -331,16 +331,15 @@ impl Router {
     /// An agent line over the size limit: if it answers a client's request,
     /// that client gets an error instead of waiting forever.
     pub fn agent_line_too_long(&mut self, err: &FrameError, now: Duration, out: &mut Vec<Out>) {
-        let FrameError::LineTooLong {
-            id: Some(PeekedId::Number(n)),
-            is_request: false,
-            limit,
-            seen,
-        } = *err
-        else {
+        let FrameError::LineTooLong(long) = err else {
             self.drop_one();
             return;
         };
+        let (Some(PeekedId::Number(n)), false) = (long.id(), long.is_request()) else {
+            self.drop_one();
+            return;
+        };
+        let (seen, limit) = (long.seen(), long.limit());
         if self
             .tracker
             .handle_response(&RequestId::Number(n), now)
