@@ -311,6 +311,8 @@ pub mod limits;
 pub mod remote;
 #[cfg(feature = "alloc")]
 pub mod stream_json;
+#[cfg(feature = "alloc")]
+mod tally;
 pub mod title;
 #[cfg(feature = "alloc")]
 pub mod turn;

@@ -338,7 +338,11 @@ impl<'a> Envelope<'a> {
             "\"result\"" => &mut self.result,
             "\"error\"" => &mut self.error,
             k if k.contains('\\') => {
-                let k = unquote::<serde_json::Error>(k).unwrap_or_default();
+                // A key whose escapes do not decode names no envelope
+                // member: it is left to the params' or result's decoder.
+                let Ok(k) = unquote::<serde_json::Error>(k) else {
+                    return Ok(());
+                };
                 match &*k {
                     "jsonrpc" => &mut self.jsonrpc,
                     "id" => &mut self.id,

@@ -7,6 +7,7 @@ use super::{direct, FrameKind, ToolResultChunk, ToolResultEnd, ToolResultStart};
 use super::{ChunkError, ChunkErrorKind, LineError};
 use crate::limits::Limits;
 use crate::stream_json::{Event, Status, Text, ToolError, ToolResult};
+use crate::tally::Tally;
 
 /// Most ids of aborted transfers remembered, so their remaining frames are
 /// dropped quietly instead of each being reported as unknown.
@@ -116,7 +117,8 @@ pub struct Reassembler {
     /// A buffer handed back by [`Reassembler::recycle`], counted in
     /// `buffered`.
     spare: Option<String>,
-    buffered: usize,
+    /// The capacity of every open transfer's buffer and of `spare`.
+    buffered: Tally,
 }
 
 impl Default for Reassembler {
@@ -140,7 +142,7 @@ impl Reassembler {
             open: Vec::with_capacity(limits.max_open_transfers.clamp(1, 8)),
             aborted: Vec::new(),
             spare: None,
-            buffered: 0,
+            buffered: Tally::default(),
         }
     }
 
@@ -172,17 +174,16 @@ impl Reassembler {
     pub fn recycle(&mut self, mut buffer: String) {
         self.drop_spare();
         let cap = buffer.capacity();
-        let left = self.limits.max_buffered_bytes.saturating_sub(self.buffered);
-        if cap <= left && cap > 0 {
+        if cap <= self.buffered.room(self.limits.max_buffered_bytes) && cap > 0 {
             buffer.clear();
-            self.buffered = self.buffered.saturating_add(cap);
+            self.buffered.add(cap);
             self.spare = Some(buffer);
         }
     }
 
     fn drop_spare(&mut self) {
         if let Some(s) = self.spare.take() {
-            self.buffered = self.buffered.saturating_sub(s.capacity());
+            self.buffered.release(s.capacity());
         }
     }
 
@@ -190,12 +191,12 @@ impl Reassembler {
     fn new_buffer(&mut self, want: usize) -> String {
         let mut output = match self.spare.take() {
             Some(s) => {
-                self.buffered = self.buffered.saturating_sub(s.capacity());
+                self.buffered.release(s.capacity());
                 s
             }
             None => String::new(),
         };
-        let left = self.limits.max_buffered_bytes.saturating_sub(self.buffered);
+        let left = self.buffered.room(self.limits.max_buffered_bytes);
         let want = want.min(left);
         if output.capacity() > left || (output.capacity() < want && output.capacity() > 0) {
             // Too big for what is left, or too small: a fresh one is cheaper
@@ -205,7 +206,7 @@ impl Reassembler {
         if output.capacity() < want && output.try_reserve_exact(want).is_err() {
             output = String::new();
         }
-        self.buffered = self.buffered.saturating_add(output.capacity());
+        self.buffered.add(output.capacity());
         output
     }
 
@@ -222,7 +223,7 @@ impl Reassembler {
     /// Bytes reserved by the open transfers' buffers (their capacity), at
     /// most `max_buffered_bytes`.
     pub const fn buffered_bytes(&self) -> usize {
-        self.buffered
+        self.buffered.get()
     }
 
     /// Decodes one line (without `\n`) and pushes the event.
@@ -313,7 +314,7 @@ impl Reassembler {
             .collect();
         self.aborted.clear();
         self.spare = None;
-        self.buffered = 0;
+        self.buffered = Tally::default();
         truncated
     }
 
@@ -345,7 +346,7 @@ impl Reassembler {
     /// Removes transfer `i`, releasing its budget.
     fn remove(&mut self, i: usize) -> Transfer {
         let t = self.open.swap_remove(i);
-        self.buffered = self.buffered.saturating_sub(t.output.capacity());
+        self.buffered.release(t.output.capacity());
         t
     }
 
@@ -445,7 +446,6 @@ impl Reassembler {
         if needs_room {
             self.drop_spare();
         }
-        let buffered = self.buffered;
         let Some(t) = self.open.get_mut(i) else {
             return self.unknown(&c.tool_id, FrameKind::Chunk, false);
         };
@@ -494,10 +494,9 @@ impl Reassembler {
                     tool_id(),
                     ChunkErrorKind::InvalidData { seq: c.seq },
                 )),
-                Ok(add) => match grow(t, add, &limits, buffered) {
+                Ok(add) => match grow(t, add, &limits, &mut self.buffered) {
                     Err(kind) => Some(ChunkError::transfer(tool_id(), kind)),
-                    Ok(new_buffered) => {
-                        self.buffered = new_buffered;
+                    Ok(()) => {
                         let appended = match plain {
                             Some(p) => {
                                 t.output.push_str(p);
@@ -591,17 +590,19 @@ impl Reassembler {
     }
 }
 
-/// Makes room for `add` more bytes in `t`'s buffer within the limits;
-/// returns the new total of buffered bytes, or what went wrong.
+/// Makes room for `add` more bytes in `t`'s buffer within the limits,
+/// keeping `buffered` (which counts the buffer's capacity) in step; or says
+/// what went wrong, with `t` and `buffered` unchanged.
 fn grow(
     t: &mut Transfer,
     add: usize,
     limits: &Limits,
-    buffered: usize,
-) -> Result<usize, ChunkErrorKind> {
+    buffered: &mut Tally,
+) -> Result<(), ChunkErrorKind> {
     let len = t.output.len();
     let cap = t.output.capacity();
     let max = limits.max_result_bytes;
+    // A sum past `usize::MAX` is over any limit: saturating keeps it so.
     let new_len = len.saturating_add(add);
     if new_len > max {
         return Err(ChunkErrorKind::ResultTooLarge {
@@ -610,17 +611,20 @@ fn grow(
         });
     }
     if new_len <= cap {
-        return Ok(buffered);
+        return Ok(());
     }
-    let others = buffered.saturating_sub(cap);
-    let available = limits.max_buffered_bytes.saturating_sub(others);
+    let mut others = *buffered;
+    others.release(cap);
+    let available = others.room(limits.max_buffered_bytes);
     if new_len > available {
         return Err(ChunkErrorKind::BudgetExceeded {
             needed: new_len,
             available,
         });
     }
+    // At least double (amortised appends), never past either limit.
     let target = new_len.max(cap.saturating_mul(2)).min(max).min(available);
+    // `len <= new_len <= target`.
     if t.output
         .try_reserve_exact(target.saturating_sub(len))
         .is_err()
@@ -630,7 +634,9 @@ fn grow(
             available,
         });
     }
-    Ok(others.saturating_add(t.output.capacity()))
+    others.add(t.output.capacity());
+    *buffered = others;
+    Ok(())
 }
 
 fn len_u64(s: &str) -> u64 {

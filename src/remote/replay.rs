@@ -4,6 +4,8 @@ use alloc::collections::{BTreeMap, VecDeque};
 use alloc::string::String;
 use alloc::vec::Vec;
 
+use crate::tally::Tally;
+
 /// The default budget of one session: 4 MiB of message text.
 pub const DEFAULT_REPLAY_BUDGET: usize = 4 * 1024 * 1024;
 
@@ -42,7 +44,7 @@ pub struct Replay {
 #[derive(Debug, Default)]
 struct Missed {
     messages: VecDeque<String>,
-    bytes: usize,
+    bytes: Tally,
     dropped: Dropped,
 }
 
@@ -77,7 +79,7 @@ struct Missed {
 pub struct ReplayBuffer {
     budget: usize,
     max_sessions: usize,
-    bytes: usize,
+    bytes: Tally,
     sessions: BTreeMap<String, Missed>,
 }
 
@@ -94,7 +96,7 @@ impl ReplayBuffer {
         Self {
             budget,
             max_sessions: DEFAULT_MAX_REPLAY_SESSIONS,
-            bytes: 0,
+            bytes: Tally::holding(0),
             sessions: BTreeMap::new(),
         }
     }
@@ -118,7 +120,7 @@ impl ReplayBuffer {
 
     /// Bytes of text held, all sessions together.
     pub const fn bytes(&self) -> usize {
-        self.bytes
+        self.bytes.get()
     }
 
     /// How many sessions have something buffered (or something dropped to
@@ -144,18 +146,18 @@ impl ReplayBuffer {
             missed.dropped.add(len);
             return dropped;
         }
-        // Both stay within the budget, so neither sum overflows.
-        while missed.bytes.saturating_add(len) > self.budget {
+        // `len` fits the budget: evict the oldest until it fits beside them.
+        while len > missed.bytes.room(self.budget) {
             let Some(old) = missed.messages.pop_front() else {
                 break;
             };
-            missed.bytes = missed.bytes.saturating_sub(old.len());
-            self.bytes = self.bytes.saturating_sub(old.len());
+            missed.bytes.release(old.len());
+            self.bytes.release(old.len());
             dropped.add(old.len());
             missed.dropped.add(old.len());
         }
-        missed.bytes = missed.bytes.saturating_add(len);
-        self.bytes = self.bytes.saturating_add(len);
+        missed.bytes.add(len);
+        self.bytes.add(len);
         missed.messages.push_back(message.into());
         dropped
     }
@@ -165,7 +167,7 @@ impl ReplayBuffer {
         let Some(missed) = self.sessions.remove(session) else {
             return Replay::default();
         };
-        self.bytes = self.bytes.saturating_sub(missed.bytes);
+        self.bytes.release(missed.bytes.get());
         Replay {
             messages: missed.messages.into(),
             dropped: missed.dropped,
@@ -180,7 +182,7 @@ impl ReplayBuffer {
     /// Forgets every session (the agent exited).
     pub fn clear(&mut self) {
         self.sessions.clear();
-        self.bytes = 0;
+        self.bytes = Tally::default();
     }
 }
 
@@ -193,7 +195,7 @@ mod tests {
         let mut r = ReplayBuffer::new(8).with_max_sessions(2);
         let _ = r.push("a", "1234");
         let _ = r.push("b", "12");
-        assert_eq!(r.bytes, 6);
+        assert_eq!(r.bytes(), 6);
         // Too big for the budget: dropped alone, the rest stays.
         assert_eq!(
             r.push("a", "123456789"),
@@ -202,7 +204,7 @@ mod tests {
                 bytes: 9
             }
         );
-        assert_eq!(r.bytes, 6);
+        assert_eq!(r.bytes(), 6);
         // Evicts the oldest of "a" only.
         assert_eq!(
             r.push("a", "12345"),
@@ -212,7 +214,7 @@ mod tests {
             }
         );
         assert_eq!(
-            (r.bytes, r.sessions.get("a").map(|m| m.bytes)),
+            (r.bytes(), r.sessions.get("a").map(|m| m.bytes.get())),
             (7, Some(5))
         );
         let a = r.take("a");
@@ -223,7 +225,7 @@ mod tests {
                 bytes: 13
             }
         );
-        assert_eq!(r.bytes, 2);
+        assert_eq!(r.bytes(), 2);
         // An empty message fits any budget, even zero.
         let mut z = ReplayBuffer::new(0);
         assert_eq!(z.push("s", ""), Dropped::default());

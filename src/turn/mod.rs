@@ -130,6 +130,7 @@ pub type Event<'a> = TurnEvent<'a>;
 #[deprecated(since = "0.2.0", note = "renamed to `MessageState`")]
 pub type Message = MessageState;
 
+use crate::tally::Tally;
 use event::{Code, Codes, Source};
 use tool::{Budget, Fields};
 
@@ -158,9 +159,9 @@ pub struct TurnView {
     stop_reason: Option<StopReason<'static>>,
     messages: Vec<MessageState>,
     thoughts: Vec<MessageState>,
-    text_bytes: usize,
+    text_bytes: Tally,
     tool_calls: Vec<ToolCallState>,
-    tool_bytes: usize,
+    tool_bytes: Tally,
     permissions: Vec<Permission>,
     plan: Option<Vec<PlanEntry<'static>>>,
     mode: Option<String>,
@@ -179,9 +180,9 @@ impl TurnView {
             stop_reason: None,
             messages: Vec::new(),
             thoughts: Vec::new(),
-            text_bytes: 0,
+            text_bytes: Tally::default(),
             tool_calls: Vec::new(),
-            tool_bytes: 0,
+            tool_bytes: Tally::default(),
             permissions: Vec::new(),
             plan: None,
             mode: None,
@@ -198,9 +199,9 @@ impl TurnView {
         self.stop_reason = None;
         self.messages.clear();
         self.thoughts.clear();
-        self.text_bytes = 0;
+        self.text_bytes = Tally::default();
         self.tool_calls.clear();
-        self.tool_bytes = 0;
+        self.tool_bytes = Tally::default();
         self.permissions.clear();
     }
 
@@ -448,13 +449,13 @@ impl TurnView {
     /// Bytes of text (and message ids) the turn retains, at most
     /// [`TurnLimits::max_text_bytes`].
     pub fn text_bytes(&self) -> usize {
-        self.text_bytes
+        self.text_bytes.get()
     }
 
     /// Bytes the turn's tool calls and permission requests retain, at most
     /// [`TurnLimits::max_tool_bytes`].
     pub fn tool_bytes(&self) -> usize {
-        self.tool_bytes
+        self.tool_bytes.get()
     }
 
     fn message_at(&self, kind: MessageKind, i: usize) -> Option<&MessageState> {
@@ -505,14 +506,14 @@ impl TurnView {
             let id_bytes = id.map_or(0, str::len);
             if count >= self.limits.max_messages {
                 self.limit(TurnLimit::Messages, 1, codes);
-            } else if id_bytes > self.limits.max_text_bytes.saturating_sub(self.text_bytes) {
+            } else if id_bytes > self.text_bytes.room(self.limits.max_text_bytes) {
                 self.limit(
                     TurnLimit::TextBytes,
                     id_bytes.saturating_add(text.len()),
                     codes,
                 );
             } else {
-                self.text_bytes = self.text_bytes.saturating_add(id_bytes);
+                self.text_bytes.add(id_bytes);
                 let list = match kind {
                     MessageKind::Thought => &mut self.thoughts,
                     _ => &mut self.messages,
@@ -527,17 +528,18 @@ impl TurnView {
             }
         }
         if let Some(i) = index {
-            let room = self.limits.max_text_bytes.saturating_sub(self.text_bytes);
-            let keep = floor_char_boundary(text, room);
+            let room = self.text_bytes.room(self.limits.max_text_bytes);
+            // A character boundary within the text, so the split holds.
+            let (kept, cut) = text.split_at(floor_char_boundary(text, room));
             let list = match kind {
                 MessageKind::Thought => &mut self.thoughts,
                 _ => &mut self.messages,
             };
             if let Some(m) = list.get_mut(i) {
-                m.text.push_str(text.get(..keep).unwrap_or_default());
-                let dropped = text.len().saturating_sub(keep);
+                m.text.push_str(kept);
+                let dropped = cut.len();
                 m.dropped = m.dropped.saturating_add(dropped);
-                self.text_bytes = self.text_bytes.saturating_add(keep);
+                self.text_bytes.add(kept.len());
                 self.limit(TurnLimit::TextBytes, dropped, codes);
             }
         }
@@ -560,7 +562,7 @@ impl TurnView {
         }
         let old = duplicate
             .and_then(|i| self.permissions.get(i))
-            .map_or(0, |p| p.bytes);
+            .map_or(0, |p| p.bytes.get());
         let new = state::id_len(id)
             .saturating_add(request.tool_call.tool_call_id.len())
             .saturating_add(state::options_len(&request.options));
@@ -569,7 +571,7 @@ impl TurnView {
             limit: self.limits.max_tool_bytes,
             dropped: 0,
         };
-        let mut bytes = old;
+        let mut bytes = Tally::holding(old);
         let fits = budget.admit(&mut bytes, old, new);
         let dropped = budget.dropped;
         if let Some(i) = duplicate {

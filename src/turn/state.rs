@@ -7,6 +7,7 @@ use crate::acp::{
     ContentBlock, EmbeddedResourceResource, IntoOwned, PermissionOption, RawJson, RequestId,
     RequestPermissionOutcome, ToolCallContent, ToolCallLocation, ToolCallStatus, ToolKind,
 };
+use crate::tally::Tally;
 use crate::title::{tool_name_from_id, Title};
 
 /// What a message is: the user's, the agent's, or the agent's thought.
@@ -77,7 +78,7 @@ pub struct ToolCallState {
     pub(super) raw_input: Option<RawJson<'static>>,
     pub(super) raw_output: Option<RawJson<'static>>,
     pub(super) explanation: Option<String>,
-    pub(super) bytes: usize,
+    pub(super) bytes: Tally,
 }
 
 impl ToolCallState {
@@ -93,7 +94,7 @@ impl ToolCallState {
             raw_input: None,
             raw_output: None,
             explanation: None,
-            bytes: id.len(),
+            bytes: Tally::holding(id.len()),
         }
     }
 
@@ -177,7 +178,7 @@ impl ToolCallState {
     /// Bytes this tool call counts against
     /// [`TurnLimits::max_tool_bytes`](super::TurnLimits::max_tool_bytes).
     pub fn retained_bytes(&self) -> usize {
-        self.bytes
+        self.bytes.get()
     }
 }
 
@@ -190,7 +191,7 @@ pub struct Permission {
     pub(super) options: Vec<PermissionOption<'static>>,
     pub(super) outcome: Option<RequestPermissionOutcome<'static>>,
     pub(super) resolved: bool,
-    pub(super) bytes: usize,
+    pub(super) bytes: Tally,
 }
 
 impl Permission {
@@ -225,7 +226,7 @@ impl Permission {
     /// Bytes this request counts against
     /// [`TurnLimits::max_tool_bytes`](super::TurnLimits::max_tool_bytes).
     pub fn retained_bytes(&self) -> usize {
-        self.bytes
+        self.bytes.get()
     }
 
     /// The option the client selected, when it selected one of the offered

@@ -1,4 +1,5 @@
 use super::*;
+use crate::tally::Tally;
 
 #[test]
 fn char_boundaries() {
@@ -12,8 +13,8 @@ fn char_boundaries() {
 
 #[test]
 fn budget_replaces_or_clears() {
-    let mut total = 10;
-    let mut item = 4;
+    let mut total = Tally::holding(10);
+    let mut item = Tally::holding(4);
     let mut b = Budget {
         total: &mut total,
         limit: 12,
@@ -23,9 +24,9 @@ fn budget_replaces_or_clears() {
     assert!(!b.admit(&mut item, 6, 9));
     assert_eq!(b.dropped, 9);
     // The refused value cleared the old one.
-    assert_eq!((total, item), (6, 0));
-    let mut total = usize::MAX - 1;
-    let mut item = 0;
+    assert_eq!((total.get(), item.get()), (6, 0));
+    let mut total = Tally::holding(usize::MAX - 1);
+    let mut item = Tally::default();
     let mut b = Budget {
         total: &mut total,
         limit: usize::MAX,
@@ -53,8 +54,8 @@ fn codes_keep_the_newest_when_full() {
 
 /// Byte accounting equals a recount from scratch after any sequence.
 fn recount(view: &TurnView) -> usize {
-    let tools: usize = view.tool_calls.iter().map(|t| t.bytes).sum();
-    let perms: usize = view.permissions.iter().map(|p| p.bytes).sum();
+    let tools: usize = view.tool_calls.iter().map(|t| t.bytes.get()).sum();
+    let perms: usize = view.permissions.iter().map(|p| p.bytes.get()).sum();
     tools + perms
 }
 
@@ -67,16 +68,16 @@ fn tool_bytes_match_the_fields() {
     let t = &view.tool_calls[0];
     // id 2 + title 3 + location (2 + 16) + raw input 2
     // + diff (2 + 1 + 2 + 16); known statuses and kinds hold no text.
-    assert_eq!(t.bytes, 2 + 3 + 18 + 2 + 21);
-    assert_eq!(view.tool_bytes, recount(&view));
+    assert_eq!(t.bytes.get(), 2 + 3 + 18 + 2 + 21);
+    assert_eq!(view.tool_bytes.get(), recount(&view));
     let text = r#"{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"ab","status":"completed","content":[],"locations":[]}}"#;
     let n: SessionNotification<'_> = serde_json::from_str(text).unwrap();
     let _ = view.push_update(&n);
-    assert_eq!(view.tool_calls[0].bytes, 2 + 3 + 2);
+    assert_eq!(view.tool_calls[0].bytes.get(), 2 + 3 + 2);
     let text = r#"{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"ab","status":"paused","kind":"warp"}}"#;
     let n: SessionNotification<'_> = serde_json::from_str(text).unwrap();
     let _ = view.push_update(&n);
-    assert_eq!(view.tool_calls[0].bytes, 2 + 3 + 2 + 6 + 4);
-    assert_eq!(view.tool_bytes, recount(&view));
-    assert_eq!(view.tool_bytes, recount(&view));
+    assert_eq!(view.tool_calls[0].bytes.get(), 2 + 3 + 2 + 6 + 4);
+    assert_eq!(view.tool_bytes.get(), recount(&view));
+    assert_eq!(view.tool_bytes.get(), recount(&view));
 }

@@ -11,6 +11,7 @@ use super::{TurnError, TurnLimit};
 use crate::acp::{
     RawJson, ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolKind,
 };
+use crate::tally::Tally;
 
 /// The fields of a `tool_call` or `tool_call_update`, each `None` when not
 /// sent.
@@ -67,7 +68,7 @@ impl<'u> Fields<'u> {
 
 /// Byte accounting against one budget.
 pub(super) struct Budget<'b> {
-    pub(super) total: &'b mut usize,
+    pub(super) total: &'b mut Tally,
     pub(super) limit: usize,
     pub(super) dropped: usize,
 }
@@ -76,20 +77,18 @@ impl Budget<'_> {
     /// Replaces `old` retained bytes of an item by `new`: true when they fit.
     /// On false the caller clears the item (its old bytes are released) and
     /// the new bytes count as dropped.
-    pub(super) fn admit(&mut self, item_bytes: &mut usize, old: usize, new: usize) -> bool {
-        let base = self.total.saturating_sub(old);
-        *item_bytes = item_bytes.saturating_sub(old);
-        match base.checked_add(new) {
-            Some(total) if total <= self.limit => {
-                *self.total = total;
-                *item_bytes = item_bytes.saturating_add(new);
-                true
-            }
-            _ => {
-                *self.total = base;
-                self.dropped = self.dropped.saturating_add(new);
-                false
-            }
+    pub(super) fn admit(&mut self, item_bytes: &mut Tally, old: usize, new: usize) -> bool {
+        self.total.release(old);
+        item_bytes.release(old);
+        if new <= self.total.room(self.limit) {
+            self.total.add(new);
+            item_bytes.add(new);
+            true
+        } else {
+            // A count of bytes refused over the turn: it cannot pass the
+            // bytes that went by, which fit in memory one message at a time.
+            self.dropped = self.dropped.saturating_add(new);
+            false
         }
     }
 
@@ -97,7 +96,7 @@ impl Budget<'_> {
     /// `new` bytes fit, else an empty one.
     pub(super) fn admit_list<T>(
         &mut self,
-        item_bytes: &mut usize,
+        item_bytes: &mut Tally,
         old: usize,
         new: usize,
         make: impl FnOnce() -> Vec<T>,
@@ -121,10 +120,8 @@ impl TurnView {
                 if let Some(t) = self.tool_calls.get_mut(i) {
                     // A `tool_call` is the whole state: start from scratch.
                     let fresh = Tc::new(&call.tool_call_id);
-                    self.tool_bytes = self
-                        .tool_bytes
-                        .saturating_sub(t.bytes)
-                        .saturating_add(fresh.bytes);
+                    self.tool_bytes.release(t.bytes.get());
+                    self.tool_bytes.add(fresh.bytes.get());
                     *t = fresh;
                 }
                 self.apply_fields(i, &fields, codes);
@@ -139,13 +136,12 @@ impl TurnView {
             return;
         }
         let call = Tc::new(id);
-        match self.tool_bytes.checked_add(call.bytes) {
-            Some(total) if total <= self.limits.max_tool_bytes => self.tool_bytes = total,
-            _ => {
-                self.limit(TurnLimit::ToolBytes, call.bytes, codes);
-                return;
-            }
+        let bytes = call.bytes.get();
+        if bytes > self.tool_bytes.room(self.limits.max_tool_bytes) {
+            self.limit(TurnLimit::ToolBytes, bytes, codes);
+            return;
         }
+        self.tool_bytes.add(bytes);
         self.tool_calls.push(call);
         let i = self.tool_calls.len().saturating_sub(1);
         codes.push(Code::ToolStarted(i));

@@ -181,7 +181,7 @@ impl Router {
     fn settle(&mut self, f: Forwarded, msg: &Message<'_>, out: &mut Vec<Out>) -> Option<Forwarded> {
         if f.opens {
             let u = self.user_mut(&f.user);
-            u.opening = u.opening.saturating_sub(1);
+            u.opening.release(1);
         }
         let here = self.clients.contains_key(&f.client);
         match msg {
@@ -208,7 +208,7 @@ impl Router {
         }
         self.tidy_user(&f.user);
         let c = self.clients.get_mut(&f.client)?;
-        c.pending = c.pending.saturating_sub(1);
+        c.pending.release(1);
         Some(f)
     }
 

@@ -191,7 +191,7 @@ impl Router {
             let msg = "the agent is not running (restarting); retry after _bridge/agent_started";
             return Err((ErrorCode::INTERNAL_ERROR, msg.into()));
         }
-        let pending = self.clients.get(&from.id).map_or(0, |c| c.pending);
+        let pending = self.clients.get(&from.id).map_or(0, |c| c.pending.get());
         if pending >= self.max_pending {
             let msg = format!(
                 "{pending} requests already pending, limit {}",
@@ -211,9 +211,9 @@ impl Router {
 
     /// Refuses a request opening one more session past the user's limit.
     fn check_session_limit(&self, user: &str) -> Result<(), Refusal> {
-        let held = self.sessions.counts(user).held;
-        let opening = self.users.get(user).map_or(0, |u| u.opening);
-        if held.saturating_add(opening) >= self.max_user_sessions {
+        let mut owned = self.sessions.counts(user).held;
+        owned.add(self.users.get(user).map_or(0, |u| u.opening.get()));
+        if owned.get() >= self.max_user_sessions {
             let msg = format!(
                 "this user holds {} sessions, the limit: close one or leave it (disconnect) first",
                 self.max_user_sessions
@@ -335,7 +335,7 @@ impl Router {
         };
         if claim.opens {
             let u = self.user_mut(from.user);
-            u.opening = u.opening.saturating_add(1);
+            u.opening.add(1);
         }
         self.forwarded.insert(
             *n,
@@ -350,7 +350,7 @@ impl Router {
             },
         );
         if let Some(c) = self.clients.get_mut(&from.id) {
-            c.pending = c.pending.saturating_add(1);
+            c.pending.add(1);
         }
         out.push(Out::Agent(line));
     }

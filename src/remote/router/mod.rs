@@ -19,6 +19,7 @@ use serde::Deserialize;
 use super::replay::ReplayBuffer;
 use super::transport::{session_field, Stream};
 use crate::acp::{encode_error, RawJson, RequestId, RpcError, Tracker};
+use crate::tally::Tally;
 use crate::ErrorCode;
 use sessions::Sessions;
 
@@ -95,7 +96,7 @@ struct AgentRequest {
 
 #[derive(Debug)]
 struct Client {
-    pending: usize,
+    pending: Tally,
     user: String,
     permissions: Permissions,
 }
@@ -103,8 +104,8 @@ struct Client {
 /// Per user: connections, and session requests not answered yet.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 struct UserState {
-    connections: usize,
-    opening: usize,
+    connections: Tally,
+    opening: Tally,
 }
 
 #[derive(Deserialize)]
@@ -137,7 +138,8 @@ fn line_to_text(mut line: Vec<u8>) -> String {
     if line.last() == Some(&b'\n') {
         line.pop();
     }
-    String::from_utf8(line).unwrap_or_default()
+    // serde_json writes UTF-8; were it ever not, the text is kept, repaired.
+    String::from_utf8(line).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 fn bridge_notification(method: &str, params: serde_json::Value) -> String {
@@ -294,7 +296,7 @@ impl Router {
         if !permissions.read() {
             return Err(ConnectError::NotPermitted);
         }
-        let held = self.users.get(user).map_or(0, |u| u.connections);
+        let held = self.users.get(user).map_or(0, |u| u.connections.get());
         if held >= self.max_user_connections {
             return Err(ConnectError::TooManyConnections {
                 limit: self.max_user_connections,
@@ -309,13 +311,13 @@ impl Router {
         self.clients.insert(
             id,
             Client {
-                pending: 0,
+                pending: Tally::default(),
                 user: user.to_owned(),
                 permissions,
             },
         );
         let u = self.user_mut(user);
-        u.connections = u.connections.saturating_add(1);
+        u.connections.add(1);
         id
     }
 
@@ -345,7 +347,7 @@ impl Router {
 
     /// How many connections `user` holds.
     pub fn user_connections(&self, user: &str) -> usize {
-        self.users.get(user).map_or(0, |u| u.connections)
+        self.users.get(user).map_or(0, |u| u.connections.get())
     }
 
     /// The user of `client`, while it is connected.
@@ -362,7 +364,7 @@ impl Router {
     /// and left (waiting for a reattach).
     pub fn user_sessions(&self, user: &str) -> (usize, usize) {
         let c = self.sessions.counts(user);
-        (c.held, c.left)
+        (c.held.get(), c.left.get())
     }
 
     /// The user who owns `session` (held by one of their connections, or
@@ -455,7 +457,7 @@ impl Router {
             return;
         };
         let u = self.user_mut(&gone.user);
-        u.connections = u.connections.saturating_sub(1);
+        u.connections.release(1);
         self.tidy_user(&gone.user);
         for s in self.sessions.held_by(client) {
             if self.agent_up {
@@ -496,11 +498,11 @@ impl Router {
         for (_, f) in core::mem::take(&mut self.forwarded) {
             if f.opens {
                 let u = self.user_mut(&f.user);
-                u.opening = u.opening.saturating_sub(1);
+                u.opening.release(1);
                 self.tidy_user(&f.user);
             }
             if let Some(c) = self.clients.get_mut(&f.client) {
-                c.pending = c.pending.saturating_sub(1);
+                c.pending.release(1);
                 let msg = format!("the agent exited ({status}) before answering {}", f.method);
                 out.push(Out::Client {
                     to: f.client,

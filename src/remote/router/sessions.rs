@@ -7,6 +7,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::ClientId;
+use crate::tally::Tally;
 
 /// One session's owner.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,8 +22,8 @@ pub(super) struct Owner {
 /// reattach them, and nobody else can).
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Counts {
-    pub(super) held: usize,
-    pub(super) left: usize,
+    pub(super) held: Tally,
+    pub(super) left: Tally,
 }
 
 /// The ownership table, with per-user counts kept in step.
@@ -46,11 +47,13 @@ impl Sessions {
 
     /// Sessions held by a connection.
     pub(super) fn held(&self) -> usize {
+        // Every left session is in `owners` too, without a client.
         self.owners.len().saturating_sub(self.left.len())
     }
 
     /// Sessions `user` holds and has left.
     pub(super) fn counts(&self, user: &str) -> Counts {
+        // A user's entry goes when both counts are back to zero.
         self.counts.get(user).copied().unwrap_or_default()
     }
 
@@ -72,7 +75,7 @@ impl Sessions {
                 client: Some(client),
             },
         );
-        self.count(user, |c| c.held = c.held.saturating_add(1));
+        self.count(user, |c| c.held.add(1));
     }
 
     /// `session` stays `user`'s with no connection holding it (a session
@@ -87,17 +90,17 @@ impl Sessions {
             },
         );
         self.left.push_back(session.into());
-        self.count(user, |c| c.left = c.left.saturating_add(1));
+        self.count(user, |c| c.left.add(1));
     }
 
     /// Forgets `session`; its owner, if it had one.
     pub(super) fn remove(&mut self, session: &str) -> Option<Owner> {
         let owner = self.owners.remove(session)?;
         if owner.client.is_some() {
-            self.count(&owner.user, |c| c.held = c.held.saturating_sub(1));
+            self.count(&owner.user, |c| c.held.release(1));
         } else {
             self.left.retain(|s| s != session);
-            self.count(&owner.user, |c| c.left = c.left.saturating_sub(1));
+            self.count(&owner.user, |c| c.left.release(1));
         }
         Some(owner)
     }
@@ -113,17 +116,15 @@ impl Sessions {
 
     /// Forgets `user`'s oldest left sessions past `keep`; returns them.
     pub(super) fn trim_left(&mut self, user: &str, keep: usize) -> Vec<String> {
-        let mut over = self.counts(user).left.saturating_sub(keep);
-        let mut gone = Vec::new();
-        for s in &self.left {
-            if over == 0 {
-                break;
-            }
-            if self.owners.get(s).is_some_and(|o| o.user == user) {
-                gone.push(s.clone());
-                over = over.saturating_sub(1);
-            }
-        }
+        // The user's left sessions past `keep`, oldest first (none within).
+        let over = self.counts(user).left.get().saturating_sub(keep);
+        let gone: Vec<String> = self
+            .left
+            .iter()
+            .filter(|s| self.owners.get(*s).is_some_and(|o| o.user == user))
+            .take(over)
+            .cloned()
+            .collect();
         for s in &gone {
             self.remove(s);
         }
@@ -148,19 +149,43 @@ mod tests {
         s.hold("a", "ana", ClientId(1));
         s.hold("b", "ana", ClientId(1));
         s.leave("c", "bo");
-        assert_eq!(s.counts("ana"), Counts { held: 2, left: 0 });
-        assert_eq!(s.counts("bo"), Counts { held: 0, left: 1 });
+        assert_eq!(
+            s.counts("ana"),
+            Counts {
+                held: Tally::holding(2),
+                left: Tally::holding(0)
+            }
+        );
+        assert_eq!(
+            s.counts("bo"),
+            Counts {
+                held: Tally::holding(0),
+                left: Tally::holding(1)
+            }
+        );
         assert_eq!(s.held(), 2);
         // Held by someone else now: the counts move.
         s.hold("c", "ana", ClientId(2));
         assert_eq!(s.counts("bo"), Counts::default());
-        assert_eq!(s.counts("ana").held, 3);
+        assert_eq!(s.counts("ana").held.get(), 3);
         for x in s.held_by(ClientId(1)) {
             s.leave(&x, "ana");
         }
-        assert_eq!(s.counts("ana"), Counts { held: 1, left: 2 });
+        assert_eq!(
+            s.counts("ana"),
+            Counts {
+                held: Tally::holding(1),
+                left: Tally::holding(2)
+            }
+        );
         assert_eq!(s.trim_left("ana", 1), ["a"]);
-        assert_eq!(s.counts("ana"), Counts { held: 1, left: 1 });
+        assert_eq!(
+            s.counts("ana"),
+            Counts {
+                held: Tally::holding(1),
+                left: Tally::holding(1)
+            }
+        );
         assert_eq!(s.clear().len(), 2);
         assert_eq!(s.counts("ana"), Counts::default());
     }

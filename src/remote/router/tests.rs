@@ -43,7 +43,7 @@ fn detached_sessions_are_forgotten_when_reused_or_reattached() {
     assert!(r.replaying.is_empty());
     assert_eq!(r.sessions.holder("s"), Some(b));
     // Pending counts come back to zero.
-    assert_eq!(r.clients.get(&b).map(|c| c.pending), Some(0));
+    assert_eq!(r.clients.get(&b).map(|c| c.pending.get()), Some(0));
     assert_eq!(r.pending(), (0, 0));
     // At most the replay buffer's session limit is kept: the oldest go.
     let mut r = Router::new().with_replay(ReplayBuffer::new(1024).with_max_sessions(2));
