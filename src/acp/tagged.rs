@@ -61,12 +61,7 @@ macro_rules! tagged_enum {
             }
         }
 
-        impl $crate::acp::raw::IntoOwned for $name<'_> {
-            type Owned = $name<'static>;
-            fn into_owned(self) -> Self::Owned {
-                $name::into_owned(self)
-            }
-        }
+        $crate::acp::raw::forward_into_owned!($name);
 
         /// Decodes in one pass when the tag is the first member (as peers
         /// write it); otherwise the members are collected and the object
@@ -195,12 +190,7 @@ macro_rules! tried_enum {
             }
         }
 
-        impl $crate::acp::raw::IntoOwned for $name<'_> {
-            type Owned = $name<'static>;
-            fn into_owned(self) -> Self::Owned {
-                $name::into_owned(self)
-            }
-        }
+        $crate::acp::raw::forward_into_owned!($name);
 
         impl<'de: 'a, 'a> serde::Deserialize<'de> for $name<'a> {
             fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {

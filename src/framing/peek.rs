@@ -45,6 +45,8 @@ pub struct ShortId {
 impl ShortId {
     /// The id's text.
     pub fn as_str(&self) -> &str {
+        // `from_str_id`, the one constructor, copied `len` bytes of a `&str`
+        // here: both fallbacks are unreachable.
         let bytes = self.bytes.get(..usize::from(self.len)).unwrap_or_default();
         core::str::from_utf8(bytes).unwrap_or_default()
     }

@@ -480,9 +480,8 @@ impl LineSplitter {
     }
 
     fn too_long(&self, line: &[u8], seen: usize) -> FrameError {
-        let window = line
-            .get(..self.id_peek_window.min(line.len()))
-            .unwrap_or_default();
+        // The first `id_peek_window` bytes, or the whole line if shorter.
+        let window = line.get(..self.id_peek_window).unwrap_or(line);
         let peeked = peek(window);
         FrameError::LineTooLong(LineTooLong::new(
             self.max_line_len,

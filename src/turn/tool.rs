@@ -27,31 +27,32 @@ pub(super) struct Fields<'u> {
     raw_output: Option<&'u RawJson<'u>>,
 }
 
-impl<'u> Fields<'u> {
-    pub(super) fn of_call(t: &'u ToolCall<'u>) -> Self {
-        Self {
-            title: Some(&t.title),
-            name: t.name.as_deref(),
-            kind: t.kind.as_ref(),
-            status: t.status.as_ref(),
-            content: t.content.as_deref(),
-            locations: t.locations.as_deref(),
-            raw_input: t.raw_input.as_ref(),
-            raw_output: t.raw_output.as_ref(),
+/// The [`Fields`] of `$t`, a `ToolCall` or a `ToolCallUpdate` (their members
+/// but `title` share names and types), with `$title` for the title.
+macro_rules! fields_of {
+    ($t:expr, $title:expr) => {
+        Fields {
+            title: $title,
+            name: $t.name.as_deref(),
+            kind: $t.kind.as_ref(),
+            status: $t.status.as_ref(),
+            content: $t.content.as_deref(),
+            locations: $t.locations.as_deref(),
+            raw_input: $t.raw_input.as_ref(),
+            raw_output: $t.raw_output.as_ref(),
         }
+    };
+}
+
+impl<'u> Fields<'u> {
+    /// A `tool_call`: its title is required.
+    pub(super) fn of_call(t: &'u ToolCall<'u>) -> Self {
+        fields_of!(t, Some(&t.title))
     }
 
+    /// A `tool_call_update`: every member optional.
     pub(super) fn of_update(t: &'u ToolCallUpdate<'u>) -> Self {
-        Self {
-            title: t.title.as_deref(),
-            name: t.name.as_deref(),
-            kind: t.kind.as_ref(),
-            status: t.status.as_ref(),
-            content: t.content.as_deref(),
-            locations: t.locations.as_deref(),
-            raw_input: t.raw_input.as_ref(),
-            raw_output: t.raw_output.as_ref(),
-        }
+        fields_of!(t, t.title.as_deref())
     }
 
     pub(super) fn is_empty(&self) -> bool {
