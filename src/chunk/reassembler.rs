@@ -449,80 +449,11 @@ impl Reassembler {
         let Some(t) = self.open.get_mut(i) else {
             return self.unknown(&c.tool_id, FrameKind::Chunk, false);
         };
-        let tool_id = || c.tool_id.as_str();
-        let expected = t.next_seq;
-        let fault = if c.seq != expected {
-            Some(if c.seq > expected {
-                ChunkError::transfer(
-                    tool_id(),
-                    ChunkErrorKind::SeqGap {
-                        expected,
-                        got: c.seq,
-                    },
-                )
-            } else {
-                ChunkError::transfer(
-                    tool_id(),
-                    ChunkErrorKind::SeqRepeat {
-                        expected,
-                        got: c.seq,
-                    },
-                )
-            })
-        } else if expected >= limits.max_chunks_per_transfer {
-            Some(ChunkError::transfer(
-                tool_id(),
-                ChunkErrorKind::TooManyChunks {
-                    limit: limits.max_chunks_per_transfer,
-                },
-            ))
-        } else {
-            let plain = c.data.as_plain();
-            // Escaped data unescapes to at most its literal's length: when
-            // that fits the buffer, unescape in one pass with no size check.
-            let upper = plain.map_or_else(|| c.data.as_literal().len().saturating_sub(2), str::len);
-            let room = t.output.len().saturating_add(upper);
-            let exact = if plain.is_some()
-                || room <= t.output.capacity() && room <= limits.max_result_bytes
-            {
-                Ok(upper)
-            } else {
-                c.data.unescaped_len()
-            };
-            match exact {
-                Err(_) => Some(ChunkError::transfer(
-                    tool_id(),
-                    ChunkErrorKind::InvalidData { seq: c.seq },
-                )),
-                Ok(add) => match grow(t, add, &limits, &mut self.buffered) {
-                    Err(kind) => Some(ChunkError::transfer(tool_id(), kind)),
-                    Ok(()) => {
-                        let appended = match plain {
-                            Some(p) => {
-                                t.output.push_str(p);
-                                Ok(())
-                            }
-                            None => c.data.push_to(&mut t.output),
-                        };
-                        match appended {
-                            Ok(()) => {
-                                t.next_seq = expected.saturating_add(1);
-                                None
-                            }
-                            Err(_) => Some(ChunkError::transfer(
-                                tool_id(),
-                                ChunkErrorKind::InvalidData { seq: c.seq },
-                            )),
-                        }
-                    }
-                },
-            }
-        };
-        match fault {
-            None => Ok(Pushed::Consumed),
-            Some(e) => {
+        match append(t, c, &limits, &mut self.buffered) {
+            Ok(()) => Ok(Pushed::Consumed),
+            Err(kind) => {
                 self.abort(i);
-                Err(e)
+                Err(ChunkError::transfer(c.tool_id.as_str(), kind))
             }
         }
     }
@@ -588,6 +519,55 @@ impl Reassembler {
             ))
         }
     }
+}
+
+/// Appends chunk `c` to transfer `t` (the general path: any sequence
+/// number, escaped data), keeping `buffered` in step; or the fault that
+/// aborts the transfer.
+fn append(
+    t: &mut Transfer,
+    c: &ToolResultChunk<'_>,
+    limits: &Limits,
+    buffered: &mut Tally,
+) -> Result<(), ChunkErrorKind> {
+    let expected = t.next_seq;
+    if c.seq > expected {
+        return Err(ChunkErrorKind::SeqGap {
+            expected,
+            got: c.seq,
+        });
+    }
+    if c.seq < expected {
+        return Err(ChunkErrorKind::SeqRepeat {
+            expected,
+            got: c.seq,
+        });
+    }
+    if expected >= limits.max_chunks_per_transfer {
+        return Err(ChunkErrorKind::TooManyChunks {
+            limit: limits.max_chunks_per_transfer,
+        });
+    }
+    let invalid = ChunkErrorKind::InvalidData { seq: c.seq };
+    let plain = c.data.as_plain();
+    // Escaped data unescapes to at most its literal's length less the
+    // quotes: when that fits the buffer, unescape in one pass with no size
+    // check.
+    let upper = plain.map_or_else(|| c.data.as_literal().len().saturating_sub(2), str::len);
+    let room = t.output.len().saturating_add(upper);
+    let add = if plain.is_some() || room <= t.output.capacity() && room <= limits.max_result_bytes {
+        upper
+    } else {
+        c.data.unescaped_len().map_err(|_| invalid)?
+    };
+    grow(t, add, limits, buffered)?;
+    match plain {
+        Some(p) => t.output.push_str(p),
+        None => c.data.push_to(&mut t.output).map_err(|_| invalid)?,
+    }
+    // Below `max_chunks_per_transfer`, a `u64`: one more fits.
+    t.next_seq = expected.saturating_add(1);
+    Ok(())
 }
 
 /// Makes room for `add` more bytes in `t`'s buffer within the limits,
