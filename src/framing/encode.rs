@@ -34,7 +34,13 @@ pub fn encode_line<T: Serialize + ?Sized>(
     out: &mut Vec<u8>,
 ) -> Result<usize, EncodeError> {
     let start = out.len();
-    if let Err(e) = serde_json::to_writer(&mut *out, value) {
+    // With `std`, serialized straight into `out`; without, serde_json has
+    // no writer, so through a buffer of its own.
+    #[cfg(feature = "std")]
+    let written = serde_json::to_writer(&mut *out, value);
+    #[cfg(not(feature = "std"))]
+    let written = serde_json::to_vec(value).map(|json| out.extend_from_slice(&json));
+    if let Err(e) = written {
         out.truncate(start);
         return Err(EncodeError::Json(e));
     }

@@ -53,26 +53,33 @@ pub(crate) fn escaped_len(s: &str) -> usize {
     escaped_len_capped(s, usize::MAX)
 }
 
+/// Splits `bytes` after its longest prefix of at most `max` bytes that
+/// needs no escaping.
+#[inline]
+fn split_plain(bytes: &[u8], max: usize) -> (&[u8], &[u8]) {
+    // `plain_prefix` is at most `bytes.len()`, so the split holds.
+    bytes.split_at(plain_prefix(bytes, max))
+}
+
 /// Escaped length of `s` without the quotes, or some value above `cap` as
 /// soon as the length passes `cap` (reads only about `cap` bytes of `s`).
 pub(crate) fn escaped_len_capped(s: &str, cap: usize) -> usize {
-    let bytes = s.as_bytes();
+    let mut rest = s.as_bytes();
+    // At most six bytes per byte of `s`; past `usize::MAX` is past any cap,
+    // which saturating keeps.
     let mut len = 0usize;
-    let mut pos = 0usize;
-    while pos < bytes.len() {
-        let rest = bytes.get(pos..).unwrap_or_default();
-        let run = plain_prefix(rest, rest.len());
-        len = len.saturating_add(run);
-        pos = pos.saturating_add(run);
+    loop {
+        let (plain, tail) = split_plain(rest, rest.len());
+        len = len.saturating_add(plain.len());
         if len > cap {
             return len;
         }
-        if let Some(&b) = bytes.get(pos) {
-            len = len.saturating_add(escaped_size(b));
-            pos = pos.saturating_add(1);
-        }
+        let Some((&b, tail)) = tail.split_first() else {
+            return len;
+        };
+        len = len.saturating_add(escaped_size(b));
+        rest = tail;
     }
-    len
 }
 
 /// Appends the escape sequence for byte `b`, which needs one.
@@ -91,17 +98,15 @@ fn push_escape(out: &mut Vec<u8>, b: u8) {
 
 /// Appends `s` escaped, without quotes.
 pub(crate) fn push_escaped(out: &mut Vec<u8>, s: &str) {
-    let bytes = s.as_bytes();
-    let mut pos = 0usize;
-    while pos < bytes.len() {
-        let rest = bytes.get(pos..).unwrap_or_default();
-        let run = plain_prefix(rest, rest.len());
-        out.extend_from_slice(rest.get(..run).unwrap_or_default());
-        pos = pos.saturating_add(run);
-        if let Some(&b) = bytes.get(pos) {
-            push_escape(out, b);
-            pos = pos.saturating_add(1);
-        }
+    let mut rest = s.as_bytes();
+    loop {
+        let (plain, tail) = split_plain(rest, rest.len());
+        out.extend_from_slice(plain);
+        let Some((&b, tail)) = tail.split_first() else {
+            return;
+        };
+        push_escape(out, b);
+        rest = tail;
     }
 }
 
@@ -149,21 +154,7 @@ pub(crate) fn push_escaped_within(out: &mut Vec<u8>, s: &str, from: usize, budge
 
 /// Appends `n` in decimal.
 pub(crate) fn push_u64(out: &mut Vec<u8>, n: u64) {
-    let mut buf = [0u8; 20];
-    let mut i = buf.len();
-    let mut n = n;
-    loop {
-        i = i.saturating_sub(1);
-        if let Some(slot) = buf.get_mut(i) {
-            // `n % 10` is below 10, so the sum is an ASCII digit.
-            *slot = b'0'.saturating_add(u8::try_from(n.checked_rem(10).unwrap_or(0)).unwrap_or(0));
-        }
-        n = n.checked_div(10).unwrap_or(0);
-        if n == 0 || i == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(buf.get(i..).unwrap_or_default());
+    out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
 }
 
 /// Number of decimal digits of `n`.
