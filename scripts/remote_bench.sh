@@ -2,7 +2,9 @@
 # Throughput and latency of one ACP turn carrying a 6 MB line, in every
 # transport acp_client has, measured in one run on a release build:
 #   embedded (in-process pipe), local process (stdio), ws:// bridge,
-#   wss:// bridge (rustls), wss:// through nginx to ws:// bridges.
+#   http:// bridge (Streamable HTTP), wss:// bridge (rustls), wss://
+#   through nginx to ws:// bridges; then 50 concurrent clients through one
+#   bridge per profile, with the bridge's peak memory.
 #
 #   scripts/remote_bench.sh                 # 7 runs per cell after a warm-up
 #   REMOTE_BENCH_REPS=15 REMOTE_BENCH_BYTES=6000000 scripts/remote_bench.sh
@@ -14,4 +16,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --quiet --release --examples
-exec cargo test --quiet --release --test remote -- --ignored --exact remote_bench --nocapture
+cargo test --quiet --release --test remote -- --ignored --exact remote_bench --nocapture
+# Load: 50 concurrent clients (REMOTE_LOAD_CLIENTS) through one bridge, per
+# profile, with the bridge's peak memory.
+exec cargo test --quiet --release --test remote -- --ignored --exact remote_load --nocapture

@@ -1155,6 +1155,11 @@ fn remote_bench() {
         let url = format!("ws://127.0.0.1:{}/", b.port());
         (vec!["--connect".into(), url], vec![b], None)
     });
+    measure("http:// bridge (Streamable HTTP)", &|bytes| {
+        let b = Bridge::start(&["--mock-args", &format!("--big-bytes {bytes}")]);
+        let url = format!("http://127.0.0.1:{}/acp", b.port());
+        (vec!["--connect".into(), url], vec![b], None)
+    });
     measure("wss:// bridge (rustls)", &|bytes| {
         let b = Bridge::start_tls(&pki, &["--mock-args", &format!("--big-bytes {bytes}")]);
         let url = format!("wss://localhost:{}/", b.port());
@@ -1177,5 +1182,70 @@ fn remote_bench() {
                 Some(n),
             )
         });
+    }
+}
+
+/// Peak and current resident memory of process `pid` in MiB, from
+/// `/proc/<pid>/status` (`VmHWM`, `VmRSS`).
+fn rss_mib(pid: u32) -> (f64, f64) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let kib = |key: &str| -> f64 {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(key))
+            .and_then(|v| v.split_whitespace().next())
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(f64::NAN)
+    };
+    (kib("VmHWM:") / 1024.0, kib("VmRSS:") / 1024.0)
+}
+
+/// `clients` concurrent `acp_client` runs, each a full turn (two permission
+/// requests, a file written) through one bridge and its one mock agent,
+/// over `url`'s profile. Measured by `scripts/remote_bench.sh` on a release
+/// build: wall time, the slowest client, and the bridge's peak memory.
+#[test]
+#[ignore = "a measurement: run scripts/remote_bench.sh"]
+fn remote_load() {
+    let clients: usize = std::env::var("REMOTE_LOAD_CLIENTS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(50);
+    let scratch = Scratch::new("load");
+    println!(
+        "\n{clients} concurrent clients, each a full turn through one bridge (one mock agent)\n"
+    );
+    println!("| profile | wall time (s) | slowest client (s) | bridge idle RSS (MiB) | bridge peak RSS (MiB) |");
+    println!("|---|---:|---:|---:|---:|");
+    for (label, scheme, path) in [
+        ("WebSocket", "ws", "/"),
+        ("Streamable HTTP", "http", "/acp"),
+    ] {
+        let bridge = Bridge::start(&[]);
+        let url = format!("{scheme}://127.0.0.1:{}{path}", bridge.port());
+        let (_, idle) = rss_mib(bridge.proc.child.id());
+        let t0 = Instant::now();
+        let runs: Vec<Run> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..clients)
+                .map(|i| {
+                    let project = scratch.project(&format!("{scheme}{i}"));
+                    let url = url.clone();
+                    s.spawn(move || {
+                        let run = client(
+                            &["--connect", &url, "--cwd", project.to_str().unwrap()],
+                            &[("ACP_BRIDGE_TOKEN", TOKEN)],
+                            Duration::from_secs(300),
+                        );
+                        run.assert_full_turn(&project);
+                        run
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let wall = t0.elapsed().as_secs_f64();
+        let slowest = runs.iter().map(|r| r.secs).fold(0.0, f64::max);
+        let (peak, _) = rss_mib(bridge.proc.child.id());
+        println!("| {label} | {wall:.2} | {slowest:.2} | {idle:.1} | {peak:.1} |");
     }
 }
