@@ -2,7 +2,7 @@
 """Generates the typed ACP structs (src/acp/{content,update,session,client}.rs),
 their `arbitrary::Arbitrary` impls (src/acp/arbitrary.rs, feature
 `arbitrary`) and their proptest strategies (tests/acp_support/arb.rs) from the compact
-spec below, with docs taken from the official schemas in ../shared/acp/.
+spec below, with docs taken from the official schemas (copies in the repo).
 
 Run from the crate root: python3 scripts/gen_acp_types.py [SCHEMA_DIR]
 (default: tests/fixtures/acp, the schema copies committed with the crate).
