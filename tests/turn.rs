@@ -543,3 +543,36 @@ fn explanation_comes_only_from_unfinished_content() {
         Some("read_file")
     );
 }
+
+/// A turn cancelled mid-way: updates the agent sends after answering the
+/// prompt with `cancelled` are reported as late, kept with the cancelled
+/// turn, and never show in the next one.
+#[test]
+fn late_updates_after_a_cancel_stay_out_of_the_next_turn() {
+    let mut v = TurnView::default();
+    run(&mut v, &[AGENT_A, CALL]);
+    assert_eq!(finish(&mut v, "cancelled"), ["turn finished cancelled"]);
+    // The agent's tool was still running: its last output and a chunk
+    // arrive after the cancel was answered.
+    let late = run(
+        &mut v,
+        &[
+            r#"{"sessionUpdate":"tool_call_update","toolCallId":"t","status":"completed"}"#,
+            AGENT_A2,
+        ],
+    );
+    assert_eq!(late.len(), 4, "{late:?}");
+    assert_eq!(
+        late[0],
+        "problem: update after the end of the turn (tool call \"t\")"
+    );
+    assert_eq!(late[2], "problem: update after the end of the turn");
+    assert_eq!(v.stop_reason().unwrap().as_str(), "cancelled");
+    // The next prompt: nothing of the cancelled turn is in it.
+    v.begin_turn();
+    let next = run(&mut v, &[AGENT_B]);
+    assert_eq!(next, ["text Agent [b] \"Bye\" (message 3 bytes)"]);
+    assert_eq!(v.messages().len(), 1);
+    assert_eq!(v.messages()[0].text(), "Bye");
+    assert!(v.tool_calls().is_empty());
+}
