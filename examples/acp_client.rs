@@ -64,45 +64,121 @@ use std::path::PathBuf;
 use std::process::{ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
+use clap::error::ErrorKind;
+use clap::parser::ValueSource;
+use clap::{ArgGroup, CommandFactory, FromArgMatches, Parser};
 use client::{Client, Config, Failure, Permission};
 use lines::{LineReader, LineSender};
 use tokio::sync::{mpsc, watch};
-
-const USAGE: &str = "usage: acp_client [--agent CMD | --connect URL [--token T] [--ca-cert FILE]]
-                  [--cwd DIR] [--permission allow|reject|ask] [--timeout SECS] [--summary-json]
-                  [--big-bytes N] [--mock-terminal] [--mock-delay-ms MS] [PROMPT...]
-
-Where the agent runs (one of):
-  (default)          embedded: the built-in mock agent, in-process
-  --agent CMD        local process: agent command line (e.g. \"gemini --acp\")
-  --connect URL      remote (ACP's remote transport): ws://, wss:// (WebSocket) or
-                     http://, https:// (Streamable HTTP), e.g. ws://HOST:PORT/acp
-    --token T        the bridge's bearer token (default: $ACP_BRIDGE_TOKEN); never printed
-    --ca-cert FILE   wss/https: trust only the CA certificate(s) in this PEM file
-                     (default: the public web roots)
-  --profile NAME     remote, from a saved server profile (URL, token source, CA); see
-                     `acp_client profiles list|add|remove` (--profiles-file FILE or
-                     $ACP_CLIENT_PROFILES for another profiles file)
-
-  --cwd DIR          session directory (fs/* is served here, confined to it); default: the
-                     current directory, or a fresh scratch directory for the built-in mock
-  --permission P     answer permission requests: allow, reject, ask. Default: ask when
-                     stdin is a terminal, else reject; allow for the built-in mock in its
-                     own scratch directory
-  --timeout SECS     longest wait for connecting, initialize and session/new, and longest
-                     agent silence during the turn (default 60)
-  --summary-json     print one JSON summary object as the last stdout line
-  --big-bytes N      built-in mock: add a tool call with N bytes of output
-  --mock-terminal    built-in mock: run shell commands through our terminal/*
-  --mock-delay-ms MS built-in mock: pause between steps
-
-Environment: ACP_BRIDGE_TOKEN (the token for --connect).";
 
 /// Environment variable holding the bridge token for `--connect`.
 const TOKEN_ENV: &str = "ACP_BRIDGE_TOKEN";
 
 const DEFAULT_PROMPT: &str = "Look around this project and write some notes.";
 
+const MODE: &str = "Where the agent runs (default: the built-in mock agent, in-process)";
+const MOCK: &str = "Built-in mock agent only";
+
+const AFTER_HELP: &str = "Server profiles for --profile:
+  acp_client profiles [--profiles-file FILE] list
+  acp_client profiles [--profiles-file FILE] add NAME --url URL [--token-env VAR | --token-file FILE] [--ca-cert FILE]
+  acp_client profiles [--profiles-file FILE] remove NAME
+
+Exit status: 0 after a stop reason, 130 after Ctrl-C, 1 on any error, 2 for bad arguments.";
+
+/// Runs one ACP prompt turn against an agent and prints it as it streams.
+#[derive(Parser, Debug)]
+#[command(
+    name = "acp_client",
+    after_help = AFTER_HELP,
+    group = ArgGroup::new("remote").args(["connect", "profile"]),
+)]
+struct Cli {
+    /// Local process: the agent's command line, e.g. "gemini --acp"
+    /// ('…' and "…" quote words)
+    #[arg(long, value_name = "CMD", value_parser = split_command,
+          conflicts_with = "remote", help_heading = MODE)]
+    agent: Option<AgentCommand>,
+    /// Remote (ACP's remote transport): ws://, wss:// (WebSocket) or
+    /// http://, https:// (Streamable HTTP), e.g. ws://HOST:PORT/acp
+    #[arg(long, value_name = "URL", help_heading = MODE)]
+    connect: Option<String>,
+    /// With --connect: the bridge's bearer token; never printed
+    #[arg(long, value_name = "T", env = TOKEN_ENV, hide_env_values = true, help_heading = MODE)]
+    token: Option<String>,
+    /// wss/https: trust only the CA certificate(s) in this PEM file
+    /// (default: the public web roots)
+    #[arg(long, value_name = "FILE", requires = "remote", help_heading = MODE)]
+    ca_cert: Option<PathBuf>,
+    /// Remote, from a saved server profile (URL, token source, CA)
+    #[arg(long, value_name = "NAME", help_heading = MODE)]
+    profile: Option<String>,
+    // (`help`, not a doc comment: clippy's doc_markdown wants the
+    // variable's name in backticks, which the help would show.)
+    #[arg(long, value_name = "FILE", help_heading = MODE,
+          help = "The profiles file for --profile (default: $ACP_CLIENT_PROFILES, else servers.json in the configuration directory)")]
+    profiles_file: Option<PathBuf>,
+
+    /// Session directory (fs/* is served here, confined to it); default:
+    /// the current directory, or a fresh scratch directory for the
+    /// built-in mock
+    #[arg(long, value_name = "DIR")]
+    cwd: Option<PathBuf>,
+    /// Answer permission requests so. Default: ask when stdin is a
+    /// terminal, else reject; allow for the built-in mock in its own
+    /// scratch directory
+    #[arg(long, value_enum, value_name = "P")]
+    permission: Option<Permission>,
+    /// Longest wait for connecting, initialize and session/new, and
+    /// longest agent silence during the turn (seconds)
+    #[arg(long, value_name = "SECS", default_value = "60", value_parser = seconds,
+          allow_negative_numbers = true)]
+    timeout: Duration,
+    /// Print one JSON summary object as the last stdout line
+    #[arg(long)]
+    summary_json: bool,
+
+    /// Add a tool call with N bytes of output
+    #[arg(long, value_name = "N", help_heading = MOCK)]
+    big_bytes: Option<usize>,
+    /// Run shell commands through our terminal/*
+    #[arg(long, help_heading = MOCK)]
+    mock_terminal: bool,
+    /// Pause between steps (milliseconds)
+    #[arg(long, value_name = "MS", value_parser = millis, allow_negative_numbers = true,
+          help_heading = MOCK)]
+    mock_delay_ms: Option<Duration>,
+
+    /// The prompt, its words joined by spaces (put them after -- when one
+    /// starts with -); default: "Look around this project and write some
+    /// notes."
+    #[arg(value_name = "PROMPT")]
+    prompt: Vec<String>,
+}
+
+/// `--agent CMD` split into words.
+#[derive(Debug, Clone)]
+struct AgentCommand(Vec<String>);
+
+/// A finite, non-negative number.
+fn non_negative(v: &str) -> Result<f64, String> {
+    v.parse::<f64>()
+        .ok()
+        .filter(|n| n.is_finite() && *n >= 0.0)
+        .ok_or_else(|| "needs a non-negative number".to_owned())
+}
+
+/// `--timeout`: seconds, fractions allowed.
+fn seconds(v: &str) -> Result<Duration, String> {
+    Duration::try_from_secs_f64(non_negative(v)?).map_err(|e| e.to_string())
+}
+
+/// `--mock-delay-ms`: milliseconds (a fraction is dropped).
+fn millis(v: &str) -> Result<Duration, String> {
+    Ok(Duration::from_millis(non_negative(v)? as u64))
+}
+
+/// What the run uses, once the arguments are checked and a profile resolved.
 struct Args {
     agent: Option<Vec<String>>,
     /// `--connect URL`.
@@ -118,118 +194,85 @@ struct Args {
     prompt: String,
 }
 
-fn parse_args() -> Result<Args, String> {
-    let mut args = Args {
-        agent: None,
-        connect: None,
-        token: None,
-        ca_cert: None,
-        cwd: None,
-        permission: None,
-        timeout: Duration::from_secs(60),
-        summary_json: false,
-        mock: mock_agent::Options::default(),
-        prompt: String::new(),
-    };
-    let mut words = Vec::new();
-    let mut mock_options = Vec::new();
-    let (mut profile, mut profiles_file) = (None, None);
-    let mut it = std::env::args().skip(1);
-    while let Some(arg) = it.next() {
-        let mut value = |name: &str| it.next().ok_or_else(|| format!("{name} needs a value"));
-        let number = |v: String, name: &str| {
-            v.parse::<f64>()
-                .ok()
-                .filter(|n| n.is_finite() && *n >= 0.0)
-                .ok_or_else(|| format!("{name} needs a number, got {v:?}"))
-        };
-        match arg.as_str() {
-            "--agent" => args.agent = Some(split_command(&value("--agent")?)?),
-            "--connect" => args.connect = Some(value("--connect")?),
-            "--token" => args.token = Some(value("--token")?),
-            "--ca-cert" => args.ca_cert = Some(PathBuf::from(value("--ca-cert")?)),
-            "--profile" => profile = Some(value("--profile")?),
-            "--profiles-file" => profiles_file = Some(PathBuf::from(value("--profiles-file")?)),
-            "--cwd" => args.cwd = Some(PathBuf::from(value("--cwd")?)),
-            "--permission" => {
-                args.permission = Some(match value("--permission")?.as_str() {
-                    "allow" => Permission::Allow,
-                    "reject" => Permission::Reject,
-                    "ask" => Permission::Ask,
-                    other => {
-                        return Err(format!(
-                            "--permission is allow, reject or ask, not {other:?}"
-                        ))
-                    }
-                })
-            }
-            "--timeout" => {
-                let v = value("--timeout")?;
-                args.timeout = Duration::from_secs_f64(number(v, "--timeout")?);
-            }
-            "--summary-json" => args.summary_json = true,
-            "--mock-terminal" => {
-                mock_options.push("--mock-terminal");
-                args.mock.terminal = true;
-            }
-            "--big-bytes" => {
-                mock_options.push("--big-bytes");
-                let v = value("--big-bytes")?;
-                args.mock.big_bytes = v
-                    .parse()
-                    .map_err(|_| format!("--big-bytes needs a count, got {v:?}"))?;
-            }
-            "--mock-delay-ms" => {
-                mock_options.push("--mock-delay-ms");
-                let v = value("--mock-delay-ms")?;
-                args.mock.step_delay = Duration::from_millis(number(v, "--mock-delay-ms")? as u64);
-            }
-            "-h" | "--help" => return Err(String::new()),
-            "--" => words.extend(it.by_ref()),
-            s if s.starts_with("--") => return Err(format!("unknown option {s:?}")),
-            _ => words.push(arg),
+/// Parses the command line; a usage error is a clap error (exit status 2).
+fn parse_args() -> Result<Args, clap::Error> {
+    let matches = Cli::command().try_get_matches()?;
+    // ACP_BRIDGE_TOKEN only counts with --connect or --profile; a token on
+    // the command line is checked against them.
+    let token_on_command_line = matches.value_source("token") == Some(ValueSource::CommandLine);
+    Cli::from_arg_matches(&matches)?
+        .check(token_on_command_line)
+        .map_err(|(kind, message)| Cli::command().error(kind, message))
+}
+
+impl Cli {
+    /// The checks clap does not express, and `--profile` resolved.
+    fn check(self, token_on_command_line: bool) -> Result<Args, (ErrorKind, String)> {
+        use ErrorKind::{ArgumentConflict, MissingRequiredArgument, ValueValidation};
+        let remote = self.connect.is_some() || self.profile.is_some();
+        let mock_options = [
+            (self.big_bytes.is_some(), "--big-bytes"),
+            (self.mock_terminal, "--mock-terminal"),
+            (self.mock_delay_ms.is_some(), "--mock-delay-ms"),
+        ];
+        if let (Some((_, opt)), true) = (
+            mock_options.iter().find(|(given, _)| *given),
+            self.agent.is_some() || remote,
+        ) {
+            return Err((ArgumentConflict, format!(
+                "{opt} is for the built-in mock agent only (a bridge's mock takes ws_bridge --mock-args)"
+            )));
         }
-    }
-    if let Some(name) = profile {
-        if args.connect.is_some() || args.token.is_some() {
-            return Err("--profile gives the URL and token: drop --connect and --token".to_owned());
+        let mut token = self.token;
+        if token_on_command_line && self.profile.is_some() {
+            let e = "--profile gives the token: drop --token";
+            return Err((ArgumentConflict, e.to_owned()));
+        } else if token_on_command_line && !remote {
+            return Err((
+                MissingRequiredArgument,
+                "--token needs --connect".to_owned(),
+            ));
+        } else if !token_on_command_line {
+            token = token.filter(|t| remote && !t.is_empty());
         }
-        let p = profiles::resolve(&name, profiles_file.as_deref())?;
-        (args.connect, args.token) = (Some(p.url), p.token);
-        args.ca_cert = args.ca_cert.or(p.ca_cert);
-    }
-    if args.agent.is_some() && args.connect.is_some() {
-        return Err("--agent and --connect exclude each other: pick one mode".to_owned());
-    }
-    if let (Some(opt), false) = (mock_options.first(), args.embedded()) {
-        return Err(format!(
-            "{opt} is for the built-in mock agent only (a bridge's mock takes ws_bridge --mock-args)"
-        ));
-    }
-    if args.connect.is_none() {
-        if args.token.is_some() {
-            return Err("--token needs --connect".to_owned());
+        let (mut connect, mut ca_cert) = (self.connect, self.ca_cert);
+        if let Some(name) = &self.profile {
+            let p = profiles::resolve(name, self.profiles_file.as_deref())
+                .map_err(|e| (ValueValidation, e))?;
+            connect = Some(p.url);
+            // The profile's token source, else ACP_BRIDGE_TOKEN.
+            token = p.token.or(token);
+            ca_cert = ca_cert.or(p.ca_cert);
         }
-        if args.ca_cert.is_some() {
-            return Err("--ca-cert needs --connect".to_owned());
-        }
-    } else if args.ca_cert.is_some()
-        && !args.connect.as_deref().is_some_and(|u| {
+        let secure = connect.as_deref().is_some_and(|u| {
             let u = u.to_ascii_lowercase();
             u.starts_with("wss://") || u.starts_with("https://")
+        });
+        if ca_cert.is_some() && !secure {
+            let e = "--ca-cert needs a wss:// or https:// URL";
+            return Err((ValueValidation, e.to_owned()));
+        }
+        Ok(Args {
+            agent: self.agent.map(|a| a.0),
+            connect,
+            token,
+            ca_cert,
+            cwd: self.cwd,
+            permission: self.permission,
+            timeout: self.timeout,
+            summary_json: self.summary_json,
+            mock: mock_agent::Options {
+                big_bytes: self.big_bytes.unwrap_or(0),
+                step_delay: self.mock_delay_ms.unwrap_or_default(),
+                terminal: self.mock_terminal,
+            },
+            prompt: if self.prompt.is_empty() {
+                DEFAULT_PROMPT.to_owned()
+            } else {
+                self.prompt.join(" ")
+            },
         })
-    {
-        return Err("--ca-cert needs a wss:// or https:// URL".to_owned());
     }
-    if args.connect.is_some() && args.token.is_none() {
-        args.token = std::env::var(TOKEN_ENV).ok().filter(|t| !t.is_empty());
-    }
-    args.prompt = if words.is_empty() {
-        DEFAULT_PROMPT.to_owned()
-    } else {
-        words.join(" ")
-    };
-    Ok(args)
 }
 
 impl Args {
@@ -255,7 +298,7 @@ impl Args {
 }
 
 /// Splits a command line on whitespace, honouring '…' and "…" quotes.
-fn split_command(cmd: &str) -> Result<Vec<String>, String> {
+fn split_command(cmd: &str) -> Result<AgentCommand, String> {
     let mut words = Vec::new();
     let mut word: Option<String> = None;
     let mut quote = None;
@@ -272,13 +315,13 @@ fn split_command(cmd: &str) -> Result<Vec<String>, String> {
         }
     }
     if quote.is_some() {
-        return Err(format!("unbalanced quote in --agent {cmd:?}"));
+        return Err("unbalanced quote".to_owned());
     }
     words.extend(word.take());
     if words.is_empty() {
-        return Err("--agent needs a command".to_owned());
+        return Err("needs a command".to_owned());
     }
-    Ok(words)
+    Ok(AgentCommand(words))
 }
 
 /// The agent end of the connection.
@@ -303,11 +346,9 @@ async fn main() -> ExitCode {
     let args = match parse_args() {
         Ok(a) => a,
         Err(e) => {
-            if !e.is_empty() {
-                eprintln!("acp_client: {e}");
-            }
-            eprintln!("{USAGE}");
-            return ExitCode::from(2);
+            // Help on stdout (status 0), usage errors on stderr (status 2).
+            let _ = e.print();
+            return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
         }
     };
     let started = Instant::now();

@@ -19,38 +19,27 @@ mod mock_agent;
 use std::process::ExitCode;
 use std::time::Duration;
 
-const USAGE: &str = "usage: mock_agent [--big-bytes N] [--delay-ms MS]";
+use clap::Parser;
 
-fn parse_args() -> Result<mock_agent::Options, String> {
-    let mut options = mock_agent::Options::default();
-    let mut args = std::env::args().skip(1);
-    while let Some(arg) = args.next() {
-        let mut value = |name: &str| {
-            args.next()
-                .and_then(|v| v.parse::<u64>().ok())
-                .ok_or_else(|| format!("{name} needs a number\n{USAGE}"))
-        };
-        match arg.as_str() {
-            "--big-bytes" => {
-                options.big_bytes =
-                    usize::try_from(value("--big-bytes")?).map_err(|e| e.to_string())?;
-            }
-            "--delay-ms" => options.step_delay = Duration::from_millis(value("--delay-ms")?),
-            "-h" | "--help" => return Err(USAGE.to_owned()),
-            other => return Err(format!("unknown argument {other:?}\n{USAGE}")),
-        }
-    }
-    Ok(options)
+/// A scripted ACP agent on stdio (deterministic, no network).
+#[derive(Parser, Debug)]
+#[command(name = "mock_agent")]
+struct Args {
+    /// Add a tool call with N bytes of output
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    big_bytes: usize,
+    /// Pause between steps (milliseconds)
+    #[arg(long, value_name = "MS", default_value_t = 0)]
+    delay_ms: u64,
 }
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    let options = match parse_args() {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!("{e}");
-            return ExitCode::from(2);
-        }
+    let args = Args::parse();
+    let options = mock_agent::Options {
+        big_bytes: args.big_bytes,
+        step_delay: Duration::from_millis(args.delay_ms),
+        ..mock_agent::Options::default()
     };
     match mock_agent::serve(tokio::io::stdin(), tokio::io::stdout(), options).await {
         Ok(()) => ExitCode::SUCCESS,

@@ -19,38 +19,22 @@ use acp_codec::chunk::{ChunkEncoder, LineError, Pushed, Reassembler};
 use acp_codec::limits::{DEFAULT_FRAME_LEN, DEFAULT_MAX_RESULT_BYTES};
 use acp_codec::stream_json::Event;
 use acp_codec::{FrameError, Limits, LineSplitter};
+use clap::Parser;
 
+/// Re-chunks a stream-json stream (stdin to stdout) so no line exceeds the
+/// frame limit, or joins chunked results back into legacy `tool_result` lines.
+#[derive(Parser, Debug)]
+#[command(name = "rechunk")]
 struct Options {
+    /// Join chunked results back into legacy `tool_result` lines
+    #[arg(long)]
     join: bool,
+    /// Longest output line (bytes)
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_FRAME_LEN)]
     frame_bytes: usize,
+    /// Largest tool result accepted (bytes)
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_RESULT_BYTES)]
     max_result_bytes: usize,
-}
-
-fn parse_args() -> Result<Options, String> {
-    let mut o = Options {
-        join: false,
-        frame_bytes: DEFAULT_FRAME_LEN,
-        max_result_bytes: DEFAULT_MAX_RESULT_BYTES,
-    };
-    let mut args = std::env::args().skip(1);
-    while let Some(a) = args.next() {
-        let mut number = |name: &str| -> Result<usize, String> {
-            let v = args.next().ok_or(format!("{name} needs a value"))?;
-            v.parse().map_err(|e| format!("{name} {v}: {e}"))
-        };
-        match a.as_str() {
-            "--join" => o.join = true,
-            "--frame-bytes" => o.frame_bytes = number("--frame-bytes")?,
-            "--max-result-bytes" => o.max_result_bytes = number("--max-result-bytes")?,
-            "-h" | "--help" => {
-                return Err(
-                    "usage: rechunk [--join] [--frame-bytes N] [--max-result-bytes N]".into(),
-                )
-            }
-            other => return Err(format!("unknown argument {other}")),
-        }
-    }
-    Ok(o)
 }
 
 /// Byte offset of `part` inside `whole` (a subslice of it).
@@ -226,14 +210,7 @@ fn run(opts: Options) -> io::Result<()> {
 }
 
 fn main() -> ExitCode {
-    let opts = match parse_args() {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!("rechunk: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    match run(opts) {
+    match run(Options::parse()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("rechunk: i/o error: {e}");

@@ -14,11 +14,26 @@ use std::io::{self, Read};
 use std::process::ExitCode;
 
 use acp_codec::{Limits, LineSplitter};
+use clap::Parser;
 
 /// The session shipped with the repo: the ACP specification's example
 /// messages, one full turn (initialize, session/new, prompt, updates, a
 /// permission request, the stop reason).
 const DEFAULT: &[u8] = include_bytes!("../tests/fixtures/acp-spec-examples.ndjson");
+
+/// Splits a recorded ACP session (or any NDJSON stream) into lines and
+/// reports what it found.
+#[derive(Parser, Debug)]
+#[command(name = "scan_session")]
+struct Args {
+    /// Longest line accepted (bytes)
+    #[arg(long, value_name = "BYTES", default_value_t = Limits::default().max_line_len)]
+    max_line_len: usize,
+    /// The file to scan, - for stdin (default: the recorded session shipped
+    /// in the repo, the ACP specification's examples)
+    #[arg(value_name = "FILE")]
+    path: Option<String>,
+}
 
 #[derive(Default)]
 struct Report {
@@ -58,25 +73,8 @@ impl Report {
 }
 
 fn main() -> ExitCode {
-    let mut args = std::env::args().skip(1);
-    let mut limits = Limits::default();
-    let mut path = None;
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--max-line-len" => match args.next().and_then(|n| n.parse().ok()) {
-                Some(n) => limits = limits.with_max_line_len(n),
-                None => {
-                    eprintln!("scan_session: --max-line-len takes a number of bytes");
-                    return ExitCode::from(2);
-                }
-            },
-            "-h" | "--help" => {
-                println!("usage: scan_session [--max-line-len BYTES] [FILE | -]");
-                return ExitCode::SUCCESS;
-            }
-            _ => path = Some(arg),
-        }
-    }
+    let Args { max_line_len, path } = Args::parse();
+    let limits = Limits::default().with_max_line_len(max_line_len);
     let mut input: Box<dyn Read> = match path.as_deref() {
         None => {
             println!("scanning the recorded session shipped in the repo (ACP spec examples)");

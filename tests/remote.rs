@@ -709,7 +709,7 @@ fn modes_exclude_each_other() {
     for args in cases {
         let run = client(args, &[], Duration::from_secs(10));
         assert_eq!(run.code, 2, "{args:?}: {run:#?}");
-        assert!(run.stderr.contains("usage: acp_client"), "{run:#?}");
+        assert!(run.stderr.contains("Usage: acp_client"), "{run:#?}");
     }
     let run = client(&["--connect", "ftp://127.0.0.1:1/"], &[], LIMIT);
     run.assert_failure(&["ws://, wss://, http:// or https://"], 10.0);

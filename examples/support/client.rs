@@ -34,8 +34,8 @@ use super::lines::{LineSender, LineSource};
 use super::render::Render;
 use super::terminals::Terminals;
 
-/// How to answer `session/request_permission`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How to answer `session/request_permission` (`--permission`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Permission {
     /// The first `allow_once` option (else `allow_always`).
     Allow,

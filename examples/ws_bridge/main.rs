@@ -371,24 +371,31 @@ fn agent_command(
     Ok(cmd)
 }
 
+/// The hidden mode's arguments: `ws_bridge --mock-agent [OPTIONS]`.
+#[derive(Parser, Debug)]
+#[command(
+    name = "ws_bridge --mock-agent",
+    about = "The built-in mock agent on stdio"
+)]
+struct MockAgentArgs {
+    /// Add a tool call with N bytes of output
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    big_bytes: u64,
+    /// Pause between steps (milliseconds)
+    #[arg(long, value_name = "MS", default_value_t = 0)]
+    delay_ms: u64,
+}
+
 /// The hidden `--mock-agent [--big-bytes N] [--delay-ms MS]` mode: the
-/// built-in agent on stdio.
+/// built-in agent on stdio. `args` follow `--mock-agent`.
 async fn run_mock_agent(args: Vec<String>) -> ExitCode {
-    let mut options = mock_agent::Options::default();
-    let mut it = args.into_iter();
-    while let Some(a) = it.next() {
-        let n = it.next().and_then(|v| v.parse::<u64>().ok());
-        match (a.as_str(), n) {
-            ("--big-bytes", Some(n)) => {
-                options.big_bytes = usize::try_from(n).unwrap_or(usize::MAX)
-            }
-            ("--delay-ms", Some(n)) => options.step_delay = Duration::from_millis(n),
-            _ => {
-                eprintln!("mock agent: usage: --mock-agent [--big-bytes N] [--delay-ms MS]");
-                return ExitCode::from(2);
-            }
-        }
-    }
+    let name = "ws_bridge --mock-agent".to_owned();
+    let args = MockAgentArgs::parse_from(std::iter::once(name).chain(args));
+    let options = mock_agent::Options {
+        big_bytes: usize::try_from(args.big_bytes).unwrap_or(usize::MAX),
+        step_delay: Duration::from_millis(args.delay_ms),
+        ..mock_agent::Options::default()
+    };
     match mock_agent::serve(tokio::io::stdin(), tokio::io::stdout(), options).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
