@@ -15,8 +15,8 @@
 # Prints a Markdown table.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --quiet --release --examples
-cargo test --quiet --release --test remote -- --ignored --exact remote_bench --nocapture
+cargo build --quiet --release --features tokio-util --examples
+cargo test --quiet --release --features tokio-util --test remote -- --ignored --exact remote_bench --nocapture
 # Load: 50 concurrent clients (REMOTE_LOAD_CLIENTS) through one bridge, per
 # profile, with the bridge's peak memory.
-exec cargo test --quiet --release --test remote -- --ignored --exact remote_load --nocapture
+exec cargo test --quiet --release --features tokio-util --test remote -- --ignored --exact remote_load --nocapture
