@@ -190,7 +190,10 @@ grep -q 'def greet(name):' "$P/src/app.py" || { echo "FAIL gemini turn: src/app.
 grep -q '00042	entry "42" (checked)' "$P/data/log.txt" || { echo "FAIL gemini turn: data/log.txt was not edited"; FAILED=1; }
 # Cancelled mid-way: a slow fake model (1.5 s between streamed events);
 # Ctrl-C once the turn streams sends session/cancel, Gemini ends the turn
-# with stopReason "cancelled", acp_client exits 130.
+# with stopReason "cancelled", acp_client exits 130. `timeout --foreground`:
+# without it, timeout passes a SIGINT on to acp_client and then again to its
+# whole process group, so acp_client sometimes saw two presses (the second
+# means "stop now") and the check failed about one run in four.
 H="$T/gemini-cancel-home"; mkdir -p "$H"; cp -r "$T/gemini-turn-home/.gemini" "$H/"
 P=$(project gemini-cancel)
 coproc FAKE { exec python3 scripts/peers/fake_gemini.py --script acp --event-delay 1.5 --idle 60 --max-lifetime 150; }
@@ -198,7 +201,7 @@ read -r PORT <&"${FAKE[0]}"
 t0=$(date +%s.%N); rc=0
 env -u GOOGLE_API_KEY -u GOOGLE_GENAI_USE_VERTEXAI -u GOOGLE_CLOUD_PROJECT \
   HOME="$H" GEMINI_CLI_NO_RELAUNCH=1 GEMINI_API_KEY=dummy-key-for-fake-backend \
-  GOOGLE_GEMINI_BASE_URL="http://127.0.0.1:$PORT" timeout -k 5 150 \
+  GOOGLE_GEMINI_BASE_URL="http://127.0.0.1:$PORT" timeout --foreground -k 5 150 \
   "$CLIENT" --summary-json --agent "$PEERS_DIR/node_modules/.bin/gemini --acp" --cwd "$P" \
   --permission allow --timeout 60 "Update greet, write notes and run the checks." \
   >"$T/out" 2>"$T/err" & cpid=$!
