@@ -62,6 +62,12 @@ impl Terminals {
                 format!("too many open terminals (at most {MAX_TERMINALS}); release one"),
             ));
         }
+        let (ours, stdout, stderr) = output_stream().map_err(|e| {
+            RpcError::new(
+                ErrorCode::INTERNAL_ERROR,
+                format!("cannot make an output stream for {}: {e}", req.command),
+            )
+        })?;
         let mut cmd = tokio::process::Command::new(req.command.as_ref());
         cmd.args(req.args.iter().flatten().map(AsRef::<str>::as_ref))
             .envs(
@@ -72,11 +78,15 @@ impl Terminals {
             )
             .current_dir(cwd)
             .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
+            .stdout(stdout)
+            .stderr(stderr)
             .process_group(0)
             .kill_on_drop(true);
-        let mut child = cmd.spawn().map_err(|e| {
+        let spawned = cmd.spawn();
+        // The command holds the child's ends of the stream: drop them here,
+        // so that the read sees end of file once the child's group is done.
+        drop(cmd);
+        let mut child = spawned.map_err(|e| {
             RpcError::new(
                 ErrorCode::INTERNAL_ERROR,
                 format!("cannot run {}: {e}", req.command),
@@ -88,10 +98,9 @@ impl Terminals {
         )));
         let (tx, exit) = watch::channel(None);
         let pgid = child.id();
-        let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
         let out = Arc::clone(&output);
         tokio::spawn(async move {
-            tokio::join!(pump(stdout, &out), pump(stderr, &out));
+            pump(ours, &out).await;
             let status = child.wait().await;
             let (code, signal) = match status {
                 Ok(s) => {
@@ -214,9 +223,29 @@ impl Drop for Terminals {
     }
 }
 
-/// Copies a pipe into the bounded output.
-async fn pump(pipe: Option<impl AsyncRead + Unpin>, out: &Mutex<TerminalOutput>) {
-    let Some(mut pipe) = pipe else { return };
+/// One stream for a command's stdout and stderr, as a terminal gives it:
+/// our end, then the child's stdout and stderr (the same socket twice).
+///
+/// With two pipes read side by side, what the command wrote to stderr after
+/// its stdout could land first in the output (and a later stdout read push
+/// it out of the kept tail); one socket keeps the order the command wrote
+/// in, and a character split across two writes is never interleaved with
+/// the other stream.
+fn output_stream() -> std::io::Result<(tokio::net::UnixStream, Stdio, Stdio)> {
+    use std::os::fd::OwnedFd;
+    let (ours, theirs) = std::os::unix::net::UnixStream::pair()?;
+    let theirs_err = theirs.try_clone()?;
+    ours.set_nonblocking(true)?;
+    let ours = tokio::net::UnixStream::from_std(ours)?;
+    Ok((
+        ours,
+        Stdio::from(OwnedFd::from(theirs)),
+        Stdio::from(OwnedFd::from(theirs_err)),
+    ))
+}
+
+/// Copies the command's output stream into the bounded output.
+async fn pump(mut pipe: impl AsyncRead + Unpin, out: &Mutex<TerminalOutput>) {
     let mut buf = vec![0u8; 16 * 1024];
     while let Ok(n @ 1..) = pipe.read(&mut buf).await {
         if let Some(read) = buf.get(..n) {
