@@ -3,8 +3,9 @@
 
 Reads every `crate::<module>` path in src/ (imports and paths in code,
 comments and doc text skipped), groups them by top-level module, and fails
-when a module uses one the table does not allow, or when two modules of
-`acp` import each other. Run from the crate root; CI runs it.
+when a module uses one the table does not allow, or when the submodules of
+any module import each other in a cycle (of any length: `a` uses `b` uses
+`a`, or longer). Run from the crate root; CI runs it.
 """
 import os
 import re
@@ -50,9 +51,47 @@ def module_of(path):
     top = rel.split(os.sep)[0]
     return top[:-3] if top.endswith(".rs") else top
 
+def module_path(path):
+    """`src/a/b/c.rs` is `a::b::c`; `src/a/b/mod.rs` is `a::b`."""
+    parts = os.path.relpath(path, "src").removesuffix(".rs").split(os.sep)
+    return parts[:-1] if parts[-1] == "mod" else parts
+
+def sibling_edges(path, line):
+    """Edges between the children of one module that a line of `path` makes:
+    (parent, child of `path`, sibling it uses)."""
+    here = module_path(path)
+    found = []
+    for m in re.finditer(r"\b((?:super::)+)(\{[^}]*\}|[a-z_]+)", line):
+        up = m.group(1).count("super::")
+        parent = here[:-up] if up <= len(here) else []
+        if not parent or len(here) <= len(parent):
+            continue
+        items = m.group(2).strip("{}").split(",")
+        names = [n.group(1) for n in (re.match(r"\s*([a-z_]+)", i) for i in items) if n]
+        found += [(tuple(parent), here[len(parent)], n) for n in names]
+    for m in re.finditer(r"\bcrate::([a-z_]+)::([a-z_]+)", line):
+        top, name = m.group(1), m.group(2)
+        if len(here) > 1 and here[0] == top:
+            found.append(((top,), here[1], name))
+    return found
+
+def cycles(edges):
+    """Every cycle among the nodes of `edges` ({node: set of nodes}), each
+    once, as a list starting at its smallest node."""
+    out = set()
+    def walk(start, node, path, seen):
+        for nxt in edges.get(node, ()):
+            if nxt == start:
+                out.add(tuple(path))
+            elif nxt not in seen and nxt > start:
+                walk(start, nxt, path + [nxt], seen | {nxt})
+    for start in sorted(edges):
+        walk(start, start, [start], {start})
+    return sorted(out)
+
 def main():
     uses = {}
-    acp_edges = set()
+    inner = {}  # parent module -> {child: set of siblings it uses}
     for root, _, files in os.walk("src"):
         for f in files:
             if not f.endswith(".rs"):
@@ -62,16 +101,17 @@ def main():
             text = open(path, encoding="utf-8").read()
             # Unit tests may reach anywhere.
             text = text.split("#[cfg(test)]\nmod tests")[0]
+            test_file = f == "tests.rs"
             for line in code_lines(text):
                 for m in re.findall(r"\bcrate::([A-Za-z_]+)", line):
                     target = ROOT_ITEMS.get(m, m)
                     if target != mod:
                         uses.setdefault(mod, set()).add(target)
-                if mod == "acp" and root.startswith(os.path.join("src", "acp")):
-                    here = os.path.relpath(path, os.path.join("src", "acp")).split(os.sep)[0].removesuffix(".rs")
-                    for m in re.findall(r"\buse super::([a-z_]+)", line):
-                        if m != here:
-                            acp_edges.add((here, m))
+                if test_file:
+                    continue
+                for parent, child, sibling in sibling_edges(path, line):
+                    if sibling != child:
+                        inner.setdefault(parent, {}).setdefault(child, set()).add(sibling)
     bad = []
     for mod, targets in sorted(uses.items()):
         allowed = ALLOWED.get(mod, set())
@@ -79,14 +119,16 @@ def main():
             continue
         for t in sorted(targets - allowed):
             bad.append(f"{mod} uses {t}, which its layer may not import")
-    for a, b in sorted(acp_edges):
-        if (b, a) in acp_edges and a < b:
-            bad.append(f"acp::{a} and acp::{b} import each other")
+    for parent, edges in sorted(inner.items()):
+        for cycle in cycles(edges):
+            name = "::".join(parent)
+            bad.append(f"import cycle in {name}: " + " -> ".join(cycle + (cycle[0],)))
     for line in bad:
         print("check_layers:", line)
     if bad:
         return 1
-    print(f"check_layers: {len(uses)} modules, no import the layer table forbids, no cycle in acp")
+    print(f"check_layers: {len(uses)} modules, no import the layer table forbids, "
+          f"no import cycle inside {len(inner)} modules")
     return 0
 
 if __name__ == "__main__":

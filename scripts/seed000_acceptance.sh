@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Seed 000's acceptance criteria, end to end: a stream carrying a 20 MB
-# tool_result (a recursive listing with non-ASCII names and control
+# The chunked protocol's acceptance, end to end (the failure that breaks
+# asyncio bridges): a stream carrying a 20 MB tool_result (a recursive listing with non-ASCII names and control
 # characters) goes through `rechunk`; every output line is at most 32 KiB;
 # a Python asyncio.StreamReader with its default 64 KiB limit reads every
 # line without error and rebuilds the output with a small accumulator; and
@@ -104,7 +104,7 @@ async def main():
         while await proc.stdout.readline():
             pass
     except ValueError as e:
-        print(f"control: the original stream fails as in seed 000 ({e})")
+        print(f"control: the unchunked stream fails asyncio's reader ({e})")
         # Kill `cat` and drain the pipe to EOF: with unread data left in a
         # paused transport, Process.wait() can wait for the pipe forever.
         proc.kill()
@@ -114,4 +114,4 @@ async def main():
     raise SystemExit("control: the original stream did not fail")
 asyncio.run(main())
 PY
-echo "seed 000 acceptance: OK"
+echo "chunked 20 MB acceptance: OK"

@@ -1,5 +1,6 @@
 //! Chunked tool results through the public API: encoder invariants, round
-//! trips, interleavings, and every fault of DESIGN.md section 4.
+//! trips, interleavings, and every fault the reassembler reports (each a
+//! typed `ChunkErrorKind`, the transfer dropped, the next one unharmed).
 #![cfg(feature = "alloc")]
 
 use acp_codec::chunk::{ChunkEncoder, FrameKind, LineError, Pushed, Reassembler};

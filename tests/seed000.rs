@@ -1,5 +1,5 @@
-//! Seed 000's acceptance, library level: a 20 MB `tool_result` (a recursive
-//! listing with non-ASCII names and control characters) becomes lines of at
+//! The chunked protocol's acceptance, library level: a 20 MB `tool_result`
+//! (a recursive listing with non-ASCII names and control characters) becomes lines of at
 //! most 32 KiB, rebuilds exactly, and re-encodes to the original line
 //! byte-for-byte. The end-to-end version with `rechunk` and a Python asyncio
 //! reader is `scripts/seed000_acceptance.sh`.

@@ -176,9 +176,15 @@ async fn users_isolated_tagged_and_reloaded_on_sighup() {
     assert_eq!(http(bridge.addr, "POST", CY, Some(&id), list).0, 404);
     assert_eq!(http(bridge.addr, "DELETE", CY, Some(&id), "").0, 404);
     assert_eq!(http(bridge.addr, "POST", ANA, Some(&id), list).0, 202);
-    // Log lines name the user.
+    // Log lines name the user, on both profiles.
     wait_log(&bridge, "user ana: websocket connected");
     wait_log(&bridge, "user bo: websocket connected");
+    wait_log(&bridge, &format!("http connection {id} (user ana) opened"));
+    assert_eq!(http(bridge.addr, "DELETE", ANA, Some(&id), "").0, 202);
+    wait_log(
+        &bridge,
+        &format!("http connection {id} (user ana) closed: deleted"),
+    );
 
     // SIGHUP: cy may write now, bo is gone (his open connection stays, read-only).
     token_file(

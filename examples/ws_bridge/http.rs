@@ -244,6 +244,10 @@ async fn open(app: App, key: String, body: &str, who: Identity) -> Response {
         stop: Notify::new(),
     });
     app.http.lock().insert(conn.id.clone(), conn.clone());
+    app.shared.log_line(&format!(
+        "http connection {} ({}) opened",
+        conn.id, conn.tag
+    ));
     tokio::spawn(run(app.clone(), conn.clone(), rx, kick));
     app.shared.input(client, body).await;
     match tokio::time::timeout(INITIALIZE_TIMEOUT, answer_rx).await {
@@ -302,12 +306,10 @@ async fn run(
             mailbox.wake.notify_one();
         }
     }
-    if why != "deleted" {
-        app.shared.log_line(&format!(
-            "http connection {} ({}) closed: {why}",
-            conn.id, conn.tag
-        ));
-    }
+    app.shared.log_line(&format!(
+        "http connection {} ({}) closed: {why}",
+        conn.id, conn.tag
+    ));
     app.shared.leave(conn.client).await;
 }
 

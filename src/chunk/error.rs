@@ -162,9 +162,23 @@ impl ChunkError {
     }
 }
 
+/// A transfer's id in a message: quoted, or `(no transfer)` for an error
+/// built with [`ChunkError::without_transfer`] (only `FrameTooSmall` is
+/// meant to be, and its message names none).
+struct Transfer<'a>(Option<&'a str>);
+
+impl fmt::Debug for Transfer<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(id) => write!(f, "{id:?}"),
+            None => f.write_str("(no transfer)"),
+        }
+    }
+}
+
 impl fmt::Display for ChunkError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let tool_id = self.tool_id().unwrap_or_default();
+        let tool_id = Transfer(self.tool_id());
         match self.kind {
             ChunkErrorKind::UnknownTransfer { frame } => {
                 write!(f, "{} for unknown transfer {tool_id:?}", frame.as_str())

@@ -46,9 +46,14 @@ impl ShortId {
     /// The id's text.
     pub fn as_str(&self) -> &str {
         // `from_str_id`, the one constructor, copied `len` bytes of a `&str`
-        // here: both fallbacks are unreachable.
-        let bytes = self.bytes.get(..usize::from(self.len)).unwrap_or_default();
-        core::str::from_utf8(bytes).unwrap_or_default()
+        // here, so the text is always there; debug builds (the tests and
+        // the fuzz targets) check it instead of trusting it.
+        let text = self
+            .bytes
+            .get(..usize::from(self.len))
+            .and_then(|bytes| core::str::from_utf8(bytes).ok());
+        debug_assert!(text.is_some(), "a ShortId holds the bytes of a &str");
+        text.unwrap_or_default()
     }
 }
 

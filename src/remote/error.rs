@@ -4,10 +4,10 @@ use core::fmt;
 
 use alloc::string::String;
 
-use super::transport::{
+use super::wire::{
     CloseCode, BATCH_ERROR, HEADER_CONNECTION_ID, HEADER_SESSION_ID, INVALID_REQUEST, PARSE_ERROR,
 };
-use crate::acp::{encode_error, RequestId, RpcError};
+use crate::acp::{encode_error, EnvelopeFault, RequestId, RpcError};
 use crate::ErrorCode;
 
 /// A message the remote transport's rules refuse, with what to answer.
@@ -43,8 +43,10 @@ pub enum RemoteError {
     /// JSON that is not a JSON-RPC message (a scalar, or an object without
     /// a valid envelope).
     InvalidMessage {
-        /// What is wrong, lowercase.
-        reason: &'static str,
+        /// What is wrong with the envelope; `None` when the envelope is
+        /// fine but its params or result are not (the transport's own
+        /// checks never decode those, so they do not raise it today).
+        fault: Option<EnvelopeFault>,
     },
     /// A connection's first message is not an `initialize` request.
     NotInitialized {
@@ -145,7 +147,12 @@ impl fmt::Display for RemoteError {
         match self {
             Self::NotJson => f.write_str("the message is not json"),
             Self::Batch => f.write_str("json-rpc batches are not supported"),
-            Self::InvalidMessage { reason } => write!(f, "not a json-rpc message: {reason}"),
+            Self::InvalidMessage { fault: Some(fault) } => {
+                write!(f, "not a json-rpc message: {}", fault.as_str())
+            }
+            Self::InvalidMessage { fault: None } => {
+                f.write_str("not a json-rpc message: invalid params or result")
+            }
             Self::NotInitialized { method } if method.is_empty() => {
                 f.write_str("the first message must be initialize, got a response")
             }

@@ -141,6 +141,7 @@ mod error;
 mod replay;
 mod router;
 mod transport;
+mod wire;
 
 pub use backlog::Backlog;
 pub use error::RemoteError;

@@ -518,13 +518,13 @@ impl TurnView {
                     MessageKind::Thought => &mut self.thoughts,
                     _ => &mut self.messages,
                 };
+                index = Some(list.len());
                 list.push(MessageState {
                     kind,
                     id: id.map(String::from),
                     text: String::new(),
                     dropped: 0,
                 });
-                index = Some(list.len().saturating_sub(1));
             }
         }
         if let Some(i) = index {
@@ -599,8 +599,9 @@ impl TurnView {
                 i
             }
             None => {
+                let i = self.permissions.len();
                 self.permissions.push(permission);
-                self.permissions.len().saturating_sub(1)
+                i
             }
         };
         codes.push(Code::PermissionRequested(i));

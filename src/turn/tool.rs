@@ -143,8 +143,8 @@ impl TurnView {
             return;
         }
         self.tool_bytes.add(bytes);
+        let i = self.tool_calls.len();
         self.tool_calls.push(call);
-        let i = self.tool_calls.len().saturating_sub(1);
         codes.push(Code::ToolStarted(i));
         self.apply_fields(i, fields, codes);
         if self.tool_calls.get(i).is_some_and(Tc::is_finished) {

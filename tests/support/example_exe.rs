@@ -23,6 +23,7 @@ pub fn example_exe(name: &str) -> PathBuf {
         ("alloc", cfg!(feature = "alloc")),
         ("bytes", cfg!(feature = "bytes")),
         ("tokio-util", cfg!(feature = "tokio-util")),
+        ("arbitrary", cfg!(feature = "arbitrary")),
     ]
     .iter()
     .filter_map(|&(name, on)| on.then_some(name))
