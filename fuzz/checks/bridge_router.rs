@@ -7,8 +7,8 @@
 //! `0`-`2` a WebSocket message from client 0-2 (clients 0 and 1 are
 //! connections of user `ana`, client 2 of user `bo`), `3` an agent stdout
 //! line, `4` client 0 leaves (and a new connection of `ana` takes its
-//! slot), `5` the agent exits, `6` it starts again. Asserted, after every
-//! event:
+//! slot), `5` the agent exits, `6` it starts again, `7` a message from
+//! client 3 (user `cy`, who may only read). Asserted, after every event:
 //! - every line for the agent is exactly one line (one `\n`, at the end)
 //!   and a valid JSON-RPC message;
 //! - every message for a client is valid JSON-RPC without a raw newline,
@@ -21,14 +21,39 @@
 //!   reattach) never holds more than its budget per session;
 //! - a client message naming a session another user owns never reaches
 //!   the agent, and every message on a session's stream goes to a
-//!   connection of the user who owns that session.
+//!   connection of the user who owns that session;
+//! - a read-only user reaches the agent only with `initialize`,
+//!   `session/list`, `session/load`, `session/resume` and
+//!   `$/cancel_request` (its answers and every other method stop at the
+//!   router), and is never handed one of the agent's requests.
 use std::time::Duration;
 
 use acp_codec::acp::Message;
 use acp_codec::remote::{ClientId, Out, Permissions, ReplayBuffer, Router, Stream};
 
-/// The user of each client slot.
-const USERS: [&str; 3] = ["ana", "ana", "bo"];
+/// The user of each client slot, and what that user may do.
+const USERS: [(&str, Permissions); 4] = [
+    ("ana", Permissions::READ_WRITE),
+    ("ana", Permissions::READ_WRITE),
+    ("bo", Permissions::READ_WRITE),
+    ("cy", Permissions::READ_ONLY),
+];
+
+/// The slot of the read-only user.
+const READER: usize = 3;
+
+/// What a read-only user may send the agent, restated from the
+/// permissions' documentation (not the router's own table).
+fn reader_may_send(text: &str) -> bool {
+    match Message::decode(text) {
+        Ok(Message::Request(r)) => matches!(
+            &*r.method,
+            "initialize" | "session/list" | "session/load" | "session/resume"
+        ),
+        Ok(Message::Notification(n)) => n.method == "$/cancel_request",
+        _ => false,
+    }
+}
 
 /// The `sessionId` in the params of a request or notification.
 fn named_session(text: &str) -> Option<String> {
@@ -50,7 +75,7 @@ pub fn check(data: &[u8]) {
     router.agent_started(1, 0, &mut out);
     let mut clients: Vec<ClientId> = USERS
         .iter()
-        .map(|u| router.connect_as(u, Permissions::READ_WRITE).unwrap())
+        .map(|&(u, p)| router.connect_as(u, p).unwrap())
         .collect();
     let mut requests = 0usize;
     for (step, record) in data.split(|&b| b == 0xFF).enumerate() {
@@ -61,14 +86,21 @@ pub fn check(data: &[u8]) {
         let now = Duration::from_millis(step as u64);
         out.clear();
         let mut from_agent = false;
-        match op % 7 {
-            c @ 0..=2 => {
+        match op % 8 {
+            c @ (0..=2 | 7) => {
                 requests += 1;
-                let user = USERS[usize::from(c)];
+                let slot = if c == 7 { READER } else { usize::from(c) };
+                let user = USERS[slot].0;
                 let foreign = named_session(&text)
                     .and_then(|s| router.session_user(&s).map(|u| u != user))
                     .unwrap_or(false);
-                router.handle_client(clients[usize::from(c)], &text, now, &mut out);
+                router.handle_client(clients[slot], &text, now, &mut out);
+                if slot == READER && !reader_may_send(&text) {
+                    assert!(
+                        !out.iter().any(|o| matches!(o, Out::Agent(_))),
+                        "a read-only user's message reached the agent: {text:?}"
+                    );
+                }
                 if foreign {
                     assert!(
                         !out.iter().any(|o| matches!(o, Out::Agent(_))),
@@ -88,9 +120,7 @@ pub fn check(data: &[u8]) {
             }
             4 => {
                 router.disconnect(clients[0], &mut out);
-                clients[0] = router
-                    .connect_as(USERS[0], Permissions::READ_WRITE)
-                    .unwrap();
+                clients[0] = router.connect_as(USERS[0].0, USERS[0].1).unwrap();
             }
             5 => router.agent_exited("exit status: 1", Duration::from_millis(100), &mut out),
             _ => router.agent_started(2, 1, &mut out),
@@ -123,8 +153,14 @@ pub fn check(data: &[u8]) {
                         }
                     }
                     assert!(!msg.contains('\n'));
-                    Message::decode(msg)
+                    let decoded = Message::decode(msg)
                         .unwrap_or_else(|e| panic!("bad message for a client {msg:?}: {e}"));
+                    if *c == clients[READER] {
+                        assert!(
+                            !matches!(decoded, Message::Request(_)),
+                            "the agent's request reached a read-only user: {msg:?}"
+                        );
+                    }
                     to_clients.insert(*c);
                 }
             }
