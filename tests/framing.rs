@@ -255,3 +255,42 @@ proptest! {
         prop_assert_eq!(e.request_id(), e.id().filter(|_| is_request));
     }
 }
+
+/// JSON values with strings that hold spaces, tabs, quotes, backslashes and
+/// escaped newlines: what pretty-printing and compaction must tell apart
+/// from the whitespace between tokens.
+#[cfg(feature = "alloc")]
+fn json_value() -> impl Strategy<Value = serde_json::Value> {
+    use serde_json::Value;
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(Value::from),
+        "[ \t\"\\\\\n\r{}:,a-zé]{0,12}".prop_map(Value::String),
+    ];
+    leaf.prop_recursive(4, 48, 6, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..6).prop_map(serde_json::Value::Array),
+            prop::collection::btree_map("[ a-z\"\n]{0,6}", inner, 0..6)
+                .prop_map(|m| serde_json::Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+#[cfg(feature = "alloc")]
+proptest! {
+    /// `encode_raw_line` of pretty-printed JSON is serde_json's compact
+    /// form plus `\n` (an independent oracle), and compact JSON is kept as
+    /// it is.
+    #[test]
+    fn raw_lines_compact_like_serde(value in json_value()) {
+        let compact = serde_json::to_string(&value).unwrap();
+        let pretty = serde_json::to_string_pretty(&value).unwrap();
+        for text in [&pretty, &compact] {
+            let mut out = Vec::new();
+            let n = acp_codec::encode_raw_line(text, &mut out).unwrap();
+            prop_assert_eq!(n, out.len());
+            prop_assert_eq!(std::str::from_utf8(&out).unwrap(), format!("{compact}\n"));
+        }
+    }
+}

@@ -2,7 +2,6 @@
 
 use alloc::vec::Vec;
 
-use memchr::memchr;
 use serde::Serialize;
 
 use super::EncodeError;
@@ -95,48 +94,15 @@ fn finish(out: &mut Vec<u8>, start: usize) -> Result<usize, EncodeError> {
     }
 }
 
-/// Makes the JSON in `json` one line: if it holds a newline, removes the
-/// insignificant whitespace in place. Returns the new length. Linear, no
-/// allocation.
+/// Makes the JSON in `json` one line (`json::scan::compact`): removes the
+/// insignificant whitespace in place if it holds a newline. Returns the new
+/// length.
 ///
 /// # Errors
 ///
 /// [`EncodeError::RawNewline`] for a newline inside a string.
 pub(crate) fn compact(json: &mut [u8]) -> Result<usize, EncodeError> {
-    if memchr(b'\n', json).is_none() {
-        return Ok(json.len());
-    }
-    let mut in_string = false;
-    let mut escaped = false;
-    let mut write = 0usize;
-    for read in 0..json.len() {
-        let Some(&b) = json.get(read) else { break };
-        let keep = if in_string {
-            if b == b'\n' {
-                return Err(EncodeError::RawNewline { offset: read });
-            }
-            if escaped {
-                escaped = false;
-            } else if b == b'\\' {
-                escaped = true;
-            } else if b == b'"' {
-                in_string = false;
-            }
-            true
-        } else if b == b'"' {
-            in_string = true;
-            true
-        } else {
-            !matches!(b, b' ' | b'\t' | b'\r' | b'\n')
-        };
-        if keep {
-            if let Some(slot) = json.get_mut(write) {
-                *slot = b;
-            }
-            write = write.saturating_add(1);
-        }
-    }
-    Ok(write)
+    crate::json::scan::compact(json).map_err(|offset| EncodeError::RawNewline { offset })
 }
 
 #[cfg(test)]

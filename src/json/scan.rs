@@ -387,6 +387,55 @@ pub(crate) fn key_is(key: &str, name: &str) -> bool {
         && super::unescape::unquote::<serde_json::Error>(key).is_ok_and(|k| k == name)
 }
 
+#[cfg(feature = "alloc")]
+/// Makes the JSON text in `json` one line: if it holds a newline, removes
+/// the insignificant whitespace in place and returns the new length. Linear,
+/// no allocation; string bodies are skipped with `swar::find_special`.
+///
+/// # Errors
+///
+/// The offset of a raw newline inside a string (which no compaction can
+/// remove: the text would still be two lines).
+pub(crate) fn compact(json: &mut [u8]) -> Result<usize, usize> {
+    if memchr::memchr(b'\n', json).is_none() {
+        return Ok(json.len());
+    }
+    let mut read = 0usize;
+    let mut write = 0usize;
+    while let Some(&b) = json.get(read) {
+        let end = if b == b'"' {
+            string_end_or_newline(json, read)?
+        } else {
+            read.saturating_add(1)
+        };
+        if b == b'"' || !matches!(b, b' ' | b'\t' | b'\r' | b'\n') {
+            json.copy_within(read..end, write);
+            write = write.saturating_add(end.saturating_sub(read));
+        }
+        read = end;
+    }
+    Ok(write)
+}
+
+#[cfg(feature = "alloc")]
+/// The offset after the string whose opening quote is at `i` (the end of
+/// the text when it is not closed); `Err` with the offset of a raw newline
+/// inside it. Other control characters are left for the JSON check.
+fn string_end_or_newline(b: &[u8], i: usize) -> Result<usize, usize> {
+    let mut j = i.saturating_add(1);
+    loop {
+        let Some(n) = super::swar::find_special(b, j) else {
+            return Ok(b.len());
+        };
+        match b.get(n) {
+            Some(b'"') => return Ok(n.saturating_add(1)),
+            Some(b'\\') => j = n.saturating_add(2).min(b.len()),
+            Some(b'\n') => return Err(n),
+            _ => j = n.saturating_add(1),
+        }
+    }
+}
+
 #[cfg(all(test, feature = "alloc"))]
 mod tests {
     use super::*;
