@@ -7,7 +7,8 @@
 # Extra arguments go to `cargo package` and `cargo publish`. Steps:
 #  1. `cargo package --list`: the published files, which must all be the
 #     library's sources and the top-level docs and licenses (no tests,
-#     fixtures, benches, examples, fuzz, scripts or target);
+#     fixtures, benches, examples, fuzz, scripts or target; the one test
+#     file the library's own unit tests include is the exception);
 #  2. `cargo package`: builds the .crate and compiles it, unpacked, with
 #     default features (cargo's own verification);
 #  3. the unpacked package again, without and with all features, and its
@@ -30,7 +31,7 @@ name=${name% *}
 echo "== files published by $name $version"
 list=$(cargo package --list "$@")
 count=$(printf '%s\n' "$list" | wc -l)
-unexpected=$(printf '%s\n' "$list" | grep -Ev '^(src/.*\.rs|Cargo\.toml|Cargo\.toml\.orig|Cargo\.lock|\.cargo_vcs_info\.json|README\.md|CHANGELOG\.md|LICENSE-MIT|LICENSE-APACHE)$' || true)
+unexpected=$(printf '%s\n' "$list" | grep -Ev '^(src/.*\.rs|tests/support/update_lines\.rs|Cargo\.toml|Cargo\.toml\.orig|Cargo\.lock|\.cargo_vcs_info\.json|README\.md|CHANGELOG\.md|LICENSE-MIT|LICENSE-APACHE)$' || true)
 if [ -n "$unexpected" ]; then
   echo "unexpected files in the package:" >&2
   printf '  %s\n' "$unexpected" >&2
@@ -47,7 +48,7 @@ crate="$root/target/package/$name-$version.crate"
 unpacked="$root/target/package/$name-$version"
 [ -f "$crate" ] && [ -d "$unpacked" ] || { echo "no $crate" >&2; exit 1; }
 
-echo "== the unpacked package: no_std, all features, doctests (crate docs and README)"
+echo "== the unpacked package: no_std, all features, doctests (crate docs and README), unit tests"
 # Same target dir and lock file as the checkout, so dependencies are reused.
 (
   cd "$unpacked"
@@ -55,6 +56,8 @@ echo "== the unpacked package: no_std, all features, doctests (crate docs and RE
   cargo check --lib --no-default-features
   cargo check --lib --all-features
   cargo test --doc --all-features --quiet
+  # The library's unit tests, from the published files alone.
+  cargo test --lib --all-features --quiet
 )
 
 echo "== cargo publish --dry-run"
