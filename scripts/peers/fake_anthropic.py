@@ -14,12 +14,16 @@ Bash) and the adapter's real ACP messages:
   script) gets the next step of its script; the step is derived from the
   request alone (how many assistant messages follow the last user message
   that carries text), so the answers do not depend on timing.
-* ``POST /v1/messages`` without ``stream``, and streamed requests that offer
-  none of the script's tools (titles, topic checks, summaries; often the small
-  "haiku" model): a short text, or a JSON object when the system prompt asks
-  for JSON.
+* ``POST /v1/messages`` without ``stream``: the same answer as one message.
+* Requests that are not the main loop: the session title (a request with no tools whose
+  ``output_config.format`` is a JSON schema: answered with a matching
+  object), the prompt suggestion Claude Code asks for after a turn (a fork of
+  the conversation with the same tools: answered with empty text), and any
+  other helper call (a short text).
 * ``POST /v1/messages/count_tokens``: an estimate from the body size.
 * ``GET /v1/models``: a short list. Anything else: 404 in the API's shape.
+  (With the environment scripts/interop_claude.sh sets, Claude Code 2.1.318
+  sends only ``POST /v1/messages?beta=true``.)
 
 The script is chosen by ``--script``, or per request by a marker
 ``[fake:NAME]`` in the user's text (so one server serves several turns).
@@ -216,9 +220,10 @@ def fill(value: object, cwd: str, result: str = "") -> object:
 
 
 class State:
-    def __init__(self, script: str, log, event_delay: float) -> None:
+    def __init__(self, script: str, log, event_delay: float, log_bodies: bool = False) -> None:
         self.script = script
         self.log = log
+        self.log_bodies = log_bodies
         self.event_delay = event_delay
         self.last_activity = time.monotonic()
         self.lock = threading.Lock()
@@ -274,7 +279,7 @@ def make_handler(state: State):
                 "system": all_text(body.get("system", ""))[:300],
                 "last": all_text(msgs[-1:])[-300:] if isinstance(msgs, list) else None,
             }
-            if os.environ.get("FAKE_ANTHROPIC_FULL_LOG"):
+            if state.log_bodies:
                 summary["body"] = body
             state.log.write(json.dumps(summary, ensure_ascii=False) + "\n")
             state.log.flush()
@@ -474,12 +479,13 @@ def main() -> int:
     ap.add_argument("--idle", type=float, default=60.0, help="exit after this many idle seconds")
     ap.add_argument("--max-lifetime", type=float, default=900.0, help="exit after this many seconds")
     ap.add_argument("--log", help="append one JSON summary line per request to this file")
+    ap.add_argument("--log-bodies", action="store_true", help="with --log: the whole request bodies too")
     ap.add_argument("--event-delay", type=float, default=0.0,
                     help="seconds between streamed events of the main loop (to cancel a turn mid-way)")
     args = ap.parse_args()
 
     log = open(args.log, "a", encoding="utf-8") if args.log else None
-    state = State(args.script, log, args.event_delay)
+    state = State(args.script, log, args.event_delay, args.log_bodies)
     server = Server(("127.0.0.1", args.port), make_handler(state))
     print(server.server_address[1], flush=True)
 
