@@ -135,5 +135,6 @@ if want "claude-agent-acp"; then
     --env "CLAUDE_CONFIG_DIR=$CONF" --exit-timeout 5 \
     --covers "claude-agent-acp (Claude Agent SDK, Claude Code ${CLAUDE_CODE_V:-?}) against the fake Anthropic API: initialize (agentInfo, loadSession, sessionCapabilities, empty authMethods), the _auth/status_update extension notification, session/new (modes and configOptions: mode, model, effort, fast, ultracode; no models field, so no set_model), session/set_mode re-selecting default (a config_option_update follows); session/prompt: available_commands_update, session_info_update (the title from the small-model call), usage_update (used/size, cost at the end), agent_thought_chunk and agent_message_chunk with messageId, tool calls Read (twice), Edit, Write (a new file) and Bash (a command that is not read-only), the Edit, the Write and the Bash behind session/request_permission (options allow-once, allow-with-updates, reject; answered allow-once); Claude Code reads, writes and runs by itself (no fs/* and no terminal/* requests, although fs is offered); end_turn with usage; then session/load of the same session (history replay, then available_commands_update); stdin closed, the agent exits" \
     -- "$CLAUDE_DIR/node_modules/.bin/claude-agent-acp"
+  rm -rf "$CONF"
 fi
 echo "recorded into $FIXTURES/"
