@@ -3,6 +3,7 @@
 #
 #   scripts/peers/record_all.sh            # all
 #   scripts/peers/record_all.sh gemini     # only names containing "gemini"
+#   scripts/peers/record_all.sh claude     # only the Claude ACP adapter (needs root: unshare -n)
 #   FIXTURES_DIR=/tmp/fx scripts/peers/record_all.sh   # record elsewhere (CI:
 #       then python3 scripts/peers/check_fixtures.py --compare tests/fixtures /tmp/fx)
 #
@@ -106,5 +107,34 @@ if want "$name"; then
     --fake-gemini headless "${GEMINI_FAKE[@]}" --timeout 180 \
     --covers "gemini -p -o stream-json --yolo against the fake backend: init, user and delta assistant messages, tool_use/tool_result for run_shell_command (one with dir_path; one whose output is 228,893 bytes, a tool_result line over 64 KiB), read_file, glob, write_file, a failing read_file (status error with an error object), result with stats" \
     -- "$GEMINI" -p "Look at this project and write a note." -o stream-json --yolo
+fi
+# The Claude ACP adapter (its own install: scripts/peers/install_claude.sh)
+# against the fake Anthropic API (scripts/peers/fake_anthropic.py, script
+# "fixture"). Recorded in a network namespace of its own (unshare -n, as
+# root): only loopback exists there, so the fake backend can take a fixed
+# port and Claude Code cannot reach anything else. CLAUDE_CONFIG_DIR holds
+# permissions.defaultMode "default" (without it the adapter starts in "auto"
+# mode and asks no permission) and Claude Code's session files.
+if want "claude-agent-acp"; then
+  unshare -n true 2>/dev/null || { echo "record_all.sh: recording the Claude adapter needs unshare -n (root or user namespaces)" >&2; exit 1; }
+  CLAUDE_DIR="$(scripts/peers/install_claude.sh)"
+  CLAUDE_V="$(node -p "require('$CLAUDE_DIR/node_modules/@agentclientprotocol/claude-agent-acp/package.json').version")"
+  CLAUDE_CODE_V="$(node -p "require('$CLAUDE_DIR/node_modules/@anthropic-ai/claude-agent-sdk/package.json').claudeCodeVersion || ''")"
+  name="claude-agent-acp-$CLAUDE_V-acp-turn"
+  fresh "$SESSIONS/$name"
+  CONF=/tmp/acp-codec-fixture-claude
+  rm -rf "$CONF"; mkdir -p "$CONF"
+  printf '{"permissions":{"defaultMode":"default"}}\n' >"$CONF/settings.json"
+  unshare -n bash -c 'ip link set lo up || exit 1
+    python3 scripts/peers/fake_anthropic.py --port 18765 --script fixture --idle 60 --max-lifetime 300 >"$0/port" &
+    for _ in $(seq 1 100); do [[ -s "$0/port" ]] && break; sleep 0.1; done
+    exec "$@"' "$CONF" "${RECORD[@]}" acp --out "$SESSIONS/$name" \
+    --peer-name "Claude ACP adapter (Claude Code ${CLAUDE_CODE_V:-?})" --peer-package @agentclientprotocol/claude-agent-acp --peer-version "$CLAUDE_V" \
+    --env ANTHROPIC_BASE_URL=http://127.0.0.1:18765 --env ANTHROPIC_API_KEY=dummy \
+    --env DISABLE_TELEMETRY=1 --env CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 --env DISABLE_AUTOUPDATER=1 \
+    --env "CLAUDE_CONFIG_DIR=$CONF" --exit-timeout 5 \
+    --covers "claude-agent-acp (Claude Agent SDK, Claude Code ${CLAUDE_CODE_V:-?}) against the fake Anthropic API: initialize (agentInfo, loadSession, sessionCapabilities, empty authMethods), the _auth/status_update extension notification, session/new (modes and configOptions: mode, model, effort, fast, ultracode; no models field, so no set_model), session/set_mode re-selecting default (a config_option_update follows); session/prompt: available_commands_update, session_info_update (the title from the small-model call), usage_update (used/size, cost at the end), agent_thought_chunk and agent_message_chunk with messageId, tool calls Read (twice), Edit, Write (a new file) and Bash (a command that is not read-only), the Edit, the Write and the Bash behind session/request_permission (options allow-once, allow-with-updates, reject; answered allow-once); Claude Code reads, writes and runs by itself (no fs/* and no terminal/* requests, although fs is offered); end_turn with usage; then session/load of the same session (history replay, then available_commands_update); stdin closed, the agent exits" \
+    -- "$CLAUDE_DIR/node_modules/.bin/claude-agent-acp"
+  rm -rf "$CONF"
 fi
 echo "recorded into $FIXTURES/"
