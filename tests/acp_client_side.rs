@@ -48,7 +48,11 @@ fn each_recorded_agent_gets_its_quirks() {
     ] {
         assert_eq!(quirks_of(session).missing_file, MissingFile::EmptyContent);
     }
-    for session in ["py-sdk-0.12.1-scripted-agent", "spec-examples"] {
+    for session in [
+        "py-sdk-0.12.1-scripted-agent",
+        "spec-examples",
+        "claude-agent-acp-0.101.0-acp-turn",
+    ] {
         assert_eq!(quirks_of(session), Quirks::default(), "{session}");
     }
     assert_eq!(Quirks::of(None), Quirks::default());
