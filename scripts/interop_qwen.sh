@@ -5,6 +5,7 @@
 # (scripts/peers/fake_openai.py). No network, no real key.
 #
 #   scripts/interop_qwen.sh
+#   scripts/interop_qwen.sh --install-only   # install, print the peers dir
 #
 # Installs Qwen Code into target/peers-qwen (a stamp makes re-runs a no-op;
 # an install failure fails the script), builds acp_client, then re-runs
@@ -13,7 +14,10 @@
 # Every run has its own scratch HOME and session directory, its own fake
 # backend and is bounded by `timeout`. Checks:
 #   (1) a read (fs/read_text_file), (2) a NEW file written
-#   (fs/write_text_file after a permission prompt), (3) an edit of an
+#   (fs/write_text_file after a permission prompt; Qwen Code checks for the
+#   file itself and never asks the client to read a missing one, so it needs
+#   no quirk), (2b) a read of a missing file and a new file in a new
+#   directory, (3) an edit of an
 #   existing file, (4) a shell command behind a permission prompt, answered
 #   allow (runs) and reject (does not), (5) Ctrl-C mid-turn -> session/cancel
 #   -> stop reason "cancelled", and (6) all of it in one turn.
@@ -54,6 +58,7 @@ if [[ -z "${INTEROP_QWEN_PHASE2:-}" ]]; then
     echo "$SPEC" >"$STAMP"
   fi
   t0=$(date +%s)
+  if [[ "${1:-}" == --install-only ]]; then echo "$QWEN_PEERS_DIR"; exit 0; fi
   cargo build --quiet --example acp_client --all-features
   echo "interop_qwen: acp_client built in $(( $(date +%s) - t0 ))s" >&2
   [[ -x "$CLIENT" ]] || { echo "FAIL interop_qwen: $CLIENT not built" >&2; exit 1; }
@@ -161,6 +166,11 @@ project write
 turn "qwen (2) write a NEW file: NOTES.md lands" write allow \
   "$OK"' and s["permissionRequests"]==1 and s["permissionsAllowed"]==1 and s["fsWrites"]==1 and f("NOTES.md")=="# Notes\n\n- written by Qwen Code.\n- Ünïcödé ✓ survives.\n"' \
   "Write some notes."
+
+project missing
+turn "qwen (2b) missing file read fails cleanly; new file in a new dir lands" missing allow \
+  'rc==0 and s["stopReason"]=="end_turn" and s["badLines"]==0 and s["turnProblems"]==0 and "File not found: " in out and "no such file" not in out and s["fsWrites"]==1 and f("docs/notes/NEW.md")=="new\n"' \
+  "Is there a changelog? Then write docs/notes/NEW.md."
 
 project edit
 turn "qwen (3) edit an existing file: src/app.py changed" edit allow \

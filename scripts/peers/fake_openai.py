@@ -102,6 +102,15 @@ SCRIPTS: dict[str, list[list[dict]]] = {
         ],
         [text("The check ran.")],
     ],
+    # A read of a missing file and a new file in a new directory.
+    "missing": [
+        [
+            text("Is there a changelog?"),
+            call("read_file", {"file_path": "{cwd}/CHANGELOG.md"}),
+            call("write_file", {"file_path": "{cwd}/docs/notes/NEW.md", "content": "new\n"}),
+        ],
+        [text("There is no changelog; docs/notes/NEW.md is written.")],
+    ],
     # All of it in one turn (the recorded fixture; the Ctrl-C check runs it
     # slowly and cancels it during the first streamed events).
     "acp": [
