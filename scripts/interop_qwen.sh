@@ -6,6 +6,7 @@
 #
 #   scripts/interop_qwen.sh
 #   scripts/interop_qwen.sh --install-only   # install, print the peers dir
+#   INTEROP_QWEN_NETNS=0 scripts/interop_qwen.sh   # without unshare -n
 #
 # Installs Qwen Code into target/peers-qwen (a stamp makes re-runs a no-op;
 # an install failure fails the script), builds acp_client, then re-runs
@@ -20,7 +21,8 @@
 #   directory, (3) an edit of an
 #   existing file, (4) a shell command behind a permission prompt, answered
 #   allow (runs) and reject (does not), (5) Ctrl-C mid-turn -> session/cancel
-#   -> stop reason "cancelled", and (6) all of it in one turn.
+#   -> stop reason "cancelled", (6) all of it in one turn, and (7) no key:
+#   a clean session/new error.
 # Prints PASS/FAIL per check and the wall time of one turn; exits non-zero
 # on any failure.
 set -euo pipefail
@@ -63,11 +65,11 @@ if [[ -z "${INTEROP_QWEN_PHASE2:-}" ]]; then
   echo "interop_qwen: acp_client built in $(( $(date +%s) - t0 ))s" >&2
   [[ -x "$CLIENT" ]] || { echo "FAIL interop_qwen: $CLIENT not built" >&2; exit 1; }
   export INTEROP_QWEN_PHASE2=loopback
-  if command -v unshare >/dev/null && command -v ip >/dev/null \
+  if [[ "${INTEROP_QWEN_NETNS:-1}" != 0 ]] && command -v unshare >/dev/null && command -v ip >/dev/null \
      && unshare -n sh -c 'ip link set lo up' 2>/dev/null; then
     INTEROP_QWEN_PHASE2=netns exec unshare -n "$0" "$@"
   fi
-  echo "interop_qwen: no network namespace here (unshare -n); loopback base URLs only" >&2
+  echo "interop_qwen: no network namespace (unshare -n unavailable or INTEROP_QWEN_NETNS=0); loopback base URLs only" >&2
 fi
 if [[ "$INTEROP_QWEN_PHASE2" == netns ]]; then
   ip link set lo up
@@ -214,6 +216,15 @@ project full
 turn "qwen (6) one turn doing all of it: files land" acp allow \
   "$OK"' and s["permissionRequests"]==4 and s["permissionsAllowed"]==4 and s["fsReads"]>=3 and s["fsWrites"]==3 and s["thoughtChunks"]>=2 and "def greet(name):" in f("src/app.py") and f("NOTES.md").startswith("# Notes") and f("VERSION")=="1.2.4\n" and f("CHECKED.txt")=="checked 1.2.4\n"' \
   "Update greet, write notes and run the check."
+
+# (7) No key, no auth type: initialize succeeds, session/new fails with
+# Qwen's "Authentication required" error, acp_client reports it and exits 1.
+project offline; rm "$H/.qwen/settings.json"; t0=$(date +%s.%N); rc=0
+env -i PATH="$PATH" HOME="$H" LANG=C.UTF-8 TERM=dumb NO_COLOR=1 timeout -k 5 60 \
+  "$CLIENT" --summary-json --agent "$QWEN --acp" --cwd "$P" --timeout 30 </dev/null >"$T/out" 2>"$T/err" || rc=$?
+check "qwen (7) no key: clean session/new error (-32000 Authentication required)" \
+  'rc==1 and s["agent"]=="qwen-code '"$QWEN_VERSION"'" and s["sessionId"] is None and "session/new" in s["error"] and "-32000" in s["error"] and "Authentication required" in s["error"]' \
+  "$rc" "$(elapsed "$t0")"
 
 # Nothing may outlive the checks: no process with its cwd in the scratch
 # dir. Qwen Code's launcher (cli-entry.js) runs the CLI as a child in the
