@@ -18,9 +18,9 @@
 #   (fs/write_text_file after a permission prompt; Qwen Code checks for the
 #   file itself and never asks the client to read a missing one, so it needs
 #   no quirk), (2b) a read of a missing file and a new file in a new
-#   directory, (3) an edit of an
-#   existing file, (4) a shell command behind a permission prompt, answered
-#   allow (runs) and reject (does not), (5) Ctrl-C mid-turn -> session/cancel
+#   directory, (3) an edit of an existing file, (4) a shell command behind
+#   a permission prompt, answered allow (runs) and reject (does not),
+#   (5) Ctrl-C mid-turn -> session/cancel
 #   -> stop reason "cancelled", (6) all of it in one turn, and (7) no key:
 #   a clean session/new error.
 # Prints PASS/FAIL per check and the wall time of one turn; exits non-zero
