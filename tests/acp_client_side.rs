@@ -52,6 +52,7 @@ fn each_recorded_agent_gets_its_quirks() {
         "py-sdk-0.12.1-scripted-agent",
         "spec-examples",
         "claude-agent-acp-0.101.0-acp-turn",
+        "qwen-code-0.24.4-acp-turn",
     ] {
         assert_eq!(quirks_of(session), Quirks::default(), "{session}");
     }
@@ -75,6 +76,36 @@ fn gemini_fails_a_new_file_write_on_the_standard_answer() {
     assert!(failed, "the write after the -32002 answer did not fail");
     let row = KNOWN.iter().find(|q| q.agent == "gemini-cli").unwrap();
     assert!(row.upstream.contains("gemini-cli#9280"));
+}
+
+/// Why Qwen Code (a Gemini CLI fork) has no row: in its recorded turn the
+/// new file NOTES.md is written without the client ever being asked to read
+/// it (Qwen checks for the file itself), and the write goes through.
+#[test]
+fn qwen_writes_a_new_file_without_reading_it_first() {
+    let t = transcript("qwen-code-0.24.4-acp-turn");
+    let path = |e: &Value| e["msg"]["params"]["path"].as_str().unwrap_or("").to_owned();
+    let method = |e: &Value| e["msg"]["method"].as_str().unwrap_or("").to_owned();
+    let writes: Vec<String> = t
+        .iter()
+        .filter(|e| e["from"] == "agent" && method(e) == "fs/write_text_file")
+        .map(path)
+        .collect();
+    assert!(
+        writes.iter().any(|p| p.ends_with("/NOTES.md")),
+        "{writes:?}"
+    );
+    assert!(!t
+        .iter()
+        .any(|e| method(e) == "fs/read_text_file" && path(e).ends_with("/NOTES.md")));
+    assert!(!t
+        .iter()
+        .any(|e| e["from"] == "client" && e["msg"]["error"]["code"] == -32002));
+    assert_eq!(
+        Quirks::for_agent("qwen-code", "0.24.4"),
+        Quirks::default(),
+        "no row for Qwen Code"
+    );
 }
 
 #[test]

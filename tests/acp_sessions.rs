@@ -2,7 +2,7 @@
 //! (`agent.ndjson`, `client.ndjson`: the raw bytes each peer wrote;
 //! `transcript.ndjson`: `{"from", "msg"}` in order): whole, one byte at a
 //! time and in random pieces, every line decoded to a typed message, nothing
-//! reported unknown, typed re-encoding a subset of the original (unknown
+//! reported unknown (but the non-ACP methods in `NOT_ACP`), typed re-encoding a subset of the original (unknown
 //! fields dropped, nothing invented or changed).
 //!
 //! `ACP_SESSIONS_DIR` points the test at another fixture folder.
@@ -17,6 +17,40 @@ use acp_codec::acp::{Message, RequestId, Tracker};
 use acp_codec::LineSplitter;
 use acp_support::{dropped, is_subset, payload, typed};
 use serde_json::Value;
+
+/// Methods that real agents send although they are not ACP's and lack the
+/// `_` prefix ACP reserves for extensions: the codec decodes them as unknown
+/// methods (as it should), and the replay accepts that for these names only.
+/// Qwen Code 0.24.4: `qwen/notify/session/*` notifications after
+/// `session/set_mode` / `session/set_model`, and a `craft/drainMidTurnQueue`
+/// request during a turn (it stops asking once answered `-32601`).
+const NOT_ACP: &[&str] = &[
+    "qwen/notify/session/mode-update",
+    "qwen/notify/session/model-update",
+    "craft/drainMidTurnQueue",
+];
+
+/// A `Debug` rendering without its string literals: text that merely says
+/// "Unknown" (Qwen Code's command descriptions do) is not an unknown variant.
+fn outside_strings(debug: &str) -> String {
+    let mut out = String::with_capacity(debug.len());
+    let (mut in_str, mut escaped) = (false, false);
+    for c in debug.chars() {
+        if in_str {
+            match (escaped, c) {
+                (true, _) => escaped = false,
+                (false, '\\') => escaped = true,
+                (false, '"') => in_str = false,
+                _ => {}
+            }
+        } else if c == '"' {
+            in_str = true;
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
 
 fn sessions() -> Vec<PathBuf> {
     let dir = std::env::var_os("ACP_SESSIONS_DIR")
@@ -140,8 +174,14 @@ fn recorded_sessions_replay() {
             // Typed form: nothing unknown, nothing invented.
             let empty = BTreeMap::new();
             let t = typed(&msg, sent_by.get(other).unwrap_or(&empty));
+            let method = match &msg {
+                Message::Request(r) => Some(&*r.method),
+                Message::Notification(n) => Some(&*n.method),
+                _ => None,
+            };
             assert!(
-                !t.debug.contains("Unknown"),
+                !outside_strings(&t.debug).contains("Unknown")
+                    || method.is_some_and(|m| NOT_ACP.contains(&m)),
                 "{name}/{side}:{i}: unknown in {}",
                 t.debug
             );

@@ -74,6 +74,13 @@ fn ts_sdk_client_against_gemini() {
     golden(name, &d);
 }
 
+#[test]
+fn qwen_code_turn() {
+    let name = "qwen-code-0.24.4-acp-turn";
+    let d = replay(name);
+    golden(name, &d);
+}
+
 /// Every recorded session: deltas equal the recorded text, nothing is
 /// reported as a problem, every permission request is resolved, every tool
 /// call ends finished, and the turn has a stop reason.

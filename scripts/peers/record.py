@@ -28,7 +28,10 @@ their raw stdout as ``<out>.ndjson`` plus ``<out>.meta.json``.
 
 With ``--fake-gemini SCRIPT`` a fake model backend
 (``scripts/peers/fake_gemini.py``) is started first on a free loopback port;
-``{PORT}`` in ``--env`` values is replaced by that port.
+``{PORT}`` in ``--env`` values is replaced by that port. ``--fake-backend
+openai`` starts ``scripts/peers/fake_openai.py`` (an OpenAI chat-completions
+backend, for Qwen Code) with that script instead; ``--home-file`` writes
+files such as ``.qwen/settings.json`` into the scratch HOME.
 
 The scratch directory (default /tmp/acp-codec-fixture) is recreated for each
 recording so that paths in the fixtures stay the same from run to run.
@@ -51,7 +54,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-FAKE = Path(__file__).resolve().parent / "fake_gemini.py"
+FAKES = {
+    "gemini": Path(__file__).resolve().parent / "fake_gemini.py",
+    "openai": Path(__file__).resolve().parent / "fake_openai.py",
+}
 LINE_LIMIT = 64 * 1024 * 1024  # our own StreamReader limit (asyncio's default is 64 KiB)
 READ_CHUNK = 1 << 16
 
@@ -104,8 +110,18 @@ def make_scratch(scratch: Path, gemini_settings: bool, gemini_auth: str | None) 
     return project, home
 
 
-def start_fake(script: str, idle: float, log_path: Path | None) -> tuple[subprocess.Popen, int]:
-    cmd = [sys.executable, str(FAKE), "--script", script, "--idle", str(idle)]
+def write_home_files(home: Path, items: list[str]) -> None:
+    """--home-file REL=TEXT: write TEXT into HOME/REL."""
+    for item in items:
+        name, _, text = item.partition("=")
+        f = home / name
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_text(text + ("" if text.endswith("\n") else "\n"), encoding="utf-8")
+
+
+def start_fake(script: str, idle: float, log_path: Path | None,
+               backend: str = "gemini") -> tuple[subprocess.Popen, int]:
+    cmd = [sys.executable, str(FAKES[backend]), "--script", script, "--idle", str(idle)]
     if log_path:
         cmd += ["--log", str(log_path)]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
@@ -113,7 +129,7 @@ def start_fake(script: str, idle: float, log_path: Path | None) -> tuple[subproc
     line = proc.stdout.readline()
     if not line.strip().isdigit():
         proc.kill()
-        raise SystemExit(f"fake_gemini did not print a port: {line!r}")
+        raise SystemExit(f"{FAKES[backend].name} did not print a port: {line!r}")
     return proc, int(line)
 
 
@@ -391,10 +407,12 @@ async def run_acp(args: argparse.Namespace) -> int:
             raise SystemExit(f"--load-from needs the scratch dir left by that recording: {project}")
     else:
         project, home = make_scratch(Path(args.scratch), args.gemini_settings, args.gemini_auth)
+        write_home_files(home, args.home_file)
     fake = port = None
     if args.fake_gemini:
-        fake, port = start_fake(args.fake_gemini, args.timeout + 30, Path(args.fake_log) if args.fake_log else None)
-        log(f"fake gemini backend on 127.0.0.1:{port}")
+        fake, port = start_fake(args.fake_gemini, args.timeout + 30, Path(args.fake_log) if args.fake_log else None,
+                                args.fake_backend)
+        log(f"fake {args.fake_backend} backend on 127.0.0.1:{port}")
     env, shown_env = build_env(home, args.env, port)
     stderr_path = out / "agent.stderr.txt"
     stderr_f = open(stderr_path, "wb")
@@ -459,6 +477,8 @@ async def run_acp(args: argparse.Namespace) -> int:
         "fake_gemini_script": args.fake_gemini,
         "gemini_settings": args.gemini_settings,
         "gemini_auth": args.gemini_auth,
+        **({"fake_backend": args.fake_backend} if args.fake_backend != "gemini" else {}),
+        **({"home_files": args.home_file} if args.home_file else {}),
         "recorded_at": started.strftime("%Y-%m-%dT%H:%M:%SZ"),
         "recorder": "scripts/peers/record.py acp",
         "scratch_project": str(project),
@@ -734,6 +754,10 @@ def main() -> int:
     ap.add_argument("--gemini-settings", action="store_true", help="write Gemini CLI settings into the scratch HOME")
     ap.add_argument("--gemini-auth", help="with --gemini-settings: security.auth.selectedType")
     ap.add_argument("--fake-gemini", help="start fake_gemini.py with this script first")
+    ap.add_argument("--fake-backend", choices=sorted(FAKES), default="gemini",
+                    help="acp: the fake --fake-gemini starts (openai: fake_openai.py)")
+    ap.add_argument("--home-file", action="append", default=[], metavar="REL=TEXT",
+                    help="acp: write TEXT into the scratch HOME at REL (e.g. .qwen/settings.json)")
     ap.add_argument("--fake-log", help="fake_gemini.py request log (debugging)")
     ap.add_argument("--steps", default="initialize,new,set_mode,set_model,prompt,load",
                     help="comma list of initialize,new,set_mode,set_model,prompt,load "

@@ -4,6 +4,7 @@
 #   scripts/peers/record_all.sh            # all
 #   scripts/peers/record_all.sh gemini     # only names containing "gemini"
 #   scripts/peers/record_all.sh claude     # only the Claude ACP adapter (needs root: unshare -n)
+#   scripts/peers/record_all.sh qwen       # only the Qwen Code session
 #   FIXTURES_DIR=/tmp/fx scripts/peers/record_all.sh   # record elsewhere (CI:
 #       then python3 scripts/peers/check_fixtures.py --compare tests/fixtures /tmp/fx)
 #
@@ -87,6 +88,30 @@ if want "$name"; then
     --fake-gemini acp "${GEMINI_FAKE[@]}" --exit-timeout 5 \
     --covers "the same Gemini turn as gemini-cli-$GEMINI_V-acp-turn (no session/load), but the client is the official TypeScript SDK $SDK24_V client() app and record.py only relays and records the bytes: client.ndjson is what the SDK writes (its answers to fs/read_text_file, lines over 64 KiB; RESOURCE_NOT_FOUND errors with data.uri; permission outcomes)" \
     -- "$GEMINI" --acp
+fi
+
+# Qwen Code (a Gemini CLI fork) against the fake OpenAI backend
+# (scripts/peers/fake_openai.py, script "acp"). It is installed into
+# target/peers-qwen by scripts/interop_qwen.sh (pinned there); the recording
+# runs in a network namespace of its own (loopback only) when the machine
+# allows `unshare -n`.
+QWEN_V="$(sed -n 's/^QWEN_VERSION="\([^"]*\)".*/\1/p' scripts/interop_qwen.sh)"
+name="qwen-code-$QWEN_V-acp-turn"
+if want "$name"; then
+  QWEN_DIR="$(scripts/interop_qwen.sh --install-only)"
+  NETNS=()
+  if command -v unshare >/dev/null && command -v ip >/dev/null && unshare -n sh -c 'ip link set lo up' 2>/dev/null; then
+    NETNS=(unshare -n sh -c 'ip link set lo up && exec "$@"' sh)
+  fi
+  QWEN_SETTINGS='{"security":{"auth":{"selectedType":"openai"},"folderTrust":{"enabled":false}},"tools":{"approvalMode":"default"},"privacy":{"usageStatisticsEnabled":false},"telemetry":{"enabled":false},"general":{"enableAutoUpdate":false,"enableAutoUpdateNotification":false},"ui":{"enableFollowupSuggestions":false},"memory":{"enableManagedAutoMemory":false,"enableManagedAutoDream":false}}'
+  fresh "$SESSIONS/$name"
+  "${NETNS[@]}" "${RECORD[@]}" acp --out "$SESSIONS/$name" \
+    --peer-name "Qwen Code" --peer-package @qwen-code/qwen-code --peer-version "$QWEN_V" \
+    --fake-gemini acp --fake-backend openai --home-file ".qwen/settings.json=$QWEN_SETTINGS" \
+    --env OPENAI_API_KEY=dummy-key-for-fake-backend --env 'OPENAI_BASE_URL=http://127.0.0.1:{PORT}/v1' \
+    --env OPENAI_MODEL=fake-model --resource-link --exit-timeout 5 \
+    --covers "qwen --acp against the fake OpenAI backend (auth type openai, approval mode default): initialize (agentInfo qwen-code, authMethods, loadSession, sessionCapabilities), session/new (modes, models, configOptions), session/set_mode and session/set_model (re-selecting the current ones), prompt with a resource_link; agent_thought_chunk (reasoning_content), agent_message_chunk, available_commands_update (a line over 500 KB); tool calls read_file (fs/read_text_file), glob, edit (permission, fs/read_text_file, fs/write_text_file, a diff), write_file of a new file (no read of the missing file) and of an existing one, run_shell_command run by the agent itself; session/request_permission answered allow_once; end_turn; then session/load of the same session (history replay)" \
+    -- "$QWEN_DIR/node_modules/.bin/qwen" --acp
 fi
 
 name="gemini-cli-$GEMINI_V-acp-offline"

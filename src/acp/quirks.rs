@@ -268,6 +268,19 @@ mod tests {
         assert_eq!(Quirks::for_agent("Gemini-CLI", "0.61.0"), Quirks::default());
     }
 
+    /// Qwen Code is a fork of Gemini CLI but has no row: its ACP file
+    /// system maps `-32002` to ENOENT before its tools see it, and its
+    /// `write_file` checks for a new file itself, never asking the client
+    /// to read it (seen in 0.24.4: `scripts/interop_qwen.sh` and
+    /// `tests/fixtures/sessions/qwen-code-0.24.4-acp-turn`). Its known
+    /// new-file bug, QwenLM/qwen-code#2294, is on the write side: a client
+    /// that refuses `fs/write_text_file` for a file that does not exist yet;
+    /// a client that creates the file (as it should) does not meet it.
+    #[test]
+    fn qwen_code_gets_the_standard_answers() {
+        assert_eq!(Quirks::for_agent("qwen-code", "0.24.4"), Quirks::default());
+    }
+
     #[test]
     fn standard_answer_names_the_path() {
         let err = MissingFile::ResourceNotFound

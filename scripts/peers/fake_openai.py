@@ -1,0 +1,464 @@
+#!/usr/bin/env python3
+"""A fake OpenAI-compatible chat-completions backend on loopback, for driving
+Qwen Code (and other OpenAI-API agents) through real turns.
+
+Qwen Code sends its model calls to ``OPENAI_BASE_URL`` (with any
+``OPENAI_API_KEY`` and the model ``OPENAI_MODEL``). This server answers them
+with a fixed, deterministic script, so a turn exercises the agent's real
+tools:
+
+* ``POST <base>/chat/completions`` with ``"stream": true`` and tools: the main
+  turn, streamed as server-sent ``chat.completion.chunk`` events (reasoning,
+  text and ``tool_calls`` deltas, then ``data: [DONE]``). The step of the
+  script is derived from the request alone (how many assistant messages follow
+  the last user message that is not a tool result), so the answers do not
+  depend on timing or on earlier requests.
+* the same without tools, or not streamed: helper calls (titles, summaries,
+  classifiers). A JSON response format or a forced function gets a value
+  built from the requested schema; anything else gets a short text.
+* ``GET <base>/models``: one model.
+
+Stdlib only. Binds 127.0.0.1 on a free port (or ``--port``), prints the port
+as the first line of stdout, and exits by itself after ``--idle`` seconds
+without a request, after ``--max-lifetime`` seconds, or when its parent dies.
+
+    python3 scripts/peers/fake_openai.py --script acp --idle 60
+    # then OPENAI_BASE_URL=http://127.0.0.1:<port>/v1
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+MODEL = "fake-model"
+
+
+def call(name: str, args: dict) -> dict:
+    return {"tool_call": {"name": name, "arguments": args}}
+
+
+def text(t: str) -> dict:
+    return {"content": t}
+
+
+def think(t: str) -> dict:
+    return {"reasoning_content": t}
+
+
+# Each script is a list of model turns; each turn is a list of stream events
+# (one delta each). A turn with tool calls is followed, once the agent has
+# run them, by the next turn; the last turn is the final answer. Paths are
+# relative to the session directory; the agent's tools take absolute paths,
+# so `{cwd}` is replaced by the directory named in the request's system
+# prompt or environment context (see `cwd_of`).
+SCRIPTS: dict[str, list[list[dict]]] = {
+    # (1) read a file
+    "read": [
+        [
+            think("The user wants to know what the README says; read it."),
+            text("Let me read the README."),
+            call("read_file", {"file_path": "{cwd}/README.md"}),
+        ],
+        [text("The README says this is a tiny project."), text(" Nothing else to do.")],
+    ],
+    # (2) write a NEW file
+    "write": [
+        [
+            text("I'll write the notes file."),
+            call("write_file", {"file_path": "{cwd}/NOTES.md",
+                                "content": "# Notes\n\n- written by Qwen Code.\n- Ünïcödé ✓ survives.\n"}),
+        ],
+        [text("NOTES.md is written.")],
+    ],
+    # (3) edit an existing file (Qwen Code's edit needs a read of the file
+    # earlier in the session)
+    "edit": [
+        [
+            text("Let me look at app.py first."),
+            call("read_file", {"file_path": "{cwd}/src/app.py"}),
+        ],
+        [
+            text("I'll make greet take a name."),
+            call("edit", {"file_path": "{cwd}/src/app.py",
+                          "old_string": 'def greet():\n    return "hello"',
+                          "new_string": 'def greet(name):\n    return f"hello, {name}"'}),
+        ],
+        [text("greet() now takes a name.")],
+    ],
+    # (4) a shell command (behind a permission prompt)
+    "shell": [
+        [
+            text("I'll run the check."),
+            call("run_shell_command", {"command": "printf 'checked %s\\n' \"$(cat VERSION)\" > CHECKED.txt && cat CHECKED.txt",
+                                       "description": "Record the checked version",
+                                       "is_background": False}),
+        ],
+        [text("The check ran.")],
+    ],
+    # A read of a missing file and a new file in a new directory.
+    "missing": [
+        [
+            text("Is there a changelog?"),
+            call("read_file", {"file_path": "{cwd}/CHANGELOG.md"}),
+            call("write_file", {"file_path": "{cwd}/docs/notes/NEW.md", "content": "new\n"}),
+        ],
+        [text("There is no changelog; docs/notes/NEW.md is written.")],
+    ],
+    # All of it in one turn (the recorded fixture; the Ctrl-C check runs it
+    # slowly and cancels it during the first streamed events).
+    "acp": [
+        [
+            think("**Surveying the project**\n\nI should read the README "),
+            think("before changing anything."),
+            text("Surveying the project first:"),
+            text(" reading the README."),
+            call("read_file", {"file_path": "{cwd}/README.md"}),
+            call("read_file", {"file_path": "{cwd}/src/app.py"}),
+            call("read_file", {"file_path": "{cwd}/VERSION"}),
+            call("glob", {"pattern": "**/*.py"}),
+        ],
+        [
+            think("The greeting needs a name; edit app.py, write notes, run the check."),
+            text("Now I'll update `greet`, write notes and run the check."),
+            call("edit", {"file_path": "{cwd}/src/app.py",
+                          "old_string": 'def greet():\n    return "hello"',
+                          "new_string": 'def greet(name):\n    return f"hello, {name}"'}),
+            call("write_file", {"file_path": "{cwd}/NOTES.md",
+                                "content": "# Notes\n\n- greet() now takes a name.\n- Ünïcödé ✓ survives.\n"}),
+            call("write_file", {"file_path": "{cwd}/VERSION", "content": "1.2.4\n"}),
+            call("run_shell_command", {"command": "printf 'checked %s\\n' \"$(cat VERSION)\" > CHECKED.txt && cat CHECKED.txt",
+                                       "description": "Record the checked version",
+                                       "is_background": False}),
+        ],
+        [text("Done. `greet` now takes a name, NOTES.md records the change,"),
+         text(" VERSION is 1.2.4 and the check ran.")],
+    ],
+}
+
+
+def content_text(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return ""
+
+
+def step_of(messages: list) -> int:
+    """Number of assistant messages after the last user message (tool results
+    are role "tool", so they do not count as user messages)."""
+    last_user = -1
+    for i, m in enumerate(messages):
+        if isinstance(m, dict) and m.get("role") == "user":
+            last_user = i
+    return sum(1 for m in messages[last_user + 1:] if isinstance(m, dict) and m.get("role") == "assistant")
+
+
+# Side requests that come with the full tool list but are not the scripted
+# turn (Qwen Code's follow-up suggestion and its memory-extraction subagent;
+# interop_qwen.sh turns both off in settings, this is the safety net): they
+# get a short text answer.
+HELPER_MARKERS = ("[SUGGESTION MODE", "You are now acting as")
+
+
+def is_side_request(body: dict) -> bool:
+    if not body.get("tools") or body.get("tool_choice") not in (None, "auto"):
+        return True
+    msgs = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+    system = next((content_text(m.get("content")) for m in msgs if m.get("role") == "system"), "")
+    last_user = next((content_text(m.get("content")) for m in reversed(msgs) if m.get("role") == "user"), "")
+    return any(system.startswith(k) or last_user.startswith(k) for k in HELPER_MARKERS)
+
+
+def cwd_of(body: dict, default: str) -> str:
+    """The session directory: Qwen Code names it in a context message ("I'm
+    currently working in the directory: /path")."""
+    for m in body.get("messages", []):
+        t = content_text(m.get("content") if isinstance(m, dict) else None)
+        for pat in (r"currently working in the directory:\s*(/\S+)",
+                    r"current working directory(?: is|:)\s*[`'\"]?(/[^\s`'\"]+)",
+                    r"working directory(?: is|:)\s*[`'\"]?(/[^\s`'\"]+)",
+                    r"<cwd>\s*(/[^<\s]+)\s*</cwd>"):
+            hit = re.search(pat, t, re.IGNORECASE)
+            if hit:
+                return hit.group(1).rstrip(".,)")
+    return default
+
+
+def fill(value: object, cwd: str) -> object:
+    if isinstance(value, str):
+        return value.replace("{cwd}", cwd)
+    if isinstance(value, dict):
+        return {k: fill(v, cwd) for k, v in value.items()}
+    return value
+
+
+def value_for_schema(schema: dict, name: str = "") -> object:
+    """A plausible JSON value for a (subset of) JSON schema."""
+    t = schema.get("type")
+    if isinstance(t, list):
+        t = next((x for x in t if x != "null"), "string")
+    t = (t or "object").lower() if isinstance(t, str) else "object"
+    if schema.get("enum"):
+        return schema["enum"][0]
+    if t == "object":
+        return {k: value_for_schema(v, k) for k, v in (schema.get("properties") or {}).items()}
+    if t == "array":
+        return []
+    if t in ("integer", "number"):
+        return schema.get("minimum", 1)
+    if t == "boolean":
+        return False
+    return {"title": "Fake backend session", "reasoning": "Fake backend."}.get(name, "ok")
+
+
+class State:
+    def __init__(self, script: str, log, event_delay: float, cwd: str) -> None:
+        self.script = SCRIPTS[script]
+        self.log = log
+        self.event_delay = event_delay
+        self.cwd = cwd
+        self.last_activity = time.monotonic()
+        self.lock = threading.Lock()
+        self.calls = 0
+        self.dump: str | None = None
+        self.dumped = 0
+
+    def touch(self) -> None:
+        with self.lock:
+            self.last_activity = time.monotonic()
+
+    def next_call_id(self) -> str:
+        with self.lock:
+            self.calls += 1
+            return f"call_fake_{self.calls:04d}"
+
+
+def usage(prompt_tokens: int = 1000, out_tokens: int = 40) -> dict:
+    return {"prompt_tokens": prompt_tokens, "completion_tokens": out_tokens,
+            "total_tokens": prompt_tokens + out_tokens}
+
+
+def make_handler(state: State):
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        server_version = "fake-openai/1"
+
+        def log_message(self, fmt, *args):  # quiet by default
+            if state.log:
+                state.log.write("# " + (fmt % args) + "\n")
+                state.log.flush()
+
+        def _body(self) -> dict:
+            n = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(n) if n else b""
+            try:
+                body = json.loads(raw) if raw else {}
+            except ValueError:
+                return {}
+            return body if isinstance(body, dict) else {}
+
+        def _json(self, obj: object, status: int = 200) -> None:
+            data = json.dumps(obj).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def _log_req(self, body: dict, note: str) -> None:
+            if state.dump:
+                with state.lock:
+                    state.dumped += 1
+                    n = state.dumped
+                with open(os.path.join(state.dump, f"{n:03d}-{note}.json"), "w", encoding="utf-8") as f:
+                    json.dump(body, f, indent=1, ensure_ascii=False)
+            if not state.log:
+                return
+            msgs = body.get("messages") if isinstance(body.get("messages"), list) else []
+            summary = {
+                "method": self.command, "path": self.path, "note": note,
+                "stream": body.get("stream"), "model": body.get("model"),
+                "messages": [(m.get("role"), content_text(m.get("content"))[:160],
+                              [c.get("function", {}).get("name") for c in m.get("tool_calls") or []])
+                             for m in msgs if isinstance(m, dict)],
+                "step": step_of(msgs),
+                "tools": [t.get("function", {}).get("name") for t in body.get("tools") or []],
+                "tool_choice": body.get("tool_choice"),
+                "response_format": body.get("response_format"),
+            }
+            state.log.write(json.dumps(summary, ensure_ascii=False)[:6000] + "\n")
+            state.log.flush()
+
+        def do_GET(self):
+            state.touch()
+            self._log_req({}, "get")
+            if self.path.split("?", 1)[0].rstrip("/").endswith("/models"):
+                self._json({"object": "list", "data": [{"id": MODEL, "object": "model", "owned_by": "fake"}]})
+            else:
+                self._json({"error": {"message": "not found", "type": "invalid_request_error"}}, 404)
+
+        def do_POST(self):
+            state.touch()
+            body = self._body()
+            path = self.path.split("?", 1)[0].rstrip("/")
+            if path.endswith("/chat/completions"):
+                helper = is_side_request(body)
+                self._log_req(body, "helper" if helper else "turn")
+                if helper:
+                    self._helper(body)
+                else:
+                    self._turn(body)
+            else:
+                self._log_req(body, "unknown")
+                self._json({"error": {"message": "not found", "type": "invalid_request_error"}}, 404)
+            state.touch()
+
+        # -- helper calls ---------------------------------------------------
+        def _helper(self, body: dict) -> None:
+            model = body.get("model") or MODEL
+            message: dict = {"role": "assistant", "content": None}
+            finish = "stop"
+            choice = body.get("tool_choice")
+            fmt = body.get("response_format") or {}
+            if isinstance(choice, dict) and choice.get("function", {}).get("name"):
+                name = choice["function"]["name"]
+                params = next((t["function"].get("parameters") or {} for t in body.get("tools") or []
+                               if t.get("function", {}).get("name") == name), {})
+                message["tool_calls"] = [{"id": state.next_call_id(), "type": "function",
+                                          "function": {"name": name,
+                                                       "arguments": json.dumps(value_for_schema(params))}}]
+                finish = "tool_calls"
+            elif fmt.get("type") in ("json_schema", "json_object"):
+                schema = (fmt.get("json_schema") or {}).get("schema") or {"type": "object"}
+                message["content"] = json.dumps(value_for_schema(schema))
+            else:
+                message["content"] = "Fake backend summary."
+            if body.get("stream"):
+                self._sse_start()
+                delta = dict(message)
+                if "tool_calls" in delta:
+                    delta["tool_calls"] = [dict(c, index=i) for i, c in enumerate(delta["tool_calls"])]
+                self._sse(self._chunk(model, delta, None))
+                self._sse(self._chunk(model, {}, finish, usage()))
+                self._sse_end()
+            else:
+                self._json({"id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()),
+                            "model": model,
+                            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                            "usage": usage()})
+
+        # -- the main turn --------------------------------------------------
+        def _chunk(self, model: str, delta: dict, finish, use: dict | None = None) -> dict:
+            chunk = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": int(time.time()),
+                     "model": model, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+            if use:
+                chunk["usage"] = use
+            return chunk
+
+        def _sse_start(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Cache-Control", "no-cache")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+
+        def _sse(self, obj) -> None:
+            payload = obj if isinstance(obj, str) else json.dumps(obj, ensure_ascii=False)
+            data = ("data: " + payload + "\n\n").encode()
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+            self.wfile.flush()
+
+        def _sse_end(self) -> None:
+            self._sse("[DONE]")
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+
+        def _turn(self, body: dict) -> None:
+            msgs = body.get("messages") if isinstance(body.get("messages"), list) else []
+            step = step_of(msgs)
+            turns = state.script
+            events = turns[min(step, len(turns) - 1)]
+            model = body.get("model") or MODEL
+            cwd = cwd_of(body, state.cwd)
+            self._sse_start()
+            first = True
+            n_calls = 0
+            try:
+                for ev in events:
+                    if "tool_call" in ev:
+                        tc = ev["tool_call"]
+                        delta = {"tool_calls": [{"index": n_calls, "id": state.next_call_id(), "type": "function",
+                                                 "function": {"name": tc["name"],
+                                                              "arguments": json.dumps(fill(tc["arguments"], cwd),
+                                                                                      ensure_ascii=False)}}]}
+                        n_calls += 1
+                    else:
+                        delta = dict(ev)
+                    if first:
+                        delta = {"role": "assistant", **delta}
+                        first = False
+                    self._sse(self._chunk(model, delta, None))
+                    time.sleep(state.event_delay)
+                self._sse(self._chunk(model, {}, "tool_calls" if n_calls else "stop",
+                                      usage(1000 + 100 * step)))
+                self._sse_end()
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the agent cancelled the request
+
+    return Handler
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--script", choices=sorted(SCRIPTS), default="acp")
+    ap.add_argument("--port", type=int, default=0, help="0 = a free port")
+    ap.add_argument("--cwd", default=os.getcwd(),
+                    help="the session directory, when the request does not name one")
+    ap.add_argument("--idle", type=float, default=60.0, help="exit after this many idle seconds")
+    ap.add_argument("--max-lifetime", type=float, default=900.0, help="exit after this many seconds")
+    ap.add_argument("--log", help="append one JSON summary line per request to this file")
+    ap.add_argument("--dump", help="write each request body into this directory (debugging)")
+    ap.add_argument("--event-delay", type=float, default=0.02,
+                    help="seconds between streamed events (long enough to cancel a turn mid-way)")
+    args = ap.parse_args()
+
+    log = open(args.log, "a", encoding="utf-8") if args.log else None
+    state = State(args.script, log, args.event_delay, args.cwd)
+    if args.dump:
+        os.makedirs(args.dump, exist_ok=True)
+        state.dump = args.dump
+    server = ThreadingHTTPServer(("127.0.0.1", args.port), make_handler(state))
+    server.daemon_threads = True
+    print(server.server_address[1], flush=True)
+
+    parent = os.getppid()
+    started = time.monotonic()
+
+    def watchdog() -> None:
+        while True:
+            time.sleep(0.5)
+            now = time.monotonic()
+            with state.lock:
+                idle = now - state.last_activity
+            if os.getppid() != parent or idle > args.idle or now - started > args.max_lifetime:
+                server.shutdown()
+                return
+
+    threading.Thread(target=watchdog, daemon=True).start()
+    try:
+        server.serve_forever(poll_interval=0.2)
+    finally:
+        server.server_close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
