@@ -82,6 +82,10 @@ impl TerminalOutput {
                 if let Some(from) = from.filter(|&f| f > self.start) {
                     self.start = from;
                     self.cut();
+                } else if self.truncated {
+                    // The rest of a character whose start an earlier cut
+                    // dropped (its first bytes were all the kept text then).
+                    self.skip_partial();
                 }
             }
         }
@@ -95,6 +99,12 @@ impl TerminalOutput {
     /// character the cut split (at most three bytes).
     fn cut(&mut self) {
         self.truncated = true;
+        self.skip_partial();
+    }
+
+    /// Moves the start past the continuation bytes it falls on: the rest of
+    /// a character whose first byte was dropped.
+    fn skip_partial(&mut self) {
         let partial = self
             .kept()
             .iter()
@@ -206,6 +216,21 @@ mod tests {
         assert_eq!(out.text(), "a");
         out.exited(None, Some("SIGKILL".into()));
         assert_eq!(out.text(), "a\u{FFFD}");
+    }
+
+    #[test]
+    fn a_character_cut_across_reads_is_dropped_whole() {
+        // Limit 1: the first read ends inside a 4-byte character (its last
+        // kept byte is a continuation, dropped); the next read brings the
+        // character's last byte alone, which must be dropped as well.
+        let c = "𞹾".as_bytes();
+        let mut out = TerminalOutput::new(Some(1));
+        out.push(&[b'a', c[0], c[1], c[2]]);
+        assert!(out.is_empty());
+        out.push(&c[3..]);
+        assert!(out.is_empty(), "{:?}", out.text());
+        out.push(b"b");
+        assert_eq!(out.text(), "b");
     }
 
     #[test]
