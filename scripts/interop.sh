@@ -32,31 +32,8 @@ scripts/peers/install.sh >/dev/null
 
 T="$(mktemp -d)"
 trap 'rm -rf "$T"' EXIT
-FAILED=0
-START_ALL=$(date +%s.%N)
-
-pass() { printf 'ok   %-58s %6.2fs\n' "$1" "$2"; }
-fail() { printf 'FAIL %-58s %6.2fs\n' "$1" "$2"; FAILED=1; }
-elapsed() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }'; }
-
-# check NAME PYTHON-EXPR: evaluates EXPR with `s` = the summary JSON (last
-# stdout line of $T/out), `rc` = exit status, `secs`, `err` = stderr text.
-check() {
-  local name="$1" expr="$2" rc="$3" secs="$4"
-  if python3 - "$T/out" "$T/err" "$rc" "$secs" "$expr" <<'EOF'
-import json, sys
-out, err, rc, secs, expr = sys.argv[1:]
-lines = open(out, encoding="utf-8").read().splitlines()
-s = json.loads(lines[-1]) if lines else {}
-err = open(err, encoding="utf-8").read()
-ok = eval(expr, {"s": s, "rc": int(rc), "secs": float(secs), "err": err, "out": "\n".join(lines)})
-if not ok:
-    print("  summary:", lines[-1] if lines else "(no output)")
-    print("  stderr:", err[-2000:])
-sys.exit(0 if ok else 1)
-EOF
-  then pass "$name" "$secs"; else fail "$name (rc=$rc)" "$secs"; fi
-}
+# shellcheck source=peers/checks.sh
+. scripts/peers/checks.sh
 
 # run NAME EXPR -- ARGS...: runs acp_client with ARGS (bounded) and checks.
 run() {

@@ -52,39 +52,8 @@ cleanup() {
   rm -rf "$T"
 }
 trap cleanup EXIT
-FAILED=0
-START_ALL=$(date +%s.%N)
-
-pass() { printf 'PASS %-66s %6.2fs\n' "$1" "$2"; }
-fail() { printf 'FAIL %-66s %6.2fs\n' "$1" "$2"; FAILED=1; }
-elapsed() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }'; }
-
-# check NAME PYTHON-EXPR RC SECS: evaluates EXPR with `s` = the summary JSON
-# (last stdout line of $T/out), `rc`, `secs`, `err` = stderr, `out` = stdout,
-# `f(path)` = the text of a file in the session directory $P (None if absent).
-check() {
-  local name="$1" expr="$2" rc="$3" secs="$4"
-  if python3 - "$T/out" "$T/err" "$rc" "$secs" "$expr" "$P" <<'EOF'
-import json, os, sys
-out, err, rc, secs, expr, proj = sys.argv[1:]
-lines = open(out, encoding="utf-8").read().splitlines()
-try:
-    s = json.loads(lines[-1]) if lines else {}
-except ValueError:
-    s = {}
-err = open(err, encoding="utf-8").read()
-def f(rel):
-    p = os.path.join(proj, rel)
-    return open(p, encoding="utf-8").read() if os.path.exists(p) else None
-ok = eval(expr, {"s": s, "rc": int(rc), "secs": float(secs), "err": err, "out": "\n".join(lines), "f": f})
-if not ok:
-    print("  summary:", lines[-1] if lines else "(no output)")
-    print("  stdout:", "\n".join(l for l in lines[:-1] if not l.startswith("commands:"))[-2500:])
-    print("  stderr:", err[-2000:])
-sys.exit(0 if ok else 1)
-EOF
-  then pass "$name" "$secs"; else fail "$name (rc=$rc)" "$secs"; fi
-}
+# shellcheck source=peers/checks.sh
+. scripts/peers/checks.sh
 
 # fake [ARGS...]: starts a fake Anthropic API (it prints its port, then
 # exits by itself when idle or when this shell is gone); sets PORT.
@@ -158,7 +127,7 @@ check "    the adapter used neither fs/* nor terminal/* (Claude Code ran it)" \
 
 setup shell-reject
 turn "(4b) the same command, permission rejected: it did not run" \
-  "$OK and s['permissionRequests']==1 and s['permissionsAllowed']==0 and f('CHECKS.txt') is None" \
+  "$OK and s['permissionRequests']==1 and s['permissionsAllowed']==0 and f('CHECKS.txt') == ''" \
   reject "[fake:shell] Run the checks."
 
 # (5) Cancelled mid-way: a slow fake model (0.4 s between streamed events of
@@ -174,7 +143,7 @@ client allow "Survey the project slowly."
 for _ in $(seq 1 300); do grep -q "Surveying" "$T/out" 2>/dev/null && break; sleep 0.1; done
 kill -INT "$cpid"; wait "$cpid" || rc=$?
 check "(5) Ctrl-C mid-turn: session/cancel, stop reason cancelled" \
-  "rc==130 and s['stopReason']=='cancelled' and s['cancelledByUser'] and s['badLines']==0 and f('CANCELLED.txt') is None and s['permissionRequests']==0" \
+  "rc==130 and s['stopReason']=='cancelled' and s['cancelledByUser'] and s['badLines']==0 and f('CANCELLED.txt') == '' and s['permissionRequests']==0" \
   "$rc" "$(elapsed "$t0")"
 sleep 1
 [[ ! -e "$P/CANCELLED.txt" ]] || { echo "FAIL (5) CANCELLED.txt landed after the cancel"; FAILED=1; }

@@ -78,40 +78,9 @@ fi
 # --- phase 2: the turns -------------------------------------------------------
 T="$(mktemp -d)"
 trap 'rm -rf "$T"' EXIT
-FAILED=0
-START_ALL=$(date +%s.%N)
+# shellcheck source=peers/checks.sh
+. scripts/peers/checks.sh
 echo "interop_qwen: Qwen Code $QWEN_VERSION ($QWEN), node $(node --version), network: $INTEROP_QWEN_PHASE2"
-
-pass() { printf 'PASS %-62s %6.2fs\n' "$1" "$2"; }
-fail() { printf 'FAIL %-62s %6.2fs\n' "$1" "$2"; FAILED=1; }
-elapsed() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }'; }
-
-# check NAME PYTHON-EXPR RC SECS: evaluates EXPR with `s` = the summary JSON
-# (last stdout line of $T/out), `rc`, `secs`, `out`, `err`, and `f(PATH)` =
-# the text of a file in the session directory $P ("" when it is missing).
-check() {
-  local name="$1" expr="$2" rc="$3" secs="$4"
-  if python3 - "$T/out" "$T/err" "$rc" "$secs" "$P" "$expr" <<'EOF'
-import json, os, sys
-out, err, rc, secs, proj, expr = sys.argv[1:]
-lines = open(out, encoding="utf-8").read().splitlines()
-try:
-    s = json.loads(lines[-1]) if lines else {}
-except ValueError:
-    s = {}
-err = open(err, encoding="utf-8").read()
-def f(rel):
-    p = os.path.join(proj, rel)
-    return open(p, encoding="utf-8").read() if os.path.exists(p) else ""
-ok = eval(expr, {"s": s, "rc": int(rc), "secs": float(secs), "err": err, "out": "\n".join(lines), "f": f})
-if not ok:
-    print("  summary:", lines[-1] if lines else "(no output)")
-    print("  stdout:", "\n".join(l[:300] for l in lines if not l.startswith("commands:"))[-3000:])
-    print("  stderr:", err[-2000:])
-sys.exit(0 if ok else 1)
-EOF
-  then pass "$name" "$secs"; else fail "$name (rc=$rc)" "$secs"; fi
-}
 
 # Settings for the scratch HOME: OpenAI auth (OPENAI_* from the environment),
 # permission prompts for edits and shell ("default"; Qwen's own default,

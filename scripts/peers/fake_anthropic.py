@@ -45,7 +45,9 @@ import re
 import sys
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+
+from loopback_server import add_server_args, serve
 
 MODEL = "claude-sonnet-4-5-20250929"
 _ids = itertools.count(1)
@@ -460,54 +462,16 @@ def chunks(s: str, n: int) -> list[str]:
     return [s[i:i + n] for i in range(0, len(s), n)] or [""]
 
 
-class Server(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def handle_error(self, request, client_address):
-        # Claude Code drops connections it no longer needs (a cancelled turn,
-        # keep-alive sockets at exit): not worth a traceback.
-        if isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
-            return
-        super().handle_error(request, client_address)
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--script", choices=sorted(SCRIPTS), default="fixture",
                     help="the default script ([fake:NAME] in the prompt overrides it)")
-    ap.add_argument("--port", type=int, default=0, help="0 = a free port")
-    ap.add_argument("--idle", type=float, default=60.0, help="exit after this many idle seconds")
-    ap.add_argument("--max-lifetime", type=float, default=900.0, help="exit after this many seconds")
-    ap.add_argument("--log", help="append one JSON summary line per request to this file")
     ap.add_argument("--log-bodies", action="store_true", help="with --log: the whole request bodies too")
-    ap.add_argument("--event-delay", type=float, default=0.0,
-                    help="seconds between streamed events of the main loop (to cancel a turn mid-way)")
+    add_server_args(ap, event_delay=0.0)
     args = ap.parse_args()
-
     log = open(args.log, "a", encoding="utf-8") if args.log else None
     state = State(args.script, log, args.event_delay, args.log_bodies)
-    server = Server(("127.0.0.1", args.port), make_handler(state))
-    print(server.server_address[1], flush=True)
-
-    parent = os.getppid()
-    started = time.monotonic()
-
-    def watchdog() -> None:
-        while True:
-            time.sleep(0.5)
-            now = time.monotonic()
-            with state.lock:
-                idle = now - state.last_activity
-            if os.getppid() != parent or idle > args.idle or now - started > args.max_lifetime:
-                server.shutdown()
-                return
-
-    threading.Thread(target=watchdog, daemon=True).start()
-    try:
-        server.serve_forever(poll_interval=0.2)
-    finally:
-        server.server_close()
-    return 0
+    return serve(make_handler(state), state, args)
 
 
 if __name__ == "__main__":

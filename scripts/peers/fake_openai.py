@@ -35,7 +35,9 @@ import re
 import sys
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+
+from loopback_server import add_server_args, serve
 
 MODEL = "fake-model"
 
@@ -419,45 +421,17 @@ def make_handler(state: State):
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--script", choices=sorted(SCRIPTS), default="acp")
-    ap.add_argument("--port", type=int, default=0, help="0 = a free port")
     ap.add_argument("--cwd", default=os.getcwd(),
                     help="the session directory, when the request does not name one")
-    ap.add_argument("--idle", type=float, default=60.0, help="exit after this many idle seconds")
-    ap.add_argument("--max-lifetime", type=float, default=900.0, help="exit after this many seconds")
-    ap.add_argument("--log", help="append one JSON summary line per request to this file")
     ap.add_argument("--dump", help="write each request body into this directory (debugging)")
-    ap.add_argument("--event-delay", type=float, default=0.02,
-                    help="seconds between streamed events (long enough to cancel a turn mid-way)")
+    add_server_args(ap, event_delay=0.02)
     args = ap.parse_args()
-
     log = open(args.log, "a", encoding="utf-8") if args.log else None
     state = State(args.script, log, args.event_delay, args.cwd)
     if args.dump:
         os.makedirs(args.dump, exist_ok=True)
         state.dump = args.dump
-    server = ThreadingHTTPServer(("127.0.0.1", args.port), make_handler(state))
-    server.daemon_threads = True
-    print(server.server_address[1], flush=True)
-
-    parent = os.getppid()
-    started = time.monotonic()
-
-    def watchdog() -> None:
-        while True:
-            time.sleep(0.5)
-            now = time.monotonic()
-            with state.lock:
-                idle = now - state.last_activity
-            if os.getppid() != parent or idle > args.idle or now - started > args.max_lifetime:
-                server.shutdown()
-                return
-
-    threading.Thread(target=watchdog, daemon=True).start()
-    try:
-        server.serve_forever(poll_interval=0.2)
-    finally:
-        server.server_close()
-    return 0
+    return serve(make_handler(state), state, args)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,66 @@
+"""What the fake model backends share: their command-line options for the
+port and their lifetime, and serving on 127.0.0.1 until they are no longer
+needed (parent gone, idle, or too old), so that none outlives its test.
+
+Used by fake_gemini.py, fake_openai.py and fake_anthropic.py (each run as
+`python3 scripts/peers/fake_X.py`, so this directory is on sys.path).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import threading
+import time
+from http.server import ThreadingHTTPServer
+
+
+class Server(ThreadingHTTPServer):
+    """A threaded HTTP server on loopback that does not print a traceback
+    when a client drops its connection (a cancelled turn, keep-alive
+    sockets at an agent's exit)."""
+
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        if isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
+            return
+        super().handle_error(request, client_address)
+
+
+def add_server_args(ap: argparse.ArgumentParser, event_delay: float) -> None:
+    """The options every fake backend takes: port, lifetime, log, pacing."""
+    ap.add_argument("--port", type=int, default=0, help="0 = a free port")
+    ap.add_argument("--idle", type=float, default=60.0, help="exit after this many idle seconds")
+    ap.add_argument("--max-lifetime", type=float, default=900.0, help="exit after this many seconds")
+    ap.add_argument("--log", help="append one JSON summary line per request to this file")
+    ap.add_argument("--event-delay", type=float, default=event_delay,
+                    help="seconds between streamed events (long enough to cancel a turn mid-way)")
+
+
+def serve(handler, state, args: argparse.Namespace) -> int:
+    """Serves `handler` on 127.0.0.1:`args.port`, prints the port on stdout
+    (the caller reads it), and returns once the parent process is gone,
+    nothing arrived for `args.idle` seconds (`state.last_activity` under
+    `state.lock`, kept by the handler) or `args.max_lifetime` passed."""
+    server = Server(("127.0.0.1", args.port), handler)
+    print(server.server_address[1], flush=True)
+    parent = os.getppid()
+    started = time.monotonic()
+
+    def watchdog() -> None:
+        while True:
+            time.sleep(0.5)
+            now = time.monotonic()
+            with state.lock:
+                idle = now - state.last_activity
+            if os.getppid() != parent or idle > args.idle or now - started > args.max_lifetime:
+                server.shutdown()
+                return
+
+    threading.Thread(target=watchdog, daemon=True).start()
+    try:
+        server.serve_forever(poll_interval=0.2)
+    finally:
+        server.server_close()
+    return 0
