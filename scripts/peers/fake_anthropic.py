@@ -43,11 +43,8 @@ import json
 import os
 import re
 import sys
-import threading
 import time
-from http.server import BaseHTTPRequestHandler
-
-from loopback_server import add_server_args, serve
+from loopback_server import Activity, JsonHandler, add_server_args, serve
 
 MODEL = "claude-sonnet-4-5-20250929"
 _ids = itertools.count(1)
@@ -221,18 +218,12 @@ def fill(value: object, cwd: str, result: str = "") -> object:
     return value
 
 
-class State:
+class State(Activity):
     def __init__(self, script: str, log, event_delay: float, log_bodies: bool = False) -> None:
         self.script = script
-        self.log = log
+        super().__init__(log)
         self.log_bodies = log_bodies
         self.event_delay = event_delay
-        self.last_activity = time.monotonic()
-        self.lock = threading.Lock()
-
-    def touch(self) -> None:
-        with self.lock:
-            self.last_activity = time.monotonic()
 
 
 def usage(inp: int, out: int) -> dict:
@@ -241,32 +232,11 @@ def usage(inp: int, out: int) -> dict:
 
 
 def make_handler(state: State):
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
+    class Handler(JsonHandler):
         server_version = "fake-anthropic/1"
 
-        def log_message(self, fmt, *args):
-            if state.log:
-                state.log.write("# " + (fmt % args) + "\n")
-                state.log.flush()
-
-        def _body(self) -> dict:
-            n = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(n) if n else b""
-            try:
-                body = json.loads(raw) if raw else {}
-            except ValueError:
-                return {}
-            return body if isinstance(body, dict) else {}
-
-        def _json(self, obj: object, status: int = 200) -> None:
-            data = json.dumps(obj).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("request-id", f"req_fake_{next(_ids)}")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+        def _json_id(self, obj: object, status: int = 200) -> None:
+            self._json(obj, status, {"request-id": f"req_fake_{next(_ids)}"})
 
         def _note(self, body: dict, note: str) -> None:
             if not state.log:
@@ -287,13 +257,13 @@ def make_handler(state: State):
             state.log.flush()
 
         def _not_found(self) -> None:
-            self._json({"type": "error", "error": {"type": "not_found_error", "message": "not found"}}, 404)
+            self._json_id({"type": "error", "error": {"type": "not_found_error", "message": "not found"}}, 404)
 
         def do_GET(self):
             state.touch()
             self._note({}, "get")
             if self.path.split("?", 1)[0].rstrip("/").endswith("/v1/models"):
-                self._json({"data": [{"type": "model", "id": MODEL, "display_name": "Fake Sonnet",
+                self._json_id({"data": [{"type": "model", "id": MODEL, "display_name": "Fake Sonnet",
                                       "created_at": "2025-09-29T00:00:00Z"}],
                             "has_more": False, "first_id": MODEL, "last_id": MODEL})
             else:
@@ -311,7 +281,7 @@ def make_handler(state: State):
             path = self.path.split("?", 1)[0].rstrip("/")
             if path.endswith("/v1/messages/count_tokens"):
                 self._note(body, "count_tokens")
-                self._json({"input_tokens": max(1, len(json.dumps(body)) // 4)})
+                self._json_id({"input_tokens": max(1, len(json.dumps(body)) // 4)})
             elif path.endswith("/v1/messages"):
                 script = self._script_for(body)
                 self._note(body, f"messages script={script}")
@@ -374,7 +344,7 @@ def make_handler(state: State):
                 else:
                     content.append(b)
             stop = "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
-            self._json({"id": f"msg_fake{next(_ids):04d}", "type": "message", "role": "assistant",
+            self._json_id({"id": f"msg_fake{next(_ids):04d}", "type": "message", "role": "assistant",
                         "model": body.get("model") or MODEL, "content": content,
                         "stop_reason": stop, "stop_sequence": None, "usage": usage(1000, 20)})
 
@@ -437,6 +407,7 @@ def make_handler(state: State):
             self.wfile.write(b"0\r\n\r\n")
             self.wfile.flush()
 
+    Handler.state = state
     return Handler
 
 

@@ -27,11 +27,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import threading
 import time
-from http.server import BaseHTTPRequestHandler
-
-from loopback_server import add_server_args, serve
+from loopback_server import Activity, JsonHandler, add_server_args, serve
 
 MODEL_VERSION = "gemini-2.5-pro"
 
@@ -249,44 +246,17 @@ def value_for_schema(schema: dict, name: str = "") -> object:
     return special.get(name, "ok")
 
 
-class State:
+class State(Activity):
     def __init__(self, script: str, log, event_delay: float = 0.05) -> None:
         self.script = SCRIPTS[script]
-        self.log = log
+        super().__init__(log)
         self.event_delay = event_delay
-        self.last_activity = time.monotonic()
-        self.lock = threading.Lock()
-
-    def touch(self) -> None:
-        with self.lock:
-            self.last_activity = time.monotonic()
 
 
 def make_handler(state: State):
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
+    class Handler(JsonHandler):
         server_version = "fake-gemini/1"
-
-        def log_message(self, fmt, *args):  # quiet by default
-            if state.log:
-                state.log.write("# " + (fmt % args) + "\n")
-                state.log.flush()
-
-        def _body(self) -> dict:
-            n = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(n) if n else b""
-            try:
-                return json.loads(raw) if raw else {}
-            except ValueError:
-                return {}
-
-        def _json(self, obj: object, status: int = 200) -> None:
-            data = json.dumps(obj).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json; charset=UTF-8")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+        content_type = "application/json; charset=UTF-8"
 
         def _log_req(self, body: dict, note: str = "") -> None:
             if not state.log:
@@ -376,6 +346,7 @@ def make_handler(state: State):
             self.wfile.write(b"0\r\n\r\n")
             self.wfile.flush()
 
+    Handler.state = state
     return Handler
 
 

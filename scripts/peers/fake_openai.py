@@ -33,11 +33,8 @@ import json
 import os
 import re
 import sys
-import threading
 import time
-from http.server import BaseHTTPRequestHandler
-
-from loopback_server import add_server_args, serve
+from loopback_server import Activity, JsonHandler, add_server_args, serve
 
 MODEL = "fake-model"
 
@@ -221,21 +218,15 @@ def value_for_schema(schema: dict, name: str = "") -> object:
     return {"title": "Fake backend session", "reasoning": "Fake backend."}.get(name, "ok")
 
 
-class State:
+class State(Activity):
     def __init__(self, script: str, log, event_delay: float, cwd: str) -> None:
         self.script = SCRIPTS[script]
-        self.log = log
+        super().__init__(log)
         self.event_delay = event_delay
         self.cwd = cwd
-        self.last_activity = time.monotonic()
-        self.lock = threading.Lock()
         self.calls = 0
         self.dump: str | None = None
         self.dumped = 0
-
-    def touch(self) -> None:
-        with self.lock:
-            self.last_activity = time.monotonic()
 
     def next_call_id(self) -> str:
         with self.lock:
@@ -249,31 +240,8 @@ def usage(prompt_tokens: int = 1000, out_tokens: int = 40) -> dict:
 
 
 def make_handler(state: State):
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
+    class Handler(JsonHandler):
         server_version = "fake-openai/1"
-
-        def log_message(self, fmt, *args):  # quiet by default
-            if state.log:
-                state.log.write("# " + (fmt % args) + "\n")
-                state.log.flush()
-
-        def _body(self) -> dict:
-            n = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(n) if n else b""
-            try:
-                body = json.loads(raw) if raw else {}
-            except ValueError:
-                return {}
-            return body if isinstance(body, dict) else {}
-
-        def _json(self, obj: object, status: int = 200) -> None:
-            data = json.dumps(obj).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
 
         def _log_req(self, body: dict, note: str) -> None:
             if state.dump:
@@ -415,6 +383,7 @@ def make_handler(state: State):
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the agent cancelled the request
 
+    Handler.state = state
     return Handler
 
 

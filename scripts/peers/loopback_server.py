@@ -8,11 +8,12 @@ Used by fake_gemini.py, fake_openai.py and fake_anthropic.py (each run as
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import threading
 import time
-from http.server import ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
 class Server(ThreadingHTTPServer):
@@ -64,3 +65,50 @@ def serve(handler, state, args: argparse.Namespace) -> int:
     finally:
         server.server_close()
     return 0
+
+
+class Activity:
+    """A backend's state base: when it last served something (for the idle
+    stop of `serve`), under `lock`, which subclasses also use."""
+
+    def __init__(self, log) -> None:
+        self.log = log
+        self.last_activity = time.monotonic()
+        self.lock = threading.Lock()
+
+    def touch(self) -> None:
+        with self.lock:
+            self.last_activity = time.monotonic()
+
+
+class JsonHandler(BaseHTTPRequestHandler):
+    """HTTP/1.1 with keep-alive, quiet unless the state has a log; reads a
+    JSON object body and writes JSON answers. Subclasses set `state`."""
+
+    protocol_version = "HTTP/1.1"
+    state: Activity
+    content_type = "application/json"
+
+    def log_message(self, fmt, *args):
+        if self.state.log:
+            self.state.log.write("# " + (fmt % args) + "\n")
+            self.state.log.flush()
+
+    def _body(self) -> dict:
+        n = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(n) if n else b""
+        try:
+            body = json.loads(raw) if raw else {}
+        except ValueError:
+            return {}
+        return body if isinstance(body, dict) else {}
+
+    def _json(self, obj: object, status: int = 200, headers: dict | None = None) -> None:
+        data = json.dumps(obj).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", self.content_type)
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
