@@ -44,6 +44,7 @@ import os
 import re
 import sys
 import time
+import loopback_server
 from loopback_server import Activity, JsonHandler, add_server_args, serve
 
 MODEL = "claude-sonnet-4-5-20250929"
@@ -413,20 +414,10 @@ def make_handler(state: State):
 
 def value_for_schema(schema: dict, name: str = "") -> object:
     """A plausible JSON value for a (subset of) JSON schema."""
-    t = schema.get("type")
-    if isinstance(t, list):
-        t = next((x for x in t if x != "null"), "string")
-    if schema.get("enum"):
-        return schema["enum"][0]
-    if t == "object" or (t is None and "properties" in schema):
-        return {k: value_for_schema(v, k) for k, v in (schema.get("properties") or {}).items()}
-    if t == "array":
-        return []
-    if t in ("integer", "number"):
-        return schema.get("minimum", 1)
-    if t == "boolean":
-        return False
-    return {"title": "Fake session title"}.get(name, "ok")
+    return loopback_server.value_for_schema(schema, name, SCHEMA_STRINGS, ())
+
+
+SCHEMA_STRINGS = {"title": "Fake session title"}
 
 
 def chunks(s: str, n: int) -> list[str]:

@@ -28,6 +28,7 @@ import argparse
 import json
 import sys
 import time
+import loopback_server
 from loopback_server import Activity, JsonHandler, add_server_args, serve
 
 MODEL_VERSION = "gemini-2.5-pro"
@@ -218,32 +219,15 @@ def step_of(contents: list) -> int:
 
 
 def value_for_schema(schema: dict, name: str = "") -> object:
-    """A plausible JSON value for a (subset of) JSON schema / OpenAPI schema."""
-    t = schema.get("type")
-    if isinstance(t, list):
-        t = next((x for x in t if x != "null"), "string")
-    t = (t or "object").lower() if isinstance(t, str) else "object"
-    if "enum" in schema and schema["enum"]:
-        enum = schema["enum"]
-        for preferred in ("user", "flash", "FLASH", "SIMPLE", "simple"):
-            if preferred in enum:
-                return preferred
-        return enum[0]
-    if t == "object":
-        props = schema.get("properties", {})
-        return {k: value_for_schema(v, k) for k, v in props.items()}
-    if t == "array":
-        return []
-    if t in ("integer", "number"):
-        return schema.get("minimum", 1)
-    if t == "boolean":
-        return False
-    special = {
-        "next_speaker": "user",
-        "model_choice": "flash",
-        "reasoning": "Fake backend: the turn is complete.",
-    }
-    return special.get(name, "ok")
+    """A plausible JSON value for a (subset of) JSON schema."""
+    return loopback_server.value_for_schema(schema, name, SCHEMA_STRINGS, ("user", "flash", "FLASH", "SIMPLE", "simple"))
+
+
+SCHEMA_STRINGS = {
+    "next_speaker": "user",
+    "model_choice": "flash",
+    "reasoning": "Fake backend: the turn is complete.",
+}
 
 
 class State(Activity):

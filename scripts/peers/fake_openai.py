@@ -34,6 +34,7 @@ import os
 import re
 import sys
 import time
+import loopback_server
 from loopback_server import Activity, JsonHandler, add_server_args, serve
 
 MODEL = "fake-model"
@@ -201,21 +202,10 @@ def fill(value: object, cwd: str) -> object:
 
 def value_for_schema(schema: dict, name: str = "") -> object:
     """A plausible JSON value for a (subset of) JSON schema."""
-    t = schema.get("type")
-    if isinstance(t, list):
-        t = next((x for x in t if x != "null"), "string")
-    t = (t or "object").lower() if isinstance(t, str) else "object"
-    if schema.get("enum"):
-        return schema["enum"][0]
-    if t == "object":
-        return {k: value_for_schema(v, k) for k, v in (schema.get("properties") or {}).items()}
-    if t == "array":
-        return []
-    if t in ("integer", "number"):
-        return schema.get("minimum", 1)
-    if t == "boolean":
-        return False
-    return {"title": "Fake backend session", "reasoning": "Fake backend."}.get(name, "ok")
+    return loopback_server.value_for_schema(schema, name, SCHEMA_STRINGS, ())
+
+
+SCHEMA_STRINGS = {"title": "Fake backend session", "reasoning": "Fake backend."}
 
 
 class State(Activity):

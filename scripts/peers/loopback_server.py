@@ -112,3 +112,31 @@ class JsonHandler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
+
+
+def value_for_schema(schema: dict, name: str = "", strings: dict | None = None,
+                     preferred: tuple = ()) -> object:
+    """A plausible JSON value for a (subset of) JSON schema or OpenAPI
+    schema, for the structured-output calls agents make beside their turn
+    (titles, routing, next speaker). `strings` gives the text of a string
+    member by its name ("ok" otherwise); `preferred` lists enum values to
+    choose when allowed (the first value otherwise)."""
+    t = schema.get("type")
+    if isinstance(t, list):
+        t = next((x for x in t if x != "null"), "string")
+    if t is None and "properties" not in schema:
+        t = "object" if not schema.get("enum") else "string"
+    t = t.lower() if isinstance(t, str) else "object"
+    if schema.get("enum"):
+        enum = schema["enum"]
+        return next((p for p in preferred if p in enum), enum[0])
+    if t == "object":
+        return {k: value_for_schema(v, k, strings, preferred)
+                for k, v in (schema.get("properties") or {}).items()}
+    if t == "array":
+        return []
+    if t in ("integer", "number"):
+        return schema.get("minimum", 1)
+    if t == "boolean":
+        return False
+    return (strings or {}).get(name, "ok")
