@@ -40,36 +40,19 @@
 //! Exit status: 0 after a stop reason, 130 after Ctrl-C, 1 on any error
 //! (the agent's error message is printed), 2 for bad arguments.
 
-#[path = "support/client.rs"]
-mod client;
-#[path = "support/confined.rs"]
-mod confined;
-#[path = "support/mock_agent.rs"]
-mod mock_agent;
-#[path = "support/profiles.rs"]
-mod profiles;
-#[path = "support/remote.rs"]
-mod remote;
-#[path = "support/render.rs"]
-mod render;
-#[path = "support/terminals.rs"]
-mod terminals;
-#[path = "support/tls.rs"]
-mod tls;
-
-// The line transport (support/lines.rs) comes with the mock agent.
-use mock_agent::lines;
-
 use std::path::PathBuf;
 use std::process::{ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
+use acp_codec::codec::LineCodec;
+use acp_examples::{client, lines, mock_agent, profiles, remote, tls};
 use clap::error::ErrorKind;
 use clap::parser::ValueSource;
 use clap::{ArgGroup, CommandFactory, FromArgMatches, Parser};
 use client::{Client, Config, Failure, Permission};
 use lines::{LineReader, LineSender};
 use tokio::sync::{mpsc, watch};
+use tokio_util::codec::FramedRead;
 
 /// Environment variable holding the bridge token for `--connect`.
 const TOKEN_ENV: &str = "ACP_BRIDGE_TOKEN";
@@ -442,7 +425,7 @@ async fn main() -> ExitCode {
                     }
                 });
                 (
-                    Source::Bytes(LineReader::new(Box::new(stdout))),
+                    Source::Bytes(FramedRead::new(Box::new(stdout), LineCodec::new())),
                     LineSender::spawn(stdin),
                     closed as Closed,
                     Agent::Process { pid, exit: rx },
@@ -466,7 +449,7 @@ async fn main() -> ExitCode {
                         async move { rx.await.unwrap_or_else(|_| "mock agent lost".to_owned()) },
                     );
                 (
-                    Source::Bytes(LineReader::new(Box::new(our_read))),
+                    Source::Bytes(FramedRead::new(Box::new(our_read), LineCodec::new())),
                     LineSender::spawn(our_write),
                     closed as Closed,
                     Agent::Mock,

@@ -9,7 +9,6 @@
 //! handled: `session/update` is printed, `session/request_permission` is
 //! answered by policy, `fs/*` is served inside the session directory, other
 //! requests get `-32601`.
-#![allow(dead_code)]
 
 use std::future::Future;
 use std::path::PathBuf;
@@ -29,10 +28,10 @@ use acp_codec::{ErrorCode, FrameError};
 use tokio::io::AsyncBufReadExt;
 use tokio::sync::mpsc;
 
-use super::confined::{Confined, FsError};
-use super::lines::{LineSender, LineSource};
-use super::render::Render;
-use super::terminals::Terminals;
+use crate::confined::{Confined, FsError};
+use crate::lines::{LineSender, LineSource};
+use crate::render::Render;
+use crate::terminals::Terminals;
 
 /// How to answer `session/request_permission` (`--permission`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

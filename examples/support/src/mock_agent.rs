@@ -13,14 +13,7 @@
 //! `-32601`. Every message it writes is first decoded back through the
 //! crate's typed ACP structs, so it only ever sends schema-valid messages.
 //!
-//! Include it with `#[path = "support/mock_agent.rs"] mod mock_agent;` and
-//! call [`serve`].
-#![allow(dead_code)]
-
-/// The line transport (also used by the other examples through here, so the
-/// file is compiled once).
-#[path = "lines.rs"]
-pub mod lines;
+//! Call [`serve`] with the two halves of a byte stream.
 
 use std::collections::HashMap;
 use std::io;
@@ -32,12 +25,14 @@ use acp_codec::acp::{
     encode_error, encode_notification, ContentBlock, Message, NotificationParams, RawJson,
     RequestId, RequestParams, RpcError, Tracker,
 };
+use acp_codec::codec::LineCodec;
 use acp_codec::ErrorCode;
 use serde_json::{json, Value};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{oneshot, watch};
+use tokio_util::codec::FramedRead;
 
-pub use lines::{LineReader, LineSender};
+use crate::lines::{LineSender, LineSource};
 
 /// What the scripted turn does beyond the fixed steps.
 #[derive(Debug, Clone, Default)]
@@ -71,7 +66,7 @@ where
         epoch: Instant::now(),
         state: Mutex::new(State::default()),
     });
-    let mut reader = LineReader::new(reader);
+    let mut reader = FramedRead::new(reader, LineCodec::new());
     let result = loop {
         let line = match reader.next_line().await {
             Ok(Some(Ok(line))) => line,
@@ -110,13 +105,13 @@ where
 enum Stop {
     /// `session/cancel`, or a newer prompt on the same session.
     Cancelled,
-    /// The client is gone.
-    Closed(io::Error),
+    /// The client is gone (our output failed, or it will not answer).
+    Closed,
 }
 
 impl From<io::Error> for Stop {
-    fn from(e: io::Error) -> Self {
-        Self::Closed(e)
+    fn from(_: io::Error) -> Self {
+        Self::Closed
     }
 }
 
@@ -429,7 +424,7 @@ impl Agent {
         }
         self.out.send(out).await?;
         tokio::select! {
-            reply = rx => reply.map_err(|_| Stop::Closed(io::ErrorKind::BrokenPipe.into())),
+            reply = rx => reply.map_err(|_| Stop::Closed),
             _ = cancelled(cancel) => Err(Stop::Cancelled),
         }
     }
@@ -464,7 +459,7 @@ impl Agent {
         let reason = match outcome {
             Ok(()) => "end_turn",
             Err(Stop::Cancelled) => "cancelled",
-            Err(Stop::Closed(_)) => return,
+            Err(Stop::Closed) => return,
         };
         {
             let mut st = self.state();
