@@ -40,36 +40,19 @@
 //! Exit status: 0 after a stop reason, 130 after Ctrl-C, 1 on any error
 //! (the agent's error message is printed), 2 for bad arguments.
 
-#[path = "support/client.rs"]
-mod client;
-#[path = "support/confined.rs"]
-mod confined;
-#[path = "support/mock_agent.rs"]
-mod mock_agent;
-#[path = "support/profiles.rs"]
-mod profiles;
-#[path = "support/remote.rs"]
-mod remote;
-#[path = "support/render.rs"]
-mod render;
-#[path = "support/terminals.rs"]
-mod terminals;
-#[path = "support/tls.rs"]
-mod tls;
-
-// The line transport (support/lines.rs) comes with the mock agent.
-use mock_agent::lines;
-
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
+use acp_codec::codec::LineCodec;
+use acp_examples::{client, lines, mock_agent, profiles, remote, tls};
 use clap::error::ErrorKind;
 use clap::parser::ValueSource;
 use clap::{ArgGroup, CommandFactory, FromArgMatches, Parser};
 use client::{Client, Config, Failure, Permission};
 use lines::{LineReader, LineSender};
 use tokio::sync::{mpsc, watch};
+use tokio_util::codec::FramedRead;
 
 /// Environment variable holding the bridge token for `--connect`.
 const TOKEN_ENV: &str = "ACP_BRIDGE_TOKEN";
@@ -324,19 +307,6 @@ fn split_command(cmd: &str) -> Result<AgentCommand, String> {
     Ok(AgentCommand(words))
 }
 
-/// The agent end of the connection.
-enum Agent {
-    /// A child process; `exit` reports its status once it has exited.
-    Process {
-        pid: Option<u32>,
-        exit: watch::Receiver<Option<String>>,
-    },
-    /// The built-in mock on a loopback pipe.
-    Mock,
-    /// A bridge over WebSocket; `writer` ends once the close frame is sent.
-    Remote { writer: tokio::task::JoinHandle<()> },
-}
-
 #[tokio::main]
 async fn main() -> ExitCode {
     let argv: Vec<String> = std::env::args().skip(1).collect();
@@ -353,144 +323,39 @@ async fn main() -> ExitCode {
     };
     let started = Instant::now();
 
-    // The session directory.
+    // The session directory: --cwd, else a scratch directory for the
+    // built-in mock, else the current directory.
     let scratch = args.cwd.is_none() && args.embedded();
-    let cwd = match (&args.cwd, scratch) {
-        (Some(dir), _) => dir.clone(),
-        (None, true) => match scratch_dir() {
-            Ok(d) => d,
-            Err(e) => return fail(&args, &format!("cannot make a scratch directory: {e}")),
-        },
-        (None, false) => std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
+    let cwd = match session_dir(&args, scratch) {
+        Ok(d) => d,
+        Err(e) => return fail(&args, &e),
     };
 
-    // The transport: the agent's stdout / stdin as a line source and sink,
-    // plus a future that resolves when the agent is gone.
-    let (source, sink, closed, agent): (Source, LineSender, Closed, Agent) =
-        match (&args.agent, &args.connect) {
-            (_, Some(url)) => {
-                let target = match remote::target(url, args.token.as_deref()) {
-                    Ok(t) => t,
-                    Err(e) => return fail(&args, &e),
-                };
-                if !target.tls && target.has_token() && !target.is_loopback() {
-                    eprintln!(
-                    "acp_client: warning: the token goes unencrypted over ws:// to {}; use wss://",
-                    target.host
-                );
-                }
-                let tls = match (target.tls, &args.ca_cert) {
-                    (false, _) => None,
-                    (true, ca) => match tls::client_config(ca.as_deref()) {
-                        Ok(c) => Some(c),
-                        Err(e) => return fail(&args, &format!("--ca-cert {e}")),
-                    },
-                };
-                let shown = target.shown.clone();
-                let max = acp_codec::limits::DEFAULT_MAX_LINE_LEN;
-                let conn = match remote::connect(target, tls, args.timeout, max).await {
-                    Ok(c) => c,
-                    Err(e) => return fail(&args, &e),
-                };
-                eprintln!("acp_client: connected to {shown}");
-                (
-                    Source::Remote(conn.source),
-                    conn.sink,
-                    conn.closed,
-                    Agent::Remote {
-                        writer: conn.writer,
-                    },
-                )
-            }
-            (Some(cmd), None) => {
-                let mut command = tokio::process::Command::new(&cmd[0]);
-                command
-                    .args(&cmd[1..])
-                    .current_dir(&cwd)
-                    .stdin(Stdio::piped())
-                    .stdout(Stdio::piped())
-                    .stderr(Stdio::inherit())
-                    .kill_on_drop(true);
-                #[cfg(unix)]
-                command.process_group(0);
-                let mut child = match command.spawn() {
-                    Ok(c) => c,
-                    Err(e) => {
-                        return fail(
-                            &args,
-                            &format!("cannot start agent {:?}: {e}", cmd.join(" ")),
-                        )
-                    }
-                };
-                let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-                    return fail(&args, "agent stdio not captured");
-                };
-                let pid = child.id();
-                let (tx, rx) = watch::channel(None);
-                tokio::spawn(async move {
-                    let status = match child.wait().await {
-                        Ok(s) => format!("agent exited ({s})"),
-                        Err(e) => format!("agent lost: {e}"),
-                    };
-                    let _ = tx.send(Some(status));
-                });
-                let mut exit = rx.clone();
-                let closed = Box::pin(async move {
-                    match exit.wait_for(Option::is_some).await {
-                        Ok(s) => s.clone().unwrap_or_default(),
-                        Err(_) => "agent lost".to_owned(),
-                    }
-                });
-                (
-                    Source::Bytes(LineReader::new(Box::new(stdout))),
-                    LineSender::spawn(stdin),
-                    closed as Closed,
-                    Agent::Process { pid, exit: rx },
-                )
-            }
-            (None, None) => {
-                let (ours, theirs) = tokio::io::duplex(64 * 1024);
-                let (their_read, their_write) = tokio::io::split(theirs);
-                let options = args.mock.clone();
-                let (tx, rx) = tokio::sync::oneshot::channel::<String>();
-                tokio::spawn(async move {
-                    let r = mock_agent::serve(their_read, their_write, options).await;
-                    let _ = tx.send(match r {
-                        Ok(()) => "mock agent stopped".to_owned(),
-                        Err(e) => format!("mock agent failed: {e}"),
-                    });
-                });
-                let (our_read, our_write) = tokio::io::split(ours);
-                let closed =
-                    Box::pin(
-                        async move { rx.await.unwrap_or_else(|_| "mock agent lost".to_owned()) },
-                    );
-                (
-                    Source::Bytes(LineReader::new(Box::new(our_read))),
-                    LineSender::spawn(our_write),
-                    closed as Closed,
-                    Agent::Mock,
-                )
-            }
-        };
+    // The transport: lines from the agent, lines to it, a future that
+    // resolves when it is gone, and how to stop it.
+    let transport = match (&args.agent, &args.connect) {
+        (_, Some(url)) => connect(url, &args).await,
+        (Some(cmd), None) => spawn_agent(cmd, &cwd),
+        (None, None) => Ok(embedded_mock(args.mock.clone())),
+    };
+    let Transport {
+        source,
+        sink,
+        closed,
+        agent,
+    } = match transport {
+        Ok(t) => t,
+        Err(e) => return fail(&args, &e),
+    };
 
-    // Ctrl-C presses, never missed between selects.
-    let (int_tx, int_rx) = mpsc::channel(4);
-    tokio::spawn(async move {
-        while tokio::signal::ctrl_c().await.is_ok() {
-            if int_tx.send(()).await.is_err() {
-                break;
-            }
-        }
-    });
-
+    // The turn.
     let cfg = Config {
         cwd: cwd.clone(),
         prompt: args.prompt.clone(),
         permission: args.permission(scratch),
         timeout: args.timeout,
     };
-    let mut client = match Client::new(source, sink, cfg, closed, int_rx) {
+    let mut client = match Client::new(source, sink, cfg, closed, ctrl_c_presses()) {
         Ok(c) => c,
         Err(e) => return fail(&args, &format!("session directory {}: {e}", cwd.display())),
     };
@@ -500,18 +365,32 @@ async fn main() -> ExitCode {
     let summary = summary(&client, &result, started);
     drop(client); // closes the agent's stdin (or the WebSocket)
 
-    match agent {
-        Agent::Process { pid, exit } => stop_agent(pid, exit).await,
-        Agent::Remote { writer } => {
-            // The close handshake, briefly: the bridge may be gone.
-            let _ = tokio::time::timeout(Duration::from_secs(1), writer).await;
-        }
-        Agent::Mock => {}
-    }
+    // The end: the agent stopped, the scratch directory removed, the exit
+    // status and the summary.
+    agent.stop().await;
     if scratch {
         let _ = std::fs::remove_dir_all(&cwd);
     }
-    let code = match &result {
+    let code = exit_code(&result, interrupted);
+    if args.summary_json {
+        println!("{summary}");
+    }
+    code
+}
+
+/// `--cwd`, else a fresh scratch directory (`scratch`), else the current
+/// directory.
+fn session_dir(args: &Args, scratch: bool) -> Result<PathBuf, String> {
+    match (&args.cwd, scratch) {
+        (Some(dir), _) => Ok(dir.clone()),
+        (None, true) => scratch_dir().map_err(|e| format!("cannot make a scratch directory: {e}")),
+        (None, false) => Ok(std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."))),
+    }
+}
+
+/// 0 after a stop reason, 130 after Ctrl-C, 1 on any error (printed).
+fn exit_code(result: &Result<String, Failure>, interrupted: bool) -> ExitCode {
+    match result {
         Ok(_) if interrupted => ExitCode::from(130),
         Ok(_) => ExitCode::SUCCESS,
         Err(Failure::Interrupted) => ExitCode::from(130),
@@ -519,11 +398,149 @@ async fn main() -> ExitCode {
             eprintln!("acp_client: error: {e}");
             ExitCode::FAILURE
         }
-    };
-    if args.summary_json {
-        println!("{summary}");
     }
-    code
+}
+
+/// The connection to the agent, whatever the mode.
+struct Transport {
+    source: Source,
+    sink: LineSender,
+    closed: Closed,
+    agent: Agent,
+}
+
+/// The agent end of the connection.
+enum Agent {
+    /// A child process; `exit` reports its status once it has exited.
+    Process {
+        pid: Option<u32>,
+        exit: watch::Receiver<Option<String>>,
+    },
+    /// The built-in mock on a loopback pipe.
+    Mock,
+    /// A bridge over WebSocket; `writer` ends once the close frame is sent.
+    Remote { writer: tokio::task::JoinHandle<()> },
+}
+
+impl Agent {
+    /// Ends the agent once the client is done (its input is closed).
+    async fn stop(self) {
+        match self {
+            Self::Process { pid, exit } => stop_agent(pid, exit).await,
+            Self::Remote { writer } => {
+                // The close handshake, briefly: the bridge may be gone.
+                let _ = tokio::time::timeout(Duration::from_secs(1), writer).await;
+            }
+            Self::Mock => {}
+        }
+    }
+}
+
+/// Remote: `--connect URL` (or a profile's), over WebSocket or Streamable
+/// HTTP, with TLS for `wss://` and `https://`.
+async fn connect(url: &str, args: &Args) -> Result<Transport, String> {
+    let target = remote::target(url, args.token.as_deref())?;
+    if !target.tls && target.has_token() && !target.is_loopback() {
+        eprintln!(
+            "acp_client: warning: the token goes unencrypted over ws:// to {}; use wss://",
+            target.host
+        );
+    }
+    let tls = if target.tls {
+        let config = tls::client_config(args.ca_cert.as_deref());
+        Some(config.map_err(|e| format!("--ca-cert {e}"))?)
+    } else {
+        None
+    };
+    let shown = target.shown.clone();
+    let max = acp_codec::limits::DEFAULT_MAX_LINE_LEN;
+    let conn = remote::connect(target, tls, args.timeout, max).await?;
+    eprintln!("acp_client: connected to {shown}");
+    Ok(Transport {
+        source: Source::Remote(conn.source),
+        sink: conn.sink,
+        closed: conn.closed,
+        agent: Agent::Remote {
+            writer: conn.writer,
+        },
+    })
+}
+
+/// Local process: `--agent CMD`, in the session directory and its own
+/// process group, spoken to on its stdin / stdout; its stderr is ours.
+fn spawn_agent(cmd: &[String], cwd: &Path) -> Result<Transport, String> {
+    let mut command = tokio::process::Command::new(&cmd[0]);
+    command
+        .args(&cmd[1..])
+        .current_dir(cwd)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true);
+    #[cfg(unix)]
+    command.process_group(0);
+    let mut child = command
+        .spawn()
+        .map_err(|e| format!("cannot start agent {:?}: {e}", cmd.join(" ")))?;
+    let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+        return Err("agent stdio not captured".to_owned());
+    };
+    let pid = child.id();
+    let (tx, rx) = watch::channel(None);
+    tokio::spawn(async move {
+        let status = match child.wait().await {
+            Ok(s) => format!("agent exited ({s})"),
+            Err(e) => format!("agent lost: {e}"),
+        };
+        let _ = tx.send(Some(status));
+    });
+    let mut exit = rx.clone();
+    let closed = Box::pin(async move {
+        match exit.wait_for(Option::is_some).await {
+            Ok(s) => s.clone().unwrap_or_default(),
+            Err(_) => "agent lost".to_owned(),
+        }
+    });
+    Ok(Transport {
+        source: Source::Bytes(FramedRead::new(Box::new(stdout), LineCodec::new())),
+        sink: LineSender::spawn(stdin),
+        closed,
+        agent: Agent::Process { pid, exit: rx },
+    })
+}
+
+/// Embedded: the built-in mock agent, in-process, on a loopback pipe.
+fn embedded_mock(options: mock_agent::Options) -> Transport {
+    let (ours, theirs) = tokio::io::duplex(64 * 1024);
+    let (their_read, their_write) = tokio::io::split(theirs);
+    let (tx, rx) = tokio::sync::oneshot::channel::<String>();
+    tokio::spawn(async move {
+        let r = mock_agent::serve(their_read, their_write, options).await;
+        let _ = tx.send(match r {
+            Ok(()) => "mock agent stopped".to_owned(),
+            Err(e) => format!("mock agent failed: {e}"),
+        });
+    });
+    let (our_read, our_write) = tokio::io::split(ours);
+    Transport {
+        source: Source::Bytes(FramedRead::new(Box::new(our_read), LineCodec::new())),
+        sink: LineSender::spawn(our_write),
+        closed: Box::pin(async move { rx.await.unwrap_or_else(|_| "mock agent lost".to_owned()) }),
+        agent: Agent::Mock,
+    }
+}
+
+/// Ctrl-C presses, never missed between selects.
+fn ctrl_c_presses() -> mpsc::Receiver<()> {
+    let (tx, rx) = mpsc::channel(4);
+    tokio::spawn(async move {
+        while tokio::signal::ctrl_c().await.is_ok() {
+            if tx.send(()).await.is_err() {
+                break;
+            }
+        }
+    });
+    rx
 }
 
 /// Resolves with a description once the agent is gone.

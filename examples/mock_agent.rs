@@ -7,18 +7,16 @@
 //! cargo run --example mock_agent -- --big-bytes 1000000 --delay-ms 200
 //! ```
 //!
-//! Every prompt gets the same turn (see `support/mock_agent.rs`): thoughts,
-//! message chunks, a plan, tool calls with Gemini-style titles, permission
-//! requests, `fs/read_text_file` and `fs/write_text_file`, and optionally a
-//! tool output of `--big-bytes N` bytes; `session/cancel` ends it with
-//! `cancelled`.
-
-#[path = "support/mock_agent.rs"]
-mod mock_agent;
+//! Every prompt gets the same turn (see `acp_examples::mock_agent`, in
+//! `examples/support`): thoughts, message chunks, a plan, tool calls with
+//! Gemini-style titles, permission requests, `fs/read_text_file` and
+//! `fs/write_text_file`, and optionally a tool output of `--big-bytes N`
+//! bytes; `session/cancel` ends it with `cancelled`.
 
 use std::process::ExitCode;
 use std::time::Duration;
 
+use acp_examples::mock_agent;
 use clap::Parser;
 
 /// A scripted ACP agent on stdio (deterministic, no network).

@@ -23,8 +23,10 @@ cd "$(dirname "$0")/.."
 root=$(pwd)
 export CARGO_TERM_COLOR=never
 
+# The package at the root (the workspace also holds the examples' crate,
+# examples/support, which is never published).
 name=$(cargo metadata --no-deps --format-version 1 |
-  python3 -c 'import json,sys; p=json.load(sys.stdin)["packages"][0]; print(p["name"], p["version"])')
+  ROOT="$root" python3 -c 'import json,os,sys; p=[p for p in json.load(sys.stdin)["packages"] if p["manifest_path"] == os.environ["ROOT"] + "/Cargo.toml"][0]; print(p["name"], p["version"])')
 version=${name#* }
 name=${name% *}
 

@@ -5,15 +5,13 @@
 
 #[path = "support/example_exe.rs"]
 mod example_exe;
-#[path = "../examples/support/terminals.rs"]
-mod terminals;
 
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use acp_codec::acp::{CreateTerminalRequest, Message, RequestParams};
+use acp_examples::terminals::Terminals;
 use serde_json::{json, Value};
-use terminals::Terminals;
 
 fn create(t: &mut Terminals, params: Value) -> String {
     let line = json!({"jsonrpc": "2.0", "id": 1, "method": "terminal/create", "params": params})

@@ -3,17 +3,15 @@
 //! drives it), cancellation, unknown methods; the `fs/*` confinement.
 #![cfg(feature = "std")]
 
-#[path = "../examples/support/confined.rs"]
-mod confined;
-#[path = "../examples/support/mock_agent.rs"]
-mod mock_agent;
-
 use std::collections::HashMap;
 use std::time::Duration;
 
 use acp_codec::acp::{Message, RequestParams};
-use mock_agent::lines::{LineReader, LineSender};
+use acp_codec::codec::LineCodec;
+use acp_examples::lines::{LineReader, LineSender, LineSource};
+use acp_examples::{confined, mock_agent};
 use serde_json::{json, Value};
+use tokio_util::codec::FramedRead;
 
 /// A test client on one end of an in-process pipe to the mock agent.
 struct Peer {
@@ -29,7 +27,7 @@ impl Peer {
         tokio::spawn(async move { mock_agent::serve(r, w, options).await.unwrap() });
         let (r, w) = tokio::io::split(ours);
         Self {
-            reader: LineReader::new(r),
+            reader: FramedRead::new(r, LineCodec::new()),
             out: LineSender::spawn(w),
             next_id: 100,
         }
@@ -352,4 +350,50 @@ fn confinement_follows_symlinks() {
         "s"
     );
     std::fs::remove_dir_all(&base).unwrap();
+}
+
+/// `ws_bridge`'s token file: a good file loads (two users, their
+/// permissions, each token found in full only); a bad one is refused, and
+/// the error never quotes a token.
+#[test]
+fn token_file_parse_and_refuse() {
+    use acp_codec::remote::Permissions;
+    use acp_examples::users::TokenFile;
+
+    let dir = std::env::temp_dir().join(format!("acp-codec-users-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("tokens.json");
+    let load = |text: &str| {
+        std::fs::write(&file, text).unwrap();
+        TokenFile::load(&file)
+    };
+
+    let ok = r#"{"tokens":{"0123456789abcdef-ana":{"userId":"ana","permissions":["read","write"]},"0123456789abcdef-bo":{"userId":"bo","permissions":["read"]}}}"#;
+    let users = load(ok).unwrap();
+    let ana = users.lookup("0123456789abcdef-ana").unwrap();
+    assert_eq!(
+        (ana.user.as_str(), ana.permissions),
+        ("ana", Permissions::READ_WRITE)
+    );
+    let bo = users.lookup("0123456789abcdef-bo").unwrap();
+    assert_eq!(
+        (bo.user.as_str(), bo.permissions),
+        ("bo", Permissions::READ_ONLY)
+    );
+    assert!(users.lookup("0123456789abcdef").is_none());
+    assert!(users.lookup("").is_none());
+
+    for bad in [
+        r#"{"tokens":{}}"#,
+        r#"{"tokens":{"short":{"userId":"a","permissions":["read"]}}}"#,
+        r#"{"tokens":{"0123456789abcdef-x":{"userId":"","permissions":["read"]}}}"#,
+        r#"{"tokens":{"0123456789abcdef-x":{"userId":"a","permissions":["root"]}}}"#,
+        r#"{"tokens":{"0123456789abcdef-x":{"userId":"a"}}}"#,
+        "[]",
+    ] {
+        let err = load(bad).err().unwrap();
+        assert!(!err.contains("0123456789abcdef"), "{err}");
+        assert!(!err.contains("short"), "{err}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -18,13 +18,6 @@
 //! `scripts/remote_bench.sh` runs it on a release build.
 #![cfg(all(feature = "tokio-util", target_os = "linux"))]
 
-#[path = "../examples/support/lines.rs"]
-mod lines;
-#[path = "../examples/support/remote.rs"]
-mod remote;
-#[path = "../examples/support/tls.rs"]
-mod tls;
-
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
@@ -33,6 +26,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use acp_examples::{remote, tls};
 use serde_json::Value;
 
 const TOKEN: &str = "t0k3n-for-tests-only";

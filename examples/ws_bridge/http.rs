@@ -42,7 +42,7 @@ use tokio::sync::{mpsc, oneshot, Notify};
 
 use crate::hub::{Charge, Config, Kick, ToClient};
 use crate::server::{text, App};
-use crate::users::Identity;
+use acp_examples::users::Identity;
 
 /// The connection header of the transport.
 pub const HEADER_CONNECTION_ID: &str = "acp-connection-id";

@@ -16,8 +16,8 @@ use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, Notify};
 
 use crate::server::Access;
-use crate::users::Identity;
 use acp_codec::remote::{ClientId, ConnectError, Out, ReplayBuffer, Router, Stream};
+use acp_examples::users::Identity;
 
 /// Name of the agent's log file.
 pub const LOG_NAME: &str = "gemini-acp.log";

@@ -99,9 +99,9 @@
 //! - Users (`--token-file FILE` or `GEMINI_BRIDGE_TOKEN_FILE`, instead of
 //!   `--token`): a JSON file mapping tokens to users and their permissions,
 //!   `{"tokens":{"TOKEN":{"userId":"ana","permissions":["read","write"]}}}`,
-//!   re-read on `SIGHUP` without dropping connections (see `users.rs`).
-//!   Tokens are compared in constant time. Each connection and its log
-//!   lines carry its user. A session belongs to the user who created or
+//!   re-read on `SIGHUP` without dropping connections (see
+//!   `acp_examples::users`). Tokens are compared in constant time. Each
+//!   connection and its log lines carry its user. A session belongs to the user who created or
 //!   reattached it, across that user's connections and reconnects: another
 //!   user naming it gets `-32602` (and is never told whose it is), and only
 //!   the connection holding it gets its updates and the agent's requests;
@@ -172,12 +172,7 @@
 mod agent;
 mod http;
 mod hub;
-#[path = "../support/mock_agent.rs"]
-mod mock_agent;
 mod server;
-#[path = "../support/tls.rs"]
-mod tls;
-mod users;
 mod ws;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -186,6 +181,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
+use acp_examples::{mock_agent, tls, users};
 use clap::Parser;
 
 use hub::{Config, Shared};

@@ -22,8 +22,8 @@ use tower::ServiceExt;
 
 use crate::http::{self, Connections};
 use crate::hub::Shared;
-use crate::users::{Identity, TokenFile};
 use crate::ws;
+use acp_examples::users::{Identity, TokenFile};
 
 /// Longest TLS handshake, and longest wait for a request head.
 const HANDSHAKE: Duration = Duration::from_secs(10);

@@ -22,8 +22,8 @@ use tokio_tungstenite::tungstenite::error::{CapacityError, Error as WsError};
 use crate::http::{new_connection_id, HEADER_CONNECTION_ID};
 use crate::hub::{Charge, Kick, Shared, ToClient};
 use crate::server::text;
-use crate::users::Identity;
 use acp_codec::remote::{oversize, Checked, ClientId, CloseCode, Gate, RemoteError, Stream};
+use acp_examples::users::Identity;
 use axum::http::StatusCode;
 
 /// How much of an oversized message is looked at for its request id.

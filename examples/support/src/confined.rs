@@ -1,7 +1,6 @@
 //! `fs/*` for an ACP client, confined to the session directory: paths are
 //! resolved with symlinks followed, and anything that lands outside the
 //! root is refused.
-#![allow(dead_code)]
 
 use std::io;
 use std::path::{Path, PathBuf};

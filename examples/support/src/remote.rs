@@ -18,7 +18,6 @@
 //! …`), all within one timeout. The token travels in the `Authorization:
 //! Bearer` header, never in the URL, and never appears in anything printed:
 //! URLs are shown with [`redact`].
-#![allow(dead_code)]
 
 use std::future::Future;
 use std::io;
@@ -42,7 +41,7 @@ use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::{Error as WsError, Message as WsMessage};
 use tokio_tungstenite::WebSocketStream;
 
-use super::lines::{LineSender, LineSource};
+use crate::lines::{LineSender, LineSource};
 
 /// Where to connect, parsed from a `ws://` or `wss://` URL.
 #[derive(Debug)]
@@ -373,7 +372,7 @@ async fn open_stream(
 /// One line for a failed TLS handshake, with a hint for the usual causes.
 fn tls_failure(shown: &str, host: &str, e: &io::Error) -> String {
     use rustls::{CertificateError, Error as TlsError};
-    let hint = match super::tls::rustls_error(e) {
+    let hint = match crate::tls::rustls_error(e) {
         Some(TlsError::InvalidCertificate(CertificateError::UnknownIssuer)) => {
             " (signed by a CA we do not trust: give a private CA with --ca-cert FILE)".to_owned()
         }

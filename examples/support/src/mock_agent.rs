@@ -13,14 +13,7 @@
 //! `-32601`. Every message it writes is first decoded back through the
 //! crate's typed ACP structs, so it only ever sends schema-valid messages.
 //!
-//! Include it with `#[path = "support/mock_agent.rs"] mod mock_agent;` and
-//! call [`serve`].
-#![allow(dead_code)]
-
-/// The line transport (also used by the other examples through here, so the
-/// file is compiled once).
-#[path = "lines.rs"]
-pub mod lines;
+//! Call [`serve`] with the two halves of a byte stream.
 
 use std::collections::HashMap;
 use std::io;
@@ -29,15 +22,17 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use acp_codec::acp::{
-    encode_error, encode_notification, ContentBlock, Message, NotificationParams, RawJson,
-    RequestId, RequestParams, RpcError, Tracker,
+    encode_error, encode_notification, ContentBlock, InitializeRequest, Message,
+    NotificationParams, PromptRequest, RawJson, RequestId, RequestParams, RpcError, Tracker,
 };
+use acp_codec::codec::LineCodec;
 use acp_codec::ErrorCode;
 use serde_json::{json, Value};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{oneshot, watch};
+use tokio_util::codec::FramedRead;
 
-pub use lines::{LineReader, LineSender};
+use crate::lines::{LineSender, LineSource};
 
 /// What the scripted turn does beyond the fixed steps.
 #[derive(Debug, Clone, Default)]
@@ -71,7 +66,7 @@ where
         epoch: Instant::now(),
         state: Mutex::new(State::default()),
     });
-    let mut reader = LineReader::new(reader);
+    let mut reader = FramedRead::new(reader, LineCodec::new());
     let result = loop {
         let line = match reader.next_line().await {
             Ok(Some(Ok(line))) => line,
@@ -110,13 +105,13 @@ where
 enum Stop {
     /// `session/cancel`, or a newer prompt on the same session.
     Cancelled,
-    /// The client is gone.
-    Closed(io::Error),
+    /// The client is gone (our output failed, or it will not answer).
+    Closed,
 }
 
 impl From<io::Error> for Stop {
-    fn from(e: io::Error) -> Self {
-        Self::Closed(e)
+    fn from(_: io::Error) -> Self {
+        Self::Closed
     }
 }
 
@@ -168,6 +163,62 @@ fn text_block(t: &str) -> Value {
     json!([{"type": "content", "content": text(t)}])
 }
 
+fn thought(t: &str) -> Value {
+    json!({"sessionUpdate": "agent_thought_chunk", "content": text(t)})
+}
+
+fn say(t: &str) -> Value {
+    json!({"sessionUpdate": "agent_message_chunk", "content": text(t)})
+}
+
+/// The plan, its first `done` entries completed, the next in progress.
+fn plan(done: usize) -> Value {
+    let entries: Vec<Value> = ["List the project files", "Read README.md", "Write NOTES.md"]
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let status = match i.cmp(&done) {
+                std::cmp::Ordering::Less => "completed",
+                std::cmp::Ordering::Equal => "in_progress",
+                std::cmp::Ordering::Greater => "pending",
+            };
+            json!({"content": c, "priority": if i == 0 { "high" } else { "medium" }, "status": status})
+        })
+        .collect();
+    json!({"sessionUpdate": "plan", "entries": entries})
+}
+
+/// The `terminalId` of a `terminal/create` result.
+fn terminal_id(result: &Value) -> String {
+    result
+        .get("terminalId")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// What the steps of one scripted turn need.
+struct Turn<'a> {
+    sid: &'a str,
+    cwd: &'a Path,
+    /// `cwd` as text.
+    dir: String,
+    /// The prompt's first 80 characters.
+    first: String,
+    /// The turn's number (in tool call ids).
+    n: u64,
+    /// What the client offers.
+    fs_read: bool,
+    fs_write: bool,
+}
+
+impl Turn<'_> {
+    /// A Gemini-style tool call id: `NAME__NAME_TURN_N`.
+    fn tool_id(&self, name: &str, n: u32) -> String {
+        format!("{name}__{name}_{}_{n}", self.n)
+    }
+}
+
 impl Agent {
     fn state(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
@@ -203,8 +254,7 @@ impl Agent {
                 if let Err(e) = registered {
                     return self.send_error(&req.id, e.code(), &e.to_string()).await;
                 }
-                self.handle_request(req.id.to_owned_id(), &req.method, req.typed())
-                    .await
+                self.handle_request(req.id.to_owned_id(), req.typed()).await
             }
             Message::Notification(n) => {
                 if let Ok(NotificationParams::Cancel(c)) = n.typed() {
@@ -245,7 +295,6 @@ impl Agent {
     async fn handle_request(
         self: &Arc<Self>,
         id: RequestId<'static>,
-        method: &str,
         typed: Result<RequestParams<'_>, acp_codec::MessageError>,
     ) -> io::Result<()> {
         let params = match typed {
@@ -253,110 +302,131 @@ impl Agent {
             Err(e) => return self.send_error(&id, e.code(), &e.to_string()).await,
         };
         match params {
-            RequestParams::Initialize(p) => {
-                let fs = p.client_capabilities.as_ref().and_then(|c| c.fs.as_ref());
-                {
-                    let mut st = self.state();
-                    st.fs_read = fs.and_then(|f| f.read_text_file).unwrap_or(false);
-                    st.fs_write = fs.and_then(|f| f.write_text_file).unwrap_or(false);
-                    st.terminal = p
-                        .client_capabilities
-                        .as_ref()
-                        .and_then(|c| c.terminal)
-                        .unwrap_or(false);
-                }
-                let result = json!({
-                    "protocolVersion": 1,
-                    "authMethods": [],
-                    "agentInfo": {"name": "acp-codec-mock-agent", "title": "acp-codec mock agent", "version": env!("CARGO_PKG_VERSION")},
-                    "agentCapabilities": {
-                        "loadSession": false,
-                        "promptCapabilities": {"image": false, "audio": false, "embeddedContext": true}
-                    }
-                });
-                self.send_result(&id, &result).await
-            }
+            RequestParams::Initialize(p) => self.initialize(&id, &p).await,
             RequestParams::Authenticate(_) => self.send_result(&id, &json!({})).await,
-            RequestParams::NewSession(p) => {
-                let cwd = PathBuf::from(&*p.cwd);
-                if !cwd.is_absolute() {
-                    let msg = format!("cwd must be an absolute path, got {:?}", p.cwd);
-                    return self.send_error(&id, ErrorCode::INVALID_PARAMS, &msg).await;
-                }
-                let session_id = {
-                    let mut st = self.state();
-                    st.sessions_made += 1;
-                    let sid = format!("mock-session-{}", st.sessions_made);
-                    st.sessions.insert(sid.clone(), Session { cwd, turn: None });
-                    sid
-                };
-                let result = json!({
-                    "sessionId": session_id,
-                    "modes": {
-                        "availableModes": [
-                            {"id": "default", "name": "Default", "description": "Prompts for approval"},
-                            {"id": "yolo", "name": "YOLO", "description": "Auto-approves all tools"}
-                        ],
-                        "currentModeId": "default"
-                    }
-                });
-                self.send_result(&id, &result).await?;
-                let commands = json!({
-                    "sessionUpdate": "available_commands_update",
-                    "availableCommands": [
-                        {"name": "memory", "description": "Manage memory."},
-                        {"name": "about", "description": "Show version info."}
-                    ]
-                });
-                self.update(&session_id, commands).await
-            }
+            RequestParams::NewSession(p) => self.new_session(&id, &p.cwd).await,
             RequestParams::SetSessionMode(p) => {
                 self.for_session(&id, &p.session_id, &json!({})).await
             }
             RequestParams::SetSessionModel(p) => {
                 self.for_session(&id, &p.session_id, &json!({})).await
             }
-            RequestParams::Prompt(p) => {
-                let prompt: String = p
-                    .prompt
-                    .iter()
-                    .filter_map(|b| match b {
-                        ContentBlock::Text(t) => Some(&*t.text),
-                        _ => None,
-                    })
-                    .collect::<Vec<_>>()
-                    .join(" ");
-                let session_id = p.session_id.into_owned();
-                let started = {
-                    let mut st = self.state();
-                    st.turns_started += 1;
-                    let turn = st.turns_started;
-                    st.sessions.get_mut(&session_id).map(|s| {
-                        let (tx, rx) = watch::channel(false);
-                        // A new prompt cancels the running one, as Gemini does.
-                        if let Some(old) = s.turn.replace(tx) {
-                            let _ = old.send(true);
-                        }
-                        (s.cwd.clone(), rx, turn)
-                    })
-                };
-                let Some((cwd, cancel, turn)) = started else {
-                    let msg = format!("session not found: {session_id}");
-                    return self.send_error(&id, ErrorCode::INVALID_PARAMS, &msg).await;
-                };
-                let agent = Arc::clone(self);
-                tokio::spawn(async move {
-                    agent.turn(id, session_id, cwd, prompt, cancel, turn).await;
-                });
-                Ok(())
-            }
+            RequestParams::Prompt(p) => self.prompt(id, p).await,
             other => {
                 let msg = format!("method not found: {}", other.method());
-                let _ = method;
                 self.send_error(&id, ErrorCode::METHOD_NOT_FOUND, &msg)
                     .await
             }
         }
+    }
+
+    /// `initialize`: notes what the client offers (fs, terminals).
+    async fn initialize(
+        &self,
+        id: &RequestId<'static>,
+        p: &InitializeRequest<'_>,
+    ) -> io::Result<()> {
+        let fs = p.client_capabilities.as_ref().and_then(|c| c.fs.as_ref());
+        {
+            let mut st = self.state();
+            st.fs_read = fs.and_then(|f| f.read_text_file).unwrap_or(false);
+            st.fs_write = fs.and_then(|f| f.write_text_file).unwrap_or(false);
+            st.terminal = p
+                .client_capabilities
+                .as_ref()
+                .and_then(|c| c.terminal)
+                .unwrap_or(false);
+        }
+        let result = json!({
+            "protocolVersion": 1,
+            "authMethods": [],
+            "agentInfo": {"name": "acp-codec-mock-agent", "title": "acp-codec mock agent", "version": env!("CARGO_PKG_VERSION")},
+            "agentCapabilities": {
+                "loadSession": false,
+                "promptCapabilities": {"image": false, "audio": false, "embeddedContext": true}
+            }
+        });
+        self.send_result(id, &result).await
+    }
+
+    /// `session/new` in `cwd` (absolute), then its commands.
+    async fn new_session(&self, id: &RequestId<'static>, cwd: &str) -> io::Result<()> {
+        let cwd_path = PathBuf::from(cwd);
+        if !cwd_path.is_absolute() {
+            let msg = format!("cwd must be an absolute path, got {cwd:?}");
+            return self.send_error(id, ErrorCode::INVALID_PARAMS, &msg).await;
+        }
+        let session_id = {
+            let mut st = self.state();
+            st.sessions_made += 1;
+            let sid = format!("mock-session-{}", st.sessions_made);
+            let session = Session {
+                cwd: cwd_path,
+                turn: None,
+            };
+            st.sessions.insert(sid.clone(), session);
+            sid
+        };
+        let result = json!({
+            "sessionId": session_id,
+            "modes": {
+                "availableModes": [
+                    {"id": "default", "name": "Default", "description": "Prompts for approval"},
+                    {"id": "yolo", "name": "YOLO", "description": "Auto-approves all tools"}
+                ],
+                "currentModeId": "default"
+            }
+        });
+        self.send_result(id, &result).await?;
+        let commands = json!({
+            "sessionUpdate": "available_commands_update",
+            "availableCommands": [
+                {"name": "memory", "description": "Manage memory."},
+                {"name": "about", "description": "Show version info."}
+            ]
+        });
+        self.update(&session_id, commands).await
+    }
+
+    /// `session/prompt`: starts the scripted turn (cancelling the one
+    /// running on the session, as Gemini does), answered when it ends.
+    async fn prompt(
+        self: &Arc<Self>,
+        id: RequestId<'static>,
+        p: PromptRequest<'_>,
+    ) -> io::Result<()> {
+        let prompt: String = p
+            .prompt
+            .iter()
+            .filter_map(|b| match b {
+                ContentBlock::Text(t) => Some(&*t.text),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join(" ");
+        let session_id = p.session_id.into_owned();
+        let started = {
+            let mut st = self.state();
+            st.turns_started += 1;
+            let turn = st.turns_started;
+            st.sessions.get_mut(&session_id).map(|s| {
+                let (tx, rx) = watch::channel(false);
+                // A new prompt cancels the running one, as Gemini does.
+                if let Some(old) = s.turn.replace(tx) {
+                    let _ = old.send(true);
+                }
+                (s.cwd.clone(), rx, turn)
+            })
+        };
+        let Some((cwd, cancel, turn)) = started else {
+            let msg = format!("session not found: {session_id}");
+            return self.send_error(&id, ErrorCode::INVALID_PARAMS, &msg).await;
+        };
+        let agent = Arc::clone(self);
+        tokio::spawn(async move {
+            agent.turn(id, session_id, cwd, prompt, cancel, turn).await;
+        });
+        Ok(())
     }
 
     async fn for_session(
@@ -429,7 +499,7 @@ impl Agent {
         }
         self.out.send(out).await?;
         tokio::select! {
-            reply = rx => reply.map_err(|_| Stop::Closed(io::ErrorKind::BrokenPipe.into())),
+            reply = rx => reply.map_err(|_| Stop::Closed),
             _ = cancelled(cancel) => Err(Stop::Cancelled),
         }
     }
@@ -464,7 +534,7 @@ impl Agent {
         let reason = match outcome {
             Ok(()) => "end_turn",
             Err(Stop::Cancelled) => "cancelled",
-            Err(Stop::Closed(_)) => return,
+            Err(Stop::Closed) => return,
         };
         {
             let mut st = self.state();
@@ -490,43 +560,71 @@ impl Agent {
         cancel: &mut watch::Receiver<bool>,
         turn: u64,
     ) -> Result<(), Stop> {
-        let dir = cwd.display().to_string();
-        let tool_id = |name: &str, n: u32| format!("{name}__{name}_{turn}_{n}");
         let (fs_read, fs_write) = {
             let st = self.state();
             (st.fs_read, st.fs_write)
         };
-        let thought = |t: &str| json!({"sessionUpdate": "agent_thought_chunk", "content": text(t)});
-        let say = |t: &str| json!({"sessionUpdate": "agent_message_chunk", "content": text(t)});
-
+        let t = Turn {
+            sid,
+            cwd,
+            dir: cwd.display().to_string(),
+            first: prompt.chars().take(80).collect(),
+            n: turn,
+            fs_read,
+            fs_write,
+        };
         self.step(cancel).await?;
-        let first: String = prompt.chars().take(80).collect();
+        self.survey(&t, cancel).await?;
+        self.shell_step(&t, cancel).await?;
+        self.read_step(&t, cancel).await?;
+        self.search_step(&t, cancel).await?;
+        let wrote = self.write_step(&t, cancel).await?;
+
+        // 5a. Optionally, commands through the client's terminal.
+        let terminal = self.options.terminal && self.state().terminal;
+        if terminal {
+            let call = t.tool_id("run_shell_command", 5);
+            self.terminal_step(sid, &t.dir, call, cancel).await?;
+        }
+
+        // 5. Optionally, a tool with a large output.
+        if self.options.big_bytes > 0 {
+            self.big_output_step(&t, cancel).await?;
+        }
+
+        self.update(sid, say("Done. I listed the project, read the README"))
+            .await?;
+        let end = if wrote {
+            " and wrote NOTES.md."
+        } else {
+            " but was not allowed to write NOTES.md."
+        };
+        self.update(sid, say(end)).await?;
+        Ok(())
+    }
+
+    /// A thought, two message chunks, the plan.
+    async fn survey(&self, t: &Turn<'_>, cancel: &mut watch::Receiver<bool>) -> Result<(), Stop> {
+        let sid = t.sid;
+        let first = &t.first;
         self.update(sid, thought(&format!("**Surveying the project**\nThe request is \"{first}\"; I should list the files and read the README before changing anything."))).await?;
         self.step(cancel).await?;
         self.update(sid, say("I'll start by looking around"))
             .await?;
         self.update(sid, say(" the project to see what is there."))
             .await?;
-        let plan = |done: usize| {
-            let entries: Vec<Value> = ["List the project files", "Read README.md", "Write NOTES.md"]
-                .iter()
-                .enumerate()
-                .map(|(i, c)| {
-                    let status = match i.cmp(&done) {
-                        std::cmp::Ordering::Less => "completed",
-                        std::cmp::Ordering::Equal => "in_progress",
-                        std::cmp::Ordering::Greater => "pending",
-                    };
-                    json!({"content": c, "priority": if i == 0 { "high" } else { "medium" }, "status": status})
-                })
-                .collect();
-            json!({"sessionUpdate": "plan", "entries": entries})
-        };
         self.update(sid, plan(0)).await?;
-        self.step(cancel).await?;
+        self.step(cancel).await
+    }
 
-        // 1. A shell command: permission first, then the result.
-        let shell = tool_id("run_shell_command", 0);
+    /// 1. A shell command: permission first, then the result.
+    async fn shell_step(
+        &self,
+        t: &Turn<'_>,
+        cancel: &mut watch::Receiver<bool>,
+    ) -> Result<(), Stop> {
+        let sid = t.sid;
+        let shell = t.tool_id("run_shell_command", 0);
         let call = json!({
             "toolCallId": shell, "status": "pending", "title": "ls -la && wc -l *.md",
             "content": text_block("[in .] (List the project files with sizes and count lines)"),
@@ -543,18 +641,25 @@ impl Agent {
         };
         self.update(sid, update).await?;
         self.update(sid, plan(1)).await?;
-        self.step(cancel).await?;
+        self.step(cancel).await
+    }
 
-        // 2. Read a file through the client.
-        let read = tool_id("read_file", 1);
-        let readme = cwd.join("README.md").display().to_string();
+    /// 2. Read a file through the client.
+    async fn read_step(
+        &self,
+        t: &Turn<'_>,
+        cancel: &mut watch::Receiver<bool>,
+    ) -> Result<(), Stop> {
+        let sid = t.sid;
+        let read = t.tool_id("read_file", 1);
+        let readme = t.cwd.join("README.md").display().to_string();
         self.update(
             sid,
             json!({"sessionUpdate": "tool_call", "toolCallId": read, "status": "in_progress",
             "title": "README.md", "content": [], "locations": [{"path": readme}], "kind": "read"}),
         )
         .await?;
-        let (status, content) = if fs_read {
+        let (status, content) = if t.fs_read {
             match self.read_file(sid, &readme, cancel).await? {
                 Ok(body) => ("completed", format!("Read {} bytes.", body.len())),
                 Err(e) => ("failed", format!("Error reading file: {}", e.message)),
@@ -564,10 +669,17 @@ impl Agent {
         };
         self.update(sid, json!({"sessionUpdate": "tool_call_update", "toolCallId": read, "status": status,
             "title": "README.md", "content": text_block(&content), "locations": [{"path": readme}], "kind": "read"})).await?;
-        self.step(cancel).await?;
+        self.step(cancel).await
+    }
 
-        // 3. A search, no permission needed.
-        let glob = tool_id("glob", 2);
+    /// 3. A search, no permission needed; then the plan moves on.
+    async fn search_step(
+        &self,
+        t: &Turn<'_>,
+        cancel: &mut watch::Receiver<bool>,
+    ) -> Result<(), Stop> {
+        let sid = t.sid;
+        let glob = t.tool_id("glob", 2);
         self.update(
             sid,
             json!({"sessionUpdate": "tool_call", "toolCallId": glob, "status": "in_progress",
@@ -583,27 +695,34 @@ impl Agent {
         )
         .await?;
         self.update(sid, say("Now I'll write some notes.")).await?;
-        self.step(cancel).await?;
+        self.step(cancel).await
+    }
 
-        // 4. Write a file: read the old text, ask with a diff, write.
-        let write = tool_id("write_file", 3);
-        let notes = cwd.join("NOTES.md").display().to_string();
-        let old = if fs_read {
+    /// Step 4, a file written: read the old text, ask with a diff, write.
+    /// `Ok(true)` when the write was allowed.
+    async fn write_step(
+        &self,
+        t: &Turn<'_>,
+        cancel: &mut watch::Receiver<bool>,
+    ) -> Result<bool, Stop> {
+        let sid = t.sid;
+        let write = t.tool_id("write_file", 3);
+        let notes = t.cwd.join("NOTES.md").display().to_string();
+        let old = if t.fs_read {
             self.read_file(sid, &notes, cancel).await?.ok()
         } else {
             None
         };
-        let new_text = format!("# Notes\n\nLooked at {dir} for: {first}\n");
+        let new_text = format!("# Notes\n\nLooked at {} for: {}\n", t.dir, t.first);
         let call = json!({
             "toolCallId": write, "status": "pending", "title": "Writing to NOTES.md",
             "content": [{"type": "diff", "path": notes, "oldText": old, "newText": new_text}],
             "locations": [{"path": notes}], "kind": "edit"
         });
         let allowed = self.permission(sid, call, cancel).await?;
-        let wrote = allowed;
         let (status, content) = if !allowed {
             ("failed", "Tool call rejected by the user.".to_owned())
-        } else if fs_write {
+        } else if t.fs_write {
             let params = json!({"sessionId": sid, "path": notes, "content": new_text});
             match self.request("fs/write_text_file", params, cancel).await? {
                 Reply::Ok(_) => ("completed", "Wrote NOTES.md.".to_owned()),
@@ -620,36 +739,29 @@ impl Agent {
         .await?;
         self.update(sid, plan(3)).await?;
         self.step(cancel).await?;
+        Ok(allowed)
+    }
 
-        // 5a. Optionally, commands through the client's terminal.
-        let terminal = self.options.terminal && self.state().terminal;
-        if terminal {
-            let call = tool_id("run_shell_command", 5);
-            self.terminal_step(sid, &dir, call, cancel).await?;
-        }
-
-        // 5. Optionally, a tool with a large output.
-        if self.options.big_bytes > 0 {
-            let big = tool_id("run_shell_command", 4);
-            let title = "seq 1 1000000";
-            self.update(sid, json!({"sessionUpdate": "tool_call", "toolCallId": big, "status": "in_progress",
-                "title": title, "content": text_block(&format!("[current working directory {dir}] (Print a long sequence (large output))")),
-                "locations": [], "kind": "execute"})).await?;
-            let output = seq_output(self.options.big_bytes);
-            self.update(sid, json!({"sessionUpdate": "tool_call_update", "toolCallId": big, "status": "completed",
-                "title": title, "content": text_block(&output), "locations": [], "kind": "execute"})).await?;
-            self.step(cancel).await?;
-        }
-
-        self.update(sid, say("Done. I listed the project, read the README"))
-            .await?;
-        let end = if wrote {
-            " and wrote NOTES.md."
-        } else {
-            " but was not allowed to write NOTES.md."
-        };
-        self.update(sid, say(end)).await?;
-        Ok(())
+    /// 5. A tool call with `big_bytes` of output.
+    async fn big_output_step(
+        &self,
+        t: &Turn<'_>,
+        cancel: &mut watch::Receiver<bool>,
+    ) -> Result<(), Stop> {
+        let (sid, dir) = (t.sid, &t.dir);
+        let big = t.tool_id("run_shell_command", 4);
+        let title = "seq 1 1000000";
+        self.update(sid, json!({"sessionUpdate": "tool_call", "toolCallId": big, "status": "in_progress",
+            "title": title, "content": text_block(&format!("[current working directory {dir}] (Print a long sequence (large output))")),
+            "locations": [], "kind": "execute"})).await?;
+        let output = seq_output(self.options.big_bytes);
+        self.update(
+            sid,
+            json!({"sessionUpdate": "tool_call_update", "toolCallId": big, "status": "completed",
+            "title": title, "content": text_block(&output), "locations": [], "kind": "execute"}),
+        )
+        .await?;
+        self.step(cancel).await
     }
 
     /// Asks permission for `call`; `Ok(true)` when an allow option was
@@ -707,65 +819,8 @@ impl Agent {
             .await?;
             return Ok(());
         }
-        let created = json!({"sessionId": sid, "command": "sh", "args": ["-c", title],
-            "cwd": dir, "outputByteLimit": 1000});
-        let report = match self.request("terminal/create", created, cancel).await? {
-            Reply::Ok(v) => {
-                let tid = v
-                    .get("terminalId")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_owned();
-                self.update(sid, json!({"sessionUpdate": "tool_call_update", "toolCallId": call, "status": "in_progress",
-                    "content": [{"type": "terminal", "terminalId": tid}]})).await?;
-                let t = json!({"sessionId": sid, "terminalId": tid});
-                let exit = self
-                    .request("terminal/wait_for_exit", t.clone(), cancel)
-                    .await?;
-                let out = self.request("terminal/output", t.clone(), cancel).await?;
-                self.request("terminal/release", t, cancel).await?;
-                match (exit, out) {
-                    (Reply::Ok(e), Reply::Ok(o)) => {
-                        let text = o.get("output").and_then(Value::as_str).unwrap_or_default();
-                        format!(
-                            "terminal: exit {}, truncated {}, kept {} bytes ending {:?}",
-                            e.get("exitCode").unwrap_or(&Value::Null),
-                            o.get("truncated").unwrap_or(&Value::Null),
-                            text.len(),
-                            text.lines().last().unwrap_or_default()
-                        )
-                    }
-                    (Reply::Err(e), _) | (_, Reply::Err(e)) => {
-                        format!("terminal failed: {}", e.message)
-                    }
-                }
-            }
-            Reply::Err(e) => format!("terminal failed: {}", e.message),
-        };
-        // A command killed while it runs: the whole group goes.
-        let sleeper = json!({"sessionId": sid, "command": "sh", "args": ["-c", "sleep 30 & sleep 30"], "cwd": dir});
-        let killed = match self.request("terminal/create", sleeper, cancel).await? {
-            Reply::Ok(v) => {
-                let tid = v
-                    .get("terminalId")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_owned();
-                let t = json!({"sessionId": sid, "terminalId": tid});
-                self.request("terminal/kill", t.clone(), cancel).await?;
-                let exit = self
-                    .request("terminal/wait_for_exit", t.clone(), cancel)
-                    .await?;
-                self.request("terminal/release", t, cancel).await?;
-                match exit {
-                    Reply::Ok(e) => {
-                        format!("killed: signal {}", e.get("signal").unwrap_or(&Value::Null))
-                    }
-                    Reply::Err(e) => format!("kill failed: {}", e.message),
-                }
-            }
-            Reply::Err(e) => format!("kill failed: {}", e.message),
-        };
+        let report = self.run_in_terminal(sid, dir, title, &call, cancel).await?;
+        let killed = self.kill_in_terminal(sid, dir, cancel).await?;
         let status = if report.starts_with("terminal: exit 3") {
             "completed"
         } else {
@@ -784,6 +839,79 @@ impl Agent {
         )
         .await?;
         self.step(cancel).await
+    }
+
+    /// `command` through `terminal/create` (output limit 1000 bytes), shown
+    /// in tool call `call`; waits for its exit, reads its output, releases
+    /// it. The report says how it went.
+    async fn run_in_terminal(
+        &self,
+        sid: &str,
+        dir: &str,
+        command: &str,
+        call: &str,
+        cancel: &mut watch::Receiver<bool>,
+    ) -> Result<String, Stop> {
+        let created = json!({"sessionId": sid, "command": "sh", "args": ["-c", command],
+            "cwd": dir, "outputByteLimit": 1000});
+        let tid = match self.request("terminal/create", created, cancel).await? {
+            Reply::Ok(v) => terminal_id(&v),
+            Reply::Err(e) => return Ok(format!("terminal failed: {}", e.message)),
+        };
+        self.update(
+            sid,
+            json!({"sessionUpdate": "tool_call_update", "toolCallId": call, "status": "in_progress",
+            "content": [{"type": "terminal", "terminalId": tid}]}),
+        )
+        .await?;
+        let t = json!({"sessionId": sid, "terminalId": tid});
+        let exit = self
+            .request("terminal/wait_for_exit", t.clone(), cancel)
+            .await?;
+        let out = self.request("terminal/output", t.clone(), cancel).await?;
+        self.request("terminal/release", t, cancel).await?;
+        Ok(match (exit, out) {
+            (Reply::Ok(e), Reply::Ok(o)) => {
+                let text = o.get("output").and_then(Value::as_str).unwrap_or_default();
+                format!(
+                    "terminal: exit {}, truncated {}, kept {} bytes ending {:?}",
+                    e.get("exitCode").unwrap_or(&Value::Null),
+                    o.get("truncated").unwrap_or(&Value::Null),
+                    text.len(),
+                    text.lines().last().unwrap_or_default()
+                )
+            }
+            (Reply::Err(e), _) | (_, Reply::Err(e)) => {
+                format!("terminal failed: {}", e.message)
+            }
+        })
+    }
+
+    /// A command killed while it runs: the whole group goes. The report
+    /// names the signal.
+    async fn kill_in_terminal(
+        &self,
+        sid: &str,
+        dir: &str,
+        cancel: &mut watch::Receiver<bool>,
+    ) -> Result<String, Stop> {
+        let sleeper = json!({"sessionId": sid, "command": "sh", "args": ["-c", "sleep 30 & sleep 30"], "cwd": dir});
+        let tid = match self.request("terminal/create", sleeper, cancel).await? {
+            Reply::Ok(v) => terminal_id(&v),
+            Reply::Err(e) => return Ok(format!("kill failed: {}", e.message)),
+        };
+        let t = json!({"sessionId": sid, "terminalId": tid});
+        self.request("terminal/kill", t.clone(), cancel).await?;
+        let exit = self
+            .request("terminal/wait_for_exit", t.clone(), cancel)
+            .await?;
+        self.request("terminal/release", t, cancel).await?;
+        Ok(match exit {
+            Reply::Ok(e) => {
+                format!("killed: signal {}", e.get("signal").unwrap_or(&Value::Null))
+            }
+            Reply::Err(e) => format!("kill failed: {}", e.message),
+        })
     }
 
     async fn read_file(

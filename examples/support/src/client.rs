@@ -9,7 +9,6 @@
 //! handled: `session/update` is printed, `session/request_permission` is
 //! answered by policy, `fs/*` is served inside the session directory, other
 //! requests get `-32601`.
-#![allow(dead_code)]
 
 use std::future::Future;
 use std::path::PathBuf;
@@ -18,21 +17,22 @@ use std::time::{Duration, Instant};
 
 use acp_codec::acp::quirks::Quirks;
 use acp_codec::acp::{
-    decode_line, encode_notification, ClientCapabilities, ContentBlock, CreateTerminalResponse,
-    FileSystemCapabilities, Implementation, Incoming, InitializeRequest, Message, MetaOnly,
-    NewSessionRequest, NotificationParams, PermissionOption, PermissionOptionKind, PromptRequest,
-    RawJson, ReadTextFileResponse, RequestId, RequestParams, RequestPermissionOutcome,
-    RequestPermissionResponse, ResponseResult, RpcError, SelectedPermissionOutcome,
-    SessionIdRequest, TerminalExitStatus, TerminalOutputResponse, TextContent, Tracker,
+    decode_line, encode_notification, ClientCapabilities, ContentBlock, CreateTerminalRequest,
+    CreateTerminalResponse, FileSystemCapabilities, Implementation, Incoming, InitializeRequest,
+    Message, MetaOnly, NewSessionRequest, NotificationParams, PermissionOption,
+    PermissionOptionKind, PromptRequest, RawJson, ReadTextFileRequest, ReadTextFileResponse,
+    Request, RequestId, RequestParams, RequestPermissionOutcome, RequestPermissionResponse,
+    ResponseResult, RpcError, SelectedPermissionOutcome, SessionIdRequest, TerminalExitStatus,
+    TerminalOutputResponse, TextContent, Tracker,
 };
 use acp_codec::{ErrorCode, FrameError};
 use tokio::io::AsyncBufReadExt;
 use tokio::sync::mpsc;
 
-use super::confined::{Confined, FsError};
-use super::lines::{LineSender, LineSource};
-use super::render::Render;
-use super::terminals::Terminals;
+use crate::confined::{Confined, FsError};
+use crate::lines::{LineSender, LineSource};
+use crate::render::Render;
+use crate::terminals::Terminals;
 
 /// How to answer `session/request_permission` (`--permission`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -203,6 +203,14 @@ impl<S: LineSource> Client<S> {
     ///
     /// A [`Failure`] when the agent errs, dies, hangs, or we are interrupted.
     pub async fn run(&mut self) -> Result<String, Failure> {
+        self.initialize().await?;
+        let session_id = self.new_session().await?;
+        self.prompt(&session_id).await
+    }
+
+    /// `initialize`: our capabilities (fs, terminals); the agent's name,
+    /// and its quirks.
+    async fn initialize(&mut self) -> Result<(), Failure> {
         let init = RequestParams::Initialize(InitializeRequest {
             protocol_version: 1,
             client_capabilities: Some(ClientCapabilities {
@@ -238,7 +246,11 @@ impl<S: LineSource> Client<S> {
             self.stats.agent = Some(name);
             self.quirks = Quirks::of(r.agent_info.as_ref());
         }
+        Ok(())
+    }
 
+    /// `session/new` in the session directory; its id.
+    async fn new_session(&mut self) -> Result<String, Failure> {
         let cwd = self.fs.root().display().to_string();
         let new = RequestParams::NewSession(NewSessionRequest {
             cwd: cwd.as_str().into(),
@@ -253,9 +265,13 @@ impl<S: LineSource> Client<S> {
         };
         self.render.note(&format!("session {session_id} in {cwd}"));
         self.stats.session_id = Some(session_id.clone());
+        Ok(session_id)
+    }
 
+    /// One `session/prompt`; its stop reason.
+    async fn prompt(&mut self, session_id: &str) -> Result<String, Failure> {
         let prompt = RequestParams::Prompt(PromptRequest {
-            session_id: session_id.as_str().into(),
+            session_id: session_id.into(),
             prompt: vec![ContentBlock::Text(TextContent {
                 annotations: None,
                 text: self.cfg.prompt.clone().into(),
@@ -353,22 +369,31 @@ impl<S: LineSource> Client<S> {
                 }
             }
             if self.closed_detail.is_some() {
-                // The agent exited: give its last lines 500 ms to arrive.
-                match tokio::time::timeout(Duration::from_millis(500), self.source.next_line())
-                    .await
-                {
-                    Ok(Ok(Some(Ok(line)))) => {
-                        if let Some(answer) = self.handle_line(&line, &id).await? {
-                            return answer.map_err(|error| Failure::Agent {
-                                method: method.clone(),
-                                error,
-                            });
-                        }
-                    }
-                    Ok(Ok(Some(Err(e)))) => self.bad_line(e).await?,
-                    _ => return Err(self.gone(&method).await),
+                if let Some(answer) = self.last_words(&id, &method).await? {
+                    return Ok(answer);
                 }
             }
+        }
+    }
+
+    /// The agent exited: give its last lines 500 ms to arrive. `Some` when
+    /// one answers `waiting`; the failure once they stop.
+    async fn last_words(
+        &mut self,
+        waiting: &RequestId<'static>,
+        method: &str,
+    ) -> Result<Option<RawJson<'static>>, Failure> {
+        let next = tokio::time::timeout(Duration::from_millis(500), self.source.next_line());
+        match next.await {
+            Ok(Ok(Some(Ok(line)))) => match self.handle_line(&line, waiting).await? {
+                Some(answer) => answer.map(Some).map_err(|error| Failure::Agent {
+                    method: method.to_owned(),
+                    error,
+                }),
+                None => Ok(None),
+            },
+            Ok(Ok(Some(Err(e)))) => self.bad_line(e).await.map(|()| None),
+            _ => Err(self.gone(method).await),
         }
     }
 
@@ -485,28 +510,31 @@ impl<S: LineSource> Client<S> {
                 return Ok(None);
             }
         }
-        match &msg {
-            Message::Request(r) => {
-                let answer = self.serve(&r.id, r.typed()).await;
-                let mut out = Vec::new();
-                let encoded = match answer {
-                    Ok(Answer::Permission(p)) => self.tracker.encode_response(&r.id, &p, &mut out),
-                    Ok(Answer::Read(p)) => self.tracker.encode_response(&r.id, &p, &mut out),
-                    Ok(Answer::Terminal(p)) => self.tracker.encode_response(&r.id, &p, &mut out),
-                    Ok(Answer::Output(p)) => self.tracker.encode_response(&r.id, &p, &mut out),
-                    Ok(Answer::Later) => return Ok(None),
-                    Ok(Answer::Empty) => {
-                        self.tracker
-                            .encode_response(&r.id, &MetaOnly { meta: None }, &mut out)
-                    }
-                    Err(e) => self.tracker.encode_error(&r.id, &e, &mut out),
-                };
-                encoded.map_err(|e| Failure::Local(e.to_string()))?;
-                self.send(out).await?;
-            }
-            Message::Notification(_) | Message::Response(_) | Message::Error(_) => {}
+        if let Message::Request(r) = &msg {
+            self.answer(r).await?;
         }
         Ok(None)
+    }
+
+    /// Serves one agent request and sends the answer (unless it comes
+    /// later).
+    async fn answer(&mut self, r: &Request<'_>) -> Result<(), Failure> {
+        let answer = self.serve(&r.id, r.typed()).await;
+        let mut out = Vec::new();
+        let encoded = match answer {
+            Ok(Answer::Permission(p)) => self.tracker.encode_response(&r.id, &p, &mut out),
+            Ok(Answer::Read(p)) => self.tracker.encode_response(&r.id, &p, &mut out),
+            Ok(Answer::Terminal(p)) => self.tracker.encode_response(&r.id, &p, &mut out),
+            Ok(Answer::Output(p)) => self.tracker.encode_response(&r.id, &p, &mut out),
+            Ok(Answer::Later) => return Ok(()),
+            Ok(Answer::Empty) => {
+                self.tracker
+                    .encode_response(&r.id, &MetaOnly { meta: None }, &mut out)
+            }
+            Err(e) => self.tracker.encode_error(&r.id, &e, &mut out),
+        };
+        encoded.map_err(|e| Failure::Local(e.to_string()))?;
+        self.send(out).await
     }
 
     /// Answers one agent request.
@@ -516,7 +544,6 @@ impl<S: LineSource> Client<S> {
         typed: Result<RequestParams<'_>, acp_codec::MessageError>,
     ) -> Result<Answer, RpcError<'static>> {
         let params = typed.map_err(|e| RpcError::new(e.code(), e.to_string()))?;
-        let fs_err = |e: FsError| RpcError::new(e.code, e.message);
         match params {
             RequestParams::RequestPermission(p) => {
                 self.stats.permission_requests += 1;
@@ -530,62 +557,12 @@ impl<S: LineSource> Client<S> {
                 self.render.permission_outcome(id, &response);
                 Ok(Answer::Permission(response))
             }
-            RequestParams::ReadTextFile(p) => match self.fs.read(&p.path, p.line, p.limit).await {
-                Ok(content) => {
-                    self.stats.fs_reads += 1;
-                    self.render
-                        .note(&format!("fs: read {} ({} bytes)", p.path, content.len()));
-                    Ok(Answer::Read(ReadTextFileResponse {
-                        content: content.into(),
-                        meta: None,
-                    }))
-                }
-                Err(e) if e.code == ErrorCode::RESOURCE_NOT_FOUND => {
-                    let answer = self.quirks.missing_file.answer(&p.path);
-                    let how = if answer.is_ok() {
-                        "answered empty text (this agent's quirk: its new-file writes fail on -32002)"
-                    } else {
-                        "answered -32002"
-                    };
-                    self.render
-                        .note(&format!("fs: read {}: no such file; {how}", p.path));
-                    answer.map(Answer::Read)
-                }
-                Err(e) => {
-                    self.fs_refused(&e, "read", &p.path);
-                    Err(fs_err(e))
-                }
-            },
-            RequestParams::WriteTextFile(p) => match self.fs.write(&p.path, &p.content).await {
-                Ok(()) => {
-                    self.stats.fs_writes += 1;
-                    self.render
-                        .note(&format!("fs: wrote {} ({} bytes)", p.path, p.content.len()));
-                    Ok(Answer::Empty)
-                }
-                Err(e) => {
-                    self.fs_refused(&e, "write", &p.path);
-                    Err(fs_err(e))
-                }
-            },
-            RequestParams::CreateTerminal(p) => {
-                let cwd = match p.cwd.as_deref() {
-                    Some(dir) => self.fs.resolve(dir).map_err(fs_err)?,
-                    None => self.fs.root().to_path_buf(),
-                };
-                let id = self.terminals.create(&p, cwd)?;
-                self.stats.terminals += 1;
-                let args = p.args.iter().flatten().map(|a| format!(" {a}"));
-                self.render.note(&format!(
-                    "$ {}{} ({id})",
-                    p.command,
-                    args.collect::<String>()
-                ));
-                Ok(Answer::Terminal(CreateTerminalResponse {
-                    terminal_id: id.into(),
-                    meta: None,
-                }))
+            RequestParams::ReadTextFile(p) => self.read_text_file(&p).await.map(Answer::Read),
+            RequestParams::WriteTextFile(p) => {
+                self.write_text_file(&p.path, &p.content).await?;
+                Ok(Answer::Empty)
             }
+            RequestParams::CreateTerminal(p) => self.create_terminal(&p).map(Answer::Terminal),
             RequestParams::TerminalOutput(p) => {
                 Ok(Answer::Output(self.terminals.output(&p.terminal_id)?))
             }
@@ -613,6 +590,84 @@ impl<S: LineSource> Client<S> {
                 format!("method not found: {}", other.method()),
             )),
         }
+    }
+
+    /// `fs/read_text_file`, inside the session directory; a missing file
+    /// is answered as this agent needs it (its quirks).
+    async fn read_text_file(
+        &mut self,
+        p: &ReadTextFileRequest<'_>,
+    ) -> Result<ReadTextFileResponse<'static>, RpcError<'static>> {
+        match self.fs.read(&p.path, p.line, p.limit).await {
+            Ok(content) => {
+                self.stats.fs_reads += 1;
+                self.render
+                    .note(&format!("fs: read {} ({} bytes)", p.path, content.len()));
+                Ok(ReadTextFileResponse {
+                    content: content.into(),
+                    meta: None,
+                })
+            }
+            Err(e) if e.code == ErrorCode::RESOURCE_NOT_FOUND => {
+                let answer = self.quirks.missing_file.answer(&p.path);
+                let how = if answer.is_ok() {
+                    "answered empty text (this agent's quirk: its new-file writes fail on -32002)"
+                } else {
+                    "answered -32002"
+                };
+                self.render
+                    .note(&format!("fs: read {}: no such file; {how}", p.path));
+                answer
+            }
+            Err(e) => {
+                self.fs_refused(&e, "read", &p.path);
+                Err(fs_err(e))
+            }
+        }
+    }
+
+    /// `fs/write_text_file`, inside the session directory.
+    async fn write_text_file(
+        &mut self,
+        path: &str,
+        content: &str,
+    ) -> Result<(), RpcError<'static>> {
+        match self.fs.write(path, content).await {
+            Ok(()) => {
+                self.stats.fs_writes += 1;
+                self.render
+                    .note(&format!("fs: wrote {path} ({} bytes)", content.len()));
+                Ok(())
+            }
+            Err(e) => {
+                self.fs_refused(&e, "write", path);
+                Err(fs_err(e))
+            }
+        }
+    }
+
+    /// `terminal/create`: the command runs in its directory (the session
+    /// directory, or one inside it).
+    fn create_terminal(
+        &mut self,
+        p: &CreateTerminalRequest<'_>,
+    ) -> Result<CreateTerminalResponse<'static>, RpcError<'static>> {
+        let cwd = match p.cwd.as_deref() {
+            Some(dir) => self.fs.resolve(dir).map_err(fs_err)?,
+            None => self.fs.root().to_path_buf(),
+        };
+        let id = self.terminals.create(p, cwd)?;
+        self.stats.terminals += 1;
+        let args = p.args.iter().flatten().map(|a| format!(" {a}"));
+        self.render.note(&format!(
+            "$ {}{} ({id})",
+            p.command,
+            args.collect::<String>()
+        ));
+        Ok(CreateTerminalResponse {
+            terminal_id: id.into(),
+            meta: None,
+        })
     }
 
     fn fs_refused(&mut self, e: &FsError, op: &str, path: &str) {
@@ -714,6 +769,11 @@ impl<S: LineSource> Client<S> {
         self.answers = Some(answers);
         chosen
     }
+}
+
+/// An `fs/*` failure as the JSON-RPC error the agent gets.
+fn fs_err(e: FsError) -> RpcError<'static> {
+    RpcError::new(e.code, e.message)
 }
 
 /// An answer to an agent request.

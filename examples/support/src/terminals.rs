@@ -1,7 +1,6 @@
 //! `terminal/*` served by the client: commands an agent runs through us, in
 //! the session directory, each in its own process group, output bounded by
 //! the crate's `acp_codec::acp::terminal::TerminalOutput`.
-#![allow(dead_code)]
 
 use std::collections::HashMap;
 use std::path::PathBuf;

@@ -2,7 +2,6 @@
 //! the client side of `acp_client --connect wss://…` and the server side of
 //! `ws_bridge --tls-cert FILE --tls-key FILE`. Certificates and keys are
 //! read from PEM files.
-#![allow(dead_code)]
 
 use std::path::Path;
 use std::sync::Arc;

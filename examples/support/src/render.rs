@@ -2,7 +2,6 @@
 //! ([`TurnView`]): message text as it arrives, thoughts dimmed, tool calls
 //! with their parsed command, description and directory, plans, permission
 //! prompts, the stop reason.
-#![allow(dead_code)]
 
 use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
@@ -29,6 +28,12 @@ pub struct Counts {
 pub struct Render {
     view: TurnView,
     out: Printer,
+}
+
+impl Default for Render {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 /// Which stream the last text belonged to (a switch starts a new line).
