@@ -569,20 +569,17 @@ impl lines::LineSource for Source {
 }
 
 /// Ends the agent: its stdin is closed already; give it 2 s to exit, then
-/// SIGTERM its process group, then SIGKILL.
+/// SIGTERM its process group, then SIGKILL. Done when the whole group is
+/// gone, not only the process we started: an agent's launcher may exit
+/// before the processes it started (Qwen Code's does).
 async fn stop_agent(pid: Option<u32>, mut exit: watch::Receiver<Option<String>>) {
-    let wait = |exit: &mut watch::Receiver<Option<String>>, secs| {
-        let mut exit = exit.clone();
-        async move {
-            tokio::time::timeout(Duration::from_secs(secs), exit.wait_for(Option::is_some))
-                .await
-                .is_ok()
-        }
-    };
-    if wait(&mut exit, 2).await {
+    let exited = tokio::time::timeout(Duration::from_secs(2), exit.wait_for(Option::is_some))
+        .await
+        .is_ok();
+    let Some(pid) = pid else { return };
+    if exited && group_empties(pid, Duration::from_secs(2)).await {
         return;
     }
-    let Some(pid) = pid else { return };
     for signal in ["-TERM", "-KILL"] {
         // The agent runs in its own process group (`process_group(0)`), so
         // this reaches the tools it started too.
@@ -590,9 +587,29 @@ async fn stop_agent(pid: Option<u32>, mut exit: watch::Receiver<Option<String>>)
             .args([signal, "--", &format!("-{pid}")])
             .stderr(Stdio::null())
             .status();
-        if wait(&mut exit, 1).await {
+        let _ = tokio::time::timeout(Duration::from_secs(1), exit.wait_for(Option::is_some)).await;
+        if group_empties(pid, Duration::from_secs(1)).await {
             return;
         }
+    }
+}
+
+/// Whether the process group `pgid` is empty within `limit` (polled).
+async fn group_empties(pgid: u32, limit: Duration) -> bool {
+    let deadline = Instant::now() + limit;
+    loop {
+        let alive = std::process::Command::new("kill")
+            .args(["-0", "--", &format!("-{pgid}")])
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !alive {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
 

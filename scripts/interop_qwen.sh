@@ -196,13 +196,11 @@ check "qwen (7) no key: clean session/new error (-32000 Authentication required)
   "$rc" "$(elapsed "$t0")"
 
 # Nothing may outlive the checks: no process with its cwd in the scratch
-# dir. Qwen Code's launcher (cli-entry.js) runs the CLI as a child in the
-# same process group; acp_client's SIGTERM to that group ends the launcher at
-# once and the CLI a moment later (it shuts down on SIGTERM, ~2 s after a
-# shell tool ran), so leftovers get 10 s before they count.
+# dir, right after the last acp_client returned. Qwen Code's launcher
+# (cli-entry.js) runs the CLI as a child in the same process group and may
+# exit first; acp_client returns only once the whole group is gone.
 leftovers() { for p in /proc/[0-9]*; do [[ "$(readlink "$p/cwd" 2>/dev/null)" == "$T"* ]] && echo "${p#/proc/}"; done || true; }
 t0=$(date +%s.%N)
-for _ in $(seq 1 100); do [[ -z "$(leftovers)" ]] && break; sleep 0.1; done
 left="$(leftovers)"
 if [[ -n "$left" ]]; then
   fail "no process left running in the scratch dir" "$(elapsed "$t0")"
