@@ -590,6 +590,17 @@ mod http {
         }
     }
 
+    /// Sends one `POST` on the connection once it is ready.
+    async fn send_post(
+        endpoint: &Endpoint,
+        post: &mut SendRequest<Body>,
+        req: HttpRequest<Body>,
+    ) -> Result<Response<hyper::body::Incoming>, String> {
+        let failed = |e: hyper::Error| format!("{}: {e}", endpoint.target.shown);
+        post.ready().await.map_err(failed)?;
+        post.send_request(req).await.map_err(failed)
+    }
+
     /// Reads a whole body of at most `max` bytes as text.
     async fn read_body(
         resp: Response<hyper::body::Incoming>,
@@ -647,13 +658,7 @@ mod http {
             &[(CONTENT_TYPE.as_str(), "application/json")],
             line.into(),
         )?;
-        post.ready()
-            .await
-            .map_err(|e| format!("{}: {e}", endpoint.target.shown))?;
-        let resp = post
-            .send_request(req)
-            .await
-            .map_err(|e| format!("{}: {e}", endpoint.target.shown))?;
+        let resp = send_post(endpoint, post, req).await?;
         if !resp.status().is_success() {
             return Err(endpoint.refused("initialize", resp).await);
         }
@@ -700,13 +705,7 @@ mod http {
             headers.push((SESSION_ID, s));
         }
         let req = endpoint.request(Method::POST, &headers, line.into())?;
-        post.ready()
-            .await
-            .map_err(|e| format!("{}: {e}", endpoint.target.shown))?;
-        let resp = post
-            .send_request(req)
-            .await
-            .map_err(|e| format!("{}: {e}", endpoint.target.shown))?;
+        let resp = send_post(endpoint, post, req).await?;
         if resp.status().is_success() {
             let _ = read_body(resp, 8 * 1024).await;
             return Ok(());
