@@ -102,7 +102,8 @@ pub fn redact(url: &str) -> String {
 ///
 /// # Errors
 ///
-/// A scheme other than `ws`/`wss`, or a URL without a host.
+/// A scheme other than `ws`, `wss`, `http` or `https`, or a URL without a
+/// host.
 pub fn target(url: &str, token: Option<&str>) -> Result<Target, String> {
     let shown = redact(url);
     let (base, query) = match url.split_once('?') {
