@@ -426,12 +426,17 @@ impl<'c> Builder<'c> {
         Ok(())
     }
 
-    /// A message cut short at the end of the stream.
+    /// A message cut short at the end of the stream, on a character
+    /// boundary (the text stays UTF-8: a peer that dies mid-write, not bad
+    /// bytes, which [`LineKind::InvalidUtf8`] covers).
     fn truncated(&mut self, u: &mut Unstructured<'_>) -> Result<()> {
         if self.encode_message(u)?.is_none() {
             return Ok(());
         }
-        let at = u.int_in_range(1..=self.line.len().saturating_sub(2).max(1))?;
+        let mut at = u.int_in_range(1..=self.line.len().saturating_sub(2).max(1))?;
+        while at > 1 && self.line.get(at).is_some_and(|&b| b & 0xC0 == 0x80) {
+            at = at.saturating_sub(1);
+        }
         self.line.truncate(at);
         while self.line.last() == Some(&b'\r') {
             self.line.pop();
