@@ -505,3 +505,46 @@ mod props {
         }
     }
 }
+
+/// A `sessionId` given twice names no session the router can check, while
+/// the agent's parser would take one of them (JSON.parse keeps the last):
+/// another user's session must not be reachable that way. Found by the
+/// bridge_router campaign (seed `repeated_session_id`).
+#[test]
+fn a_repeated_session_id_reaches_no_session() {
+    let mut r = up();
+    let ana = r.connect_as("ana", rw()).unwrap();
+    let bo = r.connect_as("bo", rw()).unwrap();
+    open(&mut r, ana, "s1");
+    for text in [
+        r#"{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"s1","sessionId":"s1","prompt":[]}}"#,
+        r#"{"jsonrpc":"2.0","id":4,"method":"session/prompt","params":{"sessionId":"mine","sessionId":"s1","prompt":[]}}"#,
+    ] {
+        let mut out = Vec::new();
+        r.handle_client(bo, text, T, &mut out);
+        let (agent, answers) = split(&mut out);
+        assert!(agent.is_empty(), "reached the agent: {text}");
+        assert_eq!(answers[0].0, bo);
+        assert_eq!(answers[0].1["error"]["code"], -32602, "{:?}", answers[0].1);
+    }
+    // Notifications are dropped, not forwarded.
+    let mut out = Vec::new();
+    r.handle_client(
+        bo,
+        r#"{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"x","sessionId":"s1"}}"#,
+        T,
+        &mut out,
+    );
+    assert!(split(&mut out).0.is_empty());
+    // The owner is refused too: the message names no one session.
+    let mut out = Vec::new();
+    r.handle_client(
+        ana,
+        r#"{"jsonrpc":"2.0","id":5,"method":"session/prompt","params":{"sessionId":"s1","sessionId":"s1","prompt":[]}}"#,
+        T,
+        &mut out,
+    );
+    let (agent, answers) = split(&mut out);
+    assert!(agent.is_empty());
+    assert_eq!(answers[0].1["error"]["code"], -32602);
+}

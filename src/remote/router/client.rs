@@ -1,6 +1,7 @@
 //! Messages from clients: checked against the sender's user, permissions
 //! and sessions, re-encoded with router ids, forwarded or refused.
 
+use alloc::borrow::{Cow, ToOwned};
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
@@ -8,9 +9,7 @@ use core::time::Duration;
 
 use super::sessions::Owner;
 use super::users::read_only_allows;
-use super::{
-    cancel_target, error_text, session_of, Forwarded, Out, Router, ANONYMOUS, FORBIDDEN, USER_LIMIT,
-};
+use super::{cancel_target, error_text, Forwarded, Out, Router, ANONYMOUS, FORBIDDEN, USER_LIMIT};
 use crate::acp::{names, ErrorResponse, Message, RawJson, Request, RequestId, Response};
 use crate::remote::transport::{is_reattach, session_field, SessionField, Stream, SESSION_FORK};
 use crate::ErrorCode;
@@ -118,7 +117,10 @@ impl Router {
                         .sessions
                         .get(&s)
                         .is_some_and(|o| o.client != Some(client)),
-                    _ => false,
+                    // Not one string: no ownership check could see which
+                    // session the agent would take it for.
+                    SessionField::Invalid => true,
+                    SessionField::Absent => false,
                 };
                 if foreign || !write {
                     self.drop_one();
@@ -302,7 +304,23 @@ impl Router {
         now: Duration,
         out: &mut Vec<Out>,
     ) {
-        let session = session_of(r.params.as_ref());
+        // A `sessionId` that is not one string (repeated, or of another
+        // type) is refused: the agent's parser could read a session out of
+        // it (the last of two, say) that no ownership check saw.
+        let session = match session_field(r.params.as_ref()) {
+            SessionField::Invalid => {
+                let msg = "params.sessionId must be one string (given twice, or not a string)";
+                self.refuse(
+                    from.id,
+                    &r.id,
+                    ErrorCode::INVALID_PARAMS,
+                    msg.to_owned(),
+                    out,
+                );
+                return;
+            }
+            field => field.into_id().map(Cow::into_owned),
+        };
         let claim = self
             .admit(from, &r)
             .and_then(|()| self.claim(from, &r.method, session.as_deref()));
