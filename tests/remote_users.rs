@@ -509,7 +509,7 @@ mod props {
 /// A `sessionId` given twice names no session the router can check, while
 /// the agent's parser would take one of them (JSON.parse keeps the last):
 /// another user's session must not be reachable that way. Found by the
-/// bridge_router campaign (seed `repeated_session_id`).
+/// `bridge_router` campaign (seed `repeated_session_id`).
 #[test]
 fn a_repeated_session_id_reaches_no_session() {
     let mut r = up();
