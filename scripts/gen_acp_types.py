@@ -262,6 +262,8 @@ def rust_ty(ty):
         return "RawJson<'a>"
     if ty == 'id':
         return "RequestId<'a>"
+    if ty == 'f64':
+        return 'Number'
     if ty in PRIM:
         return ty
     return "%s<'a>" % ty
@@ -274,29 +276,7 @@ def has_lt(ty):
 def field_code(sname, f):
     name, ty, opt = parse_field(f)
     rname = snake(name)
-    attrs = []
-    serde = []
-    if rname != re.sub(r'_([a-z])', lambda m: m.group(1).upper(), rname) or name in ('_meta', 'type'):
-        pass
-    serde.append('rename = "%s"' % name)
-    if has_lt(ty):
-        serde.append('borrow')
-    if opt:
-        serde.append('default')
-        serde.append('skip_serializing_if = "Option::is_none"')
-        if ty == 'str':
-            serde.append('deserialize_with = "opt_cow"')
-        elif ty == '[str]':
-            serde.append('deserialize_with = "opt_vec_cow"')
-        elif ty in ('raw', 'id'):
-            serde.append('deserialize_with = "present"')
-        rt = 'Option<%s>' % rust_ty(ty)
-    else:
-        if ty == '[str]':
-            serde.append('deserialize_with = "vec_cow"')
-        elif ty == 'str':
-            serde.append('deserialize_with = "cow"')
-        rt = rust_ty(ty)
+    rt = 'Option<%s>' % rust_ty(ty) if opt else rust_ty(ty)
     doc = prop_doc(STRUCTS[sname]['docdef'], name) or prop_doc(sname, name)
     if name == '_meta':
         doc = 'Extension metadata (`_meta`), kept raw.'
@@ -319,15 +299,51 @@ def field_code(sname, f):
                }.get(name, 'The `%s` member.' % name)
     if opt and not doc.startswith('Extension'):
         doc = doc.rstrip('.') + ' (optional).'
-    return '        /// %s\n        #[serde(%s)]\n        pub %s: %s,\n' % (doc, ', '.join(serde), 'r#type' if rname == 'type' else rname, rt)
+    return '        /// %s\n        "%s" pub %s: %s,\n' % (doc, name, rust_field(rname), rt)
+
+def rust_field(rname):
+    return 'r#type' if rname == 'type' else rname
+
+def param_ty(ty):
+    """The type a constructor or setter takes for a member of `ty`."""
+    if ty == 'str':
+        return "impl Into<Cow<'a, str>>"
+    return rust_ty(ty)
+
+def param_val(ty, var):
+    return '%s.into()' % var if ty == 'str' else var
+
+def gen_ctor(s):
+    name = s['name']
+    fields = [parse_field(f) for f in s['fields']]
+    req = [(n, t) for n, t, o in fields if not o]
+    params = ', '.join('%s: %s' % (rust_field(snake(n)), param_ty(t)) for n, t in req)
+    inits = ''.join('            %s: %s,\n' % (rust_field(snake(n)), param_val(t, rust_field(snake(n))) if not o else 'None')
+                    for n, t, o in fields)
+    if req:
+        doc = 'A `%s` from its required members (%s); the optional ones absent.' % (name, ', '.join('`%s`' % n for n, _ in req))
+    else:
+        doc = 'A `%s` with every (optional) member absent.' % name
+    out = "\nimpl<'a> %s<'a> {\n    /// %s\n    pub fn new(%s) -> Self {\n        Self {\n%s            extra: Extra::new(),\n        }\n    }\n" % (name, doc, params, inits)
+    for n, t, o in fields:
+        if not o:
+            continue
+        r = rust_field(snake(n))
+        setter = 'with_' + snake(n)
+        out += "\n    /// Sets `%s`.\n    #[must_use]\n    pub fn %s(mut self, %s: %s) -> Self {\n        self.%s = Some(%s);\n        self\n    }\n" % (n, setter, 'value', param_ty(t), r, param_val(t, 'value'))
+    out += '}\n'
+    if not req:
+        out += "\nimpl Default for %s<'_> {\n    fn default() -> Self {\n        Self::new()\n    }\n}\n" % name
+    return out
 
 def gen_struct(s):
     name = s['name']
     doc = s['doc'] or def_doc(s['docdef']) or ('`%s`.' % name)
-    out = '\nowned_struct! {\n    /// %s\n    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]\n    pub struct %s<\'a> {\n' % (doc, name)
+    out = '\nacp_struct! {\n    /// %s\n    pub struct %s<\'a> {\n' % (doc, name)
     for f in s['fields']:
         out += field_code(name, f)
     out += '    }\n}\n'
+    out += gen_ctor(s)
     return out
 
 def gen_enum(e):
@@ -359,27 +375,60 @@ HEAD = {
  'session': 'Client-to-agent methods: initialize, authenticate, sessions, prompts; capabilities and MCP servers.',
  'client': 'Agent-to-client methods: file system, terminals, permission requests, elicitations.',
 }
-IMPORTS = {
- 'content': 'use super::raw::{cow, opt_cow, present, string_enum, owned_struct, RawJson};\nuse super::tagged::{tagged_enum, tried_enum};\n',
- 'update': 'use super::content::ContentBlock;\nuse super::session::SessionConfigOption;\nuse super::raw::{cow, opt_cow, present, string_enum, owned_struct, RawJson};\nuse super::tagged::{tagged_enum, tried_enum};\n',
- 'init': 'use super::content::MetaOnly;\nuse super::raw::{cow, opt_cow, opt_vec_cow, present, owned_struct, RawJson};\nuse super::tagged::tagged_enum;\n',
- 'session': 'use super::content::{ContentBlock, MetaOnly};\nuse super::id::RequestId;\nuse super::raw::{cow, opt_cow, opt_vec_cow, vec_cow, present, string_enum, owned_struct, RawJson};\nuse super::tagged::{tagged_enum, tried_enum};\nuse super::tagged::ConfigValue;\n',
- 'client': 'use super::content::MetaOnly;\nuse super::id::RequestId;\nuse super::session::EnvVariable;\nuse super::update::ToolCallUpdate;\nuse super::raw::{cow, opt_cow, opt_vec_cow, present, string_enum, owned_struct, RawJson};\nuse super::tagged::tagged_enum;\n',
-}
+def module_of(ty):
+    for table in (STRUCTS, ENUMS, TAGGED, TRIED):
+        if ty in table:
+            return table[ty]['module']
+    return None
+
+def imports(mod, body):
+    """The `use` lines a generated module needs, from what its body names."""
+    uses = []
+    code = '\n'.join(l for l in body.split('\n') if not l.strip().startswith('//'))
+    words = set(re.findall(r'\b[A-Za-z_][A-Za-z0-9_]*\b', code))
+    if 'Cow' in words:
+        uses.append('use alloc::borrow::Cow;')
+    if 'Vec' in words:
+        uses.append('use alloc::vec::Vec;')
+    uses.append('')
+    if 'Number' in words:
+        uses.append('use serde_json::Number;')
+        uses.append('')
+    types = set(re.findall(r"\b(\w+)<'a>", code)) | set(re.findall(r"\((\w+)\)", code))
+    local = {}
+    for w in sorted(types):
+        m = module_of(w)
+        if m and m != mod:
+            local.setdefault(m, []).append(w)
+    for m in sorted(local):
+        names = local[m]
+        uses.append('use super::%s::%s;' % (m, names[0] if len(names) == 1 else '{%s}' % ', '.join(names)))
+    if 'RequestId' in words:
+        uses.append('use super::id::RequestId;')
+    raw = [n for n in ('RawJson', 'string_enum') if n in words]
+    if raw:
+        uses.append('use super::raw::%s;' % (raw[0] if len(raw) == 1 else '{%s}' % ', '.join(raw)))
+    tagged = [n for n in ('ConfigValue', 'tagged_enum', 'tried_enum') if n in words]
+    if tagged:
+        uses.append('use super::tagged::%s;' % (tagged[0] if len(tagged) == 1 else '{%s}' % ', '.join(tagged)))
+    uses.append('use super::wire::acp_struct;')
+    uses.append('use super::Extra;')
+    return '\n'.join(uses) + '\n'
 
 for mod in ['content', 'update', 'init', 'session', 'client']:
-    out = '//! %s\n//!\n//! Generated by `scripts/gen_acp_types.py` from the official schemas; edit\n//! the spec there, not this file.\n#![allow(clippy::doc_markdown)]\n\nuse alloc::borrow::Cow;\nuse alloc::vec::Vec;\n\nuse serde::{Deserialize, Serialize};\n\n%s' % (HEAD[mod], IMPORTS[mod])
+    body = ''
     for kind, name in ORDER[mod]:
         if kind == 'struct':
-            out += gen_struct(STRUCTS[name])
+            body += gen_struct(STRUCTS[name])
         elif kind == 'enum':
-            out += gen_enum(ENUMS[name])
+            body += gen_enum(ENUMS[name])
         elif kind == 'tagged':
-            out += gen_tagged(TAGGED[name])
+            body += gen_tagged(TAGGED[name])
         else:
-            out += gen_tried(TRIED[name])
+            body += gen_tried(TRIED[name])
     for a, target, doc in ALIASES.get(mod, []):
-        out += "\n/// %s\npub type %s<'a> = %s<'a>;\n" % (doc, a, target)
+        body += "\n/// %s\npub type %s<'a> = %s<'a>;\n" % (doc, a, target)
+    out = '//! %s\n//!\n//! Generated by `scripts/gen_acp_types.py` from the official schemas; edit\n//! the spec there, not this file.\n#![allow(clippy::doc_markdown)]\n\n%s%s' % (HEAD[mod], imports(mod, body), body)
     open('src/acp/%s.rs' % mod, 'w').write(out)
 
 # ---------------------------------------------------------------- strategies
@@ -399,7 +448,7 @@ def strat(ty, valid):
     if ty == 'i64':
         return 'any::<i64>()'
     if ty == 'f64':
-        return 'float()'
+        return 'number()'
     return 'arb_%s(valid)' % snake(ty).lstrip('_')
 
 SPECIAL = {'SetSessionConfigOptionRequest', 'CreateElicitationRequest', 'CreateElicitationResponse', 'Notice', 'AuthMethodTerminal'}
@@ -425,8 +474,11 @@ def arb_struct(s):
     groups = [parts[i:i + 6] for i in range(0, len(parts), 6)]
     tup = '(' + ', '.join('(' + ', '.join(st for _, st in g) + ',)' for g in groups) + ',)'
     pat = '(' + ', '.join('(' + ', '.join(n if n != 'type' else 'kind' for n, _ in g) + ',)' for g in groups) + ',)'
-    body = ', '.join('%s' % ('r#type: kind' if n == 'type' else n) for n, _ in parts)
-    out += '    %s\n        .prop_map(|%s| %s { %s })\n        .boxed()\n}\n' % (tup, pat, name, body)
+    var = lambda n: 'kind' if n == 'type' else n
+    req = [snake(f) for f, ty, opt in fields if not opt]
+    sets = ''.join(' v.%s = %s;' % ('r#type' if snake(f) == 'type' else snake(f), var(snake(f))) for f, ty, opt in fields if opt)
+    body = '{ let %sv = %s::new(%s);%s v }' % ('mut ' if sets else '', name, ', '.join(var(n) for n in req), sets)
+    out += '    %s\n        .prop_map(|%s| %s)\n        .boxed()\n}\n' % (tup, pat, body)
     return out
 
 def arb_enum(e):
@@ -466,7 +518,7 @@ for mod in ['content', 'update', 'init', 'session', 'client']:
 # ---------------------------------------------------------------- arbitrary
 # `arbitrary::Arbitrary` for every generated type (feature `arbitrary`),
 # written to src/acp/arbitrary.rs. Leaf helpers live in src/acp/leaf.rs.
-LEAF = {'str': 'text', 'raw': 'raw', 'f64': 'float'}
+LEAF = {'str': 'text', 'raw': 'raw', 'f64': 'number'}
 
 def arb_expr(ty):
     """A Rust expression of type `Result<T>` generating a value of `ty`."""
@@ -493,6 +545,7 @@ ARB_TIED = {
             kind,
             value,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
 """,
  # A form carries its schema, a URL its id and address; the scope is a
@@ -513,6 +566,7 @@ ARB_TIED = {
             tool_call_id,
             request_id,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
 """,
  # Only `accept` carries the values entered.
@@ -526,6 +580,7 @@ ARB_TIED = {
             action,
             content,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
 """,
 }
@@ -553,7 +608,7 @@ def arbitrary_struct(s):
         else:
             e = '%s?' % arb_expr(ty)
         body += '            %s: %s,\n' % ('r#type' if rname == 'type' else rname, e)
-    body += '        })\n'
+    body += '            extra: Extra::new(),\n        })\n'
     return arb_impl(name, body)
 
 def arbitrary_enum(e):
@@ -601,7 +656,7 @@ arb = ('//! `arbitrary::Arbitrary` for every generated ACP type (feature `arbitr
        'use alloc::borrow::Cow;\n\n'
        'use ::arbitrary::{Arbitrary, Result, Unstructured};\n\n'
        'use super::*;\n'
-       'use crate::acp::leaf::{\n    env_map, float, list, list1, meta, option, raw, text, text1, unknown_object, unknown_shape,\n    unknown_word,\n};\n')
+       'use crate::acp::leaf::{\n    env_map, list, list1, meta, number, option, raw, text, text1, unknown_object,\n    unknown_shape, unknown_word,\n};\n')
 for mod in ['content', 'update', 'init', 'session', 'client']:
     for kind, name in ORDER[mod]:
         if kind == 'struct':

@@ -14,7 +14,7 @@ use ::arbitrary::{Arbitrary, Result, Unstructured};
 
 use super::*;
 use crate::acp::leaf::{
-    env_map, float, list, list1, meta, option, raw, text, text1, unknown_object, unknown_shape,
+    env_map, list, list1, meta, number, option, raw, text, text1, unknown_object, unknown_shape,
     unknown_word,
 };
 
@@ -33,8 +33,9 @@ impl<'u> Arbitrary<'u> for Annotations<'static> {
         Ok(Self {
             audience: option(u, |u| list(u, |u| u.arbitrary()))?,
             last_modified: option(u, text)?,
-            priority: option(u, float)?,
+            priority: option(u, number)?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -45,6 +46,7 @@ impl<'u> Arbitrary<'u> for TextContent<'static> {
             annotations: option(u, |u| u.arbitrary())?,
             text: text(u)?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -57,6 +59,7 @@ impl<'u> Arbitrary<'u> for ImageContent<'static> {
             mime_type: text(u)?,
             uri: option(u, text)?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -68,6 +71,7 @@ impl<'u> Arbitrary<'u> for AudioContent<'static> {
             data: text(u)?,
             mime_type: text(u)?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -83,6 +87,7 @@ impl<'u> Arbitrary<'u> for ResourceLink<'static> {
             title: option(u, text)?,
             uri: text(u)?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -93,6 +98,7 @@ impl<'u> Arbitrary<'u> for EmbeddedResource<'static> {
             annotations: option(u, |u| u.arbitrary())?,
             resource: u.arbitrary()?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -104,6 +110,7 @@ impl<'u> Arbitrary<'u> for TextResourceContents<'static> {
             text: text(u)?,
             uri: text(u)?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -115,6 +122,7 @@ impl<'u> Arbitrary<'u> for BlobResourceContents<'static> {
             mime_type: option(u, text)?,
             uri: text(u)?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -147,6 +155,7 @@ impl<'u> Arbitrary<'u> for MetaOnly<'static> {
     fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
         Ok(Self {
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -157,6 +166,7 @@ impl<'u> Arbitrary<'u> for SessionNotification<'static> {
             session_id: text(u)?,
             update: u.arbitrary()?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -167,6 +177,7 @@ impl<'u> Arbitrary<'u> for ContentChunk<'static> {
             content: u.arbitrary()?,
             message_id: option(u, text)?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -215,6 +226,7 @@ impl<'u> Arbitrary<'u> for ToolCall<'static> {
             raw_input: option(u, raw)?,
             raw_output: option(u, raw)?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -232,6 +244,7 @@ impl<'u> Arbitrary<'u> for ToolCallUpdate<'static> {
             raw_input: option(u, raw)?,
             raw_output: option(u, raw)?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -242,6 +255,7 @@ impl<'u> Arbitrary<'u> for ToolCallLocation<'static> {
             path: text(u)?,
             line: option(u, |u| u.arbitrary())?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -251,6 +265,7 @@ impl<'u> Arbitrary<'u> for Content<'static> {
         Ok(Self {
             content: u.arbitrary()?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -262,6 +277,7 @@ impl<'u> Arbitrary<'u> for Diff<'static> {
             old_text: option(u, text)?,
             new_text: text(u)?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -271,6 +287,7 @@ impl<'u> Arbitrary<'u> for Terminal<'static> {
         Ok(Self {
             terminal_id: text(u)?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -312,6 +329,7 @@ impl<'u> Arbitrary<'u> for Plan<'static> {
         Ok(Self {
             entries: list(u, |u| u.arbitrary())?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -323,6 +341,7 @@ impl<'u> Arbitrary<'u> for PlanEntry<'static> {
             priority: u.arbitrary()?,
             status: u.arbitrary()?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -332,6 +351,7 @@ impl<'u> Arbitrary<'u> for AvailableCommandsUpdate<'static> {
         Ok(Self {
             available_commands: list(u, |u| u.arbitrary())?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -343,6 +363,7 @@ impl<'u> Arbitrary<'u> for AvailableCommand<'static> {
             description: text(u)?,
             input: option(u, |u| u.arbitrary())?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -352,6 +373,7 @@ impl<'u> Arbitrary<'u> for UnstructuredCommandInput<'static> {
         Ok(Self {
             hint: text(u)?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -370,6 +392,7 @@ impl<'u> Arbitrary<'u> for CurrentModeUpdate<'static> {
         Ok(Self {
             current_mode_id: text(u)?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -379,6 +402,7 @@ impl<'u> Arbitrary<'u> for ConfigOptionUpdate<'static> {
         Ok(Self {
             config_options: list(u, |u| u.arbitrary())?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -389,6 +413,7 @@ impl<'u> Arbitrary<'u> for SessionInfoUpdate<'static> {
             title: option(u, text)?,
             updated_at: option(u, text)?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -400,6 +425,7 @@ impl<'u> Arbitrary<'u> for UsageUpdate<'static> {
             size: u.arbitrary()?,
             cost: option(u, |u| u.arbitrary())?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -407,9 +433,10 @@ impl<'u> Arbitrary<'u> for UsageUpdate<'static> {
 impl<'u> Arbitrary<'u> for Cost<'static> {
     fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
         Ok(Self {
-            amount: float(u)?,
+            amount: number(u)?,
             currency: text(u)?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -431,6 +458,7 @@ impl<'u> Arbitrary<'u> for Notice<'static> {
             title: text1(u)?,
             description: option(u, text)?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -453,6 +481,7 @@ impl<'u> Arbitrary<'u> for CompactionUpdate<'static> {
             summary: option(u, |u| list(u, |u| u.arbitrary()))?,
             error: option(u, text)?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -463,6 +492,7 @@ impl<'u> Arbitrary<'u> for CompactionSummaryChunk<'static> {
             compaction_id: text(u)?,
             content: u.arbitrary()?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -512,6 +542,7 @@ impl<'u> Arbitrary<'u> for Implementation<'static> {
             title: option(u, text)?,
             version: text(u)?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -522,6 +553,7 @@ impl<'u> Arbitrary<'u> for FileSystemCapabilities<'static> {
             read_text_file: option(u, |u| u.arbitrary())?,
             write_text_file: option(u, |u| u.arbitrary())?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -531,6 +563,7 @@ impl<'u> Arbitrary<'u> for SessionConfigOptionsCapabilities<'static> {
         Ok(Self {
             boolean: option(u, |u| u.arbitrary())?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -542,6 +575,7 @@ impl<'u> Arbitrary<'u> for ClientSessionCapabilities<'static> {
             config_options: option(u, |u| u.arbitrary())?,
             notices: option(u, |u| u.arbitrary())?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -551,6 +585,7 @@ impl<'u> Arbitrary<'u> for AuthCapabilities<'static> {
         Ok(Self {
             terminal: option(u, |u| u.arbitrary())?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -561,6 +596,7 @@ impl<'u> Arbitrary<'u> for ElicitationCapabilities<'static> {
             form: option(u, |u| u.arbitrary())?,
             url: option(u, |u| u.arbitrary())?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -574,6 +610,7 @@ impl<'u> Arbitrary<'u> for ClientCapabilities<'static> {
             auth: option(u, |u| u.arbitrary())?,
             elicitation: option(u, |u| u.arbitrary())?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -585,6 +622,7 @@ impl<'u> Arbitrary<'u> for InitializeRequest<'static> {
             client_capabilities: option(u, |u| u.arbitrary())?,
             client_info: option(u, |u| u.arbitrary())?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -596,6 +634,7 @@ impl<'u> Arbitrary<'u> for PromptCapabilities<'static> {
             audio: option(u, |u| u.arbitrary())?,
             embedded_context: option(u, |u| u.arbitrary())?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -606,6 +645,7 @@ impl<'u> Arbitrary<'u> for McpCapabilities<'static> {
             http: option(u, |u| u.arbitrary())?,
             sse: option(u, |u| u.arbitrary())?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -619,6 +659,7 @@ impl<'u> Arbitrary<'u> for SessionCapabilities<'static> {
             resume: option(u, |u| u.arbitrary())?,
             close: option(u, |u| u.arbitrary())?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -628,6 +669,7 @@ impl<'u> Arbitrary<'u> for AgentAuthCapabilities<'static> {
         Ok(Self {
             logout: option(u, |u| u.arbitrary())?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -641,6 +683,7 @@ impl<'u> Arbitrary<'u> for AgentCapabilities<'static> {
             session_capabilities: option(u, |u| u.arbitrary())?,
             auth: option(u, |u| u.arbitrary())?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -652,6 +695,7 @@ impl<'u> Arbitrary<'u> for AuthMethodAgent<'static> {
             name: text(u)?,
             description: option(u, text)?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -665,6 +709,7 @@ impl<'u> Arbitrary<'u> for AuthMethodTerminal<'static> {
             args: option(u, |u| list(u, text))?,
             env: option(u, env_map)?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -688,6 +733,7 @@ impl<'u> Arbitrary<'u> for InitializeResponse<'static> {
             auth_methods: option(u, |u| list(u, |u| u.arbitrary()))?,
             agent_info: option(u, |u| u.arbitrary())?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -697,6 +743,7 @@ impl<'u> Arbitrary<'u> for AuthenticateRequest<'static> {
         Ok(Self {
             method_id: text(u)?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -707,6 +754,7 @@ impl<'u> Arbitrary<'u> for HttpHeader<'static> {
             name: text(u)?,
             value: text(u)?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -717,6 +765,7 @@ impl<'u> Arbitrary<'u> for EnvVariable<'static> {
             name: text(u)?,
             value: text(u)?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -728,6 +777,7 @@ impl<'u> Arbitrary<'u> for McpServerHttp<'static> {
             url: text(u)?,
             headers: list(u, |u| u.arbitrary())?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -739,6 +789,7 @@ impl<'u> Arbitrary<'u> for McpServerSse<'static> {
             url: text(u)?,
             headers: list(u, |u| u.arbitrary())?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -751,6 +802,7 @@ impl<'u> Arbitrary<'u> for McpServerStdio<'static> {
             args: list(u, text)?,
             env: list(u, |u| u.arbitrary())?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -774,6 +826,7 @@ impl<'u> Arbitrary<'u> for SessionMode<'static> {
             name: text(u)?,
             description: option(u, text)?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -784,6 +837,7 @@ impl<'u> Arbitrary<'u> for SessionModeState<'static> {
             current_mode_id: text(u)?,
             available_modes: list(u, |u| u.arbitrary())?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -795,6 +849,7 @@ impl<'u> Arbitrary<'u> for ModelInfo<'static> {
             name: text(u)?,
             description: option(u, text)?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -805,6 +860,7 @@ impl<'u> Arbitrary<'u> for SessionModelState<'static> {
             current_model_id: text(u)?,
             available_models: list(u, |u| u.arbitrary())?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -826,6 +882,7 @@ impl<'u> Arbitrary<'u> for SessionConfigSelectOption<'static> {
             name: text(u)?,
             description: option(u, text)?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -837,6 +894,7 @@ impl<'u> Arbitrary<'u> for SessionConfigSelectGroup<'static> {
             name: text(u)?,
             options: list(u, |u| u.arbitrary())?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -861,6 +919,7 @@ impl<'u> Arbitrary<'u> for SessionConfigSelect<'static> {
             current_value: text(u)?,
             options: u.arbitrary()?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -874,6 +933,7 @@ impl<'u> Arbitrary<'u> for SessionConfigBoolean<'static> {
             category: option(u, |u| u.arbitrary())?,
             current_value: u.arbitrary()?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -896,6 +956,7 @@ impl<'u> Arbitrary<'u> for NewSessionRequest<'static> {
             additional_directories: option(u, |u| list(u, text))?,
             mcp_servers: list(u, |u| u.arbitrary())?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -908,6 +969,7 @@ impl<'u> Arbitrary<'u> for NewSessionResponse<'static> {
             config_options: option(u, |u| list(u, |u| u.arbitrary()))?,
             models: option(u, |u| u.arbitrary())?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -920,6 +982,7 @@ impl<'u> Arbitrary<'u> for LoadSessionRequest<'static> {
             additional_directories: option(u, |u| list(u, text))?,
             session_id: text(u)?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -931,6 +994,7 @@ impl<'u> Arbitrary<'u> for LoadSessionResponse<'static> {
             config_options: option(u, |u| list(u, |u| u.arbitrary()))?,
             models: option(u, |u| u.arbitrary())?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -941,6 +1005,7 @@ impl<'u> Arbitrary<'u> for ListSessionsRequest<'static> {
             cwd: option(u, text)?,
             cursor: option(u, text)?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -954,6 +1019,7 @@ impl<'u> Arbitrary<'u> for SessionInfo<'static> {
             title: option(u, text)?,
             updated_at: option(u, text)?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -964,6 +1030,7 @@ impl<'u> Arbitrary<'u> for ListSessionsResponse<'static> {
             sessions: list(u, |u| u.arbitrary())?,
             next_cursor: option(u, text)?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -973,6 +1040,7 @@ impl<'u> Arbitrary<'u> for SessionIdRequest<'static> {
         Ok(Self {
             session_id: text(u)?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -985,6 +1053,7 @@ impl<'u> Arbitrary<'u> for ResumeSessionRequest<'static> {
             additional_directories: option(u, |u| list(u, text))?,
             mcp_servers: option(u, |u| list(u, |u| u.arbitrary()))?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -996,6 +1065,7 @@ impl<'u> Arbitrary<'u> for ResumeSessionResponse<'static> {
             config_options: option(u, |u| list(u, |u| u.arbitrary()))?,
             models: option(u, |u| u.arbitrary())?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -1006,6 +1076,7 @@ impl<'u> Arbitrary<'u> for SetSessionModeRequest<'static> {
             session_id: text(u)?,
             mode_id: text(u)?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -1026,6 +1097,7 @@ impl<'u> Arbitrary<'u> for SetSessionConfigOptionRequest<'static> {
             kind,
             value,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -1035,6 +1107,7 @@ impl<'u> Arbitrary<'u> for SetSessionConfigOptionResponse<'static> {
         Ok(Self {
             config_options: list(u, |u| u.arbitrary())?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -1045,6 +1118,7 @@ impl<'u> Arbitrary<'u> for SetSessionModelRequest<'static> {
             session_id: text(u)?,
             model_id: text(u)?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -1055,6 +1129,7 @@ impl<'u> Arbitrary<'u> for PromptRequest<'static> {
             session_id: text(u)?,
             prompt: list(u, |u| u.arbitrary())?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -1080,6 +1155,7 @@ impl<'u> Arbitrary<'u> for PromptResponse<'static> {
         Ok(Self {
             stop_reason: u.arbitrary()?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -1089,6 +1165,7 @@ impl<'u> Arbitrary<'u> for CancelRequestNotification<'static> {
         Ok(Self {
             request_id: u.arbitrary()?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -1101,6 +1178,7 @@ impl<'u> Arbitrary<'u> for ReadTextFileRequest<'static> {
             line: option(u, |u| u.arbitrary())?,
             limit: option(u, |u| u.arbitrary())?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -1110,6 +1188,7 @@ impl<'u> Arbitrary<'u> for ReadTextFileResponse<'static> {
         Ok(Self {
             content: text(u)?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -1121,6 +1200,7 @@ impl<'u> Arbitrary<'u> for WriteTextFileRequest<'static> {
             path: text(u)?,
             content: text(u)?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -1142,6 +1222,7 @@ impl<'u> Arbitrary<'u> for PermissionOption<'static> {
             name: text(u)?,
             kind: u.arbitrary()?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -1153,6 +1234,7 @@ impl<'u> Arbitrary<'u> for RequestPermissionRequest<'static> {
             tool_call: u.arbitrary()?,
             options: list(u, |u| u.arbitrary())?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -1162,6 +1244,7 @@ impl<'u> Arbitrary<'u> for SelectedPermissionOutcome<'static> {
         Ok(Self {
             option_id: text(u)?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -1182,6 +1265,7 @@ impl<'u> Arbitrary<'u> for RequestPermissionResponse<'static> {
         Ok(Self {
             outcome: u.arbitrary()?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -1196,6 +1280,7 @@ impl<'u> Arbitrary<'u> for CreateTerminalRequest<'static> {
             cwd: option(u, text)?,
             output_byte_limit: option(u, |u| u.arbitrary())?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -1205,6 +1290,7 @@ impl<'u> Arbitrary<'u> for CreateTerminalResponse<'static> {
         Ok(Self {
             terminal_id: text(u)?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -1215,6 +1301,7 @@ impl<'u> Arbitrary<'u> for TerminalRequest<'static> {
             session_id: text(u)?,
             terminal_id: text(u)?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -1225,6 +1312,7 @@ impl<'u> Arbitrary<'u> for TerminalExitStatus<'static> {
             exit_code: option(u, |u| u.arbitrary())?,
             signal: option(u, text)?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -1236,6 +1324,7 @@ impl<'u> Arbitrary<'u> for TerminalOutputResponse<'static> {
             truncated: u.arbitrary()?,
             exit_status: option(u, |u| u.arbitrary())?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -1272,6 +1361,7 @@ impl<'u> Arbitrary<'u> for CreateElicitationRequest<'static> {
             tool_call_id,
             request_id,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -1298,6 +1388,7 @@ impl<'u> Arbitrary<'u> for CreateElicitationResponse<'static> {
             action,
             content,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }
@@ -1307,6 +1398,7 @@ impl<'u> Arbitrary<'u> for CompleteElicitationNotification<'static> {
         Ok(Self {
             elicitation_id: text(u)?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }

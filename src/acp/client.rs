@@ -7,66 +7,129 @@
 use alloc::borrow::Cow;
 use alloc::vec::Vec;
 
-use serde::{Deserialize, Serialize};
-
 use super::content::MetaOnly;
 use super::id::RequestId;
-use super::raw::{cow, opt_cow, opt_vec_cow, owned_struct, present, string_enum, RawJson};
+use super::raw::{string_enum, RawJson};
 use super::session::EnvVariable;
 use super::tagged::tagged_enum;
 use super::update::ToolCallUpdate;
+use super::wire::acp_struct;
+use super::Extra;
 
-owned_struct! {
+acp_struct! {
     /// Request to read content from a text file.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct ReadTextFileRequest<'a> {
         /// The session ID for this request.
-        #[serde(rename = "sessionId", borrow, deserialize_with = "cow")]
-        pub session_id: Cow<'a, str>,
+        "sessionId" pub session_id: Cow<'a, str>,
         /// Absolute path to the file to read.
-        #[serde(rename = "path", borrow, deserialize_with = "cow")]
-        pub path: Cow<'a, str>,
+        "path" pub path: Cow<'a, str>,
         /// Line number to start reading from (1-based) (optional).
-        #[serde(rename = "line", default, skip_serializing_if = "Option::is_none")]
-        pub line: Option<u32>,
+        "line" pub line: Option<u32>,
         /// Maximum number of lines to read (optional).
-        #[serde(rename = "limit", default, skip_serializing_if = "Option::is_none")]
-        pub limit: Option<u32>,
+        "limit" pub limit: Option<u32>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-owned_struct! {
+impl<'a> ReadTextFileRequest<'a> {
+    /// A `ReadTextFileRequest` from its required members (`sessionId`, `path`); the optional ones absent.
+    pub fn new(session_id: impl Into<Cow<'a, str>>, path: impl Into<Cow<'a, str>>) -> Self {
+        Self {
+            session_id: session_id.into(),
+            path: path.into(),
+            line: None,
+            limit: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `line`.
+    #[must_use]
+    pub fn with_line(mut self, value: u32) -> Self {
+        self.line = Some(value);
+        self
+    }
+
+    /// Sets `limit`.
+    #[must_use]
+    pub fn with_limit(mut self, value: u32) -> Self {
+        self.limit = Some(value);
+        self
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+acp_struct! {
     /// Response containing the contents of a text file.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct ReadTextFileResponse<'a> {
         /// Content payload returned by this response.
-        #[serde(rename = "content", borrow, deserialize_with = "cow")]
-        pub content: Cow<'a, str>,
+        "content" pub content: Cow<'a, str>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-owned_struct! {
+impl<'a> ReadTextFileResponse<'a> {
+    /// A `ReadTextFileResponse` from its required members (`content`); the optional ones absent.
+    pub fn new(content: impl Into<Cow<'a, str>>) -> Self {
+        Self {
+            content: content.into(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+acp_struct! {
     /// Request to write content to a text file.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct WriteTextFileRequest<'a> {
         /// The session ID for this request.
-        #[serde(rename = "sessionId", borrow, deserialize_with = "cow")]
-        pub session_id: Cow<'a, str>,
+        "sessionId" pub session_id: Cow<'a, str>,
         /// Absolute path to the file to write.
-        #[serde(rename = "path", borrow, deserialize_with = "cow")]
-        pub path: Cow<'a, str>,
+        "path" pub path: Cow<'a, str>,
         /// The text content to write to the file.
-        #[serde(rename = "content", borrow, deserialize_with = "cow")]
-        pub content: Cow<'a, str>,
+        "content" pub content: Cow<'a, str>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
+    }
+}
+
+impl<'a> WriteTextFileRequest<'a> {
+    /// A `WriteTextFileRequest` from its required members (`sessionId`, `path`, `content`); the optional ones absent.
+    pub fn new(
+        session_id: impl Into<Cow<'a, str>>,
+        path: impl Into<Cow<'a, str>>,
+        content: impl Into<Cow<'a, str>>,
+    ) -> Self {
+        Self {
+            session_id: session_id.into(),
+            path: path.into(),
+            content: content.into(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
     }
 }
 
@@ -84,54 +147,107 @@ string_enum! {
     }
 }
 
-owned_struct! {
+acp_struct! {
     /// An option presented to the user when requesting permission.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct PermissionOption<'a> {
         /// Unique identifier for this permission option.
-        #[serde(rename = "optionId", borrow, deserialize_with = "cow")]
-        pub option_id: Cow<'a, str>,
+        "optionId" pub option_id: Cow<'a, str>,
         /// Human-readable label to display to the user.
-        #[serde(rename = "name", borrow, deserialize_with = "cow")]
-        pub name: Cow<'a, str>,
+        "name" pub name: Cow<'a, str>,
         /// Hint about the nature of this permission option.
-        #[serde(rename = "kind", borrow)]
-        pub kind: PermissionOptionKind<'a>,
+        "kind" pub kind: PermissionOptionKind<'a>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-owned_struct! {
+impl<'a> PermissionOption<'a> {
+    /// A `PermissionOption` from its required members (`optionId`, `name`, `kind`); the optional ones absent.
+    pub fn new(
+        option_id: impl Into<Cow<'a, str>>,
+        name: impl Into<Cow<'a, str>>,
+        kind: PermissionOptionKind<'a>,
+    ) -> Self {
+        Self {
+            option_id: option_id.into(),
+            name: name.into(),
+            kind: kind,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+acp_struct! {
     /// Request for user permission to execute a tool call.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct RequestPermissionRequest<'a> {
         /// The session ID for this request.
-        #[serde(rename = "sessionId", borrow, deserialize_with = "cow")]
-        pub session_id: Cow<'a, str>,
+        "sessionId" pub session_id: Cow<'a, str>,
         /// Details about the tool call requiring permission.
-        #[serde(rename = "toolCall", borrow)]
-        pub tool_call: ToolCallUpdate<'a>,
+        "toolCall" pub tool_call: ToolCallUpdate<'a>,
         /// Available permission options for the user to choose from.
-        #[serde(rename = "options", borrow)]
-        pub options: Vec<PermissionOption<'a>>,
+        "options" pub options: Vec<PermissionOption<'a>>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-owned_struct! {
+impl<'a> RequestPermissionRequest<'a> {
+    /// A `RequestPermissionRequest` from its required members (`sessionId`, `toolCall`, `options`); the optional ones absent.
+    pub fn new(
+        session_id: impl Into<Cow<'a, str>>,
+        tool_call: ToolCallUpdate<'a>,
+        options: Vec<PermissionOption<'a>>,
+    ) -> Self {
+        Self {
+            session_id: session_id.into(),
+            tool_call: tool_call,
+            options: options,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+acp_struct! {
     /// The user selected one of the provided options.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct SelectedPermissionOutcome<'a> {
         /// The ID of the option the user selected.
-        #[serde(rename = "optionId", borrow, deserialize_with = "cow")]
-        pub option_id: Cow<'a, str>,
+        "optionId" pub option_id: Cow<'a, str>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
+    }
+}
+
+impl<'a> SelectedPermissionOutcome<'a> {
+    /// A `SelectedPermissionOutcome` from its required members (`optionId`); the optional ones absent.
+    pub fn new(option_id: impl Into<Cow<'a, str>>) -> Self {
+        Self {
+            option_id: option_id.into(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
     }
 }
 
@@ -145,108 +261,253 @@ tagged_enum! {
     }
 }
 
-owned_struct! {
+acp_struct! {
     /// Response to a permission request.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct RequestPermissionResponse<'a> {
         /// The user's decision on the permission request.
-        #[serde(rename = "outcome", borrow)]
-        pub outcome: RequestPermissionOutcome<'a>,
+        "outcome" pub outcome: RequestPermissionOutcome<'a>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-owned_struct! {
+impl<'a> RequestPermissionResponse<'a> {
+    /// A `RequestPermissionResponse` from its required members (`outcome`); the optional ones absent.
+    pub fn new(outcome: RequestPermissionOutcome<'a>) -> Self {
+        Self {
+            outcome: outcome,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+acp_struct! {
     /// Request to create a new terminal and execute a command.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct CreateTerminalRequest<'a> {
         /// The session ID for this request.
-        #[serde(rename = "sessionId", borrow, deserialize_with = "cow")]
-        pub session_id: Cow<'a, str>,
+        "sessionId" pub session_id: Cow<'a, str>,
         /// The command to execute.
-        #[serde(rename = "command", borrow, deserialize_with = "cow")]
-        pub command: Cow<'a, str>,
+        "command" pub command: Cow<'a, str>,
         /// Array of command arguments (optional).
-        #[serde(rename = "args", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_vec_cow")]
-        pub args: Option<Vec<Cow<'a, str>>>,
+        "args" pub args: Option<Vec<Cow<'a, str>>>,
         /// Environment variables for the command (optional).
-        #[serde(rename = "env", borrow, default, skip_serializing_if = "Option::is_none")]
-        pub env: Option<Vec<EnvVariable<'a>>>,
+        "env" pub env: Option<Vec<EnvVariable<'a>>>,
         /// Working directory for the command. Must be an absolute path (optional).
-        #[serde(rename = "cwd", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_cow")]
-        pub cwd: Option<Cow<'a, str>>,
+        "cwd" pub cwd: Option<Cow<'a, str>>,
         /// Maximum number of output bytes to retain (optional).
-        #[serde(rename = "outputByteLimit", default, skip_serializing_if = "Option::is_none")]
-        pub output_byte_limit: Option<u64>,
+        "outputByteLimit" pub output_byte_limit: Option<u64>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-owned_struct! {
+impl<'a> CreateTerminalRequest<'a> {
+    /// A `CreateTerminalRequest` from its required members (`sessionId`, `command`); the optional ones absent.
+    pub fn new(session_id: impl Into<Cow<'a, str>>, command: impl Into<Cow<'a, str>>) -> Self {
+        Self {
+            session_id: session_id.into(),
+            command: command.into(),
+            args: None,
+            env: None,
+            cwd: None,
+            output_byte_limit: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `args`.
+    #[must_use]
+    pub fn with_args(mut self, value: Vec<Cow<'a, str>>) -> Self {
+        self.args = Some(value);
+        self
+    }
+
+    /// Sets `env`.
+    #[must_use]
+    pub fn with_env(mut self, value: Vec<EnvVariable<'a>>) -> Self {
+        self.env = Some(value);
+        self
+    }
+
+    /// Sets `cwd`.
+    #[must_use]
+    pub fn with_cwd(mut self, value: impl Into<Cow<'a, str>>) -> Self {
+        self.cwd = Some(value.into());
+        self
+    }
+
+    /// Sets `outputByteLimit`.
+    #[must_use]
+    pub fn with_output_byte_limit(mut self, value: u64) -> Self {
+        self.output_byte_limit = Some(value);
+        self
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+acp_struct! {
     /// Response containing the ID of the created terminal.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct CreateTerminalResponse<'a> {
         /// The unique identifier for the created terminal.
-        #[serde(rename = "terminalId", borrow, deserialize_with = "cow")]
-        pub terminal_id: Cow<'a, str>,
+        "terminalId" pub terminal_id: Cow<'a, str>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-owned_struct! {
+impl<'a> CreateTerminalResponse<'a> {
+    /// A `CreateTerminalResponse` from its required members (`terminalId`); the optional ones absent.
+    pub fn new(terminal_id: impl Into<Cow<'a, str>>) -> Self {
+        Self {
+            terminal_id: terminal_id.into(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+acp_struct! {
     /// Params that name a terminal of a session: `terminal/output`, `terminal/release`, `terminal/wait_for_exit`, `terminal/kill`.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct TerminalRequest<'a> {
         /// The session ID for this request.
-        #[serde(rename = "sessionId", borrow, deserialize_with = "cow")]
-        pub session_id: Cow<'a, str>,
+        "sessionId" pub session_id: Cow<'a, str>,
         /// The ID of the terminal to get output from.
-        #[serde(rename = "terminalId", borrow, deserialize_with = "cow")]
-        pub terminal_id: Cow<'a, str>,
+        "terminalId" pub terminal_id: Cow<'a, str>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-owned_struct! {
+impl<'a> TerminalRequest<'a> {
+    /// A `TerminalRequest` from its required members (`sessionId`, `terminalId`); the optional ones absent.
+    pub fn new(session_id: impl Into<Cow<'a, str>>, terminal_id: impl Into<Cow<'a, str>>) -> Self {
+        Self {
+            session_id: session_id.into(),
+            terminal_id: terminal_id.into(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+acp_struct! {
     /// Exit status of a terminal command.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct TerminalExitStatus<'a> {
         /// The process exit code (may be null if terminated by signal) (optional).
-        #[serde(rename = "exitCode", default, skip_serializing_if = "Option::is_none")]
-        pub exit_code: Option<u32>,
+        "exitCode" pub exit_code: Option<u32>,
         /// The signal that terminated the process (may be null if exited normally) (optional).
-        #[serde(rename = "signal", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_cow")]
-        pub signal: Option<Cow<'a, str>>,
+        "signal" pub signal: Option<Cow<'a, str>>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-owned_struct! {
+impl<'a> TerminalExitStatus<'a> {
+    /// A `TerminalExitStatus` with every (optional) member absent.
+    pub fn new() -> Self {
+        Self {
+            exit_code: None,
+            signal: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `exitCode`.
+    #[must_use]
+    pub fn with_exit_code(mut self, value: u32) -> Self {
+        self.exit_code = Some(value);
+        self
+    }
+
+    /// Sets `signal`.
+    #[must_use]
+    pub fn with_signal(mut self, value: impl Into<Cow<'a, str>>) -> Self {
+        self.signal = Some(value.into());
+        self
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+impl Default for TerminalExitStatus<'_> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+acp_struct! {
     /// Response containing the terminal output and exit status.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct TerminalOutputResponse<'a> {
         /// The terminal output captured so far.
-        #[serde(rename = "output", borrow, deserialize_with = "cow")]
-        pub output: Cow<'a, str>,
+        "output" pub output: Cow<'a, str>,
         /// Whether the output was truncated due to byte limits.
-        #[serde(rename = "truncated")]
-        pub truncated: bool,
+        "truncated" pub truncated: bool,
         /// Exit status if the command has completed (optional).
-        #[serde(rename = "exitStatus", borrow, default, skip_serializing_if = "Option::is_none")]
-        pub exit_status: Option<TerminalExitStatus<'a>>,
+        "exitStatus" pub exit_status: Option<TerminalExitStatus<'a>>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
+    }
+}
+
+impl<'a> TerminalOutputResponse<'a> {
+    /// A `TerminalOutputResponse` from its required members (`output`, `truncated`); the optional ones absent.
+    pub fn new(output: impl Into<Cow<'a, str>>, truncated: bool) -> Self {
+        Self {
+            output: output.into(),
+            truncated: truncated,
+            exit_status: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `exitStatus`.
+    #[must_use]
+    pub fn with_exit_status(mut self, value: TerminalExitStatus<'a>) -> Self {
+        self.exit_status = Some(value);
+        self
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
     }
 }
 
@@ -260,37 +521,94 @@ string_enum! {
     }
 }
 
-owned_struct! {
+acp_struct! {
     /// Params of `elicitation/create`: ask the user for input, by a form (`requestedSchema`, a JSON Schema kept raw) or a URL (`elicitationId`, `url`), scoped to a session (`sessionId`, `toolCallId`) or a request (`requestId`).
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct CreateElicitationRequest<'a> {
         /// A human-readable message describing what input is needed.
-        #[serde(rename = "message", borrow, deserialize_with = "cow")]
-        pub message: Cow<'a, str>,
+        "message" pub message: Cow<'a, str>,
         /// The elicitation mode.
-        #[serde(rename = "mode", borrow)]
-        pub mode: ElicitationMode<'a>,
+        "mode" pub mode: ElicitationMode<'a>,
         /// A JSON Schema describing the form fields to present to the user (optional).
-        #[serde(rename = "requestedSchema", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub requested_schema: Option<RawJson<'a>>,
+        "requestedSchema" pub requested_schema: Option<RawJson<'a>>,
         /// The unique identifier for this elicitation (optional).
-        #[serde(rename = "elicitationId", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_cow")]
-        pub elicitation_id: Option<Cow<'a, str>>,
+        "elicitationId" pub elicitation_id: Option<Cow<'a, str>>,
         /// The URL to direct the user to (optional).
-        #[serde(rename = "url", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_cow")]
-        pub url: Option<Cow<'a, str>>,
+        "url" pub url: Option<Cow<'a, str>>,
         /// The session this elicitation is tied to (optional).
-        #[serde(rename = "sessionId", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_cow")]
-        pub session_id: Option<Cow<'a, str>>,
+        "sessionId" pub session_id: Option<Cow<'a, str>>,
         /// Optional tool call within the session (optional).
-        #[serde(rename = "toolCallId", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_cow")]
-        pub tool_call_id: Option<Cow<'a, str>>,
+        "toolCallId" pub tool_call_id: Option<Cow<'a, str>>,
         /// The request this elicitation is tied to (optional).
-        #[serde(rename = "requestId", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub request_id: Option<RequestId<'a>>,
+        "requestId" pub request_id: Option<RequestId<'a>>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
+    }
+}
+
+impl<'a> CreateElicitationRequest<'a> {
+    /// A `CreateElicitationRequest` from its required members (`message`, `mode`); the optional ones absent.
+    pub fn new(message: impl Into<Cow<'a, str>>, mode: ElicitationMode<'a>) -> Self {
+        Self {
+            message: message.into(),
+            mode: mode,
+            requested_schema: None,
+            elicitation_id: None,
+            url: None,
+            session_id: None,
+            tool_call_id: None,
+            request_id: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `requestedSchema`.
+    #[must_use]
+    pub fn with_requested_schema(mut self, value: RawJson<'a>) -> Self {
+        self.requested_schema = Some(value);
+        self
+    }
+
+    /// Sets `elicitationId`.
+    #[must_use]
+    pub fn with_elicitation_id(mut self, value: impl Into<Cow<'a, str>>) -> Self {
+        self.elicitation_id = Some(value.into());
+        self
+    }
+
+    /// Sets `url`.
+    #[must_use]
+    pub fn with_url(mut self, value: impl Into<Cow<'a, str>>) -> Self {
+        self.url = Some(value.into());
+        self
+    }
+
+    /// Sets `sessionId`.
+    #[must_use]
+    pub fn with_session_id(mut self, value: impl Into<Cow<'a, str>>) -> Self {
+        self.session_id = Some(value.into());
+        self
+    }
+
+    /// Sets `toolCallId`.
+    #[must_use]
+    pub fn with_tool_call_id(mut self, value: impl Into<Cow<'a, str>>) -> Self {
+        self.tool_call_id = Some(value.into());
+        self
+    }
+
+    /// Sets `requestId`.
+    #[must_use]
+    pub fn with_request_id(mut self, value: RequestId<'a>) -> Self {
+        self.request_id = Some(value);
+        self
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
     }
 }
 
@@ -306,32 +624,69 @@ string_enum! {
     }
 }
 
-owned_struct! {
+acp_struct! {
     /// Result of `elicitation/create`: the action, and for `accept` of a form the values entered (`content`, kept raw).
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct CreateElicitationResponse<'a> {
         /// What the user chose.
-        #[serde(rename = "action", borrow)]
-        pub action: ElicitationAction<'a>,
+        "action" pub action: ElicitationAction<'a>,
         /// The user-provided content, if any, as an object matching the requested schema (optional).
-        #[serde(rename = "content", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub content: Option<RawJson<'a>>,
+        "content" pub content: Option<RawJson<'a>>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-owned_struct! {
+impl<'a> CreateElicitationResponse<'a> {
+    /// A `CreateElicitationResponse` from its required members (`action`); the optional ones absent.
+    pub fn new(action: ElicitationAction<'a>) -> Self {
+        Self {
+            action: action,
+            content: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `content`.
+    #[must_use]
+    pub fn with_content(mut self, value: RawJson<'a>) -> Self {
+        self.content = Some(value);
+        self
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+acp_struct! {
     /// Notification sent by the agent when a URL-based elicitation is complete.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct CompleteElicitationNotification<'a> {
         /// The ID of the elicitation that completed.
-        #[serde(rename = "elicitationId", borrow, deserialize_with = "cow")]
-        pub elicitation_id: Cow<'a, str>,
+        "elicitationId" pub elicitation_id: Cow<'a, str>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
+    }
+}
+
+impl<'a> CompleteElicitationNotification<'a> {
+    /// A `CompleteElicitationNotification` from its required members (`elicitationId`); the optional ones absent.
+    pub fn new(elicitation_id: impl Into<Cow<'a, str>>) -> Self {
+        Self {
+            elicitation_id: elicitation_id.into(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
     }
 }
 

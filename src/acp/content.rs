@@ -7,10 +7,12 @@
 use alloc::borrow::Cow;
 use alloc::vec::Vec;
 
-use serde::{Deserialize, Serialize};
+use serde_json::Number;
 
-use super::raw::{cow, opt_cow, owned_struct, present, string_enum, RawJson};
+use super::raw::{string_enum, RawJson};
 use super::tagged::{tagged_enum, tried_enum};
+use super::wire::acp_struct;
+use super::Extra;
 
 string_enum! {
     /// The sender or recipient of messages and data in a conversation.
@@ -22,164 +24,395 @@ string_enum! {
     }
 }
 
-owned_struct! {
+acp_struct! {
     /// Optional annotations for the client. The client can use annotations to inform how objects are used or displayed.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct Annotations<'a> {
         /// Intended recipients for this content, such as the user or assistant (optional).
-        #[serde(rename = "audience", borrow, default, skip_serializing_if = "Option::is_none")]
-        pub audience: Option<Vec<Role<'a>>>,
+        "audience" pub audience: Option<Vec<Role<'a>>>,
         /// Timestamp indicating when the underlying resource was last modified (optional).
-        #[serde(rename = "lastModified", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_cow")]
-        pub last_modified: Option<Cow<'a, str>>,
+        "lastModified" pub last_modified: Option<Cow<'a, str>>,
         /// Relative importance of this content when clients choose what to surface (optional).
-        #[serde(rename = "priority", default, skip_serializing_if = "Option::is_none")]
-        pub priority: Option<f64>,
+        "priority" pub priority: Option<Number>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-owned_struct! {
+impl<'a> Annotations<'a> {
+    /// A `Annotations` with every (optional) member absent.
+    pub fn new() -> Self {
+        Self {
+            audience: None,
+            last_modified: None,
+            priority: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `audience`.
+    #[must_use]
+    pub fn with_audience(mut self, value: Vec<Role<'a>>) -> Self {
+        self.audience = Some(value);
+        self
+    }
+
+    /// Sets `lastModified`.
+    #[must_use]
+    pub fn with_last_modified(mut self, value: impl Into<Cow<'a, str>>) -> Self {
+        self.last_modified = Some(value.into());
+        self
+    }
+
+    /// Sets `priority`.
+    #[must_use]
+    pub fn with_priority(mut self, value: Number) -> Self {
+        self.priority = Some(value);
+        self
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+impl Default for Annotations<'_> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+acp_struct! {
     /// Text provided to or from an LLM.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct TextContent<'a> {
         /// Optional annotations that help clients decide how to display or route this content (optional).
-        #[serde(rename = "annotations", borrow, default, skip_serializing_if = "Option::is_none")]
-        pub annotations: Option<Annotations<'a>>,
+        "annotations" pub annotations: Option<Annotations<'a>>,
         /// Text payload carried by this content block.
-        #[serde(rename = "text", borrow, deserialize_with = "cow")]
-        pub text: Cow<'a, str>,
+        "text" pub text: Cow<'a, str>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-owned_struct! {
+impl<'a> TextContent<'a> {
+    /// A `TextContent` from its required members (`text`); the optional ones absent.
+    pub fn new(text: impl Into<Cow<'a, str>>) -> Self {
+        Self {
+            annotations: None,
+            text: text.into(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `annotations`.
+    #[must_use]
+    pub fn with_annotations(mut self, value: Annotations<'a>) -> Self {
+        self.annotations = Some(value);
+        self
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+acp_struct! {
     /// An image provided to or from an LLM.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct ImageContent<'a> {
         /// Optional annotations that help clients decide how to display or route this content (optional).
-        #[serde(rename = "annotations", borrow, default, skip_serializing_if = "Option::is_none")]
-        pub annotations: Option<Annotations<'a>>,
+        "annotations" pub annotations: Option<Annotations<'a>>,
         /// Base64-encoded media payload.
-        #[serde(rename = "data", borrow, deserialize_with = "cow")]
-        pub data: Cow<'a, str>,
+        "data" pub data: Cow<'a, str>,
         /// MIME type describing the encoded media payload.
-        #[serde(rename = "mimeType", borrow, deserialize_with = "cow")]
-        pub mime_type: Cow<'a, str>,
+        "mimeType" pub mime_type: Cow<'a, str>,
         /// URI associated with this resource or media payload (optional).
-        #[serde(rename = "uri", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_cow")]
-        pub uri: Option<Cow<'a, str>>,
+        "uri" pub uri: Option<Cow<'a, str>>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-owned_struct! {
+impl<'a> ImageContent<'a> {
+    /// A `ImageContent` from its required members (`data`, `mimeType`); the optional ones absent.
+    pub fn new(data: impl Into<Cow<'a, str>>, mime_type: impl Into<Cow<'a, str>>) -> Self {
+        Self {
+            annotations: None,
+            data: data.into(),
+            mime_type: mime_type.into(),
+            uri: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `annotations`.
+    #[must_use]
+    pub fn with_annotations(mut self, value: Annotations<'a>) -> Self {
+        self.annotations = Some(value);
+        self
+    }
+
+    /// Sets `uri`.
+    #[must_use]
+    pub fn with_uri(mut self, value: impl Into<Cow<'a, str>>) -> Self {
+        self.uri = Some(value.into());
+        self
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+acp_struct! {
     /// Audio provided to or from an LLM.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct AudioContent<'a> {
         /// Optional annotations that help clients decide how to display or route this content (optional).
-        #[serde(rename = "annotations", borrow, default, skip_serializing_if = "Option::is_none")]
-        pub annotations: Option<Annotations<'a>>,
+        "annotations" pub annotations: Option<Annotations<'a>>,
         /// Base64-encoded media payload.
-        #[serde(rename = "data", borrow, deserialize_with = "cow")]
-        pub data: Cow<'a, str>,
+        "data" pub data: Cow<'a, str>,
         /// MIME type describing the encoded media payload.
-        #[serde(rename = "mimeType", borrow, deserialize_with = "cow")]
-        pub mime_type: Cow<'a, str>,
+        "mimeType" pub mime_type: Cow<'a, str>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-owned_struct! {
+impl<'a> AudioContent<'a> {
+    /// A `AudioContent` from its required members (`data`, `mimeType`); the optional ones absent.
+    pub fn new(data: impl Into<Cow<'a, str>>, mime_type: impl Into<Cow<'a, str>>) -> Self {
+        Self {
+            annotations: None,
+            data: data.into(),
+            mime_type: mime_type.into(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `annotations`.
+    #[must_use]
+    pub fn with_annotations(mut self, value: Annotations<'a>) -> Self {
+        self.annotations = Some(value);
+        self
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+acp_struct! {
     /// A resource that the server is capable of reading, included in a prompt or tool call result.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct ResourceLink<'a> {
         /// Optional annotations that help clients decide how to display or route this content (optional).
-        #[serde(rename = "annotations", borrow, default, skip_serializing_if = "Option::is_none")]
-        pub annotations: Option<Annotations<'a>>,
+        "annotations" pub annotations: Option<Annotations<'a>>,
         /// Optional human-readable details shown with this protocol object (optional).
-        #[serde(rename = "description", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_cow")]
-        pub description: Option<Cow<'a, str>>,
+        "description" pub description: Option<Cow<'a, str>>,
         /// MIME type describing the encoded media payload (optional).
-        #[serde(rename = "mimeType", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_cow")]
-        pub mime_type: Option<Cow<'a, str>>,
+        "mimeType" pub mime_type: Option<Cow<'a, str>>,
         /// Human-readable name shown for this protocol object.
-        #[serde(rename = "name", borrow, deserialize_with = "cow")]
-        pub name: Cow<'a, str>,
+        "name" pub name: Cow<'a, str>,
         /// Optional size of the linked resource in bytes, if known (optional).
-        #[serde(rename = "size", default, skip_serializing_if = "Option::is_none")]
-        pub size: Option<i64>,
+        "size" pub size: Option<i64>,
         /// Optional display title for end-user UI (optional).
-        #[serde(rename = "title", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_cow")]
-        pub title: Option<Cow<'a, str>>,
+        "title" pub title: Option<Cow<'a, str>>,
         /// URI associated with this resource or media payload.
-        #[serde(rename = "uri", borrow, deserialize_with = "cow")]
-        pub uri: Cow<'a, str>,
+        "uri" pub uri: Cow<'a, str>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-owned_struct! {
+impl<'a> ResourceLink<'a> {
+    /// A `ResourceLink` from its required members (`name`, `uri`); the optional ones absent.
+    pub fn new(name: impl Into<Cow<'a, str>>, uri: impl Into<Cow<'a, str>>) -> Self {
+        Self {
+            annotations: None,
+            description: None,
+            mime_type: None,
+            name: name.into(),
+            size: None,
+            title: None,
+            uri: uri.into(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `annotations`.
+    #[must_use]
+    pub fn with_annotations(mut self, value: Annotations<'a>) -> Self {
+        self.annotations = Some(value);
+        self
+    }
+
+    /// Sets `description`.
+    #[must_use]
+    pub fn with_description(mut self, value: impl Into<Cow<'a, str>>) -> Self {
+        self.description = Some(value.into());
+        self
+    }
+
+    /// Sets `mimeType`.
+    #[must_use]
+    pub fn with_mime_type(mut self, value: impl Into<Cow<'a, str>>) -> Self {
+        self.mime_type = Some(value.into());
+        self
+    }
+
+    /// Sets `size`.
+    #[must_use]
+    pub fn with_size(mut self, value: i64) -> Self {
+        self.size = Some(value);
+        self
+    }
+
+    /// Sets `title`.
+    #[must_use]
+    pub fn with_title(mut self, value: impl Into<Cow<'a, str>>) -> Self {
+        self.title = Some(value.into());
+        self
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+acp_struct! {
     /// The contents of a resource, embedded into a prompt or tool call result.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct EmbeddedResource<'a> {
         /// Optional annotations that help clients decide how to display or route this content (optional).
-        #[serde(rename = "annotations", borrow, default, skip_serializing_if = "Option::is_none")]
-        pub annotations: Option<Annotations<'a>>,
+        "annotations" pub annotations: Option<Annotations<'a>>,
         /// Embedded resource payload, either text or binary data.
-        #[serde(rename = "resource", borrow)]
-        pub resource: EmbeddedResourceResource<'a>,
+        "resource" pub resource: EmbeddedResourceResource<'a>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-owned_struct! {
+impl<'a> EmbeddedResource<'a> {
+    /// A `EmbeddedResource` from its required members (`resource`); the optional ones absent.
+    pub fn new(resource: EmbeddedResourceResource<'a>) -> Self {
+        Self {
+            annotations: None,
+            resource: resource,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `annotations`.
+    #[must_use]
+    pub fn with_annotations(mut self, value: Annotations<'a>) -> Self {
+        self.annotations = Some(value);
+        self
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+acp_struct! {
     /// Text-based resource contents.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct TextResourceContents<'a> {
         /// MIME type describing the encoded media payload (optional).
-        #[serde(rename = "mimeType", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_cow")]
-        pub mime_type: Option<Cow<'a, str>>,
+        "mimeType" pub mime_type: Option<Cow<'a, str>>,
         /// Text payload carried by this content block.
-        #[serde(rename = "text", borrow, deserialize_with = "cow")]
-        pub text: Cow<'a, str>,
+        "text" pub text: Cow<'a, str>,
         /// URI associated with this resource or media payload.
-        #[serde(rename = "uri", borrow, deserialize_with = "cow")]
-        pub uri: Cow<'a, str>,
+        "uri" pub uri: Cow<'a, str>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-owned_struct! {
+impl<'a> TextResourceContents<'a> {
+    /// A `TextResourceContents` from its required members (`text`, `uri`); the optional ones absent.
+    pub fn new(text: impl Into<Cow<'a, str>>, uri: impl Into<Cow<'a, str>>) -> Self {
+        Self {
+            mime_type: None,
+            text: text.into(),
+            uri: uri.into(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `mimeType`.
+    #[must_use]
+    pub fn with_mime_type(mut self, value: impl Into<Cow<'a, str>>) -> Self {
+        self.mime_type = Some(value.into());
+        self
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+acp_struct! {
     /// Binary resource contents.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct BlobResourceContents<'a> {
         /// Base64-encoded bytes for a binary resource payload.
-        #[serde(rename = "blob", borrow, deserialize_with = "cow")]
-        pub blob: Cow<'a, str>,
+        "blob" pub blob: Cow<'a, str>,
         /// MIME type describing the encoded media payload (optional).
-        #[serde(rename = "mimeType", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_cow")]
-        pub mime_type: Option<Cow<'a, str>>,
+        "mimeType" pub mime_type: Option<Cow<'a, str>>,
         /// URI associated with this resource or media payload.
-        #[serde(rename = "uri", borrow, deserialize_with = "cow")]
-        pub uri: Cow<'a, str>,
+        "uri" pub uri: Cow<'a, str>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
+    }
+}
+
+impl<'a> BlobResourceContents<'a> {
+    /// A `BlobResourceContents` from its required members (`blob`, `uri`); the optional ones absent.
+    pub fn new(blob: impl Into<Cow<'a, str>>, uri: impl Into<Cow<'a, str>>) -> Self {
+        Self {
+            blob: blob.into(),
+            mime_type: None,
+            uri: uri.into(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `mimeType`.
+    #[must_use]
+    pub fn with_mime_type(mut self, value: impl Into<Cow<'a, str>>) -> Self {
+        self.mime_type = Some(value.into());
+        self
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
     }
 }
 
@@ -209,12 +442,33 @@ tagged_enum! {
     }
 }
 
-owned_struct! {
+acp_struct! {
     /// An object with no fields of its own but `_meta`: the empty results (`{}`), `logout` params and the capability markers.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct MetaOnly<'a> {
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
+    }
+}
+
+impl<'a> MetaOnly<'a> {
+    /// A `MetaOnly` with every (optional) member absent.
+    pub fn new() -> Self {
+        Self {
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+impl Default for MetaOnly<'_> {
+    fn default() -> Self {
+        Self::new()
     }
 }

@@ -7,291 +7,841 @@
 use alloc::borrow::Cow;
 use alloc::vec::Vec;
 
-use serde::{Deserialize, Serialize};
-
 use super::content::MetaOnly;
-use super::raw::{cow, opt_cow, opt_vec_cow, owned_struct, present, RawJson};
+use super::raw::RawJson;
 use super::tagged::tagged_enum;
+use super::wire::acp_struct;
+use super::Extra;
 
-owned_struct! {
+acp_struct! {
     /// Metadata about the implementation of the client or agent. Describes the name and version of an ACP implementation, with an optional title for UI representation.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct Implementation<'a> {
         /// Intended for programmatic or logical use, but can be used as a display name fallback if title isn't present.
-        #[serde(rename = "name", borrow, deserialize_with = "cow")]
-        pub name: Cow<'a, str>,
+        "name" pub name: Cow<'a, str>,
         /// Intended for UI and end-user contexts and optimized to be human-readable and easily understood (optional).
-        #[serde(rename = "title", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_cow")]
-        pub title: Option<Cow<'a, str>>,
+        "title" pub title: Option<Cow<'a, str>>,
         /// Version of the implementation. Can be displayed to the user or used for debugging or metrics purposes. (e.g. "1.0.0").
-        #[serde(rename = "version", borrow, deserialize_with = "cow")]
-        pub version: Cow<'a, str>,
+        "version" pub version: Cow<'a, str>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-owned_struct! {
+impl<'a> Implementation<'a> {
+    /// A `Implementation` from its required members (`name`, `version`); the optional ones absent.
+    pub fn new(name: impl Into<Cow<'a, str>>, version: impl Into<Cow<'a, str>>) -> Self {
+        Self {
+            name: name.into(),
+            title: None,
+            version: version.into(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `title`.
+    #[must_use]
+    pub fn with_title(mut self, value: impl Into<Cow<'a, str>>) -> Self {
+        self.title = Some(value.into());
+        self
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+acp_struct! {
     /// File system capabilities that a client may support.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct FileSystemCapabilities<'a> {
         /// Whether the Client supports `fs/read_text_file` requests (optional).
-        #[serde(rename = "readTextFile", default, skip_serializing_if = "Option::is_none")]
-        pub read_text_file: Option<bool>,
+        "readTextFile" pub read_text_file: Option<bool>,
         /// Whether the Client supports `fs/write_text_file` requests (optional).
-        #[serde(rename = "writeTextFile", default, skip_serializing_if = "Option::is_none")]
-        pub write_text_file: Option<bool>,
+        "writeTextFile" pub write_text_file: Option<bool>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-owned_struct! {
+impl<'a> FileSystemCapabilities<'a> {
+    /// A `FileSystemCapabilities` with every (optional) member absent.
+    pub fn new() -> Self {
+        Self {
+            read_text_file: None,
+            write_text_file: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `readTextFile`.
+    #[must_use]
+    pub fn with_read_text_file(mut self, value: bool) -> Self {
+        self.read_text_file = Some(value);
+        self
+    }
+
+    /// Sets `writeTextFile`.
+    #[must_use]
+    pub fn with_write_text_file(mut self, value: bool) -> Self {
+        self.write_text_file = Some(value);
+        self
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+impl Default for FileSystemCapabilities<'_> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+acp_struct! {
     /// Session configuration option capabilities supported by the client.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct SessionConfigOptionsCapabilities<'a> {
         /// Whether the client supports boolean session configuration options (optional).
-        #[serde(rename = "boolean", borrow, default, skip_serializing_if = "Option::is_none")]
-        pub boolean: Option<MetaOnly<'a>>,
+        "boolean" pub boolean: Option<MetaOnly<'a>>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-owned_struct! {
+impl<'a> SessionConfigOptionsCapabilities<'a> {
+    /// A `SessionConfigOptionsCapabilities` with every (optional) member absent.
+    pub fn new() -> Self {
+        Self {
+            boolean: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `boolean`.
+    #[must_use]
+    pub fn with_boolean(mut self, value: MetaOnly<'a>) -> Self {
+        self.boolean = Some(value);
+        self
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+impl Default for SessionConfigOptionsCapabilities<'_> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+acp_struct! {
     /// Session-related capabilities supported by the client.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct ClientSessionCapabilities<'a> {
         /// Support for ID-addressed context compaction updates. Omitted or `null` means unsupported. `{}` advertises the complete compaction contract (optional).
-        #[serde(rename = "compaction", borrow, default, skip_serializing_if = "Option::is_none")]
-        pub compaction: Option<MetaOnly<'a>>,
+        "compaction" pub compaction: Option<MetaOnly<'a>>,
         /// Config option capabilities supported by the client (optional).
-        #[serde(rename = "configOptions", borrow, default, skip_serializing_if = "Option::is_none")]
-        pub config_options: Option<SessionConfigOptionsCapabilities<'a>>,
+        "configOptions" pub config_options: Option<SessionConfigOptionsCapabilities<'a>>,
         /// Support for live user-facing `notice` session updates (optional).
-        #[serde(rename = "notices", borrow, default, skip_serializing_if = "Option::is_none")]
-        pub notices: Option<MetaOnly<'a>>,
+        "notices" pub notices: Option<MetaOnly<'a>>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-owned_struct! {
+impl<'a> ClientSessionCapabilities<'a> {
+    /// A `ClientSessionCapabilities` with every (optional) member absent.
+    pub fn new() -> Self {
+        Self {
+            compaction: None,
+            config_options: None,
+            notices: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `compaction`.
+    #[must_use]
+    pub fn with_compaction(mut self, value: MetaOnly<'a>) -> Self {
+        self.compaction = Some(value);
+        self
+    }
+
+    /// Sets `configOptions`.
+    #[must_use]
+    pub fn with_config_options(mut self, value: SessionConfigOptionsCapabilities<'a>) -> Self {
+        self.config_options = Some(value);
+        self
+    }
+
+    /// Sets `notices`.
+    #[must_use]
+    pub fn with_notices(mut self, value: MetaOnly<'a>) -> Self {
+        self.notices = Some(value);
+        self
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+impl Default for ClientSessionCapabilities<'_> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+acp_struct! {
     /// Authentication capabilities supported by the client.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct AuthCapabilities<'a> {
         /// Whether the client supports `terminal` authentication methods (optional).
-        #[serde(rename = "terminal", default, skip_serializing_if = "Option::is_none")]
-        pub terminal: Option<bool>,
+        "terminal" pub terminal: Option<bool>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-owned_struct! {
+impl<'a> AuthCapabilities<'a> {
+    /// A `AuthCapabilities` with every (optional) member absent.
+    pub fn new() -> Self {
+        Self {
+            terminal: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `terminal`.
+    #[must_use]
+    pub fn with_terminal(mut self, value: bool) -> Self {
+        self.terminal = Some(value);
+        self
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+impl Default for AuthCapabilities<'_> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+acp_struct! {
     /// Elicitation capabilities supported by the client.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct ElicitationCapabilities<'a> {
         /// Whether the client supports form-based elicitation (optional).
-        #[serde(rename = "form", borrow, default, skip_serializing_if = "Option::is_none")]
-        pub form: Option<MetaOnly<'a>>,
+        "form" pub form: Option<MetaOnly<'a>>,
         /// Whether the client supports URL-based elicitation (optional).
-        #[serde(rename = "url", borrow, default, skip_serializing_if = "Option::is_none")]
-        pub url: Option<MetaOnly<'a>>,
+        "url" pub url: Option<MetaOnly<'a>>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-owned_struct! {
+impl<'a> ElicitationCapabilities<'a> {
+    /// A `ElicitationCapabilities` with every (optional) member absent.
+    pub fn new() -> Self {
+        Self {
+            form: None,
+            url: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `form`.
+    #[must_use]
+    pub fn with_form(mut self, value: MetaOnly<'a>) -> Self {
+        self.form = Some(value);
+        self
+    }
+
+    /// Sets `url`.
+    #[must_use]
+    pub fn with_url(mut self, value: MetaOnly<'a>) -> Self {
+        self.url = Some(value);
+        self
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+impl Default for ElicitationCapabilities<'_> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+acp_struct! {
     /// Capabilities supported by the client.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct ClientCapabilities<'a> {
         /// File system capabilities supported by the client. Determines which file operations the agent can request (optional).
-        #[serde(rename = "fs", borrow, default, skip_serializing_if = "Option::is_none")]
-        pub fs: Option<FileSystemCapabilities<'a>>,
+        "fs" pub fs: Option<FileSystemCapabilities<'a>>,
         /// Whether the Client support all `terminal/*` methods (optional).
-        #[serde(rename = "terminal", default, skip_serializing_if = "Option::is_none")]
-        pub terminal: Option<bool>,
+        "terminal" pub terminal: Option<bool>,
         /// Session-related capabilities supported by the client (optional).
-        #[serde(rename = "session", borrow, default, skip_serializing_if = "Option::is_none")]
-        pub session: Option<ClientSessionCapabilities<'a>>,
+        "session" pub session: Option<ClientSessionCapabilities<'a>>,
         /// Authentication capabilities supported by the client. Determines which authentication method types the agent may include in its `InitializeResponse` (optional).
-        #[serde(rename = "auth", borrow, default, skip_serializing_if = "Option::is_none")]
-        pub auth: Option<AuthCapabilities<'a>>,
+        "auth" pub auth: Option<AuthCapabilities<'a>>,
         /// Elicitation capabilities supported by the client. Determines which elicitation modes the agent may use (optional).
-        #[serde(rename = "elicitation", borrow, default, skip_serializing_if = "Option::is_none")]
-        pub elicitation: Option<ElicitationCapabilities<'a>>,
+        "elicitation" pub elicitation: Option<ElicitationCapabilities<'a>>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-owned_struct! {
+impl<'a> ClientCapabilities<'a> {
+    /// A `ClientCapabilities` with every (optional) member absent.
+    pub fn new() -> Self {
+        Self {
+            fs: None,
+            terminal: None,
+            session: None,
+            auth: None,
+            elicitation: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `fs`.
+    #[must_use]
+    pub fn with_fs(mut self, value: FileSystemCapabilities<'a>) -> Self {
+        self.fs = Some(value);
+        self
+    }
+
+    /// Sets `terminal`.
+    #[must_use]
+    pub fn with_terminal(mut self, value: bool) -> Self {
+        self.terminal = Some(value);
+        self
+    }
+
+    /// Sets `session`.
+    #[must_use]
+    pub fn with_session(mut self, value: ClientSessionCapabilities<'a>) -> Self {
+        self.session = Some(value);
+        self
+    }
+
+    /// Sets `auth`.
+    #[must_use]
+    pub fn with_auth(mut self, value: AuthCapabilities<'a>) -> Self {
+        self.auth = Some(value);
+        self
+    }
+
+    /// Sets `elicitation`.
+    #[must_use]
+    pub fn with_elicitation(mut self, value: ElicitationCapabilities<'a>) -> Self {
+        self.elicitation = Some(value);
+        self
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+impl Default for ClientCapabilities<'_> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+acp_struct! {
     /// Request parameters for the initialize method.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct InitializeRequest<'a> {
         /// The latest protocol version supported by the client.
-        #[serde(rename = "protocolVersion")]
-        pub protocol_version: u16,
+        "protocolVersion" pub protocol_version: u16,
         /// Capabilities supported by the client (optional).
-        #[serde(rename = "clientCapabilities", borrow, default, skip_serializing_if = "Option::is_none")]
-        pub client_capabilities: Option<ClientCapabilities<'a>>,
+        "clientCapabilities" pub client_capabilities: Option<ClientCapabilities<'a>>,
         /// Information about the Client name and version sent to the Agent (optional).
-        #[serde(rename = "clientInfo", borrow, default, skip_serializing_if = "Option::is_none")]
-        pub client_info: Option<Implementation<'a>>,
+        "clientInfo" pub client_info: Option<Implementation<'a>>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-owned_struct! {
+impl<'a> InitializeRequest<'a> {
+    /// A `InitializeRequest` from its required members (`protocolVersion`); the optional ones absent.
+    pub fn new(protocol_version: u16) -> Self {
+        Self {
+            protocol_version: protocol_version,
+            client_capabilities: None,
+            client_info: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `clientCapabilities`.
+    #[must_use]
+    pub fn with_client_capabilities(mut self, value: ClientCapabilities<'a>) -> Self {
+        self.client_capabilities = Some(value);
+        self
+    }
+
+    /// Sets `clientInfo`.
+    #[must_use]
+    pub fn with_client_info(mut self, value: Implementation<'a>) -> Self {
+        self.client_info = Some(value);
+        self
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+acp_struct! {
     /// Prompt capabilities supported by the agent in `session/prompt` requests.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct PromptCapabilities<'a> {
         /// Agent supports `image` content blocks (optional).
-        #[serde(rename = "image", default, skip_serializing_if = "Option::is_none")]
-        pub image: Option<bool>,
+        "image" pub image: Option<bool>,
         /// Agent supports `audio` content blocks (optional).
-        #[serde(rename = "audio", default, skip_serializing_if = "Option::is_none")]
-        pub audio: Option<bool>,
+        "audio" pub audio: Option<bool>,
         /// Agent supports embedded context in `session/prompt` requests (optional).
-        #[serde(rename = "embeddedContext", default, skip_serializing_if = "Option::is_none")]
-        pub embedded_context: Option<bool>,
+        "embeddedContext" pub embedded_context: Option<bool>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-owned_struct! {
+impl<'a> PromptCapabilities<'a> {
+    /// A `PromptCapabilities` with every (optional) member absent.
+    pub fn new() -> Self {
+        Self {
+            image: None,
+            audio: None,
+            embedded_context: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `image`.
+    #[must_use]
+    pub fn with_image(mut self, value: bool) -> Self {
+        self.image = Some(value);
+        self
+    }
+
+    /// Sets `audio`.
+    #[must_use]
+    pub fn with_audio(mut self, value: bool) -> Self {
+        self.audio = Some(value);
+        self
+    }
+
+    /// Sets `embeddedContext`.
+    #[must_use]
+    pub fn with_embedded_context(mut self, value: bool) -> Self {
+        self.embedded_context = Some(value);
+        self
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+impl Default for PromptCapabilities<'_> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+acp_struct! {
     /// MCP capabilities supported by the agent.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct McpCapabilities<'a> {
         /// Agent supports `http` MCP servers (optional).
-        #[serde(rename = "http", default, skip_serializing_if = "Option::is_none")]
-        pub http: Option<bool>,
+        "http" pub http: Option<bool>,
         /// Agent supports `sse` MCP servers (optional).
-        #[serde(rename = "sse", default, skip_serializing_if = "Option::is_none")]
-        pub sse: Option<bool>,
+        "sse" pub sse: Option<bool>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-owned_struct! {
+impl<'a> McpCapabilities<'a> {
+    /// A `McpCapabilities` with every (optional) member absent.
+    pub fn new() -> Self {
+        Self {
+            http: None,
+            sse: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `http`.
+    #[must_use]
+    pub fn with_http(mut self, value: bool) -> Self {
+        self.http = Some(value);
+        self
+    }
+
+    /// Sets `sse`.
+    #[must_use]
+    pub fn with_sse(mut self, value: bool) -> Self {
+        self.sse = Some(value);
+        self
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+impl Default for McpCapabilities<'_> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+acp_struct! {
     /// Session capabilities supported by the agent.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct SessionCapabilities<'a> {
         /// Whether the agent supports `session/list` (optional).
-        #[serde(rename = "list", borrow, default, skip_serializing_if = "Option::is_none")]
-        pub list: Option<MetaOnly<'a>>,
+        "list" pub list: Option<MetaOnly<'a>>,
         /// Whether the agent supports `session/delete` (optional).
-        #[serde(rename = "delete", borrow, default, skip_serializing_if = "Option::is_none")]
-        pub delete: Option<MetaOnly<'a>>,
+        "delete" pub delete: Option<MetaOnly<'a>>,
         /// Whether the agent supports `additionalDirectories` on supported session lifecycle requests (optional).
-        #[serde(rename = "additionalDirectories", borrow, default, skip_serializing_if = "Option::is_none")]
-        pub additional_directories: Option<MetaOnly<'a>>,
+        "additionalDirectories" pub additional_directories: Option<MetaOnly<'a>>,
         /// Whether the agent supports `session/resume` (optional).
-        #[serde(rename = "resume", borrow, default, skip_serializing_if = "Option::is_none")]
-        pub resume: Option<MetaOnly<'a>>,
+        "resume" pub resume: Option<MetaOnly<'a>>,
         /// Whether the agent supports `session/close` (optional).
-        #[serde(rename = "close", borrow, default, skip_serializing_if = "Option::is_none")]
-        pub close: Option<MetaOnly<'a>>,
+        "close" pub close: Option<MetaOnly<'a>>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-owned_struct! {
+impl<'a> SessionCapabilities<'a> {
+    /// A `SessionCapabilities` with every (optional) member absent.
+    pub fn new() -> Self {
+        Self {
+            list: None,
+            delete: None,
+            additional_directories: None,
+            resume: None,
+            close: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `list`.
+    #[must_use]
+    pub fn with_list(mut self, value: MetaOnly<'a>) -> Self {
+        self.list = Some(value);
+        self
+    }
+
+    /// Sets `delete`.
+    #[must_use]
+    pub fn with_delete(mut self, value: MetaOnly<'a>) -> Self {
+        self.delete = Some(value);
+        self
+    }
+
+    /// Sets `additionalDirectories`.
+    #[must_use]
+    pub fn with_additional_directories(mut self, value: MetaOnly<'a>) -> Self {
+        self.additional_directories = Some(value);
+        self
+    }
+
+    /// Sets `resume`.
+    #[must_use]
+    pub fn with_resume(mut self, value: MetaOnly<'a>) -> Self {
+        self.resume = Some(value);
+        self
+    }
+
+    /// Sets `close`.
+    #[must_use]
+    pub fn with_close(mut self, value: MetaOnly<'a>) -> Self {
+        self.close = Some(value);
+        self
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+impl Default for SessionCapabilities<'_> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+acp_struct! {
     /// Authentication-related capabilities supported by the agent.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct AgentAuthCapabilities<'a> {
         /// Whether the agent supports the logout method (optional).
-        #[serde(rename = "logout", borrow, default, skip_serializing_if = "Option::is_none")]
-        pub logout: Option<MetaOnly<'a>>,
+        "logout" pub logout: Option<MetaOnly<'a>>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-owned_struct! {
+impl<'a> AgentAuthCapabilities<'a> {
+    /// A `AgentAuthCapabilities` with every (optional) member absent.
+    pub fn new() -> Self {
+        Self {
+            logout: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `logout`.
+    #[must_use]
+    pub fn with_logout(mut self, value: MetaOnly<'a>) -> Self {
+        self.logout = Some(value);
+        self
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+impl Default for AgentAuthCapabilities<'_> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+acp_struct! {
     /// Capabilities supported by the agent.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct AgentCapabilities<'a> {
         /// Whether the agent supports `session/load` (optional).
-        #[serde(rename = "loadSession", default, skip_serializing_if = "Option::is_none")]
-        pub load_session: Option<bool>,
+        "loadSession" pub load_session: Option<bool>,
         /// Prompt capabilities supported by the agent (optional).
-        #[serde(rename = "promptCapabilities", borrow, default, skip_serializing_if = "Option::is_none")]
-        pub prompt_capabilities: Option<PromptCapabilities<'a>>,
+        "promptCapabilities" pub prompt_capabilities: Option<PromptCapabilities<'a>>,
         /// MCP capabilities supported by the agent (optional).
-        #[serde(rename = "mcpCapabilities", borrow, default, skip_serializing_if = "Option::is_none")]
-        pub mcp_capabilities: Option<McpCapabilities<'a>>,
+        "mcpCapabilities" pub mcp_capabilities: Option<McpCapabilities<'a>>,
         /// Session lifecycle and prompt capabilities advertised by the agent (optional).
-        #[serde(rename = "sessionCapabilities", borrow, default, skip_serializing_if = "Option::is_none")]
-        pub session_capabilities: Option<SessionCapabilities<'a>>,
+        "sessionCapabilities" pub session_capabilities: Option<SessionCapabilities<'a>>,
         /// Authentication-related capabilities supported by the agent (optional).
-        #[serde(rename = "auth", borrow, default, skip_serializing_if = "Option::is_none")]
-        pub auth: Option<AgentAuthCapabilities<'a>>,
+        "auth" pub auth: Option<AgentAuthCapabilities<'a>>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-owned_struct! {
+impl<'a> AgentCapabilities<'a> {
+    /// A `AgentCapabilities` with every (optional) member absent.
+    pub fn new() -> Self {
+        Self {
+            load_session: None,
+            prompt_capabilities: None,
+            mcp_capabilities: None,
+            session_capabilities: None,
+            auth: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `loadSession`.
+    #[must_use]
+    pub fn with_load_session(mut self, value: bool) -> Self {
+        self.load_session = Some(value);
+        self
+    }
+
+    /// Sets `promptCapabilities`.
+    #[must_use]
+    pub fn with_prompt_capabilities(mut self, value: PromptCapabilities<'a>) -> Self {
+        self.prompt_capabilities = Some(value);
+        self
+    }
+
+    /// Sets `mcpCapabilities`.
+    #[must_use]
+    pub fn with_mcp_capabilities(mut self, value: McpCapabilities<'a>) -> Self {
+        self.mcp_capabilities = Some(value);
+        self
+    }
+
+    /// Sets `sessionCapabilities`.
+    #[must_use]
+    pub fn with_session_capabilities(mut self, value: SessionCapabilities<'a>) -> Self {
+        self.session_capabilities = Some(value);
+        self
+    }
+
+    /// Sets `auth`.
+    #[must_use]
+    pub fn with_auth(mut self, value: AgentAuthCapabilities<'a>) -> Self {
+        self.auth = Some(value);
+        self
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+impl Default for AgentCapabilities<'_> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+acp_struct! {
     /// Agent handles authentication itself through `authenticate`.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct AuthMethodAgent<'a> {
         /// Unique identifier for this authentication method.
-        #[serde(rename = "id", borrow, deserialize_with = "cow")]
-        pub id: Cow<'a, str>,
+        "id" pub id: Cow<'a, str>,
         /// Human-readable name of the authentication method.
-        #[serde(rename = "name", borrow, deserialize_with = "cow")]
-        pub name: Cow<'a, str>,
+        "name" pub name: Cow<'a, str>,
         /// Optional human-readable description of this authentication method (optional).
-        #[serde(rename = "description", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_cow")]
-        pub description: Option<Cow<'a, str>>,
+        "description" pub description: Option<Cow<'a, str>>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-owned_struct! {
+impl<'a> AuthMethodAgent<'a> {
+    /// A `AuthMethodAgent` from its required members (`id`, `name`); the optional ones absent.
+    pub fn new(id: impl Into<Cow<'a, str>>, name: impl Into<Cow<'a, str>>) -> Self {
+        Self {
+            id: id.into(),
+            name: name.into(),
+            description: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `description`.
+    #[must_use]
+    pub fn with_description(mut self, value: impl Into<Cow<'a, str>>) -> Self {
+        self.description = Some(value.into());
+        self
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+acp_struct! {
     /// Terminal-based authentication method.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct AuthMethodTerminal<'a> {
         /// Unique identifier for this authentication method.
-        #[serde(rename = "id", borrow, deserialize_with = "cow")]
-        pub id: Cow<'a, str>,
+        "id" pub id: Cow<'a, str>,
         /// Human-readable name of the authentication method.
-        #[serde(rename = "name", borrow, deserialize_with = "cow")]
-        pub name: Cow<'a, str>,
+        "name" pub name: Cow<'a, str>,
         /// Optional human-readable description of this authentication method (optional).
-        #[serde(rename = "description", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_cow")]
-        pub description: Option<Cow<'a, str>>,
+        "description" pub description: Option<Cow<'a, str>>,
         /// Additional arguments to append to the configured agent invocation for terminal auth (optional).
-        #[serde(rename = "args", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_vec_cow")]
-        pub args: Option<Vec<Cow<'a, str>>>,
+        "args" pub args: Option<Vec<Cow<'a, str>>>,
         /// Additional environment variables to set on the configured agent invocation for terminal auth. These values override same-named variables in the base launch configuration (optional).
-        #[serde(rename = "env", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub env: Option<RawJson<'a>>,
+        "env" pub env: Option<RawJson<'a>>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
+    }
+}
+
+impl<'a> AuthMethodTerminal<'a> {
+    /// A `AuthMethodTerminal` from its required members (`id`, `name`); the optional ones absent.
+    pub fn new(id: impl Into<Cow<'a, str>>, name: impl Into<Cow<'a, str>>) -> Self {
+        Self {
+            id: id.into(),
+            name: name.into(),
+            description: None,
+            args: None,
+            env: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `description`.
+    #[must_use]
+    pub fn with_description(mut self, value: impl Into<Cow<'a, str>>) -> Self {
+        self.description = Some(value.into());
+        self
+    }
+
+    /// Sets `args`.
+    #[must_use]
+    pub fn with_args(mut self, value: Vec<Cow<'a, str>>) -> Self {
+        self.args = Some(value);
+        self
+    }
+
+    /// Sets `env`.
+    #[must_use]
+    pub fn with_env(mut self, value: RawJson<'a>) -> Self {
+        self.env = Some(value);
+        self
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
     }
 }
 
@@ -305,38 +855,89 @@ tagged_enum! {
     }
 }
 
-owned_struct! {
+acp_struct! {
     /// Response to the `initialize` method.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct InitializeResponse<'a> {
         /// The protocol version the client specified if supported by the agent, or the latest protocol version supported by the agent.
-        #[serde(rename = "protocolVersion")]
-        pub protocol_version: u16,
+        "protocolVersion" pub protocol_version: u16,
         /// Capabilities supported by the agent (optional).
-        #[serde(rename = "agentCapabilities", borrow, default, skip_serializing_if = "Option::is_none")]
-        pub agent_capabilities: Option<AgentCapabilities<'a>>,
+        "agentCapabilities" pub agent_capabilities: Option<AgentCapabilities<'a>>,
         /// Authentication methods supported by the agent (optional).
-        #[serde(rename = "authMethods", borrow, default, skip_serializing_if = "Option::is_none")]
-        pub auth_methods: Option<Vec<AuthMethod<'a>>>,
+        "authMethods" pub auth_methods: Option<Vec<AuthMethod<'a>>>,
         /// Information about the Agent name and version sent to the Client (optional).
-        #[serde(rename = "agentInfo", borrow, default, skip_serializing_if = "Option::is_none")]
-        pub agent_info: Option<Implementation<'a>>,
+        "agentInfo" pub agent_info: Option<Implementation<'a>>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-owned_struct! {
+impl<'a> InitializeResponse<'a> {
+    /// A `InitializeResponse` from its required members (`protocolVersion`); the optional ones absent.
+    pub fn new(protocol_version: u16) -> Self {
+        Self {
+            protocol_version: protocol_version,
+            agent_capabilities: None,
+            auth_methods: None,
+            agent_info: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `agentCapabilities`.
+    #[must_use]
+    pub fn with_agent_capabilities(mut self, value: AgentCapabilities<'a>) -> Self {
+        self.agent_capabilities = Some(value);
+        self
+    }
+
+    /// Sets `authMethods`.
+    #[must_use]
+    pub fn with_auth_methods(mut self, value: Vec<AuthMethod<'a>>) -> Self {
+        self.auth_methods = Some(value);
+        self
+    }
+
+    /// Sets `agentInfo`.
+    #[must_use]
+    pub fn with_agent_info(mut self, value: Implementation<'a>) -> Self {
+        self.agent_info = Some(value);
+        self
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+acp_struct! {
     /// Request parameters for the authenticate method.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct AuthenticateRequest<'a> {
         /// The ID of the authentication method to use. Must be one of the methods advertised in the initialize response.
-        #[serde(rename = "methodId", borrow, deserialize_with = "cow")]
-        pub method_id: Cow<'a, str>,
+        "methodId" pub method_id: Cow<'a, str>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
+    }
+}
+
+impl<'a> AuthenticateRequest<'a> {
+    /// A `AuthenticateRequest` from its required members (`methodId`); the optional ones absent.
+    pub fn new(method_id: impl Into<Cow<'a, str>>) -> Self {
+        Self {
+            method_id: method_id.into(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
     }
 }
 

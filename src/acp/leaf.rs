@@ -46,6 +46,11 @@ pub(crate) fn float(u: &mut Unstructured<'_>) -> Result<f64> {
     Ok(n / u.choose(&[1.0, 2.0, 4.0, 8.0, 16.0])?)
 }
 
+/// A [`float`] as a JSON number.
+pub(crate) fn number(u: &mut Unstructured<'_>) -> Result<serde_json::Number> {
+    Ok(serde_json::Number::from_f64(float(u)?).unwrap_or_else(|| serde_json::Number::from(0u8)))
+}
+
 /// `Some(f(u))` or `None`, as the input says.
 pub(crate) fn option<'u, T>(
     u: &mut Unstructured<'u>,

@@ -6,6 +6,7 @@ use alloc::borrow::Cow;
 use super::message::{Message, Notification};
 use super::method::NotificationParams;
 use super::raw::RawJson;
+use super::salvage::Typed;
 use super::MessageError;
 
 /// A line read by [`decode_line`]: a notification with its params decoded
@@ -14,8 +15,9 @@ use super::MessageError;
 #[non_exhaustive]
 #[allow(clippy::large_enum_variant)]
 pub enum Incoming<'a> {
-    /// A notification, its params typed ([`Notification::typed`]).
-    Notification(NotificationParams<'a>),
+    /// A notification, its params typed ([`Notification::typed`]), with
+    /// what lenient decoding salvaged (nothing for [`decode_line_strict`]).
+    Notification(Typed<'a, NotificationParams<'a>>),
     /// A request or a response: decode a request's params with
     /// [`Request::typed`](super::Request::typed), a result with
     /// [`Response::typed`](super::Response::typed) once the
@@ -61,9 +63,8 @@ impl Incoming<'_> {
 /// use acp_codec::acp::{decode_line, ContentBlock, Incoming, Message, NotificationParams, SessionUpdate};
 ///
 /// let line = r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Hello"}}}}"#;
-/// let Incoming::Notification(NotificationParams::SessionUpdate(n)) = decode_line(line)? else {
-///     unreachable!()
-/// };
+/// let Incoming::Notification(typed) = decode_line(line)? else { unreachable!() };
+/// let NotificationParams::SessionUpdate(n) = &typed.value else { unreachable!() };
 /// let SessionUpdate::AgentMessageChunk(chunk) = &n.update else { unreachable!() };
 /// let ContentBlock::Text(text) = &chunk.content else { unreachable!() };
 /// assert_eq!((n.session_id.as_ref(), text.text.as_ref()), ("s1", "Hello"));
@@ -75,12 +76,33 @@ impl Incoming<'_> {
 /// # Ok::<(), acp_codec::MessageError>(())
 /// ```
 pub fn decode_line(line: &str) -> Result<Incoming<'_>, MessageError> {
-    // Incoming straight into the value returned, which is a few hundred
+    decode(line, false)
+}
+
+/// [`decode_line`] with params decoded strictly, as the schema is written
+/// (for conformance tests): what `decode_line` would salvage is an error.
+///
+/// # Errors
+///
+/// As [`Message::decode`] for the line, then as
+/// [`Notification::typed_strict`] for a notification's params.
+pub fn decode_line_strict(line: &str) -> Result<Incoming<'_>, MessageError> {
+    decode(line, true)
+}
+
+fn decode(line: &str, strict: bool) -> Result<Incoming<'_>, MessageError> {
+    // Decoded straight into the value returned, which is a few hundred
     // bytes: moving it once more costs a measurable share of a short line.
-    let mut out = NotificationParams::SessionUpdate(super::direct::blank());
-    if let NotificationParams::SessionUpdate(n) = &mut out {
+    let mut out = Incoming::Notification(Typed::clean(NotificationParams::SessionUpdate(
+        super::direct::blank(),
+    )));
+    if let Incoming::Notification(Typed {
+        value: NotificationParams::SessionUpdate(n),
+        ..
+    }) = &mut out
+    {
         if super::direct::session_update_line(line, n).is_some() {
-            return Ok(Incoming::Notification(out));
+            return Ok(out);
         }
     }
     let Notification { method, params } = match Message::decode(line)? {
@@ -88,13 +110,23 @@ pub fn decode_line(line: &str) -> Result<Incoming<'_>, MessageError> {
         other => return Ok(Incoming::Message(other)),
     };
     let params = match params.map(RawJson::into_text) {
-        None => NotificationParams::decode_text(method, None)?,
-        Some(Cow::Borrowed(text)) => NotificationParams::decode_text(method, Some(text))?,
+        None => typed(method, None, strict)?,
+        Some(Cow::Borrowed(text)) => typed(method, Some(text), strict)?,
         // `Message::decode` borrows its params; an owned text would be
         // copied once more.
-        Some(Cow::Owned(text)) => {
-            NotificationParams::decode_text(method, Some(text.as_str()))?.into_owned()
-        }
+        Some(Cow::Owned(text)) => typed(method, Some(text.as_str()), strict)?.into_owned(),
     };
     Ok(Incoming::Notification(params))
+}
+
+fn typed<'t>(
+    method: Cow<'t, str>,
+    text: Option<&'t str>,
+    strict: bool,
+) -> Result<Typed<'t, NotificationParams<'t>>, MessageError> {
+    if strict {
+        NotificationParams::decode_text(method, text).map(Typed::clean)
+    } else {
+        NotificationParams::decode_text_lenient(method, text)
+    }
 }

@@ -10,6 +10,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use super::id::RequestId;
 use super::method::{NotificationParams, RequestParams, ResponseResult};
 use super::raw::{cow, present, IntoOwned, RawJson};
+use super::salvage::Typed;
 use super::{EnvelopeFault, MessageError};
 use crate::framing::EncodeError;
 use crate::json::scan;
@@ -456,7 +457,9 @@ impl Serialize for Message<'_> {
 }
 
 impl<'a> Request<'a> {
-    /// Decodes the params by method (see [`RequestParams`]).
+    /// Decodes the params by method (see [`RequestParams`]), leniently:
+    /// what does not fit the schema is salvaged and listed in
+    /// [`Typed::salvaged`].
     ///
     /// # Errors
     ///
@@ -468,7 +471,7 @@ impl<'a> Request<'a> {
     ///
     /// let line = r#"{"jsonrpc":"2.0","id":4,"method":"fs/read_text_file","params":{"sessionId":"s","path":"/src/main.rs","line":10}}"#;
     /// let Message::Request(req) = Message::decode(line)? else { unreachable!() };
-    /// let RequestParams::ReadTextFile(read) = req.typed()? else { unreachable!() };
+    /// let RequestParams::ReadTextFile(read) = req.typed()?.value else { unreachable!() };
     /// assert_eq!((read.path.as_ref(), read.line), ("/src/main.rs", Some(10)));
     ///
     /// // A known method with params that do not fit: -32602, to answer with.
@@ -477,13 +480,27 @@ impl<'a> Request<'a> {
     /// assert_eq!(req.typed().unwrap_err().code().0, -32602);
     /// # Ok::<(), acp_codec::MessageError>(())
     /// ```
-    pub fn typed(&self) -> Result<RequestParams<'_>, MessageError> {
+    pub fn typed(&self) -> Result<Typed<'_, RequestParams<'_>>, MessageError> {
         RequestParams::decode(&self.method, self.params.as_ref())
+    }
+
+    /// Decodes the params by method strictly, as the schema is written
+    /// (for conformance tests): what [`typed`](Self::typed) would salvage is
+    /// an error.
+    ///
+    /// # Errors
+    ///
+    /// [`MessageError::InvalidParams`] when the params of a known method do
+    /// not fit its schema.
+    pub fn typed_strict(&self) -> Result<RequestParams<'_>, MessageError> {
+        RequestParams::decode_strict(&self.method, self.params.as_ref())
     }
 }
 
 impl<'a> Notification<'a> {
-    /// Decodes the params by method (see [`NotificationParams`]).
+    /// Decodes the params by method (see [`NotificationParams`]),
+    /// leniently: what does not fit the schema is salvaged and listed in
+    /// [`Typed::salvaged`].
     ///
     /// # Errors
     ///
@@ -495,17 +512,28 @@ impl<'a> Notification<'a> {
     ///
     /// let line = r#"{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s1"}}"#;
     /// let Message::Notification(n) = Message::decode(line)? else { unreachable!() };
-    /// let NotificationParams::Cancel(cancel) = n.typed()? else { unreachable!() };
+    /// let NotificationParams::Cancel(cancel) = n.typed()?.value else { unreachable!() };
     /// assert_eq!(cancel.session_id, "s1");
     ///
     /// // Extension methods (leading `_`) are not errors either.
     /// let ext = r#"{"jsonrpc":"2.0","method":"_zed/ping","params":{}}"#;
     /// let Message::Notification(n) = Message::decode(ext)? else { unreachable!() };
-    /// assert_eq!(n.typed()?.method(), "_zed/ping");
+    /// assert_eq!(n.typed()?.value.method(), "_zed/ping");
     /// # Ok::<(), acp_codec::MessageError>(())
     /// ```
-    pub fn typed(&self) -> Result<NotificationParams<'_>, MessageError> {
+    pub fn typed(&self) -> Result<Typed<'_, NotificationParams<'_>>, MessageError> {
         NotificationParams::decode(&self.method, self.params.as_ref())
+    }
+
+    /// Decodes the params by method strictly, as the schema is written
+    /// (for conformance tests).
+    ///
+    /// # Errors
+    ///
+    /// [`MessageError::InvalidParams`] when the params of a known method do
+    /// not fit its schema.
+    pub fn typed_strict(&self) -> Result<NotificationParams<'_>, MessageError> {
+        NotificationParams::decode_strict(&self.method, self.params.as_ref())
     }
 }
 
@@ -528,12 +556,22 @@ impl<'a> Response<'a> {
     /// // The tracker knows which method the response answers.
     /// let done = tracker.handle(&msg, Duration::from_secs(1))?.unwrap();
     /// let Message::Response(resp) = &msg else { unreachable!() };
-    /// let ResponseResult::Prompt(result) = resp.typed(&done.method)? else { unreachable!() };
+    /// let ResponseResult::Prompt(result) = resp.typed(&done.method)?.value else { unreachable!() };
     /// assert_eq!(result.stop_reason, StopReason::EndTurn);
     /// # Ok::<(), acp_codec::Error>(())
     /// ```
-    pub fn typed(&self, method: &str) -> Result<ResponseResult<'_>, MessageError> {
+    pub fn typed(&self, method: &str) -> Result<Typed<'_, ResponseResult<'_>>, MessageError> {
         ResponseResult::decode(method, &self.result)
+    }
+
+    /// Decodes the result strictly, as the schema is written (for
+    /// conformance tests).
+    ///
+    /// # Errors
+    ///
+    /// [`MessageError::InvalidResult`] when the result does not fit.
+    pub fn typed_strict(&self, method: &str) -> Result<ResponseResult<'_>, MessageError> {
+        ResponseResult::decode_strict(method, &self.result)
     }
 }
 

@@ -3,12 +3,15 @@
 use alloc::borrow::Cow;
 
 use serde::{Serialize, Serializer};
+use serde_json::value::RawValue;
 
 use super::client::*;
 use super::init::*;
 use super::raw::{IntoOwned, RawJson};
+use super::salvage::Typed;
 use super::session::*;
 use super::update::SessionNotification;
+use super::wire::{Cx, Value};
 use super::MessageError;
 
 /// The method names of ACP v1 (plus `session/set_model`, which Gemini CLI
@@ -90,6 +93,33 @@ fn params<'b, T: serde::Deserialize<'b>>(
         .map_err(|error| MessageError::InvalidParams { method, error })
 }
 
+/// Decodes the params of `method` leniently: strictly first (input that
+/// fits costs nothing more), then, if that failed, salvaging what does not
+/// fit; the strict error when even that fails.
+fn params_lenient<'b, T: Value<'b>>(
+    method: &'static str,
+    raw: Option<&'b str>,
+) -> Result<Typed<'b, T>, MessageError> {
+    let text = params_text(raw);
+    let strict = match T::decode(&mut serde_json::Deserializer::from_str(text)) {
+        Ok(v) => return Ok(Typed::clean(v)),
+        Err(error) => MessageError::InvalidParams { method, error },
+    };
+    salvage(text).ok_or(strict)
+}
+
+/// Leniently decodes `text`, one valid JSON value; `None` when it cannot
+/// be typed even so.
+fn salvage<'b, T: Value<'b>>(text: &'b str) -> Option<Typed<'b, T>> {
+    let raw: &'b RawValue = serde_json::from_str(text).ok()?;
+    let mut cx = Cx::new();
+    let value = T::lenient(raw, &mut cx).ok()?;
+    Some(Typed {
+        value,
+        salvaged: cx.salvaged,
+    })
+}
+
 macro_rules! method_enum {
     (
         $(#[$m:meta])*
@@ -122,15 +152,43 @@ macro_rules! method_enum {
         }
 
         impl<'a> $name<'a> {
-            /// Decodes the params of `method`, borrowing from them.
+            /// Decodes the params of `method`, borrowing from them,
+            /// leniently: what does not fit the schema is salvaged and
+            /// reported (see [the policy](crate::acp#lenient-by-default-strict-on-request)).
+            ///
+            /// # Errors
+            ///
+            /// [`MessageError::InvalidParams`] (the strict decoding's error)
+            /// when the params of a known method cannot be typed even so: a
+            /// required member missing or not fitting. Unknown and extension
+            /// methods are never errors.
+            pub fn decode(method: &'a str, raw: Option<&'a RawJson<'_>>) -> Result<Typed<'a, Self>, MessageError> {
+                Self::decode_text_lenient(Cow::Borrowed(method), raw.map(RawJson::get))
+            }
+
+            /// Decodes the params of `method` strictly, as the schema is
+            /// written: any member that does not fit is an error.
             ///
             /// # Errors
             ///
             /// [`MessageError::InvalidParams`] when the params of a known
-            /// method do not fit its schema. Unknown and extension methods
-            /// are never errors.
-            pub fn decode(method: &'a str, raw: Option<&'a RawJson<'_>>) -> Result<Self, MessageError> {
+            /// method do not fit its schema.
+            pub fn decode_strict(method: &'a str, raw: Option<&'a RawJson<'_>>) -> Result<Self, MessageError> {
                 Self::decode_text(Cow::Borrowed(method), raw.map(RawJson::get))
+            }
+
+            /// [`Self::decode`] from the params text, which must be one
+            /// valid JSON value.
+            pub(crate) fn decode_text_lenient(method: Cow<'a, str>, raw: Option<&'a str>) -> Result<Typed<'a, Self>, MessageError> {
+                Ok(match &*method {
+                    $( names::$method => {
+                        $( if let Some(v) = $direct(params_text(raw)) {
+                            return Ok(Typed::clean(Self::$variant(v)));
+                        } )?
+                        params_lenient(names::$method, raw)?.map(Self::$variant)
+                    } )*
+                    _ => Typed::clean(Self::decode_text(method, raw)?),
+                })
             }
 
             /// [`Self::decode`] from the params text, which must be one
@@ -345,18 +403,38 @@ pub enum ResponseResult<'a> {
 macro_rules! results {
     ($( $variant:ident = $method:ident, )*) => {
         impl<'a> ResponseResult<'a> {
-            /// Decodes `raw` as the result of `method`.
+            /// Decodes `raw` as the result of `method` strictly, as the
+            /// schema is written.
             ///
             /// # Errors
             ///
             /// [`MessageError::InvalidResult`] when the result of a known
             /// method does not fit its schema.
-            pub fn decode(method: &str, raw: &'a RawJson<'_>) -> Result<Self, MessageError> {
+            pub fn decode_strict(method: &str, raw: &'a RawJson<'_>) -> Result<Self, MessageError> {
                 Ok(match method {
                     $( names::$method => Self::$variant(
                         serde_json::from_str(raw.get()).map_err(|error| MessageError::InvalidResult { method: names::$method, error })?,
                     ), )*
                     _ => Self::Other(raw.reborrow()),
+                })
+            }
+
+            /// Decodes `raw` as the result of `method`, leniently: what does
+            /// not fit the schema is salvaged and reported (see [the
+            /// policy](crate::acp#lenient-by-default-strict-on-request)).
+            ///
+            /// # Errors
+            ///
+            /// [`MessageError::InvalidResult`] (the strict decoding's error)
+            /// when the result of a known method cannot be typed even so.
+            pub fn decode(method: &str, raw: &'a RawJson<'_>) -> Result<Typed<'a, Self>, MessageError> {
+                let strict = match Self::decode_strict(method, raw) {
+                    Ok(v) => return Ok(Typed::clean(v)),
+                    Err(e) => e,
+                };
+                Ok(match method {
+                    $( names::$method => salvage(raw.get()).ok_or(strict)?.map(Self::$variant), )*
+                    _ => return Err(strict),
                 })
             }
 

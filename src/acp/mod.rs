@@ -88,10 +88,13 @@
 #[cfg(feature = "arbitrary")]
 mod arbitrary;
 mod direct;
+mod extra;
 #[cfg(feature = "arbitrary")]
 pub(crate) mod leaf;
 pub(crate) mod raw;
+mod salvage;
 mod tagged;
+pub(crate) mod wire;
 
 mod client;
 mod content;
@@ -154,21 +157,13 @@ pub use update::{
 // generated exports: end
 pub use encode::{encode_error, encode_notification, encode_request, encode_response};
 pub use error::{EnvelopeFault, MessageError, TrackerError};
+pub use extra::Extra;
 pub use id::RequestId;
 #[allow(deprecated)]
-pub use line::{decode_line, Decoded, Incoming};
+pub use line::{decode_line, decode_line_strict, Decoded, Incoming};
 pub use message::{ErrorResponse, Message, Notification, Request, Response, RpcError};
 pub use method::{is_extension, names, NotificationParams, RequestParams, ResponseResult};
 pub use raw::{IntoOwned, RawJson};
+pub use salvage::{Salvage, SalvageKind, Typed};
 pub use tagged::ConfigValue;
 pub use tracker::{Completed, Expired, Tracker, DEFAULT_MAX_PEER_PENDING, DEFAULT_TIMEOUT};
-
-impl<'a> SessionIdRequest<'a> {
-    /// Params naming `session_id`, without `_meta`.
-    pub fn new(session_id: impl Into<alloc::borrow::Cow<'a, str>>) -> Self {
-        Self {
-            session_id: session_id.into(),
-            meta: None,
-        }
-    }
-}

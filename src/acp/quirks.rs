@@ -69,6 +69,7 @@ impl MissingFile {
             Self::EmptyContent => Ok(ReadTextFileResponse {
                 content: Cow::Borrowed(""),
                 meta: None,
+                extra: crate::acp::Extra::new(),
             }),
             Self::ResourceNotFound => {
                 let mut err = RpcError::new(

@@ -212,7 +212,7 @@ macro_rules! copy_into_owned {
         }
     )*};
 }
-copy_into_owned!(bool, u16, u32, u64, i64, f64);
+copy_into_owned!(bool, u16, u32, u64, i64, f64, serde_json::Number);
 
 /// A string that borrows from the input when it holds no escapes, and
 /// costs exactly one allocation when it does.
@@ -257,30 +257,6 @@ impl<'de> de::Visitor<'de> for KeyVisitor {
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
         Ok(Cow::Owned(v.to_owned()))
     }
-}
-
-/// `deserialize_with` for `Option<Cow<str>>` fields: borrows.
-pub(crate) fn opt_cow<'de: 'a, 'a, D: Deserializer<'de>>(
-    d: D,
-) -> Result<Option<Cow<'a, str>>, D::Error> {
-    Ok(Option::<CowStr<'a>>::deserialize(d)?.map(|s| s.0))
-}
-
-/// `deserialize_with` for `Vec<Cow<str>>` fields: borrows each string.
-pub(crate) fn vec_cow<'de: 'a, 'a, D: Deserializer<'de>>(
-    d: D,
-) -> Result<Vec<Cow<'a, str>>, D::Error> {
-    Ok(Vec::<CowStr<'a>>::deserialize(d)?
-        .into_iter()
-        .map(|s| s.0)
-        .collect())
-}
-
-/// `deserialize_with` for optional `Vec<Cow<str>>` fields.
-pub(crate) fn opt_vec_cow<'de: 'a, 'a, D: Deserializer<'de>>(
-    d: D,
-) -> Result<Option<Vec<Cow<'a, str>>>, D::Error> {
-    Ok(Option::<Vec<CowStr<'a>>>::deserialize(d)?.map(|v| v.into_iter().map(|s| s.0).collect()))
 }
 
 /// `deserialize_with` for fields whose presence matters even when `null`
@@ -383,31 +359,17 @@ macro_rules! string_enum {
                 $crate::acp::raw::CowStr::deserialize(d).map(|s| Self::from_wire(s.0))
             }
         }
-    };
-}
-pub(crate) use string_enum;
 
-/// Defines a message struct (all fields public and documented) plus its
-/// `into_owned`.
-macro_rules! owned_struct {
-    (
-        $(#[$m:meta])*
-        pub struct $name:ident<'a> { $( $(#[$fm:meta])* pub $f:ident : $t:ty, )* }
-    ) => {
-        $(#[$m])*
-        pub struct $name<'a> { $( $(#[$fm])* pub $f: $t, )* }
-
-        impl $name<'_> {
-            /// The value with all borrowed text copied (`'static`).
-            pub fn into_owned(self) -> $name<'static> {
-                $name { $( $f: $crate::acp::raw::IntoOwned::into_owned(self.$f), )* }
+        impl<'de: 'a, 'a> $crate::acp::wire::Value<'de> for $name<'a> {
+            fn decode<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                <Self as serde::Deserialize<'de>>::deserialize(d)
             }
         }
 
-        $crate::acp::raw::forward_into_owned!($name);
+        $crate::acp::wire::required_field!(['a] $name<'a> where 'de: 'a);
     };
 }
-pub(crate) use owned_struct;
+pub(crate) use string_enum;
 
 #[cfg(test)]
 mod tests {

@@ -7,103 +7,190 @@
 use alloc::borrow::Cow;
 use alloc::vec::Vec;
 
-use serde::{Deserialize, Serialize};
-
 use super::content::{ContentBlock, MetaOnly};
 use super::id::RequestId;
-use super::raw::{cow, opt_cow, opt_vec_cow, owned_struct, present, string_enum, vec_cow, RawJson};
-use super::tagged::ConfigValue;
-use super::tagged::{tagged_enum, tried_enum};
+use super::raw::{string_enum, RawJson};
+use super::tagged::{tagged_enum, tried_enum, ConfigValue};
+use super::wire::acp_struct;
+use super::Extra;
 
-owned_struct! {
+acp_struct! {
     /// An HTTP header to set when making requests to the MCP server.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct HttpHeader<'a> {
         /// The name of the HTTP header.
-        #[serde(rename = "name", borrow, deserialize_with = "cow")]
-        pub name: Cow<'a, str>,
+        "name" pub name: Cow<'a, str>,
         /// The value to set for the HTTP header.
-        #[serde(rename = "value", borrow, deserialize_with = "cow")]
-        pub value: Cow<'a, str>,
+        "value" pub value: Cow<'a, str>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-owned_struct! {
+impl<'a> HttpHeader<'a> {
+    /// A `HttpHeader` from its required members (`name`, `value`); the optional ones absent.
+    pub fn new(name: impl Into<Cow<'a, str>>, value: impl Into<Cow<'a, str>>) -> Self {
+        Self {
+            name: name.into(),
+            value: value.into(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+acp_struct! {
     /// An environment variable to set when launching an MCP server.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct EnvVariable<'a> {
         /// The name of the environment variable.
-        #[serde(rename = "name", borrow, deserialize_with = "cow")]
-        pub name: Cow<'a, str>,
+        "name" pub name: Cow<'a, str>,
         /// The value to set for the environment variable.
-        #[serde(rename = "value", borrow, deserialize_with = "cow")]
-        pub value: Cow<'a, str>,
+        "value" pub value: Cow<'a, str>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-owned_struct! {
+impl<'a> EnvVariable<'a> {
+    /// A `EnvVariable` from its required members (`name`, `value`); the optional ones absent.
+    pub fn new(name: impl Into<Cow<'a, str>>, value: impl Into<Cow<'a, str>>) -> Self {
+        Self {
+            name: name.into(),
+            value: value.into(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+acp_struct! {
     /// HTTP transport configuration for MCP.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct McpServerHttp<'a> {
         /// Human-readable name identifying this MCP server.
-        #[serde(rename = "name", borrow, deserialize_with = "cow")]
-        pub name: Cow<'a, str>,
+        "name" pub name: Cow<'a, str>,
         /// URL to the MCP server.
-        #[serde(rename = "url", borrow, deserialize_with = "cow")]
-        pub url: Cow<'a, str>,
+        "url" pub url: Cow<'a, str>,
         /// HTTP headers to set when making requests to the MCP server.
-        #[serde(rename = "headers", borrow)]
-        pub headers: Vec<HttpHeader<'a>>,
+        "headers" pub headers: Vec<HttpHeader<'a>>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-owned_struct! {
+impl<'a> McpServerHttp<'a> {
+    /// A `McpServerHttp` from its required members (`name`, `url`, `headers`); the optional ones absent.
+    pub fn new(
+        name: impl Into<Cow<'a, str>>,
+        url: impl Into<Cow<'a, str>>,
+        headers: Vec<HttpHeader<'a>>,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            url: url.into(),
+            headers: headers,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+acp_struct! {
     /// SSE transport configuration for MCP.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct McpServerSse<'a> {
         /// Human-readable name identifying this MCP server.
-        #[serde(rename = "name", borrow, deserialize_with = "cow")]
-        pub name: Cow<'a, str>,
+        "name" pub name: Cow<'a, str>,
         /// URL to the MCP server.
-        #[serde(rename = "url", borrow, deserialize_with = "cow")]
-        pub url: Cow<'a, str>,
+        "url" pub url: Cow<'a, str>,
         /// HTTP headers to set when making requests to the MCP server.
-        #[serde(rename = "headers", borrow)]
-        pub headers: Vec<HttpHeader<'a>>,
+        "headers" pub headers: Vec<HttpHeader<'a>>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-owned_struct! {
+impl<'a> McpServerSse<'a> {
+    /// A `McpServerSse` from its required members (`name`, `url`, `headers`); the optional ones absent.
+    pub fn new(
+        name: impl Into<Cow<'a, str>>,
+        url: impl Into<Cow<'a, str>>,
+        headers: Vec<HttpHeader<'a>>,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            url: url.into(),
+            headers: headers,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+acp_struct! {
     /// Stdio transport configuration for MCP.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct McpServerStdio<'a> {
         /// Human-readable name identifying this MCP server.
-        #[serde(rename = "name", borrow, deserialize_with = "cow")]
-        pub name: Cow<'a, str>,
+        "name" pub name: Cow<'a, str>,
         /// Absolute path to the MCP server executable.
-        #[serde(rename = "command", borrow, deserialize_with = "cow")]
-        pub command: Cow<'a, str>,
+        "command" pub command: Cow<'a, str>,
         /// Command-line arguments to pass to the MCP server.
-        #[serde(rename = "args", borrow, deserialize_with = "vec_cow")]
-        pub args: Vec<Cow<'a, str>>,
+        "args" pub args: Vec<Cow<'a, str>>,
         /// Environment variables to set when launching the MCP server.
-        #[serde(rename = "env", borrow)]
-        pub env: Vec<EnvVariable<'a>>,
+        "env" pub env: Vec<EnvVariable<'a>>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
+    }
+}
+
+impl<'a> McpServerStdio<'a> {
+    /// A `McpServerStdio` from its required members (`name`, `command`, `args`, `env`); the optional ones absent.
+    pub fn new(
+        name: impl Into<Cow<'a, str>>,
+        command: impl Into<Cow<'a, str>>,
+        args: Vec<Cow<'a, str>>,
+        env: Vec<EnvVariable<'a>>,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            command: command.into(),
+            args: args,
+            env: env,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
     }
 }
 
@@ -119,73 +206,153 @@ tagged_enum! {
     }
 }
 
-owned_struct! {
+acp_struct! {
     /// A mode the agent can operate in.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct SessionMode<'a> {
         /// Stable identifier used to refer to this protocol object in later messages.
-        #[serde(rename = "id", borrow, deserialize_with = "cow")]
-        pub id: Cow<'a, str>,
+        "id" pub id: Cow<'a, str>,
         /// Human-readable name shown for this protocol object.
-        #[serde(rename = "name", borrow, deserialize_with = "cow")]
-        pub name: Cow<'a, str>,
+        "name" pub name: Cow<'a, str>,
         /// Optional human-readable details shown with this protocol object (optional).
-        #[serde(rename = "description", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_cow")]
-        pub description: Option<Cow<'a, str>>,
+        "description" pub description: Option<Cow<'a, str>>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-owned_struct! {
+impl<'a> SessionMode<'a> {
+    /// A `SessionMode` from its required members (`id`, `name`); the optional ones absent.
+    pub fn new(id: impl Into<Cow<'a, str>>, name: impl Into<Cow<'a, str>>) -> Self {
+        Self {
+            id: id.into(),
+            name: name.into(),
+            description: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `description`.
+    #[must_use]
+    pub fn with_description(mut self, value: impl Into<Cow<'a, str>>) -> Self {
+        self.description = Some(value.into());
+        self
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+acp_struct! {
     /// The set of modes and the one currently active.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct SessionModeState<'a> {
         /// The current mode the Agent is in.
-        #[serde(rename = "currentModeId", borrow, deserialize_with = "cow")]
-        pub current_mode_id: Cow<'a, str>,
+        "currentModeId" pub current_mode_id: Cow<'a, str>,
         /// The set of modes that the Agent can operate in.
-        #[serde(rename = "availableModes", borrow)]
-        pub available_modes: Vec<SessionMode<'a>>,
+        "availableModes" pub available_modes: Vec<SessionMode<'a>>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-owned_struct! {
+impl<'a> SessionModeState<'a> {
+    /// A `SessionModeState` from its required members (`currentModeId`, `availableModes`); the optional ones absent.
+    pub fn new(
+        current_mode_id: impl Into<Cow<'a, str>>,
+        available_modes: Vec<SessionMode<'a>>,
+    ) -> Self {
+        Self {
+            current_mode_id: current_mode_id.into(),
+            available_modes: available_modes,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+acp_struct! {
     /// A model the agent can switch to (Gemini CLI's `models`, not in the v1 schema).
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct ModelInfo<'a> {
         /// The model to switch to.
-        #[serde(rename = "modelId", borrow, deserialize_with = "cow")]
-        pub model_id: Cow<'a, str>,
+        "modelId" pub model_id: Cow<'a, str>,
         /// The name.
-        #[serde(rename = "name", borrow, deserialize_with = "cow")]
-        pub name: Cow<'a, str>,
+        "name" pub name: Cow<'a, str>,
         /// A description (optional).
-        #[serde(rename = "description", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_cow")]
-        pub description: Option<Cow<'a, str>>,
+        "description" pub description: Option<Cow<'a, str>>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-owned_struct! {
+impl<'a> ModelInfo<'a> {
+    /// A `ModelInfo` from its required members (`modelId`, `name`); the optional ones absent.
+    pub fn new(model_id: impl Into<Cow<'a, str>>, name: impl Into<Cow<'a, str>>) -> Self {
+        Self {
+            model_id: model_id.into(),
+            name: name.into(),
+            description: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `description`.
+    #[must_use]
+    pub fn with_description(mut self, value: impl Into<Cow<'a, str>>) -> Self {
+        self.description = Some(value.into());
+        self
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+acp_struct! {
     /// The models of a session and the current one (Gemini CLI sends it in `session/new`; not in the v1 schema).
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct SessionModelState<'a> {
         /// The current model.
-        #[serde(rename = "currentModelId", borrow, deserialize_with = "cow")]
-        pub current_model_id: Cow<'a, str>,
+        "currentModelId" pub current_model_id: Cow<'a, str>,
         /// The models to choose from.
-        #[serde(rename = "availableModels", borrow)]
-        pub available_models: Vec<ModelInfo<'a>>,
+        "availableModels" pub available_models: Vec<ModelInfo<'a>>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
+    }
+}
+
+impl<'a> SessionModelState<'a> {
+    /// A `SessionModelState` from its required members (`currentModelId`, `availableModels`); the optional ones absent.
+    pub fn new(
+        current_model_id: impl Into<Cow<'a, str>>,
+        available_models: Vec<ModelInfo<'a>>,
+    ) -> Self {
+        Self {
+            current_model_id: current_model_id.into(),
+            available_models: available_models,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
     }
 }
 
@@ -203,41 +370,82 @@ string_enum! {
     }
 }
 
-owned_struct! {
+acp_struct! {
     /// A possible value for a session configuration option.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct SessionConfigSelectOption<'a> {
         /// Unique identifier for this option value.
-        #[serde(rename = "value", borrow, deserialize_with = "cow")]
-        pub value: Cow<'a, str>,
+        "value" pub value: Cow<'a, str>,
         /// Human-readable label for this option value.
-        #[serde(rename = "name", borrow, deserialize_with = "cow")]
-        pub name: Cow<'a, str>,
+        "name" pub name: Cow<'a, str>,
         /// Optional description for this option value (optional).
-        #[serde(rename = "description", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_cow")]
-        pub description: Option<Cow<'a, str>>,
+        "description" pub description: Option<Cow<'a, str>>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-owned_struct! {
+impl<'a> SessionConfigSelectOption<'a> {
+    /// A `SessionConfigSelectOption` from its required members (`value`, `name`); the optional ones absent.
+    pub fn new(value: impl Into<Cow<'a, str>>, name: impl Into<Cow<'a, str>>) -> Self {
+        Self {
+            value: value.into(),
+            name: name.into(),
+            description: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `description`.
+    #[must_use]
+    pub fn with_description(mut self, value: impl Into<Cow<'a, str>>) -> Self {
+        self.description = Some(value.into());
+        self
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+acp_struct! {
     /// A group of possible values for a session configuration option.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct SessionConfigSelectGroup<'a> {
         /// Unique identifier for this group.
-        #[serde(rename = "group", borrow, deserialize_with = "cow")]
-        pub group: Cow<'a, str>,
+        "group" pub group: Cow<'a, str>,
         /// Human-readable label for this group.
-        #[serde(rename = "name", borrow, deserialize_with = "cow")]
-        pub name: Cow<'a, str>,
+        "name" pub name: Cow<'a, str>,
         /// The set of option values in this group.
-        #[serde(rename = "options", borrow)]
-        pub options: Vec<SessionConfigSelectOption<'a>>,
+        "options" pub options: Vec<SessionConfigSelectOption<'a>>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
+    }
+}
+
+impl<'a> SessionConfigSelectGroup<'a> {
+    /// A `SessionConfigSelectGroup` from its required members (`group`, `name`, `options`); the optional ones absent.
+    pub fn new(
+        group: impl Into<Cow<'a, str>>,
+        name: impl Into<Cow<'a, str>>,
+        options: Vec<SessionConfigSelectOption<'a>>,
+    ) -> Self {
+        Self {
+            group: group.into(),
+            name: name.into(),
+            options: options,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
     }
 }
 
@@ -251,56 +459,123 @@ tried_enum! {
     }
 }
 
-owned_struct! {
+acp_struct! {
     /// A `select` session configuration option: one value out of a list.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct SessionConfigSelect<'a> {
         /// The id.
-        #[serde(rename = "id", borrow, deserialize_with = "cow")]
-        pub id: Cow<'a, str>,
+        "id" pub id: Cow<'a, str>,
         /// The name.
-        #[serde(rename = "name", borrow, deserialize_with = "cow")]
-        pub name: Cow<'a, str>,
+        "name" pub name: Cow<'a, str>,
         /// A description (optional).
-        #[serde(rename = "description", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_cow")]
-        pub description: Option<Cow<'a, str>>,
+        "description" pub description: Option<Cow<'a, str>>,
         /// The category (optional).
-        #[serde(rename = "category", borrow, default, skip_serializing_if = "Option::is_none")]
-        pub category: Option<SessionConfigOptionCategory<'a>>,
+        "category" pub category: Option<SessionConfigOptionCategory<'a>>,
         /// The currently selected value.
-        #[serde(rename = "currentValue", borrow, deserialize_with = "cow")]
-        pub current_value: Cow<'a, str>,
+        "currentValue" pub current_value: Cow<'a, str>,
         /// The set of selectable options.
-        #[serde(rename = "options", borrow)]
-        pub options: SessionConfigSelectOptions<'a>,
+        "options" pub options: SessionConfigSelectOptions<'a>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-owned_struct! {
+impl<'a> SessionConfigSelect<'a> {
+    /// A `SessionConfigSelect` from its required members (`id`, `name`, `currentValue`, `options`); the optional ones absent.
+    pub fn new(
+        id: impl Into<Cow<'a, str>>,
+        name: impl Into<Cow<'a, str>>,
+        current_value: impl Into<Cow<'a, str>>,
+        options: SessionConfigSelectOptions<'a>,
+    ) -> Self {
+        Self {
+            id: id.into(),
+            name: name.into(),
+            description: None,
+            category: None,
+            current_value: current_value.into(),
+            options: options,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `description`.
+    #[must_use]
+    pub fn with_description(mut self, value: impl Into<Cow<'a, str>>) -> Self {
+        self.description = Some(value.into());
+        self
+    }
+
+    /// Sets `category`.
+    #[must_use]
+    pub fn with_category(mut self, value: SessionConfigOptionCategory<'a>) -> Self {
+        self.category = Some(value);
+        self
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+acp_struct! {
     /// A `boolean` session configuration option.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct SessionConfigBoolean<'a> {
         /// The id.
-        #[serde(rename = "id", borrow, deserialize_with = "cow")]
-        pub id: Cow<'a, str>,
+        "id" pub id: Cow<'a, str>,
         /// The name.
-        #[serde(rename = "name", borrow, deserialize_with = "cow")]
-        pub name: Cow<'a, str>,
+        "name" pub name: Cow<'a, str>,
         /// A description (optional).
-        #[serde(rename = "description", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_cow")]
-        pub description: Option<Cow<'a, str>>,
+        "description" pub description: Option<Cow<'a, str>>,
         /// The category (optional).
-        #[serde(rename = "category", borrow, default, skip_serializing_if = "Option::is_none")]
-        pub category: Option<SessionConfigOptionCategory<'a>>,
+        "category" pub category: Option<SessionConfigOptionCategory<'a>>,
         /// The current value of the boolean option.
-        #[serde(rename = "currentValue")]
-        pub current_value: bool,
+        "currentValue" pub current_value: bool,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
+    }
+}
+
+impl<'a> SessionConfigBoolean<'a> {
+    /// A `SessionConfigBoolean` from its required members (`id`, `name`, `currentValue`); the optional ones absent.
+    pub fn new(
+        id: impl Into<Cow<'a, str>>,
+        name: impl Into<Cow<'a, str>>,
+        current_value: bool,
+    ) -> Self {
+        Self {
+            id: id.into(),
+            name: name.into(),
+            description: None,
+            category: None,
+            current_value: current_value,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `description`.
+    #[must_use]
+    pub fn with_description(mut self, value: impl Into<Cow<'a, str>>) -> Self {
+        self.description = Some(value.into());
+        self
+    }
+
+    /// Sets `category`.
+    #[must_use]
+    pub fn with_category(mut self, value: SessionConfigOptionCategory<'a>) -> Self {
+        self.category = Some(value);
+        self
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
     }
 }
 
@@ -314,279 +589,670 @@ tagged_enum! {
     }
 }
 
-owned_struct! {
+acp_struct! {
     /// Request parameters for creating a new session.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct NewSessionRequest<'a> {
         /// The working directory for this session. Must be an absolute path.
-        #[serde(rename = "cwd", borrow, deserialize_with = "cow")]
-        pub cwd: Cow<'a, str>,
+        "cwd" pub cwd: Cow<'a, str>,
         /// Additional workspace roots for this session. Each path must be absolute (optional).
-        #[serde(rename = "additionalDirectories", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_vec_cow")]
-        pub additional_directories: Option<Vec<Cow<'a, str>>>,
+        "additionalDirectories" pub additional_directories: Option<Vec<Cow<'a, str>>>,
         /// List of MCP (Model Context Protocol) servers the agent should connect to.
-        #[serde(rename = "mcpServers", borrow)]
-        pub mcp_servers: Vec<McpServer<'a>>,
+        "mcpServers" pub mcp_servers: Vec<McpServer<'a>>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-owned_struct! {
+impl<'a> NewSessionRequest<'a> {
+    /// A `NewSessionRequest` from its required members (`cwd`, `mcpServers`); the optional ones absent.
+    pub fn new(cwd: impl Into<Cow<'a, str>>, mcp_servers: Vec<McpServer<'a>>) -> Self {
+        Self {
+            cwd: cwd.into(),
+            additional_directories: None,
+            mcp_servers: mcp_servers,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `additionalDirectories`.
+    #[must_use]
+    pub fn with_additional_directories(mut self, value: Vec<Cow<'a, str>>) -> Self {
+        self.additional_directories = Some(value);
+        self
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+acp_struct! {
     /// Response from creating a new session.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct NewSessionResponse<'a> {
         /// Unique identifier for the created session.
-        #[serde(rename = "sessionId", borrow, deserialize_with = "cow")]
-        pub session_id: Cow<'a, str>,
+        "sessionId" pub session_id: Cow<'a, str>,
         /// Initial mode state if supported by the Agent (optional).
-        #[serde(rename = "modes", borrow, default, skip_serializing_if = "Option::is_none")]
-        pub modes: Option<SessionModeState<'a>>,
+        "modes" pub modes: Option<SessionModeState<'a>>,
         /// Initial session configuration options if supported by the Agent (optional).
-        #[serde(rename = "configOptions", borrow, default, skip_serializing_if = "Option::is_none")]
-        pub config_options: Option<Vec<SessionConfigOption<'a>>>,
+        "configOptions" pub config_options: Option<Vec<SessionConfigOption<'a>>>,
         /// The session's models (Gemini CLI; not in the v1 schema) (optional).
-        #[serde(rename = "models", borrow, default, skip_serializing_if = "Option::is_none")]
-        pub models: Option<SessionModelState<'a>>,
+        "models" pub models: Option<SessionModelState<'a>>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-owned_struct! {
+impl<'a> NewSessionResponse<'a> {
+    /// A `NewSessionResponse` from its required members (`sessionId`); the optional ones absent.
+    pub fn new(session_id: impl Into<Cow<'a, str>>) -> Self {
+        Self {
+            session_id: session_id.into(),
+            modes: None,
+            config_options: None,
+            models: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `modes`.
+    #[must_use]
+    pub fn with_modes(mut self, value: SessionModeState<'a>) -> Self {
+        self.modes = Some(value);
+        self
+    }
+
+    /// Sets `configOptions`.
+    #[must_use]
+    pub fn with_config_options(mut self, value: Vec<SessionConfigOption<'a>>) -> Self {
+        self.config_options = Some(value);
+        self
+    }
+
+    /// Sets `models`.
+    #[must_use]
+    pub fn with_models(mut self, value: SessionModelState<'a>) -> Self {
+        self.models = Some(value);
+        self
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+acp_struct! {
     /// Request parameters for loading an existing session.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct LoadSessionRequest<'a> {
         /// List of MCP servers to connect to for this session.
-        #[serde(rename = "mcpServers", borrow)]
-        pub mcp_servers: Vec<McpServer<'a>>,
+        "mcpServers" pub mcp_servers: Vec<McpServer<'a>>,
         /// The working directory for this session. Must be an absolute path.
-        #[serde(rename = "cwd", borrow, deserialize_with = "cow")]
-        pub cwd: Cow<'a, str>,
+        "cwd" pub cwd: Cow<'a, str>,
         /// Additional workspace roots to activate for this session. Each path must be absolute (optional).
-        #[serde(rename = "additionalDirectories", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_vec_cow")]
-        pub additional_directories: Option<Vec<Cow<'a, str>>>,
+        "additionalDirectories" pub additional_directories: Option<Vec<Cow<'a, str>>>,
         /// The ID of the session to load.
-        #[serde(rename = "sessionId", borrow, deserialize_with = "cow")]
-        pub session_id: Cow<'a, str>,
+        "sessionId" pub session_id: Cow<'a, str>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-owned_struct! {
+impl<'a> LoadSessionRequest<'a> {
+    /// A `LoadSessionRequest` from its required members (`mcpServers`, `cwd`, `sessionId`); the optional ones absent.
+    pub fn new(
+        mcp_servers: Vec<McpServer<'a>>,
+        cwd: impl Into<Cow<'a, str>>,
+        session_id: impl Into<Cow<'a, str>>,
+    ) -> Self {
+        Self {
+            mcp_servers: mcp_servers,
+            cwd: cwd.into(),
+            additional_directories: None,
+            session_id: session_id.into(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `additionalDirectories`.
+    #[must_use]
+    pub fn with_additional_directories(mut self, value: Vec<Cow<'a, str>>) -> Self {
+        self.additional_directories = Some(value);
+        self
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+acp_struct! {
     /// Response from loading an existing session.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct LoadSessionResponse<'a> {
         /// Initial mode state if supported by the Agent (optional).
-        #[serde(rename = "modes", borrow, default, skip_serializing_if = "Option::is_none")]
-        pub modes: Option<SessionModeState<'a>>,
+        "modes" pub modes: Option<SessionModeState<'a>>,
         /// Initial session configuration options if supported by the Agent (optional).
-        #[serde(rename = "configOptions", borrow, default, skip_serializing_if = "Option::is_none")]
-        pub config_options: Option<Vec<SessionConfigOption<'a>>>,
+        "configOptions" pub config_options: Option<Vec<SessionConfigOption<'a>>>,
         /// The session's models (Gemini CLI; not in the v1 schema) (optional).
-        #[serde(rename = "models", borrow, default, skip_serializing_if = "Option::is_none")]
-        pub models: Option<SessionModelState<'a>>,
+        "models" pub models: Option<SessionModelState<'a>>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-owned_struct! {
+impl<'a> LoadSessionResponse<'a> {
+    /// A `LoadSessionResponse` with every (optional) member absent.
+    pub fn new() -> Self {
+        Self {
+            modes: None,
+            config_options: None,
+            models: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `modes`.
+    #[must_use]
+    pub fn with_modes(mut self, value: SessionModeState<'a>) -> Self {
+        self.modes = Some(value);
+        self
+    }
+
+    /// Sets `configOptions`.
+    #[must_use]
+    pub fn with_config_options(mut self, value: Vec<SessionConfigOption<'a>>) -> Self {
+        self.config_options = Some(value);
+        self
+    }
+
+    /// Sets `models`.
+    #[must_use]
+    pub fn with_models(mut self, value: SessionModelState<'a>) -> Self {
+        self.models = Some(value);
+        self
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+impl Default for LoadSessionResponse<'_> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+acp_struct! {
     /// Request parameters for listing existing sessions.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct ListSessionsRequest<'a> {
         /// Filter sessions by working directory. Must be an absolute path (optional).
-        #[serde(rename = "cwd", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_cow")]
-        pub cwd: Option<Cow<'a, str>>,
+        "cwd" pub cwd: Option<Cow<'a, str>>,
         /// Opaque cursor token from a previous response's nextCursor field for cursor-based pagination (optional).
-        #[serde(rename = "cursor", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_cow")]
-        pub cursor: Option<Cow<'a, str>>,
+        "cursor" pub cursor: Option<Cow<'a, str>>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-owned_struct! {
+impl<'a> ListSessionsRequest<'a> {
+    /// A `ListSessionsRequest` with every (optional) member absent.
+    pub fn new() -> Self {
+        Self {
+            cwd: None,
+            cursor: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `cwd`.
+    #[must_use]
+    pub fn with_cwd(mut self, value: impl Into<Cow<'a, str>>) -> Self {
+        self.cwd = Some(value.into());
+        self
+    }
+
+    /// Sets `cursor`.
+    #[must_use]
+    pub fn with_cursor(mut self, value: impl Into<Cow<'a, str>>) -> Self {
+        self.cursor = Some(value.into());
+        self
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+impl Default for ListSessionsRequest<'_> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+acp_struct! {
     /// Information about a session returned by session/list.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct SessionInfo<'a> {
         /// Unique identifier for the session.
-        #[serde(rename = "sessionId", borrow, deserialize_with = "cow")]
-        pub session_id: Cow<'a, str>,
+        "sessionId" pub session_id: Cow<'a, str>,
         /// The working directory for this session. Must be an absolute path.
-        #[serde(rename = "cwd", borrow, deserialize_with = "cow")]
-        pub cwd: Cow<'a, str>,
+        "cwd" pub cwd: Cow<'a, str>,
         /// Additional workspace roots reported for this session. Each path must be absolute (optional).
-        #[serde(rename = "additionalDirectories", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_vec_cow")]
-        pub additional_directories: Option<Vec<Cow<'a, str>>>,
+        "additionalDirectories" pub additional_directories: Option<Vec<Cow<'a, str>>>,
         /// Human-readable title for the session (optional).
-        #[serde(rename = "title", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_cow")]
-        pub title: Option<Cow<'a, str>>,
+        "title" pub title: Option<Cow<'a, str>>,
         /// ISO 8601 timestamp of last activity (optional).
-        #[serde(rename = "updatedAt", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_cow")]
-        pub updated_at: Option<Cow<'a, str>>,
+        "updatedAt" pub updated_at: Option<Cow<'a, str>>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-owned_struct! {
+impl<'a> SessionInfo<'a> {
+    /// A `SessionInfo` from its required members (`sessionId`, `cwd`); the optional ones absent.
+    pub fn new(session_id: impl Into<Cow<'a, str>>, cwd: impl Into<Cow<'a, str>>) -> Self {
+        Self {
+            session_id: session_id.into(),
+            cwd: cwd.into(),
+            additional_directories: None,
+            title: None,
+            updated_at: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `additionalDirectories`.
+    #[must_use]
+    pub fn with_additional_directories(mut self, value: Vec<Cow<'a, str>>) -> Self {
+        self.additional_directories = Some(value);
+        self
+    }
+
+    /// Sets `title`.
+    #[must_use]
+    pub fn with_title(mut self, value: impl Into<Cow<'a, str>>) -> Self {
+        self.title = Some(value.into());
+        self
+    }
+
+    /// Sets `updatedAt`.
+    #[must_use]
+    pub fn with_updated_at(mut self, value: impl Into<Cow<'a, str>>) -> Self {
+        self.updated_at = Some(value.into());
+        self
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+acp_struct! {
     /// Response from listing sessions.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct ListSessionsResponse<'a> {
         /// Array of session information objects.
-        #[serde(rename = "sessions", borrow)]
-        pub sessions: Vec<SessionInfo<'a>>,
+        "sessions" pub sessions: Vec<SessionInfo<'a>>,
         /// Opaque cursor token. If present, pass this in the next request's cursor parameter to fetch the next page. If absent, there are no more results (optional).
-        #[serde(rename = "nextCursor", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_cow")]
-        pub next_cursor: Option<Cow<'a, str>>,
+        "nextCursor" pub next_cursor: Option<Cow<'a, str>>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-owned_struct! {
+impl<'a> ListSessionsResponse<'a> {
+    /// A `ListSessionsResponse` from its required members (`sessions`); the optional ones absent.
+    pub fn new(sessions: Vec<SessionInfo<'a>>) -> Self {
+        Self {
+            sessions: sessions,
+            next_cursor: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `nextCursor`.
+    #[must_use]
+    pub fn with_next_cursor(mut self, value: impl Into<Cow<'a, str>>) -> Self {
+        self.next_cursor = Some(value.into());
+        self
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+acp_struct! {
     /// Params that name only a session: `session/delete`, `session/close` and the `session/cancel` notification.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct SessionIdRequest<'a> {
         /// The session.
-        #[serde(rename = "sessionId", borrow, deserialize_with = "cow")]
-        pub session_id: Cow<'a, str>,
+        "sessionId" pub session_id: Cow<'a, str>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-owned_struct! {
+impl<'a> SessionIdRequest<'a> {
+    /// A `SessionIdRequest` from its required members (`sessionId`); the optional ones absent.
+    pub fn new(session_id: impl Into<Cow<'a, str>>) -> Self {
+        Self {
+            session_id: session_id.into(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+acp_struct! {
     /// Request parameters for resuming an existing session.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct ResumeSessionRequest<'a> {
         /// The ID of the session to resume.
-        #[serde(rename = "sessionId", borrow, deserialize_with = "cow")]
-        pub session_id: Cow<'a, str>,
+        "sessionId" pub session_id: Cow<'a, str>,
         /// The working directory for this session. Must be an absolute path.
-        #[serde(rename = "cwd", borrow, deserialize_with = "cow")]
-        pub cwd: Cow<'a, str>,
+        "cwd" pub cwd: Cow<'a, str>,
         /// Additional workspace roots to activate for this session. Each path must be absolute (optional).
-        #[serde(rename = "additionalDirectories", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_vec_cow")]
-        pub additional_directories: Option<Vec<Cow<'a, str>>>,
+        "additionalDirectories" pub additional_directories: Option<Vec<Cow<'a, str>>>,
         /// List of MCP servers to connect to for this session (optional).
-        #[serde(rename = "mcpServers", borrow, default, skip_serializing_if = "Option::is_none")]
-        pub mcp_servers: Option<Vec<McpServer<'a>>>,
+        "mcpServers" pub mcp_servers: Option<Vec<McpServer<'a>>>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-owned_struct! {
+impl<'a> ResumeSessionRequest<'a> {
+    /// A `ResumeSessionRequest` from its required members (`sessionId`, `cwd`); the optional ones absent.
+    pub fn new(session_id: impl Into<Cow<'a, str>>, cwd: impl Into<Cow<'a, str>>) -> Self {
+        Self {
+            session_id: session_id.into(),
+            cwd: cwd.into(),
+            additional_directories: None,
+            mcp_servers: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `additionalDirectories`.
+    #[must_use]
+    pub fn with_additional_directories(mut self, value: Vec<Cow<'a, str>>) -> Self {
+        self.additional_directories = Some(value);
+        self
+    }
+
+    /// Sets `mcpServers`.
+    #[must_use]
+    pub fn with_mcp_servers(mut self, value: Vec<McpServer<'a>>) -> Self {
+        self.mcp_servers = Some(value);
+        self
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+acp_struct! {
     /// Response from resuming an existing session.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct ResumeSessionResponse<'a> {
         /// Initial mode state if supported by the Agent (optional).
-        #[serde(rename = "modes", borrow, default, skip_serializing_if = "Option::is_none")]
-        pub modes: Option<SessionModeState<'a>>,
+        "modes" pub modes: Option<SessionModeState<'a>>,
         /// Initial session configuration options if supported by the Agent (optional).
-        #[serde(rename = "configOptions", borrow, default, skip_serializing_if = "Option::is_none")]
-        pub config_options: Option<Vec<SessionConfigOption<'a>>>,
+        "configOptions" pub config_options: Option<Vec<SessionConfigOption<'a>>>,
         /// The session's models (Gemini CLI; not in the v1 schema) (optional).
-        #[serde(rename = "models", borrow, default, skip_serializing_if = "Option::is_none")]
-        pub models: Option<SessionModelState<'a>>,
+        "models" pub models: Option<SessionModelState<'a>>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-owned_struct! {
+impl<'a> ResumeSessionResponse<'a> {
+    /// A `ResumeSessionResponse` with every (optional) member absent.
+    pub fn new() -> Self {
+        Self {
+            modes: None,
+            config_options: None,
+            models: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `modes`.
+    #[must_use]
+    pub fn with_modes(mut self, value: SessionModeState<'a>) -> Self {
+        self.modes = Some(value);
+        self
+    }
+
+    /// Sets `configOptions`.
+    #[must_use]
+    pub fn with_config_options(mut self, value: Vec<SessionConfigOption<'a>>) -> Self {
+        self.config_options = Some(value);
+        self
+    }
+
+    /// Sets `models`.
+    #[must_use]
+    pub fn with_models(mut self, value: SessionModelState<'a>) -> Self {
+        self.models = Some(value);
+        self
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+impl Default for ResumeSessionResponse<'_> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+acp_struct! {
     /// Request parameters for setting a session mode.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct SetSessionModeRequest<'a> {
         /// The ID of the session to set the mode for.
-        #[serde(rename = "sessionId", borrow, deserialize_with = "cow")]
-        pub session_id: Cow<'a, str>,
+        "sessionId" pub session_id: Cow<'a, str>,
         /// The ID of the mode to set.
-        #[serde(rename = "modeId", borrow, deserialize_with = "cow")]
-        pub mode_id: Cow<'a, str>,
+        "modeId" pub mode_id: Cow<'a, str>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-owned_struct! {
+impl<'a> SetSessionModeRequest<'a> {
+    /// A `SetSessionModeRequest` from its required members (`sessionId`, `modeId`); the optional ones absent.
+    pub fn new(session_id: impl Into<Cow<'a, str>>, mode_id: impl Into<Cow<'a, str>>) -> Self {
+        Self {
+            session_id: session_id.into(),
+            mode_id: mode_id.into(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+acp_struct! {
     /// Request parameters for setting a session configuration option.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct SetSessionConfigOptionRequest<'a> {
         /// The ID of the session to set the configuration option for.
-        #[serde(rename = "sessionId", borrow, deserialize_with = "cow")]
-        pub session_id: Cow<'a, str>,
+        "sessionId" pub session_id: Cow<'a, str>,
         /// The ID of the configuration option to set.
-        #[serde(rename = "configId", borrow, deserialize_with = "cow")]
-        pub config_id: Cow<'a, str>,
+        "configId" pub config_id: Cow<'a, str>,
         /// The `type` tag (`"boolean"` for boolean values) (optional).
-        #[serde(rename = "type", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_cow")]
-        pub kind: Option<Cow<'a, str>>,
+        "type" pub kind: Option<Cow<'a, str>>,
         /// The new value.
-        #[serde(rename = "value", borrow)]
-        pub value: ConfigValue<'a>,
+        "value" pub value: ConfigValue<'a>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-owned_struct! {
+impl<'a> SetSessionConfigOptionRequest<'a> {
+    /// A `SetSessionConfigOptionRequest` from its required members (`sessionId`, `configId`, `value`); the optional ones absent.
+    pub fn new(
+        session_id: impl Into<Cow<'a, str>>,
+        config_id: impl Into<Cow<'a, str>>,
+        value: ConfigValue<'a>,
+    ) -> Self {
+        Self {
+            session_id: session_id.into(),
+            config_id: config_id.into(),
+            kind: None,
+            value: value,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `type`.
+    #[must_use]
+    pub fn with_kind(mut self, value: impl Into<Cow<'a, str>>) -> Self {
+        self.kind = Some(value.into());
+        self
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+acp_struct! {
     /// Response to `session/set_config_option` method.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct SetSessionConfigOptionResponse<'a> {
         /// The full set of configuration options and their current values.
-        #[serde(rename = "configOptions", borrow)]
-        pub config_options: Vec<SessionConfigOption<'a>>,
+        "configOptions" pub config_options: Vec<SessionConfigOption<'a>>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-owned_struct! {
+impl<'a> SetSessionConfigOptionResponse<'a> {
+    /// A `SetSessionConfigOptionResponse` from its required members (`configOptions`); the optional ones absent.
+    pub fn new(config_options: Vec<SessionConfigOption<'a>>) -> Self {
+        Self {
+            config_options: config_options,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+acp_struct! {
     /// Params of `session/set_model` (Gemini CLI; not in the v1 schema): switch the session's model.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct SetSessionModelRequest<'a> {
         /// The session.
-        #[serde(rename = "sessionId", borrow, deserialize_with = "cow")]
-        pub session_id: Cow<'a, str>,
+        "sessionId" pub session_id: Cow<'a, str>,
         /// The model to switch to.
-        #[serde(rename = "modelId", borrow, deserialize_with = "cow")]
-        pub model_id: Cow<'a, str>,
+        "modelId" pub model_id: Cow<'a, str>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-owned_struct! {
+impl<'a> SetSessionModelRequest<'a> {
+    /// A `SetSessionModelRequest` from its required members (`sessionId`, `modelId`); the optional ones absent.
+    pub fn new(session_id: impl Into<Cow<'a, str>>, model_id: impl Into<Cow<'a, str>>) -> Self {
+        Self {
+            session_id: session_id.into(),
+            model_id: model_id.into(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+acp_struct! {
     /// Request parameters for sending a user prompt to the agent.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct PromptRequest<'a> {
         /// The ID of the session to send this user message to.
-        #[serde(rename = "sessionId", borrow, deserialize_with = "cow")]
-        pub session_id: Cow<'a, str>,
+        "sessionId" pub session_id: Cow<'a, str>,
         /// The blocks of content that compose the user's message.
-        #[serde(rename = "prompt", borrow)]
-        pub prompt: Vec<ContentBlock<'a>>,
+        "prompt" pub prompt: Vec<ContentBlock<'a>>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
+    }
+}
+
+impl<'a> PromptRequest<'a> {
+    /// A `PromptRequest` from its required members (`sessionId`, `prompt`); the optional ones absent.
+    pub fn new(session_id: impl Into<Cow<'a, str>>, prompt: Vec<ContentBlock<'a>>) -> Self {
+        Self {
+            session_id: session_id.into(),
+            prompt: prompt,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
     }
 }
 
@@ -606,29 +1272,59 @@ string_enum! {
     }
 }
 
-owned_struct! {
+acp_struct! {
     /// Response from processing a user prompt.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct PromptResponse<'a> {
         /// Indicates why the agent stopped processing the turn.
-        #[serde(rename = "stopReason", borrow)]
-        pub stop_reason: StopReason<'a>,
+        "stopReason" pub stop_reason: StopReason<'a>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-owned_struct! {
+impl<'a> PromptResponse<'a> {
+    /// A `PromptResponse` from its required members (`stopReason`); the optional ones absent.
+    pub fn new(stop_reason: StopReason<'a>) -> Self {
+        Self {
+            stop_reason: stop_reason,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+acp_struct! {
     /// Notification to cancel an ongoing request.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct CancelRequestNotification<'a> {
         /// The ID of the request to cancel.
-        #[serde(rename = "requestId", borrow)]
-        pub request_id: RequestId<'a>,
+        "requestId" pub request_id: RequestId<'a>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
+    }
+}
+
+impl<'a> CancelRequestNotification<'a> {
+    /// A `CancelRequestNotification` from its required members (`requestId`); the optional ones absent.
+    pub fn new(request_id: RequestId<'a>) -> Self {
+        Self {
+            request_id: request_id,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
     }
 }
 

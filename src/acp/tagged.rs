@@ -98,8 +98,11 @@ macro_rules! tagged_enum {
                         let text = $crate::acp::tagged::rebuild(entries, alloc::vec::Vec::new())?;
                         let tag = $crate::acp::raw::tag_of(&text, $tag).map_err(A::Error::custom)?;
                         Ok(match tag.as_deref() {
-                            $( Some($text) => $name::$variant($crate::acp::raw::IntoOwned::into_owned(
-                                serde_json::from_str::<$inner<'_>>(&text).map_err(A::Error::custom)?)), )*
+                            $( Some($text) => {
+                                let mut v = serde_json::from_str::<$inner<'_>>(&text).map_err(A::Error::custom)?;
+                                v.extra.remove_first($tag);
+                                $name::$variant($crate::acp::raw::IntoOwned::into_owned(v))
+                            } )*
                             $( None => $name::$avariant($crate::acp::raw::IntoOwned::into_owned(
                                 serde_json::from_str::<$aty<'_>>(&text).map_err(A::Error::custom)?)), )?
                             _ => $name::Unknown($crate::acp::RawJson::from_string(text.clone()).map_err(A::Error::custom)?),
@@ -114,6 +117,45 @@ macro_rules! tagged_enum {
                 d.deserialize_map(V(core::marker::PhantomData))
             }
         }
+
+        /// Leniently, a known variant whose body does not fit (but has
+        /// every required member) is kept as `Unknown` and reported.
+        impl<'de: 'a, 'a> $crate::acp::wire::Value<'de> for $name<'a> {
+            fn decode<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                <Self as serde::Deserialize<'de>>::deserialize(d)
+            }
+
+            fn lenient(
+                raw: &'de serde_json::value::RawValue,
+                cx: &mut $crate::acp::wire::Cx<'de>,
+            ) -> Result<Self, $crate::acp::wire::Fail> {
+                use $crate::acp::wire::{Fail, Value};
+                let tag = $crate::acp::raw::tag_of(raw.get(), $tag).map_err(Fail::mismatch)?;
+                let unknown = |cx: &mut $crate::acp::wire::Cx<'de>, why: Fail| match why {
+                    Fail::Missing(_) => Err(why),
+                    Fail::Mismatch(_) => {
+                        cx.salvage($crate::acp::SalvageKind::UnknownVariant, why, raw);
+                        Ok($name::Unknown($crate::acp::RawJson::borrowed(raw)))
+                    }
+                };
+                match tag.as_deref() {
+                    $( Some($text) => match <$inner<'a> as Value<'de>>::lenient(raw, cx) {
+                        Ok(mut v) => {
+                            v.extra.remove_first($tag);
+                            Ok($name::$variant(v))
+                        }
+                        Err(why) => unknown(cx, why),
+                    }, )*
+                    $( None => match <$aty<'a> as Value<'de>>::lenient(raw, cx) {
+                        Ok(v) => Ok($name::$avariant(v)),
+                        Err(why) => unknown(cx, why),
+                    }, )?
+                    _ => Ok($name::Unknown($crate::acp::RawJson::borrowed(raw))),
+                }
+            }
+        }
+
+        $crate::acp::wire::required_field!(['a] $name<'a> where 'de: 'a);
     };
 }
 pub(crate) use tagged_enum;
@@ -203,6 +245,15 @@ macro_rules! tried_enum {
                 Ok(Self::Unknown($crate::acp::RawJson::borrowed(raw)))
             }
         }
+
+        /// Never fails: what fits no variant is `Unknown`, strictly too.
+        impl<'de: 'a, 'a> $crate::acp::wire::Value<'de> for $name<'a> {
+            fn decode<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                <Self as serde::Deserialize<'de>>::deserialize(d)
+            }
+        }
+
+        $crate::acp::wire::required_field!(['a] $name<'a> where 'de: 'a);
     };
 }
 pub(crate) use tried_enum;

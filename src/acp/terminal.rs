@@ -127,6 +127,7 @@ impl TerminalOutput {
             exit_code,
             signal: signal.map(Cow::Owned),
             meta: None,
+            extra: crate::acp::Extra::new(),
         });
     }
 
@@ -171,6 +172,7 @@ impl TerminalOutput {
             truncated: self.truncated,
             exit_status: self.exit.clone(),
             meta: None,
+            extra: crate::acp::Extra::new(),
         }
     }
 }

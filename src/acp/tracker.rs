@@ -457,6 +457,7 @@ impl Tracker {
         let params = NotificationParams::CancelRequest(CancelRequestNotification {
             request_id: id.clone(),
             meta: None,
+            extra: crate::acp::Extra::new(),
         });
         let n = encode_notification(&params, out)?;
         pending.cancelled = true;

@@ -7,42 +7,81 @@
 use alloc::borrow::Cow;
 use alloc::vec::Vec;
 
-use serde::{Deserialize, Serialize};
+use serde_json::Number;
 
 use super::content::ContentBlock;
-use super::raw::{cow, opt_cow, owned_struct, present, string_enum, RawJson};
+use super::raw::{string_enum, RawJson};
 use super::session::SessionConfigOption;
 use super::tagged::{tagged_enum, tried_enum};
+use super::wire::acp_struct;
+use super::Extra;
 
-owned_struct! {
+acp_struct! {
     /// Notification containing a session update from the agent.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct SessionNotification<'a> {
         /// The ID of the session this update pertains to.
-        #[serde(rename = "sessionId", borrow, deserialize_with = "cow")]
-        pub session_id: Cow<'a, str>,
+        "sessionId" pub session_id: Cow<'a, str>,
         /// The actual update content.
-        #[serde(rename = "update", borrow)]
-        pub update: SessionUpdate<'a>,
+        "update" pub update: SessionUpdate<'a>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-owned_struct! {
+impl<'a> SessionNotification<'a> {
+    /// A `SessionNotification` from its required members (`sessionId`, `update`); the optional ones absent.
+    pub fn new(session_id: impl Into<Cow<'a, str>>, update: SessionUpdate<'a>) -> Self {
+        Self {
+            session_id: session_id.into(),
+            update: update,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+acp_struct! {
     /// A streamed item of content.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct ContentChunk<'a> {
         /// A single item of content.
-        #[serde(rename = "content", borrow)]
-        pub content: ContentBlock<'a>,
+        "content" pub content: ContentBlock<'a>,
         /// A unique identifier for the message this chunk belongs to (optional).
-        #[serde(rename = "messageId", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_cow")]
-        pub message_id: Option<Cow<'a, str>>,
+        "messageId" pub message_id: Option<Cow<'a, str>>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
+    }
+}
+
+impl<'a> ContentChunk<'a> {
+    /// A `ContentChunk` from its required members (`content`); the optional ones absent.
+    pub fn new(content: ContentBlock<'a>) -> Self {
+        Self {
+            content: content,
+            message_id: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `messageId`.
+    #[must_use]
+    pub fn with_message_id(mut self, value: impl Into<Cow<'a, str>>) -> Self {
+        self.message_id = Some(value.into());
+        self
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
     }
 }
 
@@ -86,138 +125,347 @@ string_enum! {
     }
 }
 
-owned_struct! {
+acp_struct! {
     /// Represents a tool call that the language model has requested.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct ToolCall<'a> {
         /// Unique identifier for this tool call within the session.
-        #[serde(rename = "toolCallId", borrow, deserialize_with = "cow")]
-        pub tool_call_id: Cow<'a, str>,
+        "toolCallId" pub tool_call_id: Cow<'a, str>,
         /// Human-readable title describing what the tool is doing.
-        #[serde(rename = "title", borrow, deserialize_with = "cow")]
-        pub title: Cow<'a, str>,
+        "title" pub title: Cow<'a, str>,
         /// Programmatic name of the tool being invoked (optional).
-        #[serde(rename = "name", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_cow")]
-        pub name: Option<Cow<'a, str>>,
+        "name" pub name: Option<Cow<'a, str>>,
         /// The category of tool being invoked. Helps clients choose appropriate icons and UI treatment (optional).
-        #[serde(rename = "kind", borrow, default, skip_serializing_if = "Option::is_none")]
-        pub kind: Option<ToolKind<'a>>,
+        "kind" pub kind: Option<ToolKind<'a>>,
         /// Current execution status of the tool call (optional).
-        #[serde(rename = "status", borrow, default, skip_serializing_if = "Option::is_none")]
-        pub status: Option<ToolCallStatus<'a>>,
+        "status" pub status: Option<ToolCallStatus<'a>>,
         /// Content produced by the tool call (optional).
-        #[serde(rename = "content", borrow, default, skip_serializing_if = "Option::is_none")]
-        pub content: Option<Vec<ToolCallContent<'a>>>,
+        "content" pub content: Option<Vec<ToolCallContent<'a>>>,
         /// File locations affected by this tool call. Enables "follow-along" features in clients (optional).
-        #[serde(rename = "locations", borrow, default, skip_serializing_if = "Option::is_none")]
-        pub locations: Option<Vec<ToolCallLocation<'a>>>,
+        "locations" pub locations: Option<Vec<ToolCallLocation<'a>>>,
         /// Raw input parameters sent to the tool (optional).
-        #[serde(rename = "rawInput", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub raw_input: Option<RawJson<'a>>,
+        "rawInput" pub raw_input: Option<RawJson<'a>>,
         /// Raw output returned by the tool (optional).
-        #[serde(rename = "rawOutput", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub raw_output: Option<RawJson<'a>>,
+        "rawOutput" pub raw_output: Option<RawJson<'a>>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-owned_struct! {
+impl<'a> ToolCall<'a> {
+    /// A `ToolCall` from its required members (`toolCallId`, `title`); the optional ones absent.
+    pub fn new(tool_call_id: impl Into<Cow<'a, str>>, title: impl Into<Cow<'a, str>>) -> Self {
+        Self {
+            tool_call_id: tool_call_id.into(),
+            title: title.into(),
+            name: None,
+            kind: None,
+            status: None,
+            content: None,
+            locations: None,
+            raw_input: None,
+            raw_output: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `name`.
+    #[must_use]
+    pub fn with_name(mut self, value: impl Into<Cow<'a, str>>) -> Self {
+        self.name = Some(value.into());
+        self
+    }
+
+    /// Sets `kind`.
+    #[must_use]
+    pub fn with_kind(mut self, value: ToolKind<'a>) -> Self {
+        self.kind = Some(value);
+        self
+    }
+
+    /// Sets `status`.
+    #[must_use]
+    pub fn with_status(mut self, value: ToolCallStatus<'a>) -> Self {
+        self.status = Some(value);
+        self
+    }
+
+    /// Sets `content`.
+    #[must_use]
+    pub fn with_content(mut self, value: Vec<ToolCallContent<'a>>) -> Self {
+        self.content = Some(value);
+        self
+    }
+
+    /// Sets `locations`.
+    #[must_use]
+    pub fn with_locations(mut self, value: Vec<ToolCallLocation<'a>>) -> Self {
+        self.locations = Some(value);
+        self
+    }
+
+    /// Sets `rawInput`.
+    #[must_use]
+    pub fn with_raw_input(mut self, value: RawJson<'a>) -> Self {
+        self.raw_input = Some(value);
+        self
+    }
+
+    /// Sets `rawOutput`.
+    #[must_use]
+    pub fn with_raw_output(mut self, value: RawJson<'a>) -> Self {
+        self.raw_output = Some(value);
+        self
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+acp_struct! {
     /// An update to an existing tool call.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct ToolCallUpdate<'a> {
         /// The ID of the tool call being updated.
-        #[serde(rename = "toolCallId", borrow, deserialize_with = "cow")]
-        pub tool_call_id: Cow<'a, str>,
+        "toolCallId" pub tool_call_id: Cow<'a, str>,
         /// Update the tool kind (optional).
-        #[serde(rename = "kind", borrow, default, skip_serializing_if = "Option::is_none")]
-        pub kind: Option<ToolKind<'a>>,
+        "kind" pub kind: Option<ToolKind<'a>>,
         /// Update the execution status (optional).
-        #[serde(rename = "status", borrow, default, skip_serializing_if = "Option::is_none")]
-        pub status: Option<ToolCallStatus<'a>>,
+        "status" pub status: Option<ToolCallStatus<'a>>,
         /// Update the human-readable title (optional).
-        #[serde(rename = "title", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_cow")]
-        pub title: Option<Cow<'a, str>>,
+        "title" pub title: Option<Cow<'a, str>>,
         /// Update the programmatic name of the tool being invoked (optional).
-        #[serde(rename = "name", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_cow")]
-        pub name: Option<Cow<'a, str>>,
+        "name" pub name: Option<Cow<'a, str>>,
         /// Replace the content collection (optional).
-        #[serde(rename = "content", borrow, default, skip_serializing_if = "Option::is_none")]
-        pub content: Option<Vec<ToolCallContent<'a>>>,
+        "content" pub content: Option<Vec<ToolCallContent<'a>>>,
         /// Replace the locations collection (optional).
-        #[serde(rename = "locations", borrow, default, skip_serializing_if = "Option::is_none")]
-        pub locations: Option<Vec<ToolCallLocation<'a>>>,
+        "locations" pub locations: Option<Vec<ToolCallLocation<'a>>>,
         /// Update the raw input (optional).
-        #[serde(rename = "rawInput", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub raw_input: Option<RawJson<'a>>,
+        "rawInput" pub raw_input: Option<RawJson<'a>>,
         /// Update the raw output (optional).
-        #[serde(rename = "rawOutput", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub raw_output: Option<RawJson<'a>>,
+        "rawOutput" pub raw_output: Option<RawJson<'a>>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-owned_struct! {
+impl<'a> ToolCallUpdate<'a> {
+    /// A `ToolCallUpdate` from its required members (`toolCallId`); the optional ones absent.
+    pub fn new(tool_call_id: impl Into<Cow<'a, str>>) -> Self {
+        Self {
+            tool_call_id: tool_call_id.into(),
+            kind: None,
+            status: None,
+            title: None,
+            name: None,
+            content: None,
+            locations: None,
+            raw_input: None,
+            raw_output: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `kind`.
+    #[must_use]
+    pub fn with_kind(mut self, value: ToolKind<'a>) -> Self {
+        self.kind = Some(value);
+        self
+    }
+
+    /// Sets `status`.
+    #[must_use]
+    pub fn with_status(mut self, value: ToolCallStatus<'a>) -> Self {
+        self.status = Some(value);
+        self
+    }
+
+    /// Sets `title`.
+    #[must_use]
+    pub fn with_title(mut self, value: impl Into<Cow<'a, str>>) -> Self {
+        self.title = Some(value.into());
+        self
+    }
+
+    /// Sets `name`.
+    #[must_use]
+    pub fn with_name(mut self, value: impl Into<Cow<'a, str>>) -> Self {
+        self.name = Some(value.into());
+        self
+    }
+
+    /// Sets `content`.
+    #[must_use]
+    pub fn with_content(mut self, value: Vec<ToolCallContent<'a>>) -> Self {
+        self.content = Some(value);
+        self
+    }
+
+    /// Sets `locations`.
+    #[must_use]
+    pub fn with_locations(mut self, value: Vec<ToolCallLocation<'a>>) -> Self {
+        self.locations = Some(value);
+        self
+    }
+
+    /// Sets `rawInput`.
+    #[must_use]
+    pub fn with_raw_input(mut self, value: RawJson<'a>) -> Self {
+        self.raw_input = Some(value);
+        self
+    }
+
+    /// Sets `rawOutput`.
+    #[must_use]
+    pub fn with_raw_output(mut self, value: RawJson<'a>) -> Self {
+        self.raw_output = Some(value);
+        self
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+acp_struct! {
     /// A file location being accessed or modified by a tool.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct ToolCallLocation<'a> {
         /// The absolute file path being accessed or modified.
-        #[serde(rename = "path", borrow, deserialize_with = "cow")]
-        pub path: Cow<'a, str>,
+        "path" pub path: Cow<'a, str>,
         /// Optional 1-based line number within the file (optional).
-        #[serde(rename = "line", default, skip_serializing_if = "Option::is_none")]
-        pub line: Option<u32>,
+        "line" pub line: Option<u32>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-owned_struct! {
+impl<'a> ToolCallLocation<'a> {
+    /// A `ToolCallLocation` from its required members (`path`); the optional ones absent.
+    pub fn new(path: impl Into<Cow<'a, str>>) -> Self {
+        Self {
+            path: path.into(),
+            line: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `line`.
+    #[must_use]
+    pub fn with_line(mut self, value: u32) -> Self {
+        self.line = Some(value);
+        self
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+acp_struct! {
     /// Standard content block (text, images, resources).
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct Content<'a> {
         /// The actual content block.
-        #[serde(rename = "content", borrow)]
-        pub content: ContentBlock<'a>,
+        "content" pub content: ContentBlock<'a>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-owned_struct! {
+impl<'a> Content<'a> {
+    /// A `Content` from its required members (`content`); the optional ones absent.
+    pub fn new(content: ContentBlock<'a>) -> Self {
+        Self {
+            content: content,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+acp_struct! {
     /// A diff representing file modifications.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct Diff<'a> {
         /// The absolute file path being modified.
-        #[serde(rename = "path", borrow, deserialize_with = "cow")]
-        pub path: Cow<'a, str>,
+        "path" pub path: Cow<'a, str>,
         /// The original content (omitted or `null` for new files) (optional).
-        #[serde(rename = "oldText", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_cow")]
-        pub old_text: Option<Cow<'a, str>>,
+        "oldText" pub old_text: Option<Cow<'a, str>>,
         /// The new content after modification.
-        #[serde(rename = "newText", borrow, deserialize_with = "cow")]
-        pub new_text: Cow<'a, str>,
+        "newText" pub new_text: Cow<'a, str>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-owned_struct! {
+impl<'a> Diff<'a> {
+    /// A `Diff` from its required members (`path`, `newText`); the optional ones absent.
+    pub fn new(path: impl Into<Cow<'a, str>>, new_text: impl Into<Cow<'a, str>>) -> Self {
+        Self {
+            path: path.into(),
+            old_text: None,
+            new_text: new_text.into(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `oldText`.
+    #[must_use]
+    pub fn with_old_text(mut self, value: impl Into<Cow<'a, str>>) -> Self {
+        self.old_text = Some(value.into());
+        self
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+acp_struct! {
     /// Embed a terminal created with `terminal/create` by its id.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct Terminal<'a> {
         /// Identifier of the terminal instance to embed in the content stream.
-        #[serde(rename = "terminalId", borrow, deserialize_with = "cow")]
-        pub terminal_id: Cow<'a, str>,
+        "terminalId" pub terminal_id: Cow<'a, str>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
+    }
+}
+
+impl<'a> Terminal<'a> {
+    /// A `Terminal` from its required members (`terminalId`); the optional ones absent.
+    pub fn new(terminal_id: impl Into<Cow<'a, str>>) -> Self {
+        Self {
+            terminal_id: terminal_id.into(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
     }
 }
 
@@ -257,80 +505,166 @@ string_enum! {
     }
 }
 
-owned_struct! {
+acp_struct! {
     /// An execution plan for accomplishing complex tasks.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct Plan<'a> {
         /// The list of tasks to be accomplished.
-        #[serde(rename = "entries", borrow)]
-        pub entries: Vec<PlanEntry<'a>>,
+        "entries" pub entries: Vec<PlanEntry<'a>>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-owned_struct! {
+impl<'a> Plan<'a> {
+    /// A `Plan` from its required members (`entries`); the optional ones absent.
+    pub fn new(entries: Vec<PlanEntry<'a>>) -> Self {
+        Self {
+            entries: entries,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+acp_struct! {
     /// A single entry in the execution plan.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct PlanEntry<'a> {
         /// Human-readable description of what this task aims to accomplish.
-        #[serde(rename = "content", borrow, deserialize_with = "cow")]
-        pub content: Cow<'a, str>,
+        "content" pub content: Cow<'a, str>,
         /// The relative importance of this task. Used to indicate which tasks are most critical to the overall goal.
-        #[serde(rename = "priority", borrow)]
-        pub priority: PlanEntryPriority<'a>,
+        "priority" pub priority: PlanEntryPriority<'a>,
         /// Current execution status of this task.
-        #[serde(rename = "status", borrow)]
-        pub status: PlanEntryStatus<'a>,
+        "status" pub status: PlanEntryStatus<'a>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-owned_struct! {
+impl<'a> PlanEntry<'a> {
+    /// A `PlanEntry` from its required members (`content`, `priority`, `status`); the optional ones absent.
+    pub fn new(
+        content: impl Into<Cow<'a, str>>,
+        priority: PlanEntryPriority<'a>,
+        status: PlanEntryStatus<'a>,
+    ) -> Self {
+        Self {
+            content: content.into(),
+            priority: priority,
+            status: status,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+acp_struct! {
     /// Available commands are ready or have changed.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct AvailableCommandsUpdate<'a> {
         /// Commands the agent can execute.
-        #[serde(rename = "availableCommands", borrow)]
-        pub available_commands: Vec<AvailableCommand<'a>>,
+        "availableCommands" pub available_commands: Vec<AvailableCommand<'a>>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-owned_struct! {
+impl<'a> AvailableCommandsUpdate<'a> {
+    /// A `AvailableCommandsUpdate` from its required members (`availableCommands`); the optional ones absent.
+    pub fn new(available_commands: Vec<AvailableCommand<'a>>) -> Self {
+        Self {
+            available_commands: available_commands,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+acp_struct! {
     /// Information about a command.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct AvailableCommand<'a> {
         /// Command name (e.g., `create_plan`, `research_codebase`).
-        #[serde(rename = "name", borrow, deserialize_with = "cow")]
-        pub name: Cow<'a, str>,
+        "name" pub name: Cow<'a, str>,
         /// Human-readable description of what the command does.
-        #[serde(rename = "description", borrow, deserialize_with = "cow")]
-        pub description: Cow<'a, str>,
+        "description" pub description: Cow<'a, str>,
         /// Input for the command if required (optional).
-        #[serde(rename = "input", borrow, default, skip_serializing_if = "Option::is_none")]
-        pub input: Option<AvailableCommandInput<'a>>,
+        "input" pub input: Option<AvailableCommandInput<'a>>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-owned_struct! {
+impl<'a> AvailableCommand<'a> {
+    /// A `AvailableCommand` from its required members (`name`, `description`); the optional ones absent.
+    pub fn new(name: impl Into<Cow<'a, str>>, description: impl Into<Cow<'a, str>>) -> Self {
+        Self {
+            name: name.into(),
+            description: description.into(),
+            input: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `input`.
+    #[must_use]
+    pub fn with_input(mut self, value: AvailableCommandInput<'a>) -> Self {
+        self.input = Some(value);
+        self
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+acp_struct! {
     /// All text that was typed after the command name is provided as input.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct UnstructuredCommandInput<'a> {
         /// A hint to display when the input hasn't been provided yet.
-        #[serde(rename = "hint", borrow, deserialize_with = "cow")]
-        pub hint: Cow<'a, str>,
+        "hint" pub hint: Cow<'a, str>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
+    }
+}
+
+impl<'a> UnstructuredCommandInput<'a> {
+    /// A `UnstructuredCommandInput` from its required members (`hint`); the optional ones absent.
+    pub fn new(hint: impl Into<Cow<'a, str>>) -> Self {
+        Self {
+            hint: hint.into(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
     }
 }
 
@@ -342,80 +676,182 @@ tried_enum! {
     }
 }
 
-owned_struct! {
+acp_struct! {
     /// The current mode of the session has changed.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct CurrentModeUpdate<'a> {
         /// The ID of the current mode.
-        #[serde(rename = "currentModeId", borrow, deserialize_with = "cow")]
-        pub current_mode_id: Cow<'a, str>,
+        "currentModeId" pub current_mode_id: Cow<'a, str>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-owned_struct! {
+impl<'a> CurrentModeUpdate<'a> {
+    /// A `CurrentModeUpdate` from its required members (`currentModeId`); the optional ones absent.
+    pub fn new(current_mode_id: impl Into<Cow<'a, str>>) -> Self {
+        Self {
+            current_mode_id: current_mode_id.into(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+acp_struct! {
     /// Session configuration options have been updated.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct ConfigOptionUpdate<'a> {
         /// The full set of configuration options and their current values.
-        #[serde(rename = "configOptions", borrow)]
-        pub config_options: Vec<SessionConfigOption<'a>>,
+        "configOptions" pub config_options: Vec<SessionConfigOption<'a>>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-owned_struct! {
+impl<'a> ConfigOptionUpdate<'a> {
+    /// A `ConfigOptionUpdate` from its required members (`configOptions`); the optional ones absent.
+    pub fn new(config_options: Vec<SessionConfigOption<'a>>) -> Self {
+        Self {
+            config_options: config_options,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+acp_struct! {
     /// Update to session metadata. All fields are optional to support partial updates.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct SessionInfoUpdate<'a> {
         /// Human-readable title for the session. Set to null to clear (optional).
-        #[serde(rename = "title", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_cow")]
-        pub title: Option<Cow<'a, str>>,
+        "title" pub title: Option<Cow<'a, str>>,
         /// ISO 8601 timestamp of last activity. Set to null to clear (optional).
-        #[serde(rename = "updatedAt", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_cow")]
-        pub updated_at: Option<Cow<'a, str>>,
+        "updatedAt" pub updated_at: Option<Cow<'a, str>>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-owned_struct! {
+impl<'a> SessionInfoUpdate<'a> {
+    /// A `SessionInfoUpdate` with every (optional) member absent.
+    pub fn new() -> Self {
+        Self {
+            title: None,
+            updated_at: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `title`.
+    #[must_use]
+    pub fn with_title(mut self, value: impl Into<Cow<'a, str>>) -> Self {
+        self.title = Some(value.into());
+        self
+    }
+
+    /// Sets `updatedAt`.
+    #[must_use]
+    pub fn with_updated_at(mut self, value: impl Into<Cow<'a, str>>) -> Self {
+        self.updated_at = Some(value.into());
+        self
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+impl Default for SessionInfoUpdate<'_> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+acp_struct! {
     /// Context window and cost update for a session.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct UsageUpdate<'a> {
         /// Tokens currently in context.
-        #[serde(rename = "used")]
-        pub used: u64,
+        "used" pub used: u64,
         /// Total context window size in tokens.
-        #[serde(rename = "size")]
-        pub size: u64,
+        "size" pub size: u64,
         /// Cumulative session cost (optional) (optional).
-        #[serde(rename = "cost", borrow, default, skip_serializing_if = "Option::is_none")]
-        pub cost: Option<Cost<'a>>,
+        "cost" pub cost: Option<Cost<'a>>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-owned_struct! {
+impl<'a> UsageUpdate<'a> {
+    /// A `UsageUpdate` from its required members (`used`, `size`); the optional ones absent.
+    pub fn new(used: u64, size: u64) -> Self {
+        Self {
+            used: used,
+            size: size,
+            cost: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `cost`.
+    #[must_use]
+    pub fn with_cost(mut self, value: Cost<'a>) -> Self {
+        self.cost = Some(value);
+        self
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+acp_struct! {
     /// Cost information for a session.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct Cost<'a> {
         /// Total cumulative cost for session.
-        #[serde(rename = "amount")]
-        pub amount: f64,
+        "amount" pub amount: Number,
         /// Unit of `amount`: an ISO 4217 currency code (e.g., "USD", "EUR") for money, or another unit such as "credits".
-        #[serde(rename = "currency", borrow, deserialize_with = "cow")]
-        pub currency: Cow<'a, str>,
+        "currency" pub currency: Cow<'a, str>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
+    }
+}
+
+impl<'a> Cost<'a> {
+    /// A `Cost` from its required members (`amount`, `currency`); the optional ones absent.
+    pub fn new(amount: Number, currency: impl Into<Cow<'a, str>>) -> Self {
+        Self {
+            amount: amount,
+            currency: currency.into(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
     }
 }
 
@@ -431,22 +867,44 @@ string_enum! {
     }
 }
 
-owned_struct! {
+acp_struct! {
     /// Fire-and-forget information for the user.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct Notice<'a> {
         /// Presentation severity hint.
-        #[serde(rename = "severity", borrow)]
-        pub severity: NoticeSeverity<'a>,
+        "severity" pub severity: NoticeSeverity<'a>,
         /// Required non-empty plain-text title that can stand alone.
-        #[serde(rename = "title", borrow, deserialize_with = "cow")]
-        pub title: Cow<'a, str>,
+        "title" pub title: Cow<'a, str>,
         /// Optional plain-text detail or guidance (optional).
-        #[serde(rename = "description", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_cow")]
-        pub description: Option<Cow<'a, str>>,
+        "description" pub description: Option<Cow<'a, str>>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
+    }
+}
+
+impl<'a> Notice<'a> {
+    /// A `Notice` from its required members (`severity`, `title`); the optional ones absent.
+    pub fn new(severity: NoticeSeverity<'a>, title: impl Into<Cow<'a, str>>) -> Self {
+        Self {
+            severity: severity,
+            title: title.into(),
+            description: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `description`.
+    #[must_use]
+    pub fn with_description(mut self, value: impl Into<Cow<'a, str>>) -> Self {
+        self.description = Some(value.into());
+        self
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
     }
 }
 
@@ -464,41 +922,85 @@ string_enum! {
     }
 }
 
-owned_struct! {
+acp_struct! {
     /// A context compaction upsert. The first notification fixes the compaction's timeline position. Later updates with the same ID patch that entity in place. Agents MUST only send this update when the Client advertised the `session.compaction` Client capability.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct CompactionUpdate<'a> {
         /// The Agent-owned ID of this compaction, unique within the session.
-        #[serde(rename = "compactionId", borrow, deserialize_with = "cow")]
-        pub compaction_id: Cow<'a, str>,
+        "compactionId" pub compaction_id: Cow<'a, str>,
         /// Current lifecycle status.
-        #[serde(rename = "status", borrow)]
-        pub status: CompactionStatus<'a>,
+        "status" pub status: CompactionStatus<'a>,
         /// Complete replacement user-displayable summary content for the compaction (optional).
-        #[serde(rename = "summary", borrow, default, skip_serializing_if = "Option::is_none")]
-        pub summary: Option<Vec<ContentBlock<'a>>>,
+        "summary" pub summary: Option<Vec<ContentBlock<'a>>>,
         /// Human-readable error details for the compaction (optional).
-        #[serde(rename = "error", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "opt_cow")]
-        pub error: Option<Cow<'a, str>>,
+        "error" pub error: Option<Cow<'a, str>>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-owned_struct! {
+impl<'a> CompactionUpdate<'a> {
+    /// A `CompactionUpdate` from its required members (`compactionId`, `status`); the optional ones absent.
+    pub fn new(compaction_id: impl Into<Cow<'a, str>>, status: CompactionStatus<'a>) -> Self {
+        Self {
+            compaction_id: compaction_id.into(),
+            status: status,
+            summary: None,
+            error: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `summary`.
+    #[must_use]
+    pub fn with_summary(mut self, value: Vec<ContentBlock<'a>>) -> Self {
+        self.summary = Some(value);
+        self
+    }
+
+    /// Sets `error`.
+    #[must_use]
+    pub fn with_error(mut self, value: impl Into<Cow<'a, str>>) -> Self {
+        self.error = Some(value.into());
+        self
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+acp_struct! {
     /// A content block appended to a compaction's summary. A first-seen ID creates an in-progress compaction. Chunks append in receive order. Agents MUST only send this update when the Client advertised the `session.compaction` Client capability.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct CompactionSummaryChunk<'a> {
         /// ID of the compaction whose summary receives this content.
-        #[serde(rename = "compactionId", borrow, deserialize_with = "cow")]
-        pub compaction_id: Cow<'a, str>,
+        "compactionId" pub compaction_id: Cow<'a, str>,
         /// One content block to append.
-        #[serde(rename = "content", borrow)]
-        pub content: ContentBlock<'a>,
+        "content" pub content: ContentBlock<'a>,
         /// Extension metadata (`_meta`), kept raw.
-        #[serde(rename = "_meta", borrow, default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-        pub meta: Option<RawJson<'a>>,
+        "_meta" pub meta: Option<RawJson<'a>>,
+    }
+}
+
+impl<'a> CompactionSummaryChunk<'a> {
+    /// A `CompactionSummaryChunk` from its required members (`compactionId`, `content`); the optional ones absent.
+    pub fn new(compaction_id: impl Into<Cow<'a, str>>, content: ContentBlock<'a>) -> Self {
+        Self {
+            compaction_id: compaction_id.into(),
+            content: content,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
     }
 }
 

@@ -24,14 +24,16 @@ pub fn arb_annotations(valid: bool) -> BoxedStrategy<Annotations<'static>> {
     ((
         option::of(vec(arb_role(valid), 0..3)),
         option::of(text()),
-        option::of(float()),
+        option::of(number()),
         option::of(meta()),
     ),)
-        .prop_map(|((audience, last_modified, priority, meta),)| Annotations {
-            audience,
-            last_modified,
-            priority,
-            meta,
+        .prop_map(|((audience, last_modified, priority, meta),)| {
+            let mut v = Annotations::new();
+            v.audience = audience;
+            v.last_modified = last_modified;
+            v.priority = priority;
+            v.meta = meta;
+            v
         })
         .boxed()
 }
@@ -43,10 +45,11 @@ pub fn arb_text_content(valid: bool) -> BoxedStrategy<TextContent<'static>> {
         text(),
         option::of(meta()),
     ),)
-        .prop_map(|((annotations, text, meta),)| TextContent {
-            annotations,
-            text,
-            meta,
+        .prop_map(|((annotations, text, meta),)| {
+            let mut v = TextContent::new(text);
+            v.annotations = annotations;
+            v.meta = meta;
+            v
         })
         .boxed()
 }
@@ -60,15 +63,13 @@ pub fn arb_image_content(valid: bool) -> BoxedStrategy<ImageContent<'static>> {
         option::of(text()),
         option::of(meta()),
     ),)
-        .prop_map(
-            |((annotations, data, mime_type, uri, meta),)| ImageContent {
-                annotations,
-                data,
-                mime_type,
-                uri,
-                meta,
-            },
-        )
+        .prop_map(|((annotations, data, mime_type, uri, meta),)| {
+            let mut v = ImageContent::new(data, mime_type);
+            v.annotations = annotations;
+            v.uri = uri;
+            v.meta = meta;
+            v
+        })
         .boxed()
 }
 
@@ -80,11 +81,11 @@ pub fn arb_audio_content(valid: bool) -> BoxedStrategy<AudioContent<'static>> {
         text(),
         option::of(meta()),
     ),)
-        .prop_map(|((annotations, data, mime_type, meta),)| AudioContent {
-            annotations,
-            data,
-            mime_type,
-            meta,
+        .prop_map(|((annotations, data, mime_type, meta),)| {
+            let mut v = AudioContent::new(data, mime_type);
+            v.annotations = annotations;
+            v.meta = meta;
+            v
         })
         .boxed()
 }
@@ -104,16 +105,14 @@ pub fn arb_resource_link(valid: bool) -> BoxedStrategy<ResourceLink<'static>> {
     )
         .prop_map(
             |((annotations, description, mime_type, name, size, title), (uri, meta))| {
-                ResourceLink {
-                    annotations,
-                    description,
-                    mime_type,
-                    name,
-                    size,
-                    title,
-                    uri,
-                    meta,
-                }
+                let mut v = ResourceLink::new(name, uri);
+                v.annotations = annotations;
+                v.description = description;
+                v.mime_type = mime_type;
+                v.size = size;
+                v.title = title;
+                v.meta = meta;
+                v
             },
         )
         .boxed()
@@ -126,10 +125,11 @@ pub fn arb_embedded_resource(valid: bool) -> BoxedStrategy<EmbeddedResource<'sta
         arb_embedded_resource_resource(valid),
         option::of(meta()),
     ),)
-        .prop_map(|((annotations, resource, meta),)| EmbeddedResource {
-            annotations,
-            resource,
-            meta,
+        .prop_map(|((annotations, resource, meta),)| {
+            let mut v = EmbeddedResource::new(resource);
+            v.annotations = annotations;
+            v.meta = meta;
+            v
         })
         .boxed()
 }
@@ -137,11 +137,11 @@ pub fn arb_embedded_resource(valid: bool) -> BoxedStrategy<EmbeddedResource<'sta
 pub fn arb_text_resource_contents(valid: bool) -> BoxedStrategy<TextResourceContents<'static>> {
     let _ = valid;
     ((option::of(text()), text(), text(), option::of(meta())),)
-        .prop_map(|((mime_type, text, uri, meta),)| TextResourceContents {
-            mime_type,
-            text,
-            uri,
-            meta,
+        .prop_map(|((mime_type, text, uri, meta),)| {
+            let mut v = TextResourceContents::new(text, uri);
+            v.mime_type = mime_type;
+            v.meta = meta;
+            v
         })
         .boxed()
 }
@@ -149,11 +149,11 @@ pub fn arb_text_resource_contents(valid: bool) -> BoxedStrategy<TextResourceCont
 pub fn arb_blob_resource_contents(valid: bool) -> BoxedStrategy<BlobResourceContents<'static>> {
     let _ = valid;
     ((text(), option::of(text()), text(), option::of(meta())),)
-        .prop_map(|((blob, mime_type, uri, meta),)| BlobResourceContents {
-            blob,
-            mime_type,
-            uri,
-            meta,
+        .prop_map(|((blob, mime_type, uri, meta),)| {
+            let mut v = BlobResourceContents::new(blob, uri);
+            v.mime_type = mime_type;
+            v.meta = meta;
+            v
         })
         .boxed()
 }
@@ -186,17 +186,21 @@ pub fn arb_content_block(valid: bool) -> BoxedStrategy<ContentBlock<'static>> {
 pub fn arb_meta_only(valid: bool) -> BoxedStrategy<MetaOnly<'static>> {
     let _ = valid;
     ((option::of(meta()),),)
-        .prop_map(|((meta,),)| MetaOnly { meta })
+        .prop_map(|((meta,),)| {
+            let mut v = MetaOnly::new();
+            v.meta = meta;
+            v
+        })
         .boxed()
 }
 
 pub fn arb_session_notification(valid: bool) -> BoxedStrategy<SessionNotification<'static>> {
     let _ = valid;
     ((text(), arb_session_update(valid), option::of(meta())),)
-        .prop_map(|((session_id, update, meta),)| SessionNotification {
-            session_id,
-            update,
-            meta,
+        .prop_map(|((session_id, update, meta),)| {
+            let mut v = SessionNotification::new(session_id, update);
+            v.meta = meta;
+            v
         })
         .boxed()
 }
@@ -208,10 +212,11 @@ pub fn arb_content_chunk(valid: bool) -> BoxedStrategy<ContentChunk<'static>> {
         option::of(text()),
         option::of(meta()),
     ),)
-        .prop_map(|((content, message_id, meta),)| ContentChunk {
-            content,
-            message_id,
-            meta,
+        .prop_map(|((content, message_id, meta),)| {
+            let mut v = ContentChunk::new(content);
+            v.message_id = message_id;
+            v.meta = meta;
+            v
         })
         .boxed()
 }
@@ -274,17 +279,17 @@ pub fn arb_tool_call(valid: bool) -> BoxedStrategy<ToolCall<'static>> {
             |(
                 (tool_call_id, title, name, kind, status, content),
                 (locations, raw_input, raw_output, meta),
-            )| ToolCall {
-                tool_call_id,
-                title,
-                name,
-                kind,
-                status,
-                content,
-                locations,
-                raw_input,
-                raw_output,
-                meta,
+            )| {
+                let mut v = ToolCall::new(tool_call_id, title);
+                v.name = name;
+                v.kind = kind;
+                v.status = status;
+                v.content = content;
+                v.locations = locations;
+                v.raw_input = raw_input;
+                v.raw_output = raw_output;
+                v.meta = meta;
+                v
             },
         )
         .boxed()
@@ -312,17 +317,18 @@ pub fn arb_tool_call_update(valid: bool) -> BoxedStrategy<ToolCallUpdate<'static
             |(
                 (tool_call_id, kind, status, title, name, content),
                 (locations, raw_input, raw_output, meta),
-            )| ToolCallUpdate {
-                tool_call_id,
-                kind,
-                status,
-                title,
-                name,
-                content,
-                locations,
-                raw_input,
-                raw_output,
-                meta,
+            )| {
+                let mut v = ToolCallUpdate::new(tool_call_id);
+                v.kind = kind;
+                v.status = status;
+                v.title = title;
+                v.name = name;
+                v.content = content;
+                v.locations = locations;
+                v.raw_input = raw_input;
+                v.raw_output = raw_output;
+                v.meta = meta;
+                v
             },
         )
         .boxed()
@@ -331,25 +337,34 @@ pub fn arb_tool_call_update(valid: bool) -> BoxedStrategy<ToolCallUpdate<'static
 pub fn arb_tool_call_location(valid: bool) -> BoxedStrategy<ToolCallLocation<'static>> {
     let _ = valid;
     ((text(), option::of(any::<u32>()), option::of(meta())),)
-        .prop_map(|((path, line, meta),)| ToolCallLocation { path, line, meta })
+        .prop_map(|((path, line, meta),)| {
+            let mut v = ToolCallLocation::new(path);
+            v.line = line;
+            v.meta = meta;
+            v
+        })
         .boxed()
 }
 
 pub fn arb_content(valid: bool) -> BoxedStrategy<Content<'static>> {
     let _ = valid;
     ((arb_content_block(valid), option::of(meta())),)
-        .prop_map(|((content, meta),)| Content { content, meta })
+        .prop_map(|((content, meta),)| {
+            let mut v = Content::new(content);
+            v.meta = meta;
+            v
+        })
         .boxed()
 }
 
 pub fn arb_diff(valid: bool) -> BoxedStrategy<Diff<'static>> {
     let _ = valid;
     ((text(), option::of(text()), text(), option::of(meta())),)
-        .prop_map(|((path, old_text, new_text, meta),)| Diff {
-            path,
-            old_text,
-            new_text,
-            meta,
+        .prop_map(|((path, old_text, new_text, meta),)| {
+            let mut v = Diff::new(path, new_text);
+            v.old_text = old_text;
+            v.meta = meta;
+            v
         })
         .boxed()
 }
@@ -357,7 +372,11 @@ pub fn arb_diff(valid: bool) -> BoxedStrategy<Diff<'static>> {
 pub fn arb_terminal(valid: bool) -> BoxedStrategy<Terminal<'static>> {
     let _ = valid;
     ((text(), option::of(meta())),)
-        .prop_map(|((terminal_id, meta),)| Terminal { terminal_id, meta })
+        .prop_map(|((terminal_id, meta),)| {
+            let mut v = Terminal::new(terminal_id);
+            v.meta = meta;
+            v
+        })
         .boxed()
 }
 
@@ -404,7 +423,11 @@ pub fn arb_plan_entry_status(valid: bool) -> BoxedStrategy<PlanEntryStatus<'stat
 pub fn arb_plan(valid: bool) -> BoxedStrategy<Plan<'static>> {
     let _ = valid;
     ((vec(arb_plan_entry(valid), 0..3), option::of(meta())),)
-        .prop_map(|((entries, meta),)| Plan { entries, meta })
+        .prop_map(|((entries, meta),)| {
+            let mut v = Plan::new(entries);
+            v.meta = meta;
+            v
+        })
         .boxed()
 }
 
@@ -416,11 +439,10 @@ pub fn arb_plan_entry(valid: bool) -> BoxedStrategy<PlanEntry<'static>> {
         arb_plan_entry_status(valid),
         option::of(meta()),
     ),)
-        .prop_map(|((content, priority, status, meta),)| PlanEntry {
-            content,
-            priority,
-            status,
-            meta,
+        .prop_map(|((content, priority, status, meta),)| {
+            let mut v = PlanEntry::new(content, priority, status);
+            v.meta = meta;
+            v
         })
         .boxed()
 }
@@ -430,9 +452,10 @@ pub fn arb_available_commands_update(
 ) -> BoxedStrategy<AvailableCommandsUpdate<'static>> {
     let _ = valid;
     ((vec(arb_available_command(valid), 0..3), option::of(meta())),)
-        .prop_map(|((available_commands, meta),)| AvailableCommandsUpdate {
-            available_commands,
-            meta,
+        .prop_map(|((available_commands, meta),)| {
+            let mut v = AvailableCommandsUpdate::new(available_commands);
+            v.meta = meta;
+            v
         })
         .boxed()
 }
@@ -445,11 +468,11 @@ pub fn arb_available_command(valid: bool) -> BoxedStrategy<AvailableCommand<'sta
         option::of(arb_available_command_input(valid)),
         option::of(meta()),
     ),)
-        .prop_map(|((name, description, input, meta),)| AvailableCommand {
-            name,
-            description,
-            input,
-            meta,
+        .prop_map(|((name, description, input, meta),)| {
+            let mut v = AvailableCommand::new(name, description);
+            v.input = input;
+            v.meta = meta;
+            v
         })
         .boxed()
 }
@@ -459,7 +482,11 @@ pub fn arb_unstructured_command_input(
 ) -> BoxedStrategy<UnstructuredCommandInput<'static>> {
     let _ = valid;
     ((text(), option::of(meta())),)
-        .prop_map(|((hint, meta),)| UnstructuredCommandInput { hint, meta })
+        .prop_map(|((hint, meta),)| {
+            let mut v = UnstructuredCommandInput::new(hint);
+            v.meta = meta;
+            v
+        })
         .boxed()
 }
 
@@ -471,9 +498,10 @@ pub fn arb_available_command_input(valid: bool) -> BoxedStrategy<AvailableComman
 pub fn arb_current_mode_update(valid: bool) -> BoxedStrategy<CurrentModeUpdate<'static>> {
     let _ = valid;
     ((text(), option::of(meta())),)
-        .prop_map(|((current_mode_id, meta),)| CurrentModeUpdate {
-            current_mode_id,
-            meta,
+        .prop_map(|((current_mode_id, meta),)| {
+            let mut v = CurrentModeUpdate::new(current_mode_id);
+            v.meta = meta;
+            v
         })
         .boxed()
 }
@@ -484,9 +512,10 @@ pub fn arb_config_option_update(valid: bool) -> BoxedStrategy<ConfigOptionUpdate
         vec(arb_session_config_option(valid), 0..3),
         option::of(meta()),
     ),)
-        .prop_map(|((config_options, meta),)| ConfigOptionUpdate {
-            config_options,
-            meta,
+        .prop_map(|((config_options, meta),)| {
+            let mut v = ConfigOptionUpdate::new(config_options);
+            v.meta = meta;
+            v
         })
         .boxed()
 }
@@ -494,10 +523,12 @@ pub fn arb_config_option_update(valid: bool) -> BoxedStrategy<ConfigOptionUpdate
 pub fn arb_session_info_update(valid: bool) -> BoxedStrategy<SessionInfoUpdate<'static>> {
     let _ = valid;
     ((option::of(text()), option::of(text()), option::of(meta())),)
-        .prop_map(|((title, updated_at, meta),)| SessionInfoUpdate {
-            title,
-            updated_at,
-            meta,
+        .prop_map(|((title, updated_at, meta),)| {
+            let mut v = SessionInfoUpdate::new();
+            v.title = title;
+            v.updated_at = updated_at;
+            v.meta = meta;
+            v
         })
         .boxed()
 }
@@ -510,22 +541,22 @@ pub fn arb_usage_update(valid: bool) -> BoxedStrategy<UsageUpdate<'static>> {
         option::of(arb_cost(valid)),
         option::of(meta()),
     ),)
-        .prop_map(|((used, size, cost, meta),)| UsageUpdate {
-            used,
-            size,
-            cost,
-            meta,
+        .prop_map(|((used, size, cost, meta),)| {
+            let mut v = UsageUpdate::new(used, size);
+            v.cost = cost;
+            v.meta = meta;
+            v
         })
         .boxed()
 }
 
 pub fn arb_cost(valid: bool) -> BoxedStrategy<Cost<'static>> {
     let _ = valid;
-    ((float(), text(), option::of(meta())),)
-        .prop_map(|((amount, currency, meta),)| Cost {
-            amount,
-            currency,
-            meta,
+    ((number(), text(), option::of(meta())),)
+        .prop_map(|((amount, currency, meta),)| {
+            let mut v = Cost::new(amount, currency);
+            v.meta = meta;
+            v
         })
         .boxed()
 }
@@ -552,11 +583,11 @@ pub fn arb_notice(valid: bool) -> BoxedStrategy<Notice<'static>> {
         option::of(text()),
         option::of(meta()),
     ),)
-        .prop_map(|((severity, title, description, meta),)| Notice {
-            severity,
-            title,
-            description,
-            meta,
+        .prop_map(|((severity, title, description, meta),)| {
+            let mut v = Notice::new(severity, title);
+            v.description = description;
+            v.meta = meta;
+            v
         })
         .boxed()
 }
@@ -584,25 +615,23 @@ pub fn arb_compaction_update(valid: bool) -> BoxedStrategy<CompactionUpdate<'sta
         option::of(text()),
         option::of(meta()),
     ),)
-        .prop_map(
-            |((compaction_id, status, summary, error, meta),)| CompactionUpdate {
-                compaction_id,
-                status,
-                summary,
-                error,
-                meta,
-            },
-        )
+        .prop_map(|((compaction_id, status, summary, error, meta),)| {
+            let mut v = CompactionUpdate::new(compaction_id, status);
+            v.summary = summary;
+            v.error = error;
+            v.meta = meta;
+            v
+        })
         .boxed()
 }
 
 pub fn arb_compaction_summary_chunk(valid: bool) -> BoxedStrategy<CompactionSummaryChunk<'static>> {
     let _ = valid;
     ((text(), arb_content_block(valid), option::of(meta())),)
-        .prop_map(|((compaction_id, content, meta),)| CompactionSummaryChunk {
-            compaction_id,
-            content,
-            meta,
+        .prop_map(|((compaction_id, content, meta),)| {
+            let mut v = CompactionSummaryChunk::new(compaction_id, content);
+            v.meta = meta;
+            v
         })
         .boxed()
 }
@@ -634,11 +663,11 @@ pub fn arb_session_update(valid: bool) -> BoxedStrategy<SessionUpdate<'static>> 
 pub fn arb_implementation(valid: bool) -> BoxedStrategy<Implementation<'static>> {
     let _ = valid;
     ((text(), option::of(text()), text(), option::of(meta())),)
-        .prop_map(|((name, title, version, meta),)| Implementation {
-            name,
-            title,
-            version,
-            meta,
+        .prop_map(|((name, title, version, meta),)| {
+            let mut v = Implementation::new(name, version);
+            v.title = title;
+            v.meta = meta;
+            v
         })
         .boxed()
 }
@@ -650,13 +679,13 @@ pub fn arb_file_system_capabilities(valid: bool) -> BoxedStrategy<FileSystemCapa
         option::of(any::<bool>()),
         option::of(meta()),
     ),)
-        .prop_map(
-            |((read_text_file, write_text_file, meta),)| FileSystemCapabilities {
-                read_text_file,
-                write_text_file,
-                meta,
-            },
-        )
+        .prop_map(|((read_text_file, write_text_file, meta),)| {
+            let mut v = FileSystemCapabilities::new();
+            v.read_text_file = read_text_file;
+            v.write_text_file = write_text_file;
+            v.meta = meta;
+            v
+        })
         .boxed()
 }
 
@@ -665,7 +694,12 @@ pub fn arb_session_config_options_capabilities(
 ) -> BoxedStrategy<SessionConfigOptionsCapabilities<'static>> {
     let _ = valid;
     ((option::of(arb_meta_only(valid)), option::of(meta())),)
-        .prop_map(|((boolean, meta),)| SessionConfigOptionsCapabilities { boolean, meta })
+        .prop_map(|((boolean, meta),)| {
+            let mut v = SessionConfigOptionsCapabilities::new();
+            v.boolean = boolean;
+            v.meta = meta;
+            v
+        })
         .boxed()
 }
 
@@ -679,21 +713,26 @@ pub fn arb_client_session_capabilities(
         option::of(arb_meta_only(valid)),
         option::of(meta()),
     ),)
-        .prop_map(
-            |((compaction, config_options, notices, meta),)| ClientSessionCapabilities {
-                compaction,
-                config_options,
-                notices,
-                meta,
-            },
-        )
+        .prop_map(|((compaction, config_options, notices, meta),)| {
+            let mut v = ClientSessionCapabilities::new();
+            v.compaction = compaction;
+            v.config_options = config_options;
+            v.notices = notices;
+            v.meta = meta;
+            v
+        })
         .boxed()
 }
 
 pub fn arb_auth_capabilities(valid: bool) -> BoxedStrategy<AuthCapabilities<'static>> {
     let _ = valid;
     ((option::of(any::<bool>()), option::of(meta())),)
-        .prop_map(|((terminal, meta),)| AuthCapabilities { terminal, meta })
+        .prop_map(|((terminal, meta),)| {
+            let mut v = AuthCapabilities::new();
+            v.terminal = terminal;
+            v.meta = meta;
+            v
+        })
         .boxed()
 }
 
@@ -706,7 +745,13 @@ pub fn arb_elicitation_capabilities(
         option::of(arb_meta_only(valid)),
         option::of(meta()),
     ),)
-        .prop_map(|((form, url, meta),)| ElicitationCapabilities { form, url, meta })
+        .prop_map(|((form, url, meta),)| {
+            let mut v = ElicitationCapabilities::new();
+            v.form = form;
+            v.url = url;
+            v.meta = meta;
+            v
+        })
         .boxed()
 }
 
@@ -720,16 +765,16 @@ pub fn arb_client_capabilities(valid: bool) -> BoxedStrategy<ClientCapabilities<
         option::of(arb_elicitation_capabilities(valid)),
         option::of(meta()),
     ),)
-        .prop_map(
-            |((fs, terminal, session, auth, elicitation, meta),)| ClientCapabilities {
-                fs,
-                terminal,
-                session,
-                auth,
-                elicitation,
-                meta,
-            },
-        )
+        .prop_map(|((fs, terminal, session, auth, elicitation, meta),)| {
+            let mut v = ClientCapabilities::new();
+            v.fs = fs;
+            v.terminal = terminal;
+            v.session = session;
+            v.auth = auth;
+            v.elicitation = elicitation;
+            v.meta = meta;
+            v
+        })
         .boxed()
 }
 
@@ -742,11 +787,12 @@ pub fn arb_initialize_request(valid: bool) -> BoxedStrategy<InitializeRequest<'s
         option::of(meta()),
     ),)
         .prop_map(
-            |((protocol_version, client_capabilities, client_info, meta),)| InitializeRequest {
-                protocol_version,
-                client_capabilities,
-                client_info,
-                meta,
+            |((protocol_version, client_capabilities, client_info, meta),)| {
+                let mut v = InitializeRequest::new(protocol_version);
+                v.client_capabilities = client_capabilities;
+                v.client_info = client_info;
+                v.meta = meta;
+                v
             },
         )
         .boxed()
@@ -760,14 +806,14 @@ pub fn arb_prompt_capabilities(valid: bool) -> BoxedStrategy<PromptCapabilities<
         option::of(any::<bool>()),
         option::of(meta()),
     ),)
-        .prop_map(
-            |((image, audio, embedded_context, meta),)| PromptCapabilities {
-                image,
-                audio,
-                embedded_context,
-                meta,
-            },
-        )
+        .prop_map(|((image, audio, embedded_context, meta),)| {
+            let mut v = PromptCapabilities::new();
+            v.image = image;
+            v.audio = audio;
+            v.embedded_context = embedded_context;
+            v.meta = meta;
+            v
+        })
         .boxed()
 }
 
@@ -778,7 +824,13 @@ pub fn arb_mcp_capabilities(valid: bool) -> BoxedStrategy<McpCapabilities<'stati
         option::of(any::<bool>()),
         option::of(meta()),
     ),)
-        .prop_map(|((http, sse, meta),)| McpCapabilities { http, sse, meta })
+        .prop_map(|((http, sse, meta),)| {
+            let mut v = McpCapabilities::new();
+            v.http = http;
+            v.sse = sse;
+            v.meta = meta;
+            v
+        })
         .boxed()
 }
 
@@ -793,13 +845,15 @@ pub fn arb_session_capabilities(valid: bool) -> BoxedStrategy<SessionCapabilitie
         option::of(meta()),
     ),)
         .prop_map(
-            |((list, delete, additional_directories, resume, close, meta),)| SessionCapabilities {
-                list,
-                delete,
-                additional_directories,
-                resume,
-                close,
-                meta,
+            |((list, delete, additional_directories, resume, close, meta),)| {
+                let mut v = SessionCapabilities::new();
+                v.list = list;
+                v.delete = delete;
+                v.additional_directories = additional_directories;
+                v.resume = resume;
+                v.close = close;
+                v.meta = meta;
+                v
             },
         )
         .boxed()
@@ -808,7 +862,12 @@ pub fn arb_session_capabilities(valid: bool) -> BoxedStrategy<SessionCapabilitie
 pub fn arb_agent_auth_capabilities(valid: bool) -> BoxedStrategy<AgentAuthCapabilities<'static>> {
     let _ = valid;
     ((option::of(arb_meta_only(valid)), option::of(meta())),)
-        .prop_map(|((logout, meta),)| AgentAuthCapabilities { logout, meta })
+        .prop_map(|((logout, meta),)| {
+            let mut v = AgentAuthCapabilities::new();
+            v.logout = logout;
+            v.meta = meta;
+            v
+        })
         .boxed()
 }
 
@@ -830,13 +889,15 @@ pub fn arb_agent_capabilities(valid: bool) -> BoxedStrategy<AgentCapabilities<'s
                 session_capabilities,
                 auth,
                 meta,
-            ),)| AgentCapabilities {
-                load_session,
-                prompt_capabilities,
-                mcp_capabilities,
-                session_capabilities,
-                auth,
-                meta,
+            ),)| {
+                let mut v = AgentCapabilities::new();
+                v.load_session = load_session;
+                v.prompt_capabilities = prompt_capabilities;
+                v.mcp_capabilities = mcp_capabilities;
+                v.session_capabilities = session_capabilities;
+                v.auth = auth;
+                v.meta = meta;
+                v
             },
         )
         .boxed()
@@ -845,11 +906,11 @@ pub fn arb_agent_capabilities(valid: bool) -> BoxedStrategy<AgentCapabilities<'s
 pub fn arb_auth_method_agent(valid: bool) -> BoxedStrategy<AuthMethodAgent<'static>> {
     let _ = valid;
     ((text(), text(), option::of(text()), option::of(meta())),)
-        .prop_map(|((id, name, description, meta),)| AuthMethodAgent {
-            id,
-            name,
-            description,
-            meta,
+        .prop_map(|((id, name, description, meta),)| {
+            let mut v = AuthMethodAgent::new(id, name);
+            v.description = description;
+            v.meta = meta;
+            v
         })
         .boxed()
 }
@@ -864,16 +925,14 @@ pub fn arb_auth_method_terminal(valid: bool) -> BoxedStrategy<AuthMethodTerminal
         option::of(env_map()),
         option::of(meta()),
     ),)
-        .prop_map(
-            |((id, name, description, args, env, meta),)| AuthMethodTerminal {
-                id,
-                name,
-                description,
-                args,
-                env,
-                meta,
-            },
-        )
+        .prop_map(|((id, name, description, args, env, meta),)| {
+            let mut v = AuthMethodTerminal::new(id, name);
+            v.description = description;
+            v.args = args;
+            v.env = env;
+            v.meta = meta;
+            v
+        })
         .boxed()
 }
 
@@ -900,13 +959,12 @@ pub fn arb_initialize_response(valid: bool) -> BoxedStrategy<InitializeResponse<
     ),)
         .prop_map(
             |((protocol_version, agent_capabilities, auth_methods, agent_info, meta),)| {
-                InitializeResponse {
-                    protocol_version,
-                    agent_capabilities,
-                    auth_methods,
-                    agent_info,
-                    meta,
-                }
+                let mut v = InitializeResponse::new(protocol_version);
+                v.agent_capabilities = agent_capabilities;
+                v.auth_methods = auth_methods;
+                v.agent_info = agent_info;
+                v.meta = meta;
+                v
             },
         )
         .boxed()
@@ -915,21 +973,33 @@ pub fn arb_initialize_response(valid: bool) -> BoxedStrategy<InitializeResponse<
 pub fn arb_authenticate_request(valid: bool) -> BoxedStrategy<AuthenticateRequest<'static>> {
     let _ = valid;
     ((text(), option::of(meta())),)
-        .prop_map(|((method_id, meta),)| AuthenticateRequest { method_id, meta })
+        .prop_map(|((method_id, meta),)| {
+            let mut v = AuthenticateRequest::new(method_id);
+            v.meta = meta;
+            v
+        })
         .boxed()
 }
 
 pub fn arb_http_header(valid: bool) -> BoxedStrategy<HttpHeader<'static>> {
     let _ = valid;
     ((text(), text(), option::of(meta())),)
-        .prop_map(|((name, value, meta),)| HttpHeader { name, value, meta })
+        .prop_map(|((name, value, meta),)| {
+            let mut v = HttpHeader::new(name, value);
+            v.meta = meta;
+            v
+        })
         .boxed()
 }
 
 pub fn arb_env_variable(valid: bool) -> BoxedStrategy<EnvVariable<'static>> {
     let _ = valid;
     ((text(), text(), option::of(meta())),)
-        .prop_map(|((name, value, meta),)| EnvVariable { name, value, meta })
+        .prop_map(|((name, value, meta),)| {
+            let mut v = EnvVariable::new(name, value);
+            v.meta = meta;
+            v
+        })
         .boxed()
 }
 
@@ -941,11 +1011,10 @@ pub fn arb_mcp_server_http(valid: bool) -> BoxedStrategy<McpServerHttp<'static>>
         vec(arb_http_header(valid), 0..3),
         option::of(meta()),
     ),)
-        .prop_map(|((name, url, headers, meta),)| McpServerHttp {
-            name,
-            url,
-            headers,
-            meta,
+        .prop_map(|((name, url, headers, meta),)| {
+            let mut v = McpServerHttp::new(name, url, headers);
+            v.meta = meta;
+            v
         })
         .boxed()
 }
@@ -958,11 +1027,10 @@ pub fn arb_mcp_server_sse(valid: bool) -> BoxedStrategy<McpServerSse<'static>> {
         vec(arb_http_header(valid), 0..3),
         option::of(meta()),
     ),)
-        .prop_map(|((name, url, headers, meta),)| McpServerSse {
-            name,
-            url,
-            headers,
-            meta,
+        .prop_map(|((name, url, headers, meta),)| {
+            let mut v = McpServerSse::new(name, url, headers);
+            v.meta = meta;
+            v
         })
         .boxed()
 }
@@ -976,12 +1044,10 @@ pub fn arb_mcp_server_stdio(valid: bool) -> BoxedStrategy<McpServerStdio<'static
         vec(arb_env_variable(valid), 0..3),
         option::of(meta()),
     ),)
-        .prop_map(|((name, command, args, env, meta),)| McpServerStdio {
-            name,
-            command,
-            args,
-            env,
-            meta,
+        .prop_map(|((name, command, args, env, meta),)| {
+            let mut v = McpServerStdio::new(name, command, args, env);
+            v.meta = meta;
+            v
         })
         .boxed()
 }
@@ -1002,11 +1068,11 @@ pub fn arb_mcp_server(valid: bool) -> BoxedStrategy<McpServer<'static>> {
 pub fn arb_session_mode(valid: bool) -> BoxedStrategy<SessionMode<'static>> {
     let _ = valid;
     ((text(), text(), option::of(text()), option::of(meta())),)
-        .prop_map(|((id, name, description, meta),)| SessionMode {
-            id,
-            name,
-            description,
-            meta,
+        .prop_map(|((id, name, description, meta),)| {
+            let mut v = SessionMode::new(id, name);
+            v.description = description;
+            v.meta = meta;
+            v
         })
         .boxed()
 }
@@ -1018,24 +1084,22 @@ pub fn arb_session_mode_state(valid: bool) -> BoxedStrategy<SessionModeState<'st
         vec(arb_session_mode(valid), 0..3),
         option::of(meta()),
     ),)
-        .prop_map(
-            |((current_mode_id, available_modes, meta),)| SessionModeState {
-                current_mode_id,
-                available_modes,
-                meta,
-            },
-        )
+        .prop_map(|((current_mode_id, available_modes, meta),)| {
+            let mut v = SessionModeState::new(current_mode_id, available_modes);
+            v.meta = meta;
+            v
+        })
         .boxed()
 }
 
 pub fn arb_model_info(valid: bool) -> BoxedStrategy<ModelInfo<'static>> {
     let _ = valid;
     ((text(), text(), option::of(text()), option::of(meta())),)
-        .prop_map(|((model_id, name, description, meta),)| ModelInfo {
-            model_id,
-            name,
-            description,
-            meta,
+        .prop_map(|((model_id, name, description, meta),)| {
+            let mut v = ModelInfo::new(model_id, name);
+            v.description = description;
+            v.meta = meta;
+            v
         })
         .boxed()
 }
@@ -1043,13 +1107,11 @@ pub fn arb_model_info(valid: bool) -> BoxedStrategy<ModelInfo<'static>> {
 pub fn arb_session_model_state(valid: bool) -> BoxedStrategy<SessionModelState<'static>> {
     let _ = valid;
     ((text(), vec(arb_model_info(valid), 0..3), option::of(meta())),)
-        .prop_map(
-            |((current_model_id, available_models, meta),)| SessionModelState {
-                current_model_id,
-                available_models,
-                meta,
-            },
-        )
+        .prop_map(|((current_model_id, available_models, meta),)| {
+            let mut v = SessionModelState::new(current_model_id, available_models);
+            v.meta = meta;
+            v
+        })
         .boxed()
 }
 
@@ -1074,14 +1136,12 @@ pub fn arb_session_config_select_option(
 ) -> BoxedStrategy<SessionConfigSelectOption<'static>> {
     let _ = valid;
     ((text(), text(), option::of(text()), option::of(meta())),)
-        .prop_map(
-            |((value, name, description, meta),)| SessionConfigSelectOption {
-                value,
-                name,
-                description,
-                meta,
-            },
-        )
+        .prop_map(|((value, name, description, meta),)| {
+            let mut v = SessionConfigSelectOption::new(value, name);
+            v.description = description;
+            v.meta = meta;
+            v
+        })
         .boxed()
 }
 
@@ -1095,11 +1155,10 @@ pub fn arb_session_config_select_group(
         vec(arb_session_config_select_option(valid), 0..3),
         option::of(meta()),
     ),)
-        .prop_map(|((group, name, options, meta),)| SessionConfigSelectGroup {
-            group,
-            name,
-            options,
-            meta,
+        .prop_map(|((group, name, options, meta),)| {
+            let mut v = SessionConfigSelectGroup::new(group, name, options);
+            v.meta = meta;
+            v
         })
         .boxed()
 }
@@ -1131,15 +1190,11 @@ pub fn arb_session_config_select(valid: bool) -> BoxedStrategy<SessionConfigSele
     )
         .prop_map(
             |((id, name, description, category, current_value, options), (meta,))| {
-                SessionConfigSelect {
-                    id,
-                    name,
-                    description,
-                    category,
-                    current_value,
-                    options,
-                    meta,
-                }
+                let mut v = SessionConfigSelect::new(id, name, current_value, options);
+                v.description = description;
+                v.category = category;
+                v.meta = meta;
+                v
             },
         )
         .boxed()
@@ -1156,13 +1211,12 @@ pub fn arb_session_config_boolean(valid: bool) -> BoxedStrategy<SessionConfigBoo
         option::of(meta()),
     ),)
         .prop_map(
-            |((id, name, description, category, current_value, meta),)| SessionConfigBoolean {
-                id,
-                name,
-                description,
-                category,
-                current_value,
-                meta,
+            |((id, name, description, category, current_value, meta),)| {
+                let mut v = SessionConfigBoolean::new(id, name, current_value);
+                v.description = description;
+                v.category = category;
+                v.meta = meta;
+                v
             },
         )
         .boxed()
@@ -1189,14 +1243,12 @@ pub fn arb_new_session_request(valid: bool) -> BoxedStrategy<NewSessionRequest<'
         vec(arb_mcp_server(valid), 0..3),
         option::of(meta()),
     ),)
-        .prop_map(
-            |((cwd, additional_directories, mcp_servers, meta),)| NewSessionRequest {
-                cwd,
-                additional_directories,
-                mcp_servers,
-                meta,
-            },
-        )
+        .prop_map(|((cwd, additional_directories, mcp_servers, meta),)| {
+            let mut v = NewSessionRequest::new(cwd, mcp_servers);
+            v.additional_directories = additional_directories;
+            v.meta = meta;
+            v
+        })
         .boxed()
 }
 
@@ -1209,15 +1261,14 @@ pub fn arb_new_session_response(valid: bool) -> BoxedStrategy<NewSessionResponse
         option::of(arb_session_model_state(valid)),
         option::of(meta()),
     ),)
-        .prop_map(
-            |((session_id, modes, config_options, models, meta),)| NewSessionResponse {
-                session_id,
-                modes,
-                config_options,
-                models,
-                meta,
-            },
-        )
+        .prop_map(|((session_id, modes, config_options, models, meta),)| {
+            let mut v = NewSessionResponse::new(session_id);
+            v.modes = modes;
+            v.config_options = config_options;
+            v.models = models;
+            v.meta = meta;
+            v
+        })
         .boxed()
 }
 
@@ -1231,12 +1282,11 @@ pub fn arb_load_session_request(valid: bool) -> BoxedStrategy<LoadSessionRequest
         option::of(meta()),
     ),)
         .prop_map(
-            |((mcp_servers, cwd, additional_directories, session_id, meta),)| LoadSessionRequest {
-                mcp_servers,
-                cwd,
-                additional_directories,
-                session_id,
-                meta,
+            |((mcp_servers, cwd, additional_directories, session_id, meta),)| {
+                let mut v = LoadSessionRequest::new(mcp_servers, cwd, session_id);
+                v.additional_directories = additional_directories;
+                v.meta = meta;
+                v
             },
         )
         .boxed()
@@ -1250,21 +1300,27 @@ pub fn arb_load_session_response(valid: bool) -> BoxedStrategy<LoadSessionRespon
         option::of(arb_session_model_state(valid)),
         option::of(meta()),
     ),)
-        .prop_map(
-            |((modes, config_options, models, meta),)| LoadSessionResponse {
-                modes,
-                config_options,
-                models,
-                meta,
-            },
-        )
+        .prop_map(|((modes, config_options, models, meta),)| {
+            let mut v = LoadSessionResponse::new();
+            v.modes = modes;
+            v.config_options = config_options;
+            v.models = models;
+            v.meta = meta;
+            v
+        })
         .boxed()
 }
 
 pub fn arb_list_sessions_request(valid: bool) -> BoxedStrategy<ListSessionsRequest<'static>> {
     let _ = valid;
     ((option::of(text()), option::of(text()), option::of(meta())),)
-        .prop_map(|((cwd, cursor, meta),)| ListSessionsRequest { cwd, cursor, meta })
+        .prop_map(|((cwd, cursor, meta),)| {
+            let mut v = ListSessionsRequest::new();
+            v.cwd = cwd;
+            v.cursor = cursor;
+            v.meta = meta;
+            v
+        })
         .boxed()
 }
 
@@ -1279,13 +1335,13 @@ pub fn arb_session_info(valid: bool) -> BoxedStrategy<SessionInfo<'static>> {
         option::of(meta()),
     ),)
         .prop_map(
-            |((session_id, cwd, additional_directories, title, updated_at, meta),)| SessionInfo {
-                session_id,
-                cwd,
-                additional_directories,
-                title,
-                updated_at,
-                meta,
+            |((session_id, cwd, additional_directories, title, updated_at, meta),)| {
+                let mut v = SessionInfo::new(session_id, cwd);
+                v.additional_directories = additional_directories;
+                v.title = title;
+                v.updated_at = updated_at;
+                v.meta = meta;
+                v
             },
         )
         .boxed()
@@ -1298,10 +1354,11 @@ pub fn arb_list_sessions_response(valid: bool) -> BoxedStrategy<ListSessionsResp
         option::of(text()),
         option::of(meta()),
     ),)
-        .prop_map(|((sessions, next_cursor, meta),)| ListSessionsResponse {
-            sessions,
-            next_cursor,
-            meta,
+        .prop_map(|((sessions, next_cursor, meta),)| {
+            let mut v = ListSessionsResponse::new(sessions);
+            v.next_cursor = next_cursor;
+            v.meta = meta;
+            v
         })
         .boxed()
 }
@@ -1309,7 +1366,11 @@ pub fn arb_list_sessions_response(valid: bool) -> BoxedStrategy<ListSessionsResp
 pub fn arb_session_id_request(valid: bool) -> BoxedStrategy<SessionIdRequest<'static>> {
     let _ = valid;
     ((text(), option::of(meta())),)
-        .prop_map(|((session_id, meta),)| SessionIdRequest { session_id, meta })
+        .prop_map(|((session_id, meta),)| {
+            let mut v = SessionIdRequest::new(session_id);
+            v.meta = meta;
+            v
+        })
         .boxed()
 }
 
@@ -1324,13 +1385,11 @@ pub fn arb_resume_session_request(valid: bool) -> BoxedStrategy<ResumeSessionReq
     ),)
         .prop_map(
             |((session_id, cwd, additional_directories, mcp_servers, meta),)| {
-                ResumeSessionRequest {
-                    session_id,
-                    cwd,
-                    additional_directories,
-                    mcp_servers,
-                    meta,
-                }
+                let mut v = ResumeSessionRequest::new(session_id, cwd);
+                v.additional_directories = additional_directories;
+                v.mcp_servers = mcp_servers;
+                v.meta = meta;
+                v
             },
         )
         .boxed()
@@ -1344,24 +1403,24 @@ pub fn arb_resume_session_response(valid: bool) -> BoxedStrategy<ResumeSessionRe
         option::of(arb_session_model_state(valid)),
         option::of(meta()),
     ),)
-        .prop_map(
-            |((modes, config_options, models, meta),)| ResumeSessionResponse {
-                modes,
-                config_options,
-                models,
-                meta,
-            },
-        )
+        .prop_map(|((modes, config_options, models, meta),)| {
+            let mut v = ResumeSessionResponse::new();
+            v.modes = modes;
+            v.config_options = config_options;
+            v.models = models;
+            v.meta = meta;
+            v
+        })
         .boxed()
 }
 
 pub fn arb_set_session_mode_request(valid: bool) -> BoxedStrategy<SetSessionModeRequest<'static>> {
     let _ = valid;
     ((text(), text(), option::of(meta())),)
-        .prop_map(|((session_id, mode_id, meta),)| SetSessionModeRequest {
-            session_id,
-            mode_id,
-            meta,
+        .prop_map(|((session_id, mode_id, meta),)| {
+            let mut v = SetSessionModeRequest::new(session_id, mode_id);
+            v.meta = meta;
+            v
         })
         .boxed()
 }
@@ -1374,9 +1433,10 @@ pub fn arb_set_session_config_option_response(
         vec(arb_session_config_option(valid), 0..3),
         option::of(meta()),
     ),)
-        .prop_map(|((config_options, meta),)| SetSessionConfigOptionResponse {
-            config_options,
-            meta,
+        .prop_map(|((config_options, meta),)| {
+            let mut v = SetSessionConfigOptionResponse::new(config_options);
+            v.meta = meta;
+            v
         })
         .boxed()
 }
@@ -1386,10 +1446,10 @@ pub fn arb_set_session_model_request(
 ) -> BoxedStrategy<SetSessionModelRequest<'static>> {
     let _ = valid;
     ((text(), text(), option::of(meta())),)
-        .prop_map(|((session_id, model_id, meta),)| SetSessionModelRequest {
-            session_id,
-            model_id,
-            meta,
+        .prop_map(|((session_id, model_id, meta),)| {
+            let mut v = SetSessionModelRequest::new(session_id, model_id);
+            v.meta = meta;
+            v
         })
         .boxed()
 }
@@ -1401,10 +1461,10 @@ pub fn arb_prompt_request(valid: bool) -> BoxedStrategy<PromptRequest<'static>> 
         vec(arb_content_block(valid), 0..3),
         option::of(meta()),
     ),)
-        .prop_map(|((session_id, prompt, meta),)| PromptRequest {
-            session_id,
-            prompt,
-            meta,
+        .prop_map(|((session_id, prompt, meta),)| {
+            let mut v = PromptRequest::new(session_id, prompt);
+            v.meta = meta;
+            v
         })
         .boxed()
 }
@@ -1428,7 +1488,11 @@ pub fn arb_stop_reason(valid: bool) -> BoxedStrategy<StopReason<'static>> {
 pub fn arb_prompt_response(valid: bool) -> BoxedStrategy<PromptResponse<'static>> {
     let _ = valid;
     ((arb_stop_reason(valid), option::of(meta())),)
-        .prop_map(|((stop_reason, meta),)| PromptResponse { stop_reason, meta })
+        .prop_map(|((stop_reason, meta),)| {
+            let mut v = PromptResponse::new(stop_reason);
+            v.meta = meta;
+            v
+        })
         .boxed()
 }
 
@@ -1437,7 +1501,11 @@ pub fn arb_cancel_request_notification(
 ) -> BoxedStrategy<CancelRequestNotification<'static>> {
     let _ = valid;
     ((request_id(), option::of(meta())),)
-        .prop_map(|((request_id, meta),)| CancelRequestNotification { request_id, meta })
+        .prop_map(|((request_id, meta),)| {
+            let mut v = CancelRequestNotification::new(request_id);
+            v.meta = meta;
+            v
+        })
         .boxed()
 }
 
@@ -1450,36 +1518,35 @@ pub fn arb_read_text_file_request(valid: bool) -> BoxedStrategy<ReadTextFileRequ
         option::of(any::<u32>()),
         option::of(meta()),
     ),)
-        .prop_map(
-            |((session_id, path, line, limit, meta),)| ReadTextFileRequest {
-                session_id,
-                path,
-                line,
-                limit,
-                meta,
-            },
-        )
+        .prop_map(|((session_id, path, line, limit, meta),)| {
+            let mut v = ReadTextFileRequest::new(session_id, path);
+            v.line = line;
+            v.limit = limit;
+            v.meta = meta;
+            v
+        })
         .boxed()
 }
 
 pub fn arb_read_text_file_response(valid: bool) -> BoxedStrategy<ReadTextFileResponse<'static>> {
     let _ = valid;
     ((text(), option::of(meta())),)
-        .prop_map(|((content, meta),)| ReadTextFileResponse { content, meta })
+        .prop_map(|((content, meta),)| {
+            let mut v = ReadTextFileResponse::new(content);
+            v.meta = meta;
+            v
+        })
         .boxed()
 }
 
 pub fn arb_write_text_file_request(valid: bool) -> BoxedStrategy<WriteTextFileRequest<'static>> {
     let _ = valid;
     ((text(), text(), text(), option::of(meta())),)
-        .prop_map(
-            |((session_id, path, content, meta),)| WriteTextFileRequest {
-                session_id,
-                path,
-                content,
-                meta,
-            },
-        )
+        .prop_map(|((session_id, path, content, meta),)| {
+            let mut v = WriteTextFileRequest::new(session_id, path, content);
+            v.meta = meta;
+            v
+        })
         .boxed()
 }
 
@@ -1505,11 +1572,10 @@ pub fn arb_permission_option(valid: bool) -> BoxedStrategy<PermissionOption<'sta
         arb_permission_option_kind(valid),
         option::of(meta()),
     ),)
-        .prop_map(|((option_id, name, kind, meta),)| PermissionOption {
-            option_id,
-            name,
-            kind,
-            meta,
+        .prop_map(|((option_id, name, kind, meta),)| {
+            let mut v = PermissionOption::new(option_id, name, kind);
+            v.meta = meta;
+            v
         })
         .boxed()
 }
@@ -1524,14 +1590,11 @@ pub fn arb_request_permission_request(
         vec(arb_permission_option(valid), 0..3),
         option::of(meta()),
     ),)
-        .prop_map(
-            |((session_id, tool_call, options, meta),)| RequestPermissionRequest {
-                session_id,
-                tool_call,
-                options,
-                meta,
-            },
-        )
+        .prop_map(|((session_id, tool_call, options, meta),)| {
+            let mut v = RequestPermissionRequest::new(session_id, tool_call, options);
+            v.meta = meta;
+            v
+        })
         .boxed()
 }
 
@@ -1540,7 +1603,11 @@ pub fn arb_selected_permission_outcome(
 ) -> BoxedStrategy<SelectedPermissionOutcome<'static>> {
     let _ = valid;
     ((text(), option::of(meta())),)
-        .prop_map(|((option_id, meta),)| SelectedPermissionOutcome { option_id, meta })
+        .prop_map(|((option_id, meta),)| {
+            let mut v = SelectedPermissionOutcome::new(option_id);
+            v.meta = meta;
+            v
+        })
         .boxed()
 }
 
@@ -1563,7 +1630,11 @@ pub fn arb_request_permission_response(
 ) -> BoxedStrategy<RequestPermissionResponse<'static>> {
     let _ = valid;
     ((arb_request_permission_outcome(valid), option::of(meta())),)
-        .prop_map(|((outcome, meta),)| RequestPermissionResponse { outcome, meta })
+        .prop_map(|((outcome, meta),)| {
+            let mut v = RequestPermissionResponse::new(outcome);
+            v.meta = meta;
+            v
+        })
         .boxed()
 }
 
@@ -1582,15 +1653,13 @@ pub fn arb_create_terminal_request(valid: bool) -> BoxedStrategy<CreateTerminalR
     )
         .prop_map(
             |((session_id, command, args, env, cwd, output_byte_limit), (meta,))| {
-                CreateTerminalRequest {
-                    session_id,
-                    command,
-                    args,
-                    env,
-                    cwd,
-                    output_byte_limit,
-                    meta,
-                }
+                let mut v = CreateTerminalRequest::new(session_id, command);
+                v.args = args;
+                v.env = env;
+                v.cwd = cwd;
+                v.output_byte_limit = output_byte_limit;
+                v.meta = meta;
+                v
             },
         )
         .boxed()
@@ -1599,17 +1668,21 @@ pub fn arb_create_terminal_request(valid: bool) -> BoxedStrategy<CreateTerminalR
 pub fn arb_create_terminal_response(valid: bool) -> BoxedStrategy<CreateTerminalResponse<'static>> {
     let _ = valid;
     ((text(), option::of(meta())),)
-        .prop_map(|((terminal_id, meta),)| CreateTerminalResponse { terminal_id, meta })
+        .prop_map(|((terminal_id, meta),)| {
+            let mut v = CreateTerminalResponse::new(terminal_id);
+            v.meta = meta;
+            v
+        })
         .boxed()
 }
 
 pub fn arb_terminal_request(valid: bool) -> BoxedStrategy<TerminalRequest<'static>> {
     let _ = valid;
     ((text(), text(), option::of(meta())),)
-        .prop_map(|((session_id, terminal_id, meta),)| TerminalRequest {
-            session_id,
-            terminal_id,
-            meta,
+        .prop_map(|((session_id, terminal_id, meta),)| {
+            let mut v = TerminalRequest::new(session_id, terminal_id);
+            v.meta = meta;
+            v
         })
         .boxed()
 }
@@ -1621,10 +1694,12 @@ pub fn arb_terminal_exit_status(valid: bool) -> BoxedStrategy<TerminalExitStatus
         option::of(text()),
         option::of(meta()),
     ),)
-        .prop_map(|((exit_code, signal, meta),)| TerminalExitStatus {
-            exit_code,
-            signal,
-            meta,
+        .prop_map(|((exit_code, signal, meta),)| {
+            let mut v = TerminalExitStatus::new();
+            v.exit_code = exit_code;
+            v.signal = signal;
+            v.meta = meta;
+            v
         })
         .boxed()
 }
@@ -1637,14 +1712,12 @@ pub fn arb_terminal_output_response(valid: bool) -> BoxedStrategy<TerminalOutput
         option::of(arb_terminal_exit_status(valid)),
         option::of(meta()),
     ),)
-        .prop_map(
-            |((output, truncated, exit_status, meta),)| TerminalOutputResponse {
-                output,
-                truncated,
-                exit_status,
-                meta,
-            },
-        )
+        .prop_map(|((output, truncated, exit_status, meta),)| {
+            let mut v = TerminalOutputResponse::new(output, truncated);
+            v.exit_status = exit_status;
+            v.meta = meta;
+            v
+        })
         .boxed()
 }
 
@@ -1675,11 +1748,10 @@ pub fn arb_complete_elicitation_notification(
 ) -> BoxedStrategy<CompleteElicitationNotification<'static>> {
     let _ = valid;
     ((text(), option::of(meta())),)
-        .prop_map(
-            |((elicitation_id, meta),)| CompleteElicitationNotification {
-                elicitation_id,
-                meta,
-            },
-        )
+        .prop_map(|((elicitation_id, meta),)| {
+            let mut v = CompleteElicitationNotification::new(elicitation_id);
+            v.meta = meta;
+            v
+        })
         .boxed()
 }

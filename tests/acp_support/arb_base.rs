@@ -27,6 +27,15 @@ pub fn float() -> BoxedStrategy<f64> {
     (-1000i32..1000).prop_map(|n| f64::from(n) / 4.0).boxed()
 }
 
+/// A JSON number: an integer, or a float exact in decimal.
+pub fn number() -> BoxedStrategy<serde_json::Number> {
+    prop_oneof![
+        any::<i32>().prop_map(serde_json::Number::from),
+        float().prop_map(|f| serde_json::Number::from_f64(f).unwrap()),
+    ]
+    .boxed()
+}
+
 fn raw_of(text: &str) -> RawJson<'static> {
     RawJson::from_string(text.to_owned()).unwrap()
 }
@@ -100,15 +109,12 @@ pub fn arb_set_session_config_option_request(
         text().prop_map(|s| (None, ConfigValue::Id(s))),
     ];
     (text(), text(), value, option::of(meta()))
-        .prop_map(
-            |(session_id, config_id, (kind, value), meta)| SetSessionConfigOptionRequest {
-                session_id,
-                config_id,
-                kind,
-                value,
-                meta,
-            },
-        )
+        .prop_map(|(session_id, config_id, (kind, value), meta)| {
+            let mut v = SetSessionConfigOptionRequest::new(session_id, config_id, value);
+            v.kind = kind;
+            v.meta = meta;
+            v
+        })
         .boxed()
 }
 
@@ -132,17 +138,15 @@ pub fn arb_create_elicitation_request(
                 (session_id, tool_call_id, request_id),
                 meta,
             )| {
-                CreateElicitationRequest {
-                    message,
-                    mode,
-                    requested_schema,
-                    elicitation_id,
-                    url,
-                    session_id,
-                    tool_call_id,
-                    request_id,
-                    meta,
-                }
+                let mut v = CreateElicitationRequest::new(message, mode);
+                v.requested_schema = requested_schema;
+                v.elicitation_id = elicitation_id;
+                v.url = url;
+                v.session_id = session_id;
+                v.tool_call_id = tool_call_id;
+                v.request_id = request_id;
+                v.meta = meta;
+                v
             },
         )
         .boxed()
@@ -161,10 +165,11 @@ pub fn arb_create_elicitation_response(
         Just((ElicitationAction::Cancel, None)),
     ]
     .prop_flat_map(|(action, content)| {
-        option::of(meta()).prop_map(move |meta| CreateElicitationResponse {
-            action: action.clone(),
-            content: content.clone(),
-            meta,
+        option::of(meta()).prop_map(move |meta| {
+            let mut v = CreateElicitationResponse::new(action.clone());
+            v.content = content.clone();
+            v.meta = meta;
+            v
         })
     })
     .boxed()

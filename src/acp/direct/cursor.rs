@@ -98,10 +98,6 @@ impl<'a, const V: bool> Cur<'a, V> {
         self.take().map(|_| ())
     }
 
-    pub(super) fn is_null(&self) -> bool {
-        self.peek() == Some(b'n')
-    }
-
     /// The string token here (quotes included) and whether it has escapes.
     /// In `V` mode a raw control character gives up; escapes are checked
     /// by whoever unescapes them.
@@ -182,14 +178,10 @@ impl<'a, const V: bool> Cur<'a, V> {
         }
     }
 
-    /// An optional string: `null` reads as `None`.
+    /// An optional member's string. A `null` is left to the general path,
+    /// which keeps it (in the struct's `extra`) to re-encode it.
     pub(super) fn opt_string(&mut self) -> Option<Option<Cow<'a, str>>> {
-        if self.is_null() {
-            self.skip()?;
-            Some(None)
-        } else {
-            self.string().map(Some)
-        }
+        self.string().map(Some)
     }
 
     /// A value kept raw (`_meta`, `rawInput`, `rawOutput`): `null` is kept.
@@ -221,19 +213,14 @@ impl<'a, const V: bool> Cur<'a, V> {
         token.strip_prefix('"')?.strip_suffix('"')
     }
 
-    /// The elements of the array here, each read by `item`; `null` reads
-    /// as `None`.
+    /// The elements of the array here, each read by `item` (a `null` is
+    /// left to the general path, as for [`opt_string`](Self::opt_string)).
     pub(super) fn opt_array<T>(
         &mut self,
         item: fn(&mut Self) -> Option<T>,
     ) -> Option<Option<Vec<T>>> {
-        match self.peek()? {
-            b'n' => {
-                self.skip()?;
-                return Some(None);
-            }
-            b'[' => {}
-            _ => return None,
+        if self.peek()? != b'[' {
+            return None;
         }
         self.depth = self.depth.checked_add(1)?;
         let b = self.bytes();

@@ -4,7 +4,9 @@
 //!
 //! It covers the common shapes only and returns `None` for anything else (a
 //! tag that is not the first member, a key with escapes, annotations, an
-//! unexpected type, a duplicate member, a missing required one); the caller
+//! unexpected type, a duplicate member, a missing required one, a member
+//! it does not know or a `null` for an optional one, which the general path
+//! keeps in the struct's `extra`); the caller
 //! then takes the general path, which also produces every error. Whenever
 //! it returns `Some`, the value equals what the general path gives for the
 //! same text: `tests/acp_direct.rs` checks that with proptest, and the
@@ -49,6 +51,7 @@ pub(crate) fn blank<'a>() -> SessionNotification<'a> {
         session_id: Cow::Borrowed(""),
         update: SessionUpdate::Unknown(RawJson::from_validated("{}")),
         meta: None,
+        extra: crate::acp::Extra::new(),
     }
 }
 
@@ -122,7 +125,7 @@ fn notification<'a, const V: bool>(
             }
             b"update" => return None,
             b"_meta" => set(&mut meta, c.raw_json()?)?,
-            _ => c.skip()?,
+            _ => return None,
         }
     }
     if !update {
@@ -171,6 +174,7 @@ fn blank_chunk<'a>() -> ContentChunk<'a> {
         content: ContentBlock::Unknown(RawJson::from_validated("{}")),
         message_id: None,
         meta: None,
+        extra: crate::acp::Extra::new(),
     }
 }
 
@@ -188,7 +192,7 @@ fn content_chunk<'a, const V: bool>(c: &mut Cur<'a, V>, out: &mut ContentChunk<'
             b"content" => return None,
             b"messageId" => set(&mut message_id, c.opt_string()?)?,
             b"_meta" => set(&mut meta, c.raw_json()?)?,
-            _ => c.skip()?,
+            _ => return None,
         }
     }
     if !content {
@@ -207,24 +211,19 @@ fn content_block<'a, const V: bool>(c: &mut Cur<'a, V>, out: &mut ContentBlock<'
     if c.tag(b"type", &mut first)? != "text" {
         return None;
     }
-    let (mut body, mut annotations, mut meta) = (None, None, None);
+    let (mut body, mut meta) = (None, None);
     while let Some(k) = c.key(&mut first)? {
         match k {
             b"text" => set(&mut body, c.string()?)?,
-            // Only `null` (no annotations) is read here.
-            b"annotations" => {
-                c.is_null().then_some(())?;
-                c.skip()?;
-                set(&mut annotations, ())?;
-            }
             b"_meta" => set(&mut meta, c.raw_json()?)?,
-            _ => c.skip()?,
+            _ => return None,
         }
     }
     *out = ContentBlock::Text(TextContent {
         annotations: None,
         text: body?,
         meta,
+        extra: crate::acp::Extra::new(),
     });
     Some(())
 }
@@ -245,7 +244,7 @@ fn tool_call_content<'a, const V: bool>(c: &mut Cur<'a, V>) -> Option<ToolCallCo
                     }
                     b"content" => return None,
                     b"_meta" => set(&mut meta, c.raw_json()?)?,
-                    _ => c.skip()?,
+                    _ => return None,
                 }
             }
             if !content {
@@ -254,6 +253,7 @@ fn tool_call_content<'a, const V: bool>(c: &mut Cur<'a, V>) -> Option<ToolCallCo
             ToolCallContent::Content(Content {
                 content: block,
                 meta,
+                extra: crate::acp::Extra::new(),
             })
         }
         "diff" => {
@@ -264,7 +264,7 @@ fn tool_call_content<'a, const V: bool>(c: &mut Cur<'a, V>) -> Option<ToolCallCo
                     b"oldText" => set(&mut old_text, c.opt_string()?)?,
                     b"newText" => set(&mut new_text, c.string()?)?,
                     b"_meta" => set(&mut meta, c.raw_json()?)?,
-                    _ => c.skip()?,
+                    _ => return None,
                 }
             }
             ToolCallContent::Diff(Diff {
@@ -272,6 +272,7 @@ fn tool_call_content<'a, const V: bool>(c: &mut Cur<'a, V>) -> Option<ToolCallCo
                 old_text: old_text.flatten(),
                 new_text: new_text?,
                 meta,
+                extra: crate::acp::Extra::new(),
             })
         }
         "terminal" => {
@@ -280,12 +281,13 @@ fn tool_call_content<'a, const V: bool>(c: &mut Cur<'a, V>) -> Option<ToolCallCo
                 match k {
                     b"terminalId" => set(&mut terminal_id, c.string()?)?,
                     b"_meta" => set(&mut meta, c.raw_json()?)?,
-                    _ => c.skip()?,
+                    _ => return None,
                 }
             }
             ToolCallContent::Terminal(Terminal {
                 terminal_id: terminal_id?,
                 meta,
+                extra: crate::acp::Extra::new(),
             })
         }
         _ => return None,
@@ -299,23 +301,16 @@ fn location<'a, const V: bool>(c: &mut Cur<'a, V>) -> Option<ToolCallLocation<'a
     while let Some(k) = c.key(&mut first)? {
         match k {
             b"path" => set(&mut path, c.string()?)?,
-            b"line" => {
-                let value = if c.is_null() {
-                    c.skip()?;
-                    None
-                } else {
-                    Some(small_uint(c.take()?)?)
-                };
-                set(&mut line, value)?;
-            }
+            b"line" => set(&mut line, small_uint(c.take()?)?)?,
             b"_meta" => set(&mut meta, c.raw_json()?)?,
-            _ => c.skip()?,
+            _ => return None,
         }
     }
     Some(ToolCallLocation {
         path: path?,
-        line: line.flatten(),
+        line,
         meta,
+        extra: crate::acp::Extra::new(),
     })
 }
 
@@ -361,7 +356,7 @@ fn tool_fields<'a, const V: bool>(c: &mut Cur<'a, V>) -> Option<ToolFields<'a>> 
             b"rawInput" => set(&mut f.raw_input, c.raw_json()?)?,
             b"rawOutput" => set(&mut f.raw_output, c.raw_json()?)?,
             b"_meta" => set(&mut f.meta, c.raw_json()?)?,
-            _ => c.skip()?,
+            _ => return None,
         }
     }
     Some(f)
@@ -380,6 +375,7 @@ fn tool_call_update<'a, const V: bool>(c: &mut Cur<'a, V>) -> Option<ToolCallUpd
         raw_input: f.raw_input,
         raw_output: f.raw_output,
         meta: f.meta,
+        extra: crate::acp::Extra::new(),
     })
 }
 
@@ -397,6 +393,7 @@ fn tool_call<'a, const V: bool>(c: &mut Cur<'a, V>) -> Option<ToolCall<'a>> {
         raw_input: f.raw_input,
         raw_output: f.raw_output,
         meta: f.meta,
+        extra: crate::acp::Extra::new(),
     })
 }
 

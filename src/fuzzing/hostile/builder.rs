@@ -12,8 +12,8 @@ use ::arbitrary::{Arbitrary, Result, Unstructured};
 use super::{HostileConfig, HostileStream, LineKind};
 use crate::acp::{
     encode_error, encode_notification, encode_request, encode_response, ContentBlock, ContentChunk,
-    Message, NotificationParams, PromptRequest, RequestId, RequestParams, ResponseResult, RpcError,
-    SessionNotification, SessionUpdate, TextContent, ToolCall, ToolKind,
+    Extra, Message, NotificationParams, PromptRequest, RequestId, RequestParams, ResponseResult,
+    RpcError, SessionNotification, SessionUpdate, TextContent, ToolCall, ToolKind,
 };
 use crate::chunk::{ChunkEncoder, ToolResultEnd};
 use crate::stream_json::{Event, Status, Text, ToolResult};
@@ -212,6 +212,7 @@ impl<'c> Builder<'c> {
                 content: ContentBlock::Unknown(future_object(u, "type")?),
                 message_id: None,
                 meta: None,
+                extra: Extra::new(),
             }),
             2 => SessionUpdate::ToolCall(ToolCall {
                 tool_call_id: text(u)?,
@@ -224,6 +225,7 @@ impl<'c> Builder<'c> {
                 raw_input: None,
                 raw_output: None,
                 meta: None,
+                extra: Extra::new(),
             }),
             _ => {
                 let params = RequestParams::Unknown {
@@ -242,6 +244,7 @@ impl<'c> Builder<'c> {
             session_id,
             update,
             meta: None,
+            extra: Extra::new(),
         });
         if encode_notification(&params, &mut self.line).is_ok() {
             self.emit(LineKind::UnknownVariant);
@@ -319,12 +322,14 @@ impl<'c> Builder<'c> {
                 annotations: None,
                 text: Cow::Borrowed(&pad),
                 meta: None,
+                extra: Extra::new(),
             });
             let encoded = if request {
                 let prompt = RequestParams::Prompt(PromptRequest {
                     session_id: session_id.clone(),
                     prompt: vec![block],
                     meta: None,
+                    extra: Extra::new(),
                 });
                 encode_request(&id, &prompt, &mut self.line)
             } else {
@@ -334,8 +339,10 @@ impl<'c> Builder<'c> {
                         content: block,
                         message_id: None,
                         meta: None,
+                        extra: Extra::new(),
                     }),
                     meta: None,
+                    extra: Extra::new(),
                 });
                 encode_notification(&update, &mut self.line)
             };
