@@ -318,8 +318,14 @@ def gen_ctor(s):
     fields = [parse_field(f) for f in s['fields']]
     req = [(n, t) for n, t, o in fields if not o]
     params = ', '.join('%s: %s' % (rust_field(snake(n)), param_ty(t)) for n, t in req)
-    inits = ''.join('            %s: %s,\n' % (rust_field(snake(n)), param_val(t, rust_field(snake(n))) if not o else 'None')
-                    for n, t, o in fields)
+    def init(n, t, o):
+        r = rust_field(snake(n))
+        if o:
+            return '            %s: None,\n' % r
+        if t == 'str':
+            return '            %s: %s.into(),\n' % (r, r)
+        return '            %s,\n' % r
+    inits = ''.join(init(n, t, o) for n, t, o in fields)
     if req:
         doc = 'A `%s` from its required members (%s); the optional ones absent.' % (name, ', '.join('`%s`' % n for n, _ in req))
     else:

@@ -78,14 +78,13 @@ impl<'a> Extra<'a> {
     /// Removes every member called `name`, giving the last one's value.
     pub fn remove(&mut self, name: &str) -> Option<RawJson<'a>> {
         let mut last = None;
-        let mut i = 0;
-        while i < self.0.len() {
-            if self.0[i].0 == name {
-                last = Some(self.0.remove(i).1);
-            } else {
-                i += 1;
+        self.0.retain_mut(|(k, v)| {
+            if k != name {
+                return true;
             }
-        }
+            last = Some(core::mem::replace(v, RawJson::from_validated("null")));
+            false
+        });
         last
     }
 

@@ -29,26 +29,83 @@
 //! the line (bounded by the line limit), trimmed to at most twice the text
 //! plus 4 KiB when much of it went unused.
 //!
-//! # Forward compatibility
+//! # Lossless: what a peer sent comes back
 //!
-//! The official Rust crate fails on any `sessionUpdate` or content `type` it
-//! does not know. Here an unknown method decodes to `Unknown` (`Ext` when it
-//! starts with `_`), an unknown `sessionUpdate`, content `type` or other tag
-//! to an `Unknown(RawJson)` variant that keeps the object's JSON, and an
-//! unknown enum value (`ToolKind`, `StopReason`, …) to `Unknown(Cow<str>)`.
-//! Unknown variants re-encode byte for byte when the object was sent
-//! compact, as peers send it (`JSON.stringify`, `serde_json`); whitespace
-//! between its members would be dropped (values inside are kept as sent).
-//! Unknown fields are ignored; `_meta` is kept. The envelope's raw params
-//! and results always re-encode unchanged.
+//! Every generated struct keeps, in its [`Extra`] (`extra` field), the
+//! members it does not hold: a newer peer's members at any depth, and a
+//! `null` sent for an optional member. Encoding writes them back after the
+//! typed members, so a decoded message re-encodes to JSON equal, as a value,
+//! to what came in: unknown members and `null`s kept, numbers as sent (an
+//! `f64` member is a [`serde_json::Number`], so `1` stays `1` and `1.0`
+//! stays `1.0`). A bridge or proxy can decode, edit and re-encode without
+//! dropping what a newer peer sent. An unknown method decodes to `Unknown`
+//! (`Ext` when it starts with `_`) and an unknown `sessionUpdate`, content
+//! `type` or other tag to its union's `Unknown(RawJson)` variant, which
+//! keeps the object's JSON; an unknown enum value (`ToolKind`,
+//! `StopReason`, …) to `Unknown(Cow<str>)`. The envelope's raw params and
+//! results always re-encode unchanged. Members of the JSON-RPC envelope
+//! itself other than `jsonrpc`, `id`, `method`, `params`, `result` and
+//! `error` are not kept.
 //!
-//! # Wire form of the typed structs
+//! # Lenient by default, strict on request
 //!
-//! Fields follow the schema one to one: a required member is a plain field,
-//! an optional one an `Option` (absent and `null` both decode to `None`
-//! except for raw JSON and ids, where `null` is kept), so a decoded message
-//! re-encodes to the JSON it came from. Defaults the schema declares (such
-//! as `loadSession: false`) are the caller's to apply.
+//! [`Request::typed`], [`Notification::typed`], [`Response::typed`] and
+//! [`decode_line`] decode leniently: a line that does not quite fit the
+//! schema still gives the message, and every place where decoding kept
+//! going instead of failing is reported in [`Typed::salvaged`] as a
+//! [`Salvage`]: where (a JSON Pointer from the params or result), what was
+//! done ([`SalvageKind`]), why (the error), and the value as sent. Input
+//! that fits is decoded strictly first and costs nothing more; the lenient
+//! pass only runs when that failed. `typed_strict` and
+//! [`decode_line_strict`] keep the schema's errors, for conformance tests.
+//!
+//! Point by point, against the official SDKs (TypeScript
+//! `@agentclientprotocol/sdk` 2.4.0 with zod, Python
+//! `agent-client-protocol` 0.12.1 with pydantic, Rust
+//! `agent-client-protocol-schema` 1.20.0 with `serde_with`), which share one
+//! policy, written into the schema as `x-deserialize-default-on-error` and
+//! `x-deserialize-skip-invalid-items`:
+//!
+//! | input | official SDKs | here |
+//! |---|---|---|
+//! | optional member whose value does not fit (`annotations.priority: "high"`) | dropped, silently | absent, value kept in `extra` (re-encoded as sent), reported ([`SalvageKind::MemberDropped`]) |
+//! | list item that does not fit (a `locations` item without `path`) | skipped, silently (lists the schema marks) | skipped in every list, reported with the item ([`SalvageKind::ItemSkipped`]); the only salvage whose re-encoding leaves something out |
+//! | unknown `sessionUpdate` or content `type` | the whole message fails | `Unknown(RawJson)`, not a salvage |
+//! | known `sessionUpdate` or content `type` whose body does not fit (`usage_update` with `used: null`) | the whole message fails | that union's `Unknown(RawJson)`, re-encoded as sent, reported ([`SalvageKind::UnknownVariant`]) |
+//! | unknown member | dropped | kept in `extra` |
+//! | `null` for an optional member | absent (dropped on re-encode) | absent, `null` kept in `extra` |
+//! | required member missing (`sessionId`, `toolCallId`, …) | error | error (a union does not hide it as `Unknown`); inside an optional member or a list item, that member is dropped or that item skipped |
+//! | required member of the params or result that does not fit | error | error |
+//! | type coercion (`"5"` for a number) | Python's pydantic coerces; the others do not | never |
+//!
+//! A request whose params cannot be typed even leniently gets `-32602`
+//! ([`MessageError::code`]), as from the official SDKs; the error is the
+//! strict one.
+//!
+//! ```
+//! use acp_codec::acp::{decode_line, Incoming, NotificationParams, SalvageKind, SessionUpdate};
+//!
+//! let line = r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"t","title":"Read","locations":[{"line":3},{"path":"/b"}],"newMember":{"x":1}}}}"#;
+//! let Incoming::Notification(typed) = decode_line(line)? else { unreachable!() };
+//! let NotificationParams::SessionUpdate(n) = &typed.value else { unreachable!() };
+//! let SessionUpdate::ToolCall(call) = &n.update else { unreachable!() };
+//! assert_eq!(call.locations.as_ref().unwrap().len(), 1);
+//! assert_eq!(call.extra.get("newMember").unwrap().get(), r#"{"x":1}"#);
+//! let skipped = &typed.salvaged[0];
+//! assert_eq!((skipped.path.as_str(), skipped.kind), ("/update/locations/0", SalvageKind::ItemSkipped));
+//! assert_eq!(skipped.reason, "missing field `path`");
+//! // Strictly, the line is an error.
+//! assert!(acp_codec::acp::decode_line_strict(line).is_err());
+//! # Ok::<(), acp_codec::MessageError>(())
+//! ```
+//!
+//! # Building messages
+//!
+//! The generated structs are `#[non_exhaustive]`, so a member a new version
+//! of the schema adds is not a breaking change: build them with `new`
+//! (their required members) and `with_…` (optional ones), or set the public
+//! fields of a value built so. Defaults the schema declares (such as
+//! `loadSession: false`) are the caller's to apply.
 //!
 //! # For clients
 //!
@@ -66,14 +123,12 @@
 //! raw JSON handed in by a caller was pretty-printed.
 //!
 //! ```
-//! use acp_codec::acp::{encode_request, Message, PromptRequest, ContentBlock, TextContent, RequestParams, RequestId};
-//! use std::borrow::Cow;
+//! use acp_codec::acp::{encode_request, ContentBlock, Message, PromptRequest, RequestId, RequestParams, TextContent};
 //!
-//! let prompt = RequestParams::Prompt(PromptRequest {
-//!     session_id: "s1".into(),
-//!     prompt: vec![ContentBlock::Text(TextContent { annotations: None, text: "hi".into(), meta: None })],
-//!     meta: None,
-//! });
+//! let prompt = RequestParams::Prompt(PromptRequest::new(
+//!     "s1",
+//!     vec![ContentBlock::Text(TextContent::new("hi"))],
+//! ));
 //! let mut out = Vec::new();
 //! encode_request(&RequestId::Number(2), &prompt, &mut out).unwrap();
 //! assert_eq!(
@@ -82,7 +137,7 @@
 //! );
 //! let msg = Message::decode(std::str::from_utf8(&out).unwrap().trim_end()).unwrap();
 //! let Message::Request(req) = &msg else { panic!() };
-//! assert_eq!(req.typed().unwrap(), prompt);
+//! assert_eq!(req.typed().unwrap().value, prompt);
 //! ```
 
 #[cfg(feature = "arbitrary")]

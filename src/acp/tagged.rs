@@ -33,6 +33,9 @@ macro_rules! tagged_enum {
         #[derive(Debug, Clone, PartialEq, serde::Serialize)]
         #[serde(tag = $tag)]
         #[non_exhaustive]
+        // Decoded by the hundred per turn, the big variants in place:
+        // boxing them would cost an allocation each.
+        #[allow(clippy::large_enum_variant)]
         pub enum $name<'a> {
             $( $(#[$vm])* #[serde(rename = $text)] $variant($inner<'a>), )*
             $( $(#[$am])* #[serde(untagged)] $avariant($aty<'a>), )?
