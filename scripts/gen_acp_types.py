@@ -427,8 +427,11 @@ def gen_ctor(s):
     fields = [parse_field(f) + (is_unstable(f),) for f in s['fields']]
     req = [(n, t) for n, t, o, u in fields if not o]
     params = ', '.join('%s: %s' % (rust_field(snake(n)), param_ty(t)) for n, t in req)
-    inits = ''.join('%s            %s: %s,\n' % (cfg_u(u, '            '), rust_field(snake(n)), param_val(t, rust_field(snake(n))) if not o else 'None')
-                    for n, t, o, u in fields)
+    def init(n, t, o):
+        r = rust_field(snake(n))
+        v = param_val(t, r) if not o else 'None'
+        return r if v == r else '%s: %s' % (r, v)
+    inits = ''.join('%s            %s,\n' % (cfg_u(u, '            '), init(n, t, o)) for n, t, o, u in fields)
     if req:
         doc = 'A `%s` from its required members (%s); the optional ones absent.' % (name, ', '.join('`%s`' % n for n, _ in req))
     else:

@@ -171,7 +171,7 @@ impl<'a> PermissionOption<'a> {
         Self {
             option_id: option_id.into(),
             name: name.into(),
-            kind: kind,
+            kind,
             meta: None,
             extra: Extra::new(),
         }
@@ -208,8 +208,8 @@ impl<'a> RequestPermissionRequest<'a> {
     ) -> Self {
         Self {
             session_id: session_id.into(),
-            tool_call: tool_call,
-            options: options,
+            tool_call,
+            options,
             meta: None,
             extra: Extra::new(),
         }
@@ -275,7 +275,7 @@ impl<'a> RequestPermissionResponse<'a> {
     /// A `RequestPermissionResponse` from its required members (`outcome`); the optional ones absent.
     pub fn new(outcome: RequestPermissionOutcome<'a>) -> Self {
         Self {
-            outcome: outcome,
+            outcome,
             meta: None,
             extra: Extra::new(),
         }
@@ -489,7 +489,7 @@ impl<'a> TerminalOutputResponse<'a> {
     pub fn new(output: impl Into<Cow<'a, str>>, truncated: bool) -> Self {
         Self {
             output: output.into(),
-            truncated: truncated,
+            truncated,
             exit_status: None,
             meta: None,
             extra: Extra::new(),
@@ -550,7 +550,7 @@ impl<'a> CreateElicitationRequest<'a> {
     pub fn new(message: impl Into<Cow<'a, str>>, mode: ElicitationMode<'a>) -> Self {
         Self {
             message: message.into(),
-            mode: mode,
+            mode,
             requested_schema: None,
             elicitation_id: None,
             url: None,
@@ -640,7 +640,7 @@ impl<'a> CreateElicitationResponse<'a> {
     /// A `CreateElicitationResponse` from its required members (`action`); the optional ones absent.
     pub fn new(action: ElicitationAction<'a>) -> Self {
         Self {
-            action: action,
+            action,
             content: None,
             meta: None,
             extra: Extra::new(),

@@ -313,7 +313,7 @@ impl<'a> EmbeddedResource<'a> {
     pub fn new(resource: EmbeddedResourceResource<'a>) -> Self {
         Self {
             annotations: None,
-            resource: resource,
+            resource,
             meta: None,
             extra: Extra::new(),
         }

@@ -430,7 +430,7 @@ impl<'a> InitializeRequest<'a> {
     /// A `InitializeRequest` from its required members (`protocolVersion`); the optional ones absent.
     pub fn new(protocol_version: u16) -> Self {
         Self {
-            protocol_version: protocol_version,
+            protocol_version,
             client_capabilities: None,
             client_info: None,
             meta: None,
@@ -1011,7 +1011,7 @@ impl<'a> InitializeResponse<'a> {
     /// A `InitializeResponse` from its required members (`protocolVersion`); the optional ones absent.
     pub fn new(protocol_version: u16) -> Self {
         Self {
-            protocol_version: protocol_version,
+            protocol_version,
             agent_capabilities: None,
             auth_methods: None,
             agent_info: None,

@@ -277,6 +277,8 @@ macro_rules! method_enum {
         impl<'u> ::arbitrary::Arbitrary<'u> for $name<'static> {
             fn arbitrary(u: &mut ::arbitrary::Unstructured<'u>) -> ::arbitrary::Result<Self> {
                 type Make<'u> = fn(&mut ::arbitrary::Unstructured<'u>) -> ::arbitrary::Result<$name<'static>>;
+                // Pushed one by one: a variant may be behind feature `unstable`.
+                #[allow(clippy::vec_init_then_push)]
                 let mut arms: alloc::vec::Vec<Make<'u>> = alloc::vec::Vec::new();
                 $( $(#[cfg($vc)])? arms.push(|u| Ok($name::$variant(u.arbitrary()?))); )*
                 arms.extend_from_slice(&[
@@ -567,6 +569,8 @@ macro_rules! results {
         impl<'u> ::arbitrary::Arbitrary<'u> for ResponseResult<'static> {
             fn arbitrary(u: &mut ::arbitrary::Unstructured<'u>) -> ::arbitrary::Result<Self> {
                 type Make<'u> = fn(&mut ::arbitrary::Unstructured<'u>) -> ::arbitrary::Result<ResponseResult<'static>>;
+                // Pushed one by one: a variant may be behind feature `unstable`.
+                #[allow(clippy::vec_init_then_push)]
                 let mut arms: alloc::vec::Vec<Make<'u>> = alloc::vec::Vec::new();
                 $( $(#[cfg($c)])? arms.push(|u| Ok(ResponseResult::$variant(u.arbitrary()?))); )*
                 arms.push(|u| Ok(ResponseResult::Other(crate::acp::leaf::raw(u)?)));

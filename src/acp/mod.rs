@@ -109,10 +109,10 @@ pub mod quirks;
 mod session;
 pub mod terminal;
 mod tracker;
-mod update;
 #[cfg(feature = "unstable")]
 #[cfg_attr(docsrs, doc(cfg(feature = "unstable")))]
 mod unstable;
+mod update;
 
 // generated exports: begin
 pub use client::{

@@ -102,7 +102,7 @@ impl<'a> McpServerHttp<'a> {
         Self {
             name: name.into(),
             url: url.into(),
-            headers: headers,
+            headers,
             meta: None,
             extra: Extra::new(),
         }
@@ -140,7 +140,7 @@ impl<'a> McpServerSse<'a> {
         Self {
             name: name.into(),
             url: url.into(),
-            headers: headers,
+            headers,
             meta: None,
             extra: Extra::new(),
         }
@@ -181,8 +181,8 @@ impl<'a> McpServerStdio<'a> {
         Self {
             name: name.into(),
             command: command.into(),
-            args: args,
-            env: env,
+            args,
+            env,
             meta: None,
             extra: Extra::new(),
         }
@@ -272,7 +272,7 @@ impl<'a> SessionModeState<'a> {
     ) -> Self {
         Self {
             current_mode_id: current_mode_id.into(),
-            available_modes: available_modes,
+            available_modes,
             meta: None,
             extra: Extra::new(),
         }
@@ -347,7 +347,7 @@ impl<'a> SessionModelState<'a> {
     ) -> Self {
         Self {
             current_model_id: current_model_id.into(),
-            available_models: available_models,
+            available_models,
             meta: None,
             extra: Extra::new(),
         }
@@ -440,7 +440,7 @@ impl<'a> SessionConfigSelectGroup<'a> {
         Self {
             group: group.into(),
             name: name.into(),
-            options: options,
+            options,
             meta: None,
             extra: Extra::new(),
         }
@@ -498,7 +498,7 @@ impl<'a> SessionConfigSelect<'a> {
             description: None,
             category: None,
             current_value: current_value.into(),
-            options: options,
+            options,
             meta: None,
             extra: Extra::new(),
         }
@@ -556,7 +556,7 @@ impl<'a> SessionConfigBoolean<'a> {
             name: name.into(),
             description: None,
             category: None,
-            current_value: current_value,
+            current_value,
             meta: None,
             extra: Extra::new(),
         }
@@ -617,7 +617,7 @@ impl<'a> NewSessionRequest<'a> {
         Self {
             cwd: cwd.into(),
             additional_directories: None,
-            mcp_servers: mcp_servers,
+            mcp_servers,
             #[cfg(feature = "unstable")]
             system_prompt: None,
             meta: None,
@@ -733,7 +733,7 @@ impl<'a> LoadSessionRequest<'a> {
         session_id: impl Into<Cow<'a, str>>,
     ) -> Self {
         Self {
-            mcp_servers: mcp_servers,
+            mcp_servers,
             cwd: cwd.into(),
             additional_directories: None,
             session_id: session_id.into(),
@@ -982,7 +982,7 @@ impl<'a> ListSessionsResponse<'a> {
     /// A `ListSessionsResponse` from its required members (`sessions`); the optional ones absent.
     pub fn new(sessions: Vec<SessionInfo<'a>>) -> Self {
         Self {
-            sessions: sessions,
+            sessions,
             next_cursor: None,
             meta: None,
             extra: Extra::new(),
@@ -1215,7 +1215,7 @@ impl<'a> SetSessionConfigOptionRequest<'a> {
             session_id: session_id.into(),
             config_id: config_id.into(),
             kind: None,
-            value: value,
+            value,
             meta: None,
             extra: Extra::new(),
         }
@@ -1250,7 +1250,7 @@ impl<'a> SetSessionConfigOptionResponse<'a> {
     /// A `SetSessionConfigOptionResponse` from its required members (`configOptions`); the optional ones absent.
     pub fn new(config_options: Vec<SessionConfigOption<'a>>) -> Self {
         Self {
-            config_options: config_options,
+            config_options,
             meta: None,
             extra: Extra::new(),
         }
@@ -1312,7 +1312,7 @@ impl<'a> PromptRequest<'a> {
     pub fn new(session_id: impl Into<Cow<'a, str>>, prompt: Vec<ContentBlock<'a>>) -> Self {
         Self {
             session_id: session_id.into(),
-            prompt: prompt,
+            prompt,
             meta: None,
             extra: Extra::new(),
         }
@@ -1359,7 +1359,7 @@ impl<'a> PromptResponse<'a> {
     /// A `PromptResponse` from its required members (`stopReason`); the optional ones absent.
     pub fn new(stop_reason: StopReason<'a>) -> Self {
         Self {
-            stop_reason: stop_reason,
+            stop_reason,
             #[cfg(feature = "unstable")]
             usage: None,
             meta: None,
@@ -1397,7 +1397,7 @@ impl<'a> CancelRequestNotification<'a> {
     /// A `CancelRequestNotification` from its required members (`requestId`); the optional ones absent.
     pub fn new(request_id: RequestId<'a>) -> Self {
         Self {
-            request_id: request_id,
+            request_id,
             meta: None,
             extra: Extra::new(),
         }

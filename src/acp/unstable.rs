@@ -63,7 +63,7 @@ impl<'a> ListProvidersResponse<'a> {
     /// A `ListProvidersResponse` from its required members (`providers`); the optional ones absent.
     pub fn new(providers: Vec<ProviderInfo<'a>>) -> Self {
         Self {
-            providers: providers,
+            providers,
             meta: None,
             extra: Extra::new(),
         }
@@ -102,8 +102,8 @@ impl<'a> ProviderInfo<'a> {
     ) -> Self {
         Self {
             provider_id: provider_id.into(),
-            supported: supported,
-            required: required,
+            supported,
+            required,
             current: None,
             meta: None,
             extra: Extra::new(),
@@ -141,7 +141,7 @@ impl<'a> ProviderCurrentConfig<'a> {
     /// A `ProviderCurrentConfig` from its required members (`apiType`, `baseUrl`); the optional ones absent.
     pub fn new(api_type: LlmProtocol<'a>, base_url: impl Into<Cow<'a, str>>) -> Self {
         Self {
-            api_type: api_type,
+            api_type,
             base_url: base_url.into(),
             meta: None,
             extra: Extra::new(),
@@ -197,7 +197,7 @@ impl<'a> SetProviderRequest<'a> {
     ) -> Self {
         Self {
             provider_id: provider_id.into(),
-            api_type: api_type,
+            api_type,
             base_url: base_url.into(),
             headers: None,
             meta: None,
@@ -388,7 +388,7 @@ impl<'a> AuthStatusResponse<'a> {
     /// A `AuthStatusResponse` from its required members (`state`); the optional ones absent.
     pub fn new(state: AuthState<'a>) -> Self {
         Self {
-            state: state,
+            state,
             accounts: None,
             meta: None,
             extra: Extra::new(),
@@ -426,7 +426,7 @@ impl<'a> AuthStatusUpdateNotification<'a> {
     /// A `AuthStatusUpdateNotification` from its required members (`state`); the optional ones absent.
     pub fn new(state: AuthState<'a>) -> Self {
         Self {
-            state: state,
+            state,
             accounts: None,
             meta: None,
             extra: Extra::new(),
@@ -904,7 +904,7 @@ impl<'a> SessionStatusResponse<'a> {
     /// A `SessionStatusResponse` from its required members (`status`); the optional ones absent.
     pub fn new(status: SessionStatus<'a>) -> Self {
         Self {
-            status: status,
+            status,
             meta: None,
             extra: Extra::new(),
         }
@@ -1065,8 +1065,8 @@ impl<'a> SystemPrompt<'a> {
     /// A `SystemPrompt` from its required members (`mode`, `content`); the optional ones absent.
     pub fn new(mode: SystemPromptMode<'a>, content: Vec<ContentBlock<'a>>) -> Self {
         Self {
-            mode: mode,
-            content: content,
+            mode,
+            content,
             meta: None,
             extra: Extra::new(),
         }
@@ -1230,9 +1230,9 @@ impl<'a> Usage<'a> {
     /// A `Usage` from its required members (`totalTokens`, `inputTokens`, `outputTokens`); the optional ones absent.
     pub fn new(total_tokens: u64, input_tokens: u64, output_tokens: u64) -> Self {
         Self {
-            total_tokens: total_tokens,
-            input_tokens: input_tokens,
-            output_tokens: output_tokens,
+            total_tokens,
+            input_tokens,
+            output_tokens,
             thought_tokens: None,
             cached_read_tokens: None,
             cached_write_tokens: None,
@@ -1284,7 +1284,7 @@ impl<'a> PlanUpdate<'a> {
     /// A `PlanUpdate` from its required members (`plan`); the optional ones absent.
     pub fn new(plan: PlanUpdateContent<'a>) -> Self {
         Self {
-            plan: plan,
+            plan,
             meta: None,
             extra: Extra::new(),
         }
@@ -1327,7 +1327,7 @@ impl<'a> PlanItems<'a> {
     pub fn new(plan_id: impl Into<Cow<'a, str>>, entries: Vec<PlanEntry<'a>>) -> Self {
         Self {
             plan_id: plan_id.into(),
-            entries: entries,
+            entries,
             meta: None,
             extra: Extra::new(),
         }
@@ -1965,7 +1965,7 @@ impl<'a> SessionMessageChunk<'a> {
     pub fn new(message_id: impl Into<Cow<'a, str>>, content: ContentBlock<'a>) -> Self {
         Self {
             message_id: message_id.into(),
-            content: content,
+            content,
             meta: None,
             extra: Extra::new(),
         }
@@ -2173,7 +2173,7 @@ impl<'a> McpError<'a> {
     /// A `McpError` from its required members (`code`, `message`); the optional ones absent.
     pub fn new(code: i64, message: impl Into<Cow<'a, str>>) -> Self {
         Self {
-            code: code,
+            code,
             message: message.into(),
             data: None,
             extra: Extra::new(),

@@ -37,7 +37,7 @@ impl<'a> SessionNotification<'a> {
     pub fn new(session_id: impl Into<Cow<'a, str>>, update: SessionUpdate<'a>) -> Self {
         Self {
             session_id: session_id.into(),
-            update: update,
+            update,
             meta: None,
             extra: Extra::new(),
         }
@@ -67,7 +67,7 @@ impl<'a> ContentChunk<'a> {
     /// A `ContentChunk` from its required members (`content`); the optional ones absent.
     pub fn new(content: ContentBlock<'a>) -> Self {
         Self {
-            content: content,
+            content,
             message_id: None,
             meta: None,
             extra: Extra::new(),
@@ -390,7 +390,7 @@ impl<'a> Content<'a> {
     /// A `Content` from its required members (`content`); the optional ones absent.
     pub fn new(content: ContentBlock<'a>) -> Self {
         Self {
-            content: content,
+            content,
             meta: None,
             extra: Extra::new(),
         }
@@ -523,7 +523,7 @@ impl<'a> Plan<'a> {
     /// A `Plan` from its required members (`entries`); the optional ones absent.
     pub fn new(entries: Vec<PlanEntry<'a>>) -> Self {
         Self {
-            entries: entries,
+            entries,
             meta: None,
             extra: Extra::new(),
         }
@@ -560,8 +560,8 @@ impl<'a> PlanEntry<'a> {
     ) -> Self {
         Self {
             content: content.into(),
-            priority: priority,
-            status: status,
+            priority,
+            status,
             meta: None,
             extra: Extra::new(),
         }
@@ -589,7 +589,7 @@ impl<'a> AvailableCommandsUpdate<'a> {
     /// A `AvailableCommandsUpdate` from its required members (`availableCommands`); the optional ones absent.
     pub fn new(available_commands: Vec<AvailableCommand<'a>>) -> Self {
         Self {
-            available_commands: available_commands,
+            available_commands,
             meta: None,
             extra: Extra::new(),
         }
@@ -722,7 +722,7 @@ impl<'a> ConfigOptionUpdate<'a> {
     /// A `ConfigOptionUpdate` from its required members (`configOptions`); the optional ones absent.
     pub fn new(config_options: Vec<SessionConfigOption<'a>>) -> Self {
         Self {
-            config_options: config_options,
+            config_options,
             meta: None,
             extra: Extra::new(),
         }
@@ -805,8 +805,8 @@ impl<'a> UsageUpdate<'a> {
     /// A `UsageUpdate` from its required members (`used`, `size`); the optional ones absent.
     pub fn new(used: u64, size: u64) -> Self {
         Self {
-            used: used,
-            size: size,
+            used,
+            size,
             cost: None,
             meta: None,
             extra: Extra::new(),
@@ -844,7 +844,7 @@ impl<'a> Cost<'a> {
     /// A `Cost` from its required members (`amount`, `currency`); the optional ones absent.
     pub fn new(amount: Number, currency: impl Into<Cow<'a, str>>) -> Self {
         Self {
-            amount: amount,
+            amount,
             currency: currency.into(),
             meta: None,
             extra: Extra::new(),
@@ -889,7 +889,7 @@ impl<'a> Notice<'a> {
     /// A `Notice` from its required members (`severity`, `title`); the optional ones absent.
     pub fn new(severity: NoticeSeverity<'a>, title: impl Into<Cow<'a, str>>) -> Self {
         Self {
-            severity: severity,
+            severity,
             title: title.into(),
             description: None,
             meta: None,
@@ -947,7 +947,7 @@ impl<'a> CompactionUpdate<'a> {
     pub fn new(compaction_id: impl Into<Cow<'a, str>>, status: CompactionStatus<'a>) -> Self {
         Self {
             compaction_id: compaction_id.into(),
-            status: status,
+            status,
             summary: None,
             error: None,
             meta: None,
@@ -994,7 +994,7 @@ impl<'a> CompactionSummaryChunk<'a> {
     pub fn new(compaction_id: impl Into<Cow<'a, str>>, content: ContentBlock<'a>) -> Self {
         Self {
             compaction_id: compaction_id.into(),
-            content: content,
+            content,
             meta: None,
             extra: Extra::new(),
         }
