@@ -275,10 +275,10 @@ macro_rules! method_enum {
         /// an extension method (`_…`) or an unknown one, params as sent.
         #[cfg(feature = "arbitrary")]
         impl<'u> ::arbitrary::Arbitrary<'u> for $name<'static> {
+            #[allow(clippy::vec_init_then_push)]
             fn arbitrary(u: &mut ::arbitrary::Unstructured<'u>) -> ::arbitrary::Result<Self> {
                 type Make<'u> = fn(&mut ::arbitrary::Unstructured<'u>) -> ::arbitrary::Result<$name<'static>>;
                 // Pushed one by one: a variant may be behind feature `unstable`.
-                #[allow(clippy::vec_init_then_push)]
                 let mut arms: alloc::vec::Vec<Make<'u>> = alloc::vec::Vec::new();
                 $( $(#[cfg($vc)])? arms.push(|u| Ok($name::$variant(u.arbitrary()?))); )*
                 arms.extend_from_slice(&[
@@ -567,10 +567,10 @@ macro_rules! results {
         /// [`Other`](ResponseResult::Other).
         #[cfg(feature = "arbitrary")]
         impl<'u> ::arbitrary::Arbitrary<'u> for ResponseResult<'static> {
+            #[allow(clippy::vec_init_then_push)]
             fn arbitrary(u: &mut ::arbitrary::Unstructured<'u>) -> ::arbitrary::Result<Self> {
                 type Make<'u> = fn(&mut ::arbitrary::Unstructured<'u>) -> ::arbitrary::Result<ResponseResult<'static>>;
                 // Pushed one by one: a variant may be behind feature `unstable`.
-                #[allow(clippy::vec_init_then_push)]
                 let mut arms: alloc::vec::Vec<Make<'u>> = alloc::vec::Vec::new();
                 $( $(#[cfg($c)])? arms.push(|u| Ok(ResponseResult::$variant(u.arbitrary()?))); )*
                 arms.push(|u| Ok(ResponseResult::Other(crate::acp::leaf::raw(u)?)));
