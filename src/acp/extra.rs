@@ -77,16 +77,14 @@ impl<'a> Extra<'a> {
 
     /// Removes every member called `name`, giving the last one's value.
     pub fn remove(&mut self, name: &str) -> Option<RawJson<'a>> {
-        let mut last = None;
-        let mut i = 0;
-        while i < self.0.len() {
-            if self.0[i].0 == name {
-                last = Some(self.0.remove(i).1);
-            } else {
-                i += 1;
-            }
+        if !self.0.iter().any(|(k, _)| k == name) {
+            return None;
         }
-        last
+        let (gone, kept): (Vec<_>, Vec<_>) = core::mem::take(&mut self.0)
+            .into_iter()
+            .partition(|(k, _)| k == name);
+        self.0 = kept;
+        gone.into_iter().last().map(|(_, v)| v)
     }
 
     /// Appends as decoded, duplicates and all.
@@ -139,6 +137,9 @@ impl<'a, K: Into<Cow<'a, str>>> FromIterator<(K, RawJson<'a>)> for Extra<'a> {
 
 #[cfg(test)]
 mod tests {
+    use alloc::borrow::ToOwned;
+    use alloc::format;
+
     use super::*;
 
     #[test]

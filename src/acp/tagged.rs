@@ -33,6 +33,9 @@ macro_rules! tagged_enum {
         #[derive(Debug, Clone, PartialEq, serde::Serialize)]
         #[serde(tag = $tag)]
         #[non_exhaustive]
+        // Decoded in place and matched at once (as the method enums): boxing
+        // a big variant would cost an allocation for nothing.
+        #[allow(clippy::large_enum_variant)]
         pub enum $name<'a> {
             $( $(#[doc = $vd])* $(#[cfg($vc)])? #[serde(rename = $text)] $variant($inner<'a>), )*
             $( $(#[$am])* #[serde(untagged)] $avariant($aty<'a>), )?
