@@ -1,13 +1,17 @@
 #!/usr/bin/env python3
 """Validates messages the encoder produced against the official ACP schemas.
 
-Usage: check_acp_schema.py SAMPLES.ndjson [SCHEMA_DIR]
+Usage: check_acp_schema.py [--unstable] SAMPLES.ndjson [SCHEMA_DIR]
 
 Each sample line is {"def": NAME or null, "part": "params"|"result"|null,
 "message": {...}}. Every message must validate against the root schema and
 its params/result against #/$defs/NAME, in the npm SDK 2.4.0 schema, and in
 the v1 schema.json unless it uses a 2.4.0 addition. Needs `jsonschema`
 (pip install jsonschema). Exits non-zero on the first failure.
+
+With --unstable (samples of a build with feature `unstable`, whose
+strategies also generate the unstable additions anywhere) every message is
+checked against schema-npm-sdk-2.4.0.unstable.json only.
 """
 import json
 import os
@@ -34,20 +38,29 @@ def validators(path):
 
 
 def main():
-    samples = sys.argv[1]
+    args = sys.argv[1:]
+    unstable = '--unstable' in args
+    args = [a for a in args if a != '--unstable']
+    samples = args[0]
     here = os.path.dirname(os.path.abspath(__file__))
-    schema_dir = sys.argv[2] if len(sys.argv) > 2 else os.path.join(here, '..', 'tests', 'fixtures', 'acp')
-    v1 = validators(os.path.join(schema_dir, 'schema.json'))
-    npm = validators(os.path.join(schema_dir, 'schema-npm-sdk-2.4.0.json'))
+    schema_dir = args[1] if len(args) > 1 else os.path.join(here, '..', 'tests', 'fixtures', 'acp')
+    if unstable:
+        unstable_v = validators(os.path.join(schema_dir, 'schema-npm-sdk-2.4.0.unstable.json'))
+    else:
+        v1 = validators(os.path.join(schema_dir, 'schema.json'))
+        npm = validators(os.path.join(schema_dir, 'schema-npm-sdk-2.4.0.json'))
     n = 0
     defs_seen = set()
     for line in open(samples):
         sample = json.loads(line)
         msg = sample['message']
         text = json.dumps(msg, separators=(',', ':'))
-        targets = [('npm-sdk-2.4.0', npm)]
-        if not any(a in text for a in ADDITIONS):
-            targets.append(('schema.json', v1))
+        if unstable:
+            targets = [('npm-sdk-2.4.0.unstable', unstable_v)]
+        else:
+            targets = [('npm-sdk-2.4.0', npm)]
+            if not any(a in text for a in ADDITIONS):
+                targets.append(('schema.json', v1))
         for label, (schema, root, sub) in targets:
             errors = list(root.iter_errors(msg))
             if errors:

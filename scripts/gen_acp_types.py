@@ -16,11 +16,20 @@ import json, re, sys, os
 SCHEMA_DIR = sys.argv[1] if len(sys.argv) > 1 else 'tests/fixtures/acp'
 defs = json.load(open(os.path.join(SCHEMA_DIR, 'schema-npm-sdk-2.4.0.json')))['$defs']
 defs1 = json.load(open(os.path.join(SCHEMA_DIR, 'schema.json')))['$defs']
+# The unstable schema of the same SDK: docs of what feature `unstable` adds.
+defs_u = json.load(open(os.path.join(SCHEMA_DIR, 'schema-npm-sdk-2.4.0.unstable.json')))['$defs']
+UNSTABLE_CFG = '#[cfg(feature = "unstable")]'
 
 def first_par(text):
     if not text:
         return None
-    par = text.strip().split('\n\n')[0].replace('\n', ' ').strip()
+    pars = [p for p in text.strip().split('\n\n')
+            if p.strip() != '**UNSTABLE**' and not p.startswith('This capability is not part of the spec yet')]
+    if not pars:
+        return None
+    par = pars[0].replace('\n', ' ').strip()
+    if par.startswith('**UNSTABLE** '):
+        par = par[len('**UNSTABLE** '):]
     par = re.sub(r'\[([^\]]+)\]\([^)]+\)', r'\1', par)
     par = par.replace('[', '\\[').replace(']', '\\]')
     if not par.endswith('.'):
@@ -28,11 +37,11 @@ def first_par(text):
     return par
 
 def def_doc(name):
-    d = defs.get(name) or defs1.get(name) or {}
+    d = defs.get(name) or defs1.get(name) or defs_u.get(name) or {}
     return first_par(d.get('description'))
 
 def prop_doc(name, prop):
-    for src in (defs, defs1):
+    for src in (defs, defs1, defs_u):
         d = src.get(name) or {}
         p = (d.get('properties') or {}).get(prop)
         if p and p.get('description'):
@@ -50,6 +59,10 @@ def prop_doc(name, prop):
 # struct: (Name, schema def for docs or None, doc override or None, [fields])
 # field: "wireName:type" with "?" after the name for optional; types:
 #   str raw id bool u16 u32 u64 i64 f64 [T] TypeName
+# A field ending in "!u" (and a union variant with a fourth element 'u')
+# exists only with feature `unstable` (schema.unstable.json): without it the
+# member lands in `extra`, the variant decodes as `Unknown`. Types of module
+# 'unstable' go to src/acp/unstable.rs, a module of that feature.
 STRUCTS = {}
 ORDER = {}
 def S(module, name, fields, docdef=None, doc=None):
@@ -133,6 +146,11 @@ T('update', 'SessionUpdate', 'sessionUpdate', [
     ('notice', 'Notice', 'Notice'),
     ('compaction_update', 'CompactionUpdate', 'CompactionUpdate'),
     ('compaction_summary_chunk', 'CompactionSummaryChunk', 'CompactionSummaryChunk'),
+    ('plan_update', 'PlanUpdate', 'PlanUpdate', 'u'),
+    ('plan_removed', 'PlanRemoved', 'PlanRemoved', 'u'),
+    ('subagent_update', 'SubagentUpdate', 'SubagentUpdate', 'u'),
+    ('session_message', 'SessionMessage', 'SessionMessage', 'u'),
+    ('session_message_chunk', 'SessionMessageChunk', 'SessionMessageChunk', 'u'),
 ])
 
 # session.rs
@@ -142,13 +160,13 @@ S('init', 'SessionConfigOptionsCapabilities', ['boolean?:MetaOnly', M])
 S('init', 'ClientSessionCapabilities', ['compaction?:MetaOnly', 'configOptions?:SessionConfigOptionsCapabilities', 'notices?:MetaOnly', M])
 S('init', 'AuthCapabilities', ['terminal?:bool', M])
 S('init', 'ElicitationCapabilities', ['form?:MetaOnly', 'url?:MetaOnly', M])
-S('init', 'ClientCapabilities', ['fs?:FileSystemCapabilities', 'terminal?:bool', 'session?:ClientSessionCapabilities', 'auth?:AuthCapabilities', 'elicitation?:ElicitationCapabilities', M])
+S('init', 'ClientCapabilities', ['fs?:FileSystemCapabilities', 'terminal?:bool', 'session?:ClientSessionCapabilities', 'subagents?:SubagentCapabilities!u', 'plan?:PlanCapabilities!u', 'auth?:AuthCapabilities', 'elicitation?:ElicitationCapabilities', M])
 S('init', 'InitializeRequest', ['protocolVersion:u16', 'clientCapabilities?:ClientCapabilities', 'clientInfo?:Implementation', M])
 S('init', 'PromptCapabilities', ['image?:bool', 'audio?:bool', 'embeddedContext?:bool', M])
-S('init', 'McpCapabilities', ['http?:bool', 'sse?:bool', M])
-S('init', 'SessionCapabilities', ['list?:MetaOnly', 'delete?:MetaOnly', 'additionalDirectories?:MetaOnly', 'resume?:MetaOnly', 'close?:MetaOnly', M])
-S('init', 'AgentAuthCapabilities', ['logout?:MetaOnly', M])
-S('init', 'AgentCapabilities', ['loadSession?:bool', 'promptCapabilities?:PromptCapabilities', 'mcpCapabilities?:McpCapabilities', 'sessionCapabilities?:SessionCapabilities', 'auth?:AgentAuthCapabilities', M])
+S('init', 'McpCapabilities', ['http?:bool', 'sse?:bool', 'acp?:bool!u', M])
+S('init', 'SessionCapabilities', ['list?:MetaOnly', 'delete?:MetaOnly', 'additionalDirectories?:MetaOnly', 'systemPrompt?:SessionSystemPromptCapabilities!u', 'fork?:SessionForkCapabilities!u', 'archive?:SessionArchiveCapabilities!u', 'status?:SessionStatusCapabilities!u', 'title?:SessionTitleCapabilities!u', 'resume?:MetaOnly', 'close?:MetaOnly', M])
+S('init', 'AgentAuthCapabilities', ['status?:AuthStatusCapabilities!u', 'logout?:MetaOnly', M])
+S('init', 'AgentCapabilities', ['loadSession?:bool', 'promptCapabilities?:PromptCapabilities', 'mcpCapabilities?:McpCapabilities', 'sessionCapabilities?:SessionCapabilities', 'auth?:AgentAuthCapabilities', 'providers?:ProvidersCapabilities!u', M])
 S('init', 'AuthMethodAgent', ['id:str', 'name:str', 'description?:str', M])
 S('init', 'AuthMethodTerminal', ['id:str', 'name:str', 'description?:str', 'args?:[str]', 'env?:raw', M])
 T('init', 'AuthMethod', 'type', [('terminal', 'Terminal', 'AuthMethodTerminal')], absent=('Agent', 'AuthMethodAgent'))
@@ -159,7 +177,7 @@ S('session', 'EnvVariable', ['name:str', 'value:str', M])
 S('session', 'McpServerHttp', ['name:str', 'url:str', 'headers:[HttpHeader]', M])
 S('session', 'McpServerSse', ['name:str', 'url:str', 'headers:[HttpHeader]', M])
 S('session', 'McpServerStdio', ['name:str', 'command:str', 'args:[str]', 'env:[EnvVariable]', M])
-T('session', 'McpServer', 'type', [('http', 'Http', 'McpServerHttp'), ('sse', 'Sse', 'McpServerSse')], absent=('Stdio', 'McpServerStdio'))
+T('session', 'McpServer', 'type', [('http', 'Http', 'McpServerHttp'), ('sse', 'Sse', 'McpServerSse'), ('acp', 'Acp', 'McpServerAcp', 'u')], absent=('Stdio', 'McpServerStdio'))
 S('session', 'SessionMode', ['id:str', 'name:str', 'description?:str', M])
 S('session', 'SessionModeState', ['currentModeId:str', 'availableModes:[SessionMode]', M])
 S('session', 'ModelInfo', ['modelId:str', 'name:str', 'description?:str', M], doc='A model the agent can switch to (Gemini CLI\'s `models`, not in the v1 schema).')
@@ -171,15 +189,15 @@ U('session', 'SessionConfigSelectOptions', [('Ungrouped', '[SessionConfigSelectO
 S('session', 'SessionConfigSelect', ['id:str', 'name:str', 'description?:str', 'category?:SessionConfigOptionCategory', 'currentValue:str', 'options:SessionConfigSelectOptions', M], doc='A `select` session configuration option: one value out of a list.')
 S('session', 'SessionConfigBoolean', ['id:str', 'name:str', 'description?:str', 'category?:SessionConfigOptionCategory', 'currentValue:bool', M], doc='A `boolean` session configuration option.')
 T('session', 'SessionConfigOption', 'type', [('select', 'Select', 'SessionConfigSelect'), ('boolean', 'Boolean', 'SessionConfigBoolean')])
-S('session', 'NewSessionRequest', ['cwd:str', 'additionalDirectories?:[str]', 'mcpServers:[McpServer]', M])
+S('session', 'NewSessionRequest', ['cwd:str', 'additionalDirectories?:[str]', 'mcpServers:[McpServer]', 'systemPrompt?:SystemPrompt!u', M])
 S('session', 'NewSessionResponse', ['sessionId:str', 'modes?:SessionModeState', 'configOptions?:[SessionConfigOption]', 'models?:SessionModelState', M])
-S('session', 'LoadSessionRequest', ['mcpServers:[McpServer]', 'cwd:str', 'additionalDirectories?:[str]', 'sessionId:str', M])
+S('session', 'LoadSessionRequest', ['mcpServers:[McpServer]', 'cwd:str', 'additionalDirectories?:[str]', 'sessionId:str', 'systemPrompt?:SystemPrompt!u', M])
 S('session', 'LoadSessionResponse', ['modes?:SessionModeState', 'configOptions?:[SessionConfigOption]', 'models?:SessionModelState', M])
-S('session', 'ListSessionsRequest', ['cwd?:str', 'cursor?:str', M])
-S('session', 'SessionInfo', ['sessionId:str', 'cwd:str', 'additionalDirectories?:[str]', 'title?:str', 'updatedAt?:str', M])
+S('session', 'ListSessionsRequest', ['cwd?:str', 'cursor?:str', 'archived?:SessionArchiveFilter!u', M])
+S('session', 'SessionInfo', ['sessionId:str', 'cwd:str', 'additionalDirectories?:[str]', 'title?:str', 'updatedAt?:str', 'archived?:bool!u', M])
 S('session', 'ListSessionsResponse', ['sessions:[SessionInfo]', 'nextCursor?:str', M])
 S('session', 'SessionIdRequest', ['sessionId:str', M], doc='Params that name only a session: `session/delete`, `session/close` and the `session/cancel` notification.')
-S('session', 'ResumeSessionRequest', ['sessionId:str', 'cwd:str', 'additionalDirectories?:[str]', 'mcpServers?:[McpServer]', M])
+S('session', 'ResumeSessionRequest', ['sessionId:str', 'cwd:str', 'additionalDirectories?:[str]', 'mcpServers?:[McpServer]', 'systemPrompt?:SystemPrompt!u', M])
 S('session', 'ResumeSessionResponse', ['modes?:SessionModeState', 'configOptions?:[SessionConfigOption]', 'models?:SessionModelState', M])
 S('session', 'SetSessionModeRequest', ['sessionId:str', 'modeId:str', M])
 S('session', 'SetSessionConfigOptionRequest', ['sessionId:str', 'configId:str', 'type?:str', 'value:ConfigValue', M])
@@ -187,7 +205,7 @@ S('session', 'SetSessionConfigOptionResponse', ['configOptions:[SessionConfigOpt
 S('session', 'SetSessionModelRequest', ['sessionId:str', 'modelId:str', M], doc='Params of `session/set_model` (Gemini CLI; not in the v1 schema): switch the session\'s model.')
 S('session', 'PromptRequest', ['sessionId:str', 'prompt:[ContentBlock]', M])
 E('session', 'StopReason', ['end_turn', 'max_tokens', 'max_turn_requests', 'refusal', 'cancelled'])
-S('session', 'PromptResponse', ['stopReason:StopReason', M])
+S('session', 'PromptResponse', ['stopReason:StopReason', 'usage?:Usage!u', M])
 S('session', 'CancelRequestNotification', ['requestId:id', M])
 
 # client.rs
@@ -210,6 +228,77 @@ S('client', 'CreateElicitationRequest', ['message:str', 'mode:ElicitationMode', 
 E('client', 'ElicitationAction', ['accept', 'decline', 'cancel'], doc='The user\'s answer to an elicitation.')
 S('client', 'CreateElicitationResponse', ['action:ElicitationAction', 'content?:raw', M], doc='Result of `elicitation/create`: the action, and for `accept` of a form the values entered (`content`, kept raw).')
 S('client', 'CompleteElicitationNotification', ['elicitationId:str', M])
+
+# unstable.rs (feature `unstable`): what schema.unstable.json of the npm SDK
+# 2.4.0 adds over its stable v1 schema (not `proxy/*`). String aliases
+# (ProviderId, PlanId, MessageId, McpServerAcpId, McpRequestId) are `str`.
+S('unstable', 'ListProvidersRequest', [M])
+S('unstable', 'ListProvidersResponse', ['providers:[ProviderInfo]', M])
+S('unstable', 'ProviderInfo', ['providerId:str', 'supported:[LlmProtocol]', 'required:bool', 'current?:ProviderCurrentConfig', M])
+S('unstable', 'ProviderCurrentConfig', ['apiType:LlmProtocol', 'baseUrl:str', M])
+E('unstable', 'LlmProtocol', ['anthropic', 'openai', 'azure', 'vertex', 'bedrock'])
+S('unstable', 'SetProviderRequest', ['providerId:str', 'apiType:LlmProtocol', 'baseUrl:str', 'headers?:raw', M])
+S('unstable', 'SetProviderResponse', [M])
+S('unstable', 'DisableProviderRequest', ['providerId:str', M])
+S('unstable', 'DisableProviderResponse', [M])
+S('unstable', 'ProvidersCapabilities', [M])
+S('unstable', 'AuthStatusRequest', [M])
+S('unstable', 'AuthStatusResponse', ['state:AuthState', 'accounts?:[AuthAccount]', M])
+S('unstable', 'AuthStatusUpdateNotification', ['state:AuthState', 'accounts?:[AuthAccount]', M])
+S('unstable', 'AuthAccount', ['label:str', 'active?:bool', 'name?:str', 'email?:str', 'organization?:str', M])
+E('unstable', 'AuthState', ['authenticated', 'unauthenticated', 'not_required', ('unknown', 'UnknownState')])
+S('unstable', 'AuthStatusCapabilities', [M])
+S('unstable', 'ForkSessionRequest', ['sessionId:str', 'cwd:str', 'additionalDirectories?:[str]', 'mcpServers?:[McpServer]', 'systemPrompt?:SystemPrompt', M])
+S('unstable', 'ForkSessionResponse', ['sessionId:str', 'modes?:SessionModeState', 'configOptions?:[SessionConfigOption]', M])
+S('unstable', 'SessionForkCapabilities', [M])
+S('unstable', 'ArchiveSessionRequest', ['sessionId:str', M])
+S('unstable', 'ArchiveSessionResponse', [M])
+S('unstable', 'UnarchiveSessionRequest', ['sessionId:str', M])
+S('unstable', 'UnarchiveSessionResponse', [M])
+S('unstable', 'SessionArchiveCapabilities', [M])
+E('unstable', 'SessionArchiveFilter', ['exclude', 'include', 'only'])
+S('unstable', 'SessionStatusRequest', ['sessionId:str', M])
+S('unstable', 'SessionStatusResponse', ['status:SessionStatus', M])
+E('unstable', 'SessionStatus', ['open', 'saved'])
+S('unstable', 'SessionStatusCapabilities', [M])
+S('unstable', 'SetSessionTitleRequest', ['sessionId:str', 'title:str', M])
+S('unstable', 'SetSessionTitleResponse', ['title:str', M])
+S('unstable', 'SessionTitleCapabilities', [M])
+S('unstable', 'SystemPrompt', ['mode:SystemPromptMode', 'content:[ContentBlock]', M])
+E('unstable', 'SystemPromptMode', ['append', 'override'])
+S('unstable', 'SessionSystemPromptCapabilities', ['mode?:SessionSystemPromptModeCapabilities', M])
+S('unstable', 'SessionSystemPromptModeCapabilities', ['override?:SessionSystemPromptOverrideCapabilities', M])
+S('unstable', 'SessionSystemPromptOverrideCapabilities', [M])
+S('unstable', 'Usage', ['totalTokens:u64', 'inputTokens:u64', 'outputTokens:u64', 'thoughtTokens?:u64', 'cachedReadTokens?:u64', 'cachedWriteTokens?:u64', M])
+S('unstable', 'PlanUpdate', ['plan:PlanUpdateContent', M])
+T('unstable', 'PlanUpdateContent', 'type', [('items', 'Items', 'PlanItems'), ('file', 'File', 'PlanFile'), ('markdown', 'Markdown', 'PlanMarkdown')])
+S('unstable', 'PlanItems', ['planId:str', 'entries:[PlanEntry]', M])
+S('unstable', 'PlanFile', ['planId:str', 'uri:str', M])
+S('unstable', 'PlanMarkdown', ['planId:str', 'content:str', M])
+S('unstable', 'PlanRemoved', ['planId:str', M])
+S('unstable', 'PlanCapabilities', [M])
+S('unstable', 'SubagentUpdate', ['sessionId:str', 'title?:str', 'description?:str', 'capabilities?:SubagentSessionCapabilities', 'state?:StateUpdate', 'cwd?:str', 'additionalDirectories?:[str]', M])
+S('unstable', 'SubagentSessionCapabilities', ['cancel?:SessionCancelCapabilities', M])
+S('unstable', 'SessionCancelCapabilities', [M])
+T('unstable', 'StateUpdate', 'state', [('running', 'Running', 'RunningStateUpdate'), ('idle', 'Idle', 'IdleStateUpdate'), ('requires_action', 'RequiresAction', 'RequiresActionStateUpdate'), ('unknown', 'UnknownState', 'UnknownStateUpdate')])
+S('unstable', 'RunningStateUpdate', [M])
+# The `stopReason` tags of IdleStateUpdate (not a $def); `error` (the
+# JSON-RPC error object of ErrorStopReason) is kept raw.
+E('unstable', 'IdleStopReason', ['end_turn', 'max_tokens', 'max_turn_requests', 'refusal', 'cancelled', 'error'], doc='Why a subagent\'s foreground work stopped (the `stopReason` of an idle state).')
+S('unstable', 'IdleStateUpdate', ['stopReason?:IdleStopReason', 'error?:raw', 'usage?:Usage', M])
+S('unstable', 'ErrorStopReason', ['error?:raw'])
+S('unstable', 'RequiresActionStateUpdate', [M])
+S('unstable', 'UnknownStateUpdate', [M])
+S('unstable', 'SubagentCapabilities', [M])
+S('unstable', 'SessionMessage', ['messageId:str', 'senderSessionId?:str', 'recipientSessionId?:str', 'senderMessageId?:str', 'recipientMessageId?:str', 'content?:[ContentBlock]', M])
+S('unstable', 'SessionMessageChunk', ['messageId:str', 'content:ContentBlock', M])
+S('unstable', 'McpServerAcp', ['name:str', 'serverId:str', M])
+S('unstable', 'MessageMcpRequest', ['serverId:str', 'requestId:str', 'method:str', 'params?:raw', M])
+S('unstable', 'MessageMcpNotification', ['serverId:str', 'requestId:str', 'method:str', 'params?:raw', M])
+# Selected by key, not tag: exactly one of `result` (any JSON, `null` kept)
+# and `error` is sent; receivers prefer `result`.
+S('unstable', 'MessageMcpResponse', ['result?:raw', 'error?:McpError', M])
+S('unstable', 'McpError', ['code:i64', 'message:str', 'data?:raw'])
 
 ALIASES = {
  'init': [
@@ -245,9 +334,29 @@ def snake(n):
         return 'meta'
     if n == 'type':
         return 'kind'
+    if n == 'override':
+        return 'override_mode'  # `override` is a reserved word
     return re.sub(r'([A-Z])', lambda m: '_' + m.group(1).lower(), n)
 
+def is_unstable(f):
+    return f.endswith('!u')
+
+def cfg_u(unstable, indent):
+    return '%s%s\n' % (indent, UNSTABLE_CFG) if unstable else ''
+
+def variants(t):
+    """The variants of a tagged union as (wire, Variant, Type, unstable)."""
+    return [(v[0], v[1], v[2], len(v) > 3 and v[3] == 'u') for v in t['variants']]
+
+def enum_values(e):
+    """The values of a string enum as (wire, Variant): the variant is the
+    value in CamelCase, or given (`('unknown', 'UnknownState')`: `Unknown`
+    is the catch-all variant)."""
+    return [v if isinstance(v, tuple) else (v, ''.join(p.capitalize() for p in v.split('_'))) for v in e['values']]
+
 def parse_field(f):
+    if f.endswith('!u'):
+        f = f[:-2]
     name, ty = f.split(':', 1)
     opt = name.endswith('?')
     name = name.rstrip('?')
@@ -299,7 +408,7 @@ def field_code(sname, f):
                }.get(name, 'The `%s` member.' % name)
     if opt and not doc.startswith('Extension'):
         doc = doc.rstrip('.') + ' (optional).'
-    return '        /// %s\n        "%s" pub %s: %s,\n' % (doc, name, rust_field(rname), rt)
+    return '        /// %s\n%s        "%s" pub %s: %s,\n' % (doc, cfg_u(is_unstable(f), '        '), name, rust_field(rname), rt)
 
 def rust_field(rname):
     return 'r#type' if rname == 'type' else rname
@@ -315,28 +424,25 @@ def param_val(ty, var):
 
 def gen_ctor(s):
     name = s['name']
-    fields = [parse_field(f) for f in s['fields']]
-    req = [(n, t) for n, t, o in fields if not o]
+    fields = [parse_field(f) + (is_unstable(f),) for f in s['fields']]
+    req = [(n, t) for n, t, o, u in fields if not o]
     params = ', '.join('%s: %s' % (rust_field(snake(n)), param_ty(t)) for n, t in req)
     def init(n, t, o):
         r = rust_field(snake(n))
-        if o:
-            return '            %s: None,\n' % r
-        if t == 'str':
-            return '            %s: %s.into(),\n' % (r, r)
-        return '            %s,\n' % r
-    inits = ''.join(init(n, t, o) for n, t, o in fields)
+        v = param_val(t, r) if not o else 'None'
+        return r if v == r else '%s: %s' % (r, v)
+    inits = ''.join('%s            %s,\n' % (cfg_u(u, '            '), init(n, t, o)) for n, t, o, u in fields)
     if req:
         doc = 'A `%s` from its required members (%s); the optional ones absent.' % (name, ', '.join('`%s`' % n for n, _ in req))
     else:
         doc = 'A `%s` with every (optional) member absent.' % name
     out = "\nimpl<'a> %s<'a> {\n    /// %s\n    pub fn new(%s) -> Self {\n        Self {\n%s            extra: Extra::new(),\n        }\n    }\n" % (name, doc, params, inits)
-    for n, t, o in fields:
+    for n, t, o, u in fields:
         if not o:
             continue
         r = rust_field(snake(n))
         setter = 'with_' + snake(n)
-        out += "\n    /// Sets `%s`.\n    #[must_use]\n    pub fn %s(mut self, %s: %s) -> Self {\n        self.%s = Some(%s);\n        self\n    }\n" % (n, setter, 'value', param_ty(t), r, param_val(t, 'value'))
+        out += "\n    /// Sets `%s`.\n%s    #[must_use]\n    pub fn %s(mut self, %s: %s) -> Self {\n        self.%s = Some(%s);\n        self\n    }\n" % (n, cfg_u(u, '    '), setter, 'value', param_ty(t), r, param_val(t, 'value'))
     out += '}\n'
     if not req:
         out += "\nimpl Default for %s<'_> {\n    fn default() -> Self {\n        Self::new()\n    }\n}\n" % name
@@ -355,15 +461,14 @@ def gen_struct(s):
 def gen_enum(e):
     doc = e['doc'] or def_doc(e['docdef']) or '`%s`.' % e['name']
     out = '\nstring_enum! {\n    /// %s\n    pub enum %s {\n' % (doc, e['name'])
-    for v in e['values']:
-        var = ''.join(p.capitalize() for p in v.split('_'))
+    for v, var in enum_values(e):
         out += '        /// `"%s"`.\n        %s = "%s",\n' % (v, var, v)
     out += '    }\n}\n'
     return out
 
 def gen_tagged(t):
     doc = t['doc'] or def_doc(t['name']) or '`%s`.' % t['name']
-    vs = ''.join('        /// `%s`: `"%s"`.\n        %s(%s) = "%s",\n' % (t['tag'], w, v, ty, w) for w, v, ty in t['variants'])
+    vs = ''.join('        /// `%s`: `"%s"`.\n%s        %s(%s) = "%s",\n' % (t['tag'], w, cfg_u(u, '        '), v, ty, w) for w, v, ty, u in variants(t))
     absent = ''
     if t['absent']:
         absent = '        @absent /// No `%s` member.\n        %s(%s),\n' % (t['tag'], t['absent'][0], t['absent'][1])
@@ -380,6 +485,7 @@ HEAD = {
  'init': '`initialize` and `authenticate`: capabilities, implementation info, auth methods.',
  'session': 'Client-to-agent methods: initialize, authenticate, sessions, prompts; capabilities and MCP servers.',
  'client': 'Agent-to-client methods: file system, terminals, permission requests, elicitations.',
+ 'unstable': 'What the unstable ACP v1 schema (`schema.unstable.json` of the TypeScript SDK 2.4.0) adds\n//! over the stable one (feature `unstable`): providers, `auth/status`, session fork, archive,\n//! status and title, system prompts, usage, plan and subagent updates, MCP over ACP. These\n//! may change or go away with any release of the schema.',
 }
 def module_of(ty):
     for table in (STRUCTS, ENUMS, TAGGED, TRIED):
@@ -408,6 +514,8 @@ def imports(mod, body):
             local.setdefault(m, []).append(w)
     for m in sorted(local):
         names = local[m]
+        if m == 'unstable':
+            uses.append(UNSTABLE_CFG)
         uses.append('use super::%s::%s;' % (m, names[0] if len(names) == 1 else '{%s}' % ', '.join(names)))
     if 'RequestId' in words:
         uses.append('use super::id::RequestId;')
@@ -421,7 +529,8 @@ def imports(mod, body):
     uses.append('use super::Extra;')
     return '\n'.join(uses) + '\n'
 
-for mod in ['content', 'update', 'init', 'session', 'client']:
+MODULES = ['content', 'update', 'init', 'session', 'client', 'unstable']
+for mod in MODULES:
     body = ''
     for kind, name in ORDER[mod]:
         if kind == 'struct':
@@ -459,9 +568,45 @@ def strat(ty, valid):
 
 SPECIAL = {'SetSessionConfigOptionRequest', 'CreateElicitationRequest', 'CreateElicitationResponse', 'Notice', 'AuthMethodTerminal'}
 
+def dual(gen, item, has_unstable):
+    """`gen(item, with_unstable)`, twice when the item has unstable parts:
+    once for feature `unstable`, once without."""
+    if not has_unstable:
+        return gen(item, False)
+    return ('\n' + UNSTABLE_CFG + gen(item, True)
+            + '\n#[cfg(not(feature = "unstable"))]' + gen(item, False))
+
+ERROR_JSON = 'Just(RawJson::from_text("{\\"code\\":-32603,\\"message\\":\\"boom\\"}").unwrap())'
+
+# Exactly one outcome, a result or an MCP error (the schema's two arms).
+ARB_SPECIAL = {
+ 'MessageMcpResponse': """
+pub fn arb_message_mcp_response(valid: bool) -> BoxedStrategy<MessageMcpResponse<'static>> {
+    let outcome = prop_oneof![
+        raw().prop_map(|r| (Some(r), None)),
+        arb_mcp_error(valid).prop_map(|e| (None, Some(e))),
+    ];
+    (outcome, option::of(meta()))
+        .prop_map(|((result, error), m)| {
+            let mut v = MessageMcpResponse::new();
+            v.result = result;
+            v.error = error;
+            v.meta = m;
+            v
+        })
+        .boxed()
+}
+""",
+}
+
 def arb_struct(s):
+    if s['name'] in ARB_SPECIAL:
+        return ARB_SPECIAL[s['name']]
+    return dual(arb_struct_with, s, any(is_unstable(f) for f in s['fields']))
+
+def arb_struct_with(s, with_unstable):
     name = s['name']
-    fields = [parse_field(f) for f in s['fields']]
+    fields = [parse_field(f) for f in s['fields'] if with_unstable or not is_unstable(f)]
     fn = 'arb_%s' % snake(name).lstrip('_')
     out = "\npub fn %s(valid: bool) -> BoxedStrategy<%s<'static>> {\n    let _ = valid;\n" % (fn, name)
     parts = []
@@ -471,8 +616,12 @@ def arb_struct(s):
             st = 'meta()'
         if name in SPECIAL and (fname, ty) in (('title', 'str'),):
             st = 'text1()'
-        if name == 'AuthMethodTerminal' and fname == 'env':
+        if (name, fname) in (('AuthMethodTerminal', 'env'), ('SetProviderRequest', 'headers')):
             st = 'env_map()'
+        if name in ('MessageMcpRequest', 'MessageMcpNotification') and fname == 'params':
+            st = 'meta()'  # an object or null
+        if name in ('IdleStateUpdate', 'ErrorStopReason') and fname == 'error':
+            st = ERROR_JSON
         if opt:
             st = 'option::of(%s)' % st
         parts.append((snake(fname), st))
@@ -489,13 +638,16 @@ def arb_struct(s):
 
 def arb_enum(e):
     fn = 'arb_%s' % snake(e['name']).lstrip('_')
-    vals = ', '.join('%s::%s' % (e['name'], ''.join(p.capitalize() for p in v.split('_'))) for v in e['values'])
+    vals = ', '.join('%s::%s' % (e['name'], var) for v, var in enum_values(e))
     return ("\npub fn %s(valid: bool) -> BoxedStrategy<%s<'static>> {\n    let known = prop::sample::select(vec![%s]);\n"
             "    if valid {\n        known.boxed()\n    } else {\n        prop_oneof![4 => known, 1 => unknown_word().prop_map(|w| %s::Unknown(w.into()))].boxed()\n    }\n}\n") % (fn, e['name'], vals, e['name'])
 
 def arb_tagged(t):
+    return dual(arb_tagged_with, t, any(u for _, _, _, u in variants(t)))
+
+def arb_tagged_with(t, with_unstable):
     fn = 'arb_%s' % snake(t['name']).lstrip('_')
-    arms = ['%s.prop_map(%s::%s)' % ('arb_%s(valid)' % snake(ty).lstrip('_'), t['name'], v) for w, v, ty in t['variants']]
+    arms = ['%s.prop_map(%s::%s)' % ('arb_%s(valid)' % snake(ty).lstrip('_'), t['name'], v) for w, v, ty, u in variants(t) if with_unstable or not u]
     if t['absent']:
         arms.append('arb_%s(valid).prop_map(%s::%s)' % (snake(t['absent'][1]).lstrip('_'), t['name'], t['absent'][0]))
     known = 'prop_oneof![%s]' % ', '.join(arms)
@@ -511,16 +663,22 @@ def arb_tried(u):
     return "\npub fn %s(valid: bool) -> BoxedStrategy<%s<'static>> {\n    prop_oneof![%s].boxed()\n}\n" % (fn, u['name'], ', '.join(arms))
 
 out = '//! proptest strategies for every typed ACP message, generated by\n//! `scripts/gen_acp_types.py`. `valid` = only values the official schema\n//! accepts (no unknown variants or enum values).\n#![allow(dead_code, clippy::all)]\n\nuse acp_codec::acp::*;\nuse proptest::collection::vec;\nuse proptest::option;\nuse proptest::prelude::*;\n\npub use super::arb_base::*;\n'
-for mod in ['content', 'update', 'init', 'session', 'client']:
+def gate(mod, code):
+    """`code` (items), behind feature `unstable` for module 'unstable'."""
+    if mod != 'unstable' or not code:
+        return code
+    return code.replace('\npub fn ', '\n' + UNSTABLE_CFG + '\npub fn ').replace('\nimpl<', '\n' + UNSTABLE_CFG + '\nimpl<')
+
+for mod in MODULES:
     for kind, name in ORDER[mod]:
         if kind == 'struct' and name not in ('SetSessionConfigOptionRequest', 'CreateElicitationRequest', 'CreateElicitationResponse'):
-            out += arb_struct(STRUCTS[name])
+            out += gate(mod, arb_struct(STRUCTS[name]))
         elif kind == 'enum':
-            out += arb_enum(ENUMS[name])
+            out += gate(mod, arb_enum(ENUMS[name]))
         elif kind == 'tagged':
-            out += arb_tagged(TAGGED[name])
+            out += gate(mod, arb_tagged(TAGGED[name]))
         elif kind == 'tried':
-            out += arb_tried(TRIED[name])
+            out += gate(mod, arb_tried(TRIED[name]))
 # ---------------------------------------------------------------- arbitrary
 # `arbitrary::Arbitrary` for every generated type (feature `arbitrary`),
 # written to src/acp/arbitrary.rs. Leaf helpers live in src/acp/leaf.rs.
@@ -613,12 +771,12 @@ def arbitrary_struct(s):
             e = 'option(u, %s)?' % arb_fn(ty)
         else:
             e = '%s?' % arb_expr(ty)
-        body += '            %s: %s,\n' % ('r#type' if rname == 'type' else rname, e)
+        body += '%s            %s: %s,\n' % (cfg_u(is_unstable(f), '            '), 'r#type' if rname == 'type' else rname, e)
     body += '            extra: Extra::new(),\n        })\n'
     return arb_impl(name, body)
 
 def arbitrary_enum(e):
-    words = ', '.join('"%s"' % v for v in e['values'])
+    words = ', '.join('"%s"' % v for v, _ in enum_values(e))
     body = ('        const KNOWN: &[&str] = &[%s];\n'
             '        if u.ratio(1u8, 8)? {\n'
             '            return Ok(Self::Unknown(unknown_word(u, KNOWN)?));\n'
@@ -627,8 +785,12 @@ def arbitrary_enum(e):
     return arb_impl(e['name'], body)
 
 def arbitrary_tagged(t):
-    tags = ', '.join('"%s"' % w for w, v, ty in t['variants'])
-    arms = [(v, 'u.arbitrary()?') for w, v, ty in t['variants']]
+    return dual(arbitrary_tagged_with, t, any(u for _, _, _, u in variants(t)))
+
+def arbitrary_tagged_with(t, with_unstable):
+    vs = [(w, v) for w, v, ty, u in variants(t) if with_unstable or not u]
+    tags = ', '.join('"%s"' % w for w, v in vs)
+    arms = [(v, 'u.arbitrary()?') for w, v in vs]
     if t['absent']:
         arms.append((t['absent'][0], 'u.arbitrary()?'))
     body = '        const TAGS: &[&str] = &[%s];\n        Ok(match u.choose_index(%d)? {\n' % (tags, len(arms) + 1)
@@ -663,24 +825,24 @@ arb = ('//! `arbitrary::Arbitrary` for every generated ACP type (feature `arbitr
        'use ::arbitrary::{Arbitrary, Result, Unstructured};\n\n'
        'use super::*;\n'
        'use crate::acp::leaf::{\n    env_map, list, list1, meta, number, option, raw, text, text1, unknown_object,\n    unknown_shape, unknown_word,\n};\n')
-for mod in ['content', 'update', 'init', 'session', 'client']:
+for mod in MODULES:
     for kind, name in ORDER[mod]:
         if kind == 'struct':
-            arb += arbitrary_struct(STRUCTS[name])
+            arb += gate(mod, arbitrary_struct(STRUCTS[name]))
         elif kind == 'enum':
-            arb += arbitrary_enum(ENUMS[name])
+            arb += gate(mod, arbitrary_enum(ENUMS[name]))
         elif kind == 'tagged':
-            arb += arbitrary_tagged(TAGGED[name])
+            arb += gate(mod, arbitrary_tagged(TAGGED[name]))
         else:
-            arb += arbitrary_tried(TRIED[name])
+            arb += gate(mod, arbitrary_tried(TRIED[name]))
 open('src/acp/arbitrary.rs', 'w').write(arb)
 
 # The explicit re-exports of the generated types (no glob re-exports: a
 # reader of src/acp/mod.rs sees every name and the file it comes from).
 exports = ''
-for mod in ['client', 'content', 'init', 'session', 'update']:
+for mod in ['client', 'content', 'init', 'session', 'update', 'unstable']:
     names = sorted(set(re.findall(r'^\s*pub (?:struct|enum|type) ([A-Za-z0-9_]+)', open('src/acp/%s.rs' % mod).read(), re.M)))
-    exports += 'pub use %s::{%s};\n' % (mod, ', '.join(names))
+    exports += '%spub use %s::{%s};\n' % (cfg_u(mod == 'unstable', ''), mod, ', '.join(names))
 begin, end = '// generated exports: begin\n', '// generated exports: end\n'
 text = open('src/acp/mod.rs').read()
 a, b = text.index(begin) + len(begin), text.index(end)

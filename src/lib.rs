@@ -236,6 +236,7 @@
 //! | `bytes` | no | `LineSplitter::decode_bytes` / `decode_bytes_eof` / `lines_bytes`: lines as `bytes::Bytes`, split off a `BytesMut` without copying |
 //! | `tokio-util` | no | `codec::LineCodec` and `codec::AcpCodec`, tokio-util `Decoder`/`Encoder`s; implies `std` and `bytes` |
 //! | `arbitrary` | no | `fuzzing`: `arbitrary::Arbitrary` for the ACP messages, stream-json events and chunk frames (what they generate encodes to lines that decode back equal), and `fuzzing::HostileStream`, hostile line streams for a bridge's fuzz targets; implies `std` |
+//! | `unstable` | no | the additions of the unstable ACP v1 schema (TypeScript SDK 2.4.0 `schema.unstable.json`, not `proxy/*`): the methods `session/fork`, `session/archive`, `session/unarchive`, `session/status`, `session/set_title`, `providers/list`/`set`/`disable`, `auth/status`, `auth/status_update`, `mcp/message`; the `sessionUpdate`s `plan_update`, `plan_removed`, `subagent_update`, `session_message`, `session_message_chunk`; `PromptResponse.usage`, `systemPrompt`, `archived`, the new capabilities and the `acp` MCP server. Without it these stay unknown methods/variants and `extra` members (lossless). Follows the unstable schema, outside semver; implies `alloc` |
 //!
 //! ## `no_std`
 //!

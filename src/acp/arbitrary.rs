@@ -497,6 +497,56 @@ impl<'u> Arbitrary<'u> for CompactionSummaryChunk<'static> {
     }
 }
 
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for SessionUpdate<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        const TAGS: &[&str] = &[
+            "user_message_chunk",
+            "agent_message_chunk",
+            "agent_thought_chunk",
+            "tool_call",
+            "tool_call_update",
+            "plan",
+            "available_commands_update",
+            "current_mode_update",
+            "config_option_update",
+            "session_info_update",
+            "usage_update",
+            "notice",
+            "compaction_update",
+            "compaction_summary_chunk",
+            "plan_update",
+            "plan_removed",
+            "subagent_update",
+            "session_message",
+            "session_message_chunk",
+        ];
+        Ok(match u.choose_index(20)? {
+            0 => Self::UserMessageChunk(u.arbitrary()?),
+            1 => Self::AgentMessageChunk(u.arbitrary()?),
+            2 => Self::AgentThoughtChunk(u.arbitrary()?),
+            3 => Self::ToolCall(u.arbitrary()?),
+            4 => Self::ToolCallUpdate(u.arbitrary()?),
+            5 => Self::Plan(u.arbitrary()?),
+            6 => Self::AvailableCommandsUpdate(u.arbitrary()?),
+            7 => Self::CurrentModeUpdate(u.arbitrary()?),
+            8 => Self::ConfigOptionUpdate(u.arbitrary()?),
+            9 => Self::SessionInfoUpdate(u.arbitrary()?),
+            10 => Self::UsageUpdate(u.arbitrary()?),
+            11 => Self::Notice(u.arbitrary()?),
+            12 => Self::CompactionUpdate(u.arbitrary()?),
+            13 => Self::CompactionSummaryChunk(u.arbitrary()?),
+            14 => Self::PlanUpdate(u.arbitrary()?),
+            15 => Self::PlanRemoved(u.arbitrary()?),
+            16 => Self::SubagentUpdate(u.arbitrary()?),
+            17 => Self::SessionMessage(u.arbitrary()?),
+            18 => Self::SessionMessageChunk(u.arbitrary()?),
+            _ => Self::Unknown(unknown_object(u, "sessionUpdate", TAGS)?),
+        })
+    }
+}
+
+#[cfg(not(feature = "unstable"))]
 impl<'u> Arbitrary<'u> for SessionUpdate<'static> {
     fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
         const TAGS: &[&str] = &[
@@ -607,6 +657,10 @@ impl<'u> Arbitrary<'u> for ClientCapabilities<'static> {
             fs: option(u, |u| u.arbitrary())?,
             terminal: option(u, |u| u.arbitrary())?,
             session: option(u, |u| u.arbitrary())?,
+            #[cfg(feature = "unstable")]
+            subagents: option(u, |u| u.arbitrary())?,
+            #[cfg(feature = "unstable")]
+            plan: option(u, |u| u.arbitrary())?,
             auth: option(u, |u| u.arbitrary())?,
             elicitation: option(u, |u| u.arbitrary())?,
             meta: option(u, meta)?,
@@ -644,6 +698,8 @@ impl<'u> Arbitrary<'u> for McpCapabilities<'static> {
         Ok(Self {
             http: option(u, |u| u.arbitrary())?,
             sse: option(u, |u| u.arbitrary())?,
+            #[cfg(feature = "unstable")]
+            acp: option(u, |u| u.arbitrary())?,
             meta: option(u, meta)?,
             extra: Extra::new(),
         })
@@ -656,6 +712,16 @@ impl<'u> Arbitrary<'u> for SessionCapabilities<'static> {
             list: option(u, |u| u.arbitrary())?,
             delete: option(u, |u| u.arbitrary())?,
             additional_directories: option(u, |u| u.arbitrary())?,
+            #[cfg(feature = "unstable")]
+            system_prompt: option(u, |u| u.arbitrary())?,
+            #[cfg(feature = "unstable")]
+            fork: option(u, |u| u.arbitrary())?,
+            #[cfg(feature = "unstable")]
+            archive: option(u, |u| u.arbitrary())?,
+            #[cfg(feature = "unstable")]
+            status: option(u, |u| u.arbitrary())?,
+            #[cfg(feature = "unstable")]
+            title: option(u, |u| u.arbitrary())?,
             resume: option(u, |u| u.arbitrary())?,
             close: option(u, |u| u.arbitrary())?,
             meta: option(u, meta)?,
@@ -667,6 +733,8 @@ impl<'u> Arbitrary<'u> for SessionCapabilities<'static> {
 impl<'u> Arbitrary<'u> for AgentAuthCapabilities<'static> {
     fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
         Ok(Self {
+            #[cfg(feature = "unstable")]
+            status: option(u, |u| u.arbitrary())?,
             logout: option(u, |u| u.arbitrary())?,
             meta: option(u, meta)?,
             extra: Extra::new(),
@@ -682,6 +750,8 @@ impl<'u> Arbitrary<'u> for AgentCapabilities<'static> {
             mcp_capabilities: option(u, |u| u.arbitrary())?,
             session_capabilities: option(u, |u| u.arbitrary())?,
             auth: option(u, |u| u.arbitrary())?,
+            #[cfg(feature = "unstable")]
+            providers: option(u, |u| u.arbitrary())?,
             meta: option(u, meta)?,
             extra: Extra::new(),
         })
@@ -807,6 +877,21 @@ impl<'u> Arbitrary<'u> for McpServerStdio<'static> {
     }
 }
 
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for McpServer<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        const TAGS: &[&str] = &["http", "sse", "acp"];
+        Ok(match u.choose_index(5)? {
+            0 => Self::Http(u.arbitrary()?),
+            1 => Self::Sse(u.arbitrary()?),
+            2 => Self::Acp(u.arbitrary()?),
+            3 => Self::Stdio(u.arbitrary()?),
+            _ => Self::Unknown(unknown_object(u, "type", TAGS)?),
+        })
+    }
+}
+
+#[cfg(not(feature = "unstable"))]
 impl<'u> Arbitrary<'u> for McpServer<'static> {
     fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
         const TAGS: &[&str] = &["http", "sse"];
@@ -955,6 +1040,8 @@ impl<'u> Arbitrary<'u> for NewSessionRequest<'static> {
             cwd: text(u)?,
             additional_directories: option(u, |u| list(u, text))?,
             mcp_servers: list(u, |u| u.arbitrary())?,
+            #[cfg(feature = "unstable")]
+            system_prompt: option(u, |u| u.arbitrary())?,
             meta: option(u, meta)?,
             extra: Extra::new(),
         })
@@ -981,6 +1068,8 @@ impl<'u> Arbitrary<'u> for LoadSessionRequest<'static> {
             cwd: text(u)?,
             additional_directories: option(u, |u| list(u, text))?,
             session_id: text(u)?,
+            #[cfg(feature = "unstable")]
+            system_prompt: option(u, |u| u.arbitrary())?,
             meta: option(u, meta)?,
             extra: Extra::new(),
         })
@@ -1004,6 +1093,8 @@ impl<'u> Arbitrary<'u> for ListSessionsRequest<'static> {
         Ok(Self {
             cwd: option(u, text)?,
             cursor: option(u, text)?,
+            #[cfg(feature = "unstable")]
+            archived: option(u, |u| u.arbitrary())?,
             meta: option(u, meta)?,
             extra: Extra::new(),
         })
@@ -1018,6 +1109,8 @@ impl<'u> Arbitrary<'u> for SessionInfo<'static> {
             additional_directories: option(u, |u| list(u, text))?,
             title: option(u, text)?,
             updated_at: option(u, text)?,
+            #[cfg(feature = "unstable")]
+            archived: option(u, |u| u.arbitrary())?,
             meta: option(u, meta)?,
             extra: Extra::new(),
         })
@@ -1052,6 +1145,8 @@ impl<'u> Arbitrary<'u> for ResumeSessionRequest<'static> {
             cwd: text(u)?,
             additional_directories: option(u, |u| list(u, text))?,
             mcp_servers: option(u, |u| list(u, |u| u.arbitrary()))?,
+            #[cfg(feature = "unstable")]
+            system_prompt: option(u, |u| u.arbitrary())?,
             meta: option(u, meta)?,
             extra: Extra::new(),
         })
@@ -1154,6 +1249,8 @@ impl<'u> Arbitrary<'u> for PromptResponse<'static> {
     fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
         Ok(Self {
             stop_reason: u.arbitrary()?,
+            #[cfg(feature = "unstable")]
+            usage: option(u, |u| u.arbitrary())?,
             meta: option(u, meta)?,
             extra: Extra::new(),
         })
@@ -1398,6 +1495,748 @@ impl<'u> Arbitrary<'u> for CompleteElicitationNotification<'static> {
         Ok(Self {
             elicitation_id: text(u)?,
             meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for ListProvidersRequest<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for ListProvidersResponse<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            providers: list(u, |u| u.arbitrary())?,
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for ProviderInfo<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            provider_id: text(u)?,
+            supported: list(u, |u| u.arbitrary())?,
+            required: u.arbitrary()?,
+            current: option(u, |u| u.arbitrary())?,
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for ProviderCurrentConfig<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            api_type: u.arbitrary()?,
+            base_url: text(u)?,
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for LlmProtocol<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        const KNOWN: &[&str] = &["anthropic", "openai", "azure", "vertex", "bedrock"];
+        if u.ratio(1u8, 8)? {
+            return Ok(Self::Unknown(unknown_word(u, KNOWN)?));
+        }
+        Ok(Self::from_wire(Cow::Borrowed(u.choose(KNOWN)?)))
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for SetProviderRequest<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            provider_id: text(u)?,
+            api_type: u.arbitrary()?,
+            base_url: text(u)?,
+            headers: option(u, raw)?,
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for SetProviderResponse<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for DisableProviderRequest<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            provider_id: text(u)?,
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for DisableProviderResponse<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for ProvidersCapabilities<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for AuthStatusRequest<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for AuthStatusResponse<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            state: u.arbitrary()?,
+            accounts: option(u, |u| list(u, |u| u.arbitrary()))?,
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for AuthStatusUpdateNotification<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            state: u.arbitrary()?,
+            accounts: option(u, |u| list(u, |u| u.arbitrary()))?,
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for AuthAccount<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            label: text(u)?,
+            active: option(u, |u| u.arbitrary())?,
+            name: option(u, text)?,
+            email: option(u, text)?,
+            organization: option(u, text)?,
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for AuthState<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        const KNOWN: &[&str] = &[
+            "authenticated",
+            "unauthenticated",
+            "not_required",
+            "unknown",
+        ];
+        if u.ratio(1u8, 8)? {
+            return Ok(Self::Unknown(unknown_word(u, KNOWN)?));
+        }
+        Ok(Self::from_wire(Cow::Borrowed(u.choose(KNOWN)?)))
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for AuthStatusCapabilities<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for ForkSessionRequest<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            session_id: text(u)?,
+            cwd: text(u)?,
+            additional_directories: option(u, |u| list(u, text))?,
+            mcp_servers: option(u, |u| list(u, |u| u.arbitrary()))?,
+            system_prompt: option(u, |u| u.arbitrary())?,
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for ForkSessionResponse<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            session_id: text(u)?,
+            modes: option(u, |u| u.arbitrary())?,
+            config_options: option(u, |u| list(u, |u| u.arbitrary()))?,
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for SessionForkCapabilities<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for ArchiveSessionRequest<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            session_id: text(u)?,
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for ArchiveSessionResponse<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for UnarchiveSessionRequest<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            session_id: text(u)?,
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for UnarchiveSessionResponse<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for SessionArchiveCapabilities<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for SessionArchiveFilter<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        const KNOWN: &[&str] = &["exclude", "include", "only"];
+        if u.ratio(1u8, 8)? {
+            return Ok(Self::Unknown(unknown_word(u, KNOWN)?));
+        }
+        Ok(Self::from_wire(Cow::Borrowed(u.choose(KNOWN)?)))
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for SessionStatusRequest<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            session_id: text(u)?,
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for SessionStatusResponse<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            status: u.arbitrary()?,
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for SessionStatus<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        const KNOWN: &[&str] = &["open", "saved"];
+        if u.ratio(1u8, 8)? {
+            return Ok(Self::Unknown(unknown_word(u, KNOWN)?));
+        }
+        Ok(Self::from_wire(Cow::Borrowed(u.choose(KNOWN)?)))
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for SessionStatusCapabilities<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for SetSessionTitleRequest<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            session_id: text(u)?,
+            title: text(u)?,
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for SetSessionTitleResponse<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            title: text(u)?,
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for SessionTitleCapabilities<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for SystemPrompt<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            mode: u.arbitrary()?,
+            content: list(u, |u| u.arbitrary())?,
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for SystemPromptMode<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        const KNOWN: &[&str] = &["append", "override"];
+        if u.ratio(1u8, 8)? {
+            return Ok(Self::Unknown(unknown_word(u, KNOWN)?));
+        }
+        Ok(Self::from_wire(Cow::Borrowed(u.choose(KNOWN)?)))
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for SessionSystemPromptCapabilities<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            mode: option(u, |u| u.arbitrary())?,
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for SessionSystemPromptModeCapabilities<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            override_mode: option(u, |u| u.arbitrary())?,
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for SessionSystemPromptOverrideCapabilities<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for Usage<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            total_tokens: u.arbitrary()?,
+            input_tokens: u.arbitrary()?,
+            output_tokens: u.arbitrary()?,
+            thought_tokens: option(u, |u| u.arbitrary())?,
+            cached_read_tokens: option(u, |u| u.arbitrary())?,
+            cached_write_tokens: option(u, |u| u.arbitrary())?,
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for PlanUpdate<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            plan: u.arbitrary()?,
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for PlanUpdateContent<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        const TAGS: &[&str] = &["items", "file", "markdown"];
+        Ok(match u.choose_index(4)? {
+            0 => Self::Items(u.arbitrary()?),
+            1 => Self::File(u.arbitrary()?),
+            2 => Self::Markdown(u.arbitrary()?),
+            _ => Self::Unknown(unknown_object(u, "type", TAGS)?),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for PlanItems<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            plan_id: text(u)?,
+            entries: list(u, |u| u.arbitrary())?,
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for PlanFile<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            plan_id: text(u)?,
+            uri: text(u)?,
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for PlanMarkdown<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            plan_id: text(u)?,
+            content: text(u)?,
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for PlanRemoved<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            plan_id: text(u)?,
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for PlanCapabilities<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for SubagentUpdate<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            session_id: text(u)?,
+            title: option(u, text)?,
+            description: option(u, text)?,
+            capabilities: option(u, |u| u.arbitrary())?,
+            state: option(u, |u| u.arbitrary())?,
+            cwd: option(u, text)?,
+            additional_directories: option(u, |u| list(u, text))?,
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for SubagentSessionCapabilities<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            cancel: option(u, |u| u.arbitrary())?,
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for SessionCancelCapabilities<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for StateUpdate<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        const TAGS: &[&str] = &["running", "idle", "requires_action", "unknown"];
+        Ok(match u.choose_index(5)? {
+            0 => Self::Running(u.arbitrary()?),
+            1 => Self::Idle(u.arbitrary()?),
+            2 => Self::RequiresAction(u.arbitrary()?),
+            3 => Self::UnknownState(u.arbitrary()?),
+            _ => Self::Unknown(unknown_object(u, "state", TAGS)?),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for RunningStateUpdate<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for IdleStopReason<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        const KNOWN: &[&str] = &[
+            "end_turn",
+            "max_tokens",
+            "max_turn_requests",
+            "refusal",
+            "cancelled",
+            "error",
+        ];
+        if u.ratio(1u8, 8)? {
+            return Ok(Self::Unknown(unknown_word(u, KNOWN)?));
+        }
+        Ok(Self::from_wire(Cow::Borrowed(u.choose(KNOWN)?)))
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for IdleStateUpdate<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            stop_reason: option(u, |u| u.arbitrary())?,
+            error: option(u, raw)?,
+            usage: option(u, |u| u.arbitrary())?,
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for ErrorStopReason<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            error: option(u, raw)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for RequiresActionStateUpdate<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for UnknownStateUpdate<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for SubagentCapabilities<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for SessionMessage<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            message_id: text(u)?,
+            sender_session_id: option(u, text)?,
+            recipient_session_id: option(u, text)?,
+            sender_message_id: option(u, text)?,
+            recipient_message_id: option(u, text)?,
+            content: option(u, |u| list(u, |u| u.arbitrary()))?,
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for SessionMessageChunk<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            message_id: text(u)?,
+            content: u.arbitrary()?,
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for McpServerAcp<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            name: text(u)?,
+            server_id: text(u)?,
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for MessageMcpRequest<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            server_id: text(u)?,
+            request_id: text(u)?,
+            method: text(u)?,
+            params: option(u, raw)?,
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for MessageMcpNotification<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            server_id: text(u)?,
+            request_id: text(u)?,
+            method: text(u)?,
+            params: option(u, raw)?,
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for MessageMcpResponse<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            result: option(u, raw)?,
+            error: option(u, |u| u.arbitrary())?,
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for McpError<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            code: u.arbitrary()?,
+            message: text(u)?,
+            data: option(u, raw)?,
             extra: Extra::new(),
         })
     }

@@ -10,6 +10,12 @@ use alloc::vec::Vec;
 use super::content::MetaOnly;
 use super::raw::RawJson;
 use super::tagged::tagged_enum;
+#[cfg(feature = "unstable")]
+use super::unstable::{
+    AuthStatusCapabilities, PlanCapabilities, ProvidersCapabilities, SessionArchiveCapabilities,
+    SessionForkCapabilities, SessionStatusCapabilities, SessionSystemPromptCapabilities,
+    SessionTitleCapabilities, SubagentCapabilities,
+};
 use super::wire::acp_struct;
 use super::Extra;
 
@@ -308,6 +314,12 @@ acp_struct! {
         "terminal" pub terminal: Option<bool>,
         /// Session-related capabilities supported by the client (optional).
         "session" pub session: Option<ClientSessionCapabilities<'a>>,
+        /// Whether the client understands exposed subagent sessions (optional).
+        #[cfg(feature = "unstable")]
+        "subagents" pub subagents: Option<SubagentCapabilities<'a>>,
+        /// Whether the client supports `plan_update` and `plan_removed` session updates (optional).
+        #[cfg(feature = "unstable")]
+        "plan" pub plan: Option<PlanCapabilities<'a>>,
         /// Authentication capabilities supported by the client. Determines which authentication method types the agent may include in its `InitializeResponse` (optional).
         "auth" pub auth: Option<AuthCapabilities<'a>>,
         /// Elicitation capabilities supported by the client. Determines which elicitation modes the agent may use (optional).
@@ -324,6 +336,10 @@ impl<'a> ClientCapabilities<'a> {
             fs: None,
             terminal: None,
             session: None,
+            #[cfg(feature = "unstable")]
+            subagents: None,
+            #[cfg(feature = "unstable")]
+            plan: None,
             auth: None,
             elicitation: None,
             meta: None,
@@ -349,6 +365,22 @@ impl<'a> ClientCapabilities<'a> {
     #[must_use]
     pub fn with_session(mut self, value: ClientSessionCapabilities<'a>) -> Self {
         self.session = Some(value);
+        self
+    }
+
+    /// Sets `subagents`.
+    #[cfg(feature = "unstable")]
+    #[must_use]
+    pub fn with_subagents(mut self, value: SubagentCapabilities<'a>) -> Self {
+        self.subagents = Some(value);
+        self
+    }
+
+    /// Sets `plan`.
+    #[cfg(feature = "unstable")]
+    #[must_use]
+    pub fn with_plan(mut self, value: PlanCapabilities<'a>) -> Self {
+        self.plan = Some(value);
         self
     }
 
@@ -496,6 +528,9 @@ acp_struct! {
         "http" pub http: Option<bool>,
         /// Agent supports `sse` MCP servers (optional).
         "sse" pub sse: Option<bool>,
+        /// Agent supports `acp` MCP servers (optional).
+        #[cfg(feature = "unstable")]
+        "acp" pub acp: Option<bool>,
         /// Extension metadata (`_meta`), kept raw.
         "_meta" pub meta: Option<RawJson<'a>>,
     }
@@ -507,6 +542,8 @@ impl<'a> McpCapabilities<'a> {
         Self {
             http: None,
             sse: None,
+            #[cfg(feature = "unstable")]
+            acp: None,
             meta: None,
             extra: Extra::new(),
         }
@@ -523,6 +560,14 @@ impl<'a> McpCapabilities<'a> {
     #[must_use]
     pub fn with_sse(mut self, value: bool) -> Self {
         self.sse = Some(value);
+        self
+    }
+
+    /// Sets `acp`.
+    #[cfg(feature = "unstable")]
+    #[must_use]
+    pub fn with_acp(mut self, value: bool) -> Self {
+        self.acp = Some(value);
         self
     }
 
@@ -549,6 +594,21 @@ acp_struct! {
         "delete" pub delete: Option<MetaOnly<'a>>,
         /// Whether the agent supports `additionalDirectories` on supported session lifecycle requests (optional).
         "additionalDirectories" pub additional_directories: Option<MetaOnly<'a>>,
+        /// Whether the agent supports `systemPrompt` on session lifecycle requests (optional).
+        #[cfg(feature = "unstable")]
+        "systemPrompt" pub system_prompt: Option<SessionSystemPromptCapabilities<'a>>,
+        /// Whether the agent supports `session/fork` (optional).
+        #[cfg(feature = "unstable")]
+        "fork" pub fork: Option<SessionForkCapabilities<'a>>,
+        /// Whether the agent supports `session/archive` and `session/unarchive` (optional).
+        #[cfg(feature = "unstable")]
+        "archive" pub archive: Option<SessionArchiveCapabilities<'a>>,
+        /// Whether the agent supports `session/status` (optional).
+        #[cfg(feature = "unstable")]
+        "status" pub status: Option<SessionStatusCapabilities<'a>>,
+        /// Whether the agent supports `session/set_title` (optional).
+        #[cfg(feature = "unstable")]
+        "title" pub title: Option<SessionTitleCapabilities<'a>>,
         /// Whether the agent supports `session/resume` (optional).
         "resume" pub resume: Option<MetaOnly<'a>>,
         /// Whether the agent supports `session/close` (optional).
@@ -565,6 +625,16 @@ impl<'a> SessionCapabilities<'a> {
             list: None,
             delete: None,
             additional_directories: None,
+            #[cfg(feature = "unstable")]
+            system_prompt: None,
+            #[cfg(feature = "unstable")]
+            fork: None,
+            #[cfg(feature = "unstable")]
+            archive: None,
+            #[cfg(feature = "unstable")]
+            status: None,
+            #[cfg(feature = "unstable")]
+            title: None,
             resume: None,
             close: None,
             meta: None,
@@ -590,6 +660,46 @@ impl<'a> SessionCapabilities<'a> {
     #[must_use]
     pub fn with_additional_directories(mut self, value: MetaOnly<'a>) -> Self {
         self.additional_directories = Some(value);
+        self
+    }
+
+    /// Sets `systemPrompt`.
+    #[cfg(feature = "unstable")]
+    #[must_use]
+    pub fn with_system_prompt(mut self, value: SessionSystemPromptCapabilities<'a>) -> Self {
+        self.system_prompt = Some(value);
+        self
+    }
+
+    /// Sets `fork`.
+    #[cfg(feature = "unstable")]
+    #[must_use]
+    pub fn with_fork(mut self, value: SessionForkCapabilities<'a>) -> Self {
+        self.fork = Some(value);
+        self
+    }
+
+    /// Sets `archive`.
+    #[cfg(feature = "unstable")]
+    #[must_use]
+    pub fn with_archive(mut self, value: SessionArchiveCapabilities<'a>) -> Self {
+        self.archive = Some(value);
+        self
+    }
+
+    /// Sets `status`.
+    #[cfg(feature = "unstable")]
+    #[must_use]
+    pub fn with_status(mut self, value: SessionStatusCapabilities<'a>) -> Self {
+        self.status = Some(value);
+        self
+    }
+
+    /// Sets `title`.
+    #[cfg(feature = "unstable")]
+    #[must_use]
+    pub fn with_title(mut self, value: SessionTitleCapabilities<'a>) -> Self {
+        self.title = Some(value);
         self
     }
 
@@ -624,6 +734,9 @@ impl Default for SessionCapabilities<'_> {
 acp_struct! {
     /// Authentication-related capabilities supported by the agent.
     pub struct AgentAuthCapabilities<'a> {
+        /// Whether the agent supports the `auth/status` method (optional).
+        #[cfg(feature = "unstable")]
+        "status" pub status: Option<AuthStatusCapabilities<'a>>,
         /// Whether the agent supports the logout method (optional).
         "logout" pub logout: Option<MetaOnly<'a>>,
         /// Extension metadata (`_meta`), kept raw.
@@ -635,10 +748,20 @@ impl<'a> AgentAuthCapabilities<'a> {
     /// A `AgentAuthCapabilities` with every (optional) member absent.
     pub fn new() -> Self {
         Self {
+            #[cfg(feature = "unstable")]
+            status: None,
             logout: None,
             meta: None,
             extra: Extra::new(),
         }
+    }
+
+    /// Sets `status`.
+    #[cfg(feature = "unstable")]
+    #[must_use]
+    pub fn with_status(mut self, value: AuthStatusCapabilities<'a>) -> Self {
+        self.status = Some(value);
+        self
     }
 
     /// Sets `logout`.
@@ -675,6 +798,9 @@ acp_struct! {
         "sessionCapabilities" pub session_capabilities: Option<SessionCapabilities<'a>>,
         /// Authentication-related capabilities supported by the agent (optional).
         "auth" pub auth: Option<AgentAuthCapabilities<'a>>,
+        /// Provider configuration capabilities supported by the agent (optional).
+        #[cfg(feature = "unstable")]
+        "providers" pub providers: Option<ProvidersCapabilities<'a>>,
         /// Extension metadata (`_meta`), kept raw.
         "_meta" pub meta: Option<RawJson<'a>>,
     }
@@ -689,6 +815,8 @@ impl<'a> AgentCapabilities<'a> {
             mcp_capabilities: None,
             session_capabilities: None,
             auth: None,
+            #[cfg(feature = "unstable")]
+            providers: None,
             meta: None,
             extra: Extra::new(),
         }
@@ -726,6 +854,14 @@ impl<'a> AgentCapabilities<'a> {
     #[must_use]
     pub fn with_auth(mut self, value: AgentAuthCapabilities<'a>) -> Self {
         self.auth = Some(value);
+        self
+    }
+
+    /// Sets `providers`.
+    #[cfg(feature = "unstable")]
+    #[must_use]
+    pub fn with_providers(mut self, value: ProvidersCapabilities<'a>) -> Self {
+        self.providers = Some(value);
         self
     }
 

@@ -10,6 +10,8 @@ use super::init::*;
 use super::raw::{IntoOwned, RawJson};
 use super::salvage::Typed;
 use super::session::*;
+#[cfg(feature = "unstable")]
+use super::unstable::*;
 use super::update::SessionNotification;
 use super::wire::{Cx, Value};
 use super::MessageError;
@@ -69,6 +71,40 @@ pub mod names {
     pub const ELICITATION_COMPLETE: &str = "elicitation/complete";
     /// `$/cancel_request` (either side, notification).
     pub const CANCEL_REQUEST: &str = "$/cancel_request";
+    /// `providers/list` (client to agent; unstable).
+    #[cfg(feature = "unstable")]
+    pub const PROVIDERS_LIST: &str = "providers/list";
+    /// `providers/set` (client to agent; unstable).
+    #[cfg(feature = "unstable")]
+    pub const PROVIDERS_SET: &str = "providers/set";
+    /// `providers/disable` (client to agent; unstable).
+    #[cfg(feature = "unstable")]
+    pub const PROVIDERS_DISABLE: &str = "providers/disable";
+    /// `auth/status` (client to agent; unstable).
+    #[cfg(feature = "unstable")]
+    pub const AUTH_STATUS: &str = "auth/status";
+    /// `session/fork` (client to agent; unstable).
+    #[cfg(feature = "unstable")]
+    pub const SESSION_FORK: &str = "session/fork";
+    /// `session/archive` (client to agent; unstable).
+    #[cfg(feature = "unstable")]
+    pub const SESSION_ARCHIVE: &str = "session/archive";
+    /// `session/unarchive` (client to agent; unstable).
+    #[cfg(feature = "unstable")]
+    pub const SESSION_UNARCHIVE: &str = "session/unarchive";
+    /// `session/status` (client to agent; unstable).
+    #[cfg(feature = "unstable")]
+    pub const SESSION_STATUS: &str = "session/status";
+    /// `session/set_title` (client to agent; unstable).
+    #[cfg(feature = "unstable")]
+    pub const SESSION_SET_TITLE: &str = "session/set_title";
+    /// `auth/status_update` (agent to client, notification; unstable).
+    #[cfg(feature = "unstable")]
+    pub const AUTH_STATUS_UPDATE: &str = "auth/status_update";
+    /// `mcp/message` (a request agent to client, a notification client to
+    /// agent; unstable).
+    #[cfg(feature = "unstable")]
+    pub const MCP_MESSAGE: &str = "mcp/message";
 }
 
 /// Whether `method` is an extension method (it starts with `_`).
@@ -124,7 +160,7 @@ macro_rules! method_enum {
     (
         $(#[$m:meta])*
         pub enum $name:ident {
-            $( $(#[$vm:meta])* $variant:ident($ty:ident) = $method:ident $(=> $direct:path)?, )*
+            $( $(#[doc = $vd:literal])* $(#[cfg($vc:meta)])? $variant:ident($ty:ident) = $method:ident $(=> $direct:path)?, )*
         }
     ) => {
         $(#[$m])*
@@ -134,7 +170,7 @@ macro_rules! method_enum {
         // variants would cost an allocation for nothing.
         #[allow(clippy::large_enum_variant)]
         pub enum $name<'a> {
-            $( $(#[$vm])* $variant($ty<'a>), )*
+            $( $(#[doc = $vd])* $(#[cfg($vc)])? $variant($ty<'a>), )*
             /// An extension method (its name starts with `_`), params as sent.
             Ext {
                 /// The method name.
@@ -181,7 +217,7 @@ macro_rules! method_enum {
             /// valid JSON value.
             pub(crate) fn decode_text_lenient(method: Cow<'a, str>, raw: Option<&'a str>) -> Result<Typed<'a, Self>, MessageError> {
                 Ok(match &*method {
-                    $( names::$method => {
+                    $( $(#[cfg($vc)])? names::$method => {
                         $( if let Some(v) = $direct(params_text(raw)) {
                             return Ok(Typed::clean(Self::$variant(v)));
                         } )?
@@ -195,7 +231,7 @@ macro_rules! method_enum {
             /// valid JSON value.
             pub(crate) fn decode_text(method: Cow<'a, str>, raw: Option<&'a str>) -> Result<Self, MessageError> {
                 Ok(match &*method {
-                    $( names::$method => {
+                    $( $(#[cfg($vc)])? names::$method => {
                         $( if let Some(v) = $direct(params_text(raw)) {
                             return Ok(Self::$variant(v));
                         } )?
@@ -211,7 +247,7 @@ macro_rules! method_enum {
             /// The method name.
             pub fn method(&self) -> &str {
                 match self {
-                    $( Self::$variant(_) => names::$method, )*
+                    $( $(#[cfg($vc)])? Self::$variant(_) => names::$method, )*
                     Self::Ext { method, .. } | Self::Unknown { method, .. } => method,
                 }
             }
@@ -228,7 +264,7 @@ macro_rules! method_enum {
             /// The value with all borrowed text copied (`'static`).
             pub fn into_owned(self) -> $name<'static> {
                 match self {
-                    $( Self::$variant(v) => $name::$variant(v.into_owned()), )*
+                    $( $(#[cfg($vc)])? Self::$variant(v) => $name::$variant(v.into_owned()), )*
                     Self::Ext { method, params } => $name::Ext { method: IntoOwned::into_owned(method), params: IntoOwned::into_owned(params) },
                     Self::Unknown { method, params } => $name::Unknown { method: IntoOwned::into_owned(method), params: IntoOwned::into_owned(params) },
                 }
@@ -239,10 +275,13 @@ macro_rules! method_enum {
         /// an extension method (`_…`) or an unknown one, params as sent.
         #[cfg(feature = "arbitrary")]
         impl<'u> ::arbitrary::Arbitrary<'u> for $name<'static> {
+            #[allow(clippy::vec_init_then_push)]
             fn arbitrary(u: &mut ::arbitrary::Unstructured<'u>) -> ::arbitrary::Result<Self> {
                 type Make<'u> = fn(&mut ::arbitrary::Unstructured<'u>) -> ::arbitrary::Result<$name<'static>>;
-                let arms: &[Make<'u>] = &[
-                    $( |u| Ok($name::$variant(u.arbitrary()?)), )*
+                // Pushed one by one: a variant may be behind feature `unstable`.
+                let mut arms: alloc::vec::Vec<Make<'u>> = alloc::vec::Vec::new();
+                $( $(#[cfg($vc)])? arms.push(|u| Ok($name::$variant(u.arbitrary()?))); )*
+                arms.extend_from_slice(&[
                     |u| Ok($name::Ext {
                         method: crate::acp::leaf::extension_method(u)?,
                         params: crate::acp::leaf::option(u, crate::acp::leaf::raw)?,
@@ -253,8 +292,8 @@ macro_rules! method_enum {
                         })?,
                         params: crate::acp::leaf::option(u, crate::acp::leaf::raw)?,
                     }),
-                ];
-                u.choose(arms)?(u)
+                ]);
+                u.choose(&arms)?(u)
             }
         }
 
@@ -263,7 +302,7 @@ macro_rules! method_enum {
         impl Serialize for $name<'_> {
             fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
                 match self {
-                    $( Self::$variant(v) => v.serialize(s), )*
+                    $( $(#[cfg($vc)])? Self::$variant(v) => v.serialize(s), )*
                     Self::Ext { params, .. } | Self::Unknown { params, .. } => params.serialize(s),
                 }
             }
@@ -328,6 +367,36 @@ method_enum! {
         KillTerminal(KillTerminalRequest) = TERMINAL_KILL,
         /// `elicitation/create`.
         CreateElicitation(CreateElicitationRequest) = ELICITATION_CREATE,
+        /// `providers/list` (unstable).
+        #[cfg(feature = "unstable")]
+        ListProviders(ListProvidersRequest) = PROVIDERS_LIST,
+        /// `providers/set` (unstable).
+        #[cfg(feature = "unstable")]
+        SetProvider(SetProviderRequest) = PROVIDERS_SET,
+        /// `providers/disable` (unstable).
+        #[cfg(feature = "unstable")]
+        DisableProvider(DisableProviderRequest) = PROVIDERS_DISABLE,
+        /// `auth/status` (unstable).
+        #[cfg(feature = "unstable")]
+        AuthStatus(AuthStatusRequest) = AUTH_STATUS,
+        /// `session/fork` (unstable).
+        #[cfg(feature = "unstable")]
+        ForkSession(ForkSessionRequest) = SESSION_FORK,
+        /// `session/archive` (unstable).
+        #[cfg(feature = "unstable")]
+        ArchiveSession(ArchiveSessionRequest) = SESSION_ARCHIVE,
+        /// `session/unarchive` (unstable).
+        #[cfg(feature = "unstable")]
+        UnarchiveSession(UnarchiveSessionRequest) = SESSION_UNARCHIVE,
+        /// `session/status` (unstable).
+        #[cfg(feature = "unstable")]
+        SessionStatus(SessionStatusRequest) = SESSION_STATUS,
+        /// `session/set_title` (unstable).
+        #[cfg(feature = "unstable")]
+        SetSessionTitle(SetSessionTitleRequest) = SESSION_SET_TITLE,
+        /// `mcp/message` (agent to client; unstable).
+        #[cfg(feature = "unstable")]
+        McpMessage(MessageMcpRequest) = MCP_MESSAGE,
     }
 }
 
@@ -342,6 +411,12 @@ method_enum! {
         CompleteElicitation(CompleteElicitationNotification) = ELICITATION_COMPLETE,
         /// `$/cancel_request` (either side).
         CancelRequest(CancelRequestNotification) = CANCEL_REQUEST,
+        /// `auth/status_update` (agent to client; unstable).
+        #[cfg(feature = "unstable")]
+        AuthStatusUpdate(AuthStatusUpdateNotification) = AUTH_STATUS_UPDATE,
+        /// `mcp/message` (client to agent; unstable).
+        #[cfg(feature = "unstable")]
+        McpMessage(MessageMcpNotification) = MCP_MESSAGE,
     }
 }
 
@@ -396,12 +471,42 @@ pub enum ResponseResult<'a> {
     KillTerminal(KillTerminalResponse<'a>),
     /// `elicitation/create`.
     CreateElicitation(CreateElicitationResponse<'a>),
+    /// `providers/list` (unstable).
+    #[cfg(feature = "unstable")]
+    ListProviders(ListProvidersResponse<'a>),
+    /// `providers/set` (unstable).
+    #[cfg(feature = "unstable")]
+    SetProvider(SetProviderResponse<'a>),
+    /// `providers/disable` (unstable).
+    #[cfg(feature = "unstable")]
+    DisableProvider(DisableProviderResponse<'a>),
+    /// `auth/status` (unstable).
+    #[cfg(feature = "unstable")]
+    AuthStatus(AuthStatusResponse<'a>),
+    /// `session/fork` (unstable).
+    #[cfg(feature = "unstable")]
+    ForkSession(ForkSessionResponse<'a>),
+    /// `session/archive` (unstable).
+    #[cfg(feature = "unstable")]
+    ArchiveSession(ArchiveSessionResponse<'a>),
+    /// `session/unarchive` (unstable).
+    #[cfg(feature = "unstable")]
+    UnarchiveSession(UnarchiveSessionResponse<'a>),
+    /// `session/status` (unstable).
+    #[cfg(feature = "unstable")]
+    SessionStatus(SessionStatusResponse<'a>),
+    /// `session/set_title` (unstable).
+    #[cfg(feature = "unstable")]
+    SetSessionTitle(SetSessionTitleResponse<'a>),
+    /// `mcp/message` (unstable).
+    #[cfg(feature = "unstable")]
+    McpMessage(MessageMcpResponse<'a>),
     /// The result of an extension or unknown method, as sent.
     Other(RawJson<'a>),
 }
 
 macro_rules! results {
-    ($( $variant:ident = $method:ident, )*) => {
+    ($( $(#[cfg($c:meta)])? $variant:ident = $method:ident, )*) => {
         impl<'a> ResponseResult<'a> {
             /// Decodes `raw` as the result of `method` strictly, as the
             /// schema is written.
@@ -412,7 +517,7 @@ macro_rules! results {
             /// method does not fit its schema.
             pub fn decode_strict(method: &str, raw: &'a RawJson<'_>) -> Result<Self, MessageError> {
                 Ok(match method {
-                    $( names::$method => Self::$variant(
+                    $( $(#[cfg($c)])? names::$method => Self::$variant(
                         serde_json::from_str(raw.get()).map_err(|error| MessageError::InvalidResult { method: names::$method, error })?,
                     ), )*
                     _ => Self::Other(raw.reborrow()),
@@ -433,7 +538,7 @@ macro_rules! results {
                     Err(e) => e,
                 };
                 Ok(match method {
-                    $( names::$method => salvage(raw.get()).ok_or(strict)?.map(Self::$variant), )*
+                    $( $(#[cfg($c)])? names::$method => salvage(raw.get()).ok_or(strict)?.map(Self::$variant), )*
                     _ => return Err(strict),
                 })
             }
@@ -443,7 +548,7 @@ macro_rules! results {
             /// does not know).
             pub fn method(&self) -> Option<&'static str> {
                 match self {
-                    $( Self::$variant(_) => Some(names::$method), )*
+                    $( $(#[cfg($c)])? Self::$variant(_) => Some(names::$method), )*
                     Self::Other(_) => None,
                 }
             }
@@ -451,7 +556,7 @@ macro_rules! results {
             /// The value with all borrowed text copied (`'static`).
             pub fn into_owned(self) -> ResponseResult<'static> {
                 match self {
-                    $( Self::$variant(v) => ResponseResult::$variant(v.into_owned()), )*
+                    $( $(#[cfg($c)])? Self::$variant(v) => ResponseResult::$variant(v.into_owned()), )*
                     Self::Other(v) => ResponseResult::Other(v.into_owned()),
                 }
             }
@@ -462,13 +567,14 @@ macro_rules! results {
         /// [`Other`](ResponseResult::Other).
         #[cfg(feature = "arbitrary")]
         impl<'u> ::arbitrary::Arbitrary<'u> for ResponseResult<'static> {
+            #[allow(clippy::vec_init_then_push)]
             fn arbitrary(u: &mut ::arbitrary::Unstructured<'u>) -> ::arbitrary::Result<Self> {
                 type Make<'u> = fn(&mut ::arbitrary::Unstructured<'u>) -> ::arbitrary::Result<ResponseResult<'static>>;
-                let arms: &[Make<'u>] = &[
-                    $( |u| Ok(ResponseResult::$variant(u.arbitrary()?)), )*
-                    |u| Ok(ResponseResult::Other(crate::acp::leaf::raw(u)?)),
-                ];
-                u.choose(arms)?(u)
+                // Pushed one by one: a variant may be behind feature `unstable`.
+                let mut arms: alloc::vec::Vec<Make<'u>> = alloc::vec::Vec::new();
+                $( $(#[cfg($c)])? arms.push(|u| Ok(ResponseResult::$variant(u.arbitrary()?))); )*
+                arms.push(|u| Ok(ResponseResult::Other(crate::acp::leaf::raw(u)?)));
+                u.choose(&arms)?(u)
             }
         }
 
@@ -476,7 +582,7 @@ macro_rules! results {
         impl Serialize for ResponseResult<'_> {
             fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
                 match self {
-                    $( Self::$variant(v) => v.serialize(s), )*
+                    $( $(#[cfg($c)])? Self::$variant(v) => v.serialize(s), )*
                     Self::Other(v) => v.serialize(s),
                 }
             }
@@ -507,6 +613,26 @@ results! {
     WaitForTerminalExit = TERMINAL_WAIT_FOR_EXIT,
     KillTerminal = TERMINAL_KILL,
     CreateElicitation = ELICITATION_CREATE,
+    #[cfg(feature = "unstable")]
+    ListProviders = PROVIDERS_LIST,
+    #[cfg(feature = "unstable")]
+    SetProvider = PROVIDERS_SET,
+    #[cfg(feature = "unstable")]
+    DisableProvider = PROVIDERS_DISABLE,
+    #[cfg(feature = "unstable")]
+    AuthStatus = AUTH_STATUS,
+    #[cfg(feature = "unstable")]
+    ForkSession = SESSION_FORK,
+    #[cfg(feature = "unstable")]
+    ArchiveSession = SESSION_ARCHIVE,
+    #[cfg(feature = "unstable")]
+    UnarchiveSession = SESSION_UNARCHIVE,
+    #[cfg(feature = "unstable")]
+    SessionStatus = SESSION_STATUS,
+    #[cfg(feature = "unstable")]
+    SetSessionTitle = SESSION_SET_TITLE,
+    #[cfg(feature = "unstable")]
+    McpMessage = MCP_MESSAGE,
 }
 
 impl IntoOwned for RequestParams<'_> {

@@ -164,6 +164,9 @@ pub mod quirks;
 mod session;
 pub mod terminal;
 mod tracker;
+#[cfg(feature = "unstable")]
+#[cfg_attr(docsrs, doc(cfg(feature = "unstable")))]
+mod unstable;
 mod update;
 
 // generated exports: begin
@@ -200,6 +203,24 @@ pub use session::{
     SessionIdRequest, SessionInfo, SessionMode, SessionModeState, SessionModelState,
     SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, SetSessionModeRequest,
     SetSessionModeResponse, SetSessionModelRequest, SetSessionModelResponse, StopReason,
+};
+#[cfg(feature = "unstable")]
+pub use unstable::{
+    ArchiveSessionRequest, ArchiveSessionResponse, AuthAccount, AuthState, AuthStatusCapabilities,
+    AuthStatusRequest, AuthStatusResponse, AuthStatusUpdateNotification, DisableProviderRequest,
+    DisableProviderResponse, ErrorStopReason, ForkSessionRequest, ForkSessionResponse,
+    IdleStateUpdate, IdleStopReason, ListProvidersRequest, ListProvidersResponse, LlmProtocol,
+    McpError, McpServerAcp, MessageMcpNotification, MessageMcpRequest, MessageMcpResponse,
+    PlanCapabilities, PlanFile, PlanItems, PlanMarkdown, PlanRemoved, PlanUpdate,
+    PlanUpdateContent, ProviderCurrentConfig, ProviderInfo, ProvidersCapabilities,
+    RequiresActionStateUpdate, RunningStateUpdate, SessionArchiveCapabilities,
+    SessionArchiveFilter, SessionCancelCapabilities, SessionForkCapabilities, SessionMessage,
+    SessionMessageChunk, SessionStatus, SessionStatusCapabilities, SessionStatusRequest,
+    SessionStatusResponse, SessionSystemPromptCapabilities, SessionSystemPromptModeCapabilities,
+    SessionSystemPromptOverrideCapabilities, SessionTitleCapabilities, SetProviderRequest,
+    SetProviderResponse, SetSessionTitleRequest, SetSessionTitleResponse, StateUpdate,
+    SubagentCapabilities, SubagentSessionCapabilities, SubagentUpdate, SystemPrompt,
+    SystemPromptMode, UnarchiveSessionRequest, UnarchiveSessionResponse, UnknownStateUpdate, Usage,
 };
 pub use update::{
     AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, CompactionStatus,

@@ -391,14 +391,14 @@ mod tests {
 
     #[test]
     fn cow_borrows_through_option() {
-        #[derive(Deserialize)]
-        struct S<'a> {
-            #[serde(borrow, default, deserialize_with = "opt_cow")]
-            a: Option<Cow<'a, str>>,
-        }
-        let s: S<'_> = serde_json::from_str(r#"{"a":"plain"}"#).unwrap();
-        assert!(matches!(s.a, Some(Cow::Borrowed("plain"))));
-        let s: S<'_> = serde_json::from_str(r#"{"a":"esc\n"}"#).unwrap();
-        assert!(matches!(s.a, Some(Cow::Owned(_))));
+        use crate::acp::ContentChunk;
+        let s: ContentChunk<'_> =
+            serde_json::from_str(r#"{"content":{"type":"text","text":"x"},"messageId":"plain"}"#)
+                .unwrap();
+        assert!(matches!(s.message_id, Some(Cow::Borrowed("plain"))));
+        let s: ContentChunk<'_> =
+            serde_json::from_str(r#"{"content":{"type":"text","text":"x"},"messageId":"esc\n"}"#)
+                .unwrap();
+        assert!(matches!(s.message_id, Some(Cow::Owned(_))));
     }
 }

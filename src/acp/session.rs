@@ -11,6 +11,8 @@ use super::content::{ContentBlock, MetaOnly};
 use super::id::RequestId;
 use super::raw::{string_enum, RawJson};
 use super::tagged::{tagged_enum, tried_enum, ConfigValue};
+#[cfg(feature = "unstable")]
+use super::unstable::{McpServerAcp, SessionArchiveFilter, SystemPrompt, Usage};
 use super::wire::acp_struct;
 use super::Extra;
 
@@ -201,6 +203,9 @@ tagged_enum! {
         Http(McpServerHttp) = "http",
         /// `type`: `"sse"`.
         Sse(McpServerSse) = "sse",
+        /// `type`: `"acp"`.
+        #[cfg(feature = "unstable")]
+        Acp(McpServerAcp) = "acp",
         @absent /// No `type` member.
         Stdio(McpServerStdio),
     }
@@ -598,6 +603,9 @@ acp_struct! {
         "additionalDirectories" pub additional_directories: Option<Vec<Cow<'a, str>>>,
         /// List of MCP (Model Context Protocol) servers the agent should connect to.
         "mcpServers" pub mcp_servers: Vec<McpServer<'a>>,
+        /// System-level instructions for the new session (optional).
+        #[cfg(feature = "unstable")]
+        "systemPrompt" pub system_prompt: Option<SystemPrompt<'a>>,
         /// Extension metadata (`_meta`), kept raw.
         "_meta" pub meta: Option<RawJson<'a>>,
     }
@@ -610,6 +618,8 @@ impl<'a> NewSessionRequest<'a> {
             cwd: cwd.into(),
             additional_directories: None,
             mcp_servers,
+            #[cfg(feature = "unstable")]
+            system_prompt: None,
             meta: None,
             extra: Extra::new(),
         }
@@ -619,6 +629,14 @@ impl<'a> NewSessionRequest<'a> {
     #[must_use]
     pub fn with_additional_directories(mut self, value: Vec<Cow<'a, str>>) -> Self {
         self.additional_directories = Some(value);
+        self
+    }
+
+    /// Sets `systemPrompt`.
+    #[cfg(feature = "unstable")]
+    #[must_use]
+    pub fn with_system_prompt(mut self, value: SystemPrompt<'a>) -> Self {
+        self.system_prompt = Some(value);
         self
     }
 
@@ -699,6 +717,9 @@ acp_struct! {
         "additionalDirectories" pub additional_directories: Option<Vec<Cow<'a, str>>>,
         /// The ID of the session to load.
         "sessionId" pub session_id: Cow<'a, str>,
+        /// System-level instructions for the loaded session (optional).
+        #[cfg(feature = "unstable")]
+        "systemPrompt" pub system_prompt: Option<SystemPrompt<'a>>,
         /// Extension metadata (`_meta`), kept raw.
         "_meta" pub meta: Option<RawJson<'a>>,
     }
@@ -716,6 +737,8 @@ impl<'a> LoadSessionRequest<'a> {
             cwd: cwd.into(),
             additional_directories: None,
             session_id: session_id.into(),
+            #[cfg(feature = "unstable")]
+            system_prompt: None,
             meta: None,
             extra: Extra::new(),
         }
@@ -725,6 +748,14 @@ impl<'a> LoadSessionRequest<'a> {
     #[must_use]
     pub fn with_additional_directories(mut self, value: Vec<Cow<'a, str>>) -> Self {
         self.additional_directories = Some(value);
+        self
+    }
+
+    /// Sets `systemPrompt`.
+    #[cfg(feature = "unstable")]
+    #[must_use]
+    pub fn with_system_prompt(mut self, value: SystemPrompt<'a>) -> Self {
+        self.system_prompt = Some(value);
         self
     }
 
@@ -804,6 +835,9 @@ acp_struct! {
         "cwd" pub cwd: Option<Cow<'a, str>>,
         /// Opaque cursor token from a previous response's nextCursor field for cursor-based pagination (optional).
         "cursor" pub cursor: Option<Cow<'a, str>>,
+        /// Filter sessions by archive state (optional).
+        #[cfg(feature = "unstable")]
+        "archived" pub archived: Option<SessionArchiveFilter<'a>>,
         /// Extension metadata (`_meta`), kept raw.
         "_meta" pub meta: Option<RawJson<'a>>,
     }
@@ -815,6 +849,8 @@ impl<'a> ListSessionsRequest<'a> {
         Self {
             cwd: None,
             cursor: None,
+            #[cfg(feature = "unstable")]
+            archived: None,
             meta: None,
             extra: Extra::new(),
         }
@@ -831,6 +867,14 @@ impl<'a> ListSessionsRequest<'a> {
     #[must_use]
     pub fn with_cursor(mut self, value: impl Into<Cow<'a, str>>) -> Self {
         self.cursor = Some(value.into());
+        self
+    }
+
+    /// Sets `archived`.
+    #[cfg(feature = "unstable")]
+    #[must_use]
+    pub fn with_archived(mut self, value: SessionArchiveFilter<'a>) -> Self {
+        self.archived = Some(value);
         self
     }
 
@@ -861,6 +905,9 @@ acp_struct! {
         "title" pub title: Option<Cow<'a, str>>,
         /// ISO 8601 timestamp of last activity (optional).
         "updatedAt" pub updated_at: Option<Cow<'a, str>>,
+        /// Whether the session is archived (optional).
+        #[cfg(feature = "unstable")]
+        "archived" pub archived: Option<bool>,
         /// Extension metadata (`_meta`), kept raw.
         "_meta" pub meta: Option<RawJson<'a>>,
     }
@@ -875,6 +922,8 @@ impl<'a> SessionInfo<'a> {
             additional_directories: None,
             title: None,
             updated_at: None,
+            #[cfg(feature = "unstable")]
+            archived: None,
             meta: None,
             extra: Extra::new(),
         }
@@ -898,6 +947,14 @@ impl<'a> SessionInfo<'a> {
     #[must_use]
     pub fn with_updated_at(mut self, value: impl Into<Cow<'a, str>>) -> Self {
         self.updated_at = Some(value.into());
+        self
+    }
+
+    /// Sets `archived`.
+    #[cfg(feature = "unstable")]
+    #[must_use]
+    pub fn with_archived(mut self, value: bool) -> Self {
+        self.archived = Some(value);
         self
     }
 
@@ -986,6 +1043,9 @@ acp_struct! {
         "additionalDirectories" pub additional_directories: Option<Vec<Cow<'a, str>>>,
         /// List of MCP servers to connect to for this session (optional).
         "mcpServers" pub mcp_servers: Option<Vec<McpServer<'a>>>,
+        /// System-level instructions for the resumed session (optional).
+        #[cfg(feature = "unstable")]
+        "systemPrompt" pub system_prompt: Option<SystemPrompt<'a>>,
         /// Extension metadata (`_meta`), kept raw.
         "_meta" pub meta: Option<RawJson<'a>>,
     }
@@ -999,6 +1059,8 @@ impl<'a> ResumeSessionRequest<'a> {
             cwd: cwd.into(),
             additional_directories: None,
             mcp_servers: None,
+            #[cfg(feature = "unstable")]
+            system_prompt: None,
             meta: None,
             extra: Extra::new(),
         }
@@ -1015,6 +1077,14 @@ impl<'a> ResumeSessionRequest<'a> {
     #[must_use]
     pub fn with_mcp_servers(mut self, value: Vec<McpServer<'a>>) -> Self {
         self.mcp_servers = Some(value);
+        self
+    }
+
+    /// Sets `systemPrompt`.
+    #[cfg(feature = "unstable")]
+    #[must_use]
+    pub fn with_system_prompt(mut self, value: SystemPrompt<'a>) -> Self {
+        self.system_prompt = Some(value);
         self
     }
 
@@ -1277,6 +1347,9 @@ acp_struct! {
     pub struct PromptResponse<'a> {
         /// Indicates why the agent stopped processing the turn.
         "stopReason" pub stop_reason: StopReason<'a>,
+        /// Token usage for this turn (optional) (optional).
+        #[cfg(feature = "unstable")]
+        "usage" pub usage: Option<Usage<'a>>,
         /// Extension metadata (`_meta`), kept raw.
         "_meta" pub meta: Option<RawJson<'a>>,
     }
@@ -1287,9 +1360,19 @@ impl<'a> PromptResponse<'a> {
     pub fn new(stop_reason: StopReason<'a>) -> Self {
         Self {
             stop_reason,
+            #[cfg(feature = "unstable")]
+            usage: None,
             meta: None,
             extra: Extra::new(),
         }
+    }
+
+    /// Sets `usage`.
+    #[cfg(feature = "unstable")]
+    #[must_use]
+    pub fn with_usage(mut self, value: Usage<'a>) -> Self {
+        self.usage = Some(value);
+        self
     }
 
     /// Sets `_meta`.

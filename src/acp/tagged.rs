@@ -22,7 +22,7 @@ macro_rules! tagged_enum {
     (
         $(#[$m:meta])*
         pub enum $name:ident tag $tag:literal {
-            $( $(#[$vm:meta])* $variant:ident($inner:ident) = $text:literal, )*
+            $( $(#[doc = $vd:literal])* $(#[cfg($vc:meta)])? $variant:ident($inner:ident) = $text:literal, )*
             $( @absent $(#[$am:meta])* $avariant:ident($aty:ident), )?
         }
     ) => {
@@ -33,11 +33,11 @@ macro_rules! tagged_enum {
         #[derive(Debug, Clone, PartialEq, serde::Serialize)]
         #[serde(tag = $tag)]
         #[non_exhaustive]
-        // Decoded by the hundred per turn, the big variants in place:
-        // boxing them would cost an allocation each.
+        // Decoded in place and matched at once (as the method enums): boxing
+        // a big variant would cost an allocation for nothing.
         #[allow(clippy::large_enum_variant)]
         pub enum $name<'a> {
-            $( $(#[$vm])* #[serde(rename = $text)] $variant($inner<'a>), )*
+            $( $(#[doc = $vd])* $(#[cfg($vc)])? #[serde(rename = $text)] $variant($inner<'a>), )*
             $( $(#[$am])* #[serde(untagged)] $avariant($aty<'a>), )?
             /// A variant this version does not know: the whole object as sent.
             #[serde(untagged)]
@@ -48,7 +48,7 @@ macro_rules! tagged_enum {
             /// The value with all borrowed text copied (`'static`).
             pub fn into_owned(self) -> $name<'static> {
                 match self {
-                    $( Self::$variant(v) => $name::$variant($crate::acp::raw::IntoOwned::into_owned(v)), )*
+                    $( $(#[cfg($vc)])? Self::$variant(v) => $name::$variant($crate::acp::raw::IntoOwned::into_owned(v)), )*
                     $( Self::$avariant(v) => $name::$avariant($crate::acp::raw::IntoOwned::into_owned(v)), )?
                     Self::Unknown(v) => $name::Unknown(v.into_owned()),
                 }
@@ -58,7 +58,7 @@ macro_rules! tagged_enum {
             /// variant that has no tag).
             pub fn tag(&self) -> Option<&'static str> {
                 match self {
-                    $( Self::$variant(_) => Some($text), )*
+                    $( $(#[cfg($vc)])? Self::$variant(_) => Some($text), )*
                     _ => None,
                 }
             }
@@ -86,7 +86,7 @@ macro_rules! tagged_enum {
                                 if let Ok(tag) = $crate::json::unescape::unquote::<A::Error>(v.get()) {
                                     let rest = serde::de::value::MapAccessDeserializer::new(map);
                                     match &*tag {
-                                        $( $text => return <$inner<'a> as serde::Deserialize>::deserialize(rest).map($name::$variant), )*
+                                        $( $(#[cfg($vc)])? $text => return <$inner<'a> as serde::Deserialize>::deserialize(rest).map($name::$variant), )*
                                         _ => {}
                                     }
                                     let text = $crate::acp::tagged::rebuild::<A::Error>(alloc::vec![(k.0, v)], rest_entries(rest)?)?;
@@ -101,7 +101,7 @@ macro_rules! tagged_enum {
                         let text = $crate::acp::tagged::rebuild(entries, alloc::vec::Vec::new())?;
                         let tag = $crate::acp::raw::tag_of(&text, $tag).map_err(A::Error::custom)?;
                         Ok(match tag.as_deref() {
-                            $( Some($text) => {
+                            $( $(#[cfg($vc)])? Some($text) => {
                                 let mut v = serde_json::from_str::<$inner<'_>>(&text).map_err(A::Error::custom)?;
                                 v.extra.remove_first($tag);
                                 $name::$variant($crate::acp::raw::IntoOwned::into_owned(v))
@@ -142,7 +142,7 @@ macro_rules! tagged_enum {
                     }
                 };
                 match tag.as_deref() {
-                    $( Some($text) => match <$inner<'a> as Value<'de>>::lenient(raw, cx) {
+                    $( $(#[cfg($vc)])? Some($text) => match <$inner<'a> as Value<'de>>::lenient(raw, cx) {
                         Ok(mut v) => {
                             v.extra.remove_first($tag);
                             Ok($name::$variant(v))

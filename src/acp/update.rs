@@ -13,6 +13,10 @@ use super::content::ContentBlock;
 use super::raw::{string_enum, RawJson};
 use super::session::SessionConfigOption;
 use super::tagged::{tagged_enum, tried_enum};
+#[cfg(feature = "unstable")]
+use super::unstable::{
+    PlanRemoved, PlanUpdate, SessionMessage, SessionMessageChunk, SubagentUpdate,
+};
 use super::wire::acp_struct;
 use super::Extra;
 
@@ -1035,5 +1039,20 @@ tagged_enum! {
         CompactionUpdate(CompactionUpdate) = "compaction_update",
         /// `sessionUpdate`: `"compaction_summary_chunk"`.
         CompactionSummaryChunk(CompactionSummaryChunk) = "compaction_summary_chunk",
+        /// `sessionUpdate`: `"plan_update"`.
+        #[cfg(feature = "unstable")]
+        PlanUpdate(PlanUpdate) = "plan_update",
+        /// `sessionUpdate`: `"plan_removed"`.
+        #[cfg(feature = "unstable")]
+        PlanRemoved(PlanRemoved) = "plan_removed",
+        /// `sessionUpdate`: `"subagent_update"`.
+        #[cfg(feature = "unstable")]
+        SubagentUpdate(SubagentUpdate) = "subagent_update",
+        /// `sessionUpdate`: `"session_message"`.
+        #[cfg(feature = "unstable")]
+        SessionMessage(SessionMessage) = "session_message",
+        /// `sessionUpdate`: `"session_message_chunk"`.
+        #[cfg(feature = "unstable")]
+        SessionMessageChunk(SessionMessageChunk) = "session_message_chunk",
     }
 }

@@ -331,13 +331,13 @@ pub(crate) fn members<'de>(
 macro_rules! acp_struct {
     (
         $(#[$m:meta])*
-        pub struct $name:ident<'a> { $( $(#[$fm:meta])* $wire:literal pub $f:ident : $t:ty, )* }
+        pub struct $name:ident<'a> { $( $(#[doc = $fd:literal])* $(#[cfg($c:meta)])? $wire:literal pub $f:ident : $t:ty, )* }
     ) => {
         $(#[$m])*
         #[derive(Debug, Clone, PartialEq)]
         #[non_exhaustive]
         pub struct $name<'a> {
-            $( $(#[$fm])* pub $f: $t, )*
+            $( $(#[doc = $fd])* $(#[cfg($c)])? pub $f: $t, )*
             /// Members this version does not know, `null`s sent for
             /// optional members, and (lenient decoding) optional members
             /// whose value did not fit: kept as sent and re-encoded.
@@ -348,7 +348,7 @@ macro_rules! acp_struct {
             /// The value with all borrowed text copied (`'static`).
             pub fn into_owned(self) -> $name<'static> {
                 $name {
-                    $( $f: $crate::acp::raw::IntoOwned::into_owned(self.$f), )*
+                    $( $(#[cfg($c)])? $f: $crate::acp::raw::IntoOwned::into_owned(self.$f), )*
                     extra: self.extra.into_owned(),
                 }
             }
@@ -367,11 +367,11 @@ macro_rules! acp_struct {
                     #[allow(unused_mut)]
                     fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
                         use serde::de::Error as _;
-                        $( let mut $f: (bool, Option<$t>) = (false, None); )*
+                        $( $(#[cfg($c)])? let mut $f: (bool, Option<$t>) = (false, None); )*
                         let mut extra = $crate::acp::Extra::new();
                         while let Some(key) = map.next_key::<$crate::acp::raw::CowKey<'de>>()? {
                             match &*key.0 {
-                                $( $wire => {
+                                $( $(#[cfg($c)])? $wire => {
                                     if $f.0 {
                                         return Err(A::Error::duplicate_field($wire));
                                     }
@@ -388,7 +388,7 @@ macro_rules! acp_struct {
                             }
                         }
                         Ok($name {
-                            $( $f: match $f.1 {
+                            $( $(#[cfg($c)])? $f: match $f.1 {
                                 Some(v) => v,
                                 None => <$t as $crate::acp::wire::Field<'de>>::absent($wire)
                                     .map_err(|_| A::Error::missing_field($wire))?,
@@ -407,10 +407,10 @@ macro_rules! acp_struct {
             fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
                 use serde::ser::SerializeMap as _;
                 let mut map = s.serialize_map(None)?;
-                $( $crate::acp::wire::Field::write(&self.$f, $wire, &mut map)?; )*
+                $( $(#[cfg($c)])? { $crate::acp::wire::Field::write(&self.$f, $wire, &mut map)?; } )*
                 for (key, value) in self.extra.iter() {
                     let shadowed = match key {
-                        $( $wire => $crate::acp::wire::Field::is_set(&self.$f), )*
+                        $( $(#[cfg($c)])? $wire => $crate::acp::wire::Field::is_set(&self.$f), )*
                         _ => false,
                     };
                     if !shadowed {
@@ -431,11 +431,11 @@ macro_rules! acp_struct {
                 raw: &'de serde_json::value::RawValue,
                 cx: &mut $crate::acp::wire::Cx<'de>,
             ) -> Result<Self, $crate::acp::wire::Fail> {
-                $( let mut $f: (bool, Option<$t>) = (false, None); )*
+                $( $(#[cfg($c)])? let mut $f: (bool, Option<$t>) = (false, None); )*
                 let mut extra = $crate::acp::Extra::new();
                 for (key, value) in $crate::acp::wire::members(raw)? {
                     match &*key {
-                        $( $wire => {
+                        $( $(#[cfg($c)])? $wire => {
                             if $f.0 {
                                 return Err($crate::acp::wire::Fail::Mismatch(
                                     alloc::format!("duplicate field `{}`", $wire),
@@ -451,7 +451,7 @@ macro_rules! acp_struct {
                     }
                 }
                 Ok($name {
-                    $( $f: match $f.1 {
+                    $( $(#[cfg($c)])? $f: match $f.1 {
                         Some(v) => v,
                         None => <$t as $crate::acp::wire::Field<'de>>::absent($wire)?,
                     }, )*

@@ -636,6 +636,37 @@ pub fn arb_compaction_summary_chunk(valid: bool) -> BoxedStrategy<CompactionSumm
         .boxed()
 }
 
+#[cfg(feature = "unstable")]
+pub fn arb_session_update(valid: bool) -> BoxedStrategy<SessionUpdate<'static>> {
+    let known = prop_oneof![
+        arb_content_chunk(valid).prop_map(SessionUpdate::UserMessageChunk),
+        arb_content_chunk(valid).prop_map(SessionUpdate::AgentMessageChunk),
+        arb_content_chunk(valid).prop_map(SessionUpdate::AgentThoughtChunk),
+        arb_tool_call(valid).prop_map(SessionUpdate::ToolCall),
+        arb_tool_call_update(valid).prop_map(SessionUpdate::ToolCallUpdate),
+        arb_plan(valid).prop_map(SessionUpdate::Plan),
+        arb_available_commands_update(valid).prop_map(SessionUpdate::AvailableCommandsUpdate),
+        arb_current_mode_update(valid).prop_map(SessionUpdate::CurrentModeUpdate),
+        arb_config_option_update(valid).prop_map(SessionUpdate::ConfigOptionUpdate),
+        arb_session_info_update(valid).prop_map(SessionUpdate::SessionInfoUpdate),
+        arb_usage_update(valid).prop_map(SessionUpdate::UsageUpdate),
+        arb_notice(valid).prop_map(SessionUpdate::Notice),
+        arb_compaction_update(valid).prop_map(SessionUpdate::CompactionUpdate),
+        arb_compaction_summary_chunk(valid).prop_map(SessionUpdate::CompactionSummaryChunk),
+        arb_plan_update(valid).prop_map(SessionUpdate::PlanUpdate),
+        arb_plan_removed(valid).prop_map(SessionUpdate::PlanRemoved),
+        arb_subagent_update(valid).prop_map(SessionUpdate::SubagentUpdate),
+        arb_session_message(valid).prop_map(SessionUpdate::SessionMessage),
+        arb_session_message_chunk(valid).prop_map(SessionUpdate::SessionMessageChunk)
+    ];
+    if valid {
+        known.boxed()
+    } else {
+        prop_oneof![6 => known, 1 => unknown_object("sessionUpdate").prop_map(SessionUpdate::Unknown)].boxed()
+    }
+}
+
+#[cfg(not(feature = "unstable"))]
 pub fn arb_session_update(valid: bool) -> BoxedStrategy<SessionUpdate<'static>> {
     let known = prop_oneof![
         arb_content_chunk(valid).prop_map(SessionUpdate::UserMessageChunk),
@@ -755,6 +786,41 @@ pub fn arb_elicitation_capabilities(
         .boxed()
 }
 
+#[cfg(feature = "unstable")]
+pub fn arb_client_capabilities(valid: bool) -> BoxedStrategy<ClientCapabilities<'static>> {
+    let _ = valid;
+    (
+        (
+            option::of(arb_file_system_capabilities(valid)),
+            option::of(any::<bool>()),
+            option::of(arb_client_session_capabilities(valid)),
+            option::of(arb_subagent_capabilities(valid)),
+            option::of(arb_plan_capabilities(valid)),
+            option::of(arb_auth_capabilities(valid)),
+        ),
+        (
+            option::of(arb_elicitation_capabilities(valid)),
+            option::of(meta()),
+        ),
+    )
+        .prop_map(
+            |((fs, terminal, session, subagents, plan, auth), (elicitation, meta))| {
+                let mut v = ClientCapabilities::new();
+                v.fs = fs;
+                v.terminal = terminal;
+                v.session = session;
+                v.subagents = subagents;
+                v.plan = plan;
+                v.auth = auth;
+                v.elicitation = elicitation;
+                v.meta = meta;
+                v
+            },
+        )
+        .boxed()
+}
+
+#[cfg(not(feature = "unstable"))]
 pub fn arb_client_capabilities(valid: bool) -> BoxedStrategy<ClientCapabilities<'static>> {
     let _ = valid;
     ((
@@ -817,6 +883,27 @@ pub fn arb_prompt_capabilities(valid: bool) -> BoxedStrategy<PromptCapabilities<
         .boxed()
 }
 
+#[cfg(feature = "unstable")]
+pub fn arb_mcp_capabilities(valid: bool) -> BoxedStrategy<McpCapabilities<'static>> {
+    let _ = valid;
+    ((
+        option::of(any::<bool>()),
+        option::of(any::<bool>()),
+        option::of(any::<bool>()),
+        option::of(meta()),
+    ),)
+        .prop_map(|((http, sse, acp, meta),)| {
+            let mut v = McpCapabilities::new();
+            v.http = http;
+            v.sse = sse;
+            v.acp = acp;
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(not(feature = "unstable"))]
 pub fn arb_mcp_capabilities(valid: bool) -> BoxedStrategy<McpCapabilities<'static>> {
     let _ = valid;
     ((
@@ -834,6 +921,50 @@ pub fn arb_mcp_capabilities(valid: bool) -> BoxedStrategy<McpCapabilities<'stati
         .boxed()
 }
 
+#[cfg(feature = "unstable")]
+pub fn arb_session_capabilities(valid: bool) -> BoxedStrategy<SessionCapabilities<'static>> {
+    let _ = valid;
+    (
+        (
+            option::of(arb_meta_only(valid)),
+            option::of(arb_meta_only(valid)),
+            option::of(arb_meta_only(valid)),
+            option::of(arb_session_system_prompt_capabilities(valid)),
+            option::of(arb_session_fork_capabilities(valid)),
+            option::of(arb_session_archive_capabilities(valid)),
+        ),
+        (
+            option::of(arb_session_status_capabilities(valid)),
+            option::of(arb_session_title_capabilities(valid)),
+            option::of(arb_meta_only(valid)),
+            option::of(arb_meta_only(valid)),
+            option::of(meta()),
+        ),
+    )
+        .prop_map(
+            |(
+                (list, delete, additional_directories, system_prompt, fork, archive),
+                (status, title, resume, close, meta),
+            )| {
+                let mut v = SessionCapabilities::new();
+                v.list = list;
+                v.delete = delete;
+                v.additional_directories = additional_directories;
+                v.system_prompt = system_prompt;
+                v.fork = fork;
+                v.archive = archive;
+                v.status = status;
+                v.title = title;
+                v.resume = resume;
+                v.close = close;
+                v.meta = meta;
+                v
+            },
+        )
+        .boxed()
+}
+
+#[cfg(not(feature = "unstable"))]
 pub fn arb_session_capabilities(valid: bool) -> BoxedStrategy<SessionCapabilities<'static>> {
     let _ = valid;
     ((
@@ -859,6 +990,25 @@ pub fn arb_session_capabilities(valid: bool) -> BoxedStrategy<SessionCapabilitie
         .boxed()
 }
 
+#[cfg(feature = "unstable")]
+pub fn arb_agent_auth_capabilities(valid: bool) -> BoxedStrategy<AgentAuthCapabilities<'static>> {
+    let _ = valid;
+    ((
+        option::of(arb_auth_status_capabilities(valid)),
+        option::of(arb_meta_only(valid)),
+        option::of(meta()),
+    ),)
+        .prop_map(|((status, logout, meta),)| {
+            let mut v = AgentAuthCapabilities::new();
+            v.status = status;
+            v.logout = logout;
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(not(feature = "unstable"))]
 pub fn arb_agent_auth_capabilities(valid: bool) -> BoxedStrategy<AgentAuthCapabilities<'static>> {
     let _ = valid;
     ((option::of(arb_meta_only(valid)), option::of(meta())),)
@@ -871,6 +1021,47 @@ pub fn arb_agent_auth_capabilities(valid: bool) -> BoxedStrategy<AgentAuthCapabi
         .boxed()
 }
 
+#[cfg(feature = "unstable")]
+pub fn arb_agent_capabilities(valid: bool) -> BoxedStrategy<AgentCapabilities<'static>> {
+    let _ = valid;
+    (
+        (
+            option::of(any::<bool>()),
+            option::of(arb_prompt_capabilities(valid)),
+            option::of(arb_mcp_capabilities(valid)),
+            option::of(arb_session_capabilities(valid)),
+            option::of(arb_agent_auth_capabilities(valid)),
+            option::of(arb_providers_capabilities(valid)),
+        ),
+        (option::of(meta()),),
+    )
+        .prop_map(
+            |(
+                (
+                    load_session,
+                    prompt_capabilities,
+                    mcp_capabilities,
+                    session_capabilities,
+                    auth,
+                    providers,
+                ),
+                (meta,),
+            )| {
+                let mut v = AgentCapabilities::new();
+                v.load_session = load_session;
+                v.prompt_capabilities = prompt_capabilities;
+                v.mcp_capabilities = mcp_capabilities;
+                v.session_capabilities = session_capabilities;
+                v.auth = auth;
+                v.providers = providers;
+                v.meta = meta;
+                v
+            },
+        )
+        .boxed()
+}
+
+#[cfg(not(feature = "unstable"))]
 pub fn arb_agent_capabilities(valid: bool) -> BoxedStrategy<AgentCapabilities<'static>> {
     let _ = valid;
     ((
@@ -1052,6 +1243,22 @@ pub fn arb_mcp_server_stdio(valid: bool) -> BoxedStrategy<McpServerStdio<'static
         .boxed()
 }
 
+#[cfg(feature = "unstable")]
+pub fn arb_mcp_server(valid: bool) -> BoxedStrategy<McpServer<'static>> {
+    let known = prop_oneof![
+        arb_mcp_server_http(valid).prop_map(McpServer::Http),
+        arb_mcp_server_sse(valid).prop_map(McpServer::Sse),
+        arb_mcp_server_acp(valid).prop_map(McpServer::Acp),
+        arb_mcp_server_stdio(valid).prop_map(McpServer::Stdio)
+    ];
+    if valid {
+        known.boxed()
+    } else {
+        prop_oneof![6 => known, 1 => unknown_object("type").prop_map(McpServer::Unknown)].boxed()
+    }
+}
+
+#[cfg(not(feature = "unstable"))]
 pub fn arb_mcp_server(valid: bool) -> BoxedStrategy<McpServer<'static>> {
     let known = prop_oneof![
         arb_mcp_server_http(valid).prop_map(McpServer::Http),
@@ -1235,6 +1442,29 @@ pub fn arb_session_config_option(valid: bool) -> BoxedStrategy<SessionConfigOpti
     }
 }
 
+#[cfg(feature = "unstable")]
+pub fn arb_new_session_request(valid: bool) -> BoxedStrategy<NewSessionRequest<'static>> {
+    let _ = valid;
+    ((
+        text(),
+        option::of(vec(text(), 0..3)),
+        vec(arb_mcp_server(valid), 0..3),
+        option::of(arb_system_prompt(valid)),
+        option::of(meta()),
+    ),)
+        .prop_map(
+            |((cwd, additional_directories, mcp_servers, system_prompt, meta),)| {
+                let mut v = NewSessionRequest::new(cwd, mcp_servers);
+                v.additional_directories = additional_directories;
+                v.system_prompt = system_prompt;
+                v.meta = meta;
+                v
+            },
+        )
+        .boxed()
+}
+
+#[cfg(not(feature = "unstable"))]
 pub fn arb_new_session_request(valid: bool) -> BoxedStrategy<NewSessionRequest<'static>> {
     let _ = valid;
     ((
@@ -1272,6 +1502,30 @@ pub fn arb_new_session_response(valid: bool) -> BoxedStrategy<NewSessionResponse
         .boxed()
 }
 
+#[cfg(feature = "unstable")]
+pub fn arb_load_session_request(valid: bool) -> BoxedStrategy<LoadSessionRequest<'static>> {
+    let _ = valid;
+    ((
+        vec(arb_mcp_server(valid), 0..3),
+        text(),
+        option::of(vec(text(), 0..3)),
+        text(),
+        option::of(arb_system_prompt(valid)),
+        option::of(meta()),
+    ),)
+        .prop_map(
+            |((mcp_servers, cwd, additional_directories, session_id, system_prompt, meta),)| {
+                let mut v = LoadSessionRequest::new(mcp_servers, cwd, session_id);
+                v.additional_directories = additional_directories;
+                v.system_prompt = system_prompt;
+                v.meta = meta;
+                v
+            },
+        )
+        .boxed()
+}
+
+#[cfg(not(feature = "unstable"))]
 pub fn arb_load_session_request(valid: bool) -> BoxedStrategy<LoadSessionRequest<'static>> {
     let _ = valid;
     ((
@@ -1311,6 +1565,27 @@ pub fn arb_load_session_response(valid: bool) -> BoxedStrategy<LoadSessionRespon
         .boxed()
 }
 
+#[cfg(feature = "unstable")]
+pub fn arb_list_sessions_request(valid: bool) -> BoxedStrategy<ListSessionsRequest<'static>> {
+    let _ = valid;
+    ((
+        option::of(text()),
+        option::of(text()),
+        option::of(arb_session_archive_filter(valid)),
+        option::of(meta()),
+    ),)
+        .prop_map(|((cwd, cursor, archived, meta),)| {
+            let mut v = ListSessionsRequest::new();
+            v.cwd = cwd;
+            v.cursor = cursor;
+            v.archived = archived;
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(not(feature = "unstable"))]
 pub fn arb_list_sessions_request(valid: bool) -> BoxedStrategy<ListSessionsRequest<'static>> {
     let _ = valid;
     ((option::of(text()), option::of(text()), option::of(meta())),)
@@ -1324,6 +1599,35 @@ pub fn arb_list_sessions_request(valid: bool) -> BoxedStrategy<ListSessionsReque
         .boxed()
 }
 
+#[cfg(feature = "unstable")]
+pub fn arb_session_info(valid: bool) -> BoxedStrategy<SessionInfo<'static>> {
+    let _ = valid;
+    (
+        (
+            text(),
+            text(),
+            option::of(vec(text(), 0..3)),
+            option::of(text()),
+            option::of(text()),
+            option::of(any::<bool>()),
+        ),
+        (option::of(meta()),),
+    )
+        .prop_map(
+            |((session_id, cwd, additional_directories, title, updated_at, archived), (meta,))| {
+                let mut v = SessionInfo::new(session_id, cwd);
+                v.additional_directories = additional_directories;
+                v.title = title;
+                v.updated_at = updated_at;
+                v.archived = archived;
+                v.meta = meta;
+                v
+            },
+        )
+        .boxed()
+}
+
+#[cfg(not(feature = "unstable"))]
 pub fn arb_session_info(valid: bool) -> BoxedStrategy<SessionInfo<'static>> {
     let _ = valid;
     ((
@@ -1374,6 +1678,31 @@ pub fn arb_session_id_request(valid: bool) -> BoxedStrategy<SessionIdRequest<'st
         .boxed()
 }
 
+#[cfg(feature = "unstable")]
+pub fn arb_resume_session_request(valid: bool) -> BoxedStrategy<ResumeSessionRequest<'static>> {
+    let _ = valid;
+    ((
+        text(),
+        text(),
+        option::of(vec(text(), 0..3)),
+        option::of(vec(arb_mcp_server(valid), 0..3)),
+        option::of(arb_system_prompt(valid)),
+        option::of(meta()),
+    ),)
+        .prop_map(
+            |((session_id, cwd, additional_directories, mcp_servers, system_prompt, meta),)| {
+                let mut v = ResumeSessionRequest::new(session_id, cwd);
+                v.additional_directories = additional_directories;
+                v.mcp_servers = mcp_servers;
+                v.system_prompt = system_prompt;
+                v.meta = meta;
+                v
+            },
+        )
+        .boxed()
+}
+
+#[cfg(not(feature = "unstable"))]
 pub fn arb_resume_session_request(valid: bool) -> BoxedStrategy<ResumeSessionRequest<'static>> {
     let _ = valid;
     ((
@@ -1485,6 +1814,24 @@ pub fn arb_stop_reason(valid: bool) -> BoxedStrategy<StopReason<'static>> {
     }
 }
 
+#[cfg(feature = "unstable")]
+pub fn arb_prompt_response(valid: bool) -> BoxedStrategy<PromptResponse<'static>> {
+    let _ = valid;
+    ((
+        arb_stop_reason(valid),
+        option::of(arb_usage(valid)),
+        option::of(meta()),
+    ),)
+        .prop_map(|((stop_reason, usage, meta),)| {
+            let mut v = PromptResponse::new(stop_reason);
+            v.usage = usage;
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(not(feature = "unstable"))]
 pub fn arb_prompt_response(valid: bool) -> BoxedStrategy<PromptResponse<'static>> {
     let _ = valid;
     ((arb_stop_reason(valid), option::of(meta())),)
@@ -1751,6 +2098,988 @@ pub fn arb_complete_elicitation_notification(
         .prop_map(|((elicitation_id, meta),)| {
             let mut v = CompleteElicitationNotification::new(elicitation_id);
             v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_list_providers_request(valid: bool) -> BoxedStrategy<ListProvidersRequest<'static>> {
+    let _ = valid;
+    ((option::of(meta()),),)
+        .prop_map(|((meta,),)| {
+            let mut v = ListProvidersRequest::new();
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_list_providers_response(valid: bool) -> BoxedStrategy<ListProvidersResponse<'static>> {
+    let _ = valid;
+    ((vec(arb_provider_info(valid), 0..3), option::of(meta())),)
+        .prop_map(|((providers, meta),)| {
+            let mut v = ListProvidersResponse::new(providers);
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_provider_info(valid: bool) -> BoxedStrategy<ProviderInfo<'static>> {
+    let _ = valid;
+    ((
+        text(),
+        vec(arb_llm_protocol(valid), 0..3),
+        any::<bool>(),
+        option::of(arb_provider_current_config(valid)),
+        option::of(meta()),
+    ),)
+        .prop_map(|((provider_id, supported, required, current, meta),)| {
+            let mut v = ProviderInfo::new(provider_id, supported, required);
+            v.current = current;
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_provider_current_config(valid: bool) -> BoxedStrategy<ProviderCurrentConfig<'static>> {
+    let _ = valid;
+    ((arb_llm_protocol(valid), text(), option::of(meta())),)
+        .prop_map(|((api_type, base_url, meta),)| {
+            let mut v = ProviderCurrentConfig::new(api_type, base_url);
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_llm_protocol(valid: bool) -> BoxedStrategy<LlmProtocol<'static>> {
+    let known = prop::sample::select(vec![
+        LlmProtocol::Anthropic,
+        LlmProtocol::Openai,
+        LlmProtocol::Azure,
+        LlmProtocol::Vertex,
+        LlmProtocol::Bedrock,
+    ]);
+    if valid {
+        known.boxed()
+    } else {
+        prop_oneof![4 => known, 1 => unknown_word().prop_map(|w| LlmProtocol::Unknown(w.into()))]
+            .boxed()
+    }
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_set_provider_request(valid: bool) -> BoxedStrategy<SetProviderRequest<'static>> {
+    let _ = valid;
+    ((
+        text(),
+        arb_llm_protocol(valid),
+        text(),
+        option::of(env_map()),
+        option::of(meta()),
+    ),)
+        .prop_map(|((provider_id, api_type, base_url, headers, meta),)| {
+            let mut v = SetProviderRequest::new(provider_id, api_type, base_url);
+            v.headers = headers;
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_set_provider_response(valid: bool) -> BoxedStrategy<SetProviderResponse<'static>> {
+    let _ = valid;
+    ((option::of(meta()),),)
+        .prop_map(|((meta,),)| {
+            let mut v = SetProviderResponse::new();
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_disable_provider_request(valid: bool) -> BoxedStrategy<DisableProviderRequest<'static>> {
+    let _ = valid;
+    ((text(), option::of(meta())),)
+        .prop_map(|((provider_id, meta),)| {
+            let mut v = DisableProviderRequest::new(provider_id);
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_disable_provider_response(
+    valid: bool,
+) -> BoxedStrategy<DisableProviderResponse<'static>> {
+    let _ = valid;
+    ((option::of(meta()),),)
+        .prop_map(|((meta,),)| {
+            let mut v = DisableProviderResponse::new();
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_providers_capabilities(valid: bool) -> BoxedStrategy<ProvidersCapabilities<'static>> {
+    let _ = valid;
+    ((option::of(meta()),),)
+        .prop_map(|((meta,),)| {
+            let mut v = ProvidersCapabilities::new();
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_auth_status_request(valid: bool) -> BoxedStrategy<AuthStatusRequest<'static>> {
+    let _ = valid;
+    ((option::of(meta()),),)
+        .prop_map(|((meta,),)| {
+            let mut v = AuthStatusRequest::new();
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_auth_status_response(valid: bool) -> BoxedStrategy<AuthStatusResponse<'static>> {
+    let _ = valid;
+    ((
+        arb_auth_state(valid),
+        option::of(vec(arb_auth_account(valid), 0..3)),
+        option::of(meta()),
+    ),)
+        .prop_map(|((state, accounts, meta),)| {
+            let mut v = AuthStatusResponse::new(state);
+            v.accounts = accounts;
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_auth_status_update_notification(
+    valid: bool,
+) -> BoxedStrategy<AuthStatusUpdateNotification<'static>> {
+    let _ = valid;
+    ((
+        arb_auth_state(valid),
+        option::of(vec(arb_auth_account(valid), 0..3)),
+        option::of(meta()),
+    ),)
+        .prop_map(|((state, accounts, meta),)| {
+            let mut v = AuthStatusUpdateNotification::new(state);
+            v.accounts = accounts;
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_auth_account(valid: bool) -> BoxedStrategy<AuthAccount<'static>> {
+    let _ = valid;
+    ((
+        text(),
+        option::of(any::<bool>()),
+        option::of(text()),
+        option::of(text()),
+        option::of(text()),
+        option::of(meta()),
+    ),)
+        .prop_map(|((label, active, name, email, organization, meta),)| {
+            let mut v = AuthAccount::new(label);
+            v.active = active;
+            v.name = name;
+            v.email = email;
+            v.organization = organization;
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_auth_state(valid: bool) -> BoxedStrategy<AuthState<'static>> {
+    let known = prop::sample::select(vec![
+        AuthState::Authenticated,
+        AuthState::Unauthenticated,
+        AuthState::NotRequired,
+        AuthState::UnknownState,
+    ]);
+    if valid {
+        known.boxed()
+    } else {
+        prop_oneof![4 => known, 1 => unknown_word().prop_map(|w| AuthState::Unknown(w.into()))]
+            .boxed()
+    }
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_auth_status_capabilities(valid: bool) -> BoxedStrategy<AuthStatusCapabilities<'static>> {
+    let _ = valid;
+    ((option::of(meta()),),)
+        .prop_map(|((meta,),)| {
+            let mut v = AuthStatusCapabilities::new();
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_fork_session_request(valid: bool) -> BoxedStrategy<ForkSessionRequest<'static>> {
+    let _ = valid;
+    ((
+        text(),
+        text(),
+        option::of(vec(text(), 0..3)),
+        option::of(vec(arb_mcp_server(valid), 0..3)),
+        option::of(arb_system_prompt(valid)),
+        option::of(meta()),
+    ),)
+        .prop_map(
+            |((session_id, cwd, additional_directories, mcp_servers, system_prompt, meta),)| {
+                let mut v = ForkSessionRequest::new(session_id, cwd);
+                v.additional_directories = additional_directories;
+                v.mcp_servers = mcp_servers;
+                v.system_prompt = system_prompt;
+                v.meta = meta;
+                v
+            },
+        )
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_fork_session_response(valid: bool) -> BoxedStrategy<ForkSessionResponse<'static>> {
+    let _ = valid;
+    ((
+        text(),
+        option::of(arb_session_mode_state(valid)),
+        option::of(vec(arb_session_config_option(valid), 0..3)),
+        option::of(meta()),
+    ),)
+        .prop_map(|((session_id, modes, config_options, meta),)| {
+            let mut v = ForkSessionResponse::new(session_id);
+            v.modes = modes;
+            v.config_options = config_options;
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_session_fork_capabilities(
+    valid: bool,
+) -> BoxedStrategy<SessionForkCapabilities<'static>> {
+    let _ = valid;
+    ((option::of(meta()),),)
+        .prop_map(|((meta,),)| {
+            let mut v = SessionForkCapabilities::new();
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_archive_session_request(valid: bool) -> BoxedStrategy<ArchiveSessionRequest<'static>> {
+    let _ = valid;
+    ((text(), option::of(meta())),)
+        .prop_map(|((session_id, meta),)| {
+            let mut v = ArchiveSessionRequest::new(session_id);
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_archive_session_response(valid: bool) -> BoxedStrategy<ArchiveSessionResponse<'static>> {
+    let _ = valid;
+    ((option::of(meta()),),)
+        .prop_map(|((meta,),)| {
+            let mut v = ArchiveSessionResponse::new();
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_unarchive_session_request(
+    valid: bool,
+) -> BoxedStrategy<UnarchiveSessionRequest<'static>> {
+    let _ = valid;
+    ((text(), option::of(meta())),)
+        .prop_map(|((session_id, meta),)| {
+            let mut v = UnarchiveSessionRequest::new(session_id);
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_unarchive_session_response(
+    valid: bool,
+) -> BoxedStrategy<UnarchiveSessionResponse<'static>> {
+    let _ = valid;
+    ((option::of(meta()),),)
+        .prop_map(|((meta,),)| {
+            let mut v = UnarchiveSessionResponse::new();
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_session_archive_capabilities(
+    valid: bool,
+) -> BoxedStrategy<SessionArchiveCapabilities<'static>> {
+    let _ = valid;
+    ((option::of(meta()),),)
+        .prop_map(|((meta,),)| {
+            let mut v = SessionArchiveCapabilities::new();
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_session_archive_filter(valid: bool) -> BoxedStrategy<SessionArchiveFilter<'static>> {
+    let known = prop::sample::select(vec![
+        SessionArchiveFilter::Exclude,
+        SessionArchiveFilter::Include,
+        SessionArchiveFilter::Only,
+    ]);
+    if valid {
+        known.boxed()
+    } else {
+        prop_oneof![4 => known, 1 => unknown_word().prop_map(|w| SessionArchiveFilter::Unknown(w.into()))].boxed()
+    }
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_session_status_request(valid: bool) -> BoxedStrategy<SessionStatusRequest<'static>> {
+    let _ = valid;
+    ((text(), option::of(meta())),)
+        .prop_map(|((session_id, meta),)| {
+            let mut v = SessionStatusRequest::new(session_id);
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_session_status_response(valid: bool) -> BoxedStrategy<SessionStatusResponse<'static>> {
+    let _ = valid;
+    ((arb_session_status(valid), option::of(meta())),)
+        .prop_map(|((status, meta),)| {
+            let mut v = SessionStatusResponse::new(status);
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_session_status(valid: bool) -> BoxedStrategy<SessionStatus<'static>> {
+    let known = prop::sample::select(vec![SessionStatus::Open, SessionStatus::Saved]);
+    if valid {
+        known.boxed()
+    } else {
+        prop_oneof![4 => known, 1 => unknown_word().prop_map(|w| SessionStatus::Unknown(w.into()))]
+            .boxed()
+    }
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_session_status_capabilities(
+    valid: bool,
+) -> BoxedStrategy<SessionStatusCapabilities<'static>> {
+    let _ = valid;
+    ((option::of(meta()),),)
+        .prop_map(|((meta,),)| {
+            let mut v = SessionStatusCapabilities::new();
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_set_session_title_request(
+    valid: bool,
+) -> BoxedStrategy<SetSessionTitleRequest<'static>> {
+    let _ = valid;
+    ((text(), text(), option::of(meta())),)
+        .prop_map(|((session_id, title, meta),)| {
+            let mut v = SetSessionTitleRequest::new(session_id, title);
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_set_session_title_response(
+    valid: bool,
+) -> BoxedStrategy<SetSessionTitleResponse<'static>> {
+    let _ = valid;
+    ((text(), option::of(meta())),)
+        .prop_map(|((title, meta),)| {
+            let mut v = SetSessionTitleResponse::new(title);
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_session_title_capabilities(
+    valid: bool,
+) -> BoxedStrategy<SessionTitleCapabilities<'static>> {
+    let _ = valid;
+    ((option::of(meta()),),)
+        .prop_map(|((meta,),)| {
+            let mut v = SessionTitleCapabilities::new();
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_system_prompt(valid: bool) -> BoxedStrategy<SystemPrompt<'static>> {
+    let _ = valid;
+    ((
+        arb_system_prompt_mode(valid),
+        vec(arb_content_block(valid), 0..3),
+        option::of(meta()),
+    ),)
+        .prop_map(|((mode, content, meta),)| {
+            let mut v = SystemPrompt::new(mode, content);
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_system_prompt_mode(valid: bool) -> BoxedStrategy<SystemPromptMode<'static>> {
+    let known = prop::sample::select(vec![SystemPromptMode::Append, SystemPromptMode::Override]);
+    if valid {
+        known.boxed()
+    } else {
+        prop_oneof![4 => known, 1 => unknown_word().prop_map(|w| SystemPromptMode::Unknown(w.into()))].boxed()
+    }
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_session_system_prompt_capabilities(
+    valid: bool,
+) -> BoxedStrategy<SessionSystemPromptCapabilities<'static>> {
+    let _ = valid;
+    ((
+        option::of(arb_session_system_prompt_mode_capabilities(valid)),
+        option::of(meta()),
+    ),)
+        .prop_map(|((mode, meta),)| {
+            let mut v = SessionSystemPromptCapabilities::new();
+            v.mode = mode;
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_session_system_prompt_mode_capabilities(
+    valid: bool,
+) -> BoxedStrategy<SessionSystemPromptModeCapabilities<'static>> {
+    let _ = valid;
+    ((
+        option::of(arb_session_system_prompt_override_capabilities(valid)),
+        option::of(meta()),
+    ),)
+        .prop_map(|((override_mode, meta),)| {
+            let mut v = SessionSystemPromptModeCapabilities::new();
+            v.override_mode = override_mode;
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_session_system_prompt_override_capabilities(
+    valid: bool,
+) -> BoxedStrategy<SessionSystemPromptOverrideCapabilities<'static>> {
+    let _ = valid;
+    ((option::of(meta()),),)
+        .prop_map(|((meta,),)| {
+            let mut v = SessionSystemPromptOverrideCapabilities::new();
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_usage(valid: bool) -> BoxedStrategy<Usage<'static>> {
+    let _ = valid;
+    (
+        (
+            any::<u64>(),
+            any::<u64>(),
+            any::<u64>(),
+            option::of(any::<u64>()),
+            option::of(any::<u64>()),
+            option::of(any::<u64>()),
+        ),
+        (option::of(meta()),),
+    )
+        .prop_map(
+            |(
+                (
+                    total_tokens,
+                    input_tokens,
+                    output_tokens,
+                    thought_tokens,
+                    cached_read_tokens,
+                    cached_write_tokens,
+                ),
+                (meta,),
+            )| {
+                let mut v = Usage::new(total_tokens, input_tokens, output_tokens);
+                v.thought_tokens = thought_tokens;
+                v.cached_read_tokens = cached_read_tokens;
+                v.cached_write_tokens = cached_write_tokens;
+                v.meta = meta;
+                v
+            },
+        )
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_plan_update(valid: bool) -> BoxedStrategy<PlanUpdate<'static>> {
+    let _ = valid;
+    ((arb_plan_update_content(valid), option::of(meta())),)
+        .prop_map(|((plan, meta),)| {
+            let mut v = PlanUpdate::new(plan);
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_plan_update_content(valid: bool) -> BoxedStrategy<PlanUpdateContent<'static>> {
+    let known = prop_oneof![
+        arb_plan_items(valid).prop_map(PlanUpdateContent::Items),
+        arb_plan_file(valid).prop_map(PlanUpdateContent::File),
+        arb_plan_markdown(valid).prop_map(PlanUpdateContent::Markdown)
+    ];
+    if valid {
+        known.boxed()
+    } else {
+        prop_oneof![6 => known, 1 => unknown_object("type").prop_map(PlanUpdateContent::Unknown)]
+            .boxed()
+    }
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_plan_items(valid: bool) -> BoxedStrategy<PlanItems<'static>> {
+    let _ = valid;
+    ((text(), vec(arb_plan_entry(valid), 0..3), option::of(meta())),)
+        .prop_map(|((plan_id, entries, meta),)| {
+            let mut v = PlanItems::new(plan_id, entries);
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_plan_file(valid: bool) -> BoxedStrategy<PlanFile<'static>> {
+    let _ = valid;
+    ((text(), text(), option::of(meta())),)
+        .prop_map(|((plan_id, uri, meta),)| {
+            let mut v = PlanFile::new(plan_id, uri);
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_plan_markdown(valid: bool) -> BoxedStrategy<PlanMarkdown<'static>> {
+    let _ = valid;
+    ((text(), text(), option::of(meta())),)
+        .prop_map(|((plan_id, content, meta),)| {
+            let mut v = PlanMarkdown::new(plan_id, content);
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_plan_removed(valid: bool) -> BoxedStrategy<PlanRemoved<'static>> {
+    let _ = valid;
+    ((text(), option::of(meta())),)
+        .prop_map(|((plan_id, meta),)| {
+            let mut v = PlanRemoved::new(plan_id);
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_plan_capabilities(valid: bool) -> BoxedStrategy<PlanCapabilities<'static>> {
+    let _ = valid;
+    ((option::of(meta()),),)
+        .prop_map(|((meta,),)| {
+            let mut v = PlanCapabilities::new();
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_subagent_update(valid: bool) -> BoxedStrategy<SubagentUpdate<'static>> {
+    let _ = valid;
+    (
+        (
+            text(),
+            option::of(text()),
+            option::of(text()),
+            option::of(arb_subagent_session_capabilities(valid)),
+            option::of(arb_state_update(valid)),
+            option::of(text()),
+        ),
+        (option::of(vec(text(), 0..3)), option::of(meta())),
+    )
+        .prop_map(
+            |(
+                (session_id, title, description, capabilities, state, cwd),
+                (additional_directories, meta),
+            )| {
+                let mut v = SubagentUpdate::new(session_id);
+                v.title = title;
+                v.description = description;
+                v.capabilities = capabilities;
+                v.state = state;
+                v.cwd = cwd;
+                v.additional_directories = additional_directories;
+                v.meta = meta;
+                v
+            },
+        )
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_subagent_session_capabilities(
+    valid: bool,
+) -> BoxedStrategy<SubagentSessionCapabilities<'static>> {
+    let _ = valid;
+    ((
+        option::of(arb_session_cancel_capabilities(valid)),
+        option::of(meta()),
+    ),)
+        .prop_map(|((cancel, meta),)| {
+            let mut v = SubagentSessionCapabilities::new();
+            v.cancel = cancel;
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_session_cancel_capabilities(
+    valid: bool,
+) -> BoxedStrategy<SessionCancelCapabilities<'static>> {
+    let _ = valid;
+    ((option::of(meta()),),)
+        .prop_map(|((meta,),)| {
+            let mut v = SessionCancelCapabilities::new();
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_state_update(valid: bool) -> BoxedStrategy<StateUpdate<'static>> {
+    let known = prop_oneof![
+        arb_running_state_update(valid).prop_map(StateUpdate::Running),
+        arb_idle_state_update(valid).prop_map(StateUpdate::Idle),
+        arb_requires_action_state_update(valid).prop_map(StateUpdate::RequiresAction),
+        arb_unknown_state_update(valid).prop_map(StateUpdate::UnknownState)
+    ];
+    if valid {
+        known.boxed()
+    } else {
+        prop_oneof![6 => known, 1 => unknown_object("state").prop_map(StateUpdate::Unknown)].boxed()
+    }
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_running_state_update(valid: bool) -> BoxedStrategy<RunningStateUpdate<'static>> {
+    let _ = valid;
+    ((option::of(meta()),),)
+        .prop_map(|((meta,),)| {
+            let mut v = RunningStateUpdate::new();
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_idle_stop_reason(valid: bool) -> BoxedStrategy<IdleStopReason<'static>> {
+    let known = prop::sample::select(vec![
+        IdleStopReason::EndTurn,
+        IdleStopReason::MaxTokens,
+        IdleStopReason::MaxTurnRequests,
+        IdleStopReason::Refusal,
+        IdleStopReason::Cancelled,
+        IdleStopReason::Error,
+    ]);
+    if valid {
+        known.boxed()
+    } else {
+        prop_oneof![4 => known, 1 => unknown_word().prop_map(|w| IdleStopReason::Unknown(w.into()))]
+            .boxed()
+    }
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_idle_state_update(valid: bool) -> BoxedStrategy<IdleStateUpdate<'static>> {
+    let _ = valid;
+    ((
+        option::of(arb_idle_stop_reason(valid)),
+        option::of(Just(
+            RawJson::from_text("{\"code\":-32603,\"message\":\"boom\"}").unwrap(),
+        )),
+        option::of(arb_usage(valid)),
+        option::of(meta()),
+    ),)
+        .prop_map(|((stop_reason, error, usage, meta),)| {
+            let mut v = IdleStateUpdate::new();
+            v.stop_reason = stop_reason;
+            v.error = error;
+            v.usage = usage;
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_error_stop_reason(valid: bool) -> BoxedStrategy<ErrorStopReason<'static>> {
+    let _ = valid;
+    ((option::of(Just(
+        RawJson::from_text("{\"code\":-32603,\"message\":\"boom\"}").unwrap(),
+    )),),)
+        .prop_map(|((error,),)| {
+            let mut v = ErrorStopReason::new();
+            v.error = error;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_requires_action_state_update(
+    valid: bool,
+) -> BoxedStrategy<RequiresActionStateUpdate<'static>> {
+    let _ = valid;
+    ((option::of(meta()),),)
+        .prop_map(|((meta,),)| {
+            let mut v = RequiresActionStateUpdate::new();
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_unknown_state_update(valid: bool) -> BoxedStrategy<UnknownStateUpdate<'static>> {
+    let _ = valid;
+    ((option::of(meta()),),)
+        .prop_map(|((meta,),)| {
+            let mut v = UnknownStateUpdate::new();
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_subagent_capabilities(valid: bool) -> BoxedStrategy<SubagentCapabilities<'static>> {
+    let _ = valid;
+    ((option::of(meta()),),)
+        .prop_map(|((meta,),)| {
+            let mut v = SubagentCapabilities::new();
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_session_message(valid: bool) -> BoxedStrategy<SessionMessage<'static>> {
+    let _ = valid;
+    (
+        (
+            text(),
+            option::of(text()),
+            option::of(text()),
+            option::of(text()),
+            option::of(text()),
+            option::of(vec(arb_content_block(valid), 0..3)),
+        ),
+        (option::of(meta()),),
+    )
+        .prop_map(
+            |(
+                (
+                    message_id,
+                    sender_session_id,
+                    recipient_session_id,
+                    sender_message_id,
+                    recipient_message_id,
+                    content,
+                ),
+                (meta,),
+            )| {
+                let mut v = SessionMessage::new(message_id);
+                v.sender_session_id = sender_session_id;
+                v.recipient_session_id = recipient_session_id;
+                v.sender_message_id = sender_message_id;
+                v.recipient_message_id = recipient_message_id;
+                v.content = content;
+                v.meta = meta;
+                v
+            },
+        )
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_session_message_chunk(valid: bool) -> BoxedStrategy<SessionMessageChunk<'static>> {
+    let _ = valid;
+    ((text(), arb_content_block(valid), option::of(meta())),)
+        .prop_map(|((message_id, content, meta),)| {
+            let mut v = SessionMessageChunk::new(message_id, content);
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_mcp_server_acp(valid: bool) -> BoxedStrategy<McpServerAcp<'static>> {
+    let _ = valid;
+    ((text(), text(), option::of(meta())),)
+        .prop_map(|((name, server_id, meta),)| {
+            let mut v = McpServerAcp::new(name, server_id);
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_message_mcp_request(valid: bool) -> BoxedStrategy<MessageMcpRequest<'static>> {
+    let _ = valid;
+    ((
+        text(),
+        text(),
+        text(),
+        option::of(meta()),
+        option::of(meta()),
+    ),)
+        .prop_map(|((server_id, request_id, method, params, meta),)| {
+            let mut v = MessageMcpRequest::new(server_id, request_id, method);
+            v.params = params;
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_message_mcp_notification(valid: bool) -> BoxedStrategy<MessageMcpNotification<'static>> {
+    let _ = valid;
+    ((
+        text(),
+        text(),
+        text(),
+        option::of(meta()),
+        option::of(meta()),
+    ),)
+        .prop_map(|((server_id, request_id, method, params, meta),)| {
+            let mut v = MessageMcpNotification::new(server_id, request_id, method);
+            v.params = params;
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_message_mcp_response(valid: bool) -> BoxedStrategy<MessageMcpResponse<'static>> {
+    let outcome = prop_oneof![
+        raw().prop_map(|r| (Some(r), None)),
+        arb_mcp_error(valid).prop_map(|e| (None, Some(e))),
+    ];
+    (outcome, option::of(meta()))
+        .prop_map(|((result, error), m)| {
+            let mut v = MessageMcpResponse::new();
+            v.result = result;
+            v.error = error;
+            v.meta = m;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_mcp_error(valid: bool) -> BoxedStrategy<McpError<'static>> {
+    let _ = valid;
+    ((any::<i64>(), text(), option::of(raw())),)
+        .prop_map(|((code, message, data),)| {
+            let mut v = McpError::new(code, message);
+            v.data = data;
             v
         })
         .boxed()

@@ -143,7 +143,7 @@ fn generated_lines_take_the_direct_paths_and_agree() {
         lines += 1;
         let decoded = Message::decode(&line);
         let two_step = match &decoded {
-            Ok(Message::Notification(n)) => n.typed().ok().map(NotificationParams::into_owned),
+            Ok(Message::Notification(n)) => n.typed().ok().map(|t| t.into_value().into_owned()),
             _ => None,
         };
         let mut out = blank();

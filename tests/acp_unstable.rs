@@ -1,0 +1,268 @@
+//! Lines from the unstable ACP v1 schema (TypeScript SDK 2.4.0
+//! `schema.unstable.json`). With feature `unstable` they decode typed,
+//! leniently and strictly without a salvage, and re-encode to equal JSON;
+//! without it they decode too, the additions kept as `Unknown` variants and
+//! `extra` members, and re-encode just the same.
+#![cfg(feature = "alloc")]
+
+use acp_codec::acp::*;
+use serde_json::Value;
+
+/// `(line, method of the request a response answers)`.
+const LINES: &[(&str, &str)] = &[
+    (
+        r#"{"jsonrpc":"2.0","id":1,"method":"session/fork","params":{"sessionId":"s1","cwd":"/p","mcpServers":[{"type":"acp","name":"tools","serverId":"m1"}],"systemPrompt":{"mode":"append","content":[{"type":"text","text":"be brief"}]}}}"#,
+        "",
+    ),
+    (
+        r#"{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s2","modes":{"currentModeId":"ask","availableModes":[{"id":"ask","name":"Ask"}]}}}"#,
+        "session/fork",
+    ),
+    (
+        r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"subagent_update","sessionId":"c1","title":"child","state":{"state":"idle","stopReason":"end_turn","usage":{"totalTokens":10,"inputTokens":6,"outputTokens":4}},"capabilities":{"cancel":{}}}}}"#,
+        "",
+    ),
+    (
+        r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"plan_update","plan":{"type":"markdown","planId":"p1","content":"- a"}}}}"#,
+        "",
+    ),
+    (
+        r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"session_message_chunk","messageId":"m1","content":{"type":"text","text":"hi"}}}}"#,
+        "",
+    ),
+    (
+        r#"{"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn","usage":{"totalTokens":3,"inputTokens":2,"outputTokens":1,"cachedReadTokens":0}}}"#,
+        "session/prompt",
+    ),
+    (
+        r#"{"jsonrpc":"2.0","id":3,"method":"session/new","params":{"cwd":"/p","mcpServers":[],"systemPrompt":{"mode":"override","content":[{"type":"text","text":"You are terse."}]}}}"#,
+        "",
+    ),
+    (
+        r#"{"jsonrpc":"2.0","id":4,"method":"session/list","params":{"archived":"include"}}"#,
+        "",
+    ),
+    (
+        r#"{"jsonrpc":"2.0","id":5,"result":{"state":"unknown","accounts":[{"label":"me","active":true}]}}"#,
+        "auth/status",
+    ),
+    (
+        r#"{"jsonrpc":"2.0","id":6,"method":"mcp/message","params":{"serverId":"m1","requestId":"r1","method":"tools/list","params":null}}"#,
+        "",
+    ),
+    (
+        r#"{"jsonrpc":"2.0","id":6,"result":{"result":null}}"#,
+        "mcp/message",
+    ),
+    (
+        r#"{"jsonrpc":"2.0","id":7,"result":{"protocolVersion":1,"agentCapabilities":{"providers":{},"mcpCapabilities":{"acp":true},"sessionCapabilities":{"fork":{},"title":{},"systemPrompt":{"mode":{"override":{}}}},"auth":{"status":{}}}}}"#,
+        "initialize",
+    ),
+];
+
+/// Decodes the line's params or result leniently and strictly, and gives
+/// the lenient one's JSON, whether it was clean, and its Debug text.
+fn typed(line: &str, method: &str) -> (Value, bool, String) {
+    let msg = Message::decode(line).unwrap();
+    match &msg {
+        Message::Request(r) => {
+            let t = r.typed().unwrap();
+            let strict = r.typed_strict();
+            assert!(
+                strict.is_ok() || !cfg!(feature = "unstable"),
+                "{line}: {strict:?}"
+            );
+            (
+                serde_json::to_value(&t.value).unwrap(),
+                t.is_clean() && strict.is_ok(),
+                format!("{:?}", t.value),
+            )
+        }
+        Message::Notification(n) => {
+            let t = n.typed().unwrap();
+            let strict = n.typed_strict();
+            assert!(
+                strict.is_ok() || !cfg!(feature = "unstable"),
+                "{line}: {strict:?}"
+            );
+            (
+                serde_json::to_value(&t.value).unwrap(),
+                t.is_clean() && strict.is_ok(),
+                format!("{:?}", t.value),
+            )
+        }
+        Message::Response(r) => {
+            let t = r.typed(method).unwrap();
+            let strict = r.typed_strict(method);
+            assert!(
+                strict.is_ok() || !cfg!(feature = "unstable"),
+                "{line}: {strict:?}"
+            );
+            (
+                serde_json::to_value(&t.value).unwrap(),
+                t.is_clean() && strict.is_ok(),
+                format!("{:?}", t.value),
+            )
+        }
+        Message::Error(_) => unreachable!(),
+    }
+}
+
+fn payload(line: &str) -> Value {
+    let v: Value = serde_json::from_str(line).unwrap();
+    v.get("params")
+        .or_else(|| v.get("result"))
+        .cloned()
+        .unwrap()
+}
+
+#[test]
+fn every_line_re_encodes_to_equal_json() {
+    for (line, method) in LINES {
+        let (json, _, _) = typed(line, method);
+        assert_eq!(json, payload(line), "{line}");
+    }
+}
+
+#[cfg(feature = "unstable")]
+#[test]
+fn with_the_feature_every_line_is_typed_cleanly() {
+    for (line, method) in LINES {
+        let (_, clean, debug) = typed(line, method);
+        assert!(clean, "{line}");
+        assert!(
+            !debug.contains("Unknown(") && !debug.contains("Unknown {"),
+            "{line}: {debug}"
+        );
+        assert!(!debug.contains("Other("), "{line}: {debug}");
+    }
+}
+
+#[cfg(feature = "unstable")]
+#[test]
+fn typed_values() {
+    let Message::Request(r) = Message::decode(LINES[0].0).unwrap() else {
+        panic!()
+    };
+    let RequestParams::ForkSession(f) = r.typed_strict().unwrap() else {
+        panic!()
+    };
+    assert_eq!(f.session_id, "s1");
+    assert!(matches!(f.mcp_servers.as_deref(), Some([McpServer::Acp(a)]) if a.server_id == "m1"));
+    let sp = f.system_prompt.unwrap();
+    assert_eq!(sp.mode, SystemPromptMode::Append);
+
+    let Message::Notification(n) = Message::decode(LINES[2].0).unwrap() else {
+        panic!()
+    };
+    let NotificationParams::SessionUpdate(u) = n.typed_strict().unwrap() else {
+        panic!()
+    };
+    let SessionUpdate::SubagentUpdate(s) = u.update else {
+        panic!()
+    };
+    let Some(StateUpdate::Idle(idle)) = s.state else {
+        panic!()
+    };
+    assert_eq!(idle.stop_reason, Some(IdleStopReason::EndTurn));
+    assert_eq!(idle.usage.unwrap().total_tokens, 10);
+
+    let Message::Response(r) = Message::decode(LINES[5].0).unwrap() else {
+        panic!()
+    };
+    let ResponseResult::Prompt(p) = r.typed_strict("session/prompt").unwrap() else {
+        panic!()
+    };
+    assert_eq!(p.usage.unwrap().cached_read_tokens, Some(0));
+
+    let Message::Response(r) = Message::decode(LINES[8].0).unwrap() else {
+        panic!()
+    };
+    let ResponseResult::AuthStatus(a) = r.typed_strict("auth/status").unwrap() else {
+        panic!()
+    };
+    assert_eq!(a.state, AuthState::UnknownState);
+
+    // `"result": null` is an outcome, kept apart from an absent result.
+    let Message::Response(r) = Message::decode(LINES[10].0).unwrap() else {
+        panic!()
+    };
+    let ResponseResult::McpMessage(m) = r.typed_strict("mcp/message").unwrap() else {
+        panic!()
+    };
+    assert!(m.result.unwrap().is_null());
+    assert!(m.error.is_none());
+
+    // Built with the constructors, encoded, decoded back.
+    let params = RequestParams::SetSessionTitle(SetSessionTitleRequest::new("s1", "Title"));
+    let mut out = Vec::new();
+    encode_request(&RequestId::Number(9), &params, &mut out).unwrap();
+    let line = std::str::from_utf8(&out).unwrap().trim_end();
+    assert_eq!(
+        line,
+        r#"{"jsonrpc":"2.0","id":9,"method":"session/set_title","params":{"sessionId":"s1","title":"Title"}}"#
+    );
+    let Message::Request(r) = Message::decode(line).unwrap() else {
+        panic!()
+    };
+    assert_eq!(r.typed_strict().unwrap(), params);
+}
+
+#[cfg(not(feature = "unstable"))]
+#[test]
+fn without_the_feature_the_additions_are_kept_as_unknown_and_extra() {
+    // New methods: unknown methods (requests, notifications) or `Other`
+    // results; new sessionUpdates and tags: `Unknown`; new members: `extra`.
+    let (_, _, debug) = typed(LINES[0].0, "");
+    assert!(debug.starts_with("Unknown {"), "{debug}");
+    let (_, _, debug) = typed(LINES[1].0, "session/fork");
+    assert!(debug.starts_with("Other("), "{debug}");
+    for i in [2, 3, 4] {
+        let Message::Notification(n) = Message::decode(LINES[i].0).unwrap() else {
+            panic!()
+        };
+        let t = n.typed().unwrap();
+        assert!(t.is_clean());
+        let NotificationParams::SessionUpdate(u) = t.value else {
+            panic!()
+        };
+        assert!(
+            matches!(u.update, SessionUpdate::Unknown(_)),
+            "{:?}",
+            u.update
+        );
+    }
+    let Message::Response(r) = Message::decode(LINES[5].0).unwrap() else {
+        panic!()
+    };
+    let t = r.typed("session/prompt").unwrap();
+    assert!(t.is_clean());
+    let ResponseResult::Prompt(p) = t.value else {
+        panic!()
+    };
+    assert_eq!(
+        p.extra.iter().map(|(k, _)| k).collect::<Vec<_>>(),
+        ["usage"]
+    );
+    let Message::Request(r) = Message::decode(LINES[6].0).unwrap() else {
+        panic!()
+    };
+    let RequestParams::NewSession(s) = r.typed_strict().unwrap() else {
+        panic!()
+    };
+    assert_eq!(
+        s.extra.iter().map(|(k, _)| k).collect::<Vec<_>>(),
+        ["systemPrompt"]
+    );
+    let resume = LINES[0].0.replace("session/fork", "session/resume");
+    let Message::Request(r) = Message::decode(&resume).unwrap() else {
+        panic!()
+    };
+    let RequestParams::ResumeSession(s) = r.typed_strict().unwrap() else {
+        panic!()
+    };
+    assert!(matches!(
+        s.mcp_servers.as_deref(),
+        Some([McpServer::Unknown(_)])
+    ));
+}
