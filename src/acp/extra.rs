@@ -139,6 +139,8 @@ impl<'a, K: Into<Cow<'a, str>>> FromIterator<(K, RawJson<'a>)> for Extra<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use alloc::borrow::ToOwned;
+    use alloc::format;
 
     #[test]
     fn get_takes_the_last_and_remove_takes_all() {

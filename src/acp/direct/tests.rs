@@ -17,10 +17,10 @@ fn common_shapes_take_the_direct_path_and_equal_serde() {
     let cases = [
         r#"{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"}}}"#,
         r#"{"sessionId":"s","update":{"sessionUpdate":"agent_thought_chunk","messageId":"m","content":{"type":"text","text":"a\nb\u00e9","_meta":{"x":1}}},"_meta":null}"#,
-        r#" { "update" : { "sessionUpdate" : "user_message_chunk" , "messageId" : null , "content" : { "type" : "text" , "annotations" : null , "text" : "" } } , "sessionId" : "s\"q" , "extra" : [1,{"a":"]"}] } "#,
-        r#"{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"t1","title":"ls -la","kind":"execute","status":"pending","locations":[{"path":"/a","line":3},{"path":"/b","line":null}],"rawInput":{"command":"ls"}}}"#,
-        r#"{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"completed","kind":"brand_new","content":[{"type":"content","content":{"type":"text","text":"out\n"}},{"type":"diff","path":"/f","oldText":null,"newText":"x"},{"type":"terminal","terminalId":"term"}],"rawOutput":null,"title":null,"name":"shell"}}"#,
-        r#"{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"t1","content":[],"locations":null}}"#,
+        r#" { "update" : { "sessionUpdate" : "user_message_chunk" , "messageId" : "m" , "content" : { "type" : "text" , "text" : "" } } , "sessionId" : "s\"q" } "#,
+        r#"{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"t1","title":"ls -la","kind":"execute","status":"pending","locations":[{"path":"/a","line":3},{"path":"/b"}],"rawInput":{"command":"ls"}}}"#,
+        r#"{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"completed","kind":"brand_new","content":[{"type":"content","content":{"type":"text","text":"out\n"}},{"type":"diff","path":"/f","newText":"x"},{"type":"terminal","terminalId":"term"}],"rawOutput":null,"name":"shell"}}"#,
+        r#"{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"t1","content":[]}}"#,
     ];
     for c in cases {
         let fast = session_notification(c).unwrap_or_else(|| panic!("not direct: {c}"));
@@ -37,6 +37,15 @@ fn everything_else_is_left_to_serde() {
         r#"{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi","annotations":{"priority":1}}}}"#,
         r#"{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"image","data":"","mimeType":"image/png"}}}"#,
         r#"{"sessionId":"s","update":{"sessionUpdate":"plan","entries":[]}}"#,
+        // A member it does not know, or `null` for an optional member: the
+        // general path keeps them in the struct's `extra`.
+        r#"{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"}},"extra":[1,{"a":"]"}]}"#,
+        r#"{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","messageId":null,"content":{"type":"text","text":"hi"}}}"#,
+        r#"{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","annotations":null,"text":"hi"}}}"#,
+        r#"{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"t","title":"x","locations":[{"path":"/b","line":null}]}}"#,
+        r#"{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"t","locations":null}}"#,
+        r#"{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"t","content":[{"type":"diff","path":"/f","oldText":null,"newText":"x"}]}}"#,
+        r#"{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"t","future":1}}"#,
         // Errors: duplicate, missing, wrong type, lone surrogate, bad number.
         r#"{"sessionId":"s","sessionId":"t","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"}}}"#,
         r#"{"update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"}}}"#,
@@ -168,6 +177,8 @@ fn generated_lines_take_the_direct_paths_and_agree() {
         }
     }
     let summary = format!("{lines} lines: {direct} one pass, {trusted} trusted");
-    assert!(direct * 100 > lines * 35, "{summary}");
+    // Near misses (unknown members, `null`s, wrong types, duplicates, tags
+    // not first) go to the general path; a quarter at least take this one.
+    assert!(direct * 100 > lines * 25, "{summary}");
     assert!(trusted >= direct, "{summary}");
 }
