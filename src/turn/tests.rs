@@ -43,10 +43,7 @@ fn codes_keep_the_newest_when_full() {
     }
     codes.push(Code::Mode);
     let view = TurnView::default();
-    let update = SessionUpdate::CurrentModeUpdate(crate::acp::CurrentModeUpdate {
-        current_mode_id: "m".into(),
-        meta: None,
-    });
+    let update = SessionUpdate::CurrentModeUpdate(crate::acp::CurrentModeUpdate::new("m"));
     let events: Vec<_> = Events::new(&view, Source::Update(&update), codes).collect();
     // Plan codes do not resolve against a mode update; the last is Mode.
     assert_eq!(events, [TurnEvent::ModeChanged("m")]);
