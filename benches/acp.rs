@@ -12,7 +12,7 @@ use std::hint::black_box;
 
 use acp_codec::acp::{
     decode_line, ContentBlock, Incoming, Message, NotificationParams, SessionUpdate,
-    ToolCallContent,
+    ToolCallContent, Typed,
 };
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use serde::Deserialize;
@@ -22,7 +22,10 @@ mod fixtures;
 
 /// The 5 MiB line's text length, decoded in one pass.
 fn one_pass_tool_output(line: &str) -> usize {
-    let Incoming::Notification(NotificationParams::SessionUpdate(u)) = decode_line(line).unwrap()
+    let Incoming::Notification(Typed {
+        value: NotificationParams::SessionUpdate(u),
+        ..
+    }) = decode_line(line).unwrap()
     else {
         unreachable!()
     };
@@ -35,7 +38,7 @@ fn two_step_tool_output(line: &str) -> usize {
     let Message::Notification(n) = &msg else {
         unreachable!()
     };
-    let NotificationParams::SessionUpdate(u) = n.typed().unwrap() else {
+    let NotificationParams::SessionUpdate(u) = n.typed().unwrap().value else {
         unreachable!()
     };
     text_len(&u)

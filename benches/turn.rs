@@ -8,7 +8,7 @@ use std::hint::black_box;
 
 use acp_codec::acp::{
     Message, NotificationParams, RequestId, RequestParams, RequestPermissionRequest,
-    SessionNotification,
+    SessionNotification, Typed,
 };
 use acp_codec::turn::TurnView;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
@@ -29,13 +29,13 @@ fn items() -> (Vec<Item>, u64) {
     for line in text.lines() {
         match Message::decode(line).unwrap() {
             Message::Notification(n) => {
-                if let Ok(NotificationParams::SessionUpdate(u)) = n.typed() {
+                if let Ok(NotificationParams::SessionUpdate(u)) = n.typed().map(Typed::into_value) {
                     out.push(Item::Update(u.into_owned()));
                     bytes += line.len() as u64;
                 }
             }
             Message::Request(r) => {
-                if let Ok(RequestParams::RequestPermission(p)) = r.typed() {
+                if let Ok(RequestParams::RequestPermission(p)) = r.typed().map(Typed::into_value) {
                     out.push(Item::Permission(r.id.to_owned_id(), p.into_owned()));
                     bytes += line.len() as u64;
                 }

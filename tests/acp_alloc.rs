@@ -4,7 +4,7 @@
 
 use acp_codec::acp::{
     decode_line, ContentBlock, Incoming, Message, NotificationParams, SessionNotification,
-    SessionUpdate,
+    SessionUpdate, Typed,
 };
 
 /// Runs `f`, counting the heap allocations of this thread (the
@@ -28,7 +28,7 @@ fn decode_text(line: &str) -> usize {
     let Message::Notification(n) = &msg else {
         panic!()
     };
-    let NotificationParams::SessionUpdate(u) = n.typed().unwrap() else {
+    let NotificationParams::SessionUpdate(u) = n.typed().unwrap().value else {
         panic!()
     };
     chunk_text_len(&u)
@@ -36,7 +36,10 @@ fn decode_text(line: &str) -> usize {
 
 /// The same in one call, [`acp::decode_line`](acp_codec::acp::decode_line).
 fn decode_line_text(line: &str) -> usize {
-    let Incoming::Notification(NotificationParams::SessionUpdate(u)) = decode_line(line).unwrap()
+    let Incoming::Notification(Typed {
+        value: NotificationParams::SessionUpdate(u),
+        ..
+    }) = decode_line(line).unwrap()
     else {
         panic!()
     };

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use acp_codec::acp::quirks::{MissingFile, Quirks, KNOWN};
 use acp_codec::acp::terminal::TerminalOutput;
-use acp_codec::acp::{Message, ResponseResult};
+use acp_codec::acp::{Message, ResponseResult, Typed};
 use proptest::prelude::*;
 use serde_json::Value;
 
@@ -34,7 +34,7 @@ fn quirks_of(session: &str) -> Quirks {
     let Message::Response(resp) = Message::decode(&line).unwrap() else {
         panic!("not a response");
     };
-    let Ok(ResponseResult::Initialize(r)) = resp.typed("initialize") else {
+    let Ok(ResponseResult::Initialize(r)) = resp.typed("initialize").map(Typed::into_value) else {
         panic!("not an initialize result");
     };
     Quirks::of(r.agent_info.as_ref())

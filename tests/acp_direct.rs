@@ -4,6 +4,10 @@
 //! Both take a hand-written direct decoder for the common updates, so both
 //! are also held against the plain serde derive of the params (the direct
 //! decoder switched off): the same value, or an error with the same code.
+//! Decoding is lenient by default: the lenient paths must agree with each
+//! other, salvage reports included, and with serde wherever serde takes
+//! the line (nothing salvaged then); the strict paths (`decode_line_strict`,
+//! `Notification::typed_strict`) must agree with serde exactly.
 #![cfg(feature = "std")]
 
 mod acp_support;
@@ -11,7 +15,8 @@ mod acp_support;
 mod update_lines;
 
 use acp_codec::acp::{
-    decode_line, encode_notification, Incoming, Message, NotificationParams, SessionNotification,
+    decode_line, decode_line_strict, encode_notification, Incoming, Message, NotificationParams,
+    SessionNotification, Typed,
 };
 use acp_support::arb::arb_session_notification;
 use proptest::prelude::*;
@@ -29,6 +34,18 @@ fn two_step(line: &str) -> Outcome {
     }
 }
 
+/// [`two_step`] with the params decoded strictly.
+fn two_step_strict(line: &str) -> Outcome {
+    match Message::decode(line) {
+        Err(e) => Err((e.code().0, e.to_string())),
+        Ok(Message::Notification(n)) => n
+            .typed_strict()
+            .map(|p| Incoming::Notification(Typed::clean(p.into_owned())))
+            .map_err(|e| (e.code().0, e.to_string())),
+        Ok(m) => Ok(Incoming::Message(m.into_owned())),
+    }
+}
+
 /// The independent oracle: the envelope, then serde's derive on the params.
 fn serde_derive(line: &str) -> Result<Option<NotificationParams<'static>>, i32> {
     match Message::decode(line) {
@@ -40,20 +57,33 @@ fn serde_derive(line: &str) -> Result<Option<NotificationParams<'static>>, i32> 
                 .map_err(|_| -32602)
         }
         Ok(Message::Notification(n)) => n
-            .typed()
+            .typed_strict()
             .map(|p| Some(p.into_owned()))
             .map_err(|e| e.code().0),
         Ok(_) => Ok(None),
     }
 }
 
-/// `outcome` (from either fast path) equals the serde oracle's.
+/// `outcome` (from either strict path) equals the serde oracle's.
 fn agrees_with_serde(outcome: &Outcome, line: &str) -> bool {
     match (outcome, serde_derive(line)) {
-        (Ok(Incoming::Notification(ours)), Ok(Some(theirs))) => *ours == theirs,
+        (Ok(Incoming::Notification(ours)), Ok(Some(theirs))) => {
+            ours.is_clean() && ours.value == theirs
+        }
         (Ok(Incoming::Message(_)), Ok(None)) => true,
         (Err((code, _)), Err(theirs)) => *code == theirs,
         _ => false,
+    }
+}
+
+/// `outcome` (from either lenient path) equals the serde oracle's where
+/// serde takes the line, with nothing salvaged; where serde finds params
+/// that do not fit, it is the same error, or params typed with something
+/// salvaged.
+fn lenient_agrees_with_serde(outcome: &Outcome, line: &str) -> bool {
+    match (outcome, serde_derive(line)) {
+        (Ok(Incoming::Notification(ours)), Err(-32602)) => !ours.is_clean(),
+        _ => agrees_with_serde(outcome, line),
     }
 }
 
@@ -63,15 +93,42 @@ fn one_pass(line: &str) -> Outcome {
         .map_err(|e| (e.code().0, e.to_string()))
 }
 
+fn one_pass_strict(line: &str) -> Outcome {
+    decode_line_strict(line)
+        .map(Incoming::into_owned)
+        .map_err(|e| (e.code().0, e.to_string()))
+}
+
+/// The lenient paths agree with each other and with serde, and so do the
+/// strict ones.
+fn check(line: &str) -> Result<(), String> {
+    let got = one_pass(line);
+    if got != two_step(line) {
+        return Err(format!("two steps differ on {line}"));
+    }
+    if !lenient_agrees_with_serde(&got, line) {
+        return Err(format!("serde differs on {line}: {got:?}"));
+    }
+    let strict = one_pass_strict(line);
+    if strict != two_step_strict(line) {
+        return Err(format!("two strict steps differ on {line}"));
+    }
+    if !agrees_with_serde(&strict, line) {
+        return Err(format!("serde differs from strict on {line}: {strict:?}"));
+    }
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(4000))]
 
     #[test]
     fn generated_lines_agree(seed in any::<u64>()) {
         let line = update_lines::line(seed);
-        let got = one_pass(&line);
-        prop_assert_eq!(&got, &two_step(&line), "{}", line);
-        prop_assert!(agrees_with_serde(&got, &line), "serde differs on {}", line);
+        prop_assert_eq!(one_pass(&line), two_step(&line), "{}", line);
+        if let Err(e) = check(&line) {
+            prop_assert!(false, "{}", e);
+        }
     }
 
     #[test]
@@ -81,14 +138,21 @@ proptest! {
         encode_notification(&params, &mut out).unwrap();
         let line = std::str::from_utf8(&out).unwrap().trim_end_matches('\n');
         prop_assert_eq!(one_pass(line), two_step(line));
-        prop_assert!(agrees_with_serde(&one_pass(line), line), "serde differs on {}", line);
-        prop_assert_eq!(one_pass(line), Ok(Incoming::Notification(params.into_owned())));
+        if let Err(e) = check(line) {
+            prop_assert!(false, "{}", e);
+        }
+        prop_assert_eq!(
+            one_pass(line),
+            Ok(Incoming::Notification(Typed::clean(params.into_owned())))
+        );
     }
 
     #[test]
     fn any_text_agrees(line in "\\PC{0,120}") {
         prop_assert_eq!(one_pass(&line), two_step(&line));
-        prop_assert!(agrees_with_serde(&one_pass(&line), &line));
+        if let Err(e) = check(&line) {
+            prop_assert!(false, "{}", e);
+        }
     }
 }
 
@@ -113,15 +177,16 @@ fn recorded_sessions_agree_line_by_line() {
         for line in text.lines() {
             let got = one_pass(line);
             assert_eq!(got, two_step(line), "{}: {line}", path.display());
-            assert!(
-                agrees_with_serde(&got, line),
-                "{}: serde differs on {line}",
-                path.display()
-            );
+            if let Err(e) = check(line) {
+                panic!("{}: {e}", path.display());
+            }
             lines += 1;
             updates += usize::from(matches!(
                 got,
-                Ok(Incoming::Notification(NotificationParams::SessionUpdate(_)))
+                Ok(Incoming::Notification(Typed {
+                    value: NotificationParams::SessionUpdate(_),
+                    ..
+                }))
             ));
         }
     }
@@ -141,6 +206,7 @@ fn other_messages_come_back_decoded_once() {
         let got = one_pass(line);
         assert!(matches!(got, Ok(Incoming::Message(_))), "{line}");
         assert_eq!(got, two_step(line));
+        assert_eq!(one_pass_strict(line), got);
     }
 }
 
@@ -165,6 +231,7 @@ fn errors_are_the_two_step_errors() {
     for (line, code) in cases {
         let got = one_pass(line);
         assert_eq!(got, two_step(line), "{line}");
+        assert_eq!(one_pass_strict(line), got, "{line}");
         assert_eq!(got.unwrap_err().0, code, "{line}");
     }
 }

@@ -51,7 +51,7 @@ fn text_borrows_from_the_line_unless_escaped() {
     let Message::Notification(n) = &msg else {
         panic!()
     };
-    let NotificationParams::SessionUpdate(u) = n.typed().unwrap() else {
+    let NotificationParams::SessionUpdate(u) = n.typed().unwrap().value else {
         panic!()
     };
     assert!(matches!(u.session_id, Cow::Borrowed(_)));
@@ -69,7 +69,7 @@ fn text_borrows_from_the_line_unless_escaped() {
     let Message::Notification(n) = &msg else {
         panic!()
     };
-    let NotificationParams::SessionUpdate(u) = n.typed().unwrap() else {
+    let NotificationParams::SessionUpdate(u) = n.typed().unwrap().value else {
         panic!()
     };
     let SessionUpdate::AgentMessageChunk(c) = u.update else {
@@ -109,7 +109,7 @@ fn unknown_variants_keep_their_bytes() {
                 let Message::Notification(n) = &msg else {
                     panic!()
                 };
-                let NotificationParams::SessionUpdate(u) = n.typed().unwrap() else {
+                let NotificationParams::SessionUpdate(u) = n.typed().unwrap().value else {
                     panic!()
                 };
                 let SessionUpdate::Unknown(r) = &u.update else {
@@ -129,13 +129,13 @@ fn unknown_variants_keep_their_bytes() {
             .unwrap();
     let Message::Request(r) = &msg else { panic!() };
     assert!(
-        matches!(r.typed().unwrap(), RequestParams::Ext { ref method, .. } if method == "_zed/ping")
+        matches!(r.typed().unwrap().value, RequestParams::Ext { ref method, .. } if method == "_zed/ping")
     );
     let msg = Message::decode(r#"{"jsonrpc":"2.0","method":"session/teleport"}"#).unwrap();
     let Message::Notification(n) = &msg else {
         panic!()
     };
-    let t = n.typed().unwrap();
+    let t = n.typed().unwrap().value;
     assert!(matches!(t, NotificationParams::Unknown { ref params, .. } if params.is_none()));
     let mut out = Vec::new();
     encode_notification(&t, &mut out).unwrap();
@@ -151,7 +151,7 @@ fn unknown_fields_are_ignored_meta_kept() {
     let Message::Response(r) = Message::decode(line).unwrap() else {
         panic!()
     };
-    let ResponseResult::NewSession(s) = r.typed("session/new").unwrap() else {
+    let ResponseResult::NewSession(s) = r.typed("session/new").unwrap().value else {
         panic!()
     };
     assert_eq!(s.meta.unwrap().get(), "{\"k\":[1]}");
@@ -210,23 +210,13 @@ fn string_ids_display_quoted_and_round_trip() {
 #[test]
 fn pretty_raw_json_is_encoded_on_one_line() {
     let pretty = "{\n  \"a\": [\n    1,\n    \"x y\"\n  ]\n}";
-    let call = ToolCallUpdate {
-        tool_call_id: "t".into(),
-        kind: None,
-        status: Some(ToolCallStatus::Completed),
-        title: None,
-        name: None,
-        content: None,
-        locations: None,
-        raw_input: Some(RawJson::from_text(pretty).unwrap()),
-        raw_output: None,
-        meta: None,
-    };
-    let params = NotificationParams::SessionUpdate(SessionNotification {
-        session_id: "s".into(),
-        update: SessionUpdate::ToolCallUpdate(call),
-        meta: None,
-    });
+    let call = ToolCallUpdate::new("t")
+        .with_status(ToolCallStatus::Completed)
+        .with_raw_input(RawJson::from_text(pretty).unwrap());
+    let params = NotificationParams::SessionUpdate(SessionNotification::new(
+        "s",
+        SessionUpdate::ToolCallUpdate(call),
+    ));
     let mut out = Vec::new();
     encode_notification(&params, &mut out).unwrap();
     let text = std::str::from_utf8(&out).unwrap();
@@ -252,7 +242,7 @@ fn extension_and_optional_shapes() {
     let Message::Request(r) = Message::decode(line).unwrap() else {
         panic!()
     };
-    let RequestParams::NewSession(p) = r.typed().unwrap() else {
+    let RequestParams::NewSession(p) = r.typed().unwrap().value else {
         panic!()
     };
     assert!(matches!(p.mcp_servers[0], McpServer::Stdio(_)));
@@ -269,14 +259,14 @@ fn extension_and_optional_shapes() {
         let Message::Request(r) = Message::decode(&line).unwrap() else {
             panic!()
         };
-        let RequestParams::SetSessionConfigOption(p) = r.typed().unwrap() else {
+        let RequestParams::SetSessionConfigOption(p) = r.typed().unwrap().value else {
             panic!()
         };
         assert_eq!(p.value, expect);
     }
     // session/set_model (Gemini CLI).
     let Message::Request(r) = Message::decode(r#"{"jsonrpc":"2.0","id":4,"method":"session/set_model","params":{"sessionId":"s","modelId":"gemini-2.5-pro"}}"#).unwrap() else { panic!() };
-    let RequestParams::SetSessionModel(p) = r.typed().unwrap() else {
+    let RequestParams::SetSessionModel(p) = r.typed().unwrap().value else {
         panic!()
     };
     assert_eq!(p.model_id, "gemini-2.5-pro");
@@ -286,7 +276,7 @@ fn extension_and_optional_shapes() {
     else {
         panic!()
     };
-    assert!(matches!(r.typed().unwrap(), RequestParams::Logout(_)));
+    assert!(matches!(r.typed().unwrap().value, RequestParams::Logout(_)));
 }
 
 #[test]
@@ -296,7 +286,7 @@ fn tags_need_not_come_first() {
     let Message::Notification(n) = Message::decode(line).unwrap() else {
         panic!()
     };
-    let NotificationParams::SessionUpdate(u) = n.typed().unwrap() else {
+    let NotificationParams::SessionUpdate(u) = n.typed().unwrap().value else {
         panic!()
     };
     let SessionUpdate::AgentThoughtChunk(c) = &u.update else {
@@ -308,7 +298,7 @@ fn tags_need_not_come_first() {
     let Message::Notification(n) = Message::decode(line).unwrap() else {
         panic!()
     };
-    let NotificationParams::SessionUpdate(u) = n.typed().unwrap() else {
+    let NotificationParams::SessionUpdate(u) = n.typed().unwrap().value else {
         panic!()
     };
     let SessionUpdate::AgentMessageChunk(c) = &u.update else {

@@ -19,7 +19,7 @@ fn create(t: &mut Terminals, params: Value) -> String {
     let Message::Request(r) = Message::decode(&line).unwrap() else {
         panic!()
     };
-    let RequestParams::CreateTerminal(req) = r.typed().unwrap() else {
+    let RequestParams::CreateTerminal(req) = r.typed().unwrap().value else {
         panic!()
     };
     let req: CreateTerminalRequest<'_> = req;

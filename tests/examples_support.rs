@@ -57,8 +57,10 @@ impl Peer {
         // Every line the agent sends is a valid ACP message, typed by method.
         let msg = Message::decode(&line).unwrap();
         if let Message::Request(r) = &msg {
+            let typed = r.typed().unwrap();
+            assert!(typed.is_clean(), "{line}: {:?}", typed.salvaged);
             assert!(!matches!(
-                r.typed().unwrap(),
+                typed.value,
                 RequestParams::Unknown { .. } | RequestParams::Ext { .. }
             ));
         }

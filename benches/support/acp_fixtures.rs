@@ -42,7 +42,7 @@ pub fn decode_chunk_text(line: &str) -> usize {
     let Message::Notification(n) = &msg else {
         unreachable!()
     };
-    let NotificationParams::SessionUpdate(u) = n.typed().unwrap() else {
+    let NotificationParams::SessionUpdate(u) = n.typed().unwrap().value else {
         unreachable!()
     };
     chunk_text_len(&u)
@@ -52,8 +52,11 @@ pub fn decode_chunk_text(line: &str) -> usize {
 /// (`acp::decode_line`, one pass); returns its text length.
 /// The measured function of the ACP goals in both bench packages.
 pub fn decode_line_chunk_text(line: &str) -> usize {
-    use acp_codec::acp::{decode_line, Incoming, NotificationParams};
-    let Incoming::Notification(NotificationParams::SessionUpdate(u)) = decode_line(line).unwrap()
+    use acp_codec::acp::{decode_line, Incoming, NotificationParams, Typed};
+    let Incoming::Notification(Typed {
+        value: NotificationParams::SessionUpdate(u),
+        ..
+    }) = decode_line(line).unwrap()
     else {
         unreachable!()
     };

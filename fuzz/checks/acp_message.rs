@@ -5,17 +5,21 @@
 //! - decoding never panics, and a failure maps to a JSON-RPC code;
 //! - a decoded message encodes as exactly one line, to JSON equal to the
 //!   input's, and decoding that line gives the same message;
-//! - typed params or results that decode re-encode to a line whose typed
-//!   decoding is equal again (encoding is stable after one round);
+//! - typed params or results that decode (leniently, the default)
+//!   re-encode to a line whose typed decoding is equal again (encoding is
+//!   stable after one round);
 //! - `acp::decode_line` (one pass for `session/update`) gives exactly what
-//!   `Message::decode` then `typed` give: the same value, or an error with
-//!   the same code and message;
-//! - both equal the plain serde derive of the params (the direct decoder
-//!   switched off): the same value, or an error with the same code.
+//!   `Message::decode` then `typed` give: the same value and salvage
+//!   report, or an error with the same code and message; and so do
+//!   `decode_line_strict` and `typed_strict`;
+//! - the strict ones equal the plain serde derive of the params (the
+//!   direct decoder switched off): the same value, or an error with the
+//!   same code; the lenient ones too, except that where serde finds params
+//!   that do not fit (-32602) they may give params with something salvaged.
 
 use acp_codec::acp::{
-    decode_line, encode_notification, encode_request, Incoming, Message, NotificationParams,
-    RequestId, SessionNotification,
+    decode_line, decode_line_strict, encode_notification, encode_request, Incoming, Message,
+    MessageError, NotificationParams, RequestId, SessionNotification, Typed,
 };
 
 fn one_line(out: &[u8]) -> &str {
@@ -79,36 +83,80 @@ fn serde_oracle(line: &str) -> Result<NotificationParams<'static>, i32> {
                 .map(|n| NotificationParams::SessionUpdate(n.into_owned()))
                 .map_err(|_| -32602)
         }
-        Ok(Message::Notification(n)) => n.typed().map(|p| p.into_owned()).map_err(|e| e.code().0),
+        Ok(Message::Notification(n)) => n
+            .typed_strict()
+            .map(|p| p.into_owned())
+            .map_err(|e| e.code().0),
         Ok(_) => Err(0),
         Err(e) => Err(e.code().0),
     }
 }
 
-/// The one-pass decoder against the two-step path, on any text.
-fn one_pass_agrees(line: &str) {
-    let two_step = match Message::decode(line) {
+type Outcome = Result<Incoming<'static>, (acp_codec::ErrorCode, String)>;
+
+/// `Message::decode` then `typed` (`typed_strict` when `strict`).
+fn two_step(line: &str, strict: bool) -> Outcome {
+    let typed = |n: &acp_codec::acp::Notification<'_>| -> Result<_, MessageError> {
+        if strict {
+            n.typed_strict().map(|p| Typed::clean(p.into_owned()))
+        } else {
+            n.typed().map(Typed::into_owned)
+        }
+    };
+    match Message::decode(line) {
         Err(e) => Err((e.code(), e.to_string())),
-        Ok(Message::Notification(n)) => n
-            .typed()
-            .map(|p| Incoming::Notification(p.into_owned()))
+        Ok(Message::Notification(n)) => typed(&n)
+            .map(Incoming::Notification)
             .map_err(|e| (e.code(), e.to_string())),
         Ok(m) => Ok(Incoming::Message(m.into_owned())),
-    };
+    }
+}
+
+/// The one-pass decoder against the two-step path, on any text, lenient
+/// and strict.
+fn one_pass_agrees(line: &str) {
     let one_pass = decode_line(line)
         .map(Incoming::into_owned)
         .map_err(|e| (e.code(), e.to_string()));
-    assert_eq!(one_pass, two_step, "decode_line differs on {line:?}");
+    assert_eq!(
+        one_pass,
+        two_step(line, false),
+        "decode_line differs on {line:?}"
+    );
+    let strict = decode_line_strict(line)
+        .map(Incoming::into_owned)
+        .map_err(|e| (e.code(), e.to_string()));
+    assert_eq!(
+        strict,
+        two_step(line, true),
+        "decode_line_strict differs on {line:?}"
+    );
     let oracle = serde_oracle(line);
-    match (&one_pass, &oracle) {
-        (Ok(Incoming::Notification(ours)), Ok(theirs)) => {
-            assert_eq!(ours, theirs, "decode_line differs from serde on {line:?}")
+    for (lenient, got) in [(false, &strict), (true, &one_pass)] {
+        match (got, &oracle) {
+            (Ok(Incoming::Notification(ours)), Ok(theirs)) => {
+                assert!(
+                    ours.is_clean(),
+                    "salvaged what serde takes on {line:?}: {ours:?}"
+                );
+                assert_eq!(
+                    &ours.value, theirs,
+                    "decode_line differs from serde on {line:?}"
+                )
+            }
+            // Params serde refuses, typed by salvaging something.
+            (Ok(Incoming::Notification(ours)), Err(-32602)) if lenient => {
+                assert!(
+                    !ours.is_clean(),
+                    "serde refuses, nothing salvaged, on {line:?}"
+                )
+            }
+            (Ok(Incoming::Message(_)), Err(0)) => {}
+            (Err((code, _)), Err(theirs)) => {
+                assert_eq!(code.0, *theirs, "error codes differ from serde on {line:?}")
+            }
+            _ => panic!("decode_line {got:?} but serde {oracle:?} on {line:?}"),
         }
-        (Ok(Incoming::Message(_)), Err(0)) => {}
-        (Err((code, _)), Err(theirs)) => {
-            assert_eq!(code.0, *theirs, "error codes differ from serde on {line:?}")
-        }
-        _ => panic!("decode_line {one_pass:?} but serde {oracle:?} on {line:?}"),
     }
 }
 
@@ -154,14 +202,14 @@ pub fn check(data: &[u8]) {
 
     match &msg {
         Message::Request(r) => {
-            if let Ok(t) = r.typed() {
+            if let Ok(t) = r.typed().map(Typed::into_value) {
                 let mut o = Vec::new();
                 encode_request(&r.id, &t, &mut o).expect("typed params must encode");
                 let l = one_line(&o);
                 let Ok(Message::Request(r2)) = Message::decode(l) else {
                     panic!("{l}")
                 };
-                let t2 = r2.typed().expect("re-encoded params must decode");
+                let t2 = r2.typed().expect("re-encoded params must decode").value;
                 let mut o2 = Vec::new();
                 encode_request(&RequestId::Null, &t2, &mut o2).unwrap();
                 let mut o1 = Vec::new();
@@ -170,14 +218,14 @@ pub fn check(data: &[u8]) {
             }
         }
         Message::Notification(n) => {
-            if let Ok(t) = n.typed() {
+            if let Ok(t) = n.typed().map(Typed::into_value) {
                 let mut o = Vec::new();
                 encode_notification(&t, &mut o).expect("typed params must encode");
                 let l = one_line(&o);
                 let Ok(Message::Notification(n2)) = Message::decode(l) else {
                     panic!("{l}")
                 };
-                let t2 = n2.typed().expect("re-encoded params must decode");
+                let t2 = n2.typed().expect("re-encoded params must decode").value;
                 let mut o2 = Vec::new();
                 encode_notification(&t2, &mut o2).unwrap();
                 assert_eq!(o, o2, "typed params not stable");
@@ -190,11 +238,12 @@ pub fn check(data: &[u8]) {
                 "session/new",
                 "session/request_permission",
             ] {
-                if let Ok(t) = r.typed(method) {
+                if let Ok(t) = r.typed(method).map(Typed::into_value) {
                     let json = serde_json::to_string(&t).expect("typed result must encode");
                     let raw = acp_codec::acp::RawJson::from_text(&json).unwrap();
                     let t2 = acp_codec::acp::ResponseResult::decode(method, &raw)
-                        .expect("re-encoded result must decode");
+                        .expect("re-encoded result must decode")
+                        .value;
                     assert_eq!(
                         serde_json::to_string(&t2).unwrap(),
                         json,

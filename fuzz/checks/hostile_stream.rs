@@ -30,7 +30,7 @@ use std::time::Duration;
 
 use acp_codec::acp::{
     decode_line, ContentBlock, Incoming, Message, NotificationParams, RequestParams, SessionUpdate,
-    ToolKind, Tracker,
+    ToolKind, Tracker, Typed,
 };
 use acp_codec::chunk::Reassembler;
 use acp_codec::fuzzing::{HostileConfig, HostileStream, LineKind};
@@ -83,14 +83,20 @@ fn is_valid_acp(kind: LineKind) -> bool {
 
 fn has_unknown(incoming: &Incoming<'_>) -> bool {
     match incoming {
-        Incoming::Notification(NotificationParams::SessionUpdate(n)) => match &n.update {
+        Incoming::Notification(Typed {
+            value: NotificationParams::SessionUpdate(n),
+            ..
+        }) => match &n.update {
             SessionUpdate::Unknown(_) => true,
             SessionUpdate::AgentMessageChunk(c) => matches!(c.content, ContentBlock::Unknown(_)),
             SessionUpdate::ToolCall(t) => matches!(t.kind, Some(ToolKind::Unknown(_))),
             _ => false,
         },
         Incoming::Message(Message::Request(r)) => {
-            matches!(r.typed(), Ok(RequestParams::Unknown { .. }))
+            matches!(
+                r.typed().map(Typed::into_value),
+                Ok(RequestParams::Unknown { .. })
+            )
         }
         _ => false,
     }
@@ -156,6 +162,14 @@ pub fn check(data: &[u8]) {
         if is_valid_acp(*kind) {
             let incoming =
                 acp.unwrap_or_else(|e| panic!("{kind:?} line does not decode: {e}: {line}"));
+            // Valid: typed with nothing salvaged.
+            if let Incoming::Notification(t) = &incoming {
+                assert!(
+                    t.is_clean(),
+                    "{kind:?} line salvaged: {:?}: {line}",
+                    t.salvaged
+                );
+            }
             let msg = Message::decode(line).expect("decode_line accepted it");
             let mut out = Vec::new();
             msg.encode(&mut out).expect("a decoded message encodes");
@@ -166,11 +180,13 @@ pub fn check(data: &[u8]) {
             );
             match &msg {
                 Message::Request(r) => {
-                    r.typed().unwrap_or_else(|e| panic!("{e}: {line}"));
+                    let t = r.typed().unwrap_or_else(|e| panic!("{e}: {line}"));
+                    assert!(t.is_clean(), "salvaged: {:?}: {line}", t.salvaged);
                     requests += 1;
                 }
                 Message::Notification(n) => {
-                    n.typed().unwrap_or_else(|e| panic!("{e}: {line}"));
+                    let t = n.typed().unwrap_or_else(|e| panic!("{e}: {line}"));
+                    assert!(t.is_clean(), "salvaged: {:?}: {line}", t.salvaged);
                 }
                 _ => {}
             }
@@ -211,7 +227,7 @@ pub fn check(data: &[u8]) {
                 // Valid JSON past serde_json's depth limit: a message or a
                 // typed error, never a crash.
                 match &acp {
-                    Ok(Incoming::Notification(p)) => assert_eq!(p.method(), "_deep"),
+                    Ok(Incoming::Notification(p)) => assert_eq!(p.value.method(), "_deep"),
                     Ok(other) => panic!("deep nesting decoded as {other:?}"),
                     Err(e) => assert!(e.code().0 <= -32000, "{e}"),
                 }

@@ -9,10 +9,10 @@
 //! - a typed request (`RequestParams` with any id), notification
 //!   (`NotificationParams`) or result (`ResponseResult`) encodes to one
 //!   line that `Message::decode` then `typed` (given `ResponseResult::method`)
-//!   decode back to an equal value; for notifications `acp::decode_line`
-//!   (the one-pass decoder) gives the same value;
+//!   decode back to an equal value, with nothing salvaged; for
+//!   notifications `acp::decode_line` (the one-pass decoder) gives the same;
 //! - a `Message` encodes to one line that decodes to an equal message,
-//!   whose typed params decode;
+//!   whose typed params decode with nothing salvaged;
 //! - a stream-json `Event` (the chunk frames and unknown types included)
 //!   encodes to one line that decodes to an equal event and re-encodes to
 //!   the same bytes;
@@ -21,7 +21,7 @@
 
 use acp_codec::acp::{
     decode_line, encode_notification, encode_request, encode_response, Incoming, Message,
-    NotificationParams, RequestId, RequestParams, ResponseResult,
+    NotificationParams, RequestId, RequestParams, ResponseResult, Typed,
 };
 use acp_codec::chunk::{ChunkEncoder, Pushed, Reassembler};
 use acp_codec::stream_json::{Event, ToolResult};
@@ -46,7 +46,7 @@ fn request(u: &mut Unstructured<'_>) -> arbitrary::Result<()> {
     };
     assert_eq!(r.id, id, "{line}");
     let typed = r.typed().unwrap_or_else(|e| panic!("{e}: {line}"));
-    assert_eq!(typed, params, "{line}");
+    assert_eq!(typed, Typed::clean(params), "{line}");
     let one_pass = decode_line(line).unwrap_or_else(|e| panic!("{e}: {line}"));
     assert_eq!(one_pass, Incoming::Message(msg.clone()), "{line}");
     Ok(())
@@ -58,13 +58,17 @@ fn notification(u: &mut Unstructured<'_>) -> arbitrary::Result<()> {
     encode_notification(&params, &mut out).expect("a generated notification encodes");
     let line = one_line(&out);
     let one_pass = decode_line(line).unwrap_or_else(|e| panic!("{e}: {line}"));
-    assert_eq!(one_pass, Incoming::Notification(params.clone()), "{line}");
+    assert_eq!(
+        one_pass,
+        Incoming::Notification(Typed::clean(params.clone())),
+        "{line}"
+    );
     let Ok(Message::Notification(n)) = Message::decode(line) else {
         panic!("not a notification: {line}")
     };
     assert_eq!(
         n.typed().unwrap_or_else(|e| panic!("{e}: {line}")),
-        params,
+        Typed::clean(params),
         "{line}"
     );
     Ok(())
@@ -82,7 +86,7 @@ fn result(u: &mut Unstructured<'_>) -> arbitrary::Result<()> {
     };
     assert_eq!(r.id, id, "{line}");
     let typed = r.typed(method).unwrap_or_else(|e| panic!("{e}: {line}"));
-    assert_eq!(typed, result, "{line}");
+    assert_eq!(typed, Typed::clean(result), "{line}");
     Ok(())
 }
 
@@ -95,10 +99,12 @@ fn message(u: &mut Unstructured<'_>) -> arbitrary::Result<()> {
     assert_eq!(again, msg, "{line}");
     match &again {
         Message::Request(r) => {
-            r.typed().unwrap_or_else(|e| panic!("{e}: {line}"));
+            let t = r.typed().unwrap_or_else(|e| panic!("{e}: {line}"));
+            assert!(t.is_clean(), "salvaged: {:?}: {line}", t.salvaged);
         }
         Message::Notification(n) => {
-            n.typed().unwrap_or_else(|e| panic!("{e}: {line}"));
+            let t = n.typed().unwrap_or_else(|e| panic!("{e}: {line}"));
+            assert!(t.is_clean(), "salvaged: {:?}: {line}", t.salvaged);
         }
         Message::Response(_) | Message::Error(_) => {}
     }

@@ -33,6 +33,7 @@
 use acp_codec::acp::{
     Message, NotificationParams, PromptResponse, RequestId, RequestParams,
     RequestPermissionRequest, RequestPermissionResponse, SessionNotification, ToolCallStatus,
+    Typed,
 };
 use acp_codec::turn::{Events, MessageKind, TurnEvent, TurnLimits, TurnView};
 use acp_codec::TurnError;
@@ -366,7 +367,8 @@ fn check_lines(text: &str) {
         };
         match &msg {
             Message::Notification(n) => {
-                let Ok(NotificationParams::SessionUpdate(u)) = n.typed() else {
+                let Ok(NotificationParams::SessionUpdate(u)) = n.typed().map(Typed::into_value)
+                else {
                     continue;
                 };
                 record_input(&u, &mut input);
@@ -374,7 +376,8 @@ fn check_lines(text: &str) {
                 assert_deltas(&u, &deltas);
             }
             Message::Request(r) => {
-                let Ok(RequestParams::RequestPermission(p)) = r.typed() else {
+                let Ok(RequestParams::RequestPermission(p)) = r.typed().map(Typed::into_value)
+                else {
                     continue;
                 };
                 after(

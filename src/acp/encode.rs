@@ -25,13 +25,9 @@ use crate::framing::EncodeError;
 /// ```
 /// use acp_codec::acp::{encode_request, ReadTextFileRequest, RequestId, RequestParams};
 ///
-/// let read = RequestParams::ReadTextFile(ReadTextFileRequest {
-///     session_id: "s1".into(),
-///     path: "/p/notes.txt".into(),
-///     line: None,
-///     limit: Some(20),
-///     meta: None,
-/// });
+/// let read = RequestParams::ReadTextFile(
+///     ReadTextFileRequest::new("s1", "/p/notes.txt").with_limit(20),
+/// );
 /// let mut out = Vec::new();
 /// let n = encode_request(&RequestId::Number(9), &read, &mut out)?;
 /// assert_eq!(n, out.len());
@@ -97,7 +93,7 @@ pub fn encode_notification(
 /// ```
 /// use acp_codec::acp::{encode_response, ReadTextFileResponse, RequestId};
 ///
-/// let result = ReadTextFileResponse { content: "line 1\nline 2".into(), meta: None };
+/// let result = ReadTextFileResponse::new("line 1\nline 2");
 /// let mut out = Vec::new();
 /// encode_response(&RequestId::from("r-1"), &result, &mut out)?;
 /// // The newline inside the text is escaped: still one line.

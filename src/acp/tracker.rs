@@ -287,7 +287,7 @@ impl Tracker {
     ///
     /// // Answering it clears it; a second answer is refused.
     /// let mut out = Vec::new();
-    /// let result = ReadTextFileResponse { content: "hello".into(), meta: None };
+    /// let result = ReadTextFileResponse::new("hello");
     /// tracker.encode_response(&req.id, &result, &mut out)?;
     /// assert_eq!(tracker.peer_pending_len(), 0);
     /// assert!(tracker.encode_response(&req.id, &result, &mut out).is_err());

@@ -76,13 +76,13 @@
 //! for line in lines {
 //!     match Message::decode(line).unwrap() {
 //!         Message::Notification(n) => {
-//!             let NotificationParams::SessionUpdate(update) = n.typed().unwrap() else { continue };
+//!             let NotificationParams::SessionUpdate(update) = n.typed().unwrap().value else { continue };
 //!             for event in view.push_update(&update) {
 //!                 rendered.push(format!("{event:?}").split([' ', '(']).next().unwrap().to_owned());
 //!             }
 //!         }
 //!         Message::Request(r) => {
-//!             let RequestParams::RequestPermission(p) = r.typed().unwrap() else { continue };
+//!             let RequestParams::RequestPermission(p) = r.typed().unwrap().value else { continue };
 //!             for event in view.push_permission_request(&r.id, &p) {
 //!                 if let TurnEvent::PermissionRequested { tool_call: Some(call), .. } = event {
 //!                     // The description comes from the explanation block.
@@ -213,7 +213,7 @@ impl TurnView {
     ///
     /// let line = r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_thought_chunk","content":{"type":"text","text":"Hmm"}}}}"#;
     /// let Message::Notification(n) = Message::decode(line).unwrap() else { unreachable!() };
-    /// let NotificationParams::SessionUpdate(update) = n.typed().unwrap() else { unreachable!() };
+    /// let NotificationParams::SessionUpdate(update) = n.typed().unwrap().value else { unreachable!() };
     /// let mut view = TurnView::new(TurnLimits::default());
     /// let events: Vec<_> = view.push_update(&update).collect();
     /// assert!(matches!(events[..], [TurnEvent::ThoughtDelta { text: "Hmm", .. }]));
@@ -292,20 +292,16 @@ impl TurnView {
     ///
     /// let line = r#"{"jsonrpc":"2.0","id":3,"method":"session/request_permission","params":{"sessionId":"s","toolCall":{"toolCallId":"t1","title":"rm -rf build (Clean)","kind":"execute"},"options":[{"optionId":"yes","name":"Allow","kind":"allow_once"},{"optionId":"no","name":"Reject","kind":"reject_once"}]}}"#;
     /// let Message::Request(req) = Message::decode(line)? else { unreachable!() };
-    /// let RequestParams::RequestPermission(ask) = req.typed()? else { unreachable!() };
+    /// let RequestParams::RequestPermission(ask) = req.typed()?.value else { unreachable!() };
     /// let mut view = TurnView::new(TurnLimits::default());
     /// view.begin_turn();
     /// let _ = view.push_permission_request(&req.id, &ask).count();
     /// assert_eq!(view.pending_permissions().count(), 1);
     ///
     /// // The client's answer (by policy or from the user), matched by the agent's id.
-    /// let answer = RequestPermissionResponse {
-    ///     outcome: RequestPermissionOutcome::Selected(SelectedPermissionOutcome {
-    ///         option_id: "no".into(),
-    ///         meta: None,
-    ///     }),
-    ///     meta: None,
-    /// };
+    /// let answer = RequestPermissionResponse::new(RequestPermissionOutcome::Selected(
+    ///     SelectedPermissionOutcome::new("no"),
+    /// ));
     /// let events: Vec<_> = view.push_permission_outcome(&req.id, &answer).collect();
     /// let [TurnEvent::PermissionResolved { permission, tool_call: Some(call) }] = events[..] else { panic!() };
     /// assert_eq!(permission.selected().unwrap().name, "Reject");
@@ -357,7 +353,7 @@ impl TurnView {
     /// let line = r#"{"jsonrpc":"2.0","id":2,"result":{"stopReason":"cancelled"}}"#;
     /// let Message::Response(resp) = Message::decode(line)? else { unreachable!() };
     /// // The request was `session/prompt` (the `Tracker` says which method an id was).
-    /// let ResponseResult::Prompt(done) = resp.typed("session/prompt")? else { unreachable!() };
+    /// let ResponseResult::Prompt(done) = resp.typed("session/prompt")?.value else { unreachable!() };
     /// let mut view = TurnView::new(TurnLimits::default());
     /// view.begin_turn();
     /// let events: Vec<_> = view.push_prompt_response(&done).collect();

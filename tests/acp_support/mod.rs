@@ -13,12 +13,30 @@ pub struct Typed {
     pub debug: String,
 }
 
-/// Decodes `msg`'s params or result to the typed form. `methods` maps the
-/// ids of requests sent by the *other* side to their methods.
+/// The value of a lenient decoding that salvaged nothing (the input fit
+/// the schema); panics, listing the salvages, otherwise.
+pub fn clean<T>(what: &str, t: acp_codec::acp::Typed<'_, T>) -> T {
+    assert!(
+        t.is_clean(),
+        "{what}: salvaged: {}",
+        t.salvaged
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("; ")
+    );
+    t.value
+}
+
+/// Decodes `msg`'s params or result to the typed form (panicking unless it
+/// fits the schema: an error, or anything lenient decoding salvaged).
+/// `methods` maps the ids of requests sent by the *other* side to their
+/// methods.
 pub fn typed(msg: &Message<'_>, methods: &BTreeMap<RequestId<'static>, String>) -> Typed {
     match msg {
         Message::Request(r) => {
             let t = r.typed().unwrap_or_else(|e| panic!("{}: {e}", r.method));
+            let t = clean(&r.method, t);
             Typed {
                 json: r.params.as_ref().map(|_| serde_json::to_value(&t).unwrap()),
                 debug: format!("{t:?}"),
@@ -26,6 +44,7 @@ pub fn typed(msg: &Message<'_>, methods: &BTreeMap<RequestId<'static>, String>) 
         }
         Message::Notification(n) => {
             let t = n.typed().unwrap_or_else(|e| panic!("{}: {e}", n.method));
+            let t = clean(&n.method, t);
             Typed {
                 json: n.params.as_ref().map(|_| serde_json::to_value(&t).unwrap()),
                 debug: format!("{t:?}"),
@@ -39,6 +58,7 @@ pub fn typed(msg: &Message<'_>, methods: &BTreeMap<RequestId<'static>, String>) 
             let t = r
                 .typed(method)
                 .unwrap_or_else(|e| panic!("result of {method}: {e}"));
+            let t = clean(&format!("result of {method}"), t);
             let debug = match &t {
                 ResponseResult::Other(_) if !method.is_empty() && !method.starts_with('_') => {
                     format!("Unknown result for {method}")

@@ -69,7 +69,7 @@ impl Driver {
                 }
             }
             ("agent", Message::Notification(n)) => {
-                if let NotificationParams::SessionUpdate(u) = n.typed().unwrap() {
+                if let NotificationParams::SessionUpdate(u) = n.typed().unwrap().value {
                     let events: Vec<_> = self.view.push_update(&u).collect();
                     for e in &events {
                         collect_text(&mut self.texts, e);
@@ -78,7 +78,7 @@ impl Driver {
                 }
             }
             ("agent", Message::Request(r)) => {
-                if let RequestParams::RequestPermission(p) = r.typed().unwrap() {
+                if let RequestParams::RequestPermission(p) = r.typed().unwrap().value {
                     self.permission_ids.insert(r.id.to_owned_id());
                     let events: Vec<_> = self.view.push_permission_request(&r.id, &p).collect();
                     self.log.extend(events.iter().map(render));

@@ -22,8 +22,8 @@ use acp_codec::acp::{
     Message, MetaOnly, NewSessionRequest, NotificationParams, PermissionOption,
     PermissionOptionKind, PromptRequest, RawJson, ReadTextFileRequest, ReadTextFileResponse,
     Request, RequestId, RequestParams, RequestPermissionOutcome, RequestPermissionResponse,
-    ResponseResult, RpcError, SelectedPermissionOutcome, SessionIdRequest, TerminalExitStatus,
-    TerminalOutputResponse, TextContent, Tracker,
+    ResponseResult, RpcError, Salvage, SelectedPermissionOutcome, SessionIdRequest,
+    TerminalExitStatus, TerminalOutputResponse, TextContent, Tracker, Typed,
 };
 use acp_codec::{ErrorCode, FrameError};
 use tokio::io::AsyncBufReadExt;
@@ -211,30 +211,26 @@ impl<S: LineSource> Client<S> {
     /// `initialize`: our capabilities (fs, terminals); the agent's name,
     /// and its quirks.
     async fn initialize(&mut self) -> Result<(), Failure> {
-        let init = RequestParams::Initialize(InitializeRequest {
-            protocol_version: 1,
-            client_capabilities: Some(ClientCapabilities {
-                fs: Some(FileSystemCapabilities {
-                    read_text_file: Some(true),
-                    write_text_file: Some(true),
-                    meta: None,
-                }),
-                terminal: Some(true),
-                session: None,
-                auth: None,
-                elicitation: None,
-                meta: None,
-            }),
-            client_info: Some(Implementation {
-                name: "acp-codec-acp-client".into(),
-                title: Some("acp-codec example client".into()),
-                version: env!("CARGO_PKG_VERSION").into(),
-                meta: None,
-            }),
-            meta: None,
-        });
+        let init = RequestParams::Initialize(
+            InitializeRequest::new(1)
+                .with_client_capabilities(
+                    ClientCapabilities::new()
+                        .with_fs(
+                            FileSystemCapabilities::new()
+                                .with_read_text_file(true)
+                                .with_write_text_file(true),
+                        )
+                        .with_terminal(true),
+                )
+                .with_client_info(
+                    Implementation::new("acp-codec-acp-client", env!("CARGO_PKG_VERSION"))
+                        .with_title("acp-codec example client"),
+                ),
+        );
         let raw = self.call(&init, self.cfg.timeout).await?;
-        if let Ok(ResponseResult::Initialize(r)) = ResponseResult::decode("initialize", &raw) {
+        let result =
+            ResponseResult::decode("initialize", &raw).map(|t| checked("initialize result", t));
+        if let Ok(ResponseResult::Initialize(r)) = result {
             let name = r
                 .agent_info
                 .as_ref()
@@ -252,14 +248,11 @@ impl<S: LineSource> Client<S> {
     /// `session/new` in the session directory; its id.
     async fn new_session(&mut self) -> Result<String, Failure> {
         let cwd = self.fs.root().display().to_string();
-        let new = RequestParams::NewSession(NewSessionRequest {
-            cwd: cwd.as_str().into(),
-            additional_directories: None,
-            mcp_servers: Vec::new(),
-            meta: None,
-        });
+        let new = RequestParams::NewSession(NewSessionRequest::new(cwd.as_str(), Vec::new()));
         let raw = self.call(&new, self.cfg.timeout).await?;
-        let session_id = match ResponseResult::decode("session/new", &raw) {
+        let result =
+            ResponseResult::decode("session/new", &raw).map(|t| checked("session/new result", t));
+        let session_id = match result {
             Ok(ResponseResult::NewSession(r)) => r.session_id.into_owned(),
             other => return Err(Failure::Local(format!("bad session/new result: {other:?}"))),
         };
@@ -270,21 +263,20 @@ impl<S: LineSource> Client<S> {
 
     /// One `session/prompt`; its stop reason.
     async fn prompt(&mut self, session_id: &str) -> Result<String, Failure> {
-        let prompt = RequestParams::Prompt(PromptRequest {
-            session_id: session_id.into(),
-            prompt: vec![ContentBlock::Text(TextContent {
-                annotations: None,
-                text: self.cfg.prompt.clone().into(),
-                meta: None,
-            })],
-            meta: None,
-        });
+        let prompt = RequestParams::Prompt(PromptRequest::new(
+            session_id,
+            vec![ContentBlock::Text(TextContent::new(
+                self.cfg.prompt.clone(),
+            ))],
+        ));
         self.render.note(&format!("> {}", self.cfg.prompt));
         self.render.begin_turn();
         self.in_turn = true;
         let raw = self.call(&prompt, TURN_LIMIT).await?;
         self.in_turn = false;
-        let reason = match ResponseResult::decode("session/prompt", &raw) {
+        let result = ResponseResult::decode("session/prompt", &raw)
+            .map(|t| checked("session/prompt result", t));
+        let reason = match result {
             Ok(ResponseResult::Prompt(r)) => {
                 self.render.prompt_response(&r);
                 r.stop_reason.as_str().to_owned()
@@ -465,8 +457,12 @@ impl<S: LineSource> Client<S> {
         // in one pass; requests and responses come back as the message.
         let msg = match decode_line(line) {
             Ok(Incoming::Message(m)) => m,
-            Ok(Incoming::Notification(NotificationParams::SessionUpdate(u))) => {
-                self.render.update(&u);
+            Ok(Incoming::Notification(typed)) => {
+                let method = typed.value.method();
+                warn_salvaged(format_args!("{method} notification"), &typed.salvaged);
+                if let NotificationParams::SessionUpdate(u) = &typed.value {
+                    self.render.update(u);
+                }
                 return Ok(None);
             }
             Ok(_) => return Ok(None),
@@ -519,7 +515,10 @@ impl<S: LineSource> Client<S> {
     /// Serves one agent request and sends the answer (unless it comes
     /// later).
     async fn answer(&mut self, r: &Request<'_>) -> Result<(), Failure> {
-        let answer = self.serve(&r.id, r.typed()).await;
+        let typed = r
+            .typed()
+            .map(|t| checked(format_args!("{} request", r.method), t));
+        let answer = self.serve(&r.id, typed).await;
         let mut out = Vec::new();
         let encoded = match answer {
             Ok(Answer::Permission(p)) => self.tracker.encode_response(&r.id, &p, &mut out),
@@ -527,10 +526,9 @@ impl<S: LineSource> Client<S> {
             Ok(Answer::Terminal(p)) => self.tracker.encode_response(&r.id, &p, &mut out),
             Ok(Answer::Output(p)) => self.tracker.encode_response(&r.id, &p, &mut out),
             Ok(Answer::Later) => return Ok(()),
-            Ok(Answer::Empty) => {
-                self.tracker
-                    .encode_response(&r.id, &MetaOnly { meta: None }, &mut out)
-            }
+            Ok(Answer::Empty) => self
+                .tracker
+                .encode_response(&r.id, &MetaOnly::new(), &mut out),
             Err(e) => self.tracker.encode_error(&r.id, &e, &mut out),
         };
         encoded.map_err(|e| Failure::Local(e.to_string()))?;
@@ -550,10 +548,7 @@ impl<S: LineSource> Client<S> {
                 let what = self.render.permission_request(id, &p);
                 let (outcome, allowed) = self.decide(&what, &p.options).await;
                 self.stats.permissions_allowed += u64::from(allowed);
-                let response = RequestPermissionResponse {
-                    outcome,
-                    meta: None,
-                };
+                let response = RequestPermissionResponse::new(outcome);
                 self.render.permission_outcome(id, &response);
                 Ok(Answer::Permission(response))
             }
@@ -603,10 +598,7 @@ impl<S: LineSource> Client<S> {
                 self.stats.fs_reads += 1;
                 self.render
                     .note(&format!("fs: read {} ({} bytes)", p.path, content.len()));
-                Ok(ReadTextFileResponse {
-                    content: content.into(),
-                    meta: None,
-                })
+                Ok(ReadTextFileResponse::new(content))
             }
             Err(e) if e.code == ErrorCode::RESOURCE_NOT_FOUND => {
                 let answer = self.quirks.missing_file.answer(&p.path);
@@ -664,10 +656,7 @@ impl<S: LineSource> Client<S> {
             p.command,
             args.collect::<String>()
         ));
-        Ok(CreateTerminalResponse {
-            terminal_id: id.into(),
-            meta: None,
-        })
+        Ok(CreateTerminalResponse::new(id))
     }
 
     fn fs_refused(&mut self, e: &FsError, op: &str, path: &str) {
@@ -717,11 +706,10 @@ impl<S: LineSource> Client<S> {
             )
         });
         let outcome = match chosen {
-            Some(o) => RequestPermissionOutcome::Selected(SelectedPermissionOutcome {
-                option_id: o.option_id.to_string().into(),
-                meta: None,
-            }),
-            None => RequestPermissionOutcome::Cancelled(MetaOnly { meta: None }),
+            Some(o) => RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new(
+                o.option_id.to_string(),
+            )),
+            None => RequestPermissionOutcome::Cancelled(MetaOnly::new()),
         };
         (outcome, allowed)
     }
@@ -769,6 +757,21 @@ impl<S: LineSource> Client<S> {
         self.answers = Some(answers);
         chosen
     }
+}
+
+/// Reports on stderr, as a warning, every part of `what` (a message of the
+/// agent) that lenient decoding salvaged instead of failing (never
+/// silently: the agent sent something the schema does not allow).
+fn warn_salvaged(what: impl std::fmt::Display, salvaged: &[Salvage<'_>]) {
+    for s in salvaged {
+        eprintln!("acp_client: warning: {what} did not fit the schema: {s}");
+    }
+}
+
+/// The value of a lenient decoding, after [`warn_salvaged`].
+fn checked<T>(what: impl std::fmt::Display, typed: Typed<'_, T>) -> T {
+    warn_salvaged(what, &typed.salvaged);
+    typed.value
 }
 
 /// An `fs/*` failure as the JSON-RPC error the agent gets.

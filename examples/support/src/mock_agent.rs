@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use acp_codec::acp::{
     encode_error, encode_notification, ContentBlock, InitializeRequest, Message,
-    NotificationParams, PromptRequest, RawJson, RequestId, RequestParams, RpcError, Tracker,
+    NotificationParams, PromptRequest, RawJson, RequestId, RequestParams, RpcError, Tracker, Typed,
 };
 use acp_codec::codec::LineCodec;
 use acp_codec::ErrorCode;
@@ -254,10 +254,12 @@ impl Agent {
                 if let Err(e) = registered {
                     return self.send_error(&req.id, e.code(), &e.to_string()).await;
                 }
-                self.handle_request(req.id.to_owned_id(), req.typed()).await
+                let typed = req.typed().map(|t| warn_salvaged(&req.method, t));
+                self.handle_request(req.id.to_owned_id(), typed).await
             }
             Message::Notification(n) => {
-                if let Ok(NotificationParams::Cancel(c)) = n.typed() {
+                let typed = n.typed().map(|t| warn_salvaged(&n.method, t));
+                if let Ok(NotificationParams::Cancel(c)) = typed {
                     let mut st = self.state();
                     if let Some(t) = st
                         .sessions
@@ -468,7 +470,7 @@ impl Agent {
     async fn update(&self, session_id: &str, update: Value) -> io::Result<()> {
         let params = json!({"sessionId": session_id, "update": update});
         let raw = RawJson::from_string(params.to_string()).map_err(io::Error::other)?;
-        let typed = NotificationParams::decode("session/update", Some(&raw))
+        let typed = NotificationParams::decode_strict("session/update", Some(&raw))
             .map_err(|e| io::Error::other(format!("mock sent a bad update: {e}")))?;
         let mut out = Vec::new();
         encode_notification(&typed, &mut out).map_err(io::Error::other)?;
@@ -484,7 +486,7 @@ impl Agent {
         cancel: &mut watch::Receiver<bool>,
     ) -> Result<Reply, Stop> {
         let raw = RawJson::from_string(params.to_string()).map_err(io::Error::other)?;
-        let typed = RequestParams::decode(method, Some(&raw))
+        let typed = RequestParams::decode_strict(method, Some(&raw))
             .map_err(|e| io::Error::other(format!("mock sent a bad request: {e}")))?;
         let mut out = Vec::new();
         let (tx, rx) = oneshot::channel();
@@ -937,6 +939,15 @@ impl Agent {
 /// Resolves when the turn's switch is set (or its sender is gone).
 async fn cancelled(cancel: &mut watch::Receiver<bool>) {
     let _ = cancel.wait_for(|c| *c).await;
+}
+
+/// Reports on stderr, as a warning, every part of a client message
+/// (`method`) that lenient decoding salvaged instead of failing; its value.
+fn warn_salvaged<T>(method: &str, typed: Typed<'_, T>) -> T {
+    for s in &typed.salvaged {
+        eprintln!("mock_agent: warning: {method} did not fit the schema: {s}");
+    }
+    typed.value
 }
 
 fn peeked_id(id: &acp_codec::PeekedId) -> RequestId<'static> {

@@ -137,12 +137,9 @@ impl Terminals {
     pub fn output(&self, id: &str) -> Result<TerminalOutputResponse<'static>, RpcError<'static>> {
         let t = self.open.get(id).ok_or_else(|| not_found(id))?;
         let o = t.output.lock().unwrap_or_else(PoisonError::into_inner);
-        Ok(TerminalOutputResponse {
-            output: o.text().into_owned().into(),
-            truncated: o.truncated(),
-            exit_status: o.exit_status().cloned(),
-            meta: None,
-        })
+        let mut response = TerminalOutputResponse::new(o.text().into_owned(), o.truncated());
+        response.exit_status = o.exit_status().cloned();
+        Ok(response)
     }
 
     /// `terminal/wait_for_exit`: a future of the exit status, to await
@@ -165,11 +162,7 @@ impl Terminals {
                     return status;
                 }
                 if exit.changed().await.is_err() {
-                    return exit.borrow().clone().unwrap_or(TerminalExitStatus {
-                        exit_code: None,
-                        signal: None,
-                        meta: None,
-                    });
+                    return exit.borrow().clone().unwrap_or_default();
                 }
             }
         })
