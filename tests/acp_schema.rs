@@ -8,12 +8,7 @@
 //! `ACP_SCHEMA_CHECK=require` (CI sets it), which makes that a failure.
 #![cfg(feature = "std")]
 
-// Only the strategies (tests/acp_support/mod.rs is being migrated to the
-// lenient `typed()` elsewhere).
-mod acp_support {
-    pub mod arb;
-    pub mod arb_base;
-}
+mod acp_support;
 
 use std::io::Write;
 use std::process::Command;

@@ -31,7 +31,7 @@ use crate::ErrorCode;
 /// let line = r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Hi"}}}}"#;
 /// let msg = Message::decode(line).unwrap();
 /// let Message::Notification(n) = &msg else { panic!() };
-/// let NotificationParams::SessionUpdate(update) = n.typed().unwrap() else { panic!() };
+/// let NotificationParams::SessionUpdate(update) = n.typed().unwrap().value else { panic!() };
 /// let SessionUpdate::AgentMessageChunk(chunk) = &update.update else { panic!() };
 /// let ContentBlock::Text(text) = &chunk.content else { panic!() };
 /// assert_eq!(text.text, "Hi");

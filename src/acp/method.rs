@@ -319,7 +319,7 @@ method_enum! {
     ///
     /// let line = r#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/p","mcpServers":[]}}"#;
     /// let Message::Request(req) = Message::decode(line).unwrap() else { panic!() };
-    /// let RequestParams::NewSession(p) = req.typed().unwrap() else { panic!() };
+    /// let RequestParams::NewSession(p) = req.typed().unwrap().value else { panic!() };
     /// assert_eq!(p.cwd, "/p");
     /// ```
     pub enum RequestParams {
