@@ -131,6 +131,25 @@ fn bench(c: &mut Criterion) {
         })
     });
     g.finish();
+
+    // What keeping the unknown members costs: the same tool call with
+    // every member known (one pass), and with a member this version does
+    // not know plus a `null` for an optional one (the general path, both
+    // kept in `extra` to re-encode).
+    let known = fixtures::tool_call_line("");
+    let unknown = fixtures::tool_call_line(r#","name":null,"futureMember":{"x":[1,2]}"#);
+    let mut g = c.benchmark_group("acp/tool_call");
+    g.throughput(Throughput::Bytes(known.len() as u64));
+    g.bench_function("acp_codec decode_line, members known", |b| {
+        b.iter(|| decode_line(black_box(&known)).unwrap())
+    });
+    g.bench_function("acp_codec decode_line, unknown member and null kept", |b| {
+        b.iter(|| decode_line(black_box(&unknown)).unwrap())
+    });
+    g.bench_function("serde_json::Value (anchor)", |b| {
+        b.iter(|| serde_json::from_str::<serde_json::Value>(black_box(&known)).unwrap())
+    });
+    g.finish();
 }
 
 criterion_group!(benches, bench);

@@ -34,6 +34,15 @@ pub fn big_tool_call_update_line() -> String {
     )
 }
 
+/// A `tool_call` as Gemini CLI sends one (a read with its location and raw
+/// input), with `more` (members, each after a comma) added at the end of
+/// the update.
+pub fn tool_call_line(more: &str) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"9f2c1a7e-3b4d-4e8f-a1c2-5d6e7f8a9b0c","update":{{"sessionUpdate":"tool_call","toolCallId":"read_file-1732230000000-0","status":"in_progress","title":"src/main.rs","content":[],"locations":[{{"path":"/home/user/project/src/main.rs"}}],"kind":"read","rawInput":{{"absolute_path":"/home/user/project/src/main.rs"}}{more}}}}}}}"#
+    )
+}
+
 /// Decodes an `agent_message_chunk` line fully typed in two steps
 /// (`Message::decode`, then `Notification::typed`); returns its text length.
 pub fn decode_chunk_text(line: &str) -> usize {

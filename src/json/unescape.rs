@@ -191,8 +191,16 @@ pub(crate) fn validate_unescape_into(body: &str, out: &mut String) -> Result<(),
 ///
 /// A serde error when the token is not a string or an escape is invalid.
 pub(crate) fn unquote<E: de::Error>(token: &str) -> Result<Cow<'_, str>, E> {
-    let inner = literal_body(token)
-        .map_err(|_| E::invalid_type(de::Unexpected::Other("a non-string value"), &"a string"))?;
+    let inner = literal_body(token).map_err(|_| {
+        let got = match token.as_bytes().first() {
+            Some(b'n') => "null",
+            Some(b't' | b'f') => "a boolean",
+            Some(b'[') => "an array",
+            Some(b'{') => "an object",
+            _ => "a number",
+        };
+        E::invalid_type(de::Unexpected::Other(got), &"a string")
+    })?;
     let Some(first) = memchr::memchr(b'\\', inner.as_bytes()) else {
         return Ok(Cow::Borrowed(inner));
     };
