@@ -479,6 +479,68 @@ def gen_tried(u):
     vs = ''.join('        /// `%s`.\n        %s(%s),\n' % (ty.strip('[]'), v, rust_ty(ty)) for v, ty in u['variants'])
     return '\ntried_enum! {\n    /// %s\n    pub enum %s {\n%s    }\n}\n' % (doc, u['name'], vs)
 
+
+# ---------------------------------------------------------------- placement
+# A type of module 'unstable' that a type of another module names (through a
+# member or variant that exists only with feature `unstable`) moves down
+# into the lowest module that names it, gated there by the feature, so the
+# modules import each other one way only (content < init < session <
+# update < client < unstable); what only the new methods use stays in
+# src/acp/unstable.rs.
+RANK = {'content': 0, 'init': 1, 'session': 2, 'update': 3, 'client': 4, 'unstable': 5}
+UNSTABLE_ITEMS = set()
+for table in (STRUCTS, ENUMS, TAGGED, TRIED):
+    for n, item in table.items():
+        if item['module'] == 'unstable':
+            UNSTABLE_ITEMS.add(n)
+
+def item_of(name):
+    for table in (STRUCTS, ENUMS, TAGGED, TRIED):
+        if name in table:
+            return table[name]
+    return None
+
+def names_in(name):
+    """The generated types `name` refers to."""
+    refs = []
+    if name in STRUCTS:
+        for f in STRUCTS[name]['fields']:
+            refs.append(f.split(':', 1)[1].split('!')[0].strip('[]'))
+    elif name in TAGGED:
+        refs += [v[2] for v in TAGGED[name]['variants']]
+        if TAGGED[name]['absent']:
+            refs.append(TAGGED[name]['absent'][1])
+    elif name in TRIED:
+        refs += [v[1].strip('[]') for v in TRIED[name]['variants']]
+    return [r for r in refs if item_of(r)]
+
+changed = True
+while changed:
+    changed = False
+    for table in (STRUCTS, ENUMS, TAGGED, TRIED):
+        for n, item in table.items():
+            for r in names_in(n):
+                target = item_of(r)
+                if r in UNSTABLE_ITEMS and RANK[item['module']] < RANK[target['module']]:
+                    target['module'] = item['module']
+                    changed = True
+for mod in list(ORDER):
+    for entry in list(ORDER[mod]):
+        m = item_of(entry[1])['module']
+        if m != mod:
+            ORDER[mod].remove(entry)
+            ORDER.setdefault(m, []).append(entry)
+
+KEYWORDS = ('acp_struct! {', 'string_enum! {', 'tagged_enum! {', 'tried_enum! {', 'impl<', 'impl Default', 'pub fn ')
+
+def gate(unstable, code):
+    """Top-level items of `code`, behind feature `unstable` if `unstable`."""
+    if not unstable or not code:
+        return code
+    for kw in KEYWORDS:
+        code = code.replace('\n' + kw, '\n' + UNSTABLE_CFG + '\n' + kw)
+    return code
+
 HEAD = {
  'content': 'Content blocks: text, images, audio, resource links and embedded resources.',
  'update': '`session/update` notifications: every update variant, tool calls and their content.',
@@ -493,7 +555,7 @@ def module_of(ty):
             return table[ty]['module']
     return None
 
-def imports(mod, body):
+def imports(mod, body, ungated):
     """The `use` lines a generated module needs, from what its body names."""
     uses = []
     code = '\n'.join(l for l in body.split('\n') if not l.strip().startswith('//'))
@@ -506,44 +568,54 @@ def imports(mod, body):
     if 'Number' in words:
         uses.append('use serde_json::Number;')
         uses.append('')
-    types = set(re.findall(r"\b(\w+)<'a>", code)) | set(re.findall(r"\((\w+)\)", code))
+    find = lambda text: set(re.findall(r"\b(\w+)<'a>", text)) | set(re.findall(r"\((\w+)\)", text))
+    types = find(code)
+    plain_types = find('\n'.join(l for l in ungated.split('\n') if not l.strip().startswith('//')))
     local = {}
     for w in sorted(types):
         m = module_of(w)
         if m and m != mod:
-            local.setdefault(m, []).append(w)
-    for m in sorted(local):
-        names = local[m]
-        if m == 'unstable':
+            # Gated: an unstable type, or one only gated items use.
+            gated = mod == 'unstable' or w in UNSTABLE_ITEMS or w not in plain_types
+            local.setdefault((m, gated), []).append(w)
+    for (m, gated) in sorted(local):
+        names = local[(m, gated)]
+        if gated and mod != 'unstable':
             uses.append(UNSTABLE_CFG)
         uses.append('use super::%s::%s;' % (m, names[0] if len(names) == 1 else '{%s}' % ', '.join(names)))
     if 'RequestId' in words:
         uses.append('use super::id::RequestId;')
-    raw = [n for n in ('RawJson', 'string_enum') if n in words]
+    raw = [n for n in ('RawJson',) if n in words]
     if raw:
         uses.append('use super::raw::%s;' % (raw[0] if len(raw) == 1 else '{%s}' % ', '.join(raw)))
     tagged = [n for n in ('ConfigValue', 'tagged_enum', 'tried_enum') if n in words]
     if tagged:
         uses.append('use super::tagged::%s;' % (tagged[0] if len(tagged) == 1 else '{%s}' % ', '.join(tagged)))
-    uses.append('use super::wire::acp_struct;')
+    uses.append('use super::wire::{acp_struct, string_enum};' if 'string_enum' in words else 'use super::wire::acp_struct;')
     uses.append('use super::Extra;')
     return '\n'.join(uses) + '\n'
 
 MODULES = ['content', 'update', 'init', 'session', 'client', 'unstable']
 for mod in MODULES:
     body = ''
-    for kind, name in ORDER[mod]:
+    ungated = ''
+    for kind, name in ORDER.get(mod, []):
         if kind == 'struct':
-            body += gen_struct(STRUCTS[name])
+            code = gen_struct(STRUCTS[name])
         elif kind == 'enum':
-            body += gen_enum(ENUMS[name])
+            code = gen_enum(ENUMS[name])
         elif kind == 'tagged':
-            body += gen_tagged(TAGGED[name])
+            code = gen_tagged(TAGGED[name])
         else:
-            body += gen_tried(TRIED[name])
+            code = gen_tried(TRIED[name])
+        gated = name in UNSTABLE_ITEMS and mod != 'unstable'
+        body += gate(gated, code)
+        if not gated:
+            ungated += code
     for a, target, doc in ALIASES.get(mod, []):
         body += "\n/// %s\npub type %s<'a> = %s<'a>;\n" % (doc, a, target)
-    out = '//! %s\n//!\n//! Generated by `scripts/gen_acp_types.py` from the official schemas; edit\n//! the spec there, not this file.\n#![allow(clippy::doc_markdown)]\n\n%s%s' % (HEAD[mod], imports(mod, body), body)
+        ungated += "\n/// %s\npub type %s<'a> = %s<'a>;\n" % (doc, a, target)
+    out = '//! %s\n//!\n//! Generated by `scripts/gen_acp_types.py` from the official schemas; edit\n//! the spec there, not this file.\n#![allow(clippy::doc_markdown)]\n\n%s%s' % (HEAD[mod], imports(mod, body, ungated), body)
     open('src/acp/%s.rs' % mod, 'w').write(out)
 
 # ---------------------------------------------------------------- strategies
@@ -663,22 +735,16 @@ def arb_tried(u):
     return "\npub fn %s(valid: bool) -> BoxedStrategy<%s<'static>> {\n    prop_oneof![%s].boxed()\n}\n" % (fn, u['name'], ', '.join(arms))
 
 out = '//! proptest strategies for every typed ACP message, generated by\n//! `scripts/gen_acp_types.py`. `valid` = only values the official schema\n//! accepts (no unknown variants or enum values).\n#![allow(dead_code, clippy::all)]\n\nuse acp_codec::acp::*;\nuse proptest::collection::vec;\nuse proptest::option;\nuse proptest::prelude::*;\n\npub use super::arb_base::*;\n'
-def gate(mod, code):
-    """`code` (items), behind feature `unstable` for module 'unstable'."""
-    if mod != 'unstable' or not code:
-        return code
-    return code.replace('\npub fn ', '\n' + UNSTABLE_CFG + '\npub fn ').replace('\nimpl<', '\n' + UNSTABLE_CFG + '\nimpl<')
-
 for mod in MODULES:
-    for kind, name in ORDER[mod]:
+    for kind, name in ORDER.get(mod, []):
         if kind == 'struct' and name not in ('SetSessionConfigOptionRequest', 'CreateElicitationRequest', 'CreateElicitationResponse'):
-            out += gate(mod, arb_struct(STRUCTS[name]))
+            out += gate(name in UNSTABLE_ITEMS, arb_struct(STRUCTS[name]))
         elif kind == 'enum':
-            out += gate(mod, arb_enum(ENUMS[name]))
+            out += gate(name in UNSTABLE_ITEMS, arb_enum(ENUMS[name]))
         elif kind == 'tagged':
-            out += gate(mod, arb_tagged(TAGGED[name]))
+            out += gate(name in UNSTABLE_ITEMS, arb_tagged(TAGGED[name]))
         elif kind == 'tried':
-            out += gate(mod, arb_tried(TRIED[name]))
+            out += gate(name in UNSTABLE_ITEMS, arb_tried(TRIED[name]))
 # ---------------------------------------------------------------- arbitrary
 # `arbitrary::Arbitrary` for every generated type (feature `arbitrary`),
 # written to src/acp/arbitrary.rs. Leaf helpers live in src/acp/leaf.rs.
@@ -826,15 +892,15 @@ arb = ('//! `arbitrary::Arbitrary` for every generated ACP type (feature `arbitr
        'use super::*;\n'
        'use crate::acp::leaf::{\n    env_map, list, list1, meta, number, option, raw, text, text1, unknown_object,\n    unknown_shape, unknown_word,\n};\n')
 for mod in MODULES:
-    for kind, name in ORDER[mod]:
+    for kind, name in ORDER.get(mod, []):
         if kind == 'struct':
-            arb += gate(mod, arbitrary_struct(STRUCTS[name]))
+            arb += gate(name in UNSTABLE_ITEMS, arbitrary_struct(STRUCTS[name]))
         elif kind == 'enum':
-            arb += gate(mod, arbitrary_enum(ENUMS[name]))
+            arb += gate(name in UNSTABLE_ITEMS, arbitrary_enum(ENUMS[name]))
         elif kind == 'tagged':
-            arb += gate(mod, arbitrary_tagged(TAGGED[name]))
+            arb += gate(name in UNSTABLE_ITEMS, arbitrary_tagged(TAGGED[name]))
         else:
-            arb += gate(mod, arbitrary_tried(TRIED[name]))
+            arb += gate(name in UNSTABLE_ITEMS, arbitrary_tried(TRIED[name]))
 open('src/acp/arbitrary.rs', 'w').write(arb)
 
 # The explicit re-exports of the generated types (no glob re-exports: a
@@ -842,7 +908,12 @@ open('src/acp/arbitrary.rs', 'w').write(arb)
 exports = ''
 for mod in ['client', 'content', 'init', 'session', 'update', 'unstable']:
     names = sorted(set(re.findall(r'^\s*pub (?:struct|enum|type) ([A-Za-z0-9_]+)', open('src/acp/%s.rs' % mod).read(), re.M)))
-    exports += '%spub use %s::{%s};\n' % (cfg_u(mod == 'unstable', ''), mod, ', '.join(names))
+    plain = [n for n in names if n not in UNSTABLE_ITEMS]
+    gated = [n for n in names if n in UNSTABLE_ITEMS]
+    if plain:
+        exports += 'pub use %s::{%s};\n' % (mod, ', '.join(plain))
+    if gated:
+        exports += '%spub use %s::{%s};\n' % (cfg_u(True, ''), mod, ', '.join(gated))
 begin, end = '// generated exports: begin\n', '// generated exports: end\n'
 text = open('src/acp/mod.rs').read()
 a, b = text.index(begin) + len(begin), text.index(end)

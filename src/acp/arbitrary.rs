@@ -585,6 +585,218 @@ impl<'u> Arbitrary<'u> for SessionUpdate<'static> {
     }
 }
 
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for PlanUpdate<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            plan: u.arbitrary()?,
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for PlanUpdateContent<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        const TAGS: &[&str] = &["items", "file", "markdown"];
+        Ok(match u.choose_index(4)? {
+            0 => Self::Items(u.arbitrary()?),
+            1 => Self::File(u.arbitrary()?),
+            2 => Self::Markdown(u.arbitrary()?),
+            _ => Self::Unknown(unknown_object(u, "type", TAGS)?),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for PlanItems<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            plan_id: text(u)?,
+            entries: list(u, |u| u.arbitrary())?,
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for PlanFile<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            plan_id: text(u)?,
+            uri: text(u)?,
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for PlanMarkdown<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            plan_id: text(u)?,
+            content: text(u)?,
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for PlanRemoved<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            plan_id: text(u)?,
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for SubagentUpdate<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            session_id: text(u)?,
+            title: option(u, text)?,
+            description: option(u, text)?,
+            capabilities: option(u, |u| u.arbitrary())?,
+            state: option(u, |u| u.arbitrary())?,
+            cwd: option(u, text)?,
+            additional_directories: option(u, |u| list(u, text))?,
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for SubagentSessionCapabilities<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            cancel: option(u, |u| u.arbitrary())?,
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for SessionCancelCapabilities<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for StateUpdate<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        const TAGS: &[&str] = &["running", "idle", "requires_action", "unknown"];
+        Ok(match u.choose_index(5)? {
+            0 => Self::Running(u.arbitrary()?),
+            1 => Self::Idle(u.arbitrary()?),
+            2 => Self::RequiresAction(u.arbitrary()?),
+            3 => Self::UnknownState(u.arbitrary()?),
+            _ => Self::Unknown(unknown_object(u, "state", TAGS)?),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for RunningStateUpdate<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for IdleStopReason<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        const KNOWN: &[&str] = &[
+            "end_turn",
+            "max_tokens",
+            "max_turn_requests",
+            "refusal",
+            "cancelled",
+            "error",
+        ];
+        if u.ratio(1u8, 8)? {
+            return Ok(Self::Unknown(unknown_word(u, KNOWN)?));
+        }
+        Ok(Self::from_wire(Cow::Borrowed(u.choose(KNOWN)?)))
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for IdleStateUpdate<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            stop_reason: option(u, |u| u.arbitrary())?,
+            error: option(u, raw)?,
+            usage: option(u, |u| u.arbitrary())?,
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for RequiresActionStateUpdate<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for UnknownStateUpdate<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for SessionMessage<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            message_id: text(u)?,
+            sender_session_id: option(u, text)?,
+            recipient_session_id: option(u, text)?,
+            sender_message_id: option(u, text)?,
+            recipient_message_id: option(u, text)?,
+            content: option(u, |u| list(u, |u| u.arbitrary()))?,
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for SessionMessageChunk<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            message_id: text(u)?,
+            content: u.arbitrary()?,
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
 impl<'u> Arbitrary<'u> for Implementation<'static> {
     fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
         Ok(Self {
@@ -812,6 +1024,118 @@ impl<'u> Arbitrary<'u> for AuthenticateRequest<'static> {
     fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
         Ok(Self {
             method_id: text(u)?,
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for ProvidersCapabilities<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for AuthStatusCapabilities<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for SessionForkCapabilities<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for SessionArchiveCapabilities<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for SessionStatusCapabilities<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for SessionTitleCapabilities<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for SessionSystemPromptCapabilities<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            mode: option(u, |u| u.arbitrary())?,
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for SessionSystemPromptModeCapabilities<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            override_mode: option(u, |u| u.arbitrary())?,
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for SessionSystemPromptOverrideCapabilities<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for PlanCapabilities<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for SubagentCapabilities<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
             meta: option(u, meta)?,
             extra: Extra::new(),
         })
@@ -1267,6 +1591,68 @@ impl<'u> Arbitrary<'u> for CancelRequestNotification<'static> {
     }
 }
 
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for SessionArchiveFilter<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        const KNOWN: &[&str] = &["exclude", "include", "only"];
+        if u.ratio(1u8, 8)? {
+            return Ok(Self::Unknown(unknown_word(u, KNOWN)?));
+        }
+        Ok(Self::from_wire(Cow::Borrowed(u.choose(KNOWN)?)))
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for SystemPrompt<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            mode: u.arbitrary()?,
+            content: list(u, |u| u.arbitrary())?,
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for SystemPromptMode<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        const KNOWN: &[&str] = &["append", "override"];
+        if u.ratio(1u8, 8)? {
+            return Ok(Self::Unknown(unknown_word(u, KNOWN)?));
+        }
+        Ok(Self::from_wire(Cow::Borrowed(u.choose(KNOWN)?)))
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for Usage<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            total_tokens: u.arbitrary()?,
+            input_tokens: u.arbitrary()?,
+            output_tokens: u.arbitrary()?,
+            thought_tokens: option(u, |u| u.arbitrary())?,
+            cached_read_tokens: option(u, |u| u.arbitrary())?,
+            cached_write_tokens: option(u, |u| u.arbitrary())?,
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for McpServerAcp<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            name: text(u)?,
+            server_id: text(u)?,
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
 impl<'u> Arbitrary<'u> for ReadTextFileRequest<'static> {
     fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
         Ok(Self {
@@ -1604,16 +1990,6 @@ impl<'u> Arbitrary<'u> for DisableProviderResponse<'static> {
 }
 
 #[cfg(feature = "unstable")]
-impl<'u> Arbitrary<'u> for ProvidersCapabilities<'static> {
-    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
-        Ok(Self {
-            meta: option(u, meta)?,
-            extra: Extra::new(),
-        })
-    }
-}
-
-#[cfg(feature = "unstable")]
 impl<'u> Arbitrary<'u> for AuthStatusRequest<'static> {
     fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
         Ok(Self {
@@ -1679,16 +2055,6 @@ impl<'u> Arbitrary<'u> for AuthState<'static> {
 }
 
 #[cfg(feature = "unstable")]
-impl<'u> Arbitrary<'u> for AuthStatusCapabilities<'static> {
-    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
-        Ok(Self {
-            meta: option(u, meta)?,
-            extra: Extra::new(),
-        })
-    }
-}
-
-#[cfg(feature = "unstable")]
 impl<'u> Arbitrary<'u> for ForkSessionRequest<'static> {
     fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
         Ok(Self {
@@ -1710,16 +2076,6 @@ impl<'u> Arbitrary<'u> for ForkSessionResponse<'static> {
             session_id: text(u)?,
             modes: option(u, |u| u.arbitrary())?,
             config_options: option(u, |u| list(u, |u| u.arbitrary()))?,
-            meta: option(u, meta)?,
-            extra: Extra::new(),
-        })
-    }
-}
-
-#[cfg(feature = "unstable")]
-impl<'u> Arbitrary<'u> for SessionForkCapabilities<'static> {
-    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
-        Ok(Self {
             meta: option(u, meta)?,
             extra: Extra::new(),
         })
@@ -1769,27 +2125,6 @@ impl<'u> Arbitrary<'u> for UnarchiveSessionResponse<'static> {
 }
 
 #[cfg(feature = "unstable")]
-impl<'u> Arbitrary<'u> for SessionArchiveCapabilities<'static> {
-    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
-        Ok(Self {
-            meta: option(u, meta)?,
-            extra: Extra::new(),
-        })
-    }
-}
-
-#[cfg(feature = "unstable")]
-impl<'u> Arbitrary<'u> for SessionArchiveFilter<'static> {
-    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
-        const KNOWN: &[&str] = &["exclude", "include", "only"];
-        if u.ratio(1u8, 8)? {
-            return Ok(Self::Unknown(unknown_word(u, KNOWN)?));
-        }
-        Ok(Self::from_wire(Cow::Borrowed(u.choose(KNOWN)?)))
-    }
-}
-
-#[cfg(feature = "unstable")]
 impl<'u> Arbitrary<'u> for SessionStatusRequest<'static> {
     fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
         Ok(Self {
@@ -1823,16 +2158,6 @@ impl<'u> Arbitrary<'u> for SessionStatus<'static> {
 }
 
 #[cfg(feature = "unstable")]
-impl<'u> Arbitrary<'u> for SessionStatusCapabilities<'static> {
-    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
-        Ok(Self {
-            meta: option(u, meta)?,
-            extra: Extra::new(),
-        })
-    }
-}
-
-#[cfg(feature = "unstable")]
 impl<'u> Arbitrary<'u> for SetSessionTitleRequest<'static> {
     fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
         Ok(Self {
@@ -1856,335 +2181,10 @@ impl<'u> Arbitrary<'u> for SetSessionTitleResponse<'static> {
 }
 
 #[cfg(feature = "unstable")]
-impl<'u> Arbitrary<'u> for SessionTitleCapabilities<'static> {
-    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
-        Ok(Self {
-            meta: option(u, meta)?,
-            extra: Extra::new(),
-        })
-    }
-}
-
-#[cfg(feature = "unstable")]
-impl<'u> Arbitrary<'u> for SystemPrompt<'static> {
-    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
-        Ok(Self {
-            mode: u.arbitrary()?,
-            content: list(u, |u| u.arbitrary())?,
-            meta: option(u, meta)?,
-            extra: Extra::new(),
-        })
-    }
-}
-
-#[cfg(feature = "unstable")]
-impl<'u> Arbitrary<'u> for SystemPromptMode<'static> {
-    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
-        const KNOWN: &[&str] = &["append", "override"];
-        if u.ratio(1u8, 8)? {
-            return Ok(Self::Unknown(unknown_word(u, KNOWN)?));
-        }
-        Ok(Self::from_wire(Cow::Borrowed(u.choose(KNOWN)?)))
-    }
-}
-
-#[cfg(feature = "unstable")]
-impl<'u> Arbitrary<'u> for SessionSystemPromptCapabilities<'static> {
-    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
-        Ok(Self {
-            mode: option(u, |u| u.arbitrary())?,
-            meta: option(u, meta)?,
-            extra: Extra::new(),
-        })
-    }
-}
-
-#[cfg(feature = "unstable")]
-impl<'u> Arbitrary<'u> for SessionSystemPromptModeCapabilities<'static> {
-    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
-        Ok(Self {
-            override_mode: option(u, |u| u.arbitrary())?,
-            meta: option(u, meta)?,
-            extra: Extra::new(),
-        })
-    }
-}
-
-#[cfg(feature = "unstable")]
-impl<'u> Arbitrary<'u> for SessionSystemPromptOverrideCapabilities<'static> {
-    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
-        Ok(Self {
-            meta: option(u, meta)?,
-            extra: Extra::new(),
-        })
-    }
-}
-
-#[cfg(feature = "unstable")]
-impl<'u> Arbitrary<'u> for Usage<'static> {
-    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
-        Ok(Self {
-            total_tokens: u.arbitrary()?,
-            input_tokens: u.arbitrary()?,
-            output_tokens: u.arbitrary()?,
-            thought_tokens: option(u, |u| u.arbitrary())?,
-            cached_read_tokens: option(u, |u| u.arbitrary())?,
-            cached_write_tokens: option(u, |u| u.arbitrary())?,
-            meta: option(u, meta)?,
-            extra: Extra::new(),
-        })
-    }
-}
-
-#[cfg(feature = "unstable")]
-impl<'u> Arbitrary<'u> for PlanUpdate<'static> {
-    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
-        Ok(Self {
-            plan: u.arbitrary()?,
-            meta: option(u, meta)?,
-            extra: Extra::new(),
-        })
-    }
-}
-
-#[cfg(feature = "unstable")]
-impl<'u> Arbitrary<'u> for PlanUpdateContent<'static> {
-    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
-        const TAGS: &[&str] = &["items", "file", "markdown"];
-        Ok(match u.choose_index(4)? {
-            0 => Self::Items(u.arbitrary()?),
-            1 => Self::File(u.arbitrary()?),
-            2 => Self::Markdown(u.arbitrary()?),
-            _ => Self::Unknown(unknown_object(u, "type", TAGS)?),
-        })
-    }
-}
-
-#[cfg(feature = "unstable")]
-impl<'u> Arbitrary<'u> for PlanItems<'static> {
-    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
-        Ok(Self {
-            plan_id: text(u)?,
-            entries: list(u, |u| u.arbitrary())?,
-            meta: option(u, meta)?,
-            extra: Extra::new(),
-        })
-    }
-}
-
-#[cfg(feature = "unstable")]
-impl<'u> Arbitrary<'u> for PlanFile<'static> {
-    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
-        Ok(Self {
-            plan_id: text(u)?,
-            uri: text(u)?,
-            meta: option(u, meta)?,
-            extra: Extra::new(),
-        })
-    }
-}
-
-#[cfg(feature = "unstable")]
-impl<'u> Arbitrary<'u> for PlanMarkdown<'static> {
-    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
-        Ok(Self {
-            plan_id: text(u)?,
-            content: text(u)?,
-            meta: option(u, meta)?,
-            extra: Extra::new(),
-        })
-    }
-}
-
-#[cfg(feature = "unstable")]
-impl<'u> Arbitrary<'u> for PlanRemoved<'static> {
-    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
-        Ok(Self {
-            plan_id: text(u)?,
-            meta: option(u, meta)?,
-            extra: Extra::new(),
-        })
-    }
-}
-
-#[cfg(feature = "unstable")]
-impl<'u> Arbitrary<'u> for PlanCapabilities<'static> {
-    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
-        Ok(Self {
-            meta: option(u, meta)?,
-            extra: Extra::new(),
-        })
-    }
-}
-
-#[cfg(feature = "unstable")]
-impl<'u> Arbitrary<'u> for SubagentUpdate<'static> {
-    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
-        Ok(Self {
-            session_id: text(u)?,
-            title: option(u, text)?,
-            description: option(u, text)?,
-            capabilities: option(u, |u| u.arbitrary())?,
-            state: option(u, |u| u.arbitrary())?,
-            cwd: option(u, text)?,
-            additional_directories: option(u, |u| list(u, text))?,
-            meta: option(u, meta)?,
-            extra: Extra::new(),
-        })
-    }
-}
-
-#[cfg(feature = "unstable")]
-impl<'u> Arbitrary<'u> for SubagentSessionCapabilities<'static> {
-    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
-        Ok(Self {
-            cancel: option(u, |u| u.arbitrary())?,
-            meta: option(u, meta)?,
-            extra: Extra::new(),
-        })
-    }
-}
-
-#[cfg(feature = "unstable")]
-impl<'u> Arbitrary<'u> for SessionCancelCapabilities<'static> {
-    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
-        Ok(Self {
-            meta: option(u, meta)?,
-            extra: Extra::new(),
-        })
-    }
-}
-
-#[cfg(feature = "unstable")]
-impl<'u> Arbitrary<'u> for StateUpdate<'static> {
-    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
-        const TAGS: &[&str] = &["running", "idle", "requires_action", "unknown"];
-        Ok(match u.choose_index(5)? {
-            0 => Self::Running(u.arbitrary()?),
-            1 => Self::Idle(u.arbitrary()?),
-            2 => Self::RequiresAction(u.arbitrary()?),
-            3 => Self::UnknownState(u.arbitrary()?),
-            _ => Self::Unknown(unknown_object(u, "state", TAGS)?),
-        })
-    }
-}
-
-#[cfg(feature = "unstable")]
-impl<'u> Arbitrary<'u> for RunningStateUpdate<'static> {
-    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
-        Ok(Self {
-            meta: option(u, meta)?,
-            extra: Extra::new(),
-        })
-    }
-}
-
-#[cfg(feature = "unstable")]
-impl<'u> Arbitrary<'u> for IdleStopReason<'static> {
-    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
-        const KNOWN: &[&str] = &[
-            "end_turn",
-            "max_tokens",
-            "max_turn_requests",
-            "refusal",
-            "cancelled",
-            "error",
-        ];
-        if u.ratio(1u8, 8)? {
-            return Ok(Self::Unknown(unknown_word(u, KNOWN)?));
-        }
-        Ok(Self::from_wire(Cow::Borrowed(u.choose(KNOWN)?)))
-    }
-}
-
-#[cfg(feature = "unstable")]
-impl<'u> Arbitrary<'u> for IdleStateUpdate<'static> {
-    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
-        Ok(Self {
-            stop_reason: option(u, |u| u.arbitrary())?,
-            error: option(u, raw)?,
-            usage: option(u, |u| u.arbitrary())?,
-            meta: option(u, meta)?,
-            extra: Extra::new(),
-        })
-    }
-}
-
-#[cfg(feature = "unstable")]
 impl<'u> Arbitrary<'u> for ErrorStopReason<'static> {
     fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
         Ok(Self {
             error: option(u, raw)?,
-            extra: Extra::new(),
-        })
-    }
-}
-
-#[cfg(feature = "unstable")]
-impl<'u> Arbitrary<'u> for RequiresActionStateUpdate<'static> {
-    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
-        Ok(Self {
-            meta: option(u, meta)?,
-            extra: Extra::new(),
-        })
-    }
-}
-
-#[cfg(feature = "unstable")]
-impl<'u> Arbitrary<'u> for UnknownStateUpdate<'static> {
-    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
-        Ok(Self {
-            meta: option(u, meta)?,
-            extra: Extra::new(),
-        })
-    }
-}
-
-#[cfg(feature = "unstable")]
-impl<'u> Arbitrary<'u> for SubagentCapabilities<'static> {
-    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
-        Ok(Self {
-            meta: option(u, meta)?,
-            extra: Extra::new(),
-        })
-    }
-}
-
-#[cfg(feature = "unstable")]
-impl<'u> Arbitrary<'u> for SessionMessage<'static> {
-    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
-        Ok(Self {
-            message_id: text(u)?,
-            sender_session_id: option(u, text)?,
-            recipient_session_id: option(u, text)?,
-            sender_message_id: option(u, text)?,
-            recipient_message_id: option(u, text)?,
-            content: option(u, |u| list(u, |u| u.arbitrary()))?,
-            meta: option(u, meta)?,
-            extra: Extra::new(),
-        })
-    }
-}
-
-#[cfg(feature = "unstable")]
-impl<'u> Arbitrary<'u> for SessionMessageChunk<'static> {
-    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
-        Ok(Self {
-            message_id: text(u)?,
-            content: u.arbitrary()?,
-            meta: option(u, meta)?,
-            extra: Extra::new(),
-        })
-    }
-}
-
-#[cfg(feature = "unstable")]
-impl<'u> Arbitrary<'u> for McpServerAcp<'static> {
-    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
-        Ok(Self {
-            name: text(u)?,
-            server_id: text(u)?,
-            meta: option(u, meta)?,
             extra: Extra::new(),
         })
     }

@@ -9,11 +9,11 @@ use alloc::vec::Vec;
 
 use super::content::MetaOnly;
 use super::id::RequestId;
-use super::raw::{string_enum, RawJson};
+use super::raw::RawJson;
 use super::session::EnvVariable;
 use super::tagged::tagged_enum;
 use super::update::ToolCallUpdate;
-use super::wire::acp_struct;
+use super::wire::{acp_struct, string_enum};
 use super::Extra;
 
 acp_struct! {

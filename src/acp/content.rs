@@ -9,9 +9,9 @@ use alloc::vec::Vec;
 
 use serde_json::Number;
 
-use super::raw::{string_enum, RawJson};
+use super::raw::RawJson;
 use super::tagged::{tagged_enum, tried_enum};
-use super::wire::acp_struct;
+use super::wire::{acp_struct, string_enum};
 use super::Extra;
 
 string_enum! {

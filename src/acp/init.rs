@@ -10,12 +10,6 @@ use alloc::vec::Vec;
 use super::content::MetaOnly;
 use super::raw::RawJson;
 use super::tagged::tagged_enum;
-#[cfg(feature = "unstable")]
-use super::unstable::{
-    AuthStatusCapabilities, PlanCapabilities, ProvidersCapabilities, SessionArchiveCapabilities,
-    SessionForkCapabilities, SessionStatusCapabilities, SessionSystemPromptCapabilities,
-    SessionTitleCapabilities, SubagentCapabilities,
-};
 use super::wire::acp_struct;
 use super::Extra;
 
@@ -1074,6 +1068,403 @@ impl<'a> AuthenticateRequest<'a> {
     pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
         self.meta = Some(value);
         self
+    }
+}
+
+#[cfg(feature = "unstable")]
+acp_struct! {
+    /// Provider configuration capabilities supported by the agent.
+    pub struct ProvidersCapabilities<'a> {
+        /// Extension metadata (`_meta`), kept raw.
+        "_meta" pub meta: Option<RawJson<'a>>,
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'a> ProvidersCapabilities<'a> {
+    /// A `ProvidersCapabilities` with every (optional) member absent.
+    pub fn new() -> Self {
+        Self {
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl Default for ProvidersCapabilities<'_> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[cfg(feature = "unstable")]
+acp_struct! {
+    /// Auth status capabilities supported by the agent.
+    pub struct AuthStatusCapabilities<'a> {
+        /// Extension metadata (`_meta`), kept raw.
+        "_meta" pub meta: Option<RawJson<'a>>,
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'a> AuthStatusCapabilities<'a> {
+    /// A `AuthStatusCapabilities` with every (optional) member absent.
+    pub fn new() -> Self {
+        Self {
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl Default for AuthStatusCapabilities<'_> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[cfg(feature = "unstable")]
+acp_struct! {
+    /// Capabilities for the `session/fork` method.
+    pub struct SessionForkCapabilities<'a> {
+        /// Extension metadata (`_meta`), kept raw.
+        "_meta" pub meta: Option<RawJson<'a>>,
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'a> SessionForkCapabilities<'a> {
+    /// A `SessionForkCapabilities` with every (optional) member absent.
+    pub fn new() -> Self {
+        Self {
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl Default for SessionForkCapabilities<'_> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[cfg(feature = "unstable")]
+acp_struct! {
+    /// Capabilities for `session/archive` and `session/unarchive`.
+    pub struct SessionArchiveCapabilities<'a> {
+        /// Extension metadata (`_meta`), kept raw.
+        "_meta" pub meta: Option<RawJson<'a>>,
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'a> SessionArchiveCapabilities<'a> {
+    /// A `SessionArchiveCapabilities` with every (optional) member absent.
+    pub fn new() -> Self {
+        Self {
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl Default for SessionArchiveCapabilities<'_> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[cfg(feature = "unstable")]
+acp_struct! {
+    /// Capabilities for the `session/status` method.
+    pub struct SessionStatusCapabilities<'a> {
+        /// Extension metadata (`_meta`), kept raw.
+        "_meta" pub meta: Option<RawJson<'a>>,
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'a> SessionStatusCapabilities<'a> {
+    /// A `SessionStatusCapabilities` with every (optional) member absent.
+    pub fn new() -> Self {
+        Self {
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl Default for SessionStatusCapabilities<'_> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[cfg(feature = "unstable")]
+acp_struct! {
+    /// Capabilities for Client-set session titles.
+    pub struct SessionTitleCapabilities<'a> {
+        /// Extension metadata (`_meta`), kept raw.
+        "_meta" pub meta: Option<RawJson<'a>>,
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'a> SessionTitleCapabilities<'a> {
+    /// A `SessionTitleCapabilities` with every (optional) member absent.
+    pub fn new() -> Self {
+        Self {
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl Default for SessionTitleCapabilities<'_> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[cfg(feature = "unstable")]
+acp_struct! {
+    /// Capabilities for client-provided system prompts.
+    pub struct SessionSystemPromptCapabilities<'a> {
+        /// Delivery modes the agent supports in addition to `append` (optional).
+        "mode" pub mode: Option<SessionSystemPromptModeCapabilities<'a>>,
+        /// Extension metadata (`_meta`), kept raw.
+        "_meta" pub meta: Option<RawJson<'a>>,
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'a> SessionSystemPromptCapabilities<'a> {
+    /// A `SessionSystemPromptCapabilities` with every (optional) member absent.
+    pub fn new() -> Self {
+        Self {
+            mode: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `mode`.
+    #[must_use]
+    pub fn with_mode(mut self, value: SessionSystemPromptModeCapabilities<'a>) -> Self {
+        self.mode = Some(value);
+        self
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl Default for SessionSystemPromptCapabilities<'_> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[cfg(feature = "unstable")]
+acp_struct! {
+    /// System prompt delivery modes the agent supports in addition to `append`.
+    pub struct SessionSystemPromptModeCapabilities<'a> {
+        /// Whether the agent supports `override` mode (optional).
+        "override" pub override_mode: Option<SessionSystemPromptOverrideCapabilities<'a>>,
+        /// Extension metadata (`_meta`), kept raw.
+        "_meta" pub meta: Option<RawJson<'a>>,
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'a> SessionSystemPromptModeCapabilities<'a> {
+    /// A `SessionSystemPromptModeCapabilities` with every (optional) member absent.
+    pub fn new() -> Self {
+        Self {
+            override_mode: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `override`.
+    #[must_use]
+    pub fn with_override_mode(
+        mut self,
+        value: SessionSystemPromptOverrideCapabilities<'a>,
+    ) -> Self {
+        self.override_mode = Some(value);
+        self
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl Default for SessionSystemPromptModeCapabilities<'_> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[cfg(feature = "unstable")]
+acp_struct! {
+    /// Capabilities for the `override` system prompt mode.
+    pub struct SessionSystemPromptOverrideCapabilities<'a> {
+        /// Extension metadata (`_meta`), kept raw.
+        "_meta" pub meta: Option<RawJson<'a>>,
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'a> SessionSystemPromptOverrideCapabilities<'a> {
+    /// A `SessionSystemPromptOverrideCapabilities` with every (optional) member absent.
+    pub fn new() -> Self {
+        Self {
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl Default for SessionSystemPromptOverrideCapabilities<'_> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[cfg(feature = "unstable")]
+acp_struct! {
+    /// Capabilities for receiving `plan_update` and `plan_removed` session updates.
+    pub struct PlanCapabilities<'a> {
+        /// Extension metadata (`_meta`), kept raw.
+        "_meta" pub meta: Option<RawJson<'a>>,
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'a> PlanCapabilities<'a> {
+    /// A `PlanCapabilities` with every (optional) member absent.
+    pub fn new() -> Self {
+        Self {
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl Default for PlanCapabilities<'_> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[cfg(feature = "unstable")]
+acp_struct! {
+    /// Capability marker for exposing reusable child sessions as restricted ACP sessions.
+    pub struct SubagentCapabilities<'a> {
+        /// Extension metadata (`_meta`), kept raw.
+        "_meta" pub meta: Option<RawJson<'a>>,
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'a> SubagentCapabilities<'a> {
+    /// A `SubagentCapabilities` with every (optional) member absent.
+    pub fn new() -> Self {
+        Self {
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl Default for SubagentCapabilities<'_> {
+    fn default() -> Self {
+        Self::new()
     }
 }
 

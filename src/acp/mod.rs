@@ -192,6 +192,13 @@ pub use init::{
     InitializeRequest, InitializeResponse, LogoutRequest, LogoutResponse, McpCapabilities,
     PromptCapabilities, SessionCapabilities, SessionConfigOptionsCapabilities,
 };
+#[cfg(feature = "unstable")]
+pub use init::{
+    AuthStatusCapabilities, PlanCapabilities, ProvidersCapabilities, SessionArchiveCapabilities,
+    SessionForkCapabilities, SessionStatusCapabilities, SessionSystemPromptCapabilities,
+    SessionSystemPromptModeCapabilities, SessionSystemPromptOverrideCapabilities,
+    SessionTitleCapabilities, SubagentCapabilities,
+};
 pub use session::{
     CancelNotification, CancelRequestNotification, CloseSessionRequest, CloseSessionResponse,
     DeleteSessionRequest, DeleteSessionResponse, EnvVariable, HttpHeader, ListSessionsRequest,
@@ -205,22 +212,17 @@ pub use session::{
     SetSessionModeResponse, SetSessionModelRequest, SetSessionModelResponse, StopReason,
 };
 #[cfg(feature = "unstable")]
+pub use session::{McpServerAcp, SessionArchiveFilter, SystemPrompt, SystemPromptMode, Usage};
+#[cfg(feature = "unstable")]
 pub use unstable::{
-    ArchiveSessionRequest, ArchiveSessionResponse, AuthAccount, AuthState, AuthStatusCapabilities,
-    AuthStatusRequest, AuthStatusResponse, AuthStatusUpdateNotification, DisableProviderRequest,
+    ArchiveSessionRequest, ArchiveSessionResponse, AuthAccount, AuthState, AuthStatusRequest,
+    AuthStatusResponse, AuthStatusUpdateNotification, DisableProviderRequest,
     DisableProviderResponse, ErrorStopReason, ForkSessionRequest, ForkSessionResponse,
-    IdleStateUpdate, IdleStopReason, ListProvidersRequest, ListProvidersResponse, LlmProtocol,
-    McpError, McpServerAcp, MessageMcpNotification, MessageMcpRequest, MessageMcpResponse,
-    PlanCapabilities, PlanFile, PlanItems, PlanMarkdown, PlanRemoved, PlanUpdate,
-    PlanUpdateContent, ProviderCurrentConfig, ProviderInfo, ProvidersCapabilities,
-    RequiresActionStateUpdate, RunningStateUpdate, SessionArchiveCapabilities,
-    SessionArchiveFilter, SessionCancelCapabilities, SessionForkCapabilities, SessionMessage,
-    SessionMessageChunk, SessionStatus, SessionStatusCapabilities, SessionStatusRequest,
-    SessionStatusResponse, SessionSystemPromptCapabilities, SessionSystemPromptModeCapabilities,
-    SessionSystemPromptOverrideCapabilities, SessionTitleCapabilities, SetProviderRequest,
-    SetProviderResponse, SetSessionTitleRequest, SetSessionTitleResponse, StateUpdate,
-    SubagentCapabilities, SubagentSessionCapabilities, SubagentUpdate, SystemPrompt,
-    SystemPromptMode, UnarchiveSessionRequest, UnarchiveSessionResponse, UnknownStateUpdate, Usage,
+    ListProvidersRequest, ListProvidersResponse, LlmProtocol, McpError, MessageMcpNotification,
+    MessageMcpRequest, MessageMcpResponse, ProviderCurrentConfig, ProviderInfo, SessionStatus,
+    SessionStatusRequest, SessionStatusResponse, SetProviderRequest, SetProviderResponse,
+    SetSessionTitleRequest, SetSessionTitleResponse, UnarchiveSessionRequest,
+    UnarchiveSessionResponse,
 };
 pub use update::{
     AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, CompactionStatus,
@@ -229,6 +231,13 @@ pub use update::{
     PlanEntryStatus, SessionInfoUpdate, SessionNotification, SessionUpdate, Terminal, ToolCall,
     ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolKind,
     UnstructuredCommandInput, UsageUpdate,
+};
+#[cfg(feature = "unstable")]
+pub use update::{
+    IdleStateUpdate, IdleStopReason, PlanFile, PlanItems, PlanMarkdown, PlanRemoved, PlanUpdate,
+    PlanUpdateContent, RequiresActionStateUpdate, RunningStateUpdate, SessionCancelCapabilities,
+    SessionMessage, SessionMessageChunk, StateUpdate, SubagentSessionCapabilities, SubagentUpdate,
+    UnknownStateUpdate,
 };
 // generated exports: end
 pub use encode::{encode_error, encode_notification, encode_request, encode_response};

@@ -7,7 +7,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
 
-use serde::de::{self, Deserializer};
+use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::value::RawValue;
 
@@ -139,6 +139,29 @@ impl Serialize for RawJson<'_> {
 impl<'de: 'a, 'a> Deserialize<'de> for RawJson<'a> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         <&'de RawValue>::deserialize(d).map(Self::borrowed)
+    }
+}
+
+/// The members of an object as (key, raw value), in order.
+pub(crate) struct Entries<'de>(pub(crate) Vec<(Cow<'de, str>, &'de RawValue)>);
+
+impl<'de> Deserialize<'de> for Entries<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Entries<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a json object")
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut out = Vec::new();
+                while let Some((k, v)) = map.next_entry::<CowKey<'de>, &'de RawValue>()? {
+                    out.push((k.0, v));
+                }
+                Ok(Entries(out))
+            }
+        }
+        d.deserialize_map(V)
     }
 }
 
@@ -303,73 +326,6 @@ pub(crate) fn tag_of<'a>(
     }
     Ok(None)
 }
-
-/// Defines a string enum whose unknown values decode to `Unknown` and
-/// re-encode unchanged.
-macro_rules! string_enum {
-    (
-        $(#[$m:meta])*
-        pub enum $name:ident { $( $(#[$vm:meta])* $variant:ident = $text:literal, )* }
-    ) => {
-        $(#[$m])*
-        #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-        #[non_exhaustive]
-        pub enum $name<'a> {
-            $( $(#[$vm])* $variant, )*
-            /// A value this version does not know, kept as sent.
-            Unknown(alloc::borrow::Cow<'a, str>),
-        }
-
-        impl<'a> $name<'a> {
-            /// The wire text of the value.
-            pub fn as_str(&self) -> &str {
-                match self {
-                    $( Self::$variant => $text, )*
-                    Self::Unknown(s) => s,
-                }
-            }
-
-            /// The value for wire text (`Unknown` when not a known value).
-            pub fn from_wire(text: alloc::borrow::Cow<'a, str>) -> Self {
-                match &*text {
-                    $( $text => Self::$variant, )*
-                    _ => Self::Unknown(text),
-                }
-            }
-
-            /// The value with its text copied.
-            pub fn into_owned(self) -> $name<'static> {
-                match self {
-                    $( Self::$variant => $name::$variant, )*
-                    Self::Unknown(s) => $name::Unknown($crate::acp::raw::IntoOwned::into_owned(s)),
-                }
-            }
-        }
-
-        $crate::acp::raw::forward_into_owned!($name);
-
-        impl serde::Serialize for $name<'_> {
-            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                s.serialize_str(self.as_str())
-            }
-        }
-
-        impl<'de: 'a, 'a> serde::Deserialize<'de> for $name<'a> {
-            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                $crate::acp::raw::CowStr::deserialize(d).map(|s| Self::from_wire(s.0))
-            }
-        }
-
-        impl<'de: 'a, 'a> $crate::acp::wire::Value<'de> for $name<'a> {
-            fn decode<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                <Self as serde::Deserialize<'de>>::deserialize(d)
-            }
-        }
-
-        $crate::acp::wire::required_field!(['a] $name<'a> where 'de: 'a);
-    };
-}
-pub(crate) use string_enum;
 
 #[cfg(test)]
 mod tests {

@@ -15,7 +15,7 @@ use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::value::RawValue;
 
-use super::raw::{CowKey, IntoOwned};
+use super::raw::IntoOwned;
 
 /// Defines an enum told apart by a string tag member.
 macro_rules! tagged_enum {
@@ -115,7 +115,7 @@ macro_rules! tagged_enum {
                 fn rest_entries<'de, M: serde::de::MapAccess<'de>>(
                     rest: serde::de::value::MapAccessDeserializer<M>,
                 ) -> Result<alloc::vec::Vec<(alloc::borrow::Cow<'de, str>, &'de serde_json::value::RawValue)>, M::Error> {
-                    $crate::acp::tagged::Entries::deserialize(rest).map(|e| e.0)
+                    $crate::acp::raw::Entries::deserialize(rest).map(|e| e.0)
                 }
                 d.deserialize_map(V(core::marker::PhantomData))
             }
@@ -162,29 +162,6 @@ macro_rules! tagged_enum {
     };
 }
 pub(crate) use tagged_enum;
-
-/// The members of an object as (key, raw value), in order.
-pub(crate) struct Entries<'de>(pub(crate) Vec<(Cow<'de, str>, &'de RawValue)>);
-
-impl<'de> Deserialize<'de> for Entries<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Entries<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a json object")
-            }
-            fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                let mut out = Vec::new();
-                while let Some((k, v)) = map.next_entry::<CowKey<'de>, &'de RawValue>()? {
-                    out.push((k.0, v));
-                }
-                Ok(Entries(out))
-            }
-        }
-        d.deserialize_map(V)
-    }
-}
 
 /// Rebuilds an object from its members, compactly.
 pub(crate) fn rebuild<E: de::Error>(
@@ -320,3 +297,11 @@ impl<'de> Visitor<'de> for ConfigValueVisitor {
         Ok(ConfigValue::Id(Cow::Owned(v.into())))
     }
 }
+
+impl<'de: 'a, 'a> super::wire::Value<'de> for ConfigValue<'a> {
+    fn decode<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        ConfigValue::deserialize(d)
+    }
+}
+
+super::wire::required_field!(['a] ConfigValue<'a> where 'de: 'a);

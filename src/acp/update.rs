@@ -10,14 +10,12 @@ use alloc::vec::Vec;
 use serde_json::Number;
 
 use super::content::ContentBlock;
-use super::raw::{string_enum, RawJson};
+use super::raw::RawJson;
 use super::session::SessionConfigOption;
-use super::tagged::{tagged_enum, tried_enum};
 #[cfg(feature = "unstable")]
-use super::unstable::{
-    PlanRemoved, PlanUpdate, SessionMessage, SessionMessageChunk, SubagentUpdate,
-};
-use super::wire::acp_struct;
+use super::session::Usage;
+use super::tagged::{tagged_enum, tried_enum};
+use super::wire::{acp_struct, string_enum};
 use super::Extra;
 
 acp_struct! {
@@ -1054,5 +1052,658 @@ tagged_enum! {
         /// `sessionUpdate`: `"session_message_chunk"`.
         #[cfg(feature = "unstable")]
         SessionMessageChunk(SessionMessageChunk) = "session_message_chunk",
+    }
+}
+
+#[cfg(feature = "unstable")]
+acp_struct! {
+    /// A content update for a plan identified by ID.
+    pub struct PlanUpdate<'a> {
+        /// The updated plan content.
+        "plan" pub plan: PlanUpdateContent<'a>,
+        /// Extension metadata (`_meta`), kept raw.
+        "_meta" pub meta: Option<RawJson<'a>>,
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'a> PlanUpdate<'a> {
+    /// A `PlanUpdate` from its required members (`plan`); the optional ones absent.
+    pub fn new(plan: PlanUpdateContent<'a>) -> Self {
+        Self {
+            plan,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+#[cfg(feature = "unstable")]
+tagged_enum! {
+    /// Updated content for a plan.
+    pub enum PlanUpdateContent tag "type" {
+        /// `type`: `"items"`.
+        Items(PlanItems) = "items",
+        /// `type`: `"file"`.
+        File(PlanFile) = "file",
+        /// `type`: `"markdown"`.
+        Markdown(PlanMarkdown) = "markdown",
+    }
+}
+
+#[cfg(feature = "unstable")]
+acp_struct! {
+    /// A plan represented as structured entries.
+    pub struct PlanItems<'a> {
+        /// The plan ID to update.
+        "planId" pub plan_id: Cow<'a, str>,
+        /// The list of tasks to be accomplished.
+        "entries" pub entries: Vec<PlanEntry<'a>>,
+        /// Extension metadata (`_meta`), kept raw.
+        "_meta" pub meta: Option<RawJson<'a>>,
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'a> PlanItems<'a> {
+    /// A `PlanItems` from its required members (`planId`, `entries`); the optional ones absent.
+    pub fn new(plan_id: impl Into<Cow<'a, str>>, entries: Vec<PlanEntry<'a>>) -> Self {
+        Self {
+            plan_id: plan_id.into(),
+            entries,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+#[cfg(feature = "unstable")]
+acp_struct! {
+    /// A plan represented by a file URI.
+    pub struct PlanFile<'a> {
+        /// The plan ID to update.
+        "planId" pub plan_id: Cow<'a, str>,
+        /// The URI of the file containing the plan.
+        "uri" pub uri: Cow<'a, str>,
+        /// Extension metadata (`_meta`), kept raw.
+        "_meta" pub meta: Option<RawJson<'a>>,
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'a> PlanFile<'a> {
+    /// A `PlanFile` from its required members (`planId`, `uri`); the optional ones absent.
+    pub fn new(plan_id: impl Into<Cow<'a, str>>, uri: impl Into<Cow<'a, str>>) -> Self {
+        Self {
+            plan_id: plan_id.into(),
+            uri: uri.into(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+#[cfg(feature = "unstable")]
+acp_struct! {
+    /// A plan represented as raw markdown content.
+    pub struct PlanMarkdown<'a> {
+        /// The plan ID to update.
+        "planId" pub plan_id: Cow<'a, str>,
+        /// Markdown content for the plan.
+        "content" pub content: Cow<'a, str>,
+        /// Extension metadata (`_meta`), kept raw.
+        "_meta" pub meta: Option<RawJson<'a>>,
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'a> PlanMarkdown<'a> {
+    /// A `PlanMarkdown` from its required members (`planId`, `content`); the optional ones absent.
+    pub fn new(plan_id: impl Into<Cow<'a, str>>, content: impl Into<Cow<'a, str>>) -> Self {
+        Self {
+            plan_id: plan_id.into(),
+            content: content.into(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+#[cfg(feature = "unstable")]
+acp_struct! {
+    /// Removal notice for a plan identified by ID.
+    pub struct PlanRemoved<'a> {
+        /// The plan ID to remove.
+        "planId" pub plan_id: Cow<'a, str>,
+        /// Extension metadata (`_meta`), kept raw.
+        "_meta" pub meta: Option<RawJson<'a>>,
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'a> PlanRemoved<'a> {
+    /// A `PlanRemoved` from its required members (`planId`); the optional ones absent.
+    pub fn new(plan_id: impl Into<Cow<'a, str>>) -> Self {
+        Self {
+            plan_id: plan_id.into(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+#[cfg(feature = "unstable")]
+acp_struct! {
+    /// Notification that the enclosing parent session created and owns a child session.
+    pub struct SubagentUpdate<'a> {
+        /// The opaque session ID identifying the child in all ACP messages.
+        "sessionId" pub session_id: Cow<'a, str>,
+        /// The parent's human-readable display title for this child. It need not be unique (optional).
+        "title" pub title: Option<Cow<'a, str>>,
+        /// The parent's human-readable description of the child's role or purpose (optional).
+        "description" pub description: Option<Cow<'a, str>>,
+        /// Client-initiated session mutations permitted for this subagent session (optional).
+        "capabilities" pub capabilities: Option<SubagentSessionCapabilities<'a>>,
+        /// Current state snapshot for the child session (optional).
+        "state" pub state: Option<StateUpdate<'a>>,
+        /// The child's working directory. Must be an absolute path (optional).
+        "cwd" pub cwd: Option<Cow<'a, str>>,
+        /// Additional workspace roots for the child. Each path must be absolute (optional).
+        "additionalDirectories" pub additional_directories: Option<Vec<Cow<'a, str>>>,
+        /// Extension metadata (`_meta`), kept raw.
+        "_meta" pub meta: Option<RawJson<'a>>,
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'a> SubagentUpdate<'a> {
+    /// A `SubagentUpdate` from its required members (`sessionId`); the optional ones absent.
+    pub fn new(session_id: impl Into<Cow<'a, str>>) -> Self {
+        Self {
+            session_id: session_id.into(),
+            title: None,
+            description: None,
+            capabilities: None,
+            state: None,
+            cwd: None,
+            additional_directories: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `title`.
+    #[must_use]
+    pub fn with_title(mut self, value: impl Into<Cow<'a, str>>) -> Self {
+        self.title = Some(value.into());
+        self
+    }
+
+    /// Sets `description`.
+    #[must_use]
+    pub fn with_description(mut self, value: impl Into<Cow<'a, str>>) -> Self {
+        self.description = Some(value.into());
+        self
+    }
+
+    /// Sets `capabilities`.
+    #[must_use]
+    pub fn with_capabilities(mut self, value: SubagentSessionCapabilities<'a>) -> Self {
+        self.capabilities = Some(value);
+        self
+    }
+
+    /// Sets `state`.
+    #[must_use]
+    pub fn with_state(mut self, value: StateUpdate<'a>) -> Self {
+        self.state = Some(value);
+        self
+    }
+
+    /// Sets `cwd`.
+    #[must_use]
+    pub fn with_cwd(mut self, value: impl Into<Cow<'a, str>>) -> Self {
+        self.cwd = Some(value.into());
+        self
+    }
+
+    /// Sets `additionalDirectories`.
+    #[must_use]
+    pub fn with_additional_directories(mut self, value: Vec<Cow<'a, str>>) -> Self {
+        self.additional_directories = Some(value);
+        self
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+#[cfg(feature = "unstable")]
+acp_struct! {
+    /// Client-initiated session mutations permitted for a specific subagent session.
+    pub struct SubagentSessionCapabilities<'a> {
+        /// Permits the client to cancel this child's current work without ending the session. Omitted or `null` means unsupported. An object (including `{}`) means supported (optional).
+        "cancel" pub cancel: Option<SessionCancelCapabilities<'a>>,
+        /// Extension metadata (`_meta`), kept raw.
+        "_meta" pub meta: Option<RawJson<'a>>,
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'a> SubagentSessionCapabilities<'a> {
+    /// A `SubagentSessionCapabilities` with every (optional) member absent.
+    pub fn new() -> Self {
+        Self {
+            cancel: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `cancel`.
+    #[must_use]
+    pub fn with_cancel(mut self, value: SessionCancelCapabilities<'a>) -> Self {
+        self.cancel = Some(value);
+        self
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl Default for SubagentSessionCapabilities<'_> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[cfg(feature = "unstable")]
+acp_struct! {
+    /// Capability to cancel work in a subagent session without ending that session.
+    pub struct SessionCancelCapabilities<'a> {
+        /// Extension metadata (`_meta`), kept raw.
+        "_meta" pub meta: Option<RawJson<'a>>,
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'a> SessionCancelCapabilities<'a> {
+    /// A `SessionCancelCapabilities` with every (optional) member absent.
+    pub fn new() -> Self {
+        Self {
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl Default for SessionCancelCapabilities<'_> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[cfg(feature = "unstable")]
+tagged_enum! {
+    /// Current foreground-work state of a reusable child session.
+    pub enum StateUpdate tag "state" {
+        /// `state`: `"running"`.
+        Running(RunningStateUpdate) = "running",
+        /// `state`: `"idle"`.
+        Idle(IdleStateUpdate) = "idle",
+        /// `state`: `"requires_action"`.
+        RequiresAction(RequiresActionStateUpdate) = "requires_action",
+        /// `state`: `"unknown"`.
+        UnknownState(UnknownStateUpdate) = "unknown",
+    }
+}
+
+#[cfg(feature = "unstable")]
+acp_struct! {
+    /// Foreground work is in progress.
+    pub struct RunningStateUpdate<'a> {
+        /// Extension metadata (`_meta`), kept raw.
+        "_meta" pub meta: Option<RawJson<'a>>,
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'a> RunningStateUpdate<'a> {
+    /// A `RunningStateUpdate` with every (optional) member absent.
+    pub fn new() -> Self {
+        Self {
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl Default for RunningStateUpdate<'_> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[cfg(feature = "unstable")]
+string_enum! {
+    /// Why a subagent's foreground work stopped (the `stopReason` of an idle state).
+    pub enum IdleStopReason {
+        /// `"end_turn"`.
+        EndTurn = "end_turn",
+        /// `"max_tokens"`.
+        MaxTokens = "max_tokens",
+        /// `"max_turn_requests"`.
+        MaxTurnRequests = "max_turn_requests",
+        /// `"refusal"`.
+        Refusal = "refusal",
+        /// `"cancelled"`.
+        Cancelled = "cancelled",
+        /// `"error"`.
+        Error = "error",
+    }
+}
+
+#[cfg(feature = "unstable")]
+acp_struct! {
+    /// The child is ready to process another prompt.
+    pub struct IdleStateUpdate<'a> {
+        /// Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own (optional).
+        "stopReason" pub stop_reason: Option<IdleStopReason<'a>>,
+        /// The failure, as a JSON-RPC error object (optional).
+        "error" pub error: Option<RawJson<'a>>,
+        /// Token usage for completed foreground work (optional).
+        "usage" pub usage: Option<Usage<'a>>,
+        /// Extension metadata (`_meta`), kept raw.
+        "_meta" pub meta: Option<RawJson<'a>>,
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'a> IdleStateUpdate<'a> {
+    /// A `IdleStateUpdate` with every (optional) member absent.
+    pub fn new() -> Self {
+        Self {
+            stop_reason: None,
+            error: None,
+            usage: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `stopReason`.
+    #[must_use]
+    pub fn with_stop_reason(mut self, value: IdleStopReason<'a>) -> Self {
+        self.stop_reason = Some(value);
+        self
+    }
+
+    /// Sets `error`.
+    #[must_use]
+    pub fn with_error(mut self, value: RawJson<'a>) -> Self {
+        self.error = Some(value);
+        self
+    }
+
+    /// Sets `usage`.
+    #[must_use]
+    pub fn with_usage(mut self, value: Usage<'a>) -> Self {
+        self.usage = Some(value);
+        self
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl Default for IdleStateUpdate<'_> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[cfg(feature = "unstable")]
+acp_struct! {
+    /// Foreground work is blocked on user action.
+    pub struct RequiresActionStateUpdate<'a> {
+        /// Extension metadata (`_meta`), kept raw.
+        "_meta" pub meta: Option<RawJson<'a>>,
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'a> RequiresActionStateUpdate<'a> {
+    /// A `RequiresActionStateUpdate` with every (optional) member absent.
+    pub fn new() -> Self {
+        Self {
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl Default for RequiresActionStateUpdate<'_> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[cfg(feature = "unstable")]
+acp_struct! {
+    /// The Agent cannot currently determine foreground activity.
+    pub struct UnknownStateUpdate<'a> {
+        /// Extension metadata (`_meta`), kept raw.
+        "_meta" pub meta: Option<RawJson<'a>>,
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'a> UnknownStateUpdate<'a> {
+    /// A `UnknownStateUpdate` with every (optional) member absent.
+    pub fn new() -> Self {
+        Self {
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl Default for UnknownStateUpdate<'_> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[cfg(feature = "unstable")]
+acp_struct! {
+    /// An upsert for an inter-session message.
+    pub struct SessionMessage<'a> {
+        /// Identifier of this message within the enclosing session's transcript.
+        "messageId" pub message_id: Cow<'a, str>,
+        /// The sending session (optional).
+        "senderSessionId" pub sender_session_id: Option<Cow<'a, str>>,
+        /// The receiving session (optional).
+        "recipientSessionId" pub recipient_session_id: Option<Cow<'a, str>>,
+        /// On an incoming view, the `messageId` of the same message's outgoing view in the sender's transcript (optional).
+        "senderMessageId" pub sender_message_id: Option<Cow<'a, str>>,
+        /// On an outgoing view, the `messageId` of the same message's incoming view in the recipient's transcript (optional).
+        "recipientMessageId" pub recipient_message_id: Option<Cow<'a, str>>,
+        /// Omitted leaves content unchanged. `null` or `\[\]` clears it. A non-empty array replaces all content (optional).
+        "content" pub content: Option<Vec<ContentBlock<'a>>>,
+        /// Extension metadata (`_meta`), kept raw.
+        "_meta" pub meta: Option<RawJson<'a>>,
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'a> SessionMessage<'a> {
+    /// A `SessionMessage` from its required members (`messageId`); the optional ones absent.
+    pub fn new(message_id: impl Into<Cow<'a, str>>) -> Self {
+        Self {
+            message_id: message_id.into(),
+            sender_session_id: None,
+            recipient_session_id: None,
+            sender_message_id: None,
+            recipient_message_id: None,
+            content: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `senderSessionId`.
+    #[must_use]
+    pub fn with_sender_session_id(mut self, value: impl Into<Cow<'a, str>>) -> Self {
+        self.sender_session_id = Some(value.into());
+        self
+    }
+
+    /// Sets `recipientSessionId`.
+    #[must_use]
+    pub fn with_recipient_session_id(mut self, value: impl Into<Cow<'a, str>>) -> Self {
+        self.recipient_session_id = Some(value.into());
+        self
+    }
+
+    /// Sets `senderMessageId`.
+    #[must_use]
+    pub fn with_sender_message_id(mut self, value: impl Into<Cow<'a, str>>) -> Self {
+        self.sender_message_id = Some(value.into());
+        self
+    }
+
+    /// Sets `recipientMessageId`.
+    #[must_use]
+    pub fn with_recipient_message_id(mut self, value: impl Into<Cow<'a, str>>) -> Self {
+        self.recipient_message_id = Some(value.into());
+        self
+    }
+
+    /// Sets `content`.
+    #[must_use]
+    pub fn with_content(mut self, value: Vec<ContentBlock<'a>>) -> Self {
+        self.content = Some(value);
+        self
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+#[cfg(feature = "unstable")]
+acp_struct! {
+    /// A streamed content block of an inter-session message.
+    pub struct SessionMessageChunk<'a> {
+        /// Identifier of this message within the enclosing session's transcript.
+        "messageId" pub message_id: Cow<'a, str>,
+        /// A single content block appended to the message.
+        "content" pub content: ContentBlock<'a>,
+        /// Extension metadata (`_meta`), kept raw.
+        "_meta" pub meta: Option<RawJson<'a>>,
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'a> SessionMessageChunk<'a> {
+    /// A `SessionMessageChunk` from its required members (`messageId`, `content`); the optional ones absent.
+    pub fn new(message_id: impl Into<Cow<'a, str>>, content: ContentBlock<'a>) -> Self {
+        Self {
+            message_id: message_id.into(),
+            content,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
     }
 }

@@ -27,7 +27,6 @@ use serde_json::Number;
 use super::id::RequestId;
 use super::raw::{CowStr, RawJson};
 use super::salvage::{Salvage, SalvageKind};
-use super::tagged::ConfigValue;
 
 /// Why a value could not be typed, even leniently.
 #[derive(Debug)]
@@ -179,12 +178,6 @@ impl<'de: 'a, 'a> Value<'de> for RequestId<'a> {
     }
 }
 
-impl<'de: 'a, 'a> Value<'de> for ConfigValue<'a> {
-    fn decode<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        ConfigValue::deserialize(d)
-    }
-}
-
 /// A list: strictly every item must fit; leniently an item that does not
 /// is left out and reported.
 impl<'de, T: Value<'de>> Value<'de> for Vec<T> {
@@ -311,7 +304,6 @@ required_field!([] Number);
 required_field!(['a] Cow<'a, str> where 'de: 'a);
 required_field!(['a] RawJson<'a> where 'de: 'a);
 required_field!(['a] RequestId<'a> where 'de: 'a);
-required_field!(['a] ConfigValue<'a> where 'de: 'a);
 required_field!([T] Vec<T> where T: Value<'de> + Serialize);
 
 /// The members of an object as (key, raw value), in order, for lenient
@@ -319,7 +311,7 @@ required_field!([T] Vec<T> where T: Value<'de> + Serialize);
 pub(crate) fn members<'de>(
     raw: &'de RawValue,
 ) -> Result<Vec<(Cow<'de, str>, &'de RawValue)>, Fail> {
-    super::tagged::Entries::deserialize(&mut serde_json::Deserializer::from_str(raw.get()))
+    super::raw::Entries::deserialize(&mut serde_json::Deserializer::from_str(raw.get()))
         .map(|e| e.0)
         .map_err(Fail::mismatch)
 }
@@ -464,3 +456,70 @@ macro_rules! acp_struct {
     };
 }
 pub(crate) use acp_struct;
+
+/// Defines a string enum whose unknown values decode to `Unknown` and
+/// re-encode unchanged.
+macro_rules! string_enum {
+    (
+        $(#[$m:meta])*
+        pub enum $name:ident { $( $(#[$vm:meta])* $variant:ident = $text:literal, )* }
+    ) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+        #[non_exhaustive]
+        pub enum $name<'a> {
+            $( $(#[$vm])* $variant, )*
+            /// A value this version does not know, kept as sent.
+            Unknown(alloc::borrow::Cow<'a, str>),
+        }
+
+        impl<'a> $name<'a> {
+            /// The wire text of the value.
+            pub fn as_str(&self) -> &str {
+                match self {
+                    $( Self::$variant => $text, )*
+                    Self::Unknown(s) => s,
+                }
+            }
+
+            /// The value for wire text (`Unknown` when not a known value).
+            pub fn from_wire(text: alloc::borrow::Cow<'a, str>) -> Self {
+                match &*text {
+                    $( $text => Self::$variant, )*
+                    _ => Self::Unknown(text),
+                }
+            }
+
+            /// The value with its text copied.
+            pub fn into_owned(self) -> $name<'static> {
+                match self {
+                    $( Self::$variant => $name::$variant, )*
+                    Self::Unknown(s) => $name::Unknown($crate::acp::raw::IntoOwned::into_owned(s)),
+                }
+            }
+        }
+
+        $crate::acp::raw::forward_into_owned!($name);
+
+        impl serde::Serialize for $name<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.as_str())
+            }
+        }
+
+        impl<'de: 'a, 'a> serde::Deserialize<'de> for $name<'a> {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                $crate::acp::raw::CowStr::deserialize(d).map(|s| Self::from_wire(s.0))
+            }
+        }
+
+        impl<'de: 'a, 'a> $crate::acp::wire::Value<'de> for $name<'a> {
+            fn decode<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                <Self as serde::Deserialize<'de>>::deserialize(d)
+            }
+        }
+
+        $crate::acp::wire::required_field!(['a] $name<'a> where 'de: 'a);
+    };
+}
+pub(crate) use string_enum;

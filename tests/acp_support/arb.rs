@@ -691,6 +691,290 @@ pub fn arb_session_update(valid: bool) -> BoxedStrategy<SessionUpdate<'static>> 
     }
 }
 
+#[cfg(feature = "unstable")]
+pub fn arb_plan_update(valid: bool) -> BoxedStrategy<PlanUpdate<'static>> {
+    let _ = valid;
+    ((arb_plan_update_content(valid), option::of(meta())),)
+        .prop_map(|((plan, meta),)| {
+            let mut v = PlanUpdate::new(plan);
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_plan_update_content(valid: bool) -> BoxedStrategy<PlanUpdateContent<'static>> {
+    let known = prop_oneof![
+        arb_plan_items(valid).prop_map(PlanUpdateContent::Items),
+        arb_plan_file(valid).prop_map(PlanUpdateContent::File),
+        arb_plan_markdown(valid).prop_map(PlanUpdateContent::Markdown)
+    ];
+    if valid {
+        known.boxed()
+    } else {
+        prop_oneof![6 => known, 1 => unknown_object("type").prop_map(PlanUpdateContent::Unknown)]
+            .boxed()
+    }
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_plan_items(valid: bool) -> BoxedStrategy<PlanItems<'static>> {
+    let _ = valid;
+    ((text(), vec(arb_plan_entry(valid), 0..3), option::of(meta())),)
+        .prop_map(|((plan_id, entries, meta),)| {
+            let mut v = PlanItems::new(plan_id, entries);
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_plan_file(valid: bool) -> BoxedStrategy<PlanFile<'static>> {
+    let _ = valid;
+    ((text(), text(), option::of(meta())),)
+        .prop_map(|((plan_id, uri, meta),)| {
+            let mut v = PlanFile::new(plan_id, uri);
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_plan_markdown(valid: bool) -> BoxedStrategy<PlanMarkdown<'static>> {
+    let _ = valid;
+    ((text(), text(), option::of(meta())),)
+        .prop_map(|((plan_id, content, meta),)| {
+            let mut v = PlanMarkdown::new(plan_id, content);
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_plan_removed(valid: bool) -> BoxedStrategy<PlanRemoved<'static>> {
+    let _ = valid;
+    ((text(), option::of(meta())),)
+        .prop_map(|((plan_id, meta),)| {
+            let mut v = PlanRemoved::new(plan_id);
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_subagent_update(valid: bool) -> BoxedStrategy<SubagentUpdate<'static>> {
+    let _ = valid;
+    (
+        (
+            text(),
+            option::of(text()),
+            option::of(text()),
+            option::of(arb_subagent_session_capabilities(valid)),
+            option::of(arb_state_update(valid)),
+            option::of(text()),
+        ),
+        (option::of(vec(text(), 0..3)), option::of(meta())),
+    )
+        .prop_map(
+            |(
+                (session_id, title, description, capabilities, state, cwd),
+                (additional_directories, meta),
+            )| {
+                let mut v = SubagentUpdate::new(session_id);
+                v.title = title;
+                v.description = description;
+                v.capabilities = capabilities;
+                v.state = state;
+                v.cwd = cwd;
+                v.additional_directories = additional_directories;
+                v.meta = meta;
+                v
+            },
+        )
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_subagent_session_capabilities(
+    valid: bool,
+) -> BoxedStrategy<SubagentSessionCapabilities<'static>> {
+    let _ = valid;
+    ((
+        option::of(arb_session_cancel_capabilities(valid)),
+        option::of(meta()),
+    ),)
+        .prop_map(|((cancel, meta),)| {
+            let mut v = SubagentSessionCapabilities::new();
+            v.cancel = cancel;
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_session_cancel_capabilities(
+    valid: bool,
+) -> BoxedStrategy<SessionCancelCapabilities<'static>> {
+    let _ = valid;
+    ((option::of(meta()),),)
+        .prop_map(|((meta,),)| {
+            let mut v = SessionCancelCapabilities::new();
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_state_update(valid: bool) -> BoxedStrategy<StateUpdate<'static>> {
+    let known = prop_oneof![
+        arb_running_state_update(valid).prop_map(StateUpdate::Running),
+        arb_idle_state_update(valid).prop_map(StateUpdate::Idle),
+        arb_requires_action_state_update(valid).prop_map(StateUpdate::RequiresAction),
+        arb_unknown_state_update(valid).prop_map(StateUpdate::UnknownState)
+    ];
+    if valid {
+        known.boxed()
+    } else {
+        prop_oneof![6 => known, 1 => unknown_object("state").prop_map(StateUpdate::Unknown)].boxed()
+    }
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_running_state_update(valid: bool) -> BoxedStrategy<RunningStateUpdate<'static>> {
+    let _ = valid;
+    ((option::of(meta()),),)
+        .prop_map(|((meta,),)| {
+            let mut v = RunningStateUpdate::new();
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_idle_stop_reason(valid: bool) -> BoxedStrategy<IdleStopReason<'static>> {
+    let known = prop::sample::select(vec![
+        IdleStopReason::EndTurn,
+        IdleStopReason::MaxTokens,
+        IdleStopReason::MaxTurnRequests,
+        IdleStopReason::Refusal,
+        IdleStopReason::Cancelled,
+        IdleStopReason::Error,
+    ]);
+    if valid {
+        known.boxed()
+    } else {
+        prop_oneof![4 => known, 1 => unknown_word().prop_map(|w| IdleStopReason::Unknown(w.into()))]
+            .boxed()
+    }
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_idle_state_update(valid: bool) -> BoxedStrategy<IdleStateUpdate<'static>> {
+    let _ = valid;
+    ((
+        option::of(arb_idle_stop_reason(valid)),
+        option::of(Just(
+            RawJson::from_text("{\"code\":-32603,\"message\":\"boom\"}").unwrap(),
+        )),
+        option::of(arb_usage(valid)),
+        option::of(meta()),
+    ),)
+        .prop_map(|((stop_reason, error, usage, meta),)| {
+            let mut v = IdleStateUpdate::new();
+            v.stop_reason = stop_reason;
+            v.error = error;
+            v.usage = usage;
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_requires_action_state_update(
+    valid: bool,
+) -> BoxedStrategy<RequiresActionStateUpdate<'static>> {
+    let _ = valid;
+    ((option::of(meta()),),)
+        .prop_map(|((meta,),)| {
+            let mut v = RequiresActionStateUpdate::new();
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_unknown_state_update(valid: bool) -> BoxedStrategy<UnknownStateUpdate<'static>> {
+    let _ = valid;
+    ((option::of(meta()),),)
+        .prop_map(|((meta,),)| {
+            let mut v = UnknownStateUpdate::new();
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_session_message(valid: bool) -> BoxedStrategy<SessionMessage<'static>> {
+    let _ = valid;
+    (
+        (
+            text(),
+            option::of(text()),
+            option::of(text()),
+            option::of(text()),
+            option::of(text()),
+            option::of(vec(arb_content_block(valid), 0..3)),
+        ),
+        (option::of(meta()),),
+    )
+        .prop_map(
+            |(
+                (
+                    message_id,
+                    sender_session_id,
+                    recipient_session_id,
+                    sender_message_id,
+                    recipient_message_id,
+                    content,
+                ),
+                (meta,),
+            )| {
+                let mut v = SessionMessage::new(message_id);
+                v.sender_session_id = sender_session_id;
+                v.recipient_session_id = recipient_session_id;
+                v.sender_message_id = sender_message_id;
+                v.recipient_message_id = recipient_message_id;
+                v.content = content;
+                v.meta = meta;
+                v
+            },
+        )
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_session_message_chunk(valid: bool) -> BoxedStrategy<SessionMessageChunk<'static>> {
+    let _ = valid;
+    ((text(), arb_content_block(valid), option::of(meta())),)
+        .prop_map(|((message_id, content, meta),)| {
+            let mut v = SessionMessageChunk::new(message_id, content);
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
 pub fn arb_implementation(valid: bool) -> BoxedStrategy<Implementation<'static>> {
     let _ = valid;
     ((text(), option::of(text()), text(), option::of(meta())),)
@@ -1166,6 +1450,160 @@ pub fn arb_authenticate_request(valid: bool) -> BoxedStrategy<AuthenticateReques
     ((text(), option::of(meta())),)
         .prop_map(|((method_id, meta),)| {
             let mut v = AuthenticateRequest::new(method_id);
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_providers_capabilities(valid: bool) -> BoxedStrategy<ProvidersCapabilities<'static>> {
+    let _ = valid;
+    ((option::of(meta()),),)
+        .prop_map(|((meta,),)| {
+            let mut v = ProvidersCapabilities::new();
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_auth_status_capabilities(valid: bool) -> BoxedStrategy<AuthStatusCapabilities<'static>> {
+    let _ = valid;
+    ((option::of(meta()),),)
+        .prop_map(|((meta,),)| {
+            let mut v = AuthStatusCapabilities::new();
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_session_fork_capabilities(
+    valid: bool,
+) -> BoxedStrategy<SessionForkCapabilities<'static>> {
+    let _ = valid;
+    ((option::of(meta()),),)
+        .prop_map(|((meta,),)| {
+            let mut v = SessionForkCapabilities::new();
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_session_archive_capabilities(
+    valid: bool,
+) -> BoxedStrategy<SessionArchiveCapabilities<'static>> {
+    let _ = valid;
+    ((option::of(meta()),),)
+        .prop_map(|((meta,),)| {
+            let mut v = SessionArchiveCapabilities::new();
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_session_status_capabilities(
+    valid: bool,
+) -> BoxedStrategy<SessionStatusCapabilities<'static>> {
+    let _ = valid;
+    ((option::of(meta()),),)
+        .prop_map(|((meta,),)| {
+            let mut v = SessionStatusCapabilities::new();
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_session_title_capabilities(
+    valid: bool,
+) -> BoxedStrategy<SessionTitleCapabilities<'static>> {
+    let _ = valid;
+    ((option::of(meta()),),)
+        .prop_map(|((meta,),)| {
+            let mut v = SessionTitleCapabilities::new();
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_session_system_prompt_capabilities(
+    valid: bool,
+) -> BoxedStrategy<SessionSystemPromptCapabilities<'static>> {
+    let _ = valid;
+    ((
+        option::of(arb_session_system_prompt_mode_capabilities(valid)),
+        option::of(meta()),
+    ),)
+        .prop_map(|((mode, meta),)| {
+            let mut v = SessionSystemPromptCapabilities::new();
+            v.mode = mode;
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_session_system_prompt_mode_capabilities(
+    valid: bool,
+) -> BoxedStrategy<SessionSystemPromptModeCapabilities<'static>> {
+    let _ = valid;
+    ((
+        option::of(arb_session_system_prompt_override_capabilities(valid)),
+        option::of(meta()),
+    ),)
+        .prop_map(|((override_mode, meta),)| {
+            let mut v = SessionSystemPromptModeCapabilities::new();
+            v.override_mode = override_mode;
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_session_system_prompt_override_capabilities(
+    valid: bool,
+) -> BoxedStrategy<SessionSystemPromptOverrideCapabilities<'static>> {
+    let _ = valid;
+    ((option::of(meta()),),)
+        .prop_map(|((meta,),)| {
+            let mut v = SessionSystemPromptOverrideCapabilities::new();
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_plan_capabilities(valid: bool) -> BoxedStrategy<PlanCapabilities<'static>> {
+    let _ = valid;
+    ((option::of(meta()),),)
+        .prop_map(|((meta,),)| {
+            let mut v = PlanCapabilities::new();
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_subagent_capabilities(valid: bool) -> BoxedStrategy<SubagentCapabilities<'static>> {
+    let _ = valid;
+    ((option::of(meta()),),)
+        .prop_map(|((meta,),)| {
+            let mut v = SubagentCapabilities::new();
             v.meta = meta;
             v
         })
@@ -1856,6 +2294,95 @@ pub fn arb_cancel_request_notification(
         .boxed()
 }
 
+#[cfg(feature = "unstable")]
+pub fn arb_session_archive_filter(valid: bool) -> BoxedStrategy<SessionArchiveFilter<'static>> {
+    let known = prop::sample::select(vec![
+        SessionArchiveFilter::Exclude,
+        SessionArchiveFilter::Include,
+        SessionArchiveFilter::Only,
+    ]);
+    if valid {
+        known.boxed()
+    } else {
+        prop_oneof![4 => known, 1 => unknown_word().prop_map(|w| SessionArchiveFilter::Unknown(w.into()))].boxed()
+    }
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_system_prompt(valid: bool) -> BoxedStrategy<SystemPrompt<'static>> {
+    let _ = valid;
+    ((
+        arb_system_prompt_mode(valid),
+        vec(arb_content_block(valid), 0..3),
+        option::of(meta()),
+    ),)
+        .prop_map(|((mode, content, meta),)| {
+            let mut v = SystemPrompt::new(mode, content);
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_system_prompt_mode(valid: bool) -> BoxedStrategy<SystemPromptMode<'static>> {
+    let known = prop::sample::select(vec![SystemPromptMode::Append, SystemPromptMode::Override]);
+    if valid {
+        known.boxed()
+    } else {
+        prop_oneof![4 => known, 1 => unknown_word().prop_map(|w| SystemPromptMode::Unknown(w.into()))].boxed()
+    }
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_usage(valid: bool) -> BoxedStrategy<Usage<'static>> {
+    let _ = valid;
+    (
+        (
+            any::<u64>(),
+            any::<u64>(),
+            any::<u64>(),
+            option::of(any::<u64>()),
+            option::of(any::<u64>()),
+            option::of(any::<u64>()),
+        ),
+        (option::of(meta()),),
+    )
+        .prop_map(
+            |(
+                (
+                    total_tokens,
+                    input_tokens,
+                    output_tokens,
+                    thought_tokens,
+                    cached_read_tokens,
+                    cached_write_tokens,
+                ),
+                (meta,),
+            )| {
+                let mut v = Usage::new(total_tokens, input_tokens, output_tokens);
+                v.thought_tokens = thought_tokens;
+                v.cached_read_tokens = cached_read_tokens;
+                v.cached_write_tokens = cached_write_tokens;
+                v.meta = meta;
+                v
+            },
+        )
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_mcp_server_acp(valid: bool) -> BoxedStrategy<McpServerAcp<'static>> {
+    let _ = valid;
+    ((text(), text(), option::of(meta())),)
+        .prop_map(|((name, server_id, meta),)| {
+            let mut v = McpServerAcp::new(name, server_id);
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
 pub fn arb_read_text_file_request(valid: bool) -> BoxedStrategy<ReadTextFileRequest<'static>> {
     let _ = valid;
     ((
@@ -2233,18 +2760,6 @@ pub fn arb_disable_provider_response(
 }
 
 #[cfg(feature = "unstable")]
-pub fn arb_providers_capabilities(valid: bool) -> BoxedStrategy<ProvidersCapabilities<'static>> {
-    let _ = valid;
-    ((option::of(meta()),),)
-        .prop_map(|((meta,),)| {
-            let mut v = ProvidersCapabilities::new();
-            v.meta = meta;
-            v
-        })
-        .boxed()
-}
-
-#[cfg(feature = "unstable")]
 pub fn arb_auth_status_request(valid: bool) -> BoxedStrategy<AuthStatusRequest<'static>> {
     let _ = valid;
     ((option::of(meta()),),)
@@ -2332,18 +2847,6 @@ pub fn arb_auth_state(valid: bool) -> BoxedStrategy<AuthState<'static>> {
 }
 
 #[cfg(feature = "unstable")]
-pub fn arb_auth_status_capabilities(valid: bool) -> BoxedStrategy<AuthStatusCapabilities<'static>> {
-    let _ = valid;
-    ((option::of(meta()),),)
-        .prop_map(|((meta,),)| {
-            let mut v = AuthStatusCapabilities::new();
-            v.meta = meta;
-            v
-        })
-        .boxed()
-}
-
-#[cfg(feature = "unstable")]
 pub fn arb_fork_session_request(valid: bool) -> BoxedStrategy<ForkSessionRequest<'static>> {
     let _ = valid;
     ((
@@ -2380,20 +2883,6 @@ pub fn arb_fork_session_response(valid: bool) -> BoxedStrategy<ForkSessionRespon
             let mut v = ForkSessionResponse::new(session_id);
             v.modes = modes;
             v.config_options = config_options;
-            v.meta = meta;
-            v
-        })
-        .boxed()
-}
-
-#[cfg(feature = "unstable")]
-pub fn arb_session_fork_capabilities(
-    valid: bool,
-) -> BoxedStrategy<SessionForkCapabilities<'static>> {
-    let _ = valid;
-    ((option::of(meta()),),)
-        .prop_map(|((meta,),)| {
-            let mut v = SessionForkCapabilities::new();
             v.meta = meta;
             v
         })
@@ -2453,34 +2942,6 @@ pub fn arb_unarchive_session_response(
 }
 
 #[cfg(feature = "unstable")]
-pub fn arb_session_archive_capabilities(
-    valid: bool,
-) -> BoxedStrategy<SessionArchiveCapabilities<'static>> {
-    let _ = valid;
-    ((option::of(meta()),),)
-        .prop_map(|((meta,),)| {
-            let mut v = SessionArchiveCapabilities::new();
-            v.meta = meta;
-            v
-        })
-        .boxed()
-}
-
-#[cfg(feature = "unstable")]
-pub fn arb_session_archive_filter(valid: bool) -> BoxedStrategy<SessionArchiveFilter<'static>> {
-    let known = prop::sample::select(vec![
-        SessionArchiveFilter::Exclude,
-        SessionArchiveFilter::Include,
-        SessionArchiveFilter::Only,
-    ]);
-    if valid {
-        known.boxed()
-    } else {
-        prop_oneof![4 => known, 1 => unknown_word().prop_map(|w| SessionArchiveFilter::Unknown(w.into()))].boxed()
-    }
-}
-
-#[cfg(feature = "unstable")]
 pub fn arb_session_status_request(valid: bool) -> BoxedStrategy<SessionStatusRequest<'static>> {
     let _ = valid;
     ((text(), option::of(meta())),)
@@ -2516,20 +2977,6 @@ pub fn arb_session_status(valid: bool) -> BoxedStrategy<SessionStatus<'static>> 
 }
 
 #[cfg(feature = "unstable")]
-pub fn arb_session_status_capabilities(
-    valid: bool,
-) -> BoxedStrategy<SessionStatusCapabilities<'static>> {
-    let _ = valid;
-    ((option::of(meta()),),)
-        .prop_map(|((meta,),)| {
-            let mut v = SessionStatusCapabilities::new();
-            v.meta = meta;
-            v
-        })
-        .boxed()
-}
-
-#[cfg(feature = "unstable")]
 pub fn arb_set_session_title_request(
     valid: bool,
 ) -> BoxedStrategy<SetSessionTitleRequest<'static>> {
@@ -2558,352 +3005,6 @@ pub fn arb_set_session_title_response(
 }
 
 #[cfg(feature = "unstable")]
-pub fn arb_session_title_capabilities(
-    valid: bool,
-) -> BoxedStrategy<SessionTitleCapabilities<'static>> {
-    let _ = valid;
-    ((option::of(meta()),),)
-        .prop_map(|((meta,),)| {
-            let mut v = SessionTitleCapabilities::new();
-            v.meta = meta;
-            v
-        })
-        .boxed()
-}
-
-#[cfg(feature = "unstable")]
-pub fn arb_system_prompt(valid: bool) -> BoxedStrategy<SystemPrompt<'static>> {
-    let _ = valid;
-    ((
-        arb_system_prompt_mode(valid),
-        vec(arb_content_block(valid), 0..3),
-        option::of(meta()),
-    ),)
-        .prop_map(|((mode, content, meta),)| {
-            let mut v = SystemPrompt::new(mode, content);
-            v.meta = meta;
-            v
-        })
-        .boxed()
-}
-
-#[cfg(feature = "unstable")]
-pub fn arb_system_prompt_mode(valid: bool) -> BoxedStrategy<SystemPromptMode<'static>> {
-    let known = prop::sample::select(vec![SystemPromptMode::Append, SystemPromptMode::Override]);
-    if valid {
-        known.boxed()
-    } else {
-        prop_oneof![4 => known, 1 => unknown_word().prop_map(|w| SystemPromptMode::Unknown(w.into()))].boxed()
-    }
-}
-
-#[cfg(feature = "unstable")]
-pub fn arb_session_system_prompt_capabilities(
-    valid: bool,
-) -> BoxedStrategy<SessionSystemPromptCapabilities<'static>> {
-    let _ = valid;
-    ((
-        option::of(arb_session_system_prompt_mode_capabilities(valid)),
-        option::of(meta()),
-    ),)
-        .prop_map(|((mode, meta),)| {
-            let mut v = SessionSystemPromptCapabilities::new();
-            v.mode = mode;
-            v.meta = meta;
-            v
-        })
-        .boxed()
-}
-
-#[cfg(feature = "unstable")]
-pub fn arb_session_system_prompt_mode_capabilities(
-    valid: bool,
-) -> BoxedStrategy<SessionSystemPromptModeCapabilities<'static>> {
-    let _ = valid;
-    ((
-        option::of(arb_session_system_prompt_override_capabilities(valid)),
-        option::of(meta()),
-    ),)
-        .prop_map(|((override_mode, meta),)| {
-            let mut v = SessionSystemPromptModeCapabilities::new();
-            v.override_mode = override_mode;
-            v.meta = meta;
-            v
-        })
-        .boxed()
-}
-
-#[cfg(feature = "unstable")]
-pub fn arb_session_system_prompt_override_capabilities(
-    valid: bool,
-) -> BoxedStrategy<SessionSystemPromptOverrideCapabilities<'static>> {
-    let _ = valid;
-    ((option::of(meta()),),)
-        .prop_map(|((meta,),)| {
-            let mut v = SessionSystemPromptOverrideCapabilities::new();
-            v.meta = meta;
-            v
-        })
-        .boxed()
-}
-
-#[cfg(feature = "unstable")]
-pub fn arb_usage(valid: bool) -> BoxedStrategy<Usage<'static>> {
-    let _ = valid;
-    (
-        (
-            any::<u64>(),
-            any::<u64>(),
-            any::<u64>(),
-            option::of(any::<u64>()),
-            option::of(any::<u64>()),
-            option::of(any::<u64>()),
-        ),
-        (option::of(meta()),),
-    )
-        .prop_map(
-            |(
-                (
-                    total_tokens,
-                    input_tokens,
-                    output_tokens,
-                    thought_tokens,
-                    cached_read_tokens,
-                    cached_write_tokens,
-                ),
-                (meta,),
-            )| {
-                let mut v = Usage::new(total_tokens, input_tokens, output_tokens);
-                v.thought_tokens = thought_tokens;
-                v.cached_read_tokens = cached_read_tokens;
-                v.cached_write_tokens = cached_write_tokens;
-                v.meta = meta;
-                v
-            },
-        )
-        .boxed()
-}
-
-#[cfg(feature = "unstable")]
-pub fn arb_plan_update(valid: bool) -> BoxedStrategy<PlanUpdate<'static>> {
-    let _ = valid;
-    ((arb_plan_update_content(valid), option::of(meta())),)
-        .prop_map(|((plan, meta),)| {
-            let mut v = PlanUpdate::new(plan);
-            v.meta = meta;
-            v
-        })
-        .boxed()
-}
-
-#[cfg(feature = "unstable")]
-pub fn arb_plan_update_content(valid: bool) -> BoxedStrategy<PlanUpdateContent<'static>> {
-    let known = prop_oneof![
-        arb_plan_items(valid).prop_map(PlanUpdateContent::Items),
-        arb_plan_file(valid).prop_map(PlanUpdateContent::File),
-        arb_plan_markdown(valid).prop_map(PlanUpdateContent::Markdown)
-    ];
-    if valid {
-        known.boxed()
-    } else {
-        prop_oneof![6 => known, 1 => unknown_object("type").prop_map(PlanUpdateContent::Unknown)]
-            .boxed()
-    }
-}
-
-#[cfg(feature = "unstable")]
-pub fn arb_plan_items(valid: bool) -> BoxedStrategy<PlanItems<'static>> {
-    let _ = valid;
-    ((text(), vec(arb_plan_entry(valid), 0..3), option::of(meta())),)
-        .prop_map(|((plan_id, entries, meta),)| {
-            let mut v = PlanItems::new(plan_id, entries);
-            v.meta = meta;
-            v
-        })
-        .boxed()
-}
-
-#[cfg(feature = "unstable")]
-pub fn arb_plan_file(valid: bool) -> BoxedStrategy<PlanFile<'static>> {
-    let _ = valid;
-    ((text(), text(), option::of(meta())),)
-        .prop_map(|((plan_id, uri, meta),)| {
-            let mut v = PlanFile::new(plan_id, uri);
-            v.meta = meta;
-            v
-        })
-        .boxed()
-}
-
-#[cfg(feature = "unstable")]
-pub fn arb_plan_markdown(valid: bool) -> BoxedStrategy<PlanMarkdown<'static>> {
-    let _ = valid;
-    ((text(), text(), option::of(meta())),)
-        .prop_map(|((plan_id, content, meta),)| {
-            let mut v = PlanMarkdown::new(plan_id, content);
-            v.meta = meta;
-            v
-        })
-        .boxed()
-}
-
-#[cfg(feature = "unstable")]
-pub fn arb_plan_removed(valid: bool) -> BoxedStrategy<PlanRemoved<'static>> {
-    let _ = valid;
-    ((text(), option::of(meta())),)
-        .prop_map(|((plan_id, meta),)| {
-            let mut v = PlanRemoved::new(plan_id);
-            v.meta = meta;
-            v
-        })
-        .boxed()
-}
-
-#[cfg(feature = "unstable")]
-pub fn arb_plan_capabilities(valid: bool) -> BoxedStrategy<PlanCapabilities<'static>> {
-    let _ = valid;
-    ((option::of(meta()),),)
-        .prop_map(|((meta,),)| {
-            let mut v = PlanCapabilities::new();
-            v.meta = meta;
-            v
-        })
-        .boxed()
-}
-
-#[cfg(feature = "unstable")]
-pub fn arb_subagent_update(valid: bool) -> BoxedStrategy<SubagentUpdate<'static>> {
-    let _ = valid;
-    (
-        (
-            text(),
-            option::of(text()),
-            option::of(text()),
-            option::of(arb_subagent_session_capabilities(valid)),
-            option::of(arb_state_update(valid)),
-            option::of(text()),
-        ),
-        (option::of(vec(text(), 0..3)), option::of(meta())),
-    )
-        .prop_map(
-            |(
-                (session_id, title, description, capabilities, state, cwd),
-                (additional_directories, meta),
-            )| {
-                let mut v = SubagentUpdate::new(session_id);
-                v.title = title;
-                v.description = description;
-                v.capabilities = capabilities;
-                v.state = state;
-                v.cwd = cwd;
-                v.additional_directories = additional_directories;
-                v.meta = meta;
-                v
-            },
-        )
-        .boxed()
-}
-
-#[cfg(feature = "unstable")]
-pub fn arb_subagent_session_capabilities(
-    valid: bool,
-) -> BoxedStrategy<SubagentSessionCapabilities<'static>> {
-    let _ = valid;
-    ((
-        option::of(arb_session_cancel_capabilities(valid)),
-        option::of(meta()),
-    ),)
-        .prop_map(|((cancel, meta),)| {
-            let mut v = SubagentSessionCapabilities::new();
-            v.cancel = cancel;
-            v.meta = meta;
-            v
-        })
-        .boxed()
-}
-
-#[cfg(feature = "unstable")]
-pub fn arb_session_cancel_capabilities(
-    valid: bool,
-) -> BoxedStrategy<SessionCancelCapabilities<'static>> {
-    let _ = valid;
-    ((option::of(meta()),),)
-        .prop_map(|((meta,),)| {
-            let mut v = SessionCancelCapabilities::new();
-            v.meta = meta;
-            v
-        })
-        .boxed()
-}
-
-#[cfg(feature = "unstable")]
-pub fn arb_state_update(valid: bool) -> BoxedStrategy<StateUpdate<'static>> {
-    let known = prop_oneof![
-        arb_running_state_update(valid).prop_map(StateUpdate::Running),
-        arb_idle_state_update(valid).prop_map(StateUpdate::Idle),
-        arb_requires_action_state_update(valid).prop_map(StateUpdate::RequiresAction),
-        arb_unknown_state_update(valid).prop_map(StateUpdate::UnknownState)
-    ];
-    if valid {
-        known.boxed()
-    } else {
-        prop_oneof![6 => known, 1 => unknown_object("state").prop_map(StateUpdate::Unknown)].boxed()
-    }
-}
-
-#[cfg(feature = "unstable")]
-pub fn arb_running_state_update(valid: bool) -> BoxedStrategy<RunningStateUpdate<'static>> {
-    let _ = valid;
-    ((option::of(meta()),),)
-        .prop_map(|((meta,),)| {
-            let mut v = RunningStateUpdate::new();
-            v.meta = meta;
-            v
-        })
-        .boxed()
-}
-
-#[cfg(feature = "unstable")]
-pub fn arb_idle_stop_reason(valid: bool) -> BoxedStrategy<IdleStopReason<'static>> {
-    let known = prop::sample::select(vec![
-        IdleStopReason::EndTurn,
-        IdleStopReason::MaxTokens,
-        IdleStopReason::MaxTurnRequests,
-        IdleStopReason::Refusal,
-        IdleStopReason::Cancelled,
-        IdleStopReason::Error,
-    ]);
-    if valid {
-        known.boxed()
-    } else {
-        prop_oneof![4 => known, 1 => unknown_word().prop_map(|w| IdleStopReason::Unknown(w.into()))]
-            .boxed()
-    }
-}
-
-#[cfg(feature = "unstable")]
-pub fn arb_idle_state_update(valid: bool) -> BoxedStrategy<IdleStateUpdate<'static>> {
-    let _ = valid;
-    ((
-        option::of(arb_idle_stop_reason(valid)),
-        option::of(Just(
-            RawJson::from_text("{\"code\":-32603,\"message\":\"boom\"}").unwrap(),
-        )),
-        option::of(arb_usage(valid)),
-        option::of(meta()),
-    ),)
-        .prop_map(|((stop_reason, error, usage, meta),)| {
-            let mut v = IdleStateUpdate::new();
-            v.stop_reason = stop_reason;
-            v.error = error;
-            v.usage = usage;
-            v.meta = meta;
-            v
-        })
-        .boxed()
-}
-
-#[cfg(feature = "unstable")]
 pub fn arb_error_stop_reason(valid: bool) -> BoxedStrategy<ErrorStopReason<'static>> {
     let _ = valid;
     ((option::of(Just(
@@ -2912,107 +3013,6 @@ pub fn arb_error_stop_reason(valid: bool) -> BoxedStrategy<ErrorStopReason<'stat
         .prop_map(|((error,),)| {
             let mut v = ErrorStopReason::new();
             v.error = error;
-            v
-        })
-        .boxed()
-}
-
-#[cfg(feature = "unstable")]
-pub fn arb_requires_action_state_update(
-    valid: bool,
-) -> BoxedStrategy<RequiresActionStateUpdate<'static>> {
-    let _ = valid;
-    ((option::of(meta()),),)
-        .prop_map(|((meta,),)| {
-            let mut v = RequiresActionStateUpdate::new();
-            v.meta = meta;
-            v
-        })
-        .boxed()
-}
-
-#[cfg(feature = "unstable")]
-pub fn arb_unknown_state_update(valid: bool) -> BoxedStrategy<UnknownStateUpdate<'static>> {
-    let _ = valid;
-    ((option::of(meta()),),)
-        .prop_map(|((meta,),)| {
-            let mut v = UnknownStateUpdate::new();
-            v.meta = meta;
-            v
-        })
-        .boxed()
-}
-
-#[cfg(feature = "unstable")]
-pub fn arb_subagent_capabilities(valid: bool) -> BoxedStrategy<SubagentCapabilities<'static>> {
-    let _ = valid;
-    ((option::of(meta()),),)
-        .prop_map(|((meta,),)| {
-            let mut v = SubagentCapabilities::new();
-            v.meta = meta;
-            v
-        })
-        .boxed()
-}
-
-#[cfg(feature = "unstable")]
-pub fn arb_session_message(valid: bool) -> BoxedStrategy<SessionMessage<'static>> {
-    let _ = valid;
-    (
-        (
-            text(),
-            option::of(text()),
-            option::of(text()),
-            option::of(text()),
-            option::of(text()),
-            option::of(vec(arb_content_block(valid), 0..3)),
-        ),
-        (option::of(meta()),),
-    )
-        .prop_map(
-            |(
-                (
-                    message_id,
-                    sender_session_id,
-                    recipient_session_id,
-                    sender_message_id,
-                    recipient_message_id,
-                    content,
-                ),
-                (meta,),
-            )| {
-                let mut v = SessionMessage::new(message_id);
-                v.sender_session_id = sender_session_id;
-                v.recipient_session_id = recipient_session_id;
-                v.sender_message_id = sender_message_id;
-                v.recipient_message_id = recipient_message_id;
-                v.content = content;
-                v.meta = meta;
-                v
-            },
-        )
-        .boxed()
-}
-
-#[cfg(feature = "unstable")]
-pub fn arb_session_message_chunk(valid: bool) -> BoxedStrategy<SessionMessageChunk<'static>> {
-    let _ = valid;
-    ((text(), arb_content_block(valid), option::of(meta())),)
-        .prop_map(|((message_id, content, meta),)| {
-            let mut v = SessionMessageChunk::new(message_id, content);
-            v.meta = meta;
-            v
-        })
-        .boxed()
-}
-
-#[cfg(feature = "unstable")]
-pub fn arb_mcp_server_acp(valid: bool) -> BoxedStrategy<McpServerAcp<'static>> {
-    let _ = valid;
-    ((text(), text(), option::of(meta())),)
-        .prop_map(|((name, server_id, meta),)| {
-            let mut v = McpServerAcp::new(name, server_id);
-            v.meta = meta;
             v
         })
         .boxed()
