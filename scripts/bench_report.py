@@ -137,6 +137,8 @@ def main():
     ap.add_argument("--out", default="BENCHMARKS.md")
     ap.add_argument("--criterion", action="append",
                     help="criterion output folder (repeatable); default: target/criterion and benches/official/target/criterion")
+    ap.add_argument("--note", action="append", default=[],
+                    help="a line for the header (repeatable), such as which groups this run measured")
     args = ap.parse_args()
     dirs = args.criterion or ["target/criterion", "benches/official/target/criterion"]
     results = {}
@@ -150,6 +152,7 @@ def main():
              f"- machine: {machine()}",
              f"- generated: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC",
              "- reproduce: `cargo bench --all-features --benches && (cd benches/official && cargo bench) && python3 scripts/bench_report.py`",
+             *[f"- note: {n}" for n in args.note],
              "", "Ratios compare two benches of the same group from the same run "
              "(throughput ratio: ours / anchor; `time<=` goals bound a time ratio).", "",
              "## Goals", "", "| group | ours | anchor | ratio | goal | |", "|---|---|---|---|---|---|"]
