@@ -2,7 +2,8 @@
 //! against the two-step path it stands for (`Message::decode`, then
 //! `Notification::typed`): the same value or the same error for every line.
 //! Both take a hand-written direct decoder for the common updates, so both
-//! are also held against the plain serde derive of the params (the direct
+//! are also held against serde decoding the params (`Deserialize` of the
+//! generated structs, a visitor independent of the direct decoder; the direct
 //! decoder switched off): the same value, or an error with the same code.
 //! Decoding is lenient by default: the lenient paths must agree with each
 //! other, salvage reports included, and with serde wherever serde takes

@@ -12,7 +12,8 @@
 //!   `Message::decode` then `typed` give: the same value and salvage
 //!   report, or an error with the same code and message; and so do
 //!   `decode_line_strict` and `typed_strict`;
-//! - the strict ones equal the plain serde derive of the params (the
+//! - the strict ones equal serde decoding the params (`Deserialize` of the
+//!   generated structs, independent of the direct decoder; the
 //!   direct decoder switched off): the same value, or an error with the
 //!   same code; the lenient ones too, except that where serde finds params
 //!   that do not fit (-32602) they may give params with something salvaged.
@@ -72,7 +73,7 @@ fn parts(m: &Message<'_>) -> (u8, Option<String>, Option<String>, String) {
     }
 }
 
-/// The serde derive of the params, with no direct decoder involved: the
+/// Serde decoding the params, with no direct decoder involved: the
 /// independent oracle for `decode_line` and `Notification::typed`, which
 /// both take a hand-written one-pass path for the common updates.
 fn serde_oracle(line: &str) -> Result<NotificationParams<'static>, i32> {

@@ -1,4 +1,5 @@
-//! The direct decoder against the serde derive, and the share of generated
+//! The direct decoder against serde (the generated structs' `Deserialize`,
+//! which keeps unknown members and `null`s), and the share of generated
 //! lines it takes.
 
 #[path = "../../../tests/support/update_lines.rs"]
