@@ -47,8 +47,7 @@ export CARGO_TERM_COLOR=never
 # Optimized test builds: under emulation every instruction costs, and the
 # unoptimized build spends minutes in the 50 MiB reassembly tests alone.
 # Debug assertions and overflow checks stay on (they are separate profile
-# settings), so the tests check what they check on x86_64. Exported, so the
-# cargo that a test runs to build an example builds with the same profile.
+# settings), so the tests check what they check on x86_64.
 export CARGO_PROFILE_DEV_OPT_LEVEL=1
 # Disk: no incremental caches and no debug info (panic messages keep their
 # file:line; only backtraces lose it). Debug info, even line tables only,
@@ -56,24 +55,19 @@ export CARGO_PROFILE_DEV_OPT_LEVEL=1
 export CARGO_INCREMENTAL=0
 export CARGO_PROFILE_DEV_DEBUG=0
 export CARGO_PROFILE_DEV_STRIP=debuginfo
-# The tests that spawn example binaries build them with `cargo build
-# --example` themselves; that inner cargo reads the target from here.
 unset CARGO_BUILD_TARGET
-
-no_examples="${RUSTFLAGS:+$RUSTFLAGS }--cfg acp_codec_no_examples"
 
 declare -A timing
 build() {
   local t=$1 s
   s=$(date +%s)
-  # The no_std core without the examples' crate (Cargo.toml: its std and
-  # tokio-util would be unified into this build).
-  CARGO_BUILD_TARGET=$t RUSTFLAGS="$no_examples" cargo test --no-default-features --lib --tests --no-run --quiet
+  # The no_std core: the codec alone (the root package).
+  CARGO_BUILD_TARGET=$t cargo test --no-default-features --lib --tests --no-run --quiet
   timing["$t build core"]=$(elapsed "$s")
   s=$(date +%s)
-  CARGO_BUILD_TARGET=$t cargo test --all-features --lib --tests --no-run --quiet
-  # The examples the tests spawn, built here rather than inside a test.
-  CARGO_BUILD_TARGET=$t cargo build --all-features --examples --quiet
+  # Both crates: the application's tests spawn its binaries (the server
+  # runs on Raspberry Pis too), which cargo builds with them.
+  CARGO_BUILD_TARGET=$t cargo test --workspace --all-features --lib --bins --tests --no-run --quiet
   timing["$t build all"]=$(elapsed "$s")
   s=$(date +%s)
   CARGO_BUILD_TARGET=$t cargo bench --all-features --no-run --quiet
@@ -86,10 +80,10 @@ run() {
   export CARGO_BUILD_TARGET=$t QEMU_LD_PREFIX
   QEMU_LD_PREFIX=$(arm_sysroot "$t")
   s=$(date +%s)
-  RUSTFLAGS="$no_examples" cargo test --no-default-features --lib --tests
+  cargo test --no-default-features --lib --tests
   echo "TIMING $t run core $(elapsed "$s")"
   s=$(date +%s)
-  cargo test --all-features --lib --tests
+  cargo test --workspace --all-features --lib --bins --tests
   echo "TIMING $t run all $(elapsed "$s")"
   s=$(date +%s)
   cargo bench --all-features -- --test

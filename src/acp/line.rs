@@ -25,13 +25,6 @@ pub enum Incoming<'a> {
     Message(Message<'a>),
 }
 
-/// The old name of [`Incoming`].
-#[deprecated(
-    since = "0.2.0",
-    note = "renamed to `Incoming` (`framing::Decoded` keeps its name)"
-)]
-pub type Decoded<'a> = Incoming<'a>;
-
 impl Incoming<'_> {
     /// The value with all borrowed text copied (`'static`).
     pub fn into_owned(self) -> Incoming<'static> {

@@ -244,8 +244,7 @@ pub use encode::{encode_error, encode_notification, encode_request, encode_respo
 pub use error::{EnvelopeFault, MessageError, TrackerError};
 pub use extra::Extra;
 pub use id::RequestId;
-#[allow(deprecated)]
-pub use line::{decode_line, decode_line_strict, Decoded, Incoming};
+pub use line::{decode_line, decode_line_strict, Incoming};
 pub use message::{ErrorResponse, Message, Notification, Request, Response, RpcError};
 pub use method::{is_extension, names, NotificationParams, RequestParams, ResponseResult};
 pub use raw::{IntoOwned, RawJson};

@@ -229,10 +229,6 @@ pub struct Unknown<'a> {
     pub raw: &'a str,
 }
 
-/// The old name of [`MessageEvent`].
-#[deprecated(since = "0.2.0", note = "renamed to `MessageEvent`")]
-pub type Message<'a> = MessageEvent<'a>;
-
 /// One stream-json event.
 ///
 /// ```

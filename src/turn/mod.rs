@@ -123,13 +123,6 @@ pub use limits::{
 };
 pub use state::{MessageKind, MessageState, Permission, ToolCallState};
 
-/// The old name of [`TurnEvent`].
-#[deprecated(since = "0.2.0", note = "renamed to `TurnEvent`")]
-pub type Event<'a> = TurnEvent<'a>;
-/// The old name of [`MessageState`].
-#[deprecated(since = "0.2.0", note = "renamed to `MessageState`")]
-pub type Message = MessageState;
-
 use crate::tally::Tally;
 use event::{Code, Codes, Source};
 use tool::{Budget, Fields};

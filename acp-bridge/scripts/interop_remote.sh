@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# Interop proof for ACP's remote transport against the official TypeScript
+# SDK 2.4.0, both ways, loopback only.
+#
+#   scripts/interop_remote.sh
+#
+# Starts acp-bridge (built-in mock agent, a 5 MB tool-output line) on a free
+# loopback port and runs scripts/peers/ts_remote_client.mjs over each
+# profile of /acp: `experimental/ws-client` (WebSocket) and
+# `experimental/http-client` (Streamable HTTP). Each must finish a turn with
+# end_turn, answer at least one permission request and receive the 5 MB
+# update intact. Then `acp-client --connect` runs a full turn (with a
+# permission request) against the SDK's own server (`experimental/server`,
+# scripts/peers/ts_remote_server.mjs) hosting the SDK's example agent, over
+# each profile it offers: http:// and ws://. Every run is bounded by
+# `timeout`; the bridge and the server are stopped by process id on exit.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+export PEERS_DIR="${PEERS_DIR:-$ROOT/target/peers}"
+
+cargo build --quiet -p acp-bridge --bins
+TARGET="${CARGO_TARGET_DIR:-$ROOT/../target}"
+[[ "$TARGET" = /* ]] || TARGET="$ROOT/../$TARGET"
+BRIDGE="$TARGET/debug/acp-bridge"
+CLIENT="$TARGET/debug/acp-client"
+scripts/peers/install.sh >/dev/null
+
+T="$(mktemp -d)"
+BRIDGE_PID=""
+SERVER_PID=""
+cleanup() {
+  for pid in $BRIDGE_PID $SERVER_PID; do kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done
+  rm -rf "$T"
+}
+trap cleanup EXIT
+BIG=5000000
+
+timeout -k 5 300 "$BRIDGE" --port 0 --log-dir "$T" --mock-args "--big-bytes $BIG" 2>"$T/bridge.err" &
+BRIDGE_PID=$!
+ADDR=""
+for _ in $(seq 1 100); do
+  ADDR="$(grep -o 'listening on ws://[^ ]*' "$T/bridge.err" | sed 's|.*ws://||' || true)"
+  [[ -n "$ADDR" ]] && break
+  sleep 0.1
+done
+[[ -n "$ADDR" ]] || { echo "interop_remote: acp-bridge did not start"; cat "$T/bridge.err"; exit 1; }
+
+FAILED=0
+run() {
+  local profile="$1" url="$2"; shift 2
+  local start rc=0 secs
+  start=$(date +%s.%N)
+  timeout -k 5 60 node "$@" scripts/peers/ts_remote_client.mjs "$profile" "$url" "$T" >"$T/out" 2>"$T/err" || rc=$?
+  secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
+  if [[ $rc -eq 0 ]] && python3 -c '
+import json, sys
+s = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
+ok = s["stopReason"] == "end_turn" and s["permissions"] >= 1 and s["largest"] >= int(sys.argv[2])
+sys.exit(0 if ok else 1)' "$T/out" "$BIG"; then
+    printf 'ok   %-58s %6.2fs  %s\n' "TS SDK 2.4.0 $profile client through acp-bridge" "$secs" "$(tail -1 "$T/out")"
+  else
+    printf 'FAIL %-58s %6.2fs (exit %s)\n' "TS SDK 2.4.0 $profile client through acp-bridge" "$secs" "$rc"
+    cat "$T/out" "$T/err"
+    FAILED=1
+  fi
+}
+# Node 20 has WebSocket behind a flag; later versions have it built in.
+WS_FLAG=()
+if node -e 'process.exit(typeof WebSocket === "function" ? 1 : 0)'; then WS_FLAG=(--experimental-websocket); fi
+run ws "ws://$ADDR/acp" "${WS_FLAG[@]}"
+run http "http://$ADDR/acp"
+kill "$BRIDGE_PID" 2>/dev/null || true
+wait "$BRIDGE_PID" 2>/dev/null || true
+BRIDGE_PID=""
+
+timeout -k 5 120 node scripts/peers/ts_remote_server.mjs 110 >"$T/server.out" 2>"$T/server.err" &
+SERVER_PID=$!
+URL=""
+for _ in $(seq 1 100); do
+  URL="$(grep -o 'http://[^ ]*' "$T/server.out" || true)"
+  [[ -n "$URL" ]] && break
+  sleep 0.1
+done
+[[ -n "$URL" ]] || { echo "interop_remote: the SDK server did not start"; cat "$T/server.err"; exit 1; }
+for url in "$URL" "${URL/http:/ws:}"; do
+  start=$(date +%s.%N)
+  rc=0
+  timeout -k 5 60 "$CLIENT" --connect "$url" --cwd "$T" --permission allow --summary-json >"$T/out" 2>"$T/err" || rc=$?
+  secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
+  name="acp-client --connect ${url%%:*}:// against the SDK 2.4.0 server"
+  if [[ $rc -eq 0 ]] && python3 -c '
+import json, sys
+s = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
+sys.exit(0 if s["stopReason"] == "end_turn" and s["permissionRequests"] >= 1 and s["toolCalls"] >= 1 else 1)' "$T/out"; then
+    printf 'ok   %-58s %6.2fs\n' "$name" "$secs"
+  else
+    printf 'FAIL %-58s %6.2fs (exit %s)\n' "$name" "$secs" "$rc"
+    tail -3 "$T/out" "$T/err"
+    FAILED=1
+  fi
+done
+exit "$FAILED"

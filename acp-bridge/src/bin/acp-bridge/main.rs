@@ -1,0 +1,475 @@
+//! A remote endpoint for an ACP agent on stdio: ACP's Streamable HTTP &
+//! WebSocket transport on `/acp`, many clients sharing one agent process.
+//!
+//! ```text
+//! acp-bridge   # mock agent, ws://127.0.0.1:4444
+//! GEMINI_MODEL=gemini-2.5-flash acp-bridge --gemini
+//! acp-bridge --agent "python3 my_agent.py" --port 0
+//! curl http://127.0.0.1:4444/health                     # ok
+//! acp-bridge --host 0.0.0.0 --port 8443 --tls-cert fullchain.pem --tls-key key.pem  # wss://, token from GEMINI_BRIDGE_TOKEN
+//! ```
+//!
+//! # Wire
+//!
+//! `/acp` speaks both profiles of the transport: a WebSocket upgrade (one
+//! JSON-RPC message per text frame; the `101` response carries
+//! `Acp-Connection-Id`), and Streamable HTTP (`POST` of one message, SSE
+//! streams per connection and per session, `DELETE`, the
+//! `Acp-Connection-Id` / `Acp-Session-Id` headers; see `http.rs`). `/`
+//! still accepts WebSocket upgrades.
+//!
+//! On a WebSocket, every text message first goes through the library's
+//! `remote::Gate`: the first must be an `initialize` request with an id
+//! (anything else closes the socket with 1002), a second `initialize` is
+//! answered with `-32600`, a JSON array with one `-32600` whose id is
+//! `null` (its elements are not processed).
+//!
+//! One WebSocket text message is exactly one JSON-RPC message. Each message
+//! from a client is decoded by the codec ([`Message::decode`]) and
+//! re-encoded as one line before it reaches the agent's stdin. A message
+//! holding a raw newline (pretty-printed JSON, or two messages joined by
+//! `\n`) is refused with a JSON-RPC error `-32600`, never forwarded; text
+//! that is not a JSON-RPC message gets the codec's error (`-32700` /
+//! `-32600`); binary messages get `-32700`. Every line of the agent's stdout
+//! goes out as one text message, however large (up to the size limit);
+//! stdout text that is not JSON-RPC is dropped and logged.
+//!
+//! # Sharing one agent
+//!
+//! All clients share one agent process, multiplexed, not broadcast:
+//!
+//! - a client's request gets a bridge-unique id toward the agent; the
+//!   response goes back to that client only, with the client's own id;
+//! - a session belongs to the client whose `session/new` created it (or
+//!   whose `session/load` / `session/resume` asked for it); the agent's
+//!   `session/update` notifications and its requests
+//!   (`session/request_permission`, `fs/*`, `terminal/*`) go to the owner of
+//!   their `sessionId` only; a request naming another client's session is
+//!   refused (`-32602`); agent notifications without a `sessionId` go to
+//!   every client, those whose `sessionId` is not a string to none;
+//! - a client that disconnects has its sessions cancelled (`session/cancel`),
+//!   the agent's pending permission requests to it answered `cancelled` and
+//!   its other requests answered with an error, so the agent never waits on
+//!   it; the other clients are not affected. The bridge never waits on one
+//!   client to read: messages queue per connection, and a connection is
+//!   closed (1008) when its user's queued, unsent messages pass
+//!   `--max-user-buffered-bytes` (default 64 MiB, all of that user's
+//!   connections together) or one message takes longer than
+//!   `--slow-client-ms` (default 30 s) to go out, so nobody can stall the
+//!   agent for everyone.
+//!
+//! A client that comes back (a new connection, after a network drop) and
+//! reattaches its session with `session/load` or `session/resume` first
+//! gets what the agent sent for the session while nobody held it: up to
+//! `--replay-bytes` per session (default 4 MiB; the oldest go first, and a
+//! `_bridge/replay_dropped` notification says how much), for at most 64
+//! sessions. The library's `remote::ReplayBuffer` keeps it.
+//!
+//! Clients share what ACP makes agent-wide: the last `initialize` sets the
+//! client capabilities the agent sees, and `authenticate` is global.
+//!
+//! # Agent lifecycle
+//!
+//! The agent runs as a child process. When it exits, every request still
+//! waiting on it is answered with `-32603`, and each client gets the
+//! notification `_bridge/agent_exited` (`status`, `restartInMs`,
+//! `lostSessions`); the bridge restarts it after a backoff (100 ms doubling
+//! to 10 s, reset after 30 s of uptime) and sends `_bridge/agent_started`
+//! (`pid`, `restarts`). Sessions do not survive a restart: clients
+//! `initialize` and open a session again. The agent's stderr and the
+//! bridge's events go to `gemini-acp.log` in `--log-dir` (default `.`),
+//! rotated to `gemini-acp.log.old` once past 2 MiB, at startup and while
+//! running.
+//!
+//! # Safety
+//!
+//! - Binds `127.0.0.1` by default. Binding elsewhere (`--host 0.0.0.0`)
+//!   requires a token: the bridge refuses to start without one.
+//! - TLS (`--tls-cert FILE --tls-key FILE`, PEM: the certificate chain,
+//!   leaf first, and its private key): the bridge serves `wss://` and
+//!   `https://…/health` directly, with rustls (no OpenSSL). TLS also
+//!   requires a token. A TLS handshake must finish within 10 s. Behind a
+//!   reverse proxy that terminates TLS (see `deploy/nginx/` in the
+//!   repository), run the bridge on loopback without TLS, but still with a
+//!   token: the proxy makes it public.
+//! - Token (`--token` or `GEMINI_BRIDGE_TOKEN`): required on every
+//!   connection when set, as `Authorization: Bearer TOKEN` or `?token=TOKEN`
+//!   (for browsers, which cannot set headers on a WebSocket); wrong or
+//!   missing gives HTTP 401. Use a URL-safe token.
+//! - Users (`--token-file FILE` or `GEMINI_BRIDGE_TOKEN_FILE`, instead of
+//!   `--token`): a JSON file mapping tokens to users and their permissions,
+//!   `{"tokens":{"TOKEN":{"userId":"ana","permissions":["read","write"]}}}`,
+//!   re-read on `SIGHUP` without dropping connections (see
+//!   `acp_bridge::users`). Tokens are compared in constant time. Each
+//!   connection and its log lines carry its user. A session belongs to the user who created or
+//!   reattached it, across that user's connections and reconnects: another
+//!   user naming it gets `-32602` (and is never told whose it is), and only
+//!   the connection holding it gets its updates and the agent's requests;
+//!   `session/list` shows each user their own sessions only.
+//!   `read` lets a user watch their own sessions; `write` also lets them
+//!   prompt, change sessions and answer permission requests (`-32010`
+//!   otherwise). Per user: at most `--max-user-connections` connections
+//!   (more get HTTP 429), `--max-user-sessions` open sessions (more get
+//!   `-32011`), and `--max-user-buffered-bytes` queued unsent for all their
+//!   connections (past it, the connection a message is for is closed with
+//!   1008, or its Streamable HTTP connection dropped). Other users never
+//!   notice one user's limits. A Streamable HTTP connection id only works
+//!   with its own user's token.
+//! - Origin allow-list (`--allow-origin URL`, repeatable, or
+//!   `GEMINI_BRIDGE_ORIGINS` comma-separated): a request carrying an
+//!   `Origin` header (every browser page does) is refused with 403 unless
+//!   that exact origin is listed. The default list is empty: no web page can
+//!   drive the agent unless you allow its origin. Clients that send no
+//!   `Origin` (CLIs, SDKs) are not affected.
+//! - Message size limit (`--max-message-bytes`, default 16 MiB): a larger
+//!   client message closes the connection with code 1009, after an error
+//!   answer carrying its id when it is a request of at most twice the
+//!   limit (larger ones are not read); a longer agent
+//!   line is skipped (its requester gets `-32603`).
+//! - Streamable HTTP limits: a `POST` body over `--max-message-bytes` gets
+//!   `413`; at most `--max-http-connections` connections (default 256), each
+//!   with at most 1024 session streams and `--max-buffered-bytes` (64 MiB)
+//!   queued for its streams
+//!   (past that the bridge waits for the client to read, and drops it after
+//!   `--slow-client-ms`); a connection with no stream open for 60 s is
+//!   closed.
+//! - `GET /health` answers `200 ok`; other paths get 404.
+//!
+//! # Configuration
+//!
+//! | option | environment | default |
+//! |---|---|---|
+//! | `--port N` (0 = any free port) | `GEMINI_PORT` | 4444 |
+//! | `--host ADDR` | `GEMINI_BRIDGE_HOST` | 127.0.0.1 |
+//! | `--token T` | `GEMINI_BRIDGE_TOKEN` | none |
+//! | `--token-file FILE` | `GEMINI_BRIDGE_TOKEN_FILE` | none |
+//! | `--max-user-connections N` | | 256 |
+//! | `--max-user-sessions N` | | 256 |
+//! | `--max-user-buffered-bytes N` | | 67108864 |
+//! | `--tls-cert FILE` | `GEMINI_BRIDGE_TLS_CERT` | none (plain `ws://`) |
+//! | `--tls-key FILE` | `GEMINI_BRIDGE_TLS_KEY` | none |
+//! | `--allow-origin URL` | `GEMINI_BRIDGE_ORIGINS` | none |
+//! | `--max-message-bytes N` | `GEMINI_BRIDGE_MAX_MESSAGE_BYTES` | 16777216 |
+//! | `--agent CMD` (split on whitespace) | `GEMINI_BRIDGE_AGENT` | the built-in mock agent |
+//! | `--gemini`: agent `gemini --acp` | | |
+//! | | `GEMINI_MODEL` (`-m`, with `--gemini`) | Gemini's own |
+//! | | `GEMINI_APPROVAL_MODE` (`--approval-mode`, with `--gemini`) | Gemini's own |
+//! | `--log-dir DIR` | `GEMINI_BRIDGE_LOG_DIR` | . |
+//! | `--slow-client-ms N` | | 30000 |
+//! | `--max-http-connections N` | | 256 |
+//! | `--max-buffered-bytes N` (per Streamable HTTP connection) | | 67108864 |
+//! | `--replay-bytes N` (per session, 0 = off) | `GEMINI_BRIDGE_REPLAY_BYTES` | 4194304 |
+//! | `--mock-args "ARGS"` (for the built-in mock, e.g. `--big-bytes N`) | | none |
+//!
+//! The built-in mock agent is this same program re-executed with the hidden
+//! flag `--mock-agent`, so it is a real child process (it can crash and be
+//! restarted) with no separate build step. The bridge prints
+//! `acp-bridge: listening on ws://ADDR` (`wss://ADDR` with TLS) on stderr
+//! once it accepts connections.
+//!
+//! [`Message::decode`]: acp_codec::acp::Message::decode
+
+mod agent;
+mod http;
+mod hub;
+mod server;
+mod ws;
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use acp_bridge::{mock_agent, tls, users};
+use clap::Parser;
+
+use hub::{Config, Shared};
+use server::{Access, App};
+
+/// The bridge's arguments (each also read from its environment variable).
+#[derive(Parser, Debug)]
+#[command(
+    name = "acp-bridge",
+    version,
+    about = "ACP's remote transport for an agent on stdio"
+)]
+struct Args {
+    /// Port to listen on (0: any free port).
+    #[arg(long, env = "GEMINI_PORT", default_value_t = 4444)]
+    port: u16,
+    /// Address to listen on; other than loopback needs a token.
+    #[arg(long, env = "GEMINI_BRIDGE_HOST", default_value_t = IpAddr::V4(Ipv4Addr::LOCALHOST))]
+    host: IpAddr,
+    /// Bearer token every client must present (one user).
+    #[arg(long, env = "GEMINI_BRIDGE_TOKEN", conflicts_with = "token_file")]
+    token: Option<String>,
+    /// A JSON file of tokens and their users (many users; re-read on SIGHUP).
+    #[arg(long, env = "GEMINI_BRIDGE_TOKEN_FILE")]
+    token_file: Option<PathBuf>,
+    /// Most connections of one user of the token file.
+    #[arg(long, default_value_t = acp_codec::remote::DEFAULT_MAX_USER_CONNECTIONS)]
+    max_user_connections: usize,
+    /// Most sessions one user holds open at once.
+    #[arg(long, default_value_t = acp_codec::remote::DEFAULT_MAX_USER_SESSIONS)]
+    max_user_sessions: usize,
+    /// Most bytes queued, unsent, for all of one user's connections.
+    #[arg(long, default_value_t = 64 * 1024 * 1024, value_parser = at_least_one)]
+    max_user_buffered_bytes: usize,
+    /// TLS certificate chain (PEM, leaf first).
+    #[arg(long, env = "GEMINI_BRIDGE_TLS_CERT")]
+    tls_cert: Option<PathBuf>,
+    /// TLS private key (PEM).
+    #[arg(long, env = "GEMINI_BRIDGE_TLS_KEY")]
+    tls_key: Option<PathBuf>,
+    /// An Origin browsers may connect from (repeatable).
+    #[arg(
+        long = "allow-origin",
+        env = "GEMINI_BRIDGE_ORIGINS",
+        value_delimiter = ','
+    )]
+    origins: Vec<String>,
+    /// Largest message either way (bytes).
+    #[arg(long, env = "GEMINI_BRIDGE_MAX_MESSAGE_BYTES", default_value_t = acp_codec::limits::DEFAULT_MAX_LINE_LEN,
+          value_parser = at_least_one)]
+    max_message_bytes: usize,
+    /// The agent command, split on whitespace.
+    #[arg(long, env = "GEMINI_BRIDGE_AGENT", conflicts_with = "gemini")]
+    agent: Option<String>,
+    /// Run `gemini --acp` (with `GEMINI_MODEL`, `GEMINI_APPROVAL_MODE`).
+    #[arg(long)]
+    gemini: bool,
+    /// Arguments for the built-in mock agent (e.g. `--big-bytes N`).
+    #[arg(long, allow_hyphen_values = true)]
+    mock_args: Option<String>,
+    /// Directory of gemini-acp.log.
+    #[arg(long, env = "GEMINI_BRIDGE_LOG_DIR", default_value = ".")]
+    log_dir: PathBuf,
+    /// A client that takes longer to accept one message is dropped (ms).
+    #[arg(long, default_value_t = 30_000)]
+    slow_client_ms: u64,
+    /// Most Streamable HTTP connections at once.
+    #[arg(long, default_value_t = 256)]
+    max_http_connections: usize,
+    /// Most bytes queued for one Streamable HTTP connection's streams.
+    #[arg(long, default_value_t = 64 * 1024 * 1024)]
+    max_buffered_bytes: usize,
+    /// Bytes kept per session whose client left, for the client that
+    /// reattaches it with session/load or session/resume (0: none).
+    #[arg(long, env = "GEMINI_BRIDGE_REPLAY_BYTES", default_value_t = acp_codec::remote::DEFAULT_REPLAY_BUDGET)]
+    replay_bytes: usize,
+}
+
+fn at_least_one(v: &str) -> Result<usize, String> {
+    match v.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".to_owned()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+impl Args {
+    fn into_config(self) -> Result<Config, String> {
+        let token = self.token.filter(|t| !t.is_empty());
+        let users = match &self.token_file {
+            Some(path) => Some(users::TokenFile::load(path)?),
+            None => None,
+        };
+        let guarded = token.is_some() || users.is_some();
+        if !self.host.is_loopback() && !guarded {
+            return Err(format!(
+                "binding {} (not loopback) needs a token: --token T, GEMINI_BRIDGE_TOKEN or --token-file FILE",
+                self.host
+            ));
+        }
+        let tls = match (&self.tls_cert, &self.tls_key) {
+            (Some(cert), Some(key)) if guarded => {
+                Some(tls::server_config(cert, key).map_err(|e| format!("tls: {e}"))?)
+            }
+            (Some(_), Some(_)) => return Err(
+                "serving TLS needs a token: --token T, GEMINI_BRIDGE_TOKEN or --token-file FILE"
+                    .to_owned(),
+            ),
+            (Some(_), None) => return Err("--tls-cert needs --tls-key".to_owned()),
+            (None, Some(_)) => return Err("--tls-key needs --tls-cert".to_owned()),
+            (None, None) => None,
+        };
+        Ok(Config {
+            bind: SocketAddr::new(self.host, self.port),
+            access: Access {
+                token,
+                users,
+                allowed_origins: self
+                    .origins
+                    .into_iter()
+                    .map(|o| o.trim().to_owned())
+                    .filter(|o| !o.is_empty())
+                    .collect(),
+            },
+            max_message: self.max_message_bytes,
+            tls,
+            agent: agent_command(self.gemini, self.agent, self.mock_args)?,
+            log_dir: self.log_dir,
+            log_limit: hub::LOG_LIMIT,
+            backoff_min: Duration::from_millis(100),
+            backoff_max: Duration::from_secs(10),
+            slow_client: Duration::from_millis(self.slow_client_ms),
+            max_http_connections: self.max_http_connections,
+            max_buffered_bytes: self.max_buffered_bytes,
+            replay_bytes: self.replay_bytes,
+            max_user_connections: self.max_user_connections,
+            max_user_sessions: self.max_user_sessions,
+            max_user_buffered_bytes: self.max_user_buffered_bytes,
+            max_session_streams: 1024,
+            http_idle: Duration::from_secs(60),
+        })
+    }
+}
+
+/// `gemini --acp`, the given command, or this program as the mock agent.
+fn agent_command(
+    gemini: bool,
+    agent: Option<String>,
+    mock_args: Option<String>,
+) -> Result<Vec<String>, String> {
+    let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+    if gemini {
+        let mut cmd = vec!["gemini".to_owned(), "--acp".to_owned()];
+        if let Some(m) = env("GEMINI_MODEL") {
+            cmd.extend(["-m".to_owned(), m]);
+        }
+        if let Some(m) = env("GEMINI_APPROVAL_MODE") {
+            cmd.extend(["--approval-mode".to_owned(), m]);
+        }
+        return Ok(cmd);
+    }
+    let agent: Vec<String> = agent
+        .as_deref()
+        .unwrap_or("")
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect();
+    if !agent.is_empty() {
+        return Ok(agent);
+    }
+    let exe = std::env::current_exe()
+        .map_err(|e| format!("cannot find this program for the mock agent: {e}"))?;
+    let mut cmd = vec![
+        exe.to_string_lossy().into_owned(),
+        "--mock-agent".to_owned(),
+    ];
+    cmd.extend(
+        mock_args
+            .as_deref()
+            .unwrap_or("")
+            .split_whitespace()
+            .map(str::to_owned),
+    );
+    Ok(cmd)
+}
+
+/// The hidden mode's arguments: `acp-bridge --mock-agent [OPTIONS]`.
+#[derive(Parser, Debug)]
+#[command(
+    name = "acp-bridge --mock-agent",
+    about = "The built-in mock agent on stdio"
+)]
+struct MockAgentArgs {
+    /// Add a tool call with N bytes of output
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    big_bytes: u64,
+    /// Pause between steps (milliseconds)
+    #[arg(long, value_name = "MS", default_value_t = 0)]
+    delay_ms: u64,
+}
+
+/// The hidden `--mock-agent [--big-bytes N] [--delay-ms MS]` mode: the
+/// built-in agent on stdio. `args` follow `--mock-agent`.
+async fn run_mock_agent(args: Vec<String>) -> ExitCode {
+    let name = "acp-bridge --mock-agent".to_owned();
+    let args = MockAgentArgs::parse_from(std::iter::once(name).chain(args));
+    let options = mock_agent::Options {
+        big_bytes: usize::try_from(args.big_bytes).unwrap_or(usize::MAX),
+        step_delay: Duration::from_millis(args.delay_ms),
+        ..mock_agent::Options::default()
+    };
+    match mock_agent::serve(tokio::io::stdin(), tokio::io::stdout(), options).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("mock agent: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Re-reads the token file on each `SIGHUP`: connections stay, their users'
+/// new permissions apply from their next message, a user no longer in the
+/// file keeps their connections read-only.
+async fn reload_on_sighup(shared: Arc<Shared>, users: Arc<users::TokenFile>) {
+    use tokio::signal::unix::{signal, SignalKind};
+    let Ok(mut hup) = signal(SignalKind::hangup()) else {
+        shared.log_line("cannot watch SIGHUP: the token file will not be re-read");
+        return;
+    };
+    while hup.recv().await.is_some() {
+        match users.reload() {
+            Ok((now, gone)) => {
+                {
+                    let mut st = shared.lock();
+                    for who in &now {
+                        st.router.set_permissions(&who.user, who.permissions);
+                    }
+                    for user in &gone {
+                        st.router
+                            .set_permissions(user, acp_codec::remote::Permissions::READ_ONLY);
+                    }
+                }
+                shared.log_line(&format!(
+                    "token file re-read: {} tokens; users removed (read-only until they leave): {}",
+                    now.len(),
+                    if gone.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        gone.join(", ")
+                    }
+                ));
+            }
+            Err(e) => shared.log_line(&format!("{e}; keeping the previous users")),
+        }
+    }
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("--mock-agent") {
+        args.remove(0);
+        return run_mock_agent(args).await;
+    }
+    let config = match Args::parse().into_config() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("acp-bridge: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let listener = match tokio::net::TcpListener::bind(config.bind).await {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("acp-bridge: cannot listen on {}: {e}", config.bind);
+            return ExitCode::FAILURE;
+        }
+    };
+    let shared = Shared::new(config);
+    if let Some(users) = shared.config.access.users.clone() {
+        tokio::spawn(reload_on_sighup(shared.clone(), users));
+    }
+    let (up_tx, up_rx) = tokio::sync::oneshot::channel();
+    tokio::spawn(agent::supervise(shared.clone(), up_tx));
+    // Accept once the first agent is up (or failed to start), so the first
+    // client is not told the agent is restarting.
+    let _ = tokio::time::timeout(Duration::from_secs(10), up_rx).await;
+    let http = Arc::new(http::Connections::default());
+    server::serve(listener, App { shared, http }).await;
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,667 @@
+//! An ACP client: runs one prompt turn against an agent and prints it as
+//! it streams.
+//!
+//! ```sh
+//! acp-client                                  # the built-in mock agent, no network
+//! acp-client "Summarize this project"      # a prompt of your own
+//! acp-client --agent "gemini --acp" --cwd . "Explain src/lib.rs"
+//! acp-client --permission ask --summary-json
+//! ACP_BRIDGE_TOKEN=… acp-client --connect wss://agents.example.org/ --cwd .
+//! ```
+//!
+//! # Where the agent runs: three modes, mutually exclusive
+//!
+//! - embedded (the default): the built-in mock agent, in-process, over a
+//!   loopback pipe;
+//! - local process (`--agent CMD`): the agent is spawned here and spoken to
+//!   on its stdin / stdout; its stderr goes to ours;
+//! - remote (`--connect ws://HOST:PORT/` or `wss://…`): the agent runs
+//!   behind `acp-bridge` (directly, or behind a TLS-terminating proxy such as
+//!   nginx); one WebSocket text message is one JSON-RPC message. The token
+//!   comes from `--token` or `ACP_BRIDGE_TOKEN` and is sent as
+//!   `Authorization: Bearer` (a `?token=` in the URL is moved there too);
+//!   it is never printed (URLs are shown with the token as `***`).
+//!   `wss://` trusts the public web roots, or only the CA certificates of
+//!   `--ca-cert FILE` (PEM). Refused connections, a wrong token (HTTP 401),
+//!   TLS failures (unknown CA, wrong name) and a connection lost mid-turn
+//!   are each one line on stderr and exit status 1, within `--timeout`.
+//!
+//! In every mode the client is the same: it runs `initialize`,
+//! `session/new` and `session/prompt`, prints message text as it arrives,
+//! thoughts dimmed, tool calls with their parsed command, description and
+//! directory, and permission prompts; answers permission requests by
+//! `--permission allow|reject|ask`; serves `fs/*` here, confined to the
+//! session directory (`--cwd`; symlinks resolved, anything outside
+//! refused), also when the agent is remote; turns Ctrl-C into
+//! `session/cancel` (twice to quit); ends with the stop reason. A dead
+//! agent or connection, or one silent for `--timeout` seconds, ends the run
+//! with an error and a non-zero exit.
+//!
+//! Exit status: 0 after a stop reason, 130 after Ctrl-C, 1 on any error
+//! (the agent's error message is printed), 2 for bad arguments.
+
+use std::path::{Path, PathBuf};
+use std::process::{ExitCode, Stdio};
+use std::time::{Duration, Instant};
+
+use acp_bridge::{client, lines, mock_agent, profiles, remote, tls};
+use acp_codec::codec::LineCodec;
+use clap::error::ErrorKind;
+use clap::parser::ValueSource;
+use clap::{ArgGroup, CommandFactory, FromArgMatches, Parser};
+use client::{Client, Config, Failure, Permission};
+use lines::{LineReader, LineSender};
+use tokio::sync::{mpsc, watch};
+use tokio_util::codec::FramedRead;
+
+/// Environment variable holding the bridge token for `--connect`.
+const TOKEN_ENV: &str = "ACP_BRIDGE_TOKEN";
+
+const DEFAULT_PROMPT: &str = "Look around this project and write some notes.";
+
+const MODE: &str = "Where the agent runs (default: the built-in mock agent, in-process)";
+const MOCK: &str = "Built-in mock agent only";
+
+const AFTER_HELP: &str = "Server profiles for --profile:
+  acp-client profiles [--profiles-file FILE] list
+  acp-client profiles [--profiles-file FILE] add NAME --url URL [--token-env VAR | --token-file FILE] [--ca-cert FILE]
+  acp-client profiles [--profiles-file FILE] remove NAME
+
+Exit status: 0 after a stop reason, 130 after Ctrl-C, 1 on any error, 2 for bad arguments.";
+
+/// Runs one ACP prompt turn against an agent and prints it as it streams.
+#[derive(Parser, Debug)]
+#[command(
+    name = "acp-client",
+    version,
+    after_help = AFTER_HELP,
+    group = ArgGroup::new("remote").args(["connect", "profile"]),
+)]
+struct Cli {
+    /// Local process: the agent's command line, e.g. "gemini --acp"
+    /// ('…' and "…" quote words)
+    #[arg(long, value_name = "CMD", value_parser = split_command,
+          conflicts_with = "remote", help_heading = MODE)]
+    agent: Option<AgentCommand>,
+    /// Remote (ACP's remote transport): ws://, wss:// (WebSocket) or
+    /// http://, https:// (Streamable HTTP), e.g. ws://HOST:PORT/acp
+    #[arg(long, value_name = "URL", help_heading = MODE)]
+    connect: Option<String>,
+    /// With --connect: the bridge's bearer token; never printed
+    #[arg(long, value_name = "T", env = TOKEN_ENV, hide_env_values = true, help_heading = MODE)]
+    token: Option<String>,
+    /// wss/https: trust only the CA certificate(s) in this PEM file
+    /// (default: the public web roots)
+    #[arg(long, value_name = "FILE", requires = "remote", help_heading = MODE)]
+    ca_cert: Option<PathBuf>,
+    /// Remote, from a saved server profile (URL, token source, CA)
+    #[arg(long, value_name = "NAME", help_heading = MODE)]
+    profile: Option<String>,
+    // (`help`, not a doc comment: clippy's doc_markdown wants the
+    // variable's name in backticks, which the help would show.)
+    #[arg(long, value_name = "FILE", help_heading = MODE,
+          help = "The profiles file for --profile (default: $ACP_CLIENT_PROFILES, else servers.json in the configuration directory)")]
+    profiles_file: Option<PathBuf>,
+
+    /// Session directory (fs/* is served here, confined to it); default:
+    /// the current directory, or a fresh scratch directory for the
+    /// built-in mock
+    #[arg(long, value_name = "DIR")]
+    cwd: Option<PathBuf>,
+    /// Answer permission requests so. Default: ask when stdin is a
+    /// terminal, else reject; allow for the built-in mock in its own
+    /// scratch directory
+    #[arg(long, value_enum, value_name = "P")]
+    permission: Option<Permission>,
+    /// Longest wait for connecting, initialize and session/new, and
+    /// longest agent silence during the turn (seconds)
+    #[arg(long, value_name = "SECS", default_value = "60", value_parser = seconds,
+          allow_negative_numbers = true)]
+    timeout: Duration,
+    /// Print one JSON summary object as the last stdout line
+    #[arg(long)]
+    summary_json: bool,
+
+    /// Add a tool call with N bytes of output
+    #[arg(long, value_name = "N", help_heading = MOCK)]
+    big_bytes: Option<usize>,
+    /// Run shell commands through our terminal/*
+    #[arg(long, help_heading = MOCK)]
+    mock_terminal: bool,
+    /// Pause between steps (milliseconds)
+    #[arg(long, value_name = "MS", value_parser = millis, allow_negative_numbers = true,
+          help_heading = MOCK)]
+    mock_delay_ms: Option<Duration>,
+
+    /// The prompt, its words joined by spaces (put them after -- when one
+    /// starts with -); default: "Look around this project and write some
+    /// notes."
+    #[arg(value_name = "PROMPT")]
+    prompt: Vec<String>,
+}
+
+/// `--agent CMD` split into words.
+#[derive(Debug, Clone)]
+struct AgentCommand(Vec<String>);
+
+/// A finite, non-negative number.
+fn non_negative(v: &str) -> Result<f64, String> {
+    v.parse::<f64>()
+        .ok()
+        .filter(|n| n.is_finite() && *n >= 0.0)
+        .ok_or_else(|| "needs a non-negative number".to_owned())
+}
+
+/// `--timeout`: seconds, fractions allowed.
+fn seconds(v: &str) -> Result<Duration, String> {
+    Duration::try_from_secs_f64(non_negative(v)?).map_err(|e| e.to_string())
+}
+
+/// `--mock-delay-ms`: milliseconds (a fraction is dropped).
+fn millis(v: &str) -> Result<Duration, String> {
+    Ok(Duration::from_millis(non_negative(v)? as u64))
+}
+
+/// What the run uses, once the arguments are checked and a profile resolved.
+struct Args {
+    agent: Option<Vec<String>>,
+    /// `--connect URL`.
+    connect: Option<String>,
+    token: Option<String>,
+    ca_cert: Option<PathBuf>,
+    cwd: Option<PathBuf>,
+    /// `--permission`; `None`: see [`Args::permission`].
+    permission: Option<Permission>,
+    timeout: Duration,
+    summary_json: bool,
+    mock: mock_agent::Options,
+    prompt: String,
+}
+
+/// Parses the command line; a usage error is a clap error (exit status 2).
+fn parse_args() -> Result<Args, clap::Error> {
+    let matches = Cli::command().try_get_matches()?;
+    // ACP_BRIDGE_TOKEN only counts with --connect or --profile; a token on
+    // the command line is checked against them.
+    let token_on_command_line = matches.value_source("token") == Some(ValueSource::CommandLine);
+    Cli::from_arg_matches(&matches)?
+        .check(token_on_command_line)
+        .map_err(|(kind, message)| Cli::command().error(kind, message))
+}
+
+impl Cli {
+    /// The checks clap does not express, and `--profile` resolved.
+    fn check(self, token_on_command_line: bool) -> Result<Args, (ErrorKind, String)> {
+        use ErrorKind::{ArgumentConflict, MissingRequiredArgument, ValueValidation};
+        let remote = self.connect.is_some() || self.profile.is_some();
+        let mock_options = [
+            (self.big_bytes.is_some(), "--big-bytes"),
+            (self.mock_terminal, "--mock-terminal"),
+            (self.mock_delay_ms.is_some(), "--mock-delay-ms"),
+        ];
+        if let (Some((_, opt)), true) = (
+            mock_options.iter().find(|(given, _)| *given),
+            self.agent.is_some() || remote,
+        ) {
+            return Err((ArgumentConflict, format!(
+                "{opt} is for the built-in mock agent only (a bridge's mock takes acp-bridge --mock-args)"
+            )));
+        }
+        let mut token = self.token;
+        if token_on_command_line && self.profile.is_some() {
+            let e = "--profile gives the token: drop --token";
+            return Err((ArgumentConflict, e.to_owned()));
+        } else if token_on_command_line && !remote {
+            return Err((
+                MissingRequiredArgument,
+                "--token needs --connect".to_owned(),
+            ));
+        } else if !token_on_command_line {
+            token = token.filter(|t| remote && !t.is_empty());
+        }
+        let (mut connect, mut ca_cert) = (self.connect, self.ca_cert);
+        if let Some(name) = &self.profile {
+            let p = profiles::resolve(name, self.profiles_file.as_deref())
+                .map_err(|e| (ValueValidation, e))?;
+            connect = Some(p.url);
+            // The profile's token source, else ACP_BRIDGE_TOKEN.
+            token = p.token.or(token);
+            ca_cert = ca_cert.or(p.ca_cert);
+        }
+        let secure = connect.as_deref().is_some_and(|u| {
+            let u = u.to_ascii_lowercase();
+            u.starts_with("wss://") || u.starts_with("https://")
+        });
+        if ca_cert.is_some() && !secure {
+            let e = "--ca-cert needs a wss:// or https:// URL";
+            return Err((ValueValidation, e.to_owned()));
+        }
+        Ok(Args {
+            agent: self.agent.map(|a| a.0),
+            connect,
+            token,
+            ca_cert,
+            cwd: self.cwd,
+            permission: self.permission,
+            timeout: self.timeout,
+            summary_json: self.summary_json,
+            mock: mock_agent::Options {
+                big_bytes: self.big_bytes.unwrap_or(0),
+                step_delay: self.mock_delay_ms.unwrap_or_default(),
+                terminal: self.mock_terminal,
+            },
+            prompt: if self.prompt.is_empty() {
+                DEFAULT_PROMPT.to_owned()
+            } else {
+                self.prompt.join(" ")
+            },
+        })
+    }
+}
+
+impl Args {
+    /// How permission requests are answered: `--permission`, else `ask` when
+    /// someone can answer (stdin is a terminal), else `reject`. Only the
+    /// built-in mock working in its own scratch directory is allowed by
+    /// default: a real agent never gets shell commands or file writes
+    /// approved without being asked.
+    fn permission(&self, scratch: bool) -> Permission {
+        use std::io::IsTerminal;
+        match self.permission {
+            Some(p) => p,
+            None if scratch => Permission::Allow,
+            None if std::io::stdin().is_terminal() => Permission::Ask,
+            None => Permission::Reject,
+        }
+    }
+
+    /// The built-in mock agent, in-process.
+    fn embedded(&self) -> bool {
+        self.agent.is_none() && self.connect.is_none()
+    }
+}
+
+/// Splits a command line on whitespace, honouring '…' and "…" quotes.
+fn split_command(cmd: &str) -> Result<AgentCommand, String> {
+    let mut words = Vec::new();
+    let mut word: Option<String> = None;
+    let mut quote = None;
+    for c in cmd.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => word.get_or_insert_with(String::new).push(c),
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                word.get_or_insert_with(String::new);
+            }
+            (None, c) if c.is_whitespace() => words.extend(word.take()),
+            (None, c) => word.get_or_insert_with(String::new).push(c),
+        }
+    }
+    if quote.is_some() {
+        return Err("unbalanced quote".to_owned());
+    }
+    words.extend(word.take());
+    if words.is_empty() {
+        return Err("needs a command".to_owned());
+    }
+    Ok(AgentCommand(words))
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    if argv.first().map(String::as_str) == Some("profiles") {
+        return ExitCode::from(profiles::cli(argv.get(1..).unwrap_or_default()));
+    }
+    let args = match parse_args() {
+        Ok(a) => a,
+        Err(e) => {
+            // Help on stdout (status 0), usage errors on stderr (status 2).
+            let _ = e.print();
+            return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
+        }
+    };
+    let started = Instant::now();
+
+    // The session directory: --cwd, else a scratch directory for the
+    // built-in mock, else the current directory.
+    let scratch = args.cwd.is_none() && args.embedded();
+    let cwd = match session_dir(&args, scratch) {
+        Ok(d) => d,
+        Err(e) => return fail(&args, &e),
+    };
+
+    // The transport: lines from the agent, lines to it, a future that
+    // resolves when it is gone, and how to stop it.
+    let transport = match (&args.agent, &args.connect) {
+        (_, Some(url)) => connect(url, &args).await,
+        (Some(cmd), None) => spawn_agent(cmd, &cwd),
+        (None, None) => Ok(embedded_mock(args.mock.clone())),
+    };
+    let Transport {
+        source,
+        sink,
+        closed,
+        agent,
+    } = match transport {
+        Ok(t) => t,
+        Err(e) => return fail(&args, &e),
+    };
+
+    // The turn.
+    let cfg = Config {
+        cwd: cwd.clone(),
+        prompt: args.prompt.clone(),
+        permission: args.permission(scratch),
+        timeout: args.timeout,
+    };
+    let mut client = match Client::new(source, sink, cfg, closed, ctrl_c_presses()) {
+        Ok(c) => c,
+        Err(e) => return fail(&args, &format!("session directory {}: {e}", cwd.display())),
+    };
+    let result = client.run().await;
+    client.render.break_line();
+    let interrupted = client.stats.cancelled_by_user;
+    let summary = summary(&client, &result, started);
+    drop(client); // closes the agent's stdin (or the WebSocket)
+
+    // The end: the agent stopped, the scratch directory removed, the exit
+    // status and the summary.
+    agent.stop().await;
+    if scratch {
+        let _ = std::fs::remove_dir_all(&cwd);
+    }
+    let code = exit_code(&result, interrupted);
+    if args.summary_json {
+        println!("{summary}");
+    }
+    code
+}
+
+/// `--cwd`, else a fresh scratch directory (`scratch`), else the current
+/// directory.
+fn session_dir(args: &Args, scratch: bool) -> Result<PathBuf, String> {
+    match (&args.cwd, scratch) {
+        (Some(dir), _) => Ok(dir.clone()),
+        (None, true) => scratch_dir().map_err(|e| format!("cannot make a scratch directory: {e}")),
+        (None, false) => Ok(std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."))),
+    }
+}
+
+/// 0 after a stop reason, 130 after Ctrl-C, 1 on any error (printed).
+fn exit_code(result: &Result<String, Failure>, interrupted: bool) -> ExitCode {
+    match result {
+        Ok(_) if interrupted => ExitCode::from(130),
+        Ok(_) => ExitCode::SUCCESS,
+        Err(Failure::Interrupted) => ExitCode::from(130),
+        Err(e) => {
+            eprintln!("acp-client: error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The connection to the agent, whatever the mode.
+struct Transport {
+    source: Source,
+    sink: LineSender,
+    closed: Closed,
+    agent: Agent,
+}
+
+/// The agent end of the connection.
+enum Agent {
+    /// A child process; `exit` reports its status once it has exited.
+    Process {
+        pid: Option<u32>,
+        exit: watch::Receiver<Option<String>>,
+    },
+    /// The built-in mock on a loopback pipe.
+    Mock,
+    /// A bridge over WebSocket; `writer` ends once the close frame is sent.
+    Remote { writer: tokio::task::JoinHandle<()> },
+}
+
+impl Agent {
+    /// Ends the agent once the client is done (its input is closed).
+    async fn stop(self) {
+        match self {
+            Self::Process { pid, exit } => stop_agent(pid, exit).await,
+            Self::Remote { writer } => {
+                // The close handshake, briefly: the bridge may be gone.
+                let _ = tokio::time::timeout(Duration::from_secs(1), writer).await;
+            }
+            Self::Mock => {}
+        }
+    }
+}
+
+/// Remote: `--connect URL` (or a profile's), over WebSocket or Streamable
+/// HTTP, with TLS for `wss://` and `https://`.
+async fn connect(url: &str, args: &Args) -> Result<Transport, String> {
+    let target = remote::target(url, args.token.as_deref())?;
+    if !target.tls && target.has_token() && !target.is_loopback() {
+        eprintln!(
+            "acp-client: warning: the token goes unencrypted over ws:// to {}; use wss://",
+            target.host
+        );
+    }
+    let tls = if target.tls {
+        let config = tls::client_config(args.ca_cert.as_deref());
+        Some(config.map_err(|e| format!("--ca-cert {e}"))?)
+    } else {
+        None
+    };
+    let shown = target.shown.clone();
+    let max = acp_codec::limits::DEFAULT_MAX_LINE_LEN;
+    let conn = remote::connect(target, tls, args.timeout, max).await?;
+    eprintln!("acp-client: connected to {shown}");
+    Ok(Transport {
+        source: Source::Remote(conn.source),
+        sink: conn.sink,
+        closed: conn.closed,
+        agent: Agent::Remote {
+            writer: conn.writer,
+        },
+    })
+}
+
+/// Local process: `--agent CMD`, in the session directory and its own
+/// process group, spoken to on its stdin / stdout; its stderr is ours.
+fn spawn_agent(cmd: &[String], cwd: &Path) -> Result<Transport, String> {
+    let mut command = tokio::process::Command::new(&cmd[0]);
+    command
+        .args(&cmd[1..])
+        .current_dir(cwd)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true);
+    #[cfg(unix)]
+    command.process_group(0);
+    let mut child = command
+        .spawn()
+        .map_err(|e| format!("cannot start agent {:?}: {e}", cmd.join(" ")))?;
+    let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+        return Err("agent stdio not captured".to_owned());
+    };
+    let pid = child.id();
+    let (tx, rx) = watch::channel(None);
+    tokio::spawn(async move {
+        let status = match child.wait().await {
+            Ok(s) => format!("agent exited ({s})"),
+            Err(e) => format!("agent lost: {e}"),
+        };
+        let _ = tx.send(Some(status));
+    });
+    let mut exit = rx.clone();
+    let closed = Box::pin(async move {
+        match exit.wait_for(Option::is_some).await {
+            Ok(s) => s.clone().unwrap_or_default(),
+            Err(_) => "agent lost".to_owned(),
+        }
+    });
+    Ok(Transport {
+        source: Source::Bytes(FramedRead::new(Box::new(stdout), LineCodec::new())),
+        sink: LineSender::spawn(stdin),
+        closed,
+        agent: Agent::Process { pid, exit: rx },
+    })
+}
+
+/// Embedded: the built-in mock agent, in-process, on a loopback pipe.
+fn embedded_mock(options: mock_agent::Options) -> Transport {
+    let (ours, theirs) = tokio::io::duplex(64 * 1024);
+    let (their_read, their_write) = tokio::io::split(theirs);
+    let (tx, rx) = tokio::sync::oneshot::channel::<String>();
+    tokio::spawn(async move {
+        let r = mock_agent::serve(their_read, their_write, options).await;
+        let _ = tx.send(match r {
+            Ok(()) => "mock agent stopped".to_owned(),
+            Err(e) => format!("mock agent failed: {e}"),
+        });
+    });
+    let (our_read, our_write) = tokio::io::split(ours);
+    Transport {
+        source: Source::Bytes(FramedRead::new(Box::new(our_read), LineCodec::new())),
+        sink: LineSender::spawn(our_write),
+        closed: Box::pin(async move { rx.await.unwrap_or_else(|_| "mock agent lost".to_owned()) }),
+        agent: Agent::Mock,
+    }
+}
+
+/// Ctrl-C presses, never missed between selects.
+fn ctrl_c_presses() -> mpsc::Receiver<()> {
+    let (tx, rx) = mpsc::channel(4);
+    tokio::spawn(async move {
+        while tokio::signal::ctrl_c().await.is_ok() {
+            if tx.send(()).await.is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+/// Resolves with a description once the agent is gone.
+type Closed = std::pin::Pin<Box<dyn std::future::Future<Output = String> + Send>>;
+
+/// Any async byte source the line reader can own.
+trait ReadHalf: tokio::io::AsyncRead + Unpin + Send {}
+impl<T: tokio::io::AsyncRead + Unpin + Send> ReadHalf for T {}
+
+/// The incoming half of the transport: a byte stream split into lines, or
+/// WebSocket messages (one line each).
+enum Source {
+    Bytes(LineReader<Box<dyn ReadHalf>>),
+    Remote(remote::RemoteSource),
+}
+
+impl lines::LineSource for Source {
+    async fn next_line(
+        &mut self,
+    ) -> std::io::Result<Option<Result<String, acp_codec::FrameError>>> {
+        match self {
+            Self::Bytes(r) => r.next_line().await,
+            Self::Remote(r) => r.next_line().await,
+        }
+    }
+}
+
+/// Ends the agent: its stdin is closed already; give it 2 s to exit, then
+/// SIGTERM its process group, then SIGKILL. Done when the whole group is
+/// gone, not only the process we started: an agent's launcher may exit
+/// before the processes it started (Qwen Code's does).
+async fn stop_agent(pid: Option<u32>, mut exit: watch::Receiver<Option<String>>) {
+    let exited = tokio::time::timeout(Duration::from_secs(2), exit.wait_for(Option::is_some))
+        .await
+        .is_ok();
+    let Some(pid) = pid else { return };
+    if exited && group_empties(pid, Duration::from_secs(2)).await {
+        return;
+    }
+    for signal in ["-TERM", "-KILL"] {
+        // The agent runs in its own process group (`process_group(0)`), so
+        // this reaches the tools it started too.
+        let _ = std::process::Command::new("kill")
+            .args([signal, "--", &format!("-{pid}")])
+            .stderr(Stdio::null())
+            .status();
+        let _ = tokio::time::timeout(Duration::from_secs(1), exit.wait_for(Option::is_some)).await;
+        if group_empties(pid, Duration::from_secs(1)).await {
+            return;
+        }
+    }
+}
+
+/// Whether the process group `pgid` is empty within `limit` (polled).
+async fn group_empties(pgid: u32, limit: Duration) -> bool {
+    let deadline = Instant::now() + limit;
+    loop {
+        let alive = std::process::Command::new("kill")
+            .args(["-0", "--", &format!("-{pgid}")])
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !alive {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// A fresh directory with a README for the mock agent to read.
+fn scratch_dir() -> std::io::Result<PathBuf> {
+    let dir = std::env::temp_dir().join(format!("acp-client-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    std::fs::write(
+        dir.join("README.md"),
+        "# Scratch project\n\nMade by acp-client for the mock agent.\n",
+    )?;
+    Ok(dir)
+}
+
+fn summary<S>(client: &Client<S>, result: &Result<String, Failure>, started: Instant) -> String {
+    let s = &client.stats;
+    let c = client.render.counts();
+    serde_json::json!({
+        "stopReason": s.stop_reason,
+        "error": result.as_ref().err().map(ToString::to_string),
+        "agent": s.agent,
+        "sessionId": s.session_id,
+        "messageChunks": c.message_chunks,
+        "thoughtChunks": c.thought_chunks,
+        "toolCalls": client.render.tool_calls(),
+        "toolCallUpdates": c.tool_call_updates,
+        "plans": c.plans,
+        "updates": c.updates,
+        "turnProblems": c.problems,
+        "permissionRequests": s.permission_requests,
+        "permissionsAllowed": s.permissions_allowed,
+        "fsReads": s.fs_reads,
+        "fsWrites": s.fs_writes,
+        "terminals": s.terminals,
+        "fsRefused": s.fs_refused,
+        "lines": s.lines,
+        "badLines": s.bad_lines,
+        "largestLineBytes": s.largest_line_bytes,
+        "cancelledByUser": s.cancelled_by_user,
+        "elapsedMs": started.elapsed().as_millis() as u64,
+    })
+    .to_string()
+}
+
+fn fail(args: &Args, message: &str) -> ExitCode {
+    eprintln!("acp-client: error: {message}");
+    if args.summary_json {
+        println!(
+            "{}",
+            serde_json::json!({"stopReason": null, "error": message})
+        );
+    }
+    ExitCode::FAILURE
+}

@@ -1,0 +1,48 @@
+//! A scripted ACP agent on stdio, deterministic, no network: the default
+//! agent of `acp-client` and the WebSocket bridge, and a peer for other ACP
+//! clients' tests.
+//!
+//! ```sh
+//! acp-mock-agent                      # speak ACP on stdin/stdout
+//! acp-mock-agent --big-bytes 1000000 --delay-ms 200
+//! ```
+//!
+//! Every prompt gets the same turn (see `acp_bridge::mock_agent`): thoughts, message chunks, a plan, tool calls with
+//! Gemini-style titles, permission requests, `fs/read_text_file` and
+//! `fs/write_text_file`, and optionally a tool output of `--big-bytes N`
+//! bytes; `session/cancel` ends it with `cancelled`.
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use acp_bridge::mock_agent;
+use clap::Parser;
+
+/// A scripted ACP agent on stdio (deterministic, no network).
+#[derive(Parser, Debug)]
+#[command(name = "acp-mock-agent", version)]
+struct Args {
+    /// Add a tool call with N bytes of output
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    big_bytes: usize,
+    /// Pause between steps (milliseconds)
+    #[arg(long, value_name = "MS", default_value_t = 0)]
+    delay_ms: u64,
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let args = Args::parse();
+    let options = mock_agent::Options {
+        big_bytes: args.big_bytes,
+        step_delay: Duration::from_millis(args.delay_ms),
+        ..mock_agent::Options::default()
+    };
+    match mock_agent::serve(tokio::io::stdin(), tokio::io::stdout(), options).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("acp-mock-agent: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

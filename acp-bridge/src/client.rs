@@ -1,0 +1,791 @@
+//! The protocol side of `acp-client`: one ACP connection driven through
+//! initialize, session/new and one session/prompt, over any line transport
+//! ([`LineSource`] in, [`LineSender`] out).
+//!
+//! Requests go out through the crate's [`Tracker`] (ids, deadlines); every
+//! incoming line is decoded with [`decode_line`]: notifications typed by
+//! method, requests and responses as the [`Message`].
+//! While a request of ours is pending, everything else the agent sends is
+//! handled: `session/update` is printed, `session/request_permission` is
+//! answered by policy, `fs/*` is served inside the session directory, other
+//! requests get `-32601`.
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::time::{Duration, Instant};
+
+use acp_codec::acp::quirks::Quirks;
+use acp_codec::acp::{
+    decode_line, encode_notification, ClientCapabilities, ContentBlock, CreateTerminalRequest,
+    CreateTerminalResponse, FileSystemCapabilities, Implementation, Incoming, InitializeRequest,
+    Message, MetaOnly, NewSessionRequest, NotificationParams, PermissionOption,
+    PermissionOptionKind, PromptRequest, RawJson, ReadTextFileRequest, ReadTextFileResponse,
+    Request, RequestId, RequestParams, RequestPermissionOutcome, RequestPermissionResponse,
+    ResponseResult, RpcError, Salvage, SelectedPermissionOutcome, SessionIdRequest,
+    TerminalExitStatus, TerminalOutputResponse, TextContent, Tracker, Typed,
+};
+use acp_codec::{ErrorCode, FrameError};
+use tokio::io::AsyncBufReadExt;
+use tokio::sync::mpsc;
+
+use crate::confined::{Confined, FsError};
+use crate::lines::{LineSender, LineSource};
+use crate::render::Render;
+use crate::terminals::Terminals;
+
+/// How to answer `session/request_permission` (`--permission`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Permission {
+    /// The first `allow_once` option (else `allow_always`).
+    Allow,
+    /// The first `reject_once` option (else `reject_always`, else cancelled).
+    Reject,
+    /// Ask on the terminal.
+    Ask,
+}
+
+/// What to run.
+pub struct Config {
+    /// The session directory (`cwd` of `session/new`, root of `fs/*`).
+    pub cwd: PathBuf,
+    pub prompt: String,
+    pub permission: Permission,
+    /// Longest wait for an answer to initialize / session/new, and longest
+    /// silence of the agent during a turn.
+    pub timeout: Duration,
+}
+
+/// Everything counted for `--summary-json`.
+#[derive(Debug, Default)]
+pub struct Stats {
+    pub agent: Option<String>,
+    pub session_id: Option<String>,
+    pub stop_reason: Option<String>,
+    pub permission_requests: u64,
+    pub permissions_allowed: u64,
+    pub fs_reads: u64,
+    pub fs_writes: u64,
+    pub fs_refused: u64,
+    /// Commands run for the agent (`terminal/create`).
+    pub terminals: u64,
+    pub lines: u64,
+    pub bad_lines: u64,
+    pub largest_line_bytes: usize,
+    pub cancelled_by_user: bool,
+}
+
+/// Why the run ended without a stop reason.
+#[derive(Debug)]
+pub enum Failure {
+    /// The agent answered one of our requests with an error.
+    Agent {
+        method: String,
+        error: RpcError<'static>,
+    },
+    /// No answer (or, during a turn, no message) within the timeout.
+    Timeout { method: String, secs: f64 },
+    /// The agent's output ended or it exited.
+    Closed { method: String, detail: String },
+    /// A second Ctrl-C, or one before the turn started.
+    Interrupted,
+    /// Our own I/O or encoding failed.
+    Local(String),
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Agent { method, error } => {
+                write!(
+                    f,
+                    "agent answered {method} with error {}: {}",
+                    error.code.0, error.message
+                )?;
+                if let Some(data) = &error.data {
+                    write!(f, " ({})", data.get())?;
+                }
+                Ok(())
+            }
+            Self::Timeout { method, secs } => {
+                write!(
+                    f,
+                    "timed out after {secs:.1} s waiting for the agent ({method})"
+                )
+            }
+            Self::Closed { method, detail } => {
+                write!(f, "agent stopped while we waited for {method}: {detail}")
+            }
+            Self::Interrupted => write!(f, "interrupted"),
+            Self::Local(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+/// One client connection.
+pub struct Client<S> {
+    source: S,
+    out: LineSender,
+    cfg: Config,
+    fs: Confined,
+    tracker: Tracker,
+    epoch: Instant,
+    pub render: Render,
+    pub stats: Stats,
+    /// Ctrl-C presses.
+    interrupts: mpsc::Receiver<()>,
+    /// Resolves with a description when the transport's far end is gone
+    /// (the agent process exited).
+    closed: Pin<Box<dyn Future<Output = String> + Send>>,
+    closed_detail: Option<String>,
+    /// Lines typed on our stdin, for `--permission ask`.
+    answers: Option<tokio::io::Lines<tokio::io::BufReader<tokio::io::Stdin>>>,
+    in_turn: bool,
+    cancel_sent: bool,
+    /// What this agent needs answered differently (from its `agentInfo`).
+    quirks: Quirks,
+    /// Commands run for the agent (`terminal/*`).
+    terminals: Terminals,
+    /// Answers to `terminal/wait_for_exit`, sent when the command exits.
+    exits: mpsc::Receiver<(RequestId<'static>, TerminalExitStatus<'static>)>,
+    exits_tx: mpsc::Sender<(RequestId<'static>, TerminalExitStatus<'static>)>,
+}
+
+/// A turn lasts at most this long by the tracker's clock; the idle timeout
+/// is what bounds a silent agent.
+const TURN_LIMIT: Duration = Duration::from_secs(7 * 24 * 3600);
+
+impl<S: LineSource> Client<S> {
+    /// A client over `source`/`out`; `closed` resolves when the agent is
+    /// gone; `interrupts` yields one item per Ctrl-C.
+    ///
+    /// # Errors
+    ///
+    /// When the session directory cannot be resolved.
+    pub fn new(
+        source: S,
+        out: LineSender,
+        cfg: Config,
+        closed: Pin<Box<dyn Future<Output = String> + Send>>,
+        interrupts: mpsc::Receiver<()>,
+    ) -> std::io::Result<Self> {
+        let fs = Confined::new(&cfg.cwd)?;
+        let (exits_tx, exits) = mpsc::channel(16);
+        Ok(Self {
+            source,
+            out,
+            fs,
+            tracker: Tracker::new().with_default_timeout(cfg.timeout),
+            cfg,
+            epoch: Instant::now(),
+            render: Render::new(),
+            stats: Stats::default(),
+            interrupts,
+            closed,
+            closed_detail: None,
+            answers: None,
+            in_turn: false,
+            cancel_sent: false,
+            quirks: Quirks::default(),
+            terminals: Terminals::default(),
+            exits,
+            exits_tx,
+        })
+    }
+
+    fn now(&self) -> Duration {
+        self.epoch.elapsed()
+    }
+
+    /// initialize, session/new, session/prompt; returns the stop reason.
+    ///
+    /// # Errors
+    ///
+    /// A [`Failure`] when the agent errs, dies, hangs, or we are interrupted.
+    pub async fn run(&mut self) -> Result<String, Failure> {
+        self.initialize().await?;
+        let session_id = self.new_session().await?;
+        self.prompt(&session_id).await
+    }
+
+    /// `initialize`: our capabilities (fs, terminals); the agent's name,
+    /// and its quirks.
+    async fn initialize(&mut self) -> Result<(), Failure> {
+        let init = RequestParams::Initialize(
+            InitializeRequest::new(1)
+                .with_client_capabilities(
+                    ClientCapabilities::new()
+                        .with_fs(
+                            FileSystemCapabilities::new()
+                                .with_read_text_file(true)
+                                .with_write_text_file(true),
+                        )
+                        .with_terminal(true),
+                )
+                .with_client_info(
+                    Implementation::new("acp-codec-acp-client", env!("CARGO_PKG_VERSION"))
+                        .with_title("acp-codec example client"),
+                ),
+        );
+        let raw = self.call(&init, self.cfg.timeout).await?;
+        let result =
+            ResponseResult::decode("initialize", &raw).map(|t| checked("initialize result", t));
+        if let Ok(ResponseResult::Initialize(r)) = result {
+            let name = r
+                .agent_info
+                .as_ref()
+                .map_or("unnamed agent".to_owned(), |i| {
+                    format!("{} {}", i.name, i.version)
+                });
+            self.render
+                .note(&format!("agent: {name}, protocol v{}", r.protocol_version));
+            self.stats.agent = Some(name);
+            self.quirks = Quirks::of(r.agent_info.as_ref());
+        }
+        Ok(())
+    }
+
+    /// `session/new` in the session directory; its id.
+    async fn new_session(&mut self) -> Result<String, Failure> {
+        let cwd = self.fs.root().display().to_string();
+        let new = RequestParams::NewSession(NewSessionRequest::new(cwd.as_str(), Vec::new()));
+        let raw = self.call(&new, self.cfg.timeout).await?;
+        let result =
+            ResponseResult::decode("session/new", &raw).map(|t| checked("session/new result", t));
+        let session_id = match result {
+            Ok(ResponseResult::NewSession(r)) => r.session_id.into_owned(),
+            other => return Err(Failure::Local(format!("bad session/new result: {other:?}"))),
+        };
+        self.render.note(&format!("session {session_id} in {cwd}"));
+        self.stats.session_id = Some(session_id.clone());
+        Ok(session_id)
+    }
+
+    /// One `session/prompt`; its stop reason.
+    async fn prompt(&mut self, session_id: &str) -> Result<String, Failure> {
+        let prompt = RequestParams::Prompt(PromptRequest::new(
+            session_id,
+            vec![ContentBlock::Text(TextContent::new(
+                self.cfg.prompt.clone(),
+            ))],
+        ));
+        self.render.note(&format!("> {}", self.cfg.prompt));
+        self.render.begin_turn();
+        self.in_turn = true;
+        let raw = self.call(&prompt, TURN_LIMIT).await?;
+        self.in_turn = false;
+        let result = ResponseResult::decode("session/prompt", &raw)
+            .map(|t| checked("session/prompt result", t));
+        let reason = match result {
+            Ok(ResponseResult::Prompt(r)) => {
+                self.render.prompt_response(&r);
+                r.stop_reason.as_str().to_owned()
+            }
+            other => {
+                return Err(Failure::Local(format!(
+                    "bad session/prompt result: {other:?}"
+                )))
+            }
+        };
+        self.stats.stop_reason = Some(reason.clone());
+        Ok(reason)
+    }
+
+    async fn send(&self, line: Vec<u8>) -> Result<(), Failure> {
+        self.out.send(line).await.map_err(|e| Failure::Closed {
+            method: "writing".to_owned(),
+            detail: e.to_string(),
+        })
+    }
+
+    /// Sends a request and serves the agent until its answer arrives.
+    async fn call(
+        &mut self,
+        params: &RequestParams<'_>,
+        timeout: Duration,
+    ) -> Result<RawJson<'static>, Failure> {
+        let method = params.method().to_owned();
+        let mut line = Vec::new();
+        let id = self
+            .tracker
+            .encode_request_with_timeout(params, self.now(), timeout, &mut line)
+            .map_err(|e| Failure::Local(e.to_string()))?;
+        self.send(line).await?;
+        let mut last_heard = Instant::now();
+        loop {
+            // The earliest of: the tracker's deadline, the idle limit
+            // during a turn, a short grace after the agent exited.
+            let mut wake = self
+                .tracker
+                .next_deadline()
+                .map(|d| self.epoch + d)
+                .unwrap_or_else(|| Instant::now() + TURN_LIMIT);
+            if self.in_turn {
+                wake = wake.min(last_heard + self.cfg.timeout);
+            }
+            tokio::select! {
+                line = self.source.next_line() => {
+                    match line {
+                        Ok(Some(Ok(line))) => {
+                            if let Some(answer) = self.handle_line(&line, &id).await? {
+                                return answer.map_err(|error| Failure::Agent { method: method.clone(), error });
+                            }
+                        }
+                        Ok(Some(Err(e))) => self.bad_line(e).await?,
+                        Ok(None) => return Err(self.gone(&method).await),
+                        Err(e) => return Err(Failure::Closed { method, detail: e.to_string() }),
+                    }
+                    // Heard from the agent (time spent asking the user
+                    // does not count as its silence).
+                    last_heard = Instant::now();
+                }
+                detail = &mut self.closed, if self.closed_detail.is_none() => {
+                    // Drain what the agent wrote before exiting, briefly.
+                    self.closed_detail = Some(detail);
+                }
+                () = tokio::time::sleep_until(wake.into()) => {
+                    if self.tracker.poll_expired(self.now()).is_some() || self.in_turn {
+                        return Err(Failure::Timeout { method, secs: self.cfg.timeout.as_secs_f64() });
+                    }
+                }
+                Some(()) = self.interrupts.recv() => {
+                    self.interrupt().await?;
+                    last_heard = Instant::now();
+                }
+                Some((id, status)) = self.exits.recv() => {
+                    let mut out = Vec::new();
+                    self.tracker
+                        .encode_response(&id, &status, &mut out)
+                        .map_err(|e| Failure::Local(e.to_string()))?;
+                    self.send(out).await?;
+                }
+            }
+            if self.closed_detail.is_some() {
+                if let Some(answer) = self.last_words(&id, &method).await? {
+                    return Ok(answer);
+                }
+            }
+        }
+    }
+
+    /// The agent exited: give its last lines 500 ms to arrive. `Some` when
+    /// one answers `waiting`; the failure once they stop.
+    async fn last_words(
+        &mut self,
+        waiting: &RequestId<'static>,
+        method: &str,
+    ) -> Result<Option<RawJson<'static>>, Failure> {
+        let next = tokio::time::timeout(Duration::from_millis(500), self.source.next_line());
+        match next.await {
+            Ok(Ok(Some(Ok(line)))) => match self.handle_line(&line, waiting).await? {
+                Some(answer) => answer.map(Some).map_err(|error| Failure::Agent {
+                    method: method.to_owned(),
+                    error,
+                }),
+                None => Ok(None),
+            },
+            Ok(Ok(Some(Err(e)))) => self.bad_line(e).await.map(|()| None),
+            _ => Err(self.gone(method).await),
+        }
+    }
+
+    /// The failure for an agent whose output ended.
+    async fn gone(&mut self, method: &str) -> Failure {
+        let detail = match self.closed_detail.take() {
+            Some(d) => d,
+            None => tokio::time::timeout(Duration::from_secs(2), &mut self.closed)
+                .await
+                .unwrap_or_else(|_| "its output ended, process still running".to_owned()),
+        };
+        Failure::Closed {
+            method: method.to_owned(),
+            detail,
+        }
+    }
+
+    /// Ctrl-C: the first during a turn sends `session/cancel`; otherwise
+    /// we stop.
+    async fn interrupt(&mut self) -> Result<(), Failure> {
+        let Some(session_id) = self.stats.session_id.clone().filter(|_| self.in_turn) else {
+            return Err(Failure::Interrupted);
+        };
+        if self.cancel_sent {
+            return Err(Failure::Interrupted);
+        }
+        self.cancel_sent = true;
+        self.stats.cancelled_by_user = true;
+        self.terminals.kill_all();
+        self.render.note("^C: cancelling the turn (again to quit)");
+        let mut line = Vec::new();
+        let cancel = NotificationParams::Cancel(SessionIdRequest::new(session_id.as_str()));
+        encode_notification(&cancel, &mut line).map_err(|e| Failure::Local(e.to_string()))?;
+        self.send(line).await
+    }
+
+    async fn bad_line(&mut self, e: FrameError) -> Result<(), Failure> {
+        self.stats.bad_lines += 1;
+        eprintln!("acp-client: skipped a bad line from the agent: {e}");
+        // A request we could not read still gets an answer.
+        if let Some(id) = match &e {
+            FrameError::LineTooLong(long) => long.request_id(),
+            _ => None,
+        } {
+            let id = match id {
+                acp_codec::PeekedId::Number(n) => RequestId::Number(n),
+                other => other
+                    .as_str()
+                    .map_or(RequestId::Null, |s| RequestId::Str(s.to_owned().into())),
+            };
+            let mut line = Vec::new();
+            acp_codec::acp::encode_error(&id, &RpcError::new(e.code(), e.to_string()), &mut line)
+                .map_err(|e| Failure::Local(e.to_string()))?;
+            self.send(line).await?;
+        }
+        Ok(())
+    }
+
+    /// Handles one line; `Some` when it answers `waiting`.
+    async fn handle_line(
+        &mut self,
+        line: &str,
+        waiting: &RequestId<'static>,
+    ) -> Result<Option<Result<RawJson<'static>, RpcError<'static>>>, Failure> {
+        self.stats.lines += 1;
+        self.stats.largest_line_bytes = self.stats.largest_line_bytes.max(line.len());
+        // One call per line: notifications (nearly everything an agent
+        // sends during a turn) come back typed, the common updates decoded
+        // in one pass; requests and responses come back as the message.
+        let msg = match decode_line(line) {
+            Ok(Incoming::Message(m)) => m,
+            Ok(Incoming::Notification(typed)) => {
+                let method = typed.value.method();
+                warn_salvaged(format_args!("{method} notification"), &typed.salvaged);
+                if let NotificationParams::SessionUpdate(u) = &typed.value {
+                    self.render.update(u);
+                }
+                return Ok(None);
+            }
+            Ok(_) => return Ok(None),
+            Err(e) if e.code() == ErrorCode::INVALID_PARAMS => {
+                eprintln!("acp-client: bad notification: {e}");
+                return Ok(None);
+            }
+            Err(e) => {
+                // Stray output (a log line on stdout): report, go on.
+                self.stats.bad_lines += 1;
+                let shown: String = line.chars().take(120).collect();
+                eprintln!("acp-client: not an ACP message ({e}): {shown}");
+                return Ok(None);
+            }
+        };
+        match self.tracker.handle(&msg, self.now()) {
+            Ok(Some(done)) if &done.id == waiting => {
+                return Ok(Some(match msg {
+                    Message::Response(r) => Ok(r.result.into_owned()),
+                    Message::Error(e) => Err(e.error.into_owned()),
+                    _ => return Ok(None),
+                }));
+            }
+            Ok(Some(done)) => {
+                eprintln!(
+                    "acp-client: late answer to {} (id {})",
+                    done.method, done.id
+                );
+                return Ok(None);
+            }
+            Ok(None) => {}
+            Err(e) => {
+                eprintln!("acp-client: {e}");
+                if let Message::Request(r) = &msg {
+                    let mut out = Vec::new();
+                    let err = RpcError::new(ErrorCode::INVALID_REQUEST, e.to_string());
+                    acp_codec::acp::encode_error(&r.id, &err, &mut out)
+                        .map_err(|e| Failure::Local(e.to_string()))?;
+                    self.send(out).await?;
+                }
+                return Ok(None);
+            }
+        }
+        if let Message::Request(r) = &msg {
+            self.answer(r).await?;
+        }
+        Ok(None)
+    }
+
+    /// Serves one agent request and sends the answer (unless it comes
+    /// later).
+    async fn answer(&mut self, r: &Request<'_>) -> Result<(), Failure> {
+        let typed = r
+            .typed()
+            .map(|t| checked(format_args!("{} request", r.method), t));
+        let answer = self.serve(&r.id, typed).await;
+        let mut out = Vec::new();
+        let encoded = match answer {
+            Ok(Answer::Permission(p)) => self.tracker.encode_response(&r.id, &p, &mut out),
+            Ok(Answer::Read(p)) => self.tracker.encode_response(&r.id, &p, &mut out),
+            Ok(Answer::Terminal(p)) => self.tracker.encode_response(&r.id, &p, &mut out),
+            Ok(Answer::Output(p)) => self.tracker.encode_response(&r.id, &p, &mut out),
+            Ok(Answer::Later) => return Ok(()),
+            Ok(Answer::Empty) => self
+                .tracker
+                .encode_response(&r.id, &MetaOnly::new(), &mut out),
+            Err(e) => self.tracker.encode_error(&r.id, &e, &mut out),
+        };
+        encoded.map_err(|e| Failure::Local(e.to_string()))?;
+        self.send(out).await
+    }
+
+    /// Answers one agent request.
+    async fn serve(
+        &mut self,
+        id: &RequestId<'_>,
+        typed: Result<RequestParams<'_>, acp_codec::MessageError>,
+    ) -> Result<Answer, RpcError<'static>> {
+        let params = typed.map_err(|e| RpcError::new(e.code(), e.to_string()))?;
+        match params {
+            RequestParams::RequestPermission(p) => {
+                self.stats.permission_requests += 1;
+                let what = self.render.permission_request(id, &p);
+                let (outcome, allowed) = self.decide(&what, &p.options).await;
+                self.stats.permissions_allowed += u64::from(allowed);
+                let response = RequestPermissionResponse::new(outcome);
+                self.render.permission_outcome(id, &response);
+                Ok(Answer::Permission(response))
+            }
+            RequestParams::ReadTextFile(p) => self.read_text_file(&p).await.map(Answer::Read),
+            RequestParams::WriteTextFile(p) => {
+                self.write_text_file(&p.path, &p.content).await?;
+                Ok(Answer::Empty)
+            }
+            RequestParams::CreateTerminal(p) => self.create_terminal(&p).map(Answer::Terminal),
+            RequestParams::TerminalOutput(p) => {
+                Ok(Answer::Output(self.terminals.output(&p.terminal_id)?))
+            }
+            RequestParams::WaitForTerminalExit(p) => {
+                // Answered when the command exits; the client goes on
+                // serving the agent meanwhile.
+                let exit = self.terminals.wait(&p.terminal_id)?;
+                let tx = self.exits_tx.clone();
+                let id = id.clone().into_owned();
+                tokio::spawn(async move {
+                    let _ = tx.send((id, exit.await)).await;
+                });
+                Ok(Answer::Later)
+            }
+            RequestParams::KillTerminal(p) => {
+                self.terminals.kill(&p.terminal_id)?;
+                Ok(Answer::Empty)
+            }
+            RequestParams::ReleaseTerminal(p) => {
+                self.terminals.release(&p.terminal_id)?;
+                Ok(Answer::Empty)
+            }
+            other => Err(RpcError::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                format!("method not found: {}", other.method()),
+            )),
+        }
+    }
+
+    /// `fs/read_text_file`, inside the session directory; a missing file
+    /// is answered as this agent needs it (its quirks).
+    async fn read_text_file(
+        &mut self,
+        p: &ReadTextFileRequest<'_>,
+    ) -> Result<ReadTextFileResponse<'static>, RpcError<'static>> {
+        match self.fs.read(&p.path, p.line, p.limit).await {
+            Ok(content) => {
+                self.stats.fs_reads += 1;
+                self.render
+                    .note(&format!("fs: read {} ({} bytes)", p.path, content.len()));
+                Ok(ReadTextFileResponse::new(content))
+            }
+            Err(e) if e.code == ErrorCode::RESOURCE_NOT_FOUND => {
+                let answer = self.quirks.missing_file.answer(&p.path);
+                let how = if answer.is_ok() {
+                    "answered empty text (this agent's quirk: its new-file writes fail on -32002)"
+                } else {
+                    "answered -32002"
+                };
+                self.render
+                    .note(&format!("fs: read {}: no such file; {how}", p.path));
+                answer
+            }
+            Err(e) => {
+                self.fs_refused(&e, "read", &p.path);
+                Err(fs_err(e))
+            }
+        }
+    }
+
+    /// `fs/write_text_file`, inside the session directory.
+    async fn write_text_file(
+        &mut self,
+        path: &str,
+        content: &str,
+    ) -> Result<(), RpcError<'static>> {
+        match self.fs.write(path, content).await {
+            Ok(()) => {
+                self.stats.fs_writes += 1;
+                self.render
+                    .note(&format!("fs: wrote {path} ({} bytes)", content.len()));
+                Ok(())
+            }
+            Err(e) => {
+                self.fs_refused(&e, "write", path);
+                Err(fs_err(e))
+            }
+        }
+    }
+
+    /// `terminal/create`: the command runs in its directory (the session
+    /// directory, or one inside it).
+    fn create_terminal(
+        &mut self,
+        p: &CreateTerminalRequest<'_>,
+    ) -> Result<CreateTerminalResponse<'static>, RpcError<'static>> {
+        let cwd = match p.cwd.as_deref() {
+            Some(dir) => self.fs.resolve(dir).map_err(fs_err)?,
+            None => self.fs.root().to_path_buf(),
+        };
+        let id = self.terminals.create(p, cwd)?;
+        self.stats.terminals += 1;
+        let args = p.args.iter().flatten().map(|a| format!(" {a}"));
+        self.render.note(&format!(
+            "$ {}{} ({id})",
+            p.command,
+            args.collect::<String>()
+        ));
+        Ok(CreateTerminalResponse::new(id))
+    }
+
+    fn fs_refused(&mut self, e: &FsError, op: &str, path: &str) {
+        if e.code == ErrorCode::INVALID_PARAMS {
+            self.stats.fs_refused += 1;
+            self.render
+                .note(&format!("fs: refused {op} {path}: {}", e.message));
+        } else {
+            self.render.note(&format!("fs: {op} {path}: {}", e.message));
+        }
+    }
+
+    /// Picks a permission outcome by policy.
+    async fn decide(
+        &mut self,
+        what: &str,
+        options: &[PermissionOption<'_>],
+    ) -> (RequestPermissionOutcome<'static>, bool) {
+        let pick = |kinds: &[PermissionOptionKind<'_>]| {
+            kinds
+                .iter()
+                .find_map(|k| options.iter().find(|o| &o.kind == k))
+        };
+        let chosen = if self.cancel_sent {
+            None
+        } else {
+            match self.cfg.permission {
+                Permission::Allow => pick(&[
+                    PermissionOptionKind::AllowOnce,
+                    PermissionOptionKind::AllowAlways,
+                ]),
+                Permission::Reject => pick(&[
+                    PermissionOptionKind::RejectOnce,
+                    PermissionOptionKind::RejectAlways,
+                ]),
+                Permission::Ask => self.ask(what, options).await,
+            }
+        };
+        let label = chosen.map_or("cancelled".to_owned(), |o| {
+            format!("{} ({})", o.name, o.option_id)
+        });
+        self.render.note(&format!("? permission: {what} → {label}"));
+        let allowed = chosen.is_some_and(|o| {
+            matches!(
+                o.kind,
+                PermissionOptionKind::AllowOnce | PermissionOptionKind::AllowAlways
+            )
+        });
+        let outcome = match chosen {
+            Some(o) => RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new(
+                o.option_id.to_string(),
+            )),
+            None => RequestPermissionOutcome::Cancelled(MetaOnly::new()),
+        };
+        (outcome, allowed)
+    }
+
+    /// Asks on the terminal; a reject option when stdin is closed, `None`
+    /// (cancelled) on Ctrl-C.
+    async fn ask<'o, 'a>(
+        &mut self,
+        what: &str,
+        options: &'o [PermissionOption<'a>],
+    ) -> Option<&'o PermissionOption<'a>> {
+        self.render.break_line();
+        println!("? {what}");
+        for (i, o) in options.iter().enumerate() {
+            println!("  {}) {} [{}]", i + 1, o.name, o.kind.as_str());
+        }
+        let mut answers = self
+            .answers
+            .take()
+            .unwrap_or_else(|| tokio::io::BufReader::new(tokio::io::stdin()).lines());
+        let chosen = loop {
+            print!("choose 1-{}: ", options.len());
+            let _ = std::io::Write::flush(&mut std::io::stdout());
+            tokio::select! {
+                line = answers.next_line() => {
+                    let Some(line) = line.ok().flatten() else {
+                        // No one to ask (stdin closed): reject.
+                        println!("(stdin closed: rejecting)");
+                        break options.iter().find(|o| {
+                            matches!(o.kind, PermissionOptionKind::RejectOnce | PermissionOptionKind::RejectAlways)
+                        });
+                    };
+                    let n = line.trim().parse::<usize>().ok();
+                    if let Some(o) = n.and_then(|n| options.get(n.wrapping_sub(1))) {
+                        break Some(o);
+                    }
+                }
+                Some(()) = self.interrupts.recv() => {
+                    // Ctrl-C while asking: cancel the turn, answer cancelled.
+                    let _ = self.interrupt().await;
+                    break None;
+                }
+            }
+        };
+        self.answers = Some(answers);
+        chosen
+    }
+}
+
+/// Reports on stderr, as a warning, every part of `what` (a message of the
+/// agent) that lenient decoding salvaged instead of failing (never
+/// silently: the agent sent something the schema does not allow).
+fn warn_salvaged(what: impl std::fmt::Display, salvaged: &[Salvage<'_>]) {
+    for s in salvaged {
+        eprintln!("acp-client: warning: {what} did not fit the schema: {s}");
+    }
+}
+
+/// The value of a lenient decoding, after [`warn_salvaged`].
+fn checked<T>(what: impl std::fmt::Display, typed: Typed<'_, T>) -> T {
+    warn_salvaged(what, &typed.salvaged);
+    typed.value
+}
+
+/// An `fs/*` failure as the JSON-RPC error the agent gets.
+fn fs_err(e: FsError) -> RpcError<'static> {
+    RpcError::new(e.code, e.message)
+}
+
+/// An answer to an agent request.
+enum Answer {
+    Permission(RequestPermissionResponse<'static>),
+    Read(ReadTextFileResponse<'static>),
+    Terminal(CreateTerminalResponse<'static>),
+    Output(TerminalOutputResponse<'static>),
+    /// Sent later (`terminal/wait_for_exit`).
+    Later,
+    Empty,
+}

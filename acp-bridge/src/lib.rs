@@ -1,0 +1,37 @@
+//! The application on acp-codec: an ACP client, a team server and a mock
+//! agent, installed as three binaries (`cargo install --path acp-bridge`):
+//!
+//! - `acp-client`: runs one prompt turn against an agent (the built-in mock
+//!   by default, any `--agent CMD`, or a server with `--connect`);
+//! - `acp-bridge`: ACP's remote transport (WebSocket and Streamable HTTP on
+//!   `/acp`) in front of an agent on stdio, for one person or a team;
+//! - `acp-mock-agent`: the scripted agent on stdio.
+//!
+//! The binaries are wiring on tokio, axum and rustls; what they share is
+//! this library:
+//!
+//! - [`client`]: `acp-client`'s protocol side (initialize, session/new, one
+//!   prompt turn), with [`render`] printing the turn, [`confined`] serving
+//!   `fs/*` inside the session directory and [`terminals`] serving
+//!   `terminal/*`;
+//! - [`remote`]: ACP's remote transport (WebSocket and Streamable HTTP) as a
+//!   line transport for the client, with [`tls`] for `wss://`/`https://`
+//!   (and the bridge's server side);
+//! - [`profiles`]: `acp-client`'s saved server profiles;
+//! - [`users`]: `acp-bridge`'s token file (users and their permissions);
+//! - [`mock_agent`]: a scripted agent that behaves like Gemini CLI in
+//!   `--acp` mode, used in-process by `acp-client`, on stdio by the
+//!   `acp-mock-agent` binary and `acp-bridge --mock`;
+//! - [`lines`]: the line transport under all of it: stdio read with
+//!   `FramedRead` and the crate's `LineCodec`, lines written in order.
+
+pub mod client;
+pub mod confined;
+pub mod lines;
+pub mod mock_agent;
+pub mod profiles;
+pub mod remote;
+pub mod render;
+pub mod terminals;
+pub mod tls;
+pub mod users;

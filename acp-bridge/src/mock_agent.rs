@@ -1,0 +1,973 @@
+//! A scripted, deterministic ACP agent that behaves like Gemini CLI 0.61 in
+//! `--acp` mode, over any `AsyncRead`/`AsyncWrite` pair.
+//!
+//! One turn, for any prompt: a thought, message chunks, a plan, a shell tool
+//! call that asks permission first (title = the command, the context in a
+//! text block `[in DIR] (DESC)`, the permission request carrying the pending
+//! tool call, then a `tool_call_update`), a read tool backed by
+//! `fs/read_text_file`, a search, an edit that asks permission with a diff
+//! and writes through `fs/write_text_file`, an optional large tool output
+//! (`big_bytes`), and the stop reason. Several sessions and overlapping
+//! prompts run at once; `session/cancel` (or a new prompt on the same
+//! session, as Gemini does) ends a turn with `cancelled`; unknown methods get
+//! `-32601`. Every message it writes is first decoded back through the
+//! crate's typed ACP structs, so it only ever sends schema-valid messages.
+//!
+//! Call [`serve`] with the two halves of a byte stream.
+
+use std::collections::HashMap;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use acp_codec::acp::{
+    encode_error, encode_notification, ContentBlock, InitializeRequest, Message,
+    NotificationParams, PromptRequest, RawJson, RequestId, RequestParams, RpcError, Tracker, Typed,
+};
+use acp_codec::codec::LineCodec;
+use acp_codec::ErrorCode;
+use serde_json::{json, Value};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::{oneshot, watch};
+use tokio_util::codec::FramedRead;
+
+use crate::lines::{LineSender, LineSource};
+
+/// What the scripted turn does beyond the fixed steps.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Bytes of output for an extra shell tool call (`seq`-like lines);
+    /// 0 leaves the step out.
+    pub big_bytes: usize,
+    /// Pause between steps (0 for tests; a few hundred ms shows streaming
+    /// and gives Ctrl-C something to cancel).
+    pub step_delay: Duration,
+    /// Run shell commands through the client's `terminal/*` (when it
+    /// offers them): one behind a permission prompt whose output passes
+    /// its `outputByteLimit`, one killed while it runs.
+    pub terminal: bool,
+}
+
+/// Serves one ACP connection until `reader` ends; returns then, cancelling
+/// the turns still running.
+///
+/// # Errors
+///
+/// I/O errors of `reader`. A closed `writer` ends the turns quietly.
+pub async fn serve<R, W>(reader: R, writer: W, options: Options) -> io::Result<()>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let agent = Arc::new(Agent {
+        out: LineSender::spawn(writer),
+        options,
+        epoch: Instant::now(),
+        state: Mutex::new(State::default()),
+    });
+    let mut reader = FramedRead::new(reader, LineCodec::new());
+    let result = loop {
+        let line = match reader.next_line().await {
+            Ok(Some(Ok(line))) => line,
+            Ok(Some(Err(e))) => {
+                eprintln!("acp-mock-agent: skipped a bad line: {e}");
+                // A request too long to read still gets its answer.
+                if let Some(id) = match &e {
+                    acp_codec::FrameError::LineTooLong(long) => long.request_id(),
+                    _ => None,
+                } {
+                    let id = peeked_id(&id);
+                    if agent
+                        .send_error(&id, e.code(), &e.to_string())
+                        .await
+                        .is_err()
+                    {
+                        break Ok(());
+                    }
+                }
+                continue;
+            }
+            Ok(None) => break Ok(()),
+            Err(e) => break Err(e),
+        };
+        if let Err(e) = agent.handle_line(&line).await {
+            // Our output is gone: nobody is listening any more.
+            eprintln!("acp-mock-agent: {e}");
+            break Ok(());
+        }
+    };
+    agent.cancel_all();
+    result
+}
+
+/// Why a turn stopped early.
+enum Stop {
+    /// `session/cancel`, or a newer prompt on the same session.
+    Cancelled,
+    /// The client is gone (our output failed, or it will not answer).
+    Closed,
+}
+
+impl From<io::Error> for Stop {
+    fn from(_: io::Error) -> Self {
+        Self::Closed
+    }
+}
+
+/// The client's answer to one of our requests.
+enum Reply {
+    Ok(Value),
+    Err(RpcError<'static>),
+}
+
+#[derive(Default)]
+struct State {
+    tracker: Tracker,
+    waiters: HashMap<RequestId<'static>, oneshot::Sender<Reply>>,
+    sessions: HashMap<String, Session>,
+    sessions_made: u64,
+    turns_started: u64,
+    fs_read: bool,
+    fs_write: bool,
+    terminal: bool,
+}
+
+struct Session {
+    cwd: PathBuf,
+    /// The running turn's cancel switch.
+    turn: Option<watch::Sender<bool>>,
+}
+
+struct Agent {
+    out: LineSender,
+    options: Options,
+    epoch: Instant,
+    state: Mutex<State>,
+}
+
+/// Gemini CLI's three permission options.
+fn permission_options() -> Value {
+    json!([
+        {"optionId": "proceed_always", "name": "Allow for this session", "kind": "allow_always"},
+        {"optionId": "proceed_once", "name": "Allow", "kind": "allow_once"},
+        {"optionId": "cancel", "name": "Reject", "kind": "reject_once"}
+    ])
+}
+
+fn text(t: &str) -> Value {
+    json!({"type": "text", "text": t})
+}
+
+fn text_block(t: &str) -> Value {
+    json!([{"type": "content", "content": text(t)}])
+}
+
+fn thought(t: &str) -> Value {
+    json!({"sessionUpdate": "agent_thought_chunk", "content": text(t)})
+}
+
+fn say(t: &str) -> Value {
+    json!({"sessionUpdate": "agent_message_chunk", "content": text(t)})
+}
+
+/// The plan, its first `done` entries completed, the next in progress.
+fn plan(done: usize) -> Value {
+    let entries: Vec<Value> = ["List the project files", "Read README.md", "Write NOTES.md"]
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let status = match i.cmp(&done) {
+                std::cmp::Ordering::Less => "completed",
+                std::cmp::Ordering::Equal => "in_progress",
+                std::cmp::Ordering::Greater => "pending",
+            };
+            json!({"content": c, "priority": if i == 0 { "high" } else { "medium" }, "status": status})
+        })
+        .collect();
+    json!({"sessionUpdate": "plan", "entries": entries})
+}
+
+/// The `terminalId` of a `terminal/create` result.
+fn terminal_id(result: &Value) -> String {
+    result
+        .get("terminalId")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// What the steps of one scripted turn need.
+struct Turn<'a> {
+    sid: &'a str,
+    cwd: &'a Path,
+    /// `cwd` as text.
+    dir: String,
+    /// The prompt's first 80 characters.
+    first: String,
+    /// The turn's number (in tool call ids).
+    n: u64,
+    /// What the client offers.
+    fs_read: bool,
+    fs_write: bool,
+}
+
+impl Turn<'_> {
+    /// A Gemini-style tool call id: `NAME__NAME_TURN_N`.
+    fn tool_id(&self, name: &str, n: u32) -> String {
+        format!("{name}__{name}_{}_{n}", self.n)
+    }
+}
+
+impl Agent {
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn now(&self) -> Duration {
+        self.epoch.elapsed()
+    }
+
+    fn cancel_all(&self) {
+        for s in self.state().sessions.values_mut() {
+            if let Some(t) = s.turn.take() {
+                let _ = t.send(true);
+            }
+        }
+    }
+
+    async fn handle_line(self: &Arc<Self>, line: &str) -> io::Result<()> {
+        let msg = match Message::decode(line) {
+            Ok(m) => m,
+            Err(e) => {
+                return self
+                    .send_error(&RequestId::Null, e.code(), &e.to_string())
+                    .await;
+            }
+        };
+        match msg {
+            Message::Request(req) => {
+                let registered = self
+                    .state()
+                    .tracker
+                    .handle_peer_request(&req.id, &req.method);
+                if let Err(e) = registered {
+                    return self.send_error(&req.id, e.code(), &e.to_string()).await;
+                }
+                let typed = req.typed().map(|t| warn_salvaged(&req.method, t));
+                self.handle_request(req.id.to_owned_id(), typed).await
+            }
+            Message::Notification(n) => {
+                let typed = n.typed().map(|t| warn_salvaged(&n.method, t));
+                if let Ok(NotificationParams::Cancel(c)) = typed {
+                    let mut st = self.state();
+                    if let Some(t) = st
+                        .sessions
+                        .get_mut(&*c.session_id)
+                        .and_then(|s| s.turn.take())
+                    {
+                        let _ = t.send(true);
+                    }
+                }
+                Ok(())
+            }
+            Message::Response(_) | Message::Error(_) => {
+                let mut st = self.state();
+                match st.tracker.handle(&msg, self.now()) {
+                    Ok(Some(done)) => {
+                        let reply = match msg {
+                            Message::Response(r) => Reply::Ok(
+                                serde_json::from_str(r.result.get()).unwrap_or(Value::Null),
+                            ),
+                            Message::Error(e) => Reply::Err(e.error.into_owned()),
+                            _ => return Ok(()),
+                        };
+                        if let Some(w) = st.waiters.remove(&done.id) {
+                            let _ = w.send(reply);
+                        }
+                    }
+                    Ok(None) => {}
+                    Err(e) => eprintln!("acp-mock-agent: {e}"),
+                }
+                Ok(())
+            }
+        }
+    }
+
+    async fn handle_request(
+        self: &Arc<Self>,
+        id: RequestId<'static>,
+        typed: Result<RequestParams<'_>, acp_codec::MessageError>,
+    ) -> io::Result<()> {
+        let params = match typed {
+            Ok(p) => p,
+            Err(e) => return self.send_error(&id, e.code(), &e.to_string()).await,
+        };
+        match params {
+            RequestParams::Initialize(p) => self.initialize(&id, &p).await,
+            RequestParams::Authenticate(_) => self.send_result(&id, &json!({})).await,
+            RequestParams::NewSession(p) => self.new_session(&id, &p.cwd).await,
+            RequestParams::SetSessionMode(p) => {
+                self.for_session(&id, &p.session_id, &json!({})).await
+            }
+            RequestParams::SetSessionModel(p) => {
+                self.for_session(&id, &p.session_id, &json!({})).await
+            }
+            RequestParams::Prompt(p) => self.prompt(id, p).await,
+            other => {
+                let msg = format!("method not found: {}", other.method());
+                self.send_error(&id, ErrorCode::METHOD_NOT_FOUND, &msg)
+                    .await
+            }
+        }
+    }
+
+    /// `initialize`: notes what the client offers (fs, terminals).
+    async fn initialize(
+        &self,
+        id: &RequestId<'static>,
+        p: &InitializeRequest<'_>,
+    ) -> io::Result<()> {
+        let fs = p.client_capabilities.as_ref().and_then(|c| c.fs.as_ref());
+        {
+            let mut st = self.state();
+            st.fs_read = fs.and_then(|f| f.read_text_file).unwrap_or(false);
+            st.fs_write = fs.and_then(|f| f.write_text_file).unwrap_or(false);
+            st.terminal = p
+                .client_capabilities
+                .as_ref()
+                .and_then(|c| c.terminal)
+                .unwrap_or(false);
+        }
+        let result = json!({
+            "protocolVersion": 1,
+            "authMethods": [],
+            "agentInfo": {"name": "acp-codec-mock-agent", "title": "acp-codec mock agent", "version": env!("CARGO_PKG_VERSION")},
+            "agentCapabilities": {
+                "loadSession": false,
+                "promptCapabilities": {"image": false, "audio": false, "embeddedContext": true}
+            }
+        });
+        self.send_result(id, &result).await
+    }
+
+    /// `session/new` in `cwd` (absolute), then its commands.
+    async fn new_session(&self, id: &RequestId<'static>, cwd: &str) -> io::Result<()> {
+        let cwd_path = PathBuf::from(cwd);
+        if !cwd_path.is_absolute() {
+            let msg = format!("cwd must be an absolute path, got {cwd:?}");
+            return self.send_error(id, ErrorCode::INVALID_PARAMS, &msg).await;
+        }
+        let session_id = {
+            let mut st = self.state();
+            st.sessions_made += 1;
+            let sid = format!("mock-session-{}", st.sessions_made);
+            let session = Session {
+                cwd: cwd_path,
+                turn: None,
+            };
+            st.sessions.insert(sid.clone(), session);
+            sid
+        };
+        let result = json!({
+            "sessionId": session_id,
+            "modes": {
+                "availableModes": [
+                    {"id": "default", "name": "Default", "description": "Prompts for approval"},
+                    {"id": "yolo", "name": "YOLO", "description": "Auto-approves all tools"}
+                ],
+                "currentModeId": "default"
+            }
+        });
+        self.send_result(id, &result).await?;
+        let commands = json!({
+            "sessionUpdate": "available_commands_update",
+            "availableCommands": [
+                {"name": "memory", "description": "Manage memory."},
+                {"name": "about", "description": "Show version info."}
+            ]
+        });
+        self.update(&session_id, commands).await
+    }
+
+    /// `session/prompt`: starts the scripted turn (cancelling the one
+    /// running on the session, as Gemini does), answered when it ends.
+    async fn prompt(
+        self: &Arc<Self>,
+        id: RequestId<'static>,
+        p: PromptRequest<'_>,
+    ) -> io::Result<()> {
+        let prompt: String = p
+            .prompt
+            .iter()
+            .filter_map(|b| match b {
+                ContentBlock::Text(t) => Some(&*t.text),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join(" ");
+        let session_id = p.session_id.into_owned();
+        let started = {
+            let mut st = self.state();
+            st.turns_started += 1;
+            let turn = st.turns_started;
+            st.sessions.get_mut(&session_id).map(|s| {
+                let (tx, rx) = watch::channel(false);
+                // A new prompt cancels the running one, as Gemini does.
+                if let Some(old) = s.turn.replace(tx) {
+                    let _ = old.send(true);
+                }
+                (s.cwd.clone(), rx, turn)
+            })
+        };
+        let Some((cwd, cancel, turn)) = started else {
+            let msg = format!("session not found: {session_id}");
+            return self.send_error(&id, ErrorCode::INVALID_PARAMS, &msg).await;
+        };
+        let agent = Arc::clone(self);
+        tokio::spawn(async move {
+            agent.turn(id, session_id, cwd, prompt, cancel, turn).await;
+        });
+        Ok(())
+    }
+
+    async fn for_session(
+        &self,
+        id: &RequestId<'static>,
+        session_id: &str,
+        result: &Value,
+    ) -> io::Result<()> {
+        if self.state().sessions.contains_key(session_id) {
+            self.send_result(id, result).await
+        } else {
+            let msg = format!("session not found: {session_id}");
+            self.send_error(id, ErrorCode::INVALID_PARAMS, &msg).await
+        }
+    }
+
+    async fn send_result(&self, id: &RequestId<'_>, result: &Value) -> io::Result<()> {
+        let mut out = Vec::new();
+        self.state()
+            .tracker
+            .encode_response(id, result, &mut out)
+            .map_err(io::Error::other)?;
+        self.out.send(out).await
+    }
+
+    async fn send_error(&self, id: &RequestId<'_>, code: ErrorCode, msg: &str) -> io::Result<()> {
+        let mut out = Vec::new();
+        let error = RpcError::new(code, msg);
+        // Answer through the tracker when the request was registered.
+        let tracked = self.state().tracker.encode_error(id, &error, &mut out);
+        if tracked.is_err() {
+            out.clear();
+            encode_error(id, &error, &mut out).map_err(io::Error::other)?;
+        }
+        self.out.send(out).await
+    }
+
+    /// Sends one `session/update`, checked against the typed schema first.
+    async fn update(&self, session_id: &str, update: Value) -> io::Result<()> {
+        let params = json!({"sessionId": session_id, "update": update});
+        let raw = RawJson::from_string(params.to_string()).map_err(io::Error::other)?;
+        let typed = NotificationParams::decode_strict("session/update", Some(&raw))
+            .map_err(|e| io::Error::other(format!("mock sent a bad update: {e}")))?;
+        let mut out = Vec::new();
+        encode_notification(&typed, &mut out).map_err(io::Error::other)?;
+        self.out.send(out).await
+    }
+
+    /// Sends a request to the client (checked against the typed schema) and
+    /// waits for its answer or the turn's cancellation.
+    async fn request(
+        &self,
+        method: &str,
+        params: Value,
+        cancel: &mut watch::Receiver<bool>,
+    ) -> Result<Reply, Stop> {
+        let raw = RawJson::from_string(params.to_string()).map_err(io::Error::other)?;
+        let typed = RequestParams::decode_strict(method, Some(&raw))
+            .map_err(|e| io::Error::other(format!("mock sent a bad request: {e}")))?;
+        let mut out = Vec::new();
+        let (tx, rx) = oneshot::channel();
+        {
+            let mut st = self.state();
+            let now = self.now();
+            let id = st
+                .tracker
+                .encode_request_with_timeout(&typed, now, Duration::from_secs(24 * 3600), &mut out)
+                .map_err(io::Error::other)?;
+            st.waiters.insert(id, tx);
+        }
+        self.out.send(out).await?;
+        tokio::select! {
+            reply = rx => reply.map_err(|_| Stop::Closed),
+            _ = cancelled(cancel) => Err(Stop::Cancelled),
+        }
+    }
+
+    /// Pauses between steps; stops when the turn is cancelled.
+    async fn step(&self, cancel: &mut watch::Receiver<bool>) -> Result<(), Stop> {
+        if *cancel.borrow() {
+            return Err(Stop::Cancelled);
+        }
+        if self.options.step_delay.is_zero() {
+            tokio::task::yield_now().await;
+            return Ok(());
+        }
+        tokio::select! {
+            () = tokio::time::sleep(self.options.step_delay) => Ok(()),
+            _ = cancelled(cancel) => Err(Stop::Cancelled),
+        }
+    }
+
+    async fn turn(
+        self: Arc<Self>,
+        id: RequestId<'static>,
+        session_id: String,
+        cwd: PathBuf,
+        prompt: String,
+        mut cancel: watch::Receiver<bool>,
+        turn: u64,
+    ) {
+        let outcome = self
+            .script(&session_id, &cwd, &prompt, &mut cancel, turn)
+            .await;
+        let reason = match outcome {
+            Ok(()) => "end_turn",
+            Err(Stop::Cancelled) => "cancelled",
+            Err(Stop::Closed) => return,
+        };
+        {
+            let mut st = self.state();
+            if let Some(s) = st.sessions.get_mut(&session_id) {
+                // Clear the switch only if it is still ours.
+                if s.turn
+                    .as_ref()
+                    .is_some_and(|t| t.subscribe().same_channel(&cancel))
+                {
+                    s.turn = None;
+                }
+            }
+        }
+        let _ = self.send_result(&id, &json!({"stopReason": reason})).await;
+    }
+
+    /// The scripted turn.
+    async fn script(
+        &self,
+        sid: &str,
+        cwd: &Path,
+        prompt: &str,
+        cancel: &mut watch::Receiver<bool>,
+        turn: u64,
+    ) -> Result<(), Stop> {
+        let (fs_read, fs_write) = {
+            let st = self.state();
+            (st.fs_read, st.fs_write)
+        };
+        let t = Turn {
+            sid,
+            cwd,
+            dir: cwd.display().to_string(),
+            first: prompt.chars().take(80).collect(),
+            n: turn,
+            fs_read,
+            fs_write,
+        };
+        self.step(cancel).await?;
+        self.survey(&t, cancel).await?;
+        self.shell_step(&t, cancel).await?;
+        self.read_step(&t, cancel).await?;
+        self.search_step(&t, cancel).await?;
+        let wrote = self.write_step(&t, cancel).await?;
+
+        // 5a. Optionally, commands through the client's terminal.
+        let terminal = self.options.terminal && self.state().terminal;
+        if terminal {
+            let call = t.tool_id("run_shell_command", 5);
+            self.terminal_step(sid, &t.dir, call, cancel).await?;
+        }
+
+        // 5. Optionally, a tool with a large output.
+        if self.options.big_bytes > 0 {
+            self.big_output_step(&t, cancel).await?;
+        }
+
+        self.update(sid, say("Done. I listed the project, read the README"))
+            .await?;
+        let end = if wrote {
+            " and wrote NOTES.md."
+        } else {
+            " but was not allowed to write NOTES.md."
+        };
+        self.update(sid, say(end)).await?;
+        Ok(())
+    }
+
+    /// A thought, two message chunks, the plan.
+    async fn survey(&self, t: &Turn<'_>, cancel: &mut watch::Receiver<bool>) -> Result<(), Stop> {
+        let sid = t.sid;
+        let first = &t.first;
+        self.update(sid, thought(&format!("**Surveying the project**\nThe request is \"{first}\"; I should list the files and read the README before changing anything."))).await?;
+        self.step(cancel).await?;
+        self.update(sid, say("I'll start by looking around"))
+            .await?;
+        self.update(sid, say(" the project to see what is there."))
+            .await?;
+        self.update(sid, plan(0)).await?;
+        self.step(cancel).await
+    }
+
+    /// 1. A shell command: permission first, then the result.
+    async fn shell_step(
+        &self,
+        t: &Turn<'_>,
+        cancel: &mut watch::Receiver<bool>,
+    ) -> Result<(), Stop> {
+        let sid = t.sid;
+        let shell = t.tool_id("run_shell_command", 0);
+        let call = json!({
+            "toolCallId": shell, "status": "pending", "title": "ls -la && wc -l *.md",
+            "content": text_block("[in .] (List the project files with sizes and count lines)"),
+            "locations": [], "kind": "execute"
+        });
+        let allowed = self.permission(sid, call, cancel).await?;
+        let update = if allowed {
+            json!({"sessionUpdate": "tool_call_update", "toolCallId": shell, "status": "completed",
+                   "title": "ls -la && wc -l *.md", "content": text_block("README.md\nsrc/\n  12 README.md"),
+                   "locations": [], "kind": "execute"})
+        } else {
+            json!({"sessionUpdate": "tool_call_update", "toolCallId": shell, "status": "failed",
+                   "content": text_block("Tool call rejected by the user."), "kind": "execute"})
+        };
+        self.update(sid, update).await?;
+        self.update(sid, plan(1)).await?;
+        self.step(cancel).await
+    }
+
+    /// 2. Read a file through the client.
+    async fn read_step(
+        &self,
+        t: &Turn<'_>,
+        cancel: &mut watch::Receiver<bool>,
+    ) -> Result<(), Stop> {
+        let sid = t.sid;
+        let read = t.tool_id("read_file", 1);
+        let readme = t.cwd.join("README.md").display().to_string();
+        self.update(
+            sid,
+            json!({"sessionUpdate": "tool_call", "toolCallId": read, "status": "in_progress",
+            "title": "README.md", "content": [], "locations": [{"path": readme}], "kind": "read"}),
+        )
+        .await?;
+        let (status, content) = if t.fs_read {
+            match self.read_file(sid, &readme, cancel).await? {
+                Ok(body) => ("completed", format!("Read {} bytes.", body.len())),
+                Err(e) => ("failed", format!("Error reading file: {}", e.message)),
+            }
+        } else {
+            ("completed", "The client offers no fs; skipped.".to_owned())
+        };
+        self.update(sid, json!({"sessionUpdate": "tool_call_update", "toolCallId": read, "status": status,
+            "title": "README.md", "content": text_block(&content), "locations": [{"path": readme}], "kind": "read"})).await?;
+        self.step(cancel).await
+    }
+
+    /// 3. A search, no permission needed; then the plan moves on.
+    async fn search_step(
+        &self,
+        t: &Turn<'_>,
+        cancel: &mut watch::Receiver<bool>,
+    ) -> Result<(), Stop> {
+        let sid = t.sid;
+        let glob = t.tool_id("glob", 2);
+        self.update(
+            sid,
+            json!({"sessionUpdate": "tool_call", "toolCallId": glob, "status": "in_progress",
+            "title": "'**/*.md'", "content": [], "locations": [], "kind": "search"}),
+        )
+        .await?;
+        self.update(sid, json!({"sessionUpdate": "tool_call_update", "toolCallId": glob, "status": "completed",
+            "title": "'**/*.md'", "content": text_block("Found 1 matching file(s)"), "locations": [], "kind": "search"})).await?;
+        self.update(sid, plan(2)).await?;
+        self.update(
+            sid,
+            thought("**Writing notes**\nI will record what I found in NOTES.md."),
+        )
+        .await?;
+        self.update(sid, say("Now I'll write some notes.")).await?;
+        self.step(cancel).await
+    }
+
+    /// Step 4, a file written: read the old text, ask with a diff, write.
+    /// `Ok(true)` when the write was allowed.
+    async fn write_step(
+        &self,
+        t: &Turn<'_>,
+        cancel: &mut watch::Receiver<bool>,
+    ) -> Result<bool, Stop> {
+        let sid = t.sid;
+        let write = t.tool_id("write_file", 3);
+        let notes = t.cwd.join("NOTES.md").display().to_string();
+        let old = if t.fs_read {
+            self.read_file(sid, &notes, cancel).await?.ok()
+        } else {
+            None
+        };
+        let new_text = format!("# Notes\n\nLooked at {} for: {}\n", t.dir, t.first);
+        let call = json!({
+            "toolCallId": write, "status": "pending", "title": "Writing to NOTES.md",
+            "content": [{"type": "diff", "path": notes, "oldText": old, "newText": new_text}],
+            "locations": [{"path": notes}], "kind": "edit"
+        });
+        let allowed = self.permission(sid, call, cancel).await?;
+        let (status, content) = if !allowed {
+            ("failed", "Tool call rejected by the user.".to_owned())
+        } else if t.fs_write {
+            let params = json!({"sessionId": sid, "path": notes, "content": new_text});
+            match self.request("fs/write_text_file", params, cancel).await? {
+                Reply::Ok(_) => ("completed", "Wrote NOTES.md.".to_owned()),
+                Reply::Err(e) => ("failed", format!("Error writing file: {}", e.message)),
+            }
+        } else {
+            ("completed", "The client offers no fs; skipped.".to_owned())
+        };
+        self.update(
+            sid,
+            json!({"sessionUpdate": "tool_call_update", "toolCallId": write, "status": status,
+            "content": text_block(&content), "locations": [{"path": notes}], "kind": "edit"}),
+        )
+        .await?;
+        self.update(sid, plan(3)).await?;
+        self.step(cancel).await?;
+        Ok(allowed)
+    }
+
+    /// 5. A tool call with `big_bytes` of output.
+    async fn big_output_step(
+        &self,
+        t: &Turn<'_>,
+        cancel: &mut watch::Receiver<bool>,
+    ) -> Result<(), Stop> {
+        let (sid, dir) = (t.sid, &t.dir);
+        let big = t.tool_id("run_shell_command", 4);
+        let title = "seq 1 1000000";
+        self.update(sid, json!({"sessionUpdate": "tool_call", "toolCallId": big, "status": "in_progress",
+            "title": title, "content": text_block(&format!("[current working directory {dir}] (Print a long sequence (large output))")),
+            "locations": [], "kind": "execute"})).await?;
+        let output = seq_output(self.options.big_bytes);
+        self.update(
+            sid,
+            json!({"sessionUpdate": "tool_call_update", "toolCallId": big, "status": "completed",
+            "title": title, "content": text_block(&output), "locations": [], "kind": "execute"}),
+        )
+        .await?;
+        self.step(cancel).await
+    }
+
+    /// Asks permission for `call`; `Ok(true)` when an allow option was
+    /// picked. A `cancelled` outcome stops the turn.
+    async fn permission(
+        &self,
+        sid: &str,
+        call: Value,
+        cancel: &mut watch::Receiver<bool>,
+    ) -> Result<bool, Stop> {
+        let params = json!({"sessionId": sid, "options": permission_options(), "toolCall": call});
+        match self
+            .request("session/request_permission", params, cancel)
+            .await?
+        {
+            Reply::Ok(v) => match v.pointer("/outcome/outcome").and_then(Value::as_str) {
+                Some("selected") => {
+                    let option = v.pointer("/outcome/optionId").and_then(Value::as_str);
+                    Ok(matches!(option, Some("proceed_once" | "proceed_always")))
+                }
+                _ => Err(Stop::Cancelled),
+            },
+            Reply::Err(e) => {
+                eprintln!("acp-mock-agent: permission request failed: {}", e.message);
+                Ok(false)
+            }
+        }
+    }
+
+    /// Runs `seq 1 3000; exit 3` (16 KB of output, 1000 kept) behind a
+    /// permission prompt, then `sleep 30` killed at once; reports both in
+    /// the tool call and in a message the tests read.
+    async fn terminal_step(
+        &self,
+        sid: &str,
+        dir: &str,
+        call: String,
+        cancel: &mut watch::Receiver<bool>,
+    ) -> Result<(), Stop> {
+        let title = "seq 1 3000; exit 3";
+        let pending =
+            json!({"toolCallId": call, "title": title, "kind": "execute", "status": "pending"});
+        self.update(
+            sid,
+            json!({"sessionUpdate": "tool_call", "toolCallId": call, "status": "pending",
+            "title": title, "content": [], "locations": [], "kind": "execute"}),
+        )
+        .await?;
+        if !self.permission(sid, pending, cancel).await? {
+            self.update(
+                sid,
+                json!({"sessionUpdate": "tool_call_update", "toolCallId": call, "status": "failed",
+                "content": text_block("Not allowed to run it.")}),
+            )
+            .await?;
+            return Ok(());
+        }
+        let report = self.run_in_terminal(sid, dir, title, &call, cancel).await?;
+        let killed = self.kill_in_terminal(sid, dir, cancel).await?;
+        let status = if report.starts_with("terminal: exit 3") {
+            "completed"
+        } else {
+            "failed"
+        };
+        self.update(
+            sid,
+            json!({"sessionUpdate": "tool_call_update", "toolCallId": call, "status": status,
+            "content": text_block(&format!("{report}; {killed}"))}),
+        )
+        .await?;
+        let said = text(&format!("{report}; {killed}. "));
+        self.update(
+            sid,
+            json!({"sessionUpdate": "agent_message_chunk", "content": said}),
+        )
+        .await?;
+        self.step(cancel).await
+    }
+
+    /// `command` through `terminal/create` (output limit 1000 bytes), shown
+    /// in tool call `call`; waits for its exit, reads its output, releases
+    /// it. The report says how it went.
+    async fn run_in_terminal(
+        &self,
+        sid: &str,
+        dir: &str,
+        command: &str,
+        call: &str,
+        cancel: &mut watch::Receiver<bool>,
+    ) -> Result<String, Stop> {
+        let created = json!({"sessionId": sid, "command": "sh", "args": ["-c", command],
+            "cwd": dir, "outputByteLimit": 1000});
+        let tid = match self.request("terminal/create", created, cancel).await? {
+            Reply::Ok(v) => terminal_id(&v),
+            Reply::Err(e) => return Ok(format!("terminal failed: {}", e.message)),
+        };
+        self.update(
+            sid,
+            json!({"sessionUpdate": "tool_call_update", "toolCallId": call, "status": "in_progress",
+            "content": [{"type": "terminal", "terminalId": tid}]}),
+        )
+        .await?;
+        let t = json!({"sessionId": sid, "terminalId": tid});
+        let exit = self
+            .request("terminal/wait_for_exit", t.clone(), cancel)
+            .await?;
+        let out = self.request("terminal/output", t.clone(), cancel).await?;
+        self.request("terminal/release", t, cancel).await?;
+        Ok(match (exit, out) {
+            (Reply::Ok(e), Reply::Ok(o)) => {
+                let text = o.get("output").and_then(Value::as_str).unwrap_or_default();
+                format!(
+                    "terminal: exit {}, truncated {}, kept {} bytes ending {:?}",
+                    e.get("exitCode").unwrap_or(&Value::Null),
+                    o.get("truncated").unwrap_or(&Value::Null),
+                    text.len(),
+                    text.lines().last().unwrap_or_default()
+                )
+            }
+            (Reply::Err(e), _) | (_, Reply::Err(e)) => {
+                format!("terminal failed: {}", e.message)
+            }
+        })
+    }
+
+    /// A command killed while it runs: the whole group goes. The report
+    /// names the signal.
+    async fn kill_in_terminal(
+        &self,
+        sid: &str,
+        dir: &str,
+        cancel: &mut watch::Receiver<bool>,
+    ) -> Result<String, Stop> {
+        let sleeper = json!({"sessionId": sid, "command": "sh", "args": ["-c", "sleep 30 & sleep 30"], "cwd": dir});
+        let tid = match self.request("terminal/create", sleeper, cancel).await? {
+            Reply::Ok(v) => terminal_id(&v),
+            Reply::Err(e) => return Ok(format!("kill failed: {}", e.message)),
+        };
+        let t = json!({"sessionId": sid, "terminalId": tid});
+        self.request("terminal/kill", t.clone(), cancel).await?;
+        let exit = self
+            .request("terminal/wait_for_exit", t.clone(), cancel)
+            .await?;
+        self.request("terminal/release", t, cancel).await?;
+        Ok(match exit {
+            Reply::Ok(e) => {
+                format!("killed: signal {}", e.get("signal").unwrap_or(&Value::Null))
+            }
+            Reply::Err(e) => format!("kill failed: {}", e.message),
+        })
+    }
+
+    async fn read_file(
+        &self,
+        sid: &str,
+        path: &str,
+        cancel: &mut watch::Receiver<bool>,
+    ) -> Result<Result<String, RpcError<'static>>, Stop> {
+        let params = json!({"sessionId": sid, "path": path});
+        Ok(
+            match self.request("fs/read_text_file", params, cancel).await? {
+                Reply::Ok(v) => Ok(v
+                    .get("content")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned()),
+                Reply::Err(e) => Err(e),
+            },
+        )
+    }
+}
+
+/// Resolves when the turn's switch is set (or its sender is gone).
+async fn cancelled(cancel: &mut watch::Receiver<bool>) {
+    let _ = cancel.wait_for(|c| *c).await;
+}
+
+/// Reports on stderr, as a warning, every part of a client message
+/// (`method`) that lenient decoding salvaged instead of failing; its value.
+fn warn_salvaged<T>(method: &str, typed: Typed<'_, T>) -> T {
+    for s in &typed.salvaged {
+        eprintln!("acp-mock-agent: warning: {method} did not fit the schema: {s}");
+    }
+    typed.value
+}
+
+fn peeked_id(id: &acp_codec::PeekedId) -> RequestId<'static> {
+    match id {
+        acp_codec::PeekedId::Number(n) => RequestId::Number(*n),
+        other => other
+            .as_str()
+            .map_or(RequestId::Null, |s| RequestId::Str(s.to_owned().into())),
+    }
+}
+
+/// `seq 1 N` output of about `bytes` bytes.
+fn seq_output(bytes: usize) -> String {
+    let mut out = String::with_capacity(bytes + 16);
+    let mut n = 1u64;
+    while out.len() < bytes {
+        out.push_str(&n.to_string());
+        out.push('\n');
+        n += 1;
+    }
+    out.truncate(bytes);
+    out
+}

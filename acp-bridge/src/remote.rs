@@ -1,0 +1,843 @@
+//! `acp-client --connect URL`: ACP's remote transport as the client's line
+//! transport, both profiles, as the transport requires of clients:
+//!
+//! - `ws://` / `wss://`: one WebSocket, one text message per JSON-RPC
+//!   message, both ways;
+//! - `http://` / `https://` (Streamable HTTP): each message is `POST`ed to
+//!   the URL (the first, `initialize`, is answered in the `POST` with the
+//!   new `Acp-Connection-Id`); messages from the server arrive on SSE
+//!   streams (`GET`): one for the connection, opened after `initialize`,
+//!   and one per session, opened before the first message naming it.
+//!   Messages of a session carry `Acp-Session-Id`; a `DELETE` ends the
+//!   connection when the client is done.
+//!
+//! Connecting goes through three stages, each with its own one-line error:
+//! TCP (`cannot connect to URL: Connection refused`), TLS (`tls handshake
+//! with URL failed: invalid peer certificate: UnknownIssuer …`) and the
+//! WebSocket upgrade (`the bridge at URL refused the connection: HTTP 401
+//! …`), all within one timeout. The token travels in the `Authorization:
+//! Bearer` header, never in the URL, and never appears in anything printed:
+//! URLs are shown with [`redact`].
+
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use acp_codec::FrameError;
+use futures_util::stream::SplitStream;
+use futures_util::{SinkExt, StreamExt};
+use rustls::pki_types::ServerName;
+use rustls::ClientConfig;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinHandle;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::error::ProtocolError;
+use tokio_tungstenite::tungstenite::handshake::client::Request;
+use tokio_tungstenite::tungstenite::http::header::{HeaderValue, AUTHORIZATION};
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+use tokio_tungstenite::tungstenite::{Error as WsError, Message as WsMessage};
+use tokio_tungstenite::WebSocketStream;
+
+use crate::lines::{LineSender, LineSource};
+
+/// Where to connect, parsed from a `ws://` or `wss://` URL.
+#[derive(Debug)]
+pub struct Target {
+    /// The URL as printed: any token in it replaced by `***`.
+    pub shown: String,
+    /// Host name or address (IPv6 without brackets).
+    pub host: String,
+    pub port: u16,
+    /// `wss://` or `https://`.
+    pub tls: bool,
+    /// `http://` or `https://`: the Streamable HTTP profile.
+    pub http: bool,
+    /// The upgrade request, `Authorization` set when a token is known.
+    request: Request,
+}
+
+/// `url` with the value of any `token=` query parameter and any
+/// `user:password@` replaced by `***`, for printing.
+pub fn redact(url: &str) -> String {
+    let (base, query) = match url.split_once('?') {
+        Some((b, q)) => (b, Some(q)),
+        None => (url, None),
+    };
+    let mut out = String::with_capacity(url.len());
+    match base.split_once("://") {
+        Some((scheme, rest)) => {
+            let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+            out.push_str(scheme);
+            out.push_str("://");
+            match authority.rsplit_once('@') {
+                Some((_, host)) => {
+                    out.push_str("***@");
+                    out.push_str(host);
+                }
+                None => out.push_str(authority),
+            }
+            out.push_str(path);
+        }
+        None => out.push_str(base),
+    }
+    if let Some(q) = query {
+        out.push('?');
+        let pairs: Vec<String> = q
+            .split('&')
+            .map(|kv| match kv.split_once('=') {
+                Some(("token", _)) => "token=***".to_owned(),
+                _ => kv.to_owned(),
+            })
+            .collect();
+        out.push_str(&pairs.join("&"));
+    }
+    out
+}
+
+/// Parses `url`; a `token=` in its query is moved into the header (unless
+/// `token` is given) so it stays out of proxies' access logs.
+///
+/// # Errors
+///
+/// A scheme other than `ws`, `wss`, `http` or `https`, or a URL without a
+/// host.
+pub fn target(url: &str, token: Option<&str>) -> Result<Target, String> {
+    let shown = redact(url);
+    let (base, query) = match url.split_once('?') {
+        Some((b, q)) => (b, q),
+        None => (url, ""),
+    };
+    let mut url_token = None;
+    let kept: Vec<&str> = query
+        .split('&')
+        .filter(|kv| !kv.is_empty())
+        .filter(|kv| match kv.strip_prefix("token=") {
+            Some(t) => {
+                url_token = Some(t.to_owned());
+                false
+            }
+            None => true,
+        })
+        .collect();
+    let clean = if kept.is_empty() {
+        base.to_owned()
+    } else {
+        format!("{base}?{}", kept.join("&"))
+    };
+    let mut request = clean
+        .as_str()
+        .into_client_request()
+        .map_err(|e| format!("bad --connect URL {shown}: {e}"))?;
+    let uri = request.uri();
+    let (tls, http) = match uri.scheme_str() {
+        Some("ws") => (false, false),
+        Some("wss") => (true, false),
+        Some("http") => (false, true),
+        Some("https") => (true, true),
+        _ => {
+            return Err(format!(
+                "--connect needs a ws://, wss://, http:// or https:// URL, got {shown}"
+            ))
+        }
+    };
+    let host = uri
+        .host()
+        .filter(|h| !h.is_empty())
+        .ok_or_else(|| format!("--connect URL {shown} has no host"))?
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_owned();
+    let port = uri.port_u16().unwrap_or(if tls { 443 } else { 80 });
+    if let Some(token) = token.map(str::to_owned).or(url_token) {
+        let mut value = HeaderValue::from_str(&format!("Bearer {token}"))
+            .map_err(|_| "the token holds characters not allowed in an HTTP header".to_owned())?;
+        value.set_sensitive(true);
+        request.headers_mut().insert(AUTHORIZATION, value);
+    }
+    Ok(Target {
+        shown,
+        host,
+        port,
+        tls,
+        http,
+        request,
+    })
+}
+
+impl Target {
+    /// The upgrade request (the token, if any, in a sensitive header).
+    pub fn request(&self) -> &Request {
+        &self.request
+    }
+
+    /// Whether a token is sent.
+    pub fn has_token(&self) -> bool {
+        self.request.headers().contains_key(AUTHORIZATION)
+    }
+
+    /// Whether the host is a loopback address or `localhost`.
+    pub fn is_loopback(&self) -> bool {
+        self.host.eq_ignore_ascii_case("localhost")
+            || self
+                .host
+                .parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| ip.is_loopback())
+    }
+}
+
+/// Any byte stream the WebSocket runs over (TCP, or TLS over TCP).
+pub trait Io: AsyncRead + AsyncWrite + Unpin + Send {}
+impl<T: AsyncRead + AsyncWrite + Unpin + Send> Io for T {}
+
+type Ws = WebSocketStream<Box<dyn Io>>;
+
+/// Resolves with a description once the connection has ended.
+pub type Closed = Pin<Box<dyn Future<Output = String> + Send>>;
+
+/// An open connection, split into the client's transport halves.
+pub struct Connection {
+    /// Incoming messages, one line each.
+    pub source: RemoteSource,
+    /// Outgoing lines, each sent as one text message.
+    pub sink: LineSender,
+    /// Resolves once `source` has seen the connection end.
+    pub closed: Closed,
+    /// The writer task: ends after sending a close frame once every
+    /// [`LineSender`] clone is dropped.
+    pub writer: JoinHandle<()>,
+}
+
+/// Connects to the bridge: TCP, TLS for `wss://` (with `tls`), the
+/// WebSocket upgrade; `max_message` bounds one incoming message.
+///
+/// # Errors
+///
+/// One line for each way it can fail: refused or unreachable, a TLS
+/// failure, an HTTP refusal (401 for a wrong or missing token), a timeout.
+pub async fn connect(
+    target: Target,
+    tls: Option<Arc<ClientConfig>>,
+    timeout: Duration,
+    max_message: usize,
+) -> Result<Connection, String> {
+    let shown = target.shown.clone();
+    let secs = timeout.as_secs_f64();
+    if target.http {
+        return match tokio::time::timeout(timeout, http::connect(target, tls, max_message)).await {
+            Ok(r) => r,
+            Err(_) => Err(format!(
+                "no connection to {shown} within {secs:.1} s (--timeout)"
+            )),
+        };
+    }
+    let ws = match tokio::time::timeout(timeout, handshake(target, tls, max_message)).await {
+        Ok(r) => r?,
+        Err(_) => {
+            return Err(format!(
+                "no connection to {shown} within {secs:.1} s (--timeout)"
+            ))
+        }
+    };
+    let (mut sink, stream) = ws.split();
+    let (sender, mut rx) = LineSender::channel();
+    let writer = tokio::spawn(async move {
+        while let Some(line) = rx.recv().await {
+            if sink.feed(text_message(line)).await.is_err() {
+                return;
+            }
+            // Send what is queued, then flush once.
+            while let Ok(more) = rx.try_recv() {
+                if sink.feed(text_message(more)).await.is_err() {
+                    return;
+                }
+            }
+            if sink.flush().await.is_err() {
+                return;
+            }
+        }
+        // Every sender is gone: say goodbye properly.
+        let _ = sink.close().await;
+    });
+    let (end_tx, end_rx) = oneshot::channel();
+    let closed_shown = shown.clone();
+    let closed: Closed = Box::pin(async move {
+        end_rx
+            .await
+            .unwrap_or_else(|_| format!("connection to the bridge at {closed_shown} closed"))
+    });
+    Ok(Connection {
+        source: RemoteSource {
+            incoming: Incoming::Ws(stream),
+            shown,
+            ended: Some(end_tx),
+        },
+        sink: sender,
+        closed,
+        writer,
+    })
+}
+
+/// One encoded line (ending in `\n`) as one text message.
+fn text_message(mut line: Vec<u8>) -> WsMessage {
+    if line.last() == Some(&b'\n') {
+        line.pop();
+    }
+    // The crate's encoders write UTF-8 only.
+    WsMessage::Text(String::from_utf8_lossy(&line).into_owned().into())
+}
+
+async fn handshake(
+    target: Target,
+    tls: Option<Arc<ClientConfig>>,
+    max_message: usize,
+) -> Result<Ws, String> {
+    let stream = open_stream(&target, tls).await?;
+    let Target {
+        shown,
+        tls: wss,
+        request,
+        ..
+    } = target;
+    let config = WebSocketConfig::default()
+        .max_message_size(Some(max_message))
+        .max_frame_size(Some(max_message));
+    match tokio_tungstenite::client_async_with_config(request, stream, Some(config)).await {
+        Ok((ws, _response)) => Ok(ws),
+        Err(WsError::Http(response)) => {
+            let status = response.status();
+            let body = response
+                .body()
+                .as_deref()
+                .map(String::from_utf8_lossy)
+                .map(|b| b.trim().chars().take(200).collect::<String>())
+                .filter(|b| !b.is_empty());
+            let mut msg = format!(
+                "the bridge at {shown} refused the connection: HTTP {}",
+                status.as_u16()
+            );
+            if let Some(reason) = status.canonical_reason() {
+                msg.push(' ');
+                msg.push_str(reason);
+            }
+            if let Some(body) = body {
+                msg.push_str(": ");
+                msg.push_str(&body.replace(['\r', '\n'], " "));
+            }
+            if status.as_u16() == 401 {
+                msg.push_str(" (give the bridge's token with --token or ACP_BRIDGE_TOKEN)");
+            }
+            Err(msg)
+        }
+        Err(e) => {
+            let hint = match &e {
+                WsError::Protocol(ProtocolError::HttparseError(_)) if !wss => {
+                    " (is it serving TLS? try wss://)"
+                }
+                _ => "",
+            };
+            Err(format!(
+                "websocket handshake with {shown} failed: {e}{hint}"
+            ))
+        }
+    }
+}
+
+/// TCP, then TLS for `wss://` / `https://`.
+async fn open_stream(
+    target: &Target,
+    tls: Option<Arc<ClientConfig>>,
+) -> Result<Box<dyn Io>, String> {
+    let Target {
+        shown, host, port, ..
+    } = target;
+    let tcp = tokio::net::TcpStream::connect((host.as_str(), *port))
+        .await
+        .map_err(|e| format!("cannot connect to {shown}: {e}"))?;
+    let _ = tcp.set_nodelay(true);
+    if !target.tls {
+        return Ok(Box::new(tcp));
+    }
+    let config = tls.ok_or_else(|| "wss:// and https:// need a TLS configuration".to_owned())?;
+    let name = ServerName::try_from(host.clone())
+        .map_err(|e| format!("{shown}: {host:?} is not a valid TLS server name: {e}"))?;
+    let tls = tokio_rustls::TlsConnector::from(config)
+        .connect(name, tcp)
+        .await
+        .map_err(|e| tls_failure(shown, host, &e))?;
+    Ok(Box::new(tls))
+}
+
+/// One line for a failed TLS handshake, with a hint for the usual causes.
+fn tls_failure(shown: &str, host: &str, e: &io::Error) -> String {
+    use rustls::{CertificateError, Error as TlsError};
+    let hint = match crate::tls::rustls_error(e) {
+        Some(TlsError::InvalidCertificate(CertificateError::UnknownIssuer)) => {
+            " (signed by a CA we do not trust: give a private CA with --ca-cert FILE)".to_owned()
+        }
+        Some(TlsError::InvalidCertificate(
+            CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
+        )) => format!(" (the certificate does not name {host})"),
+        Some(TlsError::InvalidMessage(_)) => " (is it serving TLS? try ws://)".to_owned(),
+        Some(TlsError::InvalidCertificate(CertificateError::Other(o)))
+            if format!("{o:?}").contains("CaUsedAsEndEntity") =>
+        {
+            " (the server presents a CA certificate as its own: give it a leaf certificate signed by a CA)"
+                .to_owned()
+        }
+        _ => String::new(),
+    };
+    format!("tls handshake with {shown} failed: {e}{hint}")
+}
+
+/// The receiving half: each message is one line.
+pub struct RemoteSource {
+    incoming: Incoming,
+    shown: String,
+    ended: Option<oneshot::Sender<String>>,
+}
+
+/// Where messages come from: the WebSocket, or the SSE readers of the
+/// Streamable HTTP profile (a message, or why the connection ended).
+enum Incoming {
+    Ws(SplitStream<Ws>),
+    Http(mpsc::Receiver<Result<String, String>>),
+}
+
+impl RemoteSource {
+    fn end(&mut self, detail: String) {
+        if let Some(tx) = self.ended.take() {
+            let _ = tx.send(detail);
+        }
+    }
+}
+
+impl LineSource for RemoteSource {
+    /// Cancel-safe (the stream keeps partial frames).
+    async fn next_line(&mut self) -> io::Result<Option<Result<String, FrameError>>> {
+        let stream = match &mut self.incoming {
+            Incoming::Ws(stream) => stream,
+            Incoming::Http(rx) => {
+                let detail = match rx.recv().await {
+                    Some(Ok(text)) => return Ok(Some(Ok(text))),
+                    Some(Err(detail)) => detail,
+                    None => format!("connection to {} closed", self.shown),
+                };
+                self.end(detail);
+                return Ok(None);
+            }
+        };
+        loop {
+            let detail = match stream.next().await {
+                Some(Ok(WsMessage::Text(text))) => return Ok(Some(Ok(text.as_str().to_owned()))),
+                Some(Ok(WsMessage::Binary(b))) => {
+                    eprintln!(
+                        "acp-client: skipped a binary message of {} bytes from the bridge",
+                        b.len()
+                    );
+                    continue;
+                }
+                Some(Ok(WsMessage::Close(frame))) => match frame {
+                    Some(f) if !f.reason.is_empty() => format!(
+                        "the bridge at {} closed the connection ({} {})",
+                        self.shown,
+                        u16::from(f.code),
+                        f.reason
+                    ),
+                    Some(f) => format!(
+                        "the bridge at {} closed the connection ({})",
+                        self.shown,
+                        u16::from(f.code)
+                    ),
+                    None => format!("the bridge at {} closed the connection", self.shown),
+                },
+                Some(Ok(_)) => continue,
+                Some(Err(e)) => format!("connection to the bridge at {} lost: {e}", self.shown),
+                None => format!("connection to the bridge at {} closed", self.shown),
+            };
+            self.end(detail);
+            return Ok(None);
+        }
+    }
+}
+
+/// The Streamable HTTP profile, on hyper's HTTP/1.1 client: one kept-alive
+/// connection for `POST`s, one per SSE stream.
+mod http {
+    use std::collections::{HashMap, HashSet};
+    use std::sync::{Arc, Mutex};
+
+    use acp_codec::acp::Message;
+    use acp_codec::remote::{session_of, SessionField};
+    use bytes::Bytes;
+    use http_body_util::{BodyExt, Full};
+    use hyper::client::conn::http1::SendRequest;
+    use hyper::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HOST};
+    use hyper::{Method, Request as HttpRequest, Response, StatusCode};
+    use hyper_util::rt::TokioIo;
+    use rustls::ClientConfig;
+    use tokio::sync::{mpsc, oneshot};
+
+    use super::{open_stream, Connection, Incoming, LineSender, RemoteSource, Target};
+
+    const CONNECTION_ID: &str = "acp-connection-id";
+    const SESSION_ID: &str = "acp-session-id";
+
+    type Body = Full<Bytes>;
+    type Inbox = mpsc::Sender<Result<String, String>>;
+
+    /// What every request needs: where, with which token, over what.
+    #[derive(Clone)]
+    struct Endpoint {
+        target: Arc<Target>,
+        tls: Option<Arc<ClientConfig>>,
+        max_message: usize,
+        inbox: Inbox,
+        /// The session of each agent request still unanswered, by id.
+        asked: Arc<Mutex<HashMap<String, String>>>,
+    }
+
+    /// Opens the `POST` connection; `initialize` (the client's first line)
+    /// then opens the ACP connection.
+    pub async fn connect(
+        target: Target,
+        tls: Option<Arc<ClientConfig>>,
+        max_message: usize,
+    ) -> Result<Connection, String> {
+        let (inbox, rx) = mpsc::channel(64);
+        let endpoint = Endpoint {
+            target: Arc::new(target),
+            tls,
+            max_message,
+            inbox,
+            asked: Arc::default(),
+        };
+        let post = endpoint.open().await?;
+        let (sink, lines) = LineSender::channel();
+        let shown = endpoint.target.shown.clone();
+        let writer = tokio::spawn(write(endpoint, post, lines));
+        let (end_tx, end_rx) = oneshot::channel();
+        let closed_shown = shown.clone();
+        Ok(Connection {
+            source: RemoteSource {
+                incoming: Incoming::Http(rx),
+                shown,
+                ended: Some(end_tx),
+            },
+            sink,
+            closed: Box::pin(async move {
+                end_rx
+                    .await
+                    .unwrap_or_else(|_| format!("connection to {closed_shown} closed"))
+            }),
+            writer,
+        })
+    }
+
+    impl Endpoint {
+        /// A new HTTP/1.1 connection to the server.
+        async fn open(&self) -> Result<SendRequest<Body>, String> {
+            let io = open_stream(&self.target, self.tls.clone()).await?;
+            let (send, conn) = hyper::client::conn::http1::handshake(TokioIo::new(io))
+                .await
+                .map_err(|e| format!("http handshake with {} failed: {e}", self.target.shown))?;
+            tokio::spawn(conn);
+            Ok(send)
+        }
+
+        fn request(
+            &self,
+            method: Method,
+            headers: &[(&str, &str)],
+            body: Bytes,
+        ) -> Result<HttpRequest<Body>, String> {
+            let uri = self.target.request().uri();
+            let path = uri.path_and_query().map_or("/", |p| p.as_str());
+            let host = uri.authority().map_or("", |a| a.as_str());
+            let mut req = HttpRequest::builder()
+                .method(method)
+                .uri(path)
+                .header(HOST, host);
+            if let Some(auth) = self.target.request().headers().get(AUTHORIZATION) {
+                req = req.header(AUTHORIZATION, auth.clone());
+            }
+            for (name, value) in headers {
+                req = req.header(*name, *value);
+            }
+            req.body(Full::new(body))
+                .map_err(|e| format!("bad request: {e}"))
+        }
+
+        /// A refused request as one line.
+        async fn refused(&self, what: &str, resp: Response<hyper::body::Incoming>) -> String {
+            let status = resp.status();
+            let body = read_body(resp, 8 * 1024).await.unwrap_or_default();
+            let body: String = body.trim().chars().take(200).collect();
+            let mut msg = format!(
+                "the server at {} refused {what}: HTTP {}",
+                self.target.shown,
+                status.as_u16()
+            );
+            if !body.is_empty() {
+                msg.push_str(": ");
+                msg.push_str(&body.replace(['\r', '\n'], " "));
+            }
+            if status == StatusCode::UNAUTHORIZED {
+                msg.push_str(" (give the token with --token or ACP_BRIDGE_TOKEN)");
+            }
+            msg
+        }
+    }
+
+    /// Sends one `POST` on the connection once it is ready.
+    async fn send_post(
+        endpoint: &Endpoint,
+        post: &mut SendRequest<Body>,
+        req: HttpRequest<Body>,
+    ) -> Result<Response<hyper::body::Incoming>, String> {
+        let failed = |e: hyper::Error| format!("{}: {e}", endpoint.target.shown);
+        post.ready().await.map_err(failed)?;
+        post.send_request(req).await.map_err(failed)
+    }
+
+    /// Reads a whole body of at most `max` bytes as text.
+    async fn read_body(
+        resp: Response<hyper::body::Incoming>,
+        max: usize,
+    ) -> Result<String, String> {
+        let body = http_body_util::Limited::new(resp.into_body(), max)
+            .collect()
+            .await
+            .map_err(|e| format!("reading a response: {e}"))?
+            .to_bytes();
+        String::from_utf8(body.into()).map_err(|_| "a response is not utf-8".to_owned())
+    }
+
+    /// Posts the client's lines in order until the client is done, then
+    /// deletes the connection.
+    async fn write(
+        endpoint: Endpoint,
+        mut post: SendRequest<Body>,
+        mut lines: mpsc::Receiver<Vec<u8>>,
+    ) {
+        let mut connection: Option<String> = None;
+        let mut streams: HashSet<String> = HashSet::new();
+        while let Some(mut line) = lines.recv().await {
+            if line.last() == Some(&b'\n') {
+                line.pop();
+            }
+            let sent = match &connection {
+                None => initialize(&endpoint, &mut post, line)
+                    .await
+                    .map(|id| connection = Some(id)),
+                Some(id) => send(&endpoint, &mut post, id, &mut streams, line).await,
+            };
+            if let Err(e) = sent {
+                let _ = endpoint.inbox.send(Err(e)).await;
+                return;
+            }
+        }
+        if let Some(id) = connection {
+            if let Ok(req) = endpoint.request(Method::DELETE, &[(CONNECTION_ID, &id)], Bytes::new())
+            {
+                let _ = post.send_request(req).await;
+            }
+        }
+    }
+
+    /// `initialize`: its answer comes in the `POST`'s response, with the
+    /// connection id; then the connection stream opens.
+    async fn initialize(
+        endpoint: &Endpoint,
+        post: &mut SendRequest<Body>,
+        line: Vec<u8>,
+    ) -> Result<String, String> {
+        let req = endpoint.request(
+            Method::POST,
+            &[(CONTENT_TYPE.as_str(), "application/json")],
+            line.into(),
+        )?;
+        let resp = send_post(endpoint, post, req).await?;
+        if !resp.status().is_success() {
+            return Err(endpoint.refused("initialize", resp).await);
+        }
+        let id = resp
+            .headers()
+            .get(CONNECTION_ID)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+            .ok_or_else(|| {
+                format!(
+                    "{}: the initialize response has no Acp-Connection-Id",
+                    endpoint.target.shown
+                )
+            })?;
+        let answer = read_body(resp, endpoint.max_message).await?;
+        let _ = endpoint.inbox.send(Ok(answer)).await;
+        let ready = sse(endpoint.clone(), id.clone(), None);
+        ready
+            .await
+            .map_err(|_| "the connection stream closed".to_owned())??;
+        Ok(id)
+    }
+
+    /// Any later message: its session's stream opened first, then `POST`.
+    async fn send(
+        endpoint: &Endpoint,
+        post: &mut SendRequest<Body>,
+        connection: &str,
+        streams: &mut HashSet<String>,
+        line: Vec<u8>,
+    ) -> Result<(), String> {
+        let session = session_for(endpoint, &line);
+        let mut headers = vec![
+            (CONTENT_TYPE.as_str(), "application/json"),
+            (CONNECTION_ID, connection),
+        ];
+        if let Some(s) = &session {
+            if streams.insert(s.clone()) {
+                let ready = sse(endpoint.clone(), connection.to_owned(), Some(s.clone()));
+                ready
+                    .await
+                    .map_err(|_| "a session stream closed".to_owned())??;
+            }
+            headers.push((SESSION_ID, s));
+        }
+        let req = endpoint.request(Method::POST, &headers, line.into())?;
+        let resp = send_post(endpoint, post, req).await?;
+        if resp.status().is_success() {
+            let _ = read_body(resp, 8 * 1024).await;
+            return Ok(());
+        }
+        Err(endpoint.refused("a message", resp).await)
+    }
+
+    /// The session a message belongs to: its `params.sessionId`, or, for an
+    /// answer to the agent, the session the agent asked on.
+    fn session_for(endpoint: &Endpoint, line: &[u8]) -> Option<String> {
+        let message = Message::decode_bytes(line).ok()?;
+        if let SessionField::Id(s) = session_of(&message) {
+            return Some(s.into_owned());
+        }
+        let id = serde_json::to_string(message.id()?).ok()?;
+        endpoint.asked.lock().ok()?.remove(&id)
+    }
+
+    /// Opens one SSE stream; the returned receiver fires once it is open
+    /// (or refused). Its events go to the client's inbox.
+    fn sse(
+        endpoint: Endpoint,
+        connection: String,
+        session: Option<String>,
+    ) -> oneshot::Receiver<Result<(), String>> {
+        let (ready_tx, ready_rx) = oneshot::channel();
+        tokio::spawn(async move {
+            let opened = open_sse(&endpoint, &connection, session.as_deref()).await;
+            let resp = match opened {
+                Ok(resp) => {
+                    let _ = ready_tx.send(Ok(()));
+                    resp
+                }
+                Err(e) => {
+                    let _ = ready_tx.send(Err(e));
+                    return;
+                }
+            };
+            let end = read_events(&endpoint, resp, session.as_deref()).await;
+            if session.is_none() {
+                let _ = endpoint.inbox.send(Err(end)).await;
+            }
+        });
+        ready_rx
+    }
+
+    async fn open_sse(
+        endpoint: &Endpoint,
+        connection: &str,
+        session: Option<&str>,
+    ) -> Result<Response<hyper::body::Incoming>, String> {
+        let mut send = endpoint.open().await?;
+        let mut headers = vec![
+            (ACCEPT.as_str(), "text/event-stream"),
+            (CONNECTION_ID, connection),
+        ];
+        if let Some(s) = session {
+            headers.push((SESSION_ID, s));
+        }
+        let req = endpoint.request(Method::GET, &headers, Bytes::new())?;
+        let resp = send
+            .send_request(req)
+            .await
+            .map_err(|e| format!("{}: {e}", endpoint.target.shown))?;
+        if !resp.status().is_success() {
+            return Err(endpoint.refused("an event stream", resp).await);
+        }
+        // The connection task keeps the socket; `send` may go.
+        Ok(resp)
+    }
+
+    /// Reads SSE events (`data:` lines up to a blank line) until the stream
+    /// ends; returns why it ended.
+    async fn read_events(
+        endpoint: &Endpoint,
+        resp: Response<hyper::body::Incoming>,
+        session: Option<&str>,
+    ) -> String {
+        let shown = &endpoint.target.shown;
+        let mut body = resp.into_body();
+        let mut buf: Vec<u8> = Vec::new();
+        let mut data = String::new();
+        loop {
+            let frame = match body.frame().await {
+                Some(Ok(frame)) => frame,
+                Some(Err(e)) => return format!("connection to {shown} lost: {e}"),
+                None => return format!("the server at {shown} closed the connection stream"),
+            };
+            let Ok(chunk) = frame.into_data() else {
+                continue;
+            };
+            buf.extend_from_slice(&chunk);
+            while let Some(end) = buf.iter().position(|&b| b == b'\n') {
+                let line: Vec<u8> = buf.drain(..=end).collect();
+                let line = String::from_utf8_lossy(&line);
+                let line = line.trim_end_matches(['\n', '\r']);
+                if line.is_empty() {
+                    if !data.is_empty() {
+                        remember(endpoint, &data, session);
+                        if endpoint
+                            .inbox
+                            .send(Ok(std::mem::take(&mut data)))
+                            .await
+                            .is_err()
+                        {
+                            return String::new();
+                        }
+                    }
+                } else if let Some(d) = line.strip_prefix("data:") {
+                    if !data.is_empty() {
+                        data.push('\n');
+                    }
+                    data.push_str(d.strip_prefix(' ').unwrap_or(d));
+                }
+            }
+            if buf.len() + data.len() > endpoint.max_message {
+                return format!(
+                    "an event from {shown} exceeds the {}-byte limit",
+                    endpoint.max_message
+                );
+            }
+        }
+    }
+
+    /// Notes the session of an agent request, so the answer names it.
+    fn remember(endpoint: &Endpoint, text: &str, session: Option<&str>) {
+        let Some(session) = session else { return };
+        if let Ok(Message::Request(r)) = Message::decode(text) {
+            if let (Ok(id), Ok(mut asked)) = (serde_json::to_string(&r.id), endpoint.asked.lock()) {
+                asked.insert(id, session.to_owned());
+            }
+        }
+    }
+}

@@ -1,0 +1,341 @@
+//! Prints a streamed ACP turn for a human, from the crate's turn view
+//! ([`TurnView`]): message text as it arrives, thoughts dimmed, tool calls
+//! with their parsed command, description and directory, plans, permission
+//! prompts, the stop reason.
+
+use std::collections::HashMap;
+use std::io::{IsTerminal, Write};
+
+use acp_codec::acp::{
+    ContentBlock, PlanEntryStatus, PromptResponse, RequestId, RequestPermissionRequest,
+    RequestPermissionResponse, SessionNotification, SessionUpdate, ToolCallContent,
+};
+use acp_codec::title::WorkingDir;
+use acp_codec::turn::{MessageKind, ToolCallState, TurnEvent, TurnLimits, TurnView};
+
+/// Counts kept for the summary.
+#[derive(Debug, Default, Clone)]
+pub struct Counts {
+    pub message_chunks: u64,
+    pub thought_chunks: u64,
+    pub tool_call_updates: u64,
+    pub plans: u64,
+    pub updates: u64,
+    pub problems: u64,
+}
+
+/// The turn printer (writes to stdout): a [`TurnView`] and what it printed.
+pub struct Render {
+    view: TurnView,
+    out: Printer,
+}
+
+impl Default for Render {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Which stream the last text belonged to (a switch starts a new line).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Stream {
+    None,
+    Message,
+    Thought,
+}
+
+struct Printer {
+    color: bool,
+    stream: Stream,
+    /// The last status printed per tool call (updates that change nothing
+    /// visible print nothing).
+    shown: HashMap<String, String>,
+    counts: Counts,
+}
+
+const DIM: &str = "\x1b[2m";
+const BOLD: &str = "\x1b[1m";
+const RESET: &str = "\x1b[0m";
+
+impl Render {
+    /// A printer; colors only when stdout is a terminal.
+    pub fn new() -> Self {
+        Self {
+            view: TurnView::new(TurnLimits::default()),
+            out: Printer {
+                color: std::io::stdout().is_terminal(),
+                stream: Stream::None,
+                shown: HashMap::new(),
+                counts: Counts::default(),
+            },
+        }
+    }
+
+    /// The counts so far.
+    pub fn counts(&self) -> &Counts {
+        &self.out.counts
+    }
+
+    /// Tool calls seen in this turn (by `tool_call` or a permission request).
+    pub fn tool_calls(&self) -> usize {
+        self.view.tool_calls().len()
+    }
+
+    /// Call before sending `session/prompt`.
+    pub fn begin_turn(&mut self) {
+        self.view.begin_turn();
+    }
+
+    /// Ends a running text stream with a newline.
+    pub fn break_line(&mut self) {
+        self.out.break_line();
+    }
+
+    /// Prints a line of our own (status, fs, permission), on its own line.
+    pub fn note(&mut self, text: &str) {
+        self.out.note(text);
+    }
+
+    /// One `session/update`.
+    pub fn update(&mut self, n: &SessionNotification<'_>) {
+        let Self { view, out } = self;
+        out.counts.updates += 1;
+        match &n.update {
+            SessionUpdate::ToolCallUpdate(_) => out.counts.tool_call_updates += 1,
+            SessionUpdate::Plan(_) => out.counts.plans += 1,
+            _ => {}
+        }
+        for event in view.push_update(n) {
+            out.event(event);
+        }
+    }
+
+    /// One `session/request_permission`; returns how to describe its tool
+    /// call to the user.
+    pub fn permission_request(
+        &mut self,
+        id: &RequestId<'_>,
+        req: &RequestPermissionRequest<'_>,
+    ) -> String {
+        let Self { view, out } = self;
+        for event in view.push_permission_request(id, req) {
+            out.event(event);
+        }
+        view.tool_call(&req.tool_call.tool_call_id)
+            .map_or_else(|| req.tool_call.tool_call_id.to_string(), describe)
+    }
+
+    /// Our answer to a permission request.
+    pub fn permission_outcome(&mut self, id: &RequestId<'_>, resp: &RequestPermissionResponse<'_>) {
+        let Self { view, out } = self;
+        for event in view.push_permission_outcome(id, resp) {
+            out.event(event);
+        }
+    }
+
+    /// The `session/prompt` result: prints the stop reason.
+    pub fn prompt_response(&mut self, resp: &PromptResponse<'_>) {
+        let Self { view, out } = self;
+        for event in view.push_prompt_response(resp) {
+            out.event(event);
+        }
+    }
+}
+
+impl Printer {
+    fn style(&self, code: &'static str) -> &'static str {
+        if self.color {
+            code
+        } else {
+            ""
+        }
+    }
+
+    fn break_line(&mut self) {
+        if self.stream != Stream::None {
+            println!();
+            self.stream = Stream::None;
+        }
+    }
+
+    fn note(&mut self, text: &str) {
+        self.break_line();
+        println!("{}{text}{}", self.style(DIM), self.style(RESET));
+    }
+
+    fn text(&mut self, stream: Stream, text: &str) {
+        if self.stream != stream {
+            self.break_line();
+            if stream == Stream::Thought {
+                print!("{}💭 {}", self.style(DIM), self.style(RESET));
+            }
+            self.stream = stream;
+        }
+        if stream == Stream::Thought {
+            print!("{}{text}{}", self.style(DIM), self.style(RESET));
+        } else {
+            print!("{text}");
+        }
+        let _ = std::io::stdout().flush();
+    }
+
+    fn event(&mut self, event: TurnEvent<'_>) {
+        match event {
+            TurnEvent::TextDelta {
+                kind: MessageKind::User,
+                text,
+                ..
+            } => self.note(&format!("you: {text}")),
+            TurnEvent::TextDelta { text, .. } => {
+                self.counts.message_chunks += 1;
+                self.text(Stream::Message, text);
+            }
+            TurnEvent::ThoughtDelta { text, .. } => {
+                self.counts.thought_chunks += 1;
+                self.text(Stream::Thought, text);
+            }
+            TurnEvent::MessageContent { content, .. } => self.note(&block_text(content)),
+            TurnEvent::ToolCallStarted(t) | TurnEvent::ToolCallUpdated(t) => self.tool(t, false),
+            TurnEvent::ToolCallFinished(t) => self.tool(t, true),
+            // Printed with the decision by the client.
+            TurnEvent::PermissionRequested { .. } | TurnEvent::PermissionResolved { .. } => {}
+            TurnEvent::PlanUpdated(entries) => {
+                self.break_line();
+                println!("{}plan:{}", self.style(BOLD), self.style(RESET));
+                for e in entries {
+                    let mark = match e.status {
+                        PlanEntryStatus::Completed => "[x]",
+                        PlanEntryStatus::InProgress => "[>]",
+                        _ => "[ ]",
+                    };
+                    println!("  {mark} {}", e.content);
+                }
+            }
+            TurnEvent::ModeChanged(mode) => self.note(&format!("mode: {mode}")),
+            TurnEvent::UsageUpdated(u) => {
+                self.note(&format!("context: {} of {} tokens", u.used, u.size))
+            }
+            TurnEvent::TurnFinished(reason) => {
+                self.break_line();
+                println!(
+                    "{}■ stop reason: {}{}",
+                    self.style(BOLD),
+                    reason.as_str(),
+                    self.style(RESET)
+                );
+            }
+            TurnEvent::Other(SessionUpdate::AvailableCommandsUpdate(c)) => {
+                let names: Vec<&str> = c.available_commands.iter().map(|c| &*c.name).collect();
+                self.note(&format!("commands: /{}", names.join(" /")));
+            }
+            TurnEvent::Other(_) => {}
+            TurnEvent::Problem(p) => {
+                self.counts.problems += 1;
+                eprintln!("acp-client: turn: {p}");
+            }
+            _ => {}
+        }
+    }
+
+    /// A tool call line when its status changed, and its output once done.
+    fn tool(&mut self, t: &ToolCallState, finished: bool) {
+        let status = t.status().as_str();
+        if self.shown.get(t.id()).is_some_and(|s| s == status) {
+            return;
+        }
+        self.shown.insert(t.id().to_owned(), status.to_owned());
+        self.break_line();
+        let icon = match status {
+            "completed" => "✓",
+            "failed" => "✗",
+            "in_progress" => "▶",
+            _ => "•",
+        };
+        println!(
+            "{icon} {}{}{} {}({status}){}",
+            self.style(BOLD),
+            describe(t),
+            self.style(RESET),
+            self.style(DIM),
+            self.style(RESET)
+        );
+        if !finished {
+            return;
+        }
+        for c in t.content() {
+            let line = match c {
+                ToolCallContent::Content(c) => {
+                    let text = block_text(&c.content);
+                    // The explanation block is in the title line already.
+                    if t.explanation() == Some(text.as_str()) {
+                        continue;
+                    }
+                    let lines = text.lines().count();
+                    let first = clip(text.lines().next().unwrap_or_default(), 100);
+                    if lines > 1 {
+                        format!("{first} (+{} lines, {} bytes)", lines - 1, text.len())
+                    } else {
+                        first
+                    }
+                }
+                ToolCallContent::Diff(d) => format!(
+                    "diff {} ({} -> {} bytes)",
+                    d.path,
+                    d.old_text.as_deref().map_or(0, str::len),
+                    d.new_text.len()
+                ),
+                ToolCallContent::Terminal(t) => format!("terminal {}", t.terminal_id),
+                _ => continue,
+            };
+            println!("    {}{line}{}", self.style(DIM), self.style(RESET));
+        }
+    }
+}
+
+/// `[kind] command — description (in DIR) [background]` from the tool
+/// call's parsed title (and Gemini's explanation block).
+fn describe(t: &ToolCallState) -> String {
+    let title = t.title();
+    let mut out = String::new();
+    if let Some(kind) = t.kind() {
+        out.push_str(&format!("[{}] ", kind.as_str()));
+    }
+    out.push_str(if title.command().is_empty() {
+        t.id()
+    } else {
+        title.command()
+    });
+    if !title.description().is_empty() {
+        out.push_str(&format!(" — {}", title.description()));
+    }
+    match title.working_dir() {
+        Some(WorkingDir::In(d)) => out.push_str(&format!(" (in {d})")),
+        Some(WorkingDir::Current(d)) => out.push_str(&format!(" (cwd {d})")),
+        _ => {}
+    }
+    if title.is_background() {
+        out.push_str(" [background]");
+    }
+    out
+}
+
+/// The text of a content block (other kinds described briefly).
+pub fn block_text(block: &ContentBlock<'_>) -> String {
+    match block {
+        ContentBlock::Text(t) => t.text.to_string(),
+        ContentBlock::ResourceLink(l) => format!("[{}]", l.uri),
+        ContentBlock::Image(_) => "[image]".to_owned(),
+        ContentBlock::Audio(_) => "[audio]".to_owned(),
+        ContentBlock::Resource(_) => "[resource]".to_owned(),
+        _ => "[content]".to_owned(),
+    }
+}
+
+fn clip(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_owned()
+    } else {
+        let cut: String = s.chars().take(max).collect();
+        format!("{cut}…")
+    }
+}

@@ -1,0 +1,188 @@
+//! Who may connect to `acp-bridge`: the users of a token file, or the one
+//! `--token`.
+//!
+//! The token file maps tokens to users:
+//!
+//! ```json
+//! {"tokens": {"a-long-random-token": {"userId": "ana", "permissions": ["read", "write"]},
+//!             "another-token":       {"userId": "bo",  "permissions": ["read"]}}}
+//! ```
+//!
+//! Each connection presents one token; it is compared with every token of
+//! the file in constant time (`subtle`), so the time taken does not tell
+//! how much of a token matched. `permissions`: `read` lets the user watch
+//! their own sessions (reattach them and receive their updates); `write`
+//! (implies `read`) also lets them create sessions, prompt, cancel, change
+//! a session's mode, model or options, and answer the agent's permission
+//! and file requests. A user with neither is refused. Several tokens may
+//! name the same user.
+//!
+//! `SIGHUP` re-reads the file. Open connections stay: a user's new
+//! permissions apply to their next message; a user no longer in the file
+//! keeps their open connections, read-only, and may not open new ones. A
+//! file that does not parse is refused (at startup the bridge exits; on
+//! `SIGHUP` it keeps the previous users and logs why).
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
+
+use acp_codec::remote::Permissions;
+use serde::Deserialize;
+use subtle::ConstantTimeEq;
+
+/// A connection's user and what they may do. The single-user bridge (no
+/// token, or `--token`) has one anonymous user.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Identity {
+    /// The user's name; empty for the anonymous user.
+    pub user: String,
+    pub permissions: Permissions,
+}
+
+impl Identity {
+    /// The one user of a single-user bridge.
+    pub fn anonymous() -> Self {
+        Self {
+            user: String::new(),
+            permissions: Permissions::READ_WRITE,
+        }
+    }
+
+    /// How log lines name the user: `user ana`, or `-` when anonymous.
+    pub fn tag(&self) -> String {
+        if self.user.is_empty() {
+            "-".to_owned()
+        } else {
+            format!("user {}", self.user)
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileShape {
+    tokens: std::collections::BTreeMap<String, EntryShape>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EntryShape {
+    #[serde(rename = "userId")]
+    user_id: String,
+    permissions: Vec<String>,
+}
+
+struct Entry {
+    token: Vec<u8>,
+    identity: Identity,
+}
+
+/// The users of a token file, re-read on demand.
+pub struct TokenFile {
+    path: PathBuf,
+    entries: RwLock<Vec<Entry>>,
+}
+
+impl std::fmt::Debug for TokenFile {
+    // Never prints a token.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TokenFile")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Parses the file's text: the entries, or why not (naming no token).
+fn parse(text: &str) -> Result<Vec<Entry>, String> {
+    let shape: FileShape = serde_json::from_str(text).map_err(|e| {
+        // serde's message may quote a value: give the position only.
+        format!("not a token file (line {}, column {}): expected {{\"tokens\": {{TOKEN: {{\"userId\": NAME, \"permissions\": [\"read\", \"write\"]}}}}}}", e.line(), e.column())
+    })?;
+    if shape.tokens.is_empty() {
+        return Err("no tokens".to_owned());
+    }
+    let mut entries = Vec::with_capacity(shape.tokens.len());
+    for (n, (token, e)) in shape.tokens.into_iter().enumerate() {
+        if token.len() < 16 || token.bytes().any(|b| !b.is_ascii_graphic()) {
+            return Err(format!(
+                "token {} (of user {:?}) must be at least 16 printable ascii characters",
+                n + 1,
+                e.user_id
+            ));
+        }
+        if e.user_id.is_empty() || e.user_id.len() > 128 || e.user_id.chars().any(char::is_control)
+        {
+            return Err(format!(
+                "token {}: userId must be 1 to 128 characters without control characters",
+                n + 1
+            ));
+        }
+        let permissions = Permissions::from_names(e.permissions.iter().map(String::as_str))
+            .map_err(|bad| {
+                format!(
+                    "user {:?}: unknown permission {bad:?} (read, write)",
+                    e.user_id
+                )
+            })?;
+        entries.push(Entry {
+            token: token.into_bytes(),
+            identity: Identity {
+                user: e.user_id,
+                permissions,
+            },
+        });
+    }
+    Ok(entries)
+}
+
+fn read(path: &Path) -> Result<Vec<Entry>, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read token file {}: {e}", path.display()))?;
+    parse(&text).map_err(|e| format!("token file {}: {e}", path.display()))
+}
+
+impl TokenFile {
+    /// Reads `path`.
+    pub fn load(path: &Path) -> Result<Arc<Self>, String> {
+        Ok(Arc::new(Self {
+            entries: RwLock::new(read(path)?),
+            path: path.to_owned(),
+        }))
+    }
+
+    /// Re-reads the file; on error the previous users stay. Returns the
+    /// users now, each with their permissions, and those no longer there.
+    pub fn reload(&self) -> Result<(Vec<Identity>, Vec<String>), String> {
+        let fresh = read(&self.path)?;
+        let mut entries = self
+            .entries
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let now: Vec<Identity> = fresh.iter().map(|e| e.identity.clone()).collect();
+        let mut gone: Vec<String> = entries
+            .iter()
+            .map(|e| e.identity.user.clone())
+            .filter(|u| !now.iter().any(|i| i.user == *u))
+            .collect();
+        gone.sort();
+        gone.dedup();
+        *entries = fresh;
+        Ok((now, gone))
+    }
+
+    /// The user `given` is the token of: every token compared in constant
+    /// time, all of them, whether or not one matched earlier.
+    pub fn lookup(&self, given: &str) -> Option<Identity> {
+        let entries = self
+            .entries
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut found = None;
+        for e in entries.iter() {
+            if bool::from(given.as_bytes().ct_eq(&e.token)) {
+                found = Some(e.identity.clone());
+            }
+        }
+        found
+    }
+}

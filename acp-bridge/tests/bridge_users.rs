@@ -1,0 +1,354 @@
+//! The `acp-bridge` example with a token file: users told apart by their
+//! tokens, sessions isolated per user over real sockets, the file re-read
+//! on SIGHUP, and per-user limits hit by one user while the others finish
+//! full turns (three users, 50 connections).
+#![cfg(target_os = "linux")]
+
+use std::path::Path;
+use std::process::Command;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures_util::SinkExt;
+use serde_json::{json, Value};
+use tokio_tungstenite::tungstenite::Message as WsMessage;
+
+#[path = "support/ws_harness.rs"]
+mod ws_harness;
+use ws_harness::*;
+
+const ANA: &str = "ana-0123456789abcdef-token";
+const BO: &str = "bo-0123456789abcdef-token";
+const CY: &str = "cy-0123456789abcdef-token";
+const HOG: &str = "hog-0123456789abcdef-token";
+
+fn token_file(dir: &Path, users: &[(&str, &str, &[&str])]) -> String {
+    let mut tokens = serde_json::Map::new();
+    for (token, user, perms) in users {
+        tokens.insert(
+            (*token).to_owned(),
+            json!({"userId": user, "permissions": perms}),
+        );
+    }
+    let path = dir.join("tokens.json");
+    std::fs::write(&path, json!({ "tokens": tokens }).to_string()).unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+async fn user(bridge: &Bridge, token: &str) -> Client {
+    connect_with(&bridge.url(), Some(token), None)
+        .await
+        .expect("connect")
+}
+
+fn log(bridge: &Bridge) -> String {
+    bridge.stderr.lock().unwrap().clone()
+}
+
+/// Waits until the bridge's stderr holds `text`.
+fn wait_log(bridge: &Bridge, text: &str) {
+    let deadline = Instant::now() + STEP;
+    while !log(bridge).contains(text) {
+        assert!(
+            Instant::now() < deadline,
+            "no {text:?} in:\n{}",
+            log(bridge)
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// One HTTP/1.1 request to `/acp` with `token`: the status and the head
+/// (lowercase).
+fn http(
+    addr: std::net::SocketAddr,
+    method: &str,
+    token: &str,
+    connection: Option<&str>,
+    body: &str,
+) -> (u16, String) {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(STEP)).unwrap();
+    let conn = connection.map_or(String::new(), |c| format!("Acp-Connection-Id: {c}\r\n"));
+    write!(
+        s,
+        "{method} /acp HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\n{conn}Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut out = String::new();
+    let _ = s.read_to_string(&mut out);
+    let head = out
+        .split("\r\n\r\n")
+        .next()
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    let status = head
+        .split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    (status, head)
+}
+
+fn error_code(v: &Value) -> i64 {
+    v["error"]["code"]
+        .as_i64()
+        .unwrap_or_else(|| panic!("not an error: {v}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn users_isolated_tagged_and_reloaded_on_sighup() {
+    let dir = scratch_dir("users");
+    let file = token_file(
+        &dir,
+        &[
+            (ANA, "ana", &["read", "write"]),
+            (BO, "bo", &["read", "write"]),
+            (CY, "cy", &["read"]),
+        ],
+    );
+    let bridge = Bridge::start_in(dir.clone(), &["--token-file", &file], &[]);
+    let url = bridge.url();
+    assert_eq!(
+        refused_status(
+            connect_with(&url, Some("nope-0123456789abcdef"), None)
+                .await
+                .err()
+                .unwrap()
+        ),
+        401
+    );
+    assert_eq!(
+        refused_status(connect_with(&url, None, None).await.err().unwrap()),
+        401
+    );
+
+    let mut ana = user(&bridge, ANA).await;
+    let session = ana.open_session(&bridge.dir).await;
+    let mut bo = user(&bridge, BO).await;
+    bo.init().await;
+    for (method, params) in [
+        (
+            "session/load",
+            json!({"sessionId": session, "cwd": "/", "mcpServers": []}),
+        ),
+        (
+            "session/prompt",
+            json!({"sessionId": session, "prompt": []}),
+        ),
+        (
+            "session/set_mode",
+            json!({"sessionId": session, "modeId": "yolo"}),
+        ),
+    ] {
+        let r = bo.request(method, params).await;
+        assert_eq!(error_code(&r), -32602, "{method}: {r}");
+        assert!(!r.to_string().contains("ana"), "{r}");
+    }
+    // bo's cancel of ana's session never reaches the agent: ana's turn ends
+    // normally.
+    bo.send(&json!({"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId": session}}))
+        .await;
+    let t = ana.turn(&session, "list the files").await;
+    assert_eq!(t.stop_reason, "end_turn");
+    assert!(t.permission_requests >= 1);
+    assert!(bo.seen.is_empty(), "bo saw ana's messages: {:?}", bo.seen);
+    // cy may only read.
+    let mut cy = user(&bridge, CY).await;
+    cy.init().await;
+    let r = cy
+        .request("session/new", json!({"cwd": "/", "mcpServers": []}))
+        .await;
+    assert_eq!(error_code(&r), -32010, "{r}");
+    // A Streamable HTTP connection answers only its own user's token.
+    let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}"#;
+    let (status, head) = http(bridge.addr, "POST", ANA, None, init);
+    assert_eq!(status, 200, "{head}");
+    let id = head
+        .lines()
+        .find_map(|l| l.strip_prefix("acp-connection-id: "))
+        .unwrap()
+        .trim()
+        .to_owned();
+    let list = r#"{"jsonrpc":"2.0","id":1,"method":"session/list","params":{}}"#;
+    assert_eq!(http(bridge.addr, "POST", CY, Some(&id), list).0, 404);
+    assert_eq!(http(bridge.addr, "DELETE", CY, Some(&id), "").0, 404);
+    assert_eq!(http(bridge.addr, "POST", ANA, Some(&id), list).0, 202);
+    // Log lines name the user, on both profiles.
+    wait_log(&bridge, "user ana: websocket connected");
+    wait_log(&bridge, "user bo: websocket connected");
+    wait_log(&bridge, &format!("http connection {id} (user ana) opened"));
+    assert_eq!(http(bridge.addr, "DELETE", ANA, Some(&id), "").0, 202);
+    wait_log(
+        &bridge,
+        &format!("http connection {id} (user ana) closed: deleted"),
+    );
+
+    // SIGHUP: cy may write now, bo is gone (his open connection stays, read-only).
+    token_file(
+        &dir,
+        &[
+            (ANA, "ana", &["read", "write"]),
+            (CY, "cy", &["read", "write"]),
+        ],
+    );
+    let hup = Command::new("sh")
+        .args(["-c", &format!("kill -HUP {}", bridge.pid())])
+        .status()
+        .unwrap();
+    assert!(hup.success());
+    wait_log(
+        &bridge,
+        "token file re-read: 2 tokens; users removed (read-only until they leave): bo",
+    );
+    let r = cy
+        .request(
+            "session/new",
+            json!({"cwd": bridge.dir.to_str().unwrap(), "mcpServers": []}),
+        )
+        .await;
+    let cy_session = r["result"]["sessionId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{r}"))
+        .to_owned();
+    assert_eq!(cy.turn(&cy_session, "hello").await.stop_reason, "end_turn");
+    let r = bo
+        .request("session/new", json!({"cwd": "/", "mcpServers": []}))
+        .await;
+    assert_eq!(error_code(&r), -32010, "{r}");
+    assert_eq!(
+        refused_status(connect_with(&url, Some(BO), None).await.err().unwrap()),
+        401
+    );
+    // A file that does not parse keeps the users.
+    std::fs::write(dir.join("tokens.json"), "{").unwrap();
+    Command::new("sh")
+        .args(["-c", &format!("kill -HUP {}", bridge.pid())])
+        .status()
+        .unwrap();
+    wait_log(&bridge, "keeping the previous users");
+    let mut again = user(&bridge, CY).await;
+    again.init().await;
+    // No token ever reaches the log.
+    let all = log(&bridge);
+    for t in [ANA, BO, CY] {
+        assert!(!all.contains(t), "token in the log");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_users_fifty_connections_one_hits_every_limit() {
+    let dir = scratch_dir("limits");
+    let file = token_file(
+        &dir,
+        &[
+            (ANA, "ana", &["read", "write"]),
+            (BO, "bo", &["read", "write"]),
+            (HOG, "hog", &["read", "write"]),
+        ],
+    );
+    let bridge = Arc::new(Bridge::start_in(
+        dir.clone(),
+        &[
+            "--token-file",
+            &file,
+            "--max-user-connections",
+            "20",
+            "--max-user-sessions",
+            "16",
+            "--max-user-buffered-bytes",
+            "1000000",
+        ],
+        &[],
+    ));
+    // hog: 20 connections, the limit; the 21st is refused with 429.
+    let mut hogs = Vec::new();
+    for _ in 0..20 {
+        hogs.push(user(&bridge, HOG).await);
+    }
+    let err = connect_with(&bridge.url(), Some(HOG), None)
+        .await
+        .err()
+        .unwrap();
+    assert_eq!(refused_status(err), 429);
+    // ana and bo: 15 connections each, every one a full turn, meanwhile.
+    let mut turns = Vec::new();
+    for i in 0..30 {
+        let bridge = bridge.clone();
+        turns.push(tokio::spawn(async move {
+            let token = if i % 2 == 0 { ANA } else { BO };
+            let mut c = user(&bridge, token).await;
+            let cwd = bridge.dir.join(format!("c{i}"));
+            std::fs::create_dir_all(&cwd).unwrap();
+            let session = c.open_session(&cwd).await;
+            let t = c.turn(&session, &format!("client {i}")).await;
+            (session, t)
+        }));
+    }
+    // hog: 16 sessions, the limit; the 17th is refused.
+    let h = &mut hogs[0];
+    h.init().await;
+    for _ in 0..16 {
+        let r = h
+            .request(
+                "session/new",
+                json!({"cwd": bridge.dir.to_str().unwrap(), "mcpServers": []}),
+            )
+            .await;
+        assert!(r["result"]["sessionId"].is_string(), "{r}");
+    }
+    let r = h
+        .request("session/new", json!({"cwd": "/", "mcpServers": []}))
+        .await;
+    assert_eq!(error_code(&r), -32011, "{r}");
+    // hog floods requests with 1000-byte ids and reads nothing: its unread
+    // answers pass its 1 MB budget, and the bridge closes that connection.
+    let flood = &mut hogs[1];
+    flood.init().await;
+    let pad = "x".repeat(1000);
+    for n in 0..20_000 {
+        let msg =
+            json!({"jsonrpc":"2.0","id": format!("{pad}{n}"),"method":"_flood/x"}).to_string();
+        if flood.ws.send(WsMessage::Text(msg.into())).await.is_err() {
+            break;
+        }
+        if n % 500 == 0 && log(&bridge).contains("user hog: closing with 1008") {
+            break;
+        }
+    }
+    wait_log(&bridge, "user hog: closing with 1008 policy violation: this user's connections hold more than 1000000 bytes unread");
+    // Nothing lost for the others: every turn finishes whole.
+    let mut sessions = std::collections::HashSet::new();
+    for t in turns {
+        let (session, turn) = tokio::time::timeout(Duration::from_secs(120), t)
+            .await
+            .expect("turn timed out")
+            .unwrap();
+        assert_eq!(turn.stop_reason, "end_turn", "{turn:?}");
+        assert!(
+            turn.permission_requests >= 1 && turn.message_chunks >= 2,
+            "{turn:?}"
+        );
+        assert!(sessions.insert(session));
+    }
+    assert_eq!(sessions.len(), 30);
+    // Once the bridge has dropped that connection (and what it held), hog's
+    // other connections work again: the limit is on what a user leaves
+    // unread, not on the user.
+    let port = flood.ws.get_ref();
+    let flood_port = match port {
+        tokio_tungstenite::MaybeTlsStream::Plain(s) => s.local_addr().unwrap().port(),
+        _ => unreachable!(),
+    };
+    wait_log(
+        &bridge,
+        &format!("127.0.0.1:{flood_port} user hog: websocket left"),
+    );
+    let h = &mut hogs[2];
+    h.init().await;
+    let r = h.request("session/list", json!({})).await;
+    assert!(r.get("result").is_some() || r.get("error").is_some(), "{r}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
