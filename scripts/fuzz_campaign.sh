@@ -9,7 +9,7 @@
 #   SUMMARY_ONLY=1 scripts/fuzz_campaign.sh      # the table from the last logs
 #
 # New inputs go to fuzz/campaign/<target>/ (ignored by git); the committed
-# seeds in fuzz/corpus/<target>/ are read, not written. Crashes land in
+# seeds in fuzz/seeds/<target>/ are read, not written. Crashes land in
 # fuzz/artifacts/<target>/; commit each as a seed once fixed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,7 +33,7 @@ for t in "${targets[@]}"; do
   case "$t" in line_splitter|acp_codec) max_len=(-max_len=131072) ;; esac
   log="fuzz/campaign/$t.log"
   status=ok
-  cargo fuzz run -O "$t" "fuzz/campaign/$t" "fuzz/corpus/$t" -- \
+  cargo fuzz run -O "$t" "fuzz/campaign/$t" "fuzz/seeds/$t" -- \
     -max_total_time="$secs" -rss_limit_mb="$rss_mb" -malloc_limit_mb="$malloc_mb" \
     -print_final_stats=1 "${max_len[@]}" >"$log" 2>&1 || status=failed
   echo "$t: $status ($log)"

@@ -345,7 +345,7 @@ fn request_ids_and_raw_nulls_stay() {
 
 #[test]
 fn fuzz_seeds_hold_the_invariant() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/acp_lossless");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/seeds/acp_lossless");
     let mut n = 0;
     for entry in std::fs::read_dir(&dir).unwrap() {
         let path = entry.unwrap().path();

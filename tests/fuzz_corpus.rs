@@ -1,4 +1,4 @@
-//! Replays the committed fuzz seeds (`fuzz/corpus/<target>/`) through the
+//! Replays the committed fuzz seeds (`fuzz/seeds/<target>/`) through the
 //! same invariant checks the fuzz targets assert, so `cargo test` runs them.
 
 use std::path::Path;
@@ -15,7 +15,7 @@ mod acp_message;
 /// Every seed of one target, read from the committed corpus.
 fn seeds(target: &str) -> Vec<(String, Vec<u8>)> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fuzz/corpus")
+        .join("fuzz/seeds")
         .join(target);
     let mut out: Vec<_> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
