@@ -23,8 +23,8 @@ cd "$(dirname "$0")/.."
 root=$(pwd)
 export CARGO_TERM_COLOR=never
 
-# The package at the root (the workspace also holds the examples' crate,
-# examples/support, which is never published).
+# The package at the root (the workspace also holds the application,
+# acp-bridge, whose package needs acp-codec published first).
 name=$(cargo metadata --no-deps --format-version 1 |
   ROOT="$root" python3 -c 'import json,os,sys; p=[p for p in json.load(sys.stdin)["packages"] if p["manifest_path"] == os.environ["ROOT"] + "/Cargo.toml"][0]; print(p["name"], p["version"])')
 version=${name#* }
@@ -68,3 +68,16 @@ cargo publish --dry-run "$@"
 size=$(wc -c <"$crate")
 printf '\n%s %s: %s files, .crate %s bytes (%s KiB)\n' \
   "$name" "$version" "$count" "$size" "$(( (size + 1023) / 1024 ))"
+
+# The application's package: its file list only (building it from the
+# packaged files needs acp-codec on crates.io first).
+echo "== files published by acp-bridge"
+app=$(cargo package -p acp-bridge --list "$@")
+unexpected=$(printf '%s\n' "$app" | grep -Ev '^(src/.*\.rs|deploy/.*|Cargo\.toml|Cargo\.toml\.orig|Cargo\.lock|\.cargo_vcs_info\.json|README\.md)$' || true)
+if [ -n "$unexpected" ]; then
+  echo "unexpected files in acp-bridge's package:" >&2
+  printf '  %s\n' "$unexpected" >&2
+  exit 1
+fi
+printf '%s\n' "$app" | grep -qx 'src/bin/acp-bridge/main.rs' || { echo "acp-bridge's package has no server" >&2; exit 1; }
+echo "$(printf '%s\n' "$app" | wc -l) files"
