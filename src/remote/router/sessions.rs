@@ -33,6 +33,8 @@ pub(super) struct Sessions {
     /// Sessions whose connection left, oldest first.
     left: VecDeque<String>,
     counts: BTreeMap<String, Counts>,
+    /// Held sessions, every user's.
+    held: Tally,
 }
 
 impl Sessions {
@@ -47,8 +49,7 @@ impl Sessions {
 
     /// Sessions held by a connection.
     pub(super) fn held(&self) -> usize {
-        // Every left session is in `owners` too, without a client.
-        self.owners.len().saturating_sub(self.left.len())
+        self.held.get()
     }
 
     /// Sessions `user` holds and has left.
@@ -75,6 +76,7 @@ impl Sessions {
                 client: Some(client),
             },
         );
+        self.held.add(1);
         self.count(user, |c| c.held.add(1));
     }
 
@@ -97,6 +99,7 @@ impl Sessions {
     pub(super) fn remove(&mut self, session: &str) -> Option<Owner> {
         let owner = self.owners.remove(session)?;
         if owner.client.is_some() {
+            self.held.release(1);
             self.count(&owner.user, |c| c.held.release(1));
         } else {
             self.left.retain(|s| s != session);
@@ -114,17 +117,16 @@ impl Sessions {
             .collect()
     }
 
-    /// Forgets `user`'s oldest left sessions past `keep`; returns them.
+    /// Forgets `user`'s oldest left sessions past the newest `keep`;
+    /// returns them.
     pub(super) fn trim_left(&mut self, user: &str, keep: usize) -> Vec<String> {
-        // The user's left sessions past `keep`, oldest first (none within).
-        let over = self.counts(user).left.get().saturating_sub(keep);
-        let gone: Vec<String> = self
+        let mine: Vec<&String> = self
             .left
             .iter()
             .filter(|s| self.owners.get(*s).is_some_and(|o| o.user == user))
-            .take(over)
-            .cloned()
             .collect();
+        let mut gone: Vec<String> = mine.into_iter().rev().skip(keep).cloned().collect();
+        gone.reverse();
         for s in &gone {
             self.remove(s);
         }
@@ -135,6 +137,7 @@ impl Sessions {
     pub(super) fn clear(&mut self) -> BTreeMap<String, Owner> {
         self.left.clear();
         self.counts.clear();
+        self.held = Tally::default();
         core::mem::take(&mut self.owners)
     }
 }
@@ -142,6 +145,45 @@ impl Sessions {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Held sessions counted the naive way: records with a connection.
+    fn held_naively(s: &Sessions) -> usize {
+        s.owners.values().filter(|o| o.client.is_some()).count()
+    }
+
+    /// The held count is kept in step with the table (a tally, so a
+    /// release it never counted fails in debug builds): held against a
+    /// naive count after every step of a long, mixed sequence.
+    #[test]
+    fn the_held_count_balances() {
+        let mut s = Sessions::default();
+        let users = ["ana", "bo", "cy"];
+        for n in 0u32..400 {
+            let session = alloc::format!("s{}", n % 23);
+            let user = users.get((n % 3) as usize).copied().unwrap_or("ana");
+            match n % 7 {
+                0 | 1 | 4 => s.hold(&session, user, ClientId(u64::from(n % 5))),
+                2 | 5 => s.leave(&session, user),
+                3 => {
+                    let _ = s.remove(&session);
+                }
+                6 => {
+                    let _ = s.trim_left(user, 2);
+                }
+                _ => {}
+            }
+            if n % 11 == 0 {
+                for x in s.held_by(ClientId(u64::from(n % 5))) {
+                    if let Some(u) = s.get(&x).map(|o| o.user.clone()) {
+                        s.leave(&x, &u);
+                    }
+                }
+            }
+            assert_eq!(s.held(), held_naively(&s), "step {n}");
+        }
+        let _ = s.clear();
+        assert_eq!(s.held(), 0);
+    }
 
     #[test]
     fn counts_follow_the_table() {
