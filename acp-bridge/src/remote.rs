@@ -9,7 +9,9 @@
 //!   streams (`GET`): one for the connection, opened after `initialize`,
 //!   and one per session, opened before the first message naming it.
 //!   Messages of a session carry `Acp-Session-Id`; a `DELETE` ends the
-//!   connection when the client is done.
+//!   connection when the client is done. HTTP/2 when the server speaks it
+//!   (agreed by ALPN over TLS; tried with prior knowledge on plain TCP to
+//!   a loopback address), else HTTP/1.1.
 //!
 //! Connecting goes through three stages, each with its own one-line error:
 //! TCP (`cannot connect to URL: Connection refused`), TLS (`tls handshake
@@ -294,7 +296,8 @@ async fn handshake(
     tls: Option<Arc<ClientConfig>>,
     max_message: usize,
 ) -> Result<Ws, String> {
-    let stream = open_stream(&target, tls).await?;
+    // No ALPN: the upgrade is HTTP/1.1, whatever else the server speaks.
+    let stream = open_stream(&target, tls, &[]).await?.io;
     let Target {
         shown,
         tls: wss,
@@ -345,11 +348,21 @@ async fn handshake(
     }
 }
 
-/// TCP, then TLS for `wss://` / `https://`.
+/// A byte stream to the server.
+struct Opened {
+    io: Box<dyn Io>,
+    /// The protocol TLS agreed on by ALPN (`None` on plain TCP, or when
+    /// the server picked none).
+    alpn: Option<Vec<u8>>,
+}
+
+/// TCP, then TLS for `wss://` / `https://`, offering the `alpn` protocols
+/// (none: the configuration's own, if any).
 async fn open_stream(
     target: &Target,
     tls: Option<Arc<ClientConfig>>,
-) -> Result<Box<dyn Io>, String> {
+    alpn: &[&[u8]],
+) -> Result<Opened, String> {
     let Target {
         shown, host, port, ..
     } = target;
@@ -358,16 +371,29 @@ async fn open_stream(
         .map_err(|e| format!("cannot connect to {shown}: {e}"))?;
     let _ = tcp.set_nodelay(true);
     if !target.tls {
-        return Ok(Box::new(tcp));
+        return Ok(Opened {
+            io: Box::new(tcp),
+            alpn: None,
+        });
     }
-    let config = tls.ok_or_else(|| "wss:// and https:// need a TLS configuration".to_owned())?;
+    let mut config =
+        tls.ok_or_else(|| "wss:// and https:// need a TLS configuration".to_owned())?;
+    if !alpn.is_empty() {
+        let mut with_alpn = (*config).clone();
+        with_alpn.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
+        config = Arc::new(with_alpn);
+    }
     let name = ServerName::try_from(host.clone())
         .map_err(|e| format!("{shown}: {host:?} is not a valid TLS server name: {e}"))?;
     let tls = tokio_rustls::TlsConnector::from(config)
         .connect(name, tcp)
         .await
         .map_err(|e| tls_failure(shown, host, &e))?;
-    Ok(Box::new(tls))
+    let alpn = tls.get_ref().1.alpn_protocol().map(<[u8]>::to_vec);
+    Ok(Opened {
+        io: Box::new(tls),
+        alpn,
+    })
 }
 
 /// One line for a failed TLS handshake, with a hint for the usual causes.

@@ -1,5 +1,19 @@
-//! The Streamable HTTP profile, on hyper's HTTP/1.1 client: one kept-alive
-//! connection for `POST`s, one per SSE stream.
+//! The Streamable HTTP profile on hyper's client: HTTP/2 when the server
+//! speaks it, as the transport asks, else HTTP/1.1.
+//!
+//! - Over TLS (`https://`) the version is agreed by ALPN (`h2`, then
+//!   `http/1.1`).
+//! - On plain TCP (`http://`) to a loopback address, HTTP/2 is tried first
+//!   with prior knowledge (`h2c`). A server that speaks only HTTP/1.1 drops
+//!   HTTP/2's preface before reading any request, so when the first request
+//!   (`initialize`) gets no answer that way it is sent again over HTTP/1.1:
+//!   nothing was processed twice.
+//! - On plain TCP to any other host, HTTP/1.1: proxies on the way rarely
+//!   pass `h2c`; `https://` gives HTTP/2 across a network.
+//!
+//! Over HTTP/2 every request (the `POST`s, the SSE streams, the `DELETE`)
+//! is a stream of one connection; over HTTP/1.1 the `POST`s share one
+//! kept-alive connection and each SSE stream has its own.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -8,14 +22,15 @@ use acp_codec::acp::Message;
 use acp_codec::remote::{session_of, SessionField};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
-use hyper::client::conn::http1::SendRequest;
+use hyper::client::conn::{http1, http2};
 use hyper::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HOST};
-use hyper::{Method, Request as HttpRequest, Response, StatusCode};
-use hyper_util::rt::TokioIo;
+use hyper::{Method, Request as HttpRequest, Response, StatusCode, Version};
+use hyper_util::rt::{TokioExecutor, TokioIo};
 use rustls::ClientConfig;
 use tokio::sync::{mpsc, oneshot};
 
 use super::{open_stream, Connection, Incoming, LineSender, RemoteSource, Target};
+use crate::tls::ALPN_HTTP;
 
 const CONNECTION_ID: &str = "acp-connection-id";
 const SESSION_ID: &str = "acp-session-id";
@@ -34,6 +49,48 @@ struct Endpoint {
     asked: Arc<Mutex<HashMap<String, String>>>,
 }
 
+/// A connection to the server, ready for requests.
+enum Sender {
+    /// One request at a time.
+    Http1(http1::SendRequest<Body>),
+    /// Any number of requests at once; clones share the connection.
+    Http2(http2::SendRequest<Body>),
+}
+
+impl Sender {
+    /// Sends `req` once the connection takes it; the response head.
+    async fn send(
+        &mut self,
+        req: HttpRequest<Body>,
+    ) -> Result<Response<hyper::body::Incoming>, hyper::Error> {
+        match self {
+            Self::Http1(send) => {
+                send.ready().await?;
+                send.send_request(req).await
+            }
+            Self::Http2(send) => {
+                send.ready().await?;
+                send.send_request(req).await
+            }
+        }
+    }
+
+    fn version(&self) -> Version {
+        match self {
+            Self::Http1(_) => Version::HTTP_11,
+            Self::Http2(_) => Version::HTTP_2,
+        }
+    }
+
+    /// The HTTP/2 connection, for more requests on it.
+    fn shared(&self) -> Option<http2::SendRequest<Body>> {
+        match self {
+            Self::Http1(_) => None,
+            Self::Http2(send) => Some(send.clone()),
+        }
+    }
+}
+
 /// Opens the `POST` connection; `initialize` (the client's first line)
 /// then opens the ACP connection.
 pub async fn connect(
@@ -49,7 +106,8 @@ pub async fn connect(
         inbox,
         asked: Arc::default(),
     };
-    let post = endpoint.open().await?;
+    let http2 = endpoint.target.tls || endpoint.target.is_loopback();
+    let post = endpoint.open(http2).await?;
     let (sink, lines) = LineSender::channel();
     let shown = endpoint.target.shown.clone();
     let writer = tokio::spawn(write(endpoint, post, lines));
@@ -72,29 +130,56 @@ pub async fn connect(
 }
 
 impl Endpoint {
-    /// A new HTTP/1.1 connection to the server.
-    async fn open(&self) -> Result<SendRequest<Body>, String> {
-        let io = open_stream(&self.target, self.tls.clone()).await?;
-        let (send, conn) = hyper::client::conn::http1::handshake(TokioIo::new(io))
-            .await
-            .map_err(|e| format!("http handshake with {} failed: {e}", self.target.shown))?;
-        tokio::spawn(conn);
-        Ok(send)
+    /// A new connection to the server: HTTP/2 when `http2` is asked for and
+    /// TLS agrees on it by ALPN (or, on plain TCP, with prior knowledge),
+    /// else HTTP/1.1.
+    async fn open(&self, http2: bool) -> Result<Sender, String> {
+        let alpn: &[&[u8]] = if http2 { &ALPN_HTTP } else { &[b"http/1.1"] };
+        let opened = open_stream(&self.target, self.tls.clone(), alpn).await?;
+        let agreed = match &opened.alpn {
+            Some(p) => p.as_slice() == b"h2",
+            None => !self.target.tls,
+        };
+        let io = TokioIo::new(opened.io);
+        let failed =
+            |e: hyper::Error| format!("http handshake with {} failed: {e}", self.target.shown);
+        if http2 && agreed {
+            let (send, conn) = http2::handshake(TokioExecutor::new(), io)
+                .await
+                .map_err(failed)?;
+            tokio::spawn(conn);
+            Ok(Sender::Http2(send))
+        } else {
+            let (send, conn) = http1::handshake(io).await.map_err(failed)?;
+            tokio::spawn(conn);
+            Ok(Sender::Http1(send))
+        }
     }
 
+    /// Whether `sender` is HTTP/2 that no server has answered yet: prior
+    /// knowledge on plain TCP, which a server may not share.
+    fn unconfirmed(&self, sender: &Sender) -> bool {
+        matches!(sender, Sender::Http2(_)) && !self.target.tls
+    }
+
+    /// A request to the URL: over HTTP/1.1 its path with a `Host` header,
+    /// over HTTP/2 the whole URL (the `:scheme` and `:authority` fields).
     fn request(
         &self,
+        version: Version,
         method: Method,
         headers: &[(&str, &str)],
         body: Bytes,
     ) -> Result<HttpRequest<Body>, String> {
         let uri = self.target.request().uri();
-        let path = uri.path_and_query().map_or("/", |p| p.as_str());
-        let host = uri.authority().map_or("", |a| a.as_str());
-        let mut req = HttpRequest::builder()
-            .method(method)
-            .uri(path)
-            .header(HOST, host);
+        let mut req = HttpRequest::builder().method(method).version(version);
+        if version == Version::HTTP_2 {
+            req = req.uri(uri.clone());
+        } else {
+            let path = uri.path_and_query().map_or("/", |p| p.as_str());
+            let host = uri.authority().map_or("", |a| a.as_str());
+            req = req.uri(path).header(HOST, host);
+        }
         if let Some(auth) = self.target.request().headers().get(AUTHORIZATION) {
             req = req.header(AUTHORIZATION, auth.clone());
         }
@@ -124,17 +209,19 @@ impl Endpoint {
         }
         msg
     }
-}
 
-/// Sends one `POST` on the connection once it is ready.
-async fn send_post(
-    endpoint: &Endpoint,
-    post: &mut SendRequest<Body>,
-    req: HttpRequest<Body>,
-) -> Result<Response<hyper::body::Incoming>, String> {
-    let failed = |e: hyper::Error| format!("{}: {e}", endpoint.target.shown);
-    post.ready().await.map_err(failed)?;
-    post.send_request(req).await.map_err(failed)
+    /// Sends a request built by `build` for the connection's version.
+    async fn send(
+        &self,
+        sender: &mut Sender,
+        build: impl Fn(Version) -> Result<HttpRequest<Body>, String>,
+    ) -> Result<Response<hyper::body::Incoming>, String> {
+        let req = build(sender.version())?;
+        sender
+            .send(req)
+            .await
+            .map_err(|e| format!("{}: {e}", self.target.shown))
+    }
 }
 
 /// Reads a whole body of at most `max` bytes as text.
@@ -149,11 +236,7 @@ async fn read_body(resp: Response<hyper::body::Incoming>, max: usize) -> Result<
 
 /// Posts the client's lines in order until the client is done, then
 /// deletes the connection.
-async fn write(
-    endpoint: Endpoint,
-    mut post: SendRequest<Body>,
-    mut lines: mpsc::Receiver<Vec<u8>>,
-) {
+async fn write(endpoint: Endpoint, mut post: Sender, mut lines: mpsc::Receiver<Vec<u8>>) {
     let mut connection: Option<String> = None;
     let mut streams: HashSet<String> = HashSet::new();
     while let Some(mut line) = lines.recv().await {
@@ -172,9 +255,8 @@ async fn write(
         }
     }
     if let Some(id) = connection {
-        if let Ok(req) = endpoint.request(Method::DELETE, &[(CONNECTION_ID, &id)], Bytes::new()) {
-            let _ = post.send_request(req).await;
-        }
+        let delete = |v| endpoint.request(v, Method::DELETE, &[(CONNECTION_ID, &id)], Bytes::new());
+        let _ = endpoint.send(&mut post, delete).await;
     }
 }
 
@@ -182,15 +264,20 @@ async fn write(
 /// connection id; then the connection stream opens.
 async fn initialize(
     endpoint: &Endpoint,
-    post: &mut SendRequest<Body>,
+    post: &mut Sender,
     line: Vec<u8>,
 ) -> Result<String, String> {
-    let req = endpoint.request(
-        Method::POST,
-        &[(CONTENT_TYPE.as_str(), "application/json")],
-        line.into(),
-    )?;
-    let resp = send_post(endpoint, post, req).await?;
+    let body = Bytes::from(line);
+    let json = [(CONTENT_TYPE.as_str(), "application/json")];
+    let req = |v| endpoint.request(v, Method::POST, &json, body.clone());
+    let resp = match endpoint.send(post, req).await {
+        Err(_) if endpoint.unconfirmed(post) => {
+            // No HTTP/2 there: the server never read the request.
+            *post = endpoint.open(false).await?;
+            endpoint.send(post, req).await?
+        }
+        sent => sent?,
+    };
     if !resp.status().is_success() {
         return Err(endpoint.refused("initialize", resp).await);
     }
@@ -207,7 +294,7 @@ async fn initialize(
         })?;
     let answer = read_body(resp, endpoint.max_message).await?;
     let _ = endpoint.inbox.send(Ok(answer)).await;
-    let ready = sse(endpoint.clone(), id.clone(), None);
+    let ready = sse(endpoint.clone(), post.shared(), id.clone(), None);
     ready
         .await
         .map_err(|_| "the connection stream closed".to_owned())??;
@@ -217,7 +304,7 @@ async fn initialize(
 /// Any later message: its session's stream opened first, then `POST`.
 async fn send(
     endpoint: &Endpoint,
-    post: &mut SendRequest<Body>,
+    post: &mut Sender,
     connection: &str,
     streams: &mut HashSet<String>,
     line: Vec<u8>,
@@ -229,15 +316,21 @@ async fn send(
     ];
     if let Some(s) = &session {
         if streams.insert(s.clone()) {
-            let ready = sse(endpoint.clone(), connection.to_owned(), Some(s.clone()));
+            let ready = sse(
+                endpoint.clone(),
+                post.shared(),
+                connection.to_owned(),
+                Some(s.clone()),
+            );
             ready
                 .await
                 .map_err(|_| "a session stream closed".to_owned())??;
         }
         headers.push((SESSION_ID, s));
     }
-    let req = endpoint.request(Method::POST, &headers, line.into())?;
-    let resp = send_post(endpoint, post, req).await?;
+    let body = Bytes::from(line);
+    let req = |v| endpoint.request(v, Method::POST, &headers, body.clone());
+    let resp = endpoint.send(post, req).await?;
     if resp.status().is_success() {
         let _ = read_body(resp, 8 * 1024).await;
         return Ok(());
@@ -256,16 +349,18 @@ fn session_for(endpoint: &Endpoint, line: &[u8]) -> Option<String> {
     endpoint.asked.lock().ok()?.remove(&id)
 }
 
-/// Opens one SSE stream; the returned receiver fires once it is open
-/// (or refused). Its events go to the client's inbox.
+/// Opens one SSE stream, on `shared` (the HTTP/2 connection) when given,
+/// else on a connection of its own; the returned receiver fires once it is
+/// open (or refused). Its events go to the client's inbox.
 fn sse(
     endpoint: Endpoint,
+    shared: Option<http2::SendRequest<Body>>,
     connection: String,
     session: Option<String>,
 ) -> oneshot::Receiver<Result<(), String>> {
     let (ready_tx, ready_rx) = oneshot::channel();
     tokio::spawn(async move {
-        let opened = open_sse(&endpoint, &connection, session.as_deref()).await;
+        let opened = open_sse(&endpoint, shared, &connection, session.as_deref()).await;
         let resp = match opened {
             Ok(resp) => {
                 let _ = ready_tx.send(Ok(()));
@@ -286,10 +381,14 @@ fn sse(
 
 async fn open_sse(
     endpoint: &Endpoint,
+    shared: Option<http2::SendRequest<Body>>,
     connection: &str,
     session: Option<&str>,
 ) -> Result<Response<hyper::body::Incoming>, String> {
-    let mut send = endpoint.open().await?;
+    let mut send = match shared {
+        Some(h2) => Sender::Http2(h2),
+        None => endpoint.open(false).await?,
+    };
     let mut headers = vec![
         (ACCEPT.as_str(), "text/event-stream"),
         (CONNECTION_ID, connection),
@@ -297,15 +396,12 @@ async fn open_sse(
     if let Some(s) = session {
         headers.push((SESSION_ID, s));
     }
-    let req = endpoint.request(Method::GET, &headers, Bytes::new())?;
-    let resp = send
-        .send_request(req)
-        .await
-        .map_err(|e| format!("{}: {e}", endpoint.target.shown))?;
+    let req = |v| endpoint.request(v, Method::GET, &headers, Bytes::new());
+    let resp = endpoint.send(&mut send, req).await?;
     if !resp.status().is_success() {
         return Err(endpoint.refused("an event stream", resp).await);
     }
-    // The connection task keeps the socket; `send` may go.
+    // The connection task keeps the socket (and the stream); `send` may go.
     Ok(resp)
 }
 
