@@ -13,6 +13,10 @@
 //!   (agreed by ALPN over TLS; tried with prior knowledge on plain TCP to
 //!   a loopback address), else HTTP/1.1.
 //!
+//! Cookies the server sets are kept for the connection and sent on its
+//! requests (see `cookie`); a first request refused with a new cookie
+//! (a load balancer pinning clients) is made once more with it.
+//!
 //! Connecting goes through three stages, each with its own one-line error:
 //! TCP (`cannot connect to URL: Connection refused`), TLS (`tls handshake
 //! with URL failed: invalid peer certificate: UnknownIssuer …`) and the
@@ -25,7 +29,7 @@ use std::future::Future;
 use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use acp_codec::FrameError;
 use futures_util::stream::SplitStream;
@@ -38,12 +42,13 @@ use tokio::task::JoinHandle;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::error::ProtocolError;
 use tokio_tungstenite::tungstenite::handshake::client::Request;
-use tokio_tungstenite::tungstenite::http::header::{HeaderValue, AUTHORIZATION};
+use tokio_tungstenite::tungstenite::http::header::{HeaderMap, HeaderValue, AUTHORIZATION, COOKIE};
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::{Error as WsError, Message as WsMessage};
 use tokio_tungstenite::WebSocketStream;
 
 use crate::lines::{LineSender, LineSource};
+use cookie::CookieJar;
 
 /// Where to connect, parsed from a `ws://` or `wss://` URL.
 #[derive(Debug)]
@@ -180,6 +185,43 @@ impl Target {
         self.request.headers().contains_key(AUTHORIZATION)
     }
 
+    /// A fresh upgrade request (a new `Sec-WebSocket-Key`), with the token
+    /// and the cookies of `jar` that apply.
+    fn upgrade_request(&self, jar: &mut CookieJar) -> Result<Request, String> {
+        let mut request = self
+            .request
+            .uri()
+            .into_client_request()
+            .map_err(|e| format!("bad --connect URL {}: {e}", self.shown))?;
+        let headers = request.headers_mut();
+        if let Some(auth) = self.request.headers().get(AUTHORIZATION) {
+            headers.insert(AUTHORIZATION, auth.clone());
+        }
+        if let Some(cookies) = jar.header(self.path(), self.tls, SystemTime::now()) {
+            let value = HeaderValue::from_str(&cookies)
+                .map_err(|_| format!("{}: a cookie the server set is not a header", self.shown))?;
+            headers.insert(COOKIE, value);
+        }
+        Ok(request)
+    }
+
+    /// Puts the cookies a response sets in `jar`; whether that changed what
+    /// the next request sends.
+    fn keep_cookies(&self, jar: &mut CookieJar, headers: &HeaderMap) -> bool {
+        jar.store_response(
+            headers,
+            &self.host,
+            self.path(),
+            self.tls,
+            SystemTime::now(),
+        )
+    }
+
+    /// The URL's path, where cookies go.
+    fn path(&self) -> &str {
+        self.request.uri().path()
+    }
+
     /// Whether the host is a loopback address or `localhost`.
     pub fn is_loopback(&self) -> bool {
         self.host.eq_ignore_ascii_case("localhost")
@@ -296,56 +338,74 @@ async fn handshake(
     tls: Option<Arc<ClientConfig>>,
     max_message: usize,
 ) -> Result<Ws, String> {
-    // No ALPN: the upgrade is HTTP/1.1, whatever else the server speaks.
-    let stream = open_stream(&target, tls, &[]).await?.io;
-    let Target {
-        shown,
-        tls: wss,
-        request,
-        ..
-    } = target;
     let config = WebSocketConfig::default()
         .max_message_size(Some(max_message))
         .max_frame_size(Some(max_message));
-    match tokio_tungstenite::client_async_with_config(request, stream, Some(config)).await {
-        Ok((ws, _response)) => Ok(ws),
-        Err(WsError::Http(response)) => {
-            let status = response.status();
-            let body = response
-                .body()
-                .as_deref()
-                .map(String::from_utf8_lossy)
-                .map(|b| b.trim().chars().take(200).collect::<String>())
-                .filter(|b| !b.is_empty());
-            let mut msg = format!(
-                "the bridge at {shown} refused the connection: HTTP {}",
-                status.as_u16()
-            );
-            if let Some(reason) = status.canonical_reason() {
-                msg.push(' ');
-                msg.push_str(reason);
-            }
-            if let Some(body) = body {
-                msg.push_str(": ");
-                msg.push_str(&body.replace(['\r', '\n'], " "));
-            }
-            if status.as_u16() == 401 {
-                msg.push_str(" (give the bridge's token with --token or ACP_BRIDGE_TOKEN)");
-            }
-            Err(msg)
-        }
-        Err(e) => {
-            let hint = match &e {
-                WsError::Protocol(ProtocolError::HttparseError(_)) if !wss => {
-                    " (is it serving TLS? try wss://)"
+    let mut jar = CookieJar::default();
+    let mut may_retry = true;
+    loop {
+        // No ALPN: the upgrade is HTTP/1.1, whatever else the server speaks.
+        let stream = open_stream(&target, tls.clone(), &[]).await?.io;
+        let request = target.upgrade_request(&mut jar)?;
+        match tokio_tungstenite::client_async_with_config(request, stream, Some(config)).await {
+            // Cookies of the `101` would go on the connection's later HTTP
+            // requests: a WebSocket connection makes none (and acp-client
+            // does not reconnect), so they end with it, as the transport
+            // allows.
+            Ok((ws, _response)) => return Ok(ws),
+            Err(WsError::Http(response)) => {
+                let changed = target.keep_cookies(&mut jar, response.headers());
+                // A front that pins clients by cookie may refuse a first
+                // request without one, setting it: once more, with it.
+                if changed && std::mem::take(&mut may_retry) {
+                    continue;
                 }
-                _ => "",
-            };
-            Err(format!(
-                "websocket handshake with {shown} failed: {e}{hint}"
-            ))
+                return Err(refusal(&target.shown, &response));
+            }
+            Err(e) => {
+                let hint = match &e {
+                    WsError::Protocol(ProtocolError::HttparseError(_)) if !target.tls => {
+                        " (is it serving TLS? try wss://)"
+                    }
+                    _ => "",
+                };
+                return Err(format!(
+                    "websocket handshake with {} failed: {e}{hint}",
+                    target.shown
+                ));
+            }
         }
     }
+}
+
+/// A refused upgrade as one line.
+fn refusal(
+    shown: &str,
+    response: &tokio_tungstenite::tungstenite::handshake::client::Response,
+) -> String {
+    let status = response.status();
+    let body = response
+        .body()
+        .as_deref()
+        .map(String::from_utf8_lossy)
+        .map(|b| b.trim().chars().take(200).collect::<String>())
+        .filter(|b| !b.is_empty());
+    let mut msg = format!(
+        "the bridge at {shown} refused the connection: HTTP {}",
+        status.as_u16()
+    );
+    if let Some(reason) = status.canonical_reason() {
+        msg.push(' ');
+        msg.push_str(reason);
+    }
+    if let Some(body) = body {
+        msg.push_str(": ");
+        msg.push_str(&body.replace(['\r', '\n'], " "));
+    }
+    if status.as_u16() == 401 {
+        msg.push_str(" (give the bridge's token with --token or ACP_BRIDGE_TOKEN)");
+    }
+    msg
 }
 
 /// A byte stream to the server.
@@ -489,4 +549,5 @@ impl LineSource for RemoteSource {
     }
 }
 
+mod cookie;
 mod http;

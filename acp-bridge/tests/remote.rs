@@ -548,10 +548,9 @@ fn full_turn_over_streamable_http_and_https() {
 }
 
 /// The HTTP versions of the requests a front got, and whether each
-/// method of the profile was among them; none was refused.
+/// method of the profile was among them.
 fn versions(front: &Front) -> (Vec<hyper::Version>, [bool; 3]) {
     let seen = front.seen();
-    assert!(seen.iter().all(|s| s.status < 300), "{seen:?}");
     let has = |m: &str| seen.iter().any(|s| s.method == m);
     (
         seen.iter().map(|s| s.version).collect(),
@@ -582,12 +581,18 @@ fn streamable_http_client_speaks_http2_by_alpn_and_by_prior_knowledge() {
         let config = FrontConfig {
             http2: true,
             tls: tls.then(|| (pki.cert.clone(), pki.key.clone())),
+            ..FrontConfig::default()
         };
         let front = Front::start(bridge.addr, config);
         let project = scratch.project(if tls { "tls" } else { "h2c" });
         let run = turn_through(&front, tls, &pki.ca, &project);
         run.assert_full_turn(&project);
         let (versions, methods) = versions(&front);
+        assert!(
+            front.seen().iter().all(|s| s.status < 300),
+            "{:?}",
+            front.seen()
+        );
         assert!(
             versions.iter().all(|v| *v == hyper::Version::HTTP_2),
             "tls {tls}: {:?}",
@@ -606,6 +611,7 @@ fn streamable_http_client_falls_back_to_http1() {
         let config = FrontConfig {
             http2: false,
             tls: tls.then(|| (pki.cert.clone(), pki.key.clone())),
+            ..FrontConfig::default()
         };
         let front = Front::start(bridge.addr, config);
         let project = scratch.project(if tls { "tls" } else { "plain" });
@@ -613,12 +619,82 @@ fn streamable_http_client_falls_back_to_http1() {
         run.assert_full_turn(&project);
         let (versions, methods) = versions(&front);
         assert!(
+            front.seen().iter().all(|s| s.status < 300),
+            "{:?}",
+            front.seen()
+        );
+        assert!(
             versions.iter().all(|v| *v == hyper::Version::HTTP_11),
             "tls {tls}: {:?}",
             front.seen()
         );
         assert_eq!(methods, [true; 3], "tls {tls}: {:?}", front.seen());
     }
+}
+
+/// Each request `front` got carried the cookies it had set by then (the
+/// affinity cookie after the first refusal, the route cookie after the
+/// first answer), and never one it must not get back.
+fn assert_cookies_returned(front: &Front) {
+    let seen = front.seen();
+    let first = seen.first().unwrap();
+    assert_eq!((first.status, &first.cookie), (307, &None), "{seen:?}");
+    for (n, s) in seen.iter().enumerate().skip(1) {
+        let pairs: Vec<&str> = s.cookie.as_deref().unwrap_or("").split("; ").collect();
+        assert!(pairs.contains(&front::AFFINITY), "request {n}: {seen:?}");
+        if n > 1 {
+            assert!(pairs.contains(&front::ROUTE), "request {n}: {seen:?}");
+        }
+        for never in front::NEVER_SENT {
+            let name = never.split('=').next().unwrap();
+            assert!(
+                !pairs.iter().any(|p| p.starts_with(&format!("{name}="))),
+                "request {n}: {seen:?}"
+            );
+        }
+        assert!(s.status < 300, "request {n}: {seen:?}");
+    }
+}
+
+#[test]
+fn cookies_are_kept_and_returned_on_both_profiles() {
+    let scratch = Scratch::new("cookies");
+    let bridge = Bridge::start(&[]);
+    // Streamable HTTP, over HTTP/2 and over HTTP/1.1: every POST, GET and
+    // DELETE carries the cookies.
+    for http2 in [true, false] {
+        let config = FrontConfig {
+            http2,
+            affinity: true,
+            ..FrontConfig::default()
+        };
+        let front = Front::start(bridge.addr, config);
+        let project = scratch.project(if http2 { "h2" } else { "h1" });
+        let run = turn_through(&front, false, Path::new(""), &project);
+        run.assert_full_turn(&project);
+        assert_cookies_returned(&front);
+        let (_, methods) = versions(&front);
+        assert_eq!(methods, [true; 3], "http2 {http2}: {:?}", front.seen());
+    }
+    // WebSocket: the upgrade, refused for want of the cookie, is made
+    // again with it.
+    let config = FrontConfig {
+        http2: true,
+        affinity: true,
+        ..FrontConfig::default()
+    };
+    let front = Front::start(bridge.addr, config);
+    let project = scratch.project("ws");
+    let url = format!("ws://127.0.0.1:{}/acp", front.port());
+    let run = client(
+        &["--connect", &url, "--cwd", project.to_str().unwrap()],
+        &[("ACP_BRIDGE_TOKEN", TOKEN)],
+        LIMIT,
+    );
+    run.assert_full_turn(&project);
+    assert_cookies_returned(&front);
+    let statuses: Vec<u16> = front.seen().iter().map(|s| s.status).collect();
+    assert_eq!(statuses, [307, 101]);
 }
 
 /// A Streamable HTTP connection over HTTP/2 on `io`, every request a

@@ -16,19 +16,21 @@
 //! kept-alive connection and each SSE stream has its own.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::SystemTime;
 
 use acp_codec::acp::Message;
 use acp_codec::remote::{session_of, SessionField};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::client::conn::{http1, http2};
-use hyper::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HOST};
+use hyper::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, COOKIE, HOST};
 use hyper::{Method, Request as HttpRequest, Response, StatusCode, Version};
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use rustls::ClientConfig;
 use tokio::sync::{mpsc, oneshot};
 
+use super::cookie::CookieJar;
 use super::{open_stream, Connection, Incoming, LineSender, RemoteSource, Target};
 use crate::tls::ALPN_HTTP;
 
@@ -47,6 +49,9 @@ struct Endpoint {
     inbox: Inbox,
     /// The session of each agent request still unanswered, by id.
     asked: Arc<Mutex<HashMap<String, String>>>,
+    /// The cookies the server set on this connection, sent back on every
+    /// request.
+    jar: Arc<Mutex<CookieJar>>,
 }
 
 /// A connection to the server, ready for requests.
@@ -105,6 +110,7 @@ pub async fn connect(
         max_message,
         inbox,
         asked: Arc::default(),
+        jar: Arc::default(),
     };
     let http2 = endpoint.target.tls || endpoint.target.is_loopback();
     let post = endpoint.open(http2).await?;
@@ -183,6 +189,9 @@ impl Endpoint {
         if let Some(auth) = self.target.request().headers().get(AUTHORIZATION) {
             req = req.header(AUTHORIZATION, auth.clone());
         }
+        if let Some(cookies) = self.cookies() {
+            req = req.header(COOKIE, cookies);
+        }
         for (name, value) in headers {
             req = req.header(*name, *value);
         }
@@ -210,17 +219,30 @@ impl Endpoint {
         msg
     }
 
-    /// Sends a request built by `build` for the connection's version.
+    /// Sends a request built by `build` for the connection's version; the
+    /// cookies its response sets go in the jar.
     async fn send(
         &self,
         sender: &mut Sender,
         build: impl Fn(Version) -> Result<HttpRequest<Body>, String>,
     ) -> Result<Response<hyper::body::Incoming>, String> {
         let req = build(sender.version())?;
-        sender
+        let resp = sender
             .send(req)
             .await
-            .map_err(|e| format!("{}: {e}", self.target.shown))
+            .map_err(|e| format!("{}: {e}", self.target.shown))?;
+        self.target.keep_cookies(&mut self.jar(), resp.headers());
+        Ok(resp)
+    }
+
+    fn jar(&self) -> MutexGuard<'_, CookieJar> {
+        self.jar.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The `Cookie` header of the next request, if any cookie applies.
+    fn cookies(&self) -> Option<String> {
+        let path = self.target.request().uri().path();
+        self.jar().header(path, self.target.tls, SystemTime::now())
     }
 }
 
@@ -270,7 +292,8 @@ async fn initialize(
     let body = Bytes::from(line);
     let json = [(CONTENT_TYPE.as_str(), "application/json")];
     let req = |v| endpoint.request(v, Method::POST, &json, body.clone());
-    let resp = match endpoint.send(post, req).await {
+    let cookies = endpoint.cookies();
+    let mut resp = match endpoint.send(post, req).await {
         Err(_) if endpoint.unconfirmed(post) => {
             // No HTTP/2 there: the server never read the request.
             *post = endpoint.open(false).await?;
@@ -278,6 +301,13 @@ async fn initialize(
         }
         sent => sent?,
     };
+    if !resp.status().is_success() && endpoint.cookies() != cookies {
+        // A front that pins clients by cookie may refuse a first request
+        // without one, setting it: once more, with it, on a new connection
+        // (the refused one may be closing).
+        *post = endpoint.open(matches!(post, Sender::Http2(_))).await?;
+        resp = endpoint.send(post, req).await?;
+    }
     if !resp.status().is_success() {
         return Err(endpoint.refused("initialize", resp).await);
     }

@@ -1,9 +1,10 @@
 //! A small HTTP front for the tests: a reverse proxy on 127.0.0.1 that
 //! stands where a load balancer would, in front of one `acp-bridge`, and
-//! notes every request it gets (method, HTTP version, the status it
-//! answered). It speaks HTTP/1.1 only, or HTTP/1.1 and
+//! notes every request it gets (method, HTTP version, `Cookie` header,
+//! the status it answered). It speaks HTTP/1.1 only, or HTTP/1.1 and
 //! HTTP/2 (by ALPN over TLS, by the preface on plain TCP), so a test can
-//! tell which version a client used. To the bridge it speaks HTTP/1.1, one
+//! tell which version a client used. With `affinity` it pins clients by
+//! cookie the way some load balancers do (see [`AFFINITY`]). To the bridge it speaks HTTP/1.1, one
 //! connection per request, WebSocket upgrades relayed byte for byte.
 //!
 //! Written on hyper directly and sharing nothing with the client under
@@ -12,6 +13,7 @@
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
@@ -32,19 +34,40 @@ pub struct FrontConfig {
     pub http2: bool,
     /// TLS with this certificate chain and key (PEM files).
     pub tls: Option<(PathBuf, PathBuf)>,
+    /// Pin clients by cookie ([`AFFINITY`]).
+    pub affinity: bool,
 }
+
+/// The affinity cookie: a request without it is refused with `307` to the
+/// same URL and the cookie set (a load balancer's challenge).
+pub const AFFINITY: &str = "lb=pinned-1";
+/// The route cookie, set on the first response the bridge gave; every
+/// request after it without it is refused `403`.
+pub const ROUTE: &str = "route=b1";
+/// Set beside the route cookie, and never to be sent back: expired at
+/// once, expired long ago, for another path.
+pub const NEVER_SENT: [&str; 3] = [
+    "stale=1; Max-Age=0",
+    "old=1; Expires=Thu, 01 Jan 1970 00:00:00 GMT",
+    "elsewhere=1; Path=/other",
+];
 
 /// One request the front got.
 #[derive(Debug, Clone)]
 pub struct Seen {
     pub method: String,
     pub version: Version,
+    /// The `Cookie` header as sent.
+    pub cookie: Option<String>,
     /// What the front answered.
     pub status: u16,
 }
 
 struct State {
     upstream: SocketAddr,
+    affinity: bool,
+    /// The route cookie was set.
+    routed: AtomicBool,
     seen: Mutex<Vec<Seen>>,
 }
 
@@ -68,6 +91,8 @@ impl Front {
         let addr = listener.local_addr().unwrap();
         let state = Arc::new(State {
             upstream,
+            affinity: config.affinity,
+            routed: AtomicBool::new(false),
             seen: Mutex::new(Vec::new()),
         });
         let tls = config.tls.as_ref().map(|(cert, key)| {
@@ -159,13 +184,44 @@ fn pass_on(from: &HeaderMap, to: &mut HeaderMap, upgrade: bool) {
 }
 
 async fn proxy(mut req: Request<hyper::body::Incoming>, state: &State) -> Response<ProxyBody> {
+    let cookie = req
+        .headers()
+        .get(header::COOKIE)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
     let (method, version) = (req.method().to_string(), req.version());
-    let upgrade = req.headers().contains_key(header::UPGRADE);
-    let client_side = upgrade.then(|| hyper::upgrade::on(&mut req));
-    let resp = forward(req, client_side, state).await;
+    let has = |c: &str| {
+        cookie
+            .as_deref()
+            .is_some_and(|all| all.split("; ").any(|pair| pair == c))
+    };
+    let resp = if state.affinity && !has(AFFINITY) {
+        let mut resp = text(StatusCode::TEMPORARY_REDIRECT, "no affinity cookie");
+        let headers = resp.headers_mut();
+        headers.insert(header::LOCATION, req.uri().path().parse().unwrap());
+        let set = format!("{AFFINITY}; Path=/; HttpOnly");
+        headers.insert(header::SET_COOKIE, set.parse().unwrap());
+        resp
+    } else if state.affinity && state.routed.load(Ordering::SeqCst) && !has(ROUTE) {
+        text(StatusCode::FORBIDDEN, "misrouted: no route cookie")
+    } else {
+        let upgrade = req.headers().contains_key(header::UPGRADE);
+        let client_side = upgrade.then(|| hyper::upgrade::on(&mut req));
+        let mut resp = forward(req, client_side, state).await;
+        let ok = resp.status().is_success() || resp.status() == StatusCode::SWITCHING_PROTOCOLS;
+        if state.affinity && ok && !state.routed.swap(true, Ordering::SeqCst) {
+            let headers = resp.headers_mut();
+            let set = format!("{ROUTE}; Path=/acp; Max-Age=3600");
+            for line in std::iter::once(set.as_str()).chain(NEVER_SENT) {
+                headers.append(header::SET_COOKIE, line.parse().unwrap());
+            }
+        }
+        resp
+    };
     state.seen.lock().unwrap().push(Seen {
         method,
         version,
+        cookie,
         status: resp.status().as_u16(),
     });
     resp
