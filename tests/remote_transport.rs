@@ -216,6 +216,11 @@ fn sdk_post(
     let Ok(v) = serde_json::from_str::<Value>(body) else {
         return Err(400);
     };
+    // The SDK answers a batch 400; the transport's RFD says 501 ("Batch
+    // JSON-RPC requests return 501"), and that is what we answer.
+    if v.is_array() {
+        return Err(501);
+    }
     if !v.is_object() {
         return Err(400);
     }
@@ -335,7 +340,7 @@ fn post_errors_and_headers() {
     let e = check_post("[]", Some("c"), None, DEFAULT_MAX_ID_LENGTH).unwrap_err();
     assert_eq!(
         (e.http_status(), e.reply().as_deref()),
-        (400, Some(BATCH_ERROR))
+        (501, Some(BATCH_ERROR))
     );
 }
 

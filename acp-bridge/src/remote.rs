@@ -9,7 +9,13 @@
 //!   streams (`GET`): one for the connection, opened after `initialize`,
 //!   and one per session, opened before the first message naming it.
 //!   Messages of a session carry `Acp-Session-Id`; a `DELETE` ends the
-//!   connection when the client is done.
+//!   connection when the client is done. HTTP/2 when the server speaks it
+//!   (agreed by ALPN over TLS; tried with prior knowledge on plain TCP to
+//!   a loopback address), else HTTP/1.1.
+//!
+//! Cookies the server sets are kept for the connection and sent on its
+//! requests (see `cookie`); a first request refused with a new cookie
+//! (a load balancer pinning clients) is made once more with it.
 //!
 //! Connecting goes through three stages, each with its own one-line error:
 //! TCP (`cannot connect to URL: Connection refused`), TLS (`tls handshake
@@ -23,7 +29,7 @@ use std::future::Future;
 use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use acp_codec::FrameError;
 use futures_util::stream::SplitStream;
@@ -36,12 +42,13 @@ use tokio::task::JoinHandle;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::error::ProtocolError;
 use tokio_tungstenite::tungstenite::handshake::client::Request;
-use tokio_tungstenite::tungstenite::http::header::{HeaderValue, AUTHORIZATION};
+use tokio_tungstenite::tungstenite::http::header::{HeaderMap, HeaderValue, AUTHORIZATION, COOKIE};
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::{Error as WsError, Message as WsMessage};
 use tokio_tungstenite::WebSocketStream;
 
 use crate::lines::{LineSender, LineSource};
+use cookie::CookieJar;
 
 /// Where to connect, parsed from a `ws://` or `wss://` URL.
 #[derive(Debug)]
@@ -178,6 +185,43 @@ impl Target {
         self.request.headers().contains_key(AUTHORIZATION)
     }
 
+    /// A fresh upgrade request (a new `Sec-WebSocket-Key`), with the token
+    /// and the cookies of `jar` that apply.
+    fn upgrade_request(&self, jar: &mut CookieJar) -> Result<Request, String> {
+        let mut request = self
+            .request
+            .uri()
+            .into_client_request()
+            .map_err(|e| format!("bad --connect URL {}: {e}", self.shown))?;
+        let headers = request.headers_mut();
+        if let Some(auth) = self.request.headers().get(AUTHORIZATION) {
+            headers.insert(AUTHORIZATION, auth.clone());
+        }
+        if let Some(cookies) = jar.header(self.path(), self.tls, SystemTime::now()) {
+            let value = HeaderValue::from_str(&cookies)
+                .map_err(|_| format!("{}: a cookie the server set is not a header", self.shown))?;
+            headers.insert(COOKIE, value);
+        }
+        Ok(request)
+    }
+
+    /// Puts the cookies a response sets in `jar`; whether that changed what
+    /// the next request sends.
+    fn keep_cookies(&self, jar: &mut CookieJar, headers: &HeaderMap) -> bool {
+        jar.store_response(
+            headers,
+            &self.host,
+            self.path(),
+            self.tls,
+            SystemTime::now(),
+        )
+    }
+
+    /// The URL's path, where cookies go.
+    fn path(&self) -> &str {
+        self.request.uri().path()
+    }
+
     /// Whether the host is a loopback address or `localhost`.
     pub fn is_loopback(&self) -> bool {
         self.host.eq_ignore_ascii_case("localhost")
@@ -294,62 +338,91 @@ async fn handshake(
     tls: Option<Arc<ClientConfig>>,
     max_message: usize,
 ) -> Result<Ws, String> {
-    let stream = open_stream(&target, tls).await?;
-    let Target {
-        shown,
-        tls: wss,
-        request,
-        ..
-    } = target;
     let config = WebSocketConfig::default()
         .max_message_size(Some(max_message))
         .max_frame_size(Some(max_message));
-    match tokio_tungstenite::client_async_with_config(request, stream, Some(config)).await {
-        Ok((ws, _response)) => Ok(ws),
-        Err(WsError::Http(response)) => {
-            let status = response.status();
-            let body = response
-                .body()
-                .as_deref()
-                .map(String::from_utf8_lossy)
-                .map(|b| b.trim().chars().take(200).collect::<String>())
-                .filter(|b| !b.is_empty());
-            let mut msg = format!(
-                "the bridge at {shown} refused the connection: HTTP {}",
-                status.as_u16()
-            );
-            if let Some(reason) = status.canonical_reason() {
-                msg.push(' ');
-                msg.push_str(reason);
-            }
-            if let Some(body) = body {
-                msg.push_str(": ");
-                msg.push_str(&body.replace(['\r', '\n'], " "));
-            }
-            if status.as_u16() == 401 {
-                msg.push_str(" (give the bridge's token with --token or ACP_BRIDGE_TOKEN)");
-            }
-            Err(msg)
-        }
-        Err(e) => {
-            let hint = match &e {
-                WsError::Protocol(ProtocolError::HttparseError(_)) if !wss => {
-                    " (is it serving TLS? try wss://)"
+    let mut jar = CookieJar::default();
+    let mut may_retry = true;
+    loop {
+        // No ALPN: the upgrade is HTTP/1.1, whatever else the server speaks.
+        let stream = open_stream(&target, tls.clone(), &[]).await?.io;
+        let request = target.upgrade_request(&mut jar)?;
+        match tokio_tungstenite::client_async_with_config(request, stream, Some(config)).await {
+            // Cookies of the `101` would go on the connection's later HTTP
+            // requests: a WebSocket connection makes none (and acp-client
+            // does not reconnect), so they end with it, as the transport
+            // allows.
+            Ok((ws, _response)) => return Ok(ws),
+            Err(WsError::Http(response)) => {
+                let changed = target.keep_cookies(&mut jar, response.headers());
+                // A front that pins clients by cookie may refuse a first
+                // request without one, setting it: once more, with it.
+                if changed && std::mem::take(&mut may_retry) {
+                    continue;
                 }
-                _ => "",
-            };
-            Err(format!(
-                "websocket handshake with {shown} failed: {e}{hint}"
-            ))
+                return Err(refusal(&target.shown, &response));
+            }
+            Err(e) => {
+                let hint = match &e {
+                    WsError::Protocol(ProtocolError::HttparseError(_)) if !target.tls => {
+                        " (is it serving TLS? try wss://)"
+                    }
+                    _ => "",
+                };
+                return Err(format!(
+                    "websocket handshake with {} failed: {e}{hint}",
+                    target.shown
+                ));
+            }
         }
     }
 }
 
-/// TCP, then TLS for `wss://` / `https://`.
+/// A refused upgrade as one line.
+fn refusal(
+    shown: &str,
+    response: &tokio_tungstenite::tungstenite::handshake::client::Response,
+) -> String {
+    let status = response.status();
+    let body = response
+        .body()
+        .as_deref()
+        .map(String::from_utf8_lossy)
+        .map(|b| b.trim().chars().take(200).collect::<String>())
+        .filter(|b| !b.is_empty());
+    let mut msg = format!(
+        "the bridge at {shown} refused the connection: HTTP {}",
+        status.as_u16()
+    );
+    if let Some(reason) = status.canonical_reason() {
+        msg.push(' ');
+        msg.push_str(reason);
+    }
+    if let Some(body) = body {
+        msg.push_str(": ");
+        msg.push_str(&body.replace(['\r', '\n'], " "));
+    }
+    if status.as_u16() == 401 {
+        msg.push_str(" (give the bridge's token with --token or ACP_BRIDGE_TOKEN)");
+    }
+    msg
+}
+
+/// A byte stream to the server.
+struct Opened {
+    io: Box<dyn Io>,
+    /// The protocol TLS agreed on by ALPN (`None` on plain TCP, or when
+    /// the server picked none).
+    alpn: Option<Vec<u8>>,
+}
+
+/// TCP, then TLS for `wss://` / `https://`, offering the `alpn` protocols
+/// (none: the configuration's own, if any).
 async fn open_stream(
     target: &Target,
     tls: Option<Arc<ClientConfig>>,
-) -> Result<Box<dyn Io>, String> {
+    alpn: &[&[u8]],
+) -> Result<Opened, String> {
     let Target {
         shown, host, port, ..
     } = target;
@@ -358,16 +431,29 @@ async fn open_stream(
         .map_err(|e| format!("cannot connect to {shown}: {e}"))?;
     let _ = tcp.set_nodelay(true);
     if !target.tls {
-        return Ok(Box::new(tcp));
+        return Ok(Opened {
+            io: Box::new(tcp),
+            alpn: None,
+        });
     }
-    let config = tls.ok_or_else(|| "wss:// and https:// need a TLS configuration".to_owned())?;
+    let mut config =
+        tls.ok_or_else(|| "wss:// and https:// need a TLS configuration".to_owned())?;
+    if !alpn.is_empty() {
+        let mut with_alpn = (*config).clone();
+        with_alpn.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
+        config = Arc::new(with_alpn);
+    }
     let name = ServerName::try_from(host.clone())
         .map_err(|e| format!("{shown}: {host:?} is not a valid TLS server name: {e}"))?;
     let tls = tokio_rustls::TlsConnector::from(config)
         .connect(name, tcp)
         .await
         .map_err(|e| tls_failure(shown, host, &e))?;
-    Ok(Box::new(tls))
+    let alpn = tls.get_ref().1.alpn_protocol().map(<[u8]>::to_vec);
+    Ok(Opened {
+        io: Box::new(tls),
+        alpn,
+    })
 }
 
 /// One line for a failed TLS handshake, with a hint for the usual causes.
@@ -463,381 +549,5 @@ impl LineSource for RemoteSource {
     }
 }
 
-/// The Streamable HTTP profile, on hyper's HTTP/1.1 client: one kept-alive
-/// connection for `POST`s, one per SSE stream.
-mod http {
-    use std::collections::{HashMap, HashSet};
-    use std::sync::{Arc, Mutex};
-
-    use acp_codec::acp::Message;
-    use acp_codec::remote::{session_of, SessionField};
-    use bytes::Bytes;
-    use http_body_util::{BodyExt, Full};
-    use hyper::client::conn::http1::SendRequest;
-    use hyper::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HOST};
-    use hyper::{Method, Request as HttpRequest, Response, StatusCode};
-    use hyper_util::rt::TokioIo;
-    use rustls::ClientConfig;
-    use tokio::sync::{mpsc, oneshot};
-
-    use super::{open_stream, Connection, Incoming, LineSender, RemoteSource, Target};
-
-    const CONNECTION_ID: &str = "acp-connection-id";
-    const SESSION_ID: &str = "acp-session-id";
-
-    type Body = Full<Bytes>;
-    type Inbox = mpsc::Sender<Result<String, String>>;
-
-    /// What every request needs: where, with which token, over what.
-    #[derive(Clone)]
-    struct Endpoint {
-        target: Arc<Target>,
-        tls: Option<Arc<ClientConfig>>,
-        max_message: usize,
-        inbox: Inbox,
-        /// The session of each agent request still unanswered, by id.
-        asked: Arc<Mutex<HashMap<String, String>>>,
-    }
-
-    /// Opens the `POST` connection; `initialize` (the client's first line)
-    /// then opens the ACP connection.
-    pub async fn connect(
-        target: Target,
-        tls: Option<Arc<ClientConfig>>,
-        max_message: usize,
-    ) -> Result<Connection, String> {
-        let (inbox, rx) = mpsc::channel(64);
-        let endpoint = Endpoint {
-            target: Arc::new(target),
-            tls,
-            max_message,
-            inbox,
-            asked: Arc::default(),
-        };
-        let post = endpoint.open().await?;
-        let (sink, lines) = LineSender::channel();
-        let shown = endpoint.target.shown.clone();
-        let writer = tokio::spawn(write(endpoint, post, lines));
-        let (end_tx, end_rx) = oneshot::channel();
-        let closed_shown = shown.clone();
-        Ok(Connection {
-            source: RemoteSource {
-                incoming: Incoming::Http(rx),
-                shown,
-                ended: Some(end_tx),
-            },
-            sink,
-            closed: Box::pin(async move {
-                end_rx
-                    .await
-                    .unwrap_or_else(|_| format!("connection to {closed_shown} closed"))
-            }),
-            writer,
-        })
-    }
-
-    impl Endpoint {
-        /// A new HTTP/1.1 connection to the server.
-        async fn open(&self) -> Result<SendRequest<Body>, String> {
-            let io = open_stream(&self.target, self.tls.clone()).await?;
-            let (send, conn) = hyper::client::conn::http1::handshake(TokioIo::new(io))
-                .await
-                .map_err(|e| format!("http handshake with {} failed: {e}", self.target.shown))?;
-            tokio::spawn(conn);
-            Ok(send)
-        }
-
-        fn request(
-            &self,
-            method: Method,
-            headers: &[(&str, &str)],
-            body: Bytes,
-        ) -> Result<HttpRequest<Body>, String> {
-            let uri = self.target.request().uri();
-            let path = uri.path_and_query().map_or("/", |p| p.as_str());
-            let host = uri.authority().map_or("", |a| a.as_str());
-            let mut req = HttpRequest::builder()
-                .method(method)
-                .uri(path)
-                .header(HOST, host);
-            if let Some(auth) = self.target.request().headers().get(AUTHORIZATION) {
-                req = req.header(AUTHORIZATION, auth.clone());
-            }
-            for (name, value) in headers {
-                req = req.header(*name, *value);
-            }
-            req.body(Full::new(body))
-                .map_err(|e| format!("bad request: {e}"))
-        }
-
-        /// A refused request as one line.
-        async fn refused(&self, what: &str, resp: Response<hyper::body::Incoming>) -> String {
-            let status = resp.status();
-            let body = read_body(resp, 8 * 1024).await.unwrap_or_default();
-            let body: String = body.trim().chars().take(200).collect();
-            let mut msg = format!(
-                "the server at {} refused {what}: HTTP {}",
-                self.target.shown,
-                status.as_u16()
-            );
-            if !body.is_empty() {
-                msg.push_str(": ");
-                msg.push_str(&body.replace(['\r', '\n'], " "));
-            }
-            if status == StatusCode::UNAUTHORIZED {
-                msg.push_str(" (give the token with --token or ACP_BRIDGE_TOKEN)");
-            }
-            msg
-        }
-    }
-
-    /// Sends one `POST` on the connection once it is ready.
-    async fn send_post(
-        endpoint: &Endpoint,
-        post: &mut SendRequest<Body>,
-        req: HttpRequest<Body>,
-    ) -> Result<Response<hyper::body::Incoming>, String> {
-        let failed = |e: hyper::Error| format!("{}: {e}", endpoint.target.shown);
-        post.ready().await.map_err(failed)?;
-        post.send_request(req).await.map_err(failed)
-    }
-
-    /// Reads a whole body of at most `max` bytes as text.
-    async fn read_body(
-        resp: Response<hyper::body::Incoming>,
-        max: usize,
-    ) -> Result<String, String> {
-        let body = http_body_util::Limited::new(resp.into_body(), max)
-            .collect()
-            .await
-            .map_err(|e| format!("reading a response: {e}"))?
-            .to_bytes();
-        String::from_utf8(body.into()).map_err(|_| "a response is not utf-8".to_owned())
-    }
-
-    /// Posts the client's lines in order until the client is done, then
-    /// deletes the connection.
-    async fn write(
-        endpoint: Endpoint,
-        mut post: SendRequest<Body>,
-        mut lines: mpsc::Receiver<Vec<u8>>,
-    ) {
-        let mut connection: Option<String> = None;
-        let mut streams: HashSet<String> = HashSet::new();
-        while let Some(mut line) = lines.recv().await {
-            if line.last() == Some(&b'\n') {
-                line.pop();
-            }
-            let sent = match &connection {
-                None => initialize(&endpoint, &mut post, line)
-                    .await
-                    .map(|id| connection = Some(id)),
-                Some(id) => send(&endpoint, &mut post, id, &mut streams, line).await,
-            };
-            if let Err(e) = sent {
-                let _ = endpoint.inbox.send(Err(e)).await;
-                return;
-            }
-        }
-        if let Some(id) = connection {
-            if let Ok(req) = endpoint.request(Method::DELETE, &[(CONNECTION_ID, &id)], Bytes::new())
-            {
-                let _ = post.send_request(req).await;
-            }
-        }
-    }
-
-    /// `initialize`: its answer comes in the `POST`'s response, with the
-    /// connection id; then the connection stream opens.
-    async fn initialize(
-        endpoint: &Endpoint,
-        post: &mut SendRequest<Body>,
-        line: Vec<u8>,
-    ) -> Result<String, String> {
-        let req = endpoint.request(
-            Method::POST,
-            &[(CONTENT_TYPE.as_str(), "application/json")],
-            line.into(),
-        )?;
-        let resp = send_post(endpoint, post, req).await?;
-        if !resp.status().is_success() {
-            return Err(endpoint.refused("initialize", resp).await);
-        }
-        let id = resp
-            .headers()
-            .get(CONNECTION_ID)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned)
-            .ok_or_else(|| {
-                format!(
-                    "{}: the initialize response has no Acp-Connection-Id",
-                    endpoint.target.shown
-                )
-            })?;
-        let answer = read_body(resp, endpoint.max_message).await?;
-        let _ = endpoint.inbox.send(Ok(answer)).await;
-        let ready = sse(endpoint.clone(), id.clone(), None);
-        ready
-            .await
-            .map_err(|_| "the connection stream closed".to_owned())??;
-        Ok(id)
-    }
-
-    /// Any later message: its session's stream opened first, then `POST`.
-    async fn send(
-        endpoint: &Endpoint,
-        post: &mut SendRequest<Body>,
-        connection: &str,
-        streams: &mut HashSet<String>,
-        line: Vec<u8>,
-    ) -> Result<(), String> {
-        let session = session_for(endpoint, &line);
-        let mut headers = vec![
-            (CONTENT_TYPE.as_str(), "application/json"),
-            (CONNECTION_ID, connection),
-        ];
-        if let Some(s) = &session {
-            if streams.insert(s.clone()) {
-                let ready = sse(endpoint.clone(), connection.to_owned(), Some(s.clone()));
-                ready
-                    .await
-                    .map_err(|_| "a session stream closed".to_owned())??;
-            }
-            headers.push((SESSION_ID, s));
-        }
-        let req = endpoint.request(Method::POST, &headers, line.into())?;
-        let resp = send_post(endpoint, post, req).await?;
-        if resp.status().is_success() {
-            let _ = read_body(resp, 8 * 1024).await;
-            return Ok(());
-        }
-        Err(endpoint.refused("a message", resp).await)
-    }
-
-    /// The session a message belongs to: its `params.sessionId`, or, for an
-    /// answer to the agent, the session the agent asked on.
-    fn session_for(endpoint: &Endpoint, line: &[u8]) -> Option<String> {
-        let message = Message::decode_bytes(line).ok()?;
-        if let SessionField::Id(s) = session_of(&message) {
-            return Some(s.into_owned());
-        }
-        let id = serde_json::to_string(message.id()?).ok()?;
-        endpoint.asked.lock().ok()?.remove(&id)
-    }
-
-    /// Opens one SSE stream; the returned receiver fires once it is open
-    /// (or refused). Its events go to the client's inbox.
-    fn sse(
-        endpoint: Endpoint,
-        connection: String,
-        session: Option<String>,
-    ) -> oneshot::Receiver<Result<(), String>> {
-        let (ready_tx, ready_rx) = oneshot::channel();
-        tokio::spawn(async move {
-            let opened = open_sse(&endpoint, &connection, session.as_deref()).await;
-            let resp = match opened {
-                Ok(resp) => {
-                    let _ = ready_tx.send(Ok(()));
-                    resp
-                }
-                Err(e) => {
-                    let _ = ready_tx.send(Err(e));
-                    return;
-                }
-            };
-            let end = read_events(&endpoint, resp, session.as_deref()).await;
-            if session.is_none() {
-                let _ = endpoint.inbox.send(Err(end)).await;
-            }
-        });
-        ready_rx
-    }
-
-    async fn open_sse(
-        endpoint: &Endpoint,
-        connection: &str,
-        session: Option<&str>,
-    ) -> Result<Response<hyper::body::Incoming>, String> {
-        let mut send = endpoint.open().await?;
-        let mut headers = vec![
-            (ACCEPT.as_str(), "text/event-stream"),
-            (CONNECTION_ID, connection),
-        ];
-        if let Some(s) = session {
-            headers.push((SESSION_ID, s));
-        }
-        let req = endpoint.request(Method::GET, &headers, Bytes::new())?;
-        let resp = send
-            .send_request(req)
-            .await
-            .map_err(|e| format!("{}: {e}", endpoint.target.shown))?;
-        if !resp.status().is_success() {
-            return Err(endpoint.refused("an event stream", resp).await);
-        }
-        // The connection task keeps the socket; `send` may go.
-        Ok(resp)
-    }
-
-    /// Reads SSE events (`data:` lines up to a blank line) until the stream
-    /// ends; returns why it ended.
-    async fn read_events(
-        endpoint: &Endpoint,
-        resp: Response<hyper::body::Incoming>,
-        session: Option<&str>,
-    ) -> String {
-        let shown = &endpoint.target.shown;
-        let mut body = resp.into_body();
-        let mut buf: Vec<u8> = Vec::new();
-        let mut data = String::new();
-        loop {
-            let frame = match body.frame().await {
-                Some(Ok(frame)) => frame,
-                Some(Err(e)) => return format!("connection to {shown} lost: {e}"),
-                None => return format!("the server at {shown} closed the connection stream"),
-            };
-            let Ok(chunk) = frame.into_data() else {
-                continue;
-            };
-            buf.extend_from_slice(&chunk);
-            while let Some(end) = buf.iter().position(|&b| b == b'\n') {
-                let line: Vec<u8> = buf.drain(..=end).collect();
-                let line = String::from_utf8_lossy(&line);
-                let line = line.trim_end_matches(['\n', '\r']);
-                if line.is_empty() {
-                    if !data.is_empty() {
-                        remember(endpoint, &data, session);
-                        if endpoint
-                            .inbox
-                            .send(Ok(std::mem::take(&mut data)))
-                            .await
-                            .is_err()
-                        {
-                            return String::new();
-                        }
-                    }
-                } else if let Some(d) = line.strip_prefix("data:") {
-                    if !data.is_empty() {
-                        data.push('\n');
-                    }
-                    data.push_str(d.strip_prefix(' ').unwrap_or(d));
-                }
-            }
-            if buf.len() + data.len() > endpoint.max_message {
-                return format!(
-                    "an event from {shown} exceeds the {}-byte limit",
-                    endpoint.max_message
-                );
-            }
-        }
-    }
-
-    /// Notes the session of an agent request, so the answer names it.
-    fn remember(endpoint: &Endpoint, text: &str, session: Option<&str>) {
-        let Some(session) = session else { return };
-        if let Ok(Message::Request(r)) = Message::decode(text) {
-            if let (Ok(id), Ok(mut asked)) = (serde_json::to_string(&r.id), endpoint.asked.lock()) {
-                asked.insert(id, session.to_owned());
-            }
-        }
-    }
-}
+mod cookie;
+mod http;

@@ -52,8 +52,13 @@ fn pem_error(e: rustls::pki_types::pem::Error) -> String {
     }
 }
 
+/// The ALPN protocols of an HTTP server speaking both versions, preferred
+/// first: HTTP/2, then HTTP/1.1.
+pub const ALPN_HTTP: [&[u8]; 2] = [b"h2", b"http/1.1"];
+
 /// A server configuration presenting the chain of `cert` (leaf first) with
-/// the key in `key`.
+/// the key in `key`, offering HTTP/2 and HTTP/1.1 by ALPN ([`ALPN_HTTP`]);
+/// a client that names no protocol speaks what it starts with.
 ///
 /// # Errors
 ///
@@ -61,12 +66,13 @@ fn pem_error(e: rustls::pki_types::pem::Error) -> String {
 pub fn server_config(cert: &Path, key: &Path) -> Result<Arc<ServerConfig>, String> {
     let chain = load_certs(cert)?;
     let key_der = load_key(key)?;
-    let config = ServerConfig::builder_with_provider(provider())
+    let mut config = ServerConfig::builder_with_provider(provider())
         .with_safe_default_protocol_versions()
         .map_err(|e| format!("tls: {e}"))?
         .with_no_client_auth()
         .with_single_cert(chain, key_der)
         .map_err(|e| format!("{} / {}: {e}", cert.display(), key.display()))?;
+    config.alpn_protocols = ALPN_HTTP.iter().map(|p| p.to_vec()).collect();
     Ok(Arc::new(config))
 }
 

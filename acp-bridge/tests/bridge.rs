@@ -732,8 +732,10 @@ fn streamable_http_rules_on_acp() {
         http_request(addr, "POST", &[("Content-Type", "text/plain")], init).0,
         415
     );
-    let (status, _, body) = http_request(addr, "POST", &[json], &format!("[{init}]"));
-    assert_eq!(status, 400);
+    // A batch is 501 (Not Implemented), with one -32600 whose id is null.
+    let (status, head, body) = http_request(addr, "POST", &[json], &format!("[{init}]"));
+    assert_eq!(status, 501, "{head}{body}");
+    assert!(head.contains("content-type: application/json"), "{head}");
     let batch: Value = serde_json::from_str(&body).unwrap();
     assert_eq!(
         (batch["error"]["code"].as_i64(), &batch["id"]),
@@ -762,6 +764,11 @@ fn streamable_http_rules_on_acp() {
         http_request(addr, "POST", &[json, conn], init).0,
         400,
         "second initialize"
+    );
+    assert_eq!(
+        http_request(addr, "POST", &[json, conn], &format!("[{new}]")).0,
+        501,
+        "a batch on a connection"
     );
     assert_eq!(
         http_request(addr, "POST", &[json, ("Acp-Connection-Id", "nope")], new).0,

@@ -31,6 +31,10 @@ use serde_json::Value;
 
 const TOKEN: &str = "t0k3n-for-tests-only";
 
+#[path = "support/front.rs"]
+mod front;
+use front::{Front, FrontConfig};
+
 // ---------------------------------------------------------------- harness
 
 /// A fresh temp directory, removed on drop unless the test failed.
@@ -541,6 +545,275 @@ fn full_turn_over_streamable_http_and_https() {
         LIMIT,
     );
     run.assert_full_turn(&project);
+}
+
+/// The HTTP versions of the requests a front got, and whether each
+/// method of the profile was among them.
+fn versions(front: &Front) -> (Vec<hyper::Version>, [bool; 3]) {
+    let seen = front.seen();
+    let has = |m: &str| seen.iter().any(|s| s.method == m);
+    (
+        seen.iter().map(|s| s.version).collect(),
+        [has("POST"), has("GET"), has("DELETE")],
+    )
+}
+
+/// `acp-client` over Streamable HTTP through `front` (TLS when `tls`).
+fn turn_through(front: &Front, tls: bool, ca: &Path, project: &Path) -> Run {
+    let url = if tls {
+        format!("https://localhost:{}/acp", front.port())
+    } else {
+        format!("http://127.0.0.1:{}/acp", front.port())
+    };
+    let mut args = vec!["--connect", &url, "--cwd", project.to_str().unwrap()];
+    if tls {
+        args.extend(["--ca-cert", ca.to_str().unwrap()]);
+    }
+    client(&args, &[("ACP_BRIDGE_TOKEN", TOKEN)], LIMIT)
+}
+
+#[test]
+fn streamable_http_client_speaks_http2_by_alpn_and_by_prior_knowledge() {
+    let scratch = Scratch::new("h2");
+    let pki = pki(scratch.path());
+    let bridge = Bridge::start(&[]);
+    for tls in [false, true] {
+        let config = FrontConfig {
+            http2: true,
+            tls: tls.then(|| (pki.cert.clone(), pki.key.clone())),
+            ..FrontConfig::default()
+        };
+        let front = Front::start(bridge.addr, config);
+        let project = scratch.project(if tls { "tls" } else { "h2c" });
+        let run = turn_through(&front, tls, &pki.ca, &project);
+        run.assert_full_turn(&project);
+        let (versions, methods) = versions(&front);
+        assert!(
+            front.seen().iter().all(|s| s.status < 300),
+            "{:?}",
+            front.seen()
+        );
+        assert!(
+            versions.iter().all(|v| *v == hyper::Version::HTTP_2),
+            "tls {tls}: {:?}",
+            front.seen()
+        );
+        assert_eq!(methods, [true; 3], "tls {tls}: {:?}", front.seen());
+    }
+}
+
+#[test]
+fn streamable_http_client_falls_back_to_http1() {
+    let scratch = Scratch::new("h1");
+    let pki = pki(scratch.path());
+    let bridge = Bridge::start(&[]);
+    for tls in [false, true] {
+        let config = FrontConfig {
+            http2: false,
+            tls: tls.then(|| (pki.cert.clone(), pki.key.clone())),
+            ..FrontConfig::default()
+        };
+        let front = Front::start(bridge.addr, config);
+        let project = scratch.project(if tls { "tls" } else { "plain" });
+        let run = turn_through(&front, tls, &pki.ca, &project);
+        run.assert_full_turn(&project);
+        let (versions, methods) = versions(&front);
+        assert!(
+            front.seen().iter().all(|s| s.status < 300),
+            "{:?}",
+            front.seen()
+        );
+        assert!(
+            versions.iter().all(|v| *v == hyper::Version::HTTP_11),
+            "tls {tls}: {:?}",
+            front.seen()
+        );
+        assert_eq!(methods, [true; 3], "tls {tls}: {:?}", front.seen());
+    }
+}
+
+/// Each request `front` got carried the cookies it had set by then (the
+/// affinity cookie after the first refusal, the route cookie after the
+/// first answer), and never one it must not get back.
+fn assert_cookies_returned(front: &Front) {
+    let seen = front.seen();
+    let first = seen.first().unwrap();
+    assert_eq!((first.status, &first.cookie), (307, &None), "{seen:?}");
+    for (n, s) in seen.iter().enumerate().skip(1) {
+        let pairs: Vec<&str> = s.cookie.as_deref().unwrap_or("").split("; ").collect();
+        assert!(pairs.contains(&front::AFFINITY), "request {n}: {seen:?}");
+        if n > 1 {
+            assert!(pairs.contains(&front::ROUTE), "request {n}: {seen:?}");
+        }
+        for never in front::NEVER_SENT {
+            let name = never.split('=').next().unwrap();
+            assert!(
+                !pairs.iter().any(|p| p.starts_with(&format!("{name}="))),
+                "request {n}: {seen:?}"
+            );
+        }
+        assert!(s.status < 300, "request {n}: {seen:?}");
+    }
+}
+
+#[test]
+fn cookies_are_kept_and_returned_on_both_profiles() {
+    let scratch = Scratch::new("cookies");
+    let bridge = Bridge::start(&[]);
+    // Streamable HTTP, over HTTP/2 and over HTTP/1.1: every POST, GET and
+    // DELETE carries the cookies.
+    for http2 in [true, false] {
+        let config = FrontConfig {
+            http2,
+            affinity: true,
+            ..FrontConfig::default()
+        };
+        let front = Front::start(bridge.addr, config);
+        let project = scratch.project(if http2 { "h2" } else { "h1" });
+        let run = turn_through(&front, false, Path::new(""), &project);
+        run.assert_full_turn(&project);
+        assert_cookies_returned(&front);
+        let (_, methods) = versions(&front);
+        assert_eq!(methods, [true; 3], "http2 {http2}: {:?}", front.seen());
+    }
+    // WebSocket: the upgrade, refused for want of the cookie, is made
+    // again with it.
+    let config = FrontConfig {
+        http2: true,
+        affinity: true,
+        ..FrontConfig::default()
+    };
+    let front = Front::start(bridge.addr, config);
+    let project = scratch.project("ws");
+    let url = format!("ws://127.0.0.1:{}/acp", front.port());
+    let run = client(
+        &["--connect", &url, "--cwd", project.to_str().unwrap()],
+        &[("ACP_BRIDGE_TOKEN", TOKEN)],
+        LIMIT,
+    );
+    run.assert_full_turn(&project);
+    assert_cookies_returned(&front);
+    let statuses: Vec<u16> = front.seen().iter().map(|s| s.status).collect();
+    assert_eq!(statuses, [307, 101]);
+}
+
+/// A Streamable HTTP connection over HTTP/2 on `io`, every request a
+/// stream of the one connection: `initialize`, the connection's event
+/// stream, `session/new` and its answer on that stream.
+async fn h2_session<I>(io: I, base: &str)
+where
+    I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    use bytes::Bytes;
+    use http_body_util::{BodyExt, Full};
+    use hyper::{Request, StatusCode, Version};
+
+    let (mut send, conn) = hyper::client::conn::http2::handshake(
+        hyper_util::rt::TokioExecutor::new(),
+        hyper_util::rt::TokioIo::new(io),
+    )
+    .await
+    .unwrap();
+    tokio::spawn(conn);
+    let request = |method: &str, connection: Option<&str>, body: &str| {
+        let mut req = Request::builder()
+            .method(method)
+            .uri(format!("{base}/acp"))
+            .header("authorization", format!("Bearer {TOKEN}"))
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream");
+        if let Some(id) = connection {
+            req = req.header("acp-connection-id", id);
+        }
+        req.body(Full::new(Bytes::from(body.to_owned()))).unwrap()
+    };
+    let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}"#;
+    let resp = send
+        .send_request(request("POST", None, init))
+        .await
+        .unwrap();
+    assert_eq!(
+        (resp.status(), resp.version()),
+        (StatusCode::OK, Version::HTTP_2)
+    );
+    let id = resp.headers()["acp-connection-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let answer: Value =
+        serde_json::from_slice(&resp.into_body().collect().await.unwrap().to_bytes()).unwrap();
+    assert!(answer["result"]["protocolVersion"].is_number(), "{answer}");
+
+    let events = send
+        .send_request(request("GET", Some(&id), ""))
+        .await
+        .unwrap();
+    assert_eq!(events.status(), StatusCode::OK);
+    let new = r#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}"#;
+    let resp = send
+        .send_request(request("POST", Some(&id), new))
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::ACCEPTED);
+    let mut body = events.into_body();
+    let mut text = String::new();
+    let created = loop {
+        let frame = body.frame().await.expect("stream ended").unwrap();
+        text.push_str(&String::from_utf8_lossy(
+            &frame.into_data().unwrap_or_default(),
+        ));
+        let found = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("data: "))
+            .filter_map(|d| serde_json::from_str::<Value>(d).ok())
+            .find(|m| m["id"] == 1);
+        if let Some(m) = found {
+            break m;
+        }
+    };
+    assert!(created["result"]["sessionId"].is_string(), "{created}");
+
+    // One-off answers (their `Connection: close` has no meaning in HTTP/2)
+    // leave the connection usable.
+    let mut wrong = request("POST", None, init);
+    wrong
+        .headers_mut()
+        .insert("authorization", "Bearer wrong".parse().unwrap());
+    let resp = send.send_request(wrong).await.unwrap();
+    assert_eq!(resp.status(), StatusCode::UNAUTHORIZED);
+    let health = Request::get(format!("{base}/health"))
+        .body(Full::new(Bytes::new()))
+        .unwrap();
+    let resp = send.send_request(health).await.unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    assert_eq!(
+        &resp.into_body().collect().await.unwrap().to_bytes()[..],
+        b"ok"
+    );
+}
+
+#[test]
+fn bridge_answers_http2_by_prior_knowledge_and_by_alpn() {
+    let scratch = Scratch::new("h2_server");
+    let pki = pki(scratch.path());
+    let plain = Bridge::start(&[]);
+    let secure = Bridge::start_tls(&pki, &[]);
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let tcp = tokio::net::TcpStream::connect(plain.addr).await.unwrap();
+        h2_session(tcp, &format!("http://127.0.0.1:{}", plain.port())).await;
+
+        let mut config = (*tls::client_config(Some(&pki.ca)).unwrap()).clone();
+        config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+        let tcp = tokio::net::TcpStream::connect(secure.addr).await.unwrap();
+        let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+        let stream = tokio_rustls::TlsConnector::from(Arc::new(config))
+            .connect(name, tcp)
+            .await
+            .unwrap();
+        assert_eq!(stream.get_ref().1.alpn_protocol(), Some(&b"h2"[..]));
+        h2_session(stream, &format!("https://localhost:{}", secure.port())).await;
+    });
 }
 
 #[test]

@@ -96,10 +96,12 @@ impl RemoteError {
     }
 
     /// The HTTP status the Streamable HTTP profile answers a `POST` with:
-    /// `413` for a body over the limit, `400` for everything else.
+    /// `413` for a body over the limit, `501` (Not Implemented) for a batch,
+    /// as the transport requires, `400` for everything else.
     pub const fn http_status(&self) -> u16 {
         match self {
             Self::TooLarge { .. } => 413,
+            Self::Batch => 501,
             _ => 400,
         }
     }

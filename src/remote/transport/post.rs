@@ -35,7 +35,7 @@ pub enum Post<'a> {
 /// The Streamable HTTP profile's rules for one `POST` body, given its
 /// `Acp-Connection-Id` and `Acp-Session-Id` headers:
 ///
-/// - a batch is answered `400` with [`BATCH_ERROR`](super::BATCH_ERROR) as the body;
+/// - a batch is answered `501` with [`BATCH_ERROR`](super::BATCH_ERROR) as the body;
 /// - an `initialize` request must come without a connection id (it makes
 ///   one) and with a non-null id;
 /// - anything else needs a connection id;

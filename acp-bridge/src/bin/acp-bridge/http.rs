@@ -13,7 +13,7 @@
 //!   `--max-buffered-bytes`.
 //! - `DELETE` with `Acp-Connection-Id` closes the connection.
 //!
-//! The transport's rules (what a `POST` must carry, a batch answered `400`
+//! The transport's rules (what a `POST` must carry, a batch answered `501`
 //! with one `-32600` whose `id` is `null`) are the library's `check_post`;
 //! which stream each message goes on is decided by its router.
 

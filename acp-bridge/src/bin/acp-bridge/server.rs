@@ -1,6 +1,7 @@
 //! The listener and the routes: `/acp` (and `/`, for older clients) with
 //! both transport profiles, `GET /health`, the token and Origin checks, and
-//! TLS when configured. HTTP/1.1 comes from hyper, the routes from axum.
+//! TLS when configured. HTTP/1.1 and HTTP/2 come from hyper, the routes
+//! from axum.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -14,7 +15,8 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get};
 use axum::Router;
-use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto;
 use subtle::ConstantTimeEq;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
@@ -100,7 +102,12 @@ pub async fn serve(listener: TcpListener, app: App) {
     }
 }
 
-/// HTTP/1.1 on one stream (plain or TLS), with upgrades for WebSocket.
+/// HTTP/1.1 (with upgrades for WebSocket) or HTTP/2 on one stream, plain
+/// or TLS. The Streamable HTTP profile asks for HTTP/2: over TLS the client
+/// picks it by ALPN (the server offers `h2` and `http/1.1`), on plain TCP
+/// by starting with HTTP/2's connection preface (prior knowledge, `h2c`);
+/// anything else is HTTP/1.1, which WebSocket upgrades and older clients
+/// use.
 async fn serve_connection<S>(stream: S, peer: SocketAddr, routes: Router) -> Result<(), String>
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
@@ -110,11 +117,13 @@ where
             req.extensions_mut().insert(Peer(peer));
             routes.clone().oneshot(req.map(Body::new))
         });
-    hyper::server::conn::http1::Builder::new()
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    builder
+        .http1()
         .timer(TokioTimer::new())
-        .header_read_timeout(HANDSHAKE)
-        .serve_connection(TokioIo::new(stream), service)
-        .with_upgrades()
+        .header_read_timeout(HANDSHAKE);
+    builder
+        .serve_connection_with_upgrades(TokioIo::new(stream), service)
         .await
         .map_err(|e| format!("http: {e}"))
 }

@@ -1,0 +1,499 @@
+//! The Streamable HTTP profile on hyper's client: HTTP/2 when the server
+//! speaks it, as the transport asks, else HTTP/1.1.
+//!
+//! - Over TLS (`https://`) the version is agreed by ALPN (`h2`, then
+//!   `http/1.1`).
+//! - On plain TCP (`http://`) to a loopback address, HTTP/2 is tried first
+//!   with prior knowledge (`h2c`). A server that speaks only HTTP/1.1 drops
+//!   HTTP/2's preface before reading any request, so when the first request
+//!   (`initialize`) gets no answer that way it is sent again over HTTP/1.1:
+//!   nothing was processed twice.
+//! - On plain TCP to any other host, HTTP/1.1: proxies on the way rarely
+//!   pass `h2c`; `https://` gives HTTP/2 across a network.
+//!
+//! Over HTTP/2 every request (the `POST`s, the SSE streams, the `DELETE`)
+//! is a stream of one connection; over HTTP/1.1 the `POST`s share one
+//! kept-alive connection and each SSE stream has its own.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::SystemTime;
+
+use acp_codec::acp::Message;
+use acp_codec::remote::{session_of, SessionField};
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::client::conn::{http1, http2};
+use hyper::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, COOKIE, HOST};
+use hyper::{Method, Request as HttpRequest, Response, StatusCode, Version};
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use rustls::ClientConfig;
+use tokio::sync::{mpsc, oneshot};
+
+use super::cookie::CookieJar;
+use super::{open_stream, Connection, Incoming, LineSender, RemoteSource, Target};
+use crate::tls::ALPN_HTTP;
+
+const CONNECTION_ID: &str = "acp-connection-id";
+const SESSION_ID: &str = "acp-session-id";
+
+type Body = Full<Bytes>;
+type Inbox = mpsc::Sender<Result<String, String>>;
+
+/// What every request needs: where, with which token, over what.
+#[derive(Clone)]
+struct Endpoint {
+    target: Arc<Target>,
+    tls: Option<Arc<ClientConfig>>,
+    max_message: usize,
+    inbox: Inbox,
+    /// The session of each agent request still unanswered, by id.
+    asked: Arc<Mutex<HashMap<String, String>>>,
+    /// The cookies the server set on this connection, sent back on every
+    /// request.
+    jar: Arc<Mutex<CookieJar>>,
+}
+
+/// A connection to the server, ready for requests.
+enum Sender {
+    /// One request at a time.
+    Http1(http1::SendRequest<Body>),
+    /// Any number of requests at once; clones share the connection.
+    Http2(http2::SendRequest<Body>),
+}
+
+impl Sender {
+    /// Sends `req` once the connection takes it; the response head.
+    async fn send(
+        &mut self,
+        req: HttpRequest<Body>,
+    ) -> Result<Response<hyper::body::Incoming>, hyper::Error> {
+        match self {
+            Self::Http1(send) => {
+                send.ready().await?;
+                send.send_request(req).await
+            }
+            Self::Http2(send) => {
+                send.ready().await?;
+                send.send_request(req).await
+            }
+        }
+    }
+
+    fn version(&self) -> Version {
+        match self {
+            Self::Http1(_) => Version::HTTP_11,
+            Self::Http2(_) => Version::HTTP_2,
+        }
+    }
+
+    /// The HTTP/2 connection, for more requests on it.
+    fn shared(&self) -> Option<http2::SendRequest<Body>> {
+        match self {
+            Self::Http1(_) => None,
+            Self::Http2(send) => Some(send.clone()),
+        }
+    }
+}
+
+/// Opens the `POST` connection; `initialize` (the client's first line)
+/// then opens the ACP connection.
+pub async fn connect(
+    target: Target,
+    tls: Option<Arc<ClientConfig>>,
+    max_message: usize,
+) -> Result<Connection, String> {
+    let (inbox, rx) = mpsc::channel(64);
+    let endpoint = Endpoint {
+        target: Arc::new(target),
+        tls,
+        max_message,
+        inbox,
+        asked: Arc::default(),
+        jar: Arc::default(),
+    };
+    let http2 = endpoint.target.tls || endpoint.target.is_loopback();
+    let post = endpoint.open(http2).await?;
+    let (sink, lines) = LineSender::channel();
+    let shown = endpoint.target.shown.clone();
+    let writer = tokio::spawn(write(endpoint, post, lines));
+    let (end_tx, end_rx) = oneshot::channel();
+    let closed_shown = shown.clone();
+    Ok(Connection {
+        source: RemoteSource {
+            incoming: Incoming::Http(rx),
+            shown,
+            ended: Some(end_tx),
+        },
+        sink,
+        closed: Box::pin(async move {
+            end_rx
+                .await
+                .unwrap_or_else(|_| format!("connection to {closed_shown} closed"))
+        }),
+        writer,
+    })
+}
+
+impl Endpoint {
+    /// A new connection to the server: HTTP/2 when `http2` is asked for and
+    /// TLS agrees on it by ALPN (or, on plain TCP, with prior knowledge),
+    /// else HTTP/1.1.
+    async fn open(&self, http2: bool) -> Result<Sender, String> {
+        let alpn: &[&[u8]] = if http2 { &ALPN_HTTP } else { &[b"http/1.1"] };
+        let opened = open_stream(&self.target, self.tls.clone(), alpn).await?;
+        let agreed = match &opened.alpn {
+            Some(p) => p.as_slice() == b"h2",
+            None => !self.target.tls,
+        };
+        let io = TokioIo::new(opened.io);
+        let failed =
+            |e: hyper::Error| format!("http handshake with {} failed: {e}", self.target.shown);
+        if http2 && agreed {
+            let (send, conn) = http2::handshake(TokioExecutor::new(), io)
+                .await
+                .map_err(failed)?;
+            tokio::spawn(conn);
+            Ok(Sender::Http2(send))
+        } else {
+            let (send, conn) = http1::handshake(io).await.map_err(failed)?;
+            tokio::spawn(conn);
+            Ok(Sender::Http1(send))
+        }
+    }
+
+    /// Whether `sender` is HTTP/2 that no server has answered yet: prior
+    /// knowledge on plain TCP, which a server may not share.
+    fn unconfirmed(&self, sender: &Sender) -> bool {
+        matches!(sender, Sender::Http2(_)) && !self.target.tls
+    }
+
+    /// A request to the URL: over HTTP/1.1 its path with a `Host` header,
+    /// over HTTP/2 the whole URL (the `:scheme` and `:authority` fields).
+    fn request(
+        &self,
+        version: Version,
+        method: Method,
+        headers: &[(&str, &str)],
+        body: Bytes,
+    ) -> Result<HttpRequest<Body>, String> {
+        let uri = self.target.request().uri();
+        let mut req = HttpRequest::builder().method(method).version(version);
+        if version == Version::HTTP_2 {
+            req = req.uri(uri.clone());
+        } else {
+            let path = uri.path_and_query().map_or("/", |p| p.as_str());
+            let host = uri.authority().map_or("", |a| a.as_str());
+            req = req.uri(path).header(HOST, host);
+        }
+        if let Some(auth) = self.target.request().headers().get(AUTHORIZATION) {
+            req = req.header(AUTHORIZATION, auth.clone());
+        }
+        if let Some(cookies) = self.cookies() {
+            req = req.header(COOKIE, cookies);
+        }
+        for (name, value) in headers {
+            req = req.header(*name, *value);
+        }
+        req.body(Full::new(body))
+            .map_err(|e| format!("bad request: {e}"))
+    }
+
+    /// A refused request as one line.
+    async fn refused(&self, what: &str, resp: Response<hyper::body::Incoming>) -> String {
+        let status = resp.status();
+        let body = read_body(resp, 8 * 1024).await.unwrap_or_default();
+        let body: String = body.trim().chars().take(200).collect();
+        let mut msg = format!(
+            "the server at {} refused {what}: HTTP {}",
+            self.target.shown,
+            status.as_u16()
+        );
+        if !body.is_empty() {
+            msg.push_str(": ");
+            msg.push_str(&body.replace(['\r', '\n'], " "));
+        }
+        if status == StatusCode::UNAUTHORIZED {
+            msg.push_str(" (give the token with --token or ACP_BRIDGE_TOKEN)");
+        }
+        msg
+    }
+
+    /// Sends a request built by `build` for the connection's version; the
+    /// cookies its response sets go in the jar.
+    async fn send(
+        &self,
+        sender: &mut Sender,
+        build: impl Fn(Version) -> Result<HttpRequest<Body>, String>,
+    ) -> Result<Response<hyper::body::Incoming>, String> {
+        let req = build(sender.version())?;
+        let resp = sender
+            .send(req)
+            .await
+            .map_err(|e| format!("{}: {e}", self.target.shown))?;
+        self.target.keep_cookies(&mut self.jar(), resp.headers());
+        Ok(resp)
+    }
+
+    fn jar(&self) -> MutexGuard<'_, CookieJar> {
+        self.jar.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The `Cookie` header of the next request, if any cookie applies.
+    fn cookies(&self) -> Option<String> {
+        let path = self.target.request().uri().path();
+        self.jar().header(path, self.target.tls, SystemTime::now())
+    }
+}
+
+/// Reads a whole body of at most `max` bytes as text.
+async fn read_body(resp: Response<hyper::body::Incoming>, max: usize) -> Result<String, String> {
+    let body = http_body_util::Limited::new(resp.into_body(), max)
+        .collect()
+        .await
+        .map_err(|e| format!("reading a response: {e}"))?
+        .to_bytes();
+    String::from_utf8(body.into()).map_err(|_| "a response is not utf-8".to_owned())
+}
+
+/// Posts the client's lines in order until the client is done, then
+/// deletes the connection.
+async fn write(endpoint: Endpoint, mut post: Sender, mut lines: mpsc::Receiver<Vec<u8>>) {
+    let mut connection: Option<String> = None;
+    let mut streams: HashSet<String> = HashSet::new();
+    while let Some(mut line) = lines.recv().await {
+        if line.last() == Some(&b'\n') {
+            line.pop();
+        }
+        let sent = match &connection {
+            None => initialize(&endpoint, &mut post, line)
+                .await
+                .map(|id| connection = Some(id)),
+            Some(id) => send(&endpoint, &mut post, id, &mut streams, line).await,
+        };
+        if let Err(e) = sent {
+            let _ = endpoint.inbox.send(Err(e)).await;
+            return;
+        }
+    }
+    if let Some(id) = connection {
+        let delete = |v| endpoint.request(v, Method::DELETE, &[(CONNECTION_ID, &id)], Bytes::new());
+        let _ = endpoint.send(&mut post, delete).await;
+    }
+}
+
+/// `initialize`: its answer comes in the `POST`'s response, with the
+/// connection id; then the connection stream opens.
+async fn initialize(
+    endpoint: &Endpoint,
+    post: &mut Sender,
+    line: Vec<u8>,
+) -> Result<String, String> {
+    let body = Bytes::from(line);
+    let json = [(CONTENT_TYPE.as_str(), "application/json")];
+    let req = |v| endpoint.request(v, Method::POST, &json, body.clone());
+    let cookies = endpoint.cookies();
+    let mut resp = match endpoint.send(post, req).await {
+        Err(_) if endpoint.unconfirmed(post) => {
+            // No HTTP/2 there: the server never read the request.
+            *post = endpoint.open(false).await?;
+            endpoint.send(post, req).await?
+        }
+        sent => sent?,
+    };
+    if !resp.status().is_success() && endpoint.cookies() != cookies {
+        // A front that pins clients by cookie may refuse a first request
+        // without one, setting it: once more, with it, on a new connection
+        // (the refused one may be closing).
+        *post = endpoint.open(matches!(post, Sender::Http2(_))).await?;
+        resp = endpoint.send(post, req).await?;
+    }
+    if !resp.status().is_success() {
+        return Err(endpoint.refused("initialize", resp).await);
+    }
+    let id = resp
+        .headers()
+        .get(CONNECTION_ID)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+        .ok_or_else(|| {
+            format!(
+                "{}: the initialize response has no Acp-Connection-Id",
+                endpoint.target.shown
+            )
+        })?;
+    let answer = read_body(resp, endpoint.max_message).await?;
+    let _ = endpoint.inbox.send(Ok(answer)).await;
+    let ready = sse(endpoint.clone(), post.shared(), id.clone(), None);
+    ready
+        .await
+        .map_err(|_| "the connection stream closed".to_owned())??;
+    Ok(id)
+}
+
+/// Any later message: its session's stream opened first, then `POST`.
+async fn send(
+    endpoint: &Endpoint,
+    post: &mut Sender,
+    connection: &str,
+    streams: &mut HashSet<String>,
+    line: Vec<u8>,
+) -> Result<(), String> {
+    let session = session_for(endpoint, &line);
+    let mut headers = vec![
+        (CONTENT_TYPE.as_str(), "application/json"),
+        (CONNECTION_ID, connection),
+    ];
+    if let Some(s) = &session {
+        if streams.insert(s.clone()) {
+            let ready = sse(
+                endpoint.clone(),
+                post.shared(),
+                connection.to_owned(),
+                Some(s.clone()),
+            );
+            ready
+                .await
+                .map_err(|_| "a session stream closed".to_owned())??;
+        }
+        headers.push((SESSION_ID, s));
+    }
+    let body = Bytes::from(line);
+    let req = |v| endpoint.request(v, Method::POST, &headers, body.clone());
+    let resp = endpoint.send(post, req).await?;
+    if resp.status().is_success() {
+        let _ = read_body(resp, 8 * 1024).await;
+        return Ok(());
+    }
+    Err(endpoint.refused("a message", resp).await)
+}
+
+/// The session a message belongs to: its `params.sessionId`, or, for an
+/// answer to the agent, the session the agent asked on.
+fn session_for(endpoint: &Endpoint, line: &[u8]) -> Option<String> {
+    let message = Message::decode_bytes(line).ok()?;
+    if let SessionField::Id(s) = session_of(&message) {
+        return Some(s.into_owned());
+    }
+    let id = serde_json::to_string(message.id()?).ok()?;
+    endpoint.asked.lock().ok()?.remove(&id)
+}
+
+/// Opens one SSE stream, on `shared` (the HTTP/2 connection) when given,
+/// else on a connection of its own; the returned receiver fires once it is
+/// open (or refused). Its events go to the client's inbox.
+fn sse(
+    endpoint: Endpoint,
+    shared: Option<http2::SendRequest<Body>>,
+    connection: String,
+    session: Option<String>,
+) -> oneshot::Receiver<Result<(), String>> {
+    let (ready_tx, ready_rx) = oneshot::channel();
+    tokio::spawn(async move {
+        let opened = open_sse(&endpoint, shared, &connection, session.as_deref()).await;
+        let resp = match opened {
+            Ok(resp) => {
+                let _ = ready_tx.send(Ok(()));
+                resp
+            }
+            Err(e) => {
+                let _ = ready_tx.send(Err(e));
+                return;
+            }
+        };
+        let end = read_events(&endpoint, resp, session.as_deref()).await;
+        if session.is_none() {
+            let _ = endpoint.inbox.send(Err(end)).await;
+        }
+    });
+    ready_rx
+}
+
+async fn open_sse(
+    endpoint: &Endpoint,
+    shared: Option<http2::SendRequest<Body>>,
+    connection: &str,
+    session: Option<&str>,
+) -> Result<Response<hyper::body::Incoming>, String> {
+    let mut send = match shared {
+        Some(h2) => Sender::Http2(h2),
+        None => endpoint.open(false).await?,
+    };
+    let mut headers = vec![
+        (ACCEPT.as_str(), "text/event-stream"),
+        (CONNECTION_ID, connection),
+    ];
+    if let Some(s) = session {
+        headers.push((SESSION_ID, s));
+    }
+    let req = |v| endpoint.request(v, Method::GET, &headers, Bytes::new());
+    let resp = endpoint.send(&mut send, req).await?;
+    if !resp.status().is_success() {
+        return Err(endpoint.refused("an event stream", resp).await);
+    }
+    // The connection task keeps the socket (and the stream); `send` may go.
+    Ok(resp)
+}
+
+/// Reads SSE events (`data:` lines up to a blank line) until the stream
+/// ends; returns why it ended.
+async fn read_events(
+    endpoint: &Endpoint,
+    resp: Response<hyper::body::Incoming>,
+    session: Option<&str>,
+) -> String {
+    let shown = &endpoint.target.shown;
+    let mut body = resp.into_body();
+    let mut buf: Vec<u8> = Vec::new();
+    let mut data = String::new();
+    loop {
+        let frame = match body.frame().await {
+            Some(Ok(frame)) => frame,
+            Some(Err(e)) => return format!("connection to {shown} lost: {e}"),
+            None => return format!("the server at {shown} closed the connection stream"),
+        };
+        let Ok(chunk) = frame.into_data() else {
+            continue;
+        };
+        buf.extend_from_slice(&chunk);
+        while let Some(end) = buf.iter().position(|&b| b == b'\n') {
+            let line: Vec<u8> = buf.drain(..=end).collect();
+            let line = String::from_utf8_lossy(&line);
+            let line = line.trim_end_matches(['\n', '\r']);
+            if line.is_empty() {
+                if !data.is_empty() {
+                    remember(endpoint, &data, session);
+                    if endpoint
+                        .inbox
+                        .send(Ok(std::mem::take(&mut data)))
+                        .await
+                        .is_err()
+                    {
+                        return String::new();
+                    }
+                }
+            } else if let Some(d) = line.strip_prefix("data:") {
+                if !data.is_empty() {
+                    data.push('\n');
+                }
+                data.push_str(d.strip_prefix(' ').unwrap_or(d));
+            }
+        }
+        if buf.len() + data.len() > endpoint.max_message {
+            return format!(
+                "an event from {shown} exceeds the {}-byte limit",
+                endpoint.max_message
+            );
+        }
+    }
+}
+
+/// Notes the session of an agent request, so the answer names it.
+fn remember(endpoint: &Endpoint, text: &str, session: Option<&str>) {
+    let Some(session) = session else { return };
+    if let Ok(Message::Request(r)) = Message::decode(text) {
+        if let (Ok(id), Ok(mut asked)) = (serde_json::to_string(&r.id), endpoint.asked.lock()) {
+            asked.insert(id, session.to_owned());
+        }
+    }
+}
