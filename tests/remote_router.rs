@@ -514,7 +514,7 @@ fn without_replay_a_left_session_s_messages_are_dropped() {
 }
 
 #[test]
-fn agent_exit_forgets_detached_sessions() {
+fn agent_exit_drops_what_left_sessions_missed() {
     let mut r = Router::new().with_replay(ReplayBuffer::default());
     r.agent_started(1, 0, &mut Vec::new());
     let a = r.connect();

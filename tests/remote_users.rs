@@ -114,8 +114,8 @@ fn another_user_may_not_touch_a_session_and_is_not_told_whose_it_is() {
         assert!(!text.contains("ana"), "{text}");
         assert!(text.contains("not available"), "{text}");
     }
-    // A session the router does not know: refused the same way (no
-    // oracle), until a reattach makes it the user's.
+    // A session the router has never seen: refused the same way (no
+    // oracle), a reattach too (the agent is shared: it may be ana's).
     let (agent, back) = request(
         &mut r,
         bo,
@@ -127,6 +127,13 @@ fn another_user_may_not_touch_a_session_and_is_not_told_whose_it_is() {
     assert_eq!(back[0].1["error"]["code"], -32602);
     // session/cancel, a notification: dropped, never forwarded.
     let mut out = Vec::new();
+    r.handle_client(
+        bo,
+        r#"{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s-unknown"}}"#,
+        T,
+        &mut out,
+    );
+    assert!(out.is_empty(), "{out:?}");
     r.handle_client(
         bo,
         r#"{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s1"}}"#,
@@ -432,6 +439,235 @@ fn per_user_limits_leave_other_users_alone() {
     assert_eq!(r.user_sessions("ana"), (0, 1));
 }
 
+/// `c` sends `session/load` of `sid`.
+fn load(r: &mut Router, c: ClientId, id: i64, sid: &str) -> (Vec<Value>, Vec<(ClientId, Value)>) {
+    request(
+        r,
+        c,
+        id,
+        "session/load",
+        json!({"sessionId":sid,"cwd":"/","mcpServers":[]}),
+    )
+}
+
+/// The error message of a refusal, with `sid` written as `{sid}`.
+fn refusal(back: &[(ClientId, Value)], sid: &str) -> String {
+    assert_eq!(back.len(), 1, "{back:?}");
+    assert_eq!(back[0].1["error"]["code"], -32602, "{back:?}");
+    back[0].1["error"]["message"]
+        .as_str()
+        .unwrap()
+        .replace(sid, "{sid}")
+}
+
+/// The takeover: ana leaves more sessions than the router keeps in full;
+/// bo's `session/load` (or `session/resume`) of her oldest is refused in
+/// the words of every cross-user refusal and never reaches the agent, and
+/// ana's own reattach works.
+#[test]
+fn an_evicted_session_stays_its_users() {
+    let mut r = Router::new()
+        .with_replay(ReplayBuffer::new(1 << 16))
+        .with_user_limits(4, 2);
+    r.agent_started(1, 0, &mut Vec::new());
+    let bo = r.connect_as("bo", rw()).unwrap();
+    let ana = r.connect_as("ana", rw()).unwrap();
+    open(&mut r, ana, "held");
+    let (agent, back) = load(&mut r, bo, 1, "held");
+    assert!(agent.is_empty());
+    let words = refusal(&back, "held");
+    let mut out = Vec::new();
+    r.disconnect(ana, &mut out);
+    for n in 0..6 {
+        let a = r.connect_as("ana", rw()).unwrap();
+        open(&mut r, a, &format!("s{n}"));
+        r.disconnect(a, &mut out);
+    }
+    // Two kept in full, the rest evicted: all still ana's.
+    assert_eq!(r.user_sessions("ana"), (0, 2));
+    for sid in ["held", "s0", "s1", "s4", "s5"] {
+        assert_eq!(r.session_user(sid), Some("ana"), "{sid}");
+    }
+    for (n, method) in [(2, "session/load"), (3, "session/resume")] {
+        let (agent, back) = request(
+            &mut r,
+            bo,
+            n,
+            method,
+            json!({"sessionId":"s0","cwd":"/","mcpServers":[]}),
+        );
+        assert!(agent.is_empty(), "{method} of an evicted session reached the agent");
+        assert_eq!(refusal(&back, "s0"), words, "{method}");
+    }
+    // Nor may bo prompt it, cancel it, or get its updates.
+    let (agent, _) = request(
+        &mut r,
+        bo,
+        4,
+        "session/prompt",
+        json!({"sessionId":"s0","prompt":[]}),
+    );
+    assert!(agent.is_empty());
+    out.clear();
+    r.handle_client(
+        bo,
+        r#"{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s0"}}"#,
+        T,
+        &mut out,
+    );
+    assert!(out.is_empty(), "{out:?}");
+    assert_eq!(update_goes_to(&mut r, "s0"), []);
+    // A session the router has never seen: the same words.
+    let (agent, back) = load(&mut r, bo, 5, "s-never");
+    assert!(agent.is_empty());
+    assert_eq!(refusal(&back, "s-never"), words);
+    // ana reattaches her oldest: it is hers, held again.
+    let a = r.connect_as("ana", rw()).unwrap();
+    let (agent, _) = load(&mut r, a, 6, "s0");
+    assert_eq!(agent.len(), 1);
+    assert_eq!(update_goes_to(&mut r, "s0"), [a]);
+    answer(&mut r, &agent[0]["id"], json!({}));
+    assert_eq!(r.owner("s0"), Some(a));
+    // An agent answering bo's session/new with ana's evicted id does not
+    // hand it over.
+    let (agent, _) = request(
+        &mut r,
+        bo,
+        7,
+        "session/new",
+        json!({"cwd":"/","mcpServers":[]}),
+    );
+    let back = answer(&mut r, &agent[0]["id"], json!({"sessionId":"s1"}));
+    assert_eq!(back[0].1["error"]["code"], -32603, "{back:?}");
+    assert_eq!(r.session_user("s1"), Some("ana"));
+}
+
+/// Ownership survives the agent exiting: after the restart no connection
+/// holds a session, and only its user may reattach it.
+#[test]
+fn ownership_survives_an_agent_restart() {
+    let mut r = up();
+    let ana = r.connect_as("ana", rw()).unwrap();
+    let bo = r.connect_as("bo", rw()).unwrap();
+    open(&mut r, ana, "s1");
+    let (_, back) = load(&mut r, bo, 1, "s1");
+    let words = refusal(&back, "s1");
+    let mut out = Vec::new();
+    r.agent_exited("signal: 9 (SIGKILL)", Duration::from_millis(10), &mut out);
+    r.agent_started(2, 1, &mut out);
+    out.clear();
+    assert_eq!(r.owner("s1"), None);
+    assert_eq!(r.session_user("s1"), Some("ana"));
+    let (agent, back) = load(&mut r, bo, 2, "s1");
+    assert!(agent.is_empty(), "bo's load reached the agent");
+    assert_eq!(refusal(&back, "s1"), words);
+    r.handle_client(
+        bo,
+        r#"{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s1"}}"#,
+        T,
+        &mut out,
+    );
+    assert!(out.is_empty(), "{out:?}");
+    assert_eq!(update_goes_to(&mut r, "s1"), []);
+    // ana reattaches it on the restarted agent (her old connection).
+    let (agent, _) = load(&mut r, ana, 3, "s1");
+    assert_eq!(agent.len(), 1);
+    answer(&mut r, &agent[0]["id"], json!({}));
+    assert_eq!(r.owner("s1"), Some(ana));
+    assert_eq!(update_goes_to(&mut r, "s1"), [ana]);
+    // A second restart, then a failed load: still hers.
+    r.agent_exited("exit status: 1", Duration::ZERO, &mut out);
+    r.agent_started(3, 2, &mut out);
+    let (agent, _) = load(&mut r, ana, 4, "s1");
+    r.handle_agent(
+        &json!({"jsonrpc":"2.0","id":agent[0]["id"],"error":{"code":-32002,"message":"gone"}})
+            .to_string(),
+        T,
+        &mut out,
+    );
+    assert_eq!(r.session_user("s1"), Some("ana"));
+    let (agent, _) = load(&mut r, bo, 5, "s1");
+    assert!(agent.is_empty());
+}
+
+/// A router whose agent is one user's own: that user may reattach a
+/// session the router has never seen (the agent's from before), nobody
+/// else may connect, and a shared agent's router refuses it.
+#[test]
+fn a_users_own_agent_serves_sessions_never_seen() {
+    let mut r = Router::new().with_dedicated_user("ana");
+    r.agent_started(1, 0, &mut Vec::new());
+    assert_eq!(
+        r.connect_as("bo", rw()),
+        Err(ConnectError::AnotherUsersAgent)
+    );
+    let ana = r.connect_as("ana", rw()).unwrap();
+    // Acting on it before a reattach is refused, as for any session.
+    let (agent, _) = request(
+        &mut r,
+        ana,
+        1,
+        "session/prompt",
+        json!({"sessionId":"old","prompt":[]}),
+    );
+    assert!(agent.is_empty());
+    let (agent, _) = load(&mut r, ana, 2, "old");
+    assert_eq!(agent.len(), 1);
+    // Bound at once: the history the agent replays reaches ana.
+    assert_eq!(update_goes_to(&mut r, "old"), [ana]);
+    answer(&mut r, &agent[0]["id"], json!({}));
+    assert_eq!(r.session_user("old"), Some("ana"));
+    // The agent's list is all ana's.
+    let all = json!({"sessions":[{"sessionId":"old","cwd":"/"},{"sessionId":"older","cwd":"/"}]});
+    let (agent, _) = request(&mut r, ana, 3, "session/list", json!({}));
+    let back = answer(&mut r, &agent[0]["id"], all.clone());
+    assert_eq!(back[0].1["result"], all);
+    // The anonymous user is not this agent's: no reattach of a session
+    // never seen, and only their own sessions listed.
+    let anon = r.connect();
+    let (agent, back) = load(&mut r, anon, 4, "older");
+    assert!(agent.is_empty());
+    refusal(&back, "older");
+    let (agent, _) = request(&mut r, anon, 5, "session/list", json!({}));
+    let back = answer(&mut r, &agent[0]["id"], all);
+    assert_eq!(back[0].1["result"]["sessions"], json!([]));
+
+    // A shared agent: a named user may not reattach a session never seen;
+    // the single user of connect() may (the agent is theirs).
+    let mut r = up();
+    let ana = r.connect_as("ana", rw()).unwrap();
+    let (agent, back) = load(&mut r, ana, 1, "old");
+    assert!(agent.is_empty());
+    refusal(&back, "old");
+    let anon = r.connect();
+    let (agent, _) = load(&mut r, anon, 2, "old");
+    assert_eq!(agent.len(), 1);
+}
+
+/// An evicted session keeps a compact record: a few dozen bytes, whatever
+/// the length of its id.
+#[test]
+fn an_evicted_session_costs_a_few_bytes() {
+    let mut r = Router::new().with_user_limits(4, 1);
+    r.agent_started(1, 0, &mut Vec::new());
+    let cycle = |r: &mut Router, n: usize| {
+        let a = r.connect_as("ana", rw()).unwrap();
+        open(r, a, &format!("{n:0>200}"));
+        r.disconnect(a, &mut Vec::new());
+    };
+    for n in 0..8 {
+        cycle(&mut r, n);
+    }
+    const N: usize = 2000;
+    let info = allocation_counter::measure(|| {
+        for n in 8..8 + N {
+            cycle(&mut r, n);
+        }
+    });
+    let per = info.bytes_current / N as i64;
+    assert!(per <= 40, "{per} bytes a session kept");
+}
+
 mod props {
     use super::*;
     use proptest::prelude::*;
@@ -440,16 +676,34 @@ mod props {
     /// The model: session -> (user, holding connection slot).
     type Model = HashMap<String, (usize, Option<usize>)>;
 
+    /// The most sessions a user may hold, and the most left ones kept in
+    /// full: small, so sessions are evicted.
+    const LIMIT: usize = 1;
+
+    /// Sessions `user` holds, by the model.
+    fn held(model: &Model, user: usize) -> usize {
+        model
+            .values()
+            .filter(|&&(u, h)| u == user && h.is_some())
+            .count()
+    }
+
     proptest! {
         /// Three users with two connection slots each open, reattach,
-        /// prompt, leave and get updates at random: every update reaches
-        /// exactly the connection the model says, a foreign user is always
-        /// refused, and the user's other connection only by reattaching.
+        /// prompt, leave and get updates at random, the agent restarts,
+        /// and each user may hold one session (older left ones are
+        /// evicted): every update reaches exactly the connection the model
+        /// says, a foreign user and a session never seen are always
+        /// refused, the user's other connection only by reattaching, and a
+        /// session stays its first user's whatever happens.
         #[test]
         fn sessions_stay_with_their_user(
-            ops in prop::collection::vec((0u8..5, 0usize..6, 0usize..4), 1..80),
+            ops in prop::collection::vec((0u8..6, 0usize..6, 0usize..6), 1..80),
         ) {
-            let mut r = up();
+            let mut r = Router::new()
+                .with_replay(ReplayBuffer::new(1 << 16))
+                .with_user_limits(2, LIMIT);
+            r.agent_started(1, 0, &mut Vec::new());
             let users = ["ana", "bo", "cy"];
             let user_of = |slot: usize| slot / 2;
             let mut conns: Vec<ClientId> = (0..6).map(|s| r.connect_as(users[user_of(s)], rw()).unwrap()).collect();
@@ -457,12 +711,19 @@ mod props {
             let mut out = Vec::new();
             for (n, &(op, slot, s)) in ops.iter().enumerate() {
                 let sid = format!("s{s}");
-                let c = conns[slot];
-                let mine = model.get(&sid).map(|&(u, h)| (u == user_of(slot), h));
+                let (c, user) = (conns[slot], user_of(slot));
+                let known = model.get(&sid).copied();
                 match op {
-                    0 if mine.is_none() => {
-                        open(&mut r, c, &sid);
-                        model.insert(sid, (user_of(slot), Some(slot)));
+                    0 if known.is_none() => {
+                        let (agent, back) = request(&mut r, c, n as i64, "session/new", json!({"cwd":"/","mcpServers":[]}));
+                        if held(&model, user) < LIMIT {
+                            prop_assert_eq!(agent.len(), 1, "{:?}", back);
+                            answer(&mut r, &agent[0]["id"], json!({"sessionId": sid}));
+                            model.insert(sid, (user, Some(slot)));
+                        } else {
+                            prop_assert!(agent.is_empty());
+                            prop_assert_eq!(&back[0].1["error"]["code"], &json!(USER_LIMIT.0));
+                        }
                     }
                     1 => {
                         r.disconnect(c, &mut out);
@@ -470,35 +731,55 @@ mod props {
                         for v in model.values_mut() {
                             if v.1 == Some(slot) { v.1 = None; }
                         }
-                        conns[slot] = r.connect_as(users[user_of(slot)], rw()).unwrap();
+                        conns[slot] = r.connect_as(users[user], rw()).unwrap();
                     }
                     2 => {
                         let (agent, back) = request(&mut r, c, n as i64, "session/load", json!({"sessionId":sid,"cwd":"/","mcpServers":[]}));
-                        match mine {
-                            Some((false, _)) => {
+                        match known {
+                            // Held by no connection: one more held.
+                            Some((u, None)) if u == user && held(&model, user) >= LIMIT => {
+                                prop_assert!(agent.is_empty());
+                                prop_assert_eq!(&back[0].1["error"]["code"], &json!(USER_LIMIT.0));
+                            }
+                            Some((u, _)) if u == user => {
+                                prop_assert_eq!(agent.len(), 1, "{:?}", back);
+                                answer(&mut r, &agent[0]["id"], json!({}));
+                                model.insert(sid, (user, Some(slot)));
+                            }
+                            // Another user's, or never seen: the same words.
+                            _ => {
                                 prop_assert!(agent.is_empty());
                                 prop_assert_eq!(&back[0].1["error"]["code"], &json!(-32602));
-                            }
-                            _ => {
-                                prop_assert_eq!(agent.len(), 1);
-                                answer(&mut r, &agent[0]["id"], json!({}));
-                                model.insert(sid, (user_of(slot), Some(slot)));
+                                let text = back[0].1["error"]["message"].as_str().unwrap();
+                                prop_assert!(text.contains("not available"), "{}", text);
                             }
                         }
                     }
                     3 => {
                         let (agent, back) = request(&mut r, c, n as i64, "session/prompt", json!({"sessionId":sid,"prompt":[]}));
-                        let allowed = matches!(mine, Some((true, h)) if h == Some(slot));
+                        let allowed = known == Some((user, Some(slot)));
                         prop_assert_eq!(agent.len(), usize::from(allowed), "{:?}", back);
                         if let Some(a) = agent.first() {
                             answer(&mut r, &a["id"], json!({"stopReason":"end_turn"}));
                         }
                     }
+                    4 => {
+                        r.agent_exited("exit status: 1", Duration::ZERO, &mut out);
+                        r.agent_started(2, 1, &mut out);
+                        out.clear();
+                        for v in model.values_mut() {
+                            v.1 = None;
+                        }
+                    }
                     _ => {
                         let got = update_goes_to(&mut r, &sid);
-                        let want: Vec<ClientId> = model.get(&sid).and_then(|&(_, h)| h).map(|h| conns[h]).into_iter().collect();
+                        let want: Vec<ClientId> = known.and_then(|(_, h)| h).map(|h| conns[h]).into_iter().collect();
                         prop_assert_eq!(got, want);
                     }
+                }
+                // Ownership never lapses nor moves, evicted or not.
+                for (sid, &(u, _)) in &model {
+                    prop_assert_eq!(r.session_user(sid), Some(users[u]), "{}", sid);
                 }
             }
             prop_assert_eq!(r.pending(), (0, 0));

@@ -8,7 +8,9 @@
 //! connections of user `ana`, client 2 of user `bo`), `3` an agent stdout
 //! line, `4` client 0 leaves (and a new connection of `ana` takes its
 //! slot), `5` the agent exits, `6` it starts again, `7` a message from
-//! client 3 (user `cy`, who may only read). Asserted, after every event:
+//! client 3 (user `cy`, who may only read). Each user may hold
+//! [`MAX_USER_SESSIONS`] sessions and keeps as many left ones in full, so
+//! older ones are evicted to compact records. Asserted, after every event:
 //! - every line for the agent is exactly one line (one `\n`, at the end)
 //!   and a valid JSON-RPC message;
 //! - every message for a client is valid JSON-RPC without a raw newline,
@@ -20,12 +22,18 @@
 //! - the replay buffer (on, so sessions of a client that left wait for a
 //!   reattach) never holds more than its budget per session;
 //! - a client message naming a session another user owns never reaches
-//!   the agent, and every message on a session's stream goes to a
-//!   connection of the user who owns that session;
+//!   the agent, nor does a `session/load` or `session/resume` of a
+//!   session the router has never seen (every user here is named, and
+//!   the agent shared);
+//! - ownership never lapses and never moves: once the router names a
+//!   session's user, it names the same one after every later event
+//!   (evictions and agent restarts included), and every message on a
+//!   session's stream goes to a connection of that first owner;
 //! - a read-only user reaches the agent only with `initialize`,
 //!   `session/list`, `session/load`, `session/resume` and
 //!   `$/cancel_request` (its answers and every other method stop at the
 //!   router), and is never handed one of the agent's requests.
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use acp_codec::acp::Message;
@@ -69,8 +77,32 @@ fn named_session(text: &str) -> Option<String> {
 /// Small, so the fuzzer reaches the dropping paths.
 const REPLAY_BUDGET: usize = 4096;
 
+/// Small, so the fuzzer reaches the eviction paths.
+const MAX_USER_SESSIONS: usize = 2;
+
+/// Whether `text` is a `session/load` or `session/resume` request.
+fn is_reattach(text: &str) -> bool {
+    matches!(
+        Message::decode(text),
+        Ok(Message::Request(r)) if matches!(&*r.method, "session/load" | "session/resume")
+    )
+}
+
+/// The `result.sessionId` of a response.
+fn result_session(text: &str) -> Option<String> {
+    let Ok(Message::Response(r)) = Message::decode(text) else {
+        return None;
+    };
+    let v: serde_json::Value = serde_json::from_str(r.result.get()).ok()?;
+    v.get("sessionId")?.as_str().map(str::to_owned)
+}
+
 pub fn check(data: &[u8]) {
-    let mut router = Router::new().with_replay(ReplayBuffer::new(REPLAY_BUDGET));
+    let mut router = Router::new()
+        .with_replay(ReplayBuffer::new(REPLAY_BUDGET))
+        .with_user_limits(4, MAX_USER_SESSIONS);
+    // Each session's first owner, as the router first named it.
+    let mut first_owner: BTreeMap<String, String> = BTreeMap::new();
     let mut out = Vec::new();
     router.agent_started(1, 0, &mut out);
     let mut clients: Vec<ClientId> = USERS
@@ -86,6 +118,8 @@ pub fn check(data: &[u8]) {
         let now = Duration::from_millis(step as u64);
         out.clear();
         let mut from_agent = false;
+        // Sessions this event may have made known.
+        let mut named: Vec<String> = named_session(&text).into_iter().collect();
         match op % 8 {
             c @ (0..=2 | 7) => {
                 requests += 1;
@@ -94,6 +128,8 @@ pub fn check(data: &[u8]) {
                 let foreign = named_session(&text)
                     .and_then(|s| router.session_user(&s).map(|u| u != user))
                     .unwrap_or(false);
+                let unseen_reattach = is_reattach(&text)
+                    && named_session(&text).is_some_and(|s| router.session_user(&s).is_none());
                 router.handle_client(clients[slot], &text, now, &mut out);
                 if slot == READER && !reader_may_send(&text) {
                     assert!(
@@ -107,6 +143,12 @@ pub fn check(data: &[u8]) {
                         "another user's session reached the agent: {text:?}"
                     );
                 }
+                if unseen_reattach {
+                    assert!(
+                        !out.iter().any(|o| matches!(o, Out::Agent(_))),
+                        "a reattach of a session never seen reached the agent: {text:?}"
+                    );
+                }
                 if text.contains('\n') {
                     assert!(
                         !out.iter().any(|o| matches!(o, Out::Agent(_))),
@@ -117,6 +159,7 @@ pub fn check(data: &[u8]) {
             3 => {
                 router.handle_agent(&text, now, &mut out);
                 from_agent = true;
+                named.extend(result_session(&text));
             }
             4 => {
                 router.disconnect(clients[0], &mut out);
@@ -144,13 +187,18 @@ pub fn check(data: &[u8]) {
                 } => {
                     assert!(clients.contains(c), "message for a client that is gone");
                     if let Stream::Session(s) = stream {
-                        if let Some(owner) = router.session_user(s) {
-                            assert_eq!(
-                                router.user_of(*c),
-                                Some(owner),
-                                "a message of session {s:?} went to another user"
-                            );
-                        }
+                        let owner = match (first_owner.get(s), router.session_user(s)) {
+                            (Some(first), _) => first.clone(),
+                            (None, Some(now)) => now.to_owned(),
+                            // No owner named yet: whoever gets it is.
+                            (None, None) => router.user_of(*c).unwrap_or_default().to_owned(),
+                        };
+                        assert_eq!(
+                            router.user_of(*c),
+                            Some(owner.as_str()),
+                            "a message of session {s:?} went to another user than its first owner"
+                        );
+                        first_owner.entry(s.clone()).or_insert(owner);
                     }
                     assert!(!msg.contains('\n'));
                     let decoded = Message::decode(msg)
@@ -177,6 +225,18 @@ pub fn check(data: &[u8]) {
             assert!(
                 session.is_none_or(|s| s.is_null()),
                 "a notification naming a session was broadcast: {text:?}"
+            );
+        }
+        for s in named {
+            if let Some(u) = router.session_user(&s) {
+                first_owner.entry(s).or_insert_with(|| u.to_owned());
+            }
+        }
+        for (s, first) in &first_owner {
+            assert_eq!(
+                router.session_user(s),
+                Some(first.as_str()),
+                "session {s:?} changed owner or was forgotten"
             );
         }
         let replay = router.replay().unwrap();

@@ -55,10 +55,22 @@
 //!   (`session/prompt`, `session/cancel`, `session/load`,
 //!   `session/set_mode`, …) is refused with `-32602`, in words that name no
 //!   user; the owner's other connections must reattach it first. A named
-//!   user's requests on a session the router does not know (say, the
-//!   agent's from before a restart) are refused the same way until the
-//!   user reattaches it, which makes it theirs. A
-//!   `session/list` answer shows a named user their own sessions only.
+//!   user's requests on a session the router has never seen (say, the
+//!   agent's from before the bridge started) are refused the same way;
+//!   so is a reattach of one, unless the agent is that user's own
+//!   ([`Router::with_dedicated_user`]; by default the agent is the
+//!   anonymous user's of [`Router::connect`]), which then makes it
+//!   theirs. A `session/list` answer shows a named user their own
+//!   sessions only.
+//! - Ownership never lapses: a session the router has seen stays its
+//!   user's for the router's lifetime, across the agent's restarts and
+//!   whatever is evicted for memory. Past the user's limit, the oldest left
+//!   sessions are evicted to a compact record: a 64-bit SipHash-2-4 of the
+//!   id, keyed ([`Router::with_hash_key`]), and the user, about 30 bytes a
+//!   session whatever the id's length, kept for the router's lifetime.
+//!   Evicted sessions stay reattachable by their user alone; should two
+//!   users' sessions share a hash, neither may be reattached by anyone
+//!   (a collision refuses, it never hands a session over).
 //! - [`Permissions`]: `read` lets a user watch their own sessions,
 //!   `write` also lets them prompt, change sessions and answer the agent
 //!   (see its docs for the exact methods); a refused request gets
@@ -79,7 +91,8 @@
 //!   client that reattaches them.
 //! - The agent exiting: every pending client request is answered with an
 //!   error, every client gets [`AGENT_EXITED`] (with the sessions it lost),
-//!   later [`AGENT_STARTED`].
+//!   later [`AGENT_STARTED`]. Each session stays its user's, for them
+//!   alone to reattach on the restarted agent.
 //!
 //! # Driving it
 //!
@@ -132,7 +145,7 @@
 //! | a client's requests waiting on the agent | 1,024 ([`DEFAULT_MAX_PENDING_PER_CLIENT`]) | refused with `-32603` |
 //! | a user's connections | 256 ([`DEFAULT_MAX_USER_CONNECTIONS`]) | [`ConnectError::TooManyConnections`]: `429` |
 //! | a user's open sessions | 256 ([`DEFAULT_MAX_USER_SESSIONS`]) | refused with [`USER_LIMIT`] (`-32011`) |
-//! | a user's left sessions kept for a reattach | as many as open sessions | the oldest forgotten |
+//! | a user's left sessions kept in full for a reattach | as many as open sessions | the oldest evicted to a compact record (about 30 bytes each, kept for the router's lifetime), still the user's |
 //! | replay, per session | 4 MiB of text ([`DEFAULT_REPLAY_BUDGET`]) | oldest dropped first, reported ([`Dropped`], [`REPLAY_DROPPED`]) |
 //! | replay, sessions | 64 ([`DEFAULT_MAX_REPLAY_SESSIONS`]) | messages for more sessions are dropped |
 

@@ -9,7 +9,7 @@ use core::time::Duration;
 
 use super::{
     bridge_notification, cancel_target, error_text, line_to_text, session_of, AgentRequest,
-    Forwarded, Out, Router, ANONYMOUS, REPLAY_DROPPED,
+    Forwarded, Out, Router, REPLAY_DROPPED,
 };
 use crate::acp::{
     encode_error, encode_response, names, ErrorResponse, Message, RawJson, Request, RequestId,
@@ -18,6 +18,7 @@ use crate::acp::{
 use crate::remote::transport::{answer_stream, session_field, SessionField, Stream, SESSION_FORK};
 use crate::{ErrorCode, FrameError, PeekedId};
 
+use super::sessions::Whose;
 use super::ClientId;
 
 impl Router {
@@ -153,12 +154,13 @@ impl Router {
         }
     }
 
-    /// What a `session/list` answer shows a named user: their own sessions
-    /// only (another user's ids and titles are not theirs to see, nor
-    /// sessions nobody owns, which they could otherwise claim). Other
-    /// answers, and the anonymous user's, pass unchanged.
+    /// What a `session/list` answer shows a user: their own sessions only
+    /// (another user's ids and titles are not theirs to see, nor sessions
+    /// never seen, which may be another user's). Other answers, and the
+    /// answers to the agent's own user (the anonymous user by default,
+    /// see [`Router::with_dedicated_user`]), pass unchanged.
     fn visible<'r>(&self, f: &Forwarded, result: RawJson<'r>) -> RawJson<'r> {
-        if f.method != names::SESSION_LIST || f.user == ANONYMOUS {
+        if f.method != names::SESSION_LIST || f.user == self.agent_user {
             return result;
         }
         let Ok(mut v) = serde_json::from_str::<serde_json::Value>(result.get()) else {
@@ -226,16 +228,18 @@ impl Router {
             self.sessions.hold(session, &f.user, f.client);
         } else {
             self.sessions.leave(session, &f.user);
-            for old in self.sessions.trim_left(&f.user, self.max_user_sessions) {
-                self.drop_replay(&old);
-            }
+            self.trim_left(&f.user);
         }
     }
 
     /// Whether `f` is a `session/new` or `session/fork` whose answer names
-    /// a session another user owns.
+    /// a session another user owns, or one nobody may claim.
     fn reused(&self, f: &Forwarded, session: &str) -> bool {
-        self.session_user(session).is_some_and(|u| u != f.user)
+        match self.sessions.whose(session) {
+            Whose::Owner(o) => o.user != f.user,
+            Whose::Nobody => true,
+            Whose::Unseen => false,
+        }
     }
 
     fn agent_request(&mut self, r: &Request<'_>, line: &str, out: &mut Vec<Out>) {

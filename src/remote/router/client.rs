@@ -7,7 +7,7 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use core::time::Duration;
 
-use super::sessions::Owner;
+use super::sessions::{Owner, Whose};
 use super::users::read_only_allows;
 use super::{cancel_target, error_text, Forwarded, Out, Router, ANONYMOUS, FORBIDDEN, USER_LIMIT};
 use crate::acp::{names, ErrorResponse, Message, RawJson, Request, RequestId, Response};
@@ -20,7 +20,8 @@ use super::ClientId;
 type Refusal = (ErrorCode, String);
 
 /// The refusal of a session that is not the sender's: the same words
-/// whether another user owns it or nobody does, naming no user.
+/// whether another user owns it, nobody may claim it or the router has
+/// never seen it, naming no user.
 fn not_available(session: &str) -> Refusal {
     let msg = format!("session {session} is not available to this connection (session/load or session/resume one of yours first)");
     (ErrorCode::INVALID_PARAMS, msg)
@@ -64,7 +65,11 @@ impl Router {
     /// Requests get router-unique ids toward the agent. A message holding a
     /// raw newline is refused, so one client message is never two agent
     /// lines. Naming a session another user owns, or one another
-    /// connection holds, is refused (`-32602`, naming no user); a request
+    /// connection holds, is refused (`-32602`, naming no user), and so is
+    /// a named user naming a session the router has never seen (a
+    /// `session/load` or `session/resume` of one goes through when the
+    /// agent is the user's own, see
+    /// [`with_dedicated_user`](Self::with_dedicated_user)); a request
     /// the user's permissions do not allow gets [`FORBIDDEN`]; a reply to
     /// an agent request is forwarded only from the client it was sent to.
     /// Unknown clients are ignored.
@@ -113,10 +118,13 @@ impl Router {
                     return;
                 }
                 let foreign = match session_field(n.params.as_ref()) {
-                    SessionField::Id(s) => self
-                        .sessions
-                        .get(&s)
-                        .is_some_and(|o| o.client != Some(client)),
+                    // Only for a session this connection holds, as for
+                    // requests (or one never seen, for the anonymous user).
+                    SessionField::Id(s) => match self.sessions.whose(&s) {
+                        Whose::Owner(o) => o.client != Some(client),
+                        Whose::Nobody => true,
+                        Whose::Unseen => user != ANONYMOUS,
+                    },
                     // Not one string: no ownership check could see which
                     // session the agent would take it for.
                     SessionField::Invalid => true,
@@ -226,9 +234,10 @@ impl Router {
     }
 
     /// Whether `from` may name `session` in a `method` request; a reattach
-    /// (`session/load`, `session/resume`) of a session the user owns or
-    /// nobody owns binds it to `from` now, so what the agent replays
-    /// before its answer reaches it.
+    /// (`session/load`, `session/resume`) of a session the user owns (or,
+    /// by the user whose own agent this is, one the router has never seen)
+    /// binds it to `from` now, so what the agent replays before its answer
+    /// reaches it.
     fn claim(
         &mut self,
         from: &Sender<'_>,
@@ -242,9 +251,12 @@ impl Router {
             }
             return Ok(Claim { bound: None, opens });
         };
-        let owner = self.sessions.get(s).cloned();
+        let owner = match self.sessions.whose(s) {
+            Whose::Owner(o) if o.user == from.user => Some(o),
+            Whose::Owner(_) | Whose::Nobody => return Err(not_available(s)),
+            Whose::Unseen => None,
+        };
         match &owner {
-            Some(o) if o.user != from.user => return Err(not_available(s)),
             Some(o) if o.client == Some(from.id) => {
                 if opens {
                     self.check_session_limit(from.user)?;
@@ -258,9 +270,7 @@ impl Router {
                 };
                 return Err((ErrorCode::INVALID_PARAMS, msg));
             }
-            // A named user acts only on sessions they hold: one the router
-            // does not know (the agent's from before a restart, say) is
-            // theirs once they reattach it.
+            // A named user acts only on sessions they hold.
             None if !is_reattach(method) && from.user != ANONYMOUS => return Err(not_available(s)),
             None if !is_reattach(method) => {
                 if opens {
@@ -268,6 +278,11 @@ impl Router {
                 }
                 return Ok(Claim { bound: None, opens });
             }
+            // A session the router has never seen (the agent's from before
+            // the router, say) may be another user's when the agent is
+            // shared: only the agent's own user may reattach it, and it is
+            // theirs from now on.
+            None if from.user != self.agent_user => return Err(not_available(s)),
             _ => {}
         }
         // A reattach: one more session held, unless another connection of
@@ -283,14 +298,18 @@ impl Router {
     }
 
     /// Undoes a reattach's binding: the session goes back to its owner
-    /// before, or is forgotten if it had none.
+    /// before (it stays theirs), or is forgotten if the router had never
+    /// seen it.
     pub(super) fn unbind(&mut self, session: &str, before: Option<Owner>) {
         match before {
             Some(Owner {
                 user,
                 client: Some(c),
             }) if self.clients.contains_key(&c) => self.sessions.hold(session, &user, c),
-            Some(Owner { user, .. }) => self.sessions.leave(session, &user),
+            Some(Owner { user, .. }) => {
+                self.sessions.leave(session, &user);
+                self.trim_left(&user);
+            }
             None => {
                 self.sessions.remove(session);
             }

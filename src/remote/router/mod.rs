@@ -3,6 +3,7 @@
 
 mod agent;
 mod client;
+mod evicted;
 mod sessions;
 mod users;
 
@@ -201,6 +202,9 @@ pub struct Router {
     /// The agent's pending requests -> the client they were sent to.
     agent_requests: BTreeMap<RequestId<'static>, AgentRequest>,
     sessions: Sessions,
+    /// The user whose own agent this is: may reattach sessions the router
+    /// has never seen.
+    agent_user: String,
     /// Left sessions whose messages the replay buffer keeps, oldest first;
     /// at most its session limit.
     replaying: VecDeque<String>,
@@ -218,7 +222,11 @@ impl Router {
     /// A router with no agent yet (call [`agent_started`](Self::agent_started)),
     /// at most [`DEFAULT_MAX_PENDING_PER_CLIENT`] requests per client,
     /// [`DEFAULT_MAX_USER_CONNECTIONS`] and [`DEFAULT_MAX_USER_SESSIONS`]
-    /// per user, and no replay buffer.
+    /// per user, and no replay buffer. Its agent is the anonymous user's
+    /// of [`connect`](Self::connect) (see
+    /// [`with_dedicated_user`](Self::with_dedicated_user)), and evicted
+    /// sessions are remembered under the all-zero hash key (see
+    /// [`with_hash_key`](Self::with_hash_key)).
     pub fn new() -> Self {
         Self {
             tracker: Tracker::new().with_default_timeout(FORWARD_TIMEOUT),
@@ -232,6 +240,7 @@ impl Router {
             forwarded: BTreeMap::new(),
             agent_requests: BTreeMap::new(),
             sessions: Sessions::default(),
+            agent_user: ANONYMOUS.to_owned(),
             replaying: VecDeque::new(),
             replay: None,
             dropped: 0,
@@ -249,12 +258,47 @@ impl Router {
     /// Sets the most connections one user may hold (more are refused by
     /// [`connect_as`](Self::connect_as)) and the most sessions one user
     /// may hold open (a request opening one more is answered with
-    /// [`USER_LIMIT`]). As many sessions whose connection left stay the
-    /// user's for a reattach; past that the oldest are forgotten.
+    /// [`USER_LIMIT`]). As many sessions whose connection left keep a full
+    /// record; past that the oldest are evicted to a compact one: they
+    /// stay the user's, for a reattach by them alone.
     #[must_use]
     pub fn with_user_limits(mut self, connections: usize, sessions: usize) -> Self {
         self.max_user_connections = connections;
         self.max_user_sessions = sessions;
+        self
+    }
+
+    /// Says the agent process serves `user` alone (a bridge running one
+    /// agent per user, one router each): `user`'s `session/load` or
+    /// `session/resume` of a session this router has never seen goes to
+    /// the agent and makes the session theirs (the agent's sessions from
+    /// before the router, or before the bridge restarted, are theirs).
+    /// Other users may not connect ([`ConnectError::AnotherUsersAgent`]).
+    ///
+    /// Without it, the agent is the anonymous user's of
+    /// [`connect`](Self::connect) (the single-user bridge): only that user
+    /// may reattach a session the router has never seen; a named user of
+    /// [`connect_as`](Self::connect_as) is refused, in the same words as
+    /// for another user's session, as the agent may be shared and the
+    /// session another user's.
+    #[must_use]
+    pub fn with_dedicated_user(mut self, user: &str) -> Self {
+        user.clone_into(&mut self.agent_user);
+        self
+    }
+
+    /// Sets the key of the 64-bit SipHash-2-4 under which sessions evicted
+    /// for memory are remembered (see the [module docs](super#the-router));
+    /// give 16 bytes from the operating system's random source. Without
+    /// one the key is all zeros: ownership never lapses either way, but
+    /// anyone can compute which ids share a record. The router reads no
+    /// randomness itself.
+    ///
+    /// Call it on a new router: once a session has been evicted, the key
+    /// stays as it was (the records under it would no longer be found).
+    #[must_use]
+    pub fn with_hash_key(mut self, key: [u8; 16]) -> Self {
+        let _ = self.sessions.set_key(key);
         self
     }
 
@@ -286,8 +330,10 @@ impl Router {
     /// # Errors
     ///
     /// [`ConnectError::NotPermitted`] when `permissions` has neither
-    /// `read` nor `write`; [`ConnectError::TooManyConnections`] when the
-    /// user holds as many connections as the limit allows.
+    /// `read` nor `write`; [`ConnectError::AnotherUsersAgent`] when the
+    /// router is [dedicated](Self::with_dedicated_user) to another user;
+    /// [`ConnectError::TooManyConnections`] when the user holds as many
+    /// connections as the limit allows.
     pub fn connect_as(
         &mut self,
         user: &str,
@@ -295,6 +341,9 @@ impl Router {
     ) -> Result<ClientId, ConnectError> {
         if !permissions.read() {
             return Err(ConnectError::NotPermitted);
+        }
+        if self.agent_user != ANONYMOUS && self.agent_user != user {
+            return Err(ConnectError::AnotherUsersAgent);
         }
         let held = self.users.get(user).map_or(0, |u| u.connections.get());
         if held >= self.max_user_connections {
@@ -360,17 +409,20 @@ impl Router {
         self.sessions.held()
     }
 
-    /// How many sessions `user` owns: held by one of their connections,
-    /// and left (waiting for a reattach).
+    /// How many sessions `user` owns with a full record: held by one of
+    /// their connections, and left (waiting for a reattach). Sessions
+    /// evicted past the limit are not counted (they stay the user's).
     pub fn user_sessions(&self, user: &str) -> (usize, usize) {
         let c = self.sessions.counts(user);
         (c.held.get(), c.left.get())
     }
 
     /// The user who owns `session` (held by one of their connections, or
-    /// left for a reattach), if any.
+    /// left for a reattach, evicted or not), if any. `None` for a session
+    /// the router has never seen, and for one nobody may claim (an evicted
+    /// record that two users' sessions share).
     pub fn session_user(&self, session: &str) -> Option<&str> {
-        self.sessions.get(session).map(|o| o.user.as_str())
+        self.sessions.user(session)
     }
 
     /// The client that holds `session`, if any.
@@ -446,6 +498,14 @@ impl Router {
         }
     }
 
+    /// Evicts `user`'s oldest left sessions past the limit (they stay
+    /// theirs), forgetting what was kept for their replay.
+    fn trim_left(&mut self, user: &str) {
+        for s in self.sessions.trim_left(user, self.max_user_sessions) {
+            self.drop_replay(&s);
+        }
+    }
+
     /// `client` left: its sessions get `session/cancel` and stay its
     /// user's (waiting for a reattach, with what they miss kept when a
     /// replay buffer is on); the agent's pending permission requests to it
@@ -469,9 +529,7 @@ impl Router {
             self.sessions.leave(&s, &gone.user);
             self.keep_for_replay(s);
         }
-        for s in self.sessions.trim_left(&gone.user, self.max_user_sessions) {
-            self.drop_replay(&s);
-        }
+        self.trim_left(&gone.user);
         let asked: Vec<RequestId<'static>> = self
             .agent_requests
             .iter()
@@ -491,8 +549,9 @@ impl Router {
     /// The agent process exited: every pending client request is answered
     /// with `-32603`, every client gets `_bridge/agent_exited` (with
     /// `status`, `restartInMs` and the sessions it lost), and requests are
-    /// refused until [`agent_started`](Self::agent_started). Sessions do
-    /// not survive: every user's are forgotten.
+    /// refused until [`agent_started`](Self::agent_started). No connection
+    /// holds a session any more, but each stays its user's: only they may
+    /// reattach it (`session/load`) once the agent is back.
     pub fn agent_exited(&mut self, status: &str, restart_in: Duration, out: &mut Vec<Out>) {
         self.agent_up = false;
         for (_, f) in core::mem::take(&mut self.forwarded) {
@@ -518,7 +577,7 @@ impl Router {
             replay.clear();
         }
         let mut lost: BTreeMap<ClientId, Vec<String>> = BTreeMap::new();
-        for (s, owner) in self.sessions.clear() {
+        for (s, owner) in self.sessions.evict_all() {
             if let Some(c) = owner.client {
                 lost.entry(c).or_default().push(s);
             }

@@ -116,6 +116,9 @@ pub const USER_LIMIT: ErrorCode = ErrorCode(-32011);
 pub enum ConnectError {
     /// The user has neither `read` nor `write`.
     NotPermitted,
+    /// The router's agent is dedicated to another user
+    /// ([`Router::with_dedicated_user`](super::Router::with_dedicated_user)).
+    AnotherUsersAgent,
     /// The user holds as many connections as the limit allows.
     TooManyConnections {
         /// The limit.
@@ -128,7 +131,7 @@ impl ConnectError {
     /// a limit.
     pub const fn http_status(&self) -> u16 {
         match self {
-            Self::NotPermitted => 403,
+            Self::NotPermitted | Self::AnotherUsersAgent => 403,
             Self::TooManyConnections { .. } => 429,
         }
     }
@@ -138,6 +141,7 @@ impl fmt::Display for ConnectError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::NotPermitted => f.write_str("this user has no permission to connect"),
+            Self::AnotherUsersAgent => f.write_str("this agent serves another user"),
             Self::TooManyConnections { limit } => {
                 write!(f, "this user already holds {limit} connections, the limit")
             }
