@@ -172,6 +172,7 @@
 mod agent;
 mod http;
 mod hub;
+mod log;
 mod server;
 mod ws;
 
@@ -242,9 +243,21 @@ struct Args {
     /// Arguments for the built-in mock agent (e.g. `--big-bytes N`).
     #[arg(long, allow_hyphen_values = true)]
     mock_args: Option<String>,
-    /// Directory of gemini-acp.log.
+    /// Directory of gemini-acp.log (and, with a token file, of each user
+    /// agent's gemini-acp.USER.log).
     #[arg(long, env = "GEMINI_BRIDGE_LOG_DIR", default_value = ".")]
     log_dir: PathBuf,
+    /// With a token file: where each user's agent gets its own HOME
+    /// (USER/home) and working directory (USER/work).
+    #[arg(long, env = "GEMINI_BRIDGE_STATE_DIR", default_value = "agents")]
+    state_dir: PathBuf,
+    /// With a token file: stop a user's agent after this many seconds with
+    /// no connection and no message.
+    #[arg(long, default_value_t = 600, value_parser = at_least_one_u64)]
+    agent_idle_secs: u64,
+    /// With a token file: most user agent processes at once.
+    #[arg(long, default_value_t = 16, value_parser = at_least_one)]
+    max_agents: usize,
     /// A client that takes longer to accept one message is dropped (ms).
     #[arg(long, default_value_t = 30_000)]
     slow_client_ms: u64,
@@ -262,6 +275,14 @@ struct Args {
 
 fn at_least_one(v: &str) -> Result<usize, String> {
     match v.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".to_owned()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+fn at_least_one_u64(v: &str) -> Result<u64, String> {
+    match v.parse::<u64>() {
         Ok(0) => Err("must be at least 1".to_owned()),
         Ok(n) => Ok(n),
         Err(e) => Err(e.to_string()),
@@ -310,6 +331,9 @@ impl Args {
             tls,
             agent: agent_command(self.gemini, self.agent, self.mock_args)?,
             log_dir: self.log_dir,
+            state_dir: self.state_dir,
+            agent_idle: Duration::from_secs(self.agent_idle_secs),
+            max_agents: self.max_agents,
             log_limit: hub::LOG_LIMIT,
             backoff_min: Duration::from_millis(100),
             backoff_max: Duration::from_secs(10),
@@ -414,15 +438,11 @@ async fn reload_on_sighup(shared: Arc<Shared>, users: Arc<users::TokenFile>) {
     while hup.recv().await.is_some() {
         match users.reload() {
             Ok((now, gone)) => {
-                {
-                    let mut st = shared.lock();
-                    for who in &now {
-                        st.router.set_permissions(&who.user, who.permissions);
-                    }
-                    for user in &gone {
-                        st.router
-                            .set_permissions(user, acp_codec::remote::Permissions::READ_ONLY);
-                    }
+                for who in &now {
+                    shared.set_permissions(&who.user, who.permissions);
+                }
+                for user in &gone {
+                    shared.set_permissions(user, acp_codec::remote::Permissions::READ_ONLY);
                 }
                 shared.log_line(&format!(
                     "token file re-read: {} tokens; users removed (read-only until they leave): {}",
@@ -460,15 +480,23 @@ async fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let shared = Shared::new(config);
+    let shared = match Shared::new(config) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("acp-bridge: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     if let Some(users) = shared.config.access.users.clone() {
         tokio::spawn(reload_on_sighup(shared.clone(), users));
+    } else {
+        // Accept once the shared agent is up (or failed to start), so the
+        // first client is not told the agent is restarting. Users of a
+        // token file get their own agents, each started on its user's
+        // first message.
+        let mut up = shared.start_shared_agent();
+        let _ = tokio::time::timeout(Duration::from_secs(10), up.wait_for(|up| *up)).await;
     }
-    let (up_tx, up_rx) = tokio::sync::oneshot::channel();
-    tokio::spawn(agent::supervise(shared.clone(), up_tx));
-    // Accept once the first agent is up (or failed to start), so the first
-    // client is not told the agent is restarting.
-    let _ = tokio::time::timeout(Duration::from_secs(10), up_rx).await;
     let http = Arc::new(http::Connections::default());
     server::serve(listener, App { shared, http }).await;
     ExitCode::SUCCESS
