@@ -496,7 +496,10 @@ fn an_evicted_session_stays_its_users() {
             method,
             json!({"sessionId":"s0","cwd":"/","mcpServers":[]}),
         );
-        assert!(agent.is_empty(), "{method} of an evicted session reached the agent");
+        assert!(
+            agent.is_empty(),
+            "{method} of an evicted session reached the agent"
+        );
         assert_eq!(refusal(&back, "s0"), words, "{method}");
     }
     // Nor may bo prompt it, cancel it, or get its updates.

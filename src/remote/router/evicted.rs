@@ -126,8 +126,8 @@ impl Evicted {
 mod tests {
     use super::*;
 
-    /// The reference vectors of the SipHash paper (Aumasson and Bernstein,
-    /// appendix A): key `00 01 .. 0f`, messages `00 01 .. (n-1)`.
+    /// The reference vectors of the `SipHash` paper (by Aumasson and
+    /// Bernstein, appendix A): key `00 01 .. 0f`, messages `00 01 .. (n-1)`.
     #[test]
     fn the_hash_is_siphash_2_4_under_the_key() {
         let mut e = Evicted::default();
