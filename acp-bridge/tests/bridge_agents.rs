@@ -419,3 +419,18 @@ async fn connection_limit_exact_under_concurrent_connects() {
         c.init().await;
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_websocket_silent_after_the_upgrade_is_closed() {
+    let bridge = start("first_message", &["--first-message-secs", "1"]);
+    let mut quiet = user(&bridge, ANA).await;
+    let t0 = Instant::now();
+    assert_eq!(close_code(&mut quiet).await, 1008);
+    assert!(t0.elapsed() < Duration::from_secs(5));
+    wait_log(&bridge, "no message within 1 s");
+    // A client that speaks in time is served.
+    let mut c = user(&bridge, ANA).await;
+    let s = c.open_session(&bridge.dir).await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(c.turn(&s, "still here").await.stop_reason, "end_turn");
+}

@@ -50,6 +50,8 @@ pub struct Config {
     pub bind: SocketAddr,
     /// Token and Origin checks.
     pub access: Access,
+    /// The caps and deadlines on connections not yet authenticated.
+    pub door: crate::door::DoorLimits,
     /// Largest WebSocket message from a client, and largest agent line
     /// relayed (bytes).
     pub max_message: usize,

@@ -170,6 +170,7 @@
 //! [`Message::decode`]: acp_codec::acp::Message::decode
 
 mod agent;
+mod door;
 mod http;
 mod hub;
 mod log;
@@ -267,6 +268,21 @@ struct Args {
     /// Most bytes queued for one Streamable HTTP connection's streams.
     #[arg(long, default_value_t = 64 * 1024 * 1024)]
     max_buffered_bytes: usize,
+    /// A connection not authenticated (TLS handshake, request head, token)
+    /// within this many seconds is closed.
+    #[arg(long, default_value_t = 10, value_parser = at_least_one_u64)]
+    handshake_secs: u64,
+    /// A WebSocket client that sends no message for this many seconds
+    /// after the upgrade is closed (1008).
+    #[arg(long, default_value_t = 10, value_parser = at_least_one_u64)]
+    first_message_secs: u64,
+    /// Most connections not yet authenticated, in all; more are closed at
+    /// once.
+    #[arg(long, default_value_t = 1024, value_parser = at_least_one)]
+    max_unauthenticated: usize,
+    /// Most connections not yet authenticated from one address.
+    #[arg(long, default_value_t = 64, value_parser = at_least_one)]
+    max_unauthenticated_per_address: usize,
     /// Bytes kept per session whose client left, for the client that
     /// reattaches it with session/load or session/resume (0: none).
     #[arg(long, env = "GEMINI_BRIDGE_REPLAY_BYTES", default_value_t = acp_codec::remote::DEFAULT_REPLAY_BUDGET)]
@@ -326,6 +342,12 @@ impl Args {
                     .map(|o| o.trim().to_owned())
                     .filter(|o| !o.is_empty())
                     .collect(),
+            },
+            door: door::DoorLimits {
+                handshake: Duration::from_secs(self.handshake_secs),
+                first_message: Duration::from_secs(self.first_message_secs),
+                max_unauthenticated: self.max_unauthenticated,
+                max_per_address: self.max_unauthenticated_per_address,
             },
             max_message: self.max_message_bytes,
             tls,

@@ -26,6 +26,11 @@ use acp_bridge::users::Identity;
 use acp_codec::remote::{oversize, Checked, CloseCode, Gate, RemoteError, Stream};
 use axum::http::StatusCode;
 
+/// Bytes read from a socket at a time: an idle connection holds this
+/// much, not tungstenite's default 128 KiB (a larger message still grows
+/// its buffer as it arrives).
+const READ_CHUNK: usize = 8 * 1024;
+
 /// How much of an oversized message is looked at for its request id.
 const OVERSIZE_HEAD: usize = 4096;
 
@@ -69,6 +74,7 @@ pub fn upgrade(
     // it is answered before the close; larger ones close at once.
     let read_limit = shared.config.max_message.saturating_mul(2);
     let mut response = upgrade
+        .read_buffer_size(READ_CHUNK)
         .max_message_size(read_limit)
         .max_frame_size(read_limit)
         .on_upgrade(move |socket| client(joined, socket, peer, who, (tx, rx), kick));
@@ -153,15 +159,26 @@ async fn read_frames(
     kick: &Kick,
 ) -> Option<Close> {
     let mut gate = Gate::new();
+    // The first message must come within `--first-message-secs`.
+    let first_wait = shared.config.door.first_message;
+    let first_deadline = tokio::time::sleep(first_wait);
+    tokio::pin!(first_deadline);
+    let mut waiting = true;
     loop {
         let next = tokio::select! {
             m = source.next() => m,
+            () = &mut first_deadline, if waiting => return Some(Close {
+                code: CloseCode::POLICY_VIOLATION,
+                reason: format!("no message within {} s", first_wait.as_secs()),
+                last: None,
+            }),
             () = kick.notified() => return Some(Close {
                 code: CloseCode::POLICY_VIOLATION,
                 reason: kick.reason(),
                 last: None,
             }),
         };
+        waiting = false;
         let text = match next {
             Some(Ok(Message::Text(text))) => text,
             Some(Ok(Message::Binary(_))) => {
