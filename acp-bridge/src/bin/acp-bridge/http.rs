@@ -8,9 +8,11 @@
 //!   `202` at once; answers come on the SSE streams.
 //! - `GET` (`Accept: text/event-stream`) with `Acp-Connection-Id` opens the
 //!   connection's stream; adding `Acp-Session-Id` opens that session's
-//!   stream, when the connection holds the session (else `404`: after its
-//!   `session/new` answer, or once its `session/load` or `session/resume`
-//!   is sent). One receiver per stream (another gets `409`). Messages for a
+//!   stream, when the session is the connection's user's: held by this
+//!   connection or another of theirs, or left for a reattach (else `404`,
+//!   no stream: another user's session, or one the bridge has not seen
+//!   since it started, whose stream opens once its `session/load` or
+//!   `session/resume` is sent). One receiver per stream (another gets `409`). Messages for a
 //!   stream nobody reads yet wait for it, counted against
 //!   `--max-buffered-bytes`.
 //! - `DELETE` with `Acp-Connection-Id` closes the connection.
@@ -402,11 +404,11 @@ fn get(app: App, headers: &HeaderMap, who: &Identity) -> Result<Response, Respon
     }
     let conn = app.http.get(headers, who)?;
     let stream = match header_str(headers, HEADER_SESSION_ID) {
-        // Only a session this connection holds has a stream.
-        Some(session) if !app.shared.holds(conn.client, session) => {
+        // Only a session of this connection's user has a stream.
+        Some(session) if !app.shared.may_stream(conn.client, session) => {
             return Err(text(
                 StatusCode::NOT_FOUND,
-                "unknown Acp-Session-Id: not a session of this connection",
+                "unknown Acp-Session-Id: not a session of this user",
             ))
         }
         Some(session) => Stream::Session(session.to_owned()),

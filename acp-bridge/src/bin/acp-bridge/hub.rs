@@ -547,10 +547,20 @@ impl Shared {
         st.router.request_session(client, id).map(str::to_owned)
     }
 
-    /// Whether `member` holds `session` (its router says so).
-    pub fn holds(&self, member: Member, session: &str) -> bool {
-        self.member(member)
-            .is_some_and(|(agent, client)| agent.lock().router.owner(session) == Some(client))
+    /// Whether `member` may have a stream for `session`: it holds the
+    /// session, or the session is its user's (held by another of their
+    /// connections, or left for a reattach). A session its router has not
+    /// seen, or another user's, has no stream.
+    pub fn may_stream(&self, member: Member, session: &str) -> bool {
+        let Some((agent, client)) = self.member(member) else {
+            return false;
+        };
+        let st = agent.lock();
+        let router = &st.router;
+        router.owner(session) == Some(client)
+            || router
+                .user_of(client)
+                .is_some_and(|user| router.session_user(session) == Some(user))
     }
 
     /// Sets `user`'s permissions on their connections (a re-read token

@@ -1,5 +1,6 @@
 //! A remote endpoint for an ACP agent on stdio: ACP's Streamable HTTP &
-//! WebSocket transport on `/acp`, many clients sharing one agent process.
+//! WebSocket transport on `/acp`, many clients sharing one agent process (or,
+//! with a token file, one agent process per user).
 //!
 //! ```text
 //! acp-bridge   # mock agent, ws://127.0.0.1:4444
@@ -34,9 +35,39 @@
 //! goes out as one text message, however large (up to the size limit);
 //! stdout text that is not JSON-RPC is dropped and logged.
 //!
-//! # Sharing one agent
+//! # One agent per user, or one shared
 //!
-//! All clients share one agent process, multiplexed, not broadcast:
+//! With `--token-file`, each user gets their own agent process, with its
+//! own router: started on the user's first message (a client's first
+//! message waits for it), its `HOME` `STATE_DIR/USER/home` and working
+//! directory `STATE_DIR/USER/work` (`--state-dir`, default `agents`;
+//! created mode 700; `XDG_CONFIG_HOME`, `XDG_DATA_HOME`,
+//! `XDG_STATE_HOME`, `XDG_CACHE_HOME` and `XDG_RUNTIME_DIR` removed from
+//! its environment, so its files land in its `HOME`), its stderr in
+//! `gemini-acp.USER.log` in `--log-dir` (rotated to `.old` past 2 MiB;
+//! `USER` with every byte but ASCII letters, digits, `-`, `_` and an inner
+//! `.` written `%XX`). It is stopped after `--agent-idle-secs` (600) with
+//! no connection and no message either way, and started again on the
+//! user's next message. At most `--max-agents` (16) run at once: a user
+//! whose agent cannot start gets `-32012` for each request, with a message
+//! naming the limit; nobody else notices. One user's agent crashing or
+//! restarting touches no one else: `_bridge/agent_exited` and
+//! `_bridge/agent_started` go to that user's clients only.
+//!
+//! Each agent runs as the bridge's own OS user: a separate process, `HOME`
+//! and working directory keep one user's agent from seeing another's
+//! files by default, not from reading them on purpose (a shell tool can
+//! open any path the bridge's OS user can).
+//!
+//! Without a token file (`--token`, or none) all clients share one agent
+//! process, started with the bridge, in the bridge's `HOME` and working
+//! directory, logging to `gemini-acp.log`.
+//!
+//! # Sharing an agent
+//!
+//! The clients of one agent process (all clients of the shared agent, or
+//! one user's connections to their own) share it multiplexed, not
+//! broadcast:
 //!
 //! - a client's request gets a bridge-unique id toward the agent; the
 //!   response goes back to that client only, with the client's own id;
@@ -70,16 +101,17 @@
 //!
 //! # Agent lifecycle
 //!
-//! The agent runs as a child process. When it exits, every request still
-//! waiting on it is answered with `-32603`, and each client gets the
+//! Each agent runs as a child process. When it exits, every request still
+//! waiting on it is answered with `-32603`, and each of its clients gets the
 //! notification `_bridge/agent_exited` (`status`, `restartInMs`,
 //! `lostSessions`); the bridge restarts it after a backoff (100 ms doubling
 //! to 10 s, reset after 30 s of uptime) and sends `_bridge/agent_started`
-//! (`pid`, `restarts`). Sessions do not survive a restart: clients
-//! `initialize` and open a session again. The agent's stderr and the
-//! bridge's events go to `gemini-acp.log` in `--log-dir` (default `.`),
-//! rotated to `gemini-acp.log.old` once past 2 MiB, at startup and while
-//! running.
+//! (`pid`, `restarts`). No connection holds a session after a restart;
+//! each stays its user's, for that user to `session/load` when the agent
+//! can. The shared agent's stderr and the bridge's events go to
+//! `gemini-acp.log` in `--log-dir` (default `.`), rotated to
+//! `gemini-acp.log.old` once past 2 MiB, at startup and while running (a
+//! user's agent: `gemini-acp.USER.log`, the same way).
 //!
 //! # Safety
 //!
@@ -88,7 +120,8 @@
 //! - TLS (`--tls-cert FILE --tls-key FILE`, PEM: the certificate chain,
 //!   leaf first, and its private key): the bridge serves `wss://` and
 //!   `https://…/health` directly, with rustls (no OpenSSL). TLS also
-//!   requires a token. A TLS handshake must finish within 10 s. Behind a
+//!   requires a token. A TLS handshake must finish within
+//!   `--handshake-secs`. Behind a
 //!   reverse proxy that terminates TLS (see `deploy/nginx/` in the
 //!   repository), run the bridge on loopback without TLS, but still with a
 //!   token: the proxy makes it public.
@@ -134,6 +167,14 @@
 //!   `--slow-client-ms`); a connection with no stream open for 60 s is
 //!   closed.
 //! - `GET /health` answers `200 ok`; other paths get 404.
+//! - The front door: at most `--max-unauthenticated` (1024) connections not
+//!   yet authenticated, `--max-unauthenticated-per-address` (64) from one
+//!   address; a connection past either is closed right after the accept.
+//!   One that has not presented a valid token (TLS handshake and request
+//!   head included) within `--handshake-secs` (10) is closed; a WebSocket
+//!   client that sends nothing for `--first-message-secs` (10) after the
+//!   upgrade is closed with 1008. Connection ids (`Acp-Connection-Id`) are
+//!   128 bits from the operating system's random source.
 //!
 //! # Configuration
 //!
@@ -155,6 +196,13 @@
 //! | | `GEMINI_MODEL` (`-m`, with `--gemini`) | Gemini's own |
 //! | | `GEMINI_APPROVAL_MODE` (`--approval-mode`, with `--gemini`) | Gemini's own |
 //! | `--log-dir DIR` | `GEMINI_BRIDGE_LOG_DIR` | . |
+//! | `--state-dir DIR` (with a token file) | `GEMINI_BRIDGE_STATE_DIR` | agents |
+//! | `--agent-idle-secs N` (with a token file) | | 600 |
+//! | `--max-agents N` (with a token file) | | 16 |
+//! | `--handshake-secs N` | | 10 |
+//! | `--first-message-secs N` | | 10 |
+//! | `--max-unauthenticated N` | | 1024 |
+//! | `--max-unauthenticated-per-address N` | | 64 |
 //! | `--slow-client-ms N` | | 30000 |
 //! | `--max-http-connections N` | | 256 |
 //! | `--max-buffered-bytes N` (per Streamable HTTP connection) | | 67108864 |
