@@ -631,6 +631,23 @@ fn a_users_own_agent_serves_sessions_never_seen() {
     let (agent, back) = load(&mut r, anon, 4, "older");
     assert!(agent.is_empty());
     refusal(&back, "older");
+    let (agent, back) = request(
+        &mut r,
+        anon,
+        6,
+        "session/prompt",
+        json!({"sessionId":"older","prompt":[]}),
+    );
+    assert!(agent.is_empty());
+    refusal(&back, "older");
+    let mut out = Vec::new();
+    r.handle_client(
+        anon,
+        r#"{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"older"}}"#,
+        T,
+        &mut out,
+    );
+    assert!(out.is_empty(), "{out:?}");
     let (agent, _) = request(&mut r, anon, 5, "session/list", json!({}));
     let back = answer(&mut r, &agent[0]["id"], all);
     assert_eq!(back[0].1["result"]["sessions"], json!([]));

@@ -119,11 +119,11 @@ impl Router {
                 }
                 let foreign = match session_field(n.params.as_ref()) {
                     // Only for a session this connection holds, as for
-                    // requests (or one never seen, for the anonymous user).
+                    // requests (or one never seen, for the single user).
                     SessionField::Id(s) => match self.sessions.whose(&s) {
                         Whose::Owner(o) => o.client != Some(client),
                         Whose::Nobody => true,
-                        Whose::Unseen => user != ANONYMOUS,
+                        Whose::Unseen => !self.single_user(&user),
                     },
                     // Not one string: no ownership check could see which
                     // session the agent would take it for.
@@ -192,6 +192,13 @@ impl Router {
             Ok(_) => out.push(Out::Agent(line)),
             Err(_) => self.drop_one(),
         }
+    }
+
+    /// Whether `user` is the anonymous user of [`Router::connect`] on a
+    /// router whose agent is theirs (the single-user bridge): they may name
+    /// any session the router has not seen without reattaching it first.
+    fn single_user(&self, user: &str) -> bool {
+        user == ANONYMOUS && self.agent_user == ANONYMOUS
     }
 
     /// Whether `from` may send `r` at all: the agent is up, the client's
@@ -271,7 +278,9 @@ impl Router {
                 return Err((ErrorCode::INVALID_PARAMS, msg));
             }
             // A named user acts only on sessions they hold.
-            None if !is_reattach(method) && from.user != ANONYMOUS => return Err(not_available(s)),
+            None if !is_reattach(method) && !self.single_user(from.user) => {
+                return Err(not_available(s))
+            }
             None if !is_reattach(method) => {
                 if opens {
                     self.check_session_limit(from.user)?;

@@ -273,7 +273,9 @@ impl Router {
     /// `session/resume` of a session this router has never seen goes to
     /// the agent and makes the session theirs (the agent's sessions from
     /// before the router, or before the bridge restarted, are theirs).
-    /// Other users may not connect ([`ConnectError::AnotherUsersAgent`]).
+    /// Other users may not connect ([`ConnectError::AnotherUsersAgent`]),
+    /// and the anonymous user of [`connect`](Self::connect) acts only on
+    /// sessions it holds, as any user of a shared agent.
     ///
     /// Without it, the agent is the anonymous user's of
     /// [`connect`](Self::connect) (the single-user bridge): only that user
