@@ -173,7 +173,9 @@
 //!   One that has not presented a valid token (TLS handshake and request
 //!   head included) within `--handshake-secs` (10) is closed; a WebSocket
 //!   client that sends nothing for `--first-message-secs` (10) after the
-//!   upgrade is closed with 1008. Connection ids (`Acp-Connection-Id`) are
+//!   upgrade is closed with 1008. Behind a reverse proxy every connection
+//!   comes from its address: set the per-address cap to the global one.
+//!   Connection ids (`Acp-Connection-Id`) are
 //!   128 bits from the operating system's random source.
 //!
 //! # Configuration
