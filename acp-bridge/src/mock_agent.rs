@@ -10,7 +10,17 @@
 //! (`big_bytes`), and the stop reason. Several sessions and overlapping
 //! prompts run at once; `session/cancel` (or a new prompt on the same
 //! session, as Gemini does) ends a turn with `cancelled`; unknown methods get
-//! `-32601`. Every message it writes is first decoded back through the
+//! `-32601`.
+//!
+//! Sessions stay for the life of the process, as real agents keep theirs:
+//! `session/list` lists them (by `cwd` when asked), `session/load` replays
+//! a session's history (the user's prompts and everything the agent sent
+//! for it) as `session/update`s before its answer, `session/resume` takes
+//! one up again without the replay; the capabilities say so
+//! (`loadSession`, `sessionCapabilities.list` and `.resume`).
+//! `initialize`'s answer tells where the process runs in its `_meta`
+//! (`acp-mock-agent`: `pid`, `home`, `cwd`), which shows a client (and a
+//! test) which process serves it. Every message it writes is first decoded back through the
 //! crate's typed ACP structs, so it only ever sends schema-valid messages.
 //!
 //! Call [`serve`] with the two halves of a byte stream.
@@ -137,6 +147,11 @@ struct Session {
     cwd: PathBuf,
     /// The running turn's cancel switch.
     turn: Option<watch::Sender<bool>>,
+    /// The first prompt's first 80 characters.
+    title: Option<String>,
+    /// Every update of the session, the user's prompts included, for
+    /// `session/load`.
+    history: Vec<Value>,
 }
 
 struct Agent {
@@ -144,6 +159,32 @@ struct Agent {
     options: Options,
     epoch: Instant,
     state: Mutex<State>,
+}
+
+/// The session modes every session offers, `default` current.
+fn modes() -> Value {
+    json!({
+        "availableModes": [
+            {"id": "default", "name": "Default", "description": "Prompts for approval"},
+            {"id": "yolo", "name": "YOLO", "description": "Auto-approves all tools"}
+        ],
+        "currentModeId": "default"
+    })
+}
+
+/// The process's id, `HOME` and working directory.
+fn where_it_runs() -> Value {
+    let cwd = std::env::current_dir().map_or(String::new(), |d| d.display().to_string());
+    let home = std::env::var("HOME").unwrap_or_default();
+    json!({"pid": std::process::id(), "home": home, "cwd": cwd})
+}
+
+/// The number of a `mock-session-N` id, for listing in creation order.
+fn session_number(sid: &str) -> u64 {
+    sid.rsplit('-')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(u64::MAX)
 }
 
 /// Gemini CLI's three permission options.
@@ -314,6 +355,11 @@ impl Agent {
                 self.for_session(&id, &p.session_id, &json!({})).await
             }
             RequestParams::Prompt(p) => self.prompt(id, p).await,
+            RequestParams::LoadSession(p) => self.load_session(&id, &p.session_id, &p.cwd).await,
+            RequestParams::ResumeSession(p) => {
+                self.resume_session(&id, &p.session_id, &p.cwd).await
+            }
+            RequestParams::ListSessions(p) => self.list_sessions(&id, p.cwd.as_deref()).await,
             other => {
                 let msg = format!("method not found: {}", other.method());
                 self.send_error(&id, ErrorCode::METHOD_NOT_FOUND, &msg)
@@ -344,9 +390,11 @@ impl Agent {
             "authMethods": [],
             "agentInfo": {"name": "acp-codec-mock-agent", "title": "acp-codec mock agent", "version": env!("CARGO_PKG_VERSION")},
             "agentCapabilities": {
-                "loadSession": false,
-                "promptCapabilities": {"image": false, "audio": false, "embeddedContext": true}
-            }
+                "loadSession": true,
+                "promptCapabilities": {"image": false, "audio": false, "embeddedContext": true},
+                "sessionCapabilities": {"list": {}, "resume": {}}
+            },
+            "_meta": {"acp-mock-agent": where_it_runs()}
         });
         self.send_result(id, &result).await
     }
@@ -365,20 +413,13 @@ impl Agent {
             let session = Session {
                 cwd: cwd_path,
                 turn: None,
+                title: None,
+                history: Vec::new(),
             };
             st.sessions.insert(sid.clone(), session);
             sid
         };
-        let result = json!({
-            "sessionId": session_id,
-            "modes": {
-                "availableModes": [
-                    {"id": "default", "name": "Default", "description": "Prompts for approval"},
-                    {"id": "yolo", "name": "YOLO", "description": "Auto-approves all tools"}
-                ],
-                "currentModeId": "default"
-            }
-        });
+        let result = json!({"sessionId": session_id, "modes": modes()});
         self.send_result(id, &result).await?;
         let commands = json!({
             "sessionUpdate": "available_commands_update",
@@ -388,6 +429,75 @@ impl Agent {
             ]
         });
         self.update(&session_id, commands).await
+    }
+
+    /// `session/load`: the session's history as `session/update`s, then the
+    /// answer; the session works in `cwd` from now on.
+    async fn load_session(
+        &self,
+        id: &RequestId<'static>,
+        session_id: &str,
+        cwd: &str,
+    ) -> io::Result<()> {
+        let Some(history) = self.take_up(session_id, cwd) else {
+            return self.session_not_found(id, session_id).await;
+        };
+        for update in history {
+            self.send_update(session_id, update).await?;
+        }
+        self.send_result(id, &json!({"modes": modes()})).await
+    }
+
+    /// `session/resume`: the session works in `cwd` from now on; nothing is
+    /// replayed.
+    async fn resume_session(
+        &self,
+        id: &RequestId<'static>,
+        session_id: &str,
+        cwd: &str,
+    ) -> io::Result<()> {
+        if self.take_up(session_id, cwd).is_none() {
+            return self.session_not_found(id, session_id).await;
+        }
+        self.send_result(id, &json!({"modes": modes()})).await
+    }
+
+    /// The history of `session_id`, now working in `cwd`; `None` when there
+    /// is no such session.
+    fn take_up(&self, session_id: &str, cwd: &str) -> Option<Vec<Value>> {
+        let mut st = self.state();
+        let session = st.sessions.get_mut(session_id)?;
+        session.cwd = PathBuf::from(cwd);
+        Some(session.history.clone())
+    }
+
+    async fn session_not_found(&self, id: &RequestId<'static>, session_id: &str) -> io::Result<()> {
+        let msg = format!("session not found: {session_id}");
+        self.send_error(id, ErrorCode::INVALID_PARAMS, &msg).await
+    }
+
+    /// `session/list`: every session (in `cwd`, when given), oldest first.
+    async fn list_sessions(&self, id: &RequestId<'static>, cwd: Option<&str>) -> io::Result<()> {
+        let sessions: Vec<Value> = {
+            let st = self.state();
+            let mut listed: Vec<(&String, &Session)> = st
+                .sessions
+                .iter()
+                .filter(|(_, s)| cwd.is_none_or(|c| s.cwd == Path::new(c)))
+                .collect();
+            listed.sort_by_key(|(sid, _)| session_number(sid));
+            listed
+                .into_iter()
+                .map(|(sid, s)| {
+                    let mut info = json!({"sessionId": sid, "cwd": s.cwd.display().to_string()});
+                    if let Some(title) = &s.title {
+                        info["title"] = json!(title);
+                    }
+                    info
+                })
+                .collect()
+        };
+        self.send_result(id, &json!({ "sessions": sessions })).await
     }
 
     /// `session/prompt`: starts the scripted turn (cancelling the one
@@ -412,6 +522,10 @@ impl Agent {
             st.turns_started += 1;
             let turn = st.turns_started;
             st.sessions.get_mut(&session_id).map(|s| {
+                s.title
+                    .get_or_insert_with(|| prompt.chars().take(80).collect());
+                s.history
+                    .push(json!({"sessionUpdate": "user_message_chunk", "content": text(&prompt)}));
                 let (tx, rx) = watch::channel(false);
                 // A new prompt cancels the running one, as Gemini does.
                 if let Some(old) = s.turn.replace(tx) {
@@ -466,8 +580,16 @@ impl Agent {
         self.out.send(out).await
     }
 
-    /// Sends one `session/update`, checked against the typed schema first.
+    /// Sends one `session/update` and keeps it in the session's history.
     async fn update(&self, session_id: &str, update: Value) -> io::Result<()> {
+        if let Some(s) = self.state().sessions.get_mut(session_id) {
+            s.history.push(update.clone());
+        }
+        self.send_update(session_id, update).await
+    }
+
+    /// Sends one `session/update`, checked against the typed schema first.
+    async fn send_update(&self, session_id: &str, update: Value) -> io::Result<()> {
         let params = json!({"sessionId": session_id, "update": update});
         let raw = RawJson::from_string(params.to_string()).map_err(io::Error::other)?;
         let typed = NotificationParams::decode_strict("session/update", Some(&raw))

@@ -284,7 +284,8 @@ async fn three_users_fifty_connections_one_hits_every_limit() {
             std::fs::create_dir_all(&cwd).unwrap();
             let session = c.open_session(&cwd).await;
             let t = c.turn(&session, &format!("client {i}")).await;
-            (session, t)
+            // Each user's agent numbers its own sessions.
+            ((token, session), t)
         }));
     }
     // hog: 16 sessions, the limit; the 17th is refused.
@@ -319,7 +320,8 @@ async fn three_users_fifty_connections_one_hits_every_limit() {
         }
     }
     wait_log(&bridge, "user hog: closing with 1008 policy violation: this user's connections hold more than 1000000 bytes unread");
-    // Nothing lost for the others: every turn finishes whole.
+    // Nothing lost for the others: every turn finishes whole, each in its
+    // own session.
     let mut sessions = std::collections::HashSet::new();
     for t in turns {
         let (session, turn) = tokio::time::timeout(Duration::from_secs(120), t)

@@ -249,6 +249,127 @@ async fn unknown_methods_bad_params_and_bad_lines() {
 }
 
 #[tokio::test]
+async fn sessions_listed_loaded_with_their_history_and_resumed() {
+    let mut peer = Peer::start(mock_agent::Options::default());
+    let id = peer
+        .request("initialize", json!({"protocolVersion": 1}))
+        .await;
+    let r = peer.until_response(id, &mut HashMap::new()).await;
+    let caps = &r["result"]["agentCapabilities"];
+    assert_eq!(caps["loadSession"], true, "{r}");
+    assert_eq!(
+        caps["sessionCapabilities"],
+        json!({"list": {}, "resume": {}})
+    );
+    let here = &r["result"]["_meta"]["acp-mock-agent"];
+    assert_eq!(here["pid"], std::process::id());
+    assert_eq!(here["home"], std::env::var("HOME").unwrap_or_default());
+    let a = peer.new_session("/work/a").await;
+    let b = peer.new_session("/work/b").await;
+    // One turn in a: its updates are a's history.
+    let mut files = HashMap::new();
+    let id = peer
+        .request(
+            "session/prompt",
+            json!({"sessionId": a, "prompt": [{"type": "text", "text": "first words"}]}),
+        )
+        .await;
+    let mut live = Vec::new();
+    loop {
+        let m = peer.recv().await;
+        if m.get("method").is_some() && m.get("id").is_some() {
+            peer.answer(&m, &mut files, "proceed_once").await;
+        } else if m["method"] == "session/update" && m["params"]["sessionId"] == json!(a) {
+            live.push(m["params"]["update"].clone());
+        } else if m["id"] == json!(id) {
+            break;
+        }
+    }
+    let id = peer.request("session/list", json!({})).await;
+    let r = peer.recv().await;
+    assert_eq!(r["id"], json!(id));
+    let listed: Vec<&Value> = r["result"]["sessions"].as_array().unwrap().iter().collect();
+    assert_eq!(listed.len(), 2, "{r}");
+    assert_eq!(
+        (
+            listed[0]["sessionId"].as_str(),
+            listed[0]["cwd"].as_str(),
+            listed[0]["title"].as_str()
+        ),
+        (Some(a.as_str()), Some("/work/a"), Some("first words"))
+    );
+    assert_eq!(listed[1]["sessionId"], json!(b));
+    let id = peer
+        .request("session/list", json!({"cwd": "/work/b"}))
+        .await;
+    let r = peer.recv().await;
+    assert_eq!(
+        r["result"]["sessions"].as_array().map(Vec::len),
+        Some(1),
+        "{id} {r}"
+    );
+    // session/load: the history (the commands sent after session/new, the
+    // prompt, then what the turn sent live), then the answer.
+    let id = peer
+        .request(
+            "session/load",
+            json!({"sessionId": a, "cwd": "/work/a2", "mcpServers": []}),
+        )
+        .await;
+    let mut replayed = Vec::new();
+    let answer = loop {
+        let m = peer.recv().await;
+        if m["id"] == json!(id) {
+            break m;
+        }
+        assert_eq!(m["method"], "session/update", "{m}");
+        assert_eq!(m["params"]["sessionId"], json!(a));
+        replayed.push(m["params"]["update"].clone());
+    };
+    assert!(answer.get("result").is_some(), "{answer}");
+    assert_eq!(replayed[0]["sessionUpdate"], "available_commands_update");
+    assert_eq!(
+        replayed[1],
+        json!({"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": "first words"}})
+    );
+    assert!(live.len() > 5);
+    assert_eq!(replayed[2..], live[..]);
+    // session/resume: the answer, nothing replayed; the next message is
+    // the answer to the next request.
+    let id = peer
+        .request("session/resume", json!({"sessionId": b, "cwd": "/work/b"}))
+        .await;
+    let r = peer.recv().await;
+    assert_eq!(r["id"], json!(id), "{r}");
+    assert!(r.get("result").is_some(), "{r}");
+    // The cwd of a's load applies from now on.
+    let id = peer
+        .request("session/list", json!({"cwd": "/work/a2"}))
+        .await;
+    let r = peer.recv().await;
+    assert_eq!(
+        r["result"]["sessions"][0]["sessionId"],
+        json!(a),
+        "{id} {r}"
+    );
+    // Unknown sessions: -32602.
+    for method in ["session/load", "session/resume"] {
+        let id = peer
+            .request(
+                method,
+                json!({"sessionId": "nope", "cwd": "/", "mcpServers": []}),
+            )
+            .await;
+        let r = peer.recv().await;
+        assert_eq!(
+            (r["id"].as_i64(), r["error"]["code"].as_i64()),
+            (Some(id), Some(-32602)),
+            "{method}: {r}"
+        );
+    }
+}
+
+#[tokio::test]
 async fn rejected_permissions_and_a_big_output() {
     let mut peer = Peer::start(mock_agent::Options {
         big_bytes: 300_000,

@@ -1,6 +1,8 @@
-//! The agent process: spawned, its stdout split into lines for the hub, its
-//! stderr appended to the log, restarted with backoff when it exits.
+//! An agent process: spawned, its stdout split into lines for the hub, its
+//! stderr appended to its log, restarted with backoff when it exits, and
+//! (a user's own agent) stopped once idle.
 
+use std::path::Path;
 use std::process::Stdio;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -10,77 +12,126 @@ use acp_codec::Limits;
 use futures_util::StreamExt;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 use tokio_util::codec::FramedRead;
 
-use crate::hub::{resolve, Shared};
+use crate::hub::{resolve, user_dirs, Agent, Shared};
 
-/// Keeps one agent process running: spawn, relay, restart with backoff.
-/// `up` fires once the first agent runs (or failed to start).
-pub async fn supervise(shared: Arc<Shared>, up: oneshot::Sender<()>) {
+/// Variables that would point a user's agent at the bridge's own
+/// configuration and data instead of its `HOME`.
+const SHARED_DIRS: [&str; 5] = [
+    "XDG_CONFIG_HOME",
+    "XDG_DATA_HOME",
+    "XDG_STATE_HOME",
+    "XDG_CACHE_HOME",
+    "XDG_RUNTIME_DIR",
+];
+
+/// How one run of the process ended.
+enum Ended {
+    /// It exited (how).
+    Exited(String),
+    /// It was stopped: idle.
+    Retired,
+}
+
+/// Keeps `agent`'s process running: spawn, relay, restart with backoff;
+/// returns once a user's agent has been idle for `--agent-idle-secs`.
+pub async fn supervise(shared: Arc<Shared>, agent: Arc<Agent>) {
     let cfg = shared.config.clone();
     let mut backoff = cfg.backoff_min;
     let mut restarts: u64 = 0;
-    let mut up = Some(up);
     loop {
         let started = Instant::now();
-        let status = run_agent(&shared, restarts, &mut up).await;
-        if let Some(up) = up.take() {
-            let _ = up.send(());
-        }
+        let ended = run_agent(&shared, &agent, restarts).await;
+        agent.up.send_replace(true);
+        let status = match ended {
+            Ended::Retired => {
+                shared.log_line(&format!("{} stopped: idle", agent.name()));
+                return;
+            }
+            Ended::Exited(status) => status,
+        };
         // A run that lasted a while resets the backoff.
         if started.elapsed() > Duration::from_secs(30) {
             backoff = cfg.backoff_min;
         }
         shared.log_line(&format!(
-            "agent exited ({status}); restarting in {} ms",
+            "{} exited ({status}); restarting in {} ms",
+            agent.name(),
             backoff.as_millis()
         ));
         let sends = {
-            let mut st = shared.lock();
+            let mut st = agent.lock();
             st.agent_tx = None;
             let mut outs = Vec::new();
             st.router.agent_exited(&status, backoff, &mut outs);
-            resolve(&st, outs)
+            resolve(&agent, &st, outs)
         };
         shared.deliver(sends).await;
         tokio::time::sleep(backoff).await;
+        if shared.retire_if_idle(&agent) {
+            shared.log_line(&format!("{} not restarted: idle", agent.name()));
+            return;
+        }
         backoff = (backoff * 2).min(cfg.backoff_max);
         restarts += 1;
     }
 }
 
 /// Runs the agent once; returns how it ended.
-async fn run_agent(
-    shared: &Arc<Shared>,
-    restarts: u64,
-    up: &mut Option<oneshot::Sender<()>>,
-) -> String {
+async fn run_agent(shared: &Arc<Shared>, agent: &Arc<Agent>, restarts: u64) -> Ended {
     let cfg = &shared.config;
-    let (mut child, stdin, stdout, stderr) = match spawn(&cfg.agent) {
+    let dirs = agent
+        .is_dedicated()
+        .then(|| user_dirs(&cfg.state_dir, &agent.user));
+    let spawned = match &dirs {
+        Some((home, work)) => spawn(&cfg.agent, Some((home, work))),
+        None => spawn(&cfg.agent, None),
+    };
+    let (mut child, stdin, stdout, stderr) = match spawned {
         Ok(x) => x,
-        Err(e) => return e,
+        Err(e) => return Ended::Exited(e),
     };
     let pid = child.id().unwrap_or(0);
-    shared.log_line(&format!(
-        "agent started: pid {pid}, {}",
+    let place = dirs.as_ref().map_or(String::new(), |(home, work)| {
+        format!(" (HOME {}, in {})", home.display(), work.display())
+    });
+    let started = format!(
+        "{} started: pid {pid}, {}{place}",
+        agent.name(),
         cfg.agent.join(" ")
-    ));
+    );
+    shared.log_line(&started);
+    if agent.is_dedicated() {
+        let mut log = agent
+            .log
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        log.write(format!("[bridge] {started}\n").as_bytes());
+    }
     let (tx, rx) = mpsc::channel::<Vec<u8>>(64);
     let writer = tokio::spawn(write_stdin(stdin, rx));
-    let stderr_task = tokio::spawn(log_stderr(shared.clone(), stderr));
+    let stderr_task = tokio::spawn(log_stderr(agent.clone(), stderr));
     let sends = {
-        let mut st = shared.lock();
+        let mut st = agent.lock();
         st.agent_tx = Some(tx);
         let mut outs = Vec::new();
         st.router.agent_started(pid, restarts, &mut outs);
-        resolve(&st, outs)
+        resolve(agent, &st, outs)
     };
     shared.deliver(sends).await;
-    if let Some(up) = up.take() {
-        let _ = up.send(());
+    agent.up.send_replace(true);
+    let retired = tokio::select! {
+        () = read_stdout(shared, agent, stdout) => false,
+        () = idle(shared, agent) => true,
+    };
+    if retired {
+        let _ = child.kill().await;
+        writer.abort();
+        stderr_task.abort();
+        return Ended::Retired;
     }
-    read_stdout(shared, stdout).await;
     // Stdout closed: make sure the process is gone, then report its status.
     let status = match tokio::time::timeout(Duration::from_secs(2), child.wait()).await {
         Ok(Ok(s)) => s.to_string(),
@@ -92,27 +143,64 @@ async fn run_agent(
     };
     writer.abort();
     let _ = tokio::time::timeout(Duration::from_secs(1), stderr_task).await;
-    status
+    Ended::Exited(status)
+}
+
+/// Resolves once `agent` is a user's own agent idle for `--agent-idle-secs`
+/// (never for the shared agent).
+async fn idle(shared: &Shared, agent: &Agent) {
+    if !agent.is_dedicated() {
+        return std::future::pending().await;
+    }
+    let tick =
+        (shared.config.agent_idle / 4).clamp(Duration::from_millis(100), Duration::from_secs(5));
+    loop {
+        tokio::time::sleep(tick).await;
+        if shared.retire_if_idle(agent) {
+            return;
+        }
+    }
 }
 
 type Spawned = (Child, ChildStdin, ChildStdout, ChildStderr);
 
-fn spawn(command: &[String]) -> Result<Spawned, String> {
+/// Spawns `command`; a user's agent with its own `HOME` and working
+/// directory (`dirs`, made private to the bridge's OS user when missing).
+fn spawn(command: &[String], dirs: Option<(&Path, &Path)>) -> Result<Spawned, String> {
     let Some((program, args)) = command.split_first() else {
         return Err("no agent command".to_owned());
     };
-    let mut child = Command::new(program)
-        .args(args)
+    let mut cmd = Command::new(program);
+    cmd.args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .kill_on_drop(true)
+        .kill_on_drop(true);
+    if let Some((home, work)) = dirs {
+        for dir in [home, work] {
+            make_private_dir(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        }
+        cmd.env("HOME", home).current_dir(work);
+        for name in SHARED_DIRS {
+            cmd.env_remove(name);
+        }
+    }
+    let mut child = cmd
         .spawn()
         .map_err(|e| format!("spawn of {program} failed: {e}"))?;
     match (child.stdin.take(), child.stdout.take(), child.stderr.take()) {
         (Some(i), Some(o), Some(e)) => Ok((child, i, o, e)),
         _ => Err("agent pipes missing".to_owned()),
     }
+}
+
+/// Creates `dir` (and its parents) readable by the bridge's OS user only.
+fn make_private_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
 }
 
 async fn write_stdin(mut stdin: ChildStdin, mut rx: mpsc::Receiver<Vec<u8>>) {
@@ -123,13 +211,13 @@ async fn write_stdin(mut stdin: ChildStdin, mut rx: mpsc::Receiver<Vec<u8>>) {
     }
 }
 
-async fn log_stderr(shared: Arc<Shared>, mut stderr: ChildStderr) {
+async fn log_stderr(agent: Arc<Agent>, mut stderr: ChildStderr) {
     let mut chunk = vec![0u8; 16 * 1024];
     while let Ok(n) = stderr.read(&mut chunk).await {
         if n == 0 {
             break;
         }
-        let mut log = shared
+        let mut log = agent
             .log
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -139,7 +227,7 @@ async fn log_stderr(shared: Arc<Shared>, mut stderr: ChildStderr) {
 
 /// Splits stdout into lines (each at most `--max-message-bytes`) with the
 /// crate's tokio-util codec and hands them to the hub, until stdout closes.
-async fn read_stdout(shared: &Shared, stdout: ChildStdout) {
+async fn read_stdout(shared: &Shared, agent: &Agent, stdout: ChildStdout) {
     let limits = Limits::default().with_max_line_len(shared.config.max_message);
     let mut lines = FramedRead::with_capacity(stdout, LineCodec::with_limits(&limits), 256 * 1024);
     // An `Err` from the stream is an I/O error: stdout is gone.
@@ -147,10 +235,10 @@ async fn read_stdout(shared: &Shared, stdout: ChildStdout) {
         match item {
             // The codec hands out valid UTF-8 only.
             Ok(line) => match std::str::from_utf8(&line) {
-                Ok(text) => shared.agent_line(Ok(text)).await,
-                Err(_) => shared.log_line("agent line skipped: not utf-8"),
+                Ok(text) => shared.agent_line(agent, Ok(text)).await,
+                Err(_) => shared.log_line(&format!("{} line skipped: not utf-8", agent.name())),
             },
-            Err(e) => shared.agent_line(Err(e)).await,
+            Err(e) => shared.agent_line(agent, Err(e)).await,
         }
     }
 }

@@ -8,7 +8,11 @@
 //!   `202` at once; answers come on the SSE streams.
 //! - `GET` (`Accept: text/event-stream`) with `Acp-Connection-Id` opens the
 //!   connection's stream; adding `Acp-Session-Id` opens that session's
-//!   stream. One receiver per stream (another gets `409`). Messages for a
+//!   stream, when the session is the connection's user's: held by this
+//!   connection or another of theirs, or left for a reattach (else `404`,
+//!   no stream: another user's session, or one the bridge has not seen
+//!   since it started, whose stream opens once its `session/load` or
+//!   `session/resume` is sent). One receiver per stream (another gets `409`). Messages for a
 //!   stream nobody reads yet wait for it, counted against
 //!   `--max-buffered-bytes`.
 //! - `DELETE` with `Acp-Connection-Id` closes the connection.
@@ -24,14 +28,12 @@
 use std::collections::{HashMap, VecDeque};
 use std::convert::Infallible;
 use std::fmt::Write as _;
-use std::hash::{BuildHasher, Hasher};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use acp_codec::acp::{Message, RequestId};
 use acp_codec::remote::{
-    check_post, check_response_session, ClientId, Post, RemoteError, Stream, DEFAULT_MAX_ID_LENGTH,
+    check_post, check_response_session, Post, RemoteError, Stream, DEFAULT_MAX_ID_LENGTH,
 };
 use axum::extract::Request;
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
@@ -40,7 +42,7 @@ use axum::response::{IntoResponse, Response};
 
 use tokio::sync::{mpsc, oneshot, Notify};
 
-use crate::hub::{Charge, Config, Kick, ToClient};
+use crate::hub::{Charge, Config, Kick, Member, ToClient};
 use crate::server::{text, App};
 use acp_bridge::users::Identity;
 
@@ -82,7 +84,7 @@ impl Connections {
 /// sorted into SSE streams.
 struct Conn {
     id: String,
-    client: ClientId,
+    client: Member,
     /// Its user (empty: the anonymous user).
     user: String,
     /// How log lines name the user.
@@ -119,19 +121,29 @@ impl Conn {
     }
 }
 
-/// A fresh, unguessable connection id: 128 bits of `SipHash` keyed by the
-/// process's random hasher seed, over a counter.
-pub fn new_connection_id() -> String {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+/// A fresh, unguessable connection id: 128 bits from the operating
+/// system's random source, in hex.
+///
+/// # Errors
+///
+/// The random source failing: without it there is no id nobody can
+/// guess, and the connection is refused.
+pub fn new_connection_id() -> Result<String, getrandom::Error> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes)?;
     let mut id = String::with_capacity(32);
-    for half in 0..2u8 {
-        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-        h.write_u64(n);
-        h.write_u8(half);
-        let _ = write!(id, "{:016x}", h.finish());
+    for b in bytes {
+        let _ = write!(id, "{b:02x}");
     }
-    id
+    Ok(id)
+}
+
+/// The answer when [`new_connection_id`] fails.
+pub fn no_random_source(e: getrandom::Error) -> Response {
+    text(
+        StatusCode::SERVICE_UNAVAILABLE,
+        &format!("no random source for a connection id: {e}"),
+    )
 }
 
 /// Serves one Streamable HTTP request to `/acp`.
@@ -177,11 +189,10 @@ async fn post(app: App, req: Request, who: Identity) -> Result<Response, Respons
             let conn = app.http.get(&headers, &who)?;
             // A reply to the agent names the session its request came on.
             if let Message::Response(_) | Message::Error(_) = &message {
-                let st = app.shared.lock();
                 let expected = message
                     .id()
-                    .and_then(|id| st.router.request_session(conn.client, id));
-                check_response_session(expected, session).map_err(refusal)?;
+                    .and_then(|id| app.shared.request_session(conn.client, id));
+                check_response_session(expected.as_deref(), session).map_err(refusal)?;
             }
             conn.lock().last_seen = Some(Instant::now());
             app.shared.input(conn.client, &body).await;
@@ -218,6 +229,10 @@ async fn open(app: App, key: String, body: &str, who: Identity) -> Response {
     if app.http.lock().len() >= app.shared.config.max_http_connections {
         return text(StatusCode::SERVICE_UNAVAILABLE, "too many connections");
     }
+    let id = match new_connection_id() {
+        Ok(id) => id,
+        Err(e) => return no_random_source(e),
+    };
     let (tx, rx) = mpsc::unbounded_channel::<ToClient>();
     let kick = Kick::new();
     let (answer_tx, answer_rx) = oneshot::channel();
@@ -231,7 +246,7 @@ async fn open(app: App, key: String, body: &str, who: Identity) -> Response {
         }
     };
     let conn = Arc::new(Conn {
-        id: new_connection_id(),
+        id,
         client,
         user: who.user.clone(),
         tag: who.tag(),
@@ -389,6 +404,13 @@ fn get(app: App, headers: &HeaderMap, who: &Identity) -> Result<Response, Respon
     }
     let conn = app.http.get(headers, who)?;
     let stream = match header_str(headers, HEADER_SESSION_ID) {
+        // Only a session of this connection's user has a stream.
+        Some(session) if !app.shared.may_stream(conn.client, session) => {
+            return Err(text(
+                StatusCode::NOT_FOUND,
+                "unknown Acp-Session-Id: not a session of this user",
+            ))
+        }
         Some(session) => Stream::Session(session.to_owned()),
         None => Stream::Connection,
     };

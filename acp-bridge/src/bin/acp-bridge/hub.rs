@@ -1,28 +1,47 @@
-//! The hub: one agent shared by many clients. The sans-IO router decides
-//! who gets what; the hub holds each client's outbound channel and delivers
-//! the router's output under a per-client time limit. Both transports (the
-//! WebSocket profile and Streamable HTTP) plug in the same way: `join` with
-//! a channel, `input` for each message, `leave` at the end.
+//! The hub: the agents and their clients. Each agent process has its own
+//! sans-IO router, which decides who gets what; the hub holds each client's
+//! outbound channel and delivers the router's output under a per-client
+//! time limit. Both transports (the WebSocket profile and Streamable HTTP)
+//! plug in the same way: `join` with a channel, `input` for each message,
+//! `leave` at the end.
+//!
+//! Without a token file every client shares one agent process, started
+//! with the bridge. With a token file each user gets their own agent
+//! process, with its own router, `HOME`, working directory and log: started
+//! on the user's first message, stopped after `--agent-idle-secs` without a
+//! connection or a message, at most `--max-agents` at once.
 
 use std::collections::HashMap;
-use std::fs::{self, File, OpenOptions};
-use std::io::Write;
+use std::fmt;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use tokio::sync::{mpsc, Notify};
+use tokio::sync::{mpsc, watch, Notify};
 
+use crate::log::Log;
 use crate::server::Access;
 use acp_bridge::users::Identity;
-use acp_codec::remote::{ClientId, ConnectError, Out, ReplayBuffer, Router, Stream};
+use acp_codec::acp::{encode_error, Message, RequestId, RpcError};
+use acp_codec::remote::{
+    answer_stream, session_field, ClientId, ConnectError, Out, Permissions, ReplayBuffer, Router,
+    Stream,
+};
+use acp_codec::ErrorCode;
 
-/// Name of the agent's log file.
+/// Name of the shared agent's log file (and of the bridge's events).
 pub const LOG_NAME: &str = "gemini-acp.log";
-/// The log is rotated to `.old` past this size: 2 MiB.
+/// A log is rotated to `.old` past this size: 2 MiB.
 pub const LOG_LIMIT: u64 = 2 * 1024 * 1024;
+/// The error answering a request of a user whose agent cannot start
+/// because `--max-agents` others run: `-32012`, in JSON-RPC's range for
+/// server errors.
+pub const AGENTS_FULL: ErrorCode = ErrorCode(-32012);
+/// Longest wait of a client's message for its starting agent; past it the
+/// message goes on and the router refuses it (the agent is not running).
+const START_WAIT: Duration = Duration::from_secs(10);
 
 /// Everything the bridge runs with.
 #[derive(Debug, Clone)]
@@ -31,6 +50,8 @@ pub struct Config {
     pub bind: SocketAddr,
     /// Token and Origin checks.
     pub access: Access,
+    /// The caps and deadlines on connections not yet authenticated.
+    pub door: crate::door::DoorLimits,
     /// Largest WebSocket message from a client, and largest agent line
     /// relayed (bytes).
     pub max_message: usize,
@@ -38,8 +59,16 @@ pub struct Config {
     pub tls: Option<Arc<rustls::ServerConfig>>,
     /// The agent command: program and arguments.
     pub agent: Vec<String>,
-    /// Directory of `gemini-acp.log`.
+    /// Directory of `gemini-acp.log` and of each user agent's log.
     pub log_dir: PathBuf,
+    /// With a token file: the directory of each user agent's `HOME` and
+    /// working directory.
+    pub state_dir: PathBuf,
+    /// With a token file: a user agent with no connection and no message
+    /// either way for this long is stopped.
+    pub agent_idle: Duration,
+    /// With a token file: most user agent processes at once.
+    pub max_agents: usize,
     /// Log rotation size.
     pub log_limit: u64,
     /// First restart delay; doubles up to `backoff_max`.
@@ -181,28 +210,88 @@ impl Kick {
     }
 }
 
-/// Where the hub sends a client's messages, how it closes the client, and
-/// its user's meter.
+/// Where the hub sends a client's messages, and how it closes the client.
 struct ClientTx {
     tx: mpsc::UnboundedSender<ToClient>,
     kick: Arc<Kick>,
-    meter: Arc<Meter>,
+}
+
+/// A client of the hub: the bridge-wide handle of one connection, naming
+/// its agent and its id in that agent's router.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Member(u64);
+
+impl fmt::Display for Member {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "client {}", self.0)
+    }
 }
 
 pub(crate) struct State {
     pub(crate) router: Router,
     pub(crate) agent_tx: Option<mpsc::Sender<Vec<u8>>>,
     clients: HashMap<ClientId, ClientTx>,
-    meters: HashMap<String, Arc<Meter>>,
+    /// The last connection, client message or agent line.
+    last_active: Instant,
+    /// A process runs (or is being restarted) for this agent: for a user
+    /// agent, it holds one of `--max-agents`.
+    running: bool,
 }
 
-/// State shared by the agent supervisor and the connections.
-pub struct Shared {
+/// One agent process (started, restarted, stopped) and its router.
+pub struct Agent {
+    /// The user it serves alone; empty for the agent every client shares.
+    pub user: String,
     state: Mutex<State>,
+    /// Where its stderr goes.
+    pub(crate) log: Arc<Mutex<Log>>,
+    /// Bytes queued for its clients.
+    meter: Arc<Meter>,
+    /// Whether its process came up (or failed to start) since it was last
+    /// started: a client's first message waits for it.
+    pub(crate) up: watch::Sender<bool>,
+}
+
+impl Agent {
+    pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// How log lines name it: `agent` or `agent of ana`.
+    pub fn name(&self) -> String {
+        if self.user.is_empty() {
+            "agent".to_owned()
+        } else {
+            format!("agent of {}", self.user)
+        }
+    }
+
+    /// Whether it is a user's own agent.
+    pub fn is_dedicated(&self) -> bool {
+        !self.user.is_empty()
+    }
+}
+
+struct Agents {
+    by_user: HashMap<String, Arc<Agent>>,
+    /// User agents with a process (running, starting or restarting).
+    running: usize,
+}
+
+/// State shared by the agent supervisors and the connections.
+pub struct Shared {
     /// The configuration the bridge runs with.
     pub config: Config,
     epoch: Instant,
-    pub(crate) log: Mutex<Log>,
+    /// `gemini-acp.log`: the bridge's events, and the shared agent's stderr.
+    pub(crate) log: Arc<Mutex<Log>>,
+    agents: Mutex<Agents>,
+    members: Mutex<HashMap<Member, (Arc<Agent>, ClientId)>>,
+    next_member: AtomicU64,
+    /// The key under which each router remembers evicted sessions.
+    hash_key: [u8; 16],
 }
 
 pub(crate) enum Send {
@@ -218,28 +307,41 @@ pub(crate) enum Send {
 impl Shared {
     /// A hub for `config`, with the log opened (and rotated if past its
     /// limit).
-    pub fn new(config: Config) -> Arc<Self> {
-        let router =
-            Router::new().with_user_limits(config.max_user_connections, config.max_user_sessions);
-        let router = match config.replay_bytes {
-            0 => router,
-            n => router.with_replay(ReplayBuffer::new(n)),
-        };
-        Arc::new(Self {
-            state: Mutex::new(State {
-                router,
-                agent_tx: None,
-                clients: HashMap::new(),
-                meters: HashMap::new(),
+    ///
+    /// # Errors
+    ///
+    /// The operating system's random source failing.
+    pub fn new(config: Config) -> Result<Arc<Self>, String> {
+        let mut hash_key = [0u8; 16];
+        getrandom::fill(&mut hash_key).map_err(|e| format!("no random source: {e}"))?;
+        let log = Log::open(&config.log_dir.join(LOG_NAME), config.log_limit);
+        Ok(Arc::new(Self {
+            log: Arc::new(Mutex::new(log)),
+            agents: Mutex::new(Agents {
+                by_user: HashMap::new(),
+                running: 0,
             }),
-            log: Mutex::new(Log::open(&config.log_dir, config.log_limit)),
+            members: Mutex::new(HashMap::new()),
+            next_member: AtomicU64::new(1),
+            hash_key,
             config,
             epoch: Instant::now(),
-        })
+        }))
     }
 
-    pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
-        self.state
+    /// Whether each user of the token file gets their own agent process.
+    pub fn per_user(&self) -> bool {
+        self.config.access.users.is_some()
+    }
+
+    fn agents(&self) -> MutexGuard<'_, Agents> {
+        self.agents
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn members(&self) -> MutexGuard<'_, HashMap<Member, (Arc<Agent>, ClientId)>> {
+        self.members
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
@@ -248,84 +350,243 @@ impl Shared {
         self.epoch.elapsed()
     }
 
-    /// Whether `who` may open one more connection now (checked again by
-    /// [`join`](Self::join)), so a refusal can be an HTTP status.
-    pub fn may_join(&self, who: &Identity) -> Result<(), ConnectError> {
-        if who.user.is_empty() {
-            return Ok(());
+    /// The agent serving `user`: their own (made on first use) when each
+    /// user has one, else the shared one.
+    fn agent_of(&self, user: &str) -> Arc<Agent> {
+        let key = if self.per_user() { user } else { "" };
+        let mut agents = self.agents();
+        if let Some(a) = agents.by_user.get(key) {
+            return a.clone();
         }
-        if !who.permissions.read() {
-            return Err(ConnectError::NotPermitted);
+        let agent = Arc::new(self.new_agent(key));
+        agents.by_user.insert(key.to_owned(), agent.clone());
+        agent
+    }
+
+    fn new_agent(&self, user: &str) -> Agent {
+        let config = &self.config;
+        let router = Router::new()
+            .with_user_limits(config.max_user_connections, config.max_user_sessions)
+            .with_hash_key(self.hash_key);
+        let router = if user.is_empty() {
+            router
+        } else {
+            router.with_dedicated_user(user)
+        };
+        let router = match config.replay_bytes {
+            0 => router,
+            n => router.with_replay(ReplayBuffer::new(n)),
+        };
+        let log = if user.is_empty() {
+            self.log.clone()
+        } else {
+            let path = config.log_dir.join(user_log_name(user));
+            Arc::new(Mutex::new(Log::open(&path, config.log_limit)))
+        };
+        Agent {
+            user: user.to_owned(),
+            state: Mutex::new(State {
+                router,
+                agent_tx: None,
+                clients: HashMap::new(),
+                last_active: Instant::now(),
+                running: false,
+            }),
+            log,
+            meter: Meter::new(config.max_user_buffered_bytes),
+            up: watch::Sender::new(false),
         }
-        let limit = self.config.max_user_connections;
-        if self.lock().router.user_connections(&who.user) >= limit {
-            return Err(ConnectError::TooManyConnections { limit });
+    }
+
+    /// Starts the agent every client shares (no token file); the receiver
+    /// turns `true` once it is up or failed to start.
+    pub fn start_shared_agent(self: &Arc<Self>) -> watch::Receiver<bool> {
+        let agent = self.agent_of("");
+        let up = agent.up.subscribe();
+        agent.lock().running = true;
+        tokio::spawn(crate::agent::supervise(self.clone(), agent));
+        up
+    }
+
+    /// Makes sure a process runs for the user agent `agent`, starting one
+    /// when fewer than `--max-agents` run; `false` when none may start.
+    fn ensure_running(self: &Arc<Self>, agent: &Arc<Agent>) -> bool {
+        let mut agents = self.agents();
+        let mut st = agent.lock();
+        if st.running {
+            return true;
         }
-        Ok(())
+        if agents.running >= self.config.max_agents {
+            return false;
+        }
+        agents.running += 1;
+        st.running = true;
+        agent.up.send_replace(false);
+        tokio::spawn(crate::agent::supervise(self.clone(), agent.clone()));
+        true
+    }
+
+    /// Stops counting `agent`'s process when it has had no client and no
+    /// message for `--agent-idle-secs` (a user agent only): `true` when it
+    /// must stop. Its router stays, and with it who owns which session.
+    pub(crate) fn retire_if_idle(&self, agent: &Agent) -> bool {
+        if !agent.is_dedicated() {
+            return false;
+        }
+        let mut agents = self.agents();
+        let mut st = agent.lock();
+        if !st.clients.is_empty() || st.last_active.elapsed() < self.config.agent_idle {
+            return false;
+        }
+        st.running = false;
+        st.agent_tx = None;
+        let mut outs = Vec::new();
+        st.router
+            .agent_exited("stopped: idle", Duration::ZERO, &mut outs);
+        agents.running -= 1;
+        true
     }
 
     /// A new client of `who` whose messages go to `tx`; `kick` is told
-    /// when its user holds too many bytes unread (its transport also uses
-    /// it when the client takes longer than `--slow-client-ms` to accept
-    /// one).
+    /// when its agent's clients hold too many bytes unread (its transport
+    /// also uses it when the client takes longer than `--slow-client-ms`
+    /// to accept one).
+    ///
+    /// # Errors
+    ///
+    /// The router's refusal: no permission, or the user's connection
+    /// limit.
     pub fn join(
         &self,
         who: &Identity,
         tx: mpsc::UnboundedSender<ToClient>,
         kick: Arc<Kick>,
-    ) -> Result<ClientId, ConnectError> {
-        let mut st = self.lock();
-        let id = if who.user.is_empty() {
-            st.router.connect()
-        } else {
-            st.router.connect_as(&who.user, who.permissions)?
+    ) -> Result<Member, ConnectError> {
+        let agent = self.agent_of(&who.user);
+        let id = {
+            let mut st = agent.lock();
+            let id = if who.user.is_empty() {
+                st.router.connect()
+            } else {
+                st.router.connect_as(&who.user, who.permissions)?
+            };
+            st.clients.insert(id, ClientTx { tx, kick });
+            st.last_active = Instant::now();
+            id
         };
-        let limit = self.config.max_user_buffered_bytes;
-        let meter = st
-            .meters
-            .entry(who.user.clone())
-            .or_insert_with(|| Meter::new(limit))
-            .clone();
-        st.clients.insert(id, ClientTx { tx, kick, meter });
-        Ok(id)
+        let member = Member(self.next_member.fetch_add(1, Ordering::Relaxed));
+        self.members().insert(member, (agent, id));
+        Ok(member)
     }
 
-    /// One JSON-RPC message from `client`.
-    pub async fn input(&self, client: ClientId, text: &str) {
+    fn member(&self, member: Member) -> Option<(Arc<Agent>, ClientId)> {
+        self.members().get(&member).cloned()
+    }
+
+    /// One JSON-RPC message from `member`. A user agent not running yet is
+    /// started first (the message waits for it).
+    pub async fn input(self: &Arc<Self>, member: Member, text: &str) {
+        let Some((agent, client)) = self.member(member) else {
+            return;
+        };
+        if agent.is_dedicated() {
+            if !self.ensure_running(&agent) {
+                self.refuse_full(&agent, client, text);
+                return;
+            }
+            let mut up = agent.up.subscribe();
+            let _ = tokio::time::timeout(START_WAIT, up.wait_for(|up| *up)).await;
+        }
         let now = self.now();
-        let sends = self.with_router(|r, out| r.handle_client(client, text, now, out));
+        let sends = with_router(&agent, |r, out| r.handle_client(client, text, now, out));
         self.deliver(sends).await;
     }
 
-    /// `client` is gone: the router cancels its sessions and answers the
+    /// Answers a request of `client` when its agent may not start: the
+    /// bridge runs `--max-agents` already. Other messages are dropped.
+    fn refuse_full(&self, agent: &Agent, client: ClientId, text: &str) {
+        let Ok(Message::Request(req)) = Message::decode(text) else {
+            return;
+        };
+        let max = self.config.max_agents;
+        let msg = format!(
+            "the bridge runs {max} agents, its limit (--max-agents): {}'s agent starts once another user's stops (idle after {} s)",
+            agent.user,
+            self.config.agent_idle.as_secs()
+        );
+        let session = session_field(req.params.as_ref()).into_id();
+        let stream = answer_stream(&req.method, session.as_deref());
+        let reply = error_text(&req.id, AGENTS_FULL, msg);
+        let st = agent.lock();
+        if let Some(ct) = st.clients.get(&client) {
+            let _ = ct.tx.send((stream, reply, Charge::free()));
+        }
+    }
+
+    /// `member` is gone: its router cancels its sessions and answers the
     /// agent's requests to it.
-    pub async fn leave(&self, client: ClientId) {
-        let sends = self.with_router(|r, out| r.disconnect(client, out));
-        self.lock().clients.remove(&client);
+    pub async fn leave(&self, member: Member) {
+        let Some((agent, client)) = self.members().remove(&member) else {
+            return;
+        };
+        let sends = {
+            let mut st = agent.lock();
+            let mut outs = Vec::new();
+            st.router.disconnect(client, &mut outs);
+            st.clients.remove(&client);
+            st.last_active = Instant::now();
+            resolve(&agent, &st, outs)
+        };
         self.deliver(sends).await;
     }
 
-    /// One line from the agent's stdout, or the error of one too long.
-    pub(crate) async fn agent_line(&self, line: Result<&str, acp_codec::FrameError>) {
+    /// The session an agent request waiting on `member` was sent for.
+    pub fn request_session(&self, member: Member, id: &RequestId<'_>) -> Option<String> {
+        let (agent, client) = self.member(member)?;
+        let st = agent.lock();
+        st.router.request_session(client, id).map(str::to_owned)
+    }
+
+    /// Whether `member` may have a stream for `session`: it holds the
+    /// session, or the session is its user's (held by another of their
+    /// connections, or left for a reattach). A session its router has not
+    /// seen, or another user's, has no stream.
+    pub fn may_stream(&self, member: Member, session: &str) -> bool {
+        let Some((agent, client)) = self.member(member) else {
+            return false;
+        };
+        let st = agent.lock();
+        let router = &st.router;
+        router.owner(session) == Some(client)
+            || router
+                .user_of(client)
+                .is_some_and(|user| router.session_user(session) == Some(user))
+    }
+
+    /// Sets `user`'s permissions on their connections (a re-read token
+    /// file).
+    pub fn set_permissions(&self, user: &str, permissions: Permissions) {
+        let agents: Vec<Arc<Agent>> = self.agents().by_user.values().cloned().collect();
+        for agent in agents {
+            agent.lock().router.set_permissions(user, permissions);
+        }
+    }
+
+    /// One line from `agent`'s stdout, or the error of one too long.
+    pub(crate) async fn agent_line(
+        &self,
+        agent: &Agent,
+        line: Result<&str, acp_codec::FrameError>,
+    ) {
         let now = self.now();
         let sends = match line {
-            Ok(line) => self.with_router(|r, out| r.handle_agent(line, now, out)),
+            Ok(line) => with_router(agent, |r, out| r.handle_agent(line, now, out)),
             Err(e) => {
-                self.log_line(&format!("agent line skipped: {e}"));
-                self.with_router(|r, out| r.agent_line_too_long(&e, now, out))
+                self.log_line(&format!("{} line skipped: {e}", agent.name()));
+                with_router(agent, |r, out| r.agent_line_too_long(&e, now, out))
             }
         };
         self.deliver(sends).await;
-    }
-
-    /// Runs `f` on the router under the lock, resolving its output to
-    /// channels while the lock still holds (so a line meant for one agent
-    /// process never reaches the next).
-    fn with_router(&self, f: impl FnOnce(&mut Router, &mut Vec<Out>)) -> Vec<Send> {
-        let mut st = self.lock();
-        let mut outs = Vec::new();
-        f(&mut st.router, &mut outs);
-        resolve(&st, outs)
     }
 
     pub(crate) async fn deliver(&self, sends: Vec<Send>) {
@@ -369,7 +630,18 @@ impl Shared {
     }
 }
 
-pub(crate) fn resolve(st: &State, outs: Vec<Out>) -> Vec<Send> {
+/// Runs `f` on `agent`'s router under its lock, marking it active and
+/// resolving the output to channels while the lock still holds (so a line
+/// meant for one agent process never reaches the next).
+fn with_router(agent: &Agent, f: impl FnOnce(&mut Router, &mut Vec<Out>)) -> Vec<Send> {
+    let mut st = agent.lock();
+    st.last_active = Instant::now();
+    let mut outs = Vec::new();
+    f(&mut st.router, &mut outs);
+    resolve(agent, &st, outs)
+}
+
+pub(crate) fn resolve(agent: &Agent, st: &State, outs: Vec<Out>) -> Vec<Send> {
     let mut sends = Vec::with_capacity(outs.len());
     for o in outs {
         match o {
@@ -383,7 +655,7 @@ pub(crate) fn resolve(st: &State, outs: Vec<Out>) -> Vec<Send> {
                     sends.push(Send::Client {
                         tx: ct.tx.clone(),
                         kick: ct.kick.clone(),
-                        meter: ct.meter.clone(),
+                        meter: agent.meter.clone(),
                         message: (stream, text),
                     });
                 }
@@ -393,59 +665,36 @@ pub(crate) fn resolve(st: &State, outs: Vec<Out>) -> Vec<Send> {
     sends
 }
 
-/// `gemini-acp.log`, rotated to `gemini-acp.log.old` past the limit, at
-/// startup and while running.
-pub struct Log {
-    path: PathBuf,
-    limit: u64,
-    file: Option<File>,
-    size: u64,
+fn error_text(id: &RequestId<'_>, code: ErrorCode, message: String) -> String {
+    let mut line = Vec::new();
+    // An id and a plain message always encode.
+    let _ = encode_error(id, &RpcError::new(code, message), &mut line);
+    String::from_utf8_lossy(line.trim_ascii_end()).into_owned()
 }
 
-impl Log {
-    /// Opens (rotating first if the file is already past the limit).
-    pub fn open(dir: &std::path::Path, limit: u64) -> Self {
-        let mut log = Self {
-            path: dir.join(LOG_NAME),
-            limit,
-            file: None,
-            size: 0,
-        };
-        let size = fs::metadata(&log.path).map(|m| m.len()).unwrap_or(0);
-        if size > limit {
-            log.rotate();
+/// A user's name as one file name component: ASCII letters, digits, `-`
+/// and `_` as they are, every other byte (and a leading `.`) as `%XX`.
+pub fn file_component(user: &str) -> String {
+    let mut out = String::with_capacity(user.len());
+    for (i, b) in user.bytes().enumerate() {
+        let plain = b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || (b == b'.' && i > 0);
+        if plain {
+            out.push(char::from(b));
         } else {
-            log.reopen();
-        }
-        log
-    }
-
-    fn reopen(&mut self) {
-        self.file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&self.path)
-            .ok();
-        self.size = fs::metadata(&self.path).map(|m| m.len()).unwrap_or(0);
-    }
-
-    fn rotate(&mut self) {
-        self.file = None;
-        let mut old = self.path.clone().into_os_string();
-        old.push(".old");
-        let _ = fs::rename(&self.path, old);
-        self.reopen();
-    }
-
-    /// Appends bytes, rotating once the file is past the limit.
-    pub fn write(&mut self, bytes: &[u8]) {
-        if let Some(f) = &mut self.file {
-            if f.write_all(bytes).is_ok() {
-                self.size = self.size.saturating_add(bytes.len() as u64);
-            }
-        }
-        if self.size > self.limit {
-            self.rotate();
+            out.push_str(&format!("%{b:02X}"));
         }
     }
+    out
+}
+
+/// The log file of `user`'s agent: `gemini-acp.USER.log`.
+pub fn user_log_name(user: &str) -> String {
+    format!("gemini-acp.{}.log", file_component(user))
+}
+
+/// The `HOME` and working directory of `user`'s agent under `state_dir`:
+/// `USER/home` and `USER/work`.
+pub fn user_dirs(state_dir: &std::path::Path, user: &str) -> (PathBuf, PathBuf) {
+    let base = state_dir.join(file_component(user));
+    (base.join("home"), base.join("work"))
 }

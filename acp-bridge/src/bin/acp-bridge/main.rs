@@ -1,5 +1,6 @@
 //! A remote endpoint for an ACP agent on stdio: ACP's Streamable HTTP &
-//! WebSocket transport on `/acp`, many clients sharing one agent process.
+//! WebSocket transport on `/acp`, many clients sharing one agent process (or,
+//! with a token file, one agent process per user).
 //!
 //! ```text
 //! acp-bridge   # mock agent, ws://127.0.0.1:4444
@@ -34,9 +35,39 @@
 //! goes out as one text message, however large (up to the size limit);
 //! stdout text that is not JSON-RPC is dropped and logged.
 //!
-//! # Sharing one agent
+//! # One agent per user, or one shared
 //!
-//! All clients share one agent process, multiplexed, not broadcast:
+//! With `--token-file`, each user gets their own agent process, with its
+//! own router: started on the user's first message (a client's first
+//! message waits for it), its `HOME` `STATE_DIR/USER/home` and working
+//! directory `STATE_DIR/USER/work` (`--state-dir`, default `agents`;
+//! created mode 700; `XDG_CONFIG_HOME`, `XDG_DATA_HOME`,
+//! `XDG_STATE_HOME`, `XDG_CACHE_HOME` and `XDG_RUNTIME_DIR` removed from
+//! its environment, so its files land in its `HOME`), its stderr in
+//! `gemini-acp.USER.log` in `--log-dir` (rotated to `.old` past 2 MiB;
+//! `USER` with every byte but ASCII letters, digits, `-`, `_` and an inner
+//! `.` written `%XX`). It is stopped after `--agent-idle-secs` (600) with
+//! no connection and no message either way, and started again on the
+//! user's next message. At most `--max-agents` (16) run at once: a user
+//! whose agent cannot start gets `-32012` for each request, with a message
+//! naming the limit; nobody else notices. One user's agent crashing or
+//! restarting touches no one else: `_bridge/agent_exited` and
+//! `_bridge/agent_started` go to that user's clients only.
+//!
+//! Each agent runs as the bridge's own OS user: a separate process, `HOME`
+//! and working directory keep one user's agent from seeing another's
+//! files by default, not from reading them on purpose (a shell tool can
+//! open any path the bridge's OS user can).
+//!
+//! Without a token file (`--token`, or none) all clients share one agent
+//! process, started with the bridge, in the bridge's `HOME` and working
+//! directory, logging to `gemini-acp.log`.
+//!
+//! # Sharing an agent
+//!
+//! The clients of one agent process (all clients of the shared agent, or
+//! one user's connections to their own) share it multiplexed, not
+//! broadcast:
 //!
 //! - a client's request gets a bridge-unique id toward the agent; the
 //!   response goes back to that client only, with the client's own id;
@@ -70,16 +101,17 @@
 //!
 //! # Agent lifecycle
 //!
-//! The agent runs as a child process. When it exits, every request still
-//! waiting on it is answered with `-32603`, and each client gets the
+//! Each agent runs as a child process. When it exits, every request still
+//! waiting on it is answered with `-32603`, and each of its clients gets the
 //! notification `_bridge/agent_exited` (`status`, `restartInMs`,
 //! `lostSessions`); the bridge restarts it after a backoff (100 ms doubling
 //! to 10 s, reset after 30 s of uptime) and sends `_bridge/agent_started`
-//! (`pid`, `restarts`). Sessions do not survive a restart: clients
-//! `initialize` and open a session again. The agent's stderr and the
-//! bridge's events go to `gemini-acp.log` in `--log-dir` (default `.`),
-//! rotated to `gemini-acp.log.old` once past 2 MiB, at startup and while
-//! running.
+//! (`pid`, `restarts`). No connection holds a session after a restart;
+//! each stays its user's, for that user to `session/load` when the agent
+//! can. The shared agent's stderr and the bridge's events go to
+//! `gemini-acp.log` in `--log-dir` (default `.`), rotated to
+//! `gemini-acp.log.old` once past 2 MiB, at startup and while running (a
+//! user's agent: `gemini-acp.USER.log`, the same way).
 //!
 //! # Safety
 //!
@@ -88,7 +120,8 @@
 //! - TLS (`--tls-cert FILE --tls-key FILE`, PEM: the certificate chain,
 //!   leaf first, and its private key): the bridge serves `wss://` and
 //!   `https://…/health` directly, with rustls (no OpenSSL). TLS also
-//!   requires a token. A TLS handshake must finish within 10 s. Behind a
+//!   requires a token. A TLS handshake must finish within
+//!   `--handshake-secs`. Behind a
 //!   reverse proxy that terminates TLS (see `deploy/nginx/` in the
 //!   repository), run the bridge on loopback without TLS, but still with a
 //!   token: the proxy makes it public.
@@ -134,6 +167,16 @@
 //!   `--slow-client-ms`); a connection with no stream open for 60 s is
 //!   closed.
 //! - `GET /health` answers `200 ok`; other paths get 404.
+//! - The front door: at most `--max-unauthenticated` (1024) connections not
+//!   yet authenticated, `--max-unauthenticated-per-address` (64) from one
+//!   address; a connection past either is closed right after the accept.
+//!   One that has not presented a valid token (TLS handshake and request
+//!   head included) within `--handshake-secs` (10) is closed; a WebSocket
+//!   client that sends nothing for `--first-message-secs` (10) after the
+//!   upgrade is closed with 1008. Behind a reverse proxy every connection
+//!   comes from its address: set the per-address cap to the global one.
+//!   Connection ids (`Acp-Connection-Id`) are
+//!   128 bits from the operating system's random source.
 //!
 //! # Configuration
 //!
@@ -155,6 +198,13 @@
 //! | | `GEMINI_MODEL` (`-m`, with `--gemini`) | Gemini's own |
 //! | | `GEMINI_APPROVAL_MODE` (`--approval-mode`, with `--gemini`) | Gemini's own |
 //! | `--log-dir DIR` | `GEMINI_BRIDGE_LOG_DIR` | . |
+//! | `--state-dir DIR` (with a token file) | `GEMINI_BRIDGE_STATE_DIR` | agents |
+//! | `--agent-idle-secs N` (with a token file) | | 600 |
+//! | `--max-agents N` (with a token file) | | 16 |
+//! | `--handshake-secs N` | | 10 |
+//! | `--first-message-secs N` | | 10 |
+//! | `--max-unauthenticated N` | | 1024 |
+//! | `--max-unauthenticated-per-address N` | | 64 |
 //! | `--slow-client-ms N` | | 30000 |
 //! | `--max-http-connections N` | | 256 |
 //! | `--max-buffered-bytes N` (per Streamable HTTP connection) | | 67108864 |
@@ -170,8 +220,10 @@
 //! [`Message::decode`]: acp_codec::acp::Message::decode
 
 mod agent;
+mod door;
 mod http;
 mod hub;
+mod log;
 mod server;
 mod ws;
 
@@ -242,9 +294,21 @@ struct Args {
     /// Arguments for the built-in mock agent (e.g. `--big-bytes N`).
     #[arg(long, allow_hyphen_values = true)]
     mock_args: Option<String>,
-    /// Directory of gemini-acp.log.
+    /// Directory of gemini-acp.log (and, with a token file, of each user
+    /// agent's gemini-acp.USER.log).
     #[arg(long, env = "GEMINI_BRIDGE_LOG_DIR", default_value = ".")]
     log_dir: PathBuf,
+    /// With a token file: where each user's agent gets its own HOME
+    /// (USER/home) and working directory (USER/work).
+    #[arg(long, env = "GEMINI_BRIDGE_STATE_DIR", default_value = "agents")]
+    state_dir: PathBuf,
+    /// With a token file: stop a user's agent after this many seconds with
+    /// no connection and no message.
+    #[arg(long, default_value_t = 600, value_parser = at_least_one_u64)]
+    agent_idle_secs: u64,
+    /// With a token file: most user agent processes at once.
+    #[arg(long, default_value_t = 16, value_parser = at_least_one)]
+    max_agents: usize,
     /// A client that takes longer to accept one message is dropped (ms).
     #[arg(long, default_value_t = 30_000)]
     slow_client_ms: u64,
@@ -254,6 +318,21 @@ struct Args {
     /// Most bytes queued for one Streamable HTTP connection's streams.
     #[arg(long, default_value_t = 64 * 1024 * 1024)]
     max_buffered_bytes: usize,
+    /// A connection not authenticated (TLS handshake, request head, token)
+    /// within this many seconds is closed.
+    #[arg(long, default_value_t = 10, value_parser = at_least_one_u64)]
+    handshake_secs: u64,
+    /// A WebSocket client that sends no message for this many seconds
+    /// after the upgrade is closed (1008).
+    #[arg(long, default_value_t = 10, value_parser = at_least_one_u64)]
+    first_message_secs: u64,
+    /// Most connections not yet authenticated, in all; more are closed at
+    /// once.
+    #[arg(long, default_value_t = 1024, value_parser = at_least_one)]
+    max_unauthenticated: usize,
+    /// Most connections not yet authenticated from one address.
+    #[arg(long, default_value_t = 64, value_parser = at_least_one)]
+    max_unauthenticated_per_address: usize,
     /// Bytes kept per session whose client left, for the client that
     /// reattaches it with session/load or session/resume (0: none).
     #[arg(long, env = "GEMINI_BRIDGE_REPLAY_BYTES", default_value_t = acp_codec::remote::DEFAULT_REPLAY_BUDGET)]
@@ -262,6 +341,14 @@ struct Args {
 
 fn at_least_one(v: &str) -> Result<usize, String> {
     match v.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".to_owned()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+fn at_least_one_u64(v: &str) -> Result<u64, String> {
+    match v.parse::<u64>() {
         Ok(0) => Err("must be at least 1".to_owned()),
         Ok(n) => Ok(n),
         Err(e) => Err(e.to_string()),
@@ -306,10 +393,19 @@ impl Args {
                     .filter(|o| !o.is_empty())
                     .collect(),
             },
+            door: door::DoorLimits {
+                handshake: Duration::from_secs(self.handshake_secs),
+                first_message: Duration::from_secs(self.first_message_secs),
+                max_unauthenticated: self.max_unauthenticated,
+                max_per_address: self.max_unauthenticated_per_address,
+            },
             max_message: self.max_message_bytes,
             tls,
             agent: agent_command(self.gemini, self.agent, self.mock_args)?,
             log_dir: self.log_dir,
+            state_dir: self.state_dir,
+            agent_idle: Duration::from_secs(self.agent_idle_secs),
+            max_agents: self.max_agents,
             log_limit: hub::LOG_LIMIT,
             backoff_min: Duration::from_millis(100),
             backoff_max: Duration::from_secs(10),
@@ -414,15 +510,11 @@ async fn reload_on_sighup(shared: Arc<Shared>, users: Arc<users::TokenFile>) {
     while hup.recv().await.is_some() {
         match users.reload() {
             Ok((now, gone)) => {
-                {
-                    let mut st = shared.lock();
-                    for who in &now {
-                        st.router.set_permissions(&who.user, who.permissions);
-                    }
-                    for user in &gone {
-                        st.router
-                            .set_permissions(user, acp_codec::remote::Permissions::READ_ONLY);
-                    }
+                for who in &now {
+                    shared.set_permissions(&who.user, who.permissions);
+                }
+                for user in &gone {
+                    shared.set_permissions(user, acp_codec::remote::Permissions::READ_ONLY);
                 }
                 shared.log_line(&format!(
                     "token file re-read: {} tokens; users removed (read-only until they leave): {}",
@@ -460,15 +552,23 @@ async fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let shared = Shared::new(config);
+    let shared = match Shared::new(config) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("acp-bridge: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     if let Some(users) = shared.config.access.users.clone() {
         tokio::spawn(reload_on_sighup(shared.clone(), users));
+    } else {
+        // Accept once the shared agent is up (or failed to start), so the
+        // first client is not told the agent is restarting. Users of a
+        // token file get their own agents, each started on its user's
+        // first message.
+        let mut up = shared.start_shared_agent();
+        let _ = tokio::time::timeout(Duration::from_secs(10), up.wait_for(|up| *up)).await;
     }
-    let (up_tx, up_rx) = tokio::sync::oneshot::channel();
-    tokio::spawn(agent::supervise(shared.clone(), up_tx));
-    // Accept once the first agent is up (or failed to start), so the first
-    // client is not told the agent is restarting.
-    let _ = tokio::time::timeout(Duration::from_secs(10), up_rx).await;
     let http = Arc::new(http::Connections::default());
     server::serve(listener, App { shared, http }).await;
     ExitCode::SUCCESS

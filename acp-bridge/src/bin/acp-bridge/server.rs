@@ -22,13 +22,15 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
 use tower::ServiceExt;
 
+use crate::door::{Door, Ticket};
 use crate::http::{self, Connections};
 use crate::hub::Shared;
 use crate::ws;
 use acp_bridge::users::{Identity, TokenFile};
 
-/// Longest TLS handshake, and longest wait for a request head.
-const HANDSHAKE: Duration = Duration::from_secs(10);
+/// Longest wait for a request head (the first is also bounded by
+/// `--handshake-secs`).
+const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Who may connect.
 #[derive(Debug, Clone, Default)]
@@ -73,6 +75,8 @@ pub async fn serve(listener: TcpListener, app: App) {
         .tls
         .clone()
         .map(tokio_rustls::TlsAcceptor::from);
+    let door = Door::new(app.shared.config.door);
+    let handshake = door.limits().handshake;
     loop {
         let (stream, peer) = match listener.accept().await {
             Ok(x) => x,
@@ -83,17 +87,32 @@ pub async fn serve(listener: TcpListener, app: App) {
                 continue;
             }
         };
+        // Past the caps on unauthenticated connections: closed at once.
+        let Some(ticket) = door.admit(peer.ip()) else {
+            drop(stream);
+            continue;
+        };
+        let ticket = Arc::new(ticket);
         let _ = stream.set_nodelay(true);
         let routes = routes.clone();
         let tls = tls.clone();
+        let door = door.clone();
         tokio::spawn(async move {
-            let result = match tls {
-                None => serve_connection(stream, peer, routes).await,
-                Some(tls) => match tokio::time::timeout(HANDSHAKE, tls.accept(stream)).await {
-                    Ok(Ok(stream)) => serve_connection(stream, peer, routes).await,
-                    Ok(Err(e)) => Err(format!("tls handshake: {e}")),
-                    Err(_) => Err("no tls handshake within 10 s".to_owned()),
-                },
+            let served = async {
+                match tls {
+                    None => serve_connection(stream, peer, routes, ticket.clone()).await,
+                    Some(tls) => match tls.accept(stream).await {
+                        Ok(stream) => serve_connection(stream, peer, routes, ticket.clone()).await,
+                        Err(e) => Err(format!("tls handshake: {e}")),
+                    },
+                }
+            };
+            let result = tokio::select! {
+                r = served => r,
+                () = door.expired(&ticket) => Err(format!(
+                    "not authenticated within {} s: closed",
+                    handshake.as_secs()
+                )),
             };
             if let Err(e) = result {
                 eprintln!("acp-bridge: {peer}: {e}");
@@ -108,20 +127,26 @@ pub async fn serve(listener: TcpListener, app: App) {
 /// by starting with HTTP/2's connection preface (prior knowledge, `h2c`);
 /// anything else is HTTP/1.1, which WebSocket upgrades and older clients
 /// use.
-async fn serve_connection<S>(stream: S, peer: SocketAddr, routes: Router) -> Result<(), String>
+async fn serve_connection<S>(
+    stream: S,
+    peer: SocketAddr,
+    routes: Router,
+    ticket: Arc<Ticket>,
+) -> Result<(), String>
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let service =
         hyper::service::service_fn(move |mut req: hyper::Request<hyper::body::Incoming>| {
             req.extensions_mut().insert(Peer(peer));
+            req.extensions_mut().insert(ticket.clone());
             routes.clone().oneshot(req.map(Body::new))
         });
     let mut builder = auto::Builder::new(TokioExecutor::new());
     builder
         .http1()
         .timer(TokioTimer::new())
-        .header_read_timeout(HANDSHAKE);
+        .header_read_timeout(HEAD_TIMEOUT);
     builder
         .serve_connection_with_upgrades(TokioIo::new(stream), service)
         .await
@@ -184,6 +209,10 @@ async fn acp(
 async fn check_access(State(app): State<App>, mut req: Request, next: Next) -> Response {
     match who(&app.shared.config.access, req.headers(), req.uri().query()) {
         Ok(identity) => {
+            // Authenticated: the connection leaves the front door's count.
+            if let Some(ticket) = req.extensions().get::<Arc<Ticket>>() {
+                ticket.pass();
+            }
             req.extensions_mut().insert(identity);
             next.run(req).await
         }

@@ -19,12 +19,17 @@ use futures_util::{SinkExt, StreamExt};
 use tokio::sync::mpsc;
 use tokio_tungstenite::tungstenite::error::{CapacityError, Error as WsError};
 
-use crate::http::{new_connection_id, HEADER_CONNECTION_ID};
-use crate::hub::{Charge, Kick, Shared, ToClient};
+use crate::http::{new_connection_id, no_random_source, HEADER_CONNECTION_ID};
+use crate::hub::{Charge, Kick, Member, Shared, ToClient};
 use crate::server::text;
 use acp_bridge::users::Identity;
-use acp_codec::remote::{oversize, Checked, ClientId, CloseCode, Gate, RemoteError, Stream};
+use acp_codec::remote::{oversize, Checked, CloseCode, Gate, RemoteError, Stream};
 use axum::http::StatusCode;
+
+/// Bytes read from a socket at a time: an idle connection holds this
+/// much, not tungstenite's default 128 KiB (a larger message still grows
+/// its buffer as it arrives).
+const READ_CHUNK: usize = 8 * 1024;
 
 /// How much of an oversized message is looked at for its request id.
 const OVERSIZE_HEAD: usize = 4096;
@@ -38,55 +43,85 @@ struct Close {
     last: Option<String>,
 }
 
-/// Accepts the upgrade; the socket is served once the handshake is done.
+/// Accepts the upgrade: the client joins the hub before the `101` (so a
+/// user's connection limit is exact), and is served once the handshake is
+/// done; a failed handshake leaves the hub again.
 pub fn upgrade(
     shared: Arc<Shared>,
     upgrade: WebSocketUpgrade,
     peer: SocketAddr,
     who: Identity,
 ) -> Response {
-    if let Err(e) = shared.may_join(&who) {
-        shared.log_line(&format!("{peer} {}: refused: {e}", who.tag()));
-        let status = StatusCode::from_u16(e.http_status()).unwrap_or(StatusCode::FORBIDDEN);
-        return text(status, &e.to_string());
-    }
+    let id = match new_connection_id() {
+        Ok(id) => id,
+        Err(e) => return no_random_source(e),
+    };
+    let (tx, rx) = mpsc::unbounded_channel::<ToClient>();
+    let kick = Kick::new();
+    let member = match shared.join(&who, tx.clone(), kick.clone()) {
+        Ok(m) => m,
+        Err(e) => {
+            shared.log_line(&format!("{peer} {}: refused: {e}", who.tag()));
+            let status = StatusCode::from_u16(e.http_status()).unwrap_or(StatusCode::FORBIDDEN);
+            return text(status, &e.to_string());
+        }
+    };
+    let joined = Joined {
+        shared: shared.clone(),
+        member: Some(member),
+    };
     // Messages up to twice the limit are read whole, so a request just over
     // it is answered before the close; larger ones close at once.
     let read_limit = shared.config.max_message.saturating_mul(2);
     let mut response = upgrade
+        .read_buffer_size(READ_CHUNK)
         .max_message_size(read_limit)
         .max_frame_size(read_limit)
-        .on_upgrade(move |socket| client(shared, socket, peer, who));
-    if let Ok(id) = HeaderValue::from_str(&new_connection_id()) {
+        .on_upgrade(move |socket| client(joined, socket, peer, who, (tx, rx), kick));
+    if let Ok(id) = HeaderValue::from_str(&id) {
         response.headers_mut().insert(HEADER_CONNECTION_ID, id);
     }
     response
 }
 
+/// A client that joined the hub; leaves it when dropped unserved (the
+/// handshake after the `101` failed).
+struct Joined {
+    shared: Arc<Shared>,
+    member: Option<Member>,
+}
+
+impl Drop for Joined {
+    fn drop(&mut self) {
+        if let Some(member) = self.member.take() {
+            let shared = self.shared.clone();
+            tokio::spawn(async move { shared.leave(member).await });
+        }
+    }
+}
+
 /// Serves one WebSocket client until it leaves, is too slow, or sends a
 /// message over the limit.
-async fn client(shared: Arc<Shared>, socket: WebSocket, peer: SocketAddr, who: Identity) {
+async fn client(
+    mut joined: Joined,
+    socket: WebSocket,
+    peer: SocketAddr,
+    who: Identity,
+    (tx, rx): (
+        mpsc::UnboundedSender<ToClient>,
+        mpsc::UnboundedReceiver<ToClient>,
+    ),
+    kick: Arc<Kick>,
+) {
+    let shared = joined.shared.clone();
+    let Some(client) = joined.member.take() else {
+        return;
+    };
     let (sink, mut source) = socket.split();
-    let (tx, rx) = mpsc::unbounded_channel::<ToClient>();
     let (close_tx, close_rx) = tokio::sync::oneshot::channel::<Close>();
-    let kick = Kick::new();
     let tag = format!("{peer} {}", who.tag());
     let slow = shared.config.slow_client;
     let writer = tokio::spawn(write(sink, rx, close_rx, kick.clone(), slow));
-    let client = match shared.join(&who, tx.clone(), kick.clone()) {
-        Ok(c) => c,
-        Err(e) => {
-            // Between the upgrade and now, the user's limit was reached.
-            shared.log_line(&format!("{tag}: closing with 1008: {e}"));
-            let _ = close_tx.send(Close {
-                code: CloseCode::POLICY_VIOLATION,
-                reason: e.to_string(),
-                last: None,
-            });
-            finish(writer).await;
-            return;
-        }
-    };
     shared.log_line(&format!("{tag}: websocket connected ({client})"));
     let close = read_frames(&shared, client, &mut source, &tx, &kick).await;
     if let Some(close) = close {
@@ -117,22 +152,33 @@ async fn finish(mut writer: tokio::task::JoinHandle<()>) {
 /// Reads the client's frames into the hub until the client leaves or the
 /// connection must close (the close to send, then).
 async fn read_frames(
-    shared: &Shared,
-    client: ClientId,
+    shared: &Arc<Shared>,
+    client: Member,
     source: &mut SplitStream<WebSocket>,
     tx: &mpsc::UnboundedSender<ToClient>,
     kick: &Kick,
 ) -> Option<Close> {
     let mut gate = Gate::new();
+    // The first message must come within `--first-message-secs`.
+    let first_wait = shared.config.door.first_message;
+    let first_deadline = tokio::time::sleep(first_wait);
+    tokio::pin!(first_deadline);
+    let mut waiting = true;
     loop {
         let next = tokio::select! {
             m = source.next() => m,
+            () = &mut first_deadline, if waiting => return Some(Close {
+                code: CloseCode::POLICY_VIOLATION,
+                reason: format!("no message within {} s", first_wait.as_secs()),
+                last: None,
+            }),
             () = kick.notified() => return Some(Close {
                 code: CloseCode::POLICY_VIOLATION,
                 reason: kick.reason(),
                 last: None,
             }),
         };
+        waiting = false;
         let text = match next {
             Some(Ok(Message::Text(text))) => text,
             Some(Ok(Message::Binary(_))) => {
