@@ -206,10 +206,18 @@ impl From<TurnError> for Error {
 
 // Errors travel by value through every `Result`: the layers' errors but
 // framing's (which needs no allocator) are boxed inside `Error`, allocated
-// only when a fault is converted, and framing's packs its id (see
-// `LineTooLong`) so that its tag byte holds `Error`'s too.
-const _: () = assert!(core::mem::size_of::<FrameError>() <= 32);
-const _: () = assert!(core::mem::size_of::<Error>() <= 32);
+// only when a fault is converted, and framing's keeps its id in a head whose
+// tag byte holds `Error`'s too (see `LineTooLong`). With `alloc` a string id
+// over 13 bytes is boxed, so the error is three words and a 16-byte head;
+// without it the error holds the longest id the peek reads (128 bytes) inline.
+#[cfg(feature = "alloc")]
+const _: () = assert!(core::mem::size_of::<FrameError>() <= 40);
+#[cfg(feature = "alloc")]
+const _: () = assert!(core::mem::size_of::<Error>() <= 40);
+#[cfg(not(feature = "alloc"))]
+const _: () = assert!(core::mem::size_of::<FrameError>() <= 152);
+#[cfg(not(feature = "alloc"))]
+const _: () = assert!(core::mem::size_of::<Error>() <= 152);
 #[cfg(feature = "alloc")]
 const _: () = assert!(core::mem::size_of::<MessageError>() <= 40);
 // The transfer's id behind a thin pointer plus a `Copy` kind.
