@@ -58,7 +58,8 @@
 //! one stop reason, each replaced by the next one (so each is at most one
 //! line). Each push does work linear in its input plus a scan of the turn's
 //! tracked items of that kind (bounded by the limits). Events are not
-//! queued: each push returns its own (at most eight).
+//! queued: each push returns its own, every one of them (a handful, kept
+//! without allocating).
 //!
 //! # Example
 //!
