@@ -434,9 +434,24 @@ fn replay_session_limit() {
 
 // ---------------------------------------------------------------- backlog
 
+/// Bytes a backlog holds after `log` (`(time, take, len)`), takes of more
+/// than it holds refused.
+fn log_bytes(log: &[(u64, bool, usize)]) -> usize {
+    let mut bytes = 0usize;
+    for &(_, take, len) in log {
+        if !take {
+            bytes += len;
+        } else if len <= bytes {
+            bytes -= len;
+        }
+    }
+    bytes
+}
+
 proptest! {
     /// `Backlog` against a replay of its event log: the bytes are what was
-    /// queued minus what was taken (never below zero), and it is stalled
+    /// queued minus what was taken (a take of more than is queued refused,
+    /// changing nothing), and it is stalled
     /// exactly when full and the last take, or the moment it became full,
     /// is `max_stall` or more in the past.
     #[test]
@@ -452,19 +467,23 @@ proptest! {
         let mut now = 0u64;
         for &(take, len, dt) in &events {
             now += dt;
-            if take {
-                backlog.taken(len, Duration::from_secs(now));
+            let done = if take {
+                backlog.taken(len, Duration::from_secs(now)).is_ok()
             } else {
-                backlog.queued(len, Duration::from_secs(now));
-            }
+                backlog.queued(len, Duration::from_secs(now)).is_ok()
+            };
             log.push((now, take, len));
+            prop_assert_eq!(done, !take || log_bytes(&log[..log.len() - 1]) >= len);
         }
         // The oracle, from the log alone.
         let mut bytes = 0usize;
         let mut clock = 0u64;
         for &(t, take, len) in &log {
             if take {
-                bytes = bytes.saturating_sub(len);
+                if len > bytes {
+                    continue;
+                }
+                bytes -= len;
                 clock = t;
             } else {
                 let was_full = bytes >= max;

@@ -143,7 +143,7 @@ mod router;
 mod transport;
 mod wire;
 
-pub use backlog::Backlog;
+pub use backlog::{Backlog, BacklogError};
 pub use error::RemoteError;
 pub use replay::{
     Dropped, Replay, ReplayBuffer, DEFAULT_MAX_REPLAY_SESSIONS, DEFAULT_REPLAY_BUDGET,
