@@ -171,6 +171,28 @@ fn too_long_request_keeps_its_uuid_id() {
     });
 }
 
+/// The codecs finish a line the way `encode_line` does: the same bytes
+/// for pretty raw JSON, the same refusal (buffer untouched) for a raw
+/// newline inside a string.
+#[test]
+fn codec_lines_are_encode_line_lines() {
+    use serde_json::value::RawValue;
+    use tokio_util::codec::Encoder;
+    let pretty =
+        RawValue::from_string("{\n  \"a\": [1,\n 2], \"s\": \"x y\"\n}".to_owned()).unwrap();
+    let mut want = Vec::new();
+    acp_codec::encode_line(&pretty, &mut want).unwrap();
+    let mut got = bytes::BytesMut::from(&b"before"[..]);
+    LineCodec::new().encode(&*pretty, &mut got).unwrap();
+    assert_eq!(&got[..], [&b"before"[..], &want].concat());
+    let broken = RawValue::from_string("\"a\nb\"".to_owned());
+    if let Ok(broken) = broken {
+        let mut out = bytes::BytesMut::from(&b"keep"[..]);
+        assert!(LineCodec::new().encode(&*broken, &mut out).is_err());
+        assert_eq!(&out[..], b"keep");
+    }
+}
+
 #[test]
 fn encode_then_decode_round_trips() {
     let text = std::fs::read_to_string(concat!(
