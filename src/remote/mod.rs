@@ -149,9 +149,9 @@ pub use replay::{
     Dropped, Replay, ReplayBuffer, DEFAULT_MAX_REPLAY_SESSIONS, DEFAULT_REPLAY_BUDGET,
 };
 pub use router::{
-    ClientId, ConnectError, Out, Permissions, Router, AGENT_EXITED, AGENT_STARTED,
-    DEFAULT_MAX_PENDING_PER_CLIENT, DEFAULT_MAX_USER_CONNECTIONS, DEFAULT_MAX_USER_SESSIONS,
-    FORBIDDEN, REPLAY_DROPPED, USER_LIMIT,
+    ClientId, ConnectError, Out, Permissions, Router, UnknownPermission, AGENT_EXITED,
+    AGENT_STARTED, DEFAULT_MAX_PENDING_PER_CLIENT, DEFAULT_MAX_USER_CONNECTIONS,
+    DEFAULT_MAX_USER_SESSIONS, FORBIDDEN, REPLAY_DROPPED, USER_LIMIT,
 };
 pub use transport::{
     answer_stream, check_post, check_response_session, is_reattach, is_session_scoped, oversize,
