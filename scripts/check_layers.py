@@ -25,7 +25,7 @@ ALLOWED = {
     "turn": {"acp", "title", "error_code", "tally"},
     "remote": {"acp", "framing", "json", "error_code", "tally"},
     "codec": {"acp", "framing", "limits", "error", "error_code"},
-    "error": {"framing", "acp", "stream_json", "chunk", "turn", "error_code"},
+    "error": {"framing", "acp", "stream_json", "chunk", "turn", "remote", "error_code"},
     "fuzzing": {"acp", "chunk", "stream_json", "framing", "json", "limits", "error_code"},
     "lib": None,  # the crate root re-exports everything
 }

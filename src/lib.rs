@@ -204,6 +204,7 @@
 //! | [`TrackerError`] | [`acp::Tracker`] | the pending tables are unchanged |
 //! | [`EncodeError`] | every `encode*` | the output buffer is left as it was |
 //! | [`TurnError`] | [`TurnView`], inside [`TurnEvent::Problem`](turn::TurnEvent::Problem) | never an `Err`: the view applied or ignored the input as documented and goes on |
+//! | [`RemoteError`](remote::RemoteError) | [`remote::Gate`], [`remote::check_post`] and the rest of [`remote`] | the state that reported it is unchanged and takes the next message; its [`reply`](remote::RemoteError::reply), HTTP status and close code say how to answer |
 //!
 //! The tokio-util codecs return a bad line as an *item*, `Ok(Some(Err(…)))`.
 //! A `Decoder` error would end a `FramedRead` stream, and one bad line must
@@ -218,9 +219,9 @@
 //!
 //! | code | errors |
 //! |---|---|
-//! | `-32700` [parse error](ErrorCode::PARSE_ERROR) | [`FrameError::InvalidUtf8`], [`MessageError::NotJson`], [`EventError::Json`] |
-//! | `-32600` [invalid request](ErrorCode::INVALID_REQUEST) | [`FrameError::LineTooLong`], [`MessageError::Batch`], [`MessageError::InvalidEnvelope`], [`EncodeError::RawNewline`], [`EncodeError::InvalidJson`], [`TrackerError`] for responses and requests that match nothing |
-//! | `-32602` [invalid params](ErrorCode::INVALID_PARAMS) | [`MessageError::InvalidParams`], [`EventError::MissingField`], [`EventError::InvalidField`], [`ChunkError`] faults of a transfer, [`TurnError`] but `LimitExceeded` |
+//! | `-32700` [parse error](ErrorCode::PARSE_ERROR) | [`FrameError::InvalidUtf8`], [`MessageError::NotJson`], [`EventError::Json`], [`RemoteError::NotJson`](remote::RemoteError::NotJson) |
+//! | `-32600` [invalid request](ErrorCode::INVALID_REQUEST) | [`FrameError::LineTooLong`], [`MessageError::Batch`], [`MessageError::InvalidEnvelope`], [`EncodeError::RawNewline`], [`EncodeError::InvalidJson`], [`TrackerError`] for responses and requests that match nothing, every [`RemoteError`](remote::RemoteError) but `NotJson` (`-32700`) and `IdTooLong` (`-32602`) |
+//! | `-32602` [invalid params](ErrorCode::INVALID_PARAMS) | [`MessageError::InvalidParams`], [`EventError::MissingField`], [`EventError::InvalidField`], [`ChunkError`] faults of a transfer, [`TurnError`] but `LimitExceeded`, [`RemoteError::IdTooLong`](remote::RemoteError::IdTooLong) |
 //! | `-32603` [internal error](ErrorCode::INTERNAL_ERROR) | [`MessageError::InvalidResult`], [`EncodeError::Json`], [`TrackerError::TooManyPending`], [`ChunkErrorKind::FrameTooSmall`], [`TurnError::LimitExceeded`] |
 //!
 //! [`ErrorCode`] also names ACP's own codes (`-32800` request cancelled,
