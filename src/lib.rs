@@ -158,10 +158,12 @@
 //!
 //! # Limits
 //!
-//! Input from a peer is untrusted. Every limit has a documented default,
-//! is set through [`Limits`] (defaults in [`limits`]), and is enforced with
-//! overflow-safe arithmetic. No input makes the crate panic, allocate
-//! beyond these limits, or take more than linear time.
+//! Input from a peer is untrusted. Every limit has a documented default and
+//! is enforced with overflow-safe arithmetic. No input makes the crate
+//! panic, allocate beyond these limits, or take more than linear time. The
+//! framing and chunk limits are set through [`Limits`] (defaults in
+//! [`limits`]); the turn view, the request tracker and the remote transport
+//! keep theirs beside them, listed below.
 //!
 //! | [`Limits`] field | default | why | when exceeded |
 //! |---|---|---|---|
@@ -173,7 +175,7 @@
 //! | [`max_chunks_per_transfer`](Limits::max_chunks_per_transfer) | 65,536 ([`DEFAULT_MAX_CHUNKS_PER_TRANSFER`](limits::DEFAULT_MAX_CHUNKS_PER_TRANSFER)) | caps the number of fragments, not only the bytes | [`ChunkErrorKind::TooManyChunks`]; the transfer is aborted |
 //! | [`max_open_transfers`](Limits::max_open_transfers) | 32 ([`DEFAULT_MAX_OPEN_TRANSFERS`](limits::DEFAULT_MAX_OPEN_TRANSFERS)) | bounds the per-transfer state | [`ChunkErrorKind::TooManyTransfers`]; the new transfer is refused |
 //!
-//! Two other components have their own bounds:
+//! The other components have their own bounds:
 //! - [`TurnLimits`] bound what a [`TurnView`] retains per turn: 512 tool
 //!   calls, 32 MiB of tool-call data, 1,024 messages, 8 MiB of text, 256
 //!   permission requests. What does not fit is reported as an
@@ -183,6 +185,10 @@
 //!   configurable) and accepts at most
 //!   [`DEFAULT_MAX_PEER_PENDING`](acp::DEFAULT_MAX_PEER_PENDING) (1,024)
 //!   peer requests pending ([`TrackerError::TooManyPending`] past it).
+//! - [`remote`] bounds message and body sizes, ids, the output held for a
+//!   connection ([`DEFAULT_MAX_BACKLOG_BYTES`](remote::DEFAULT_MAX_BACKLOG_BYTES),
+//!   64 MiB), streams, pending requests, users' connections and sessions,
+//!   and the replay budget; the [module docs](remote#limits) list them.
 //! - Decoding an ACP line allocates only for what it returns: a string with
 //!   escapes once, at its unescaped size. A string over 4 KiB whose escapes
 //!   go on past its first 4 KiB is unescaped while it is scanned, into one

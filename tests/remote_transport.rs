@@ -499,3 +499,23 @@ proptest! {
         prop_assert_eq!(backlog.is_stalled(Duration::from_secs(at)), bytes >= max && at - clock >= stall);
     }
 }
+
+/// The output a connection holds and the chunk reassembler's budget are two
+/// limits with two names: a default `Backlog` is full at 64 MiB, not at
+/// the reassembler's 50 MiB.
+#[test]
+fn backlog_limit_is_not_the_reassembler_budget() {
+    use acp_codec::remote::{Backlog, DEFAULT_MAX_BACKLOG_BYTES};
+    use std::time::Duration;
+    assert_eq!(DEFAULT_MAX_BACKLOG_BYTES, 64 << 20);
+    assert_eq!(acp_codec::limits::DEFAULT_MAX_BUFFERED_BYTES, 50 << 20);
+    let mut b = Backlog::default();
+    b.queued(
+        acp_codec::limits::DEFAULT_MAX_BUFFERED_BYTES,
+        Duration::ZERO,
+    )
+    .unwrap();
+    assert!(!b.is_full());
+    b.queued((64 << 20) - (50 << 20), Duration::ZERO).unwrap();
+    assert!(b.is_full());
+}

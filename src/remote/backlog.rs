@@ -3,7 +3,7 @@
 use core::fmt;
 use core::time::Duration;
 
-use super::transport::{DEFAULT_MAX_BUFFERED_BYTES, DEFAULT_MAX_OUTPUT_STALL};
+use super::transport::{DEFAULT_MAX_BACKLOG_BYTES, DEFAULT_MAX_OUTPUT_STALL};
 
 /// Counts the bytes of output queued for one client connection (its event
 /// streams, or its socket's unsent bytes), and when the client last took
@@ -55,13 +55,13 @@ pub struct Backlog {
 
 impl Default for Backlog {
     fn default() -> Self {
-        Self::new(DEFAULT_MAX_BUFFERED_BYTES, DEFAULT_MAX_OUTPUT_STALL)
+        Self::new(DEFAULT_MAX_BACKLOG_BYTES, DEFAULT_MAX_OUTPUT_STALL)
     }
 }
 
 impl Backlog {
     /// An empty backlog with the two limits (the SDK's defaults are
-    /// [`DEFAULT_MAX_BUFFERED_BYTES`] and [`DEFAULT_MAX_OUTPUT_STALL`], as
+    /// [`DEFAULT_MAX_BACKLOG_BYTES`] and [`DEFAULT_MAX_OUTPUT_STALL`], as
     /// in [`Backlog::default`]).
     pub const fn new(max_bytes: usize, max_stall: Duration) -> Self {
         Self {
@@ -193,7 +193,7 @@ mod tests {
         assert_eq!(b.stall_deadline(), Some(s(12)));
         b.taken(5, s(9)).unwrap();
         assert!(!b.is_full() && !b.is_stalled(s(100)));
-        assert_eq!(Backlog::default().max_bytes, DEFAULT_MAX_BUFFERED_BYTES);
+        assert_eq!(Backlog::default().max_bytes, DEFAULT_MAX_BACKLOG_BYTES);
     }
 
     /// Counts that do not balance are refused, not clamped: the backlog

@@ -126,7 +126,7 @@
 //! |---|---|---|
 //! | a `POST` body | 16 MiB ([`DEFAULT_MAX_REQUEST_BODY_BYTES`]) | `413` ([`RemoteError::TooLarge`]) |
 //! | a message to a client | 32 MiB ([`DEFAULT_MAX_MESSAGE_BYTES`]), the SDK client's cap | the SDK's client fails the stream |
-//! | output held for a connection | 64 MiB ([`DEFAULT_MAX_BUFFERED_BYTES`]) | stop reading the agent; close with `1008` after [`DEFAULT_MAX_OUTPUT_STALL`] without progress ([`Backlog`]) |
+//! | output held for a connection | 64 MiB ([`DEFAULT_MAX_BACKLOG_BYTES`]) | stop reading the agent; close with `1008` after [`DEFAULT_MAX_OUTPUT_STALL`] without progress ([`Backlog`]) |
 //! | a session or string request id | 1,024 bytes ([`DEFAULT_MAX_ID_LENGTH`]) | [`RemoteError::IdTooLong`]: `400`, or close `1008` |
 //! | session streams without a reader | 1,024 ([`DEFAULT_MAX_BUFFERED_SESSION_STREAMS`]) | close the connection |
 //! | a client's requests waiting on the agent | 1,024 ([`DEFAULT_MAX_PENDING_PER_CLIENT`]) | refused with `-32603` |
@@ -156,7 +156,7 @@ pub use router::{
 pub use transport::{
     answer_stream, check_post, check_response_session, is_reattach, is_session_scoped, oversize,
     session_field, session_of, Checked, CloseCode, Gate, Post, SessionField, Stream, BATCH_ERROR,
-    DEFAULT_MAX_BUFFERED_BYTES, DEFAULT_MAX_BUFFERED_SESSION_STREAMS, DEFAULT_MAX_ID_LENGTH,
+    DEFAULT_MAX_BACKLOG_BYTES, DEFAULT_MAX_BUFFERED_SESSION_STREAMS, DEFAULT_MAX_ID_LENGTH,
     DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_OUTPUT_STALL, DEFAULT_MAX_REQUEST_BODY_BYTES,
     ENDPOINT_PATH, EVENT_STREAM_MIME_TYPE, HEADER_CONNECTION_ID, HEADER_PROTOCOL_VERSION,
     HEADER_SESSION_ID, INVALID_REQUEST, JSON_MIME_TYPE, PARSE_ERROR,
