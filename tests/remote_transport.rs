@@ -73,7 +73,7 @@ fn ours_ws(gate: &mut Gate, text: &str) -> Sdk {
     match gate.check(text) {
         Ok(Checked::Forward(_)) => Sdk::Forward,
         Ok(Checked::Ignore) => Sdk::Ignore,
-        Err(e) => match (e.close_code(), e.reply()) {
+        Err(e) => match (e.close_code(), reply_line(&e)) {
             (Some(code), _) => Sdk::Close(code.0),
             (None, Some(reply)) => {
                 let v: Value = serde_json::from_str(&reply).unwrap();
@@ -256,11 +256,11 @@ fn errors_say_what_to_answer() {
     let mut gate = Gate::new();
     let e = gate.check("{").unwrap_err();
     assert_eq!(
-        (e.reply().as_deref(), e.close_code(), e.code().0),
+        (reply_line(&e).as_deref(), e.close_code(), e.code().0),
         (Some(PARSE_ERROR), None, -32700)
     );
     let e = gate.check(r#"[1,2]"#).unwrap_err();
-    assert_eq!(e.reply().as_deref(), Some(BATCH_ERROR));
+    assert_eq!(reply_line(&e).as_deref(), Some(BATCH_ERROR));
     let v: Value = serde_json::from_str(BATCH_ERROR).unwrap();
     assert_eq!(
         v,
@@ -316,7 +316,7 @@ fn post_errors_and_headers() {
     let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize"}"#;
     let e = check_post(init, Some("c"), None, DEFAULT_MAX_ID_LENGTH).unwrap_err();
     assert_eq!(
-        e.reply().unwrap(),
+        reply_line(&e).unwrap(),
         r#"{"jsonrpc":"2.0","id":0,"error":{"code":-32600,"message":"initialize is not allowed on an initialized connection"}}"#
     );
     let cancel = r#"{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s"}}"#;
@@ -334,7 +334,7 @@ fn post_errors_and_headers() {
     assert_eq!(session.as_deref(), Some("s9"));
     let e = check_post("[]", Some("c"), None, DEFAULT_MAX_ID_LENGTH).unwrap_err();
     assert_eq!(
-        (e.http_status(), e.reply().as_deref()),
+        (e.http_status(), reply_line(&e).as_deref()),
         (400, Some(BATCH_ERROR))
     );
 }
@@ -351,14 +351,20 @@ fn oversize_answers_requests_only() {
         e.to_string(),
         "message of 100 bytes exceeds the 50-byte limit"
     );
-    let v: Value = serde_json::from_str(&e.reply().unwrap()).unwrap();
+    let v: Value = serde_json::from_str(&reply_line(&e).unwrap()).unwrap();
     assert_eq!(
         (v["id"].clone(), v["error"]["code"].clone()),
         (json!("r-7"), json!(-32600))
     );
     // A response, or no readable id: nothing to answer, only the close.
-    assert_eq!(oversize(br#"{"id":3,"result":{"#, 100, 50).reply(), None);
-    assert_eq!(oversize(br#"{"params":{"huge":"#, 100, 50).reply(), None);
+    assert_eq!(
+        reply_line(&oversize(br#"{"id":3,"result":{"#, 100, 50)),
+        None
+    );
+    assert_eq!(
+        reply_line(&oversize(br#"{"params":{"huge":"#, 100, 50)),
+        None
+    );
     assert_eq!(
         oversize(b"", 100, 50).close_code(),
         Some(CloseCode::MESSAGE_TOO_BIG)
@@ -518,4 +524,12 @@ fn backlog_limit_is_not_the_reassembler_budget() {
     assert!(!b.is_full());
     b.queued((64 << 20) - (50 << 20), Duration::ZERO).unwrap();
     assert!(b.is_full());
+}
+
+/// A refusal's reply as the line a bridge sends (without `\n`).
+fn reply_line(e: &acp_codec::remote::RemoteError) -> Option<String> {
+    let mut line = Vec::new();
+    e.reply()?.encode(&mut line).unwrap();
+    assert_eq!(line.pop(), Some(b'\n'));
+    Some(String::from_utf8(line).unwrap())
 }

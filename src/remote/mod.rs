@@ -105,8 +105,10 @@
 //!         Ok(Checked::Ignore) => {}
 //!         Err(e) => {
 //!             if let Some(reply) = e.reply() {
-//!                 // send `reply` as a text frame
-//!                 # assert!(reply.contains("batches are not supported"));
+//!                 // send it as a text frame
+//!                 let mut frame = Vec::new();
+//!                 reply.encode(&mut frame).unwrap();
+//!                 # assert!(reply.error.message.contains("batches are not supported"));
 //!             }
 //!             if let Some(code) = e.close_code() {
 //!                 // close the socket with `code`
@@ -144,7 +146,7 @@ mod transport;
 mod wire;
 
 pub use backlog::{Backlog, BacklogError};
-pub use error::RemoteError;
+pub use error::{RemoteError, Reply};
 pub use replay::{
     Dropped, Replay, ReplayBuffer, DEFAULT_MAX_REPLAY_SESSIONS, DEFAULT_REPLAY_BUDGET,
 };
