@@ -1,34 +1,56 @@
 #!/usr/bin/env python3
 """Checks the crate's module graph against the layer table of ARCHITECTURE.md.
 
-Reads every `crate::<module>` path in src/ (imports and paths in code,
-comments and doc text skipped), groups them by top-level module, and fails
-when a module uses one the table does not allow, or when the submodules of
-any module import each other in a cycle (of any length: `a` uses `b` uses
-`a`, or longer). Run from the crate root; CI runs it.
+Reads the table under "## Layers" in ARCHITECTURE.md (the one source of
+what may import what: its "module" and "may import" columns; "every
+layer" in "may import" allows anything, and a module whose row says "any
+layer may import it" may be imported by every module), then every
+`crate::<module>` path in src/ (imports and paths in code, comments and doc
+text skipped), groups them by top-level module, and fails when a module
+uses one the table does not allow, when a module of src/ has no row, or
+when the submodules of any module import each other in a cycle (of any
+length: `a` uses `b` uses `a`, or longer). Run from the crate root; CI
+runs it.
 """
 import os
 import re
 import sys
 
-# Which top-level modules each module may use (besides itself).
-ALLOWED = {
-    "limits": set(),
-    "error_code": set(),
-    "json": set(),
-    "tally": set(),
-    "title": set(),
-    "framing": {"json", "limits", "error_code"},
-    "stream_json": {"framing", "json", "error_code"},
-    "chunk": {"stream_json", "json", "limits", "error_code", "framing", "tally"},
-    "acp": {"framing", "json", "error_code", "limits"},
-    "turn": {"acp", "title", "error_code", "tally"},
-    "remote": {"acp", "framing", "json", "error_code", "tally"},
-    "codec": {"acp", "framing", "limits", "error", "error_code"},
-    "error": {"framing", "acp", "stream_json", "chunk", "turn", "error_code"},
-    "fuzzing": {"acp", "chunk", "stream_json", "framing", "json", "limits", "error_code"},
-    "lib": None,  # the crate root re-exports everything
-}
+
+def layer_table(path="ARCHITECTURE.md"):
+    """{module: set of modules it may import, or None for any} from the
+    table under "## Layers", and the modules any layer may import."""
+    lines = open(path, encoding="utf-8").read().splitlines()
+    start = lines.index("## Layers")
+    rows = []
+    for line in lines[start + 1:]:
+        if line.startswith("## "):
+            break
+        if line.startswith("|"):
+            rows.append([c.strip() for c in line.strip().strip("|").split("|")])
+        elif rows:
+            break
+    header = [h.lower() for h in rows[0]]
+    col_module, col_imports = header.index("module"), header.index("may import")
+    allowed, universal = {}, set()
+    for cells in rows[2:]:  # the header and its `|---|` line
+        names = re.findall(r"`([a-z_]+)`", cells[col_module])
+        if not names:
+            sys.exit(f"check_layers: no module in the layer table row {cells}")
+        module = names[0]
+        imports = cells[col_imports]
+        if imports.startswith("every layer"):
+            allowed[module] = None
+        else:
+            allowed[module] = set(re.findall(r"`([a-z_]+)`", imports))
+        if "any layer may import it" in " ".join(cells):
+            universal.add(module)
+    return allowed, universal
+
+
+ALLOWED, UNIVERSAL = layer_table()
+# The crate root re-exports everything; it is not a layer.
+ALLOWED["lib"] = None
 # Paths through the crate root that name a module's item (`crate::ErrorCode`,
 # `crate::Limits`, ...) count as that module.
 ROOT_ITEMS = {
@@ -113,11 +135,13 @@ def main():
                     if sibling != child:
                         inner.setdefault(parent, {}).setdefault(child, set()).add(sibling)
     bad = []
+    for mod in sorted(set(uses) - set(ALLOWED)):
+        bad.append(f"{mod} has no row in the layer table of ARCHITECTURE.md")
     for mod, targets in sorted(uses.items()):
         allowed = ALLOWED.get(mod, set())
         if allowed is None:
             continue
-        for t in sorted(targets - allowed):
+        for t in sorted(targets - allowed - UNIVERSAL):
             bad.append(f"{mod} uses {t}, which its layer may not import")
     for parent, edges in sorted(inner.items()):
         for cycle in cycles(edges):

@@ -44,7 +44,7 @@ use tokio_util::codec::{Decoder, Encoder};
 
 use crate::acp::Message;
 use crate::error::Error;
-use crate::framing::{compact, LineSplitter};
+use crate::framing::{finish, LineSplitter};
 use crate::framing::{EncodeError, FrameError};
 use crate::limits::Limits;
 
@@ -227,18 +227,7 @@ pub(crate) fn encode_into<T: Serialize + ?Sized>(
         dst.truncate(start);
         return Err(EncodeError::Json(e));
     }
-    let written = dst.get_mut(start..).unwrap_or_default();
-    match compact(written) {
-        Ok(len) => {
-            dst.truncate(start.saturating_add(len));
-            dst.put_u8(b'\n');
-            Ok(())
-        }
-        Err(e) => {
-            dst.truncate(start);
-            Err(e)
-        }
-    }
+    finish(dst, start).map(|_| ())
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@
 //! | stream-json | [`EventError`] | [`Event::decode`](crate::stream_json::Event::decode) |
 //! | chunked tool results | [`ChunkError`] | [`Reassembler`](crate::chunk::Reassembler), [`ChunkEncoder::new`](crate::chunk::ChunkEncoder::new) |
 //! | turn view | [`TurnError`] | [`TurnView`](crate::turn::TurnView), as [`TurnEvent::Problem`](crate::turn::TurnEvent::Problem) |
+//! | remote transport | [`RemoteError`] | [`Gate`](crate::remote::Gate), [`check_post`](crate::remote::check_post) and the rest of [`remote`](crate::remote) |
 
 use core::fmt;
 
@@ -27,6 +28,8 @@ pub use crate::error_code::ErrorCode;
 #[cfg(feature = "alloc")]
 pub use crate::framing::EncodeError;
 pub use crate::framing::FrameError;
+#[cfg(feature = "alloc")]
+pub use crate::remote::RemoteError;
 #[cfg(feature = "alloc")]
 pub use crate::stream_json::EventError;
 #[cfg(feature = "alloc")]
@@ -83,6 +86,9 @@ pub enum Error {
     /// A turn view problem.
     #[cfg(feature = "alloc")]
     Turn(alloc::boxed::Box<TurnError>),
+    /// A message the remote transport's rules refuse.
+    #[cfg(feature = "alloc")]
+    Remote(alloc::boxed::Box<RemoteError>),
 }
 
 impl Error {
@@ -102,6 +108,8 @@ impl Error {
             Self::Chunk(e) => e.code(),
             #[cfg(feature = "alloc")]
             Self::Turn(e) => e.code(),
+            #[cfg(feature = "alloc")]
+            Self::Remote(e) => e.code(),
         }
     }
 }
@@ -122,6 +130,8 @@ impl fmt::Display for Error {
             Self::Chunk(e) => e.fmt(f),
             #[cfg(feature = "alloc")]
             Self::Turn(e) => e.fmt(f),
+            #[cfg(feature = "alloc")]
+            Self::Remote(e) => e.fmt(f),
         }
     }
 }
@@ -142,6 +152,8 @@ impl core::error::Error for Error {
             Self::Chunk(e) => Some(&**e),
             #[cfg(feature = "alloc")]
             Self::Turn(e) => Some(&**e),
+            #[cfg(feature = "alloc")]
+            Self::Remote(e) => Some(&**e),
         }
     }
 }
@@ -204,12 +216,27 @@ impl From<TurnError> for Error {
     }
 }
 
+#[cfg(feature = "alloc")]
+impl From<RemoteError> for Error {
+    fn from(e: RemoteError) -> Self {
+        Self::Remote(alloc::boxed::Box::new(e))
+    }
+}
+
 // Errors travel by value through every `Result`: the layers' errors but
 // framing's (which needs no allocator) are boxed inside `Error`, allocated
-// only when a fault is converted, and framing's packs its id (see
-// `LineTooLong`) so that its tag byte holds `Error`'s too.
-const _: () = assert!(core::mem::size_of::<FrameError>() <= 32);
-const _: () = assert!(core::mem::size_of::<Error>() <= 32);
+// only when a fault is converted, and framing's keeps its id in a head whose
+// tag byte holds `Error`'s too (see `LineTooLong`). With `alloc` a string id
+// over 13 bytes is boxed, so the error is three words and a 16-byte head;
+// without it the error holds the longest id the peek reads (128 bytes) inline.
+#[cfg(feature = "alloc")]
+const _: () = assert!(core::mem::size_of::<FrameError>() <= 40);
+#[cfg(feature = "alloc")]
+const _: () = assert!(core::mem::size_of::<Error>() <= 40);
+#[cfg(not(feature = "alloc"))]
+const _: () = assert!(core::mem::size_of::<FrameError>() <= 152);
+#[cfg(not(feature = "alloc"))]
+const _: () = assert!(core::mem::size_of::<Error>() <= 152);
 #[cfg(feature = "alloc")]
 const _: () = assert!(core::mem::size_of::<MessageError>() <= 40);
 // The transfer's id behind a thin pointer plus a `Copy` kind.
@@ -244,6 +271,20 @@ mod tests {
             "line of 4 bytes is not valid utf-8 after byte 1"
         );
         assert_eq!(Error::from(e).code(), ErrorCode::PARSE_ERROR);
+    }
+
+    #[cfg(feature = "alloc")]
+    #[test]
+    fn remote_errors_convert_with_their_code() {
+        let e = Error::from(RemoteError::Batch);
+        assert!(matches!(&e, Error::Remote(r) if **r == RemoteError::Batch));
+        assert_eq!(e.code(), ErrorCode::INVALID_REQUEST);
+        assert_eq!(e.to_string(), "json-rpc batches are not supported");
+        let source = core::error::Error::source(&e).map(ToString::to_string);
+        assert_eq!(
+            source.as_deref(),
+            Some("json-rpc batches are not supported")
+        );
     }
 
     #[test]

@@ -72,7 +72,7 @@
 //! }
 //! assert_eq!(seen.len(), 4);
 //! // The oversized request is reported with its id, so it can be answered.
-//! assert!(matches!(seen[1], Err(FrameError::LineTooLong(e)) if e.is_request()));
+//! assert!(matches!(&seen[1], Err(FrameError::LineTooLong(e)) if e.is_request()));
 //! assert!(matches!(seen[2], Err(FrameError::InvalidUtf8 { .. })));
 //! assert_eq!(seen[3], Ok("{\"jsonrpc\":\"2.0\",\"id\":8,\"result\":null}"));
 //! ```
@@ -100,7 +100,7 @@
 //!         Err(e) => e,
 //!     };
 //!     // An oversized request keeps its id: answer it so the peer does not hang.
-//!     if let Some(id) = match error { FrameError::LineTooLong(e) => e.request_id(), _ => None } {
+//!     if let Some(id) = match &error { FrameError::LineTooLong(e) => e.request_id(), _ => None } {
 //!         let id = match (id.as_str(), id) {
 //!             (Some(text), _) => RequestId::from(text).into_owned(),
 //!             (None, acp_codec::PeekedId::Number(n)) => RequestId::Number(n),
@@ -158,10 +158,12 @@
 //!
 //! # Limits
 //!
-//! Input from a peer is untrusted. Every limit has a documented default,
-//! is set through [`Limits`] (defaults in [`limits`]), and is enforced with
-//! overflow-safe arithmetic. No input makes the crate panic, allocate
-//! beyond these limits, or take more than linear time.
+//! Input from a peer is untrusted. Every limit has a documented default and
+//! is enforced with overflow-safe arithmetic. No input makes the crate
+//! panic, allocate beyond these limits, or take more than linear time. The
+//! framing and chunk limits are set through [`Limits`] (defaults in
+//! [`limits`]); the turn view, the request tracker and the remote transport
+//! keep theirs beside them, listed below.
 //!
 //! | [`Limits`] field | default | why | when exceeded |
 //! |---|---|---|---|
@@ -173,7 +175,7 @@
 //! | [`max_chunks_per_transfer`](Limits::max_chunks_per_transfer) | 65,536 ([`DEFAULT_MAX_CHUNKS_PER_TRANSFER`](limits::DEFAULT_MAX_CHUNKS_PER_TRANSFER)) | caps the number of fragments, not only the bytes | [`ChunkErrorKind::TooManyChunks`]; the transfer is aborted |
 //! | [`max_open_transfers`](Limits::max_open_transfers) | 32 ([`DEFAULT_MAX_OPEN_TRANSFERS`](limits::DEFAULT_MAX_OPEN_TRANSFERS)) | bounds the per-transfer state | [`ChunkErrorKind::TooManyTransfers`]; the new transfer is refused |
 //!
-//! Two other components have their own bounds:
+//! The other components have their own bounds:
 //! - [`TurnLimits`] bound what a [`TurnView`] retains per turn: 512 tool
 //!   calls, 32 MiB of tool-call data, 1,024 messages, 8 MiB of text, 256
 //!   permission requests. What does not fit is reported as an
@@ -183,6 +185,10 @@
 //!   configurable) and accepts at most
 //!   [`DEFAULT_MAX_PEER_PENDING`](acp::DEFAULT_MAX_PEER_PENDING) (1,024)
 //!   peer requests pending ([`TrackerError::TooManyPending`] past it).
+//! - [`remote`] bounds message and body sizes, ids, the output held for a
+//!   connection ([`DEFAULT_MAX_BACKLOG_BYTES`](remote::DEFAULT_MAX_BACKLOG_BYTES),
+//!   64 MiB), streams, pending requests, users' connections and sessions,
+//!   and the replay budget; the [module docs](remote#limits) list them.
 //! - Decoding an ACP line allocates only for what it returns: a string with
 //!   escapes once, at its unescaped size. A string over 4 KiB whose escapes
 //!   go on past its first 4 KiB is unescaped while it is scanned, into one
@@ -204,6 +210,7 @@
 //! | [`TrackerError`] | [`acp::Tracker`] | the pending tables are unchanged |
 //! | [`EncodeError`] | every `encode*` | the output buffer is left as it was |
 //! | [`TurnError`] | [`TurnView`], inside [`TurnEvent::Problem`](turn::TurnEvent::Problem) | never an `Err`: the view applied or ignored the input as documented and goes on |
+//! | [`RemoteError`](remote::RemoteError) | [`remote::Gate`], [`remote::check_post`] and the rest of [`remote`] | the state that reported it is unchanged and takes the next message; its [`reply`](remote::RemoteError::reply), HTTP status and close code say how to answer |
 //!
 //! The tokio-util codecs return a bad line as an *item*, `Ok(Some(Err(…)))`.
 //! A `Decoder` error would end a `FramedRead` stream, and one bad line must
@@ -218,9 +225,9 @@
 //!
 //! | code | errors |
 //! |---|---|
-//! | `-32700` [parse error](ErrorCode::PARSE_ERROR) | [`FrameError::InvalidUtf8`], [`MessageError::NotJson`], [`EventError::Json`] |
-//! | `-32600` [invalid request](ErrorCode::INVALID_REQUEST) | [`FrameError::LineTooLong`], [`MessageError::Batch`], [`MessageError::InvalidEnvelope`], [`EncodeError::RawNewline`], [`EncodeError::InvalidJson`], [`TrackerError`] for responses and requests that match nothing |
-//! | `-32602` [invalid params](ErrorCode::INVALID_PARAMS) | [`MessageError::InvalidParams`], [`EventError::MissingField`], [`EventError::InvalidField`], [`ChunkError`] faults of a transfer, [`TurnError`] but `LimitExceeded` |
+//! | `-32700` [parse error](ErrorCode::PARSE_ERROR) | [`FrameError::InvalidUtf8`], [`MessageError::NotJson`], [`EventError::Json`], [`RemoteError::NotJson`](remote::RemoteError::NotJson) |
+//! | `-32600` [invalid request](ErrorCode::INVALID_REQUEST) | [`FrameError::LineTooLong`], [`MessageError::Batch`], [`MessageError::InvalidEnvelope`], [`EncodeError::RawNewline`], [`EncodeError::InvalidJson`], [`TrackerError`] for responses and requests that match nothing, every [`RemoteError`](remote::RemoteError) but `NotJson` (`-32700`) and `IdTooLong` (`-32602`) |
+//! | `-32602` [invalid params](ErrorCode::INVALID_PARAMS) | [`MessageError::InvalidParams`], [`EventError::MissingField`], [`EventError::InvalidField`], [`ChunkError`] faults of a transfer, [`TurnError`] but `LimitExceeded`, [`RemoteError::IdTooLong`](remote::RemoteError::IdTooLong) |
 //! | `-32603` [internal error](ErrorCode::INTERNAL_ERROR) | [`MessageError::InvalidResult`], [`EncodeError::Json`], [`TrackerError::TooManyPending`], [`ChunkErrorKind::FrameTooSmall`], [`TurnError::LimitExceeded`] |
 //!
 //! [`ErrorCode`] also names ACP's own codes (`-32800` request cancelled,
@@ -273,6 +280,10 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 #![warn(missing_docs, unreachable_pub)]
+// Without `alloc` a `FrameError` holds the longest id the peek reads inline
+// (152 bytes; see `LineTooLong`), over clippy's bound for an `Err`: the price
+// of answering an oversized request without an allocator.
+#![cfg_attr(not(feature = "alloc"), allow(clippy::result_large_err))]
 #![cfg_attr(
     not(test),
     deny(

@@ -1,4 +1,5 @@
-//! The limits every layer enforces, with their documented defaults.
+//! The limits of the framing and chunk layers ([`Limits`]), with their
+//! documented defaults.
 //!
 //! Every default is part of the public API: changing one is called out in the
 //! changelog. All limit arithmetic in the crate is overflow-safe, so any value
@@ -14,8 +15,13 @@
 //! | [`max_result_bytes`](Limits::max_result_bytes), [`max_buffered_bytes`](Limits::max_buffered_bytes), [`max_chunks_per_transfer`](Limits::max_chunks_per_transfer), [`max_open_transfers`](Limits::max_open_transfers) | `Reassembler::with_limits` | a `ChunkError` that aborts that transfer only |
 //!
 //! The [crate docs](crate#limits) say why each default was chosen. The
-//! turn view has its own bounds (`TurnLimits`, feature `alloc`), and the
-//! request tracker its own timeout and peer-request cap.
+//! layers above keep their bounds beside their state, each with its
+//! documented default: the turn view in `turn::TurnLimits`, the request
+//! tracker its timeout and peer-request cap (`acp::DEFAULT_TIMEOUT`,
+//! `acp::DEFAULT_MAX_PEER_PENDING`), the remote transport its sizes and
+//! counts (`remote::DEFAULT_*`, listed in the `remote` module docs; all
+//! with feature `alloc`). `Limits` is what the splitter, the codecs and the
+//! reassembler are built with, the one place a reader sets them.
 //!
 //! ```
 //! use acp_codec::limits::{Limits, DEFAULT_MAX_LINE_LEN};
@@ -50,7 +56,9 @@ pub const DEFAULT_FRAME_LEN: usize = 32 * 1024;
 pub const DEFAULT_MAX_RESULT_BYTES: usize = 50 * 1024 * 1024;
 
 /// Default budget for the output of all open transfers buffered at once:
-/// 50 MiB, shared by every open transfer.
+/// 50 MiB, shared by every open transfer (the chunk reassembler's; the
+/// remote transport's per-connection output limit is
+/// `remote::DEFAULT_MAX_BACKLOG_BYTES`).
 pub const DEFAULT_MAX_BUFFERED_BYTES: usize = 50 * 1024 * 1024;
 
 /// Default most chunks in one transfer: 65,536 (50 MiB in chunks of 800

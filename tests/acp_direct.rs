@@ -2,13 +2,22 @@
 //! against the two-step path it stands for (`Message::decode`, then
 //! `Notification::typed`): the same value or the same error for every line.
 //! Both take a hand-written direct decoder for the common updates, so both
-//! are also held against serde decoding the params (`Deserialize` of the
-//! generated structs, a visitor independent of the direct decoder; the direct
-//! decoder switched off): the same value, or an error with the same code.
-//! Decoding is lenient by default: the lenient paths must agree with each
-//! other, salvage reports included, and with serde wherever serde takes
-//! the line (nothing salvaged then); the strict paths (`decode_line_strict`,
-//! `Notification::typed_strict`) must agree with serde exactly.
+//! are also held against the crate's other decoding of the params (the
+//! generated structs' `Deserialize`, `acp_struct!`'s visitor, with the
+//! direct decoder switched off): the same value, or an error with the same
+//! code. Decoding is lenient by default: the lenient paths must agree with
+//! each other, salvage reports included, and with the visitor wherever it
+//! takes the line (nothing salvaged then); the strict paths
+//! (`decode_line_strict`, `Notification::typed_strict`) must agree with it
+//! exactly.
+//!
+//! Those are all the crate's code, so the strict result is also held
+//! against oracles that share none of it: structs written here with plain
+//! `#[derive(Deserialize)]` read the line itself (a `session/update` the
+//! crate takes, they take, and read the same session id, update kind, text,
+//! message id, tool call id, title, kind and status), and the typed value
+//! re-encoded is, as a `serde_json::Value`, the line's params (nothing
+//! lost, nothing changed, unknown members and `null`s included).
 #![cfg(feature = "std")]
 
 mod acp_support;
@@ -21,6 +30,161 @@ use acp_codec::acp::{
 };
 use acp_support::arb::arb_session_notification;
 use proptest::prelude::*;
+use serde::Deserialize;
+use serde_json::Value;
+
+/// A `session/update` line as plain serde derive reads it: written here,
+/// sharing no code with the crate.
+#[derive(Debug, PartialEq, Deserialize)]
+struct PlainLine {
+    jsonrpc: String,
+    method: String,
+    params: PlainParams,
+}
+
+#[derive(Debug, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PlainParams {
+    session_id: String,
+    /// Read as [`PlainUpdate`] when its `sessionUpdate` is a string (an
+    /// update without one is an unknown variant to the crate).
+    update: Value,
+}
+
+#[derive(Debug, PartialEq, Deserialize)]
+#[serde(tag = "sessionUpdate", rename_all = "snake_case")]
+enum PlainUpdate {
+    UserMessageChunk(PlainChunk),
+    AgentMessageChunk(PlainChunk),
+    AgentThoughtChunk(PlainChunk),
+    ToolCall(PlainTool),
+    ToolCallUpdate(PlainTool),
+    #[serde(other)]
+    Other,
+}
+
+#[derive(Debug, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PlainChunk {
+    content: PlainContent,
+    message_id: Option<String>,
+}
+
+/// A content block: any object, its `type` and `text` read when present
+/// (a block without a `type` is an unknown one).
+#[derive(Debug, PartialEq, Deserialize)]
+struct PlainContent {
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    text: Option<Value>,
+}
+
+/// Whether `serde_json` refused JSON that a `Value` cannot hold (a lone
+/// surrogate escape, a number out of range) and the crate keeps as raw
+/// text: the oracles cannot judge such a line.
+fn unrepresentable(e: &serde_json::Error) -> bool {
+    let e = e.to_string();
+    ["hex escape", "surrogate", "number out of range"]
+        .iter()
+        .any(|m| e.contains(m))
+}
+
+/// The update as plain derive reads it.
+fn plain_update(update: &Value) -> Result<PlainUpdate, serde_json::Error> {
+    if update["sessionUpdate"].is_string() {
+        serde_json::from_value(update.clone())
+    } else {
+        Ok(PlainUpdate::Other)
+    }
+}
+
+#[derive(Debug, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PlainTool {
+    tool_call_id: String,
+    title: Option<String>,
+    kind: Option<String>,
+    status: Option<String>,
+}
+
+/// The strict result against the oracles that share no code with the
+/// crate: for a `session/update` the crate takes, the plain derive takes
+/// the line and reads what the typed value holds, and the typed value
+/// re-encoded equals the line's params as a `serde_json::Value`. A line the
+/// plain derive refuses (a required member missing or of the wrong type,
+/// a duplicate member) the crate refuses too.
+fn agrees_with_plain_serde(strict: &Outcome, line: &str) -> Result<(), String> {
+    let plain = serde_json::from_str::<PlainLine>(line);
+    let Ok(Incoming::Notification(Typed {
+        value: NotificationParams::SessionUpdate(n),
+        ..
+    })) = strict
+    else {
+        let is_update = serde_json::from_str::<Value>(line)
+            .is_ok_and(|v| v["method"] == "session/update" && v.get("id").is_none());
+        if strict.is_ok() && is_update {
+            return Err(format!(
+                "a session/update taken as something else: {line} -> {strict:?}"
+            ));
+        }
+        return Ok(());
+    };
+    let plain = match plain {
+        Ok(plain) => plain,
+        // Known divergence, left to fix: the crate takes a union's tag
+        // member (`sessionUpdate`, a content block's `type`) sent twice
+        // with the same value, where it refuses any other duplicate member.
+        Err(e)
+            if ["`sessionUpdate`", "`type`"]
+                .iter()
+                .any(|tag| e.to_string().contains(&format!("duplicate field {tag}"))) =>
+        {
+            return Ok(())
+        }
+        // The crate counts 128 levels of nesting from the values of the
+        // line's object, serde_json from the line: one level apart.
+        Err(e) if e.to_string().contains("recursion limit exceeded") => return Ok(()),
+        Err(e) if unrepresentable(&e) => return Ok(()),
+        Err(e) => {
+            return Err(format!(
+                "plain derive refuses what the crate takes ({e}): {line}"
+            ))
+        }
+    };
+    if plain.jsonrpc != "2.0" || plain.method != "session/update" {
+        return Err(format!("not a session/update: {line}"));
+    }
+    let ours = match serde_json::to_value(n) {
+        Ok(v) => v,
+        Err(e) if unrepresentable(&e) => return Ok(()),
+        Err(e) => return Err(format!("re-encoding: {e}")),
+    };
+    let theirs = match serde_json::from_str::<Value>(line) {
+        Ok(v) => v["params"].clone(),
+        Err(e) if unrepresentable(&e) => return Ok(()),
+        Err(e) => return Err(format!("{e}: {line}")),
+    };
+    if ours != theirs {
+        return Err(format!(
+            "re-encoded params {ours} differ from the line's {theirs}"
+        ));
+    }
+    let read_back = serde_json::from_value::<PlainParams>(ours)
+        .map_err(|e| format!("plain derive refuses the re-encoding ({e}): {line}"))?;
+    let (a, b) = (
+        plain_update(&read_back.update),
+        plain_update(&plain.params.update),
+    );
+    let (Ok(a), Ok(b)) = (a, b) else {
+        return Err(format!("plain derive refuses the update of {line}"));
+    };
+    if (read_back.session_id, a) != (plain.params.session_id, b) {
+        return Err(format!(
+            "the plain reading of the re-encoding differs on {line}"
+        ));
+    }
+    Ok(())
+}
 
 type Outcome = Result<Incoming<'static>, (i32, String)>;
 
@@ -47,7 +211,8 @@ fn two_step_strict(line: &str) -> Outcome {
     }
 }
 
-/// The independent oracle: the envelope, then serde's derive on the params.
+/// The crate's second decoding of the params: the envelope, then the
+/// generated structs' `Deserialize` (`acp_struct!`'s visitor).
 fn serde_derive(line: &str) -> Result<Option<NotificationParams<'static>>, i32> {
     match Message::decode(line) {
         Err(e) => Err(e.code().0),
@@ -65,7 +230,7 @@ fn serde_derive(line: &str) -> Result<Option<NotificationParams<'static>>, i32> 
     }
 }
 
-/// `outcome` (from either strict path) equals the serde oracle's.
+/// `outcome` (from either strict path) equals the visitor's.
 fn agrees_with_serde(outcome: &Outcome, line: &str) -> bool {
     match (outcome, serde_derive(line)) {
         (Ok(Incoming::Notification(ours)), Ok(Some(theirs))) => {
@@ -117,7 +282,7 @@ fn check(line: &str) -> Result<(), String> {
     if !agrees_with_serde(&strict, line) {
         return Err(format!("serde differs from strict on {line}: {strict:?}"));
     }
-    Ok(())
+    agrees_with_plain_serde(&strict, line)
 }
 
 proptest! {

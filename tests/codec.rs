@@ -131,6 +131,68 @@ fn too_long_request_keeps_its_id() {
     });
 }
 
+/// A request over the limit whose id is a UUID comes out of both codecs
+/// with that id, so the adapter can answer it.
+#[test]
+fn too_long_request_keeps_its_uuid_id() {
+    let uuid = "0f8fad5b-d9cb-469f-a165-70867728950e";
+    let limits = Limits::default().with_max_line_len(256);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let input = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":\"{uuid}\",\"method\":\"session/prompt\",\"params\":\"{}\"}}\n{{\"jsonrpc\":\"2.0\",\"method\":\"x\"}}\n",
+        "a".repeat(1000)
+    );
+    rt.block_on(async {
+        let mut framed = FramedRead::new(
+            pieces(input.as_bytes(), &[7]),
+            AcpCodec::with_limits(&limits),
+        );
+        let first = framed.next().await.unwrap().unwrap().unwrap_err();
+        let Error::Frame(FrameError::LineTooLong(long)) = first else {
+            panic!("{first:?}")
+        };
+        assert_eq!(long.request_id().unwrap().as_str(), Some(uuid));
+        let next = framed.next().await.unwrap().unwrap().unwrap();
+        assert_eq!(next.method(), Some("x"));
+
+        let mut framed = FramedRead::new(
+            pieces(input.as_bytes(), &[5]),
+            LineCodec::with_limits(&limits),
+        );
+        let first = framed.next().await.unwrap().unwrap().unwrap_err();
+        let FrameError::LineTooLong(long) = first else {
+            panic!("{first:?}")
+        };
+        assert_eq!(long.request_id().unwrap().as_str(), Some(uuid));
+        assert!(framed.next().await.unwrap().unwrap().is_ok());
+        assert!(framed.next().await.is_none());
+    });
+}
+
+/// The codecs finish a line the way `encode_line` does: the same bytes
+/// for pretty raw JSON, the same refusal (buffer untouched) for a raw
+/// newline inside a string.
+#[test]
+fn codec_lines_are_encode_line_lines() {
+    use serde_json::value::RawValue;
+    use tokio_util::codec::Encoder;
+    let pretty =
+        RawValue::from_string("{\n  \"a\": [1,\n 2], \"s\": \"x y\"\n}".to_owned()).unwrap();
+    let mut want = Vec::new();
+    acp_codec::encode_line(&pretty, &mut want).unwrap();
+    let mut got = bytes::BytesMut::from(&b"before"[..]);
+    LineCodec::new().encode(&*pretty, &mut got).unwrap();
+    assert_eq!(&got[..], [&b"before"[..], &want].concat());
+    let broken = RawValue::from_string("\"a\nb\"".to_owned());
+    if let Ok(broken) = broken {
+        let mut out = bytes::BytesMut::from(&b"keep"[..]);
+        assert!(LineCodec::new().encode(&*broken, &mut out).is_err());
+        assert_eq!(&out[..], b"keep");
+    }
+}
+
 #[test]
 fn encode_then_decode_round_trips() {
     let text = std::fs::read_to_string(concat!(

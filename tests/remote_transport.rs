@@ -73,7 +73,7 @@ fn ours_ws(gate: &mut Gate, text: &str) -> Sdk {
     match gate.check(text) {
         Ok(Checked::Forward(_)) => Sdk::Forward,
         Ok(Checked::Ignore) => Sdk::Ignore,
-        Err(e) => match (e.close_code(), e.reply()) {
+        Err(e) => match (e.close_code(), reply_line(&e)) {
             (Some(code), _) => Sdk::Close(code.0),
             (None, Some(reply)) => {
                 let v: Value = serde_json::from_str(&reply).unwrap();
@@ -261,11 +261,11 @@ fn errors_say_what_to_answer() {
     let mut gate = Gate::new();
     let e = gate.check("{").unwrap_err();
     assert_eq!(
-        (e.reply().as_deref(), e.close_code(), e.code().0),
+        (reply_line(&e).as_deref(), e.close_code(), e.code().0),
         (Some(PARSE_ERROR), None, -32700)
     );
     let e = gate.check(r#"[1,2]"#).unwrap_err();
-    assert_eq!(e.reply().as_deref(), Some(BATCH_ERROR));
+    assert_eq!(reply_line(&e).as_deref(), Some(BATCH_ERROR));
     let v: Value = serde_json::from_str(BATCH_ERROR).unwrap();
     assert_eq!(
         v,
@@ -321,7 +321,7 @@ fn post_errors_and_headers() {
     let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize"}"#;
     let e = check_post(init, Some("c"), None, DEFAULT_MAX_ID_LENGTH).unwrap_err();
     assert_eq!(
-        e.reply().unwrap(),
+        reply_line(&e).unwrap(),
         r#"{"jsonrpc":"2.0","id":0,"error":{"code":-32600,"message":"initialize is not allowed on an initialized connection"}}"#
     );
     let cancel = r#"{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s"}}"#;
@@ -339,7 +339,7 @@ fn post_errors_and_headers() {
     assert_eq!(session.as_deref(), Some("s9"));
     let e = check_post("[]", Some("c"), None, DEFAULT_MAX_ID_LENGTH).unwrap_err();
     assert_eq!(
-        (e.http_status(), e.reply().as_deref()),
+        (e.http_status(), reply_line(&e).as_deref()),
         (501, Some(BATCH_ERROR))
     );
 }
@@ -356,14 +356,20 @@ fn oversize_answers_requests_only() {
         e.to_string(),
         "message of 100 bytes exceeds the 50-byte limit"
     );
-    let v: Value = serde_json::from_str(&e.reply().unwrap()).unwrap();
+    let v: Value = serde_json::from_str(&reply_line(&e).unwrap()).unwrap();
     assert_eq!(
         (v["id"].clone(), v["error"]["code"].clone()),
         (json!("r-7"), json!(-32600))
     );
     // A response, or no readable id: nothing to answer, only the close.
-    assert_eq!(oversize(br#"{"id":3,"result":{"#, 100, 50).reply(), None);
-    assert_eq!(oversize(br#"{"params":{"huge":"#, 100, 50).reply(), None);
+    assert_eq!(
+        reply_line(&oversize(br#"{"id":3,"result":{"#, 100, 50)),
+        None
+    );
+    assert_eq!(
+        reply_line(&oversize(br#"{"params":{"huge":"#, 100, 50)),
+        None
+    );
     assert_eq!(
         oversize(b"", 100, 50).close_code(),
         Some(CloseCode::MESSAGE_TOO_BIG)
@@ -439,9 +445,24 @@ fn replay_session_limit() {
 
 // ---------------------------------------------------------------- backlog
 
+/// Bytes a backlog holds after `log` (`(time, take, len)`), takes of more
+/// than it holds refused.
+fn log_bytes(log: &[(u64, bool, usize)]) -> usize {
+    let mut bytes = 0usize;
+    for &(_, take, len) in log {
+        if !take {
+            bytes += len;
+        } else if len <= bytes {
+            bytes -= len;
+        }
+    }
+    bytes
+}
+
 proptest! {
     /// `Backlog` against a replay of its event log: the bytes are what was
-    /// queued minus what was taken (never below zero), and it is stalled
+    /// queued minus what was taken (a take of more than is queued refused,
+    /// changing nothing), and it is stalled
     /// exactly when full and the last take, or the moment it became full,
     /// is `max_stall` or more in the past.
     #[test]
@@ -457,19 +478,23 @@ proptest! {
         let mut now = 0u64;
         for &(take, len, dt) in &events {
             now += dt;
-            if take {
-                backlog.taken(len, Duration::from_secs(now));
+            let done = if take {
+                backlog.taken(len, Duration::from_secs(now)).is_ok()
             } else {
-                backlog.queued(len, Duration::from_secs(now));
-            }
+                backlog.queued(len, Duration::from_secs(now)).is_ok()
+            };
             log.push((now, take, len));
+            prop_assert_eq!(done, !take || log_bytes(&log[..log.len() - 1]) >= len);
         }
         // The oracle, from the log alone.
         let mut bytes = 0usize;
         let mut clock = 0u64;
         for &(t, take, len) in &log {
             if take {
-                bytes = bytes.saturating_sub(len);
+                if len > bytes {
+                    continue;
+                }
+                bytes -= len;
                 clock = t;
             } else {
                 let was_full = bytes >= max;
@@ -484,4 +509,32 @@ proptest! {
         prop_assert_eq!(backlog.is_full(), bytes >= max);
         prop_assert_eq!(backlog.is_stalled(Duration::from_secs(at)), bytes >= max && at - clock >= stall);
     }
+}
+
+/// The output a connection holds and the chunk reassembler's budget are two
+/// limits with two names: a default `Backlog` is full at 64 MiB, not at
+/// the reassembler's 50 MiB.
+#[test]
+fn backlog_limit_is_not_the_reassembler_budget() {
+    use acp_codec::remote::{Backlog, DEFAULT_MAX_BACKLOG_BYTES};
+    use std::time::Duration;
+    assert_eq!(DEFAULT_MAX_BACKLOG_BYTES, 64 << 20);
+    assert_eq!(acp_codec::limits::DEFAULT_MAX_BUFFERED_BYTES, 50 << 20);
+    let mut b = Backlog::default();
+    b.queued(
+        acp_codec::limits::DEFAULT_MAX_BUFFERED_BYTES,
+        Duration::ZERO,
+    )
+    .unwrap();
+    assert!(!b.is_full());
+    b.queued((64 << 20) - (50 << 20), Duration::ZERO).unwrap();
+    assert!(b.is_full());
+}
+
+/// A refusal's reply as the line a bridge sends (without `\n`).
+fn reply_line(e: &acp_codec::remote::RemoteError) -> Option<String> {
+    let mut line = Vec::new();
+    e.reply()?.encode(&mut line).unwrap();
+    assert_eq!(line.pop(), Some(b'\n'));
+    Some(String::from_utf8(line).unwrap())
 }

@@ -414,6 +414,84 @@ fn permission_first_creates_the_tool_call() {
     assert_eq!(v.permissions().len(), 1);
 }
 
+/// Claude's ACP adapter asked permission (its SDK's `canUseTool`) before
+/// the `tool_call` of the same id had streamed, until
+/// agentclientprotocol/claude-agent-acp#820 (the recorded 0.101.0 announces
+/// first). The recorded Claude session, with each permission request moved
+/// before the `tool_call` of its id: the permission creates the tool call,
+/// the `tool_call` completes it, and nothing is a problem.
+#[test]
+fn permission_before_its_tool_call_is_not_a_problem() {
+    let name = "claude-agent-acp-0.101.0-acp-turn";
+    let text =
+        std::fs::read_to_string(sessions_dir().join(name).join("transcript.ndjson")).unwrap();
+    let mut lines = transcript(&text);
+    let json = |line: &str| serde_json::from_str::<serde_json::Value>(line).unwrap();
+    let mut moved = Vec::new();
+    for i in 0..lines.len() {
+        let v = json(&lines[i].1);
+        if v["method"] != "session/request_permission" {
+            continue;
+        }
+        let id = v["params"]["toolCall"]["toolCallId"].clone();
+        let announced = lines[..i].iter().position(|(from, l)| {
+            let u = &json(l)["params"]["update"];
+            from == "agent" && u["sessionUpdate"] == "tool_call" && u["toolCallId"] == id
+        });
+        let at = announced.unwrap();
+        let line = lines.remove(i);
+        lines.insert(at, line);
+        moved.push(id.as_str().unwrap().to_owned());
+    }
+    assert_eq!(
+        moved,
+        ["toolu_fake0009", "toolu_fake0010", "toolu_fake0013"]
+    );
+    let mut d = Driver::new(TurnLimits::default());
+    for (from, line) in &lines {
+        d.feed(from, line);
+    }
+    let problems: Vec<_> = d.log.iter().filter(|l| l.starts_with("problem")).collect();
+    assert!(problems.is_empty(), "{problems:?}");
+    for id in &moved {
+        let started = d
+            .log
+            .iter()
+            .position(|l| l.starts_with(&format!("tool started {id} ")));
+        let asked = d
+            .log
+            .iter()
+            .position(|l| l.starts_with("permission requested") && l.contains(id.as_str()));
+        assert!(started.unwrap() < asked.unwrap(), "{id}");
+    }
+    assert!(d.view.pending_permissions().next().is_none());
+    assert!(d.view.tool_calls().iter().all(|t| t.is_finished()));
+}
+
+#[test]
+fn tool_call_after_its_permission_completes_it() {
+    let mut v = TurnView::default();
+    let e = permission(
+        &mut v,
+        0,
+        r#"{"toolCallId":"t","title":"Edit","kind":"edit"}"#,
+    );
+    assert_eq!(
+        e[0],
+        "tool started t pending edit cmd=\"Edit\" content=0 locations=0"
+    );
+    let e = run(&mut v, &[CALL]);
+    assert_eq!(
+        e,
+        ["tool updated t pending execute cmd=\"grep -n x\" dir=[in src] desc=\"Find x\" content=0 locations=1"]
+    );
+    assert_eq!(v.tool_calls().len(), 1);
+    assert_eq!(v.permissions()[0].tool_call_id(), "t");
+    // Announced once: a second `tool_call` is still a problem.
+    let e = run(&mut v, &[CALL]);
+    assert_eq!(e[0], "problem: tool call announced twice (tool call \"t\")");
+}
+
 #[test]
 fn plan_usage_and_other_updates() {
     let mut v = TurnView::default();

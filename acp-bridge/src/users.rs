@@ -118,12 +118,7 @@ fn parse(text: &str) -> Result<Vec<Entry>, String> {
             ));
         }
         let permissions = Permissions::from_names(e.permissions.iter().map(String::as_str))
-            .map_err(|bad| {
-                format!(
-                    "user {:?}: unknown permission {bad:?} (read, write)",
-                    e.user_id
-                )
-            })?;
+            .map_err(|bad| format!("user {:?}: {bad}", e.user_id))?;
         entries.push(Entry {
             token: token.into_bytes(),
             identity: Identity {

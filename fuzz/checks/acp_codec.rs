@@ -5,15 +5,24 @@
 //! (1, 8, 15 or 22 bytes); the rest is the stream. Asserted:
 //! - `AcpCodec` gives the same items whether the input comes at once or in
 //!   small reads, and never fails with an I/O error;
-//! - its items match `LineCodec` lines decoded with `Message::decode`
-//!   (one item per line, errors as errors);
+//! - its items match an oracle that shares no code with the crate: the
+//!   input split on `\n` by hand (a trailing `\r` stripped, blank lines
+//!   skipped, lines over the limit and invalid UTF-8 reported as such), each
+//!   line read by `serde_json`. Item by item: a line over the limit is a
+//!   framing error with code -32600, invalid UTF-8 one with -32700; text
+//!   `serde_json` does not take as JSON is a message error; a message the
+//!   codec yields has the kind, `id` and `method` the JSON says, and
+//!   re-encodes to JSON equal to it (members outside the envelope aside);
+//!   JSON that a plain reading of JSON-RPC 2.0 takes for a message is not
+//!   refused;
 //! - every message it yields encodes (through its `Encoder`) to exactly
 //!   one line, and that line decodes and re-encodes to the same bytes.
 
 use acp_codec::acp::Message;
-use acp_codec::codec::{AcpCodec, LineCodec};
-use acp_codec::Limits;
+use acp_codec::codec::AcpCodec;
+use acp_codec::{Error, FrameError, Limits};
 use bytes::BytesMut;
+use serde_json::{Map, Value};
 use tokio_util::codec::{Decoder, Encoder};
 
 /// Every item of `codec` over `input` fed in reads of `read` bytes.
@@ -37,7 +46,7 @@ where
 
 /// An item reduced to what must agree: the message's encoding or the
 /// error's code.
-fn key(item: &Result<Message<'_>, acp_codec::Error>) -> Result<Vec<u8>, i32> {
+fn key(item: &Result<Message<'_>, Error>) -> Result<Vec<u8>, i32> {
     match item {
         Ok(m) => {
             let mut out = Vec::new();
@@ -48,11 +57,161 @@ fn key(item: &Result<Message<'_>, acp_codec::Error>) -> Result<Vec<u8>, i32> {
     }
 }
 
+/// What the oracle expects of one line.
+#[derive(Debug)]
+enum Want {
+    TooLong,
+    BadUtf8,
+    Text(String),
+}
+
+/// The input's lines, split by hand.
+fn naive_lines(limit: usize, input: &[u8]) -> Vec<Want> {
+    let mut out = Vec::new();
+    for part in input.split(|&b| b == b'\n') {
+        if part.len() > limit {
+            out.push(Want::TooLong);
+            continue;
+        }
+        let text = part.strip_suffix(b"\r").unwrap_or(part);
+        if text.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r')) {
+            continue;
+        }
+        out.push(match std::str::from_utf8(text) {
+            Ok(t) => Want::Text(t.to_owned()),
+            Err(_) => Want::BadUtf8,
+        });
+    }
+    out
+}
+
+/// The envelope's members of a JSON object (what a message re-encodes).
+fn envelope(mut v: Map<String, Value>) -> Value {
+    v.retain(|k, _| ["jsonrpc", "id", "method", "params", "result", "error"].contains(&k.as_str()));
+    if let Some(Value::Object(e)) = v.get_mut("error") {
+        e.retain(|k, _| ["code", "message", "data"].contains(&k.as_str()));
+    }
+    Value::Object(v)
+}
+
+/// Whether a plain reading of JSON-RPC 2.0 takes `v` for one message: an
+/// object with `"jsonrpc": "2.0"`; a request or notification has a string
+/// `method`, an id that is a string or an integer if any, and object or
+/// array params if any; a response has an id (or `null`) and exactly one
+/// of `result` and an `error` object with an integer `code` and a string
+/// `message`.
+fn plainly_a_message(v: &Value) -> bool {
+    let Value::Object(o) = v else { return false };
+    let id_ok = |id: Option<&Value>| match id {
+        None => true,
+        Some(Value::String(_) | Value::Null) => true,
+        Some(Value::Number(n)) => n.is_i64(),
+        Some(_) => false,
+    };
+    if o.get("jsonrpc") != Some(&Value::String("2.0".into())) {
+        return false;
+    }
+    match o.get("method") {
+        Some(Value::String(_)) => {
+            !o.contains_key("result")
+                && !o.contains_key("error")
+                && !matches!(o.get("id"), Some(Value::Null))
+                && id_ok(o.get("id"))
+                && matches!(
+                    o.get("params"),
+                    None | Some(Value::Object(_) | Value::Array(_))
+                )
+        }
+        Some(_) => false,
+        None => {
+            let error_ok = match o.get("error") {
+                Some(Value::Object(e)) => {
+                    e.get("code")
+                        .is_some_and(|c| c.as_i64().is_some_and(|c| i32::try_from(c).is_ok()))
+                        && e.get("message").is_some_and(Value::is_string)
+                }
+                _ => false,
+            };
+            o.contains_key("id")
+                && id_ok(o.get("id"))
+                && !o.contains_key("params")
+                && (o.contains_key("result") != o.contains_key("error"))
+                && (!o.contains_key("error") || error_ok)
+        }
+    }
+}
+
+/// One codec item against the oracle's line.
+fn agrees(item: &Result<Message<'_>, Error>, want: &Want) {
+    match (want, item) {
+        (Want::TooLong, Err(Error::Frame(FrameError::LineTooLong(_)))) => {
+            assert_eq!(
+                item.as_ref().map_err(Error::code).err().map(|c| c.0),
+                Some(-32600)
+            );
+        }
+        (Want::BadUtf8, Err(Error::Frame(FrameError::InvalidUtf8 { .. }))) => {
+            assert_eq!(
+                item.as_ref().map_err(Error::code).err().map(|c| c.0),
+                Some(-32700)
+            );
+        }
+        (Want::Text(text), _) => text_agrees(item, text),
+        _ => panic!("codec gave {item:?}, the naive split {want:?}"),
+    }
+}
+
+fn text_agrees(item: &Result<Message<'_>, Error>, text: &str) {
+    // Syntax alone (no number range): serde's ignoring deserializer.
+    let is_json = serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok();
+    let value = serde_json::from_str::<Value>(text).ok();
+    match item {
+        Err(Error::Message(_)) if !is_json => {}
+        Err(Error::Message(e)) => {
+            if let Some(v) = &value {
+                assert!(!plainly_a_message(v), "refused {text:?}: {e}");
+            }
+        }
+        Ok(m) => {
+            assert!(is_json, "a message from text that is not json: {text:?}");
+            let Some(Value::Object(o)) = value else {
+                // Numbers out of `Value`'s range: syntax checked above.
+                return;
+            };
+            let kind = match (o.contains_key("method"), o.contains_key("id")) {
+                (true, true) => "request",
+                (true, false) => "notification",
+                _ if o.contains_key("error") => "error",
+                _ => "response",
+            };
+            let got = match m {
+                Message::Request(_) => "request",
+                Message::Notification(_) => "notification",
+                Message::Response(_) => "response",
+                Message::Error(_) => "error",
+            };
+            assert_eq!(got, kind, "{text:?}");
+            assert_eq!(
+                m.method(),
+                o.get("method").and_then(Value::as_str),
+                "{text:?}"
+            );
+            let mut line = Vec::new();
+            m.encode(&mut line).expect("a decoded message encodes");
+            let again: Value = serde_json::from_slice(&line).expect("encodes json");
+            assert_eq!(again.get("id"), o.get("id"), "{text:?}");
+            assert_eq!(again, envelope(o), "re-encoded json differs on {text:?}");
+        }
+        Err(e) => panic!("{e:?} for a line the naive split takes: {text:?}"),
+    }
+}
+
 pub fn check(data: &[u8]) {
     let Some((&head, input)) = data.split_first() else {
         return;
     };
-    let limits = Limits::default().with_max_line_len(16 + usize::from(head & 0x3f) * 8);
+    let limit = 16 + usize::from(head & 0x3f) * 8;
+    let limits = Limits::default().with_max_line_len(limit);
     let read = 1 + usize::from(head >> 6) * 7;
 
     let whole = items(AcpCodec::with_limits(&limits), input, input.len());
@@ -61,14 +220,15 @@ pub fn check(data: &[u8]) {
     let split_keys: Vec<_> = split.iter().map(key).collect();
     assert_eq!(whole_keys, split_keys, "split invariance");
 
-    let oracle: Vec<_> = items(LineCodec::with_limits(&limits), input, input.len())
-        .into_iter()
-        .map(|line| match line {
-            Ok(bytes) => key(&Message::decode_bytes(&bytes).map_err(acp_codec::Error::from)),
-            Err(e) => Err(e.code().0),
-        })
-        .collect();
-    assert_eq!(whole_keys, oracle, "line codec + Message::decode");
+    let oracle = naive_lines(limit, input);
+    assert_eq!(
+        whole.len(),
+        oracle.len(),
+        "items {whole:?}, naive lines {oracle:?}"
+    );
+    for (item, want) in whole.iter().zip(&oracle) {
+        agrees(item, want);
+    }
 
     for item in whole.iter().flatten() {
         let mut out = BytesMut::new();

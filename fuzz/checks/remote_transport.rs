@@ -37,10 +37,18 @@ fn check_reply(e: &RemoteError) {
         "{e}: nothing to answer with"
     );
     if let Some(reply) = reply {
-        assert!(!reply.contains('\n'));
-        match Message::decode(&reply) {
-            Ok(Message::Error(err)) => assert_eq!(err.error.code, e.code()),
-            other => panic!("reply {reply:?} is not an error: {other:?}"),
+        assert_eq!(reply.error.code, e.code());
+        let mut line = Vec::new();
+        reply.encode(&mut line).expect("a reply encodes");
+        assert_eq!(line.pop(), Some(b'\n'));
+        let line = std::str::from_utf8(&line).expect("utf-8");
+        assert!(!line.contains('\n'));
+        match Message::decode(line) {
+            Ok(Message::Error(err)) => {
+                assert_eq!(err.error.code, e.code());
+                assert_eq!(err.id, reply.id);
+            }
+            other => panic!("reply {line:?} is not an error: {other:?}"),
         }
     }
 }

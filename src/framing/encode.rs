@@ -78,17 +78,58 @@ pub fn encode_raw_line(json: &str, out: &mut Vec<u8>) -> Result<usize, EncodeErr
     finish(out, start)
 }
 
-/// Compacts `out[start..]` if it holds a newline, then appends `\n`.
-fn finish(out: &mut Vec<u8>, start: usize) -> Result<usize, EncodeError> {
-    let written = out.get_mut(start..).unwrap_or_default();
-    match compact(written) {
+/// A buffer a line is written to: `Vec<u8>` here, `BytesMut` for the
+/// tokio-util encoders, so both finish a line the one way ([`finish`]).
+pub(crate) trait LineBuf {
+    /// The bytes from `start` on.
+    fn tail_mut(&mut self, start: usize) -> &mut [u8];
+    /// Keeps the first `len` bytes.
+    fn truncate_to(&mut self, len: usize);
+    /// Appends `\n`.
+    fn push_newline(&mut self);
+}
+
+impl LineBuf for Vec<u8> {
+    fn tail_mut(&mut self, start: usize) -> &mut [u8] {
+        self.get_mut(start..).unwrap_or_default()
+    }
+
+    fn truncate_to(&mut self, len: usize) {
+        self.truncate(len);
+    }
+
+    fn push_newline(&mut self) {
+        self.push(b'\n');
+    }
+}
+
+#[cfg(feature = "bytes")]
+impl LineBuf for bytes::BytesMut {
+    fn tail_mut(&mut self, start: usize) -> &mut [u8] {
+        self.get_mut(start..).unwrap_or_default()
+    }
+
+    fn truncate_to(&mut self, len: usize) {
+        self.truncate(len);
+    }
+
+    fn push_newline(&mut self) {
+        bytes::BufMut::put_u8(self, b'\n');
+    }
+}
+
+/// Finishes the JSON written to `out[start..]` as one line: compacts it if
+/// it holds a newline, then appends `\n`; returns the bytes of the line,
+/// `\n` included. On error `out` is cut back to `start`.
+pub(crate) fn finish<B: LineBuf + ?Sized>(out: &mut B, start: usize) -> Result<usize, EncodeError> {
+    match compact(out.tail_mut(start)) {
         Ok(len) => {
-            out.truncate(start.saturating_add(len));
-            out.push(b'\n');
+            out.truncate_to(start.saturating_add(len));
+            out.push_newline();
             Ok(len.saturating_add(1))
         }
         Err(e) => {
-            out.truncate(start);
+            out.truncate_to(start);
             Err(e)
         }
     }
@@ -101,7 +142,7 @@ fn finish(out: &mut Vec<u8>, start: usize) -> Result<usize, EncodeError> {
 /// # Errors
 ///
 /// [`EncodeError::RawNewline`] for a newline inside a string.
-pub(crate) fn compact(json: &mut [u8]) -> Result<usize, EncodeError> {
+fn compact(json: &mut [u8]) -> Result<usize, EncodeError> {
     crate::json::scan::compact(json).map_err(|offset| EncodeError::RawNewline { offset })
 }
 

@@ -3,13 +3,17 @@
 
 use core::fmt;
 
+#[cfg(feature = "alloc")]
+use super::peek::ShortId;
 use super::PeekedId;
 use crate::ErrorCode;
 
 /// An error of the framing layer: one line of input.
 ///
 /// After any of these the [`LineSplitter`](crate::LineSplitter) goes on with
-/// the next line. 32 bytes on 64-bit targets, with no allocation.
+/// the next line. 40 bytes on 64-bit targets with feature `alloc` (the rare
+/// string id longer than 13 bytes is boxed), 152 without it (every id is
+/// kept inline); see [`LineTooLong`].
 ///
 /// ```
 /// use acp_codec::{FrameError, LineSplitter, PeekedId};
@@ -17,14 +21,14 @@ use crate::ErrorCode;
 /// let mut splitter = LineSplitter::with_max_line_len(32);
 /// let buf = b"{\"jsonrpc\":\"2.0\",\"id\":12,\"method\":\"session/prompt\",\"params\":{}}\n";
 /// let err = splitter.decode(buf).item.unwrap().unwrap_err();
-/// let FrameError::LineTooLong(long) = err else { panic!("{err}") };
+/// let FrameError::LineTooLong(long) = &err else { panic!("{err}") };
 /// assert_eq!((long.limit(), long.seen()), (32, 63));
 /// assert_eq!(long.id(), Some(PeekedId::Number(12)));
 /// assert!(long.is_request());
 /// assert_eq!(err.to_string(), "line of 63 bytes exceeds the 32-byte limit (request id 12)");
 /// assert_eq!(err.code().0, -32600);
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum FrameError {
     /// A line is longer than the limit. Reported once per line, as soon as
@@ -43,12 +47,18 @@ pub enum FrameError {
 /// the bytes seen, and the JSON-RPC id its first bytes hold, so that a
 /// request can be answered instead of leaving the peer waiting.
 ///
-/// Packed into 32 bytes (24 on 32-bit targets) so that errors stay small and
-/// never allocate: the id is kept when it is `null`, a 64-bit integer, or a
-/// string of at most [`LineTooLong::MAX_STR_ID`] bytes without escapes (every
-/// official ACP SDK numbers its requests); a longer string id reads as `None`,
-/// and the answer then goes out with a `null` id as JSON-RPC asks for an id
-/// that cannot be read.
+/// Every id the peek reads is kept: `null`, a 64-bit integer, or a string
+/// without escapes of at most [`PeekedId::MAX_STR_ID`] (128) bytes, so a
+/// client numbering its requests with UUIDs gets its answer. How it is
+/// stored depends on feature `alloc`:
+///
+/// - with `alloc`, a number, `null` or a string id of at most 13 bytes is
+///   kept inline and a longer
+///   string id is boxed: one allocation on a rare path (a line over the
+///   limit whose id is long), so that the error stays 40 bytes on 64-bit
+///   targets and every `Result` carrying it stays small;
+/// - without `alloc` there is nothing to box with, so the error is sized
+///   for the longest id: 152 bytes on 64-bit targets.
 ///
 /// ```
 /// use acp_codec::framing::LineTooLong;
@@ -57,10 +67,11 @@ pub enum FrameError {
 /// let e = LineTooLong::new(8, 20, PeekedId::from_str_id("req-7"), true);
 /// assert_eq!(e.id().unwrap().as_str(), Some("req-7"));
 /// assert_eq!(FrameError::LineTooLong(e).to_string(), "line of 20 bytes exceeds the 8-byte limit (request id \"req-7\")");
-/// let long = PeekedId::from_str_id("0123456789abcdef");
-/// assert_eq!(LineTooLong::new(8, 20, long, true).id(), None);
+/// let uuid = "0f8fad5b-d9cb-469f-a165-70867728950e";
+/// let e = LineTooLong::new(8, 20, PeekedId::from_str_id(uuid), true);
+/// assert_eq!(e.request_id().unwrap().as_str(), Some(uuid));
 /// ```
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Clone, PartialEq, Eq, Hash)]
 #[repr(C)]
 pub struct LineTooLong {
     // First, so that its `IdKind` byte gives `FrameError` and `Error` their
@@ -68,9 +79,12 @@ pub struct LineTooLong {
     head: Head,
     limit: usize,
     seen: usize,
+    /// A string id longer than `head` holds (`IdKind::Boxed`).
+    #[cfg(feature = "alloc")]
+    boxed: Option<alloc::boxed::Box<ShortId>>,
 }
 
-/// The id and `is_request` of [`LineTooLong`] in 16 bytes of alignment 1.
+/// The id and `is_request` of [`LineTooLong`], of alignment 1.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(C)]
 struct Head {
@@ -79,8 +93,15 @@ struct Head {
     /// Bytes of `bytes` in use by a string id.
     len: u8,
     /// A string id's bytes, or a number's eight little-endian bytes.
-    bytes: [u8; LineTooLong::MAX_STR_ID],
+    bytes: [u8; INLINE],
 }
+
+/// Bytes of a string id kept in [`Head`]: 13 with `alloc` (16 bytes in
+/// all, a longer id is boxed), the longest id the peek reads without.
+#[cfg(feature = "alloc")]
+const INLINE: usize = 13;
+#[cfg(not(feature = "alloc"))]
+const INLINE: usize = PeekedId::MAX_STR_ID;
 
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u8)]
@@ -89,42 +110,59 @@ enum IdKind {
     Null,
     Number,
     Str,
+    /// A string id in `LineTooLong::boxed`.
+    #[cfg(feature = "alloc")]
+    Boxed,
 }
 
 impl LineTooLong {
-    /// The longest string id kept, in bytes.
-    pub const MAX_STR_ID: usize = 13;
-
     /// The error for a line of which `seen` bytes went past `limit`, with
-    /// what its first bytes hold (a string `id` longer than
-    /// [`MAX_STR_ID`](Self::MAX_STR_ID) is not kept).
+    /// what its first bytes hold (any `id` is kept; see the type's docs).
     pub fn new(limit: usize, seen: usize, id: Option<PeekedId>, is_request: bool) -> Self {
         let mut head = Head {
             kind: IdKind::None,
             is_request,
             len: 0,
-            bytes: [0; Self::MAX_STR_ID],
+            bytes: [0; INLINE],
         };
+        #[cfg(feature = "alloc")]
+        let mut boxed = None;
         match id {
             None => {}
             Some(PeekedId::Null) => head.kind = IdKind::Null,
             Some(PeekedId::Number(n)) => {
-                let [a, b, c, d, e, f, g, h] = n.to_le_bytes();
-                head.bytes = [a, b, c, d, e, f, g, h, 0, 0, 0, 0, 0];
+                if let Some(slot) = head.bytes.get_mut(..8) {
+                    slot.copy_from_slice(&n.to_le_bytes());
+                }
                 head.kind = IdKind::Number;
             }
             Some(PeekedId::Str(s)) => {
                 let text = s.as_str().as_bytes();
-                if let (Some(slot), Ok(len)) =
-                    (head.bytes.get_mut(..text.len()), u8::try_from(text.len()))
-                {
-                    slot.copy_from_slice(text);
-                    head.len = len;
-                    head.kind = IdKind::Str;
+                match (head.bytes.get_mut(..text.len()), u8::try_from(text.len())) {
+                    (Some(slot), Ok(len)) => {
+                        slot.copy_from_slice(text);
+                        head.len = len;
+                        head.kind = IdKind::Str;
+                    }
+                    #[cfg(feature = "alloc")]
+                    _ => {
+                        boxed = Some(alloc::boxed::Box::new(s));
+                        head.kind = IdKind::Boxed;
+                    }
+                    // Without `alloc`, `bytes` holds the longest id a
+                    // `PeekedId` can.
+                    #[cfg(not(feature = "alloc"))]
+                    _ => debug_assert!(false, "a PeekedId string fits the inline bytes"),
                 }
             }
         }
-        Self { head, limit, seen }
+        Self {
+            head,
+            limit,
+            seen,
+            #[cfg(feature = "alloc")]
+            boxed,
+        }
     }
 
     /// The limit, in bytes.
@@ -138,8 +176,8 @@ impl LineTooLong {
         self.seen
     }
 
-    /// The line's JSON-RPC `"id"`, when its first bytes hold one that fits
-    /// (see the type's docs).
+    /// The line's JSON-RPC `"id"`, when its first bytes hold one the peek
+    /// reads (see [`PeekedId`]).
     pub fn id(&self) -> Option<PeekedId> {
         let h = &self.head;
         match h.kind {
@@ -156,6 +194,8 @@ impl LineTooLong {
                 let text = h.bytes.get(..usize::from(h.len))?;
                 PeekedId::from_str_id(core::str::from_utf8(text).ok()?)
             }
+            #[cfg(feature = "alloc")]
+            IdKind::Boxed => self.boxed.as_deref().map(|s| PeekedId::Str(*s)),
         }
     }
 

@@ -42,6 +42,6 @@ pub use splitter::BytesLines;
 pub use splitter::{Decoded, Line, LineSplitter, Lines};
 
 #[cfg(feature = "tokio-util")]
-pub(crate) use encode::compact;
+pub(crate) use encode::finish;
 #[cfg(feature = "alloc")]
 pub use encode::{encode_line, encode_raw_line};

@@ -7,17 +7,17 @@ use core::fmt;
 
 use crate::json::scan::{is_delimiter, key_at, skip_str, skip_value, skip_ws};
 
-/// Longest string id kept inline, in bytes (a UUID fits).
-const MAX_STR_ID: usize = 38;
+/// Longest string id kept, in bytes.
+const MAX_STR_ID: usize = 128;
 
 /// A JSON-RPC id read from the first bytes of a line, kept inline so that
 /// reading it needs no allocation.
 ///
-/// String ids longer than 38 bytes, or holding escapes, and numbers that are
-/// not 64-bit integers are not captured ([`FrameError`](crate::FrameError)
-/// keeps string ids of at most
-/// [`LineTooLong::MAX_STR_ID`](crate::framing::LineTooLong::MAX_STR_ID) bytes). Displays like the JSON it came from
-/// (string ids quoted).
+/// String ids longer than [`PeekedId::MAX_STR_ID`] (128) bytes, or holding
+/// escapes, and numbers that are not 64-bit integers are not captured; a
+/// UUID, a ULID or a prefixed counter always is, and
+/// [`FrameError`](crate::FrameError) keeps every id captured here. Displays
+/// like the JSON it came from (string ids quoted).
 ///
 /// ```
 /// use acp_codec::PeekedId;
@@ -58,7 +58,11 @@ impl ShortId {
 }
 
 impl PeekedId {
-    /// A string id, if it is at most 38 bytes long.
+    /// The longest string id kept, in bytes.
+    pub const MAX_STR_ID: usize = MAX_STR_ID;
+
+    /// A string id, if it is at most [`MAX_STR_ID`](Self::MAX_STR_ID) bytes
+    /// long.
     pub fn from_str_id(id: &str) -> Option<Self> {
         let len = u8::try_from(id.len()).ok()?;
         let mut bytes = [0u8; MAX_STR_ID];
@@ -203,6 +207,7 @@ fn id_at(b: &[u8], i: usize) -> Option<(PeekedId, usize)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use alloc::format;
 
     fn p(s: &str) -> Peek {
         peek(s.as_bytes())
@@ -231,8 +236,14 @@ mod tests {
         assert_eq!(p(r#"{"id":1.5,"method":"m"}"#).id, None);
         assert_eq!(p(r#"{"id":99999999999999999999,"method":"m"}"#).id, None);
         assert_eq!(p(r#"{"id":"a\"b","method":"m"}"#).id, None);
-        let long = r#"{"id":"0123456789012345678901234567890123456789"}"#;
-        assert_eq!(p(long).id, None);
+        let uuid = "0f8fad5b-d9cb-469f-a165-70867728950e";
+        let line = format!(r#"{{"id":"{uuid}","method":"m"}}"#);
+        assert_eq!(p(&line).id, PeekedId::from_str_id(uuid));
+        let longest = "x".repeat(PeekedId::MAX_STR_ID);
+        let line = format!(r#"{{"id":"{longest}","method":"m"}}"#);
+        assert_eq!(p(&line).id.unwrap().as_str(), Some(longest.as_str()));
+        let too_long = "x".repeat(PeekedId::MAX_STR_ID + 1);
+        assert_eq!(p(&format!(r#"{{"id":"{too_long}"}}"#)).id, None);
         assert_eq!(p(r#"{"params":{"huge":"#).id, None);
         assert_eq!(p(r#"["#), Peek::default());
         // Cut off by the window: not a whole id.

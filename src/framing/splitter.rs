@@ -135,25 +135,86 @@ pub struct LineSplitter {
     discarding: bool,
 }
 
-/// What [`LineSplitter::find`] found: the line with its offset in the buffer
-/// (so the `bytes` variant can split without copying or validating again).
+/// What [`LineSplitter::find`] found: the line's place in the buffer (so
+/// the `bytes` variant can split without copying or validating again) and
+/// what its [`Check`] hands back of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Found<'b> {
+pub(crate) struct Found<T> {
     pub(crate) consumed: usize,
-    /// The line's start and length in the buffer, and the line (whose text
-    /// is empty on the `bytes` path, which needs only the offsets).
-    pub(crate) item: Option<Result<(usize, usize, Line<'b>), FrameError>>,
+    pub(crate) item: Option<Result<Spot<T>, FrameError>>,
 }
 
-/// How [`LineSplitter::line_at`] knows a line is UTF-8.
-enum Check<'b> {
-    /// Borrowed paths: a validated span to slice `&str` lines from; a fresh
-    /// validation reaches `lookahead` bytes past the line.
-    Span { span: Span<'b>, lookahead: usize },
-    /// The `bytes` path needs no `&str`: `valid` bytes from the start of
-    /// the buffer are known valid, across calls.
-    #[cfg(feature = "bytes")]
-    Prefix { valid: usize },
+/// A line found in the buffer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Spot<T> {
+    /// Its start in the buffer.
+    pub(crate) start: usize,
+    /// Its length, without `\n` and a trailing `\r`.
+    pub(crate) len: usize,
+    /// Whether a `\n` ended it.
+    pub(crate) terminated: bool,
+    /// Its text on the borrowed paths; `()` on the `bytes` path, which
+    /// needs only the offsets.
+    pub(crate) text: T,
+}
+
+/// How [`LineSplitter::line_at`] knows a line is UTF-8, and what it hands
+/// back of a valid one.
+pub(crate) trait Check<'b> {
+    /// What a valid line yields.
+    type Text;
+
+    /// The line `buf[start..end]` when it is valid UTF-8, else how many of
+    /// its bytes are.
+    fn check(&mut self, buf: &'b [u8], start: usize, end: usize) -> Result<Self::Text, usize>;
+}
+
+/// The borrowed paths: a validated span to slice `&str` lines from; a
+/// fresh validation reaches `lookahead` bytes past the line.
+struct SpanCheck<'b> {
+    span: Span<'b>,
+    lookahead: usize,
+}
+
+impl<'b> Check<'b> for SpanCheck<'b> {
+    type Text = &'b str;
+
+    fn check(&mut self, buf: &'b [u8], start: usize, end: usize) -> Result<&'b str, usize> {
+        match self.span.get(start, end) {
+            Some(text) => Ok(text),
+            None => {
+                self.span = validate(buf, start, end.saturating_add(self.lookahead));
+                self.span.get(start, end).ok_or(self.span.text.len())
+            }
+        }
+    }
+}
+
+/// The `bytes` path needs no `&str`: `valid` bytes from the start of the
+/// buffer are known valid, across calls.
+#[cfg(feature = "bytes")]
+pub(crate) struct PrefixCheck {
+    pub(crate) valid: usize,
+}
+
+#[cfg(feature = "bytes")]
+impl Check<'_> for PrefixCheck {
+    type Text = ();
+
+    fn check(&mut self, buf: &[u8], start: usize, end: usize) -> Result<(), usize> {
+        if end > self.valid {
+            let from = self.valid.max(start);
+            let to = end.saturating_add(LOOKAHEAD).min(buf.len());
+            let bytes = buf.get(from..to).unwrap_or_default();
+            let good = valid_prefix(bytes).len();
+            self.valid = from.saturating_add(good);
+        }
+        if end <= self.valid {
+            Ok(())
+        } else {
+            Err(self.valid.saturating_sub(start))
+        }
+    }
 }
 
 impl Default for LineSplitter {
@@ -326,9 +387,9 @@ impl LineSplitter {
         Some((len, i.saturating_add(1)))
     }
 
-    pub(crate) fn find<'b>(&mut self, buf: &'b [u8]) -> Found<'b> {
+    pub(crate) fn find<'b>(&mut self, buf: &'b [u8]) -> Found<&'b str> {
         self.valid = 0;
-        let mut check = Check::Span {
+        let mut check = SpanCheck {
             span: Span::empty(),
             lookahead: 0,
         };
@@ -338,16 +399,14 @@ impl LineSplitter {
     /// `find` for the `bytes` path: validity without `&str`, remembered
     /// across calls.
     #[cfg(feature = "bytes")]
-    pub(crate) fn find_valid<'b>(&mut self, buf: &'b [u8]) -> Found<'b> {
-        let mut check = Check::Prefix { valid: self.valid };
+    pub(crate) fn find_valid(&mut self, buf: &[u8]) -> Found<()> {
+        let mut check = PrefixCheck { valid: self.valid };
         let found = self.find_from(buf, 0, &mut check);
-        if let Check::Prefix { valid } = check {
-            self.valid = valid.saturating_sub(found.consumed);
-        }
+        self.valid = check.valid.saturating_sub(found.consumed);
         found
     }
 
-    pub(crate) fn find_eof<'b>(&mut self, buf: &'b [u8]) -> Found<'b> {
+    pub(crate) fn find_eof<'b>(&mut self, buf: &'b [u8]) -> Found<&'b str> {
         let found = self.find(buf);
         if found.item.is_some() {
             return found;
@@ -361,7 +420,7 @@ impl LineSplitter {
                 item: None,
             };
         }
-        let mut check = Check::Span {
+        let mut check = SpanCheck {
             span: Span::empty(),
             lookahead: 0,
         };
@@ -374,7 +433,12 @@ impl LineSplitter {
 
     /// Finds the next line in `buf[from..]`; `consumed` in the result is an
     /// offset into `buf`.
-    fn find_from<'b>(&mut self, buf: &'b [u8], from: usize, check: &mut Check<'b>) -> Found<'b> {
+    fn find_from<'b, C: Check<'b>>(
+        &mut self,
+        buf: &'b [u8],
+        from: usize,
+        check: &mut C,
+    ) -> Found<C::Text> {
         let mut consumed = from;
         loop {
             let rest = buf.get(consumed..).unwrap_or_default();
@@ -428,14 +492,14 @@ impl LineSplitter {
 
     /// The item for the line `buf[start..end]` (without `\n`); `None` if it is
     /// blank.
-    fn line_at<'b>(
+    fn line_at<'b, C: Check<'b>>(
         &self,
         buf: &'b [u8],
         start: usize,
         end: usize,
         terminated: bool,
-        check: &mut Check<'b>,
-    ) -> Option<Result<(usize, usize, Line<'b>), FrameError>> {
+        check: &mut C,
+    ) -> Option<Result<Spot<C::Text>, FrameError>> {
         let raw = buf.get(start..end).unwrap_or_default();
         if raw.len() > self.max_line_len {
             return Some(Err(self.too_long(raw, raw.len())));
@@ -448,33 +512,13 @@ impl LineSplitter {
             return None;
         }
         let end = start.saturating_add(len);
-        let checked = match check {
-            Check::Span { span, lookahead } => match span.get(start, end) {
-                Some(text) => Ok(text),
-                None => {
-                    *span = validate(buf, start, end.saturating_add(*lookahead));
-                    span.get(start, end).ok_or(span.text.len())
-                }
-            },
-            #[cfg(feature = "bytes")]
-            Check::Prefix { valid } => {
-                if end > *valid {
-                    let from = (*valid).max(start);
-                    let to = end.saturating_add(LOOKAHEAD).min(buf.len());
-                    let bytes = buf.get(from..to).unwrap_or_default();
-                    let good = valid_prefix(bytes).len();
-                    *valid = from.saturating_add(good);
-                }
-                // The text is not needed on this path, only its validity.
-                if end <= *valid {
-                    Ok("")
-                } else {
-                    Err(valid.saturating_sub(start))
-                }
-            }
-        };
-        Some(match checked {
-            Ok(text) => Ok((start, len, Line { text, terminated })),
+        Some(match check.check(buf, start, end) {
+            Ok(text) => Ok(Spot {
+                start,
+                len,
+                terminated,
+                text,
+            }),
             Err(valid_up_to) => Err(FrameError::InvalidUtf8 { len, valid_up_to }),
         })
     }
@@ -558,25 +602,31 @@ impl<'b> Iterator for Lines<'_, 'b> {
         if let Some(line) = self.fast_line() {
             return Some(Ok(line));
         }
-        let mut check = Check::Span {
+        let mut check = SpanCheck {
             span: self.span,
             lookahead: LOOKAHEAD,
         };
         let found = self.splitter.find_from(self.buf, self.consumed, &mut check);
-        #[cfg_attr(not(feature = "bytes"), allow(irrefutable_let_patterns))]
-        if let Check::Span { span, .. } = check {
-            self.span = span;
-        }
+        self.span = check.span;
         self.consumed = found.consumed;
-        found.item.map(|r| r.map(|(_, _, line)| line))
+        found.item.map(|r| r.map(Line::from))
     }
 }
 
-impl<'b> From<Found<'b>> for Decoded<'b> {
-    fn from(found: Found<'b>) -> Self {
+impl<'b> From<Spot<&'b str>> for Line<'b> {
+    fn from(spot: Spot<&'b str>) -> Self {
+        Line {
+            text: spot.text,
+            terminated: spot.terminated,
+        }
+    }
+}
+
+impl<'b> From<Found<&'b str>> for Decoded<'b> {
+    fn from(found: Found<&'b str>) -> Self {
         Decoded {
             consumed: found.consumed,
-            item: found.item.map(|r| r.map(|(_, _, line)| line)),
+            item: found.item.map(|r| r.map(Line::from)),
         }
     }
 }

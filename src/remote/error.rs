@@ -4,11 +4,9 @@ use core::fmt;
 
 use alloc::string::String;
 
-use super::wire::{
-    CloseCode, BATCH_ERROR, HEADER_CONNECTION_ID, HEADER_SESSION_ID, INVALID_REQUEST, PARSE_ERROR,
-};
+use super::wire::{CloseCode, HEADER_CONNECTION_ID, HEADER_SESSION_ID};
 use crate::acp::{encode_error, EnvelopeFault, RequestId, RpcError};
-use crate::ErrorCode;
+use crate::{EncodeError, ErrorCode};
 
 /// A message the remote transport's rules refuse, with what to answer.
 ///
@@ -121,26 +119,77 @@ impl RemoteError {
         }
     }
 
-    /// The JSON-RPC message to answer with (one line, no `\n`), when the
-    /// peer can be answered: `-32700` for text that is not JSON, one
-    /// `-32600` with `id: null` for a batch or a message that is not
-    /// JSON-RPC, an error with the request's id for a second `initialize`
-    /// and for an oversized request whose id was read. `None` when the
-    /// answer is a close code or an HTTP status alone.
-    pub fn reply(&self) -> Option<String> {
+    /// The JSON-RPC error to answer with, when the peer can be answered:
+    /// `-32700` with `id: null` for text that is not JSON
+    /// ([`PARSE_ERROR`](super::PARSE_ERROR)), one `-32600` with `id: null`
+    /// for a batch ([`BATCH_ERROR`](super::BATCH_ERROR)) or a message that is
+    /// not JSON-RPC ([`INVALID_REQUEST`](super::INVALID_REQUEST)), an error
+    /// with the request's id for a second `initialize` and for an oversized
+    /// request whose id was read. `None` when the answer is a close code or
+    /// an HTTP status alone.
+    ///
+    /// ```
+    /// use acp_codec::remote::{RemoteError, BATCH_ERROR};
+    ///
+    /// let reply = RemoteError::Batch.reply().unwrap();
+    /// assert_eq!(reply.error.code.0, -32600);
+    /// let mut line = Vec::new();
+    /// reply.encode(&mut line)?;
+    /// assert_eq!(line, [BATCH_ERROR.as_bytes(), b"\n"].concat());
+    /// # Ok::<(), acp_codec::EncodeError>(())
+    /// ```
+    pub fn reply(&self) -> Option<Reply> {
+        let null = |code, message: &str| {
+            Some(Reply {
+                id: RequestId::Null,
+                error: RpcError::new(code, String::from(message)),
+            })
+        };
         let id = match self {
-            Self::NotJson => return Some(PARSE_ERROR.into()),
-            Self::Batch => return Some(BATCH_ERROR.into()),
-            Self::InvalidMessage { .. } => return Some(INVALID_REQUEST.into()),
+            Self::NotJson => return null(ErrorCode::PARSE_ERROR, "Parse error"),
+            Self::Batch => {
+                return null(
+                    ErrorCode::INVALID_REQUEST,
+                    "Invalid request: JSON-RPC batches are not supported",
+                )
+            }
+            Self::InvalidMessage { .. } => {
+                return null(ErrorCode::INVALID_REQUEST, "Invalid request")
+            }
             Self::AlreadyInitialized { id } => id,
             Self::TooLarge { id: Some(id), .. } => id,
             _ => return None,
         };
-        let mut line = alloc::vec::Vec::new();
-        let error = RpcError::new(self.code(), alloc::format!("{self}"));
-        encode_error(id, &error, &mut line).ok()?;
-        line.pop();
-        String::from_utf8(line).ok()
+        Some(Reply {
+            id: id.clone(),
+            error: RpcError::new(self.code(), alloc::format!("{self}")),
+        })
+    }
+}
+
+/// The JSON-RPC error answering a [`RemoteError`] (see
+/// [`RemoteError::reply`]): the id to answer (`null` when none could be
+/// read) and the error.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Reply {
+    /// The id of the request answered.
+    pub id: RequestId<'static>,
+    /// The error.
+    pub error: RpcError<'static>,
+}
+
+impl Reply {
+    /// Appends the reply to `out` as one JSON-RPC error response line,
+    /// `\n` included; returns the bytes appended.
+    ///
+    /// # Errors
+    ///
+    /// [`EncodeError`] when the error cannot be encoded (its `data`, which
+    /// the replies of [`RemoteError::reply`] never carry); `out` is left as
+    /// it was.
+    pub fn encode(&self, out: &mut alloc::vec::Vec<u8>) -> Result<usize, EncodeError> {
+        encode_error(&self.id, &self.error, out)
     }
 }
 

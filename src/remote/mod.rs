@@ -118,8 +118,10 @@
 //!         Ok(Checked::Ignore) => {}
 //!         Err(e) => {
 //!             if let Some(reply) = e.reply() {
-//!                 // send `reply` as a text frame
-//!                 # assert!(reply.contains("batches are not supported"));
+//!                 // send it as a text frame
+//!                 let mut frame = Vec::new();
+//!                 reply.encode(&mut frame).unwrap();
+//!                 # assert!(reply.error.message.contains("batches are not supported"));
 //!             }
 //!             if let Some(code) = e.close_code() {
 //!                 // close the socket with `code`
@@ -139,7 +141,7 @@
 //! |---|---|---|
 //! | a `POST` body | 16 MiB ([`DEFAULT_MAX_REQUEST_BODY_BYTES`]) | `413` ([`RemoteError::TooLarge`]) |
 //! | a message to a client | 32 MiB ([`DEFAULT_MAX_MESSAGE_BYTES`]), the SDK client's cap | the SDK's client fails the stream |
-//! | output held for a connection | 64 MiB ([`DEFAULT_MAX_BUFFERED_BYTES`]) | stop reading the agent; close with `1008` after [`DEFAULT_MAX_OUTPUT_STALL`] without progress ([`Backlog`]) |
+//! | output held for a connection | 64 MiB ([`DEFAULT_MAX_BACKLOG_BYTES`]) | stop reading the agent; close with `1008` after [`DEFAULT_MAX_OUTPUT_STALL`] without progress ([`Backlog`]) |
 //! | a session or string request id | 1,024 bytes ([`DEFAULT_MAX_ID_LENGTH`]) | [`RemoteError::IdTooLong`]: `400`, or close `1008` |
 //! | session streams without a reader | 1,024 ([`DEFAULT_MAX_BUFFERED_SESSION_STREAMS`]) | close the connection |
 //! | a client's requests waiting on the agent | 1,024 ([`DEFAULT_MAX_PENDING_PER_CLIENT`]) | refused with `-32603` |
@@ -156,20 +158,20 @@ mod router;
 mod transport;
 mod wire;
 
-pub use backlog::Backlog;
-pub use error::RemoteError;
+pub use backlog::{Backlog, BacklogError};
+pub use error::{RemoteError, Reply};
 pub use replay::{
     Dropped, Replay, ReplayBuffer, DEFAULT_MAX_REPLAY_SESSIONS, DEFAULT_REPLAY_BUDGET,
 };
 pub use router::{
-    ClientId, ConnectError, Out, Permissions, Router, AGENT_EXITED, AGENT_STARTED,
-    DEFAULT_MAX_PENDING_PER_CLIENT, DEFAULT_MAX_USER_CONNECTIONS, DEFAULT_MAX_USER_SESSIONS,
-    FORBIDDEN, REPLAY_DROPPED, USER_LIMIT,
+    ClientId, ConnectError, Out, Permissions, Router, UnknownPermission, AGENT_EXITED,
+    AGENT_STARTED, DEFAULT_MAX_PENDING_PER_CLIENT, DEFAULT_MAX_USER_CONNECTIONS,
+    DEFAULT_MAX_USER_SESSIONS, FORBIDDEN, REPLAY_DROPPED, USER_LIMIT,
 };
 pub use transport::{
     answer_stream, check_post, check_response_session, is_reattach, is_session_scoped, oversize,
     session_field, session_of, Checked, CloseCode, Gate, Post, SessionField, Stream, BATCH_ERROR,
-    DEFAULT_MAX_BUFFERED_BYTES, DEFAULT_MAX_BUFFERED_SESSION_STREAMS, DEFAULT_MAX_ID_LENGTH,
+    DEFAULT_MAX_BACKLOG_BYTES, DEFAULT_MAX_BUFFERED_SESSION_STREAMS, DEFAULT_MAX_ID_LENGTH,
     DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_OUTPUT_STALL, DEFAULT_MAX_REQUEST_BODY_BYTES,
     ENDPOINT_PATH, EVENT_STREAM_MIME_TYPE, HEADER_CONNECTION_ID, HEADER_PROTOCOL_VERSION,
     HEADER_SESSION_ID, INVALID_REQUEST, JSON_MIME_TYPE, PARSE_ERROR,

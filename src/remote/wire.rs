@@ -36,8 +36,10 @@ pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 32 * 1024 * 1024;
 pub const DEFAULT_MAX_REQUEST_BODY_BYTES: usize = 16 * 1024 * 1024;
 
 /// The most output a server holds for one connection before it stops
-/// reading the agent: 64 MiB, the SDK's default.
-pub const DEFAULT_MAX_BUFFERED_BYTES: usize = 64 * 1024 * 1024;
+/// reading the agent ([`Backlog`](crate::remote::Backlog)'s limit): 64 MiB,
+/// the SDK's default (its `maxBufferedBytes`). Not the chunk reassembler's
+/// budget, [`limits::DEFAULT_MAX_BUFFERED_BYTES`](crate::limits::DEFAULT_MAX_BUFFERED_BYTES).
+pub const DEFAULT_MAX_BACKLOG_BYTES: usize = 64 * 1024 * 1024;
 
 /// The longest session id or string request id a server accepts: 1,024
 /// bytes, the SDK's default (it counts UTF-16 units).

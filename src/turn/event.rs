@@ -1,5 +1,7 @@
 //! The events a push returns: what a UI renders.
 
+use alloc::vec::Vec;
+
 use super::TurnError;
 use crate::acp::{
     ContentBlock, PlanEntry, RequestId, RequestPermissionRequest, SessionUpdate, StopReason,
@@ -143,29 +145,44 @@ pub(super) enum Code {
     Problem(TurnError),
 }
 
-/// Most events one push emits.
-pub(super) const CAPACITY: usize = 8;
+/// Events of one push kept without allocating: every push path emits at
+/// most this many today.
+pub(super) const INLINE: usize = 8;
 
-/// The events of one push (at most a handful), in order.
-#[derive(Debug, Clone, Copy, Default)]
+/// The events of one push, in order: the first [`INLINE`] in place, any
+/// more in a list (allocated only when a push emits that many), so none is
+/// ever lost.
+#[derive(Debug, Clone, Default)]
 pub(super) struct Codes {
-    codes: [Option<Code>; CAPACITY],
-    len: usize,
+    inline: [Option<Code>; INLINE],
+    more: Vec<Code>,
 }
 
 impl Codes {
     pub(super) fn push(&mut self, code: Code) {
-        // Every push path emits at most CAPACITY codes (tested); should one
-        // ever emit more, the last slot keeps the newest.
-        let i = self.len.min(CAPACITY.saturating_sub(1));
-        if let Some(slot) = self.codes.get_mut(i) {
-            *slot = Some(code);
+        match self.inline.iter_mut().find(|slot| slot.is_none()) {
+            Some(slot) => *slot = Some(code),
+            None => self.more.push(code),
         }
-        self.len = i.saturating_add(1);
     }
 
     pub(super) fn problem(&mut self, error: TurnError) {
         self.push(Code::Problem(error));
+    }
+
+    /// The `i`th code pushed.
+    fn get(&self, i: usize) -> Option<Code> {
+        match i.checked_sub(INLINE) {
+            None => self.inline.get(i).copied().flatten(),
+            Some(j) => self.more.get(j).copied(),
+        }
+    }
+
+    /// How many codes were pushed.
+    fn len(&self) -> usize {
+        let inline = self.inline.iter().flatten().count();
+        // At most `INLINE` plus a list's length, which fits in memory.
+        inline.saturating_add(self.more.len())
     }
 }
 
@@ -312,10 +329,10 @@ impl<'s> Iterator for Events<'s> {
     type Item = TurnEvent<'s>;
 
     fn next(&mut self) -> Option<TurnEvent<'s>> {
-        while self.next < self.codes.len {
-            let code = self.codes.codes.get(self.next).copied().flatten();
+        while let Some(code) = self.codes.get(self.next) {
+            // One step per code pushed, so it stays below their count.
             self.next = self.next.saturating_add(1);
-            if let Some(event) = code.and_then(|c| self.resolve(c)) {
+            if let Some(event) = self.resolve(code) {
                 return Some(event);
             }
         }
@@ -323,6 +340,6 @@ impl<'s> Iterator for Events<'s> {
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        (0, Some(self.codes.len.saturating_sub(self.next)))
+        (0, Some(self.codes.len().saturating_sub(self.next)))
     }
 }

@@ -27,7 +27,9 @@
 //!   one accumulate in one message per kind (user, agent, thought) per turn.
 //! - A tool call is created by `tool_call` or by a permission request for an
 //!   id not seen yet (Gemini CLI sends no `tool_call` for tools that need
-//!   permission). `tool_call_update` changes only the fields it carries;
+//!   permission); a `tool_call` that comes after the permission request
+//!   completes the tool call it created (Claude's ACP adapter has sent them
+//!   in that order), as a `tool_call_update` would. `tool_call_update` changes only the fields it carries;
 //!   `content` and `locations` are replaced whole. A status of `completed`
 //!   or `failed` reached from another status emits
 //!   [`TurnEvent::ToolCallFinished`]; a `tool_call` that arrives already
@@ -37,7 +39,7 @@
 //!   numbers).
 //! - Nothing is dropped silently and nothing is fatal: an update for an
 //!   unknown tool call id, a turn update after the prompt response, a second
-//!   `tool_call` for an id, an outcome for no pending request, and every
+//!   `tool_call` for an id (a permission request's tool call not counting), an outcome for no pending request, and every
 //!   limit reached are reported as [`TurnEvent::Problem`] with a
 //!   [`TurnError`] that says what was done with the input.
 //! - The `sessionId` of notifications is not checked: feed one view per
@@ -56,7 +58,8 @@
 //! one stop reason, each replaced by the next one (so each is at most one
 //! line). Each push does work linear in its input plus a scan of the turn's
 //! tracked items of that kind (bounded by the limits). Events are not
-//! queued: each push returns its own (at most eight).
+//! queued: each push returns its own, every one of them (a handful, kept
+//! without allocating).
 //!
 //! # Example
 //!
@@ -268,7 +271,7 @@ impl TurnView {
         match self.find_tool(&call.tool_call_id) {
             Some(_) if fields.is_empty() => {}
             Some(i) => self.apply(i, &fields, &mut codes),
-            None => self.create(&call.tool_call_id, &fields, &mut codes),
+            None => self.create(&call.tool_call_id, &fields, false, &mut codes),
         }
         self.add_permission(id, request, &mut codes);
         Events::new(self, Source::Permission(id, request), codes)

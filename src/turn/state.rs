@@ -64,7 +64,8 @@ impl MessageState {
 ///
 /// Created by a `tool_call` notification, or by a permission request for an
 /// id not seen yet (Gemini CLI sends no `tool_call` for tools that need
-/// permission). `tool_call_update`s change only the fields they carry; lists
+/// permission; Claude's ACP adapter has sent it after the permission
+/// request), which a later `tool_call` completes. `tool_call_update`s change only the fields they carry; lists
 /// (content, locations) are replaced whole, as the ACP spec says.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolCallState {
@@ -79,10 +80,13 @@ pub struct ToolCallState {
     pub(super) raw_output: Option<RawJson<'static>>,
     pub(super) explanation: Option<String>,
     pub(super) bytes: Tally,
+    /// Whether its `tool_call` arrived: a tool call created by a permission
+    /// request is not announced until then.
+    pub(super) announced: bool,
 }
 
 impl ToolCallState {
-    pub(super) fn new(id: &str) -> Self {
+    pub(super) fn new(id: &str, announced: bool) -> Self {
         Self {
             id: id.into(),
             title: String::new(),
@@ -95,6 +99,7 @@ impl ToolCallState {
             raw_output: None,
             explanation: None,
             bytes: Tally::holding(id.len()),
+            announced,
         }
     }
 

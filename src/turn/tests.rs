@@ -35,18 +35,28 @@ fn budget_replaces_or_clears() {
     assert!(!b.admit(&mut item, 0, 5));
 }
 
+/// A push that emits more codes than are kept inline loses none: each
+/// comes back, in order.
 #[test]
-fn codes_keep_the_newest_when_full() {
+fn codes_keep_every_event_past_the_inline_ones() {
     let mut codes = Codes::default();
-    for _ in 0..event::CAPACITY + 3 {
-        codes.push(Code::Plan);
+    codes.push(Code::Plan);
+    for _ in 0..event::INLINE + 3 {
+        codes.push(Code::Mode);
     }
-    codes.push(Code::Mode);
+    codes.problem(TurnError::AfterTurnEnd);
     let view = TurnView::default();
     let update = SessionUpdate::CurrentModeUpdate(crate::acp::CurrentModeUpdate::new("m"));
     let events: Vec<_> = Events::new(&view, Source::Update(&update), codes).collect();
-    // Plan codes do not resolve against a mode update; the last is Mode.
-    assert_eq!(events, [TurnEvent::ModeChanged("m")]);
+    // The plan code does not resolve against a mode update.
+    assert_eq!(events.len(), event::INLINE + 4);
+    assert!(events[..event::INLINE + 3]
+        .iter()
+        .all(|e| *e == TurnEvent::ModeChanged("m")));
+    assert!(matches!(
+        events.last(),
+        Some(TurnEvent::Problem(p)) if p.error == TurnError::AfterTurnEnd
+    ));
 }
 
 /// Byte accounting equals a recount from scratch after any sequence.

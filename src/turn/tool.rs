@@ -113,30 +113,45 @@ impl Budget<'_> {
 impl TurnView {
     pub(super) fn announce(&mut self, call: &ToolCall<'_>, codes: &mut Codes) {
         let fields = Fields::of_call(call);
-        match self.find_tool(&call.tool_call_id) {
-            None => self.create(&call.tool_call_id, &fields, codes),
-            Some(i) => {
-                codes.problem(TurnError::DuplicateToolCall);
-                let was_final = self.tool_calls.get(i).is_some_and(Tc::is_finished);
-                if let Some(t) = self.tool_calls.get_mut(i) {
-                    // A `tool_call` is the whole state: start from scratch.
-                    let fresh = Tc::new(&call.tool_call_id);
-                    self.tool_bytes.release(t.bytes.get());
-                    self.tool_bytes.add(fresh.bytes.get());
-                    *t = fresh;
-                }
-                self.apply_fields(i, &fields, codes);
-                self.transition(i, was_final, codes);
-            }
+        let Some(i) = self.find_tool(&call.tool_call_id) else {
+            self.create(&call.tool_call_id, &fields, true, codes);
+            return;
+        };
+        let Some(t) = self.tool_calls.get_mut(i) else {
+            return;
+        };
+        if !t.announced {
+            // Created by a permission request that came first: the
+            // `tool_call` completes it, field by field.
+            t.announced = true;
+            self.apply(i, &fields, codes);
+            return;
         }
+        codes.problem(TurnError::DuplicateToolCall);
+        let was_final = t.is_finished();
+        // A `tool_call` is the whole state: start from scratch.
+        let fresh = Tc::new(&call.tool_call_id, true);
+        self.tool_bytes.release(t.bytes.get());
+        self.tool_bytes.add(fresh.bytes.get());
+        *t = fresh;
+        self.apply_fields(i, &fields, codes);
+        self.transition(i, was_final, codes);
     }
 
-    pub(super) fn create(&mut self, id: &str, fields: &Fields<'_>, codes: &mut Codes) {
+    /// A new tool call: `announced` by a `tool_call`, or created by a
+    /// permission request for an id not seen yet.
+    pub(super) fn create(
+        &mut self,
+        id: &str,
+        fields: &Fields<'_>,
+        announced: bool,
+        codes: &mut Codes,
+    ) {
         if self.tool_calls.len() >= self.limits.max_tool_calls {
             self.limit(TurnLimit::ToolCalls, 1, codes);
             return;
         }
-        let call = Tc::new(id);
+        let call = Tc::new(id, announced);
         let bytes = call.bytes.get();
         if bytes > self.tool_bytes.room(self.limits.max_tool_bytes) {
             self.limit(TurnLimit::ToolBytes, bytes, codes);

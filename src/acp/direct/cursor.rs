@@ -17,11 +17,15 @@ use crate::json::unescape::{escape, unquote};
 pub(super) struct Cur<'a, const V: bool> {
     pub(super) text: &'a str,
     pub(super) pos: usize,
-    /// Containers open around the position, counted from the values of the
-    /// line's top-level object (as [`Message::decode`] limits them).
+    /// Containers open around the position.
+    depth: u32,
+    /// Of those, the ones the nesting limit does not count: the line's own
+    /// object when a whole line is decoded (nesting is counted from the
+    /// values of the line's top-level object, as [`Message::decode`]
+    /// limits it).
     ///
     /// [`Message::decode`]: super::Message::decode
-    pub(super) depth: u32,
+    uncounted: u32,
 }
 
 impl<'a, const V: bool> Cur<'a, V> {
@@ -30,6 +34,7 @@ impl<'a, const V: bool> Cur<'a, V> {
             text,
             pos: 0,
             depth: 0,
+            uncounted: 0,
         }
     }
 
@@ -39,6 +44,23 @@ impl<'a, const V: bool> Cur<'a, V> {
 
     pub(super) fn peek(&self) -> Option<u8> {
         self.bytes().get(self.pos).copied()
+    }
+
+    /// Enters the line's own object, which starts here and does not count
+    /// towards the nesting limit.
+    pub(super) fn open_line(&mut self) -> Option<()> {
+        self.open()?;
+        self.uncounted = self.depth;
+        Some(())
+    }
+
+    /// Leaves the innermost container. Closing one that is not open is a
+    /// bug of the decoder: debug builds fail at once, release builds give
+    /// the line up to the general path rather than go on with a wrong depth.
+    fn close(&mut self) -> Option<()> {
+        debug_assert!(self.depth > 0, "closed a container that is not open");
+        self.depth = self.depth.checked_sub(1)?;
+        Some(())
     }
 
     /// Enters the object that starts here.
@@ -63,7 +85,7 @@ impl<'a, const V: bool> Cur<'a, V> {
         match b.get(i)? {
             b'}' => {
                 self.pos = i.checked_add(1)?;
-                self.depth = self.depth.saturating_sub(1);
+                self.close()?;
                 return Some(None);
             }
             b',' if !*first => i = skip_ws(b, i.checked_add(1)?),
@@ -86,7 +108,8 @@ impl<'a, const V: bool> Cur<'a, V> {
         let start = self.pos;
         let b = self.bytes();
         let end = if V {
-            skip_value_within(b, start, MAX_DEPTH.checked_sub(self.depth)?).ok()?
+            let nesting = self.depth.checked_sub(self.uncounted)?;
+            skip_value_within(b, start, MAX_DEPTH.checked_sub(nesting)?).ok()?
         } else {
             value_end(b, start)?
         };
@@ -241,7 +264,7 @@ impl<'a, const V: bool> Cur<'a, V> {
             }
         }
         self.pos = self.pos.checked_add(1)?;
-        self.depth = self.depth.saturating_sub(1);
+        self.close()?;
         Some(Some(out))
     }
 }

@@ -76,9 +76,7 @@ pub(crate) fn session_update_line<'a>(
     out: &mut SessionNotification<'a>,
 ) -> Option<()> {
     let mut c = Cur::<true>::new(line);
-    c.open()?;
-    // The line's own object does not count towards the depth limit.
-    c.depth = 0;
+    c.open_line()?;
     let (mut version, mut method, mut params) = (false, false, false);
     let mut first = true;
     while let Some(k) = c.key(&mut first)? {

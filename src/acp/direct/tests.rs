@@ -187,3 +187,21 @@ fn generated_lines_take_the_direct_paths_and_agree() {
     assert!(direct * 100 > lines * 25, "{summary}");
     assert!(trusted >= direct, "{summary}");
 }
+
+/// Closing a container that is not open is a bug of the decoder, loud in
+/// debug builds (it was clamped to depth 0 and went unnoticed).
+#[test]
+#[cfg(debug_assertions)]
+#[should_panic(expected = "closed a container that is not open")]
+fn a_close_with_nothing_open_is_a_bug() {
+    let mut c = super::cursor::Cur::<true>::new("}");
+    let _ = c.key(&mut true);
+}
+
+/// A whole line closes every container it opens, its own object included.
+#[test]
+fn a_whole_line_closes_what_it_opens() {
+    let line = r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"}}}}"#;
+    let mut out = super::blank();
+    assert!(super::session_update_line(line, &mut out).is_some());
+}

@@ -5,7 +5,7 @@ use bytes::{Buf, Bytes, BytesMut};
 
 use memchr::memrchr;
 
-use super::{valid_prefix, Check, Found, LineSplitter, LOOKAHEAD};
+use super::{valid_prefix, Found, LineSplitter, PrefixCheck, LOOKAHEAD};
 use crate::framing::FrameError;
 
 /// A [`Found`] as offsets, so the borrow of the buffer can end.
@@ -15,11 +15,11 @@ struct Offsets {
     item: Option<Result<(usize, usize), FrameError>>,
 }
 
-impl From<Found<'_>> for Offsets {
-    fn from(found: Found<'_>) -> Self {
+impl<T> From<Found<T>> for Offsets {
+    fn from(found: Found<T>) -> Self {
         Self {
             consumed: found.consumed,
-            item: found.item.map(|r| r.map(|(start, len, _)| (start, len))),
+            item: found.item.map(|r| r.map(|spot| (spot.start, spot.len))),
         }
     }
 }
@@ -168,16 +168,14 @@ impl Iterator for BytesLines<'_> {
             if let Some(line) = self.fast_line() {
                 return Some(Ok(line));
             }
-            let mut check = Check::Prefix { valid: self.valid };
+            let mut check = PrefixCheck { valid: self.valid };
             let found = self
                 .splitter
                 .find_from(&self.block, self.consumed, &mut check);
-            if let Check::Prefix { valid } = check {
-                self.valid = valid;
-            }
+            self.valid = check.valid;
             self.consumed = found.consumed;
             match found.item {
-                Some(Ok((start, len, _))) => {
+                Some(Ok(super::Spot { start, len, .. })) => {
                     let end = start.saturating_add(len).min(self.block.len());
                     return Some(Ok(self.block.slice(start.min(end)..end)));
                 }

@@ -25,8 +25,8 @@ use crate::ErrorCode;
 use sessions::Sessions;
 
 pub use users::{
-    ConnectError, Permissions, DEFAULT_MAX_USER_CONNECTIONS, DEFAULT_MAX_USER_SESSIONS, FORBIDDEN,
-    USER_LIMIT,
+    ConnectError, Permissions, UnknownPermission, DEFAULT_MAX_USER_CONNECTIONS,
+    DEFAULT_MAX_USER_SESSIONS, FORBIDDEN, USER_LIMIT,
 };
 
 /// A client connection of a [`Router`], numbered by it from 1.

@@ -27,7 +27,9 @@ use crate::ErrorCode;
 /// let p = Permissions::from_names(["read"]).unwrap();
 /// assert!(p.read() && !p.write());
 /// assert_eq!(Permissions::from_names(["write"]).unwrap(), Permissions::READ_WRITE);
-/// assert!(Permissions::from_names(["admin"]).is_err());
+/// let err = Permissions::from_names(["read", "admin"]).unwrap_err();
+/// assert_eq!(err.name(), "admin");
+/// assert_eq!(err.to_string(), "unknown permission \"admin\" (read, write)");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Permissions {
@@ -56,14 +58,16 @@ impl Permissions {
     ///
     /// # Errors
     ///
-    /// The first name that is neither.
-    pub fn from_names<'a>(names: impl IntoIterator<Item = &'a str>) -> Result<Self, String> {
+    /// [`UnknownPermission`] with the first name that is neither.
+    pub fn from_names<'a>(
+        names: impl IntoIterator<Item = &'a str>,
+    ) -> Result<Self, UnknownPermission> {
         let mut p = Self::NONE;
         for name in names {
             match name {
                 "read" => p.read = true,
                 "write" => p = Self::READ_WRITE,
-                other => return Err(other.into()),
+                other => return Err(UnknownPermission { name: other.into() }),
             }
         }
         Ok(p)
@@ -79,6 +83,28 @@ impl Permissions {
         self.write
     }
 }
+
+/// A permission name [`Permissions::from_names`] does not know (the known
+/// ones are `read` and `write`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownPermission {
+    name: String,
+}
+
+impl UnknownPermission {
+    /// The name, as given.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl fmt::Display for UnknownPermission {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "unknown permission {:?} (read, write)", self.name)
+    }
+}
+
+impl core::error::Error for UnknownPermission {}
 
 /// The default most connections one user may hold at once: 256.
 pub const DEFAULT_MAX_USER_CONNECTIONS: usize = 256;

@@ -43,7 +43,7 @@ use axum::response::{IntoResponse, Response};
 use tokio::sync::{mpsc, oneshot, Notify};
 
 use crate::hub::{Charge, Config, Kick, Member, ToClient};
-use crate::server::{text, App};
+use crate::server::{reply_line, text, App};
 use acp_bridge::users::Identity;
 
 /// The connection header of the transport.
@@ -206,7 +206,7 @@ async fn post(app: App, req: Request, who: Identity) -> Result<Response, Respons
 /// the body when it has one.
 fn refusal(e: RemoteError) -> Response {
     let status = StatusCode::from_u16(e.http_status()).unwrap_or(StatusCode::BAD_REQUEST);
-    match e.reply() {
+    match reply_line(&e) {
         Some(json) => (status, [(header::CONTENT_TYPE, "application/json")], json).into_response(),
         None => text(status, &e.to_string()),
     }

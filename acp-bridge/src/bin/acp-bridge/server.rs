@@ -286,6 +286,15 @@ fn closing(mut resp: Response) -> Response {
     resp
 }
 
+/// The JSON-RPC line (without `\n`) answering a refused message, when it
+/// can be answered.
+pub fn reply_line(e: &acp_codec::remote::RemoteError) -> Option<String> {
+    let mut line = Vec::new();
+    e.reply()?.encode(&mut line).ok()?;
+    line.pop();
+    String::from_utf8(line).ok()
+}
+
 /// A plain-text response.
 pub fn text(status: StatusCode, body: &str) -> Response {
     (

@@ -21,7 +21,7 @@ use tokio_tungstenite::tungstenite::error::{CapacityError, Error as WsError};
 
 use crate::http::{new_connection_id, no_random_source, HEADER_CONNECTION_ID};
 use crate::hub::{Charge, Kick, Member, Shared, ToClient};
-use crate::server::text;
+use crate::server::{reply_line, text};
 use acp_bridge::users::Identity;
 use acp_codec::remote::{oversize, Checked, CloseCode, Gate, RemoteError, Stream};
 use axum::http::StatusCode;
@@ -205,11 +205,11 @@ async fn read_frames(
                     return Some(Close {
                         code,
                         reason: e.to_string(),
-                        last: e.reply(),
+                        last: reply_line(&e),
                     })
                 }
                 None => {
-                    if let Some(reply) = e.reply() {
+                    if let Some(reply) = reply_line(&e) {
                         let _ = tx.send((Stream::Connection, reply, Charge::free()));
                     }
                 }
