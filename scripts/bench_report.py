@@ -150,9 +150,9 @@ TRAFFIC_TEXT = """\
 
 Every `session/update` line of the recorded peer sessions
 (`tests/fixtures/sessions`: Claude's ACP adapter, Qwen Code, Gemini CLI, the
-TypeScript and Python SDKs; not `spec-examples`), one row per shape (a
-`tool_call` or `tool_call_update` whose update carries `_meta` in a row of its
-own), every one of those lines together (by bytes), and the requests and
+TypeScript and Python SDKs; not `spec-examples`), one row per shape (the
+updates that carry `_meta` in a row of their own), every one of those lines
+together (by bytes), and the requests and
 results of `session/prompt`, `fs/*` and `session/request_permission`. Each
 iteration decodes every line of the row. Ours: `acp::decode_line` for the
 notifications, `Message::decode` and the typed params or result for requests

@@ -46,8 +46,8 @@ pub const METHODS: [&str; 4] = [
 pub const ALL_UPDATES: &str = "all session/update lines";
 
 /// The rows of the sessions under `dir` (`tests/fixtures/sessions`): one per
-/// `sessionUpdate` kind (a `tool_call` or `tool_call_update` whose update
-/// carries `_meta` in a row of its own), every `session/update` line
+/// `sessionUpdate` kind (the updates of a kind that carry `_meta` in a row
+/// of their own), every `session/update` line
 /// together, then the requests of each method of [`METHODS`] and their
 /// results. `spec-examples` (the schema's examples, not a recording) is
 /// left out.
