@@ -97,6 +97,7 @@ def load(root):
         results[(bench["group_id"], name)] = {
             "mean_ns": est["mean"]["point_estimate"],
             "bytes": tp.get("Bytes") or tp.get("BytesDecimal"),
+            "elements": tp.get("Elements"),
         }
     return results
 
@@ -128,6 +129,104 @@ def machine():
     return f"{platform.machine()}, {cpu}, {os.cpu_count()} cores, {platform.system()} {platform.release()}; {rustc}"
 
 
+# Real traffic (benches/acp_traffic.rs, benches/official/traffic.rs): the
+# groups `acp_traffic/<row>` (ours vs plain Value) and `acp_traffic/<row> vs
+# official` (ours vs the official types and Value with preserve_order).
+TRAFFIC = "acp_traffic/"
+TRAFFIC_ALL = "all session/update lines"
+OURS = "acp_codec"
+OFFICIAL = "agent-client-protocol-schema (anchor)"
+VALUE = "serde_json::Value (anchor)"
+VALUE_ORDERED = "serde_json::Value with preserve_order (anchor)"
+# Every row >= 4x the official types and >= 3x plain Value; every line
+# together, by bytes, >= 3x the official types; a line with an unknown
+# member and a null within 15% of the same line without.
+ROW_GOALS = ((OFFICIAL, " vs official", 4.0), (VALUE, "", 3.0))
+ALL_GOALS = ((OFFICIAL, " vs official", 3.0),)
+UNKNOWN_GOAL = ("acp/tool_call", "acp_codec decode_line, unknown member and null kept",
+                "acp_codec decode_line, members known", 1.15)
+TRAFFIC_TEXT = """\
+## Real traffic
+
+Every `session/update` line of the recorded peer sessions
+(`tests/fixtures/sessions`: Claude's ACP adapter, Qwen Code, Gemini CLI, the
+TypeScript and Python SDKs; not `spec-examples`), one row per shape (the
+updates that carry `_meta` in a row of their own), every one of those lines
+together (by bytes), and the requests and
+results of `session/prompt`, `fs/*` and `session/request_permission`. Each
+iteration decodes every line of the row. Ours: `acp::decode_line` for the
+notifications, `Message::decode` and the typed params or result for requests
+and results. Anchors in the same group, one run: the official
+`agent-client-protocol-schema` types (the whole line into its JSON-RPC envelope
+type, the params or result type chosen by the method; `benches/official`),
+`serde_json::Value` plain (`benches/acp_traffic.rs`) and with `preserve_order`
+as the official crate builds it (`benches/official`).
+
+Goals: every row at least 4x the official crate and 3x plain
+`serde_json::Value`; every line together, by bytes, at least 3x the official
+crate; a line with an unknown member or a `null` within 15% of the same line
+without (the `acp/tool_call` group of `benches/acp.rs`). The ratios below are
+the baseline the one generated decoder has to beat.
+
+Reproduce:
+
+    cargo bench --bench acp_traffic -- --warm-up-time 1 --measurement-time 2
+    cargo bench --bench acp -- acp/tool_call --warm-up-time 1 --measurement-time 2
+    (cd benches/official && cargo bench --bench traffic -- --warm-up-time 1 --measurement-time 2)
+    python3 scripts/bench_report.py
+"""
+
+
+def traffic_rows(results):
+    """The real-traffic rows measured, in the benches' order: the shapes,
+    every line together, then the requests and results."""
+    names = set()
+    for group, _bench in results:
+        if group.startswith(TRAFFIC):
+            names.add(group[len(TRAFFIC):].removesuffix(" vs official"))
+    rank = lambda n: (2 if n.startswith(("request ", "result of ")) else 1 if n == TRAFFIC_ALL else 0,
+                      n.split(" ")[-1] if n.startswith(("request ", "result of ")) else n, n)
+    return sorted(names, key=rank)
+
+
+def real_traffic(results, notes):
+    """The real-traffic section's lines (with `notes` on the run) and how
+    many goals it misses."""
+    rows = traffic_rows(results)
+    if not rows:
+        return [], 0
+    lines = [TRAFFIC_TEXT, *[f"- note: {n}" for n in notes], "" if notes else None, "| row | lines | acp_codec per line | vs official | vs plain Value | vs Value (preserve_order) | goal |",
+             "|---|---|---|---|---|---|---|"]
+    failed = 0
+    for row in rows:
+        ours = results.get((TRAFFIC + row, OURS)) or results.get((TRAFFIC + row + " vs official", OURS))
+        count = ours and ours["elements"]
+        cells, marks = [], []
+        for anchor, suffix, goal in [(OFFICIAL, " vs official", None), (VALUE, "", None), (VALUE_ORDERED, " vs official", None)]:
+            a, b = results.get((TRAFFIC + row + suffix, OURS)), results.get((TRAFFIC + row + suffix, anchor))
+            cells.append(f"{b['mean_ns'] / a['mean_ns']:.2f}x" if a and b else "not run")
+        for anchor, suffix, goal in (ALL_GOALS if row == TRAFFIC_ALL else ROW_GOALS):
+            a, b = results.get((TRAFFIC + row + suffix, OURS)), results.get((TRAFFIC + row + suffix, anchor))
+            if not a or not b:
+                marks.append(f">= {goal}x {'official' if anchor == OFFICIAL else 'Value'}: not run")
+                continue
+            ok = b["mean_ns"] / a["mean_ns"] >= goal
+            failed += not ok
+            marks.append(f"{'ok' if ok else '**missed**'} >= {goal}x {'official' if anchor == OFFICIAL else 'Value'}")
+        per_line = fmt_time(ours["mean_ns"] / count) if ours and count else (fmt_tp(ours) if ours else "")
+        shown = str(count) if count else ("by bytes" if ours and ours["bytes"] else "")
+        lines.append(f"| {row} | {shown} | {per_line} | {' | '.join(cells)} | {'; '.join(marks)} |")
+    group, ours, anchor, goal = UNKNOWN_GOAL
+    a, b = results.get((group, ours)), results.get((group, anchor))
+    if a and b:
+        ratio = a["mean_ns"] / b["mean_ns"]
+        ok = ratio <= goal
+        failed += not ok
+        lines += ["", f"Unknown member and `null` kept (`{group}`): {ratio:.2f}x the time of the same line "
+                  f"with every member known; goal <= {goal}x: {'ok' if ok else '**missed**'}."]
+    return [line for line in lines if line is not None], failed
+
+
 # The first section written by hand (from scripts/arm_memory.sh's figures).
 KEPT_FROM = "## Memory on a small board"
 
@@ -139,6 +238,8 @@ def main():
                     help="criterion output folder (repeatable); default: target/criterion and benches/official/target/criterion")
     ap.add_argument("--note", action="append", default=[],
                     help="a line for the header (repeatable), such as which groups this run measured")
+    ap.add_argument("--traffic-note", action="append", default=[],
+                    help="a line for the real-traffic section (repeatable), such as when and how loaded")
     args = ap.parse_args()
     dirs = args.criterion or ["target/criterion", "benches/official/target/criterion"]
     results = {}
@@ -173,6 +274,10 @@ def main():
         lines.append(f"| {group} | {ours} | {anchor} | {ratio:.2f}x | {op} {goal} | {mark}: {what} |")
         print(f"{'ok    ' if ok else 'MISSED'} {group}: {ours} vs {anchor}: {ratio:.2f}x (goal {op} {goal})")
 
+    traffic, traffic_failed = real_traffic(results, args.traffic_note)
+    failed += traffic_failed
+    if traffic:
+        lines += [""] + traffic
     lines += ["", "## Every bench", "", "| group | bench | mean | throughput |", "|---|---|---|---|"]
     for (group, name), r in sorted(results.items()):
         lines.append(f"| {group} | {name} | {fmt_time(r['mean_ns'])} | {fmt_tp(r)} |")

@@ -5,13 +5,15 @@ Usage: check_acp_schema.py [--unstable] SAMPLES.ndjson [SCHEMA_DIR]
 
 Each sample line is {"def": NAME or null, "part": "params"|"result"|null,
 "message": {...}}. Every message must validate against the root schema and
-its params/result against #/$defs/NAME, in the npm SDK 2.4.0 schema, and in
-the v1 schema.json unless it uses a 2.4.0 addition. Needs `jsonschema`
-(pip install jsonschema). Exits non-zero on the first failure.
+its params/result against #/$defs/NAME, in the schema the crate's types are
+generated from: what `agent-client-protocol-schema` 1.20.0 derives
+(schema-crate-1.20.0.json). Needs `jsonschema` (pip install jsonschema).
+Exits non-zero on the first failure.
 
 With --unstable (samples of a build with feature `unstable`, whose
 strategies also generate the unstable additions anywhere) every message is
-checked against schema-npm-sdk-2.4.0.unstable.json only.
+checked against the same version's unstable schema
+(schema-crate-1.20.0.unstable.json).
 """
 import json
 import os
@@ -19,8 +21,7 @@ import sys
 
 import jsonschema
 
-ADDITIONS = ('"sessionUpdate":"notice"', '"sessionUpdate":"compaction_update"',
-             '"sessionUpdate":"compaction_summary_chunk"')
+SCHEMA_VERSION = '1.20.0'
 
 
 def validators(path):
@@ -44,23 +45,14 @@ def main():
     samples = args[0]
     here = os.path.dirname(os.path.abspath(__file__))
     schema_dir = args[1] if len(args) > 1 else os.path.join(here, '..', 'tests', 'fixtures', 'acp')
-    if unstable:
-        unstable_v = validators(os.path.join(schema_dir, 'schema-npm-sdk-2.4.0.unstable.json'))
-    else:
-        v1 = validators(os.path.join(schema_dir, 'schema.json'))
-        npm = validators(os.path.join(schema_dir, 'schema-npm-sdk-2.4.0.json'))
+    name = 'schema-crate-%s%s.json' % (SCHEMA_VERSION, '.unstable' if unstable else '')
+    targets = [(name, validators(os.path.join(schema_dir, name)))]
     n = 0
     defs_seen = set()
     for line in open(samples):
         sample = json.loads(line)
         msg = sample['message']
         text = json.dumps(msg, separators=(',', ':'))
-        if unstable:
-            targets = [('npm-sdk-2.4.0.unstable', unstable_v)]
-        else:
-            targets = [('npm-sdk-2.4.0', npm)]
-            if not any(a in text for a in ADDITIONS):
-                targets.append(('schema.json', v1))
         for label, (schema, root, sub) in targets:
             errors = list(root.iter_errors(msg))
             if errors:

@@ -1,23 +1,57 @@
 #!/usr/bin/env python3
-"""Generates the typed ACP structs (src/acp/{content,update,session,client}.rs),
+"""Generates the typed ACP structs (src/acp/{content,update,init,session,client,unstable}.rs),
 their `arbitrary::Arbitrary` impls (src/acp/arbitrary.rs, feature
 `arbitrary`) and their proptest strategies (tests/acp_support/arb.rs) from the compact
 spec below, with docs taken from the official schemas (copies in the repo).
 
-Run from the crate root: python3 scripts/gen_acp_types.py [SCHEMA_DIR]
+Run from the crate root: python3 scripts/gen_acp_types.py [--check] [SCHEMA_DIR]
 (default: tests/fixtures/acp, the schema copies committed with the crate).
 It also writes the explicit re-export list of src/acp/mod.rs (between the
 `generated exports` markers). The output is committed, formatted: run
-`cargo fmt --all` afterwards. This script is only needed when the spec
-changes.
-"""
-import json, re, sys, os
+`cargo fmt --all` afterwards.
 
-SCHEMA_DIR = sys.argv[1] if len(sys.argv) > 1 else 'tests/fixtures/acp'
-defs = json.load(open(os.path.join(SCHEMA_DIR, 'schema-npm-sdk-2.4.0.json')))['$defs']
-defs1 = json.load(open(os.path.join(SCHEMA_DIR, 'schema.json')))['$defs']
-# The unstable schema of the same SDK: docs of what feature `unstable` adds.
-defs_u = json.load(open(os.path.join(SCHEMA_DIR, 'schema-npm-sdk-2.4.0.unstable.json')))['$defs']
+With --check nothing in the repo is written: the files are generated into a
+copy of src/ and tests/acp_support/ in a temporary directory, formatted with
+rustfmt, and compared with the committed ones; the exit status is 1 (and
+the differences are printed) when they differ. CI runs it.
+
+The schemas: `schema-crate-1.20.0.json` and `schema-crate-1.20.0.unstable.json`
+are what `agent-client-protocol-schema` 1.20.0 derives (stable, and with its
+`unstable` feature; emitted by scripts/schema_export). The older copies
+(`schema.json`, the npm SDK 2.4.0 ones) only supply docs for what the newer
+ones no longer describe.
+"""
+import difflib, json, re, shutil, subprocess, sys, os, tempfile
+
+ARGS = [a for a in sys.argv[1:] if a != '--check']
+CHECK = '--check' in sys.argv[1:]
+SCHEMA_DIR = ARGS[0] if ARGS else 'tests/fixtures/acp'
+SCHEMA_VERSION = '1.20.0'
+def load_defs(name):
+    return json.load(open(os.path.join(SCHEMA_DIR, name)))['$defs']
+# The stable schema, then the unstable one of the same version: what
+# feature `unstable` adds; then the older copies.
+defs = load_defs('schema-crate-%s.json' % SCHEMA_VERSION)
+defs_u = load_defs('schema-crate-%s.unstable.json' % SCHEMA_VERSION)
+defs1 = load_defs('schema-npm-sdk-2.4.0.json')
+defs0 = load_defs('schema.json')
+
+# Where the files are written: the crate root, or with --check a copy.
+ROOT = '.'
+if CHECK:
+    ROOT = tempfile.mkdtemp(prefix='gen_acp_types.')
+    shutil.copytree('src', os.path.join(ROOT, 'src'))
+    shutil.copytree('tests/acp_support', os.path.join(ROOT, 'tests', 'acp_support'))
+WRITTEN = []
+
+def out_path(path):
+    return os.path.join(ROOT, path)
+
+def write(path, text):
+    WRITTEN.append(path)
+    with open(out_path(path), 'w') as f:
+        f.write(text)
+
 UNSTABLE_CFG = '#[cfg(feature = "unstable")]'
 
 def first_par(text):
@@ -37,11 +71,11 @@ def first_par(text):
     return par
 
 def def_doc(name):
-    d = defs.get(name) or defs1.get(name) or defs_u.get(name) or {}
+    d = defs.get(name) or defs_u.get(name) or defs1.get(name) or defs0.get(name) or {}
     return first_par(d.get('description'))
 
 def prop_doc(name, prop):
-    for src in (defs, defs1, defs_u):
+    for src in (defs, defs_u, defs1, defs0):
         d = src.get(name) or {}
         p = (d.get('properties') or {}).get(prop)
         if p and p.get('description'):
@@ -112,6 +146,8 @@ S('update', 'ToolCallLocation', ['path:str', 'line?:u32', M])
 S('update', 'Content', ['content:ContentBlock', M])
 S('update', 'Diff', ['path:str', 'oldText?:str', 'newText:str', M])
 S('update', 'Terminal', ['terminalId:str', M])
+# `session` (a SessionReference, in the stable schema since 1.20.0) is not
+# typed yet: it decodes as `Unknown`, losslessly.
 T('update', 'ToolCallContent', 'type', [('content', 'Content', 'Content'), ('diff', 'Diff', 'Diff'), ('terminal', 'Terminal', 'Terminal')])
 E('update', 'PlanEntryPriority', ['high', 'medium', 'low'])
 E('update', 'PlanEntryStatus', ['pending', 'in_progress', 'completed'])
@@ -146,26 +182,53 @@ T('update', 'SessionUpdate', 'sessionUpdate', [
     ('notice', 'Notice', 'Notice'),
     ('compaction_update', 'CompactionUpdate', 'CompactionUpdate'),
     ('compaction_summary_chunk', 'CompactionSummaryChunk', 'CompactionSummaryChunk'),
-    ('plan_update', 'PlanUpdate', 'PlanUpdate', 'u'),
-    ('plan_removed', 'PlanRemoved', 'PlanRemoved', 'u'),
-    ('subagent_update', 'SubagentUpdate', 'SubagentUpdate', 'u'),
-    ('session_message', 'SessionMessage', 'SessionMessage', 'u'),
-    ('session_message_chunk', 'SessionMessageChunk', 'SessionMessageChunk', 'u'),
+    ('plan_update', 'PlanUpdate', 'PlanUpdate'),
+    ('plan_removed', 'PlanRemoved', 'PlanRemoved'),
+    ('subagent_update', 'SubagentUpdate', 'SubagentUpdate'),
+    ('session_message', 'SessionMessage', 'SessionMessage'),
+    ('session_message_chunk', 'SessionMessageChunk', 'SessionMessageChunk'),
+    ('cursor_update', 'CursorUpdate', 'CursorUpdate', 'u'),
+    ('prompt_suggestions_update', 'PromptSuggestionsUpdate', 'PromptSuggestionsUpdate', 'u'),
 ])
+# Plans, subagents and session messages (stable since schema 1.20.0).
+S('update', 'PlanUpdate', ['plan:PlanUpdateContent', M])
+T('update', 'PlanUpdateContent', 'type', [('items', 'Items', 'PlanItems'), ('markdown', 'Markdown', 'PlanMarkdown')])
+S('update', 'PlanItems', ['planId:str', 'entries:[PlanEntry]', M])
+S('update', 'PlanMarkdown', ['planId:str', 'content:str', 'path?:str', M])
+S('update', 'PlanRemoved', ['planId:str', M])
+S('update', 'SubagentUpdate', ['sessionId:str', 'title?:str', 'description?:str', 'capabilities?:SubagentSessionCapabilities', 'state?:StateUpdate', 'cwd?:str', 'additionalDirectories?:[str]', M])
+S('update', 'SubagentSessionCapabilities', ['cancel?:SessionCancelCapabilities', M])
+S('update', 'SessionCancelCapabilities', [M])
+T('update', 'StateUpdate', 'state', [('running', 'Running', 'RunningStateUpdate'), ('idle', 'Idle', 'IdleStateUpdate'), ('requires_action', 'RequiresAction', 'RequiresActionStateUpdate'), ('unknown', 'UnknownState', 'UnknownStateUpdate')])
+S('update', 'RunningStateUpdate', [M])
+# The `stopReason` tags of IdleStateUpdate (not a $def); `error` (the
+# JSON-RPC error object of ErrorStopReason) is kept raw.
+E('update', 'IdleStopReason', ['end_turn', 'max_tokens', 'max_turn_requests', 'refusal', 'cancelled', 'error'], doc='Why a subagent\'s foreground work stopped (the `stopReason` of an idle state).')
+S('update', 'IdleStateUpdate', ['stopReason?:IdleStopReason', 'error?:raw', 'usage?:Usage!u', M])
+S('update', 'ErrorStopReason', ['error?:raw'])
+S('update', 'RequiresActionStateUpdate', [M])
+S('update', 'UnknownStateUpdate', [M])
+S('update', 'SessionMessage', ['messageId:str', 'senderSessionId?:str', 'recipientSessionId?:str', 'senderMessageId?:str', 'recipientMessageId?:str', 'content?:[ContentBlock]', M])
+S('update', 'SessionMessageChunk', ['messageId:str', 'content:ContentBlock', M])
 
 # session.rs
 S('init', 'Implementation', ['name:str', 'title?:str', 'version:str', M])
 S('init', 'FileSystemCapabilities', ['readTextFile?:bool', 'writeTextFile?:bool', M])
 S('init', 'SessionConfigOptionsCapabilities', ['boolean?:MetaOnly', M])
-S('init', 'ClientSessionCapabilities', ['compaction?:MetaOnly', 'configOptions?:SessionConfigOptionsCapabilities', 'notices?:MetaOnly', M])
+S('init', 'ClientSessionCapabilities', ['compaction?:MetaOnly', 'configOptions?:SessionConfigOptionsCapabilities', 'notices?:MetaOnly', 'promptSuggestions?:PromptSuggestionsCapabilities!u', 'cursors?:SessionCursorsCapabilities!u', M])
 S('init', 'AuthCapabilities', ['terminal?:bool', M])
 S('init', 'ElicitationCapabilities', ['form?:MetaOnly', 'url?:MetaOnly', M])
-S('init', 'ClientCapabilities', ['fs?:FileSystemCapabilities', 'terminal?:bool', 'session?:ClientSessionCapabilities', 'subagents?:SubagentCapabilities!u', 'plan?:PlanCapabilities!u', 'auth?:AuthCapabilities', 'elicitation?:ElicitationCapabilities', M])
+S('init', 'ClientCapabilities', ['fs?:FileSystemCapabilities', 'terminal?:bool', 'session?:ClientSessionCapabilities', 'subagents?:SubagentCapabilities', 'plan?:PlanCapabilities', 'auth?:AuthCapabilities', 'elicitation?:ElicitationCapabilities', M])
 S('init', 'InitializeRequest', ['protocolVersion:u16', 'clientCapabilities?:ClientCapabilities', 'clientInfo?:Implementation', M])
 S('init', 'PromptCapabilities', ['image?:bool', 'audio?:bool', 'embeddedContext?:bool', M])
 S('init', 'McpCapabilities', ['http?:bool', 'sse?:bool', 'acp?:bool!u', M])
-S('init', 'SessionCapabilities', ['list?:MetaOnly', 'delete?:MetaOnly', 'additionalDirectories?:MetaOnly', 'systemPrompt?:SessionSystemPromptCapabilities!u', 'fork?:SessionForkCapabilities!u', 'archive?:SessionArchiveCapabilities!u', 'status?:SessionStatusCapabilities!u', 'title?:SessionTitleCapabilities!u', 'resume?:MetaOnly', 'close?:MetaOnly', M])
+S('init', 'SessionCapabilities', ['list?:MetaOnly', 'delete?:MetaOnly', 'additionalDirectories?:MetaOnly', 'systemPrompt?:SessionSystemPromptCapabilities', 'fork?:SessionForkCapabilities!u', 'archive?:SessionArchiveCapabilities!u', 'status?:SessionStatusCapabilities!u', 'title?:SessionTitleCapabilities!u', 'options?:SessionOptionsCapabilities!u', 'resume?:MetaOnly', 'close?:MetaOnly', M])
 S('init', 'AgentAuthCapabilities', ['status?:AuthStatusCapabilities!u', 'logout?:MetaOnly', M])
+S('init', 'PlanCapabilities', [M])
+S('init', 'SubagentCapabilities', [M])
+S('init', 'SessionSystemPromptCapabilities', ['mode?:SessionSystemPromptModeCapabilities', M])
+S('init', 'SessionSystemPromptModeCapabilities', ['override?:SessionSystemPromptOverrideCapabilities', M])
+S('init', 'SessionSystemPromptOverrideCapabilities', [M])
 S('init', 'AgentCapabilities', ['loadSession?:bool', 'promptCapabilities?:PromptCapabilities', 'mcpCapabilities?:McpCapabilities', 'sessionCapabilities?:SessionCapabilities', 'auth?:AgentAuthCapabilities', 'providers?:ProvidersCapabilities!u', M])
 S('init', 'AuthMethodAgent', ['id:str', 'name:str', 'description?:str', M])
 S('init', 'AuthMethodTerminal', ['id:str', 'name:str', 'description?:str', 'args?:[str]', 'env?:raw', M])
@@ -182,22 +245,24 @@ S('session', 'SessionMode', ['id:str', 'name:str', 'description?:str', M])
 S('session', 'SessionModeState', ['currentModeId:str', 'availableModes:[SessionMode]', M])
 S('session', 'ModelInfo', ['modelId:str', 'name:str', 'description?:str', M], doc='A model the agent can switch to (Gemini CLI\'s `models`, not in the v1 schema).')
 S('session', 'SessionModelState', ['currentModelId:str', 'availableModels:[ModelInfo]', M], doc='The models of a session and the current one (Gemini CLI sends it in `session/new`; not in the v1 schema).')
-E('session', 'SessionConfigOptionCategory', ['mode', 'model', 'model_config', 'thought_level'])
+E('session', 'SessionConfigOptionCategory', ['mode', 'model', 'model_config', 'speed!u', 'thought_level'])
 S('session', 'SessionConfigSelectOption', ['value:str', 'name:str', 'description?:str', M])
 S('session', 'SessionConfigSelectGroup', ['group:str', 'name:str', 'options:[SessionConfigSelectOption]', M])
 U('session', 'SessionConfigSelectOptions', [('Ungrouped', '[SessionConfigSelectOption]'), ('Grouped', '[SessionConfigSelectGroup]')])
 S('session', 'SessionConfigSelect', ['id:str', 'name:str', 'description?:str', 'category?:SessionConfigOptionCategory', 'currentValue:str', 'options:SessionConfigSelectOptions', M], doc='A `select` session configuration option: one value out of a list.')
 S('session', 'SessionConfigBoolean', ['id:str', 'name:str', 'description?:str', 'category?:SessionConfigOptionCategory', 'currentValue:bool', M], doc='A `boolean` session configuration option.')
 T('session', 'SessionConfigOption', 'type', [('select', 'Select', 'SessionConfigSelect'), ('boolean', 'Boolean', 'SessionConfigBoolean')])
-S('session', 'NewSessionRequest', ['cwd:str', 'additionalDirectories?:[str]', 'mcpServers:[McpServer]', 'systemPrompt?:SystemPrompt!u', M])
+S('session', 'SystemPrompt', ['mode:SystemPromptMode', 'content:[ContentBlock]', M])
+E('session', 'SystemPromptMode', ['append', 'override'])
+S('session', 'NewSessionRequest', ['cwd:str', 'additionalDirectories?:[str]', 'mcpServers:[McpServer]', 'systemPrompt?:SystemPrompt', 'configOptions?:[InitialSessionConfigOption]!u', M])
 S('session', 'NewSessionResponse', ['sessionId:str', 'modes?:SessionModeState', 'configOptions?:[SessionConfigOption]', 'models?:SessionModelState', M])
-S('session', 'LoadSessionRequest', ['mcpServers:[McpServer]', 'cwd:str', 'additionalDirectories?:[str]', 'sessionId:str', 'systemPrompt?:SystemPrompt!u', M])
+S('session', 'LoadSessionRequest', ['mcpServers:[McpServer]', 'cwd:str', 'additionalDirectories?:[str]', 'sessionId:str', 'systemPrompt?:SystemPrompt', 'configOptions?:[InitialSessionConfigOption]!u', M])
 S('session', 'LoadSessionResponse', ['modes?:SessionModeState', 'configOptions?:[SessionConfigOption]', 'models?:SessionModelState', M])
 S('session', 'ListSessionsRequest', ['cwd?:str', 'cursor?:str', 'archived?:SessionArchiveFilter!u', M])
 S('session', 'SessionInfo', ['sessionId:str', 'cwd:str', 'additionalDirectories?:[str]', 'title?:str', 'updatedAt?:str', 'archived?:bool!u', M])
 S('session', 'ListSessionsResponse', ['sessions:[SessionInfo]', 'nextCursor?:str', M])
 S('session', 'SessionIdRequest', ['sessionId:str', M], doc='Params that name only a session: `session/delete`, `session/close` and the `session/cancel` notification.')
-S('session', 'ResumeSessionRequest', ['sessionId:str', 'cwd:str', 'additionalDirectories?:[str]', 'mcpServers?:[McpServer]', 'systemPrompt?:SystemPrompt!u', M])
+S('session', 'ResumeSessionRequest', ['sessionId:str', 'cwd:str', 'additionalDirectories?:[str]', 'mcpServers?:[McpServer]', 'systemPrompt?:SystemPrompt', 'configOptions?:[InitialSessionConfigOption]!u', M])
 S('session', 'ResumeSessionResponse', ['modes?:SessionModeState', 'configOptions?:[SessionConfigOption]', 'models?:SessionModelState', M])
 S('session', 'SetSessionModeRequest', ['sessionId:str', 'modeId:str', M])
 S('session', 'SetSessionConfigOptionRequest', ['sessionId:str', 'configId:str', 'type?:str', 'value:ConfigValue', M])
@@ -229,9 +294,10 @@ E('client', 'ElicitationAction', ['accept', 'decline', 'cancel'], doc='The user\
 S('client', 'CreateElicitationResponse', ['action:ElicitationAction', 'content?:raw', M], doc='Result of `elicitation/create`: the action, and for `accept` of a form the values entered (`content`, kept raw).')
 S('client', 'CompleteElicitationNotification', ['elicitationId:str', M])
 
-# unstable.rs (feature `unstable`): what schema.unstable.json of the npm SDK
-# 2.4.0 adds over its stable v1 schema (not `proxy/*`). String aliases
-# (ProviderId, PlanId, MessageId, McpServerAcpId, McpRequestId) are `str`.
+# unstable.rs (feature `unstable`): what the unstable schema of
+# agent-client-protocol-schema 1.20.0 adds over its stable one (not
+# `proxy/*`). String aliases (ProviderId, CursorId, McpServerAcpId,
+# McpRequestId) are `str`.
 S('unstable', 'ListProvidersRequest', [M])
 S('unstable', 'ListProvidersResponse', ['providers:[ProviderInfo]', M])
 S('unstable', 'ProviderInfo', ['providerId:str', 'supported:[LlmProtocol]', 'required:bool', 'current?:ProviderCurrentConfig', M])
@@ -245,10 +311,10 @@ S('unstable', 'ProvidersCapabilities', [M])
 S('unstable', 'AuthStatusRequest', [M])
 S('unstable', 'AuthStatusResponse', ['state:AuthState', 'accounts?:[AuthAccount]', M])
 S('unstable', 'AuthStatusUpdateNotification', ['state:AuthState', 'accounts?:[AuthAccount]', M])
-S('unstable', 'AuthAccount', ['label:str', 'active?:bool', 'name?:str', 'email?:str', 'organization?:str', M])
+S('unstable', 'AuthAccount', ['label:str', 'description?:str', 'active?:bool', 'name?:str', 'email?:str', 'organization?:str', M])
 E('unstable', 'AuthState', ['authenticated', 'unauthenticated', 'not_required', ('unknown', 'UnknownState')])
 S('unstable', 'AuthStatusCapabilities', [M])
-S('unstable', 'ForkSessionRequest', ['sessionId:str', 'cwd:str', 'additionalDirectories?:[str]', 'mcpServers?:[McpServer]', 'systemPrompt?:SystemPrompt', M])
+S('unstable', 'ForkSessionRequest', ['sessionId:str', 'cursorId?:str', 'cwd:str', 'additionalDirectories?:[str]', 'mcpServers?:[McpServer]', 'systemPrompt?:SystemPrompt', 'configOptions?:[InitialSessionConfigOption]', M])
 S('unstable', 'ForkSessionResponse', ['sessionId:str', 'modes?:SessionModeState', 'configOptions?:[SessionConfigOption]', M])
 S('unstable', 'SessionForkCapabilities', [M])
 S('unstable', 'ArchiveSessionRequest', ['sessionId:str', M])
@@ -264,34 +330,28 @@ S('unstable', 'SessionStatusCapabilities', [M])
 S('unstable', 'SetSessionTitleRequest', ['sessionId:str', 'title:str', M])
 S('unstable', 'SetSessionTitleResponse', ['title:str', M])
 S('unstable', 'SessionTitleCapabilities', [M])
-S('unstable', 'SystemPrompt', ['mode:SystemPromptMode', 'content:[ContentBlock]', M])
-E('unstable', 'SystemPromptMode', ['append', 'override'])
-S('unstable', 'SessionSystemPromptCapabilities', ['mode?:SessionSystemPromptModeCapabilities', M])
-S('unstable', 'SessionSystemPromptModeCapabilities', ['override?:SessionSystemPromptOverrideCapabilities', M])
-S('unstable', 'SessionSystemPromptOverrideCapabilities', [M])
 S('unstable', 'Usage', ['totalTokens:u64', 'inputTokens:u64', 'outputTokens:u64', 'thoughtTokens?:u64', 'cachedReadTokens?:u64', 'cachedWriteTokens?:u64', M])
-S('unstable', 'PlanUpdate', ['plan:PlanUpdateContent', M])
-T('unstable', 'PlanUpdateContent', 'type', [('items', 'Items', 'PlanItems'), ('file', 'File', 'PlanFile'), ('markdown', 'Markdown', 'PlanMarkdown')])
-S('unstable', 'PlanItems', ['planId:str', 'entries:[PlanEntry]', M])
-S('unstable', 'PlanFile', ['planId:str', 'uri:str', M])
-S('unstable', 'PlanMarkdown', ['planId:str', 'content:str', M])
-S('unstable', 'PlanRemoved', ['planId:str', M])
-S('unstable', 'PlanCapabilities', [M])
-S('unstable', 'SubagentUpdate', ['sessionId:str', 'title?:str', 'description?:str', 'capabilities?:SubagentSessionCapabilities', 'state?:StateUpdate', 'cwd?:str', 'additionalDirectories?:[str]', M])
-S('unstable', 'SubagentSessionCapabilities', ['cancel?:SessionCancelCapabilities', M])
-S('unstable', 'SessionCancelCapabilities', [M])
-T('unstable', 'StateUpdate', 'state', [('running', 'Running', 'RunningStateUpdate'), ('idle', 'Idle', 'IdleStateUpdate'), ('requires_action', 'RequiresAction', 'RequiresActionStateUpdate'), ('unknown', 'UnknownState', 'UnknownStateUpdate')])
-S('unstable', 'RunningStateUpdate', [M])
-# The `stopReason` tags of IdleStateUpdate (not a $def); `error` (the
-# JSON-RPC error object of ErrorStopReason) is kept raw.
-E('unstable', 'IdleStopReason', ['end_turn', 'max_tokens', 'max_turn_requests', 'refusal', 'cancelled', 'error'], doc='Why a subagent\'s foreground work stopped (the `stopReason` of an idle state).')
-S('unstable', 'IdleStateUpdate', ['stopReason?:IdleStopReason', 'error?:raw', 'usage?:Usage', M])
-S('unstable', 'ErrorStopReason', ['error?:raw'])
-S('unstable', 'RequiresActionStateUpdate', [M])
-S('unstable', 'UnknownStateUpdate', [M])
-S('unstable', 'SubagentCapabilities', [M])
-S('unstable', 'SessionMessage', ['messageId:str', 'senderSessionId?:str', 'recipientSessionId?:str', 'senderMessageId?:str', 'recipientMessageId?:str', 'content?:[ContentBlock]', M])
-S('unstable', 'SessionMessageChunk', ['messageId:str', 'content:ContentBlock', M])
+# `session/options` (unstable_session_options).
+S('unstable', 'SessionOptionsRequest', ['cwd:str', 'additionalDirectories?:[str]', 'sessionId?:str', M])
+S('unstable', 'SessionOptionsResponse', ['modes?:SessionModeState', 'configOptions?:[SessionConfigOption]', M])
+S('unstable', 'SessionOptionsCapabilities', [M])
+# The initial values of `configOptions` in session/new, load, resume, fork:
+# `type: "boolean"` with a boolean value, no `type` with a value id.
+S('unstable', 'InitialSessionConfigOption', ['configId:str', 'type?:str', 'value:ConfigValue', M])
+# Cursors (unstable_session_cursors).
+S('unstable', 'CursorUpdate', ['cursorId:str', 'capabilities?:CursorCapabilities', 'anchor?:CursorAnchor', M])
+S('unstable', 'CursorCapabilities', ['fork?:CursorForkCapabilities', M])
+S('unstable', 'CursorForkCapabilities', [M])
+S('unstable', 'SessionCursorsCapabilities', [M])
+T('unstable', 'CursorAnchor', 'type', [('user_message', 'UserMessage', 'CursorMessageAnchor'), ('agent_message', 'AgentMessage', 'CursorMessageAnchor'), ('agent_thought', 'AgentThought', 'CursorMessageAnchor'), ('session_message', 'SessionMessage', 'CursorMessageAnchor'), ('tool_call', 'ToolCall', 'CursorToolCallAnchor'), ('compaction', 'Compaction', 'CursorCompactionAnchor')])
+S('unstable', 'CursorMessageAnchor', ['messageId:str', 'position:CursorAnchorPosition', M])
+S('unstable', 'CursorToolCallAnchor', ['toolCallId:str', 'position:CursorAnchorPosition', M])
+S('unstable', 'CursorCompactionAnchor', ['compactionId:str', 'position:CursorAnchorPosition', M])
+E('unstable', 'CursorAnchorPosition', ['before', 'after'])
+# Prompt suggestions (unstable_prompt_suggestions). `prompt` is never empty.
+S('unstable', 'PromptSuggestionsUpdate', ['suggestions:[PromptSuggestion]', M])
+S('unstable', 'PromptSuggestion', ['prompt:[ContentBlock]', M])
+S('unstable', 'PromptSuggestionsCapabilities', ['image?:MetaOnly', 'audio?:MetaOnly', 'embeddedContext?:MetaOnly', M])
 S('unstable', 'McpServerAcp', ['name:str', 'serverId:str', M])
 S('unstable', 'MessageMcpRequest', ['serverId:str', 'requestId:str', 'method:str', 'params?:raw', M])
 S('unstable', 'MessageMcpNotification', ['serverId:str', 'requestId:str', 'method:str', 'params?:raw', M])
@@ -349,10 +409,17 @@ def variants(t):
     return [(v[0], v[1], v[2], len(v) > 3 and v[3] == 'u') for v in t['variants']]
 
 def enum_values(e):
-    """The values of a string enum as (wire, Variant): the variant is the
-    value in CamelCase, or given (`('unknown', 'UnknownState')`: `Unknown`
-    is the catch-all variant)."""
-    return [v if isinstance(v, tuple) else (v, ''.join(p.capitalize() for p in v.split('_'))) for v in e['values']]
+    """The values of a string enum as (wire, Variant, unstable): the variant
+    is the value in CamelCase, or given (`('unknown', 'UnknownState')`:
+    `Unknown` is the catch-all variant); a value ending in "!u" exists only
+    with feature `unstable` (without it, it decodes as `Unknown`)."""
+    out = []
+    for v in e['values']:
+        wire, var = v if isinstance(v, tuple) else (v, None)
+        unstable = is_unstable(wire)
+        wire = wire[:-2] if unstable else wire
+        out.append((wire, var or ''.join(p.capitalize() for p in wire.split('_')), unstable))
+    return out
 
 def parse_field(f):
     if f.endswith('!u'):
@@ -461,8 +528,8 @@ def gen_struct(s):
 def gen_enum(e):
     doc = e['doc'] or def_doc(e['docdef']) or '`%s`.' % e['name']
     out = '\nstring_enum! {\n    /// %s\n    pub enum %s {\n' % (doc, e['name'])
-    for v, var in enum_values(e):
-        out += '        /// `"%s"`.\n        %s = "%s",\n' % (v, var, v)
+    for v, var, u in enum_values(e):
+        out += '        /// `"%s"`.\n%s        %s = "%s",\n' % (v, cfg_u(u, '        '), var, v)
     out += '    }\n}\n'
     return out
 
@@ -547,7 +614,7 @@ HEAD = {
  'init': '`initialize` and `authenticate`: capabilities, implementation info, auth methods.',
  'session': 'Client-to-agent methods: initialize, authenticate, sessions, prompts; capabilities and MCP servers.',
  'client': 'Agent-to-client methods: file system, terminals, permission requests, elicitations.',
- 'unstable': 'What the unstable ACP v1 schema (`schema.unstable.json` of the TypeScript SDK 2.4.0) adds\n//! over the stable one (feature `unstable`): providers, `auth/status`, session fork, archive,\n//! status and title, system prompts, usage, plan and subagent updates, MCP over ACP. These\n//! may change or go away with any release of the schema.',
+ 'unstable': 'What the unstable ACP v1 schema (`agent-client-protocol-schema` %s with its `unstable`\n//! feature) adds over the stable one (feature `unstable`): providers, `auth/status`, session\n//! fork, archive, status, options and title, usage, cursors, prompt suggestions, MCP over ACP.\n//! These may change or go away with any release of the schema.' % SCHEMA_VERSION,
 }
 def module_of(ty):
     for table in (STRUCTS, ENUMS, TAGGED, TRIED):
@@ -616,7 +683,7 @@ for mod in MODULES:
         body += "\n/// %s\npub type %s<'a> = %s<'a>;\n" % (doc, a, target)
         ungated += "\n/// %s\npub type %s<'a> = %s<'a>;\n" % (doc, a, target)
     out = '//! %s\n//!\n//! Generated by `scripts/gen_acp_types.py` from the official schemas; edit\n//! the spec there, not this file.\n#![allow(clippy::doc_markdown)]\n\n%s%s' % (HEAD[mod], imports(mod, body, ungated), body)
-    open('src/acp/%s.rs' % mod, 'w').write(out)
+    write('src/acp/%s.rs' % mod, out)
 
 # ---------------------------------------------------------------- strategies
 def strat(ty, valid):
@@ -650,8 +717,38 @@ def dual(gen, item, has_unstable):
 
 ERROR_JSON = 'Just(RawJson::from_text("{\\"code\\":-32603,\\"message\\":\\"boom\\"}").unwrap())'
 
-# Exactly one outcome, a result or an MCP error (the schema's two arms).
 ARB_SPECIAL = {
+ # `type: "boolean"` goes with a boolean value, no `type` with a value id.
+ 'InitialSessionConfigOption': """
+pub fn arb_initial_session_config_option(valid: bool) -> BoxedStrategy<InitialSessionConfigOption<'static>> {
+    let _ = valid;
+    let value = prop_oneof![
+        any::<bool>().prop_map(|b| (Some(std::borrow::Cow::Borrowed("boolean")), ConfigValue::Bool(b))),
+        text().prop_map(|s| (None, ConfigValue::Id(s))),
+    ];
+    (text(), value, option::of(meta()))
+        .prop_map(|(config_id, (kind, value), meta)| {
+            let mut v = InitialSessionConfigOption::new(config_id, value);
+            v.kind = kind;
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+""",
+ # A suggestion's prompt is never empty.
+ 'PromptSuggestion': """
+pub fn arb_prompt_suggestion(valid: bool) -> BoxedStrategy<PromptSuggestion<'static>> {
+    (vec(arb_content_block(valid), 1..3), option::of(meta()))
+        .prop_map(|(prompt, meta)| {
+            let mut v = PromptSuggestion::new(prompt);
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+""",
+ # Exactly one outcome, a result or an MCP error (the schema's two arms).
  'MessageMcpResponse': """
 pub fn arb_message_mcp_response(valid: bool) -> BoxedStrategy<MessageMcpResponse<'static>> {
     let outcome = prop_oneof![
@@ -709,8 +806,11 @@ def arb_struct_with(s, with_unstable):
     return out
 
 def arb_enum(e):
+    return dual(arb_enum_with, e, any(u for _, _, u in enum_values(e)))
+
+def arb_enum_with(e, with_unstable):
     fn = 'arb_%s' % snake(e['name']).lstrip('_')
-    vals = ', '.join('%s::%s' % (e['name'], var) for v, var in enum_values(e))
+    vals = ', '.join('%s::%s' % (e['name'], var) for v, var, u in enum_values(e) if with_unstable or not u)
     return ("\npub fn %s(valid: bool) -> BoxedStrategy<%s<'static>> {\n    let known = prop::sample::select(vec![%s]);\n"
             "    if valid {\n        known.boxed()\n    } else {\n        prop_oneof![4 => known, 1 => unknown_word().prop_map(|w| %s::Unknown(w.into()))].boxed()\n    }\n}\n") % (fn, e['name'], vals, e['name'])
 
@@ -771,6 +871,19 @@ ARB_TIED = {
         };
         Ok(Self {
             session_id: text(u)?,
+            config_id: text(u)?,
+            kind,
+            value,
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+""",
+ 'InitialSessionConfigOption': """        let (kind, value) = if u.arbitrary()? {
+            (Some(Cow::Borrowed("boolean")), ConfigValue::Bool(u.arbitrary()?))
+        } else {
+            (None, ConfigValue::Id(text(u)?))
+        };
+        Ok(Self {
             config_id: text(u)?,
             kind,
             value,
@@ -842,7 +955,10 @@ def arbitrary_struct(s):
     return arb_impl(name, body)
 
 def arbitrary_enum(e):
-    words = ', '.join('"%s"' % v for v, _ in enum_values(e))
+    return dual(arbitrary_enum_with, e, any(u for _, _, u in enum_values(e)))
+
+def arbitrary_enum_with(e, with_unstable):
+    words = ', '.join('"%s"' % v for v, _, u in enum_values(e) if with_unstable or not u)
     body = ('        const KNOWN: &[&str] = &[%s];\n'
             '        if u.ratio(1u8, 8)? {\n'
             '            return Ok(Self::Unknown(unknown_word(u, KNOWN)?));\n'
@@ -901,13 +1017,13 @@ for mod in MODULES:
             arb += gate(name in UNSTABLE_ITEMS, arbitrary_tagged(TAGGED[name]))
         else:
             arb += gate(name in UNSTABLE_ITEMS, arbitrary_tried(TRIED[name]))
-open('src/acp/arbitrary.rs', 'w').write(arb)
+write('src/acp/arbitrary.rs', arb)
 
 # The explicit re-exports of the generated types (no glob re-exports: a
 # reader of src/acp/mod.rs sees every name and the file it comes from).
 exports = ''
 for mod in ['client', 'content', 'init', 'session', 'update', 'unstable']:
-    names = sorted(set(re.findall(r'^\s*pub (?:struct|enum|type) ([A-Za-z0-9_]+)', open('src/acp/%s.rs' % mod).read(), re.M)))
+    names = sorted(set(re.findall(r'^\s*pub (?:struct|enum|type) ([A-Za-z0-9_]+)', open(out_path('src/acp/%s.rs' % mod)).read(), re.M)))
     plain = [n for n in names if n not in UNSTABLE_ITEMS]
     gated = [n for n in names if n in UNSTABLE_ITEMS]
     if plain:
@@ -915,9 +1031,26 @@ for mod in ['client', 'content', 'init', 'session', 'update', 'unstable']:
     if gated:
         exports += '%spub use %s::{%s};\n' % (cfg_u(True, ''), mod, ', '.join(gated))
 begin, end = '// generated exports: begin\n', '// generated exports: end\n'
-text = open('src/acp/mod.rs').read()
+text = open(out_path('src/acp/mod.rs')).read()
 a, b = text.index(begin) + len(begin), text.index(end)
-open('src/acp/mod.rs', 'w').write(text[:a] + exports + text[b:])
-os.makedirs('tests/acp_support', exist_ok=True)
-open('tests/acp_support/arb.rs', 'w').write(out)
-print('ok')
+write('src/acp/mod.rs', text[:a] + exports + text[b:])
+write('tests/acp_support/arb.rs', out)
+
+def rustfmt(text):
+    """`text` formatted as `cargo fmt` formats the crate (its edition); read
+    from stdin, so no module file is followed."""
+    return subprocess.run(['rustfmt', '--edition', '2021'], input=text, capture_output=True, text=True, check=True).stdout
+
+if CHECK:
+    stale = []
+    for path in WRITTEN:
+        new, old = rustfmt(open(out_path(path)).read()), open(path).read()
+        if new != old:
+            stale.append(path)
+            sys.stdout.writelines(difflib.unified_diff(old.splitlines(True), new.splitlines(True), path, path + ' (generated)'))
+    shutil.rmtree(ROOT)
+    if stale:
+        sys.exit('stale generated files (run python3 scripts/gen_acp_types.py && cargo fmt --all): %s' % ', '.join(stale))
+    print('ok: %d generated files up to date' % len(WRITTEN))
+else:
+    print('ok')

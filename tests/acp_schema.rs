@@ -1,6 +1,7 @@
 //! Every kind of message the encoder produces validates against the
-//! official ACP JSON Schemas (`tests/fixtures/acp/`), checked by
-//! `scripts/check_acp_schema.py` (Python `jsonschema`).
+//! official ACP JSON Schemas (`tests/fixtures/acp/`: what
+//! `agent-client-protocol-schema` 1.20.0 derives, stable and unstable),
+//! checked by `scripts/check_acp_schema.py` (Python `jsonschema`).
 //!
 //! Samples come from the proptest strategies restricted to schema-valid
 //! values (no unknown variants). When `python3` with `jsonschema` is not
@@ -356,6 +357,11 @@ fn unstable_samples(r: &mut TestRunner, o: &mut Out) {
         SessionStatus
     );
     req!(
+        "SessionOptionsRequest",
+        arb_session_options_request,
+        SessionOptions
+    );
+    req!(
         "SetSessionTitleRequest",
         arb_set_session_title_request,
         SetSessionTitle
@@ -398,6 +404,11 @@ fn unstable_samples(r: &mut TestRunner, o: &mut Out) {
         SessionStatus
     );
     res!(
+        "SessionOptionsResponse",
+        arb_session_options_response,
+        SessionOptions
+    );
+    res!(
         "SetSessionTitleResponse",
         arb_set_session_title_response,
         SetSessionTitle
@@ -412,7 +423,7 @@ fn unstable_samples(r: &mut TestRunner, o: &mut Out) {
     for x in samples(r, arb_message_mcp_notification(true)) {
         o.notification("MessageMcpNotification", NotificationParams::McpMessage(x));
     }
-    // Every new session update, many times (the union picks one of 19).
+    // Every session update, many times (the union picks one of 21).
     for _ in 0..5 {
         for x in samples(r, arb_session_update(true)) {
             let n = SessionNotification::new("s1", x);

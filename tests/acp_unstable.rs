@@ -1,12 +1,60 @@
-//! Lines from the unstable ACP v1 schema (TypeScript SDK 2.4.0
-//! `schema.unstable.json`). With feature `unstable` they decode typed,
-//! leniently and strictly without a salvage, and re-encode to equal JSON;
-//! without it they decode too, the additions kept as `Unknown` variants and
-//! `extra` members, and re-encode just the same.
+//! Lines of the unstable ACP v1 schema (what `agent-client-protocol-schema`
+//! 1.20.0 derives with its `unstable` feature). With feature `unstable`
+//! they decode typed, leniently and strictly without a salvage, and
+//! re-encode to equal JSON; without it they decode too, the additions kept
+//! as `Unknown` variants and `extra` members, and re-encode just the same.
+//! And lines of what that version made stable (plans, subagents, session
+//! messages, system prompts and their capabilities): typed with or without
+//! the feature.
 #![cfg(feature = "alloc")]
 
 use acp_codec::acp::*;
 use serde_json::Value;
+
+/// What the stable schema 1.20.0 has and an older one had only as
+/// unstable: `(line, method of the request a response answers)`.
+const STABLE: &[(&str, &str)] = &[
+    (
+        r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"subagent_update","sessionId":"c1","title":"child","description":"looks around","cwd":"/p","additionalDirectories":["/q"],"state":{"state":"idle","stopReason":"end_turn"},"capabilities":{"cancel":{}}}}}"#,
+        "",
+    ),
+    (
+        r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"subagent_update","sessionId":"c1","state":{"state":"running"}}}}"#,
+        "",
+    ),
+    (
+        r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"plan_update","plan":{"type":"markdown","planId":"p1","content":"- a","path":"/p/PLAN.md"}}}}"#,
+        "",
+    ),
+    (
+        r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"plan_update","plan":{"type":"items","planId":"p2","entries":[{"content":"a","priority":"high","status":"pending"}]}}}}"#,
+        "",
+    ),
+    (
+        r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"plan_removed","planId":"p2"}}}"#,
+        "",
+    ),
+    (
+        r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"session_message","messageId":"m0","senderSessionId":"c1","content":[{"type":"text","text":"done"}]}}}"#,
+        "",
+    ),
+    (
+        r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"session_message_chunk","messageId":"m1","content":{"type":"text","text":"hi"}}}}"#,
+        "",
+    ),
+    (
+        r#"{"jsonrpc":"2.0","id":3,"method":"session/new","params":{"cwd":"/p","mcpServers":[],"systemPrompt":{"mode":"override","content":[{"type":"text","text":"You are terse."}]}}}"#,
+        "",
+    ),
+    (
+        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"plan":{},"subagents":{}}}}"#,
+        "",
+    ),
+    (
+        r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentCapabilities":{"sessionCapabilities":{"systemPrompt":{"mode":{"override":{}}}}}}}"#,
+        "initialize",
+    ),
+];
 
 /// `(line, method of the request a response answers)`.
 const LINES: &[(&str, &str)] = &[
@@ -23,20 +71,8 @@ const LINES: &[(&str, &str)] = &[
         "",
     ),
     (
-        r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"plan_update","plan":{"type":"markdown","planId":"p1","content":"- a"}}}}"#,
-        "",
-    ),
-    (
-        r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"session_message_chunk","messageId":"m1","content":{"type":"text","text":"hi"}}}}"#,
-        "",
-    ),
-    (
         r#"{"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn","usage":{"totalTokens":3,"inputTokens":2,"outputTokens":1,"cachedReadTokens":0}}}"#,
         "session/prompt",
-    ),
-    (
-        r#"{"jsonrpc":"2.0","id":3,"method":"session/new","params":{"cwd":"/p","mcpServers":[],"systemPrompt":{"mode":"override","content":[{"type":"text","text":"You are terse."}]}}}"#,
-        "",
     ),
     (
         r#"{"jsonrpc":"2.0","id":4,"method":"session/list","params":{"archived":"include"}}"#,
@@ -57,6 +93,30 @@ const LINES: &[(&str, &str)] = &[
     (
         r#"{"jsonrpc":"2.0","id":7,"result":{"protocolVersion":1,"agentCapabilities":{"providers":{},"mcpCapabilities":{"acp":true},"sessionCapabilities":{"fork":{},"title":{},"systemPrompt":{"mode":{"override":{}}}},"auth":{"status":{}}}}}"#,
         "initialize",
+    ),
+    (
+        r#"{"jsonrpc":"2.0","id":8,"method":"session/options","params":{"cwd":"/p","additionalDirectories":["/q"],"sessionId":"s1"}}"#,
+        "",
+    ),
+    (
+        r#"{"jsonrpc":"2.0","id":8,"result":{"modes":{"currentModeId":"ask","availableModes":[{"id":"ask","name":"Ask"}]},"configOptions":[{"type":"select","id":"speed","name":"Speed","category":"speed","currentValue":"fast","options":[{"value":"fast","name":"Fast"}]}]}}"#,
+        "session/options",
+    ),
+    (
+        r#"{"jsonrpc":"2.0","id":9,"method":"session/new","params":{"cwd":"/p","mcpServers":[],"configOptions":[{"configId":"yolo","type":"boolean","value":true},{"configId":"model","value":"fast"}]}}"#,
+        "",
+    ),
+    (
+        r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"cursor_update","cursorId":"k1","capabilities":{"fork":{}},"anchor":{"type":"tool_call","toolCallId":"t1","position":"after"}}}}"#,
+        "",
+    ),
+    (
+        r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"prompt_suggestions_update","suggestions":[{"prompt":[{"type":"text","text":"run the tests"}]}]}}}"#,
+        "",
+    ),
+    (
+        r#"{"jsonrpc":"2.0","id":10,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"session":{"promptSuggestions":{"image":{}},"cursors":{}}}}}"#,
+        "",
     ),
 ];
 
@@ -118,23 +178,57 @@ fn payload(line: &str) -> Value {
 
 #[test]
 fn every_line_re_encodes_to_equal_json() {
-    for (line, method) in LINES {
+    for (line, method) in LINES.iter().chain(STABLE) {
         let (json, _, _) = typed(line, method);
         assert_eq!(json, payload(line), "{line}");
     }
+}
+
+/// Clean, strict, nothing `Unknown`, no `Other` result, no `extra`.
+fn assert_typed_cleanly(line: &str, method: &str) {
+    let (_, clean, debug) = typed(line, method);
+    assert!(clean, "{line}");
+    assert!(
+        !debug.contains("Unknown(") && !debug.contains("Unknown {"),
+        "{line}: {debug}"
+    );
+    assert!(!debug.contains("Other("), "{line}: {debug}");
+    assert!(!debug.contains("extra: {\""), "{line}: {debug}");
+}
+
+#[test]
+fn what_the_stable_schema_has_is_typed_with_or_without_the_feature() {
+    for (line, method) in STABLE {
+        assert_typed_cleanly(line, method);
+    }
+    let Message::Notification(n) = Message::decode(STABLE[2].0).unwrap() else {
+        panic!()
+    };
+    let NotificationParams::SessionUpdate(u) = n.typed_strict().unwrap() else {
+        panic!()
+    };
+    let SessionUpdate::PlanUpdate(p) = u.update else {
+        panic!()
+    };
+    let PlanUpdateContent::Markdown(m) = p.plan else {
+        panic!()
+    };
+    assert_eq!(m.path.as_deref(), Some("/p/PLAN.md"));
+    let Message::Request(r) = Message::decode(STABLE[8].0).unwrap() else {
+        panic!()
+    };
+    let RequestParams::Initialize(i) = r.typed_strict().unwrap() else {
+        panic!()
+    };
+    let caps = i.client_capabilities.unwrap();
+    assert!(caps.plan.is_some() && caps.subagents.is_some());
 }
 
 #[cfg(feature = "unstable")]
 #[test]
 fn with_the_feature_every_line_is_typed_cleanly() {
     for (line, method) in LINES {
-        let (_, clean, debug) = typed(line, method);
-        assert!(clean, "{line}");
-        assert!(
-            !debug.contains("Unknown(") && !debug.contains("Unknown {"),
-            "{line}: {debug}"
-        );
-        assert!(!debug.contains("Other("), "{line}: {debug}");
+        assert_typed_cleanly(line, method);
     }
 }
 
@@ -167,7 +261,7 @@ fn typed_values() {
     assert_eq!(idle.stop_reason, Some(IdleStopReason::EndTurn));
     assert_eq!(idle.usage.unwrap().total_tokens, 10);
 
-    let Message::Response(r) = Message::decode(LINES[5].0).unwrap() else {
+    let Message::Response(r) = Message::decode(LINES[3].0).unwrap() else {
         panic!()
     };
     let ResponseResult::Prompt(p) = r.typed_strict("session/prompt").unwrap() else {
@@ -175,7 +269,7 @@ fn typed_values() {
     };
     assert_eq!(p.usage.unwrap().cached_read_tokens, Some(0));
 
-    let Message::Response(r) = Message::decode(LINES[8].0).unwrap() else {
+    let Message::Response(r) = Message::decode(LINES[5].0).unwrap() else {
         panic!()
     };
     let ResponseResult::AuthStatus(a) = r.typed_strict("auth/status").unwrap() else {
@@ -184,7 +278,7 @@ fn typed_values() {
     assert_eq!(a.state, AuthState::UnknownState);
 
     // `"result": null` is an outcome, kept apart from an absent result.
-    let Message::Response(r) = Message::decode(LINES[10].0).unwrap() else {
+    let Message::Response(r) = Message::decode(LINES[7].0).unwrap() else {
         panic!()
     };
     let ResponseResult::McpMessage(m) = r.typed_strict("mcp/message").unwrap() else {
@@ -192,6 +286,54 @@ fn typed_values() {
     };
     assert!(m.result.unwrap().is_null());
     assert!(m.error.is_none());
+
+    let Message::Request(r) = Message::decode(LINES[9].0).unwrap() else {
+        panic!()
+    };
+    let RequestParams::SessionOptions(o) = r.typed_strict().unwrap() else {
+        panic!()
+    };
+    assert_eq!((&*o.cwd, o.session_id.as_deref()), ("/p", Some("s1")));
+
+    let Message::Response(r) = Message::decode(LINES[10].0).unwrap() else {
+        panic!()
+    };
+    let ResponseResult::SessionOptions(o) = r.typed_strict("session/options").unwrap() else {
+        panic!()
+    };
+    let Some([SessionConfigOption::Select(speed)]) = o.config_options.as_deref() else {
+        panic!()
+    };
+    assert_eq!(speed.category, Some(SessionConfigOptionCategory::Speed));
+
+    let Message::Request(r) = Message::decode(LINES[11].0).unwrap() else {
+        panic!()
+    };
+    let RequestParams::NewSession(n) = r.typed_strict().unwrap() else {
+        panic!()
+    };
+    let Some([yolo, model]) = n.config_options.as_deref() else {
+        panic!()
+    };
+    assert_eq!(yolo.value, ConfigValue::Bool(true));
+    assert_eq!(model.value, ConfigValue::Id("fast".into()));
+
+    let Message::Notification(n) = Message::decode(LINES[12].0).unwrap() else {
+        panic!()
+    };
+    let NotificationParams::SessionUpdate(u) = n.typed_strict().unwrap() else {
+        panic!()
+    };
+    let SessionUpdate::CursorUpdate(c) = u.update else {
+        panic!()
+    };
+    let Some(CursorAnchor::ToolCall(at)) = c.anchor else {
+        panic!()
+    };
+    assert_eq!(
+        (&*at.tool_call_id, at.position),
+        ("t1", CursorAnchorPosition::After)
+    );
 
     // Built with the constructors, encoded, decoded back.
     let params = RequestParams::SetSessionTitle(SetSessionTitleRequest::new("s1", "Title"));
@@ -208,16 +350,28 @@ fn typed_values() {
     assert_eq!(r.typed_strict().unwrap(), params);
 }
 
+/// The names of the `extra` members of `debug` (a value's Debug text).
+#[cfg(not(feature = "unstable"))]
+fn extra_names(debug: &str) -> Vec<String> {
+    let re = regex::Regex::new(r#"extra: \{"([^"]+)""#).unwrap();
+    re.captures_iter(debug).map(|c| c[1].to_owned()).collect()
+}
+
 #[cfg(not(feature = "unstable"))]
 #[test]
 fn without_the_feature_the_additions_are_kept_as_unknown_and_extra() {
     // New methods: unknown methods (requests, notifications) or `Other`
-    // results; new sessionUpdates and tags: `Unknown`; new members: `extra`.
-    let (_, _, debug) = typed(LINES[0].0, "");
-    assert!(debug.starts_with("Unknown {"), "{debug}");
-    let (_, _, debug) = typed(LINES[1].0, "session/fork");
-    assert!(debug.starts_with("Other("), "{debug}");
-    for i in [2, 3, 4] {
+    // results; new sessionUpdates and tags: `Unknown`; new members: `extra`;
+    // new enum values (the `speed` category): `Unknown`.
+    for (i, method) in [(0, ""), (9, "")] {
+        let (_, _, debug) = typed(LINES[i].0, method);
+        assert!(debug.starts_with("Unknown {"), "{debug}");
+    }
+    for (i, method) in [(1, "session/fork"), (10, "session/options")] {
+        let (_, _, debug) = typed(LINES[i].0, method);
+        assert!(debug.starts_with("Other("), "{debug}");
+    }
+    for i in [12, 13] {
         let Message::Notification(n) = Message::decode(LINES[i].0).unwrap() else {
             panic!()
         };
@@ -232,27 +386,28 @@ fn without_the_feature_the_additions_are_kept_as_unknown_and_extra() {
             u.update
         );
     }
-    let Message::Response(r) = Message::decode(LINES[5].0).unwrap() else {
+    for (i, method, extra) in [
+        (2, "", "usage"),
+        (3, "session/prompt", "usage"),
+        (11, "", "configOptions"),
+        (14, "", "promptSuggestions"),
+    ] {
+        let (_, clean, debug) = typed(LINES[i].0, method);
+        assert!(clean, "{debug}");
+        assert_eq!(extra_names(&debug)[0], extra, "{debug}");
+    }
+    let Message::Response(r) = Message::decode(LINES[10].0).unwrap() else {
         panic!()
     };
-    let t = r.typed("session/prompt").unwrap();
-    assert!(t.is_clean());
-    let ResponseResult::Prompt(p) = t.value else {
+    let ResponseResult::LoadSession(s) = r.typed("session/load").unwrap().value else {
+        panic!()
+    };
+    let Some([SessionConfigOption::Select(speed)]) = s.config_options.as_deref() else {
         panic!()
     };
     assert_eq!(
-        p.extra.iter().map(|(k, _)| k).collect::<Vec<_>>(),
-        ["usage"]
-    );
-    let Message::Request(r) = Message::decode(LINES[6].0).unwrap() else {
-        panic!()
-    };
-    let RequestParams::NewSession(s) = r.typed_strict().unwrap() else {
-        panic!()
-    };
-    assert_eq!(
-        s.extra.iter().map(|(k, _)| k).collect::<Vec<_>>(),
-        ["systemPrompt"]
+        speed.category,
+        Some(SessionConfigOptionCategory::Unknown("speed".into()))
     );
     let resume = LINES[0].0.replace("session/fork", "session/resume");
     let Message::Request(r) = Message::decode(&resume).unwrap() else {
@@ -265,4 +420,5 @@ fn without_the_feature_the_additions_are_kept_as_unknown_and_extra() {
         s.mcp_servers.as_deref(),
         Some([McpServer::Unknown(_)])
     ));
+    assert_eq!(s.system_prompt.unwrap().mode, SystemPromptMode::Append);
 }

@@ -520,6 +520,59 @@ impl<'u> Arbitrary<'u> for SessionUpdate<'static> {
             "subagent_update",
             "session_message",
             "session_message_chunk",
+            "cursor_update",
+            "prompt_suggestions_update",
+        ];
+        Ok(match u.choose_index(22)? {
+            0 => Self::UserMessageChunk(u.arbitrary()?),
+            1 => Self::AgentMessageChunk(u.arbitrary()?),
+            2 => Self::AgentThoughtChunk(u.arbitrary()?),
+            3 => Self::ToolCall(u.arbitrary()?),
+            4 => Self::ToolCallUpdate(u.arbitrary()?),
+            5 => Self::Plan(u.arbitrary()?),
+            6 => Self::AvailableCommandsUpdate(u.arbitrary()?),
+            7 => Self::CurrentModeUpdate(u.arbitrary()?),
+            8 => Self::ConfigOptionUpdate(u.arbitrary()?),
+            9 => Self::SessionInfoUpdate(u.arbitrary()?),
+            10 => Self::UsageUpdate(u.arbitrary()?),
+            11 => Self::Notice(u.arbitrary()?),
+            12 => Self::CompactionUpdate(u.arbitrary()?),
+            13 => Self::CompactionSummaryChunk(u.arbitrary()?),
+            14 => Self::PlanUpdate(u.arbitrary()?),
+            15 => Self::PlanRemoved(u.arbitrary()?),
+            16 => Self::SubagentUpdate(u.arbitrary()?),
+            17 => Self::SessionMessage(u.arbitrary()?),
+            18 => Self::SessionMessageChunk(u.arbitrary()?),
+            19 => Self::CursorUpdate(u.arbitrary()?),
+            20 => Self::PromptSuggestionsUpdate(u.arbitrary()?),
+            _ => Self::Unknown(unknown_object(u, "sessionUpdate", TAGS)?),
+        })
+    }
+}
+
+#[cfg(not(feature = "unstable"))]
+impl<'u> Arbitrary<'u> for SessionUpdate<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        const TAGS: &[&str] = &[
+            "user_message_chunk",
+            "agent_message_chunk",
+            "agent_thought_chunk",
+            "tool_call",
+            "tool_call_update",
+            "plan",
+            "available_commands_update",
+            "current_mode_update",
+            "config_option_update",
+            "session_info_update",
+            "usage_update",
+            "notice",
+            "compaction_update",
+            "compaction_summary_chunk",
+            "plan_update",
+            "plan_removed",
+            "subagent_update",
+            "session_message",
+            "session_message_chunk",
         ];
         Ok(match u.choose_index(20)? {
             0 => Self::UserMessageChunk(u.arbitrary()?),
@@ -546,46 +599,6 @@ impl<'u> Arbitrary<'u> for SessionUpdate<'static> {
     }
 }
 
-#[cfg(not(feature = "unstable"))]
-impl<'u> Arbitrary<'u> for SessionUpdate<'static> {
-    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
-        const TAGS: &[&str] = &[
-            "user_message_chunk",
-            "agent_message_chunk",
-            "agent_thought_chunk",
-            "tool_call",
-            "tool_call_update",
-            "plan",
-            "available_commands_update",
-            "current_mode_update",
-            "config_option_update",
-            "session_info_update",
-            "usage_update",
-            "notice",
-            "compaction_update",
-            "compaction_summary_chunk",
-        ];
-        Ok(match u.choose_index(15)? {
-            0 => Self::UserMessageChunk(u.arbitrary()?),
-            1 => Self::AgentMessageChunk(u.arbitrary()?),
-            2 => Self::AgentThoughtChunk(u.arbitrary()?),
-            3 => Self::ToolCall(u.arbitrary()?),
-            4 => Self::ToolCallUpdate(u.arbitrary()?),
-            5 => Self::Plan(u.arbitrary()?),
-            6 => Self::AvailableCommandsUpdate(u.arbitrary()?),
-            7 => Self::CurrentModeUpdate(u.arbitrary()?),
-            8 => Self::ConfigOptionUpdate(u.arbitrary()?),
-            9 => Self::SessionInfoUpdate(u.arbitrary()?),
-            10 => Self::UsageUpdate(u.arbitrary()?),
-            11 => Self::Notice(u.arbitrary()?),
-            12 => Self::CompactionUpdate(u.arbitrary()?),
-            13 => Self::CompactionSummaryChunk(u.arbitrary()?),
-            _ => Self::Unknown(unknown_object(u, "sessionUpdate", TAGS)?),
-        })
-    }
-}
-
-#[cfg(feature = "unstable")]
 impl<'u> Arbitrary<'u> for PlanUpdate<'static> {
     fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
         Ok(Self {
@@ -596,20 +609,17 @@ impl<'u> Arbitrary<'u> for PlanUpdate<'static> {
     }
 }
 
-#[cfg(feature = "unstable")]
 impl<'u> Arbitrary<'u> for PlanUpdateContent<'static> {
     fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
-        const TAGS: &[&str] = &["items", "file", "markdown"];
-        Ok(match u.choose_index(4)? {
+        const TAGS: &[&str] = &["items", "markdown"];
+        Ok(match u.choose_index(3)? {
             0 => Self::Items(u.arbitrary()?),
-            1 => Self::File(u.arbitrary()?),
-            2 => Self::Markdown(u.arbitrary()?),
+            1 => Self::Markdown(u.arbitrary()?),
             _ => Self::Unknown(unknown_object(u, "type", TAGS)?),
         })
     }
 }
 
-#[cfg(feature = "unstable")]
 impl<'u> Arbitrary<'u> for PlanItems<'static> {
     fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
         Ok(Self {
@@ -621,31 +631,18 @@ impl<'u> Arbitrary<'u> for PlanItems<'static> {
     }
 }
 
-#[cfg(feature = "unstable")]
-impl<'u> Arbitrary<'u> for PlanFile<'static> {
-    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
-        Ok(Self {
-            plan_id: text(u)?,
-            uri: text(u)?,
-            meta: option(u, meta)?,
-            extra: Extra::new(),
-        })
-    }
-}
-
-#[cfg(feature = "unstable")]
 impl<'u> Arbitrary<'u> for PlanMarkdown<'static> {
     fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
         Ok(Self {
             plan_id: text(u)?,
             content: text(u)?,
+            path: option(u, text)?,
             meta: option(u, meta)?,
             extra: Extra::new(),
         })
     }
 }
 
-#[cfg(feature = "unstable")]
 impl<'u> Arbitrary<'u> for PlanRemoved<'static> {
     fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
         Ok(Self {
@@ -656,7 +653,6 @@ impl<'u> Arbitrary<'u> for PlanRemoved<'static> {
     }
 }
 
-#[cfg(feature = "unstable")]
 impl<'u> Arbitrary<'u> for SubagentUpdate<'static> {
     fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
         Ok(Self {
@@ -673,7 +669,6 @@ impl<'u> Arbitrary<'u> for SubagentUpdate<'static> {
     }
 }
 
-#[cfg(feature = "unstable")]
 impl<'u> Arbitrary<'u> for SubagentSessionCapabilities<'static> {
     fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
         Ok(Self {
@@ -684,7 +679,6 @@ impl<'u> Arbitrary<'u> for SubagentSessionCapabilities<'static> {
     }
 }
 
-#[cfg(feature = "unstable")]
 impl<'u> Arbitrary<'u> for SessionCancelCapabilities<'static> {
     fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
         Ok(Self {
@@ -694,7 +688,6 @@ impl<'u> Arbitrary<'u> for SessionCancelCapabilities<'static> {
     }
 }
 
-#[cfg(feature = "unstable")]
 impl<'u> Arbitrary<'u> for StateUpdate<'static> {
     fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
         const TAGS: &[&str] = &["running", "idle", "requires_action", "unknown"];
@@ -708,7 +701,6 @@ impl<'u> Arbitrary<'u> for StateUpdate<'static> {
     }
 }
 
-#[cfg(feature = "unstable")]
 impl<'u> Arbitrary<'u> for RunningStateUpdate<'static> {
     fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
         Ok(Self {
@@ -718,7 +710,6 @@ impl<'u> Arbitrary<'u> for RunningStateUpdate<'static> {
     }
 }
 
-#[cfg(feature = "unstable")]
 impl<'u> Arbitrary<'u> for IdleStopReason<'static> {
     fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
         const KNOWN: &[&str] = &[
@@ -736,12 +727,12 @@ impl<'u> Arbitrary<'u> for IdleStopReason<'static> {
     }
 }
 
-#[cfg(feature = "unstable")]
 impl<'u> Arbitrary<'u> for IdleStateUpdate<'static> {
     fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
         Ok(Self {
             stop_reason: option(u, |u| u.arbitrary())?,
             error: option(u, raw)?,
+            #[cfg(feature = "unstable")]
             usage: option(u, |u| u.arbitrary())?,
             meta: option(u, meta)?,
             extra: Extra::new(),
@@ -749,7 +740,15 @@ impl<'u> Arbitrary<'u> for IdleStateUpdate<'static> {
     }
 }
 
-#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for ErrorStopReason<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            error: option(u, raw)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
 impl<'u> Arbitrary<'u> for RequiresActionStateUpdate<'static> {
     fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
         Ok(Self {
@@ -759,7 +758,6 @@ impl<'u> Arbitrary<'u> for RequiresActionStateUpdate<'static> {
     }
 }
 
-#[cfg(feature = "unstable")]
 impl<'u> Arbitrary<'u> for UnknownStateUpdate<'static> {
     fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
         Ok(Self {
@@ -769,7 +767,6 @@ impl<'u> Arbitrary<'u> for UnknownStateUpdate<'static> {
     }
 }
 
-#[cfg(feature = "unstable")]
 impl<'u> Arbitrary<'u> for SessionMessage<'static> {
     fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
         Ok(Self {
@@ -785,12 +782,137 @@ impl<'u> Arbitrary<'u> for SessionMessage<'static> {
     }
 }
 
-#[cfg(feature = "unstable")]
 impl<'u> Arbitrary<'u> for SessionMessageChunk<'static> {
     fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
         Ok(Self {
             message_id: text(u)?,
             content: u.arbitrary()?,
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for CursorUpdate<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            cursor_id: text(u)?,
+            capabilities: option(u, |u| u.arbitrary())?,
+            anchor: option(u, |u| u.arbitrary())?,
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for CursorCapabilities<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            fork: option(u, |u| u.arbitrary())?,
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for CursorForkCapabilities<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for CursorAnchor<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        const TAGS: &[&str] = &[
+            "user_message",
+            "agent_message",
+            "agent_thought",
+            "session_message",
+            "tool_call",
+            "compaction",
+        ];
+        Ok(match u.choose_index(7)? {
+            0 => Self::UserMessage(u.arbitrary()?),
+            1 => Self::AgentMessage(u.arbitrary()?),
+            2 => Self::AgentThought(u.arbitrary()?),
+            3 => Self::SessionMessage(u.arbitrary()?),
+            4 => Self::ToolCall(u.arbitrary()?),
+            5 => Self::Compaction(u.arbitrary()?),
+            _ => Self::Unknown(unknown_object(u, "type", TAGS)?),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for CursorMessageAnchor<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            message_id: text(u)?,
+            position: u.arbitrary()?,
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for CursorToolCallAnchor<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            tool_call_id: text(u)?,
+            position: u.arbitrary()?,
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for CursorCompactionAnchor<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            compaction_id: text(u)?,
+            position: u.arbitrary()?,
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for CursorAnchorPosition<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        const KNOWN: &[&str] = &["before", "after"];
+        if u.ratio(1u8, 8)? {
+            return Ok(Self::Unknown(unknown_word(u, KNOWN)?));
+        }
+        Ok(Self::from_wire(Cow::Borrowed(u.choose(KNOWN)?)))
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for PromptSuggestionsUpdate<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            suggestions: list(u, |u| u.arbitrary())?,
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for PromptSuggestion<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            prompt: list(u, |u| u.arbitrary())?,
             meta: option(u, meta)?,
             extra: Extra::new(),
         })
@@ -836,6 +958,10 @@ impl<'u> Arbitrary<'u> for ClientSessionCapabilities<'static> {
             compaction: option(u, |u| u.arbitrary())?,
             config_options: option(u, |u| u.arbitrary())?,
             notices: option(u, |u| u.arbitrary())?,
+            #[cfg(feature = "unstable")]
+            prompt_suggestions: option(u, |u| u.arbitrary())?,
+            #[cfg(feature = "unstable")]
+            cursors: option(u, |u| u.arbitrary())?,
             meta: option(u, meta)?,
             extra: Extra::new(),
         })
@@ -869,9 +995,7 @@ impl<'u> Arbitrary<'u> for ClientCapabilities<'static> {
             fs: option(u, |u| u.arbitrary())?,
             terminal: option(u, |u| u.arbitrary())?,
             session: option(u, |u| u.arbitrary())?,
-            #[cfg(feature = "unstable")]
             subagents: option(u, |u| u.arbitrary())?,
-            #[cfg(feature = "unstable")]
             plan: option(u, |u| u.arbitrary())?,
             auth: option(u, |u| u.arbitrary())?,
             elicitation: option(u, |u| u.arbitrary())?,
@@ -924,7 +1048,6 @@ impl<'u> Arbitrary<'u> for SessionCapabilities<'static> {
             list: option(u, |u| u.arbitrary())?,
             delete: option(u, |u| u.arbitrary())?,
             additional_directories: option(u, |u| u.arbitrary())?,
-            #[cfg(feature = "unstable")]
             system_prompt: option(u, |u| u.arbitrary())?,
             #[cfg(feature = "unstable")]
             fork: option(u, |u| u.arbitrary())?,
@@ -934,6 +1057,8 @@ impl<'u> Arbitrary<'u> for SessionCapabilities<'static> {
             status: option(u, |u| u.arbitrary())?,
             #[cfg(feature = "unstable")]
             title: option(u, |u| u.arbitrary())?,
+            #[cfg(feature = "unstable")]
+            options: option(u, |u| u.arbitrary())?,
             resume: option(u, |u| u.arbitrary())?,
             close: option(u, |u| u.arbitrary())?,
             meta: option(u, meta)?,
@@ -948,6 +1073,53 @@ impl<'u> Arbitrary<'u> for AgentAuthCapabilities<'static> {
             #[cfg(feature = "unstable")]
             status: option(u, |u| u.arbitrary())?,
             logout: option(u, |u| u.arbitrary())?,
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+impl<'u> Arbitrary<'u> for PlanCapabilities<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+impl<'u> Arbitrary<'u> for SubagentCapabilities<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+impl<'u> Arbitrary<'u> for SessionSystemPromptCapabilities<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            mode: option(u, |u| u.arbitrary())?,
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+impl<'u> Arbitrary<'u> for SessionSystemPromptModeCapabilities<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            override_mode: option(u, |u| u.arbitrary())?,
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+impl<'u> Arbitrary<'u> for SessionSystemPromptOverrideCapabilities<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
             meta: option(u, meta)?,
             extra: Extra::new(),
         })
@@ -1091,29 +1263,7 @@ impl<'u> Arbitrary<'u> for SessionTitleCapabilities<'static> {
 }
 
 #[cfg(feature = "unstable")]
-impl<'u> Arbitrary<'u> for SessionSystemPromptCapabilities<'static> {
-    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
-        Ok(Self {
-            mode: option(u, |u| u.arbitrary())?,
-            meta: option(u, meta)?,
-            extra: Extra::new(),
-        })
-    }
-}
-
-#[cfg(feature = "unstable")]
-impl<'u> Arbitrary<'u> for SessionSystemPromptModeCapabilities<'static> {
-    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
-        Ok(Self {
-            override_mode: option(u, |u| u.arbitrary())?,
-            meta: option(u, meta)?,
-            extra: Extra::new(),
-        })
-    }
-}
-
-#[cfg(feature = "unstable")]
-impl<'u> Arbitrary<'u> for SessionSystemPromptOverrideCapabilities<'static> {
+impl<'u> Arbitrary<'u> for SessionOptionsCapabilities<'static> {
     fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
         Ok(Self {
             meta: option(u, meta)?,
@@ -1123,7 +1273,7 @@ impl<'u> Arbitrary<'u> for SessionSystemPromptOverrideCapabilities<'static> {
 }
 
 #[cfg(feature = "unstable")]
-impl<'u> Arbitrary<'u> for PlanCapabilities<'static> {
+impl<'u> Arbitrary<'u> for SessionCursorsCapabilities<'static> {
     fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
         Ok(Self {
             meta: option(u, meta)?,
@@ -1133,9 +1283,12 @@ impl<'u> Arbitrary<'u> for PlanCapabilities<'static> {
 }
 
 #[cfg(feature = "unstable")]
-impl<'u> Arbitrary<'u> for SubagentCapabilities<'static> {
+impl<'u> Arbitrary<'u> for PromptSuggestionsCapabilities<'static> {
     fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
         Ok(Self {
+            image: option(u, |u| u.arbitrary())?,
+            audio: option(u, |u| u.arbitrary())?,
+            embedded_context: option(u, |u| u.arbitrary())?,
             meta: option(u, meta)?,
             extra: Extra::new(),
         })
@@ -1274,6 +1427,18 @@ impl<'u> Arbitrary<'u> for SessionModelState<'static> {
     }
 }
 
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for SessionConfigOptionCategory<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        const KNOWN: &[&str] = &["mode", "model", "model_config", "speed", "thought_level"];
+        if u.ratio(1u8, 8)? {
+            return Ok(Self::Unknown(unknown_word(u, KNOWN)?));
+        }
+        Ok(Self::from_wire(Cow::Borrowed(u.choose(KNOWN)?)))
+    }
+}
+
+#[cfg(not(feature = "unstable"))]
 impl<'u> Arbitrary<'u> for SessionConfigOptionCategory<'static> {
     fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
         const KNOWN: &[&str] = &["mode", "model", "model_config", "thought_level"];
@@ -1358,14 +1523,36 @@ impl<'u> Arbitrary<'u> for SessionConfigOption<'static> {
     }
 }
 
+impl<'u> Arbitrary<'u> for SystemPrompt<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            mode: u.arbitrary()?,
+            content: list(u, |u| u.arbitrary())?,
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+impl<'u> Arbitrary<'u> for SystemPromptMode<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        const KNOWN: &[&str] = &["append", "override"];
+        if u.ratio(1u8, 8)? {
+            return Ok(Self::Unknown(unknown_word(u, KNOWN)?));
+        }
+        Ok(Self::from_wire(Cow::Borrowed(u.choose(KNOWN)?)))
+    }
+}
+
 impl<'u> Arbitrary<'u> for NewSessionRequest<'static> {
     fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
         Ok(Self {
             cwd: text(u)?,
             additional_directories: option(u, |u| list(u, text))?,
             mcp_servers: list(u, |u| u.arbitrary())?,
-            #[cfg(feature = "unstable")]
             system_prompt: option(u, |u| u.arbitrary())?,
+            #[cfg(feature = "unstable")]
+            config_options: option(u, |u| list(u, |u| u.arbitrary()))?,
             meta: option(u, meta)?,
             extra: Extra::new(),
         })
@@ -1392,8 +1579,9 @@ impl<'u> Arbitrary<'u> for LoadSessionRequest<'static> {
             cwd: text(u)?,
             additional_directories: option(u, |u| list(u, text))?,
             session_id: text(u)?,
-            #[cfg(feature = "unstable")]
             system_prompt: option(u, |u| u.arbitrary())?,
+            #[cfg(feature = "unstable")]
+            config_options: option(u, |u| list(u, |u| u.arbitrary()))?,
             meta: option(u, meta)?,
             extra: Extra::new(),
         })
@@ -1469,8 +1657,9 @@ impl<'u> Arbitrary<'u> for ResumeSessionRequest<'static> {
             cwd: text(u)?,
             additional_directories: option(u, |u| list(u, text))?,
             mcp_servers: option(u, |u| list(u, |u| u.arbitrary()))?,
-            #[cfg(feature = "unstable")]
             system_prompt: option(u, |u| u.arbitrary())?,
+            #[cfg(feature = "unstable")]
+            config_options: option(u, |u| list(u, |u| u.arbitrary()))?,
             meta: option(u, meta)?,
             extra: Extra::new(),
         })
@@ -1603,29 +1792,6 @@ impl<'u> Arbitrary<'u> for SessionArchiveFilter<'static> {
 }
 
 #[cfg(feature = "unstable")]
-impl<'u> Arbitrary<'u> for SystemPrompt<'static> {
-    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
-        Ok(Self {
-            mode: u.arbitrary()?,
-            content: list(u, |u| u.arbitrary())?,
-            meta: option(u, meta)?,
-            extra: Extra::new(),
-        })
-    }
-}
-
-#[cfg(feature = "unstable")]
-impl<'u> Arbitrary<'u> for SystemPromptMode<'static> {
-    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
-        const KNOWN: &[&str] = &["append", "override"];
-        if u.ratio(1u8, 8)? {
-            return Ok(Self::Unknown(unknown_word(u, KNOWN)?));
-        }
-        Ok(Self::from_wire(Cow::Borrowed(u.choose(KNOWN)?)))
-    }
-}
-
-#[cfg(feature = "unstable")]
 impl<'u> Arbitrary<'u> for Usage<'static> {
     fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
         Ok(Self {
@@ -1635,6 +1801,27 @@ impl<'u> Arbitrary<'u> for Usage<'static> {
             thought_tokens: option(u, |u| u.arbitrary())?,
             cached_read_tokens: option(u, |u| u.arbitrary())?,
             cached_write_tokens: option(u, |u| u.arbitrary())?,
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for InitialSessionConfigOption<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        let (kind, value) = if u.arbitrary()? {
+            (
+                Some(Cow::Borrowed("boolean")),
+                ConfigValue::Bool(u.arbitrary()?),
+            )
+        } else {
+            (None, ConfigValue::Id(text(u)?))
+        };
+        Ok(Self {
+            config_id: text(u)?,
+            kind,
+            value,
             meta: option(u, meta)?,
             extra: Extra::new(),
         })
@@ -2028,6 +2215,7 @@ impl<'u> Arbitrary<'u> for AuthAccount<'static> {
     fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
         Ok(Self {
             label: text(u)?,
+            description: option(u, text)?,
             active: option(u, |u| u.arbitrary())?,
             name: option(u, text)?,
             email: option(u, text)?,
@@ -2059,10 +2247,12 @@ impl<'u> Arbitrary<'u> for ForkSessionRequest<'static> {
     fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
         Ok(Self {
             session_id: text(u)?,
+            cursor_id: option(u, text)?,
             cwd: text(u)?,
             additional_directories: option(u, |u| list(u, text))?,
             mcp_servers: option(u, |u| list(u, |u| u.arbitrary()))?,
             system_prompt: option(u, |u| u.arbitrary())?,
+            config_options: option(u, |u| list(u, |u| u.arbitrary()))?,
             meta: option(u, meta)?,
             extra: Extra::new(),
         })
@@ -2181,10 +2371,25 @@ impl<'u> Arbitrary<'u> for SetSessionTitleResponse<'static> {
 }
 
 #[cfg(feature = "unstable")]
-impl<'u> Arbitrary<'u> for ErrorStopReason<'static> {
+impl<'u> Arbitrary<'u> for SessionOptionsRequest<'static> {
     fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
         Ok(Self {
-            error: option(u, raw)?,
+            cwd: text(u)?,
+            additional_directories: option(u, |u| list(u, text))?,
+            session_id: option(u, text)?,
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for SessionOptionsResponse<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        Ok(Self {
+            modes: option(u, |u| u.arbitrary())?,
+            config_options: option(u, |u| list(u, |u| u.arbitrary()))?,
+            meta: option(u, meta)?,
             extra: Extra::new(),
         })
     }

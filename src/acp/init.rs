@@ -155,6 +155,12 @@ acp_struct! {
         "configOptions" pub config_options: Option<SessionConfigOptionsCapabilities<'a>>,
         /// Support for live user-facing `notice` session updates (optional).
         "notices" pub notices: Option<MetaOnly<'a>>,
+        /// Support for `prompt_suggestions_update` session updates (optional).
+        #[cfg(feature = "unstable")]
+        "promptSuggestions" pub prompt_suggestions: Option<PromptSuggestionsCapabilities<'a>>,
+        /// Support for `cursor_update` session updates (optional).
+        #[cfg(feature = "unstable")]
+        "cursors" pub cursors: Option<SessionCursorsCapabilities<'a>>,
         /// Extension metadata (`_meta`), kept raw.
         "_meta" pub meta: Option<RawJson<'a>>,
     }
@@ -167,6 +173,10 @@ impl<'a> ClientSessionCapabilities<'a> {
             compaction: None,
             config_options: None,
             notices: None,
+            #[cfg(feature = "unstable")]
+            prompt_suggestions: None,
+            #[cfg(feature = "unstable")]
+            cursors: None,
             meta: None,
             extra: Extra::new(),
         }
@@ -190,6 +200,22 @@ impl<'a> ClientSessionCapabilities<'a> {
     #[must_use]
     pub fn with_notices(mut self, value: MetaOnly<'a>) -> Self {
         self.notices = Some(value);
+        self
+    }
+
+    /// Sets `promptSuggestions`.
+    #[cfg(feature = "unstable")]
+    #[must_use]
+    pub fn with_prompt_suggestions(mut self, value: PromptSuggestionsCapabilities<'a>) -> Self {
+        self.prompt_suggestions = Some(value);
+        self
+    }
+
+    /// Sets `cursors`.
+    #[cfg(feature = "unstable")]
+    #[must_use]
+    pub fn with_cursors(mut self, value: SessionCursorsCapabilities<'a>) -> Self {
+        self.cursors = Some(value);
         self
     }
 
@@ -309,10 +335,8 @@ acp_struct! {
         /// Session-related capabilities supported by the client (optional).
         "session" pub session: Option<ClientSessionCapabilities<'a>>,
         /// Whether the client understands exposed subagent sessions (optional).
-        #[cfg(feature = "unstable")]
         "subagents" pub subagents: Option<SubagentCapabilities<'a>>,
-        /// Whether the client supports `plan_update` and `plan_removed` session updates (optional).
-        #[cfg(feature = "unstable")]
+        /// Whether the Client supports `plan_update` and `plan_removed` session updates (optional).
         "plan" pub plan: Option<PlanCapabilities<'a>>,
         /// Authentication capabilities supported by the client. Determines which authentication method types the agent may include in its `InitializeResponse` (optional).
         "auth" pub auth: Option<AuthCapabilities<'a>>,
@@ -330,9 +354,7 @@ impl<'a> ClientCapabilities<'a> {
             fs: None,
             terminal: None,
             session: None,
-            #[cfg(feature = "unstable")]
             subagents: None,
-            #[cfg(feature = "unstable")]
             plan: None,
             auth: None,
             elicitation: None,
@@ -363,7 +385,6 @@ impl<'a> ClientCapabilities<'a> {
     }
 
     /// Sets `subagents`.
-    #[cfg(feature = "unstable")]
     #[must_use]
     pub fn with_subagents(mut self, value: SubagentCapabilities<'a>) -> Self {
         self.subagents = Some(value);
@@ -371,7 +392,6 @@ impl<'a> ClientCapabilities<'a> {
     }
 
     /// Sets `plan`.
-    #[cfg(feature = "unstable")]
     #[must_use]
     pub fn with_plan(mut self, value: PlanCapabilities<'a>) -> Self {
         self.plan = Some(value);
@@ -589,7 +609,6 @@ acp_struct! {
         /// Whether the agent supports `additionalDirectories` on supported session lifecycle requests (optional).
         "additionalDirectories" pub additional_directories: Option<MetaOnly<'a>>,
         /// Whether the agent supports `systemPrompt` on session lifecycle requests (optional).
-        #[cfg(feature = "unstable")]
         "systemPrompt" pub system_prompt: Option<SessionSystemPromptCapabilities<'a>>,
         /// Whether the agent supports `session/fork` (optional).
         #[cfg(feature = "unstable")]
@@ -603,6 +622,9 @@ acp_struct! {
         /// Whether the agent supports `session/set_title` (optional).
         #[cfg(feature = "unstable")]
         "title" pub title: Option<SessionTitleCapabilities<'a>>,
+        /// Whether the agent supports `session/options` (optional).
+        #[cfg(feature = "unstable")]
+        "options" pub options: Option<SessionOptionsCapabilities<'a>>,
         /// Whether the agent supports `session/resume` (optional).
         "resume" pub resume: Option<MetaOnly<'a>>,
         /// Whether the agent supports `session/close` (optional).
@@ -619,7 +641,6 @@ impl<'a> SessionCapabilities<'a> {
             list: None,
             delete: None,
             additional_directories: None,
-            #[cfg(feature = "unstable")]
             system_prompt: None,
             #[cfg(feature = "unstable")]
             fork: None,
@@ -629,6 +650,8 @@ impl<'a> SessionCapabilities<'a> {
             status: None,
             #[cfg(feature = "unstable")]
             title: None,
+            #[cfg(feature = "unstable")]
+            options: None,
             resume: None,
             close: None,
             meta: None,
@@ -658,7 +681,6 @@ impl<'a> SessionCapabilities<'a> {
     }
 
     /// Sets `systemPrompt`.
-    #[cfg(feature = "unstable")]
     #[must_use]
     pub fn with_system_prompt(mut self, value: SessionSystemPromptCapabilities<'a>) -> Self {
         self.system_prompt = Some(value);
@@ -694,6 +716,14 @@ impl<'a> SessionCapabilities<'a> {
     #[must_use]
     pub fn with_title(mut self, value: SessionTitleCapabilities<'a>) -> Self {
         self.title = Some(value);
+        self
+    }
+
+    /// Sets `options`.
+    #[cfg(feature = "unstable")]
+    #[must_use]
+    pub fn with_options(mut self, value: SessionOptionsCapabilities<'a>) -> Self {
+        self.options = Some(value);
         self
     }
 
@@ -774,6 +804,184 @@ impl<'a> AgentAuthCapabilities<'a> {
 }
 
 impl Default for AgentAuthCapabilities<'_> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+acp_struct! {
+    /// Capabilities for receiving `plan_update` and `plan_removed` session updates.
+    pub struct PlanCapabilities<'a> {
+        /// Extension metadata (`_meta`), kept raw.
+        "_meta" pub meta: Option<RawJson<'a>>,
+    }
+}
+
+impl<'a> PlanCapabilities<'a> {
+    /// A `PlanCapabilities` with every (optional) member absent.
+    pub fn new() -> Self {
+        Self {
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+impl Default for PlanCapabilities<'_> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+acp_struct! {
+    /// Capability marker for exposing reusable child sessions as restricted ACP sessions.
+    pub struct SubagentCapabilities<'a> {
+        /// Extension metadata (`_meta`), kept raw.
+        "_meta" pub meta: Option<RawJson<'a>>,
+    }
+}
+
+impl<'a> SubagentCapabilities<'a> {
+    /// A `SubagentCapabilities` with every (optional) member absent.
+    pub fn new() -> Self {
+        Self {
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+impl Default for SubagentCapabilities<'_> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+acp_struct! {
+    /// Capabilities for client-provided system prompts.
+    pub struct SessionSystemPromptCapabilities<'a> {
+        /// Delivery modes the agent supports in addition to `append` (optional).
+        "mode" pub mode: Option<SessionSystemPromptModeCapabilities<'a>>,
+        /// Extension metadata (`_meta`), kept raw.
+        "_meta" pub meta: Option<RawJson<'a>>,
+    }
+}
+
+impl<'a> SessionSystemPromptCapabilities<'a> {
+    /// A `SessionSystemPromptCapabilities` with every (optional) member absent.
+    pub fn new() -> Self {
+        Self {
+            mode: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `mode`.
+    #[must_use]
+    pub fn with_mode(mut self, value: SessionSystemPromptModeCapabilities<'a>) -> Self {
+        self.mode = Some(value);
+        self
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+impl Default for SessionSystemPromptCapabilities<'_> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+acp_struct! {
+    /// System prompt delivery modes the agent supports in addition to `append`.
+    pub struct SessionSystemPromptModeCapabilities<'a> {
+        /// Whether the agent supports `override` mode (optional).
+        "override" pub override_mode: Option<SessionSystemPromptOverrideCapabilities<'a>>,
+        /// Extension metadata (`_meta`), kept raw.
+        "_meta" pub meta: Option<RawJson<'a>>,
+    }
+}
+
+impl<'a> SessionSystemPromptModeCapabilities<'a> {
+    /// A `SessionSystemPromptModeCapabilities` with every (optional) member absent.
+    pub fn new() -> Self {
+        Self {
+            override_mode: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `override`.
+    #[must_use]
+    pub fn with_override_mode(
+        mut self,
+        value: SessionSystemPromptOverrideCapabilities<'a>,
+    ) -> Self {
+        self.override_mode = Some(value);
+        self
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+impl Default for SessionSystemPromptModeCapabilities<'_> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+acp_struct! {
+    /// Capabilities for the `override` system prompt mode.
+    pub struct SessionSystemPromptOverrideCapabilities<'a> {
+        /// Extension metadata (`_meta`), kept raw.
+        "_meta" pub meta: Option<RawJson<'a>>,
+    }
+}
+
+impl<'a> SessionSystemPromptOverrideCapabilities<'a> {
+    /// A `SessionSystemPromptOverrideCapabilities` with every (optional) member absent.
+    pub fn new() -> Self {
+        Self {
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+impl Default for SessionSystemPromptOverrideCapabilities<'_> {
     fn default() -> Self {
         Self::new()
     }
@@ -1277,31 +1485,21 @@ impl Default for SessionTitleCapabilities<'_> {
 
 #[cfg(feature = "unstable")]
 acp_struct! {
-    /// Capabilities for client-provided system prompts.
-    pub struct SessionSystemPromptCapabilities<'a> {
-        /// Delivery modes the agent supports in addition to `append` (optional).
-        "mode" pub mode: Option<SessionSystemPromptModeCapabilities<'a>>,
+    /// Capabilities for the `session/options` method.
+    pub struct SessionOptionsCapabilities<'a> {
         /// Extension metadata (`_meta`), kept raw.
         "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
 #[cfg(feature = "unstable")]
-impl<'a> SessionSystemPromptCapabilities<'a> {
-    /// A `SessionSystemPromptCapabilities` with every (optional) member absent.
+impl<'a> SessionOptionsCapabilities<'a> {
+    /// A `SessionOptionsCapabilities` with every (optional) member absent.
     pub fn new() -> Self {
         Self {
-            mode: None,
             meta: None,
             extra: Extra::new(),
         }
-    }
-
-    /// Sets `mode`.
-    #[must_use]
-    pub fn with_mode(mut self, value: SessionSystemPromptModeCapabilities<'a>) -> Self {
-        self.mode = Some(value);
-        self
     }
 
     /// Sets `_meta`.
@@ -1313,7 +1511,7 @@ impl<'a> SessionSystemPromptCapabilities<'a> {
 }
 
 #[cfg(feature = "unstable")]
-impl Default for SessionSystemPromptCapabilities<'_> {
+impl Default for SessionOptionsCapabilities<'_> {
     fn default() -> Self {
         Self::new()
     }
@@ -1321,34 +1519,21 @@ impl Default for SessionSystemPromptCapabilities<'_> {
 
 #[cfg(feature = "unstable")]
 acp_struct! {
-    /// System prompt delivery modes the agent supports in addition to `append`.
-    pub struct SessionSystemPromptModeCapabilities<'a> {
-        /// Whether the agent supports `override` mode (optional).
-        "override" pub override_mode: Option<SessionSystemPromptOverrideCapabilities<'a>>,
+    /// Client support for `cursor_update` session updates.
+    pub struct SessionCursorsCapabilities<'a> {
         /// Extension metadata (`_meta`), kept raw.
         "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
 #[cfg(feature = "unstable")]
-impl<'a> SessionSystemPromptModeCapabilities<'a> {
-    /// A `SessionSystemPromptModeCapabilities` with every (optional) member absent.
+impl<'a> SessionCursorsCapabilities<'a> {
+    /// A `SessionCursorsCapabilities` with every (optional) member absent.
     pub fn new() -> Self {
         Self {
-            override_mode: None,
             meta: None,
             extra: Extra::new(),
         }
-    }
-
-    /// Sets `override`.
-    #[must_use]
-    pub fn with_override_mode(
-        mut self,
-        value: SessionSystemPromptOverrideCapabilities<'a>,
-    ) -> Self {
-        self.override_mode = Some(value);
-        self
     }
 
     /// Sets `_meta`.
@@ -1360,7 +1545,7 @@ impl<'a> SessionSystemPromptModeCapabilities<'a> {
 }
 
 #[cfg(feature = "unstable")]
-impl Default for SessionSystemPromptModeCapabilities<'_> {
+impl Default for SessionCursorsCapabilities<'_> {
     fn default() -> Self {
         Self::new()
     }
@@ -1368,21 +1553,51 @@ impl Default for SessionSystemPromptModeCapabilities<'_> {
 
 #[cfg(feature = "unstable")]
 acp_struct! {
-    /// Capabilities for the `override` system prompt mode.
-    pub struct SessionSystemPromptOverrideCapabilities<'a> {
+    /// Client support for `prompt_suggestions_update` session updates.
+    pub struct PromptSuggestionsCapabilities<'a> {
+        /// Whether prompt suggestions may include `image` content blocks (optional).
+        "image" pub image: Option<MetaOnly<'a>>,
+        /// Whether prompt suggestions may include `audio` content blocks (optional).
+        "audio" pub audio: Option<MetaOnly<'a>>,
+        /// Whether prompt suggestions may include `resource` content blocks (optional).
+        "embeddedContext" pub embedded_context: Option<MetaOnly<'a>>,
         /// Extension metadata (`_meta`), kept raw.
         "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
 #[cfg(feature = "unstable")]
-impl<'a> SessionSystemPromptOverrideCapabilities<'a> {
-    /// A `SessionSystemPromptOverrideCapabilities` with every (optional) member absent.
+impl<'a> PromptSuggestionsCapabilities<'a> {
+    /// A `PromptSuggestionsCapabilities` with every (optional) member absent.
     pub fn new() -> Self {
         Self {
+            image: None,
+            audio: None,
+            embedded_context: None,
             meta: None,
             extra: Extra::new(),
         }
+    }
+
+    /// Sets `image`.
+    #[must_use]
+    pub fn with_image(mut self, value: MetaOnly<'a>) -> Self {
+        self.image = Some(value);
+        self
+    }
+
+    /// Sets `audio`.
+    #[must_use]
+    pub fn with_audio(mut self, value: MetaOnly<'a>) -> Self {
+        self.audio = Some(value);
+        self
+    }
+
+    /// Sets `embeddedContext`.
+    #[must_use]
+    pub fn with_embedded_context(mut self, value: MetaOnly<'a>) -> Self {
+        self.embedded_context = Some(value);
+        self
     }
 
     /// Sets `_meta`.
@@ -1394,75 +1609,7 @@ impl<'a> SessionSystemPromptOverrideCapabilities<'a> {
 }
 
 #[cfg(feature = "unstable")]
-impl Default for SessionSystemPromptOverrideCapabilities<'_> {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-#[cfg(feature = "unstable")]
-acp_struct! {
-    /// Capabilities for receiving `plan_update` and `plan_removed` session updates.
-    pub struct PlanCapabilities<'a> {
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
-    }
-}
-
-#[cfg(feature = "unstable")]
-impl<'a> PlanCapabilities<'a> {
-    /// A `PlanCapabilities` with every (optional) member absent.
-    pub fn new() -> Self {
-        Self {
-            meta: None,
-            extra: Extra::new(),
-        }
-    }
-
-    /// Sets `_meta`.
-    #[must_use]
-    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
-        self.meta = Some(value);
-        self
-    }
-}
-
-#[cfg(feature = "unstable")]
-impl Default for PlanCapabilities<'_> {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-#[cfg(feature = "unstable")]
-acp_struct! {
-    /// Capability marker for exposing reusable child sessions as restricted ACP sessions.
-    pub struct SubagentCapabilities<'a> {
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
-    }
-}
-
-#[cfg(feature = "unstable")]
-impl<'a> SubagentCapabilities<'a> {
-    /// A `SubagentCapabilities` with every (optional) member absent.
-    pub fn new() -> Self {
-        Self {
-            meta: None,
-            extra: Extra::new(),
-        }
-    }
-
-    /// Sets `_meta`.
-    #[must_use]
-    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
-        self.meta = Some(value);
-        self
-    }
-}
-
-#[cfg(feature = "unstable")]
-impl Default for SubagentCapabilities<'_> {
+impl Default for PromptSuggestionsCapabilities<'_> {
     fn default() -> Self {
         Self::new()
     }

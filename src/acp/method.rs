@@ -95,6 +95,9 @@ pub mod names {
     /// `session/status` (client to agent; unstable).
     #[cfg(feature = "unstable")]
     pub const SESSION_STATUS: &str = "session/status";
+    /// `session/options` (client to agent; unstable).
+    #[cfg(feature = "unstable")]
+    pub const SESSION_OPTIONS: &str = "session/options";
     /// `session/set_title` (client to agent; unstable).
     #[cfg(feature = "unstable")]
     pub const SESSION_SET_TITLE: &str = "session/set_title";
@@ -391,6 +394,9 @@ method_enum! {
         /// `session/status` (unstable).
         #[cfg(feature = "unstable")]
         SessionStatus(SessionStatusRequest) = SESSION_STATUS,
+        /// `session/options` (unstable).
+        #[cfg(feature = "unstable")]
+        SessionOptions(SessionOptionsRequest) = SESSION_OPTIONS,
         /// `session/set_title` (unstable).
         #[cfg(feature = "unstable")]
         SetSessionTitle(SetSessionTitleRequest) = SESSION_SET_TITLE,
@@ -495,6 +501,9 @@ pub enum ResponseResult<'a> {
     /// `session/status` (unstable).
     #[cfg(feature = "unstable")]
     SessionStatus(SessionStatusResponse<'a>),
+    /// `session/options` (unstable).
+    #[cfg(feature = "unstable")]
+    SessionOptions(SessionOptionsResponse<'a>),
     /// `session/set_title` (unstable).
     #[cfg(feature = "unstable")]
     SetSessionTitle(SetSessionTitleResponse<'a>),
@@ -629,6 +638,8 @@ results! {
     UnarchiveSession = SESSION_UNARCHIVE,
     #[cfg(feature = "unstable")]
     SessionStatus = SESSION_STATUS,
+    #[cfg(feature = "unstable")]
+    SessionOptions = SESSION_OPTIONS,
     #[cfg(feature = "unstable")]
     SetSessionTitle = SESSION_SET_TITLE,
     #[cfg(feature = "unstable")]

@@ -190,14 +190,15 @@ pub use init::{
     AuthMethodTerminal, AuthenticateRequest, AuthenticateResponse, ClientCapabilities,
     ClientSessionCapabilities, ElicitationCapabilities, FileSystemCapabilities, Implementation,
     InitializeRequest, InitializeResponse, LogoutRequest, LogoutResponse, McpCapabilities,
-    PromptCapabilities, SessionCapabilities, SessionConfigOptionsCapabilities,
+    PlanCapabilities, PromptCapabilities, SessionCapabilities, SessionConfigOptionsCapabilities,
+    SessionSystemPromptCapabilities, SessionSystemPromptModeCapabilities,
+    SessionSystemPromptOverrideCapabilities, SubagentCapabilities,
 };
 #[cfg(feature = "unstable")]
 pub use init::{
-    AuthStatusCapabilities, PlanCapabilities, ProvidersCapabilities, SessionArchiveCapabilities,
-    SessionForkCapabilities, SessionStatusCapabilities, SessionSystemPromptCapabilities,
-    SessionSystemPromptModeCapabilities, SessionSystemPromptOverrideCapabilities,
-    SessionTitleCapabilities, SubagentCapabilities,
+    AuthStatusCapabilities, PromptSuggestionsCapabilities, ProvidersCapabilities,
+    SessionArchiveCapabilities, SessionCursorsCapabilities, SessionForkCapabilities,
+    SessionOptionsCapabilities, SessionStatusCapabilities, SessionTitleCapabilities,
 };
 pub use session::{
     CancelNotification, CancelRequestNotification, CloseSessionRequest, CloseSessionResponse,
@@ -210,34 +211,37 @@ pub use session::{
     SessionIdRequest, SessionInfo, SessionMode, SessionModeState, SessionModelState,
     SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, SetSessionModeRequest,
     SetSessionModeResponse, SetSessionModelRequest, SetSessionModelResponse, StopReason,
+    SystemPrompt, SystemPromptMode,
 };
 #[cfg(feature = "unstable")]
-pub use session::{McpServerAcp, SessionArchiveFilter, SystemPrompt, SystemPromptMode, Usage};
+pub use session::{InitialSessionConfigOption, McpServerAcp, SessionArchiveFilter, Usage};
 #[cfg(feature = "unstable")]
 pub use unstable::{
     ArchiveSessionRequest, ArchiveSessionResponse, AuthAccount, AuthState, AuthStatusRequest,
     AuthStatusResponse, AuthStatusUpdateNotification, DisableProviderRequest,
-    DisableProviderResponse, ErrorStopReason, ForkSessionRequest, ForkSessionResponse,
-    ListProvidersRequest, ListProvidersResponse, LlmProtocol, McpError, MessageMcpNotification,
-    MessageMcpRequest, MessageMcpResponse, ProviderCurrentConfig, ProviderInfo, SessionStatus,
-    SessionStatusRequest, SessionStatusResponse, SetProviderRequest, SetProviderResponse,
-    SetSessionTitleRequest, SetSessionTitleResponse, UnarchiveSessionRequest,
-    UnarchiveSessionResponse,
+    DisableProviderResponse, ForkSessionRequest, ForkSessionResponse, ListProvidersRequest,
+    ListProvidersResponse, LlmProtocol, McpError, MessageMcpNotification, MessageMcpRequest,
+    MessageMcpResponse, ProviderCurrentConfig, ProviderInfo, SessionOptionsRequest,
+    SessionOptionsResponse, SessionStatus, SessionStatusRequest, SessionStatusResponse,
+    SetProviderRequest, SetProviderResponse, SetSessionTitleRequest, SetSessionTitleResponse,
+    UnarchiveSessionRequest, UnarchiveSessionResponse,
 };
 pub use update::{
     AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, CompactionStatus,
     CompactionSummaryChunk, CompactionUpdate, ConfigOptionUpdate, Content, ContentChunk, Cost,
-    CurrentModeUpdate, Diff, Notice, NoticeSeverity, Plan, PlanEntry, PlanEntryPriority,
-    PlanEntryStatus, SessionInfoUpdate, SessionNotification, SessionUpdate, Terminal, ToolCall,
-    ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolKind,
-    UnstructuredCommandInput, UsageUpdate,
+    CurrentModeUpdate, Diff, ErrorStopReason, IdleStateUpdate, IdleStopReason, Notice,
+    NoticeSeverity, Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus, PlanItems, PlanMarkdown,
+    PlanRemoved, PlanUpdate, PlanUpdateContent, RequiresActionStateUpdate, RunningStateUpdate,
+    SessionCancelCapabilities, SessionInfoUpdate, SessionMessage, SessionMessageChunk,
+    SessionNotification, SessionUpdate, StateUpdate, SubagentSessionCapabilities, SubagentUpdate,
+    Terminal, ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate,
+    ToolKind, UnknownStateUpdate, UnstructuredCommandInput, UsageUpdate,
 };
 #[cfg(feature = "unstable")]
 pub use update::{
-    IdleStateUpdate, IdleStopReason, PlanFile, PlanItems, PlanMarkdown, PlanRemoved, PlanUpdate,
-    PlanUpdateContent, RequiresActionStateUpdate, RunningStateUpdate, SessionCancelCapabilities,
-    SessionMessage, SessionMessageChunk, StateUpdate, SubagentSessionCapabilities, SubagentUpdate,
-    UnknownStateUpdate,
+    CursorAnchor, CursorAnchorPosition, CursorCapabilities, CursorCompactionAnchor,
+    CursorForkCapabilities, CursorMessageAnchor, CursorToolCallAnchor, CursorUpdate,
+    PromptSuggestion, PromptSuggestionsUpdate,
 };
 // generated exports: end
 pub use encode::{encode_error, encode_notification, encode_request, encode_response};

@@ -368,6 +368,9 @@ string_enum! {
         Model = "model",
         /// `"model_config"`.
         ModelConfig = "model_config",
+        /// `"speed"`.
+        #[cfg(feature = "unstable")]
+        Speed = "speed",
         /// `"thought_level"`.
         ThoughtLevel = "thought_level",
     }
@@ -593,17 +596,60 @@ tagged_enum! {
 }
 
 acp_struct! {
+    /// Client-provided system-level instructions for a session.
+    pub struct SystemPrompt<'a> {
+        /// How the Agent combines `content` with its own instructions.
+        "mode" pub mode: SystemPromptMode<'a>,
+        /// The system prompt content.
+        "content" pub content: Vec<ContentBlock<'a>>,
+        /// Extension metadata (`_meta`), kept raw.
+        "_meta" pub meta: Option<RawJson<'a>>,
+    }
+}
+
+impl<'a> SystemPrompt<'a> {
+    /// A `SystemPrompt` from its required members (`mode`, `content`); the optional ones absent.
+    pub fn new(mode: SystemPromptMode<'a>, content: Vec<ContentBlock<'a>>) -> Self {
+        Self {
+            mode,
+            content,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+string_enum! {
+    /// How the Agent combines a client-provided system prompt with its own instructions.
+    pub enum SystemPromptMode {
+        /// `"append"`.
+        Append = "append",
+        /// `"override"`.
+        Override = "override",
+    }
+}
+
+acp_struct! {
     /// Request parameters for creating a new session.
     pub struct NewSessionRequest<'a> {
         /// The working directory for this session. Must be an absolute path.
         "cwd" pub cwd: Cow<'a, str>,
-        /// Additional workspace roots for this session. Each path must be absolute (optional).
+        /// Additional workspace roots for this session. Each path MUST be absolute (optional).
         "additionalDirectories" pub additional_directories: Option<Vec<Cow<'a, str>>>,
         /// List of MCP (Model Context Protocol) servers the agent should connect to.
         "mcpServers" pub mcp_servers: Vec<McpServer<'a>>,
         /// System-level instructions for the new session (optional).
-        #[cfg(feature = "unstable")]
         "systemPrompt" pub system_prompt: Option<SystemPrompt<'a>>,
+        /// Initial values for the session's config options (optional).
+        #[cfg(feature = "unstable")]
+        "configOptions" pub config_options: Option<Vec<InitialSessionConfigOption<'a>>>,
         /// Extension metadata (`_meta`), kept raw.
         "_meta" pub meta: Option<RawJson<'a>>,
     }
@@ -616,8 +662,9 @@ impl<'a> NewSessionRequest<'a> {
             cwd: cwd.into(),
             additional_directories: None,
             mcp_servers,
-            #[cfg(feature = "unstable")]
             system_prompt: None,
+            #[cfg(feature = "unstable")]
+            config_options: None,
             meta: None,
             extra: Extra::new(),
         }
@@ -631,10 +678,17 @@ impl<'a> NewSessionRequest<'a> {
     }
 
     /// Sets `systemPrompt`.
-    #[cfg(feature = "unstable")]
     #[must_use]
     pub fn with_system_prompt(mut self, value: SystemPrompt<'a>) -> Self {
         self.system_prompt = Some(value);
+        self
+    }
+
+    /// Sets `configOptions`.
+    #[cfg(feature = "unstable")]
+    #[must_use]
+    pub fn with_config_options(mut self, value: Vec<InitialSessionConfigOption<'a>>) -> Self {
+        self.config_options = Some(value);
         self
     }
 
@@ -711,13 +765,15 @@ acp_struct! {
         "mcpServers" pub mcp_servers: Vec<McpServer<'a>>,
         /// The working directory for this session. Must be an absolute path.
         "cwd" pub cwd: Cow<'a, str>,
-        /// Additional workspace roots to activate for this session. Each path must be absolute (optional).
+        /// Additional workspace roots to activate for this session. Each path MUST be absolute (optional).
         "additionalDirectories" pub additional_directories: Option<Vec<Cow<'a, str>>>,
         /// The ID of the session to load.
         "sessionId" pub session_id: Cow<'a, str>,
         /// System-level instructions for the loaded session (optional).
-        #[cfg(feature = "unstable")]
         "systemPrompt" pub system_prompt: Option<SystemPrompt<'a>>,
+        /// Initial values for the session's config options (optional).
+        #[cfg(feature = "unstable")]
+        "configOptions" pub config_options: Option<Vec<InitialSessionConfigOption<'a>>>,
         /// Extension metadata (`_meta`), kept raw.
         "_meta" pub meta: Option<RawJson<'a>>,
     }
@@ -735,8 +791,9 @@ impl<'a> LoadSessionRequest<'a> {
             cwd: cwd.into(),
             additional_directories: None,
             session_id: session_id.into(),
-            #[cfg(feature = "unstable")]
             system_prompt: None,
+            #[cfg(feature = "unstable")]
+            config_options: None,
             meta: None,
             extra: Extra::new(),
         }
@@ -750,10 +807,17 @@ impl<'a> LoadSessionRequest<'a> {
     }
 
     /// Sets `systemPrompt`.
-    #[cfg(feature = "unstable")]
     #[must_use]
     pub fn with_system_prompt(mut self, value: SystemPrompt<'a>) -> Self {
         self.system_prompt = Some(value);
+        self
+    }
+
+    /// Sets `configOptions`.
+    #[cfg(feature = "unstable")]
+    #[must_use]
+    pub fn with_config_options(mut self, value: Vec<InitialSessionConfigOption<'a>>) -> Self {
+        self.config_options = Some(value);
         self
     }
 
@@ -897,7 +961,7 @@ acp_struct! {
         "sessionId" pub session_id: Cow<'a, str>,
         /// The working directory for this session. Must be an absolute path.
         "cwd" pub cwd: Cow<'a, str>,
-        /// Additional workspace roots reported for this session. Each path must be absolute (optional).
+        /// Additional workspace roots reported for this session. Each path MUST be absolute (optional).
         "additionalDirectories" pub additional_directories: Option<Vec<Cow<'a, str>>>,
         /// Human-readable title for the session (optional).
         "title" pub title: Option<Cow<'a, str>>,
@@ -1037,13 +1101,15 @@ acp_struct! {
         "sessionId" pub session_id: Cow<'a, str>,
         /// The working directory for this session. Must be an absolute path.
         "cwd" pub cwd: Cow<'a, str>,
-        /// Additional workspace roots to activate for this session. Each path must be absolute (optional).
+        /// Additional workspace roots to activate for this session. Each path MUST be absolute (optional).
         "additionalDirectories" pub additional_directories: Option<Vec<Cow<'a, str>>>,
         /// List of MCP servers to connect to for this session (optional).
         "mcpServers" pub mcp_servers: Option<Vec<McpServer<'a>>>,
         /// System-level instructions for the resumed session (optional).
-        #[cfg(feature = "unstable")]
         "systemPrompt" pub system_prompt: Option<SystemPrompt<'a>>,
+        /// Initial values for the session's config options (optional).
+        #[cfg(feature = "unstable")]
+        "configOptions" pub config_options: Option<Vec<InitialSessionConfigOption<'a>>>,
         /// Extension metadata (`_meta`), kept raw.
         "_meta" pub meta: Option<RawJson<'a>>,
     }
@@ -1057,8 +1123,9 @@ impl<'a> ResumeSessionRequest<'a> {
             cwd: cwd.into(),
             additional_directories: None,
             mcp_servers: None,
-            #[cfg(feature = "unstable")]
             system_prompt: None,
+            #[cfg(feature = "unstable")]
+            config_options: None,
             meta: None,
             extra: Extra::new(),
         }
@@ -1079,10 +1146,17 @@ impl<'a> ResumeSessionRequest<'a> {
     }
 
     /// Sets `systemPrompt`.
-    #[cfg(feature = "unstable")]
     #[must_use]
     pub fn with_system_prompt(mut self, value: SystemPrompt<'a>) -> Self {
         self.system_prompt = Some(value);
+        self
+    }
+
+    /// Sets `configOptions`.
+    #[cfg(feature = "unstable")]
+    #[must_use]
+    pub fn with_config_options(mut self, value: Vec<InitialSessionConfigOption<'a>>) -> Self {
+        self.config_options = Some(value);
         self
     }
 
@@ -1424,50 +1498,6 @@ string_enum! {
 
 #[cfg(feature = "unstable")]
 acp_struct! {
-    /// Client-provided system-level instructions for a session.
-    pub struct SystemPrompt<'a> {
-        /// How the Agent combines `content` with its own instructions.
-        "mode" pub mode: SystemPromptMode<'a>,
-        /// The system prompt content.
-        "content" pub content: Vec<ContentBlock<'a>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
-    }
-}
-
-#[cfg(feature = "unstable")]
-impl<'a> SystemPrompt<'a> {
-    /// A `SystemPrompt` from its required members (`mode`, `content`); the optional ones absent.
-    pub fn new(mode: SystemPromptMode<'a>, content: Vec<ContentBlock<'a>>) -> Self {
-        Self {
-            mode,
-            content,
-            meta: None,
-            extra: Extra::new(),
-        }
-    }
-
-    /// Sets `_meta`.
-    #[must_use]
-    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
-        self.meta = Some(value);
-        self
-    }
-}
-
-#[cfg(feature = "unstable")]
-string_enum! {
-    /// How the Agent combines a client-provided system prompt with its own instructions.
-    pub enum SystemPromptMode {
-        /// `"append"`.
-        Append = "append",
-        /// `"override"`.
-        Override = "override",
-    }
-}
-
-#[cfg(feature = "unstable")]
-acp_struct! {
     /// Token usage information for a prompt turn.
     pub struct Usage<'a> {
         /// Sum of all token types across session.
@@ -1521,6 +1551,49 @@ impl<'a> Usage<'a> {
     #[must_use]
     pub fn with_cached_write_tokens(mut self, value: u64) -> Self {
         self.cached_write_tokens = Some(value);
+        self
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+#[cfg(feature = "unstable")]
+acp_struct! {
+    /// An initial value for a config option, sent on session setup requests.
+    pub struct InitialSessionConfigOption<'a> {
+        /// The ID of the configuration option to set.
+        "configId" pub config_id: Cow<'a, str>,
+        /// The `type` tag (`"boolean"` for boolean values) (optional).
+        "type" pub kind: Option<Cow<'a, str>>,
+        /// The new value.
+        "value" pub value: ConfigValue<'a>,
+        /// Extension metadata (`_meta`), kept raw.
+        "_meta" pub meta: Option<RawJson<'a>>,
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'a> InitialSessionConfigOption<'a> {
+    /// A `InitialSessionConfigOption` from its required members (`configId`, `value`); the optional ones absent.
+    pub fn new(config_id: impl Into<Cow<'a, str>>, value: ConfigValue<'a>) -> Self {
+        Self {
+            config_id: config_id.into(),
+            kind: None,
+            value,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `type`.
+    #[must_use]
+    pub fn with_kind(mut self, value: impl Into<Cow<'a, str>>) -> Self {
+        self.kind = Some(value.into());
         self
     }
 

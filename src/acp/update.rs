@@ -508,7 +508,7 @@ string_enum! {
 }
 
 acp_struct! {
-    /// An execution plan for accomplishing complex tasks.
+    /// A checklist sent with the `plan` session update.
     pub struct Plan<'a> {
         /// The list of tasks to be accomplished.
         "entries" pub entries: Vec<PlanEntry<'a>>,
@@ -1038,35 +1038,34 @@ tagged_enum! {
         /// `sessionUpdate`: `"compaction_summary_chunk"`.
         CompactionSummaryChunk(CompactionSummaryChunk) = "compaction_summary_chunk",
         /// `sessionUpdate`: `"plan_update"`.
-        #[cfg(feature = "unstable")]
         PlanUpdate(PlanUpdate) = "plan_update",
         /// `sessionUpdate`: `"plan_removed"`.
-        #[cfg(feature = "unstable")]
         PlanRemoved(PlanRemoved) = "plan_removed",
         /// `sessionUpdate`: `"subagent_update"`.
-        #[cfg(feature = "unstable")]
         SubagentUpdate(SubagentUpdate) = "subagent_update",
         /// `sessionUpdate`: `"session_message"`.
-        #[cfg(feature = "unstable")]
         SessionMessage(SessionMessage) = "session_message",
         /// `sessionUpdate`: `"session_message_chunk"`.
-        #[cfg(feature = "unstable")]
         SessionMessageChunk(SessionMessageChunk) = "session_message_chunk",
+        /// `sessionUpdate`: `"cursor_update"`.
+        #[cfg(feature = "unstable")]
+        CursorUpdate(CursorUpdate) = "cursor_update",
+        /// `sessionUpdate`: `"prompt_suggestions_update"`.
+        #[cfg(feature = "unstable")]
+        PromptSuggestionsUpdate(PromptSuggestionsUpdate) = "prompt_suggestions_update",
     }
 }
 
-#[cfg(feature = "unstable")]
 acp_struct! {
     /// A content update for a plan identified by ID.
     pub struct PlanUpdate<'a> {
-        /// The updated plan content.
+        /// Replaces the whole plan with this `planId`, even if its `type` changes.
         "plan" pub plan: PlanUpdateContent<'a>,
         /// Extension metadata (`_meta`), kept raw.
         "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-#[cfg(feature = "unstable")]
 impl<'a> PlanUpdate<'a> {
     /// A `PlanUpdate` from its required members (`plan`); the optional ones absent.
     pub fn new(plan: PlanUpdateContent<'a>) -> Self {
@@ -1085,20 +1084,16 @@ impl<'a> PlanUpdate<'a> {
     }
 }
 
-#[cfg(feature = "unstable")]
 tagged_enum! {
     /// Updated content for a plan.
     pub enum PlanUpdateContent tag "type" {
         /// `type`: `"items"`.
         Items(PlanItems) = "items",
-        /// `type`: `"file"`.
-        File(PlanFile) = "file",
         /// `type`: `"markdown"`.
         Markdown(PlanMarkdown) = "markdown",
     }
 }
 
-#[cfg(feature = "unstable")]
 acp_struct! {
     /// A plan represented as structured entries.
     pub struct PlanItems<'a> {
@@ -1111,7 +1106,6 @@ acp_struct! {
     }
 }
 
-#[cfg(feature = "unstable")]
 impl<'a> PlanItems<'a> {
     /// A `PlanItems` from its required members (`planId`, `entries`); the optional ones absent.
     pub fn new(plan_id: impl Into<Cow<'a, str>>, entries: Vec<PlanEntry<'a>>) -> Self {
@@ -1131,62 +1125,37 @@ impl<'a> PlanItems<'a> {
     }
 }
 
-#[cfg(feature = "unstable")]
 acp_struct! {
-    /// A plan represented by a file URI.
-    pub struct PlanFile<'a> {
-        /// The plan ID to update.
-        "planId" pub plan_id: Cow<'a, str>,
-        /// The URI of the file containing the plan.
-        "uri" pub uri: Cow<'a, str>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
-    }
-}
-
-#[cfg(feature = "unstable")]
-impl<'a> PlanFile<'a> {
-    /// A `PlanFile` from its required members (`planId`, `uri`); the optional ones absent.
-    pub fn new(plan_id: impl Into<Cow<'a, str>>, uri: impl Into<Cow<'a, str>>) -> Self {
-        Self {
-            plan_id: plan_id.into(),
-            uri: uri.into(),
-            meta: None,
-            extra: Extra::new(),
-        }
-    }
-
-    /// Sets `_meta`.
-    #[must_use]
-    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
-        self.meta = Some(value);
-        self
-    }
-}
-
-#[cfg(feature = "unstable")]
-acp_struct! {
-    /// A plan represented as raw markdown content.
+    /// A plan represented as Markdown.
     pub struct PlanMarkdown<'a> {
         /// The plan ID to update.
         "planId" pub plan_id: Cow<'a, str>,
-        /// Markdown content for the plan.
+        /// The complete plan as Markdown, not just the text that changed.
         "content" pub content: Cow<'a, str>,
+        /// The absolute path of the file that holds this plan (optional).
+        "path" pub path: Option<Cow<'a, str>>,
         /// Extension metadata (`_meta`), kept raw.
         "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-#[cfg(feature = "unstable")]
 impl<'a> PlanMarkdown<'a> {
     /// A `PlanMarkdown` from its required members (`planId`, `content`); the optional ones absent.
     pub fn new(plan_id: impl Into<Cow<'a, str>>, content: impl Into<Cow<'a, str>>) -> Self {
         Self {
             plan_id: plan_id.into(),
             content: content.into(),
+            path: None,
             meta: None,
             extra: Extra::new(),
         }
+    }
+
+    /// Sets `path`.
+    #[must_use]
+    pub fn with_path(mut self, value: impl Into<Cow<'a, str>>) -> Self {
+        self.path = Some(value.into());
+        self
     }
 
     /// Sets `_meta`.
@@ -1197,18 +1166,16 @@ impl<'a> PlanMarkdown<'a> {
     }
 }
 
-#[cfg(feature = "unstable")]
 acp_struct! {
     /// Removal notice for a plan identified by ID.
     pub struct PlanRemoved<'a> {
-        /// The plan ID to remove.
+        /// The plan ID to remove. Clients MUST ignore a removal for an unknown ID.
         "planId" pub plan_id: Cow<'a, str>,
         /// Extension metadata (`_meta`), kept raw.
         "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-#[cfg(feature = "unstable")]
 impl<'a> PlanRemoved<'a> {
     /// A `PlanRemoved` from its required members (`planId`); the optional ones absent.
     pub fn new(plan_id: impl Into<Cow<'a, str>>) -> Self {
@@ -1227,7 +1194,6 @@ impl<'a> PlanRemoved<'a> {
     }
 }
 
-#[cfg(feature = "unstable")]
 acp_struct! {
     /// Notification that the enclosing parent session created and owns a child session.
     pub struct SubagentUpdate<'a> {
@@ -1243,14 +1209,13 @@ acp_struct! {
         "state" pub state: Option<StateUpdate<'a>>,
         /// The child's working directory. Must be an absolute path (optional).
         "cwd" pub cwd: Option<Cow<'a, str>>,
-        /// Additional workspace roots for the child. Each path must be absolute (optional).
+        /// Additional workspace roots for the child. Each path MUST be absolute (optional).
         "additionalDirectories" pub additional_directories: Option<Vec<Cow<'a, str>>>,
         /// Extension metadata (`_meta`), kept raw.
         "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-#[cfg(feature = "unstable")]
 impl<'a> SubagentUpdate<'a> {
     /// A `SubagentUpdate` from its required members (`sessionId`); the optional ones absent.
     pub fn new(session_id: impl Into<Cow<'a, str>>) -> Self {
@@ -1317,7 +1282,6 @@ impl<'a> SubagentUpdate<'a> {
     }
 }
 
-#[cfg(feature = "unstable")]
 acp_struct! {
     /// Client-initiated session mutations permitted for a specific subagent session.
     pub struct SubagentSessionCapabilities<'a> {
@@ -1328,7 +1292,6 @@ acp_struct! {
     }
 }
 
-#[cfg(feature = "unstable")]
 impl<'a> SubagentSessionCapabilities<'a> {
     /// A `SubagentSessionCapabilities` with every (optional) member absent.
     pub fn new() -> Self {
@@ -1354,14 +1317,12 @@ impl<'a> SubagentSessionCapabilities<'a> {
     }
 }
 
-#[cfg(feature = "unstable")]
 impl Default for SubagentSessionCapabilities<'_> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-#[cfg(feature = "unstable")]
 acp_struct! {
     /// Capability to cancel work in a subagent session without ending that session.
     pub struct SessionCancelCapabilities<'a> {
@@ -1370,7 +1331,6 @@ acp_struct! {
     }
 }
 
-#[cfg(feature = "unstable")]
 impl<'a> SessionCancelCapabilities<'a> {
     /// A `SessionCancelCapabilities` with every (optional) member absent.
     pub fn new() -> Self {
@@ -1388,14 +1348,12 @@ impl<'a> SessionCancelCapabilities<'a> {
     }
 }
 
-#[cfg(feature = "unstable")]
 impl Default for SessionCancelCapabilities<'_> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-#[cfg(feature = "unstable")]
 tagged_enum! {
     /// Current foreground-work state of a reusable child session.
     pub enum StateUpdate tag "state" {
@@ -1410,7 +1368,6 @@ tagged_enum! {
     }
 }
 
-#[cfg(feature = "unstable")]
 acp_struct! {
     /// Foreground work is in progress.
     pub struct RunningStateUpdate<'a> {
@@ -1419,7 +1376,6 @@ acp_struct! {
     }
 }
 
-#[cfg(feature = "unstable")]
 impl<'a> RunningStateUpdate<'a> {
     /// A `RunningStateUpdate` with every (optional) member absent.
     pub fn new() -> Self {
@@ -1437,14 +1393,12 @@ impl<'a> RunningStateUpdate<'a> {
     }
 }
 
-#[cfg(feature = "unstable")]
 impl Default for RunningStateUpdate<'_> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-#[cfg(feature = "unstable")]
 string_enum! {
     /// Why a subagent's foreground work stopped (the `stopReason` of an idle state).
     pub enum IdleStopReason {
@@ -1463,28 +1417,28 @@ string_enum! {
     }
 }
 
-#[cfg(feature = "unstable")]
 acp_struct! {
-    /// The child is ready to process another prompt.
+    /// Foreground work is not in progress. The parent can give the child more work.
     pub struct IdleStateUpdate<'a> {
         /// Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own (optional).
         "stopReason" pub stop_reason: Option<IdleStopReason<'a>>,
         /// The failure, as a JSON-RPC error object (optional).
         "error" pub error: Option<RawJson<'a>>,
         /// Token usage for completed foreground work (optional).
+        #[cfg(feature = "unstable")]
         "usage" pub usage: Option<Usage<'a>>,
         /// Extension metadata (`_meta`), kept raw.
         "_meta" pub meta: Option<RawJson<'a>>,
     }
 }
 
-#[cfg(feature = "unstable")]
 impl<'a> IdleStateUpdate<'a> {
     /// A `IdleStateUpdate` with every (optional) member absent.
     pub fn new() -> Self {
         Self {
             stop_reason: None,
             error: None,
+            #[cfg(feature = "unstable")]
             usage: None,
             meta: None,
             extra: Extra::new(),
@@ -1506,6 +1460,7 @@ impl<'a> IdleStateUpdate<'a> {
     }
 
     /// Sets `usage`.
+    #[cfg(feature = "unstable")]
     #[must_use]
     pub fn with_usage(mut self, value: Usage<'a>) -> Self {
         self.usage = Some(value);
@@ -1520,14 +1475,43 @@ impl<'a> IdleStateUpdate<'a> {
     }
 }
 
-#[cfg(feature = "unstable")]
 impl Default for IdleStateUpdate<'_> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-#[cfg(feature = "unstable")]
+acp_struct! {
+    /// Details of a failure that ended a child's foreground work.
+    pub struct ErrorStopReason<'a> {
+        /// The failure, as a JSON-RPC error object (optional).
+        "error" pub error: Option<RawJson<'a>>,
+    }
+}
+
+impl<'a> ErrorStopReason<'a> {
+    /// A `ErrorStopReason` with every (optional) member absent.
+    pub fn new() -> Self {
+        Self {
+            error: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `error`.
+    #[must_use]
+    pub fn with_error(mut self, value: RawJson<'a>) -> Self {
+        self.error = Some(value);
+        self
+    }
+}
+
+impl Default for ErrorStopReason<'_> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 acp_struct! {
     /// Foreground work is blocked on user action.
     pub struct RequiresActionStateUpdate<'a> {
@@ -1536,7 +1520,6 @@ acp_struct! {
     }
 }
 
-#[cfg(feature = "unstable")]
 impl<'a> RequiresActionStateUpdate<'a> {
     /// A `RequiresActionStateUpdate` with every (optional) member absent.
     pub fn new() -> Self {
@@ -1554,14 +1537,12 @@ impl<'a> RequiresActionStateUpdate<'a> {
     }
 }
 
-#[cfg(feature = "unstable")]
 impl Default for RequiresActionStateUpdate<'_> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-#[cfg(feature = "unstable")]
 acp_struct! {
     /// The Agent cannot currently determine foreground activity.
     pub struct UnknownStateUpdate<'a> {
@@ -1570,7 +1551,6 @@ acp_struct! {
     }
 }
 
-#[cfg(feature = "unstable")]
 impl<'a> UnknownStateUpdate<'a> {
     /// A `UnknownStateUpdate` with every (optional) member absent.
     pub fn new() -> Self {
@@ -1588,14 +1568,12 @@ impl<'a> UnknownStateUpdate<'a> {
     }
 }
 
-#[cfg(feature = "unstable")]
 impl Default for UnknownStateUpdate<'_> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-#[cfg(feature = "unstable")]
 acp_struct! {
     /// An upsert for an inter-session message.
     pub struct SessionMessage<'a> {
@@ -1616,7 +1594,6 @@ acp_struct! {
     }
 }
 
-#[cfg(feature = "unstable")]
 impl<'a> SessionMessage<'a> {
     /// A `SessionMessage` from its required members (`messageId`); the optional ones absent.
     pub fn new(message_id: impl Into<Cow<'a, str>>) -> Self {
@@ -1675,7 +1652,6 @@ impl<'a> SessionMessage<'a> {
     }
 }
 
-#[cfg(feature = "unstable")]
 acp_struct! {
     /// A streamed content block of an inter-session message.
     pub struct SessionMessageChunk<'a> {
@@ -1688,13 +1664,329 @@ acp_struct! {
     }
 }
 
-#[cfg(feature = "unstable")]
 impl<'a> SessionMessageChunk<'a> {
     /// A `SessionMessageChunk` from its required members (`messageId`, `content`); the optional ones absent.
     pub fn new(message_id: impl Into<Cow<'a, str>>, content: ContentBlock<'a>) -> Self {
         Self {
             message_id: message_id.into(),
             content,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+#[cfg(feature = "unstable")]
+acp_struct! {
+    /// A session cursor upsert. A cursor names one position in the session's timeline.
+    pub struct CursorUpdate<'a> {
+        /// The Agent-owned ID of this cursor, unique within the session.
+        "cursorId" pub cursor_id: Cow<'a, str>,
+        /// The methods that currently accept this cursor (optional).
+        "capabilities" pub capabilities: Option<CursorCapabilities<'a>>,
+        /// Where the cursor is, relative to an entity the Client holds (optional).
+        "anchor" pub anchor: Option<CursorAnchor<'a>>,
+        /// Extension metadata (`_meta`), kept raw.
+        "_meta" pub meta: Option<RawJson<'a>>,
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'a> CursorUpdate<'a> {
+    /// A `CursorUpdate` from its required members (`cursorId`); the optional ones absent.
+    pub fn new(cursor_id: impl Into<Cow<'a, str>>) -> Self {
+        Self {
+            cursor_id: cursor_id.into(),
+            capabilities: None,
+            anchor: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `capabilities`.
+    #[must_use]
+    pub fn with_capabilities(mut self, value: CursorCapabilities<'a>) -> Self {
+        self.capabilities = Some(value);
+        self
+    }
+
+    /// Sets `anchor`.
+    #[must_use]
+    pub fn with_anchor(mut self, value: CursorAnchor<'a>) -> Self {
+        self.anchor = Some(value);
+        self
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+#[cfg(feature = "unstable")]
+acp_struct! {
+    /// The methods that currently accept a session cursor.
+    pub struct CursorCapabilities<'a> {
+        /// Permits the Client to fork the session at this cursor with `session/fork` (optional).
+        "fork" pub fork: Option<CursorForkCapabilities<'a>>,
+        /// Extension metadata (`_meta`), kept raw.
+        "_meta" pub meta: Option<RawJson<'a>>,
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'a> CursorCapabilities<'a> {
+    /// A `CursorCapabilities` with every (optional) member absent.
+    pub fn new() -> Self {
+        Self {
+            fork: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `fork`.
+    #[must_use]
+    pub fn with_fork(mut self, value: CursorForkCapabilities<'a>) -> Self {
+        self.fork = Some(value);
+        self
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl Default for CursorCapabilities<'_> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[cfg(feature = "unstable")]
+acp_struct! {
+    /// Capability to fork the session at a cursor with `session/fork`.
+    pub struct CursorForkCapabilities<'a> {
+        /// Extension metadata (`_meta`), kept raw.
+        "_meta" pub meta: Option<RawJson<'a>>,
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'a> CursorForkCapabilities<'a> {
+    /// A `CursorForkCapabilities` with every (optional) member absent.
+    pub fn new() -> Self {
+        Self {
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl Default for CursorForkCapabilities<'_> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[cfg(feature = "unstable")]
+tagged_enum! {
+    /// Where a session cursor is, relative to an entity the Client holds.
+    pub enum CursorAnchor tag "type" {
+        /// `type`: `"user_message"`.
+        UserMessage(CursorMessageAnchor) = "user_message",
+        /// `type`: `"agent_message"`.
+        AgentMessage(CursorMessageAnchor) = "agent_message",
+        /// `type`: `"agent_thought"`.
+        AgentThought(CursorMessageAnchor) = "agent_thought",
+        /// `type`: `"session_message"`.
+        SessionMessage(CursorMessageAnchor) = "session_message",
+        /// `type`: `"tool_call"`.
+        ToolCall(CursorToolCallAnchor) = "tool_call",
+        /// `type`: `"compaction"`.
+        Compaction(CursorCompactionAnchor) = "compaction",
+    }
+}
+
+#[cfg(feature = "unstable")]
+acp_struct! {
+    /// A session cursor anchor to a message. The anchor's `type` names the kind of message.
+    pub struct CursorMessageAnchor<'a> {
+        /// The ID of the anchored message.
+        "messageId" pub message_id: Cow<'a, str>,
+        /// On which side of the message the cursor is.
+        "position" pub position: CursorAnchorPosition<'a>,
+        /// Extension metadata (`_meta`), kept raw.
+        "_meta" pub meta: Option<RawJson<'a>>,
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'a> CursorMessageAnchor<'a> {
+    /// A `CursorMessageAnchor` from its required members (`messageId`, `position`); the optional ones absent.
+    pub fn new(message_id: impl Into<Cow<'a, str>>, position: CursorAnchorPosition<'a>) -> Self {
+        Self {
+            message_id: message_id.into(),
+            position,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+#[cfg(feature = "unstable")]
+acp_struct! {
+    /// A session cursor anchor to a tool call.
+    pub struct CursorToolCallAnchor<'a> {
+        /// The ID of the anchored tool call.
+        "toolCallId" pub tool_call_id: Cow<'a, str>,
+        /// On which side of the tool call the cursor is.
+        "position" pub position: CursorAnchorPosition<'a>,
+        /// Extension metadata (`_meta`), kept raw.
+        "_meta" pub meta: Option<RawJson<'a>>,
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'a> CursorToolCallAnchor<'a> {
+    /// A `CursorToolCallAnchor` from its required members (`toolCallId`, `position`); the optional ones absent.
+    pub fn new(tool_call_id: impl Into<Cow<'a, str>>, position: CursorAnchorPosition<'a>) -> Self {
+        Self {
+            tool_call_id: tool_call_id.into(),
+            position,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+#[cfg(feature = "unstable")]
+acp_struct! {
+    /// A session cursor anchor to a compaction.
+    pub struct CursorCompactionAnchor<'a> {
+        /// The ID of the anchored compaction.
+        "compactionId" pub compaction_id: Cow<'a, str>,
+        /// On which side of the compaction the cursor is.
+        "position" pub position: CursorAnchorPosition<'a>,
+        /// Extension metadata (`_meta`), kept raw.
+        "_meta" pub meta: Option<RawJson<'a>>,
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'a> CursorCompactionAnchor<'a> {
+    /// A `CursorCompactionAnchor` from its required members (`compactionId`, `position`); the optional ones absent.
+    pub fn new(compaction_id: impl Into<Cow<'a, str>>, position: CursorAnchorPosition<'a>) -> Self {
+        Self {
+            compaction_id: compaction_id.into(),
+            position,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+#[cfg(feature = "unstable")]
+string_enum! {
+    /// On which side of the anchored entity a session cursor is.
+    pub enum CursorAnchorPosition {
+        /// `"before"`.
+        Before = "before",
+        /// `"after"`.
+        After = "after",
+    }
+}
+
+#[cfg(feature = "unstable")]
+acp_struct! {
+    /// Replaces the session's current list of prompt suggestions.
+    pub struct PromptSuggestionsUpdate<'a> {
+        /// The suggestions the Client can offer, ordered most likely first.
+        "suggestions" pub suggestions: Vec<PromptSuggestion<'a>>,
+        /// Extension metadata (`_meta`), kept raw.
+        "_meta" pub meta: Option<RawJson<'a>>,
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'a> PromptSuggestionsUpdate<'a> {
+    /// A `PromptSuggestionsUpdate` from its required members (`suggestions`); the optional ones absent.
+    pub fn new(suggestions: Vec<PromptSuggestion<'a>>) -> Self {
+        Self {
+            suggestions,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Sets `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
+        self.meta = Some(value);
+        self
+    }
+}
+
+#[cfg(feature = "unstable")]
+acp_struct! {
+    /// A prompt the Agent predicts the user will send next.
+    pub struct PromptSuggestion<'a> {
+        /// The content of the suggested prompt.
+        "prompt" pub prompt: Vec<ContentBlock<'a>>,
+        /// Extension metadata (`_meta`), kept raw.
+        "_meta" pub meta: Option<RawJson<'a>>,
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'a> PromptSuggestion<'a> {
+    /// A `PromptSuggestion` from its required members (`prompt`); the optional ones absent.
+    pub fn new(prompt: Vec<ContentBlock<'a>>) -> Self {
+        Self {
+            prompt,
             meta: None,
             extra: Extra::new(),
         }

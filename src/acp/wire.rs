@@ -462,13 +462,13 @@ pub(crate) use acp_struct;
 macro_rules! string_enum {
     (
         $(#[$m:meta])*
-        pub enum $name:ident { $( $(#[$vm:meta])* $variant:ident = $text:literal, )* }
+        pub enum $name:ident { $( $(#[doc = $vd:literal])* $(#[cfg($vc:meta)])? $variant:ident = $text:literal, )* }
     ) => {
         $(#[$m])*
         #[derive(Debug, Clone, PartialEq, Eq, Hash)]
         #[non_exhaustive]
         pub enum $name<'a> {
-            $( $(#[$vm])* $variant, )*
+            $( $(#[doc = $vd])* $(#[cfg($vc)])? $variant, )*
             /// A value this version does not know, kept as sent.
             Unknown(alloc::borrow::Cow<'a, str>),
         }
@@ -477,7 +477,7 @@ macro_rules! string_enum {
             /// The wire text of the value.
             pub fn as_str(&self) -> &str {
                 match self {
-                    $( Self::$variant => $text, )*
+                    $( $(#[cfg($vc)])? Self::$variant => $text, )*
                     Self::Unknown(s) => s,
                 }
             }
@@ -485,7 +485,7 @@ macro_rules! string_enum {
             /// The value for wire text (`Unknown` when not a known value).
             pub fn from_wire(text: alloc::borrow::Cow<'a, str>) -> Self {
                 match &*text {
-                    $( $text => Self::$variant, )*
+                    $( $(#[cfg($vc)])? $text => Self::$variant, )*
                     _ => Self::Unknown(text),
                 }
             }
@@ -493,7 +493,7 @@ macro_rules! string_enum {
             /// The value with its text copied.
             pub fn into_owned(self) -> $name<'static> {
                 match self {
-                    $( Self::$variant => $name::$variant, )*
+                    $( $(#[cfg($vc)])? Self::$variant => $name::$variant, )*
                     Self::Unknown(s) => $name::Unknown($crate::acp::raw::IntoOwned::into_owned(s)),
                 }
             }

@@ -657,7 +657,9 @@ pub fn arb_session_update(valid: bool) -> BoxedStrategy<SessionUpdate<'static>> 
         arb_plan_removed(valid).prop_map(SessionUpdate::PlanRemoved),
         arb_subagent_update(valid).prop_map(SessionUpdate::SubagentUpdate),
         arb_session_message(valid).prop_map(SessionUpdate::SessionMessage),
-        arb_session_message_chunk(valid).prop_map(SessionUpdate::SessionMessageChunk)
+        arb_session_message_chunk(valid).prop_map(SessionUpdate::SessionMessageChunk),
+        arb_cursor_update(valid).prop_map(SessionUpdate::CursorUpdate),
+        arb_prompt_suggestions_update(valid).prop_map(SessionUpdate::PromptSuggestionsUpdate)
     ];
     if valid {
         known.boxed()
@@ -682,7 +684,12 @@ pub fn arb_session_update(valid: bool) -> BoxedStrategy<SessionUpdate<'static>> 
         arb_usage_update(valid).prop_map(SessionUpdate::UsageUpdate),
         arb_notice(valid).prop_map(SessionUpdate::Notice),
         arb_compaction_update(valid).prop_map(SessionUpdate::CompactionUpdate),
-        arb_compaction_summary_chunk(valid).prop_map(SessionUpdate::CompactionSummaryChunk)
+        arb_compaction_summary_chunk(valid).prop_map(SessionUpdate::CompactionSummaryChunk),
+        arb_plan_update(valid).prop_map(SessionUpdate::PlanUpdate),
+        arb_plan_removed(valid).prop_map(SessionUpdate::PlanRemoved),
+        arb_subagent_update(valid).prop_map(SessionUpdate::SubagentUpdate),
+        arb_session_message(valid).prop_map(SessionUpdate::SessionMessage),
+        arb_session_message_chunk(valid).prop_map(SessionUpdate::SessionMessageChunk)
     ];
     if valid {
         known.boxed()
@@ -691,7 +698,6 @@ pub fn arb_session_update(valid: bool) -> BoxedStrategy<SessionUpdate<'static>> 
     }
 }
 
-#[cfg(feature = "unstable")]
 pub fn arb_plan_update(valid: bool) -> BoxedStrategy<PlanUpdate<'static>> {
     let _ = valid;
     ((arb_plan_update_content(valid), option::of(meta())),)
@@ -703,11 +709,9 @@ pub fn arb_plan_update(valid: bool) -> BoxedStrategy<PlanUpdate<'static>> {
         .boxed()
 }
 
-#[cfg(feature = "unstable")]
 pub fn arb_plan_update_content(valid: bool) -> BoxedStrategy<PlanUpdateContent<'static>> {
     let known = prop_oneof![
         arb_plan_items(valid).prop_map(PlanUpdateContent::Items),
-        arb_plan_file(valid).prop_map(PlanUpdateContent::File),
         arb_plan_markdown(valid).prop_map(PlanUpdateContent::Markdown)
     ];
     if valid {
@@ -718,7 +722,6 @@ pub fn arb_plan_update_content(valid: bool) -> BoxedStrategy<PlanUpdateContent<'
     }
 }
 
-#[cfg(feature = "unstable")]
 pub fn arb_plan_items(valid: bool) -> BoxedStrategy<PlanItems<'static>> {
     let _ = valid;
     ((text(), vec(arb_plan_entry(valid), 0..3), option::of(meta())),)
@@ -730,31 +733,18 @@ pub fn arb_plan_items(valid: bool) -> BoxedStrategy<PlanItems<'static>> {
         .boxed()
 }
 
-#[cfg(feature = "unstable")]
-pub fn arb_plan_file(valid: bool) -> BoxedStrategy<PlanFile<'static>> {
-    let _ = valid;
-    ((text(), text(), option::of(meta())),)
-        .prop_map(|((plan_id, uri, meta),)| {
-            let mut v = PlanFile::new(plan_id, uri);
-            v.meta = meta;
-            v
-        })
-        .boxed()
-}
-
-#[cfg(feature = "unstable")]
 pub fn arb_plan_markdown(valid: bool) -> BoxedStrategy<PlanMarkdown<'static>> {
     let _ = valid;
-    ((text(), text(), option::of(meta())),)
-        .prop_map(|((plan_id, content, meta),)| {
+    ((text(), text(), option::of(text()), option::of(meta())),)
+        .prop_map(|((plan_id, content, path, meta),)| {
             let mut v = PlanMarkdown::new(plan_id, content);
+            v.path = path;
             v.meta = meta;
             v
         })
         .boxed()
 }
 
-#[cfg(feature = "unstable")]
 pub fn arb_plan_removed(valid: bool) -> BoxedStrategy<PlanRemoved<'static>> {
     let _ = valid;
     ((text(), option::of(meta())),)
@@ -766,7 +756,6 @@ pub fn arb_plan_removed(valid: bool) -> BoxedStrategy<PlanRemoved<'static>> {
         .boxed()
 }
 
-#[cfg(feature = "unstable")]
 pub fn arb_subagent_update(valid: bool) -> BoxedStrategy<SubagentUpdate<'static>> {
     let _ = valid;
     (
@@ -799,7 +788,6 @@ pub fn arb_subagent_update(valid: bool) -> BoxedStrategy<SubagentUpdate<'static>
         .boxed()
 }
 
-#[cfg(feature = "unstable")]
 pub fn arb_subagent_session_capabilities(
     valid: bool,
 ) -> BoxedStrategy<SubagentSessionCapabilities<'static>> {
@@ -817,7 +805,6 @@ pub fn arb_subagent_session_capabilities(
         .boxed()
 }
 
-#[cfg(feature = "unstable")]
 pub fn arb_session_cancel_capabilities(
     valid: bool,
 ) -> BoxedStrategy<SessionCancelCapabilities<'static>> {
@@ -831,7 +818,6 @@ pub fn arb_session_cancel_capabilities(
         .boxed()
 }
 
-#[cfg(feature = "unstable")]
 pub fn arb_state_update(valid: bool) -> BoxedStrategy<StateUpdate<'static>> {
     let known = prop_oneof![
         arb_running_state_update(valid).prop_map(StateUpdate::Running),
@@ -846,7 +832,6 @@ pub fn arb_state_update(valid: bool) -> BoxedStrategy<StateUpdate<'static>> {
     }
 }
 
-#[cfg(feature = "unstable")]
 pub fn arb_running_state_update(valid: bool) -> BoxedStrategy<RunningStateUpdate<'static>> {
     let _ = valid;
     ((option::of(meta()),),)
@@ -858,7 +843,6 @@ pub fn arb_running_state_update(valid: bool) -> BoxedStrategy<RunningStateUpdate
         .boxed()
 }
 
-#[cfg(feature = "unstable")]
 pub fn arb_idle_stop_reason(valid: bool) -> BoxedStrategy<IdleStopReason<'static>> {
     let known = prop::sample::select(vec![
         IdleStopReason::EndTurn,
@@ -898,7 +882,39 @@ pub fn arb_idle_state_update(valid: bool) -> BoxedStrategy<IdleStateUpdate<'stat
         .boxed()
 }
 
-#[cfg(feature = "unstable")]
+#[cfg(not(feature = "unstable"))]
+pub fn arb_idle_state_update(valid: bool) -> BoxedStrategy<IdleStateUpdate<'static>> {
+    let _ = valid;
+    ((
+        option::of(arb_idle_stop_reason(valid)),
+        option::of(Just(
+            RawJson::from_text("{\"code\":-32603,\"message\":\"boom\"}").unwrap(),
+        )),
+        option::of(meta()),
+    ),)
+        .prop_map(|((stop_reason, error, meta),)| {
+            let mut v = IdleStateUpdate::new();
+            v.stop_reason = stop_reason;
+            v.error = error;
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+pub fn arb_error_stop_reason(valid: bool) -> BoxedStrategy<ErrorStopReason<'static>> {
+    let _ = valid;
+    ((option::of(Just(
+        RawJson::from_text("{\"code\":-32603,\"message\":\"boom\"}").unwrap(),
+    )),),)
+        .prop_map(|((error,),)| {
+            let mut v = ErrorStopReason::new();
+            v.error = error;
+            v
+        })
+        .boxed()
+}
+
 pub fn arb_requires_action_state_update(
     valid: bool,
 ) -> BoxedStrategy<RequiresActionStateUpdate<'static>> {
@@ -912,7 +928,6 @@ pub fn arb_requires_action_state_update(
         .boxed()
 }
 
-#[cfg(feature = "unstable")]
 pub fn arb_unknown_state_update(valid: bool) -> BoxedStrategy<UnknownStateUpdate<'static>> {
     let _ = valid;
     ((option::of(meta()),),)
@@ -924,7 +939,6 @@ pub fn arb_unknown_state_update(valid: bool) -> BoxedStrategy<UnknownStateUpdate
         .boxed()
 }
 
-#[cfg(feature = "unstable")]
 pub fn arb_session_message(valid: bool) -> BoxedStrategy<SessionMessage<'static>> {
     let _ = valid;
     (
@@ -963,12 +977,161 @@ pub fn arb_session_message(valid: bool) -> BoxedStrategy<SessionMessage<'static>
         .boxed()
 }
 
-#[cfg(feature = "unstable")]
 pub fn arb_session_message_chunk(valid: bool) -> BoxedStrategy<SessionMessageChunk<'static>> {
     let _ = valid;
     ((text(), arb_content_block(valid), option::of(meta())),)
         .prop_map(|((message_id, content, meta),)| {
             let mut v = SessionMessageChunk::new(message_id, content);
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_cursor_update(valid: bool) -> BoxedStrategy<CursorUpdate<'static>> {
+    let _ = valid;
+    ((
+        text(),
+        option::of(arb_cursor_capabilities(valid)),
+        option::of(arb_cursor_anchor(valid)),
+        option::of(meta()),
+    ),)
+        .prop_map(|((cursor_id, capabilities, anchor, meta),)| {
+            let mut v = CursorUpdate::new(cursor_id);
+            v.capabilities = capabilities;
+            v.anchor = anchor;
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_cursor_capabilities(valid: bool) -> BoxedStrategy<CursorCapabilities<'static>> {
+    let _ = valid;
+    ((
+        option::of(arb_cursor_fork_capabilities(valid)),
+        option::of(meta()),
+    ),)
+        .prop_map(|((fork, meta),)| {
+            let mut v = CursorCapabilities::new();
+            v.fork = fork;
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_cursor_fork_capabilities(valid: bool) -> BoxedStrategy<CursorForkCapabilities<'static>> {
+    let _ = valid;
+    ((option::of(meta()),),)
+        .prop_map(|((meta,),)| {
+            let mut v = CursorForkCapabilities::new();
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_cursor_anchor(valid: bool) -> BoxedStrategy<CursorAnchor<'static>> {
+    let known = prop_oneof![
+        arb_cursor_message_anchor(valid).prop_map(CursorAnchor::UserMessage),
+        arb_cursor_message_anchor(valid).prop_map(CursorAnchor::AgentMessage),
+        arb_cursor_message_anchor(valid).prop_map(CursorAnchor::AgentThought),
+        arb_cursor_message_anchor(valid).prop_map(CursorAnchor::SessionMessage),
+        arb_cursor_tool_call_anchor(valid).prop_map(CursorAnchor::ToolCall),
+        arb_cursor_compaction_anchor(valid).prop_map(CursorAnchor::Compaction)
+    ];
+    if valid {
+        known.boxed()
+    } else {
+        prop_oneof![6 => known, 1 => unknown_object("type").prop_map(CursorAnchor::Unknown)].boxed()
+    }
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_cursor_message_anchor(valid: bool) -> BoxedStrategy<CursorMessageAnchor<'static>> {
+    let _ = valid;
+    ((
+        text(),
+        arb_cursor_anchor_position(valid),
+        option::of(meta()),
+    ),)
+        .prop_map(|((message_id, position, meta),)| {
+            let mut v = CursorMessageAnchor::new(message_id, position);
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_cursor_tool_call_anchor(valid: bool) -> BoxedStrategy<CursorToolCallAnchor<'static>> {
+    let _ = valid;
+    ((
+        text(),
+        arb_cursor_anchor_position(valid),
+        option::of(meta()),
+    ),)
+        .prop_map(|((tool_call_id, position, meta),)| {
+            let mut v = CursorToolCallAnchor::new(tool_call_id, position);
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_cursor_compaction_anchor(valid: bool) -> BoxedStrategy<CursorCompactionAnchor<'static>> {
+    let _ = valid;
+    ((
+        text(),
+        arb_cursor_anchor_position(valid),
+        option::of(meta()),
+    ),)
+        .prop_map(|((compaction_id, position, meta),)| {
+            let mut v = CursorCompactionAnchor::new(compaction_id, position);
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_cursor_anchor_position(valid: bool) -> BoxedStrategy<CursorAnchorPosition<'static>> {
+    let known = prop::sample::select(vec![
+        CursorAnchorPosition::Before,
+        CursorAnchorPosition::After,
+    ]);
+    if valid {
+        known.boxed()
+    } else {
+        prop_oneof![4 => known, 1 => unknown_word().prop_map(|w| CursorAnchorPosition::Unknown(w.into()))].boxed()
+    }
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_prompt_suggestions_update(
+    valid: bool,
+) -> BoxedStrategy<PromptSuggestionsUpdate<'static>> {
+    let _ = valid;
+    ((vec(arb_prompt_suggestion(valid), 0..3), option::of(meta())),)
+        .prop_map(|((suggestions, meta),)| {
+            let mut v = PromptSuggestionsUpdate::new(suggestions);
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_prompt_suggestion(valid: bool) -> BoxedStrategy<PromptSuggestion<'static>> {
+    (vec(arb_content_block(valid), 1..3), option::of(meta()))
+        .prop_map(|(prompt, meta)| {
+            let mut v = PromptSuggestion::new(prompt);
             v.meta = meta;
             v
         })
@@ -1018,6 +1181,35 @@ pub fn arb_session_config_options_capabilities(
         .boxed()
 }
 
+#[cfg(feature = "unstable")]
+pub fn arb_client_session_capabilities(
+    valid: bool,
+) -> BoxedStrategy<ClientSessionCapabilities<'static>> {
+    let _ = valid;
+    ((
+        option::of(arb_meta_only(valid)),
+        option::of(arb_session_config_options_capabilities(valid)),
+        option::of(arb_meta_only(valid)),
+        option::of(arb_prompt_suggestions_capabilities(valid)),
+        option::of(arb_session_cursors_capabilities(valid)),
+        option::of(meta()),
+    ),)
+        .prop_map(
+            |((compaction, config_options, notices, prompt_suggestions, cursors, meta),)| {
+                let mut v = ClientSessionCapabilities::new();
+                v.compaction = compaction;
+                v.config_options = config_options;
+                v.notices = notices;
+                v.prompt_suggestions = prompt_suggestions;
+                v.cursors = cursors;
+                v.meta = meta;
+                v
+            },
+        )
+        .boxed()
+}
+
+#[cfg(not(feature = "unstable"))]
 pub fn arb_client_session_capabilities(
     valid: bool,
 ) -> BoxedStrategy<ClientSessionCapabilities<'static>> {
@@ -1070,7 +1262,6 @@ pub fn arb_elicitation_capabilities(
         .boxed()
 }
 
-#[cfg(feature = "unstable")]
 pub fn arb_client_capabilities(valid: bool) -> BoxedStrategy<ClientCapabilities<'static>> {
     let _ = valid;
     (
@@ -1101,30 +1292,6 @@ pub fn arb_client_capabilities(valid: bool) -> BoxedStrategy<ClientCapabilities<
                 v
             },
         )
-        .boxed()
-}
-
-#[cfg(not(feature = "unstable"))]
-pub fn arb_client_capabilities(valid: bool) -> BoxedStrategy<ClientCapabilities<'static>> {
-    let _ = valid;
-    ((
-        option::of(arb_file_system_capabilities(valid)),
-        option::of(any::<bool>()),
-        option::of(arb_client_session_capabilities(valid)),
-        option::of(arb_auth_capabilities(valid)),
-        option::of(arb_elicitation_capabilities(valid)),
-        option::of(meta()),
-    ),)
-        .prop_map(|((fs, terminal, session, auth, elicitation, meta),)| {
-            let mut v = ClientCapabilities::new();
-            v.fs = fs;
-            v.terminal = terminal;
-            v.session = session;
-            v.auth = auth;
-            v.elicitation = elicitation;
-            v.meta = meta;
-            v
-        })
         .boxed()
 }
 
@@ -1220,6 +1387,7 @@ pub fn arb_session_capabilities(valid: bool) -> BoxedStrategy<SessionCapabilitie
         (
             option::of(arb_session_status_capabilities(valid)),
             option::of(arb_session_title_capabilities(valid)),
+            option::of(arb_session_options_capabilities(valid)),
             option::of(arb_meta_only(valid)),
             option::of(arb_meta_only(valid)),
             option::of(meta()),
@@ -1228,7 +1396,7 @@ pub fn arb_session_capabilities(valid: bool) -> BoxedStrategy<SessionCapabilitie
         .prop_map(
             |(
                 (list, delete, additional_directories, system_prompt, fork, archive),
-                (status, title, resume, close, meta),
+                (status, title, options, resume, close, meta),
             )| {
                 let mut v = SessionCapabilities::new();
                 v.list = list;
@@ -1239,6 +1407,7 @@ pub fn arb_session_capabilities(valid: bool) -> BoxedStrategy<SessionCapabilitie
                 v.archive = archive;
                 v.status = status;
                 v.title = title;
+                v.options = options;
                 v.resume = resume;
                 v.close = close;
                 v.meta = meta;
@@ -1251,20 +1420,24 @@ pub fn arb_session_capabilities(valid: bool) -> BoxedStrategy<SessionCapabilitie
 #[cfg(not(feature = "unstable"))]
 pub fn arb_session_capabilities(valid: bool) -> BoxedStrategy<SessionCapabilities<'static>> {
     let _ = valid;
-    ((
-        option::of(arb_meta_only(valid)),
-        option::of(arb_meta_only(valid)),
-        option::of(arb_meta_only(valid)),
-        option::of(arb_meta_only(valid)),
-        option::of(arb_meta_only(valid)),
-        option::of(meta()),
-    ),)
+    (
+        (
+            option::of(arb_meta_only(valid)),
+            option::of(arb_meta_only(valid)),
+            option::of(arb_meta_only(valid)),
+            option::of(arb_session_system_prompt_capabilities(valid)),
+            option::of(arb_meta_only(valid)),
+            option::of(arb_meta_only(valid)),
+        ),
+        (option::of(meta()),),
+    )
         .prop_map(
-            |((list, delete, additional_directories, resume, close, meta),)| {
+            |((list, delete, additional_directories, system_prompt, resume, close), (meta,))| {
                 let mut v = SessionCapabilities::new();
                 v.list = list;
                 v.delete = delete;
                 v.additional_directories = additional_directories;
+                v.system_prompt = system_prompt;
                 v.resume = resume;
                 v.close = close;
                 v.meta = meta;
@@ -1299,6 +1472,75 @@ pub fn arb_agent_auth_capabilities(valid: bool) -> BoxedStrategy<AgentAuthCapabi
         .prop_map(|((logout, meta),)| {
             let mut v = AgentAuthCapabilities::new();
             v.logout = logout;
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+pub fn arb_plan_capabilities(valid: bool) -> BoxedStrategy<PlanCapabilities<'static>> {
+    let _ = valid;
+    ((option::of(meta()),),)
+        .prop_map(|((meta,),)| {
+            let mut v = PlanCapabilities::new();
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+pub fn arb_subagent_capabilities(valid: bool) -> BoxedStrategy<SubagentCapabilities<'static>> {
+    let _ = valid;
+    ((option::of(meta()),),)
+        .prop_map(|((meta,),)| {
+            let mut v = SubagentCapabilities::new();
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+pub fn arb_session_system_prompt_capabilities(
+    valid: bool,
+) -> BoxedStrategy<SessionSystemPromptCapabilities<'static>> {
+    let _ = valid;
+    ((
+        option::of(arb_session_system_prompt_mode_capabilities(valid)),
+        option::of(meta()),
+    ),)
+        .prop_map(|((mode, meta),)| {
+            let mut v = SessionSystemPromptCapabilities::new();
+            v.mode = mode;
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+pub fn arb_session_system_prompt_mode_capabilities(
+    valid: bool,
+) -> BoxedStrategy<SessionSystemPromptModeCapabilities<'static>> {
+    let _ = valid;
+    ((
+        option::of(arb_session_system_prompt_override_capabilities(valid)),
+        option::of(meta()),
+    ),)
+        .prop_map(|((override_mode, meta),)| {
+            let mut v = SessionSystemPromptModeCapabilities::new();
+            v.override_mode = override_mode;
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+pub fn arb_session_system_prompt_override_capabilities(
+    valid: bool,
+) -> BoxedStrategy<SessionSystemPromptOverrideCapabilities<'static>> {
+    let _ = valid;
+    ((option::of(meta()),),)
+        .prop_map(|((meta,),)| {
+            let mut v = SessionSystemPromptOverrideCapabilities::new();
             v.meta = meta;
             v
         })
@@ -1537,73 +1779,49 @@ pub fn arb_session_title_capabilities(
 }
 
 #[cfg(feature = "unstable")]
-pub fn arb_session_system_prompt_capabilities(
+pub fn arb_session_options_capabilities(
     valid: bool,
-) -> BoxedStrategy<SessionSystemPromptCapabilities<'static>> {
+) -> BoxedStrategy<SessionOptionsCapabilities<'static>> {
+    let _ = valid;
+    ((option::of(meta()),),)
+        .prop_map(|((meta,),)| {
+            let mut v = SessionOptionsCapabilities::new();
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_session_cursors_capabilities(
+    valid: bool,
+) -> BoxedStrategy<SessionCursorsCapabilities<'static>> {
+    let _ = valid;
+    ((option::of(meta()),),)
+        .prop_map(|((meta,),)| {
+            let mut v = SessionCursorsCapabilities::new();
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_prompt_suggestions_capabilities(
+    valid: bool,
+) -> BoxedStrategy<PromptSuggestionsCapabilities<'static>> {
     let _ = valid;
     ((
-        option::of(arb_session_system_prompt_mode_capabilities(valid)),
+        option::of(arb_meta_only(valid)),
+        option::of(arb_meta_only(valid)),
+        option::of(arb_meta_only(valid)),
         option::of(meta()),
     ),)
-        .prop_map(|((mode, meta),)| {
-            let mut v = SessionSystemPromptCapabilities::new();
-            v.mode = mode;
-            v.meta = meta;
-            v
-        })
-        .boxed()
-}
-
-#[cfg(feature = "unstable")]
-pub fn arb_session_system_prompt_mode_capabilities(
-    valid: bool,
-) -> BoxedStrategy<SessionSystemPromptModeCapabilities<'static>> {
-    let _ = valid;
-    ((
-        option::of(arb_session_system_prompt_override_capabilities(valid)),
-        option::of(meta()),
-    ),)
-        .prop_map(|((override_mode, meta),)| {
-            let mut v = SessionSystemPromptModeCapabilities::new();
-            v.override_mode = override_mode;
-            v.meta = meta;
-            v
-        })
-        .boxed()
-}
-
-#[cfg(feature = "unstable")]
-pub fn arb_session_system_prompt_override_capabilities(
-    valid: bool,
-) -> BoxedStrategy<SessionSystemPromptOverrideCapabilities<'static>> {
-    let _ = valid;
-    ((option::of(meta()),),)
-        .prop_map(|((meta,),)| {
-            let mut v = SessionSystemPromptOverrideCapabilities::new();
-            v.meta = meta;
-            v
-        })
-        .boxed()
-}
-
-#[cfg(feature = "unstable")]
-pub fn arb_plan_capabilities(valid: bool) -> BoxedStrategy<PlanCapabilities<'static>> {
-    let _ = valid;
-    ((option::of(meta()),),)
-        .prop_map(|((meta,),)| {
-            let mut v = PlanCapabilities::new();
-            v.meta = meta;
-            v
-        })
-        .boxed()
-}
-
-#[cfg(feature = "unstable")]
-pub fn arb_subagent_capabilities(valid: bool) -> BoxedStrategy<SubagentCapabilities<'static>> {
-    let _ = valid;
-    ((option::of(meta()),),)
-        .prop_map(|((meta,),)| {
-            let mut v = SubagentCapabilities::new();
+        .prop_map(|((image, audio, embedded_context, meta),)| {
+            let mut v = PromptSuggestionsCapabilities::new();
+            v.image = image;
+            v.audio = audio;
+            v.embedded_context = embedded_context;
             v.meta = meta;
             v
         })
@@ -1760,6 +1978,25 @@ pub fn arb_session_model_state(valid: bool) -> BoxedStrategy<SessionModelState<'
         .boxed()
 }
 
+#[cfg(feature = "unstable")]
+pub fn arb_session_config_option_category(
+    valid: bool,
+) -> BoxedStrategy<SessionConfigOptionCategory<'static>> {
+    let known = prop::sample::select(vec![
+        SessionConfigOptionCategory::Mode,
+        SessionConfigOptionCategory::Model,
+        SessionConfigOptionCategory::ModelConfig,
+        SessionConfigOptionCategory::Speed,
+        SessionConfigOptionCategory::ThoughtLevel,
+    ]);
+    if valid {
+        known.boxed()
+    } else {
+        prop_oneof![4 => known, 1 => unknown_word().prop_map(|w| SessionConfigOptionCategory::Unknown(w.into()))].boxed()
+    }
+}
+
+#[cfg(not(feature = "unstable"))]
 pub fn arb_session_config_option_category(
     valid: bool,
 ) -> BoxedStrategy<SessionConfigOptionCategory<'static>> {
@@ -1880,7 +2117,55 @@ pub fn arb_session_config_option(valid: bool) -> BoxedStrategy<SessionConfigOpti
     }
 }
 
+pub fn arb_system_prompt(valid: bool) -> BoxedStrategy<SystemPrompt<'static>> {
+    let _ = valid;
+    ((
+        arb_system_prompt_mode(valid),
+        vec(arb_content_block(valid), 0..3),
+        option::of(meta()),
+    ),)
+        .prop_map(|((mode, content, meta),)| {
+            let mut v = SystemPrompt::new(mode, content);
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+pub fn arb_system_prompt_mode(valid: bool) -> BoxedStrategy<SystemPromptMode<'static>> {
+    let known = prop::sample::select(vec![SystemPromptMode::Append, SystemPromptMode::Override]);
+    if valid {
+        known.boxed()
+    } else {
+        prop_oneof![4 => known, 1 => unknown_word().prop_map(|w| SystemPromptMode::Unknown(w.into()))].boxed()
+    }
+}
+
 #[cfg(feature = "unstable")]
+pub fn arb_new_session_request(valid: bool) -> BoxedStrategy<NewSessionRequest<'static>> {
+    let _ = valid;
+    ((
+        text(),
+        option::of(vec(text(), 0..3)),
+        vec(arb_mcp_server(valid), 0..3),
+        option::of(arb_system_prompt(valid)),
+        option::of(vec(arb_initial_session_config_option(valid), 0..3)),
+        option::of(meta()),
+    ),)
+        .prop_map(
+            |((cwd, additional_directories, mcp_servers, system_prompt, config_options, meta),)| {
+                let mut v = NewSessionRequest::new(cwd, mcp_servers);
+                v.additional_directories = additional_directories;
+                v.system_prompt = system_prompt;
+                v.config_options = config_options;
+                v.meta = meta;
+                v
+            },
+        )
+        .boxed()
+}
+
+#[cfg(not(feature = "unstable"))]
 pub fn arb_new_session_request(valid: bool) -> BoxedStrategy<NewSessionRequest<'static>> {
     let _ = valid;
     ((
@@ -1899,24 +2184,6 @@ pub fn arb_new_session_request(valid: bool) -> BoxedStrategy<NewSessionRequest<'
                 v
             },
         )
-        .boxed()
-}
-
-#[cfg(not(feature = "unstable"))]
-pub fn arb_new_session_request(valid: bool) -> BoxedStrategy<NewSessionRequest<'static>> {
-    let _ = valid;
-    ((
-        text(),
-        option::of(vec(text(), 0..3)),
-        vec(arb_mcp_server(valid), 0..3),
-        option::of(meta()),
-    ),)
-        .prop_map(|((cwd, additional_directories, mcp_servers, meta),)| {
-            let mut v = NewSessionRequest::new(cwd, mcp_servers);
-            v.additional_directories = additional_directories;
-            v.meta = meta;
-            v
-        })
         .boxed()
 }
 
@@ -1943,19 +2210,33 @@ pub fn arb_new_session_response(valid: bool) -> BoxedStrategy<NewSessionResponse
 #[cfg(feature = "unstable")]
 pub fn arb_load_session_request(valid: bool) -> BoxedStrategy<LoadSessionRequest<'static>> {
     let _ = valid;
-    ((
-        vec(arb_mcp_server(valid), 0..3),
-        text(),
-        option::of(vec(text(), 0..3)),
-        text(),
-        option::of(arb_system_prompt(valid)),
-        option::of(meta()),
-    ),)
+    (
+        (
+            vec(arb_mcp_server(valid), 0..3),
+            text(),
+            option::of(vec(text(), 0..3)),
+            text(),
+            option::of(arb_system_prompt(valid)),
+            option::of(vec(arb_initial_session_config_option(valid), 0..3)),
+        ),
+        (option::of(meta()),),
+    )
         .prop_map(
-            |((mcp_servers, cwd, additional_directories, session_id, system_prompt, meta),)| {
+            |(
+                (
+                    mcp_servers,
+                    cwd,
+                    additional_directories,
+                    session_id,
+                    system_prompt,
+                    config_options,
+                ),
+                (meta,),
+            )| {
                 let mut v = LoadSessionRequest::new(mcp_servers, cwd, session_id);
                 v.additional_directories = additional_directories;
                 v.system_prompt = system_prompt;
+                v.config_options = config_options;
                 v.meta = meta;
                 v
             },
@@ -1971,12 +2252,14 @@ pub fn arb_load_session_request(valid: bool) -> BoxedStrategy<LoadSessionRequest
         text(),
         option::of(vec(text(), 0..3)),
         text(),
+        option::of(arb_system_prompt(valid)),
         option::of(meta()),
     ),)
         .prop_map(
-            |((mcp_servers, cwd, additional_directories, session_id, meta),)| {
+            |((mcp_servers, cwd, additional_directories, session_id, system_prompt, meta),)| {
                 let mut v = LoadSessionRequest::new(mcp_servers, cwd, session_id);
                 v.additional_directories = additional_directories;
+                v.system_prompt = system_prompt;
                 v.meta = meta;
                 v
             },
@@ -2119,20 +2402,34 @@ pub fn arb_session_id_request(valid: bool) -> BoxedStrategy<SessionIdRequest<'st
 #[cfg(feature = "unstable")]
 pub fn arb_resume_session_request(valid: bool) -> BoxedStrategy<ResumeSessionRequest<'static>> {
     let _ = valid;
-    ((
-        text(),
-        text(),
-        option::of(vec(text(), 0..3)),
-        option::of(vec(arb_mcp_server(valid), 0..3)),
-        option::of(arb_system_prompt(valid)),
-        option::of(meta()),
-    ),)
+    (
+        (
+            text(),
+            text(),
+            option::of(vec(text(), 0..3)),
+            option::of(vec(arb_mcp_server(valid), 0..3)),
+            option::of(arb_system_prompt(valid)),
+            option::of(vec(arb_initial_session_config_option(valid), 0..3)),
+        ),
+        (option::of(meta()),),
+    )
         .prop_map(
-            |((session_id, cwd, additional_directories, mcp_servers, system_prompt, meta),)| {
+            |(
+                (
+                    session_id,
+                    cwd,
+                    additional_directories,
+                    mcp_servers,
+                    system_prompt,
+                    config_options,
+                ),
+                (meta,),
+            )| {
                 let mut v = ResumeSessionRequest::new(session_id, cwd);
                 v.additional_directories = additional_directories;
                 v.mcp_servers = mcp_servers;
                 v.system_prompt = system_prompt;
+                v.config_options = config_options;
                 v.meta = meta;
                 v
             },
@@ -2148,13 +2445,15 @@ pub fn arb_resume_session_request(valid: bool) -> BoxedStrategy<ResumeSessionReq
         text(),
         option::of(vec(text(), 0..3)),
         option::of(vec(arb_mcp_server(valid), 0..3)),
+        option::of(arb_system_prompt(valid)),
         option::of(meta()),
     ),)
         .prop_map(
-            |((session_id, cwd, additional_directories, mcp_servers, meta),)| {
+            |((session_id, cwd, additional_directories, mcp_servers, system_prompt, meta),)| {
                 let mut v = ResumeSessionRequest::new(session_id, cwd);
                 v.additional_directories = additional_directories;
                 v.mcp_servers = mcp_servers;
+                v.system_prompt = system_prompt;
                 v.meta = meta;
                 v
             },
@@ -2309,32 +2608,6 @@ pub fn arb_session_archive_filter(valid: bool) -> BoxedStrategy<SessionArchiveFi
 }
 
 #[cfg(feature = "unstable")]
-pub fn arb_system_prompt(valid: bool) -> BoxedStrategy<SystemPrompt<'static>> {
-    let _ = valid;
-    ((
-        arb_system_prompt_mode(valid),
-        vec(arb_content_block(valid), 0..3),
-        option::of(meta()),
-    ),)
-        .prop_map(|((mode, content, meta),)| {
-            let mut v = SystemPrompt::new(mode, content);
-            v.meta = meta;
-            v
-        })
-        .boxed()
-}
-
-#[cfg(feature = "unstable")]
-pub fn arb_system_prompt_mode(valid: bool) -> BoxedStrategy<SystemPromptMode<'static>> {
-    let known = prop::sample::select(vec![SystemPromptMode::Append, SystemPromptMode::Override]);
-    if valid {
-        known.boxed()
-    } else {
-        prop_oneof![4 => known, 1 => unknown_word().prop_map(|w| SystemPromptMode::Unknown(w.into()))].boxed()
-    }
-}
-
-#[cfg(feature = "unstable")]
 pub fn arb_usage(valid: bool) -> BoxedStrategy<Usage<'static>> {
     let _ = valid;
     (
@@ -2368,6 +2641,28 @@ pub fn arb_usage(valid: bool) -> BoxedStrategy<Usage<'static>> {
                 v
             },
         )
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_initial_session_config_option(
+    valid: bool,
+) -> BoxedStrategy<InitialSessionConfigOption<'static>> {
+    let _ = valid;
+    let value = prop_oneof![
+        any::<bool>().prop_map(|b| (
+            Some(std::borrow::Cow::Borrowed("boolean")),
+            ConfigValue::Bool(b)
+        )),
+        text().prop_map(|s| (None, ConfigValue::Id(s))),
+    ];
+    (text(), value, option::of(meta()))
+        .prop_map(|(config_id, (kind, value), meta)| {
+            let mut v = InitialSessionConfigOption::new(config_id, value);
+            v.kind = kind;
+            v.meta = meta;
+            v
+        })
         .boxed()
 }
 
@@ -2810,23 +3105,29 @@ pub fn arb_auth_status_update_notification(
 #[cfg(feature = "unstable")]
 pub fn arb_auth_account(valid: bool) -> BoxedStrategy<AuthAccount<'static>> {
     let _ = valid;
-    ((
-        text(),
-        option::of(any::<bool>()),
-        option::of(text()),
-        option::of(text()),
-        option::of(text()),
-        option::of(meta()),
-    ),)
-        .prop_map(|((label, active, name, email, organization, meta),)| {
-            let mut v = AuthAccount::new(label);
-            v.active = active;
-            v.name = name;
-            v.email = email;
-            v.organization = organization;
-            v.meta = meta;
-            v
-        })
+    (
+        (
+            text(),
+            option::of(text()),
+            option::of(any::<bool>()),
+            option::of(text()),
+            option::of(text()),
+            option::of(text()),
+        ),
+        (option::of(meta()),),
+    )
+        .prop_map(
+            |((label, description, active, name, email, organization), (meta,))| {
+                let mut v = AuthAccount::new(label);
+                v.description = description;
+                v.active = active;
+                v.name = name;
+                v.email = email;
+                v.organization = organization;
+                v.meta = meta;
+                v
+            },
+        )
         .boxed()
 }
 
@@ -2849,20 +3150,31 @@ pub fn arb_auth_state(valid: bool) -> BoxedStrategy<AuthState<'static>> {
 #[cfg(feature = "unstable")]
 pub fn arb_fork_session_request(valid: bool) -> BoxedStrategy<ForkSessionRequest<'static>> {
     let _ = valid;
-    ((
-        text(),
-        text(),
-        option::of(vec(text(), 0..3)),
-        option::of(vec(arb_mcp_server(valid), 0..3)),
-        option::of(arb_system_prompt(valid)),
-        option::of(meta()),
-    ),)
+    (
+        (
+            text(),
+            option::of(text()),
+            text(),
+            option::of(vec(text(), 0..3)),
+            option::of(vec(arb_mcp_server(valid), 0..3)),
+            option::of(arb_system_prompt(valid)),
+        ),
+        (
+            option::of(vec(arb_initial_session_config_option(valid), 0..3)),
+            option::of(meta()),
+        ),
+    )
         .prop_map(
-            |((session_id, cwd, additional_directories, mcp_servers, system_prompt, meta),)| {
+            |(
+                (session_id, cursor_id, cwd, additional_directories, mcp_servers, system_prompt),
+                (config_options, meta),
+            )| {
                 let mut v = ForkSessionRequest::new(session_id, cwd);
+                v.cursor_id = cursor_id;
                 v.additional_directories = additional_directories;
                 v.mcp_servers = mcp_servers;
                 v.system_prompt = system_prompt;
+                v.config_options = config_options;
                 v.meta = meta;
                 v
             },
@@ -3005,14 +3317,37 @@ pub fn arb_set_session_title_response(
 }
 
 #[cfg(feature = "unstable")]
-pub fn arb_error_stop_reason(valid: bool) -> BoxedStrategy<ErrorStopReason<'static>> {
+pub fn arb_session_options_request(valid: bool) -> BoxedStrategy<SessionOptionsRequest<'static>> {
     let _ = valid;
-    ((option::of(Just(
-        RawJson::from_text("{\"code\":-32603,\"message\":\"boom\"}").unwrap(),
-    )),),)
-        .prop_map(|((error,),)| {
-            let mut v = ErrorStopReason::new();
-            v.error = error;
+    ((
+        text(),
+        option::of(vec(text(), 0..3)),
+        option::of(text()),
+        option::of(meta()),
+    ),)
+        .prop_map(|((cwd, additional_directories, session_id, meta),)| {
+            let mut v = SessionOptionsRequest::new(cwd);
+            v.additional_directories = additional_directories;
+            v.session_id = session_id;
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_session_options_response(valid: bool) -> BoxedStrategy<SessionOptionsResponse<'static>> {
+    let _ = valid;
+    ((
+        option::of(arb_session_mode_state(valid)),
+        option::of(vec(arb_session_config_option(valid), 0..3)),
+        option::of(meta()),
+    ),)
+        .prop_map(|((modes, config_options, meta),)| {
+            let mut v = SessionOptionsResponse::new();
+            v.modes = modes;
+            v.config_options = config_options;
+            v.meta = meta;
             v
         })
         .boxed()

@@ -1,0 +1,61 @@
+//! Real traffic: every `session/update` line of the recorded peer sessions
+//! (`tests/fixtures/sessions`), one group per shape, and the requests and
+//! results of `session/prompt`, `fs/*` and `session/request_permission`;
+//! `acp::decode_line` (requests and results: `Message::decode` and the
+//! typed params or result) against `serde_json::Value` in the same group.
+//!
+//! `serde_json::Value` here is built without `preserve_order`; the official
+//! crate's side (and `Value` as it builds it) is `benches/official`.
+
+use std::hint::black_box;
+use std::path::Path;
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+
+#[path = "support/real_traffic.rs"]
+mod real_traffic;
+
+use real_traffic::{Row, ALL_UPDATES};
+
+/// Lines per row as elements, the row of every line by bytes.
+fn throughput(row: &Row) -> Throughput {
+    if row.name == ALL_UPDATES {
+        Throughput::Bytes(row.bytes())
+    } else {
+        Throughput::Elements(row.lines.len() as u64)
+    }
+}
+
+fn bench(c: &mut Criterion) {
+    let rows = real_traffic::rows(Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/sessions"
+    )));
+    for row in &rows {
+        assert!(!row.lines.is_empty(), "{}: no lines", row.name);
+        for line in &row.lines {
+            assert!(real_traffic::acp_codec(row.kind, line), "{line}");
+        }
+        let kind = row.kind;
+        let mut g = c.benchmark_group(format!("acp_traffic/{}", row.name));
+        g.throughput(throughput(row));
+        g.bench_function("acp_codec", |b| {
+            b.iter(|| {
+                for line in &row.lines {
+                    black_box(real_traffic::acp_codec(kind, black_box(line)));
+                }
+            })
+        });
+        g.bench_function("serde_json::Value (anchor)", |b| {
+            b.iter(|| {
+                for line in &row.lines {
+                    black_box(real_traffic::value(black_box(line)));
+                }
+            })
+        });
+        g.finish();
+    }
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,169 @@
+// Shared by benches/acp_traffic.rs and benches/official: every line of the
+// recorded peer sessions (tests/fixtures/sessions, real peers only), one
+// row per shape.
+#![allow(dead_code)] // each bench package uses part of it
+
+use std::collections::{BTreeMap, HashMap};
+use std::hint::black_box;
+use std::path::Path;
+
+use acp_codec::acp::{decode_line, Incoming, Message};
+use serde_json::Value;
+
+/// What a row's lines are, so each decoder knows what to decode them as.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// `session/update` notifications.
+    Update,
+    /// Requests of one method.
+    Request(&'static str),
+    /// Results of requests of one method.
+    Result(&'static str),
+}
+
+/// One row: lines of one shape, decoded together in each iteration.
+pub struct Row {
+    pub name: String,
+    pub kind: Kind,
+    pub lines: Vec<String>,
+}
+
+impl Row {
+    pub fn bytes(&self) -> u64 {
+        self.lines.iter().map(|l| l.len() as u64).sum()
+    }
+}
+
+/// The request methods measured (requests and their results).
+pub const METHODS: [&str; 4] = [
+    "session/prompt",
+    "fs/read_text_file",
+    "fs/write_text_file",
+    "session/request_permission",
+];
+
+/// The name of the row with every `session/update` line.
+pub const ALL_UPDATES: &str = "all session/update lines";
+
+/// The rows of the sessions under `dir` (`tests/fixtures/sessions`): one per
+/// `sessionUpdate` kind (the updates of a kind that carry `_meta` in a row
+/// of their own), every `session/update` line
+/// together, then the requests of each method of [`METHODS`] and their
+/// results. `spec-examples` (the schema's examples, not a recording) is
+/// left out.
+pub fn rows(dir: &Path) -> Vec<Row> {
+    let mut sessions: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().is_some_and(|n| n != "spec-examples"))
+        .collect();
+    sessions.sort();
+    let mut updates: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut all = Vec::new();
+    let mut requests: BTreeMap<&'static str, Vec<String>> = BTreeMap::new();
+    let mut results: BTreeMap<&'static str, Vec<String>> = BTreeMap::new();
+    for session in sessions {
+        let agent = read_lines(&session.join("agent.ndjson"));
+        let client = read_lines(&session.join("client.ndjson"));
+        // A result answers the other side's request with its id.
+        for (mine, theirs) in [(&agent, &client), (&client, &agent)] {
+            let mut asked: HashMap<String, &'static str> = HashMap::new();
+            for line in theirs.iter() {
+                let v: Value = serde_json::from_str(line).unwrap();
+                let method = v.get("method").and_then(Value::as_str);
+                if let (Some(id), Some(m)) = (v.get("id"), method.and_then(known)) {
+                    asked.insert(id.to_string(), m);
+                }
+            }
+            for line in mine.iter() {
+                let v: Value = serde_json::from_str(line).unwrap();
+                match v.get("method").and_then(Value::as_str) {
+                    Some("session/update") => {
+                        let update = &v["params"]["update"];
+                        let mut name = update["sessionUpdate"].as_str().unwrap().to_owned();
+                        if update.get("_meta").is_some() {
+                            name.push_str(" with _meta");
+                        }
+                        updates.entry(name).or_default().push(line.clone());
+                        all.push(line.clone());
+                    }
+                    Some(m) if v.get("id").is_some() => {
+                        if let Some(m) = known(m) {
+                            requests.entry(m).or_default().push(line.clone());
+                        }
+                    }
+                    Some(_) => {}
+                    None if v.get("result").is_some() => {
+                        if let Some(m) = asked.get(&v["id"].to_string()) {
+                            results.entry(m).or_default().push(line.clone());
+                        }
+                    }
+                    None => {}
+                }
+            }
+        }
+    }
+    let mut rows: Vec<Row> = updates
+        .into_iter()
+        .map(|(name, lines)| Row {
+            name,
+            kind: Kind::Update,
+            lines,
+        })
+        .collect();
+    rows.push(Row {
+        name: ALL_UPDATES.to_owned(),
+        kind: Kind::Update,
+        lines: all,
+    });
+    for m in METHODS {
+        rows.push(Row {
+            name: format!("request {m}"),
+            kind: Kind::Request(m),
+            lines: requests.remove(m).unwrap_or_default(),
+        });
+        rows.push(Row {
+            name: format!("result of {m}"),
+            kind: Kind::Result(m),
+            lines: results.remove(m).unwrap_or_default(),
+        });
+    }
+    rows
+}
+
+fn known(method: &str) -> Option<&'static str> {
+    METHODS.into_iter().find(|m| *m == method)
+}
+
+fn read_lines(path: &Path) -> Vec<String> {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return Vec::new();
+    };
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The line decoded typed by this crate: a notification with
+/// `acp::decode_line` (one call, typed params), a request with
+/// `Message::decode` and its typed params, a result with `Message::decode`
+/// and the result typed for the request's method. Whether it succeeded.
+pub fn acp_codec(kind: Kind, line: &str) -> bool {
+    match kind {
+        Kind::Update => matches!(black_box(decode_line(line)), Ok(Incoming::Notification(_))),
+        Kind::Request(_) => match Message::decode(line) {
+            Ok(Message::Request(r)) => black_box(r.typed()).is_ok(),
+            _ => false,
+        },
+        Kind::Result(method) => match Message::decode(line) {
+            Ok(Message::Response(r)) => black_box(r.typed(method)).is_ok(),
+            _ => false,
+        },
+    }
+}
+
+/// The line parsed into a `serde_json::Value`.
+pub fn value(line: &str) -> bool {
+    black_box(serde_json::from_str::<Value>(line)).is_ok()
+}
