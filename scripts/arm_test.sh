@@ -83,7 +83,9 @@ run() {
   cargo test --no-default-features --lib --tests
   echo "TIMING $t run core $(elapsed "$s")"
   s=$(date +%s)
-  cargo test --workspace --all-features --lib --bins --tests
+  # The flood test (10,000 connections) is for the native run: under
+  # emulation it would take most of the stage's time.
+  cargo test --workspace --all-features --lib --bins --tests -- --skip front_door_under_flood
   echo "TIMING $t run all $(elapsed "$s")"
   s=$(date +%s)
   cargo bench --all-features -- --test
