@@ -572,19 +572,22 @@ fn turn_through(front: &Front, tls: bool, ca: &Path, project: &Path) -> Run {
     client(&args, &[("ACP_BRIDGE_TOKEN", TOKEN)], LIMIT)
 }
 
-#[test]
-fn streamable_http_client_speaks_http2_by_alpn_and_by_prior_knowledge() {
-    let scratch = Scratch::new("h2");
+/// Full turns through a front that speaks HTTP/2 (`http2`) or HTTP/1.1
+/// only, over plain TCP and TLS: every request the client made used
+/// `want`.
+fn turns_use_version(http2: bool, want: hyper::Version, name: &str) {
+    let scratch = Scratch::new(name);
     let pki = pki(scratch.path());
     let bridge = Bridge::start(&[]);
     for tls in [false, true] {
         let config = FrontConfig {
-            http2: true,
+            http2,
             tls: tls.then(|| (pki.cert.clone(), pki.key.clone())),
             ..FrontConfig::default()
         };
         let front = Front::start(bridge.addr, config);
-        let project = scratch.project(if tls { "tls" } else { "h2c" });
+        let plain = if http2 { "h2c" } else { "plain" };
+        let project = scratch.project(if tls { "tls" } else { plain });
         let run = turn_through(&front, tls, &pki.ca, &project);
         run.assert_full_turn(&project);
         let (versions, methods) = versions(&front);
@@ -594,7 +597,7 @@ fn streamable_http_client_speaks_http2_by_alpn_and_by_prior_knowledge() {
             front.seen()
         );
         assert!(
-            versions.iter().all(|v| *v == hyper::Version::HTTP_2),
+            versions.iter().all(|v| *v == want),
             "tls {tls}: {:?}",
             front.seen()
         );
@@ -603,33 +606,13 @@ fn streamable_http_client_speaks_http2_by_alpn_and_by_prior_knowledge() {
 }
 
 #[test]
+fn streamable_http_client_speaks_http2_by_alpn_and_by_prior_knowledge() {
+    turns_use_version(true, hyper::Version::HTTP_2, "h2");
+}
+
+#[test]
 fn streamable_http_client_falls_back_to_http1() {
-    let scratch = Scratch::new("h1");
-    let pki = pki(scratch.path());
-    let bridge = Bridge::start(&[]);
-    for tls in [false, true] {
-        let config = FrontConfig {
-            http2: false,
-            tls: tls.then(|| (pki.cert.clone(), pki.key.clone())),
-            ..FrontConfig::default()
-        };
-        let front = Front::start(bridge.addr, config);
-        let project = scratch.project(if tls { "tls" } else { "plain" });
-        let run = turn_through(&front, tls, &pki.ca, &project);
-        run.assert_full_turn(&project);
-        let (versions, methods) = versions(&front);
-        assert!(
-            front.seen().iter().all(|s| s.status < 300),
-            "{:?}",
-            front.seen()
-        );
-        assert!(
-            versions.iter().all(|v| *v == hyper::Version::HTTP_11),
-            "tls {tls}: {:?}",
-            front.seen()
-        );
-        assert_eq!(methods, [true; 3], "tls {tls}: {:?}", front.seen());
-    }
+    turns_use_version(false, hyper::Version::HTTP_11, "h1");
 }
 
 /// Each request `front` got carried the cookies it had set by then (the
