@@ -34,7 +34,7 @@ if [[ -z "${INTEROP_CLAUDE_INNER:-}" ]]; then
   export CLAUDE_DIR CLIENT="$TARGET/debug/acp-client"
   if unshare -n true 2>/dev/null; then
     export INTEROP_CLAUDE_INNER=netns
-    exec unshare -n bash -c 'ip link set lo up && exec "$0" "$@"' "$0" "$@"
+    exec unshare -n bash -c 'ip link set lo up && exec "$0" "$@"' "$ROOT/scripts/interop_claude.sh" "$@"
   fi
   echo "note: unshare -n is not available here (needs root or user namespaces): running without network isolation" >&2
   export INTEROP_CLAUDE_INNER=host

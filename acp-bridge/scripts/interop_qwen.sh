@@ -68,7 +68,7 @@ if [[ -z "${INTEROP_QWEN_PHASE2:-}" ]]; then
   export INTEROP_QWEN_PHASE2=loopback
   if [[ "${INTEROP_QWEN_NETNS:-1}" != 0 ]] && command -v unshare >/dev/null && command -v ip >/dev/null \
      && unshare -n sh -c 'ip link set lo up' 2>/dev/null; then
-    INTEROP_QWEN_PHASE2=netns exec unshare -n "$0" "$@"
+    INTEROP_QWEN_PHASE2=netns exec unshare -n "$ROOT/scripts/interop_qwen.sh" "$@"
   fi
   echo "interop_qwen: no network namespace (unshare -n unavailable or INTEROP_QWEN_NETNS=0); loopback base URLs only" >&2
 fi
