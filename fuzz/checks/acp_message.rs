@@ -172,8 +172,11 @@ pub fn check(data: &[u8]) {
     let msg = match Message::decode_bytes(data) {
         Ok(m) => m,
         Err(e) => {
-            // Syntax alone (no number range): serde's ignoring deserializer.
-            let is_json = serde_json::from_slice::<serde::de::IgnoredAny>(data).is_ok();
+            // Syntax alone (no number range): serde's ignoring deserializer,
+            // on text (it skips a string's bytes unchecked, so invalid UTF-8
+            // inside a string would pass as JSON).
+            let is_json = std::str::from_utf8(data)
+                .is_ok_and(|t| serde_json::from_str::<serde::de::IgnoredAny>(t).is_ok());
             let code = e.code().0;
             let text = String::from_utf8_lossy(data);
             if is_json {
