@@ -35,6 +35,8 @@ const ADDRESSES: u8 = 4;
 const PER_ADDRESS: usize = 200;
 
 /// Raises this process's open-file limit to its hard limit; the new limit.
+// `rlim_t` is `u32` on 32-bit ARM and `u64` elsewhere.
+#[allow(clippy::useless_conversion)]
 fn raise_nofile() -> u64 {
     let mut lim = libc::rlimit {
         rlim_cur: 0,
@@ -46,7 +48,7 @@ fn raise_nofile() -> u64 {
         lim.rlim_cur = lim.rlim_max;
         assert_eq!(libc::setrlimit(libc::RLIMIT_NOFILE, &lim), 0);
     }
-    lim.rlim_cur
+    u64::from(lim.rlim_cur)
 }
 
 fn token_file(dir: &Path) -> String {
