@@ -13,6 +13,7 @@
 //! the same codec. Permission requests are refused (the example asks no
 //! one); the client offers no `fs/*` or `terminal/*`.
 
+use acp_codec::acp::Mode;
 use std::process::Stdio;
 
 use acp_codec::acp::{
@@ -94,7 +95,7 @@ where
             }
         };
         let text = std::str::from_utf8(&line)?;
-        match decode_line(text) {
+        match decode_line(text, Mode::Lenient) {
             Ok(Incoming::Notification(typed)) => {
                 for salvage in &typed.salvaged {
                     eprintln!("salvaged: {salvage}");

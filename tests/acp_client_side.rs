@@ -3,6 +3,7 @@
 //! bounded terminal output (held against a naive reference).
 #![cfg(feature = "std")]
 
+use acp_codec::acp::Mode;
 use std::fs;
 use std::path::Path;
 
@@ -34,7 +35,7 @@ fn quirks_of(session: &str) -> Quirks {
     let Message::Response(resp) = Message::decode(&line).unwrap() else {
         panic!("not a response");
     };
-    let Ok(ResponseResult::Initialize(r)) = resp.typed("initialize").map(Typed::into_value) else {
+    let Ok(ResponseResult::Initialize(r)) = resp.typed("initialize", Mode::Lenient).map(Typed::into_value) else {
         panic!("not an initialize result");
     };
     Quirks::of(r.agent_info.as_ref())

@@ -24,8 +24,9 @@ mod acp_support;
 #[path = "support/update_lines.rs"]
 mod update_lines;
 
+use acp_codec::acp::Mode;
 use acp_codec::acp::{
-    decode_line, decode_line_strict, encode_notification, Incoming, Message, NotificationParams,
+    decode_line, encode_notification, Incoming, Message, NotificationParams,
     SessionNotification, Typed,
 };
 use acp_support::arb::arb_session_notification;
@@ -192,7 +193,7 @@ fn two_step(line: &str) -> Outcome {
     match Message::decode(line) {
         Err(e) => Err((e.code().0, e.to_string())),
         Ok(Message::Notification(n)) => n
-            .typed()
+            .typed(Mode::Lenient)
             .map(|p| Incoming::Notification(p.into_owned()))
             .map_err(|e| (e.code().0, e.to_string())),
         Ok(m) => Ok(Incoming::Message(m.into_owned())),
@@ -204,7 +205,7 @@ fn two_step_strict(line: &str) -> Outcome {
     match Message::decode(line) {
         Err(e) => Err((e.code().0, e.to_string())),
         Ok(Message::Notification(n)) => n
-            .typed_strict()
+            .typed(Mode::Strict).map(|t| t.value)
             .map(|p| Incoming::Notification(Typed::clean(p.into_owned())))
             .map_err(|e| (e.code().0, e.to_string())),
         Ok(m) => Ok(Incoming::Message(m.into_owned())),
@@ -223,7 +224,7 @@ fn serde_derive(line: &str) -> Result<Option<NotificationParams<'static>>, i32> 
                 .map_err(|_| -32602)
         }
         Ok(Message::Notification(n)) => n
-            .typed_strict()
+            .typed(Mode::Strict).map(|t| t.value)
             .map(|p| Some(p.into_owned()))
             .map_err(|e| e.code().0),
         Ok(_) => Ok(None),
@@ -254,13 +255,13 @@ fn lenient_agrees_with_serde(outcome: &Outcome, line: &str) -> bool {
 }
 
 fn one_pass(line: &str) -> Outcome {
-    decode_line(line)
+    decode_line(line, Mode::Lenient)
         .map(Incoming::into_owned)
         .map_err(|e| (e.code().0, e.to_string()))
 }
 
 fn one_pass_strict(line: &str) -> Outcome {
-    decode_line_strict(line)
+    decode_line(line, Mode::Strict)
         .map(Incoming::into_owned)
         .map_err(|e| (e.code().0, e.to_string()))
 }

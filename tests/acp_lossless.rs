@@ -9,11 +9,12 @@
 //! - the `acp_lossless` fuzz check over its committed seeds.
 #![cfg(feature = "std")]
 
+use acp_codec::acp::Mode;
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use acp_codec::acp::{
-    decode_line, decode_line_strict, ContentBlock, Incoming, Message, NotificationParams, RawJson,
+    decode_line, ContentBlock, Incoming, Message, NotificationParams, RawJson,
     RequestId, ResponseResult, SalvageKind, SessionUpdate, ToolCallContent,
 };
 use serde_json::Value;
@@ -30,17 +31,17 @@ fn retyped(
     let kinds = |s: &[acp_codec::acp::Salvage<'_>]| s.iter().map(|s| s.kind).collect();
     Some(match msg {
         Message::Request(r) => {
-            let t = r.typed().unwrap_or_else(|e| panic!("{}: {e}", r.method));
+            let t = r.typed(Mode::Lenient).unwrap_or_else(|e| panic!("{}: {e}", r.method));
             (serde_json::to_value(&t.value).unwrap(), kinds(&t.salvaged))
         }
         Message::Notification(n) => {
-            let t = n.typed().unwrap_or_else(|e| panic!("{}: {e}", n.method));
+            let t = n.typed(Mode::Lenient).unwrap_or_else(|e| panic!("{}: {e}", n.method));
             (serde_json::to_value(&t.value).unwrap(), kinds(&t.salvaged))
         }
         Message::Response(r) => {
             let method = method_of.get(&r.id.to_string()).map_or("", String::as_str);
             let t = r
-                .typed(method)
+                .typed(method, Mode::Lenient)
                 .unwrap_or_else(|e| panic!("result of {method}: {e}"));
             (serde_json::to_value(&t.value).unwrap(), kinds(&t.salvaged))
         }
@@ -135,7 +136,7 @@ fn update_line(update: &str) -> String {
 
 /// The params re-encoded from the lenient decoding of `line`.
 fn re_encoded(line: &str) -> Value {
-    let Incoming::Notification(t) = decode_line(line).unwrap() else {
+    let Incoming::Notification(t) = decode_line(line, Mode::Lenient).unwrap() else {
         panic!("not a notification")
     };
     serde_json::to_value(&t.value).unwrap()
@@ -172,7 +173,7 @@ fn a_bad_optional_member_is_dropped_and_kept_raw() {
     let line = update_line(
         r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi","annotations":{"priority":"high"}}}"#,
     );
-    let Incoming::Notification(t) = decode_line(&line).unwrap() else {
+    let Incoming::Notification(t) = decode_line(&line, Mode::Lenient).unwrap() else {
         panic!()
     };
     assert_eq!(t.salvaged.len(), 1);
@@ -203,7 +204,7 @@ fn a_bad_optional_member_is_dropped_and_kept_raw() {
     // Still re-encoded as sent.
     assert_eq!(re_encoded(&line), params_of(&line));
     // Strictly, the line fails as before.
-    let e = decode_line_strict(&line).unwrap_err();
+    let e = decode_line(&line, Mode::Strict).unwrap_err();
     assert_eq!(e.code().0, -32602);
 }
 
@@ -212,7 +213,7 @@ fn a_list_item_that_does_not_fit_is_skipped() {
     let line = update_line(
         r#"{"sessionUpdate":"tool_call","toolCallId":"t","title":"Read","locations":[{"line":3},{"path":"/b"}]}"#,
     );
-    let Incoming::Notification(t) = decode_line(&line).unwrap() else {
+    let Incoming::Notification(t) = decode_line(&line, Mode::Lenient).unwrap() else {
         panic!()
     };
     let NotificationParams::SessionUpdate(n) = &t.value else {
@@ -229,14 +230,14 @@ fn a_list_item_that_does_not_fit_is_skipped() {
     assert_eq!(t.salvaged[0].kind, SalvageKind::ItemSkipped);
     assert_eq!(t.salvaged[0].reason, "missing field `path`");
     assert_eq!(t.salvaged[0].raw.get(), r#"{"line":3}"#);
-    assert!(decode_line_strict(&line).is_err());
+    assert!(decode_line(&line, Mode::Strict).is_err());
 }
 
 #[test]
 fn a_known_variant_that_does_not_fit_is_kept_unknown() {
     // Claude's ACP adapter sends `used: null`.
     let line = update_line(r#"{"sessionUpdate":"usage_update","used":null,"size":1000}"#);
-    let Incoming::Notification(t) = decode_line(&line).unwrap() else {
+    let Incoming::Notification(t) = decode_line(&line, Mode::Lenient).unwrap() else {
         panic!()
     };
     let NotificationParams::SessionUpdate(n) = &t.value else {
@@ -252,7 +253,7 @@ fn a_known_variant_that_does_not_fit_is_kept_unknown() {
     assert_eq!(t.salvaged[0].path, "/update");
     assert_eq!(t.salvaged[0].kind, SalvageKind::UnknownVariant);
     assert_eq!(re_encoded(&line), params_of(&line));
-    let strict = decode_line_strict(&line).unwrap_err().to_string();
+    let strict = decode_line(&line, Mode::Strict).unwrap_err().to_string();
     assert!(
         strict.contains("invalid type: null, expected u64"),
         "{strict}"
@@ -262,7 +263,7 @@ fn a_known_variant_that_does_not_fit_is_kept_unknown() {
     let line = update_line(
         r#"{"sessionUpdate":"tool_call_update","toolCallId":"t","content":[{"type":"content","content":{"type":"image","data":5,"mimeType":"image/png"}}]}"#,
     );
-    let Incoming::Notification(t) = decode_line(&line).unwrap() else {
+    let Incoming::Notification(t) = decode_line(&line, Mode::Lenient).unwrap() else {
         panic!()
     };
     let NotificationParams::SessionUpdate(n) = &t.value else {
@@ -289,7 +290,7 @@ fn missing_required_members_still_fail() {
             "text",
         ),
     ] {
-        let e = decode_line(&update_line(update)).unwrap_err();
+        let e = decode_line(&update_line(update), Mode::Lenient).unwrap_err();
         assert_eq!(e.code().0, -32602);
         assert!(
             e.to_string()
@@ -298,15 +299,15 @@ fn missing_required_members_still_fail() {
         );
     }
     let no_session = r#"{"jsonrpc":"2.0","method":"session/update","params":{"update":{"sessionUpdate":"plan","entries":[]}}}"#;
-    let e = decode_line(no_session).unwrap_err();
+    let e = decode_line(no_session, Mode::Lenient).unwrap_err();
     assert!(e.to_string().contains("missing field `sessionId`"), "{e}");
     // A required member of the wrong type at the top fails too.
     let bad = r#"{"jsonrpc":"2.0","id":1,"method":"fs/read_text_file","params":{"sessionId":"s","path":7}}"#;
     let Message::Request(r) = Message::decode(bad).unwrap() else {
         panic!()
     };
-    assert_eq!(r.typed().unwrap_err().code().0, -32602);
-    assert_eq!(r.typed_strict().unwrap_err().code().0, -32602);
+    assert_eq!(r.typed(Mode::Lenient).unwrap_err().code().0, -32602);
+    assert_eq!(r.typed(Mode::Strict).map(|t| t.value).unwrap_err().code().0, -32602);
 }
 
 #[test]
@@ -315,7 +316,7 @@ fn a_result_is_salvaged_too() {
     let Message::Response(r) = Message::decode(line).unwrap() else {
         panic!()
     };
-    let t = r.typed("session/new").unwrap();
+    let t = r.typed("session/new", Mode::Lenient).unwrap();
     let ResponseResult::NewSession(new) = &t.value else {
         panic!()
     };
@@ -326,7 +327,7 @@ fn a_result_is_salvaged_too() {
         serde_json::to_value(&t.value).unwrap(),
         serde_json::from_str::<Value>(line).unwrap()["result"]
     );
-    assert!(r.typed_strict("session/new").is_err());
+    assert!(r.typed("session/new", Mode::Strict).map(|t| t.value).is_err());
 }
 
 #[test]
@@ -335,7 +336,7 @@ fn request_ids_and_raw_nulls_stay() {
     let Message::Notification(n) = Message::decode(line).unwrap() else {
         panic!()
     };
-    let t = n.typed().unwrap();
+    let t = n.typed(Mode::Lenient).unwrap();
     let NotificationParams::CancelRequest(c) = &t.value else {
         panic!()
     };
@@ -470,21 +471,43 @@ mod generated {
         }
     }
 
-    /// Decodes `$value` (params or result) strictly and leniently with
-    /// `$decode` and `$decode_strict`: both give the same value, nothing
-    /// salvaged, and it re-encodes to `$value`.
+    fn request<'a>(method: &'a str, raw: &RawJson<'a>) -> acp_codec::acp::Request<'a> {
+        acp_codec::acp::Request { id: acp_codec::acp::RequestId::Number(1), method: method.into(), params: Some(raw.clone()) }
+    }
+
+    fn notification<'a>(method: &'a str, raw: &RawJson<'a>) -> acp_codec::acp::Notification<'a> {
+        acp_codec::acp::Notification { method: method.into(), params: Some(raw.clone()) }
+    }
+
+    fn response<'a>(raw: &RawJson<'a>) -> acp_codec::acp::Response<'a> {
+        acp_codec::acp::Response { id: acp_codec::acp::RequestId::Number(1), result: raw.clone() }
+    }
+
+    /// Decodes `$value` (params or result) strictly and leniently: both
+    /// give the same value, nothing salvaged, and it re-encodes to
+    /// `$value`.
     macro_rules! holds {
-        ($value:expr, |$raw:ident| $strict:expr, $lenient:expr) => {{
+        ($value:expr, |$raw:ident| $make:expr, |$m:ident, $mode:ident| $typed:expr) => {{
             let text = $value.to_string();
             let $raw = RawJson::from_text(&text).unwrap();
-            let typed = $strict.map_err(|e| TestCaseError::fail(format!("{e}: {text}")))?;
+            let msg = $make;
+            let typed = {
+                let ($m, $mode) = (&msg, Mode::Strict);
+                $typed
+            }
+            .map(|t| t.value)
+            .map_err(|e| TestCaseError::fail(format!("{e}: {text}")))?;
             prop_assert_eq!(
                 serde_json::to_value(&typed).unwrap(),
                 $value.clone(),
                 "{}",
                 text
             );
-            let again = $lenient.unwrap();
+            let again = {
+                let ($m, $mode) = (&msg, Mode::Lenient);
+                $typed
+            }
+            .unwrap();
             prop_assert!(again.is_clean());
             prop_assert_eq!(again.value, typed);
         }};
@@ -506,8 +529,8 @@ mod generated {
             inject(&mut value, &mut dice.into_iter().cycle(), 0);
             holds!(
                 value,
-                |raw| RequestParams::decode_strict(&method, Some(&raw)),
-                RequestParams::decode(&method, Some(&raw))
+                |raw| request(&method, &raw),
+                |m, mode| m.typed(mode)
             );
         }
 
@@ -524,8 +547,8 @@ mod generated {
             inject(&mut value, &mut dice.into_iter().cycle(), 0);
             holds!(
                 value,
-                |raw| NotificationParams::decode_strict(&method, Some(&raw)),
-                NotificationParams::decode(&method, Some(&raw))
+                |raw| notification(&method, &raw),
+                |m, mode| m.typed(mode)
             );
         }
 
@@ -542,8 +565,8 @@ mod generated {
             inject(&mut value, &mut dice.into_iter().cycle(), 0);
             holds!(
                 value,
-                |raw| ResponseResult::decode_strict(method, &raw),
-                ResponseResult::decode(method, &raw)
+                |raw| response(&raw),
+                |m, mode| m.typed(method, mode)
             );
         }
     }

@@ -4,6 +4,7 @@
 
 mod acp_support;
 
+use acp_codec::acp::Mode;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
@@ -51,7 +52,7 @@ fn text_borrows_from_the_line_unless_escaped() {
     let Message::Notification(n) = &msg else {
         panic!()
     };
-    let NotificationParams::SessionUpdate(u) = n.typed().unwrap().value else {
+    let NotificationParams::SessionUpdate(u) = n.typed(Mode::Lenient).unwrap().value else {
         panic!()
     };
     assert!(matches!(u.session_id, Cow::Borrowed(_)));
@@ -69,7 +70,7 @@ fn text_borrows_from_the_line_unless_escaped() {
     let Message::Notification(n) = &msg else {
         panic!()
     };
-    let NotificationParams::SessionUpdate(u) = n.typed().unwrap().value else {
+    let NotificationParams::SessionUpdate(u) = n.typed(Mode::Lenient).unwrap().value else {
         panic!()
     };
     let SessionUpdate::AgentMessageChunk(c) = u.update else {
@@ -109,7 +110,7 @@ fn unknown_variants_keep_their_bytes() {
                 let Message::Notification(n) = &msg else {
                     panic!()
                 };
-                let NotificationParams::SessionUpdate(u) = n.typed().unwrap().value else {
+                let NotificationParams::SessionUpdate(u) = n.typed(Mode::Lenient).unwrap().value else {
                     panic!()
                 };
                 let SessionUpdate::Unknown(r) = &u.update else {
@@ -129,13 +130,13 @@ fn unknown_variants_keep_their_bytes() {
             .unwrap();
     let Message::Request(r) = &msg else { panic!() };
     assert!(
-        matches!(r.typed().unwrap().value, RequestParams::Ext { ref method, .. } if method == "_zed/ping")
+        matches!(r.typed(Mode::Lenient).unwrap().value, RequestParams::Ext { ref method, .. } if method == "_zed/ping")
     );
     let msg = Message::decode(r#"{"jsonrpc":"2.0","method":"session/teleport"}"#).unwrap();
     let Message::Notification(n) = &msg else {
         panic!()
     };
-    let t = n.typed().unwrap().value;
+    let t = n.typed(Mode::Lenient).unwrap().value;
     assert!(matches!(t, NotificationParams::Unknown { ref params, .. } if params.is_none()));
     let mut out = Vec::new();
     encode_notification(&t, &mut out).unwrap();
@@ -151,7 +152,7 @@ fn unknown_fields_are_ignored_meta_kept() {
     let Message::Response(r) = Message::decode(line).unwrap() else {
         panic!()
     };
-    let ResponseResult::NewSession(s) = r.typed("session/new").unwrap().value else {
+    let ResponseResult::NewSession(s) = r.typed("session/new", Mode::Lenient).unwrap().value else {
         panic!()
     };
     assert_eq!(s.meta.unwrap().get(), "{\"k\":[1]}");
@@ -189,7 +190,7 @@ fn bad_lines_map_to_codes_and_the_next_line_decodes() {
     .unwrap() else {
         panic!()
     };
-    let e = r.typed().unwrap_err();
+    let e = r.typed(Mode::Lenient).unwrap_err();
     assert_eq!(e.code(), ErrorCode::INVALID_PARAMS);
     assert!(
         e.to_string()
@@ -242,7 +243,7 @@ fn extension_and_optional_shapes() {
     let Message::Request(r) = Message::decode(line).unwrap() else {
         panic!()
     };
-    let RequestParams::NewSession(p) = r.typed().unwrap().value else {
+    let RequestParams::NewSession(p) = r.typed(Mode::Lenient).unwrap().value else {
         panic!()
     };
     assert!(matches!(p.mcp_servers[0], McpServer::Stdio(_)));
@@ -259,14 +260,14 @@ fn extension_and_optional_shapes() {
         let Message::Request(r) = Message::decode(&line).unwrap() else {
             panic!()
         };
-        let RequestParams::SetSessionConfigOption(p) = r.typed().unwrap().value else {
+        let RequestParams::SetSessionConfigOption(p) = r.typed(Mode::Lenient).unwrap().value else {
             panic!()
         };
         assert_eq!(p.value, expect);
     }
     // session/set_model (Gemini CLI).
     let Message::Request(r) = Message::decode(r#"{"jsonrpc":"2.0","id":4,"method":"session/set_model","params":{"sessionId":"s","modelId":"gemini-2.5-pro"}}"#).unwrap() else { panic!() };
-    let RequestParams::SetSessionModel(p) = r.typed().unwrap().value else {
+    let RequestParams::SetSessionModel(p) = r.typed(Mode::Lenient).unwrap().value else {
         panic!()
     };
     assert_eq!(p.model_id, "gemini-2.5-pro");
@@ -276,7 +277,7 @@ fn extension_and_optional_shapes() {
     else {
         panic!()
     };
-    assert!(matches!(r.typed().unwrap().value, RequestParams::Logout(_)));
+    assert!(matches!(r.typed(Mode::Lenient).unwrap().value, RequestParams::Logout(_)));
 }
 
 #[test]
@@ -286,7 +287,7 @@ fn tags_need_not_come_first() {
     let Message::Notification(n) = Message::decode(line).unwrap() else {
         panic!()
     };
-    let NotificationParams::SessionUpdate(u) = n.typed().unwrap().value else {
+    let NotificationParams::SessionUpdate(u) = n.typed(Mode::Lenient).unwrap().value else {
         panic!()
     };
     let SessionUpdate::AgentThoughtChunk(c) = &u.update else {
@@ -298,7 +299,7 @@ fn tags_need_not_come_first() {
     let Message::Notification(n) = Message::decode(line).unwrap() else {
         panic!()
     };
-    let NotificationParams::SessionUpdate(u) = n.typed().unwrap().value else {
+    let NotificationParams::SessionUpdate(u) = n.typed(Mode::Lenient).unwrap().value else {
         panic!()
     };
     let SessionUpdate::AgentMessageChunk(c) = &u.update else {

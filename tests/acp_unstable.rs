@@ -8,6 +8,7 @@
 //! the feature.
 #![cfg(feature = "alloc")]
 
+use acp_codec::acp::Mode;
 use acp_codec::acp::*;
 use serde_json::Value;
 
@@ -126,8 +127,8 @@ fn typed(line: &str, method: &str) -> (Value, bool, String) {
     let msg = Message::decode(line).unwrap();
     match &msg {
         Message::Request(r) => {
-            let t = r.typed().unwrap();
-            let strict = r.typed_strict();
+            let t = r.typed(Mode::Lenient).unwrap();
+            let strict = r.typed(Mode::Strict).map(|t| t.value);
             assert!(
                 strict.is_ok() || !cfg!(feature = "unstable"),
                 "{line}: {strict:?}"
@@ -139,8 +140,8 @@ fn typed(line: &str, method: &str) -> (Value, bool, String) {
             )
         }
         Message::Notification(n) => {
-            let t = n.typed().unwrap();
-            let strict = n.typed_strict();
+            let t = n.typed(Mode::Lenient).unwrap();
+            let strict = n.typed(Mode::Strict).map(|t| t.value);
             assert!(
                 strict.is_ok() || !cfg!(feature = "unstable"),
                 "{line}: {strict:?}"
@@ -152,8 +153,8 @@ fn typed(line: &str, method: &str) -> (Value, bool, String) {
             )
         }
         Message::Response(r) => {
-            let t = r.typed(method).unwrap();
-            let strict = r.typed_strict(method);
+            let t = r.typed(method, Mode::Lenient).unwrap();
+            let strict = r.typed(method, Mode::Strict).map(|t| t.value);
             assert!(
                 strict.is_ok() || !cfg!(feature = "unstable"),
                 "{line}: {strict:?}"
@@ -204,7 +205,7 @@ fn what_the_stable_schema_has_is_typed_with_or_without_the_feature() {
     let Message::Notification(n) = Message::decode(STABLE[2].0).unwrap() else {
         panic!()
     };
-    let NotificationParams::SessionUpdate(u) = n.typed_strict().unwrap() else {
+    let NotificationParams::SessionUpdate(u) = n.typed(Mode::Strict).map(|t| t.value).unwrap() else {
         panic!()
     };
     let SessionUpdate::PlanUpdate(p) = u.update else {
@@ -217,7 +218,7 @@ fn what_the_stable_schema_has_is_typed_with_or_without_the_feature() {
     let Message::Request(r) = Message::decode(STABLE[8].0).unwrap() else {
         panic!()
     };
-    let RequestParams::Initialize(i) = r.typed_strict().unwrap() else {
+    let RequestParams::Initialize(i) = r.typed(Mode::Strict).map(|t| t.value).unwrap() else {
         panic!()
     };
     let caps = i.client_capabilities.unwrap();
@@ -238,7 +239,7 @@ fn typed_values() {
     let Message::Request(r) = Message::decode(LINES[0].0).unwrap() else {
         panic!()
     };
-    let RequestParams::ForkSession(f) = r.typed_strict().unwrap() else {
+    let RequestParams::ForkSession(f) = r.typed(Mode::Strict).map(|t| t.value).unwrap() else {
         panic!()
     };
     assert_eq!(f.session_id, "s1");
@@ -249,7 +250,7 @@ fn typed_values() {
     let Message::Notification(n) = Message::decode(LINES[2].0).unwrap() else {
         panic!()
     };
-    let NotificationParams::SessionUpdate(u) = n.typed_strict().unwrap() else {
+    let NotificationParams::SessionUpdate(u) = n.typed(Mode::Strict).map(|t| t.value).unwrap() else {
         panic!()
     };
     let SessionUpdate::SubagentUpdate(s) = u.update else {
@@ -264,7 +265,7 @@ fn typed_values() {
     let Message::Response(r) = Message::decode(LINES[3].0).unwrap() else {
         panic!()
     };
-    let ResponseResult::Prompt(p) = r.typed_strict("session/prompt").unwrap() else {
+    let ResponseResult::Prompt(p) = r.typed("session/prompt", Mode::Strict).map(|t| t.value).unwrap() else {
         panic!()
     };
     assert_eq!(p.usage.unwrap().cached_read_tokens, Some(0));
@@ -272,7 +273,7 @@ fn typed_values() {
     let Message::Response(r) = Message::decode(LINES[5].0).unwrap() else {
         panic!()
     };
-    let ResponseResult::AuthStatus(a) = r.typed_strict("auth/status").unwrap() else {
+    let ResponseResult::AuthStatus(a) = r.typed("auth/status", Mode::Strict).map(|t| t.value).unwrap() else {
         panic!()
     };
     assert_eq!(a.state, AuthState::UnknownState);
@@ -281,7 +282,7 @@ fn typed_values() {
     let Message::Response(r) = Message::decode(LINES[7].0).unwrap() else {
         panic!()
     };
-    let ResponseResult::McpMessage(m) = r.typed_strict("mcp/message").unwrap() else {
+    let ResponseResult::McpMessage(m) = r.typed("mcp/message", Mode::Strict).map(|t| t.value).unwrap() else {
         panic!()
     };
     assert!(m.result.unwrap().is_null());
@@ -290,7 +291,7 @@ fn typed_values() {
     let Message::Request(r) = Message::decode(LINES[9].0).unwrap() else {
         panic!()
     };
-    let RequestParams::SessionOptions(o) = r.typed_strict().unwrap() else {
+    let RequestParams::SessionOptions(o) = r.typed(Mode::Strict).map(|t| t.value).unwrap() else {
         panic!()
     };
     assert_eq!((&*o.cwd, o.session_id.as_deref()), ("/p", Some("s1")));
@@ -298,7 +299,7 @@ fn typed_values() {
     let Message::Response(r) = Message::decode(LINES[10].0).unwrap() else {
         panic!()
     };
-    let ResponseResult::SessionOptions(o) = r.typed_strict("session/options").unwrap() else {
+    let ResponseResult::SessionOptions(o) = r.typed("session/options", Mode::Strict).map(|t| t.value).unwrap() else {
         panic!()
     };
     let Some([SessionConfigOption::Select(speed)]) = o.config_options.as_deref() else {
@@ -309,7 +310,7 @@ fn typed_values() {
     let Message::Request(r) = Message::decode(LINES[11].0).unwrap() else {
         panic!()
     };
-    let RequestParams::NewSession(n) = r.typed_strict().unwrap() else {
+    let RequestParams::NewSession(n) = r.typed(Mode::Strict).map(|t| t.value).unwrap() else {
         panic!()
     };
     let Some([yolo, model]) = n.config_options.as_deref() else {
@@ -321,7 +322,7 @@ fn typed_values() {
     let Message::Notification(n) = Message::decode(LINES[12].0).unwrap() else {
         panic!()
     };
-    let NotificationParams::SessionUpdate(u) = n.typed_strict().unwrap() else {
+    let NotificationParams::SessionUpdate(u) = n.typed(Mode::Strict).map(|t| t.value).unwrap() else {
         panic!()
     };
     let SessionUpdate::CursorUpdate(c) = u.update else {
@@ -347,7 +348,7 @@ fn typed_values() {
     let Message::Request(r) = Message::decode(line).unwrap() else {
         panic!()
     };
-    assert_eq!(r.typed_strict().unwrap(), params);
+    assert_eq!(r.typed(Mode::Strict).map(|t| t.value).unwrap(), params);
 }
 
 /// The names of the `extra` members of `debug` (a value's Debug text).
@@ -375,7 +376,7 @@ fn without_the_feature_the_additions_are_kept_as_unknown_and_extra() {
         let Message::Notification(n) = Message::decode(LINES[i].0).unwrap() else {
             panic!()
         };
-        let t = n.typed().unwrap();
+        let t = n.typed(Mode::Lenient).unwrap();
         assert!(t.is_clean());
         let NotificationParams::SessionUpdate(u) = t.value else {
             panic!()
@@ -399,7 +400,7 @@ fn without_the_feature_the_additions_are_kept_as_unknown_and_extra() {
     let Message::Response(r) = Message::decode(LINES[10].0).unwrap() else {
         panic!()
     };
-    let ResponseResult::LoadSession(s) = r.typed("session/load").unwrap().value else {
+    let ResponseResult::LoadSession(s) = r.typed("session/load", Mode::Lenient).unwrap().value else {
         panic!()
     };
     let Some([SessionConfigOption::Select(speed)]) = s.config_options.as_deref() else {
@@ -413,7 +414,7 @@ fn without_the_feature_the_additions_are_kept_as_unknown_and_extra() {
     let Message::Request(r) = Message::decode(&resume).unwrap() else {
         panic!()
     };
-    let RequestParams::ResumeSession(s) = r.typed_strict().unwrap() else {
+    let RequestParams::ResumeSession(s) = r.typed(Mode::Strict).map(|t| t.value).unwrap() else {
         panic!()
     };
     assert!(matches!(

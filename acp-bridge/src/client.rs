@@ -10,6 +10,7 @@
 //! answered by policy, `fs/*` is served inside the session directory, other
 //! requests get `-32601`.
 
+use acp_codec::acp::Mode;
 use std::future::Future;
 use std::path::PathBuf;
 use std::pin::Pin;
@@ -455,7 +456,7 @@ impl<S: LineSource> Client<S> {
         // One call per line: notifications (nearly everything an agent
         // sends during a turn) come back typed, the common updates decoded
         // in one pass; requests and responses come back as the message.
-        let msg = match decode_line(line) {
+        let msg = match decode_line(line, Mode::Lenient) {
             Ok(Incoming::Message(m)) => m,
             Ok(Incoming::Notification(typed)) => {
                 let method = typed.value.method();
@@ -516,7 +517,7 @@ impl<S: LineSource> Client<S> {
     /// later).
     async fn answer(&mut self, r: &Request<'_>) -> Result<(), Failure> {
         let typed = r
-            .typed()
+            .typed(Mode::Lenient)
             .map(|t| checked(format_args!("{} request", r.method), t));
         let answer = self.serve(&r.id, typed).await;
         let mut out = Vec::new();

@@ -25,6 +25,7 @@
 //!
 //! Call [`serve`] with the two halves of a byte stream.
 
+use acp_codec::acp::Mode;
 use std::collections::HashMap;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -295,11 +296,11 @@ impl Agent {
                 if let Err(e) = registered {
                     return self.send_error(&req.id, e.code(), &e.to_string()).await;
                 }
-                let typed = req.typed().map(|t| warn_salvaged(&req.method, t));
+                let typed = req.typed(Mode::Lenient).map(|t| warn_salvaged(&req.method, t));
                 self.handle_request(req.id.to_owned_id(), typed).await
             }
             Message::Notification(n) => {
-                let typed = n.typed().map(|t| warn_salvaged(&n.method, t));
+                let typed = n.typed(Mode::Lenient).map(|t| warn_salvaged(&n.method, t));
                 if let Ok(NotificationParams::Cancel(c)) = typed {
                     let mut st = self.state();
                     if let Some(t) = st

@@ -3,6 +3,7 @@
 //! its permission default: nothing approved without asking.
 #![cfg(target_os = "linux")]
 
+use acp_codec::acp::Mode;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -16,7 +17,7 @@ fn create(t: &mut Terminals, params: Value) -> String {
     let Message::Request(r) = Message::decode(&line).unwrap() else {
         panic!()
     };
-    let RequestParams::CreateTerminal(req) = r.typed().unwrap().value else {
+    let RequestParams::CreateTerminal(req) = r.typed(Mode::Lenient).unwrap().value else {
         panic!()
     };
     let req: CreateTerminalRequest<'_> = req;

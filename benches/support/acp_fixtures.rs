@@ -1,6 +1,8 @@
 // Shared by benches/acp.rs and benches/official: the lines benchmarked.
 #![allow(dead_code)] // each bench package uses part of it
 
+use acp_codec::acp::Mode;
+
 /// A typical `agent_message_chunk` notification: realistic ids, 200
 /// characters of text without escapes.
 pub fn chunk_line() -> String {
@@ -51,7 +53,7 @@ pub fn decode_chunk_text(line: &str) -> usize {
     let Message::Notification(n) = &msg else {
         unreachable!()
     };
-    let NotificationParams::SessionUpdate(u) = n.typed().unwrap().value else {
+    let NotificationParams::SessionUpdate(u) = n.typed(Mode::Lenient).unwrap().value else {
         unreachable!()
     };
     chunk_text_len(&u)
@@ -65,7 +67,7 @@ pub fn decode_line_chunk_text(line: &str) -> usize {
     let Incoming::Notification(Typed {
         value: NotificationParams::SessionUpdate(u),
         ..
-    }) = decode_line(line).unwrap()
+    }) = decode_line(line, Mode::Lenient).unwrap()
     else {
         unreachable!()
     };

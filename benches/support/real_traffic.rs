@@ -3,6 +3,7 @@
 // row per shape.
 #![allow(dead_code)] // each bench package uses part of it
 
+use acp_codec::acp::Mode;
 use std::collections::{BTreeMap, HashMap};
 use std::hint::black_box;
 use std::path::Path;
@@ -151,13 +152,13 @@ fn read_lines(path: &Path) -> Vec<String> {
 /// and the result typed for the request's method. Whether it succeeded.
 pub fn acp_codec(kind: Kind, line: &str) -> bool {
     match kind {
-        Kind::Update => matches!(black_box(decode_line(line)), Ok(Incoming::Notification(_))),
+        Kind::Update => matches!(black_box(decode_line(line, Mode::Lenient)), Ok(Incoming::Notification(_))),
         Kind::Request(_) => match Message::decode(line) {
-            Ok(Message::Request(r)) => black_box(r.typed()).is_ok(),
+            Ok(Message::Request(r)) => black_box(r.typed(Mode::Lenient)).is_ok(),
             _ => false,
         },
         Kind::Result(method) => match Message::decode(line) {
-            Ok(Message::Response(r)) => black_box(r.typed(method)).is_ok(),
+            Ok(Message::Response(r)) => black_box(r.typed(method, Mode::Lenient)).is_ok(),
             _ => false,
         },
     }

@@ -22,8 +22,9 @@
 //!   same code; the lenient ones too, except that where serde finds params
 //!   that do not fit (-32602) they may give params with something salvaged.
 
+use acp_codec::acp::Mode;
 use acp_codec::acp::{
-    decode_line, decode_line_strict, encode_notification, encode_request, Incoming, Message,
+    decode_line, encode_notification, encode_request, Incoming, Message,
     MessageError, NotificationParams, RequestId, SessionNotification, Typed,
 };
 
@@ -89,7 +90,7 @@ fn serde_oracle(line: &str) -> Result<NotificationParams<'static>, i32> {
                 .map_err(|_| -32602)
         }
         Ok(Message::Notification(n)) => n
-            .typed_strict()
+            .typed(Mode::Strict).map(|t| t.value)
             .map(|p| p.into_owned())
             .map_err(|e| e.code().0),
         Ok(_) => Err(0),
@@ -103,9 +104,9 @@ type Outcome = Result<Incoming<'static>, (acp_codec::ErrorCode, String)>;
 fn two_step(line: &str, strict: bool) -> Outcome {
     let typed = |n: &acp_codec::acp::Notification<'_>| -> Result<_, MessageError> {
         if strict {
-            n.typed_strict().map(|p| Typed::clean(p.into_owned()))
+            n.typed(Mode::Strict).map(|t| t.value).map(|p| Typed::clean(p.into_owned()))
         } else {
-            n.typed().map(Typed::into_owned)
+            n.typed(Mode::Lenient).map(Typed::into_owned)
         }
     };
     match Message::decode(line) {
@@ -120,7 +121,7 @@ fn two_step(line: &str, strict: bool) -> Outcome {
 /// The one-pass decoder against the two-step path, on any text, lenient
 /// and strict.
 fn one_pass_agrees(line: &str) {
-    let one_pass = decode_line(line)
+    let one_pass = decode_line(line, Mode::Lenient)
         .map(Incoming::into_owned)
         .map_err(|e| (e.code(), e.to_string()));
     assert_eq!(
@@ -128,7 +129,7 @@ fn one_pass_agrees(line: &str) {
         two_step(line, false),
         "decode_line differs on {line:?}"
     );
-    let strict = decode_line_strict(line)
+    let strict = decode_line(line, Mode::Strict)
         .map(Incoming::into_owned)
         .map_err(|e| (e.code(), e.to_string()));
     assert_eq!(
@@ -218,14 +219,14 @@ pub fn check(data: &[u8]) {
 
     match &msg {
         Message::Request(r) => {
-            if let Ok(t) = r.typed().map(Typed::into_value) {
+            if let Ok(t) = r.typed(Mode::Lenient).map(Typed::into_value) {
                 let mut o = Vec::new();
                 encode_request(&r.id, &t, &mut o).expect("typed params must encode");
                 let l = one_line(&o);
                 let Ok(Message::Request(r2)) = Message::decode(l) else {
                     panic!("{l}")
                 };
-                let t2 = r2.typed().expect("re-encoded params must decode").value;
+                let t2 = r2.typed(Mode::Lenient).expect("re-encoded params must decode").value;
                 let mut o2 = Vec::new();
                 encode_request(&RequestId::Null, &t2, &mut o2).unwrap();
                 let mut o1 = Vec::new();
@@ -234,14 +235,14 @@ pub fn check(data: &[u8]) {
             }
         }
         Message::Notification(n) => {
-            if let Ok(t) = n.typed().map(Typed::into_value) {
+            if let Ok(t) = n.typed(Mode::Lenient).map(Typed::into_value) {
                 let mut o = Vec::new();
                 encode_notification(&t, &mut o).expect("typed params must encode");
                 let l = one_line(&o);
                 let Ok(Message::Notification(n2)) = Message::decode(l) else {
                     panic!("{l}")
                 };
-                let t2 = n2.typed().expect("re-encoded params must decode").value;
+                let t2 = n2.typed(Mode::Lenient).expect("re-encoded params must decode").value;
                 let mut o2 = Vec::new();
                 encode_notification(&t2, &mut o2).unwrap();
                 assert_eq!(o, o2, "typed params not stable");
@@ -254,10 +255,15 @@ pub fn check(data: &[u8]) {
                 "session/new",
                 "session/request_permission",
             ] {
-                if let Ok(t) = r.typed(method).map(Typed::into_value) {
+                if let Ok(t) = r.typed(method, Mode::Lenient).map(Typed::into_value) {
                     let json = serde_json::to_string(&t).expect("typed result must encode");
                     let raw = acp_codec::acp::RawJson::from_text(&json).unwrap();
-                    let t2 = acp_codec::acp::ResponseResult::decode(method, &raw)
+                    let again = acp_codec::acp::Response {
+                        id: r.id.clone(),
+                        result: raw,
+                    };
+                    let t2 = again
+                        .typed(method, Mode::Lenient)
                         .expect("re-encoded result must decode")
                         .value;
                     assert_eq!(

@@ -26,6 +26,7 @@
 //!   typed error for each, never buffers more than its budget, and after
 //!   `finish` holds nothing.
 
+use acp_codec::acp::Mode;
 use std::time::Duration;
 
 use acp_codec::acp::{
@@ -94,7 +95,7 @@ fn has_unknown(incoming: &Incoming<'_>) -> bool {
         },
         Incoming::Message(Message::Request(r)) => {
             matches!(
-                r.typed().map(Typed::into_value),
+                r.typed(Mode::Lenient).map(Typed::into_value),
                 Ok(RequestParams::Unknown { .. })
             )
         }
@@ -158,7 +159,7 @@ pub fn check(data: &[u8]) {
     for (kind, it) in &want {
         let Item::Line(bytes, _) = it else { continue };
         let line = std::str::from_utf8(bytes).expect("the splitter checked utf-8");
-        let acp = decode_line(line);
+        let acp = decode_line(line, Mode::Lenient);
         if is_valid_acp(*kind) {
             let incoming =
                 acp.unwrap_or_else(|e| panic!("{kind:?} line does not decode: {e}: {line}"));
@@ -180,12 +181,12 @@ pub fn check(data: &[u8]) {
             );
             match &msg {
                 Message::Request(r) => {
-                    let t = r.typed().unwrap_or_else(|e| panic!("{e}: {line}"));
+                    let t = r.typed(Mode::Lenient).unwrap_or_else(|e| panic!("{e}: {line}"));
                     assert!(t.is_clean(), "salvaged: {:?}: {line}", t.salvaged);
                     requests += 1;
                 }
                 Message::Notification(n) => {
-                    let t = n.typed().unwrap_or_else(|e| panic!("{e}: {line}"));
+                    let t = n.typed(Mode::Lenient).unwrap_or_else(|e| panic!("{e}: {line}"));
                     assert!(t.is_clean(), "salvaged: {:?}: {line}", t.salvaged);
                 }
                 _ => {}

@@ -19,6 +19,7 @@
 //! - a `ToolResult` sent through `ChunkEncoder` at any valid frame length
 //!   comes out of a `Reassembler` equal.
 
+use acp_codec::acp::Mode;
 use acp_codec::acp::{
     decode_line, encode_notification, encode_request, encode_response, Incoming, Message,
     NotificationParams, RequestId, RequestParams, ResponseResult, Typed,
@@ -45,9 +46,9 @@ fn request(u: &mut Unstructured<'_>) -> arbitrary::Result<()> {
         panic!("not a request: {line}")
     };
     assert_eq!(r.id, id, "{line}");
-    let typed = r.typed().unwrap_or_else(|e| panic!("{e}: {line}"));
+    let typed = r.typed(Mode::Lenient).unwrap_or_else(|e| panic!("{e}: {line}"));
     assert_eq!(typed, Typed::clean(params), "{line}");
-    let one_pass = decode_line(line).unwrap_or_else(|e| panic!("{e}: {line}"));
+    let one_pass = decode_line(line, Mode::Lenient).unwrap_or_else(|e| panic!("{e}: {line}"));
     assert_eq!(one_pass, Incoming::Message(msg.clone()), "{line}");
     Ok(())
 }
@@ -57,7 +58,7 @@ fn notification(u: &mut Unstructured<'_>) -> arbitrary::Result<()> {
     let mut out = Vec::new();
     encode_notification(&params, &mut out).expect("a generated notification encodes");
     let line = one_line(&out);
-    let one_pass = decode_line(line).unwrap_or_else(|e| panic!("{e}: {line}"));
+    let one_pass = decode_line(line, Mode::Lenient).unwrap_or_else(|e| panic!("{e}: {line}"));
     assert_eq!(
         one_pass,
         Incoming::Notification(Typed::clean(params.clone())),
@@ -67,7 +68,7 @@ fn notification(u: &mut Unstructured<'_>) -> arbitrary::Result<()> {
         panic!("not a notification: {line}")
     };
     assert_eq!(
-        n.typed().unwrap_or_else(|e| panic!("{e}: {line}")),
+        n.typed(Mode::Lenient).unwrap_or_else(|e| panic!("{e}: {line}")),
         Typed::clean(params),
         "{line}"
     );
@@ -85,7 +86,7 @@ fn result(u: &mut Unstructured<'_>) -> arbitrary::Result<()> {
         panic!("not a response: {line}")
     };
     assert_eq!(r.id, id, "{line}");
-    let typed = r.typed(method).unwrap_or_else(|e| panic!("{e}: {line}"));
+    let typed = r.typed(method, Mode::Lenient).unwrap_or_else(|e| panic!("{e}: {line}"));
     assert_eq!(typed, Typed::clean(result), "{line}");
     Ok(())
 }
@@ -99,11 +100,11 @@ fn message(u: &mut Unstructured<'_>) -> arbitrary::Result<()> {
     assert_eq!(again, msg, "{line}");
     match &again {
         Message::Request(r) => {
-            let t = r.typed().unwrap_or_else(|e| panic!("{e}: {line}"));
+            let t = r.typed(Mode::Lenient).unwrap_or_else(|e| panic!("{e}: {line}"));
             assert!(t.is_clean(), "salvaged: {:?}: {line}", t.salvaged);
         }
         Message::Notification(n) => {
-            let t = n.typed().unwrap_or_else(|e| panic!("{e}: {line}"));
+            let t = n.typed(Mode::Lenient).unwrap_or_else(|e| panic!("{e}: {line}"));
             assert!(t.is_clean(), "salvaged: {:?}: {line}", t.salvaged);
         }
         Message::Response(_) | Message::Error(_) => {}

@@ -30,6 +30,7 @@
 //! against the cached sums.
 #![allow(dead_code)]
 
+use acp_codec::acp::Mode;
 use acp_codec::acp::{
     Message, NotificationParams, PromptResponse, RequestId, RequestParams,
     RequestPermissionRequest, RequestPermissionResponse, SessionNotification, ToolCallStatus,
@@ -367,7 +368,7 @@ fn check_lines(text: &str) {
         };
         match &msg {
             Message::Notification(n) => {
-                let Ok(NotificationParams::SessionUpdate(u)) = n.typed().map(Typed::into_value)
+                let Ok(NotificationParams::SessionUpdate(u)) = n.typed(Mode::Lenient).map(Typed::into_value)
                 else {
                     continue;
                 };
@@ -376,7 +377,7 @@ fn check_lines(text: &str) {
                 assert_deltas(&u, &deltas);
             }
             Message::Request(r) => {
-                let Ok(RequestParams::RequestPermission(p)) = r.typed().map(Typed::into_value)
+                let Ok(RequestParams::RequestPermission(p)) = r.typed(Mode::Lenient).map(Typed::into_value)
                 else {
                     continue;
                 };

@@ -123,12 +123,13 @@ pub fn encode_response<R: Serialize + ?Sized>(
 /// [`EncodeError`] as [`encode_line`](crate::encode_line).
 ///
 /// ```
+/// use acp_codec::acp::Mode;
 /// use acp_codec::acp::{encode_error, Message, RequestId, RpcError};
 ///
 /// // Answer a request whose params do not fit with the error's own code.
 /// let line = r#"{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":1}}"#;
 /// let Message::Request(req) = Message::decode(line)? else { unreachable!() };
-/// let err = req.typed().unwrap_err();
+/// let err = req.typed(Mode::Lenient).unwrap_err();
 /// let mut out = Vec::new();
 /// encode_error(&req.id, &RpcError::new(err.code(), "invalid params"), &mut out)?;
 /// assert_eq!(out, concat!(r#"{"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"invalid params"}}"#, "\n").as_bytes());

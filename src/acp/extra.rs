@@ -93,14 +93,6 @@ impl<'a> Extra<'a> {
         self.0.push((name, value));
     }
 
-    /// Removes the first member called `name` (a union's tag, which the
-    /// union writes itself).
-    pub(crate) fn remove_first(&mut self, name: &str) {
-        if let Some(i) = self.0.iter().position(|(k, _)| k == name) {
-            self.0.remove(i);
-        }
-    }
-
     /// The members with their text copied (`'static`).
     pub fn into_owned(self) -> Extra<'static> {
         Extra(

@@ -11,6 +11,7 @@ use super::id::RequestId;
 use super::method::{NotificationParams, RequestParams, ResponseResult};
 use super::raw::{cow, present, IntoOwned, RawJson};
 use super::salvage::Typed;
+use super::wire::Mode;
 use super::{EnvelopeFault, MessageError};
 use crate::framing::EncodeError;
 use crate::json::scan;
@@ -26,12 +27,13 @@ use crate::ErrorCode;
 /// line, raw parts unchanged.
 ///
 /// ```
+/// use acp_codec::acp::Mode;
 /// use acp_codec::acp::{Message, NotificationParams, SessionUpdate, ContentBlock};
 ///
 /// let line = r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Hi"}}}}"#;
 /// let msg = Message::decode(line).unwrap();
 /// let Message::Notification(n) = &msg else { panic!() };
-/// let NotificationParams::SessionUpdate(update) = n.typed().unwrap().value else { panic!() };
+/// let NotificationParams::SessionUpdate(update) = n.typed(Mode::Lenient).unwrap().value else { panic!() };
 /// let SessionUpdate::AgentMessageChunk(chunk) = &update.update else { panic!() };
 /// let ContentBlock::Text(text) = &chunk.content else { panic!() };
 /// assert_eq!(text.text, "Hi");
@@ -195,60 +197,17 @@ impl<'a> Message<'a> {
         if b.get(start) != Some(&b'{') {
             return Err(not_an_object(line, start));
         }
-        let mut members = scan::Members::new(line).map_err(|e| not_json(line, e))?;
+        let mut members = scan::Members::new(line).map_err(|e| not_json(line, e.offset))?;
         let mut env = Envelope::default();
         for m in &mut members {
-            let (k, v) = m.map_err(|e| not_json(line, e))?;
-            env.take(k, v)?;
+            let (k, v) = m.map_err(|e| not_json(line, e.offset))?;
+            env.take_token(k, v)?;
         }
         let end = scan::skip_ws(b, members.end());
         if end != b.len() {
-            return Err(not_json(line, scan::ScanError { offset: end }));
+            return Err(not_json(line, end));
         }
-        match env.jsonrpc {
-            Some(v)
-                if v == "\"2.0\"" || unquote::<serde_json::Error>(v).is_ok_and(|s| s == "2.0") => {}
-            Some(_) => return Err(invalid(EnvelopeFault::JsonrpcNot20)),
-            None => return Err(invalid(EnvelopeFault::JsonrpcMissing)),
-        }
-        let id = match env.id {
-            Some(v) => Some(parse_id(v)?),
-            None => None,
-        };
-        let method = match env.method {
-            Some(v) => Some(
-                unquote::<serde_json::Error>(v)
-                    .map_err(|_| invalid(EnvelopeFault::MethodNotString))?,
-            ),
-            None => None,
-        };
-        let params = env.params.map(RawJson::from_validated);
-        match (method, env.result, env.error) {
-            (Some(method), None, None) => Ok(match id {
-                Some(id) => Self::Request(Request { id, method, params }),
-                None => Self::Notification(Notification { method, params }),
-            }),
-            (Some(_), _, _) => Err(invalid(EnvelopeFault::MethodWithResultOrError)),
-            (None, Some(_), Some(_)) => Err(invalid(EnvelopeFault::ResultAndError)),
-            (None, Some(result), None) => match id {
-                Some(id) if params.is_none() => Ok(Self::Response(Response {
-                    id,
-                    result: RawJson::from_validated(result),
-                })),
-                Some(_) => Err(invalid(EnvelopeFault::ParamsInResponse)),
-                None => Err(invalid(EnvelopeFault::ResponseWithoutId)),
-            },
-            (None, None, Some(error)) => match id {
-                Some(id) if params.is_none() => {
-                    let error = serde_json::from_str(error)
-                        .map_err(|_| invalid(EnvelopeFault::ErrorNotErrorObject))?;
-                    Ok(Self::Error(ErrorResponse { id, error }))
-                }
-                Some(_) => Err(invalid(EnvelopeFault::ParamsInResponse)),
-                None => Err(invalid(EnvelopeFault::ErrorResponseWithoutId)),
-            },
-            (None, None, None) => Err(invalid(EnvelopeFault::NoMethodResultOrError)),
-        }
+        env.into_message()
     }
 
     /// Decodes one line given as bytes (see [`Message::decode`]).
@@ -318,42 +277,43 @@ impl<'a> Message<'a> {
     }
 }
 
-/// The envelope's members, as raw value texts.
+/// The envelope's members, as raw value texts: what a walk over a line
+/// found, checked by [`Envelope::into_message`] (the one place the
+/// JSON-RPC rules are written).
 #[derive(Default)]
-struct Envelope<'a> {
-    jsonrpc: Option<&'a str>,
-    id: Option<&'a str>,
-    method: Option<&'a str>,
-    params: Option<&'a str>,
-    result: Option<&'a str>,
-    error: Option<&'a str>,
+pub(crate) struct Envelope<'a> {
+    pub(crate) jsonrpc: Option<&'a str>,
+    pub(crate) id: Option<&'a str>,
+    pub(crate) method: Option<&'a str>,
+    pub(crate) params: Option<&'a str>,
+    pub(crate) result: Option<&'a str>,
+    pub(crate) error: Option<&'a str>,
 }
 
 impl<'a> Envelope<'a> {
-    fn take(&mut self, key: &str, value: &'a str) -> Result<(), MessageError> {
+    /// Takes the member whose key is the raw token `key` (quotes included).
+    fn take_token(&mut self, key: &str, value: &'a str) -> Result<(), MessageError> {
+        let name = match key.get(1..key.len().saturating_sub(1)) {
+            Some(name) if !name.contains('\\') => Cow::Borrowed(name),
+            // A key whose escapes do not decode names no envelope member:
+            // it is left to the params' or result's decoder.
+            _ => match unquote::<serde_json::Error>(key) {
+                Ok(name) => name,
+                Err(_) => return Ok(()),
+            },
+        };
+        self.take(&name, value)
+    }
+
+    /// Takes member `key` (unescaped) if it is an envelope member.
+    pub(crate) fn take(&mut self, key: &str, value: &'a str) -> Result<(), MessageError> {
         let slot = match key {
-            "\"jsonrpc\"" => &mut self.jsonrpc,
-            "\"id\"" => &mut self.id,
-            "\"method\"" => &mut self.method,
-            "\"params\"" => &mut self.params,
-            "\"result\"" => &mut self.result,
-            "\"error\"" => &mut self.error,
-            k if k.contains('\\') => {
-                // A key whose escapes do not decode names no envelope
-                // member: it is left to the params' or result's decoder.
-                let Ok(k) = unquote::<serde_json::Error>(k) else {
-                    return Ok(());
-                };
-                match &*k {
-                    "jsonrpc" => &mut self.jsonrpc,
-                    "id" => &mut self.id,
-                    "method" => &mut self.method,
-                    "params" => &mut self.params,
-                    "result" => &mut self.result,
-                    "error" => &mut self.error,
-                    _ => return Ok(()),
-                }
-            }
+            "jsonrpc" => &mut self.jsonrpc,
+            "id" => &mut self.id,
+            "method" => &mut self.method,
+            "params" => &mut self.params,
+            "result" => &mut self.result,
+            "error" => &mut self.error,
             _ => return Ok(()),
         };
         if slot.is_some() {
@@ -361,6 +321,54 @@ impl<'a> Envelope<'a> {
         }
         *slot = Some(value);
         Ok(())
+    }
+
+    /// The message the members make, by JSON-RPC 2.0's rules.
+    pub(crate) fn into_message(self) -> Result<Message<'a>, MessageError> {
+        match self.jsonrpc {
+            Some(v)
+                if v == "\"2.0\"" || unquote::<serde_json::Error>(v).is_ok_and(|s| s == "2.0") => {}
+            Some(_) => return Err(invalid(EnvelopeFault::JsonrpcNot20)),
+            None => return Err(invalid(EnvelopeFault::JsonrpcMissing)),
+        }
+        let id = match self.id {
+            Some(v) => Some(parse_id(v)?),
+            None => None,
+        };
+        let method = match self.method {
+            Some(v) => Some(
+                unquote::<serde_json::Error>(v)
+                    .map_err(|_| invalid(EnvelopeFault::MethodNotString))?,
+            ),
+            None => None,
+        };
+        let params = self.params.map(RawJson::from_validated);
+        match (method, self.result, self.error) {
+            (Some(method), None, None) => Ok(match id {
+                Some(id) => Message::Request(Request { id, method, params }),
+                None => Message::Notification(Notification { method, params }),
+            }),
+            (Some(_), _, _) => Err(invalid(EnvelopeFault::MethodWithResultOrError)),
+            (None, Some(_), Some(_)) => Err(invalid(EnvelopeFault::ResultAndError)),
+            (None, Some(result), None) => match id {
+                Some(id) if params.is_none() => Ok(Message::Response(Response {
+                    id,
+                    result: RawJson::from_validated(result),
+                })),
+                Some(_) => Err(invalid(EnvelopeFault::ParamsInResponse)),
+                None => Err(invalid(EnvelopeFault::ResponseWithoutId)),
+            },
+            (None, None, Some(error)) => match id {
+                Some(id) if params.is_none() => {
+                    let error = serde_json::from_str(error)
+                        .map_err(|_| invalid(EnvelopeFault::ErrorNotErrorObject))?;
+                    Ok(Message::Error(ErrorResponse { id, error }))
+                }
+                Some(_) => Err(invalid(EnvelopeFault::ParamsInResponse)),
+                None => Err(invalid(EnvelopeFault::ErrorResponseWithoutId)),
+            },
+            (None, None, None) => Err(invalid(EnvelopeFault::NoMethodResultOrError)),
+        }
     }
 }
 
@@ -380,9 +388,9 @@ fn parse_id(text: &str) -> Result<RequestId<'_>, MessageError> {
     }
 }
 
-fn not_json(line: &str, e: scan::ScanError) -> MessageError {
+pub(crate) fn not_json(line: &str, offset: usize) -> MessageError {
     // Line and column of the offset, like serde_json reports them.
-    let before = line.get(..e.offset).unwrap_or(line);
+    let before = line.get(..offset).unwrap_or(line);
     let row = before
         .bytes()
         .filter(|&b| b == b'\n')
@@ -398,9 +406,9 @@ fn not_json(line: &str, e: scan::ScanError) -> MessageError {
 }
 
 /// Why a line that does not start with `{` is not a message.
-fn not_an_object(line: &str, start: usize) -> MessageError {
+pub(crate) fn not_an_object(line: &str, start: usize) -> MessageError {
     if let Err(e) = scan::validate(line) {
-        return not_json(line, e);
+        return not_json(line, e.offset);
     }
     if line.as_bytes().get(start) == Some(&b'[') {
         let mut len = 0usize;
@@ -457,50 +465,43 @@ impl Serialize for Message<'_> {
 }
 
 impl<'a> Request<'a> {
-    /// Decodes the params by method (see [`RequestParams`]), leniently:
-    /// what does not fit the schema is salvaged and listed in
-    /// [`Typed::salvaged`].
+    /// Decodes the params by method (see [`RequestParams`]) in `mode`:
+    /// leniently ([`Mode::Lenient`], the default) what does not fit the
+    /// schema is salvaged and listed in [`Typed::salvaged`]; strictly it is
+    /// an error.
     ///
     /// # Errors
     ///
     /// [`MessageError::InvalidParams`] (`-32602`) when the params of a known
-    /// method do not fit its schema. Unknown methods are not errors.
+    /// method do not fit its schema (leniently: not even with salvages).
+    /// Unknown methods are not errors.
     ///
     /// ```
-    /// use acp_codec::acp::{Message, RequestParams};
+    /// use acp_codec::acp::{Message, Mode, RequestParams};
     ///
     /// let line = r#"{"jsonrpc":"2.0","id":4,"method":"fs/read_text_file","params":{"sessionId":"s","path":"/src/main.rs","line":10}}"#;
     /// let Message::Request(req) = Message::decode(line)? else { unreachable!() };
-    /// let RequestParams::ReadTextFile(read) = req.typed()?.value else { unreachable!() };
+    /// let RequestParams::ReadTextFile(read) = req.typed(Mode::Lenient)?.value else { unreachable!() };
     /// assert_eq!((read.path.as_ref(), read.line), ("/src/main.rs", Some(10)));
     ///
     /// // A known method with params that do not fit: -32602, to answer with.
     /// let bad = r#"{"jsonrpc":"2.0","id":5,"method":"fs/read_text_file","params":{"path":7}}"#;
     /// let Message::Request(req) = Message::decode(bad)? else { unreachable!() };
-    /// assert_eq!(req.typed().unwrap_err().code().0, -32602);
+    /// assert_eq!(req.typed(Mode::Lenient).unwrap_err().code().0, -32602);
     /// # Ok::<(), acp_codec::MessageError>(())
     /// ```
-    pub fn typed(&self) -> Result<Typed<'_, RequestParams<'_>>, MessageError> {
-        RequestParams::decode(&self.method, self.params.as_ref())
-    }
-
-    /// Decodes the params by method strictly, as the schema is written
-    /// (for conformance tests): what [`typed`](Self::typed) would salvage is
-    /// an error.
-    ///
-    /// # Errors
-    ///
-    /// [`MessageError::InvalidParams`] when the params of a known method do
-    /// not fit its schema.
-    pub fn typed_strict(&self) -> Result<RequestParams<'_>, MessageError> {
-        RequestParams::decode_strict(&self.method, self.params.as_ref())
+    pub fn typed(&self, mode: Mode) -> Result<Typed<'_, RequestParams<'_>>, MessageError> {
+        RequestParams::decode_text(
+            Cow::Borrowed(&self.method),
+            self.params.as_ref().map(RawJson::get),
+            mode,
+        )
     }
 }
 
 impl<'a> Notification<'a> {
-    /// Decodes the params by method (see [`NotificationParams`]),
-    /// leniently: what does not fit the schema is salvaged and listed in
-    /// [`Typed::salvaged`].
+    /// Decodes the params by method (see [`NotificationParams`]) in
+    /// `mode`, as [`Request::typed`].
     ///
     /// # Errors
     ///
@@ -508,38 +509,32 @@ impl<'a> Notification<'a> {
     /// not fit its schema. Unknown methods are not errors.
     ///
     /// ```
-    /// use acp_codec::acp::{Message, NotificationParams};
+    /// use acp_codec::acp::{Message, Mode, NotificationParams};
     ///
     /// let line = r#"{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s1"}}"#;
     /// let Message::Notification(n) = Message::decode(line)? else { unreachable!() };
-    /// let NotificationParams::Cancel(cancel) = n.typed()?.value else { unreachable!() };
+    /// let NotificationParams::Cancel(cancel) = n.typed(Mode::Lenient)?.value else { unreachable!() };
     /// assert_eq!(cancel.session_id, "s1");
     ///
     /// // Extension methods (leading `_`) are not errors either.
     /// let ext = r#"{"jsonrpc":"2.0","method":"_zed/ping","params":{}}"#;
     /// let Message::Notification(n) = Message::decode(ext)? else { unreachable!() };
-    /// assert_eq!(n.typed()?.value.method(), "_zed/ping");
+    /// assert_eq!(n.typed(Mode::Strict)?.value.method(), "_zed/ping");
     /// # Ok::<(), acp_codec::MessageError>(())
     /// ```
-    pub fn typed(&self) -> Result<Typed<'_, NotificationParams<'_>>, MessageError> {
-        NotificationParams::decode(&self.method, self.params.as_ref())
-    }
-
-    /// Decodes the params by method strictly, as the schema is written
-    /// (for conformance tests).
-    ///
-    /// # Errors
-    ///
-    /// [`MessageError::InvalidParams`] when the params of a known method do
-    /// not fit its schema.
-    pub fn typed_strict(&self) -> Result<NotificationParams<'_>, MessageError> {
-        NotificationParams::decode_strict(&self.method, self.params.as_ref())
+    pub fn typed(&self, mode: Mode) -> Result<Typed<'_, NotificationParams<'_>>, MessageError> {
+        NotificationParams::decode_text(
+            Cow::Borrowed(&self.method),
+            self.params.as_ref().map(RawJson::get),
+            mode,
+        )
     }
 }
 
 impl<'a> Response<'a> {
     /// Decodes the result as the result of `method` (the method of the
-    /// request it answers, as the [`Tracker`](super::Tracker) reports it).
+    /// request it answers, as the [`Tracker`](super::Tracker) reports it),
+    /// in `mode` as [`Request::typed`].
     ///
     /// # Errors
     ///
@@ -547,7 +542,7 @@ impl<'a> Response<'a> {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use acp_codec::acp::{Message, ResponseResult, StopReason, Tracker};
+    /// use acp_codec::acp::{Message, Mode, ResponseResult, StopReason, Tracker};
     ///
     /// let mut tracker = Tracker::new();
     /// let id = tracker.start("session/prompt", Duration::ZERO);
@@ -556,22 +551,12 @@ impl<'a> Response<'a> {
     /// // The tracker knows which method the response answers.
     /// let done = tracker.handle(&msg, Duration::from_secs(1))?.unwrap();
     /// let Message::Response(resp) = &msg else { unreachable!() };
-    /// let ResponseResult::Prompt(result) = resp.typed(&done.method)?.value else { unreachable!() };
+    /// let ResponseResult::Prompt(result) = resp.typed(&done.method, Mode::Lenient)?.value else { unreachable!() };
     /// assert_eq!(result.stop_reason, StopReason::EndTurn);
     /// # Ok::<(), acp_codec::Error>(())
     /// ```
-    pub fn typed(&self, method: &str) -> Result<Typed<'_, ResponseResult<'_>>, MessageError> {
-        ResponseResult::decode(method, &self.result)
-    }
-
-    /// Decodes the result strictly, as the schema is written (for
-    /// conformance tests).
-    ///
-    /// # Errors
-    ///
-    /// [`MessageError::InvalidResult`] when the result does not fit.
-    pub fn typed_strict(&self, method: &str) -> Result<ResponseResult<'_>, MessageError> {
-        ResponseResult::decode_strict(method, &self.result)
+    pub fn typed(&self, method: &str, mode: Mode) -> Result<Typed<'_, ResponseResult<'_>>, MessageError> {
+        ResponseResult::decode(method, &self.result, mode)
     }
 }
 

@@ -3,7 +3,6 @@
 use alloc::borrow::Cow;
 
 use serde::{Serialize, Serializer};
-use serde_json::value::RawValue;
 
 use super::client::*;
 use super::init::*;
@@ -13,7 +12,8 @@ use super::session::*;
 #[cfg(feature = "unstable")]
 use super::unstable::*;
 use super::update::SessionNotification;
-use super::wire::{Cx, Value};
+use super::read::{Fail, Reader};
+use super::wire::{decode_text, Cx, Decode, Mode};
 use super::MessageError;
 
 /// The method names of ACP v1 (plus `session/set_model`, which Gemini CLI
@@ -123,47 +123,36 @@ fn params_text(raw: Option<&str>) -> &str {
     }
 }
 
-/// Decodes the params of `method` with serde.
-fn params<'b, T: serde::Deserialize<'b>>(
+/// Decodes the params of `method` (one valid JSON value, absent or `null`
+/// read as `{}`) by its one decoder.
+fn params<'b, T: Decode<'b>>(
     method: &'static str,
     raw: Option<&'b str>,
-) -> Result<T, MessageError> {
-    serde_json::from_str(params_text(raw))
-        .map_err(|error| MessageError::InvalidParams { method, error })
-}
-
-/// Decodes the params of `method` leniently: strictly first (input that
-/// fits costs nothing more), then, if that failed, salvaging what does not
-/// fit; the strict error when even that fails.
-fn params_lenient<'b, T: Value<'b>>(
-    method: &'static str,
-    raw: Option<&'b str>,
+    mode: Mode,
 ) -> Result<Typed<'b, T>, MessageError> {
-    let text = params_text(raw);
-    let strict = match T::decode(&mut serde_json::Deserializer::from_str(text)) {
-        Ok(v) => return Ok(Typed::clean(v)),
-        Err(error) => MessageError::InvalidParams { method, error },
-    };
-    salvage(text).ok_or(strict)
+    decode_text(params_text(raw), mode).map_err(|why| MessageError::InvalidParams {
+        method,
+        error: serde::de::Error::custom(why.reason()),
+    })
 }
 
-/// Leniently decodes `text`, one valid JSON value; `None` when it cannot
-/// be typed even so.
-fn salvage<'b, T: Value<'b>>(text: &'b str) -> Option<Typed<'b, T>> {
-    let raw: &'b RawValue = serde_json::from_str(text).ok()?;
-    let mut cx = Cx::new();
-    let value = T::lenient(raw, &mut cx).ok()?;
-    Some(Typed {
-        value,
-        salvaged: cx.salvaged,
-    })
+/// Decodes the params of `method` at the reader's position (absent params
+/// are the caller's, `null` reads as `{}`).
+pub(crate) fn params_at<'b, T: Decode<'b>>(
+    r: &mut Reader<'b>,
+    cx: &mut Cx<'b>,
+) -> Result<T, Fail> {
+    if r.null()? {
+        return T::decode(&mut Reader::new("{}"), cx);
+    }
+    T::decode(r, cx)
 }
 
 macro_rules! method_enum {
     (
         $(#[$m:meta])*
         pub enum $name:ident {
-            $( $(#[doc = $vd:literal])* $(#[cfg($vc:meta)])? $variant:ident($ty:ident) = $method:ident $(=> $direct:path)?, )*
+            $( $(#[doc = $vd:literal])* $(#[cfg($vc:meta)])? $variant:ident($ty:ident) = $method:ident, )*
         }
     ) => {
         $(#[$m])*
@@ -191,60 +180,34 @@ macro_rules! method_enum {
         }
 
         impl<'a> $name<'a> {
-            /// Decodes the params of `method`, borrowing from them,
-            /// leniently: what does not fit the schema is salvaged and
-            /// reported (see [the policy](crate::acp#lenient-by-default-strict-on-request)).
-            ///
-            /// # Errors
-            ///
-            /// [`MessageError::InvalidParams`] (the strict decoding's error)
-            /// when the params of a known method cannot be typed even so: a
-            /// required member missing or not fitting. Unknown and extension
-            /// methods are never errors.
-            pub fn decode(method: &'a str, raw: Option<&'a RawJson<'_>>) -> Result<Typed<'a, Self>, MessageError> {
-                Self::decode_text_lenient(Cow::Borrowed(method), raw.map(RawJson::get))
-            }
-
-            /// Decodes the params of `method` strictly, as the schema is
-            /// written: any member that does not fit is an error.
-            ///
-            /// # Errors
-            ///
-            /// [`MessageError::InvalidParams`] when the params of a known
-            /// method do not fit its schema.
-            pub fn decode_strict(method: &'a str, raw: Option<&'a RawJson<'_>>) -> Result<Self, MessageError> {
-                Self::decode_text(Cow::Borrowed(method), raw.map(RawJson::get))
-            }
-
-            /// [`Self::decode`] from the params text, which must be one
-            /// valid JSON value.
-            pub(crate) fn decode_text_lenient(method: Cow<'a, str>, raw: Option<&'a str>) -> Result<Typed<'a, Self>, MessageError> {
+            /// Decodes the params of `method`, one valid JSON value (absent
+            /// or `null` read as `{}`), borrowing from them.
+            pub(crate) fn decode_text(method: Cow<'a, str>, raw: Option<&'a str>, mode: Mode) -> Result<Typed<'a, Self>, MessageError> {
                 Ok(match &*method {
-                    $( $(#[cfg($vc)])? names::$method => {
-                        $( if let Some(v) = $direct(params_text(raw)) {
-                            return Ok(Typed::clean(Self::$variant(v)));
-                        } )?
-                        params_lenient(names::$method, raw)?.map(Self::$variant)
-                    } )*
-                    _ => Typed::clean(Self::decode_text(method, raw)?),
+                    $( $(#[cfg($vc)])? names::$method => params(names::$method, raw, mode)?.map(Self::$variant), )*
+                    _ => Typed::clean(Self::other(method, raw.map(RawJson::from_validated))),
                 })
             }
 
-            /// [`Self::decode`] from the params text, which must be one
-            /// valid JSON value.
-            pub(crate) fn decode_text(method: Cow<'a, str>, raw: Option<&'a str>) -> Result<Self, MessageError> {
-                Ok(match &*method {
-                    $( $(#[cfg($vc)])? names::$method => {
-                        $( if let Some(v) = $direct(params_text(raw)) {
-                            return Ok(Self::$variant(v));
-                        } )?
-                        Self::$variant(params(names::$method, raw)?)
-                    } )*
-                    _ => {
-                        let params = raw.map(RawJson::from_validated);
-                        if is_extension(&method) { Self::Ext { method, params } } else { Self::Unknown { method, params } }
-                    }
+            /// Decodes the params of `method` at the reader's position, in
+            /// the pass over a whole line; `None` for a method this version
+            /// does not know (the caller keeps its params raw).
+            // Only notifications are typed in that pass (`decode_line`).
+            #[allow(dead_code)]
+            pub(crate) fn decode_at(method: &str, r: &mut Reader<'a>, cx: &mut Cx<'a>) -> Option<Result<Self, Fail>> {
+                Some(match method {
+                    $( $(#[cfg($vc)])? names::$method => params_at(r, cx).map(Self::$variant), )*
+                    _ => return None,
                 })
+            }
+
+            /// An extension or unknown method's params, as sent.
+            pub(crate) fn other(method: Cow<'a, str>, params: Option<RawJson<'a>>) -> Self {
+                if is_extension(&method) {
+                    Self::Ext { method, params }
+                } else {
+                    Self::Unknown { method, params }
+                }
             }
 
             /// The method name.
@@ -291,7 +254,7 @@ macro_rules! method_enum {
                     }),
                     |u| Ok($name::Unknown {
                         method: crate::acp::leaf::unknown_method(u, |m| {
-                            matches!($name::decode_text(Cow::Borrowed(m), None), Ok($name::Unknown { .. }))
+                            matches!($name::decode_text(Cow::Borrowed(m), None, Mode::Strict), Ok(Typed { value: $name::Unknown { .. }, .. }))
                         })?,
                         params: crate::acp::leaf::option(u, crate::acp::leaf::raw)?,
                     }),
@@ -318,11 +281,11 @@ method_enum! {
     /// in both directions, plus `session/set_model`.
     ///
     /// ```
-    /// use acp_codec::acp::{Message, RequestParams};
+    /// use acp_codec::acp::{Message, Mode, RequestParams};
     ///
     /// let line = r#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/p","mcpServers":[]}}"#;
     /// let Message::Request(req) = Message::decode(line).unwrap() else { panic!() };
-    /// let RequestParams::NewSession(p) = req.typed().unwrap().value else { panic!() };
+    /// let RequestParams::NewSession(p) = req.typed(Mode::Lenient).unwrap().value else { panic!() };
     /// assert_eq!(p.cwd, "/p");
     /// ```
     pub enum RequestParams {
@@ -412,7 +375,7 @@ method_enum! {
         /// `session/cancel` (client to agent).
         Cancel(CancelNotification) = SESSION_CANCEL,
         /// `session/update` (agent to client).
-        SessionUpdate(SessionNotification) = SESSION_UPDATE => super::direct::session_notification,
+        SessionUpdate(SessionNotification) = SESSION_UPDATE,
         /// `elicitation/complete` (agent to client).
         CompleteElicitation(CompleteElicitationNotification) = ELICITATION_COMPLETE,
         /// `$/cancel_request` (either side).
@@ -517,38 +480,16 @@ pub enum ResponseResult<'a> {
 macro_rules! results {
     ($( $(#[cfg($c:meta)])? $variant:ident = $method:ident, )*) => {
         impl<'a> ResponseResult<'a> {
-            /// Decodes `raw` as the result of `method` strictly, as the
-            /// schema is written.
-            ///
-            /// # Errors
-            ///
-            /// [`MessageError::InvalidResult`] when the result of a known
-            /// method does not fit its schema.
-            pub fn decode_strict(method: &str, raw: &'a RawJson<'_>) -> Result<Self, MessageError> {
+            /// Decodes `raw` as the result of `method`.
+            pub(crate) fn decode(method: &str, raw: &'a RawJson<'_>, mode: Mode) -> Result<Typed<'a, Self>, MessageError> {
                 Ok(match method {
-                    $( $(#[cfg($c)])? names::$method => Self::$variant(
-                        serde_json::from_str(raw.get()).map_err(|error| MessageError::InvalidResult { method: names::$method, error })?,
-                    ), )*
-                    _ => Self::Other(raw.reborrow()),
-                })
-            }
-
-            /// Decodes `raw` as the result of `method`, leniently: what does
-            /// not fit the schema is salvaged and reported (see [the
-            /// policy](crate::acp#lenient-by-default-strict-on-request)).
-            ///
-            /// # Errors
-            ///
-            /// [`MessageError::InvalidResult`] (the strict decoding's error)
-            /// when the result of a known method cannot be typed even so.
-            pub fn decode(method: &str, raw: &'a RawJson<'_>) -> Result<Typed<'a, Self>, MessageError> {
-                let strict = match Self::decode_strict(method, raw) {
-                    Ok(v) => return Ok(Typed::clean(v)),
-                    Err(e) => e,
-                };
-                Ok(match method {
-                    $( $(#[cfg($c)])? names::$method => salvage(raw.get()).ok_or(strict)?.map(Self::$variant), )*
-                    _ => return Err(strict),
+                    $( $(#[cfg($c)])? names::$method => decode_text(raw.get(), mode)
+                        .map_err(|why| MessageError::InvalidResult {
+                            method: names::$method,
+                            error: serde::de::Error::custom(why.reason()),
+                        })?
+                        .map(Self::$variant), )*
+                    _ => Typed::clean(Self::Other(raw.reborrow())),
                 })
             }
 

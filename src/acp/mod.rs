@@ -83,10 +83,11 @@
 //! strict one.
 //!
 //! ```
+//! use acp_codec::acp::Mode;
 //! use acp_codec::acp::{decode_line, Incoming, NotificationParams, SalvageKind, SessionUpdate};
 //!
 //! let line = r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"t","title":"Read","locations":[{"line":3},{"path":"/b"}],"newMember":{"x":1}}}}"#;
-//! let Incoming::Notification(typed) = decode_line(line)? else { unreachable!() };
+//! let Incoming::Notification(typed) = decode_line(line, Mode::Lenient)? else { unreachable!() };
 //! let NotificationParams::SessionUpdate(n) = &typed.value else { unreachable!() };
 //! let SessionUpdate::ToolCall(call) = &n.update else { unreachable!() };
 //! assert_eq!(call.locations.as_ref().unwrap().len(), 1);
@@ -95,7 +96,7 @@
 //! assert_eq!((skipped.path.as_str(), skipped.kind), ("/update/locations/0", SalvageKind::ItemSkipped));
 //! assert_eq!(skipped.reason, "missing field `path`");
 //! // Strictly, the line is an error.
-//! assert!(acp_codec::acp::decode_line_strict(line).is_err());
+//! assert!(acp_codec::acp::decode_line(line, Mode::Strict).is_err());
 //! # Ok::<(), acp_codec::MessageError>(())
 //! ```
 //!
@@ -123,6 +124,7 @@
 //! raw JSON handed in by a caller was pretty-printed.
 //!
 //! ```
+//! use acp_codec::acp::Mode;
 //! use acp_codec::acp::{encode_request, ContentBlock, Message, PromptRequest, RequestId, RequestParams, TextContent};
 //!
 //! let prompt = RequestParams::Prompt(PromptRequest::new(
@@ -137,16 +139,16 @@
 //! );
 //! let msg = Message::decode(std::str::from_utf8(&out).unwrap().trim_end()).unwrap();
 //! let Message::Request(req) = &msg else { panic!() };
-//! assert_eq!(req.typed().unwrap().value, prompt);
+//! assert_eq!(req.typed(Mode::Lenient).unwrap().value, prompt);
 //! ```
 
 #[cfg(feature = "arbitrary")]
 mod arbitrary;
-mod direct;
 mod extra;
 #[cfg(feature = "arbitrary")]
 pub(crate) mod leaf;
 pub(crate) mod raw;
+pub(crate) mod read;
 mod salvage;
 mod tagged;
 pub(crate) mod wire;
@@ -248,10 +250,11 @@ pub use encode::{encode_error, encode_notification, encode_request, encode_respo
 pub use error::{EnvelopeFault, MessageError, TrackerError};
 pub use extra::Extra;
 pub use id::RequestId;
-pub use line::{decode_line, decode_line_strict, Incoming};
+pub use line::{decode_line, Incoming};
 pub use message::{ErrorResponse, Message, Notification, Request, Response, RpcError};
 pub use method::{is_extension, names, NotificationParams, RequestParams, ResponseResult};
 pub use raw::{IntoOwned, RawJson};
 pub use salvage::{Salvage, SalvageKind, Typed};
 pub use tagged::ConfigValue;
+pub use wire::Mode;
 pub use tracker::{Completed, Expired, Tracker, DEFAULT_MAX_PEER_PENDING, DEFAULT_TIMEOUT};

@@ -7,7 +7,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
 
-use serde::de::{self, Deserializer, Visitor};
+use serde::de::Deserializer;
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::value::RawValue;
 
@@ -142,29 +142,6 @@ impl<'de: 'a, 'a> Deserialize<'de> for RawJson<'a> {
     }
 }
 
-/// The members of an object as (key, raw value), in order.
-pub(crate) struct Entries<'de>(pub(crate) Vec<(Cow<'de, str>, &'de RawValue)>);
-
-impl<'de> Deserialize<'de> for Entries<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Entries<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a json object")
-            }
-            fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                let mut out = Vec::new();
-                while let Some((k, v)) = map.next_entry::<CowKey<'de>, &'de RawValue>()? {
-                    out.push((k.0, v));
-                }
-                Ok(Entries(out))
-            }
-        }
-        d.deserialize_map(V)
-    }
-}
-
 /// Turns a borrowed value into one that owns its text (`'static`).
 ///
 /// Every message type has an inherent `into_owned` built on this trait.
@@ -258,30 +235,6 @@ pub(crate) fn cow<'de: 'a, 'a, D: Deserializer<'de>>(d: D) -> Result<Cow<'a, str
     CowStr::deserialize(d).map(|s| s.0)
 }
 
-/// A map key, borrowed when it has no escapes.
-pub(crate) struct CowKey<'a>(pub(crate) Cow<'a, str>);
-
-impl<'de: 'a, 'a> Deserialize<'de> for CowKey<'a> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_str(KeyVisitor).map(CowKey)
-    }
-}
-
-struct KeyVisitor;
-
-impl<'de> de::Visitor<'de> for KeyVisitor {
-    type Value = Cow<'de, str>;
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a string")
-    }
-    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
-        Ok(Cow::Borrowed(v))
-    }
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-        Ok(Cow::Owned(v.to_owned()))
-    }
-}
-
 /// `deserialize_with` for fields whose presence matters even when `null`
 /// (`"result": null`, `"id": null`): present gives `Some`.
 pub(crate) fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
@@ -290,60 +243,9 @@ pub(crate) fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
     T::deserialize(d).map(Some)
 }
 
-/// Reads the string value of `key` in the JSON object `text` without
-/// building or allocating anything: `None` when the key is absent or not a
-/// string.
-///
-/// Fast path for the common layout where the tag comes first and has no
-/// escapes; otherwise one scan over the object's members.
-pub(crate) fn tag_of<'a>(
-    text: &'a str,
-    key: &str,
-) -> Result<Option<Cow<'a, str>>, serde_json::Error> {
-    if let Some(rest) = text.strip_prefix("{\"") {
-        if let Some(rest) = rest.strip_prefix(key) {
-            if let Some(rest) = rest.strip_prefix("\":\"") {
-                if let Some(end) = memchr::memchr2(b'"', b'\\', rest.as_bytes()) {
-                    if rest.as_bytes().get(end) == Some(&b'"') {
-                        return Ok(rest.get(..end).map(Cow::Borrowed));
-                    }
-                }
-            }
-        }
-    }
-    let members = crate::json::scan::Members::new(text)
-        .map_err(|_| de::Error::custom("expected a json object"))?;
-    for m in members {
-        let (k, v) =
-            m.map_err(|e| de::Error::custom(format_args!("invalid json at byte {}", e.offset)))?;
-        if crate::json::scan::key_is(k, key) {
-            return Ok(if v.starts_with('"') {
-                Some(unquote::<serde_json::Error>(v)?)
-            } else {
-                None
-            });
-        }
-    }
-    Ok(None)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn tag_fast_and_slow_paths() {
-        let t = |s: &'static str| tag_of(s, "type");
-        assert_eq!(
-            t(r#"{"type":"text","text":"x"}"#).unwrap().as_deref(),
-            Some("text")
-        );
-        let slow = r#"{ "text":"x", "a":{"type":"no"}, "type" : "te\u0078t"}"#;
-        assert_eq!(t(slow).unwrap().as_deref(), Some("text"));
-        assert_eq!(t(r#"{"type":5}"#).unwrap(), None);
-        assert_eq!(t(r#"{"typed":"x"}"#).unwrap(), None);
-        assert!(t("[1]").is_err());
-    }
 
     #[test]
     fn cow_borrows_through_option() {

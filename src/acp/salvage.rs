@@ -11,12 +11,13 @@ use super::raw::{IntoOwned, RawJson};
 /// made to get them (none for input that fits the schema).
 ///
 /// ```
+/// use acp_codec::acp::Mode;
 /// use acp_codec::acp::{decode_line, Incoming, NotificationParams, SalvageKind, SessionUpdate};
 ///
 /// // `used` is required and must be an integer: the update cannot be typed,
 /// // so it is kept raw, and the line still decodes.
 /// let line = r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"usage_update","used":null,"size":1000}}}"#;
-/// let Incoming::Notification(typed) = decode_line(line)? else { unreachable!() };
+/// let Incoming::Notification(typed) = decode_line(line, Mode::Lenient)? else { unreachable!() };
 /// let NotificationParams::SessionUpdate(n) = &typed.value else { unreachable!() };
 /// assert!(matches!(n.update, SessionUpdate::Unknown(_)));
 /// let s = &typed.salvaged[0];

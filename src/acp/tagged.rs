@@ -2,20 +2,56 @@
 //! `outcome`) or by their shape, each with an `Unknown` variant that keeps
 //! the raw JSON of anything this version does not know.
 //!
-//! Decoding reads the tag without building anything (the tag usually comes
-//! first), then decodes the object once as the variant's struct: no
-//! buffering, no allocation for borrowed text.
+//! A tagged union reads its tag where it stands: when it is the first
+//! member (as peers write it) the variant's members are read on from
+//! there; otherwise the object's members are passed over once to find it,
+//! and the variant is read from the object's start. Nothing is buffered
+//! and borrowed text is not copied.
 
 use alloc::borrow::Cow;
-use alloc::string::String;
-use alloc::vec::Vec;
 use core::fmt;
 
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
-use serde_json::value::RawValue;
 
 use super::raw::IntoOwned;
+use super::read::{Fail, Reader};
+use super::wire::{Cx, Decode};
+
+/// Where a tagged union's tag is: read first, or found further on.
+pub(crate) enum Tag<'de> {
+    /// The first member: the reader is after it, in the object.
+    First(Cow<'de, str>),
+    /// A later member: the reader is back at the object's start.
+    Later(Cow<'de, str>),
+    /// No tag member, or one that is not a string: the reader is back at
+    /// the object's start.
+    Absent,
+}
+
+/// Reads the tag `name` of the object at the reader's position (a
+/// mismatch when the value is not an object).
+pub(crate) fn read_tag<'de>(r: &mut Reader<'de>, name: &str) -> Result<Tag<'de>, Fail> {
+    let start = r.mark();
+    r.open_object("a json object")?;
+    let mut first = true;
+    if let Some(key) = r.key(&mut first, true)? {
+        if key == name && r.peek() == b'"' {
+            return r.string().map(Tag::First);
+        }
+        r.skip()?;
+        while let Some(key) = r.key(&mut first, true)? {
+            if key == name && r.peek() == b'"' {
+                let tag = r.string()?;
+                r.reset(start);
+                return Ok(Tag::Later(tag));
+            }
+            r.skip()?;
+        }
+    }
+    r.reset(start);
+    Ok(Tag::Absent)
+}
 
 /// Defines an enum told apart by a string tag member.
 macro_rules! tagged_enum {
@@ -66,95 +102,49 @@ macro_rules! tagged_enum {
 
         $crate::acp::raw::forward_into_owned!($name);
 
-        /// Decodes in one pass when the tag is the first member (as peers
-        /// write it); otherwise the members are collected and the object
-        /// rebuilt compactly (an `Unknown` then holds that compact text).
-        impl<'de: 'a, 'a> serde::Deserialize<'de> for $name<'a> {
-            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                struct V<'a>(core::marker::PhantomData<&'a ()>);
-                impl<'de: 'a, 'a> serde::de::Visitor<'de> for V<'a> {
-                    type Value = $name<'a>;
-                    fn expecting(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-                        f.write_str("a json object")
-                    }
-                    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                        use serde::de::Error as _;
-                        let mut entries = alloc::vec::Vec::new();
-                        if let Some(k) = map.next_key::<$crate::acp::raw::CowKey<'de>>()? {
-                            let v: &'de serde_json::value::RawValue = map.next_value()?;
-                            if k.0 == $tag {
-                                if let Ok(tag) = $crate::json::unescape::unquote::<A::Error>(v.get()) {
-                                    let rest = serde::de::value::MapAccessDeserializer::new(map);
-                                    match &*tag {
-                                        $( $(#[cfg($vc)])? $text => return <$inner<'a> as serde::Deserialize>::deserialize(rest).map($name::$variant), )*
-                                        _ => {}
-                                    }
-                                    let text = $crate::acp::tagged::rebuild::<A::Error>(alloc::vec![(k.0, v)], rest_entries(rest)?)?;
-                                    return $crate::acp::RawJson::from_string(text).map($name::Unknown).map_err(A::Error::custom);
-                                }
-                            }
-                            entries.push((k.0, v));
+        /// The tag, then the variant's members in the same pass. Leniently,
+        /// a known variant whose body does not fit (but has every required
+        /// member) is kept as `Unknown` and reported.
+        impl<'de: 'a, 'a> $crate::acp::wire::Decode<'de> for $name<'a> {
+            fn decode(
+                r: &mut $crate::acp::read::Reader<'de>,
+                cx: &mut $crate::acp::wire::Cx<'de>,
+            ) -> Result<Self, $crate::acp::read::Fail> {
+                use $crate::acp::tagged::Tag;
+                use $crate::acp::wire::Object;
+                let start = r.mark();
+                let since = cx.salvaged.len();
+                let tag = $crate::acp::tagged::read_tag(r, $tag)?;
+                let (text, first) = match &tag {
+                    Tag::First(t) => (Some(&**t), false),
+                    Tag::Later(t) => (Some(&**t), true),
+                    Tag::Absent => (None, true),
+                };
+                let got = match text {
+                    $( $(#[cfg($vc)])? Some($text) => {
+                        if first {
+                            r.open_object("a json object")?;
                         }
-                        while let Some((k, v)) = map.next_entry::<$crate::acp::raw::CowKey<'de>, &'de serde_json::value::RawValue>()? {
-                            entries.push((k.0, v));
-                        }
-                        let text = $crate::acp::tagged::rebuild(entries, alloc::vec::Vec::new())?;
-                        let tag = $crate::acp::raw::tag_of(&text, $tag).map_err(A::Error::custom)?;
-                        Ok(match tag.as_deref() {
-                            $( $(#[cfg($vc)])? Some($text) => {
-                                let mut v = serde_json::from_str::<$inner<'_>>(&text).map_err(A::Error::custom)?;
-                                v.extra.remove_first($tag);
-                                $name::$variant($crate::acp::raw::IntoOwned::into_owned(v))
-                            } )*
-                            $( None => $name::$avariant($crate::acp::raw::IntoOwned::into_owned(
-                                serde_json::from_str::<$aty<'_>>(&text).map_err(A::Error::custom)?)), )?
-                            _ => $name::Unknown($crate::acp::RawJson::from_string(text.clone()).map_err(A::Error::custom)?),
-                        })
+                        <$inner<'a> as Object<'de>>::members(r, cx, Some(($tag, !first)), first).map($name::$variant)
+                    } )*
+                    $( None => <$aty<'a> as $crate::acp::wire::Decode<'de>>::decode(r, cx).map($name::$avariant), )?
+                    _ => {
+                        r.reset(start);
+                        return r.skip().map(|raw| $name::Unknown($crate::acp::RawJson::from_validated(raw)));
                     }
+                };
+                match got {
+                    Ok(v) => Ok(v),
+                    Err(why) => cx
+                        .recover(r, start, since, $crate::acp::SalvageKind::UnknownVariant, why)
+                        .map(|raw| $name::Unknown($crate::acp::RawJson::from_validated(raw))),
                 }
-                fn rest_entries<'de, M: serde::de::MapAccess<'de>>(
-                    rest: serde::de::value::MapAccessDeserializer<M>,
-                ) -> Result<alloc::vec::Vec<(alloc::borrow::Cow<'de, str>, &'de serde_json::value::RawValue)>, M::Error> {
-                    $crate::acp::raw::Entries::deserialize(rest).map(|e| e.0)
-                }
-                d.deserialize_map(V(core::marker::PhantomData))
             }
         }
 
-        /// Leniently, a known variant whose body does not fit (but has
-        /// every required member) is kept as `Unknown` and reported.
-        impl<'de: 'a, 'a> $crate::acp::wire::Value<'de> for $name<'a> {
-            fn decode<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                <Self as serde::Deserialize<'de>>::deserialize(d)
-            }
-
-            fn lenient(
-                raw: &'de serde_json::value::RawValue,
-                cx: &mut $crate::acp::wire::Cx<'de>,
-            ) -> Result<Self, $crate::acp::wire::Fail> {
-                use $crate::acp::wire::{Fail, Value};
-                let tag = $crate::acp::raw::tag_of(raw.get(), $tag).map_err(Fail::mismatch)?;
-                let unknown = |cx: &mut $crate::acp::wire::Cx<'de>, why: Fail| match why {
-                    Fail::Missing(_) => Err(why),
-                    Fail::Mismatch(_) => {
-                        cx.salvage($crate::acp::SalvageKind::UnknownVariant, why, raw);
-                        Ok($name::Unknown($crate::acp::RawJson::borrowed(raw)))
-                    }
-                };
-                match tag.as_deref() {
-                    $( $(#[cfg($vc)])? Some($text) => match <$inner<'a> as Value<'de>>::lenient(raw, cx) {
-                        Ok(mut v) => {
-                            v.extra.remove_first($tag);
-                            Ok($name::$variant(v))
-                        }
-                        Err(why) => unknown(cx, why),
-                    }, )*
-                    $( None => match <$aty<'a> as Value<'de>>::lenient(raw, cx) {
-                        Ok(v) => Ok($name::$avariant(v)),
-                        Err(why) => unknown(cx, why),
-                    }, )?
-                    _ => Ok($name::Unknown($crate::acp::RawJson::borrowed(raw))),
-                }
+        impl<'de: 'a, 'a> serde::Deserialize<'de> for $name<'a> {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                $crate::acp::wire::deserialize(d)
             }
         }
 
@@ -163,25 +153,8 @@ macro_rules! tagged_enum {
 }
 pub(crate) use tagged_enum;
 
-/// Rebuilds an object from its members, compactly.
-pub(crate) fn rebuild<E: de::Error>(
-    first: Vec<(Cow<'_, str>, &RawValue)>,
-    rest: Vec<(Cow<'_, str>, &RawValue)>,
-) -> Result<String, E> {
-    let mut text = String::from("{");
-    for (i, (k, v)) in first.iter().chain(rest.iter()).enumerate() {
-        if i > 0 {
-            text.push(',');
-        }
-        text.push_str(&serde_json::to_string(k).map_err(E::custom)?);
-        text.push(':');
-        text.push_str(v.get());
-    }
-    text.push('}');
-    Ok(text)
-}
-
-/// Defines an enum told apart by shape: each variant is tried in order.
+/// Defines an enum told apart by shape: each variant is tried in order,
+/// strictly.
 macro_rules! tried_enum {
     (
         $(#[$m:meta])*
@@ -214,22 +187,29 @@ macro_rules! tried_enum {
 
         $crate::acp::raw::forward_into_owned!($name);
 
-        impl<'de: 'a, 'a> serde::Deserialize<'de> for $name<'a> {
-            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                let raw = <&'de serde_json::value::RawValue>::deserialize(d)?;
+        /// Never fails on JSON: what fits no variant is `Unknown`, strictly
+        /// too.
+        impl<'de: 'a, 'a> $crate::acp::wire::Decode<'de> for $name<'a> {
+            fn decode(
+                r: &mut $crate::acp::read::Reader<'de>,
+                _: &mut $crate::acp::wire::Cx<'de>,
+            ) -> Result<Self, $crate::acp::read::Fail> {
+                let start = r.mark();
                 $(
-                    if let Ok(v) = serde_json::from_str(raw.get()) {
-                        return Ok(Self::$variant(v));
+                    let mut trial = $crate::acp::wire::Cx::new($crate::acp::Mode::Strict);
+                    match <$inner as $crate::acp::wire::Decode<'de>>::decode(r, &mut trial) {
+                        Ok(v) => return Ok(Self::$variant(v)),
+                        Err(why) if why.is_syntax() => return Err(why),
+                        Err(_) => r.reset(start),
                     }
                 )*
-                Ok(Self::Unknown($crate::acp::RawJson::borrowed(raw)))
+                r.skip().map(|raw| Self::Unknown($crate::acp::RawJson::from_validated(raw)))
             }
         }
 
-        /// Never fails: what fits no variant is `Unknown`, strictly too.
-        impl<'de: 'a, 'a> $crate::acp::wire::Value<'de> for $name<'a> {
-            fn decode<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                <Self as serde::Deserialize<'de>>::deserialize(d)
+        impl<'de: 'a, 'a> serde::Deserialize<'de> for $name<'a> {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                $crate::acp::wire::deserialize(d)
             }
         }
 
@@ -298,9 +278,13 @@ impl<'de> Visitor<'de> for ConfigValueVisitor {
     }
 }
 
-impl<'de: 'a, 'a> super::wire::Value<'de> for ConfigValue<'a> {
-    fn decode<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        ConfigValue::deserialize(d)
+impl<'de: 'a, 'a> Decode<'de> for ConfigValue<'a> {
+    fn decode(r: &mut Reader<'de>, _: &mut Cx<'de>) -> Result<Self, Fail> {
+        match r.peek() {
+            b'"' => r.string().map(ConfigValue::Id),
+            b't' | b'f' => r.boolean().map(ConfigValue::Bool),
+            _ => r.mismatch("a boolean or a value id string"),
+        }
     }
 }
 

@@ -1,177 +1,228 @@
-//! How a typed member is read and written: strictly (serde, the schema as
-//! written) or leniently (what does not fit is salvaged and reported), and
-//! the struct macro built on it.
+//! How a typed member is read and written, and the macros that define
+//! the generated types on it.
 //!
-//! - [`Value`]: a type that can be a member's value: its strict decoding
-//!   (a borrowing `Deserialize`), and its lenient decoding from raw JSON.
+//! - [`Decode`]: a type read from JSON by the [`Reader`], in one pass over
+//!   the text, strictly or leniently ([`Cx`]): one decoder per type, for
+//!   both modes.
 //! - [`Field`]: a member of a struct, required (`T`) or optional
-//!   (`Option<T>`): what absence and `null` mean, and what a value that does
-//!   not fit becomes in lenient decoding.
-//! - [`acp_struct!`]: a generated struct, with an [`Extra`] for every member
-//!   it does not hold, so it re-encodes as it came.
+//!   (`Option<T>`): what absence and `null` mean, and what a value that
+//!   does not fit becomes in lenient decoding.
+//! - [`acp_struct!`] and [`string_enum!`]: the generated structs (with an
+//!   [`Extra`](super::Extra) for every member they do not hold, so they
+//!   re-encode as they came) and string enums.
 //!
-//! Lenient decoding is only run after strict decoding failed, so input that
-//! fits costs nothing more.
+//! Lenient decoding salvages where it reads: a value that does not fit at
+//! a salvage point (an optional member, a list item, a known variant of a
+//! union) is passed over again from its start and kept raw, and decoding
+//! goes on. Text that is not JSON is never salvaged.
 
 use alloc::borrow::Cow;
-use alloc::string::{String, ToString};
+use alloc::string::String;
 use alloc::vec::Vec;
-use core::fmt;
 
-use serde::de::{Deserializer, MapAccess};
+use serde::de::Deserializer;
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::Number;
 
 use super::id::RequestId;
-use super::raw::{CowStr, RawJson};
-use super::salvage::{Salvage, SalvageKind};
+use super::raw::RawJson;
+use super::read::{Fail, Mark, Reader};
+use super::salvage::{Salvage, SalvageKind, Typed};
 
-/// Why a value could not be typed, even leniently.
-#[derive(Debug)]
-pub(crate) enum Fail {
-    /// A required member is absent: never salvaged below the nearest
-    /// optional member or list item.
-    Missing(&'static str),
-    /// The value does not fit: a union salvages it as `Unknown`.
-    Mismatch(String),
-}
-
-impl Fail {
-    /// A mismatch from a `serde_json` error, without its position (which
-    /// counts from the value, not the line).
-    pub(crate) fn mismatch(e: impl fmt::Display) -> Self {
-        let mut text = e.to_string();
-        if let Some(at) = text.rfind(" at line ") {
-            text.truncate(at);
-        }
-        Self::Mismatch(text)
-    }
-
-    fn reason(self) -> String {
-        match self {
-            Self::Missing(name) => alloc::format!("missing field `{name}`"),
-            Self::Mismatch(text) => text,
-        }
-    }
+/// How a value that does not fit the schema is handled.
+///
+/// ```
+/// use acp_codec::acp::{decode_line, Incoming, Mode};
+///
+/// // `priority` is a number in the schema: dropped (and reported) leniently,
+/// // an error strictly.
+/// let line = r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi","annotations":{"priority":"high"}}}}}"#;
+/// let Incoming::Notification(typed) = decode_line(line, Mode::Lenient)? else { unreachable!() };
+/// assert_eq!(typed.salvaged[0].path, "/update/content/annotations/priority");
+/// assert!(decode_line(line, Mode::Strict).is_err());
+/// # Ok::<(), acp_codec::MessageError>(())
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Mode {
+    /// What does not fit is salvaged and reported in
+    /// [`Typed::salvaged`]: an optional member is dropped (its value kept
+    /// in `extra`), a list item skipped, a known variant kept as
+    /// `Unknown` (see [the policy](crate::acp#lenient-by-default-strict-on-request)).
+    #[default]
+    Lenient,
+    /// The schema as written: what does not fit is an error (for
+    /// conformance tests).
+    Strict,
 }
 
 /// One step of a [`Salvage`] path.
-enum Step {
+#[derive(Clone, Copy)]
+pub(crate) enum Step {
     Key(&'static str),
     Index(usize),
 }
 
-/// The context of a lenient decode: where it is, and what it salvaged.
+/// The context of a decode: its mode, and what it salvaged.
 pub(crate) struct Cx<'de> {
-    path: Vec<Step>,
+    lenient: bool,
     pub(crate) salvaged: Vec<Salvage<'de>>,
 }
 
 impl<'de> Cx<'de> {
-    pub(crate) fn new() -> Self {
+    pub(crate) fn new(mode: Mode) -> Self {
         Self {
-            path: Vec::new(),
+            lenient: mode == Mode::Lenient,
             salvaged: Vec::new(),
         }
     }
 
-    /// Runs `f` one step deeper, at member `key`.
-    pub(crate) fn at_key<T>(&mut self, key: &'static str, f: impl FnOnce(&mut Self) -> T) -> T {
-        self.path.push(Step::Key(key));
-        let out = f(self);
-        self.path.pop();
-        out
-    }
-
-    fn at_index<T>(&mut self, i: usize, f: impl FnOnce(&mut Self) -> T) -> T {
-        self.path.push(Step::Index(i));
-        let out = f(self);
-        self.path.pop();
-        out
-    }
-
-    /// Records a salvage here.
-    pub(crate) fn salvage(&mut self, kind: SalvageKind, why: Fail, raw: &'de RawValue) {
-        let mut path = String::new();
-        for step in &self.path {
-            path.push('/');
-            match step {
-                Step::Key(k) => path.push_str(k),
-                Step::Index(i) => path.push_str(&i.to_string()),
-            }
+    /// Prefixes the paths of the salvages reported since `since` with
+    /// `step`: paths are built on the way out, so the way in costs nothing.
+    pub(crate) fn prefix(&mut self, since: usize, step: Step) {
+        for s in self.salvaged.iter_mut().skip(since) {
+            let part = match step {
+                Step::Key(k) => alloc::format!("/{k}"),
+                Step::Index(i) => alloc::format!("/{i}"),
+            };
+            s.path.insert_str(0, &part);
         }
+    }
+
+    /// Recovers from `why`, the failure of the value that starts at
+    /// `start`, as `kind`: in lenient mode, unless the text is not JSON
+    /// (or, for a union, a required member is missing), the salvages
+    /// reported inside it since `since` are withdrawn, the value is passed
+    /// over again, reported, and its text returned to be kept raw.
+    pub(crate) fn recover(
+        &mut self,
+        r: &mut Reader<'de>,
+        start: Mark,
+        since: usize,
+        kind: SalvageKind,
+        why: Fail,
+    ) -> Result<&'de str, Fail> {
+        let keep_missing = kind == SalvageKind::UnknownVariant && matches!(why, Fail::Missing(_));
+        if !self.lenient || why.is_syntax() || keep_missing {
+            return Err(why);
+        }
+        self.salvaged.truncate(since);
+        r.reset(start);
+        let raw = r.skip()?;
         self.salvaged.push(Salvage {
-            path,
+            path: String::new(),
             kind,
             reason: why.reason(),
-            raw: RawJson::borrowed(raw),
+            raw: RawJson::from_validated(raw),
         });
+        Ok(raw)
+    }
+
+    /// Decodes with `T::decode` at a salvage point of `kind`: the value,
+    /// or (recovered) its raw text.
+    pub(crate) fn salvage_point<T: Decode<'de>>(
+        &mut self,
+        r: &mut Reader<'de>,
+        kind: SalvageKind,
+    ) -> Result<Result<T, &'de str>, Fail> {
+        let start = r.mark();
+        let since = self.salvaged.len();
+        match T::decode(r, self) {
+            Ok(v) => Ok(Ok(v)),
+            Err(why) => self.recover(r, start, since, kind, why).map(Err),
+        }
     }
 }
 
-/// A type that can be the value of a member.
-pub(crate) trait Value<'de>: Sized {
-    /// Strict decoding (borrowing where it can).
-    fn decode<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error>;
+/// A type read from JSON by the [`Reader`]: the one decoder of every
+/// generated type, strict or lenient by its [`Cx`].
+pub(crate) trait Decode<'de>: Sized {
+    /// Reads one value at the reader's position.
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail>;
 
     /// What `null` for an optional member of this type decodes to: `None`
     /// (the default) leaves the field absent and keeps the `null` in the
-    /// struct's [`Extra`]; raw JSON keeps it as its value.
+    /// struct's [`Extra`](super::Extra); raw JSON keeps it as its value.
     fn from_null() -> Option<Self> {
         None
     }
+}
 
-    /// Lenient decoding of one valid JSON value, salvaging into `cx`.
-    fn lenient(raw: &'de RawValue, cx: &mut Cx<'de>) -> Result<Self, Fail> {
-        let _ = cx;
-        Self::decode(&mut serde_json::Deserializer::from_str(raw.get())).map_err(Fail::mismatch)
+/// Decodes `text`, exactly one JSON value, as `T`.
+pub(crate) fn decode_text<'de, T: Decode<'de>>(
+    text: &'de str,
+    mode: Mode,
+) -> Result<Typed<'de, T>, Fail> {
+    let mut r = Reader::new(text);
+    let mut cx = Cx::new(mode);
+    let value = T::decode(&mut r, &mut cx)?;
+    if !r.at_end() {
+        return Err(Fail::Syntax(r.pos()));
+    }
+    Ok(Typed {
+        value,
+        salvaged: cx.salvaged,
+    })
+}
+
+/// `Deserialize` for a generated type: the JSON value as raw text (which
+/// is why the types only deserialize from `serde_json`'s borrowing
+/// deserializers), decoded strictly by its one decoder.
+pub(crate) fn deserialize<'de, D: Deserializer<'de>, T: Decode<'de>>(d: D) -> Result<T, D::Error> {
+    let raw = <&'de RawValue>::deserialize(d)?;
+    decode_text(raw.get(), Mode::Strict)
+        .map(|t| t.value)
+        .map_err(|why| serde::de::Error::custom(why.reason()))
+}
+
+impl<'de> Decode<'de> for bool {
+    fn decode(r: &mut Reader<'de>, _: &mut Cx<'de>) -> Result<Self, Fail> {
+        r.boolean()
     }
 }
 
-/// A [`Value`] as a serde `Deserialize`, for serde's `Option` and `Vec`.
-pub(crate) struct W<T>(pub(crate) T);
-
-impl<'de, T: Value<'de>> Deserialize<'de> for W<T> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        T::decode(d).map(W)
-    }
-}
-
-/// `Value` through the type's own `Deserialize`.
-macro_rules! plain_value {
-    ($($t:ty),* $(,)?) => {$(
-        impl<'de> Value<'de> for $t {
-            fn decode<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                <$t as Deserialize<'de>>::deserialize(d)
+macro_rules! integer {
+    ($($t:ident),*) => {$(
+        impl<'de> Decode<'de> for $t {
+            fn decode(r: &mut Reader<'de>, _: &mut Cx<'de>) -> Result<Self, Fail> {
+                r.integer::<$t>(stringify!($t))
             }
         }
     )*};
 }
-plain_value!(bool, u16, u32, u64, i64, Number);
+integer!(u16, u32, u64, i64);
 
-impl<'de: 'a, 'a> Value<'de> for Cow<'a, str> {
-    fn decode<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        CowStr::deserialize(d).map(|s| s.0)
+impl<'de> Decode<'de> for Number {
+    fn decode(r: &mut Reader<'de>, _: &mut Cx<'de>) -> Result<Self, Fail> {
+        r.number()
     }
 }
 
-impl<'de: 'a, 'a> Value<'de> for RawJson<'a> {
-    fn decode<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        RawJson::deserialize(d)
+impl<'de: 'a, 'a> Decode<'de> for Cow<'a, str> {
+    fn decode(r: &mut Reader<'de>, _: &mut Cx<'de>) -> Result<Self, Fail> {
+        r.string()
+    }
+}
+
+impl<'de: 'a, 'a> Decode<'de> for RawJson<'a> {
+    fn decode(r: &mut Reader<'de>, _: &mut Cx<'de>) -> Result<Self, Fail> {
+        r.skip().map(RawJson::from_validated)
     }
     fn from_null() -> Option<Self> {
         Some(RawJson::from_validated("null"))
     }
-    fn lenient(raw: &'de RawValue, _: &mut Cx<'de>) -> Result<Self, Fail> {
-        Ok(RawJson::borrowed(raw))
-    }
 }
 
-impl<'de: 'a, 'a> Value<'de> for RequestId<'a> {
-    fn decode<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        RequestId::deserialize(d)
+impl<'de: 'a, 'a> Decode<'de> for RequestId<'a> {
+    fn decode(r: &mut Reader<'de>, _: &mut Cx<'de>) -> Result<Self, Fail> {
+        match r.peek() {
+            b'n' if r.null()? => Ok(RequestId::Null),
+            b'"' => r.string().map(RequestId::Str),
+            b'-' | b'0'..=b'9' => r.integer::<i64>("i64").map(RequestId::Number),
+            _ => r.mismatch("a string, an integer or null"),
+        }
     }
     fn from_null() -> Option<Self> {
         Some(RequestId::Null)
@@ -180,20 +231,19 @@ impl<'de: 'a, 'a> Value<'de> for RequestId<'a> {
 
 /// A list: strictly every item must fit; leniently an item that does not
 /// is left out and reported.
-impl<'de, T: Value<'de>> Value<'de> for Vec<T> {
-    fn decode<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let items = Vec::<W<T>>::deserialize(d)?;
-        Ok(items.into_iter().map(|w| w.0).collect())
-    }
-
-    fn lenient(raw: &'de RawValue, cx: &mut Cx<'de>) -> Result<Self, Fail> {
-        let items: Vec<&'de RawValue> = serde_json::from_str(raw.get()).map_err(Fail::mismatch)?;
-        let mut out = Vec::with_capacity(items.len());
-        for (i, item) in items.into_iter().enumerate() {
-            cx.at_index(i, |cx| match T::lenient(item, cx) {
-                Ok(v) => out.push(v),
-                Err(why) => cx.salvage(SalvageKind::ItemSkipped, why, item),
-            });
+impl<'de, T: Decode<'de>> Decode<'de> for Vec<T> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        r.open_array()?;
+        let mut out = Vec::new();
+        let mut first = true;
+        let mut i = 0usize;
+        while r.item(&mut first)? {
+            let since = cx.salvaged.len();
+            if let Ok(v) = cx.salvage_point::<T>(r, SalvageKind::ItemSkipped)? {
+                out.push(v);
+            }
+            cx.prefix(since, Step::Index(i));
+            i = i.saturating_add(1);
         }
         Ok(out)
     }
@@ -202,20 +252,12 @@ impl<'de, T: Value<'de>> Value<'de> for Vec<T> {
 /// A member of a generated struct: `T` for a required one, `Option<T>` for
 /// an optional one.
 pub(crate) trait Field<'de>: Sized {
-    /// Reads the member's value from `map`; `None` when the value is kept in
-    /// the struct's [`Extra`] instead (an optional member's `null`).
-    fn read<A: MapAccess<'de>>(map: &mut A) -> Result<Option<Self>, A::Error>;
+    /// Reads the member's value: the field, or the raw value to keep in
+    /// the struct's [`Extra`](super::Extra) instead (an optional member's
+    /// `null`, or leniently a value that did not fit, reported in `cx`).
+    fn read(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Result<Self, &'de str>, Fail>;
 
-    /// Lenient [`read`](Self::read) of the member's raw value at `key`;
-    /// `None` when the raw value is kept in [`Extra`] instead (`null`, or a
-    /// value that did not fit, reported in `cx`).
-    fn lenient(
-        key: &'static str,
-        raw: &'de RawValue,
-        cx: &mut Cx<'de>,
-    ) -> Result<Option<Self>, Fail>;
-
-    /// The value when the member is absent (or held in [`Extra`]).
+    /// The value when the member is absent (or held in `Extra`).
     fn absent(name: &'static str) -> Result<Self, Fail>;
 
     /// Whether encoding writes the member.
@@ -225,29 +267,13 @@ pub(crate) trait Field<'de>: Sized {
     fn write<M: SerializeMap>(&self, key: &'static str, map: &mut M) -> Result<(), M::Error>;
 }
 
-impl<'de, T: Value<'de> + Serialize> Field<'de> for Option<T> {
-    fn read<A: MapAccess<'de>>(map: &mut A) -> Result<Option<Self>, A::Error> {
-        Ok(match map.next_value::<Option<W<T>>>()? {
-            Some(W(v)) => Some(Some(v)),
-            None => T::from_null().map(Some),
-        })
-    }
-
-    fn lenient(
-        key: &'static str,
-        raw: &'de RawValue,
-        cx: &mut Cx<'de>,
-    ) -> Result<Option<Self>, Fail> {
-        if raw.get() == "null" {
-            return Ok(T::from_null().map(Some));
+impl<'de, T: Decode<'de> + Serialize> Field<'de> for Option<T> {
+    fn read(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Result<Self, &'de str>, Fail> {
+        if r.null()? {
+            return Ok(T::from_null().map(Some).ok_or("null"));
         }
-        cx.at_key(key, |cx| match T::lenient(raw, cx) {
-            Ok(v) => Ok(Some(Some(v))),
-            Err(why) => {
-                cx.salvage(SalvageKind::MemberDropped, why, raw);
-                Ok(None)
-            }
-        })
+        cx.salvage_point::<T>(r, SalvageKind::MemberDropped)
+            .map(|got| got.map(Some))
     }
 
     fn absent(_: &'static str) -> Result<Self, Fail> {
@@ -268,21 +294,16 @@ impl<'de, T: Value<'de> + Serialize> Field<'de> for Option<T> {
 
 /// `Field` for a required member of type `$t`.
 macro_rules! required_field {
-    ($(#[$m:meta])* [$($g:tt)*] $t:ty $(where $($w:tt)*)?) => {
-        $(#[$m])*
+    ([$($g:tt)*] $t:ty $(where $($w:tt)*)?) => {
         impl<'de, $($g)*> $crate::acp::wire::Field<'de> for $t $(where $($w)*)? {
-            fn read<A: serde::de::MapAccess<'de>>(map: &mut A) -> Result<Option<Self>, A::Error> {
-                map.next_value::<$crate::acp::wire::W<$t>>().map(|w| Some(w.0))
-            }
-            fn lenient(
-                key: &'static str,
-                raw: &'de serde_json::value::RawValue,
+            fn read(
+                r: &mut $crate::acp::read::Reader<'de>,
                 cx: &mut $crate::acp::wire::Cx<'de>,
-            ) -> Result<Option<Self>, $crate::acp::wire::Fail> {
-                cx.at_key(key, |cx| <$t as $crate::acp::wire::Value<'de>>::lenient(raw, cx)).map(Some)
+            ) -> Result<Result<Self, &'de str>, $crate::acp::read::Fail> {
+                <$t as $crate::acp::wire::Decode<'de>>::decode(r, cx).map(Ok)
             }
-            fn absent(name: &'static str) -> Result<Self, $crate::acp::wire::Fail> {
-                Err($crate::acp::wire::Fail::Missing(name))
+            fn absent(name: &'static str) -> Result<Self, $crate::acp::read::Fail> {
+                Err($crate::acp::read::Fail::Missing(name))
             }
             fn is_set(&self) -> bool {
                 true
@@ -304,22 +325,61 @@ required_field!([] Number);
 required_field!(['a] Cow<'a, str> where 'de: 'a);
 required_field!(['a] RawJson<'a> where 'de: 'a);
 required_field!(['a] RequestId<'a> where 'de: 'a);
-required_field!([T] Vec<T> where T: Value<'de> + Serialize);
+required_field!([T] Vec<T> where T: Decode<'de> + Serialize);
 
-/// The members of an object as (key, raw value), in order, for lenient
-/// decoding.
-pub(crate) fn members<'de>(
-    raw: &'de RawValue,
-) -> Result<Vec<(Cow<'de, str>, &'de RawValue)>, Fail> {
-    super::raw::Entries::deserialize(&mut serde_json::Deserializer::from_str(raw.get()))
-        .map(|e| e.0)
-        .map_err(Fail::mismatch)
+/// Reads member `key` of a struct as field type `F`; what it salvaged is
+/// reported under `key`.
+pub(crate) fn member<'de, F: Field<'de>>(
+    r: &mut Reader<'de>,
+    cx: &mut Cx<'de>,
+    key: &'static str,
+) -> Result<Result<F, &'de str>, Fail> {
+    let since = cx.salvaged.len();
+    let got = F::read(r, cx)?;
+    cx.prefix(since, Step::Key(key));
+    Ok(got)
+}
+
+/// A member named twice.
+pub(crate) fn duplicate(key: &str) -> Fail {
+    Fail::Mismatch(alloc::format!("duplicate field `{key}`"))
+}
+
+/// The tag of a union read by the union (see `tagged_enum!`), met again
+/// among a variant's members: `Ok(true)` when `key` is that tag (the
+/// caller passes over its value), an error the second time.
+pub(crate) fn is_tag(tag: &mut Option<(&'static str, bool)>, key: &str) -> Result<bool, Fail> {
+    match tag {
+        Some((name, seen)) if *name == key => {
+            if *seen {
+                return Err(duplicate(name));
+            }
+            *seen = true;
+            Ok(true)
+        }
+        _ => Ok(false),
+    }
+}
+
+/// The members of a generated struct, read after its opening brace.
+pub(crate) trait Object<'de>: Sized {
+    /// Reads the members up to the closing brace. `tag` is the tag of the
+    /// union this struct is a variant of, and whether it was already read
+    /// (it is then a duplicate if met again); `first` whether no member
+    /// has been read yet.
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        tag: Option<(&'static str, bool)>,
+        first: bool,
+    ) -> Result<Self, Fail>;
 }
 
 /// Defines a generated struct: public documented fields (each `"wire"
 /// name: type`, `Option` for an optional member), `#[non_exhaustive]`, an
-/// `extra` field for the members it does not hold, `into_owned`, and its
-/// strict `Deserialize`, lossless `Serialize` and lenient decoding.
+/// `extra` field for the members it does not hold, `into_owned`, its one
+/// decoder ([`Decode`], [`Object`]: strict and lenient in one pass), and
+/// `Serialize` (lossless) and `Deserialize` (through the decoder).
 macro_rules! acp_struct {
     (
         $(#[$m:meta])*
@@ -348,48 +408,60 @@ macro_rules! acp_struct {
 
         $crate::acp::raw::forward_into_owned!($name);
 
-        impl<'de: 'a, 'a> serde::Deserialize<'de> for $name<'a> {
-            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                struct V<'a>(core::marker::PhantomData<&'a ()>);
-                impl<'de: 'a, 'a> serde::de::Visitor<'de> for V<'a> {
-                    type Value = $name<'a>;
-                    fn expecting(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-                        f.write_str(concat!("struct ", stringify!($name)))
-                    }
-                    #[allow(unused_mut)]
-                    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                        use serde::de::Error as _;
-                        $( $(#[cfg($c)])? let mut $f: (bool, Option<$t>) = (false, None); )*
-                        let mut extra = $crate::acp::Extra::new();
-                        while let Some(key) = map.next_key::<$crate::acp::raw::CowKey<'de>>()? {
-                            match &*key.0 {
-                                $( $(#[cfg($c)])? $wire => {
-                                    if $f.0 {
-                                        return Err(A::Error::duplicate_field($wire));
-                                    }
-                                    $f.0 = true;
-                                    match <$t as $crate::acp::wire::Field<'de>>::read(&mut map)? {
-                                        Some(v) => $f.1 = Some(v),
-                                        None => extra.push(key.0, $crate::acp::RawJson::from_validated("null")),
-                                    }
-                                } )*
-                                _ => {
-                                    let v: &'de serde_json::value::RawValue = map.next_value()?;
-                                    extra.push(key.0, $crate::acp::RawJson::borrowed(v));
-                                }
+        impl<'de: 'a, 'a> $crate::acp::wire::Decode<'de> for $name<'a> {
+            fn decode(
+                r: &mut $crate::acp::read::Reader<'de>,
+                cx: &mut $crate::acp::wire::Cx<'de>,
+            ) -> Result<Self, $crate::acp::read::Fail> {
+                r.open_object(concat!("struct ", stringify!($name)))?;
+                <Self as $crate::acp::wire::Object<'de>>::members(r, cx, None, true)
+            }
+        }
+
+        impl<'de: 'a, 'a> $crate::acp::wire::Object<'de> for $name<'a> {
+            #[allow(unused_mut)]
+            fn members(
+                r: &mut $crate::acp::read::Reader<'de>,
+                cx: &mut $crate::acp::wire::Cx<'de>,
+                mut tag: Option<(&'static str, bool)>,
+                mut first: bool,
+            ) -> Result<Self, $crate::acp::read::Fail> {
+                use $crate::acp::wire::Field;
+                $( $(#[cfg($c)])? let mut $f: (bool, Option<$t>) = (false, None); )*
+                let mut extra = $crate::acp::Extra::new();
+                while let Some(key) = r.key(&mut first, true)? {
+                    match &*key {
+                        $( $(#[cfg($c)])? $wire => {
+                            if $f.0 {
+                                return Err($crate::acp::wire::duplicate($wire));
+                            }
+                            $f.0 = true;
+                            match $crate::acp::wire::member::<$t>(r, cx, $wire)? {
+                                Ok(v) => $f.1 = Some(v),
+                                Err(raw) => extra.push(key, $crate::acp::RawJson::from_validated(raw)),
+                            }
+                        } )*
+                        _ => {
+                            let raw = r.skip()?;
+                            if !$crate::acp::wire::is_tag(&mut tag, &key)? {
+                                extra.push(key, $crate::acp::RawJson::from_validated(raw));
                             }
                         }
-                        Ok($name {
-                            $( $(#[cfg($c)])? $f: match $f.1 {
-                                Some(v) => v,
-                                None => <$t as $crate::acp::wire::Field<'de>>::absent($wire)
-                                    .map_err(|_| A::Error::missing_field($wire))?,
-                            }, )*
-                            extra,
-                        })
                     }
                 }
-                d.deserialize_map(V(core::marker::PhantomData))
+                Ok($name {
+                    $( $(#[cfg($c)])? $f: match $f.1 {
+                        Some(v) => v,
+                        None => <$t as Field<'de>>::absent($wire)?,
+                    }, )*
+                    extra,
+                })
+            }
+        }
+
+        impl<'de: 'a, 'a> serde::Deserialize<'de> for $name<'a> {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                $crate::acp::wire::deserialize(d)
             }
         }
 
@@ -410,45 +482,6 @@ macro_rules! acp_struct {
                     }
                 }
                 map.end()
-            }
-        }
-
-        impl<'de: 'a, 'a> $crate::acp::wire::Value<'de> for $name<'a> {
-            fn decode<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                <Self as serde::Deserialize<'de>>::deserialize(d)
-            }
-
-            #[allow(unused_mut)]
-            fn lenient(
-                raw: &'de serde_json::value::RawValue,
-                cx: &mut $crate::acp::wire::Cx<'de>,
-            ) -> Result<Self, $crate::acp::wire::Fail> {
-                $( $(#[cfg($c)])? let mut $f: (bool, Option<$t>) = (false, None); )*
-                let mut extra = $crate::acp::Extra::new();
-                for (key, value) in $crate::acp::wire::members(raw)? {
-                    match &*key {
-                        $( $(#[cfg($c)])? $wire => {
-                            if $f.0 {
-                                return Err($crate::acp::wire::Fail::Mismatch(
-                                    alloc::format!("duplicate field `{}`", $wire),
-                                ));
-                            }
-                            $f.0 = true;
-                            match <$t as $crate::acp::wire::Field<'de>>::lenient($wire, value, cx)? {
-                                Some(v) => $f.1 = Some(v),
-                                None => extra.push(key, $crate::acp::RawJson::borrowed(value)),
-                            }
-                        } )*
-                        _ => extra.push(key, $crate::acp::RawJson::borrowed(value)),
-                    }
-                }
-                Ok($name {
-                    $( $(#[cfg($c)])? $f: match $f.1 {
-                        Some(v) => v,
-                        None => <$t as $crate::acp::wire::Field<'de>>::absent($wire)?,
-                    }, )*
-                    extra,
-                })
             }
         }
 
@@ -509,13 +542,16 @@ macro_rules! string_enum {
 
         impl<'de: 'a, 'a> serde::Deserialize<'de> for $name<'a> {
             fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                $crate::acp::raw::CowStr::deserialize(d).map(|s| Self::from_wire(s.0))
+                $crate::acp::wire::deserialize(d)
             }
         }
 
-        impl<'de: 'a, 'a> $crate::acp::wire::Value<'de> for $name<'a> {
-            fn decode<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                <Self as serde::Deserialize<'de>>::deserialize(d)
+        impl<'de: 'a, 'a> $crate::acp::wire::Decode<'de> for $name<'a> {
+            fn decode(
+                r: &mut $crate::acp::read::Reader<'de>,
+                _: &mut $crate::acp::wire::Cx<'de>,
+            ) -> Result<Self, $crate::acp::read::Fail> {
+                r.string().map(Self::from_wire)
             }
         }
 

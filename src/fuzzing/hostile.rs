@@ -162,6 +162,7 @@ pub struct HostileLine<'s> {
 /// here it runs on a fixed buffer.
 ///
 /// ```
+/// use acp_codec::acp::Mode;
 /// use acp_codec::acp::decode_line;
 /// use acp_codec::fuzzing::{HostileStream, LineKind};
 /// use acp_codec::LineSplitter;
@@ -169,7 +170,7 @@ pub struct HostileLine<'s> {
 ///
 /// /// The handler under test: how many lines it understood.
 /// fn handle(line: &str, understood: &mut usize) {
-///     *understood += usize::from(decode_line(line).is_ok());
+///     *understood += usize::from(decode_line(line, Mode::Lenient).is_ok());
 /// }
 ///
 /// fn fuzz_one(stream: HostileStream) {

@@ -1,12 +1,10 @@
 //! Allocation-free JSON scanning: where a value ends, the members of an
-//! object, a key and its colon. The ACP envelope, the direct `session/update`
-//! decoder and the framing layer's id peek all slice lines with these,
-//! without building anything (`serde_json`'s own skipping allocates a stack
+//! object, a key and its colon. The ACP envelope, the typed decoders'
+//! reader (`acp::read`) and the framing layer's id peek all slice lines
+//! with these, without building anything (`serde_json`'s own skipping allocates a stack
 //! for nested values).
 //!
-//! Two modes: the `skip_*` functions and [`validate`] check the full
-//! grammar; [`str_end`] and [`value_end`] trust text already known to be
-//! valid JSON and only look for where things end.
+//! The `skip_*` functions and [`validate`] check the full grammar.
 //!
 //! Nesting is limited to 128 levels, like `serde_json`'s recursion limit.
 
@@ -190,68 +188,6 @@ pub(crate) fn skip_value_within(b: &[u8], i: usize, max_depth: u32) -> Result<us
     }
 }
 
-#[cfg(feature = "alloc")]
-/// The offset after the string whose opening quote is at `i`, and whether
-/// it has escapes, in text known to be valid JSON or checked later: `None`
-/// at a raw control character or the end of the text. Escapes are skipped,
-/// not checked: whoever unescapes the string checks them.
-#[inline]
-pub(crate) fn str_end(b: &[u8], i: usize) -> Option<(usize, bool)> {
-    let mut j = i.checked_add(1)?;
-    let mut escaped = false;
-    loop {
-        let n = super::swar::find_special(b, j)?;
-        match b.get(n)? {
-            b'"' => return Some((n.checked_add(1)?, escaped)),
-            b'\\' => {
-                escaped = true;
-                // Past the escaped byte; a `\u` escape's hex digits are
-                // never special.
-                j = n.checked_add(2)?;
-            }
-            _ => return None,
-        }
-    }
-}
-
-#[cfg(feature = "alloc")]
-/// The offset after the value that starts at `i`, in text known to be
-/// valid JSON (nothing is checked but where the value ends).
-pub(crate) fn value_end(b: &[u8], i: usize) -> Option<usize> {
-    match b.get(i)? {
-        b'"' => str_end(b, i).map(|(end, _)| end),
-        b'{' | b'[' => {
-            let mut depth = 0u32;
-            let mut j = i;
-            loop {
-                match b.get(j)? {
-                    b'"' => {
-                        j = str_end(b, j)?.0;
-                        continue;
-                    }
-                    b'{' | b'[' => depth = depth.checked_add(1)?,
-                    b'}' | b']' => {
-                        depth = depth.checked_sub(1)?;
-                        if depth == 0 {
-                            return j.checked_add(1);
-                        }
-                    }
-                    _ => {}
-                }
-                j = j.checked_add(1)?;
-            }
-        }
-        _ => {
-            let rest = b.get(i..)?;
-            let len = rest
-                .iter()
-                .position(|&c| is_delimiter(c))
-                .unwrap_or(rest.len());
-            i.checked_add(len)
-        }
-    }
-}
-
 /// Whether `c` can follow a scalar value: a separator, a closing bracket or
 /// whitespace.
 #[inline]
@@ -376,17 +312,6 @@ impl<'a> Iterator for Members<'a> {
     }
 }
 
-/// Whether the raw key token `key` (quotes included) spells `name`.
-#[cfg(feature = "alloc")]
-pub(crate) fn key_is(key: &str, name: &str) -> bool {
-    let inner = key.get(1..key.len().saturating_sub(1)).unwrap_or_default();
-    if inner == name {
-        return true;
-    }
-    inner.contains('\\')
-        && super::unescape::unquote::<serde_json::Error>(key).is_ok_and(|k| k == name)
-}
-
 #[cfg(feature = "alloc")]
 /// Makes the JSON text in `json` one line: if it holds a newline, removes
 /// the insignificant whitespace in place and returns the new length. Linear,
@@ -503,7 +428,6 @@ mod tests {
                 ("\"d\"", "{}")
             ]
         );
-        assert!(key_is(m[1].0, "bc"));
         assert!(Members::new("[1]").is_err());
         assert!(Members::new("{\"a\":}").unwrap().any(|r| r.is_err()));
     }

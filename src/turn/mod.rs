@@ -64,6 +64,7 @@
 //! # Example
 //!
 //! ```
+//! use acp_codec::acp::Mode;
 //! use acp_codec::acp::{Message, NotificationParams, RequestParams, ResponseResult};
 //! use acp_codec::turn::{TurnEvent, TurnLimits, TurnView};
 //! use acp_codec::title::WorkingDir;
@@ -79,13 +80,13 @@
 //! for line in lines {
 //!     match Message::decode(line).unwrap() {
 //!         Message::Notification(n) => {
-//!             let NotificationParams::SessionUpdate(update) = n.typed().unwrap().value else { continue };
+//!             let NotificationParams::SessionUpdate(update) = n.typed(Mode::Lenient).unwrap().value else { continue };
 //!             for event in view.push_update(&update) {
 //!                 rendered.push(format!("{event:?}").split([' ', '(']).next().unwrap().to_owned());
 //!             }
 //!         }
 //!         Message::Request(r) => {
-//!             let RequestParams::RequestPermission(p) = r.typed().unwrap().value else { continue };
+//!             let RequestParams::RequestPermission(p) = r.typed(Mode::Lenient).unwrap().value else { continue };
 //!             for event in view.push_permission_request(&r.id, &p) {
 //!                 if let TurnEvent::PermissionRequested { tool_call: Some(call), .. } = event {
 //!                     // The description comes from the explanation block.
@@ -204,12 +205,13 @@ impl TurnView {
     /// Applies one `session/update` notification.
     ///
     /// ```
+    /// use acp_codec::acp::Mode;
     /// use acp_codec::acp::{Message, NotificationParams};
     /// use acp_codec::turn::{TurnEvent, TurnLimits, TurnView};
     ///
     /// let line = r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_thought_chunk","content":{"type":"text","text":"Hmm"}}}}"#;
     /// let Message::Notification(n) = Message::decode(line).unwrap() else { unreachable!() };
-    /// let NotificationParams::SessionUpdate(update) = n.typed().unwrap().value else { unreachable!() };
+    /// let NotificationParams::SessionUpdate(update) = n.typed(Mode::Lenient).unwrap().value else { unreachable!() };
     /// let mut view = TurnView::new(TurnLimits::default());
     /// let events: Vec<_> = view.push_update(&update).collect();
     /// assert!(matches!(events[..], [TurnEvent::ThoughtDelta { text: "Hmm", .. }]));
@@ -280,6 +282,7 @@ impl TurnView {
     /// Applies the client's answer to the permission request with id `id`.
     ///
     /// ```
+    /// use acp_codec::acp::Mode;
     /// use acp_codec::acp::{
     ///     Message, RequestParams, RequestPermissionOutcome, RequestPermissionResponse,
     ///     SelectedPermissionOutcome,
@@ -288,7 +291,7 @@ impl TurnView {
     ///
     /// let line = r#"{"jsonrpc":"2.0","id":3,"method":"session/request_permission","params":{"sessionId":"s","toolCall":{"toolCallId":"t1","title":"rm -rf build (Clean)","kind":"execute"},"options":[{"optionId":"yes","name":"Allow","kind":"allow_once"},{"optionId":"no","name":"Reject","kind":"reject_once"}]}}"#;
     /// let Message::Request(req) = Message::decode(line)? else { unreachable!() };
-    /// let RequestParams::RequestPermission(ask) = req.typed()?.value else { unreachable!() };
+    /// let RequestParams::RequestPermission(ask) = req.typed(Mode::Lenient)?.value else { unreachable!() };
     /// let mut view = TurnView::new(TurnLimits::default());
     /// view.begin_turn();
     /// let _ = view.push_permission_request(&req.id, &ask).count();
@@ -342,6 +345,7 @@ impl TurnView {
     /// Applies the `session/prompt` response: the turn is over.
     ///
     /// ```
+    /// use acp_codec::acp::Mode;
     /// use acp_codec::acp::{Message, ResponseResult, StopReason};
     /// use acp_codec::turn::{TurnEvent, TurnLimits, TurnView};
     /// use acp_codec::TurnError;
@@ -349,7 +353,7 @@ impl TurnView {
     /// let line = r#"{"jsonrpc":"2.0","id":2,"result":{"stopReason":"cancelled"}}"#;
     /// let Message::Response(resp) = Message::decode(line)? else { unreachable!() };
     /// // The request was `session/prompt` (the `Tracker` says which method an id was).
-    /// let ResponseResult::Prompt(done) = resp.typed("session/prompt")?.value else { unreachable!() };
+    /// let ResponseResult::Prompt(done) = resp.typed("session/prompt", Mode::Lenient)?.value else { unreachable!() };
     /// let mut view = TurnView::new(TurnLimits::default());
     /// view.begin_turn();
     /// let events: Vec<_> = view.push_prompt_response(&done).collect();

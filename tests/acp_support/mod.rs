@@ -1,6 +1,7 @@
 //! Helpers shared by the ACP integration tests.
 #![allow(dead_code)]
 
+use acp_codec::acp::Mode;
 use std::collections::BTreeMap;
 
 use acp_codec::acp::{Message, RequestId, ResponseResult};
@@ -35,7 +36,7 @@ pub fn clean<T>(what: &str, t: acp_codec::acp::Typed<'_, T>) -> T {
 pub fn typed(msg: &Message<'_>, methods: &BTreeMap<RequestId<'static>, String>) -> Typed {
     match msg {
         Message::Request(r) => {
-            let t = r.typed().unwrap_or_else(|e| panic!("{}: {e}", r.method));
+            let t = r.typed(Mode::Lenient).unwrap_or_else(|e| panic!("{}: {e}", r.method));
             let t = clean(&r.method, t);
             Typed {
                 json: r.params.as_ref().map(|_| serde_json::to_value(&t).unwrap()),
@@ -43,7 +44,7 @@ pub fn typed(msg: &Message<'_>, methods: &BTreeMap<RequestId<'static>, String>) 
             }
         }
         Message::Notification(n) => {
-            let t = n.typed().unwrap_or_else(|e| panic!("{}: {e}", n.method));
+            let t = n.typed(Mode::Lenient).unwrap_or_else(|e| panic!("{}: {e}", n.method));
             let t = clean(&n.method, t);
             Typed {
                 json: n.params.as_ref().map(|_| serde_json::to_value(&t).unwrap()),
@@ -56,7 +57,7 @@ pub fn typed(msg: &Message<'_>, methods: &BTreeMap<RequestId<'static>, String>) 
                 .map(String::as_str)
                 .unwrap_or("");
             let t = r
-                .typed(method)
+                .typed(method, Mode::Lenient)
                 .unwrap_or_else(|e| panic!("result of {method}: {e}"));
             let t = clean(&format!("result of {method}"), t);
             let debug = match &t {

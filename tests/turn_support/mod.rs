@@ -4,6 +4,7 @@
 //! response matched by the client's request id.
 #![allow(dead_code)]
 
+use acp_codec::acp::Mode;
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
@@ -69,7 +70,7 @@ impl Driver {
                 }
             }
             ("agent", Message::Notification(n)) => {
-                if let NotificationParams::SessionUpdate(u) = n.typed().unwrap().value {
+                if let NotificationParams::SessionUpdate(u) = n.typed(Mode::Lenient).unwrap().value {
                     let events: Vec<_> = self.view.push_update(&u).collect();
                     for e in &events {
                         collect_text(&mut self.texts, e);
@@ -78,7 +79,7 @@ impl Driver {
                 }
             }
             ("agent", Message::Request(r)) => {
-                if let RequestParams::RequestPermission(p) = r.typed().unwrap().value {
+                if let RequestParams::RequestPermission(p) = r.typed(Mode::Lenient).unwrap().value {
                     self.permission_ids.insert(r.id.to_owned_id());
                     let events: Vec<_> = self.view.push_permission_request(&r.id, &p).collect();
                     self.log.extend(events.iter().map(render));

@@ -1,0 +1,488 @@
+//! The one JSON reader every typed ACP value is decoded through: a position
+//! in a line's text, read one value at a time, where it stands, checking
+//! the grammar of everything it passes.
+//!
+//! Generated decoders ([`Decode`](super::wire::Decode)) ask it for what
+//! their schema expects (an object's next key, a string, a number, an
+//! array's next item) and it answers with the value or a [`Fail`]: text
+//! that is not JSON ([`Fail::Syntax`], never salvaged), or JSON of the
+//! wrong shape ([`Fail::Mismatch`], which lenient decoding can salvage by
+//! going back to a [`Mark`] and [`skip`](Reader::skip)ping the value).
+//!
+//! Strings come back borrowed when they hold no escapes; with escapes they
+//! cost one allocation of their unescaped size, and a string longer than
+//! [`LONG`] whose escapes go on past that point is unescaped while it is
+//! scanned, into one allocation sized by the rest of the text and trimmed
+//! when much of it went unused.
+
+use alloc::borrow::Cow;
+use alloc::format;
+use alloc::string::{String, ToString};
+
+use crate::json::scan::{key_at, skip_value_within, skip_ws, MAX_DEPTH};
+use crate::json::swar::find_special;
+use crate::json::scan::skip_str;
+use crate::json::unescape::{escape, unquote, EscapeError};
+
+/// Strings with an escape more than this many bytes past their start are
+/// unescaped while they are scanned.
+pub(crate) const LONG: usize = 4096;
+
+/// Why a value could not be read or typed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Fail {
+    /// The text is not JSON at this byte offset: the whole value fails,
+    /// leniently too.
+    Syntax(usize),
+    /// A required member is absent: never salvaged below the nearest
+    /// optional member or list item.
+    Missing(&'static str),
+    /// The value does not fit (a wrong type, a duplicate member, an
+    /// integer out of range): salvaged by lenient decoding.
+    Mismatch(String),
+}
+
+impl Fail {
+    /// The lowercase reason, in `serde`'s words where it has them.
+    pub(crate) fn reason(&self) -> String {
+        match self {
+            Self::Syntax(at) => format!("invalid json at byte {at}"),
+            Self::Missing(name) => format!("missing field `{name}`"),
+            Self::Mismatch(text) => text.clone(),
+        }
+    }
+
+    /// Whether the text is not JSON (which nothing salvages).
+    pub(crate) fn is_syntax(&self) -> bool {
+        matches!(self, Self::Syntax(_))
+    }
+
+    /// The byte offset of a syntax error (0 for the others, which carry
+    /// no position).
+    pub(crate) fn offset(&self) -> usize {
+        match self {
+            Self::Syntax(at) => *at,
+            _ => 0,
+        }
+    }
+}
+
+/// A position to come back to.
+#[derive(Clone, Copy)]
+pub(crate) struct Mark {
+    pos: usize,
+    depth: u32,
+}
+
+/// A position in the text and the containers open around it.
+pub(crate) struct Reader<'de> {
+    text: &'de str,
+    pos: usize,
+    /// Containers open around the position that count towards the nesting
+    /// limit ([`MAX_DEPTH`], as `serde_json`'s recursion limit).
+    depth: u32,
+}
+
+impl<'de> Reader<'de> {
+    /// A reader at the start of `text`.
+    pub(crate) fn new(text: &'de str) -> Self {
+        Self {
+            text,
+            pos: 0,
+            depth: 0,
+        }
+    }
+
+    fn bytes(&self) -> &'de [u8] {
+        self.text.as_bytes()
+    }
+
+    /// Where the reader is.
+    pub(crate) fn mark(&self) -> Mark {
+        Mark {
+            pos: self.pos,
+            depth: self.depth,
+        }
+    }
+
+    /// Goes back to `mark`.
+    pub(crate) fn reset(&mut self, mark: Mark) {
+        self.pos = mark.pos;
+        self.depth = mark.depth;
+    }
+
+    /// The byte offset of the position.
+    pub(crate) fn pos(&self) -> usize {
+        self.pos
+    }
+
+    /// The first byte of the next value (whitespace skipped), 0 at the end.
+    pub(crate) fn peek(&mut self) -> u8 {
+        self.pos = skip_ws(self.bytes(), self.pos);
+        self.bytes().get(self.pos).copied().unwrap_or(0)
+    }
+
+    /// Whether only whitespace is left.
+    pub(crate) fn at_end(&mut self) -> bool {
+        self.peek();
+        self.pos >= self.text.len()
+    }
+
+    fn syntax<T>(&self) -> Result<T, Fail> {
+        Err(Fail::Syntax(self.pos))
+    }
+
+    /// Passes over the value here, checking its grammar, and returns its
+    /// text.
+    pub(crate) fn skip(&mut self) -> Result<&'de str, Fail> {
+        self.peek();
+        let start = self.pos;
+        let room = MAX_DEPTH.saturating_sub(self.depth);
+        let end = skip_value_within(self.bytes(), start, room).map_err(|e| Fail::Syntax(e.offset))?;
+        self.pos = end;
+        self.text.get(start..end).ok_or(Fail::Syntax(start))
+    }
+
+    /// A mismatch: the value here is not `expected`. The value is described
+    /// as `serde_json` describes it; the position does not move.
+    pub(crate) fn mismatch<T>(&mut self, expected: &str) -> Result<T, Fail> {
+        let what = self.describe()?;
+        Err(Fail::Mismatch(format!("invalid type: {what}, expected {expected}")))
+    }
+
+    /// The value here in `serde`'s words (`string "x"`, `integer `5``, `map`).
+    fn describe(&mut self) -> Result<String, Fail> {
+        let mark = self.mark();
+        let text = self.skip()?;
+        self.reset(mark);
+        Ok(match text.as_bytes().first() {
+            Some(b'"') => match unquote::<serde_json::Error>(text) {
+                Ok(s) => format!("string {s:?}"),
+                Err(_) => "string".to_string(),
+            },
+            Some(b'{') => "map".to_string(),
+            Some(b'[') => "sequence".to_string(),
+            Some(b'n') => "null".to_string(),
+            Some(b't' | b'f') => format!("boolean `{text}`"),
+            _ if text == "-0" || text.bytes().any(|c| matches!(c, b'.' | b'e' | b'E')) => {
+                format!("floating point `{text}`")
+            }
+            _ => format!("integer `{text}`"),
+        })
+    }
+
+    /// Enters the object here; a mismatch (`expected`) when the value is
+    /// not an object.
+    pub(crate) fn open_object(&mut self, expected: &str) -> Result<(), Fail> {
+        if self.peek() != b'{' {
+            return self.mismatch(expected);
+        }
+        self.enter()
+    }
+
+    /// Enters the array here; a mismatch when the value is not an array.
+    pub(crate) fn open_array(&mut self) -> Result<(), Fail> {
+        if self.peek() != b'[' {
+            return self.mismatch("a sequence");
+        }
+        self.enter()
+    }
+
+    fn enter(&mut self) -> Result<(), Fail> {
+        if self.depth >= MAX_DEPTH {
+            return self.syntax();
+        }
+        self.depth = self.depth.saturating_add(1);
+        self.pos = self.pos.saturating_add(1);
+        Ok(())
+    }
+
+    /// Enters the line's own object, which does not count towards the
+    /// nesting limit (nesting counts from the values of its members, as
+    /// the envelope's walk counts it).
+    pub(crate) fn open_line(&mut self) -> Result<(), Fail> {
+        if self.peek() != b'{' {
+            return self.syntax();
+        }
+        self.pos = self.pos.saturating_add(1);
+        Ok(())
+    }
+
+    /// The next key of the object entered, leaving the position on its
+    /// value (which the caller must read or [`skip`](Self::skip)); `None`
+    /// after the closing brace. `first` is true before the first member.
+    pub(crate) fn key(&mut self, first: &mut bool, counted: bool) -> Result<Option<Cow<'de, str>>, Fail> {
+        let b = self.bytes();
+        let mut i = skip_ws(b, self.pos);
+        match b.get(i) {
+            Some(b'}') => {
+                self.pos = i.saturating_add(1);
+                if counted {
+                    self.depth = self.depth.saturating_sub(1);
+                }
+                return Ok(None);
+            }
+            Some(b',') if !*first => i = skip_ws(b, i.saturating_add(1)),
+            Some(b'"') if *first => {}
+            _ => return Err(Fail::Syntax(i)),
+        }
+        *first = false;
+        let (token, value) = key_at(b, i).map_err(|e| Fail::Syntax(e.offset))?;
+        self.pos = value;
+        let token = self.text.get(i..i.saturating_add(token.len())).ok_or(Fail::Syntax(i))?;
+        let body = token.get(1..token.len().saturating_sub(1)).ok_or(Fail::Syntax(i))?;
+        if !body.contains('\\') {
+            return Ok(Some(Cow::Borrowed(body)));
+        }
+        unquote::<serde_json::Error>(token)
+            .map(Some)
+            .map_err(|e| bad_escape(token, i, &e))
+    }
+
+    /// Whether the array entered has another item, leaving the position on
+    /// it. `first` is true before the first item.
+    pub(crate) fn item(&mut self, first: &mut bool) -> Result<bool, Fail> {
+        let b = self.bytes();
+        let i = skip_ws(b, self.pos);
+        match b.get(i) {
+            Some(b']') => {
+                self.pos = i.saturating_add(1);
+                self.depth = self.depth.saturating_sub(1);
+                Ok(false)
+            }
+            Some(b',') if !*first => {
+                self.pos = i.saturating_add(1);
+                Ok(true)
+            }
+            Some(_) if *first => {
+                *first = false;
+                self.pos = i;
+                Ok(true)
+            }
+            _ => Err(Fail::Syntax(i)),
+        }
+    }
+
+    /// Whether the value here is `null` (passed over if so).
+    pub(crate) fn null(&mut self) -> Result<bool, Fail> {
+        if self.peek() != b'n' {
+            return Ok(false);
+        }
+        if self.bytes().get(self.pos..self.pos.saturating_add(4)) != Some(b"null".as_slice()) {
+            return self.syntax();
+        }
+        self.pos = self.pos.saturating_add(4);
+        Ok(true)
+    }
+
+    /// A string, borrowed when it has no escapes.
+    pub(crate) fn string(&mut self) -> Result<Cow<'de, str>, Fail> {
+        if self.peek() != b'"' {
+            return self.mismatch("a string");
+        }
+        let b = self.bytes();
+        let from = self.pos.saturating_add(1);
+        let mut j = from;
+        let mut escaped = false;
+        loop {
+            let Some(n) = find_special(b, j) else {
+                return Err(Fail::Syntax(b.len()));
+            };
+            match b.get(n) {
+                Some(b'"') => {
+                    let token = self.text.get(from.saturating_sub(1)..n.saturating_add(1)).ok_or(Fail::Syntax(n))?;
+                    let out = if escaped {
+                        unquote::<serde_json::Error>(token).map_err(|e| bad_escape(token, from, &e))?
+                    } else {
+                        Cow::Borrowed(token.get(1..token.len().saturating_sub(1)).ok_or(Fail::Syntax(n))?)
+                    };
+                    self.pos = n.saturating_add(1);
+                    return Ok(out);
+                }
+                Some(b'\\') if n.saturating_sub(from) > LONG => {
+                    return self.unescape_long(from).map(Cow::Owned);
+                }
+                Some(b'\\') => {
+                    // The escape is checked when the string is unescaped;
+                    // here only its end matters: past the escaped byte (a
+                    // `\u` escape's hex digits are never special).
+                    escaped = true;
+                    match b.get(n.saturating_add(1)) {
+                        Some(c) if *c >= 0x20 => j = n.saturating_add(2),
+                        _ => return Err(Fail::Syntax(n)),
+                    }
+                }
+                // A raw control character.
+                _ => return Err(Fail::Syntax(n)),
+            }
+        }
+    }
+
+    /// Unescapes the long string whose text starts at `from` while finding
+    /// its end: one pass instead of two (megabytes of tool output have an
+    /// escape every line). Its length is not known yet, but the rest of the
+    /// text bounds it: one allocation of that size, trimmed when much of it
+    /// went unused.
+    fn unescape_long(&mut self, from: usize) -> Result<String, Fail> {
+        let b = self.bytes();
+        let mut out = String::with_capacity(b.len().saturating_sub(from));
+        let mut j = from;
+        loop {
+            let Some(n) = find_special(b, j) else {
+                return Err(Fail::Syntax(b.len()));
+            };
+            out.push_str(self.text.get(j..n).ok_or(Fail::Syntax(j))?);
+            match b.get(n) {
+                Some(b'"') => {
+                    self.pos = n.saturating_add(1);
+                    if out.capacity() > out.len().saturating_mul(2).saturating_add(LONG) {
+                        out.shrink_to_fit();
+                    }
+                    return Ok(out);
+                }
+                Some(b'\\') => {
+                    let rest = b.get(n..).unwrap_or_default();
+                    let (c, used) = escape(rest).map_err(|e| match e {
+                        // Valid JSON that a Rust string cannot hold.
+                        EscapeError::LoneSurrogate => Fail::Mismatch(e.message().to_string()),
+                        EscapeError::Invalid => Fail::Syntax(n),
+                    })?;
+                    out.push(c);
+                    j = n.saturating_add(used);
+                }
+                _ => return Err(Fail::Syntax(n)),
+            }
+        }
+    }
+
+    /// `true` or `false`.
+    pub(crate) fn boolean(&mut self) -> Result<bool, Fail> {
+        match self.peek() {
+            b't' if self.bytes().get(self.pos..self.pos.saturating_add(4)) == Some(b"true".as_slice()) => {
+                self.pos = self.pos.saturating_add(4);
+                Ok(true)
+            }
+            b'f' if self.bytes().get(self.pos..self.pos.saturating_add(5)) == Some(b"false".as_slice()) => {
+                self.pos = self.pos.saturating_add(5);
+                Ok(false)
+            }
+            _ => self.mismatch("a boolean"),
+        }
+    }
+
+    /// The token of the number here (checked), without moving; a mismatch
+    /// (`expected`) when the value is not a number.
+    fn number_token(&mut self, expected: &str) -> Result<&'de str, Fail> {
+        if !matches!(self.peek(), b'-' | b'0'..=b'9') {
+            return self.mismatch(expected);
+        }
+        let mark = self.mark();
+        let token = self.skip()?;
+        self.reset(mark);
+        Ok(token)
+    }
+
+    /// An integer of type `T` (`name` is its Rust name, for the error).
+    pub(crate) fn integer<T: core::str::FromStr>(&mut self, name: &str) -> Result<T, Fail> {
+        let token = self.number_token(name)?;
+        // `-0` is a float to `serde_json`, as every number with a
+        // fraction or an exponent.
+        if token == "-0" || token.bytes().any(|c| matches!(c, b'.' | b'e' | b'E')) {
+            return self.mismatch(name);
+        }
+        match token.parse::<T>() {
+            Ok(v) => {
+                self.pos = self.pos.saturating_add(token.len());
+                Ok(v)
+            }
+            Err(_) => Err(Fail::Mismatch(format!(
+                "invalid value: integer `{token}`, expected {name}"
+            ))),
+        }
+    }
+
+    /// Any JSON number, as written.
+    pub(crate) fn number(&mut self) -> Result<serde_json::Number, Fail> {
+        let token = self.number_token("a number")?;
+        let n = token
+            .parse::<serde_json::Number>()
+            .map_err(|e| Fail::Mismatch(e.to_string()))?;
+        self.pos = self.pos.saturating_add(token.len());
+        Ok(n)
+    }
+}
+
+/// Why the string token at `at` did not unescape: text that is not JSON,
+/// or valid JSON a Rust string cannot hold (a lone surrogate), which is a
+/// mismatch as it is to `serde_json`'s typed decoding.
+fn bad_escape(token: &str, at: usize, e: &serde_json::Error) -> Fail {
+    match skip_str(token.as_bytes(), 0) {
+        Ok(end) if end == token.len() => Fail::Mismatch(e.to_string()),
+        _ => Fail::Syntax(at),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_what_it_is_asked_for() {
+        let mut r = Reader::new(r#" {"a" : "x\ny", "b": [1, -2], "c": null, "d": true} "#);
+        r.open_object("a map").unwrap();
+        let mut first = true;
+        assert_eq!(r.key(&mut first, true).unwrap().as_deref(), Some("a"));
+        assert_eq!(r.string().unwrap(), "x\ny");
+        assert_eq!(r.key(&mut first, true).unwrap().as_deref(), Some("b"));
+        r.open_array().unwrap();
+        let mut item = true;
+        assert!(r.item(&mut item).unwrap());
+        assert_eq!(r.integer::<u32>("u32").unwrap(), 1);
+        assert!(r.item(&mut item).unwrap());
+        assert_eq!(
+            r.integer::<u32>("u32").unwrap_err().reason(),
+            "invalid value: integer `-2`, expected u32"
+        );
+        assert_eq!(r.integer::<i64>("i64").unwrap(), -2);
+        assert!(!r.item(&mut item).unwrap());
+        assert_eq!(r.key(&mut first, true).unwrap().as_deref(), Some("c"));
+        assert!(r.null().unwrap());
+        assert_eq!(r.key(&mut first, true).unwrap().as_deref(), Some("d"));
+        assert_eq!(
+            r.string().unwrap_err().reason(),
+            "invalid type: boolean `true`, expected a string"
+        );
+        assert!(r.boolean().unwrap());
+        assert_eq!(r.key(&mut first, true).unwrap(), None);
+        assert!(r.at_end());
+    }
+
+    #[test]
+    fn syntax_errors_are_not_mismatches() {
+        for text in [r#""a"#, "\"a\u{1}\"", r#""\q""#, "[1,]", "{\"a\" 1}", "tru", "01"] {
+            let mut r = Reader::new(text);
+            assert!(r.skip().is_err() || !r.at_end(), "{text}");
+        }
+        let mut r = Reader::new("\"a\u{1}b\"");
+        assert!(r.string().unwrap_err().is_syntax());
+        let mut r = Reader::new(r#""\q""#);
+        assert!(r.string().unwrap_err().is_syntax());
+    }
+
+    #[test]
+    fn long_strings_unescape_while_scanned() {
+        let body = "x".repeat(LONG + 10) + "\\n" + &"y".repeat(10);
+        let text = format!("\"{body}\" ");
+        let mut r = Reader::new(&text);
+        let s = r.string().unwrap();
+        assert_eq!(s.len(), LONG + 10 + 1 + 10);
+        assert!(s.ends_with("\nyyyyyyyyyy"));
+        assert!(r.at_end());
+    }
+
+    #[test]
+    fn nesting_is_limited() {
+        let deep = "[".repeat(200) + &"]".repeat(200);
+        assert!(Reader::new(&deep).skip().unwrap_err().is_syntax());
+    }
+}
