@@ -10,7 +10,7 @@
 //! answered by policy, `fs/*` is served inside the session directory, other
 //! requests get `-32601`.
 
-use acp_codec::acp::Mode;
+use acp_codec::acp::{Mode, Response};
 use std::future::Future;
 use std::path::PathBuf;
 use std::pin::Pin;
@@ -229,8 +229,10 @@ impl<S: LineSource> Client<S> {
                 ),
         );
         let raw = self.call(&init, self.cfg.timeout).await?;
-        let result =
-            ResponseResult::decode("initialize", &raw).map(|t| checked("initialize result", t));
+        let response = answer(raw);
+        let result = response
+            .typed("initialize", Mode::Lenient)
+            .map(|t| checked("initialize result", t));
         if let Ok(ResponseResult::Initialize(r)) = result {
             let name = r
                 .agent_info
@@ -251,8 +253,10 @@ impl<S: LineSource> Client<S> {
         let cwd = self.fs.root().display().to_string();
         let new = RequestParams::NewSession(NewSessionRequest::new(cwd.as_str(), Vec::new()));
         let raw = self.call(&new, self.cfg.timeout).await?;
-        let result =
-            ResponseResult::decode("session/new", &raw).map(|t| checked("session/new result", t));
+        let response = answer(raw);
+        let result = response
+            .typed("session/new", Mode::Lenient)
+            .map(|t| checked("session/new result", t));
         let session_id = match result {
             Ok(ResponseResult::NewSession(r)) => r.session_id.into_owned(),
             other => return Err(Failure::Local(format!("bad session/new result: {other:?}"))),
@@ -275,7 +279,9 @@ impl<S: LineSource> Client<S> {
         self.in_turn = true;
         let raw = self.call(&prompt, TURN_LIMIT).await?;
         self.in_turn = false;
-        let result = ResponseResult::decode("session/prompt", &raw)
+        let response = answer(raw);
+        let result = response
+            .typed("session/prompt", Mode::Lenient)
             .map(|t| checked("session/prompt result", t));
         let reason = match result {
             Ok(ResponseResult::Prompt(r)) => {
@@ -789,4 +795,12 @@ enum Answer {
     /// Sent later (`terminal/wait_for_exit`).
     Later,
     Empty,
+}
+
+/// The answer `raw` as a response, to type its result by method.
+fn answer(result: RawJson<'_>) -> Response<'_> {
+    Response {
+        id: RequestId::Null,
+        result,
+    }
 }

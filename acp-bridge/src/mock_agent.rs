@@ -25,7 +25,7 @@
 //!
 //! Call [`serve`] with the two halves of a byte stream.
 
-use acp_codec::acp::Mode;
+use acp_codec::acp::{Mode, Notification, Request};
 use std::collections::HashMap;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -593,7 +593,13 @@ impl Agent {
     async fn send_update(&self, session_id: &str, update: Value) -> io::Result<()> {
         let params = json!({"sessionId": session_id, "update": update});
         let raw = RawJson::from_string(params.to_string()).map_err(io::Error::other)?;
-        let typed = NotificationParams::decode_strict("session/update", Some(&raw))
+        let update = Notification {
+            method: "session/update".into(),
+            params: Some(raw),
+        };
+        let typed = update
+            .typed(Mode::Strict)
+            .map(|t| t.value)
             .map_err(|e| io::Error::other(format!("mock sent a bad update: {e}")))?;
         let mut out = Vec::new();
         encode_notification(&typed, &mut out).map_err(io::Error::other)?;
@@ -609,7 +615,14 @@ impl Agent {
         cancel: &mut watch::Receiver<bool>,
     ) -> Result<Reply, Stop> {
         let raw = RawJson::from_string(params.to_string()).map_err(io::Error::other)?;
-        let typed = RequestParams::decode_strict(method, Some(&raw))
+        let request = Request {
+            id: RequestId::Null,
+            method: method.into(),
+            params: Some(raw),
+        };
+        let typed = request
+            .typed(Mode::Strict)
+            .map(|t| t.value)
             .map_err(|e| io::Error::other(format!("mock sent a bad request: {e}")))?;
         let mut out = Vec::new();
         let (tx, rx) = oneshot::channel();

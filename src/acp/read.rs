@@ -56,15 +56,6 @@ impl Fail {
     pub(crate) fn is_syntax(&self) -> bool {
         matches!(self, Self::Syntax(_))
     }
-
-    /// The byte offset of a syntax error (0 for the others, which carry
-    /// no position).
-    pub(crate) fn offset(&self) -> usize {
-        match self {
-            Self::Syntax(at) => *at,
-            _ => 0,
-        }
-    }
 }
 
 /// A position to come back to.
