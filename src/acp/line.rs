@@ -4,7 +4,7 @@
 use alloc::borrow::Cow;
 
 use super::message::{Message, Notification};
-use super::method::NotificationParams;
+use super::methods::NotificationParams;
 use super::raw::RawJson;
 use super::salvage::Typed;
 use super::MessageError;

@@ -56,7 +56,9 @@ pub(crate) fn blank<'a>() -> SessionNotification<'a> {
 }
 
 /// Decodes `session/update` params already known to be valid JSON, or
-/// `None` for serde to do it.
+/// `None` for serde to do it (the unit tests' entry to the params decoder;
+/// `Notification::typed` decodes params with serde).
+#[cfg(test)]
 pub(crate) fn session_notification(text: &str) -> Option<SessionNotification<'_>> {
     let mut out = blank();
     notification(&mut Cur::<false>::new(text), &mut out)?;
