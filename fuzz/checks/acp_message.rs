@@ -24,7 +24,7 @@
 
 use acp_codec::acp::{
     decode_line, decode_line_strict, encode_notification, encode_request, Incoming, Message,
-    MessageError, NotificationParams, RequestId, SessionNotification, Typed,
+    MessageError, MethodKind, NotificationParams, RequestId, SessionNotification, Typed, METHODS,
 };
 
 fn one_line(out: &[u8]) -> &str {
@@ -248,12 +248,8 @@ pub fn check(data: &[u8]) {
             }
         }
         Message::Response(r) => {
-            for method in [
-                "session/prompt",
-                "initialize",
-                "session/new",
-                "session/request_permission",
-            ] {
+            let methods = METHODS.iter().filter(|m| m.kind == MethodKind::Request);
+            for method in methods.map(|m| m.name) {
                 if let Ok(t) = r.typed(method).map(Typed::into_value) {
                     let json = serde_json::to_string(&t).expect("typed result must encode");
                     let raw = acp_codec::acp::RawJson::from_text(&json).unwrap();
