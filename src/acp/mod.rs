@@ -20,8 +20,6 @@
 //! a single pass over the line, building the typed update in place, instead
 //! of checking the whole line and then parsing its params again; every
 //! other line takes the two steps, with the same result.
-//! `Notification::typed` uses the same direct decoder over params that
-//! [`Message::decode`] already checked.
 //!
 //! A string with escapes costs one allocation of its unescaped size; a
 //! string longer than 4 KiB whose escapes go on past that point is
