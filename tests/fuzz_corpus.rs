@@ -80,6 +80,19 @@ fn acp_message_seeds() {
     }
 }
 
+#[cfg(feature = "std")]
+#[path = "../fuzz/checks/acp_oracle.rs"]
+mod acp_oracle;
+
+#[cfg(feature = "std")]
+#[test]
+fn acp_oracle_seeds() {
+    for (name, data) in seeds("acp_oracle") {
+        eprintln!("{name}");
+        acp_oracle::check(&data);
+    }
+}
+
 #[cfg(feature = "tokio-util")]
 #[path = "../fuzz/checks/acp_codec.rs"]
 mod acp_codec;

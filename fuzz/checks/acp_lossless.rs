@@ -17,36 +17,10 @@ use acp_codec::acp::Mode;
 use std::fmt::Debug;
 
 use acp_codec::acp::{
-    decode_line, names, Incoming, Message, RawJson, SalvageKind, Typed,
+    decode_line, Incoming, Message, MethodKind, RawJson, SalvageKind, Typed, METHODS,
 };
 use acp_codec::MessageError;
 use serde::Serialize;
-
-/// The methods whose results are typed.
-const RESULTS: &[&str] = &[
-    names::INITIALIZE,
-    names::AUTHENTICATE,
-    names::LOGOUT,
-    names::SESSION_NEW,
-    names::SESSION_LOAD,
-    names::SESSION_LIST,
-    names::SESSION_DELETE,
-    names::SESSION_RESUME,
-    names::SESSION_CLOSE,
-    names::SESSION_SET_MODE,
-    names::SESSION_SET_CONFIG_OPTION,
-    names::SESSION_SET_MODEL,
-    names::SESSION_PROMPT,
-    names::SESSION_REQUEST_PERMISSION,
-    names::FS_READ_TEXT_FILE,
-    names::FS_WRITE_TEXT_FILE,
-    names::TERMINAL_CREATE,
-    names::TERMINAL_OUTPUT,
-    names::TERMINAL_RELEASE,
-    names::TERMINAL_WAIT_FOR_EXIT,
-    names::TERMINAL_KILL,
-    names::ELICITATION_CREATE,
-];
 
 pub fn check(data: &[u8]) {
     let Ok(line) = std::str::from_utf8(data) else {
@@ -75,8 +49,9 @@ pub fn check(data: &[u8]) {
             agree(strict, lenient, n.params.as_ref());
         }
         Message::Response(r) => {
-            for method in RESULTS {
-                agree(r.typed(method, Mode::Strict).map(|t| t.value), r.typed(method, Mode::Lenient), Some(&r.result));
+            // The result read as that of every request method.
+            for m in METHODS.iter().filter(|m| m.kind == MethodKind::Request) {
+                agree(r.typed(m.name, Mode::Strict).map(|t| t.value), r.typed(m.name, Mode::Lenient), Some(&r.result));
             }
         }
         _ => {}

@@ -24,8 +24,8 @@
 
 use acp_codec::acp::Mode;
 use acp_codec::acp::{
-    decode_line, encode_notification, encode_request, Incoming, Message,
-    MessageError, NotificationParams, RequestId, SessionNotification, Typed,
+    decode_line, encode_notification, encode_request, Incoming, Message, MessageError, MethodKind,
+    NotificationParams, RequestId, SessionNotification, Typed, METHODS,
 };
 
 fn one_line(out: &[u8]) -> &str {
@@ -249,12 +249,8 @@ pub fn check(data: &[u8]) {
             }
         }
         Message::Response(r) => {
-            for method in [
-                "session/prompt",
-                "initialize",
-                "session/new",
-                "session/request_permission",
-            ] {
+            let methods = METHODS.iter().filter(|m| m.kind == MethodKind::Request);
+            for method in methods.map(|m| m.name) {
                 if let Ok(t) = r.typed(method, Mode::Lenient).map(Typed::into_value) {
                     let json = serde_json::to_string(&t).expect("typed result must encode");
                     let raw = acp_codec::acp::RawJson::from_text(&json).unwrap();

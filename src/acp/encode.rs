@@ -8,7 +8,7 @@ use serde::{Serialize, Serializer};
 
 use super::id::RequestId;
 use super::message::{ErrorResponse, Message, RpcError};
-use super::method::{NotificationParams, RequestParams};
+use super::methods::{NotificationParams, RequestParams};
 use crate::framing::EncodeError;
 
 /// Encodes a typed request as one line.

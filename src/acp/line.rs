@@ -4,7 +4,7 @@
 use alloc::borrow::Cow;
 
 use super::message::{not_an_object, Envelope, Message, Notification};
-use super::method::NotificationParams;
+use super::methods::NotificationParams;
 use super::raw::RawJson;
 use super::read::Reader;
 use super::salvage::Typed;

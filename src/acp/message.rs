@@ -8,7 +8,7 @@ use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::id::RequestId;
-use super::method::{NotificationParams, RequestParams, ResponseResult};
+use super::methods::{NotificationParams, RequestParams, ResponseResult};
 use super::raw::{cow, present, IntoOwned, RawJson};
 use super::salvage::Typed;
 use super::wire::Mode;

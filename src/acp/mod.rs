@@ -20,8 +20,6 @@
 //! a single pass over the line, building the typed update in place, instead
 //! of checking the whole line and then parsing its params again; every
 //! other line takes the two steps, with the same result.
-//! `Notification::typed` uses the same direct decoder over params that
-//! [`Message::decode`] already checked.
 //!
 //! A string with escapes costs one allocation of its unescaped size; a
 //! string longer than 4 KiB whose escapes go on past that point is
@@ -162,6 +160,7 @@ mod init;
 mod line;
 mod message;
 mod method;
+mod methods;
 pub mod quirks;
 mod session;
 pub mod terminal;
@@ -252,9 +251,10 @@ pub use extra::Extra;
 pub use id::RequestId;
 pub use line::{decode_line, Incoming};
 pub use message::{ErrorResponse, Message, Notification, Request, Response, RpcError};
-pub use method::{is_extension, names, NotificationParams, RequestParams, ResponseResult};
+pub use method::{is_extension, Direction, MethodInfo, MethodKind};
+pub use methods::{names, NotificationParams, RequestParams, ResponseResult, METHODS};
 pub use raw::{IntoOwned, RawJson};
 pub use salvage::{Salvage, SalvageKind, Typed};
 pub use tagged::ConfigValue;
-pub use wire::Mode;
 pub use tracker::{Completed, Expired, Tracker, DEFAULT_MAX_PEER_PENDING, DEFAULT_TIMEOUT};
+pub use wire::Mode;

@@ -11,7 +11,7 @@ use serde::Serialize;
 use super::encode::{encode_error, encode_notification, encode_request, encode_response};
 use super::id::RequestId;
 use super::message::{Message, RpcError};
-use super::method::{NotificationParams, RequestParams};
+use super::methods::{NotificationParams, RequestParams};
 use super::session::{CancelNotification, CancelRequestNotification};
 use super::TrackerError;
 use crate::framing::EncodeError;

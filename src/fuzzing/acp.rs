@@ -1,15 +1,21 @@
-//! `Arbitrary` for the hand-written ACP types: ids, raw JSON, the envelope.
-//! (The generated types get theirs from `src/acp/arbitrary.rs`, the typed
-//! params and results from the macros that define them.)
+//! `Arbitrary` for the hand-written ACP types (ids, raw JSON, the
+//! envelope) and for the generated types whose members are tied together
+//! (a tag and the value it goes with, a form or a URL, a scope). The other
+//! generated types get theirs from `src/acp/arbitrary.rs`, the typed params
+//! and results from the macros that define them.
 
 use alloc::borrow::Cow;
 
 use ::arbitrary::{Arbitrary, Result, Unstructured};
 
-use crate::acp::leaf::{option, raw, text};
+use crate::acp::leaf::{meta, option, raw, text};
+#[cfg(feature = "unstable")]
+use crate::acp::InitialSessionConfigOption;
 use crate::acp::{
-    ConfigValue, ErrorResponse, Message, Notification, NotificationParams, RawJson, Request,
-    RequestId, RequestParams, Response, ResponseResult, RpcError,
+    ConfigValue, CreateElicitationRequest, CreateElicitationResponse, ElicitationAction,
+    ElicitationMode, ErrorResponse, Extra, Message, Notification, NotificationParams, RawJson,
+    Request, RequestId, RequestParams, Response, ResponseResult, RpcError,
+    SetSessionConfigOptionRequest,
 };
 use crate::ErrorCode;
 
@@ -39,6 +45,97 @@ impl<'u> Arbitrary<'u> for ConfigValue<'static> {
             Self::Bool(u.arbitrary()?)
         } else {
             Self::Id(text(u)?)
+        })
+    }
+}
+
+/// `type: "boolean"` with a boolean value, no `type` with a value id.
+impl<'u> Arbitrary<'u> for SetSessionConfigOptionRequest<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        let (kind, value) = config_value(u)?;
+        Ok(Self {
+            session_id: text(u)?,
+            config_id: text(u)?,
+            kind,
+            value,
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+/// `type: "boolean"` with a boolean value, no `type` with a value id.
+#[cfg(feature = "unstable")]
+impl<'u> Arbitrary<'u> for InitialSessionConfigOption<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        let (kind, value) = config_value(u)?;
+        Ok(Self {
+            config_id: text(u)?,
+            kind,
+            value,
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+/// A config option's `type` and the value it goes with.
+fn config_value(
+    u: &mut Unstructured<'_>,
+) -> Result<(Option<Cow<'static, str>>, ConfigValue<'static>)> {
+    Ok(if u.arbitrary()? {
+        (
+            Some(Cow::Borrowed("boolean")),
+            ConfigValue::Bool(u.arbitrary()?),
+        )
+    } else {
+        (None, ConfigValue::Id(text(u)?))
+    })
+}
+
+/// A form carries its schema, a URL its id and address; the scope is a
+/// session (with an optional tool call) or a request.
+impl<'u> Arbitrary<'u> for CreateElicitationRequest<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        let form = u.arbitrary()?;
+        let (session_id, tool_call_id, request_id) = if u.arbitrary()? {
+            (Some(text(u)?), option(u, text)?, None)
+        } else {
+            (None, None, Some(u.arbitrary()?))
+        };
+        Ok(Self {
+            message: text(u)?,
+            mode: if form {
+                ElicitationMode::Form
+            } else {
+                ElicitationMode::Url
+            },
+            requested_schema: if form { Some(raw(u)?) } else { None },
+            elicitation_id: if form { None } else { Some(text(u)?) },
+            url: if form { None } else { Some(text(u)?) },
+            session_id,
+            tool_call_id,
+            request_id,
+            meta: option(u, meta)?,
+            extra: Extra::new(),
+        })
+    }
+}
+
+/// Only `accept` carries the values entered.
+impl<'u> Arbitrary<'u> for CreateElicitationResponse<'static> {
+    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {
+        let action: ElicitationAction<'static> = u.arbitrary()?;
+        let content = if action == ElicitationAction::Accept {
+            option(u, meta)?
+        } else {
+            None
+        };
+        Ok(Self {
+            action,
+            content,
+            meta: option(u, meta)?,
+            extra: Extra::new(),
         })
     }
 }

@@ -1127,17 +1127,6 @@ pub fn arb_prompt_suggestions_update(
         .boxed()
 }
 
-#[cfg(feature = "unstable")]
-pub fn arb_prompt_suggestion(valid: bool) -> BoxedStrategy<PromptSuggestion<'static>> {
-    (vec(arb_content_block(valid), 1..3), option::of(meta()))
-        .prop_map(|(prompt, meta)| {
-            let mut v = PromptSuggestion::new(prompt);
-            v.meta = meta;
-            v
-        })
-        .boxed()
-}
-
 pub fn arb_implementation(valid: bool) -> BoxedStrategy<Implementation<'static>> {
     let _ = valid;
     ((text(), option::of(text()), text(), option::of(meta())),)
@@ -2645,28 +2634,6 @@ pub fn arb_usage(valid: bool) -> BoxedStrategy<Usage<'static>> {
 }
 
 #[cfg(feature = "unstable")]
-pub fn arb_initial_session_config_option(
-    valid: bool,
-) -> BoxedStrategy<InitialSessionConfigOption<'static>> {
-    let _ = valid;
-    let value = prop_oneof![
-        any::<bool>().prop_map(|b| (
-            Some(std::borrow::Cow::Borrowed("boolean")),
-            ConfigValue::Bool(b)
-        )),
-        text().prop_map(|s| (None, ConfigValue::Id(s))),
-    ];
-    (text(), value, option::of(meta()))
-        .prop_map(|(config_id, (kind, value), meta)| {
-            let mut v = InitialSessionConfigOption::new(config_id, value);
-            v.kind = kind;
-            v.meta = meta;
-            v
-        })
-        .boxed()
-}
-
-#[cfg(feature = "unstable")]
 pub fn arb_mcp_server_acp(valid: bool) -> BoxedStrategy<McpServerAcp<'static>> {
     let _ = valid;
     ((text(), text(), option::of(meta())),)
@@ -3392,23 +3359,6 @@ pub fn arb_message_mcp_notification(valid: bool) -> BoxedStrategy<MessageMcpNoti
 }
 
 #[cfg(feature = "unstable")]
-pub fn arb_message_mcp_response(valid: bool) -> BoxedStrategy<MessageMcpResponse<'static>> {
-    let outcome = prop_oneof![
-        raw().prop_map(|r| (Some(r), None)),
-        arb_mcp_error(valid).prop_map(|e| (None, Some(e))),
-    ];
-    (outcome, option::of(meta()))
-        .prop_map(|((result, error), m)| {
-            let mut v = MessageMcpResponse::new();
-            v.result = result;
-            v.error = error;
-            v.meta = m;
-            v
-        })
-        .boxed()
-}
-
-#[cfg(feature = "unstable")]
 pub fn arb_mcp_error(valid: bool) -> BoxedStrategy<McpError<'static>> {
     let _ = valid;
     ((any::<i64>(), text(), option::of(raw())),)
@@ -3418,4 +3368,251 @@ pub fn arb_mcp_error(valid: bool) -> BoxedStrategy<McpError<'static>> {
             v
         })
         .boxed()
+}
+
+/// The params of any request method.
+pub fn arb_request_params(valid: bool) -> BoxedStrategy<RequestParams<'static>> {
+    #[allow(unused_mut)]
+    let mut arms: Vec<BoxedStrategy<RequestParams<'static>>> = vec![
+        arb_initialize_request(valid)
+            .prop_map(RequestParams::Initialize)
+            .boxed(),
+        arb_authenticate_request(valid)
+            .prop_map(RequestParams::Authenticate)
+            .boxed(),
+        arb_meta_only(valid).prop_map(RequestParams::Logout).boxed(),
+        arb_new_session_request(valid)
+            .prop_map(RequestParams::NewSession)
+            .boxed(),
+        arb_load_session_request(valid)
+            .prop_map(RequestParams::LoadSession)
+            .boxed(),
+        arb_list_sessions_request(valid)
+            .prop_map(RequestParams::ListSessions)
+            .boxed(),
+        arb_session_id_request(valid)
+            .prop_map(RequestParams::DeleteSession)
+            .boxed(),
+        arb_resume_session_request(valid)
+            .prop_map(RequestParams::ResumeSession)
+            .boxed(),
+        arb_session_id_request(valid)
+            .prop_map(RequestParams::CloseSession)
+            .boxed(),
+        arb_set_session_mode_request(valid)
+            .prop_map(RequestParams::SetSessionMode)
+            .boxed(),
+        arb_set_session_config_option_request(valid)
+            .prop_map(RequestParams::SetSessionConfigOption)
+            .boxed(),
+        arb_set_session_model_request(valid)
+            .prop_map(RequestParams::SetSessionModel)
+            .boxed(),
+        arb_prompt_request(valid)
+            .prop_map(RequestParams::Prompt)
+            .boxed(),
+        arb_request_permission_request(valid)
+            .prop_map(RequestParams::RequestPermission)
+            .boxed(),
+        arb_read_text_file_request(valid)
+            .prop_map(RequestParams::ReadTextFile)
+            .boxed(),
+        arb_write_text_file_request(valid)
+            .prop_map(RequestParams::WriteTextFile)
+            .boxed(),
+        arb_create_terminal_request(valid)
+            .prop_map(RequestParams::CreateTerminal)
+            .boxed(),
+        arb_terminal_request(valid)
+            .prop_map(RequestParams::TerminalOutput)
+            .boxed(),
+        arb_terminal_request(valid)
+            .prop_map(RequestParams::ReleaseTerminal)
+            .boxed(),
+        arb_terminal_request(valid)
+            .prop_map(RequestParams::WaitForTerminalExit)
+            .boxed(),
+        arb_terminal_request(valid)
+            .prop_map(RequestParams::KillTerminal)
+            .boxed(),
+        arb_create_elicitation_request(valid)
+            .prop_map(RequestParams::CreateElicitation)
+            .boxed(),
+    ];
+    #[cfg(feature = "unstable")]
+    arms.extend([
+        arb_list_providers_request(valid)
+            .prop_map(RequestParams::ListProviders)
+            .boxed(),
+        arb_set_provider_request(valid)
+            .prop_map(RequestParams::SetProvider)
+            .boxed(),
+        arb_disable_provider_request(valid)
+            .prop_map(RequestParams::DisableProvider)
+            .boxed(),
+        arb_auth_status_request(valid)
+            .prop_map(RequestParams::AuthStatus)
+            .boxed(),
+        arb_fork_session_request(valid)
+            .prop_map(RequestParams::ForkSession)
+            .boxed(),
+        arb_archive_session_request(valid)
+            .prop_map(RequestParams::ArchiveSession)
+            .boxed(),
+        arb_unarchive_session_request(valid)
+            .prop_map(RequestParams::UnarchiveSession)
+            .boxed(),
+        arb_session_status_request(valid)
+            .prop_map(RequestParams::SessionStatus)
+            .boxed(),
+        arb_session_options_request(valid)
+            .prop_map(RequestParams::SessionOptions)
+            .boxed(),
+        arb_set_session_title_request(valid)
+            .prop_map(RequestParams::SetSessionTitle)
+            .boxed(),
+        arb_message_mcp_request(valid)
+            .prop_map(RequestParams::McpMessage)
+            .boxed(),
+    ]);
+    proptest::strategy::Union::new(arms).boxed()
+}
+
+/// The params of any notification method.
+pub fn arb_notification_params(valid: bool) -> BoxedStrategy<NotificationParams<'static>> {
+    #[allow(unused_mut)]
+    let mut arms: Vec<BoxedStrategy<NotificationParams<'static>>> = vec![
+        arb_session_id_request(valid)
+            .prop_map(NotificationParams::Cancel)
+            .boxed(),
+        arb_session_notification(valid)
+            .prop_map(NotificationParams::SessionUpdate)
+            .boxed(),
+        arb_complete_elicitation_notification(valid)
+            .prop_map(NotificationParams::CompleteElicitation)
+            .boxed(),
+        arb_cancel_request_notification(valid)
+            .prop_map(NotificationParams::CancelRequest)
+            .boxed(),
+    ];
+    #[cfg(feature = "unstable")]
+    arms.extend([
+        arb_auth_status_update_notification(valid)
+            .prop_map(NotificationParams::AuthStatusUpdate)
+            .boxed(),
+        arb_message_mcp_notification(valid)
+            .prop_map(NotificationParams::McpMessage)
+            .boxed(),
+    ]);
+    proptest::strategy::Union::new(arms).boxed()
+}
+
+/// The result of any request method (`ResponseResult::method` says which).
+pub fn arb_response_result(valid: bool) -> BoxedStrategy<ResponseResult<'static>> {
+    #[allow(unused_mut)]
+    let mut arms: Vec<BoxedStrategy<ResponseResult<'static>>> = vec![
+        arb_initialize_response(valid)
+            .prop_map(ResponseResult::Initialize)
+            .boxed(),
+        arb_meta_only(valid)
+            .prop_map(ResponseResult::Authenticate)
+            .boxed(),
+        arb_meta_only(valid)
+            .prop_map(ResponseResult::Logout)
+            .boxed(),
+        arb_new_session_response(valid)
+            .prop_map(ResponseResult::NewSession)
+            .boxed(),
+        arb_load_session_response(valid)
+            .prop_map(ResponseResult::LoadSession)
+            .boxed(),
+        arb_list_sessions_response(valid)
+            .prop_map(ResponseResult::ListSessions)
+            .boxed(),
+        arb_meta_only(valid)
+            .prop_map(ResponseResult::DeleteSession)
+            .boxed(),
+        arb_resume_session_response(valid)
+            .prop_map(ResponseResult::ResumeSession)
+            .boxed(),
+        arb_meta_only(valid)
+            .prop_map(ResponseResult::CloseSession)
+            .boxed(),
+        arb_meta_only(valid)
+            .prop_map(ResponseResult::SetSessionMode)
+            .boxed(),
+        arb_set_session_config_option_response(valid)
+            .prop_map(ResponseResult::SetSessionConfigOption)
+            .boxed(),
+        arb_meta_only(valid)
+            .prop_map(ResponseResult::SetSessionModel)
+            .boxed(),
+        arb_prompt_response(valid)
+            .prop_map(ResponseResult::Prompt)
+            .boxed(),
+        arb_request_permission_response(valid)
+            .prop_map(ResponseResult::RequestPermission)
+            .boxed(),
+        arb_read_text_file_response(valid)
+            .prop_map(ResponseResult::ReadTextFile)
+            .boxed(),
+        arb_meta_only(valid)
+            .prop_map(ResponseResult::WriteTextFile)
+            .boxed(),
+        arb_create_terminal_response(valid)
+            .prop_map(ResponseResult::CreateTerminal)
+            .boxed(),
+        arb_terminal_output_response(valid)
+            .prop_map(ResponseResult::TerminalOutput)
+            .boxed(),
+        arb_meta_only(valid)
+            .prop_map(ResponseResult::ReleaseTerminal)
+            .boxed(),
+        arb_terminal_exit_status(valid)
+            .prop_map(ResponseResult::WaitForTerminalExit)
+            .boxed(),
+        arb_meta_only(valid)
+            .prop_map(ResponseResult::KillTerminal)
+            .boxed(),
+        arb_create_elicitation_response(valid)
+            .prop_map(ResponseResult::CreateElicitation)
+            .boxed(),
+    ];
+    #[cfg(feature = "unstable")]
+    arms.extend([
+        arb_list_providers_response(valid)
+            .prop_map(ResponseResult::ListProviders)
+            .boxed(),
+        arb_set_provider_response(valid)
+            .prop_map(ResponseResult::SetProvider)
+            .boxed(),
+        arb_disable_provider_response(valid)
+            .prop_map(ResponseResult::DisableProvider)
+            .boxed(),
+        arb_auth_status_response(valid)
+            .prop_map(ResponseResult::AuthStatus)
+            .boxed(),
+        arb_fork_session_response(valid)
+            .prop_map(ResponseResult::ForkSession)
+            .boxed(),
+        arb_archive_session_response(valid)
+            .prop_map(ResponseResult::ArchiveSession)
+            .boxed(),
+        arb_unarchive_session_response(valid)
+            .prop_map(ResponseResult::UnarchiveSession)
+            .boxed(),
+        arb_session_status_response(valid)
+            .prop_map(ResponseResult::SessionStatus)
+            .boxed(),
+        arb_session_options_response(valid)
+            .prop_map(ResponseResult::SessionOptions)
+            .boxed(),
+        arb_set_session_title_response(valid)
+            .prop_map(ResponseResult::SetSessionTitle)
+            .boxed(),
+        arb_message_mcp_response(valid)
+            .prop_map(ResponseResult::McpMessage)
+            .boxed(),
+    ]);
+    proptest::strategy::Union::new(arms).boxed()
 }

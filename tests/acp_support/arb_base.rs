@@ -174,3 +174,56 @@ pub fn arb_create_elicitation_response(
     })
     .boxed()
 }
+
+/// `type: "boolean"` goes with a boolean value, no `type` with a value id.
+#[cfg(feature = "unstable")]
+pub fn arb_initial_session_config_option(
+    valid: bool,
+) -> BoxedStrategy<InitialSessionConfigOption<'static>> {
+    let _ = valid;
+    let value = prop_oneof![
+        any::<bool>().prop_map(|b| (Some(Cow::Borrowed("boolean")), ConfigValue::Bool(b))),
+        text().prop_map(|s| (None, ConfigValue::Id(s))),
+    ];
+    (text(), value, option::of(meta()))
+        .prop_map(|(config_id, (kind, value), meta)| {
+            let mut v = InitialSessionConfigOption::new(config_id, value);
+            v.kind = kind;
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+/// A suggestion's prompt is never empty.
+#[cfg(feature = "unstable")]
+pub fn arb_prompt_suggestion(valid: bool) -> BoxedStrategy<PromptSuggestion<'static>> {
+    (
+        proptest::collection::vec(super::arb::arb_content_block(valid), 1..3),
+        option::of(meta()),
+    )
+        .prop_map(|(prompt, meta)| {
+            let mut v = PromptSuggestion::new(prompt);
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+/// Exactly one outcome, a result or an MCP error (the schema's two arms).
+#[cfg(feature = "unstable")]
+pub fn arb_message_mcp_response(valid: bool) -> BoxedStrategy<MessageMcpResponse<'static>> {
+    let outcome = prop_oneof![
+        raw().prop_map(|r| (Some(r), None)),
+        super::arb::arb_mcp_error(valid).prop_map(|e| (None, Some(e))),
+    ];
+    (outcome, option::of(meta()))
+        .prop_map(|((result, error), m)| {
+            let mut v = MessageMcpResponse::new();
+            v.result = result;
+            v.error = error;
+            v.meta = m;
+            v
+        })
+        .boxed()
+}
