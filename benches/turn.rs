@@ -30,13 +30,17 @@ fn items() -> (Vec<Item>, u64) {
     for line in text.lines() {
         match Message::decode(line).unwrap() {
             Message::Notification(n) => {
-                if let Ok(NotificationParams::SessionUpdate(u)) = n.typed(Mode::Lenient).map(Typed::into_value) {
+                if let Ok(NotificationParams::SessionUpdate(u)) =
+                    n.typed(Mode::Lenient).map(Typed::into_value)
+                {
                     out.push(Item::Update(u.into_owned()));
                     bytes += line.len() as u64;
                 }
             }
             Message::Request(r) => {
-                if let Ok(RequestParams::RequestPermission(p)) = r.typed(Mode::Lenient).map(Typed::into_value) {
+                if let Ok(RequestParams::RequestPermission(p)) =
+                    r.typed(Mode::Lenient).map(Typed::into_value)
+                {
                     out.push(Item::Permission(r.id.to_owned_id(), p.into_owned()));
                     bytes += line.len() as u64;
                 }

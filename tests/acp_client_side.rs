@@ -35,7 +35,10 @@ fn quirks_of(session: &str) -> Quirks {
     let Message::Response(resp) = Message::decode(&line).unwrap() else {
         panic!("not a response");
     };
-    let Ok(ResponseResult::Initialize(r)) = resp.typed("initialize", Mode::Lenient).map(Typed::into_value) else {
+    let Ok(ResponseResult::Initialize(r)) = resp
+        .typed("initialize", Mode::Lenient)
+        .map(Typed::into_value)
+    else {
         panic!("not an initialize result");
     };
     Quirks::of(r.agent_info.as_ref())

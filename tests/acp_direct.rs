@@ -26,8 +26,8 @@ mod update_lines;
 
 use acp_codec::acp::Mode;
 use acp_codec::acp::{
-    decode_line, encode_notification, Incoming, Message, NotificationParams,
-    SessionNotification, Typed,
+    decode_line, encode_notification, Incoming, Message, NotificationParams, SessionNotification,
+    Typed,
 };
 use acp_support::arb::arb_session_notification;
 use proptest::prelude::*;
@@ -205,7 +205,8 @@ fn two_step_strict(line: &str) -> Outcome {
     match Message::decode(line) {
         Err(e) => Err((e.code().0, e.to_string())),
         Ok(Message::Notification(n)) => n
-            .typed(Mode::Strict).map(|t| t.value)
+            .typed(Mode::Strict)
+            .map(|t| t.value)
             .map(|p| Incoming::Notification(Typed::clean(p.into_owned())))
             .map_err(|e| (e.code().0, e.to_string())),
         Ok(m) => Ok(Incoming::Message(m.into_owned())),
@@ -224,7 +225,8 @@ fn serde_derive(line: &str) -> Result<Option<NotificationParams<'static>>, i32> 
                 .map_err(|_| -32602)
         }
         Ok(Message::Notification(n)) => n
-            .typed(Mode::Strict).map(|t| t.value)
+            .typed(Mode::Strict)
+            .map(|t| t.value)
             .map(|p| Some(p.into_owned()))
             .map_err(|e| e.code().0),
         Ok(_) => Ok(None),

@@ -14,8 +14,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use acp_codec::acp::{
-    decode_line, ContentBlock, Incoming, Message, NotificationParams, RawJson,
-    RequestId, ResponseResult, SalvageKind, SessionUpdate, ToolCallContent,
+    decode_line, ContentBlock, Incoming, Message, NotificationParams, RawJson, RequestId,
+    ResponseResult, SalvageKind, SessionUpdate, ToolCallContent,
 };
 use serde_json::Value;
 
@@ -31,11 +31,15 @@ fn retyped(
     let kinds = |s: &[acp_codec::acp::Salvage<'_>]| s.iter().map(|s| s.kind).collect();
     Some(match msg {
         Message::Request(r) => {
-            let t = r.typed(Mode::Lenient).unwrap_or_else(|e| panic!("{}: {e}", r.method));
+            let t = r
+                .typed(Mode::Lenient)
+                .unwrap_or_else(|e| panic!("{}: {e}", r.method));
             (serde_json::to_value(&t.value).unwrap(), kinds(&t.salvaged))
         }
         Message::Notification(n) => {
-            let t = n.typed(Mode::Lenient).unwrap_or_else(|e| panic!("{}: {e}", n.method));
+            let t = n
+                .typed(Mode::Lenient)
+                .unwrap_or_else(|e| panic!("{}: {e}", n.method));
             (serde_json::to_value(&t.value).unwrap(), kinds(&t.salvaged))
         }
         Message::Response(r) => {
@@ -307,7 +311,10 @@ fn missing_required_members_still_fail() {
         panic!()
     };
     assert_eq!(r.typed(Mode::Lenient).unwrap_err().code().0, -32602);
-    assert_eq!(r.typed(Mode::Strict).map(|t| t.value).unwrap_err().code().0, -32602);
+    assert_eq!(
+        r.typed(Mode::Strict).map(|t| t.value).unwrap_err().code().0,
+        -32602
+    );
 }
 
 #[test]
@@ -327,7 +334,10 @@ fn a_result_is_salvaged_too() {
         serde_json::to_value(&t.value).unwrap(),
         serde_json::from_str::<Value>(line).unwrap()["result"]
     );
-    assert!(r.typed("session/new", Mode::Strict).map(|t| t.value).is_err());
+    assert!(r
+        .typed("session/new", Mode::Strict)
+        .map(|t| t.value)
+        .is_err());
 }
 
 #[test]
@@ -472,15 +482,25 @@ mod generated {
     }
 
     fn request<'a>(method: &'a str, raw: &RawJson<'a>) -> acp_codec::acp::Request<'a> {
-        acp_codec::acp::Request { id: acp_codec::acp::RequestId::Number(1), method: method.into(), params: Some(raw.clone()) }
+        acp_codec::acp::Request {
+            id: acp_codec::acp::RequestId::Number(1),
+            method: method.into(),
+            params: Some(raw.clone()),
+        }
     }
 
     fn notification<'a>(method: &'a str, raw: &RawJson<'a>) -> acp_codec::acp::Notification<'a> {
-        acp_codec::acp::Notification { method: method.into(), params: Some(raw.clone()) }
+        acp_codec::acp::Notification {
+            method: method.into(),
+            params: Some(raw.clone()),
+        }
     }
 
     fn response<'a>(raw: &RawJson<'a>) -> acp_codec::acp::Response<'a> {
-        acp_codec::acp::Response { id: acp_codec::acp::RequestId::Number(1), result: raw.clone() }
+        acp_codec::acp::Response {
+            id: acp_codec::acp::RequestId::Number(1),
+            result: raw.clone(),
+        }
     }
 
     /// Decodes `$value` (params or result) strictly and leniently: both

@@ -110,7 +110,8 @@ fn unknown_variants_keep_their_bytes() {
                 let Message::Notification(n) = &msg else {
                     panic!()
                 };
-                let NotificationParams::SessionUpdate(u) = n.typed(Mode::Lenient).unwrap().value else {
+                let NotificationParams::SessionUpdate(u) = n.typed(Mode::Lenient).unwrap().value
+                else {
                     panic!()
                 };
                 let SessionUpdate::Unknown(r) = &u.update else {
@@ -277,7 +278,10 @@ fn extension_and_optional_shapes() {
     else {
         panic!()
     };
-    assert!(matches!(r.typed(Mode::Lenient).unwrap().value, RequestParams::Logout(_)));
+    assert!(matches!(
+        r.typed(Mode::Lenient).unwrap().value,
+        RequestParams::Logout(_)
+    ));
 }
 
 #[test]

@@ -21,7 +21,11 @@ fn request_round_trip(id: RequestId<'static>, params: RequestParams<'static>) {
     };
     assert_eq!(r.id, id);
     // Equal, and nothing salvaged: what the crate encodes fits the schema.
-    assert_eq!(r.typed(Mode::Lenient).unwrap(), Typed::clean(params), "{text}");
+    assert_eq!(
+        r.typed(Mode::Lenient).unwrap(),
+        Typed::clean(params),
+        "{text}"
+    );
     // Re-encoding the decoded envelope gives the same bytes.
     let mut again = Vec::new();
     msg.encode(&mut again).unwrap();
@@ -37,7 +41,11 @@ fn notification_round_trip(params: NotificationParams<'static>) {
     let Message::Notification(n) = &msg else {
         panic!("{text}")
     };
-    assert_eq!(n.typed(Mode::Lenient).unwrap(), Typed::clean(params), "{text}");
+    assert_eq!(
+        n.typed(Mode::Lenient).unwrap(),
+        Typed::clean(params),
+        "{text}"
+    );
 }
 
 fn result_round_trip(method: &str, result: ResponseResult<'static>) {
@@ -54,7 +62,10 @@ fn result_round_trip(method: &str, result: ResponseResult<'static>) {
         Typed::clean(result.clone()),
         "{text}"
     );
-    assert_eq!(r.typed(method, Mode::Lenient).unwrap().into_owned(), Typed::clean(result));
+    assert_eq!(
+        r.typed(method, Mode::Lenient).unwrap().into_owned(),
+        Typed::clean(result)
+    );
 }
 
 proptest! {

@@ -205,7 +205,8 @@ fn what_the_stable_schema_has_is_typed_with_or_without_the_feature() {
     let Message::Notification(n) = Message::decode(STABLE[2].0).unwrap() else {
         panic!()
     };
-    let NotificationParams::SessionUpdate(u) = n.typed(Mode::Strict).map(|t| t.value).unwrap() else {
+    let NotificationParams::SessionUpdate(u) = n.typed(Mode::Strict).map(|t| t.value).unwrap()
+    else {
         panic!()
     };
     let SessionUpdate::PlanUpdate(p) = u.update else {
@@ -250,7 +251,8 @@ fn typed_values() {
     let Message::Notification(n) = Message::decode(LINES[2].0).unwrap() else {
         panic!()
     };
-    let NotificationParams::SessionUpdate(u) = n.typed(Mode::Strict).map(|t| t.value).unwrap() else {
+    let NotificationParams::SessionUpdate(u) = n.typed(Mode::Strict).map(|t| t.value).unwrap()
+    else {
         panic!()
     };
     let SessionUpdate::SubagentUpdate(s) = u.update else {
@@ -265,7 +267,11 @@ fn typed_values() {
     let Message::Response(r) = Message::decode(LINES[3].0).unwrap() else {
         panic!()
     };
-    let ResponseResult::Prompt(p) = r.typed("session/prompt", Mode::Strict).map(|t| t.value).unwrap() else {
+    let ResponseResult::Prompt(p) = r
+        .typed("session/prompt", Mode::Strict)
+        .map(|t| t.value)
+        .unwrap()
+    else {
         panic!()
     };
     assert_eq!(p.usage.unwrap().cached_read_tokens, Some(0));
@@ -273,7 +279,11 @@ fn typed_values() {
     let Message::Response(r) = Message::decode(LINES[5].0).unwrap() else {
         panic!()
     };
-    let ResponseResult::AuthStatus(a) = r.typed("auth/status", Mode::Strict).map(|t| t.value).unwrap() else {
+    let ResponseResult::AuthStatus(a) = r
+        .typed("auth/status", Mode::Strict)
+        .map(|t| t.value)
+        .unwrap()
+    else {
         panic!()
     };
     assert_eq!(a.state, AuthState::UnknownState);
@@ -282,7 +292,11 @@ fn typed_values() {
     let Message::Response(r) = Message::decode(LINES[7].0).unwrap() else {
         panic!()
     };
-    let ResponseResult::McpMessage(m) = r.typed("mcp/message", Mode::Strict).map(|t| t.value).unwrap() else {
+    let ResponseResult::McpMessage(m) = r
+        .typed("mcp/message", Mode::Strict)
+        .map(|t| t.value)
+        .unwrap()
+    else {
         panic!()
     };
     assert!(m.result.unwrap().is_null());
@@ -299,7 +313,11 @@ fn typed_values() {
     let Message::Response(r) = Message::decode(LINES[10].0).unwrap() else {
         panic!()
     };
-    let ResponseResult::SessionOptions(o) = r.typed("session/options", Mode::Strict).map(|t| t.value).unwrap() else {
+    let ResponseResult::SessionOptions(o) = r
+        .typed("session/options", Mode::Strict)
+        .map(|t| t.value)
+        .unwrap()
+    else {
         panic!()
     };
     let Some([SessionConfigOption::Select(speed)]) = o.config_options.as_deref() else {
@@ -322,7 +340,8 @@ fn typed_values() {
     let Message::Notification(n) = Message::decode(LINES[12].0).unwrap() else {
         panic!()
     };
-    let NotificationParams::SessionUpdate(u) = n.typed(Mode::Strict).map(|t| t.value).unwrap() else {
+    let NotificationParams::SessionUpdate(u) = n.typed(Mode::Strict).map(|t| t.value).unwrap()
+    else {
         panic!()
     };
     let SessionUpdate::CursorUpdate(c) = u.update else {
@@ -400,7 +419,8 @@ fn without_the_feature_the_additions_are_kept_as_unknown_and_extra() {
     let Message::Response(r) = Message::decode(LINES[10].0).unwrap() else {
         panic!()
     };
-    let ResponseResult::LoadSession(s) = r.typed("session/load", Mode::Lenient).unwrap().value else {
+    let ResponseResult::LoadSession(s) = r.typed("session/load", Mode::Lenient).unwrap().value
+    else {
         panic!()
     };
     let Some([SessionConfigOption::Select(speed)]) = s.config_options.as_deref() else {

@@ -296,7 +296,9 @@ impl Agent {
                 if let Err(e) = registered {
                     return self.send_error(&req.id, e.code(), &e.to_string()).await;
                 }
-                let typed = req.typed(Mode::Lenient).map(|t| warn_salvaged(&req.method, t));
+                let typed = req
+                    .typed(Mode::Lenient)
+                    .map(|t| warn_salvaged(&req.method, t));
                 self.handle_request(req.id.to_owned_id(), typed).await
             }
             Message::Notification(n) => {

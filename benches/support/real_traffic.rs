@@ -152,7 +152,10 @@ fn read_lines(path: &Path) -> Vec<String> {
 /// and the result typed for the request's method. Whether it succeeded.
 pub fn acp_codec(kind: Kind, line: &str) -> bool {
     match kind {
-        Kind::Update => matches!(black_box(decode_line(line, Mode::Lenient)), Ok(Incoming::Notification(_))),
+        Kind::Update => matches!(
+            black_box(decode_line(line, Mode::Lenient)),
+            Ok(Incoming::Notification(_))
+        ),
         Kind::Request(_) => match Message::decode(line) {
             Ok(Message::Request(r)) => black_box(r.typed(Mode::Lenient)).is_ok(),
             _ => false,

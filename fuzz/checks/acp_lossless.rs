@@ -30,9 +30,16 @@ pub fn check(data: &[u8]) {
         return;
     };
     match &msg {
-        Message::Request(r) => agree(r.typed(Mode::Strict).map(|t| t.value), r.typed(Mode::Lenient), r.params.as_ref()),
+        Message::Request(r) => agree(
+            r.typed(Mode::Strict).map(|t| t.value),
+            r.typed(Mode::Lenient),
+            r.params.as_ref(),
+        ),
         Message::Notification(n) => {
-            let (strict, lenient) = (n.typed(Mode::Strict).map(|t| t.value), n.typed(Mode::Lenient));
+            let (strict, lenient) = (
+                n.typed(Mode::Strict).map(|t| t.value),
+                n.typed(Mode::Lenient),
+            );
             match (decode_line(line, Mode::Lenient), &lenient) {
                 (Ok(Incoming::Notification(a)), Ok(b)) => assert_eq!(&a, b),
                 (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
@@ -51,7 +58,11 @@ pub fn check(data: &[u8]) {
         Message::Response(r) => {
             // The result read as that of every request method.
             for m in METHODS.iter().filter(|m| m.kind == MethodKind::Request) {
-                agree(r.typed(m.name, Mode::Strict).map(|t| t.value), r.typed(m.name, Mode::Lenient), Some(&r.result));
+                agree(
+                    r.typed(m.name, Mode::Strict).map(|t| t.value),
+                    r.typed(m.name, Mode::Lenient),
+                    Some(&r.result),
+                );
             }
         }
         _ => {}

@@ -90,7 +90,8 @@ fn serde_oracle(line: &str) -> Result<NotificationParams<'static>, i32> {
                 .map_err(|_| -32602)
         }
         Ok(Message::Notification(n)) => n
-            .typed(Mode::Strict).map(|t| t.value)
+            .typed(Mode::Strict)
+            .map(|t| t.value)
             .map(|p| p.into_owned())
             .map_err(|e| e.code().0),
         Ok(_) => Err(0),
@@ -104,7 +105,9 @@ type Outcome = Result<Incoming<'static>, (acp_codec::ErrorCode, String)>;
 fn two_step(line: &str, strict: bool) -> Outcome {
     let typed = |n: &acp_codec::acp::Notification<'_>| -> Result<_, MessageError> {
         if strict {
-            n.typed(Mode::Strict).map(|t| t.value).map(|p| Typed::clean(p.into_owned()))
+            n.typed(Mode::Strict)
+                .map(|t| t.value)
+                .map(|p| Typed::clean(p.into_owned()))
         } else {
             n.typed(Mode::Lenient).map(Typed::into_owned)
         }
@@ -226,7 +229,10 @@ pub fn check(data: &[u8]) {
                 let Ok(Message::Request(r2)) = Message::decode(l) else {
                     panic!("{l}")
                 };
-                let t2 = r2.typed(Mode::Lenient).expect("re-encoded params must decode").value;
+                let t2 = r2
+                    .typed(Mode::Lenient)
+                    .expect("re-encoded params must decode")
+                    .value;
                 let mut o2 = Vec::new();
                 encode_request(&RequestId::Null, &t2, &mut o2).unwrap();
                 let mut o1 = Vec::new();
@@ -242,7 +248,10 @@ pub fn check(data: &[u8]) {
                 let Ok(Message::Notification(n2)) = Message::decode(l) else {
                     panic!("{l}")
                 };
-                let t2 = n2.typed(Mode::Lenient).expect("re-encoded params must decode").value;
+                let t2 = n2
+                    .typed(Mode::Lenient)
+                    .expect("re-encoded params must decode")
+                    .value;
                 let mut o2 = Vec::new();
                 encode_notification(&t2, &mut o2).unwrap();
                 assert_eq!(o, o2, "typed params not stable");

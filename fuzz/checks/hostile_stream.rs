@@ -181,12 +181,16 @@ pub fn check(data: &[u8]) {
             );
             match &msg {
                 Message::Request(r) => {
-                    let t = r.typed(Mode::Lenient).unwrap_or_else(|e| panic!("{e}: {line}"));
+                    let t = r
+                        .typed(Mode::Lenient)
+                        .unwrap_or_else(|e| panic!("{e}: {line}"));
                     assert!(t.is_clean(), "salvaged: {:?}: {line}", t.salvaged);
                     requests += 1;
                 }
                 Message::Notification(n) => {
-                    let t = n.typed(Mode::Lenient).unwrap_or_else(|e| panic!("{e}: {line}"));
+                    let t = n
+                        .typed(Mode::Lenient)
+                        .unwrap_or_else(|e| panic!("{e}: {line}"));
                     assert!(t.is_clean(), "salvaged: {:?}: {line}", t.salvaged);
                 }
                 _ => {}

@@ -46,7 +46,9 @@ fn request(u: &mut Unstructured<'_>) -> arbitrary::Result<()> {
         panic!("not a request: {line}")
     };
     assert_eq!(r.id, id, "{line}");
-    let typed = r.typed(Mode::Lenient).unwrap_or_else(|e| panic!("{e}: {line}"));
+    let typed = r
+        .typed(Mode::Lenient)
+        .unwrap_or_else(|e| panic!("{e}: {line}"));
     assert_eq!(typed, Typed::clean(params), "{line}");
     let one_pass = decode_line(line, Mode::Lenient).unwrap_or_else(|e| panic!("{e}: {line}"));
     assert_eq!(one_pass, Incoming::Message(msg.clone()), "{line}");
@@ -68,7 +70,8 @@ fn notification(u: &mut Unstructured<'_>) -> arbitrary::Result<()> {
         panic!("not a notification: {line}")
     };
     assert_eq!(
-        n.typed(Mode::Lenient).unwrap_or_else(|e| panic!("{e}: {line}")),
+        n.typed(Mode::Lenient)
+            .unwrap_or_else(|e| panic!("{e}: {line}")),
         Typed::clean(params),
         "{line}"
     );
@@ -86,7 +89,9 @@ fn result(u: &mut Unstructured<'_>) -> arbitrary::Result<()> {
         panic!("not a response: {line}")
     };
     assert_eq!(r.id, id, "{line}");
-    let typed = r.typed(method, Mode::Lenient).unwrap_or_else(|e| panic!("{e}: {line}"));
+    let typed = r
+        .typed(method, Mode::Lenient)
+        .unwrap_or_else(|e| panic!("{e}: {line}"));
     assert_eq!(typed, Typed::clean(result), "{line}");
     Ok(())
 }
@@ -100,11 +105,15 @@ fn message(u: &mut Unstructured<'_>) -> arbitrary::Result<()> {
     assert_eq!(again, msg, "{line}");
     match &again {
         Message::Request(r) => {
-            let t = r.typed(Mode::Lenient).unwrap_or_else(|e| panic!("{e}: {line}"));
+            let t = r
+                .typed(Mode::Lenient)
+                .unwrap_or_else(|e| panic!("{e}: {line}"));
             assert!(t.is_clean(), "salvaged: {:?}: {line}", t.salvaged);
         }
         Message::Notification(n) => {
-            let t = n.typed(Mode::Lenient).unwrap_or_else(|e| panic!("{e}: {line}"));
+            let t = n
+                .typed(Mode::Lenient)
+                .unwrap_or_else(|e| panic!("{e}: {line}"));
             assert!(t.is_clean(), "salvaged: {:?}: {line}", t.salvaged);
         }
         Message::Response(_) | Message::Error(_) => {}

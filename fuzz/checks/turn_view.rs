@@ -368,7 +368,8 @@ fn check_lines(text: &str) {
         };
         match &msg {
             Message::Notification(n) => {
-                let Ok(NotificationParams::SessionUpdate(u)) = n.typed(Mode::Lenient).map(Typed::into_value)
+                let Ok(NotificationParams::SessionUpdate(u)) =
+                    n.typed(Mode::Lenient).map(Typed::into_value)
                 else {
                     continue;
                 };
@@ -377,7 +378,8 @@ fn check_lines(text: &str) {
                 assert_deltas(&u, &deltas);
             }
             Message::Request(r) => {
-                let Ok(RequestParams::RequestPermission(p)) = r.typed(Mode::Lenient).map(Typed::into_value)
+                let Ok(RequestParams::RequestPermission(p)) =
+                    r.typed(Mode::Lenient).map(Typed::into_value)
                 else {
                     continue;
                 };

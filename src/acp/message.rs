@@ -555,7 +555,11 @@ impl<'a> Response<'a> {
     /// assert_eq!(result.stop_reason, StopReason::EndTurn);
     /// # Ok::<(), acp_codec::Error>(())
     /// ```
-    pub fn typed(&self, method: &str, mode: Mode) -> Result<Typed<'_, ResponseResult<'_>>, MessageError> {
+    pub fn typed(
+        &self,
+        method: &str,
+        mode: Mode,
+    ) -> Result<Typed<'_, ResponseResult<'_>>, MessageError> {
         ResponseResult::decode(method, &self.result, mode)
     }
 }

@@ -5,8 +5,8 @@
 //! row type of [`METHODS`](super::METHODS). The invocations, one variant
 //! per method, are generated from the method table into `methods.rs`.
 
-use super::salvage::Typed;
 use super::read::{Fail, Reader};
+use super::salvage::Typed;
 use super::wire::{decode_text, Cx, Decode, Mode};
 use super::MessageError;
 
@@ -76,10 +76,7 @@ pub(super) fn params<'b, T: Decode<'b>>(
 
 /// Decodes the params of `method` at the reader's position (absent params
 /// are the caller's, `null` reads as `{}`).
-pub(super) fn params_at<'b, T: Decode<'b>>(
-    r: &mut Reader<'b>,
-    cx: &mut Cx<'b>,
-) -> Result<T, Fail> {
+pub(super) fn params_at<'b, T: Decode<'b>>(r: &mut Reader<'b>, cx: &mut Cx<'b>) -> Result<T, Fail> {
     if r.null()? {
         return T::decode(&mut Reader::new("{}"), cx);
     }

@@ -19,10 +19,10 @@ use alloc::borrow::Cow;
 use alloc::format;
 use alloc::string::{String, ToString};
 
+use crate::json::scan::skip_str;
 use crate::json::scan::{key_at, skip_value_within, skip_ws, MAX_DEPTH};
 use crate::json::swar::find_special;
-use crate::json::scan::skip_str;
-use crate::json::unescape::{escape, unquote, EscapeError};
+use crate::json::unescape::{unquote, validate_unescape_into, EscapeError};
 
 /// Strings with an escape more than this many bytes past their start are
 /// unescaped while they are scanned.
@@ -129,16 +129,61 @@ impl<'de> Reader<'de> {
         self.peek();
         let start = self.pos;
         let room = MAX_DEPTH.saturating_sub(self.depth);
-        let end = skip_value_within(self.bytes(), start, room).map_err(|e| Fail::Syntax(e.offset))?;
+        let end =
+            skip_value_within(self.bytes(), start, room).map_err(|e| Fail::Syntax(e.offset))?;
         self.pos = end;
         self.text.get(start..end).ok_or(Fail::Syntax(start))
+    }
+
+    /// Passes over the value here without checking it: the look ahead of
+    /// a union for its tag, whose decoding pass then checks every byte.
+    /// On text that is not JSON it stops somewhere (never past the end,
+    /// never panicking), and that pass reports the error.
+    pub(crate) fn pass(&mut self) {
+        let b = self.bytes();
+        let mut i = skip_ws(b, self.pos);
+        let mut depth = 0usize;
+        loop {
+            match b.get(i) {
+                None => break,
+                Some(b'"') => i = str_end(b, i),
+                Some(b'{' | b'[') => {
+                    depth = depth.saturating_add(1);
+                    i = i.saturating_add(1);
+                    continue;
+                }
+                Some(b'}' | b']') if depth > 0 => {
+                    depth = depth.saturating_sub(1);
+                    i = i.saturating_add(1);
+                }
+                Some(b',' | b':' | b' ' | b'\t' | b'\n' | b'\r') if depth > 0 => {
+                    i = i.saturating_add(1);
+                    continue;
+                }
+                Some(_) => {
+                    // A scalar: up to the next delimiter.
+                    let rest = b.get(i..).unwrap_or_default();
+                    let len = rest
+                        .iter()
+                        .position(|&c| matches!(c, b',' | b'}' | b']' | b':' | b'"' | b' ' | b'\t' | b'\n' | b'\r'))
+                        .unwrap_or(rest.len());
+                    i = i.saturating_add(len.max(1));
+                }
+            }
+            if depth == 0 {
+                break;
+            }
+        }
+        self.pos = i.min(b.len());
     }
 
     /// A mismatch: the value here is not `expected`. The value is described
     /// as `serde_json` describes it; the position does not move.
     pub(crate) fn mismatch<T>(&mut self, expected: &str) -> Result<T, Fail> {
         let what = self.describe()?;
-        Err(Fail::Mismatch(format!("invalid type: {what}, expected {expected}")))
+        Err(Fail::Mismatch(format!(
+            "invalid type: {what}, expected {expected}"
+        )))
     }
 
     /// The value here in `serde`'s words (`string "x"`, `integer `5``, `map`).
@@ -202,7 +247,11 @@ impl<'de> Reader<'de> {
     /// The next key of the object entered, leaving the position on its
     /// value (which the caller must read or [`skip`](Self::skip)); `None`
     /// after the closing brace. `first` is true before the first member.
-    pub(crate) fn key(&mut self, first: &mut bool, counted: bool) -> Result<Option<Cow<'de, str>>, Fail> {
+    pub(crate) fn key(
+        &mut self,
+        first: &mut bool,
+        counted: bool,
+    ) -> Result<Option<Cow<'de, str>>, Fail> {
         let b = self.bytes();
         let mut i = skip_ws(b, self.pos);
         match b.get(i) {
@@ -220,14 +269,19 @@ impl<'de> Reader<'de> {
         *first = false;
         let (token, value) = key_at(b, i).map_err(|e| Fail::Syntax(e.offset))?;
         self.pos = value;
-        let token = self.text.get(i..i.saturating_add(token.len())).ok_or(Fail::Syntax(i))?;
-        let body = token.get(1..token.len().saturating_sub(1)).ok_or(Fail::Syntax(i))?;
+        let token = self
+            .text
+            .get(i..i.saturating_add(token.len()))
+            .ok_or(Fail::Syntax(i))?;
+        let body = token
+            .get(1..token.len().saturating_sub(1))
+            .ok_or(Fail::Syntax(i))?;
         if !body.contains('\\') {
             return Ok(Some(Cow::Borrowed(body)));
         }
         unquote::<serde_json::Error>(token)
             .map(Some)
-            .map_err(|e| bad_escape(token, i, &e))
+            .map_err(|_| bad_escape(token, i))
     }
 
     /// Whether the array entered has another item, leaving the position on
@@ -273,87 +327,57 @@ impl<'de> Reader<'de> {
         }
         let b = self.bytes();
         let from = self.pos.saturating_add(1);
-        let mut j = from;
-        let mut escaped = false;
-        loop {
-            let Some(n) = find_special(b, j) else {
-                return Err(Fail::Syntax(b.len()));
-            };
-            match b.get(n) {
-                Some(b'"') => {
-                    let token = self.text.get(from.saturating_sub(1)..n.saturating_add(1)).ok_or(Fail::Syntax(n))?;
-                    let out = if escaped {
-                        unquote::<serde_json::Error>(token).map_err(|e| bad_escape(token, from, &e))?
-                    } else {
-                        Cow::Borrowed(token.get(1..token.len().saturating_sub(1)).ok_or(Fail::Syntax(n))?)
-                    };
-                    self.pos = n.saturating_add(1);
-                    return Ok(out);
-                }
-                Some(b'\\') if n.saturating_sub(from) > LONG => {
-                    return self.unescape_long(from).map(Cow::Owned);
-                }
-                Some(b'\\') => {
-                    // The escape is checked when the string is unescaped;
-                    // here only its end matters: past the escaped byte (a
-                    // `\u` escape's hex digits are never special).
-                    escaped = true;
-                    match b.get(n.saturating_add(1)) {
-                        Some(c) if *c >= 0x20 => j = n.saturating_add(2),
-                        _ => return Err(Fail::Syntax(n)),
-                    }
-                }
-                // A raw control character.
-                _ => return Err(Fail::Syntax(n)),
+        let Some(n) = find_special(b, from) else {
+            return Err(Fail::Syntax(b.len()));
+        };
+        match b.get(n) {
+            Some(b'"') => {
+                let text = self.text.get(from..n).ok_or(Fail::Syntax(n))?;
+                self.pos = n.saturating_add(1);
+                Ok(Cow::Borrowed(text))
             }
+            Some(b'\\') => self.unescape(from).map(Cow::Owned),
+            // A raw control character.
+            _ => Err(Fail::Syntax(n)),
         }
     }
 
-    /// Unescapes the long string whose text starts at `from` while finding
-    /// its end: one pass instead of two (megabytes of tool output have an
-    /// escape every line). Its length is not known yet, but the rest of the
-    /// text bounds it: one allocation of that size, trimmed when much of it
-    /// went unused.
-    fn unescape_long(&mut self, from: usize) -> Result<String, Fail> {
+    /// The string whose text starts at `from` and has an escape: its end
+    /// found first (the closing quote, with `memchr`, however many escapes
+    /// come before it), then the text checked and unescaped in one pass
+    /// into one allocation of the escaped size, trimmed when much of it
+    /// went unused (megabytes of `\u` escapes shrink to a third).
+    fn unescape(&mut self, from: usize) -> Result<String, Fail> {
         let b = self.bytes();
-        let mut out = String::with_capacity(b.len().saturating_sub(from));
-        let mut j = from;
-        loop {
-            let Some(n) = find_special(b, j) else {
-                return Err(Fail::Syntax(b.len()));
-            };
-            out.push_str(self.text.get(j..n).ok_or(Fail::Syntax(j))?);
-            match b.get(n) {
-                Some(b'"') => {
-                    self.pos = n.saturating_add(1);
-                    if out.capacity() > out.len().saturating_mul(2).saturating_add(LONG) {
-                        out.shrink_to_fit();
-                    }
-                    return Ok(out);
-                }
-                Some(b'\\') => {
-                    let rest = b.get(n..).unwrap_or_default();
-                    let (c, used) = escape(rest).map_err(|e| match e {
-                        // Valid JSON that a Rust string cannot hold.
-                        EscapeError::LoneSurrogate => Fail::Mismatch(e.message().to_string()),
-                        EscapeError::Invalid => Fail::Syntax(n),
-                    })?;
-                    out.push(c);
-                    j = n.saturating_add(used);
-                }
-                _ => return Err(Fail::Syntax(n)),
-            }
+        let end = str_end(b, from.saturating_sub(1));
+        if b.get(end.saturating_sub(1)) != Some(&b'"') || end <= from {
+            return Err(Fail::Syntax(b.len()));
         }
+        let token = self.text.get(from.saturating_sub(1)..end).ok_or(Fail::Syntax(from))?;
+        let body = token.get(1..token.len().saturating_sub(1)).ok_or(Fail::Syntax(from))?;
+        let mut out = String::with_capacity(body.len());
+        if validate_unescape_into(body, &mut out).is_err() {
+            return Err(bad_escape(token, from));
+        }
+        if out.capacity() > out.len().saturating_mul(2).saturating_add(LONG) {
+            out.shrink_to_fit();
+        }
+        self.pos = end;
+        Ok(out)
     }
 
     /// `true` or `false`.
     pub(crate) fn boolean(&mut self) -> Result<bool, Fail> {
         match self.peek() {
-            b't' if self.bytes().get(self.pos..self.pos.saturating_add(4)) == Some(b"true".as_slice()) => {
+            b't' if self.bytes().get(self.pos..self.pos.saturating_add(4))
+                == Some(b"true".as_slice()) =>
+            {
                 self.pos = self.pos.saturating_add(4);
                 Ok(true)
             }
-            b'f' if self.bytes().get(self.pos..self.pos.saturating_add(5)) == Some(b"false".as_slice()) => {
+            b'f' if self.bytes().get(self.pos..self.pos.saturating_add(5))
+                == Some(b"false".as_slice()) =>
+            {
                 self.pos = self.pos.saturating_add(5);
                 Ok(false)
             }
@@ -403,12 +427,34 @@ impl<'de> Reader<'de> {
     }
 }
 
+/// The offset after the string whose opening quote is at `i` (the end of
+/// the text when it has no end), escapes passed over unchecked: the first
+/// quote after an even run of backslashes.
+fn str_end(b: &[u8], i: usize) -> usize {
+    let mut j = i.saturating_add(1);
+    loop {
+        let Some(q) = b.get(j..).and_then(|rest| memchr::memchr(b'"', rest)) else {
+            return b.len();
+        };
+        let q = j.saturating_add(q);
+        let run = b
+            .get(j..q)
+            .map_or(0, |before| before.iter().rev().take_while(|&&c| c == b'\\').count());
+        if run % 2 == 0 {
+            return q.saturating_add(1);
+        }
+        j = q.saturating_add(1);
+    }
+}
+
 /// Why the string token at `at` did not unescape: text that is not JSON,
 /// or valid JSON a Rust string cannot hold (a lone surrogate), which is a
 /// mismatch as it is to `serde_json`'s typed decoding.
-fn bad_escape(token: &str, at: usize, e: &serde_json::Error) -> Fail {
+fn bad_escape(token: &str, at: usize) -> Fail {
     match skip_str(token.as_bytes(), 0) {
-        Ok(end) if end == token.len() => Fail::Mismatch(e.to_string()),
+        Ok(end) if end == token.len() => {
+            Fail::Mismatch(EscapeError::LoneSurrogate.message().to_string())
+        }
         _ => Fail::Syntax(at),
     }
 }
@@ -450,7 +496,15 @@ mod tests {
 
     #[test]
     fn syntax_errors_are_not_mismatches() {
-        for text in [r#""a"#, "\"a\u{1}\"", r#""\q""#, "[1,]", "{\"a\" 1}", "tru", "01"] {
+        for text in [
+            r#""a"#,
+            "\"a\u{1}\"",
+            r#""\q""#,
+            "[1,]",
+            "{\"a\" 1}",
+            "tru",
+            "01",
+        ] {
             let mut r = Reader::new(text);
             assert!(r.skip().is_err() || !r.at_end(), "{text}");
         }
@@ -469,6 +523,30 @@ mod tests {
         assert_eq!(s.len(), LONG + 10 + 1 + 10);
         assert!(s.ends_with("\nyyyyyyyyyy"));
         assert!(r.at_end());
+    }
+
+    #[test]
+    fn passing_over_finds_where_valid_values_end() {
+        for (text, end) in [
+            (r#"{"a":[1,{"b":"x\"}"}],"c":null} ,"#, 31),
+            (r#""a\\" 1"#, 5),
+            ("-1.5e3,", 6),
+            ("[] ", 2),
+            ("true}", 4),
+        ] {
+            let mut r = Reader::new(text);
+            r.pass();
+            assert_eq!(r.pos(), end, "{text}");
+            let mut r = Reader::new(text);
+            r.skip().unwrap();
+            assert_eq!(r.pos(), end, "{text}");
+        }
+        // Text that is not JSON: it stops within the text.
+        for text in ["{\"a", "[[[", "\"", "}", "{\"a\":\"\\"] {
+            let mut r = Reader::new(text);
+            r.pass();
+            assert!(r.pos() <= text.len());
+        }
     }
 
     #[test]

@@ -39,14 +39,16 @@ pub(crate) fn read_tag<'de>(r: &mut Reader<'de>, name: &str) -> Result<Tag<'de>,
         if key == name && r.peek() == b'"' {
             return r.string().map(Tag::First);
         }
-        r.skip()?;
+        // Looking ahead: the values are passed over unchecked, and checked
+        // when the variant is read from the start.
+        r.pass();
         while let Some(key) = r.key(&mut first, true)? {
             if key == name && r.peek() == b'"' {
                 let tag = r.string()?;
                 r.reset(start);
                 return Ok(Tag::Later(tag));
             }
-            r.skip()?;
+            r.pass();
         }
     }
     r.reset(start);

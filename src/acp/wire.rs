@@ -150,21 +150,29 @@ pub(crate) trait Decode<'de>: Sized {
     }
 }
 
-/// Decodes `text`, exactly one JSON value, as `T`.
+/// Decodes `text`, exactly one JSON value, as `T`. When even lenient
+/// decoding fails, the error is the strict one: the first place the text
+/// does not fit, not what was left after salvaging.
 pub(crate) fn decode_text<'de, T: Decode<'de>>(
     text: &'de str,
     mode: Mode,
 ) -> Result<Typed<'de, T>, Fail> {
-    let mut r = Reader::new(text);
-    let mut cx = Cx::new(mode);
-    let value = T::decode(&mut r, &mut cx)?;
-    if !r.at_end() {
-        return Err(Fail::Syntax(r.pos()));
+    let once = |mode| {
+        let mut r = Reader::new(text);
+        let mut cx = Cx::new(mode);
+        let value = T::decode(&mut r, &mut cx)?;
+        if !r.at_end() {
+            return Err(Fail::Syntax(r.pos()));
+        }
+        Ok(Typed {
+            value,
+            salvaged: cx.salvaged,
+        })
+    };
+    match once(mode) {
+        Err(_) if mode == Mode::Lenient => once(Mode::Strict),
+        done => done,
     }
-    Ok(Typed {
-        value,
-        salvaged: cx.salvaged,
-    })
 }
 
 /// `Deserialize` for a generated type: the JSON value as raw text (which

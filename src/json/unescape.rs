@@ -76,8 +76,13 @@ pub(crate) fn escape(bytes: &[u8]) -> Result<(char, usize), EscapeError> {
 fn hex4(digits: Option<&[u8]>) -> Option<u32> {
     let digits: &[u8; 4] = digits?.try_into().ok()?;
     digits.iter().try_fold(0u32, |n, &d| {
-        let v = char::from(d).to_digit(16)?;
-        Some((n << 4) | v)
+        let v = match d {
+            b'0'..=b'9' => d.wrapping_sub(b'0'),
+            b'a'..=b'f' => d.wrapping_sub(b'a').wrapping_add(10),
+            b'A'..=b'F' => d.wrapping_sub(b'A').wrapping_add(10),
+            _ => return None,
+        };
+        Some((n << 4) | u32::from(v))
     })
 }
 

@@ -36,7 +36,9 @@ pub fn clean<T>(what: &str, t: acp_codec::acp::Typed<'_, T>) -> T {
 pub fn typed(msg: &Message<'_>, methods: &BTreeMap<RequestId<'static>, String>) -> Typed {
     match msg {
         Message::Request(r) => {
-            let t = r.typed(Mode::Lenient).unwrap_or_else(|e| panic!("{}: {e}", r.method));
+            let t = r
+                .typed(Mode::Lenient)
+                .unwrap_or_else(|e| panic!("{}: {e}", r.method));
             let t = clean(&r.method, t);
             Typed {
                 json: r.params.as_ref().map(|_| serde_json::to_value(&t).unwrap()),
@@ -44,7 +46,9 @@ pub fn typed(msg: &Message<'_>, methods: &BTreeMap<RequestId<'static>, String>) 
             }
         }
         Message::Notification(n) => {
-            let t = n.typed(Mode::Lenient).unwrap_or_else(|e| panic!("{}: {e}", n.method));
+            let t = n
+                .typed(Mode::Lenient)
+                .unwrap_or_else(|e| panic!("{}: {e}", n.method));
             let t = clean(&n.method, t);
             Typed {
                 json: n.params.as_ref().map(|_| serde_json::to_value(&t).unwrap()),

@@ -70,7 +70,8 @@ impl Driver {
                 }
             }
             ("agent", Message::Notification(n)) => {
-                if let NotificationParams::SessionUpdate(u) = n.typed(Mode::Lenient).unwrap().value {
+                if let NotificationParams::SessionUpdate(u) = n.typed(Mode::Lenient).unwrap().value
+                {
                     let events: Vec<_> = self.view.push_update(&u).collect();
                     for e in &events {
                         collect_text(&mut self.texts, e);
