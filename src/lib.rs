@@ -6,6 +6,16 @@
 //! has limits, typed errors and recovery, and it never touches a pipe or a
 //! clock.
 //!
+//! Decoding ACP is one call per job, each taking the [`acp::Mode`]
+//! (lenient by default, strict on request):
+//!
+//! - a line: [`acp::decode_line`] (a notification's params typed in the
+//!   same pass) or, to route without typing, [`acp::Message::decode`];
+//! - params or a result, by method: [`acp::Request::typed`],
+//!   [`acp::Notification::typed`], [`acp::Response::typed`];
+//! - a byte stream: `codec::AcpCodec` (feature `tokio-util`) gives each
+//!   line's message, owned.
+//!
 //! | layer | module | in | out |
 //! |---|---|---|---|
 //! | framing | [`framing`] | bytes, in reads of any size | [`Line`]s (`&str`), or a [`FrameError`] for one bad line |

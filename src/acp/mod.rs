@@ -12,20 +12,24 @@
 //! extension params) stays [`RawJson`]. `into_owned()` on any type gives a
 //! `'static` value to keep.
 //!
-//! [`decode_line`] does both steps in one call, giving a notification's
-//! typed params ([`Incoming::Notification`]) or any other message
-//! ([`Incoming::Message`]). Notifications are the bulk of what an agent
-//! sends during a turn: a `session/update` with a content chunk, a tool
-//! call or a tool call update (the common shapes) is checked and decoded in
-//! a single pass over the line, building the typed update in place, instead
-//! of checking the whole line and then parsing its params again; every
-//! other line takes the two steps, with the same result.
+//! [`decode_line`] does both in one pass over the line, for every
+//! method: the envelope's members are checked as they come, and a
+//! notification's params (the bulk of what an agent sends during a turn)
+//! are typed where they stand, the value built in place. Requests and
+//! responses come back as the [`Message`], typed on demand.
 //!
-//! A string with escapes costs one allocation of its unescaped size; a
-//! string longer than 4 KiB whose escapes go on past that point is
-//! unescaped while it is scanned into one allocation sized by the rest of
-//! the line (bounded by the line limit), trimmed to at most twice the text
-//! plus 4 KiB when much of it went unused.
+//! Every type has one decoder, generated from the schema: one walk over
+//! the JSON text that checks its grammar and reads each member by key into
+//! its field, keeps unknown members and optional `null`s in `extra`, reads
+//! a union's tag wherever it stands in the object (looking ahead without
+//! building anything when it is not first), and in lenient mode salvages
+//! in the same pass. The types' `Deserialize` (for users who hold them in
+//! their own serde structures, read by `serde_json` from text) goes through
+//! it too, strictly.
+//!
+//! A string with escapes costs one allocation, of its escaped size (trimmed
+//! when much of it went unused, as with megabytes of `\u` escapes); a
+//! string without escapes is borrowed.
 //!
 //! # Lossless: what a peer sent comes back
 //!
@@ -47,15 +51,15 @@
 //!
 //! # Lenient by default, strict on request
 //!
-//! [`Request::typed`], [`Notification::typed`], [`Response::typed`] and
-//! [`decode_line`] decode leniently: a line that does not quite fit the
-//! schema still gives the message, and every place where decoding kept
-//! going instead of failing is reported in [`Typed::salvaged`] as a
-//! [`Salvage`]: where (a JSON Pointer from the params or result), what was
-//! done ([`SalvageKind`]), why (the error), and the value as sent. Input
-//! that fits is decoded strictly first and costs nothing more; the lenient
-//! pass only runs when that failed. `typed_strict` and
-//! [`decode_line_strict`] keep the schema's errors, for conformance tests.
+//! Every decode takes a [`Mode`]. [`Mode::Lenient`] (the default): a line
+//! that does not quite fit the schema still gives the message, and every
+//! place where decoding kept going instead of failing is reported in
+//! [`Typed::salvaged`] as a [`Salvage`]: where (a JSON Pointer from the
+//! params or result), what was done ([`SalvageKind`]), why (the error), and
+//! the value as sent. Salvaging happens in the same pass: input that fits
+//! costs nothing more. [`Mode::Strict`] keeps the schema's errors, for
+//! conformance tests: it fails exactly where the lenient mode would
+//! salvage.
 //!
 //! Point by point, against the official SDKs (TypeScript
 //! `@agentclientprotocol/sdk` 2.4.0 with zod, Python
@@ -78,7 +82,7 @@
 //!
 //! A request whose params cannot be typed even leniently gets `-32602`
 //! ([`MessageError::code`]), as from the official SDKs; the error is the
-//! strict one.
+//! strict one (the first place the params do not fit).
 //!
 //! ```
 //! use acp_codec::acp::Mode;

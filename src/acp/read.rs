@@ -165,7 +165,12 @@ impl<'de> Reader<'de> {
                     let rest = b.get(i..).unwrap_or_default();
                     let len = rest
                         .iter()
-                        .position(|&c| matches!(c, b',' | b'}' | b']' | b':' | b'"' | b' ' | b'\t' | b'\n' | b'\r'))
+                        .position(|&c| {
+                            matches!(
+                                c,
+                                b',' | b'}' | b']' | b':' | b'"' | b' ' | b'\t' | b'\n' | b'\r'
+                            )
+                        })
                         .unwrap_or(rest.len());
                     i = i.saturating_add(len.max(1));
                 }
@@ -353,8 +358,13 @@ impl<'de> Reader<'de> {
         if b.get(end.saturating_sub(1)) != Some(&b'"') || end <= from {
             return Err(Fail::Syntax(b.len()));
         }
-        let token = self.text.get(from.saturating_sub(1)..end).ok_or(Fail::Syntax(from))?;
-        let body = token.get(1..token.len().saturating_sub(1)).ok_or(Fail::Syntax(from))?;
+        let token = self
+            .text
+            .get(from.saturating_sub(1)..end)
+            .ok_or(Fail::Syntax(from))?;
+        let body = token
+            .get(1..token.len().saturating_sub(1))
+            .ok_or(Fail::Syntax(from))?;
         let mut out = String::with_capacity(body.len());
         if validate_unescape_into(body, &mut out).is_err() {
             return Err(bad_escape(token, from));
@@ -437,9 +447,9 @@ fn str_end(b: &[u8], i: usize) -> usize {
             return b.len();
         };
         let q = j.saturating_add(q);
-        let run = b
-            .get(j..q)
-            .map_or(0, |before| before.iter().rev().take_while(|&&c| c == b'\\').count());
+        let run = b.get(j..q).map_or(0, |before| {
+            before.iter().rev().take_while(|&&c| c == b'\\').count()
+        });
         if run % 2 == 0 {
             return q.saturating_add(1);
         }

@@ -2,9 +2,8 @@
 //! them: every member order, whitespace, escapes, `null`s, unknown and
 //! duplicate members, wrong types, deep raw values, and corruptions (a
 //! byte changed or the line cut). Used to hold the single-pass decoder to
-//! the two-step one: shared by `tests/acp_direct.rs` and the crate's unit
-//! tests. Test code only: compiled for `cargo test`, never into the
-//! library.
+//! the two-step one in `tests/acp_decode_line.rs`. Test code only:
+//! compiled for `cargo test`, never into the library.
 #![allow(dead_code)]
 
 use std::fmt::Write as _;
