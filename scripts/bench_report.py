@@ -166,7 +166,9 @@ Goals: every row at least 4x the official crate and 3x plain
 `serde_json::Value`; every line together, by bytes, at least 3x the official
 crate; a line with an unknown member or a `null` within 15% of the same line
 without (the `acp/tool_call` group of `benches/acp.rs`). The ratios below are
-the baseline the one generated decoder has to beat.
+those of the one generated decoder; before it (one hand-written fast path for
+three shapes, serde for the rest) all the lines together were 0.82x the
+official crate and 0.54x plain `Value`.
 
 Reproduce:
 

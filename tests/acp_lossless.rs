@@ -21,6 +21,9 @@ use serde_json::Value;
 
 #[path = "../fuzz/checks/acp_lossless.rs"]
 mod acp_lossless;
+mod acp_support;
+
+use acp_support::recorded_lines;
 
 /// The params or result of `msg` re-encoded from its typed form, lenient
 /// decoding, with the salvages' kinds; `None` for an error response.
@@ -51,41 +54,6 @@ fn retyped(
         }
         _ => return None,
     })
-}
-
-/// Every line of every recorded ACP file under `tests/fixtures/`, in order,
-/// with the file it came from and who sent it (transcripts say).
-fn recorded_lines() -> Vec<(String, Vec<(String, String)>)> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-    let mut files = vec![
-        root.join("acp/examples.ndjson"),
-        root.join("acp-spec-examples.ndjson"),
-    ];
-    let mut sessions: Vec<_> = std::fs::read_dir(root.join("sessions"))
-        .unwrap()
-        .map(|e| e.unwrap().path().join("transcript.ndjson"))
-        .collect();
-    sessions.sort();
-    files.extend(sessions);
-    files
-        .into_iter()
-        .map(|path| {
-            let text = std::fs::read_to_string(&path).unwrap();
-            let lines = text
-                .lines()
-                .filter(|l| !l.trim().is_empty())
-                .map(|l| {
-                    // Transcripts wrap each message: {"from": …, "msg": {…}}.
-                    let v: Value = serde_json::from_str(l).unwrap();
-                    match v.get("msg") {
-                        Some(m) => (v["from"].as_str().unwrap().to_owned(), m.to_string()),
-                        None => (String::new(), l.to_owned()),
-                    }
-                })
-                .collect();
-            (path.display().to_string(), lines)
-        })
-        .collect()
 }
 
 #[test]

@@ -26,44 +26,10 @@ use std::path::Path;
 use acp_codec::acp::Message;
 use acp_oracle::{agree, oracle};
 use acp_support::arb::{arb_notification_params, arb_request_params, arb_response_result};
+use acp_support::recorded_lines;
 use proptest::prelude::*;
 use proptest::sample::{select, Index};
 use serde_json::{json, Value};
-
-/// Every line of every recorded ACP file under `tests/fixtures/`, with the
-/// file it came from and who sent it (transcripts say).
-fn recorded_lines() -> Vec<(String, Vec<(String, String)>)> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-    let mut files = vec![
-        root.join("acp/examples.ndjson"),
-        root.join("acp-spec-examples.ndjson"),
-    ];
-    let mut sessions: Vec<_> = std::fs::read_dir(root.join("sessions"))
-        .unwrap()
-        .map(|e| e.unwrap().path().join("transcript.ndjson"))
-        .collect();
-    sessions.sort();
-    files.extend(sessions);
-    files
-        .into_iter()
-        .map(|path| {
-            let text = std::fs::read_to_string(&path).unwrap();
-            let lines = text
-                .lines()
-                .filter(|l| !l.trim().is_empty())
-                .map(|l| {
-                    // Transcripts wrap each message: {"from": …, "msg": {…}}.
-                    let v: Value = serde_json::from_str(l).unwrap();
-                    match v.get("msg") {
-                        Some(m) => (v["from"].as_str().unwrap().to_owned(), m.to_string()),
-                        None => (String::new(), l.to_owned()),
-                    }
-                })
-                .collect();
-            (path.display().to_string(), lines)
-        })
-        .collect()
-}
 
 #[test]
 fn every_recorded_line_agrees() {

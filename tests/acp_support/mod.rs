@@ -141,3 +141,38 @@ pub fn dropped(a: &Value, b: &Value, path: &str, out: &mut Vec<String>) {
 
 pub mod arb;
 pub mod arb_base;
+
+/// Every line of every recorded ACP file under `tests/fixtures/`, with the
+/// file it came from and who sent it (transcripts say).
+pub fn recorded_lines() -> Vec<(String, Vec<(String, String)>)> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let mut files = vec![
+        root.join("acp/examples.ndjson"),
+        root.join("acp-spec-examples.ndjson"),
+    ];
+    let mut sessions: Vec<_> = std::fs::read_dir(root.join("sessions"))
+        .unwrap()
+        .map(|e| e.unwrap().path().join("transcript.ndjson"))
+        .collect();
+    sessions.sort();
+    files.extend(sessions);
+    files
+        .into_iter()
+        .map(|path| {
+            let text = std::fs::read_to_string(&path).unwrap();
+            let lines = text
+                .lines()
+                .filter(|l| !l.trim().is_empty())
+                .map(|l| {
+                    // Transcripts wrap each message: {"from": …, "msg": {…}}.
+                    let v: Value = serde_json::from_str(l).unwrap();
+                    match v.get("msg") {
+                        Some(m) => (v["from"].as_str().unwrap().to_owned(), m.to_string()),
+                        None => (String::new(), l.to_owned()),
+                    }
+                })
+                .collect();
+            (path.display().to_string(), lines)
+        })
+        .collect()
+}
