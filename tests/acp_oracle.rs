@@ -21,7 +21,6 @@ mod acp_support;
 mod acp_oracle;
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use acp_codec::acp::Message;
 use acp_oracle::{agree, oracle};

@@ -191,7 +191,7 @@ impl<'de> Reader<'de> {
         )))
     }
 
-    /// The value here in `serde`'s words (`string "x"`, `integer `5``, `map`).
+    /// The value here in `serde`'s words: a string, an integer, a map, …
     fn describe(&mut self) -> Result<String, Fail> {
         let mark = self.mark();
         let text = self.skip()?;
