@@ -10,8 +10,7 @@
 //! - whatever decodes re-encodes to JSON equal, as a value, to what came
 //!   in: unknown members, `null`s and numbers as sent (unless a list item
 //!   was skipped, the one salvage that leaves something out);
-//! - `decode_line` and `decode_line_strict` give what `typed` and
-//!   `typed_strict` give.
+//! - `decode_line` gives what `typed` gives, in both modes.
 
 use acp_codec::acp::Mode;
 use std::fmt::Debug;
@@ -51,7 +50,7 @@ pub fn check(data: &[u8]) {
                     assert_eq!(&a.value, b);
                 }
                 (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
-                (a, b) => panic!("decode_line_strict {a:?} but typed_strict {b:?}"),
+                (a, b) => panic!("decode_line (strict) {a:?} but typed (strict) {b:?}"),
             }
             agree(strict, lenient, n.params.as_ref());
         }
