@@ -272,18 +272,27 @@ impl<'de> Reader<'de> {
             _ => return Err(Fail::Syntax(i)),
         }
         *first = false;
+        // A plain key (no escape, no control character) ends at the first
+        // special byte, which is its closing quote: read in one scan.
+        let from = i.saturating_add(1);
+        if let Some(end) = find_special(b, from).filter(|&n| b.get(n) == Some(&b'"')) {
+            let colon = skip_ws(b, end.saturating_add(1));
+            if b.get(colon) != Some(&b':') {
+                return Err(Fail::Syntax(colon));
+            }
+            self.pos = skip_ws(b, colon.saturating_add(1));
+            return self
+                .text
+                .get(from..end)
+                .map(|k| Some(Cow::Borrowed(k)))
+                .ok_or(Fail::Syntax(i));
+        }
         let (token, value) = key_at(b, i).map_err(|e| Fail::Syntax(e.offset))?;
         self.pos = value;
         let token = self
             .text
             .get(i..i.saturating_add(token.len()))
             .ok_or(Fail::Syntax(i))?;
-        let body = token
-            .get(1..token.len().saturating_sub(1))
-            .ok_or(Fail::Syntax(i))?;
-        if !body.contains('\\') {
-            return Ok(Some(Cow::Borrowed(body)));
-        }
         unquote::<serde_json::Error>(token)
             .map(Some)
             .map_err(|_| bad_escape(token, i))
