@@ -272,6 +272,9 @@ impl<'de> Reader<'de> {
             _ => return Err(Fail::Syntax(i)),
         }
         *first = false;
+        if b.get(i) != Some(&b'"') {
+            return Err(Fail::Syntax(i));
+        }
         // A plain key (no escape, no control character) ends at the first
         // special byte, which is its closing quote: read in one scan.
         let from = i.saturating_add(1);
@@ -511,6 +514,16 @@ mod tests {
         assert!(r.boolean().unwrap());
         assert_eq!(r.key(&mut first, true).unwrap(), None);
         assert!(r.at_end());
+    }
+
+    #[test]
+    fn a_key_starts_with_a_quote() {
+        let mut r = Reader::new(r#"{"a":1,b":2}"#);
+        r.open_object("a map").unwrap();
+        let mut first = true;
+        assert_eq!(r.key(&mut first, true).unwrap().as_deref(), Some("a"));
+        r.skip().unwrap();
+        assert!(r.key(&mut first, true).unwrap_err().is_syntax());
     }
 
     #[test]
