@@ -10,10 +10,8 @@
 //! going back to a [`Mark`] and [`skip`](Reader::skip)ping the value).
 //!
 //! Strings come back borrowed when they hold no escapes; with escapes they
-//! cost one allocation of their unescaped size, and a string longer than
-//! [`LONG`] whose escapes go on past that point is unescaped while it is
-//! scanned, into one allocation sized by the rest of the text and trimmed
-//! when much of it went unused.
+//! cost one allocation of their escaped size, checked and unescaped in one
+//! pass once their end is found.
 
 use alloc::borrow::Cow;
 use alloc::format;
@@ -21,11 +19,11 @@ use alloc::string::{String, ToString};
 
 use crate::json::scan::skip_str;
 use crate::json::scan::{key_at, skip_value_within, skip_ws, MAX_DEPTH};
-use crate::json::swar::find_special;
-use crate::json::unescape::{unquote, validate_unescape_into, EscapeError};
+use crate::json::swar::{find_quote, find_special, short_special};
+use crate::json::unescape::{unescape_token, unquote, EscapeError};
 
-/// Strings with an escape more than this many bytes past their start are
-/// unescaped while they are scanned.
+/// An unescaped string keeps up to this many unused bytes of capacity
+/// beyond twice its length before it is trimmed.
 pub(crate) const LONG: usize = 4096;
 
 /// Why a value could not be read or typed.
@@ -278,7 +276,7 @@ impl<'de> Reader<'de> {
         // A plain key (no escape, no control character) ends at the first
         // special byte, which is its closing quote: read in one scan.
         let from = i.saturating_add(1);
-        if let Some(end) = find_special(b, from).filter(|&n| b.get(n) == Some(&b'"')) {
+        if let Some(end) = short_special(b, from).filter(|&n| b.get(n) == Some(&b'"')) {
             let colon = skip_ws(b, end.saturating_add(1));
             if b.get(colon) != Some(&b':') {
                 return Err(Fail::Syntax(colon));
@@ -353,39 +351,43 @@ impl<'de> Reader<'de> {
                 self.pos = n.saturating_add(1);
                 Ok(Cow::Borrowed(text))
             }
-            Some(b'\\') => self.unescape(from).map(Cow::Owned),
+            Some(b'\\') => self.unescape(from, n).map(Cow::Owned),
             // A raw control character.
             _ => Err(Fail::Syntax(n)),
         }
     }
 
-    /// The string whose text starts at `from` and has an escape: its end
-    /// found first (the closing quote, with `memchr`, however many escapes
-    /// come before it), then the text checked and unescaped in one pass
-    /// into one allocation of the escaped size, trimmed when much of it
-    /// went unused (megabytes of `\u` escapes shrink to a third).
-    fn unescape(&mut self, from: usize) -> Result<String, Fail> {
+    /// The string whose text starts at `from` and whose first escape is at
+    /// `first`: its end found first (the closing quote, however many
+    /// escapes come before it), for one allocation of the escaped size;
+    /// then checked and unescaped in one pass, trimmed when much of the
+    /// allocation went unused (megabytes of `\u` escapes shrink to a
+    /// third).
+    fn unescape(&mut self, from: usize, first: usize) -> Result<String, Fail> {
         let b = self.bytes();
-        let end = str_end(b, from.saturating_sub(1));
-        if b.get(end.saturating_sub(1)) != Some(&b'"') || end <= from {
-            return Err(Fail::Syntax(b.len()));
+        let end = str_end(b, first.saturating_sub(1));
+        let mut out = String::with_capacity(end.saturating_sub(from));
+        match unescape_token(self.text, from, &mut out) {
+            Ok(end) => {
+                if out.capacity() > out.len().saturating_mul(2).saturating_add(LONG) {
+                    out.shrink_to_fit();
+                }
+                self.pos = end;
+                Ok(out)
+            }
+            Err(at) => {
+                // Text that is JSON but that a Rust string cannot hold (a
+                // lone surrogate) is a mismatch, as it is to `serde_json`.
+                let quote = from.saturating_sub(1);
+                match skip_str(b, quote) {
+                    Ok(end) => match self.text.get(quote..end) {
+                        Some(token) => Err(bad_escape(token, at)),
+                        None => Err(Fail::Syntax(at)),
+                    },
+                    Err(_) => Err(Fail::Syntax(at)),
+                }
+            }
         }
-        let token = self
-            .text
-            .get(from.saturating_sub(1)..end)
-            .ok_or(Fail::Syntax(from))?;
-        let body = token
-            .get(1..token.len().saturating_sub(1))
-            .ok_or(Fail::Syntax(from))?;
-        let mut out = String::with_capacity(body.len());
-        if validate_unescape_into(body, &mut out).is_err() {
-            return Err(bad_escape(token, from));
-        }
-        if out.capacity() > out.len().saturating_mul(2).saturating_add(LONG) {
-            out.shrink_to_fit();
-        }
-        self.pos = end;
-        Ok(out)
     }
 
     /// `true` or `false`.
@@ -455,10 +457,9 @@ impl<'de> Reader<'de> {
 fn str_end(b: &[u8], i: usize) -> usize {
     let mut j = i.saturating_add(1);
     loop {
-        let Some(q) = b.get(j..).and_then(|rest| memchr::memchr(b'"', rest)) else {
+        let Some(q) = find_quote(b, j) else {
             return b.len();
         };
-        let q = j.saturating_add(q);
         let run = b.get(j..q).map_or(0, |before| {
             before.iter().rev().take_while(|&&c| c == b'\\').count()
         });

@@ -1,17 +1,19 @@
 //! Decoding JSON string escapes: the crate's one unescaper.
 //!
-//! Every caller that turns a JSON string token into text comes here: the
-//! ACP types' borrowed strings ([`unquote`]), the direct `session/update`
-//! decoder's long strings ([`escape`] one at a time while scanning), and
-//! the stream-json events and chunk frames ([`unescape_into`],
-//! [`validate_unescape_into`], [`unescaped_len`]).
+//! Every caller that turns a JSON string token into text comes here, and
+//! every one of them goes through the same loop (`unescape_from`: plain runs
+//! found eight bytes at a time and copied whole, one escape at a time
+//! between them): the ACP reader's strings, read and checked up to their
+//! closing quote in one pass ([`unescape_token`]), text already checked
+//! ([`unquote`]), and the stream-json events and chunk frames
+//! ([`unescape_into`], [`validate_unescape_into`], [`unescaped_len`]).
 
 use alloc::borrow::Cow;
 use alloc::string::String;
 
 use serde::de;
 
-use super::swar::find_special;
+use super::swar::short_special;
 
 /// What is wrong with an escape sequence.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,7 +40,7 @@ impl EscapeError {
 /// # Errors
 ///
 /// [`EscapeError`] when the escape is not valid JSON.
-#[inline]
+#[inline(always)]
 pub(crate) fn escape(bytes: &[u8]) -> Result<(char, usize), EscapeError> {
     Ok(match bytes.get(1) {
         Some(b'"') => ('"', 2),
@@ -72,19 +74,33 @@ pub(crate) fn escape(bytes: &[u8]) -> Result<(char, usize), EscapeError> {
     })
 }
 
-/// Four hex digits as a number (at most `0xFFFF`).
+/// Four hex digits as a number (at most `0xFFFF`): one table look-up a
+/// digit, and one sign test for all four (a bad digit is `-1`, which keeps
+/// the sign bit through the shifts and the or).
+#[inline]
 fn hex4(digits: Option<&[u8]>) -> Option<u32> {
-    let digits: &[u8; 4] = digits?.try_into().ok()?;
-    digits.iter().try_fold(0u32, |n, &d| {
-        let v = match d {
-            b'0'..=b'9' => d.wrapping_sub(b'0'),
-            b'a'..=b'f' => d.wrapping_sub(b'a').wrapping_add(10),
-            b'A'..=b'F' => d.wrapping_sub(b'A').wrapping_add(10),
-            _ => return None,
-        };
-        Some((n << 4) | u32::from(v))
-    })
+    let [a, b, c, d]: [u8; 4] = digits?.try_into().ok()?;
+    let v = |x: u8| i32::from(HEX[usize::from(x)]);
+    let n = (v(a) << 12) | (v(b) << 8) | (v(c) << 4) | v(d);
+    u32::try_from(n).ok()
 }
+
+/// The value of each byte as a hex digit, `-1` when it is not one.
+static HEX: [i8; 256] = {
+    let mut t = [-1i8; 256];
+    let mut i = 0u8;
+    while i < 10 {
+        t[(b'0' + i) as usize] = i as i8;
+        i += 1;
+    }
+    let mut i = 0u8;
+    while i < 6 {
+        t[(b'a' + i) as usize] = (10 + i) as i8;
+        t[(b'A' + i) as usize] = (10 + i) as i8;
+        i += 1;
+    }
+    t
+};
 
 /// A bad JSON string literal: bad escape, lone surrogate, raw control
 /// character, missing quotes.
@@ -123,25 +139,63 @@ impl TextSink for String {
     }
 }
 
-/// Unescapes the content of a string literal (between its quotes) into
-/// `out`. Stops at the first `"`, `\\` or control character; only a
-/// backslash may stand there. With `VALIDATE` false the text is known to be
-/// a valid JSON string body already, so that byte can only be a backslash.
-fn unescape<S: TextSink, const VALIDATE: bool>(body: &str, out: &mut S) -> Result<(), BadString> {
-    let mut rest = body;
+/// Checks the string content of `text` from `from` and appends it
+/// unescaped to `out`, in one pass, up to the first `"` that no backslash
+/// escapes or to the end of `text`: the offset of that quote, or
+/// `text.len()`. Plain runs are found eight bytes at a time
+/// ([`find_special`]) and copied whole.
+///
+/// # Errors
+///
+/// The offset of the first byte that is not string content: a raw control
+/// character or an escape that is not valid JSON (a lone surrogate among
+/// them); `out` then holds a prefix of the content.
+#[inline]
+fn unescape_from<S: TextSink>(text: &str, from: usize, out: &mut S) -> Result<usize, usize> {
+    let b = text.as_bytes();
+    let mut i = from;
     loop {
-        let i = find_special(rest.as_bytes(), 0).unwrap_or(rest.len());
-        let (plain, esc) = rest.split_at_checked(i).ok_or(BadString)?;
-        out.put(plain);
-        match esc.as_bytes().first() {
-            None => return Ok(()),
-            Some(b'\\') => {}
-            Some(_) if VALIDATE => return Err(BadString),
-            Some(_) => {}
+        // After an escape the next one is often within a word.
+        let n = short_special(b, i).unwrap_or(b.len());
+        if n > i {
+            out.put(text.get(i..n).ok_or(i)?);
         }
-        let (c, used) = escape(esc.as_bytes())?;
+        match b.get(n) {
+            None | Some(b'"') => return Ok(n),
+            Some(b'\\') => {}
+            Some(_) => return Err(n),
+        }
+        let rest = b.get(n..).unwrap_or_default();
+        let (c, used) = escape(rest).map_err(|_| n)?;
         out.put_char(c);
-        rest = esc.get(used..).ok_or(BadString)?;
+        i = n.saturating_add(used);
+    }
+}
+
+/// [`unescape_from`] over the whole of `body`, the content of a literal
+/// between its quotes: a quote inside it is an error.
+fn unescape_body<S: TextSink>(body: &str, out: &mut S) -> Result<(), BadString> {
+    match unescape_from(body, 0, out) {
+        Ok(end) if end == body.len() => Ok(()),
+        _ => Err(BadString),
+    }
+}
+
+/// Reads the string token whose content starts at `from` in `text` (just
+/// after its opening quote): checks it and appends its content unescaped
+/// to `out` in one pass, and returns the offset after its closing quote.
+///
+/// # Errors
+///
+/// The offset of the first byte that is not string content (the end of
+/// `text` when the closing quote is missing); `out` then holds a prefix of
+/// the content.
+pub(crate) fn unescape_token(text: &str, from: usize, out: &mut String) -> Result<usize, usize> {
+    let end = unescape_from(text, from, out)?;
+    if end < text.len() {
+        Ok(end.saturating_add(1))
+    } else {
+        Err(end)
     }
 }
 
@@ -161,7 +215,7 @@ pub(crate) fn literal_body(raw: &str) -> Result<&str, BadString> {
 pub(crate) fn unescaped_len(raw: &str) -> Result<usize, BadString> {
     let body = literal_body(raw)?;
     let mut counter = Counter(0);
-    unescape::<_, true>(body, &mut counter)?;
+    unescape_body(body, &mut counter)?;
     Ok(counter.0)
 }
 
@@ -174,7 +228,7 @@ pub(crate) fn unescaped_len(raw: &str) -> Result<usize, BadString> {
 /// content (the caller truncates).
 pub(crate) fn unescape_into(raw: &str, out: &mut String) -> Result<(), BadString> {
     let body = literal_body(raw)?;
-    unescape::<_, false>(body, out)
+    unescape_body(body, out)
 }
 
 /// Validates the content of a JSON string literal (between its quotes) and
@@ -185,7 +239,7 @@ pub(crate) fn unescape_into(raw: &str, out: &mut String) -> Result<(), BadString
 /// [`BadString`] if it is not valid JSON string content; `out` then holds a
 /// prefix of the content (the caller truncates).
 pub(crate) fn validate_unescape_into(body: &str, out: &mut String) -> Result<(), BadString> {
-    unescape::<_, true>(body, out)
+    unescape_body(body, out)
 }
 
 /// The text of a JSON string token (quotes included) that is already known
@@ -206,27 +260,24 @@ pub(crate) fn unquote<E: de::Error>(token: &str) -> Result<Cow<'_, str>, E> {
         };
         E::invalid_type(de::Unexpected::Other(got), &"a string")
     })?;
-    let Some(first) = memchr::memchr(b'\\', inner.as_bytes()) else {
+    // Checked text holds no quote nor control character unescaped: the
+    // first special byte, if any, is a backslash.
+    if short_special(inner.as_bytes(), 0).is_none() {
         return Ok(Cow::Borrowed(inner));
-    };
-    let (plain, escaped) = inner
-        .split_at_checked(first)
-        .ok_or_else(|| E::custom(EscapeError::Invalid.message()))?;
-    let mut out = String::with_capacity(inner.len());
-    out.push_str(plain);
-    let mut rest = escaped;
-    while let Some(at) = memchr::memchr(b'\\', rest.as_bytes()) {
-        let (plain, esc) = rest
-            .split_at_checked(at)
-            .ok_or_else(|| E::custom(EscapeError::Invalid.message()))?;
-        out.push_str(plain);
-        let (c, used) = escape(esc.as_bytes()).map_err(|e| E::custom(e.message()))?;
-        out.push(c);
-        rest = esc
-            .get(used..)
-            .ok_or_else(|| E::custom(EscapeError::Invalid.message()))?;
     }
-    out.push_str(rest);
+    let mut out = String::with_capacity(inner.len());
+    match unescape_from(inner, 0, &mut out) {
+        Ok(end) if end == inner.len() => {}
+        Ok(_) => return Err(E::custom(EscapeError::Invalid.message())),
+        Err(at) => {
+            let why = inner
+                .as_bytes()
+                .get(at..)
+                .and_then(|esc| escape(esc).err())
+                .unwrap_or(EscapeError::Invalid);
+            return Err(E::custom(why.message()));
+        }
+    }
     Ok(Cow::Owned(out))
 }
 
