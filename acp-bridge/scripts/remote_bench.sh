@@ -11,12 +11,12 @@
 #
 # Everything runs on 127.0.0.1 and stops by itself. nginx is used when
 # installed (apt-get install nginx); the row is left out otherwise. The
-# harness is tests/remote.rs (`remote_bench`, ignored in normal test runs).
+# harness is tests/integration/remote.rs (`remote_bench`, ignored in normal test runs).
 # Prints a Markdown table.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --quiet --release -p acp-bridge --bins
-cargo test --quiet --release -p acp-bridge --test remote -- --ignored --exact remote_bench --nocapture
+cargo test --quiet --release -p acp-bridge --test integration -- --ignored --exact remote::remote_bench --nocapture
 # Load: 50 concurrent clients (REMOTE_LOAD_CLIENTS) through one bridge, per
 # profile, with the bridge's peak memory.
-exec cargo test --quiet --release -p acp-bridge --test remote -- --ignored --exact remote_load --nocapture
+exec cargo test --quiet --release -p acp-bridge --test integration -- --ignored --exact remote::remote_load --nocapture

@@ -1,5 +1,5 @@
 //! The invariant behind the `acp_codec` fuzz target, shared with
-//! `tests/fuzz_corpus.rs`, which replays the committed seeds.
+//! `tests/integration/fuzz_corpus.rs`, which replays the committed seeds.
 //!
 //! Input: byte 0 picks the line limit (16..=520 bytes) and the read size
 //! (1, 8, 15 or 22 bytes); the rest is the stream. Asserted:

@@ -1,5 +1,5 @@
 //! The invariant behind the `acp_lossless` fuzz target, shared with
-//! `tests/acp_lossless.rs`, which replays the committed seeds.
+//! `tests/integration/acp_lossless.rs`, which replays the committed seeds.
 //!
 //! Input: one line of arbitrary bytes. For a request's or notification's
 //! params, and for a response's result read as every known method's,

@@ -1,5 +1,5 @@
 //! The invariant behind the `acp_message` fuzz target, shared with
-//! `tests/fuzz_corpus.rs`, which replays the committed seeds.
+//! `tests/integration/fuzz_corpus.rs`, which replays the committed seeds.
 //!
 //! Input: one line of arbitrary bytes. Asserted:
 //! - decoding never panics, and a failure has the code `serde_json`'s reading

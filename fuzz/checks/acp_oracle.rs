@@ -1,6 +1,6 @@
 //! The invariant behind the `acp_oracle` fuzz target, shared with
-//! `tests/fuzz_corpus.rs` (which replays the committed seeds) and
-//! `tests/acp_oracle.rs` (recorded sessions, generated and mutated
+//! `tests/integration/fuzz_corpus.rs` (which replays the committed seeds) and
+//! `tests/integration/acp_oracle.rs` (recorded sessions, generated and mutated
 //! messages).
 //!
 //! The oracle (`tests/oracle/`) is generated from the same spec as the

@@ -1,6 +1,6 @@
 //! The invariant behind the `bridge_router` fuzz target
 //! (`acp_codec::remote::Router`, the multiplexer a bridge runs), shared with
-//! `tests/fuzz_corpus.rs`.
+//! `tests/integration/fuzz_corpus.rs`.
 //!
 //! Input: records separated by `0xFF` (never in UTF-8). A record's first
 //! byte picks the event, the rest (invalid UTF-8 replaced) is its text:

@@ -1,5 +1,5 @@
 //! The invariant behind the `chunk_reassembler` fuzz target, shared with
-//! `tests/fuzz_corpus.rs`, which replays the committed seeds.
+//! `tests/integration/fuzz_corpus.rs`, which replays the committed seeds.
 //!
 //! Input: byte 0 picks the limits, then a program of frame operations (start,
 //! chunk, end, other event, garbage line, reset) over three transfer ids with

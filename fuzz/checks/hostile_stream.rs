@@ -1,7 +1,7 @@
 //! The invariant behind the `hostile_stream` fuzz target (structure-aware,
 //! on `acp_codec::fuzzing::HostileStream`), shared with
-//! `tests/fuzz_corpus.rs`, which replays the committed seeds, and
-//! `tests/arbitrary_round_trip.rs`.
+//! `tests/integration/fuzz_corpus.rs`, which replays the committed seeds, and
+//! `tests/integration/arbitrary_round_trip.rs`.
 //!
 //! Input: bytes for `arbitrary::Unstructured`, turned into a hostile stream
 //! (1 KiB line limit). The stream goes through a bridge's input path: a

@@ -1,5 +1,5 @@
 //! The invariant behind the `line_splitter` fuzz target, shared with
-//! `tests/fuzz_corpus.rs`, which replays the committed seeds.
+//! `tests/integration/fuzz_corpus.rs`, which replays the committed seeds.
 //!
 //! Input: byte 0 picks the line limit (1..=64, or the default when 0), byte 1
 //! seeds the piece sizes; the rest is the stream. Asserted:

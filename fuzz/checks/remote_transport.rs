@@ -1,6 +1,6 @@
 //! The invariant behind the `remote_transport` fuzz target (the remote
 //! transport's rules and replay buffer: `acp_codec::remote::{Gate,
-//! check_post, oversize, ReplayBuffer}`), shared with `tests/fuzz_corpus.rs`.
+//! check_post, oversize, ReplayBuffer}`), shared with `tests/integration/fuzz_corpus.rs`.
 //!
 //! Input: records separated by `0xFF` (never in UTF-8). A record's first
 //! byte picks the call, the rest (invalid UTF-8 replaced) is its text:

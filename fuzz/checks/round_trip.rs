@@ -1,6 +1,6 @@
 //! The invariant behind the `round_trip` fuzz target (structure-aware, on
-//! the crate's `arbitrary` feature), shared with `tests/fuzz_corpus.rs`,
-//! which replays the committed seeds, and `tests/arbitrary_round_trip.rs`,
+//! the crate's `arbitrary` feature), shared with `tests/integration/fuzz_corpus.rs`,
+//! which replays the committed seeds, and `tests/integration/arbitrary_round_trip.rs`,
 //! which runs
 //! it over thousands of pseudo-random inputs.
 //!

@@ -1,6 +1,6 @@
 //! The invariant behind the `title` fuzz target, shared with
-//! `tests/fuzz_corpus.rs` (which replays the committed seeds) and
-//! `tests/title_props.rs` (which uses the naive oracle).
+//! `tests/integration/fuzz_corpus.rs` (which replays the committed seeds) and
+//! `tests/integration/title_props.rs` (which uses the naive oracle).
 //!
 //! Input: byte 0 picks the tool kind (`None`, `execute`, `edit`, `other`);
 //! the rest is the title, then, after the first `0xFF` byte (never in UTF-8),

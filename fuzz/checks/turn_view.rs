@@ -1,5 +1,5 @@
 //! The invariant behind the `turn_view` fuzz target, shared with
-//! `tests/fuzz_corpus.rs` (which replays the committed seeds).
+//! `tests/integration/fuzz_corpus.rs` (which replays the committed seeds).
 //!
 //! Two input forms:
 //! - **Lines** (input starts with `{` or `begin`): one JSON-RPC message a

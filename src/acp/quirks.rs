@@ -47,8 +47,8 @@
 //!
 //! | order | agents | upstream | held by |
 //! |---|---|---|---|
-//! | `session/request_permission` for a tool call never announced by `tool_call` | Gemini CLI (through 0.61 at least) | google-gemini/gemini-cli#21783 | `TurnView`'s permission creates the tool call (`tests/turn.rs`, `permission_first_creates_the_tool_call`; the recorded `gemini-cli-0.61.0-acp-turn`) |
-//! | `session/request_permission` first, the `tool_call` of the same id after it | Claude's ACP adapter (`claude-agent-acp`) when its SDK asks permission before the tool use has streamed | agentclientprotocol/claude-agent-acp#820 | the `tool_call` completes the permission's tool call, no problem reported (`tests/turn.rs`, `permission_before_its_tool_call_is_not_a_problem`: the recorded `claude-agent-acp-0.101.0-acp-turn`, which announces first, with each permission request moved before its `tool_call`) |
+//! | `session/request_permission` for a tool call never announced by `tool_call` | Gemini CLI (through 0.61 at least) | google-gemini/gemini-cli#21783 | `TurnView`'s permission creates the tool call (`tests/integration/turn.rs`, `permission_first_creates_the_tool_call`; the recorded `gemini-cli-0.61.0-acp-turn`) |
+//! | `session/request_permission` first, the `tool_call` of the same id after it | Claude's ACP adapter (`claude-agent-acp`) when its SDK asks permission before the tool use has streamed | agentclientprotocol/claude-agent-acp#820 | the `tool_call` completes the permission's tool call, no problem reported (`tests/integration/turn.rs`, `permission_before_its_tool_call_is_not_a_problem`: the recorded `claude-agent-acp-0.101.0-acp-turn`, which announces first, with each permission request moved before its `tool_call`) |
 
 use alloc::borrow::Cow;
 use alloc::format;

@@ -65,6 +65,7 @@ pub(crate) fn special_mask(x: u64) -> u64 {
 /// a word at a time (in text full of `\"` escapes the next quote is near),
 /// then `memchr`. The lowest flagged byte of a word is exact, as in
 /// [`special_mask`].
+#[cfg(feature = "alloc")]
 #[inline]
 pub(crate) fn find_quote(b: &[u8], from: usize) -> Option<usize> {
     const ONES: u64 = 0x0101_0101_0101_0101;
@@ -110,6 +111,7 @@ mod tests {
             .map(|p| p + start)
     }
 
+    #[cfg(feature = "alloc")]
     #[test]
     fn find_quote_matches_a_byte_loop() {
         let text = br#"ab\"cd"efghijklmnopqrstuvwxyz0123456789"x"#;

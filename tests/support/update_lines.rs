@@ -2,7 +2,7 @@
 //! them: every member order, whitespace, escapes, `null`s, unknown and
 //! duplicate members, wrong types, deep raw values, and corruptions (a
 //! byte changed or the line cut). Used to hold the single-pass decoder to
-//! the two-step one in `tests/acp_decode_line.rs`. Test code only:
+//! the two-step one in `tests/integration/acp_decode_line.rs`. Test code only:
 //! compiled for `cargo test`, never into the library.
 #![allow(dead_code)]
 

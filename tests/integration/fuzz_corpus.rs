@@ -3,14 +3,11 @@
 
 use std::path::Path;
 
-#[path = "../fuzz/checks/line_splitter.rs"]
-mod line_splitter;
-#[path = "../fuzz/checks/title.rs"]
-mod title;
+use crate::checks::line_splitter;
+use crate::checks::title;
 
 #[cfg(feature = "alloc")]
-#[path = "../fuzz/checks/acp_message.rs"]
-mod acp_message;
+use crate::checks::acp_message;
 
 /// Every seed of one target, read from the committed corpus.
 fn seeds(target: &str) -> Vec<(String, Vec<u8>)> {
@@ -46,8 +43,7 @@ fn title_seeds() {
 }
 
 #[cfg(feature = "alloc")]
-#[path = "../fuzz/checks/chunk_reassembler.rs"]
-mod chunk_reassembler;
+use crate::checks::chunk_reassembler;
 
 #[cfg(feature = "alloc")]
 #[test]
@@ -59,8 +55,7 @@ fn chunk_reassembler_seeds() {
 }
 
 #[cfg(feature = "alloc")]
-#[path = "../fuzz/checks/turn_view.rs"]
-mod turn_view;
+use crate::checks::turn_view;
 
 #[cfg(feature = "alloc")]
 #[test]
@@ -81,8 +76,7 @@ fn acp_message_seeds() {
 }
 
 #[cfg(feature = "std")]
-#[path = "../fuzz/checks/acp_oracle.rs"]
-mod acp_oracle;
+use crate::checks::acp_oracle;
 
 #[cfg(feature = "std")]
 #[test]
@@ -94,8 +88,7 @@ fn acp_oracle_seeds() {
 }
 
 #[cfg(feature = "tokio-util")]
-#[path = "../fuzz/checks/acp_codec.rs"]
-mod acp_codec;
+use crate::checks::acp_codec;
 
 #[cfg(feature = "tokio-util")]
 #[test]
@@ -107,8 +100,7 @@ fn acp_codec_seeds() {
 }
 
 #[cfg(feature = "alloc")]
-#[path = "../fuzz/checks/bridge_router.rs"]
-mod bridge_router;
+use crate::checks::bridge_router;
 
 #[cfg(feature = "alloc")]
 #[test]
@@ -120,8 +112,7 @@ fn bridge_router_seeds() {
 }
 
 #[cfg(feature = "alloc")]
-#[path = "../fuzz/checks/remote_transport.rs"]
-mod remote_transport;
+use crate::checks::remote_transport;
 
 #[cfg(feature = "alloc")]
 #[test]
@@ -133,8 +124,7 @@ fn remote_transport_seeds() {
 }
 
 #[cfg(feature = "arbitrary")]
-#[path = "../fuzz/checks/round_trip.rs"]
-mod round_trip;
+use crate::checks::round_trip;
 
 #[cfg(feature = "arbitrary")]
 #[test]
@@ -146,8 +136,7 @@ fn round_trip_seeds() {
 }
 
 #[cfg(feature = "arbitrary")]
-#[path = "../fuzz/checks/hostile_stream.rs"]
-mod hostile_stream;
+use crate::checks::hostile_stream;
 
 #[cfg(feature = "arbitrary")]
 #[test]

@@ -21,8 +21,7 @@ use futures_util::StreamExt;
 use serde_json::{json, Value};
 use tokio_tungstenite::tungstenite::Message as WsMessage;
 
-#[path = "support/ws_harness.rs"]
-mod ws_harness;
+use crate::ws_harness;
 use ws_harness::*;
 
 // ---------------------------------------------------------------- tests

@@ -2,7 +2,7 @@
 //! unknown variants re-encode byte for byte, encoding is always one line.
 #![cfg(feature = "std")]
 
-mod acp_support;
+use crate::acp_support;
 
 use acp_codec::acp::Mode;
 use acp_codec::acp::*;

@@ -19,9 +19,8 @@ use acp_codec::acp::{
 };
 use serde_json::Value;
 
-#[path = "../fuzz/checks/acp_lossless.rs"]
-mod acp_lossless;
-mod acp_support;
+use crate::acp_support;
+use crate::checks::acp_lossless;
 
 use acp_support::recorded_lines;
 

@@ -11,9 +11,8 @@
 //! lost, nothing changed, unknown members and `null`s included).
 #![cfg(feature = "std")]
 
-mod acp_support;
-#[path = "support/update_lines.rs"]
-mod update_lines;
+use crate::acp_support;
+use crate::update_lines;
 
 use acp_codec::acp::Mode;
 use acp_codec::acp::{

@@ -5,11 +5,9 @@
 //! kinds promise (the `hostile_stream` check).
 #![cfg(feature = "arbitrary")]
 
-#[path = "../fuzz/checks/round_trip.rs"]
-mod round_trip;
+use crate::checks::round_trip;
 
-#[path = "../fuzz/checks/hostile_stream.rs"]
-mod hostile_stream;
+use crate::checks::hostile_stream;
 
 /// A seeded generator (SplitMix64): the same inputs on every run.
 struct SplitMix(u64);

@@ -16,8 +16,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-#[path = "support/ws_harness.rs"]
-mod ws_harness;
+use crate::ws_harness;
 use ws_harness::*;
 
 const ANA: &str = "ana-0123456789abcdef-token";

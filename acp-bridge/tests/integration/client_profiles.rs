@@ -8,8 +8,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-#[path = "support/ws_harness.rs"]
-mod ws_harness;
+use crate::ws_harness;
 use ws_harness::*;
 
 const TOKEN: &str = "profile-test-0123456789-secret";

@@ -9,8 +9,7 @@ use acp_codec::title::{Explanation, Title, WorkingDir};
 use proptest::prelude::*;
 use proptest::sample::select;
 
-#[path = "../fuzz/checks/title.rs"]
-mod check;
+use crate::checks::title as check;
 
 use check::{assert_slices, Parts};
 

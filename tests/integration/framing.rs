@@ -5,9 +5,7 @@ use acp_codec::framing::LineTooLong;
 use acp_codec::{FrameError, Limits, LineSplitter, PeekedId};
 use proptest::prelude::*;
 
-#[allow(dead_code)]
-#[path = "../fuzz/checks/line_splitter.rs"]
-mod check;
+use crate::checks::line_splitter as check;
 
 #[cfg(feature = "bytes")]
 use check::bytes_agree;

@@ -13,8 +13,7 @@ use futures_util::SinkExt;
 use serde_json::{json, Value};
 use tokio_tungstenite::tungstenite::Message as WsMessage;
 
-#[path = "support/ws_harness.rs"]
-mod ws_harness;
+use crate::ws_harness;
 use ws_harness::*;
 
 const ANA: &str = "ana-0123456789abcdef-token";

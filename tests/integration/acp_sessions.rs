@@ -8,7 +8,7 @@
 //! `ACP_SESSIONS_DIR` points the test at another fixture folder.
 #![cfg(feature = "std")]
 
-mod acp_support;
+use crate::acp_support;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -31,8 +31,7 @@ use serde_json::Value;
 
 const TOKEN: &str = "t0k3n-for-tests-only";
 
-#[path = "support/front.rs"]
-mod front;
+use crate::front;
 use front::{Front, FrontConfig};
 
 // ---------------------------------------------------------------- harness

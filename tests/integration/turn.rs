@@ -2,11 +2,11 @@
 //! their expected event sequences (`tests/turn_golden/<session>.txt`), and
 //! table tests for the rules.
 //!
-//! `UPDATE_TURN_GOLDEN=1 cargo test --test turn` rewrites the golden files;
+//! `UPDATE_TURN_GOLDEN=1 cargo test --test integration turn::` rewrites the golden files;
 //! review the diff before committing it.
 #![cfg(feature = "std")]
 
-mod turn_support;
+use crate::turn_support;
 
 use std::path::PathBuf;
 

@@ -9,7 +9,7 @@
 //! `ACP_SCHEMA_CHECK=require` (CI sets it), which makes that a failure.
 #![cfg(feature = "std")]
 
-mod acp_support;
+use crate::acp_support;
 
 use std::io::Write;
 use std::process::Command;

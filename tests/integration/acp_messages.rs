@@ -2,7 +2,7 @@
 //! forward compatibility, single-line encoding.
 #![cfg(feature = "std")]
 
-mod acp_support;
+use crate::acp_support;
 
 use acp_codec::acp::Mode;
 use std::borrow::Cow;
@@ -13,7 +13,7 @@ use acp_codec::ErrorCode;
 use acp_support::{payload, typed};
 use serde_json::Value;
 
-const EXAMPLES: &str = include_str!("fixtures/acp/examples.ndjson");
+const EXAMPLES: &str = include_str!("../fixtures/acp/examples.ndjson");
 
 #[test]
 fn every_example_decodes_and_reencodes_to_equal_json() {

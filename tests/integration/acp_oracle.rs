@@ -15,10 +15,9 @@
 //! (the asserts of the `acp_oracle` fuzz check, `fuzz/checks/acp_oracle.rs`).
 #![cfg(feature = "std")]
 
-mod acp_support;
+use crate::acp_support;
 
-#[path = "../fuzz/checks/acp_oracle.rs"]
-mod acp_oracle;
+use crate::checks::acp_oracle;
 
 use std::collections::BTreeMap;
 

@@ -1,0 +1,23 @@
+//! The application's integration tests: one test binary (one link of
+//! tokio, hyper and rustls, where a binary per file linked them eight
+//! times over). Each module is one suite; run one with its module name as
+//! the filter: `cargo test -p acp-bridge --test integration remote::`.
+//! The flood test (`tests/bridge_flood.rs`, 12,000 sockets) keeps a binary
+//! of its own, so nothing else runs beside it.
+
+// Helpers shared by several suites.
+#[cfg(target_os = "linux")]
+#[path = "../support/front.rs"]
+mod front;
+#[cfg(target_os = "linux")]
+#[path = "../support/ws_harness.rs"]
+mod ws_harness;
+
+mod bridge;
+mod bridge_agents;
+mod bridge_users;
+mod client_profiles;
+mod client_salvage;
+mod client_terminal;
+mod library;
+mod remote;

@@ -1,0 +1,38 @@
+//! The fuzz targets' checks (`fuzz/checks/<target>.rs`), loaded once each
+//! and gated as their targets; the suites that replay seeds or generated
+//! input through them import them from here.
+
+#[cfg(feature = "tokio-util")]
+#[path = "../../fuzz/checks/acp_codec.rs"]
+pub mod acp_codec;
+#[cfg(feature = "alloc")]
+#[path = "../../fuzz/checks/acp_lossless.rs"]
+pub mod acp_lossless;
+#[cfg(feature = "alloc")]
+#[path = "../../fuzz/checks/acp_message.rs"]
+pub mod acp_message;
+#[cfg(feature = "std")]
+#[path = "../../fuzz/checks/acp_oracle.rs"]
+pub mod acp_oracle;
+#[cfg(feature = "alloc")]
+#[path = "../../fuzz/checks/bridge_router.rs"]
+pub mod bridge_router;
+#[cfg(feature = "alloc")]
+#[path = "../../fuzz/checks/chunk_reassembler.rs"]
+pub mod chunk_reassembler;
+#[cfg(feature = "arbitrary")]
+#[path = "../../fuzz/checks/hostile_stream.rs"]
+pub mod hostile_stream;
+#[path = "../../fuzz/checks/line_splitter.rs"]
+pub mod line_splitter;
+#[cfg(feature = "alloc")]
+#[path = "../../fuzz/checks/remote_transport.rs"]
+pub mod remote_transport;
+#[cfg(feature = "arbitrary")]
+#[path = "../../fuzz/checks/round_trip.rs"]
+pub mod round_trip;
+#[path = "../../fuzz/checks/title.rs"]
+pub mod title;
+#[cfg(feature = "alloc")]
+#[path = "../../fuzz/checks/turn_view.rs"]
+pub mod turn_view;
