@@ -74,26 +74,37 @@ pub(crate) fn escape(bytes: &[u8]) -> Result<(char, usize), EscapeError> {
     })
 }
 
-/// Four hex digits as a number (at most `0xFFFF`), with one test for all
-/// four: a bad digit is `-1`, which keeps the sign bit through the shifts
-/// and the or.
+/// Four hex digits as a number (at most `0xFFFF`): a table look-up a
+/// digit and one test for all four (a bad digit is `-1`, which keeps the
+/// sign bit through the shifts and the or).
 #[inline]
 fn hex4(digits: Option<&[u8]>) -> Option<u32> {
     let [a, b, c, d]: [u8; 4] = digits?.try_into().ok()?;
-    let n = (hex(a) << 12) | (hex(b) << 8) | (hex(c) << 4) | hex(d);
+    // A `u8` always indexes the 256 entries: the look-up cannot miss.
+    let v = |x: u8| i32::from(HEX.get(usize::from(x)).copied().unwrap_or(-1));
+    let n = (v(a) << 12) | (v(b) << 8) | (v(c) << 4) | v(d);
     u32::try_from(n).ok()
 }
 
-/// The value of a hex digit, `-1` when `x` is not one.
-#[inline(always)]
-fn hex(x: u8) -> i32 {
-    i32::from(match x {
-        b'0'..=b'9' => x.wrapping_sub(b'0'),
-        b'a'..=b'f' => x.wrapping_sub(b'a').wrapping_add(10),
-        b'A'..=b'F' => x.wrapping_sub(b'A').wrapping_add(10),
-        _ => return -1,
-    })
-}
+/// The value of each byte as a hex digit, `-1` when it is not one.
+// Built at compile time, where an index out of bounds is a build error,
+// not a panic.
+#[allow(clippy::indexing_slicing)]
+static HEX: [i8; 256] = {
+    let mut t = [-1i8; 256];
+    let mut i = 0u8;
+    while i < 10 {
+        t[(b'0' + i) as usize] = i as i8;
+        i += 1;
+    }
+    let mut i = 0u8;
+    while i < 6 {
+        t[(b'a' + i) as usize] = (10 + i) as i8;
+        t[(b'A' + i) as usize] = (10 + i) as i8;
+        i += 1;
+    }
+    t
+};
 
 /// A bad JSON string literal: bad escape, lone surrogate, raw control
 /// character, missing quotes.
