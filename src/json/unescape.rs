@@ -2,8 +2,8 @@
 //!
 //! Every caller that turns a JSON string token into text comes here, and
 //! every one of them goes through the same loop (`unescape_from`: plain runs
-//! found eight bytes at a time and copied whole, one escape at a time
-//! between them): the ACP reader's strings, read and checked up to their
+//! found a word at a time and copied whole, one escape at a time between
+//! them): the ACP reader's strings, read and checked up to their
 //! closing quote in one pass ([`unescape_token`]), text already checked
 //! ([`unquote`]), and the stream-json events and chunk frames
 //! ([`unescape_into`], [`validate_unescape_into`], [`unescaped_len`]).
@@ -146,8 +146,8 @@ impl TextSink for String {
 /// Checks the string content of `text` from `from` and appends it
 /// unescaped to `out`, in one pass, up to the first `"` that no backslash
 /// escapes or to the end of `text`: the offset of that quote, or
-/// `text.len()`. Plain runs are found eight bytes at a time
-/// ([`find_special`]) and copied whole.
+/// `text.len()`. Plain runs are found a word at a time
+/// ([`short_special`]) and copied whole.
 ///
 /// # Errors
 ///
