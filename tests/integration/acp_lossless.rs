@@ -343,69 +343,10 @@ mod generated {
     use arbitrary::{Arbitrary, Unstructured};
     use proptest::prelude::*;
 
-    /// Every member name the schema uses: injected as `null` where absent
-    /// (an optional member sent as `null`, or an unknown one).
-    const NAMES: &[&str] = &[
-        "_meta",
-        "additionalDirectories",
-        "agentCapabilities",
-        "agentInfo",
-        "annotations",
-        "args",
-        "audience",
-        "auth",
-        "authMethods",
-        "category",
-        "clientCapabilities",
-        "clientInfo",
-        "configOptions",
-        "content",
-        "cost",
-        "currentModeId",
-        "cursor",
-        "cwd",
-        "description",
-        "elicitation",
-        "elicitationId",
-        "env",
-        "exitCode",
-        "exitStatus",
-        "fs",
-        "input",
-        "kind",
-        "lastModified",
-        "limit",
-        "line",
-        "loadSession",
-        "locations",
-        "messageId",
-        "mimeType",
-        "modes",
-        "models",
-        "name",
-        "nextCursor",
-        "oldText",
-        "outputByteLimit",
-        "priority",
-        "rawInput",
-        "rawOutput",
-        "requestId",
-        "requestedSchema",
-        "sessionId",
-        "signal",
-        "size",
-        "status",
-        "summary",
-        "terminal",
-        "title",
-        "toolCallId",
-        "type",
-        "updatedAt",
-        "uri",
-        "url",
-        "value",
-        "version",
-    ];
+    /// Every member name and tag of the spec (the generated test oracle's
+    /// list): injected as `null` where absent (an optional member sent as
+    /// `null`, or an unknown one).
+    use crate::checks::acp_oracle::oracle::MEMBERS as NAMES;
 
     /// Values for unknown members: numbers as peers write them, nesting.
     const VALUES: &[&str] = &[
