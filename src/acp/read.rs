@@ -375,18 +375,13 @@ impl<'de> Reader<'de> {
                 self.pos = end;
                 Ok(out)
             }
-            Err(at) => {
-                // Text that is JSON but that a Rust string cannot hold (a
-                // lone surrogate) is a mismatch, as it is to `serde_json`.
-                let quote = from.saturating_sub(1);
-                match skip_str(b, quote) {
-                    Ok(end) => match self.text.get(quote..end) {
-                        Some(token) => Err(bad_escape(token, at)),
-                        None => Err(Fail::Syntax(at)),
-                    },
-                    Err(_) => Err(Fail::Syntax(at)),
-                }
-            }
+            // The token up to the end found above: text that is JSON but
+            // that a Rust string cannot hold (a lone surrogate) is a
+            // mismatch, as it is to `serde_json`.
+            Err(at) => Err(self
+                .text
+                .get(from.saturating_sub(1)..end)
+                .map_or(Fail::Syntax(at), |token| bad_escape(token, at))),
         }
     }
 
@@ -545,6 +540,18 @@ mod tests {
         assert!(r.string().unwrap_err().is_syntax());
         let mut r = Reader::new(r#""\q""#);
         assert!(r.string().unwrap_err().is_syntax());
+    }
+
+    #[test]
+    fn a_lone_surrogate_is_a_mismatch_in_json_and_syntax_outside() {
+        let mut r = Reader::new(r#""a\nb\ud800c" "#);
+        let why = r.string().unwrap_err();
+        assert!(!why.is_syntax());
+        assert_eq!(why.reason(), "lone leading surrogate in json string");
+        for text in [r#""a\nb\ud800c"#, "\"a\\nb\\ud800\u{1}\""] {
+            let mut r = Reader::new(text);
+            assert!(r.string().unwrap_err().is_syntax(), "{text}");
+        }
     }
 
     #[test]

@@ -45,20 +45,25 @@ pub(crate) fn find_special(b: &[u8], start: usize) -> Option<usize> {
     Some(b.len().saturating_sub(rest.len()).saturating_add(at))
 }
 
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGH: u64 = 0x8080_8080_8080_8080;
+const QUOTES: u64 = 0x2222_2222_2222_2222;
+const BACKSLASHES: u64 = 0x5c5c_5c5c_5c5c_5c5c;
+const SPACES: u64 = 0x2020_2020_2020_2020;
+
+/// The high bit (with the other bits of the byte) of each zero byte of
+/// `y`; above the lowest zero byte a flag may be false.
+#[inline(always)]
+fn zero_bytes(y: u64) -> u64 {
+    y.wrapping_sub(ONES) & !y
+}
+
 /// The high bit of each byte of `x` (little endian) that is a `"`, `\\` or
 /// control character. The lowest flagged byte is exact (a false flag can
 /// only sit above a true one), which is all the callers use.
 #[inline(always)]
 pub(crate) fn special_mask(x: u64) -> u64 {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    const QUOTES: u64 = 0x2222_2222_2222_2222;
-    const BACKSLASHES: u64 = 0x5c5c_5c5c_5c5c_5c5c;
-    const SPACES: u64 = 0x2020_2020_2020_2020;
-    let q = x ^ QUOTES;
-    let s = x ^ BACKSLASHES;
-    ((q.wrapping_sub(ONES) & !q) | (s.wrapping_sub(ONES) & !s) | (x.wrapping_sub(SPACES) & !x))
-        & HIGH
+    (zero_bytes(x ^ QUOTES) | zero_bytes(x ^ BACKSLASHES) | (x.wrapping_sub(SPACES) & !x)) & HIGH
 }
 
 /// The offset of the first `"` at or after `from`: the next sixteen bytes
@@ -68,16 +73,12 @@ pub(crate) fn special_mask(x: u64) -> u64 {
 #[cfg(feature = "alloc")]
 #[inline]
 pub(crate) fn find_quote(b: &[u8], from: usize) -> Option<usize> {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    const QUOTES: u64 = 0x2222_2222_2222_2222;
     let mut at = from;
     for _ in 0..2 {
         let Some(word) = b.get(at..).and_then(|r| r.first_chunk::<8>()) else {
             break;
         };
-        let q = u64::from_le_bytes(*word) ^ QUOTES;
-        let m = q.wrapping_sub(ONES) & !q & HIGH;
+        let m = zero_bytes(u64::from_le_bytes(*word) ^ QUOTES) & HIGH;
         if m != 0 {
             return at.checked_add((m.trailing_zeros() / 8) as usize);
         }
