@@ -1,8 +1,8 @@
 //! Real traffic: every `session/update` line of the recorded peer sessions
 //! (`tests/fixtures/sessions`), one group per shape, and the requests and
 //! results of `session/prompt`, `fs/*` and `session/request_permission`;
-//! `acp::decode_line` (requests and results: `Message::decode` and the
-//! typed params or result) against `serde_json::Value` in the same group.
+//! `acp::decode_line` (results: `Message::decode` and the typed result)
+//! against `serde_json::Value` in the same group.
 //!
 //! `serde_json::Value` here is built without `preserve_order`; the official
 //! crate's side (and `Value` as it builds it) is `benches/official`.

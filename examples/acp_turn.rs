@@ -9,15 +9,16 @@
 //!
 //! Lines are read with tokio-util's `FramedRead` and the crate's
 //! `LineCodec` (bounded lines; a bad line is an item, not the end), decoded
-//! with `acp::decode_line`, and requests are written as JSON values with
-//! the same codec. Permission requests are refused (the example asks no
+//! with `acp::decode_line` (notifications and the agent's requests typed),
+//! and requests are written as JSON values with the same codec. Permission requests are refused (the example asks no
 //! one); the client offers no `fs/*` or `terminal/*`.
 
 use acp_codec::acp::Mode;
 use std::process::Stdio;
 
 use acp_codec::acp::{
-    decode_line, ContentBlock, Incoming, Message, NotificationParams, RequestId, SessionUpdate,
+    decode_line, ContentBlock, Incoming, Message, NotificationParams, PermissionOptionKind,
+    RequestId, RequestParams, SessionUpdate,
 };
 use acp_codec::codec::LineCodec;
 use futures_util::{SinkExt, StreamExt};
@@ -110,24 +111,36 @@ where
             Ok(Incoming::Message(Message::Error(e))) => {
                 return Err(format!("the agent answered an error: {}", e.error.message).into());
             }
-            Ok(Incoming::Message(Message::Request(r))) => {
+            Ok(Incoming::Request { request, params }) => {
                 // Permission requests are refused (a reject option when the
                 // agent offers one); nothing else was offered.
-                let reply = if r.method == "session/request_permission" {
-                    let params: Value = r.params.map_or(Ok(Value::Null), |p| p.parse())?;
-                    let options = params["options"].as_array().cloned().unwrap_or_default();
-                    let reject = options.iter().find(|o| o["kind"] == "reject_once");
-                    let outcome = match reject {
-                        Some(o) => json!({"outcome": "selected", "optionId": o["optionId"]}),
-                        None => json!({"outcome": "cancelled"}),
-                    };
-                    json!({"jsonrpc": "2.0", "id": r.id, "result": {"outcome": outcome}})
-                } else {
-                    let error = json!({"code": -32601, "message": "method not found"});
-                    json!({"jsonrpc": "2.0", "id": r.id, "error": error})
+                let reply = match &params.value {
+                    RequestParams::RequestPermission(p) => {
+                        let reject = p
+                            .options
+                            .iter()
+                            .find(|o| o.kind == PermissionOptionKind::RejectOnce);
+                        let outcome = match reject {
+                            Some(o) => json!({"outcome": "selected", "optionId": o.option_id}),
+                            None => json!({"outcome": "cancelled"}),
+                        };
+                        json!({"jsonrpc": "2.0", "id": request.id, "result": {"outcome": outcome}})
+                    }
+                    _ => {
+                        let error = json!({"code": -32601, "message": "method not found"});
+                        json!({"jsonrpc": "2.0", "id": request.id, "error": error})
+                    }
                 };
-                eprintln!("[{} refused]", r.method);
+                eprintln!("[{} refused]", request.method);
                 to_agent.send(&reply).await?;
+            }
+            Ok(Incoming::Message(Message::Request(r))) => {
+                // Params that do not fit the method: -32602, with the reason.
+                let why = r.typed(Mode::Lenient).err().map(|e| e.to_string());
+                let error = json!({"code": -32602, "message": why.unwrap_or_default()});
+                to_agent
+                    .send(&json!({"jsonrpc": "2.0", "id": r.id, "error": error}))
+                    .await?;
             }
             Ok(other) => eprintln!("[{:?}]", other.into_owned()),
             Err(e) => eprintln!("not an ACP message ({e})"),

@@ -9,8 +9,9 @@
 //! Decoding ACP is one call per job, each taking the [`acp::Mode`]
 //! (lenient by default, strict on request):
 //!
-//! - a line: [`acp::decode_line`] (a notification's params typed in the
-//!   same pass) or, to route without typing, [`acp::Message::decode`];
+//! - a line: [`acp::decode_line`] (a notification's or a request's params
+//!   typed in the same pass) or, to route without typing,
+//!   [`acp::Message::decode`];
 //! - params or a result, by method: [`acp::Request::typed`],
 //!   [`acp::Notification::typed`], [`acp::Response::typed`];
 //! - a byte stream: `codec::AcpCodec` (feature `tokio-util`) gives each

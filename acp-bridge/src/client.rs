@@ -3,8 +3,8 @@
 //! ([`LineSource`] in, [`LineSender`] out).
 //!
 //! Requests go out through the crate's [`Tracker`] (ids, deadlines); every
-//! incoming line is decoded with [`decode_line`]: notifications typed by
-//! method, requests and responses as the [`Message`].
+//! incoming line is decoded with [`decode_line`]: notifications and the
+//! agent's requests typed by method, responses as the [`Message`].
 //! While a request of ours is pending, everything else the agent sends is
 //! handled: `session/update` is printed, `session/request_permission` is
 //! answered by policy, `fs/*` is served inside the session directory, other
@@ -460,9 +460,20 @@ impl<S: LineSource> Client<S> {
         self.stats.lines += 1;
         self.stats.largest_line_bytes = self.stats.largest_line_bytes.max(line.len());
         // One call per line: notifications (nearly everything an agent
-        // sends during a turn) come back typed, the common updates decoded
-        // in one pass; requests and responses come back as the message.
+        // sends during a turn) and the agent's requests come back typed,
+        // decoded in one pass; responses come back as the message.
         let msg = match decode_line(line, Mode::Lenient) {
+            Ok(Incoming::Request { request, params }) => {
+                let typed = Ok(checked(format_args!("{} request", request.method), params));
+                self.peer_request(&request, typed).await?;
+                return Ok(None);
+            }
+            // A request whose params do not fit: answered -32602.
+            Ok(Incoming::Message(Message::Request(r))) => {
+                self.peer_request(&r, r.typed(Mode::Lenient).map(Typed::into_value))
+                    .await?;
+                return Ok(None);
+            }
             Ok(Incoming::Message(m)) => m,
             Ok(Incoming::Notification(typed)) => {
                 let method = typed.value.method();
@@ -486,45 +497,42 @@ impl<S: LineSource> Client<S> {
             }
         };
         match self.tracker.handle(&msg, self.now()) {
-            Ok(Some(done)) if &done.id == waiting => {
-                return Ok(Some(match msg {
-                    Message::Response(r) => Ok(r.result.into_owned()),
-                    Message::Error(e) => Err(e.error.into_owned()),
-                    _ => return Ok(None),
-                }));
-            }
+            Ok(Some(done)) if &done.id == waiting => Ok(Some(match msg {
+                Message::Response(r) => Ok(r.result.into_owned()),
+                Message::Error(e) => Err(e.error.into_owned()),
+                _ => return Ok(None),
+            })),
             Ok(Some(done)) => {
                 eprintln!(
                     "acp-client: late answer to {} (id {})",
                     done.method, done.id
                 );
-                return Ok(None);
+                Ok(None)
             }
-            Ok(None) => {}
+            Ok(None) => Ok(None),
             Err(e) => {
                 eprintln!("acp-client: {e}");
-                if let Message::Request(r) = &msg {
-                    let mut out = Vec::new();
-                    let err = RpcError::new(ErrorCode::INVALID_REQUEST, e.to_string());
-                    acp_codec::acp::encode_error(&r.id, &err, &mut out)
-                        .map_err(|e| Failure::Local(e.to_string()))?;
-                    self.send(out).await?;
-                }
-                return Ok(None);
+                Ok(None)
             }
         }
-        if let Message::Request(r) = &msg {
-            self.answer(r).await?;
-        }
-        Ok(None)
     }
 
-    /// Serves one agent request and sends the answer (unless it comes
-    /// later).
-    async fn answer(&mut self, r: &Request<'_>) -> Result<(), Failure> {
-        let typed = r
-            .typed(Mode::Lenient)
-            .map(|t| checked(format_args!("{} request", r.method), t));
+    /// Records an agent request with the tracker and answers it: an
+    /// `-32600` error when the tracker refuses it (an id already pending,
+    /// too many pending), else what serving its params gives.
+    async fn peer_request(
+        &mut self,
+        r: &Request<'_>,
+        typed: Result<RequestParams<'_>, acp_codec::MessageError>,
+    ) -> Result<(), Failure> {
+        if let Err(e) = self.tracker.handle_peer_request(&r.id, &r.method) {
+            eprintln!("acp-client: {e}");
+            let mut out = Vec::new();
+            let err = RpcError::new(ErrorCode::INVALID_REQUEST, e.to_string());
+            acp_codec::acp::encode_error(&r.id, &err, &mut out)
+                .map_err(|e| Failure::Local(e.to_string()))?;
+            return self.send(out).await;
+        }
         let answer = self.serve(&r.id, typed).await;
         let mut out = Vec::new();
         let encoded = match answer {

@@ -22,8 +22,8 @@
 
 use acp_codec::acp::Mode;
 use acp_codec::acp::{
-    decode_line, encode_notification, encode_request, Incoming, Message, MessageError, MethodKind,
-    RequestId, Typed, METHODS,
+    decode_line, encode_notification, encode_request, Incoming, Message, MethodKind, RequestId,
+    Typed, METHODS,
 };
 
 fn one_line(out: &[u8]) -> &str {
@@ -78,22 +78,23 @@ fn parts(m: &Message<'_>) -> (u8, Option<String>, Option<String>, String) {
 
 type Outcome = Result<Incoming<'static>, (acp_codec::ErrorCode, String)>;
 
-/// `Message::decode` then `typed` (in `Mode::Strict` when `strict`).
+/// `Message::decode` then `typed` (in `Mode::Strict` when `strict`): a
+/// request whose params do not fit stays the message.
 fn two_step(line: &str, strict: bool) -> Outcome {
-    let typed = |n: &acp_codec::acp::Notification<'_>| -> Result<_, MessageError> {
-        if strict {
-            n.typed(Mode::Strict)
-                .map(|t| t.value)
-                .map(|p| Typed::clean(p.into_owned()))
-        } else {
-            n.typed(Mode::Lenient).map(Typed::into_owned)
-        }
-    };
+    let mode = if strict { Mode::Strict } else { Mode::Lenient };
     match Message::decode(line) {
         Err(e) => Err((e.code(), e.to_string())),
-        Ok(Message::Notification(n)) => typed(&n)
-            .map(Incoming::Notification)
+        Ok(Message::Notification(n)) => n
+            .typed(mode)
+            .map(|t| Incoming::Notification(t.into_owned()))
             .map_err(|e| (e.code(), e.to_string())),
+        Ok(Message::Request(r)) => Ok(match r.typed(mode) {
+            Ok(params) => Incoming::Request {
+                params: params.into_owned(),
+                request: r.clone().into_owned(),
+            },
+            Err(_) => Incoming::Message(Message::Request(r.into_owned())),
+        }),
         Ok(m) => Ok(Incoming::Message(m.into_owned())),
     }
 }
@@ -129,8 +130,29 @@ fn one_pass_agrees(line: &str) {
             );
             assert_eq!(s.value, l.value, "strict and lenient differ on {line:?}");
         }
+        (
+            Ok(Incoming::Request {
+                request: rs,
+                params: s,
+            }),
+            Ok(Incoming::Request {
+                request: rl,
+                params: l,
+            }),
+        ) => {
+            assert_eq!(rs, rl, "strict and lenient requests differ on {line:?}");
+            assert!(s.is_clean(), "strict salvaged on {line:?}");
+            assert!(
+                l.is_clean(),
+                "lenient salvaged what strict takes on {line:?}"
+            );
+            assert_eq!(s.value, l.value, "strict and lenient differ on {line:?}");
+        }
         (Ok(Incoming::Message(s)), Ok(Incoming::Message(l))) => assert_eq!(s, l),
         (Err(_), Ok(Incoming::Notification(l))) => {
+            assert!(!l.is_clean(), "strict fails, nothing salvaged, on {line:?}")
+        }
+        (Ok(Incoming::Message(Message::Request(_))), Ok(Incoming::Request { params: l, .. })) => {
             assert!(!l.is_clean(), "strict fails, nothing salvaged, on {line:?}")
         }
         (Err(s), Err(l)) => assert_eq!(s, l, "strict and lenient errors differ on {line:?}"),

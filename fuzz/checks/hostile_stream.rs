@@ -93,11 +93,8 @@ fn has_unknown(incoming: &Incoming<'_>) -> bool {
             SessionUpdate::ToolCall(t) => matches!(t.kind, Some(ToolKind::Unknown(_))),
             _ => false,
         },
-        Incoming::Message(Message::Request(r)) => {
-            matches!(
-                r.typed(Mode::Lenient).map(Typed::into_value),
-                Ok(RequestParams::Unknown { .. })
-            )
+        Incoming::Request { params, .. } => {
+            matches!(params.value, RequestParams::Unknown { .. })
         }
         _ => false,
     }

@@ -1,10 +1,10 @@
 //! One call per line: [`decode_line`] decodes the envelope and, for a
-//! notification, its params by method.
+//! notification or a request, its params by method.
 
 use alloc::borrow::Cow;
 
-use super::message::{not_an_object, Envelope, Message, Notification};
-use super::methods::NotificationParams;
+use super::message::{not_an_object, Envelope, Message, Notification, Request};
+use super::methods::{NotificationParams, RequestParams};
 use super::raw::RawJson;
 use super::read::Reader;
 use super::salvage::Typed;
@@ -12,8 +12,9 @@ use super::wire::{Cx, Mode};
 use super::MessageError;
 use crate::json::scan::skip_ws;
 
-/// A line read by [`decode_line`]: a notification with its params decoded
-/// by method, or any other message as [`Message::decode`] gives it.
+/// A line read by [`decode_line`]: a notification or a request with its
+/// params decoded by method, or any other message as [`Message::decode`]
+/// gives it.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 #[allow(clippy::large_enum_variant)]
@@ -21,8 +22,17 @@ pub enum Incoming<'a> {
     /// A notification, its params typed ([`Notification::typed`]), with
     /// what lenient decoding salvaged (nothing in [`Mode::Strict`]).
     Notification(Typed<'a, NotificationParams<'a>>),
-    /// A request or a response: decode a request's params with
-    /// [`Request::typed`](super::Request::typed), a result with
+    /// A request whose params fit its method.
+    Request {
+        /// The request as sent: answer to its `id`; its params as sent.
+        request: Request<'a>,
+        /// Its params typed ([`Request::typed`]), with what lenient
+        /// decoding salvaged.
+        params: Typed<'a, RequestParams<'a>>,
+    },
+    /// A response or an error response, or a request whose params do not
+    /// fit its method: [`Request::typed`] then gives the `-32602` error to
+    /// answer with. Decode a result with
     /// [`Response::typed`](super::Response::typed) once the
     /// [`Tracker`](super::Tracker) named its method.
     Message(Message<'a>),
@@ -33,30 +43,46 @@ impl Incoming<'_> {
     pub fn into_owned(self) -> Incoming<'static> {
         match self {
             Self::Notification(p) => Incoming::Notification(p.into_owned()),
+            Self::Request { request, params } => Incoming::Request {
+                request: request.into_owned(),
+                params: params.into_owned(),
+            },
             Self::Message(m) => Incoming::Message(m.into_owned()),
         }
     }
 }
 
-/// Decodes a line, and a notification's params by method in `mode`, in
-/// one call: what [`Message::decode`] then [`Notification::typed`] give.
+/// Params typed in the pass over a line (built once, in place: the sizes
+/// of the two differ, as they do in the public enums).
+#[allow(clippy::large_enum_variant)]
+enum Params<'a> {
+    Notification(NotificationParams<'a>),
+    Request(RequestParams<'a>),
+}
+
+/// Decodes a line, and a notification's or a request's params by method
+/// in `mode`, in one call: what [`Message::decode`] then
+/// [`Notification::typed`] or [`Request::typed`] give.
 ///
 /// This is the hot path of a client: nearly every line an agent sends
-/// during a turn is a `session/update` notification. The line is read
-/// once: the envelope's members are checked as they come, and a
-/// notification's params are decoded by its method where they stand (when
-/// `method` comes before `params`, as every peer writes it), the typed
-/// value built in place. Requests and responses come back as
+/// during a turn is a `session/update` notification, and the rest are
+/// mostly its requests (`fs/*`, `session/request_permission`). The line
+/// is read once: the envelope's members are checked as they come, and the
+/// params are decoded by method where they stand (when `method` comes
+/// before `params`, as every peer writes it; a request's `id` too), the
+/// typed value built in place. Responses come back as
 /// [`Incoming::Message`], decoded once.
 ///
 /// # Errors
 ///
 /// As [`Message::decode`] for the line, then as [`Notification::typed`]
 /// for a notification's params. A notification is never answered, so no
-/// id is lost with an error; the next line decodes on its own.
+/// id is lost with an error; the next line decodes on its own. A request
+/// whose params do not fit is not an error here: it comes back as
+/// [`Incoming::Message`], its id there to answer.
 ///
 /// ```
-/// use acp_codec::acp::{decode_line, ContentBlock, Incoming, Message, Mode, NotificationParams, SessionUpdate};
+/// use acp_codec::acp::{decode_line, ContentBlock, Incoming, Message, Mode, NotificationParams, RequestParams, SessionUpdate};
 ///
 /// let line = r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Hello"}}}}"#;
 /// let Incoming::Notification(typed) = decode_line(line, Mode::Lenient)? else { unreachable!() };
@@ -65,9 +91,18 @@ impl Incoming<'_> {
 /// let ContentBlock::Text(text) = &chunk.content else { unreachable!() };
 /// assert_eq!((n.session_id.as_ref(), text.text.as_ref()), ("s1", "Hello"));
 ///
-/// // A request comes back as the message; stray text is still -32700.
-/// let request = r#"{"jsonrpc":"2.0","id":1,"method":"fs/read_text_file","params":{"sessionId":"s1","path":"/a"}}"#;
-/// assert!(matches!(decode_line(request, Mode::Lenient)?, Incoming::Message(Message::Request(_))));
+/// // A request comes back typed, with the id to answer.
+/// let line = r#"{"jsonrpc":"2.0","id":1,"method":"fs/read_text_file","params":{"sessionId":"s1","path":"/a"}}"#;
+/// let Incoming::Request { request, params } = decode_line(line, Mode::Lenient)? else { unreachable!() };
+/// let RequestParams::ReadTextFile(read) = &params.value else { unreachable!() };
+/// assert_eq!((request.id.to_string(), read.path.as_ref()), ("1".to_string(), "/a"));
+///
+/// // Params that do not fit: the request as sent, for a -32602 answer.
+/// let bad = r#"{"jsonrpc":"2.0","id":2,"method":"fs/read_text_file","params":{"path":7}}"#;
+/// let Incoming::Message(Message::Request(request)) = decode_line(bad, Mode::Lenient)? else { unreachable!() };
+/// assert_eq!(request.typed(Mode::Lenient).unwrap_err().code().0, -32602);
+///
+/// // Stray text is still -32700.
 /// assert_eq!(decode_line("Loaded cached credentials.", Mode::Lenient).unwrap_err().code().0, -32700);
 /// # Ok::<(), acp_codec::MessageError>(())
 /// ```
@@ -106,11 +141,20 @@ fn one_pass(line: &str, mode: Mode) -> Option<Result<Incoming<'_>, MessageError>
             r.peek();
             r.pos()
         };
-        // A notification's params, after its method: decoded in place.
-        if &*key == "params" && env.params.is_none() && env.id.is_none() && typed.is_none() {
+        // The params, after the method (and a request's id): decoded in
+        // place. A line that turns out to be something else (an id after
+        // the params) has them typed again from their text below.
+        if &*key == "params" && env.params.is_none() && typed.is_none() {
             if let Some(method) = env.method.and_then(plain_string) {
                 let mark = r.mark();
-                match NotificationParams::decode_at(method, &mut r, &mut cx) {
+                let got = if env.id.is_some() {
+                    RequestParams::decode_at(method, &mut r, &mut cx)
+                        .map(|v| v.map(Params::Request))
+                } else {
+                    NotificationParams::decode_at(method, &mut r, &mut cx)
+                        .map(|v| v.map(Params::Notification))
+                };
+                match got {
                     Some(Ok(v)) => typed = Some(v),
                     Some(Err(why)) if why.is_syntax() => return None,
                     // Decoded again from their text, for the error.
@@ -132,45 +176,69 @@ fn one_pass(line: &str, mode: Mode) -> Option<Result<Incoming<'_>, MessageError>
     if !r.at_end() {
         return None;
     }
-    let (method, params) = match env.into_message() {
-        Ok(Message::Notification(Notification { method, params })) => (method, params),
-        other => return Some(other.map(Incoming::Message)),
-    };
-    Some(match typed {
-        Some(value) => Ok(Incoming::Notification(Typed {
-            value,
-            salvaged: cx.salvaged,
-        })),
+    let params_text = env.params;
+    let salvaged = cx.salvaged;
+    Some(match (env.into_message(), typed) {
+        (Ok(Message::Notification(_)), Some(Params::Notification(value))) => {
+            Ok(Incoming::Notification(Typed { value, salvaged }))
+        }
+        (Ok(Message::Request(request)), Some(Params::Request(params))) => Ok(Incoming::Request {
+            request,
+            params: Typed {
+                value: params,
+                salvaged,
+            },
+        }),
         // Params before the method, escapes in the method's name, an
         // unknown method, or params that do not fit: typed from their text.
-        None => typed_text(method, params, mode),
+        (Ok(Message::Notification(n)), _) => typed_notification(n.method, params_text, mode),
+        (Ok(Message::Request(request)), _) => Ok(typed_request(request, params_text, mode)),
+        (other, _) => other.map(Incoming::Message),
     })
 }
 
-/// [`Message::decode`], then a notification's params typed from its text.
+/// [`Message::decode`], then a notification's or a request's params typed
+/// from their text.
 fn two_steps(line: &str, mode: Mode) -> Result<Incoming<'_>, MessageError> {
+    // Lines borrow their params; owned text (never, today) would be typed
+    // from a copy and copied once more.
     match Message::decode(line)? {
-        Message::Notification(Notification { method, params }) => typed_text(method, params, mode),
+        Message::Notification(Notification { method, params }) => {
+            match params.map(RawJson::into_text) {
+                None => typed_notification(method, None, mode),
+                Some(Cow::Borrowed(text)) => typed_notification(method, Some(text), mode),
+                Some(Cow::Owned(text)) => {
+                    typed_notification(method, Some(&text), mode).map(Incoming::into_owned)
+                }
+            }
+        }
+        Message::Request(request) => Ok(match request.params.clone().map(RawJson::into_text) {
+            None => typed_request(request, None, mode),
+            Some(Cow::Borrowed(text)) => typed_request(request, Some(text), mode),
+            Some(Cow::Owned(text)) => {
+                typed_request(request.into_owned(), Some(&text), mode).into_owned()
+            }
+        }),
         other => Ok(Incoming::Message(other)),
     }
 }
 
 /// A notification's params typed from their text.
-fn typed_text<'a>(
+fn typed_notification<'a>(
     method: Cow<'a, str>,
-    params: Option<RawJson<'a>>,
+    params: Option<&'a str>,
     mode: Mode,
 ) -> Result<Incoming<'a>, MessageError> {
-    let params = match params.map(RawJson::into_text) {
-        None => NotificationParams::decode_text(method, None, mode)?,
-        Some(Cow::Borrowed(text)) => NotificationParams::decode_text(method, Some(text), mode)?,
-        // Lines borrow their params; an owned text (never, today) would be
-        // copied once more.
-        Some(Cow::Owned(text)) => {
-            NotificationParams::decode_text(method, Some(text.as_str()), mode)?.into_owned()
-        }
-    };
-    Ok(Incoming::Notification(params))
+    NotificationParams::decode_text(method, params, mode).map(Incoming::Notification)
+}
+
+/// A request's params typed from their text: the request with them, or as
+/// sent when they do not fit (for the caller to answer `-32602`).
+fn typed_request<'a>(request: Request<'a>, params: Option<&'a str>, mode: Mode) -> Incoming<'a> {
+    match RequestParams::decode_text(request.method.clone(), params, mode) {
+        Ok(params) => Incoming::Request { request, params },
+        Err(_) => Incoming::Message(Message::Request(request)),
+    }
 }
 
 /// The text of a JSON string token without escapes.

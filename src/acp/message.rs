@@ -256,11 +256,7 @@ impl<'a> Message<'a> {
     /// The message with all borrowed text copied (`'static`).
     pub fn into_owned(self) -> Message<'static> {
         match self {
-            Self::Request(r) => Message::Request(Request {
-                id: r.id.into_owned(),
-                method: IntoOwned::into_owned(r.method),
-                params: r.params.map(RawJson::into_owned),
-            }),
+            Self::Request(r) => Message::Request(r.into_owned()),
             Self::Notification(n) => Message::Notification(Notification {
                 method: IntoOwned::into_owned(n.method),
                 params: n.params.map(RawJson::into_owned),
@@ -461,6 +457,17 @@ impl Serialize for Message<'_> {
             }
         }
         m.end()
+    }
+}
+
+impl Request<'_> {
+    /// The request with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> Request<'static> {
+        Request {
+            id: self.id.into_owned(),
+            method: IntoOwned::into_owned(self.method),
+            params: self.params.map(RawJson::into_owned),
+        }
     }
 }
 

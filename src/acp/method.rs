@@ -130,8 +130,6 @@ macro_rules! method_enum {
             /// Decodes the params of `method` at the reader's position, in
             /// the pass over a whole line; `None` for a method this version
             /// does not know (the caller keeps its params raw).
-            // Only notifications are typed in that pass (`decode_line`).
-            #[allow(dead_code)]
             pub(crate) fn decode_at(method: &str, r: &mut Reader<'a>, cx: &mut Cx<'a>) -> Option<Result<Self, Fail>> {
                 Some(match method {
                     $( $(#[cfg($vc)])? names::$method => params_at(r, cx).map(Self::$variant), )*

@@ -14,9 +14,10 @@
 //!
 //! [`decode_line`] does both in one pass over the line, for every
 //! method: the envelope's members are checked as they come, and a
-//! notification's params (the bulk of what an agent sends during a turn)
-//! are typed where they stand, the value built in place. Requests and
-//! responses come back as the [`Message`], typed on demand.
+//! notification's or a request's params (the bulk of what an agent sends
+//! during a turn) are typed where they stand, the value built in place.
+//! Responses come back as the [`Message`], typed on demand once the
+//! [`Tracker`] named the method they answer.
 //!
 //! Every type has one decoder, generated from the schema: one walk over
 //! the JSON text that checks its grammar and reads each member by key into

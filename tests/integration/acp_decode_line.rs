@@ -1,6 +1,7 @@
 //! `acp::decode_line`, one pass over a line, against the two steps it
-//! stands for (`Message::decode`, then `Notification::typed`): the same
-//! value or the same error for every line, leniently and strictly.
+//! stands for (`Message::decode`, then `Notification::typed` or
+//! `Request::typed`): the same value or the same error for every line,
+//! leniently and strictly.
 //!
 //! Both are the crate's code, so the strict result is also held against an
 //! oracle that shares none of it: structs written here with plain
@@ -16,7 +17,8 @@ use crate::update_lines;
 
 use acp_codec::acp::Mode;
 use acp_codec::acp::{
-    decode_line, encode_notification, Incoming, Message, NotificationParams, Typed,
+    decode_line, encode_notification, Incoming, Message, NotificationParams, Request, RequestId,
+    RequestParams, Typed,
 };
 use acp_support::arb::arb_session_notification;
 use proptest::prelude::*;
@@ -104,6 +106,9 @@ struct PlainTool {
 /// plain derive refuses (a required member missing or of the wrong type,
 /// a duplicate member) the crate refuses too.
 fn agrees_with_plain_serde(strict: &Outcome, line: &str) -> Result<(), String> {
+    if let Ok(Incoming::Request { request, params }) = strict {
+        return request_agrees(request, &params.value, line);
+    }
     let plain = serde_json::from_str::<PlainLine>(line);
     let Ok(Incoming::Notification(Typed {
         value: NotificationParams::SessionUpdate(n),
@@ -176,30 +181,71 @@ fn agrees_with_plain_serde(strict: &Outcome, line: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// A typed request against `serde_json::Value`'s reading of its line: the
+/// same id and method, and params (an object) that re-encode to the
+/// line's.
+fn request_agrees(
+    request: &Request<'_>,
+    params: &RequestParams<'_>,
+    line: &str,
+) -> Result<(), String> {
+    let theirs = match serde_json::from_str::<Value>(line) {
+        Ok(v) => v,
+        // The crate counts nesting from the line's values, serde_json
+        // from the line: one level apart.
+        Err(e) if e.to_string().contains("recursion limit exceeded") => return Ok(()),
+        Err(e) if unrepresentable(&e) => return Ok(()),
+        Err(e) => return Err(format!("{e}: {line}")),
+    };
+    let id = serde_json::to_value(&request.id).map_err(|e| e.to_string())?;
+    if id != theirs["id"] || theirs["method"] != *request.method {
+        return Err(format!("id or method differ: {request:?} from {line}"));
+    }
+    if theirs["params"].is_object() {
+        let ours = match serde_json::to_value(params) {
+            Ok(v) => v,
+            Err(e) if unrepresentable(&e) => return Ok(()),
+            Err(e) => return Err(format!("re-encoding: {e}")),
+        };
+        if ours != theirs["params"] {
+            return Err(format!(
+                "re-encoded params {ours} differ from the line's {}",
+                theirs["params"]
+            ));
+        }
+    }
+    Ok(())
+}
+
 type Outcome = Result<Incoming<'static>, (i32, String)>;
 
-fn two_step(line: &str) -> Outcome {
+/// `Message::decode`, then a notification's or a request's params typed
+/// in `mode`; a request whose params do not fit stays the message.
+fn two_steps(line: &str, mode: Mode) -> Outcome {
     match Message::decode(line) {
         Err(e) => Err((e.code().0, e.to_string())),
         Ok(Message::Notification(n)) => n
-            .typed(Mode::Lenient)
+            .typed(mode)
             .map(|p| Incoming::Notification(p.into_owned()))
             .map_err(|e| (e.code().0, e.to_string())),
+        Ok(Message::Request(r)) => Ok(match r.typed(mode) {
+            Ok(params) => Incoming::Request {
+                params: params.into_owned(),
+                request: r.clone().into_owned(),
+            },
+            Err(_) => Incoming::Message(Message::Request(r.into_owned())),
+        }),
         Ok(m) => Ok(Incoming::Message(m.into_owned())),
     }
 }
 
+fn two_step(line: &str) -> Outcome {
+    two_steps(line, Mode::Lenient)
+}
+
 /// [`two_step`] with the params decoded strictly.
 fn two_step_strict(line: &str) -> Outcome {
-    match Message::decode(line) {
-        Err(e) => Err((e.code().0, e.to_string())),
-        Ok(Message::Notification(n)) => n
-            .typed(Mode::Strict)
-            .map(|t| t.value)
-            .map(|p| Incoming::Notification(Typed::clean(p.into_owned())))
-            .map_err(|e| (e.code().0, e.to_string())),
-        Ok(m) => Ok(Incoming::Message(m.into_owned())),
-    }
+    two_steps(line, Mode::Strict)
 }
 
 fn one_pass(line: &str) -> Outcome {
@@ -308,9 +354,10 @@ fn recorded_sessions_agree_line_by_line() {
 #[test]
 fn other_messages_come_back_decoded_once() {
     for line in [
-        r#"{"jsonrpc":"2.0","id":1,"method":"session/update","params":{}}"#,
         r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
         r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"no"}}"#,
+        // A request whose params do not fit: the message, its id to answer.
+        r#"{"jsonrpc":"2.0","id":"a-7","method":"fs/read_text_file","params":{"path":7}}"#,
     ] {
         let got = one_pass(line);
         assert!(matches!(got, Ok(Incoming::Message(_))), "{line}");
@@ -342,5 +389,36 @@ fn errors_are_the_two_step_errors() {
         assert_eq!(got, two_step(line), "{line}");
         assert_eq!(one_pass_strict(line), got, "{line}");
         assert_eq!(got.unwrap_err().0, code, "{line}");
+    }
+}
+
+#[test]
+fn requests_come_back_typed_in_one_pass() {
+    let line = r#"{"jsonrpc":"2.0","id":"u-1","method":"fs/write_text_file","params":{"sessionId":"s","path":"/a","content":"x\ny","later":1}}"#;
+    let Ok(Incoming::Request { request, params }) = one_pass(line) else {
+        panic!("not a typed request: {line}")
+    };
+    assert_eq!(request.id, RequestId::Str("u-1".into()));
+    assert_eq!(request.method, "fs/write_text_file");
+    let RequestParams::WriteTextFile(w) = &params.value else {
+        panic!("{params:?}")
+    };
+    assert_eq!((w.path.as_ref(), w.content.as_ref()), ("/a", "x\ny"));
+    // The unknown member is kept: the params re-encode to what was sent.
+    let sent: Value = serde_json::from_str(line).unwrap();
+    assert_eq!(serde_json::to_value(&params.value).unwrap(), sent["params"]);
+    assert_eq!(one_pass(line), two_step(line));
+    // An unknown method, or an id after the params: typed all the same.
+    for line in [
+        r#"{"jsonrpc":"2.0","id":1,"method":"session/update","params":{}}"#,
+        r#"{"jsonrpc":"2.0","method":"fs/read_text_file","params":{"sessionId":"s","path":"/a"},"id":2}"#,
+    ] {
+        let got = one_pass(line);
+        assert!(
+            matches!(got, Ok(Incoming::Request { .. })),
+            "{line}: {got:?}"
+        );
+        assert_eq!(got, two_step(line));
+        assert_eq!(one_pass_strict(line), two_step_strict(line));
     }
 }

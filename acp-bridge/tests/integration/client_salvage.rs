@@ -1,6 +1,8 @@
 //! `acp-client` decodes what the agent sends leniently, and never silently:
 //! every salvage (a member dropped, a list item skipped, a variant kept as
-//! unknown) is reported as a warning on stderr, and the turn goes on.
+//! unknown) is reported as a warning on stderr, and the turn goes on. The
+//! agent's requests are answered each to its own id, a request whose params
+//! do not fit with `-32602`.
 #![cfg(target_os = "linux")]
 
 use std::process::{Command, Stdio};
@@ -60,5 +62,63 @@ fn salvaged_updates_are_warned_about_and_the_turn_goes_on() {
         warnings[2].contains("/update: kept as unknown: "),
         "{stderr}"
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// An agent in `sh` that, during the prompt (id 2), sends the client a
+/// request whose params do not fit (a UUID id), one with an unknown
+/// method, and a read of a file in the session directory, writes each
+/// answer to `REPLIES`, then ends the turn.
+const REQUESTS: &str = r#"read -r line
+printf '%s\n' '{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentCapabilities":{},"agentInfo":{"name":"scripted","version":"1"}}}'
+read -r line
+printf '%s\n' '{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s1"}}'
+read -r line
+printf '%s\n' '{"jsonrpc":"2.0","id":"6f1c2a9e-3b4d-4e5f-8a7b-9c0d1e2f3a4b","method":"fs/read_text_file","params":{"sessionId":"s1","path":7}}'
+read -r reply; printf '%s\n' "$reply" >> REPLIES
+printf '%s\n' '{"jsonrpc":"2.0","id":"x","method":"acme/unknown","params":{}}'
+read -r reply; printf '%s\n' "$reply" >> REPLIES
+printf '%s\n' '{"jsonrpc":"2.0","id":9,"method":"fs/read_text_file","params":{"sessionId":"s1","path":"DIR/note.txt","later":true}}'
+read -r reply; printf '%s\n' "$reply" >> REPLIES
+printf '%s\n' '{"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn"}}'
+"#;
+
+#[test]
+fn agent_requests_are_answered_each_to_its_id() {
+    let dir = std::env::temp_dir().join(format!("acp-client_requests_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("note.txt"), "line one\n").unwrap();
+    let replies = dir.join("replies.ndjson");
+    let script = dir.join("agent.sh");
+    let text = REQUESTS
+        .replace("REPLIES", &replies.display().to_string())
+        .replace("DIR", &dir.display().to_string());
+    std::fs::write(&script, text).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_acp-client"))
+        .arg("--agent")
+        .arg(format!("sh {}", script.display()))
+        .arg("--cwd")
+        .arg(&dir)
+        .args(["--timeout", "10", "hi"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let replies = std::fs::read_to_string(&replies).unwrap();
+    let replies: Vec<serde_json::Value> = replies
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(replies.len(), 3, "{replies:?}\n{stderr}");
+    // Params that do not fit: -32602, to the UUID id it came with.
+    assert_eq!(replies[0]["id"], "6f1c2a9e-3b4d-4e5f-8a7b-9c0d1e2f3a4b");
+    assert_eq!(replies[0]["error"]["code"], -32602, "{replies:?}");
+    assert_eq!(replies[1]["id"], "x");
+    assert_eq!(replies[1]["error"]["code"], -32601, "{replies:?}");
+    // A typed request (an unknown member kept aside) served.
+    assert_eq!(replies[2]["id"], 9);
+    assert_eq!(replies[2]["result"]["content"], "line one\n", "{replies:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
