@@ -1,6 +1,7 @@
 //! The `acp-bridge` binary with a token file: one agent process per user
 //! (its own `HOME`, working directory, log and crash domain), started on
-//! the user's first message, stopped once idle, at most `--max-agents`;
+//! the user's first message, stopped once idle, at most `--max-agents`
+//! (past it, the agent left without a connection the longest is evicted);
 //! no session of one user reachable by another (a reattach of her old
 //! session id, after her sessions were evicted or her agent restarted);
 //! a Streamable HTTP `GET` only for a session of its user; the
@@ -218,6 +219,50 @@ async fn idle_agents_stop_and_max_agents_refuse_clearly() {
     assert!(b["pid"].is_u64(), "{b}");
     let s = bo.open_session(&bridge.dir).await;
     assert_eq!(bo.turn(&s, "hello").await.stop_reason, "end_turn");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_without_a_connection_makes_room_for_another_user() {
+    // Idle agents would run ten minutes: only eviction frees the one slot.
+    let bridge = start("evict", &["--max-agents", "1", "--agent-idle-secs", "600"]);
+    let mut ana = user(&bridge, ANA).await;
+    let a = init(&mut ana).await;
+    let s = ana.open_session(&bridge.dir).await;
+    assert_eq!(ana.turn(&s, "hello").await.stop_reason, "end_turn");
+    drop(ana);
+    // ana is gone (her connection closes a moment later): bo's agent
+    // starts in place of hers.
+    let mut bo = user(&bridge, BO).await;
+    let deadline = Instant::now() + STEP;
+    let b = loop {
+        let r = bo
+            .request("initialize", json!({"protocolVersion": 1}))
+            .await;
+        if r["error"].is_null() {
+            break r["result"]["_meta"]["acp-mock-agent"].clone();
+        }
+        assert_eq!(error_code(&r), -32012, "{r}");
+        assert!(Instant::now() < deadline, "ana's agent not evicted: {r}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(b["pid"].is_u64(), "{b}");
+    wait_log(&bridge, "agent of ana evicted");
+    wait_log(&bridge, "agent of ana stopped: evicted");
+    let ana_pid = a["pid"].as_u64().unwrap();
+    let deadline = Instant::now() + STEP;
+    while alive(ana_pid) {
+        assert!(Instant::now() < deadline, "ana's evicted agent still runs");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let s = bo.open_session(&bridge.dir).await;
+    assert_eq!(bo.turn(&s, "hello").await.stop_reason, "end_turn");
+    // bo is connected: ana, back, is refused, clearly.
+    let mut ana = user(&bridge, ANA).await;
+    let r = ana
+        .request("initialize", json!({"protocolVersion": 1}))
+        .await;
+    assert_eq!(error_code(&r), -32012, "{r}");
+    assert_eq!(bo.turn(&s, "still here").await.stop_reason, "end_turn");
 }
 
 /// Every message of `c` so far, as text: nothing of ana's may be in bo's.

@@ -31,23 +31,30 @@ const SHARED_DIRS: [&str; 5] = [
 enum Ended {
     /// It exited (how).
     Exited(String),
-    /// It was stopped: idle.
-    Retired,
+    /// It was stopped: idle, or evicted (why).
+    Retired(&'static str),
 }
 
 /// Keeps `agent`'s process running: spawn, relay, restart with backoff;
-/// returns once a user's agent has been idle for `--agent-idle-secs`.
-pub async fn supervise(shared: Arc<Shared>, agent: Arc<Agent>) {
+/// returns once a user's agent has been idle for `--agent-idle-secs`, or
+/// evicted to make room for another (`run` is the start this supervisor
+/// serves; a later one means it was evicted).
+pub async fn supervise(shared: Arc<Shared>, agent: Arc<Agent>, run: u64) {
     let cfg = shared.config.clone();
     let mut backoff = cfg.backoff_min;
     let mut restarts: u64 = 0;
     loop {
         let started = Instant::now();
-        let ended = run_agent(&shared, &agent, restarts).await;
+        let ended = run_agent(&shared, &agent, restarts, run).await;
         agent.up.send_replace(true);
         let status = match ended {
-            Ended::Retired => {
-                shared.log_line(&format!("{} stopped: idle", agent.name()));
+            Ended::Retired(why) => {
+                shared.log_line(&format!("{} stopped: {why}", agent.name()));
+                return;
+            }
+            // Evicted: its input closed, so it may have exited first.
+            Ended::Exited(_) if !shared.is_current(&agent, run) => {
+                shared.log_line(&format!("{} stopped: evicted", agent.name()));
                 return;
             }
             Ended::Exited(status) => status,
@@ -70,8 +77,8 @@ pub async fn supervise(shared: Arc<Shared>, agent: Arc<Agent>) {
         };
         shared.deliver(sends).await;
         tokio::time::sleep(backoff).await;
-        if shared.retire_if_idle(&agent) {
-            shared.log_line(&format!("{} not restarted: idle", agent.name()));
+        if let Some(why) = shared.retire_if_idle(&agent, run) {
+            shared.log_line(&format!("{} not restarted: {why}", agent.name()));
             return;
         }
         backoff = (backoff * 2).min(cfg.backoff_max);
@@ -80,7 +87,7 @@ pub async fn supervise(shared: Arc<Shared>, agent: Arc<Agent>) {
 }
 
 /// Runs the agent once; returns how it ended.
-async fn run_agent(shared: &Arc<Shared>, agent: &Arc<Agent>, restarts: u64) -> Ended {
+async fn run_agent(shared: &Arc<Shared>, agent: &Arc<Agent>, restarts: u64, run: u64) -> Ended {
     let cfg = &shared.config;
     let dirs = agent
         .is_dedicated()
@@ -123,14 +130,14 @@ async fn run_agent(shared: &Arc<Shared>, agent: &Arc<Agent>, restarts: u64) -> E
     shared.deliver(sends).await;
     agent.up.send_replace(true);
     let retired = tokio::select! {
-        () = read_stdout(shared, agent, stdout) => false,
-        () = idle(shared, agent) => true,
+        () = read_stdout(shared, agent, stdout) => None,
+        why = idle(shared, agent, run) => Some(why),
     };
-    if retired {
+    if let Some(why) = retired {
         let _ = child.kill().await;
         writer.abort();
         stderr_task.abort();
-        return Ended::Retired;
+        return Ended::Retired(why);
     }
     // Stdout closed: make sure the process is gone, then report its status.
     let status = match tokio::time::timeout(Duration::from_secs(2), child.wait()).await {
@@ -146,18 +153,21 @@ async fn run_agent(shared: &Arc<Shared>, agent: &Arc<Agent>, restarts: u64) -> E
     Ended::Exited(status)
 }
 
-/// Resolves once `agent` is a user's own agent idle for `--agent-idle-secs`
-/// (never for the shared agent).
-async fn idle(shared: &Shared, agent: &Agent) {
+/// Resolves once `agent` is a user's own agent idle for `--agent-idle-secs`,
+/// or evicted (never for the shared agent): why.
+async fn idle(shared: &Shared, agent: &Agent, run: u64) -> &'static str {
     if !agent.is_dedicated() {
         return std::future::pending().await;
     }
     let tick =
         (shared.config.agent_idle / 4).clamp(Duration::from_millis(100), Duration::from_secs(5));
     loop {
-        tokio::time::sleep(tick).await;
-        if shared.retire_if_idle(agent) {
-            return;
+        tokio::select! {
+            () = tokio::time::sleep(tick) => {}
+            () = agent.evicted.notified() => {}
+        }
+        if let Some(why) = shared.retire_if_idle(agent, run) {
+            return why;
         }
     }
 }

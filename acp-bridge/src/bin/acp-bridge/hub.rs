@@ -9,7 +9,8 @@
 //! with the bridge. With a token file each user gets their own agent
 //! process, with its own router, `HOME`, working directory and log: started
 //! on the user's first message, stopped after `--agent-idle-secs` without a
-//! connection or a message, at most `--max-agents` at once.
+//! connection or a message, at most `--max-agents` at once (past it, the
+//! agent without a connection for the longest is stopped to make room).
 
 use std::collections::HashMap;
 use std::fmt;
@@ -36,8 +37,8 @@ pub const LOG_NAME: &str = "gemini-acp.log";
 /// A log is rotated to `.old` past this size: 2 MiB.
 pub const LOG_LIMIT: u64 = 2 * 1024 * 1024;
 /// The error answering a request of a user whose agent cannot start
-/// because `--max-agents` others run: `-32012`, in JSON-RPC's range for
-/// server errors.
+/// because `--max-agents` others run, each with a connection: `-32012`,
+/// in JSON-RPC's range for server errors.
 pub const AGENTS_FULL: ErrorCode = ErrorCode(-32012);
 /// Longest wait of a client's message for its starting agent; past it the
 /// message goes on and the router refuses it (the agent is not running).
@@ -236,6 +237,10 @@ pub(crate) struct State {
     /// A process runs (or is being restarted) for this agent: for a user
     /// agent, it holds one of `--max-agents`.
     running: bool,
+    /// Which run of a supervisor this is: each start takes the next, so a
+    /// supervisor whose agent was stopped from outside (evicted) sees it
+    /// is no longer current.
+    run: u64,
 }
 
 /// One agent process (started, restarted, stopped) and its router.
@@ -250,6 +255,9 @@ pub struct Agent {
     /// Whether its process came up (or failed to start) since it was last
     /// started: a client's first message waits for it.
     pub(crate) up: watch::Sender<bool>,
+    /// Told when the agent is evicted, to stop its process now rather than
+    /// at its supervisor's next idle check.
+    pub(crate) evicted: Notify,
 }
 
 impl Agent {
@@ -292,6 +300,31 @@ pub struct Shared {
     next_member: AtomicU64,
     /// The key under which each router remembers evicted sessions.
     hash_key: [u8; 16],
+}
+
+/// Stops counting an agent's process (`why` is what its router tells the
+/// sessions' owners).
+fn retire(agents: &mut Agents, st: &mut State, why: &str) {
+    st.running = false;
+    st.agent_tx = None;
+    let mut outs = Vec::new();
+    st.router.agent_exited(why, Duration::ZERO, &mut outs);
+    agents.running = agents.running.saturating_sub(1);
+}
+
+/// The running user agent other than `besides` with no connection whose
+/// last activity is the oldest.
+fn least_recently_active(agents: &Agents, besides: &Arc<Agent>) -> Option<Arc<Agent>> {
+    agents
+        .by_user
+        .values()
+        .filter(|a| a.is_dedicated() && !Arc::ptr_eq(a, besides))
+        .filter_map(|a| {
+            let st = a.lock();
+            (st.running && st.clients.is_empty()).then(|| (st.last_active, a.clone()))
+        })
+        .min_by_key(|(at, _)| *at)
+        .map(|(_, a)| a)
 }
 
 pub(crate) enum Send {
@@ -391,10 +424,12 @@ impl Shared {
                 clients: HashMap::new(),
                 last_active: Instant::now(),
                 running: false,
+                run: 0,
             }),
             log,
             meter: Meter::new(config.max_user_buffered_bytes),
             up: watch::Sender::new(false),
+            evicted: Notify::new(),
         }
     }
 
@@ -403,48 +438,72 @@ impl Shared {
     pub fn start_shared_agent(self: &Arc<Self>) -> watch::Receiver<bool> {
         let agent = self.agent_of("");
         let up = agent.up.subscribe();
-        agent.lock().running = true;
-        tokio::spawn(crate::agent::supervise(self.clone(), agent));
+        let run = {
+            let mut st = agent.lock();
+            st.running = true;
+            st.run
+        };
+        tokio::spawn(crate::agent::supervise(self.clone(), agent, run));
         up
     }
 
     /// Makes sure a process runs for the user agent `agent`, starting one
-    /// when fewer than `--max-agents` run; `false` when none may start.
+    /// when fewer than `--max-agents` run. At the limit, the agent that
+    /// has been without a connection the longest is evicted (stopped, as
+    /// when idle) to make room; `false` when every running agent has a
+    /// connection.
     fn ensure_running(self: &Arc<Self>, agent: &Arc<Agent>) -> bool {
         let mut agents = self.agents();
-        let mut st = agent.lock();
-        if st.running {
+        if agent.lock().running {
             return true;
         }
         if agents.running >= self.config.max_agents {
-            return false;
+            let Some(victim) = least_recently_active(&agents, agent) else {
+                return false;
+            };
+            retire(&mut agents, &mut victim.lock(), "stopped: evicted");
+            victim.evicted.notify_waiters();
+            self.log_line(&format!(
+                "{} evicted: {} agents run (--max-agents), {}'s starts",
+                victim.name(),
+                self.config.max_agents,
+                agent.user
+            ));
         }
+        let mut st = agent.lock();
         agents.running += 1;
         st.running = true;
+        st.run += 1;
         agent.up.send_replace(false);
-        tokio::spawn(crate::agent::supervise(self.clone(), agent.clone()));
+        tokio::spawn(crate::agent::supervise(self.clone(), agent.clone(), st.run));
         true
     }
 
-    /// Stops counting `agent`'s process when it has had no client and no
-    /// message for `--agent-idle-secs` (a user agent only): `true` when it
-    /// must stop. Its router stays, and with it who owns which session.
-    pub(crate) fn retire_if_idle(&self, agent: &Agent) -> bool {
+    /// Whether `run` is `agent`'s current start (false once it was
+    /// evicted).
+    pub(crate) fn is_current(&self, agent: &Agent, run: u64) -> bool {
+        let st = agent.lock();
+        st.running && st.run == run
+    }
+
+    /// Whether the supervisor of `run` must stop `agent`'s process: it was
+    /// evicted (another run is current, or none), or it is a user agent
+    /// that has had no client and no message for `--agent-idle-secs`, now
+    /// stopped. Its router stays, and with it who owns which session.
+    pub(crate) fn retire_if_idle(&self, agent: &Agent, run: u64) -> Option<&'static str> {
         if !agent.is_dedicated() {
-            return false;
+            return None;
         }
         let mut agents = self.agents();
         let mut st = agent.lock();
-        if !st.clients.is_empty() || st.last_active.elapsed() < self.config.agent_idle {
-            return false;
+        if st.run != run || !st.running {
+            return Some("evicted");
         }
-        st.running = false;
-        st.agent_tx = None;
-        let mut outs = Vec::new();
-        st.router
-            .agent_exited("stopped: idle", Duration::ZERO, &mut outs);
-        agents.running -= 1;
-        true
+        if !st.clients.is_empty() || st.last_active.elapsed() < self.config.agent_idle {
+            return None;
+        }
+        retire(&mut agents, &mut st, "stopped: idle");
+        Some("idle")
     }
 
     /// A new client of `who` whose messages go to `tx`; `kick` is told
@@ -503,16 +562,16 @@ impl Shared {
     }
 
     /// Answers a request of `client` when its agent may not start: the
-    /// bridge runs `--max-agents` already. Other messages are dropped.
+    /// bridge runs `--max-agents` already, each with a connection. Other
+    /// messages are dropped.
     fn refuse_full(&self, agent: &Agent, client: ClientId, text: &str) {
         let Ok(Message::Request(req)) = Message::decode(text) else {
             return;
         };
         let max = self.config.max_agents;
         let msg = format!(
-            "the bridge runs {max} agents, its limit (--max-agents): {}'s agent starts once another user's stops (idle after {} s)",
-            agent.user,
-            self.config.agent_idle.as_secs()
+            "the bridge runs {max} agents, its limit (--max-agents), each with a connection: {}'s agent starts once another user has none",
+            agent.user
         );
         let session = session_field(req.params.as_ref()).into_id();
         let stream = answer_stream(&req.method, session.as_deref());

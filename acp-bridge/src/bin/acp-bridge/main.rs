@@ -48,8 +48,10 @@
 //! `USER` with every byte but ASCII letters, digits, `-`, `_` and an inner
 //! `.` written `%XX`). It is stopped after `--agent-idle-secs` (600) with
 //! no connection and no message either way, and started again on the
-//! user's next message. At most `--max-agents` (16) run at once: a user
-//! whose agent cannot start gets `-32012` for each request, with a message
+//! user's next message. At most `--max-agents` (16) run at once: past it,
+//! the agent that has been without a connection the longest is stopped
+//! (evicted) to make room; when every one has a connection, a user whose
+//! agent cannot start gets `-32012` for each request, with a message
 //! naming the limit; nobody else notices. One user's agent crashing or
 //! restarting touches no one else: `_bridge/agent_exited` and
 //! `_bridge/agent_started` go to that user's clients only.
@@ -306,7 +308,8 @@ struct Args {
     /// no connection and no message.
     #[arg(long, default_value_t = 600, value_parser = at_least_one_u64)]
     agent_idle_secs: u64,
-    /// With a token file: most user agent processes at once.
+    /// With a token file: most user agent processes at once (past it, the
+    /// one without a connection the longest is stopped to make room).
     #[arg(long, default_value_t = 16, value_parser = at_least_one)]
     max_agents: usize,
     /// A client that takes longer to accept one message is dropped (ms).
