@@ -1,5 +1,8 @@
 //! Property tests: arbitrary typed messages survive encode then decode,
 //! unknown variants re-encode byte for byte, encoding is always one line.
+//! The params and results of every stable method of the generated method
+//! table (`acp::METHODS`) are generated: a method missing from the lists
+//! here fails `every_stable_method_is_covered`.
 #![cfg(feature = "std")]
 
 use crate::acp_support;
@@ -68,112 +71,218 @@ fn result_round_trip(method: &str, result: ResponseResult<'static>) {
     );
 }
 
+/// Every stable request's params, the same id for all (the lists below are
+/// written by hand; `every_stable_method_is_covered` holds them against
+/// the generated method table).
+fn client_requests() -> impl Strategy<Value = Vec<RequestParams<'static>>> {
+    (
+        (
+            arb_initialize_request(false),
+            arb_new_session_request(false),
+            arb_load_session_request(false),
+            arb_resume_session_request(false),
+            arb_set_session_config_option_request(false),
+            arb_authenticate_request(false),
+        ),
+        (
+            arb_list_sessions_request(false),
+            arb_set_session_mode_request(false),
+            arb_set_session_model_request(false),
+            arb_session_id_request(false),
+            arb_prompt_request(false),
+        ),
+    )
+        .prop_map(|((i, n, l, r, c, a), (ls, m, sm, s, p))| {
+            vec![
+                RequestParams::Initialize(i),
+                RequestParams::NewSession(n),
+                RequestParams::LoadSession(l),
+                RequestParams::ResumeSession(r),
+                RequestParams::SetSessionConfigOption(c),
+                RequestParams::Authenticate(a),
+                RequestParams::ListSessions(ls),
+                RequestParams::SetSessionMode(m),
+                RequestParams::SetSessionModel(sm),
+                RequestParams::DeleteSession(s.clone()),
+                RequestParams::CloseSession(s),
+                RequestParams::Logout(MetaOnly::new()),
+                RequestParams::Prompt(p),
+            ]
+        })
+}
+
+fn agent_requests() -> impl Strategy<Value = Vec<RequestParams<'static>>> {
+    (
+        arb_request_permission_request(false),
+        arb_read_text_file_request(false),
+        arb_write_text_file_request(false),
+        arb_create_terminal_request(false),
+        arb_terminal_request(false),
+        arb_create_elicitation_request(false),
+    )
+        .prop_map(|(perm, rf, wf, ct, t, el)| {
+            vec![
+                RequestParams::RequestPermission(perm),
+                RequestParams::ReadTextFile(rf),
+                RequestParams::WriteTextFile(wf),
+                RequestParams::CreateTerminal(ct),
+                RequestParams::TerminalOutput(t.clone()),
+                RequestParams::ReleaseTerminal(t.clone()),
+                RequestParams::WaitForTerminalExit(t.clone()),
+                RequestParams::KillTerminal(t),
+                RequestParams::CreateElicitation(el),
+            ]
+        })
+}
+
+fn notifications() -> impl Strategy<Value = Vec<NotificationParams<'static>>> {
+    (
+        arb_session_id_request(false),
+        arb_complete_elicitation_notification(false),
+        arb_cancel_request_notification(false),
+        arb_session_notification(false),
+    )
+        .prop_map(|(c, e, r, u)| {
+            vec![
+                NotificationParams::Cancel(c),
+                NotificationParams::CompleteElicitation(e),
+                NotificationParams::CancelRequest(r),
+                NotificationParams::SessionUpdate(u),
+            ]
+        })
+}
+
+/// Every stable request's result, with the method it answers.
+fn results() -> impl Strategy<Value = Vec<(&'static str, ResponseResult<'static>)>> {
+    (
+        (
+            arb_initialize_response(false),
+            arb_new_session_response(false),
+            arb_load_session_response(false),
+            arb_list_sessions_response(false),
+            arb_resume_session_response(false),
+            arb_set_session_config_option_response(false),
+            arb_prompt_response(false),
+        ),
+        (
+            arb_request_permission_response(false),
+            arb_read_text_file_response(false),
+            arb_create_terminal_response(false),
+            arb_terminal_output_response(false),
+            arb_terminal_exit_status(false),
+            arb_create_elicitation_response(false),
+            arb_meta_only(false),
+        ),
+    )
+        .prop_map(
+            |((i, n, l, ls, rs, sc, p), (perm, rf, ct, to, we, el, m))| {
+                let mut all = vec![
+                    (names::INITIALIZE, ResponseResult::Initialize(i)),
+                    (names::SESSION_NEW, ResponseResult::NewSession(n)),
+                    (names::SESSION_LOAD, ResponseResult::LoadSession(l)),
+                    (names::SESSION_LIST, ResponseResult::ListSessions(ls)),
+                    (names::SESSION_RESUME, ResponseResult::ResumeSession(rs)),
+                    (
+                        names::SESSION_SET_CONFIG_OPTION,
+                        ResponseResult::SetSessionConfigOption(sc),
+                    ),
+                    (names::SESSION_PROMPT, ResponseResult::Prompt(p)),
+                    (
+                        names::SESSION_REQUEST_PERMISSION,
+                        ResponseResult::RequestPermission(perm),
+                    ),
+                    (names::FS_READ_TEXT_FILE, ResponseResult::ReadTextFile(rf)),
+                    (names::TERMINAL_CREATE, ResponseResult::CreateTerminal(ct)),
+                    (names::TERMINAL_OUTPUT, ResponseResult::TerminalOutput(to)),
+                    (
+                        names::TERMINAL_WAIT_FOR_EXIT,
+                        ResponseResult::WaitForTerminalExit(we),
+                    ),
+                    (
+                        names::ELICITATION_CREATE,
+                        ResponseResult::CreateElicitation(el),
+                    ),
+                ];
+                // The methods whose result is only `_meta`.
+                for method in [
+                    names::AUTHENTICATE,
+                    names::LOGOUT,
+                    names::SESSION_DELETE,
+                    names::SESSION_CLOSE,
+                    names::SESSION_SET_MODE,
+                    names::SESSION_SET_MODEL,
+                    names::FS_WRITE_TEXT_FILE,
+                    names::TERMINAL_RELEASE,
+                    names::TERMINAL_KILL,
+                ] {
+                    let response = Response {
+                        id: RequestId::Number(1),
+                        result: RawJson::to_raw(&m).unwrap(),
+                    };
+                    let r = response.typed(method, Mode::Lenient).unwrap().value;
+                    all.push((method, r.into_owned()));
+                }
+                all
+            },
+        )
+}
+
+/// The hand-written lists above cover every stable method of the
+/// generated table, requests with their results: a method added to the
+/// schema and not here fails this test.
+#[test]
+fn every_stable_method_is_covered() {
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::TestRunner;
+    use std::collections::BTreeSet;
+
+    let mut runner = TestRunner::deterministic();
+    let mut requests = client_requests().new_tree(&mut runner).unwrap().current();
+    requests.extend(agent_requests().new_tree(&mut runner).unwrap().current());
+    let requests: BTreeSet<String> = requests.iter().map(|p| p.method().to_owned()).collect();
+    let notifications = notifications().new_tree(&mut runner).unwrap().current();
+    let notifications: BTreeSet<String> = notifications
+        .iter()
+        .map(|p| p.method().to_owned())
+        .collect();
+    let results = results().new_tree(&mut runner).unwrap().current();
+    for (method, result) in &results {
+        assert_eq!(result.method(), Some(*method));
+    }
+    let results: BTreeSet<String> = results.iter().map(|(m, _)| m.to_string()).collect();
+    let table = |kind: MethodKind| -> BTreeSet<String> {
+        METHODS
+            .iter()
+            .filter(|m| m.kind == kind && !m.unstable)
+            .map(|m| m.name.to_owned())
+            .collect()
+    };
+    assert_eq!(requests, table(MethodKind::Request));
+    assert_eq!(results, table(MethodKind::Request));
+    assert_eq!(notifications, table(MethodKind::Notification));
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
 
     #[test]
-    fn session_updates_round_trip(u in arb_session_notification(false)) {
-        notification_round_trip(NotificationParams::SessionUpdate(u));
-    }
-
-    #[test]
-    fn prompts_round_trip(id in request_id(), p in arb_prompt_request(false)) {
-        request_round_trip(id, RequestParams::Prompt(p));
-    }
-
-    #[test]
-    fn client_requests_round_trip(
-        id in request_id(),
-        i in arb_initialize_request(false),
-        n in arb_new_session_request(false),
-        l in arb_load_session_request(false),
-        r in arb_resume_session_request(false),
-        c in arb_set_session_config_option_request(false),
-        a in arb_authenticate_request(false),
-        ls in arb_list_sessions_request(false),
-        m in arb_set_session_mode_request(false),
-        sm in arb_set_session_model_request(false),
-        s in arb_session_id_request(false),
-    ) {
-        for p in [
-            RequestParams::Initialize(i), RequestParams::NewSession(n), RequestParams::LoadSession(l),
-            RequestParams::ResumeSession(r), RequestParams::SetSessionConfigOption(c),
-            RequestParams::Authenticate(a), RequestParams::ListSessions(ls), RequestParams::SetSessionMode(m),
-            RequestParams::SetSessionModel(sm), RequestParams::DeleteSession(s.clone()),
-            RequestParams::CloseSession(s), RequestParams::Logout(MetaOnly::new()),
-        ] {
+    fn requests_round_trip(id in request_id(), client in client_requests(), agent in agent_requests()) {
+        for p in client.into_iter().chain(agent) {
             request_round_trip(id.clone(), p);
         }
     }
 
     #[test]
-    fn agent_requests_round_trip(
-        id in request_id(),
-        perm in arb_request_permission_request(false),
-        rf in arb_read_text_file_request(false),
-        wf in arb_write_text_file_request(false),
-        ct in arb_create_terminal_request(false),
-        t in arb_terminal_request(false),
-        el in arb_create_elicitation_request(false),
-    ) {
-        for p in [
-            RequestParams::RequestPermission(perm), RequestParams::ReadTextFile(rf),
-            RequestParams::WriteTextFile(wf), RequestParams::CreateTerminal(ct),
-            RequestParams::TerminalOutput(t.clone()), RequestParams::ReleaseTerminal(t.clone()),
-            RequestParams::WaitForTerminalExit(t.clone()), RequestParams::KillTerminal(t),
-            RequestParams::CreateElicitation(el),
-        ] {
-            request_round_trip(id.clone(), p);
+    fn notifications_round_trip(all in notifications()) {
+        for p in all {
+            notification_round_trip(p);
         }
     }
 
     #[test]
-    fn notifications_round_trip(
-        c in arb_session_id_request(false),
-        e in arb_complete_elicitation_notification(false),
-        r in arb_cancel_request_notification(false),
-    ) {
-        notification_round_trip(NotificationParams::Cancel(c));
-        notification_round_trip(NotificationParams::CompleteElicitation(e));
-        notification_round_trip(NotificationParams::CancelRequest(r));
-    }
-
-    #[test]
-    fn results_round_trip(
-        i in arb_initialize_response(false),
-        n in arb_new_session_response(false),
-        l in arb_load_session_response(false),
-        ls in arb_list_sessions_response(false),
-        rs in arb_resume_session_response(false),
-        sc in arb_set_session_config_option_response(false),
-        p in arb_prompt_response(false),
-        perm in arb_request_permission_response(false),
-        rf in arb_read_text_file_response(false),
-        ct in arb_create_terminal_response(false),
-        to in arb_terminal_output_response(false),
-        we in arb_terminal_exit_status(false),
-        el in arb_create_elicitation_response(false),
-        m in arb_meta_only(false),
-    ) {
-        result_round_trip(names::INITIALIZE, ResponseResult::Initialize(i));
-        result_round_trip(names::SESSION_NEW, ResponseResult::NewSession(n));
-        result_round_trip(names::SESSION_LOAD, ResponseResult::LoadSession(l));
-        result_round_trip(names::SESSION_LIST, ResponseResult::ListSessions(ls));
-        result_round_trip(names::SESSION_RESUME, ResponseResult::ResumeSession(rs));
-        result_round_trip(names::SESSION_SET_CONFIG_OPTION, ResponseResult::SetSessionConfigOption(sc));
-        result_round_trip(names::SESSION_PROMPT, ResponseResult::Prompt(p));
-        result_round_trip(names::SESSION_REQUEST_PERMISSION, ResponseResult::RequestPermission(perm));
-        result_round_trip(names::FS_READ_TEXT_FILE, ResponseResult::ReadTextFile(rf));
-        result_round_trip(names::TERMINAL_CREATE, ResponseResult::CreateTerminal(ct));
-        result_round_trip(names::TERMINAL_OUTPUT, ResponseResult::TerminalOutput(to));
-        result_round_trip(names::TERMINAL_WAIT_FOR_EXIT, ResponseResult::WaitForTerminalExit(we));
-        result_round_trip(names::ELICITATION_CREATE, ResponseResult::CreateElicitation(el));
-        for method in [names::AUTHENTICATE, names::LOGOUT, names::SESSION_DELETE, names::SESSION_CLOSE,
-                       names::SESSION_SET_MODE, names::SESSION_SET_MODEL, names::FS_WRITE_TEXT_FILE,
-                       names::TERMINAL_RELEASE, names::TERMINAL_KILL] {
-            let response = Response { id: RequestId::Number(1), result: RawJson::to_raw(&m).unwrap() };
-            let r = response.typed(method, Mode::Lenient).unwrap().value.into_owned();
-            result_round_trip(method, r);
+    fn results_round_trip(all in results()) {
+        for (method, result) in all {
+            result_round_trip(method, result);
         }
     }
 

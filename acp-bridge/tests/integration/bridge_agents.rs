@@ -486,3 +486,43 @@ async fn a_websocket_silent_after_the_upgrade_is_closed() {
     tokio::time::sleep(Duration::from_millis(1500)).await;
     assert_eq!(c.turn(&s, "still here").await.stop_reason, "end_turn");
 }
+
+/// An authenticated HTTP/1.1 connection kept alive and then silent is
+/// closed by the server: the wait for the next request head is bounded as
+/// the first one is (10 s), so idle keep-alive connections cannot pile up.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_keep_alive_connection_is_closed() {
+    let bridge = start("keep_alive", &[]);
+    let addr = bridge.addr;
+    tokio::task::spawn_blocking(move || {
+        let mut s = TcpStream::connect(addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        // Two requests on the connection (a 404 does not close it), then
+        // silence.
+        let mut seen = String::new();
+        for _ in 0..2 {
+            write!(
+                s,
+                "GET / HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {ANA}\r\n\r\n"
+            )
+            .unwrap();
+            let mut chunk = [0u8; 4096];
+            let n = s.read(&mut chunk).unwrap();
+            seen.push_str(&String::from_utf8_lossy(&chunk[..n]));
+        }
+        assert_eq!(seen.matches("HTTP/1.1 404").count(), 2, "{seen}");
+        let idle = Instant::now();
+        let mut chunk = [0u8; 4096];
+        let n = s
+            .read(&mut chunk)
+            .expect("the server closes an idle connection");
+        assert_eq!(n, 0, "{}", String::from_utf8_lossy(&chunk[..n]));
+        let waited = idle.elapsed();
+        assert!(
+            (Duration::from_secs(8)..Duration::from_secs(25)).contains(&waited),
+            "closed after {waited:?}"
+        );
+    })
+    .await
+    .unwrap();
+}
