@@ -464,7 +464,7 @@ impl<S: LineSource> Client<S> {
         // decoded in one pass; responses come back as the message.
         let msg = match decode_line(line, Mode::Lenient) {
             Ok(Incoming::Request { request, params }) => {
-                let typed = Ok(checked(format_args!("{} request", request.method), params));
+                let typed = Ok(checked(format_args!("{} request", request.method), *params));
                 self.peer_request(&request, typed).await?;
                 return Ok(None);
             }

@@ -90,7 +90,7 @@ fn two_step(line: &str, strict: bool) -> Outcome {
             .map_err(|e| (e.code(), e.to_string())),
         Ok(Message::Request(r)) => Ok(match r.typed(mode) {
             Ok(params) => Incoming::Request {
-                params: params.into_owned(),
+                params: Box::new(params.into_owned()),
                 request: r.clone().into_owned(),
             },
             Err(_) => Incoming::Message(Message::Request(r.into_owned())),

@@ -53,7 +53,7 @@ fn request(u: &mut Unstructured<'_>) -> arbitrary::Result<()> {
     let one_pass = decode_line(line, Mode::Lenient).unwrap_or_else(|e| panic!("{e}: {line}"));
     let want = Incoming::Request {
         request: r.clone(),
-        params: Typed::clean(params),
+        params: Box::new(Typed::clean(params)),
     };
     assert_eq!(one_pass, want, "{line}");
     Ok(())

@@ -2,6 +2,7 @@
 //! notification or a request, its params by method.
 
 use alloc::borrow::Cow;
+use alloc::boxed::Box;
 
 use super::message::{not_an_object, Envelope, Message, Notification, Request};
 use super::methods::{NotificationParams, RequestParams};
@@ -27,8 +28,10 @@ pub enum Incoming<'a> {
         /// The request as sent: answer to its `id`; its params as sent.
         request: Request<'a>,
         /// Its params typed ([`Request::typed`]), with what lenient
-        /// decoding salvaged.
-        params: Typed<'a, RequestParams<'a>>,
+        /// decoding salvaged. Boxed: the params of every request method
+        /// take far more room than a notification's, which make up most
+        /// lines and would be moved at that size.
+        params: Box<Typed<'a, RequestParams<'a>>>,
     },
     /// A response or an error response, or a request whose params do not
     /// fit its method: [`Request::typed`] then gives the `-32602` error to
@@ -45,19 +48,20 @@ impl Incoming<'_> {
             Self::Notification(p) => Incoming::Notification(p.into_owned()),
             Self::Request { request, params } => Incoming::Request {
                 request: request.into_owned(),
-                params: params.into_owned(),
+                params: Box::new(params.into_owned()),
             },
             Self::Message(m) => Incoming::Message(m.into_owned()),
         }
     }
 }
 
-/// Params typed in the pass over a line (built once, in place: the sizes
-/// of the two differ, as they do in the public enums).
+/// Params typed in the pass over a line: a request's boxed as soon as they
+/// are read (see [`Incoming::Request`]); a notification's inline, as
+/// `Incoming` holds them (most lines are notifications).
 #[allow(clippy::large_enum_variant)]
 enum Params<'a> {
     Notification(NotificationParams<'a>),
-    Request(RequestParams<'a>),
+    Request(Box<Typed<'a, RequestParams<'a>>>),
 }
 
 /// Decodes a line, and a notification's or a request's params by method
@@ -149,7 +153,7 @@ fn one_pass(line: &str, mode: Mode) -> Option<Result<Incoming<'_>, MessageError>
                 let mark = r.mark();
                 let got = if env.id.is_some() {
                     RequestParams::decode_at(method, &mut r, &mut cx)
-                        .map(|v| v.map(Params::Request))
+                        .map(|v| v.map(|v| Params::Request(Box::new(Typed::clean(v)))))
                 } else {
                     NotificationParams::decode_at(method, &mut r, &mut cx)
                         .map(|v| v.map(Params::Notification))
@@ -182,13 +186,10 @@ fn one_pass(line: &str, mode: Mode) -> Option<Result<Incoming<'_>, MessageError>
         (Ok(Message::Notification(_)), Some(Params::Notification(value))) => {
             Ok(Incoming::Notification(Typed { value, salvaged }))
         }
-        (Ok(Message::Request(request)), Some(Params::Request(params))) => Ok(Incoming::Request {
-            request,
-            params: Typed {
-                value: params,
-                salvaged,
-            },
-        }),
+        (Ok(Message::Request(request)), Some(Params::Request(mut params))) => {
+            params.salvaged = salvaged;
+            Ok(Incoming::Request { request, params })
+        }
         // Params before the method, escapes in the method's name, an
         // unknown method, or params that do not fit: typed from their text.
         (Ok(Message::Notification(n)), _) => typed_notification(n.method, params_text, mode),
@@ -236,7 +237,10 @@ fn typed_notification<'a>(
 /// sent when they do not fit (for the caller to answer `-32602`).
 fn typed_request<'a>(request: Request<'a>, params: Option<&'a str>, mode: Mode) -> Incoming<'a> {
     match RequestParams::decode_text(request.method.clone(), params, mode) {
-        Ok(params) => Incoming::Request { request, params },
+        Ok(params) => Incoming::Request {
+            request,
+            params: Box::new(params),
+        },
         Err(_) => Incoming::Message(Message::Request(request)),
     }
 }

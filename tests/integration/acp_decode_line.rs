@@ -230,7 +230,7 @@ fn two_steps(line: &str, mode: Mode) -> Outcome {
             .map_err(|e| (e.code().0, e.to_string())),
         Ok(Message::Request(r)) => Ok(match r.typed(mode) {
             Ok(params) => Incoming::Request {
-                params: params.into_owned(),
+                params: Box::new(params.into_owned()),
                 request: r.clone().into_owned(),
             },
             Err(_) => Incoming::Message(Message::Request(r.into_owned())),
