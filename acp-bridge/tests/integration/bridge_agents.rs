@@ -115,6 +115,15 @@ fn alive(pid: u64) -> bool {
     Path::new(&format!("/proc/{pid}")).exists()
 }
 
+/// Waits (up to `STEP`) for the process `pid`, `what`, to be gone.
+fn wait_gone(pid: u64, what: &str) {
+    let deadline = Instant::now() + STEP;
+    while alive(pid) {
+        assert!(Instant::now() < deadline, "{what} still runs");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 fn error_code(v: &Value) -> i64 {
     v["error"]["code"]
         .as_i64()
@@ -208,12 +217,7 @@ async fn idle_agents_stop_and_max_agents_refuse_clearly() {
     drop(ana);
     drop(bo);
     wait_log(&bridge, "agent of ana stopped: idle");
-    let ana_pid = a["pid"].as_u64().unwrap();
-    let deadline = Instant::now() + STEP;
-    while alive(ana_pid) {
-        assert!(Instant::now() < deadline, "ana's idle agent still runs");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_gone(a["pid"].as_u64().unwrap(), "ana's idle agent");
     let mut bo = user(&bridge, BO).await;
     let b = init(&mut bo).await;
     assert!(b["pid"].is_u64(), "{b}");
@@ -248,12 +252,7 @@ async fn an_agent_without_a_connection_makes_room_for_another_user() {
     assert!(b["pid"].is_u64(), "{b}");
     wait_log(&bridge, "agent of ana evicted");
     wait_log(&bridge, "agent of ana stopped: evicted");
-    let ana_pid = a["pid"].as_u64().unwrap();
-    let deadline = Instant::now() + STEP;
-    while alive(ana_pid) {
-        assert!(Instant::now() < deadline, "ana's evicted agent still runs");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_gone(a["pid"].as_u64().unwrap(), "ana's evicted agent");
     let s = bo.open_session(&bridge.dir).await;
     assert_eq!(bo.turn(&s, "hello").await.stop_reason, "end_turn");
     // bo is connected: ana, back, is refused, clearly.

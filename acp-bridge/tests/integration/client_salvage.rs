@@ -5,7 +5,8 @@
 //! do not fit with `-32602`.
 #![cfg(target_os = "linux")]
 
-use std::process::{Command, Stdio};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
 
 /// An agent in `sh`: answers initialize (id 0) and session/new (id 1),
 /// then, for the prompt (id 2), sends updates that do not fit the schema
@@ -21,22 +22,34 @@ printf '%s\n' '{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":
 printf '%s\n' '{"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn"}}'
 "#;
 
-#[test]
-fn salvaged_updates_are_warned_about_and_the_turn_goes_on() {
-    let dir = std::env::temp_dir().join(format!("acp-client_salvage_{}", std::process::id()));
+/// A fresh scratch directory for the test `name`.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("acp-client_{name}_{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    let script = dir.join("agent.sh");
-    std::fs::write(&script, AGENT).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_acp-client"))
+    dir
+}
+
+/// One turn of `acp-client` ("hi") against the agent `script` (a `sh`
+/// program) in `dir`.
+fn turn(dir: &Path, script: &str) -> Output {
+    let path = dir.join("agent.sh");
+    std::fs::write(&path, script).unwrap();
+    Command::new(env!("CARGO_BIN_EXE_acp-client"))
         .arg("--agent")
-        .arg(format!("sh {}", script.display()))
+        .arg(format!("sh {}", path.display()))
         .arg("--cwd")
-        .arg(&dir)
+        .arg(dir)
         .args(["--timeout", "10", "hi"])
         .stdin(Stdio::null())
         .output()
-        .unwrap();
+        .unwrap()
+}
+
+#[test]
+fn salvaged_updates_are_warned_about_and_the_turn_goes_on() {
+    let dir = scratch("salvage");
+    let out = turn(&dir, AGENT);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stdout}\n{stderr}");
@@ -85,25 +98,13 @@ printf '%s\n' '{"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn"}}'
 
 #[test]
 fn agent_requests_are_answered_each_to_its_id() {
-    let dir = std::env::temp_dir().join(format!("acp-client_requests_{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("requests");
     std::fs::write(dir.join("note.txt"), "line one\n").unwrap();
     let replies = dir.join("replies.ndjson");
-    let script = dir.join("agent.sh");
     let text = REQUESTS
         .replace("REPLIES", &replies.display().to_string())
         .replace("DIR", &dir.display().to_string());
-    std::fs::write(&script, text).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_acp-client"))
-        .arg("--agent")
-        .arg(format!("sh {}", script.display()))
-        .arg("--cwd")
-        .arg(&dir)
-        .args(["--timeout", "10", "hi"])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let out = turn(&dir, &text);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     let replies = std::fs::read_to_string(&replies).unwrap();
