@@ -2,6 +2,7 @@
 //! hold, kept so the object re-encodes as it came.
 
 use alloc::borrow::Cow;
+use alloc::boxed::Box;
 use alloc::vec::Vec;
 use core::fmt;
 
@@ -24,7 +25,8 @@ use super::raw::{IntoOwned, RawJson};
 /// name is a typed field that is set (the typed value wins when a caller
 /// sets a field the peer had sent as `null` or as a value that did not fit).
 /// So a decoded value re-encodes to JSON equal, as a value, to what came in.
-/// Empty, it costs nothing: no allocation.
+/// Empty, it costs nothing: no allocation, and one pointer's room in its
+/// struct (values are moved whole while they are decoded).
 ///
 /// ```
 /// use acp_codec::acp::{Diff, RawJson};
@@ -38,47 +40,66 @@ use super::raw::{IntoOwned, RawJson};
 ///     r#"{"path":"/a","newText":"x","oldText":null,"hunks":3}"#
 /// );
 /// ```
-#[derive(Clone, Default, PartialEq, Eq)]
-pub struct Extra<'a>(Vec<(Cow<'a, str>, RawJson<'a>)>);
+#[derive(Clone, Default)]
+pub struct Extra<'a>(Option<Box<Members<'a>>>);
+
+/// The members kept, in the order they came.
+type Members<'a> = Vec<(Cow<'a, str>, RawJson<'a>)>;
 
 impl<'a> Extra<'a> {
     /// No members.
     pub const fn new() -> Self {
-        Self(Vec::new())
+        Self(None)
+    }
+
+    /// The members, in the order they came.
+    fn list(&self) -> &[(Cow<'a, str>, RawJson<'a>)] {
+        self.0.as_deref().map_or(&[], Vec::as_slice)
+    }
+
+    /// The list to add to, made on the first member.
+    fn list_mut(&mut self) -> &mut Members<'a> {
+        self.0.get_or_insert_with(Box::default)
     }
 
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.list().is_empty()
     }
 
     /// How many members there are.
     pub fn len(&self) -> usize {
-        self.0.len()
+        self.list().len()
     }
 
     /// The members, in the order they came.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &RawJson<'a>)> {
-        self.0.iter().map(|(k, v)| (&**k, v))
+        self.list().iter().map(|(k, v)| (&**k, v))
     }
 
     /// The value of member `name` (the last one, as JSON parsers take it,
     /// when a peer sent it twice).
     pub fn get(&self, name: &str) -> Option<&RawJson<'a>> {
-        self.0.iter().rev().find(|(k, _)| k == name).map(|(_, v)| v)
+        self.list()
+            .iter()
+            .rev()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v)
     }
 
     /// Adds a member at the end (a member of the same name is replaced).
     pub fn insert(&mut self, name: impl Into<Cow<'a, str>>, value: RawJson<'a>) {
         let name = name.into();
-        self.0.retain(|(k, _)| *k != name);
-        self.0.push((name, value));
+        let list = self.list_mut();
+        list.retain(|(k, _)| *k != name);
+        list.push((name, value));
     }
 
     /// Removes every member called `name`, giving the last one's value.
     pub fn remove(&mut self, name: &str) -> Option<RawJson<'a>> {
         let mut last = None;
-        self.0.retain_mut(|(k, v)| {
+        let list = self.0.as_deref_mut()?;
+        list.retain_mut(|(k, v)| {
             if k != name {
                 return true;
             }
@@ -90,19 +111,30 @@ impl<'a> Extra<'a> {
 
     /// Appends as decoded, duplicates and all.
     pub(crate) fn push(&mut self, name: Cow<'a, str>, value: RawJson<'a>) {
-        self.0.push((name, value));
+        self.list_mut().push((name, value));
     }
 
     /// The members with their text copied (`'static`).
     pub fn into_owned(self) -> Extra<'static> {
-        Extra(
-            self.0
-                .into_iter()
-                .map(|(k, v)| (IntoOwned::into_owned(k), v.into_owned()))
-                .collect(),
-        )
+        Extra(self.0.map(|list| {
+            Box::new(
+                list.into_iter()
+                    .map(|(k, v)| (IntoOwned::into_owned(k), v.into_owned()))
+                    .collect(),
+            )
+        }))
     }
 }
+
+/// Equal when they hold the same members in the same order (however they
+/// came to be empty).
+impl PartialEq for Extra<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.list() == other.list()
+    }
+}
+
+impl Eq for Extra<'_> {}
 
 impl IntoOwned for Extra<'_> {
     type Owned = Extra<'static>;
@@ -149,5 +181,51 @@ mod tests {
         e.insert("b", RawJson::from_validated("4"));
         assert_eq!(e.iter().collect::<Vec<_>>().len(), 1);
         assert_eq!(format!("{e:?}"), "{\"b\": 4}");
+    }
+
+    /// Borrowed text may be held for a shorter lifetime (covariance), as
+    /// with a `Vec`: decoded messages can be passed where a shorter borrow
+    /// is wanted.
+    #[test]
+    fn is_covariant() {
+        fn shorten<'b>(e: Extra<'static>) -> Extra<'b> {
+            e
+        }
+        assert!(shorten(Extra::new()).is_empty());
+    }
+
+    /// A value borrowing a string may still be alive (in a match's
+    /// scrutinee) when the string is moved, as with a `Vec`:
+    /// `match request.typed(mode) { Err(_) => keep(request), .. }` must
+    /// compile. A container whose `Drop` may read what it holds refuses
+    /// this at compile time.
+    #[test]
+    fn a_dead_borrow_does_not_outlive_its_text() {
+        fn keep(s: alloc::string::String) -> usize {
+            s.len()
+        }
+        let text = "k".to_owned();
+        let kept = match Some(Extra::from_iter([(
+            text.as_str(),
+            RawJson::from_validated("1"),
+        )]))
+        .filter(|_| false)
+        {
+            Some(e) => e.len(),
+            None => keep(text),
+        };
+        assert_eq!(kept, 1);
+    }
+
+    #[test]
+    fn emptied_equals_never_filled() {
+        let mut e = Extra::new();
+        assert_eq!(e.remove("a"), None);
+        e.insert("a", RawJson::from_validated("1"));
+        assert_ne!(e, Extra::new());
+        assert!(e.remove("a").is_some());
+        assert!(e.is_empty());
+        assert_eq!(e, Extra::new());
+        assert_eq!(e.into_owned(), Extra::new());
     }
 }

@@ -55,15 +55,6 @@ impl Incoming<'_> {
     }
 }
 
-/// Params typed in the pass over a line: a request's boxed as soon as they
-/// are read (see [`Incoming::Request`]); a notification's inline, as
-/// `Incoming` holds them (most lines are notifications).
-#[allow(clippy::large_enum_variant)]
-enum Params<'a> {
-    Notification(NotificationParams<'a>),
-    Request(Box<Typed<'a, RequestParams<'a>>>),
-}
-
 /// Decodes a line, and a notification's or a request's params by method
 /// in `mode`, in one call: what [`Message::decode`] then
 /// [`Notification::typed`] or [`Request::typed`] give.
@@ -111,15 +102,26 @@ enum Params<'a> {
 /// # Ok::<(), acp_codec::MessageError>(())
 /// ```
 pub fn decode_line(line: &str, mode: Mode) -> Result<Incoming<'_>, MessageError> {
-    match one_pass(line, mode) {
-        Some(done) => done,
+    let mut out = None;
+    match one_pass(line, mode, &mut out) {
+        Some(Ok(())) => match out {
+            Some(done) => Ok(done),
+            None => two_steps(line, mode),
+        },
+        Some(Err(e)) => Err(e),
         None => two_steps(line, mode),
     }
 }
 
-/// The pass over the line; `None` when the text is not JSON somewhere, for
-/// [`two_steps`] to report it exactly as [`Message::decode`] does.
-fn one_pass(line: &str, mode: Mode) -> Option<Result<Incoming<'_>, MessageError>> {
+/// The pass over the line, which puts what it decoded in `out`: built there
+/// in place (`Incoming` is large, and each move of it is a copy). `None`
+/// when the text is not JSON somewhere, for [`two_steps`] to report it
+/// exactly as [`Message::decode`] does.
+fn one_pass<'a>(
+    line: &'a str,
+    mode: Mode,
+    out: &mut Option<Incoming<'a>>,
+) -> Option<Result<(), MessageError>> {
     let start = skip_ws(line.as_bytes(), 0);
     if line.as_bytes().get(start) != Some(&b'{') {
         return Some(Err(not_an_object(line, start)));
@@ -128,7 +130,6 @@ fn one_pass(line: &str, mode: Mode) -> Option<Result<Incoming<'_>, MessageError>
     r.open_line().ok()?;
     let mut env = Envelope::default();
     let mut cx = Cx::new(mode);
-    let mut typed = None;
     let mut first = true;
     loop {
         let key = match r.key(&mut first, false) {
@@ -148,21 +149,37 @@ fn one_pass(line: &str, mode: Mode) -> Option<Result<Incoming<'_>, MessageError>
         // The params, after the method (and a request's id): decoded in
         // place. A line that turns out to be something else (an id after
         // the params) has them typed again from their text below.
-        if &*key == "params" && env.params.is_none() && typed.is_none() {
+        if &*key == "params" && env.params.is_none() && out.is_none() {
             if let Some(method) = env.method.and_then(plain_string) {
                 let mark = r.mark();
-                let got = if env.id.is_some() {
-                    RequestParams::decode_at(method, &mut r, &mut cx)
-                        .map(|v| v.map(|v| Params::Request(Box::new(Typed::clean(v)))))
+                // Built in its final shape at once (the request and what
+                // was salvaged are filled in at the end).
+                let failed = if env.id.is_some() {
+                    match RequestParams::decode_at(method, &mut r, &mut cx) {
+                        Some(Ok(v)) => {
+                            *out = Some(Incoming::Request {
+                                request: Request::placeholder(),
+                                params: Box::new(Typed::clean(v)),
+                            });
+                            None
+                        }
+                        Some(Err(why)) => Some(why),
+                        None => None,
+                    }
                 } else {
-                    NotificationParams::decode_at(method, &mut r, &mut cx)
-                        .map(|v| v.map(Params::Notification))
+                    match NotificationParams::decode_at(method, &mut r, &mut cx) {
+                        Some(Ok(v)) => {
+                            *out = Some(Incoming::Notification(Typed::clean(v)));
+                            None
+                        }
+                        Some(Err(why)) => Some(why),
+                        None => None,
+                    }
                 };
-                match got {
-                    Some(Ok(v)) => typed = Some(v),
-                    Some(Err(why)) if why.is_syntax() => return None,
+                match failed {
+                    Some(why) if why.is_syntax() => return None,
                     // Decoded again from their text, for the error.
-                    Some(Err(_)) => {
+                    Some(_) => {
                         cx.salvaged.clear();
                         r.reset(mark);
                     }
@@ -182,24 +199,35 @@ fn one_pass(line: &str, mode: Mode) -> Option<Result<Incoming<'_>, MessageError>
     }
     let params_text = env.params;
     let salvaged = cx.salvaged;
-    Some(match (env.into_message(), typed) {
-        (Ok(Message::Notification(_)), Some(Params::Notification(value))) => {
-            Ok(Incoming::Notification(Typed { value, salvaged }))
-        }
-        (Ok(Message::Request(request)), Some(Params::Request(mut params))) => {
+    match (env.into_message(), &mut *out) {
+        (Ok(Message::Notification(_)), Some(Incoming::Notification(t))) => t.salvaged = salvaged,
+        (
+            Ok(Message::Request(request)),
+            Some(Incoming::Request {
+                request: slot,
+                params,
+            }),
+        ) => {
+            *slot = request;
             params.salvaged = salvaged;
-            Ok(Incoming::Request { request, params })
         }
         // Params before the method, escapes in the method's name, an
         // unknown method, or params that do not fit: typed from their text.
-        (Ok(Message::Notification(n)), _) => typed_notification(n.method, params_text, mode),
-        (Ok(Message::Request(request)), _) => Ok(typed_request(request, params_text, mode)),
-        (other, _) => other.map(Incoming::Message),
-    })
+        (Ok(Message::Notification(n)), _) => {
+            match typed_notification(n.method, params_text, mode) {
+                Ok(v) => *out = Some(v),
+                Err(e) => return Some(Err(e)),
+            }
+        }
+        (Ok(Message::Request(request)), _) => {
+            *out = Some(typed_request(request, params_text, mode));
+        }
+        (Ok(message), _) => *out = Some(Incoming::Message(message)),
+        (Err(e), _) => return Some(Err(e)),
+    }
+    Some(Ok(()))
 }
 
-/// [`Message::decode`], then a notification's or a request's params typed
-/// from their text.
 fn two_steps(line: &str, mode: Mode) -> Result<Incoming<'_>, MessageError> {
     // Lines borrow their params; owned text (never, today) would be typed
     // from a copy and copied once more.

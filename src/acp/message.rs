@@ -472,6 +472,17 @@ impl Request<'_> {
 }
 
 impl<'a> Request<'a> {
+    /// A request with no id, method or params, to be overwritten: the
+    /// place [`decode_line`](super::decode_line) builds a line's result in
+    /// before it has read the whole envelope.
+    pub(crate) const fn placeholder() -> Self {
+        Self {
+            id: RequestId::Null,
+            method: Cow::Borrowed(""),
+            params: None,
+        }
+    }
+
     /// Decodes the params by method (see [`RequestParams`]) in `mode`:
     /// leniently ([`Mode::Lenient`], the default) what does not fit the
     /// schema is salvaged and listed in [`Typed::salvaged`]; strictly it is

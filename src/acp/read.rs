@@ -124,11 +124,15 @@ impl<'de> Reader<'de> {
     /// Passes over the value here, checking its grammar, and returns its
     /// text.
     pub(crate) fn skip(&mut self) -> Result<&'de str, Fail> {
-        self.peek();
+        let quoted = self.peek() == b'"';
         let start = self.pos;
-        let room = MAX_DEPTH.saturating_sub(self.depth);
-        let end =
-            skip_value_within(self.bytes(), start, room).map_err(|e| Fail::Syntax(e.offset))?;
+        // Most values passed over are strings (`"2.0"`, a method).
+        let end = if quoted {
+            skip_str(self.bytes(), start)
+        } else {
+            skip_value_within(self.bytes(), start, MAX_DEPTH.saturating_sub(self.depth))
+        }
+        .map_err(|e| Fail::Syntax(e.offset))?;
         self.pos = end;
         self.text.get(start..end).ok_or(Fail::Syntax(start))
     }
@@ -288,6 +292,14 @@ impl<'de> Reader<'de> {
                 .map(|k| Some(Cow::Borrowed(k)))
                 .ok_or(Fail::Syntax(i));
         }
+        self.escaped_key(i)
+    }
+
+    /// [`key`](Self::key) when the key at `i` has an escape (or is not
+    /// JSON).
+    #[cold]
+    fn escaped_key(&mut self, i: usize) -> Result<Option<Cow<'de, str>>, Fail> {
+        let b = self.bytes();
         let (token, value) = key_at(b, i).map_err(|e| Fail::Syntax(e.offset))?;
         self.pos = value;
         let token = self

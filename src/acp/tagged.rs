@@ -122,25 +122,29 @@ macro_rules! tagged_enum {
                     Tag::Later(t) => (Some(&**t), true),
                     Tag::Absent => (None, true),
                 };
-                let got = match text {
+                // Each variant returned from its arm: the value is moved
+                // once, not through a `Result` of the whole union.
+                let why = match text {
                     $( $(#[cfg($vc)])? Some($text) => {
                         if first {
                             r.open_object("a json object")?;
                         }
-                        <$inner<'a> as Object<'de>>::members(r, cx, Some(($tag, !first)), first).map($name::$variant)
+                        match <$inner<'a> as Object<'de>>::members(r, cx, Some(($tag, !first)), first) {
+                            Ok(v) => return Ok($name::$variant(v)),
+                            Err(why) => why,
+                        }
                     } )*
-                    $( None => <$aty<'a> as $crate::acp::wire::Decode<'de>>::decode(r, cx).map($name::$avariant), )?
+                    $( None => match <$aty<'a> as $crate::acp::wire::Decode<'de>>::decode(r, cx) {
+                        Ok(v) => return Ok($name::$avariant(v)),
+                        Err(why) => why,
+                    }, )?
                     _ => {
                         r.reset(start);
                         return r.skip().map(|raw| $name::Unknown($crate::acp::RawJson::from_validated(raw)));
                     }
                 };
-                match got {
-                    Ok(v) => Ok(v),
-                    Err(why) => cx
-                        .recover(r, start, since, $crate::acp::SalvageKind::UnknownVariant, why)
-                        .map(|raw| $name::Unknown($crate::acp::RawJson::from_validated(raw))),
-                }
+                cx.recover(r, start, since, $crate::acp::SalvageKind::UnknownVariant, why)
+                    .map(|raw| $name::Unknown($crate::acp::RawJson::from_validated(raw)))
             }
         }
 

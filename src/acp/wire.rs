@@ -81,7 +81,16 @@ impl<'de> Cx<'de> {
 
     /// Prefixes the paths of the salvages reported since `since` with
     /// `step`: paths are built on the way out, so the way in costs nothing.
+    #[inline]
     pub(crate) fn prefix(&mut self, since: usize, step: Step) {
+        if since < self.salvaged.len() {
+            self.prefix_each(since, step);
+        }
+    }
+
+    /// [`prefix`](Self::prefix) when there are salvages to prefix.
+    #[cold]
+    fn prefix_each(&mut self, since: usize, step: Step) {
         for s in self.salvaged.iter_mut().skip(since) {
             let part = match step {
                 Step::Key(k) => alloc::format!("/{k}"),
@@ -263,7 +272,11 @@ pub(crate) trait Field<'de>: Sized {
     /// Reads the member's value: the field, or the raw value to keep in
     /// the struct's [`Extra`](super::Extra) instead (an optional member's
     /// `null`, or leniently a value that did not fit, reported in `cx`).
-    fn read(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Result<Self, &'de str>, Fail>;
+    fn read(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        slot: &mut Option<Self>,
+    ) -> Result<Option<&'de str>, Fail>;
 
     /// The value when the member is absent (or held in `Extra`).
     fn absent(name: &'static str) -> Result<Self, Fail>;
@@ -276,12 +289,29 @@ pub(crate) trait Field<'de>: Sized {
 }
 
 impl<'de, T: Decode<'de> + Serialize> Field<'de> for Option<T> {
-    fn read(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Result<Self, &'de str>, Fail> {
+    fn read(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        slot: &mut Option<Self>,
+    ) -> Result<Option<&'de str>, Fail> {
         if r.null()? {
-            return Ok(T::from_null().map(Some).ok_or("null"));
+            return Ok(match T::from_null() {
+                Some(v) => {
+                    *slot = Some(Some(v));
+                    None
+                }
+                None => Some("null"),
+            });
         }
-        cx.salvage_point::<T>(r, SalvageKind::MemberDropped)
-            .map(|got| got.map(Some))
+        Ok(
+            match cx.salvage_point::<T>(r, SalvageKind::MemberDropped)? {
+                Ok(v) => {
+                    *slot = Some(Some(v));
+                    None
+                }
+                Err(raw) => Some(raw),
+            },
+        )
     }
 
     fn absent(_: &'static str) -> Result<Self, Fail> {
@@ -307,8 +337,15 @@ macro_rules! required_field {
             fn read(
                 r: &mut $crate::acp::read::Reader<'de>,
                 cx: &mut $crate::acp::wire::Cx<'de>,
-            ) -> Result<Result<Self, &'de str>, $crate::acp::read::Fail> {
-                <$t as $crate::acp::wire::Decode<'de>>::decode(r, cx).map(Ok)
+                slot: &mut Option<Self>,
+            ) -> Result<Option<&'de str>, $crate::acp::read::Fail> {
+                match <$t as $crate::acp::wire::Decode<'de>>::decode(r, cx) {
+                    Ok(v) => {
+                        *slot = Some(v);
+                        Ok(None)
+                    }
+                    Err(why) => Err(why),
+                }
             }
             fn absent(name: &'static str) -> Result<Self, $crate::acp::read::Fail> {
                 Err($crate::acp::read::Fail::Missing(name))
@@ -341,9 +378,10 @@ pub(crate) fn member<'de, F: Field<'de>>(
     r: &mut Reader<'de>,
     cx: &mut Cx<'de>,
     key: &'static str,
-) -> Result<Result<F, &'de str>, Fail> {
+    slot: &mut Option<F>,
+) -> Result<Option<&'de str>, Fail> {
     let since = cx.salvaged.len();
-    let got = F::read(r, cx)?;
+    let got = F::read(r, cx, slot)?;
     cx.prefix(since, Step::Key(key));
     Ok(got)
 }
@@ -444,9 +482,8 @@ macro_rules! acp_struct {
                                 return Err($crate::acp::wire::duplicate($wire));
                             }
                             $f.0 = true;
-                            match $crate::acp::wire::member::<$t>(r, cx, $wire)? {
-                                Ok(v) => $f.1 = Some(v),
-                                Err(raw) => extra.push(key, $crate::acp::RawJson::from_validated(raw)),
+                            if let Some(raw) = $crate::acp::wire::member::<$t>(r, cx, $wire, &mut $f.1)? {
+                                extra.push(key, $crate::acp::RawJson::from_validated(raw));
                             }
                         } )*
                         _ => {
