@@ -70,6 +70,12 @@ pub(crate) struct Reader<'de> {
     /// Containers open around the position that count towards the nesting
     /// limit ([`MAX_DEPTH`], as `serde_json`'s recursion limit).
     depth: u32,
+    /// The last long string whose end was searched for: its opening quote
+    /// and the offset after its closing quote. A union whose tag comes
+    /// after a long text passes over it to find the tag, then reads it;
+    /// a union inside it, tag last too, passes over it once more: its end
+    /// is searched for once.
+    long_string: (usize, usize),
 }
 
 impl<'de> Reader<'de> {
@@ -79,6 +85,7 @@ impl<'de> Reader<'de> {
             text,
             pos: 0,
             depth: 0,
+            long_string: (usize::MAX, 0),
         }
     }
 
@@ -148,7 +155,7 @@ impl<'de> Reader<'de> {
         loop {
             match b.get(i) {
                 None => break,
-                Some(b'"') => i = str_end(b, i),
+                Some(b'"') => i = self.string_end(i, i.saturating_add(1)),
                 Some(b'{' | b'[') => {
                     depth = depth.saturating_add(1);
                     i = i.saturating_add(1);
@@ -182,6 +189,20 @@ impl<'de> Reader<'de> {
             }
         }
         self.pos = i.min(b.len());
+    }
+
+    /// The offset after the string whose opening quote is at `quote`, its
+    /// text searched from `from` (no escape before it), unchecked as
+    /// [`str_end`]; a long one's is remembered (see `long_string`).
+    fn string_end(&mut self, quote: usize, from: usize) -> usize {
+        if self.long_string.0 == quote {
+            return self.long_string.1;
+        }
+        let end = str_end(self.bytes(), from.saturating_sub(1));
+        if end.saturating_sub(quote) > LONG {
+            self.long_string = (quote, end);
+        }
+        end
     }
 
     /// A mismatch: the value here is not `expected`. The value is described
@@ -376,8 +397,7 @@ impl<'de> Reader<'de> {
     /// allocation went unused (megabytes of `\u` escapes shrink to a
     /// third).
     fn unescape(&mut self, from: usize, first: usize) -> Result<String, Fail> {
-        let b = self.bytes();
-        let end = str_end(b, first.saturating_sub(1));
+        let end = self.string_end(from.saturating_sub(1), first);
         let mut out = String::with_capacity(end.saturating_sub(from));
         match unescape_token(self.text, from, &mut out) {
             Ok(end) => {
@@ -575,6 +595,40 @@ mod tests {
         assert_eq!(s.len(), LONG + 10 + 1 + 10);
         assert!(s.ends_with("\nyyyyyyyyyy"));
         assert!(r.at_end());
+    }
+
+    #[test]
+    fn long_strings_passed_over_then_read_are_read_whole() {
+        // Long strings with an escaped quote inside: as sent, and as read.
+        let sent = |c: &str| format!("{}\\\"{}", c.repeat(LONG), c.repeat(LONG));
+        let read = |c: &str| format!("{}\"{}", c.repeat(LONG), c.repeat(LONG));
+        let text = format!(
+            r#"{{"x":"{}","y":["{}","{}"]}}"#,
+            sent("a"),
+            sent("b"),
+            sent("a")
+        );
+        // Passed over (a union's look ahead), then read from the start by
+        // the same reader: the end remembered is only used at its quote.
+        let mut r = Reader::new(&text);
+        r.pass();
+        assert!(r.at_end());
+        r.reset(Mark { pos: 0, depth: 0 });
+        r.open_object("a map").unwrap();
+        let mut first = true;
+        let mut strings = alloc::vec::Vec::new();
+        assert_eq!(r.key(&mut first, true).unwrap().as_deref(), Some("x"));
+        strings.push(r.string().unwrap());
+        assert_eq!(r.key(&mut first, true).unwrap().as_deref(), Some("y"));
+        r.open_array().unwrap();
+        let mut item = true;
+        while r.item(&mut item).unwrap() {
+            strings.push(r.string().unwrap());
+        }
+        assert_eq!(r.key(&mut first, true).unwrap(), None);
+        assert!(r.at_end());
+        let want = [read("a"), read("b"), read("a")];
+        assert!(strings == want, "strings read differ from those sent");
     }
 
     #[test]
