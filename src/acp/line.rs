@@ -228,6 +228,8 @@ fn one_pass<'a>(
     Some(Ok(()))
 }
 
+/// [`Message::decode`], then a notification's or a request's params typed
+/// from their text.
 fn two_steps(line: &str, mode: Mode) -> Result<Incoming<'_>, MessageError> {
     // Lines borrow their params; owned text (never, today) would be typed
     // from a copy and copied once more.

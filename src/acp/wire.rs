@@ -269,9 +269,11 @@ impl<'de, T: Decode<'de>> Decode<'de> for Vec<T> {
 /// A member of a generated struct: `T` for a required one, `Option<T>` for
 /// an optional one.
 pub(crate) trait Field<'de>: Sized {
-    /// Reads the member's value: the field, or the raw value to keep in
-    /// the struct's [`Extra`](super::Extra) instead (an optional member's
-    /// `null`, or leniently a value that did not fit, reported in `cx`).
+    /// Reads the member's value into `slot` (the field's place while the
+    /// struct is read: the value is not moved again until the struct is
+    /// built), or returns the raw value to keep in the struct's
+    /// [`Extra`](super::Extra) instead (an optional member's `null`, or
+    /// leniently a value that did not fit, reported in `cx`).
     fn read(
         r: &mut Reader<'de>,
         cx: &mut Cx<'de>,
@@ -372,8 +374,8 @@ required_field!(['a] RawJson<'a> where 'de: 'a);
 required_field!(['a] RequestId<'a> where 'de: 'a);
 required_field!([T] Vec<T> where T: Decode<'de> + Serialize);
 
-/// Reads member `key` of a struct as field type `F`; what it salvaged is
-/// reported under `key`.
+/// Reads member `key` of a struct as field type `F` into `slot` (see
+/// [`Field::read`]); what it salvaged is reported under `key`.
 pub(crate) fn member<'de, F: Field<'de>>(
     r: &mut Reader<'de>,
     cx: &mut Cx<'de>,
