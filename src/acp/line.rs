@@ -104,10 +104,7 @@ impl Incoming<'_> {
 pub fn decode_line(line: &str, mode: Mode) -> Result<Incoming<'_>, MessageError> {
     let mut out = None;
     match one_pass(line, mode, &mut out) {
-        Some(Ok(())) => match out {
-            Some(done) => Ok(done),
-            None => two_steps(line, mode),
-        },
+        Some(Ok(())) => out.map_or_else(|| two_steps(line, mode), Ok),
         Some(Err(e)) => Err(e),
         None => two_steps(line, mode),
     }

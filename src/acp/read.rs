@@ -75,7 +75,7 @@ pub(crate) struct Reader<'de> {
     /// after a long text passes over it to find the tag, then reads it;
     /// a union inside it, tag last too, passes over it once more: its end
     /// is searched for once.
-    long_string: (usize, usize),
+    long_string: Option<(usize, usize)>,
 }
 
 impl<'de> Reader<'de> {
@@ -85,7 +85,7 @@ impl<'de> Reader<'de> {
             text,
             pos: 0,
             depth: 0,
-            long_string: (usize::MAX, 0),
+            long_string: None,
         }
     }
 
@@ -131,15 +131,11 @@ impl<'de> Reader<'de> {
     /// Passes over the value here, checking its grammar, and returns its
     /// text.
     pub(crate) fn skip(&mut self) -> Result<&'de str, Fail> {
-        let quoted = self.peek() == b'"';
+        self.peek();
         let start = self.pos;
-        // Most values passed over are strings (`"2.0"`, a method).
-        let end = if quoted {
-            skip_str(self.bytes(), start)
-        } else {
-            skip_value_within(self.bytes(), start, MAX_DEPTH.saturating_sub(self.depth))
-        }
-        .map_err(|e| Fail::Syntax(e.offset))?;
+        let room = MAX_DEPTH.saturating_sub(self.depth);
+        let end =
+            skip_value_within(self.bytes(), start, room).map_err(|e| Fail::Syntax(e.offset))?;
         self.pos = end;
         self.text.get(start..end).ok_or(Fail::Syntax(start))
     }
@@ -195,12 +191,14 @@ impl<'de> Reader<'de> {
     /// text searched from `from` (no escape before it), unchecked as
     /// [`str_end`]; a long one's is remembered (see `long_string`).
     fn string_end(&mut self, quote: usize, from: usize) -> usize {
-        if self.long_string.0 == quote {
-            return self.long_string.1;
+        if let Some((at, end)) = self.long_string {
+            if at == quote {
+                return end;
+            }
         }
         let end = str_end(self.bytes(), from.saturating_sub(1));
         if end.saturating_sub(quote) > LONG {
-            self.long_string = (quote, end);
+            self.long_string = Some((quote, end));
         }
         end
     }

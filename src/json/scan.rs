@@ -127,7 +127,19 @@ pub(crate) fn skip_value(b: &[u8], i: usize) -> Result<usize, ScanError> {
 
 /// [`skip_value`] for a value found `MAX_DEPTH - max_depth` containers
 /// deep: at most `max_depth` containers may nest in it.
+#[inline]
 pub(crate) fn skip_value_within(b: &[u8], i: usize, max_depth: u32) -> Result<usize, ScanError> {
+    // Most values passed over are strings (`"2.0"`, a method, a key's
+    // value kept raw): read here, without the containers' walk.
+    if b.get(i) == Some(&b'"') {
+        return skip_str(b, i);
+    }
+    skip_nested(b, i, max_depth)
+}
+
+/// [`skip_value_within`] for any value: containers walked with a stack of
+/// one bit per level.
+fn skip_nested(b: &[u8], i: usize, max_depth: u32) -> Result<usize, ScanError> {
     // One bit per open container: 1 object, 0 array.
     let mut stack: u128 = 0;
     let mut depth: u32 = 0;
