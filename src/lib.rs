@@ -201,11 +201,11 @@
 //!   64 MiB), streams, pending requests, users' connections and sessions,
 //!   and the replay budget; the [module docs](remote#limits) list them.
 //! - Decoding an ACP line allocates only for what it returns: a string with
-//!   escapes once, at its unescaped size. A string over 4 KiB whose escapes
-//!   go on past its first 4 KiB is unescaped while it is scanned, into one
-//!   allocation as large as the rest of the line (so within
-//!   [`max_line_len`](Limits::max_line_len)), trimmed to at most twice its
-//!   text plus 4 KiB when it ends.
+//!   escapes once, at its escaped size, when it ends within 4 KiB of its
+//!   first escape. A longer one is unescaped as it is read into a string
+//!   that doubles as it fills (from 8 KiB, so a few allocations, and never
+//!   more than twice the text), trimmed when it ends to at most a quarter
+//!   of its text plus 4 KiB unused.
 //!
 //! # Recovery
 //!

@@ -57,9 +57,11 @@ impl<'a> Extra<'a> {
         self.0.as_deref().map_or(&[], Vec::as_slice)
     }
 
-    /// The list to add to, made on the first member.
+    /// The list to add to, made on the first member with room for four
+    /// (what a `Vec`'s first push would make, without its growing path).
     fn list_mut(&mut self) -> &mut Members<'a> {
-        self.0.get_or_insert_with(Box::default)
+        self.0
+            .get_or_insert_with(|| Box::new(Vec::with_capacity(4)))
     }
 
     /// Whether there are none.

@@ -28,9 +28,11 @@
 //! their own serde structures, read by `serde_json` from text) goes through
 //! it too, strictly.
 //!
-//! A string with escapes costs one allocation, of its escaped size (trimmed
-//! when much of it went unused, as with megabytes of `\u` escapes); a
-//! string without escapes is borrowed.
+//! A string without escapes is borrowed. A string with escapes costs one
+//! allocation, of its escaped size, when it ends within 4 KiB of its first
+//! escape; a longer one grows as it is read (doubling) rather than being
+//! searched to its end first, and is trimmed when it ends (at most a
+//! quarter of its length plus 4 KiB left unused).
 //!
 //! # Lossless: what a peer sent comes back
 //!

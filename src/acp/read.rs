@@ -9,9 +9,10 @@
 //! wrong shape ([`Fail::Mismatch`], which lenient decoding can salvage by
 //! going back to a [`Mark`] and [`skip`](Reader::skip)ping the value).
 //!
-//! Strings come back borrowed when they hold no escapes; with escapes they
-//! cost one allocation of their escaped size, checked and unescaped in one
-//! pass once their end is found.
+//! Strings come back borrowed when they hold no escapes. With escapes they
+//! are checked and unescaped in one pass: into one allocation of their
+//! escaped size when their end is near their first escape (within 4 KiB)
+//! or already known, else into a string that grows as it is read.
 
 use alloc::borrow::Cow;
 use alloc::format;
@@ -389,29 +390,39 @@ impl<'de> Reader<'de> {
     }
 
     /// The string whose text starts at `from` and whose first escape is at
-    /// `first`: its end found first (the closing quote, however many
-    /// escapes come before it), for one allocation of the escaped size;
-    /// then checked and unescaped in one pass, trimmed when much of the
-    /// allocation went unused (megabytes of `\u` escapes shrink to a
+    /// `first`, checked and unescaped in one pass. Its allocation is of
+    /// the escaped size when its end is known (a long string passed over
+    /// before, see `long_string`) or found within [`LONG`] bytes; a longer
+    /// one is not searched to its end first (that search costs a fifth of
+    /// the time of dense text) but grows as it is read, and is trimmed
+    /// when much of it went unused (megabytes of `\u` escapes shrink to a
     /// third).
     fn unescape(&mut self, from: usize, first: usize) -> Result<String, Fail> {
-        let end = self.string_end(from.saturating_sub(1), first);
-        let mut out = String::with_capacity(end.saturating_sub(from));
-        match unescape_token(self.text, from, &mut out) {
-            Ok(end) => {
-                if out.capacity() > out.len().saturating_mul(2).saturating_add(LONG) {
+        let quote = from.saturating_sub(1);
+        let size = match self.long_string {
+            Some((at, end)) if at == quote => end,
+            _ => str_end_within(self.bytes(), first, from.saturating_add(LONG))
+                .unwrap_or(from.saturating_add(2 * LONG)),
+        };
+        match unescape_token(self.text, from, size.saturating_sub(from)) {
+            Ok((mut out, end)) => {
+                let spare = out.capacity().saturating_sub(out.len());
+                if spare > (out.len() / 4).saturating_add(LONG) {
                     out.shrink_to_fit();
                 }
                 self.pos = end;
                 Ok(out)
             }
-            // The token up to the end found above: text that is JSON but
-            // that a Rust string cannot hold (a lone surrogate) is a
-            // mismatch, as it is to `serde_json`.
-            Err(at) => Err(self
-                .text
-                .get(from.saturating_sub(1)..end)
-                .map_or(Fail::Syntax(at), |token| bad_escape(token, at))),
+            // The token up to its end: text that is JSON but that a Rust
+            // string cannot hold (a lone surrogate) is a mismatch, as it
+            // is to `serde_json`.
+            Err(at) => {
+                let end = self.string_end(quote, first);
+                Err(self
+                    .text
+                    .get(quote..end)
+                    .map_or(Fail::Syntax(at), |token| bad_escape(token, at)))
+            }
         }
     }
 
@@ -480,16 +491,24 @@ impl<'de> Reader<'de> {
 /// the text when it has no end), escapes passed over unchecked: the first
 /// quote after an even run of backslashes.
 fn str_end(b: &[u8], i: usize) -> usize {
-    let mut j = i.saturating_add(1);
+    str_end_within(b, i.saturating_add(1), usize::MAX).unwrap_or(b.len())
+}
+
+/// [`str_end`] for a string whose text (with no escape before `from`) is
+/// searched from `from`; `None` when its end is not within `limit` (nor
+/// within the text).
+fn str_end_within(b: &[u8], from: usize, limit: usize) -> Option<usize> {
+    let mut j = from;
     loop {
-        let Some(q) = find_quote(b, j) else {
-            return b.len();
-        };
+        let q = find_quote(b, j)?;
+        if q >= limit {
+            return None;
+        }
         let run = b.get(j..q).map_or(0, |before| {
             before.iter().rev().take_while(|&&c| c == b'\\').count()
         });
         if run % 2 == 0 {
-            return q.saturating_add(1);
+            return Some(q.saturating_add(1));
         }
         j = q.saturating_add(1);
     }
@@ -593,6 +612,67 @@ mod tests {
         assert_eq!(s.len(), LONG + 10 + 1 + 10);
         assert!(s.ends_with("\nyyyyyyyyyy"));
         assert!(r.at_end());
+    }
+
+    #[test]
+    fn strings_read_as_serde_json_reads_them() {
+        // Every escape, runs of each length around a word, and texts short
+        // (sized exactly), long (grown) and long but passed over first
+        // (sized from the end remembered); the oracle is serde_json.
+        let pieces = [
+            r#"\""#,
+            r"\\",
+            r"\/",
+            r"\n",
+            r"\t",
+            r"\b",
+            r"\f",
+            r"\r",
+            r"\u00e9",
+            r"\u2713",
+            r"\ud83e\udd80",
+            "caf\u{e9} ",
+            "a",
+            "abcdefg",
+            "abcdefgh",
+            "abcdefghi",
+            "0123456789abcdef",
+            "\u{1F980}",
+        ];
+        for len in [40, LONG - 30, 3 * LONG + 7] {
+            let mut body = String::new();
+            let mut k = 0usize;
+            while body.len() < len {
+                body.push_str(pieces[k % pieces.len()]);
+                body.push_str(pieces[(k * 7 + 3) % pieces.len()]);
+                k += 1;
+            }
+            let token = format!("\"{body}\"");
+            let want: String = serde_json::from_str(&token).unwrap();
+            let text = format!("{token},[{token}]");
+            let mut r = Reader::new(&text);
+            let got = r.string().unwrap();
+            assert!(got == want, "{len}: read differs");
+            if let Cow::Owned(s) = &got {
+                assert!(s.capacity() - s.len() <= s.len() / 4 + LONG, "{len}");
+            }
+            assert_eq!(r.bytes().get(r.pos), Some(&b','));
+            r.pos += 2;
+            let mark = r.mark();
+            r.pass();
+            r.reset(mark);
+            assert!(r.string().unwrap() == want, "{len}: passed over, then read");
+        }
+    }
+
+    #[test]
+    fn a_string_end_is_searched_within_its_limit() {
+        let text = br#""ab\"cd\\" x"#;
+        assert_eq!(str_end(text, 0), 10);
+        assert_eq!(str_end_within(text, 1, text.len()), Some(10));
+        assert_eq!(str_end_within(text, 1, 9), None);
+        assert_eq!(str_end_within(text, 1, 10), Some(10));
+        assert_eq!(str_end_within(b"\"abc", 1, 99), None);
     }
 
     #[test]

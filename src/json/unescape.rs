@@ -157,12 +157,15 @@ impl TextSink for String {
 #[inline]
 fn unescape_from<S: TextSink>(text: &str, from: usize, out: &mut S) -> Result<usize, usize> {
     let b = text.as_bytes();
+    // `start` begins the run not yet copied; `i` is where the search for
+    // the next special byte goes on.
+    let mut start = from;
     let mut i = from;
     loop {
         // After an escape the next one is often within a word.
         let n = short_special(b, i).unwrap_or(b.len());
-        if n > i {
-            out.put(text.get(i..n).ok_or(i)?);
+        if n > start {
+            out.put(text.get(start..n).ok_or(start)?);
         }
         match b.get(n) {
             None | Some(b'"') => return Ok(n),
@@ -170,9 +173,16 @@ fn unescape_from<S: TextSink>(text: &str, from: usize, out: &mut S) -> Result<us
             Some(_) => return Err(n),
         }
         let rest = b.get(n..).unwrap_or_default();
+        if let Some(b'"' | b'\\' | b'/') = rest.get(1) {
+            // The escaped byte is itself: it begins the next run.
+            start = n.saturating_add(1);
+            i = n.saturating_add(2);
+            continue;
+        }
         let (c, used) = escape(rest).map_err(|_| n)?;
         out.put_char(c);
         i = n.saturating_add(used);
+        start = i;
     }
 }
 
@@ -186,18 +196,23 @@ fn unescape_body<S: TextSink>(body: &str, out: &mut S) -> Result<(), BadString> 
 }
 
 /// Reads the string token whose content starts at `from` in `text` (just
-/// after its opening quote): checks it and appends its content unescaped
-/// to `out` in one pass, and returns the offset after its closing quote.
+/// after its opening quote): checks it and unescapes it in one pass, into
+/// a string of `capacity` bytes that grows if the text is longer; returns
+/// the text and the offset after its closing quote.
 ///
 /// # Errors
 ///
 /// The offset of the first byte that is not string content (the end of
-/// `text` when the closing quote is missing); `out` then holds a prefix of
-/// the content.
-pub(crate) fn unescape_token(text: &str, from: usize, out: &mut String) -> Result<usize, usize> {
-    let end = unescape_from(text, from, out)?;
+/// `text` when the closing quote is missing).
+pub(crate) fn unescape_token(
+    text: &str,
+    from: usize,
+    capacity: usize,
+) -> Result<(String, usize), usize> {
+    let mut out = String::with_capacity(capacity);
+    let end = unescape_from(text, from, &mut out)?;
     if end < text.len() {
-        Ok(end.saturating_add(1))
+        Ok((out, end.saturating_add(1)))
     } else {
         Err(end)
     }

@@ -1,5 +1,6 @@
 //! Heap allocations of decoding a typical `agent_message_chunk`: none when
-//! its text has no escapes, at most one when it has.
+//! its text has no escapes, one when it has, a few (its text doubling as
+//! it is read) when the text runs on with escapes past 4 KiB.
 #![cfg(feature = "std")]
 
 use acp_codec::acp::Mode;
@@ -80,4 +81,18 @@ fn escaped_text_allocates_once() {
     let (len2, allocs) = count(|| decode_line_text(&line));
     assert_eq!(len2, len);
     assert_eq!(allocs, 1);
+}
+
+#[test]
+fn long_escaped_text_grows_a_few_times() {
+    // 1 MiB, escapes all along: read into 8 KiB that doubles, then
+    // trimmed, so about ten allocations, not one per escape.
+    let text = "row \\\"quoted\\\" caf\\u00e9\\n".repeat(40_000);
+    let line = chunk_line(&text);
+    let want: String = serde_json::from_str(&format!("\"{text}\"")).unwrap();
+    for decode in [decode_text, decode_line_text] {
+        let (len, allocs) = count(|| decode(&line));
+        assert_eq!(len, want.len());
+        assert!((2..=12).contains(&allocs), "{allocs} allocations");
+    }
 }
