@@ -26,7 +26,8 @@ use super::raw::{IntoOwned, RawJson};
 /// sets a field the peer had sent as `null` or as a value that did not fit).
 /// So a decoded value re-encodes to JSON equal, as a value, to what came in.
 /// Empty, it costs nothing: no allocation, and one pointer's room in its
-/// struct (values are moved whole while they are decoded).
+/// struct (values are moved whole while they are decoded). One or two
+/// members take one allocation; more, a second one for their list.
 ///
 /// ```
 /// use acp_codec::acp::{Diff, RawJson};
@@ -43,8 +44,64 @@ use super::raw::{IntoOwned, RawJson};
 #[derive(Clone, Default)]
 pub struct Extra<'a>(Option<Box<Members<'a>>>);
 
-/// The members kept, in the order they came.
-type Members<'a> = Vec<(Cow<'a, str>, RawJson<'a>)>;
+/// One member: its name and its raw value.
+type Member<'a> = (Cow<'a, str>, RawJson<'a>);
+
+/// The members kept, in the order they came: up to two in the box itself
+/// (one allocation for the member or two a newer peer usually adds, or a
+/// `null`), more in a list of their own.
+#[derive(Clone)]
+enum Members<'a> {
+    One(Member<'a>),
+    Two([Member<'a>; 2]),
+    Many(Vec<Member<'a>>),
+}
+
+impl<'a> Members<'a> {
+    fn as_slice(&self) -> &[Member<'a>] {
+        match self {
+            Self::One(m) => core::slice::from_ref(m),
+            Self::Two(ms) => ms,
+            Self::Many(v) => v,
+        }
+    }
+
+    /// Appends `m`, moving up to the next form when this one is full.
+    fn push(&mut self, m: Member<'a>) {
+        *self = match core::mem::replace(self, Self::Many(Vec::new())) {
+            Self::One(a) => Self::Two([a, m]),
+            Self::Two([a, b]) => {
+                let mut v = Vec::with_capacity(4);
+                v.extend([a, b, m]);
+                Self::Many(v)
+            }
+            Self::Many(mut v) => {
+                v.push(m);
+                Self::Many(v)
+            }
+        };
+    }
+
+    /// Keeps the members `keep` says to keep, in order.
+    fn retain(&mut self, keep: impl FnMut(&mut Member<'a>) -> bool) {
+        let mut v = match core::mem::replace(self, Self::Many(Vec::new())) {
+            Self::One(a) => alloc::vec![a],
+            Self::Two(ms) => Vec::from(ms),
+            Self::Many(v) => v,
+        };
+        v.retain_mut(keep);
+        *self = Self::Many(v);
+    }
+
+    fn into_owned(self) -> Members<'static> {
+        let own = |(k, v): Member<'a>| (IntoOwned::into_owned(k), v.into_owned());
+        match self {
+            Self::One(a) => Members::One(own(a)),
+            Self::Two([a, b]) => Members::Two([own(a), own(b)]),
+            Self::Many(v) => Members::Many(v.into_iter().map(own).collect()),
+        }
+    }
+}
 
 impl<'a> Extra<'a> {
     /// No members.
@@ -53,15 +110,8 @@ impl<'a> Extra<'a> {
     }
 
     /// The members, in the order they came.
-    fn list(&self) -> &[(Cow<'a, str>, RawJson<'a>)] {
-        self.0.as_deref().map_or(&[], Vec::as_slice)
-    }
-
-    /// The list to add to, made on the first member with room for four
-    /// (what a `Vec`'s first push would make, without its growing path).
-    fn list_mut(&mut self) -> &mut Members<'a> {
-        self.0
-            .get_or_insert_with(|| Box::new(Vec::with_capacity(4)))
+    fn list(&self) -> &[Member<'a>] {
+        self.0.as_deref().map_or(&[], Members::as_slice)
     }
 
     /// Whether there are none.
@@ -92,16 +142,16 @@ impl<'a> Extra<'a> {
     /// Adds a member at the end (a member of the same name is replaced).
     pub fn insert(&mut self, name: impl Into<Cow<'a, str>>, value: RawJson<'a>) {
         let name = name.into();
-        let list = self.list_mut();
-        list.retain(|(k, _)| *k != name);
-        list.push((name, value));
+        if let Some(members) = self.0.as_deref_mut() {
+            members.retain(|(k, _)| *k != name);
+        }
+        self.push(name, value);
     }
 
     /// Removes every member called `name`, giving the last one's value.
     pub fn remove(&mut self, name: &str) -> Option<RawJson<'a>> {
         let mut last = None;
-        let list = self.0.as_deref_mut()?;
-        list.retain_mut(|(k, v)| {
+        self.0.as_deref_mut()?.retain(|(k, v)| {
             if k != name {
                 return true;
             }
@@ -113,18 +163,15 @@ impl<'a> Extra<'a> {
 
     /// Appends as decoded, duplicates and all.
     pub(crate) fn push(&mut self, name: Cow<'a, str>, value: RawJson<'a>) {
-        self.list_mut().push((name, value));
+        match &mut self.0 {
+            Some(members) => members.push((name, value)),
+            None => self.0 = Some(Box::new(Members::One((name, value)))),
+        }
     }
 
     /// The members with their text copied (`'static`).
     pub fn into_owned(self) -> Extra<'static> {
-        Extra(self.0.map(|list| {
-            Box::new(
-                list.into_iter()
-                    .map(|(k, v)| (IntoOwned::into_owned(k), v.into_owned()))
-                    .collect(),
-            )
-        }))
+        Extra(self.0.map(|members| Box::new(members.into_owned())))
     }
 }
 
@@ -217,6 +264,64 @@ mod tests {
             None => keep(text),
         };
         assert_eq!(kept, 1);
+    }
+
+    /// Every sequence of up to five pushes, inserts and removes over three
+    /// names, against a plain list: the members kept in each of the
+    /// forms (one, two, many) and the moves between them.
+    #[test]
+    fn every_form_keeps_what_a_list_keeps() {
+        type Model = Vec<(&'static str, alloc::string::String)>;
+        fn apply(e: &mut Extra<'static>, model: &mut Model, op: usize, step: usize) {
+            let name = ["a", "b", "c"][op % 3];
+            let value = format!("{step}");
+            match op / 3 {
+                0 => {
+                    e.push(name.into(), RawJson::from_string(value.clone()).unwrap());
+                    model.push((name, value));
+                }
+                1 => {
+                    e.insert(name, RawJson::from_string(value.clone()).unwrap());
+                    model.retain(|(k, _)| *k != name);
+                    model.push((name, value));
+                }
+                _ => {
+                    let want = model
+                        .iter()
+                        .rev()
+                        .find(|(k, _)| *k == name)
+                        .map(|(_, v)| v.clone());
+                    model.retain(|(k, _)| *k != name);
+                    assert_eq!(e.remove(name).map(|v| v.get().to_owned()), want);
+                }
+            }
+        }
+        for len in 0..=5u32 {
+            for mut code in 0..9usize.pow(len) {
+                let (mut e, mut model) = (Extra::new(), Model::new());
+                for step in 0..len as usize {
+                    apply(&mut e, &mut model, code % 9, step);
+                    code /= 9;
+                    let got: Vec<_> = e
+                        .iter()
+                        .map(|(k, v)| (k.to_owned(), v.get().to_owned()))
+                        .collect();
+                    let want: Vec<_> = model
+                        .iter()
+                        .map(|(k, v)| ((*k).to_owned(), v.clone()))
+                        .collect();
+                    assert_eq!(got, want);
+                    assert_eq!(e.len(), model.len());
+                    assert_eq!(e.clone().into_owned(), e);
+                    // Built afresh (another form for the same members).
+                    let mut rebuilt = Extra::new();
+                    for (k, v) in &model {
+                        rebuilt.push((*k).into(), RawJson::from_validated(v));
+                    }
+                    assert_eq!(rebuilt, e);
+                }
+            }
+        }
     }
 
     #[test]
