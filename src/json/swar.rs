@@ -89,14 +89,20 @@ pub(crate) fn find_quote(b: &[u8], from: usize) -> Option<usize> {
 }
 
 /// [`find_special`] for text where the special byte is usually within the
-/// next eight (a key, a tag): one word, checked inline.
+/// next sixteen (a key, a tag): two words, checked inline.
 #[inline(always)]
 pub(crate) fn short_special(b: &[u8], from: usize) -> Option<usize> {
-    if let Some(word) = b.get(from..).and_then(|r| r.first_chunk::<8>()) {
-        let m = special_mask(u64::from_le_bytes(*word));
-        if m != 0 {
-            return from.checked_add((m.trailing_zeros() / 8) as usize);
+    if let Some(pair) = b.get(from..).and_then(|r| r.first_chunk::<16>()) {
+        let (lo, hi) = pair.split_at(8);
+        let lo = special_mask(u64::from_le_bytes(lo.try_into().ok()?));
+        if lo != 0 {
+            return from.checked_add((lo.trailing_zeros() / 8) as usize);
         }
+        let hi = special_mask(u64::from_le_bytes(hi.try_into().ok()?));
+        if hi != 0 {
+            return from.checked_add(8 | (hi.trailing_zeros() / 8) as usize);
+        }
+        return find_special(b, from.checked_add(16)?);
     }
     find_special(b, from)
 }
