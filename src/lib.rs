@@ -201,8 +201,9 @@
 //!   64 MiB), streams, pending requests, users' connections and sessions,
 //!   and the replay budget; the [module docs](remote#limits) list them.
 //! - Decoding an ACP line allocates only for what it returns: a string with
-//!   escapes once, at its escaped size, when it ends within 4 KiB of its
-//!   first escape. A longer one is unescaped as it is read into a string
+//!   escapes once, at its escaped size, when its end is found by a short
+//!   search (one that meets no escaped quote 4 KiB or more in). Text dense
+//!   with `\"` past that is unescaped as it is read into a string
 //!   that doubles as it fills (from 8 KiB, so a few allocations, and never
 //!   more than twice the text), trimmed when it ends to at most a quarter
 //!   of its text plus 4 KiB unused.

@@ -29,8 +29,9 @@
 //! it too, strictly.
 //!
 //! A string without escapes is borrowed. A string with escapes costs one
-//! allocation, of its escaped size, when it ends within 4 KiB of its first
-//! escape; a longer one grows as it is read (doubling) rather than being
+//! allocation, of its escaped size, when its end is found by a short
+//! search (one that meets no escaped quote 4 KiB or more in); text dense
+//! with `\"` past that grows as it is read (doubling) rather than being
 //! searched to its end first, and is trimmed when it ends (at most a
 //! quarter of its length plus 4 KiB left unused).
 //!

@@ -11,8 +11,9 @@
 //!
 //! Strings come back borrowed when they hold no escapes. With escapes they
 //! are checked and unescaped in one pass: into one allocation of their
-//! escaped size when their end is near their first escape (within 4 KiB)
-//! or already known, else into a string that grows as it is read.
+//! escaped size when their end is already known or found by a short
+//! search (no escaped quote 4 KiB or more in), else into a string that
+//! grows as it is read.
 
 use alloc::borrow::Cow;
 use alloc::format;
@@ -392,19 +393,20 @@ impl<'de> Reader<'de> {
     /// The string whose text starts at `from` and whose first escape is at
     /// `first`, checked and unescaped in one pass. Its allocation is of
     /// the escaped size when its end is known (a long string passed over
-    /// before, see `long_string`) or found within [`LONG`] bytes; a longer
-    /// one is not searched to its end first (that search costs a fifth of
-    /// the time of dense text) but grows as it is read, and is trimmed
-    /// when much of it went unused (megabytes of `\u` escapes shrink to a
+    /// before, see `long_string`) or found by a short search (no escaped
+    /// quote [`LONG`] bytes or more in); other text, dense with `\"`, is
+    /// not searched to its end first (that search costs a fifth of the
+    /// time of such text) but grows as it is read, and is trimmed when
+    /// much of it went unused (megabytes of `\u` escapes shrink to a
     /// third).
     fn unescape(&mut self, from: usize, first: usize) -> Result<String, Fail> {
         let quote = from.saturating_sub(1);
-        let size = match self.long_string {
+        let sized_to = match self.long_string {
             Some((at, end)) if at == quote => end,
             _ => str_end_within(self.bytes(), first, from.saturating_add(LONG))
                 .unwrap_or(from.saturating_add(2 * LONG)),
         };
-        match unescape_token(self.text, from, size.saturating_sub(from)) {
+        match unescape_token(self.text, from, sized_to.saturating_sub(from)) {
             Ok((mut out, end)) => {
                 let spare = out.capacity().saturating_sub(out.len());
                 if spare > (out.len() / 4).saturating_add(LONG) {
@@ -495,20 +497,21 @@ fn str_end(b: &[u8], i: usize) -> usize {
 }
 
 /// [`str_end`] for a string whose text (with no escape before `from`) is
-/// searched from `from`; `None` when its end is not within `limit` (nor
-/// within the text).
+/// searched from `from`, quote to quote; `None` when the text has no end,
+/// or when an escaped quote at or past `limit` comes before it (text dense
+/// with `\"` is not searched further: each quote is a stop).
 fn str_end_within(b: &[u8], from: usize, limit: usize) -> Option<usize> {
     let mut j = from;
     loop {
         let q = find_quote(b, j)?;
-        if q >= limit {
-            return None;
-        }
         let run = b.get(j..q).map_or(0, |before| {
             before.iter().rev().take_while(|&&c| c == b'\\').count()
         });
         if run % 2 == 0 {
             return Some(q.saturating_add(1));
+        }
+        if q >= limit {
+            return None;
         }
         j = q.saturating_add(1);
     }
@@ -670,8 +673,11 @@ mod tests {
         let text = br#""ab\"cd\\" x"#;
         assert_eq!(str_end(text, 0), 10);
         assert_eq!(str_end_within(text, 1, text.len()), Some(10));
-        assert_eq!(str_end_within(text, 1, 9), None);
-        assert_eq!(str_end_within(text, 1, 10), Some(10));
+        // The escaped quote at 4 is past a limit of 4: not searched on.
+        assert_eq!(str_end_within(text, 1, 4), None);
+        assert_eq!(str_end_within(text, 1, 5), Some(10));
+        // An end found by the first search is kept, however far.
+        assert_eq!(str_end_within(br#""ab\ncd" x"#, 1, 2), Some(8));
         assert_eq!(str_end_within(b"\"abc", 1, 99), None);
     }
 
