@@ -151,36 +151,43 @@ fn one_pass<'a>(
                 let mark = r.mark();
                 // Built in its final shape at once (the request and what
                 // was salvaged are filled in at the end).
+                // The params are read into it, never moved.
                 let failed = if env.id.is_some() {
-                    match RequestParams::decode_at(method, &mut r, &mut cx) {
-                        Some(Ok(v)) => {
-                            *out = Some(Incoming::Request {
-                                request: Request::placeholder(),
-                                params: Box::new(Typed::clean(v)),
-                            });
-                            None
+                    RequestParams::knows(method).then(|| {
+                        let params = Box::new(Typed::clean(RequestParams::blank()));
+                        let slot = out.insert(Incoming::Request {
+                            request: Request::placeholder(),
+                            params,
+                        });
+                        match slot {
+                            Incoming::Request { params, .. } => {
+                                RequestParams::decode_at(method, &mut r, &mut cx, &mut params.value)
+                            }
+                            _ => unreachable!("a request was set just above"),
                         }
-                        Some(Err(why)) => Some(why),
-                        None => None,
-                    }
+                    })
                 } else {
-                    match NotificationParams::decode_at(method, &mut r, &mut cx) {
-                        Some(Ok(v)) => {
-                            *out = Some(Incoming::Notification(Typed::clean(v)));
-                            None
+                    NotificationParams::knows(method).then(|| {
+                        let slot = out.insert(Incoming::Notification(Typed::clean(
+                            NotificationParams::blank(),
+                        )));
+                        match slot {
+                            Incoming::Notification(t) => {
+                                NotificationParams::decode_at(method, &mut r, &mut cx, &mut t.value)
+                            }
+                            _ => unreachable!("a notification was set just above"),
                         }
-                        Some(Err(why)) => Some(why),
-                        None => None,
-                    }
+                    })
                 };
                 match failed {
-                    Some(why) if why.is_syntax() => return None,
+                    Some(Err(why)) if why.is_syntax() => return None,
                     // Decoded again from their text, for the error.
-                    Some(_) => {
+                    Some(Err(_)) => {
+                        *out = None;
                         cx.salvaged.clear();
                         r.reset(mark);
                     }
-                    None => {}
+                    _ => {}
                 }
             }
         }

@@ -74,13 +74,17 @@ pub(super) fn params<'b, T: Decode<'b>>(
     })
 }
 
-/// Decodes the params of `method` at the reader's position (absent params
-/// are the caller's, `null` reads as `{}`).
-pub(super) fn params_at<'b, T: Decode<'b>>(r: &mut Reader<'b>, cx: &mut Cx<'b>) -> Result<T, Fail> {
+/// Decodes the params of `method` at the reader's position into `out`
+/// (absent params are the caller's, `null` reads as `{}`).
+pub(super) fn params_at<'b, T: Decode<'b>>(
+    r: &mut Reader<'b>,
+    cx: &mut Cx<'b>,
+    out: &mut T,
+) -> Result<(), Fail> {
     if r.null()? {
-        return T::decode(&mut Reader::new("{}"), cx);
+        return T::decode_in(&mut Reader::new("{}"), cx, out);
     }
-    T::decode(r, cx)
+    T::decode_in(r, cx, out)
 }
 
 /// Defines `RequestParams` or `NotificationParams`: one variant per method
@@ -127,14 +131,35 @@ macro_rules! method_enum {
                 })
             }
 
-            /// Decodes the params of `method` at the reader's position, in
-            /// the pass over a whole line; `None` for a method this version
-            /// does not know (the caller keeps its params raw).
-            pub(crate) fn decode_at(method: &str, r: &mut Reader<'a>, cx: &mut Cx<'a>) -> Option<Result<Self, Fail>> {
-                Some(match method {
-                    $( $(#[cfg($vc)])? names::$method => params_at(r, cx).map(Self::$variant), )*
-                    _ => return None,
-                })
+            /// A placeholder, overwritten by [`decode_at`](Self::decode_at).
+            pub(crate) fn blank() -> Self {
+                Self::Unknown { method: Cow::Borrowed(""), params: None }
+            }
+
+            /// Whether this version types the params of `method`.
+            pub(crate) fn knows(method: &str) -> bool {
+                match method {
+                    $( $(#[cfg($vc)])? names::$method => true, )*
+                    _ => false,
+                }
+            }
+
+            /// Decodes the params of `method`, one this version
+            /// [`knows`](Self::knows), at the reader's position into `out`,
+            /// in the pass over a whole line: the variant is set, then its
+            /// params read into it. After an error `out` holds part of a
+            /// value.
+            pub(crate) fn decode_at(method: &str, r: &mut Reader<'a>, cx: &mut Cx<'a>, out: &mut Self) -> Result<(), Fail> {
+                match method {
+                    $( $(#[cfg($vc)])? names::$method => {
+                        *out = Self::$variant(<$ty<'a> as $crate::acp::wire::Decode<'a>>::blank());
+                        let Self::$variant(p) = out else {
+                            unreachable!("the variant was set just above")
+                        };
+                        params_at(r, cx, p)
+                    } )*
+                    _ => Err(Fail::Mismatch(alloc::format!("unknown method `{method}`"))),
+                }
             }
 
             /// An extension or unknown method's params, as sent.

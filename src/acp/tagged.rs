@@ -112,6 +112,20 @@ macro_rules! tagged_enum {
                 r: &mut $crate::acp::read::Reader<'de>,
                 cx: &mut $crate::acp::wire::Cx<'de>,
             ) -> Result<Self, $crate::acp::read::Fail> {
+                let mut v = <Self as $crate::acp::wire::Decode<'de>>::blank();
+                <Self as $crate::acp::wire::Decode<'de>>::decode_in(r, cx, &mut v)?;
+                Ok(v)
+            }
+
+            fn blank() -> Self {
+                $name::Unknown($crate::acp::RawJson::from_validated("null"))
+            }
+
+            fn decode_in(
+                r: &mut $crate::acp::read::Reader<'de>,
+                cx: &mut $crate::acp::wire::Cx<'de>,
+                slot: &mut Self,
+            ) -> Result<(), $crate::acp::read::Fail> {
                 use $crate::acp::tagged::Tag;
                 use $crate::acp::wire::Object;
                 let start = r.mark();
@@ -122,29 +136,37 @@ macro_rules! tagged_enum {
                     Tag::Later(t) => (Some(&**t), true),
                     Tag::Absent => (None, true),
                 };
-                // Each variant returned from its arm: the value is moved
-                // once, not through a `Result` of the whole union.
+                // The variant is set, then its members read into it.
                 let why = match text {
                     $( $(#[cfg($vc)])? Some($text) => {
                         if first {
                             r.open_object("a json object")?;
                         }
-                        match <$inner<'a> as Object<'de>>::members(r, cx, Some(($tag, !first)), first) {
-                            Ok(v) => return Ok($name::$variant(v)),
+                        *slot = $name::$variant(<$inner<'a> as $crate::acp::wire::Decode<'de>>::blank());
+                        let $name::$variant(inner) = slot else {
+                            unreachable!("the variant was set just above")
+                        };
+                        match <$inner<'a> as Object<'de>>::members(r, cx, Some(($tag, !first)), first, inner) {
+                            Ok(()) => return Ok(()),
                             Err(why) => why,
                         }
                     } )*
                     $( None => match <$aty<'a> as $crate::acp::wire::Decode<'de>>::decode(r, cx) {
-                        Ok(v) => return Ok($name::$avariant(v)),
+                        Ok(v) => {
+                            *slot = $name::$avariant(v);
+                            return Ok(());
+                        }
                         Err(why) => why,
                     }, )?
                     _ => {
                         r.reset(start);
-                        return r.skip().map(|raw| $name::Unknown($crate::acp::RawJson::from_validated(raw)));
+                        *slot = $name::Unknown($crate::acp::RawJson::from_validated(r.skip()?));
+                        return Ok(());
                     }
                 };
-                cx.recover(r, start, since, $crate::acp::SalvageKind::UnknownVariant, why)
-                    .map(|raw| $name::Unknown($crate::acp::RawJson::from_validated(raw)))
+                let raw = cx.recover(r, start, since, $crate::acp::SalvageKind::UnknownVariant, why)?;
+                *slot = $name::Unknown($crate::acp::RawJson::from_validated(raw));
+                Ok(())
             }
         }
 
@@ -210,6 +232,9 @@ macro_rules! tried_enum {
                     }
                 )*
                 r.skip().map(|raw| Self::Unknown($crate::acp::RawJson::from_validated(raw)))
+            }
+            fn blank() -> Self {
+                Self::Unknown($crate::acp::RawJson::from_validated("null"))
             }
         }
 
@@ -291,6 +316,9 @@ impl<'de: 'a, 'a> Decode<'de> for ConfigValue<'a> {
             b't' | b'f' => r.boolean().map(ConfigValue::Bool),
             _ => r.mismatch("a boolean or a value id string"),
         }
+    }
+    fn blank() -> Self {
+        ConfigValue::Bool(false)
     }
 }
 

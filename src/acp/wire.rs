@@ -151,6 +151,22 @@ pub(crate) trait Decode<'de>: Sized {
     /// Reads one value at the reader's position.
     fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail>;
 
+    /// A placeholder, the value of a field before its member is read (see
+    /// [`decode_in`](Self::decode_in)).
+    fn blank() -> Self;
+
+    /// Reads one value into `slot`, overwriting it. The generated structs
+    /// and unions build their value there, member by member: a decoded
+    /// update is a few hundred bytes, and moving it up from layer to layer
+    /// (member, variant, struct, params) took more time than reading it.
+    /// After an error `slot` holds part of a value, for the caller to
+    /// overwrite or drop.
+    #[inline]
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        *slot = Self::decode(r, cx)?;
+        Ok(())
+    }
+
     /// What `null` for an optional member of this type decodes to: `None`
     /// (the default) leaves the field absent and keeps the `null` in the
     /// struct's [`Extra`](super::Extra); raw JSON keeps it as its value.
@@ -198,6 +214,9 @@ impl<'de> Decode<'de> for bool {
     fn decode(r: &mut Reader<'de>, _: &mut Cx<'de>) -> Result<Self, Fail> {
         r.boolean()
     }
+    fn blank() -> Self {
+        false
+    }
 }
 
 macro_rules! integer {
@@ -205,6 +224,9 @@ macro_rules! integer {
         impl<'de> Decode<'de> for $t {
             fn decode(r: &mut Reader<'de>, _: &mut Cx<'de>) -> Result<Self, Fail> {
                 r.integer::<$t>(stringify!($t))
+            }
+            fn blank() -> Self {
+                0
             }
         }
     )*};
@@ -215,17 +237,26 @@ impl<'de> Decode<'de> for Number {
     fn decode(r: &mut Reader<'de>, _: &mut Cx<'de>) -> Result<Self, Fail> {
         r.number()
     }
+    fn blank() -> Self {
+        Number::from(0u8)
+    }
 }
 
 impl<'de: 'a, 'a> Decode<'de> for Cow<'a, str> {
     fn decode(r: &mut Reader<'de>, _: &mut Cx<'de>) -> Result<Self, Fail> {
         r.string()
     }
+    fn blank() -> Self {
+        Cow::Borrowed("")
+    }
 }
 
 impl<'de: 'a, 'a> Decode<'de> for RawJson<'a> {
     fn decode(r: &mut Reader<'de>, _: &mut Cx<'de>) -> Result<Self, Fail> {
         r.skip().map(RawJson::from_validated)
+    }
+    fn blank() -> Self {
+        RawJson::from_validated("null")
     }
     fn from_null() -> Option<Self> {
         Some(RawJson::from_validated("null"))
@@ -240,6 +271,9 @@ impl<'de: 'a, 'a> Decode<'de> for RequestId<'a> {
             b'-' | b'0'..=b'9' => r.integer::<i64>("i64").map(RequestId::Number),
             _ => r.mismatch("a string, an integer or null"),
         }
+    }
+    fn blank() -> Self {
+        RequestId::Null
     }
     fn from_null() -> Option<Self> {
         Some(RequestId::Null)
@@ -264,21 +298,28 @@ impl<'de, T: Decode<'de>> Decode<'de> for Vec<T> {
         }
         Ok(out)
     }
+    fn blank() -> Self {
+        Vec::new()
+    }
 }
 
 /// A member of a generated struct: `T` for a required one, `Option<T>` for
 /// an optional one.
 pub(crate) trait Field<'de>: Sized {
-    /// Reads the member's value into `slot` (the field's place while the
-    /// struct is read: the value is not moved again until the struct is
-    /// built), or returns the raw value to keep in the struct's
-    /// [`Extra`](super::Extra) instead (an optional member's `null`, or
-    /// leniently a value that did not fit, reported in `cx`).
+    /// Reads the member's value into `slot`, the field itself (a required
+    /// member's struct or union is built there, see
+    /// [`Decode::decode_in`]), or returns the raw value to keep in the
+    /// struct's [`Extra`](super::Extra) instead, the field left `None`
+    /// (an optional member's `null`, or leniently a value that did not
+    /// fit, reported in `cx`).
     fn read(
         r: &mut Reader<'de>,
         cx: &mut Cx<'de>,
-        slot: &mut Option<Self>,
+        slot: &mut Self,
     ) -> Result<Option<&'de str>, Fail>;
+
+    /// The field before its member is read.
+    fn blank() -> Self;
 
     /// The value when the member is absent (or held in `Extra`).
     fn absent(name: &'static str) -> Result<Self, Fail>;
@@ -294,26 +335,28 @@ impl<'de, T: Decode<'de> + Serialize> Field<'de> for Option<T> {
     fn read(
         r: &mut Reader<'de>,
         cx: &mut Cx<'de>,
-        slot: &mut Option<Self>,
+        slot: &mut Self,
     ) -> Result<Option<&'de str>, Fail> {
         if r.null()? {
-            return Ok(match T::from_null() {
-                Some(v) => {
-                    *slot = Some(Some(v));
-                    None
-                }
-                None => Some("null"),
-            });
+            *slot = T::from_null();
+            return Ok(if slot.is_some() { None } else { Some("null") });
         }
         Ok(
             match cx.salvage_point::<T>(r, SalvageKind::MemberDropped)? {
                 Ok(v) => {
-                    *slot = Some(Some(v));
+                    *slot = Some(v);
                     None
                 }
-                Err(raw) => Some(raw),
+                Err(raw) => {
+                    *slot = None;
+                    Some(raw)
+                }
             },
         )
+    }
+
+    fn blank() -> Self {
+        None
     }
 
     fn absent(_: &'static str) -> Result<Self, Fail> {
@@ -339,15 +382,12 @@ macro_rules! required_field {
             fn read(
                 r: &mut $crate::acp::read::Reader<'de>,
                 cx: &mut $crate::acp::wire::Cx<'de>,
-                slot: &mut Option<Self>,
+                slot: &mut Self,
             ) -> Result<Option<&'de str>, $crate::acp::read::Fail> {
-                match <$t as $crate::acp::wire::Decode<'de>>::decode(r, cx) {
-                    Ok(v) => {
-                        *slot = Some(v);
-                        Ok(None)
-                    }
-                    Err(why) => Err(why),
-                }
+                <$t as $crate::acp::wire::Decode<'de>>::decode_in(r, cx, slot).map(|()| None)
+            }
+            fn blank() -> Self {
+                <$t as $crate::acp::wire::Decode<'de>>::blank()
             }
             fn absent(name: &'static str) -> Result<Self, $crate::acp::read::Fail> {
                 Err($crate::acp::read::Fail::Missing(name))
@@ -380,7 +420,7 @@ pub(crate) fn member<'de, F: Field<'de>>(
     r: &mut Reader<'de>,
     cx: &mut Cx<'de>,
     key: &'static str,
-    slot: &mut Option<F>,
+    slot: &mut F,
 ) -> Result<Option<&'de str>, Fail> {
     let since = cx.salvaged.len();
     let got = F::read(r, cx, slot)?;
@@ -411,16 +451,17 @@ pub(crate) fn is_tag(tag: &mut Option<(&'static str, bool)>, key: &str) -> Resul
 
 /// The members of a generated struct, read after its opening brace.
 pub(crate) trait Object<'de>: Sized {
-    /// Reads the members up to the closing brace. `tag` is the tag of the
-    /// union this struct is a variant of, and whether it was already read
-    /// (it is then a duplicate if met again); `first` whether no member
-    /// has been read yet.
+    /// Reads the members up to the closing brace into `out`, each into its
+    /// field. `tag` is the tag of the union this struct is a variant of,
+    /// and whether it was already read (it is then a duplicate if met
+    /// again); `first` whether no member has been read yet.
     fn members(
         r: &mut Reader<'de>,
         cx: &mut Cx<'de>,
         tag: Option<(&'static str, bool)>,
         first: bool,
-    ) -> Result<Self, Fail>;
+        out: &mut Self,
+    ) -> Result<(), Fail>;
 }
 
 /// Defines a generated struct: public documented fields (each `"wire"
@@ -461,8 +502,25 @@ macro_rules! acp_struct {
                 r: &mut $crate::acp::read::Reader<'de>,
                 cx: &mut $crate::acp::wire::Cx<'de>,
             ) -> Result<Self, $crate::acp::read::Fail> {
+                let mut v = <Self as $crate::acp::wire::Decode<'de>>::blank();
+                <Self as $crate::acp::wire::Decode<'de>>::decode_in(r, cx, &mut v)?;
+                Ok(v)
+            }
+
+            fn blank() -> Self {
+                $name {
+                    $( $(#[cfg($c)])? $f: <$t as $crate::acp::wire::Field<'de>>::blank(), )*
+                    extra: $crate::acp::Extra::new(),
+                }
+            }
+
+            fn decode_in(
+                r: &mut $crate::acp::read::Reader<'de>,
+                cx: &mut $crate::acp::wire::Cx<'de>,
+                slot: &mut Self,
+            ) -> Result<(), $crate::acp::read::Fail> {
                 r.open_object(concat!("struct ", stringify!($name)))?;
-                <Self as $crate::acp::wire::Object<'de>>::members(r, cx, None, true)
+                <Self as $crate::acp::wire::Object<'de>>::members(r, cx, None, true, slot)
             }
         }
 
@@ -473,18 +531,20 @@ macro_rules! acp_struct {
                 cx: &mut $crate::acp::wire::Cx<'de>,
                 mut tag: Option<(&'static str, bool)>,
                 mut first: bool,
-            ) -> Result<Self, $crate::acp::read::Fail> {
+                out: &mut Self,
+            ) -> Result<(), $crate::acp::read::Fail> {
                 use $crate::acp::wire::Field;
-                $( $(#[cfg($c)])? let mut $f: (bool, Option<$t>) = (false, None); )*
+                // Whether each member was met.
+                $( $(#[cfg($c)])? let mut $f = false; )*
                 let mut extra = $crate::acp::Extra::new();
                 while let Some(key) = r.key(&mut first, true)? {
                     match &*key {
                         $( $(#[cfg($c)])? $wire => {
-                            if $f.0 {
+                            if $f {
                                 return Err($crate::acp::wire::duplicate($wire));
                             }
-                            $f.0 = true;
-                            if let Some(raw) = $crate::acp::wire::member::<$t>(r, cx, $wire, &mut $f.1)? {
+                            $f = true;
+                            if let Some(raw) = $crate::acp::wire::member::<$t>(r, cx, $wire, &mut out.$f)? {
                                 extra.push(key, $crate::acp::RawJson::from_validated(raw));
                             }
                         } )*
@@ -496,13 +556,11 @@ macro_rules! acp_struct {
                         }
                     }
                 }
-                Ok($name {
-                    $( $(#[cfg($c)])? $f: match $f.1 {
-                        Some(v) => v,
-                        None => <$t as Field<'de>>::absent($wire)?,
-                    }, )*
-                    extra,
-                })
+                $( $(#[cfg($c)])? if !$f {
+                    out.$f = <$t as Field<'de>>::absent($wire)?;
+                } )*
+                out.extra = extra;
+                Ok(())
             }
         }
 
@@ -599,6 +657,9 @@ macro_rules! string_enum {
                 _: &mut $crate::acp::wire::Cx<'de>,
             ) -> Result<Self, $crate::acp::read::Fail> {
                 r.string().map(Self::from_wire)
+            }
+            fn blank() -> Self {
+                Self::Unknown(alloc::borrow::Cow::Borrowed(""))
             }
         }
 
