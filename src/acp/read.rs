@@ -275,6 +275,10 @@ impl<'de> Reader<'de> {
     /// The next key of the object entered, leaving the position on its
     /// value (which the caller must read or [`skip`](Self::skip)); `None`
     /// after the closing brace. `first` is true before the first member.
+    // Inlined into each struct's member loop: the position stays in a
+    // register from key to key (a tenth of the instructions of a typical
+    // update line; about 3% more code).
+    #[inline(always)]
     pub(crate) fn key(
         &mut self,
         first: &mut bool,
