@@ -667,3 +667,65 @@ macro_rules! string_enum {
     };
 }
 pub(crate) use string_enum;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::acp::{ContentChunk, SessionUpdate};
+
+    /// `decode_in` over a slot that already holds a value (another variant,
+    /// or the same one with members set) gives what `decode` gives: nothing
+    /// of the old value is left, in either mode.
+    #[test]
+    fn decoding_in_place_keeps_nothing_of_the_slot() {
+        let filled = r#"{"sessionUpdate":"agent_message_chunk","messageId":"m1","_meta":{"a":1},"content":{"type":"text","text":"old","annotations":{"priority":1}},"extra":true}"#;
+        let texts = [
+            r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"new"}}"#,
+            r#"{"sessionUpdate":"agent_message_chunk","messageId":null,"content":{"type":"image","data":"x","mimeType":"image/png"}}"#,
+            // Leniently `messageId` does not fit: dropped, kept in `extra`.
+            r#"{"sessionUpdate":"agent_message_chunk","messageId":7,"content":{"type":"text","text":"n"}}"#,
+            r#"{"sessionUpdate":"tool_call","toolCallId":"t","title":"x"}"#,
+            r#"{"sessionUpdate":"not_yet_known","x":1}"#,
+        ];
+        for mode in [Mode::Lenient, Mode::Strict] {
+            for text in texts {
+                let want = decode_text::<SessionUpdate<'_>>(text, mode).map(|t| t.value);
+                let mut slot = decode_text::<SessionUpdate<'_>>(filled, Mode::Strict)
+                    .unwrap()
+                    .value;
+                let mut r = Reader::new(text);
+                let mut cx = Cx::new(mode);
+                let got = SessionUpdate::decode_in(&mut r, &mut cx, &mut slot).map(|()| slot);
+                match (want, got) {
+                    (Ok(want), Ok(got)) => assert_eq!(got, want, "{mode:?} {text}"),
+                    (Err(_), Err(_)) => {}
+                    (want, got) => panic!("{mode:?} {text}: {want:?} against {got:?}"),
+                }
+            }
+        }
+        // A struct read in place over a filled one: a member absent, or
+        // (leniently) one that does not fit, leaves its field empty.
+        for text in [
+            r#"{"content":{"type":"text","text":"b"}}"#,
+            r#"{"content":{"type":"text","text":"b"},"messageId":7}"#,
+            r#"{"content":{"type":"text","text":"b"},"messageId":null}"#,
+        ] {
+            let mut chunk = decode_text::<ContentChunk<'_>>(
+                r#"{"content":{"type":"text","text":"a"},"messageId":"m","k":1}"#,
+                Mode::Strict,
+            )
+            .unwrap()
+            .value;
+            let mut cx = Cx::new(Mode::Lenient);
+            ContentChunk::decode_in(&mut Reader::new(text), &mut cx, &mut chunk).unwrap();
+            assert_eq!(
+                chunk,
+                decode_text::<ContentChunk<'_>>(text, Mode::Lenient)
+                    .unwrap()
+                    .value,
+                "{text}"
+            );
+            assert!(chunk.message_id.is_none(), "{text}");
+        }
+    }
+}
