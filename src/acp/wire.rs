@@ -131,6 +131,7 @@ impl<'de> Cx<'de> {
 
     /// Decodes with `T::decode` at a salvage point of `kind`: the value,
     /// or (recovered) its raw text.
+    #[inline]
     pub(crate) fn salvage_point<T: Decode<'de>>(
         &mut self,
         r: &mut Reader<'de>,
@@ -332,6 +333,7 @@ pub(crate) trait Field<'de>: Sized {
 }
 
 impl<'de, T: Decode<'de> + Serialize> Field<'de> for Option<T> {
+    #[inline]
     fn read(
         r: &mut Reader<'de>,
         cx: &mut Cx<'de>,
@@ -416,6 +418,7 @@ required_field!([T] Vec<T> where T: Decode<'de> + Serialize);
 
 /// Reads member `key` of a struct as field type `F` into `slot` (see
 /// [`Field::read`]); what it salvaged is reported under `key`.
+#[inline]
 pub(crate) fn member<'de, F: Field<'de>>(
     r: &mut Reader<'de>,
     cx: &mut Cx<'de>,
