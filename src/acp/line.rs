@@ -149,32 +149,29 @@ fn one_pass<'a>(
         if &*key == "params" && env.params.is_none() && out.is_none() {
             if let Some(method) = env.method.and_then(plain_string) {
                 let mark = r.mark();
-                // Built in its final shape at once (the request and what
-                // was salvaged are filled in at the end).
-                // The params are read into it, never moved.
+                // For a method typed here the result is built in its final
+                // shape at once (the request and what was salvaged are
+                // filled in at the end) and the params read into it, never
+                // moved; the method's name is matched once.
+                let place = &mut *out;
                 let failed = if env.id.is_some() {
-                    RequestParams::knows(method).then(|| {
-                        let params = Box::new(Typed::clean(RequestParams::blank()));
-                        let slot = out.insert(Incoming::Request {
+                    RequestParams::decode_known(method, &mut r, &mut cx, move || {
+                        let slot = place.insert(Incoming::Request {
                             request: Request::placeholder(),
-                            params,
+                            params: Box::new(Typed::clean(RequestParams::blank())),
                         });
                         match slot {
-                            Incoming::Request { params, .. } => {
-                                RequestParams::decode_at(method, &mut r, &mut cx, &mut params.value)
-                            }
+                            Incoming::Request { params, .. } => &mut params.value,
                             _ => unreachable!("a request was set just above"),
                         }
                     })
                 } else {
-                    NotificationParams::knows(method).then(|| {
-                        let slot = out.insert(Incoming::Notification(Typed::clean(
+                    NotificationParams::decode_known(method, &mut r, &mut cx, move || {
+                        let slot = place.insert(Incoming::Notification(Typed::clean(
                             NotificationParams::blank(),
                         )));
                         match slot {
-                            Incoming::Notification(t) => {
-                                NotificationParams::decode_at(method, &mut r, &mut cx, &mut t.value)
-                            }
+                            Incoming::Notification(t) => &mut t.value,
                             _ => unreachable!("a notification was set just above"),
                         }
                     })

@@ -131,34 +131,36 @@ macro_rules! method_enum {
                 })
             }
 
-            /// A placeholder, overwritten by [`decode_at`](Self::decode_at).
+            /// A placeholder, overwritten by [`decode_known`](Self::decode_known).
             pub(crate) fn blank() -> Self {
                 Self::Unknown { method: Cow::Borrowed(""), params: None }
             }
 
-            /// Whether this version types the params of `method`.
-            pub(crate) fn knows(method: &str) -> bool {
-                match method {
-                    $( $(#[cfg($vc)])? names::$method => true, )*
-                    _ => false,
-                }
-            }
-
-            /// Decodes the params of `method`, one this version
-            /// [`knows`](Self::knows), at the reader's position into `out`,
-            /// in the pass over a whole line: the variant is set, then its
-            /// params read into it. After an error `out` holds part of a
-            /// value.
-            pub(crate) fn decode_at(method: &str, r: &mut Reader<'a>, cx: &mut Cx<'a>, out: &mut Self) -> Result<(), Fail> {
+            /// Decodes the params of `method` at the reader's position, in
+            /// the pass over a whole line, when this version types them:
+            /// `slot` is asked for the place they go, the variant is set
+            /// there and its params read into it, never moved. `None`, and
+            /// `slot` never called, for a method this version does not
+            /// type. After an error the slot holds part of a value.
+            pub(crate) fn decode_known<'s>(
+                method: &str,
+                r: &mut Reader<'a>,
+                cx: &mut Cx<'a>,
+                slot: impl FnOnce() -> &'s mut Self,
+            ) -> Option<Result<(), Fail>>
+            where
+                'a: 's,
+            {
                 match method {
                     $( $(#[cfg($vc)])? names::$method => {
+                        let out = slot();
                         *out = Self::$variant(<$ty<'a> as $crate::acp::wire::Decode<'a>>::blank());
                         let Self::$variant(p) = out else {
                             unreachable!("the variant was set just above")
                         };
-                        params_at(r, cx, p)
+                        Some(params_at(r, cx, p))
                     } )*
-                    _ => Err(Fail::Mismatch(alloc::format!("unknown method `{method}`"))),
+                    _ => None,
                 }
             }
 
