@@ -426,6 +426,60 @@ mod tests {
         assert!(validate(&ok).is_ok());
     }
 
+    /// Where a string token ends, one byte at a time: the reference the
+    /// word-at-a-time [`skip_str`] is held against.
+    fn naive_skip_str(b: &[u8], i: usize) -> Result<usize, ScanError> {
+        if b.get(i) != Some(&b'"') {
+            return err(i);
+        }
+        let mut j = i + 1;
+        loop {
+            match b.get(j) {
+                None => return err(b.len()),
+                Some(b'"') => return Ok(j + 1),
+                Some(b'\\') => match b.get(j + 1) {
+                    Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => j += 2,
+                    Some(b'u') => {
+                        let hex = b.get(j + 2..j + 6);
+                        if !hex.is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit)) {
+                            return err(j);
+                        }
+                        j += 6;
+                    }
+                    _ => return err(j),
+                },
+                Some(&c) if c < 0x20 => return err(j),
+                Some(_) => j += 1,
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+        /// Text dense with specials, in every alignment: the same end or
+        /// the same error offset as a byte loop.
+        #[test]
+        fn skip_str_agrees_with_a_byte_loop(
+            pad in 0usize..9,
+            parts in proptest::collection::vec(
+                proptest::sample::select(alloc::vec![
+                    "a", "bc", "defghij", "klmnopqrstuvwxyz0123", "\\\"", "\\\\", "\\n", "\\/",
+                    "\\u00e9", "\\uD83D\\uDE00", "\\u12", "\\x", "\\", "\"", "\t", "\u{1}",
+                    "é", "✓", "🦀", "\\\\\\\"",
+                ]),
+                0..40,
+            ),
+        ) {
+            let text = alloc::format!("{}\"{}", " ".repeat(pad), parts.concat());
+            let b = text.as_bytes();
+            proptest::prop_assert_eq!(skip_str(b, pad), naive_skip_str(b, pad), "{:?}", text);
+            if let Ok(end) = skip_str(b, pad) {
+                let token = text.get(pad..end).unwrap();
+                proptest::prop_assert!(serde_json::from_str::<serde::de::IgnoredAny>(token).is_ok(), "{:?}", token);
+            }
+        }
+    }
+
     #[test]
     fn members_slice_values() {
         let m: Vec<_> = Members::new(r#" {"a": [1, {"x":2}] ,"b\u0063":"s", "d":{}} "#)

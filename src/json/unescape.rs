@@ -1,9 +1,10 @@
 //! Decoding JSON string escapes: the crate's one unescaper.
 //!
 //! Every caller that turns a JSON string token into text comes here, and
-//! every one of them goes through the same loop (`unescape_from`: plain runs
-//! found a word at a time and copied whole, one escape at a time between
-//! them): the ACP reader's strings, read and checked up to their
+//! every one of them goes through the same loop (`unescape_from`: a short
+//! plain run put as a whole word and cut back, a long one found sixteen
+//! bytes a step and copied whole, one escape at a time between them): the
+//! ACP reader's strings, read and checked up to their
 //! closing quote in one pass ([`unescape_token`]), text already checked
 //! ([`unquote`]), and the stream-json events and chunk frames
 //! ([`unescape_into`], [`validate_unescape_into`], [`unescaped_len`]).
@@ -13,7 +14,7 @@ use alloc::string::String;
 
 use serde::de;
 
-use super::swar::short_special;
+use super::swar::{find_special, short_special, special_mask};
 
 /// What is wrong with an escape sequence.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -120,6 +121,10 @@ impl From<EscapeError> for BadString {
 /// Where unescaped text goes: a string, or a counter of its length.
 trait TextSink {
     fn put(&mut self, s: &str);
+    /// Puts the first `keep` bytes of `word` (a character boundary): a
+    /// string with room takes the whole word, a copy of fixed size, and
+    /// cuts it back.
+    fn put_cut(&mut self, word: &str, keep: usize);
     fn put_char(&mut self, c: char);
 }
 
@@ -129,25 +134,67 @@ impl TextSink for Counter {
     fn put(&mut self, s: &str) {
         self.0 = self.0.saturating_add(s.len());
     }
+    fn put_cut(&mut self, _: &str, keep: usize) {
+        self.0 = self.0.saturating_add(keep);
+    }
     fn put_char(&mut self, c: char) {
         self.0 = self.0.saturating_add(c.len_utf8());
     }
 }
 
 impl TextSink for String {
+    #[inline(always)]
     fn put(&mut self, s: &str) {
         self.push_str(s);
     }
+    /// Never grows the string where putting the exact bytes would not:
+    /// with less than a word of room left (a buffer reserved to the exact
+    /// size, its last bytes) the bytes kept are put alone.
+    #[inline(always)]
+    fn put_cut(&mut self, word: &str, keep: usize) {
+        if self.capacity().saturating_sub(self.len()) >= word.len() {
+            let to = self.len().saturating_add(keep);
+            self.push_str(word);
+            self.truncate(to);
+        } else {
+            self.push_str(word.get(..keep).unwrap_or_default());
+        }
+    }
+    #[inline(always)]
     fn put_char(&mut self, c: char) {
         self.push(c);
     }
 }
 
+/// The character each one-letter escape stands for (`n` for a newline),
+/// `0` for the other bytes (`u` among them).
+// Built at compile time, where an index out of bounds is a build error,
+// not a panic.
+#[allow(clippy::indexing_slicing)]
+static SHORT_ESCAPE: [u8; 256] = {
+    let mut t = [0u8; 256];
+    t[b'"' as usize] = b'"';
+    t[b'\\' as usize] = b'\\';
+    t[b'/' as usize] = b'/';
+    t[b'b' as usize] = 0x08;
+    t[b'f' as usize] = 0x0c;
+    t[b'n' as usize] = b'\n';
+    t[b'r' as usize] = b'\r';
+    t[b't' as usize] = b'\t';
+    t
+};
+
 /// Checks the string content of `text` from `from` and appends it
 /// unescaped to `out`, in one pass, up to the first `"` that no backslash
 /// escapes or to the end of `text`: the offset of that quote, or
-/// `text.len()`. Plain runs are found a word at a time
-/// ([`short_special`]) and copied whole.
+/// `text.len()`.
+///
+/// A run of plain text that ends within the next eight bytes (text dense
+/// with escapes: source code, a file's lines) is put as the whole word of
+/// eight, a copy of fixed size, and cut back to the bytes before the
+/// special one ([`special_mask`]). A longer run, one within eight bytes
+/// of the end, or one where a character crosses the word's end is
+/// searched ([`find_special`]) and put at once.
 ///
 /// # Errors
 ///
@@ -157,32 +204,48 @@ impl TextSink for String {
 #[inline]
 fn unescape_from<S: TextSink>(text: &str, from: usize, out: &mut S) -> Result<usize, usize> {
     let b = text.as_bytes();
-    // `start` begins the run not yet copied; `i` is where the search for
-    // the next special byte goes on.
-    let mut start = from;
     let mut i = from;
     loop {
-        // After an escape the next one is often within a word.
-        let n = short_special(b, i).unwrap_or(b.len());
-        if n > start {
-            out.put(text.get(start..n).ok_or(start)?);
-        }
+        // The next eight bytes, when they end on a character boundary,
+        // and the special bytes among them.
+        let word = i.checked_add(8).and_then(|end| text.get(i..end));
+        let mask = word.and_then(|w| w.as_bytes().first_chunk::<8>());
+        let mask = mask.map(|w| special_mask(u64::from_le_bytes(*w)));
+        let n = match word.zip(mask) {
+            Some((word, m)) if m != 0 => {
+                let keep = (m.trailing_zeros() / 8) as usize;
+                out.put_cut(word, keep);
+                i.saturating_add(keep)
+            }
+            // Searched past the word that holds none.
+            _ => {
+                let past = if word.is_some() {
+                    i.saturating_add(8)
+                } else {
+                    i
+                };
+                let n = find_special(b, past).unwrap_or(b.len());
+                out.put(text.get(i..n).ok_or(i)?);
+                n
+            }
+        };
         match b.get(n) {
             None | Some(b'"') => return Ok(n),
             Some(b'\\') => {}
             Some(_) => return Err(n),
         }
-        let rest = b.get(n..).unwrap_or_default();
-        if let Some(b'"' | b'\\' | b'/') = rest.get(1) {
-            // The escaped byte is itself: it begins the next run.
-            start = n.saturating_add(1);
-            i = n.saturating_add(2);
-            continue;
+        let after = b.get(n.saturating_add(1)).copied().unwrap_or(0);
+        match SHORT_ESCAPE.get(usize::from(after)).copied().unwrap_or(0) {
+            0 => {
+                let (c, used) = escape(b.get(n..).unwrap_or_default()).map_err(|_| n)?;
+                out.put_char(c);
+                i = n.saturating_add(used);
+            }
+            c => {
+                out.put_char(char::from(c));
+                i = n.saturating_add(2);
+            }
         }
-        let (c, used) = escape(rest).map_err(|_| n)?;
-        out.put_char(c);
-        i = n.saturating_add(used);
-        start = i;
     }
 }
 
@@ -209,7 +272,8 @@ pub(crate) fn unescape_token(
     from: usize,
     capacity: usize,
 ) -> Result<(String, usize), usize> {
-    let mut out = String::with_capacity(capacity);
+    // Eight bytes more: a word is put whole before it is cut back.
+    let mut out = String::with_capacity(capacity.saturating_add(8));
     let end = unescape_from(text, from, &mut out)?;
     if end < text.len() {
         Ok((out, end.saturating_add(1)))
@@ -284,7 +348,8 @@ pub(crate) fn unquote<E: de::Error>(token: &str) -> Result<Cow<'_, str>, E> {
     if short_special(inner.as_bytes(), 0).is_none() {
         return Ok(Cow::Borrowed(inner));
     }
-    let mut out = String::with_capacity(inner.len());
+    // Eight bytes more: a word is put whole before it is cut back.
+    let mut out = String::with_capacity(inner.len().saturating_add(8));
     match unescape_from(inner, 0, &mut out) {
         Ok(end) if end == inner.len() => {}
         Ok(_) => return Err(E::custom(EscapeError::Invalid.message())),
@@ -356,6 +421,53 @@ mod tests {
             "\"\\",
         ] {
             assert_eq!(unescaped_len(bad), Err(BadString), "{bad}");
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+        /// Text dense with escapes and characters of every width, in every
+        /// alignment: each way in unescapes as `serde_json` reads the
+        /// token, or fails where it fails.
+        #[test]
+        fn unescapes_as_serde_json(
+            pad in 0usize..9,
+            parts in proptest::collection::vec(
+                proptest::sample::select(alloc::vec![
+                    "a", "bc", "defghij", "klmnopqrstuvwxyz0123", "\\\"", "\\\\", "\\n", "\\t", "\\/",
+                    "\\b", "\\u00e9", "\\uD83D\\uDE00", "\\uD83D", "\\u12", "\\x", "\\", "\t",
+                    "é", "✓", "🦀", "ab✓", "abcdefg🦀",
+                ]),
+                0..40,
+            ),
+        ) {
+            let body = parts.concat();
+            let token = alloc::format!("\"{body}\"");
+            // The reader stops at the first quote no backslash escapes (a
+            // lone backslash in the parts can leave one inside).
+            let mut first = serde_json::Deserializer::from_str(&token).into_iter::<String>();
+            let theirs_first = first.next().and_then(Result::ok).map(|s| (s, first.byte_offset()));
+            let text = alloc::format!("{}{token} ", " ".repeat(pad));
+            let read = unescape_token(&text, pad + 1, 0).ok();
+            proptest::prop_assert_eq!(
+                read.map(|(s, end)| (s, end - pad)),
+                theirs_first,
+                "{:?}",
+                token
+            );
+            let theirs = serde_json::from_str::<String>(&token).ok();
+            let quoted = unquote::<serde_json::Error>(&token).ok();
+            proptest::prop_assert_eq!(quoted.as_deref(), theirs.as_deref());
+            proptest::prop_assert_eq!(unescaped_len(&token).ok(), theirs.as_ref().map(String::len));
+            // Into a buffer reserved to the exact size: never grown.
+            let mut into = String::with_capacity(1 + theirs.as_ref().map_or(0, String::len));
+            into.push('x');
+            let room = into.capacity();
+            let ok = unescape_into(&token, &mut into).is_ok();
+            if ok {
+                proptest::prop_assert_eq!(into.capacity(), room);
+            }
+            proptest::prop_assert_eq!(ok.then_some(into), theirs.map(|t| alloc::format!("x{t}")));
         }
     }
 
