@@ -29,3 +29,41 @@ pub(crate) use escape::{
 };
 #[cfg(feature = "alloc")]
 pub(crate) use unescape::{literal_body, unescape_into, unescaped_len, validate_unescape_into};
+
+/// For the string tests: text dense with what JSON strings make special
+/// (every escape, good and bad, a lone backslash, a raw quote and control
+/// character) and with characters of every width, as runs of every length
+/// around them, so that runs and escapes fall at every offset of a word.
+#[cfg(all(test, feature = "alloc"))]
+pub(crate) fn dense_string_text() -> impl proptest::strategy::Strategy<Value = alloc::string::String>
+{
+    use proptest::strategy::Strategy;
+    let parts = alloc::vec![
+        "a",
+        "bc",
+        "defghij",
+        "klmnopqrstuvwxyz0123",
+        "\\\"",
+        "\\\\",
+        "\\\\\\\"",
+        "\\n",
+        "\\t",
+        "\\/",
+        "\\b",
+        "\\u00e9",
+        "\\uD83D\\uDE00",
+        "\\uD83D",
+        "\\u12",
+        "\\x",
+        "\\",
+        "\"",
+        "\t",
+        "\u{1}",
+        "é",
+        "✓",
+        "🦀",
+        "ab✓",
+        "abcdefg🦀",
+    ];
+    proptest::collection::vec(proptest::sample::select(parts), 0..40).prop_map(|p| p.concat())
+}
