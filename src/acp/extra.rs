@@ -2,7 +2,6 @@
 //! hold, kept so the object re-encodes as it came.
 
 use alloc::borrow::Cow;
-use alloc::boxed::Box;
 use alloc::vec::Vec;
 use core::fmt;
 
@@ -25,9 +24,8 @@ use super::raw::{IntoOwned, RawJson};
 /// name is a typed field that is set (the typed value wins when a caller
 /// sets a field the peer had sent as `null` or as a value that did not fit).
 /// So a decoded value re-encodes to JSON equal, as a value, to what came in.
-/// Empty, it costs nothing: no allocation, and one pointer's room in its
-/// struct (values are moved whole while they are decoded). One or two
-/// members take one allocation; more, a second one for their list.
+/// Empty, it costs no allocation (a list's three words in its struct, each
+/// struct decoded in place); the first member allocates room for four.
 ///
 /// ```
 /// use acp_codec::acp::{Diff, RawJson};
@@ -42,116 +40,54 @@ use super::raw::{IntoOwned, RawJson};
 /// );
 /// ```
 #[derive(Clone, Default)]
-pub struct Extra<'a>(Option<Box<Members<'a>>>);
+pub struct Extra<'a>(Vec<Member<'a>>);
 
 /// One member: its name and its raw value.
 type Member<'a> = (Cow<'a, str>, RawJson<'a>);
 
-/// The members kept, in the order they came: up to two in the box itself
-/// (one allocation for the member or two a newer peer usually adds, or a
-/// `null`), more in a list of their own.
-#[derive(Clone)]
-enum Members<'a> {
-    One(Member<'a>),
-    Two([Member<'a>; 2]),
-    Many(Vec<Member<'a>>),
-}
-
-impl<'a> Members<'a> {
-    fn as_slice(&self) -> &[Member<'a>] {
-        match self {
-            Self::One(m) => core::slice::from_ref(m),
-            Self::Two(ms) => ms,
-            Self::Many(v) => v,
-        }
-    }
-
-    /// Appends `m`, moving up to the next form when this one is full.
-    fn push(&mut self, m: Member<'a>) {
-        *self = match core::mem::replace(self, Self::Many(Vec::new())) {
-            Self::One(a) => Self::Two([a, m]),
-            Self::Two([a, b]) => {
-                let mut v = Vec::with_capacity(4);
-                v.extend([a, b, m]);
-                Self::Many(v)
-            }
-            Self::Many(mut v) => {
-                v.push(m);
-                Self::Many(v)
-            }
-        };
-    }
-
-    /// Keeps the members `keep` says to keep, in order.
-    fn retain(&mut self, keep: impl FnMut(&mut Member<'a>) -> bool) {
-        let mut v = match core::mem::replace(self, Self::Many(Vec::new())) {
-            Self::One(a) => alloc::vec![a],
-            Self::Two(ms) => Vec::from(ms),
-            Self::Many(v) => v,
-        };
-        v.retain_mut(keep);
-        *self = Self::Many(v);
-    }
-
-    fn into_owned(self) -> Members<'static> {
-        let own = |(k, v): Member<'a>| (IntoOwned::into_owned(k), v.into_owned());
-        match self {
-            Self::One(a) => Members::One(own(a)),
-            Self::Two([a, b]) => Members::Two([own(a), own(b)]),
-            Self::Many(v) => Members::Many(v.into_iter().map(own).collect()),
-        }
-    }
-}
-
 impl<'a> Extra<'a> {
     /// No members.
     pub const fn new() -> Self {
-        Self(None)
+        Self(Vec::new())
     }
 
     /// The members, in the order they came.
     fn list(&self) -> &[Member<'a>] {
-        self.0.as_deref().map_or(&[], Members::as_slice)
+        &self.0
     }
 
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
-        self.list().is_empty()
+        self.0.is_empty()
     }
 
     /// How many members there are.
     pub fn len(&self) -> usize {
-        self.list().len()
+        self.0.len()
     }
 
     /// The members, in the order they came.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &RawJson<'a>)> {
-        self.list().iter().map(|(k, v)| (&**k, v))
+        self.0.iter().map(|(k, v)| (&**k, v))
     }
 
     /// The value of member `name` (the last one, as JSON parsers take it,
     /// when a peer sent it twice).
     pub fn get(&self, name: &str) -> Option<&RawJson<'a>> {
-        self.list()
-            .iter()
-            .rev()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v)
+        self.0.iter().rev().find(|(k, _)| k == name).map(|(_, v)| v)
     }
 
     /// Adds a member at the end (a member of the same name is replaced).
     pub fn insert(&mut self, name: impl Into<Cow<'a, str>>, value: RawJson<'a>) {
         let name = name.into();
-        if let Some(members) = self.0.as_deref_mut() {
-            members.retain(|(k, _)| *k != name);
-        }
-        self.push(name, value);
+        self.0.retain(|(k, _)| *k != name);
+        self.0.push((name, value));
     }
 
     /// Removes every member called `name`, giving the last one's value.
     pub fn remove(&mut self, name: &str) -> Option<RawJson<'a>> {
         let mut last = None;
-        self.0.as_deref_mut()?.retain(|(k, v)| {
+        self.0.retain_mut(|(k, v)| {
             if k != name {
                 return true;
             }
@@ -162,16 +98,19 @@ impl<'a> Extra<'a> {
     }
 
     /// Appends as decoded, duplicates and all.
+    #[inline]
     pub(crate) fn push(&mut self, name: Cow<'a, str>, value: RawJson<'a>) {
-        match &mut self.0 {
-            Some(members) => members.push((name, value)),
-            None => self.0 = Some(Box::new(Members::One((name, value)))),
-        }
+        self.0.push((name, value));
     }
 
     /// The members with their text copied (`'static`).
     pub fn into_owned(self) -> Extra<'static> {
-        Extra(self.0.map(|members| Box::new(members.into_owned())))
+        Extra(
+            self.0
+                .into_iter()
+                .map(|(k, v)| (IntoOwned::into_owned(k), v.into_owned()))
+                .collect(),
+        )
     }
 }
 

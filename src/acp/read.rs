@@ -20,8 +20,8 @@ use alloc::format;
 use alloc::string::{String, ToString};
 
 use crate::json::scan::skip_str;
-use crate::json::scan::{key_at, skip_value_within, skip_ws, MAX_DEPTH};
-use crate::json::swar::{find_quote, find_special, short_special};
+use crate::json::scan::{key_at, plain_key, skip_value_within, skip_ws, MAX_DEPTH};
+use crate::json::swar::{find_quote, find_special};
 use crate::json::unescape::{unescape_token, unquote, EscapeError};
 
 /// An unescaped string keeps up to this many unused bytes of capacity
@@ -302,22 +302,19 @@ impl<'de> Reader<'de> {
         if b.get(i) != Some(&b'"') {
             return Err(Fail::Syntax(i));
         }
-        // A plain key (no escape, no control character) ends at the first
-        // special byte, which is its closing quote: read in one scan.
-        let from = i.saturating_add(1);
-        if let Some(end) = short_special(b, from).filter(|&n| b.get(n) == Some(&b'"')) {
-            let colon = skip_ws(b, end.saturating_add(1));
-            if b.get(colon) != Some(&b':') {
-                return Err(Fail::Syntax(colon));
+        // A plain key (no escape, no control character) is read in one
+        // scan.
+        match plain_key(b, i) {
+            Some(Ok((end, value))) => {
+                self.pos = value;
+                self.text
+                    .get(i.saturating_add(1)..end)
+                    .map(|k| Some(Cow::Borrowed(k)))
+                    .ok_or(Fail::Syntax(i))
             }
-            self.pos = skip_ws(b, colon.saturating_add(1));
-            return self
-                .text
-                .get(from..end)
-                .map(|k| Some(Cow::Borrowed(k)))
-                .ok_or(Fail::Syntax(i));
+            Some(Err(e)) => Err(Fail::Syntax(e.offset)),
+            None => self.escaped_key(i),
         }
-        self.escaped_key(i)
     }
 
     /// [`key`](Self::key) when the key at `i` has an escape (or is not

@@ -147,22 +147,20 @@ fn skip_nested(b: &[u8], i: usize, max_depth: u32) -> Result<usize, ScanError> {
     loop {
         // Parse a value at i.
         match b.get(i) {
-            Some(b'{' | b'[') => {
-                let is_obj = b.get(i) == Some(&b'{');
+            Some(&open @ (b'{' | b'[')) => {
+                let is_obj = open == b'{';
                 if depth >= max_depth {
                     return err(i);
                 }
-                stack = (stack << 1) | u128::from(is_obj);
-                depth = depth.saturating_add(1);
                 i = skip_ws(b, i.saturating_add(1));
-                let close = if is_obj { b'}' } else { b']' };
-                if b.get(i) == Some(&close) {
-                    stack >>= 1;
-                    depth = depth.saturating_sub(1);
+                // `{` + 2 is `}`, `[` + 2 is `]`.
+                if b.get(i) == Some(&open.wrapping_add(2)) {
                     i = i.saturating_add(1);
                 } else {
+                    stack = (stack << 1) | u128::from(is_obj);
+                    depth = depth.saturating_add(1);
                     if is_obj {
-                        i = key_at(b, i)?.1;
+                        i = member_value(b, i)?;
                     }
                     continue;
                 }
@@ -175,17 +173,18 @@ fn skip_nested(b: &[u8], i: usize, max_depth: u32) -> Result<usize, ScanError> {
             _ => return err(i),
         }
         // After a value: close containers or move to the next element.
-        loop {
-            if depth == 0 {
-                return Ok(i);
-            }
+        while depth > 0 {
             let is_obj = stack & 1 == 1;
-            i = skip_ws(b, i);
-            match b.get(i) {
+            let mut c = b.get(i).copied();
+            if matches!(c, Some(b' ' | b'\t' | b'\n' | b'\r')) {
+                i = skip_ws(b, i);
+                c = b.get(i).copied();
+            }
+            match c {
                 Some(b',') => {
                     i = skip_ws(b, i.saturating_add(1));
                     if is_obj {
-                        i = key_at(b, i)?.1;
+                        i = member_value(b, i)?;
                     }
                     break;
                 }
@@ -197,7 +196,38 @@ fn skip_nested(b: &[u8], i: usize, max_depth: u32) -> Result<usize, ScanError> {
             depth = depth.saturating_sub(1);
             i = i.saturating_add(1);
         }
+        if depth == 0 {
+            return Ok(i);
+        }
     }
+}
+
+/// [`key_at`]'s offset of the value, for a key whose opening quote is at
+/// `i`: a plain key is read inline ([`plain_key`]).
+#[inline(always)]
+fn member_value(b: &[u8], i: usize) -> Result<usize, ScanError> {
+    match plain_key(b, i) {
+        Some(found) => found.map(|(_, value)| value),
+        None => key_at(b, i).map(|(_, value)| value),
+    }
+}
+
+/// A key whose opening quote is at `i` and that holds no escape (its first
+/// special byte is its closing quote), read in one scan: the offset of its
+/// closing quote and of its value (after the colon and whitespace), or the
+/// offset where the colon is missing. `None` for any other key, for
+/// [`key_at`] to read.
+#[inline(always)]
+pub(crate) fn plain_key(b: &[u8], i: usize) -> Option<Result<(usize, usize), ScanError>> {
+    if b.get(i) != Some(&b'"') {
+        return None;
+    }
+    let end = short_special(b, i.saturating_add(1)).filter(|&n| b.get(n) == Some(&b'"'))?;
+    let colon = skip_ws(b, end.saturating_add(1));
+    if b.get(colon) != Some(&b':') {
+        return Some(err(colon));
+    }
+    Some(Ok((end, skip_ws(b, colon.saturating_add(1)))))
 }
 
 /// Whether `c` can follow a scalar value: a separator, a closing bracket or
@@ -450,6 +480,93 @@ mod tests {
                 },
                 Some(&c) if c < 0x20 => return err(j),
                 Some(_) => j += 1,
+            }
+        }
+    }
+
+    /// A JSON value, nested, with whitespace here and there, as text (all
+    /// ASCII).
+    fn json_value() -> impl proptest::strategy::Strategy<Value = alloc::string::String> {
+        use proptest::prelude::*;
+        let leaf = proptest::sample::select(alloc::vec![
+            "null",
+            "true",
+            "false",
+            "0",
+            "-1",
+            "12.5e-3",
+            "-0.0E+2",
+            "\"a\"",
+            "\"\"",
+            "\"\\u00e9\\n\\\"\"",
+            "\"long text past sixteen bytes\"",
+        ])
+        .prop_map(alloc::string::String::from);
+        let gap = || proptest::sample::select(alloc::vec!["", "", " ", "\n "]);
+        leaf.prop_recursive(4, 24, 4, move |inner| {
+            prop_oneof![
+                proptest::collection::vec((gap(), inner.clone()), 0..4).prop_map(|items| {
+                    let items: Vec<_> = items
+                        .into_iter()
+                        .map(|(g, v)| alloc::format!("{g}{v}{g}"))
+                        .collect();
+                    alloc::format!("[{}]", items.join(","))
+                }),
+                proptest::collection::vec((gap(), "[a-z]{1,20}", inner), 0..4).prop_map(
+                    |members| {
+                        let members: Vec<_> = members
+                            .into_iter()
+                            .map(|(g, k, v)| alloc::format!("{g}\"{k}\"{g}:{g}{v}"))
+                            .collect();
+                        alloc::format!("{{{}}}", members.join(","))
+                    }
+                ),
+            ]
+        })
+    }
+
+    /// A JSON value, most of the time with one byte deleted, inserted or
+    /// replaced: valid values and every kind of near miss.
+    fn json_near_miss() -> impl proptest::strategy::Strategy<Value = alloc::string::String> {
+        use proptest::prelude::*;
+        let byte = proptest::sample::select(alloc::vec![
+            b'{', b'}', b'[', b']', b',', b':', b'"', b' ', b'\\', b'0', b'a', b'-', b'.', b'e',
+        ]);
+        (json_value(), any::<proptest::sample::Index>(), 0u8..4, byte).prop_map(
+            |(text, at, op, c)| {
+                let mut b = text.into_bytes();
+                let i = at.index(b.len().saturating_add(1));
+                match op {
+                    1 if i < b.len() => drop(b.remove(i)),
+                    2 => b.insert(i, c),
+                    3 if i < b.len() => b[i] = c,
+                    _ => {}
+                }
+                alloc::string::String::from_utf8(b).unwrap()
+            },
+        )
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4000))]
+        /// Any text of JSON pieces: valid exactly when `serde_json` reads
+        /// one value from it; and a value followed by more text ends where
+        /// `serde_json`'s stream reader ends it.
+        #[test]
+        fn validate_agrees_with_serde_json(text in json_near_miss()) {
+            let theirs = serde_json::from_str::<serde::de::IgnoredAny>(&text).is_ok();
+            proptest::prop_assert_eq!(validate(&text).is_ok(), theirs, "{:?}", text);
+            let b = text.as_bytes();
+            let start = skip_ws(b, 0);
+            let mut stream = serde_json::Deserializer::from_str(&text).into_iter::<serde::de::IgnoredAny>();
+            if let Some(Ok(_)) = stream.next() {
+                let end = stream.byte_offset();
+                // serde_json reads a number up to a byte that cannot
+                // continue it: compare where both end only when that byte
+                // ends a value here too.
+                if b.get(end).is_none_or(|&c| is_delimiter(c) || c == b'"' || c == b'{' || c == b'[' || c == b':') {
+                    proptest::prop_assert_eq!(skip_value(b, start), Ok(end), "{:?}", text);
+                }
             }
         }
     }
