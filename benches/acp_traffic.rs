@@ -1,8 +1,9 @@
 //! Real traffic: every `session/update` line of the recorded peer sessions
 //! (`tests/fixtures/sessions`), one group per shape, and the requests and
 //! results of `session/prompt`, `fs/*` and `session/request_permission`;
-//! `acp::decode_line` (results: `Message::decode` and the typed result)
-//! against `serde_json::Value` in the same group.
+//! `acp::decode_line` (a result typed in the same pass, with a `Tracker`
+//! that has its request pending) against `serde_json::Value` in the same
+//! group.
 //!
 //! `serde_json::Value` here is built without `preserve_order`; the official
 //! crate's side (and `Value` as it builds it) is `benches/official`.
@@ -33,16 +34,16 @@ fn bench(c: &mut Criterion) {
     )));
     for row in &rows {
         assert!(!row.lines.is_empty(), "{}: no lines", row.name);
-        for line in &row.lines {
-            assert!(real_traffic::acp_codec(row.kind, line), "{line}");
+        for (line, tracker) in row.each() {
+            assert!(real_traffic::acp_codec(row.kind, line, tracker), "{line}");
         }
         let kind = row.kind;
         let mut g = c.benchmark_group(format!("acp_traffic/{}", row.name));
         g.throughput(throughput(row));
         g.bench_function("acp_codec", |b| {
             b.iter(|| {
-                for line in &row.lines {
-                    black_box(real_traffic::acp_codec(kind, black_box(line)));
+                for (line, tracker) in row.each() {
+                    black_box(real_traffic::acp_codec(kind, black_box(line), tracker));
                 }
             })
         });

@@ -154,9 +154,9 @@ TypeScript and Python SDKs; not `spec-examples`), one row per shape (the
 updates that carry `_meta` in a row of their own), every one of those lines
 together (by bytes), and the requests and
 results of `session/prompt`, `fs/*` and `session/request_permission`. Each
-iteration decodes every line of the row. Ours: `acp::decode_line` for the
-notifications and requests (one pass), `Message::decode` and the typed result
-for results. Anchors in the same group, one run: the official
+iteration decodes every line of the row. Ours: `acp::decode_line`, one pass
+(for a result, with a `Tracker` that has the request it answers pending,
+built before the timing). Anchors in the same group, one run: the official
 `agent-client-protocol-schema` types (the whole line into its JSON-RPC envelope
 type, the params or result type chosen by the method; `benches/official`),
 `serde_json::Value` plain (`benches/acp_traffic.rs`) and with `preserve_order`

@@ -10,7 +10,9 @@
 //! (lenient by default, strict on request):
 //!
 //! - a line: [`acp::decode_line`] (a notification's or a request's params
-//!   typed in the same pass) or, to route without typing,
+//!   typed in the same pass; a response's result too, given an
+//!   [`acp::Tracker`] that has its request pending, through
+//!   [`acp::Decoding`]) or, to route without typing,
 //!   [`acp::Message::decode`];
 //! - params or a result, by method: [`acp::Request::typed`],
 //!   [`acp::Notification::typed`], [`acp::Response::typed`];

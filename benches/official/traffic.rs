@@ -2,8 +2,8 @@
 //! every `session/update` line of the recorded peer sessions
 //! (`tests/fixtures/sessions`), one group per shape, and the requests and
 //! results of `session/prompt`, `fs/*` and `session/request_permission`.
-//! In each group `acp::decode_line` (requests and results:
-//! `Message::decode` and the typed params or result), the official types
+//! In each group `acp::decode_line` (a result typed in the same pass, with
+//! a `Tracker` that has its request pending), the official types
 //! (the whole line into its JSON-RPC envelope type, the params or result
 //! type chosen by the method) and `serde_json::Value` (with
 //! `preserve_order`, as the official crate builds it), one run.
@@ -70,8 +70,8 @@ fn bench(c: &mut Criterion) {
             .iter()
             .filter(|line| !official(row.kind, line))
             .count();
-        for line in &row.lines {
-            assert!(real_traffic::acp_codec(row.kind, line), "{line}");
+        for (line, tracker) in row.each() {
+            assert!(real_traffic::acp_codec(row.kind, line, tracker), "{line}");
         }
         println!(
             "{}: {} lines, {} bytes; the official types reject {rejected}",
@@ -84,8 +84,8 @@ fn bench(c: &mut Criterion) {
         g.throughput(throughput(row));
         g.bench_function("acp_codec", |b| {
             b.iter(|| {
-                for line in &row.lines {
-                    black_box(real_traffic::acp_codec(kind, black_box(line)));
+                for (line, tracker) in row.each() {
+                    black_box(real_traffic::acp_codec(kind, black_box(line), tracker));
                 }
             })
         });

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::hint::black_box;
 use std::path::Path;
 
-use acp_codec::acp::{decode_line, Incoming, Message};
+use acp_codec::acp::{decode_line, Decoding, Incoming, RequestId, Tracker};
 use serde_json::Value;
 
 /// What a row's lines are, so each decoder knows what to decode them as.
@@ -27,12 +27,53 @@ pub struct Row {
     pub name: String,
     pub kind: Kind,
     pub lines: Vec<String>,
+    /// For each line, the tracker it is decoded with: for a result, one
+    /// with the request it answers pending; empty for the other lines.
+    pub trackers: Vec<Tracker>,
 }
 
 impl Row {
     pub fn bytes(&self) -> u64 {
         self.lines.iter().map(|l| l.len() as u64).sum()
     }
+
+    /// Each line with its tracker.
+    pub fn each(&self) -> impl Iterator<Item = (&str, &Tracker)> {
+        self.lines.iter().map(String::as_str).zip(&self.trackers)
+    }
+
+    fn new(name: String, kind: Kind, lines: Vec<String>) -> Self {
+        let trackers = lines
+            .iter()
+            .map(|line| match kind {
+                Kind::Result(method) => {
+                    let v: Value = serde_json::from_str(line).unwrap();
+                    tracker_with(v["id"].as_i64().unwrap(), method)
+                }
+                _ => Tracker::new(),
+            })
+            .collect();
+        Row {
+            name,
+            kind,
+            lines,
+            trackers,
+        }
+    }
+}
+
+/// A tracker with request `id` pending as `method` (the ids before it as
+/// an extension method).
+fn tracker_with(id: i64, method: &str) -> Tracker {
+    let mut tracker = Tracker::new();
+    for _ in 0..id {
+        tracker.start("_other", std::time::Duration::ZERO);
+    }
+    assert_eq!(
+        tracker.start(method, std::time::Duration::ZERO),
+        RequestId::Number(id)
+    );
+    tracker
 }
 
 /// The request methods measured (requests and their results).
@@ -106,28 +147,14 @@ pub fn rows(dir: &Path) -> Vec<Row> {
     }
     let mut rows: Vec<Row> = updates
         .into_iter()
-        .map(|(name, lines)| Row {
-            name,
-            kind: Kind::Update,
-            lines,
-        })
+        .map(|(name, lines)| Row::new(name, Kind::Update, lines))
         .collect();
-    rows.push(Row {
-        name: ALL_UPDATES.to_owned(),
-        kind: Kind::Update,
-        lines: all,
-    });
+    rows.push(Row::new(ALL_UPDATES.to_owned(), Kind::Update, all));
     for m in METHODS {
-        rows.push(Row {
-            name: format!("request {m}"),
-            kind: Kind::Request(m),
-            lines: requests.remove(m).unwrap_or_default(),
-        });
-        rows.push(Row {
-            name: format!("result of {m}"),
-            kind: Kind::Result(m),
-            lines: results.remove(m).unwrap_or_default(),
-        });
+        let asked = requests.remove(m).unwrap_or_default();
+        rows.push(Row::new(format!("request {m}"), Kind::Request(m), asked));
+        let answers = results.remove(m).unwrap_or_default();
+        rows.push(Row::new(format!("result of {m}"), Kind::Result(m), answers));
     }
     rows
 }
@@ -146,25 +173,18 @@ fn read_lines(path: &Path) -> Vec<String> {
         .collect()
 }
 
-/// The line decoded typed by this crate: a notification or a request with
-/// `acp::decode_line` (one call, typed params), a result with
-/// `Message::decode` and the result typed for the request's method.
-/// Whether it succeeded.
-pub fn acp_codec(kind: Kind, line: &str) -> bool {
-    match kind {
-        Kind::Update => matches!(
-            black_box(decode_line(line, Mode::Lenient)),
-            Ok(Incoming::Notification(_))
-        ),
-        Kind::Request(_) => matches!(
-            black_box(decode_line(line, Mode::Lenient)),
-            Ok(Incoming::Request { .. })
-        ),
-        Kind::Result(method) => match Message::decode(line) {
-            Ok(Message::Response(r)) => black_box(r.typed(method, Mode::Lenient)).is_ok(),
-            _ => false,
-        },
-    }
+/// The line decoded typed by this crate, in one call to `acp::decode_line`:
+/// a notification's or a request's params typed; a result typed by the
+/// method of the request it answers, which `tracker` has pending. Whether
+/// it succeeded.
+pub fn acp_codec(kind: Kind, line: &str, tracker: &Tracker) -> bool {
+    let how = Decoding::new(Mode::Lenient).with_tracker(tracker);
+    matches!(
+        (kind, black_box(decode_line(line, how))),
+        (Kind::Update, Ok(Incoming::Notification(_)))
+            | (Kind::Request(_), Ok(Incoming::Request { .. }))
+            | (Kind::Result(_), Ok(Incoming::Response { .. }))
+    )
 }
 
 /// The line parsed into a `serde_json::Value`.

@@ -15,6 +15,10 @@
 //! - `acp::decode_line` (one pass over the line) gives exactly what
 //!   `Message::decode` then `typed` give: the same value and salvage
 //!   report, or an error with the same code and message, in both modes;
+//! - a response to request 0 to 15, decoded by `decode_line` with a
+//!   `Tracker` that has it pending as each request method in turn, gives
+//!   what `Message::decode` then `Response::typed` give: the typed result,
+//!   or the response as sent when it is not typed;
 //! - lenient against strict: the same value, nothing salvaged, where strict
 //!   decoding succeeds; something salvaged where only lenient decoding
 //!   succeeds; the same error where both fail. (The typed values are held
@@ -22,8 +26,8 @@
 
 use acp_codec::acp::Mode;
 use acp_codec::acp::{
-    decode_line, encode_notification, encode_request, Incoming, Message, MethodKind, RequestId,
-    Typed, METHODS,
+    decode_line, encode_notification, encode_request, Decoding, Incoming, Message, MethodKind,
+    RequestId, Response, Tracker, Typed, METHODS,
 };
 
 fn one_line(out: &[u8]) -> &str {
@@ -160,9 +164,41 @@ fn one_pass_agrees(line: &str) {
     }
 }
 
+/// A response to request `n` (0 to 15), decoded with a tracker that has
+/// it pending as each request method, against `Response::typed`.
+fn responses_agree(line: &str, response: &Response<'_>) {
+    let RequestId::Number(n @ 0..=15) = response.id else {
+        return;
+    };
+    let sent = Incoming::Message(Message::Response(response.clone().into_owned()));
+    for info in METHODS.iter().filter(|m| m.kind == MethodKind::Request) {
+        let mut tracker = Tracker::new();
+        for _ in 0..n {
+            tracker.start("_other", std::time::Duration::ZERO);
+        }
+        tracker.start(info.name, std::time::Duration::ZERO);
+        for mode in [Mode::Lenient, Mode::Strict] {
+            let got = decode_line(line, Decoding::new(mode).with_tracker(&tracker))
+                .map(Incoming::into_owned)
+                .map_err(|e| e.to_string());
+            let want = match response.typed(info.name, mode) {
+                Ok(t) if t.value.method().is_some() => Incoming::Response {
+                    response: response.clone().into_owned(),
+                    result: Box::new(t.into_owned()),
+                },
+                _ => sent.clone(),
+            };
+            assert_eq!(got, Ok(want), "{} ({mode:?}) on {line:?}", info.name);
+        }
+    }
+}
+
 pub fn check(data: &[u8]) {
     if let Ok(line) = std::str::from_utf8(data) {
         one_pass_agrees(line);
+        if let Ok(Message::Response(response)) = Message::decode(line) {
+            responses_agree(line, &response);
+        }
     }
     let msg = match Message::decode_bytes(data) {
         Ok(m) => m,

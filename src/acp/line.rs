@@ -1,14 +1,16 @@
 //! One call per line: [`decode_line`] decodes the envelope and, for a
-//! notification or a request, its params by method.
+//! notification or a request, its params by method; for a response to a
+//! request a [`Tracker`] has pending, its result.
 
 use alloc::borrow::Cow;
 use alloc::boxed::Box;
 
-use super::message::{not_an_object, Envelope, Message, Notification, Request};
-use super::methods::{NotificationParams, RequestParams};
+use super::message::{not_an_object, parse_id, Envelope, Message, Notification, Request, Response};
+use super::methods::{NotificationParams, RequestParams, ResponseResult};
 use super::raw::RawJson;
 use super::read::Reader;
 use super::salvage::Typed;
+use super::tracker::Tracker;
 use super::wire::{Cx, Mode};
 use super::MessageError;
 use crate::json::scan::skip_ws;
@@ -33,11 +35,21 @@ pub enum Incoming<'a> {
         /// lines and would be moved at that size.
         params: Box<Typed<'a, RequestParams<'a>>>,
     },
-    /// A response or an error response, or a request whose params do not
-    /// fit its method: [`Request::typed`] then gives the `-32602` error to
-    /// answer with. Decode a result with
-    /// [`Response::typed`](super::Response::typed) once the
-    /// [`Tracker`](super::Tracker) named its method.
+    /// A response to a request pending in the [`Tracker`] given to
+    /// [`Decoding::with_tracker`], whose result fits that request's method.
+    Response {
+        /// The response as sent: its id, its result as sent.
+        response: Response<'a>,
+        /// Its result typed ([`Response::typed`] for the request's method,
+        /// which [`ResponseResult::method`] names), with what lenient
+        /// decoding salvaged. Boxed, as a request's params.
+        result: Box<Typed<'a, ResponseResult<'a>>>,
+    },
+    /// An error response; a response decoded without a tracker, to a
+    /// request the tracker does not have pending or of a method not typed
+    /// here, or whose result does not fit (then [`Response::typed`] gives
+    /// the error); or a request whose params do not fit its method
+    /// ([`Request::typed`] then gives the `-32602` error to answer with).
     Message(Message<'a>),
 }
 
@@ -50,31 +62,106 @@ impl Incoming<'_> {
                 request: request.into_owned(),
                 params: Box::new(params.into_owned()),
             },
+            Self::Response { response, result } => Incoming::Response {
+                response: response.into_owned(),
+                result: Box::new(result.into_owned()),
+            },
             Self::Message(m) => Incoming::Message(m.into_owned()),
         }
     }
 }
 
-/// Decodes a line, and a notification's or a request's params by method
-/// in `mode`, in one call: what [`Message::decode`] then
-/// [`Notification::typed`] or [`Request::typed`] give.
+/// How [`decode_line`] reads a line: in which [`Mode`], and, given a
+/// [`Tracker`], with the result of a response to one of its pending
+/// requests typed by that request's method in the same pass
+/// ([`Incoming::Response`]).
+///
+/// A [`Mode`] converts into one (no tracker): `decode_line(line,
+/// Mode::Lenient)`. The tracker is only read: complete the request with
+/// [`Tracker::handle`] as for any response.
+///
+/// ```
+/// use std::time::Duration;
+/// use acp_codec::acp::{decode_line, Decoding, Incoming, Mode, ResponseResult, Tracker};
+///
+/// let mut tracker = Tracker::new();
+/// let id = tracker.start("fs/read_text_file", Duration::ZERO);
+/// let line = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":"fn main() {{}}\n"}}}}"#);
+/// let how = Decoding::new(Mode::Lenient).with_tracker(&tracker);
+/// let Incoming::Response { response, result } = decode_line(&line, how)? else { unreachable!() };
+/// let ResponseResult::ReadTextFile(read) = &result.value else { unreachable!() };
+/// assert_eq!(read.content, "fn main() {}\n");
+/// // The request is completed as for any response.
+/// let done = tracker.handle_response(&response.id, Duration::from_millis(3))?;
+/// assert_eq!(done.method, "fs/read_text_file");
+///
+/// // Without a tracker, the response as sent.
+/// assert!(matches!(decode_line(&line, Mode::Lenient)?, Incoming::Message(_)));
+/// # Ok::<(), acp_codec::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Decoding<'t> {
+    mode: Mode,
+    tracker: Option<&'t Tracker>,
+}
+
+impl<'t> Decoding<'t> {
+    /// Decoding in `mode`, without a tracker.
+    pub const fn new(mode: Mode) -> Self {
+        Self {
+            mode,
+            tracker: None,
+        }
+    }
+
+    /// Types the result of a response to a request `tracker` has pending
+    /// (an integer id it gave), by that request's method.
+    #[must_use]
+    pub const fn with_tracker(self, tracker: &'t Tracker) -> Self {
+        Self {
+            mode: self.mode,
+            tracker: Some(tracker),
+        }
+    }
+
+    /// The method of the request answered by a response with id `id` (its
+    /// JSON text), when the tracker has it pending.
+    fn method_for(&self, id: &str) -> Option<&'t str> {
+        self.tracker?.method_of(&parse_id(id).ok()?)
+    }
+}
+
+impl From<Mode> for Decoding<'_> {
+    fn from(mode: Mode) -> Self {
+        Self::new(mode)
+    }
+}
+
+/// Decodes a line, and a notification's or a request's params by method,
+/// in one call: what [`Message::decode`] then [`Notification::typed`] or
+/// [`Request::typed`] give. `how` is the [`Mode`], or a [`Decoding`] that
+/// also names a [`Tracker`]: a response to one of its pending requests
+/// then has its result typed by that request's method
+/// ([`Incoming::Response`]), what [`Response::typed`] gives.
 ///
 /// This is the hot path of a client: nearly every line an agent sends
 /// during a turn is a `session/update` notification, and the rest are
-/// mostly its requests (`fs/*`, `session/request_permission`). The line
-/// is read once: the envelope's members are checked as they come, and the
-/// params are decoded by method where they stand (when `method` comes
-/// before `params`, as every peer writes it; a request's `id` too), the
-/// typed value built in place. Responses come back as
-/// [`Incoming::Message`], decoded once.
+/// mostly its requests (`fs/*`, `session/request_permission`); an agent
+/// gets the responses to its own (file contents). The line is read once:
+/// the envelope's members are checked as they come, and the params are
+/// decoded by method where they stand (when `method` comes before
+/// `params`, as every peer writes it; a request's `id` too), the typed
+/// value built in place; so is a result that follows its `id`. Other
+/// responses come back as [`Incoming::Message`], decoded once.
 ///
 /// # Errors
 ///
 /// As [`Message::decode`] for the line, then as [`Notification::typed`]
 /// for a notification's params. A notification is never answered, so no
 /// id is lost with an error; the next line decodes on its own. A request
-/// whose params do not fit is not an error here: it comes back as
-/// [`Incoming::Message`], its id there to answer.
+/// whose params do not fit, or a response whose result does not, is not
+/// an error here: it comes back as [`Incoming::Message`], its id there to
+/// answer (or to complete in the tracker).
 ///
 /// ```
 /// use acp_codec::acp::{decode_line, ContentBlock, Incoming, Message, Mode, NotificationParams, RequestParams, SessionUpdate};
@@ -101,12 +188,16 @@ impl Incoming<'_> {
 /// assert_eq!(decode_line("Loaded cached credentials.", Mode::Lenient).unwrap_err().code().0, -32700);
 /// # Ok::<(), acp_codec::MessageError>(())
 /// ```
-pub fn decode_line(line: &str, mode: Mode) -> Result<Incoming<'_>, MessageError> {
+pub fn decode_line<'a, 't>(
+    line: &'a str,
+    how: impl Into<Decoding<'t>>,
+) -> Result<Incoming<'a>, MessageError> {
+    let how = how.into();
     let mut out = None;
-    match one_pass(line, mode, &mut out) {
-        Some(Ok(())) => out.map_or_else(|| two_steps(line, mode), Ok),
+    match one_pass(line, how, &mut out) {
+        Some(Ok(())) => out.map_or_else(|| two_steps(line, how), Ok),
         Some(Err(e)) => Err(e),
-        None => two_steps(line, mode),
+        None => two_steps(line, how),
     }
 }
 
@@ -116,9 +207,10 @@ pub fn decode_line(line: &str, mode: Mode) -> Result<Incoming<'_>, MessageError>
 /// exactly as [`Message::decode`] does.
 fn one_pass<'a>(
     line: &'a str,
-    mode: Mode,
+    how: Decoding<'_>,
     out: &mut Option<Incoming<'a>>,
 ) -> Option<Result<(), MessageError>> {
+    let mode = how.mode;
     let start = skip_ws(line.as_bytes(), 0);
     if line.as_bytes().get(start) != Some(&b'{') {
         return Some(Err(not_an_object(line, start)));
@@ -188,6 +280,34 @@ fn one_pass<'a>(
                 }
             }
         }
+        // A response's result, after its id, to a request the tracker has
+        // pending: decoded in place as the params are.
+        if &*key == "result" && env.result.is_none() && env.method.is_none() && out.is_none() {
+            if let Some(method) = env.id.and_then(|id| how.method_for(id)) {
+                let mark = r.mark();
+                let place = &mut *out;
+                let failed = ResponseResult::decode_known(method, &mut r, &mut cx, move || {
+                    let slot = place.insert(Incoming::Response {
+                        response: Response::placeholder(),
+                        result: Box::new(Typed::clean(ResponseResult::blank())),
+                    });
+                    match slot {
+                        Incoming::Response { result, .. } => &mut result.value,
+                        _ => unreachable!("a response was set just above"),
+                    }
+                });
+                match failed {
+                    Some(Err(why)) if why.is_syntax() => return None,
+                    // Left as sent, for `Response::typed` to report.
+                    Some(Err(_)) => {
+                        *out = None;
+                        cx.salvaged.clear();
+                        r.reset(mark);
+                    }
+                    _ => {}
+                }
+            }
+        }
         if r.pos() == from {
             r.skip().ok()?;
         }
@@ -220,18 +340,32 @@ fn one_pass<'a>(
                 Err(e) => return Some(Err(e)),
             }
         }
+        (
+            Ok(Message::Response(response)),
+            Some(Incoming::Response {
+                response: slot,
+                result,
+            }),
+        ) => {
+            *slot = response;
+            result.salvaged = salvaged;
+        }
         (Ok(Message::Request(request)), _) => {
             *out = Some(typed_request(request, params_text, mode));
         }
+        // A result before the id, or with escapes in its method's name...:
+        // typed from its text.
+        (Ok(Message::Response(response)), _) => *out = Some(typed_response(response, how)),
         (Ok(message), _) => *out = Some(Incoming::Message(message)),
         (Err(e), _) => return Some(Err(e)),
     }
     Some(Ok(()))
 }
 
-/// [`Message::decode`], then a notification's or a request's params typed
-/// from their text.
-fn two_steps(line: &str, mode: Mode) -> Result<Incoming<'_>, MessageError> {
+/// [`Message::decode`], then a notification's or a request's params, or a
+/// response's result, typed from their text.
+fn two_steps<'a>(line: &'a str, how: Decoding<'_>) -> Result<Incoming<'a>, MessageError> {
+    let mode = how.mode;
     // Lines borrow their params; owned text (never, today) would be typed
     // from a copy and copied once more.
     match Message::decode(line)? {
@@ -251,7 +385,32 @@ fn two_steps(line: &str, mode: Mode) -> Result<Incoming<'_>, MessageError> {
                 typed_request(request.into_owned(), Some(&text), mode).into_owned()
             }
         }),
+        Message::Response(response) => Ok(typed_response(response, how)),
         other => Ok(Incoming::Message(other)),
+    }
+}
+
+/// A response with its result typed from its text when the tracker has
+/// the request pending, or as sent.
+fn typed_response<'a>(response: Response<'a>, how: Decoding<'_>) -> Incoming<'a> {
+    let Some(method) = how.tracker.and_then(|t| t.method_of(&response.id)) else {
+        return Incoming::Message(Message::Response(response));
+    };
+    // Lines borrow their results; owned text (never, today) is left as
+    // sent, for `Response::typed`.
+    let Cow::Borrowed(text) = response.result.clone().into_text() else {
+        return Incoming::Message(Message::Response(response));
+    };
+    match ResponseResult::decode_text(method, text, how.mode) {
+        Ok(Typed {
+            value: ResponseResult::Other(_),
+            ..
+        })
+        | Err(_) => Incoming::Message(Message::Response(response)),
+        Ok(result) => Incoming::Response {
+            response,
+            result: Box::new(result),
+        },
     }
 }
 

@@ -261,10 +261,7 @@ impl<'a> Message<'a> {
                 method: IntoOwned::into_owned(n.method),
                 params: n.params.map(RawJson::into_owned),
             }),
-            Self::Response(r) => Message::Response(Response {
-                id: r.id.into_owned(),
-                result: r.result.into_owned(),
-            }),
+            Self::Response(r) => Message::Response(r.into_owned()),
             Self::Error(e) => Message::Error(ErrorResponse {
                 id: e.id.into_owned(),
                 error: e.error.into_owned(),
@@ -369,7 +366,7 @@ impl<'a> Envelope<'a> {
 }
 
 /// An id from its JSON text: null, a 64-bit integer or a string.
-fn parse_id(text: &str) -> Result<RequestId<'_>, MessageError> {
+pub(crate) fn parse_id(text: &str) -> Result<RequestId<'_>, MessageError> {
     match text.as_bytes().first() {
         Some(b'n') => Ok(RequestId::Null),
         Some(b'"') => unquote::<serde_json::Error>(text)
@@ -549,7 +546,26 @@ impl<'a> Notification<'a> {
     }
 }
 
+impl Response<'_> {
+    /// The response with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> Response<'static> {
+        Response {
+            id: self.id.into_owned(),
+            result: self.result.into_owned(),
+        }
+    }
+}
+
 impl<'a> Response<'a> {
+    /// A `null` result to request `null`, to be overwritten, as
+    /// [`Request::placeholder`].
+    pub(crate) const fn placeholder() -> Self {
+        Self {
+            id: RequestId::Null,
+            result: RawJson::null(),
+        }
+    }
+
     /// Decodes the result as the result of `method` (the method of the
     /// request it answers, as the [`Tracker`](super::Tracker) reports it),
     /// in `mode` as [`Request::typed`].

@@ -265,15 +265,52 @@ macro_rules! results {
         impl<'a> ResponseResult<'a> {
             /// Decodes `raw` as the result of `method`.
             pub(crate) fn decode(method: &str, raw: &'a RawJson<'_>, mode: Mode) -> Result<Typed<'a, Self>, MessageError> {
+                Self::decode_text(method, raw.get(), mode)
+            }
+
+            /// Decodes `text` (one valid JSON value) as the result of
+            /// `method`, borrowing from it.
+            pub(crate) fn decode_text(method: &str, text: &'a str, mode: Mode) -> Result<Typed<'a, Self>, MessageError> {
                 Ok(match method {
-                    $( $(#[cfg($c)])? names::$method => decode_text(raw.get(), mode)
+                    $( $(#[cfg($c)])? names::$method => decode_text(text, mode)
                         .map_err(|why| MessageError::InvalidResult {
                             method: names::$method,
                             error: serde::de::Error::custom(why.reason()),
                         })?
                         .map(Self::$variant), )*
-                    _ => Typed::clean(Self::Other(raw.reborrow())),
+                    _ => Typed::clean(Self::Other(RawJson::from_validated(text))),
                 })
+            }
+
+            /// A placeholder, overwritten by [`decode_known`](Self::decode_known).
+            pub(crate) fn blank() -> Self {
+                Self::Other(RawJson::from_validated("null"))
+            }
+
+            /// Decodes the result of `method` at the reader's position, in
+            /// the pass over a whole line, as `RequestParams::decode_known`
+            /// does params: `None`, and `slot` never called, for a method
+            /// this version does not type.
+            pub(crate) fn decode_known<'s>(
+                method: &str,
+                r: &mut Reader<'a>,
+                cx: &mut Cx<'a>,
+                slot: impl FnOnce() -> &'s mut Self,
+            ) -> Option<Result<(), Fail>>
+            where
+                'a: 's,
+            {
+                match method {
+                    $( $(#[cfg($c)])? names::$method => {
+                        let out = slot();
+                        *out = Self::$variant(<$ty<'a> as $crate::acp::wire::Decode<'a>>::blank());
+                        let Self::$variant(v) = out else {
+                            unreachable!("the variant was set just above")
+                        };
+                        Some(<$ty<'a> as $crate::acp::wire::Decode<'a>>::decode_in(r, cx, v))
+                    } )*
+                    _ => None,
+                }
             }
 
             /// The method whose result this is (`None` for

@@ -16,8 +16,11 @@
 //! method: the envelope's members are checked as they come, and a
 //! notification's or a request's params (the bulk of what an agent sends
 //! during a turn) are typed where they stand, the value built in place.
-//! Responses come back as the [`Message`], typed on demand once the
-//! [`Tracker`] named the method they answer.
+//! A response's result is typed in the same pass when
+//! [`Decoding::with_tracker`] gives the [`Tracker`] that has its request
+//! pending (so the method it answers is known before the result is read);
+//! without one, a response comes back as the [`Message`], its result typed
+//! on demand by [`Response::typed`].
 //!
 //! Every type has one decoder, generated from the schema: one walk over
 //! the JSON text that checks its grammar and reads each member by key into
@@ -257,7 +260,7 @@ pub use encode::{encode_error, encode_notification, encode_request, encode_respo
 pub use error::{EnvelopeFault, MessageError, TrackerError};
 pub use extra::Extra;
 pub use id::RequestId;
-pub use line::{decode_line, Incoming};
+pub use line::{decode_line, Decoding, Incoming};
 pub use message::{ErrorResponse, Message, Notification, Request, Response, RpcError};
 pub use method::{is_extension, Direction, MethodInfo, MethodKind};
 pub use methods::{names, NotificationParams, RequestParams, ResponseResult, METHODS};

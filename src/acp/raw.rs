@@ -44,6 +44,11 @@ impl<'a> RawJson<'a> {
         Self(Cow::Borrowed(text))
     }
 
+    /// `null`.
+    pub(crate) const fn null() -> Self {
+        Self(Cow::Borrowed("null"))
+    }
+
     /// Checks that `text` is one JSON value and borrows it.
     ///
     /// # Errors

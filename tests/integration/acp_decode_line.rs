@@ -17,10 +17,10 @@ use crate::update_lines;
 
 use acp_codec::acp::Mode;
 use acp_codec::acp::{
-    decode_line, encode_notification, Incoming, Message, NotificationParams, Request, RequestId,
-    RequestParams, Typed,
+    decode_line, encode_notification, Decoding, Incoming, Message, NotificationParams, Request,
+    RequestId, RequestParams, ResponseResult, Tracker, Typed,
 };
-use acp_support::arb::arb_session_notification;
+use acp_support::arb::{arb_response_result, arb_session_notification};
 use proptest::prelude::*;
 use serde::Deserialize;
 use serde_json::Value;
@@ -421,4 +421,163 @@ fn requests_come_back_typed_in_one_pass() {
         assert_eq!(got, two_step(line));
         assert_eq!(one_pass_strict(line), two_step_strict(line));
     }
+}
+
+/// A tracker with request `id` pending as `method` (the ids before it as an
+/// extension method).
+fn tracker_with(id: i64, method: &str) -> Tracker {
+    let mut tracker = Tracker::new();
+    for _ in 0..id {
+        tracker.start("_other", std::time::Duration::ZERO);
+    }
+    assert_eq!(
+        tracker.start(method, std::time::Duration::ZERO),
+        RequestId::Number(id)
+    );
+    tracker
+}
+
+/// A response decoded with a tracker that has its request pending as
+/// `method`, in `mode`.
+fn with_tracker(line: &str, tracker: &Tracker, mode: Mode) -> Outcome {
+    decode_line(line, Decoding::new(mode).with_tracker(tracker))
+        .map(Incoming::into_owned)
+        .map_err(|e| (e.code().0, e.to_string()))
+}
+
+/// `Message::decode`, then the result typed for `method`: the typed
+/// response, or the response as sent when its result is not typed.
+fn response_two_steps(line: &str, method: &str, mode: Mode) -> Outcome {
+    let Ok(Message::Response(response)) = Message::decode(line) else {
+        panic!("not a response: {line}")
+    };
+    Ok(match response.typed(method, mode) {
+        Ok(t) if t.value.method().is_some() => Incoming::Response {
+            response: response.clone().into_owned(),
+            result: Box::new(t.into_owned()),
+        },
+        _ => Incoming::Message(Message::Response(response.into_owned())),
+    })
+}
+
+/// Every response in the recorded sessions (their own bytes) to a request
+/// of the other side: with a tracker that has the request pending, typed
+/// in the one pass as in two steps, in both modes; strictly typed, the
+/// result re-encodes to the line's, as `serde_json::Value` reads it.
+#[test]
+fn recorded_responses_come_back_typed() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sessions");
+    let mut typed = 0;
+    for session in std::fs::read_dir(root).unwrap() {
+        let session = session.unwrap().path();
+        let read = |name: &str| std::fs::read_to_string(session.join(name)).unwrap_or_default();
+        let (agent, client) = (read("agent.ndjson"), read("client.ndjson"));
+        for (mine, theirs) in [(&agent, &client), (&client, &agent)] {
+            let mut asked = std::collections::HashMap::new();
+            for line in theirs.lines().filter(|l| !l.trim().is_empty()) {
+                let v: Value = serde_json::from_str(line).unwrap();
+                if let (Some(id), Some(m)) = (v["id"].as_i64(), v["method"].as_str()) {
+                    asked.insert(id, m.to_owned());
+                }
+            }
+            for line in mine.lines().filter(|l| !l.trim().is_empty()) {
+                let v: Value = serde_json::from_str(line).unwrap();
+                let (Some(id), Some(_)) = (v["id"].as_i64(), v.get("result")) else {
+                    continue;
+                };
+                let Some(method) = asked.get(&id) else {
+                    continue;
+                };
+                let tracker = tracker_with(id, method);
+                for mode in [Mode::Lenient, Mode::Strict] {
+                    assert_eq!(
+                        with_tracker(line, &tracker, mode),
+                        response_two_steps(line, method, mode),
+                        "{}: {line}",
+                        session.display()
+                    );
+                }
+                let Ok(Incoming::Response { result, .. }) =
+                    with_tracker(line, &tracker, Mode::Strict)
+                else {
+                    continue;
+                };
+                assert_eq!(
+                    serde_json::to_value(&result.value).unwrap(),
+                    v["result"],
+                    "{line}"
+                );
+                typed += 1;
+            }
+        }
+    }
+    assert!(typed >= 80, "{typed} responses typed");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1000))]
+
+    /// A generated result of any method, in a response written here (its
+    /// id before or after it): with the request pending, typed in the one
+    /// pass as generated, nothing salvaged, and re-encoded equal as JSON
+    /// to what was written; without it (no tracker, another id pending),
+    /// the response as sent.
+    #[test]
+    fn generated_results_come_back_typed(
+        result in arb_response_result(true),
+        id in 0i64..16,
+        result_first in any::<bool>(),
+    ) {
+        let Some(method) = result.method() else { return Ok(()) };
+        let json = serde_json::to_string(&result).unwrap();
+        let line = if result_first {
+            format!(r#"{{"jsonrpc":"2.0","result":{json},"id":{id}}}"#)
+        } else {
+            format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{json}}}"#)
+        };
+        let tracker = tracker_with(id, method);
+        for mode in [Mode::Lenient, Mode::Strict] {
+            let got = with_tracker(&line, &tracker, mode);
+            prop_assert_eq!(&got, &response_two_steps(&line, method, mode));
+            let Ok(Incoming::Response { response, result: typed }) = got else {
+                return Err(TestCaseError::fail(format!("not typed: {line}")));
+            };
+            prop_assert_eq!(response.id, RequestId::Number(id));
+            prop_assert!(typed.is_clean());
+            prop_assert_eq!(&typed.value, &result);
+            let written: Value = serde_json::from_str(&json).unwrap();
+            prop_assert_eq!(serde_json::to_value(&typed.value).unwrap(), written);
+        }
+        let plain = decode_line(&line, Mode::Lenient).unwrap();
+        prop_assert!(matches!(plain, Incoming::Message(Message::Response(_))));
+        let other = tracker_with(id + 1, method);
+        prop_assert!(matches!(
+            with_tracker(&line, &other, Mode::Lenient),
+            Ok(Incoming::Message(Message::Response(_)))
+        ));
+    }
+}
+
+/// A result that does not fit its method: the response as sent (its
+/// `Response::typed` error says why), the tracker untouched, and the next
+/// line typed.
+#[test]
+fn a_result_that_does_not_fit_is_the_response_as_sent() {
+    let tracker = tracker_with(1, "fs/read_text_file");
+    let bad = r#"{"jsonrpc":"2.0","id":1,"result":{"content":7}}"#;
+    let Ok(Incoming::Message(Message::Response(r))) = with_tracker(bad, &tracker, Mode::Lenient)
+    else {
+        panic!("{bad}")
+    };
+    let e = r.typed("fs/read_text_file", Mode::Lenient).unwrap_err();
+    assert_eq!(e.code().0, -32603, "{e}");
+    assert_eq!(tracker.pending_len(), 2);
+    let good = r#"{"jsonrpc":"2.0","id":1,"result":{"content":"ok"}}"#;
+    let Ok(Incoming::Response { result, .. }) = with_tracker(good, &tracker, Mode::Lenient) else {
+        panic!("{good}")
+    };
+    let ResponseResult::ReadTextFile(read) = &result.value else {
+        panic!("{result:?}")
+    };
+    assert_eq!(read.content, "ok");
 }
