@@ -2,6 +2,7 @@
 //! hold, kept so the object re-encodes as it came.
 
 use alloc::borrow::Cow;
+use alloc::boxed::Box;
 use alloc::vec::Vec;
 use core::fmt;
 
@@ -24,8 +25,9 @@ use super::raw::{IntoOwned, RawJson};
 /// name is a typed field that is set (the typed value wins when a caller
 /// sets a field the peer had sent as `null` or as a value that did not fit).
 /// So a decoded value re-encodes to JSON equal, as a value, to what came in.
-/// Empty, it costs no allocation (a list's three words in its struct, each
-/// struct decoded in place); the first member allocates room for four.
+/// Empty, it costs nothing: no allocation, and one pointer's room in its
+/// struct (values are moved whole while they are decoded). One or two
+/// members take one allocation; more, a second one for their list.
 ///
 /// ```
 /// use acp_codec::acp::{Diff, RawJson};
@@ -40,54 +42,139 @@ use super::raw::{IntoOwned, RawJson};
 /// );
 /// ```
 #[derive(Clone, Default)]
-pub struct Extra<'a>(Vec<Member<'a>>);
+pub struct Extra<'a>(Option<Box<Members<'a>>>);
 
 /// One member: its name and its raw value.
 type Member<'a> = (Cow<'a, str>, RawJson<'a>);
 
+/// The members kept, in the order they came: up to two in the box itself
+/// (one allocation for the member or two a newer peer usually adds, or a
+/// `null`), more in a list of their own.
+#[derive(Clone)]
+enum Members<'a> {
+    /// The first `len` (1 or 2) of `pair`; an unused place holds
+    /// [`vacant`], which owns nothing. The second member is written in
+    /// place, the first never moved.
+    Pair {
+        len: u8,
+        pair: [Member<'a>; 2],
+    },
+    Many(Vec<Member<'a>>),
+}
+
+/// What fills the unused place of a [`Members::Pair`]: no text, nothing
+/// allocated.
+fn vacant<'a>() -> Member<'a> {
+    (Cow::Borrowed(""), RawJson::from_validated("null"))
+}
+
+impl<'a> Members<'a> {
+    fn one(m: Member<'a>) -> Self {
+        Self::Pair {
+            len: 1,
+            pair: [m, vacant()],
+        }
+    }
+
+    fn as_slice(&self) -> &[Member<'a>] {
+        match self {
+            Self::Pair { len, pair } => pair.get(..usize::from(*len)).unwrap_or(pair),
+            Self::Many(v) => v,
+        }
+    }
+
+    /// Appends `m`, moving to a list when the pair is full.
+    fn push(&mut self, m: Member<'a>) {
+        match self {
+            Self::Pair {
+                len: len @ 1,
+                pair: [_, second],
+            } => {
+                *second = m;
+                *len = 2;
+            }
+            Self::Pair { pair, .. } => {
+                let [a, b] = core::mem::replace(pair, [vacant(), vacant()]);
+                let mut v = Vec::with_capacity(4);
+                v.extend([a, b, m]);
+                *self = Self::Many(v);
+            }
+            Self::Many(v) => v.push(m),
+        }
+    }
+
+    /// Keeps the members `keep` says to keep, in order.
+    fn retain(&mut self, keep: impl FnMut(&mut Member<'a>) -> bool) {
+        let mut v = match core::mem::replace(self, Self::Many(Vec::new())) {
+            Self::Pair { len, pair } => pair.into_iter().take(usize::from(len)).collect(),
+            Self::Many(v) => v,
+        };
+        v.retain_mut(keep);
+        *self = Self::Many(v);
+    }
+
+    fn into_owned(self) -> Members<'static> {
+        let own = |(k, v): Member<'a>| (IntoOwned::into_owned(k), v.into_owned());
+        match self {
+            // The unused place stays vacant: nothing copied.
+            Self::Pair { len, pair: [a, b] } => Members::Pair {
+                len,
+                pair: [own(a), if len == 2 { own(b) } else { vacant() }],
+            },
+            Self::Many(v) => Members::Many(v.into_iter().map(own).collect()),
+        }
+    }
+}
+
 impl<'a> Extra<'a> {
     /// No members.
     pub const fn new() -> Self {
-        Self(Vec::new())
+        Self(None)
     }
 
     /// The members, in the order they came.
     fn list(&self) -> &[Member<'a>] {
-        &self.0
+        self.0.as_deref().map_or(&[], Members::as_slice)
     }
 
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.list().is_empty()
     }
 
     /// How many members there are.
     pub fn len(&self) -> usize {
-        self.0.len()
+        self.list().len()
     }
 
     /// The members, in the order they came.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &RawJson<'a>)> {
-        self.0.iter().map(|(k, v)| (&**k, v))
+        self.list().iter().map(|(k, v)| (&**k, v))
     }
 
     /// The value of member `name` (the last one, as JSON parsers take it,
     /// when a peer sent it twice).
     pub fn get(&self, name: &str) -> Option<&RawJson<'a>> {
-        self.0.iter().rev().find(|(k, _)| k == name).map(|(_, v)| v)
+        self.list()
+            .iter()
+            .rev()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v)
     }
 
     /// Adds a member at the end (a member of the same name is replaced).
     pub fn insert(&mut self, name: impl Into<Cow<'a, str>>, value: RawJson<'a>) {
         let name = name.into();
-        self.0.retain(|(k, _)| *k != name);
-        self.0.push((name, value));
+        if let Some(members) = self.0.as_deref_mut() {
+            members.retain(|(k, _)| *k != name);
+        }
+        self.push(name, value);
     }
 
     /// Removes every member called `name`, giving the last one's value.
     pub fn remove(&mut self, name: &str) -> Option<RawJson<'a>> {
         let mut last = None;
-        self.0.retain_mut(|(k, v)| {
+        self.0.as_deref_mut()?.retain(|(k, v)| {
             if k != name {
                 return true;
             }
@@ -98,19 +185,16 @@ impl<'a> Extra<'a> {
     }
 
     /// Appends as decoded, duplicates and all.
-    #[inline]
     pub(crate) fn push(&mut self, name: Cow<'a, str>, value: RawJson<'a>) {
-        self.0.push((name, value));
+        match &mut self.0 {
+            Some(members) => members.push((name, value)),
+            None => self.0 = Some(Box::new(Members::one((name, value)))),
+        }
     }
 
     /// The members with their text copied (`'static`).
     pub fn into_owned(self) -> Extra<'static> {
-        Extra(
-            self.0
-                .into_iter()
-                .map(|(k, v)| (IntoOwned::into_owned(k), v.into_owned()))
-                .collect(),
-        )
+        Extra(self.0.map(|members| Box::new(members.into_owned())))
     }
 }
 

@@ -284,27 +284,8 @@ fn one_pass<'a>(
         // pending: decoded in place as the params are.
         if &*key == "result" && env.result.is_none() && env.method.is_none() && out.is_none() {
             if let Some(method) = env.id.and_then(|id| how.method_for(id)) {
-                let mark = r.mark();
-                let place = &mut *out;
-                let failed = ResponseResult::decode_known(method, &mut r, &mut cx, move || {
-                    let slot = place.insert(Incoming::Response {
-                        response: Response::placeholder(),
-                        result: Box::new(Typed::clean(ResponseResult::blank())),
-                    });
-                    match slot {
-                        Incoming::Response { result, .. } => &mut result.value,
-                        _ => unreachable!("a response was set just above"),
-                    }
-                });
-                match failed {
-                    Some(Err(why)) if why.is_syntax() => return None,
-                    // Left as sent, for `Response::typed` to report.
-                    Some(Err(_)) => {
-                        *out = None;
-                        cx.salvaged.clear();
-                        r.reset(mark);
-                    }
-                    _ => {}
+                if result_in_place(method, &mut r, &mut cx, out).is_err() {
+                    return None;
                 }
             }
         }
@@ -360,6 +341,41 @@ fn one_pass<'a>(
         (Err(e), _) => return Some(Err(e)),
     }
     Some(Ok(()))
+}
+
+/// Reads the result of a response to `method` at the reader's position
+/// into `out`, built there in place; leaves `out` empty and the reader
+/// where it was when the result does not fit (it is then typed from its
+/// text, for the error). `Err` when the text is not JSON.
+fn result_in_place<'a>(
+    method: &str,
+    r: &mut Reader<'a>,
+    cx: &mut Cx<'a>,
+    out: &mut Option<Incoming<'a>>,
+) -> Result<(), ()> {
+    let mark = r.mark();
+    let place = &mut *out;
+    let failed = ResponseResult::decode_known(method, r, cx, move || {
+        let slot = place.insert(Incoming::Response {
+            response: Response::placeholder(),
+            result: Box::new(Typed::clean(ResponseResult::blank())),
+        });
+        match slot {
+            Incoming::Response { result, .. } => &mut result.value,
+            _ => unreachable!("a response was set just above"),
+        }
+    });
+    match failed {
+        Some(Err(why)) if why.is_syntax() => return Err(()),
+        // Left as sent, for `Response::typed` to report.
+        Some(Err(_)) => {
+            *out = None;
+            cx.salvaged.clear();
+            r.reset(mark);
+        }
+        _ => {}
+    }
+    Ok(())
 }
 
 /// [`Message::decode`], then a notification's or a request's params, or a
