@@ -282,7 +282,12 @@ fn one_pass<'a>(
         }
         // A response's result, after its id, to a request the tracker has
         // pending: decoded in place as the params are.
-        if &*key == "result" && env.result.is_none() && env.method.is_none() && out.is_none() {
+        if how.tracker.is_some()
+            && env.method.is_none()
+            && &*key == "result"
+            && env.result.is_none()
+            && out.is_none()
+        {
             if let Some(method) = env.id.and_then(|id| how.method_for(id)) {
                 if result_in_place(method, &mut r, &mut cx, out).is_err() {
                     return None;
