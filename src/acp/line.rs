@@ -188,11 +188,18 @@ impl From<Mode> for Decoding<'_> {
 /// assert_eq!(decode_line("Loaded cached credentials.", Mode::Lenient).unwrap_err().code().0, -32700);
 /// # Ok::<(), acp_codec::MessageError>(())
 /// ```
+#[inline]
 pub fn decode_line<'a, 't>(
     line: &'a str,
     how: impl Into<Decoding<'t>>,
 ) -> Result<Incoming<'a>, MessageError> {
-    let how = how.into();
+    decode(line, how.into())
+}
+
+/// [`decode_line`], compiled here once (the generic call above is
+/// instantiated in the caller's crate, where the pass could not be
+/// inlined).
+fn decode<'a>(line: &'a str, how: Decoding<'_>) -> Result<Incoming<'a>, MessageError> {
     let mut out = None;
     match one_pass(line, how, &mut out) {
         Some(Ok(())) => out.map_or_else(|| two_steps(line, how), Ok),
