@@ -8,7 +8,11 @@ use std::collections::{BTreeMap, HashMap};
 use std::hint::black_box;
 use std::path::Path;
 
-use acp_codec::acp::{decode_line, Decoding, Incoming, RequestId, Tracker};
+use acp_codec::acp::{decode_line, Decoding, Incoming, Tracker};
+
+#[path = "../../tests/support/pending.rs"]
+mod pending;
+use pending::tracker_with;
 use serde_json::Value;
 
 /// What a row's lines are, so each decoder knows what to decode them as.
@@ -60,20 +64,6 @@ impl Row {
             trackers,
         }
     }
-}
-
-/// A tracker with request `id` pending as `method` (the ids before it as
-/// an extension method).
-fn tracker_with(id: i64, method: &str) -> Tracker {
-    let mut tracker = Tracker::new();
-    for _ in 0..id {
-        tracker.start("_other", std::time::Duration::ZERO);
-    }
-    assert_eq!(
-        tracker.start(method, std::time::Duration::ZERO),
-        RequestId::Number(id)
-    );
-    tracker
 }
 
 /// The request methods measured (requests and their results).

@@ -27,8 +27,12 @@
 use acp_codec::acp::Mode;
 use acp_codec::acp::{
     decode_line, encode_notification, encode_request, Decoding, Incoming, Message, MethodKind,
-    RequestId, Response, Tracker, Typed, METHODS,
+    RequestId, Response, Typed, METHODS,
 };
+
+/// Shared with the tests (through this check) and the real-traffic benches.
+#[path = "../../tests/support/pending.rs"]
+pub mod pending;
 
 fn one_line(out: &[u8]) -> &str {
     let text = std::str::from_utf8(out).expect("encoder wrote invalid utf-8");
@@ -172,11 +176,7 @@ fn responses_agree(line: &str, response: &Response<'_>) {
     };
     let sent = Incoming::Message(Message::Response(response.clone().into_owned()));
     for info in METHODS.iter().filter(|m| m.kind == MethodKind::Request) {
-        let mut tracker = Tracker::new();
-        for _ in 0..n {
-            tracker.start("_other", std::time::Duration::ZERO);
-        }
-        tracker.start(info.name, std::time::Duration::ZERO);
+        let tracker = pending::tracker_with(n, info.name);
         for mode in [Mode::Lenient, Mode::Strict] {
             let got = decode_line(line, Decoding::new(mode).with_tracker(&tracker))
                 .map(Incoming::into_owned)

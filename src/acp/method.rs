@@ -87,6 +87,42 @@ pub(super) fn params_at<'b, T: Decode<'b>>(
     T::decode_in(r, cx, out)
 }
 
+/// Defines `decode_known` in a `RequestParams`, `NotificationParams` or
+/// `ResponseResult` impl: one variant per method (`Variant(Type) =
+/// NAME_CONSTANT`), each read by `$read(reader, cx, value)`.
+macro_rules! decode_known {
+    ($read:path; $( $(#[cfg($c:meta)])? $variant:ident($ty:ident) = $method:ident, )*) => {
+        /// Decodes the params or result of `method` at the reader's
+        /// position, in the pass over a whole line, when this version types
+        /// them: `slot` is asked for the place they go, the variant is set
+        /// there and its value read into it, never moved. `None`, and
+        /// `slot` never called, for a method this version does not type.
+        /// After an error the slot holds part of a value.
+        pub(crate) fn decode_known<'s>(
+            method: &str,
+            r: &mut Reader<'a>,
+            cx: &mut Cx<'a>,
+            slot: impl FnOnce() -> &'s mut Self,
+        ) -> Option<Result<(), Fail>>
+        where
+            'a: 's,
+        {
+            match method {
+                $( $(#[cfg($c)])? names::$method => {
+                    let out = slot();
+                    *out = Self::$variant(<$ty<'a> as $crate::acp::wire::Decode<'a>>::blank());
+                    let Self::$variant(v) = out else {
+                        unreachable!("the variant was set just above")
+                    };
+                    Some($read(r, cx, v))
+                } )*
+                _ => None,
+            }
+        }
+    };
+}
+pub(crate) use decode_known;
+
 /// Defines `RequestParams` or `NotificationParams`: one variant per method
 /// (`Variant(ParamsType) = NAME_CONSTANT`), `Ext` and `Unknown`, decoding by
 /// method, and their `Serialize` and `Arbitrary`.
@@ -136,33 +172,7 @@ macro_rules! method_enum {
                 Self::Unknown { method: Cow::Borrowed(""), params: None }
             }
 
-            /// Decodes the params of `method` at the reader's position, in
-            /// the pass over a whole line, when this version types them:
-            /// `slot` is asked for the place they go, the variant is set
-            /// there and its params read into it, never moved. `None`, and
-            /// `slot` never called, for a method this version does not
-            /// type. After an error the slot holds part of a value.
-            pub(crate) fn decode_known<'s>(
-                method: &str,
-                r: &mut Reader<'a>,
-                cx: &mut Cx<'a>,
-                slot: impl FnOnce() -> &'s mut Self,
-            ) -> Option<Result<(), Fail>>
-            where
-                'a: 's,
-            {
-                match method {
-                    $( $(#[cfg($vc)])? names::$method => {
-                        let out = slot();
-                        *out = Self::$variant(<$ty<'a> as $crate::acp::wire::Decode<'a>>::blank());
-                        let Self::$variant(p) = out else {
-                            unreachable!("the variant was set just above")
-                        };
-                        Some(params_at(r, cx, p))
-                    } )*
-                    _ => None,
-                }
-            }
+            $crate::acp::method::decode_known!(params_at; $( $(#[cfg($vc)])? $variant($ty) = $method, )*);
 
             /// An extension or unknown method's params, as sent.
             pub(crate) fn other(method: Cow<'a, str>, params: Option<RawJson<'a>>) -> Self {
@@ -287,31 +297,7 @@ macro_rules! results {
                 Self::Other(RawJson::from_validated("null"))
             }
 
-            /// Decodes the result of `method` at the reader's position, in
-            /// the pass over a whole line, as `RequestParams::decode_known`
-            /// does params: `None`, and `slot` never called, for a method
-            /// this version does not type.
-            pub(crate) fn decode_known<'s>(
-                method: &str,
-                r: &mut Reader<'a>,
-                cx: &mut Cx<'a>,
-                slot: impl FnOnce() -> &'s mut Self,
-            ) -> Option<Result<(), Fail>>
-            where
-                'a: 's,
-            {
-                match method {
-                    $( $(#[cfg($c)])? names::$method => {
-                        let out = slot();
-                        *out = Self::$variant(<$ty<'a> as $crate::acp::wire::Decode<'a>>::blank());
-                        let Self::$variant(v) = out else {
-                            unreachable!("the variant was set just above")
-                        };
-                        Some(<$ty<'a> as $crate::acp::wire::Decode<'a>>::decode_in(r, cx, v))
-                    } )*
-                    _ => None,
-                }
-            }
+            $crate::acp::method::decode_known!($crate::acp::wire::Decode::decode_in; $( $(#[cfg($c)])? $variant($ty) = $method, )*);
 
             /// The method whose result this is (`None` for
             /// [`Other`](Self::Other), the result of a method this version

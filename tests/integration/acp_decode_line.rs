@@ -13,6 +13,7 @@
 #![cfg(feature = "std")]
 
 use crate::acp_support;
+use crate::checks::acp_message::pending::tracker_with;
 use crate::update_lines;
 
 use acp_codec::acp::Mode;
@@ -421,20 +422,6 @@ fn requests_come_back_typed_in_one_pass() {
         assert_eq!(got, two_step(line));
         assert_eq!(one_pass_strict(line), two_step_strict(line));
     }
-}
-
-/// A tracker with request `id` pending as `method` (the ids before it as an
-/// extension method).
-fn tracker_with(id: i64, method: &str) -> Tracker {
-    let mut tracker = Tracker::new();
-    for _ in 0..id {
-        tracker.start("_other", std::time::Duration::ZERO);
-    }
-    assert_eq!(
-        tracker.start(method, std::time::Duration::ZERO),
-        RequestId::Number(id)
-    );
-    tracker
 }
 
 /// A response decoded with a tracker that has its request pending as
