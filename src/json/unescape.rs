@@ -3,7 +3,8 @@
 //! Every caller that turns a JSON string token into text comes here, and
 //! every one of them goes through the same loop (`unescape_from`: a short
 //! plain run put as a whole word and cut back, a long one found sixteen
-//! bytes a step and copied whole, one escape at a time between them): the
+//! bytes a step and copied whole, one escape at a time between them, each
+//! `\u` escape read by one function, [`unicode`]): the
 //! ACP reader's strings, read and checked up to their
 //! closing quote in one pass ([`unescape_token`]), text already checked
 //! ([`unquote`]), and the stream-json events and chunk frames
@@ -36,55 +37,67 @@ impl EscapeError {
 }
 
 /// The character of the escape at the start of `bytes` (which begins with
-/// `\\`) and the number of bytes it takes.
+/// `\\`) and the number of bytes it takes: what a failed unescape reports.
 ///
 /// # Errors
 ///
 /// [`EscapeError`] when the escape is not valid JSON.
+fn escape(bytes: &[u8]) -> Result<(char, usize), EscapeError> {
+    match bytes.get(1).copied() {
+        Some(b'u') => unicode(bytes, 0),
+        Some(letter) => match SHORT_ESCAPE.get(usize::from(letter)).copied() {
+            Some(0) | None => Err(EscapeError::Invalid),
+            Some(c) => Ok((char::from(c), 2)),
+        },
+        None => Err(EscapeError::Invalid),
+    }
+}
+
+/// The character of the `\u` escape at `n` in `b` (one, or a surrogate
+/// pair) and the number of bytes it takes.
+///
+/// # Errors
+///
+/// [`EscapeError`]: a bad digit, or a surrogate without its other half.
 #[inline(always)]
-pub(crate) fn escape(bytes: &[u8]) -> Result<(char, usize), EscapeError> {
-    Ok(match bytes.get(1) {
-        Some(b'"') => ('"', 2),
-        Some(b'\\') => ('\\', 2),
-        Some(b'/') => ('/', 2),
-        Some(b'b') => ('\u{8}', 2),
-        Some(b'f') => ('\u{c}', 2),
-        Some(b'n') => ('\n', 2),
-        Some(b'r') => ('\r', 2),
-        Some(b't') => ('\t', 2),
-        Some(b'u') => {
-            let hi = hex4(bytes.get(2..6)).ok_or(EscapeError::Invalid)?;
-            if (0xD800..0xDC00).contains(&hi) {
-                let lo = match (bytes.get(6), bytes.get(7)) {
-                    (Some(b'\\'), Some(b'u')) => {
-                        hex4(bytes.get(8..12)).ok_or(EscapeError::Invalid)?
-                    }
-                    _ => return Err(EscapeError::LoneSurrogate),
-                };
-                if !(0xDC00..0xE000).contains(&lo) {
-                    return Err(EscapeError::LoneSurrogate);
-                }
-                // Both halves were range-checked: ten bits each, no overflow.
-                let code = 0x1_0000_u32.wrapping_add(((hi & 0x3FF) << 10) | (lo & 0x3FF));
-                (char::from_u32(code).ok_or(EscapeError::Invalid)?, 12)
-            } else {
-                (char::from_u32(hi).ok_or(EscapeError::Invalid)?, 6)
-            }
-        }
-        _ => return Err(EscapeError::Invalid),
-    })
+fn unicode(b: &[u8], n: usize) -> Result<(char, usize), EscapeError> {
+    let hi = hex4_at(b, n.wrapping_add(2)).ok_or(EscapeError::Invalid)?;
+    if !(0xD800..0xDC00).contains(&hi) {
+        // A lone low surrogate is the one value here that is not a
+        // character.
+        return char::from_u32(hi)
+            .map(|c| (c, 6))
+            .ok_or(EscapeError::Invalid);
+    }
+    let lo = match b.get(n.wrapping_add(6)..n.wrapping_add(8)) {
+        Some(br"\u") => hex4_at(b, n.wrapping_add(8)).ok_or(EscapeError::Invalid)?,
+        _ => return Err(EscapeError::LoneSurrogate),
+    };
+    if !(0xDC00..0xE000).contains(&lo) {
+        return Err(EscapeError::LoneSurrogate);
+    }
+    // Both halves were range-checked: ten bits each, at most 0x10FFFF.
+    let code = 0x1_0000_u32.wrapping_add(((hi & 0x3FF) << 10) | (lo & 0x3FF));
+    char::from_u32(code)
+        .map(|c| (c, 12))
+        .ok_or(EscapeError::Invalid)
 }
 
 /// Four hex digits as a number (at most `0xFFFF`): a table look-up a
 /// digit and one test for all four (a bad digit is `-1`, which keeps the
 /// sign bit through the shifts and the or).
 #[inline]
-fn hex4(digits: Option<&[u8]>) -> Option<u32> {
-    let [a, b, c, d]: [u8; 4] = digits?.try_into().ok()?;
+fn hex4([a, b, c, d]: [u8; 4]) -> Option<u32> {
     // A `u8` always indexes the 256 entries: the look-up cannot miss.
     let v = |x: u8| i32::from(HEX.get(usize::from(x)).copied().unwrap_or(-1));
     let n = (v(a) << 12) | (v(b) << 8) | (v(c) << 4) | v(d);
     u32::try_from(n).ok()
+}
+
+/// The four hex digits at `at` in `bytes` as a number.
+#[inline]
+fn hex4_at(bytes: &[u8], at: usize) -> Option<u32> {
+    hex4(*bytes.get(at..)?.first_chunk()?)
 }
 
 /// The value of each byte as a hex digit, `-1` when it is not one.
@@ -120,21 +133,23 @@ impl From<EscapeError> for BadString {
 
 /// Where unescaped text goes: a string, or a counter of its length.
 trait TextSink {
-    fn put(&mut self, s: &str);
-    /// Puts the first `keep` bytes of `word` (a character boundary): a
-    /// string with room takes the whole word, a copy of fixed size, and
-    /// cuts it back.
-    fn put_cut(&mut self, word: &str, keep: usize);
+    /// Puts `text[from..to]`, plain text.
+    fn put(&mut self, text: &str, from: usize, to: usize);
+    /// Puts the `keep` bytes of plain text at `at`, whose next byte is
+    /// special (a quote, a backslash, a control character), with eight
+    /// bytes of `text` from `at`: a string with room takes the whole word
+    /// of eight, a copy of fixed size, and cuts it back.
+    fn put_word(&mut self, text: &str, at: usize, keep: usize);
     fn put_char(&mut self, c: char);
 }
 
 struct Counter(usize);
 
 impl TextSink for Counter {
-    fn put(&mut self, s: &str) {
-        self.0 = self.0.saturating_add(s.len());
+    fn put(&mut self, _: &str, from: usize, to: usize) {
+        self.0 = self.0.saturating_add(to.saturating_sub(from));
     }
-    fn put_cut(&mut self, _: &str, keep: usize) {
+    fn put_word(&mut self, _: &str, _: usize, keep: usize) {
         self.0 = self.0.saturating_add(keep);
     }
     fn put_char(&mut self, c: char) {
@@ -144,20 +159,22 @@ impl TextSink for Counter {
 
 impl TextSink for String {
     #[inline(always)]
-    fn put(&mut self, s: &str) {
-        self.push_str(s);
+    fn put(&mut self, text: &str, from: usize, to: usize) {
+        self.push_str(text.get(from..to).unwrap_or_default());
     }
     /// Never grows the string where putting the exact bytes would not:
     /// with less than a word of room left (a buffer reserved to the exact
-    /// size, its last bytes) the bytes kept are put alone.
+    /// size, its last bytes) the bytes kept are put alone, as they are
+    /// when the word ends inside a character.
     #[inline(always)]
-    fn put_cut(&mut self, word: &str, keep: usize) {
-        if self.capacity().saturating_sub(self.len()) >= word.len() {
-            let to = self.len().saturating_add(keep);
-            self.push_str(word);
-            self.truncate(to);
-        } else {
-            self.push_str(word.get(..keep).unwrap_or_default());
+    fn put_word(&mut self, text: &str, at: usize, keep: usize) {
+        match text.get(at..at.wrapping_add(8)) {
+            Some(word) if self.capacity().wrapping_sub(self.len()) >= 8 => {
+                let to = self.len().wrapping_add(keep);
+                self.push_str(word);
+                self.truncate(to);
+            }
+            _ => self.put(text, at, at.wrapping_add(keep)),
         }
     }
     #[inline(always)]
@@ -192,9 +209,11 @@ static SHORT_ESCAPE: [u8; 256] = {
 /// A run of plain text that ends within the next eight bytes (text dense
 /// with escapes: source code, a file's lines) is put as the whole word of
 /// eight, a copy of fixed size, and cut back to the bytes before the
-/// special one ([`special_mask`]). A longer run, one within eight bytes
-/// of the end, or one where a character crosses the word's end is
-/// searched ([`find_special`]) and put at once.
+/// special one ([`special_mask`]); that byte, and the escape's letter
+/// after it, are read from the word already loaded, not from the text
+/// again. A longer run, or one within eight bytes of the end, is
+/// searched ([`find_special`]) and put at once. A one-letter escape is a
+/// table look-up, a `\u` escape is read by [`unicode`].
 ///
 /// # Errors
 ///
@@ -206,45 +225,64 @@ fn unescape_from<S: TextSink>(text: &str, from: usize, out: &mut S) -> Result<us
     let b = text.as_bytes();
     let mut i = from;
     loop {
-        // The next eight bytes, when they end on a character boundary,
-        // and the special bytes among them.
-        let word = i.checked_add(8).and_then(|end| text.get(i..end));
-        let mask = word.and_then(|w| w.as_bytes().first_chunk::<8>());
-        let mask = mask.map(|w| special_mask(u64::from_le_bytes(*w)));
-        let n = match word.zip(mask) {
-            Some((word, m)) if m != 0 => {
-                let keep = (m.trailing_zeros() / 8) as usize;
-                out.put_cut(word, keep);
-                i.saturating_add(keep)
-            }
+        let word = b.get(i..).and_then(|r| r.first_chunk::<8>());
+        let x = word.map_or(0, |w| u64::from_le_bytes(*w));
+        let mask = word.map_or(0, |_| special_mask(x));
+        if mask == 0 {
             // Searched past the word that holds none.
-            _ => {
-                let past = if word.is_some() {
-                    i.saturating_add(8)
-                } else {
-                    i
-                };
-                let n = find_special(b, past).unwrap_or(b.len());
-                out.put(text.get(i..n).ok_or(i)?);
-                n
+            let past = if word.is_some() { i.wrapping_add(8) } else { i };
+            let n = find_special(b, past).unwrap_or(b.len());
+            out.put(text, i, n);
+            match b.get(n) {
+                Some(b'\\') => {
+                    let letter = b.get(n.wrapping_add(1)).copied().unwrap_or(0);
+                    i = put_escape(b, n, letter, out)?;
+                    continue;
+                }
+                None | Some(b'"') => return Ok(n),
+                Some(_) => return Err(n),
             }
-        };
-        match b.get(n) {
-            None | Some(b'"') => return Ok(n),
-            Some(b'\\') => {}
-            Some(_) => return Err(n),
         }
-        let after = b.get(n.saturating_add(1)).copied().unwrap_or(0);
-        match SHORT_ESCAPE.get(usize::from(after)).copied().unwrap_or(0) {
-            0 => {
-                let (c, used) = escape(b.get(n..).unwrap_or_default()).map_err(|_| n)?;
-                out.put_char(c);
-                i = n.saturating_add(used);
-            }
-            c => {
-                out.put_char(char::from(c));
-                i = n.saturating_add(2);
-            }
+        // The special byte's first bit: `keep` < 8 bytes before it, and
+        // `i + 8` is within the text, so no sum below wraps.
+        let bit = mask.trailing_zeros() & 0x38;
+        let keep = (bit / 8) as usize;
+        out.put_word(text, i, keep);
+        let n = i.wrapping_add(keep);
+        // The special byte, and the escape's letter after it, read from
+        // the word (unless the backslash ends it).
+        let from_special = x >> bit;
+        let special = from_special as u8;
+        if special != b'\\' {
+            return if special == b'"' { Ok(n) } else { Err(n) };
+        }
+        let letter = if keep < 7 {
+            (from_special >> 8) as u8
+        } else {
+            b.get(n.wrapping_add(1)).copied().unwrap_or(0)
+        };
+        i = put_escape(b, n, letter, out)?;
+    }
+}
+
+/// Puts the escape at `n`, whose letter (the byte after the backslash) is
+/// `letter`: the offset after it.
+///
+/// # Errors
+///
+/// `n` when the escape is not valid JSON.
+#[inline(always)]
+fn put_escape<S: TextSink>(b: &[u8], n: usize, letter: u8, out: &mut S) -> Result<usize, usize> {
+    match SHORT_ESCAPE.get(usize::from(letter)).copied().unwrap_or(0) {
+        0 if letter == b'u' => {
+            let (c, used) = unicode(b, n).map_err(|_| n)?;
+            out.put_char(c);
+            Ok(n.wrapping_add(used))
+        }
+        0 => Err(n),
+        c => {
+            out.put_char(char::from(c));
+            Ok(n.wrapping_add(2))
         }
     }
 }
@@ -421,6 +459,28 @@ mod tests {
             "\"\\",
         ] {
             assert_eq!(unescaped_len(bad), Err(BadString), "{bad}");
+        }
+    }
+
+    /// Every `\u` escape, each character of the first plane and a surrogate
+    /// pair with every high and every low half, in upper and lower case
+    /// and at every place in a word: read as `serde_json` reads it (which
+    /// shares no code with ours), or refused where it refuses.
+    #[test]
+    fn every_unicode_escape_unescapes_as_serde_json() {
+        let pairs = (0xD800..0xDC00)
+            .flat_map(|hi| [(hi, 0xDC00), (hi, 0xDFFF)])
+            .chain((0xDC00..0xE000).flat_map(|lo| [(0xD800, lo), (0xDBFF, lo)]));
+        let escapes = (0..=0xFFFF_u32)
+            .map(|c| alloc::format!("\\u{c:04x}"))
+            .chain(pairs.map(|(hi, lo)| alloc::format!("\\u{hi:04X}\\u{lo:04x}")));
+        for (k, escape) in escapes.enumerate() {
+            let token = alloc::format!("\"{}{escape}\\n\"", "x".repeat(k % 8));
+            let theirs = serde_json::from_str::<String>(&token).ok();
+            let ours = unquote::<serde_json::Error>(&token).ok();
+            assert_eq!(ours.as_deref(), theirs.as_deref(), "{token}");
+            let read = unescape_token(&token, 1, 0).ok().map(|(s, _)| s);
+            assert_eq!(read, theirs, "{token}");
         }
     }
 
