@@ -88,9 +88,15 @@ run "mock: fs confined (symlinks out of the session dir refused)" \
   -- --cwd "$P" --permission allow
 [[ "$(cat "$T/outside/victim.txt")" == "keep" ]] || { echo "FAIL confined: the file outside was written"; FAILED=1; }
 
+# Ctrl-C once the turn streams. $T/out is emptied first: the last check's
+# output also says "Surveying", and a SIGINT that reaches the forked shell
+# before it has exec'd the client kills the shell (and runs its copy of
+# this script's EXIT trap, which deletes $T).
 t0=$(date +%s.%N); rc=0
+: >"$T/out"
 "$CLIENT" --summary-json --mock-delay-ms 200 >"$T/out" 2>"$T/err" & pid=$!
-sleep 1; kill -INT "$pid"; wait "$pid" || rc=$?
+for _ in $(seq 1 300); do grep -q "Surveying" "$T/out" 2>/dev/null && break; sleep 0.1; done
+kill -INT "$pid"; wait "$pid" || rc=$?
 check "mock: Ctrl-C sends session/cancel" 's["stopReason"]=="cancelled" and rc==130 and s["cancelledByUser"]' "$rc" "$(elapsed "$t0")"
 
 # --- dead and hung agents ----------------------------------------------------
@@ -178,6 +184,7 @@ P=$(project gemini-cancel)
 coproc FAKE { exec python3 scripts/peers/fake_gemini.py --script acp --event-delay 1.5 --idle 60 --max-lifetime 150; }
 read -r PORT <&"${FAKE[0]}"
 t0=$(date +%s.%N); rc=0
+: >"$T/out" # the last check's output says "Surveying" too
 env -u GOOGLE_API_KEY -u GOOGLE_GENAI_USE_VERTEXAI -u GOOGLE_CLOUD_PROJECT \
   HOME="$H" GEMINI_CLI_NO_RELAUNCH=1 GEMINI_API_KEY=dummy-key-for-fake-backend \
   GOOGLE_GEMINI_BASE_URL="http://127.0.0.1:$PORT" timeout --foreground -k 5 150 \

@@ -167,6 +167,7 @@ turn "qwen (4b) the same shell prompt rejected: it did not run" shell reject \
 project cancel
 start_fake acp --event-delay 1.5
 t0=$(date +%s.%N); rc=0
+: >"$T/out" # an earlier check's output may say "Surveying" too
 # (a simple command, not the agent_env function: $! must be env -> timeout,
 # not a subshell, which would ignore the SIGINT)
 env -i PATH="$PATH" HOME="$H" LANG=C.UTF-8 TERM=dumb NO_COLOR=1 \
