@@ -42,9 +42,12 @@ fn text(rng: &mut Lcg, len: usize) -> String {
 }
 
 fn chunk_line(rng: &mut Lcg, len: usize) -> String {
+    chunk_json(&text(rng, len))
+}
+
+fn chunk_json(text: &str) -> String {
     format!(
-        "{{\"jsonrpc\":\"2.0\",\"method\":\"session/update\",\"params\":{{\"sessionId\":\"3f6c1a2e-8d4b-4c1e-9a7f-2b5d8e0c4a91\",\"update\":{{\"sessionUpdate\":\"agent_message_chunk\",\"content\":{{\"type\":\"text\",\"text\":\"{}\"}}}}}}}}\n",
-        text(rng, len)
+        "{{\"jsonrpc\":\"2.0\",\"method\":\"session/update\",\"params\":{{\"sessionId\":\"3f6c1a2e-8d4b-4c1e-9a7f-2b5d8e0c4a91\",\"update\":{{\"sessionUpdate\":\"agent_message_chunk\",\"content\":{{\"type\":\"text\",\"text\":\"{text}\"}}}}}}}}\n"
     )
 }
 
@@ -98,6 +101,23 @@ pub fn short(total: usize) -> Vec<u8> {
             )
             .as_bytes(),
         );
+    }
+    out
+}
+
+/// `total` bytes of 100-600-byte message chunks in Chinese: text that is
+/// mostly not ASCII (three bytes a character).
+pub fn cjk(total: usize) -> Vec<u8> {
+    const WORDS: &[&str] = &["代码", "文件", "读取", "修复", "错误", "函数", "。", "，"];
+    let mut rng = Lcg(13);
+    let mut out = Vec::with_capacity(total + 1024);
+    while out.len() < total {
+        let len = rng.range(100, 600);
+        let mut text = String::with_capacity(len + 8);
+        while text.len() < len {
+            text.push_str(WORDS[rng.range(0, WORDS.len())]);
+        }
+        out.extend_from_slice(chunk_json(&text).as_bytes());
     }
     out
 }

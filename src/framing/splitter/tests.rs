@@ -118,3 +118,56 @@ fn limit_is_inclusive_and_counts_cr() {
     assert!(s.decode(b"abc\r\n").item.unwrap().is_err());
     assert!(s.decode(b"abcd").item.unwrap().is_err());
 }
+
+/// The look-ahead of a validation pass ends at the start of a character,
+/// checked against the standard library's `is_char_boundary`: the last
+/// boundary at or before `want`, not past the buffer's last byte (which may
+/// begin a character not yet read), and never before `end`.
+#[test]
+fn lookahead_ends_at_a_character_boundary() {
+    let text = "a—ï😀b\nnaïve — fix 😀\n";
+    let len = text.len();
+    for end in 0..=len {
+        if !text.is_char_boundary(end) {
+            continue;
+        }
+        for want in 0..=len + 2 {
+            let top = want.min(len);
+            let expected = if top <= end {
+                top
+            } else {
+                (end..=top.min(len - 1))
+                    .rev()
+                    .find(|&at| text.is_char_boundary(at))
+                    .unwrap_or(end)
+            };
+            assert_eq!(
+                lookahead_end(text.as_bytes(), end, want),
+                expected,
+                "end {end}, want {want}"
+            );
+        }
+    }
+}
+
+/// Lines read in one pass whose look-ahead ends inside a character are
+/// still whole and valid, on both the borrowed and the checked paths.
+#[test]
+fn lines_whose_lookahead_cuts_a_character() {
+    let input = "x—\nï\n😀😀\n".repeat(3);
+    for step in 1..=input.len() {
+        let out = run(&mut LineSplitter::new(), input.as_bytes(), step);
+        assert_eq!(out, ["x—", "ï", "😀😀"].repeat(3), "step {step}");
+    }
+    let mut splitter = LineSplitter::new();
+    let mut lines = splitter.lines(input.as_bytes());
+    let texts: alloc::vec::Vec<&str> = lines.by_ref().map(|l| l.unwrap().as_str()).collect();
+    assert_eq!(texts, ["x—", "ï", "😀😀"].repeat(3));
+    assert_eq!(lines.consumed(), input.len());
+    // Six-byte lines: a look-ahead of 64 KiB from a line's end lands on
+    // the second byte of its `—` in a buffer this long.
+    let long = "ab—\n".repeat(30_000);
+    let mut lines = splitter.lines(long.as_bytes());
+    assert!(lines.by_ref().all(|l| l.unwrap().as_str() == "ab—"));
+    assert_eq!(lines.consumed(), long.len());
+}
