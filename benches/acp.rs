@@ -153,5 +153,31 @@ fn bench(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench);
+/// A chunk of Chinese text, as UTF-8 and as a peer escapes it to ASCII
+/// (a `\u` escape a character: Python's `json.dumps` by default, so the
+/// Python SDK's agents), each against `serde_json::Value`.
+fn non_latin(c: &mut Criterion) {
+    let chinese = "读取文件并修复函数中的错误。".repeat(100);
+    let escaped: String = chinese
+        .chars()
+        .map(|ch| format!("\\u{:04x}", u32::from(ch)))
+        .collect();
+    for (name, text) in [("utf8", chinese), ("escaped", escaped)] {
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"s1","update":{{"sessionUpdate":"agent_message_chunk","content":{{"type":"text","text":"{text}"}}}}}}}}"#
+        );
+        assert_eq!(fixtures::decode_line_chunk_text(&line), 1400 * 3);
+        let mut g = c.benchmark_group(format!("acp/chinese_chunk_{name}"));
+        g.throughput(Throughput::Bytes(line.len() as u64));
+        g.bench_function("acp_codec decode_line (one pass)", |b| {
+            b.iter(|| fixtures::decode_line_chunk_text(black_box(&line)))
+        });
+        g.bench_function("serde_json::Value (anchor)", |b| {
+            b.iter(|| serde_json::from_str::<serde_json::Value>(black_box(&line)).unwrap())
+        });
+        g.finish();
+    }
+}
+
+criterion_group!(benches, bench, non_latin);
 criterion_main!(benches);

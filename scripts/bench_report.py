@@ -50,6 +50,8 @@ GOALS = [
     # Issue 13: keeping unknown members costs nothing when there are none
     # (the first row); what it costs when there are (the second).
     ("acp/tool_call", "acp_codec decode_line, members known", "serde_json::Value (anchor)", (">=", 2.5), "a tool_call, every member known (one pass) vs serde_json::Value"),
+    ("acp/chinese_chunk_utf8", "acp_codec decode_line (one pass)", "serde_json::Value (anchor)", (">=", 2.5), "a chunk of Chinese text (one pass) vs serde_json::Value"),
+    ("acp/chinese_chunk_escaped", "acp_codec decode_line (one pass)", "serde_json::Value (anchor)", (">=", 1.5), "the same text escaped to ASCII (a \\u escape a character) vs serde_json::Value"),
     ("acp/tool_call", "acp_codec decode_line, unknown member and null kept", "serde_json::Value (anchor)", (">=", 0.0), "the same with an unknown member and a null, both kept (general path; for the record)"),
     # The turn view and the adapters (no goal in the issues; listed for the record).
     ("turn", "turn_view_replay", "anchor_into_owned", (">=", 0.0), "replaying the recorded Gemini session vs into_owned() of every message"),

@@ -275,9 +275,18 @@ fn unescape_from<S: TextSink>(text: &str, from: usize, out: &mut S) -> Result<us
 fn put_escape<S: TextSink>(b: &[u8], n: usize, letter: u8, out: &mut S) -> Result<usize, usize> {
     match SHORT_ESCAPE.get(usize::from(letter)).copied().unwrap_or(0) {
         0 if letter == b'u' => {
-            let (c, used) = unicode(b, n).map_err(|_| n)?;
-            out.put_char(c);
-            Ok(n.wrapping_add(used))
+            // A run of `\u` escapes (text escaped to ASCII: every character
+            // of a language not written in Latin letters) is read here,
+            // without going back through the word loop for each.
+            let mut n = n;
+            loop {
+                let (c, used) = unicode(b, n).map_err(|_| n)?;
+                out.put_char(c);
+                n = n.wrapping_add(used);
+                if b.get(n..n.wrapping_add(2)) != Some(br"\u") {
+                    return Ok(n);
+                }
+            }
         }
         0 => Err(n),
         c => {
@@ -481,6 +490,46 @@ mod tests {
             assert_eq!(ours.as_deref(), theirs.as_deref(), "{token}");
             let read = unescape_token(&token, 1, 0).ok().map(|(s, _)| s);
             assert_eq!(read, theirs, "{token}");
+        }
+    }
+
+    /// `\u` escapes in a row (read in a loop of their own), good and bad,
+    /// between other escapes and plain text, at every place in a word: read
+    /// as `serde_json` reads them, or refused where it refuses.
+    #[test]
+    fn unicode_escapes_in_a_row_unescape_as_serde_json() {
+        let parts = [
+            r"\u4ee3",
+            r"\u00e9",
+            r"\u0041",
+            r"\uD83D\uDE00",
+            r"\uDC00",
+            r"\uD83D",
+            r"\u12",
+            r"\u00G0",
+            r"\u0022",
+            r"\u005C",
+            r"\u0000",
+            r"\n",
+            r"\\",
+            "x",
+            "é",
+        ];
+        for a in parts {
+            for b in parts {
+                for c in parts {
+                    for pad in 0..8 {
+                        let token = alloc::format!("\"{}{a}{b}{c}\"", "x".repeat(pad));
+                        let theirs = serde_json::from_str::<String>(&token).ok();
+                        let ours = unquote::<serde_json::Error>(&token).ok();
+                        assert_eq!(ours.as_deref(), theirs.as_deref(), "{token}");
+                        let read = unescape_token(&token, 1, 0).ok().map(|(s, _)| s);
+                        assert_eq!(read, theirs, "{token}");
+                        let len = unescaped_len(&token).ok();
+                        assert_eq!(len, theirs.as_ref().map(String::len), "{token}");
+                    }
+                }
+            }
         }
     }
 
