@@ -150,8 +150,9 @@ fn lookahead_ends_at_a_character_boundary() {
     }
 }
 
-/// Lines read in one pass whose look-ahead ends inside a character are
-/// still whole and valid, on both the borrowed and the checked paths.
+/// Lines whose validation's look-ahead ends inside a character are still
+/// whole and valid: through `decode` in pieces of every size, and through
+/// `lines` (whose look-ahead reaches the end of the buffer, or 64 KiB).
 #[test]
 fn lines_whose_lookahead_cuts_a_character() {
     let input = "x—\nï\n😀😀\n".repeat(3);
