@@ -183,7 +183,7 @@ impl<'b> Check<'b> for SpanCheck<'b> {
         match self.span.get(start, end) {
             Some(text) => Ok(text),
             None => {
-                let to = lookahead_end(buf, end, end.saturating_add(self.lookahead));
+                let to = lookahead_end(buf, end, self.lookahead);
                 self.span = validate(buf, start, to);
                 self.span.get(start, end).ok_or(self.span.text.len())
             }
@@ -205,7 +205,7 @@ impl Check<'_> for PrefixCheck {
     fn check(&mut self, buf: &[u8], start: usize, end: usize) -> Result<(), usize> {
         if end > self.valid {
             let from = self.valid.max(start);
-            let to = lookahead_end(buf, end, end.saturating_add(LOOKAHEAD));
+            let to = lookahead_end(buf, end, LOOKAHEAD);
             let bytes = buf.get(from..to).unwrap_or_default();
             let good = valid_prefix(bytes).len();
             self.valid = from.saturating_add(good);
@@ -228,16 +228,16 @@ impl Default for LineSplitter {
 /// SIMD-wide validation pass.
 const LOOKAHEAD: usize = 64 * 1024;
 
-/// Where a validation pass that must cover `buf[..end]` and may look ahead
-/// up to `want` stops: at the start of a character, so that the look-ahead
-/// never cuts one in two. A cut character would fail the fast check, and
+/// Where a validation pass that must cover `buf[..end]` and may look
+/// `ahead` bytes further stops: at the start of a character, so that the
+/// look-ahead never cuts one in two. A cut character would fail the fast check, and
 /// the slow decode that then finds the valid prefix costs more than the
 /// whole pass. At most three bytes of look-ahead are given up (a character
 /// is at most four bytes), and the last byte of the buffer, which may begin
 /// a character whose rest has not been read. `end` itself is never given
 /// up: it is the end of a line (its `\n`, or the end of the input).
-fn lookahead_end(buf: &[u8], end: usize, want: usize) -> usize {
-    let want = want.min(buf.len());
+fn lookahead_end(buf: &[u8], end: usize, ahead: usize) -> usize {
+    let want = end.saturating_add(ahead).min(buf.len());
     if want <= end {
         return want;
     }

@@ -121,8 +121,8 @@ fn limit_is_inclusive_and_counts_cr() {
 
 /// The look-ahead of a validation pass ends at the start of a character,
 /// checked against the standard library's `is_char_boundary`: the last
-/// boundary at or before `want`, not past the buffer's last byte (which may
-/// begin a character not yet read), and never before `end`.
+/// boundary at or before `end + ahead`, not past the buffer's last byte
+/// (which may begin a character not yet read), and never before `end`.
 #[test]
 fn lookahead_ends_at_a_character_boundary() {
     let text = "a—ï😀b\nnaïve — fix 😀\n";
@@ -131,8 +131,8 @@ fn lookahead_ends_at_a_character_boundary() {
         if !text.is_char_boundary(end) {
             continue;
         }
-        for want in 0..=len + 2 {
-            let top = want.min(len);
+        for ahead in 0..=len + 2 {
+            let top = (end + ahead).min(len);
             let expected = if top <= end {
                 top
             } else {
@@ -142,9 +142,9 @@ fn lookahead_ends_at_a_character_boundary() {
                     .unwrap_or(end)
             };
             assert_eq!(
-                lookahead_end(text.as_bytes(), end, want),
+                lookahead_end(text.as_bytes(), end, ahead),
                 expected,
-                "end {end}, want {want}"
+                "end {end}, ahead {ahead}"
             );
         }
     }
@@ -171,4 +171,25 @@ fn lines_whose_lookahead_cuts_a_character() {
     let mut lines = splitter.lines(long.as_bytes());
     assert!(lines.by_ref().all(|l| l.unwrap().as_str() == "ab—"));
     assert_eq!(lines.consumed(), long.len());
+    // The `bytes` paths, fed reads that end inside a `—`.
+    #[cfg(feature = "bytes")]
+    for batch in [false, true] {
+        let mut buf = bytes::BytesMut::new();
+        let mut count = 0;
+        for read in long.as_bytes().chunks(65_537) {
+            buf.extend_from_slice(read);
+            let mut take = |line: Result<bytes::Bytes, FrameError>| {
+                assert_eq!(&line.unwrap()[..], "ab—".as_bytes());
+                count += 1;
+            };
+            if batch {
+                splitter.lines_bytes(&mut buf).for_each(&mut take);
+            } else {
+                while let Some(line) = splitter.decode_bytes(&mut buf) {
+                    take(line);
+                }
+            }
+        }
+        assert_eq!((count, buf.len()), (30_000, 0), "batch {batch}");
+    }
 }

@@ -5,7 +5,7 @@ use bytes::{Buf, Bytes, BytesMut};
 
 use memchr::memrchr;
 
-use super::{valid_prefix, Found, LineSplitter, PrefixCheck, LOOKAHEAD};
+use super::{lookahead_end, valid_prefix, Found, LineSplitter, PrefixCheck, LOOKAHEAD};
 use crate::framing::FrameError;
 
 /// A [`Found`] as offsets, so the borrow of the buffer can end.
@@ -60,7 +60,7 @@ impl LineSplitter {
         let (len, consumed) = self.simple_line(buf)?;
         if len > self.valid {
             let from = self.valid;
-            let to = len.saturating_add(LOOKAHEAD).min(buf.len());
+            let to = lookahead_end(buf, len, LOOKAHEAD);
             let good = valid_prefix(buf.get(from..to)?).len();
             self.valid = from.saturating_add(good);
             if len > self.valid {
@@ -148,7 +148,7 @@ impl BytesLines<'_> {
         let (len, next) = self.splitter.simple_line(self.block.get(start..)?)?;
         let end = start.saturating_add(len);
         if end > self.valid {
-            let to = end.saturating_add(LOOKAHEAD).min(self.block.len());
+            let to = lookahead_end(&self.block, end, LOOKAHEAD);
             let good = valid_prefix(self.block.get(self.valid..to)?).len();
             self.valid = self.valid.saturating_add(good);
             if end > self.valid {
