@@ -204,11 +204,7 @@ impl Check<'_> for PrefixCheck {
 
     fn check(&mut self, buf: &[u8], start: usize, end: usize) -> Result<(), usize> {
         if end > self.valid {
-            let from = self.valid.max(start);
-            let to = lookahead_end(buf, end, LOOKAHEAD);
-            let bytes = buf.get(from..to).unwrap_or_default();
-            let good = valid_prefix(bytes).len();
-            self.valid = from.saturating_add(good);
+            self.valid = valid_through(buf, self.valid.max(start), end);
         }
         if end <= self.valid {
             Ok(())
@@ -246,6 +242,18 @@ fn lookahead_end(buf: &[u8], end: usize, ahead: usize) -> usize {
         .take(4)
         .find(|&at| at == end || buf.get(at).is_some_and(|&c| c & 0xc0 != 0x80))
         .unwrap_or(end)
+}
+
+/// How far `buf` is known to be UTF-8 after checking it from `from` (known
+/// valid before it) through the line ending at `end` and the look-ahead
+/// past it ([`lookahead_end`]): the bytes paths' one step of validation.
+#[cfg(feature = "bytes")]
+fn valid_through(buf: &[u8], from: usize, end: usize) -> usize {
+    let to = lookahead_end(buf, end, LOOKAHEAD);
+    let good = buf
+        .get(from..to)
+        .map_or(0, |bytes| valid_prefix(bytes).len());
+    from.saturating_add(good)
 }
 
 /// A validated span of the buffer: `text` is `buf[start..start + text.len()]`.

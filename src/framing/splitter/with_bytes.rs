@@ -5,7 +5,7 @@ use bytes::{Buf, Bytes, BytesMut};
 
 use memchr::memrchr;
 
-use super::{lookahead_end, valid_prefix, Found, LineSplitter, PrefixCheck, LOOKAHEAD};
+use super::{valid_through, Found, LineSplitter, PrefixCheck};
 use crate::framing::FrameError;
 
 /// A [`Found`] as offsets, so the borrow of the buffer can end.
@@ -59,10 +59,7 @@ impl LineSplitter {
     fn fast_bytes(&mut self, buf: &mut BytesMut) -> Option<Bytes> {
         let (len, consumed) = self.simple_line(buf)?;
         if len > self.valid {
-            let from = self.valid;
-            let to = lookahead_end(buf, len, LOOKAHEAD);
-            let good = valid_prefix(buf.get(from..to)?).len();
-            self.valid = from.saturating_add(good);
+            self.valid = valid_through(buf, self.valid, len);
             if len > self.valid {
                 return None;
             }
@@ -148,9 +145,7 @@ impl BytesLines<'_> {
         let (len, next) = self.splitter.simple_line(self.block.get(start..)?)?;
         let end = start.saturating_add(len);
         if end > self.valid {
-            let to = lookahead_end(&self.block, end, LOOKAHEAD);
-            let good = valid_prefix(self.block.get(self.valid..to)?).len();
-            self.valid = self.valid.saturating_add(good);
+            self.valid = valid_through(&self.block, self.valid, end);
             if end > self.valid {
                 return None;
             }
