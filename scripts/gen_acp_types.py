@@ -338,13 +338,68 @@ def gen_enum(docs, e):
     return out
 
 
+def shapes(ty):
+    """The shapes (see `shape` in src/acp/tagged.rs) a member of type `ty`
+    decodes from, `null` aside: all of them when it is not known."""
+    ty = alias_target(ty)
+    if ty.startswith('['):
+        return ["b'['"]
+    if ty == 'str' or ty in ENUMS:
+        return ["b'\"'"]
+    if ty == 'id':
+        return ["b'\"'", "b'0'"]
+    if ty == 'bool':
+        return ["b't'"]
+    if ty in PRIM:
+        return ["b'0'"]
+    if ty in STRUCTS or ty in TAGGED:
+        return ["b'{'"]
+    return ["b'{'", "b'['", "b'\"'", "b'0'", "b't'"]
+
+
+def union_hints(t):
+    """What tells a union's variant when its tag is not the first member:
+    `guess`, (member, shape, variant) where of the variants (the tagless one
+    too) whose types have a member of that name and shape, more than half
+    are of the variant's type (and not all the types have it), the variant
+    being the first of that type;
+    `same`, (variant, other, tag) for each other variant of the same type
+    as a first one."""
+    firsts = {}
+    same = []
+    for w, v, ty, u in variants(t):
+        if ty in firsts:
+            same.append((firsts[ty], v, w, u or firsts[ty][1]))
+        else:
+            firsts[ty] = (v, u, w)
+    types = [ty for _, _, ty, _ in variants(t)] + ([t['absent'][1]] if t['absent'] else [])
+    has = {}
+    for ty in types:
+        for f in STRUCTS[ty]['fields']:
+            name, fty, _ = parse_field(f)
+            for sh in shapes(fty):
+                has.setdefault((name, sh), []).append(ty)
+    guess = []
+    for (name, sh), tys in sorted(has.items()):
+        ty = max(set(tys), key=tys.count)
+        # A member every type has (`_meta`) tells nothing.
+        if 2 * tys.count(ty) > len(tys) and ty in firsts and set(tys) != set(types):
+            v, u, w = firsts[ty]
+            guess.append((name, sh, w, u))
+    return guess, same
+
+
 def gen_tagged(docs, t):
     doc = t['doc'] or docs.def_doc(t['name']) or '`%s`.' % t['name']
     vs = ''.join('        /// `%s`: `"%s"`.\n%s        %s(%s) = "%s",\n' % (t['tag'], w, cfg_u(u, '        '), v, ty, w) for w, v, ty, u in variants(t))
     absent = ''
     if t['absent']:
         absent = '        @absent /// No `%s` member.\n        %s(%s),\n' % (t['tag'], t['absent'][0], t['absent'][1])
-    return '\ntagged_enum! {\n    /// %s\n    pub enum %s tag "%s" {\n%s%s    }\n}\n' % (doc, t['name'], t['tag'], vs, absent)
+    guess, same = union_hints(t)
+    gs = ''.join('%s        ("%s", %s) => "%s",\n' % (cfg_u(u, '        '), n, sh, w) for n, sh, w, u in guess)
+    ss = ''.join('%s        %s => %s = "%s",\n' % (cfg_u(u, '        '), f[0], v, w) for f, v, w, u in same)
+    return ('\ntagged_enum! {\n    /// %s\n    pub enum %s tag "%s" {\n%s%s    }\n    guess {\n%s    }\n    same {\n%s    }\n}\n'
+            % (doc, t['name'], t['tag'], vs, absent, gs, ss))
 
 
 def gen_tried(docs, u):

@@ -259,6 +259,11 @@ tagged_enum! {
         /// `outcome`: `"selected"`.
         Selected(SelectedPermissionOutcome) = "selected",
     }
+    guess {
+        ("optionId", b'"') => "selected",
+    }
+    same {
+    }
 }
 
 acp_struct! {

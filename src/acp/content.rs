@@ -440,6 +440,20 @@ tagged_enum! {
         /// `type`: `"resource"`.
         Resource(EmbeddedResource) = "resource",
     }
+    guess {
+        ("description", b'"') => "resource_link",
+        ("name", b'"') => "resource_link",
+        ("resource", b'"') => "resource",
+        ("resource", b'0') => "resource",
+        ("resource", b'[') => "resource",
+        ("resource", b't') => "resource",
+        ("resource", b'{') => "resource",
+        ("size", b'0') => "resource_link",
+        ("text", b'"') => "text",
+        ("title", b'"') => "resource_link",
+    }
+    same {
+    }
 }
 
 acp_struct! {

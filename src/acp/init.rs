@@ -1191,6 +1191,16 @@ tagged_enum! {
         @absent /// No `type` member.
         Agent(AuthMethodAgent),
     }
+    guess {
+        ("args", b'[') => "terminal",
+        ("env", b'"') => "terminal",
+        ("env", b'0') => "terminal",
+        ("env", b'[') => "terminal",
+        ("env", b't') => "terminal",
+        ("env", b'{') => "terminal",
+    }
+    same {
+    }
 }
 
 acp_struct! {

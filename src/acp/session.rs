@@ -207,6 +207,12 @@ tagged_enum! {
         @absent /// No `type` member.
         Stdio(McpServerStdio),
     }
+    guess {
+        #[cfg(feature = "unstable")]
+        ("serverId", b'"') => "acp",
+    }
+    same {
+    }
 }
 
 acp_struct! {
@@ -592,6 +598,17 @@ tagged_enum! {
         Select(SessionConfigSelect) = "select",
         /// `type`: `"boolean"`.
         Boolean(SessionConfigBoolean) = "boolean",
+    }
+    guess {
+        ("currentValue", b'"') => "select",
+        ("currentValue", b't') => "boolean",
+        ("options", b'"') => "select",
+        ("options", b'0') => "select",
+        ("options", b'[') => "select",
+        ("options", b't') => "select",
+        ("options", b'{') => "select",
+    }
+    same {
     }
 }
 

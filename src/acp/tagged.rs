@@ -3,10 +3,21 @@
 //! the raw JSON of anything this version does not know.
 //!
 //! A tagged union reads its tag where it stands: when it is the first
-//! member (as peers write it) the variant's members are read on from
-//! there; otherwise the object's members are passed over once to find it,
-//! and the variant is read from the object's start. Nothing is buffered
-//! and borrowed text is not copied.
+//! member (as most peers write it) the variant's members are read on from
+//! there. When it is not (the Python SDK writes it last), the first
+//! member's name and the shape of its value may tell the variant: the
+//! generator lists, for each union, the members (by name and shape:
+//! object, array, string, number, boolean) of which more than half of the
+//! variants that have one are of one type, and not every type has (so
+//! never `_meta`). The object is then read as the first variant of that
+//! type, the tag noted when it is met among the members; when it names
+//! that variant, or another of the same type (which the value moves to),
+//! the union is read in one pass. Otherwise (a wrong guess, no tag, a tag
+//! that is not a string or comes twice) it is read again from its start
+//! as when nothing tells the variant: the object's members are passed over
+//! once to find the tag, and the variant is read from the object's start.
+//! Unions inside a union read again do not guess, so no text is read more
+//! than a few times. Nothing is buffered and borrowed text is not copied.
 
 use alloc::borrow::Cow;
 use core::fmt;
@@ -24,20 +35,51 @@ pub(crate) enum Tag<'de> {
     First(Cow<'de, str>),
     /// A later member: the reader is back at the object's start.
     Later(Cow<'de, str>),
+    /// Not the first member, but the first member tells the variant (its
+    /// tag here, see [`Guess`]): the reader is back at the object's start.
+    Guess(&'static str),
     /// No tag member, or one that is not a string: the reader is back at
     /// the object's start.
     Absent,
 }
 
+/// What tells a union's variant when its tag is not the first member:
+/// from the first member's name and the [`shape`] of its value, the first
+/// variant of the type more than half of the variants with such a member
+/// are of (when not every type has one), as the generator tabulates it.
+pub(crate) type Guess = fn(&str, u8) -> Option<&'static str>;
+
+/// The shape of a JSON value by its first byte, as a union's [`Guess`]
+/// takes it: `{`, `[`, `"`, `0` for a number, `t` for a boolean, `0u8`
+/// for `null` (which any optional member may be) and what is not JSON.
+pub(crate) fn shape(first: u8) -> u8 {
+    match first {
+        b'{' | b'[' | b'"' => first,
+        b'-' | b'0'..=b'9' => b'0',
+        b't' | b'f' => b't',
+        _ => 0,
+    }
+}
+
 /// Reads the tag `name` of the object at the reader's position (a
-/// mismatch when the value is not an object).
-pub(crate) fn read_tag<'de>(r: &mut Reader<'de>, name: &str) -> Result<Tag<'de>, Fail> {
+/// mismatch when the value is not an object). When the tag is not the
+/// first member, `guess` (if given) may tell the variant from the first
+/// member; otherwise the members are passed over to find the tag.
+pub(crate) fn read_tag<'de>(
+    r: &mut Reader<'de>,
+    name: &str,
+    guess: Option<Guess>,
+) -> Result<Tag<'de>, Fail> {
     let start = r.mark();
     r.open_object("a json object")?;
     let mut first = true;
     if let Some(key) = r.key(&mut first, true)? {
         if key == name && r.peek() == b'"' {
             return r.string().map(Tag::First);
+        }
+        if let Some(variant) = guess.and_then(|guess| guess(&key, shape(r.peek()))) {
+            r.reset(start);
+            return Ok(Tag::Guess(variant));
         }
         // Looking ahead: the values are passed over unchecked, and checked
         // when the variant is read from the start.
@@ -55,7 +97,12 @@ pub(crate) fn read_tag<'de>(r: &mut Reader<'de>, name: &str) -> Result<Tag<'de>,
     Ok(Tag::Absent)
 }
 
-/// Defines an enum told apart by a string tag member.
+/// Defines an enum told apart by a string tag member: its variants (tag
+/// text, type), the variant for an object without the tag if any, then
+/// `guess`, the variant each first member (name, [`shape`]) tells when the
+/// tag is not first, and `same`, for the first variant of each type that
+/// several variants share, the others (the value moves to the one the tag
+/// names).
 macro_rules! tagged_enum {
     (
         $(#[$m:meta])*
@@ -63,6 +110,8 @@ macro_rules! tagged_enum {
             $( $(#[doc = $vd:literal])* $(#[cfg($vc:meta)])? $variant:ident($inner:ident) = $text:literal, )*
             $( @absent $(#[$am:meta])* $avariant:ident($aty:ident), )?
         }
+        guess { $( $(#[cfg($gc:meta)])? ($gkey:literal, $gshape:literal) => $gtext:literal, )* }
+        same { $( $(#[cfg($sc:meta)])? $from:ident => $to:ident = $stext:literal, )* }
     ) => {
         $(#[$m])*
         ///
@@ -104,6 +153,42 @@ macro_rules! tagged_enum {
 
         $crate::acp::raw::forward_into_owned!($name);
 
+        impl $name<'_> {
+            /// The variant that the first member, `key` with a value of
+            /// shape `shape`, tells when the tag is not first (see
+            /// [`Guess`](crate::acp::tagged::Guess)).
+            #[allow(clippy::match_single_binding)]
+            fn guess(key: &str, shape: u8) -> Option<&'static str> {
+                match (key, shape) {
+                    $( $(#[cfg($gc)])? ($gkey, $gshape) => Some($gtext), )*
+                    _ => None,
+                }
+            }
+
+            /// Whether `raw`, the tag met among the members of the guessed
+            /// variant in `slot`, names it or a variant of the same type
+            /// (which `slot` then becomes).
+            #[allow(clippy::match_single_binding)]
+            fn told(slot: &mut Self, raw: Option<&str>) -> bool {
+                let Some(told) = raw.and_then(|raw| {
+                    $crate::json::unescape::unquote::<serde_json::Error>(raw).ok()
+                }) else {
+                    return false;
+                };
+                if slot.tag() == Some(&*told) {
+                    return true;
+                }
+                match (&mut *slot, &*told) {
+                    $( $(#[cfg($sc)])? ($name::$from(v), $stext) => {
+                        let v = core::mem::replace(v, $crate::acp::wire::Decode::blank());
+                        *slot = $name::$to(v);
+                        true
+                    } )*
+                    _ => false,
+                }
+            }
+        }
+
         /// The tag, then the variant's members in the same pass. Leniently,
         /// a known variant whose body does not fit (but has every required
         /// member) is kept as `Unknown` and reported.
@@ -127,42 +212,57 @@ macro_rules! tagged_enum {
                 slot: &mut Self,
             ) -> Result<(), $crate::acp::read::Fail> {
                 use $crate::acp::tagged::Tag;
-                use $crate::acp::wire::Object;
+                use $crate::acp::wire::{Decode, Object, UnionTag};
                 let start = r.mark();
                 let since = cx.salvaged.len();
-                let tag = $crate::acp::tagged::read_tag(r, $tag)?;
-                let (text, first) = match &tag {
-                    Tag::First(t) => (Some(&**t), false),
-                    Tag::Later(t) => (Some(&**t), true),
-                    Tag::Absent => (None, true),
+                let guess = cx.guess.then_some(Self::guess as $crate::acp::tagged::Guess);
+                let tag = $crate::acp::tagged::read_tag(r, $tag, guess)?;
+                let (text, first, guessed) = match &tag {
+                    Tag::First(t) => (Some(&**t), false, false),
+                    Tag::Later(t) => (Some(&**t), true, false),
+                    Tag::Guess(t) => (Some(*t), true, true),
+                    Tag::Absent => (None, true, false),
                 };
+                let mut met = UnionTag::new($tag, !first);
                 // The variant is set, then its members read into it.
-                let why = match text {
+                let read = match text {
                     $( $(#[cfg($vc)])? Some($text) => {
                         if first {
                             r.open_object("a json object")?;
                         }
-                        *slot = $name::$variant(<$inner<'a> as $crate::acp::wire::Decode<'de>>::blank());
+                        *slot = $name::$variant(<$inner<'a> as Decode<'de>>::blank());
                         let $name::$variant(inner) = slot else {
                             unreachable!("the variant was set just above")
                         };
-                        match <$inner<'a> as Object<'de>>::members(r, cx, Some(($tag, !first)), first, inner) {
-                            Ok(()) => return Ok(()),
-                            Err(why) => why,
-                        }
+                        <$inner<'a> as Object<'de>>::members(r, cx, Some(&mut met), first, inner)
                     } )*
-                    $( None => match <$aty<'a> as $crate::acp::wire::Decode<'de>>::decode(r, cx) {
-                        Ok(v) => {
-                            *slot = $name::$avariant(v);
-                            return Ok(());
-                        }
-                        Err(why) => why,
-                    }, )?
+                    $( None => <$aty<'a> as Decode<'de>>::decode(r, cx).map(|v| {
+                        *slot = $name::$avariant(v);
+                    }), )?
+                    _ if guessed => Err($crate::acp::read::Fail::Missing($tag)),
                     _ => {
                         r.reset(start);
                         *slot = $name::Unknown($crate::acp::RawJson::from_validated(r.skip()?));
                         return Ok(());
                     }
+                };
+                if guessed {
+                    if read.is_ok() && Self::told(slot, met.value) {
+                        return Ok(());
+                    }
+                    // A wrong guess: read again, the tag looked for. Unions
+                    // inside do not guess then, so no text is read more
+                    // than a few times.
+                    cx.salvaged.truncate(since);
+                    r.reset(start);
+                    cx.guess = false;
+                    let again = <Self as Decode<'de>>::decode_in(r, cx, slot);
+                    cx.guess = true;
+                    return again;
+                }
+                let why = match read {
+                    Ok(()) => return Ok(()),
+                    Err(why) => why,
                 };
                 let raw = cx.recover(r, start, since, $crate::acp::SalvageKind::UnknownVariant, why)?;
                 *slot = $name::Unknown($crate::acp::RawJson::from_validated(raw));

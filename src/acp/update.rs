@@ -481,6 +481,15 @@ tagged_enum! {
         /// `type`: `"terminal"`.
         Terminal(Terminal) = "terminal",
     }
+    guess {
+        ("content", b'{') => "content",
+        ("newText", b'"') => "diff",
+        ("oldText", b'"') => "diff",
+        ("path", b'"') => "diff",
+        ("terminalId", b'"') => "terminal",
+    }
+    same {
+    }
 }
 
 string_enum! {
@@ -1054,6 +1063,41 @@ tagged_enum! {
         #[cfg(feature = "unstable")]
         PromptSuggestionsUpdate(PromptSuggestionsUpdate) = "prompt_suggestions_update",
     }
+    guess {
+        ("additionalDirectories", b'[') => "subagent_update",
+        #[cfg(feature = "unstable")]
+        ("anchor", b'{') => "cursor_update",
+        ("availableCommands", b'[') => "available_commands_update",
+        ("configOptions", b'[') => "config_option_update",
+        ("content", b'{') => "user_message_chunk",
+        ("cost", b'{') => "usage_update",
+        ("currentModeId", b'"') => "current_mode_update",
+        #[cfg(feature = "unstable")]
+        ("cursorId", b'"') => "cursor_update",
+        ("cwd", b'"') => "subagent_update",
+        ("entries", b'[') => "plan",
+        ("error", b'"') => "compaction_update",
+        ("messageId", b'"') => "user_message_chunk",
+        ("plan", b'{') => "plan_update",
+        ("planId", b'"') => "plan_removed",
+        ("recipientMessageId", b'"') => "session_message",
+        ("recipientSessionId", b'"') => "session_message",
+        ("senderMessageId", b'"') => "session_message",
+        ("senderSessionId", b'"') => "session_message",
+        ("sessionId", b'"') => "subagent_update",
+        ("severity", b'"') => "notice",
+        ("size", b'0') => "usage_update",
+        ("state", b'{') => "subagent_update",
+        #[cfg(feature = "unstable")]
+        ("suggestions", b'[') => "prompt_suggestions_update",
+        ("summary", b'[') => "compaction_update",
+        ("updatedAt", b'"') => "session_info_update",
+        ("used", b'0') => "usage_update",
+    }
+    same {
+        UserMessageChunk => AgentMessageChunk = "agent_message_chunk",
+        UserMessageChunk => AgentThoughtChunk = "agent_thought_chunk",
+    }
 }
 
 acp_struct! {
@@ -1091,6 +1135,13 @@ tagged_enum! {
         Items(PlanItems) = "items",
         /// `type`: `"markdown"`.
         Markdown(PlanMarkdown) = "markdown",
+    }
+    guess {
+        ("content", b'"') => "markdown",
+        ("entries", b'[') => "items",
+        ("path", b'"') => "markdown",
+    }
+    same {
     }
 }
 
@@ -1365,6 +1416,17 @@ tagged_enum! {
         RequiresAction(RequiresActionStateUpdate) = "requires_action",
         /// `state`: `"unknown"`.
         UnknownState(UnknownStateUpdate) = "unknown",
+    }
+    guess {
+        ("error", b'"') => "idle",
+        ("error", b'0') => "idle",
+        ("error", b'[') => "idle",
+        ("error", b't') => "idle",
+        ("error", b'{') => "idle",
+        ("stopReason", b'"') => "idle",
+        ("usage", b'{') => "idle",
+    }
+    same {
     }
 }
 
@@ -1827,6 +1889,16 @@ tagged_enum! {
         ToolCall(CursorToolCallAnchor) = "tool_call",
         /// `type`: `"compaction"`.
         Compaction(CursorCompactionAnchor) = "compaction",
+    }
+    guess {
+        ("compactionId", b'"') => "compaction",
+        ("messageId", b'"') => "user_message",
+        ("toolCallId", b'"') => "tool_call",
+    }
+    same {
+        UserMessage => AgentMessage = "agent_message",
+        UserMessage => AgentThought = "agent_thought",
+        UserMessage => SessionMessage = "session_message",
     }
 }
 

@@ -69,6 +69,11 @@ pub(crate) enum Step {
 pub(crate) struct Cx<'de> {
     lenient: bool,
     pub(crate) salvaged: Vec<Salvage<'de>>,
+    /// Whether a union whose tag is not its first member may read its
+    /// variant as its first member tells (see `tagged_enum!`): not while
+    /// a union reads itself again after such a guess proved wrong, so
+    /// that no text is read more than a few times.
+    pub(crate) guess: bool,
 }
 
 impl<'de> Cx<'de> {
@@ -76,6 +81,7 @@ impl<'de> Cx<'de> {
         Self {
             lenient: mode == Mode::Lenient,
             salvaged: Vec::new(),
+            guess: true,
         }
     }
 
@@ -436,16 +442,42 @@ pub(crate) fn duplicate(key: &str) -> Fail {
     Fail::Mismatch(alloc::format!("duplicate field `{key}`"))
 }
 
-/// The tag of a union read by the union (see `tagged_enum!`), met again
-/// among a variant's members: `Ok(true)` when `key` is that tag (the
-/// caller passes over its value), an error the second time.
-pub(crate) fn is_tag(tag: &mut Option<(&'static str, bool)>, key: &str) -> Result<bool, Fail> {
+/// The tag of a union (see `tagged_enum!`) whose variant's members are
+/// read: its name, whether it was met (read before the members, or among
+/// them: met again, it is a duplicate), and its raw value when it was met
+/// among them.
+pub(crate) struct UnionTag<'de> {
+    name: &'static str,
+    seen: bool,
+    pub(crate) value: Option<&'de str>,
+}
+
+impl UnionTag<'_> {
+    /// The tag `name`, already read (`seen`) or not.
+    pub(crate) fn new(name: &'static str, seen: bool) -> Self {
+        Self {
+            name,
+            seen,
+            value: None,
+        }
+    }
+}
+
+/// Whether the member `key`, whose value `raw` was passed over, is the
+/// tag of the union a variant's members are read for (kept in `tag`); an
+/// error the second time.
+pub(crate) fn is_tag<'de>(
+    tag: &mut Option<&mut UnionTag<'de>>,
+    key: &str,
+    raw: &'de str,
+) -> Result<bool, Fail> {
     match tag {
-        Some((name, seen)) if *name == key => {
-            if *seen {
-                return Err(duplicate(name));
+        Some(t) if t.name == key => {
+            if t.seen {
+                return Err(duplicate(t.name));
             }
-            *seen = true;
+            t.seen = true;
+            t.value = Some(raw);
             Ok(true)
         }
         _ => Ok(false),
@@ -455,13 +487,13 @@ pub(crate) fn is_tag(tag: &mut Option<(&'static str, bool)>, key: &str) -> Resul
 /// The members of a generated struct, read after its opening brace.
 pub(crate) trait Object<'de>: Sized {
     /// Reads the members up to the closing brace into `out`, each into its
-    /// field. `tag` is the tag of the union this struct is a variant of,
-    /// and whether it was already read (it is then a duplicate if met
-    /// again); `first` whether no member has been read yet.
+    /// field. `tag` is the tag of the union this struct is a variant of
+    /// (met among the members, it is passed over and noted there); `first`
+    /// whether no member has been read yet.
     fn members(
         r: &mut Reader<'de>,
         cx: &mut Cx<'de>,
-        tag: Option<(&'static str, bool)>,
+        tag: Option<&mut UnionTag<'de>>,
         first: bool,
         out: &mut Self,
     ) -> Result<(), Fail>;
@@ -532,7 +564,7 @@ macro_rules! acp_struct {
             fn members(
                 r: &mut $crate::acp::read::Reader<'de>,
                 cx: &mut $crate::acp::wire::Cx<'de>,
-                mut tag: Option<(&'static str, bool)>,
+                mut tag: Option<&mut $crate::acp::wire::UnionTag<'de>>,
                 mut first: bool,
                 out: &mut Self,
             ) -> Result<(), $crate::acp::read::Fail> {
@@ -553,7 +585,7 @@ macro_rules! acp_struct {
                         } )*
                         _ => {
                             let raw = r.skip()?;
-                            if !$crate::acp::wire::is_tag(&mut tag, &key)? {
+                            if !$crate::acp::wire::is_tag(&mut tag, &key, raw)? {
                                 extra.push(key, $crate::acp::RawJson::from_validated(raw));
                             }
                         }

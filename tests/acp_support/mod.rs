@@ -82,6 +82,28 @@ pub fn typed(msg: &Message<'_>, methods: &BTreeMap<RequestId<'static>, String>) 
     }
 }
 
+/// A `Debug` rendering without its string literals: text that merely says
+/// "Unknown" (Qwen Code's command descriptions do) is not an unknown variant.
+pub fn outside_strings(debug: &str) -> String {
+    let mut out = String::with_capacity(debug.len());
+    let (mut in_str, mut escaped) = (false, false);
+    for c in debug.chars() {
+        if in_str {
+            match (escaped, c) {
+                (true, _) => escaped = false,
+                (false, '\\') => escaped = true,
+                (false, '"') => in_str = false,
+                _ => {}
+            }
+        } else if c == '"' {
+            in_str = true;
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// The part of the original message the typed form re-encodes.
 pub fn payload(original: &Value) -> Option<Value> {
     ["params", "result", "error"]

@@ -101,6 +101,25 @@ fn unions_follow_the_spec_on_both_sides() {
         // A known tag, first or not.
         (update(r#"{"sessionUpdate":"plan","entries":[]}"#), true),
         (update(r#"{"entries":[],"sessionUpdate":"plan"}"#), true),
+        // The tag last, after a member that tells the variant (read as
+        // that variant), after one most variants holding it are of one
+        // type (read as that type, moved to the variant the tag names) or
+        // a guess proved wrong (read again, the tag looked for), and after
+        // one that tells nothing (the tag looked for).
+        (update(r#"{"content":{"text":"t","type":"text"},"sessionUpdate":"agent_message_chunk"}"#), true),
+        (update(r#"{"content":{"type":"text","text":"t"},"messageId":"m","sessionUpdate":"agent_thought_chunk"}"#), true),
+        (update(r#"{"content":{"type":"text","text":"t"},"compactionId":"c","sessionUpdate":"compaction_summary_chunk"}"#), true),
+        (update(r#"{"messageId":"m","content":{"type":"text","text":"t"},"sessionUpdate":"session_message_chunk"}"#), true),
+        (update(r#"{"content":{"text":"t","data":"d","mimeType":"m","type":"image"},"sessionUpdate":"agent_message_chunk"}"#), true),
+        (update(r#"{"content":{"text":"t","type":"image"},"sessionUpdate":"agent_message_chunk"}"#), false),
+        (update(r#"{"entries":[5],"sessionUpdate":"plan"}"#), false),
+        (update(r#"{"entries":[],"sessionUpdate":"x_future"}"#), true),
+        (update(r#"{"entries":[],"sessionUpdate":5}"#), true),
+        (update(r#"{"_meta":{},"entries":[],"sessionUpdate":"plan"}"#), true),
+        (
+            update(r#"{"toolCallId":"t","title":"x","content":[{"content":{"text":"a","type":"text"},"type":"content"},{"path":"p","newText":"n","type":"diff"}],"sessionUpdate":"tool_call"}"#),
+            true,
+        ),
         // An unknown tag: `Unknown`.
         (update(r#"{"sessionUpdate":"x_future","a":1}"#), true),
         // A known tag whose body does not fit: an error, strictly.

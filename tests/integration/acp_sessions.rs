@@ -15,7 +15,7 @@ use std::path::PathBuf;
 
 use acp_codec::acp::{Message, RequestId, Tracker};
 use acp_codec::LineSplitter;
-use acp_support::{dropped, is_subset, payload, typed};
+use acp_support::{dropped, is_subset, outside_strings, payload, typed};
 use serde_json::Value;
 
 /// Methods that real agents send although they are not ACP's and lack the
@@ -29,28 +29,6 @@ const NOT_ACP: &[&str] = &[
     "qwen/notify/session/model-update",
     "craft/drainMidTurnQueue",
 ];
-
-/// A `Debug` rendering without its string literals: text that merely says
-/// "Unknown" (Qwen Code's command descriptions do) is not an unknown variant.
-fn outside_strings(debug: &str) -> String {
-    let mut out = String::with_capacity(debug.len());
-    let (mut in_str, mut escaped) = (false, false);
-    for c in debug.chars() {
-        if in_str {
-            match (escaped, c) {
-                (true, _) => escaped = false,
-                (false, '\\') => escaped = true,
-                (false, '"') => in_str = false,
-                _ => {}
-            }
-        } else if c == '"' {
-            in_str = true;
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
 
 fn sessions() -> Vec<PathBuf> {
     let dir = std::env::var_os("ACP_SESSIONS_DIR")

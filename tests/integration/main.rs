@@ -26,6 +26,7 @@ mod acp_sessions;
 #[cfg(feature = "std")]
 #[path = "../acp_support/mod.rs"]
 mod acp_support;
+mod acp_tag_layouts;
 mod acp_tracker;
 mod acp_unstable;
 mod alloc_framing;
