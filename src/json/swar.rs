@@ -92,19 +92,44 @@ pub(crate) fn find_quote(b: &[u8], from: usize) -> Option<usize> {
 /// next sixteen (a key, a tag): two words, checked inline.
 #[inline(always)]
 pub(crate) fn short_special(b: &[u8], from: usize) -> Option<usize> {
-    if let Some(pair) = b.get(from..).and_then(|r| r.first_chunk::<16>()) {
-        let (lo, hi) = pair.split_at(8);
-        let lo = special_mask(u64::from_le_bytes(lo.try_into().ok()?));
-        if lo != 0 {
-            return from.checked_add((lo.trailing_zeros() / 8) as usize);
-        }
-        let hi = special_mask(u64::from_le_bytes(hi.try_into().ok()?));
-        if hi != 0 {
-            return from.checked_add(8 | (hi.trailing_zeros() / 8) as usize);
-        }
-        return find_special(b, from.checked_add(16)?);
+    match near_special(b, from) {
+        Near::At(n) => Some(n),
+        Near::Further => find_special(b, from.checked_add(16)?),
+        Near::Short => find_special(b, from),
     }
-    find_special(b, from)
+}
+
+/// Where the first special byte of the sixteen at `from` is.
+pub(crate) enum Near {
+    /// Its offset.
+    At(usize),
+    /// None of the sixteen is special.
+    Further,
+    /// Fewer than sixteen bytes are left.
+    Short,
+}
+
+/// The first special byte of the sixteen at `from`: two words, checked
+/// inline.
+#[inline(always)]
+pub(crate) fn near_special(b: &[u8], from: usize) -> Near {
+    let Some(pair) = b.get(from..).and_then(|r| r.first_chunk::<16>()) else {
+        return Near::Short;
+    };
+    let (lo, hi) = pair.split_at(8);
+    let word = |w: &[u8]| {
+        w.try_into()
+            .map_or(0, |w| special_mask(u64::from_le_bytes(w)))
+    };
+    let (lo, hi) = (word(lo), word(hi));
+    let at = if lo != 0 {
+        lo.trailing_zeros() / 8
+    } else if hi != 0 {
+        8 | (hi.trailing_zeros() / 8)
+    } else {
+        return Near::Further;
+    };
+    from.checked_add(at as usize).map_or(Near::Short, Near::At)
 }
 
 #[cfg(test)]
