@@ -381,7 +381,7 @@ def union_hints(t):
                 has.setdefault((name, sh), []).append(ty)
     guess = []
     for (name, sh), tys in sorted(has.items()):
-        ty = max(set(tys), key=tys.count)
+        ty = max(sorted(set(tys)), key=tys.count)
         # A member every type has (`_meta`) tells nothing.
         if 2 * tys.count(ty) > len(tys) and ty in firsts and set(tys) != set(types):
             v, u, w = firsts[ty]
