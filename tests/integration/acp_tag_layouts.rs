@@ -4,8 +4,8 @@
 //! order with the tags (`sessionUpdate`, `type`, `outcome`, `state`)
 //! first; with the tags last; with the tags last and the other members in
 //! reverse order. A union then meets its tag first (read at once), after a
-//! member only one variant's type has (read as that variant, the tag
-//! checked when it comes) or after other members (found by looking ahead).
+//! member that tells the variant (read as that variant, the tag checked
+//! when it comes) or after other members (found by looking ahead).
 //! Strictly and leniently, the three decode alike: the same variants,
 //! fields and salvages (the types' and variants' names of the `Debug`
 //! rendering, which raw JSON and text cannot hold), each encoding to the
