@@ -69,10 +69,16 @@ fn find_special_short(b: &[u8], mut rest: &[u8]) -> Option<usize> {
         }
         rest = tail;
     }
-    let at = rest
-        .iter()
-        .position(|&c| c == b'"' || c == b'\\' || c < 0x20)?;
+    let at = rest.iter().position(|&c| is_special(c))?;
     Some(b.len().saturating_sub(rest.len()).saturating_add(at))
+}
+
+/// Whether `c` ends plain string text: a `"`, `\\` or control character.
+/// The three tests are or-ed without a branch, so that a loop over a block
+/// ([`block_has_special`]) compiles to vector compares.
+#[inline(always)]
+const fn is_special(c: u8) -> bool {
+    (c == b'"') | (c == b'\\') | (c < 0x20)
 }
 
 /// The bytes [`find_special`] passes with one test: four vector registers
@@ -86,16 +92,16 @@ const BLOCK: usize = 64;
 /// [`find_special`] searches word by word all the way.
 const VECTOR_BLOCKS: bool = cfg!(any(target_feature = "sse2", target_arch = "aarch64"));
 
-/// Whether `block` holds a `"`, `\\` or control character: a test of each
-/// byte, or-ed together without a branch, which the compiler turns into
-/// vector compares where the target has them.
+/// Whether `block` holds a `"`, `\\` or control character: [`is_special`]
+/// of each byte, or-ed together without a branch, which the compiler turns
+/// into vector compares where the target has them.
 #[inline]
 fn block_has_special(block: &[u8; BLOCK]) -> bool {
-    let mut any = 0u8;
+    let mut any = false;
     for &c in block {
-        any |= u8::from(c == b'"') | u8::from(c == b'\\') | u8::from(c < 0x20);
+        any |= is_special(c);
     }
-    any != 0
+    any
 }
 
 const ONES: u64 = 0x0101_0101_0101_0101;
