@@ -198,15 +198,22 @@ pub fn decode_line<'a, 't>(
 
 /// [`decode_line`], compiled here once (the generic call above is
 /// instantiated in the caller's crate, where the pass could not be
-/// inlined).
+/// inlined). `out` is the value returned, on every path: what the pass
+/// decodes is built in it and never moved again (`Incoming` is large, and
+/// each move of it is a copy).
 fn decode<'a>(line: &'a str, how: Decoding<'_>) -> Result<Incoming<'a>, MessageError> {
-    let mut out = None;
+    let mut out = Err(NOTHING_YET);
     match one_pass(line, how, &mut out) {
-        Some(Ok(())) => out.map_or_else(|| two_steps(line, how), Ok),
-        Some(Err(e)) => Err(e),
-        None => two_steps(line, how),
+        Some(Ok(())) if out.is_ok() => {}
+        Some(Err(e)) => out = Err(e),
+        _ => out = two_steps(line, how),
     }
+    out
 }
+
+/// What [`one_pass`]'s `out` holds until it has decoded something; never
+/// returned (`decode` then takes the two steps).
+const NOTHING_YET: MessageError = MessageError::Batch { len: 0 };
 
 /// The pass over the line, which puts what it decoded in `out`: built there
 /// in place (`Incoming` is large, and each move of it is a copy). `None`
@@ -215,7 +222,7 @@ fn decode<'a>(line: &'a str, how: Decoding<'_>) -> Result<Incoming<'a>, MessageE
 fn one_pass<'a>(
     line: &'a str,
     how: Decoding<'_>,
-    out: &mut Option<Incoming<'a>>,
+    out: &mut Result<Incoming<'a>, MessageError>,
 ) -> Option<Result<(), MessageError>> {
     let mode = how.mode;
     let start = skip_ws(line.as_bytes(), 0);
@@ -245,7 +252,7 @@ fn one_pass<'a>(
         // The params, after the method (and a request's id): decoded in
         // place. A line that turns out to be something else (an id after
         // the params) has them typed again from their text below.
-        if &*key == "params" && env.params.is_none() && out.is_none() {
+        if &*key == "params" && env.params.is_none() && out.is_err() {
             if let Some(method) = env.method.and_then(plain_string) {
                 let mark = r.mark();
                 // For a method typed here the result is built in its final
@@ -255,22 +262,22 @@ fn one_pass<'a>(
                 let place = &mut *out;
                 let failed = if env.id.is_some() {
                     RequestParams::decode_known(method, &mut r, &mut cx, move || {
-                        let slot = place.insert(Incoming::Request {
+                        *place = Ok(Incoming::Request {
                             request: Request::placeholder(),
                             params: Box::new(Typed::clean(RequestParams::blank())),
                         });
-                        match slot {
-                            Incoming::Request { params, .. } => &mut params.value,
+                        match place {
+                            Ok(Incoming::Request { params, .. }) => &mut params.value,
                             _ => unreachable!("a request was set just above"),
                         }
                     })
                 } else {
                     NotificationParams::decode_known(method, &mut r, &mut cx, move || {
-                        let slot = place.insert(Incoming::Notification(Typed::clean(
+                        *place = Ok(Incoming::Notification(Typed::clean(
                             NotificationParams::blank(),
                         )));
-                        match slot {
-                            Incoming::Notification(t) => &mut t.value,
+                        match place {
+                            Ok(Incoming::Notification(t)) => &mut t.value,
                             _ => unreachable!("a notification was set just above"),
                         }
                     })
@@ -279,7 +286,7 @@ fn one_pass<'a>(
                     Some(Err(why)) if why.is_syntax() => return None,
                     // Decoded again from their text, for the error.
                     Some(Err(_)) => {
-                        *out = None;
+                        *out = Err(NOTHING_YET);
                         cx.salvaged.clear();
                         r.reset(mark);
                     }
@@ -293,7 +300,7 @@ fn one_pass<'a>(
             && env.method.is_none()
             && &*key == "result"
             && env.result.is_none()
-            && out.is_none()
+            && out.is_err()
         {
             if let Some(method) = env.id.and_then(|id| how.method_for(id)) {
                 if result_in_place(method, &mut r, &mut cx, out).is_err() {
@@ -314,10 +321,10 @@ fn one_pass<'a>(
     let params_text = env.params;
     let salvaged = cx.salvaged;
     match (env.into_message(), &mut *out) {
-        (Ok(Message::Notification(_)), Some(Incoming::Notification(t))) => t.salvaged = salvaged,
+        (Ok(Message::Notification(_)), Ok(Incoming::Notification(t))) => t.salvaged = salvaged,
         (
             Ok(Message::Request(request)),
-            Some(Incoming::Request {
+            Ok(Incoming::Request {
                 request: slot,
                 params,
             }),
@@ -329,13 +336,13 @@ fn one_pass<'a>(
         // unknown method, or params that do not fit: typed from their text.
         (Ok(Message::Notification(n)), _) => {
             match typed_notification(n.method, params_text, mode) {
-                Ok(v) => *out = Some(v),
+                Ok(v) => *out = Ok(v),
                 Err(e) => return Some(Err(e)),
             }
         }
         (
             Ok(Message::Response(response)),
-            Some(Incoming::Response {
+            Ok(Incoming::Response {
                 response: slot,
                 result,
             }),
@@ -344,37 +351,38 @@ fn one_pass<'a>(
             result.salvaged = salvaged;
         }
         (Ok(Message::Request(request)), _) => {
-            *out = Some(typed_request(request, params_text, mode));
+            *out = Ok(typed_request(request, params_text, mode));
         }
         // A result before the id: typed from its text. (A result read above
         // that did not fit is read again here, to no avail: rare, and a flag
         // for it cost the notifications' pass 1.5%.)
-        (Ok(Message::Response(response)), _) => *out = Some(typed_response(response, how)),
-        (Ok(message), _) => *out = Some(Incoming::Message(message)),
+        (Ok(Message::Response(response)), _) => *out = Ok(typed_response(response, how)),
+        (Ok(message), _) => *out = Ok(Incoming::Message(message)),
         (Err(e), _) => return Some(Err(e)),
     }
     Some(Ok(()))
 }
 
 /// Reads the result of a response to `method` at the reader's position
-/// into `out`, built there in place; leaves `out` empty and the reader
-/// where it was when the result does not fit (it is then typed from its
-/// text, for the error). `Err` when the text is not JSON.
+/// into `out`, built there in place; leaves `out` holding
+/// [`NOTHING_YET`] and the reader where it was when the result does not
+/// fit (it is then typed from its text, for the error). `Err` when the
+/// text is not JSON.
 fn result_in_place<'a>(
     method: &str,
     r: &mut Reader<'a>,
     cx: &mut Cx<'a>,
-    out: &mut Option<Incoming<'a>>,
+    out: &mut Result<Incoming<'a>, MessageError>,
 ) -> Result<(), ()> {
     let mark = r.mark();
     let place = &mut *out;
     let failed = ResponseResult::decode_known(method, r, cx, move || {
-        let slot = place.insert(Incoming::Response {
+        *place = Ok(Incoming::Response {
             response: Response::placeholder(),
             result: Box::new(Typed::clean(ResponseResult::blank())),
         });
-        match slot {
-            Incoming::Response { result, .. } => &mut result.value,
+        match place {
+            Ok(Incoming::Response { result, .. }) => &mut result.value,
             _ => unreachable!("a response was set just above"),
         }
     });
@@ -382,7 +390,7 @@ fn result_in_place<'a>(
         Some(Err(why)) if why.is_syntax() => return Err(()),
         // Left as sent, for `Response::typed` to report.
         Some(Err(_)) => {
-            *out = None;
+            *out = Err(NOTHING_YET);
             cx.salvaged.clear();
             r.reset(mark);
         }
