@@ -5,12 +5,16 @@
 //! that has its request pending) against `serde_json::Value` in the same
 //! group.
 //!
+//! Beside them, the peers' long escaped strings, each decoded as a chunk's
+//! text, against `serde_json` unescaping the string alone.
+//!
 //! `serde_json::Value` here is built without `preserve_order`; the official
 //! crate's side (and `Value` as it builds it) is `benches/official`.
 
 use std::hint::black_box;
 use std::path::Path;
 
+use acp_codec::acp::{decode_line, Incoming, Mode};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
 #[path = "support/real_traffic.rs"]
@@ -58,5 +62,70 @@ fn bench(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, bench);
+/// The peers' long strings with escapes, each the text of an
+/// `agent_message_chunk` decoded by `acp::decode_line` (which unescapes it
+/// in its one pass over the line), against `serde_json` reading the string
+/// alone into a `String`, as the official crate's types read text. What
+/// the rows made of such text can gain over the official crate is bounded
+/// by this ratio (ours also reads the envelope, a few hundred nanoseconds a
+/// line).
+fn escaped_strings(c: &mut Criterion) {
+    let rows = real_traffic::rows(Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/sessions"
+    )));
+    let tokens = real_traffic::long_escaped_strings(&rows);
+    assert!(tokens.len() >= 5, "{} long escaped strings", tokens.len());
+    let lines: Vec<String> = tokens
+        .iter()
+        .map(|token| {
+            format!(
+                r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"s","update":{{"sessionUpdate":"agent_message_chunk","content":{{"type":"text","text":{token}}}}}}}}}"#
+            )
+        })
+        .collect();
+    for (line, token) in lines.iter().zip(&tokens) {
+        let want: String = serde_json::from_str(token).unwrap();
+        assert_eq!(chunk_text(line), want.len());
+    }
+    let mut g = c.benchmark_group("acp/long escaped strings");
+    g.throughput(Throughput::Bytes(
+        tokens.iter().map(|t| t.len() as u64).sum(),
+    ));
+    g.bench_function("acp_codec decode_line, the string as a chunk's text", |b| {
+        b.iter(|| {
+            for line in &lines {
+                black_box(chunk_text(black_box(line)));
+            }
+        })
+    });
+    g.bench_function("serde_json String (anchor)", |b| {
+        b.iter(|| {
+            for token in &tokens {
+                black_box(serde_json::from_str::<String>(black_box(token)).unwrap());
+            }
+        })
+    });
+    g.finish();
+}
+
+/// The length of the text of the `agent_message_chunk` in `line`, decoded.
+fn chunk_text(line: &str) -> usize {
+    use acp_codec::acp::{ContentBlock, NotificationParams, SessionUpdate};
+    let Ok(Incoming::Notification(n)) = decode_line(line, Mode::Lenient) else {
+        panic!("not a notification: {line}");
+    };
+    let NotificationParams::SessionUpdate(u) = n.value else {
+        panic!("not a session/update");
+    };
+    let SessionUpdate::AgentMessageChunk(chunk) = u.update else {
+        panic!("not a chunk");
+    };
+    let ContentBlock::Text(text) = chunk.content else {
+        panic!("not text");
+    };
+    text.text.len()
+}
+
+criterion_group!(benches, bench, escaped_strings);
 criterion_main!(benches);

@@ -181,3 +181,37 @@ pub fn acp_codec(kind: Kind, line: &str, tracker: &Tracker) -> bool {
 pub fn value(line: &str) -> bool {
     black_box(serde_json::from_str::<Value>(line)).is_ok()
 }
+
+/// The string tokens (quotes included, escapes as the peer wrote them) of
+/// 1 KiB or more that hold an escape, in every line of `rows`, each once:
+/// the text the escape-dense rows spend their time unescaping.
+pub fn long_escaped_strings(rows: &[Row]) -> Vec<String> {
+    let mut seen = std::collections::HashSet::new();
+    let mut tokens = Vec::new();
+    for line in rows.iter().flat_map(|row| &row.lines) {
+        let b = line.as_bytes();
+        let mut i = 0;
+        while i < b.len() {
+            if b[i] != b'"' {
+                i += 1;
+                continue;
+            }
+            let start = i;
+            let mut escaped = false;
+            i += 1;
+            while i < b.len() && b[i] != b'"' {
+                if b[i] == b'\\' {
+                    escaped = true;
+                    i += 1;
+                }
+                i += 1;
+            }
+            i = (i + 1).min(b.len());
+            let token = &line[start..i];
+            if escaped && token.len() >= 1024 && seen.insert(token) {
+                tokens.push(token.to_owned());
+            }
+        }
+    }
+    tokens
+}
