@@ -14,9 +14,10 @@
 use std::hint::black_box;
 use std::path::Path;
 
-use acp_codec::acp::{decode_line, Incoming, Mode};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
+#[path = "support/acp_fixtures.rs"]
+mod fixtures;
 #[path = "support/real_traffic.rs"]
 mod real_traffic;
 
@@ -76,17 +77,10 @@ fn escaped_strings(c: &mut Criterion) {
     )));
     let tokens = real_traffic::long_escaped_strings(&rows);
     assert!(tokens.len() >= 5, "{} long escaped strings", tokens.len());
-    let lines: Vec<String> = tokens
-        .iter()
-        .map(|token| {
-            format!(
-                r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"s","update":{{"sessionUpdate":"agent_message_chunk","content":{{"type":"text","text":{token}}}}}}}}}"#
-            )
-        })
-        .collect();
+    let lines: Vec<String> = tokens.iter().map(|t| fixtures::chunk_line_of(t)).collect();
     for (line, token) in lines.iter().zip(&tokens) {
         let want: String = serde_json::from_str(token).unwrap();
-        assert_eq!(chunk_text(line), want.len());
+        assert_eq!(fixtures::decode_line_chunk_text(line), want.len());
     }
     let mut g = c.benchmark_group("acp/long escaped strings");
     g.throughput(Throughput::Bytes(
@@ -95,7 +89,7 @@ fn escaped_strings(c: &mut Criterion) {
     g.bench_function("acp_codec decode_line, the string as a chunk's text", |b| {
         b.iter(|| {
             for line in &lines {
-                black_box(chunk_text(black_box(line)));
+                black_box(fixtures::decode_line_chunk_text(black_box(line)));
             }
         })
     });
@@ -107,24 +101,6 @@ fn escaped_strings(c: &mut Criterion) {
         })
     });
     g.finish();
-}
-
-/// The length of the text of the `agent_message_chunk` in `line`, decoded.
-fn chunk_text(line: &str) -> usize {
-    use acp_codec::acp::{ContentBlock, NotificationParams, SessionUpdate};
-    let Ok(Incoming::Notification(n)) = decode_line(line, Mode::Lenient) else {
-        panic!("not a notification: {line}");
-    };
-    let NotificationParams::SessionUpdate(u) = n.value else {
-        panic!("not a session/update");
-    };
-    let SessionUpdate::AgentMessageChunk(chunk) = u.update else {
-        panic!("not a chunk");
-    };
-    let ContentBlock::Text(text) = chunk.content else {
-        panic!("not text");
-    };
-    text.text.len()
 }
 
 criterion_group!(benches, bench, escaped_strings);

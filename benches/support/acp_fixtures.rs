@@ -13,8 +13,14 @@ pub fn chunk_line() -> String {
         .cycle()
         .take(200)
         .collect();
+    chunk_line_of(&format!("\"{text}\""))
+}
+
+/// An `agent_message_chunk` notification whose text is the JSON string
+/// `token` (quotes included, escaped as the caller wrote it).
+pub fn chunk_line_of(token: &str) -> String {
     format!(
-        r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"9f2c1a7e-3b4d-4e8f-a1c2-5d6e7f8a9b0c","update":{{"sessionUpdate":"agent_message_chunk","messageId":"msg_01HZX3K9Q2W8E7R6T5Y4U3I2O1","content":{{"type":"text","text":"{text}"}}}}}}}}"#
+        r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"9f2c1a7e-3b4d-4e8f-a1c2-5d6e7f8a9b0c","update":{{"sessionUpdate":"agent_message_chunk","messageId":"msg_01HZX3K9Q2W8E7R6T5Y4U3I2O1","content":{{"type":"text","text":{token}}}}}}}}}"#
     )
 }
 
