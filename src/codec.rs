@@ -5,8 +5,10 @@
 //! one bad line must never cost the connection. The decoder's own error type
 //! carries only I/O failures.
 //!
-//! [`LineCodec`] hands out lines as [`Bytes`]; [`AcpCodec`] decodes each line
-//! into an ACP [`Message`] (owned, `'static`) and encodes messages as lines.
+//! [`LineCodec`] hands out lines as [`Bytes`]; [`RawLineCodec`] hands out
+//! every byte as read, in lines with their terminators (pass-through, for
+//! relays); [`AcpCodec`] decodes each line into an ACP [`Message`] (owned,
+//! `'static`) and encodes messages as lines.
 //!
 //! With tokio, wrap an agent's stdout in a `FramedRead`; here a byte slice
 //! stands in for it (tokio implements `AsyncRead` for `&[u8]`):
@@ -44,7 +46,7 @@ use tokio_util::codec::{Decoder, Encoder};
 
 use crate::acp::Message;
 use crate::error::Error;
-use crate::framing::{finish, LineSplitter};
+use crate::framing::{finish, LineSplitter, RawItem};
 use crate::framing::{EncodeError, FrameError};
 use crate::limits::Limits;
 
@@ -110,6 +112,69 @@ impl<T: Serialize + ?Sized> Encoder<&T> for LineCodec {
     /// when the value cannot be one JSON line; `dst` is left as it was.
     fn encode(&mut self, item: &T, dst: &mut BytesMut) -> io::Result<()> {
         encode_into(item, dst).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+    }
+}
+
+/// Pass-through lines: each item is [`RawItem<Bytes>`], the line's bytes
+/// exactly as read, its terminator (`\n` or `\r\n`) included; blank lines
+/// are items ([`RawLine::is_blank`](crate::framing::RawLine::is_blank)),
+/// an unterminated last line is one
+/// ([`Ending::Unterminated`](crate::framing::Ending)), and a line over the
+/// limit comes as pieces, the first with its error
+/// ([`RawItem::TooLong`]). Writing every item's bytes in order gives back
+/// the input: a relay forwards a line byte for byte, or skips it.
+/// UTF-8 is not checked here; a decoder checks it once
+/// ([`decode_line_bytes`](crate::acp::decode_line_bytes)).
+///
+/// ```
+/// use acp_codec::codec::RawLineCodec;
+/// use acp_codec::framing::RawItem;
+/// use acp_codec::Limits;
+/// use bytes::BytesMut;
+/// use tokio_util::codec::Decoder;
+///
+/// let mut codec = RawLineCodec::with_limits(&Limits::default().with_max_line_len(8));
+/// let input = b"{\"a\":1}\r\n\n[1,2,3,4,5,6]\nend";
+/// let mut buf = BytesMut::from(&input[..]);
+/// let mut out = Vec::new();
+/// let mut too_long = 0;
+/// while let Some(item) = codec.decode_eof(&mut buf).unwrap() {
+///     too_long += usize::from(matches!(item, RawItem::TooLong { .. }));
+///     out.extend_from_slice(item.as_bytes());
+/// }
+/// assert_eq!((out.as_slice(), too_long), (&input[..], 1));
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct RawLineCodec {
+    splitter: LineSplitter,
+}
+
+impl RawLineCodec {
+    /// A codec with the default limits.
+    pub const fn new() -> Self {
+        Self {
+            splitter: LineSplitter::new(),
+        }
+    }
+
+    /// A codec with the given limits.
+    pub const fn with_limits(limits: &Limits) -> Self {
+        Self {
+            splitter: LineSplitter::with_limits(limits),
+        }
+    }
+}
+
+impl Decoder for RawLineCodec {
+    type Item = RawItem<Bytes>;
+    type Error = io::Error;
+
+    fn decode(&mut self, src: &mut BytesMut) -> io::Result<Option<Self::Item>> {
+        Ok(self.splitter.decode_raw_bytes(src))
+    }
+
+    fn decode_eof(&mut self, src: &mut BytesMut) -> io::Result<Option<Self::Item>> {
+        Ok(self.splitter.decode_raw_bytes_eof(src))
     }
 }
 

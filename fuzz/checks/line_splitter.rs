@@ -7,8 +7,15 @@
 //!   through `decode` and through the batch iterator `lines`;
 //! - both agree with a naive oracle built on `split(b'\n')`;
 //! - the caller's buffer never holds more than the limit plus one read;
-//! - the `Bytes` variant gives the same lines (with feature `bytes`).
+//! - the `Bytes` variant gives the same lines (with feature `bytes`);
+//! - pass-through splitting (`decode_raw`, and `decode_raw_bytes` with
+//!   feature `bytes`) hands back every byte: the items put end to end are
+//!   the input, for any split; each line within the limit is one item with
+//!   its terminator, each line over it the pieces of one `TooLong` item,
+//!   as an oracle built on `split_inclusive(b'\n')` says; the buffer never
+//!   holds more than the limit plus one read.
 
+use acp_codec::framing::{Ending, RawItem};
 use acp_codec::{FrameError, LineSplitter};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -230,6 +237,146 @@ pub fn check(data: &[u8]) {
     assert_eq!(batched, expected, "lines() differs from the oracle");
     #[cfg(feature = "bytes")]
     bytes_agree(limit, input, seed, expected);
+    passthrough_agrees(limit, input, seed);
+}
+
+/// A pass-through item, with the pieces of an oversized line joined.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Raw {
+    Line(Vec<u8>, Ending),
+    TooLong(Vec<u8>),
+}
+
+/// What pass-through splitting must give, from `split_inclusive(b'\n')`.
+pub fn raw_oracle(limit: usize, input: &[u8]) -> Vec<Raw> {
+    input
+        .split_inclusive(|&b| b == b'\n')
+        .map(|part| {
+            let content = part.strip_suffix(b"\n").unwrap_or(part);
+            if content.len() > limit {
+                return Raw::TooLong(part.to_vec());
+            }
+            let ending = if part.ends_with(b"\r\n") {
+                Ending::CrLf
+            } else if part.ends_with(b"\n") {
+                Ending::Lf
+            } else {
+                Ending::Unterminated
+            };
+            Raw::Line(part.to_vec(), ending)
+        })
+        .collect()
+}
+
+/// Collects pass-through items, joining an oversized line's pieces; checks
+/// what each item says of itself.
+struct RawCollector {
+    out: Vec<Raw>,
+    /// Inside an oversized line whose last piece has not come.
+    open: bool,
+}
+
+impl RawCollector {
+    fn push<B: AsRef<[u8]>>(&mut self, item: RawItem<B>, limit: usize) {
+        let bytes = item.as_bytes().to_vec();
+        assert!(!bytes.is_empty(), "an empty item");
+        match item {
+            RawItem::Line(line) => {
+                assert!(!self.open, "a line inside an oversized one");
+                assert_eq!(line.content().len() + line.ending().len(), bytes.len());
+                self.out.push(Raw::Line(bytes, line.ending()));
+            }
+            RawItem::TooLong { error, done, .. } => {
+                assert!(!self.open, "an oversized line inside another");
+                assert_eq!(error.limit(), limit);
+                assert!(error.seen() > limit);
+                self.out.push(Raw::TooLong(bytes));
+                self.open = !done;
+            }
+            RawItem::Rest { done, .. } => {
+                assert!(self.open, "a piece of no oversized line");
+                match self.out.last_mut() {
+                    Some(Raw::TooLong(all)) => all.extend_from_slice(&bytes),
+                    _ => panic!("a piece after a line"),
+                }
+                self.open = !done;
+            }
+        }
+    }
+}
+
+/// Pass-through over reads whose sizes come from `seed`, borrowed.
+pub fn passthrough(limit: usize, input: &[u8], seed: u32) -> Vec<Raw> {
+    let mut s = LineSplitter::with_max_line_len(limit);
+    let mut c = RawCollector {
+        out: Vec::new(),
+        open: false,
+    };
+    let mut buf = Vec::new();
+    for piece in input.chunks(1 + seed as usize % 7) {
+        buf.extend_from_slice(piece);
+        while let Some(item) = s.decode_raw(&buf) {
+            let n = item.len();
+            c.push(item, limit);
+            buf.drain(..n);
+        }
+        assert!(
+            buf.len() <= limit + piece.len(),
+            "buffer {} > {limit} + {}",
+            buf.len(),
+            piece.len()
+        );
+    }
+    while let Some(item) = s.decode_raw_eof(&buf) {
+        let n = item.len();
+        c.push(item, limit);
+        buf.drain(..n);
+    }
+    assert!(buf.is_empty());
+    c.out
+}
+
+/// Pass-through over `BytesMut`, other read sizes.
+#[cfg(feature = "bytes")]
+pub fn passthrough_bytes(limit: usize, input: &[u8], seed: u32) -> Vec<Raw> {
+    let mut s = LineSplitter::with_max_line_len(limit);
+    let mut c = RawCollector {
+        out: Vec::new(),
+        open: false,
+    };
+    let mut buf = bytes::BytesMut::new();
+    for piece in input.chunks(1 + seed as usize % 13) {
+        buf.extend_from_slice(piece);
+        while let Some(item) = s.decode_raw_bytes(&mut buf) {
+            c.push(item, limit);
+        }
+        assert!(buf.len() <= limit + piece.len());
+    }
+    while let Some(item) = s.decode_raw_bytes_eof(&mut buf) {
+        c.push(item, limit);
+    }
+    assert!(buf.is_empty());
+    c.out
+}
+
+/// Pass-through is exact and agrees with its oracle, however split.
+pub fn passthrough_agrees(limit: usize, input: &[u8], seed: u32) {
+    let expected = raw_oracle(limit, input);
+    let got = passthrough(limit, input, seed);
+    let joined: Vec<u8> = got
+        .iter()
+        .flat_map(|r| match r {
+            Raw::Line(b, _) | Raw::TooLong(b) => b.iter().copied(),
+        })
+        .collect();
+    assert_eq!(joined, input, "pass-through lost or changed bytes");
+    assert_eq!(got, expected, "pass-through differs from its oracle");
+    #[cfg(feature = "bytes")]
+    assert_eq!(
+        passthrough_bytes(limit, input, seed),
+        expected,
+        "decode_raw_bytes differs"
+    );
 }
 
 /// `decode_bytes` gives the same lines (terminated flags aside).

@@ -4,7 +4,8 @@ use alloc::vec::Vec;
 
 use serde::Serialize;
 
-use super::EncodeError;
+use super::{EncodeError, LineTooLong, PeekedId};
+use crate::ErrorCode;
 
 /// Appends `value` to `out` as compact JSON plus `\n`: exactly one line.
 ///
@@ -44,6 +45,76 @@ pub fn encode_line<T: Serialize + ?Sized>(
         return Err(EncodeError::Json(e));
     }
     finish(out, start)
+}
+
+impl LineTooLong {
+    /// Appends the error response to the oversized request, when the
+    /// line's first bytes named one ([`request_id`](Self::request_id)):
+    /// `{"jsonrpc":"2.0","id":ID,"error":{"code":-32600,"message":"line of
+    /// more than N bytes (request id ID)"}}` plus `\n`, so the peer is not
+    /// left waiting. `-32600` (invalid request) is
+    /// [`FrameError::code`](super::FrameError::code) of the error.
+    ///
+    /// Returns the bytes appended, or `None` (nothing appended) when the
+    /// line is not a request or its id could not be read.
+    ///
+    /// # Errors
+    ///
+    /// [`EncodeError`] if the reply cannot be encoded (it always can: the
+    /// id and the message are plain); `out` is then as it was.
+    ///
+    /// ```
+    /// use acp_codec::{FrameError, LineSplitter};
+    ///
+    /// let mut splitter = LineSplitter::with_max_line_len(16);
+    /// let line = b"{\"jsonrpc\":\"2.0\",\"id\":\"r-1\",\"method\":\"session/prompt\",\"params\":{}}\n";
+    /// let Some(Err(FrameError::LineTooLong(e))) = splitter.decode(line).item else { panic!() };
+    /// let mut out = Vec::new();
+    /// assert!(e.encode_reply(&mut out)?.is_some());
+    /// assert_eq!(out, b"{\"jsonrpc\":\"2.0\",\"id\":\"r-1\",\"error\":{\"code\":-32600,\"message\":\"line of more than 16 bytes (request id \\\"r-1\\\")\"}}\n");
+    /// # Ok::<(), acp_codec::EncodeError>(())
+    /// ```
+    pub fn encode_reply(&self, out: &mut Vec<u8>) -> Result<Option<usize>, EncodeError> {
+        let Some(id) = self.request_id() else {
+            return Ok(None);
+        };
+        let message = alloc::string::ToString::to_string(self);
+        let reply = Reply {
+            jsonrpc: "2.0",
+            id: match &id {
+                PeekedId::Null => ReplyId::Null,
+                PeekedId::Number(n) => ReplyId::Number(*n),
+                PeekedId::Str(s) => ReplyId::Str(s.as_str()),
+            },
+            error: ReplyError {
+                code: ErrorCode::INVALID_REQUEST.0,
+                message: &message,
+            },
+        };
+        encode_line(&reply, out).map(Some)
+    }
+}
+
+/// The error response [`LineTooLong::encode_reply`] writes.
+#[derive(Serialize)]
+struct Reply<'a> {
+    jsonrpc: &'static str,
+    id: ReplyId<'a>,
+    error: ReplyError<'a>,
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum ReplyId<'a> {
+    Null,
+    Number(i64),
+    Str(&'a str),
+}
+
+#[derive(Serialize)]
+struct ReplyError<'a> {
+    code: i32,
+    message: &'a str,
 }
 
 /// Appends raw JSON text to `out` as one compact line plus `\n`, after

@@ -25,7 +25,7 @@ use crate::ErrorCode;
 /// assert_eq!((long.limit(), long.seen()), (32, 63));
 /// assert_eq!(long.id(), Some(PeekedId::Number(12)));
 /// assert!(long.is_request());
-/// assert_eq!(err.to_string(), "line of 63 bytes exceeds the 32-byte limit (request id 12)");
+/// assert_eq!(err.to_string(), "line of more than 32 bytes (request id 12)");
 /// assert_eq!(err.code().0, -32600);
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -66,7 +66,7 @@ pub enum FrameError {
 ///
 /// let e = LineTooLong::new(8, 20, PeekedId::from_str_id("req-7"), true);
 /// assert_eq!(e.id().unwrap().as_str(), Some("req-7"));
-/// assert_eq!(FrameError::LineTooLong(e).to_string(), "line of 20 bytes exceeds the 8-byte limit (request id \"req-7\")");
+/// assert_eq!(FrameError::LineTooLong(e).to_string(), "line of more than 8 bytes (request id \"req-7\")");
 /// let uuid = "0f8fad5b-d9cb-469f-a165-70867728950e";
 /// let e = LineTooLong::new(8, 20, PeekedId::from_str_id(uuid), true);
 /// assert_eq!(e.request_id().unwrap().as_str(), Some(uuid));
@@ -245,19 +245,24 @@ impl FrameError {
 impl fmt::Display for FrameError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::LineTooLong(e) => {
-                let (seen, limit) = (e.seen, e.limit);
-                write!(f, "line of {seen} bytes exceeds the {limit}-byte limit")?;
-                match (e.id(), e.is_request()) {
-                    (Some(id), true) => write!(f, " (request id {id})"),
-                    (Some(id), false) => write!(f, " (id {id})"),
-                    (None, _) => Ok(()),
-                }
-            }
+            Self::LineTooLong(e) => e.fmt(f),
             Self::InvalidUtf8 { len, valid_up_to } => write!(
                 f,
                 "line of {len} bytes is not valid utf-8 after byte {valid_up_to}"
             ),
+        }
+    }
+}
+
+/// `line of more than N bytes`, N the limit (the line's end may not have
+/// been read: the limit is what is known to be exceeded), then the id.
+impl fmt::Display for LineTooLong {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "line of more than {} bytes", self.limit)?;
+        match (self.id(), self.is_request()) {
+            (Some(id), true) => write!(f, " (request id {id})"),
+            (Some(id), false) => write!(f, " (id {id})"),
+            (None, _) => Ok(()),
         }
     }
 }

@@ -39,7 +39,7 @@ pub use peek::PeekedId;
 #[cfg(feature = "bytes")]
 #[cfg_attr(docsrs, doc(cfg(feature = "bytes")))]
 pub use splitter::BytesLines;
-pub use splitter::{Decoded, Line, LineSplitter, Lines};
+pub use splitter::{Decoded, Ending, Line, LineSplitter, Lines, RawItem, RawLine};
 
 #[cfg(feature = "tokio-util")]
 pub(crate) use encode::finish;

@@ -492,7 +492,7 @@ impl LineSplitter {
             let Some(i) = memchr(b'\n', tail) else {
                 if rest.len() > self.max_line_len {
                     // Report once, consume what we have, skip to the newline.
-                    let error = self.too_long(rest, rest.len());
+                    let error = FrameError::LineTooLong(self.too_long(rest, rest.len()));
                     self.scanned = 0;
                     self.discarding = true;
                     return Found {
@@ -531,7 +531,7 @@ impl LineSplitter {
     ) -> Option<Result<Spot<C::Text>, FrameError>> {
         let raw = buf.get(start..end).unwrap_or_default();
         if raw.len() > self.max_line_len {
-            return Some(Err(self.too_long(raw, raw.len())));
+            return Some(Err(FrameError::LineTooLong(self.too_long(raw, raw.len()))));
         }
         let len = match raw.split_last() {
             Some((b'\r', head)) => head.len(),
@@ -552,16 +552,11 @@ impl LineSplitter {
         })
     }
 
-    fn too_long(&self, line: &[u8], seen: usize) -> FrameError {
+    fn too_long(&self, line: &[u8], seen: usize) -> LineTooLong {
         // The first `id_peek_window` bytes, or the whole line if shorter.
         let window = line.get(..self.id_peek_window).unwrap_or(line);
         let peeked = peek(window);
-        FrameError::LineTooLong(LineTooLong::new(
-            self.max_line_len,
-            seen,
-            peeked.id,
-            peeked.is_request,
-        ))
+        LineTooLong::new(self.max_line_len, seen, peeked.id, peeked.is_request)
     }
 }
 
@@ -665,6 +660,10 @@ pub use with_bytes::BytesLines;
 
 #[cfg(feature = "bytes")]
 mod with_bytes;
+
+pub use raw::{Ending, RawItem, RawLine};
+
+mod raw;
 
 #[cfg(test)]
 mod tests;

@@ -5,7 +5,7 @@ use bytes::{Buf, Bytes, BytesMut};
 
 use memchr::memrchr;
 
-use super::{valid_through, Found, LineSplitter, PrefixCheck};
+use super::{valid_through, Found, LineSplitter, PrefixCheck, RawItem};
 use crate::framing::FrameError;
 
 /// A [`Found`] as offsets, so the borrow of the buffer can end.
@@ -226,5 +226,38 @@ fn split(buf: &mut BytesMut, at: Offsets) -> Option<Result<Bytes, FrameError>> {
             head.truncate(len);
             Some(Ok(head.freeze()))
         }
+    }
+}
+
+impl LineSplitter {
+    /// Pass-through splitting over a [`BytesMut`]: as
+    /// [`decode_raw`](Self::decode_raw), the next item split off the front
+    /// of `buf` as [`Bytes`] without copying. `None` when `buf` holds no
+    /// complete line: read more into it.
+    ///
+    /// ```
+    /// use acp_codec::framing::RawItem;
+    /// use acp_codec::LineSplitter;
+    /// use bytes::BytesMut;
+    ///
+    /// let mut splitter = LineSplitter::new();
+    /// let mut buf = BytesMut::from(&b"{\"a\":1}\r\n\n{\"b\""[..]);
+    /// let first = splitter.decode_raw_bytes(&mut buf).unwrap();
+    /// assert_eq!(first.as_bytes(), b"{\"a\":1}\r\n");
+    /// let RawItem::Line(blank) = splitter.decode_raw_bytes(&mut buf).unwrap() else { panic!() };
+    /// assert!(blank.is_blank());
+    /// assert!(splitter.decode_raw_bytes(&mut buf).is_none());
+    /// assert_eq!(&buf[..], b"{\"b\"");
+    /// ```
+    pub fn decode_raw_bytes(&mut self, buf: &mut BytesMut) -> Option<RawItem<Bytes>> {
+        let (len, kind) = self.find_raw(buf, false)?;
+        Some(kind.with(buf.split_to(len.min(buf.len())).freeze()))
+    }
+
+    /// [`decode_raw_bytes`](Self::decode_raw_bytes) at the end of the
+    /// input, as [`decode_raw_eof`](Self::decode_raw_eof).
+    pub fn decode_raw_bytes_eof(&mut self, buf: &mut BytesMut) -> Option<RawItem<Bytes>> {
+        let (len, kind) = self.find_raw(buf, true)?;
+        Some(kind.with(buf.split_to(len.min(buf.len())).freeze()))
     }
 }
