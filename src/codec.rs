@@ -40,7 +40,7 @@
 
 use std::io;
 
-use bytes::{BufMut, Bytes, BytesMut};
+use bytes::{Buf, BufMut, Bytes, BytesMut};
 use serde::Serialize;
 use tokio_util::codec::{Decoder, Encoder};
 
@@ -218,31 +218,46 @@ impl Decoder for RawLineCodec {
 /// ```
 #[derive(Debug, Clone, Default)]
 pub struct AcpCodec {
-    lines: LineCodec,
+    splitter: LineSplitter,
 }
 
 impl AcpCodec {
     /// A codec with the default limits.
     pub const fn new() -> Self {
         Self {
-            lines: LineCodec::new(),
+            splitter: LineSplitter::new(),
         }
     }
 
     /// A codec with the given limits.
     pub const fn with_limits(limits: &Limits) -> Self {
         Self {
-            lines: LineCodec::with_limits(limits),
+            splitter: LineSplitter::with_limits(limits),
         }
     }
 
-    fn message(line: Option<Result<Bytes, FrameError>>) -> Option<Result<Message<'static>, Error>> {
-        Some(match line? {
-            Ok(bytes) => Message::decode_bytes(&bytes)
+    /// The next message of `src`: the line found in the buffer (its UTF-8
+    /// checked once, by the splitter) decoded while it is borrowed, then
+    /// owned; the consumed bytes dropped.
+    fn message(
+        &mut self,
+        src: &mut BytesMut,
+        eof: bool,
+    ) -> Option<Result<Message<'static>, Error>> {
+        let decoded = if eof {
+            self.splitter.decode_eof(src)
+        } else {
+            self.splitter.decode(src)
+        };
+        let consumed = decoded.consumed;
+        let item = decoded.item.map(|item| match item {
+            Ok(line) => Message::decode(line.as_str())
                 .map(Message::into_owned)
                 .map_err(Error::from),
             Err(e) => Err(Error::from(e)),
-        })
+        });
+        src.advance(consumed.min(src.len()));
+        item
     }
 }
 
@@ -251,11 +266,11 @@ impl Decoder for AcpCodec {
     type Error = io::Error;
 
     fn decode(&mut self, src: &mut BytesMut) -> io::Result<Option<Self::Item>> {
-        Ok(Self::message(self.lines.decode(src)?))
+        Ok(self.message(src, false))
     }
 
     fn decode_eof(&mut self, src: &mut BytesMut) -> io::Result<Option<Self::Item>> {
-        Ok(Self::message(self.lines.decode_eof(src)?))
+        Ok(self.message(src, true))
     }
 }
 

@@ -3,14 +3,15 @@
 //! ([`LineSource`] in, [`LineSender`] out).
 //!
 //! Requests go out through the crate's [`Tracker`] (ids, deadlines); every
-//! incoming line is decoded with [`decode_line`]: notifications and the
-//! agent's requests typed by method, responses as the [`Message`].
+//! incoming line is decoded once with [`decode_line`] and the tracker
+//! ([`Decoding::with_tracker`]): notifications and the agent's requests
+//! typed by method, responses to our requests typed by theirs.
 //! While a request of ours is pending, everything else the agent sends is
 //! handled: `session/update` is printed, `session/request_permission` is
 //! answered by policy, `fs/*` is served inside the session directory, other
 //! requests get `-32601`.
 
-use acp_codec::acp::{Mode, Response};
+use acp_codec::acp::{Decoding, Mode};
 use std::future::Future;
 use std::path::PathBuf;
 use std::pin::Pin;
@@ -21,10 +22,10 @@ use acp_codec::acp::{
     decode_line, encode_notification, ClientCapabilities, ContentBlock, CreateTerminalRequest,
     CreateTerminalResponse, FileSystemCapabilities, Implementation, Incoming, InitializeRequest,
     Message, MetaOnly, NewSessionRequest, NotificationParams, PermissionOption,
-    PermissionOptionKind, PromptRequest, RawJson, ReadTextFileRequest, ReadTextFileResponse,
-    Request, RequestId, RequestParams, RequestPermissionOutcome, RequestPermissionResponse,
-    ResponseResult, RpcError, Salvage, SelectedPermissionOutcome, SessionIdRequest,
-    TerminalExitStatus, TerminalOutputResponse, TextContent, Tracker, Typed,
+    PermissionOptionKind, PromptRequest, ReadTextFileRequest, ReadTextFileResponse, Request,
+    RequestId, RequestParams, RequestPermissionOutcome, RequestPermissionResponse, ResponseResult,
+    RpcError, Salvage, SelectedPermissionOutcome, SessionIdRequest, TerminalExitStatus,
+    TerminalOutputResponse, TextContent, Tracker, Typed,
 };
 use acp_codec::{ErrorCode, FrameError};
 use tokio::io::AsyncBufReadExt;
@@ -34,6 +35,10 @@ use crate::confined::{Confined, FsError};
 use crate::lines::{LineSender, LineSource};
 use crate::render::Render;
 use crate::terminals::Terminals;
+
+/// A response's result typed by its request's method, or why it does not
+/// fit.
+type TypedResult = Result<Typed<'static, ResponseResult<'static>>, acp_codec::MessageError>;
 
 /// How to answer `session/request_permission` (`--permission`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -228,10 +233,9 @@ impl<S: LineSource> Client<S> {
                         .with_title("acp-codec example client"),
                 ),
         );
-        let raw = self.call(&init, self.cfg.timeout).await?;
-        let response = answer(raw);
-        let result = response
-            .typed("initialize", Mode::Lenient)
+        let result = self
+            .call(&init, self.cfg.timeout)
+            .await?
             .map(|t| checked("initialize result", t));
         if let Ok(ResponseResult::Initialize(r)) = result {
             let name = r
@@ -252,10 +256,9 @@ impl<S: LineSource> Client<S> {
     async fn new_session(&mut self) -> Result<String, Failure> {
         let cwd = self.fs.root().display().to_string();
         let new = RequestParams::NewSession(NewSessionRequest::new(cwd.as_str(), Vec::new()));
-        let raw = self.call(&new, self.cfg.timeout).await?;
-        let response = answer(raw);
-        let result = response
-            .typed("session/new", Mode::Lenient)
+        let result = self
+            .call(&new, self.cfg.timeout)
+            .await?
             .map(|t| checked("session/new result", t));
         let session_id = match result {
             Ok(ResponseResult::NewSession(r)) => r.session_id.into_owned(),
@@ -277,12 +280,9 @@ impl<S: LineSource> Client<S> {
         self.render.note(&format!("> {}", self.cfg.prompt));
         self.render.begin_turn();
         self.in_turn = true;
-        let raw = self.call(&prompt, TURN_LIMIT).await?;
+        let typed = self.call(&prompt, TURN_LIMIT).await?;
         self.in_turn = false;
-        let response = answer(raw);
-        let result = response
-            .typed("session/prompt", Mode::Lenient)
-            .map(|t| checked("session/prompt result", t));
+        let result = typed.map(|t| checked("session/prompt result", t));
         let reason = match result {
             Ok(ResponseResult::Prompt(r)) => {
                 self.render.prompt_response(&r);
@@ -305,12 +305,13 @@ impl<S: LineSource> Client<S> {
         })
     }
 
-    /// Sends a request and serves the agent until its answer arrives.
+    /// Sends a request and serves the agent until its answer arrives: its
+    /// result typed by the request's method, or why it does not fit.
     async fn call(
         &mut self,
         params: &RequestParams<'_>,
         timeout: Duration,
-    ) -> Result<RawJson<'static>, Failure> {
+    ) -> Result<TypedResult, Failure> {
         let method = params.method().to_owned();
         let mut line = Vec::new();
         let id = self
@@ -381,7 +382,7 @@ impl<S: LineSource> Client<S> {
         &mut self,
         waiting: &RequestId<'static>,
         method: &str,
-    ) -> Result<Option<RawJson<'static>>, Failure> {
+    ) -> Result<Option<TypedResult>, Failure> {
         let next = tokio::time::timeout(Duration::from_millis(500), self.source.next_line());
         match next.await {
             Ok(Ok(Some(Ok(line)))) => match self.handle_line(&line, waiting).await? {
@@ -456,13 +457,19 @@ impl<S: LineSource> Client<S> {
         &mut self,
         line: &str,
         waiting: &RequestId<'static>,
-    ) -> Result<Option<Result<RawJson<'static>, RpcError<'static>>>, Failure> {
+    ) -> Result<Option<Result<TypedResult, RpcError<'static>>>, Failure> {
         self.stats.lines += 1;
         self.stats.largest_line_bytes = self.stats.largest_line_bytes.max(line.len());
         // One call per line: notifications (nearly everything an agent
-        // sends during a turn) and the agent's requests come back typed,
-        // decoded in one pass; responses come back as the message.
-        let msg = match decode_line(line, Mode::Lenient) {
+        // sends during a turn), the agent's requests and the responses to
+        // ours come back typed, decoded in one pass.
+        let mut typed_result = None;
+        let how = Decoding::new(Mode::Lenient).with_tracker(&self.tracker);
+        let msg = match decode_line(line, how) {
+            Ok(Incoming::Response { response, result }) => {
+                typed_result = Some(result.into_owned());
+                Message::Response(response)
+            }
             Ok(Incoming::Request { request, params }) => {
                 let typed = Ok(checked(format_args!("{} request", request.method), *params));
                 self.peer_request(&request, typed).await?;
@@ -472,6 +479,12 @@ impl<S: LineSource> Client<S> {
             Ok(Incoming::Message(Message::Request(r))) => {
                 self.peer_request(&r, r.typed(Mode::Lenient).map(Typed::into_value))
                     .await?;
+                return Ok(None);
+            }
+            Ok(Incoming::Message(Message::Notification(n))) => {
+                if let Err(e) = n.typed(Mode::Lenient) {
+                    eprintln!("acp-client: bad notification: {e}");
+                }
                 return Ok(None);
             }
             Ok(Incoming::Message(m)) => m,
@@ -484,10 +497,6 @@ impl<S: LineSource> Client<S> {
                 return Ok(None);
             }
             Ok(_) => return Ok(None),
-            Err(e) if e.code() == ErrorCode::INVALID_PARAMS => {
-                eprintln!("acp-client: bad notification: {e}");
-                return Ok(None);
-            }
             Err(e) => {
                 // Stray output (a log line on stdout): report, go on.
                 self.stats.bad_lines += 1;
@@ -497,9 +506,14 @@ impl<S: LineSource> Client<S> {
             }
         };
         match self.tracker.handle(&msg, self.now()) {
-            Ok(Some(done)) if &done.id == waiting => Ok(Some(match msg {
-                Message::Response(r) => Ok(r.result.into_owned()),
-                Message::Error(e) => Err(e.error.into_owned()),
+            Ok(Some(done)) if &done.id == waiting => Ok(Some(match (msg, typed_result) {
+                (Message::Response(_), Some(typed)) => Ok(Ok(typed)),
+                // A result that does not fit its method (or of a method
+                // not typed): why, from its text.
+                (Message::Response(r), None) => {
+                    Ok(r.typed(&done.method, Mode::Lenient).map(Typed::into_owned))
+                }
+                (Message::Error(e), _) => Err(e.error.into_owned()),
                 _ => return Ok(None),
             })),
             Ok(Some(done)) => {
@@ -803,12 +817,4 @@ enum Answer {
     /// Sent later (`terminal/wait_for_exit`).
     Later,
     Empty,
-}
-
-/// The answer `raw` as a response, to type its result by method.
-fn answer(result: RawJson<'_>) -> Response<'_> {
-    Response {
-        id: RequestId::Null,
-        result,
-    }
 }

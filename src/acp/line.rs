@@ -5,8 +5,10 @@
 use alloc::borrow::Cow;
 use alloc::boxed::Box;
 
+use super::id::RequestId;
 use super::message::{not_an_object, parse_id, Envelope, Message, Notification, Request, Response};
 use super::methods::{NotificationParams, RequestParams, ResponseResult};
+use super::pending::RequestTable;
 use super::raw::RawJson;
 use super::read::Reader;
 use super::salvage::Typed;
@@ -36,7 +38,10 @@ pub enum Incoming<'a> {
         params: Box<Typed<'a, RequestParams<'a>>>,
     },
     /// A response to a request pending in the [`Tracker`] given to
-    /// [`Decoding::with_tracker`], whose result fits that request's method.
+    /// [`Decoding::with_tracker`] (or waiting in the
+    /// [`Observer`](super::Observer) whose
+    /// [`decoding`](super::Observer::decoding) was used), whose result fits
+    /// that request's method.
     Response {
         /// The response as sent: its id, its result as sent.
         response: Response<'a>,
@@ -48,8 +53,10 @@ pub enum Incoming<'a> {
     /// An error response; a response decoded without a tracker, to a
     /// request the tracker does not have pending or of a method not typed
     /// here, or whose result does not fit (then [`Response::typed`] gives
-    /// the error); or a request whose params do not fit its method
-    /// ([`Request::typed`] then gives the `-32602` error to answer with).
+    /// the error); a request whose params do not fit its method
+    /// ([`Request::typed`] then gives the `-32602` error to answer with);
+    /// or, in [`Mode::Lenient`], a notification whose params do not fit
+    /// ([`Notification::typed`] gives the error).
     Message(Message<'a>),
 }
 
@@ -102,7 +109,19 @@ impl Incoming<'_> {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Decoding<'t> {
     mode: Mode,
-    tracker: Option<&'t Tracker>,
+    pairing: Pairing<'t>,
+}
+
+/// Where [`Decoding`] finds the method of the request a response answers.
+#[derive(Debug, Clone, Copy, Default)]
+enum Pairing<'t> {
+    #[default]
+    None,
+    /// Our requests, pending in an endpoint's tracker.
+    Tracker(&'t Tracker),
+    /// The other side's requests, as an [`Observer`](super::Observer)
+    /// recorded them.
+    Table(&'t RequestTable),
 }
 
 impl<'t> Decoding<'t> {
@@ -110,7 +129,7 @@ impl<'t> Decoding<'t> {
     pub const fn new(mode: Mode) -> Self {
         Self {
             mode,
-            tracker: None,
+            pairing: Pairing::None,
         }
     }
 
@@ -120,14 +139,39 @@ impl<'t> Decoding<'t> {
     pub const fn with_tracker(self, tracker: &'t Tracker) -> Self {
         Self {
             mode: self.mode,
-            tracker: Some(tracker),
+            pairing: Pairing::Tracker(tracker),
         }
     }
 
-    /// The method of the request answered by a response with id `id` (its
-    /// JSON text), when the tracker has it pending.
+    /// Types the result of a response to a request in `table` (an
+    /// observer's table of the other side's requests).
+    pub(crate) const fn with_table(self, table: &'t RequestTable) -> Self {
+        Self {
+            mode: self.mode,
+            pairing: Pairing::Table(table),
+        }
+    }
+
+    /// Whether responses are typed at all.
+    const fn pairs(&self) -> bool {
+        !matches!(self.pairing, Pairing::None)
+    }
+
+    /// The method of the request answered by a response with id `id`.
+    fn method_of(&self, id: &RequestId<'_>) -> Option<&'t str> {
+        match self.pairing {
+            Pairing::None => None,
+            Pairing::Tracker(tracker) => tracker.method_of(id),
+            Pairing::Table(table) => table.method_of(id),
+        }
+    }
+
+    /// [`method_of`](Self::method_of) for an id as its JSON text.
     fn method_for(&self, id: &str) -> Option<&'t str> {
-        self.tracker?.method_of(&parse_id(id).ok()?)
+        if !self.pairs() {
+            return None;
+        }
+        self.method_of(&parse_id(id).ok()?)
     }
 }
 
@@ -156,12 +200,20 @@ impl From<Mode> for Decoding<'_> {
 ///
 /// # Errors
 ///
-/// As [`Message::decode`] for the line, then as [`Notification::typed`]
-/// for a notification's params. A notification is never answered, so no
-/// id is lost with an error; the next line decodes on its own. A request
-/// whose params do not fit, or a response whose result does not, is not
-/// an error here: it comes back as [`Incoming::Message`], its id there to
-/// answer (or to complete in the tracker).
+/// As [`Message::decode`]: an error means the line is not a JSON-RPC
+/// message (not JSON, a batch, a broken envelope). A message whose params
+/// or result do not fit its method is not an error: a request, a
+/// notification (in [`Mode::Lenient`]) or a response comes back as sent,
+/// [`Incoming::Message`], for [`Request::typed`], [`Notification::typed`]
+/// or [`Response::typed`] to give what does not fit (and a request's id is
+/// there to answer `-32602`). In [`Mode::Strict`] a notification whose
+/// params do not fit is the error [`Notification::typed`] gives.
+///
+/// A line from the [`LineSplitter`](crate::LineSplitter) is UTF-8
+/// already: pass [`Line::as_str`](crate::Line::as_str), which is not
+/// checked again. Bytes not yet checked (a pass-through
+/// [`RawLine`](crate::framing::RawLine), a `Bytes` line) go to
+/// [`decode_line_bytes`].
 ///
 /// ```
 /// use acp_codec::acp::{decode_line, ContentBlock, Incoming, Message, Mode, NotificationParams, RequestParams, SessionUpdate};
@@ -184,7 +236,12 @@ impl From<Mode> for Decoding<'_> {
 /// let Incoming::Message(Message::Request(request)) = decode_line(bad, Mode::Lenient)? else { unreachable!() };
 /// assert_eq!(request.typed(Mode::Lenient).unwrap_err().code().0, -32602);
 ///
-/// // Stray text is still -32700.
+/// // So do a notification's, in lenient mode: the line is JSON-RPC.
+/// let odd = r#"{"jsonrpc":"2.0","method":"session/update","params":{"update":7}}"#;
+/// assert!(matches!(decode_line(odd, Mode::Lenient)?, Incoming::Message(Message::Notification(_))));
+/// assert_eq!(decode_line(odd, Mode::Strict).unwrap_err().code().0, -32602);
+///
+/// // Stray text is not: -32700.
 /// assert_eq!(decode_line("Loaded cached credentials.", Mode::Lenient).unwrap_err().code().0, -32700);
 /// # Ok::<(), acp_codec::MessageError>(())
 /// ```
@@ -194,6 +251,39 @@ pub fn decode_line<'a, 't>(
     how: impl Into<Decoding<'t>>,
 ) -> Result<Incoming<'a>, MessageError> {
     decode(line, how.into())
+}
+
+/// [`decode_line`] for a line given as bytes: checks its UTF-8 (once,
+/// with a vectorised check), then decodes it. For the items of
+/// pass-through splitting ([`RawLine::content`](crate::framing::RawLine::content))
+/// and other lines the splitter did not check.
+///
+/// # Errors
+///
+/// [`MessageError::NotJson`] (column 0) for bytes that are not UTF-8;
+/// otherwise as [`decode_line`].
+///
+/// ```
+/// use acp_codec::acp::{decode_line_bytes, Incoming, Mode};
+/// use acp_codec::framing::RawItem;
+/// use acp_codec::LineSplitter;
+///
+/// let mut splitter = LineSplitter::new();
+/// let input = b"{\"jsonrpc\":\"2.0\",\"method\":\"session/cancel\",\"params\":{\"sessionId\":\"s\"}}\r\n";
+/// let Some(RawItem::Line(line)) = splitter.decode_raw(input) else { unreachable!() };
+/// assert!(matches!(decode_line_bytes(line.content(), Mode::Lenient)?, Incoming::Notification(_)));
+/// assert_eq!(decode_line_bytes(b"\xff{}", Mode::Lenient).unwrap_err().code().0, -32700);
+/// # Ok::<(), acp_codec::MessageError>(())
+/// ```
+#[inline]
+pub fn decode_line_bytes<'a, 't>(
+    line: &'a [u8],
+    how: impl Into<Decoding<'t>>,
+) -> Result<Incoming<'a>, MessageError> {
+    match simdutf8::basic::from_utf8(line) {
+        Ok(text) => decode(text, how.into()),
+        Err(_) => Err(MessageError::NotJson { line: 1, column: 0 }),
+    }
 }
 
 /// [`decode_line`], compiled here once (the generic call above is
@@ -296,7 +386,7 @@ fn one_pass<'a>(
         }
         // A response's result, after its id, to a request the tracker has
         // pending: decoded in place as the params are.
-        if how.tracker.is_some()
+        if how.pairs()
             && env.method.is_none()
             && &*key == "result"
             && env.result.is_none()
@@ -334,12 +424,10 @@ fn one_pass<'a>(
         }
         // Params before the method, escapes in the method's name, an
         // unknown method, or params that do not fit: typed from their text.
-        (Ok(Message::Notification(n)), _) => {
-            match typed_notification(n.method, params_text, mode) {
-                Ok(v) => *out = Ok(v),
-                Err(e) => return Some(Err(e)),
-            }
-        }
+        (Ok(Message::Notification(n)), _) => match typed_notification(n, params_text, mode) {
+            Ok(v) => *out = Ok(v),
+            Err(e) => return Some(Err(e)),
+        },
         (
             Ok(Message::Response(response)),
             Ok(Incoming::Response {
@@ -406,15 +494,13 @@ fn two_steps<'a>(line: &'a str, how: Decoding<'_>) -> Result<Incoming<'a>, Messa
     // Lines borrow their params; owned text (never, today) would be typed
     // from a copy and copied once more.
     match Message::decode(line)? {
-        Message::Notification(Notification { method, params }) => {
-            match params.map(RawJson::into_text) {
-                None => typed_notification(method, None, mode),
-                Some(Cow::Borrowed(text)) => typed_notification(method, Some(text), mode),
-                Some(Cow::Owned(text)) => {
-                    typed_notification(method, Some(&text), mode).map(Incoming::into_owned)
-                }
+        Message::Notification(n) => match n.params.clone().map(RawJson::into_text) {
+            None => typed_notification(n, None, mode),
+            Some(Cow::Borrowed(text)) => typed_notification(n, Some(text), mode),
+            Some(Cow::Owned(text)) => {
+                typed_notification(n.into_owned(), Some(&text), mode).map(Incoming::into_owned)
             }
-        }
+        },
         Message::Request(request) => Ok(match request.params.clone().map(RawJson::into_text) {
             None => typed_request(request, None, mode),
             Some(Cow::Borrowed(text)) => typed_request(request, Some(text), mode),
@@ -430,7 +516,7 @@ fn two_steps<'a>(line: &'a str, how: Decoding<'_>) -> Result<Incoming<'a>, Messa
 /// A response with its result typed from its text when the tracker has
 /// the request pending, or as sent.
 fn typed_response<'a>(response: Response<'a>, how: Decoding<'_>) -> Incoming<'a> {
-    let Some(method) = how.tracker.and_then(|t| t.method_of(&response.id)) else {
+    let Some(method) = how.method_of(&response.id) else {
         return Incoming::Message(Message::Response(response));
     };
     // Lines borrow their results; owned text (never, today) is left as
@@ -451,13 +537,19 @@ fn typed_response<'a>(response: Response<'a>, how: Decoding<'_>) -> Incoming<'a>
     }
 }
 
-/// A notification's params typed from their text.
+/// A notification's params typed from their text: the notification with
+/// them; as sent when they do not fit, in lenient mode (as a request is);
+/// the error in strict mode.
 fn typed_notification<'a>(
-    method: Cow<'a, str>,
+    notification: Notification<'a>,
     params: Option<&'a str>,
     mode: Mode,
 ) -> Result<Incoming<'a>, MessageError> {
-    NotificationParams::decode_text(method, params, mode).map(Incoming::Notification)
+    match NotificationParams::decode_text(notification.method.clone(), params, mode) {
+        Ok(params) => Ok(Incoming::Notification(params)),
+        Err(e) if mode == Mode::Strict => Err(e),
+        Err(_) => Ok(Incoming::Message(Message::Notification(notification))),
+    }
 }
 
 /// A request's params typed from their text: the request with them, or as

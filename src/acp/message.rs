@@ -257,10 +257,7 @@ impl<'a> Message<'a> {
     pub fn into_owned(self) -> Message<'static> {
         match self {
             Self::Request(r) => Message::Request(r.into_owned()),
-            Self::Notification(n) => Message::Notification(Notification {
-                method: IntoOwned::into_owned(n.method),
-                params: n.params.map(RawJson::into_owned),
-            }),
+            Self::Notification(n) => Message::Notification(n.into_owned()),
             Self::Response(r) => Message::Response(r.into_owned()),
             Self::Error(e) => Message::Error(ErrorResponse {
                 id: e.id.into_owned(),
@@ -454,6 +451,16 @@ impl Serialize for Message<'_> {
             }
         }
         m.end()
+    }
+}
+
+impl Notification<'_> {
+    /// The notification with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> Notification<'static> {
+        Notification {
+            method: IntoOwned::into_owned(self.method),
+            params: self.params.map(RawJson::into_owned),
+        }
     }
 }
 

@@ -12,6 +12,7 @@ use super::encode::{encode_error, encode_notification, encode_request, encode_re
 use super::id::RequestId;
 use super::message::{Message, RpcError};
 use super::methods::{NotificationParams, RequestParams};
+use super::pending::RequestTable;
 use super::session::{CancelNotification, CancelRequestNotification};
 use super::TrackerError;
 use crate::framing::EncodeError;
@@ -99,11 +100,12 @@ struct Pending {
 pub struct Tracker {
     next_id: i64,
     default_timeout: Duration,
-    max_peer_pending: usize,
     ours: BTreeMap<i64, Pending>,
     deadlines: BTreeSet<(Duration, i64)>,
     expired: VecDeque<i64>,
-    theirs: BTreeMap<RequestId<'static>, Cow<'static, str>>,
+    /// The peer's requests waiting for our answer (its limit is the
+    /// table's).
+    theirs: RequestTable,
 }
 
 impl Default for Tracker {
@@ -119,11 +121,10 @@ impl Tracker {
         Self {
             next_id: 0,
             default_timeout: DEFAULT_TIMEOUT,
-            max_peer_pending: DEFAULT_MAX_PEER_PENDING,
             ours: BTreeMap::new(),
             deadlines: BTreeSet::new(),
             expired: VecDeque::new(),
-            theirs: BTreeMap::new(),
+            theirs: RequestTable::new(DEFAULT_MAX_PEER_PENDING),
         }
     }
 
@@ -137,7 +138,7 @@ impl Tracker {
     /// Sets how many requests the peer may have waiting for our answer.
     #[must_use]
     pub const fn with_max_peer_pending(mut self, limit: usize) -> Self {
-        self.max_peer_pending = limit;
+        self.theirs.set_max(limit);
         self
     }
 
@@ -298,17 +299,7 @@ impl Tracker {
         id: &RequestId<'_>,
         method: &str,
     ) -> Result<(), TrackerError> {
-        let id = id.to_owned_id();
-        if self.theirs.contains_key(&id) {
-            return Err(TrackerError::DuplicateRequest { id });
-        }
-        if self.theirs.len() >= self.max_peer_pending {
-            return Err(TrackerError::TooManyPending {
-                limit: self.max_peer_pending,
-            });
-        }
-        self.theirs.insert(id, Cow::Owned(method.to_owned()));
-        Ok(())
+        self.theirs.insert(id, method)
     }
 
     /// Marks the peer's request `id` answered; returns its method.
@@ -320,11 +311,11 @@ impl Tracker {
         &mut self,
         id: &RequestId<'_>,
     ) -> Result<Cow<'static, str>, TrackerError> {
-        let id = id.to_owned_id();
-        match self.theirs.remove(&id) {
-            Some(method) => Ok(method),
-            None => Err(TrackerError::NotPending { id }),
-        }
+        self.theirs
+            .remove(id)
+            .ok_or_else(|| TrackerError::NotPending {
+                id: id.to_owned_id(),
+            })
     }
 
     /// Encodes our answer to the peer's request `id` and marks it answered.
@@ -340,12 +331,13 @@ impl Tracker {
         result: &R,
         out: &mut Vec<u8>,
     ) -> Result<usize, TrackerError> {
-        let key = id.to_owned_id();
-        if !self.theirs.contains_key(&key) {
-            return Err(TrackerError::NotPending { id: key });
+        if !self.theirs.contains(id) {
+            return Err(TrackerError::NotPending {
+                id: id.to_owned_id(),
+            });
         }
         let n = encode_response(id, result, out)?;
-        self.theirs.remove(&key);
+        self.theirs.remove(id);
         Ok(n)
     }
 
@@ -361,12 +353,13 @@ impl Tracker {
         error: &RpcError<'_>,
         out: &mut Vec<u8>,
     ) -> Result<usize, TrackerError> {
-        let key = id.to_owned_id();
-        if !self.theirs.contains_key(&key) {
-            return Err(TrackerError::NotPending { id: key });
+        if !self.theirs.contains(id) {
+            return Err(TrackerError::NotPending {
+                id: id.to_owned_id(),
+            });
         }
         let n = encode_error(id, error, out)?;
-        self.theirs.remove(&key);
+        self.theirs.remove(id);
         Ok(n)
     }
 

@@ -261,7 +261,14 @@ fn missing_required_members_still_fail() {
             "text",
         ),
     ] {
-        let e = decode_line(&update_line(update), Mode::Lenient).unwrap_err();
+        // `decode_line` hands the notification back as sent (the line is
+        // JSON-RPC); typing its params gives the error.
+        let line = update_line(update);
+        let Ok(Incoming::Message(Message::Notification(n))) = decode_line(&line, Mode::Lenient)
+        else {
+            panic!("not the message: {line}")
+        };
+        let e = n.typed(Mode::Lenient).unwrap_err();
         assert_eq!(e.code().0, -32602);
         assert!(
             e.to_string()
@@ -270,7 +277,7 @@ fn missing_required_members_still_fail() {
         );
     }
     let no_session = r#"{"jsonrpc":"2.0","method":"session/update","params":{"update":{"sessionUpdate":"plan","entries":[]}}}"#;
-    let e = decode_line(no_session, Mode::Lenient).unwrap_err();
+    let e = decode_line(no_session, Mode::Strict).unwrap_err();
     assert!(e.to_string().contains("missing field `sessionId`"), "{e}");
     // A required member of the wrong type at the top fails too.
     let bad = r#"{"jsonrpc":"2.0","id":1,"method":"fs/read_text_file","params":{"sessionId":"s","path":7}}"#;
