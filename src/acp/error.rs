@@ -210,6 +210,23 @@ impl TrackerError {
     }
 }
 
+/// Equal when of the same kind with the same id or limit; two
+/// [`TrackerError::Encode`]s as their [`EncodeError`]s are.
+impl PartialEq for TrackerError {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Self::UnknownResponse { id: a }, Self::UnknownResponse { id: b })
+            | (Self::DuplicateResponse { id: a }, Self::DuplicateResponse { id: b })
+            | (Self::LateResponse { id: a }, Self::LateResponse { id: b })
+            | (Self::DuplicateRequest { id: a }, Self::DuplicateRequest { id: b })
+            | (Self::NotPending { id: a }, Self::NotPending { id: b }) => a == b,
+            (Self::TooManyPending { limit: a }, Self::TooManyPending { limit: b }) => a == b,
+            (Self::Encode(a), Self::Encode(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
 impl fmt::Display for TrackerError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

@@ -674,6 +674,14 @@ macro_rules! string_enum {
 
         $crate::acp::raw::forward_into_owned!($name);
 
+        /// The wire text ([`as_str`](Self::as_str)), as sent: an unknown
+        /// value as it came.
+        impl core::fmt::Display for $name<'_> {
+            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
         impl serde::Serialize for $name<'_> {
             fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
                 s.serialize_str(self.as_str())

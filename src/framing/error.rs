@@ -304,6 +304,28 @@ impl EncodeError {
     }
 }
 
+/// Equal when of the same kind at the same place; two
+/// [`EncodeError::Json`]s when serde_json classifies them alike at the
+/// same line and column with the same message.
+#[cfg(feature = "alloc")]
+impl PartialEq for EncodeError {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Self::Json(a), Self::Json(b)) => {
+                (a.classify(), a.line(), a.column()) == (b.classify(), b.line(), b.column())
+                    && alloc::string::ToString::to_string(a)
+                        == alloc::string::ToString::to_string(b)
+            }
+            (Self::RawNewline { offset: a }, Self::RawNewline { offset: b }) => a == b,
+            (
+                Self::InvalidJson { line: a, column: c },
+                Self::InvalidJson { line: b, column: d },
+            ) => (a, c) == (b, d),
+            _ => false,
+        }
+    }
+}
+
 #[cfg(feature = "alloc")]
 impl fmt::Display for EncodeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -237,3 +237,97 @@ proptest! {
         }
     }
 }
+
+/// The observer against a plain list, on generated lines of both sides
+/// (the `observer` fuzz target's check).
+#[cfg(feature = "alloc")]
+mod observer {
+    use acp_codec::acp::{
+        decode_line, Incoming, Message, Mode, Observer, Side, StopReason, ToolCallStatus, ToolKind,
+    };
+    use acp_codec::TrackerError;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        #[test]
+        fn pairs_as_a_plain_list_does(data in proptest::collection::vec(any::<u8>(), 0..120)) {
+            crate::checks::observer::check(&data);
+        }
+    }
+
+    /// The same id from both sides: two requests, each answered by the
+    /// other side; a response pairs only across.
+    #[test]
+    fn the_sides_number_their_own_requests() {
+        let mut o = Observer::new();
+        let lines = [
+            (
+                Side::Client,
+                r#"{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{"sessionId":"s","prompt":[]}}"#,
+            ),
+            (
+                Side::Agent,
+                r#"{"jsonrpc":"2.0","id":1,"method":"fs/read_text_file","params":{"sessionId":"s","path":"/a"}}"#,
+            ),
+        ];
+        for (side, line) in lines {
+            let msg = decode_line(line, o.decoding(side, Mode::Lenient)).unwrap();
+            assert_eq!(o.handle(side, &msg), Ok(None));
+        }
+        // The client answers the agent's fs request, typed as one.
+        let answer = r#"{"jsonrpc":"2.0","id":1,"result":{"content":"x"}}"#;
+        let msg = decode_line(answer, o.decoding(Side::Client, Mode::Lenient)).unwrap();
+        assert!(
+            matches!(&msg, Incoming::Response { result, .. } if result.value.method() == Some("fs/read_text_file"))
+        );
+        assert_eq!(
+            o.handle(Side::Client, &msg).unwrap().unwrap().method,
+            "fs/read_text_file"
+        );
+        // A second answer from the client pairs with nothing.
+        let again = decode_line(answer, o.decoding(Side::Client, Mode::Lenient)).unwrap();
+        assert!(matches!(again, Incoming::Message(Message::Response(_))));
+        assert!(matches!(
+            o.handle(Side::Client, &again),
+            Err(TrackerError::UnknownResponse { .. })
+        ));
+        // The agent's error answer to the prompt pairs with it.
+        let err = r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"boom"}}"#;
+        let msg = decode_line(err, o.decoding(Side::Agent, Mode::Lenient)).unwrap();
+        assert_eq!(
+            o.handle(Side::Agent, &msg).unwrap().unwrap().method,
+            "session/prompt"
+        );
+        assert_eq!(
+            (o.pending_len(Side::Client), o.pending_len(Side::Agent)),
+            (0, 0)
+        );
+    }
+
+    #[test]
+    fn wire_enums_print_their_wire_names() {
+        assert_eq!(ToolKind::Execute.to_string(), "execute");
+        assert_eq!(ToolCallStatus::InProgress.to_string(), "in_progress");
+        assert_eq!(StopReason::MaxTurnRequests.to_string(), "max_turn_requests");
+        assert_eq!(StopReason::Unknown("later".into()).to_string(), "later");
+    }
+
+    #[test]
+    fn tracker_errors_compare() {
+        let id = acp_codec::acp::RequestId::Number(3);
+        assert_eq!(
+            TrackerError::UnknownResponse { id: id.clone() },
+            TrackerError::UnknownResponse { id: id.clone() }
+        );
+        assert_ne!(
+            TrackerError::UnknownResponse { id: id.clone() },
+            TrackerError::DuplicateResponse { id }
+        );
+        assert_ne!(
+            TrackerError::TooManyPending { limit: 1 },
+            TrackerError::TooManyPending { limit: 2 }
+        );
+    }
+}

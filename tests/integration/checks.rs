@@ -26,6 +26,9 @@ pub mod hostile_stream;
 #[path = "../../fuzz/checks/line_splitter.rs"]
 pub mod line_splitter;
 #[cfg(feature = "alloc")]
+#[path = "../../fuzz/checks/observer.rs"]
+pub mod observer;
+#[cfg(feature = "alloc")]
 #[path = "../../fuzz/checks/remote_transport.rs"]
 pub mod remote_transport;
 #[cfg(feature = "arbitrary")]

@@ -7,7 +7,8 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use acp_codec::acp::Message;
-use acp_codec::codec::{AcpCodec, LineCodec};
+use acp_codec::codec::{AcpCodec, LineCodec, RawLineCodec};
+use acp_codec::framing::RawItem;
 use acp_codec::{Error, FrameError, Limits};
 use futures_util::{SinkExt, StreamExt};
 use proptest::prelude::*;
@@ -251,8 +252,66 @@ fn line_codec_recovers_too() {
     });
 }
 
+/// Every item `RawLineCodec` hands out through `FramedRead`, as
+/// (bytes, what it is).
+fn run_raw(data: &[u8], sizes: &[usize], limits: &Limits) -> Vec<(Vec<u8>, &'static str)> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let mut framed = FramedRead::new(pieces(data, sizes), RawLineCodec::with_limits(limits));
+        let mut out = Vec::new();
+        while let Some(item) = framed.next().await {
+            let item = item.expect("no i/o error");
+            let kind = match &item {
+                RawItem::Line(l) if l.is_blank() => "blank",
+                RawItem::Line(l) if !l.is_terminated() => "last",
+                RawItem::Line(_) => "line",
+                RawItem::TooLong { .. } => "too long",
+                RawItem::Rest { .. } => "rest",
+            };
+            out.push((item.into_bytes().to_vec(), kind));
+        }
+        out
+    })
+}
+
+#[test]
+fn raw_line_codec_gives_back_every_byte() {
+    let limits = Limits::default().with_max_line_len(160);
+    let items = run_raw(STREAM, &[7, 1, 30], &limits);
+    let joined: Vec<u8> = items.iter().flat_map(|(b, _)| b.clone()).collect();
+    assert_eq!(joined, STREAM);
+    // Read whole, the oversized line is one piece: its end is in the
+    // buffer when it is found.
+    let items = run_raw(STREAM, &[], &limits);
+    let kinds: Vec<&str> = items.iter().map(|(_, k)| *k).collect();
+    assert_eq!(
+        kinds,
+        ["line", "line", "blank", "line", "too long", "line", "line", "last"]
+    );
+    // The CRLF line keeps its `\r\n`; the oversized request its id.
+    assert!(items[1].0.ends_with(b"}\r\n"));
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Pass-through through `FramedRead`: the items' bytes are the input
+    /// and do not depend on the read sizes.
+    #[test]
+    fn raw_items_independent_of_read_sizes(sizes in proptest::collection::vec(1usize..40, 1..8)) {
+        let limits = Limits::default().with_max_line_len(40);
+        let items = run_raw(STREAM, &sizes, &limits);
+        let joined: Vec<u8> = items.iter().flat_map(|(b, _)| b.clone()).collect();
+        prop_assert_eq!(joined, STREAM);
+        // Pieces of an oversized line may be cut where the reads fall;
+        // the lines within the limit may not.
+        let lines = |v: &[(Vec<u8>, &str)]| -> Vec<Vec<u8>> {
+            v.iter().filter(|(_, k)| !matches!(*k, "too long" | "rest")).map(|(b, _)| b.clone()).collect()
+        };
+        prop_assert_eq!(lines(&items), lines(&run_raw(STREAM, &[], &limits)));
+    }
 
     /// The items do not depend on how the input is split into reads.
     #[test]

@@ -146,3 +146,12 @@ fn hostile_stream_seeds() {
         hostile_stream::check(&data);
     }
 }
+
+#[cfg(feature = "alloc")]
+#[test]
+fn observer_seeds() {
+    for (name, data) in seeds("observer") {
+        eprintln!("{name}");
+        crate::checks::observer::check(&data);
+    }
+}
