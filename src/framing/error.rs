@@ -305,7 +305,7 @@ impl EncodeError {
 }
 
 /// Equal when of the same kind at the same place; two
-/// [`EncodeError::Json`]s when serde_json classifies them alike at the
+/// [`EncodeError::Json`]s when `serde_json` classifies them alike at the
 /// same line and column with the same message.
 #[cfg(feature = "alloc")]
 impl PartialEq for EncodeError {
