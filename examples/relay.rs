@@ -6,20 +6,28 @@
 //! cargo run --features tokio-util --example relay -- --max-line 1048576 gemini --acp
 //! ```
 //!
-//! - A line over `--max-line` bytes (default 16 MiB) is never buffered
-//!   whole: the codec reports it once and skips to its end. When it was a
-//!   request from the client, the relay answers it with the codec's error
-//!   (`-32600`, with the request's id, read from the line's first bytes), so
-//!   the client does not wait forever; from the agent, it is logged.
-//! - A line that is not UTF-8, or stray text, is dropped with a note on
-//!   stderr; the next line goes through.
-//! - Lines are forwarded byte for byte (no re-encoding).
+//! - Lines are forwarded byte for byte, as read: `\r\n` stays `\r\n`,
+//!   blank lines stay, and an unterminated last line goes out unterminated
+//!   (pass-through splitting, `codec::RawLineCodec`).
+//! - A line over `--max-line` bytes (default: the codec's line limit) is
+//!   never buffered whole: the codec hands it out in pieces, the first with
+//!   the error, and the relay drops them. When it was a request from the
+//!   client, the relay answers it (`-32600`, with the request's id, read
+//!   from the line's first bytes), so the client does not wait forever;
+//!   from the agent, it is logged.
+//! - A line that is not a JSON-RPC message (not UTF-8, stray text) is
+//!   dropped with a note on stderr; the next line goes through.
+//!
+//! Its dependencies beyond tokio and tokio-util: `futures-util` (the
+//! `Stream` and `Sink` adapters) and `bytes` (the `Bytes` lines), both
+//! dev-dependencies of this crate.
 
 use std::process::Stdio;
 
-use acp_codec::acp::{encode_error, RequestId, RpcError};
-use acp_codec::codec::LineCodec;
-use acp_codec::{FrameError, Limits, PeekedId};
+use acp_codec::acp::Message;
+use acp_codec::codec::RawLineCodec;
+use acp_codec::framing::{RawItem, RawLine};
+use acp_codec::Limits;
 use bytes::Bytes;
 use futures_util::{Sink, SinkExt, Stream, StreamExt};
 use tokio::process::Command;
@@ -46,17 +54,22 @@ async fn main() -> Result<(), Error> {
         .spawn()?;
     let agent_out = FramedRead::new(
         child.stdout.take().ok_or("no stdout")?,
-        LineCodec::with_limits(&limits),
+        RawLineCodec::with_limits(&limits),
     );
     let agent_in = FramedWrite::new(child.stdin.take().ok_or("no stdin")?, BytesCodec::new());
-    let client_in = FramedRead::new(tokio::io::stdin(), LineCodec::with_limits(&limits));
+    let client_in = FramedRead::new(tokio::io::stdin(), RawLineCodec::with_limits(&limits));
     let client_out = FramedWrite::new(tokio::io::stdout(), BytesCodec::new());
     // Answers to the client's oversized requests share its stdout with the
     // agent's lines, so both go out from one place.
     let (replies_tx, mut replies_rx) = tokio::sync::mpsc::unbounded_channel::<Bytes>();
-    let upstream = pump("client", client_in, agent_in, replies_tx);
+    let upstream = async {
+        pump(client_in, agent_in, replies_tx).await?;
+        // The client is done: the agent's input ends (the sink was
+        // dropped), and its output still goes through until it ends.
+        std::future::pending::<Result<(), Error>>().await
+    };
     let downstream = async {
-        let mut agent_lines = std::pin::pin!(pump_lines("agent", agent_out));
+        let mut agent_lines = std::pin::pin!(lines("agent", agent_out));
         let mut client_out = client_out;
         loop {
             tokio::select! {
@@ -68,18 +81,18 @@ async fn main() -> Result<(), Error> {
             }
         }
     };
-    // The relay ends when the agent's stdout ends, or the client's stdin.
+    // The relay ends when the agent's stdout ends.
     tokio::select! {
-        r = upstream => r?,
-        r = downstream => r?,
+        r = upstream => r,
+        r = downstream => r,
     }
-    Ok(())
 }
 
-/// The good lines of `from`, each with its `\n`; bad ones logged and skipped.
-fn pump_lines<R>(
+/// The lines of `from` to forward, exactly as read; bad and oversized ones
+/// logged and dropped.
+fn lines<R>(
     side: &'static str,
-    from: FramedRead<R, LineCodec>,
+    from: FramedRead<R, RawLineCodec>,
 ) -> impl Stream<Item = Result<Bytes, Error>>
 where
     R: tokio::io::AsyncRead + Unpin,
@@ -87,19 +100,19 @@ where
     from.filter_map(move |item| async move {
         match item {
             Err(io) => Some(Err(io.into())),
-            Ok(Ok(line)) => Some(Ok(Bytes::from([&line[..], b"\n"].concat()))),
-            Ok(Err(e)) => {
-                eprintln!("relay: dropped a line from the {side}: {e}");
+            Ok(RawItem::Line(line)) => passes(side, &line).then(|| Ok(line.into_bytes())),
+            Ok(RawItem::TooLong { error, .. }) => {
+                eprintln!("relay: dropped a line from the {side}: {error}");
                 None
             }
+            Ok(_) => None,
         }
     })
 }
 
 /// Forwards the client's lines; answers an oversized request itself.
 async fn pump<R, W>(
-    side: &'static str,
-    mut from: FramedRead<R, LineCodec>,
+    mut from: FramedRead<R, RawLineCodec>,
     mut to: W,
     replies: tokio::sync::mpsc::UnboundedSender<Bytes>,
 ) -> Result<(), Error>
@@ -109,33 +122,28 @@ where
 {
     while let Some(item) = from.next().await {
         match item? {
-            Ok(line) => to.send(Bytes::from([&line[..], b"\n"].concat())).await?,
-            Err(e) => {
-                eprintln!("relay: dropped a line from the {side}: {e}");
-                if let Some(reply) = answer(&e) {
-                    replies.send(reply)?;
+            RawItem::TooLong { error, .. } => {
+                eprintln!("relay: dropped a line from the client: {error}");
+                let mut reply = Vec::new();
+                if error.encode_reply(&mut reply)?.is_some() {
+                    replies.send(Bytes::from(reply))?;
                 }
             }
+            RawItem::Line(line) if passes("client", &line) => to.send(line.into_bytes()).await?,
+            RawItem::Line(_) | RawItem::Rest { .. } => {}
         }
     }
     Ok(())
 }
 
-/// The error response to an oversized request, when its id could be read.
-fn answer(error: &FrameError) -> Option<Bytes> {
-    let FrameError::LineTooLong(e) = error else {
-        return None;
-    };
-    let id = match e.request_id()? {
-        PeekedId::Number(n) => RequestId::Number(n),
-        other => RequestId::from(other.as_str()?).into_owned(),
-    };
-    let mut out = Vec::new();
-    encode_error(
-        &id,
-        &RpcError::new(error.code(), error.to_string()),
-        &mut out,
-    )
-    .ok()?;
-    Some(Bytes::from(out))
+/// Whether a line goes through: blank, or a JSON-RPC message (else logged).
+fn passes(side: &str, line: &RawLine<Bytes>) -> bool {
+    if line.is_blank() {
+        return true;
+    }
+    let decoded = Message::decode_bytes(line.content());
+    if let Err(e) = &decoded {
+        eprintln!("relay: dropped a line from the {side}: {e}");
+    }
+    decoded.is_ok()
 }

@@ -34,6 +34,7 @@ mod arbitrary_round_trip;
 mod chunk;
 mod chunk_alloc;
 mod codec;
+mod examples;
 mod framing;
 mod fuzz_corpus;
 mod remote_router;
