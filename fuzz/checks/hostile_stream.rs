@@ -22,9 +22,11 @@
 //! - stray text and truncated lines never decode, as ACP or stream-json;
 //!   stream-json lines decode as events, and those of known types never
 //!   as ACP;
-//! - the reassembler, fed every stream-json line, returns an item or a
-//!   typed error for each, never buffers more than its budget, and after
-//!   `finish` holds nothing.
+//! - the reassembler, fed every stream-json line, passes every event that
+//!   is no chunk frame, returns an item or a `-32602` error for a frame,
+//!   never buffers more than its budget, and after `finish` holds nothing;
+//! - a deeply nested line decodes as its `_deep` notification, or fails as
+//!   `NotJson` (`-32700`) past the decoder's depth limit.
 
 use acp_codec::acp::Mode;
 use std::time::Duration;
@@ -36,7 +38,7 @@ use acp_codec::acp::{
 use acp_codec::chunk::Reassembler;
 use acp_codec::fuzzing::{HostileConfig, HostileStream, LineKind};
 use acp_codec::stream_json::Event;
-use acp_codec::{FrameError, Limits, LineSplitter};
+use acp_codec::{ErrorCode, FrameError, Limits, LineSplitter, MessageError};
 use arbitrary::Unstructured;
 
 const MAX_LINE: usize = 1024;
@@ -220,8 +222,18 @@ pub fn check(data: &[u8]) {
                 if !matches!(event, Event::Unknown(_)) {
                     assert!(acp.is_err(), "{kind:?} decoded as ACP: {line}");
                 }
-                if let Err(e) = reassembler.push(event) {
-                    assert!(e.code().0 <= -32000, "{e}");
+                let frame = matches!(
+                    event,
+                    Event::ToolResultStart(_) | Event::ToolResultChunk(_) | Event::ToolResultEnd(_)
+                );
+                match reassembler.push(event) {
+                    Ok(_) => {}
+                    // A frame: a fault of its transfer, or a limit: -32602.
+                    Err(e) if frame => {
+                        assert_eq!(e.code(), ErrorCode::INVALID_PARAMS, "{e}: {line}")
+                    }
+                    // Any other event passes through.
+                    Err(e) => panic!("{kind:?} event refused: {e}: {line}"),
                 }
                 assert!(reassembler.buffered_bytes() <= BUDGET);
             }
@@ -231,7 +243,13 @@ pub fn check(data: &[u8]) {
                 match &acp {
                     Ok(Incoming::Notification(p)) => assert_eq!(p.value.method(), "_deep"),
                     Ok(other) => panic!("deep nesting decoded as {other:?}"),
-                    Err(e) => assert!(e.code().0 <= -32000, "{e}"),
+                    // Deeper than the decoder's 128 levels: not JSON it
+                    // takes, -32700, never a message cut short.
+                    Err(e) => assert!(
+                        matches!(e, MessageError::NotJson { .. })
+                            && e.code() == ErrorCode::PARSE_ERROR,
+                        "{e}: {line}"
+                    ),
                 }
             }
             other => panic!("unexpected kind {other:?}"),
