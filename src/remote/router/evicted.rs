@@ -66,11 +66,7 @@ impl Evicted {
 
     /// SipHash-2-4 of `session` under the key.
     fn hash(&self, session: &str) -> u64 {
-        // core's SipHash-2-4: deprecated as a choice of `HashMap` hasher
-        // (the algorithm may not stay std's default), which is not how it
-        // is used here; it is stable, in `core`, and needs no dependency.
-        #[allow(deprecated)]
-        let mut h = core::hash::SipHasher::new_with_keys(self.key.0, self.key.1);
+        let mut h = siphasher::sip::SipHasher24::new_with_keys(self.key.0, self.key.1);
         h.write(session.as_bytes());
         h.finish()
     }
