@@ -1,24 +1,20 @@
-//! One ACP prompt turn against any agent on stdio: `initialize`,
-//! `session/new`, `session/prompt`, the agent's streamed text on stdout,
-//! everything else it sends summarised on stderr.
+//! One ACP prompt turn against any agent on stdio: `initialize`, `session/new`,
+//! `session/prompt`, the agent's streamed text on stdout, everything else it
+//! sends summarised on stderr. Lines are read with `FramedRead` and the crate's
+//! `LineCodec` (bounded; a bad line is an item, not the end), decoded with
+//! `acp::decode_line_bytes` (notifications and the agent's requests typed), and
+//! requests are written as JSON values with the same codec. Permission requests
+//! are refused (the example asks no one); no `fs/*` or `terminal/*` is offered.
 //!
 //! ```sh
 //! cargo run --features tokio-util --example acp_turn -- --agent "gemini --acp" "Explain this repo"
-//! cargo run --features tokio-util --example acp_turn -- --agent acp-mock-agent
 //! ```
-//!
-//! Lines are read with tokio-util's `FramedRead` and the crate's
-//! `LineCodec` (bounded lines; a bad line is an item, not the end), decoded
-//! with `acp::decode_line` (notifications and the agent's requests typed),
-//! and requests are written as JSON values with the same codec. Permission requests are refused (the example asks no
-//! one); the client offers no `fs/*` or `terminal/*`.
 
-use acp_codec::acp::Mode;
 use std::process::Stdio;
 
 use acp_codec::acp::{
-    decode_line, ContentBlock, Incoming, Message, NotificationParams, PermissionOptionKind,
-    RequestId, RequestParams, SessionUpdate,
+    decode_line_bytes, ContentBlock, Incoming, Message, Mode, NotificationParams,
+    PermissionOptionKind, RequestId, RequestParams, SessionUpdate,
 };
 use acp_codec::codec::LineCodec;
 use futures_util::{SinkExt, StreamExt};
@@ -78,25 +74,16 @@ async fn main() -> Result<(), Error> {
 
 /// Reads lines until the response to request `id`, handling what comes
 /// before it: updates are printed, requests refused, bad lines skipped.
-async fn answer<R, W>(
-    from_agent: &mut FramedRead<R, LineCodec>,
-    to_agent: &mut FramedWrite<W, LineCodec>,
+async fn answer(
+    from_agent: &mut FramedRead<impl tokio::io::AsyncRead + Unpin, LineCodec>,
+    to_agent: &mut FramedWrite<impl tokio::io::AsyncWrite + Unpin, LineCodec>,
     id: i64,
-) -> Result<Value, Error>
-where
-    R: tokio::io::AsyncRead + Unpin,
-    W: tokio::io::AsyncWrite + Unpin,
-{
+) -> Result<Value, Error> {
     while let Some(line) = from_agent.next().await {
-        let line = match line? {
-            Ok(line) => line,
-            Err(e) => {
-                eprintln!("skipped a line: {e}");
-                continue;
-            }
+        let Ok(line) = line?.inspect_err(|e| eprintln!("skipped a line: {e}")) else {
+            continue;
         };
-        let text = std::str::from_utf8(&line)?;
-        match decode_line(text, Mode::Lenient) {
+        match decode_line_bytes(&line, Mode::Lenient) {
             Ok(Incoming::Notification(typed)) => {
                 for salvage in &typed.salvaged {
                     eprintln!("salvaged: {salvage}");
