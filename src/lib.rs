@@ -99,7 +99,7 @@
 //!
 //! ```
 //! use std::io::Read;
-//! use acp_codec::acp::{encode_error, Message, RequestId, RpcError};
+//! use acp_codec::acp::Message;
 //! use acp_codec::{FrameError, Limits, Line, LineSplitter};
 //!
 //! /// Decodes one line; returns the method, writes the answer to a bad request.
@@ -113,14 +113,8 @@
 //!         Err(e) => e,
 //!     };
 //!     // An oversized request keeps its id: answer it so the peer does not hang.
-//!     if let Some(id) = match &error { FrameError::LineTooLong(e) => e.request_id(), _ => None } {
-//!         let id = match (id.as_str(), id) {
-//!             (Some(text), _) => RequestId::from(text).into_owned(),
-//!             (None, acp_codec::PeekedId::Number(n)) => RequestId::Number(n),
-//!             (None, _) => RequestId::Null,
-//!         };
-//!         let reply = RpcError::new(error.code(), error.to_string());
-//!         encode_error(&id, &reply, replies).ok()?;
+//!     if let FrameError::LineTooLong(e) = &error {
+//!         e.encode_reply(replies).ok()?;
 //!     }
 //!     Some(format!("skipped, {}", error.code()))
 //! }
@@ -165,9 +159,24 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! Under tokio, the same loop is `read_buf` into a `Vec` (see the
-//! `acp_client` and `ws_bridge` examples), or `FramedRead` with
-//! `codec::AcpCodec` (feature `tokio-util`).
+//! Under tokio, the same loop is `read_buf` into a `Vec` (the `tap`
+//! example, on pass-through splitting), or `FramedRead` with
+//! `codec::LineCodec`, `codec::RawLineCodec` or `codec::AcpCodec` (feature
+//! `tokio-util`; the `acp_turn` and `relay` examples). The examples live in
+//! the repository's `examples/` directory.
+//!
+//! # Which API for which job
+//!
+//! | job | call |
+//! |---|---|
+//! | split a stream into lines (text, `\r` stripped, blank lines skipped) | [`LineSplitter::lines`] or [`LineSplitter::decode`]; `decode_bytes`, `lines_bytes` over a `BytesMut` (feature `bytes`); `codec::LineCodec` (feature `tokio-util`) |
+//! | pass lines through byte for byte (a relay, a tap, a proxy) | [`LineSplitter::decode_raw`] / [`decode_raw_eof`](LineSplitter::decode_raw_eof): [`RawItem`](framing::RawItem)s with their terminators; `decode_raw_bytes`, `codec::RawLineCodec` |
+//! | decode a line, params and result typed in one pass | [`acp::decode_line`] for a [`Line`]'s text (checked UTF-8), [`acp::decode_line_bytes`] for bytes not yet checked; [`acp::Message::decode`] to route without typing |
+//! | pair a response with its request, as an endpoint | [`acp::Tracker`], and [`acp::Decoding::with_tracker`] to type the result in the same pass |
+//! | pair requests and responses in both directions, between the sides | [`acp::Observer`] and [`acp::Observer::decoding`] |
+//! | encode | [`acp::encode_request`], [`acp::Tracker::encode_request`], [`acp::encode_response`], [`acp::encode_error`], [`acp::encode_notification`], [`encode_line`] |
+//! | answer an oversized request | [`LineTooLong::encode_reply`](framing::LineTooLong::encode_reply): the `-32600` error to the id read from the line's first bytes |
+//! | print a wire enum (`ToolKind`, `StopReason`, …) | `Display`, or `as_str`: the wire name |
 //!
 //! # Limits
 //!
