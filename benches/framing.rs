@@ -1,4 +1,5 @@
-//! Line splitting throughput against its anchors, in the same groups:
+//! Line splitting throughput against its anchors, in the same groups
+//! (pass-through splitting, `decode_raw_bytes`, among them):
 //! a bare `memchr_iter` newline count (the bound) and tokio-util's
 //! `LinesCodec::new_with_max_length` (what tokio users reach for).
 //! Input is fed in 64 KiB reads, as from a pipe: mixed ACP traffic,
@@ -7,6 +8,7 @@
 
 use std::hint::black_box;
 
+use acp_codec::framing::RawItem;
 use acp_codec::LineSplitter;
 use bytes::BytesMut;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
@@ -101,6 +103,25 @@ fn bytes_batch(input: &[u8]) -> usize {
     n
 }
 
+/// Pass-through over a `BytesMut` (`decode_raw_bytes`, what
+/// `RawLineCodec` does): every line with its terminator, UTF-8 unchecked.
+/// Counts the bytes of the lines' contents, as the others count text.
+fn raw_bytes(input: &[u8]) -> usize {
+    let mut splitter = LineSplitter::with_max_line_len(MAX);
+    let mut buf = BytesMut::with_capacity(READ * 2);
+    let mut n = 0usize;
+    for read in input.chunks(READ) {
+        buf.reserve(read.len());
+        buf.extend_from_slice(read);
+        while let Some(item) = splitter.decode_raw_bytes(&mut buf) {
+            if let RawItem::Line(line) = &item {
+                n += black_box(line.content().len());
+            }
+        }
+    }
+    n
+}
+
 fn lines_codec(input: &[u8]) -> usize {
     let mut codec = LinesCodec::new_with_max_length(MAX);
     let mut buf = BytesMut::with_capacity(READ * 2);
@@ -127,6 +148,7 @@ fn split(c: &mut Criterion) {
         assert_eq!(borrowed(&input, false), text, "{name}: decode");
         assert_eq!(bytes_variant(&input), text, "{name}: bytes");
         assert_eq!(bytes_batch(&input), text, "{name}: lines_bytes");
+        assert_eq!(raw_bytes(&input), text, "{name}: raw_bytes");
         let mut g = c.benchmark_group(format!("split/{name}"));
         g.throughput(Throughput::Bytes(input.len() as u64));
         g.sample_size(10);
@@ -144,6 +166,9 @@ fn split(c: &mut Criterion) {
         });
         g.bench_function("line_splitter_lines_bytes", |b| {
             b.iter(|| bytes_batch(black_box(&input)))
+        });
+        g.bench_function("line_splitter_raw_bytes", |b| {
+            b.iter(|| raw_bytes(black_box(&input)))
         });
         g.bench_function("anchor_tokio_lines_codec", |b| {
             b.iter(|| lines_codec(black_box(&input)))
