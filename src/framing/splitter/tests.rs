@@ -63,7 +63,7 @@ fn oversized_then_good_in_any_piece_size() {
         let out = run(&mut s, input, step);
         assert_eq!(out.len(), 2, "step {step}: {out:?}");
         assert!(
-            out[0].contains("exceeds the 24-byte limit (request id 4)"),
+            out[0].contains("line of more than 24 bytes (request id 4)"),
             "{out:?}"
         );
         assert_eq!(out[1], "ok");
@@ -105,7 +105,7 @@ fn eof_in_oversized_line_resets() {
     let mut s = LineSplitter::with_max_line_len(3);
     let out = run(&mut s, b"abcdef", 2);
     assert_eq!(out.len(), 1);
-    assert!(out[0].starts_with("error: line of 4 bytes"));
+    assert!(out[0].starts_with("error: line of more than 3 bytes"));
     let d = s.decode(b"ok\n");
     assert_eq!(d.item.unwrap().unwrap().as_str(), "ok");
 }
@@ -192,4 +192,42 @@ fn lines_whose_lookahead_cuts_a_character() {
         }
         assert_eq!((count, buf.len()), (30_000, 0), "batch {batch}");
     }
+}
+
+/// Pass-through at the edges: a line over the limit reported at the end of
+/// the input is its one piece, done; a lone `\r` at the end stays content.
+#[test]
+fn raw_items_at_the_end_of_input() {
+    let mut s = LineSplitter::with_max_line_len(3);
+    let item = s.decode_raw_eof(b"abcdef").unwrap();
+    assert!(
+        matches!(&item, super::RawItem::TooLong { done: true, error, .. } if error.seen() == 6)
+    );
+    assert!(s.decode_raw_eof(b"").is_none());
+    let Some(super::RawItem::Line(line)) = s.decode_raw_eof(b"ab\r") else {
+        panic!("not a line")
+    };
+    assert_eq!(
+        (line.content(), line.ending()),
+        (&b"ab\r"[..], super::Ending::Unterminated)
+    );
+    // A line cut by the limit before its `\n`: pieces until the `\n`.
+    let mut s = LineSplitter::with_max_line_len(3);
+    assert!(matches!(
+        s.decode_raw(b"abcd"),
+        Some(super::RawItem::TooLong { done: false, .. })
+    ));
+    assert!(matches!(
+        s.decode_raw(b"ef"),
+        Some(super::RawItem::Rest { done: false, .. })
+    ));
+    let rest = s.decode_raw(b"g\nok\n").unwrap();
+    assert_eq!(
+        (
+            rest.as_bytes(),
+            matches!(rest, super::RawItem::Rest { done: true, .. })
+        ),
+        (&b"g\n"[..], true)
+    );
+    assert_eq!(s.decode_raw(b"ok\n").unwrap().as_bytes(), b"ok\n");
 }
