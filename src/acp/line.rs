@@ -85,7 +85,10 @@ impl Incoming<'_> {
 ///
 /// A [`Mode`] converts into one (no tracker): `decode_line(line,
 /// Mode::Lenient)`. The tracker is only read: complete the request with
-/// [`Tracker::handle`] as for any response.
+/// [`Tracker::handle`] as for any response. A program between the two
+/// sides (a tap, a proxy) gets its `Decoding` from
+/// [`Observer::decoding`](super::Observer::decoding), which types a
+/// response by the request the other side sent.
 ///
 /// ```
 /// use std::time::Duration;

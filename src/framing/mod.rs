@@ -2,6 +2,9 @@
 //!
 //! [`LineSplitter`] finds lines in a caller-owned buffer fed in pieces of any
 //! size, without allocating; [`encode_line`] writes one value as one line.
+//! For relays, [`LineSplitter::decode_raw`] splits without changing
+//! anything: every byte comes back in [`RawItem`]s, lines with their
+//! terminators, so writing the items out gives back the input.
 //!
 //! The wire rules (ACP v1 transport, and what real peers do): UTF-8, one
 //! message a line, delimited by `\n`. A trailing `\r` is stripped; blank and
