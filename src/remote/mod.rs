@@ -155,6 +155,7 @@ mod backlog;
 mod error;
 mod replay;
 mod router;
+mod server;
 mod transport;
 mod wire;
 
@@ -167,6 +168,10 @@ pub use router::{
     ClientId, ConnectError, Out, Permissions, Router, UnknownPermission, AGENT_EXITED,
     AGENT_STARTED, DEFAULT_MAX_PENDING_PER_CLIENT, DEFAULT_MAX_USER_CONNECTIONS,
     DEFAULT_MAX_USER_SESSIONS, FORBIDDEN, REPLAY_DROPPED, USER_LIMIT,
+};
+pub use server::{
+    Action, AgentRun, ConnectionId, HttpRefusal, PoolMode, PostOutcome, Principal, Profile, Server,
+    ServerConfig, StartReason, StopReason, AGENTS_FULL, BINARY_REFUSED, LINE_DROPPED,
 };
 pub use transport::{
     answer_stream, check_post, check_response_session, is_reattach, is_session_scoped, oversize,

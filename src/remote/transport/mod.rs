@@ -22,6 +22,7 @@ use crate::acp::MessageError;
 use crate::acp::{names, Message, RawJson, RequestId};
 use crate::json::unescape::unquote;
 pub use gate::{Checked, Gate};
+pub(crate) use post::check_post_message;
 pub use post::{check_post, check_response_session, oversize, Post};
 
 /// Whether a client→agent method concerns one session, so a Streamable HTTP
@@ -172,7 +173,7 @@ pub fn answer_stream(method: &str, session: Option<&str>) -> Stream {
     }
 }
 
-pub(super) fn decode(text: &str) -> Result<Message<'_>, RemoteError> {
+pub(crate) fn decode(text: &str) -> Result<Message<'_>, RemoteError> {
     Message::decode(text).map_err(|e| match e {
         MessageError::NotJson { .. } => RemoteError::NotJson,
         MessageError::Batch { .. } => RemoteError::Batch,
