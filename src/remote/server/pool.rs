@@ -298,6 +298,14 @@ impl Server {
         self.flush(key, now, true);
     }
 
+    /// Whether no agent process is starting (each came up, or failed to).
+    pub fn agents_settled(&self) -> bool {
+        !self
+            .agents
+            .values()
+            .any(|a| matches!(a.state, State::Starting(_)))
+    }
+
     /// The process of `run` is up (`pid`, for the clients' notification).
     pub fn handle_agent_started(&mut self, now: Duration, run: AgentRun, pid: u32) {
         let Some(key) = self.runs.get(&run).cloned() else {
