@@ -155,6 +155,7 @@ mod backlog;
 mod error;
 mod replay;
 mod router;
+mod routing;
 mod server;
 mod transport;
 mod wire;

@@ -15,7 +15,8 @@ use crate::acp::{
     encode_error, encode_response, names, ErrorResponse, Message, RawJson, Request, RequestId,
     Response, RpcError,
 };
-use crate::remote::transport::{answer_stream, session_field, SessionField, Stream, SESSION_FORK};
+use crate::remote::routing::opens_session;
+use crate::remote::transport::{answer_stream, session_field, SessionField, Stream};
 use crate::{ErrorCode, FrameError, PeekedId};
 
 use super::sessions::Whose;
@@ -122,7 +123,7 @@ impl Router {
             return;
         };
         if let Message::Response(r) = &msg {
-            let creates = matches!(f.method.as_str(), names::SESSION_NEW | SESSION_FORK);
+            let creates = opens_session(&f.method);
             if let Some(s) = session_of(Some(&r.result)).filter(|s| creates && self.reused(&f, s)) {
                 let msg = format!("the agent answered {} with session {s}, which is not available to this connection", f.method);
                 out.push(Out::Client {
@@ -188,7 +189,7 @@ impl Router {
         let here = self.clients.contains_key(&f.client);
         match msg {
             Message::Response(r) => {
-                if matches!(f.method.as_str(), names::SESSION_NEW | SESSION_FORK) {
+                if opens_session(&f.method) {
                     if let Some(s) = session_of(Some(&r.result)) {
                         self.created(&f, &s, here);
                     }

@@ -8,10 +8,10 @@ use alloc::vec::Vec;
 use core::time::Duration;
 
 use super::sessions::{Owner, Whose};
-use super::users::read_only_allows;
 use super::{cancel_target, error_text, Forwarded, Out, Router, ANONYMOUS, FORBIDDEN, USER_LIMIT};
 use crate::acp::{names, ErrorResponse, Message, RawJson, Request, RequestId, Response};
-use crate::remote::transport::{is_reattach, session_field, SessionField, Stream, SESSION_FORK};
+use crate::remote::routing::{opens_session, read_only_allows};
+use crate::remote::transport::{is_reattach, session_field, SessionField, Stream};
 use crate::ErrorCode;
 
 use super::ClientId;
@@ -266,7 +266,7 @@ impl Router {
         method: &str,
         session: Option<&str>,
     ) -> Result<Claim, Refusal> {
-        let opens = matches!(method, names::SESSION_NEW | SESSION_FORK);
+        let opens = opens_session(method);
         let Some(s) = session else {
             if opens {
                 self.check_session_limit(from.user)?;

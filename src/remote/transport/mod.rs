@@ -38,30 +38,15 @@ pub use post::{check_post, check_response_session, oversize, Post};
 /// assert!(!is_session_scoped("session/new"));
 /// ```
 pub fn is_session_scoped(method: &str) -> bool {
-    matches!(
-        method,
-        names::SESSION_CANCEL
-            | names::SESSION_CLOSE
-            | names::SESSION_DELETE
-            | SESSION_FORK
-            | names::SESSION_LOAD
-            | names::SESSION_PROMPT
-            | names::SESSION_RESUME
-            | names::SESSION_SET_CONFIG_OPTION
-            | names::SESSION_SET_MODE
-            | names::SESSION_SET_MODEL
-    )
+    super::routing::is_session_scoped(method)
 }
-
-/// `session/fork` (unstable ACP): answered with a new session's id.
-pub(crate) const SESSION_FORK: &str = "session/fork";
 
 /// Whether a method reattaches a session after its client lost it
 /// (`session/load`, `session/resume`): the SDK's client clears a session's
 /// failure on these, and a [`ReplayBuffer`](super::ReplayBuffer) hands
 /// over what the session missed.
 pub fn is_reattach(method: &str) -> bool {
-    matches!(method, names::SESSION_LOAD | names::SESSION_RESUME)
+    super::routing::is_reattach(method)
 }
 
 /// What the `sessionId` member of params (or of a result) holds.
