@@ -41,7 +41,7 @@ use axum::response::{IntoResponse, Response};
 use tokio::sync::{mpsc, oneshot, Notify};
 
 use crate::driver::{Driver, ToConn};
-use crate::server::{new_connection_id, no_random_source, text};
+use crate::respond::{new_connection_id, no_random_source, text};
 
 /// Longest wait for the agent's answer to `initialize`.
 const INITIALIZE_TIMEOUT: Duration = Duration::from_secs(60);

@@ -226,6 +226,7 @@ mod door;
 mod driver;
 mod http;
 mod log;
+mod respond;
 mod server;
 mod ws;
 

@@ -12,7 +12,7 @@ use axum::extract::ws::{rejection::WebSocketUpgradeRejection, WebSocketUpgrade};
 use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::middleware::{self, Next};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use axum::routing::{any, get};
 use axum::Router;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
@@ -25,6 +25,7 @@ use tower::ServiceExt;
 use crate::door::{Door, DoorLimits, Ticket};
 use crate::driver::Driver;
 use crate::http::{self, Connections, Http};
+use crate::respond::text;
 use crate::ws;
 use acp_bridge::users::{Identity, TokenFile};
 use acp_codec::remote::Principal;
@@ -315,40 +316,4 @@ fn closing(mut resp: Response) -> Response {
     resp.headers_mut()
         .insert(header::CONNECTION, HeaderValue::from_static("close"));
     resp
-}
-
-/// A fresh, unguessable connection id: 128 bits from the operating
-/// system's random source, in hex.
-///
-/// # Errors
-///
-/// The random source failing: without it there is no id nobody can
-/// guess, and the connection is refused.
-pub fn new_connection_id() -> Result<String, getrandom::Error> {
-    use std::fmt::Write as _;
-    let mut bytes = [0u8; 16];
-    getrandom::fill(&mut bytes)?;
-    let mut id = String::with_capacity(32);
-    for b in bytes {
-        let _ = write!(id, "{b:02x}");
-    }
-    Ok(id)
-}
-
-/// The answer when [`new_connection_id`] fails.
-pub fn no_random_source(e: getrandom::Error) -> Response {
-    text(
-        StatusCode::SERVICE_UNAVAILABLE,
-        &format!("no random source for a connection id: {e}"),
-    )
-}
-
-/// A plain-text response.
-pub fn text(status: StatusCode, body: &str) -> Response {
-    (
-        status,
-        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
-        body.to_owned(),
-    )
-        .into_response()
 }

@@ -16,7 +16,7 @@ use tokio::sync::{mpsc, Notify};
 use tokio_tungstenite::tungstenite::error::{CapacityError, Error as WsError};
 
 use crate::driver::{Driver, ToConn};
-use crate::server::{new_connection_id, no_random_source, text};
+use crate::respond::{new_connection_id, no_random_source, text};
 use acp_codec::remote::{ConnectionId, Principal, Profile, HEADER_CONNECTION_ID};
 
 /// Bytes read from a socket at a time: an idle connection holds this
