@@ -94,6 +94,15 @@
 //!   later [`AGENT_STARTED`]. Each session stays its user's, for them
 //!   alone to reattach on the restarted agent.
 //!
+//! # The team server
+//!
+//! [`Server`] is a whole server's rules over the router: connections of
+//! both profiles with their users ([`Principal`]), the agent processes (one
+//! shared, or one per user: [`PoolMode`]), flow control, limits and every
+//! error a client sees; events in with `now`, [`Action`]s out. A binary
+//! around it only moves bytes and runs processes. See [`Server`]
+//! for an example.
+//!
 //! # Driving it
 //!
 //! A WebSocket bridge, per frame: the [`Gate`] first, then the router.

@@ -327,7 +327,71 @@ pub enum PostOutcome {
     Accepted,
 }
 
-/// The team server's core; see the [module docs](self).
+/// The team server's core, sans-IO: the caller owns the sockets, the HTTP
+/// server and the processes; it tells the server what happened
+/// (`handle_*` and the other inputs, each with its `now`) and does what
+/// [`poll_action`](Self::poll_action) hands out, until it returns `None`;
+/// then it sleeps until [`poll_timeout`](Self::poll_timeout) or the next
+/// input.
+///
+/// ```
+/// use std::time::Duration;
+/// use acp_codec::remote::{Action, Principal, Profile, Server, ServerConfig, Stream};
+///
+/// let t = Duration::ZERO;
+/// // One shared agent (the default pool): started with the server.
+/// let mut server = Server::new(ServerConfig::new(), t);
+/// let Some(Action::StartAgent { run, .. }) = server.poll_action() else { panic!() };
+/// server.handle_agent_started(t, run, 4242); // the process is up
+///
+/// // A WebSocket connection of the one anonymous user sends its first message.
+/// let conn = server.open(t, Profile::WebSocket, &Principal::anonymous()).unwrap();
+/// server.handle_text(t, conn, r#"{"jsonrpc":"2.0","id":7,"method":"initialize","params":{"protocolVersion":1}}"#);
+/// // It goes to the agent with the server's own id...
+/// let Some(Action::WriteAgent { line, .. }) = server.poll_action() else { panic!() };
+/// assert!(line.starts_with(br#"{"jsonrpc":"2.0","id":0,"method":"initialize""#));
+/// // ...and the agent's answer back to the connection with the client's.
+/// server.handle_agent_line(t, run, r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}"#);
+/// let Some(Action::Send { to, stream, text }) = server.poll_action() else { panic!() };
+/// assert_eq!((to, stream), (conn, Stream::Connection));
+/// assert_eq!(text, r#"{"jsonrpc":"2.0","id":7,"result":{"protocolVersion":1}}"#);
+/// // Written to the socket: the connection's queue is empty again.
+/// server.handle_sent(t, conn, text.len());
+/// assert_eq!(server.user_queued(None), 0);
+/// ```
+///
+/// # The rules it adds to the router's
+///
+/// - Connections: a WebSocket's first message within
+///   [`ServerConfig::first_message`], through the transport's [`Gate`](super::Gate)
+///   (else closed `1002`), each message at most
+///   [`ServerConfig::max_message`] (a larger one is answered when it is a
+///   request, then closed `1009`); a Streamable HTTP `POST` through
+///   [`check_post`](super::check_post), a `GET` of a stream only for a
+///   session of the connection's user, one reader per stream, the
+///   connection closed after [`ServerConfig::http_idle`] with no reader of
+///   its connection stream and no request.
+/// - Flow control: what is queued for a connection counts against its
+///   [`Backlog`](super::Backlog) (a WebSocket whose queue does not move
+///   for [`ServerConfig::slow_client`] is closed, a Streamable HTTP
+///   connection past [`ServerConfig::max_buffered_bytes`] likewise) and
+///   against its user's [`ServerConfig::max_user_buffered_bytes`] (past
+///   it the connection a message is for closes); the caller reports what
+///   it wrote with [`Server::handle_sent`].
+/// - The agent pool ([`PoolMode`]): one shared agent, or one per user,
+///   started on the user's first message (messages wait up to
+///   [`ServerConfig::start_wait`]), stopped after
+///   [`ServerConfig::agent_idle`] without a connection or a message, at
+///   most [`ServerConfig::max_agents`] (past it the one without a
+///   connection the longest is evicted; when each has one, requests get
+///   [`AGENTS_FULL`]); a run that exits is restarted after a backoff
+///   doubling from [`ServerConfig::backoff_min`] to
+///   [`ServerConfig::backoff_max`]. Sessions stay their user's across
+///   every stop and restart.
+/// - An agent line over the limit: an answer to a client's request
+///   becomes that request's error, a request of the agent is answered
+///   with an error, and the clients of an agent serving one user are told
+///   with [`LINE_DROPPED`] (its size and the limit).
 #[derive(Debug)]
 pub struct Server {
     config: ServerConfig,
