@@ -26,8 +26,9 @@
 //! `null` (its elements are not processed).
 //!
 //! One WebSocket text message is exactly one JSON-RPC message. Each message
-//! from a client is decoded by the codec ([`Message::decode`]) and
-//! re-encoded as one line before it reaches the agent's stdin. A message
+//! from a client is decoded once by the codec ([`Message::decode`]); a
+//! request goes to the agent's stdin re-encoded as one line with the
+//! bridge's own id, anything else as the bytes that came. A message
 //! holding a raw newline (pretty-printed JSON, or two messages joined by
 //! `\n`) is refused with a JSON-RPC error `-32600`, never forwarded; text
 //! that is not a JSON-RPC message gets the codec's error (`-32700` /
@@ -35,9 +36,20 @@
 //! goes out as one text message, however large (up to the size limit);
 //! stdout text that is not JSON-RPC is dropped and logged.
 //!
+//! # How it is built
+//!
+//! Every rule below is the library's sans-IO core,
+//! `acp_codec::remote::Server`; this program is the I/O around it: the
+//! routes and TLS (`server`), the WebSocket reader and writer (`ws`), the
+//! Streamable HTTP requests and SSE queues (`http`), the driver that feeds
+//! the core its events and carries out its actions (`driver`), the agent
+//! processes (`agent`) and the logs (`log`).
+//!
 //! # One agent per user, or one shared
 //!
-//! With `--token-file`, each user gets their own agent process, with its
+//! `--agent-pool per-user` (the default with `--token-file`) gives each
+//! user their own agent process; `--agent-pool shared` (the default
+//! otherwise) one for everyone. Per user, each gets their own agent process, with its
 //! own router: started on the user's first message (a client's first
 //! message waits for it), its `HOME` `STATE_DIR/USER/home` and working
 //! directory `STATE_DIR/USER/work` (`--state-dir`, default `agents`;
@@ -160,7 +172,9 @@
 //!   client message closes the connection with code 1009, after an error
 //!   answer carrying its id when it is a request of at most twice the
 //!   limit (larger ones are not read); a longer agent
-//!   line is skipped (its requester gets `-32603`).
+//!   line is skipped and reported: its requester gets `-32603`, an agent
+//!   request is answered with an error, and the clients of an agent
+//!   serving one user get `_bridge/line_dropped` (`size`, `limit`).
 //! - Streamable HTTP limits: a `POST` body over `--max-message-bytes` gets
 //!   `413`; at most `--max-http-connections` connections (default 256), each
 //!   with at most 1024 session streams and `--max-buffered-bytes` (64 MiB)
@@ -210,6 +224,7 @@
 //! | `--slow-client-ms N` | | 30000 |
 //! | `--max-http-connections N` | | 256 |
 //! | `--max-buffered-bytes N` (per Streamable HTTP connection) | | 67108864 |
+//! | `--agent-pool shared\|per-user` | | `per-user` with a token file, else `shared` |
 //! | `--replay-bytes N` (per session, 0 = off) | `GEMINI_BRIDGE_REPLAY_BYTES` | 4194304 |
 //! | `--mock-args "ARGS"` (for the built-in mock, e.g. `--big-bytes N`) | | none |
 //!
