@@ -16,8 +16,10 @@
 //! of a session's stream. Every agent start asked for succeeds at once.
 //!
 //! Asserted, after every event:
-//! - no message naming a session (on its stream, or in its params) reaches
-//!   a connection of another user than the session's owner;
+//! - no message of a session (on its stream, naming it in its params, or
+//!   the answer that opens or reattaches it) reaches a connection of
+//!   another user than the session's owner (an answer to another request
+//!   is the agent's word to its requester, whatever it names);
 //! - an owner never changes: once a router names a session's user it names
 //!   the same one after every later event;
 //! - every client request (with a non-null id) gets at most one answer;
@@ -84,6 +86,14 @@ fn request_id(text: &str) -> Option<String> {
     }
 }
 
+/// A request's method.
+fn request_method(text: &str) -> Option<String> {
+    match Message::decode(text) {
+        Ok(Message::Request(r)) => Some(r.method.into_owned()),
+        _ => None,
+    }
+}
+
 /// An answer's id, as JSON text.
 fn answer_id(text: &str) -> Option<String> {
     let m = Message::decode(text).ok()?;
@@ -115,8 +125,9 @@ struct World {
     http: [Option<ConnectionId>; 4],
     /// Bytes queued (sent by the core, not yet written) per connection.
     queued: BTreeMap<ConnectionId, usize>,
-    /// Requests waiting for an answer: connection, id, how many.
-    pending: BTreeMap<(ConnectionId, String), usize>,
+    /// Requests waiting for an answer, by connection and id: their
+    /// methods, oldest first.
+    pending: BTreeMap<(ConnectionId, String), Vec<String>>,
     /// The live agent runs, by the user they serve (`None`: shared).
     runs: BTreeMap<AgentRun, Option<String>>,
     /// Each session's first owner, per agent (`None`: shared).
@@ -134,19 +145,25 @@ impl World {
         (pool == PoolMode::PerUser).then(|| user.to_owned())
     }
 
-    fn answered(&mut self, conn: ConnectionId, text: &str) {
-        let Some(id) = answer_id(text) else {
-            return;
-        };
+    /// Counts an answer; the method of the request it answers.
+    fn answered(&mut self, conn: ConnectionId, text: &str) -> Option<String> {
+        let id = answer_id(text)?;
         if id == "null" {
-            return;
+            return None;
         }
-        let Some(n) = self.pending.get_mut(&(conn, id.clone())) else {
+        let Some(methods) = self.pending.get_mut(&(conn, id.clone())) else {
             panic!("an answer to {id} on {conn}, which has no such request waiting");
         };
-        *n -= 1;
-        if *n == 0 {
+        let method = methods.remove(0);
+        if methods.is_empty() {
             self.pending.remove(&(conn, id));
+        }
+        Some(method)
+    }
+
+    fn asked(&mut self, conn: ConnectionId, text: &str) {
+        if let (Some(id), Some(method)) = (request_id(text), request_method(text)) {
+            self.pending.entry((conn, id)).or_default().push(method);
         }
     }
 
@@ -169,9 +186,22 @@ impl World {
                     assert!(self.conns.contains_key(&to), "a message for {to}, not open");
                     assert!(!text.contains('\n'), "a raw newline to a client: {text:?}");
                     let user = self.user(to);
+                    let method = self.answered(to, &text);
+                    // A session's messages: on its stream, or naming it
+                    // (a request or notification, or the answer that
+                    // opens or reattaches it). Other answers are the
+                    // agent's words to their requester.
+                    let names = match &method {
+                        Some(m) => matches!(
+                            m.as_str(),
+                            "session/new" | "session/fork" | "session/load" | "session/resume"
+                        ),
+                        None => true,
+                    };
                     let session = match &stream {
                         Stream::Session(s) => Some(s.clone()),
-                        Stream::Connection => named_session(&text),
+                        Stream::Connection if names => named_session(&text),
+                        Stream::Connection => None,
                     };
                     if let Some(s) = session {
                         let key = self.agent_key(pool, user);
@@ -184,11 +214,10 @@ impl World {
                     }
                     self.largest = self.largest.max(text.len());
                     *self.queued.entry(to).or_default() += text.len();
-                    self.answered(to, &text);
                 }
                 Action::Answer { to, text } => {
                     assert!(self.conns.contains_key(&to), "an answer for {to}, not open");
-                    self.answered(to, &text);
+                    let _ = self.answered(to, &text);
                 }
                 Action::Close { conn, last, .. } => {
                     assert!(
@@ -196,7 +225,7 @@ impl World {
                         "a close of {conn}, not open"
                     );
                     if let Some(last) = last {
-                        self.answered(conn, &last);
+                        let _ = self.answered(conn, &last);
                     }
                     self.forget(conn);
                 }
@@ -289,9 +318,7 @@ pub fn check(data: &[u8]) {
                         Err(_) => continue,
                     },
                 };
-                if let Some(id) = request_id(&text) {
-                    *w.pending.entry((conn, id)).or_default() += 1;
-                }
+                w.asked(conn, &text);
                 server.handle_text(w.now, conn, &text);
             }
             1 => {
@@ -301,15 +328,11 @@ pub fn check(data: &[u8]) {
                     Ok(PostOutcome::Opened(c)) => {
                         w.conns.insert(c, slot);
                         w.http[slot] = Some(c);
-                        if let Some(id) = request_id(&text) {
-                            *w.pending.entry((c, id)).or_default() += 1;
-                        }
+                        w.asked(c, &text);
                     }
                     Ok(PostOutcome::Accepted) => {
                         let c = conn.expect("a post accepted without a connection");
-                        if let Some(id) = request_id(&text) {
-                            *w.pending.entry((c, id)).or_default() += 1;
-                        }
+                        w.asked(c, &text);
                     }
                     // Answered by the refusal itself.
                     Err(_) => {}
