@@ -37,6 +37,8 @@ mod codec;
 mod framing;
 mod fuzz_corpus;
 mod remote_router;
+#[cfg(feature = "alloc")]
+mod remote_server;
 mod remote_transport;
 mod remote_users;
 mod seed000;
