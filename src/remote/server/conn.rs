@@ -269,6 +269,43 @@ impl Server {
         }
     }
 
+    /// The headers of a Streamable HTTP `POST` before its body is read:
+    /// `Content-Type` must be `application/json` (parameters allowed).
+    ///
+    /// # Errors
+    ///
+    /// `415` otherwise.
+    pub fn check_post_headers(content_type: Option<&str>) -> Result<(), HttpRefusal> {
+        let json = content_type
+            .and_then(|v| v.split(';').next())
+            .is_some_and(|v| v.trim().eq_ignore_ascii_case(crate::remote::JSON_MIME_TYPE));
+        if json {
+            Ok(())
+        } else {
+            Err(HttpRefusal::text(
+                415,
+                "content-type must be application/json",
+            ))
+        }
+    }
+
+    /// The headers of a Streamable HTTP `GET`: `Accept` must include
+    /// `text/event-stream`.
+    ///
+    /// # Errors
+    ///
+    /// `406` otherwise.
+    pub fn check_get_headers(accept: Option<&str>) -> Result<(), HttpRefusal> {
+        if accept.is_some_and(|a| a.contains(crate::remote::EVENT_STREAM_MIME_TYPE)) {
+            Ok(())
+        } else {
+            Err(HttpRefusal::text(
+                406,
+                "accept must include text/event-stream",
+            ))
+        }
+    }
+
     /// A Streamable HTTP `GET`: a reader for `conn`'s stream, or for the
     /// stream of `session` when the session is the connection's user's.
     /// Give it back with [`handle_stream_closed`](Self::handle_stream_closed).

@@ -436,6 +436,15 @@ fn streamable_http_opens_answers_and_streams() {
     let mut h = Harness::new(users_config());
     let run = started(&h.settle())[0];
     let p = Principal::user("ana", Permissions::READ_WRITE);
+    // The headers: JSON in, an event stream out.
+    assert!(Server::check_post_headers(Some("application/json; charset=utf-8")).is_ok());
+    assert_eq!(
+        Server::check_post_headers(Some("text/plain"))
+            .unwrap_err()
+            .status,
+        415
+    );
+    assert_eq!(Server::check_get_headers(None).unwrap_err().status, 406);
     // Not initialize, no connection: 400 with its JSON-RPC reply.
     let err = h
         .server

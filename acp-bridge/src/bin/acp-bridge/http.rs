@@ -31,7 +31,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use acp_codec::remote::{
-    ConnectionId, HttpRefusal, PostOutcome, Principal, Stream, HEADER_CONNECTION_ID,
+    ConnectionId, HttpRefusal, PostOutcome, Principal, Server, Stream, HEADER_CONNECTION_ID,
     HEADER_SESSION_ID,
 };
 use axum::extract::Request;
@@ -136,15 +136,8 @@ fn refusal(r: HttpRefusal) -> Response {
 }
 
 async fn post(app: Http, req: Request, who: Principal, tag: String) -> Result<Response, Response> {
-    let is_json = header_str(req.headers(), header::CONTENT_TYPE.as_str())
-        .and_then(|v| v.split(';').next())
-        .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"));
-    if !is_json {
-        return Err(text(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "content-type must be application/json",
-        ));
-    }
+    Server::check_post_headers(header_str(req.headers(), header::CONTENT_TYPE.as_str()))
+        .map_err(refusal)?;
     let headers = req.headers().clone();
     let named = app.conns.named(&headers)?;
     let max = app.max_message;
@@ -254,14 +247,7 @@ async fn run(app: Http, conn: Arc<Conn>, mut rx: mpsc::UnboundedReceiver<ToConn>
 
 /// `GET`: the connection's SSE stream, or a session's.
 fn get(app: &Http, headers: &HeaderMap, who: &Principal) -> Result<Response, Response> {
-    let accepts = header_str(headers, header::ACCEPT.as_str())
-        .is_some_and(|a| a.contains("text/event-stream"));
-    if !accepts {
-        return Err(text(
-            StatusCode::NOT_ACCEPTABLE,
-            "accept must include text/event-stream",
-        ));
-    }
+    Server::check_get_headers(header_str(headers, header::ACCEPT.as_str())).map_err(refusal)?;
     let conn = app.conns.get(headers)?;
     let session = header_str(headers, HEADER_SESSION_ID);
     let stream = app
