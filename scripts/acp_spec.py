@@ -345,36 +345,51 @@ CLIENT_TO_AGENT, AGENT_TO_CLIENT, EITHER = 'client to agent', 'agent to client',
 METHODS = []
 
 
-def R(wire, const, variant, params, result, direction, unstable=False, note=None):
+# The routing columns (what a server sharing an agent needs, generated
+# into `src/remote/routing.rs`), keyword arguments of `R` and `N`:
+# - `session`: the member of params that names the session the method
+#   acts on, when a Streamable HTTP `POST` of it must carry
+#   `Acp-Session-Id` (the official TypeScript SDK's list);
+# - `opens`: its answer names a new session (`result.sessionId`);
+# - `reattach`: it binds an existing session to the sender's connection;
+# - `read_only`: a user with the `read` permission alone may send it.
+# The direction is the table's own column.
+
+
+def R(wire, const, variant, params, result, direction, unstable=False, note=None,
+      session=None, opens=False, reattach=False, read_only=False):
     """A request: its wire name, the name of its constant in `names`, its
     variant in `RequestParams` and `ResponseResult`, its params and result
-    types, who sends it, whether only feature `unstable` types it, and a
-    note for the docs: (in the constant's doc, in the variant's)."""
+    types, who sends it, whether only feature `unstable` types it, a
+    note for the docs: (in the constant's doc, in the variant's), and its
+    routing columns (above)."""
     METHODS.append(dict(wire=wire, const=const, variant=variant, params=params, result=result,
-                        direction=direction, kind='request', unstable=unstable, note=note))
+                        direction=direction, kind='request', unstable=unstable, note=note,
+                        session=session, opens=opens, reattach=reattach, read_only=read_only))
 
 
-def N(wire, const, variant, params, direction, unstable=False):
+def N(wire, const, variant, params, direction, unstable=False, session=None):
     """A notification: as a request, without a result."""
     METHODS.append(dict(wire=wire, const=const, variant=variant, params=params, result=None,
-                        direction=direction, kind='notification', unstable=unstable, note=None))
+                        direction=direction, kind='notification', unstable=unstable, note=None,
+                        session=session, opens=False, reattach=False, read_only=False))
 
 
-R('initialize', 'INITIALIZE', 'Initialize', 'InitializeRequest', 'InitializeResponse', CLIENT_TO_AGENT)
+R('initialize', 'INITIALIZE', 'Initialize', 'InitializeRequest', 'InitializeResponse', CLIENT_TO_AGENT, read_only=True)
 R('authenticate', 'AUTHENTICATE', 'Authenticate', 'AuthenticateRequest', 'AuthenticateResponse', CLIENT_TO_AGENT)
 R('logout', 'LOGOUT', 'Logout', 'LogoutRequest', 'LogoutResponse', CLIENT_TO_AGENT)
-R('session/new', 'SESSION_NEW', 'NewSession', 'NewSessionRequest', 'NewSessionResponse', CLIENT_TO_AGENT)
-R('session/load', 'SESSION_LOAD', 'LoadSession', 'LoadSessionRequest', 'LoadSessionResponse', CLIENT_TO_AGENT)
-R('session/list', 'SESSION_LIST', 'ListSessions', 'ListSessionsRequest', 'ListSessionsResponse', CLIENT_TO_AGENT)
-R('session/delete', 'SESSION_DELETE', 'DeleteSession', 'DeleteSessionRequest', 'DeleteSessionResponse', CLIENT_TO_AGENT)
-R('session/resume', 'SESSION_RESUME', 'ResumeSession', 'ResumeSessionRequest', 'ResumeSessionResponse', CLIENT_TO_AGENT)
-R('session/close', 'SESSION_CLOSE', 'CloseSession', 'CloseSessionRequest', 'CloseSessionResponse', CLIENT_TO_AGENT)
-R('session/set_mode', 'SESSION_SET_MODE', 'SetSessionMode', 'SetSessionModeRequest', 'SetSessionModeResponse', CLIENT_TO_AGENT)
-R('session/set_config_option', 'SESSION_SET_CONFIG_OPTION', 'SetSessionConfigOption', 'SetSessionConfigOptionRequest', 'SetSessionConfigOptionResponse', CLIENT_TO_AGENT)
+R('session/new', 'SESSION_NEW', 'NewSession', 'NewSessionRequest', 'NewSessionResponse', CLIENT_TO_AGENT, opens=True)
+R('session/load', 'SESSION_LOAD', 'LoadSession', 'LoadSessionRequest', 'LoadSessionResponse', CLIENT_TO_AGENT, session='sessionId', reattach=True, read_only=True)
+R('session/list', 'SESSION_LIST', 'ListSessions', 'ListSessionsRequest', 'ListSessionsResponse', CLIENT_TO_AGENT, read_only=True)
+R('session/delete', 'SESSION_DELETE', 'DeleteSession', 'DeleteSessionRequest', 'DeleteSessionResponse', CLIENT_TO_AGENT, session='sessionId')
+R('session/resume', 'SESSION_RESUME', 'ResumeSession', 'ResumeSessionRequest', 'ResumeSessionResponse', CLIENT_TO_AGENT, session='sessionId', reattach=True, read_only=True)
+R('session/close', 'SESSION_CLOSE', 'CloseSession', 'CloseSessionRequest', 'CloseSessionResponse', CLIENT_TO_AGENT, session='sessionId')
+R('session/set_mode', 'SESSION_SET_MODE', 'SetSessionMode', 'SetSessionModeRequest', 'SetSessionModeResponse', CLIENT_TO_AGENT, session='sessionId')
+R('session/set_config_option', 'SESSION_SET_CONFIG_OPTION', 'SetSessionConfigOption', 'SetSessionConfigOptionRequest', 'SetSessionConfigOptionResponse', CLIENT_TO_AGENT, session='sessionId')
 R('session/set_model', 'SESSION_SET_MODEL', 'SetSessionModel', 'SetSessionModelRequest', 'SetSessionModelResponse', CLIENT_TO_AGENT,
-  note=('Gemini CLI, not in the v1 schema', 'Gemini CLI'))
-R('session/prompt', 'SESSION_PROMPT', 'Prompt', 'PromptRequest', 'PromptResponse', CLIENT_TO_AGENT)
-N('session/cancel', 'SESSION_CANCEL', 'Cancel', 'CancelNotification', CLIENT_TO_AGENT)
+  note=('Gemini CLI, not in the v1 schema', 'Gemini CLI'), session='sessionId')
+R('session/prompt', 'SESSION_PROMPT', 'Prompt', 'PromptRequest', 'PromptResponse', CLIENT_TO_AGENT, session='sessionId')
+N('session/cancel', 'SESSION_CANCEL', 'Cancel', 'CancelNotification', CLIENT_TO_AGENT, session='sessionId')
 N('session/update', 'SESSION_UPDATE', 'SessionUpdate', 'SessionNotification', AGENT_TO_CLIENT)
 R('session/request_permission', 'SESSION_REQUEST_PERMISSION', 'RequestPermission', 'RequestPermissionRequest', 'RequestPermissionResponse', AGENT_TO_CLIENT)
 R('fs/read_text_file', 'FS_READ_TEXT_FILE', 'ReadTextFile', 'ReadTextFileRequest', 'ReadTextFileResponse', AGENT_TO_CLIENT)
@@ -391,7 +406,7 @@ R('providers/list', 'PROVIDERS_LIST', 'ListProviders', 'ListProvidersRequest', '
 R('providers/set', 'PROVIDERS_SET', 'SetProvider', 'SetProviderRequest', 'SetProviderResponse', CLIENT_TO_AGENT, unstable=True)
 R('providers/disable', 'PROVIDERS_DISABLE', 'DisableProvider', 'DisableProviderRequest', 'DisableProviderResponse', CLIENT_TO_AGENT, unstable=True)
 R('auth/status', 'AUTH_STATUS', 'AuthStatus', 'AuthStatusRequest', 'AuthStatusResponse', CLIENT_TO_AGENT, unstable=True)
-R('session/fork', 'SESSION_FORK', 'ForkSession', 'ForkSessionRequest', 'ForkSessionResponse', CLIENT_TO_AGENT, unstable=True)
+R('session/fork', 'SESSION_FORK', 'ForkSession', 'ForkSessionRequest', 'ForkSessionResponse', CLIENT_TO_AGENT, unstable=True, session='sessionId', opens=True)
 R('session/archive', 'SESSION_ARCHIVE', 'ArchiveSession', 'ArchiveSessionRequest', 'ArchiveSessionResponse', CLIENT_TO_AGENT, unstable=True)
 R('session/unarchive', 'SESSION_UNARCHIVE', 'UnarchiveSession', 'UnarchiveSessionRequest', 'UnarchiveSessionResponse', CLIENT_TO_AGENT, unstable=True)
 R('session/status', 'SESSION_STATUS', 'SessionStatus', 'SessionStatusRequest', 'SessionStatusResponse', CLIENT_TO_AGENT, unstable=True)

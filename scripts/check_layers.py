@@ -9,8 +9,10 @@ layer may import it" may be imported by every module), then every
 text skipped), groups them by top-level module, and fails when a module
 uses one the table does not allow, when a module of src/ has no row, or
 when the submodules of any module import each other in a cycle (of any
-length: `a` uses `b` uses `a`, or longer). Run from the crate root; CI
-runs it.
+length: `a` uses `b` uses `a`, or longer). The workspace's other crates
+(acp-bridge's library, and its server binary's modules) have no layer
+table but are held to the same rule: no import cycle among their modules,
+at any level. Run from the workspace root; CI runs it.
 """
 import os
 import re
@@ -68,20 +70,20 @@ def code_lines(text):
             continue
         yield re.sub(r'"(?:\\.|[^"\\])*"', '""', line)
 
-def module_of(path):
-    rel = os.path.relpath(path, "src")
+def module_of(path, root="src"):
+    rel = os.path.relpath(path, root)
     top = rel.split(os.sep)[0]
     return top[:-3] if top.endswith(".rs") else top
 
-def module_path(path):
+def module_path(path, root="src"):
     """`src/a/b/c.rs` is `a::b::c`; `src/a/b/mod.rs` is `a::b`."""
-    parts = os.path.relpath(path, "src").removesuffix(".rs").split(os.sep)
+    parts = os.path.relpath(path, root).removesuffix(".rs").split(os.sep)
     return parts[:-1] if parts[-1] == "mod" else parts
 
-def sibling_edges(path, line):
+def sibling_edges(path, line, root="src"):
     """Edges between the children of one module that a line of `path` makes:
     (parent, child of `path`, sibling it uses)."""
-    here = module_path(path)
+    here = module_path(path, root)
     found = []
     for m in re.finditer(r"\b((?:super::)+)(\{[^}]*\}|[a-z_]+)", line):
         up = m.group(1).count("super::")
@@ -111,30 +113,65 @@ def cycles(edges):
         walk(start, start, [start], {start})
     return sorted(out)
 
-def main():
+def crate_graph(src, skip=(), root_items=None):
+    """The module graph of the crate whose sources are under `src` (its
+    root file's directory; directories in `skip` are other crates):
+    ({top-level module: modules it uses}, {parent: {child: siblings}})."""
     uses = {}
     inner = {}  # parent module -> {child: set of siblings it uses}
-    for root, _, files in os.walk("src"):
+    for root, dirs, files in os.walk(src):
+        dirs[:] = [d for d in dirs if os.path.join(root, d) not in skip]
         for f in files:
             if not f.endswith(".rs"):
                 continue
             path = os.path.join(root, f)
-            mod = module_of(path)
+            mod = module_of(path, src)
             text = open(path, encoding="utf-8").read()
             # Unit tests may reach anywhere.
             text = text.split("#[cfg(test)]\nmod tests")[0]
             test_file = f == "tests.rs"
             for line in code_lines(text):
                 for m in re.findall(r"\bcrate::([A-Za-z_]+)", line):
-                    target = ROOT_ITEMS.get(m, m)
+                    target = (root_items or {}).get(m, m)
                     if target != mod:
                         uses.setdefault(mod, set()).add(target)
                 if test_file:
                     continue
-                for parent, child, sibling in sibling_edges(path, line):
+                for parent, child, sibling in sibling_edges(path, line, src):
                     if sibling != child:
                         inner.setdefault(parent, {}).setdefault(child, set()).add(sibling)
-    bad = []
+    return uses, inner
+
+
+# The other crates of the workspace: no layer table, but no import cycle
+# among their modules either (the server binary's modules included).
+OTHER_CRATES = [
+    ("acp-bridge (library)", "acp-bridge/src", ("acp-bridge/src/bin",)),
+    ("acp-bridge (the acp-bridge binary)", "acp-bridge/src/bin/acp-bridge", ()),
+]
+
+
+def top_cycles(name, uses):
+    """Cycles among a crate's top-level modules (`lib`/`main` excluded:
+    the root declares every module)."""
+    edges = {m: {t for t in ts if t in uses or t in {u for v in uses.values() for u in v}}
+             for m, ts in uses.items() if m not in ("lib", "main")}
+    return [f"import cycle in {name}: " + " -> ".join(c + (c[0],)) for c in cycles(edges)]
+
+
+def main():
+    uses, inner = crate_graph("src", root_items=ROOT_ITEMS)
+    bad = top_cycles("acp-codec", uses)
+    checked = []
+    for name, src, skip in OTHER_CRATES:
+        if not os.path.isdir(src):
+            continue
+        other_uses, other_inner = crate_graph(src, skip)
+        bad += top_cycles(name, other_uses)
+        for parent, edges in sorted(other_inner.items()):
+            for cycle in cycles(edges):
+                bad.append(f"import cycle in {name} {'::'.join(parent)}: " + " -> ".join(cycle + (cycle[0],)))
+        checked.append(name)
     for mod in sorted(set(uses) - set(ALLOWED)):
         bad.append(f"{mod} has no row in the layer table of ARCHITECTURE.md")
     for mod, targets in sorted(uses.items()):
@@ -152,7 +189,8 @@ def main():
     if bad:
         return 1
     print(f"check_layers: {len(uses)} modules, no import the layer table forbids, "
-          f"no import cycle inside {len(inner)} modules")
+          f"no import cycle inside {len(inner)} modules; no import cycle in "
+          + ", ".join(checked))
     return 0
 
 if __name__ == "__main__":

@@ -267,6 +267,131 @@ impl<'a> Message<'a> {
     }
 }
 
+/// The `sessionId` member of a message's params (or of a response's
+/// result), read by [`Message::decode_with_session`] in the walk that
+/// decodes the line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SessionMember<'a> {
+    /// No such member, or params (result) that are not an object.
+    Absent,
+    /// One: its raw value text.
+    One(&'a str),
+    /// More than one.
+    Repeated,
+}
+
+impl<'a> Message<'a> {
+    /// [`Message::decode`], reading the `sessionId` member of the params
+    /// (of the result, for a response) in the same walk: the members of a
+    /// params object are walked one by one instead of skipped as one value
+    /// (same grammar, same nesting limit), so a router finds the session
+    /// without a second pass over a large message.
+    pub(crate) fn decode_with_session(
+        line: &'a str,
+    ) -> Result<(Self, SessionMember<'a>), MessageError> {
+        let b = line.as_bytes();
+        let bad = |offset: usize| not_json(line, offset);
+        let start = scan::skip_ws(b, 0);
+        if b.get(start) != Some(&b'{') {
+            return Err(not_an_object(line, start));
+        }
+        let mut env = Envelope::default();
+        let (mut in_params, mut in_result) = (SessionMember::Absent, SessionMember::Absent);
+        let mut i = scan::skip_ws(b, start.saturating_add(1));
+        if b.get(i) == Some(&b'}') {
+            i = i.saturating_add(1);
+        } else {
+            loop {
+                let (key, v) = scan::key_at(b, i).map_err(|e| bad(e.offset))?;
+                let key = line
+                    .get(i..i.saturating_add(key.len()))
+                    .ok_or_else(|| bad(i))?;
+                let name = member_name(key);
+                let inner =
+                    matches!(name.as_deref(), Some("params" | "result")) && b.get(v) == Some(&b'{');
+                let v_end = if inner {
+                    let (end, found) = object_session(line, v)?;
+                    match name.as_deref() {
+                        Some("params") => in_params = found,
+                        _ => in_result = found,
+                    }
+                    end
+                } else {
+                    scan::skip_value(b, v).map_err(|e| bad(e.offset))?
+                };
+                let value = line.get(v..v_end).ok_or_else(|| bad(v))?;
+                if let Some(name) = name {
+                    env.take(&name, value)?;
+                }
+                i = scan::skip_ws(b, v_end);
+                match b.get(i) {
+                    Some(b',') => i = scan::skip_ws(b, i.saturating_add(1)),
+                    Some(b'}') => {
+                        i = i.saturating_add(1);
+                        break;
+                    }
+                    _ => return Err(bad(i)),
+                }
+            }
+        }
+        let end = scan::skip_ws(b, i);
+        if end != b.len() {
+            return Err(bad(end));
+        }
+        let message = env.into_message()?;
+        let session = match message {
+            Message::Response(_) => in_result,
+            _ => in_params,
+        };
+        Ok((message, session))
+    }
+}
+
+/// A key's name (its raw token unquoted); `None` when its escapes do not
+/// decode (it names no envelope member).
+fn member_name(key: &str) -> Option<Cow<'_, str>> {
+    match key.get(1..key.len().saturating_sub(1)) {
+        Some(name) if !name.contains('\\') => Some(Cow::Borrowed(name)),
+        _ => unquote::<serde_json::Error>(key).ok(),
+    }
+}
+
+/// Walks the object at `v` (a member of the envelope): the offset after
+/// it, and its `sessionId` members.
+fn object_session(line: &str, v: usize) -> Result<(usize, SessionMember<'_>), MessageError> {
+    let b = line.as_bytes();
+    let bad = |offset: usize| not_json(line, offset);
+    let mut found = SessionMember::Absent;
+    let mut i = scan::skip_ws(b, v.saturating_add(1));
+    if b.get(i) == Some(&b'}') {
+        return Ok((i.saturating_add(1), found));
+    }
+    loop {
+        let (key, at) = scan::key_at(b, i).map_err(|e| bad(e.offset))?;
+        let key = line
+            .get(i..i.saturating_add(key.len()))
+            .ok_or_else(|| bad(i))?;
+        // Its members are one container deep in the value `skip_value`
+        // would have skipped.
+        let end = scan::skip_value_within(b, at, scan::MAX_DEPTH.saturating_sub(1))
+            .map_err(|e| bad(e.offset))?;
+        if member_name(key).as_deref() == Some("sessionId") {
+            found = match found {
+                SessionMember::Absent => {
+                    SessionMember::One(line.get(at..end).ok_or_else(|| bad(at))?)
+                }
+                _ => SessionMember::Repeated,
+            };
+        }
+        i = scan::skip_ws(b, end);
+        match b.get(i) {
+            Some(b',') => i = scan::skip_ws(b, i.saturating_add(1)),
+            Some(b'}') => return Ok((i.saturating_add(1), found)),
+            _ => return Err(bad(i)),
+        }
+    }
+}
+
 /// The envelope's members, as raw value texts: what a walk over a line
 /// found, checked by [`Envelope::into_message`] (the one place the
 /// JSON-RPC rules are written).
@@ -660,5 +785,74 @@ mod tests {
             -32600
         );
         assert!(Message::decode(r#"{"jsonrpc":"2.0","method":"ok"}"#).is_ok());
+    }
+}
+
+#[cfg(test)]
+mod session_walk {
+    use super::*;
+    use alloc::format;
+    use alloc::string::{String, ToString};
+
+    /// `decode_with_session` against `Message::decode` (the message, or
+    /// the error) and against reading `sessionId` from the decoded params
+    /// with `serde_json::Value`, an independent reader.
+    fn same(line: &str) {
+        let walked = Message::decode_with_session(line);
+        let decoded = Message::decode(line);
+        match (&walked, &decoded) {
+            (Ok((a, member)), Ok(b)) => {
+                assert_eq!(a, b, "{line}");
+                let raw = match b {
+                    Message::Response(r) => Some(r.result.get()),
+                    Message::Request(r) => r.params.as_ref().map(RawJson::get),
+                    Message::Notification(n) => n.params.as_ref().map(RawJson::get),
+                    Message::Error(_) => None,
+                };
+                let oracle = raw
+                    .and_then(|t| serde_json::from_str::<serde_json::Value>(t).ok())
+                    .and_then(|v| v.get("sessionId").map(|s| s.to_string()));
+                let got = match member {
+                    SessionMember::One(v) => Some(
+                        serde_json::from_str::<serde_json::Value>(v)
+                            .unwrap()
+                            .to_string(),
+                    ),
+                    SessionMember::Absent => None,
+                    SessionMember::Repeated => return,
+                };
+                assert_eq!(got, oracle, "{line}");
+            }
+            (Err(_), Err(_)) => {}
+            _ => panic!("{line}: {walked:?} against {decoded:?}"),
+        }
+    }
+
+    #[test]
+    fn one_walk_decodes_as_decode_and_finds_the_session() {
+        let deep = |n: usize| format!("{}1{}", "[".repeat(n), "]".repeat(n));
+        let lines: [String; 14] = [
+            r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"x":"a \"sessionId\":\"no\""}}}"#.into(),
+            r#"{"jsonrpc":"2.0","id":3,"method":"fs/read_text_file","params":{"path":"/a","sessionId":"s\u00e9"}}"#.into(),
+            r#"{"jsonrpc":"2.0","id":1,"result":{"sessionId":"new"}}"#.into(),
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":-1,"message":"m"}}"#.into(),
+            r#"{"jsonrpc":"2.0","method":"x","par\u0061ms":{"session\u0049d":"esc"}}"#.into(),
+            r#"{"jsonrpc":"2.0","method":"x","params":{"sessionId":"a","sessionId":"b"}}"#.into(),
+            r#"{"jsonrpc":"2.0","method":"x","params":[1,2]}"#.into(),
+            r#"{"jsonrpc":"2.0","method":"x","params":{}}"#.into(),
+            r#" { "params" : { "sessionId" : null } , "method" : "x" , "jsonrpc" : "2.0" } "#.into(),
+            r#"{"jsonrpc":"2.0","method":"x","params":{"a":1,}}"#.into(),
+            r#"{"jsonrpc":"2.0","method":"x","params":{"a":1}} x"#.into(),
+            format!(r#"{{"jsonrpc":"2.0","method":"x","params":{{"a":{}}}}}"#, deep(126)),
+            format!(r#"{{"jsonrpc":"2.0","method":"x","params":{{"a":{}}}}}"#, deep(127)),
+            format!(r#"{{"jsonrpc":"2.0","method":"x","params":{{"a":{}}}}}"#, deep(128)),
+        ];
+        for line in &lines {
+            same(line);
+        }
+        let (_, member) = Message::decode_with_session(&lines[5]).unwrap();
+        assert_eq!(member, SessionMember::Repeated);
+        let (_, member) = Message::decode_with_session(&lines[4]).unwrap();
+        assert_eq!(member, SessionMember::One("\"esc\""));
     }
 }

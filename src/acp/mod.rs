@@ -263,6 +263,7 @@ pub use error::{EnvelopeFault, MessageError, TrackerError};
 pub use extra::Extra;
 pub use id::RequestId;
 pub use line::{decode_line, decode_line_bytes, Decoding, Incoming};
+pub(crate) use message::SessionMember;
 pub use message::{ErrorResponse, Message, Notification, Request, Response, RpcError};
 pub use method::{is_extension, Direction, MethodInfo, MethodKind};
 pub use methods::{names, NotificationParams, RequestParams, ResponseResult, METHODS};

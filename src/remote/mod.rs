@@ -94,6 +94,15 @@
 //!   later [`AGENT_STARTED`]. Each session stays its user's, for them
 //!   alone to reattach on the restarted agent.
 //!
+//! # The team server
+//!
+//! [`Server`] is a whole server's rules over the router: connections of
+//! both profiles with their users ([`Principal`]), the agent processes (one
+//! shared, or one per user: [`PoolMode`]), flow control, limits and every
+//! error a client sees; events in with `now`, [`Action`]s out. A binary
+//! around it only moves bytes and runs processes. See [`Server`]
+//! for an example.
+//!
 //! # Driving it
 //!
 //! A WebSocket bridge, per frame: the [`Gate`] first, then the router.
@@ -155,6 +164,8 @@ mod backlog;
 mod error;
 mod replay;
 mod router;
+mod routing;
+mod server;
 mod transport;
 mod wire;
 
@@ -167,6 +178,10 @@ pub use router::{
     ClientId, ConnectError, Out, Permissions, Router, UnknownPermission, AGENT_EXITED,
     AGENT_STARTED, DEFAULT_MAX_PENDING_PER_CLIENT, DEFAULT_MAX_USER_CONNECTIONS,
     DEFAULT_MAX_USER_SESSIONS, FORBIDDEN, REPLAY_DROPPED, USER_LIMIT,
+};
+pub use server::{
+    Action, AgentRun, ConnectionId, HttpRefusal, PoolMode, PostOutcome, Principal, Profile, Server,
+    ServerConfig, StartReason, StopReason, AGENTS_FULL, BINARY_REFUSED, LINE_DROPPED,
 };
 pub use transport::{
     answer_stream, check_post, check_response_session, is_reattach, is_session_scoped, oversize,

@@ -34,6 +34,9 @@ pub mod remote_transport;
 #[cfg(feature = "arbitrary")]
 #[path = "../../fuzz/checks/round_trip.rs"]
 pub mod round_trip;
+#[cfg(feature = "alloc")]
+#[path = "../../fuzz/checks/server_core.rs"]
+pub mod server_core;
 #[path = "../../fuzz/checks/title.rs"]
 pub mod title;
 #[cfg(feature = "alloc")]

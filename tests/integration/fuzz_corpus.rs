@@ -112,6 +112,18 @@ fn bridge_router_seeds() {
 }
 
 #[cfg(feature = "alloc")]
+use crate::checks::server_core;
+
+#[cfg(feature = "alloc")]
+#[test]
+fn server_core_seeds() {
+    for (name, data) in seeds("server_core") {
+        eprintln!("{name}");
+        server_core::check(&data);
+    }
+}
+
+#[cfg(feature = "alloc")]
 use crate::checks::remote_transport;
 
 #[cfg(feature = "alloc")]

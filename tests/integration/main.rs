@@ -38,6 +38,8 @@ mod examples;
 mod framing;
 mod fuzz_corpus;
 mod remote_router;
+#[cfg(feature = "alloc")]
+mod remote_server;
 mod remote_transport;
 mod remote_users;
 mod seed000;

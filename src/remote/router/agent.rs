@@ -13,9 +13,11 @@ use super::{
 };
 use crate::acp::{
     encode_error, encode_response, names, ErrorResponse, Message, RawJson, Request, RequestId,
-    Response, RpcError,
+    Response, RpcError, SessionMember,
 };
-use crate::remote::transport::{answer_stream, session_field, SessionField, Stream, SESSION_FORK};
+use crate::json::unescape::unquote;
+use crate::remote::routing::opens_session;
+use crate::remote::transport::{answer_stream, SessionField, Stream};
 use crate::{ErrorCode, FrameError, PeekedId};
 
 use super::sessions::Whose;
@@ -38,14 +40,24 @@ impl Router {
             self.drop_one();
             return;
         }
-        let Ok(msg) = Message::decode(line) else {
+        // One walk: the envelope, and the params' `sessionId` on the way
+        // (a large params object is passed over once, never unescaped).
+        let Ok((msg, member)) = Message::decode_with_session(line) else {
             // Stray text on stdout (Gemini has printed some): not a message.
             self.drop_one();
             return;
         };
+        let session = match member {
+            SessionMember::Absent | SessionMember::One("null") => SessionField::Absent,
+            SessionMember::One(v) => match unquote::<serde_json::Error>(v) {
+                Ok(s) => SessionField::Id(s),
+                Err(_) => SessionField::Invalid,
+            },
+            SessionMember::Repeated => SessionField::Invalid,
+        };
         match msg {
             Message::Response(_) | Message::Error(_) => self.agent_response(msg, line, now, out),
-            Message::Request(ref r) => self.agent_request(r, line, out),
+            Message::Request(ref r) => self.agent_request(r, session, line, out),
             Message::Notification(ref n) => {
                 if n.method == names::CANCEL_REQUEST {
                     let target = cancel_target(n.params.as_ref())
@@ -60,7 +72,7 @@ impl Router {
                     }
                     return;
                 }
-                match session_field(n.params.as_ref()) {
+                match session {
                     SessionField::Id(s) => self.route_to_session(&s, line, out),
                     SessionField::Invalid => self.drop_one(),
                     SessionField::Absent => {
@@ -122,7 +134,7 @@ impl Router {
             return;
         };
         if let Message::Response(r) = &msg {
-            let creates = matches!(f.method.as_str(), names::SESSION_NEW | SESSION_FORK);
+            let creates = opens_session(&f.method);
             if let Some(s) = session_of(Some(&r.result)).filter(|s| creates && self.reused(&f, s)) {
                 let msg = format!("the agent answered {} with session {s}, which is not available to this connection", f.method);
                 out.push(Out::Client {
@@ -188,7 +200,7 @@ impl Router {
         let here = self.clients.contains_key(&f.client);
         match msg {
             Message::Response(r) => {
-                if matches!(f.method.as_str(), names::SESSION_NEW | SESSION_FORK) {
+                if opens_session(&f.method) {
                     if let Some(s) = session_of(Some(&r.result)) {
                         self.created(&f, &s, here);
                     }
@@ -242,8 +254,14 @@ impl Router {
         }
     }
 
-    fn agent_request(&mut self, r: &Request<'_>, line: &str, out: &mut Vec<Out>) {
-        let session = session_of(r.params.as_ref());
+    fn agent_request(
+        &mut self,
+        r: &Request<'_>,
+        session: SessionField<'_>,
+        line: &str,
+        out: &mut Vec<Out>,
+    ) {
+        let session = session.into_id().map(alloc::borrow::Cow::into_owned);
         let holder = session.as_ref().and_then(|s| self.sessions.holder(s));
         let may_answer = holder
             .and_then(|c| self.clients.get(&c))

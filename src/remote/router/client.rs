@@ -8,13 +8,21 @@ use alloc::vec::Vec;
 use core::time::Duration;
 
 use super::sessions::{Owner, Whose};
-use super::users::read_only_allows;
 use super::{cancel_target, error_text, Forwarded, Out, Router, ANONYMOUS, FORBIDDEN, USER_LIMIT};
 use crate::acp::{names, ErrorResponse, Message, RawJson, Request, RequestId, Response};
-use crate::remote::transport::{is_reattach, session_field, SessionField, Stream, SESSION_FORK};
+use crate::remote::routing::{opens_session, read_only_allows};
+use crate::remote::transport::{is_reattach, session_field, SessionField, Stream};
 use crate::ErrorCode;
 
 use super::ClientId;
+
+/// `text` as one line for the agent's stdin: its bytes and a `\n`.
+fn as_line(text: &str) -> Vec<u8> {
+    let mut line = Vec::with_capacity(text.len().saturating_add(1));
+    line.extend_from_slice(text.as_bytes());
+    line.push(b'\n');
+    line
+}
 
 /// A refusal: the code and the message to answer with.
 type Refusal = (ErrorCode, String);
@@ -80,6 +88,20 @@ impl Router {
         now: Duration,
         out: &mut Vec<Out>,
     ) {
+        self.handle_client_decoded(client, text, Message::decode(text), now, out);
+    }
+
+    /// [`handle_client`](Self::handle_client) for a message its caller
+    /// decoded already (a transport's rules need it first): `decoded` is
+    /// `Message::decode(text)`, so the message is decoded once on its way.
+    pub(crate) fn handle_client_decoded(
+        &mut self,
+        client: ClientId,
+        text: &str,
+        decoded: Result<Message<'_>, crate::acp::MessageError>,
+        now: Duration,
+        out: &mut Vec<Out>,
+    ) {
         let Some(c) = self.clients.get(&client) else {
             return;
         };
@@ -89,7 +111,6 @@ impl Router {
             user: &user,
             write,
         };
-        let decoded = Message::decode(text);
         if let Some(at) = memchr::memchr(b'\n', text.as_bytes()) {
             let id = decoded
                 .as_ref()
@@ -134,7 +155,8 @@ impl Router {
                     self.drop_one();
                     return;
                 }
-                self.encode_to_agent(&Message::Notification(n), out);
+                // Forwarded as it came: valid, and without a raw newline.
+                out.push(Out::Agent(as_line(text)));
             }
             Message::Response(Response { ref id, .. })
             | Message::Error(ErrorResponse { ref id, .. }) => {
@@ -144,7 +166,8 @@ impl Router {
                         let a = self.agent_requests.remove(&key);
                         let _ = self.tracker.finish_peer_request(&key);
                         if write {
-                            self.encode_to_agent(&msg, out);
+                            // The agent's own id, unchanged: forwarded as it came.
+                            out.push(Out::Agent(as_line(text)));
                         } else if let Some(a) = a {
                             // Permissions taken away since it was asked.
                             self.answer_agent_for_gone(&key, &a.method, out);
@@ -183,14 +206,6 @@ impl Router {
                 out.push(Out::Agent(line));
             }
             _ => self.drop_one(),
-        }
-    }
-
-    pub(super) fn encode_to_agent(&mut self, msg: &Message<'_>, out: &mut Vec<Out>) {
-        let mut line = Vec::new();
-        match msg.encode(&mut line) {
-            Ok(_) => out.push(Out::Agent(line)),
-            Err(_) => self.drop_one(),
         }
     }
 
@@ -251,7 +266,7 @@ impl Router {
         method: &str,
         session: Option<&str>,
     ) -> Result<Claim, Refusal> {
-        let opens = matches!(method, names::SESSION_NEW | SESSION_FORK);
+        let opens = opens_session(method);
         let Some(s) = session else {
             if opens {
                 self.check_session_limit(from.user)?;

@@ -176,12 +176,3 @@ impl fmt::Display for ConnectError {
 }
 
 impl core::error::Error for ConnectError {}
-
-/// The requests a user with `read` alone may send.
-pub(super) fn read_only_allows(method: &str) -> bool {
-    use crate::acp::names;
-    matches!(
-        method,
-        names::INITIALIZE | names::SESSION_LIST | names::SESSION_LOAD | names::SESSION_RESUME
-    )
-}

@@ -97,7 +97,16 @@ impl Gate {
     /// `initialize`, an id longer than the limit. See [`RemoteError`] for
     /// what to answer.
     pub fn check<'a>(&mut self, text: &'a str) -> Result<Checked<'a>, RemoteError> {
-        let message = decode(text)?;
+        self.check_message(decode(text)?)
+    }
+
+    /// [`check`](Self::check) for a message its caller decoded already
+    /// (with the same mapping of decode errors as `check`), so a server
+    /// decodes each message once.
+    pub(crate) fn check_message<'a>(
+        &mut self,
+        message: Message<'a>,
+    ) -> Result<Checked<'a>, RemoteError> {
         if !self.initialized {
             let request = match message {
                 Message::Response(_) | Message::Error(_) => return Ok(Checked::Ignore),

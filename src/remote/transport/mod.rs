@@ -4,9 +4,6 @@
 use alloc::borrow::Cow;
 use alloc::string::String;
 
-use serde::Deserialize;
-use serde_json::value::RawValue;
-
 use super::error::RemoteError;
 
 mod gate;
@@ -20,8 +17,10 @@ pub use super::wire::{
 };
 use crate::acp::MessageError;
 use crate::acp::{names, Message, RawJson, RequestId};
+use crate::json::scan::Members;
 use crate::json::unescape::unquote;
 pub use gate::{Checked, Gate};
+pub(crate) use post::check_post_message;
 pub use post::{check_post, check_response_session, oversize, Post};
 
 /// Whether a client→agent method concerns one session, so a Streamable HTTP
@@ -37,30 +36,15 @@ pub use post::{check_post, check_response_session, oversize, Post};
 /// assert!(!is_session_scoped("session/new"));
 /// ```
 pub fn is_session_scoped(method: &str) -> bool {
-    matches!(
-        method,
-        names::SESSION_CANCEL
-            | names::SESSION_CLOSE
-            | names::SESSION_DELETE
-            | SESSION_FORK
-            | names::SESSION_LOAD
-            | names::SESSION_PROMPT
-            | names::SESSION_RESUME
-            | names::SESSION_SET_CONFIG_OPTION
-            | names::SESSION_SET_MODE
-            | names::SESSION_SET_MODEL
-    )
+    super::routing::is_session_scoped(method)
 }
-
-/// `session/fork` (unstable ACP): answered with a new session's id.
-pub(crate) const SESSION_FORK: &str = "session/fork";
 
 /// Whether a method reattaches a session after its client lost it
 /// (`session/load`, `session/resume`): the SDK's client clears a session's
 /// failure on these, and a [`ReplayBuffer`](super::ReplayBuffer) hands
 /// over what the session missed.
 pub fn is_reattach(method: &str) -> bool {
-    matches!(method, names::SESSION_LOAD | names::SESSION_RESUME)
+    super::routing::is_reattach(method)
 }
 
 /// What the `sessionId` member of params (or of a result) holds.
@@ -94,12 +78,6 @@ impl<'a> SessionField<'a> {
     }
 }
 
-#[derive(Deserialize)]
-struct SessionRef<'a> {
-    #[serde(rename = "sessionId", borrow, default)]
-    session_id: Option<&'a RawValue>,
-}
-
 /// The `sessionId` of raw params or of a raw result (the SDK reads a
 /// session from either: a request's params, `session/new`'s result).
 ///
@@ -118,17 +96,31 @@ pub fn session_field<'r>(raw: Option<&'r RawJson<'_>>) -> SessionField<'r> {
         return SessionField::Absent;
     };
     let text = raw.get();
-    let Ok(r) = serde_json::from_str::<SessionRef<'_>>(text) else {
-        return if text.trim_start().starts_with('{') {
-            SessionField::Invalid
-        } else {
-            SessionField::Absent
-        };
+    // One walk over the members with the crate's scanner: values are
+    // skipped (a 5 MiB tool output is passed over, never unescaped); every
+    // `sessionId` is looked at, so a repeated one is seen.
+    let Ok(members) = Members::new(text) else {
+        return SessionField::Absent;
     };
-    match r.session_id {
-        None => SessionField::Absent,
-        Some(v) if v.get() == "null" => SessionField::Absent,
-        Some(v) => match unquote::<serde_json::Error>(v.get()) {
+    let mut found = None;
+    for member in members {
+        let Ok((key, value)) = member else {
+            return SessionField::Invalid;
+        };
+        let is_session = key == "\"sessionId\""
+            || (key.contains('\\')
+                && unquote::<serde_json::Error>(key).is_ok_and(|k| k == "sessionId"));
+        if !is_session {
+            continue;
+        }
+        if found.is_some() {
+            return SessionField::Invalid;
+        }
+        found = Some(value);
+    }
+    match found {
+        None | Some("null") => SessionField::Absent,
+        Some(v) => match unquote::<serde_json::Error>(v) {
             Ok(s) => SessionField::Id(s),
             Err(_) => SessionField::Invalid,
         },
@@ -172,7 +164,7 @@ pub fn answer_stream(method: &str, session: Option<&str>) -> Stream {
     }
 }
 
-pub(super) fn decode(text: &str) -> Result<Message<'_>, RemoteError> {
+pub(crate) fn decode(text: &str) -> Result<Message<'_>, RemoteError> {
     Message::decode(text).map_err(|e| match e {
         MessageError::NotJson { .. } => RemoteError::NotJson,
         MessageError::Batch { .. } => RemoteError::Batch,
@@ -236,6 +228,32 @@ mod tests {
             session_field(Some(&raw)),
             SessionField::Id(Cow::Borrowed("s1"))
         ));
+    }
+
+    /// The member walk against `serde_json::Value` (an independent
+    /// reader) on objects without a repeated key.
+    #[test]
+    fn session_field_matches_serde_json() {
+        let cases = [
+            r#"{}"#,
+            r#"{"sessionId":"s1"}"#,
+            r#"{"prompt":[{"type":"text","text":"a \"sessionId\": \"x\""}],"sessionId":"s2"}"#,
+            r#"{"session\u0049d":"s3"}"#,
+            r#"{"sessionId":"a\nb\u00e9"}"#,
+            r#"{"nested":{"sessionId":"no"},"x":1}"#,
+            r#"{"sessionId":{"a":1}}"#,
+            r#"{"sessionId":true}"#,
+            r#" { "sessionId" : "s4" } "#,
+        ];
+        for text in cases {
+            let v: serde_json::Value = serde_json::from_str(text).unwrap();
+            let oracle = match v.get("sessionId") {
+                None | Some(serde_json::Value::Null) => SessionField::Absent,
+                Some(serde_json::Value::String(s)) => SessionField::Id(Cow::Owned(s.clone())),
+                Some(_) => SessionField::Invalid,
+            };
+            assert_eq!(field(text), oracle, "{text}");
+        }
     }
 
     #[test]

@@ -79,7 +79,16 @@ pub fn check_post<'a>(
     session_header: Option<&'a str>,
     max_id_len: usize,
 ) -> Result<Post<'a>, RemoteError> {
-    let message = decode(body)?;
+    check_post_message(decode(body)?, connection_id, session_header, max_id_len)
+}
+
+/// [`check_post`] for a body its caller decoded already.
+pub(crate) fn check_post_message<'a>(
+    message: Message<'a>,
+    connection_id: Option<&str>,
+    session_header: Option<&'a str>,
+    max_id_len: usize,
+) -> Result<Post<'a>, RemoteError> {
     if let Message::Request(r) = &message {
         if r.method == names::INITIALIZE {
             if connection_id.is_some() {

@@ -17,9 +17,9 @@
 //!   `--max-buffered-bytes`.
 //! - `DELETE` with `Acp-Connection-Id` closes the connection.
 //!
-//! The transport's rules (what a `POST` must carry, a batch answered `501`
-//! with one `-32600` whose `id` is `null`) are the library's `check_post`;
-//! which stream each message goes on is decided by its router.
+//! This file is the profile's I/O: the requests, the SSE streams and the
+//! queues behind them. Every rule (what a `POST` must carry, who may read
+//! which stream, flow control, when a connection closes) is the core's.
 
 // Handlers return `Result<Response, Response>`: the error is the HTTP answer
 // itself, built once per request, so its size does not matter.
@@ -27,29 +27,22 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::convert::Infallible;
-use std::fmt::Write as _;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use acp_codec::acp::{Message, RequestId};
 use acp_codec::remote::{
-    check_post, check_response_session, Post, RemoteError, Stream, DEFAULT_MAX_ID_LENGTH,
+    ConnectionId, HttpRefusal, PostOutcome, Principal, Server, Stream, HEADER_CONNECTION_ID,
+    HEADER_SESSION_ID,
 };
 use axum::extract::Request;
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-
 use tokio::sync::{mpsc, oneshot, Notify};
 
-use crate::hub::{Charge, Config, Kick, Member, ToClient};
-use crate::server::{reply_line, text, App};
-use acp_bridge::users::Identity;
+use crate::driver::{Driver, ToConn};
+use crate::respond::{new_connection_id, no_random_source, text};
 
-/// The connection header of the transport.
-pub const HEADER_CONNECTION_ID: &str = "acp-connection-id";
-/// The session header of the transport.
-pub const HEADER_SESSION_ID: &str = "acp-session-id";
 /// Longest wait for the agent's answer to `initialize`.
 const INITIALIZE_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -66,50 +59,44 @@ impl Connections {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// The connection a request names, when it is `who`'s: another
-    /// user's connection is as unknown as one that does not exist.
-    fn get(&self, headers: &HeaderMap, who: &Identity) -> Result<Arc<Conn>, Response> {
+    /// The connection a request names (`None` without the header); an
+    /// unknown id is `404`. Whose it is, the core checks.
+    fn named(&self, headers: &HeaderMap) -> Result<Option<Arc<Conn>>, Response> {
         let Some(id) = header_str(headers, HEADER_CONNECTION_ID) else {
-            return Err(text(StatusCode::BAD_REQUEST, "missing Acp-Connection-Id"));
+            return Ok(None);
         };
         self.lock()
             .get(id)
-            .filter(|c| c.user == who.user)
             .cloned()
+            .map(Some)
             .ok_or_else(|| text(StatusCode::NOT_FOUND, "unknown Acp-Connection-Id"))
+    }
+
+    fn get(&self, headers: &HeaderMap) -> Result<Arc<Conn>, Response> {
+        self.named(headers)?
+            .ok_or_else(|| text(StatusCode::BAD_REQUEST, "missing Acp-Connection-Id"))
     }
 }
 
-/// One Streamable HTTP connection: a client of the hub whose messages are
-/// sorted into SSE streams.
-struct Conn {
+/// One Streamable HTTP connection: the queues of its SSE streams.
+pub struct Conn {
     id: String,
-    client: Member,
-    /// Its user (empty: the anonymous user).
-    user: String,
-    /// How log lines name the user.
+    conn: ConnectionId,
     tag: String,
     state: Mutex<ConnState>,
-    /// A reader took a message (room in the buffer).
-    taken: Notify,
-    /// `DELETE` asked to close.
-    stop: Notify,
 }
 
 #[derive(Default)]
 struct ConnState {
     closed: bool,
     streams: HashMap<Stream, Mailbox>,
-    /// The pending `initialize`: its id and where its answer goes.
-    initialize: Option<(String, oneshot::Sender<String>)>,
-    buffered: usize,
-    last_seen: Option<Instant>,
+    /// Where the answer to the opening `initialize` goes.
+    initialize: Option<oneshot::Sender<String>>,
 }
 
 #[derive(Default)]
 struct Mailbox {
-    queue: VecDeque<(String, Charge)>,
-    leased: bool,
+    queue: VecDeque<String>,
     wake: Arc<Notify>,
 }
 
@@ -121,53 +108,39 @@ impl Conn {
     }
 }
 
-/// A fresh, unguessable connection id: 128 bits from the operating
-/// system's random source, in hex.
-///
-/// # Errors
-///
-/// The random source failing: without it there is no id nobody can
-/// guess, and the connection is refused.
-pub fn new_connection_id() -> Result<String, getrandom::Error> {
-    let mut bytes = [0u8; 16];
-    getrandom::fill(&mut bytes)?;
-    let mut id = String::with_capacity(32);
-    for b in bytes {
-        let _ = write!(id, "{b:02x}");
-    }
-    Ok(id)
-}
-
-/// The answer when [`new_connection_id`] fails.
-pub fn no_random_source(e: getrandom::Error) -> Response {
-    text(
-        StatusCode::SERVICE_UNAVAILABLE,
-        &format!("no random source for a connection id: {e}"),
-    )
+/// Everything a Streamable HTTP handler needs.
+#[derive(Clone)]
+pub struct Http {
+    pub driver: Arc<Driver>,
+    pub conns: Arc<Connections>,
+    pub max_message: usize,
 }
 
 /// Serves one Streamable HTTP request to `/acp`.
-pub async fn handle(app: App, req: Request, who: Identity) -> Response {
+pub async fn handle(app: Http, req: Request, who: Principal, tag: String) -> Response {
     match *req.method() {
-        Method::POST => post(app, req, who).await.unwrap_or_else(|r| r),
-        Method::GET => get(app, req.headers(), &who).unwrap_or_else(|r| r),
-        Method::DELETE => delete(app, req.headers(), &who).unwrap_or_else(|r| r),
+        Method::POST => post(app, req, who, tag).await.unwrap_or_else(|r| r),
+        Method::GET => get(&app, req.headers(), &who).unwrap_or_else(|r| r),
+        Method::DELETE => delete(&app, req.headers(), &who).unwrap_or_else(|r| r),
         _ => text(StatusCode::METHOD_NOT_ALLOWED, "method not allowed"),
     }
 }
 
-async fn post(app: App, req: Request, who: Identity) -> Result<Response, Response> {
-    let is_json = header_str(req.headers(), header::CONTENT_TYPE.as_str())
-        .and_then(|v| v.split(';').next())
-        .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"));
-    if !is_json {
-        return Err(text(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "content-type must be application/json",
-        ));
+fn refusal(r: HttpRefusal) -> Response {
+    let status = StatusCode::from_u16(r.status).unwrap_or(StatusCode::BAD_REQUEST);
+    if r.json {
+        (status, [(header::CONTENT_TYPE, "application/json")], r.body).into_response()
+    } else {
+        text(status, &r.body)
     }
+}
+
+async fn post(app: Http, req: Request, who: Principal, tag: String) -> Result<Response, Response> {
+    Server::check_post_headers(header_str(req.headers(), header::CONTENT_TYPE.as_str()))
+        .map_err(refusal)?;
     let headers = req.headers().clone();
-    let max = app.shared.config.max_message;
+    let named = app.conns.named(&headers)?;
+    let max = app.max_message;
     let body = axum::body::to_bytes(req.into_body(), max)
         .await
         .map_err(|_| {
@@ -178,42 +151,55 @@ async fn post(app: App, req: Request, who: Identity) -> Result<Response, Respons
         })?;
     let body = String::from_utf8(body.into())
         .map_err(|_| text(StatusCode::BAD_REQUEST, "body is not utf-8"))?;
-    let connection = header_str(&headers, HEADER_CONNECTION_ID);
     let session = header_str(&headers, HEADER_SESSION_ID);
-    match check_post(&body, connection, session, DEFAULT_MAX_ID_LENGTH) {
-        Ok(Post::Initialize(r)) => {
-            let key = id_key(&r.id);
-            Ok(open(app, key, &body, who).await)
+    let id = match new_connection_id() {
+        Ok(id) => id,
+        Err(e) => return Err(no_random_source(e)),
+    };
+    let (answer_tx, answer_rx) = oneshot::channel();
+    let conns = app.conns.clone();
+    // The connection's queues are registered under the core's lock, before
+    // any action can name it.
+    let outcome = app.driver.with(|s, now| {
+        let out = s.handle_post(now, &who, named.as_ref().map(|c| c.conn), session, &body);
+        if let Ok(PostOutcome::Opened(conn)) = &out {
+            let c = Arc::new(Conn {
+                id: id.clone(),
+                conn: *conn,
+                tag: tag.clone(),
+                state: Mutex::new(ConnState {
+                    initialize: Some(answer_tx),
+                    ..ConnState::default()
+                }),
+            });
+            let (tx, rx) = mpsc::unbounded_channel::<ToConn>();
+            app.driver.attach(*conn, tx, Arc::new(Notify::new()));
+            conns.lock().insert(id.clone(), c.clone());
+            tokio::spawn(run(app.clone(), c, rx));
         }
-        Ok(Post::Message { message, .. }) => {
-            let conn = app.http.get(&headers, &who)?;
-            // A reply to the agent names the session its request came on.
-            if let Message::Response(_) | Message::Error(_) = &message {
-                let expected = message
-                    .id()
-                    .and_then(|id| app.shared.request_session(conn.client, id));
-                check_response_session(expected.as_deref(), session).map_err(refusal)?;
+        out
+    });
+    match outcome.map_err(refusal)? {
+        PostOutcome::Accepted => Ok(StatusCode::ACCEPTED.into_response()),
+        PostOutcome::Opened(_) => {
+            app.driver
+                .log_line(&format!("http connection {id} ({tag}) opened"));
+            match tokio::time::timeout(INITIALIZE_TIMEOUT, answer_rx).await {
+                Ok(Ok(answer)) => {
+                    let mut resp =
+                        ([(header::CONTENT_TYPE, "application/json")], answer).into_response();
+                    if let Ok(v) = HeaderValue::from_str(&id) {
+                        resp.headers_mut().insert(HEADER_CONNECTION_ID, v);
+                    }
+                    Ok(resp)
+                }
+                _ => Err(text(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "initialize failed: no answer from the agent",
+                )),
             }
-            conn.lock().last_seen = Some(Instant::now());
-            app.shared.input(conn.client, &body).await;
-            Ok(StatusCode::ACCEPTED.into_response())
         }
-        Err(e) => Err(refusal(e)),
     }
-}
-
-/// The answer to a refused `POST`: its status, and its JSON-RPC reply as
-/// the body when it has one.
-fn refusal(e: RemoteError) -> Response {
-    let status = StatusCode::from_u16(e.http_status()).unwrap_or(StatusCode::BAD_REQUEST);
-    match reply_line(&e) {
-        Some(json) => (status, [(header::CONTENT_TYPE, "application/json")], json).into_response(),
-        None => text(status, &e.to_string()),
-    }
-}
-
-fn id_key(id: &RequestId<'_>) -> String {
-    serde_json::to_string(id).unwrap_or_default()
 }
 
 fn header_str<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
@@ -223,96 +209,27 @@ fn header_str<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
         .filter(|v| !v.is_empty())
 }
 
-/// `initialize` without a connection: opens one and answers with the
-/// agent's response and the new `Acp-Connection-Id`.
-async fn open(app: App, key: String, body: &str, who: Identity) -> Response {
-    if app.http.lock().len() >= app.shared.config.max_http_connections {
-        return text(StatusCode::SERVICE_UNAVAILABLE, "too many connections");
-    }
-    let id = match new_connection_id() {
-        Ok(id) => id,
-        Err(e) => return no_random_source(e),
-    };
-    let (tx, rx) = mpsc::unbounded_channel::<ToClient>();
-    let kick = Kick::new();
-    let (answer_tx, answer_rx) = oneshot::channel();
-    let client = match app.shared.join(&who, tx, kick.clone()) {
-        Ok(c) => c,
-        Err(e) => {
-            app.shared
-                .log_line(&format!("http {}: refused: {e}", who.tag()));
-            let status = StatusCode::from_u16(e.http_status()).unwrap_or(StatusCode::FORBIDDEN);
-            return text(status, &e.to_string());
-        }
-    };
-    let conn = Arc::new(Conn {
-        id,
-        client,
-        user: who.user.clone(),
-        tag: who.tag(),
-        state: Mutex::new(ConnState {
-            initialize: Some((key, answer_tx)),
-            last_seen: Some(Instant::now()),
-            ..ConnState::default()
-        }),
-        taken: Notify::new(),
-        stop: Notify::new(),
-    });
-    app.http.lock().insert(conn.id.clone(), conn.clone());
-    app.shared.log_line(&format!(
-        "http connection {} ({}) opened",
-        conn.id, conn.tag
-    ));
-    tokio::spawn(run(app.clone(), conn.clone(), rx, kick));
-    app.shared.input(client, body).await;
-    match tokio::time::timeout(INITIALIZE_TIMEOUT, answer_rx).await {
-        Ok(Ok(answer)) => {
-            let mut resp = ([(header::CONTENT_TYPE, "application/json")], answer).into_response();
-            if let Ok(v) = HeaderValue::from_str(&conn.id) {
-                resp.headers_mut().insert(HEADER_CONNECTION_ID, v);
-            }
-            resp
-        }
-        _ => {
-            conn.stop.notify_one();
-            text(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "initialize failed: no answer from the agent",
-            )
-        }
-    }
-}
-
-/// Sorts the hub's messages for `conn` into its streams until the client
-/// deletes the connection, falls behind, or stays away too long.
-async fn run(
-    app: App,
-    conn: Arc<Conn>,
-    mut rx: mpsc::UnboundedReceiver<ToClient>,
-    kick: Arc<Kick>,
-) {
-    let config = &app.shared.config;
-    let mut tick = tokio::time::interval(Duration::from_secs(1).min(config.http_idle));
+/// Puts the core's messages for `conn` on its streams until the core
+/// closes it or the client deletes it.
+async fn run(app: Http, conn: Arc<Conn>, mut rx: mpsc::UnboundedReceiver<ToConn>) {
     let why = loop {
-        tokio::select! {
-            m = rx.recv() => match m {
-                Some(message) => {
-                    if let Err(e) = sort(&conn, &kick, message, config).await {
-                        break e;
-                    }
-                }
-                None => break "closed".to_owned(),
-            },
-            () = kick.notified() => break kick.reason(),
-            () = conn.stop.notified() => break "deleted".to_owned(),
-            _ = tick.tick() => {
-                if idle(&conn, config.http_idle) {
-                    break "idle".to_owned();
+        match rx.recv().await {
+            Some(ToConn::Send(stream, text)) => {
+                let mut st = conn.lock();
+                let mailbox = st.streams.entry(stream).or_default();
+                mailbox.queue.push_back(text);
+                mailbox.wake.notify_one();
+            }
+            Some(ToConn::Answer(text)) => {
+                if let Some(answer) = conn.lock().initialize.take() {
+                    let _ = answer.send(text);
                 }
             }
+            Some(ToConn::Close { reason, .. }) => break reason,
+            None => break "deleted".to_owned(),
         }
     };
-    app.http.lock().remove(&conn.id);
+    app.conns.lock().remove(&conn.id);
     {
         let mut st = conn.lock();
         st.closed = true;
@@ -321,119 +238,29 @@ async fn run(
             mailbox.wake.notify_one();
         }
     }
-    app.shared.log_line(&format!(
+    app.driver.log_line(&format!(
         "http connection {} ({}) closed: {why}",
         conn.id, conn.tag
     ));
-    app.shared.leave(conn.client).await;
-}
-
-fn idle(conn: &Conn, limit: Duration) -> bool {
-    let st = conn.lock();
-    let reading = st
-        .streams
-        .get(&Stream::Connection)
-        .is_some_and(|m| m.leased);
-    !reading && st.last_seen.is_some_and(|t| t.elapsed() > limit)
-}
-
-/// Puts one message on its stream, first waiting while the connection holds
-/// more than `--max-buffered-bytes` nobody has read: at most
-/// `--slow-client-ms`, as a WebSocket client may take to accept a message
-/// (and not past the hub giving up on the client, `kick`, or a `DELETE`).
-/// The answer to the connection's `initialize` goes to its `POST` instead.
-async fn sort(
-    conn: &Conn,
-    kick: &Kick,
-    (stream, text, charge): ToClient,
-    config: &Config,
-) -> Result<(), String> {
-    let (max_buffered, max_streams) = (config.max_buffered_bytes, config.max_session_streams);
-    let too_slow = tokio::time::sleep(config.slow_client);
-    tokio::pin!(too_slow);
-    if let Some(answer) = initialize_answer(conn, &text) {
-        let _ = answer.send(text);
-        return Ok(());
-    }
-    loop {
-        let wait = conn.taken.notified();
-        {
-            let mut st = conn.lock();
-            if st.buffered == 0 || st.buffered + text.len() <= max_buffered {
-                if !st.streams.contains_key(&stream) && st.streams.len() > max_streams {
-                    return Err(format!("more than {max_streams} session streams"));
-                }
-                st.buffered += text.len();
-                let mailbox = st.streams.entry(stream).or_default();
-                mailbox.queue.push_back((text, charge));
-                mailbox.wake.notify_one();
-                return Ok(());
-            }
-        }
-        tokio::select! {
-            () = wait => {}
-            () = &mut too_slow => return Err("client too slow to read its streams".to_owned()),
-            () = kick.notified() => return Err(kick.reason()),
-            () = conn.stop.notified() => return Err("deleted".to_owned()),
-        }
-    }
-}
-
-/// Where to send `text` when it answers the pending `initialize`.
-fn initialize_answer(conn: &Conn, text: &str) -> Option<oneshot::Sender<String>> {
-    let mut st = conn.lock();
-    let (pending, _) = st.initialize.as_ref()?;
-    let id = Message::decode(text)
-        .ok()
-        .and_then(|m| m.id().map(id_key))?;
-    if *pending != id {
-        return None;
-    }
-    st.initialize.take().map(|(_, answer)| answer)
+    app.driver.closed(conn.conn);
 }
 
 /// `GET`: the connection's SSE stream, or a session's.
-fn get(app: App, headers: &HeaderMap, who: &Identity) -> Result<Response, Response> {
-    let accepts = header_str(headers, header::ACCEPT.as_str())
-        .is_some_and(|a| a.contains("text/event-stream"));
-    if !accepts {
-        return Err(text(
-            StatusCode::NOT_ACCEPTABLE,
-            "accept must include text/event-stream",
-        ));
-    }
-    let conn = app.http.get(headers, who)?;
-    let stream = match header_str(headers, HEADER_SESSION_ID) {
-        // Only a session of this connection's user has a stream.
-        Some(session) if !app.shared.may_stream(conn.client, session) => {
-            return Err(text(
-                StatusCode::NOT_FOUND,
-                "unknown Acp-Session-Id: not a session of this user",
-            ))
-        }
-        Some(session) => Stream::Session(session.to_owned()),
-        None => Stream::Connection,
+fn get(app: &Http, headers: &HeaderMap, who: &Principal) -> Result<Response, Response> {
+    Server::check_get_headers(header_str(headers, header::ACCEPT.as_str())).map_err(refusal)?;
+    let conn = app.conns.get(headers)?;
+    let session = header_str(headers, HEADER_SESSION_ID);
+    let stream = app
+        .driver
+        .with(|s, now| s.handle_stream_opened(now, who, conn.conn, session))
+        .map_err(refusal)?;
+    conn.lock().streams.entry(stream.clone()).or_default();
+    let lease = Lease {
+        driver: app.driver.clone(),
+        conn,
+        stream,
     };
-    {
-        let mut st = conn.lock();
-        if st.closed {
-            return Err(text(StatusCode::NOT_FOUND, "unknown Acp-Connection-Id"));
-        }
-        let full = st.streams.len() > app.shared.config.max_session_streams;
-        if full && !st.streams.contains_key(&stream) {
-            return Err(text(StatusCode::BAD_REQUEST, "too many session streams"));
-        }
-        let mailbox = st.streams.entry(stream.clone()).or_default();
-        if mailbox.leased {
-            return Err(text(
-                StatusCode::CONFLICT,
-                "this stream already has a receiver",
-            ));
-        }
-        mailbox.leased = true;
-        st.last_seen = Some(Instant::now());
-    }
-    let events = futures_util::stream::unfold(Lease { conn, stream }, |lease| async move {
+    let events = futures_util::stream::unfold(lease, |lease| async move {
         let event = lease.next().await?;
         Some((Ok::<_, Infallible>(event), lease))
     });
@@ -454,6 +281,7 @@ fn sse(
 
 /// The right to read one stream, given back when the SSE response ends.
 struct Lease {
+    driver: Arc<Driver>,
     conn: Arc<Conn>,
     stream: Stream,
 }
@@ -467,9 +295,10 @@ impl Lease {
                 let mut st = self.conn.lock();
                 let closed = st.closed;
                 let mailbox = st.streams.get_mut(&self.stream)?;
-                if let Some((text, _charge)) = mailbox.queue.pop_front() {
-                    st.buffered -= text.len();
-                    self.conn.taken.notify_one();
+                if let Some(text) = mailbox.queue.pop_front() {
+                    drop(st);
+                    let (conn, len) = (self.conn.conn, text.len());
+                    self.driver.with(|s, now| s.handle_sent(now, conn, len));
                     return Some(Event::default().data(text));
                 }
                 if closed {
@@ -484,18 +313,19 @@ impl Lease {
 
 impl Drop for Lease {
     fn drop(&mut self) {
-        let mut st = self.conn.lock();
-        st.last_seen = Some(Instant::now());
-        if let Some(mailbox) = st.streams.get_mut(&self.stream) {
-            mailbox.leased = false;
-        }
+        let (conn, stream) = (self.conn.conn, self.stream.clone());
+        self.driver
+            .with(|s, now| s.handle_stream_closed(now, conn, &stream));
     }
 }
 
 /// `DELETE`: closes the connection.
-fn delete(app: App, headers: &HeaderMap, who: &Identity) -> Result<Response, Response> {
-    let conn = app.http.get(headers, who)?;
-    app.http.lock().remove(&conn.id);
-    conn.stop.notify_one();
+fn delete(app: &Http, headers: &HeaderMap, who: &Principal) -> Result<Response, Response> {
+    let conn = app.conns.get(headers)?;
+    if !app.driver.with(|s, _| s.is_connection_of(conn.conn, who)) {
+        return Err(text(StatusCode::NOT_FOUND, "unknown Acp-Connection-Id"));
+    }
+    app.conns.lock().remove(&conn.id);
+    app.driver.close_request(conn.conn, "deleted");
     Ok(StatusCode::ACCEPTED.into_response())
 }

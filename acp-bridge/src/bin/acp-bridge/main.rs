@@ -26,8 +26,9 @@
 //! `null` (its elements are not processed).
 //!
 //! One WebSocket text message is exactly one JSON-RPC message. Each message
-//! from a client is decoded by the codec ([`Message::decode`]) and
-//! re-encoded as one line before it reaches the agent's stdin. A message
+//! from a client is decoded once by the codec ([`Message::decode`]); a
+//! request goes to the agent's stdin re-encoded as one line with the
+//! bridge's own id, anything else as the bytes that came. A message
 //! holding a raw newline (pretty-printed JSON, or two messages joined by
 //! `\n`) is refused with a JSON-RPC error `-32600`, never forwarded; text
 //! that is not a JSON-RPC message gets the codec's error (`-32700` /
@@ -35,9 +36,20 @@
 //! goes out as one text message, however large (up to the size limit);
 //! stdout text that is not JSON-RPC is dropped and logged.
 //!
+//! # How it is built
+//!
+//! Every rule below is the library's sans-IO core,
+//! `acp_codec::remote::Server`; this program is the I/O around it: the
+//! routes and TLS (`server`), the WebSocket reader and writer (`ws`), the
+//! Streamable HTTP requests and SSE queues (`http`), the driver that feeds
+//! the core its events and carries out its actions (`driver`), the agent
+//! processes (`agent`) and the logs (`log`).
+//!
 //! # One agent per user, or one shared
 //!
-//! With `--token-file`, each user gets their own agent process, with its
+//! `--agent-pool per-user` (the default with `--token-file`) gives each
+//! user their own agent process; `--agent-pool shared` (the default
+//! otherwise) one for everyone. Per user, each gets their own agent process, with its
 //! own router: started on the user's first message (a client's first
 //! message waits for it), its `HOME` `STATE_DIR/USER/home` and working
 //! directory `STATE_DIR/USER/work` (`--state-dir`, default `agents`;
@@ -160,7 +172,9 @@
 //!   client message closes the connection with code 1009, after an error
 //!   answer carrying its id when it is a request of at most twice the
 //!   limit (larger ones are not read); a longer agent
-//!   line is skipped (its requester gets `-32603`).
+//!   line is skipped and reported: its requester gets `-32603`, an agent
+//!   request is answered with an error, and the clients of an agent
+//!   serving one user get `_bridge/line_dropped` (`size`, `limit`).
 //! - Streamable HTTP limits: a `POST` body over `--max-message-bytes` gets
 //!   `413`; at most `--max-http-connections` connections (default 256), each
 //!   with at most 1024 session streams and `--max-buffered-bytes` (64 MiB)
@@ -210,6 +224,7 @@
 //! | `--slow-client-ms N` | | 30000 |
 //! | `--max-http-connections N` | | 256 |
 //! | `--max-buffered-bytes N` (per Streamable HTTP connection) | | 67108864 |
+//! | `--agent-pool shared\|per-user` | | `per-user` with a token file, else `shared` |
 //! | `--replay-bytes N` (per session, 0 = off) | `GEMINI_BRIDGE_REPLAY_BYTES` | 4194304 |
 //! | `--mock-args "ARGS"` (for the built-in mock, e.g. `--big-bytes N`) | | none |
 //!
@@ -223,9 +238,10 @@
 
 mod agent;
 mod door;
+mod driver;
 mod http;
-mod hub;
 mod log;
+mod respond;
 mod server;
 mod ws;
 
@@ -238,8 +254,9 @@ use std::time::Duration;
 use acp_bridge::{mock_agent, tls, users};
 use clap::Parser;
 
-use hub::{Config, Shared};
-use server::{Access, App};
+use acp_codec::remote::{PoolMode, ServerConfig};
+use driver::{Driver, Processes};
+use server::{Access, App, Auth, Listen};
 
 /// The bridge's arguments (each also read from its environment variable).
 #[derive(Parser, Debug)]
@@ -336,6 +353,11 @@ struct Args {
     /// Most connections not yet authenticated from one address.
     #[arg(long, default_value_t = 64, value_parser = at_least_one)]
     max_unauthenticated_per_address: usize,
+    /// One agent process for everyone (`shared`) or one per user
+    /// (`per-user`); the default is `per-user` with a token file, else
+    /// `shared`.
+    #[arg(long, value_parser = ["shared", "per-user"])]
+    agent_pool: Option<String>,
     /// Bytes kept per session whose client left, for the client that
     /// reattaches it with session/load or session/resume (0: none).
     #[arg(long, env = "GEMINI_BRIDGE_REPLAY_BYTES", default_value_t = acp_codec::remote::DEFAULT_REPLAY_BUDGET)]
@@ -358,14 +380,24 @@ fn at_least_one_u64(v: &str) -> Result<u64, String> {
     }
 }
 
+/// Everything the bridge runs with: the listener's, the core's and the
+/// processes' settings.
+struct Config {
+    bind: SocketAddr,
+    listen: Listen,
+    core: ServerConfig,
+    processes: Processes,
+}
+
 impl Args {
     fn into_config(self) -> Result<Config, String> {
         let token = self.token.filter(|t| !t.is_empty());
-        let users = match &self.token_file {
-            Some(path) => Some(users::TokenFile::load(path)?),
-            None => None,
+        let auth = match (&self.token_file, token) {
+            (Some(path), _) => Auth::Users(users::TokenFile::load(path)?),
+            (None, Some(token)) => Auth::Token(token),
+            (None, None) => Auth::Open,
         };
-        let guarded = token.is_some() || users.is_some();
+        let guarded = !matches!(auth, Auth::Open);
         if !self.host.is_loopback() && !guarded {
             return Err(format!(
                 "binding {} (not loopback) needs a token: --token T, GEMINI_BRIDGE_TOKEN or --token-file FILE",
@@ -384,43 +416,56 @@ impl Args {
             (None, Some(_)) => return Err("--tls-key needs --tls-cert".to_owned()),
             (None, None) => None,
         };
+        let pool = match (self.agent_pool.as_deref(), &auth) {
+            (Some("per-user"), _) | (None, Auth::Users(_)) => PoolMode::PerUser,
+            _ => PoolMode::Shared,
+        };
+        let mut hash_key = [0u8; 16];
+        getrandom::fill(&mut hash_key).map_err(|e| format!("no random source: {e}"))?;
+        let door = door::DoorLimits {
+            handshake: Duration::from_secs(self.handshake_secs),
+            first_message: Duration::from_secs(self.first_message_secs),
+            max_unauthenticated: self.max_unauthenticated,
+            max_per_address: self.max_unauthenticated_per_address,
+        };
+        let mut core = ServerConfig::new();
+        core.pool = pool;
+        core.max_agents = self.max_agents;
+        core.agent_idle = Duration::from_secs(self.agent_idle_secs);
+        core.max_message = self.max_message_bytes;
+        core.max_user_connections = self.max_user_connections;
+        core.max_user_sessions = self.max_user_sessions;
+        core.max_user_buffered_bytes = self.max_user_buffered_bytes;
+        core.max_buffered_bytes = self.max_buffered_bytes;
+        core.slow_client = Duration::from_millis(self.slow_client_ms);
+        core.replay_bytes = self.replay_bytes;
+        core.max_http_connections = self.max_http_connections;
+        core.first_message = door.first_message;
+        core.hash_key = hash_key;
         Ok(Config {
             bind: SocketAddr::new(self.host, self.port),
-            access: Access {
-                token,
-                users,
-                allowed_origins: self
-                    .origins
-                    .into_iter()
-                    .map(|o| o.trim().to_owned())
-                    .filter(|o| !o.is_empty())
-                    .collect(),
+            listen: Listen {
+                access: Access {
+                    auth,
+                    allowed_origins: self
+                        .origins
+                        .into_iter()
+                        .map(|o| o.trim().to_owned())
+                        .filter(|o| !o.is_empty())
+                        .collect(),
+                },
+                door,
+                tls,
+                max_message: self.max_message_bytes,
             },
-            door: door::DoorLimits {
-                handshake: Duration::from_secs(self.handshake_secs),
-                first_message: Duration::from_secs(self.first_message_secs),
-                max_unauthenticated: self.max_unauthenticated,
-                max_per_address: self.max_unauthenticated_per_address,
+            core,
+            processes: Processes {
+                command: agent_command(self.gemini, self.agent, self.mock_args)?,
+                log_dir: self.log_dir,
+                state_dir: self.state_dir,
+                log_limit: driver::LOG_LIMIT,
+                max_line: self.max_message_bytes,
             },
-            max_message: self.max_message_bytes,
-            tls,
-            agent: agent_command(self.gemini, self.agent, self.mock_args)?,
-            log_dir: self.log_dir,
-            state_dir: self.state_dir,
-            agent_idle: Duration::from_secs(self.agent_idle_secs),
-            max_agents: self.max_agents,
-            log_limit: hub::LOG_LIMIT,
-            backoff_min: Duration::from_millis(100),
-            backoff_max: Duration::from_secs(10),
-            slow_client: Duration::from_millis(self.slow_client_ms),
-            max_http_connections: self.max_http_connections,
-            max_buffered_bytes: self.max_buffered_bytes,
-            replay_bytes: self.replay_bytes,
-            max_user_connections: self.max_user_connections,
-            max_user_sessions: self.max_user_sessions,
-            max_user_buffered_bytes: self.max_user_buffered_bytes,
-            max_session_streams: 1024,
-            http_idle: Duration::from_secs(60),
         })
     }
 }
@@ -504,22 +549,24 @@ async fn run_mock_agent(args: Vec<String>) -> ExitCode {
 /// Re-reads the token file on each `SIGHUP`: connections stay, their users'
 /// new permissions apply from their next message, a user no longer in the
 /// file keeps their connections read-only.
-async fn reload_on_sighup(shared: Arc<Shared>, users: Arc<users::TokenFile>) {
+async fn reload_on_sighup(driver: Arc<Driver>, users: Arc<users::TokenFile>) {
     use tokio::signal::unix::{signal, SignalKind};
     let Ok(mut hup) = signal(SignalKind::hangup()) else {
-        shared.log_line("cannot watch SIGHUP: the token file will not be re-read");
+        driver.log_line("cannot watch SIGHUP: the token file will not be re-read");
         return;
     };
     while hup.recv().await.is_some() {
         match users.reload() {
             Ok((now, gone)) => {
-                for who in &now {
-                    shared.set_permissions(&who.user, who.permissions);
-                }
-                for user in &gone {
-                    shared.set_permissions(user, acp_codec::remote::Permissions::READ_ONLY);
-                }
-                shared.log_line(&format!(
+                driver.with(|s, _| {
+                    for who in &now {
+                        s.set_permissions(&who.user, who.permissions);
+                    }
+                    for user in &gone {
+                        s.set_permissions(user, acp_codec::remote::Permissions::READ_ONLY);
+                    }
+                });
+                driver.log_line(&format!(
                     "token file re-read: {} tokens; users removed (read-only until they leave): {}",
                     now.len(),
                     if gone.is_empty() {
@@ -529,7 +576,7 @@ async fn reload_on_sighup(shared: Arc<Shared>, users: Arc<users::TokenFile>) {
                     }
                 ));
             }
-            Err(e) => shared.log_line(&format!("{e}; keeping the previous users")),
+            Err(e) => driver.log_line(&format!("{e}; keeping the previous users")),
         }
     }
 }
@@ -555,24 +602,35 @@ async fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let shared = match Shared::new(config) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("acp-bridge: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    if let Some(users) = shared.config.access.users.clone() {
-        tokio::spawn(reload_on_sighup(shared.clone(), users));
-    } else {
+    let Config {
+        listen,
+        core,
+        processes,
+        ..
+    } = config;
+    let shared_pool = core.pool == PoolMode::Shared;
+    let driver = Driver::start(core, processes, agent::start);
+    if let Auth::Users(users) = &listen.access.auth {
+        tokio::spawn(reload_on_sighup(driver.clone(), users.clone()));
+    }
+    if shared_pool {
         // Accept once the shared agent is up (or failed to start), so the
-        // first client is not told the agent is restarting. Users of a
-        // token file get their own agents, each started on its user's
-        // first message.
-        let mut up = shared.start_shared_agent();
-        let _ = tokio::time::timeout(Duration::from_secs(10), up.wait_for(|up| *up)).await;
+        // first client is not told the agent is restarting.
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while !driver.with(|s, _| s.agents_settled()) && std::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
     }
     let http = Arc::new(http::Connections::default());
-    server::serve(listener, App { shared, http }).await;
+    let listen = Arc::new(listen);
+    server::serve(
+        listener,
+        App {
+            driver,
+            http,
+            listen,
+        },
+    )
+    .await;
     ExitCode::SUCCESS
 }

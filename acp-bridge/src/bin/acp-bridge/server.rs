@@ -12,7 +12,7 @@ use axum::extract::ws::{rejection::WebSocketUpgradeRejection, WebSocketUpgrade};
 use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::middleware::{self, Next};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use axum::routing::{any, get};
 use axum::Router;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
@@ -22,34 +22,60 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
 use tower::ServiceExt;
 
-use crate::door::{Door, Ticket};
-use crate::http::{self, Connections};
-use crate::hub::Shared;
+use crate::door::{Door, DoorLimits, Ticket};
+use crate::driver::Driver;
+use crate::http::{self, Connections, Http};
+use crate::respond::text;
 use crate::ws;
 use acp_bridge::users::{Identity, TokenFile};
+use acp_codec::remote::Principal;
 
 /// Longest wait for a request head (the first is also bounded by
 /// `--handshake-secs`).
 const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// How clients authenticate.
+#[derive(Debug, Clone)]
+pub enum Auth {
+    /// Nobody: open, on loopback only; everyone is the one anonymous user.
+    Open,
+    /// One bearer token; whoever has it is the one anonymous user.
+    Token(String),
+    /// A token file: each token names a user and their permissions.
+    Users(Arc<TokenFile>),
+}
+
 /// Who may connect.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Access {
-    /// The bearer token, when one is required (the single-user case).
-    pub token: Option<String>,
-    /// The users of a token file, when one is given instead.
-    pub users: Option<Arc<TokenFile>>,
+    /// How clients authenticate.
+    pub auth: Auth,
     /// Origins a browser page may connect from (exact match, such as
     /// `http://localhost:5173`); requests without `Origin` (non-browser
     /// clients) are not affected.
     pub allowed_origins: Vec<String>,
 }
 
-/// What every handler gets: the hub and the Streamable HTTP connections.
+/// What the listener runs with.
+#[derive(Debug, Clone)]
+pub struct Listen {
+    /// Token and Origin checks.
+    pub access: Access,
+    /// The caps and deadlines on connections not yet authenticated.
+    pub door: DoorLimits,
+    /// TLS (`wss://`, `https://…/health`), when set.
+    pub tls: Option<Arc<rustls::ServerConfig>>,
+    /// Largest message from a client (bytes).
+    pub max_message: usize,
+}
+
+/// What every handler gets: the core's driver and the Streamable HTTP
+/// connections.
 #[derive(Clone)]
 pub struct App {
-    pub shared: Arc<Shared>,
+    pub driver: Arc<Driver>,
     pub http: Arc<Connections>,
+    pub listen: Arc<Listen>,
 }
 
 /// The peer's address, put in each request's extensions.
@@ -58,7 +84,7 @@ pub struct Peer(pub SocketAddr);
 
 /// Accepts connections on `listener` until the process ends.
 pub async fn serve(listener: TcpListener, app: App) {
-    let (ws, http) = match app.shared.config.tls {
+    let (ws, http) = match app.listen.tls {
         Some(_) => ("wss", "https"),
         None => ("ws", "http"),
     };
@@ -69,13 +95,8 @@ pub async fn serve(listener: TcpListener, app: App) {
         Err(e) => eprintln!("acp-bridge: listening ({e})"),
     }
     let routes = routes(app.clone());
-    let tls = app
-        .shared
-        .config
-        .tls
-        .clone()
-        .map(tokio_rustls::TlsAcceptor::from);
-    let door = Door::new(app.shared.config.door);
+    let tls = app.listen.tls.clone().map(tokio_rustls::TlsAcceptor::from);
+    let door = Door::new(app.listen.door);
     let handshake = door.limits().handshake;
     loop {
         let (stream, peer) = match listener.accept().await {
@@ -154,7 +175,7 @@ where
 }
 
 fn routes(app: App) -> Router {
-    let max_body = app.shared.config.max_message;
+    let max_body = app.listen.max_message;
     let acp = Router::new()
         .route("/acp", any(acp))
         .route("/", any(acp))
@@ -186,13 +207,19 @@ async fn acp(
         .extensions()
         .get::<Peer>()
         .map_or_else(|| SocketAddr::from(([0, 0, 0, 0], 0)), |p| p.0);
-    let who = req
+    let identity = req
         .extensions()
         .get::<Identity>()
         .cloned()
         .unwrap_or_else(Identity::anonymous);
+    let tag = identity.tag();
+    let who = Principal {
+        user: (!identity.user.is_empty()).then_some(identity.user),
+        permissions: identity.permissions,
+    };
+    let max_message = app.listen.max_message;
     if let Ok(upgrade) = upgrade {
-        return ws::upgrade(app.shared, upgrade, peer, who);
+        return ws::upgrade(app.driver, upgrade, peer, who, tag, max_message);
     }
     if req.uri().path() != "/acp" {
         return text(
@@ -200,14 +227,19 @@ async fn acp(
             "not found: use /acp (websocket upgrade or streamable http) or GET /health",
         );
     }
-    http::handle(app, req, who).await
+    let http = Http {
+        driver: app.driver,
+        conns: app.http,
+        max_message,
+    };
+    http::handle(http, req, who, tag).await
 }
 
 /// The Origin allow-list, then the bearer token (`Authorization: Bearer T`
 /// or `?token=T`, compared in constant time): the request goes on with the
 /// token's [`Identity`] in its extensions.
 async fn check_access(State(app): State<App>, mut req: Request, next: Next) -> Response {
-    match who(&app.shared.config.access, req.headers(), req.uri().query()) {
+    match who(&app.listen.access, req.headers(), req.uri().query()) {
         Ok(identity) => {
             // Authenticated: the connection leaves the front door's count.
             if let Some(ticket) = req.extensions().get::<Arc<Ticket>>() {
@@ -218,7 +250,7 @@ async fn check_access(State(app): State<App>, mut req: Request, next: Next) -> R
         }
         Err((status, reason)) => {
             let peer = req.extensions().get::<Peer>().map(|p| p.0.to_string());
-            app.shared.log_line(&format!(
+            app.driver.log_line(&format!(
                 "{}: refused {} {}: {reason}",
                 peer.unwrap_or_default(),
                 status.as_u16(),
@@ -249,7 +281,7 @@ fn who(
             ));
         }
     }
-    if access.token.is_none() && access.users.is_none() {
+    if let Auth::Open = access.auth {
         return Ok(Identity::anonymous());
     }
     let bearer = headers
@@ -268,12 +300,12 @@ fn who(
             "token required: Authorization: Bearer TOKEN or ?token=TOKEN".to_owned(),
         ));
     };
-    let found = match (&access.users, &access.token) {
-        (Some(users), _) => users.lookup(given),
-        (None, Some(token)) => {
+    let found = match &access.auth {
+        Auth::Users(users) => users.lookup(given),
+        Auth::Token(token) => {
             bool::from(given.as_bytes().ct_eq(token.as_bytes())).then(Identity::anonymous)
         }
-        (None, None) => None,
+        Auth::Open => None,
     };
     found.ok_or((StatusCode::UNAUTHORIZED, "wrong token".to_owned()))
 }
@@ -284,23 +316,4 @@ fn closing(mut resp: Response) -> Response {
     resp.headers_mut()
         .insert(header::CONNECTION, HeaderValue::from_static("close"));
     resp
-}
-
-/// The JSON-RPC line (without `\n`) answering a refused message, when it
-/// can be answered.
-pub fn reply_line(e: &acp_codec::remote::RemoteError) -> Option<String> {
-    let mut line = Vec::new();
-    e.reply()?.encode(&mut line).ok()?;
-    line.pop();
-    String::from_utf8(line).ok()
-}
-
-/// A plain-text response.
-pub fn text(status: StatusCode, body: &str) -> Response {
-    (
-        status,
-        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
-        body.to_owned(),
-    )
-        .into_response()
 }

@@ -1,0 +1,261 @@
+//! Drives the library's sans-IO team server ([`Server`]): every input goes
+//! in under one lock with the time since the bridge started, and the
+//! actions it yields are carried out right there (a message onto a
+//! connection's channel, a line onto an agent's stdin channel, a process
+//! started or stopped, a log line). A timer task calls `handle_timeout` at
+//! the core's next deadline. The rules are all in the core; this is the
+//! plumbing between it and the sockets and processes.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use acp_codec::remote::{Action, AgentRun, CloseCode, ConnectionId, Server, ServerConfig, Stream};
+use tokio::sync::{mpsc, Notify};
+
+use crate::log::Log;
+
+/// Name of the shared agent's log file (and of the bridge's events).
+pub const LOG_NAME: &str = "gemini-acp.log";
+/// A log is rotated to `.old` past this size: 2 MiB.
+pub const LOG_LIMIT: u64 = 2 * 1024 * 1024;
+
+/// What a connection's writer is told.
+#[derive(Debug)]
+pub enum ToConn {
+    /// A message for one of its streams.
+    Send(Stream, String),
+    /// The answer to a Streamable HTTP connection's `initialize`.
+    Answer(String),
+    /// Close it: `last`, then a close frame with `code` and `reason`.
+    Close {
+        code: CloseCode,
+        reason: String,
+        last: Option<String>,
+    },
+}
+
+/// A connection's channel, and how to interrupt a write stuck on it.
+struct ConnIo {
+    tx: mpsc::UnboundedSender<ToConn>,
+    kill: Arc<Notify>,
+}
+
+/// An agent process's stdin channel, and how to stop it.
+pub struct RunIo {
+    pub stdin: mpsc::UnboundedSender<Vec<u8>>,
+    pub stop: Arc<Notify>,
+}
+
+/// Where and how agent processes run (the binary's side of the pool).
+#[derive(Debug, Clone)]
+pub struct Processes {
+    /// The agent command: program and arguments.
+    pub command: Vec<String>,
+    /// Directory of `gemini-acp.log` and of each user agent's log.
+    pub log_dir: PathBuf,
+    /// Directory of each user agent's `HOME` and working directory.
+    pub state_dir: PathBuf,
+    /// Log rotation size.
+    pub log_limit: u64,
+    /// Longest agent line relayed (bytes).
+    pub max_line: usize,
+}
+
+/// Starts the process of one agent run: given by `main` (the supervisor
+/// lives in `agent.rs`, which uses this module, not the other way round).
+pub type Starter = fn(Arc<Driver>, AgentRun, Option<String>);
+
+/// The core and the I/O handles its actions name.
+pub struct Driver {
+    core: Mutex<Server>,
+    epoch: Instant,
+    conns: Mutex<HashMap<ConnectionId, ConnIo>>,
+    runs: Mutex<HashMap<AgentRun, RunIo>>,
+    /// `gemini-acp.log`: the bridge's events, and the shared agent's stderr.
+    log: Arc<Mutex<Log>>,
+    user_logs: Mutex<HashMap<String, Arc<Mutex<Log>>>>,
+    /// Tells the timer the deadline may have moved.
+    wake: Notify,
+    starter: Starter,
+    pub processes: Processes,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl Driver {
+    /// A driver for a core with `config`; carries out its first actions
+    /// (the shared agent's start) and runs its timer.
+    pub fn start(config: ServerConfig, processes: Processes, starter: Starter) -> Arc<Self> {
+        let log = Log::open(&processes.log_dir.join(LOG_NAME), processes.log_limit);
+        let driver = Arc::new(Self {
+            core: Mutex::new(Server::new(config, Duration::ZERO)),
+            epoch: Instant::now(),
+            conns: Mutex::new(HashMap::new()),
+            runs: Mutex::new(HashMap::new()),
+            log: Arc::new(Mutex::new(log)),
+            user_logs: Mutex::new(HashMap::new()),
+            wake: Notify::new(),
+            starter,
+            processes,
+        });
+        driver.with(|_, _| ());
+        tokio::spawn(timer(driver.clone()));
+        driver
+    }
+
+    /// Runs `f` on the core with the time now, then carries out what it
+    /// asked for (under the core's lock, so actions keep their order).
+    pub fn with<R>(self: &Arc<Self>, f: impl FnOnce(&mut Server, Duration) -> R) -> R {
+        let mut core = lock(&self.core);
+        let r = f(&mut core, self.epoch.elapsed());
+        while let Some(action) = core.poll_action() {
+            self.act(action);
+        }
+        drop(core);
+        self.wake.notify_one();
+        r
+    }
+
+    /// Registers the channel of a connection the core just opened (no
+    /// action can name it before: `open` yields none).
+    pub fn attach(&self, conn: ConnectionId, tx: mpsc::UnboundedSender<ToConn>, kill: Arc<Notify>) {
+        lock(&self.conns).insert(conn, ConnIo { tx, kill });
+    }
+
+    /// Registers a started agent process.
+    pub fn attach_run(&self, run: AgentRun, io: RunIo) {
+        lock(&self.runs).insert(run, io);
+    }
+
+    /// Forgets an agent process.
+    pub fn detach_run(&self, run: AgentRun) {
+        lock(&self.runs).remove(&run);
+    }
+
+    fn act(self: &Arc<Self>, action: Action) {
+        match action {
+            Action::Send { to, stream, text } => {
+                if let Some(c) = lock(&self.conns).get(&to) {
+                    let _ = c.tx.send(ToConn::Send(stream, text));
+                }
+            }
+            Action::Answer { to, text } => {
+                if let Some(c) = lock(&self.conns).get(&to) {
+                    let _ = c.tx.send(ToConn::Answer(text));
+                }
+            }
+            Action::Close {
+                conn,
+                code,
+                reason,
+                last,
+            } => {
+                if let Some(c) = lock(&self.conns).remove(&conn) {
+                    let _ = c.tx.send(ToConn::Close { code, reason, last });
+                    c.kill.notify_one();
+                }
+            }
+            Action::WriteAgent { run, line } => {
+                if let Some(r) = lock(&self.runs).get(&run) {
+                    let _ = r.stdin.send(line);
+                }
+            }
+            Action::StartAgent { run, user, why } => {
+                let _ = why;
+                (self.starter)(self.clone(), run, user);
+            }
+            Action::StopAgent { run, .. } => {
+                if let Some(r) = lock(&self.runs).get(&run) {
+                    r.stop.notify_one();
+                }
+            }
+            Action::Log(text) => self.log_line(&text),
+        }
+    }
+
+    /// A connection is gone (its peer left, or it was closed).
+    pub fn closed(self: &Arc<Self>, conn: ConnectionId) {
+        lock(&self.conns).remove(&conn);
+        self.with(|s, now| s.handle_closed(now, conn));
+    }
+
+    /// Closes `conn` from the bridge's side (a `DELETE`).
+    pub fn close_request(self: &Arc<Self>, conn: ConnectionId, reason: &str) {
+        if let Some(c) = lock(&self.conns).remove(&conn) {
+            let _ = c.tx.send(ToConn::Close {
+                code: CloseCode::NORMAL,
+                reason: reason.to_owned(),
+                last: None,
+            });
+        }
+        self.with(|s, now| s.handle_closed(now, conn));
+    }
+
+    /// Writes one bridge event to the log and to stderr.
+    pub fn log_line(&self, text: &str) {
+        lock(&self.log).write(format!("[bridge] {text}\n").as_bytes());
+        eprintln!("acp-bridge: {text}");
+    }
+
+    /// The log of `user`'s agent (`None`: the shared log).
+    pub fn agent_log(&self, user: Option<&str>) -> Arc<Mutex<Log>> {
+        let Some(user) = user else {
+            return self.log.clone();
+        };
+        lock(&self.user_logs)
+            .entry(user.to_owned())
+            .or_insert_with(|| {
+                let path = self.processes.log_dir.join(user_log_name(user));
+                Arc::new(Mutex::new(Log::open(&path, self.processes.log_limit)))
+            })
+            .clone()
+    }
+}
+
+/// Calls the core's `handle_timeout` at each deadline it asks for.
+async fn timer(driver: Arc<Driver>) {
+    loop {
+        let next = lock(&driver.core).poll_timeout();
+        let sleep = match next {
+            Some(at) => at.saturating_sub(driver.epoch.elapsed()),
+            None => Duration::from_secs(3600),
+        };
+        tokio::select! {
+            () = tokio::time::sleep(sleep) => {
+                driver.with(|s, now| s.handle_timeout(now));
+            }
+            () = driver.wake.notified() => {}
+        }
+    }
+}
+
+/// A user's name as one file name component: ASCII letters, digits, `-`
+/// and `_` as they are, every other byte (and a leading `.`) as `%XX`.
+pub fn file_component(user: &str) -> String {
+    let mut out = String::with_capacity(user.len());
+    for (i, b) in user.bytes().enumerate() {
+        let plain = b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || (b == b'.' && i > 0);
+        if plain {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// The log file of `user`'s agent: `gemini-acp.USER.log`.
+pub fn user_log_name(user: &str) -> String {
+    format!("gemini-acp.{}.log", file_component(user))
+}
+
+/// The `HOME` and working directory of `user`'s agent under `state_dir`:
+/// `USER/home` and `USER/work`.
+pub fn user_dirs(state_dir: &std::path::Path, user: &str) -> (PathBuf, PathBuf) {
+    let base = state_dir.join(file_component(user));
+    (base.join("home"), base.join("work"))
+}

@@ -1,0 +1,188 @@
+//! `remote::Server`, the team server's sans-IO core, relaying agent output
+//! to the client holding each session, with its anchors in the same group:
+//!
+//! - `relay/recorded`: every `session/update` of the recorded real-peer
+//!   sessions (`tests/fixtures/sessions`), as one stdout stream;
+//! - `relay/5MiB`: one 5 MiB `tool_call_update` line.
+//!
+//! Rows per input: `anchor copy` (the bytes copied once), `anchor split`
+//! (the line splitter alone: lines found, UTF-8 checked), `anchor
+//! split+decode` (the splitter and `Message::decode` of each line: what
+//! any relay that validates its lines pays), and `core` (the splitter,
+//! then `Server::handle_agent_line` routing each line to its session's
+//! connection, the actions drained and the bytes reported written).
+
+use std::collections::BTreeSet;
+use std::hint::black_box;
+use std::path::Path;
+use std::time::Duration;
+
+use acp_codec::acp::Message;
+use acp_codec::remote::{Action, AgentRun, ConnectionId, Principal, Profile, Server, ServerConfig};
+use acp_codec::LineSplitter;
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use serde_json::{json, Value};
+
+const MAX: usize = 64 * 1024 * 1024;
+
+/// A core with one WebSocket client holding each of `sessions`.
+fn core(sessions: &BTreeSet<String>) -> (Server, AgentRun, ConnectionId) {
+    let mut config = ServerConfig::new();
+    config.max_message = MAX;
+    config.max_user_buffered_bytes = usize::MAX;
+    config.replay_bytes = 0;
+    let t = Duration::ZERO;
+    let mut s = Server::new(config, t);
+    let Some(Action::StartAgent { run, .. }) = s.poll_action() else {
+        panic!("no start")
+    };
+    s.handle_agent_started(t, run, 1);
+    let c = s
+        .open(t, Profile::WebSocket, &Principal::anonymous())
+        .unwrap();
+    let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}"#;
+    s.handle_text(t, c, init);
+    drain(&mut s, c);
+    for (i, sid) in sessions.iter().enumerate() {
+        let new = json!({"jsonrpc":"2.0","id":i + 1,"method":"session/new","params":{"cwd":"/","mcpServers":[]}});
+        s.handle_text(t, c, &new.to_string());
+        let mut id = None;
+        while let Some(a) = s.poll_action() {
+            if let Action::WriteAgent { line, .. } = a {
+                let v: Value = serde_json::from_slice(&line).unwrap();
+                id = v["id"].as_i64();
+            }
+        }
+        let answer = json!({"jsonrpc":"2.0","id":id.unwrap(),"result":{"sessionId":sid}});
+        s.handle_agent_line(t, run, &answer.to_string());
+        drain(&mut s, c);
+    }
+    (s, run, c)
+}
+
+/// Takes the actions, reporting each message written; how many bytes
+/// went to clients.
+fn drain(s: &mut Server, c: ConnectionId) -> usize {
+    let mut n = 0;
+    while let Some(a) = s.poll_action() {
+        if let Action::Send { text, .. } = a {
+            n += text.len();
+            s.handle_sent(Duration::ZERO, c, text.len());
+        }
+    }
+    n
+}
+
+/// Every `session/update` line of the recorded real-peer sessions.
+fn recorded() -> Vec<String> {
+    let dir = Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/sessions"
+    ));
+    let mut lines = Vec::new();
+    let mut names: Vec<_> = std::fs::read_dir(dir).unwrap().flatten().collect();
+    names.sort_by_key(|e| e.file_name());
+    for entry in names {
+        if entry.file_name() == "spec-examples" {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(entry.path().join("agent.ndjson")) else {
+            continue;
+        };
+        for line in text.lines() {
+            let Ok(v) = serde_json::from_str::<Value>(line) else {
+                continue;
+            };
+            if v["method"] == "session/update" && v["params"]["sessionId"].is_string() {
+                lines.push(line.to_owned());
+            }
+        }
+    }
+    assert!(!lines.is_empty());
+    lines
+}
+
+fn tool_call_update(bytes: usize) -> String {
+    let mut text = String::with_capacity(bytes + 64);
+    let mut i = 0u64;
+    while text.len() < bytes {
+        text.push_str(&format!(
+            "src/module_{i}/file.rs:{}: match \"found\"\n",
+            i * 31 % 977
+        ));
+        i += 1;
+    }
+    text.truncate(bytes);
+    json!({"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{
+        "sessionUpdate":"tool_call_update","toolCallId":"run_shell_command-1-0","status":"completed",
+        "content":[{"type":"content","content":{"type":"text","text":text}}]}}})
+    .to_string()
+}
+
+fn relay(c: &mut Criterion) {
+    let mut g = c.benchmark_group("server_core/relay");
+    g.sample_size(20);
+    let inputs = [
+        ("recorded", recorded()),
+        ("5MiB", vec![tool_call_update(5 << 20)]),
+    ];
+    for (name, lines) in inputs {
+        let sessions: BTreeSet<String> = lines
+            .iter()
+            .map(|l| {
+                let v: Value = serde_json::from_str(l).unwrap();
+                v["params"]["sessionId"].as_str().unwrap().to_owned()
+            })
+            .collect();
+        let mut stream = lines.join("\n").into_bytes();
+        stream.push(b'\n');
+        g.throughput(Throughput::Bytes(stream.len() as u64));
+        g.bench_function(format!("anchor copy {name}"), |b| {
+            b.iter(|| black_box(black_box(&stream).to_vec()))
+        });
+        g.bench_function(format!("anchor split {name}"), |b| {
+            b.iter(|| {
+                let mut splitter = LineSplitter::with_max_line_len(MAX);
+                let mut n = 0usize;
+                for line in splitter.lines(black_box(&stream)) {
+                    n += line.map_or(0, |l| l.len());
+                }
+                black_box(n)
+            })
+        });
+        g.bench_function(format!("anchor split+decode {name}"), |b| {
+            b.iter(|| {
+                let mut splitter = LineSplitter::with_max_line_len(MAX);
+                let mut n = 0usize;
+                for line in splitter.lines(black_box(&stream)).flatten() {
+                    n += usize::from(Message::decode(line.as_str()).is_ok());
+                }
+                black_box(n)
+            })
+        });
+        let (mut s, run, conn) = core(&sessions);
+        // Every line reaches the client, as it came.
+        let mut splitter = LineSplitter::with_max_line_len(MAX);
+        let mut sent = 0;
+        for line in splitter.lines(&stream).flatten() {
+            s.handle_agent_line(Duration::ZERO, run, line.as_str());
+            sent += drain(&mut s, conn);
+        }
+        assert_eq!(sent + lines.len(), stream.len(), "{name}: not all relayed");
+        g.bench_function(format!("core {name}"), |b| {
+            b.iter(|| {
+                let mut splitter = LineSplitter::with_max_line_len(MAX);
+                let mut n = 0usize;
+                for line in splitter.lines(black_box(&stream)).flatten() {
+                    s.handle_agent_line(Duration::ZERO, run, line.as_str());
+                    n += drain(&mut s, conn);
+                }
+                black_box(n)
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, relay);
+criterion_main!(benches);

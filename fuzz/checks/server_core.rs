@@ -1,0 +1,419 @@
+//! The invariant behind the `server_core` fuzz target
+//! (`acp_codec::remote::Server`, the team server's sans-IO core), shared
+//! with `tests/integration/fuzz_corpus.rs`.
+//!
+//! Input: a first byte choosing the agent pool (even: one shared agent,
+//! odd: one per user), then records separated by `0xFF` (never in UTF-8).
+//! A record's first byte picks the event (low four bits) and the
+//! connection slot (next two bits: slots 0 and 1 are user `ana`, 2 `bo`,
+//! 3 `cy`, who may only read); the rest (invalid UTF-8 replaced) is its
+//! text. Events: a WebSocket text message of the slot (its connection
+//! opened on first use), a Streamable HTTP `POST` of the slot (its
+//! `Acp-Session-Id` the message's `params.sessionId`), a line from the
+//! slot's user's agent, the slot's connections closing, that agent
+//! exiting, time passing (the text's length in 100 ms steps), the slot's
+//! queued messages written, an oversized line from that agent, a `GET`
+//! of a session's stream. Every agent start asked for succeeds at once.
+//!
+//! Asserted, after every event:
+//! - no message of a session (on its stream, naming it in its params, or
+//!   the answer that opens or reattaches it) reaches a connection of
+//!   another user than the session's owner (an answer to another request
+//!   is the agent's word to its requester, whatever it names);
+//! - an owner never changes: once a router names a session's user it names
+//!   the same one after every later event;
+//! - every client request (with a non-null id) gets at most one answer;
+//!   at the end, after every agent exits, every request of a connection
+//!   still open has exactly one (a refused `POST` is answered by its HTTP
+//!   refusal);
+//! - what is queued for a user's connections stays within
+//!   `max_user_buffered_bytes` (or one message, which always fits);
+//! - actions name only open connections and live agent runs, and nothing
+//!   panics.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use acp_codec::acp::Message;
+use acp_codec::framing::LineTooLong;
+use acp_codec::remote::{
+    Action, AgentRun, ConnectionId, Permissions, PoolMode, PostOutcome, Principal, Profile, Server,
+    ServerConfig, Stream,
+};
+use acp_codec::{FrameError, PeekedId};
+
+/// The user of each slot, and what they may do.
+const USERS: [(&str, Permissions); 4] = [
+    ("ana", Permissions::READ_WRITE),
+    ("ana", Permissions::READ_WRITE),
+    ("bo", Permissions::READ_WRITE),
+    ("cy", Permissions::READ_ONLY),
+];
+
+/// Small, so the fuzzer reaches the closing paths.
+const MAX_USER_BUFFERED: usize = 4096;
+
+fn config(pool: PoolMode) -> ServerConfig {
+    let mut c = ServerConfig::new();
+    c.pool = pool;
+    c.max_agents = 2;
+    c.agent_idle = Duration::from_secs(5);
+    c.max_message = 8192;
+    c.max_user_sessions = 3;
+    c.max_user_buffered_bytes = MAX_USER_BUFFERED;
+    c.max_buffered_bytes = 2048;
+    c.slow_client = Duration::from_secs(2);
+    c.replay_bytes = 1024;
+    c.first_message = Duration::from_secs(3);
+    c.http_idle = Duration::from_secs(10);
+    c.start_wait = Duration::from_secs(1);
+    c
+}
+
+fn principal(slot: usize) -> Principal {
+    let (user, permissions) = USERS[slot];
+    Principal::user(user, permissions)
+}
+
+/// A request's id, as JSON text, unless it is `null`.
+fn request_id(text: &str) -> Option<String> {
+    match Message::decode(text) {
+        Ok(Message::Request(r)) => {
+            let id = serde_json::to_string(&r.id).ok()?;
+            (id != "null").then_some(id)
+        }
+        _ => None,
+    }
+}
+
+/// A request's method.
+fn request_method(text: &str) -> Option<String> {
+    match Message::decode(text) {
+        Ok(Message::Request(r)) => Some(r.method.into_owned()),
+        _ => None,
+    }
+}
+
+/// An answer's id, as JSON text.
+fn answer_id(text: &str) -> Option<String> {
+    let m = Message::decode(text).ok()?;
+    match m {
+        Message::Response(_) | Message::Error(_) => serde_json::to_string(m.id()?).ok(),
+        _ => None,
+    }
+}
+
+/// The `sessionId` in the params of a request or notification, or in a
+/// response's result.
+fn named_session(text: &str) -> Option<String> {
+    let raw = match Message::decode(text).ok()? {
+        Message::Request(r) => r.params?.get().to_owned(),
+        Message::Notification(n) => n.params?.get().to_owned(),
+        Message::Response(r) => r.result.get().to_owned(),
+        Message::Error(_) => return None,
+    };
+    let v: serde_json::Value = serde_json::from_str(&raw).ok()?;
+    v.get("sessionId")?.as_str().map(str::to_owned)
+}
+
+#[derive(Default)]
+struct World {
+    now: Duration,
+    /// Open connections: their slot and user.
+    conns: BTreeMap<ConnectionId, usize>,
+    ws: [Option<ConnectionId>; 4],
+    http: [Option<ConnectionId>; 4],
+    /// Bytes queued (sent by the core, not yet written) per connection.
+    queued: BTreeMap<ConnectionId, usize>,
+    /// Requests waiting for an answer, by connection and id: their
+    /// methods, oldest first.
+    pending: BTreeMap<(ConnectionId, String), Vec<String>>,
+    /// The live agent runs, by the user they serve (`None`: shared).
+    runs: BTreeMap<AgentRun, Option<String>>,
+    /// Each session's first owner, per agent (`None`: shared).
+    owners: BTreeMap<(Option<String>, String), String>,
+    sessions: BTreeSet<String>,
+    largest: usize,
+}
+
+impl World {
+    fn user(&self, conn: ConnectionId) -> &'static str {
+        USERS[self.conns[&conn]].0
+    }
+
+    fn agent_key(&self, pool: PoolMode, user: &str) -> Option<String> {
+        (pool == PoolMode::PerUser).then(|| user.to_owned())
+    }
+
+    /// Counts an answer; the method of the request it answers.
+    fn answered(&mut self, conn: ConnectionId, text: &str) -> Option<String> {
+        let id = answer_id(text)?;
+        if id == "null" {
+            return None;
+        }
+        let Some(methods) = self.pending.get_mut(&(conn, id.clone())) else {
+            panic!("an answer to {id} on {conn}, which has no such request waiting");
+        };
+        let method = methods.remove(0);
+        if methods.is_empty() {
+            self.pending.remove(&(conn, id));
+        }
+        Some(method)
+    }
+
+    fn asked(&mut self, conn: ConnectionId, text: &str) {
+        if let (Some(id), Some(method)) = (request_id(text), request_method(text)) {
+            self.pending.entry((conn, id)).or_default().push(method);
+        }
+    }
+
+    fn forget(&mut self, conn: ConnectionId) {
+        self.conns.remove(&conn);
+        self.queued.remove(&conn);
+        self.pending.retain(|(c, _), _| *c != conn);
+        for slot in self.ws.iter_mut().chain(self.http.iter_mut()) {
+            if *slot == Some(conn) {
+                *slot = None;
+            }
+        }
+    }
+
+    /// Carries out the core's actions, checking each.
+    fn drain(&mut self, server: &mut Server, pool: PoolMode) {
+        while let Some(action) = server.poll_action() {
+            match action {
+                Action::Send { to, stream, text } => {
+                    assert!(self.conns.contains_key(&to), "a message for {to}, not open");
+                    assert!(!text.contains('\n'), "a raw newline to a client: {text:?}");
+                    let user = self.user(to);
+                    let method = self.answered(to, &text);
+                    // A session's messages: on its stream, or naming it
+                    // (a request or notification, or the answer that
+                    // opens or reattaches it). Other answers are the
+                    // agent's words to their requester.
+                    let names = match &method {
+                        Some(m) => matches!(
+                            m.as_str(),
+                            "session/new" | "session/fork" | "session/load" | "session/resume"
+                        ),
+                        None => true,
+                    };
+                    let session = match &stream {
+                        Stream::Session(s) => Some(s.clone()),
+                        Stream::Connection if names => named_session(&text),
+                        Stream::Connection => None,
+                    };
+                    if let Some(s) = session {
+                        let key = self.agent_key(pool, user);
+                        if let Some(owner) = self.owners.get(&(key, s.clone())) {
+                            assert_eq!(
+                                owner, user,
+                                "a message of {s:?} (its owner {owner}) reached {user}: {text:?}"
+                            );
+                        }
+                    }
+                    self.largest = self.largest.max(text.len());
+                    *self.queued.entry(to).or_default() += text.len();
+                }
+                Action::Answer { to, text } => {
+                    assert!(self.conns.contains_key(&to), "an answer for {to}, not open");
+                    let _ = self.answered(to, &text);
+                }
+                Action::Close { conn, last, .. } => {
+                    assert!(
+                        self.conns.contains_key(&conn),
+                        "a close of {conn}, not open"
+                    );
+                    if let Some(last) = last {
+                        let _ = self.answered(conn, &last);
+                    }
+                    self.forget(conn);
+                }
+                Action::WriteAgent { run, line } => {
+                    assert!(self.runs.contains_key(&run), "a line for {run}, not live");
+                    assert_eq!(line.iter().filter(|&&b| b == b'\n').count(), 1);
+                    assert_eq!(line.last(), Some(&b'\n'));
+                }
+                Action::StartAgent { run, user, .. } => {
+                    self.runs.insert(run, user);
+                    server.handle_agent_started(self.now, run, 1000);
+                }
+                Action::StopAgent { run, .. } => {
+                    assert!(
+                        self.runs.remove(&run).is_some(),
+                        "a stop of {run}, not live"
+                    );
+                    server.handle_agent_exited(self.now, run, "stopped");
+                }
+                Action::Log(_) => {}
+            }
+        }
+    }
+
+    /// The checks after each event: owners never change, queues within
+    /// the budget.
+    fn check(&mut self, server: &Server, pool: PoolMode) {
+        let users: [Option<&str>; 3] = [Some("ana"), Some("bo"), Some("cy")];
+        for user in users {
+            let queued = server.user_queued(user);
+            assert!(
+                queued <= MAX_USER_BUFFERED.max(self.largest),
+                "{queued} bytes queued for {user:?}"
+            );
+        }
+        let keys: Vec<Option<String>> = match pool {
+            PoolMode::Shared => vec![None],
+            PoolMode::PerUser => users.iter().map(|u| u.map(str::to_owned)).collect(),
+        };
+        for key in keys {
+            let Some(router) = server.router_of(key.as_deref()) else {
+                continue;
+            };
+            for s in &self.sessions {
+                let now = router.session_user(s).map(str::to_owned);
+                match (self.owners.get(&(key.clone(), s.clone())), now) {
+                    (Some(first), now) => {
+                        assert_eq!(Some(first), now.as_ref(), "the owner of {s:?} changed")
+                    }
+                    (None, Some(now)) => {
+                        self.owners.insert((key.clone(), s.clone()), now);
+                    }
+                    (None, None) => {}
+                }
+            }
+        }
+    }
+}
+
+pub fn check(data: &[u8]) {
+    let Some((&mode, data)) = data.split_first() else {
+        return;
+    };
+    let pool = if mode % 2 == 0 {
+        PoolMode::Shared
+    } else {
+        PoolMode::PerUser
+    };
+    let mut server = Server::new(config(pool), Duration::ZERO);
+    let mut w = World::default();
+    w.drain(&mut server, pool);
+    for record in data.split(|&b| b == 0xFF) {
+        let Some((&op, rest)) = record.split_first() else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(rest).into_owned();
+        let slot = usize::from((op >> 4) & 3);
+        let user = USERS[slot].0;
+        w.sessions.extend(named_session(&text));
+        match op & 15 {
+            0 => {
+                let conn = match w.ws[slot] {
+                    Some(c) => c,
+                    None => match server.open(w.now, Profile::WebSocket, &principal(slot)) {
+                        Ok(c) => {
+                            w.conns.insert(c, slot);
+                            w.ws[slot] = Some(c);
+                            c
+                        }
+                        Err(_) => continue,
+                    },
+                };
+                w.asked(conn, &text);
+                server.handle_text(w.now, conn, &text);
+            }
+            1 => {
+                let conn = w.http[slot];
+                let session = named_session(&text);
+                match server.handle_post(w.now, &principal(slot), conn, session.as_deref(), &text) {
+                    Ok(PostOutcome::Opened(c)) => {
+                        w.conns.insert(c, slot);
+                        w.http[slot] = Some(c);
+                        w.asked(c, &text);
+                    }
+                    Ok(PostOutcome::Accepted) => {
+                        let c = conn.expect("a post accepted without a connection");
+                        w.asked(c, &text);
+                    }
+                    // Answered by the refusal itself.
+                    Err(_) => {}
+                }
+            }
+            2 | 7 => {
+                let key = w.agent_key(pool, user);
+                let run = w.runs.iter().find(|(_, u)| **u == key).map(|(r, _)| *r);
+                if let Some(run) = run {
+                    if op & 15 == 2 {
+                        server.handle_agent_line(w.now, run, &text);
+                    } else {
+                        let id = PeekedId::from_str_id(&text);
+                        let long = LineTooLong::new(64, 100 + text.len(), id, text.len() % 2 == 0);
+                        server.handle_agent_line_too_long(
+                            w.now,
+                            run,
+                            &FrameError::LineTooLong(long),
+                        );
+                    }
+                }
+            }
+            3 => {
+                for conn in [w.ws[slot], w.http[slot]].into_iter().flatten() {
+                    server.handle_closed(w.now, conn);
+                    w.forget(conn);
+                }
+            }
+            4 => {
+                let key = w.agent_key(pool, user);
+                let run = w.runs.iter().find(|(_, u)| **u == key).map(|(r, _)| *r);
+                if let Some(run) = run {
+                    w.runs.remove(&run);
+                    server.handle_agent_exited(w.now, run, "exit status: 1");
+                }
+            }
+            5 => {
+                w.now += Duration::from_millis(100) * u32::try_from(text.len()).unwrap_or(0);
+                server.handle_timeout(w.now);
+            }
+            6 => {
+                for conn in [w.ws[slot], w.http[slot]].into_iter().flatten() {
+                    let bytes = w.queued.remove(&conn).unwrap_or(0);
+                    server.handle_sent(w.now, conn, bytes);
+                }
+            }
+            8 => {
+                if let Some(conn) = w.http[slot] {
+                    let session = (!text.is_empty()).then_some(text.as_str());
+                    if let Ok(stream) =
+                        server.handle_stream_opened(w.now, &principal(slot), conn, session)
+                    {
+                        server.handle_stream_closed(w.now, conn, &stream);
+                    }
+                }
+            }
+            _ => {}
+        }
+        w.drain(&mut server, pool);
+        w.check(&server, pool);
+    }
+    // Every agent exits: whatever is still pending is answered now.
+    let runs: Vec<AgentRun> = w.runs.keys().copied().collect();
+    for run in runs {
+        w.runs.remove(&run);
+        server.handle_agent_exited(w.now, run, "exit status: 1");
+        w.drain(&mut server, pool);
+    }
+    // Messages that waited for an agent's start go on after their wait.
+    w.now += Duration::from_secs(2);
+    server.handle_timeout(w.now);
+    w.drain(&mut server, pool);
+    let runs: Vec<AgentRun> = w.runs.keys().copied().collect();
+    for run in runs {
+        w.runs.remove(&run);
+        server.handle_agent_exited(w.now, run, "exit status: 1");
+        w.drain(&mut server, pool);
+    }
+    assert!(
+        w.pending.is_empty(),
+        "requests never answered: {:?}",
+        w.pending
+    );
+}

@@ -1,0 +1,466 @@
+//! Connections: the transport's rules for each message (size, the gate of
+//! a WebSocket, a `POST`'s headers), their streams, and the flow control
+//! of what is queued for them.
+
+use alloc::borrow::ToOwned;
+use alloc::collections::BTreeMap;
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+use core::time::Duration;
+
+use super::{ConnectionId, HttpRefusal, PostOutcome, Principal, Profile, Server, ServerConfig};
+use crate::acp::{Message, RequestId};
+use crate::framing::peek::peek;
+use crate::remote::router::ClientId;
+use crate::remote::transport::{
+    check_post_message, check_response_session, decode, oversize, Checked, CloseCode, Gate, Post,
+    Stream, DEFAULT_MAX_ID_LENGTH,
+};
+use crate::remote::{Backlog, RemoteError};
+use crate::PeekedId;
+
+/// How much of an oversized message is looked at for its request id.
+const OVERSIZE_HEAD: usize = 4096;
+
+/// The answer to a binary WebSocket message.
+pub const BINARY_REFUSED: &str = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"binary websocket messages are refused: send each json-rpc message as one text message"}}"#;
+
+#[derive(Debug)]
+pub(super) struct Conn {
+    pub(super) profile: Profile,
+    pub(super) user: Option<String>,
+    /// Which agent serves it.
+    pub(super) agent: Option<String>,
+    pub(super) client: ClientId,
+    /// What is queued for it, unsent, and since when nothing moved.
+    pub(super) backlog: Backlog,
+    gate: Gate,
+    /// WebSocket: until the first message comes.
+    first_deadline: Option<Duration>,
+    /// Streamable HTTP: its streams, and whether each has a reader.
+    streams: BTreeMap<Stream, bool>,
+    /// Streamable HTTP: the last request, or the last reader leaving.
+    last_seen: Duration,
+    /// Streamable HTTP: the `initialize` whose answer is the opening
+    /// `POST`'s body.
+    initialize: Option<RequestId<'static>>,
+}
+
+impl Conn {
+    pub(super) fn new(
+        profile: Profile,
+        user: Option<String>,
+        agent: Option<String>,
+        client: ClientId,
+        now: Duration,
+        config: &ServerConfig,
+    ) -> Self {
+        let (max, first_deadline) = match profile {
+            // Anything queued starts the stall clock: one message may take
+            // `slow_client` to go out, no more.
+            Profile::WebSocket => (1, Some(now.saturating_add(config.first_message))),
+            Profile::StreamableHttp => (config.max_buffered_bytes.max(1), None),
+        };
+        Self {
+            profile,
+            user,
+            agent,
+            client,
+            backlog: Backlog::new(max, config.slow_client),
+            gate: Gate::new(),
+            first_deadline,
+            streams: BTreeMap::new(),
+            last_seen: now,
+            initialize: None,
+        }
+    }
+
+    /// Whether `text` is the answer to the pending `initialize` (looked
+    /// for in the message's first bytes, not decoded); it is no longer
+    /// pending then.
+    pub(super) fn answers_initialize(&mut self, text: &str) -> bool {
+        let Some(id) = &self.initialize else {
+            return false;
+        };
+        let head = text.as_bytes().get(..1024).unwrap_or(text.as_bytes());
+        let p = peek(head);
+        let same = match (&p.id, id) {
+            (Some(PeekedId::Number(a)), RequestId::Number(b)) => a == b,
+            (Some(PeekedId::Str(a)), RequestId::Str(b)) => a.as_str() == b.as_ref(),
+            _ => false,
+        };
+        if same && !p.is_request {
+            self.initialize = None;
+        }
+        same && !p.is_request
+    }
+
+    /// Whether a message may go on `stream` (a new stream past the limit
+    /// may not).
+    pub(super) fn has_room_for(&self, stream: &Stream, max: usize) -> bool {
+        self.streams.contains_key(stream) || self.streams.len() <= max
+    }
+
+    pub(super) fn note_stream(&mut self, stream: &Stream) {
+        if self.profile == Profile::StreamableHttp && !self.streams.contains_key(stream) {
+            self.streams.insert(stream.clone(), false);
+        }
+    }
+
+    /// Its next deadline.
+    pub(super) fn deadline(&self, config: &ServerConfig) -> Option<Duration> {
+        let stall = self.backlog.stall_deadline();
+        let idle = self.idle_deadline(config);
+        [stall, self.first_deadline, idle]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    fn idle_deadline(&self, config: &ServerConfig) -> Option<Duration> {
+        let reading = self.streams.get(&Stream::Connection) == Some(&true);
+        (self.profile == Profile::StreamableHttp && !reading)
+            .then(|| self.last_seen.saturating_add(config.http_idle))
+    }
+
+    /// Why it must close at `now`, if it must.
+    pub(super) fn expired(&self, now: Duration, config: &ServerConfig) -> Option<String> {
+        if self.backlog.is_stalled(now) {
+            return Some(match self.profile {
+                Profile::WebSocket => "client too slow to receive".to_owned(),
+                Profile::StreamableHttp => "client too slow to read its streams".to_owned(),
+            });
+        }
+        if self.first_deadline.is_some_and(|d| now >= d) {
+            return Some(format!(
+                "no message within {} s",
+                config.first_message.as_secs()
+            ));
+        }
+        if self.idle_deadline(config).is_some_and(|d| now > d) {
+            return Some("idle".to_owned());
+        }
+        None
+    }
+}
+
+impl Server {
+    /// One WebSocket text message from `conn`: its size, the transport's
+    /// gate, then its agent's router; whatever is refused is answered (and
+    /// the connection closed when the rules say so).
+    pub fn handle_text(&mut self, now: Duration, conn: ConnectionId, text: &str) {
+        let limit = self.config.max_message;
+        let Some(c) = self.conns.get_mut(&conn) else {
+            return;
+        };
+        c.first_deadline = None;
+        if text.len() > limit {
+            let head = text
+                .as_bytes()
+                .get(..OVERSIZE_HEAD)
+                .unwrap_or(text.as_bytes());
+            let e = oversize(head, text.len(), limit);
+            self.refuse_ws(now, conn, &e);
+            return;
+        }
+        // Decoded once: the gate's rules, then the router, on the same
+        // message.
+        let checked = decode(text).and_then(|m| c.gate.check_message(m));
+        match checked {
+            Ok(Checked::Forward(message)) => self.forward(now, conn, text, message),
+            Ok(Checked::Ignore) => {}
+            Err(e) => self.refuse_ws(now, conn, &e),
+        }
+    }
+
+    /// A WebSocket message too large to read (over twice the limit): the
+    /// connection closes with `1009`.
+    pub fn handle_too_large(&mut self, now: Duration, conn: ConnectionId, size: usize) {
+        let limit = self.config.max_message;
+        let reason = format!("message of {size} bytes exceeds the {limit}-byte limit");
+        self.close(now, conn, CloseCode::MESSAGE_TOO_BIG, reason);
+    }
+
+    /// A binary WebSocket message: answered with `-32700`.
+    pub fn handle_binary(&mut self, now: Duration, conn: ConnectionId) {
+        if let Some(c) = self.conns.get_mut(&conn) {
+            c.first_deadline = None;
+        }
+        self.send(now, conn, Stream::Connection, BINARY_REFUSED.to_owned());
+    }
+
+    fn refuse_ws(&mut self, now: Duration, conn: ConnectionId, e: &RemoteError) {
+        let reply = reply_text(e);
+        match e.close_code() {
+            Some(code) => self.close_with(now, conn, code, e.to_string(), reply),
+            None => {
+                if let Some(reply) = reply {
+                    self.send(now, conn, Stream::Connection, reply);
+                }
+            }
+        }
+    }
+
+    /// One Streamable HTTP `POST` (its `Content-Type` already
+    /// `application/json`): `conn` is the connection its
+    /// `Acp-Connection-Id` names (`None` without the header), `session` its
+    /// `Acp-Session-Id`. An `initialize` without a connection opens one for
+    /// `principal`.
+    ///
+    /// # Errors
+    ///
+    /// The refusal to answer the `POST` with.
+    pub fn handle_post(
+        &mut self,
+        now: Duration,
+        principal: &Principal,
+        conn: Option<ConnectionId>,
+        session: Option<&str>,
+        body: &str,
+    ) -> Result<PostOutcome, HttpRefusal> {
+        let header = conn.map(|_| "");
+        // Decoded once: the transport's rules, then the router.
+        let message = decode(body).map_err(|e| refusal(&e))?;
+        let post = check_post_message(message, header, session, DEFAULT_MAX_ID_LENGTH)
+            .map_err(|e| refusal(&e))?;
+        match (post, conn) {
+            (Post::Initialize(r), _) => {
+                if self
+                    .conns
+                    .values()
+                    .filter(|c| c.profile == Profile::StreamableHttp)
+                    .count()
+                    >= self.config.max_http_connections
+                {
+                    return Err(HttpRefusal::text(503, "too many connections"));
+                }
+                let id = self
+                    .open(now, Profile::StreamableHttp, principal)
+                    .map_err(|e| HttpRefusal::text(e.http_status(), e.to_string()))?;
+                if let Some(c) = self.conns.get_mut(&id) {
+                    c.initialize = Some(r.id.to_owned_id());
+                }
+                self.forward(now, id, body, Message::Request(r));
+                Ok(PostOutcome::Opened(id))
+            }
+            (Post::Message { message, .. }, Some(conn)) => {
+                let c = self
+                    .conns
+                    .get_mut(&conn)
+                    .filter(|c| c.user == principal.user)
+                    .ok_or_else(|| HttpRefusal::text(404, "unknown Acp-Connection-Id"))?;
+                c.last_seen = now;
+                let (key, client) = (c.agent.clone(), c.client);
+                if let Message::Response(_) | Message::Error(_) = &message {
+                    // A reply to the agent names the session its request
+                    // came on.
+                    let expected = message.id().and_then(|id| {
+                        self.agents
+                            .get(&key)
+                            .and_then(|a| a.router.request_session(client, id))
+                    });
+                    check_response_session(expected, session).map_err(|e| refusal(&e))?;
+                }
+                self.forward(now, conn, body, message);
+                Ok(PostOutcome::Accepted)
+            }
+            (Post::Message { .. }, None) => Err(refusal(&RemoteError::MissingConnectionId)),
+        }
+    }
+
+    /// The headers of a Streamable HTTP `POST` before its body is read:
+    /// `Content-Type` must be `application/json` (parameters allowed).
+    ///
+    /// # Errors
+    ///
+    /// `415` otherwise.
+    pub fn check_post_headers(content_type: Option<&str>) -> Result<(), HttpRefusal> {
+        let json = content_type
+            .and_then(|v| v.split(';').next())
+            .is_some_and(|v| v.trim().eq_ignore_ascii_case(crate::remote::JSON_MIME_TYPE));
+        if json {
+            Ok(())
+        } else {
+            Err(HttpRefusal::text(
+                415,
+                "content-type must be application/json",
+            ))
+        }
+    }
+
+    /// The headers of a Streamable HTTP `GET`: `Accept` must include
+    /// `text/event-stream`.
+    ///
+    /// # Errors
+    ///
+    /// `406` otherwise.
+    pub fn check_get_headers(accept: Option<&str>) -> Result<(), HttpRefusal> {
+        if accept.is_some_and(|a| a.contains(crate::remote::EVENT_STREAM_MIME_TYPE)) {
+            Ok(())
+        } else {
+            Err(HttpRefusal::text(
+                406,
+                "accept must include text/event-stream",
+            ))
+        }
+    }
+
+    /// A Streamable HTTP `GET`: a reader for `conn`'s stream, or for the
+    /// stream of `session` when the session is the connection's user's.
+    /// Give it back with [`handle_stream_closed`](Self::handle_stream_closed).
+    ///
+    /// # Errors
+    ///
+    /// The refusal: `404` for another user's (or an unknown) session,
+    /// `409` when the stream has a reader, `400` past the streams' limit.
+    pub fn handle_stream_opened(
+        &mut self,
+        now: Duration,
+        principal: &Principal,
+        conn: ConnectionId,
+        session: Option<&str>,
+    ) -> Result<Stream, HttpRefusal> {
+        let max = self.config.max_session_streams;
+        let c = self
+            .conns
+            .get(&conn)
+            .filter(|c| c.user == principal.user && c.profile == Profile::StreamableHttp)
+            .ok_or_else(|| HttpRefusal::text(404, "unknown Acp-Connection-Id"))?;
+        let stream = match session {
+            Some(s) => {
+                let router = self.agents.get(&c.agent).map(|a| &a.router);
+                let mine = router.is_some_and(|r| {
+                    r.owner(s) == Some(c.client)
+                        || r.user_of(c.client)
+                            .is_some_and(|u| r.session_user(s) == Some(u))
+                });
+                if !mine {
+                    return Err(HttpRefusal::text(
+                        404,
+                        "unknown Acp-Session-Id: not a session of this user",
+                    ));
+                }
+                Stream::Session(s.to_owned())
+            }
+            None => Stream::Connection,
+        };
+        let Some(c) = self.conns.get_mut(&conn) else {
+            return Err(HttpRefusal::text(404, "unknown Acp-Connection-Id"));
+        };
+        if c.streams.len() > max && !c.streams.contains_key(&stream) {
+            return Err(HttpRefusal::text(400, "too many session streams"));
+        }
+        let leased = c.streams.entry(stream.clone()).or_insert(false);
+        if *leased {
+            return Err(HttpRefusal::text(409, "this stream already has a receiver"));
+        }
+        *leased = true;
+        c.last_seen = now;
+        Ok(stream)
+    }
+
+    /// The reader of `stream` left.
+    pub fn handle_stream_closed(&mut self, now: Duration, conn: ConnectionId, stream: &Stream) {
+        if let Some(c) = self.conns.get_mut(&conn) {
+            c.last_seen = now;
+            if let Some(leased) = c.streams.get_mut(stream) {
+                *leased = false;
+            }
+        }
+    }
+
+    /// Whether `conn` is open and `principal`'s.
+    pub fn is_connection_of(&self, conn: ConnectionId, principal: &Principal) -> bool {
+        self.conns
+            .get(&conn)
+            .is_some_and(|c| c.user == principal.user)
+    }
+
+    /// A message `conn` may send on: to its agent's router, or into the
+    /// queue of messages waiting for the agent to start.
+    fn forward(&mut self, now: Duration, conn: ConnectionId, text: &str, message: Message<'_>) {
+        let Some(c) = self.conns.get(&conn) else {
+            return;
+        };
+        let key = c.agent.clone();
+        self.client_message(&key, conn, text, message, now);
+    }
+
+    /// Refuses a client request when its agent may not start: the pool
+    /// runs as many agents as it may, each with a connection.
+    pub(super) fn refuse_full(&mut self, now: Duration, conn: ConnectionId, message: &Message<'_>) {
+        let Message::Request(req) = message else {
+            return;
+        };
+        let max = self.config.max_agents;
+        let user = self
+            .conns
+            .get(&conn)
+            .and_then(|c| c.user.clone())
+            .unwrap_or_default();
+        let msg = format!(
+            "the bridge runs {max} agents, its limit (--max-agents), each with a connection: {user}'s agent starts once another user has none"
+        );
+        let session = crate::remote::session_field(req.params.as_ref()).into_id();
+        let stream = crate::remote::answer_stream(&req.method, session.as_deref());
+        let mut line = Vec::new();
+        let _ = crate::acp::encode_error(
+            &req.id,
+            &crate::acp::RpcError::new(super::AGENTS_FULL, msg),
+            &mut line,
+        );
+        let text = String::from_utf8_lossy(line.trim_ascii_end()).into_owned();
+        self.send(now, conn, stream, text);
+    }
+
+    /// The connections of the agent `key` with the [`Action`]s to tell
+    /// them `method` (a notification of the server's own).
+    pub(super) fn notify_all(&mut self, key: &Option<String>, text: &str, now: Duration) {
+        let conns: Vec<ConnectionId> = self
+            .agents
+            .get(key)
+            .map(|a| a.clients.values().copied().collect())
+            .unwrap_or_default();
+        for conn in conns {
+            self.send(now, conn, Stream::Connection, text.to_owned());
+        }
+    }
+
+    #[cfg(test)]
+    pub(super) fn pending_initialize(&self, conn: ConnectionId) -> bool {
+        self.conns
+            .get(&conn)
+            .is_some_and(|c| c.initialize.is_some())
+    }
+
+    #[cfg(test)]
+    pub(super) fn queued_for(&self, conn: ConnectionId) -> usize {
+        self.conns.get(&conn).map_or(0, |c| c.backlog.bytes())
+    }
+
+    #[cfg(test)]
+    pub(super) fn take_actions(&mut self) -> Vec<super::Action> {
+        self.actions.drain(..).collect()
+    }
+}
+
+/// The JSON-RPC reply to a refused message, as text, when it has one.
+fn reply_text(e: &RemoteError) -> Option<String> {
+    let mut line = Vec::new();
+    e.reply()?.encode(&mut line).ok()?;
+    Some(String::from_utf8_lossy(line.trim_ascii_end()).into_owned())
+}
+
+/// The answer to a refused `POST`: its status, and its JSON-RPC reply as
+/// the body when it has one.
+fn refusal(e: &RemoteError) -> HttpRefusal {
+    match reply_text(e) {
+        Some(body) => HttpRefusal {
+            status: e.http_status(),
+            body,
+            json: true,
+        },
+        None => HttpRefusal::text(e.http_status(), e.to_string()),
+    }
+}

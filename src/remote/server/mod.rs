@@ -1,0 +1,673 @@
+//! The team server's rules as one sans-IO state machine: connections of
+//! both transport profiles and their users, the agent processes (one
+//! shared, or one per user), flow control, the replay buffer, limits and
+//! every error a client sees.
+//!
+//! The caller owns the sockets, the HTTP server and the processes. It
+//! tells the [`Server`] what happened (`handle_*` and the other inputs,
+//! each with its `now`) and does what [`poll_action`](Server::poll_action)
+//! hands out, until it returns `None`; then it sleeps until
+//! [`poll_timeout`](Server::poll_timeout) or the next input.
+
+mod conn;
+mod pool;
+
+use alloc::borrow::ToOwned;
+use alloc::collections::{BTreeMap, VecDeque};
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::fmt;
+use core::time::Duration;
+
+use super::router::{ConnectError, Out, Permissions, Router};
+use super::transport::{CloseCode, Stream, DEFAULT_MAX_BUFFERED_SESSION_STREAMS};
+use super::DEFAULT_REPLAY_BUDGET;
+use crate::ErrorCode;
+#[cfg(test)]
+mod tests;
+
+use conn::Conn;
+pub use conn::BINARY_REFUSED;
+use pool::Agent;
+
+/// The error answering a request of a user whose agent may not start:
+/// as many agents run as the pool allows, each with a connection.
+/// `-32012`, in JSON-RPC's range for server errors.
+pub const AGENTS_FULL: ErrorCode = ErrorCode(-32012);
+
+/// The notification a client gets when the agent wrote a line longer than
+/// the server's limit that was not an answer to one of its requests (an
+/// answer becomes that request's error instead): `size` (the bytes seen,
+/// at least), `limit`, and `id` when the line was a request of the agent
+/// (which the server answered with an error). The line itself is gone.
+pub const LINE_DROPPED: &str = "_bridge/line_dropped";
+
+/// One connection of a [`Server`], numbered by it from 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ConnectionId(pub u64);
+
+impl fmt::Display for ConnectionId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "connection {}", self.0)
+    }
+}
+
+/// One start of an agent process, numbered by the [`Server`] from 1: its
+/// lines, its exit and what to write to it name it, so nothing of a
+/// stopped process reaches the next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct AgentRun(pub u64);
+
+impl fmt::Display for AgentRun {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "agent run {}", self.0)
+    }
+}
+
+/// Who a connection is, and what they may do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Principal {
+    /// The user; `None` for the one user of a server without a token file
+    /// (open on loopback, or one token).
+    pub user: Option<String>,
+    /// What they may do.
+    pub permissions: Permissions,
+}
+
+impl Principal {
+    /// The one user of a server without users: every permission.
+    pub const fn anonymous() -> Self {
+        Self {
+            user: None,
+            permissions: Permissions::READ_WRITE,
+        }
+    }
+
+    /// A named user with `permissions`.
+    pub fn user(name: &str, permissions: Permissions) -> Self {
+        Self {
+            user: Some(name.to_owned()),
+            permissions,
+        }
+    }
+}
+
+/// The transport profile of a connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Profile {
+    /// One WebSocket: text messages both ways.
+    WebSocket,
+    /// Streamable HTTP: `POST`s in, SSE streams out.
+    StreamableHttp,
+}
+
+/// Which agent process serves a connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PoolMode {
+    /// One agent process for every connection, started with the server.
+    #[default]
+    Shared,
+    /// One agent process per user (the anonymous user counts as one),
+    /// started on the user's first message, stopped once idle, at most
+    /// [`ServerConfig::max_agents`] at once.
+    PerUser,
+}
+
+/// The limits and timings a [`Server`] runs with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ServerConfig {
+    /// Shared agent or one per user.
+    pub pool: PoolMode,
+    /// Per user: most agent processes at once (past it, the one without a
+    /// connection the longest is stopped to make room).
+    pub max_agents: usize,
+    /// Per user: an agent with no connection and no message either way
+    /// for this long is stopped.
+    pub agent_idle: Duration,
+    /// First restart delay after an agent exits; doubles up to
+    /// `backoff_max`, back to this after a run of 30 s.
+    pub backoff_min: Duration,
+    /// Longest restart delay.
+    pub backoff_max: Duration,
+    /// Longest wait of a client's message for its starting agent.
+    pub start_wait: Duration,
+    /// Largest message from a client (bytes); one of at most twice this
+    /// is answered before its connection closes.
+    pub max_message: usize,
+    /// Most connections of one user.
+    pub max_user_connections: usize,
+    /// Most sessions one user holds open.
+    pub max_user_sessions: usize,
+    /// Most bytes queued, unsent, for all of one user's connections; past
+    /// it the connection a message is for is closed.
+    pub max_user_buffered_bytes: usize,
+    /// Streamable HTTP: most bytes queued for one connection before the
+    /// stall clock runs.
+    pub max_buffered_bytes: usize,
+    /// A connection whose queue does not move for this long (a WebSocket
+    /// with anything queued, a Streamable HTTP connection past
+    /// `max_buffered_bytes`) is closed.
+    pub slow_client: Duration,
+    /// Bytes kept per session whose client left, replayed to the client
+    /// that reattaches it (0: none).
+    pub replay_bytes: usize,
+    /// Streamable HTTP: most connections at once.
+    pub max_http_connections: usize,
+    /// Streamable HTTP: most session streams of one connection.
+    pub max_session_streams: usize,
+    /// Streamable HTTP: a connection with no connection stream open and no
+    /// request for this long is closed.
+    pub http_idle: Duration,
+    /// WebSocket: a connection that sends no message for this long after
+    /// it opened is closed.
+    pub first_message: Duration,
+    /// The key of the routers' records of evicted sessions (16 bytes from
+    /// the operating system's random source).
+    pub hash_key: [u8; 16],
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        Self {
+            pool: PoolMode::Shared,
+            max_agents: 16,
+            agent_idle: Duration::from_secs(600),
+            backoff_min: Duration::from_millis(100),
+            backoff_max: Duration::from_secs(10),
+            start_wait: Duration::from_secs(10),
+            max_message: crate::limits::DEFAULT_MAX_LINE_LEN,
+            max_user_connections: super::DEFAULT_MAX_USER_CONNECTIONS,
+            max_user_sessions: super::DEFAULT_MAX_USER_SESSIONS,
+            max_user_buffered_bytes: 64 * 1024 * 1024,
+            max_buffered_bytes: 64 * 1024 * 1024,
+            slow_client: Duration::from_secs(30),
+            replay_bytes: DEFAULT_REPLAY_BUDGET,
+            max_http_connections: 256,
+            max_session_streams: DEFAULT_MAX_BUFFERED_SESSION_STREAMS,
+            http_idle: Duration::from_secs(60),
+            first_message: Duration::from_secs(10),
+            hash_key: [0; 16],
+        }
+    }
+}
+
+impl ServerConfig {
+    /// The defaults: a shared agent, the limits of the module docs.
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+/// Why an agent process is started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StartReason {
+    /// The shared agent, with the server.
+    Shared,
+    /// A user's first message (or first since their agent stopped).
+    FirstMessage,
+    /// The previous run exited; the backoff is over.
+    Restart,
+}
+
+/// Why an agent process is stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopReason {
+    /// No connection and no message for [`ServerConfig::agent_idle`].
+    Idle,
+    /// Another user's agent needed its place ([`ServerConfig::max_agents`]).
+    Evicted,
+}
+
+impl StopReason {
+    /// `idle` or `evicted`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Idle => "idle",
+            Self::Evicted => "evicted",
+        }
+    }
+}
+
+/// What the caller must do, in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// Queue one JSON-RPC message (no `\n`) for a connection: a WebSocket
+    /// text message, or one event on a Streamable HTTP stream. Report it
+    /// with [`Server::handle_sent`] once written (or dropped).
+    Send {
+        /// The connection.
+        to: ConnectionId,
+        /// Its stream (Streamable HTTP; a WebSocket has one).
+        stream: Stream,
+        /// The message.
+        text: String,
+    },
+    /// The answer to a Streamable HTTP connection's `initialize`: the body
+    /// of the `POST` that opened it (not counted as queued).
+    Answer {
+        /// The connection.
+        to: ConnectionId,
+        /// The message.
+        text: String,
+    },
+    /// Close a connection: send `last` (when there is one) and a close
+    /// frame with `code` and `reason` (a Streamable HTTP connection is
+    /// dropped, its streams ended). The server has forgotten it already.
+    Close {
+        /// The connection.
+        conn: ConnectionId,
+        /// The WebSocket close code.
+        code: CloseCode,
+        /// Why, for the close frame and the log.
+        reason: String,
+        /// A last message to send before the close frame.
+        last: Option<String>,
+    },
+    /// Write one line (with its `\n`) to an agent's stdin.
+    WriteAgent {
+        /// The process.
+        run: AgentRun,
+        /// The line.
+        line: Vec<u8>,
+    },
+    /// Start an agent process; report [`Server::handle_agent_started`],
+    /// or [`Server::handle_agent_exited`] if it could not start.
+    StartAgent {
+        /// The run the process is.
+        run: AgentRun,
+        /// The user it serves alone (`None`: the shared agent, or the
+        /// anonymous user's own).
+        user: Option<String>,
+        /// Why.
+        why: StartReason,
+    },
+    /// Stop an agent process (and everything it started); report
+    /// [`Server::handle_agent_exited`] once it is gone.
+    StopAgent {
+        /// The process.
+        run: AgentRun,
+        /// Why.
+        why: StopReason,
+    },
+    /// One line for the server's log.
+    Log(String),
+}
+
+/// A Streamable HTTP request refused: its HTTP status and body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpRefusal {
+    /// The status.
+    pub status: u16,
+    /// The body: a JSON-RPC error when `json`, else plain text.
+    pub body: String,
+    /// Whether `body` is JSON.
+    pub json: bool,
+}
+
+impl HttpRefusal {
+    fn text(status: u16, body: impl Into<String>) -> Self {
+        Self {
+            status,
+            body: body.into(),
+            json: false,
+        }
+    }
+}
+
+/// What a Streamable HTTP `POST` became.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PostOutcome {
+    /// An `initialize` opened this connection: answer the `POST` with the
+    /// [`Action::Answer`] for it (and the connection's id in
+    /// `Acp-Connection-Id`).
+    Opened(ConnectionId),
+    /// Taken: answer `202`.
+    Accepted,
+}
+
+/// The team server's core, sans-IO: the caller owns the sockets, the HTTP
+/// server and the processes; it tells the server what happened
+/// (`handle_*` and the other inputs, each with its `now`) and does what
+/// [`poll_action`](Self::poll_action) hands out, until it returns `None`;
+/// then it sleeps until [`poll_timeout`](Self::poll_timeout) or the next
+/// input.
+///
+/// ```
+/// use std::time::Duration;
+/// use acp_codec::remote::{Action, Principal, Profile, Server, ServerConfig, Stream};
+///
+/// let t = Duration::ZERO;
+/// // One shared agent (the default pool): started with the server.
+/// let mut server = Server::new(ServerConfig::new(), t);
+/// let Some(Action::StartAgent { run, .. }) = server.poll_action() else { panic!() };
+/// server.handle_agent_started(t, run, 4242); // the process is up
+///
+/// // A WebSocket connection of the one anonymous user sends its first message.
+/// let conn = server.open(t, Profile::WebSocket, &Principal::anonymous()).unwrap();
+/// server.handle_text(t, conn, r#"{"jsonrpc":"2.0","id":7,"method":"initialize","params":{"protocolVersion":1}}"#);
+/// // It goes to the agent with the server's own id...
+/// let Some(Action::WriteAgent { line, .. }) = server.poll_action() else { panic!() };
+/// assert!(line.starts_with(br#"{"jsonrpc":"2.0","id":0,"method":"initialize""#));
+/// // ...and the agent's answer back to the connection with the client's.
+/// server.handle_agent_line(t, run, r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}"#);
+/// let Some(Action::Send { to, stream, text }) = server.poll_action() else { panic!() };
+/// assert_eq!((to, stream), (conn, Stream::Connection));
+/// assert_eq!(text, r#"{"jsonrpc":"2.0","id":7,"result":{"protocolVersion":1}}"#);
+/// // Written to the socket: the connection's queue is empty again.
+/// server.handle_sent(t, conn, text.len());
+/// assert_eq!(server.user_queued(None), 0);
+/// ```
+///
+/// # The rules it adds to the router's
+///
+/// - Connections: a WebSocket's first message within
+///   [`ServerConfig::first_message`], through the transport's [`Gate`](super::Gate)
+///   (else closed `1002`), each message at most
+///   [`ServerConfig::max_message`] (a larger one is answered when it is a
+///   request, then closed `1009`); a Streamable HTTP `POST` through
+///   [`check_post`](super::check_post), a `GET` of a stream only for a
+///   session of the connection's user, one reader per stream, the
+///   connection closed after [`ServerConfig::http_idle`] with no reader of
+///   its connection stream and no request.
+/// - Flow control: what is queued for a connection counts against its
+///   [`Backlog`](super::Backlog) (a WebSocket whose queue does not move
+///   for [`ServerConfig::slow_client`] is closed, a Streamable HTTP
+///   connection past [`ServerConfig::max_buffered_bytes`] likewise) and
+///   against its user's [`ServerConfig::max_user_buffered_bytes`] (past
+///   it the connection a message is for closes); the caller reports what
+///   it wrote with [`Server::handle_sent`].
+/// - The agent pool ([`PoolMode`]): one shared agent, or one per user,
+///   started on the user's first message (messages wait up to
+///   [`ServerConfig::start_wait`]), stopped after
+///   [`ServerConfig::agent_idle`] without a connection or a message, at
+///   most [`ServerConfig::max_agents`] (past it the one without a
+///   connection the longest is evicted; when each has one, requests get
+///   [`AGENTS_FULL`]); a run that exits is restarted after a backoff
+///   doubling from [`ServerConfig::backoff_min`] to
+///   [`ServerConfig::backoff_max`]. Sessions stay their user's across
+///   every stop and restart.
+/// - An agent line over the limit: an answer to a client's request
+///   becomes that request's error, a request of the agent is answered
+///   with an error, and the clients of an agent serving one user are told
+///   with [`LINE_DROPPED`] (its size and the limit).
+#[derive(Debug)]
+pub struct Server {
+    config: ServerConfig,
+    conns: BTreeMap<ConnectionId, Conn>,
+    agents: BTreeMap<Option<String>, Agent>,
+    runs: BTreeMap<AgentRun, Option<String>>,
+    /// Bytes queued per user (`None`: the anonymous user).
+    queued: BTreeMap<Option<String>, usize>,
+    next_conn: u64,
+    next_run: u64,
+    actions: VecDeque<Action>,
+}
+
+impl Server {
+    /// A server with `config`; a shared pool's agent is started at once
+    /// (the first [`Action::StartAgent`]).
+    pub fn new(config: ServerConfig, now: Duration) -> Self {
+        let mut server = Self {
+            config,
+            conns: BTreeMap::new(),
+            agents: BTreeMap::new(),
+            runs: BTreeMap::new(),
+            queued: BTreeMap::new(),
+            next_conn: 1,
+            next_run: 1,
+            actions: VecDeque::new(),
+        };
+        if server.config.pool == PoolMode::Shared {
+            server.agent_entry(None, now);
+            server.start(&None, StartReason::Shared, now);
+        }
+        server
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &ServerConfig {
+        &self.config
+    }
+
+    /// The next thing to do, until `None`.
+    pub fn poll_action(&mut self) -> Option<Action> {
+        self.actions.pop_front()
+    }
+
+    /// How many connections are open.
+    pub fn connections(&self) -> usize {
+        self.conns.len()
+    }
+
+    /// How many bytes are queued, unsent, for `user`'s connections.
+    pub fn user_queued(&self, user: Option<&str>) -> usize {
+        self.queued
+            .get(&user.map(ToOwned::to_owned))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// The router of the agent serving `user` (for inspection).
+    pub fn router_of(&self, user: Option<&str>) -> Option<&Router> {
+        self.agents.get(&self.agent_key(user)).map(|a| &a.router)
+    }
+
+    fn log(&mut self, text: String) {
+        self.actions.push_back(Action::Log(text));
+    }
+
+    /// Which agent serves `user`.
+    fn agent_key(&self, user: Option<&str>) -> Option<String> {
+        match self.config.pool {
+            PoolMode::Shared => None,
+            PoolMode::PerUser => user.map(ToOwned::to_owned),
+        }
+    }
+
+    /// A connection opened by `principal`; for a WebSocket, before its
+    /// `101` (so the user's connection limit is exact).
+    ///
+    /// # Errors
+    ///
+    /// [`ConnectError`]: no permission, or the user's connection limit
+    /// (refuse the upgrade with its [`http_status`](ConnectError::http_status)).
+    pub fn open(
+        &mut self,
+        now: Duration,
+        profile: Profile,
+        principal: &Principal,
+    ) -> Result<ConnectionId, ConnectError> {
+        let key = self.agent_key(principal.user.as_deref());
+        let id = ConnectionId(self.next_conn);
+        let agent = self.agent_entry(key.clone(), now);
+        let client = match &principal.user {
+            None => agent.router.connect(),
+            Some(user) => agent.router.connect_as(user, principal.permissions)?,
+        };
+        agent.last_active = now;
+        agent.clients.insert(client, id);
+        self.next_conn = self.next_conn.wrapping_add(1);
+        let conn = Conn::new(
+            profile,
+            principal.user.clone(),
+            key,
+            client,
+            now,
+            &self.config,
+        );
+        self.conns.insert(id, conn);
+        Ok(id)
+    }
+
+    /// `conn` is gone (its peer left, a `DELETE`): its sessions stay its
+    /// user's, its agent is told.
+    pub fn handle_closed(&mut self, now: Duration, conn: ConnectionId) {
+        let Some(c) = self.conns.remove(&conn) else {
+            return;
+        };
+        self.release(&c.user, c.backlog.bytes());
+        let Some(agent) = self.agents.get_mut(&c.agent) else {
+            return;
+        };
+        agent.clients.remove(&c.client);
+        agent.last_active = now;
+        agent.waiting.retain(|w| w.conn != conn);
+        let mut outs = Vec::new();
+        agent.router.disconnect(c.client, &mut outs);
+        self.dispatch(&c.agent, outs, now);
+    }
+
+    /// Bytes of `conn`'s queue written to its client (or dropped): the
+    /// counterpart of each [`Action::Send`].
+    pub fn handle_sent(&mut self, now: Duration, conn: ConnectionId, bytes: usize) {
+        let Some(c) = self.conns.get_mut(&conn) else {
+            return;
+        };
+        let taken = bytes.min(c.backlog.bytes());
+        // Never more than queued: the minimum above.
+        let _ = c.backlog.taken(taken, now);
+        let user = c.user.clone();
+        self.release(&user, taken);
+    }
+
+    fn release(&mut self, user: &Option<String>, bytes: usize) {
+        if let Some(q) = self.queued.get_mut(user) {
+            *q = q.saturating_sub(bytes);
+            if *q == 0 {
+                self.queued.remove(user);
+            }
+        }
+    }
+
+    /// Sets `user`'s permissions on their connections, from their next
+    /// message (a re-read token file).
+    pub fn set_permissions(&mut self, user: &str, permissions: Permissions) {
+        for agent in self.agents.values_mut() {
+            agent.router.set_permissions(user, permissions);
+        }
+    }
+
+    /// Closes `conn` now, from the server's side.
+    fn close(&mut self, now: Duration, conn: ConnectionId, code: CloseCode, reason: String) {
+        self.close_with(now, conn, code, reason, None);
+    }
+
+    fn close_with(
+        &mut self,
+        now: Duration,
+        conn: ConnectionId,
+        code: CloseCode,
+        reason: String,
+        last: Option<String>,
+    ) {
+        if !self.conns.contains_key(&conn) {
+            return;
+        }
+        self.actions.push_back(Action::Close {
+            conn,
+            code,
+            reason,
+            last,
+        });
+        self.handle_closed(now, conn);
+    }
+
+    /// Turns a router's output into actions: client messages through flow
+    /// control, agent lines to the agent's current run.
+    fn dispatch(&mut self, key: &Option<String>, outs: Vec<Out>, now: Duration) {
+        for out in outs {
+            match out {
+                Out::Agent(line) => {
+                    if let Some(run) = self.agents.get(key).and_then(Agent::live_run) {
+                        self.actions.push_back(Action::WriteAgent { run, line });
+                    }
+                }
+                Out::Client { to, stream, text } => {
+                    let conn = self
+                        .agents
+                        .get(key)
+                        .and_then(|a| a.clients.get(&to).copied());
+                    if let Some(conn) = conn {
+                        self.send(now, conn, stream, text);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Queues `text` for `conn`, unless its user's queue is full (then
+    /// `conn` closes) or it answers the connection's `initialize`.
+    fn send(&mut self, now: Duration, conn: ConnectionId, stream: Stream, text: String) {
+        let Some(c) = self.conns.get_mut(&conn) else {
+            return;
+        };
+        if c.answers_initialize(&text) {
+            self.actions.push_back(Action::Answer { to: conn, text });
+            return;
+        }
+        let max = self.config.max_session_streams;
+        if c.profile == Profile::StreamableHttp && !c.has_room_for(&stream, max) {
+            self.close(
+                now,
+                conn,
+                CloseCode::POLICY_VIOLATION,
+                format!("more than {max} session streams"),
+            );
+            return;
+        }
+        let user = c.user.clone();
+        let queued = self.queued.get(&user).copied().unwrap_or(0);
+        let limit = self.config.max_user_buffered_bytes;
+        if queued != 0 && queued.saturating_add(text.len()) > limit {
+            let reason = format!(
+                "this user's connections hold more than {limit} bytes unread (--max-user-buffered-bytes)"
+            );
+            self.close(now, conn, CloseCode::POLICY_VIOLATION, reason);
+            return;
+        }
+        let Some(c) = self.conns.get_mut(&conn) else {
+            return;
+        };
+        if c.backlog.queued(text.len(), now).is_err() {
+            return;
+        }
+        c.note_stream(&stream);
+        self.queued.insert(user, queued.saturating_add(text.len()));
+        self.actions.push_back(Action::Send {
+            to: conn,
+            stream,
+            text,
+        });
+    }
+
+    /// The next deadline: call [`handle_timeout`](Self::handle_timeout)
+    /// then (or at the next input, whichever comes first).
+    pub fn poll_timeout(&self) -> Option<Duration> {
+        let conns = self.conns.values().filter_map(|c| c.deadline(&self.config));
+        let agents = self
+            .agents
+            .values()
+            .filter_map(|a| a.deadline(&self.config));
+        conns.chain(agents).min()
+    }
+
+    /// Time passed: closes stalled and idle connections, restarts agents
+    /// whose backoff is over, stops idle ones, lets messages that waited
+    /// too long for a starting agent go on.
+    pub fn handle_timeout(&mut self, now: Duration) {
+        let due: Vec<(ConnectionId, String)> = self
+            .conns
+            .iter()
+            .filter_map(|(id, c)| c.expired(now, &self.config).map(|why| (*id, why)))
+            .collect();
+        for (conn, why) in due {
+            self.close(now, conn, CloseCode::POLICY_VIOLATION, why);
+        }
+        let keys: Vec<Option<String>> = self.agents.keys().cloned().collect();
+        for key in keys {
+            self.agent_timeout(&key, now);
+        }
+    }
+}

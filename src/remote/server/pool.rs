@@ -1,0 +1,484 @@
+//! The agent processes: one shared, or one per user (started on the
+//! user's first message, stopped once idle, at most `max_agents`, the one
+//! without a connection the longest evicted to make room), each restarted
+//! with backoff when it exits, each with its own router.
+
+use alloc::borrow::ToOwned;
+use alloc::collections::{BTreeMap, VecDeque};
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+use core::time::Duration;
+
+use super::{
+    Action, AgentRun, ConnectionId, PoolMode, Server, ServerConfig, StartReason, StopReason,
+    LINE_DROPPED,
+};
+use crate::acp::{encode_error, Message, MessageError, RequestId, RpcError};
+use crate::remote::router::{ClientId, Router};
+use crate::remote::ReplayBuffer;
+use crate::{ErrorCode, FrameError, PeekedId};
+
+/// A run that lasted this long resets the restart backoff.
+const STEADY_RUN: Duration = Duration::from_secs(30);
+
+/// A client message waiting for its agent to start.
+#[derive(Debug)]
+pub(super) struct Waiting {
+    pub(super) conn: ConnectionId,
+    text: String,
+    /// Past this it goes on (and is refused: the agent is not running).
+    until: Duration,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Stopped,
+    Starting(AgentRun),
+    Up(AgentRun),
+    Stopping(AgentRun, StopReason),
+    Restarting { at: Duration },
+}
+
+/// One agent (its runs over time) and its router.
+#[derive(Debug)]
+pub(super) struct Agent {
+    /// The user it serves alone, in a per-user pool.
+    user: Option<String>,
+    /// One of a per-user pool (idle-stopped, counted against the cap).
+    dedicated: bool,
+    pub(super) router: Router,
+    /// Its connections, by their id in its router.
+    pub(super) clients: BTreeMap<ClientId, ConnectionId>,
+    /// The last connection, client message or agent line.
+    pub(super) last_active: Duration,
+    pub(super) waiting: VecDeque<Waiting>,
+    state: State,
+    restarts: u64,
+    backoff: Duration,
+    started_at: Duration,
+}
+
+impl Agent {
+    /// The run to write to, while one is up.
+    pub(super) fn live_run(&self) -> Option<AgentRun> {
+        match self.state {
+            State::Up(run) => Some(run),
+            _ => None,
+        }
+    }
+
+    /// How log lines name it: `agent`, or `agent of ana`.
+    fn name(&self) -> String {
+        match (&self.user, self.dedicated) {
+            (Some(u), true) => format!("agent of {u}"),
+            _ => "agent".to_owned(),
+        }
+    }
+
+    /// Whether it holds one of the pool's places.
+    fn counted(&self) -> bool {
+        self.dedicated
+            && matches!(
+                self.state,
+                State::Starting(_) | State::Up(_) | State::Restarting { .. }
+            )
+    }
+
+    fn idle_at(&self, config: &ServerConfig) -> Option<Duration> {
+        (self.dedicated && self.clients.is_empty())
+            .then(|| self.last_active.saturating_add(config.agent_idle))
+    }
+
+    pub(super) fn deadline(&self, config: &ServerConfig) -> Option<Duration> {
+        let state = match self.state {
+            State::Restarting { at } => Some(at),
+            State::Up(_) => self.idle_at(config),
+            _ => None,
+        };
+        let waiting = self.waiting.front().map(|w| w.until);
+        [state, waiting].into_iter().flatten().min()
+    }
+}
+
+impl Server {
+    /// The agent `key`, made on first use.
+    pub(super) fn agent_entry(&mut self, key: Option<String>, now: Duration) -> &mut Agent {
+        let config = &self.config;
+        let dedicated = config.pool == PoolMode::PerUser;
+        self.agents.entry(key.clone()).or_insert_with(|| {
+            let mut router = Router::new()
+                .with_user_limits(config.max_user_connections, config.max_user_sessions)
+                .with_hash_key(config.hash_key);
+            if let (Some(user), true) = (&key, dedicated) {
+                router = router.with_dedicated_user(user);
+            }
+            if config.replay_bytes > 0 {
+                router = router.with_replay(ReplayBuffer::new(config.replay_bytes));
+            }
+            Agent {
+                user: key,
+                dedicated,
+                router,
+                clients: BTreeMap::new(),
+                last_active: now,
+                waiting: VecDeque::new(),
+                state: State::Stopped,
+                restarts: 0,
+                backoff: config.backoff_min,
+                started_at: now,
+            }
+        })
+    }
+
+    /// Starts a run of the agent `key`.
+    pub(super) fn start(&mut self, key: &Option<String>, why: StartReason, now: Duration) {
+        let run = AgentRun(self.next_run);
+        self.next_run = self.next_run.wrapping_add(1);
+        let Some(agent) = self.agents.get_mut(key) else {
+            return;
+        };
+        if why != StartReason::Restart {
+            agent.restarts = 0;
+            agent.backoff = self.config.backoff_min;
+        }
+        agent.state = State::Starting(run);
+        agent.started_at = now;
+        let user = if agent.dedicated {
+            agent.user.clone()
+        } else {
+            None
+        };
+        self.runs.insert(run, key.clone());
+        self.actions
+            .push_back(Action::StartAgent { run, user, why });
+    }
+
+    /// A message from `conn` for the agent `key`: to its router, or, while
+    /// the agent starts, into its queue (a user's agent that is not
+    /// running is started first, when the pool has room).
+    pub(super) fn client_message(
+        &mut self,
+        key: &Option<String>,
+        conn: ConnectionId,
+        text: &str,
+        message: Message<'_>,
+        now: Duration,
+    ) {
+        let Some(agent) = self.agents.get_mut(key) else {
+            return;
+        };
+        agent.last_active = now;
+        if agent.dedicated && agent.state == State::Stopped && !self.make_room(key, now) {
+            self.refuse_full(now, conn, &message);
+            return;
+        }
+        let Some(agent) = self.agents.get_mut(key) else {
+            return;
+        };
+        if agent.state == State::Stopped {
+            self.start(key, StartReason::FirstMessage, now);
+        }
+        let Some(agent) = self.agents.get_mut(key) else {
+            return;
+        };
+        if matches!(agent.state, State::Starting(_)) || !agent.waiting.is_empty() {
+            agent.waiting.push_back(Waiting {
+                conn,
+                text: text.to_owned(),
+                until: now.saturating_add(self.config.start_wait),
+            });
+            return;
+        }
+        self.deliver(key, conn, text, Ok(message), now);
+    }
+
+    fn deliver(
+        &mut self,
+        key: &Option<String>,
+        conn: ConnectionId,
+        text: &str,
+        message: Result<Message<'_>, MessageError>,
+        now: Duration,
+    ) {
+        let Some(client) = self.conns.get(&conn).map(|c| c.client) else {
+            return;
+        };
+        let Some(agent) = self.agents.get_mut(key) else {
+            return;
+        };
+        agent.last_active = now;
+        let mut outs = Vec::new();
+        agent
+            .router
+            .handle_client_decoded(client, text, message, now, &mut outs);
+        self.dispatch(key, outs, now);
+    }
+
+    /// Lets the waiting messages of `key` go on: all of them (`all`), or
+    /// those that waited past their time.
+    fn flush(&mut self, key: &Option<String>, now: Duration, all: bool) {
+        loop {
+            let Some(agent) = self.agents.get_mut(key) else {
+                return;
+            };
+            let due = agent.waiting.front().is_some_and(|w| all || w.until <= now);
+            if !due {
+                return;
+            }
+            let Some(w) = agent.waiting.pop_front() else {
+                return;
+            };
+            // Decoded again: it waited, owned, for the agent to start.
+            self.deliver(key, w.conn, &w.text, Message::decode(&w.text), now);
+        }
+    }
+
+    /// Whether a user's agent may start: below the cap, or after evicting
+    /// the agent without a connection the longest.
+    fn make_room(&mut self, key: &Option<String>, now: Duration) -> bool {
+        let running = self
+            .agents
+            .iter()
+            .filter(|(k, a)| *k != key && a.counted())
+            .count();
+        if running < self.config.max_agents {
+            return true;
+        }
+        let victim = self
+            .agents
+            .iter()
+            .filter(|(k, a)| *k != key && a.counted() && a.clients.is_empty())
+            .min_by_key(|(_, a)| a.last_active)
+            .map(|(k, _)| k.clone());
+        let Some(victim) = victim else {
+            return false;
+        };
+        let name = self
+            .agents
+            .get(&victim)
+            .map(Agent::name)
+            .unwrap_or_default();
+        let user = key.clone().unwrap_or_default();
+        let max = self.config.max_agents;
+        self.log(format!(
+            "{name} evicted: {max} agents run (--max-agents), {user}'s starts"
+        ));
+        self.retire(&victim, StopReason::Evicted, now);
+        true
+    }
+
+    /// Stops the agent `key` (idle, or evicted); its router keeps who
+    /// owns which session.
+    fn retire(&mut self, key: &Option<String>, why: StopReason, now: Duration) {
+        let Some(agent) = self.agents.get_mut(key) else {
+            return;
+        };
+        match agent.state {
+            State::Up(run) | State::Starting(run) => {
+                agent.state = State::Stopping(run, why);
+                self.actions.push_back(Action::StopAgent { run, why });
+            }
+            State::Restarting { .. } => {
+                agent.state = State::Stopped;
+                let name = agent.name();
+                self.log(format!("{name} not restarted: {}", why.as_str()));
+            }
+            State::Stopped | State::Stopping(..) => return,
+        }
+        let Some(agent) = self.agents.get_mut(key) else {
+            return;
+        };
+        let mut outs = Vec::new();
+        let status = format!("stopped: {}", why.as_str());
+        agent
+            .router
+            .agent_exited(&status, Duration::ZERO, &mut outs);
+        self.dispatch(key, outs, now);
+        self.flush(key, now, true);
+    }
+
+    /// Whether no agent process is starting (each came up, or failed to).
+    pub fn agents_settled(&self) -> bool {
+        !self
+            .agents
+            .values()
+            .any(|a| matches!(a.state, State::Starting(_)))
+    }
+
+    /// The process of `run` is up (`pid`, for the clients' notification).
+    pub fn handle_agent_started(&mut self, now: Duration, run: AgentRun, pid: u32) {
+        let Some(key) = self.runs.get(&run).cloned() else {
+            return;
+        };
+        let Some(agent) = self.agents.get_mut(&key) else {
+            return;
+        };
+        if agent.state != State::Starting(run) {
+            return;
+        }
+        agent.state = State::Up(run);
+        agent.last_active = now;
+        let mut outs = Vec::new();
+        agent.router.agent_started(pid, agent.restarts, &mut outs);
+        self.dispatch(&key, outs, now);
+        self.flush(&key, now, true);
+    }
+
+    /// The process of `run` exited (or could not start): `status` says
+    /// how. Unless the server stopped it, it is restarted after a backoff.
+    pub fn handle_agent_exited(&mut self, now: Duration, run: AgentRun, status: &str) {
+        let Some(key) = self.runs.remove(&run) else {
+            return;
+        };
+        let (min, max) = (self.config.backoff_min, self.config.backoff_max);
+        let Some(agent) = self.agents.get_mut(&key) else {
+            return;
+        };
+        match agent.state {
+            State::Stopping(r, why) if r == run => {
+                agent.state = State::Stopped;
+                let name = agent.name();
+                self.log(format!("{name} stopped: {}", why.as_str()));
+            }
+            State::Up(r) | State::Starting(r) if r == run => {
+                if now.saturating_sub(agent.started_at) > STEADY_RUN {
+                    agent.backoff = min;
+                }
+                let backoff = agent.backoff;
+                agent.state = State::Restarting {
+                    at: now.saturating_add(backoff),
+                };
+                agent.backoff = backoff.saturating_mul(2).min(max);
+                agent.restarts = agent.restarts.saturating_add(1);
+                let mut outs = Vec::new();
+                agent.router.agent_exited(status, backoff, &mut outs);
+                let name = agent.name();
+                self.log(format!(
+                    "{name} exited ({status}); restarting in {} ms",
+                    backoff.as_millis()
+                ));
+                self.dispatch(&key, outs, now);
+                self.flush(&key, now, true);
+            }
+            _ => {}
+        }
+    }
+
+    /// One line of `run`'s stdout (without its `\n`): routed by the
+    /// agent's router.
+    pub fn handle_agent_line(&mut self, now: Duration, run: AgentRun, line: &str) {
+        let Some(key) = self.runs.get(&run).cloned() else {
+            return;
+        };
+        let Some(agent) = self.agents.get_mut(&key) else {
+            return;
+        };
+        if agent.state != State::Up(run) {
+            return;
+        }
+        agent.last_active = now;
+        let mut outs = Vec::new();
+        agent.router.handle_agent(line, now, &mut outs);
+        self.dispatch(&key, outs, now);
+    }
+
+    /// A line of `run`'s stdout over the limit, skipped (`err`, the
+    /// splitter's error). An answer to a client's request becomes that
+    /// request's error; a request of the agent is answered with an error;
+    /// anything else is reported to the clients that may have been its
+    /// recipients with [`LINE_DROPPED`] (the agent's clients when it
+    /// serves one user; with users sharing the agent, the line's session
+    /// is unknown and nobody is told, so no user learns of another's).
+    pub fn handle_agent_line_too_long(&mut self, now: Duration, run: AgentRun, err: &FrameError) {
+        let Some(key) = self.runs.get(&run).cloned() else {
+            return;
+        };
+        let Some(agent) = self.agents.get_mut(&key) else {
+            return;
+        };
+        if agent.state != State::Up(run) {
+            return;
+        }
+        agent.last_active = now;
+        let FrameError::LineTooLong(long) = err else {
+            return;
+        };
+        let name = agent.name();
+        self.log(format!("{name} line skipped: {err}"));
+        let Some(agent) = self.agents.get_mut(&key) else {
+            return;
+        };
+        let (size, limit) = (long.seen(), long.limit());
+        let id = long.id();
+        if !long.is_request() && matches!(id, Some(PeekedId::Number(_))) {
+            let mut outs = Vec::new();
+            agent.router.agent_line_too_long(err, now, &mut outs);
+            self.dispatch(&key, outs, now);
+            return;
+        }
+        let request_id = match (&id, long.is_request()) {
+            (Some(PeekedId::Number(n)), true) => Some(RequestId::Number(*n)),
+            (Some(PeekedId::Str(s)), true) => Some(RequestId::Str(s.as_str().to_owned().into())),
+            _ => None,
+        };
+        if let Some(rid) = &request_id {
+            let msg = format!("the agent's request of at least {size} bytes exceeds the bridge's {limit}-byte limit");
+            let mut line = Vec::new();
+            if encode_error(
+                rid,
+                &RpcError::new(ErrorCode::INVALID_REQUEST, msg),
+                &mut line,
+            )
+            .is_ok()
+            {
+                if let Some(run) = agent.live_run() {
+                    self.actions.push_back(Action::WriteAgent { run, line });
+                }
+            }
+        }
+        let single_user = {
+            let users: Vec<Option<&str>> = agent
+                .clients
+                .values()
+                .filter_map(|c| self.conns.get(c).map(|c| c.user.as_deref()))
+                .collect();
+            agent.dedicated || users.windows(2).all(|w| w.first() == w.get(1))
+        };
+        if !single_user {
+            return;
+        }
+        let mut params = serde_json::json!({"size": size, "limit": limit});
+        if let (Some(rid), Some(obj)) = (&request_id, params.as_object_mut()) {
+            obj.insert("id".into(), serde_json::to_value(rid).unwrap_or_default());
+        }
+        let text = serde_json::json!({"jsonrpc": "2.0", "method": LINE_DROPPED, "params": params})
+            .to_string();
+        self.notify_all(&key, &text, now);
+    }
+
+    /// Deadlines of the agent `key`: restarts, idle stops, messages that
+    /// waited too long for a start.
+    pub(super) fn agent_timeout(&mut self, key: &Option<String>, now: Duration) {
+        let Some(agent) = self.agents.get(key) else {
+            return;
+        };
+        let idle = agent.idle_at(&self.config).is_some_and(|at| now >= at);
+        match agent.state {
+            State::Restarting { at } if now >= at => {
+                if idle {
+                    let name = agent.name();
+                    if let Some(agent) = self.agents.get_mut(key) {
+                        agent.state = State::Stopped;
+                    }
+                    self.log(format!("{name} not restarted: idle"));
+                } else {
+                    self.start(key, StartReason::Restart, now);
+                }
+            }
+            State::Up(_) if idle => self.retire(key, StopReason::Idle, now),
+            _ => {}
+        }
+        self.flush(key, now, false);
+    }
+}

@@ -1,0 +1,546 @@
+//! The server's rules, without sockets or processes: each test plays the
+//! binary (opens connections, sends messages, plays the agent's lines)
+//! and checks the actions.
+
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+use core::time::Duration;
+
+use super::*;
+use crate::framing::{FrameError, LineTooLong};
+use crate::PeekedId;
+
+const T0: Duration = Duration::ZERO;
+
+fn secs(n: u64) -> Duration {
+    Duration::from_secs(n)
+}
+
+fn init(id: u64) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"initialize","params":{{"protocolVersion":1}}}}"#
+    )
+}
+
+fn new_session(id: u64) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"session/new","params":{{"cwd":"/","mcpServers":[]}}}}"#
+    )
+}
+
+fn prompt(id: u64, session: &str) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"session/prompt","params":{{"sessionId":"{session}","prompt":[]}}}}"#
+    )
+}
+
+fn update(session: &str, text: &str) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"{session}","update":{{"sessionUpdate":"agent_message_chunk","content":{{"type":"text","text":"{text}"}}}}}}}}"#
+    )
+}
+
+/// The server, and the agent runs started so far.
+struct Harness {
+    server: Server,
+    now: Duration,
+}
+
+impl Harness {
+    fn new(config: ServerConfig) -> Self {
+        Self {
+            server: Server::new(config, T0),
+            now: T0,
+        }
+    }
+
+    fn actions(&mut self) -> Vec<Action> {
+        self.server.take_actions()
+    }
+
+    /// Starts every run asked for (pid = run number), and returns the
+    /// other actions.
+    fn settle(&mut self) -> Vec<Action> {
+        let mut rest = Vec::new();
+        loop {
+            let acts = self.actions();
+            if acts.is_empty() {
+                return rest;
+            }
+            for a in acts {
+                match a {
+                    Action::StartAgent { run, .. } => {
+                        let pid = u32::try_from(run.0).unwrap();
+                        self.server.handle_agent_started(self.now, run, pid);
+                        rest.push(a);
+                    }
+                    other => rest.push(other),
+                }
+            }
+        }
+    }
+
+    fn ws(&mut self, p: &Principal) -> ConnectionId {
+        let c = self.server.open(self.now, Profile::WebSocket, p).unwrap();
+        self.server.handle_text(self.now, c, &init(0));
+        c
+    }
+
+    fn text(&mut self, c: ConnectionId, t: &str) -> Vec<Action> {
+        self.server.handle_text(self.now, c, t);
+        self.settle()
+    }
+
+    fn agent(&mut self, run: AgentRun, line: &str) -> Vec<Action> {
+        self.server.handle_agent_line(self.now, run, line);
+        self.settle()
+    }
+}
+
+/// The lines written to the agent.
+fn writes(acts: &[Action]) -> Vec<String> {
+    acts.iter()
+        .filter_map(|a| match a {
+            Action::WriteAgent { line, .. } => Some(String::from_utf8(line.clone()).unwrap()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The messages sent to `to`.
+fn sent(acts: &[Action], to: ConnectionId) -> Vec<String> {
+    acts.iter()
+        .filter_map(|a| match a {
+            Action::Send { to: t, text, .. } if *t == to => Some(text.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn started(acts: &[Action]) -> Vec<AgentRun> {
+    acts.iter()
+        .filter_map(|a| match a {
+            Action::StartAgent { run, .. } => Some(*run),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The id the agent saw on the last request written.
+fn agent_id(acts: &[Action]) -> u64 {
+    let line = writes(acts).pop().unwrap();
+    let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+    v["id"].as_u64().unwrap()
+}
+
+fn users_config() -> ServerConfig {
+    ServerConfig {
+        pool: PoolMode::Shared,
+        ..ServerConfig::new()
+    }
+}
+
+/// A shared agent with `s1` created by `ana`'s connection; returns the
+/// harness, the run and ana's connection.
+fn with_session(config: ServerConfig) -> (Harness, AgentRun, ConnectionId) {
+    let mut h = Harness::new(config);
+    let mut runs = started(&h.settle());
+    let ana = h.ws(&Principal::user("ana", Permissions::READ_WRITE));
+    runs.extend(started(&h.settle()));
+    let run = runs[0];
+    let acts = h.text(ana, &new_session(1));
+    let id = agent_id(&acts);
+    let acts = h.agent(
+        run,
+        &format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"sessionId":"s1"}}}}"#),
+    );
+    assert_eq!(
+        sent(&acts, ana),
+        [r#"{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s1"}}"#]
+    );
+    (h, run, ana)
+}
+
+#[test]
+fn a_session_is_its_creators_and_never_reaches_another_user() {
+    let (mut h, run, ana) = with_session(users_config());
+    let bo = h.ws(&Principal::user("bo", Permissions::READ_WRITE));
+    h.settle();
+    // Bo naming ana's session is refused in words that name no user.
+    let acts = h.text(bo, &prompt(5, "s1"));
+    assert!(writes(&acts).is_empty());
+    let [refusal] = &sent(&acts, bo)[..] else {
+        panic!("{acts:?}")
+    };
+    assert!(
+        refusal.contains("-32602") && !refusal.contains("ana"),
+        "{refusal}"
+    );
+    // The agent's updates for s1 go to ana alone, as the bytes it wrote.
+    let line = update("s1", "hi");
+    let acts = h.agent(run, &line);
+    assert_eq!(sent(&acts, ana), [line]);
+    assert!(sent(&acts, bo).is_empty());
+    // Ownership never lapses: ana leaves, bo still may not reattach.
+    h.server.handle_closed(h.now, ana);
+    h.settle();
+    let load = r#"{"jsonrpc":"2.0","id":6,"method":"session/load","params":{"sessionId":"s1","cwd":"/","mcpServers":[]}}"#;
+    let acts = h.text(bo, load);
+    assert!(writes(&acts).is_empty(), "{acts:?}");
+    assert_eq!(
+        h.server.router_of(None).unwrap().session_user("s1"),
+        Some("ana")
+    );
+}
+
+#[test]
+fn read_only_users_watch_but_may_not_prompt() {
+    let mut h = Harness::new(users_config());
+    h.settle();
+    let ro = h.ws(&Principal::user("cy", Permissions::READ_ONLY));
+    h.settle();
+    let acts = h.text(ro, &new_session(1));
+    assert!(writes(&acts).is_empty());
+    assert!(sent(&acts, ro)[0].contains("-32010"), "{acts:?}");
+    // A user with no permission may not connect.
+    let none = Principal::user("dee", Permissions::NONE);
+    assert_eq!(
+        h.server.open(h.now, Profile::WebSocket, &none),
+        Err(ConnectError::NotPermitted)
+    );
+}
+
+#[test]
+fn limits_connections_sessions_and_queued_bytes() {
+    let config = ServerConfig {
+        max_user_connections: 1,
+        max_user_buffered_bytes: 300,
+        ..users_config()
+    };
+    let (mut h, run, ana) = with_session(config);
+    let p = Principal::user("ana", Permissions::READ_WRITE);
+    let err = h.server.open(h.now, Profile::WebSocket, &p).unwrap_err();
+    assert_eq!(err.http_status(), 429);
+    // Nothing was written to ana's socket yet: the queue fills, then the
+    // connection that a message is for closes (1008), the others never
+    // notice.
+    h.server.handle_sent(h.now, ana, 1000);
+    let line = update("s1", &"x".repeat(200));
+    let acts = h.agent(run, &line);
+    assert_eq!(sent(&acts, ana).len(), 1);
+    let acts = h.agent(run, &line);
+    let closed = acts.iter().any(|a| {
+        matches!(a, Action::Close { conn, code, reason, .. }
+        if *conn == ana && *code == CloseCode::POLICY_VIOLATION && reason.contains("300 bytes"))
+    });
+    assert!(closed, "{acts:?}");
+    assert_eq!(h.server.connections(), 0);
+    assert_eq!(h.server.user_queued(Some("ana")), 0);
+}
+
+#[test]
+fn sent_bytes_free_the_queue_and_a_stalled_socket_closes() {
+    let config = ServerConfig {
+        slow_client: secs(5),
+        ..users_config()
+    };
+    let (mut h, run, ana) = with_session(config);
+    h.server.handle_sent(h.now, ana, 1000);
+    assert_eq!(h.server.queued_for(ana), 0);
+    let acts = h.agent(run, &update("s1", "a"));
+    let len = sent(&acts, ana)[0].len();
+    assert_eq!(h.server.queued_for(ana), len);
+    assert_eq!(h.server.poll_timeout(), Some(h.now + secs(5)));
+    h.now += secs(5);
+    h.server.handle_timeout(h.now);
+    let acts = h.actions();
+    assert!(acts
+        .iter()
+        .any(|a| matches!(a, Action::Close { reason, .. } if reason.contains("too slow"))));
+}
+
+#[test]
+fn replay_goes_to_the_client_that_reattaches() {
+    let (mut h, run, ana) = with_session(users_config());
+    h.server.handle_closed(h.now, ana);
+    let acts = h.settle();
+    assert!(writes(&acts)[0].contains("session/cancel"));
+    let missed = update("s1", "while away");
+    h.agent(run, &missed);
+    let again = h.ws(&Principal::user("ana", Permissions::READ_WRITE));
+    h.settle();
+    let load = r#"{"jsonrpc":"2.0","id":2,"method":"session/load","params":{"sessionId":"s1","cwd":"/","mcpServers":[]}}"#;
+    let acts = h.text(again, load);
+    let id = agent_id(&acts);
+    let acts = h.agent(
+        run,
+        &format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{}}}}"#),
+    );
+    assert_eq!(
+        sent(&acts, again),
+        [
+            missed,
+            r#"{"jsonrpc":"2.0","id":2,"result":{}}"#.to_string()
+        ]
+    );
+}
+
+#[test]
+fn an_agent_exit_answers_pending_requests_and_restarts_with_backoff() {
+    let (mut h, run, ana) = with_session(users_config());
+    h.text(ana, &prompt(3, "s1"));
+    h.server.handle_agent_exited(h.now, run, "exit status: 1");
+    let acts = h.actions();
+    let to_ana = sent(&acts, ana);
+    // Its initialize (never answered here) and its prompt get errors.
+    assert_eq!(to_ana.len(), 3, "{acts:?}");
+    assert!(to_ana[1].contains(r#""id":3"#) && to_ana[1].contains("-32603"));
+    assert!(to_ana[2].contains("_bridge/agent_exited") && to_ana[2].contains("100"));
+    // Lines of the old run are ignored.
+    assert!(h.agent(run, &update("s1", "late")).is_empty());
+    assert_eq!(h.server.poll_timeout(), Some(Duration::from_millis(100)));
+    h.now = Duration::from_millis(100);
+    h.server.handle_timeout(h.now);
+    let acts = h.settle();
+    let again = started(&acts)[0];
+    assert_ne!(again, run);
+    assert!(sent(&acts, ana)[0].contains("_bridge/agent_started"));
+    // A second crash waits twice as long.
+    h.server.handle_agent_exited(h.now, again, "killed");
+    h.actions();
+    assert_eq!(
+        h.server.poll_timeout(),
+        Some(h.now + Duration::from_millis(200))
+    );
+}
+
+fn per_user(max_agents: usize) -> ServerConfig {
+    ServerConfig {
+        pool: PoolMode::PerUser,
+        max_agents,
+        agent_idle: secs(60),
+        ..ServerConfig::new()
+    }
+}
+
+#[test]
+fn per_user_agents_start_on_first_message_stop_idle_and_are_capped() {
+    let mut h = Harness::new(per_user(1));
+    assert!(h.actions().is_empty(), "no shared agent");
+    let ana = Principal::user("ana", Permissions::READ_WRITE);
+    let a = h.server.open(h.now, Profile::WebSocket, &ana).unwrap();
+    h.server.handle_text(h.now, a, &init(0));
+    let acts = h.actions();
+    let [Action::StartAgent { run, user, why }] = &acts[..] else {
+        panic!("{acts:?}")
+    };
+    assert_eq!(
+        (user.as_deref(), *why),
+        (Some("ana"), StartReason::FirstMessage)
+    );
+    // The initialize waited for the start.
+    h.server.handle_agent_started(h.now, *run, 7);
+    assert!(writes(&h.actions())[0].contains("initialize"));
+    // Bo, at the cap while ana holds a connection: refused clearly.
+    let bo = Principal::user("bo", Permissions::READ_WRITE);
+    let b = h.server.open(h.now, Profile::WebSocket, &bo).unwrap();
+    h.server.handle_text(h.now, b, &init(0));
+    let acts = h.actions();
+    assert!(sent(&acts, b)[0].contains("-32012"), "{acts:?}");
+    // Ana leaves: her agent stops once idle.
+    h.server.handle_sent(h.now, b, 1000);
+    h.server.handle_closed(h.now, a);
+    h.actions();
+    assert_eq!(h.server.poll_timeout(), Some(secs(60)));
+    h.now = secs(60);
+    h.server.handle_timeout(h.now);
+    let acts = h.actions();
+    assert!(acts.contains(&Action::StopAgent {
+        run: *run,
+        why: StopReason::Idle
+    }));
+    h.server.handle_agent_exited(h.now, *run, "killed");
+    assert_eq!(
+        h.actions(),
+        [Action::Log("agent of ana stopped: idle".into())]
+    );
+    // Now bo's agent may start.
+    h.server.handle_text(h.now, b, &new_session(1));
+    assert_eq!(started(&h.actions()).len(), 1);
+}
+
+#[test]
+fn at_the_cap_the_agent_without_a_connection_longest_is_evicted() {
+    let mut h = Harness::new(per_user(1));
+    let ana = Principal::user("ana", Permissions::READ_WRITE);
+    let a = h.server.open(h.now, Profile::WebSocket, &ana).unwrap();
+    h.server.handle_text(h.now, a, &init(0));
+    let run = started(&h.settle())[0];
+    h.server.handle_closed(h.now, a);
+    h.settle();
+    let bo = Principal::user("bo", Permissions::READ_WRITE);
+    let b = h.server.open(h.now, Profile::WebSocket, &bo).unwrap();
+    h.server.handle_text(h.now, b, &init(0));
+    let acts = h.actions();
+    assert!(acts.contains(&Action::StopAgent {
+        run,
+        why: StopReason::Evicted
+    }));
+    assert!(acts
+        .iter()
+        .any(|a| matches!(a, Action::Log(l) if l.starts_with("agent of ana evicted"))));
+    assert_eq!(started(&acts).len(), 1);
+}
+
+#[test]
+fn websocket_gate_and_size_limit() {
+    let config = ServerConfig {
+        max_message: 100,
+        ..users_config()
+    };
+    let mut h = Harness::new(config);
+    h.settle();
+    let p = Principal::anonymous();
+    // Not initialize first: closed with 1002.
+    let c = h.server.open(h.now, Profile::WebSocket, &p).unwrap();
+    let acts = h.text(c, &new_session(1));
+    assert!(acts
+        .iter()
+        .any(|a| matches!(a, Action::Close { code, .. } if *code == CloseCode::PROTOCOL_ERROR)));
+    // A batch is answered, the socket stays.
+    let c = h.server.open(h.now, Profile::WebSocket, &p).unwrap();
+    let acts = h.text(c, "[]");
+    assert_eq!(sent(&acts, c), [crate::remote::BATCH_ERROR]);
+    // Over the limit: answered with its id, closed with 1009.
+    let big = format!(
+        r#"{{"jsonrpc":"2.0","id":9,"method":"initialize","params":{{"x":"{}"}}}}"#,
+        "y".repeat(200)
+    );
+    let acts = h.text(c, &big);
+    let Some(Action::Close { code, last, .. }) = acts.first() else {
+        panic!("{acts:?}")
+    };
+    assert_eq!(*code, CloseCode::MESSAGE_TOO_BIG);
+    assert!(last.as_deref().unwrap().contains(r#""id":9"#));
+    // No first message in time: closed.
+    let c = h.server.open(h.now, Profile::WebSocket, &p).unwrap();
+    h.now += secs(10);
+    h.server.handle_timeout(h.now);
+    let acts = h.actions();
+    assert!(acts.iter().any(|a| matches!(a, Action::Close { conn, reason, .. } if *conn == c && reason.contains("no message"))));
+}
+
+#[test]
+fn streamable_http_opens_answers_and_streams() {
+    let mut h = Harness::new(users_config());
+    let run = started(&h.settle())[0];
+    let p = Principal::user("ana", Permissions::READ_WRITE);
+    // The headers: JSON in, an event stream out.
+    assert!(Server::check_post_headers(Some("application/json; charset=utf-8")).is_ok());
+    assert_eq!(
+        Server::check_post_headers(Some("text/plain"))
+            .unwrap_err()
+            .status,
+        415
+    );
+    assert_eq!(Server::check_get_headers(None).unwrap_err().status, 406);
+    // Not initialize, no connection: 400 with its JSON-RPC reply.
+    let err = h
+        .server
+        .handle_post(h.now, &p, None, None, &new_session(1))
+        .unwrap_err();
+    assert_eq!(err.status, 400);
+    let PostOutcome::Opened(c) = h
+        .server
+        .handle_post(h.now, &p, None, None, &init(4))
+        .unwrap()
+    else {
+        panic!()
+    };
+    assert!(h.server.pending_initialize(c));
+    let acts = h.settle();
+    let id = agent_id(&acts);
+    let acts = h.agent(
+        run,
+        &format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{}}}}"#),
+    );
+    assert_eq!(
+        acts,
+        [Action::Answer {
+            to: c,
+            text: r#"{"jsonrpc":"2.0","id":4,"result":{}}"#.into()
+        }]
+    );
+    // Another user's token does not reach the connection.
+    let bo = Principal::user("bo", Permissions::READ_WRITE);
+    let err = h
+        .server
+        .handle_post(h.now, &bo, Some(c), None, &new_session(1))
+        .unwrap_err();
+    assert_eq!(err.status, 404);
+    // A session-scoped method needs Acp-Session-Id.
+    let err = h
+        .server
+        .handle_post(h.now, &p, Some(c), None, &prompt(2, "s1"))
+        .unwrap_err();
+    assert_eq!(err.status, 400);
+    // Streams: the connection's, one reader at a time; an unknown session
+    // has none.
+    assert_eq!(
+        h.server.handle_stream_opened(h.now, &p, c, None),
+        Ok(Stream::Connection)
+    );
+    assert_eq!(
+        h.server
+            .handle_stream_opened(h.now, &p, c, None)
+            .unwrap_err()
+            .status,
+        409
+    );
+    assert_eq!(
+        h.server
+            .handle_stream_opened(h.now, &p, c, Some("s9"))
+            .unwrap_err()
+            .status,
+        404
+    );
+    // Idle: no reader and no request for a minute closes it.
+    h.server.handle_stream_closed(h.now, c, &Stream::Connection);
+    h.now += secs(61);
+    h.server.handle_timeout(h.now);
+    assert!(h.actions().iter().any(
+        |a| matches!(a, Action::Close { conn, reason, .. } if *conn == c && reason == "idle")
+    ));
+}
+
+#[test]
+fn an_oversized_agent_line_is_reported_not_dropped_silently() {
+    let (mut h, run, ana) = with_session(ServerConfig {
+        pool: PoolMode::PerUser,
+        ..ServerConfig::new()
+    });
+    // A notification: its user's clients are told what was dropped.
+    let long = FrameError::LineTooLong(LineTooLong::new(64, 100, None, false));
+    h.server.handle_agent_line_too_long(h.now, run, &long);
+    let acts = h.actions();
+    let to_ana = sent(&acts, ana);
+    assert_eq!(
+        to_ana,
+        [r#"{"jsonrpc":"2.0","method":"_bridge/line_dropped","params":{"limit":64,"size":100}}"#]
+    );
+    // A request of the agent: answered, so it does not wait.
+    let id = PeekedId::from_str_id("r1");
+    let long = FrameError::LineTooLong(LineTooLong::new(64, 100, id, true));
+    h.server.handle_agent_line_too_long(h.now, run, &long);
+    let acts = h.actions();
+    assert!(writes(&acts)[0].contains(r#""id":"r1""#));
+    assert!(sent(&acts, ana)[0].contains(r#""id":"r1""#));
+    // An answer to ana's prompt: her request gets the error.
+    let acts = h.text(ana, &prompt(8, "s1"));
+    let n = i64::try_from(agent_id(&acts)).unwrap();
+    let long = FrameError::LineTooLong(LineTooLong::new(64, 100, Some(PeekedId::Number(n)), false));
+    h.server.handle_agent_line_too_long(h.now, run, &long);
+    let acts = h.actions();
+    assert!(sent(&acts, ana)[0].contains(r#""id":8"#), "{acts:?}");
+}
