@@ -14,12 +14,17 @@ use std::time::Duration;
 
 use acp_codec::limits::DEFAULT_MAX_LINE_LEN;
 
-/// The example's binary: `cargo test --all-targets` builds it beside the
-/// test binaries; built here when it is missing (a run of this suite
-/// alone). `None` in a cross build run under emulation
+/// The example's binary, built here (`cargo build --example`, a no-op
+/// when it is up to date: `cargo test --all-targets` compiles the examples
+/// but may leave an older binary under their plain name, which must never
+/// be what is tested). `None` in a cross build run under emulation
 /// (`CARGO_BUILD_TARGET` set, as `scripts/arm_test.sh` does, without the
 /// examples): the examples are run natively.
 fn example(name: &str) -> Option<PathBuf> {
+    if std::env::var_os("CARGO_BUILD_TARGET").is_some() {
+        eprintln!("{name}: not built for this target; run natively");
+        return None;
+    }
     let exe = std::env::current_exe().unwrap();
     let path = exe
         .parent()
@@ -28,19 +33,18 @@ fn example(name: &str) -> Option<PathBuf> {
         .unwrap()
         .join("examples")
         .join(name);
-    if !path.exists() && std::env::var_os("CARGO_BUILD_TARGET").is_some() {
-        eprintln!("{name}: not built for this target; run natively");
-        return None;
-    }
-    if !path.exists() {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-        let status = Command::new(cargo)
-            .args(["build", "--all-features", "--example", name])
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .status()
-            .unwrap();
-        assert!(status.success(), "cannot build the {name} example");
-    }
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let status = Command::new(cargo)
+        .args(["build", "--all-features", "--example", name])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .status()
+        .unwrap();
+    assert!(status.success(), "cannot build the {name} example");
+    assert!(
+        path.exists(),
+        "{name} was built, but not at {}",
+        path.display()
+    );
     Some(path)
 }
 
