@@ -340,7 +340,7 @@ impl Cursor {
     /// # Errors
     ///
     /// [`ResumeError::BadCursor`] when the member is there but is not a
-    /// cursor (or the params are not a JSON object).
+    /// cursor (or the params are not a JSON object or array).
     pub fn from_params(params: &str) -> Result<Option<Self>, ResumeError> {
         let keys: MetaKeys<'_> =
             serde_json::from_str(params).map_err(|_| ResumeError::BadCursor)?;

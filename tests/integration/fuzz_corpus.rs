@@ -146,3 +146,12 @@ fn hostile_stream_seeds() {
         hostile_stream::check(&data);
     }
 }
+
+#[cfg(feature = "alloc")]
+#[test]
+fn resume_log_seeds() {
+    for (name, data) in seeds("resume_log") {
+        eprintln!("{name}");
+        crate::checks::resume_log::check(&data);
+    }
+}

@@ -36,6 +36,7 @@ mod chunk_alloc;
 mod codec;
 mod framing;
 mod fuzz_corpus;
+mod remote_resume;
 mod remote_router;
 mod remote_transport;
 mod remote_users;
