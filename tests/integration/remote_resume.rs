@@ -145,3 +145,37 @@ fn the_scenarios_reach_gaps_and_replays() {
     // oracle accepts it only because the missed bytes exceed the budget.
     assert_eq!(resume_log::run(64, &ops), (1, 0));
 }
+
+/// The memory of one session's log at the default budget, filled with
+/// 512-byte updates (the figure BENCHMARKS.md gives): the text plus a
+/// bounded overhead a message, measured by the allocator.
+#[test]
+fn memory_per_session_at_the_default_budget() {
+    use acp_codec::remote::DEFAULT_RESUME_BUDGET;
+    let message = format!(
+        r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"text":"{}"}}}}"#,
+        "x".repeat(512 - 64)
+    );
+    assert_eq!(message.len(), 512);
+    let mut kept = None;
+    let info = allocation_counter::measure(|| {
+        let mut log = ResumeLog::default();
+        // Twice the budget: the oldest half is pushed out as it goes.
+        for _ in 0..2 * DEFAULT_RESUME_BUDGET / 512 {
+            let _ = log.push(Kind::Plain, &message);
+        }
+        kept = Some(log);
+    });
+    let log = kept.unwrap();
+    let messages = DEFAULT_RESUME_BUDGET / 512;
+    assert_eq!(log.bytes(), DEFAULT_RESUME_BUDGET);
+    // Measured inside the closure: the log was still alive at its end only
+    // through `kept`, so its memory is the peak once it is full.
+    let overhead = info.bytes_max as usize - DEFAULT_RESUME_BUDGET;
+    eprintln!(
+        "resume log at the default budget: {} bytes for {messages} messages of 512 bytes ({} bytes a message over the text)",
+        info.bytes_max,
+        overhead / messages
+    );
+    assert!(overhead / messages <= 96, "{overhead} bytes of overhead");
+}
