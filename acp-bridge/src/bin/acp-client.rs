@@ -249,6 +249,7 @@ impl Cli {
                 big_bytes: self.big_bytes.unwrap_or(0),
                 step_delay: self.mock_delay_ms.unwrap_or_default(),
                 terminal: self.mock_terminal,
+                ..mock_agent::Options::default()
             },
             prompt: if self.prompt.is_empty() {
                 DEFAULT_PROMPT.to_owned()
