@@ -13,6 +13,9 @@ mod front;
 #[path = "../support/ws_harness.rs"]
 mod ws_harness;
 
+#[path = "../support/resume_server.rs"]
+mod resume_server;
+
 mod bridge;
 mod bridge_agents;
 mod bridge_users;
@@ -20,4 +23,5 @@ mod client_profiles;
 mod client_salvage;
 mod client_terminal;
 mod library;
+mod rejoin;
 mod remote;

@@ -1,0 +1,215 @@
+//! `acp_bridge::rejoin::Rejoin`, the client's side of resume, against a
+//! resuming server built on `acp_codec::remote::ResumeLog`
+//! (`tests/support/resume_server.rs`): the connection breaks after every
+//! message, and after every pair of messages, either way; each time the
+//! client shows every update exactly once and in order, answers the
+//! permission request, gets the stop reason, and the prompt runs once.
+
+use std::collections::{BTreeSet, VecDeque};
+
+use acp_bridge::rejoin::{Rejoin, RejoinError};
+use serde_json::{json, Value};
+
+use crate::resume_server::{ResumingServer, SESSION};
+
+const UPDATES: [&str; 6] = ["one ", "two ", "three ", "four ", "five ", "six"];
+
+/// What the scripted client saw.
+#[derive(Debug, Default)]
+struct Seen {
+    shown: Vec<String>,
+    asked: usize,
+    stop: Option<String>,
+    reconnects: usize,
+    error: Option<RejoinError>,
+}
+
+/// What the client sends on a message it was handed.
+fn react(message: &Value, seen: &mut Seen) -> Vec<Value> {
+    match (
+        message.get("method").and_then(Value::as_str),
+        message.get("id"),
+    ) {
+        (Some("session/update"), _) => {
+            let text = message["params"]["update"]["content"]["text"]
+                .as_str()
+                .unwrap();
+            seen.shown.push(text.to_owned());
+            vec![]
+        }
+        (Some("session/request_permission"), Some(id)) => {
+            seen.asked += 1;
+            vec![
+                json!({"jsonrpc": "2.0", "id": id, "result": {"outcome": {"outcome": "selected", "optionId": "ok"}}}),
+            ]
+        }
+        (None, Some(id)) if *id == json!(1) => {
+            vec![
+                json!({"jsonrpc": "2.0", "id": 2, "method": "session/new", "params": {"cwd": "/w", "mcpServers": []}}),
+            ]
+        }
+        (None, Some(id)) if *id == json!(2) => {
+            assert_eq!(message["result"]["sessionId"], SESSION);
+            vec![
+                json!({"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": {"sessionId": SESSION, "prompt": [{"type": "text", "text": "go"}]}}),
+            ]
+        }
+        (None, Some(id)) if *id == json!(3) => {
+            assert!(seen.stop.is_none(), "the stop reason arrived twice");
+            seen.stop = Some(message["result"]["stopReason"].as_str().unwrap().to_owned());
+            vec![]
+        }
+        other => panic!("unexpected message {other:?}: {message}"),
+    }
+}
+
+/// One run: the connection breaks at each event (a message either way)
+/// whose number is in `breaks`; what crossed at that moment is lost, and
+/// the agent makes up to `lag` more steps before the client is back.
+fn run(budget: usize, breaks: &BTreeSet<usize>, lag: usize) -> (Seen, usize) {
+    let mut server = ResumingServer::new(budget, &UPDATES, Some(3));
+    let mut rejoin = Rejoin::new();
+    let mut seen = Seen::default();
+    let mut connected = true;
+    let mut events = 0usize;
+    // (to the server?, line)
+    let mut wire: VecDeque<(bool, String)> = VecDeque::new();
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}});
+    wire.push_back((true, rejoin.outgoing(&init.to_string())));
+    for _ in 0..10_000 {
+        if seen.stop.is_some() || seen.error.is_some() {
+            break;
+        }
+        if let Some((to_server, line)) = wire.pop_front() {
+            events += 1;
+            if breaks.contains(&events) {
+                connected = false;
+            }
+            if !connected {
+                continue;
+            }
+            if to_server {
+                wire.extend(server.handle(&line).into_iter().map(|m| (false, m)));
+            } else {
+                match rejoin.incoming(&line) {
+                    Ok(Some(text)) => {
+                        let message: Value = serde_json::from_str(&text).unwrap();
+                        assert!(
+                            message.get("_meta").is_none(),
+                            "the stamp is removed: {text}"
+                        );
+                        for reply in react(&message, &mut seen) {
+                            wire.push_back((true, rejoin.outgoing(&reply.to_string())));
+                        }
+                    }
+                    Ok(None) => {}
+                    Err(e) => seen.error = Some(e),
+                }
+            }
+            continue;
+        }
+        if !connected {
+            for _ in 0..lag {
+                let _lost = server.step();
+            }
+            // The transport noticed: a new connection, and what goes first.
+            connected = true;
+            seen.reconnects += 1;
+            wire.extend(rejoin.reconnected(None).into_iter().map(|l| (true, l)));
+            continue;
+        }
+        match server.step() {
+            Some(messages) => wire.extend(messages.into_iter().map(|m| (false, m))),
+            None => panic!("stalled after {events} events with breaks {breaks:?}: {seen:?}"),
+        }
+    }
+    (seen, server.prompts_run)
+}
+
+#[test]
+fn an_unbroken_turn_is_the_reference() {
+    let (seen, prompts) = run(1 << 20, &BTreeSet::new(), 0);
+    assert_eq!(seen.shown, UPDATES);
+    assert_eq!((seen.asked, seen.reconnects, prompts), (1, 0, 1));
+    assert_eq!(seen.stop.as_deref(), Some("end_turn"));
+}
+
+#[test]
+fn one_and_two_breaks_anywhere_lose_nothing_and_show_nothing_twice() {
+    // Count the events of an unbroken run by breaking past its end.
+    let mut total = 0;
+    for n in 1.. {
+        let (seen, _) = run(1 << 20, &BTreeSet::from([n]), 0);
+        if seen.reconnects == 0 {
+            total = n - 1;
+            break;
+        }
+    }
+    assert!(total >= 14, "{total} events");
+    let mut runs = 0;
+    for i in 1..=total {
+        for j in i..=total + 8 {
+            let breaks = BTreeSet::from([i, j]);
+            let lag = (i + j) % 3;
+            let (seen, prompts) = run(1 << 20, &breaks, lag);
+            assert_eq!(seen.error, None, "{breaks:?}");
+            assert_eq!(seen.shown, UPDATES, "breaks {breaks:?}");
+            assert_eq!(seen.stop.as_deref(), Some("end_turn"), "{breaks:?}");
+            assert_eq!(prompts, 1, "the prompt ran twice with breaks {breaks:?}");
+            assert!(seen.asked >= 1, "{breaks:?}");
+            assert!(seen.reconnects >= 1);
+            runs += 1;
+        }
+    }
+    assert!(runs > 100);
+}
+
+#[test]
+fn a_gap_is_an_error_not_a_silent_loss() {
+    // Each update pushes the previous one out of a 300-byte log: a break
+    // before the turn's end leaves the client behind what is kept.
+    let mut gaps = 0;
+    for i in 1..40 {
+        let (seen, _) = run(300, &BTreeSet::from([i]), 3);
+        match &seen.error {
+            Some(e @ RejoinError::Gap { session, .. }) => {
+                assert_eq!(session, SESSION);
+                assert!(e
+                    .to_string()
+                    .contains("cannot be resumed without losing messages"));
+                gaps += 1;
+            }
+            Some(other) => panic!("{other}"),
+            // No gap: then nothing was lost.
+            None => assert_eq!(seen.shown, UPDATES, "break at {i}"),
+        }
+    }
+    assert!(gaps > 0);
+}
+
+#[test]
+fn a_server_without_resume_gets_the_bytes_unchanged() {
+    let mut rejoin = Rejoin::new();
+    let plain = r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1}}"#;
+    let sent = rejoin.outgoing(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#);
+    assert!(sent.contains("acp-codec/resume"));
+    assert_eq!(rejoin.incoming(plain).unwrap().as_deref(), Some(plain));
+    assert!(!rejoin.is_resumable());
+    let update = r#"{"jsonrpc":"2.0","method":"session/update","params":{}}"#;
+    assert_eq!(rejoin.incoming(update).unwrap().as_deref(), Some(update));
+    assert_eq!(rejoin.pending(), 0);
+}
+
+#[test]
+fn a_position_already_seen_is_dropped_and_the_stamp_removed() {
+    use acp_codec::remote::{stamp, Position};
+    let mut rejoin = Rejoin::new();
+    let update = r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1"}}"#;
+    let first = stamp(update, Some("s1"), Position(1));
+    assert_eq!(rejoin.incoming(&first).unwrap().as_deref(), Some(update));
+    assert_eq!(rejoin.incoming(&first).unwrap(), None);
+    // Another stream counts on its own.
+    let other = stamp(update, Some("s2"), Position(1));
+    assert_eq!(rejoin.incoming(&other).unwrap().as_deref(), Some(update));
+    assert_eq!(rejoin.dropped_twice(), 1);
+}
