@@ -44,7 +44,7 @@ use std::path::{Path, PathBuf};
 use std::process::{ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
-use acp_bridge::{client, lines, mock_agent, profiles, remote, tls};
+use acp_bridge::{client, lines, mock_agent, profiles, reconnect, remote, tls};
 use acp_codec::codec::LineCodec;
 use clap::error::ErrorKind;
 use clap::parser::ValueSource;
@@ -121,6 +121,12 @@ struct Cli {
     /// Print one JSON summary object as the last stdout line
     #[arg(long)]
     summary_json: bool,
+    /// Remote: when the connection breaks, reconnect (backoff with
+    /// jitter) and resume the session for up to this long; 0 turns
+    /// reconnecting off (seconds)
+    #[arg(long, value_name = "SECS", default_value = "120", value_parser = seconds,
+          allow_negative_numbers = true)]
+    reconnect_secs: Duration,
 
     /// Add a tool call with N bytes of output
     #[arg(long, value_name = "N", help_heading = MOCK)]
@@ -174,6 +180,8 @@ struct Args {
     permission: Option<Permission>,
     timeout: Duration,
     summary_json: bool,
+    /// `--reconnect-secs`.
+    reconnect: Duration,
     mock: mock_agent::Options,
     prompt: String,
 }
@@ -245,6 +253,7 @@ impl Cli {
             permission: self.permission,
             timeout: self.timeout,
             summary_json: self.summary_json,
+            reconnect: self.reconnect_secs,
             mock: mock_agent::Options {
                 big_bytes: self.big_bytes.unwrap_or(0),
                 step_delay: self.mock_delay_ms.unwrap_or_default(),
@@ -345,6 +354,7 @@ async fn main() -> ExitCode {
         sink,
         closed,
         agent,
+        reconnects,
     } = match transport {
         Ok(t) => t,
         Err(e) => return fail(&args, &e),
@@ -364,7 +374,8 @@ async fn main() -> ExitCode {
     let result = client.run().await;
     client.render.break_line();
     let interrupted = client.stats.cancelled_by_user;
-    let summary = summary(&client, &result, started);
+    let reconnects = reconnects.map_or(0, |n| n.load(std::sync::atomic::Ordering::Relaxed));
+    let summary = summary(&client, &result, started, reconnects);
     drop(client); // closes the agent's stdin (or the WebSocket)
 
     // The end: the agent stopped, the scratch directory removed, the exit
@@ -409,6 +420,8 @@ struct Transport {
     sink: LineSender,
     closed: Closed,
     agent: Agent,
+    /// How many times a broken connection to a server was replaced.
+    reconnects: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
 }
 
 /// The agent end of the connection.
@@ -422,6 +435,9 @@ enum Agent {
     Mock,
     /// A bridge over WebSocket; `writer` ends once the close frame is sent.
     Remote { writer: tokio::task::JoinHandle<()> },
+    /// A bridge behind the reconnecting relay (it closes the connection
+    /// once the client's half is dropped).
+    Relay,
 }
 
 impl Agent {
@@ -433,7 +449,7 @@ impl Agent {
                 // The close handshake, briefly: the bridge may be gone.
                 let _ = tokio::time::timeout(Duration::from_secs(1), writer).await;
             }
-            Self::Mock => {}
+            Self::Mock | Self::Relay => {}
         }
     }
 }
@@ -456,6 +472,24 @@ async fn connect(url: &str, args: &Args) -> Result<Transport, String> {
     };
     let shown = target.shown.clone();
     let max = acp_codec::limits::DEFAULT_MAX_LINE_LEN;
+    if !args.reconnect.is_zero() {
+        // Each redial parses the URL again (the target is consumed).
+        let (url, token, timeout) = (url.to_owned(), args.token.clone(), args.timeout);
+        let dial: reconnect::Dial = std::sync::Arc::new(move || {
+            let target = remote::target(&url, token.as_deref());
+            let tls = tls.clone();
+            Box::pin(async move { remote::connect(target?, tls, timeout, max).await })
+        });
+        let conn = reconnect::connect(dial, reconnect::Policy::new(args.reconnect)).await?;
+        eprintln!("acp-client: connected to {shown}");
+        return Ok(Transport {
+            source: Source::Rejoined(conn.source),
+            sink: conn.sink,
+            closed: conn.closed,
+            agent: Agent::Relay,
+            reconnects: Some(conn.reconnects),
+        });
+    }
     let conn = remote::connect(target, tls, args.timeout, max).await?;
     eprintln!("acp-client: connected to {shown}");
     Ok(Transport {
@@ -465,6 +499,7 @@ async fn connect(url: &str, args: &Args) -> Result<Transport, String> {
         agent: Agent::Remote {
             writer: conn.writer,
         },
+        reconnects: None,
     })
 }
 
@@ -508,6 +543,7 @@ fn spawn_agent(cmd: &[String], cwd: &Path) -> Result<Transport, String> {
         sink: LineSender::spawn(stdin),
         closed,
         agent: Agent::Process { pid, exit: rx },
+        reconnects: None,
     })
 }
 
@@ -529,6 +565,7 @@ fn embedded_mock(options: mock_agent::Options) -> Transport {
         sink: LineSender::spawn(our_write),
         closed: Box::pin(async move { rx.await.unwrap_or_else(|_| "mock agent lost".to_owned()) }),
         agent: Agent::Mock,
+        reconnects: None,
     }
 }
 
@@ -557,6 +594,7 @@ impl<T: tokio::io::AsyncRead + Unpin + Send> ReadHalf for T {}
 enum Source {
     Bytes(LineReader<Box<dyn ReadHalf>>),
     Remote(remote::RemoteSource),
+    Rejoined(reconnect::RejoinedSource),
 }
 
 impl lines::LineSource for Source {
@@ -566,6 +604,7 @@ impl lines::LineSource for Source {
         match self {
             Self::Bytes(r) => r.next_line().await,
             Self::Remote(r) => r.next_line().await,
+            Self::Rejoined(r) => r.next_line().await,
         }
     }
 }
@@ -626,7 +665,12 @@ fn scratch_dir() -> std::io::Result<PathBuf> {
     Ok(dir)
 }
 
-fn summary<S>(client: &Client<S>, result: &Result<String, Failure>, started: Instant) -> String {
+fn summary<S>(
+    client: &Client<S>,
+    result: &Result<String, Failure>,
+    started: Instant,
+    reconnects: u64,
+) -> String {
     let s = &client.stats;
     let c = client.render.counts();
     serde_json::json!({
@@ -651,6 +695,7 @@ fn summary<S>(client: &Client<S>, result: &Result<String, Failure>, started: Ins
         "badLines": s.bad_lines,
         "largestLineBytes": s.largest_line_bytes,
         "cancelledByUser": s.cancelled_by_user,
+        "reconnects": reconnects,
         "elapsedMs": started.elapsed().as_millis() as u64,
     })
     .to_string()
