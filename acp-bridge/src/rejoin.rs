@@ -14,7 +14,8 @@
 //! - [`incoming`](Rejoin::incoming) sees each message from the server: its
 //!   stamp (stream and position) is read and removed, so the client gets
 //!   the bytes the agent sent; a message at or before the stream's last
-//!   position is dropped (never shown twice); answers to the client's
+//!   position is dropped (never shown twice), one past the next position
+//!   of a session's stream is a gap (never a silent loss); answers to the client's
 //!   requests settle them (and the answers sent before them, which the
 //!   server read first); a session the client creates, loads or resumes
 //!   is remembered for the next connection; the answers to what `Rejoin`
@@ -217,12 +218,27 @@ impl Rejoin {
     pub fn incoming(&mut self, text: &str) -> Result<Option<String>, RejoinError> {
         let line = match unstamp(text) {
             Some((stream, position, original)) => {
-                let last = self.positions.entry(stream).or_default();
-                if position <= *last {
-                    self.dropped_twice += 1;
-                    return Ok(None);
+                match self.positions.get_mut(&stream) {
+                    Some(last) if position <= *last => {
+                        self.dropped_twice += 1;
+                        return Ok(None);
+                    }
+                    // A session's stream on one connection has no holes: a
+                    // jump means messages were lost.
+                    Some(last) if stream.is_some() && position.0 > last.0 + 1 => {
+                        let detail = format!("position {position} arrived after {last}");
+                        return Err(RejoinError::Gap {
+                            session: stream.unwrap_or_default(),
+                            detail,
+                        });
+                    }
+                    Some(last) => *last = position,
+                    // The first message of a stream may come at any position
+                    // (a session another connection created).
+                    None => {
+                        self.positions.insert(stream, position);
+                    }
                 }
-                *last = position;
                 original
             }
             None => text.to_owned(),

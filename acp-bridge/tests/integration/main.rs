@@ -15,6 +15,9 @@ mod ws_harness;
 
 #[path = "../support/resume_server.rs"]
 mod resume_server;
+#[cfg(target_os = "linux")]
+#[path = "../support/resume_ws.rs"]
+mod resume_ws;
 
 mod bridge;
 mod bridge_agents;

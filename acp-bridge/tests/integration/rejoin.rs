@@ -213,3 +213,93 @@ fn a_position_already_seen_is_dropped_and_the_stamp_removed() {
     assert_eq!(rejoin.incoming(&other).unwrap().as_deref(), Some(update));
     assert_eq!(rejoin.dropped_twice(), 1);
 }
+
+/// `acp-client --connect` against the resuming server on a WebSocket that
+/// drops the connection at the given messages; returns the summary and
+/// stdout.
+#[cfg(target_os = "linux")]
+fn client_through_breaks(breaks: &[usize], reconnect_secs: &str) -> (Value, String, usize) {
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+
+    let server = crate::resume_ws::ResumeWs::start(&UPDATES, breaks.iter().copied().collect());
+    let dir = std::env::temp_dir().join(format!(
+        "acp-rejoin-{}-{}",
+        std::process::id(),
+        breaks.len()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_acp-client"))
+        .args([
+            "--summary-json",
+            "--permission",
+            "allow",
+            "--reconnect-secs",
+            reconnect_secs,
+        ])
+        .arg("--connect")
+        .arg(format!("ws://{}/acp", server.addr))
+        .arg("--cwd")
+        .arg(&dir)
+        .arg("go")
+        .env_remove("ACP_BRIDGE_TOKEN")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > Duration::from_secs(30) {
+            let _ = child.kill();
+            panic!("acp-client did not finish within 30 s (breaks {breaks:?})");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let summary: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    let prompts = server.state.lock().unwrap().prompts_run;
+    assert_eq!(
+        server
+            .connections
+            .load(std::sync::atomic::Ordering::Relaxed),
+        1 + summary["reconnects"].as_u64().unwrap() as usize
+    );
+    (summary, stdout, prompts)
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn acp_client_resumes_through_dropped_connections() {
+    // The permission request's lines come between the third and fourth.
+    let (before, after) = (UPDATES[..3].concat(), UPDATES[3..].concat());
+    // Unbroken, then broken at the prompt's first update, at the
+    // permission request, and three times in one turn.
+    for breaks in [&[][..], &[4], &[7], &[4, 8, 11]] {
+        let (summary, stdout, prompts) = client_through_breaks(breaks, "20");
+        assert_eq!(summary["stopReason"], "end_turn", "{breaks:?}: {summary}");
+        assert_eq!(summary["reconnects"], breaks.len(), "{breaks:?}: {summary}");
+        assert_eq!(
+            summary["messageChunks"],
+            UPDATES.len(),
+            "{breaks:?}: {summary}"
+        );
+        assert_eq!(summary["permissionRequests"], 1, "{breaks:?}: {summary}");
+        assert_eq!(stdout.matches(&before).count(), 1, "{breaks:?}: {stdout}");
+        assert_eq!(stdout.matches(&after).count(), 1, "{breaks:?}: {stdout}");
+        assert_eq!(prompts, 1, "{breaks:?}: the prompt ran {prompts} times");
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn acp_client_without_reconnecting_fails_as_before() {
+    let (summary, _, _) = client_through_breaks(&[4], "0");
+    assert_eq!(summary["stopReason"], Value::Null, "{summary}");
+    assert_eq!(summary["reconnects"], 0);
+    assert!(
+        summary["error"].as_str().unwrap().contains("connection"),
+        "{summary}"
+    );
+}
