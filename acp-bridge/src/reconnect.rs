@@ -71,6 +71,9 @@ pub struct Reconnecting {
     pub closed: Closed,
     /// How many times a broken connection was replaced.
     pub reconnects: Arc<AtomicU64>,
+    /// The relay: ends once the client's half is dropped and the
+    /// connection said goodbye (or it gave up).
+    pub relay: tokio::task::JoinHandle<()>,
 }
 
 /// The receiving half of a [`Reconnecting`] connection.
@@ -106,7 +109,7 @@ pub async fn connect(dial: Dial, policy: Policy) -> Result<Reconnecting, String>
         reconnects: Arc::clone(&reconnects),
         to_client,
     };
-    tokio::spawn(async move {
+    let relay = tokio::spawn(async move {
         let reason = relay.run(first, from_client).await;
         let _ = ended_tx.send(reason);
     });
@@ -119,6 +122,7 @@ pub async fn connect(dial: Dial, policy: Policy) -> Result<Reconnecting, String>
                 .unwrap_or_else(|_| "connection closed".to_owned())
         }),
         reconnects,
+        relay,
     })
 }
 
@@ -138,6 +142,11 @@ impl Relay {
             tokio::select! {
                 line = from_client.recv() => {
                     let Some(line) = line else {
+                        // The connection's own goodbye (a close frame, or
+                        // Streamable HTTP's DELETE), briefly.
+                        let Connection { source, sink, writer, .. } = conn;
+                        drop((source, sink));
+                        let _ = tokio::time::timeout(Duration::from_secs(1), writer).await;
                         return "the client is done".to_owned();
                     };
                     let text = String::from_utf8_lossy(line.strip_suffix(b"\n").unwrap_or(&line)).into_owned();

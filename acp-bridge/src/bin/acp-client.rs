@@ -435,9 +435,9 @@ enum Agent {
     Mock,
     /// A bridge over WebSocket; `writer` ends once the close frame is sent.
     Remote { writer: tokio::task::JoinHandle<()> },
-    /// A bridge behind the reconnecting relay (it closes the connection
-    /// once the client's half is dropped).
-    Relay,
+    /// A bridge behind the reconnecting relay; `relay` ends once the
+    /// connection said goodbye.
+    Relay { relay: tokio::task::JoinHandle<()> },
 }
 
 impl Agent {
@@ -445,11 +445,11 @@ impl Agent {
     async fn stop(self) {
         match self {
             Self::Process { pid, exit } => stop_agent(pid, exit).await,
-            Self::Remote { writer } => {
+            Self::Remote { writer } | Self::Relay { relay: writer } => {
                 // The close handshake, briefly: the bridge may be gone.
                 let _ = tokio::time::timeout(Duration::from_secs(1), writer).await;
             }
-            Self::Mock | Self::Relay => {}
+            Self::Mock => {}
         }
     }
 }
@@ -486,7 +486,7 @@ async fn connect(url: &str, args: &Args) -> Result<Transport, String> {
             source: Source::Rejoined(conn.source),
             sink: conn.sink,
             closed: conn.closed,
-            agent: Agent::Relay,
+            agent: Agent::Relay { relay: conn.relay },
             reconnects: Some(conn.reconnects),
         });
     }

@@ -13,6 +13,9 @@ mod front;
 #[path = "../support/ws_harness.rs"]
 mod ws_harness;
 
+#[cfg(target_os = "linux")]
+#[path = "../support/fault_proxy.rs"]
+mod fault_proxy;
 #[path = "../support/resume_server.rs"]
 mod resume_server;
 #[cfg(target_os = "linux")]

@@ -219,14 +219,31 @@ fn a_position_already_seen_is_dropped_and_the_stamp_removed() {
 /// stdout.
 #[cfg(target_os = "linux")]
 fn client_through_breaks(breaks: &[usize], reconnect_secs: &str) -> (Value, String, usize) {
+    let server = crate::resume_ws::ResumeWs::start(&UPDATES, breaks.iter().copied().collect());
+    let (summary, stdout) = run_client(server.addr, reconnect_secs, &format!("{breaks:?}"));
+    let prompts = server.state.lock().unwrap().prompts_run;
+    assert_eq!(
+        server
+            .connections
+            .load(std::sync::atomic::Ordering::Relaxed),
+        1 + summary["reconnects"].as_u64().unwrap() as usize
+    );
+    (summary, stdout, prompts)
+}
+
+/// Runs `acp-client --connect ws://addr/acp` for one turn (`what` names the
+/// run in a failure); its summary and stdout.
+#[cfg(target_os = "linux")]
+fn run_client(addr: std::net::SocketAddr, reconnect_secs: &str, what: &str) -> (Value, String) {
     use std::process::{Command, Stdio};
+    use std::sync::atomic::{AtomicUsize, Ordering};
     use std::time::{Duration, Instant};
 
-    let server = crate::resume_ws::ResumeWs::start(&UPDATES, breaks.iter().copied().collect());
+    static RUNS: AtomicUsize = AtomicUsize::new(0);
     let dir = std::env::temp_dir().join(format!(
         "acp-rejoin-{}-{}",
         std::process::id(),
-        breaks.len()
+        RUNS.fetch_add(1, Ordering::Relaxed)
     ));
     std::fs::create_dir_all(&dir).unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_acp-client"))
@@ -238,7 +255,7 @@ fn client_through_breaks(breaks: &[usize], reconnect_secs: &str) -> (Value, Stri
             reconnect_secs,
         ])
         .arg("--connect")
-        .arg(format!("ws://{}/acp", server.addr))
+        .arg(format!("ws://{addr}/acp"))
         .arg("--cwd")
         .arg(&dir)
         .arg("go")
@@ -251,7 +268,7 @@ fn client_through_breaks(breaks: &[usize], reconnect_secs: &str) -> (Value, Stri
     while child.try_wait().unwrap().is_none() {
         if started.elapsed() > Duration::from_secs(30) {
             let _ = child.kill();
-            panic!("acp-client did not finish within 30 s (breaks {breaks:?})");
+            panic!("acp-client did not finish within 30 s ({what})");
         }
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -259,14 +276,7 @@ fn client_through_breaks(breaks: &[usize], reconnect_secs: &str) -> (Value, Stri
     let stdout = String::from_utf8(out.stdout).unwrap();
     let summary: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
     let _ = std::fs::remove_dir_all(&dir);
-    let prompts = server.state.lock().unwrap().prompts_run;
-    assert_eq!(
-        server
-            .connections
-            .load(std::sync::atomic::Ordering::Relaxed),
-        1 + summary["reconnects"].as_u64().unwrap() as usize
-    );
-    (summary, stdout, prompts)
+    (summary, stdout)
 }
 
 #[cfg(target_os = "linux")]
@@ -302,4 +312,29 @@ fn acp_client_without_reconnecting_fails_as_before() {
         summary["error"].as_str().unwrap().contains("connection"),
         "{summary}"
     );
+}
+
+/// Through the fault-injecting proxy: five breaks a turn (resets and
+/// closes at byte offsets from a seed, past the first connection's
+/// `initialize` answer; later handshakes may break too),
+/// for several seeds: the turn ends as an unbroken one, every chunk once,
+/// the prompt run once.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_turn_survives_five_random_breaks() {
+    let (before, after) = (UPDATES[..3].concat(), UPDATES[3..].concat());
+    for seed in [1u64, 43, 2026, 77_777] {
+        let server = crate::resume_ws::ResumeWs::start(&UPDATES, BTreeSet::new());
+        let plan = crate::fault_proxy::plan(seed, 5, 400, 2_500);
+        let proxy = crate::fault_proxy::FaultProxy::start(server.addr, plan.clone());
+        let (summary, stdout) = run_client(proxy.addr, "20", &format!("seed {seed}"));
+        let broken = proxy.broken.load(std::sync::atomic::Ordering::Relaxed);
+        let why = format!("seed {seed}, plan {plan:?}, {broken} breaks: {summary}");
+        assert_eq!(summary["stopReason"], "end_turn", "{why}");
+        assert_eq!(summary["messageChunks"], UPDATES.len(), "{why}");
+        assert_eq!(stdout.matches(&before).count(), 1, "{why}: {stdout}");
+        assert_eq!(stdout.matches(&after).count(), 1, "{why}: {stdout}");
+        assert_eq!(server.state.lock().unwrap().prompts_run, 1, "{why}");
+        assert!(broken >= 3, "{why}");
+    }
 }
