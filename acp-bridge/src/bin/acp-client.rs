@@ -97,6 +97,11 @@ struct Cli {
     /// Remote, from a saved server profile (URL, token source, CA)
     #[arg(long, value_name = "NAME", help_heading = MODE)]
     profile: Option<String>,
+    /// Be an agent on stdin/stdout for an editor: its ACP messages go to
+    /// the server (or the --agent) and back unchanged, the agent's fs/*
+    /// and terminal/* requests included; reconnects stay invisible to it
+    #[arg(long, conflicts_with_all = ["prompt", "summary_json", "permission"], help_heading = MODE)]
+    stdio: bool,
     // (`help`, not a doc comment: clippy's doc_markdown wants the
     // variable's name in backticks, which the help would show.)
     #[arg(long, value_name = "FILE", help_heading = MODE,
@@ -182,6 +187,8 @@ struct Args {
     summary_json: bool,
     /// `--reconnect-secs`.
     reconnect: Duration,
+    /// `--stdio`.
+    stdio: bool,
     mock: mock_agent::Options,
     prompt: String,
 }
@@ -254,6 +261,7 @@ impl Cli {
             timeout: self.timeout,
             summary_json: self.summary_json,
             reconnect: self.reconnect_secs,
+            stdio: self.stdio,
             mock: mock_agent::Options {
                 big_bytes: self.big_bytes.unwrap_or(0),
                 step_delay: self.mock_delay_ms.unwrap_or_default(),
@@ -360,6 +368,15 @@ async fn main() -> ExitCode {
         Err(e) => return fail(&args, &e),
     };
 
+    if args.stdio {
+        let code = relay_stdio(source, sink, closed).await;
+        agent.stop().await;
+        if scratch {
+            let _ = std::fs::remove_dir_all(&cwd);
+        }
+        return code;
+    }
+
     // The turn.
     let cfg = Config {
         cwd: cwd.clone(),
@@ -412,6 +429,46 @@ fn exit_code(result: &Result<String, Failure>, interrupted: bool) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `--stdio`: the editor's lines (stdin) to the agent and the agent's to
+/// the editor (stdout), unchanged, until the editor closes stdin (status
+/// 0) or the agent's end is gone for good (status 1, the reason on
+/// stderr). A line over the limit, or not UTF-8, is skipped with a word on
+/// stderr.
+async fn relay_stdio(mut source: Source, sink: LineSender, closed: Closed) -> ExitCode {
+    use lines::LineSource as _;
+    let mut editor = FramedRead::new(tokio::io::stdin(), LineCodec::new());
+    let to_editor = LineSender::spawn(tokio::io::stdout());
+    loop {
+        tokio::select! {
+            line = editor.next_line() => match line {
+                Ok(Some(Ok(line))) => {
+                    let mut bytes = line.into_bytes();
+                    bytes.push(b'\n');
+                    if sink.send(bytes).await.is_err() {
+                        break;
+                    }
+                }
+                Ok(Some(Err(e))) => eprintln!("acp-client: skipped a line from the editor: {e}"),
+                Ok(None) | Err(_) => return ExitCode::SUCCESS,
+            },
+            message = source.next_line() => match message {
+                Ok(Some(Ok(line))) => {
+                    let mut bytes = line.into_bytes();
+                    bytes.push(b'\n');
+                    if to_editor.send(bytes).await.is_err() {
+                        return ExitCode::SUCCESS;
+                    }
+                }
+                Ok(Some(Err(e))) => eprintln!("acp-client: skipped a line from the agent: {e}"),
+                Ok(None) | Err(_) => break,
+            },
+        }
+    }
+    drop(to_editor);
+    eprintln!("acp-client: error: {}", closed.await);
+    ExitCode::FAILURE
 }
 
 /// The connection to the agent, whatever the mode.

@@ -338,3 +338,73 @@ fn a_turn_survives_five_random_breaks() {
         assert!(broken >= 3, "{why}");
     }
 }
+
+/// `acp-client --stdio` as an editor's agent, through a server that drops
+/// the connection twice mid-turn: a scripted editor on its stdio sees one
+/// unbroken stream (its own ids answered, every chunk once, the
+/// permission request to answer, the stop reason), and the prompt runs
+/// once.
+#[cfg(target_os = "linux")]
+#[test]
+fn stdio_relay_hides_reconnects_from_the_editor() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::{Command, Stdio};
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    let server = crate::resume_ws::ResumeWs::start(&UPDATES, BTreeSet::from([4, 9]));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_acp-client"))
+        .args(["--stdio", "--reconnect-secs", "20", "--connect"])
+        .arg(format!("ws://{}/acp", server.addr))
+        .env_remove("ACP_BRIDGE_TOKEN")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel::<Value>();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { return };
+            let _ = tx.send(serde_json::from_str(&line).unwrap());
+        }
+    });
+    let mut send = |v: Value| {
+        writeln!(stdin, "{v}").unwrap();
+        stdin.flush().unwrap();
+    };
+    let mut seen = Seen::default();
+    send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}}),
+    );
+    while seen.stop.is_none() {
+        let message = rx
+            .recv_timeout(Duration::from_secs(20))
+            .expect("the relay answers within 20 s");
+        assert!(
+            message.get("_meta").is_none(),
+            "no stamp reaches the editor: {message}"
+        );
+        for reply in react(&message, &mut seen) {
+            send(reply);
+        }
+    }
+    drop(send);
+    drop(stdin);
+    assert_eq!(seen.shown, UPDATES);
+    assert_eq!(seen.asked, 1);
+    assert_eq!(seen.stop.as_deref(), Some("end_turn"));
+    assert_eq!(server.state.lock().unwrap().prompts_run, 1);
+    assert_eq!(
+        server
+            .connections
+            .load(std::sync::atomic::Ordering::Relaxed),
+        3,
+        "two reconnects the editor never saw"
+    );
+    // The editor closed stdin: the relay ends cleanly.
+    let status = child.wait().unwrap();
+    assert!(status.success());
+}
