@@ -3,71 +3,7 @@
 //! acknowledgements, and a ledger that keeps a retried `session/prompt`
 //! from running twice.
 //!
-//! # The rules
-//!
-//! - Every message a server sends on a stream (a session's, or a
-//!   connection's own) gets the next [`Position`] of that stream: `1`, `2`,
-//!   … ([`ResumeLog::push`]). [`Position::START`] (`0`) means "nothing
-//!   received yet".
-//! - A client that reconnects names the last position it has on each
-//!   stream; [`ResumeLog::resume`] yields exactly the messages after it, in
-//!   order: nothing lost, nothing twice. When the log no longer holds all
-//!   of them (its byte budget pushed the oldest out) the answer is a
-//!   [`ResumeError::Gap`], never a silent loss; the client then falls back
-//!   to `session/load`.
-//! - What the client must not lose even past a gap is *owed*
-//!   ([`Kind::Owed`]): the answer to one of its requests, or a request of
-//!   the agent (a permission request) that it has not seen. An owed
-//!   message pushed out of the window by newer messages is kept aside,
-//!   within the same budget, until the client acknowledges a position at
-//!   or after it ([`ResumeLog::ack`], or the position it resumes from);
-//!   [`ResumeLog::owed_after`] hands those over after a gap.
-//! - A `session/prompt` is admitted once per [`PromptKey`] (its request id
-//!   within the session, or the idempotency key in its `_meta`): a retry
-//!   while it runs, or after it was answered but before the client
-//!   acknowledged the answer, is not run again ([`ResumeLog::admit_prompt`]).
-//! - Time is a parameter: a log whose client left is kept for
-//!   [`DEFAULT_RESUME_GRACE`] after [`ResumeLog::detach`]; the owner asks
-//!   [`ResumeLog::deadline`] when to look again and [`ResumeLog::expired`]
-//!   whether to give up (then answer the agent's pending requests as a
-//!   client that left, and drop the log).
-//!
-//! # On the wire
-//!
-//! | where | what carries the position |
-//! |---|---|
-//! | Streamable HTTP, each `GET` event stream | SSE's `id:` field, the stream's position in decimal ([`sse_event`]); a reconnecting `GET` sends it back in `Last-Event-ID` ([`HEADER_LAST_EVENT_ID`], read with [`Position::parse`]) |
-//! | WebSocket, every message from the server | a `_meta` member at the top of the message ([`stamp`]): `{"_meta":{"`[`META_CURSOR`]`":{"session":"s1","position":17}},…}` (no `session` for the connection's stream); the client strips it again ([`unstamp`]) |
-//! | reattaching a session on a new connection (`session/resume`, `session/load`) | `params._meta[`[`META_CURSOR`]`] = {"position": 17}` ([`Cursor::from_params`]) |
-//! | resuming a WebSocket connection's own stream | `initialize`'s `params._meta[`[`META_CURSOR`]`] = {"connection": "<old Acp-Connection-Id>", "position": 4}` |
-//! | opting in and advertising | the client sends `params._meta[`[`META_RESUME`]`]` in `initialize`; a server that resumes answers with `result._meta[`[`META_RESUME`]`] = {"budget": <bytes>}` ([`capability`]). Only then are WebSocket messages stamped: other clients get the bytes unchanged |
-//! | a retried prompt | its same request id, or `params._meta[`[`META_IDEMPOTENCY_KEY`]`]` ([`PromptKey::of`]) |
-//!
-//! A gap is answered with [`RESUME_GAP`] (`-32012`): the reattach request's
-//! error, or the `GET`'s `409`, says that positions were lost.
-//!
-//! # Example
-//!
-//! ```
-//! use acp_codec::remote::{Kind, Position, ResumeError, ResumeLog};
-//!
-//! let mut log = ResumeLog::new(64);
-//! let first = log.push(Kind::Plain, r#"{"n":1}"#);
-//! let second = log.push(Kind::Plain, r#"{"n":2}"#);
-//! assert_eq!((first, second), (Position(1), Position(2)));
-//!
-//! // The client had position 1 when its connection broke: it gets 2 only.
-//! let missed: Vec<_> = log.resume(first).unwrap().collect();
-//! assert_eq!(missed, [(Position(2), r#"{"n":2}"#)]);
-//!
-//! // The budget is 64 bytes: three 30-byte messages push the oldest out.
-//! for _ in 0..3 {
-//!     let _ = log.push(Kind::Plain, &"x".repeat(30));
-//! }
-//! let gap = log.resume(Position(2)).err().unwrap();
-//! assert_eq!(gap, ResumeError::Gap { after: Position(2), first_kept: Position(4) });
-//! assert_eq!(gap.to_string(), "cannot resume after position 2: the oldest message kept is at 4");
-//! ```
+//! The rules and the wire format are in [`ResumeLog`]'s documentation.
 
 use alloc::collections::VecDeque;
 use alloc::string::{String, ToString};
@@ -392,8 +328,8 @@ pub fn sse_event(position: Position, message: &str) -> String {
 /// let m = r#"{"jsonrpc":"2.0","method":"session/update","params":{}}"#;
 /// let stamped = stamp(m, Some("s1"), Position(9));
 /// assert_eq!(
-///     stamped,
-///     r#"{"_meta":{"acp-codec/cursor":{"session":"s1","position":9}},"jsonrpc":"2.0","method":"session/update","params":{}}"#
+///    stamped,
+///    r#"{"_meta":{"acp-codec/cursor":{"session":"s1","position":9}},"jsonrpc":"2.0","method":"session/update","params":{}}"#
 /// );
 /// let (stream, position, original) = unstamp(&stamped).unwrap();
 /// assert_eq!((stream.as_deref(), position, original.as_str()), (Some("s1"), Position(9), m));
@@ -450,8 +386,73 @@ pub fn unstamp(message: &str) -> Option<(Option<String>, Position, String)> {
     Some((meta.cursor.session, meta.cursor.position, original))
 }
 
-/// One stream's log of what was sent, by position, within a byte budget;
-/// see the [module docs](self).
+/// One stream's log of what was sent, by position, within a byte budget.
+///
+/// # The rules
+///
+/// - Every message a server sends on a stream (a session's, or a
+///   connection's own) gets the next [`Position`] of that stream: `1`, `2`,
+///   … ([`ResumeLog::push`]). [`Position::START`] (`0`) means "nothing
+///   received yet".
+/// - A client that reconnects names the last position it has on each
+///   stream; [`ResumeLog::resume`] yields exactly the messages after it, in
+///   order: nothing lost, nothing twice. When the log no longer holds all
+///   of them (its byte budget pushed the oldest out) the answer is a
+///   [`ResumeError::Gap`], never a silent loss; the client then falls back
+///   to `session/load`.
+/// - What the client must not lose even past a gap is *owed*
+///   ([`Kind::Owed`]): the answer to one of its requests, or a request of
+///   the agent (a permission request) that it has not seen. An owed
+///   message pushed out of the window by newer messages is kept aside,
+///   within the same budget, until the client acknowledges a position at
+///   or after it ([`ResumeLog::ack`], or the position it resumes from);
+///   [`ResumeLog::owed_after`] hands those over after a gap.
+/// - A `session/prompt` is admitted once per [`PromptKey`] (its request id
+///   within the session, or the idempotency key in its `_meta`): a retry
+///   while it runs, or after it was answered but before the client
+///   acknowledged the answer, is not run again ([`ResumeLog::admit_prompt`]).
+/// - Time is a parameter: a log whose client left is kept for
+///   [`DEFAULT_RESUME_GRACE`] after [`ResumeLog::detach`]; the owner asks
+///   [`ResumeLog::deadline`] when to look again and [`ResumeLog::expired`]
+///   whether to give up (then answer the agent's pending requests as a
+///   client that left, and drop the log).
+///
+/// # On the wire
+///
+/// | where | what carries the position |
+/// |---|---|
+/// | Streamable HTTP, each `GET` event stream | SSE's `id:` field, the stream's position in decimal ([`sse_event`]); a reconnecting `GET` sends it back in `Last-Event-ID` ([`HEADER_LAST_EVENT_ID`], read with [`Position::parse`]) |
+/// | WebSocket, every message from the server | a `_meta` member at the top of the message ([`stamp`]): `{"_meta":{"`[`META_CURSOR`]`":{"session":"s1","position":17}},…}` (no `session` for the connection's stream); the client strips it again ([`unstamp`]) |
+/// | reattaching a session on a new connection (`session/resume`, `session/load`) | `params._meta[`[`META_CURSOR`]`] = {"position": 17}` ([`Cursor::from_params`]) |
+/// | resuming a WebSocket connection's own stream | `initialize`'s `params._meta[`[`META_CURSOR`]`] = {"connection": "<old Acp-Connection-Id>", "position": 4}` |
+/// | opting in and advertising | the client sends `params._meta[`[`META_RESUME`]`]` in `initialize`; a server that resumes answers with `result._meta[`[`META_RESUME`]`] = {"budget": <bytes>}` ([`capability`]). Only then are WebSocket messages stamped: other clients get the bytes unchanged |
+/// | a retried prompt | its same request id, or `params._meta[`[`META_IDEMPOTENCY_KEY`]`]` ([`PromptKey::of`]) |
+///
+/// A gap is answered with [`RESUME_GAP`] (`-32012`): the reattach request's
+/// error, or the `GET`'s `409`, says that positions were lost.
+///
+/// # Example
+///
+/// ```
+/// use acp_codec::remote::{Kind, Position, ResumeError, ResumeLog};
+///
+/// let mut log = ResumeLog::new(64);
+/// let first = log.push(Kind::Plain, r#"{"n":1}"#);
+/// let second = log.push(Kind::Plain, r#"{"n":2}"#);
+/// assert_eq!((first, second), (Position(1), Position(2)));
+///
+/// // The client had position 1 when its connection broke: it gets 2 only.
+/// let missed: Vec<_> = log.resume(first).unwrap().collect();
+/// assert_eq!(missed, [(Position(2), r#"{"n":2}"#)]);
+///
+/// // The budget is 64 bytes: three 30-byte messages push the oldest out.
+/// for _ in 0..3 {
+///     let _ = log.push(Kind::Plain, &"x".repeat(30));
+/// }
+/// let gap = log.resume(Position(2)).err().unwrap();
+/// assert_eq!(gap, ResumeError::Gap { after: Position(2), first_kept: Position(4) });
+/// assert_eq!(gap.to_string(), "cannot resume after position 2: the oldest message kept is at 4");
+/// ```
 ///
 /// Memory: at most `budget` bytes of message text, plus about 48 bytes a
 /// message and the prompt ledger (at most [`DEFAULT_MAX_PROMPT_KEYS`]

@@ -391,7 +391,6 @@ fn stdio_relay_hides_reconnects_from_the_editor() {
             send(reply);
         }
     }
-    drop(send);
     drop(stdin);
     assert_eq!(seen.shown, UPDATES);
     assert_eq!(seen.asked, 1);
