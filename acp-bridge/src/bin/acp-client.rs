@@ -100,8 +100,12 @@ struct Cli {
     /// Be an agent on stdin/stdout for an editor: its ACP messages go to
     /// the server (or the --agent) and back unchanged, the agent's fs/*
     /// and terminal/* requests included; reconnects stay invisible to it
-    #[arg(long, conflicts_with_all = ["prompt", "summary_json", "permission"], help_heading = MODE)]
+    #[arg(long, conflicts_with_all = ["prompt", "summary_json", "permission", "session"], help_heading = MODE)]
     stdio: bool,
+    /// Continue this session (session/resume, else session/load) instead
+    /// of creating one
+    #[arg(long, value_name = "ID")]
+    session: Option<String>,
     // (`help`, not a doc comment: clippy's doc_markdown wants the
     // variable's name in backticks, which the help would show.)
     #[arg(long, value_name = "FILE", help_heading = MODE,
@@ -189,6 +193,8 @@ struct Args {
     reconnect: Duration,
     /// `--stdio`.
     stdio: bool,
+    /// `--session ID`.
+    session: Option<String>,
     mock: mock_agent::Options,
     prompt: String,
 }
@@ -262,6 +268,7 @@ impl Cli {
             summary_json: self.summary_json,
             reconnect: self.reconnect_secs,
             stdio: self.stdio,
+            session: self.session,
             mock: mock_agent::Options {
                 big_bytes: self.big_bytes.unwrap_or(0),
                 step_delay: self.mock_delay_ms.unwrap_or_default(),
@@ -383,6 +390,7 @@ async fn main() -> ExitCode {
         prompt: args.prompt.clone(),
         permission: args.permission(scratch),
         timeout: args.timeout,
+        session: args.session.clone(),
     };
     let mut client = match Client::new(source, sink, cfg, closed, ctrl_c_presses()) {
         Ok(c) => c,

@@ -605,3 +605,55 @@ async fn sessions_saved_in_the_state_dir_load_in_a_new_process() {
     assert_eq!(listed["result"]["sessions"].as_array().unwrap().len(), 1);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `acp-client --session ID` continues a session a previous run created,
+/// in a new agent process (the mock keeps its sessions in a state
+/// directory, as real agents keep theirs).
+#[test]
+fn a_second_run_continues_the_session_of_the_first() {
+    use std::process::{Command, Stdio};
+    let base = std::env::temp_dir().join(format!("acp-continue-{}", std::process::id()));
+    let (state, work) = (base.join("state"), base.join("work"));
+    std::fs::create_dir_all(&work).unwrap();
+    let agent = format!(
+        "{} --state-dir {}",
+        env!("CARGO_BIN_EXE_acp-mock-agent"),
+        state.display()
+    );
+    let run = |extra: &[&str]| -> Value {
+        let out = Command::new(env!("CARGO_BIN_EXE_acp-client"))
+            .args([
+                "--summary-json",
+                "--permission",
+                "allow",
+                "--agent",
+                &agent,
+                "--cwd",
+            ])
+            .arg(&work)
+            .args(extra)
+            .stdin(Stdio::null())
+            .stderr(Stdio::inherit())
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        serde_json::from_str(stdout.lines().last().unwrap()).unwrap()
+    };
+    let first = run(&["first"]);
+    assert_eq!(first["stopReason"], "end_turn", "{first}");
+    let id = first["sessionId"].as_str().unwrap().to_owned();
+    let second = run(&["--session", &id, "second"]);
+    assert_eq!(second["stopReason"], "end_turn", "{second}");
+    assert_eq!(second["sessionId"], id.as_str());
+    // An unknown session is the agent's error, not a new session.
+    let unknown = run(&["--session", "mock-session-999", "third"]);
+    assert_eq!(unknown["stopReason"], Value::Null, "{unknown}");
+    assert!(
+        unknown["error"]
+            .as_str()
+            .unwrap()
+            .contains("session not found"),
+        "{unknown}"
+    );
+    let _ = std::fs::remove_dir_all(&base);
+}
