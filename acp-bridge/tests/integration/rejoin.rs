@@ -266,9 +266,9 @@ fn run_client(addr: std::net::SocketAddr, reconnect_secs: &str, what: &str) -> (
         .unwrap();
     let started = Instant::now();
     while child.try_wait().unwrap().is_none() {
-        if started.elapsed() > Duration::from_secs(30) {
+        if started.elapsed() > Duration::from_secs(60) {
             let _ = child.kill();
-            panic!("acp-client did not finish within 30 s ({what})");
+            panic!("acp-client did not finish within 60 s ({what})");
         }
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -406,4 +406,27 @@ fn stdio_relay_hides_reconnects_from_the_editor() {
     // The editor closed stdin: the relay ends cleanly.
     let status = child.wait().unwrap();
     assert!(status.success());
+}
+
+/// A connection that goes silent without a FIN (the proxy stops relaying
+/// and holds it open): the client's pings go unanswered, it counts the
+/// connection dead within 30 s, reconnects and finishes the turn.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_silent_connection_is_noticed_and_replaced() {
+    use crate::fault_proxy::{Fault, FaultProxy};
+    let server = crate::resume_ws::ResumeWs::start(&UPDATES, BTreeSet::new());
+    let proxy = FaultProxy::start(server.addr, vec![(900, Fault::Stall)]);
+    let started = std::time::Instant::now();
+    let (summary, stdout) = run_client(proxy.addr, "20", "stall");
+    let took = started.elapsed();
+    assert_eq!(summary["stopReason"], "end_turn", "{summary}");
+    assert_eq!(summary["reconnects"], 1, "{summary}");
+    assert_eq!(
+        summary["messageChunks"],
+        UPDATES.len(),
+        "{summary}: {stdout}"
+    );
+    assert!(took < std::time::Duration::from_secs(45), "{took:?}");
+    assert_eq!(server.state.lock().unwrap().prompts_run, 1);
 }

@@ -2,7 +2,7 @@
 //! relays each connection to `upstream` byte for byte and breaks it when
 //! the bytes sent toward the client (counted over every connection)
 //! cross one of its offsets, by a reset (`SO_LINGER` 0: the client reads
-//! `ECONNRESET`) or a close (FIN both ways). The offsets and the kind of
+//! `ECONNRESET`), a close (FIN both ways) or a stall (silence, no FIN). The offsets and the kind of
 //! each break come from a seed, so a failing run can be replayed. Its
 //! runtime, and every connection, stops when it is dropped.
 
@@ -20,6 +20,9 @@ pub enum Fault {
     Reset,
     /// A clean close, no WebSocket close frame.
     Close,
+    /// Nothing more either way, and no FIN: the connection hangs open (a
+    /// laptop asleep, a NAT that forgot it) until the proxy is dropped.
+    Stall,
 }
 
 /// The running proxy.
@@ -138,6 +141,10 @@ async fn relay(
                 }
                 if let Some(fault) = fault {
                     broken.fetch_add(1, Ordering::Relaxed);
+                    if fault == Fault::Stall {
+                        // Both sockets stay open, unread and unwritten.
+                        std::future::pending::<()>().await;
+                    }
                     if fault == Fault::Reset {
                         #[allow(deprecated)]
                         let _ = client.set_linger(Some(std::time::Duration::ZERO));

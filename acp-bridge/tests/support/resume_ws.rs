@@ -45,13 +45,18 @@ impl ResumeWs {
         let sent = Arc::new(AtomicUsize::new(0));
         let breaks = Arc::new(breaks);
         let (st, conns) = (Arc::clone(&state), Arc::clone(&connections));
+        // The connection holding the session (the last to attach it): the
+        // agent's steps go to it alone, as a server moves a session to the
+        // connection that reattached it.
+        let holder = Arc::new(AtomicUsize::new(0));
         runtime.spawn(async move {
             loop {
                 let Ok((tcp, _)) = listener.accept().await else {
                     return;
                 };
-                conns.fetch_add(1, Ordering::Relaxed);
+                let me = conns.fetch_add(1, Ordering::Relaxed) + 1;
                 let (st, sent, breaks) = (Arc::clone(&st), Arc::clone(&sent), Arc::clone(&breaks));
+                let holder = Arc::clone(&holder);
                 tokio::spawn(async move {
                     let Ok(ws) = tokio_tungstenite::accept_async(tcp).await else {
                         return;
@@ -61,20 +66,28 @@ impl ResumeWs {
                     // The session's messages go to a connection once it has
                     // the session (created, resumed or prompted on it), and
                     // after what that request hands over.
-                    let mut attached = false;
+
                     loop {
                         let out = tokio::select! {
                             m = rx.next() => match m {
                                 Some(Ok(WsMessage::Text(text))) => {
-                                    attached |= ["\"session/new\"", "\"session/resume\"", "\"session/prompt\""]
+                                    if ["\"session/new\"", "\"session/resume\"", "\"session/prompt\""]
                                         .iter()
-                                        .any(|m| text.as_str().contains(m));
+                                        .any(|m| text.as_str().contains(m))
+                                    {
+                                        holder.store(me, Ordering::Relaxed);
+                                    }
                                     st.lock().unwrap().handle(text.as_str())
                                 }
                                 Some(Ok(_)) => continue,
                                 _ => return,
                             },
-                            _ = tick.tick(), if attached => st.lock().unwrap().step().unwrap_or_default(),
+                            _ = tick.tick() => {
+                                if holder.load(Ordering::Relaxed) != me {
+                                    continue;
+                                }
+                                st.lock().unwrap().step().unwrap_or_default()
+                            }
                         };
                         for message in out {
                             let n = sent.fetch_add(1, Ordering::Relaxed) + 1;
