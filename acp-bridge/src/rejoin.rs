@@ -119,10 +119,12 @@ impl Rejoin {
         Self::default()
     }
 
-    /// Whether the server said it keeps positions (its `initialize`
-    /// answer's `_meta`).
+    /// Whether a new connection can resume: the server said it keeps
+    /// positions (its `initialize` answer's `_meta`) and its messages carry
+    /// them (a client that cannot say where it is would be handed
+    /// everything again).
     pub fn is_resumable(&self) -> bool {
-        self.resumable
+        self.resumable && !self.positions.is_empty()
     }
 
     /// Requests of the client still unanswered.
