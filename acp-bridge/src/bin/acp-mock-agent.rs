@@ -41,6 +41,10 @@ struct Args {
 #[tokio::main]
 async fn main() -> ExitCode {
     let args = Args::parse();
+    if args.persist && mock_agent::home_state_dir().is_none() {
+        eprintln!("acp-mock-agent: --persist needs HOME (or give --state-dir DIR)");
+        return ExitCode::FAILURE;
+    }
     let options = mock_agent::Options {
         big_bytes: args.big_bytes,
         step_delay: Duration::from_millis(args.delay_ms),
