@@ -60,6 +60,9 @@ pub struct Config {
     /// Longest wait for an answer to initialize / session/new, and longest
     /// silence of the agent during a turn.
     pub timeout: Duration,
+    /// A session to continue (`session/resume`, else `session/load`)
+    /// instead of creating one.
+    pub session: Option<String>,
 }
 
 /// Everything counted for `--summary-json`.
@@ -210,7 +213,10 @@ impl<S: LineSource> Client<S> {
     /// A [`Failure`] when the agent errs, dies, hangs, or we are interrupted.
     pub async fn run(&mut self) -> Result<String, Failure> {
         self.initialize().await?;
-        let session_id = self.new_session().await?;
+        let session_id = match self.cfg.session.clone() {
+            Some(id) => self.continue_session(&id).await?,
+            None => self.new_session().await?,
+        };
         self.prompt(&session_id).await
     }
 
@@ -267,6 +273,32 @@ impl<S: LineSource> Client<S> {
         self.render.note(&format!("session {session_id} in {cwd}"));
         self.stats.session_id = Some(session_id.clone());
         Ok(session_id)
+    }
+
+    /// `session/resume` of `session_id` in the session directory (nothing
+    /// replayed), or `session/load` (its history shown as the agent
+    /// replays it) when the agent does not know `session/resume`.
+    async fn continue_session(&mut self, session_id: &str) -> Result<String, Failure> {
+        let cwd = self.fs.root().display().to_string();
+        let resume = RequestParams::ResumeSession(acp_codec::acp::ResumeSessionRequest::new(
+            session_id,
+            cwd.as_str(),
+        ));
+        match self.call(&resume, self.cfg.timeout).await {
+            Ok(_) => {}
+            Err(Failure::Agent { error, .. }) if error.code == ErrorCode::METHOD_NOT_FOUND => {
+                let load = RequestParams::LoadSession(acp_codec::acp::LoadSessionRequest::new(
+                    Vec::new(),
+                    cwd.as_str(),
+                    session_id,
+                ));
+                self.call(&load, self.cfg.timeout).await?;
+            }
+            Err(e) => return Err(e),
+        }
+        self.render.note(&format!("session {session_id} in {cwd}"));
+        self.stats.session_id = Some(session_id.to_owned());
+        Ok(session_id.to_owned())
     }
 
     /// One `session/prompt`; its stop reason.

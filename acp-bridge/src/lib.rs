@@ -18,6 +18,10 @@
 //!   line transport for the client, with [`tls`] for `wss://`/`https://`
 //!   (and the bridge's server side);
 //! - [`profiles`]: `acp-client`'s saved server profiles;
+//! - [`rejoin`]: what a client remembers so a new connection resumes where
+//!   a broken one left off (positions, unanswered requests, sessions), and
+//!   what it sends first on it, and [`reconnect`], the relay that redials
+//!   with backoff and resumes through it;
 //! - [`users`]: `acp-bridge`'s token file (users and their permissions);
 //! - [`mock_agent`]: a scripted agent that behaves like Gemini CLI in
 //!   `--acp` mode, used in-process by `acp-client`, on stdio by the
@@ -30,6 +34,8 @@ pub mod confined;
 pub mod lines;
 pub mod mock_agent;
 pub mod profiles;
+pub mod reconnect;
+pub mod rejoin;
 pub mod remote;
 pub mod render;
 pub mod terminals;

@@ -12,7 +12,10 @@
 //! session, as Gemini does) ends a turn with `cancelled`; unknown methods get
 //! `-32601`.
 //!
-//! Sessions stay for the life of the process, as real agents keep theirs:
+//! Sessions stay for the life of the process, as real agents keep theirs
+//! (and beyond it with [`Options::state_dir`]: one JSON Lines file a
+//! session, read again by the next process, so `session/load` works after
+//! a restart or on another server sharing the directory):
 //! `session/list` lists them (by `cwd` when asked), `session/load` replays
 //! a session's history (the user's prompts and everything the agent sent
 //! for it) as `session/update`s before its answer, `session/resume` takes
@@ -58,6 +61,18 @@ pub struct Options {
     /// offers them): one behind a permission prompt whose output passes
     /// its `outputByteLimit`, one killed while it runs.
     pub terminal: bool,
+    /// Where sessions are saved, one `<sessionId>.jsonl` file each (the
+    /// working directory, the title, every update), and read back when the
+    /// agent starts: what a real agent keeps in its `HOME`. `None` keeps
+    /// them in memory only.
+    pub state_dir: Option<PathBuf>,
+}
+
+/// The state directory under `$HOME` (`$HOME/.acp-mock-agent/sessions`),
+/// as a real agent keeps its sessions; `None` without `HOME`.
+pub fn home_state_dir() -> Option<PathBuf> {
+    let home = std::env::var_os("HOME").filter(|h| !h.is_empty())?;
+    Some(Path::new(&home).join(".acp-mock-agent").join("sessions"))
 }
 
 /// Serves one ACP connection until `reader` ends; returns then, cancelling
@@ -71,11 +86,21 @@ where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
 {
+    let store = options.state_dir.clone().map(|dir| Store { dir });
+    let mut state = State::default();
+    if let Some(store) = &store {
+        std::fs::create_dir_all(&store.dir)?;
+        for (sid, session) in store.load()? {
+            state.sessions_made = state.sessions_made.max(session_number(&sid));
+            state.sessions.insert(sid, session);
+        }
+    }
     let agent = Arc::new(Agent {
         out: LineSender::spawn(writer),
         options,
         epoch: Instant::now(),
-        state: Mutex::new(State::default()),
+        state: Mutex::new(state),
+        store,
     });
     let mut reader = FramedRead::new(reader, LineCodec::new());
     let result = loop {
@@ -160,6 +185,69 @@ struct Agent {
     options: Options,
     epoch: Instant,
     state: Mutex<State>,
+    store: Option<Store>,
+}
+
+/// Sessions on disk: `<dir>/<sessionId>.jsonl`, one record a line, each
+/// appended as it happens: `{"cwd": …}` (at creation, and whenever a load
+/// or resume moves the session), `{"title": …}`, `{"update": …}`.
+struct Store {
+    dir: PathBuf,
+}
+
+impl Store {
+    /// Appends one record to the session's file; a failure is reported on
+    /// stderr and the session goes on in memory.
+    fn append(&self, session_id: &str, record: &Value) {
+        use std::io::Write as _;
+        let path = self.dir.join(format!("{session_id}.jsonl"));
+        let mut line = record.to_string();
+        line.push('\n');
+        let written = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .and_then(|mut f| f.write_all(line.as_bytes()));
+        if let Err(e) = written {
+            eprintln!("acp-mock-agent: cannot save to {}: {e}", path.display());
+        }
+    }
+
+    /// Every saved session. A line that does not read (the last one, cut
+    /// short by a crash) is skipped.
+    fn load(&self) -> io::Result<Vec<(String, Session)>> {
+        let mut out = Vec::new();
+        for entry in std::fs::read_dir(&self.dir)? {
+            let path = entry?.path();
+            let Some(sid) = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.strip_suffix(".jsonl"))
+            else {
+                continue;
+            };
+            let mut session = Session {
+                cwd: PathBuf::from("/"),
+                turn: None,
+                title: None,
+                history: Vec::new(),
+            };
+            for line in std::fs::read_to_string(&path)?.lines() {
+                let Ok(mut record) = serde_json::from_str::<Value>(line) else {
+                    continue;
+                };
+                if let Some(cwd) = record.get("cwd").and_then(Value::as_str) {
+                    session.cwd = PathBuf::from(cwd);
+                } else if let Some(title) = record.get("title").and_then(Value::as_str) {
+                    session.title = Some(title.to_owned());
+                } else if let Some(update) = record.get_mut("update") {
+                    session.history.push(update.take());
+                }
+            }
+            out.push((sid.to_owned(), session));
+        }
+        Ok(out)
+    }
 }
 
 /// The session modes every session offers, `default` current.
@@ -422,6 +510,7 @@ impl Agent {
             st.sessions.insert(sid.clone(), session);
             sid
         };
+        self.save(&session_id, json!({ "cwd": cwd }));
         let result = json!({"sessionId": session_id, "modes": modes()});
         self.send_result(id, &result).await?;
         let commands = json!({
@@ -471,7 +560,10 @@ impl Agent {
         let mut st = self.state();
         let session = st.sessions.get_mut(session_id)?;
         session.cwd = PathBuf::from(cwd);
-        Some(session.history.clone())
+        let history = session.history.clone();
+        drop(st);
+        self.save(session_id, json!({ "cwd": cwd }));
+        Some(history)
     }
 
     async fn session_not_found(&self, id: &RequestId<'static>, session_id: &str) -> io::Result<()> {
@@ -525,19 +617,27 @@ impl Agent {
             st.turns_started += 1;
             let turn = st.turns_started;
             st.sessions.get_mut(&session_id).map(|s| {
+                let titled = s.title.is_none();
                 s.title
                     .get_or_insert_with(|| prompt.chars().take(80).collect());
-                s.history
-                    .push(json!({"sessionUpdate": "user_message_chunk", "content": text(&prompt)}));
+                let said = json!({"sessionUpdate": "user_message_chunk", "content": text(&prompt)});
+                s.history.push(said.clone());
                 let (tx, rx) = watch::channel(false);
                 // A new prompt cancels the running one, as Gemini does.
                 if let Some(old) = s.turn.replace(tx) {
                     let _ = old.send(true);
                 }
-                (s.cwd.clone(), rx, turn)
+                let title = s.title.clone().filter(|_| titled);
+                (s.cwd.clone(), rx, turn, title, said)
             })
         };
-        let Some((cwd, cancel, turn)) = started else {
+        if let Some((_, _, _, title, said)) = &started {
+            if let Some(title) = title {
+                self.save(&session_id, json!({ "title": title }));
+            }
+            self.save(&session_id, json!({ "update": said }));
+        }
+        let Some((cwd, cancel, turn, _, _)) = started else {
             let msg = format!("session not found: {session_id}");
             return self.send_error(&id, ErrorCode::INVALID_PARAMS, &msg).await;
         };
@@ -583,12 +683,27 @@ impl Agent {
         self.out.send(out).await
     }
 
-    /// Sends one `session/update` and keeps it in the session's history.
+    /// Sends one `session/update` and keeps it in the session's history
+    /// (and its file).
     async fn update(&self, session_id: &str, update: Value) -> io::Result<()> {
-        if let Some(s) = self.state().sessions.get_mut(session_id) {
-            s.history.push(update.clone());
+        let known = match self.state().sessions.get_mut(session_id) {
+            Some(s) => {
+                s.history.push(update.clone());
+                true
+            }
+            None => false,
+        };
+        if known {
+            self.save(session_id, json!({ "update": update }));
         }
         self.send_update(session_id, update).await
+    }
+
+    /// Appends a record to the session's file, when sessions are saved.
+    fn save(&self, session_id: &str, record: Value) {
+        if let Some(store) = &self.store {
+            store.append(session_id, &record);
+        }
     }
 
     /// Sends one `session/update`, checked against the typed schema first.

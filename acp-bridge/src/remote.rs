@@ -238,6 +238,14 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> Io for T {}
 
 type Ws = WebSocketStream<Box<dyn Io>>;
 
+/// How often a quiet WebSocket connection is pinged.
+const PING_EVERY: Duration = Duration::from_secs(10);
+
+/// How long a WebSocket connection may stay silent (no message, no pong)
+/// before it counts as dead: a connection that vanished without a FIN
+/// (a laptop asleep, a NAT that forgot it) is noticed within this.
+const DEAD_AFTER: Duration = Duration::from_secs(30);
+
 /// Resolves with a description once the connection has ended.
 pub type Closed = Pin<Box<dyn Future<Output = String> + Send>>;
 
@@ -288,7 +296,23 @@ pub async fn connect(
     let (mut sink, stream) = ws.split();
     let (sender, mut rx) = LineSender::channel();
     let writer = tokio::spawn(async move {
-        while let Some(line) = rx.recv().await {
+        // A ping while the connection is quiet: the server's pong (or any
+        // message) is what tells the reader the connection is alive.
+        let mut ping =
+            tokio::time::interval_at(tokio::time::Instant::now() + PING_EVERY, PING_EVERY);
+        loop {
+            let line = tokio::select! {
+                line = rx.recv() => match line {
+                    Some(line) => line,
+                    None => break,
+                },
+                _ = ping.tick() => {
+                    if sink.send(WsMessage::Ping(Vec::new().into())).await.is_err() {
+                        return;
+                    }
+                    continue;
+                }
+            };
             if sink.feed(text_message(line)).await.is_err() {
                 return;
             }
@@ -516,7 +540,16 @@ impl LineSource for RemoteSource {
             }
         };
         loop {
-            let detail = match stream.next().await {
+            let Ok(next) = tokio::time::timeout(DEAD_AFTER, stream.next()).await else {
+                let detail = format!(
+                    "connection to the bridge at {} lost: no word for {} s (not even an answer to a ping)",
+                    self.shown,
+                    DEAD_AFTER.as_secs()
+                );
+                self.end(detail);
+                return Ok(None);
+            };
+            let detail = match next {
                 Some(Ok(WsMessage::Text(text))) => return Ok(Some(Ok(text.as_str().to_owned()))),
                 Some(Ok(WsMessage::Binary(b))) => {
                     eprintln!(

@@ -163,6 +163,7 @@
 mod backlog;
 mod error;
 mod replay;
+mod resume;
 mod router;
 mod routing;
 mod server;
@@ -173,6 +174,11 @@ pub use backlog::{Backlog, BacklogError};
 pub use error::{RemoteError, Reply};
 pub use replay::{
     Dropped, Replay, ReplayBuffer, DEFAULT_MAX_REPLAY_SESSIONS, DEFAULT_REPLAY_BUDGET,
+};
+pub use resume::{
+    capability, sse_event, stamp, unstamp, Admit, Cursor, Kind, Position, PromptKey, ResumeError,
+    ResumeLog, DEFAULT_MAX_PROMPT_KEYS, DEFAULT_RESUME_BUDGET, DEFAULT_RESUME_GRACE,
+    HEADER_LAST_EVENT_ID, META_CURSOR, META_IDEMPOTENCY_KEY, META_RESUME, RESUME_GAP,
 };
 pub use router::{
     ClientId, ConnectError, Out, Permissions, Router, UnknownPermission, AGENT_EXITED,

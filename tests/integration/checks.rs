@@ -31,6 +31,9 @@ pub mod observer;
 #[cfg(feature = "alloc")]
 #[path = "../../fuzz/checks/remote_transport.rs"]
 pub mod remote_transport;
+#[cfg(feature = "alloc")]
+#[path = "../../fuzz/checks/resume_log.rs"]
+pub mod resume_log;
 #[cfg(feature = "arbitrary")]
 #[path = "../../fuzz/checks/round_trip.rs"]
 pub mod round_trip;

@@ -167,3 +167,12 @@ fn observer_seeds() {
         crate::checks::observer::check(&data);
     }
 }
+
+#[cfg(feature = "alloc")]
+#[test]
+fn resume_log_seeds() {
+    for (name, data) in seeds("resume_log") {
+        eprintln!("{name}");
+        crate::checks::resume_log::check(&data);
+    }
+}

@@ -44,7 +44,7 @@ use std::path::{Path, PathBuf};
 use std::process::{ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
-use acp_bridge::{client, lines, mock_agent, profiles, remote, tls};
+use acp_bridge::{client, lines, mock_agent, profiles, reconnect, remote, tls};
 use acp_codec::codec::LineCodec;
 use clap::error::ErrorKind;
 use clap::parser::ValueSource;
@@ -97,6 +97,15 @@ struct Cli {
     /// Remote, from a saved server profile (URL, token source, CA)
     #[arg(long, value_name = "NAME", help_heading = MODE)]
     profile: Option<String>,
+    /// Be an agent on stdin/stdout for an editor: its ACP messages go to
+    /// the server (or the --agent) and back unchanged, the agent's fs/*
+    /// and terminal/* requests included; reconnects stay invisible to it
+    #[arg(long, conflicts_with_all = ["prompt", "summary_json", "permission", "session"], help_heading = MODE)]
+    stdio: bool,
+    /// Continue this session (session/resume, else session/load) instead
+    /// of creating one
+    #[arg(long, value_name = "ID")]
+    session: Option<String>,
     // (`help`, not a doc comment: clippy's doc_markdown wants the
     // variable's name in backticks, which the help would show.)
     #[arg(long, value_name = "FILE", help_heading = MODE,
@@ -121,6 +130,12 @@ struct Cli {
     /// Print one JSON summary object as the last stdout line
     #[arg(long)]
     summary_json: bool,
+    /// Remote: when the connection breaks, reconnect (backoff with
+    /// jitter) and resume the session for up to this long; 0 turns
+    /// reconnecting off (seconds)
+    #[arg(long, value_name = "SECS", default_value = "120", value_parser = seconds,
+          allow_negative_numbers = true)]
+    reconnect_secs: Duration,
 
     /// Add a tool call with N bytes of output
     #[arg(long, value_name = "N", help_heading = MOCK)]
@@ -174,6 +189,12 @@ struct Args {
     permission: Option<Permission>,
     timeout: Duration,
     summary_json: bool,
+    /// `--reconnect-secs`.
+    reconnect: Duration,
+    /// `--stdio`.
+    stdio: bool,
+    /// `--session ID`.
+    session: Option<String>,
     mock: mock_agent::Options,
     prompt: String,
 }
@@ -245,10 +266,14 @@ impl Cli {
             permission: self.permission,
             timeout: self.timeout,
             summary_json: self.summary_json,
+            reconnect: self.reconnect_secs,
+            stdio: self.stdio,
+            session: self.session,
             mock: mock_agent::Options {
                 big_bytes: self.big_bytes.unwrap_or(0),
                 step_delay: self.mock_delay_ms.unwrap_or_default(),
                 terminal: self.mock_terminal,
+                ..mock_agent::Options::default()
             },
             prompt: if self.prompt.is_empty() {
                 DEFAULT_PROMPT.to_owned()
@@ -344,10 +369,20 @@ async fn main() -> ExitCode {
         sink,
         closed,
         agent,
+        reconnects,
     } = match transport {
         Ok(t) => t,
         Err(e) => return fail(&args, &e),
     };
+
+    if args.stdio {
+        let code = relay_stdio(source, sink, closed).await;
+        agent.stop().await;
+        if scratch {
+            let _ = std::fs::remove_dir_all(&cwd);
+        }
+        return code;
+    }
 
     // The turn.
     let cfg = Config {
@@ -355,6 +390,7 @@ async fn main() -> ExitCode {
         prompt: args.prompt.clone(),
         permission: args.permission(scratch),
         timeout: args.timeout,
+        session: args.session.clone(),
     };
     let mut client = match Client::new(source, sink, cfg, closed, ctrl_c_presses()) {
         Ok(c) => c,
@@ -363,7 +399,8 @@ async fn main() -> ExitCode {
     let result = client.run().await;
     client.render.break_line();
     let interrupted = client.stats.cancelled_by_user;
-    let summary = summary(&client, &result, started);
+    let reconnects = reconnects.map_or(0, |n| n.load(std::sync::atomic::Ordering::Relaxed));
+    let summary = summary(&client, &result, started, reconnects);
     drop(client); // closes the agent's stdin (or the WebSocket)
 
     // The end: the agent stopped, the scratch directory removed, the exit
@@ -402,12 +439,54 @@ fn exit_code(result: &Result<String, Failure>, interrupted: bool) -> ExitCode {
     }
 }
 
+/// `--stdio`: the editor's lines (stdin) to the agent and the agent's to
+/// the editor (stdout), unchanged, until the editor closes stdin (status
+/// 0) or the agent's end is gone for good (status 1, the reason on
+/// stderr). A line over the limit, or not UTF-8, is skipped with a word on
+/// stderr.
+async fn relay_stdio(mut source: Source, sink: LineSender, closed: Closed) -> ExitCode {
+    use lines::LineSource as _;
+    let mut editor = FramedRead::new(tokio::io::stdin(), LineCodec::new());
+    let to_editor = LineSender::spawn(tokio::io::stdout());
+    loop {
+        tokio::select! {
+            line = editor.next_line() => match line {
+                Ok(Some(Ok(line))) => {
+                    let mut bytes = line.into_bytes();
+                    bytes.push(b'\n');
+                    if sink.send(bytes).await.is_err() {
+                        break;
+                    }
+                }
+                Ok(Some(Err(e))) => eprintln!("acp-client: skipped a line from the editor: {e}"),
+                Ok(None) | Err(_) => return ExitCode::SUCCESS,
+            },
+            message = source.next_line() => match message {
+                Ok(Some(Ok(line))) => {
+                    let mut bytes = line.into_bytes();
+                    bytes.push(b'\n');
+                    if to_editor.send(bytes).await.is_err() {
+                        return ExitCode::SUCCESS;
+                    }
+                }
+                Ok(Some(Err(e))) => eprintln!("acp-client: skipped a line from the agent: {e}"),
+                Ok(None) | Err(_) => break,
+            },
+        }
+    }
+    drop(to_editor);
+    eprintln!("acp-client: error: {}", closed.await);
+    ExitCode::FAILURE
+}
+
 /// The connection to the agent, whatever the mode.
 struct Transport {
     source: Source,
     sink: LineSender,
     closed: Closed,
     agent: Agent,
+    /// How many times a broken connection to a server was replaced.
+    reconnects: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
 }
 
 /// The agent end of the connection.
@@ -421,6 +500,9 @@ enum Agent {
     Mock,
     /// A bridge over WebSocket; `writer` ends once the close frame is sent.
     Remote { writer: tokio::task::JoinHandle<()> },
+    /// A bridge behind the reconnecting relay; `relay` ends once the
+    /// connection said goodbye.
+    Relay { relay: tokio::task::JoinHandle<()> },
 }
 
 impl Agent {
@@ -428,7 +510,7 @@ impl Agent {
     async fn stop(self) {
         match self {
             Self::Process { pid, exit } => stop_agent(pid, exit).await,
-            Self::Remote { writer } => {
+            Self::Remote { writer } | Self::Relay { relay: writer } => {
                 // The close handshake, briefly: the bridge may be gone.
                 let _ = tokio::time::timeout(Duration::from_secs(1), writer).await;
             }
@@ -455,6 +537,24 @@ async fn connect(url: &str, args: &Args) -> Result<Transport, String> {
     };
     let shown = target.shown.clone();
     let max = acp_codec::limits::DEFAULT_MAX_LINE_LEN;
+    if !args.reconnect.is_zero() {
+        // Each redial parses the URL again (the target is consumed).
+        let (url, token, timeout) = (url.to_owned(), args.token.clone(), args.timeout);
+        let dial: reconnect::Dial = std::sync::Arc::new(move || {
+            let target = remote::target(&url, token.as_deref());
+            let tls = tls.clone();
+            Box::pin(async move { remote::connect(target?, tls, timeout, max).await })
+        });
+        let conn = reconnect::connect(dial, reconnect::Policy::new(args.reconnect)).await?;
+        eprintln!("acp-client: connected to {shown}");
+        return Ok(Transport {
+            source: Source::Rejoined(conn.source),
+            sink: conn.sink,
+            closed: conn.closed,
+            agent: Agent::Relay { relay: conn.relay },
+            reconnects: Some(conn.reconnects),
+        });
+    }
     let conn = remote::connect(target, tls, args.timeout, max).await?;
     eprintln!("acp-client: connected to {shown}");
     Ok(Transport {
@@ -464,6 +564,7 @@ async fn connect(url: &str, args: &Args) -> Result<Transport, String> {
         agent: Agent::Remote {
             writer: conn.writer,
         },
+        reconnects: None,
     })
 }
 
@@ -507,6 +608,7 @@ fn spawn_agent(cmd: &[String], cwd: &Path) -> Result<Transport, String> {
         sink: LineSender::spawn(stdin),
         closed,
         agent: Agent::Process { pid, exit: rx },
+        reconnects: None,
     })
 }
 
@@ -528,6 +630,7 @@ fn embedded_mock(options: mock_agent::Options) -> Transport {
         sink: LineSender::spawn(our_write),
         closed: Box::pin(async move { rx.await.unwrap_or_else(|_| "mock agent lost".to_owned()) }),
         agent: Agent::Mock,
+        reconnects: None,
     }
 }
 
@@ -556,6 +659,7 @@ impl<T: tokio::io::AsyncRead + Unpin + Send> ReadHalf for T {}
 enum Source {
     Bytes(LineReader<Box<dyn ReadHalf>>),
     Remote(remote::RemoteSource),
+    Rejoined(reconnect::RejoinedSource),
 }
 
 impl lines::LineSource for Source {
@@ -565,6 +669,7 @@ impl lines::LineSource for Source {
         match self {
             Self::Bytes(r) => r.next_line().await,
             Self::Remote(r) => r.next_line().await,
+            Self::Rejoined(r) => r.next_line().await,
         }
     }
 }
@@ -625,7 +730,12 @@ fn scratch_dir() -> std::io::Result<PathBuf> {
     Ok(dir)
 }
 
-fn summary<S>(client: &Client<S>, result: &Result<String, Failure>, started: Instant) -> String {
+fn summary<S>(
+    client: &Client<S>,
+    result: &Result<String, Failure>,
+    started: Instant,
+    reconnects: u64,
+) -> String {
     let s = &client.stats;
     let c = client.render.counts();
     serde_json::json!({
@@ -650,6 +760,7 @@ fn summary<S>(client: &Client<S>, result: &Result<String, Failure>, started: Ins
         "badLines": s.bad_lines,
         "largestLineBytes": s.largest_line_bytes,
         "cancelledByUser": s.cancelled_by_user,
+        "reconnects": reconnects,
         "elapsedMs": started.elapsed().as_millis() as u64,
     })
     .to_string()

@@ -5,6 +5,7 @@
 //! ```sh
 //! acp-mock-agent                      # speak ACP on stdin/stdout
 //! acp-mock-agent --big-bytes 1000000 --delay-ms 200
+//! acp-mock-agent --persist            # sessions kept in $HOME, loadable after a restart
 //! ```
 //!
 //! Every prompt gets the same turn (see `acp_bridge::mock_agent`): thoughts, message chunks, a plan, tool calls with
@@ -28,14 +29,30 @@ struct Args {
     /// Pause between steps (milliseconds)
     #[arg(long, value_name = "MS", default_value_t = 0)]
     delay_ms: u64,
+    /// Save sessions in $HOME/.acp-mock-agent/sessions, as real agents
+    /// keep theirs, and load them at start (`session/load` after a restart)
+    #[arg(long, conflicts_with = "state_dir")]
+    persist: bool,
+    /// Save sessions in DIR and load them at start
+    #[arg(long, value_name = "DIR")]
+    state_dir: Option<std::path::PathBuf>,
 }
 
 #[tokio::main]
 async fn main() -> ExitCode {
     let args = Args::parse();
+    if args.persist && mock_agent::home_state_dir().is_none() {
+        eprintln!("acp-mock-agent: --persist needs HOME (or give --state-dir DIR)");
+        return ExitCode::FAILURE;
+    }
     let options = mock_agent::Options {
         big_bytes: args.big_bytes,
         step_delay: Duration::from_millis(args.delay_ms),
+        state_dir: if args.persist {
+            mock_agent::home_state_dir()
+        } else {
+            args.state_dir
+        },
         ..mock_agent::Options::default()
     };
     match mock_agent::serve(tokio::io::stdin(), tokio::io::stdout(), options).await {

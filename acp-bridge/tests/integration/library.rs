@@ -520,3 +520,140 @@ fn token_file_parse_and_refuse() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// With a state directory the mock keeps its sessions as a real agent
+/// does: a new process (another server sharing the directory) lists them
+/// and `session/load` replays exactly what the first one sent, and new
+/// sessions get new ids.
+#[tokio::test]
+async fn sessions_saved_in_the_state_dir_load_in_a_new_process() {
+    let dir = std::env::temp_dir().join(format!("acp-mock-state-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let options = || mock_agent::Options {
+        state_dir: Some(dir.clone()),
+        ..mock_agent::Options::default()
+    };
+    let updates_of = |m: &Value, s: &str| {
+        (m["method"] == "session/update" && m["params"]["sessionId"] == s)
+            .then(|| m["params"]["update"].clone())
+    };
+    let mut first = Peer::start(options());
+    first.initialize().await;
+    let s = first.new_session("/work/a").await;
+    let mut sent = Vec::new();
+    let id = first
+        .request(
+            "session/prompt",
+            json!({"sessionId": s, "prompt": [{"type": "text", "text": "persist me"}]}),
+        )
+        .await;
+    let mut files = HashMap::new();
+    loop {
+        let m = first.recv().await;
+        if m.get("method").is_some() && m.get("id").is_some() {
+            first.answer(&m, &mut files, "proceed_once").await;
+        } else if let Some(u) = updates_of(&m, &s) {
+            sent.push(u);
+        } else if m.get("id") == Some(&json!(id)) {
+            assert_eq!(m["result"]["stopReason"], "end_turn");
+            break;
+        }
+    }
+    drop(first);
+
+    let mut second = Peer::start(options());
+    second.initialize().await;
+    let id = second.request("session/list", json!({})).await;
+    let listed = second.until_response(id, &mut HashMap::new()).await;
+    assert_eq!(listed["result"]["sessions"][0]["sessionId"], s.as_str());
+    assert_eq!(listed["result"]["sessions"][0]["cwd"], "/work/a");
+    assert_eq!(listed["result"]["sessions"][0]["title"], "persist me");
+    let id = second
+        .request(
+            "session/load",
+            json!({"sessionId": s, "cwd": "/work/b", "mcpServers": []}),
+        )
+        .await;
+    let mut replayed = Vec::new();
+    loop {
+        let m = second.recv().await;
+        if let Some(u) = updates_of(&m, &s) {
+            replayed.push(u);
+        } else if m.get("id") == Some(&json!(id)) {
+            assert!(m.get("result").is_some(), "{m}");
+            break;
+        }
+    }
+    // The load replays what the first process sent (the commands update
+    // of session/new, read here after its answer), with the user's prompt
+    // in its place.
+    assert_eq!(sent[0]["sessionUpdate"], "available_commands_update");
+    assert_eq!(replayed[0], sent[0]);
+    assert_eq!(replayed[1]["sessionUpdate"], "user_message_chunk");
+    assert_eq!(replayed[1]["content"]["text"], "persist me");
+    assert_eq!(replayed[2..], sent[1..]);
+    let other = second.new_session("/work/c").await;
+    assert_ne!(other, s);
+    drop(second);
+    // The load moved the session to /work/b, on disk too.
+    let mut third = Peer::start(options());
+    third.initialize().await;
+    let id = third
+        .request("session/list", json!({"cwd": "/work/b"}))
+        .await;
+    let listed = third.until_response(id, &mut HashMap::new()).await;
+    assert_eq!(listed["result"]["sessions"].as_array().unwrap().len(), 1);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `acp-client --session ID` continues a session a previous run created,
+/// in a new agent process (the mock keeps its sessions in a state
+/// directory, as real agents keep theirs).
+#[test]
+fn a_second_run_continues_the_session_of_the_first() {
+    use std::process::{Command, Stdio};
+    let base = std::env::temp_dir().join(format!("acp-continue-{}", std::process::id()));
+    let (state, work) = (base.join("state"), base.join("work"));
+    std::fs::create_dir_all(&work).unwrap();
+    let agent = format!(
+        "{} --state-dir {}",
+        env!("CARGO_BIN_EXE_acp-mock-agent"),
+        state.display()
+    );
+    let run = |extra: &[&str]| -> Value {
+        let out = Command::new(env!("CARGO_BIN_EXE_acp-client"))
+            .args([
+                "--summary-json",
+                "--permission",
+                "allow",
+                "--agent",
+                &agent,
+                "--cwd",
+            ])
+            .arg(&work)
+            .args(extra)
+            .stdin(Stdio::null())
+            .stderr(Stdio::inherit())
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        serde_json::from_str(stdout.lines().last().unwrap()).unwrap()
+    };
+    let first = run(&["first"]);
+    assert_eq!(first["stopReason"], "end_turn", "{first}");
+    let id = first["sessionId"].as_str().unwrap().to_owned();
+    let second = run(&["--session", &id, "second"]);
+    assert_eq!(second["stopReason"], "end_turn", "{second}");
+    assert_eq!(second["sessionId"], id.as_str());
+    // An unknown session is the agent's error, not a new session.
+    let unknown = run(&["--session", "mock-session-999", "third"]);
+    assert_eq!(unknown["stopReason"], Value::Null, "{unknown}");
+    assert!(
+        unknown["error"]
+            .as_str()
+            .unwrap()
+            .contains("session not found"),
+        "{unknown}"
+    );
+    let _ = std::fs::remove_dir_all(&base);
+}

@@ -13,6 +13,15 @@ mod front;
 #[path = "../support/ws_harness.rs"]
 mod ws_harness;
 
+#[cfg(target_os = "linux")]
+#[path = "../support/fault_proxy.rs"]
+mod fault_proxy;
+#[path = "../support/resume_server.rs"]
+mod resume_server;
+#[cfg(target_os = "linux")]
+#[path = "../support/resume_ws.rs"]
+mod resume_ws;
+
 mod bridge;
 mod bridge_agents;
 mod bridge_users;
@@ -20,4 +29,5 @@ mod client_profiles;
 mod client_salvage;
 mod client_terminal;
 mod library;
+mod rejoin;
 mod remote;

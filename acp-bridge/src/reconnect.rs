@@ -1,0 +1,255 @@
+//! A connection to a server that comes back by itself: a relay task
+//! between the client's lines and the current [`Connection`], which, when
+//! the connection ends, dials again with exponential backoff and jitter
+//! for up to a budget of time and resumes through [`Rejoin`] (positions,
+//! sessions, unanswered requests). The client sees one unbroken stream.
+//!
+//! A server that does not advertise resume is not redialed: its
+//! connection's end is the end, as before. The relay gives up, and the
+//! client's source ends with the reason, when the budget is spent, when
+//! the server cannot resume a session without losing messages, or when
+//! the client stops sending (its half is dropped).
+
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use acp_codec::FrameError;
+use tokio::sync::{mpsc, oneshot};
+
+use crate::lines::{LineSender, LineSource};
+use crate::rejoin::Rejoin;
+use crate::remote::{Closed, Connection};
+
+/// Opens one connection (the same target each time).
+pub type Dial =
+    Arc<dyn Fn() -> Pin<Box<dyn Future<Output = Result<Connection, String>> + Send>> + Send + Sync>;
+
+/// How long and how often to redial.
+#[derive(Debug, Clone, Copy)]
+pub struct Policy {
+    /// The most time spent redialing after one break; zero never redials.
+    pub budget: Duration,
+    /// The first wait before a redial (doubled each failure, with jitter).
+    pub first_delay: Duration,
+    /// The longest wait between two redials.
+    pub max_delay: Duration,
+}
+
+impl Policy {
+    /// Redials for up to `budget`, from 250 ms up to 8 s between tries.
+    pub fn new(budget: Duration) -> Self {
+        Self {
+            budget,
+            first_delay: Duration::from_millis(250),
+            max_delay: Duration::from_secs(8),
+        }
+    }
+
+    /// The wait before try number `attempt` (0-based): the doubled delay,
+    /// capped, scaled by a jitter factor in `[0.5, 1.0]` from `random`.
+    pub fn delay(&self, attempt: u32, random: u32) -> Duration {
+        let doubled = self
+            .first_delay
+            .saturating_mul(1u32.checked_shl(attempt.min(20)).unwrap_or(u32::MAX));
+        let capped = doubled.min(self.max_delay);
+        let jitter = 0.5 + f64::from(random % 1000) / 2000.0;
+        capped.mul_f64(jitter)
+    }
+}
+
+/// The client's halves of a reconnecting connection.
+pub struct Reconnecting {
+    /// Messages from the server, stamps removed, nothing twice.
+    pub source: RejoinedSource,
+    /// The client's lines.
+    pub sink: LineSender,
+    /// Resolves with the reason once the relay has given up.
+    pub closed: Closed,
+    /// How many times a broken connection was replaced.
+    pub reconnects: Arc<AtomicU64>,
+    /// The relay: ends once the client's half is dropped and the
+    /// connection said goodbye (or it gave up).
+    pub relay: tokio::task::JoinHandle<()>,
+}
+
+/// The receiving half of a [`Reconnecting`] connection.
+pub struct RejoinedSource {
+    rx: mpsc::Receiver<Result<String, String>>,
+}
+
+impl LineSource for RejoinedSource {
+    async fn next_line(&mut self) -> io::Result<Option<Result<String, FrameError>>> {
+        match self.rx.recv().await {
+            Some(Ok(line)) => Ok(Some(Ok(line))),
+            Some(Err(_)) | None => Ok(None),
+        }
+    }
+}
+
+/// Dials once (an error is returned as is), then relays and redials as
+/// the [module docs](self) say.
+///
+/// # Errors
+///
+/// The first connection's error.
+pub async fn connect(dial: Dial, policy: Policy) -> Result<Reconnecting, String> {
+    let first = dial().await?;
+    let (sink, from_client) = LineSender::channel();
+    let (to_client, rx) = mpsc::channel(256);
+    let (ended_tx, ended_rx) = oneshot::channel::<String>();
+    let reconnects = Arc::new(AtomicU64::new(0));
+    let relay = Relay {
+        dial,
+        policy,
+        rejoin: Rejoin::new(),
+        reconnects: Arc::clone(&reconnects),
+        to_client,
+    };
+    let relay = tokio::spawn(async move {
+        let reason = relay.run(first, from_client).await;
+        let _ = ended_tx.send(reason);
+    });
+    Ok(Reconnecting {
+        source: RejoinedSource { rx },
+        sink,
+        closed: Box::pin(async move {
+            ended_rx
+                .await
+                .unwrap_or_else(|_| "connection closed".to_owned())
+        }),
+        reconnects,
+        relay,
+    })
+}
+
+struct Relay {
+    dial: Dial,
+    policy: Policy,
+    rejoin: Rejoin,
+    reconnects: Arc<AtomicU64>,
+    to_client: mpsc::Sender<Result<String, String>>,
+}
+
+impl Relay {
+    /// Relays until the end; returns why it ended.
+    async fn run(mut self, first: Connection, mut from_client: mpsc::Receiver<Vec<u8>>) -> String {
+        let mut conn = first;
+        loop {
+            tokio::select! {
+                line = from_client.recv() => {
+                    let Some(line) = line else {
+                        // The connection's own goodbye (a close frame, or
+                        // Streamable HTTP's DELETE), briefly.
+                        let Connection { source, sink, writer, .. } = conn;
+                        drop((source, sink));
+                        let _ = tokio::time::timeout(Duration::from_secs(1), writer).await;
+                        return "the client is done".to_owned();
+                    };
+                    let text = String::from_utf8_lossy(line.strip_suffix(b"\n").unwrap_or(&line)).into_owned();
+                    let wire = self.rejoin.outgoing(&text);
+                    // A failed send shows up as the connection's end.
+                    let _ = conn.sink.send(with_newline(wire)).await;
+                }
+                message = conn.source.next_line() => {
+                    let detail = match message {
+                        Ok(Some(Ok(text))) => {
+                            match self.rejoin.incoming(&text) {
+                                Ok(Some(line)) => {
+                                    if self.to_client.send(Ok(line)).await.is_err() {
+                                        return "the client is done".to_owned();
+                                    }
+                                }
+                                Ok(None) => {}
+                                Err(e) => return self.give_up(e.to_string()).await,
+                            }
+                            continue;
+                        }
+                        Ok(Some(Err(e))) => {
+                            eprintln!("acp-client: skipped a message from the server: {e}");
+                            continue;
+                        }
+                        Ok(None) => (&mut conn.closed).await,
+                        Err(e) => e.to_string(),
+                    };
+                    if !self.rejoin.is_resumable() || self.policy.budget.is_zero() {
+                        return self.give_up(detail).await;
+                    }
+                    eprintln!("acp-client: {detail}; reconnecting");
+                    match self.redial().await {
+                        Ok(next) => {
+                            conn = next;
+                            self.reconnects.fetch_add(1, Ordering::Relaxed);
+                            for line in self.rejoin.reconnected(None) {
+                                let _ = conn.sink.send(with_newline(line)).await;
+                            }
+                            eprintln!("acp-client: reconnected; resuming");
+                        }
+                        Err(why) => {
+                            let secs = self.policy.budget.as_secs();
+                            return self
+                                .give_up(format!("{detail}; no new connection within {secs} s (--reconnect-secs): {why}"))
+                                .await;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    async fn redial(&self) -> Result<Connection, String> {
+        let started = Instant::now();
+        let mut last = String::new();
+        for attempt in 0u32.. {
+            let wait = self.policy.delay(attempt, random());
+            if started.elapsed() + wait > self.policy.budget {
+                break;
+            }
+            tokio::time::sleep(wait).await;
+            match (self.dial)().await {
+                Ok(conn) => return Ok(conn),
+                Err(e) => last = e,
+            }
+        }
+        Err(last)
+    }
+
+    /// Ends the client's stream with `reason` (its pending requests then
+    /// fail with it).
+    async fn give_up(&self, reason: String) -> String {
+        let _ = self.to_client.send(Err(reason.clone())).await;
+        reason
+    }
+}
+
+fn with_newline(line: String) -> Vec<u8> {
+    let mut bytes = line.into_bytes();
+    bytes.push(b'\n');
+    bytes
+}
+
+/// A few random bits for the jitter.
+fn random() -> u32 {
+    let mut bytes = [0u8; 4];
+    // Without a random source the jitter is fixed; the backoff still holds.
+    let _ = getrandom::fill(&mut bytes);
+    u32::from_le_bytes(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_up_to_the_cap_with_jitter() {
+        let p = Policy::new(Duration::from_secs(120));
+        assert_eq!(p.delay(0, 999), Duration::from_micros(249_875));
+        assert_eq!(p.delay(0, 0), Duration::from_millis(125));
+        assert_eq!(p.delay(2, 0), Duration::from_millis(500));
+        assert_eq!(p.delay(30, 0), Duration::from_secs(4));
+        assert!(p.delay(30, 999) <= Duration::from_secs(8));
+    }
+}

@@ -1,0 +1,418 @@
+//! The client's side of resumable delivery, without I/O: what a client
+//! (or a relay between an editor and a server) must remember so that a
+//! new connection picks up where the broken one left off, and what it
+//! sends first on it.
+//!
+//! [`Rejoin`] sits between the client's own lines and the server's:
+//!
+//! - [`outgoing`](Rejoin::outgoing) sees each line the client sends: an
+//!   `initialize` is remembered and asks for positions
+//!   (`_meta["acp-codec/resume"]`); a request is kept until answered; an
+//!   answer to one of the agent's requests is kept until the connection
+//!   changes (a server drops an answer to a request no longer pending, so
+//!   sending it again is harmless).
+//! - [`incoming`](Rejoin::incoming) sees each message from the server: its
+//!   stamp (stream and position) is read and removed, so the client gets
+//!   the bytes the agent sent; a message at or before the stream's last
+//!   position is dropped (never shown twice), one past the next position
+//!   of a session's stream is a gap (never a silent loss); answers to the client's
+//!   requests settle them (and the answers sent before them, which the
+//!   server read first); a session the client creates, loads or resumes
+//!   is remembered for the next connection; the answers to what `Rejoin`
+//!   sent itself are kept from the client.
+//! - [`reconnected`](Rejoin::reconnected) gives the lines to send first on
+//!   a new connection: `initialize` again, with the connection's cursor;
+//!   the answers not known to have arrived; `session/resume` of each
+//!   session with its cursor; the requests still unanswered, with their
+//!   ids (a server runs a retried `session/prompt` once).
+//!
+//! A server that does not advertise resume gets the client's bytes
+//! unchanged except the opt-in member of `initialize`, and nothing is
+//! stamped; [`Rejoin::is_resumable`] then says a reconnect cannot resume.
+
+use std::collections::BTreeMap;
+
+use acp_codec::remote::{unstamp, Position, META_CURSOR, META_RESUME, RESUME_GAP};
+use serde_json::{json, Map, Value};
+
+/// The most answers to the agent's requests kept for a resend.
+const MAX_ANSWERS: usize = 256;
+
+/// The id prefix of the requests [`Rejoin`] sends itself.
+const OWN_ID: &str = "acp-client/rejoin-";
+
+/// Why a new connection could not take up the session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RejoinError {
+    /// The server no longer holds everything after the client's position:
+    /// some of the session's messages are lost to this client (it may
+    /// `session/load` the session to see its history).
+    Gap {
+        /// The session.
+        session: String,
+        /// The server's words.
+        detail: String,
+    },
+    /// The server refused the reattach otherwise.
+    Refused {
+        /// The session.
+        session: String,
+        /// The server's words.
+        detail: String,
+    },
+}
+
+impl std::fmt::Display for RejoinError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Gap { session, detail } => write!(
+                f,
+                "session {session} cannot be resumed without losing messages ({detail}); load it again to see its history"
+            ),
+            Self::Refused { session, detail } => {
+                write!(f, "session {session} could not be resumed: {detail}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for RejoinError {}
+
+#[derive(Debug, Clone)]
+struct Pending {
+    line: String,
+    method: String,
+    params: Value,
+    /// When it was (last) put on the wire.
+    seq: u64,
+}
+
+/// What the client remembers across connections; see the
+/// [module docs](self).
+#[derive(Debug, Default)]
+pub struct Rejoin {
+    /// The last position of each stream (`None`: the connection's own).
+    positions: BTreeMap<Option<String>, Position>,
+    /// Sessions to reattach, with the `cwd` they work in.
+    sessions: BTreeMap<String, String>,
+    /// The client's requests not yet answered, by id (as JSON text).
+    pending: BTreeMap<String, Pending>,
+    /// The client's answers to the agent not yet known to have arrived,
+    /// with when they were put on the wire: an answer to a request sent
+    /// after one shows the server read it (it reads in order).
+    answers: Vec<(u64, String)>,
+    seq: u64,
+    /// The client's `initialize` params.
+    init: Option<Value>,
+    /// Our own requests in flight: id → session (`None` for initialize)
+    /// and when it was put on the wire.
+    own: BTreeMap<String, (Option<String>, u64)>,
+    next_own: u64,
+    resumable: bool,
+    connection: Option<String>,
+    dropped_twice: u64,
+}
+
+impl Rejoin {
+    /// A client that has sent nothing yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Whether a new connection can resume: the server said it keeps
+    /// positions (its `initialize` answer's `_meta`) and its messages carry
+    /// them (a client that cannot say where it is would be handed
+    /// everything again).
+    pub fn is_resumable(&self) -> bool {
+        self.resumable && !self.positions.is_empty()
+    }
+
+    /// Requests of the client still unanswered.
+    pub fn pending(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// The ids (as JSON text) and methods of the requests still unanswered.
+    pub fn pending_requests(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.pending
+            .iter()
+            .map(|(id, p)| (id.as_str(), p.method.as_str()))
+    }
+
+    /// Messages dropped because the client already had their position.
+    pub fn dropped_twice(&self) -> u64 {
+        self.dropped_twice
+    }
+
+    /// The id of the current connection, when the transport knows it
+    /// (`Acp-Connection-Id`): its stream's cursor names it on the next.
+    pub fn set_connection(&mut self, id: Option<String>) {
+        self.connection = id;
+    }
+
+    fn tick(&mut self) -> u64 {
+        self.seq += 1;
+        self.seq
+    }
+
+    /// A request sent at `seq` was answered: the answers sent before it
+    /// arrived.
+    fn settled(&mut self, seq: u64) {
+        self.answers.retain(|(at, _)| *at > seq);
+    }
+
+    /// A line the client sends; returns what to put on the wire.
+    pub fn outgoing(&mut self, line: &str) -> String {
+        let seq = self.tick();
+        let Ok(Value::Object(mut message)) = serde_json::from_str::<Value>(line) else {
+            return line.to_owned();
+        };
+        let id = message.get("id").map(Value::to_string);
+        match (message.get("method").and_then(Value::as_str), id) {
+            (Some("initialize"), Some(id)) => {
+                let params = message.get("params").cloned().unwrap_or(json!({}));
+                let mut asked = params.clone();
+                set_meta(&mut asked, META_RESUME, json!({}));
+                message.insert("params".into(), asked);
+                let wire = Value::Object(message).to_string();
+                self.init = Some(params);
+                self.pending.insert(
+                    id,
+                    Pending {
+                        line: wire.clone(),
+                        method: "initialize".into(),
+                        params: Value::Null,
+                        seq,
+                    },
+                );
+                wire
+            }
+            (Some(method), Some(id)) => {
+                let params = message.get("params").cloned().unwrap_or(Value::Null);
+                self.pending.insert(
+                    id,
+                    Pending {
+                        line: line.to_owned(),
+                        method: method.to_owned(),
+                        params,
+                        seq,
+                    },
+                );
+                line.to_owned()
+            }
+            (None, Some(_)) => {
+                if self.answers.len() < MAX_ANSWERS {
+                    self.answers.push((seq, line.to_owned()));
+                }
+                line.to_owned()
+            }
+            _ => line.to_owned(),
+        }
+    }
+
+    /// A message from the server: `Ok(Some(line))` to hand to the client,
+    /// `Ok(None)` when it is not the client's (already seen, or the answer
+    /// to what [`reconnected`](Self::reconnected) sent).
+    ///
+    /// # Errors
+    ///
+    /// [`RejoinError`] when the server refused to resume a session.
+    pub fn incoming(&mut self, text: &str) -> Result<Option<String>, RejoinError> {
+        let line = match unstamp(text) {
+            Some((stream, position, original)) => {
+                match self.positions.get_mut(&stream) {
+                    Some(last) if position <= *last => {
+                        self.dropped_twice += 1;
+                        return Ok(None);
+                    }
+                    // A session's stream on one connection has no holes: a
+                    // jump means messages were lost.
+                    Some(last) if stream.is_some() && position.0 > last.0 + 1 => {
+                        let detail = format!("position {position} arrived after {last}");
+                        return Err(RejoinError::Gap {
+                            session: stream.unwrap_or_default(),
+                            detail,
+                        });
+                    }
+                    Some(last) => *last = position,
+                    // The first message of a stream may come at any position
+                    // (a session another connection created).
+                    None => {
+                        self.positions.insert(stream, position);
+                    }
+                }
+                original
+            }
+            None => text.to_owned(),
+        };
+        let Ok(Value::Object(message)) = serde_json::from_str::<Value>(&line) else {
+            return Ok(Some(line));
+        };
+        if message.contains_key("method") {
+            return Ok(Some(line));
+        }
+        let Some(id) = message.get("id").map(Value::to_string) else {
+            return Ok(Some(line));
+        };
+        if let Some((session, seq)) = self.own.remove(&id) {
+            self.settled(seq);
+            return self.own_answer(session, &message).map(|()| None);
+        }
+        let Some(request) = self.pending.remove(&id) else {
+            return Ok(Some(line));
+        };
+        self.settled(request.seq);
+        let result = message.get("result");
+        match (request.method.as_str(), result) {
+            ("initialize", Some(result)) => self.resumable = advertises(result),
+            ("session/new", Some(result)) => {
+                if let Some(session) = result.get("sessionId").and_then(Value::as_str) {
+                    self.sessions
+                        .insert(session.to_owned(), cwd_of(&request.params));
+                }
+            }
+            ("session/load" | "session/resume", Some(_)) => {
+                if let Some(session) = request.params.get("sessionId").and_then(Value::as_str) {
+                    self.sessions
+                        .insert(session.to_owned(), cwd_of(&request.params));
+                }
+            }
+            _ => {}
+        }
+        Ok(Some(line))
+    }
+
+    fn own_answer(
+        &mut self,
+        session: Option<String>,
+        message: &Map<String, Value>,
+    ) -> Result<(), RejoinError> {
+        let Some(session) = session else {
+            // Our initialize: the server may have changed its mind.
+            if let Some(result) = message.get("result") {
+                self.resumable = advertises(result);
+            }
+            return Ok(());
+        };
+        let Some(error) = message.get("error") else {
+            return Ok(());
+        };
+        let detail = error
+            .get("message")
+            .and_then(Value::as_str)
+            .unwrap_or("no reason given")
+            .to_owned();
+        if error.get("code").and_then(Value::as_i64) == Some(i64::from(RESUME_GAP.0)) {
+            Err(RejoinError::Gap { session, detail })
+        } else {
+            Err(RejoinError::Refused { session, detail })
+        }
+    }
+
+    /// A new connection is up (`connection`: its id, when known): the lines
+    /// to send on it before anything else.
+    pub fn reconnected(&mut self, connection: Option<String>) -> Vec<String> {
+        let mut lines = Vec::new();
+        let previous = std::mem::replace(&mut self.connection, connection);
+        if let Some(init) = self.init.clone() {
+            let mut params = init;
+            set_meta(&mut params, META_RESUME, json!({}));
+            let position = self.positions.get(&None).copied().unwrap_or_default();
+            let mut cursor = json!({ "position": position.0 });
+            if let Some(previous) = previous {
+                cursor["connection"] = json!(previous);
+            }
+            set_meta(&mut params, META_CURSOR, cursor);
+            // The client's own initialize when its answer never came (the
+            // answer is the client's), else ours.
+            let seq = self.tick();
+            let unanswered = self
+                .pending
+                .iter_mut()
+                .find(|(_, p)| p.method == "initialize");
+            match unanswered {
+                Some((id, pending)) => {
+                    let id: Value = serde_json::from_str(id).unwrap_or(Value::Null);
+                    pending.line = json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": params})
+                        .to_string();
+                    pending.seq = seq;
+                    lines.push(pending.line.clone());
+                }
+                None => lines.push(self.own_request(None, "initialize", params)),
+            }
+        }
+        // The answers again (a server drops one whose request is no longer
+        // pending), each with a new place on the wire.
+        let answers = std::mem::take(&mut self.answers);
+        for (_, answer) in answers {
+            let seq = self.tick();
+            lines.push(answer.clone());
+            self.answers.push((seq, answer));
+        }
+        let sessions: Vec<(String, String)> = self
+            .sessions
+            .iter()
+            .map(|(s, cwd)| (s.clone(), cwd.clone()))
+            .collect();
+        for (session, cwd) in sessions {
+            let position = self
+                .positions
+                .get(&Some(session.clone()))
+                .copied()
+                .unwrap_or_default();
+            let mut params = json!({"sessionId": session, "cwd": cwd, "mcpServers": []});
+            set_meta(&mut params, META_CURSOR, json!({ "position": position.0 }));
+            lines.push(self.own_request(Some(session), "session/resume", params));
+        }
+        let mut seq = self.seq;
+        for pending in self.pending.values_mut() {
+            if pending.method != "initialize" {
+                seq += 1;
+                pending.seq = seq;
+                lines.push(pending.line.clone());
+            }
+        }
+        self.seq = seq;
+        lines
+    }
+
+    fn own_request(&mut self, session: Option<String>, method: &str, params: Value) -> String {
+        self.next_own += 1;
+        let id = format!("{OWN_ID}{}", self.next_own);
+        let seq = self.tick();
+        self.own.insert(json!(id).to_string(), (session, seq));
+        json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
+    }
+}
+
+/// Whether an `initialize` result advertises resume.
+fn advertises(result: &Value) -> bool {
+    result
+        .get("_meta")
+        .and_then(|m| m.get(META_RESUME))
+        .is_some()
+}
+
+fn cwd_of(params: &Value) -> String {
+    params
+        .get("cwd")
+        .and_then(Value::as_str)
+        .unwrap_or("/")
+        .to_owned()
+}
+
+/// Sets `params._meta[key]`, making `params` an object if it is not one.
+fn set_meta(params: &mut Value, key: &str, value: Value) {
+    if !params.is_object() {
+        *params = json!({});
+    }
+    if let Some(object) = params.as_object_mut() {
+        let meta = object.entry("_meta").or_insert_with(|| json!({}));
+        if !meta.is_object() {
+            *meta = json!({});
+        }
+        if let Some(meta) = meta.as_object_mut() {
+            meta.insert(key.to_owned(), value);
+        }
+    }
+}

@@ -1,0 +1,276 @@
+//! The invariant behind the `resume_log` fuzz target
+//! (`acp_codec::remote::ResumeLog`, what a server keeps so a client that
+//! reconnects resumes), shared with `tests/integration/remote_resume.rs`
+//! and `tests/integration/fuzz_corpus.rs`.
+//!
+//! Input: the first byte sets the budget (`64 + 8 × byte`), then pairs of
+//! bytes: an operation (`op % 9`) and its argument. A client follows the
+//! stream: what the server pushes while the client is connected reaches
+//! it, a disconnect loses what is in flight, a resume hands over what
+//! followed the client's last position. The oracle is a plain `Vec` of
+//! every message ever pushed. Asserted:
+//! - positions are `1, 2, 3, …`, one per push;
+//! - a resume yields exactly the messages after the client's position, in
+//!   order, with their text, or reports a gap that starts right after it;
+//! - a gap is reported only when the messages to hand over, plus the most
+//!   owed ones the client had but had not acknowledged since its last
+//!   resume, did not fit the budget;
+//! - after a gap, what is owed is a subset of the owed messages after the
+//!   client's position, in order, with their text;
+//! - the client never gets a message twice or out of order, and every
+//!   position it skipped lies in a reported gap;
+//! - a position ahead of the stream is refused and changes nothing;
+//! - the bytes held never exceed the budget;
+//! - a prompt key is run once until its answer is acknowledged (oracle: a
+//!   map of keys).
+use std::collections::BTreeMap;
+
+use acp_codec::acp::RequestId;
+use acp_codec::remote::{Admit, Kind, Position, PromptKey, ResumeError, ResumeLog};
+
+/// One step of a scenario.
+#[derive(Debug, Clone, Copy)]
+pub enum Op {
+    /// The server sends a message of `len` bytes of filler.
+    Push { owed: bool, len: usize },
+    /// The connection breaks: what follows is in flight and lost.
+    Disconnect,
+    /// The client reconnects and resumes from its last position.
+    Resume,
+    /// The client acknowledges its last position.
+    Ack,
+    /// The client names a position past the stream.
+    ResumeAhead(u8),
+    /// A `session/prompt` with this id arrives.
+    Prompt(u8),
+    /// The prompt with this id is answered (an owed message).
+    Answer(u8),
+}
+
+/// Reads a scenario from fuzz input.
+pub fn decode(data: &[u8]) -> (usize, Vec<Op>) {
+    let Some((&first, rest)) = data.split_first() else {
+        return (64, Vec::new());
+    };
+    let budget = 64 + 8 * usize::from(first);
+    let ops = rest
+        .chunks(2)
+        .map(|pair| {
+            let arg = pair.get(1).copied().unwrap_or(0);
+            match pair[0] % 9 {
+                0 | 1 => Op::Push {
+                    owed: false,
+                    len: usize::from(arg),
+                },
+                2 => Op::Push {
+                    owed: true,
+                    len: usize::from(arg),
+                },
+                3 => Op::Disconnect,
+                4 => Op::Resume,
+                5 => Op::Ack,
+                6 => Op::ResumeAhead(arg),
+                7 => Op::Prompt(arg % 8),
+                _ => Op::Answer(arg % 8),
+            }
+        })
+        .collect();
+    (budget, ops)
+}
+
+/// The fuzz target's entry point.
+pub fn check(data: &[u8]) {
+    let (budget, ops) = decode(data);
+    let _ = run(budget, &ops);
+}
+
+fn text_of(position: u64, len: usize) -> String {
+    format!("{position}:{}", "x".repeat(len))
+}
+
+/// Runs `ops` on a log of `budget` bytes and asserts the invariants;
+/// returns how many gaps were reported and how many messages resumes
+/// handed over (so a test can show it reached both).
+pub fn run(budget: usize, ops: &[Op]) -> (usize, usize) {
+    let mut replayed = 0usize;
+    let mut log = ResumeLog::new(budget);
+    // The oracle: every message pushed, by position - 1.
+    let mut sent: Vec<(bool, String)> = Vec::new();
+    let mut connected = true;
+    // What the client has, and what it acknowledged.
+    let mut have = 0u64;
+    let mut acked = 0u64;
+    let mut received: Vec<u64> = Vec::new();
+    let mut gaps: Vec<(u64, u64)> = Vec::new();
+    // The most bytes of owed messages the client had but had not
+    // acknowledged, held since its last resume: they may have taken
+    // budget the messages it missed needed.
+    let mut pressure = 0usize;
+    let owed_held = |sent: &[(bool, String)], acked: u64, have: u64| -> usize {
+        sent.iter()
+            .enumerate()
+            .filter(|(i, (owed, _))| {
+                let p = *i as u64 + 1;
+                *owed && p > acked && p <= have
+            })
+            .map(|(_, (_, t))| t.len())
+            .sum()
+    };
+    // The prompt oracle: key -> answer position.
+    let mut prompts: BTreeMap<u8, Option<u64>> = BTreeMap::new();
+    let key = |n: u8| PromptKey::of(&RequestId::Number(i64::from(n)), None);
+    let push = |log: &mut ResumeLog,
+                sent: &mut Vec<(bool, String)>,
+                owed: bool,
+                len: usize,
+                connected: bool,
+                have: &mut u64,
+                received: &mut Vec<u64>| {
+        let expected = sent.len() as u64 + 1;
+        let text = text_of(expected, len);
+        let kind = if owed { Kind::Owed } else { Kind::Plain };
+        let position = log.push(kind, &text);
+        assert_eq!(position, Position(expected), "positions count the pushes");
+        sent.push((owed, text));
+        if connected {
+            *have = expected;
+            received.push(expected);
+        }
+        position
+    };
+    for op in ops {
+        match *op {
+            Op::Push { owed, len } => {
+                let _ = push(
+                    &mut log,
+                    &mut sent,
+                    owed,
+                    len,
+                    connected,
+                    &mut have,
+                    &mut received,
+                );
+            }
+            Op::Disconnect => connected = false,
+            Op::Ack => {
+                log.ack(Position(have))
+                    .expect("the client's position is sent");
+                acked = acked.max(have);
+                prompts.retain(|_, a| a.is_none_or(|at| at > have));
+            }
+            Op::ResumeAhead(k) => {
+                let ahead = sent.len() as u64 + 1 + u64::from(k);
+                let bytes = log.bytes();
+                let err = log.resume(Position(ahead)).err();
+                assert_eq!(
+                    err,
+                    Some(ResumeError::Ahead {
+                        after: Position(ahead),
+                        last: Position(sent.len() as u64)
+                    })
+                );
+                assert_eq!(log.bytes(), bytes, "a refused resume changes nothing");
+            }
+            Op::Resume => {
+                let last = sent.len() as u64;
+                let owed_held = pressure.max(owed_held(&sent, acked, have));
+                let missed: usize = sent
+                    .get(usize::try_from(have).unwrap()..)
+                    .unwrap()
+                    .iter()
+                    .map(|(_, t)| t.len())
+                    .sum();
+                let result = log
+                    .resume(Position(have))
+                    .map(|replay| replay.map(|(p, t)| (p, t.to_owned())).collect::<Vec<_>>());
+                match result {
+                    Ok(got) => {
+                        let want: Vec<(Position, String)> = (have + 1..=last)
+                            .map(|p| (Position(p), sent[p as usize - 1].1.clone()))
+                            .collect();
+                        assert_eq!(got, want, "a resume after {have} hands over what followed");
+                        replayed += got.len();
+                        received.extend(got.iter().map(|(p, _)| p.0));
+                    }
+                    Err(ResumeError::Gap { after, first_kept }) => {
+                        assert_eq!(after, Position(have));
+                        assert!(first_kept.0 > have + 1 && first_kept.0 <= last + 1);
+                        assert!(
+                            missed + owed_held > budget,
+                            "gap after {have} though {missed} missed + {owed_held} owed bytes fit {budget}"
+                        );
+                        let owed: Vec<(Position, String)> = log
+                            .owed_after(Position(have))
+                            .map(|(p, t)| (p, t.to_owned()))
+                            .collect();
+                        let mut previous = have;
+                        for (p, t) in &owed {
+                            assert!(p.0 > previous && p.0 < first_kept.0, "owed in order");
+                            let (is_owed, text) = &sent[p.0 as usize - 1];
+                            assert!(*is_owed && text == t, "owed message {p} is what was sent");
+                            previous = p.0;
+                        }
+                        // The client takes what is owed and the window, and
+                        // reloads the rest.
+                        received.extend(owed.iter().map(|(p, _)| p.0));
+                        received.extend(first_kept.0..=last);
+                        gaps.push((have, first_kept.0));
+                    }
+                    Err(other) => panic!("resume after {have} of {last}: {other}"),
+                }
+                acked = acked.max(have);
+                prompts.retain(|_, a| a.is_none_or(|at| at > have));
+                have = last;
+                connected = true;
+                pressure = 0;
+            }
+            Op::Prompt(n) => {
+                let want = match prompts.get(&n) {
+                    None => Admit::Run,
+                    Some(None) => Admit::Running,
+                    Some(Some(at)) => Admit::Answered(Position(*at)),
+                };
+                assert_eq!(log.admit_prompt(key(n)), want, "prompt {n}");
+                prompts.entry(n).or_insert(None);
+            }
+            Op::Answer(n) => {
+                if let Some(None) = prompts.get(&n) {
+                    let at = push(
+                        &mut log,
+                        &mut sent,
+                        true,
+                        4,
+                        connected,
+                        &mut have,
+                        &mut received,
+                    );
+                    log.answered(&key(n), at);
+                    prompts.insert(n, Some(at.0));
+                }
+            }
+        }
+        assert!(
+            log.bytes() <= budget,
+            "{} bytes held of {budget}",
+            log.bytes()
+        );
+        pressure = pressure.max(owed_held(&sent, acked, have));
+    }
+    // Nothing twice, nothing out of order, every skip inside a gap.
+    let mut previous = 0u64;
+    for &p in &received {
+        assert!(
+            p > previous,
+            "position {p} after {previous}: twice or out of order"
+        );
+        for skipped in previous + 1..p {
+            assert!(
+                gaps.iter()
+                    .any(|&(after, first)| skipped > after && skipped < first),
+                "position {skipped} skipped without a reported gap"
+            );
+        }
+        previous = p;
+    }
+    (gaps.len(), replayed)
+}
