@@ -292,7 +292,7 @@ impl<S: LineSource> Client<S> {
                     cwd.as_str(),
                     session_id,
                 ));
-                self.call(&load, self.cfg.timeout).await?;
+                let _loaded = self.call(&load, self.cfg.timeout).await?;
             }
             Err(e) => return Err(e),
         }
