@@ -70,6 +70,8 @@ pub struct Config {
     pub agent_idle: Duration,
     /// With a token file: most user agent processes at once.
     pub max_agents: usize,
+    /// How agents are roomed and confined (`--agent-*`, `--confine`).
+    pub rooms: acp_bridge::room::Rooms,
     /// Log rotation size.
     pub log_limit: u64,
     /// First restart delay; doubles up to `backoff_max`.

@@ -340,6 +340,31 @@ struct Args {
     /// reattaches it with session/load or session/resume (0: none).
     #[arg(long, env = "GEMINI_BRIDGE_REPLAY_BYTES", default_value_t = acp_codec::remote::DEFAULT_REPLAY_BUDGET)]
     replay_bytes: usize,
+    /// A path every confined agent may read and execute (repeatable).
+    #[arg(long = "agent-ro", value_name = "PATH")]
+    agent_ro: Vec<PathBuf>,
+    /// A path every confined agent may read and write (repeatable).
+    #[arg(long = "agent-rw", value_name = "PATH")]
+    agent_rw: Vec<PathBuf>,
+    /// A variable of the bridge's environment agents get, beyond PATH,
+    /// LANG and the like (repeatable).
+    #[arg(long = "agent-env", value_name = "NAME")]
+    agent_env: Vec<String>,
+    /// Confined agents may open TCP connections to these ports only
+    /// (comma-separated; Landlock ABI 4, Linux 6.7).
+    #[arg(long = "agent-net", value_name = "PORTS", value_delimiter = ',')]
+    agent_net: Option<Vec<u16>>,
+    /// Confine the shared agent too (without a token file).
+    #[arg(long, conflicts_with = "unconfined")]
+    confine: bool,
+    /// Run agents unconfined where the kernel cannot confine them (logged
+    /// loudly).
+    #[arg(long)]
+    unconfined: bool,
+    /// Print what this kernel enforces (Landlock ABI and rights, PID
+    /// namespaces) and exit 0 when agents can be confined, 1 when not.
+    #[arg(long)]
+    check_confinement: bool,
 }
 
 fn at_least_one(v: &str) -> Result<usize, String> {
@@ -359,7 +384,8 @@ fn at_least_one_u64(v: &str) -> Result<u64, String> {
 }
 
 impl Args {
-    fn into_config(self) -> Result<Config, String> {
+    /// The configuration, and a warning to log loudly at start.
+    fn into_config(self) -> Result<(Config, Option<String>), String> {
         let token = self.token.filter(|t| !t.is_empty());
         let users = match &self.token_file {
             Some(path) => Some(users::TokenFile::load(path)?),
@@ -384,7 +410,24 @@ impl Args {
             (None, Some(_)) => return Err("--tls-key needs --tls-cert".to_owned()),
             (None, None) => None,
         };
-        Ok(Config {
+        let agent = agent_command(self.gemini, self.agent, self.mock_args)?;
+        let rooms = acp_bridge::room::Rooms {
+            read_only: self.agent_ro,
+            read_write: self.agent_rw,
+            env_allow: self.agent_env,
+            tcp_connect: self.agent_net,
+            confine_shared: self.confine,
+            unconfined: self.unconfined,
+        };
+        let mut protected = vec![
+            ("log directory", self.log_dir.as_path()),
+            ("state directory", self.state_dir.as_path()),
+        ];
+        if let Some(file) = &self.token_file {
+            protected.push(("token file", file.as_path()));
+        }
+        let warning = rooms.check(&agent, users.is_some(), &protected)?;
+        let config = Config {
             bind: SocketAddr::new(self.host, self.port),
             access: Access {
                 token,
@@ -404,7 +447,8 @@ impl Args {
             },
             max_message: self.max_message_bytes,
             tls,
-            agent: agent_command(self.gemini, self.agent, self.mock_args)?,
+            agent,
+            rooms,
             log_dir: self.log_dir,
             state_dir: self.state_dir,
             agent_idle: Duration::from_secs(self.agent_idle_secs),
@@ -421,7 +465,8 @@ impl Args {
             max_user_buffered_bytes: self.max_user_buffered_bytes,
             max_session_streams: 1024,
             http_idle: Duration::from_secs(60),
-        })
+        };
+        Ok((config, warning))
     }
 }
 
@@ -534,14 +579,31 @@ async fn reload_on_sighup(shared: Arc<Shared>, users: Arc<users::TokenFile>) {
     }
 }
 
-#[tokio::main]
-async fn main() -> ExitCode {
+fn main() -> ExitCode {
+    // Both before any thread starts: the launcher and the check enter new
+    // namespaces, which a multi-threaded process cannot.
+    if let Some(code) = acp_bridge::supervisor::run_if_launcher() {
+        return code;
+    }
+    if std::env::args().nth(1).as_deref() == Some("--check-confinement") {
+        return acp_bridge::supervisor::check_confinement();
+    }
+    match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime.block_on(run()),
+        Err(e) => {
+            eprintln!("acp-bridge: cannot start the runtime: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run() -> ExitCode {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().map(String::as_str) == Some("--mock-agent") {
         args.remove(0);
         return run_mock_agent(args).await;
     }
-    let config = match Args::parse().into_config() {
+    let (config, warning) = match Args::parse().into_config() {
         Ok(c) => c,
         Err(e) => {
             eprintln!("acp-bridge: {e}");
@@ -562,6 +624,10 @@ async fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    if let Some(warning) = warning {
+        eprintln!("acp-bridge: {warning}");
+        shared.log_line(&warning);
+    }
     if let Some(users) = shared.config.access.users.clone() {
         tokio::spawn(reload_on_sighup(shared.clone(), users));
     } else {

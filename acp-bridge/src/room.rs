@@ -1,0 +1,402 @@
+//! Each agent's room: what `acp-bridge` gives an agent it starts (its
+//! directories, its environment, its Landlock rules) and the checks it
+//! makes before it starts any.
+//!
+//! A user's own agent (a token file's user) gets:
+//!
+//! - read-write: its `HOME`, working directory and temporary directory
+//!   (`TMPDIR`), all under the state directory, and the operator's
+//!   `--agent-rw` paths and the user's `agentRw`;
+//! - read-only and executable: the system ([`crate::sandbox::SYSTEM_READ_ONLY`]),
+//!   the agent's install directory ([`install_dirs`]), this program's
+//!   directory, the operator's `--agent-ro` paths and the user's `agentRo`;
+//! - nothing else: not another user's room, not the state directory's
+//!   listing, not the token file, not the logs;
+//! - the environment: the allow-list [`ENV_ALLOW`] (and `--agent-env`
+//!   names) from the bridge's own, then the user's `env` from the token
+//!   file, then `HOME` and `TMPDIR`. No other variable of the bridge's
+//!   reaches it.
+//!
+//! The shared agent (no token file) is the operator's: it runs in the
+//! bridge's working directory with the bridge's `HOME` and `TMPDIR` (when
+//! allowed), and is confined only with `--confine` (then to those three,
+//! read-write, and the same read-only paths).
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use crate::sandbox::{Policy, SYSTEM_READ_ONLY};
+use crate::supervisor::{self, Launch};
+use crate::users::UserRoom;
+
+/// The variables of the bridge's environment every agent gets (when set):
+/// where programs are, language, time zone, terminal, who runs it, where
+/// certificates are. Anything else (tokens, API keys) needs `--agent-env
+/// NAME` or a user's `env` in the token file.
+pub const ENV_ALLOW: &[&str] = &[
+    "PATH",
+    "LANG",
+    "LANGUAGE",
+    "LC_ALL",
+    "LC_CTYPE",
+    "LC_MESSAGES",
+    "LC_COLLATE",
+    "LC_NUMERIC",
+    "LC_TIME",
+    "TZ",
+    "TERM",
+    "COLORTERM",
+    "NO_COLOR",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+];
+
+/// How the bridge rooms its agents (its `--agent-*`, `--confine` and
+/// `--unconfined` flags).
+#[derive(Debug, Clone, Default)]
+pub struct Rooms {
+    /// `--agent-ro`: more paths every confined agent may read.
+    pub read_only: Vec<PathBuf>,
+    /// `--agent-rw`: more paths every confined agent may read and write.
+    pub read_write: Vec<PathBuf>,
+    /// `--agent-env`: more variables of the bridge's environment agents get.
+    pub env_allow: Vec<String>,
+    /// `--agent-net`: the only TCP ports confined agents may connect to.
+    pub tcp_connect: Option<Vec<u16>>,
+    /// `--confine`: the shared agent is confined too.
+    pub confine_shared: bool,
+    /// `--unconfined`: no agent is confined (their process trees still end
+    /// with them where the kernel allows).
+    pub unconfined: bool,
+}
+
+/// A user's room on disk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UserDirs {
+    /// The agent's `HOME`.
+    pub home: PathBuf,
+    /// Its working directory.
+    pub work: PathBuf,
+    /// Its `TMPDIR`.
+    pub tmp: PathBuf,
+}
+
+impl UserDirs {
+    /// The room of the user whose `HOME` is `home` and working directory
+    /// `work`: its temporary directory is `tmp` beside `home`.
+    pub fn beside(home: &Path, work: &Path) -> Self {
+        let tmp = home
+            .parent()
+            .map_or_else(|| home.join("tmp"), |p| p.join("tmp"));
+        Self {
+            home: home.to_owned(),
+            work: work.to_owned(),
+            tmp,
+        }
+    }
+
+    /// Creates the three directories (and their parents) readable by this
+    /// OS user only.
+    ///
+    /// # Errors
+    ///
+    /// When one cannot be created: which.
+    pub fn create(&self) -> Result<(), String> {
+        use std::os::unix::fs::DirBuilderExt;
+        for dir in [&self.home, &self.work, &self.tmp] {
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(dir)
+                .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        }
+        Ok(())
+    }
+}
+
+impl Rooms {
+    /// Whether a user's agent (`per_user`) or the shared agent is confined.
+    pub fn confines(&self, per_user: bool) -> bool {
+        !self.unconfined && (per_user || self.confine_shared)
+    }
+
+    /// The launcher command for `agent` (program and arguments): a user's
+    /// own agent with `user` (their room on disk and what the token file
+    /// gives them), the shared agent with `None`. Set stdio on it and start
+    /// it with [`supervisor::spawn`].
+    ///
+    /// # Errors
+    ///
+    /// When this program's path cannot be found, or the shared agent's
+    /// working directory cannot be read.
+    pub fn command(
+        &self,
+        agent: &[String],
+        user: Option<(&UserDirs, &UserRoom)>,
+    ) -> io::Result<tokio::process::Command> {
+        let confined = self.confines(user.is_some());
+        let sandbox = if confined {
+            Some(self.policy(agent, user)?)
+        } else {
+            None
+        };
+        let mut launch = Launch::new(agent.to_vec());
+        launch.sandbox = sandbox;
+        launch.strict = confined;
+        let mut cmd = supervisor::command(&launch)?;
+        cmd.env_clear();
+        for name in ENV_ALLOW
+            .iter()
+            .copied()
+            .chain(self.env_allow.iter().map(String::as_str))
+        {
+            if let Some(value) = std::env::var_os(name) {
+                cmd.env(name, value);
+            }
+        }
+        match user {
+            Some((dirs, room)) => {
+                cmd.envs(&room.env)
+                    .env("HOME", &dirs.home)
+                    .env("TMPDIR", &dirs.tmp)
+                    .current_dir(&dirs.work);
+            }
+            None => {
+                for name in ["HOME", "TMPDIR"] {
+                    if let Some(value) = std::env::var_os(name) {
+                        cmd.env(name, value);
+                    }
+                }
+            }
+        }
+        Ok(cmd)
+    }
+
+    /// The Landlock rules of an agent's room.
+    fn policy(&self, agent: &[String], user: Option<(&UserDirs, &UserRoom)>) -> io::Result<Policy> {
+        let mut read_only = self.read_only.clone();
+        let mut read_write = self.read_write.clone();
+        if let Some(program) = agent.first() {
+            read_only.extend(install_dirs(program));
+        }
+        match user {
+            Some((dirs, room)) => {
+                read_only.extend(room.read_only.iter().cloned());
+                read_write.extend(room.read_write.iter().cloned());
+                read_write.extend([dirs.home.clone(), dirs.work.clone(), dirs.tmp.clone()]);
+            }
+            None => {
+                read_write.push(std::env::current_dir()?);
+                read_write.push(std::env::var_os("HOME").map_or_else(PathBuf::new, PathBuf::from));
+                read_write.push(std::env::temp_dir());
+                read_write.retain(|p| !p.as_os_str().is_empty());
+            }
+        }
+        Ok(Policy {
+            read_only,
+            read_write,
+            tcp_connect: self.tcp_connect.clone(),
+        })
+    }
+
+    /// Checks, before the bridge starts any agent, that its rooms hold:
+    /// the operator's paths exist; no secret of the bridge (`protected`:
+    /// the token file, the log and state directories, each with what to
+    /// call it) lies beneath a path a confined agent may read; and the
+    /// kernel confines (this program run with `--check-confinement`, which
+    /// `acp-bridge` answers). `per_user`: there is a token file.
+    ///
+    /// Returns a warning to log loudly (`--unconfined`), or `None`.
+    ///
+    /// # Errors
+    ///
+    /// What is wrong, naming what is missing.
+    pub fn check(
+        &self,
+        agent: &[String],
+        per_user: bool,
+        protected: &[(&str, &Path)],
+    ) -> Result<Option<String>, String> {
+        for p in self.read_only.iter().chain(&self.read_write) {
+            if !p.is_absolute() || !p.exists() {
+                return Err(format!(
+                    "agent path {} is not an existing absolute path",
+                    p.display()
+                ));
+            }
+        }
+        if self.unconfined {
+            return Ok(Some(
+                "WARNING: --unconfined: agents are NOT confined: each may read and write every file this OS user can, other users' rooms and the token file included".to_owned(),
+            ));
+        }
+        if !self.confines(per_user) {
+            return Ok(None);
+        }
+        let granted: Vec<PathBuf> = SYSTEM_READ_ONLY
+            .iter()
+            .map(PathBuf::from)
+            .chain(self.read_only.iter().cloned())
+            .chain(self.read_write.iter().cloned())
+            .chain(agent.first().map(|p| install_dirs(p)).unwrap_or_default())
+            .chain(
+                std::env::current_exe()
+                    .ok()
+                    .and_then(|e| e.parent().map(Path::to_owned)),
+            )
+            .filter_map(|p| std::fs::canonicalize(p).ok())
+            .collect();
+        for (what, path) in protected {
+            let Ok(path) = std::fs::canonicalize(path) else {
+                continue;
+            };
+            if let Some(g) = granted
+                .iter()
+                .find(|g| path.starts_with(g) || g.starts_with(&path))
+            {
+                return Err(format!(
+                    "the {what} {} and {}, which confined agents may read, overlap: move one out of the other",
+                    path.display(),
+                    g.display()
+                ));
+            }
+        }
+        probe_kernel()?;
+        Ok(None)
+    }
+}
+
+/// Runs this program with `--check-confinement` (a fresh, single-threaded
+/// process, which can try a user namespace): `Err` with its report when
+/// the kernel cannot confine.
+fn probe_kernel() -> Result<(), String> {
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?;
+    let out = std::process::Command::new(exe)
+        .arg("--check-confinement")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot check confinement: {e}"))?;
+    if out.status.success() {
+        return Ok(());
+    }
+    Err(format!(
+        "this kernel cannot confine agents (pass --unconfined to run them unconfined anyway):\n{}",
+        String::from_utf8_lossy(&out.stdout).trim_end()
+    ))
+}
+
+/// The directories an agent's program runs from, to be readable and
+/// executable: the program found on `PATH` with its symlinks followed, up
+/// to its package (the directory below the last `node_modules`, where npm
+/// installs one) or else its own directory; and the same for the
+/// interpreter of a script (`#!/usr/bin/env node` gives `node`'s).
+pub fn install_dirs(program: &str) -> Vec<PathBuf> {
+    let mut dirs = Vec::new();
+    let Some(path) = which(program) else {
+        return dirs;
+    };
+    dirs.extend(package_dir(&path));
+    if let Some(interpreter) = interpreter(&path) {
+        if let Some(found) = which(&interpreter) {
+            dirs.extend(package_dir(&found));
+        }
+    }
+    dirs
+}
+
+/// `program` resolved on `PATH` (or as given, when it holds a `/`), with
+/// its symlinks followed.
+fn which(program: &str) -> Option<PathBuf> {
+    if program.contains('/') {
+        return std::fs::canonicalize(program).ok();
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|p| p.is_file())
+        .and_then(|p| std::fs::canonicalize(p).ok())
+}
+
+/// The package a resolved program belongs to (`node_modules/NAME` or
+/// `node_modules/@SCOPE/NAME`), or its directory.
+fn package_dir(path: &Path) -> Option<PathBuf> {
+    let parts: Vec<_> = path.components().collect();
+    let own_dir = || path.parent().map(Path::to_owned);
+    let Some(at) = parts.iter().rposition(|c| c.as_os_str() == "node_modules") else {
+        return own_dir();
+    };
+    let scoped = parts
+        .get(at + 1)
+        .is_some_and(|c| c.as_os_str().to_string_lossy().starts_with('@'));
+    let end = at + if scoped { 3 } else { 2 };
+    match parts.get(..end) {
+        // The program itself must lie below the package's directory.
+        Some(package) if end < parts.len() => Some(package.iter().collect()),
+        _ => own_dir(),
+    }
+}
+
+/// The interpreter a script names on its `#!` line (the program after
+/// `env`).
+fn interpreter(path: &Path) -> Option<String> {
+    use std::io::Read;
+    let mut head = [0u8; 256];
+    let n = std::fs::File::open(path).ok()?.read(&mut head).ok()?;
+    let head = head.get(..n)?;
+    let line = head.strip_prefix(b"#!")?;
+    let line = line.split(|b| *b == b'\n').next()?;
+    let line = std::str::from_utf8(line).ok()?;
+    let mut words = line.split_whitespace();
+    let first = words.next()?;
+    if first.ends_with("/env") {
+        words.find(|w| !w.starts_with('-')).map(str::to_owned)
+    } else {
+        Some(first.to_owned())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_package_is_found_below_node_modules() {
+        let p = Path::new("/opt/n/lib/node_modules/@google/gemini-cli/dist/index.js");
+        assert_eq!(
+            package_dir(p),
+            Some(PathBuf::from("/opt/n/lib/node_modules/@google/gemini-cli"))
+        );
+        let p = Path::new("/opt/n/lib/node_modules/qwen/cli.js");
+        assert_eq!(
+            package_dir(p),
+            Some(PathBuf::from("/opt/n/lib/node_modules/qwen"))
+        );
+        assert_eq!(
+            package_dir(Path::new("/usr/bin/python3")),
+            Some(PathBuf::from("/usr/bin"))
+        );
+    }
+
+    #[test]
+    fn a_script_names_its_interpreter() {
+        let dir = std::env::temp_dir().join(format!("acp-room-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let script = dir.join("agent");
+        std::fs::write(&script, "#!/usr/bin/env -S node --no-warnings\n").unwrap();
+        assert_eq!(interpreter(&script).as_deref(), Some("node"));
+        std::fs::write(&script, "#!/bin/sh -e\necho\n").unwrap();
+        assert_eq!(interpreter(&script).as_deref(), Some("/bin/sh"));
+        std::fs::write(&script, "\x7fELF").unwrap();
+        assert_eq!(interpreter(&script), None);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn rooms_sit_beside_home() {
+        let dirs = UserDirs::beside(Path::new("/s/ana/home"), Path::new("/s/ana/work"));
+        assert_eq!(dirs.tmp, PathBuf::from("/s/ana/tmp"));
+    }
+}
