@@ -253,12 +253,9 @@ impl Rooms {
             let Ok(path) = std::fs::canonicalize(path) else {
                 continue;
             };
-            if let Some(g) = granted
-                .iter()
-                .find(|g| path.starts_with(g) || g.starts_with(&path))
-            {
+            if let Some(g) = granted.iter().find(|g| path.starts_with(g)) {
                 return Err(format!(
-                    "the {what} {} and {}, which confined agents may read, overlap: move one out of the other",
+                    "the {what} {} is beneath {}, which confined agents may read: move it elsewhere",
                     path.display(),
                     g.display()
                 ));

@@ -359,7 +359,7 @@ struct Args {
     confine: bool,
     /// Run agents unconfined where the kernel cannot confine them (logged
     /// loudly).
-    #[arg(long)]
+    #[arg(long, env = "GEMINI_BRIDGE_UNCONFINED")]
     unconfined: bool,
     /// Print what this kernel enforces (Landlock ABI and rights, PID
     /// namespaces) and exit 0 when agents can be confined, 1 when not.
