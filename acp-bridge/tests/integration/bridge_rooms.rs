@@ -260,3 +260,28 @@ async fn no_child_outlives_the_bridges_sigterm() {
     let _ = rooms.bridge.child.wait();
     all_gone_within_5s(&pids, sent, "the bridge's SIGTERM");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_child_outlives_its_user_removed_from_the_token_file() {
+    if under_emulator() {
+        return;
+    }
+    let rooms = start("rooms_removed", "600").await;
+    let pids = children(&rooms);
+    let tokens = rooms.bridge.dir.join("tokens.json");
+    let only_bo = json!({"tokens": {BO: {"userId": "bo", "permissions": ["read"]}}});
+    std::fs::write(&tokens, only_bo.to_string()).unwrap();
+    let sent = Instant::now();
+    assert!(std::process::Command::new("kill")
+        .args(["-HUP", &rooms.bridge.pid().to_string()])
+        .status()
+        .unwrap()
+        .success());
+    all_gone_within_5s(&pids, sent, "its user's removal");
+    assert!(rooms
+        .bridge
+        .stderr
+        .lock()
+        .unwrap()
+        .contains("user ana removed: their agent stopped"));
+}

@@ -481,6 +481,24 @@ impl Shared {
         true
     }
 
+    /// Stops the running agent of `user` (removed from the token file), as
+    /// when evicted: its process and every process it started end. `false`
+    /// when none ran.
+    pub fn stop_user_agent(&self, user: &str) -> bool {
+        let mut agents = self.agents();
+        let Some(agent) = agents.by_user.get(user).cloned() else {
+            return false;
+        };
+        let mut st = agent.lock();
+        if !agent.is_dedicated() || !st.running {
+            return false;
+        }
+        retire(&mut agents, &mut st, "stopped: user removed");
+        drop(st);
+        agent.evicted.notify_waiters();
+        true
+    }
+
     /// Whether `run` is `agent`'s current start (false once it was
     /// evicted).
     pub(crate) fn is_current(&self, agent: &Agent, run: u64) -> bool {

@@ -563,6 +563,9 @@ async fn reload_on_sighup(shared: Arc<Shared>, users: Arc<users::TokenFile>) {
                 }
                 for user in &gone {
                     shared.set_permissions(user, acp_codec::remote::Permissions::READ_ONLY);
+                    if shared.stop_user_agent(user) {
+                        shared.log_line(&format!("user {user} removed: their agent stopped"));
+                    }
                 }
                 shared.log_line(&format!(
                     "token file re-read: {} tokens; users removed (read-only until they leave): {}",
