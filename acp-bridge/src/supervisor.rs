@@ -37,7 +37,6 @@
 //! agent as its own child, which still dies with the launcher, but what it
 //! started may outlive it.
 
-use std::ffi::OsString;
 use std::io;
 use std::process::ExitCode;
 use std::sync::mpsc;
@@ -153,7 +152,7 @@ pub async fn spawn(cmd: tokio::process::Command) -> io::Result<tokio::process::C
 /// namespace). `None`: this is not a launcher, go on.
 pub fn run_if_launcher() -> Option<ExitCode> {
     let mut args = std::env::args_os().skip(1);
-    if args.next()? != OsString::from(LAUNCHER_FLAG) {
+    if args.next()? != LAUNCHER_FLAG {
         return None;
     }
     let spec = args
