@@ -286,9 +286,9 @@ fn probe_kernel() -> Result<(), String> {
 }
 
 /// The directories an agent's program runs from, to be readable and
-/// executable: the program found on `PATH` with its symlinks followed, up
-/// to its package (the directory below the last `node_modules`, where npm
-/// installs one) or else its own directory; and the same for the
+/// executable: the program found on `PATH` with its symlinks followed,
+/// with its whole `node_modules` tree when it lies in one (see
+/// `package_dir`), else its own directory; and the same for the
 /// interpreter of a script (`#!/usr/bin/env node` gives `node`'s).
 pub fn install_dirs(program: &str) -> Vec<PathBuf> {
     let mut dirs = Vec::new();
@@ -317,22 +317,15 @@ fn which(program: &str) -> Option<PathBuf> {
         .and_then(|p| std::fs::canonicalize(p).ok())
 }
 
-/// The package a resolved program belongs to (`node_modules/NAME` or
-/// `node_modules/@SCOPE/NAME`), or its directory.
+/// Where a resolved program's code lies: for a program inside a
+/// `node_modules` tree, the outermost `node_modules` directory on its path
+/// (npm hoists a package's dependencies beside it, and Node.js looks for
+/// them in every `node_modules` above it); else its own directory.
 fn package_dir(path: &Path) -> Option<PathBuf> {
     let parts: Vec<_> = path.components().collect();
-    let own_dir = || path.parent().map(Path::to_owned);
-    let Some(at) = parts.iter().rposition(|c| c.as_os_str() == "node_modules") else {
-        return own_dir();
-    };
-    let scoped = parts
-        .get(at + 1)
-        .is_some_and(|c| c.as_os_str().to_string_lossy().starts_with('@'));
-    let end = at + if scoped { 3 } else { 2 };
-    match parts.get(..end) {
-        // The program itself must lie below the package's directory.
-        Some(package) if end < parts.len() => Some(package.iter().collect()),
-        _ => own_dir(),
+    match parts.iter().position(|c| c.as_os_str() == "node_modules") {
+        Some(at) => parts.get(..=at).map(|p| p.iter().collect()),
+        None => path.parent().map(Path::to_owned),
     }
 }
 
@@ -360,21 +353,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_package_is_found_below_node_modules() {
+    fn a_node_program_gets_its_whole_node_modules_tree() {
         let p = Path::new("/opt/n/lib/node_modules/@google/gemini-cli/dist/index.js");
-        assert_eq!(
-            package_dir(p),
-            Some(PathBuf::from("/opt/n/lib/node_modules/@google/gemini-cli"))
-        );
-        let p = Path::new("/opt/n/lib/node_modules/qwen/cli.js");
-        assert_eq!(
-            package_dir(p),
-            Some(PathBuf::from("/opt/n/lib/node_modules/qwen"))
-        );
-        assert_eq!(
-            package_dir(Path::new("/usr/bin/python3")),
-            Some(PathBuf::from("/usr/bin"))
-        );
+        assert_eq!(package_dir(p), Some(PathBuf::from("/opt/n/lib/node_modules")));
+        let p = Path::new("/srv/peers/node_modules/qwen/node_modules/x/cli.js");
+        assert_eq!(package_dir(p), Some(PathBuf::from("/srv/peers/node_modules")));
+        assert_eq!(package_dir(Path::new("/usr/bin/python3")), Some(PathBuf::from("/usr/bin")));
     }
 
     #[test]
