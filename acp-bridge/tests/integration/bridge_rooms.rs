@@ -3,8 +3,9 @@
 //! tries to read, write and list bo's room, the state directory, the token
 //! file and a path outside them all, then starts children (plain, `setsid`,
 //! double-forked) and leaves them. Every attempt is refused, its own room
-//! works, only its own variables reach it, and no child outlives the
-//! agent's idle stop, the bridge's SIGTERM or its SIGKILL.
+//! works, only its own variables reach it, `--agent-net` lets it connect
+//! to its one port only, and no child outlives the agent's idle stop, its
+//! user's removal from the token file, the bridge's SIGTERM or its SIGKILL.
 //!
 //! These need Landlock (ABI 3) and unprivileged user namespaces: where the
 //! kernel lacks them the bridge refuses to start and the tests fail. Under
@@ -43,6 +44,8 @@ try "echo x > /tmp/acp-room-pwned-$$" "write shared tmp"
 try "echo mine > '$HOME/own' && cat '$HOME/own'" "own home"
 try "echo mine > '$TMPDIR/own' && cat '$TMPDIR/own'" "own tmp"
 try "echo mine > ./own && cat ./own" "own work"
+try "bash -c 'exec 3<>/dev/tcp/127.0.0.1/$NET_OK'" "tcp to the allowed port"
+try "bash -c 'exec 3<>/dev/tcp/127.0.0.1/$NET_NO'" "tcp to another port"
 echo "server secret: ${SERVER_SECRET:-none}"
 echo "bo key: ${BO_KEY:-none}"
 echo "ana key: ${ANA_KEY:-none}"
@@ -61,6 +64,9 @@ exec cat > /dev/null
 struct Rooms {
     bridge: Bridge,
     ana_work: PathBuf,
+    /// Listening while the agent tries them: `--agent-net` allows the
+    /// first only.
+    _ports: [std::net::TcpListener; 2],
 }
 
 fn under_emulator() -> bool {
@@ -86,10 +92,14 @@ async fn start(name: &str, idle_secs: &str) -> Rooms {
     std::fs::set_permissions(&agent, std::fs::Permissions::from_mode(0o755)).unwrap();
     let tokens = dir.join("tokens.json");
     let s = |p: &Path| p.to_str().unwrap().to_owned();
+    let listen = || std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let ports = [listen(), listen()];
+    let port = |i: usize| ports[i].local_addr().unwrap().port().to_string();
     let file = json!({"tokens": {
         ANA: {"userId": "ana", "permissions": ["read", "write"], "env": {
             "ANA_KEY": "ana-key", "OTHER": s(&state.join("bo")), "STATE": s(&state),
-            "TOKENS": s(&tokens), "OUTSIDE": s(&outside), "LOGS": s(&dir)}},
+            "TOKENS": s(&tokens), "OUTSIDE": s(&outside), "LOGS": s(&dir),
+            "NET_OK": port(0), "NET_NO": port(1)}},
         BO: {"userId": "bo", "permissions": ["read", "write"], "env": {"BO_KEY": "bo-key"}},
     }});
     std::fs::write(&tokens, file.to_string()).unwrap();
@@ -104,6 +114,8 @@ async fn start(name: &str, idle_secs: &str) -> Rooms {
             agent.to_str().unwrap(),
             "--agent-idle-secs",
             idle_secs,
+            "--agent-net",
+            &port(0),
         ],
         &[("SERVER_SECRET", "server-secret")],
     );
@@ -124,7 +136,11 @@ async fn start(name: &str, idle_secs: &str) -> Rooms {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     drop(ana);
-    Rooms { bridge, ana_work }
+    Rooms {
+        bridge,
+        ana_work,
+        _ports: ports,
+    }
 }
 
 /// The pids of the children the agent left, each checked to be its
@@ -194,6 +210,8 @@ async fn hostile_agent_is_refused_everything_outside_its_room() {
         "ALLOWED own home",
         "ALLOWED own tmp",
         "ALLOWED own work",
+        "ALLOWED tcp to the allowed port",
+        "refused tcp to another port",
         "server secret: none",
         "bo key: none",
         "ana key: ana-key",
