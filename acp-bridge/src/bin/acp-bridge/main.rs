@@ -56,10 +56,16 @@
 //! restarting touches no one else: `_bridge/agent_exited` and
 //! `_bridge/agent_started` go to that user's clients only.
 //!
-//! Each agent runs as the bridge's own OS user: a separate process, `HOME`
-//! and working directory keep one user's agent from seeing another's
-//! files by default, not from reading them on purpose (a shell tool can
-//! open any path the bridge's OS user can).
+//! Each user's agent runs in a room of its own (`acp_bridge::room`):
+//! confined by Landlock to its `HOME`, working directory and `TMPDIR`
+//! (`STATE_DIR/USER/tmp`) read-write and the system read-only, with only
+//! the allow-listed variables of the bridge's environment and the user's
+//! own `env` from the token file, in a PID namespace of its own so that
+//! every process it started ends with it (idle stop, eviction, restart,
+//! its user removed on `SIGHUP`, the bridge's exit, even by `SIGKILL`).
+//! The bridge refuses to start per-user agents on a kernel that cannot
+//! confine them, unless `--unconfined`. It still runs as the bridge's own
+//! OS user and shares its network unless `--agent-net`.
 //!
 //! Without a token file (`--token`, or none) all clients share one agent
 //! process, started with the bridge, in the bridge's `HOME` and working
@@ -212,6 +218,17 @@
 //! | `--max-buffered-bytes N` (per Streamable HTTP connection) | | 67108864 |
 //! | `--replay-bytes N` (per session, 0 = off) | `GEMINI_BRIDGE_REPLAY_BYTES` | 4194304 |
 //! | `--mock-args "ARGS"` (for the built-in mock, e.g. `--big-bytes N`) | | none |
+//! | `--agent-ro PATH` (repeatable; confined agents read and run it) | | none |
+//! | `--agent-rw PATH` (repeatable; confined agents read and write it) | | none |
+//! | `--agent-env NAME` (repeatable; passed on beyond `PATH`, `LANG`, ...) | | none |
+//! | `--agent-net PORTS` (comma-separated; TCP connect to these only) | | any |
+//! | `--confine` (the shared agent too) | | off |
+//! | `--unconfined` (where the kernel cannot confine; logged loudly) | `GEMINI_BRIDGE_UNCONFINED` | off |
+//! | `--check-confinement` (print what the kernel enforces, exit 0/1) | | |
+//!
+//! Every agent is started by this same program re-executed as its
+//! launcher (the hidden first argument `--acp-launcher`, see
+//! `acp_bridge::supervisor`).
 //!
 //! The built-in mock agent is this same program re-executed with the hidden
 //! flag `--mock-agent`, so it is a real child process (it can crash and be
