@@ -22,6 +22,7 @@
 //! allowed), and is confined only with `--confine` (then to those three,
 //! read-write, and the same read-only paths).
 
+use std::ffi::OsString;
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -53,6 +54,41 @@ pub const ENV_ALLOW: &[&str] = &[
     "SSL_CERT_FILE",
     "SSL_CERT_DIR",
 ];
+
+/// An agent's whole environment, from the bridge's (`server`): the
+/// variables of [`ENV_ALLOW`] and `extra_allowed` that `server` has; then,
+/// for a user's own agent, the user's `env` from the token file and `HOME`
+/// and `TMPDIR` set to their room (in that order, the later winning); for
+/// the shared agent, the bridge's own `HOME` and `TMPDIR`. Nothing else.
+pub fn agent_env<I>(
+    server: I,
+    extra_allowed: &[String],
+    user: Option<(&UserDirs, &UserRoom)>,
+) -> Vec<(OsString, OsString)>
+where
+    I: IntoIterator<Item = (OsString, OsString)>,
+{
+    let allowed = |name: &OsString| {
+        let room_own = user.is_none() && (name == "HOME" || name == "TMPDIR");
+        room_own
+            || ENV_ALLOW.iter().any(|a| name == a)
+            || extra_allowed.iter().any(|a| name == a.as_str())
+    };
+    let mut env: Vec<(OsString, OsString)> =
+        server.into_iter().filter(|(k, _)| allowed(k)).collect();
+    if let Some((dirs, room)) = user {
+        let mut set = |name: OsString, value: OsString| {
+            env.retain(|(k, _)| *k != name);
+            env.push((name, value));
+        };
+        for (name, value) in &room.env {
+            set(name.into(), value.into());
+        }
+        set("HOME".into(), dirs.home.clone().into_os_string());
+        set("TMPDIR".into(), dirs.tmp.clone().into_os_string());
+    }
+    env
+}
 
 /// How the bridge rooms its agents (its `--agent-*`, `--confine` and
 /// `--unconfined` flags).
@@ -147,30 +183,10 @@ impl Rooms {
         launch.sandbox = sandbox;
         launch.strict = confined;
         let mut cmd = supervisor::command(&launch)?;
-        cmd.env_clear();
-        for name in ENV_ALLOW
-            .iter()
-            .copied()
-            .chain(self.env_allow.iter().map(String::as_str))
-        {
-            if let Some(value) = std::env::var_os(name) {
-                cmd.env(name, value);
-            }
-        }
-        match user {
-            Some((dirs, room)) => {
-                cmd.envs(&room.env)
-                    .env("HOME", &dirs.home)
-                    .env("TMPDIR", &dirs.tmp)
-                    .current_dir(&dirs.work);
-            }
-            None => {
-                for name in ["HOME", "TMPDIR"] {
-                    if let Some(value) = std::env::var_os(name) {
-                        cmd.env(name, value);
-                    }
-                }
-            }
+        cmd.env_clear()
+            .envs(agent_env(std::env::vars_os(), &self.env_allow, user));
+        if let Some((dirs, _)) = user {
+            cmd.current_dir(&dirs.work);
         }
         Ok(cmd)
     }
@@ -355,10 +371,19 @@ mod tests {
     #[test]
     fn a_node_program_gets_its_whole_node_modules_tree() {
         let p = Path::new("/opt/n/lib/node_modules/@google/gemini-cli/dist/index.js");
-        assert_eq!(package_dir(p), Some(PathBuf::from("/opt/n/lib/node_modules")));
+        assert_eq!(
+            package_dir(p),
+            Some(PathBuf::from("/opt/n/lib/node_modules"))
+        );
         let p = Path::new("/srv/peers/node_modules/qwen/node_modules/x/cli.js");
-        assert_eq!(package_dir(p), Some(PathBuf::from("/srv/peers/node_modules")));
-        assert_eq!(package_dir(Path::new("/usr/bin/python3")), Some(PathBuf::from("/usr/bin")));
+        assert_eq!(
+            package_dir(p),
+            Some(PathBuf::from("/srv/peers/node_modules"))
+        );
+        assert_eq!(
+            package_dir(Path::new("/usr/bin/python3")),
+            Some(PathBuf::from("/usr/bin"))
+        );
     }
 
     #[test]

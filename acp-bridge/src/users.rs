@@ -300,3 +300,71 @@ impl TokenFile {
         found
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ANA: &str = "ana-0123456789abcdef-token";
+    const ANA2: &str = "ana-2123456789abcdef-token";
+    const BO: &str = "bo-0123456789abcdef-token";
+
+    fn file(extra_ana: &str, extra_ana2: &str) -> String {
+        format!(
+            r#"{{"tokens": {{"{ANA}": {{"userId": "ana", "permissions": ["write"]{extra_ana}}},
+                           "{ANA2}": {{"userId": "ana", "permissions": ["read"]{extra_ana2}}},
+                           "{BO}": {{"userId": "bo", "permissions": ["read"], "env": {{"BO_KEY": "b"}}}}}}}}"#
+        )
+    }
+
+    fn load(text: &str) -> Result<Arc<TokenFile>, String> {
+        let dir = std::env::temp_dir().join(format!("acp-users-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(format!("{:x}.json", text.len()));
+        std::fs::write(&path, text).unwrap();
+        let loaded = TokenFile::load(&path);
+        let _ = std::fs::remove_file(&path);
+        loaded
+    }
+
+    #[test]
+    fn a_users_room_merges_their_tokens_and_no_one_elses() {
+        let users = load(&file(
+            r#", "env": {"ANA_KEY": "a"}, "agentRo": ["/srv/data"]"#,
+            r#", "env": {"ANA_KEY": "a", "MORE": "m"}, "agentRw": ["/srv/ana"]"#,
+        ))
+        .unwrap();
+        let room = users.room("ana");
+        assert_eq!(room.env.get("ANA_KEY").map(String::as_str), Some("a"));
+        assert_eq!(room.env.get("MORE").map(String::as_str), Some("m"));
+        assert!(!room.env.contains_key("BO_KEY"));
+        assert_eq!(room.read_only, vec![PathBuf::from("/srv/data")]);
+        assert_eq!(room.read_write, vec![PathBuf::from("/srv/ana")]);
+        assert_eq!(users.room("cy"), UserRoom::default());
+        // Debug never shows a value.
+        let shown = format!("{room:?}");
+        assert!(
+            shown.contains("ANA_KEY") && !shown.contains("\"a\""),
+            "{shown}"
+        );
+    }
+
+    #[test]
+    fn bad_rooms_are_refused_naming_no_value() {
+        for (ana, ana2, why) in [
+            (r#", "env": {"HOME": "/x"}"#, "", "may not set HOME"),
+            (r#", "env": {"TMPDIR": "/x"}"#, "", "may not set TMPDIR"),
+            (r#", "env": {"A=B": "x"}"#, "", "not a variable name"),
+            (
+                r#", "env": {"K": "secret-1"}"#,
+                r#", "env": {"K": "secret-2"}"#,
+                "different values",
+            ),
+            (r#", "agentRo": ["relative/path"]"#, "", "not absolute"),
+        ] {
+            let e = load(&file(ana, ana2)).unwrap_err();
+            assert!(e.contains(why), "{e}");
+            assert!(!e.contains("secret"), "{e}");
+        }
+    }
+}

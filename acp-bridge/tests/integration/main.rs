@@ -22,3 +22,4 @@ mod client_salvage;
 mod client_terminal;
 mod library;
 mod remote;
+mod room_env;
