@@ -303,3 +303,130 @@ async fn no_child_outlives_its_user_removed_from_the_token_file() {
         .unwrap()
         .contains("user ana removed: their agent stopped"));
 }
+
+/// The bridge's exit status and stderr for `args` (it must refuse to
+/// start).
+fn refused(args: &[&str]) -> (Option<i32>, String) {
+    let out = std::process::Command::new(bridge_exe())
+        .args(["--port", "0"])
+        .args(args)
+        .env_remove("GEMINI_BRIDGE_UNCONFINED")
+        .env_remove("GEMINI_BRIDGE_TOKEN")
+        .env_remove("GEMINI_BRIDGE_TOKEN_FILE")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn secrets_beneath_a_path_agents_may_read_are_refused_and_unconfined_is_loud() {
+    let dir = scratch_dir("rooms_refusals");
+    let tokens = dir.join("tokens.json");
+    std::fs::write(
+        &tokens,
+        json!({"tokens": {ANA: {"userId": "ana", "permissions": ["read"]}}}).to_string(),
+    )
+    .unwrap();
+    let (t, d) = (tokens.to_str().unwrap(), dir.to_str().unwrap());
+    let state = dir.join("state");
+    let s = state.to_str().unwrap();
+    // The token file (and the logs) beneath an --agent-ro path.
+    let (code, err) = refused(&[
+        "--token-file",
+        t,
+        "--state-dir",
+        s,
+        "--log-dir",
+        d,
+        "--agent-ro",
+        d,
+    ]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("beneath") && err.contains("which confined agents may read"),
+        "{err}"
+    );
+    // An operator path that does not exist.
+    let missing = dir.join("missing");
+    let (code, err) = refused(&[
+        "--token-file",
+        t,
+        "--state-dir",
+        s,
+        "--log-dir",
+        d,
+        "--agent-rw",
+        missing.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("not an existing absolute path"), "{err}");
+    // --unconfined: started, and said loudly (on stderr, before the
+    // listening line, and in the bridge's log).
+    std::fs::create_dir_all(dir.join("run")).unwrap();
+    let bridge = Bridge::start_in(
+        dir.join("run"),
+        &["--token-file", t, "--state-dir", s, "--unconfined"],
+        &[],
+    );
+    let log = std::fs::read_to_string(dir.join("run").join("gemini-acp.log")).unwrap_or_default();
+    assert!(
+        log.contains("WARNING: --unconfined: agents are NOT confined"),
+        "{log}"
+    );
+    drop(bridge);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_shared_agent_is_confined_with_confine() {
+    if under_emulator() {
+        return;
+    }
+    let dir = scratch_dir("rooms_confine");
+    let (work, outside, bin) = (dir.join("work"), dir.join("outside"), dir.join("agent-bin"));
+    for d in [&work, &outside, &bin] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    std::fs::write(outside.join("secret"), "outside").unwrap();
+    let agent = bin.join("shared");
+    let script = format!(
+        "#!/bin/sh\n{{ cat '{o}/secret' && echo ALLOWED read outside || echo refused read outside\n\
+         echo mine > own && echo ALLOWED own work || echo refused own work; }} > report.tmp 2>/dev/null\n\
+         mv report.tmp report\nexec cat > /dev/null\n",
+        o = outside.display()
+    );
+    std::fs::write(&agent, script).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&agent, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut child = std::process::Command::new(bridge_exe())
+        .args(["--port", "0", "--confine", "--log-dir"])
+        .arg(dir.join("work"))
+        .arg("--agent")
+        .arg(&agent)
+        .current_dir(&work)
+        .env_remove("GEMINI_BRIDGE_UNCONFINED")
+        .env_remove("GEMINI_BRIDGE_TOKEN")
+        .env_remove("GEMINI_BRIDGE_TOKEN_FILE")
+        .env_remove("GEMINI_BRIDGE_AGENT")
+        .env("HOME", &work)
+        .env("TMPDIR", &work)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + STEP;
+    while !work.join("report").exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let report = std::fs::read_to_string(work.join("report")).unwrap_or_default();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(report.contains("refused read outside"), "{report:?}");
+    assert!(report.contains("ALLOWED own work"), "{report:?}");
+}

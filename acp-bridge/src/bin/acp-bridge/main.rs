@@ -645,7 +645,7 @@ async fn run() -> ExitCode {
         }
     };
     if let Some(warning) = warning {
-        eprintln!("acp-bridge: {warning}");
+        // On stderr and in the bridge's log.
         shared.log_line(&warning);
     }
     if let Some(users) = shared.config.access.users.clone() {
