@@ -57,6 +57,7 @@ sh -c 'read -r p rest < /proc/self/stat; echo "$p" >> pids; exec sleep 4242' &
 setsid sh -c 'read -r p rest < /proc/self/stat; echo "$p" >> pids; exec sleep 4242' &
 sh -c 'sh -c "read -r p rest < /proc/self/stat; echo \$p >> pids; exec sleep 4242" &' &
 while [ "$(wc -l < pids 2>/dev/null || echo 0)" -lt 3 ]; do sleep 0.05; done
+read -r p rest < /proc/self/stat; echo "$p" > agent.pid
 mv report.tmp report
 exec cat > /dev/null
 "#;
@@ -75,7 +76,7 @@ fn under_emulator() -> bool {
 
 /// The bridge with ana's hostile agent started (its report written, its
 /// children running).
-async fn start(name: &str, idle_secs: &str) -> Rooms {
+async fn start(name: &str, idle_secs: &str, extra: &[&str]) -> Rooms {
     let dir = scratch_dir(name);
     let state = dir.join("state");
     let bo_home = state.join("bo").join("home");
@@ -103,22 +104,21 @@ async fn start(name: &str, idle_secs: &str) -> Rooms {
         BO: {"userId": "bo", "permissions": ["read", "write"], "env": {"BO_KEY": "bo-key"}},
     }});
     std::fs::write(&tokens, file.to_string()).unwrap();
-    let bridge = Bridge::start_in(
-        dir.clone(),
-        &[
-            "--token-file",
-            tokens.to_str().unwrap(),
-            "--state-dir",
-            state.to_str().unwrap(),
-            "--agent",
-            agent.to_str().unwrap(),
-            "--agent-idle-secs",
-            idle_secs,
-            "--agent-net",
-            &port(0),
-        ],
-        &[("SERVER_SECRET", "server-secret")],
-    );
+    let net = port(0);
+    let mut args = vec![
+        "--token-file",
+        tokens.to_str().unwrap(),
+        "--state-dir",
+        state.to_str().unwrap(),
+        "--agent",
+        agent.to_str().unwrap(),
+        "--agent-idle-secs",
+        idle_secs,
+        "--agent-net",
+        &net,
+    ];
+    args.extend_from_slice(extra);
+    let bridge = Bridge::start_in(dir.clone(), &args, &[("SERVER_SECRET", "server-secret")]);
     // Ana's first message starts her agent (it never answers).
     let mut ana = connect_with(&bridge.url(), Some(ANA), None)
         .await
@@ -192,7 +192,7 @@ async fn hostile_agent_is_refused_everything_outside_its_room() {
         eprintln!("confinement tests run natively only (GEMINI_BRIDGE_UNCONFINED is set)");
         return;
     }
-    let rooms = start("rooms_refused", "600").await;
+    let rooms = start("rooms_refused", "600", &[]).await;
     let report = std::fs::read_to_string(rooms.ana_work.join("report")).unwrap();
     for line in [
         "refused read other room",
@@ -242,7 +242,7 @@ async fn no_child_outlives_the_idle_stop() {
     if under_emulator() {
         return;
     }
-    let rooms = start("rooms_idle", "1").await;
+    let rooms = start("rooms_idle", "1", &[]).await;
     let pids = children(&rooms);
     let deadline = Instant::now() + STEP;
     while !rooms
@@ -262,11 +262,54 @@ async fn no_child_outlives_the_idle_stop() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_child_outlives_its_agent_killed_and_restarted() {
+    if under_emulator() {
+        return;
+    }
+    let rooms = start("rooms_restart", "600", &[]).await;
+    let pids = children(&rooms);
+    let agent = std::fs::read_to_string(rooms.ana_work.join("agent.pid")).unwrap();
+    std::fs::remove_file(rooms.ana_work.join("report")).unwrap();
+    let sent = Instant::now();
+    assert!(std::process::Command::new("kill")
+        .args(["-KILL", agent.trim()])
+        .status()
+        .unwrap()
+        .success());
+    all_gone_within_5s(&pids, sent, "its agent's death");
+    // The bridge restarts it (the new run writes a new report).
+    let deadline = Instant::now() + STEP;
+    while !rooms.ana_work.join("report").exists() {
+        assert!(Instant::now() < deadline, "the agent was not restarted");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_child_outlives_its_eviction_by_the_agent_cap() {
+    if under_emulator() {
+        return;
+    }
+    let rooms = start("rooms_cap", "600", &["--max-agents", "1"]).await;
+    let pids = children(&rooms);
+    // Bo's first message needs an agent: ana's, without a connection, is
+    // evicted to make room.
+    let mut bo = connect_with(&rooms.bridge.url(), Some(BO), None)
+        .await
+        .expect("connect");
+    let sent = Instant::now();
+    bo.send(&json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}))
+        .await;
+    all_gone_within_5s(&pids, sent, "its eviction by --max-agents");
+    assert!(rooms.bridge.stderr.lock().unwrap().contains("evicted"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_child_outlives_the_bridges_sigterm() {
     if under_emulator() {
         return;
     }
-    let mut rooms = start("rooms_sigterm", "600").await;
+    let mut rooms = start("rooms_sigterm", "600", &[]).await;
     let pids = children(&rooms);
     let pid = rooms.bridge.pid().to_string();
     let sent = Instant::now();
@@ -284,7 +327,7 @@ async fn no_child_outlives_its_user_removed_from_the_token_file() {
     if under_emulator() {
         return;
     }
-    let rooms = start("rooms_removed", "600").await;
+    let rooms = start("rooms_removed", "600", &[]).await;
     let pids = children(&rooms);
     let tokens = rooms.bridge.dir.join("tokens.json");
     let only_bo = json!({"tokens": {BO: {"userId": "bo", "permissions": ["read"]}}});
