@@ -70,6 +70,19 @@ struct Rooms {
     _ports: [std::net::TcpListener; 2],
 }
 
+/// Fails loudly, with what is missing, where the kernel cannot confine.
+fn kernel_confines() {
+    let out = std::process::Command::new(bridge_exe())
+        .arg("--check-confinement")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "this kernel cannot confine agents (these tests need Landlock ABI 3 and unprivileged user namespaces):\n{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
 fn under_emulator() -> bool {
     std::env::var_os("GEMINI_BRIDGE_UNCONFINED").is_some()
 }
@@ -77,6 +90,7 @@ fn under_emulator() -> bool {
 /// The bridge with ana's hostile agent started (its report written, its
 /// children running).
 async fn start(name: &str, idle_secs: &str, extra: &[&str]) -> Rooms {
+    kernel_confines();
     let dir = scratch_dir(name);
     let state = dir.join("state");
     let bo_home = state.join("bo").join("home");
