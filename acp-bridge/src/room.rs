@@ -8,7 +8,7 @@
 //!   (`TMPDIR`), all under the state directory, and the operator's
 //!   `--agent-rw` paths and the user's `agentRw`;
 //! - read-only and executable: the system ([`crate::sandbox::SYSTEM_READ_ONLY`]),
-//!   the agent's install directory ([`install_dirs`]), this program's
+//!   the agent's install directory ([`agent_dirs`]), this program's
 //!   directory, the operator's `--agent-ro` paths and the user's `agentRo`;
 //! - nothing else: not another user's room, not the state directory's
 //!   listing, not the token file, not the logs;
@@ -195,9 +195,7 @@ impl Rooms {
     fn policy(&self, agent: &[String], user: Option<(&UserDirs, &UserRoom)>) -> io::Result<Policy> {
         let mut read_only = self.read_only.clone();
         let mut read_write = self.read_write.clone();
-        if let Some(program) = agent.first() {
-            read_only.extend(install_dirs(program));
-        }
+        read_only.extend(agent_dirs(agent));
         match user {
             Some((dirs, room)) => {
                 read_only.extend(room.read_only.iter().cloned());
@@ -257,7 +255,7 @@ impl Rooms {
             .map(PathBuf::from)
             .chain(self.read_only.iter().cloned())
             .chain(self.read_write.iter().cloned())
-            .chain(agent.first().map(|p| install_dirs(p)).unwrap_or_default())
+            .chain(agent_dirs(agent))
             .chain(
                 std::env::current_exe()
                     .ok()
@@ -299,6 +297,26 @@ fn probe_kernel() -> Result<(), String> {
         "this kernel cannot confine agents (pass --unconfined to run them unconfined anyway):\n{}",
         String::from_utf8_lossy(&out.stdout).trim_end()
     ))
+}
+
+/// Where an agent's code lies, read-only and executable in its room: the
+/// [`install_dirs`] of its program, and for each argument that is an
+/// absolute path to a file (`node /opt/agent/main.js`), that file's
+/// directory the same way (its whole `node_modules` tree when it lies in
+/// one).
+pub fn agent_dirs(agent: &[String]) -> Vec<PathBuf> {
+    let Some((program, args)) = agent.split_first() else {
+        return Vec::new();
+    };
+    let mut dirs = install_dirs(program);
+    for arg in args.iter().map(Path::new) {
+        if arg.is_absolute() && arg.is_file() {
+            if let Ok(file) = std::fs::canonicalize(arg) {
+                dirs.extend(package_dir(&file));
+            }
+        }
+    }
+    dirs
 }
 
 /// The directories an agent's program runs from, to be readable and
@@ -397,6 +415,25 @@ mod tests {
         assert_eq!(interpreter(&script).as_deref(), Some("/bin/sh"));
         std::fs::write(&script, "\x7fELF").unwrap();
         assert_eq!(interpreter(&script), None);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn an_agents_script_argument_is_part_of_its_install() {
+        let dir = std::env::temp_dir().join(format!("acp-room-args-{}", std::process::id()));
+        let pkg = dir.join("node_modules").join("agent");
+        std::fs::create_dir_all(&pkg).unwrap();
+        std::fs::write(pkg.join("main.js"), "").unwrap();
+        let main = pkg.join("main.js").to_string_lossy().into_owned();
+        let dirs = agent_dirs(&["sh".to_owned(), "-x".to_owned(), main]);
+        let tree = std::fs::canonicalize(dir.join("node_modules")).unwrap();
+        assert!(dirs.contains(&tree), "{dirs:?}");
+        // Flags and missing files add nothing.
+        let none = agent_dirs(&[
+            "/nonexistent/agent".to_owned(),
+            "/nonexistent/x.js".to_owned(),
+        ]);
+        assert!(none.is_empty(), "{none:?}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -443,6 +443,7 @@ fn the_shared_agent_is_confined_with_confine() {
     if under_emulator() {
         return;
     }
+    kernel_confines();
     let dir = scratch_dir("rooms_confine");
     let (work, outside, bin) = (dir.join("work"), dir.join("outside"), dir.join("agent-bin"));
     for d in [&work, &outside, &bin] {
