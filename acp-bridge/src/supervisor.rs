@@ -31,6 +31,26 @@
 //! process: [`spawn`] forks every launcher from one thread that lives as
 //! long as the program, never from a pool thread that may end first.
 //!
+//! A program that starts agents this way calls [`run_if_launcher`] first in
+//! its `main`, before any thread starts (a tokio runtime included):
+//!
+//! ```rust,ignore
+//! fn main() -> std::process::ExitCode {
+//!     if let Some(code) = acp_bridge::supervisor::run_if_launcher() {
+//!         return code; // this process was the launcher (or init) of an agent
+//!     }
+//!     tokio::runtime::Runtime::new().unwrap().block_on(async {
+//!         let launch = Launch::new(vec!["gemini".into(), "--acp".into()]);
+//!         let mut cmd = supervisor::command(&launch).unwrap();
+//!         cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).kill_on_drop(true);
+//!         let mut agent = supervisor::spawn(cmd).await.unwrap();
+//!         // ... speak ACP on its stdin and stdout ...
+//!         agent.kill().await.unwrap(); // the agent and everything it started end
+//!         std::process::ExitCode::SUCCESS
+//!     })
+//! }
+//! ```
+//!
 //! Where the kernel refuses an unprivileged user namespace (a sysctl or a
 //! security module may), a launcher run with [`Launch::strict`] refuses to
 //! start the agent; otherwise it logs why on its stderr and starts the
