@@ -247,12 +247,28 @@ fn launcher(mut spec: Launch) -> ExitCode {
     } else {
         start_agent(&spec.command)
     };
+    let child = child.inspect(|_| let_go_of_stdio());
     match child.and_then(|mut c| c.wait()) {
         Ok(status) => exit_code(status.code(), signal_of(&status)),
         Err(e) => {
             eprintln!("acp launcher: {e}");
             ExitCode::from(REFUSED)
         }
+    }
+}
+
+/// Points this process's stdin and stdout at `/dev/null` once its child
+/// has them: the agent's stdout must end (its reader sees end of file)
+/// when the agent closes it, not when the last process holding a copy
+/// does. Stderr stays, for the launcher's own messages.
+fn let_go_of_stdio() {
+    if let Ok(null) = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/null")
+    {
+        let _ = rustix::stdio::dup2_stdin(&null);
+        let _ = rustix::stdio::dup2_stdout(&null);
     }
 }
 
@@ -311,6 +327,7 @@ fn init(spec: &Launch) -> ExitCode {
             return ExitCode::from(127);
         }
     };
+    let_go_of_stdio();
     let agent_pid = i32::try_from(agent.id()).unwrap_or(0);
     loop {
         match rustix::process::wait(WaitOptions::empty()) {

@@ -488,3 +488,54 @@ fn the_shared_agent_is_confined_with_confine() {
     assert!(report.contains("refused read outside"), "{report:?}");
     assert!(report.contains("ALLOWED own work"), "{report:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_closing_its_stdout_is_seen_through_its_launcher() {
+    if under_emulator() {
+        return;
+    }
+    kernel_confines();
+    let dir = scratch_dir("rooms_stdout");
+    let bin = dir.join("agent-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let agent = bin.join("mute");
+    std::fs::write(&agent, "#!/bin/sh\nexec >&-\nexec sleep 4243\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&agent, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let tokens = dir.join("tokens.json");
+    std::fs::write(
+        &tokens,
+        json!({"tokens": {ANA: {"userId": "ana", "permissions": ["read", "write"]}}}).to_string(),
+    )
+    .unwrap();
+    let state = dir.join("state");
+    let bridge = Bridge::start_in(
+        dir.clone(),
+        &[
+            "--token-file",
+            tokens.to_str().unwrap(),
+            "--state-dir",
+            state.to_str().unwrap(),
+            "--agent",
+            agent.to_str().unwrap(),
+        ],
+        &[],
+    );
+    let mut ana = connect_with(&bridge.url(), Some(ANA), None)
+        .await
+        .expect("connect");
+    ana.send(&json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}))
+        .await;
+    let deadline = Instant::now() + STEP;
+    loop {
+        let log = bridge.stderr.lock().unwrap().clone();
+        if log.contains("closed its stdout; killed") {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the closed stdout went unseen:\n{log}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
