@@ -284,15 +284,6 @@ impl TokenFile {
         room
     }
 
-    /// Whether `user` has a token in the file (as last read).
-    pub fn has_user(&self, user: &str) -> bool {
-        self.entries
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .iter()
-            .any(|e| e.identity.user == user)
-    }
-
     /// The user `given` is the token of: every token compared in constant
     /// time, all of them, whether or not one matched earlier.
     pub fn lookup(&self, given: &str) -> Option<Identity> {
@@ -350,7 +341,6 @@ mod tests {
         assert_eq!(room.read_only, vec![PathBuf::from("/srv/data")]);
         assert_eq!(room.read_write, vec![PathBuf::from("/srv/ana")]);
         assert_eq!(users.room("cy"), UserRoom::default());
-        assert!(users.has_user("ana") && users.has_user("bo") && !users.has_user("cy"));
         // Debug never shows a value.
         let shown = format!("{room:?}");
         assert!(

@@ -86,12 +86,6 @@ async fn run_agent(shared: &Arc<Shared>, agent: &Arc<Agent>, restarts: u64, run:
         UserDirs::beside(&home, &work)
     });
     let room = match (&dirs, &cfg.access.users) {
-        // A user removed from the token file keeps their open connections
-        // (read-only), not an agent.
-        (Some(_), Some(users)) if !users.has_user(&agent.user) => {
-            shared.stop_user_agent(&agent.user);
-            return Ended::Retired("its user is no longer in the token file");
-        }
         (Some(_), Some(users)) => users.room(&agent.user),
         _ => UserRoom::default(),
     };
