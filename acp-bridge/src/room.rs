@@ -264,7 +264,7 @@ impl Rooms {
             .filter_map(|p| std::fs::canonicalize(p).ok())
             .collect();
         for (what, path) in protected {
-            let Ok(path) = std::fs::canonicalize(path) else {
+            let Some(path) = resolve_existing_part(path) else {
                 continue;
             };
             if let Some(g) = granted.iter().find(|g| path.starts_with(g)) {
@@ -277,6 +277,21 @@ impl Rooms {
         }
         probe_kernel()?;
         Ok(None)
+    }
+}
+
+/// `path` absolute with its symlinks followed as far as it exists (a
+/// state directory not made yet still counts where it will be).
+fn resolve_existing_part(path: &Path) -> Option<PathBuf> {
+    let absolute = std::env::current_dir().ok()?.join(path);
+    let mut rest = Vec::new();
+    let mut at = absolute.as_path();
+    loop {
+        if let Ok(real) = std::fs::canonicalize(at) {
+            return Some(rest.iter().rev().fold(real, |p, name| p.join(name)));
+        }
+        rest.push(at.file_name()?.to_owned());
+        at = at.parent()?;
     }
 }
 
@@ -435,6 +450,16 @@ mod tests {
         ]);
         assert!(none.is_empty(), "{none:?}");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_path_not_made_yet_resolves_where_it_will_be() {
+        let real = std::fs::canonicalize(std::env::temp_dir()).unwrap();
+        let later = std::env::temp_dir().join("acp-room-not-yet").join("agents");
+        assert_eq!(
+            resolve_existing_part(&later),
+            Some(real.join("acp-room-not-yet").join("agents"))
+        );
     }
 
     #[test]
