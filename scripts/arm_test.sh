@@ -109,6 +109,12 @@ run() {
   # The flood test (10,000 connections) is for the native run: under
   # emulation it would take most of the stage's time.
   if with_app "$t"; then
+    # Each agent's room (Landlock, user and PID namespaces) is checked
+    # natively only: qemu's user mode does not pass those system calls
+    # through as the kernel would. Here the bridge runs its agents
+    # unconfined and the bridge_rooms tests say so and do nothing.
+    echo "NOTE $t: confinement tests (bridge_rooms) run natively only; agents run with GEMINI_BRIDGE_UNCONFINED=1 under qemu"
+    GEMINI_BRIDGE_UNCONFINED=1 \
     cargo test --workspace --all-features --lib --bins --tests -- --skip front_door_under_flood
   else
     cargo test --all-features --lib --tests

@@ -23,6 +23,9 @@
 //!   what it sends first on it, and [`reconnect`], the relay that redials
 //!   with backoff and resumes through it;
 //! - [`users`]: `acp-bridge`'s token file (users and their permissions);
+//! - [`room`]: each agent's room (its paths, its environment), confined by
+//!   [`sandbox`] (Landlock) and started by [`supervisor`] as a process tree
+//!   that ends as one;
 //! - [`mock_agent`]: a scripted agent that behaves like Gemini CLI in
 //!   `--acp` mode, used in-process by `acp-client`, on stdio by the
 //!   `acp-mock-agent` binary and `acp-bridge --mock`;
@@ -38,6 +41,9 @@ pub mod reconnect;
 pub mod rejoin;
 pub mod remote;
 pub mod render;
+pub mod room;
+pub mod sandbox;
+pub mod supervisor;
 pub mod terminals;
 pub mod tls;
 pub mod users;

@@ -261,11 +261,21 @@ fn modes() -> Value {
     })
 }
 
+/// This process's pid as the machine's `/proc` names it: an agent started
+/// by `acp-bridge` runs in a PID namespace of its own (where it is a small
+/// number), while `/proc` stays the one it was started with.
+fn host_pid() -> u32 {
+    std::fs::read_to_string("/proc/self/stat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse().ok())
+        .unwrap_or_else(std::process::id)
+}
+
 /// The process's id, `HOME` and working directory.
 fn where_it_runs() -> Value {
     let cwd = std::env::current_dir().map_or(String::new(), |d| d.display().to_string());
     let home = std::env::var("HOME").unwrap_or_default();
-    json!({"pid": std::process::id(), "home": home, "cwd": cwd})
+    json!({"pid": host_pid(), "home": home, "cwd": cwd})
 }
 
 /// The number of a `mock-session-N` id, for listing in creation order.

@@ -17,6 +17,17 @@
 //! and file requests. A user with neither is refused. Several tokens may
 //! name the same user.
 //!
+//! An entry may also give the user's own agent what it alone gets (see
+//! [`TokenFile::room`]): environment variables (`env`, for example the
+//! user's own API key, so usage is billed and limited per user) and paths
+//! beyond its room (`agentRo` read-only, `agentRw` read-write):
+//!
+//! ```json
+//! {"tokens": {"a-long-random-token": {"userId": "ana", "permissions": ["read", "write"],
+//!                                     "env": {"GEMINI_API_KEY": "ana's key"},
+//!                                     "agentRo": ["/srv/datasets"], "agentRw": ["/srv/projects/ana"]}}}
+//! ```
+//!
 //! `SIGHUP` re-reads the file. Open connections stay: a user's new
 //! permissions apply to their next message; a user no longer in the file
 //! keeps their open connections, read-only, and may not open new ones. A
@@ -70,11 +81,64 @@ struct EntryShape {
     #[serde(rename = "userId")]
     user_id: String,
     permissions: Vec<String>,
+    #[serde(default)]
+    env: std::collections::BTreeMap<String, String>,
+    #[serde(default, rename = "agentRo")]
+    agent_ro: Vec<PathBuf>,
+    #[serde(default, rename = "agentRw")]
+    agent_rw: Vec<PathBuf>,
+}
+
+/// What a user's own agent gets beyond the room every agent gets: from the
+/// token file's `env`, `agentRo` and `agentRw`.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct UserRoom {
+    /// Environment variables for the user's agent only.
+    pub env: std::collections::BTreeMap<String, String>,
+    /// More paths the agent may read (and execute).
+    pub read_only: Vec<PathBuf>,
+    /// More paths the agent may read and write.
+    pub read_write: Vec<PathBuf>,
+}
+
+impl std::fmt::Debug for UserRoom {
+    // Never prints a value of `env`: they are secrets.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UserRoom")
+            .field("env", &self.env.keys().collect::<Vec<_>>())
+            .field("read_only", &self.read_only)
+            .field("read_write", &self.read_write)
+            .finish()
+    }
+}
+
+/// Variables a token file may not set: the room's own.
+const ROOM_VARIABLES: [&str; 2] = ["HOME", "TMPDIR"];
+
+/// Why `env` cannot be an agent's environment (naming no value).
+fn check_env(user: &str, env: &std::collections::BTreeMap<String, String>) -> Result<(), String> {
+    for (name, value) in env {
+        let bad_name = name.is_empty()
+            || name.contains('=')
+            || name.bytes().any(|b| b == 0 || b.is_ascii_whitespace());
+        if bad_name || value.contains('\0') {
+            return Err(format!(
+                "user {user:?}: env {name:?} is not a variable name and value"
+            ));
+        }
+        if ROOM_VARIABLES.contains(&name.as_str()) {
+            return Err(format!(
+                "user {user:?}: env may not set {name} (the bridge sets it to the user's room)"
+            ));
+        }
+    }
+    Ok(())
 }
 
 struct Entry {
     token: Vec<u8>,
     identity: Identity,
+    room: UserRoom,
 }
 
 /// The users of a token file, re-read on demand.
@@ -119,13 +183,49 @@ fn parse(text: &str) -> Result<Vec<Entry>, String> {
         }
         let permissions = Permissions::from_names(e.permissions.iter().map(String::as_str))
             .map_err(|bad| format!("user {:?}: {bad}", e.user_id))?;
+        check_env(&e.user_id, &e.env)?;
+        if let Some(p) = e
+            .agent_ro
+            .iter()
+            .chain(&e.agent_rw)
+            .find(|p| !p.is_absolute())
+        {
+            return Err(format!(
+                "user {:?}: agent path {} is not absolute",
+                e.user_id,
+                p.display()
+            ));
+        }
         entries.push(Entry {
             token: token.into_bytes(),
             identity: Identity {
                 user: e.user_id,
                 permissions,
             },
+            room: UserRoom {
+                env: e.env,
+                read_only: e.agent_ro,
+                read_write: e.agent_rw,
+            },
         });
+    }
+    for (n, a) in entries.iter().enumerate() {
+        for b in entries.iter().skip(n + 1) {
+            if a.identity.user != b.identity.user {
+                continue;
+            }
+            if let Some(name) = a
+                .room
+                .env
+                .iter()
+                .find_map(|(k, v)| b.room.env.get(k).filter(|w| *w != v).map(|_| k))
+            {
+                return Err(format!(
+                    "user {:?}: two tokens set env {name} to different values",
+                    a.identity.user
+                ));
+            }
+        }
     }
     Ok(entries)
 }
@@ -165,6 +265,25 @@ impl TokenFile {
         Ok((now, gone))
     }
 
+    /// What `user`'s agent gets beyond its room: the `env`, `agentRo` and
+    /// `agentRw` of all of that user's tokens together (empty for a user
+    /// not in the file; two tokens of one user never set one variable to
+    /// two values: such a file is refused).
+    pub fn room(&self, user: &str) -> UserRoom {
+        let entries = self
+            .entries
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut room = UserRoom::default();
+        for e in entries.iter().filter(|e| e.identity.user == user) {
+            room.env
+                .extend(e.room.env.iter().map(|(k, v)| (k.clone(), v.clone())));
+            room.read_only.extend(e.room.read_only.iter().cloned());
+            room.read_write.extend(e.room.read_write.iter().cloned());
+        }
+        room
+    }
+
     /// The user `given` is the token of: every token compared in constant
     /// time, all of them, whether or not one matched earlier.
     pub fn lookup(&self, given: &str) -> Option<Identity> {
@@ -179,5 +298,73 @@ impl TokenFile {
             }
         }
         found
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ANA: &str = "ana-0123456789abcdef-token";
+    const ANA2: &str = "ana-2123456789abcdef-token";
+    const BO: &str = "bo-0123456789abcdef-token";
+
+    fn file(extra_ana: &str, extra_ana2: &str) -> String {
+        format!(
+            r#"{{"tokens": {{"{ANA}": {{"userId": "ana", "permissions": ["write"]{extra_ana}}},
+                           "{ANA2}": {{"userId": "ana", "permissions": ["read"]{extra_ana2}}},
+                           "{BO}": {{"userId": "bo", "permissions": ["read"], "env": {{"BO_KEY": "b"}}}}}}}}"#
+        )
+    }
+
+    fn load(text: &str) -> Result<Arc<TokenFile>, String> {
+        let dir = std::env::temp_dir().join(format!("acp-users-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(format!("{:x}.json", text.len()));
+        std::fs::write(&path, text).unwrap();
+        let loaded = TokenFile::load(&path);
+        let _ = std::fs::remove_file(&path);
+        loaded
+    }
+
+    #[test]
+    fn a_users_room_merges_their_tokens_and_no_one_elses() {
+        let users = load(&file(
+            r#", "env": {"ANA_KEY": "a"}, "agentRo": ["/srv/data"]"#,
+            r#", "env": {"ANA_KEY": "a", "MORE": "m"}, "agentRw": ["/srv/ana"]"#,
+        ))
+        .unwrap();
+        let room = users.room("ana");
+        assert_eq!(room.env.get("ANA_KEY").map(String::as_str), Some("a"));
+        assert_eq!(room.env.get("MORE").map(String::as_str), Some("m"));
+        assert!(!room.env.contains_key("BO_KEY"));
+        assert_eq!(room.read_only, vec![PathBuf::from("/srv/data")]);
+        assert_eq!(room.read_write, vec![PathBuf::from("/srv/ana")]);
+        assert_eq!(users.room("cy"), UserRoom::default());
+        // Debug never shows a value.
+        let shown = format!("{room:?}");
+        assert!(
+            shown.contains("ANA_KEY") && !shown.contains("\"a\""),
+            "{shown}"
+        );
+    }
+
+    #[test]
+    fn bad_rooms_are_refused_naming_no_value() {
+        for (ana, ana2, why) in [
+            (r#", "env": {"HOME": "/x"}"#, "", "may not set HOME"),
+            (r#", "env": {"TMPDIR": "/x"}"#, "", "may not set TMPDIR"),
+            (r#", "env": {"A=B": "x"}"#, "", "not a variable name"),
+            (
+                r#", "env": {"K": "secret-1"}"#,
+                r#", "env": {"K": "secret-2"}"#,
+                "different values",
+            ),
+            (r#", "agentRo": ["relative/path"]"#, "", "not absolute"),
+        ] {
+            let e = load(&file(ana, ana2)).unwrap_err();
+            assert!(e.contains(why), "{e}");
+            assert!(!e.contains("secret"), "{e}");
+        }
     }
 }

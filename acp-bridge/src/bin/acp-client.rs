@@ -333,8 +333,23 @@ fn split_command(cmd: &str) -> Result<AgentCommand, String> {
     Ok(AgentCommand(words))
 }
 
-#[tokio::main]
-async fn main() -> ExitCode {
+fn main() -> ExitCode {
+    // Before any thread starts: the agent's launcher (this program
+    // re-executed) enters new namespaces, which a multi-threaded process
+    // cannot.
+    if let Some(code) = acp_bridge::supervisor::run_if_launcher() {
+        return code;
+    }
+    match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime.block_on(run()),
+        Err(e) => {
+            eprintln!("acp-client: cannot start the runtime: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run() -> ExitCode {
     let argv: Vec<String> = std::env::args().skip(1).collect();
     if argv.first().map(String::as_str) == Some("profiles") {
         return ExitCode::from(profiles::cli(argv.get(1..).unwrap_or_default()));
@@ -361,7 +376,7 @@ async fn main() -> ExitCode {
     // resolves when it is gone, and how to stop it.
     let transport = match (&args.agent, &args.connect) {
         (_, Some(url)) => connect(url, &args).await,
-        (Some(cmd), None) => spawn_agent(cmd, &cwd),
+        (Some(cmd), None) => spawn_agent(cmd, &cwd).await,
         (None, None) => Ok(embedded_mock(args.mock.clone())),
     };
     let Transport {
@@ -570,10 +585,13 @@ async fn connect(url: &str, args: &Args) -> Result<Transport, String> {
 
 /// Local process: `--agent CMD`, in the session directory and its own
 /// process group, spoken to on its stdin / stdout; its stderr is ours.
-fn spawn_agent(cmd: &[String], cwd: &Path) -> Result<Transport, String> {
-    let mut command = tokio::process::Command::new(&cmd[0]);
+/// Started through the launcher (`acp_bridge::supervisor`): when it ends,
+/// or this program does, every process it started ends too.
+async fn spawn_agent(cmd: &[String], cwd: &Path) -> Result<Transport, String> {
+    let launch = acp_bridge::supervisor::Launch::new(cmd.to_vec());
+    let mut command = acp_bridge::supervisor::command(&launch)
+        .map_err(|e| format!("cannot start agent {:?}: {e}", cmd.join(" ")))?;
     command
-        .args(&cmd[1..])
         .current_dir(cwd)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -581,8 +599,8 @@ fn spawn_agent(cmd: &[String], cwd: &Path) -> Result<Transport, String> {
         .kill_on_drop(true);
     #[cfg(unix)]
     command.process_group(0);
-    let mut child = command
-        .spawn()
+    let mut child = acp_bridge::supervisor::spawn(command)
+        .await
         .map_err(|e| format!("cannot start agent {:?}: {e}", cmd.join(" ")))?;
     let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
         return Err("agent stdio not captured".to_owned());

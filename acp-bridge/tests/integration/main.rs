@@ -24,6 +24,7 @@ mod resume_ws;
 
 mod bridge;
 mod bridge_agents;
+mod bridge_rooms;
 mod bridge_users;
 mod client_profiles;
 mod client_salvage;
@@ -31,3 +32,4 @@ mod client_terminal;
 mod library;
 mod rejoin;
 mod remote;
+mod room_env;

@@ -218,14 +218,18 @@ pub enum StopReason {
     Idle,
     /// Another user's agent needed its place ([`ServerConfig::max_agents`]).
     Evicted,
+    /// Its user was removed from the users the server knows
+    /// ([`Server::handle_user_removed`]).
+    UserRemoved,
 }
 
 impl StopReason {
-    /// `idle` or `evicted`.
+    /// `idle`, `evicted` or `user removed`.
     pub const fn as_str(self) -> &'static str {
         match self {
             Self::Idle => "idle",
             Self::Evicted => "evicted",
+            Self::UserRemoved => "user removed",
         }
     }
 }
@@ -546,6 +550,19 @@ impl Server {
     pub fn set_permissions(&mut self, user: &str, permissions: Permissions) {
         for agent in self.agents.values_mut() {
             agent.router.set_permissions(user, permissions);
+        }
+    }
+
+    /// `user` is no longer one of the server's users (a re-read token
+    /// file): their connections become read-only from their next message,
+    /// and their own agent, when one runs ([`PoolMode::PerUser`]), is
+    /// stopped ([`StopReason::UserRemoved`]), with every process it
+    /// started. A read-only connection of theirs that is still open may
+    /// start it again.
+    pub fn handle_user_removed(&mut self, now: Duration, user: &str) {
+        self.set_permissions(user, Permissions::READ_ONLY);
+        if self.config.pool == PoolMode::PerUser {
+            self.retire_user(user, now);
         }
     }
 

@@ -268,8 +268,17 @@ impl Server {
         true
     }
 
-    /// Stops the agent `key` (idle, or evicted); its router keeps who
-    /// owns which session.
+    /// Stops `user`'s own agent, if one runs: its user was removed.
+    pub(super) fn retire_user(&mut self, user: &str, now: Duration) {
+        let key = Some(user.to_owned());
+        if self.agents.contains_key(&key) {
+            self.log(format!("user {user} removed: their agent stops"));
+            self.retire(&key, StopReason::UserRemoved, now);
+        }
+    }
+
+    /// Stops the agent `key` (idle, evicted, its user removed); its router
+    /// keeps who owns which session.
     fn retire(&mut self, key: &Option<String>, why: StopReason, now: Duration) {
         let Some(agent) = self.agents.get_mut(key) else {
             return;

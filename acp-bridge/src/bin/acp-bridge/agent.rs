@@ -2,33 +2,25 @@
 //! its stderr appended to its log, stopped when the core says so. When to
 //! start, restart and stop is the core's decision.
 
-use std::path::Path;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use acp_codec::remote::AgentRun;
 
+use acp_bridge::room::UserDirs;
+use acp_bridge::supervisor;
+use acp_bridge::users::UserRoom;
 use acp_codec::codec::LineCodec;
 use acp_codec::Limits;
 use futures_util::StreamExt;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
+use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout};
 use tokio::sync::{mpsc, Notify};
 use tokio_util::codec::FramedRead;
 
-use crate::driver::{user_dirs, Driver, RunIo};
+use crate::driver::{user_dirs, Driver, Processes, RunIo};
 use crate::log::Log;
-
-/// Variables that would point a user's agent at the bridge's own
-/// configuration and data instead of its `HOME`.
-const SHARED_DIRS: [&str; 5] = [
-    "XDG_CONFIG_HOME",
-    "XDG_DATA_HOME",
-    "XDG_STATE_HOME",
-    "XDG_CACHE_HOME",
-    "XDG_RUNTIME_DIR",
-];
 
 /// The starter of the driver: one task per agent run.
 pub fn start(driver: Arc<Driver>, run: AgentRun, user: Option<String>) {
@@ -43,11 +35,15 @@ async fn supervise(driver: Arc<Driver>, run: AgentRun, user: Option<String>) {
     let name = user
         .as_deref()
         .map_or_else(|| "agent".to_owned(), |u| format!("agent of {u}"));
-    let dirs = user.as_deref().map(|u| user_dirs(&processes.state_dir, u));
-    let spawned = match &dirs {
-        Some((home, work)) => spawn(&processes.command, Some((home, work))),
-        None => spawn(&processes.command, None),
+    let dirs = user.as_deref().map(|u| {
+        let (home, work) = user_dirs(&processes.state_dir, u);
+        UserDirs::beside(&home, &work)
+    });
+    let room = match (user.as_deref(), &processes.users) {
+        (Some(u), Some(users)) => users.room(u),
+        _ => UserRoom::default(),
     };
+    let spawned = spawn(processes, dirs.as_ref().map(|d| (d, &room))).await;
     let (mut child, stdin, stdout, stderr) = match spawned {
         Ok(x) => x,
         Err(e) => {
@@ -56,8 +52,8 @@ async fn supervise(driver: Arc<Driver>, run: AgentRun, user: Option<String>) {
         }
     };
     let pid = child.id().unwrap_or(0);
-    let place = dirs.as_ref().map_or(String::new(), |(home, work)| {
-        format!(" (HOME {}, in {})", home.display(), work.display())
+    let place = dirs.as_ref().map_or(String::new(), |d| {
+        format!(" (HOME {}, in {})", d.home.display(), d.work.display())
     });
     let started = format!(
         "{name} started: pid {pid}, {}{place}",
@@ -113,43 +109,31 @@ async fn supervise(driver: Arc<Driver>, run: AgentRun, user: Option<String>) {
 
 type Spawned = (Child, ChildStdin, ChildStdout, ChildStderr);
 
-/// Spawns `command`; a user's agent with its own `HOME` and working
-/// directory (`dirs`, made private to the bridge's OS user when missing).
-fn spawn(command: &[String], dirs: Option<(&Path, &Path)>) -> Result<Spawned, String> {
-    let Some((program, args)) = command.split_first() else {
-        return Err("no agent command".to_owned());
-    };
-    let mut cmd = Command::new(program);
-    cmd.args(args)
-        .stdin(Stdio::piped())
+/// Starts the agent through its launcher (`acp_bridge::supervisor`): its
+/// room (`user`: a user's own agent, its directories created private to
+/// the bridge's OS user when missing) and confinement from `--agent-*`,
+/// `--confine` and `--unconfined`; killing the child ends the agent and
+/// every process it started.
+async fn spawn(cfg: &Processes, user: Option<(&UserDirs, &UserRoom)>) -> Result<Spawned, String> {
+    if let Some((dirs, _)) = user {
+        dirs.create()?;
+    }
+    let program = cfg.command.first().map_or("", String::as_str);
+    let mut cmd = cfg
+        .rooms
+        .command(&cfg.command, user)
+        .map_err(|e| format!("cannot launch {program}: {e}"))?;
+    cmd.stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
-    if let Some((home, work)) = dirs {
-        for dir in [home, work] {
-            make_private_dir(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-        }
-        cmd.env("HOME", home).current_dir(work);
-        for name in SHARED_DIRS {
-            cmd.env_remove(name);
-        }
-    }
-    let mut child = cmd
-        .spawn()
+    let mut child = supervisor::spawn(cmd)
+        .await
         .map_err(|e| format!("spawn of {program} failed: {e}"))?;
     match (child.stdin.take(), child.stdout.take(), child.stderr.take()) {
         (Some(i), Some(o), Some(e)) => Ok((child, i, o, e)),
         _ => Err("agent pipes missing".to_owned()),
     }
-}
-
-/// Creates `dir` (and its parents) readable by the bridge's OS user only.
-fn make_private_dir(dir: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::DirBuilderExt;
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
 }
 
 async fn write_stdin(mut stdin: ChildStdin, mut rx: mpsc::UnboundedReceiver<Vec<u8>>) {

@@ -49,7 +49,7 @@ pub struct RunIo {
 }
 
 /// Where and how agent processes run (the binary's side of the pool).
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Processes {
     /// The agent command: program and arguments.
     pub command: Vec<String>,
@@ -61,6 +61,11 @@ pub struct Processes {
     pub log_limit: u64,
     /// Longest agent line relayed (bytes).
     pub max_line: usize,
+    /// How agents are roomed and confined (`--agent-*`, `--confine`,
+    /// `--unconfined`).
+    pub rooms: acp_bridge::room::Rooms,
+    /// The token file: each user's own paths and environment.
+    pub users: Option<Arc<acp_bridge::users::TokenFile>>,
 }
 
 /// Starts the process of one agent run: given by `main` (the supervisor

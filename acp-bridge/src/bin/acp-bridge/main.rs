@@ -68,10 +68,16 @@
 //! restarting touches no one else: `_bridge/agent_exited` and
 //! `_bridge/agent_started` go to that user's clients only.
 //!
-//! Each agent runs as the bridge's own OS user: a separate process, `HOME`
-//! and working directory keep one user's agent from seeing another's
-//! files by default, not from reading them on purpose (a shell tool can
-//! open any path the bridge's OS user can).
+//! Each user's agent runs in a room of its own (`acp_bridge::room`):
+//! confined by Landlock to its `HOME`, working directory and `TMPDIR`
+//! (`STATE_DIR/USER/tmp`) read-write and the system read-only, with only
+//! the allow-listed variables of the bridge's environment and the user's
+//! own `env` from the token file, in a PID namespace of its own so that
+//! every process it started ends with it (idle stop, eviction, restart,
+//! its user removed on `SIGHUP`, the bridge's exit, even by `SIGKILL`).
+//! The bridge refuses to start per-user agents on a kernel that cannot
+//! confine them, unless `--unconfined`. It still runs as the bridge's own
+//! OS user and shares its network unless `--agent-net`.
 //!
 //! Without a token file (`--token`, or none) all clients share one agent
 //! process, started with the bridge, in the bridge's `HOME` and working
@@ -227,6 +233,17 @@
 //! | `--agent-pool shared\|per-user` | | `per-user` with a token file, else `shared` |
 //! | `--replay-bytes N` (per session, 0 = off) | `GEMINI_BRIDGE_REPLAY_BYTES` | 4194304 |
 //! | `--mock-args "ARGS"` (for the built-in mock, e.g. `--big-bytes N`) | | none |
+//! | `--agent-ro PATH` (repeatable; confined agents read and run it) | | none |
+//! | `--agent-rw PATH` (repeatable; confined agents read and write it) | | none |
+//! | `--agent-env NAME` (repeatable; passed on beyond `PATH`, `LANG`, ...) | | none |
+//! | `--agent-net PORTS` (comma-separated; TCP connect to these only) | | any |
+//! | `--confine` (the shared agent too) | | off |
+//! | `--unconfined` (where the kernel cannot confine; logged loudly) | `GEMINI_BRIDGE_UNCONFINED` | off |
+//! | `--check-confinement` (print what the kernel enforces, exit 0/1) | | |
+//!
+//! Every agent is started by this same program re-executed as its
+//! launcher (the hidden first argument `--acp-launcher`, see
+//! `acp_bridge::supervisor`).
 //!
 //! The built-in mock agent is this same program re-executed with the hidden
 //! flag `--mock-agent`, so it is a real child process (it can crash and be
@@ -362,6 +379,31 @@ struct Args {
     /// reattaches it with session/load or session/resume (0: none).
     #[arg(long, env = "GEMINI_BRIDGE_REPLAY_BYTES", default_value_t = acp_codec::remote::DEFAULT_REPLAY_BUDGET)]
     replay_bytes: usize,
+    /// A path every confined agent may read and execute (repeatable).
+    #[arg(long = "agent-ro", value_name = "PATH")]
+    agent_ro: Vec<PathBuf>,
+    /// A path every confined agent may read and write (repeatable).
+    #[arg(long = "agent-rw", value_name = "PATH")]
+    agent_rw: Vec<PathBuf>,
+    /// A variable of the bridge's environment agents get, beyond PATH,
+    /// LANG and the like (repeatable).
+    #[arg(long = "agent-env", value_name = "NAME")]
+    agent_env: Vec<String>,
+    /// Confined agents may open TCP connections to these ports only
+    /// (comma-separated; Landlock ABI 4, Linux 6.7).
+    #[arg(long = "agent-net", value_name = "PORTS", value_delimiter = ',')]
+    agent_net: Option<Vec<u16>>,
+    /// Confine the shared agent too (without a token file).
+    #[arg(long, conflicts_with = "unconfined")]
+    confine: bool,
+    /// Run agents unconfined where the kernel cannot confine them (logged
+    /// loudly).
+    #[arg(long, env = "GEMINI_BRIDGE_UNCONFINED")]
+    unconfined: bool,
+    /// Print what this kernel enforces (Landlock ABI and rights, PID
+    /// namespaces) and exit 0 when agents can be confined, 1 when not.
+    #[arg(long)]
+    check_confinement: bool,
 }
 
 fn at_least_one(v: &str) -> Result<usize, String> {
@@ -390,7 +432,8 @@ struct Config {
 }
 
 impl Args {
-    fn into_config(self) -> Result<Config, String> {
+    /// The configuration, and a warning to log loudly at start.
+    fn into_config(self) -> Result<(Config, Option<String>), String> {
         let token = self.token.filter(|t| !t.is_empty());
         let auth = match (&self.token_file, token) {
             (Some(path), _) => Auth::Users(users::TokenFile::load(path)?),
@@ -442,7 +485,29 @@ impl Args {
         core.max_http_connections = self.max_http_connections;
         core.first_message = door.first_message;
         core.hash_key = hash_key;
-        Ok(Config {
+        let agent = agent_command(self.gemini, self.agent, self.mock_args)?;
+        let rooms = acp_bridge::room::Rooms {
+            read_only: self.agent_ro,
+            read_write: self.agent_rw,
+            env_allow: self.agent_env,
+            tcp_connect: self.agent_net,
+            confine_shared: self.confine,
+            unconfined: self.unconfined,
+        };
+        let mut protected = vec![
+            ("log directory", self.log_dir.as_path()),
+            ("state directory", self.state_dir.as_path()),
+        ];
+        if let Some(file) = &self.token_file {
+            protected.push(("token file", file.as_path()));
+        }
+        let per_user = pool == PoolMode::PerUser;
+        let warning = rooms.check(&agent, per_user, &protected)?;
+        let users = match &auth {
+            Auth::Users(users) => Some(users.clone()),
+            _ => None,
+        };
+        let config = Config {
             bind: SocketAddr::new(self.host, self.port),
             listen: Listen {
                 access: Access {
@@ -460,13 +525,16 @@ impl Args {
             },
             core,
             processes: Processes {
-                command: agent_command(self.gemini, self.agent, self.mock_args)?,
+                command: agent,
+                rooms,
+                users,
                 log_dir: self.log_dir,
                 state_dir: self.state_dir,
                 log_limit: driver::LOG_LIMIT,
                 max_line: self.max_message_bytes,
             },
-        })
+        };
+        Ok((config, warning))
     }
 }
 
@@ -558,12 +626,12 @@ async fn reload_on_sighup(driver: Arc<Driver>, users: Arc<users::TokenFile>) {
     while hup.recv().await.is_some() {
         match users.reload() {
             Ok((now, gone)) => {
-                driver.with(|s, _| {
+                driver.with(|s, now_t| {
                     for who in &now {
                         s.set_permissions(&who.user, who.permissions);
                     }
                     for user in &gone {
-                        s.set_permissions(user, acp_codec::remote::Permissions::READ_ONLY);
+                        s.handle_user_removed(now_t, user);
                     }
                 });
                 driver.log_line(&format!(
@@ -581,14 +649,31 @@ async fn reload_on_sighup(driver: Arc<Driver>, users: Arc<users::TokenFile>) {
     }
 }
 
-#[tokio::main]
-async fn main() -> ExitCode {
+fn main() -> ExitCode {
+    // Both before any thread starts: the launcher and the check enter new
+    // namespaces, which a multi-threaded process cannot.
+    if let Some(code) = acp_bridge::supervisor::run_if_launcher() {
+        return code;
+    }
+    if std::env::args().nth(1).as_deref() == Some("--check-confinement") {
+        return acp_bridge::supervisor::check_confinement();
+    }
+    match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime.block_on(run()),
+        Err(e) => {
+            eprintln!("acp-bridge: cannot start the runtime: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run() -> ExitCode {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().map(String::as_str) == Some("--mock-agent") {
         args.remove(0);
         return run_mock_agent(args).await;
     }
-    let config = match Args::parse().into_config() {
+    let (config, warning) = match Args::parse().into_config() {
         Ok(c) => c,
         Err(e) => {
             eprintln!("acp-bridge: {e}");
@@ -610,6 +695,10 @@ async fn main() -> ExitCode {
     } = config;
     let shared_pool = core.pool == PoolMode::Shared;
     let driver = Driver::start(core, processes, agent::start);
+    if let Some(warning) = warning {
+        // On stderr and in the bridge's log.
+        driver.log_line(&warning);
+    }
     if let Auth::Users(users) = &listen.access.auth {
         tokio::spawn(reload_on_sighup(driver.clone(), users.clone()));
     }

@@ -1,0 +1,162 @@
+#!/usr/bin/env bash
+# Interop proof for each user's room: real agents from npm complete full
+# turns as a user's own agent of `acp-bridge` with a token file, confined
+# (Landlock, a PID namespace of their own, `--agent-net` to the fake
+# model's port only), their secrets from the token file only. Loopback only.
+#
+#   scripts/interop_rooms.sh
+#
+# Installs the pinned peers (scripts/peers/install.sh for Gemini CLI,
+# scripts/interop_qwen.sh --install-only for Qwen Code; no-ops when
+# present), builds acp-bridge and acp-client, checks the kernel
+# (`acp-bridge --check-confinement`; a kernel that cannot confine fails
+# this script, it never skips), then for each agent:
+#   - a token file of two users; ana's entry gives her agent its key and
+#     its fake model's base URL (`env`), nothing else of ours reaches it;
+#   - acp-bridge in front of `gemini --acp` / `qwen --acp`, the agent's
+#     HOME, working and temp directories under the state directory;
+#   - acp-client, as ana, over WebSocket: one turn that reads, edits and
+#     writes files and runs a shell command, in a project inside ana's
+#     working directory; the files land;
+#   - the bridge stopped: nothing the agent started is left running.
+# Every run is bounded by `timeout`; no process is left behind.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+export PEERS_DIR="${PEERS_DIR:-$ROOT/target/peers}"
+scripts/peers/install.sh >/dev/null
+QWEN_PEERS_DIR="$(scripts/interop_qwen.sh --install-only 2>/dev/null | tail -1)"
+cargo build --quiet -p acp-bridge --bins
+TARGET="${CARGO_TARGET_DIR:-$ROOT/../target}"
+[[ "$TARGET" = /* ]] || TARGET="$ROOT/../$TARGET"
+BRIDGE="$TARGET/debug/acp-bridge"
+CLIENT="$TARGET/debug/acp-client"
+GEMINI="$PEERS_DIR/node_modules/.bin/gemini"
+QWEN="$QWEN_PEERS_DIR/node_modules/.bin/qwen"
+
+T="$(mktemp -d)"
+BRIDGE_PID=""
+FAKE_PID=""
+cleanup() {
+  [[ -n "$BRIDGE_PID" ]] && kill -KILL "$BRIDGE_PID" 2>/dev/null || true
+  [[ -n "$FAKE_PID" ]] && kill "$FAKE_PID" 2>/dev/null || true
+  rm -rf "$T"
+}
+trap cleanup EXIT
+# shellcheck source=peers/checks.sh
+. scripts/peers/checks.sh
+
+ANA=ana-0123456789abcdef-token
+BO=bo-0123456789abcdef-token
+
+echo "interop_rooms: what this kernel enforces (acp-bridge --check-confinement):"
+if ! "$BRIDGE" --check-confinement | sed 's/^/  /'; then
+  fail "the kernel confines agents (Landlock ABI 3, user and PID namespaces)" 0
+  exit 1
+fi
+
+# start_bridge NAME AGENT PORT: acp-bridge for the users of $T/NAME/tokens.json,
+# agents confined, TCP to PORT only; sets BRIDGE_PID and ADDR.
+start_bridge() {
+  local dir="$T/$1" line=""
+  mkdir -p "$dir/logs"
+  "$BRIDGE" --port 0 --log-dir "$dir/logs" --token-file "$dir/tokens.json" \
+    --state-dir "$dir/state" --agent "$2" --agent-net "$3" --agent-idle-secs 600 \
+    </dev/null 2>"$dir/bridge.err" &
+  BRIDGE_PID=$!
+  for _ in $(seq 1 200); do
+    line="$(grep -m1 -o 'listening on ws://[^ ]*' "$dir/bridge.err" 2>/dev/null || true)"
+    [[ -n "$line" ]] && break
+    sleep 0.05
+  done
+  ADDR="${line#listening on ws://}"
+  [[ -n "$ADDR" ]] || { echo "acp-bridge did not start:"; cat "$dir/bridge.err"; exit 1; }
+}
+
+# stop_bridge NAME: SIGTERM, then checks no process of the agent's room
+# (its cwd under the state directory) is left.
+stop_bridge() {
+  local dir="$T/$1" t0 left
+  t0=$(date +%s.%N)
+  kill -TERM "$BRIDGE_PID" 2>/dev/null || true
+  wait "$BRIDGE_PID" 2>/dev/null || true
+  BRIDGE_PID=""
+  for _ in $(seq 1 50); do
+    left="$(for p in /proc/[0-9]*; do [[ "$(readlink "$p/cwd" 2>/dev/null)" == "$dir/state"* ]] && echo "${p#/proc/}"; done || true)"
+    [[ -z "$left" ]] && break
+    sleep 0.1
+  done
+  if [[ -n "$left" ]]; then
+    fail "$1: nothing the agent started outlives the bridge's SIGTERM" "$(elapsed "$t0")"
+    ps -o pid,args -p "$(echo $left | tr ' ' ,)" | cut -c1-200
+    for p in $left; do kill -KILL "$p" 2>/dev/null || true; done
+  else
+    pass "$1: nothing the agent started outlives the bridge's SIGTERM" "$(elapsed "$t0")"
+  fi
+}
+
+# tokens NAME ENV-JSON: the token file, ana's agent with ENV-JSON.
+tokens() {
+  printf '{"tokens":{"%s":{"userId":"ana","permissions":["read","write"],"env":%s},"%s":{"userId":"bo","permissions":["read"],"env":{"BO_ONLY":"x"}}}}\n' \
+    "$ANA" "$2" "$BO" >"$T/$1/tokens.json"
+}
+
+# --- Gemini CLI ---------------------------------------------------------------
+# The turn of scripts/interop.sh against scripts/peers/fake_gemini.py: reads
+# README.md, edits src/app.py and a 68 KB file, writes NOTES.md and VERSION,
+# runs shell commands, each behind a permission prompt.
+N=gemini; H="$T/$N/state/ana/home"; P="$T/$N/state/ana/work/project"
+mkdir -p "$H/.gemini" "$P/src" "$P/data"
+printf '{"general":{"enableAutoUpdate":false,"enableAutoUpdateNotification":false},"privacy":{"usageStatisticsEnabled":false},"telemetry":{"enabled":false},"security":{"folderTrust":{"enabled":false},"auth":{"selectedType":"gemini-api-key"}}}\n' >"$H/.gemini/settings.json"
+printf '# Demo\n\nA tiny project.\n' >"$P/README.md"
+printf '1.2.3\n' >"$P/VERSION"
+printf 'def greet():\n    return "hello"\n\n\ndef add(a, b):\n    return a + b\n' >"$P/src/app.py"
+python3 -c 'import sys; sys.path.insert(0, "scripts/peers"); import record; sys.stdout.write(record.big_log())' >"$P/data/log.txt"
+coproc FAKE { exec python3 scripts/peers/fake_gemini.py --script acp --idle 60 --max-lifetime 150; }
+read -r PORT <&"${FAKE[0]}"
+tokens "$N" '{"GEMINI_API_KEY":"dummy-key-for-fake-backend","GOOGLE_GEMINI_BASE_URL":"http://127.0.0.1:'"$PORT"'","GEMINI_CLI_NO_RELAUNCH":"1"}'
+start_bridge "$N" "$GEMINI --acp" "$PORT"
+t0=$(date +%s.%N); rc=0
+env -u GEMINI_API_KEY -u GOOGLE_API_KEY ACP_BRIDGE_TOKEN="$ANA" timeout -k 5 150 \
+  "$CLIENT" --summary-json --connect "ws://$ADDR/" --cwd "$P" --permission allow --timeout 90 \
+  "Update greet, write notes and run the checks." </dev/null >"$T/out" 2>"$T/err" || rc=$?
+check "gemini confined in ana's room (fake model): full turn, files land" \
+  'rc==0 and s["stopReason"]=="end_turn" and s["agent"]=="gemini-cli 0.61.0" and s["permissionRequests"]>=3 and s["fsWrites"]>=3 and s["badLines"]==0 and s["turnProblems"]==0' \
+  "$rc" "$(elapsed "$t0")"
+grep -q "greet() now takes a name" "$P/NOTES.md" 2>/dev/null || { echo "FAIL gemini confined: NOTES.md did not land"; FAILED=1; }
+grep -q 'def greet(name):' "$P/src/app.py" || { echo "FAIL gemini confined: src/app.py was not edited"; FAILED=1; }
+stop_bridge "$N"
+kill "$FAKE_PID" 2>/dev/null || true; wait "$FAKE_PID" 2>/dev/null || true; FAKE_PID=""
+if [[ $FAILED != 0 ]]; then
+  echo "  gemini agent log:"; tail -c 3000 "$T/$N/logs/gemini-acp.ana.log" 2>/dev/null | sed 's/^/    /' || true
+fi
+
+# --- Qwen Code ------------------------------------------------------------------
+# Turn (6) of scripts/interop_qwen.sh against scripts/peers/fake_openai.py:
+# reads, edits src/app.py, writes NOTES.md and VERSION, runs the check.
+N=qwen; H="$T/$N/state/ana/home"; P="$T/$N/state/ana/work/project"
+mkdir -p "$H/.qwen" "$P/src"
+printf '%s\n' '{"security":{"auth":{"selectedType":"openai"},"folderTrust":{"enabled":false}},"tools":{"approvalMode":"default"},"privacy":{"usageStatisticsEnabled":false},"telemetry":{"enabled":false},"general":{"enableAutoUpdate":false,"enableAutoUpdateNotification":false},"ui":{"enableFollowupSuggestions":false},"memory":{"enableManagedAutoMemory":false,"enableManagedAutoDream":false}}' >"$H/.qwen/settings.json"
+printf '# Demo\n\nA tiny project.\n' >"$P/README.md"
+printf '1.2.3\n' >"$P/VERSION"
+printf 'def greet():\n    return "hello"\n\n\ndef add(a, b):\n    return a + b\n' >"$P/src/app.py"
+coproc FAKE { exec python3 scripts/peers/fake_openai.py --script acp --cwd "$P" --log "$T/fake-qwen.log" --idle 60 --max-lifetime 150; }
+read -r PORT <&"${FAKE[0]}"
+tokens "$N" '{"OPENAI_API_KEY":"dummy-key-for-fake-backend","OPENAI_BASE_URL":"http://127.0.0.1:'"$PORT"'/v1","OPENAI_MODEL":"fake-model"}'
+start_bridge "$N" "$QWEN --acp" "$PORT"
+t0=$(date +%s.%N); rc=0
+env -u OPENAI_API_KEY ACP_BRIDGE_TOKEN="$ANA" timeout -k 5 150 \
+  "$CLIENT" --summary-json --connect "ws://$ADDR/" --cwd "$P" --permission allow --timeout 90 \
+  "Update greet, write notes and run the check." </dev/null >"$T/out" 2>"$T/err" || rc=$?
+check "qwen confined in ana's room (fake model): full turn, files land" \
+  'rc==0 and s["stopReason"]=="end_turn" and s["agent"].startswith("qwen-code ") and s["permissionsAllowed"]==4 and s["fsWrites"]==3 and "def greet(name):" in f("src/app.py") and f("NOTES.md").startswith("# Notes") and f("VERSION")=="1.2.4\n" and f("CHECKED.txt")=="checked 1.2.4\n"' \
+  "$rc" "$(elapsed "$t0")"
+stop_bridge "$N"
+kill "$FAKE_PID" 2>/dev/null || true; wait "$FAKE_PID" 2>/dev/null || true; FAKE_PID=""
+if [[ $FAILED != 0 ]]; then
+  echo "  qwen agent log:"; tail -c 3000 "$T/$N/logs/gemini-acp.ana.log" 2>/dev/null | sed 's/^/    /' || true
+fi
+
+printf 'interop_rooms: total %.1fs, %s\n' "$(elapsed "$START_ALL")" "$([[ $FAILED == 0 ]] && echo 'all passed' || echo 'FAILED')"
+exit "$FAILED"

@@ -1,0 +1,470 @@
+//! Each agent's room: what `acp-bridge` gives an agent it starts (its
+//! directories, its environment, its Landlock rules) and the checks it
+//! makes before it starts any.
+//!
+//! A user's own agent (a token file's user) gets:
+//!
+//! - read-write: its `HOME`, working directory and temporary directory
+//!   (`TMPDIR`), all under the state directory, and the operator's
+//!   `--agent-rw` paths and the user's `agentRw`;
+//! - read-only and executable: the system ([`crate::sandbox::SYSTEM_READ_ONLY`]),
+//!   the agent's install directory ([`agent_dirs`]), this program's
+//!   directory, the operator's `--agent-ro` paths and the user's `agentRo`;
+//! - nothing else: not another user's room, not the state directory's
+//!   listing, not the token file, not the logs;
+//! - the environment: the allow-list [`ENV_ALLOW`] (and `--agent-env`
+//!   names) from the bridge's own, then the user's `env` from the token
+//!   file, then `HOME` and `TMPDIR`. No other variable of the bridge's
+//!   reaches it.
+//!
+//! The shared agent (no token file) is the operator's: it runs in the
+//! bridge's working directory with the bridge's `HOME` and `TMPDIR` (when
+//! allowed), and is confined only with `--confine` (then to those three,
+//! read-write, and the same read-only paths).
+
+use std::ffi::OsString;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use crate::sandbox::{Policy, SYSTEM_READ_ONLY};
+use crate::supervisor::{self, Launch};
+use crate::users::UserRoom;
+
+/// The variables of the bridge's environment every agent gets (when set):
+/// where programs are, language, time zone, terminal, who runs it, where
+/// certificates are. Anything else (tokens, API keys) needs `--agent-env
+/// NAME` or a user's `env` in the token file.
+pub const ENV_ALLOW: &[&str] = &[
+    "PATH",
+    "LANG",
+    "LANGUAGE",
+    "LC_ALL",
+    "LC_CTYPE",
+    "LC_MESSAGES",
+    "LC_COLLATE",
+    "LC_NUMERIC",
+    "LC_TIME",
+    "TZ",
+    "TERM",
+    "COLORTERM",
+    "NO_COLOR",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+];
+
+/// An agent's whole environment, from the bridge's (`server`): the
+/// variables of [`ENV_ALLOW`] and `extra_allowed` that `server` has; then,
+/// for a user's own agent, the user's `env` from the token file and `HOME`
+/// and `TMPDIR` set to their room (in that order, the later winning); for
+/// the shared agent, the bridge's own `HOME` and `TMPDIR`. Nothing else.
+pub fn agent_env<I>(
+    server: I,
+    extra_allowed: &[String],
+    user: Option<(&UserDirs, &UserRoom)>,
+) -> Vec<(OsString, OsString)>
+where
+    I: IntoIterator<Item = (OsString, OsString)>,
+{
+    let allowed = |name: &OsString| {
+        let room_own = user.is_none() && (name == "HOME" || name == "TMPDIR");
+        room_own
+            || ENV_ALLOW.iter().any(|a| name == a)
+            || extra_allowed.iter().any(|a| name == a.as_str())
+    };
+    let mut env: Vec<(OsString, OsString)> =
+        server.into_iter().filter(|(k, _)| allowed(k)).collect();
+    if let Some((dirs, room)) = user {
+        let mut set = |name: OsString, value: OsString| {
+            env.retain(|(k, _)| *k != name);
+            env.push((name, value));
+        };
+        for (name, value) in &room.env {
+            set(name.into(), value.into());
+        }
+        set("HOME".into(), dirs.home.clone().into_os_string());
+        set("TMPDIR".into(), dirs.tmp.clone().into_os_string());
+    }
+    env
+}
+
+/// How the bridge rooms its agents (its `--agent-*`, `--confine` and
+/// `--unconfined` flags).
+#[derive(Debug, Clone, Default)]
+pub struct Rooms {
+    /// `--agent-ro`: more paths every confined agent may read.
+    pub read_only: Vec<PathBuf>,
+    /// `--agent-rw`: more paths every confined agent may read and write.
+    pub read_write: Vec<PathBuf>,
+    /// `--agent-env`: more variables of the bridge's environment agents get.
+    pub env_allow: Vec<String>,
+    /// `--agent-net`: the only TCP ports confined agents may connect to.
+    pub tcp_connect: Option<Vec<u16>>,
+    /// `--confine`: the shared agent is confined too.
+    pub confine_shared: bool,
+    /// `--unconfined`: no agent is confined (their process trees still end
+    /// with them where the kernel allows).
+    pub unconfined: bool,
+}
+
+/// A user's room on disk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UserDirs {
+    /// The agent's `HOME`.
+    pub home: PathBuf,
+    /// Its working directory.
+    pub work: PathBuf,
+    /// Its `TMPDIR`.
+    pub tmp: PathBuf,
+}
+
+impl UserDirs {
+    /// The room of the user whose `HOME` is `home` and working directory
+    /// `work`: its temporary directory is `tmp` beside `home`.
+    pub fn beside(home: &Path, work: &Path) -> Self {
+        let tmp = home
+            .parent()
+            .map_or_else(|| home.join("tmp"), |p| p.join("tmp"));
+        Self {
+            home: home.to_owned(),
+            work: work.to_owned(),
+            tmp,
+        }
+    }
+
+    /// Creates the three directories (and their parents) readable by this
+    /// OS user only.
+    ///
+    /// # Errors
+    ///
+    /// When one cannot be created: which.
+    pub fn create(&self) -> Result<(), String> {
+        use std::os::unix::fs::DirBuilderExt;
+        for dir in [&self.home, &self.work, &self.tmp] {
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(dir)
+                .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        }
+        Ok(())
+    }
+}
+
+impl Rooms {
+    /// Whether a user's agent (`per_user`) or the shared agent is confined.
+    pub fn confines(&self, per_user: bool) -> bool {
+        !self.unconfined && (per_user || self.confine_shared)
+    }
+
+    /// The launcher command for `agent` (program and arguments): a user's
+    /// own agent with `user` (their room on disk and what the token file
+    /// gives them), the shared agent with `None`. Set stdio on it and start
+    /// it with [`supervisor::spawn`].
+    ///
+    /// # Errors
+    ///
+    /// When this program's path cannot be found, or the shared agent's
+    /// working directory cannot be read.
+    pub fn command(
+        &self,
+        agent: &[String],
+        user: Option<(&UserDirs, &UserRoom)>,
+    ) -> io::Result<tokio::process::Command> {
+        let confined = self.confines(user.is_some());
+        let sandbox = if confined {
+            Some(self.policy(agent, user)?)
+        } else {
+            None
+        };
+        let mut launch = Launch::new(agent.to_vec());
+        launch.sandbox = sandbox;
+        launch.strict = confined;
+        let mut cmd = supervisor::command(&launch)?;
+        cmd.env_clear()
+            .envs(agent_env(std::env::vars_os(), &self.env_allow, user));
+        if let Some((dirs, _)) = user {
+            cmd.current_dir(&dirs.work);
+        }
+        Ok(cmd)
+    }
+
+    /// The Landlock rules of an agent's room.
+    fn policy(&self, agent: &[String], user: Option<(&UserDirs, &UserRoom)>) -> io::Result<Policy> {
+        let mut read_only = self.read_only.clone();
+        let mut read_write = self.read_write.clone();
+        read_only.extend(agent_dirs(agent));
+        match user {
+            Some((dirs, room)) => {
+                read_only.extend(room.read_only.iter().cloned());
+                read_write.extend(room.read_write.iter().cloned());
+                read_write.extend([dirs.home.clone(), dirs.work.clone(), dirs.tmp.clone()]);
+            }
+            None => {
+                read_write.push(std::env::current_dir()?);
+                read_write.push(std::env::var_os("HOME").map_or_else(PathBuf::new, PathBuf::from));
+                read_write.push(std::env::temp_dir());
+                read_write.retain(|p| !p.as_os_str().is_empty());
+            }
+        }
+        Ok(Policy {
+            read_only,
+            read_write,
+            tcp_connect: self.tcp_connect.clone(),
+        })
+    }
+
+    /// Checks, before the bridge starts any agent, that its rooms hold:
+    /// the operator's paths exist; no secret of the bridge (`protected`:
+    /// the token file, the log and state directories, each with what to
+    /// call it) lies beneath a path a confined agent may read; and the
+    /// kernel confines (this program run with `--check-confinement`, which
+    /// `acp-bridge` answers). `per_user`: there is a token file.
+    ///
+    /// Returns a warning to log loudly (`--unconfined`), or `None`.
+    ///
+    /// # Errors
+    ///
+    /// What is wrong, naming what is missing.
+    pub fn check(
+        &self,
+        agent: &[String],
+        per_user: bool,
+        protected: &[(&str, &Path)],
+    ) -> Result<Option<String>, String> {
+        for p in self.read_only.iter().chain(&self.read_write) {
+            if !p.is_absolute() || !p.exists() {
+                return Err(format!(
+                    "agent path {} is not an existing absolute path",
+                    p.display()
+                ));
+            }
+        }
+        if self.unconfined {
+            return Ok(Some(
+                "WARNING: --unconfined: agents are NOT confined: each may read and write every file this OS user can, other users' rooms and the token file included".to_owned(),
+            ));
+        }
+        if !self.confines(per_user) {
+            return Ok(None);
+        }
+        let granted: Vec<PathBuf> = SYSTEM_READ_ONLY
+            .iter()
+            .map(PathBuf::from)
+            .chain(self.read_only.iter().cloned())
+            .chain(self.read_write.iter().cloned())
+            .chain(agent_dirs(agent))
+            .chain(
+                std::env::current_exe()
+                    .ok()
+                    .and_then(|e| e.parent().map(Path::to_owned)),
+            )
+            .filter_map(|p| std::fs::canonicalize(p).ok())
+            .collect();
+        for (what, path) in protected {
+            let Some(path) = resolve_existing_part(path) else {
+                continue;
+            };
+            if let Some(g) = granted.iter().find(|g| path.starts_with(g)) {
+                return Err(format!(
+                    "the {what} {} is beneath {}, which confined agents may read: move it elsewhere",
+                    path.display(),
+                    g.display()
+                ));
+            }
+        }
+        probe_kernel()?;
+        Ok(None)
+    }
+}
+
+/// `path` absolute with its symlinks followed as far as it exists (a
+/// state directory not made yet still counts where it will be).
+fn resolve_existing_part(path: &Path) -> Option<PathBuf> {
+    let absolute = std::env::current_dir().ok()?.join(path);
+    let mut rest = Vec::new();
+    let mut at = absolute.as_path();
+    loop {
+        if let Ok(real) = std::fs::canonicalize(at) {
+            return Some(rest.iter().rev().fold(real, |p, name| p.join(name)));
+        }
+        rest.push(at.file_name()?.to_owned());
+        at = at.parent()?;
+    }
+}
+
+/// Runs this program with `--check-confinement` (a fresh, single-threaded
+/// process, which can try a user namespace): `Err` with its report when
+/// the kernel cannot confine.
+fn probe_kernel() -> Result<(), String> {
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?;
+    let out = std::process::Command::new(exe)
+        .arg("--check-confinement")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot check confinement: {e}"))?;
+    if out.status.success() {
+        return Ok(());
+    }
+    Err(format!(
+        "this kernel cannot confine agents (pass --unconfined to run them unconfined anyway):\n{}",
+        String::from_utf8_lossy(&out.stdout).trim_end()
+    ))
+}
+
+/// Where an agent's code lies, read-only and executable in its room: the
+/// [`install_dirs`] of its program, and for each argument that is an
+/// absolute path to a file (`node /opt/agent/main.js`), that file's
+/// directory the same way (its whole `node_modules` tree when it lies in
+/// one).
+pub fn agent_dirs(agent: &[String]) -> Vec<PathBuf> {
+    let Some((program, args)) = agent.split_first() else {
+        return Vec::new();
+    };
+    let mut dirs = install_dirs(program);
+    for arg in args.iter().map(Path::new) {
+        if arg.is_absolute() && arg.is_file() {
+            if let Ok(file) = std::fs::canonicalize(arg) {
+                dirs.extend(package_dir(&file));
+            }
+        }
+    }
+    dirs
+}
+
+/// The directories an agent's program runs from, to be readable and
+/// executable: the program found on `PATH` with its symlinks followed,
+/// with its whole `node_modules` tree when it lies in one (see
+/// `package_dir`), else its own directory; and the same for the
+/// interpreter of a script (`#!/usr/bin/env node` gives `node`'s).
+pub fn install_dirs(program: &str) -> Vec<PathBuf> {
+    let mut dirs = Vec::new();
+    let Some(path) = which(program) else {
+        return dirs;
+    };
+    dirs.extend(package_dir(&path));
+    if let Some(interpreter) = interpreter(&path) {
+        if let Some(found) = which(&interpreter) {
+            dirs.extend(package_dir(&found));
+        }
+    }
+    dirs
+}
+
+/// `program` resolved on `PATH` (or as given, when it holds a `/`), with
+/// its symlinks followed.
+fn which(program: &str) -> Option<PathBuf> {
+    if program.contains('/') {
+        return std::fs::canonicalize(program).ok();
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|p| p.is_file())
+        .and_then(|p| std::fs::canonicalize(p).ok())
+}
+
+/// Where a resolved program's code lies: for a program inside a
+/// `node_modules` tree, the outermost `node_modules` directory on its path
+/// (npm hoists a package's dependencies beside it, and Node.js looks for
+/// them in every `node_modules` above it); else its own directory.
+fn package_dir(path: &Path) -> Option<PathBuf> {
+    let parts: Vec<_> = path.components().collect();
+    match parts.iter().position(|c| c.as_os_str() == "node_modules") {
+        Some(at) => parts.get(..=at).map(|p| p.iter().collect()),
+        None => path.parent().map(Path::to_owned),
+    }
+}
+
+/// The interpreter a script names on its `#!` line (the program after
+/// `env`).
+fn interpreter(path: &Path) -> Option<String> {
+    use std::io::Read;
+    let mut head = [0u8; 256];
+    let n = std::fs::File::open(path).ok()?.read(&mut head).ok()?;
+    let head = head.get(..n)?;
+    let line = head.strip_prefix(b"#!")?;
+    let line = line.split(|b| *b == b'\n').next()?;
+    let line = std::str::from_utf8(line).ok()?;
+    let mut words = line.split_whitespace();
+    let first = words.next()?;
+    if first.ends_with("/env") {
+        words.find(|w| !w.starts_with('-')).map(str::to_owned)
+    } else {
+        Some(first.to_owned())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_node_program_gets_its_whole_node_modules_tree() {
+        let p = Path::new("/opt/n/lib/node_modules/@google/gemini-cli/dist/index.js");
+        assert_eq!(
+            package_dir(p),
+            Some(PathBuf::from("/opt/n/lib/node_modules"))
+        );
+        let p = Path::new("/srv/peers/node_modules/qwen/node_modules/x/cli.js");
+        assert_eq!(
+            package_dir(p),
+            Some(PathBuf::from("/srv/peers/node_modules"))
+        );
+        assert_eq!(
+            package_dir(Path::new("/usr/bin/python3")),
+            Some(PathBuf::from("/usr/bin"))
+        );
+    }
+
+    #[test]
+    fn a_script_names_its_interpreter() {
+        let dir = std::env::temp_dir().join(format!("acp-room-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let script = dir.join("agent");
+        std::fs::write(&script, "#!/usr/bin/env -S node --no-warnings\n").unwrap();
+        assert_eq!(interpreter(&script).as_deref(), Some("node"));
+        std::fs::write(&script, "#!/bin/sh -e\necho\n").unwrap();
+        assert_eq!(interpreter(&script).as_deref(), Some("/bin/sh"));
+        std::fs::write(&script, "\x7fELF").unwrap();
+        assert_eq!(interpreter(&script), None);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn an_agents_script_argument_is_part_of_its_install() {
+        let dir = std::env::temp_dir().join(format!("acp-room-args-{}", std::process::id()));
+        let pkg = dir.join("node_modules").join("agent");
+        std::fs::create_dir_all(&pkg).unwrap();
+        std::fs::write(pkg.join("main.js"), "").unwrap();
+        let main = pkg.join("main.js").to_string_lossy().into_owned();
+        let dirs = agent_dirs(&["sh".to_owned(), "-x".to_owned(), main]);
+        let tree = std::fs::canonicalize(dir.join("node_modules")).unwrap();
+        assert!(dirs.contains(&tree), "{dirs:?}");
+        // Flags and missing files add nothing.
+        let none = agent_dirs(&[
+            "/nonexistent/agent".to_owned(),
+            "/nonexistent/x.js".to_owned(),
+        ]);
+        assert!(none.is_empty(), "{none:?}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_path_not_made_yet_resolves_where_it_will_be() {
+        let real = std::fs::canonicalize(std::env::temp_dir()).unwrap();
+        let later = std::env::temp_dir().join("acp-room-not-yet").join("agents");
+        assert_eq!(
+            resolve_existing_part(&later),
+            Some(real.join("acp-room-not-yet").join("agents"))
+        );
+    }
+
+    #[test]
+    fn rooms_sit_beside_home() {
+        let dirs = UserDirs::beside(Path::new("/s/ana/home"), Path::new("/s/ana/work"));
+        assert_eq!(dirs.tmp, PathBuf::from("/s/ana/tmp"));
+    }
+}

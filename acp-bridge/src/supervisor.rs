@@ -1,0 +1,428 @@
+//! Agents started as a process tree that ends as one: every process an
+//! agent starts (a tool's child, a dev server, a daemon that called
+//! `setsid` or forked twice) ends when the agent is stopped, or when the
+//! program that started it exits or is killed.
+//!
+//! The program (`acp-bridge`, `acp-client`) re-executes itself as a small
+//! launcher for each agent ([`command`], then [`spawn`]):
+//!
+//! ```text
+//! bridge ──> launcher ──> init (PID 1 of a new PID namespace) ──> agent ──> its children
+//! ```
+//!
+//! - The launcher asks for `SIGKILL` when its parent ends
+//!   (`PR_SET_PDEATHSIG`; then checks its parent is still the one that
+//!   started it, so a parent that died first is not missed), enters a new
+//!   user namespace (the same user and group ids mapped) and a new PID
+//!   namespace, applies the agent's Landlock rules to itself when it has
+//!   any ([`crate::sandbox`]) and starts the init.
+//! - The init is PID 1 of the new namespace. It too dies with its parent
+//!   (the launcher), starts the agent, reaps every orphan the agent leaves
+//!   (so none lingers as a zombie), and exits with the agent's status when
+//!   the agent exits.
+//! - When PID 1 of a PID namespace ends, the kernel kills every other
+//!   process in it. So stopping an agent is `SIGKILL` to its launcher (what
+//!   `tokio::process::Child::kill` sends): the init dies of its parent's
+//!   death, and the namespace with it. The same chain runs when the bridge
+//!   exits or is killed with `SIGKILL`: the launcher dies of its parent's
+//!   death.
+//!
+//! The parent-death signal follows the thread that forked, not the
+//! process: [`spawn`] forks every launcher from one thread that lives as
+//! long as the program, never from a pool thread that may end first.
+//!
+//! A program that starts agents this way calls [`run_if_launcher`] first in
+//! its `main`, before any thread starts (a tokio runtime included):
+//!
+//! ```rust,ignore
+//! fn main() -> std::process::ExitCode {
+//!     if let Some(code) = acp_bridge::supervisor::run_if_launcher() {
+//!         return code; // this process was the launcher (or init) of an agent
+//!     }
+//!     tokio::runtime::Runtime::new().unwrap().block_on(async {
+//!         let launch = Launch::new(vec!["gemini".into(), "--acp".into()]);
+//!         let mut cmd = supervisor::command(&launch).unwrap();
+//!         cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).kill_on_drop(true);
+//!         let mut agent = supervisor::spawn(cmd).await.unwrap();
+//!         // ... speak ACP on its stdin and stdout ...
+//!         agent.kill().await.unwrap(); // the agent and everything it started end
+//!         std::process::ExitCode::SUCCESS
+//!     })
+//! }
+//! ```
+//!
+//! Where the kernel refuses an unprivileged user namespace (a sysctl or a
+//! security module may), a launcher run with [`Launch::strict`] refuses to
+//! start the agent; otherwise it logs why on its stderr and starts the
+//! agent as its own child, which still dies with the launcher, but what it
+//! started may outlive it.
+
+use std::io;
+use std::process::ExitCode;
+use std::sync::mpsc;
+use std::sync::OnceLock;
+
+use rustix::process::{Pid, Signal, WaitOptions};
+use serde::{Deserialize, Serialize};
+
+use crate::sandbox::{self, Policy};
+
+/// The hidden first argument that turns `acp-bridge` or `acp-client` into
+/// the launcher: `PROGRAM --acp-launcher SPEC`.
+pub const LAUNCHER_FLAG: &str = "--acp-launcher";
+
+/// How the launcher exits when it refuses to start the agent.
+const REFUSED: u8 = 125;
+
+/// One agent to launch: its command and confinement. Its environment,
+/// working directory and stdio are the launcher command's own (set them
+/// on what [`command`] returns): the launcher passes them on unchanged.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Launch {
+    /// The agent's program and arguments.
+    pub command: Vec<String>,
+    /// Landlock rules for the agent; `None`: not confined.
+    pub sandbox: Option<Policy>,
+    /// Refuse to start the agent without its own PID namespace.
+    pub strict: bool,
+    /// The pid the launcher's (or init's) parent must have.
+    #[serde(default)]
+    parent: u32,
+    /// Launcher or init.
+    #[serde(default)]
+    init: bool,
+}
+
+impl Launch {
+    /// `command` (program and arguments), not confined, started even where
+    /// no PID namespace can be made.
+    pub fn new(command: Vec<String>) -> Self {
+        Self {
+            command,
+            ..Self::default()
+        }
+    }
+}
+
+/// The launcher's command for `launch`: this program, re-executed with
+/// [`LAUNCHER_FLAG`]. Set its environment, working directory and stdio,
+/// then start it with [`spawn`]; `kill` on the child stops the agent and
+/// everything it started.
+///
+/// # Errors
+///
+/// When this program's path cannot be found.
+pub fn command(launch: &Launch) -> io::Result<tokio::process::Command> {
+    let exe = std::env::current_exe()?;
+    let spec = Launch {
+        parent: std::process::id(),
+        init: false,
+        ..launch.clone()
+    };
+    let mut cmd = tokio::process::Command::new(exe);
+    cmd.arg(LAUNCHER_FLAG).arg(encode(&spec)?);
+    Ok(cmd)
+}
+
+fn encode(spec: &Launch) -> io::Result<String> {
+    serde_json::to_string(spec).map_err(io::Error::other)
+}
+
+type Job = (
+    tokio::process::Command,
+    tokio::sync::oneshot::Sender<io::Result<tokio::process::Child>>,
+);
+
+static SPAWNER: OnceLock<mpsc::Sender<Job>> = OnceLock::new();
+
+/// Starts `cmd` (a launcher from [`command`]) from the one long-lived
+/// spawning thread, so the launcher's parent-death signal fires when this
+/// program ends, not when some worker thread does. Call it inside a tokio
+/// runtime.
+///
+/// # Errors
+///
+/// When the process cannot be started.
+pub async fn spawn(cmd: tokio::process::Command) -> io::Result<tokio::process::Child> {
+    let tx = SPAWNER.get_or_init(|| {
+        let handle = tokio::runtime::Handle::current();
+        let (tx, rx) = mpsc::channel::<Job>();
+        // A failure to start the thread drops `rx`: the send below fails.
+        let _ = std::thread::Builder::new()
+            .name("acp-spawner".to_owned())
+            .spawn(move || {
+                let _runtime = handle.enter();
+                for (mut cmd, reply) in rx {
+                    let _ = reply.send(cmd.spawn());
+                }
+            });
+        tx
+    });
+    let (reply, answer) = tokio::sync::oneshot::channel();
+    tx.send((cmd, reply))
+        .map_err(|_| io::Error::other("the spawning thread is gone"))?;
+    answer
+        .await
+        .map_err(|_| io::Error::other("the spawning thread is gone"))?
+}
+
+/// Runs the launcher (or its init) when this process was started as one
+/// (`PROGRAM --acp-launcher SPEC`): call it first in `main`, before any
+/// thread starts (a multi-threaded process cannot enter a new user
+/// namespace). `None`: this is not a launcher, go on.
+pub fn run_if_launcher() -> Option<ExitCode> {
+    let mut args = std::env::args_os().skip(1);
+    if args.next()? != LAUNCHER_FLAG {
+        return None;
+    }
+    let spec = args
+        .next()
+        .and_then(|s| serde_json::from_str::<Launch>(&s.to_string_lossy()).ok());
+    let Some(spec) = spec else {
+        eprintln!("acp launcher: bad launch spec");
+        return Some(ExitCode::from(REFUSED));
+    };
+    Some(if spec.init {
+        init(&spec)
+    } else {
+        launcher(spec)
+    })
+}
+
+/// Dies with the parent, and makes sure the parent is still `expected`
+/// (it may have died before the signal was asked for).
+fn die_with_parent(parent_now: impl Fn() -> Option<u32>, expected: u32) -> Result<(), String> {
+    rustix::process::set_parent_process_death_signal(Some(Signal::KILL))
+        .map_err(|e| format!("cannot ask for a parent-death signal: {e}"))?;
+    match parent_now() {
+        Some(p) if p == expected => Ok(()),
+        _ => Err("the process that started it is gone".to_owned()),
+    }
+}
+
+fn launcher(mut spec: Launch) -> ExitCode {
+    let parent = || {
+        let p = Pid::as_raw(rustix::process::getppid());
+        u32::try_from(p).ok()
+    };
+    if let Err(e) = die_with_parent(parent, spec.parent) {
+        eprintln!("acp launcher: {e}");
+        return ExitCode::from(REFUSED);
+    }
+    let namespace = enter_namespaces();
+    if let Err(e) = &namespace {
+        if spec.strict {
+            eprintln!("acp launcher: refusing to start the agent: no pid namespace: {e}");
+            return ExitCode::from(REFUSED);
+        }
+        eprintln!(
+            "acp launcher: WARNING: no pid namespace ({e}): processes the agent starts may outlive it"
+        );
+    }
+    let exe = std::env::current_exe();
+    if let Some(policy) = &mut spec.sandbox {
+        // The init is this program: it must stay runnable.
+        if let Some(dir) = exe.as_ref().ok().and_then(|e| e.parent()) {
+            policy.read_only.push(dir.to_owned());
+        }
+        if let Err(e) = sandbox::apply(policy) {
+            eprintln!("acp launcher: refusing to start the agent: {e}");
+            return ExitCode::from(REFUSED);
+        }
+    }
+    let child = if namespace.is_ok() {
+        let init = Launch {
+            parent: std::process::id(),
+            init: true,
+            sandbox: None,
+            ..spec
+        };
+        match (exe, encode(&init)) {
+            (Ok(exe), Ok(arg)) => std::process::Command::new(exe)
+                .arg(LAUNCHER_FLAG)
+                .arg(arg)
+                .spawn(),
+            (Err(e), _) | (_, Err(e)) => Err(e),
+        }
+    } else {
+        start_agent(&spec.command)
+    };
+    let child = child.inspect(|_| let_go_of_stdio());
+    match child.and_then(|mut c| c.wait()) {
+        Ok(status) => exit_code(status.code(), signal_of(&status)),
+        Err(e) => {
+            eprintln!("acp launcher: {e}");
+            ExitCode::from(REFUSED)
+        }
+    }
+}
+
+/// Points this process's stdin and stdout at `/dev/null` once its child
+/// has them: the agent's stdout must end (its reader sees end of file)
+/// when the agent closes it, not when the last process holding a copy
+/// does. Stderr stays, for the launcher's own messages.
+fn let_go_of_stdio() {
+    if let Ok(null) = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/null")
+    {
+        let _ = rustix::stdio::dup2_stdin(&null);
+        let _ = rustix::stdio::dup2_stdout(&null);
+    }
+}
+
+fn signal_of(status: &std::process::ExitStatus) -> Option<i32> {
+    use std::os::unix::process::ExitStatusExt;
+    status.signal()
+}
+
+/// An exit status as a shell reports it: the code, or 128 + the signal.
+fn exit_code(code: Option<i32>, signal: Option<i32>) -> ExitCode {
+    let n = match (code, signal) {
+        (Some(c), _) => c,
+        (None, Some(s)) => 128 + s,
+        (None, None) => 1,
+    };
+    ExitCode::from(u8::try_from(n & 0xff).unwrap_or(1))
+}
+
+fn start_agent(command: &[String]) -> io::Result<std::process::Child> {
+    let Some((program, args)) = command.split_first() else {
+        return Err(io::Error::other("no agent command"));
+    };
+    std::process::Command::new(program)
+        .args(args)
+        .spawn()
+        .map_err(|e| io::Error::new(e.kind(), format!("cannot start {program}: {e}")))
+}
+
+/// A new user namespace (this user and group mapped to themselves) and a
+/// new PID namespace for the children of this (single-threaded) process.
+fn enter_namespaces() -> io::Result<()> {
+    use rustix::thread::UnshareFlags;
+    let uid = rustix::process::getuid().as_raw();
+    let gid = rustix::process::getgid().as_raw();
+    // SAFETY: `unshare_unsafe` is unsafe only for `CLONE_FILES` (threads
+    // that would see another descriptor table); these flags do not include
+    // it, and the launcher is single-threaded.
+    unsafe { rustix::thread::unshare_unsafe(UnshareFlags::NEWUSER | UnshareFlags::NEWPID) }?;
+    std::fs::write("/proc/self/setgroups", "deny")?;
+    std::fs::write("/proc/self/uid_map", format!("{uid} {uid} 1"))?;
+    std::fs::write("/proc/self/gid_map", format!("{gid} {gid} 1"))?;
+    Ok(())
+}
+
+/// PID 1 of the agent's namespace: starts the agent, reaps every process
+/// orphaned into the namespace, exits with the agent's status.
+fn init(spec: &Launch) -> ExitCode {
+    if let Err(e) = die_with_parent(parent_in_host, spec.parent) {
+        eprintln!("acp launcher: {e}");
+        return ExitCode::from(REFUSED);
+    }
+    let agent = match start_agent(&spec.command) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("acp launcher: {e}");
+            return ExitCode::from(127);
+        }
+    };
+    let_go_of_stdio();
+    let agent_pid = i32::try_from(agent.id()).unwrap_or(0);
+    loop {
+        match rustix::process::wait(WaitOptions::empty()) {
+            Ok(Some((pid, status))) if pid.as_raw_nonzero().get() == agent_pid => {
+                return exit_code(status.exit_status(), status.terminating_signal());
+            }
+            Ok(_) => {}
+            Err(e) if e == rustix::io::Errno::INTR => {}
+            Err(e) => {
+                eprintln!("acp launcher: wait: {e}");
+                return ExitCode::from(REFUSED);
+            }
+        }
+    }
+}
+
+/// The init's parent as the bridge's PID namespace sees it (`getppid` says
+/// 0 to PID 1 of a namespace): from `/proc/self/stat`, whose `/proc` is the
+/// bridge's.
+fn parent_in_host() -> Option<u32> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // `pid (comm) state ppid ...`; comm may hold spaces and parentheses.
+    let rest = stat.get(stat.rfind(')')?.checked_add(1)?..)?;
+    rest.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// `acp-bridge --check-confinement`: prints what this kernel enforces
+/// (Landlock's ABI and rights, the PID namespace), then confines this
+/// process to check it for real. Exit 0 when per-user agents can be
+/// confined (Landlock ABI 3 and an unprivileged PID namespace), 1 when
+/// not. Call it before any thread starts.
+pub fn check_confinement() -> ExitCode {
+    let probe = sandbox::probe();
+    println!("{probe}");
+    let namespace = enter_namespaces();
+    match &namespace {
+        Ok(()) => println!("pid namespace in an unprivileged user namespace (every process an agent starts ends with it): yes"),
+        Err(e) => println!("pid namespace in an unprivileged user namespace (every process an agent starts ends with it): missing ({e})"),
+    }
+    let applied = sandbox::apply(&Policy::default());
+    match &applied {
+        Ok(a) => println!(
+            "landlock: abi {}{}",
+            a.abi,
+            if a.complete {
+                ""
+            } else {
+                " (some optional rights missing)"
+            }
+        ),
+        Err(e) => println!("landlock: {e}"),
+    }
+    if probe.files && namespace.is_ok() && applied.is_ok() {
+        println!("per-user agents can be confined: yes");
+        ExitCode::SUCCESS
+    } else {
+        println!("per-user agents can be confined: no (acp-bridge refuses to start them unless --unconfined)");
+        ExitCode::FAILURE
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_codes_follow_the_shell() {
+        assert_eq!(exit_code(Some(3), None), ExitCode::from(3));
+        assert_eq!(exit_code(None, Some(9)), ExitCode::from(137));
+        assert_eq!(exit_code(None, None), ExitCode::from(1));
+    }
+
+    #[test]
+    fn the_parent_is_read_from_proc() {
+        let expected = Pid::as_raw(rustix::process::getppid());
+        assert_eq!(parent_in_host().map(|p| p as i32), Some(expected));
+    }
+
+    #[test]
+    fn a_spec_survives_its_encoding() {
+        let spec = Launch {
+            command: vec!["agent".to_owned(), "--acp".to_owned()],
+            sandbox: Some(Policy {
+                read_only: vec!["/opt/agent".into()],
+                read_write: vec!["/srv/rooms/ana/home".into()],
+                tcp_connect: Some(vec![443]),
+            }),
+            strict: true,
+            parent: 7,
+            init: true,
+        };
+        let back: Launch = serde_json::from_str(&encode(&spec).unwrap()).unwrap();
+        assert_eq!(back.command, spec.command);
+        assert_eq!(back.sandbox, spec.sandbox);
+        assert!(back.strict && back.init);
+        assert_eq!(back.parent, 7);
+    }
+}
