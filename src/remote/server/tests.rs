@@ -544,3 +544,46 @@ fn an_oversized_agent_line_is_reported_not_dropped_silently() {
     let acts = h.actions();
     assert!(sent(&acts, ana)[0].contains(r#""id":8"#), "{acts:?}");
 }
+
+#[test]
+fn a_removed_user_becomes_read_only_and_their_agent_stops() {
+    let mut h = Harness::new(per_user(4));
+    let ana = Principal::user("ana", Permissions::READ_WRITE);
+    let bo = Principal::user("bo", Permissions::READ_WRITE);
+    let a = h.server.open(h.now, Profile::WebSocket, &ana).unwrap();
+    h.server.handle_text(h.now, a, &init(0));
+    let ana_run = started(&h.settle())[0];
+    let b = h.server.open(h.now, Profile::WebSocket, &bo).unwrap();
+    h.server.handle_text(h.now, b, &init(0));
+    let bo_run = started(&h.settle())[0];
+    h.server.handle_user_removed(h.now, "ana");
+    let acts = h.actions();
+    assert!(
+        acts.contains(&Action::StopAgent {
+            run: ana_run,
+            why: StopReason::UserRemoved
+        }),
+        "{acts:?}"
+    );
+    assert!(
+        !acts
+            .iter()
+            .any(|a| matches!(a, Action::StopAgent { run, .. } if *run == bo_run)),
+        "only the removed user's agent stops: {acts:?}"
+    );
+    h.server.handle_agent_exited(h.now, ana_run, "killed");
+    h.settle();
+    // Her open connection is read-only now: a prompt is refused.
+    let acts = h.text(a, &new_session(1));
+    let answer = sent(&acts, a);
+    assert!(
+        answer.iter().any(|m| m.contains("\"error\"")),
+        "a removed user may not write: {acts:?}"
+    );
+    // Removing a user who has no agent stops nothing.
+    h.server.handle_user_removed(h.now, "cy");
+    assert!(!h
+        .actions()
+        .iter()
+        .any(|a| matches!(a, Action::StopAgent { .. })));
+}
