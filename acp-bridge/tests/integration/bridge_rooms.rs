@@ -353,12 +353,21 @@ async fn no_child_outlives_its_user_removed_from_the_token_file() {
         .unwrap()
         .success());
     all_gone_within_5s(&pids, sent, "its user's removal");
-    assert!(rooms
+    // Logged once the launcher has been reaped, just after its tree died.
+    let logged = Instant::now();
+    while !rooms
         .bridge
         .stderr
         .lock()
         .unwrap()
-        .contains("user ana removed: their agent stopped"));
+        .contains("agent of ana stopped: user removed")
+    {
+        assert!(
+            logged.elapsed() < Duration::from_secs(5),
+            "no log of ana's agent stopping"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
 
 /// The bridge's exit status and stderr for `args` (it must refuse to
