@@ -6,7 +6,7 @@
 //! cargo run --features tokio-util --example relay -- --max-line 1048576 gemini --acp
 //! ```
 //!
-//! - A line over `--max-line` bytes (default 16 MiB) is never buffered
+//! - A line over `--max-line` bytes (default 64 MiB, the codec's `DEFAULT_MAX_LINE_LEN`) is never buffered
 //!   whole: the codec reports it once and skips to its end. When it was a
 //!   request from the client, the relay answers it with the codec's error
 //!   (`-32600`, with the request's id, read from the line's first bytes), so
