@@ -572,6 +572,57 @@ mod tests {
         }
     }
 
+    /// Every escape kind (and a raw control character, a bad escape, a
+    /// lone surrogate) at every byte offset from 0 to 48, after plain text
+    /// that is ASCII or made of wide characters (two, three and four
+    /// bytes, padded with ASCII to the offset), with plain text after it
+    /// short and long: word and block edges on either side of the escape,
+    /// the end of the text within and past a word. Each way in reads it as
+    /// `serde_json` does, or fails where it fails.
+    #[test]
+    fn every_escape_at_every_offset_unescapes_as_serde_json() {
+        let escapes = [
+            r#"\""#,
+            r"\\",
+            r"\/",
+            r"\b",
+            r"\f",
+            r"\n",
+            r"\r",
+            r"\t",
+            r"\u0041",
+            r"\u00e9",
+            r"\u20ac",
+            r"\uD83E\uDD80",
+            r"\ud800",
+            r"\x",
+            "\u{1}",
+        ];
+        for fill in ['a', 'é', '中', '🦀'] {
+            for offset in 0..=48 {
+                let mut head = String::new();
+                while head.len() + fill.len_utf8() <= offset {
+                    head.push(fill);
+                }
+                while head.len() < offset {
+                    head.push('a');
+                }
+                for escape in escapes {
+                    for after in ["", "z", "中", "zzzzzzz", "é中🦀zzzzzzzzzzzzzzzzzzzz"] {
+                        let token = alloc::format!("\"{head}{escape}{after}\"");
+                        let theirs = serde_json::from_str::<String>(&token).ok();
+                        let ours = unquote::<serde_json::Error>(&token).ok();
+                        assert_eq!(ours.as_deref(), theirs.as_deref(), "{token}");
+                        let read = unescape_token(&token, 1, 0).ok().map(|(s, _)| s);
+                        assert_eq!(read, theirs, "{token}");
+                        let len = unescaped_len(&token).ok();
+                        assert_eq!(len, theirs.as_ref().map(String::len), "{token}");
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn escape_errors_say_what() {
         assert_eq!(escape(br"\ud800x"), Err(EscapeError::LoneSurrogate));
