@@ -146,3 +146,15 @@ fn hostile_stream_seeds() {
         hostile_stream::check(&data);
     }
 }
+
+#[cfg(feature = "alloc")]
+use crate::checks::unescape;
+
+#[cfg(feature = "alloc")]
+#[test]
+fn unescape_seeds() {
+    for (name, data) in seeds("unescape") {
+        eprintln!("{name}");
+        unescape::check(&data);
+    }
+}
