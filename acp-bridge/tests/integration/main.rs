@@ -16,6 +16,7 @@ mod ws_harness;
 mod bridge;
 mod bridge_agents;
 mod bridge_users;
+mod client_oversized;
 mod client_profiles;
 mod client_salvage;
 mod client_terminal;
