@@ -158,8 +158,19 @@ impl TextSink for Counter {
 }
 
 impl TextSink for String {
+    /// A run of sixteen bytes or fewer is put as a block of sixteen and
+    /// cut back (see `put_word`), not copied by a call.
     #[inline(always)]
     fn put(&mut self, text: &str, from: usize, to: usize) {
+        let len = to.wrapping_sub(from);
+        if len <= 16 && self.capacity().wrapping_sub(self.len()) >= 16 {
+            if let Some(block) = text.get(from..from.wrapping_add(16)) {
+                let keep = self.len().wrapping_add(len);
+                self.push_str(block);
+                self.truncate(keep);
+                return;
+            }
+        }
         self.push_str(text.get(from..to).unwrap_or_default());
     }
     /// Never grows the string where putting the exact bytes would not:
@@ -174,7 +185,7 @@ impl TextSink for String {
                 self.push_str(word);
                 self.truncate(to);
             }
-            _ => self.put(text, at, at.wrapping_add(keep)),
+            _ => self.push_str(text.get(at..at.wrapping_add(keep)).unwrap_or_default()),
         }
     }
     #[inline(always)]
@@ -319,8 +330,8 @@ pub(crate) fn unescape_token(
     from: usize,
     capacity: usize,
 ) -> Result<(String, usize), usize> {
-    // Eight bytes more: a word is put whole before it is cut back.
-    let mut out = String::with_capacity(capacity.saturating_add(8));
+    // Sixteen bytes more: a block is put whole before it is cut back.
+    let mut out = String::with_capacity(capacity.saturating_add(16));
     let end = unescape_from(text, from, &mut out)?;
     if end < text.len() {
         Ok((out, end.saturating_add(1)))
@@ -395,8 +406,8 @@ pub(crate) fn unquote<E: de::Error>(token: &str) -> Result<Cow<'_, str>, E> {
     if short_special(inner.as_bytes(), 0).is_none() {
         return Ok(Cow::Borrowed(inner));
     }
-    // Eight bytes more: a word is put whole before it is cut back.
-    let mut out = String::with_capacity(inner.len().saturating_add(8));
+    // Sixteen bytes more: a block is put whole before it is cut back.
+    let mut out = String::with_capacity(inner.len().saturating_add(16));
     match unescape_from(inner, 0, &mut out) {
         Ok(end) if end == inner.len() => {}
         Ok(_) => return Err(E::custom(EscapeError::Invalid.message())),
