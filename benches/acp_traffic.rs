@@ -6,7 +6,8 @@
 //! group.
 //!
 //! Beside them, the peers' long escaped strings, each decoded as a chunk's
-//! text, against `serde_json` unescaping the string alone.
+//! text, against `serde_json` unescaping the string alone; and a matrix of
+//! made strings by escape gap, script and regularity (`acp/escapes/...`).
 //!
 //! `serde_json::Value` here is built without `preserve_order`; the official
 //! crate's side (and `Value` as it builds it) is `benches/official`.
@@ -103,5 +104,82 @@ fn escaped_strings(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench, escaped_strings);
+/// A string of [`MATRIX_ESCAPES`] escapes (`\\n`, `\\"`, `\\\\`, `\\t`, `\\u00e9` in
+/// turn) with plain text between them: `gap` bytes of it on average, ASCII
+/// or CJK (three-byte characters, as many as fit in the gap, one at
+/// least), every gap the same (`regular`) or drawn between half and one
+/// and a half times it (`irregular`, a fixed pseudo-random sequence).
+fn escape_matrix_token(gap: usize, cjk: bool, irregular: bool) -> String {
+    let escapes = [r"\n", r#"\""#, r"\\", r"\t", r"\u00e9"];
+    let mut token = String::from("\"");
+    let mut state = 0x2545_f491_4f6c_dd1d_u64;
+    for k in 0..MATRIX_ESCAPES {
+        let len = if irregular {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let spread = gap.max(2) as u64;
+            (gap / 2) + (state % spread) as usize
+        } else {
+            gap
+        };
+        if cjk {
+            for c in "代码审查的第一条规则是先读测试"
+                .chars()
+                .cycle()
+                .take((len / 3).max(1))
+            {
+                token.push(c);
+            }
+        } else {
+            for c in "the quick brown fox jumps over the lazy dog "
+                .chars()
+                .cycle()
+                .take(len)
+            {
+                token.push(c);
+            }
+        }
+        token.push_str(escapes[k % escapes.len()]);
+    }
+    token.push('"');
+    token
+}
+
+/// Escapes in each string of the escape matrix.
+const MATRIX_ESCAPES: usize = 512;
+
+/// Unescaping by escape gap (3, 8, 40, 200 bytes), ASCII or CJK text, and
+/// regular or irregular positions: each string as a chunk's text through
+/// `acp::decode_line` against `serde_json` reading it alone into a
+/// `String`, in the same group. Throughput is in escapes: criterion's time
+/// over 512 is the time per escape.
+fn escape_matrix(c: &mut Criterion) {
+    for gap in [3, 8, 40, 200] {
+        for cjk in [false, true] {
+            for irregular in [false, true] {
+                let token = escape_matrix_token(gap, cjk, irregular);
+                let want: String = serde_json::from_str(&token).unwrap();
+                let line = fixtures::chunk_line_of(&token);
+                assert_eq!(fixtures::decode_line_chunk_text(&line), want.len());
+                let name = format!(
+                    "acp/escapes/gap {gap} {} {}",
+                    if cjk { "cjk" } else { "ascii" },
+                    if irregular { "irregular" } else { "regular" }
+                );
+                let mut g = c.benchmark_group(name);
+                g.throughput(Throughput::Elements(MATRIX_ESCAPES as u64));
+                g.bench_function("acp_codec decode_line", |b| {
+                    b.iter(|| black_box(fixtures::decode_line_chunk_text(black_box(&line))))
+                });
+                g.bench_function("serde_json String (anchor)", |b| {
+                    b.iter(|| black_box(serde_json::from_str::<String>(black_box(&token)).unwrap()))
+                });
+                g.finish();
+            }
+        }
+    }
+}
+
+criterion_group!(benches, bench, escaped_strings, escape_matrix);
 criterion_main!(benches);

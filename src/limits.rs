@@ -34,13 +34,13 @@
 //! assert_eq!(Limits::default().max_line_len, DEFAULT_MAX_LINE_LEN);
 //! ```
 
-/// Default longest line, in bytes, excluding the terminating `\n`: 16 MiB.
+/// Default longest line, in bytes, excluding the terminating `\n`: 64 MiB.
 ///
-/// Half the 32 MiB cap of the official TypeScript SDK, far above what
-/// asyncio's 64 KiB default allows, and enough for the multi-megabyte
-/// `tool_call_update` lines agents send for big tool outputs, while a peer
-/// can never make a reader hold more than this plus one read.
-pub const DEFAULT_MAX_LINE_LEN: usize = 16 * 1024 * 1024;
+/// What the peers accept: the official TypeScript SDK takes 32 MiB,
+/// Codex, Qwen Code and the protocol's conformance kit 64 MiB, and agents
+/// answer a resumed session with lines of tens of megabytes. A peer can
+/// never make a reader hold more than this plus one read.
+pub const DEFAULT_MAX_LINE_LEN: usize = 64 * 1024 * 1024;
 
 /// How many bytes at the start of an oversized line are searched for its
 /// JSON-RPC `"id"`: 4 KiB.

@@ -464,7 +464,14 @@ impl<S: LineSource> Client<S> {
 
     async fn bad_line(&mut self, e: FrameError) -> Result<(), Failure> {
         self.stats.bad_lines += 1;
-        eprintln!("acp-client: skipped a bad line from the agent: {e}");
+        match &e {
+            // A message dropped for its size is a problem of the turn:
+            // what it carried (a tool's output, a file) is missing.
+            FrameError::LineTooLong(_) => self
+                .render
+                .problem(&format!("skipped a message from the agent: {e}")),
+            _ => eprintln!("acp-client: skipped a bad line from the agent: {e}"),
+        }
         // A request we could not read still gets an answer.
         if let Some(id) = match &e {
             FrameError::LineTooLong(long) => long.request_id(),

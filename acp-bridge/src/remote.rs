@@ -13,6 +13,14 @@
 //!   (agreed by ALPN over TLS; tried with prior knowledge on plain TCP to
 //!   a loopback address), else HTTP/1.1.
 //!
+//! A message over the client's limit (its size, and the limit, in
+//! [`FrameError::LineTooLong`]) is skipped and reported as a bad line, on
+//! both profiles; the connection goes on and the next message is
+//! delivered. The WebSocket layer reads a message whole before it can
+//! skip it: it reads messages up to [`OVERSIZE_CEILING`] times the limit,
+//! and a longer one still ends the connection. The SSE reader counts an
+//! oversized event's bytes and drops them as they come.
+//!
 //! Cookies the server sets are kept for the connection and sent on its
 //! requests (see `cookie`); a first request refused with a new cookie
 //! (a load balancer pinning clients) is made once more with it.
@@ -31,7 +39,9 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use acp_codec::FrameError;
+use acp_codec::framing::LineTooLong;
+use acp_codec::limits::DEFAULT_ID_PEEK_WINDOW;
+use acp_codec::{FrameError, Limits, LineSplitter};
 use futures_util::stream::SplitStream;
 use futures_util::{SinkExt, StreamExt};
 use rustls::pki_types::ServerName;
@@ -341,6 +351,7 @@ pub async fn connect(
             incoming: Incoming::Ws(stream),
             shown,
             ended: Some(end_tx),
+            max_message,
         },
         sink: sender,
         closed,
@@ -362,9 +373,12 @@ async fn handshake(
     tls: Option<Arc<ClientConfig>>,
     max_message: usize,
 ) -> Result<Ws, String> {
+    // Read up to the ceiling, so that a message over the limit is skipped
+    // (see `RemoteSource::next_line`) instead of ending the connection.
+    let ceiling = max_message.saturating_mul(OVERSIZE_CEILING);
     let config = WebSocketConfig::default()
-        .max_message_size(Some(max_message))
-        .max_frame_size(Some(max_message));
+        .max_message_size(Some(ceiling))
+        .max_frame_size(Some(ceiling));
     let mut jar = CookieJar::default();
     let mut may_retry = true;
     loop {
@@ -507,13 +521,34 @@ pub struct RemoteSource {
     incoming: Incoming,
     shown: String,
     ended: Option<oneshot::Sender<String>>,
+    /// The longest message delivered; a longer one is reported and skipped.
+    max_message: usize,
 }
 
 /// Where messages come from: the WebSocket, or the SSE readers of the
-/// Streamable HTTP profile (a message, or why the connection ended).
+/// Streamable HTTP profile (a message or one skipped for its size, or why
+/// the connection ended).
 enum Incoming {
     Ws(SplitStream<Ws>),
-    Http(mpsc::Receiver<Result<String, String>>),
+    Http(mpsc::Receiver<Result<Result<String, FrameError>, String>>),
+}
+
+/// How many times the client's limit the WebSocket layer reads of one
+/// message (to skip it when it is over the limit); a longer message ends
+/// the connection, as the layer cannot skip what it has not read.
+pub const OVERSIZE_CEILING: usize = 2;
+
+/// The error for a message of `len` bytes over `max`, whose first bytes
+/// are `head`: its id peeked there, as the line splitter peeks it, so that
+/// a request too long to read can still be answered.
+pub(crate) fn too_long(head: &[u8], len: usize, max: usize) -> FrameError {
+    let limits = Limits::default().with_max_line_len(head.len().saturating_sub(1));
+    let mut splitter = LineSplitter::with_limits(&limits);
+    let (id, is_request) = match splitter.decode(head).item {
+        Some(Err(FrameError::LineTooLong(e))) => (e.id(), e.is_request()),
+        _ => (None, false),
+    };
+    FrameError::LineTooLong(LineTooLong::new(max, len, id, is_request))
 }
 
 impl RemoteSource {
@@ -531,7 +566,7 @@ impl LineSource for RemoteSource {
             Incoming::Ws(stream) => stream,
             Incoming::Http(rx) => {
                 let detail = match rx.recv().await {
-                    Some(Ok(text)) => return Ok(Some(Ok(text))),
+                    Some(Ok(message)) => return Ok(Some(message)),
                     Some(Err(detail)) => detail,
                     None => format!("connection to {} closed", self.shown),
                 };
@@ -550,7 +585,20 @@ impl LineSource for RemoteSource {
                 return Ok(None);
             };
             let detail = match next {
-                Some(Ok(WsMessage::Text(text))) => return Ok(Some(Ok(text.as_str().to_owned()))),
+                Some(Ok(WsMessage::Text(text))) if text.len() > self.max_message => {
+                    let head = text.as_bytes();
+                    let head = head.get(..DEFAULT_ID_PEEK_WINDOW).unwrap_or(head);
+                    return Ok(Some(Err(too_long(head, text.len(), self.max_message))));
+                }
+                // The message's bytes become the string's (no copy when
+                // the layer holds them alone).
+                Some(Ok(WsMessage::Text(text))) => {
+                    let bytes = Vec::from(bytes::Bytes::from(text));
+                    return match String::from_utf8(bytes) {
+                        Ok(text) => Ok(Some(Ok(text))),
+                        Err(e) => Ok(Some(Ok(String::from_utf8_lossy(e.as_bytes()).into_owned()))),
+                    };
+                }
                 Some(Ok(WsMessage::Binary(b))) => {
                     eprintln!(
                         "acp-client: skipped a binary message of {} bytes from the bridge",

@@ -96,6 +96,15 @@ impl Render {
         self.out.note(text);
     }
 
+    /// A problem of the turn met outside the agent's updates (a message
+    /// from the agent too long to read): counted and printed as the turn's
+    /// own problems are.
+    pub fn problem(&mut self, what: &str) {
+        self.out.break_line();
+        self.out.counts.problems += 1;
+        eprintln!("acp-client: turn: {what}");
+    }
+
     /// One `session/update`.
     pub fn update(&mut self, n: &SessionNotification<'_>) {
         let Self { view, out } = self;

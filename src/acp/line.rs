@@ -291,22 +291,20 @@ pub fn decode_line_bytes<'a, 't>(
 
 /// [`decode_line`], compiled here once (the generic call above is
 /// instantiated in the caller's crate, where the pass could not be
-/// inlined). `out` is the value returned, on every path: what the pass
-/// decodes is built in it and never moved again (`Incoming` is large, and
-/// each move of it is a copy).
+/// inlined). What the pass decodes is built in `out` in place (`Incoming`
+/// is large, and each move of it is a copy); `None` until it has decoded
+/// something.
 fn decode<'a>(line: &'a str, how: Decoding<'_>) -> Result<Incoming<'a>, MessageError> {
-    let mut out = Err(NOTHING_YET);
+    let mut out = None;
     match one_pass(line, how, &mut out) {
-        Some(Ok(())) if out.is_ok() => {}
-        Some(Err(e)) => out = Err(e),
-        _ => out = two_steps(line, how),
+        Some(Ok(())) => match out {
+            Some(decoded) => Ok(decoded),
+            None => two_steps(line, how),
+        },
+        Some(Err(e)) => Err(e),
+        None => two_steps(line, how),
     }
-    out
 }
-
-/// What [`one_pass`]'s `out` holds until it has decoded something; never
-/// returned (`decode` then takes the two steps).
-const NOTHING_YET: MessageError = MessageError::Batch { len: 0 };
 
 /// The pass over the line, which puts what it decoded in `out`: built there
 /// in place (`Incoming` is large, and each move of it is a copy). `None`
@@ -315,7 +313,7 @@ const NOTHING_YET: MessageError = MessageError::Batch { len: 0 };
 fn one_pass<'a>(
     line: &'a str,
     how: Decoding<'_>,
-    out: &mut Result<Incoming<'a>, MessageError>,
+    out: &mut Option<Incoming<'a>>,
 ) -> Option<Result<(), MessageError>> {
     let mode = how.mode;
     let start = skip_ws(line.as_bytes(), 0);
@@ -345,7 +343,7 @@ fn one_pass<'a>(
         // The params, after the method (and a request's id): decoded in
         // place. A line that turns out to be something else (an id after
         // the params) has them typed again from their text below.
-        if &*key == "params" && env.params.is_none() && out.is_err() {
+        if &*key == "params" && env.params.is_none() && out.is_none() {
             if let Some(method) = env.method.and_then(plain_string) {
                 let mark = r.mark();
                 // For a method typed here the result is built in its final
@@ -355,22 +353,22 @@ fn one_pass<'a>(
                 let place = &mut *out;
                 let failed = if env.id.is_some() {
                     RequestParams::decode_known(method, &mut r, &mut cx, move || {
-                        *place = Ok(Incoming::Request {
+                        *place = Some(Incoming::Request {
                             request: Request::placeholder(),
                             params: Box::new(Typed::clean(RequestParams::blank())),
                         });
                         match place {
-                            Ok(Incoming::Request { params, .. }) => &mut params.value,
+                            Some(Incoming::Request { params, .. }) => &mut params.value,
                             _ => unreachable!("a request was set just above"),
                         }
                     })
                 } else {
                     NotificationParams::decode_known(method, &mut r, &mut cx, move || {
-                        *place = Ok(Incoming::Notification(Typed::clean(
+                        *place = Some(Incoming::Notification(Typed::clean(
                             NotificationParams::blank(),
                         )));
                         match place {
-                            Ok(Incoming::Notification(t)) => &mut t.value,
+                            Some(Incoming::Notification(t)) => &mut t.value,
                             _ => unreachable!("a notification was set just above"),
                         }
                     })
@@ -379,7 +377,7 @@ fn one_pass<'a>(
                     Some(Err(why)) if why.is_syntax() => return None,
                     // Decoded again from their text, for the error.
                     Some(Err(_)) => {
-                        *out = Err(NOTHING_YET);
+                        *out = None;
                         cx.salvaged.clear();
                         r.reset(mark);
                     }
@@ -393,7 +391,7 @@ fn one_pass<'a>(
             && env.method.is_none()
             && &*key == "result"
             && env.result.is_none()
-            && out.is_err()
+            && out.is_none()
         {
             if let Some(method) = env.id.and_then(|id| how.method_for(id)) {
                 if result_in_place(method, &mut r, &mut cx, out).is_err() {
@@ -414,10 +412,10 @@ fn one_pass<'a>(
     let params_text = env.params;
     let salvaged = cx.salvaged;
     match (env.into_message(), &mut *out) {
-        (Ok(Message::Notification(_)), Ok(Incoming::Notification(t))) => t.salvaged = salvaged,
+        (Ok(Message::Notification(_)), Some(Incoming::Notification(t))) => t.salvaged = salvaged,
         (
             Ok(Message::Request(request)),
-            Ok(Incoming::Request {
+            Some(Incoming::Request {
                 request: slot,
                 params,
             }),
@@ -428,12 +426,12 @@ fn one_pass<'a>(
         // Params before the method, escapes in the method's name, an
         // unknown method, or params that do not fit: typed from their text.
         (Ok(Message::Notification(n)), _) => match typed_notification(n, params_text, mode) {
-            Ok(v) => *out = Ok(v),
+            Ok(v) => *out = Some(v),
             Err(e) => return Some(Err(e)),
         },
         (
             Ok(Message::Response(response)),
-            Ok(Incoming::Response {
+            Some(Incoming::Response {
                 response: slot,
                 result,
             }),
@@ -442,38 +440,38 @@ fn one_pass<'a>(
             result.salvaged = salvaged;
         }
         (Ok(Message::Request(request)), _) => {
-            *out = Ok(typed_request(request, params_text, mode));
+            *out = Some(typed_request(request, params_text, mode));
         }
         // A result before the id: typed from its text. (A result read above
         // that did not fit is read again here, to no avail: rare, and a flag
         // for it cost the notifications' pass 1.5%.)
-        (Ok(Message::Response(response)), _) => *out = Ok(typed_response(response, how)),
-        (Ok(message), _) => *out = Ok(Incoming::Message(message)),
+        (Ok(Message::Response(response)), _) => *out = Some(typed_response(response, how)),
+        (Ok(message), _) => *out = Some(Incoming::Message(message)),
         (Err(e), _) => return Some(Err(e)),
     }
     Some(Ok(()))
 }
 
 /// Reads the result of a response to `method` at the reader's position
-/// into `out`, built there in place; leaves `out` holding
-/// [`NOTHING_YET`] and the reader where it was when the result does not
-/// fit (it is then typed from its text, for the error). `Err` when the
+/// into `out`, built there in place; leaves `out` empty and the reader
+/// where it was when the result does not fit (it is then typed from its
+/// text, for the error). `Err` when the
 /// text is not JSON.
 fn result_in_place<'a>(
     method: &str,
     r: &mut Reader<'a>,
     cx: &mut Cx<'a>,
-    out: &mut Result<Incoming<'a>, MessageError>,
+    out: &mut Option<Incoming<'a>>,
 ) -> Result<(), ()> {
     let mark = r.mark();
     let place = &mut *out;
     let failed = ResponseResult::decode_known(method, r, cx, move || {
-        *place = Ok(Incoming::Response {
+        *place = Some(Incoming::Response {
             response: Response::placeholder(),
             result: Box::new(Typed::clean(ResponseResult::blank())),
         });
         match place {
-            Ok(Incoming::Response { result, .. }) => &mut result.value,
+            Some(Incoming::Response { result, .. }) => &mut result.value,
             _ => unreachable!("a response was set just above"),
         }
     });
@@ -481,7 +479,7 @@ fn result_in_place<'a>(
         Some(Err(why)) if why.is_syntax() => return Err(()),
         // Left as sent, for `Response::typed` to report.
         Some(Err(_)) => {
-            *out = Err(NOTHING_YET);
+            *out = None;
             cx.salvaged.clear();
             r.reset(mark);
         }

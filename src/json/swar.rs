@@ -21,6 +21,13 @@
 /// found by the word search, so the two cannot disagree on the answer.
 #[inline]
 pub(crate) fn find_special(b: &[u8], start: usize) -> Option<usize> {
+    find_special_on::<VECTOR_BLOCKS>(b, start)
+}
+
+/// [`find_special`] with whole blocks passed by one test (`VECTOR`) or
+/// not: the target's choice is [`VECTOR_BLOCKS`]; the tests run both.
+#[inline(always)]
+fn find_special_on<const VECTOR: bool>(b: &[u8], start: usize) -> Option<usize> {
     let mut rest = b.get(start..)?;
     // Sixteen-byte steps before the next block test: a block's worth
     // (most strings end within it, and where a block holds a special
@@ -49,7 +56,7 @@ pub(crate) fn find_special(b: &[u8], start: usize) -> Option<usize> {
             rest = tail;
         }
         while let Some((block, tail)) = rest.split_first_chunk::<BLOCK>() {
-            if !VECTOR_BLOCKS || block_has_special(block) {
+            if !VECTOR || block_has_special(block) {
                 break;
             }
             rest = tail;
@@ -253,11 +260,13 @@ mod tests {
                         *c = special;
                     }
                     for start in starts.into_iter().filter(|&s| s <= len) {
-                        assert_eq!(
-                            find_special(&b, start),
-                            naive(&b, start),
-                            "{len} {at} {start}"
-                        );
+                        let want = naive(&b, start);
+                        assert_eq!(find_special(&b, start), want, "{len} {at} {start}");
+                        // Both paths, whichever this target takes.
+                        let portable = find_special_on::<false>(&b, start);
+                        assert_eq!(portable, want, "portable {len} {at} {start}");
+                        let vector = find_special_on::<true>(&b, start);
+                        assert_eq!(vector, want, "vector {len} {at} {start}");
                     }
                 }
             }

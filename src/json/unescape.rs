@@ -158,8 +158,19 @@ impl TextSink for Counter {
 }
 
 impl TextSink for String {
+    /// A run of sixteen bytes or fewer is put as a block of sixteen and
+    /// cut back (see `put_word`), not copied by a call.
     #[inline(always)]
     fn put(&mut self, text: &str, from: usize, to: usize) {
+        let len = to.wrapping_sub(from);
+        if len <= 16 && self.capacity().wrapping_sub(self.len()) >= 16 {
+            if let Some(block) = text.get(from..from.wrapping_add(16)) {
+                let keep = self.len().wrapping_add(len);
+                self.push_str(block);
+                self.truncate(keep);
+                return;
+            }
+        }
         self.push_str(text.get(from..to).unwrap_or_default());
     }
     /// Never grows the string where putting the exact bytes would not:
@@ -174,7 +185,7 @@ impl TextSink for String {
                 self.push_str(word);
                 self.truncate(to);
             }
-            _ => self.put(text, at, at.wrapping_add(keep)),
+            _ => self.push_str(text.get(at..at.wrapping_add(keep)).unwrap_or_default()),
         }
     }
     #[inline(always)]
@@ -319,8 +330,8 @@ pub(crate) fn unescape_token(
     from: usize,
     capacity: usize,
 ) -> Result<(String, usize), usize> {
-    // Eight bytes more: a word is put whole before it is cut back.
-    let mut out = String::with_capacity(capacity.saturating_add(8));
+    // Sixteen bytes more: a block is put whole before it is cut back.
+    let mut out = String::with_capacity(capacity.saturating_add(16));
     let end = unescape_from(text, from, &mut out)?;
     if end < text.len() {
         Ok((out, end.saturating_add(1)))
@@ -395,8 +406,8 @@ pub(crate) fn unquote<E: de::Error>(token: &str) -> Result<Cow<'_, str>, E> {
     if short_special(inner.as_bytes(), 0).is_none() {
         return Ok(Cow::Borrowed(inner));
     }
-    // Eight bytes more: a word is put whole before it is cut back.
-    let mut out = String::with_capacity(inner.len().saturating_add(8));
+    // Sixteen bytes more: a block is put whole before it is cut back.
+    let mut out = String::with_capacity(inner.len().saturating_add(16));
     match unescape_from(inner, 0, &mut out) {
         Ok(end) if end == inner.len() => {}
         Ok(_) => return Err(E::custom(EscapeError::Invalid.message())),
@@ -569,6 +580,57 @@ mod tests {
                 proptest::prop_assert_eq!(into.capacity(), room);
             }
             proptest::prop_assert_eq!(ok.then_some(into), theirs.map(|t| alloc::format!("x{t}")));
+        }
+    }
+
+    /// Every escape kind (and a raw control character, a bad escape, a
+    /// lone surrogate) at every byte offset from 0 to 48, after plain text
+    /// that is ASCII or made of wide characters (two, three and four
+    /// bytes, padded with ASCII to the offset), with plain text after it
+    /// short and long: word and block edges on either side of the escape,
+    /// the end of the text within and past a word. Each way in reads it as
+    /// `serde_json` does, or fails where it fails.
+    #[test]
+    fn every_escape_at_every_offset_unescapes_as_serde_json() {
+        let escapes = [
+            r#"\""#,
+            r"\\",
+            r"\/",
+            r"\b",
+            r"\f",
+            r"\n",
+            r"\r",
+            r"\t",
+            r"\u0041",
+            r"\u00e9",
+            r"\u20ac",
+            r"\uD83E\uDD80",
+            r"\ud800",
+            r"\x",
+            "\u{1}",
+        ];
+        for fill in ['a', 'é', '中', '🦀'] {
+            for offset in 0..=48 {
+                let mut head = String::new();
+                while head.len() + fill.len_utf8() <= offset {
+                    head.push(fill);
+                }
+                while head.len() < offset {
+                    head.push('a');
+                }
+                for escape in escapes {
+                    for after in ["", "z", "中", "zzzzzzz", "é中🦀zzzzzzzzzzzzzzzzzzzz"] {
+                        let token = alloc::format!("\"{head}{escape}{after}\"");
+                        let theirs = serde_json::from_str::<String>(&token).ok();
+                        let ours = unquote::<serde_json::Error>(&token).ok();
+                        assert_eq!(ours.as_deref(), theirs.as_deref(), "{token}");
+                        let read = unescape_token(&token, 1, 0).ok().map(|(s, _)| s);
+                        assert_eq!(read, theirs, "{token}");
+                        let len = unescaped_len(&token).ok();
+                        assert_eq!(len, theirs.as_ref().map(String::len), "{token}");
+                    }
+                }
+            }
         }
     }
 

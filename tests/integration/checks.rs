@@ -45,3 +45,6 @@ pub mod title;
 #[cfg(feature = "alloc")]
 #[path = "../../fuzz/checks/turn_view.rs"]
 pub mod turn_view;
+#[cfg(feature = "alloc")]
+#[path = "../../fuzz/checks/unescape.rs"]
+pub mod unescape;

@@ -176,3 +176,12 @@ fn resume_log_seeds() {
         crate::checks::resume_log::check(&data);
     }
 }
+
+#[cfg(feature = "alloc")]
+#[test]
+fn unescape_seeds() {
+    for (name, data) in seeds("unescape") {
+        eprintln!("{name}");
+        crate::checks::unescape::check(&data);
+    }
+}

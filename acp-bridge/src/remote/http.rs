@@ -20,7 +20,9 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::SystemTime;
 
 use acp_codec::acp::Message;
+use acp_codec::limits::DEFAULT_ID_PEEK_WINDOW;
 use acp_codec::remote::{session_of, SessionField};
+use acp_codec::FrameError;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::client::conn::{http1, http2};
@@ -31,14 +33,15 @@ use rustls::ClientConfig;
 use tokio::sync::{mpsc, oneshot};
 
 use super::cookie::CookieJar;
-use super::{open_stream, Connection, Incoming, LineSender, RemoteSource, Target};
+use super::{open_stream, too_long, Connection, Incoming, LineSender, RemoteSource, Target};
 use crate::tls::ALPN_HTTP;
 
 const CONNECTION_ID: &str = "acp-connection-id";
 const SESSION_ID: &str = "acp-session-id";
 
 type Body = Full<Bytes>;
-type Inbox = mpsc::Sender<Result<String, String>>;
+/// A message (or one skipped for its size), or why the connection ended.
+type Inbox = mpsc::Sender<Result<Result<String, FrameError>, String>>;
 
 /// What every request needs: where, with which token, over what.
 #[derive(Clone)]
@@ -124,6 +127,7 @@ pub async fn connect(
             incoming: Incoming::Http(rx),
             shown,
             ended: Some(end_tx),
+            max_message,
         },
         sink,
         closed: Box::pin(async move {
@@ -323,7 +327,7 @@ async fn initialize(
             )
         })?;
     let answer = read_body(resp, endpoint.max_message).await?;
-    let _ = endpoint.inbox.send(Ok(answer)).await;
+    let _ = endpoint.inbox.send(Ok(Ok(answer))).await;
     let ready = sse(endpoint.clone(), post.shared(), id.clone(), None);
     ready
         .await
@@ -437,15 +441,22 @@ async fn open_sse(
 
 /// Reads SSE events (`data:` lines up to a blank line) until the stream
 /// ends; returns why it ended.
+///
+/// Each chunk is searched for line ends once (a long event arrives in many
+/// chunks). An event whose data is one line takes that line's bytes as
+/// they are (no copy: a 64 MiB message costs 64 MiB, and the chunk being
+/// read). An event over the limit is dropped as its bytes come (its first
+/// bytes kept, for its id) and reported as [`FrameError::LineTooLong`]
+/// once it ends; the stream goes on.
 async fn read_events(
     endpoint: &Endpoint,
     resp: Response<hyper::body::Incoming>,
     session: Option<&str>,
 ) -> String {
     let shown = &endpoint.target.shown;
+    let max = endpoint.max_message;
     let mut body = resp.into_body();
-    let mut buf: Vec<u8> = Vec::new();
-    let mut data = String::new();
+    let mut events = Events::default();
     loop {
         let frame = match body.frame().await {
             Some(Ok(frame)) => frame,
@@ -455,36 +466,159 @@ async fn read_events(
         let Ok(chunk) = frame.into_data() else {
             continue;
         };
-        buf.extend_from_slice(&chunk);
-        while let Some(end) = buf.iter().position(|&b| b == b'\n') {
-            let line: Vec<u8> = buf.drain(..=end).collect();
-            let line = String::from_utf8_lossy(&line);
-            let line = line.trim_end_matches(['\n', '\r']);
-            if line.is_empty() {
-                if !data.is_empty() {
-                    remember(endpoint, &data, session);
-                    if endpoint
-                        .inbox
-                        .send(Ok(std::mem::take(&mut data)))
-                        .await
-                        .is_err()
-                    {
-                        return String::new();
-                    }
-                }
-            } else if let Some(d) = line.strip_prefix("data:") {
-                if !data.is_empty() {
-                    data.push('\n');
-                }
-                data.push_str(d.strip_prefix(' ').unwrap_or(d));
+        for message in events.push(&chunk, max) {
+            if let Ok(text) = &message {
+                remember(endpoint, text, session);
+            }
+            if endpoint.inbox.send(Ok(message)).await.is_err() {
+                return String::new();
             }
         }
-        if buf.len() + data.len() > endpoint.max_message {
-            return format!(
-                "an event from {shown} exceeds the {}-byte limit",
-                endpoint.max_message
-            );
+    }
+}
+
+/// An SSE stream's events, read from its chunks.
+#[derive(Default)]
+struct Events {
+    /// Bytes after the last line end.
+    buf: Vec<u8>,
+    /// The event's data so far.
+    data: String,
+    /// The bytes of an event over the limit so far (`0`: none), from its
+    /// data on (exact for an event of one data line): dropped, but for
+    /// the first ones, in `head`.
+    skipped: usize,
+    head: Vec<u8>,
+    /// While skipping: the last chunk ended inside a line.
+    partial: bool,
+}
+
+impl Events {
+    /// Reads `chunk`: the events it ends, each a message or the error for
+    /// one over `max` bytes.
+    fn push(&mut self, chunk: &[u8], max: usize) -> Vec<Result<String, FrameError>> {
+        let mut out = Vec::new();
+        let mut rest = chunk;
+        while let Some(end) = memchr::memchr(b'\n', rest) {
+            let (line, after) = rest.split_at(end);
+            rest = after.get(1..).unwrap_or_default();
+            if self.buf.is_empty() {
+                self.line(line, max, &mut out);
+            } else {
+                let mut whole = std::mem::take(&mut self.buf);
+                whole.extend_from_slice(line);
+                self.line_owned(whole, max, &mut out);
+            }
         }
+        if self.skipped > 0 {
+            if !rest.is_empty() {
+                // A line begun after a newline, or the same line going on.
+                let newline = usize::from(!self.partial);
+                self.skipped = self
+                    .skipped
+                    .saturating_add(rest.len())
+                    .saturating_add(newline);
+                self.partial = true;
+            }
+        } else {
+            self.buf.extend_from_slice(rest);
+            // The data this line adds: after its field name, and after the
+            // newline that joins it to the data before.
+            let field = match self.buf.strip_prefix(b"data:") {
+                Some(d) if d.starts_with(b" ") => 6,
+                Some(_) => 5,
+                None => 0,
+            };
+            let joined = usize::from(!self.data.is_empty());
+            let pending = self.data.len() + joined + self.buf.len().saturating_sub(field);
+            if pending > max {
+                self.skip(pending, field);
+                self.partial = true;
+            }
+        }
+        out
+    }
+
+    /// Starts dropping the event: `len` bytes of data so far, the last
+    /// ones in the buffer after its first `field` bytes (a line's field
+    /// name).
+    fn skip(&mut self, len: usize, field: usize) {
+        let mut head = std::mem::take(&mut self.data).into_bytes();
+        head.truncate(DEFAULT_ID_PEEK_WINDOW);
+        let rest = self.buf.get(field..).unwrap_or_default();
+        let room = DEFAULT_ID_PEEK_WINDOW.saturating_sub(head.len());
+        head.extend_from_slice(rest.get(..room).unwrap_or(rest));
+        self.head = head;
+        self.buf = Vec::new();
+        self.skipped = len;
+    }
+
+    /// One whole line, owned (it was split across chunks): taken as the
+    /// event's data without a copy when it is its only line.
+    fn line_owned(
+        &mut self,
+        mut line: Vec<u8>,
+        max: usize,
+        out: &mut Vec<Result<String, FrameError>>,
+    ) {
+        if self.skipped == 0 && self.data.is_empty() && line.starts_with(b"data:") {
+            let prefix = if line.starts_with(b"data: ") { 6 } else { 5 };
+            if line.last() == Some(&b'\r') {
+                line.pop();
+            }
+            line.drain(..prefix);
+            if line.len() > max {
+                let len = line.len();
+                self.buf = line;
+                self.skip(len, 0);
+                return;
+            }
+            self.data = String::from_utf8(line)
+                .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+            return;
+        }
+        self.line(&line, max, out);
+    }
+
+    /// One whole line.
+    fn line(&mut self, line: &[u8], max: usize, out: &mut Vec<Result<String, FrameError>>) {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if self.skipped > 0 && self.partial {
+            // The end of the line the last chunk ended in.
+            self.partial = false;
+            self.skipped = self.skipped.saturating_add(line.len());
+            return;
+        }
+        if line.is_empty() {
+            if self.skipped > 0 {
+                let head = std::mem::take(&mut self.head);
+                out.push(Err(too_long(&head, self.skipped, max)));
+                self.skipped = 0;
+            } else if !self.data.is_empty() {
+                out.push(Ok(std::mem::take(&mut self.data)));
+            }
+            return;
+        }
+        if self.skipped > 0 {
+            // A line more, after a newline.
+            self.skipped = self.skipped.saturating_add(line.len()).saturating_add(1);
+            return;
+        }
+        let Some(d) = line.strip_prefix(b"data:") else {
+            return;
+        };
+        let d = d.strip_prefix(b" ").unwrap_or(d);
+        let newline = usize::from(!self.data.is_empty());
+        if self.data.len() + newline + d.len() > max {
+            let len = self.data.len() + newline + d.len();
+            self.buf = d.to_vec();
+            self.skip(len, 0);
+            return;
+        }
+        if newline == 1 {
+            self.data.push('\n');
+        }
+        self.data.push_str(&String::from_utf8_lossy(d));
     }
 }
 
@@ -494,6 +628,48 @@ fn remember(endpoint: &Endpoint, text: &str, session: Option<&str>) {
     if let Ok(Message::Request(r)) = Message::decode(text) {
         if let (Ok(id), Ok(mut asked)) = (serde_json::to_string(&r.id), endpoint.asked.lock()) {
             asked.insert(id, session.to_owned());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Events split into chunks of every size: the same messages, the
+    /// oversized one reported with its size, the limit and its request
+    /// id, and the events after it delivered.
+    #[test]
+    fn events_read_alike_in_chunks_of_every_size() {
+        let long = format!(
+            r#"{{"jsonrpc":"2.0","id":7,"method":"x","params":"{}"}}"#,
+            "y".repeat(40)
+        );
+        let stream = format!(
+            ": comment\r\ndata: 0123456789\n\nevent: message\ndata: a\ndata: b\r\n\r\ndata: {long}\n\ndata:{long}\ndata: z\n\ndata: ok\n\n"
+        );
+        let max = 30;
+        for size in 1..=stream.len() {
+            let mut events = Events::default();
+            let mut got = Vec::new();
+            for chunk in stream.as_bytes().chunks(size) {
+                got.extend(events.push(chunk, max));
+            }
+            assert_eq!(got.len(), 5, "{size}");
+            let mut got = got.into_iter();
+            assert_eq!(got.next().unwrap().unwrap(), "0123456789", "{size}");
+            assert_eq!(got.next().unwrap().unwrap(), "a\nb", "{size}");
+            // The second: its data, then a line more ("\ndata: z").
+            for seen in [long.len(), long.len() + 8] {
+                match got.next().unwrap() {
+                    Err(FrameError::LineTooLong(e)) => {
+                        assert_eq!((e.limit(), e.seen()), (max, seen), "{size}");
+                        assert_eq!(e.id(), Some(acp_codec::PeekedId::Number(7)), "{size}");
+                    }
+                    other => panic!("{size}: {other:?}"),
+                }
+            }
+            assert_eq!(got.next().unwrap().unwrap(), "ok", "{size}");
         }
     }
 }

@@ -26,6 +26,7 @@ mod bridge;
 mod bridge_agents;
 mod bridge_rooms;
 mod bridge_users;
+mod client_oversized;
 mod client_profiles;
 mod client_salvage;
 mod client_terminal;

@@ -174,7 +174,7 @@
 //!   that exact origin is listed. The default list is empty: no web page can
 //!   drive the agent unless you allow its origin. Clients that send no
 //!   `Origin` (CLIs, SDKs) are not affected.
-//! - Message size limit (`--max-message-bytes`, default 16 MiB): a larger
+//! - Message size limit (`--max-message-bytes`, default 64 MiB, the codec's `DEFAULT_MAX_LINE_LEN`): a larger
 //!   client message closes the connection with code 1009, after an error
 //!   answer carrying its id when it is a request of at most twice the
 //!   limit (larger ones are not read); a longer agent
@@ -214,7 +214,7 @@
 //! | `--tls-cert FILE` | `GEMINI_BRIDGE_TLS_CERT` | none (plain `ws://`) |
 //! | `--tls-key FILE` | `GEMINI_BRIDGE_TLS_KEY` | none |
 //! | `--allow-origin URL` | `GEMINI_BRIDGE_ORIGINS` | none |
-//! | `--max-message-bytes N` | `GEMINI_BRIDGE_MAX_MESSAGE_BYTES` | 16777216 |
+//! | `--max-message-bytes N` | `GEMINI_BRIDGE_MAX_MESSAGE_BYTES` | 67108864 |
 //! | `--agent CMD` (split on whitespace) | `GEMINI_BRIDGE_AGENT` | the built-in mock agent |
 //! | `--gemini`: agent `gemini --acp` | | |
 //! | | `GEMINI_MODEL` (`-m`, with `--gemini`) | Gemini's own |
