@@ -180,8 +180,9 @@ pub use router::{
     DEFAULT_MAX_USER_SESSIONS, FORBIDDEN, REPLAY_DROPPED, USER_LIMIT,
 };
 pub use server::{
-    Action, AgentRun, ConnectionId, HttpRefusal, PoolMode, PostOutcome, Principal, Profile, Server,
-    ServerConfig, StartReason, StopReason, AGENTS_FULL, BINARY_REFUSED, LINE_DROPPED,
+    AccessRefusal, Action, AgentRun, ConnectionId, HttpHead, HttpRefusal, HttpRoute, PoolMode,
+    PostOutcome, Principal, Profile, Server, ServerConfig, StartReason, StopReason, AGENTS_FULL,
+    BINARY_REFUSED, LINE_DROPPED,
 };
 pub use transport::{
     answer_stream, check_post, check_response_session, is_reattach, is_session_scoped, oversize,

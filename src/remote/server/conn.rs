@@ -9,6 +9,7 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use core::time::Duration;
 
+use super::http::{no_random_source, unknown_connection, Naming};
 use super::{ConnectionId, HttpRefusal, PostOutcome, Principal, Profile, Server, ServerConfig};
 use crate::acp::{Message, RequestId};
 use crate::framing::peek::peek;
@@ -45,6 +46,8 @@ pub(super) struct Conn {
     /// Streamable HTTP: the `initialize` whose answer is the opening
     /// `POST`'s body.
     initialize: Option<RequestId<'static>>,
+    /// Its `Acp-Connection-Id`, when the server named it.
+    pub(super) name: Option<String>,
 }
 
 impl Conn {
@@ -73,6 +76,7 @@ impl Conn {
             streams: BTreeMap::new(),
             last_seen: now,
             initialize: None,
+            name: None,
         }
     }
 
@@ -219,6 +223,18 @@ impl Server {
         session: Option<&str>,
         body: &str,
     ) -> Result<PostOutcome, HttpRefusal> {
+        self.post(now, principal, conn, session, body, Naming::None)
+    }
+
+    pub(super) fn post(
+        &mut self,
+        now: Duration,
+        principal: &Principal,
+        conn: Option<ConnectionId>,
+        session: Option<&str>,
+        body: &str,
+        naming: Naming,
+    ) -> Result<PostOutcome, HttpRefusal> {
         let header = conn.map(|_| "");
         // Decoded once: the transport's rules, then the router.
         let message = decode(body).map_err(|e| refusal(&e))?;
@@ -235,9 +251,15 @@ impl Server {
                 {
                     return Err(HttpRefusal::text(503, "too many connections"));
                 }
+                if let Naming::NoSource = naming {
+                    return Err(no_random_source());
+                }
                 let id = self
                     .open(now, Profile::StreamableHttp, principal)
                     .map_err(|e| HttpRefusal::text(e.http_status(), e.to_string()))?;
+                if let Naming::Random(random) = naming {
+                    self.name(id, random);
+                }
                 if let Some(c) = self.conns.get_mut(&id) {
                     c.initialize = Some(r.id.to_owned_id());
                 }
@@ -249,7 +271,7 @@ impl Server {
                     .conns
                     .get_mut(&conn)
                     .filter(|c| c.user == principal.user)
-                    .ok_or_else(|| HttpRefusal::text(404, "unknown Acp-Connection-Id"))?;
+                    .ok_or_else(unknown_connection)?;
                 c.last_seen = now;
                 let (key, client) = (c.agent.clone(), c.client);
                 if let Message::Response(_) | Message::Error(_) = &message {
@@ -326,7 +348,7 @@ impl Server {
             .conns
             .get(&conn)
             .filter(|c| c.user == principal.user && c.profile == Profile::StreamableHttp)
-            .ok_or_else(|| HttpRefusal::text(404, "unknown Acp-Connection-Id"))?;
+            .ok_or_else(unknown_connection)?;
         let stream = match session {
             Some(s) => {
                 let router = self.agents.get(&c.agent).map(|a| &a.router);
@@ -346,7 +368,7 @@ impl Server {
             None => Stream::Connection,
         };
         let Some(c) = self.conns.get_mut(&conn) else {
-            return Err(HttpRefusal::text(404, "unknown Acp-Connection-Id"));
+            return Err(unknown_connection());
         };
         if c.streams.len() > max && !c.streams.contains_key(&stream) {
             return Err(HttpRefusal::text(400, "too many session streams"));

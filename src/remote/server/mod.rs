@@ -10,6 +10,7 @@
 //! [`poll_timeout`](Server::poll_timeout) or the next input.
 
 mod conn;
+mod http;
 mod pool;
 
 use alloc::borrow::ToOwned;
@@ -29,6 +30,7 @@ mod tests;
 
 use conn::Conn;
 pub use conn::BINARY_REFUSED;
+pub use http::{AccessRefusal, HttpHead, HttpRoute};
 use pool::Agent;
 
 /// The error answering a request of a user whose agent may not start:
@@ -317,7 +319,7 @@ impl HttpRefusal {
 }
 
 /// What a Streamable HTTP `POST` became.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PostOutcome {
     /// An `initialize` opened this connection: answer the `POST` with the
     /// [`Action::Answer`] for it (and the connection's id in
@@ -400,6 +402,8 @@ pub struct Server {
     runs: BTreeMap<AgentRun, Option<String>>,
     /// Bytes queued per user (`None`: the anonymous user).
     queued: BTreeMap<Option<String>, usize>,
+    /// The connections by their `Acp-Connection-Id`.
+    names: BTreeMap<String, ConnectionId>,
     next_conn: u64,
     next_run: u64,
     actions: VecDeque<Action>,
@@ -415,6 +419,7 @@ impl Server {
             agents: BTreeMap::new(),
             runs: BTreeMap::new(),
             queued: BTreeMap::new(),
+            names: BTreeMap::new(),
             next_conn: 1,
             next_run: 1,
             actions: VecDeque::new(),
@@ -507,6 +512,9 @@ impl Server {
         let Some(c) = self.conns.remove(&conn) else {
             return;
         };
+        if let Some(name) = &c.name {
+            self.names.remove(name);
+        }
         self.release(&c.user, c.backlog.bytes());
         let Some(agent) = self.agents.get_mut(&c.agent) else {
             return;
