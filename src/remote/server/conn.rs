@@ -436,19 +436,6 @@ impl Server {
         self.send(now, conn, stream, text);
     }
 
-    /// The connections of the agent `key` with the [`Action`]s to tell
-    /// them `method` (a notification of the server's own).
-    pub(super) fn notify_all(&mut self, key: &Option<String>, text: &str, now: Duration) {
-        let conns: Vec<ConnectionId> = self
-            .agents
-            .get(key)
-            .map(|a| a.clients.values().copied().collect())
-            .unwrap_or_default();
-        for conn in conns {
-            self.send(now, conn, Stream::Connection, text.to_owned());
-        }
-    }
-
     #[cfg(test)]
     pub(super) fn pending_initialize(&self, conn: ConnectionId) -> bool {
         self.conns

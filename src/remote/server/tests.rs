@@ -683,3 +683,55 @@ fn every_http_answer_is_the_cores() {
     assert_eq!(h.server.health(), HttpRefusal::text(200, "ok"));
     assert_eq!(h.server.not_found().status, 404);
 }
+
+#[test]
+fn an_oversized_line_reaches_its_sessions_owner_with_a_shared_agent() {
+    // One shared agent, two users, each with a session.
+    let (mut h, run, ana) = with_session(users_config());
+    let bo_p = Principal::user("bo", Permissions::READ_WRITE);
+    let bo = h.ws(&bo_p);
+    h.settle();
+    let acts = h.text(bo, &new_session(3));
+    let id = agent_id(&acts);
+    h.agent(
+        run,
+        &format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"sessionId":"s2"}}}}"#),
+    );
+    // A line for ana's session: only ana is told, with the session.
+    let long = LineTooLong::new(64, 100, None, false).with_session("s1");
+    h.server
+        .handle_agent_line_too_long(h.now, run, &FrameError::LineTooLong(long));
+    let acts = h.actions();
+    assert_eq!(
+        sent(&acts, ana),
+        [
+            r#"{"jsonrpc":"2.0","method":"_bridge/line_dropped","params":{"limit":64,"sessionId":"s1","size":100}}"#
+        ]
+    );
+    assert!(sent(&acts, bo).is_empty(), "{acts:?}");
+    assert!(acts.iter().any(|a| matches!(
+        a,
+        Action::Send { to, stream: Stream::Session(s), .. } if *to == ana && s == "s1"
+    )));
+    // For bo's: only bo.
+    let long = LineTooLong::new(64, 100, None, false).with_session("s2");
+    h.server
+        .handle_agent_line_too_long(h.now, run, &FrameError::LineTooLong(long));
+    let acts = h.actions();
+    assert!(sent(&acts, ana).is_empty(), "{acts:?}");
+    assert_eq!(sent(&acts, bo).len(), 1);
+    // No session, or one nobody holds: with two users on the agent,
+    // nobody is told.
+    for long in [
+        LineTooLong::new(64, 100, None, false),
+        LineTooLong::new(64, 100, None, false).with_session("s9"),
+    ] {
+        h.server
+            .handle_agent_line_too_long(h.now, run, &FrameError::LineTooLong(long));
+        let acts = h.actions();
+        assert!(
+            sent(&acts, ana).is_empty() && sent(&acts, bo).is_empty(),
+            "{acts:?}"
+        );
+    }
+}
