@@ -15,6 +15,7 @@ mod ws_harness;
 
 mod bridge;
 mod bridge_agents;
+mod bridge_big;
 mod bridge_users;
 mod client_profiles;
 mod client_salvage;

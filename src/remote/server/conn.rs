@@ -22,7 +22,7 @@ use crate::remote::{Backlog, RemoteError};
 use crate::PeekedId;
 
 /// How much of an oversized message is looked at for its request id.
-const OVERSIZE_HEAD: usize = 4096;
+pub(super) const OVERSIZE_HEAD: usize = 4096;
 
 /// The answer to a binary WebSocket message.
 pub const BINARY_REFUSED: &str = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"binary websocket messages are refused: send each json-rpc message as one text message"}}"#;
@@ -463,7 +463,7 @@ fn reply_text(e: &RemoteError) -> Option<String> {
 
 /// The answer to a refused `POST`: its status, and its JSON-RPC reply as
 /// the body when it has one.
-fn refusal(e: &RemoteError) -> HttpRefusal {
+pub(super) fn refusal(e: &RemoteError) -> HttpRefusal {
     match reply_text(e) {
         Some(body) => HttpRefusal {
             status: e.http_status(),

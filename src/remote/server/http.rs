@@ -11,7 +11,9 @@ use alloc::string::{String, ToString};
 use core::fmt::Write as _;
 use core::time::Duration;
 
+use super::conn::{refusal, OVERSIZE_HEAD};
 use super::{ConnectionId, HttpRefusal, PostOutcome, Principal, Profile, Server};
+use crate::remote::transport::oversize;
 
 /// The parts of a request to the ACP endpoint the server's rules read
 /// (empty header values count as absent).
@@ -31,14 +33,15 @@ pub struct HttpHead<'a> {
 /// with it next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HttpRoute {
-    /// Read the body (at most `max_body` bytes, else answer
-    /// [`Server::body_too_large`]) and hand it to
-    /// [`Server::handle_http_post`].
+    /// Read the body (at most `max_body` bytes, twice the message limit,
+    /// else answer [`Server::body_too_large`]) and hand it to
+    /// [`Server::handle_http_post`], which answers a request over the
+    /// limit by its id.
     Post {
         /// The connection it names (`None`: no `Acp-Connection-Id`, only
         /// an `initialize` may come so).
         conn: Option<ConnectionId>,
-        /// The largest body.
+        /// The largest body to read.
         max_body: usize,
     },
     /// Open a stream of `conn`: [`Server::handle_stream_opened`].
@@ -109,9 +112,9 @@ impl Server {
         }
     }
 
-    /// The answer to a `POST` whose body is over
-    /// [`ServerConfig::max_message`](super::ServerConfig::max_message)
-    /// (`413`).
+    /// The answer to a `POST` whose body is over twice
+    /// [`ServerConfig::max_message`](super::ServerConfig::max_message), too
+    /// large to read for its id (`413`).
     pub fn body_too_large(&self) -> HttpRefusal {
         let max = self.config.max_message;
         HttpRefusal::text(413, format!("body exceeds the {max}-byte limit"))
@@ -141,7 +144,7 @@ impl Server {
                 let conn = named.map(|n| self.named(principal, n)).transpose()?;
                 Ok(HttpRoute::Post {
                     conn,
-                    max_body: self.config.max_message,
+                    max_body: self.config.max_message.saturating_mul(2),
                 })
             }
             "GET" => {
@@ -214,7 +217,9 @@ impl Server {
     /// # Errors
     ///
     /// The refusal to answer the `POST` with: [`handle_post`](Self::handle_post)'s,
-    /// and `503` for an `initialize` without a random source.
+    /// `413` for a body over the limit (with the JSON-RPC error answering
+    /// it by its id when it is a request, its first bytes naming it), and
+    /// `503` for an `initialize` without a random source.
     pub fn handle_http_post(
         &mut self,
         now: Duration,
@@ -224,8 +229,13 @@ impl Server {
         body: &str,
         random: Option<[u8; 16]>,
     ) -> Result<PostOutcome, HttpRefusal> {
-        if body.len() > self.config.max_message {
-            return Err(self.body_too_large());
+        let limit = self.config.max_message;
+        if body.len() > limit {
+            let head = body
+                .as_bytes()
+                .get(..OVERSIZE_HEAD)
+                .unwrap_or(body.as_bytes());
+            return Err(refusal(&oversize(head, body.len(), limit)));
         }
         let session = session.filter(|s| !s.is_empty());
         let naming = match random {

@@ -586,7 +586,7 @@ fn every_http_answer_is_the_cores() {
         h.server.handle_http_head(now, &ana, &head("POST", None)),
         Ok(HttpRoute::Post {
             conn: None,
-            max_body
+            max_body: max_body * 2
         })
     );
     assert_eq!(
