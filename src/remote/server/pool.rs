@@ -26,7 +26,12 @@ const STEADY_RUN: Duration = Duration::from_secs(30);
 #[derive(Debug)]
 pub(super) struct Waiting {
     pub(super) conn: ConnectionId,
+    /// The bytes that came in, forwarded as they are where the router
+    /// does not rewrite them.
     text: String,
+    /// The message as the core decoded it on arrival (its params copied,
+    /// never decoded again).
+    message: Message<'static>,
     /// Past this it goes on (and is refused: the agent is not running).
     until: Duration,
 }
@@ -186,6 +191,7 @@ impl Server {
             agent.waiting.push_back(Waiting {
                 conn,
                 text: text.to_owned(),
+                message: message.into_owned(),
                 until: now.saturating_add(self.config.start_wait),
             });
             return;
@@ -229,8 +235,8 @@ impl Server {
             let Some(w) = agent.waiting.pop_front() else {
                 return;
             };
-            // Decoded again: it waited, owned, for the agent to start.
-            self.deliver(key, w.conn, &w.text, Message::decode(&w.text), now);
+            // The form decoded on arrival: not decoded again.
+            self.deliver(key, w.conn, &w.text, Ok(w.message), now);
         }
     }
 
