@@ -9,7 +9,9 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use core::time::Duration;
 
-use super::http::{no_random_source, unknown_connection, Naming};
+use super::http::{
+    no_random_source, refusal, reply_text, unknown_connection, Naming, OVERSIZE_HEAD,
+};
 use super::{ConnectionId, HttpRefusal, PostOutcome, Principal, Profile, Server, ServerConfig};
 use crate::acp::{Message, RequestId};
 use crate::framing::peek::peek;
@@ -20,9 +22,6 @@ use crate::remote::transport::{
 };
 use crate::remote::{Backlog, RemoteError};
 use crate::PeekedId;
-
-/// How much of an oversized message is looked at for its request id.
-pub(super) const OVERSIZE_HEAD: usize = 4096;
 
 /// The answer to a binary WebSocket message.
 pub const BINARY_REFUSED: &str = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"binary websocket messages are refused: send each json-rpc message as one text message"}}"#;
@@ -451,25 +450,5 @@ impl Server {
     #[cfg(test)]
     pub(super) fn take_actions(&mut self) -> Vec<super::Action> {
         self.actions.drain(..).collect()
-    }
-}
-
-/// The JSON-RPC reply to a refused message, as text, when it has one.
-fn reply_text(e: &RemoteError) -> Option<String> {
-    let mut line = Vec::new();
-    e.reply()?.encode(&mut line).ok()?;
-    Some(String::from_utf8_lossy(line.trim_ascii_end()).into_owned())
-}
-
-/// The answer to a refused `POST`: its status, and its JSON-RPC reply as
-/// the body when it has one.
-pub(super) fn refusal(e: &RemoteError) -> HttpRefusal {
-    match reply_text(e) {
-        Some(body) => HttpRefusal {
-            status: e.http_status(),
-            body,
-            json: true,
-        },
-        None => HttpRefusal::text(e.http_status(), e.to_string()),
     }
 }

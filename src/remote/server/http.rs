@@ -8,12 +8,13 @@
 use alloc::borrow::ToOwned;
 use alloc::format;
 use alloc::string::{String, ToString};
+use alloc::vec::Vec;
 use core::fmt::Write as _;
 use core::time::Duration;
 
-use super::conn::{refusal, OVERSIZE_HEAD};
 use super::{ConnectionId, HttpRefusal, PostOutcome, Principal, Profile, Server};
 use crate::remote::transport::oversize;
+use crate::remote::RemoteError;
 
 /// The parts of a request to the ACP endpoint the server's rules read
 /// (empty header values count as absent).
@@ -81,6 +82,9 @@ impl HttpRefusal {
         self.status == 401
     }
 }
+
+/// How much of an oversized message is looked at for its request id.
+pub(super) const OVERSIZE_HEAD: usize = 4096;
 
 /// The answer to a path the server does not serve.
 const NOT_FOUND: &str = "not found: use /acp (websocket upgrade or streamable http) or GET /health";
@@ -283,4 +287,24 @@ pub(super) fn no_random_source() -> HttpRefusal {
         503,
         "no random source for a connection id: the connection is refused".to_owned(),
     )
+}
+
+/// The JSON-RPC reply to a refused message, as text, when it has one.
+pub(super) fn reply_text(e: &RemoteError) -> Option<String> {
+    let mut line = Vec::new();
+    e.reply()?.encode(&mut line).ok()?;
+    Some(String::from_utf8_lossy(line.trim_ascii_end()).into_owned())
+}
+
+/// The answer to a refused `POST`: its status, and its JSON-RPC reply as
+/// the body when it has one.
+pub(super) fn refusal(e: &RemoteError) -> HttpRefusal {
+    match reply_text(e) {
+        Some(body) => HttpRefusal {
+            status: e.http_status(),
+            body,
+            json: true,
+        },
+        None => HttpRefusal::text(e.http_status(), e.to_string()),
+    }
 }

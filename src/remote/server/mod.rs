@@ -41,8 +41,10 @@ pub const AGENTS_FULL: ErrorCode = ErrorCode(-32012);
 /// The notification a client gets when the agent wrote a line longer than
 /// the server's limit that was not an answer to one of its requests (an
 /// answer becomes that request's error instead): `size` (the bytes seen,
-/// at least), `limit`, and `id` when the line was a request of the agent
-/// (which the server answered with an error). The line itself is gone.
+/// at least), `limit`, `sessionId` when the line's first bytes named its
+/// session (it goes to that session's user then, on the session's
+/// stream), and `id` when the line was a request of the agent (which the
+/// server answered with an error). The line itself is gone.
 pub const LINE_DROPPED: &str = "_bridge/line_dropped";
 
 /// One connection of a [`Server`], numbered by it from 1.
@@ -392,8 +394,9 @@ pub enum PostOutcome {
 ///   every stop and restart.
 /// - An agent line over the limit: an answer to a client's request
 ///   becomes that request's error, a request of the agent is answered
-///   with an error, and the clients of an agent serving one user are told
-///   with [`LINE_DROPPED`] (its size and the limit).
+///   with an error, and the user whose session it named is told with
+///   [`LINE_DROPPED`] (its session, size and the limit; a line naming no
+///   session only when the agent's connections are all one user's).
 #[derive(Debug)]
 pub struct Server {
     config: ServerConfig,
