@@ -240,7 +240,7 @@ async fn peak_memory_relaying_a_64_mib_line() {
         (peak - before) as f64 / line_kib as f64
     );
     assert!(
-        peak.saturating_sub(before) <= 3 * line_kib + 16 * 1024,
+        peak.saturating_sub(before) <= 3 * line_kib + 32 * 1024,
         "peak {peak} KiB, baseline {before} KiB, line {line_kib} KiB"
     );
 }
