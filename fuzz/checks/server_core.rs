@@ -346,7 +346,13 @@ pub fn check(data: &[u8]) {
                         server.handle_agent_line(w.now, run, &text);
                     } else {
                         let id = PeekedId::from_str_id(&text);
-                        let long = LineTooLong::new(64, 100 + text.len(), id, text.len() % 2 == 0);
+                        let mut long =
+                            LineTooLong::new(64, 100 + text.len(), id, text.len() % 2 == 0);
+                        // Naming a session (any user's, or none known): its
+                        // notice must reach that session's user alone.
+                        if text.len() % 3 == 0 {
+                            long = long.with_session(&text);
+                        }
                         server.handle_agent_line_too_long(
                             w.now,
                             run,

@@ -79,9 +79,19 @@ pub struct LineTooLong {
     head: Head,
     limit: usize,
     seen: usize,
-    /// A string id longer than `head` holds (`IdKind::Boxed`).
+    /// A string id longer than `head` holds (`IdKind::Boxed`), and the
+    /// line's `params.sessionId`: boxed, a rare path, so the error stays
+    /// small.
     #[cfg(feature = "alloc")]
-    boxed: Option<alloc::boxed::Box<ShortId>>,
+    boxed: Option<alloc::boxed::Box<Boxed>>,
+}
+
+/// What [`LineTooLong`] keeps out of line.
+#[cfg(feature = "alloc")]
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+struct Boxed {
+    id: Option<ShortId>,
+    session: Option<ShortId>,
 }
 
 /// The id and `is_request` of [`LineTooLong`], of alignment 1.
@@ -146,7 +156,10 @@ impl LineTooLong {
                     }
                     #[cfg(feature = "alloc")]
                     _ => {
-                        boxed = Some(alloc::boxed::Box::new(s));
+                        boxed = Some(alloc::boxed::Box::new(Boxed {
+                            id: Some(s),
+                            session: None,
+                        }));
                         head.kind = IdKind::Boxed;
                     }
                     // Without `alloc`, `bytes` holds the longest id a
@@ -195,7 +208,75 @@ impl LineTooLong {
                 PeekedId::from_str_id(core::str::from_utf8(text).ok()?)
             }
             #[cfg(feature = "alloc")]
-            IdKind::Boxed => self.boxed.as_deref().map(|s| PeekedId::Str(*s)),
+            IdKind::Boxed => self.boxed.as_deref().and_then(|b| b.id).map(PeekedId::Str),
+        }
+    }
+
+    /// The same error, naming the session the line was for (its
+    /// `params.sessionId`, as its first bytes hold it): kept when it is at
+    /// most [`PeekedId::MAX_STR_ID`] bytes long, with feature `alloc`
+    /// (without it the error stays sized for the id alone, and keeps no
+    /// session).
+    ///
+    /// ```
+    /// use acp_codec::framing::LineTooLong;
+    ///
+    /// let e = LineTooLong::new(8, 20, None, false).with_session("sess-1");
+    /// assert_eq!(e.session_id(), Some("sess-1"));
+    /// ```
+    #[must_use]
+    pub fn with_session(self, session: &str) -> Self {
+        #[cfg(feature = "alloc")]
+        {
+            let mut this = self;
+            let Some(session) = ShortId::new(session) else {
+                return this;
+            };
+            match &mut this.boxed {
+                Some(b) => b.session = Some(session),
+                None => {
+                    this.boxed = Some(alloc::boxed::Box::new(Boxed {
+                        id: None,
+                        session: Some(session),
+                    }));
+                }
+            }
+            this
+        }
+        #[cfg(not(feature = "alloc"))]
+        {
+            let _ = session;
+            self
+        }
+    }
+
+    /// The line's `params.sessionId`, when its first bytes (the
+    /// [`id_peek_window`](crate::Limits::id_peek_window)) hold it whole (a
+    /// string without escapes; see [`with_session`](Self::with_session)):
+    /// whose session the dropped line was for.
+    ///
+    /// ```
+    /// use acp_codec::{FrameError, Limits, LineSplitter};
+    ///
+    /// let mut splitter = LineSplitter::with_limits(&Limits::default().with_max_line_len(64));
+    /// let line = format!(
+    ///     r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"s-7","update":{{"text":"{}"}}}}}}"#,
+    ///     "x".repeat(100),
+    /// );
+    /// let Some(Err(FrameError::LineTooLong(e))) = splitter.decode(line.as_bytes()).item else { panic!() };
+    /// assert_eq!(e.session_id(), Some("s-7"));
+    /// ```
+    pub fn session_id(&self) -> Option<&str> {
+        #[cfg(feature = "alloc")]
+        {
+            self.boxed
+                .as_deref()
+                .and_then(|b| b.session.as_ref())
+                .map(ShortId::as_str)
+        }
+        #[cfg(not(feature = "alloc"))]
+        {
+            None
         }
     }
 
@@ -228,6 +309,7 @@ impl fmt::Debug for LineTooLong {
             .field("seen", &self.seen)
             .field("id", &self.id())
             .field("is_request", &self.is_request())
+            .field("session_id", &self.session_id())
             .finish()
     }
 }

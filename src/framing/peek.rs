@@ -1,7 +1,10 @@
-//! Reading a JSON-RPC `"id"` from the first bytes of an oversized line.
+//! Reading a JSON-RPC `"id"` and `params.sessionId` from the first bytes of
+//! an oversized line.
 //!
-//! A bounded, allocation-free scan of the top-level object's keys: enough to
-//! answer a request that is too long to decode, never a JSON parser.
+//! A bounded, allocation-free scan of the top-level object's keys (and of
+//! the members of `params`): enough to answer a request that is too long to
+//! decode, and to tell the session's owner what was dropped, never a JSON
+//! parser.
 
 use core::fmt;
 
@@ -43,6 +46,16 @@ pub struct ShortId {
 }
 
 impl ShortId {
+    /// `text`, if it is at most [`PeekedId::MAX_STR_ID`] bytes long.
+    pub(crate) fn new(text: &str) -> Option<Self> {
+        let len = u8::try_from(text.len()).ok()?;
+        let mut bytes = [0u8; MAX_STR_ID];
+        bytes
+            .get_mut(..text.len())?
+            .copy_from_slice(text.as_bytes());
+        Some(Self { len, bytes })
+    }
+
     /// The id's text.
     pub fn as_str(&self) -> &str {
         // `from_str_id`, the one constructor, copied `len` bytes of a `&str`
@@ -64,10 +77,7 @@ impl PeekedId {
     /// A string id, if it is at most [`MAX_STR_ID`](Self::MAX_STR_ID) bytes
     /// long.
     pub fn from_str_id(id: &str) -> Option<Self> {
-        let len = u8::try_from(id.len()).ok()?;
-        let mut bytes = [0u8; MAX_STR_ID];
-        bytes.get_mut(..id.len())?.copy_from_slice(id.as_bytes());
-        Some(Self::Str(ShortId { len, bytes }))
+        ShortId::new(id).map(Self::Str)
     }
 
     /// The id's text when it is a string.
@@ -106,6 +116,9 @@ impl fmt::Debug for ShortId {
 pub(crate) struct Peek {
     pub(crate) id: Option<PeekedId>,
     pub(crate) is_request: bool,
+    /// `params.sessionId`: a string without escapes of at most
+    /// [`PeekedId::MAX_STR_ID`] bytes, whole in the window.
+    pub(crate) session: Option<ShortId>,
 }
 
 /// Scans the top-level keys of the JSON object at the start of `window`.
@@ -113,7 +126,10 @@ pub(crate) struct Peek {
 /// Linear in `window.len()`, no recursion, no allocation; stops at the first
 /// byte that is not what a JSON object would have there, or where the window
 /// cuts a value off. Keys are compared as written (an escaped `"id"` is not
-/// recognised).
+/// recognised); of a key given twice, the last in the window is read. An object
+/// `"params"` is walked member by member for `"sessionId"`, so a session
+/// named before the window's end is read even when the params go on past
+/// it.
 pub(crate) fn peek(window: &[u8]) -> Peek {
     let mut out = Peek::default();
     let mut i = skip_ws(window, 0);
@@ -135,10 +151,13 @@ pub(crate) fn peek(window: &[u8]) -> Peek {
             out.is_request = at_value == Some(b'"');
         }
         let end = match id {
-            Some((_, end)) => Ok(end),
-            None => skip_value(window, value),
+            Some((_, end)) => Some(end),
+            None if key == b"\"params\"" && at_value == Some(b'{') => {
+                params_at(window, value, &mut out.session)
+            }
+            None => skip_value(window, value).ok(),
         };
-        let Ok(end) = end else {
+        let Some(end) = end else {
             return out;
         };
         i = skip_ws(window, end);
@@ -146,6 +165,49 @@ pub(crate) fn peek(window: &[u8]) -> Peek {
             return out;
         }
     }
+}
+
+/// Walks the object at `i` (its `{`) for a `"sessionId"` member, kept in
+/// `session` (the last one in the window); the offset after
+/// the object, or `None` where the window cuts it off or it is not JSON.
+fn params_at(window: &[u8], i: usize, session: &mut Option<ShortId>) -> Option<usize> {
+    let mut j = skip_ws(window, i.saturating_add(1));
+    if window.get(j) == Some(&b'}') {
+        return Some(j.saturating_add(1));
+    }
+    loop {
+        let (key, value) = key_at(window, j).ok()?;
+        let short = (key == b"\"sessionId\"")
+            .then(|| short_str_at(window, value))
+            .flatten();
+        let end = match short {
+            Some((text, end)) => {
+                *session = Some(text);
+                end
+            }
+            None => skip_value(window, value).ok()?,
+        };
+        j = skip_ws(window, end);
+        match window.get(j) {
+            Some(b',') => j = skip_ws(window, j.saturating_add(1)),
+            Some(b'}') => return Some(j.saturating_add(1)),
+            _ => return None,
+        }
+    }
+}
+
+/// A whole string at `i` without escapes, of at most
+/// [`PeekedId::MAX_STR_ID`] bytes, with the offset after it.
+fn short_str_at(b: &[u8], i: usize) -> Option<(ShortId, usize)> {
+    if b.get(i) != Some(&b'"') {
+        return None;
+    }
+    let end = skip_str(b, i).ok()?;
+    let text = b.get(i.saturating_add(1)..end.saturating_sub(1))?;
+    if text.contains(&b'\\') {
+        return None;
+    }
+    Some((ShortId::new(core::str::from_utf8(text).ok()?)?, end))
 }
 
 /// An id value at `i`: `null`, a 64-bit integer, or a short string without
@@ -161,15 +223,8 @@ fn id_at(b: &[u8], i: usize) -> Option<(PeekedId, usize)> {
                 .then(|| i.saturating_add(4))?,
         ),
         b'"' => {
-            let end = skip_str(b, i).ok()?;
-            let text = b.get(i.saturating_add(1)..end.saturating_sub(1))?;
-            if text.contains(&b'\\') {
-                return None;
-            }
-            return Some((
-                PeekedId::from_str_id(core::str::from_utf8(text).ok()?)?,
-                end,
-            ));
+            let (text, end) = short_str_at(b, i)?;
+            return Some((PeekedId::Str(text), end));
         }
         b'-' | b'0'..=b'9' => {
             let (negative, start) = match b.get(i) {
@@ -249,5 +304,129 @@ mod tests {
         // Cut off by the window: not a whole id.
         assert_eq!(p(r#"{"id":12"#).id, None);
         assert_eq!(p(r#"{"id":nul"#).id, None);
+    }
+
+    fn session(s: &str) -> Option<alloc::string::String> {
+        p(s).session.map(|x| x.as_str().into())
+    }
+
+    #[test]
+    fn reads_the_session_of_params_cut_off_by_the_window() {
+        let update = r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s-1","update":{"content":{"text":"aaaa"#;
+        assert_eq!(session(update).as_deref(), Some("s-1"));
+        let r = p(
+            r#"{"id":4,"method":"m","params":{"a":[1,{"sessionId":"no"}],"sessionId":"yes"},"x":1}"#,
+        );
+        assert_eq!(r.session.map(|s| s.as_str() == "yes"), Some(true));
+        assert_eq!(r.id, Some(PeekedId::Number(4)));
+        // The id after whole params is still read.
+        let r = p(r#"{"method":"m","params":{"sessionId":"s"},"id":"x"}"#);
+        assert_eq!(r.id, PeekedId::from_str_id("x"));
+        assert!(r.session.is_some());
+        // Not taken: nested, escaped, too long, not a string, cut off, not params.
+        assert_eq!(session(r#"{"params":{"update":{"sessionId":"n"}}}"#), None);
+        assert_eq!(session(r#"{"params":{"sessionId":"a\"b"}}"#), None);
+        let long = "x".repeat(PeekedId::MAX_STR_ID + 1);
+        assert_eq!(
+            session(&format!(r#"{{"params":{{"sessionId":"{long}"}}}}"#)),
+            None
+        );
+        assert_eq!(session(r#"{"params":{"sessionId":7}}"#), None);
+        assert_eq!(session(r#"{"params":{"sessionId":"s-1"#), None);
+        assert_eq!(session(r#"{"result":{"sessionId":"s"}}"#), None);
+        assert_eq!(session(r#"{"params":{}}"#), None);
+        assert_eq!(session(r#"{"params":["sessionId","s"]}"#), None);
+    }
+
+    /// One member of a generated message: its key and its JSON value.
+    fn member(
+    ) -> impl proptest::strategy::Strategy<Value = (alloc::string::String, serde_json::Value)> {
+        use proptest::prelude::*;
+        let text = prop_oneof!["[a-z0-9-]{0,40}", "\\PC{0,20}", "[\"\\\\\n\t a]{0,8}",];
+        let leaf = prop_oneof![
+            text.clone().prop_map(serde_json::Value::from),
+            any::<i64>().prop_map(serde_json::Value::from),
+            Just(serde_json::Value::Null),
+        ];
+        let value = leaf.prop_recursive(3, 16, 4, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4).prop_map(serde_json::Value::from),
+                proptest::collection::vec(("[a-zA-Z]{1,9}", inner), 0..4)
+                    .prop_map(|m| { serde_json::Value::Object(m.into_iter().collect()) }),
+            ]
+        });
+        let key = prop_oneof![
+            Just("sessionId".into()),
+            Just("update".into()),
+            "[a-zA-Z]{1,9}",
+        ];
+        (key, value)
+    }
+
+    proptest::proptest! {
+        /// The peek against serde_json: on every prefix of a message, the
+        /// session it reads is the one serde_json reads from the whole
+        /// line, exactly when the prefix holds that value whole (a string
+        /// without escapes, short enough); never another.
+        #[test]
+        fn session_matches_serde_json_on_every_prefix(
+            params in proptest::collection::vec(member(), 0..6),
+            session_text in prop_oneof_session(),
+            session_at in 0usize..6,
+            id in proptest::option::of(0i64..1000),
+            cut in 0usize..1000,
+        ) {
+            let mut params: alloc::vec::Vec<_> = params
+                .into_iter()
+                .filter(|(k, _)| k != "sessionId")
+                .collect();
+            if let Some(text) = &session_text {
+                let at = session_at.min(params.len());
+                params.insert(at, ("sessionId".into(), serde_json::Value::from(text.as_str())));
+            }
+            // Written member by member, so the order is the one generated.
+            let mut line = alloc::string::String::from(r#"{"jsonrpc":"2.0","#);
+            if let Some(id) = id {
+                line.push_str(&format!(r#""id":{id},"#));
+            }
+            line.push_str(r#""method":"session/update","params":{"#);
+            let mut session_end = None;
+            for (i, (k, v)) in params.iter().enumerate() {
+                if i > 0 {
+                    line.push(',');
+                }
+                line.push_str(&serde_json::to_string(k).unwrap());
+                line.push(':');
+                line.push_str(&serde_json::to_string(v).unwrap());
+                if k == "sessionId" {
+                    session_end = Some(line.len());
+                }
+            }
+            line.push_str("}}");
+            let whole: serde_json::Value = serde_json::from_str(&line).unwrap();
+            let oracle = whole["params"]["sessionId"].as_str();
+            let cut = cut.min(line.len());
+            let window = &line.as_bytes()[..cut];
+            let got = peek(window).session;
+            let plain = oracle.is_some_and(|s| {
+                !serde_json::to_string(s).unwrap().contains('\\') && s.len() <= PeekedId::MAX_STR_ID
+            });
+            let expected = match session_end {
+                Some(end) if plain && cut >= end => oracle,
+                _ => None,
+            };
+            proptest::prop_assert_eq!(got.as_ref().map(ShortId::as_str), expected, "{}", &line[..cut]);
+        }
+    }
+
+    fn prop_oneof_session(
+    ) -> impl proptest::strategy::Strategy<Value = Option<alloc::string::String>> {
+        use proptest::prelude::*;
+        proptest::option::of(prop_oneof![
+            "[a-f0-9-]{36}",
+            "\\PC{0,12}",
+            "[a\"\\\\]{1,6}",
+            "x{120,140}",
+        ])
     }
 }

@@ -556,7 +556,11 @@ impl LineSplitter {
         // The first `id_peek_window` bytes, or the whole line if shorter.
         let window = line.get(..self.id_peek_window).unwrap_or(line);
         let peeked = peek(window);
-        LineTooLong::new(self.max_line_len, seen, peeked.id, peeked.is_request)
+        let e = LineTooLong::new(self.max_line_len, seen, peeked.id, peeked.is_request);
+        match &peeked.session {
+            Some(session) => e.with_session(session.as_str()),
+            None => e,
+        }
     }
 }
 

@@ -148,8 +148,7 @@
 //!
 //! | what | default | when exceeded |
 //! |---|---|---|
-//! | a `POST` body | 16 MiB ([`DEFAULT_MAX_REQUEST_BODY_BYTES`]) | `413` ([`RemoteError::TooLarge`]) |
-//! | a message to a client | 32 MiB ([`DEFAULT_MAX_MESSAGE_BYTES`]), the SDK client's cap | the SDK's client fails the stream |
+//! | a message either way (a `POST` body, a WebSocket message, an agent line) | the codec's line limit, [`DEFAULT_MAX_LINE_LEN`](crate::limits::DEFAULT_MAX_LINE_LEN) ([`ServerConfig::max_message`]) | `413` or close `1009`, a request answered by its id ([`RemoteError::TooLarge`]); an agent line dropped and reported ([`LINE_DROPPED`]) |
 //! | output held for a connection | 64 MiB ([`DEFAULT_MAX_BACKLOG_BYTES`]) | stop reading the agent; close with `1008` after [`DEFAULT_MAX_OUTPUT_STALL`] without progress ([`Backlog`]) |
 //! | a session or string request id | 1,024 bytes ([`DEFAULT_MAX_ID_LENGTH`]) | [`RemoteError::IdTooLong`]: `400`, or close `1008` |
 //! | session streams without a reader | 1,024 ([`DEFAULT_MAX_BUFFERED_SESSION_STREAMS`]) | close the connection |
@@ -186,14 +185,14 @@ pub use router::{
     DEFAULT_MAX_USER_SESSIONS, FORBIDDEN, REPLAY_DROPPED, USER_LIMIT,
 };
 pub use server::{
-    Action, AgentRun, ConnectionId, HttpRefusal, PoolMode, PostOutcome, Principal, Profile, Server,
-    ServerConfig, StartReason, StopReason, AGENTS_FULL, BINARY_REFUSED, LINE_DROPPED,
+    AccessRefusal, Action, AgentRun, ConnectionId, HttpHead, HttpRefusal, HttpRoute, PoolMode,
+    PostOutcome, Principal, Profile, Server, ServerConfig, StartReason, StopReason, AGENTS_FULL,
+    BINARY_REFUSED, LINE_DROPPED,
 };
 pub use transport::{
     answer_stream, check_post, check_response_session, is_reattach, is_session_scoped, oversize,
     session_field, session_of, Checked, CloseCode, Gate, Post, SessionField, Stream, BATCH_ERROR,
     DEFAULT_MAX_BACKLOG_BYTES, DEFAULT_MAX_BUFFERED_SESSION_STREAMS, DEFAULT_MAX_ID_LENGTH,
-    DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_OUTPUT_STALL, DEFAULT_MAX_REQUEST_BODY_BYTES,
-    ENDPOINT_PATH, EVENT_STREAM_MIME_TYPE, HEADER_CONNECTION_ID, HEADER_PROTOCOL_VERSION,
-    HEADER_SESSION_ID, INVALID_REQUEST, JSON_MIME_TYPE, PARSE_ERROR,
+    DEFAULT_MAX_OUTPUT_STALL, ENDPOINT_PATH, EVENT_STREAM_MIME_TYPE, HEADER_CONNECTION_ID,
+    HEADER_PROTOCOL_VERSION, HEADER_SESSION_ID, INVALID_REQUEST, JSON_MIME_TYPE, PARSE_ERROR,
 };

@@ -27,14 +27,6 @@ pub const EVENT_STREAM_MIME_TYPE: &str = "text/event-stream";
 /// The media type of a `POST` body and of the `initialize` answer.
 pub const JSON_MIME_TYPE: &str = "application/json";
 
-/// The largest message a client takes from a server: 32 MiB, the SDK's
-/// default (`DEFAULT_MAX_MESSAGE_BYTES`).
-pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 32 * 1024 * 1024;
-
-/// The largest `POST` body a server reads: 16 MiB, the SDK's default for
-/// its Node adapter; a larger one is answered `413`.
-pub const DEFAULT_MAX_REQUEST_BODY_BYTES: usize = 16 * 1024 * 1024;
-
 /// The most output a server holds for one connection before it stops
 /// reading the agent ([`Backlog`](crate::remote::Backlog)'s limit): 64 MiB,
 /// the SDK's default (its `maxBufferedBytes`). Not the chunk reassembler's

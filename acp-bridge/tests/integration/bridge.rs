@@ -655,7 +655,7 @@ async fn latency_through_the_bridge() {
 
 /// One HTTP/1.1 request on a fresh connection (closed after the answer):
 /// the status, the head (lowercase) and the body.
-fn http_request(
+pub(crate) fn http_request(
     addr: SocketAddr,
     method: &str,
     headers: &[(&str, &str)],
@@ -677,7 +677,7 @@ fn http_request(
 }
 
 /// Opens an SSE stream and reads its response head; the socket stays open.
-fn open_sse(
+pub(crate) fn open_sse(
     addr: SocketAddr,
     connection: &str,
     session: Option<&str>,
@@ -702,7 +702,7 @@ fn open_sse(
 }
 
 /// The next `data:` payload of an SSE stream, as JSON.
-fn next_event(r: &mut BufReader<TcpStream>) -> Value {
+pub(crate) fn next_event(r: &mut BufReader<TcpStream>) -> Value {
     let mut line = String::new();
     loop {
         line.clear();

@@ -9,6 +9,9 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use core::time::Duration;
 
+use super::http::{
+    no_random_source, refusal, reply_text, unknown_connection, Naming, OVERSIZE_HEAD,
+};
 use super::{ConnectionId, HttpRefusal, PostOutcome, Principal, Profile, Server, ServerConfig};
 use crate::acp::{Message, RequestId};
 use crate::framing::peek::peek;
@@ -19,9 +22,6 @@ use crate::remote::transport::{
 };
 use crate::remote::{Backlog, RemoteError};
 use crate::PeekedId;
-
-/// How much of an oversized message is looked at for its request id.
-const OVERSIZE_HEAD: usize = 4096;
 
 /// The answer to a binary WebSocket message.
 pub const BINARY_REFUSED: &str = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"binary websocket messages are refused: send each json-rpc message as one text message"}}"#;
@@ -45,6 +45,8 @@ pub(super) struct Conn {
     /// Streamable HTTP: the `initialize` whose answer is the opening
     /// `POST`'s body.
     initialize: Option<RequestId<'static>>,
+    /// Its `Acp-Connection-Id`, when the server named it.
+    pub(super) name: Option<String>,
 }
 
 impl Conn {
@@ -73,6 +75,7 @@ impl Conn {
             streams: BTreeMap::new(),
             last_seen: now,
             initialize: None,
+            name: None,
         }
     }
 
@@ -219,6 +222,18 @@ impl Server {
         session: Option<&str>,
         body: &str,
     ) -> Result<PostOutcome, HttpRefusal> {
+        self.post(now, principal, conn, session, body, Naming::None)
+    }
+
+    pub(super) fn post(
+        &mut self,
+        now: Duration,
+        principal: &Principal,
+        conn: Option<ConnectionId>,
+        session: Option<&str>,
+        body: &str,
+        naming: Naming,
+    ) -> Result<PostOutcome, HttpRefusal> {
         let header = conn.map(|_| "");
         // Decoded once: the transport's rules, then the router.
         let message = decode(body).map_err(|e| refusal(&e))?;
@@ -235,9 +250,15 @@ impl Server {
                 {
                     return Err(HttpRefusal::text(503, "too many connections"));
                 }
+                if let Naming::NoSource = naming {
+                    return Err(no_random_source());
+                }
                 let id = self
                     .open(now, Profile::StreamableHttp, principal)
                     .map_err(|e| HttpRefusal::text(e.http_status(), e.to_string()))?;
+                if let Naming::Random(random) = naming {
+                    self.name(id, random);
+                }
                 if let Some(c) = self.conns.get_mut(&id) {
                     c.initialize = Some(r.id.to_owned_id());
                 }
@@ -249,7 +270,7 @@ impl Server {
                     .conns
                     .get_mut(&conn)
                     .filter(|c| c.user == principal.user)
-                    .ok_or_else(|| HttpRefusal::text(404, "unknown Acp-Connection-Id"))?;
+                    .ok_or_else(unknown_connection)?;
                 c.last_seen = now;
                 let (key, client) = (c.agent.clone(), c.client);
                 if let Message::Response(_) | Message::Error(_) = &message {
@@ -326,7 +347,7 @@ impl Server {
             .conns
             .get(&conn)
             .filter(|c| c.user == principal.user && c.profile == Profile::StreamableHttp)
-            .ok_or_else(|| HttpRefusal::text(404, "unknown Acp-Connection-Id"))?;
+            .ok_or_else(unknown_connection)?;
         let stream = match session {
             Some(s) => {
                 let router = self.agents.get(&c.agent).map(|a| &a.router);
@@ -346,7 +367,7 @@ impl Server {
             None => Stream::Connection,
         };
         let Some(c) = self.conns.get_mut(&conn) else {
-            return Err(HttpRefusal::text(404, "unknown Acp-Connection-Id"));
+            return Err(unknown_connection());
         };
         if c.streams.len() > max && !c.streams.contains_key(&stream) {
             return Err(HttpRefusal::text(400, "too many session streams"));
@@ -414,19 +435,6 @@ impl Server {
         self.send(now, conn, stream, text);
     }
 
-    /// The connections of the agent `key` with the [`Action`]s to tell
-    /// them `method` (a notification of the server's own).
-    pub(super) fn notify_all(&mut self, key: &Option<String>, text: &str, now: Duration) {
-        let conns: Vec<ConnectionId> = self
-            .agents
-            .get(key)
-            .map(|a| a.clients.values().copied().collect())
-            .unwrap_or_default();
-        for conn in conns {
-            self.send(now, conn, Stream::Connection, text.to_owned());
-        }
-    }
-
     #[cfg(test)]
     pub(super) fn pending_initialize(&self, conn: ConnectionId) -> bool {
         self.conns
@@ -442,25 +450,5 @@ impl Server {
     #[cfg(test)]
     pub(super) fn take_actions(&mut self) -> Vec<super::Action> {
         self.actions.drain(..).collect()
-    }
-}
-
-/// The JSON-RPC reply to a refused message, as text, when it has one.
-fn reply_text(e: &RemoteError) -> Option<String> {
-    let mut line = Vec::new();
-    e.reply()?.encode(&mut line).ok()?;
-    Some(String::from_utf8_lossy(line.trim_ascii_end()).into_owned())
-}
-
-/// The answer to a refused `POST`: its status, and its JSON-RPC reply as
-/// the body when it has one.
-fn refusal(e: &RemoteError) -> HttpRefusal {
-    match reply_text(e) {
-        Some(body) => HttpRefusal {
-            status: e.http_status(),
-            body,
-            json: true,
-        },
-        None => HttpRefusal::text(e.http_status(), e.to_string()),
     }
 }

@@ -10,6 +10,7 @@
 //! [`poll_timeout`](Server::poll_timeout) or the next input.
 
 mod conn;
+mod http;
 mod pool;
 
 use alloc::borrow::ToOwned;
@@ -29,6 +30,7 @@ mod tests;
 
 use conn::Conn;
 pub use conn::BINARY_REFUSED;
+pub use http::{AccessRefusal, HttpHead, HttpRoute};
 use pool::Agent;
 
 /// The error answering a request of a user whose agent may not start:
@@ -39,8 +41,10 @@ pub const AGENTS_FULL: ErrorCode = ErrorCode(-32012);
 /// The notification a client gets when the agent wrote a line longer than
 /// the server's limit that was not an answer to one of its requests (an
 /// answer becomes that request's error instead): `size` (the bytes seen,
-/// at least), `limit`, and `id` when the line was a request of the agent
-/// (which the server answered with an error). The line itself is gone.
+/// at least), `limit`, `sessionId` when the line's first bytes named its
+/// session (it goes to that session's user then, on the session's
+/// stream), and `id` when the line was a request of the agent (which the
+/// server answered with an error). The line itself is gone.
 pub const LINE_DROPPED: &str = "_bridge/line_dropped";
 
 /// One connection of a [`Server`], numbered by it from 1.
@@ -321,7 +325,7 @@ impl HttpRefusal {
 }
 
 /// What a Streamable HTTP `POST` became.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PostOutcome {
     /// An `initialize` opened this connection: answer the `POST` with the
     /// [`Action::Answer`] for it (and the connection's id in
@@ -394,8 +398,9 @@ pub enum PostOutcome {
 ///   every stop and restart.
 /// - An agent line over the limit: an answer to a client's request
 ///   becomes that request's error, a request of the agent is answered
-///   with an error, and the clients of an agent serving one user are told
-///   with [`LINE_DROPPED`] (its size and the limit).
+///   with an error, and the user whose session it named is told with
+///   [`LINE_DROPPED`] (its session, size and the limit; a line naming no
+///   session only when the agent's connections are all one user's).
 #[derive(Debug)]
 pub struct Server {
     config: ServerConfig,
@@ -404,6 +409,8 @@ pub struct Server {
     runs: BTreeMap<AgentRun, Option<String>>,
     /// Bytes queued per user (`None`: the anonymous user).
     queued: BTreeMap<Option<String>, usize>,
+    /// The connections by their `Acp-Connection-Id`.
+    names: BTreeMap<String, ConnectionId>,
     next_conn: u64,
     next_run: u64,
     actions: VecDeque<Action>,
@@ -419,6 +426,7 @@ impl Server {
             agents: BTreeMap::new(),
             runs: BTreeMap::new(),
             queued: BTreeMap::new(),
+            names: BTreeMap::new(),
             next_conn: 1,
             next_run: 1,
             actions: VecDeque::new(),
@@ -511,6 +519,9 @@ impl Server {
         let Some(c) = self.conns.remove(&conn) else {
             return;
         };
+        if let Some(name) = &c.name {
+            self.names.remove(name);
+        }
         self.release(&c.user, c.backlog.bytes());
         let Some(agent) = self.agents.get_mut(&c.agent) else {
             return;

@@ -16,7 +16,7 @@ use super::{
 };
 use crate::acp::{encode_error, Message, MessageError, RequestId, RpcError};
 use crate::remote::router::{ClientId, Router};
-use crate::remote::ReplayBuffer;
+use crate::remote::{ReplayBuffer, Stream};
 use crate::{ErrorCode, FrameError, PeekedId};
 
 /// A run that lasted this long resets the restart backoff.
@@ -26,7 +26,12 @@ const STEADY_RUN: Duration = Duration::from_secs(30);
 #[derive(Debug)]
 pub(super) struct Waiting {
     pub(super) conn: ConnectionId,
+    /// The bytes that came in, forwarded as they are where the router
+    /// does not rewrite them.
     text: String,
+    /// The message as the core decoded it on arrival (its params copied,
+    /// never decoded again).
+    message: Message<'static>,
     /// Past this it goes on (and is refused: the agent is not running).
     until: Duration,
 }
@@ -186,6 +191,7 @@ impl Server {
             agent.waiting.push_back(Waiting {
                 conn,
                 text: text.to_owned(),
+                message: message.into_owned(),
                 until: now.saturating_add(self.config.start_wait),
             });
             return;
@@ -229,8 +235,8 @@ impl Server {
             let Some(w) = agent.waiting.pop_front() else {
                 return;
             };
-            // Decoded again: it waited, owned, for the agent to start.
-            self.deliver(key, w.conn, &w.text, Message::decode(&w.text), now);
+            // The form decoded on arrival: not decoded again.
+            self.deliver(key, w.conn, &w.text, Ok(w.message), now);
         }
     }
 
@@ -395,10 +401,14 @@ impl Server {
     /// A line of `run`'s stdout over the limit, skipped (`err`, the
     /// splitter's error). An answer to a client's request becomes that
     /// request's error; a request of the agent is answered with an error;
-    /// anything else is reported to the clients that may have been its
-    /// recipients with [`LINE_DROPPED`] (the agent's clients when it
-    /// serves one user; with users sharing the agent, the line's session
-    /// is unknown and nobody is told, so no user learns of another's).
+    /// anything else is reported with [`LINE_DROPPED`] (its size, the
+    /// limit, and its `sessionId`) to the connections of the user whose
+    /// session the line named in its first bytes (`params.sessionId`, as
+    /// [`LineTooLong::session_id`](crate::framing::LineTooLong::session_id)
+    /// reads it), on that session's stream. A line naming no known
+    /// session is reported to the agent's connections when they are all
+    /// one user's, and to nobody otherwise, so no user learns of
+    /// another's.
     pub fn handle_agent_line_too_long(&mut self, now: Duration, run: AgentRun, err: &FrameError) {
         let Some(key) = self.runs.get(&run).cloned() else {
             return;
@@ -446,24 +456,55 @@ impl Server {
                 }
             }
         }
-        let single_user = {
-            let users: Vec<Option<&str>> = agent
+        let session = long.session_id();
+        // Whose session the line was for: its user's connections are told
+        // (on the session's stream). A line naming no session the router
+        // knows is told only where no other user could learn of it: to an
+        // agent's connections when they are all one user's.
+        let owner = session.and_then(|s| agent.router.session_user(s));
+        let recipients: Vec<(ConnectionId, Stream)> = match (session, owner) {
+            (Some(session), Some(owner)) => agent
                 .clients
-                .values()
-                .filter_map(|c| self.conns.get(c).map(|c| c.user.as_deref()))
-                .collect();
-            agent.dedicated || users.windows(2).all(|w| w.first() == w.get(1))
+                .iter()
+                .filter(|(client, _)| agent.router.user_of(**client) == Some(owner))
+                .map(|(_, conn)| (*conn, Stream::Session(session.to_owned())))
+                .collect(),
+            _ => {
+                let users: Vec<Option<&str>> = agent
+                    .clients
+                    .values()
+                    .filter_map(|c| self.conns.get(c).map(|c| c.user.as_deref()))
+                    .collect();
+                let single_user =
+                    agent.dedicated || users.windows(2).all(|w| w.first() == w.get(1));
+                if single_user {
+                    agent
+                        .clients
+                        .values()
+                        .map(|conn| (*conn, Stream::Connection))
+                        .collect()
+                } else {
+                    Vec::new()
+                }
+            }
         };
-        if !single_user {
+        if recipients.is_empty() {
             return;
         }
         let mut params = serde_json::json!({"size": size, "limit": limit});
-        if let (Some(rid), Some(obj)) = (&request_id, params.as_object_mut()) {
-            obj.insert("id".into(), serde_json::to_value(rid).unwrap_or_default());
+        if let Some(obj) = params.as_object_mut() {
+            if let Some(rid) = &request_id {
+                obj.insert("id".into(), serde_json::to_value(rid).unwrap_or_default());
+            }
+            if let Some(session) = session {
+                obj.insert("sessionId".into(), session.into());
+            }
         }
         let text = serde_json::json!({"jsonrpc": "2.0", "method": LINE_DROPPED, "params": params})
             .to_string();
-        self.notify_all(&key, &text, now);
+        for (conn, stream) in recipients {
+            self.send(now, conn, stream, text.clone());
+        }
     }
 
     /// Deadlines of the agent `key`: restarts, idle stops, messages that

@@ -587,3 +587,194 @@ fn a_removed_user_becomes_read_only_and_their_agent_stops() {
         .iter()
         .any(|a| matches!(a, Action::StopAgent { .. })));
 }
+
+fn head<'a>(method: &'a str, name: Option<&'a str>) -> HttpHead<'a> {
+    HttpHead {
+        method,
+        content_type: Some("application/json"),
+        accept: Some("text/event-stream"),
+        connection_id: name,
+    }
+}
+
+#[test]
+fn every_http_answer_is_the_cores() {
+    let mut h = Harness::new(users_config());
+    h.settle();
+    let ana = Principal::user("ana", Permissions::READ_WRITE);
+    let bo = Principal::user("bo", Permissions::READ_WRITE);
+    let now = h.now;
+    let status = |r: Result<HttpRoute, HttpRefusal>| r.unwrap_err().status;
+    // The method, then each method's headers.
+    assert_eq!(
+        status(h.server.handle_http_head(now, &ana, &head("PUT", None))),
+        405
+    );
+    let plain = HttpHead {
+        content_type: Some("text/plain"),
+        ..head("POST", None)
+    };
+    assert_eq!(status(h.server.handle_http_head(now, &ana, &plain)), 415);
+    let no_accept = HttpHead {
+        accept: None,
+        ..head("GET", Some("x"))
+    };
+    assert_eq!(
+        status(h.server.handle_http_head(now, &ana, &no_accept)),
+        406
+    );
+    // A missing connection id: a POST may open one, a GET or DELETE not.
+    let max_body = h.server.config().max_message;
+    assert_eq!(
+        h.server.handle_http_head(now, &ana, &head("POST", None)),
+        Ok(HttpRoute::Post {
+            conn: None,
+            max_body: max_body * 2
+        })
+    );
+    assert_eq!(
+        status(h.server.handle_http_head(now, &ana, &head("GET", None))),
+        400
+    );
+    assert_eq!(
+        status(h.server.handle_http_head(now, &ana, &head("DELETE", None))),
+        400
+    );
+    // An unknown one is 404 for every method.
+    for m in ["POST", "GET", "DELETE"] {
+        let r = h.server.handle_http_head(now, &ana, &head(m, Some("nope")));
+        assert_eq!(status(r), 404, "{m}");
+    }
+    // Without a random source no connection opens: 503, nothing opened.
+    let r = h
+        .server
+        .handle_http_post(now, &ana, None, None, &init(0), None);
+    assert_eq!(r.unwrap_err().status, 503);
+    assert_eq!(h.server.connections(), 0);
+    assert_eq!(
+        h.server.open_websocket(now, &ana, None).unwrap_err().status,
+        503
+    );
+    // Not an initialize and no connection: 400, whatever the random source.
+    let r = h
+        .server
+        .handle_http_post(now, &ana, None, None, &new_session(1), None);
+    assert_eq!(r.unwrap_err().status, 400);
+    // A body over the limit: 413.
+    let big = "x".repeat(max_body + 1);
+    let r = h
+        .server
+        .handle_http_post(now, &ana, None, None, &big, Some([1; 16]));
+    assert_eq!(r.unwrap_err().status, 413);
+    assert_eq!(h.server.body_too_large().status, 413);
+    // Opened with a name: 32 hex digits, found by its user only.
+    let opened = h
+        .server
+        .handle_http_post(now, &ana, None, None, &init(0), Some([0xab; 16]));
+    let Ok(PostOutcome::Opened(c)) = opened else {
+        panic!("{opened:?}")
+    };
+    let name = "ab".repeat(16);
+    assert_eq!(h.server.connection_name(c), Some(name.as_str()));
+    assert_eq!(
+        h.server
+            .handle_http_head(now, &ana, &head("GET", Some(&name))),
+        Ok(HttpRoute::Get { conn: c })
+    );
+    assert_eq!(
+        status(
+            h.server
+                .handle_http_head(now, &bo, &head("GET", Some(&name)))
+        ),
+        404
+    );
+    // DELETE closes it; its name is gone.
+    assert_eq!(
+        h.server
+            .handle_http_head(now, &ana, &head("DELETE", Some(&name))),
+        Ok(HttpRoute::Deleted { conn: c })
+    );
+    assert_eq!(h.server.connections(), 0);
+    assert_eq!(
+        status(
+            h.server
+                .handle_http_head(now, &ana, &head("DELETE", Some(&name)))
+        ),
+        404
+    );
+    // A WebSocket is named the same way; the user's limits still refuse.
+    let (w, wname) = h.server.open_websocket(now, &ana, Some([7; 16])).unwrap();
+    assert_eq!(wname, "07".repeat(16));
+    assert_eq!(h.server.connection_name(w), Some(wname.as_str()));
+    assert_eq!(h.server.websocket_read_limit(), max_body * 2);
+    let reader = Principal::user("ro", Permissions::NONE);
+    assert_eq!(
+        h.server
+            .open_websocket(now, &reader, Some([8; 16]))
+            .unwrap_err()
+            .status,
+        403
+    );
+    // Access, /health, unknown paths.
+    let r = h.server.refuse_access(AccessRefusal::NoToken);
+    assert_eq!((r.status, r.challenges()), (401, true));
+    let r = h.server.refuse_access(AccessRefusal::WrongToken);
+    assert_eq!((r.status, r.challenges()), (401, true));
+    let r = h.server.refuse_access(AccessRefusal::Origin("http://evil"));
+    assert_eq!((r.status, r.challenges()), (403, false));
+    assert_eq!(r.body, "origin http://evil is not allowed");
+    assert_eq!(h.server.health(), HttpRefusal::text(200, "ok"));
+    assert_eq!(h.server.not_found().status, 404);
+}
+
+#[test]
+fn an_oversized_line_reaches_its_sessions_owner_with_a_shared_agent() {
+    // One shared agent, two users, each with a session.
+    let (mut h, run, ana) = with_session(users_config());
+    let bo_p = Principal::user("bo", Permissions::READ_WRITE);
+    let bo = h.ws(&bo_p);
+    h.settle();
+    let acts = h.text(bo, &new_session(3));
+    let id = agent_id(&acts);
+    h.agent(
+        run,
+        &format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"sessionId":"s2"}}}}"#),
+    );
+    // A line for ana's session: only ana is told, with the session.
+    let long = LineTooLong::new(64, 100, None, false).with_session("s1");
+    h.server
+        .handle_agent_line_too_long(h.now, run, &FrameError::LineTooLong(long));
+    let acts = h.actions();
+    assert_eq!(
+        sent(&acts, ana),
+        [
+            r#"{"jsonrpc":"2.0","method":"_bridge/line_dropped","params":{"limit":64,"sessionId":"s1","size":100}}"#
+        ]
+    );
+    assert!(sent(&acts, bo).is_empty(), "{acts:?}");
+    assert!(acts.iter().any(|a| matches!(
+        a,
+        Action::Send { to, stream: Stream::Session(s), .. } if *to == ana && s == "s1"
+    )));
+    // For bo's: only bo.
+    let long = LineTooLong::new(64, 100, None, false).with_session("s2");
+    h.server
+        .handle_agent_line_too_long(h.now, run, &FrameError::LineTooLong(long));
+    let acts = h.actions();
+    assert!(sent(&acts, ana).is_empty(), "{acts:?}");
+    assert_eq!(sent(&acts, bo).len(), 1);
+    // No session, or one nobody holds: with two users on the agent,
+    // nobody is told.
+    for long in [
+        LineTooLong::new(64, 100, None, false),
+        LineTooLong::new(64, 100, None, false).with_session("s9"),
+    ] {
+        h.server
+            .handle_agent_line_too_long(h.now, run, &FrameError::LineTooLong(long));
+        let acts = h.actions();
+        assert!(
+            sent(&acts, ana).is_empty() && sent(&acts, bo).is_empty(),
+            "{acts:?}"
+        );
+    }
+}

@@ -188,16 +188,15 @@ impl Driver {
         self.with(|s, now| s.handle_closed(now, conn));
     }
 
-    /// Closes `conn` from the bridge's side (a `DELETE`).
-    pub fn close_request(self: &Arc<Self>, conn: ConnectionId, reason: &str) {
+    /// `conn` was deleted (the core closed it already): its writer ends.
+    pub fn deleted(&self, conn: ConnectionId) {
         if let Some(c) = lock(&self.conns).remove(&conn) {
             let _ = c.tx.send(ToConn::Close {
                 code: CloseCode::NORMAL,
-                reason: reason.to_owned(),
+                reason: "deleted".to_owned(),
                 last: None,
             });
         }
-        self.with(|s, now| s.handle_closed(now, conn));
     }
 
     /// Writes one bridge event to the log and to stderr.

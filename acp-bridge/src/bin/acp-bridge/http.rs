@@ -31,56 +31,47 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use acp_codec::remote::{
-    ConnectionId, HttpRefusal, PostOutcome, Principal, Server, Stream, HEADER_CONNECTION_ID,
-    HEADER_SESSION_ID,
+    ConnectionId, HttpHead, HttpRefusal, HttpRoute, PostOutcome, Principal, Stream,
+    HEADER_CONNECTION_ID, HEADER_SESSION_ID,
 };
 use axum::extract::Request;
-use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use tokio::sync::{mpsc, oneshot, Notify};
 
 use crate::driver::{Driver, ToConn};
-use crate::respond::{new_connection_id, no_random_source, text};
+use crate::respond::{answer, random_name, text};
 
 /// Longest wait for the agent's answer to `initialize`.
 const INITIALIZE_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// The open Streamable HTTP connections, by `Acp-Connection-Id`.
+/// The open Streamable HTTP connections' queues, by the core's id.
 #[derive(Default)]
 pub struct Connections {
-    map: Mutex<HashMap<String, Arc<Conn>>>,
+    map: Mutex<HashMap<ConnectionId, Arc<Conn>>>,
 }
 
 impl Connections {
-    fn lock(&self) -> MutexGuard<'_, HashMap<String, Arc<Conn>>> {
+    fn lock(&self) -> MutexGuard<'_, HashMap<ConnectionId, Arc<Conn>>> {
         self.map
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// The connection a request names (`None` without the header); an
-    /// unknown id is `404`. Whose it is, the core checks.
-    fn named(&self, headers: &HeaderMap) -> Result<Option<Arc<Conn>>, Response> {
-        let Some(id) = header_str(headers, HEADER_CONNECTION_ID) else {
-            return Ok(None);
-        };
+    /// The queues of `conn`, a connection the core found (gone already
+    /// when its writer just ended: the core's answer for an unknown one).
+    fn get(&self, conn: ConnectionId) -> Result<Arc<Conn>, Response> {
         self.lock()
-            .get(id)
+            .get(&conn)
             .cloned()
-            .map(Some)
-            .ok_or_else(|| text(StatusCode::NOT_FOUND, "unknown Acp-Connection-Id"))
-    }
-
-    fn get(&self, headers: &HeaderMap) -> Result<Arc<Conn>, Response> {
-        self.named(headers)?
-            .ok_or_else(|| text(StatusCode::BAD_REQUEST, "missing Acp-Connection-Id"))
+            .ok_or_else(|| answer(HttpRefusal::unknown_connection()))
     }
 }
 
 /// One Streamable HTTP connection: the queues of its SSE streams.
 pub struct Conn {
-    id: String,
+    name: String,
     conn: ConnectionId,
     tag: String,
     state: Mutex<ConnState>,
@@ -113,58 +104,64 @@ impl Conn {
 pub struct Http {
     pub driver: Arc<Driver>,
     pub conns: Arc<Connections>,
-    pub max_message: usize,
 }
 
-/// Serves one Streamable HTTP request to `/acp`.
+/// Serves one Streamable HTTP request to `/acp`: the core checks its head
+/// (method, headers, the connection it names), then it goes on as a
+/// `POST`, a `GET` or a `DELETE`.
 pub async fn handle(app: Http, req: Request, who: Principal, tag: String) -> Response {
-    match *req.method() {
-        Method::POST => post(app, req, who, tag).await.unwrap_or_else(|r| r),
-        Method::GET => get(&app, req.headers(), &who).unwrap_or_else(|r| r),
-        Method::DELETE => delete(&app, req.headers(), &who).unwrap_or_else(|r| r),
-        _ => text(StatusCode::METHOD_NOT_ALLOWED, "method not allowed"),
-    }
+    let headers = req.headers();
+    let method = req.method().clone();
+    let head = HttpHead {
+        method: method.as_str(),
+        content_type: header_str(headers, header::CONTENT_TYPE.as_str()),
+        accept: header_str(headers, header::ACCEPT.as_str()),
+        connection_id: header_str(headers, HEADER_CONNECTION_ID),
+    };
+    let route = app
+        .driver
+        .with(|s, now| s.handle_http_head(now, &who, &head));
+    let route = match route {
+        Ok(route) => route,
+        Err(r) => return answer(r),
+    };
+    let result = match route {
+        HttpRoute::Post { conn, max_body } => post(app, req, who, tag, conn, max_body).await,
+        HttpRoute::Get { conn } => get(&app, req.headers(), &who, conn),
+        HttpRoute::Deleted { conn } => {
+            app.driver.deleted(conn);
+            Ok(StatusCode::ACCEPTED.into_response())
+        }
+    };
+    result.unwrap_or_else(|r| r)
 }
 
-fn refusal(r: HttpRefusal) -> Response {
-    let status = StatusCode::from_u16(r.status).unwrap_or(StatusCode::BAD_REQUEST);
-    if r.json {
-        (status, [(header::CONTENT_TYPE, "application/json")], r.body).into_response()
-    } else {
-        text(status, &r.body)
-    }
-}
-
-async fn post(app: Http, req: Request, who: Principal, tag: String) -> Result<Response, Response> {
-    Server::check_post_headers(header_str(req.headers(), header::CONTENT_TYPE.as_str()))
-        .map_err(refusal)?;
-    let headers = req.headers().clone();
-    let named = app.conns.named(&headers)?;
-    let max = app.max_message;
-    let body = axum::body::to_bytes(req.into_body(), max)
-        .await
-        .map_err(|_| {
-            text(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                &format!("body exceeds the {max}-byte limit"),
-            )
-        })?;
+async fn post(
+    app: Http,
+    req: Request,
+    who: Principal,
+    tag: String,
+    named: Option<ConnectionId>,
+    max_body: usize,
+) -> Result<Response, Response> {
+    let session = header_str(req.headers(), HEADER_SESSION_ID).map(ToOwned::to_owned);
+    let body = match axum::body::to_bytes(req.into_body(), max_body).await {
+        Ok(body) => body,
+        Err(_) => return Err(answer(app.driver.with(|s, _| s.body_too_large()))),
+    };
     let body = String::from_utf8(body.into())
         .map_err(|_| text(StatusCode::BAD_REQUEST, "body is not utf-8"))?;
-    let session = header_str(&headers, HEADER_SESSION_ID);
-    let id = match new_connection_id() {
-        Ok(id) => id,
-        Err(e) => return Err(no_random_source(e)),
-    };
+    // Drawn only where a connection may open: a `POST` naming none.
+    let random = named.is_none().then(random_name).flatten();
     let (answer_tx, answer_rx) = oneshot::channel();
     let conns = app.conns.clone();
     // The connection's queues are registered under the core's lock, before
     // any action can name it.
     let outcome = app.driver.with(|s, now| {
-        let out = s.handle_post(now, &who, named.as_ref().map(|c| c.conn), session, &body);
+        let out = s.handle_http_post(now, &who, named, session.as_deref(), &body, random);
         if let Ok(PostOutcome::Opened(conn)) = &out {
             let c = Arc::new(Conn {
-                id: id.clone(),
+                name: s.connection_name(*conn).unwrap_or_default().to_owned(),
                 conn: *conn,
                 tag: tag.clone(),
                 state: Mutex::new(ConnState {
@@ -174,21 +171,28 @@ async fn post(app: Http, req: Request, who: Principal, tag: String) -> Result<Re
             });
             let (tx, rx) = mpsc::unbounded_channel::<ToConn>();
             app.driver.attach(*conn, tx, Arc::new(Notify::new()));
-            conns.lock().insert(id.clone(), c.clone());
+            conns.lock().insert(*conn, c.clone());
             tokio::spawn(run(app.clone(), c, rx));
         }
-        out
+        out.map(|o| {
+            let name = match o {
+                PostOutcome::Opened(conn) => s.connection_name(conn).map(ToOwned::to_owned),
+                PostOutcome::Accepted => None,
+            };
+            (o, name)
+        })
     });
-    match outcome.map_err(refusal)? {
-        PostOutcome::Accepted => Ok(StatusCode::ACCEPTED.into_response()),
-        PostOutcome::Opened(_) => {
+    match outcome.map_err(answer)? {
+        (PostOutcome::Accepted, _) => Ok(StatusCode::ACCEPTED.into_response()),
+        (PostOutcome::Opened(_), name) => {
+            let name = name.unwrap_or_default();
             app.driver
-                .log_line(&format!("http connection {id} ({tag}) opened"));
+                .log_line(&format!("http connection {name} ({tag}) opened"));
             match tokio::time::timeout(INITIALIZE_TIMEOUT, answer_rx).await {
-                Ok(Ok(answer)) => {
+                Ok(Ok(body)) => {
                     let mut resp =
-                        ([(header::CONTENT_TYPE, "application/json")], answer).into_response();
-                    if let Ok(v) = HeaderValue::from_str(&id) {
+                        ([(header::CONTENT_TYPE, "application/json")], body).into_response();
+                    if let Ok(v) = HeaderValue::from_str(&name) {
                         resp.headers_mut().insert(HEADER_CONNECTION_ID, v);
                     }
                     Ok(resp)
@@ -229,7 +233,7 @@ async fn run(app: Http, conn: Arc<Conn>, mut rx: mpsc::UnboundedReceiver<ToConn>
             None => break "deleted".to_owned(),
         }
     };
-    app.conns.lock().remove(&conn.id);
+    app.conns.lock().remove(&conn.conn);
     {
         let mut st = conn.lock();
         st.closed = true;
@@ -240,20 +244,24 @@ async fn run(app: Http, conn: Arc<Conn>, mut rx: mpsc::UnboundedReceiver<ToConn>
     }
     app.driver.log_line(&format!(
         "http connection {} ({}) closed: {why}",
-        conn.id, conn.tag
+        conn.name, conn.tag
     ));
     app.driver.closed(conn.conn);
 }
 
 /// `GET`: the connection's SSE stream, or a session's.
-fn get(app: &Http, headers: &HeaderMap, who: &Principal) -> Result<Response, Response> {
-    Server::check_get_headers(header_str(headers, header::ACCEPT.as_str())).map_err(refusal)?;
-    let conn = app.conns.get(headers)?;
+fn get(
+    app: &Http,
+    headers: &HeaderMap,
+    who: &Principal,
+    conn: ConnectionId,
+) -> Result<Response, Response> {
+    let conn = app.conns.get(conn)?;
     let session = header_str(headers, HEADER_SESSION_ID);
     let stream = app
         .driver
         .with(|s, now| s.handle_stream_opened(now, who, conn.conn, session))
-        .map_err(refusal)?;
+        .map_err(answer)?;
     conn.lock().streams.entry(stream.clone()).or_default();
     let lease = Lease {
         driver: app.driver.clone(),
@@ -317,15 +325,4 @@ impl Drop for Lease {
         self.driver
             .with(|s, now| s.handle_stream_closed(now, conn, &stream));
     }
-}
-
-/// `DELETE`: closes the connection.
-fn delete(app: &Http, headers: &HeaderMap, who: &Principal) -> Result<Response, Response> {
-    let conn = app.conns.get(headers)?;
-    if !app.driver.with(|s, _| s.is_connection_of(conn.conn, who)) {
-        return Err(text(StatusCode::NOT_FOUND, "unknown Acp-Connection-Id"));
-    }
-    app.conns.lock().remove(&conn.id);
-    app.driver.close_request(conn.conn, "deleted");
-    Ok(StatusCode::ACCEPTED.into_response())
 }

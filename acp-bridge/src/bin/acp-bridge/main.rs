@@ -179,10 +179,10 @@
 //!   answer carrying its id when it is a request of at most twice the
 //!   limit (larger ones are not read); a longer agent
 //!   line is skipped and reported: its requester gets `-32603`, an agent
-//!   request is answered with an error, and the clients of an agent
-//!   serving one user get `_bridge/line_dropped` (`size`, `limit`).
+//!   request is answered with an error, and the user whose session it
+//!   named gets `_bridge/line_dropped` (`sessionId`, `size`, `limit`).
 //! - Streamable HTTP limits: a `POST` body over `--max-message-bytes` gets
-//!   `413`; at most `--max-http-connections` connections (default 256), each
+//!   `413` (with the error for its id when it is a request); at most `--max-http-connections` connections (default 256), each
 //!   with at most 1024 session streams and `--max-buffered-bytes` (64 MiB)
 //!   queued for its streams
 //!   (past that the bridge waits for the client to read, and drops it after

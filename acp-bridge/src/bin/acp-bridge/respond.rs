@@ -1,36 +1,40 @@
-//! What every handler answers with: plain-text responses, and the
-//! connection ids both profiles hand out.
+//! What every handler answers with: the core's answers as HTTP
+//! responses, and the random bytes the core names connections from.
 
-use axum::http::{header, StatusCode};
+use acp_codec::remote::HttpRefusal;
+use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 
-/// A fresh, unguessable connection id: 128 bits from the operating
-/// system's random source, in hex.
-///
-/// # Errors
-///
-/// The random source failing: without it there is no id nobody can
-/// guess, and the connection is refused.
-pub fn new_connection_id() -> Result<String, getrandom::Error> {
-    use std::fmt::Write as _;
+/// 16 bytes of the operating system's random source, for the core to name
+/// a connection from; `None` when the source failed (the core refuses
+/// the connection then: without it there is no id nobody can guess).
+pub fn random_name() -> Option<[u8; 16]> {
     let mut bytes = [0u8; 16];
-    getrandom::fill(&mut bytes)?;
-    let mut id = String::with_capacity(32);
-    for b in bytes {
-        let _ = write!(id, "{b:02x}");
+    getrandom::fill(&mut bytes).ok()?;
+    Some(bytes)
+}
+
+/// One of the core's answers (`200` for `/health`, or a refusal) as a
+/// response: its status, its body (JSON or plain text), and the bearer
+/// challenge a `401` carries.
+pub fn answer(r: HttpRefusal) -> Response {
+    let status = StatusCode::from_u16(r.status).unwrap_or(StatusCode::BAD_REQUEST);
+    let challenges = r.challenges();
+    let mime = if r.json {
+        "application/json"
+    } else {
+        "text/plain; charset=utf-8"
+    };
+    let mut resp = (status, [(header::CONTENT_TYPE, mime)], r.body).into_response();
+    if challenges {
+        resp.headers_mut()
+            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
     }
-    Ok(id)
+    resp
 }
 
-/// The answer when [`new_connection_id`] fails.
-pub fn no_random_source(e: getrandom::Error) -> Response {
-    text(
-        StatusCode::SERVICE_UNAVAILABLE,
-        &format!("no random source for a connection id: {e}"),
-    )
-}
-
-/// A plain-text response.
+/// A plain-text response of the binary's own (a failure of its I/O, not a
+/// rule of the server's).
 pub fn text(status: StatusCode, body: &str) -> Response {
     (
         status,

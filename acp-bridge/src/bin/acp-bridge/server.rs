@@ -10,7 +10,7 @@ use std::time::Duration;
 use axum::body::Body;
 use axum::extract::ws::{rejection::WebSocketUpgradeRejection, WebSocketUpgrade};
 use axum::extract::{DefaultBodyLimit, Request, State};
-use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::http::{header, HeaderMap, HeaderValue};
 use axum::middleware::{self, Next};
 use axum::response::Response;
 use axum::routing::{any, get};
@@ -25,10 +25,10 @@ use tower::ServiceExt;
 use crate::door::{Door, DoorLimits, Ticket};
 use crate::driver::Driver;
 use crate::http::{self, Connections, Http};
-use crate::respond::text;
+use crate::respond::answer;
 use crate::ws;
 use acp_bridge::users::{Identity, TokenFile};
-use acp_codec::remote::Principal;
+use acp_codec::remote::{AccessRefusal, Principal};
 
 /// Longest wait for a request head (the first is also bounded by
 /// `--handshake-secs`).
@@ -184,14 +184,13 @@ fn routes(app: App) -> Router {
     Router::new()
         .route(
             "/health",
-            get(|| async { closing(text(StatusCode::OK, "ok")) }),
+            get(|State(app): State<App>| async move {
+                closing(answer(app.driver.with(|s, _| s.health())))
+            }),
         )
         .merge(acp)
-        .fallback(|| async {
-            closing(text(
-                StatusCode::NOT_FOUND,
-                "not found: use /acp (websocket upgrade or streamable http) or GET /health",
-            ))
+        .fallback(|State(app): State<App>| async move {
+            closing(answer(app.driver.with(|s, _| s.not_found())))
         })
         .with_state(app)
 }
@@ -217,20 +216,15 @@ async fn acp(
         user: (!identity.user.is_empty()).then_some(identity.user),
         permissions: identity.permissions,
     };
-    let max_message = app.listen.max_message;
     if let Ok(upgrade) = upgrade {
-        return ws::upgrade(app.driver, upgrade, peer, who, tag, max_message);
+        return ws::upgrade(app.driver, upgrade, peer, who, tag);
     }
     if req.uri().path() != "/acp" {
-        return text(
-            StatusCode::NOT_FOUND,
-            "not found: use /acp (websocket upgrade or streamable http) or GET /health",
-        );
+        return answer(app.driver.with(|s, _| s.not_found()));
     }
     let http = Http {
         driver: app.driver,
         conns: app.http,
-        max_message,
     };
     http::handle(http, req, who, tag).await
 }
@@ -248,37 +242,32 @@ async fn check_access(State(app): State<App>, mut req: Request, next: Next) -> R
             req.extensions_mut().insert(identity);
             next.run(req).await
         }
-        Err((status, reason)) => {
+        Err(why) => {
+            let refusal = app.driver.with(|s, _| s.refuse_access(why));
             let peer = req.extensions().get::<Peer>().map(|p| p.0.to_string());
             app.driver.log_line(&format!(
-                "{}: refused {} {}: {reason}",
+                "{}: refused {} {}: {}",
                 peer.unwrap_or_default(),
-                status.as_u16(),
-                req.uri().path()
+                refusal.status,
+                req.uri().path(),
+                refusal.body
             ));
-            let mut resp = closing(text(status, &reason));
-            if status == StatusCode::UNAUTHORIZED {
-                resp.headers_mut()
-                    .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-            }
-            resp
+            closing(answer(refusal))
         }
     }
 }
 
-/// The identity a request's token gives, or the refusal.
-fn who(
+/// The identity a request's token gives, or why it is refused (the
+/// answer is the core's).
+fn who<'r>(
     access: &Access,
-    headers: &HeaderMap,
+    headers: &'r HeaderMap,
     query: Option<&str>,
-) -> Result<Identity, (StatusCode, String)> {
+) -> Result<Identity, AccessRefusal<'r>> {
     if let Some(origin) = headers.get(header::ORIGIN) {
         let origin = origin.to_str().unwrap_or("");
         if !access.allowed_origins.iter().any(|o| o == origin) {
-            return Err((
-                StatusCode::FORBIDDEN,
-                format!("origin {origin} is not allowed"),
-            ));
+            return Err(AccessRefusal::Origin(origin));
         }
     }
     if let Auth::Open = access.auth {
@@ -295,10 +284,7 @@ fn who(
         .split('&')
         .find_map(|kv| kv.strip_prefix("token="));
     let Some(given) = bearer.or(from_query) else {
-        return Err((
-            StatusCode::UNAUTHORIZED,
-            "token required: Authorization: Bearer TOKEN or ?token=TOKEN".to_owned(),
-        ));
+        return Err(AccessRefusal::NoToken);
     };
     let found = match &access.auth {
         Auth::Users(users) => users.lookup(given),
@@ -307,7 +293,7 @@ fn who(
         }
         Auth::Open => None,
     };
-    found.ok_or((StatusCode::UNAUTHORIZED, "wrong token".to_owned()))
+    found.ok_or(AccessRefusal::WrongToken)
 }
 
 /// `resp`, ending its connection: one-off requests (health checks,

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
-use axum::http::{HeaderValue, StatusCode};
+use axum::http::HeaderValue;
 use axum::response::Response;
 use futures_util::stream::{SplitSink, SplitStream};
 use futures_util::{SinkExt, StreamExt};
@@ -16,8 +16,8 @@ use tokio::sync::{mpsc, Notify};
 use tokio_tungstenite::tungstenite::error::{CapacityError, Error as WsError};
 
 use crate::driver::{Driver, ToConn};
-use crate::respond::{new_connection_id, no_random_source, text};
-use acp_codec::remote::{ConnectionId, Principal, Profile, HEADER_CONNECTION_ID};
+use crate::respond::{answer, random_name};
+use acp_codec::remote::{ConnectionId, Principal, HEADER_CONNECTION_ID};
 
 /// Bytes read from a socket at a time: an idle connection holds this
 /// much, not tungstenite's default 128 KiB (a larger message still grows
@@ -33,20 +33,15 @@ pub fn upgrade(
     peer: SocketAddr,
     who: Principal,
     tag: String,
-    max_message: usize,
 ) -> Response {
-    let id = match new_connection_id() {
-        Ok(id) => id,
-        Err(e) => return no_random_source(e),
-    };
     let (tx, rx) = mpsc::unbounded_channel::<ToConn>();
     let kill = Arc::new(Notify::new());
-    let conn = match driver.with(|s, now| s.open(now, Profile::WebSocket, &who)) {
+    let random = random_name();
+    let (conn, id) = match driver.with(|s, now| s.open_websocket(now, &who, random)) {
         Ok(c) => c,
-        Err(e) => {
-            driver.log_line(&format!("{peer} {tag}: refused: {e}"));
-            let status = StatusCode::from_u16(e.http_status()).unwrap_or(StatusCode::FORBIDDEN);
-            return text(status, &e.to_string());
+        Err(r) => {
+            driver.log_line(&format!("{peer} {tag}: refused: {}", r.body));
+            return answer(r);
         }
     };
     driver.attach(conn, tx, kill.clone());
@@ -54,9 +49,7 @@ pub fn upgrade(
         driver: driver.clone(),
         conn: Some(conn),
     };
-    // Messages up to twice the limit are read whole, so a request just over
-    // it is answered before the close; larger ones close at once.
-    let read_limit = max_message.saturating_mul(2);
+    let read_limit = driver.with(|s, _| s.websocket_read_limit());
     let mut response = upgrade
         .read_buffer_size(READ_CHUNK)
         .max_message_size(read_limit)
