@@ -256,7 +256,10 @@ fn oracle(text: &[u8]) -> Option<BTreeMap<String, OracleEntry>> {
     // Two tokens of one user never set one variable to two values.
     for a in tokens.values() {
         for b in tokens.values().filter(|b| b.user == a.user) {
-            if a.env.iter().any(|(k, v)| b.env.get(k).is_some_and(|w| w != v)) {
+            if a.env
+                .iter()
+                .any(|(k, v)| b.env.get(k).is_some_and(|w| w != v))
+            {
                 return None;
             }
         }
@@ -513,10 +516,13 @@ pub fn check(data: &[u8]) {
                 for (k, v) in &e.env {
                     let also_here = own_env.get(k) == Some(v)
                         || (allowed(&k.into())
-                            && server.iter().any(|(sk, sv)| sk == k.as_str() && sv == v.as_str()));
+                            && server
+                                .iter()
+                                .any(|(sk, sv)| sk == k.as_str() && sv == v.as_str()));
                     if !also_here {
                         assert!(
-                            !env.iter().any(|(ek, ev)| ek == k.as_str() && ev == v.as_str()),
+                            !env.iter()
+                                .any(|(ek, ev)| ek == k.as_str() && ev == v.as_str()),
                             "user {user:?} got {k} of user {other:?}"
                         );
                     }
@@ -532,19 +538,14 @@ pub fn check(data: &[u8]) {
         want_rw.extend(own_rw.iter().cloned());
         want_rw.extend([dirs.home.clone(), dirs.work.clone(), dirs.tmp.clone()]);
         assert_eq!(policy.read_only, want_ro, "user {user:?}: read-only rules");
-        assert_eq!(policy.read_write, want_rw, "user {user:?}: read-write rules");
+        assert_eq!(
+            policy.read_write, want_rw,
+            "user {user:?}: read-write rules"
+        );
         assert_eq!(policy.tcp_connect, None);
         let from_file: BTreeSet<&PathBuf> = own_ro.iter().chain(&own_rw).collect();
-        let mut secrets = vec![
-            PathBuf::from(LOGS),
-            PathBuf::from(TOKEN_FILE),
-        ];
-        secrets.extend(
-            users
-                .keys()
-                .filter(|o| *o != user)
-                .map(|o| dirs_of(o).0),
-        );
+        let mut secrets = vec![PathBuf::from(LOGS), PathBuf::from(TOKEN_FILE)];
+        secrets.extend(users.keys().filter(|o| *o != user).map(|o| dirs_of(o).0));
         for granted in policy.read_only.iter().chain(&policy.read_write) {
             if from_file.contains(granted) {
                 continue;
