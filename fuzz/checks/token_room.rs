@@ -408,6 +408,8 @@ pub fn check(data: &[u8]) {
     let path = dir.join("tokens.json");
     std::fs::write(&path, text).expect("token file written");
     let loaded = TokenFile::load(&path);
+    // Read whole: the file is no longer needed.
+    let _ = std::fs::remove_dir_all(&dir);
     let expected = oracle(text);
     let (file, entries) = match (loaded, expected) {
         (Ok(file), Some(entries)) => (file, entries),
