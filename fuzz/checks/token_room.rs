@@ -394,6 +394,13 @@ fn launched_policy(rooms: &Rooms, dirs: &UserDirs, room: &UserRoom) -> acp_bridg
     launch.sandbox.expect("a user's agent is confined")
 }
 
+/// Where [`check`] writes each token file (one file, rewritten each time:
+/// cheaper than making and removing it for every input). Remove it when
+/// done.
+pub fn scratch_dir() -> PathBuf {
+    std::env::temp_dir().join(format!("acp-token-room-{}", std::process::id()))
+}
+
 pub fn check(data: &[u8]) {
     assert_eq!(
         ENV_ALLOW, ALLOWED,
@@ -403,13 +410,11 @@ pub fn check(data: &[u8]) {
         Some(at) => (&data[..at], &data[at + 1..]),
         None => (data, &[][..]),
     };
-    let dir = std::env::temp_dir().join(format!("acp-token-room-{}", std::process::id()));
+    let dir = scratch_dir();
     std::fs::create_dir_all(&dir).expect("scratch directory");
     let path = dir.join("tokens.json");
     std::fs::write(&path, text).expect("token file written");
     let loaded = TokenFile::load(&path);
-    // Read whole: the file is no longer needed.
-    let _ = std::fs::remove_dir_all(&dir);
     let expected = oracle(text);
     let (file, entries) = match (loaded, expected) {
         (Ok(file), Some(entries)) => (file, entries),

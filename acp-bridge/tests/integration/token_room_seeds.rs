@@ -23,4 +23,5 @@ fn token_room_seeds() {
         eprintln!("{}", seed.display());
         check::check(&std::fs::read(&seed).unwrap());
     }
+    std::fs::remove_dir_all(check::scratch_dir()).unwrap();
 }
