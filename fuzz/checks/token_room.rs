@@ -394,9 +394,8 @@ fn launched_policy(rooms: &Rooms, dirs: &UserDirs, room: &UserRoom) -> acp_bridg
     launch.sandbox.expect("a user's agent is confined")
 }
 
-/// Where [`check`] writes each token file (one file, rewritten each time:
-/// cheaper than making and removing it for every input). Remove it when
-/// done.
+/// Where [`check`] writes each token file (the directory is made once, not
+/// for every input). Remove it when done.
 pub fn scratch_dir() -> PathBuf {
     std::env::temp_dir().join(format!("acp-token-room-{}", std::process::id()))
 }
@@ -413,6 +412,9 @@ pub fn check(data: &[u8]) {
     let dir = scratch_dir();
     std::fs::create_dir_all(&dir).expect("scratch directory");
     let path = dir.join("tokens.json");
+    // A new file each time: rewriting one in place (truncating it) makes
+    // ext4 flush it to disk on close, twenty times slower.
+    let _ = std::fs::remove_file(&path);
     std::fs::write(&path, text).expect("token file written");
     let loaded = TokenFile::load(&path);
     let expected = oracle(text);
