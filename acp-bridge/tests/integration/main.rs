@@ -35,3 +35,4 @@ mod library;
 mod rejoin;
 mod remote;
 mod room_env;
+mod token_room_seeds;
