@@ -107,6 +107,12 @@ pub struct Rooms {
     /// `--unconfined`: no agent is confined (their process trees still end
     /// with them where the kernel allows).
     pub unconfined: bool,
+    /// The bridge's own files no agent may reach, each with what to call
+    /// it: the token file, the log and state directories (every user's
+    /// room is in the state directory). A path granted to agents, by the
+    /// operator or by a user's token-file entry, may neither cover one nor
+    /// lie inside one.
+    pub protected: Vec<(String, PathBuf)>,
 }
 
 /// A user's room on disk.
@@ -198,6 +204,10 @@ impl Rooms {
         read_only.extend(agent_dirs(agent));
         match user {
             Some((dirs, room)) => {
+                for path in room.read_only.iter().chain(&room.read_write) {
+                    self.refuse_protected(path)
+                        .map_err(|e| io::Error::new(io::ErrorKind::PermissionDenied, e))?;
+                }
                 read_only.extend(room.read_only.iter().cloned());
                 read_write.extend(room.read_write.iter().cloned());
                 read_write.extend([dirs.home.clone(), dirs.work.clone(), dirs.tmp.clone()]);
@@ -217,9 +227,9 @@ impl Rooms {
     }
 
     /// Checks, before the bridge starts any agent, that its rooms hold:
-    /// the operator's paths exist; no secret of the bridge (`protected`:
-    /// the token file, the log and state directories, each with what to
-    /// call it) lies beneath a path a confined agent may read; and the
+    /// the operator's paths exist; no secret of the bridge
+    /// ([`Rooms::protected`]) lies beneath a path a confined agent may
+    /// read, and no operator's path lies inside one; and the
     /// kernel confines (this program run with `--check-confinement`, which
     /// `acp-bridge` answers). `per_user`: there is a token file.
     ///
@@ -228,12 +238,7 @@ impl Rooms {
     /// # Errors
     ///
     /// What is wrong, naming what is missing.
-    pub fn check(
-        &self,
-        agent: &[String],
-        per_user: bool,
-        protected: &[(&str, &Path)],
-    ) -> Result<Option<String>, String> {
+    pub fn check(&self, agent: &[String], per_user: bool) -> Result<Option<String>, String> {
         for p in self.read_only.iter().chain(&self.read_write) {
             if !p.is_absolute() || !p.exists() {
                 return Err(format!(
@@ -263,7 +268,7 @@ impl Rooms {
             )
             .filter_map(|p| std::fs::canonicalize(p).ok())
             .collect();
-        for (what, path) in protected {
+        for (what, path) in &self.protected {
             let Some(path) = resolve_existing_part(path) else {
                 continue;
             };
@@ -275,8 +280,44 @@ impl Rooms {
                 ));
             }
         }
+        for path in self.read_only.iter().chain(&self.read_write) {
+            self.refuse_protected(path)?;
+        }
         probe_kernel()?;
         Ok(None)
+    }
+
+    /// Refuses a path granted to agents that covers one of the bridge's
+    /// own files ([`Rooms::protected`]) or lies inside one (another
+    /// user's room in the state directory, say), or that does not exist:
+    /// compared with their symlinks followed.
+    ///
+    /// # Errors
+    ///
+    /// Which path, and what of the bridge's it would reach.
+    pub fn refuse_protected(&self, path: &Path) -> Result<(), String> {
+        let granted = match std::fs::canonicalize(path) {
+            Ok(p) if path.is_absolute() => p,
+            _ => {
+                return Err(format!(
+                    "agent path {} is not an existing absolute path",
+                    path.display()
+                ))
+            }
+        };
+        for (what, mine) in &self.protected {
+            let Some(mine) = resolve_existing_part(mine) else {
+                continue;
+            };
+            if mine.starts_with(&granted) || granted.starts_with(&mine) {
+                return Err(format!(
+                    "agent path {} would reach the {what} {}: refused",
+                    path.display(),
+                    mine.display()
+                ));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -400,6 +441,57 @@ fn interpreter(path: &Path) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn no_granted_path_reaches_the_bridges_own_files() {
+        let base = std::env::temp_dir().join(format!("acp-room-protected-{}", std::process::id()));
+        let state = base.join("state");
+        let other = base.join("elsewhere");
+        for dir in [state.join("bo").join("home"), other.clone()] {
+            std::fs::create_dir_all(dir).unwrap();
+        }
+        let rooms = Rooms {
+            protected: vec![("state directory".to_owned(), state.clone())],
+            ..Rooms::default()
+        };
+        // Inside it (another user's room, also through `..`), covering it,
+        // relative or missing: refused. Beside it: granted.
+        for bad in [
+            state.join("bo"),
+            state.join("bo").join("..").join("bo").join("home"),
+            state.clone(),
+            base.clone(),
+            PathBuf::from("state"),
+            base.join("missing"),
+        ] {
+            assert!(rooms.refuse_protected(&bad).is_err(), "{}", bad.display());
+        }
+        rooms.refuse_protected(&other).unwrap();
+        // A user's own token-file path is checked when their agent starts.
+        let dirs = UserDirs::beside(
+            &state.join("ana").join("home"),
+            &state.join("ana").join("work"),
+        );
+        let room = UserRoom {
+            read_write: vec![state.join("bo")],
+            ..UserRoom::default()
+        };
+        let err = rooms
+            .command(&["/bin/true".to_owned()], Some((&dirs, &room)))
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("would reach the state directory"),
+            "{err}"
+        );
+        let fine = UserRoom {
+            read_only: vec![other],
+            ..UserRoom::default()
+        };
+        rooms
+            .command(&["/bin/true".to_owned()], Some((&dirs, &fine)))
+            .unwrap();
+        std::fs::remove_dir_all(base).unwrap();
+    }
 
     #[test]
     fn a_node_program_gets_its_whole_node_modules_tree() {

@@ -486,6 +486,13 @@ impl Args {
         core.first_message = door.first_message;
         core.hash_key = hash_key;
         let agent = agent_command(self.gemini, self.agent, self.mock_args)?;
+        let mut protected = vec![
+            ("log directory".to_owned(), self.log_dir.clone()),
+            ("state directory".to_owned(), self.state_dir.clone()),
+        ];
+        if let Some(file) = &self.token_file {
+            protected.push(("token file".to_owned(), file.clone()));
+        }
         let rooms = acp_bridge::room::Rooms {
             read_only: self.agent_ro,
             read_write: self.agent_rw,
@@ -493,16 +500,10 @@ impl Args {
             tcp_connect: self.agent_net,
             confine_shared: self.confine,
             unconfined: self.unconfined,
+            protected,
         };
-        let mut protected = vec![
-            ("log directory", self.log_dir.as_path()),
-            ("state directory", self.state_dir.as_path()),
-        ];
-        if let Some(file) = &self.token_file {
-            protected.push(("token file", file.as_path()));
-        }
         let per_user = pool == PoolMode::PerUser;
-        let warning = rooms.check(&agent, per_user, &protected)?;
+        let warning = rooms.check(&agent, per_user)?;
         let users = match &auth {
             Auth::Users(users) => Some(users.clone()),
             _ => None,
