@@ -289,22 +289,19 @@ impl Rooms {
 
     /// Refuses a path granted to agents that covers one of the bridge's
     /// own files ([`Rooms::protected`]) or lies inside one (another
-    /// user's room in the state directory, say), or that does not exist:
-    /// compared with their symlinks followed.
+    /// user's room in the state directory, say), or that is not absolute:
+    /// compared with symlinks and `..` resolved as far as the path exists.
     ///
     /// # Errors
     ///
     /// Which path, and what of the bridge's it would reach.
     pub fn refuse_protected(&self, path: &Path) -> Result<(), String> {
-        let granted = match std::fs::canonicalize(path) {
-            Ok(p) if path.is_absolute() => p,
-            _ => {
-                return Err(format!(
-                    "agent path {} is not an existing absolute path",
-                    path.display()
-                ))
-            }
-        };
+        if !path.is_absolute() {
+            return Err(format!("agent path {} is not absolute", path.display()));
+        }
+        // What does not exist yet is compared where it would be; the
+        // launcher refuses a rule on a path that is not there.
+        let granted = resolve_existing_part(path).unwrap_or_else(|| lexical(path));
         for (what, mine) in &self.protected {
             let Some(mine) = resolve_existing_part(mine) else {
                 continue;
@@ -334,6 +331,23 @@ fn resolve_existing_part(path: &Path) -> Option<PathBuf> {
         rest.push(at.file_name()?.to_owned());
         at = at.parent()?;
     }
+}
+
+/// `path` with `.` and `..` taken out by their names alone: for a path whose
+/// missing part has a `..` (`resolve_existing_part` cannot name it).
+fn lexical(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 /// Runs this program with `--check-confinement` (a fresh, single-threaded
@@ -462,11 +476,13 @@ mod tests {
             state.clone(),
             base.clone(),
             PathBuf::from("state"),
-            base.join("missing"),
+            state.join("missing"),
+            base.join("gone").join("..").join("state").join("bo"),
         ] {
             assert!(rooms.refuse_protected(&bad).is_err(), "{}", bad.display());
         }
         rooms.refuse_protected(&other).unwrap();
+        rooms.refuse_protected(&base.join("missing")).unwrap();
         // A user's own token-file path is checked when their agent starts.
         let dirs = UserDirs::beside(
             &state.join("ana").join("home"),
