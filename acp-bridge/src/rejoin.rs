@@ -264,7 +264,7 @@ impl Rejoin {
         self.settled(request.seq);
         let result = message.get("result");
         match (request.method.as_str(), result) {
-            ("initialize", Some(result)) => self.resumable = advertises(result),
+            ("initialize", Some(result)) => self.initialized(result),
             ("session/new", Some(result)) => {
                 if let Some(session) = result.get("sessionId").and_then(Value::as_str) {
                     self.sessions
@@ -290,7 +290,7 @@ impl Rejoin {
         let Some(session) = session else {
             // Our initialize: the server may have changed its mind.
             if let Some(result) = message.get("result") {
-                self.resumable = advertises(result);
+                self.initialized(result);
             }
             return Ok(());
         };
@@ -306,6 +306,20 @@ impl Rejoin {
             Err(RejoinError::Gap { session, detail })
         } else {
             Err(RejoinError::Refused { session, detail })
+        }
+    }
+
+    /// An `initialize` answer: whether the server resumes, and the id it
+    /// gives the connection (the next connection's cursor names it).
+    fn initialized(&mut self, result: &Value) {
+        self.resumable = advertises(result);
+        let named = result
+            .get("_meta")
+            .and_then(|m| m.get(META_RESUME))
+            .and_then(|r| r.get("connection"))
+            .and_then(Value::as_str);
+        if let Some(id) = named {
+            self.connection = Some(id.to_owned());
         }
     }
 

@@ -11,6 +11,7 @@
 
 mod conn;
 mod pool;
+mod resume;
 
 use alloc::borrow::ToOwned;
 use alloc::collections::{BTreeMap, VecDeque};
@@ -407,6 +408,8 @@ pub struct Server {
     next_conn: u64,
     next_run: u64,
     actions: VecDeque<Action>,
+    /// Resumable delivery's logs and detached connections.
+    resume: resume::Resumes,
 }
 
 impl Server {
@@ -422,6 +425,7 @@ impl Server {
             next_conn: 1,
             next_run: 1,
             actions: VecDeque::new(),
+            resume: resume::Resumes::default(),
         };
         if server.config.pool == PoolMode::Shared {
             server.agent_entry(None, now);
@@ -508,6 +512,9 @@ impl Server {
     /// `conn` is gone (its peer left, a `DELETE`): its sessions stay its
     /// user's, its agent is told.
     pub fn handle_closed(&mut self, now: Duration, conn: ConnectionId) {
+        if self.resume_detach(now, conn) {
+            return;
+        }
         let Some(c) = self.conns.remove(&conn) else {
             return;
         };
@@ -617,6 +624,15 @@ impl Server {
     /// Queues `text` for `conn`, unless its user's queue is full (then
     /// `conn` closes) or it answers the connection's `initialize`.
     fn send(&mut self, now: Duration, conn: ConnectionId, stream: Stream, text: String) {
+        let Some(text) = self.resume_outbound(conn, &stream, text) else {
+            return;
+        };
+        self.send_raw(now, conn, stream, text);
+    }
+
+    /// [`send`](Self::send) without the resume rules (a message already
+    /// stamped).
+    fn send_raw(&mut self, now: Duration, conn: ConnectionId, stream: Stream, text: String) {
         let Some(c) = self.conns.get_mut(&conn) else {
             return;
         };
@@ -667,7 +683,7 @@ impl Server {
             .agents
             .values()
             .filter_map(|a| a.deadline(&self.config));
-        conns.chain(agents).min()
+        conns.chain(agents).chain(self.resume_deadline()).min()
     }
 
     /// Time passed: closes stalled and idle connections, restarts agents
@@ -686,5 +702,6 @@ impl Server {
         for key in keys {
             self.agent_timeout(&key, now);
         }
+        self.resume_timeout(now);
     }
 }
