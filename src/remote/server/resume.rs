@@ -201,7 +201,9 @@ impl Server {
         if !self.resume.conns.contains_key(&conn) {
             return Some(message);
         }
-        let session = crate::remote::session_field(req.params.as_ref()).into_id()?;
+        let Some(session) = crate::remote::session_field(req.params.as_ref()).into_id() else {
+            return Some(message);
+        };
         let session: String = session.into_owned();
         let is_reattach = method == crate::acp::names::SESSION_RESUME
             || method == crate::acp::names::SESSION_LOAD;
@@ -476,5 +478,283 @@ impl Server {
     /// Connections detached and waiting for their client.
     pub fn detached_connections(&self) -> usize {
         self.resume.detached.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use alloc::format;
+    use alloc::string::String;
+    use alloc::vec::Vec;
+    use core::time::Duration;
+
+    use super::super::{Action, AgentRun, Principal, Profile, Server, ServerConfig};
+    use super::*;
+    use crate::remote::resume::unstamp;
+
+    const OPT_IN: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"_meta":{"acp-codec/resume":{}}}}"#;
+
+    struct H {
+        server: Server,
+        run: AgentRun,
+        now: Duration,
+    }
+
+    impl H {
+        fn new() -> Self {
+            let mut server = Server::new(ServerConfig::new(), Duration::ZERO);
+            let Some(Action::StartAgent { run, .. }) = server.poll_action() else {
+                panic!("no agent started")
+            };
+            server.handle_agent_started(Duration::ZERO, run, 1);
+            let _ = server.take_actions();
+            Self {
+                server,
+                run,
+                now: Duration::ZERO,
+            }
+        }
+
+        fn open(&mut self) -> ConnectionId {
+            self.server
+                .open(self.now, Profile::WebSocket, &Principal::anonymous())
+                .unwrap()
+        }
+
+        fn client(&mut self, c: ConnectionId, text: &str) -> Vec<Action> {
+            self.server.handle_text(self.now, c, text);
+            self.server.take_actions()
+        }
+
+        fn agent(&mut self, line: &str) -> Vec<Action> {
+            self.server.handle_agent_line(self.now, self.run, line);
+            self.server.take_actions()
+        }
+
+        /// The id the agent sees on the last line written to it.
+        fn agent_id(acts: &[Action]) -> u64 {
+            let line = writes(acts).pop().unwrap_or_else(|| panic!("nothing written to the agent: {acts:?}"));
+            let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+            v["id"].as_u64().unwrap()
+        }
+
+        /// An opted-in connection with session `s1`, and the session's
+        /// `session/new` answer read.
+        fn opted_with_session(&mut self) -> ConnectionId {
+            let c = self.open();
+            let acts = self.client(c, OPT_IN);
+            let id = Self::agent_id(&acts);
+            let _ = self.agent(&format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"protocolVersion":1}}}}"#
+            ));
+            let acts = self.client(
+                c,
+                r#"{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/","mcpServers":[]}}"#,
+            );
+            let id = Self::agent_id(&acts);
+            let _ = self.agent(&format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"sessionId":"s1"}}}}"#
+            ));
+            c
+        }
+    }
+
+    fn writes(acts: &[Action]) -> Vec<String> {
+        acts.iter()
+            .filter_map(|a| match a {
+                Action::WriteAgent { line, .. } => {
+                    Some(String::from_utf8_lossy(line).trim_end().into())
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// What was sent to `c`, unstamped: (stream, position, message).
+    fn sent(acts: &[Action], c: ConnectionId) -> Vec<(Option<String>, u64, String)> {
+        acts.iter()
+            .filter_map(|a| match a {
+                Action::Send { to, text, .. } if *to == c => {
+                    let (s, p, m) = unstamp(text).expect("not stamped");
+                    Some((s, p.0, m))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn update(n: u32) -> String {
+        format!(
+            r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"s1","n":{n}}}}}"#
+        )
+    }
+
+    #[test]
+    fn only_a_client_that_asks_gets_positions_and_the_capability() {
+        let mut h = H::new();
+        let plain = h.open();
+        let acts = h.client(
+            plain,
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}"#,
+        );
+        let id = H::agent_id(&acts);
+        let acts = h.agent(&format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"result":{{"protocolVersion":1}}}}"#
+        ));
+        let Some(Action::Send { text, .. }) = acts.first() else {
+            panic!("{acts:?}")
+        };
+        assert_eq!(text, r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1}}"#);
+
+        let c = h.open();
+        let acts = h.client(c, OPT_IN);
+        let id = H::agent_id(&acts);
+        let acts = h.agent(&format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"result":{{"protocolVersion":1}}}}"#
+        ));
+        let got = sent(&acts, c);
+        assert_eq!(got.len(), 1);
+        let (stream, position, answer) = &got[0];
+        assert_eq!((stream.as_deref(), *position), (None, 1));
+        let v: serde_json::Value = serde_json::from_str(answer).unwrap();
+        let cap = &v["result"]["_meta"]["acp-codec/resume"];
+        assert_eq!(cap["budget"], crate::remote::DEFAULT_REPLAY_BUDGET);
+        assert_eq!(cap["connection"], format!("{}", c.0));
+    }
+
+    #[test]
+    fn a_broken_connection_is_taken_over_and_nothing_is_lost_or_repeated() {
+        let mut h = H::new();
+        let c = h.opted_with_session();
+        let acts = h.client(
+            c,
+            r#"{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"s1","prompt":[]}}"#,
+        );
+        let prompt_id = H::agent_id(&acts);
+        let got = sent(&h.agent(&update(1)), c);
+        assert_eq!(got[0].0.as_deref(), Some("s1"));
+        let first = got[0].1;
+
+        // The connection breaks: nothing is cancelled, the turn goes on.
+        h.server.handle_closed(h.now, c);
+        let acts = h.server.take_actions();
+        assert!(writes(&acts).is_empty(), "{acts:?}");
+        assert_eq!(h.server.detached_connections(), 1);
+        assert!(h.agent(&update(2)).is_empty());
+        assert!(h
+            .agent(&format!(
+                r#"{{"jsonrpc":"2.0","id":{prompt_id},"result":{{"stopReason":"end_turn"}}}}"#
+            ))
+            .is_empty());
+
+        // The client comes back: the connection's stream, then the session's.
+        let d = h.open();
+        let back = format!(
+            r#"{{"jsonrpc":"2.0","id":"r1","method":"initialize","params":{{"protocolVersion":1,"_meta":{{"acp-codec/resume":{{}},"acp-codec/cursor":{{"connection":"{}","position":1}}}}}}}}"#,
+            c.0
+        );
+        let acts = h.client(d, &back);
+        assert_eq!(writes(&acts).len(), 1, "initialize goes to the agent");
+        assert_eq!(h.server.detached_connections(), 0);
+        // The client had the initialize answer only: the session/new
+        // answer comes again, at its position, before anything else.
+        let got = sent(&acts, d);
+        assert_eq!(got.len(), 1, "{acts:?}");
+        assert_eq!((got[0].0.as_deref(), got[0].1), (None, 2));
+        assert!(got[0].2.contains(r#""sessionId":"s1""#));
+        // Session messages wait for the client's position.
+        assert!(sent(&h.agent(&update(3)), d).is_empty());
+        let resume = format!(
+            r#"{{"jsonrpc":"2.0","id":"r2","method":"session/resume","params":{{"sessionId":"s1","cwd":"/","_meta":{{"acp-codec/cursor":{{"position":{first}}}}}}}}}"#
+        );
+        let acts = h.client(d, &resume);
+        assert!(writes(&acts).is_empty(), "answered by the server: {acts:?}");
+        let got = sent(&acts, d);
+        let positions: Vec<u64> = got.iter().map(|g| g.1).collect();
+        assert_eq!(
+            positions,
+            (first + 1..=first + 4).collect::<Vec<_>>(),
+            "{got:?}"
+        );
+        assert!(got[0].2.contains(r#""n":2"#));
+        assert!(got[1].2.contains("end_turn") && got[1].2.contains(r#""id":3"#));
+        assert!(got[2].2.contains(r#""n":3"#));
+        assert_eq!(got[3].2, r#"{"jsonrpc":"2.0","id":"r2","result":{}}"#);
+        // The prompt retried with its id: not run again, its answer again.
+        let acts = h.client(
+            d,
+            r#"{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"s1","prompt":[]}}"#,
+        );
+        assert!(writes(&acts).is_empty());
+        let got = sent(&acts, d);
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].1, first + 2);
+        // Live again.
+        assert_eq!(sent(&h.agent(&update(4)), d)[0].1, first + 5);
+    }
+
+    #[test]
+    fn a_retried_prompt_runs_once() {
+        let mut h = H::new();
+        let c = h.opted_with_session();
+        let p = r#"{"jsonrpc":"2.0","id":9,"method":"session/prompt","params":{"sessionId":"s1","prompt":[]}}"#;
+        assert_eq!(writes(&h.client(c, p)).len(), 1);
+        assert!(writes(&h.client(c, p)).is_empty());
+    }
+
+    #[test]
+    fn a_gap_is_the_resume_gap_error_then_what_is_owed() {
+        let mut h = H::new();
+        h.server.config.replay_bytes = 200;
+        let c = h.opted_with_session();
+        let acts = h.client(
+            c,
+            r#"{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"s1","prompt":[]}}"#,
+        );
+        let prompt_id = H::agent_id(&acts);
+        h.server.handle_closed(h.now, c);
+        let _ = h.agent(&format!(
+            r#"{{"jsonrpc":"2.0","id":{prompt_id},"result":{{"stopReason":"end_turn"}}}}"#
+        ));
+        for n in 0..10 {
+            let _ = h.agent(&update(n));
+        }
+        let d = h.open();
+        let back = format!(
+            r#"{{"jsonrpc":"2.0","id":"r1","method":"initialize","params":{{"_meta":{{"acp-codec/resume":{{}},"acp-codec/cursor":{{"connection":"{}","position":2}}}}}}}}"#,
+            c.0
+        );
+        let _ = h.client(d, &back);
+        let acts = h.client(
+            d,
+            r#"{"jsonrpc":"2.0","id":"r2","method":"session/resume","params":{"sessionId":"s1","_meta":{"acp-codec/cursor":{"position":0}}}}"#,
+        );
+        let texts: Vec<&str> = acts
+            .iter()
+            .filter_map(|a| match a {
+                Action::Send { text, .. } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert!(texts[0].contains("-32012"), "{texts:?}");
+        assert!(texts[1].contains("end_turn"), "{texts:?}");
+        assert_eq!(texts.len(), 2);
+    }
+
+    #[test]
+    fn a_client_that_never_comes_back_leaves_after_the_grace() {
+        let mut h = H::new();
+        let c = h.opted_with_session();
+        h.server.handle_closed(h.now, c);
+        let _ = h.server.take_actions();
+        let end = h.server.poll_timeout().unwrap();
+        assert_eq!(end, DEFAULT_RESUME_GRACE);
+        h.server.handle_timeout(end);
+        let acts = h.server.take_actions();
+        assert!(
+            writes(&acts).iter().any(|w| w.contains("session/cancel")),
+            "{acts:?}"
+        );
+        assert_eq!(h.server.detached_connections(), 0);
     }
 }
