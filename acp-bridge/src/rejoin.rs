@@ -327,7 +327,12 @@ impl Rejoin {
     /// to send on it before anything else.
     pub fn reconnected(&mut self, connection: Option<String>) -> Vec<String> {
         let mut lines = Vec::new();
-        let previous = std::mem::replace(&mut self.connection, connection);
+        // A connection whose initialize answer never came has no id of
+        // its own to the client: the one before it is still the one to name.
+        let previous = match connection {
+            Some(id) => self.connection.replace(id),
+            None => self.connection.clone(),
+        };
         if let Some(init) = self.init.clone() {
             let mut params = init;
             set_meta(&mut params, META_RESUME, json!({}));

@@ -52,6 +52,9 @@ pub(super) struct Resumes {
 
 #[derive(Debug)]
 struct Opted {
+    /// The id the client names it by: the first connection's, kept by
+    /// every connection that takes it over.
+    id: u64,
     /// The connection's own stream.
     log: ResumeLog,
     /// The `initialize` whose answer gets the capability.
@@ -156,6 +159,7 @@ impl Server {
             }
             let budget = self.config.replay_bytes;
             let mut opted = Opted {
+                id: conn.0,
                 log: ResumeLog::new(budget),
                 initialize: Some(PromptKey::of(&req.id, None)),
                 held: BTreeSet::new(),
@@ -163,12 +167,19 @@ impl Server {
             };
             let cursor = params.and_then(|p| Cursor::from_params(p).ok().flatten());
             let adopted = cursor.and_then(|c| {
-                let old = ConnectionId(c.connection.as_deref()?.parse().ok()?);
+                let named: u64 = c.connection.as_deref()?.parse().ok()?;
+                let old = self
+                    .resume
+                    .detached
+                    .iter()
+                    .find(|(_, d)| d.opted.id == named)
+                    .map(|(id, _)| *id)?;
                 Some((old, c.position))
             });
             let mut replay = Vec::new();
             if let Some((old, after)) = adopted {
                 if let Some(d) = self.take_detached(now, old, conn, &agent, client) {
+                    opted.id = d.opted.id;
                     opted.log = d.opted.log;
                     opted.prompts = d.opted.prompts;
                     for ((_, s), log) in &mut self.resume.sessions {
@@ -375,7 +386,7 @@ impl Server {
                 let member = format!(
                     "{},\"connection\":\"{}\"}}",
                     capability(budget).trim_end_matches('}'),
-                    conn.0
+                    opted.id
                 );
                 with_capability(&text, &member).unwrap_or(text)
             }
