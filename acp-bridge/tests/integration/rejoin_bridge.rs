@@ -91,19 +91,20 @@ fn a_turn_on_the_real_server_survives_five_random_breaks() {
         );
         assert_eq!(turn_of(&summary), turn_of(&reference), "{why}");
         assert_eq!(got, transcript, "{why}");
-        assert!(broken >= 1, "{why}");
-        assert_eq!(summary["reconnects"].as_u64(), Some(broken as u64), "{why}");
+        // A break during a new connection's handshake is a failed dial,
+        // not a reconnect.
+        let reconnects = summary["reconnects"].as_u64().unwrap();
+        assert!(reconnects >= 1 && reconnects <= broken as u64, "{why}");
     }
 }
 
-/// A connection that stalls mid-turn (no FIN): the client notices, the
-/// server has detached nothing yet, and the new connection takes the old
-/// one's place when the server sees it go.
+/// One reset mid-turn, after the first permission request: the turn is
+/// the unbroken one.
 #[test]
-fn a_stalled_connection_on_the_real_server_is_replaced() {
-    let bridge = Bridge::start("rejoin-real-stall", &[]);
+fn a_reset_on_the_real_server_is_resumed() {
+    let bridge = Bridge::start("rejoin-real-reset", &[]);
     let (reference, _) = turn(bridge.addr, "unbroken");
-    let bridge = Bridge::start("rejoin-real-stall", &[]);
+    let bridge = Bridge::start("rejoin-real-reset", &[]);
     let proxy = FaultProxy::start(bridge.addr, vec![(1_500, Fault::Reset)]);
     let (summary, _) = turn(proxy.addr, "reset");
     assert_eq!(turn_of(&summary), turn_of(&reference), "{summary}");
