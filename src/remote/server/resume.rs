@@ -166,7 +166,8 @@ impl Server {
                 prompts: BTreeMap::new(),
             };
             let cursor = params.and_then(|p| Cursor::from_params(p).ok().flatten());
-            let adopted = cursor.and_then(|c| {
+            let cursor_named = |_: Option<&str>| cursor.as_ref().is_some_and(|c| c.position > Position::START || c.connection.is_some());
+            let adopted = cursor.as_ref().and_then(|c| {
                 let named: u64 = c.connection.as_deref()?.parse().ok()?;
                 let old = self
                     .resume
@@ -177,6 +178,18 @@ impl Server {
                 Some((old, c.position))
             });
             let mut replay = Vec::new();
+            let wanted = cursor_named(params);
+            if wanted && adopted.is_none() {
+                // The stream it names is gone (its grace ended, or another
+                // server's): positions would start again, under the
+                // client's. No positions: the client learns it cannot
+                // resume, and sees every message.
+                self.log(format!(
+                    "connection {} names a connection stream no longer kept: not resumable",
+                    conn.0
+                ));
+                return Some(message);
+            }
             if let Some((old, after)) = adopted {
                 if let Some(d) = self.take_detached(now, old, conn, &agent, client) {
                     opted.id = d.opted.id;
@@ -278,8 +291,18 @@ impl Server {
             .is_some_and(|a| a.router.owner(session) == Some(client));
         let key = (agent.clone(), session.to_owned());
         let Some(entry) = self.resume.sessions.get_mut(&key) else {
-            // Nothing kept for it here: the agent answers.
-            return false;
+            if after == Position::START {
+                // Nothing kept, nothing received: the agent answers.
+                return false;
+            }
+            // Positions the server no longer knows: lost.
+            let e = ResumeError::Ahead {
+                after,
+                last: Position::START,
+            };
+            let text = error_text(req, &e);
+            self.send_raw(now, conn, Stream::Session(session.to_owned()), text);
+            return true;
         };
         entry.conn = conn;
         let stream = Stream::Session(session.to_owned());
