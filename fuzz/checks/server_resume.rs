@@ -9,7 +9,9 @@
 //! undelivered is lost), the client reconnects (a new connection with
 //! the cursors of its streams, the turn's prompt sent again), time passes
 //! (past the grace, the server forgets the client), the agent ends the
-//! turn. The client drops a message at a position it already has, as
+//! turn. A reconnect sends `initialize` with the connection's cursor; the
+//! session's `session/resume` (and the retried prompt) go with the next
+//! reconnect event, so the agent may speak in between. The client drops a message at a position it already has, as
 //! `acp-client` does.
 //!
 //! Asserted:
@@ -52,6 +54,8 @@ struct World {
     prompt_answered_by_agent: bool,
     prompt_answer_kept: bool,
     session_known: bool,
+    /// A new connection whose session cursors are not sent yet.
+    to_resume: bool,
 }
 
 fn initialize(cursor: Option<Value>) -> String {
@@ -91,6 +95,7 @@ impl World {
             prompt_answered_by_agent: false,
             prompt_answer_kept: false,
             session_known: false,
+            to_resume: false,
         };
         w.connect(initialize(None));
         w.client(r#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/","mcpServers":[]}}"#);
@@ -220,8 +225,13 @@ impl World {
         }
     }
 
+    /// A new connection's `initialize`; its sessions' cursors come with
+    /// the next reconnect event (the agent may speak in between).
     fn reconnect(&mut self) {
         if self.conn.is_some() {
+            if std::mem::take(&mut self.to_resume) {
+                self.resume_session();
+            }
             return;
         }
         let mut cursor = json!({"position": self.positions.get(&None).copied().unwrap_or(0)});
@@ -229,6 +239,10 @@ impl World {
             cursor["connection"] = json!(id);
         }
         self.connect(initialize(Some(cursor)));
+        self.to_resume = true;
+    }
+
+    fn resume_session(&mut self) {
         if self.session_known {
             let at = self.positions.get(&Some(SESSION.to_owned())).copied().unwrap_or(0);
             self.client(
@@ -278,6 +292,7 @@ pub fn check(data: &[u8]) {
     if !w.prompt_answered_by_agent {
         w.step(5, 0);
     }
+    w.reconnect();
     w.reconnect();
     w.deliver(usize::MAX);
     assert!(w.prompts_run <= 1 || w.lost, "the prompt ran {} times", w.prompts_run);
