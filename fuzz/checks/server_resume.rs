@@ -28,7 +28,9 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
-use acp_codec::remote::{unstamp, Action, AgentRun, ConnectionId, Principal, Profile, Server, ServerConfig};
+use acp_codec::remote::{
+    unstamp, Action, AgentRun, ConnectionId, Principal, Profile, Server, ServerConfig,
+};
 use serde_json::{json, Value};
 
 const SESSION: &str = "s1";
@@ -125,7 +127,11 @@ impl World {
         while let Some(action) = self.server.poll_action() {
             match action {
                 Action::Send { to, text, .. } => {
-                    assert_eq!(Some(to), self.conn, "a message for a connection that is gone");
+                    assert_eq!(
+                        Some(to),
+                        self.conn,
+                        "a message for a connection that is gone"
+                    );
                     self.server.handle_sent(self.now, to, text.len());
                     self.wire.push_back(text);
                 }
@@ -133,9 +139,15 @@ impl World {
                     let v: Value = serde_json::from_slice(&line).unwrap();
                     let id = v.get("id").cloned();
                     match v.get("method").and_then(Value::as_str) {
-                        Some("initialize") => self.agent(json!({"jsonrpc": "2.0", "id": id, "result": {"protocolVersion": 1}})),
-                        Some("session/new") => self.agent(json!({"jsonrpc": "2.0", "id": id, "result": {"sessionId": SESSION}})),
-                        Some("session/resume" | "session/load") => self.agent(json!({"jsonrpc": "2.0", "id": id, "result": {}})),
+                        Some("initialize") => self.agent(
+                            json!({"jsonrpc": "2.0", "id": id, "result": {"protocolVersion": 1}}),
+                        ),
+                        Some("session/new") => self.agent(
+                            json!({"jsonrpc": "2.0", "id": id, "result": {"sessionId": SESSION}}),
+                        ),
+                        Some("session/resume" | "session/load") => {
+                            self.agent(json!({"jsonrpc": "2.0", "id": id, "result": {}}))
+                        }
                         Some("session/prompt") => {
                             self.prompts_run += 1;
                             self.prompt_at_agent = id.and_then(|i| i.as_u64());
@@ -153,7 +165,8 @@ impl World {
     }
 
     fn agent(&mut self, message: Value) {
-        self.server.handle_agent_line(self.now, self.run, &message.to_string());
+        self.server
+            .handle_agent_line(self.now, self.run, &message.to_string());
         self.drain();
     }
 
@@ -174,7 +187,10 @@ impl World {
                 match last {
                     Some(last) if position.0 <= last => return,
                     Some(last) if stream.is_some() && position.0 != last + 1 => {
-                        assert!(self.lost, "a hole on {stream:?}: {position} after {last}: {text}");
+                        assert!(
+                            self.lost,
+                            "a hole on {stream:?}: {position} after {last}: {text}"
+                        );
                     }
                     _ => {}
                 }
@@ -203,7 +219,10 @@ impl World {
                 self.session_known = true;
             }
             if v["id"] == json!(100) {
-                assert!(!self.prompt_answer_kept || self.lost, "the prompt's answer twice");
+                assert!(
+                    !self.prompt_answer_kept || self.lost,
+                    "the prompt's answer twice"
+                );
                 self.prompt_answer_kept = true;
             }
         }
@@ -211,7 +230,11 @@ impl World {
             let n = v["params"]["n"].as_u64().unwrap();
             if !self.lost {
                 let expected = self.kept_updates.last().map_or(1, |l| l + 1);
-                assert_eq!(n, expected, "updates out of order or twice: {:?} then {n}", self.kept_updates);
+                assert_eq!(
+                    n, expected,
+                    "updates out of order or twice: {:?} then {n}",
+                    self.kept_updates
+                );
             }
             self.kept_updates.push(n);
         }
@@ -244,7 +267,11 @@ impl World {
 
     fn resume_session(&mut self) {
         if self.session_known {
-            let at = self.positions.get(&Some(SESSION.to_owned())).copied().unwrap_or(0);
+            let at = self
+                .positions
+                .get(&Some(SESSION.to_owned()))
+                .copied()
+                .unwrap_or(0);
             self.client(
                 &json!({"jsonrpc": "2.0", "id": "resume", "method": "session/resume",
                     "params": {"sessionId": SESSION, "cwd": "/", "_meta": {"acp-codec/cursor": {"position": at}}}})
@@ -275,7 +302,9 @@ impl World {
             5 if !self.prompt_answered_by_agent => {
                 if let Some(id) = self.prompt_at_agent {
                     self.prompt_answered_by_agent = true;
-                    self.agent(json!({"jsonrpc": "2.0", "id": id, "result": {"stopReason": "end_turn"}}));
+                    self.agent(
+                        json!({"jsonrpc": "2.0", "id": id, "result": {"stopReason": "end_turn"}}),
+                    );
                 }
             }
             _ => {}
@@ -295,10 +324,17 @@ pub fn check(data: &[u8]) {
     w.reconnect();
     w.reconnect();
     w.deliver(usize::MAX);
-    assert!(w.prompts_run <= 1 || w.lost, "the prompt ran {} times", w.prompts_run);
+    assert!(
+        w.prompts_run <= 1 || w.lost,
+        "the prompt ran {} times",
+        w.prompts_run
+    );
     if !w.lost {
         let all: Vec<u64> = (1..=w.sent_updates).collect();
         assert_eq!(w.kept_updates, all, "updates lost");
-        assert!(w.prompt_answer_kept || w.prompts_run == 0, "the prompt's answer lost");
+        assert!(
+            w.prompt_answer_kept || w.prompts_run == 0,
+            "the prompt's answer lost"
+        );
     }
 }

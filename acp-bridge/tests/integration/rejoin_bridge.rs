@@ -17,7 +17,13 @@ use crate::ws_harness::{scratch_dir, Bridge};
 fn turn(addr: SocketAddr, what: &str) -> (Value, String) {
     let cwd = scratch_dir("rejoin-cwd");
     let mut child = Command::new(env!("CARGO_BIN_EXE_acp-client"))
-        .args(["--summary-json", "--permission", "allow", "--reconnect-secs", "20"])
+        .args([
+            "--summary-json",
+            "--permission",
+            "allow",
+            "--reconnect-secs",
+            "20",
+        ])
         .arg("--connect")
         .arg(format!("ws://{addr}/acp"))
         .arg("--cwd")

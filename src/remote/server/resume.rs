@@ -166,7 +166,11 @@ impl Server {
                 prompts: BTreeMap::new(),
             };
             let cursor = params.and_then(|p| Cursor::from_params(p).ok().flatten());
-            let cursor_named = |_: Option<&str>| cursor.as_ref().is_some_and(|c| c.position > Position::START || c.connection.is_some());
+            let cursor_named = |_: Option<&str>| {
+                cursor
+                    .as_ref()
+                    .is_some_and(|c| c.position > Position::START || c.connection.is_some())
+            };
             let adopted = cursor.as_ref().and_then(|c| {
                 let named: u64 = c.connection.as_deref()?.parse().ok()?;
                 let old = self
@@ -213,7 +217,10 @@ impl Server {
                     if gap {
                         replay.extend(opted.log.owed_after(after).map(|(p, t)| stamp(t, None, p)));
                     }
-                    self.log(format!("connection {} resumes connection {}", conn.0, old.0));
+                    self.log(format!(
+                        "connection {} resumes connection {}",
+                        conn.0, old.0
+                    ));
                 }
             }
             self.resume.conns.insert(conn, opted);
@@ -567,7 +574,9 @@ mod tests {
 
         /// The id the agent sees on the last line written to it.
         fn agent_id(acts: &[Action]) -> u64 {
-            let line = writes(acts).pop().unwrap_or_else(|| panic!("nothing written to the agent: {acts:?}"));
+            let line = writes(acts)
+                .pop()
+                .unwrap_or_else(|| panic!("nothing written to the agent: {acts:?}"));
             let v: serde_json::Value = serde_json::from_str(&line).unwrap();
             v["id"].as_u64().unwrap()
         }
@@ -638,7 +647,10 @@ mod tests {
         let Some(Action::Send { text, .. }) = acts.first() else {
             panic!("{acts:?}")
         };
-        assert_eq!(text, r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1}}"#);
+        assert_eq!(
+            text,
+            r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1}}"#
+        );
 
         let c = h.open();
         let acts = h.client(c, OPT_IN);
