@@ -153,6 +153,9 @@ pub struct ServerConfig {
     pub slow_client: Duration,
     /// Bytes kept per session whose client left, replayed to the client
     /// that reattaches it (0: none).
+    ///
+    /// Also the budget of each stream's log for a WebSocket client that
+    /// asked for positions (resumable delivery).
     pub replay_bytes: usize,
     /// Streamable HTTP: most connections at once.
     pub max_http_connections: usize,

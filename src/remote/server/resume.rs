@@ -154,7 +154,11 @@ impl Server {
         let params = params_text(req);
         let method: &str = &req.method;
         if method == crate::acp::names::INITIALIZE {
-            if profile != Profile::WebSocket || !asks_for_positions(params) {
+            // No budget, no log: the server does not resume.
+            if profile != Profile::WebSocket
+                || self.config.replay_bytes == 0
+                || !asks_for_positions(params)
+            {
                 return Some(message);
             }
             let budget = self.config.replay_bytes;
