@@ -170,11 +170,11 @@ impl Server {
                 prompts: BTreeMap::new(),
             };
             let cursor = params.and_then(|p| Cursor::from_params(p).ok().flatten());
-            let cursor_named = |_: Option<&str>| {
-                cursor
-                    .as_ref()
-                    .is_some_and(|c| c.position > Position::START || c.connection.is_some())
-            };
+            // A cursor that names a stream (a reconnect, not a first
+            // connection).
+            let wanted = cursor
+                .as_ref()
+                .is_some_and(|c| c.position > Position::START || c.connection.is_some());
             let adopted = cursor.as_ref().and_then(|c| {
                 let named: u64 = c.connection.as_deref()?.parse().ok()?;
                 let old = self
@@ -186,7 +186,6 @@ impl Server {
                 Some((old, c.position))
             });
             let mut replay = Vec::new();
-            let wanted = cursor_named(params);
             if wanted && adopted.is_none() {
                 // The stream it names is gone (its grace ended, or another
                 // server's): positions would start again, under the
