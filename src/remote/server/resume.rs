@@ -806,4 +806,47 @@ mod tests {
         );
         assert_eq!(h.server.detached_connections(), 0);
     }
+
+    #[test]
+    fn after_the_grace_a_reconnect_gets_no_positions_and_a_cursor_is_a_gap() {
+        let mut h = H::new();
+        let c = h.opted_with_session();
+        h.server.handle_closed(h.now, c);
+        h.now = DEFAULT_RESUME_GRACE;
+        h.server.handle_timeout(h.now);
+        let _ = h.server.take_actions();
+        // The stream it names is gone: no positions, the agent answers.
+        let d = h.open();
+        let back = format!(
+            r#"{{"jsonrpc":"2.0","id":"r1","method":"initialize","params":{{"_meta":{{"acp-codec/resume":{{}},"acp-codec/cursor":{{"connection":"{}","position":2}}}}}}}}"#,
+            c.0
+        );
+        let acts = h.client(d, &back);
+        let id = H::agent_id(&acts);
+        let acts = h.agent(&format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"result":{{"protocolVersion":1}}}}"#
+        ));
+        let Some(Action::Send { text, .. }) = acts.first() else {
+            panic!("{acts:?}")
+        };
+        assert!(unstamp(text).is_none(), "{text}");
+        assert!(!text.contains("acp-codec/resume"), "{text}");
+        // A fresh connection that asks, naming session positions the
+        // server no longer keeps: a gap, not positions starting again.
+        let e = h.open();
+        let acts = h.client(e, OPT_IN);
+        let id = H::agent_id(&acts);
+        let _ = h.agent(&format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"result":{{"protocolVersion":1}}}}"#
+        ));
+        let acts = h.client(
+            e,
+            r#"{"jsonrpc":"2.0","id":"r2","method":"session/resume","params":{"sessionId":"s1","_meta":{"acp-codec/cursor":{"position":5}}}}"#,
+        );
+        assert!(writes(&acts).is_empty(), "{acts:?}");
+        let Some(Action::Send { text, .. }) = acts.first() else {
+            panic!("{acts:?}")
+        };
+        assert!(text.contains(r#""code":-32012"#), "{text}");
+    }
 }
