@@ -49,6 +49,12 @@ fn turn(addr: SocketAddr, what: &str) -> (Value, String) {
         .lines()
         .filter(|l| !l.starts_with('{'))
         .map(|l| l.replace(&cwd.display().to_string(), "CWD"))
+        // The notes the agent writes name the directory: their size
+        // varies with its name's length.
+        .map(|l| match l.split_once(" (") {
+            Some((head, _)) if l.starts_with("fs: wrote ") => head.to_owned(),
+            _ => l,
+        })
         .collect::<Vec<_>>()
         .join("\n");
     let _ = std::fs::remove_dir_all(&cwd);
