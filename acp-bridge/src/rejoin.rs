@@ -264,7 +264,7 @@ impl Rejoin {
         self.settled(request.seq);
         let result = message.get("result");
         match (request.method.as_str(), result) {
-            ("initialize", Some(result)) => self.resumable = advertises(result),
+            ("initialize", Some(result)) => self.initialized(result),
             ("session/new", Some(result)) => {
                 if let Some(session) = result.get("sessionId").and_then(Value::as_str) {
                     self.sessions
@@ -290,7 +290,7 @@ impl Rejoin {
         let Some(session) = session else {
             // Our initialize: the server may have changed its mind.
             if let Some(result) = message.get("result") {
-                self.resumable = advertises(result);
+                self.initialized(result);
             }
             return Ok(());
         };
@@ -309,11 +309,30 @@ impl Rejoin {
         }
     }
 
+    /// An `initialize` answer: whether the server resumes, and the id it
+    /// gives the connection (the next connection's cursor names it).
+    fn initialized(&mut self, result: &Value) {
+        self.resumable = advertises(result);
+        let named = result
+            .get("_meta")
+            .and_then(|m| m.get(META_RESUME))
+            .and_then(|r| r.get("connection"))
+            .and_then(Value::as_str);
+        if let Some(id) = named {
+            self.connection = Some(id.to_owned());
+        }
+    }
+
     /// A new connection is up (`connection`: its id, when known): the lines
     /// to send on it before anything else.
     pub fn reconnected(&mut self, connection: Option<String>) -> Vec<String> {
         let mut lines = Vec::new();
-        let previous = std::mem::replace(&mut self.connection, connection);
+        // A connection whose initialize answer never came has no id of
+        // its own to the client: the one before it is still the one to name.
+        let previous = match connection {
+            Some(id) => self.connection.replace(id),
+            None => self.connection.clone(),
+        };
         if let Some(init) = self.init.clone() {
             let mut params = init;
             set_meta(&mut params, META_RESUME, json!({}));

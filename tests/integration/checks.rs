@@ -40,6 +40,9 @@ pub mod round_trip;
 #[cfg(feature = "alloc")]
 #[path = "../../fuzz/checks/server_core.rs"]
 pub mod server_core;
+#[cfg(feature = "alloc")]
+#[path = "../../fuzz/checks/server_resume.rs"]
+pub mod server_resume;
 #[path = "../../fuzz/checks/title.rs"]
 pub mod title;
 #[cfg(feature = "alloc")]

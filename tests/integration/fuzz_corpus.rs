@@ -124,6 +124,15 @@ fn server_core_seeds() {
 }
 
 #[cfg(feature = "alloc")]
+#[test]
+fn server_resume_seeds() {
+    for (name, data) in seeds("server_resume") {
+        eprintln!("{name}");
+        crate::checks::server_resume::check(&data);
+    }
+}
+
+#[cfg(feature = "alloc")]
 use crate::checks::remote_transport;
 
 #[cfg(feature = "alloc")]

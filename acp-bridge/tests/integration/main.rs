@@ -33,6 +33,8 @@ mod client_salvage;
 mod client_terminal;
 mod library;
 mod rejoin;
+#[cfg(target_os = "linux")]
+mod rejoin_bridge;
 mod remote;
 mod room_env;
 mod token_room_seeds;

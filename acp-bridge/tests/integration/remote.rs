@@ -1028,6 +1028,10 @@ fn bridge_killed_mid_turn_is_an_error_not_a_hang() {
             "--summary-json",
             "--permission",
             "allow",
+            // The bridge resumes, so the client would dial it again for
+            // its reconnect budget: off here, the error is the point.
+            "--reconnect-secs",
+            "0",
             "--connect",
             &url,
             "--cwd",

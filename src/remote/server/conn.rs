@@ -405,6 +405,9 @@ impl Server {
             return;
         };
         let key = c.agent.clone();
+        let Some(message) = self.resume_inbound(now, conn, message) else {
+            return;
+        };
         self.client_message(&key, conn, text, message, now);
     }
 

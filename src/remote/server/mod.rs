@@ -12,6 +12,7 @@
 mod conn;
 mod http;
 mod pool;
+mod resume;
 
 use alloc::borrow::ToOwned;
 use alloc::collections::{BTreeMap, VecDeque};
@@ -156,6 +157,9 @@ pub struct ServerConfig {
     pub slow_client: Duration,
     /// Bytes kept per session whose client left, replayed to the client
     /// that reattaches it (0: none).
+    ///
+    /// Also the budget of each stream's log for a WebSocket client that
+    /// asked for positions (resumable delivery).
     pub replay_bytes: usize,
     /// Streamable HTTP: most connections at once.
     pub max_http_connections: usize,
@@ -414,6 +418,8 @@ pub struct Server {
     next_conn: u64,
     next_run: u64,
     actions: VecDeque<Action>,
+    /// Resumable delivery's logs and detached connections.
+    resume: resume::Resumes,
 }
 
 impl Server {
@@ -430,6 +436,7 @@ impl Server {
             next_conn: 1,
             next_run: 1,
             actions: VecDeque::new(),
+            resume: resume::Resumes::default(),
         };
         if server.config.pool == PoolMode::Shared {
             server.agent_entry(None, now);
@@ -516,6 +523,9 @@ impl Server {
     /// `conn` is gone (its peer left, a `DELETE`): its sessions stay its
     /// user's, its agent is told.
     pub fn handle_closed(&mut self, now: Duration, conn: ConnectionId) {
+        if self.resume_detach(now, conn) {
+            return;
+        }
         let Some(c) = self.conns.remove(&conn) else {
             return;
         };
@@ -628,6 +638,15 @@ impl Server {
     /// Queues `text` for `conn`, unless its user's queue is full (then
     /// `conn` closes) or it answers the connection's `initialize`.
     fn send(&mut self, now: Duration, conn: ConnectionId, stream: Stream, text: String) {
+        let Some(text) = self.resume_outbound(conn, &stream, text) else {
+            return;
+        };
+        self.send_raw(now, conn, stream, text);
+    }
+
+    /// [`send`](Self::send) without the resume rules (a message already
+    /// stamped).
+    fn send_raw(&mut self, now: Duration, conn: ConnectionId, stream: Stream, text: String) {
         let Some(c) = self.conns.get_mut(&conn) else {
             return;
         };
@@ -678,7 +697,7 @@ impl Server {
             .agents
             .values()
             .filter_map(|a| a.deadline(&self.config));
-        conns.chain(agents).min()
+        conns.chain(agents).chain(self.resume_deadline()).min()
     }
 
     /// Time passed: closes stalled and idle connections, restarts agents
@@ -697,5 +716,6 @@ impl Server {
         for key in keys {
             self.agent_timeout(&key, now);
         }
+        self.resume_timeout(now);
     }
 }

@@ -1,0 +1,124 @@
+//! `acp-client` reconnecting to the real `acp-bridge` (its built-in mock
+//! agent) through the fault-injecting proxy: the team server keeps what
+//! it sent, detaches a broken connection instead of cancelling its turn,
+//! and hands the next connection what it missed.
+
+use std::net::SocketAddr;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::fault_proxy::{plan, Fault, FaultProxy};
+use crate::ws_harness::{scratch_dir, Bridge};
+
+/// One turn of `acp-client --connect ws://addr/acp`: its summary and
+/// stdout (the transcript).
+fn turn(addr: SocketAddr, what: &str) -> (Value, String) {
+    let cwd = scratch_dir("rejoin-cwd");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_acp-client"))
+        .args([
+            "--summary-json",
+            "--permission",
+            "allow",
+            "--reconnect-secs",
+            "20",
+        ])
+        .arg("--connect")
+        .arg(format!("ws://{addr}/acp"))
+        .arg("--cwd")
+        .arg(&cwd)
+        .arg("go")
+        .env_remove("ACP_BRIDGE_TOKEN")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("acp-client did not finish within 60 s ({what})");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let summary: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    let transcript = stdout
+        .lines()
+        .filter(|l| !l.starts_with('{'))
+        .map(|l| l.replace(&cwd.display().to_string(), "CWD"))
+        // The notes the agent writes name the directory: their size
+        // varies with its name's length.
+        .map(|l| match l.split_once(" (") {
+            Some((head, _)) if l.starts_with("fs: wrote ") => head.to_owned(),
+            _ => l,
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let _ = std::fs::remove_dir_all(&cwd);
+    (summary, transcript)
+}
+
+/// The fields of a turn's summary that do not depend on the connection.
+fn turn_of(summary: &Value) -> Value {
+    let keep = [
+        "stopReason",
+        "messageChunks",
+        "thoughtChunks",
+        "permissionRequests",
+        "permissionsAllowed",
+        "toolCalls",
+        "toolCallUpdates",
+        "plans",
+        "fsWrites",
+        "updates",
+        "sessionId",
+    ];
+    keep.iter()
+        .map(|k| ((*k).to_owned(), summary[*k].clone()))
+        .collect::<serde_json::Map<_, _>>()
+        .into()
+}
+
+/// Five breaks a turn (resets and closes from a seed), for several seeds:
+/// the turn is the unbroken turn, message for message, with no chunk
+/// shown twice and the prompt run once (one session, one stop reason).
+#[test]
+fn a_turn_on_the_real_server_survives_five_random_breaks() {
+    let bridge = Bridge::start("rejoin-real", &[]);
+    let (reference, transcript) = turn(bridge.addr, "unbroken");
+    assert_eq!(reference["stopReason"], "end_turn", "{reference}");
+    assert_eq!(reference["reconnects"], 0);
+    for seed in [1u64, 43, 2026, 77_777] {
+        let bridge = Bridge::start("rejoin-real", &[]);
+        let faults = plan(seed, 5, 1_200, 6_000);
+        let proxy = FaultProxy::start(bridge.addr, faults.clone());
+        let (summary, got) = turn(proxy.addr, &format!("seed {seed}"));
+        let broken = proxy.broken.load(std::sync::atomic::Ordering::Relaxed);
+        let why = format!(
+            "seed {seed}, plan {faults:?}, {broken} breaks: {summary}\n{}",
+            bridge.stderr.lock().unwrap()
+        );
+        assert_eq!(turn_of(&summary), turn_of(&reference), "{why}");
+        assert_eq!(got, transcript, "{why}");
+        // A break during a new connection's handshake is a failed dial,
+        // not a reconnect.
+        let reconnects = summary["reconnects"].as_u64().unwrap();
+        assert!(reconnects >= 1 && reconnects <= broken as u64, "{why}");
+    }
+}
+
+/// One reset mid-turn, after the first permission request: the turn is
+/// the unbroken one.
+#[test]
+fn a_reset_on_the_real_server_is_resumed() {
+    let bridge = Bridge::start("rejoin-real-reset", &[]);
+    let (reference, _) = turn(bridge.addr, "unbroken");
+    let bridge = Bridge::start("rejoin-real-reset", &[]);
+    let proxy = FaultProxy::start(bridge.addr, vec![(1_500, Fault::Reset)]);
+    let (summary, _) = turn(proxy.addr, "reset");
+    assert_eq!(turn_of(&summary), turn_of(&reference), "{summary}");
+    assert_eq!(summary["reconnects"], 1, "{summary}");
+}

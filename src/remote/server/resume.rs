@@ -1,0 +1,852 @@
+//! Resumable delivery on WebSocket connections: the [`ResumeLog`]s of a
+//! [`Server`] and the hooks its connections go through.
+//!
+//! - A WebSocket client whose `initialize` asks for positions
+//!   (`params._meta["acp-codec/resume"]`) gets the capability in the
+//!   answer's `_meta`, with its connection's id; from then on every
+//!   message to it is [`stamp`]ed with its stream and position and kept:
+//!   one log for the connection's own stream, one per session.
+//! - When such a connection breaks, it is *detached*, not closed: its
+//!   sessions, the requests it has in flight and the agent's requests to
+//!   it (a permission request) stay open, and what the agent sends goes
+//!   into the logs, for [`DEFAULT_RESUME_GRACE`]. After that it leaves as
+//!   any connection does.
+//! - A new connection's `initialize` with the cursor
+//!   `{"connection":"N","position":p}` takes the detached connection `N`
+//!   over (same user): it gets the connection stream's messages after
+//!   `p` before the `initialize` answer, and everything the old one had.
+//!   Its sessions' messages wait until the client names its position on
+//!   each (`session/resume` or `session/load` with `{"position":p}`): the
+//!   server answers that itself, after the missed messages; a gap is the
+//!   error [`RESUME_GAP`] followed by what is owed.
+//! - A `session/prompt` retried with the same id (or idempotency key)
+//!   runs once: while it runs the retry is dropped, once answered the
+//!   answer is sent again at its position.
+
+use alloc::borrow::ToOwned;
+use alloc::collections::{BTreeMap, BTreeSet};
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+use core::time::Duration;
+
+use super::{ConnectionId, Profile, Server};
+use crate::acp::{Message, Request};
+use crate::remote::resume::{
+    capability, stamp, Admit, Cursor, Kind, Position, PromptKey, ResumeError, ResumeLog,
+    DEFAULT_RESUME_GRACE, META_RESUME,
+};
+use crate::remote::router::ClientId;
+use crate::remote::transport::{decode, Stream};
+
+/// The resume state of a [`Server`].
+#[derive(Debug, Default)]
+pub(super) struct Resumes {
+    /// Connections that asked for positions.
+    conns: BTreeMap<ConnectionId, Opted>,
+    /// Session streams, by agent and session.
+    sessions: BTreeMap<(Option<String>, String), SessionLog>,
+    /// Connections whose client left, waiting for it.
+    detached: BTreeMap<ConnectionId, Detached>,
+}
+
+#[derive(Debug)]
+struct Opted {
+    /// The id the client names it by: the first connection's, kept by
+    /// every connection that takes it over.
+    id: u64,
+    /// The connection's own stream.
+    log: ResumeLog,
+    /// The `initialize` whose answer gets the capability.
+    initialize: Option<PromptKey>,
+    /// Sessions whose messages wait for the client's position.
+    held: BTreeSet<String>,
+    /// Prompts admitted and not yet answered: id → (session, key).
+    prompts: BTreeMap<PromptKey, (String, PromptKey)>,
+}
+
+#[derive(Debug)]
+struct SessionLog {
+    log: ResumeLog,
+    /// The connection the last message was for.
+    conn: ConnectionId,
+}
+
+#[derive(Debug)]
+struct Detached {
+    user: Option<String>,
+    agent: Option<String>,
+    client: ClientId,
+    opted: Opted,
+}
+
+/// Whether `message` must survive a gap: an answer, or a request of the
+/// agent.
+fn kind_of(message: &Message<'_>) -> Kind {
+    match message {
+        Message::Notification(_) => Kind::Plain,
+        _ => Kind::Owed,
+    }
+}
+
+fn params_text<'r>(req: &'r Request<'_>) -> Option<&'r str> {
+    req.params.as_ref().map(|p| p.get())
+}
+
+fn asks_for_positions(params: Option<&str>) -> bool {
+    let Some(params) = params else {
+        return false;
+    };
+    serde_json::from_str::<serde_json::Value>(params)
+        .ok()
+        .and_then(|v| v.get("_meta")?.get(META_RESUME).map(|_| ()))
+        .is_some()
+}
+
+/// `answer` (an `initialize` result) with `member` added to its result's
+/// `_meta`.
+fn with_capability(answer: &str, member: &str) -> Option<String> {
+    let mut value: serde_json::Value = serde_json::from_str(answer).ok()?;
+    let extra: serde_json::Value = serde_json::from_str(&format!("{{{member}}}")).ok()?;
+    let result = value.get_mut("result")?.as_object_mut()?;
+    let meta = result
+        .entry("_meta")
+        .or_insert_with(|| serde_json::Value::Object(serde_json::Map::new()));
+    let meta = meta.as_object_mut()?;
+    if let serde_json::Value::Object(extra) = extra {
+        meta.extend(extra);
+    }
+    Some(value.to_string())
+}
+
+fn error_text(req: &Request<'_>, e: &ResumeError) -> String {
+    let mut line = Vec::new();
+    let _ = crate::acp::encode_error(
+        &req.id,
+        &crate::acp::RpcError::new(e.code(), e.to_string()),
+        &mut line,
+    );
+    String::from_utf8_lossy(line.trim_ascii_end()).into_owned()
+}
+
+fn empty_result(req: &Request<'_>) -> String {
+    let mut line = Vec::new();
+    let _ = crate::acp::encode_response(&req.id, &serde_json::Map::new(), &mut line);
+    String::from_utf8_lossy(line.trim_ascii_end()).into_owned()
+}
+
+impl Server {
+    /// A request of `conn` before it goes to the router: the resume rules
+    /// take what is theirs (`None`), the rest goes on.
+    pub(super) fn resume_inbound<'m>(
+        &mut self,
+        now: Duration,
+        conn: ConnectionId,
+        message: Message<'m>,
+    ) -> Option<Message<'m>> {
+        let Message::Request(req) = &message else {
+            return Some(message);
+        };
+        let (profile, agent, client) = match self.conns.get(&conn) {
+            Some(c) => (c.profile, c.agent.clone(), c.client),
+            None => return Some(message),
+        };
+        let params = params_text(req);
+        let method: &str = &req.method;
+        if method == crate::acp::names::INITIALIZE {
+            // No budget, no log: the server does not resume.
+            if profile != Profile::WebSocket
+                || self.config.replay_bytes == 0
+                || !asks_for_positions(params)
+            {
+                return Some(message);
+            }
+            let budget = self.config.replay_bytes;
+            let mut opted = Opted {
+                id: conn.0,
+                log: ResumeLog::new(budget),
+                initialize: Some(PromptKey::of(&req.id, None)),
+                held: BTreeSet::new(),
+                prompts: BTreeMap::new(),
+            };
+            let cursor = params.and_then(|p| Cursor::from_params(p).ok().flatten());
+            // A cursor that names a stream (a reconnect, not a first
+            // connection).
+            let wanted = cursor
+                .as_ref()
+                .is_some_and(|c| c.position > Position::START || c.connection.is_some());
+            let adopted = cursor.as_ref().and_then(|c| {
+                let named: u64 = c.connection.as_deref()?.parse().ok()?;
+                let old = self
+                    .resume
+                    .detached
+                    .iter()
+                    .find(|(_, d)| d.opted.id == named)
+                    .map(|(id, _)| *id)?;
+                Some((old, c.position))
+            });
+            let mut replay = Vec::new();
+            if wanted && adopted.is_none() {
+                // The stream it names is gone (its grace ended, or another
+                // server's): positions would start again, under the
+                // client's. No positions: the client learns it cannot
+                // resume, and sees every message.
+                self.log(format!(
+                    "connection {} names a connection stream no longer kept: not resumable",
+                    conn.0
+                ));
+                return Some(message);
+            }
+            if let Some((old, after)) = adopted {
+                if let Some(d) = self.take_detached(now, old, conn, &agent, client) {
+                    opted.id = d.opted.id;
+                    opted.log = d.opted.log;
+                    opted.prompts = d.opted.prompts;
+                    for ((_, s), log) in &mut self.resume.sessions {
+                        if log.conn == old {
+                            log.conn = conn;
+                            opted.held.insert(s.clone());
+                        }
+                    }
+                    // A gap on the connection's stream: what is owed still
+                    // comes, the rest is the client's to recover.
+                    let gap = match opted.log.resume(after) {
+                        Ok(missed) => {
+                            replay.extend(missed.map(|(p, t)| stamp(t, None, p)));
+                            false
+                        }
+                        Err(_) => true,
+                    };
+                    if gap {
+                        replay.extend(opted.log.owed_after(after).map(|(p, t)| stamp(t, None, p)));
+                    }
+                    self.log(format!(
+                        "connection {} resumes connection {}",
+                        conn.0, old.0
+                    ));
+                }
+            }
+            self.resume.conns.insert(conn, opted);
+            for text in replay {
+                self.send_raw(now, conn, Stream::Connection, text);
+            }
+            return Some(message);
+        }
+        if !self.resume.conns.contains_key(&conn) {
+            return Some(message);
+        }
+        let Some(session) = crate::remote::session_field(req.params.as_ref()).into_id() else {
+            return Some(message);
+        };
+        let session: String = session.into_owned();
+        let is_reattach = method == crate::acp::names::SESSION_RESUME
+            || method == crate::acp::names::SESSION_LOAD;
+        if is_reattach {
+            let cursor = match params.map(Cursor::from_params) {
+                Some(Ok(Some(c))) => c,
+                _ => return Some(message),
+            };
+            let handled = self.reattach(now, conn, &agent, client, req, &session, cursor.position);
+            return (!handled).then_some(message);
+        }
+        if method == crate::acp::names::SESSION_PROMPT {
+            let key = PromptKey::of(&req.id, params);
+            let log = &mut self
+                .resume
+                .sessions
+                .entry((agent, session.clone()))
+                .or_insert_with(|| SessionLog {
+                    log: ResumeLog::new(self.config.replay_bytes),
+                    conn,
+                })
+                .log;
+            match log.admit_prompt(key.clone()) {
+                Admit::Run => {
+                    if let Some(o) = self.resume.conns.get_mut(&conn) {
+                        o.prompts
+                            .insert(PromptKey::of(&req.id, None), (session, key));
+                    }
+                }
+                Admit::Running => return None,
+                Admit::Answered(at) => {
+                    let again = log.message(at).map(|t| stamp(t, Some(&session), at));
+                    if let Some(text) = again {
+                        self.send_raw(now, conn, Stream::Session(session), text);
+                    }
+                    return None;
+                }
+            }
+        }
+        Some(message)
+    }
+
+    /// A reattach with a cursor: the missed messages first; then the
+    /// answer, the server's own when this connection holds the session
+    /// (`true`: the request is handled), else the agent's. A gap is the
+    /// error [`RESUME_GAP`], then what is owed.
+    #[allow(clippy::too_many_arguments)]
+    fn reattach(
+        &mut self,
+        now: Duration,
+        conn: ConnectionId,
+        agent: &Option<String>,
+        client: ClientId,
+        req: &Request<'_>,
+        session: &str,
+        after: Position,
+    ) -> bool {
+        let holds = self
+            .agents
+            .get(agent)
+            .is_some_and(|a| a.router.owner(session) == Some(client));
+        let key = (agent.clone(), session.to_owned());
+        let Some(entry) = self.resume.sessions.get_mut(&key) else {
+            if after == Position::START {
+                // Nothing kept, nothing received: the agent answers.
+                return false;
+            }
+            // Positions the server no longer knows: lost.
+            let e = ResumeError::Ahead {
+                after,
+                last: Position::START,
+            };
+            let text = error_text(req, &e);
+            self.send_raw(now, conn, Stream::Session(session.to_owned()), text);
+            return true;
+        };
+        entry.conn = conn;
+        let stream = Stream::Session(session.to_owned());
+        let mut out = Vec::new();
+        let gap = match entry.log.resume(after) {
+            Ok(missed) => {
+                out.extend(missed.map(|(p, t)| stamp(t, Some(session), p)));
+                None
+            }
+            Err(e) => Some(e),
+        };
+        let handled = match gap {
+            None => {
+                if holds {
+                    let answer = empty_result(req);
+                    let at = entry.log.push(Kind::Owed, &answer);
+                    out.push(stamp(&answer, Some(session), at));
+                }
+                holds
+            }
+            Some(e) => {
+                out.push(error_text(req, &e));
+                out.extend(
+                    entry
+                        .log
+                        .owed_after(after)
+                        .map(|(p, t)| stamp(t, Some(session), p)),
+                );
+                true
+            }
+        };
+        if let Some(o) = self.resume.conns.get_mut(&conn) {
+            o.held.remove(session);
+        }
+        for text in out {
+            self.send_raw(now, conn, stream.clone(), text);
+        }
+        handled
+    }
+
+    /// Takes the detached connection `old` over for `conn` (same user,
+    /// same agent): `conn` becomes the router's client `old` was.
+    fn take_detached(
+        &mut self,
+        now: Duration,
+        old: ConnectionId,
+        conn: ConnectionId,
+        agent: &Option<String>,
+        client: ClientId,
+    ) -> Option<Detached> {
+        let user = self.conns.get(&conn)?.user.clone();
+        let d = self.resume.detached.get(&old)?;
+        if d.user != user || &d.agent != agent {
+            return None;
+        }
+        let d = self.resume.detached.remove(&old)?;
+        let a = self.agents.get_mut(agent)?;
+        a.clients.remove(&client);
+        a.clients.insert(d.client, conn);
+        let mut outs = Vec::new();
+        a.router.disconnect(client, &mut outs);
+        if let Some(c) = self.conns.get_mut(&conn) {
+            c.client = d.client;
+        }
+        self.dispatch(agent, outs, now);
+        Some(d)
+    }
+
+    /// A message for `conn` before it is queued: kept and stamped when
+    /// the connection asked for positions; `None` when it must not go out
+    /// now (the connection is detached, or its session waits for the
+    /// client's position).
+    pub(super) fn resume_outbound(
+        &mut self,
+        conn: ConnectionId,
+        stream: &Stream,
+        text: String,
+    ) -> Option<String> {
+        let detached = self.resume.detached.contains_key(&conn);
+        if !detached && !self.resume.conns.contains_key(&conn) {
+            return self.conns.contains_key(&conn).then_some(text);
+        }
+        let agent = match self.resume.detached.get(&conn) {
+            Some(d) => d.agent.clone(),
+            None => self.conns.get(&conn)?.agent.clone(),
+        };
+        let budget = self.config.replay_bytes;
+        let Ok(message) = decode(&text) else {
+            return (!detached).then_some(text);
+        };
+        let kind = kind_of(&message);
+        let answered = match &message {
+            Message::Response(r) => Some(PromptKey::of(&r.id, None)),
+            Message::Error(e) => Some(PromptKey::of(&e.id, None)),
+            _ => None,
+        };
+        let opted = match self.resume.detached.get_mut(&conn) {
+            Some(d) => &mut d.opted,
+            None => self.resume.conns.get_mut(&conn)?,
+        };
+        let text = match (&answered, &opted.initialize) {
+            (Some(id), Some(init)) if id == init => {
+                opted.initialize = None;
+                let member = format!(
+                    "{},\"connection\":\"{}\"}}",
+                    capability(budget).trim_end_matches('}'),
+                    opted.id
+                );
+                with_capability(&text, &member).unwrap_or(text)
+            }
+            _ => text,
+        };
+        let prompt = answered.and_then(|id| opted.prompts.remove(&id));
+        let (stamped, held) = match stream {
+            Stream::Session(s) => {
+                let held = opted.held.contains(s);
+                let entry = self
+                    .resume
+                    .sessions
+                    .entry((agent, s.clone()))
+                    .or_insert_with(|| SessionLog {
+                        log: ResumeLog::new(budget),
+                        conn,
+                    });
+                entry.conn = conn;
+                let at = entry.log.push(kind, &text);
+                if let Some((_, key)) = prompt {
+                    entry.log.answered(&key, at);
+                }
+                (stamp(&text, Some(s), at), held)
+            }
+            Stream::Connection => {
+                let at = opted.log.push(kind, &text);
+                (stamp(&text, None, at), false)
+            }
+        };
+        (!detached && !held).then_some(stamped)
+    }
+
+    /// `conn` closed: when it asked for positions, it is detached instead
+    /// (`true`): its sessions and requests wait for the client.
+    pub(super) fn resume_detach(&mut self, now: Duration, conn: ConnectionId) -> bool {
+        let Some(mut opted) = self.resume.conns.remove(&conn) else {
+            return false;
+        };
+        let Some(c) = self.conns.remove(&conn) else {
+            return false;
+        };
+        self.release(&c.user, c.backlog.bytes());
+        if let Some(agent) = self.agents.get_mut(&c.agent) {
+            agent.last_active = now;
+            agent.waiting.retain(|w| w.conn != conn);
+        }
+        opted.log.detach(now);
+        self.resume.detached.insert(
+            conn,
+            Detached {
+                user: c.user,
+                agent: c.agent,
+                client: c.client,
+                opted,
+            },
+        );
+        true
+    }
+
+    /// When the first detached connection's grace ends.
+    pub(super) fn resume_deadline(&self) -> Option<Duration> {
+        self.resume
+            .detached
+            .values()
+            .filter_map(|d| d.opted.log.deadline())
+            .min()
+    }
+
+    /// Detached connections whose grace is over leave as any connection
+    /// does; their sessions' logs go with them.
+    pub(super) fn resume_timeout(&mut self, now: Duration) {
+        let gone: Vec<ConnectionId> = self
+            .resume
+            .detached
+            .iter()
+            .filter(|(_, d)| d.opted.log.expired(now))
+            .map(|(id, _)| *id)
+            .collect();
+        for conn in gone {
+            let Some(d) = self.resume.detached.remove(&conn) else {
+                continue;
+            };
+            self.resume.sessions.retain(|_, s| s.conn != conn);
+            self.log(format!(
+                "connection {} not resumed within {} s: it leaves",
+                conn.0,
+                DEFAULT_RESUME_GRACE.as_secs()
+            ));
+            let Some(agent) = self.agents.get_mut(&d.agent) else {
+                continue;
+            };
+            agent.clients.remove(&d.client);
+            agent.last_active = now;
+            let mut outs = Vec::new();
+            agent.router.disconnect(d.client, &mut outs);
+            self.dispatch(&d.agent, outs, now);
+        }
+    }
+
+    /// Connections detached and waiting for their client.
+    pub fn detached_connections(&self) -> usize {
+        self.resume.detached.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use alloc::format;
+    use alloc::string::String;
+    use alloc::vec::Vec;
+    use core::time::Duration;
+
+    use super::super::{Action, AgentRun, Principal, Profile, Server, ServerConfig};
+    use super::*;
+    use crate::remote::resume::unstamp;
+
+    const OPT_IN: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"_meta":{"acp-codec/resume":{}}}}"#;
+
+    struct H {
+        server: Server,
+        run: AgentRun,
+        now: Duration,
+    }
+
+    impl H {
+        fn new() -> Self {
+            let mut server = Server::new(ServerConfig::new(), Duration::ZERO);
+            let Some(Action::StartAgent { run, .. }) = server.poll_action() else {
+                panic!("no agent started")
+            };
+            server.handle_agent_started(Duration::ZERO, run, 1);
+            let _ = server.take_actions();
+            Self {
+                server,
+                run,
+                now: Duration::ZERO,
+            }
+        }
+
+        fn open(&mut self) -> ConnectionId {
+            self.server
+                .open(self.now, Profile::WebSocket, &Principal::anonymous())
+                .unwrap()
+        }
+
+        fn client(&mut self, c: ConnectionId, text: &str) -> Vec<Action> {
+            self.server.handle_text(self.now, c, text);
+            self.server.take_actions()
+        }
+
+        fn agent(&mut self, line: &str) -> Vec<Action> {
+            self.server.handle_agent_line(self.now, self.run, line);
+            self.server.take_actions()
+        }
+
+        /// The id the agent sees on the last line written to it.
+        fn agent_id(acts: &[Action]) -> u64 {
+            let line = writes(acts)
+                .pop()
+                .unwrap_or_else(|| panic!("nothing written to the agent: {acts:?}"));
+            let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+            v["id"].as_u64().unwrap()
+        }
+
+        /// An opted-in connection with session `s1`, and the session's
+        /// `session/new` answer read.
+        fn opted_with_session(&mut self) -> ConnectionId {
+            let c = self.open();
+            let acts = self.client(c, OPT_IN);
+            let id = Self::agent_id(&acts);
+            let _ = self.agent(&format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"protocolVersion":1}}}}"#
+            ));
+            let acts = self.client(
+                c,
+                r#"{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/","mcpServers":[]}}"#,
+            );
+            let id = Self::agent_id(&acts);
+            let _ = self.agent(&format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"sessionId":"s1"}}}}"#
+            ));
+            c
+        }
+    }
+
+    fn writes(acts: &[Action]) -> Vec<String> {
+        acts.iter()
+            .filter_map(|a| match a {
+                Action::WriteAgent { line, .. } => {
+                    Some(String::from_utf8_lossy(line).trim_end().into())
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// What was sent to `c`, unstamped: (stream, position, message).
+    fn sent(acts: &[Action], c: ConnectionId) -> Vec<(Option<String>, u64, String)> {
+        acts.iter()
+            .filter_map(|a| match a {
+                Action::Send { to, text, .. } if *to == c => {
+                    let (s, p, m) = unstamp(text).expect("not stamped");
+                    Some((s, p.0, m))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn update(n: u32) -> String {
+        format!(
+            r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"s1","n":{n}}}}}"#
+        )
+    }
+
+    #[test]
+    fn only_a_client_that_asks_gets_positions_and_the_capability() {
+        let mut h = H::new();
+        let plain = h.open();
+        let acts = h.client(
+            plain,
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}"#,
+        );
+        let id = H::agent_id(&acts);
+        let acts = h.agent(&format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"result":{{"protocolVersion":1}}}}"#
+        ));
+        let Some(Action::Send { text, .. }) = acts.first() else {
+            panic!("{acts:?}")
+        };
+        assert_eq!(
+            text,
+            r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1}}"#
+        );
+
+        let c = h.open();
+        let acts = h.client(c, OPT_IN);
+        let id = H::agent_id(&acts);
+        let acts = h.agent(&format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"result":{{"protocolVersion":1}}}}"#
+        ));
+        let got = sent(&acts, c);
+        assert_eq!(got.len(), 1);
+        let (stream, position, answer) = &got[0];
+        assert_eq!((stream.as_deref(), *position), (None, 1));
+        let v: serde_json::Value = serde_json::from_str(answer).unwrap();
+        let cap = &v["result"]["_meta"]["acp-codec/resume"];
+        assert_eq!(cap["budget"], crate::remote::DEFAULT_REPLAY_BUDGET);
+        assert_eq!(cap["connection"], format!("{}", c.0));
+    }
+
+    #[test]
+    fn a_broken_connection_is_taken_over_and_nothing_is_lost_or_repeated() {
+        let mut h = H::new();
+        let c = h.opted_with_session();
+        let acts = h.client(
+            c,
+            r#"{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"s1","prompt":[]}}"#,
+        );
+        let prompt_id = H::agent_id(&acts);
+        let got = sent(&h.agent(&update(1)), c);
+        assert_eq!(got[0].0.as_deref(), Some("s1"));
+        let first = got[0].1;
+
+        // The connection breaks: nothing is cancelled, the turn goes on.
+        h.server.handle_closed(h.now, c);
+        let acts = h.server.take_actions();
+        assert!(writes(&acts).is_empty(), "{acts:?}");
+        assert_eq!(h.server.detached_connections(), 1);
+        assert!(h.agent(&update(2)).is_empty());
+        assert!(h
+            .agent(&format!(
+                r#"{{"jsonrpc":"2.0","id":{prompt_id},"result":{{"stopReason":"end_turn"}}}}"#
+            ))
+            .is_empty());
+
+        // The client comes back: the connection's stream, then the session's.
+        let d = h.open();
+        let back = format!(
+            r#"{{"jsonrpc":"2.0","id":"r1","method":"initialize","params":{{"protocolVersion":1,"_meta":{{"acp-codec/resume":{{}},"acp-codec/cursor":{{"connection":"{}","position":1}}}}}}}}"#,
+            c.0
+        );
+        let acts = h.client(d, &back);
+        assert_eq!(writes(&acts).len(), 1, "initialize goes to the agent");
+        assert_eq!(h.server.detached_connections(), 0);
+        // The client had the initialize answer only: the session/new
+        // answer comes again, at its position, before anything else.
+        let got = sent(&acts, d);
+        assert_eq!(got.len(), 1, "{acts:?}");
+        assert_eq!((got[0].0.as_deref(), got[0].1), (None, 2));
+        assert!(got[0].2.contains(r#""sessionId":"s1""#));
+        // Session messages wait for the client's position.
+        assert!(sent(&h.agent(&update(3)), d).is_empty());
+        let resume = format!(
+            r#"{{"jsonrpc":"2.0","id":"r2","method":"session/resume","params":{{"sessionId":"s1","cwd":"/","_meta":{{"acp-codec/cursor":{{"position":{first}}}}}}}}}"#
+        );
+        let acts = h.client(d, &resume);
+        assert!(writes(&acts).is_empty(), "answered by the server: {acts:?}");
+        let got = sent(&acts, d);
+        let positions: Vec<u64> = got.iter().map(|g| g.1).collect();
+        assert_eq!(
+            positions,
+            (first + 1..=first + 4).collect::<Vec<_>>(),
+            "{got:?}"
+        );
+        assert!(got[0].2.contains(r#""n":2"#));
+        assert!(got[1].2.contains("end_turn") && got[1].2.contains(r#""id":3"#));
+        assert!(got[2].2.contains(r#""n":3"#));
+        assert_eq!(got[3].2, r#"{"jsonrpc":"2.0","id":"r2","result":{}}"#);
+        // The prompt retried with its id: not run again, its answer again.
+        let acts = h.client(
+            d,
+            r#"{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"s1","prompt":[]}}"#,
+        );
+        assert!(writes(&acts).is_empty());
+        let got = sent(&acts, d);
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].1, first + 2);
+        // Live again.
+        assert_eq!(sent(&h.agent(&update(4)), d)[0].1, first + 5);
+    }
+
+    #[test]
+    fn a_retried_prompt_runs_once() {
+        let mut h = H::new();
+        let c = h.opted_with_session();
+        let p = r#"{"jsonrpc":"2.0","id":9,"method":"session/prompt","params":{"sessionId":"s1","prompt":[]}}"#;
+        assert_eq!(writes(&h.client(c, p)).len(), 1);
+        assert!(writes(&h.client(c, p)).is_empty());
+    }
+
+    #[test]
+    fn a_gap_is_the_resume_gap_error_then_what_is_owed() {
+        let mut h = H::new();
+        h.server.config.replay_bytes = 200;
+        let c = h.opted_with_session();
+        let acts = h.client(
+            c,
+            r#"{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"s1","prompt":[]}}"#,
+        );
+        let prompt_id = H::agent_id(&acts);
+        h.server.handle_closed(h.now, c);
+        let _ = h.agent(&format!(
+            r#"{{"jsonrpc":"2.0","id":{prompt_id},"result":{{"stopReason":"end_turn"}}}}"#
+        ));
+        for n in 0..10 {
+            let _ = h.agent(&update(n));
+        }
+        let d = h.open();
+        let back = format!(
+            r#"{{"jsonrpc":"2.0","id":"r1","method":"initialize","params":{{"_meta":{{"acp-codec/resume":{{}},"acp-codec/cursor":{{"connection":"{}","position":2}}}}}}}}"#,
+            c.0
+        );
+        let _ = h.client(d, &back);
+        let acts = h.client(
+            d,
+            r#"{"jsonrpc":"2.0","id":"r2","method":"session/resume","params":{"sessionId":"s1","_meta":{"acp-codec/cursor":{"position":0}}}}"#,
+        );
+        let texts: Vec<&str> = acts
+            .iter()
+            .filter_map(|a| match a {
+                Action::Send { text, .. } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert!(texts[0].contains("-32012"), "{texts:?}");
+        assert!(texts[1].contains("end_turn"), "{texts:?}");
+        assert_eq!(texts.len(), 2);
+    }
+
+    #[test]
+    fn a_client_that_never_comes_back_leaves_after_the_grace() {
+        let mut h = H::new();
+        let c = h.opted_with_session();
+        h.server.handle_closed(h.now, c);
+        let _ = h.server.take_actions();
+        let end = h.server.poll_timeout().unwrap();
+        assert_eq!(end, DEFAULT_RESUME_GRACE);
+        h.server.handle_timeout(end);
+        let acts = h.server.take_actions();
+        assert!(
+            writes(&acts).iter().any(|w| w.contains("session/cancel")),
+            "{acts:?}"
+        );
+        assert_eq!(h.server.detached_connections(), 0);
+    }
+
+    #[test]
+    fn after_the_grace_a_reconnect_gets_no_positions_and_a_cursor_is_a_gap() {
+        let mut h = H::new();
+        let c = h.opted_with_session();
+        h.server.handle_closed(h.now, c);
+        h.now = DEFAULT_RESUME_GRACE;
+        h.server.handle_timeout(h.now);
+        let _ = h.server.take_actions();
+        // The stream it names is gone: no positions, the agent answers.
+        let d = h.open();
+        let back = format!(
+            r#"{{"jsonrpc":"2.0","id":"r1","method":"initialize","params":{{"_meta":{{"acp-codec/resume":{{}},"acp-codec/cursor":{{"connection":"{}","position":2}}}}}}}}"#,
+            c.0
+        );
+        let acts = h.client(d, &back);
+        let id = H::agent_id(&acts);
+        let acts = h.agent(&format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"result":{{"protocolVersion":1}}}}"#
+        ));
+        let Some(Action::Send { text, .. }) = acts.first() else {
+            panic!("{acts:?}")
+        };
+        assert!(unstamp(text).is_none(), "{text}");
+        assert!(!text.contains("acp-codec/resume"), "{text}");
+        // A fresh connection that asks, naming session positions the
+        // server no longer keeps: a gap, not positions starting again.
+        let e = h.open();
+        let acts = h.client(e, OPT_IN);
+        let id = H::agent_id(&acts);
+        let _ = h.agent(&format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"result":{{"protocolVersion":1}}}}"#
+        ));
+        let acts = h.client(
+            e,
+            r#"{"jsonrpc":"2.0","id":"r2","method":"session/resume","params":{"sessionId":"s1","_meta":{"acp-codec/cursor":{"position":5}}}}"#,
+        );
+        assert!(writes(&acts).is_empty(), "{acts:?}");
+        let Some(Action::Send { text, .. }) = acts.first() else {
+            panic!("{acts:?}")
+        };
+        assert!(text.contains(r#""code":-32012"#), "{text}");
+    }
+}
