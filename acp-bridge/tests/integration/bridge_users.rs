@@ -237,13 +237,15 @@ async fn users_isolated_tagged_and_reloaded_on_sighup() {
     }
 }
 
-// Flaky since this round's server changes: about one run in three, the
-// flooding connection's unread answers never reach the user's 1 MB budget
-// within the wait (the 1008 close does not come; the steps before it take
-// under 80 ms). Each limit it checks is also a core unit test
-// (`remote::server::tests::limits_connections_sessions_and_queued_bytes`);
-// run it by hand with `--ignored` until the cause is found.
-#[ignore = "flaky: the per-user unread-bytes close does not always come (see the comment above)"]
+// Ignored: about one run in ten (one in three on a loaded machine) the
+// flooding connection's unread answers never reach the user's 1 MB budget:
+// the run either passes in half a second or sees no close within the wait,
+// which looks like a stall on the flood's way (agent, core or writer), not
+// slowness. Found the day the server became the sans-IO core; its limits
+// are covered by the core's unit tests
+// (`remote::server::tests::limits_connections_sessions_and_queued_bytes`).
+// Run it by hand with `--ignored` until the stall is found.
+#[ignore = "intermittent: the per-user unread-bytes close sometimes never comes (see the comment above)"]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_users_fifty_connections_one_hits_every_limit() {
     let dir = scratch_dir("limits");
@@ -321,7 +323,10 @@ async fn three_users_fifty_connections_one_hits_every_limit() {
         if flood.ws.send(WsMessage::Text(msg.into())).await.is_err() {
             break;
         }
-        if n % 500 == 0 && log(&bridge).contains("user hog: closing with 1008") {
+        // Only the budget's close ends the flood early: hog's idle
+        // connections are closed with 1008 too once they have said nothing
+        // for 10 s, which a slow flood outlasts.
+        if n % 500 == 0 && log(&bridge).contains("user hog: closing with 1008 policy violation: this user's connections hold more than") {
             break;
         }
     }
