@@ -235,9 +235,7 @@ fn client_through_breaks(breaks: &[usize], reconnect_secs: &str) -> (Value, Stri
 /// run in a failure); its summary and stdout.
 #[cfg(target_os = "linux")]
 fn run_client(addr: std::net::SocketAddr, reconnect_secs: &str, what: &str) -> (Value, String) {
-    use std::process::{Command, Stdio};
     use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::time::{Duration, Instant};
 
     static RUNS: AtomicUsize = AtomicUsize::new(0);
     let dir = std::env::temp_dir().join(format!(
@@ -246,6 +244,22 @@ fn run_client(addr: std::net::SocketAddr, reconnect_secs: &str, what: &str) -> (
         RUNS.fetch_add(1, Ordering::Relaxed)
     ));
     std::fs::create_dir_all(&dir).unwrap();
+    let out = run_client_in(&dir, addr, reconnect_secs, what);
+    let _ = std::fs::remove_dir_all(&dir);
+    out
+}
+
+/// [`run_client`] with its session directory `dir` (left in place).
+#[cfg(target_os = "linux")]
+pub(crate) fn run_client_in(
+    dir: &std::path::Path,
+    addr: std::net::SocketAddr,
+    reconnect_secs: &str,
+    what: &str,
+) -> (Value, String) {
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+
     let mut child = Command::new(env!("CARGO_BIN_EXE_acp-client"))
         .args([
             "--summary-json",
@@ -257,7 +271,7 @@ fn run_client(addr: std::net::SocketAddr, reconnect_secs: &str, what: &str) -> (
         .arg("--connect")
         .arg(format!("ws://{addr}/acp"))
         .arg("--cwd")
-        .arg(&dir)
+        .arg(dir)
         .arg("go")
         .env_remove("ACP_BRIDGE_TOKEN")
         .stdout(Stdio::piped())
@@ -275,7 +289,6 @@ fn run_client(addr: std::net::SocketAddr, reconnect_secs: &str, what: &str) -> (
     let out = child.wait_with_output().unwrap();
     let stdout = String::from_utf8(out.stdout).unwrap();
     let summary: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
-    let _ = std::fs::remove_dir_all(&dir);
     (summary, stdout)
 }
 

@@ -4,8 +4,6 @@
 //! and hands the next connection what it missed.
 
 use std::net::SocketAddr;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -16,35 +14,7 @@ use crate::ws_harness::{scratch_dir, Bridge};
 /// stdout (the transcript).
 fn turn(addr: SocketAddr, what: &str) -> (Value, String) {
     let cwd = scratch_dir("rejoin-cwd");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_acp-client"))
-        .args([
-            "--summary-json",
-            "--permission",
-            "allow",
-            "--reconnect-secs",
-            "20",
-        ])
-        .arg("--connect")
-        .arg(format!("ws://{addr}/acp"))
-        .arg("--cwd")
-        .arg(&cwd)
-        .arg("go")
-        .env_remove("ACP_BRIDGE_TOKEN")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap();
-    let started = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if started.elapsed() > Duration::from_secs(60) {
-            let _ = child.kill();
-            panic!("acp-client did not finish within 60 s ({what})");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let out = child.wait_with_output().unwrap();
-    let stdout = String::from_utf8(out.stdout).unwrap();
-    let summary: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    let (summary, stdout) = crate::rejoin::run_client_in(&cwd, addr, "20", what);
     let transcript = stdout
         .lines()
         .filter(|l| !l.starts_with('{'))
