@@ -380,19 +380,29 @@ impl Server {
         }
     }
 
+    /// The agent whose current run is `run` (and its key), marked active
+    /// at `now`: `None` for a run that is not the agent's running one (a
+    /// line from a run being stopped, or already replaced, is ignored).
+    fn agent_heard(
+        &mut self,
+        run: AgentRun,
+        now: Duration,
+    ) -> Option<(Option<String>, &mut Agent)> {
+        let key = self.runs.get(&run).cloned()?;
+        let agent = self.agents.get_mut(&key)?;
+        if agent.state != State::Up(run) {
+            return None;
+        }
+        agent.last_active = now;
+        Some((key, agent))
+    }
+
     /// One line of `run`'s stdout (without its `\n`): routed by the
     /// agent's router.
     pub fn handle_agent_line(&mut self, now: Duration, run: AgentRun, line: &str) {
-        let Some(key) = self.runs.get(&run).cloned() else {
+        let Some((key, agent)) = self.agent_heard(run, now) else {
             return;
         };
-        let Some(agent) = self.agents.get_mut(&key) else {
-            return;
-        };
-        if agent.state != State::Up(run) {
-            return;
-        }
-        agent.last_active = now;
         let mut outs = Vec::new();
         agent.router.handle_agent(line, now, &mut outs);
         self.dispatch(&key, outs, now);
@@ -410,16 +420,9 @@ impl Server {
     /// one user's, and to nobody otherwise, so no user learns of
     /// another's.
     pub fn handle_agent_line_too_long(&mut self, now: Duration, run: AgentRun, err: &FrameError) {
-        let Some(key) = self.runs.get(&run).cloned() else {
+        let Some((key, agent)) = self.agent_heard(run, now) else {
             return;
         };
-        let Some(agent) = self.agents.get_mut(&key) else {
-            return;
-        };
-        if agent.state != State::Up(run) {
-            return;
-        }
-        agent.last_active = now;
         let FrameError::LineTooLong(long) = err else {
             return;
         };
