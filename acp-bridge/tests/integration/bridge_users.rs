@@ -237,15 +237,11 @@ async fn users_isolated_tagged_and_reloaded_on_sighup() {
     }
 }
 
-// Ignored: about one run in ten (one in three on a loaded machine) the
-// flooding connection's unread answers never reach the user's 1 MB budget:
-// the run either passes in half a second or sees no close within the wait,
-// which looks like a stall on the flood's way (agent, core or writer), not
-// slowness. Found the day the server became the sans-IO core; its limits
-// are covered by the core's unit tests
-// (`remote::server::tests::limits_connections_sessions_and_queued_bytes`).
-// Run it by hand with `--ignored` until the stall is found.
-#[ignore = "intermittent: the per-user unread-bytes close sometimes never comes (see the comment above)"]
+// The flood reads nothing, so the bridge's writer for it is stuck on a
+// full socket while the core, past the budget, closes the connection: the
+// close (and its log line) must not wait behind the thousands of answers
+// queued before it. It did, one run in ten, until the writer learned to
+// drop what is queued behind a write the core gave up on.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_users_fifty_connections_one_hits_every_limit() {
     let dir = scratch_dir("limits");
@@ -359,9 +355,11 @@ async fn three_users_fifty_connections_one_hits_every_limit() {
         &bridge,
         &format!("127.0.0.1:{flood_port} user hog: websocket left"),
     );
-    let h = &mut hogs[2];
+    // (A new connection: hog's idle ones are closed 10 s after they
+    // opened, which this test may outlast.)
+    let mut h = user(&bridge, HOG).await;
     h.init().await;
     let r = h.request("session/list", json!({})).await;
-    assert!(r.get("result").is_some() || r.get("error").is_some(), "{r}");
+    assert!(r.get("result").is_some(), "{r}");
     let _ = std::fs::remove_dir_all(&dir);
 }

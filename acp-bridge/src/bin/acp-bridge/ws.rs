@@ -142,7 +142,11 @@ async fn read_frames(
 
 /// Sends what the core queues for `conn`, reporting each message sent;
 /// on a close, its last message and the close frame. A write the core
-/// gave up on (`kill`: the client too slow) ends it.
+/// gave up on (`kill`: the client too slow, or the core closed the
+/// connection while a write was stuck) drops what is queued behind it and
+/// goes straight to the close: a client that reads nothing must not keep
+/// its close (and its log line) waiting behind messages it will never
+/// read.
 async fn write(
     driver: Arc<Driver>,
     (conn, tag): (ConnectionId, String),
@@ -151,6 +155,8 @@ async fn write(
     kill: Arc<Notify>,
     done: Arc<Notify>,
 ) {
+    // Whether the socket still takes writes (a close that timed out: no).
+    let mut alive = true;
     while let Some(m) = rx.recv().await {
         match m {
             ToConn::Send(_, text) | ToConn::Answer(text) => {
@@ -163,31 +169,63 @@ async fn write(
                         driver.with(|s, now| s.handle_sent(now, conn, len));
                     }
                     () = kill.notified() => {
-                        // The close is queued behind: send it if the
-                        // socket takes it at all.
-                        continue;
+                        // The core closed the connection: its close is
+                        // queued (the driver queues it before the kill).
+                        if let Some(close) = skip_to_close(&mut rx).await {
+                            alive = send_close(&driver, &tag, &mut sink, close).await;
+                        }
+                        break;
                     }
                 }
             }
-            ToConn::Close { code, reason, last } => {
-                driver.log_line(&format!("{tag}: closing with {code}: {reason}"));
-                let close = async {
-                    if let Some(text) = last {
-                        let _ = sink.send(Message::Text(text.into())).await;
-                    }
-                    let frame = CloseFrame {
-                        code: code.0,
-                        reason: reason.into(),
-                    };
-                    let _ = sink.send(Message::Close(Some(frame))).await;
-                };
-                let _ = tokio::time::timeout(Duration::from_secs(5), close).await;
+            close @ ToConn::Close { .. } => {
+                alive = send_close(&driver, &tag, &mut sink, close).await;
                 break;
             }
         }
     }
     done.notify_one();
-    let _ = sink.close().await;
+    if alive {
+        let _ = sink.close().await;
+    }
+}
+
+/// Drops the messages queued before the close; the close, if one comes.
+async fn skip_to_close(rx: &mut mpsc::UnboundedReceiver<ToConn>) -> Option<ToConn> {
+    while let Some(m) = rx.recv().await {
+        if matches!(m, ToConn::Close { .. }) {
+            return Some(m);
+        }
+    }
+    None
+}
+
+/// Logs a close the core asked for and sends its last message and the
+/// close frame, for at most 5 s: `false` when the socket took nothing
+/// more in that time (it is then dropped, not closed).
+async fn send_close(
+    driver: &Driver,
+    tag: &str,
+    sink: &mut SplitSink<WebSocket, Message>,
+    close: ToConn,
+) -> bool {
+    let ToConn::Close { code, reason, last } = close else {
+        return true;
+    };
+    driver.log_line(&format!("{tag}: closing with {code}: {reason}"));
+    let close = async {
+        if let Some(text) = last {
+            let _ = sink.send(Message::Text(text.into())).await;
+        }
+        let frame = CloseFrame {
+            code: code.0,
+            reason: reason.into(),
+        };
+        let _ = sink.send(Message::Close(Some(frame))).await;
+    };
+    tokio::time::timeout(Duration::from_secs(5), close)
+        .await
+        .is_ok()
 }
 
 /// The size of a message over the read limit, when `e` is one.
