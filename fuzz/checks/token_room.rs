@@ -311,6 +311,26 @@ fn lexical(path: &Path) -> PathBuf {
     out
 }
 
+/// Whether no part of `path` that exists on this machine is a symbolic
+/// link: then where it is, as far as it exists, is what its text says
+/// (each prefix taken as written, `..` included; past the first one that
+/// does not exist, nothing does).
+fn no_link_on_the_way(path: &Path) -> bool {
+    let mut at = PathBuf::from("/");
+    for c in path.components() {
+        match c {
+            Component::Normal(_) | Component::ParentDir => at.push(c),
+            _ => continue,
+        }
+        match std::fs::symlink_metadata(&at) {
+            Ok(m) if m.file_type().is_symlink() => return false,
+            Ok(_) => {}
+            Err(_) => return true,
+        }
+    }
+    true
+}
+
 /// Whether a rule on `granted` reaches anything of `secret`: one lies
 /// beneath (or is) the other.
 fn overlaps(granted: &Path, secret: &Path) -> bool {
@@ -453,10 +473,19 @@ pub fn check(data: &[u8]) {
     }
     assert_eq!(file.room(&nobody), UserRoom::default());
 
+    let protected = [
+        ("state directory", STATE),
+        ("logs", LOGS),
+        ("token file", TOKEN_FILE),
+    ];
     let rooms = Rooms {
         read_only: vec![OPERATOR_RO.into()],
         read_write: vec![OPERATOR_RW.into()],
         env_allow: extra.clone(),
+        protected: protected
+            .iter()
+            .map(|(what, p)| ((*what).to_owned(), PathBuf::from(p)))
+            .collect(),
         ..Rooms::default()
     };
     for (user, tokens) in &users {
@@ -539,6 +568,30 @@ pub fn check(data: &[u8]) {
             }
         }
 
+        // A path of the user's own that reaches the bridge's files (the
+        // state directory with every room, the logs, the token file) is
+        // refused when their agent starts; known here by the paths' text,
+        // when no existing part of them is a symbolic link (this machine's
+        // links are not the oracle's business).
+        let own = || own_ro.iter().chain(&own_rw);
+        let reaches = own().any(|p| protected.iter().any(|(_, s)| overlaps(p, Path::new(s))));
+        let launched = rooms.command(&[AGENT.to_owned()], Some((&dirs, &room)));
+        if own().all(|p| no_link_on_the_way(p)) {
+            assert_eq!(
+                launched.is_err(),
+                reaches,
+                "user {user:?}: paths {:?}: {:?}",
+                own().collect::<Vec<_>>(),
+                launched.as_ref().err()
+            );
+        }
+        if let Err(e) = launched {
+            assert!(
+                e.to_string().contains("refused"),
+                "user {user:?}: launch refused for another reason: {e}"
+            );
+            continue;
+        }
         // The Landlock rules the launcher gets.
         let policy = launched_policy(&rooms, &dirs, &room);
         let mut want_ro = vec![PathBuf::from(OPERATOR_RO)];
@@ -552,11 +605,25 @@ pub fn check(data: &[u8]) {
             "user {user:?}: read-write rules"
         );
         assert_eq!(policy.tcp_connect, None);
-        let from_file: BTreeSet<&PathBuf> = own_ro.iter().chain(&own_rw).collect();
+        let from_file: BTreeSet<&PathBuf> = own().collect();
         let mut secrets = vec![PathBuf::from(LOGS), PathBuf::from(TOKEN_FILE)];
         secrets.extend(users.keys().filter(|o| *o != user).map(|o| dirs_of(o).0));
         for granted in policy.read_only.iter().chain(&policy.read_write) {
+            // The user's own paths (the launch was not refused): outside
+            // every file of the bridge's and every other room.
             if from_file.contains(granted) {
+                for secret in protected
+                    .iter()
+                    .map(|(_, s)| PathBuf::from(s))
+                    .chain(secrets.clone())
+                {
+                    assert!(
+                        !overlaps(granted, &secret) || !no_link_on_the_way(granted),
+                        "user {user:?}: their path {} reaches {}",
+                        granted.display(),
+                        secret.display()
+                    );
+                }
                 continue;
             }
             assert!(
