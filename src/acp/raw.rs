@@ -195,16 +195,6 @@ impl<T: IntoOwned> IntoOwned for Box<T> {
     }
 }
 
-macro_rules! copy_into_owned {
-    ($($t:ty),*) => {$(
-        impl IntoOwned for $t {
-            type Owned = $t;
-            fn into_owned(self) -> Self::Owned { self }
-        }
-    )*};
-}
-copy_into_owned!(bool, u16, u32, u64, i64, f64, serde_json::Number);
-
 /// A string that borrows from the input when it holds no escapes, and
 /// costs exactly one allocation when it does.
 ///

@@ -18,6 +18,11 @@
 //! once to find the tag, and the variant is read from the object's start.
 //! Unions inside a union read again do not guess, so no text is read more
 //! than a few times. Nothing is buffered and borrowed text is not copied.
+//!
+//! Each union's decoder (its `Decode::decode_in`, with the `guess` and
+//! `told` tables it reads) is written out by the generator beside the
+//! union, in its module; what they share is here: [`read_tag`] and
+//! [`Tag`], [`Guess`] and [`shape`].
 
 use alloc::borrow::Cow;
 use core::fmt;

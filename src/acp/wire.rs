@@ -225,19 +225,41 @@ impl<'de> Decode<'de> for bool {
     }
 }
 
-macro_rules! integer {
-    ($($t:ident),*) => {$(
-        impl<'de> Decode<'de> for $t {
-            fn decode(r: &mut Reader<'de>, _: &mut Cx<'de>) -> Result<Self, Fail> {
-                r.integer::<$t>(stringify!($t))
-            }
-            fn blank() -> Self {
-                0
-            }
-        }
-    )*};
+impl<'de> Decode<'de> for u16 {
+    fn decode(r: &mut Reader<'de>, _: &mut Cx<'de>) -> Result<Self, Fail> {
+        r.integer::<u16>("u16")
+    }
+    fn blank() -> Self {
+        0
+    }
 }
-integer!(u16, u32, u64, i64);
+
+impl<'de> Decode<'de> for u32 {
+    fn decode(r: &mut Reader<'de>, _: &mut Cx<'de>) -> Result<Self, Fail> {
+        r.integer::<u32>("u32")
+    }
+    fn blank() -> Self {
+        0
+    }
+}
+
+impl<'de> Decode<'de> for u64 {
+    fn decode(r: &mut Reader<'de>, _: &mut Cx<'de>) -> Result<Self, Fail> {
+        r.integer::<u64>("u64")
+    }
+    fn blank() -> Self {
+        0
+    }
+}
+
+impl<'de> Decode<'de> for i64 {
+    fn decode(r: &mut Reader<'de>, _: &mut Cx<'de>) -> Result<Self, Fail> {
+        r.integer::<i64>("i64")
+    }
+    fn blank() -> Self {
+        0
+    }
+}
 
 impl<'de> Decode<'de> for Number {
     fn decode(r: &mut Reader<'de>, _: &mut Cx<'de>) -> Result<Self, Fail> {
