@@ -421,14 +421,13 @@ def gen_struct(docs, s):
     for wire, rname, ty, opt, u, fdoc in fields:
         out += '    /// %s\n%s    pub %s: %s,\n' % (fdoc, cfg_u(u, '    '), rname, 'Option<%s>' % rust_ty(ty) if opt else rust_ty(ty))
     out += STRUCT_EXTRA_DOC + "    pub extra: Extra<'a>,\n}\n"
-    out += gen_ctor(s)
-    out += gen_struct_decode(name, fields)
-    # into_owned
     out += "\nimpl %s<'_> {\n    /// The value with all borrowed text copied (`'static`).\n    pub fn into_owned(self) -> %s<'static> {\n        %s {\n" % (name, name, name)
     for wire, rname, ty, opt, u, fdoc in fields:
         val = 'self.%s' % rname if is_static(ty) else 'IntoOwned::into_owned(self.%s)' % rname
         out += '%s            %s: %s,\n' % (cfg_u(u, '            '), rname, val)
     out += '            extra: self.extra.into_owned(),\n        }\n    }\n}\n'
+    out += gen_ctor(s)
+    out += gen_struct_decode(name, fields)
     out += into_owned_impl(name)
     out += deserialize_impl(name)
     out += gen_struct_serialize(name, fields)

@@ -44,6 +44,20 @@ pub struct ReadTextFileRequest<'a> {
     pub extra: Extra<'a>,
 }
 
+impl ReadTextFileRequest<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> ReadTextFileRequest<'static> {
+        ReadTextFileRequest {
+            session_id: IntoOwned::into_owned(self.session_id),
+            path: IntoOwned::into_owned(self.path),
+            line: self.line,
+            limit: self.limit,
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
+}
+
 impl<'a> ReadTextFileRequest<'a> {
     /// A `ReadTextFileRequest` from its required members (`sessionId`, `path`); the optional ones absent.
     pub fn new(session_id: impl Into<Cow<'a, str>>, path: impl Into<Cow<'a, str>>) -> Self {
@@ -188,20 +202,6 @@ impl<'de: 'a, 'a> Object<'de> for ReadTextFileRequest<'a> {
     }
 }
 
-impl ReadTextFileRequest<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> ReadTextFileRequest<'static> {
-        ReadTextFileRequest {
-            session_id: IntoOwned::into_owned(self.session_id),
-            path: IntoOwned::into_owned(self.path),
-            line: self.line,
-            limit: self.limit,
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for ReadTextFileRequest<'_> {
     type Owned = ReadTextFileRequest<'static>;
 
@@ -260,6 +260,17 @@ pub struct ReadTextFileResponse<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl ReadTextFileResponse<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> ReadTextFileResponse<'static> {
+        ReadTextFileResponse {
+            content: IntoOwned::into_owned(self.content),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> ReadTextFileResponse<'a> {
@@ -349,17 +360,6 @@ impl<'de: 'a, 'a> Object<'de> for ReadTextFileResponse<'a> {
     }
 }
 
-impl ReadTextFileResponse<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> ReadTextFileResponse<'static> {
-        ReadTextFileResponse {
-            content: IntoOwned::into_owned(self.content),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for ReadTextFileResponse<'_> {
     type Owned = ReadTextFileResponse<'static>;
 
@@ -413,6 +413,19 @@ pub struct WriteTextFileRequest<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl WriteTextFileRequest<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> WriteTextFileRequest<'static> {
+        WriteTextFileRequest {
+            session_id: IntoOwned::into_owned(self.session_id),
+            path: IntoOwned::into_owned(self.path),
+            content: IntoOwned::into_owned(self.content),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> WriteTextFileRequest<'a> {
@@ -529,19 +542,6 @@ impl<'de: 'a, 'a> Object<'de> for WriteTextFileRequest<'a> {
         }
         out.extra = extra;
         Ok(())
-    }
-}
-
-impl WriteTextFileRequest<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> WriteTextFileRequest<'static> {
-        WriteTextFileRequest {
-            session_id: IntoOwned::into_owned(self.session_id),
-            path: IntoOwned::into_owned(self.path),
-            content: IntoOwned::into_owned(self.content),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
     }
 }
 
@@ -691,6 +691,19 @@ pub struct PermissionOption<'a> {
     pub extra: Extra<'a>,
 }
 
+impl PermissionOption<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> PermissionOption<'static> {
+        PermissionOption {
+            option_id: IntoOwned::into_owned(self.option_id),
+            name: IntoOwned::into_owned(self.name),
+            kind: IntoOwned::into_owned(self.kind),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
+}
+
 impl<'a> PermissionOption<'a> {
     /// A `PermissionOption` from its required members (`optionId`, `name`, `kind`); the optional ones absent.
     pub fn new(
@@ -808,19 +821,6 @@ impl<'de: 'a, 'a> Object<'de> for PermissionOption<'a> {
     }
 }
 
-impl PermissionOption<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> PermissionOption<'static> {
-        PermissionOption {
-            option_id: IntoOwned::into_owned(self.option_id),
-            name: IntoOwned::into_owned(self.name),
-            kind: IntoOwned::into_owned(self.kind),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for PermissionOption<'_> {
     type Owned = PermissionOption<'static>;
 
@@ -876,6 +876,19 @@ pub struct RequestPermissionRequest<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl RequestPermissionRequest<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> RequestPermissionRequest<'static> {
+        RequestPermissionRequest {
+            session_id: IntoOwned::into_owned(self.session_id),
+            tool_call: IntoOwned::into_owned(self.tool_call),
+            options: IntoOwned::into_owned(self.options),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> RequestPermissionRequest<'a> {
@@ -995,19 +1008,6 @@ impl<'de: 'a, 'a> Object<'de> for RequestPermissionRequest<'a> {
     }
 }
 
-impl RequestPermissionRequest<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> RequestPermissionRequest<'static> {
-        RequestPermissionRequest {
-            session_id: IntoOwned::into_owned(self.session_id),
-            tool_call: IntoOwned::into_owned(self.tool_call),
-            options: IntoOwned::into_owned(self.options),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for RequestPermissionRequest<'_> {
     type Owned = RequestPermissionRequest<'static>;
 
@@ -1059,6 +1059,17 @@ pub struct SelectedPermissionOutcome<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl SelectedPermissionOutcome<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SelectedPermissionOutcome<'static> {
+        SelectedPermissionOutcome {
+            option_id: IntoOwned::into_owned(self.option_id),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> SelectedPermissionOutcome<'a> {
@@ -1145,17 +1156,6 @@ impl<'de: 'a, 'a> Object<'de> for SelectedPermissionOutcome<'a> {
         }
         out.extra = extra;
         Ok(())
-    }
-}
-
-impl SelectedPermissionOutcome<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> SelectedPermissionOutcome<'static> {
-        SelectedPermissionOutcome {
-            option_id: IntoOwned::into_owned(self.option_id),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
     }
 }
 
@@ -1371,6 +1371,17 @@ pub struct RequestPermissionResponse<'a> {
     pub extra: Extra<'a>,
 }
 
+impl RequestPermissionResponse<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> RequestPermissionResponse<'static> {
+        RequestPermissionResponse {
+            outcome: IntoOwned::into_owned(self.outcome),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
+}
+
 impl<'a> RequestPermissionResponse<'a> {
     /// A `RequestPermissionResponse` from its required members (`outcome`); the optional ones absent.
     pub fn new(outcome: RequestPermissionOutcome<'a>) -> Self {
@@ -1458,17 +1469,6 @@ impl<'de: 'a, 'a> Object<'de> for RequestPermissionResponse<'a> {
     }
 }
 
-impl RequestPermissionResponse<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> RequestPermissionResponse<'static> {
-        RequestPermissionResponse {
-            outcome: IntoOwned::into_owned(self.outcome),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for RequestPermissionResponse<'_> {
     type Owned = RequestPermissionResponse<'static>;
 
@@ -1528,6 +1528,22 @@ pub struct CreateTerminalRequest<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl CreateTerminalRequest<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> CreateTerminalRequest<'static> {
+        CreateTerminalRequest {
+            session_id: IntoOwned::into_owned(self.session_id),
+            command: IntoOwned::into_owned(self.command),
+            args: IntoOwned::into_owned(self.args),
+            env: IntoOwned::into_owned(self.env),
+            cwd: IntoOwned::into_owned(self.cwd),
+            output_byte_limit: self.output_byte_limit,
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> CreateTerminalRequest<'a> {
@@ -1720,22 +1736,6 @@ impl<'de: 'a, 'a> Object<'de> for CreateTerminalRequest<'a> {
     }
 }
 
-impl CreateTerminalRequest<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> CreateTerminalRequest<'static> {
-        CreateTerminalRequest {
-            session_id: IntoOwned::into_owned(self.session_id),
-            command: IntoOwned::into_owned(self.command),
-            args: IntoOwned::into_owned(self.args),
-            env: IntoOwned::into_owned(self.env),
-            cwd: IntoOwned::into_owned(self.cwd),
-            output_byte_limit: self.output_byte_limit,
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for CreateTerminalRequest<'_> {
     type Owned = CreateTerminalRequest<'static>;
 
@@ -1802,6 +1802,17 @@ pub struct CreateTerminalResponse<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl CreateTerminalResponse<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> CreateTerminalResponse<'static> {
+        CreateTerminalResponse {
+            terminal_id: IntoOwned::into_owned(self.terminal_id),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> CreateTerminalResponse<'a> {
@@ -1891,17 +1902,6 @@ impl<'de: 'a, 'a> Object<'de> for CreateTerminalResponse<'a> {
     }
 }
 
-impl CreateTerminalResponse<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> CreateTerminalResponse<'static> {
-        CreateTerminalResponse {
-            terminal_id: IntoOwned::into_owned(self.terminal_id),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for CreateTerminalResponse<'_> {
     type Owned = CreateTerminalResponse<'static>;
 
@@ -1953,6 +1953,18 @@ pub struct TerminalRequest<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl TerminalRequest<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> TerminalRequest<'static> {
+        TerminalRequest {
+            session_id: IntoOwned::into_owned(self.session_id),
+            terminal_id: IntoOwned::into_owned(self.terminal_id),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> TerminalRequest<'a> {
@@ -2055,18 +2067,6 @@ impl<'de: 'a, 'a> Object<'de> for TerminalRequest<'a> {
     }
 }
 
-impl TerminalRequest<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> TerminalRequest<'static> {
-        TerminalRequest {
-            session_id: IntoOwned::into_owned(self.session_id),
-            terminal_id: IntoOwned::into_owned(self.terminal_id),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for TerminalRequest<'_> {
     type Owned = TerminalRequest<'static>;
 
@@ -2119,6 +2119,18 @@ pub struct TerminalExitStatus<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl TerminalExitStatus<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> TerminalExitStatus<'static> {
+        TerminalExitStatus {
+            exit_code: self.exit_code,
+            signal: IntoOwned::into_owned(self.signal),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> TerminalExitStatus<'a> {
@@ -2245,18 +2257,6 @@ impl<'de: 'a, 'a> Object<'de> for TerminalExitStatus<'a> {
     }
 }
 
-impl TerminalExitStatus<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> TerminalExitStatus<'static> {
-        TerminalExitStatus {
-            exit_code: self.exit_code,
-            signal: IntoOwned::into_owned(self.signal),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for TerminalExitStatus<'_> {
     type Owned = TerminalExitStatus<'static>;
 
@@ -2316,6 +2316,19 @@ pub struct TerminalOutputResponse<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl TerminalOutputResponse<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> TerminalOutputResponse<'static> {
+        TerminalOutputResponse {
+            output: IntoOwned::into_owned(self.output),
+            truncated: self.truncated,
+            exit_status: IntoOwned::into_owned(self.exit_status),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> TerminalOutputResponse<'a> {
@@ -2439,19 +2452,6 @@ impl<'de: 'a, 'a> Object<'de> for TerminalOutputResponse<'a> {
         }
         out.extra = extra;
         Ok(())
-    }
-}
-
-impl TerminalOutputResponse<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> TerminalOutputResponse<'static> {
-        TerminalOutputResponse {
-            output: IntoOwned::into_owned(self.output),
-            truncated: self.truncated,
-            exit_status: IntoOwned::into_owned(self.exit_status),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
     }
 }
 
@@ -2602,6 +2602,24 @@ pub struct CreateElicitationRequest<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl CreateElicitationRequest<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> CreateElicitationRequest<'static> {
+        CreateElicitationRequest {
+            message: IntoOwned::into_owned(self.message),
+            mode: IntoOwned::into_owned(self.mode),
+            requested_schema: IntoOwned::into_owned(self.requested_schema),
+            elicitation_id: IntoOwned::into_owned(self.elicitation_id),
+            url: IntoOwned::into_owned(self.url),
+            session_id: IntoOwned::into_owned(self.session_id),
+            tool_call_id: IntoOwned::into_owned(self.tool_call_id),
+            request_id: IntoOwned::into_owned(self.request_id),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> CreateElicitationRequest<'a> {
@@ -2844,24 +2862,6 @@ impl<'de: 'a, 'a> Object<'de> for CreateElicitationRequest<'a> {
     }
 }
 
-impl CreateElicitationRequest<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> CreateElicitationRequest<'static> {
-        CreateElicitationRequest {
-            message: IntoOwned::into_owned(self.message),
-            mode: IntoOwned::into_owned(self.mode),
-            requested_schema: IntoOwned::into_owned(self.requested_schema),
-            elicitation_id: IntoOwned::into_owned(self.elicitation_id),
-            url: IntoOwned::into_owned(self.url),
-            session_id: IntoOwned::into_owned(self.session_id),
-            tool_call_id: IntoOwned::into_owned(self.tool_call_id),
-            request_id: IntoOwned::into_owned(self.request_id),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for CreateElicitationRequest<'_> {
     type Owned = CreateElicitationRequest<'static>;
 
@@ -3024,6 +3024,18 @@ pub struct CreateElicitationResponse<'a> {
     pub extra: Extra<'a>,
 }
 
+impl CreateElicitationResponse<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> CreateElicitationResponse<'static> {
+        CreateElicitationResponse {
+            action: IntoOwned::into_owned(self.action),
+            content: IntoOwned::into_owned(self.content),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
+}
+
 impl<'a> CreateElicitationResponse<'a> {
     /// A `CreateElicitationResponse` from its required members (`action`); the optional ones absent.
     pub fn new(action: ElicitationAction<'a>) -> Self {
@@ -3133,18 +3145,6 @@ impl<'de: 'a, 'a> Object<'de> for CreateElicitationResponse<'a> {
     }
 }
 
-impl CreateElicitationResponse<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> CreateElicitationResponse<'static> {
-        CreateElicitationResponse {
-            action: IntoOwned::into_owned(self.action),
-            content: IntoOwned::into_owned(self.content),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for CreateElicitationResponse<'_> {
     type Owned = CreateElicitationResponse<'static>;
 
@@ -3198,6 +3198,17 @@ pub struct CompleteElicitationNotification<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl CompleteElicitationNotification<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> CompleteElicitationNotification<'static> {
+        CompleteElicitationNotification {
+            elicitation_id: IntoOwned::into_owned(self.elicitation_id),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> CompleteElicitationNotification<'a> {
@@ -3284,17 +3295,6 @@ impl<'de: 'a, 'a> Object<'de> for CompleteElicitationNotification<'a> {
         }
         out.extra = extra;
         Ok(())
-    }
-}
-
-impl CompleteElicitationNotification<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> CompleteElicitationNotification<'static> {
-        CompleteElicitationNotification {
-            elicitation_id: IntoOwned::into_owned(self.elicitation_id),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
     }
 }
 

@@ -118,6 +118,19 @@ pub struct Annotations<'a> {
     pub extra: Extra<'a>,
 }
 
+impl Annotations<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> Annotations<'static> {
+        Annotations {
+            audience: IntoOwned::into_owned(self.audience),
+            last_modified: IntoOwned::into_owned(self.last_modified),
+            priority: self.priority,
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
+}
+
 impl<'a> Annotations<'a> {
     /// A `Annotations` with every (optional) member absent.
     pub fn new() -> Self {
@@ -266,19 +279,6 @@ impl<'de: 'a, 'a> Object<'de> for Annotations<'a> {
     }
 }
 
-impl Annotations<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> Annotations<'static> {
-        Annotations {
-            audience: IntoOwned::into_owned(self.audience),
-            last_modified: IntoOwned::into_owned(self.last_modified),
-            priority: self.priority,
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for Annotations<'_> {
     type Owned = Annotations<'static>;
 
@@ -340,6 +340,18 @@ pub struct TextContent<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl TextContent<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> TextContent<'static> {
+        TextContent {
+            annotations: IntoOwned::into_owned(self.annotations),
+            text: IntoOwned::into_owned(self.text),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> TextContent<'a> {
@@ -453,18 +465,6 @@ impl<'de: 'a, 'a> Object<'de> for TextContent<'a> {
     }
 }
 
-impl TextContent<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> TextContent<'static> {
-        TextContent {
-            annotations: IntoOwned::into_owned(self.annotations),
-            text: IntoOwned::into_owned(self.text),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for TextContent<'_> {
     type Owned = TextContent<'static>;
 
@@ -524,6 +524,20 @@ pub struct ImageContent<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl ImageContent<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> ImageContent<'static> {
+        ImageContent {
+            annotations: IntoOwned::into_owned(self.annotations),
+            data: IntoOwned::into_owned(self.data),
+            mime_type: IntoOwned::into_owned(self.mime_type),
+            uri: IntoOwned::into_owned(self.uri),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> ImageContent<'a> {
@@ -672,20 +686,6 @@ impl<'de: 'a, 'a> Object<'de> for ImageContent<'a> {
     }
 }
 
-impl ImageContent<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> ImageContent<'static> {
-        ImageContent {
-            annotations: IntoOwned::into_owned(self.annotations),
-            data: IntoOwned::into_owned(self.data),
-            mime_type: IntoOwned::into_owned(self.mime_type),
-            uri: IntoOwned::into_owned(self.uri),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for ImageContent<'_> {
     type Owned = ImageContent<'static>;
 
@@ -748,6 +748,19 @@ pub struct AudioContent<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl AudioContent<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> AudioContent<'static> {
+        AudioContent {
+            annotations: IntoOwned::into_owned(self.annotations),
+            data: IntoOwned::into_owned(self.data),
+            mime_type: IntoOwned::into_owned(self.mime_type),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> AudioContent<'a> {
@@ -874,19 +887,6 @@ impl<'de: 'a, 'a> Object<'de> for AudioContent<'a> {
     }
 }
 
-impl AudioContent<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> AudioContent<'static> {
-        AudioContent {
-            annotations: IntoOwned::into_owned(self.annotations),
-            data: IntoOwned::into_owned(self.data),
-            mime_type: IntoOwned::into_owned(self.mime_type),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for AudioContent<'_> {
     type Owned = AudioContent<'static>;
 
@@ -953,6 +953,23 @@ pub struct ResourceLink<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl ResourceLink<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> ResourceLink<'static> {
+        ResourceLink {
+            annotations: IntoOwned::into_owned(self.annotations),
+            description: IntoOwned::into_owned(self.description),
+            mime_type: IntoOwned::into_owned(self.mime_type),
+            name: IntoOwned::into_owned(self.name),
+            size: self.size,
+            title: IntoOwned::into_owned(self.title),
+            uri: IntoOwned::into_owned(self.uri),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> ResourceLink<'a> {
@@ -1169,23 +1186,6 @@ impl<'de: 'a, 'a> Object<'de> for ResourceLink<'a> {
     }
 }
 
-impl ResourceLink<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> ResourceLink<'static> {
-        ResourceLink {
-            annotations: IntoOwned::into_owned(self.annotations),
-            description: IntoOwned::into_owned(self.description),
-            mime_type: IntoOwned::into_owned(self.mime_type),
-            name: IntoOwned::into_owned(self.name),
-            size: self.size,
-            title: IntoOwned::into_owned(self.title),
-            uri: IntoOwned::into_owned(self.uri),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for ResourceLink<'_> {
     type Owned = ResourceLink<'static>;
 
@@ -1258,6 +1258,18 @@ pub struct EmbeddedResource<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl EmbeddedResource<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> EmbeddedResource<'static> {
+        EmbeddedResource {
+            annotations: IntoOwned::into_owned(self.annotations),
+            resource: IntoOwned::into_owned(self.resource),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> EmbeddedResource<'a> {
@@ -1371,18 +1383,6 @@ impl<'de: 'a, 'a> Object<'de> for EmbeddedResource<'a> {
     }
 }
 
-impl EmbeddedResource<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> EmbeddedResource<'static> {
-        EmbeddedResource {
-            annotations: IntoOwned::into_owned(self.annotations),
-            resource: IntoOwned::into_owned(self.resource),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for EmbeddedResource<'_> {
     type Owned = EmbeddedResource<'static>;
 
@@ -1440,6 +1440,19 @@ pub struct TextResourceContents<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl TextResourceContents<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> TextResourceContents<'static> {
+        TextResourceContents {
+            mime_type: IntoOwned::into_owned(self.mime_type),
+            text: IntoOwned::into_owned(self.text),
+            uri: IntoOwned::into_owned(self.uri),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> TextResourceContents<'a> {
@@ -1564,19 +1577,6 @@ impl<'de: 'a, 'a> Object<'de> for TextResourceContents<'a> {
     }
 }
 
-impl TextResourceContents<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> TextResourceContents<'static> {
-        TextResourceContents {
-            mime_type: IntoOwned::into_owned(self.mime_type),
-            text: IntoOwned::into_owned(self.text),
-            uri: IntoOwned::into_owned(self.uri),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for TextResourceContents<'_> {
     type Owned = TextResourceContents<'static>;
 
@@ -1635,6 +1635,19 @@ pub struct BlobResourceContents<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl BlobResourceContents<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> BlobResourceContents<'static> {
+        BlobResourceContents {
+            blob: IntoOwned::into_owned(self.blob),
+            mime_type: IntoOwned::into_owned(self.mime_type),
+            uri: IntoOwned::into_owned(self.uri),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> BlobResourceContents<'a> {
@@ -1756,19 +1769,6 @@ impl<'de: 'a, 'a> Object<'de> for BlobResourceContents<'a> {
         }
         out.extra = extra;
         Ok(())
-    }
-}
-
-impl BlobResourceContents<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> BlobResourceContents<'static> {
-        BlobResourceContents {
-            blob: IntoOwned::into_owned(self.blob),
-            mime_type: IntoOwned::into_owned(self.mime_type),
-            uri: IntoOwned::into_owned(self.uri),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
     }
 }
 
@@ -2108,6 +2108,16 @@ pub struct MetaOnly<'a> {
     pub extra: Extra<'a>,
 }
 
+impl MetaOnly<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> MetaOnly<'static> {
+        MetaOnly {
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
+}
+
 impl<'a> MetaOnly<'a> {
     /// A `MetaOnly` with every (optional) member absent.
     pub fn new() -> Self {
@@ -2185,16 +2195,6 @@ impl<'de: 'a, 'a> Object<'de> for MetaOnly<'a> {
         }
         out.extra = extra;
         Ok(())
-    }
-}
-
-impl MetaOnly<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> MetaOnly<'static> {
-        MetaOnly {
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
     }
 }
 

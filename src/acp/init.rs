@@ -39,6 +39,19 @@ pub struct Implementation<'a> {
     pub extra: Extra<'a>,
 }
 
+impl Implementation<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> Implementation<'static> {
+        Implementation {
+            name: IntoOwned::into_owned(self.name),
+            title: IntoOwned::into_owned(self.title),
+            version: IntoOwned::into_owned(self.version),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
+}
+
 impl<'a> Implementation<'a> {
     /// A `Implementation` from its required members (`name`, `version`); the optional ones absent.
     pub fn new(name: impl Into<Cow<'a, str>>, version: impl Into<Cow<'a, str>>) -> Self {
@@ -161,19 +174,6 @@ impl<'de: 'a, 'a> Object<'de> for Implementation<'a> {
     }
 }
 
-impl Implementation<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> Implementation<'static> {
-        Implementation {
-            name: IntoOwned::into_owned(self.name),
-            title: IntoOwned::into_owned(self.title),
-            version: IntoOwned::into_owned(self.version),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for Implementation<'_> {
     type Owned = Implementation<'static>;
 
@@ -230,6 +230,18 @@ pub struct FileSystemCapabilities<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl FileSystemCapabilities<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> FileSystemCapabilities<'static> {
+        FileSystemCapabilities {
+            read_text_file: self.read_text_file,
+            write_text_file: self.write_text_file,
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> FileSystemCapabilities<'a> {
@@ -360,18 +372,6 @@ impl<'de: 'a, 'a> Object<'de> for FileSystemCapabilities<'a> {
     }
 }
 
-impl FileSystemCapabilities<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> FileSystemCapabilities<'static> {
-        FileSystemCapabilities {
-            read_text_file: self.read_text_file,
-            write_text_file: self.write_text_file,
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for FileSystemCapabilities<'_> {
     type Owned = FileSystemCapabilities<'static>;
 
@@ -427,6 +427,17 @@ pub struct SessionConfigOptionsCapabilities<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl SessionConfigOptionsCapabilities<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SessionConfigOptionsCapabilities<'static> {
+        SessionConfigOptionsCapabilities {
+            boolean: IntoOwned::into_owned(self.boolean),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> SessionConfigOptionsCapabilities<'a> {
@@ -531,17 +542,6 @@ impl<'de: 'a, 'a> Object<'de> for SessionConfigOptionsCapabilities<'a> {
     }
 }
 
-impl SessionConfigOptionsCapabilities<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> SessionConfigOptionsCapabilities<'static> {
-        SessionConfigOptionsCapabilities {
-            boolean: IntoOwned::into_owned(self.boolean),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for SessionConfigOptionsCapabilities<'_> {
     type Owned = SessionConfigOptionsCapabilities<'static>;
 
@@ -603,6 +603,23 @@ pub struct ClientSessionCapabilities<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl ClientSessionCapabilities<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> ClientSessionCapabilities<'static> {
+        ClientSessionCapabilities {
+            compaction: IntoOwned::into_owned(self.compaction),
+            config_options: IntoOwned::into_owned(self.config_options),
+            notices: IntoOwned::into_owned(self.notices),
+            #[cfg(feature = "unstable")]
+            prompt_suggestions: IntoOwned::into_owned(self.prompt_suggestions),
+            #[cfg(feature = "unstable")]
+            cursors: IntoOwned::into_owned(self.cursors),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> ClientSessionCapabilities<'a> {
@@ -816,23 +833,6 @@ impl<'de: 'a, 'a> Object<'de> for ClientSessionCapabilities<'a> {
     }
 }
 
-impl ClientSessionCapabilities<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> ClientSessionCapabilities<'static> {
-        ClientSessionCapabilities {
-            compaction: IntoOwned::into_owned(self.compaction),
-            config_options: IntoOwned::into_owned(self.config_options),
-            notices: IntoOwned::into_owned(self.notices),
-            #[cfg(feature = "unstable")]
-            prompt_suggestions: IntoOwned::into_owned(self.prompt_suggestions),
-            #[cfg(feature = "unstable")]
-            cursors: IntoOwned::into_owned(self.cursors),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for ClientSessionCapabilities<'_> {
     type Owned = ClientSessionCapabilities<'static>;
 
@@ -904,6 +904,17 @@ pub struct AuthCapabilities<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl AuthCapabilities<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> AuthCapabilities<'static> {
+        AuthCapabilities {
+            terminal: self.terminal,
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> AuthCapabilities<'a> {
@@ -1008,17 +1019,6 @@ impl<'de: 'a, 'a> Object<'de> for AuthCapabilities<'a> {
     }
 }
 
-impl AuthCapabilities<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> AuthCapabilities<'static> {
-        AuthCapabilities {
-            terminal: self.terminal,
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for AuthCapabilities<'_> {
     type Owned = AuthCapabilities<'static>;
 
@@ -1072,6 +1072,18 @@ pub struct ElicitationCapabilities<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl ElicitationCapabilities<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> ElicitationCapabilities<'static> {
+        ElicitationCapabilities {
+            form: IntoOwned::into_owned(self.form),
+            url: IntoOwned::into_owned(self.url),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> ElicitationCapabilities<'a> {
@@ -1198,18 +1210,6 @@ impl<'de: 'a, 'a> Object<'de> for ElicitationCapabilities<'a> {
     }
 }
 
-impl ElicitationCapabilities<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> ElicitationCapabilities<'static> {
-        ElicitationCapabilities {
-            form: IntoOwned::into_owned(self.form),
-            url: IntoOwned::into_owned(self.url),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for ElicitationCapabilities<'_> {
     type Owned = ElicitationCapabilities<'static>;
 
@@ -1277,6 +1277,23 @@ pub struct ClientCapabilities<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl ClientCapabilities<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> ClientCapabilities<'static> {
+        ClientCapabilities {
+            fs: IntoOwned::into_owned(self.fs),
+            terminal: self.terminal,
+            session: IntoOwned::into_owned(self.session),
+            subagents: IntoOwned::into_owned(self.subagents),
+            plan: IntoOwned::into_owned(self.plan),
+            auth: IntoOwned::into_owned(self.auth),
+            elicitation: IntoOwned::into_owned(self.elicitation),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> ClientCapabilities<'a> {
@@ -1516,23 +1533,6 @@ impl<'de: 'a, 'a> Object<'de> for ClientCapabilities<'a> {
     }
 }
 
-impl ClientCapabilities<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> ClientCapabilities<'static> {
-        ClientCapabilities {
-            fs: IntoOwned::into_owned(self.fs),
-            terminal: self.terminal,
-            session: IntoOwned::into_owned(self.session),
-            subagents: IntoOwned::into_owned(self.subagents),
-            plan: IntoOwned::into_owned(self.plan),
-            auth: IntoOwned::into_owned(self.auth),
-            elicitation: IntoOwned::into_owned(self.elicitation),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for ClientCapabilities<'_> {
     type Owned = ClientCapabilities<'static>;
 
@@ -1612,6 +1612,19 @@ pub struct InitializeRequest<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl InitializeRequest<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> InitializeRequest<'static> {
+        InitializeRequest {
+            protocol_version: self.protocol_version,
+            client_capabilities: IntoOwned::into_owned(self.client_capabilities),
+            client_info: IntoOwned::into_owned(self.client_info),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> InitializeRequest<'a> {
@@ -1752,19 +1765,6 @@ impl<'de: 'a, 'a> Object<'de> for InitializeRequest<'a> {
     }
 }
 
-impl InitializeRequest<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> InitializeRequest<'static> {
-        InitializeRequest {
-            protocol_version: self.protocol_version,
-            client_capabilities: IntoOwned::into_owned(self.client_capabilities),
-            client_info: IntoOwned::into_owned(self.client_info),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for InitializeRequest<'_> {
     type Owned = InitializeRequest<'static>;
 
@@ -1826,6 +1826,19 @@ pub struct PromptCapabilities<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl PromptCapabilities<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> PromptCapabilities<'static> {
+        PromptCapabilities {
+            image: self.image,
+            audio: self.audio,
+            embedded_context: self.embedded_context,
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> PromptCapabilities<'a> {
@@ -1976,19 +1989,6 @@ impl<'de: 'a, 'a> Object<'de> for PromptCapabilities<'a> {
     }
 }
 
-impl PromptCapabilities<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> PromptCapabilities<'static> {
-        PromptCapabilities {
-            image: self.image,
-            audio: self.audio,
-            embedded_context: self.embedded_context,
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for PromptCapabilities<'_> {
     type Owned = PromptCapabilities<'static>;
 
@@ -2053,6 +2053,20 @@ pub struct McpCapabilities<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl McpCapabilities<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> McpCapabilities<'static> {
+        McpCapabilities {
+            http: self.http,
+            sse: self.sse,
+            #[cfg(feature = "unstable")]
+            acp: self.acp,
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> McpCapabilities<'a> {
@@ -2207,20 +2221,6 @@ impl<'de: 'a, 'a> Object<'de> for McpCapabilities<'a> {
     }
 }
 
-impl McpCapabilities<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> McpCapabilities<'static> {
-        McpCapabilities {
-            http: self.http,
-            sse: self.sse,
-            #[cfg(feature = "unstable")]
-            acp: self.acp,
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for McpCapabilities<'_> {
     type Owned = McpCapabilities<'static>;
 
@@ -2307,6 +2307,32 @@ pub struct SessionCapabilities<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl SessionCapabilities<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SessionCapabilities<'static> {
+        SessionCapabilities {
+            list: IntoOwned::into_owned(self.list),
+            delete: IntoOwned::into_owned(self.delete),
+            additional_directories: IntoOwned::into_owned(self.additional_directories),
+            system_prompt: IntoOwned::into_owned(self.system_prompt),
+            #[cfg(feature = "unstable")]
+            fork: IntoOwned::into_owned(self.fork),
+            #[cfg(feature = "unstable")]
+            archive: IntoOwned::into_owned(self.archive),
+            #[cfg(feature = "unstable")]
+            status: IntoOwned::into_owned(self.status),
+            #[cfg(feature = "unstable")]
+            title: IntoOwned::into_owned(self.title),
+            #[cfg(feature = "unstable")]
+            options: IntoOwned::into_owned(self.options),
+            resume: IntoOwned::into_owned(self.resume),
+            close: IntoOwned::into_owned(self.close),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> SessionCapabilities<'a> {
@@ -2668,32 +2694,6 @@ impl<'de: 'a, 'a> Object<'de> for SessionCapabilities<'a> {
     }
 }
 
-impl SessionCapabilities<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> SessionCapabilities<'static> {
-        SessionCapabilities {
-            list: IntoOwned::into_owned(self.list),
-            delete: IntoOwned::into_owned(self.delete),
-            additional_directories: IntoOwned::into_owned(self.additional_directories),
-            system_prompt: IntoOwned::into_owned(self.system_prompt),
-            #[cfg(feature = "unstable")]
-            fork: IntoOwned::into_owned(self.fork),
-            #[cfg(feature = "unstable")]
-            archive: IntoOwned::into_owned(self.archive),
-            #[cfg(feature = "unstable")]
-            status: IntoOwned::into_owned(self.status),
-            #[cfg(feature = "unstable")]
-            title: IntoOwned::into_owned(self.title),
-            #[cfg(feature = "unstable")]
-            options: IntoOwned::into_owned(self.options),
-            resume: IntoOwned::into_owned(self.resume),
-            close: IntoOwned::into_owned(self.close),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for SessionCapabilities<'_> {
     type Owned = SessionCapabilities<'static>;
 
@@ -2798,6 +2798,19 @@ pub struct AgentAuthCapabilities<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl AgentAuthCapabilities<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> AgentAuthCapabilities<'static> {
+        AgentAuthCapabilities {
+            #[cfg(feature = "unstable")]
+            status: IntoOwned::into_owned(self.status),
+            logout: IntoOwned::into_owned(self.logout),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> AgentAuthCapabilities<'a> {
@@ -2930,19 +2943,6 @@ impl<'de: 'a, 'a> Object<'de> for AgentAuthCapabilities<'a> {
     }
 }
 
-impl AgentAuthCapabilities<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> AgentAuthCapabilities<'static> {
-        AgentAuthCapabilities {
-            #[cfg(feature = "unstable")]
-            status: IntoOwned::into_owned(self.status),
-            logout: IntoOwned::into_owned(self.logout),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for AgentAuthCapabilities<'_> {
     type Owned = AgentAuthCapabilities<'static>;
 
@@ -2998,6 +2998,16 @@ pub struct PlanCapabilities<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl PlanCapabilities<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> PlanCapabilities<'static> {
+        PlanCapabilities {
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> PlanCapabilities<'a> {
@@ -3080,16 +3090,6 @@ impl<'de: 'a, 'a> Object<'de> for PlanCapabilities<'a> {
     }
 }
 
-impl PlanCapabilities<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> PlanCapabilities<'static> {
-        PlanCapabilities {
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for PlanCapabilities<'_> {
     type Owned = PlanCapabilities<'static>;
 
@@ -3135,6 +3135,16 @@ pub struct SubagentCapabilities<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl SubagentCapabilities<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SubagentCapabilities<'static> {
+        SubagentCapabilities {
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> SubagentCapabilities<'a> {
@@ -3217,16 +3227,6 @@ impl<'de: 'a, 'a> Object<'de> for SubagentCapabilities<'a> {
     }
 }
 
-impl SubagentCapabilities<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> SubagentCapabilities<'static> {
-        SubagentCapabilities {
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for SubagentCapabilities<'_> {
     type Owned = SubagentCapabilities<'static>;
 
@@ -3274,6 +3274,17 @@ pub struct SessionSystemPromptCapabilities<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl SessionSystemPromptCapabilities<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SessionSystemPromptCapabilities<'static> {
+        SessionSystemPromptCapabilities {
+            mode: IntoOwned::into_owned(self.mode),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> SessionSystemPromptCapabilities<'a> {
@@ -3378,17 +3389,6 @@ impl<'de: 'a, 'a> Object<'de> for SessionSystemPromptCapabilities<'a> {
     }
 }
 
-impl SessionSystemPromptCapabilities<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> SessionSystemPromptCapabilities<'static> {
-        SessionSystemPromptCapabilities {
-            mode: IntoOwned::into_owned(self.mode),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for SessionSystemPromptCapabilities<'_> {
     type Owned = SessionSystemPromptCapabilities<'static>;
 
@@ -3440,6 +3440,17 @@ pub struct SessionSystemPromptModeCapabilities<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl SessionSystemPromptModeCapabilities<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SessionSystemPromptModeCapabilities<'static> {
+        SessionSystemPromptModeCapabilities {
+            override_mode: IntoOwned::into_owned(self.override_mode),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> SessionSystemPromptModeCapabilities<'a> {
@@ -3549,17 +3560,6 @@ impl<'de: 'a, 'a> Object<'de> for SessionSystemPromptModeCapabilities<'a> {
     }
 }
 
-impl SessionSystemPromptModeCapabilities<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> SessionSystemPromptModeCapabilities<'static> {
-        SessionSystemPromptModeCapabilities {
-            override_mode: IntoOwned::into_owned(self.override_mode),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for SessionSystemPromptModeCapabilities<'_> {
     type Owned = SessionSystemPromptModeCapabilities<'static>;
 
@@ -3609,6 +3609,16 @@ pub struct SessionSystemPromptOverrideCapabilities<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl SessionSystemPromptOverrideCapabilities<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SessionSystemPromptOverrideCapabilities<'static> {
+        SessionSystemPromptOverrideCapabilities {
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> SessionSystemPromptOverrideCapabilities<'a> {
@@ -3691,16 +3701,6 @@ impl<'de: 'a, 'a> Object<'de> for SessionSystemPromptOverrideCapabilities<'a> {
     }
 }
 
-impl SessionSystemPromptOverrideCapabilities<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> SessionSystemPromptOverrideCapabilities<'static> {
-        SessionSystemPromptOverrideCapabilities {
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for SessionSystemPromptOverrideCapabilities<'_> {
     type Owned = SessionSystemPromptOverrideCapabilities<'static>;
 
@@ -3759,6 +3759,23 @@ pub struct AgentCapabilities<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl AgentCapabilities<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> AgentCapabilities<'static> {
+        AgentCapabilities {
+            load_session: self.load_session,
+            prompt_capabilities: IntoOwned::into_owned(self.prompt_capabilities),
+            mcp_capabilities: IntoOwned::into_owned(self.mcp_capabilities),
+            session_capabilities: IntoOwned::into_owned(self.session_capabilities),
+            auth: IntoOwned::into_owned(self.auth),
+            #[cfg(feature = "unstable")]
+            providers: IntoOwned::into_owned(self.providers),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> AgentCapabilities<'a> {
@@ -3994,23 +4011,6 @@ impl<'de: 'a, 'a> Object<'de> for AgentCapabilities<'a> {
     }
 }
 
-impl AgentCapabilities<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> AgentCapabilities<'static> {
-        AgentCapabilities {
-            load_session: self.load_session,
-            prompt_capabilities: IntoOwned::into_owned(self.prompt_capabilities),
-            mcp_capabilities: IntoOwned::into_owned(self.mcp_capabilities),
-            session_capabilities: IntoOwned::into_owned(self.session_capabilities),
-            auth: IntoOwned::into_owned(self.auth),
-            #[cfg(feature = "unstable")]
-            providers: IntoOwned::into_owned(self.providers),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for AgentCapabilities<'_> {
     type Owned = AgentCapabilities<'static>;
 
@@ -4088,6 +4088,19 @@ pub struct AuthMethodAgent<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl AuthMethodAgent<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> AuthMethodAgent<'static> {
+        AuthMethodAgent {
+            id: IntoOwned::into_owned(self.id),
+            name: IntoOwned::into_owned(self.name),
+            description: IntoOwned::into_owned(self.description),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> AuthMethodAgent<'a> {
@@ -4214,19 +4227,6 @@ impl<'de: 'a, 'a> Object<'de> for AuthMethodAgent<'a> {
     }
 }
 
-impl AuthMethodAgent<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> AuthMethodAgent<'static> {
-        AuthMethodAgent {
-            id: IntoOwned::into_owned(self.id),
-            name: IntoOwned::into_owned(self.name),
-            description: IntoOwned::into_owned(self.description),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for AuthMethodAgent<'_> {
     type Owned = AuthMethodAgent<'static>;
 
@@ -4289,6 +4289,21 @@ pub struct AuthMethodTerminal<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl AuthMethodTerminal<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> AuthMethodTerminal<'static> {
+        AuthMethodTerminal {
+            id: IntoOwned::into_owned(self.id),
+            name: IntoOwned::into_owned(self.name),
+            description: IntoOwned::into_owned(self.description),
+            args: IntoOwned::into_owned(self.args),
+            env: IntoOwned::into_owned(self.env),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> AuthMethodTerminal<'a> {
@@ -4456,21 +4471,6 @@ impl<'de: 'a, 'a> Object<'de> for AuthMethodTerminal<'a> {
         }
         out.extra = extra;
         Ok(())
-    }
-}
-
-impl AuthMethodTerminal<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> AuthMethodTerminal<'static> {
-        AuthMethodTerminal {
-            id: IntoOwned::into_owned(self.id),
-            name: IntoOwned::into_owned(self.name),
-            description: IntoOwned::into_owned(self.description),
-            args: IntoOwned::into_owned(self.args),
-            env: IntoOwned::into_owned(self.env),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
     }
 }
 
@@ -4702,6 +4702,20 @@ pub struct InitializeResponse<'a> {
     pub extra: Extra<'a>,
 }
 
+impl InitializeResponse<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> InitializeResponse<'static> {
+        InitializeResponse {
+            protocol_version: self.protocol_version,
+            agent_capabilities: IntoOwned::into_owned(self.agent_capabilities),
+            auth_methods: IntoOwned::into_owned(self.auth_methods),
+            agent_info: IntoOwned::into_owned(self.agent_info),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
+}
+
 impl<'a> InitializeResponse<'a> {
     /// A `InitializeResponse` from its required members (`protocolVersion`); the optional ones absent.
     pub fn new(protocol_version: u16) -> Self {
@@ -4863,20 +4877,6 @@ impl<'de: 'a, 'a> Object<'de> for InitializeResponse<'a> {
     }
 }
 
-impl InitializeResponse<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> InitializeResponse<'static> {
-        InitializeResponse {
-            protocol_version: self.protocol_version,
-            agent_capabilities: IntoOwned::into_owned(self.agent_capabilities),
-            auth_methods: IntoOwned::into_owned(self.auth_methods),
-            agent_info: IntoOwned::into_owned(self.agent_info),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for InitializeResponse<'_> {
     type Owned = InitializeResponse<'static>;
 
@@ -4938,6 +4938,17 @@ pub struct AuthenticateRequest<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl AuthenticateRequest<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> AuthenticateRequest<'static> {
+        AuthenticateRequest {
+            method_id: IntoOwned::into_owned(self.method_id),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> AuthenticateRequest<'a> {
@@ -5027,17 +5038,6 @@ impl<'de: 'a, 'a> Object<'de> for AuthenticateRequest<'a> {
     }
 }
 
-impl AuthenticateRequest<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> AuthenticateRequest<'static> {
-        AuthenticateRequest {
-            method_id: IntoOwned::into_owned(self.method_id),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for AuthenticateRequest<'_> {
     type Owned = AuthenticateRequest<'static>;
 
@@ -5086,6 +5086,17 @@ pub struct ProvidersCapabilities<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+#[cfg(feature = "unstable")]
+impl ProvidersCapabilities<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> ProvidersCapabilities<'static> {
+        ProvidersCapabilities {
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 #[cfg(feature = "unstable")]
@@ -5173,17 +5184,6 @@ impl<'de: 'a, 'a> Object<'de> for ProvidersCapabilities<'a> {
 }
 
 #[cfg(feature = "unstable")]
-impl ProvidersCapabilities<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> ProvidersCapabilities<'static> {
-        ProvidersCapabilities {
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
-#[cfg(feature = "unstable")]
 impl IntoOwned for ProvidersCapabilities<'_> {
     type Owned = ProvidersCapabilities<'static>;
 
@@ -5232,6 +5232,17 @@ pub struct AuthStatusCapabilities<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+#[cfg(feature = "unstable")]
+impl AuthStatusCapabilities<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> AuthStatusCapabilities<'static> {
+        AuthStatusCapabilities {
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 #[cfg(feature = "unstable")]
@@ -5319,17 +5330,6 @@ impl<'de: 'a, 'a> Object<'de> for AuthStatusCapabilities<'a> {
 }
 
 #[cfg(feature = "unstable")]
-impl AuthStatusCapabilities<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> AuthStatusCapabilities<'static> {
-        AuthStatusCapabilities {
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
-#[cfg(feature = "unstable")]
 impl IntoOwned for AuthStatusCapabilities<'_> {
     type Owned = AuthStatusCapabilities<'static>;
 
@@ -5378,6 +5378,17 @@ pub struct SessionForkCapabilities<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+#[cfg(feature = "unstable")]
+impl SessionForkCapabilities<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SessionForkCapabilities<'static> {
+        SessionForkCapabilities {
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 #[cfg(feature = "unstable")]
@@ -5465,17 +5476,6 @@ impl<'de: 'a, 'a> Object<'de> for SessionForkCapabilities<'a> {
 }
 
 #[cfg(feature = "unstable")]
-impl SessionForkCapabilities<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> SessionForkCapabilities<'static> {
-        SessionForkCapabilities {
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
-#[cfg(feature = "unstable")]
 impl IntoOwned for SessionForkCapabilities<'_> {
     type Owned = SessionForkCapabilities<'static>;
 
@@ -5524,6 +5524,17 @@ pub struct SessionArchiveCapabilities<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+#[cfg(feature = "unstable")]
+impl SessionArchiveCapabilities<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SessionArchiveCapabilities<'static> {
+        SessionArchiveCapabilities {
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 #[cfg(feature = "unstable")]
@@ -5611,17 +5622,6 @@ impl<'de: 'a, 'a> Object<'de> for SessionArchiveCapabilities<'a> {
 }
 
 #[cfg(feature = "unstable")]
-impl SessionArchiveCapabilities<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> SessionArchiveCapabilities<'static> {
-        SessionArchiveCapabilities {
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
-#[cfg(feature = "unstable")]
 impl IntoOwned for SessionArchiveCapabilities<'_> {
     type Owned = SessionArchiveCapabilities<'static>;
 
@@ -5670,6 +5670,17 @@ pub struct SessionStatusCapabilities<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+#[cfg(feature = "unstable")]
+impl SessionStatusCapabilities<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SessionStatusCapabilities<'static> {
+        SessionStatusCapabilities {
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 #[cfg(feature = "unstable")]
@@ -5757,17 +5768,6 @@ impl<'de: 'a, 'a> Object<'de> for SessionStatusCapabilities<'a> {
 }
 
 #[cfg(feature = "unstable")]
-impl SessionStatusCapabilities<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> SessionStatusCapabilities<'static> {
-        SessionStatusCapabilities {
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
-#[cfg(feature = "unstable")]
 impl IntoOwned for SessionStatusCapabilities<'_> {
     type Owned = SessionStatusCapabilities<'static>;
 
@@ -5816,6 +5816,17 @@ pub struct SessionTitleCapabilities<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+#[cfg(feature = "unstable")]
+impl SessionTitleCapabilities<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SessionTitleCapabilities<'static> {
+        SessionTitleCapabilities {
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 #[cfg(feature = "unstable")]
@@ -5903,17 +5914,6 @@ impl<'de: 'a, 'a> Object<'de> for SessionTitleCapabilities<'a> {
 }
 
 #[cfg(feature = "unstable")]
-impl SessionTitleCapabilities<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> SessionTitleCapabilities<'static> {
-        SessionTitleCapabilities {
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
-#[cfg(feature = "unstable")]
 impl IntoOwned for SessionTitleCapabilities<'_> {
     type Owned = SessionTitleCapabilities<'static>;
 
@@ -5962,6 +5962,17 @@ pub struct SessionOptionsCapabilities<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+#[cfg(feature = "unstable")]
+impl SessionOptionsCapabilities<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SessionOptionsCapabilities<'static> {
+        SessionOptionsCapabilities {
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 #[cfg(feature = "unstable")]
@@ -6049,17 +6060,6 @@ impl<'de: 'a, 'a> Object<'de> for SessionOptionsCapabilities<'a> {
 }
 
 #[cfg(feature = "unstable")]
-impl SessionOptionsCapabilities<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> SessionOptionsCapabilities<'static> {
-        SessionOptionsCapabilities {
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
-#[cfg(feature = "unstable")]
 impl IntoOwned for SessionOptionsCapabilities<'_> {
     type Owned = SessionOptionsCapabilities<'static>;
 
@@ -6108,6 +6108,17 @@ pub struct SessionCursorsCapabilities<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+#[cfg(feature = "unstable")]
+impl SessionCursorsCapabilities<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SessionCursorsCapabilities<'static> {
+        SessionCursorsCapabilities {
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 #[cfg(feature = "unstable")]
@@ -6195,17 +6206,6 @@ impl<'de: 'a, 'a> Object<'de> for SessionCursorsCapabilities<'a> {
 }
 
 #[cfg(feature = "unstable")]
-impl SessionCursorsCapabilities<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> SessionCursorsCapabilities<'static> {
-        SessionCursorsCapabilities {
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
-#[cfg(feature = "unstable")]
 impl IntoOwned for SessionCursorsCapabilities<'_> {
     type Owned = SessionCursorsCapabilities<'static>;
 
@@ -6260,6 +6260,20 @@ pub struct PromptSuggestionsCapabilities<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+#[cfg(feature = "unstable")]
+impl PromptSuggestionsCapabilities<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> PromptSuggestionsCapabilities<'static> {
+        PromptSuggestionsCapabilities {
+            image: IntoOwned::into_owned(self.image),
+            audio: IntoOwned::into_owned(self.audio),
+            embedded_context: IntoOwned::into_owned(self.embedded_context),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 #[cfg(feature = "unstable")]
@@ -6411,20 +6425,6 @@ impl<'de: 'a, 'a> Object<'de> for PromptSuggestionsCapabilities<'a> {
         }
         out.extra = extra;
         Ok(())
-    }
-}
-
-#[cfg(feature = "unstable")]
-impl PromptSuggestionsCapabilities<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> PromptSuggestionsCapabilities<'static> {
-        PromptSuggestionsCapabilities {
-            image: IntoOwned::into_owned(self.image),
-            audio: IntoOwned::into_owned(self.audio),
-            embedded_context: IntoOwned::into_owned(self.embedded_context),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
     }
 }
 

@@ -38,6 +38,18 @@ pub struct HttpHeader<'a> {
     pub extra: Extra<'a>,
 }
 
+impl HttpHeader<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> HttpHeader<'static> {
+        HttpHeader {
+            name: IntoOwned::into_owned(self.name),
+            value: IntoOwned::into_owned(self.value),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
+}
+
 impl<'a> HttpHeader<'a> {
     /// A `HttpHeader` from its required members (`name`, `value`); the optional ones absent.
     pub fn new(name: impl Into<Cow<'a, str>>, value: impl Into<Cow<'a, str>>) -> Self {
@@ -138,18 +150,6 @@ impl<'de: 'a, 'a> Object<'de> for HttpHeader<'a> {
     }
 }
 
-impl HttpHeader<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> HttpHeader<'static> {
-        HttpHeader {
-            name: IntoOwned::into_owned(self.name),
-            value: IntoOwned::into_owned(self.value),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for HttpHeader<'_> {
     type Owned = HttpHeader<'static>;
 
@@ -202,6 +202,18 @@ pub struct EnvVariable<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl EnvVariable<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> EnvVariable<'static> {
+        EnvVariable {
+            name: IntoOwned::into_owned(self.name),
+            value: IntoOwned::into_owned(self.value),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> EnvVariable<'a> {
@@ -304,18 +316,6 @@ impl<'de: 'a, 'a> Object<'de> for EnvVariable<'a> {
     }
 }
 
-impl EnvVariable<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> EnvVariable<'static> {
-        EnvVariable {
-            name: IntoOwned::into_owned(self.name),
-            value: IntoOwned::into_owned(self.value),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for EnvVariable<'_> {
     type Owned = EnvVariable<'static>;
 
@@ -370,6 +370,19 @@ pub struct McpServerHttp<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl McpServerHttp<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> McpServerHttp<'static> {
+        McpServerHttp {
+            name: IntoOwned::into_owned(self.name),
+            url: IntoOwned::into_owned(self.url),
+            headers: IntoOwned::into_owned(self.headers),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> McpServerHttp<'a> {
@@ -489,19 +502,6 @@ impl<'de: 'a, 'a> Object<'de> for McpServerHttp<'a> {
     }
 }
 
-impl McpServerHttp<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> McpServerHttp<'static> {
-        McpServerHttp {
-            name: IntoOwned::into_owned(self.name),
-            url: IntoOwned::into_owned(self.url),
-            headers: IntoOwned::into_owned(self.headers),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for McpServerHttp<'_> {
     type Owned = McpServerHttp<'static>;
 
@@ -557,6 +557,19 @@ pub struct McpServerSse<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl McpServerSse<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> McpServerSse<'static> {
+        McpServerSse {
+            name: IntoOwned::into_owned(self.name),
+            url: IntoOwned::into_owned(self.url),
+            headers: IntoOwned::into_owned(self.headers),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> McpServerSse<'a> {
@@ -676,19 +689,6 @@ impl<'de: 'a, 'a> Object<'de> for McpServerSse<'a> {
     }
 }
 
-impl McpServerSse<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> McpServerSse<'static> {
-        McpServerSse {
-            name: IntoOwned::into_owned(self.name),
-            url: IntoOwned::into_owned(self.url),
-            headers: IntoOwned::into_owned(self.headers),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for McpServerSse<'_> {
     type Owned = McpServerSse<'static>;
 
@@ -746,6 +746,20 @@ pub struct McpServerStdio<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl McpServerStdio<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> McpServerStdio<'static> {
+        McpServerStdio {
+            name: IntoOwned::into_owned(self.name),
+            command: IntoOwned::into_owned(self.command),
+            args: IntoOwned::into_owned(self.args),
+            env: IntoOwned::into_owned(self.env),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> McpServerStdio<'a> {
@@ -876,20 +890,6 @@ impl<'de: 'a, 'a> Object<'de> for McpServerStdio<'a> {
         }
         out.extra = extra;
         Ok(())
-    }
-}
-
-impl McpServerStdio<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> McpServerStdio<'static> {
-        McpServerStdio {
-            name: IntoOwned::into_owned(self.name),
-            command: IntoOwned::into_owned(self.command),
-            args: IntoOwned::into_owned(self.args),
-            env: IntoOwned::into_owned(self.env),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
     }
 }
 
@@ -1140,6 +1140,19 @@ pub struct SessionMode<'a> {
     pub extra: Extra<'a>,
 }
 
+impl SessionMode<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SessionMode<'static> {
+        SessionMode {
+            id: IntoOwned::into_owned(self.id),
+            name: IntoOwned::into_owned(self.name),
+            description: IntoOwned::into_owned(self.description),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
+}
+
 impl<'a> SessionMode<'a> {
     /// A `SessionMode` from its required members (`id`, `name`); the optional ones absent.
     pub fn new(id: impl Into<Cow<'a, str>>, name: impl Into<Cow<'a, str>>) -> Self {
@@ -1264,19 +1277,6 @@ impl<'de: 'a, 'a> Object<'de> for SessionMode<'a> {
     }
 }
 
-impl SessionMode<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> SessionMode<'static> {
-        SessionMode {
-            id: IntoOwned::into_owned(self.id),
-            name: IntoOwned::into_owned(self.name),
-            description: IntoOwned::into_owned(self.description),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for SessionMode<'_> {
     type Owned = SessionMode<'static>;
 
@@ -1333,6 +1333,18 @@ pub struct SessionModeState<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl SessionModeState<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SessionModeState<'static> {
+        SessionModeState {
+            current_mode_id: IntoOwned::into_owned(self.current_mode_id),
+            available_modes: IntoOwned::into_owned(self.available_modes),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> SessionModeState<'a> {
@@ -1438,18 +1450,6 @@ impl<'de: 'a, 'a> Object<'de> for SessionModeState<'a> {
     }
 }
 
-impl SessionModeState<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> SessionModeState<'static> {
-        SessionModeState {
-            current_mode_id: IntoOwned::into_owned(self.current_mode_id),
-            available_modes: IntoOwned::into_owned(self.available_modes),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for SessionModeState<'_> {
     type Owned = SessionModeState<'static>;
 
@@ -1504,6 +1504,19 @@ pub struct ModelInfo<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl ModelInfo<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> ModelInfo<'static> {
+        ModelInfo {
+            model_id: IntoOwned::into_owned(self.model_id),
+            name: IntoOwned::into_owned(self.name),
+            description: IntoOwned::into_owned(self.description),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> ModelInfo<'a> {
@@ -1630,19 +1643,6 @@ impl<'de: 'a, 'a> Object<'de> for ModelInfo<'a> {
     }
 }
 
-impl ModelInfo<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> ModelInfo<'static> {
-        ModelInfo {
-            model_id: IntoOwned::into_owned(self.model_id),
-            name: IntoOwned::into_owned(self.name),
-            description: IntoOwned::into_owned(self.description),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for ModelInfo<'_> {
     type Owned = ModelInfo<'static>;
 
@@ -1699,6 +1699,18 @@ pub struct SessionModelState<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl SessionModelState<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SessionModelState<'static> {
+        SessionModelState {
+            current_model_id: IntoOwned::into_owned(self.current_model_id),
+            available_models: IntoOwned::into_owned(self.available_models),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> SessionModelState<'a> {
@@ -1801,18 +1813,6 @@ impl<'de: 'a, 'a> Object<'de> for SessionModelState<'a> {
         }
         out.extra = extra;
         Ok(())
-    }
-}
-
-impl SessionModelState<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> SessionModelState<'static> {
-        SessionModelState {
-            current_model_id: IntoOwned::into_owned(self.current_model_id),
-            available_models: IntoOwned::into_owned(self.available_models),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
     }
 }
 
@@ -1970,6 +1970,19 @@ pub struct SessionConfigSelectOption<'a> {
     pub extra: Extra<'a>,
 }
 
+impl SessionConfigSelectOption<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SessionConfigSelectOption<'static> {
+        SessionConfigSelectOption {
+            value: IntoOwned::into_owned(self.value),
+            name: IntoOwned::into_owned(self.name),
+            description: IntoOwned::into_owned(self.description),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
+}
+
 impl<'a> SessionConfigSelectOption<'a> {
     /// A `SessionConfigSelectOption` from its required members (`value`, `name`); the optional ones absent.
     pub fn new(value: impl Into<Cow<'a, str>>, name: impl Into<Cow<'a, str>>) -> Self {
@@ -2094,19 +2107,6 @@ impl<'de: 'a, 'a> Object<'de> for SessionConfigSelectOption<'a> {
     }
 }
 
-impl SessionConfigSelectOption<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> SessionConfigSelectOption<'static> {
-        SessionConfigSelectOption {
-            value: IntoOwned::into_owned(self.value),
-            name: IntoOwned::into_owned(self.name),
-            description: IntoOwned::into_owned(self.description),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for SessionConfigSelectOption<'_> {
     type Owned = SessionConfigSelectOption<'static>;
 
@@ -2165,6 +2165,19 @@ pub struct SessionConfigSelectGroup<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl SessionConfigSelectGroup<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SessionConfigSelectGroup<'static> {
+        SessionConfigSelectGroup {
+            group: IntoOwned::into_owned(self.group),
+            name: IntoOwned::into_owned(self.name),
+            options: IntoOwned::into_owned(self.options),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> SessionConfigSelectGroup<'a> {
@@ -2281,19 +2294,6 @@ impl<'de: 'a, 'a> Object<'de> for SessionConfigSelectGroup<'a> {
         }
         out.extra = extra;
         Ok(())
-    }
-}
-
-impl SessionConfigSelectGroup<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> SessionConfigSelectGroup<'static> {
-        SessionConfigSelectGroup {
-            group: IntoOwned::into_owned(self.group),
-            name: IntoOwned::into_owned(self.name),
-            options: IntoOwned::into_owned(self.options),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
     }
 }
 
@@ -2425,6 +2425,22 @@ pub struct SessionConfigSelect<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl SessionConfigSelect<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SessionConfigSelect<'static> {
+        SessionConfigSelect {
+            id: IntoOwned::into_owned(self.id),
+            name: IntoOwned::into_owned(self.name),
+            description: IntoOwned::into_owned(self.description),
+            category: IntoOwned::into_owned(self.category),
+            current_value: IntoOwned::into_owned(self.current_value),
+            options: IntoOwned::into_owned(self.options),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> SessionConfigSelect<'a> {
@@ -2604,22 +2620,6 @@ impl<'de: 'a, 'a> Object<'de> for SessionConfigSelect<'a> {
     }
 }
 
-impl SessionConfigSelect<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> SessionConfigSelect<'static> {
-        SessionConfigSelect {
-            id: IntoOwned::into_owned(self.id),
-            name: IntoOwned::into_owned(self.name),
-            description: IntoOwned::into_owned(self.description),
-            category: IntoOwned::into_owned(self.category),
-            current_value: IntoOwned::into_owned(self.current_value),
-            options: IntoOwned::into_owned(self.options),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for SessionConfigSelect<'_> {
     type Owned = SessionConfigSelect<'static>;
 
@@ -2688,6 +2688,21 @@ pub struct SessionConfigBoolean<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl SessionConfigBoolean<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SessionConfigBoolean<'static> {
+        SessionConfigBoolean {
+            id: IntoOwned::into_owned(self.id),
+            name: IntoOwned::into_owned(self.name),
+            description: IntoOwned::into_owned(self.description),
+            category: IntoOwned::into_owned(self.category),
+            current_value: self.current_value,
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> SessionConfigBoolean<'a> {
@@ -2850,21 +2865,6 @@ impl<'de: 'a, 'a> Object<'de> for SessionConfigBoolean<'a> {
         }
         out.extra = extra;
         Ok(())
-    }
-}
-
-impl SessionConfigBoolean<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> SessionConfigBoolean<'static> {
-        SessionConfigBoolean {
-            id: IntoOwned::into_owned(self.id),
-            name: IntoOwned::into_owned(self.name),
-            description: IntoOwned::into_owned(self.description),
-            category: IntoOwned::into_owned(self.category),
-            current_value: self.current_value,
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
     }
 }
 
@@ -3098,6 +3098,18 @@ pub struct SystemPrompt<'a> {
     pub extra: Extra<'a>,
 }
 
+impl SystemPrompt<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SystemPrompt<'static> {
+        SystemPrompt {
+            mode: IntoOwned::into_owned(self.mode),
+            content: IntoOwned::into_owned(self.content),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
+}
+
 impl<'a> SystemPrompt<'a> {
     /// A `SystemPrompt` from its required members (`mode`, `content`); the optional ones absent.
     pub fn new(mode: SystemPromptMode<'a>, content: Vec<ContentBlock<'a>>) -> Self {
@@ -3195,18 +3207,6 @@ impl<'de: 'a, 'a> Object<'de> for SystemPrompt<'a> {
         }
         out.extra = extra;
         Ok(())
-    }
-}
-
-impl SystemPrompt<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> SystemPrompt<'static> {
-        SystemPrompt {
-            mode: IntoOwned::into_owned(self.mode),
-            content: IntoOwned::into_owned(self.content),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
     }
 }
 
@@ -3348,6 +3348,22 @@ pub struct NewSessionRequest<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl NewSessionRequest<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> NewSessionRequest<'static> {
+        NewSessionRequest {
+            cwd: IntoOwned::into_owned(self.cwd),
+            additional_directories: IntoOwned::into_owned(self.additional_directories),
+            mcp_servers: IntoOwned::into_owned(self.mcp_servers),
+            system_prompt: IntoOwned::into_owned(self.system_prompt),
+            #[cfg(feature = "unstable")]
+            config_options: IntoOwned::into_owned(self.config_options),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> NewSessionRequest<'a> {
@@ -3531,22 +3547,6 @@ impl<'de: 'a, 'a> Object<'de> for NewSessionRequest<'a> {
     }
 }
 
-impl NewSessionRequest<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> NewSessionRequest<'static> {
-        NewSessionRequest {
-            cwd: IntoOwned::into_owned(self.cwd),
-            additional_directories: IntoOwned::into_owned(self.additional_directories),
-            mcp_servers: IntoOwned::into_owned(self.mcp_servers),
-            system_prompt: IntoOwned::into_owned(self.system_prompt),
-            #[cfg(feature = "unstable")]
-            config_options: IntoOwned::into_owned(self.config_options),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for NewSessionRequest<'_> {
     type Owned = NewSessionRequest<'static>;
 
@@ -3617,6 +3617,20 @@ pub struct NewSessionResponse<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl NewSessionResponse<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> NewSessionResponse<'static> {
+        NewSessionResponse {
+            session_id: IntoOwned::into_owned(self.session_id),
+            modes: IntoOwned::into_owned(self.modes),
+            config_options: IntoOwned::into_owned(self.config_options),
+            models: IntoOwned::into_owned(self.models),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> NewSessionResponse<'a> {
@@ -3774,20 +3788,6 @@ impl<'de: 'a, 'a> Object<'de> for NewSessionResponse<'a> {
     }
 }
 
-impl NewSessionResponse<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> NewSessionResponse<'static> {
-        NewSessionResponse {
-            session_id: IntoOwned::into_owned(self.session_id),
-            modes: IntoOwned::into_owned(self.modes),
-            config_options: IntoOwned::into_owned(self.config_options),
-            models: IntoOwned::into_owned(self.models),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for NewSessionResponse<'_> {
     type Owned = NewSessionResponse<'static>;
 
@@ -3860,6 +3860,23 @@ pub struct LoadSessionRequest<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl LoadSessionRequest<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> LoadSessionRequest<'static> {
+        LoadSessionRequest {
+            mcp_servers: IntoOwned::into_owned(self.mcp_servers),
+            cwd: IntoOwned::into_owned(self.cwd),
+            additional_directories: IntoOwned::into_owned(self.additional_directories),
+            session_id: IntoOwned::into_owned(self.session_id),
+            system_prompt: IntoOwned::into_owned(self.system_prompt),
+            #[cfg(feature = "unstable")]
+            config_options: IntoOwned::into_owned(self.config_options),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> LoadSessionRequest<'a> {
@@ -4060,23 +4077,6 @@ impl<'de: 'a, 'a> Object<'de> for LoadSessionRequest<'a> {
     }
 }
 
-impl LoadSessionRequest<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> LoadSessionRequest<'static> {
-        LoadSessionRequest {
-            mcp_servers: IntoOwned::into_owned(self.mcp_servers),
-            cwd: IntoOwned::into_owned(self.cwd),
-            additional_directories: IntoOwned::into_owned(self.additional_directories),
-            session_id: IntoOwned::into_owned(self.session_id),
-            system_prompt: IntoOwned::into_owned(self.system_prompt),
-            #[cfg(feature = "unstable")]
-            config_options: IntoOwned::into_owned(self.config_options),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for LoadSessionRequest<'_> {
     type Owned = LoadSessionRequest<'static>;
 
@@ -4146,6 +4146,19 @@ pub struct LoadSessionResponse<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl LoadSessionResponse<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> LoadSessionResponse<'static> {
+        LoadSessionResponse {
+            modes: IntoOwned::into_owned(self.modes),
+            config_options: IntoOwned::into_owned(self.config_options),
+            models: IntoOwned::into_owned(self.models),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> LoadSessionResponse<'a> {
@@ -4296,19 +4309,6 @@ impl<'de: 'a, 'a> Object<'de> for LoadSessionResponse<'a> {
     }
 }
 
-impl LoadSessionResponse<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> LoadSessionResponse<'static> {
-        LoadSessionResponse {
-            modes: IntoOwned::into_owned(self.modes),
-            config_options: IntoOwned::into_owned(self.config_options),
-            models: IntoOwned::into_owned(self.models),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for LoadSessionResponse<'_> {
     type Owned = LoadSessionResponse<'static>;
 
@@ -4373,6 +4373,20 @@ pub struct ListSessionsRequest<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl ListSessionsRequest<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> ListSessionsRequest<'static> {
+        ListSessionsRequest {
+            cwd: IntoOwned::into_owned(self.cwd),
+            cursor: IntoOwned::into_owned(self.cursor),
+            #[cfg(feature = "unstable")]
+            archived: IntoOwned::into_owned(self.archived),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> ListSessionsRequest<'a> {
@@ -4527,20 +4541,6 @@ impl<'de: 'a, 'a> Object<'de> for ListSessionsRequest<'a> {
     }
 }
 
-impl ListSessionsRequest<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> ListSessionsRequest<'static> {
-        ListSessionsRequest {
-            cwd: IntoOwned::into_owned(self.cwd),
-            cursor: IntoOwned::into_owned(self.cursor),
-            #[cfg(feature = "unstable")]
-            archived: IntoOwned::into_owned(self.archived),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for ListSessionsRequest<'_> {
     type Owned = ListSessionsRequest<'static>;
 
@@ -4613,6 +4613,23 @@ pub struct SessionInfo<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl SessionInfo<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SessionInfo<'static> {
+        SessionInfo {
+            session_id: IntoOwned::into_owned(self.session_id),
+            cwd: IntoOwned::into_owned(self.cwd),
+            additional_directories: IntoOwned::into_owned(self.additional_directories),
+            title: IntoOwned::into_owned(self.title),
+            updated_at: IntoOwned::into_owned(self.updated_at),
+            #[cfg(feature = "unstable")]
+            archived: self.archived,
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> SessionInfo<'a> {
@@ -4815,23 +4832,6 @@ impl<'de: 'a, 'a> Object<'de> for SessionInfo<'a> {
     }
 }
 
-impl SessionInfo<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> SessionInfo<'static> {
-        SessionInfo {
-            session_id: IntoOwned::into_owned(self.session_id),
-            cwd: IntoOwned::into_owned(self.cwd),
-            additional_directories: IntoOwned::into_owned(self.additional_directories),
-            title: IntoOwned::into_owned(self.title),
-            updated_at: IntoOwned::into_owned(self.updated_at),
-            #[cfg(feature = "unstable")]
-            archived: self.archived,
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for SessionInfo<'_> {
     type Owned = SessionInfo<'static>;
 
@@ -4902,6 +4902,18 @@ pub struct ListSessionsResponse<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl ListSessionsResponse<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> ListSessionsResponse<'static> {
+        ListSessionsResponse {
+            sessions: IntoOwned::into_owned(self.sessions),
+            next_cursor: IntoOwned::into_owned(self.next_cursor),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> ListSessionsResponse<'a> {
@@ -5015,18 +5027,6 @@ impl<'de: 'a, 'a> Object<'de> for ListSessionsResponse<'a> {
     }
 }
 
-impl ListSessionsResponse<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> ListSessionsResponse<'static> {
-        ListSessionsResponse {
-            sessions: IntoOwned::into_owned(self.sessions),
-            next_cursor: IntoOwned::into_owned(self.next_cursor),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for ListSessionsResponse<'_> {
     type Owned = ListSessionsResponse<'static>;
 
@@ -5080,6 +5080,17 @@ pub struct SessionIdRequest<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl SessionIdRequest<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SessionIdRequest<'static> {
+        SessionIdRequest {
+            session_id: IntoOwned::into_owned(self.session_id),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> SessionIdRequest<'a> {
@@ -5169,17 +5180,6 @@ impl<'de: 'a, 'a> Object<'de> for SessionIdRequest<'a> {
     }
 }
 
-impl SessionIdRequest<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> SessionIdRequest<'static> {
-        SessionIdRequest {
-            session_id: IntoOwned::into_owned(self.session_id),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for SessionIdRequest<'_> {
     type Owned = SessionIdRequest<'static>;
 
@@ -5240,6 +5240,23 @@ pub struct ResumeSessionRequest<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl ResumeSessionRequest<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> ResumeSessionRequest<'static> {
+        ResumeSessionRequest {
+            session_id: IntoOwned::into_owned(self.session_id),
+            cwd: IntoOwned::into_owned(self.cwd),
+            additional_directories: IntoOwned::into_owned(self.additional_directories),
+            mcp_servers: IntoOwned::into_owned(self.mcp_servers),
+            system_prompt: IntoOwned::into_owned(self.system_prompt),
+            #[cfg(feature = "unstable")]
+            config_options: IntoOwned::into_owned(self.config_options),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> ResumeSessionRequest<'a> {
@@ -5447,23 +5464,6 @@ impl<'de: 'a, 'a> Object<'de> for ResumeSessionRequest<'a> {
     }
 }
 
-impl ResumeSessionRequest<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> ResumeSessionRequest<'static> {
-        ResumeSessionRequest {
-            session_id: IntoOwned::into_owned(self.session_id),
-            cwd: IntoOwned::into_owned(self.cwd),
-            additional_directories: IntoOwned::into_owned(self.additional_directories),
-            mcp_servers: IntoOwned::into_owned(self.mcp_servers),
-            system_prompt: IntoOwned::into_owned(self.system_prompt),
-            #[cfg(feature = "unstable")]
-            config_options: IntoOwned::into_owned(self.config_options),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for ResumeSessionRequest<'_> {
     type Owned = ResumeSessionRequest<'static>;
 
@@ -5536,6 +5536,19 @@ pub struct ResumeSessionResponse<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl ResumeSessionResponse<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> ResumeSessionResponse<'static> {
+        ResumeSessionResponse {
+            modes: IntoOwned::into_owned(self.modes),
+            config_options: IntoOwned::into_owned(self.config_options),
+            models: IntoOwned::into_owned(self.models),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> ResumeSessionResponse<'a> {
@@ -5686,19 +5699,6 @@ impl<'de: 'a, 'a> Object<'de> for ResumeSessionResponse<'a> {
     }
 }
 
-impl ResumeSessionResponse<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> ResumeSessionResponse<'static> {
-        ResumeSessionResponse {
-            modes: IntoOwned::into_owned(self.modes),
-            config_options: IntoOwned::into_owned(self.config_options),
-            models: IntoOwned::into_owned(self.models),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for ResumeSessionResponse<'_> {
     type Owned = ResumeSessionResponse<'static>;
 
@@ -5760,6 +5760,18 @@ pub struct SetSessionModeRequest<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl SetSessionModeRequest<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SetSessionModeRequest<'static> {
+        SetSessionModeRequest {
+            session_id: IntoOwned::into_owned(self.session_id),
+            mode_id: IntoOwned::into_owned(self.mode_id),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> SetSessionModeRequest<'a> {
@@ -5862,18 +5874,6 @@ impl<'de: 'a, 'a> Object<'de> for SetSessionModeRequest<'a> {
     }
 }
 
-impl SetSessionModeRequest<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> SetSessionModeRequest<'static> {
-        SetSessionModeRequest {
-            session_id: IntoOwned::into_owned(self.session_id),
-            mode_id: IntoOwned::into_owned(self.mode_id),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for SetSessionModeRequest<'_> {
     type Owned = SetSessionModeRequest<'static>;
 
@@ -5930,6 +5930,20 @@ pub struct SetSessionConfigOptionRequest<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl SetSessionConfigOptionRequest<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SetSessionConfigOptionRequest<'static> {
+        SetSessionConfigOptionRequest {
+            session_id: IntoOwned::into_owned(self.session_id),
+            config_id: IntoOwned::into_owned(self.config_id),
+            kind: IntoOwned::into_owned(self.kind),
+            value: IntoOwned::into_owned(self.value),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> SetSessionConfigOptionRequest<'a> {
@@ -6071,20 +6085,6 @@ impl<'de: 'a, 'a> Object<'de> for SetSessionConfigOptionRequest<'a> {
     }
 }
 
-impl SetSessionConfigOptionRequest<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> SetSessionConfigOptionRequest<'static> {
-        SetSessionConfigOptionRequest {
-            session_id: IntoOwned::into_owned(self.session_id),
-            config_id: IntoOwned::into_owned(self.config_id),
-            kind: IntoOwned::into_owned(self.kind),
-            value: IntoOwned::into_owned(self.value),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for SetSessionConfigOptionRequest<'_> {
     type Owned = SetSessionConfigOptionRequest<'static>;
 
@@ -6140,6 +6140,17 @@ pub struct SetSessionConfigOptionResponse<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl SetSessionConfigOptionResponse<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SetSessionConfigOptionResponse<'static> {
+        SetSessionConfigOptionResponse {
+            config_options: IntoOwned::into_owned(self.config_options),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> SetSessionConfigOptionResponse<'a> {
@@ -6229,17 +6240,6 @@ impl<'de: 'a, 'a> Object<'de> for SetSessionConfigOptionResponse<'a> {
     }
 }
 
-impl SetSessionConfigOptionResponse<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> SetSessionConfigOptionResponse<'static> {
-        SetSessionConfigOptionResponse {
-            config_options: IntoOwned::into_owned(self.config_options),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for SetSessionConfigOptionResponse<'_> {
     type Owned = SetSessionConfigOptionResponse<'static>;
 
@@ -6291,6 +6291,18 @@ pub struct SetSessionModelRequest<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl SetSessionModelRequest<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SetSessionModelRequest<'static> {
+        SetSessionModelRequest {
+            session_id: IntoOwned::into_owned(self.session_id),
+            model_id: IntoOwned::into_owned(self.model_id),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> SetSessionModelRequest<'a> {
@@ -6393,18 +6405,6 @@ impl<'de: 'a, 'a> Object<'de> for SetSessionModelRequest<'a> {
     }
 }
 
-impl SetSessionModelRequest<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> SetSessionModelRequest<'static> {
-        SetSessionModelRequest {
-            session_id: IntoOwned::into_owned(self.session_id),
-            model_id: IntoOwned::into_owned(self.model_id),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for SetSessionModelRequest<'_> {
     type Owned = SetSessionModelRequest<'static>;
 
@@ -6457,6 +6457,18 @@ pub struct PromptRequest<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl PromptRequest<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> PromptRequest<'static> {
+        PromptRequest {
+            session_id: IntoOwned::into_owned(self.session_id),
+            prompt: IntoOwned::into_owned(self.prompt),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> PromptRequest<'a> {
@@ -6556,18 +6568,6 @@ impl<'de: 'a, 'a> Object<'de> for PromptRequest<'a> {
         }
         out.extra = extra;
         Ok(())
-    }
-}
-
-impl PromptRequest<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> PromptRequest<'static> {
-        PromptRequest {
-            session_id: IntoOwned::into_owned(self.session_id),
-            prompt: IntoOwned::into_owned(self.prompt),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
     }
 }
 
@@ -6720,6 +6720,19 @@ pub struct PromptResponse<'a> {
     pub extra: Extra<'a>,
 }
 
+impl PromptResponse<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> PromptResponse<'static> {
+        PromptResponse {
+            stop_reason: IntoOwned::into_owned(self.stop_reason),
+            #[cfg(feature = "unstable")]
+            usage: IntoOwned::into_owned(self.usage),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
+}
+
 impl<'a> PromptResponse<'a> {
     /// A `PromptResponse` from its required members (`stopReason`); the optional ones absent.
     pub fn new(stop_reason: StopReason<'a>) -> Self {
@@ -6835,19 +6848,6 @@ impl<'de: 'a, 'a> Object<'de> for PromptResponse<'a> {
     }
 }
 
-impl PromptResponse<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> PromptResponse<'static> {
-        PromptResponse {
-            stop_reason: IntoOwned::into_owned(self.stop_reason),
-            #[cfg(feature = "unstable")]
-            usage: IntoOwned::into_owned(self.usage),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for PromptResponse<'_> {
     type Owned = PromptResponse<'static>;
 
@@ -6903,6 +6903,17 @@ pub struct CancelRequestNotification<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl CancelRequestNotification<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> CancelRequestNotification<'static> {
+        CancelRequestNotification {
+            request_id: IntoOwned::into_owned(self.request_id),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> CancelRequestNotification<'a> {
@@ -6989,17 +7000,6 @@ impl<'de: 'a, 'a> Object<'de> for CancelRequestNotification<'a> {
         }
         out.extra = extra;
         Ok(())
-    }
-}
-
-impl CancelRequestNotification<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> CancelRequestNotification<'static> {
-        CancelRequestNotification {
-            request_id: IntoOwned::into_owned(self.request_id),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
     }
 }
 
@@ -7154,6 +7154,23 @@ pub struct Usage<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+#[cfg(feature = "unstable")]
+impl Usage<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> Usage<'static> {
+        Usage {
+            total_tokens: self.total_tokens,
+            input_tokens: self.input_tokens,
+            output_tokens: self.output_tokens,
+            thought_tokens: self.thought_tokens,
+            cached_read_tokens: self.cached_read_tokens,
+            cached_write_tokens: self.cached_write_tokens,
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 #[cfg(feature = "unstable")]
@@ -7348,23 +7365,6 @@ impl<'de: 'a, 'a> Object<'de> for Usage<'a> {
 }
 
 #[cfg(feature = "unstable")]
-impl Usage<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> Usage<'static> {
-        Usage {
-            total_tokens: self.total_tokens,
-            input_tokens: self.input_tokens,
-            output_tokens: self.output_tokens,
-            thought_tokens: self.thought_tokens,
-            cached_read_tokens: self.cached_read_tokens,
-            cached_write_tokens: self.cached_write_tokens,
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
-#[cfg(feature = "unstable")]
 impl IntoOwned for Usage<'_> {
     type Owned = Usage<'static>;
 
@@ -7435,6 +7435,20 @@ pub struct InitialSessionConfigOption<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+#[cfg(feature = "unstable")]
+impl InitialSessionConfigOption<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> InitialSessionConfigOption<'static> {
+        InitialSessionConfigOption {
+            config_id: IntoOwned::into_owned(self.config_id),
+            kind: IntoOwned::into_owned(self.kind),
+            value: IntoOwned::into_owned(self.value),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 #[cfg(feature = "unstable")]
@@ -7563,20 +7577,6 @@ impl<'de: 'a, 'a> Object<'de> for InitialSessionConfigOption<'a> {
 }
 
 #[cfg(feature = "unstable")]
-impl InitialSessionConfigOption<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> InitialSessionConfigOption<'static> {
-        InitialSessionConfigOption {
-            config_id: IntoOwned::into_owned(self.config_id),
-            kind: IntoOwned::into_owned(self.kind),
-            value: IntoOwned::into_owned(self.value),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
-#[cfg(feature = "unstable")]
 impl IntoOwned for InitialSessionConfigOption<'_> {
     type Owned = InitialSessionConfigOption<'static>;
 
@@ -7636,6 +7636,19 @@ pub struct McpServerAcp<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+#[cfg(feature = "unstable")]
+impl McpServerAcp<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> McpServerAcp<'static> {
+        McpServerAcp {
+            name: IntoOwned::into_owned(self.name),
+            server_id: IntoOwned::into_owned(self.server_id),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 #[cfg(feature = "unstable")]
@@ -7738,19 +7751,6 @@ impl<'de: 'a, 'a> Object<'de> for McpServerAcp<'a> {
         }
         out.extra = extra;
         Ok(())
-    }
-}
-
-#[cfg(feature = "unstable")]
-impl McpServerAcp<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> McpServerAcp<'static> {
-        McpServerAcp {
-            name: IntoOwned::into_owned(self.name),
-            server_id: IntoOwned::into_owned(self.server_id),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
     }
 }
 

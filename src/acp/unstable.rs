@@ -35,6 +35,16 @@ pub struct ListProvidersRequest<'a> {
     pub extra: Extra<'a>,
 }
 
+impl ListProvidersRequest<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> ListProvidersRequest<'static> {
+        ListProvidersRequest {
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
+}
+
 impl<'a> ListProvidersRequest<'a> {
     /// A `ListProvidersRequest` with every (optional) member absent.
     pub fn new() -> Self {
@@ -115,16 +125,6 @@ impl<'de: 'a, 'a> Object<'de> for ListProvidersRequest<'a> {
     }
 }
 
-impl ListProvidersRequest<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> ListProvidersRequest<'static> {
-        ListProvidersRequest {
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for ListProvidersRequest<'_> {
     type Owned = ListProvidersRequest<'static>;
 
@@ -172,6 +172,17 @@ pub struct ListProvidersResponse<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl ListProvidersResponse<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> ListProvidersResponse<'static> {
+        ListProvidersResponse {
+            providers: IntoOwned::into_owned(self.providers),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> ListProvidersResponse<'a> {
@@ -261,17 +272,6 @@ impl<'de: 'a, 'a> Object<'de> for ListProvidersResponse<'a> {
     }
 }
 
-impl ListProvidersResponse<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> ListProvidersResponse<'static> {
-        ListProvidersResponse {
-            providers: IntoOwned::into_owned(self.providers),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for ListProvidersResponse<'_> {
     type Owned = ListProvidersResponse<'static>;
 
@@ -327,6 +327,20 @@ pub struct ProviderInfo<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl ProviderInfo<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> ProviderInfo<'static> {
+        ProviderInfo {
+            provider_id: IntoOwned::into_owned(self.provider_id),
+            supported: IntoOwned::into_owned(self.supported),
+            required: self.required,
+            current: IntoOwned::into_owned(self.current),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> ProviderInfo<'a> {
@@ -468,20 +482,6 @@ impl<'de: 'a, 'a> Object<'de> for ProviderInfo<'a> {
     }
 }
 
-impl ProviderInfo<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> ProviderInfo<'static> {
-        ProviderInfo {
-            provider_id: IntoOwned::into_owned(self.provider_id),
-            supported: IntoOwned::into_owned(self.supported),
-            required: self.required,
-            current: IntoOwned::into_owned(self.current),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for ProviderInfo<'_> {
     type Owned = ProviderInfo<'static>;
 
@@ -539,6 +539,18 @@ pub struct ProviderCurrentConfig<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl ProviderCurrentConfig<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> ProviderCurrentConfig<'static> {
+        ProviderCurrentConfig {
+            api_type: IntoOwned::into_owned(self.api_type),
+            base_url: IntoOwned::into_owned(self.base_url),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> ProviderCurrentConfig<'a> {
@@ -638,18 +650,6 @@ impl<'de: 'a, 'a> Object<'de> for ProviderCurrentConfig<'a> {
         }
         out.extra = extra;
         Ok(())
-    }
-}
-
-impl ProviderCurrentConfig<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> ProviderCurrentConfig<'static> {
-        ProviderCurrentConfig {
-            api_type: IntoOwned::into_owned(self.api_type),
-            base_url: IntoOwned::into_owned(self.base_url),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
     }
 }
 
@@ -805,6 +805,20 @@ pub struct SetProviderRequest<'a> {
     pub extra: Extra<'a>,
 }
 
+impl SetProviderRequest<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SetProviderRequest<'static> {
+        SetProviderRequest {
+            provider_id: IntoOwned::into_owned(self.provider_id),
+            api_type: IntoOwned::into_owned(self.api_type),
+            base_url: IntoOwned::into_owned(self.base_url),
+            headers: IntoOwned::into_owned(self.headers),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
+}
+
 impl<'a> SetProviderRequest<'a> {
     /// A `SetProviderRequest` from its required members (`providerId`, `apiType`, `baseUrl`); the optional ones absent.
     pub fn new(
@@ -944,20 +958,6 @@ impl<'de: 'a, 'a> Object<'de> for SetProviderRequest<'a> {
     }
 }
 
-impl SetProviderRequest<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> SetProviderRequest<'static> {
-        SetProviderRequest {
-            provider_id: IntoOwned::into_owned(self.provider_id),
-            api_type: IntoOwned::into_owned(self.api_type),
-            base_url: IntoOwned::into_owned(self.base_url),
-            headers: IntoOwned::into_owned(self.headers),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for SetProviderRequest<'_> {
     type Owned = SetProviderRequest<'static>;
 
@@ -1011,6 +1011,16 @@ pub struct SetProviderResponse<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl SetProviderResponse<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SetProviderResponse<'static> {
+        SetProviderResponse {
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> SetProviderResponse<'a> {
@@ -1093,16 +1103,6 @@ impl<'de: 'a, 'a> Object<'de> for SetProviderResponse<'a> {
     }
 }
 
-impl SetProviderResponse<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> SetProviderResponse<'static> {
-        SetProviderResponse {
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for SetProviderResponse<'_> {
     type Owned = SetProviderResponse<'static>;
 
@@ -1150,6 +1150,17 @@ pub struct DisableProviderRequest<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl DisableProviderRequest<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> DisableProviderRequest<'static> {
+        DisableProviderRequest {
+            provider_id: IntoOwned::into_owned(self.provider_id),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> DisableProviderRequest<'a> {
@@ -1239,17 +1250,6 @@ impl<'de: 'a, 'a> Object<'de> for DisableProviderRequest<'a> {
     }
 }
 
-impl DisableProviderRequest<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> DisableProviderRequest<'static> {
-        DisableProviderRequest {
-            provider_id: IntoOwned::into_owned(self.provider_id),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for DisableProviderRequest<'_> {
     type Owned = DisableProviderRequest<'static>;
 
@@ -1297,6 +1297,16 @@ pub struct DisableProviderResponse<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl DisableProviderResponse<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> DisableProviderResponse<'static> {
+        DisableProviderResponse {
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> DisableProviderResponse<'a> {
@@ -1379,16 +1389,6 @@ impl<'de: 'a, 'a> Object<'de> for DisableProviderResponse<'a> {
     }
 }
 
-impl DisableProviderResponse<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> DisableProviderResponse<'static> {
-        DisableProviderResponse {
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for DisableProviderResponse<'_> {
     type Owned = DisableProviderResponse<'static>;
 
@@ -1434,6 +1434,16 @@ pub struct AuthStatusRequest<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl AuthStatusRequest<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> AuthStatusRequest<'static> {
+        AuthStatusRequest {
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> AuthStatusRequest<'a> {
@@ -1516,16 +1526,6 @@ impl<'de: 'a, 'a> Object<'de> for AuthStatusRequest<'a> {
     }
 }
 
-impl AuthStatusRequest<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> AuthStatusRequest<'static> {
-        AuthStatusRequest {
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for AuthStatusRequest<'_> {
     type Owned = AuthStatusRequest<'static>;
 
@@ -1575,6 +1575,18 @@ pub struct AuthStatusResponse<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl AuthStatusResponse<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> AuthStatusResponse<'static> {
+        AuthStatusResponse {
+            state: IntoOwned::into_owned(self.state),
+            accounts: IntoOwned::into_owned(self.accounts),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> AuthStatusResponse<'a> {
@@ -1686,18 +1698,6 @@ impl<'de: 'a, 'a> Object<'de> for AuthStatusResponse<'a> {
     }
 }
 
-impl AuthStatusResponse<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> AuthStatusResponse<'static> {
-        AuthStatusResponse {
-            state: IntoOwned::into_owned(self.state),
-            accounts: IntoOwned::into_owned(self.accounts),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for AuthStatusResponse<'_> {
     type Owned = AuthStatusResponse<'static>;
 
@@ -1753,6 +1753,18 @@ pub struct AuthStatusUpdateNotification<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl AuthStatusUpdateNotification<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> AuthStatusUpdateNotification<'static> {
+        AuthStatusUpdateNotification {
+            state: IntoOwned::into_owned(self.state),
+            accounts: IntoOwned::into_owned(self.accounts),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> AuthStatusUpdateNotification<'a> {
@@ -1864,18 +1876,6 @@ impl<'de: 'a, 'a> Object<'de> for AuthStatusUpdateNotification<'a> {
     }
 }
 
-impl AuthStatusUpdateNotification<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> AuthStatusUpdateNotification<'static> {
-        AuthStatusUpdateNotification {
-            state: IntoOwned::into_owned(self.state),
-            accounts: IntoOwned::into_owned(self.accounts),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for AuthStatusUpdateNotification<'_> {
     type Owned = AuthStatusUpdateNotification<'static>;
 
@@ -1939,6 +1939,22 @@ pub struct AuthAccount<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl AuthAccount<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> AuthAccount<'static> {
+        AuthAccount {
+            label: IntoOwned::into_owned(self.label),
+            description: IntoOwned::into_owned(self.description),
+            active: self.active,
+            name: IntoOwned::into_owned(self.name),
+            email: IntoOwned::into_owned(self.email),
+            organization: IntoOwned::into_owned(self.organization),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> AuthAccount<'a> {
@@ -2142,22 +2158,6 @@ impl<'de: 'a, 'a> Object<'de> for AuthAccount<'a> {
     }
 }
 
-impl AuthAccount<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> AuthAccount<'static> {
-        AuthAccount {
-            label: IntoOwned::into_owned(self.label),
-            description: IntoOwned::into_owned(self.description),
-            active: self.active,
-            name: IntoOwned::into_owned(self.name),
-            email: IntoOwned::into_owned(self.email),
-            organization: IntoOwned::into_owned(self.organization),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for AuthAccount<'_> {
     type Owned = AuthAccount<'static>;
 
@@ -2328,6 +2328,23 @@ pub struct ForkSessionRequest<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl ForkSessionRequest<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> ForkSessionRequest<'static> {
+        ForkSessionRequest {
+            session_id: IntoOwned::into_owned(self.session_id),
+            cursor_id: IntoOwned::into_owned(self.cursor_id),
+            cwd: IntoOwned::into_owned(self.cwd),
+            additional_directories: IntoOwned::into_owned(self.additional_directories),
+            mcp_servers: IntoOwned::into_owned(self.mcp_servers),
+            system_prompt: IntoOwned::into_owned(self.system_prompt),
+            config_options: IntoOwned::into_owned(self.config_options),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> ForkSessionRequest<'a> {
@@ -2551,23 +2568,6 @@ impl<'de: 'a, 'a> Object<'de> for ForkSessionRequest<'a> {
     }
 }
 
-impl ForkSessionRequest<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> ForkSessionRequest<'static> {
-        ForkSessionRequest {
-            session_id: IntoOwned::into_owned(self.session_id),
-            cursor_id: IntoOwned::into_owned(self.cursor_id),
-            cwd: IntoOwned::into_owned(self.cwd),
-            additional_directories: IntoOwned::into_owned(self.additional_directories),
-            mcp_servers: IntoOwned::into_owned(self.mcp_servers),
-            system_prompt: IntoOwned::into_owned(self.system_prompt),
-            config_options: IntoOwned::into_owned(self.config_options),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for ForkSessionRequest<'_> {
     type Owned = ForkSessionRequest<'static>;
 
@@ -2642,6 +2642,19 @@ pub struct ForkSessionResponse<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl ForkSessionResponse<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> ForkSessionResponse<'static> {
+        ForkSessionResponse {
+            session_id: IntoOwned::into_owned(self.session_id),
+            modes: IntoOwned::into_owned(self.modes),
+            config_options: IntoOwned::into_owned(self.config_options),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> ForkSessionResponse<'a> {
@@ -2777,19 +2790,6 @@ impl<'de: 'a, 'a> Object<'de> for ForkSessionResponse<'a> {
     }
 }
 
-impl ForkSessionResponse<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> ForkSessionResponse<'static> {
-        ForkSessionResponse {
-            session_id: IntoOwned::into_owned(self.session_id),
-            modes: IntoOwned::into_owned(self.modes),
-            config_options: IntoOwned::into_owned(self.config_options),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for ForkSessionResponse<'_> {
     type Owned = ForkSessionResponse<'static>;
 
@@ -2847,6 +2847,17 @@ pub struct ArchiveSessionRequest<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl ArchiveSessionRequest<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> ArchiveSessionRequest<'static> {
+        ArchiveSessionRequest {
+            session_id: IntoOwned::into_owned(self.session_id),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> ArchiveSessionRequest<'a> {
@@ -2936,17 +2947,6 @@ impl<'de: 'a, 'a> Object<'de> for ArchiveSessionRequest<'a> {
     }
 }
 
-impl ArchiveSessionRequest<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> ArchiveSessionRequest<'static> {
-        ArchiveSessionRequest {
-            session_id: IntoOwned::into_owned(self.session_id),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for ArchiveSessionRequest<'_> {
     type Owned = ArchiveSessionRequest<'static>;
 
@@ -2994,6 +2994,16 @@ pub struct ArchiveSessionResponse<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl ArchiveSessionResponse<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> ArchiveSessionResponse<'static> {
+        ArchiveSessionResponse {
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> ArchiveSessionResponse<'a> {
@@ -3076,16 +3086,6 @@ impl<'de: 'a, 'a> Object<'de> for ArchiveSessionResponse<'a> {
     }
 }
 
-impl ArchiveSessionResponse<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> ArchiveSessionResponse<'static> {
-        ArchiveSessionResponse {
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for ArchiveSessionResponse<'_> {
     type Owned = ArchiveSessionResponse<'static>;
 
@@ -3133,6 +3133,17 @@ pub struct UnarchiveSessionRequest<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl UnarchiveSessionRequest<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> UnarchiveSessionRequest<'static> {
+        UnarchiveSessionRequest {
+            session_id: IntoOwned::into_owned(self.session_id),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> UnarchiveSessionRequest<'a> {
@@ -3222,17 +3233,6 @@ impl<'de: 'a, 'a> Object<'de> for UnarchiveSessionRequest<'a> {
     }
 }
 
-impl UnarchiveSessionRequest<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> UnarchiveSessionRequest<'static> {
-        UnarchiveSessionRequest {
-            session_id: IntoOwned::into_owned(self.session_id),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for UnarchiveSessionRequest<'_> {
     type Owned = UnarchiveSessionRequest<'static>;
 
@@ -3280,6 +3280,16 @@ pub struct UnarchiveSessionResponse<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl UnarchiveSessionResponse<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> UnarchiveSessionResponse<'static> {
+        UnarchiveSessionResponse {
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> UnarchiveSessionResponse<'a> {
@@ -3362,16 +3372,6 @@ impl<'de: 'a, 'a> Object<'de> for UnarchiveSessionResponse<'a> {
     }
 }
 
-impl UnarchiveSessionResponse<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> UnarchiveSessionResponse<'static> {
-        UnarchiveSessionResponse {
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for UnarchiveSessionResponse<'_> {
     type Owned = UnarchiveSessionResponse<'static>;
 
@@ -3419,6 +3419,17 @@ pub struct SessionStatusRequest<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl SessionStatusRequest<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SessionStatusRequest<'static> {
+        SessionStatusRequest {
+            session_id: IntoOwned::into_owned(self.session_id),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> SessionStatusRequest<'a> {
@@ -3508,17 +3519,6 @@ impl<'de: 'a, 'a> Object<'de> for SessionStatusRequest<'a> {
     }
 }
 
-impl SessionStatusRequest<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> SessionStatusRequest<'static> {
-        SessionStatusRequest {
-            session_id: IntoOwned::into_owned(self.session_id),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for SessionStatusRequest<'_> {
     type Owned = SessionStatusRequest<'static>;
 
@@ -3568,6 +3568,17 @@ pub struct SessionStatusResponse<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl SessionStatusResponse<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SessionStatusResponse<'static> {
+        SessionStatusResponse {
+            status: IntoOwned::into_owned(self.status),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> SessionStatusResponse<'a> {
@@ -3654,17 +3665,6 @@ impl<'de: 'a, 'a> Object<'de> for SessionStatusResponse<'a> {
         }
         out.extra = extra;
         Ok(())
-    }
-}
-
-impl SessionStatusResponse<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> SessionStatusResponse<'static> {
-        SessionStatusResponse {
-            status: IntoOwned::into_owned(self.status),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
     }
 }
 
@@ -3800,6 +3800,18 @@ pub struct SetSessionTitleRequest<'a> {
     pub extra: Extra<'a>,
 }
 
+impl SetSessionTitleRequest<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SetSessionTitleRequest<'static> {
+        SetSessionTitleRequest {
+            session_id: IntoOwned::into_owned(self.session_id),
+            title: IntoOwned::into_owned(self.title),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
+}
+
 impl<'a> SetSessionTitleRequest<'a> {
     /// A `SetSessionTitleRequest` from its required members (`sessionId`, `title`); the optional ones absent.
     pub fn new(session_id: impl Into<Cow<'a, str>>, title: impl Into<Cow<'a, str>>) -> Self {
@@ -3900,18 +3912,6 @@ impl<'de: 'a, 'a> Object<'de> for SetSessionTitleRequest<'a> {
     }
 }
 
-impl SetSessionTitleRequest<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> SetSessionTitleRequest<'static> {
-        SetSessionTitleRequest {
-            session_id: IntoOwned::into_owned(self.session_id),
-            title: IntoOwned::into_owned(self.title),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for SetSessionTitleRequest<'_> {
     type Owned = SetSessionTitleRequest<'static>;
 
@@ -3962,6 +3962,17 @@ pub struct SetSessionTitleResponse<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl SetSessionTitleResponse<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SetSessionTitleResponse<'static> {
+        SetSessionTitleResponse {
+            title: IntoOwned::into_owned(self.title),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> SetSessionTitleResponse<'a> {
@@ -4051,17 +4062,6 @@ impl<'de: 'a, 'a> Object<'de> for SetSessionTitleResponse<'a> {
     }
 }
 
-impl SetSessionTitleResponse<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> SetSessionTitleResponse<'static> {
-        SetSessionTitleResponse {
-            title: IntoOwned::into_owned(self.title),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for SetSessionTitleResponse<'_> {
     type Owned = SetSessionTitleResponse<'static>;
 
@@ -4115,6 +4115,19 @@ pub struct SessionOptionsRequest<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl SessionOptionsRequest<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SessionOptionsRequest<'static> {
+        SessionOptionsRequest {
+            cwd: IntoOwned::into_owned(self.cwd),
+            additional_directories: IntoOwned::into_owned(self.additional_directories),
+            session_id: IntoOwned::into_owned(self.session_id),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> SessionOptionsRequest<'a> {
@@ -4254,19 +4267,6 @@ impl<'de: 'a, 'a> Object<'de> for SessionOptionsRequest<'a> {
     }
 }
 
-impl SessionOptionsRequest<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> SessionOptionsRequest<'static> {
-        SessionOptionsRequest {
-            cwd: IntoOwned::into_owned(self.cwd),
-            additional_directories: IntoOwned::into_owned(self.additional_directories),
-            session_id: IntoOwned::into_owned(self.session_id),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for SessionOptionsRequest<'_> {
     type Owned = SessionOptionsRequest<'static>;
 
@@ -4326,6 +4326,18 @@ pub struct SessionOptionsResponse<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl SessionOptionsResponse<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SessionOptionsResponse<'static> {
+        SessionOptionsResponse {
+            modes: IntoOwned::into_owned(self.modes),
+            config_options: IntoOwned::into_owned(self.config_options),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> SessionOptionsResponse<'a> {
@@ -4454,18 +4466,6 @@ impl<'de: 'a, 'a> Object<'de> for SessionOptionsResponse<'a> {
     }
 }
 
-impl SessionOptionsResponse<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> SessionOptionsResponse<'static> {
-        SessionOptionsResponse {
-            modes: IntoOwned::into_owned(self.modes),
-            config_options: IntoOwned::into_owned(self.config_options),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for SessionOptionsResponse<'_> {
     type Owned = SessionOptionsResponse<'static>;
 
@@ -4527,6 +4527,20 @@ pub struct MessageMcpRequest<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl MessageMcpRequest<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> MessageMcpRequest<'static> {
+        MessageMcpRequest {
+            server_id: IntoOwned::into_owned(self.server_id),
+            request_id: IntoOwned::into_owned(self.request_id),
+            method: IntoOwned::into_owned(self.method),
+            params: IntoOwned::into_owned(self.params),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> MessageMcpRequest<'a> {
@@ -4668,20 +4682,6 @@ impl<'de: 'a, 'a> Object<'de> for MessageMcpRequest<'a> {
     }
 }
 
-impl MessageMcpRequest<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> MessageMcpRequest<'static> {
-        MessageMcpRequest {
-            server_id: IntoOwned::into_owned(self.server_id),
-            request_id: IntoOwned::into_owned(self.request_id),
-            method: IntoOwned::into_owned(self.method),
-            params: IntoOwned::into_owned(self.params),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for MessageMcpRequest<'_> {
     type Owned = MessageMcpRequest<'static>;
 
@@ -4743,6 +4743,20 @@ pub struct MessageMcpNotification<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl MessageMcpNotification<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> MessageMcpNotification<'static> {
+        MessageMcpNotification {
+            server_id: IntoOwned::into_owned(self.server_id),
+            request_id: IntoOwned::into_owned(self.request_id),
+            method: IntoOwned::into_owned(self.method),
+            params: IntoOwned::into_owned(self.params),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> MessageMcpNotification<'a> {
@@ -4884,20 +4898,6 @@ impl<'de: 'a, 'a> Object<'de> for MessageMcpNotification<'a> {
     }
 }
 
-impl MessageMcpNotification<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> MessageMcpNotification<'static> {
-        MessageMcpNotification {
-            server_id: IntoOwned::into_owned(self.server_id),
-            request_id: IntoOwned::into_owned(self.request_id),
-            method: IntoOwned::into_owned(self.method),
-            params: IntoOwned::into_owned(self.params),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for MessageMcpNotification<'_> {
     type Owned = MessageMcpNotification<'static>;
 
@@ -4955,6 +4955,18 @@ pub struct MessageMcpResponse<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl MessageMcpResponse<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> MessageMcpResponse<'static> {
+        MessageMcpResponse {
+            result: IntoOwned::into_owned(self.result),
+            error: IntoOwned::into_owned(self.error),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> MessageMcpResponse<'a> {
@@ -5081,18 +5093,6 @@ impl<'de: 'a, 'a> Object<'de> for MessageMcpResponse<'a> {
     }
 }
 
-impl MessageMcpResponse<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> MessageMcpResponse<'static> {
-        MessageMcpResponse {
-            result: IntoOwned::into_owned(self.result),
-            error: IntoOwned::into_owned(self.error),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for MessageMcpResponse<'_> {
     type Owned = MessageMcpResponse<'static>;
 
@@ -5150,6 +5150,18 @@ pub struct McpError<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl McpError<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> McpError<'static> {
+        McpError {
+            code: self.code,
+            message: IntoOwned::into_owned(self.message),
+            data: IntoOwned::into_owned(self.data),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> McpError<'a> {
@@ -5249,18 +5261,6 @@ impl<'de: 'a, 'a> Object<'de> for McpError<'a> {
         }
         out.extra = extra;
         Ok(())
-    }
-}
-
-impl McpError<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> McpError<'static> {
-        McpError {
-            code: self.code,
-            message: IntoOwned::into_owned(self.message),
-            data: IntoOwned::into_owned(self.data),
-            extra: self.extra.into_owned(),
-        }
     }
 }
 

@@ -41,6 +41,18 @@ pub struct SessionNotification<'a> {
     pub extra: Extra<'a>,
 }
 
+impl SessionNotification<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SessionNotification<'static> {
+        SessionNotification {
+            session_id: IntoOwned::into_owned(self.session_id),
+            update: IntoOwned::into_owned(self.update),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
+}
+
 impl<'a> SessionNotification<'a> {
     /// A `SessionNotification` from its required members (`sessionId`, `update`); the optional ones absent.
     pub fn new(session_id: impl Into<Cow<'a, str>>, update: SessionUpdate<'a>) -> Self {
@@ -141,18 +153,6 @@ impl<'de: 'a, 'a> Object<'de> for SessionNotification<'a> {
     }
 }
 
-impl SessionNotification<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> SessionNotification<'static> {
-        SessionNotification {
-            session_id: IntoOwned::into_owned(self.session_id),
-            update: IntoOwned::into_owned(self.update),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for SessionNotification<'_> {
     type Owned = SessionNotification<'static>;
 
@@ -205,6 +205,18 @@ pub struct ContentChunk<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl ContentChunk<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> ContentChunk<'static> {
+        ContentChunk {
+            content: IntoOwned::into_owned(self.content),
+            message_id: IntoOwned::into_owned(self.message_id),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> ContentChunk<'a> {
@@ -314,18 +326,6 @@ impl<'de: 'a, 'a> Object<'de> for ContentChunk<'a> {
         }
         out.extra = extra;
         Ok(())
-    }
-}
-
-impl ContentChunk<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> ContentChunk<'static> {
-        ContentChunk {
-            content: IntoOwned::into_owned(self.content),
-            message_id: IntoOwned::into_owned(self.message_id),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
     }
 }
 
@@ -608,6 +608,25 @@ pub struct ToolCall<'a> {
     pub extra: Extra<'a>,
 }
 
+impl ToolCall<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> ToolCall<'static> {
+        ToolCall {
+            tool_call_id: IntoOwned::into_owned(self.tool_call_id),
+            title: IntoOwned::into_owned(self.title),
+            name: IntoOwned::into_owned(self.name),
+            kind: IntoOwned::into_owned(self.kind),
+            status: IntoOwned::into_owned(self.status),
+            content: IntoOwned::into_owned(self.content),
+            locations: IntoOwned::into_owned(self.locations),
+            raw_input: IntoOwned::into_owned(self.raw_input),
+            raw_output: IntoOwned::into_owned(self.raw_output),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
+}
+
 impl<'a> ToolCall<'a> {
     /// A `ToolCall` from its required members (`toolCallId`, `title`); the optional ones absent.
     pub fn new(tool_call_id: impl Into<Cow<'a, str>>, title: impl Into<Cow<'a, str>>) -> Self {
@@ -864,25 +883,6 @@ impl<'de: 'a, 'a> Object<'de> for ToolCall<'a> {
     }
 }
 
-impl ToolCall<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> ToolCall<'static> {
-        ToolCall {
-            tool_call_id: IntoOwned::into_owned(self.tool_call_id),
-            title: IntoOwned::into_owned(self.title),
-            name: IntoOwned::into_owned(self.name),
-            kind: IntoOwned::into_owned(self.kind),
-            status: IntoOwned::into_owned(self.status),
-            content: IntoOwned::into_owned(self.content),
-            locations: IntoOwned::into_owned(self.locations),
-            raw_input: IntoOwned::into_owned(self.raw_input),
-            raw_output: IntoOwned::into_owned(self.raw_output),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for ToolCall<'_> {
     type Owned = ToolCall<'static>;
 
@@ -977,6 +977,25 @@ pub struct ToolCallUpdate<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl ToolCallUpdate<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> ToolCallUpdate<'static> {
+        ToolCallUpdate {
+            tool_call_id: IntoOwned::into_owned(self.tool_call_id),
+            kind: IntoOwned::into_owned(self.kind),
+            status: IntoOwned::into_owned(self.status),
+            title: IntoOwned::into_owned(self.title),
+            name: IntoOwned::into_owned(self.name),
+            content: IntoOwned::into_owned(self.content),
+            locations: IntoOwned::into_owned(self.locations),
+            raw_input: IntoOwned::into_owned(self.raw_input),
+            raw_output: IntoOwned::into_owned(self.raw_output),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> ToolCallUpdate<'a> {
@@ -1244,25 +1263,6 @@ impl<'de: 'a, 'a> Object<'de> for ToolCallUpdate<'a> {
     }
 }
 
-impl ToolCallUpdate<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> ToolCallUpdate<'static> {
-        ToolCallUpdate {
-            tool_call_id: IntoOwned::into_owned(self.tool_call_id),
-            kind: IntoOwned::into_owned(self.kind),
-            status: IntoOwned::into_owned(self.status),
-            title: IntoOwned::into_owned(self.title),
-            name: IntoOwned::into_owned(self.name),
-            content: IntoOwned::into_owned(self.content),
-            locations: IntoOwned::into_owned(self.locations),
-            raw_input: IntoOwned::into_owned(self.raw_input),
-            raw_output: IntoOwned::into_owned(self.raw_output),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for ToolCallUpdate<'_> {
     type Owned = ToolCallUpdate<'static>;
 
@@ -1346,6 +1346,18 @@ pub struct ToolCallLocation<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl ToolCallLocation<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> ToolCallLocation<'static> {
+        ToolCallLocation {
+            path: IntoOwned::into_owned(self.path),
+            line: self.line,
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> ToolCallLocation<'a> {
@@ -1457,18 +1469,6 @@ impl<'de: 'a, 'a> Object<'de> for ToolCallLocation<'a> {
     }
 }
 
-impl ToolCallLocation<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> ToolCallLocation<'static> {
-        ToolCallLocation {
-            path: IntoOwned::into_owned(self.path),
-            line: self.line,
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for ToolCallLocation<'_> {
     type Owned = ToolCallLocation<'static>;
 
@@ -1522,6 +1522,17 @@ pub struct Content<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl Content<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> Content<'static> {
+        Content {
+            content: IntoOwned::into_owned(self.content),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> Content<'a> {
@@ -1611,17 +1622,6 @@ impl<'de: 'a, 'a> Object<'de> for Content<'a> {
     }
 }
 
-impl Content<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> Content<'static> {
-        Content {
-            content: IntoOwned::into_owned(self.content),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for Content<'_> {
     type Owned = Content<'static>;
 
@@ -1675,6 +1675,19 @@ pub struct Diff<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl Diff<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> Diff<'static> {
+        Diff {
+            path: IntoOwned::into_owned(self.path),
+            old_text: IntoOwned::into_owned(self.old_text),
+            new_text: IntoOwned::into_owned(self.new_text),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> Diff<'a> {
@@ -1799,19 +1812,6 @@ impl<'de: 'a, 'a> Object<'de> for Diff<'a> {
     }
 }
 
-impl Diff<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> Diff<'static> {
-        Diff {
-            path: IntoOwned::into_owned(self.path),
-            old_text: IntoOwned::into_owned(self.old_text),
-            new_text: IntoOwned::into_owned(self.new_text),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for Diff<'_> {
     type Owned = Diff<'static>;
 
@@ -1866,6 +1866,17 @@ pub struct Terminal<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl Terminal<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> Terminal<'static> {
+        Terminal {
+            terminal_id: IntoOwned::into_owned(self.terminal_id),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> Terminal<'a> {
@@ -1952,17 +1963,6 @@ impl<'de: 'a, 'a> Object<'de> for Terminal<'a> {
         }
         out.extra = extra;
         Ok(())
-    }
-}
-
-impl Terminal<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> Terminal<'static> {
-        Terminal {
-            terminal_id: IntoOwned::into_owned(self.terminal_id),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
     }
 }
 
@@ -2365,6 +2365,17 @@ pub struct Plan<'a> {
     pub extra: Extra<'a>,
 }
 
+impl Plan<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> Plan<'static> {
+        Plan {
+            entries: IntoOwned::into_owned(self.entries),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
+}
+
 impl<'a> Plan<'a> {
     /// A `Plan` from its required members (`entries`); the optional ones absent.
     pub fn new(entries: Vec<PlanEntry<'a>>) -> Self {
@@ -2452,17 +2463,6 @@ impl<'de: 'a, 'a> Object<'de> for Plan<'a> {
     }
 }
 
-impl Plan<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> Plan<'static> {
-        Plan {
-            entries: IntoOwned::into_owned(self.entries),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for Plan<'_> {
     type Owned = Plan<'static>;
 
@@ -2516,6 +2516,19 @@ pub struct PlanEntry<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl PlanEntry<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> PlanEntry<'static> {
+        PlanEntry {
+            content: IntoOwned::into_owned(self.content),
+            priority: IntoOwned::into_owned(self.priority),
+            status: IntoOwned::into_owned(self.status),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> PlanEntry<'a> {
@@ -2635,19 +2648,6 @@ impl<'de: 'a, 'a> Object<'de> for PlanEntry<'a> {
     }
 }
 
-impl PlanEntry<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> PlanEntry<'static> {
-        PlanEntry {
-            content: IntoOwned::into_owned(self.content),
-            priority: IntoOwned::into_owned(self.priority),
-            status: IntoOwned::into_owned(self.status),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for PlanEntry<'_> {
     type Owned = PlanEntry<'static>;
 
@@ -2699,6 +2699,17 @@ pub struct AvailableCommandsUpdate<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl AvailableCommandsUpdate<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> AvailableCommandsUpdate<'static> {
+        AvailableCommandsUpdate {
+            available_commands: IntoOwned::into_owned(self.available_commands),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> AvailableCommandsUpdate<'a> {
@@ -2788,17 +2799,6 @@ impl<'de: 'a, 'a> Object<'de> for AvailableCommandsUpdate<'a> {
     }
 }
 
-impl AvailableCommandsUpdate<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> AvailableCommandsUpdate<'static> {
-        AvailableCommandsUpdate {
-            available_commands: IntoOwned::into_owned(self.available_commands),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for AvailableCommandsUpdate<'_> {
     type Owned = AvailableCommandsUpdate<'static>;
 
@@ -2852,6 +2852,19 @@ pub struct AvailableCommand<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl AvailableCommand<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> AvailableCommand<'static> {
+        AvailableCommand {
+            name: IntoOwned::into_owned(self.name),
+            description: IntoOwned::into_owned(self.description),
+            input: IntoOwned::into_owned(self.input),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> AvailableCommand<'a> {
@@ -2976,19 +2989,6 @@ impl<'de: 'a, 'a> Object<'de> for AvailableCommand<'a> {
     }
 }
 
-impl AvailableCommand<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> AvailableCommand<'static> {
-        AvailableCommand {
-            name: IntoOwned::into_owned(self.name),
-            description: IntoOwned::into_owned(self.description),
-            input: IntoOwned::into_owned(self.input),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for AvailableCommand<'_> {
     type Owned = AvailableCommand<'static>;
 
@@ -3043,6 +3043,17 @@ pub struct UnstructuredCommandInput<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl UnstructuredCommandInput<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> UnstructuredCommandInput<'static> {
+        UnstructuredCommandInput {
+            hint: IntoOwned::into_owned(self.hint),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> UnstructuredCommandInput<'a> {
@@ -3129,17 +3140,6 @@ impl<'de: 'a, 'a> Object<'de> for UnstructuredCommandInput<'a> {
         }
         out.extra = extra;
         Ok(())
-    }
-}
-
-impl UnstructuredCommandInput<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> UnstructuredCommandInput<'static> {
-        UnstructuredCommandInput {
-            hint: IntoOwned::into_owned(self.hint),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
     }
 }
 
@@ -3252,6 +3252,17 @@ pub struct CurrentModeUpdate<'a> {
     pub extra: Extra<'a>,
 }
 
+impl CurrentModeUpdate<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> CurrentModeUpdate<'static> {
+        CurrentModeUpdate {
+            current_mode_id: IntoOwned::into_owned(self.current_mode_id),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
+}
+
 impl<'a> CurrentModeUpdate<'a> {
     /// A `CurrentModeUpdate` from its required members (`currentModeId`); the optional ones absent.
     pub fn new(current_mode_id: impl Into<Cow<'a, str>>) -> Self {
@@ -3339,17 +3350,6 @@ impl<'de: 'a, 'a> Object<'de> for CurrentModeUpdate<'a> {
     }
 }
 
-impl CurrentModeUpdate<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> CurrentModeUpdate<'static> {
-        CurrentModeUpdate {
-            current_mode_id: IntoOwned::into_owned(self.current_mode_id),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for CurrentModeUpdate<'_> {
     type Owned = CurrentModeUpdate<'static>;
 
@@ -3399,6 +3399,17 @@ pub struct ConfigOptionUpdate<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl ConfigOptionUpdate<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> ConfigOptionUpdate<'static> {
+        ConfigOptionUpdate {
+            config_options: IntoOwned::into_owned(self.config_options),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> ConfigOptionUpdate<'a> {
@@ -3488,17 +3499,6 @@ impl<'de: 'a, 'a> Object<'de> for ConfigOptionUpdate<'a> {
     }
 }
 
-impl ConfigOptionUpdate<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> ConfigOptionUpdate<'static> {
-        ConfigOptionUpdate {
-            config_options: IntoOwned::into_owned(self.config_options),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for ConfigOptionUpdate<'_> {
     type Owned = ConfigOptionUpdate<'static>;
 
@@ -3550,6 +3550,18 @@ pub struct SessionInfoUpdate<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl SessionInfoUpdate<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SessionInfoUpdate<'static> {
+        SessionInfoUpdate {
+            title: IntoOwned::into_owned(self.title),
+            updated_at: IntoOwned::into_owned(self.updated_at),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> SessionInfoUpdate<'a> {
@@ -3677,18 +3689,6 @@ impl<'de: 'a, 'a> Object<'de> for SessionInfoUpdate<'a> {
     }
 }
 
-impl SessionInfoUpdate<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> SessionInfoUpdate<'static> {
-        SessionInfoUpdate {
-            title: IntoOwned::into_owned(self.title),
-            updated_at: IntoOwned::into_owned(self.updated_at),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for SessionInfoUpdate<'_> {
     type Owned = SessionInfoUpdate<'static>;
 
@@ -3748,6 +3748,19 @@ pub struct UsageUpdate<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl UsageUpdate<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> UsageUpdate<'static> {
+        UsageUpdate {
+            used: self.used,
+            size: self.size,
+            cost: IntoOwned::into_owned(self.cost),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> UsageUpdate<'a> {
@@ -3872,19 +3885,6 @@ impl<'de: 'a, 'a> Object<'de> for UsageUpdate<'a> {
     }
 }
 
-impl UsageUpdate<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> UsageUpdate<'static> {
-        UsageUpdate {
-            used: self.used,
-            size: self.size,
-            cost: IntoOwned::into_owned(self.cost),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for UsageUpdate<'_> {
     type Owned = UsageUpdate<'static>;
 
@@ -3941,6 +3941,18 @@ pub struct Cost<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl Cost<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> Cost<'static> {
+        Cost {
+            amount: self.amount,
+            currency: IntoOwned::into_owned(self.currency),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> Cost<'a> {
@@ -4040,18 +4052,6 @@ impl<'de: 'a, 'a> Object<'de> for Cost<'a> {
         }
         out.extra = extra;
         Ok(())
-    }
-}
-
-impl Cost<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> Cost<'static> {
-        Cost {
-            amount: self.amount,
-            currency: IntoOwned::into_owned(self.currency),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
     }
 }
 
@@ -4195,6 +4195,19 @@ pub struct Notice<'a> {
     pub extra: Extra<'a>,
 }
 
+impl Notice<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> Notice<'static> {
+        Notice {
+            severity: IntoOwned::into_owned(self.severity),
+            title: IntoOwned::into_owned(self.title),
+            description: IntoOwned::into_owned(self.description),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
+}
+
 impl<'a> Notice<'a> {
     /// A `Notice` from its required members (`severity`, `title`); the optional ones absent.
     pub fn new(severity: NoticeSeverity<'a>, title: impl Into<Cow<'a, str>>) -> Self {
@@ -4316,19 +4329,6 @@ impl<'de: 'a, 'a> Object<'de> for Notice<'a> {
         }
         out.extra = extra;
         Ok(())
-    }
-}
-
-impl Notice<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> Notice<'static> {
-        Notice {
-            severity: IntoOwned::into_owned(self.severity),
-            title: IntoOwned::into_owned(self.title),
-            description: IntoOwned::into_owned(self.description),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
     }
 }
 
@@ -4483,6 +4483,20 @@ pub struct CompactionUpdate<'a> {
     pub extra: Extra<'a>,
 }
 
+impl CompactionUpdate<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> CompactionUpdate<'static> {
+        CompactionUpdate {
+            compaction_id: IntoOwned::into_owned(self.compaction_id),
+            status: IntoOwned::into_owned(self.status),
+            summary: IntoOwned::into_owned(self.summary),
+            error: IntoOwned::into_owned(self.error),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
+}
+
 impl<'a> CompactionUpdate<'a> {
     /// A `CompactionUpdate` from its required members (`compactionId`, `status`); the optional ones absent.
     pub fn new(compaction_id: impl Into<Cow<'a, str>>, status: CompactionStatus<'a>) -> Self {
@@ -4627,20 +4641,6 @@ impl<'de: 'a, 'a> Object<'de> for CompactionUpdate<'a> {
     }
 }
 
-impl CompactionUpdate<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> CompactionUpdate<'static> {
-        CompactionUpdate {
-            compaction_id: IntoOwned::into_owned(self.compaction_id),
-            status: IntoOwned::into_owned(self.status),
-            summary: IntoOwned::into_owned(self.summary),
-            error: IntoOwned::into_owned(self.error),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for CompactionUpdate<'_> {
     type Owned = CompactionUpdate<'static>;
 
@@ -4701,6 +4701,18 @@ pub struct CompactionSummaryChunk<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl CompactionSummaryChunk<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> CompactionSummaryChunk<'static> {
+        CompactionSummaryChunk {
+            compaction_id: IntoOwned::into_owned(self.compaction_id),
+            content: IntoOwned::into_owned(self.content),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> CompactionSummaryChunk<'a> {
@@ -4800,18 +4812,6 @@ impl<'de: 'a, 'a> Object<'de> for CompactionSummaryChunk<'a> {
         }
         out.extra = extra;
         Ok(())
-    }
-}
-
-impl CompactionSummaryChunk<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> CompactionSummaryChunk<'static> {
-        CompactionSummaryChunk {
-            compaction_id: IntoOwned::into_owned(self.compaction_id),
-            content: IntoOwned::into_owned(self.content),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
     }
 }
 
@@ -5379,6 +5379,17 @@ pub struct PlanUpdate<'a> {
     pub extra: Extra<'a>,
 }
 
+impl PlanUpdate<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> PlanUpdate<'static> {
+        PlanUpdate {
+            plan: IntoOwned::into_owned(self.plan),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
+}
+
 impl<'a> PlanUpdate<'a> {
     /// A `PlanUpdate` from its required members (`plan`); the optional ones absent.
     pub fn new(plan: PlanUpdateContent<'a>) -> Self {
@@ -5463,17 +5474,6 @@ impl<'de: 'a, 'a> Object<'de> for PlanUpdate<'a> {
         }
         out.extra = extra;
         Ok(())
-    }
-}
-
-impl PlanUpdate<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> PlanUpdate<'static> {
-        PlanUpdate {
-            plan: IntoOwned::into_owned(self.plan),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
     }
 }
 
@@ -5693,6 +5693,18 @@ pub struct PlanItems<'a> {
     pub extra: Extra<'a>,
 }
 
+impl PlanItems<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> PlanItems<'static> {
+        PlanItems {
+            plan_id: IntoOwned::into_owned(self.plan_id),
+            entries: IntoOwned::into_owned(self.entries),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
+}
+
 impl<'a> PlanItems<'a> {
     /// A `PlanItems` from its required members (`planId`, `entries`); the optional ones absent.
     pub fn new(plan_id: impl Into<Cow<'a, str>>, entries: Vec<PlanEntry<'a>>) -> Self {
@@ -5793,18 +5805,6 @@ impl<'de: 'a, 'a> Object<'de> for PlanItems<'a> {
     }
 }
 
-impl PlanItems<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> PlanItems<'static> {
-        PlanItems {
-            plan_id: IntoOwned::into_owned(self.plan_id),
-            entries: IntoOwned::into_owned(self.entries),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for PlanItems<'_> {
     type Owned = PlanItems<'static>;
 
@@ -5859,6 +5859,19 @@ pub struct PlanMarkdown<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl PlanMarkdown<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> PlanMarkdown<'static> {
+        PlanMarkdown {
+            plan_id: IntoOwned::into_owned(self.plan_id),
+            content: IntoOwned::into_owned(self.content),
+            path: IntoOwned::into_owned(self.path),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> PlanMarkdown<'a> {
@@ -5983,19 +5996,6 @@ impl<'de: 'a, 'a> Object<'de> for PlanMarkdown<'a> {
     }
 }
 
-impl PlanMarkdown<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> PlanMarkdown<'static> {
-        PlanMarkdown {
-            plan_id: IntoOwned::into_owned(self.plan_id),
-            content: IntoOwned::into_owned(self.content),
-            path: IntoOwned::into_owned(self.path),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for PlanMarkdown<'_> {
     type Owned = PlanMarkdown<'static>;
 
@@ -6050,6 +6050,17 @@ pub struct PlanRemoved<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl PlanRemoved<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> PlanRemoved<'static> {
+        PlanRemoved {
+            plan_id: IntoOwned::into_owned(self.plan_id),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> PlanRemoved<'a> {
@@ -6139,17 +6150,6 @@ impl<'de: 'a, 'a> Object<'de> for PlanRemoved<'a> {
     }
 }
 
-impl PlanRemoved<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> PlanRemoved<'static> {
-        PlanRemoved {
-            plan_id: IntoOwned::into_owned(self.plan_id),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for PlanRemoved<'_> {
     type Owned = PlanRemoved<'static>;
 
@@ -6211,6 +6211,23 @@ pub struct SubagentUpdate<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl SubagentUpdate<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SubagentUpdate<'static> {
+        SubagentUpdate {
+            session_id: IntoOwned::into_owned(self.session_id),
+            title: IntoOwned::into_owned(self.title),
+            description: IntoOwned::into_owned(self.description),
+            capabilities: IntoOwned::into_owned(self.capabilities),
+            state: IntoOwned::into_owned(self.state),
+            cwd: IntoOwned::into_owned(self.cwd),
+            additional_directories: IntoOwned::into_owned(self.additional_directories),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> SubagentUpdate<'a> {
@@ -6441,23 +6458,6 @@ impl<'de: 'a, 'a> Object<'de> for SubagentUpdate<'a> {
     }
 }
 
-impl SubagentUpdate<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> SubagentUpdate<'static> {
-        SubagentUpdate {
-            session_id: IntoOwned::into_owned(self.session_id),
-            title: IntoOwned::into_owned(self.title),
-            description: IntoOwned::into_owned(self.description),
-            capabilities: IntoOwned::into_owned(self.capabilities),
-            state: IntoOwned::into_owned(self.state),
-            cwd: IntoOwned::into_owned(self.cwd),
-            additional_directories: IntoOwned::into_owned(self.additional_directories),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for SubagentUpdate<'_> {
     type Owned = SubagentUpdate<'static>;
 
@@ -6531,6 +6531,17 @@ pub struct SubagentSessionCapabilities<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl SubagentSessionCapabilities<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SubagentSessionCapabilities<'static> {
+        SubagentSessionCapabilities {
+            cancel: IntoOwned::into_owned(self.cancel),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> SubagentSessionCapabilities<'a> {
@@ -6635,17 +6646,6 @@ impl<'de: 'a, 'a> Object<'de> for SubagentSessionCapabilities<'a> {
     }
 }
 
-impl SubagentSessionCapabilities<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> SubagentSessionCapabilities<'static> {
-        SubagentSessionCapabilities {
-            cancel: IntoOwned::into_owned(self.cancel),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for SubagentSessionCapabilities<'_> {
     type Owned = SubagentSessionCapabilities<'static>;
 
@@ -6695,6 +6695,16 @@ pub struct SessionCancelCapabilities<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl SessionCancelCapabilities<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SessionCancelCapabilities<'static> {
+        SessionCancelCapabilities {
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> SessionCancelCapabilities<'a> {
@@ -6774,16 +6784,6 @@ impl<'de: 'a, 'a> Object<'de> for SessionCancelCapabilities<'a> {
         }
         out.extra = extra;
         Ok(())
-    }
-}
-
-impl SessionCancelCapabilities<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> SessionCancelCapabilities<'static> {
-        SessionCancelCapabilities {
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
     }
 }
 
@@ -7031,6 +7031,16 @@ pub struct RunningStateUpdate<'a> {
     pub extra: Extra<'a>,
 }
 
+impl RunningStateUpdate<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> RunningStateUpdate<'static> {
+        RunningStateUpdate {
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
+}
+
 impl<'a> RunningStateUpdate<'a> {
     /// A `RunningStateUpdate` with every (optional) member absent.
     pub fn new() -> Self {
@@ -7108,16 +7118,6 @@ impl<'de: 'a, 'a> Object<'de> for RunningStateUpdate<'a> {
         }
         out.extra = extra;
         Ok(())
-    }
-}
-
-impl RunningStateUpdate<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> RunningStateUpdate<'static> {
-        RunningStateUpdate {
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
     }
 }
 
@@ -7274,6 +7274,20 @@ pub struct IdleStateUpdate<'a> {
     pub extra: Extra<'a>,
 }
 
+impl IdleStateUpdate<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> IdleStateUpdate<'static> {
+        IdleStateUpdate {
+            stop_reason: IntoOwned::into_owned(self.stop_reason),
+            error: IntoOwned::into_owned(self.error),
+            #[cfg(feature = "unstable")]
+            usage: IntoOwned::into_owned(self.usage),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
+}
+
 impl<'a> IdleStateUpdate<'a> {
     /// A `IdleStateUpdate` with every (optional) member absent.
     pub fn new() -> Self {
@@ -7428,20 +7442,6 @@ impl<'de: 'a, 'a> Object<'de> for IdleStateUpdate<'a> {
     }
 }
 
-impl IdleStateUpdate<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> IdleStateUpdate<'static> {
-        IdleStateUpdate {
-            stop_reason: IntoOwned::into_owned(self.stop_reason),
-            error: IntoOwned::into_owned(self.error),
-            #[cfg(feature = "unstable")]
-            usage: IntoOwned::into_owned(self.usage),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for IdleStateUpdate<'_> {
     type Owned = IdleStateUpdate<'static>;
 
@@ -7501,6 +7501,16 @@ pub struct ErrorStopReason<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl ErrorStopReason<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> ErrorStopReason<'static> {
+        ErrorStopReason {
+            error: IntoOwned::into_owned(self.error),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> ErrorStopReason<'a> {
@@ -7583,16 +7593,6 @@ impl<'de: 'a, 'a> Object<'de> for ErrorStopReason<'a> {
     }
 }
 
-impl ErrorStopReason<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> ErrorStopReason<'static> {
-        ErrorStopReason {
-            error: IntoOwned::into_owned(self.error),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for ErrorStopReason<'_> {
     type Owned = ErrorStopReason<'static>;
 
@@ -7638,6 +7638,16 @@ pub struct RequiresActionStateUpdate<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl RequiresActionStateUpdate<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> RequiresActionStateUpdate<'static> {
+        RequiresActionStateUpdate {
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> RequiresActionStateUpdate<'a> {
@@ -7720,16 +7730,6 @@ impl<'de: 'a, 'a> Object<'de> for RequiresActionStateUpdate<'a> {
     }
 }
 
-impl RequiresActionStateUpdate<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> RequiresActionStateUpdate<'static> {
-        RequiresActionStateUpdate {
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for RequiresActionStateUpdate<'_> {
     type Owned = RequiresActionStateUpdate<'static>;
 
@@ -7775,6 +7775,16 @@ pub struct UnknownStateUpdate<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl UnknownStateUpdate<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> UnknownStateUpdate<'static> {
+        UnknownStateUpdate {
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> UnknownStateUpdate<'a> {
@@ -7857,16 +7867,6 @@ impl<'de: 'a, 'a> Object<'de> for UnknownStateUpdate<'a> {
     }
 }
 
-impl UnknownStateUpdate<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> UnknownStateUpdate<'static> {
-        UnknownStateUpdate {
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for UnknownStateUpdate<'_> {
     type Owned = UnknownStateUpdate<'static>;
 
@@ -7924,6 +7924,22 @@ pub struct SessionMessage<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl SessionMessage<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SessionMessage<'static> {
+        SessionMessage {
+            message_id: IntoOwned::into_owned(self.message_id),
+            sender_session_id: IntoOwned::into_owned(self.sender_session_id),
+            recipient_session_id: IntoOwned::into_owned(self.recipient_session_id),
+            sender_message_id: IntoOwned::into_owned(self.sender_message_id),
+            recipient_message_id: IntoOwned::into_owned(self.recipient_message_id),
+            content: IntoOwned::into_owned(self.content),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> SessionMessage<'a> {
@@ -8137,22 +8153,6 @@ impl<'de: 'a, 'a> Object<'de> for SessionMessage<'a> {
     }
 }
 
-impl SessionMessage<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> SessionMessage<'static> {
-        SessionMessage {
-            message_id: IntoOwned::into_owned(self.message_id),
-            sender_session_id: IntoOwned::into_owned(self.sender_session_id),
-            recipient_session_id: IntoOwned::into_owned(self.recipient_session_id),
-            sender_message_id: IntoOwned::into_owned(self.sender_message_id),
-            recipient_message_id: IntoOwned::into_owned(self.recipient_message_id),
-            content: IntoOwned::into_owned(self.content),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for SessionMessage<'_> {
     type Owned = SessionMessage<'static>;
 
@@ -8224,6 +8224,18 @@ pub struct SessionMessageChunk<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+impl SessionMessageChunk<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SessionMessageChunk<'static> {
+        SessionMessageChunk {
+            message_id: IntoOwned::into_owned(self.message_id),
+            content: IntoOwned::into_owned(self.content),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 impl<'a> SessionMessageChunk<'a> {
@@ -8326,18 +8338,6 @@ impl<'de: 'a, 'a> Object<'de> for SessionMessageChunk<'a> {
     }
 }
 
-impl SessionMessageChunk<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> SessionMessageChunk<'static> {
-        SessionMessageChunk {
-            message_id: IntoOwned::into_owned(self.message_id),
-            content: IntoOwned::into_owned(self.content),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
 impl IntoOwned for SessionMessageChunk<'_> {
     type Owned = SessionMessageChunk<'static>;
 
@@ -8393,6 +8393,20 @@ pub struct CursorUpdate<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+#[cfg(feature = "unstable")]
+impl CursorUpdate<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> CursorUpdate<'static> {
+        CursorUpdate {
+            cursor_id: IntoOwned::into_owned(self.cursor_id),
+            capabilities: IntoOwned::into_owned(self.capabilities),
+            anchor: IntoOwned::into_owned(self.anchor),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 #[cfg(feature = "unstable")]
@@ -8532,20 +8546,6 @@ impl<'de: 'a, 'a> Object<'de> for CursorUpdate<'a> {
 }
 
 #[cfg(feature = "unstable")]
-impl CursorUpdate<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> CursorUpdate<'static> {
-        CursorUpdate {
-            cursor_id: IntoOwned::into_owned(self.cursor_id),
-            capabilities: IntoOwned::into_owned(self.capabilities),
-            anchor: IntoOwned::into_owned(self.anchor),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
-#[cfg(feature = "unstable")]
 impl IntoOwned for CursorUpdate<'_> {
     type Owned = CursorUpdate<'static>;
 
@@ -8606,6 +8606,18 @@ pub struct CursorCapabilities<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+#[cfg(feature = "unstable")]
+impl CursorCapabilities<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> CursorCapabilities<'static> {
+        CursorCapabilities {
+            fork: IntoOwned::into_owned(self.fork),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 #[cfg(feature = "unstable")]
@@ -8715,18 +8727,6 @@ impl<'de: 'a, 'a> Object<'de> for CursorCapabilities<'a> {
 }
 
 #[cfg(feature = "unstable")]
-impl CursorCapabilities<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> CursorCapabilities<'static> {
-        CursorCapabilities {
-            fork: IntoOwned::into_owned(self.fork),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
-#[cfg(feature = "unstable")]
 impl IntoOwned for CursorCapabilities<'_> {
     type Owned = CursorCapabilities<'static>;
 
@@ -8779,6 +8779,17 @@ pub struct CursorForkCapabilities<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+#[cfg(feature = "unstable")]
+impl CursorForkCapabilities<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> CursorForkCapabilities<'static> {
+        CursorForkCapabilities {
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 #[cfg(feature = "unstable")]
@@ -8862,17 +8873,6 @@ impl<'de: 'a, 'a> Object<'de> for CursorForkCapabilities<'a> {
         }
         out.extra = extra;
         Ok(())
-    }
-}
-
-#[cfg(feature = "unstable")]
-impl CursorForkCapabilities<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> CursorForkCapabilities<'static> {
-        CursorForkCapabilities {
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
     }
 }
 
@@ -9178,6 +9178,19 @@ pub struct CursorMessageAnchor<'a> {
 }
 
 #[cfg(feature = "unstable")]
+impl CursorMessageAnchor<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> CursorMessageAnchor<'static> {
+        CursorMessageAnchor {
+            message_id: IntoOwned::into_owned(self.message_id),
+            position: IntoOwned::into_owned(self.position),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
+}
+
+#[cfg(feature = "unstable")]
 impl<'a> CursorMessageAnchor<'a> {
     /// A `CursorMessageAnchor` from its required members (`messageId`, `position`); the optional ones absent.
     pub fn new(message_id: impl Into<Cow<'a, str>>, position: CursorAnchorPosition<'a>) -> Self {
@@ -9281,19 +9294,6 @@ impl<'de: 'a, 'a> Object<'de> for CursorMessageAnchor<'a> {
 }
 
 #[cfg(feature = "unstable")]
-impl CursorMessageAnchor<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> CursorMessageAnchor<'static> {
-        CursorMessageAnchor {
-            message_id: IntoOwned::into_owned(self.message_id),
-            position: IntoOwned::into_owned(self.position),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
-#[cfg(feature = "unstable")]
 impl IntoOwned for CursorMessageAnchor<'_> {
     type Owned = CursorMessageAnchor<'static>;
 
@@ -9349,6 +9349,19 @@ pub struct CursorToolCallAnchor<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+#[cfg(feature = "unstable")]
+impl CursorToolCallAnchor<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> CursorToolCallAnchor<'static> {
+        CursorToolCallAnchor {
+            tool_call_id: IntoOwned::into_owned(self.tool_call_id),
+            position: IntoOwned::into_owned(self.position),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 #[cfg(feature = "unstable")]
@@ -9455,19 +9468,6 @@ impl<'de: 'a, 'a> Object<'de> for CursorToolCallAnchor<'a> {
 }
 
 #[cfg(feature = "unstable")]
-impl CursorToolCallAnchor<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> CursorToolCallAnchor<'static> {
-        CursorToolCallAnchor {
-            tool_call_id: IntoOwned::into_owned(self.tool_call_id),
-            position: IntoOwned::into_owned(self.position),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
-#[cfg(feature = "unstable")]
 impl IntoOwned for CursorToolCallAnchor<'_> {
     type Owned = CursorToolCallAnchor<'static>;
 
@@ -9523,6 +9523,19 @@ pub struct CursorCompactionAnchor<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+#[cfg(feature = "unstable")]
+impl CursorCompactionAnchor<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> CursorCompactionAnchor<'static> {
+        CursorCompactionAnchor {
+            compaction_id: IntoOwned::into_owned(self.compaction_id),
+            position: IntoOwned::into_owned(self.position),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 #[cfg(feature = "unstable")]
@@ -9625,19 +9638,6 @@ impl<'de: 'a, 'a> Object<'de> for CursorCompactionAnchor<'a> {
         }
         out.extra = extra;
         Ok(())
-    }
-}
-
-#[cfg(feature = "unstable")]
-impl CursorCompactionAnchor<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> CursorCompactionAnchor<'static> {
-        CursorCompactionAnchor {
-            compaction_id: IntoOwned::into_owned(self.compaction_id),
-            position: IntoOwned::into_owned(self.position),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
     }
 }
 
@@ -9784,6 +9784,18 @@ pub struct PromptSuggestionsUpdate<'a> {
 }
 
 #[cfg(feature = "unstable")]
+impl PromptSuggestionsUpdate<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> PromptSuggestionsUpdate<'static> {
+        PromptSuggestionsUpdate {
+            suggestions: IntoOwned::into_owned(self.suggestions),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
+}
+
+#[cfg(feature = "unstable")]
 impl<'a> PromptSuggestionsUpdate<'a> {
     /// A `PromptSuggestionsUpdate` from its required members (`suggestions`); the optional ones absent.
     pub fn new(suggestions: Vec<PromptSuggestion<'a>>) -> Self {
@@ -9874,18 +9886,6 @@ impl<'de: 'a, 'a> Object<'de> for PromptSuggestionsUpdate<'a> {
 }
 
 #[cfg(feature = "unstable")]
-impl PromptSuggestionsUpdate<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> PromptSuggestionsUpdate<'static> {
-        PromptSuggestionsUpdate {
-            suggestions: IntoOwned::into_owned(self.suggestions),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
-    }
-}
-
-#[cfg(feature = "unstable")]
 impl IntoOwned for PromptSuggestionsUpdate<'_> {
     type Owned = PromptSuggestionsUpdate<'static>;
 
@@ -9938,6 +9938,18 @@ pub struct PromptSuggestion<'a> {
     /// optional members, and (lenient decoding) optional members
     /// whose value did not fit: kept as sent and re-encoded.
     pub extra: Extra<'a>,
+}
+
+#[cfg(feature = "unstable")]
+impl PromptSuggestion<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> PromptSuggestion<'static> {
+        PromptSuggestion {
+            prompt: IntoOwned::into_owned(self.prompt),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
+    }
 }
 
 #[cfg(feature = "unstable")]
@@ -10027,18 +10039,6 @@ impl<'de: 'a, 'a> Object<'de> for PromptSuggestion<'a> {
         }
         out.extra = extra;
         Ok(())
-    }
-}
-
-#[cfg(feature = "unstable")]
-impl PromptSuggestion<'_> {
-    /// The value with all borrowed text copied (`'static`).
-    pub fn into_owned(self) -> PromptSuggestion<'static> {
-        PromptSuggestion {
-            prompt: IntoOwned::into_owned(self.prompt),
-            meta: IntoOwned::into_owned(self.meta),
-            extra: self.extra.into_owned(),
-        }
     }
 }
 
