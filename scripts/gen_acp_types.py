@@ -5,9 +5,16 @@ schemas (copies in the repo):
 
 - the typed structs and unions, src/acp/{content,update,init,session,client,unstable}.rs,
   and their explicit re-exports in src/acp/mod.rs (between the
-  `generated exports` markers);
+  `generated exports` markers); each written out as the plain Rust it
+  means: its fields, its one decoder (`Decode`; a struct's members read by
+  key in `Object::members`, a union's variant by its tag), `Serialize`,
+  `Deserialize` and `into_owned`. What they call is hand-written: the
+  reader (src/acp/read.rs), a member's value into its field
+  (src/acp/wire.rs), a union's tag search (src/acp/tagged.rs);
 - the methods, src/acp/methods.rs: `names`, the typed params of requests
-  and notifications and the typed results, by method, and `METHODS`;
+  and notifications and the typed results, by method (the same, written
+  out: decoding by method's name, `Serialize`, `Arbitrary`), and
+  `METHODS`;
 - their `arbitrary::Arbitrary` impls, src/acp/arbitrary.rs (feature
   `arbitrary`);
 - their proptest strategies, tests/acp_support/arb.rs;
