@@ -41,6 +41,8 @@ for l in sys.stdin:
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# setarch -R: no address randomisation, so that what depends on where the
+# heap lies varies as little as it can from run to run.
 setarch "$(uname -m)" -R valgrind --tool=callgrind --callgrind-out-file="$work/out.%p" \
   --toggle-collect='callgrind_rows::counted' --dump-after='callgrind_rows::counted' \
   "$bin" >"$work/rows" 2>"$work/log" || { cat "$work/log" >&2; exit 2; }
