@@ -5,9 +5,16 @@ schemas (copies in the repo):
 
 - the typed structs and unions, src/acp/{content,update,init,session,client,unstable}.rs,
   and their explicit re-exports in src/acp/mod.rs (between the
-  `generated exports` markers);
+  `generated exports` markers); each written out as the plain Rust it
+  means: its fields, its one decoder (`Decode`; a struct's members read by
+  key in `Object::members`, a union's variant by its tag), `Serialize`,
+  `Deserialize` and `into_owned`. What they call is hand-written: the
+  reader (src/acp/read.rs), a member's value into its field
+  (src/acp/wire.rs), a union's tag search (src/acp/tagged.rs);
 - the methods, src/acp/methods.rs: `names`, the typed params of requests
-  and notifications and the typed results, by method, and `METHODS`;
+  and notifications and the typed results, by method (the same, written
+  out: decoding by method's name, `Serialize`, `Arbitrary`), and
+  `METHODS`;
 - their `arbitrary::Arbitrary` impls, src/acp/arbitrary.rs (feature
   `arbitrary`);
 - their proptest strategies, tests/acp_support/arb.rs;
@@ -229,8 +236,9 @@ def place():
                 ORDER.setdefault(m, []).append(entry)
 
 
-KEYWORDS = ('acp_struct! {', 'string_enum! {', 'tagged_enum! {', 'tried_enum! {', 'impl<', 'impl Default', 'pub fn ',
-            '#[derive(', 'pub type ')
+# What starts a top-level item of the generated code (after its docs); the
+# macros are the oracle's (tests/oracle/leaf.rs).
+KEYWORDS = ('impl', 'pub fn ', '#[derive(', 'pub type ', 'string_enum! {', 'tagged_enum! {')
 
 
 def gate(unstable, code):
@@ -262,20 +270,6 @@ def rust_ty(ty):
     if ty in PRIM:
         return ty
     return "%s<'a>" % ty
-
-
-def field_code(docs, sname, f):
-    name, ty, opt = parse_field(f)
-    rname = snake(name)
-    rt = 'Option<%s>' % rust_ty(ty) if opt else rust_ty(ty)
-    doc = docs.prop_doc(STRUCTS[sname]['docdef'], name) or docs.prop_doc(sname, name)
-    if name == '_meta':
-        doc = 'Extension metadata (`_meta`), kept raw.'
-    if doc is None:
-        doc = spec.FIELD_DOCS.get(name, 'The `%s` member.' % name)
-    if opt and not doc.startswith('Extension'):
-        doc = doc.rstrip('.') + ' (optional).'
-    return '        /// %s\n%s        "%s" pub %s: %s,\n' % (doc, cfg_u(is_unstable(f), '        '), name, rust_field(rname), rt)
 
 
 def param_ty(ty):
@@ -315,26 +309,6 @@ def gen_ctor(s):
     out += '}\n'
     if not req:
         out += "\nimpl Default for %s<'_> {\n    fn default() -> Self {\n        Self::new()\n    }\n}\n" % name
-    return out
-
-
-def gen_struct(docs, s):
-    name = s['name']
-    doc = s['doc'] or docs.def_doc(s['docdef']) or ('`%s`.' % name)
-    out = '\nacp_struct! {\n    /// %s\n    pub struct %s<\'a> {\n' % (doc, name)
-    for f in s['fields']:
-        out += field_code(docs, name, f)
-    out += '    }\n}\n'
-    out += gen_ctor(s)
-    return out
-
-
-def gen_enum(docs, e):
-    doc = e['doc'] or docs.def_doc(e['docdef']) or '`%s`.' % e['name']
-    out = '\nstring_enum! {\n    /// %s\n    pub enum %s {\n' % (doc, e['name'])
-    for v, var, u in enum_values(e):
-        out += '        /// `"%s"`.\n%s        %s = "%s",\n' % (v, cfg_u(u, '        '), var, v)
-    out += '    }\n}\n'
     return out
 
 
@@ -389,30 +363,397 @@ def union_hints(t):
     return guess, same
 
 
+STRUCT_EXTRA_DOC = ('    /// Members this version does not know, `null`s sent for\n'
+                    '    /// optional members, and (lenient decoding) optional members\n'
+                    '    /// whose value did not fit: kept as sent and re-encoded.\n')
+
+
+def is_static(ty):
+    """Whether a member of spec type `ty` holds no borrowed text."""
+    if ty.startswith('['):
+        return is_static(ty[1:-1])
+    return ty in PRIM
+
+
+def struct_fields(docs, s):
+    """The members of struct `s`: (wire, Rust field, spec type, optional,
+    unstable, doc)."""
+    out = []
+    for f in s['fields']:
+        name, ty, opt = parse_field(f)
+        out.append((name, rust_field(snake(name)), ty, opt, is_unstable(f), field_doc(docs, s['name'], name, opt)))
+    return out
+
+
+def field_doc(docs, sname, name, opt):
+    doc = docs.prop_doc(STRUCTS[sname]['docdef'], name) or docs.prop_doc(sname, name)
+    if name == '_meta':
+        doc = 'Extension metadata (`_meta`), kept raw.'
+    if doc is None:
+        doc = spec.FIELD_DOCS.get(name, 'The `%s` member.' % name)
+    if opt and not doc.startswith('Extension'):
+        doc = doc.rstrip('.') + ' (optional).'
+    return doc
+
+
+def seen(rname):
+    """The local that says whether the member of field `rname` was met."""
+    return 'seen_' + rname.replace('r#', '')
+
+
+def into_owned_impl(name):
+    """`IntoOwned` for a generated type, through its inherent `into_owned`."""
+    return ("\nimpl IntoOwned for %s<'_> {\n    type Owned = %s<'static>;\n\n"
+            "    fn into_owned(self) -> Self::Owned {\n        %s::into_owned(self)\n    }\n}\n") % (name, name, name)
+
+
+def deserialize_impl(name):
+    """`Deserialize` for a generated type: its one decoder, strictly."""
+    return ("\nimpl<'de: 'a, 'a> Deserialize<'de> for %s<'a> {\n"
+            "    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {\n"
+            "        wire::deserialize(d)\n    }\n}\n") % name
+
+
+DECODE_BY_BLANK = ("    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {\n"
+                   "        let mut v = Self::blank();\n"
+                   "        Self::decode_in(r, cx, &mut v)?;\n"
+                   "        Ok(v)\n    }\n")
+
+
+def gen_struct(docs, s):
+    name = s['name']
+    doc = s['doc'] or docs.def_doc(s['docdef']) or ('`%s`.' % name)
+    fields = struct_fields(docs, s)
+    out = "\n/// %s\n#[derive(Debug, Clone, PartialEq)]\n#[non_exhaustive]\npub struct %s<'a> {\n" % (doc, name)
+    for wire, rname, ty, opt, u, fdoc in fields:
+        out += '    /// %s\n%s    pub %s: %s,\n' % (fdoc, cfg_u(u, '    '), rname, 'Option<%s>' % rust_ty(ty) if opt else rust_ty(ty))
+    out += STRUCT_EXTRA_DOC + "    pub extra: Extra<'a>,\n}\n"
+    out += "\nimpl %s<'_> {\n    /// The value with all borrowed text copied (`'static`).\n    pub fn into_owned(self) -> %s<'static> {\n        %s {\n" % (name, name, name)
+    for wire, rname, ty, opt, u, fdoc in fields:
+        val = 'self.%s' % rname if is_static(ty) else 'IntoOwned::into_owned(self.%s)' % rname
+        out += '%s            %s: %s,\n' % (cfg_u(u, '            '), rname, val)
+    out += '            extra: self.extra.into_owned(),\n        }\n    }\n}\n'
+    out += gen_ctor(s)
+    out += gen_struct_decode(name, fields)
+    out += into_owned_impl(name)
+    out += deserialize_impl(name)
+    out += gen_struct_serialize(name, fields)
+    return out
+
+
+def gen_struct_decode(name, fields):
+    """`Decode` and `Object` for a struct: its members read by key into
+    their fields, in one pass."""
+    out = "\nimpl<'de: 'a, 'a> Decode<'de> for %s<'a> {\n" % name
+    out += DECODE_BY_BLANK
+    out += '\n    fn blank() -> Self {\n        %s {\n' % name
+    for wire, rname, ty, opt, u, fdoc in fields:
+        out += '%s            %s: %s,\n' % (cfg_u(u, '            '), rname, 'None' if opt else 'Decode::blank()')
+    out += '            extra: Extra::new(),\n        }\n    }\n'
+    out += ("\n    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {\n"
+            '        r.open_object("struct %s")?;\n'
+            '        Self::members(r, cx, None, true, slot)\n    }\n}\n') % name
+    out += ("\nimpl<'de: 'a, 'a> Object<'de> for %s<'a> {\n"
+            '    fn members(\n'
+            "        r: &mut Reader<'de>,\n"
+            "        cx: &mut Cx<'de>,\n"
+            "        mut tag: Option<&mut UnionTag<'de>>,\n"
+            '        mut first: bool,\n'
+            '        out: &mut Self,\n'
+            '    ) -> Result<(), Fail> {\n') % name
+    for wire, rname, ty, opt, u, fdoc in fields:
+        out += '%s        let mut %s = false;\n' % (cfg_u(u, '        '), seen(rname))
+    out += '        let mut extra = Extra::new();\n'
+    out += '        while let Some(key) = r.key(&mut first, true)? {\n'
+    if not fields:
+        out += other_member('            ')
+    else:
+        out += '            match &*key {\n'
+        for wire, rname, ty, opt, u, fdoc in fields:
+            out += '%s                "%s" => {\n' % (cfg_u(u, '                '), wire)
+            out += '                    if %s {\n                        return Err(wire::duplicate("%s"));\n                    }\n' % (seen(rname), wire)
+            out += '                    %s = true;\n' % seen(rname)
+            if opt:
+                out += ('                    if let Some(raw) = wire::read_optional(r, cx, "%s", &mut out.%s)? {\n'
+                        '                        extra.push(key, RawJson::from_validated(raw));\n'
+                        '                    }\n') % (wire, rname)
+            else:
+                out += '                    wire::read_required(r, cx, "%s", &mut out.%s)?;\n' % (wire, rname)
+            out += '                }\n'
+        out += '                _ => {\n' + other_member('                    ') + '                }\n'
+        out += '            }\n'
+    out += '        }\n'
+    for wire, rname, ty, opt, u, fdoc in fields:
+        if opt:
+            out += '%s        if !%s {\n            out.%s = None;\n        }\n' % (cfg_u(u, '        '), seen(rname), rname)
+        else:
+            out += '%s        if !%s {\n            return Err(Fail::Missing("%s"));\n        }\n' % (cfg_u(u, '        '), seen(rname), wire)
+    out += '        out.extra = extra;\n        Ok(())\n    }\n}\n'
+    return out
+
+
+def other_member(indent):
+    """A member the struct does not hold: the union's tag, or kept in
+    `extra`."""
+    return ('%slet raw = r.skip()?;\n'
+            '%sif !wire::is_tag(&mut tag, &key, raw)? {\n'
+            '%s    extra.push(key, RawJson::from_validated(raw));\n'
+            '%s}\n') % (indent, indent, indent, indent)
+
+
+def gen_struct_serialize(name, fields):
+    """`Serialize`: the typed members, then the `Extra` ones not shadowed."""
+    out = ("\n/// The typed members, then the [`Extra`](crate::acp::Extra) ones\n"
+           "/// not shadowed by a typed member that is set.\n"
+           "impl Serialize for %s<'_> {\n"
+           "    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {\n"
+           "        let mut map = s.serialize_map(None)?;\n") % name
+    for wire, rname, ty, opt, u, fdoc in fields:
+        if opt:
+            out += '%s        if let Some(v) = &self.%s {\n            map.serialize_entry("%s", v)?;\n        }\n' % (cfg_u(u, '        '), rname, wire)
+        else:
+            out += '%s        map.serialize_entry("%s", &self.%s)?;\n' % (cfg_u(u, '        '), wire, rname)
+    out += '        for (key, value) in self.extra.iter() {\n'
+    plain_req = [w for w, r, t, o, u, d in fields if not o and not u]
+    other = [(w, r, o, u) for w, r, t, o, u, d in fields if o or u]
+    if not other:
+        if plain_req:
+            out += '            let shadowed = matches!(key, %s);\n' % ' | '.join('"%s"' % w for w in plain_req)
+        else:
+            out += '            let shadowed = false;\n'
+    else:
+        out += '            let shadowed = match key {\n'
+        if plain_req:
+            out += '                %s => true,\n' % ' | '.join('"%s"' % w for w in plain_req)
+        for w, r, o, u in other:
+            out += '%s                "%s" => %s,\n' % (cfg_u(u, '                '), w, 'self.%s.is_some()' % r if o else 'true')
+        out += '                _ => false,\n            };\n'
+    out += '            if !shadowed {\n                map.serialize_entry(key, value)?;\n            }\n        }\n        map.end()\n    }\n}\n'
+    return out
+
+
+def gen_enum(docs, e):
+    name = e['name']
+    doc = e['doc'] or docs.def_doc(e['docdef']) or '`%s`.' % name
+    vals = enum_values(e)
+    out = "\n/// %s\n#[derive(Debug, Clone, PartialEq, Eq, Hash)]\n#[non_exhaustive]\npub enum %s<'a> {\n" % (doc, name)
+    for v, var, u in vals:
+        out += '    /// `"%s"`.\n%s    %s,\n' % (v, cfg_u(u, '    '), var)
+    out += "    /// A value this version does not know, kept as sent.\n    Unknown(Cow<'a, str>),\n}\n"
+    out += "\nimpl<'a> %s<'a> {\n    /// The wire text of the value.\n    pub fn as_str(&self) -> &str {\n        match self {\n" % name
+    out += ''.join('%s            Self::%s => "%s",\n' % (cfg_u(u, '            '), var, v) for v, var, u in vals)
+    out += '            Self::Unknown(s) => s,\n        }\n    }\n'
+    out += "\n    /// The value for wire text (`Unknown` when not a known value).\n    pub fn from_wire(text: Cow<'a, str>) -> Self {\n        match &*text {\n"
+    out += ''.join('%s            "%s" => Self::%s,\n' % (cfg_u(u, '            '), v, var) for v, var, u in vals)
+    out += '            _ => Self::Unknown(text),\n        }\n    }\n'
+    out += "\n    /// The value with its text copied.\n    pub fn into_owned(self) -> %s<'static> {\n        match self {\n" % name
+    out += ''.join('%s            Self::%s => %s::%s,\n' % (cfg_u(u, '            '), var, name, var) for v, var, u in vals)
+    out += '            Self::Unknown(s) => %s::Unknown(IntoOwned::into_owned(s)),\n        }\n    }\n}\n' % name
+    out += ("\nimpl<'de: 'a, 'a> Decode<'de> for %s<'a> {\n"
+            "    fn decode(r: &mut Reader<'de>, _: &mut Cx<'de>) -> Result<Self, Fail> {\n"
+            '        r.string().map(Self::from_wire)\n    }\n\n'
+            '    fn blank() -> Self {\n        Self::Unknown(Cow::Borrowed(""))\n    }\n}\n') % name
+    out += into_owned_impl(name)
+    out += ("\n/// The wire text ([`as_str`](Self::as_str)), as sent: an unknown\n/// value as it came.\n"
+            "impl core::fmt::Display for %s<'_> {\n"
+            "    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {\n"
+            '        f.write_str(self.as_str())\n    }\n}\n') % name
+    out += ("\nimpl Serialize for %s<'_> {\n"
+            '    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {\n'
+            '        s.serialize_str(self.as_str())\n    }\n}\n') % name
+    out += deserialize_impl(name)
+    return out
+
+
+def single_binding_allow(entries):
+    """The allow a `match` needs when none of its arms but `_` is there
+    without feature `unstable`."""
+    return '    #[allow(clippy::match_single_binding)]\n' if not any(not e[-1] for e in entries) else ''
+
+
 def gen_tagged(docs, t):
-    doc = t['doc'] or docs.def_doc(t['name']) or '`%s`.' % t['name']
-    vs = ''.join('        /// `%s`: `"%s"`.\n%s        %s(%s) = "%s",\n' % (t['tag'], w, cfg_u(u, '        '), v, ty, w) for w, v, ty, u in variants(t))
-    absent = ''
+    name, tag = t['name'], t['tag']
+    doc = t['doc'] or docs.def_doc(name) or '`%s`.' % name
+    vs = variants(t)
+    out = ('\n/// %s\n///\n/// Unknown tags decode to `Unknown`, which keeps the object\'s raw\n'
+           '/// JSON and re-encodes it byte for byte.\n'
+           '#[derive(Debug, Clone, PartialEq, Serialize)]\n#[serde(tag = "%s")]\n#[non_exhaustive]\n'
+           '// Decoded in place and matched at once (as the method enums): boxing\n'
+           '// a big variant would cost an allocation for nothing.\n'
+           "#[allow(clippy::large_enum_variant)]\npub enum %s<'a> {\n") % (doc, tag, name)
+    for w, v, ty, u in vs:
+        out += '    /// `%s`: `"%s"`.\n%s    #[serde(rename = "%s")]\n    %s(%s<\'a>),\n' % (tag, w, cfg_u(u, '    '), w, v, ty)
     if t['absent']:
-        absent = '        @absent /// No `%s` member.\n        %s(%s),\n' % (t['tag'], t['absent'][0], t['absent'][1])
+        out += "    /// No `%s` member.\n    #[serde(untagged)]\n    %s(%s<'a>),\n" % (tag, t['absent'][0], t['absent'][1])
+    out += "    /// A variant this version does not know: the whole object as sent.\n    #[serde(untagged)]\n    Unknown(RawJson<'a>),\n}\n"
     guess, same = union_hints(t)
-    gs = ''.join('%s        ("%s", %s) => "%s",\n' % (cfg_u(u, '        '), n, sh, w) for n, sh, w, u in guess)
-    ss = ''.join('%s        %s => %s = "%s",\n' % (cfg_u(u, '        '), f[0], v, w) for f, v, w, u in same)
-    return ('\ntagged_enum! {\n    /// %s\n    pub enum %s tag "%s" {\n%s%s    }\n    guess {\n%s    }\n    same {\n%s    }\n}\n'
-            % (doc, t['name'], t['tag'], vs, absent, gs, ss))
+    out += gen_tagged_decode(t, guess, same)
+    # into_owned, tag
+    out += "\nimpl %s<'_> {\n    /// The value with all borrowed text copied (`'static`).\n    pub fn into_owned(self) -> %s<'static> {\n        match self {\n" % (name, name)
+    for w, v, ty, u in vs:
+        out += '%s            Self::%s(v) => %s::%s(IntoOwned::into_owned(v)),\n' % (cfg_u(u, '            '), v, name, v)
+    if t['absent']:
+        out += '            Self::%s(v) => %s::%s(IntoOwned::into_owned(v)),\n' % (t['absent'][0], name, t['absent'][0])
+    out += '            Self::Unknown(v) => %s::Unknown(v.into_owned()),\n        }\n    }\n' % name
+    out += ('\n    /// The wire tag of a known variant (`None` for `Unknown` and a\n    /// variant that has no tag).\n'
+            "    pub fn tag(&self) -> Option<&'static str> {\n        match self {\n")
+    for w, v, ty, u in vs:
+        out += '%s            Self::%s(_) => Some("%s"),\n' % (cfg_u(u, '            '), v, w)
+    out += '            _ => None,\n        }\n    }\n}\n'
+    out += into_owned_impl(name)
+    out += deserialize_impl(name)
+    return out
 
 
-def gen_tried(docs, u):
-    doc = u['doc'] or docs.def_doc(u['name']) or '`%s`.' % u['name']
-    vs = ''.join('        /// `%s`.\n        %s(%s),\n' % (ty.strip('[]'), v, rust_ty(ty)) for v, ty in u['variants'])
-    return '\ntried_enum! {\n    /// %s\n    pub enum %s {\n%s    }\n}\n' % (doc, u['name'], vs)
+def gen_tagged_decode(t, guess, same):
+    """A tagged union's decoder: its tag, then the variant's members in the
+    same pass (see src/acp/tagged.rs), and the two tables that serve it."""
+    name, tag = t['name'], t['tag']
+    vs = variants(t)
+    out = "\nimpl %s<'_> {\n" % name
+    out += ('    /// The variant that the first member, `key` with a value of\n'
+            '    /// shape `shape`, tells when the tag is not first (see\n'
+            '    /// [`Guess`](crate::acp::tagged::Guess)).\n')
+    if guess:
+        out += single_binding_allow(guess)
+        out += "    fn guess(key: &str, shape: u8) -> Option<&'static str> {\n        match (key, shape) {\n"
+        out += ''.join('%s            ("%s", %s) => Some("%s"),\n' % (cfg_u(u, '            '), n, sh, w) for n, sh, w, u in guess)
+        out += '            _ => None,\n        }\n    }\n'
+    else:
+        out += "    fn guess(_: &str, _: u8) -> Option<&'static str> {\n        None\n    }\n"
+    out += ('\n    /// Whether `raw`, the tag met among the members of the guessed\n'
+            '    /// variant in `slot`, names it or a variant of the same type\n'
+            '    /// (which `slot` then becomes).\n')
+    same_rows = [(f[0], v, w, u) for f, v, w, u in same]
+    out += single_binding_allow(same_rows) if same_rows else ''
+    out += ('    fn told(slot: &mut Self, raw: Option<&str>) -> bool {\n'
+            '        let Some(told) = raw.and_then(|raw| unquote::<serde_json::Error>(raw).ok()) else {\n'
+            '            return false;\n        };\n'
+            '        if slot.tag() == Some(&*told) {\n            return true;\n        }\n')
+    if same_rows:
+        out += '        match (&mut *slot, &*told) {\n'
+        for f, v, w, u in same_rows:
+            out += ('%s            (%s::%s(v), "%s") => {\n'
+                    '                let v = core::mem::replace(v, Decode::blank());\n'
+                    '                *slot = %s::%s(v);\n                true\n            }\n') % (cfg_u(u, '            '), name, f, w, name, v)
+        out += '            _ => false,\n        }\n    }\n}\n'
+    else:
+        out += '        false\n    }\n}\n'
+    out += ('\n/// The tag, then the variant\'s members in the same pass. Leniently,\n'
+            '/// a known variant whose body does not fit (but has every required\n'
+            '/// member) is kept as `Unknown` and reported.\n'
+            "impl<'de: 'a, 'a> Decode<'de> for %s<'a> {\n") % name
+    out += DECODE_BY_BLANK
+    out += '\n    fn blank() -> Self {\n        %s::Unknown(RawJson::from_validated("null"))\n    }\n' % name
+    out += ("\n    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {\n"
+            '        let start = r.mark();\n'
+            '        let since = cx.salvaged.len();\n'
+            '        let guess = cx.guess.then_some(Self::guess as Guess);\n'
+            '        let tag = read_tag(r, "%s", guess)?;\n'
+            '        let (text, first, guessed) = match &tag {\n'
+            '            Tag::First(t) => (Some(&**t), false, false),\n'
+            '            Tag::Later(t) => (Some(&**t), true, false),\n'
+            '            Tag::Guess(t) => (Some(*t), true, true),\n'
+            '            Tag::Absent => (None, true, false),\n'
+            '        };\n'
+            '        let mut met = UnionTag::new("%s", !first);\n'
+            '        // The variant is set, then its members read into it.\n'
+            '        let read = match text {\n') % (tag, tag)
+    for w, v, ty, u in vs:
+        out += ('%s            Some("%s") => {\n'
+                '                if first {\n                    r.open_object("a json object")?;\n                }\n'
+                '                *slot = %s::%s(Decode::blank());\n'
+                '                let %s::%s(inner) = slot else {\n'
+                '                    unreachable!("the variant was set just above")\n                };\n'
+                '                %s::members(r, cx, Some(&mut met), first, inner)\n'
+                '            }\n') % (cfg_u(u, '            '), w, name, v, name, v, ty)
+    if t['absent']:
+        a, aty = t['absent']
+        out += '            None => %s::decode(r, cx).map(|v| {\n                *slot = %s::%s(v);\n            }),\n' % (aty, name, a)
+    out += ('            _ if guessed => Err(Fail::Missing("%s")),\n'
+            '            _ => {\n                r.reset(start);\n'
+            '                *slot = %s::Unknown(RawJson::from_validated(r.skip()?));\n'
+            '                return Ok(());\n            }\n        };\n') % (tag, name)
+    out += ('        if guessed {\n'
+            '            if read.is_ok() && Self::told(slot, met.value) {\n                return Ok(());\n            }\n'
+            '            // A wrong guess: read again, the tag looked for. Unions\n'
+            '            // inside do not guess then, so no text is read more\n'
+            '            // than a few times.\n'
+            '            cx.salvaged.truncate(since);\n'
+            '            r.reset(start);\n'
+            '            cx.guess = false;\n'
+            '            let again = Self::decode_in(r, cx, slot);\n'
+            '            cx.guess = true;\n'
+            '            return again;\n'
+            '        }\n'
+            '        let why = match read {\n            Ok(()) => return Ok(()),\n            Err(why) => why,\n        };\n'
+            '        let raw = cx.recover(r, start, since, SalvageKind::UnknownVariant, why)?;\n'
+            '        *slot = %s::Unknown(RawJson::from_validated(raw));\n'
+            '        Ok(())\n    }\n}\n') % name
+    return out
+
+
+def gen_tried(docs, u_):
+    name = u_['name']
+    doc = u_['doc'] or docs.def_doc(name) or '`%s`.' % name
+    out = ('\n/// %s\n///\n/// A value that fits no variant decodes to `Unknown`, which keeps its\n'
+           '/// raw JSON and re-encodes it byte for byte.\n'
+           '#[derive(Debug, Clone, PartialEq, Serialize)]\n#[serde(untagged)]\n#[non_exhaustive]\n'
+           "pub enum %s<'a> {\n") % (doc, name)
+    for v, ty in u_['variants']:
+        out += '    /// `%s`.\n    %s(%s),\n' % (ty.strip('[]'), v, rust_ty(ty))
+    out += "    /// A shape this version does not know, as sent.\n    Unknown(RawJson<'a>),\n}\n"
+    out += ('\n/// Never fails on JSON: what fits no variant is `Unknown`, strictly\n/// too.\n'
+            "impl<'de: 'a, 'a> Decode<'de> for %s<'a> {\n"
+            "    fn decode(r: &mut Reader<'de>, _: &mut Cx<'de>) -> Result<Self, Fail> {\n"
+            '        let start = r.mark();\n') % name
+    for v, ty in u_['variants']:
+        rt = rust_ty(ty)
+        dec = '%s::decode' % ty if not ty.startswith('[') and ty not in PRIM and ty not in ('str', 'raw', 'id', 'f64') else '<%s as Decode<\'de>>::decode' % rt
+        out += ('        let mut trial = Cx::new(Mode::Strict);\n'
+                '        match %s(r, &mut trial) {\n'
+                '            Ok(v) => return Ok(Self::%s(v)),\n'
+                '            Err(why) if why.is_syntax() => return Err(why),\n'
+                '            Err(_) => r.reset(start),\n        }\n') % (dec, v)
+    out += ('        r.skip().map(|raw| Self::Unknown(RawJson::from_validated(raw)))\n    }\n\n'
+            '    fn blank() -> Self {\n        Self::Unknown(RawJson::from_validated("null"))\n    }\n}\n')
+    out += "\nimpl %s<'_> {\n    /// The value with all borrowed text copied (`'static`).\n    pub fn into_owned(self) -> %s<'static> {\n        match self {\n" % (name, name)
+    for v, ty in u_['variants']:
+        val = 'v' if is_static(ty) else 'IntoOwned::into_owned(v)'
+        out += '            Self::%s(v) => %s::%s(%s),\n' % (v, name, v, val)
+    out += '            Self::Unknown(v) => %s::Unknown(v.into_owned()),\n        }\n    }\n}\n' % name
+    out += into_owned_impl(name)
+    out += deserialize_impl(name)
+    return out
+
+
+# What a generated module may need, by the name its code uses: the `use`
+# line of each.
+TYPE_USES = [
+    ('Serialize', 'serde'), ('Serializer', 'serde'), ('Deserialize', 'serde'), ('Deserializer', 'serde'),
+    ('SerializeMap', 'serde::ser'),
+    ('unquote', 'crate::json::unescape'),
+    ('RequestId', 'super::id'),
+    ('IntoOwned', 'super::raw'), ('RawJson', 'super::raw'),
+    ('Fail', 'super::read'), ('Reader', 'super::read'),
+    ('SalvageKind', 'super::salvage'),
+    ('ConfigValue', 'super::tagged'), ('Guess', 'super::tagged'), ('read_tag', 'super::tagged'), ('Tag', 'super::tagged'),
+    ('wire', 'super::wire'), ('Cx', 'super::wire'), ('Decode', 'super::wire'), ('Mode', 'super::wire'),
+    ('Object', 'super::wire'), ('UnionTag', 'super::wire'),
+    ('Extra', 'super'),
+]
+
+
+def words_of(code):
+    code = '\n'.join(l for l in code.split('\n') if not l.strip().startswith('//'))
+    return set(re.findall(r'\b[A-Za-z_][A-Za-z0-9_]*\b', code))
 
 
 def type_imports(mod, body, ungated):
     """The `use` lines a generated module needs, from what its body names."""
     uses = []
-    code = '\n'.join(l for l in body.split('\n') if not l.strip().startswith('//'))
-    words = set(re.findall(r'\b[A-Za-z_][A-Za-z0-9_]*\b', code))
+    words = words_of(body)
+    plain_words = words_of(ungated)
     if 'Cow' in words:
         uses.append('use alloc::borrow::Cow;')
     if 'Vec' in words:
@@ -420,10 +761,28 @@ def type_imports(mod, body, ungated):
     uses.append('')
     if 'Number' in words:
         uses.append('use serde_json::Number;')
-        uses.append('')
     find = lambda text: set(re.findall(r"\b(\w+)<'a>", text)) | set(re.findall(r"\((\w+)\)", text))
+    code = '\n'.join(l for l in body.split('\n') if not l.strip().startswith('//'))
     types = find(code)
     plain_types = find('\n'.join(l for l in ungated.split('\n') if not l.strip().startswith('//')))
+    by_path = {}
+    for w, path in TYPE_USES:
+        # `wire` is named as `wire::`, `SerializeMap` by its methods, the
+        # others as words.
+        if w == 'wire':
+            used, plain = 'wire::' in body, 'wire::' in ungated
+            w = 'self'
+        elif w == 'SerializeMap':
+            used, plain = 'serialize_map' in words, 'serialize_map' in plain_words
+        else:
+            used, plain = w in words, w in plain_words
+        if used:
+            gated = mod != 'unstable' and not plain
+            by_path.setdefault((path, gated), []).append(w)
+    serde = [(p, g) for p, g in sorted(by_path) if not p.startswith('super') and not p.startswith('crate')]
+    for key in serde:
+        uses += use_line(key[0], by_path[key], key[1])
+    uses.append('')
     local = {}
     for w in sorted(types):
         m = item_of(w) and item_of(w)['module']
@@ -433,15 +792,8 @@ def type_imports(mod, body, ungated):
             local.setdefault((m, gated), []).append(w)
     for (m, gated) in sorted(local):
         uses += use_line('super::%s' % m, local[(m, gated)], gated and mod != 'unstable')
-    if 'RequestId' in words:
-        uses.append('use super::id::RequestId;')
-    if 'RawJson' in words:
-        uses.append('use super::raw::RawJson;')
-    tagged = [n for n in ('ConfigValue', 'tagged_enum', 'tried_enum') if n in words]
-    if tagged:
-        uses.append('use super::tagged::%s;' % (tagged[0] if len(tagged) == 1 else '{%s}' % ', '.join(tagged)))
-    uses.append('use super::wire::{acp_struct, string_enum};' if 'string_enum' in words else 'use super::wire::acp_struct;')
-    uses.append('use super::Extra;')
+    for key in sorted(k for k in by_path if k not in serde):
+        uses += use_line(key[0], by_path[key], key[1])
     return '\n'.join(uses) + '\n'
 
 
@@ -536,15 +888,173 @@ def result_variant_doc(m):
     return '`%s`%s.' % (m['wire'], ' (unstable)' if m['unstable'] else '')
 
 
-def method_variants(rows, ty, doc):
-    """The variants of a method enum: `Variant(Type) = CONST,` each."""
-    return ''.join('%s%s        %s(%s) = %s,\n' % (doc_comment(doc(m), '        '), cfg_u(m['unstable'], '        '),
-                                                 m['variant'], m[ty], m['const']) for m in rows)
+def cfg_m(m, indent):
+    return cfg_u(m['unstable'], indent)
+
+
+DECODE_KNOWN_DOC = ('    /// Decodes the params or result of `method` at the reader\'s\n'
+                    '    /// position, in the pass over a whole line, when this version types\n'
+                    '    /// them: `slot` is asked for the place they go, the variant is set\n'
+                    '    /// there and its value read into it, never moved. `None`, and\n'
+                    '    /// `slot` never called, for a method this version does not type.\n'
+                    '    /// After an error the slot holds part of a value.\n')
+
+
+def decode_known(rows, read):
+    """`decode_known` of a method enum: the variant of `method` set in the
+    slot, then its value read into it by `read`."""
+    out = DECODE_KNOWN_DOC
+    out += ("    pub(crate) fn decode_known<'s>(\n        method: &str,\n        r: &mut Reader<'a>,\n"
+            "        cx: &mut Cx<'a>,\n        slot: impl FnOnce() -> &'s mut Self,\n    ) -> Option<Result<(), Fail>>\n"
+            "    where\n        'a: 's,\n    {\n        match method {\n")
+    for m in rows:
+        out += ('%s            names::%s => {\n                let out = slot();\n'
+                '                *out = Self::%s(Decode::blank());\n'
+                '                let Self::%s(v) = out else {\n                    unreachable!("the variant was set just above")\n                };\n'
+                '                Some(%s(r, cx, v))\n            }\n') % (cfg_m(m, '            '), m['const'], m['variant'], m['variant'], read)
+    out += '            _ => None,\n        }\n    }\n'
+    return out
+
+
+def arbitrary_arms(enum, rows, extra):
+    """The body of a method enum's `Arbitrary`: one arm per method, then
+    `extra`."""
+    out = ("    #[allow(clippy::vec_init_then_push)]\n"
+           "    fn arbitrary(u: &mut ::arbitrary::Unstructured<'u>) -> ::arbitrary::Result<Self> {\n"
+           "        type Make<'u> = fn(&mut ::arbitrary::Unstructured<'u>) -> ::arbitrary::Result<%s<'static>>;\n"
+           "        // Pushed one by one: a variant may be behind feature `unstable`.\n"
+           "        let mut arms: alloc::vec::Vec<Make<'u>> = alloc::vec::Vec::new();\n") % enum
+    for m in rows:
+        out += '%s        arms.push(|u| Ok(%s::%s(u.arbitrary()?)));\n' % (cfg_m(m, '        '), enum, m['variant'])
+    out += extra + '        u.choose(&arms)?(u)\n    }\n'
+    return out
+
+
+def gen_method_enum(name, rows, doc):
+    """`RequestParams` or `NotificationParams`: one variant per method,
+    `Ext` and `Unknown`, decoding by method, `Serialize` and `Arbitrary`."""
+    out = '\n' + doc_comment(doc)
+    out += ('#[derive(Debug, Clone, PartialEq)]\n#[non_exhaustive]\n'
+            '// Decoded once per message and matched at once: boxing the big\n'
+            '// variants would cost an allocation for nothing.\n'
+            "#[allow(clippy::large_enum_variant)]\npub enum %s<'a> {\n") % name
+    for m in rows:
+        out += "%s%s    %s(%s<'a>),\n" % (doc_comment(params_variant_doc(m), '    '), cfg_m(m, '    '), m['variant'], m['params'])
+    for v, what in (('Ext', 'An extension method (its name starts with `_`), params as sent.'),
+                    ('Unknown', 'A method this version does not know, params as sent.')):
+        out += ("    /// %s\n    %s {\n        /// The method name.\n        method: Cow<'a, str>,\n"
+                "        /// The params as sent.\n        params: Option<RawJson<'a>>,\n    },\n") % (what, v)
+    out += '}\n'
+    out += "\nimpl<'a> %s<'a> {\n" % name
+    out += ('    /// Decodes the params of `method`, one valid JSON value (absent\n'
+            '    /// or `null` read as `{}`), borrowing from them.\n'
+            "    pub(crate) fn decode_text(\n        method: Cow<'a, str>,\n        raw: Option<&'a str>,\n        mode: Mode,\n"
+            "    ) -> Result<Typed<'a, Self>, MessageError> {\n        Ok(match &*method {\n")
+    for m in rows:
+        out += '%s            names::%s => params(names::%s, raw, mode)?.map(Self::%s),\n' % (cfg_m(m, '            '), m['const'], m['const'], m['variant'])
+    out += '            _ => Typed::clean(Self::other(method, raw.map(RawJson::from_validated))),\n        })\n    }\n'
+    out += ('\n    /// A placeholder, overwritten by [`decode_known`](Self::decode_known).\n'
+            '    pub(crate) fn blank() -> Self {\n        Self::Unknown {\n            method: Cow::Borrowed(""),\n'
+            '            params: None,\n        }\n    }\n\n')
+    out += decode_known(rows, 'params_at')
+    out += ('\n    /// An extension or unknown method\'s params, as sent.\n'
+            "    pub(crate) fn other(method: Cow<'a, str>, params: Option<RawJson<'a>>) -> Self {\n"
+            '        if is_extension(&method) {\n            Self::Ext { method, params }\n'
+            '        } else {\n            Self::Unknown { method, params }\n        }\n    }\n')
+    out += '\n    /// The method name.\n    pub fn method(&self) -> &str {\n        match self {\n'
+    for m in rows:
+        out += '%s            Self::%s(_) => names::%s,\n' % (cfg_m(m, '            '), m['variant'], m['const'])
+    out += '            Self::Ext { method, .. } | Self::Unknown { method, .. } => method,\n        }\n    }\n'
+    out += ('\n    /// Whether the message carries params (only `Ext` and `Unknown`\n    /// can have none).\n'
+            '    pub fn has_params(&self) -> bool {\n        match self {\n'
+            '            Self::Ext { params, .. } | Self::Unknown { params, .. } => params.is_some(),\n'
+            '            _ => true,\n        }\n    }\n')
+    out += "\n    /// The value with all borrowed text copied (`'static`).\n    pub fn into_owned(self) -> %s<'static> {\n        match self {\n" % name
+    for m in rows:
+        out += '%s            Self::%s(v) => %s::%s(v.into_owned()),\n' % (cfg_m(m, '            '), m['variant'], name, m['variant'])
+    for v in ('Ext', 'Unknown'):
+        out += ('            Self::%s { method, params } => %s::%s {\n                method: IntoOwned::into_owned(method),\n'
+                '                params: IntoOwned::into_owned(params),\n            },\n') % (v, name, v)
+    out += '        }\n    }\n}\n'
+    out += ('\n/// Any known method with params that decode back to an equal value,\n'
+            '/// an extension method (`_…`) or an unknown one, params as sent.\n'
+            "#[cfg(feature = \"arbitrary\")]\nimpl<'u> ::arbitrary::Arbitrary<'u> for %s<'static> {\n") % name
+    out += arbitrary_arms(name, rows, (
+        '        arms.extend_from_slice(&[\n'
+        '            |u| {\n                Ok(%s::Ext {\n'
+        '                    method: crate::acp::leaf::extension_method(u)?,\n'
+        '                    params: crate::acp::leaf::option(u, crate::acp::leaf::raw)?,\n'
+        '                })\n            },\n'
+        '            |u| {\n                Ok(%s::Unknown {\n'
+        '                    method: crate::acp::leaf::unknown_method(u, |m| {\n'
+        '                        matches!(\n'
+        '                            %s::decode_text(Cow::Borrowed(m), None, Mode::Strict),\n'
+        '                            Ok(Typed {\n                                value: %s::Unknown { .. },\n                                ..\n                            })\n'
+        '                        )\n                    })?,\n'
+        '                    params: crate::acp::leaf::option(u, crate::acp::leaf::raw)?,\n'
+        '                })\n            },\n        ]);\n') % (name, name, name, name))
+    out += '}\n'
+    out += ('\n/// Serializes the params object only (the envelope is written by\n/// the `encode_*` functions).\n'
+            "impl Serialize for %s<'_> {\n    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {\n        match self {\n") % name
+    for m in rows:
+        out += '%s            Self::%s(v) => v.serialize(s),\n' % (cfg_m(m, '            '), m['variant'])
+    out += '            Self::Ext { params, .. } | Self::Unknown { params, .. } => params.serialize(s),\n        }\n    }\n}\n'
+    out += into_owned_impl(name)
+    return out
+
+
+def gen_results(rows, doc):
+    """`ResponseResult`: one variant per request method and `Other`,
+    decoding by method, `Serialize` and `Arbitrary`."""
+    name = 'ResponseResult'
+    out = '\n' + doc_comment(doc)
+    out += "#[derive(Debug, Clone, PartialEq)]\n#[non_exhaustive]\n#[allow(clippy::large_enum_variant)]\npub enum ResponseResult<'a> {\n"
+    for m in rows:
+        out += "%s%s    %s(%s<'a>),\n" % (doc_comment(result_variant_doc(m), '    '), cfg_m(m, '    '), m['variant'], m['result'])
+    out += "    /// The result of an extension or unknown method, as sent.\n    Other(RawJson<'a>),\n}\n"
+    out += "\nimpl<'a> ResponseResult<'a> {\n"
+    out += ('    /// Decodes `raw` as the result of `method`.\n'
+            "    pub(crate) fn decode(\n        method: &str,\n        raw: &'a RawJson<'_>,\n        mode: Mode,\n"
+            "    ) -> Result<Typed<'a, Self>, MessageError> {\n        Self::decode_text(method, raw.get(), mode)\n    }\n")
+    out += ('\n    /// Decodes `text` (one valid JSON value) as the result of\n    /// `method`, borrowing from it.\n'
+            "    pub(crate) fn decode_text(\n        method: &str,\n        text: &'a str,\n        mode: Mode,\n"
+            "    ) -> Result<Typed<'a, Self>, MessageError> {\n        Ok(match method {\n")
+    for m in rows:
+        out += ('%s            names::%s => decode_text(text, mode)\n'
+                '                .map_err(|why| MessageError::InvalidResult {\n'
+                '                    method: names::%s,\n'
+                '                    error: serde::de::Error::custom(why.reason()),\n'
+                '                })?\n                .map(Self::%s),\n') % (cfg_m(m, '            '), m['const'], m['const'], m['variant'])
+    out += '            _ => Typed::clean(Self::Other(RawJson::from_validated(text))),\n        })\n    }\n'
+    out += ('\n    /// A placeholder, overwritten by [`decode_known`](Self::decode_known).\n'
+            '    pub(crate) fn blank() -> Self {\n        Self::Other(RawJson::from_validated("null"))\n    }\n\n')
+    out += decode_known(rows, 'Decode::decode_in')
+    out += ('\n    /// The method whose result this is (`None` for\n    /// [`Other`](Self::Other), the result of a method this version\n    /// does not know).\n'
+            "    pub fn method(&self) -> Option<&'static str> {\n        match self {\n")
+    for m in rows:
+        out += '%s            Self::%s(_) => Some(names::%s),\n' % (cfg_m(m, '            '), m['variant'], m['const'])
+    out += '            Self::Other(_) => None,\n        }\n    }\n'
+    out += "\n    /// The value with all borrowed text copied (`'static`).\n    pub fn into_owned(self) -> ResponseResult<'static> {\n        match self {\n"
+    for m in rows:
+        out += '%s            Self::%s(v) => ResponseResult::%s(v.into_owned()),\n' % (cfg_m(m, '            '), m['variant'], m['variant'])
+    out += '            Self::Other(v) => ResponseResult::Other(v.into_owned()),\n        }\n    }\n}\n'
+    out += ('\n/// The result of any known method, decoding back to an equal value\n'
+            '/// for [`method`](ResponseResult::method), or any JSON as\n/// [`Other`](ResponseResult::Other).\n'
+            "#[cfg(feature = \"arbitrary\")]\nimpl<'u> ::arbitrary::Arbitrary<'u> for ResponseResult<'static> {\n")
+    out += arbitrary_arms(name, rows, '        arms.push(|u| Ok(ResponseResult::Other(crate::acp::leaf::raw(u)?)));\n')
+    out += '}\n'
+    out += ("\n/// Serializes the result object only.\nimpl Serialize for ResponseResult<'_> {\n"
+            '    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {\n        match self {\n')
+    for m in rows:
+        out += '%s            Self::%s(v) => v.serialize(s),\n' % (cfg_m(m, '            '), m['variant'])
+    out += '            Self::Other(v) => v.serialize(s),\n        }\n    }\n}\n'
+    out += into_owned_impl(name)
+    return out
 
 
 def methods_imports():
     """The `use` lines of src/acp/methods.rs: the params and result types,
-    and what the macros' expansions name."""
+    and what their decoding names."""
     types = {}
     for m in spec.METHODS:
         for ty in (m['params'], m['result']):
@@ -554,11 +1064,11 @@ def methods_imports():
     for (mod, gated) in sorted(types):
         uses += use_line('super::%s' % mod, sorted(types[(mod, gated)]), gated)
     uses += [
-        'use super::method::{is_extension, method_enum, params, params_at, results, Direction, MethodInfo, MethodKind};',
+        'use super::method::{is_extension, params, params_at, Direction, MethodInfo, MethodKind};',
         'use super::raw::{IntoOwned, RawJson};',
         'use super::read::{Fail, Reader};',
         'use super::salvage::Typed;',
-        'use super::wire::{decode_text, Cx, Mode};',
+        'use super::wire::{decode_text, Cx, Decode, Mode};',
         'use super::MessageError;',
     ]
     return '\n'.join(uses) + '\n'
@@ -582,10 +1092,8 @@ def methods_module():
     out += '}\n'
     for name, kind, doc in (('RequestParams', 'request', spec.REQUEST_PARAMS_DOC),
                             ('NotificationParams', 'notification', spec.NOTIFICATION_PARAMS_DOC)):
-        out += '\nmethod_enum! {\n%s    pub enum %s {\n%s    }\n}\n' % (
-            doc_comment(doc, '    '), name, method_variants(methods_of(kind), 'params', params_variant_doc))
-    out += '\nresults! {\n%s    pub enum ResponseResult {\n%s    }\n}\n' % (
-        doc_comment(spec.RESPONSE_RESULT_DOC, '    '), method_variants(methods_of('request'), 'result', result_variant_doc))
+        out += gen_method_enum(name, methods_of(kind), doc)
+    out += gen_results(methods_of('request'), spec.RESPONSE_RESULT_DOC)
     out += '\n' + doc_comment(spec.METHODS_DOC) + 'pub const METHODS: &[MethodInfo] = &[\n'
     for m in spec.METHODS:
         out += '%s    MethodInfo {\n        name: names::%s,\n        kind: MethodKind::%s,\n        direction: Direction::%s,\n        unstable: %s,\n    },\n' % (

@@ -9,28 +9,52 @@
 use alloc::borrow::Cow;
 use alloc::vec::Vec;
 
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
 use super::content::MetaOnly;
 use super::id::RequestId;
-use super::raw::RawJson;
+use super::raw::{IntoOwned, RawJson};
+use super::read::{Fail, Reader};
+use super::salvage::SalvageKind;
 use super::session::EnvVariable;
-use super::tagged::tagged_enum;
+use super::tagged::{read_tag, Guess, Tag};
 use super::update::ToolCallUpdate;
-use super::wire::{acp_struct, string_enum};
+use super::wire::{self, Cx, Decode, Object, UnionTag};
 use super::Extra;
+use crate::json::unescape::unquote;
 
-acp_struct! {
-    /// Request to read content from a text file.
-    pub struct ReadTextFileRequest<'a> {
-        /// The session ID for this request.
-        "sessionId" pub session_id: Cow<'a, str>,
-        /// Absolute path to the file to read.
-        "path" pub path: Cow<'a, str>,
-        /// Line number to start reading from (1-based) (optional).
-        "line" pub line: Option<u32>,
-        /// Maximum number of lines to read (optional).
-        "limit" pub limit: Option<u32>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+/// Request to read content from a text file.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ReadTextFileRequest<'a> {
+    /// The session ID for this request.
+    pub session_id: Cow<'a, str>,
+    /// Absolute path to the file to read.
+    pub path: Cow<'a, str>,
+    /// Line number to start reading from (1-based) (optional).
+    pub line: Option<u32>,
+    /// Maximum number of lines to read (optional).
+    pub limit: Option<u32>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl ReadTextFileRequest<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> ReadTextFileRequest<'static> {
+        ReadTextFileRequest {
+            session_id: IntoOwned::into_owned(self.session_id),
+            path: IntoOwned::into_owned(self.path),
+            line: self.line,
+            limit: self.limit,
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -69,13 +93,183 @@ impl<'a> ReadTextFileRequest<'a> {
     }
 }
 
-acp_struct! {
-    /// Response containing the contents of a text file.
-    pub struct ReadTextFileResponse<'a> {
-        /// Content payload returned by this response.
-        "content" pub content: Cow<'a, str>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for ReadTextFileRequest<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        ReadTextFileRequest {
+            session_id: Decode::blank(),
+            path: Decode::blank(),
+            line: None,
+            limit: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct ReadTextFileRequest")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for ReadTextFileRequest<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_session_id = false;
+        let mut seen_path = false;
+        let mut seen_line = false;
+        let mut seen_limit = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "sessionId" => {
+                    if seen_session_id {
+                        return Err(wire::duplicate("sessionId"));
+                    }
+                    seen_session_id = true;
+                    wire::read_required(r, cx, "sessionId", &mut out.session_id)?;
+                }
+                "path" => {
+                    if seen_path {
+                        return Err(wire::duplicate("path"));
+                    }
+                    seen_path = true;
+                    wire::read_required(r, cx, "path", &mut out.path)?;
+                }
+                "line" => {
+                    if seen_line {
+                        return Err(wire::duplicate("line"));
+                    }
+                    seen_line = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "line", &mut out.line)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "limit" => {
+                    if seen_limit {
+                        return Err(wire::duplicate("limit"));
+                    }
+                    seen_limit = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "limit", &mut out.limit)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_session_id {
+            return Err(Fail::Missing("sessionId"));
+        }
+        if !seen_path {
+            return Err(Fail::Missing("path"));
+        }
+        if !seen_line {
+            out.line = None;
+        }
+        if !seen_limit {
+            out.limit = None;
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for ReadTextFileRequest<'_> {
+    type Owned = ReadTextFileRequest<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        ReadTextFileRequest::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for ReadTextFileRequest<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for ReadTextFileRequest<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("sessionId", &self.session_id)?;
+        map.serialize_entry("path", &self.path)?;
+        if let Some(v) = &self.line {
+            map.serialize_entry("line", v)?;
+        }
+        if let Some(v) = &self.limit {
+            map.serialize_entry("limit", v)?;
+        }
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "sessionId" | "path" => true,
+                "line" => self.line.is_some(),
+                "limit" => self.limit.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Response containing the contents of a text file.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ReadTextFileResponse<'a> {
+    /// Content payload returned by this response.
+    pub content: Cow<'a, str>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl ReadTextFileResponse<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> ReadTextFileResponse<'static> {
+        ReadTextFileResponse {
+            content: IntoOwned::into_owned(self.content),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -97,17 +291,140 @@ impl<'a> ReadTextFileResponse<'a> {
     }
 }
 
-acp_struct! {
-    /// Request to write content to a text file.
-    pub struct WriteTextFileRequest<'a> {
-        /// The session ID for this request.
-        "sessionId" pub session_id: Cow<'a, str>,
-        /// Absolute path to the file to write.
-        "path" pub path: Cow<'a, str>,
-        /// The text content to write to the file.
-        "content" pub content: Cow<'a, str>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for ReadTextFileResponse<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        ReadTextFileResponse {
+            content: Decode::blank(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct ReadTextFileResponse")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for ReadTextFileResponse<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_content = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "content" => {
+                    if seen_content {
+                        return Err(wire::duplicate("content"));
+                    }
+                    seen_content = true;
+                    wire::read_required(r, cx, "content", &mut out.content)?;
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_content {
+            return Err(Fail::Missing("content"));
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for ReadTextFileResponse<'_> {
+    type Owned = ReadTextFileResponse<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        ReadTextFileResponse::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for ReadTextFileResponse<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for ReadTextFileResponse<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("content", &self.content)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "content" => true,
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Request to write content to a text file.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct WriteTextFileRequest<'a> {
+    /// The session ID for this request.
+    pub session_id: Cow<'a, str>,
+    /// Absolute path to the file to write.
+    pub path: Cow<'a, str>,
+    /// The text content to write to the file.
+    pub content: Cow<'a, str>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl WriteTextFileRequest<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> WriteTextFileRequest<'static> {
+        WriteTextFileRequest {
+            session_id: IntoOwned::into_owned(self.session_id),
+            path: IntoOwned::into_owned(self.path),
+            content: IntoOwned::into_owned(self.content),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -135,31 +452,255 @@ impl<'a> WriteTextFileRequest<'a> {
     }
 }
 
-string_enum! {
-    /// The type of permission option being presented to the user.
-    pub enum PermissionOptionKind {
-        /// `"allow_once"`.
-        AllowOnce = "allow_once",
-        /// `"allow_always"`.
-        AllowAlways = "allow_always",
-        /// `"reject_once"`.
-        RejectOnce = "reject_once",
-        /// `"reject_always"`.
-        RejectAlways = "reject_always",
+impl<'de: 'a, 'a> Decode<'de> for WriteTextFileRequest<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        WriteTextFileRequest {
+            session_id: Decode::blank(),
+            path: Decode::blank(),
+            content: Decode::blank(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct WriteTextFileRequest")?;
+        Self::members(r, cx, None, true, slot)
     }
 }
 
-acp_struct! {
-    /// An option presented to the user when requesting permission.
-    pub struct PermissionOption<'a> {
-        /// Unique identifier for this permission option.
-        "optionId" pub option_id: Cow<'a, str>,
-        /// Human-readable label to display to the user.
-        "name" pub name: Cow<'a, str>,
-        /// Hint about the nature of this permission option.
-        "kind" pub kind: PermissionOptionKind<'a>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Object<'de> for WriteTextFileRequest<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_session_id = false;
+        let mut seen_path = false;
+        let mut seen_content = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "sessionId" => {
+                    if seen_session_id {
+                        return Err(wire::duplicate("sessionId"));
+                    }
+                    seen_session_id = true;
+                    wire::read_required(r, cx, "sessionId", &mut out.session_id)?;
+                }
+                "path" => {
+                    if seen_path {
+                        return Err(wire::duplicate("path"));
+                    }
+                    seen_path = true;
+                    wire::read_required(r, cx, "path", &mut out.path)?;
+                }
+                "content" => {
+                    if seen_content {
+                        return Err(wire::duplicate("content"));
+                    }
+                    seen_content = true;
+                    wire::read_required(r, cx, "content", &mut out.content)?;
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_session_id {
+            return Err(Fail::Missing("sessionId"));
+        }
+        if !seen_path {
+            return Err(Fail::Missing("path"));
+        }
+        if !seen_content {
+            return Err(Fail::Missing("content"));
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for WriteTextFileRequest<'_> {
+    type Owned = WriteTextFileRequest<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        WriteTextFileRequest::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for WriteTextFileRequest<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for WriteTextFileRequest<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("sessionId", &self.session_id)?;
+        map.serialize_entry("path", &self.path)?;
+        map.serialize_entry("content", &self.content)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "sessionId" | "path" | "content" => true,
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// The type of permission option being presented to the user.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum PermissionOptionKind<'a> {
+    /// `"allow_once"`.
+    AllowOnce,
+    /// `"allow_always"`.
+    AllowAlways,
+    /// `"reject_once"`.
+    RejectOnce,
+    /// `"reject_always"`.
+    RejectAlways,
+    /// A value this version does not know, kept as sent.
+    Unknown(Cow<'a, str>),
+}
+
+impl<'a> PermissionOptionKind<'a> {
+    /// The wire text of the value.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::AllowOnce => "allow_once",
+            Self::AllowAlways => "allow_always",
+            Self::RejectOnce => "reject_once",
+            Self::RejectAlways => "reject_always",
+            Self::Unknown(s) => s,
+        }
+    }
+
+    /// The value for wire text (`Unknown` when not a known value).
+    pub fn from_wire(text: Cow<'a, str>) -> Self {
+        match &*text {
+            "allow_once" => Self::AllowOnce,
+            "allow_always" => Self::AllowAlways,
+            "reject_once" => Self::RejectOnce,
+            "reject_always" => Self::RejectAlways,
+            _ => Self::Unknown(text),
+        }
+    }
+
+    /// The value with its text copied.
+    pub fn into_owned(self) -> PermissionOptionKind<'static> {
+        match self {
+            Self::AllowOnce => PermissionOptionKind::AllowOnce,
+            Self::AllowAlways => PermissionOptionKind::AllowAlways,
+            Self::RejectOnce => PermissionOptionKind::RejectOnce,
+            Self::RejectAlways => PermissionOptionKind::RejectAlways,
+            Self::Unknown(s) => PermissionOptionKind::Unknown(IntoOwned::into_owned(s)),
+        }
+    }
+}
+
+impl<'de: 'a, 'a> Decode<'de> for PermissionOptionKind<'a> {
+    fn decode(r: &mut Reader<'de>, _: &mut Cx<'de>) -> Result<Self, Fail> {
+        r.string().map(Self::from_wire)
+    }
+
+    fn blank() -> Self {
+        Self::Unknown(Cow::Borrowed(""))
+    }
+}
+
+impl IntoOwned for PermissionOptionKind<'_> {
+    type Owned = PermissionOptionKind<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        PermissionOptionKind::into_owned(self)
+    }
+}
+
+/// The wire text ([`as_str`](Self::as_str)), as sent: an unknown
+/// value as it came.
+impl core::fmt::Display for PermissionOptionKind<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for PermissionOptionKind<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for PermissionOptionKind<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// An option presented to the user when requesting permission.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct PermissionOption<'a> {
+    /// Unique identifier for this permission option.
+    pub option_id: Cow<'a, str>,
+    /// Human-readable label to display to the user.
+    pub name: Cow<'a, str>,
+    /// Hint about the nature of this permission option.
+    pub kind: PermissionOptionKind<'a>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl PermissionOption<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> PermissionOption<'static> {
+        PermissionOption {
+            option_id: IntoOwned::into_owned(self.option_id),
+            name: IntoOwned::into_owned(self.name),
+            kind: IntoOwned::into_owned(self.kind),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -187,17 +728,166 @@ impl<'a> PermissionOption<'a> {
     }
 }
 
-acp_struct! {
-    /// Request for user permission to execute a tool call.
-    pub struct RequestPermissionRequest<'a> {
-        /// The session ID for this request.
-        "sessionId" pub session_id: Cow<'a, str>,
-        /// Details about the tool call requiring permission.
-        "toolCall" pub tool_call: ToolCallUpdate<'a>,
-        /// Available permission options for the user to choose from.
-        "options" pub options: Vec<PermissionOption<'a>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for PermissionOption<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        PermissionOption {
+            option_id: Decode::blank(),
+            name: Decode::blank(),
+            kind: Decode::blank(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct PermissionOption")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for PermissionOption<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_option_id = false;
+        let mut seen_name = false;
+        let mut seen_kind = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "optionId" => {
+                    if seen_option_id {
+                        return Err(wire::duplicate("optionId"));
+                    }
+                    seen_option_id = true;
+                    wire::read_required(r, cx, "optionId", &mut out.option_id)?;
+                }
+                "name" => {
+                    if seen_name {
+                        return Err(wire::duplicate("name"));
+                    }
+                    seen_name = true;
+                    wire::read_required(r, cx, "name", &mut out.name)?;
+                }
+                "kind" => {
+                    if seen_kind {
+                        return Err(wire::duplicate("kind"));
+                    }
+                    seen_kind = true;
+                    wire::read_required(r, cx, "kind", &mut out.kind)?;
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_option_id {
+            return Err(Fail::Missing("optionId"));
+        }
+        if !seen_name {
+            return Err(Fail::Missing("name"));
+        }
+        if !seen_kind {
+            return Err(Fail::Missing("kind"));
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for PermissionOption<'_> {
+    type Owned = PermissionOption<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        PermissionOption::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for PermissionOption<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for PermissionOption<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("optionId", &self.option_id)?;
+        map.serialize_entry("name", &self.name)?;
+        map.serialize_entry("kind", &self.kind)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "optionId" | "name" | "kind" => true,
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Request for user permission to execute a tool call.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct RequestPermissionRequest<'a> {
+    /// The session ID for this request.
+    pub session_id: Cow<'a, str>,
+    /// Details about the tool call requiring permission.
+    pub tool_call: ToolCallUpdate<'a>,
+    /// Available permission options for the user to choose from.
+    pub options: Vec<PermissionOption<'a>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl RequestPermissionRequest<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> RequestPermissionRequest<'static> {
+        RequestPermissionRequest {
+            session_id: IntoOwned::into_owned(self.session_id),
+            tool_call: IntoOwned::into_owned(self.tool_call),
+            options: IntoOwned::into_owned(self.options),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -225,13 +915,160 @@ impl<'a> RequestPermissionRequest<'a> {
     }
 }
 
-acp_struct! {
-    /// The user selected one of the provided options.
-    pub struct SelectedPermissionOutcome<'a> {
-        /// The ID of the option the user selected.
-        "optionId" pub option_id: Cow<'a, str>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for RequestPermissionRequest<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        RequestPermissionRequest {
+            session_id: Decode::blank(),
+            tool_call: Decode::blank(),
+            options: Decode::blank(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct RequestPermissionRequest")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for RequestPermissionRequest<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_session_id = false;
+        let mut seen_tool_call = false;
+        let mut seen_options = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "sessionId" => {
+                    if seen_session_id {
+                        return Err(wire::duplicate("sessionId"));
+                    }
+                    seen_session_id = true;
+                    wire::read_required(r, cx, "sessionId", &mut out.session_id)?;
+                }
+                "toolCall" => {
+                    if seen_tool_call {
+                        return Err(wire::duplicate("toolCall"));
+                    }
+                    seen_tool_call = true;
+                    wire::read_required(r, cx, "toolCall", &mut out.tool_call)?;
+                }
+                "options" => {
+                    if seen_options {
+                        return Err(wire::duplicate("options"));
+                    }
+                    seen_options = true;
+                    wire::read_required(r, cx, "options", &mut out.options)?;
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_session_id {
+            return Err(Fail::Missing("sessionId"));
+        }
+        if !seen_tool_call {
+            return Err(Fail::Missing("toolCall"));
+        }
+        if !seen_options {
+            return Err(Fail::Missing("options"));
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for RequestPermissionRequest<'_> {
+    type Owned = RequestPermissionRequest<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        RequestPermissionRequest::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for RequestPermissionRequest<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for RequestPermissionRequest<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("sessionId", &self.session_id)?;
+        map.serialize_entry("toolCall", &self.tool_call)?;
+        map.serialize_entry("options", &self.options)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "sessionId" | "toolCall" | "options" => true,
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// The user selected one of the provided options.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct SelectedPermissionOutcome<'a> {
+    /// The ID of the option the user selected.
+    pub option_id: Cow<'a, str>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl SelectedPermissionOutcome<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SelectedPermissionOutcome<'static> {
+        SelectedPermissionOutcome {
+            option_id: IntoOwned::into_owned(self.option_id),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -253,28 +1090,295 @@ impl<'a> SelectedPermissionOutcome<'a> {
     }
 }
 
-tagged_enum! {
-    /// The outcome of a permission request.
-    pub enum RequestPermissionOutcome tag "outcome" {
-        /// `outcome`: `"cancelled"`.
-        Cancelled(MetaOnly) = "cancelled",
-        /// `outcome`: `"selected"`.
-        Selected(SelectedPermissionOutcome) = "selected",
+impl<'de: 'a, 'a> Decode<'de> for SelectedPermissionOutcome<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
     }
-    guess {
-        ("optionId", b'"') => "selected",
+
+    fn blank() -> Self {
+        SelectedPermissionOutcome {
+            option_id: Decode::blank(),
+            meta: None,
+            extra: Extra::new(),
+        }
     }
-    same {
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct SelectedPermissionOutcome")?;
+        Self::members(r, cx, None, true, slot)
     }
 }
 
-acp_struct! {
-    /// Response to a permission request.
-    pub struct RequestPermissionResponse<'a> {
-        /// The user's decision on the permission request.
-        "outcome" pub outcome: RequestPermissionOutcome<'a>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Object<'de> for SelectedPermissionOutcome<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_option_id = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "optionId" => {
+                    if seen_option_id {
+                        return Err(wire::duplicate("optionId"));
+                    }
+                    seen_option_id = true;
+                    wire::read_required(r, cx, "optionId", &mut out.option_id)?;
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_option_id {
+            return Err(Fail::Missing("optionId"));
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for SelectedPermissionOutcome<'_> {
+    type Owned = SelectedPermissionOutcome<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        SelectedPermissionOutcome::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for SelectedPermissionOutcome<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for SelectedPermissionOutcome<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("optionId", &self.option_id)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "optionId" => true,
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// The outcome of a permission request.
+///
+/// Unknown tags decode to `Unknown`, which keeps the object's raw
+/// JSON and re-encodes it byte for byte.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "outcome")]
+#[non_exhaustive]
+// Decoded in place and matched at once (as the method enums): boxing
+// a big variant would cost an allocation for nothing.
+#[allow(clippy::large_enum_variant)]
+pub enum RequestPermissionOutcome<'a> {
+    /// `outcome`: `"cancelled"`.
+    #[serde(rename = "cancelled")]
+    Cancelled(MetaOnly<'a>),
+    /// `outcome`: `"selected"`.
+    #[serde(rename = "selected")]
+    Selected(SelectedPermissionOutcome<'a>),
+    /// A variant this version does not know: the whole object as sent.
+    #[serde(untagged)]
+    Unknown(RawJson<'a>),
+}
+
+impl RequestPermissionOutcome<'_> {
+    /// The variant that the first member, `key` with a value of
+    /// shape `shape`, tells when the tag is not first (see
+    /// [`Guess`](crate::acp::tagged::Guess)).
+    fn guess(key: &str, shape: u8) -> Option<&'static str> {
+        match (key, shape) {
+            ("optionId", b'"') => Some("selected"),
+            _ => None,
+        }
+    }
+
+    /// Whether `raw`, the tag met among the members of the guessed
+    /// variant in `slot`, names it or a variant of the same type
+    /// (which `slot` then becomes).
+    fn told(slot: &mut Self, raw: Option<&str>) -> bool {
+        let Some(told) = raw.and_then(|raw| unquote::<serde_json::Error>(raw).ok()) else {
+            return false;
+        };
+        if slot.tag() == Some(&*told) {
+            return true;
+        }
+        false
+    }
+}
+
+/// The tag, then the variant's members in the same pass. Leniently,
+/// a known variant whose body does not fit (but has every required
+/// member) is kept as `Unknown` and reported.
+impl<'de: 'a, 'a> Decode<'de> for RequestPermissionOutcome<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        RequestPermissionOutcome::Unknown(RawJson::from_validated("null"))
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        let start = r.mark();
+        let since = cx.salvaged.len();
+        let guess = cx.guess.then_some(Self::guess as Guess);
+        let tag = read_tag(r, "outcome", guess)?;
+        let (text, first, guessed) = match &tag {
+            Tag::First(t) => (Some(&**t), false, false),
+            Tag::Later(t) => (Some(&**t), true, false),
+            Tag::Guess(t) => (Some(*t), true, true),
+            Tag::Absent => (None, true, false),
+        };
+        let mut met = UnionTag::new("outcome", !first);
+        // The variant is set, then its members read into it.
+        let read = match text {
+            Some("cancelled") => {
+                if first {
+                    r.open_object("a json object")?;
+                }
+                *slot = RequestPermissionOutcome::Cancelled(Decode::blank());
+                let RequestPermissionOutcome::Cancelled(inner) = slot else {
+                    unreachable!("the variant was set just above")
+                };
+                MetaOnly::members(r, cx, Some(&mut met), first, inner)
+            }
+            Some("selected") => {
+                if first {
+                    r.open_object("a json object")?;
+                }
+                *slot = RequestPermissionOutcome::Selected(Decode::blank());
+                let RequestPermissionOutcome::Selected(inner) = slot else {
+                    unreachable!("the variant was set just above")
+                };
+                SelectedPermissionOutcome::members(r, cx, Some(&mut met), first, inner)
+            }
+            _ if guessed => Err(Fail::Missing("outcome")),
+            _ => {
+                r.reset(start);
+                *slot = RequestPermissionOutcome::Unknown(RawJson::from_validated(r.skip()?));
+                return Ok(());
+            }
+        };
+        if guessed {
+            if read.is_ok() && Self::told(slot, met.value) {
+                return Ok(());
+            }
+            // A wrong guess: read again, the tag looked for. Unions
+            // inside do not guess then, so no text is read more
+            // than a few times.
+            cx.salvaged.truncate(since);
+            r.reset(start);
+            cx.guess = false;
+            let again = Self::decode_in(r, cx, slot);
+            cx.guess = true;
+            return again;
+        }
+        let why = match read {
+            Ok(()) => return Ok(()),
+            Err(why) => why,
+        };
+        let raw = cx.recover(r, start, since, SalvageKind::UnknownVariant, why)?;
+        *slot = RequestPermissionOutcome::Unknown(RawJson::from_validated(raw));
+        Ok(())
+    }
+}
+
+impl RequestPermissionOutcome<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> RequestPermissionOutcome<'static> {
+        match self {
+            Self::Cancelled(v) => RequestPermissionOutcome::Cancelled(IntoOwned::into_owned(v)),
+            Self::Selected(v) => RequestPermissionOutcome::Selected(IntoOwned::into_owned(v)),
+            Self::Unknown(v) => RequestPermissionOutcome::Unknown(v.into_owned()),
+        }
+    }
+
+    /// The wire tag of a known variant (`None` for `Unknown` and a
+    /// variant that has no tag).
+    pub fn tag(&self) -> Option<&'static str> {
+        match self {
+            Self::Cancelled(_) => Some("cancelled"),
+            Self::Selected(_) => Some("selected"),
+            _ => None,
+        }
+    }
+}
+
+impl IntoOwned for RequestPermissionOutcome<'_> {
+    type Owned = RequestPermissionOutcome<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        RequestPermissionOutcome::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for RequestPermissionOutcome<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// Response to a permission request.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct RequestPermissionResponse<'a> {
+    /// The user's decision on the permission request.
+    pub outcome: RequestPermissionOutcome<'a>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl RequestPermissionResponse<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> RequestPermissionResponse<'static> {
+        RequestPermissionResponse {
+            outcome: IntoOwned::into_owned(self.outcome),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -296,23 +1400,149 @@ impl<'a> RequestPermissionResponse<'a> {
     }
 }
 
-acp_struct! {
-    /// Request to create a new terminal and execute a command.
-    pub struct CreateTerminalRequest<'a> {
-        /// The session ID for this request.
-        "sessionId" pub session_id: Cow<'a, str>,
-        /// The command to execute.
-        "command" pub command: Cow<'a, str>,
-        /// Array of command arguments (optional).
-        "args" pub args: Option<Vec<Cow<'a, str>>>,
-        /// Environment variables for the command (optional).
-        "env" pub env: Option<Vec<EnvVariable<'a>>>,
-        /// Working directory for the command. Must be an absolute path (optional).
-        "cwd" pub cwd: Option<Cow<'a, str>>,
-        /// Maximum number of output bytes to retain (optional).
-        "outputByteLimit" pub output_byte_limit: Option<u64>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for RequestPermissionResponse<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        RequestPermissionResponse {
+            outcome: Decode::blank(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct RequestPermissionResponse")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for RequestPermissionResponse<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_outcome = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "outcome" => {
+                    if seen_outcome {
+                        return Err(wire::duplicate("outcome"));
+                    }
+                    seen_outcome = true;
+                    wire::read_required(r, cx, "outcome", &mut out.outcome)?;
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_outcome {
+            return Err(Fail::Missing("outcome"));
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for RequestPermissionResponse<'_> {
+    type Owned = RequestPermissionResponse<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        RequestPermissionResponse::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for RequestPermissionResponse<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for RequestPermissionResponse<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("outcome", &self.outcome)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "outcome" => true,
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Request to create a new terminal and execute a command.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct CreateTerminalRequest<'a> {
+    /// The session ID for this request.
+    pub session_id: Cow<'a, str>,
+    /// The command to execute.
+    pub command: Cow<'a, str>,
+    /// Array of command arguments (optional).
+    pub args: Option<Vec<Cow<'a, str>>>,
+    /// Environment variables for the command (optional).
+    pub env: Option<Vec<EnvVariable<'a>>>,
+    /// Working directory for the command. Must be an absolute path (optional).
+    pub cwd: Option<Cow<'a, str>>,
+    /// Maximum number of output bytes to retain (optional).
+    pub output_byte_limit: Option<u64>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl CreateTerminalRequest<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> CreateTerminalRequest<'static> {
+        CreateTerminalRequest {
+            session_id: IntoOwned::into_owned(self.session_id),
+            command: IntoOwned::into_owned(self.command),
+            args: IntoOwned::into_owned(self.args),
+            env: IntoOwned::into_owned(self.env),
+            cwd: IntoOwned::into_owned(self.cwd),
+            output_byte_limit: self.output_byte_limit,
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -367,13 +1597,221 @@ impl<'a> CreateTerminalRequest<'a> {
     }
 }
 
-acp_struct! {
-    /// Response containing the ID of the created terminal.
-    pub struct CreateTerminalResponse<'a> {
-        /// The unique identifier for the created terminal.
-        "terminalId" pub terminal_id: Cow<'a, str>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for CreateTerminalRequest<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        CreateTerminalRequest {
+            session_id: Decode::blank(),
+            command: Decode::blank(),
+            args: None,
+            env: None,
+            cwd: None,
+            output_byte_limit: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct CreateTerminalRequest")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for CreateTerminalRequest<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_session_id = false;
+        let mut seen_command = false;
+        let mut seen_args = false;
+        let mut seen_env = false;
+        let mut seen_cwd = false;
+        let mut seen_output_byte_limit = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "sessionId" => {
+                    if seen_session_id {
+                        return Err(wire::duplicate("sessionId"));
+                    }
+                    seen_session_id = true;
+                    wire::read_required(r, cx, "sessionId", &mut out.session_id)?;
+                }
+                "command" => {
+                    if seen_command {
+                        return Err(wire::duplicate("command"));
+                    }
+                    seen_command = true;
+                    wire::read_required(r, cx, "command", &mut out.command)?;
+                }
+                "args" => {
+                    if seen_args {
+                        return Err(wire::duplicate("args"));
+                    }
+                    seen_args = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "args", &mut out.args)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "env" => {
+                    if seen_env {
+                        return Err(wire::duplicate("env"));
+                    }
+                    seen_env = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "env", &mut out.env)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "cwd" => {
+                    if seen_cwd {
+                        return Err(wire::duplicate("cwd"));
+                    }
+                    seen_cwd = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "cwd", &mut out.cwd)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "outputByteLimit" => {
+                    if seen_output_byte_limit {
+                        return Err(wire::duplicate("outputByteLimit"));
+                    }
+                    seen_output_byte_limit = true;
+                    if let Some(raw) =
+                        wire::read_optional(r, cx, "outputByteLimit", &mut out.output_byte_limit)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_session_id {
+            return Err(Fail::Missing("sessionId"));
+        }
+        if !seen_command {
+            return Err(Fail::Missing("command"));
+        }
+        if !seen_args {
+            out.args = None;
+        }
+        if !seen_env {
+            out.env = None;
+        }
+        if !seen_cwd {
+            out.cwd = None;
+        }
+        if !seen_output_byte_limit {
+            out.output_byte_limit = None;
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for CreateTerminalRequest<'_> {
+    type Owned = CreateTerminalRequest<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        CreateTerminalRequest::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for CreateTerminalRequest<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for CreateTerminalRequest<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("sessionId", &self.session_id)?;
+        map.serialize_entry("command", &self.command)?;
+        if let Some(v) = &self.args {
+            map.serialize_entry("args", v)?;
+        }
+        if let Some(v) = &self.env {
+            map.serialize_entry("env", v)?;
+        }
+        if let Some(v) = &self.cwd {
+            map.serialize_entry("cwd", v)?;
+        }
+        if let Some(v) = &self.output_byte_limit {
+            map.serialize_entry("outputByteLimit", v)?;
+        }
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "sessionId" | "command" => true,
+                "args" => self.args.is_some(),
+                "env" => self.env.is_some(),
+                "cwd" => self.cwd.is_some(),
+                "outputByteLimit" => self.output_byte_limit.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Response containing the ID of the created terminal.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct CreateTerminalResponse<'a> {
+    /// The unique identifier for the created terminal.
+    pub terminal_id: Cow<'a, str>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl CreateTerminalResponse<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> CreateTerminalResponse<'static> {
+        CreateTerminalResponse {
+            terminal_id: IntoOwned::into_owned(self.terminal_id),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -395,15 +1833,137 @@ impl<'a> CreateTerminalResponse<'a> {
     }
 }
 
-acp_struct! {
-    /// Params that name a terminal of a session: `terminal/output`, `terminal/release`, `terminal/wait_for_exit`, `terminal/kill`.
-    pub struct TerminalRequest<'a> {
-        /// The session ID for this request.
-        "sessionId" pub session_id: Cow<'a, str>,
-        /// The ID of the terminal to get output from.
-        "terminalId" pub terminal_id: Cow<'a, str>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for CreateTerminalResponse<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        CreateTerminalResponse {
+            terminal_id: Decode::blank(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct CreateTerminalResponse")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for CreateTerminalResponse<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_terminal_id = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "terminalId" => {
+                    if seen_terminal_id {
+                        return Err(wire::duplicate("terminalId"));
+                    }
+                    seen_terminal_id = true;
+                    wire::read_required(r, cx, "terminalId", &mut out.terminal_id)?;
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_terminal_id {
+            return Err(Fail::Missing("terminalId"));
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for CreateTerminalResponse<'_> {
+    type Owned = CreateTerminalResponse<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        CreateTerminalResponse::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for CreateTerminalResponse<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for CreateTerminalResponse<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("terminalId", &self.terminal_id)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "terminalId" => true,
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Params that name a terminal of a session: `terminal/output`, `terminal/release`, `terminal/wait_for_exit`, `terminal/kill`.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct TerminalRequest<'a> {
+    /// The session ID for this request.
+    pub session_id: Cow<'a, str>,
+    /// The ID of the terminal to get output from.
+    pub terminal_id: Cow<'a, str>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl TerminalRequest<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> TerminalRequest<'static> {
+        TerminalRequest {
+            session_id: IntoOwned::into_owned(self.session_id),
+            terminal_id: IntoOwned::into_owned(self.terminal_id),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -426,15 +1986,150 @@ impl<'a> TerminalRequest<'a> {
     }
 }
 
-acp_struct! {
-    /// Exit status of a terminal command.
-    pub struct TerminalExitStatus<'a> {
-        /// The process exit code (may be null if terminated by signal) (optional).
-        "exitCode" pub exit_code: Option<u32>,
-        /// The signal that terminated the process (may be null if exited normally) (optional).
-        "signal" pub signal: Option<Cow<'a, str>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for TerminalRequest<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        TerminalRequest {
+            session_id: Decode::blank(),
+            terminal_id: Decode::blank(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct TerminalRequest")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for TerminalRequest<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_session_id = false;
+        let mut seen_terminal_id = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "sessionId" => {
+                    if seen_session_id {
+                        return Err(wire::duplicate("sessionId"));
+                    }
+                    seen_session_id = true;
+                    wire::read_required(r, cx, "sessionId", &mut out.session_id)?;
+                }
+                "terminalId" => {
+                    if seen_terminal_id {
+                        return Err(wire::duplicate("terminalId"));
+                    }
+                    seen_terminal_id = true;
+                    wire::read_required(r, cx, "terminalId", &mut out.terminal_id)?;
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_session_id {
+            return Err(Fail::Missing("sessionId"));
+        }
+        if !seen_terminal_id {
+            return Err(Fail::Missing("terminalId"));
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for TerminalRequest<'_> {
+    type Owned = TerminalRequest<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        TerminalRequest::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for TerminalRequest<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for TerminalRequest<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("sessionId", &self.session_id)?;
+        map.serialize_entry("terminalId", &self.terminal_id)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "sessionId" | "terminalId" => true,
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Exit status of a terminal command.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct TerminalExitStatus<'a> {
+    /// The process exit code (may be null if terminated by signal) (optional).
+    pub exit_code: Option<u32>,
+    /// The signal that terminated the process (may be null if exited normally) (optional).
+    pub signal: Option<Cow<'a, str>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl TerminalExitStatus<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> TerminalExitStatus<'static> {
+        TerminalExitStatus {
+            exit_code: self.exit_code,
+            signal: IntoOwned::into_owned(self.signal),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -477,17 +2172,162 @@ impl Default for TerminalExitStatus<'_> {
     }
 }
 
-acp_struct! {
-    /// Response containing the terminal output and exit status.
-    pub struct TerminalOutputResponse<'a> {
-        /// The terminal output captured so far.
-        "output" pub output: Cow<'a, str>,
-        /// Whether the output was truncated due to byte limits.
-        "truncated" pub truncated: bool,
-        /// Exit status if the command has completed (optional).
-        "exitStatus" pub exit_status: Option<TerminalExitStatus<'a>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for TerminalExitStatus<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        TerminalExitStatus {
+            exit_code: None,
+            signal: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct TerminalExitStatus")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for TerminalExitStatus<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_exit_code = false;
+        let mut seen_signal = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "exitCode" => {
+                    if seen_exit_code {
+                        return Err(wire::duplicate("exitCode"));
+                    }
+                    seen_exit_code = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "exitCode", &mut out.exit_code)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "signal" => {
+                    if seen_signal {
+                        return Err(wire::duplicate("signal"));
+                    }
+                    seen_signal = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "signal", &mut out.signal)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_exit_code {
+            out.exit_code = None;
+        }
+        if !seen_signal {
+            out.signal = None;
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for TerminalExitStatus<'_> {
+    type Owned = TerminalExitStatus<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        TerminalExitStatus::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for TerminalExitStatus<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for TerminalExitStatus<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        if let Some(v) = &self.exit_code {
+            map.serialize_entry("exitCode", v)?;
+        }
+        if let Some(v) = &self.signal {
+            map.serialize_entry("signal", v)?;
+        }
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "exitCode" => self.exit_code.is_some(),
+                "signal" => self.signal.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Response containing the terminal output and exit status.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct TerminalOutputResponse<'a> {
+    /// The terminal output captured so far.
+    pub output: Cow<'a, str>,
+    /// Whether the output was truncated due to byte limits.
+    pub truncated: bool,
+    /// Exit status if the command has completed (optional).
+    pub exit_status: Option<TerminalExitStatus<'a>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl TerminalOutputResponse<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> TerminalOutputResponse<'static> {
+        TerminalOutputResponse {
+            output: IntoOwned::into_owned(self.output),
+            truncated: self.truncated,
+            exit_status: IntoOwned::into_owned(self.exit_status),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -518,37 +2358,267 @@ impl<'a> TerminalOutputResponse<'a> {
     }
 }
 
-string_enum! {
-    /// How an elicitation asks the user: a form, or a URL to open.
-    pub enum ElicitationMode {
-        /// `"form"`.
-        Form = "form",
-        /// `"url"`.
-        Url = "url",
+impl<'de: 'a, 'a> Decode<'de> for TerminalOutputResponse<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        TerminalOutputResponse {
+            output: Decode::blank(),
+            truncated: Decode::blank(),
+            exit_status: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct TerminalOutputResponse")?;
+        Self::members(r, cx, None, true, slot)
     }
 }
 
-acp_struct! {
-    /// Params of `elicitation/create`: ask the user for input, by a form (`requestedSchema`, a JSON Schema kept raw) or a URL (`elicitationId`, `url`), scoped to a session (`sessionId`, `toolCallId`) or a request (`requestId`).
-    pub struct CreateElicitationRequest<'a> {
-        /// A human-readable message describing what input is needed.
-        "message" pub message: Cow<'a, str>,
-        /// The elicitation mode.
-        "mode" pub mode: ElicitationMode<'a>,
-        /// A JSON Schema describing the form fields to present to the user (optional).
-        "requestedSchema" pub requested_schema: Option<RawJson<'a>>,
-        /// The unique identifier for this elicitation (optional).
-        "elicitationId" pub elicitation_id: Option<Cow<'a, str>>,
-        /// The URL to direct the user to (optional).
-        "url" pub url: Option<Cow<'a, str>>,
-        /// The session this elicitation is tied to (optional).
-        "sessionId" pub session_id: Option<Cow<'a, str>>,
-        /// Optional tool call within the session (optional).
-        "toolCallId" pub tool_call_id: Option<Cow<'a, str>>,
-        /// The request this elicitation is tied to (optional).
-        "requestId" pub request_id: Option<RequestId<'a>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Object<'de> for TerminalOutputResponse<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_output = false;
+        let mut seen_truncated = false;
+        let mut seen_exit_status = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "output" => {
+                    if seen_output {
+                        return Err(wire::duplicate("output"));
+                    }
+                    seen_output = true;
+                    wire::read_required(r, cx, "output", &mut out.output)?;
+                }
+                "truncated" => {
+                    if seen_truncated {
+                        return Err(wire::duplicate("truncated"));
+                    }
+                    seen_truncated = true;
+                    wire::read_required(r, cx, "truncated", &mut out.truncated)?;
+                }
+                "exitStatus" => {
+                    if seen_exit_status {
+                        return Err(wire::duplicate("exitStatus"));
+                    }
+                    seen_exit_status = true;
+                    if let Some(raw) =
+                        wire::read_optional(r, cx, "exitStatus", &mut out.exit_status)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_output {
+            return Err(Fail::Missing("output"));
+        }
+        if !seen_truncated {
+            return Err(Fail::Missing("truncated"));
+        }
+        if !seen_exit_status {
+            out.exit_status = None;
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for TerminalOutputResponse<'_> {
+    type Owned = TerminalOutputResponse<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        TerminalOutputResponse::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for TerminalOutputResponse<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for TerminalOutputResponse<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("output", &self.output)?;
+        map.serialize_entry("truncated", &self.truncated)?;
+        if let Some(v) = &self.exit_status {
+            map.serialize_entry("exitStatus", v)?;
+        }
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "output" | "truncated" => true,
+                "exitStatus" => self.exit_status.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// How an elicitation asks the user: a form, or a URL to open.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ElicitationMode<'a> {
+    /// `"form"`.
+    Form,
+    /// `"url"`.
+    Url,
+    /// A value this version does not know, kept as sent.
+    Unknown(Cow<'a, str>),
+}
+
+impl<'a> ElicitationMode<'a> {
+    /// The wire text of the value.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::Form => "form",
+            Self::Url => "url",
+            Self::Unknown(s) => s,
+        }
+    }
+
+    /// The value for wire text (`Unknown` when not a known value).
+    pub fn from_wire(text: Cow<'a, str>) -> Self {
+        match &*text {
+            "form" => Self::Form,
+            "url" => Self::Url,
+            _ => Self::Unknown(text),
+        }
+    }
+
+    /// The value with its text copied.
+    pub fn into_owned(self) -> ElicitationMode<'static> {
+        match self {
+            Self::Form => ElicitationMode::Form,
+            Self::Url => ElicitationMode::Url,
+            Self::Unknown(s) => ElicitationMode::Unknown(IntoOwned::into_owned(s)),
+        }
+    }
+}
+
+impl<'de: 'a, 'a> Decode<'de> for ElicitationMode<'a> {
+    fn decode(r: &mut Reader<'de>, _: &mut Cx<'de>) -> Result<Self, Fail> {
+        r.string().map(Self::from_wire)
+    }
+
+    fn blank() -> Self {
+        Self::Unknown(Cow::Borrowed(""))
+    }
+}
+
+impl IntoOwned for ElicitationMode<'_> {
+    type Owned = ElicitationMode<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        ElicitationMode::into_owned(self)
+    }
+}
+
+/// The wire text ([`as_str`](Self::as_str)), as sent: an unknown
+/// value as it came.
+impl core::fmt::Display for ElicitationMode<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for ElicitationMode<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for ElicitationMode<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// Params of `elicitation/create`: ask the user for input, by a form (`requestedSchema`, a JSON Schema kept raw) or a URL (`elicitationId`, `url`), scoped to a session (`sessionId`, `toolCallId`) or a request (`requestId`).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct CreateElicitationRequest<'a> {
+    /// A human-readable message describing what input is needed.
+    pub message: Cow<'a, str>,
+    /// The elicitation mode.
+    pub mode: ElicitationMode<'a>,
+    /// A JSON Schema describing the form fields to present to the user (optional).
+    pub requested_schema: Option<RawJson<'a>>,
+    /// The unique identifier for this elicitation (optional).
+    pub elicitation_id: Option<Cow<'a, str>>,
+    /// The URL to direct the user to (optional).
+    pub url: Option<Cow<'a, str>>,
+    /// The session this elicitation is tied to (optional).
+    pub session_id: Option<Cow<'a, str>>,
+    /// Optional tool call within the session (optional).
+    pub tool_call_id: Option<Cow<'a, str>>,
+    /// The request this elicitation is tied to (optional).
+    pub request_id: Option<RequestId<'a>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl CreateElicitationRequest<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> CreateElicitationRequest<'static> {
+        CreateElicitationRequest {
+            message: IntoOwned::into_owned(self.message),
+            mode: IntoOwned::into_owned(self.mode),
+            requested_schema: IntoOwned::into_owned(self.requested_schema),
+            elicitation_id: IntoOwned::into_owned(self.elicitation_id),
+            url: IntoOwned::into_owned(self.url),
+            session_id: IntoOwned::into_owned(self.session_id),
+            tool_call_id: IntoOwned::into_owned(self.tool_call_id),
+            request_id: IntoOwned::into_owned(self.request_id),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -619,27 +2689,350 @@ impl<'a> CreateElicitationRequest<'a> {
     }
 }
 
-string_enum! {
-    /// The user's answer to an elicitation.
-    pub enum ElicitationAction {
-        /// `"accept"`.
-        Accept = "accept",
-        /// `"decline"`.
-        Decline = "decline",
-        /// `"cancel"`.
-        Cancel = "cancel",
+impl<'de: 'a, 'a> Decode<'de> for CreateElicitationRequest<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        CreateElicitationRequest {
+            message: Decode::blank(),
+            mode: Decode::blank(),
+            requested_schema: None,
+            elicitation_id: None,
+            url: None,
+            session_id: None,
+            tool_call_id: None,
+            request_id: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct CreateElicitationRequest")?;
+        Self::members(r, cx, None, true, slot)
     }
 }
 
-acp_struct! {
-    /// Result of `elicitation/create`: the action, and for `accept` of a form the values entered (`content`, kept raw).
-    pub struct CreateElicitationResponse<'a> {
-        /// What the user chose.
-        "action" pub action: ElicitationAction<'a>,
-        /// The user-provided content, if any, as an object matching the requested schema (optional).
-        "content" pub content: Option<RawJson<'a>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Object<'de> for CreateElicitationRequest<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_message = false;
+        let mut seen_mode = false;
+        let mut seen_requested_schema = false;
+        let mut seen_elicitation_id = false;
+        let mut seen_url = false;
+        let mut seen_session_id = false;
+        let mut seen_tool_call_id = false;
+        let mut seen_request_id = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "message" => {
+                    if seen_message {
+                        return Err(wire::duplicate("message"));
+                    }
+                    seen_message = true;
+                    wire::read_required(r, cx, "message", &mut out.message)?;
+                }
+                "mode" => {
+                    if seen_mode {
+                        return Err(wire::duplicate("mode"));
+                    }
+                    seen_mode = true;
+                    wire::read_required(r, cx, "mode", &mut out.mode)?;
+                }
+                "requestedSchema" => {
+                    if seen_requested_schema {
+                        return Err(wire::duplicate("requestedSchema"));
+                    }
+                    seen_requested_schema = true;
+                    if let Some(raw) =
+                        wire::read_optional(r, cx, "requestedSchema", &mut out.requested_schema)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "elicitationId" => {
+                    if seen_elicitation_id {
+                        return Err(wire::duplicate("elicitationId"));
+                    }
+                    seen_elicitation_id = true;
+                    if let Some(raw) =
+                        wire::read_optional(r, cx, "elicitationId", &mut out.elicitation_id)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "url" => {
+                    if seen_url {
+                        return Err(wire::duplicate("url"));
+                    }
+                    seen_url = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "url", &mut out.url)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "sessionId" => {
+                    if seen_session_id {
+                        return Err(wire::duplicate("sessionId"));
+                    }
+                    seen_session_id = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "sessionId", &mut out.session_id)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "toolCallId" => {
+                    if seen_tool_call_id {
+                        return Err(wire::duplicate("toolCallId"));
+                    }
+                    seen_tool_call_id = true;
+                    if let Some(raw) =
+                        wire::read_optional(r, cx, "toolCallId", &mut out.tool_call_id)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "requestId" => {
+                    if seen_request_id {
+                        return Err(wire::duplicate("requestId"));
+                    }
+                    seen_request_id = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "requestId", &mut out.request_id)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_message {
+            return Err(Fail::Missing("message"));
+        }
+        if !seen_mode {
+            return Err(Fail::Missing("mode"));
+        }
+        if !seen_requested_schema {
+            out.requested_schema = None;
+        }
+        if !seen_elicitation_id {
+            out.elicitation_id = None;
+        }
+        if !seen_url {
+            out.url = None;
+        }
+        if !seen_session_id {
+            out.session_id = None;
+        }
+        if !seen_tool_call_id {
+            out.tool_call_id = None;
+        }
+        if !seen_request_id {
+            out.request_id = None;
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for CreateElicitationRequest<'_> {
+    type Owned = CreateElicitationRequest<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        CreateElicitationRequest::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for CreateElicitationRequest<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for CreateElicitationRequest<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("message", &self.message)?;
+        map.serialize_entry("mode", &self.mode)?;
+        if let Some(v) = &self.requested_schema {
+            map.serialize_entry("requestedSchema", v)?;
+        }
+        if let Some(v) = &self.elicitation_id {
+            map.serialize_entry("elicitationId", v)?;
+        }
+        if let Some(v) = &self.url {
+            map.serialize_entry("url", v)?;
+        }
+        if let Some(v) = &self.session_id {
+            map.serialize_entry("sessionId", v)?;
+        }
+        if let Some(v) = &self.tool_call_id {
+            map.serialize_entry("toolCallId", v)?;
+        }
+        if let Some(v) = &self.request_id {
+            map.serialize_entry("requestId", v)?;
+        }
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "message" | "mode" => true,
+                "requestedSchema" => self.requested_schema.is_some(),
+                "elicitationId" => self.elicitation_id.is_some(),
+                "url" => self.url.is_some(),
+                "sessionId" => self.session_id.is_some(),
+                "toolCallId" => self.tool_call_id.is_some(),
+                "requestId" => self.request_id.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// The user's answer to an elicitation.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ElicitationAction<'a> {
+    /// `"accept"`.
+    Accept,
+    /// `"decline"`.
+    Decline,
+    /// `"cancel"`.
+    Cancel,
+    /// A value this version does not know, kept as sent.
+    Unknown(Cow<'a, str>),
+}
+
+impl<'a> ElicitationAction<'a> {
+    /// The wire text of the value.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::Accept => "accept",
+            Self::Decline => "decline",
+            Self::Cancel => "cancel",
+            Self::Unknown(s) => s,
+        }
+    }
+
+    /// The value for wire text (`Unknown` when not a known value).
+    pub fn from_wire(text: Cow<'a, str>) -> Self {
+        match &*text {
+            "accept" => Self::Accept,
+            "decline" => Self::Decline,
+            "cancel" => Self::Cancel,
+            _ => Self::Unknown(text),
+        }
+    }
+
+    /// The value with its text copied.
+    pub fn into_owned(self) -> ElicitationAction<'static> {
+        match self {
+            Self::Accept => ElicitationAction::Accept,
+            Self::Decline => ElicitationAction::Decline,
+            Self::Cancel => ElicitationAction::Cancel,
+            Self::Unknown(s) => ElicitationAction::Unknown(IntoOwned::into_owned(s)),
+        }
+    }
+}
+
+impl<'de: 'a, 'a> Decode<'de> for ElicitationAction<'a> {
+    fn decode(r: &mut Reader<'de>, _: &mut Cx<'de>) -> Result<Self, Fail> {
+        r.string().map(Self::from_wire)
+    }
+
+    fn blank() -> Self {
+        Self::Unknown(Cow::Borrowed(""))
+    }
+}
+
+impl IntoOwned for ElicitationAction<'_> {
+    type Owned = ElicitationAction<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        ElicitationAction::into_owned(self)
+    }
+}
+
+/// The wire text ([`as_str`](Self::as_str)), as sent: an unknown
+/// value as it came.
+impl core::fmt::Display for ElicitationAction<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for ElicitationAction<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for ElicitationAction<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// Result of `elicitation/create`: the action, and for `accept` of a form the values entered (`content`, kept raw).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct CreateElicitationResponse<'a> {
+    /// What the user chose.
+    pub action: ElicitationAction<'a>,
+    /// The user-provided content, if any, as an object matching the requested schema (optional).
+    pub content: Option<RawJson<'a>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl CreateElicitationResponse<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> CreateElicitationResponse<'static> {
+        CreateElicitationResponse {
+            action: IntoOwned::into_owned(self.action),
+            content: IntoOwned::into_owned(self.content),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -669,13 +3062,152 @@ impl<'a> CreateElicitationResponse<'a> {
     }
 }
 
-acp_struct! {
-    /// Notification sent by the agent when a URL-based elicitation is complete.
-    pub struct CompleteElicitationNotification<'a> {
-        /// The ID of the elicitation that completed.
-        "elicitationId" pub elicitation_id: Cow<'a, str>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for CreateElicitationResponse<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        CreateElicitationResponse {
+            action: Decode::blank(),
+            content: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct CreateElicitationResponse")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for CreateElicitationResponse<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_action = false;
+        let mut seen_content = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "action" => {
+                    if seen_action {
+                        return Err(wire::duplicate("action"));
+                    }
+                    seen_action = true;
+                    wire::read_required(r, cx, "action", &mut out.action)?;
+                }
+                "content" => {
+                    if seen_content {
+                        return Err(wire::duplicate("content"));
+                    }
+                    seen_content = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "content", &mut out.content)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_action {
+            return Err(Fail::Missing("action"));
+        }
+        if !seen_content {
+            out.content = None;
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for CreateElicitationResponse<'_> {
+    type Owned = CreateElicitationResponse<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        CreateElicitationResponse::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for CreateElicitationResponse<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for CreateElicitationResponse<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("action", &self.action)?;
+        if let Some(v) = &self.content {
+            map.serialize_entry("content", v)?;
+        }
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "action" => true,
+                "content" => self.content.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Notification sent by the agent when a URL-based elicitation is complete.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct CompleteElicitationNotification<'a> {
+    /// The ID of the elicitation that completed.
+    pub elicitation_id: Cow<'a, str>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl CompleteElicitationNotification<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> CompleteElicitationNotification<'static> {
+        CompleteElicitationNotification {
+            elicitation_id: IntoOwned::into_owned(self.elicitation_id),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -694,6 +3226,112 @@ impl<'a> CompleteElicitationNotification<'a> {
     pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
         self.meta = Some(value);
         self
+    }
+}
+
+impl<'de: 'a, 'a> Decode<'de> for CompleteElicitationNotification<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        CompleteElicitationNotification {
+            elicitation_id: Decode::blank(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct CompleteElicitationNotification")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for CompleteElicitationNotification<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_elicitation_id = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "elicitationId" => {
+                    if seen_elicitation_id {
+                        return Err(wire::duplicate("elicitationId"));
+                    }
+                    seen_elicitation_id = true;
+                    wire::read_required(r, cx, "elicitationId", &mut out.elicitation_id)?;
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_elicitation_id {
+            return Err(Fail::Missing("elicitationId"));
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for CompleteElicitationNotification<'_> {
+    type Owned = CompleteElicitationNotification<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        CompleteElicitationNotification::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for CompleteElicitationNotification<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for CompleteElicitationNotification<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("elicitationId", &self.elicitation_id)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "elicitationId" => true,
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
     }
 }
 

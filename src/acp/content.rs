@@ -9,34 +9,125 @@
 use alloc::borrow::Cow;
 use alloc::vec::Vec;
 
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Number;
 
-use super::raw::RawJson;
-use super::tagged::{tagged_enum, tried_enum};
-use super::wire::{acp_struct, string_enum};
+use super::raw::{IntoOwned, RawJson};
+use super::read::{Fail, Reader};
+use super::salvage::SalvageKind;
+use super::tagged::{read_tag, Guess, Tag};
+use super::wire::{self, Cx, Decode, Mode, Object, UnionTag};
 use super::Extra;
+use crate::json::unescape::unquote;
 
-string_enum! {
-    /// The sender or recipient of messages and data in a conversation.
-    pub enum Role {
-        /// `"assistant"`.
-        Assistant = "assistant",
-        /// `"user"`.
-        User = "user",
+/// The sender or recipient of messages and data in a conversation.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Role<'a> {
+    /// `"assistant"`.
+    Assistant,
+    /// `"user"`.
+    User,
+    /// A value this version does not know, kept as sent.
+    Unknown(Cow<'a, str>),
+}
+
+impl<'a> Role<'a> {
+    /// The wire text of the value.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::Assistant => "assistant",
+            Self::User => "user",
+            Self::Unknown(s) => s,
+        }
+    }
+
+    /// The value for wire text (`Unknown` when not a known value).
+    pub fn from_wire(text: Cow<'a, str>) -> Self {
+        match &*text {
+            "assistant" => Self::Assistant,
+            "user" => Self::User,
+            _ => Self::Unknown(text),
+        }
+    }
+
+    /// The value with its text copied.
+    pub fn into_owned(self) -> Role<'static> {
+        match self {
+            Self::Assistant => Role::Assistant,
+            Self::User => Role::User,
+            Self::Unknown(s) => Role::Unknown(IntoOwned::into_owned(s)),
+        }
     }
 }
 
-acp_struct! {
-    /// Optional annotations for the client. The client can use annotations to inform how objects are used or displayed.
-    pub struct Annotations<'a> {
-        /// Intended recipients for this content, such as the user or assistant (optional).
-        "audience" pub audience: Option<Vec<Role<'a>>>,
-        /// Timestamp indicating when the underlying resource was last modified (optional).
-        "lastModified" pub last_modified: Option<Cow<'a, str>>,
-        /// Relative importance of this content when clients choose what to surface (optional).
-        "priority" pub priority: Option<Number>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for Role<'a> {
+    fn decode(r: &mut Reader<'de>, _: &mut Cx<'de>) -> Result<Self, Fail> {
+        r.string().map(Self::from_wire)
+    }
+
+    fn blank() -> Self {
+        Self::Unknown(Cow::Borrowed(""))
+    }
+}
+
+impl IntoOwned for Role<'_> {
+    type Owned = Role<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        Role::into_owned(self)
+    }
+}
+
+/// The wire text ([`as_str`](Self::as_str)), as sent: an unknown
+/// value as it came.
+impl core::fmt::Display for Role<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for Role<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Role<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// Optional annotations for the client. The client can use annotations to inform how objects are used or displayed.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Annotations<'a> {
+    /// Intended recipients for this content, such as the user or assistant (optional).
+    pub audience: Option<Vec<Role<'a>>>,
+    /// Timestamp indicating when the underlying resource was last modified (optional).
+    pub last_modified: Option<Cow<'a, str>>,
+    /// Relative importance of this content when clients choose what to surface (optional).
+    pub priority: Option<Number>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl Annotations<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> Annotations<'static> {
+        Annotations {
+            audience: IntoOwned::into_owned(self.audience),
+            last_modified: IntoOwned::into_owned(self.last_modified),
+            priority: self.priority,
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -87,15 +178,179 @@ impl Default for Annotations<'_> {
     }
 }
 
-acp_struct! {
-    /// Text provided to or from an LLM.
-    pub struct TextContent<'a> {
-        /// Optional annotations that help clients decide how to display or route this content (optional).
-        "annotations" pub annotations: Option<Annotations<'a>>,
-        /// Text payload carried by this content block.
-        "text" pub text: Cow<'a, str>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for Annotations<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        Annotations {
+            audience: None,
+            last_modified: None,
+            priority: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct Annotations")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for Annotations<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_audience = false;
+        let mut seen_last_modified = false;
+        let mut seen_priority = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "audience" => {
+                    if seen_audience {
+                        return Err(wire::duplicate("audience"));
+                    }
+                    seen_audience = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "audience", &mut out.audience)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "lastModified" => {
+                    if seen_last_modified {
+                        return Err(wire::duplicate("lastModified"));
+                    }
+                    seen_last_modified = true;
+                    if let Some(raw) =
+                        wire::read_optional(r, cx, "lastModified", &mut out.last_modified)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "priority" => {
+                    if seen_priority {
+                        return Err(wire::duplicate("priority"));
+                    }
+                    seen_priority = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "priority", &mut out.priority)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_audience {
+            out.audience = None;
+        }
+        if !seen_last_modified {
+            out.last_modified = None;
+        }
+        if !seen_priority {
+            out.priority = None;
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for Annotations<'_> {
+    type Owned = Annotations<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        Annotations::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Annotations<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for Annotations<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        if let Some(v) = &self.audience {
+            map.serialize_entry("audience", v)?;
+        }
+        if let Some(v) = &self.last_modified {
+            map.serialize_entry("lastModified", v)?;
+        }
+        if let Some(v) = &self.priority {
+            map.serialize_entry("priority", v)?;
+        }
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "audience" => self.audience.is_some(),
+                "lastModified" => self.last_modified.is_some(),
+                "priority" => self.priority.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Text provided to or from an LLM.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct TextContent<'a> {
+    /// Optional annotations that help clients decide how to display or route this content (optional).
+    pub annotations: Option<Annotations<'a>>,
+    /// Text payload carried by this content block.
+    pub text: Cow<'a, str>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl TextContent<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> TextContent<'static> {
+        TextContent {
+            annotations: IntoOwned::into_owned(self.annotations),
+            text: IntoOwned::into_owned(self.text),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -125,19 +380,163 @@ impl<'a> TextContent<'a> {
     }
 }
 
-acp_struct! {
-    /// An image provided to or from an LLM.
-    pub struct ImageContent<'a> {
-        /// Optional annotations that help clients decide how to display or route this content (optional).
-        "annotations" pub annotations: Option<Annotations<'a>>,
-        /// Base64-encoded media payload.
-        "data" pub data: Cow<'a, str>,
-        /// MIME type describing the encoded media payload.
-        "mimeType" pub mime_type: Cow<'a, str>,
-        /// URI associated with this resource or media payload (optional).
-        "uri" pub uri: Option<Cow<'a, str>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for TextContent<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        TextContent {
+            annotations: None,
+            text: Decode::blank(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct TextContent")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for TextContent<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_annotations = false;
+        let mut seen_text = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "annotations" => {
+                    if seen_annotations {
+                        return Err(wire::duplicate("annotations"));
+                    }
+                    seen_annotations = true;
+                    if let Some(raw) =
+                        wire::read_optional(r, cx, "annotations", &mut out.annotations)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "text" => {
+                    if seen_text {
+                        return Err(wire::duplicate("text"));
+                    }
+                    seen_text = true;
+                    wire::read_required(r, cx, "text", &mut out.text)?;
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_annotations {
+            out.annotations = None;
+        }
+        if !seen_text {
+            return Err(Fail::Missing("text"));
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for TextContent<'_> {
+    type Owned = TextContent<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        TextContent::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for TextContent<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for TextContent<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        if let Some(v) = &self.annotations {
+            map.serialize_entry("annotations", v)?;
+        }
+        map.serialize_entry("text", &self.text)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "text" => true,
+                "annotations" => self.annotations.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// An image provided to or from an LLM.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ImageContent<'a> {
+    /// Optional annotations that help clients decide how to display or route this content (optional).
+    pub annotations: Option<Annotations<'a>>,
+    /// Base64-encoded media payload.
+    pub data: Cow<'a, str>,
+    /// MIME type describing the encoded media payload.
+    pub mime_type: Cow<'a, str>,
+    /// URI associated with this resource or media payload (optional).
+    pub uri: Option<Cow<'a, str>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl ImageContent<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> ImageContent<'static> {
+        ImageContent {
+            annotations: IntoOwned::into_owned(self.annotations),
+            data: IntoOwned::into_owned(self.data),
+            mime_type: IntoOwned::into_owned(self.mime_type),
+            uri: IntoOwned::into_owned(self.uri),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -176,17 +575,191 @@ impl<'a> ImageContent<'a> {
     }
 }
 
-acp_struct! {
-    /// Audio provided to or from an LLM.
-    pub struct AudioContent<'a> {
-        /// Optional annotations that help clients decide how to display or route this content (optional).
-        "annotations" pub annotations: Option<Annotations<'a>>,
-        /// Base64-encoded media payload.
-        "data" pub data: Cow<'a, str>,
-        /// MIME type describing the encoded media payload.
-        "mimeType" pub mime_type: Cow<'a, str>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for ImageContent<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        ImageContent {
+            annotations: None,
+            data: Decode::blank(),
+            mime_type: Decode::blank(),
+            uri: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct ImageContent")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for ImageContent<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_annotations = false;
+        let mut seen_data = false;
+        let mut seen_mime_type = false;
+        let mut seen_uri = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "annotations" => {
+                    if seen_annotations {
+                        return Err(wire::duplicate("annotations"));
+                    }
+                    seen_annotations = true;
+                    if let Some(raw) =
+                        wire::read_optional(r, cx, "annotations", &mut out.annotations)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "data" => {
+                    if seen_data {
+                        return Err(wire::duplicate("data"));
+                    }
+                    seen_data = true;
+                    wire::read_required(r, cx, "data", &mut out.data)?;
+                }
+                "mimeType" => {
+                    if seen_mime_type {
+                        return Err(wire::duplicate("mimeType"));
+                    }
+                    seen_mime_type = true;
+                    wire::read_required(r, cx, "mimeType", &mut out.mime_type)?;
+                }
+                "uri" => {
+                    if seen_uri {
+                        return Err(wire::duplicate("uri"));
+                    }
+                    seen_uri = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "uri", &mut out.uri)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_annotations {
+            out.annotations = None;
+        }
+        if !seen_data {
+            return Err(Fail::Missing("data"));
+        }
+        if !seen_mime_type {
+            return Err(Fail::Missing("mimeType"));
+        }
+        if !seen_uri {
+            out.uri = None;
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for ImageContent<'_> {
+    type Owned = ImageContent<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        ImageContent::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for ImageContent<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for ImageContent<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        if let Some(v) = &self.annotations {
+            map.serialize_entry("annotations", v)?;
+        }
+        map.serialize_entry("data", &self.data)?;
+        map.serialize_entry("mimeType", &self.mime_type)?;
+        if let Some(v) = &self.uri {
+            map.serialize_entry("uri", v)?;
+        }
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "data" | "mimeType" => true,
+                "annotations" => self.annotations.is_some(),
+                "uri" => self.uri.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Audio provided to or from an LLM.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct AudioContent<'a> {
+    /// Optional annotations that help clients decide how to display or route this content (optional).
+    pub annotations: Option<Annotations<'a>>,
+    /// Base64-encoded media payload.
+    pub data: Cow<'a, str>,
+    /// MIME type describing the encoded media payload.
+    pub mime_type: Cow<'a, str>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl AudioContent<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> AudioContent<'static> {
+        AudioContent {
+            annotations: IntoOwned::into_owned(self.annotations),
+            data: IntoOwned::into_owned(self.data),
+            mime_type: IntoOwned::into_owned(self.mime_type),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -217,25 +790,185 @@ impl<'a> AudioContent<'a> {
     }
 }
 
-acp_struct! {
-    /// A resource that the server is capable of reading, included in a prompt or tool call result.
-    pub struct ResourceLink<'a> {
-        /// Optional annotations that help clients decide how to display or route this content (optional).
-        "annotations" pub annotations: Option<Annotations<'a>>,
-        /// Optional human-readable details shown with this protocol object (optional).
-        "description" pub description: Option<Cow<'a, str>>,
-        /// MIME type describing the encoded media payload (optional).
-        "mimeType" pub mime_type: Option<Cow<'a, str>>,
-        /// Human-readable name shown for this protocol object.
-        "name" pub name: Cow<'a, str>,
-        /// Optional size of the linked resource in bytes, if known (optional).
-        "size" pub size: Option<i64>,
-        /// Optional display title for end-user UI (optional).
-        "title" pub title: Option<Cow<'a, str>>,
-        /// URI associated with this resource or media payload.
-        "uri" pub uri: Cow<'a, str>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for AudioContent<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        AudioContent {
+            annotations: None,
+            data: Decode::blank(),
+            mime_type: Decode::blank(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct AudioContent")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for AudioContent<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_annotations = false;
+        let mut seen_data = false;
+        let mut seen_mime_type = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "annotations" => {
+                    if seen_annotations {
+                        return Err(wire::duplicate("annotations"));
+                    }
+                    seen_annotations = true;
+                    if let Some(raw) =
+                        wire::read_optional(r, cx, "annotations", &mut out.annotations)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "data" => {
+                    if seen_data {
+                        return Err(wire::duplicate("data"));
+                    }
+                    seen_data = true;
+                    wire::read_required(r, cx, "data", &mut out.data)?;
+                }
+                "mimeType" => {
+                    if seen_mime_type {
+                        return Err(wire::duplicate("mimeType"));
+                    }
+                    seen_mime_type = true;
+                    wire::read_required(r, cx, "mimeType", &mut out.mime_type)?;
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_annotations {
+            out.annotations = None;
+        }
+        if !seen_data {
+            return Err(Fail::Missing("data"));
+        }
+        if !seen_mime_type {
+            return Err(Fail::Missing("mimeType"));
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for AudioContent<'_> {
+    type Owned = AudioContent<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        AudioContent::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for AudioContent<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for AudioContent<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        if let Some(v) = &self.annotations {
+            map.serialize_entry("annotations", v)?;
+        }
+        map.serialize_entry("data", &self.data)?;
+        map.serialize_entry("mimeType", &self.mime_type)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "data" | "mimeType" => true,
+                "annotations" => self.annotations.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// A resource that the server is capable of reading, included in a prompt or tool call result.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ResourceLink<'a> {
+    /// Optional annotations that help clients decide how to display or route this content (optional).
+    pub annotations: Option<Annotations<'a>>,
+    /// Optional human-readable details shown with this protocol object (optional).
+    pub description: Option<Cow<'a, str>>,
+    /// MIME type describing the encoded media payload (optional).
+    pub mime_type: Option<Cow<'a, str>>,
+    /// Human-readable name shown for this protocol object.
+    pub name: Cow<'a, str>,
+    /// Optional size of the linked resource in bytes, if known (optional).
+    pub size: Option<i64>,
+    /// Optional display title for end-user UI (optional).
+    pub title: Option<Cow<'a, str>>,
+    /// URI associated with this resource or media payload.
+    pub uri: Cow<'a, str>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl ResourceLink<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> ResourceLink<'static> {
+        ResourceLink {
+            annotations: IntoOwned::into_owned(self.annotations),
+            description: IntoOwned::into_owned(self.description),
+            mime_type: IntoOwned::into_owned(self.mime_type),
+            name: IntoOwned::into_owned(self.name),
+            size: self.size,
+            title: IntoOwned::into_owned(self.title),
+            uri: IntoOwned::into_owned(self.uri),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -298,15 +1031,244 @@ impl<'a> ResourceLink<'a> {
     }
 }
 
-acp_struct! {
-    /// The contents of a resource, embedded into a prompt or tool call result.
-    pub struct EmbeddedResource<'a> {
-        /// Optional annotations that help clients decide how to display or route this content (optional).
-        "annotations" pub annotations: Option<Annotations<'a>>,
-        /// Embedded resource payload, either text or binary data.
-        "resource" pub resource: EmbeddedResourceResource<'a>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for ResourceLink<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        ResourceLink {
+            annotations: None,
+            description: None,
+            mime_type: None,
+            name: Decode::blank(),
+            size: None,
+            title: None,
+            uri: Decode::blank(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct ResourceLink")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for ResourceLink<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_annotations = false;
+        let mut seen_description = false;
+        let mut seen_mime_type = false;
+        let mut seen_name = false;
+        let mut seen_size = false;
+        let mut seen_title = false;
+        let mut seen_uri = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "annotations" => {
+                    if seen_annotations {
+                        return Err(wire::duplicate("annotations"));
+                    }
+                    seen_annotations = true;
+                    if let Some(raw) =
+                        wire::read_optional(r, cx, "annotations", &mut out.annotations)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "description" => {
+                    if seen_description {
+                        return Err(wire::duplicate("description"));
+                    }
+                    seen_description = true;
+                    if let Some(raw) =
+                        wire::read_optional(r, cx, "description", &mut out.description)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "mimeType" => {
+                    if seen_mime_type {
+                        return Err(wire::duplicate("mimeType"));
+                    }
+                    seen_mime_type = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "mimeType", &mut out.mime_type)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "name" => {
+                    if seen_name {
+                        return Err(wire::duplicate("name"));
+                    }
+                    seen_name = true;
+                    wire::read_required(r, cx, "name", &mut out.name)?;
+                }
+                "size" => {
+                    if seen_size {
+                        return Err(wire::duplicate("size"));
+                    }
+                    seen_size = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "size", &mut out.size)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "title" => {
+                    if seen_title {
+                        return Err(wire::duplicate("title"));
+                    }
+                    seen_title = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "title", &mut out.title)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "uri" => {
+                    if seen_uri {
+                        return Err(wire::duplicate("uri"));
+                    }
+                    seen_uri = true;
+                    wire::read_required(r, cx, "uri", &mut out.uri)?;
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_annotations {
+            out.annotations = None;
+        }
+        if !seen_description {
+            out.description = None;
+        }
+        if !seen_mime_type {
+            out.mime_type = None;
+        }
+        if !seen_name {
+            return Err(Fail::Missing("name"));
+        }
+        if !seen_size {
+            out.size = None;
+        }
+        if !seen_title {
+            out.title = None;
+        }
+        if !seen_uri {
+            return Err(Fail::Missing("uri"));
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for ResourceLink<'_> {
+    type Owned = ResourceLink<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        ResourceLink::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for ResourceLink<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for ResourceLink<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        if let Some(v) = &self.annotations {
+            map.serialize_entry("annotations", v)?;
+        }
+        if let Some(v) = &self.description {
+            map.serialize_entry("description", v)?;
+        }
+        if let Some(v) = &self.mime_type {
+            map.serialize_entry("mimeType", v)?;
+        }
+        map.serialize_entry("name", &self.name)?;
+        if let Some(v) = &self.size {
+            map.serialize_entry("size", v)?;
+        }
+        if let Some(v) = &self.title {
+            map.serialize_entry("title", v)?;
+        }
+        map.serialize_entry("uri", &self.uri)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "name" | "uri" => true,
+                "annotations" => self.annotations.is_some(),
+                "description" => self.description.is_some(),
+                "mimeType" => self.mime_type.is_some(),
+                "size" => self.size.is_some(),
+                "title" => self.title.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// The contents of a resource, embedded into a prompt or tool call result.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct EmbeddedResource<'a> {
+    /// Optional annotations that help clients decide how to display or route this content (optional).
+    pub annotations: Option<Annotations<'a>>,
+    /// Embedded resource payload, either text or binary data.
+    pub resource: EmbeddedResourceResource<'a>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl EmbeddedResource<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> EmbeddedResource<'static> {
+        EmbeddedResource {
+            annotations: IntoOwned::into_owned(self.annotations),
+            resource: IntoOwned::into_owned(self.resource),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -336,17 +1298,160 @@ impl<'a> EmbeddedResource<'a> {
     }
 }
 
-acp_struct! {
-    /// Text-based resource contents.
-    pub struct TextResourceContents<'a> {
-        /// MIME type describing the encoded media payload (optional).
-        "mimeType" pub mime_type: Option<Cow<'a, str>>,
-        /// Text payload carried by this content block.
-        "text" pub text: Cow<'a, str>,
-        /// URI associated with this resource or media payload.
-        "uri" pub uri: Cow<'a, str>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for EmbeddedResource<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        EmbeddedResource {
+            annotations: None,
+            resource: Decode::blank(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct EmbeddedResource")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for EmbeddedResource<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_annotations = false;
+        let mut seen_resource = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "annotations" => {
+                    if seen_annotations {
+                        return Err(wire::duplicate("annotations"));
+                    }
+                    seen_annotations = true;
+                    if let Some(raw) =
+                        wire::read_optional(r, cx, "annotations", &mut out.annotations)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "resource" => {
+                    if seen_resource {
+                        return Err(wire::duplicate("resource"));
+                    }
+                    seen_resource = true;
+                    wire::read_required(r, cx, "resource", &mut out.resource)?;
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_annotations {
+            out.annotations = None;
+        }
+        if !seen_resource {
+            return Err(Fail::Missing("resource"));
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for EmbeddedResource<'_> {
+    type Owned = EmbeddedResource<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        EmbeddedResource::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for EmbeddedResource<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for EmbeddedResource<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        if let Some(v) = &self.annotations {
+            map.serialize_entry("annotations", v)?;
+        }
+        map.serialize_entry("resource", &self.resource)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "resource" => true,
+                "annotations" => self.annotations.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Text-based resource contents.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct TextResourceContents<'a> {
+    /// MIME type describing the encoded media payload (optional).
+    pub mime_type: Option<Cow<'a, str>>,
+    /// Text payload carried by this content block.
+    pub text: Cow<'a, str>,
+    /// URI associated with this resource or media payload.
+    pub uri: Cow<'a, str>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl TextResourceContents<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> TextResourceContents<'static> {
+        TextResourceContents {
+            mime_type: IntoOwned::into_owned(self.mime_type),
+            text: IntoOwned::into_owned(self.text),
+            uri: IntoOwned::into_owned(self.uri),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -377,17 +1482,171 @@ impl<'a> TextResourceContents<'a> {
     }
 }
 
-acp_struct! {
-    /// Binary resource contents.
-    pub struct BlobResourceContents<'a> {
-        /// Base64-encoded bytes for a binary resource payload.
-        "blob" pub blob: Cow<'a, str>,
-        /// MIME type describing the encoded media payload (optional).
-        "mimeType" pub mime_type: Option<Cow<'a, str>>,
-        /// URI associated with this resource or media payload.
-        "uri" pub uri: Cow<'a, str>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for TextResourceContents<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        TextResourceContents {
+            mime_type: None,
+            text: Decode::blank(),
+            uri: Decode::blank(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct TextResourceContents")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for TextResourceContents<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_mime_type = false;
+        let mut seen_text = false;
+        let mut seen_uri = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "mimeType" => {
+                    if seen_mime_type {
+                        return Err(wire::duplicate("mimeType"));
+                    }
+                    seen_mime_type = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "mimeType", &mut out.mime_type)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "text" => {
+                    if seen_text {
+                        return Err(wire::duplicate("text"));
+                    }
+                    seen_text = true;
+                    wire::read_required(r, cx, "text", &mut out.text)?;
+                }
+                "uri" => {
+                    if seen_uri {
+                        return Err(wire::duplicate("uri"));
+                    }
+                    seen_uri = true;
+                    wire::read_required(r, cx, "uri", &mut out.uri)?;
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_mime_type {
+            out.mime_type = None;
+        }
+        if !seen_text {
+            return Err(Fail::Missing("text"));
+        }
+        if !seen_uri {
+            return Err(Fail::Missing("uri"));
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for TextResourceContents<'_> {
+    type Owned = TextResourceContents<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        TextResourceContents::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for TextResourceContents<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for TextResourceContents<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        if let Some(v) = &self.mime_type {
+            map.serialize_entry("mimeType", v)?;
+        }
+        map.serialize_entry("text", &self.text)?;
+        map.serialize_entry("uri", &self.uri)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "text" | "uri" => true,
+                "mimeType" => self.mime_type.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Binary resource contents.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct BlobResourceContents<'a> {
+    /// Base64-encoded bytes for a binary resource payload.
+    pub blob: Cow<'a, str>,
+    /// MIME type describing the encoded media payload (optional).
+    pub mime_type: Option<Cow<'a, str>>,
+    /// URI associated with this resource or media payload.
+    pub uri: Cow<'a, str>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl BlobResourceContents<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> BlobResourceContents<'static> {
+        BlobResourceContents {
+            blob: IntoOwned::into_owned(self.blob),
+            mime_type: IntoOwned::into_owned(self.mime_type),
+            uri: IntoOwned::into_owned(self.uri),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -418,51 +1677,444 @@ impl<'a> BlobResourceContents<'a> {
     }
 }
 
-tried_enum! {
-    /// Resource content that can be embedded in a message.
-    pub enum EmbeddedResourceResource {
-        /// `TextResourceContents`.
-        Text(TextResourceContents<'a>),
-        /// `BlobResourceContents`.
-        Blob(BlobResourceContents<'a>),
+impl<'de: 'a, 'a> Decode<'de> for BlobResourceContents<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        BlobResourceContents {
+            blob: Decode::blank(),
+            mime_type: None,
+            uri: Decode::blank(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct BlobResourceContents")?;
+        Self::members(r, cx, None, true, slot)
     }
 }
 
-tagged_enum! {
-    /// Content blocks represent displayable information in the Agent Client Protocol.
-    pub enum ContentBlock tag "type" {
-        /// `type`: `"text"`.
-        Text(TextContent) = "text",
-        /// `type`: `"image"`.
-        Image(ImageContent) = "image",
-        /// `type`: `"audio"`.
-        Audio(AudioContent) = "audio",
-        /// `type`: `"resource_link"`.
-        ResourceLink(ResourceLink) = "resource_link",
-        /// `type`: `"resource"`.
-        Resource(EmbeddedResource) = "resource",
-    }
-    guess {
-        ("description", b'"') => "resource_link",
-        ("name", b'"') => "resource_link",
-        ("resource", b'"') => "resource",
-        ("resource", b'0') => "resource",
-        ("resource", b'[') => "resource",
-        ("resource", b't') => "resource",
-        ("resource", b'{') => "resource",
-        ("size", b'0') => "resource_link",
-        ("text", b'"') => "text",
-        ("title", b'"') => "resource_link",
-    }
-    same {
+impl<'de: 'a, 'a> Object<'de> for BlobResourceContents<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_blob = false;
+        let mut seen_mime_type = false;
+        let mut seen_uri = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "blob" => {
+                    if seen_blob {
+                        return Err(wire::duplicate("blob"));
+                    }
+                    seen_blob = true;
+                    wire::read_required(r, cx, "blob", &mut out.blob)?;
+                }
+                "mimeType" => {
+                    if seen_mime_type {
+                        return Err(wire::duplicate("mimeType"));
+                    }
+                    seen_mime_type = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "mimeType", &mut out.mime_type)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "uri" => {
+                    if seen_uri {
+                        return Err(wire::duplicate("uri"));
+                    }
+                    seen_uri = true;
+                    wire::read_required(r, cx, "uri", &mut out.uri)?;
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_blob {
+            return Err(Fail::Missing("blob"));
+        }
+        if !seen_mime_type {
+            out.mime_type = None;
+        }
+        if !seen_uri {
+            return Err(Fail::Missing("uri"));
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
     }
 }
 
-acp_struct! {
-    /// An object with no fields of its own but `_meta`: the empty results (`{}`), `logout` params and the capability markers.
-    pub struct MetaOnly<'a> {
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl IntoOwned for BlobResourceContents<'_> {
+    type Owned = BlobResourceContents<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        BlobResourceContents::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for BlobResourceContents<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for BlobResourceContents<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("blob", &self.blob)?;
+        if let Some(v) = &self.mime_type {
+            map.serialize_entry("mimeType", v)?;
+        }
+        map.serialize_entry("uri", &self.uri)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "blob" | "uri" => true,
+                "mimeType" => self.mime_type.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Resource content that can be embedded in a message.
+///
+/// A value that fits no variant decodes to `Unknown`, which keeps its
+/// raw JSON and re-encodes it byte for byte.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+#[non_exhaustive]
+pub enum EmbeddedResourceResource<'a> {
+    /// `TextResourceContents`.
+    Text(TextResourceContents<'a>),
+    /// `BlobResourceContents`.
+    Blob(BlobResourceContents<'a>),
+    /// A shape this version does not know, as sent.
+    Unknown(RawJson<'a>),
+}
+
+/// Never fails on JSON: what fits no variant is `Unknown`, strictly
+/// too.
+impl<'de: 'a, 'a> Decode<'de> for EmbeddedResourceResource<'a> {
+    fn decode(r: &mut Reader<'de>, _: &mut Cx<'de>) -> Result<Self, Fail> {
+        let start = r.mark();
+        let mut trial = Cx::new(Mode::Strict);
+        match TextResourceContents::decode(r, &mut trial) {
+            Ok(v) => return Ok(Self::Text(v)),
+            Err(why) if why.is_syntax() => return Err(why),
+            Err(_) => r.reset(start),
+        }
+        let mut trial = Cx::new(Mode::Strict);
+        match BlobResourceContents::decode(r, &mut trial) {
+            Ok(v) => return Ok(Self::Blob(v)),
+            Err(why) if why.is_syntax() => return Err(why),
+            Err(_) => r.reset(start),
+        }
+        r.skip()
+            .map(|raw| Self::Unknown(RawJson::from_validated(raw)))
+    }
+
+    fn blank() -> Self {
+        Self::Unknown(RawJson::from_validated("null"))
+    }
+}
+
+impl EmbeddedResourceResource<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> EmbeddedResourceResource<'static> {
+        match self {
+            Self::Text(v) => EmbeddedResourceResource::Text(IntoOwned::into_owned(v)),
+            Self::Blob(v) => EmbeddedResourceResource::Blob(IntoOwned::into_owned(v)),
+            Self::Unknown(v) => EmbeddedResourceResource::Unknown(v.into_owned()),
+        }
+    }
+}
+
+impl IntoOwned for EmbeddedResourceResource<'_> {
+    type Owned = EmbeddedResourceResource<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        EmbeddedResourceResource::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for EmbeddedResourceResource<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// Content blocks represent displayable information in the Agent Client Protocol.
+///
+/// Unknown tags decode to `Unknown`, which keeps the object's raw
+/// JSON and re-encodes it byte for byte.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type")]
+#[non_exhaustive]
+// Decoded in place and matched at once (as the method enums): boxing
+// a big variant would cost an allocation for nothing.
+#[allow(clippy::large_enum_variant)]
+pub enum ContentBlock<'a> {
+    /// `type`: `"text"`.
+    #[serde(rename = "text")]
+    Text(TextContent<'a>),
+    /// `type`: `"image"`.
+    #[serde(rename = "image")]
+    Image(ImageContent<'a>),
+    /// `type`: `"audio"`.
+    #[serde(rename = "audio")]
+    Audio(AudioContent<'a>),
+    /// `type`: `"resource_link"`.
+    #[serde(rename = "resource_link")]
+    ResourceLink(ResourceLink<'a>),
+    /// `type`: `"resource"`.
+    #[serde(rename = "resource")]
+    Resource(EmbeddedResource<'a>),
+    /// A variant this version does not know: the whole object as sent.
+    #[serde(untagged)]
+    Unknown(RawJson<'a>),
+}
+
+impl ContentBlock<'_> {
+    /// The variant that the first member, `key` with a value of
+    /// shape `shape`, tells when the tag is not first (see
+    /// [`Guess`](crate::acp::tagged::Guess)).
+    fn guess(key: &str, shape: u8) -> Option<&'static str> {
+        match (key, shape) {
+            ("description", b'"') => Some("resource_link"),
+            ("name", b'"') => Some("resource_link"),
+            ("resource", b'"') => Some("resource"),
+            ("resource", b'0') => Some("resource"),
+            ("resource", b'[') => Some("resource"),
+            ("resource", b't') => Some("resource"),
+            ("resource", b'{') => Some("resource"),
+            ("size", b'0') => Some("resource_link"),
+            ("text", b'"') => Some("text"),
+            ("title", b'"') => Some("resource_link"),
+            _ => None,
+        }
+    }
+
+    /// Whether `raw`, the tag met among the members of the guessed
+    /// variant in `slot`, names it or a variant of the same type
+    /// (which `slot` then becomes).
+    fn told(slot: &mut Self, raw: Option<&str>) -> bool {
+        let Some(told) = raw.and_then(|raw| unquote::<serde_json::Error>(raw).ok()) else {
+            return false;
+        };
+        if slot.tag() == Some(&*told) {
+            return true;
+        }
+        false
+    }
+}
+
+/// The tag, then the variant's members in the same pass. Leniently,
+/// a known variant whose body does not fit (but has every required
+/// member) is kept as `Unknown` and reported.
+impl<'de: 'a, 'a> Decode<'de> for ContentBlock<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        ContentBlock::Unknown(RawJson::from_validated("null"))
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        let start = r.mark();
+        let since = cx.salvaged.len();
+        let guess = cx.guess.then_some(Self::guess as Guess);
+        let tag = read_tag(r, "type", guess)?;
+        let (text, first, guessed) = match &tag {
+            Tag::First(t) => (Some(&**t), false, false),
+            Tag::Later(t) => (Some(&**t), true, false),
+            Tag::Guess(t) => (Some(*t), true, true),
+            Tag::Absent => (None, true, false),
+        };
+        let mut met = UnionTag::new("type", !first);
+        // The variant is set, then its members read into it.
+        let read = match text {
+            Some("text") => {
+                if first {
+                    r.open_object("a json object")?;
+                }
+                *slot = ContentBlock::Text(Decode::blank());
+                let ContentBlock::Text(inner) = slot else {
+                    unreachable!("the variant was set just above")
+                };
+                TextContent::members(r, cx, Some(&mut met), first, inner)
+            }
+            Some("image") => {
+                if first {
+                    r.open_object("a json object")?;
+                }
+                *slot = ContentBlock::Image(Decode::blank());
+                let ContentBlock::Image(inner) = slot else {
+                    unreachable!("the variant was set just above")
+                };
+                ImageContent::members(r, cx, Some(&mut met), first, inner)
+            }
+            Some("audio") => {
+                if first {
+                    r.open_object("a json object")?;
+                }
+                *slot = ContentBlock::Audio(Decode::blank());
+                let ContentBlock::Audio(inner) = slot else {
+                    unreachable!("the variant was set just above")
+                };
+                AudioContent::members(r, cx, Some(&mut met), first, inner)
+            }
+            Some("resource_link") => {
+                if first {
+                    r.open_object("a json object")?;
+                }
+                *slot = ContentBlock::ResourceLink(Decode::blank());
+                let ContentBlock::ResourceLink(inner) = slot else {
+                    unreachable!("the variant was set just above")
+                };
+                ResourceLink::members(r, cx, Some(&mut met), first, inner)
+            }
+            Some("resource") => {
+                if first {
+                    r.open_object("a json object")?;
+                }
+                *slot = ContentBlock::Resource(Decode::blank());
+                let ContentBlock::Resource(inner) = slot else {
+                    unreachable!("the variant was set just above")
+                };
+                EmbeddedResource::members(r, cx, Some(&mut met), first, inner)
+            }
+            _ if guessed => Err(Fail::Missing("type")),
+            _ => {
+                r.reset(start);
+                *slot = ContentBlock::Unknown(RawJson::from_validated(r.skip()?));
+                return Ok(());
+            }
+        };
+        if guessed {
+            if read.is_ok() && Self::told(slot, met.value) {
+                return Ok(());
+            }
+            // A wrong guess: read again, the tag looked for. Unions
+            // inside do not guess then, so no text is read more
+            // than a few times.
+            cx.salvaged.truncate(since);
+            r.reset(start);
+            cx.guess = false;
+            let again = Self::decode_in(r, cx, slot);
+            cx.guess = true;
+            return again;
+        }
+        let why = match read {
+            Ok(()) => return Ok(()),
+            Err(why) => why,
+        };
+        let raw = cx.recover(r, start, since, SalvageKind::UnknownVariant, why)?;
+        *slot = ContentBlock::Unknown(RawJson::from_validated(raw));
+        Ok(())
+    }
+}
+
+impl ContentBlock<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> ContentBlock<'static> {
+        match self {
+            Self::Text(v) => ContentBlock::Text(IntoOwned::into_owned(v)),
+            Self::Image(v) => ContentBlock::Image(IntoOwned::into_owned(v)),
+            Self::Audio(v) => ContentBlock::Audio(IntoOwned::into_owned(v)),
+            Self::ResourceLink(v) => ContentBlock::ResourceLink(IntoOwned::into_owned(v)),
+            Self::Resource(v) => ContentBlock::Resource(IntoOwned::into_owned(v)),
+            Self::Unknown(v) => ContentBlock::Unknown(v.into_owned()),
+        }
+    }
+
+    /// The wire tag of a known variant (`None` for `Unknown` and a
+    /// variant that has no tag).
+    pub fn tag(&self) -> Option<&'static str> {
+        match self {
+            Self::Text(_) => Some("text"),
+            Self::Image(_) => Some("image"),
+            Self::Audio(_) => Some("audio"),
+            Self::ResourceLink(_) => Some("resource_link"),
+            Self::Resource(_) => Some("resource"),
+            _ => None,
+        }
+    }
+}
+
+impl IntoOwned for ContentBlock<'_> {
+    type Owned = ContentBlock<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        ContentBlock::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for ContentBlock<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// An object with no fields of its own but `_meta`: the empty results (`{}`), `logout` params and the capability markers.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct MetaOnly<'a> {
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl MetaOnly<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> MetaOnly<'static> {
+        MetaOnly {
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -486,5 +2138,97 @@ impl<'a> MetaOnly<'a> {
 impl Default for MetaOnly<'_> {
     fn default() -> Self {
         Self::new()
+    }
+}
+
+impl<'de: 'a, 'a> Decode<'de> for MetaOnly<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        MetaOnly {
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct MetaOnly")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for MetaOnly<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for MetaOnly<'_> {
+    type Owned = MetaOnly<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        MetaOnly::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for MetaOnly<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for MetaOnly<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
     }
 }

@@ -9,23 +9,46 @@
 use alloc::borrow::Cow;
 use alloc::vec::Vec;
 
-use super::content::MetaOnly;
-use super::raw::RawJson;
-use super::tagged::tagged_enum;
-use super::wire::acp_struct;
-use super::Extra;
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-acp_struct! {
-    /// Metadata about the implementation of the client or agent. Describes the name and version of an ACP implementation, with an optional title for UI representation.
-    pub struct Implementation<'a> {
-        /// Intended for programmatic or logical use, but can be used as a display name fallback if title isn't present.
-        "name" pub name: Cow<'a, str>,
-        /// Intended for UI and end-user contexts and optimized to be human-readable and easily understood (optional).
-        "title" pub title: Option<Cow<'a, str>>,
-        /// Version of the implementation. Can be displayed to the user or used for debugging or metrics purposes. (e.g. "1.0.0").
-        "version" pub version: Cow<'a, str>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+use super::content::MetaOnly;
+use super::raw::{IntoOwned, RawJson};
+use super::read::{Fail, Reader};
+use super::salvage::SalvageKind;
+use super::tagged::{read_tag, Guess, Tag};
+use super::wire::{self, Cx, Decode, Object, UnionTag};
+use super::Extra;
+use crate::json::unescape::unquote;
+
+/// Metadata about the implementation of the client or agent. Describes the name and version of an ACP implementation, with an optional title for UI representation.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Implementation<'a> {
+    /// Intended for programmatic or logical use, but can be used as a display name fallback if title isn't present.
+    pub name: Cow<'a, str>,
+    /// Intended for UI and end-user contexts and optimized to be human-readable and easily understood (optional).
+    pub title: Option<Cow<'a, str>>,
+    /// Version of the implementation. Can be displayed to the user or used for debugging or metrics purposes. (e.g. "1.0.0").
+    pub version: Cow<'a, str>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl Implementation<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> Implementation<'static> {
+        Implementation {
+            name: IntoOwned::into_owned(self.name),
+            title: IntoOwned::into_owned(self.title),
+            version: IntoOwned::into_owned(self.version),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -56,15 +79,168 @@ impl<'a> Implementation<'a> {
     }
 }
 
-acp_struct! {
-    /// File system capabilities that a client may support.
-    pub struct FileSystemCapabilities<'a> {
-        /// Whether the Client supports `fs/read_text_file` requests (optional).
-        "readTextFile" pub read_text_file: Option<bool>,
-        /// Whether the Client supports `fs/write_text_file` requests (optional).
-        "writeTextFile" pub write_text_file: Option<bool>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for Implementation<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        Implementation {
+            name: Decode::blank(),
+            title: None,
+            version: Decode::blank(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct Implementation")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for Implementation<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_name = false;
+        let mut seen_title = false;
+        let mut seen_version = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "name" => {
+                    if seen_name {
+                        return Err(wire::duplicate("name"));
+                    }
+                    seen_name = true;
+                    wire::read_required(r, cx, "name", &mut out.name)?;
+                }
+                "title" => {
+                    if seen_title {
+                        return Err(wire::duplicate("title"));
+                    }
+                    seen_title = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "title", &mut out.title)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "version" => {
+                    if seen_version {
+                        return Err(wire::duplicate("version"));
+                    }
+                    seen_version = true;
+                    wire::read_required(r, cx, "version", &mut out.version)?;
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_name {
+            return Err(Fail::Missing("name"));
+        }
+        if !seen_title {
+            out.title = None;
+        }
+        if !seen_version {
+            return Err(Fail::Missing("version"));
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for Implementation<'_> {
+    type Owned = Implementation<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        Implementation::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Implementation<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for Implementation<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("name", &self.name)?;
+        if let Some(v) = &self.title {
+            map.serialize_entry("title", v)?;
+        }
+        map.serialize_entry("version", &self.version)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "name" | "version" => true,
+                "title" => self.title.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// File system capabilities that a client may support.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct FileSystemCapabilities<'a> {
+    /// Whether the Client supports `fs/read_text_file` requests (optional).
+    pub read_text_file: Option<bool>,
+    /// Whether the Client supports `fs/write_text_file` requests (optional).
+    pub write_text_file: Option<bool>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl FileSystemCapabilities<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> FileSystemCapabilities<'static> {
+        FileSystemCapabilities {
+            read_text_file: self.read_text_file,
+            write_text_file: self.write_text_file,
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -107,13 +283,160 @@ impl Default for FileSystemCapabilities<'_> {
     }
 }
 
-acp_struct! {
-    /// Session configuration option capabilities supported by the client.
-    pub struct SessionConfigOptionsCapabilities<'a> {
-        /// Whether the client supports boolean session configuration options (optional).
-        "boolean" pub boolean: Option<MetaOnly<'a>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for FileSystemCapabilities<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        FileSystemCapabilities {
+            read_text_file: None,
+            write_text_file: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct FileSystemCapabilities")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for FileSystemCapabilities<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_read_text_file = false;
+        let mut seen_write_text_file = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "readTextFile" => {
+                    if seen_read_text_file {
+                        return Err(wire::duplicate("readTextFile"));
+                    }
+                    seen_read_text_file = true;
+                    if let Some(raw) =
+                        wire::read_optional(r, cx, "readTextFile", &mut out.read_text_file)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "writeTextFile" => {
+                    if seen_write_text_file {
+                        return Err(wire::duplicate("writeTextFile"));
+                    }
+                    seen_write_text_file = true;
+                    if let Some(raw) =
+                        wire::read_optional(r, cx, "writeTextFile", &mut out.write_text_file)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_read_text_file {
+            out.read_text_file = None;
+        }
+        if !seen_write_text_file {
+            out.write_text_file = None;
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for FileSystemCapabilities<'_> {
+    type Owned = FileSystemCapabilities<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        FileSystemCapabilities::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for FileSystemCapabilities<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for FileSystemCapabilities<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        if let Some(v) = &self.read_text_file {
+            map.serialize_entry("readTextFile", v)?;
+        }
+        if let Some(v) = &self.write_text_file {
+            map.serialize_entry("writeTextFile", v)?;
+        }
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "readTextFile" => self.read_text_file.is_some(),
+                "writeTextFile" => self.write_text_file.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Session configuration option capabilities supported by the client.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct SessionConfigOptionsCapabilities<'a> {
+    /// Whether the client supports boolean session configuration options (optional).
+    pub boolean: Option<MetaOnly<'a>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl SessionConfigOptionsCapabilities<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SessionConfigOptionsCapabilities<'static> {
+        SessionConfigOptionsCapabilities {
+            boolean: IntoOwned::into_owned(self.boolean),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -148,23 +471,154 @@ impl Default for SessionConfigOptionsCapabilities<'_> {
     }
 }
 
-acp_struct! {
-    /// Session-related capabilities supported by the client.
-    pub struct ClientSessionCapabilities<'a> {
-        /// Support for ID-addressed context compaction updates. Omitted or `null` means unsupported. `{}` advertises the complete compaction contract (optional).
-        "compaction" pub compaction: Option<MetaOnly<'a>>,
-        /// Config option capabilities supported by the client (optional).
-        "configOptions" pub config_options: Option<SessionConfigOptionsCapabilities<'a>>,
-        /// Support for live user-facing `notice` session updates (optional).
-        "notices" pub notices: Option<MetaOnly<'a>>,
-        /// Support for `prompt_suggestions_update` session updates (optional).
-        #[cfg(feature = "unstable")]
-        "promptSuggestions" pub prompt_suggestions: Option<PromptSuggestionsCapabilities<'a>>,
-        /// Support for `cursor_update` session updates (optional).
-        #[cfg(feature = "unstable")]
-        "cursors" pub cursors: Option<SessionCursorsCapabilities<'a>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for SessionConfigOptionsCapabilities<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        SessionConfigOptionsCapabilities {
+            boolean: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct SessionConfigOptionsCapabilities")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for SessionConfigOptionsCapabilities<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_boolean = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "boolean" => {
+                    if seen_boolean {
+                        return Err(wire::duplicate("boolean"));
+                    }
+                    seen_boolean = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "boolean", &mut out.boolean)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_boolean {
+            out.boolean = None;
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for SessionConfigOptionsCapabilities<'_> {
+    type Owned = SessionConfigOptionsCapabilities<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        SessionConfigOptionsCapabilities::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for SessionConfigOptionsCapabilities<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for SessionConfigOptionsCapabilities<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        if let Some(v) = &self.boolean {
+            map.serialize_entry("boolean", v)?;
+        }
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "boolean" => self.boolean.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Session-related capabilities supported by the client.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ClientSessionCapabilities<'a> {
+    /// Support for ID-addressed context compaction updates. Omitted or `null` means unsupported. `{}` advertises the complete compaction contract (optional).
+    pub compaction: Option<MetaOnly<'a>>,
+    /// Config option capabilities supported by the client (optional).
+    pub config_options: Option<SessionConfigOptionsCapabilities<'a>>,
+    /// Support for live user-facing `notice` session updates (optional).
+    pub notices: Option<MetaOnly<'a>>,
+    /// Support for `prompt_suggestions_update` session updates (optional).
+    #[cfg(feature = "unstable")]
+    pub prompt_suggestions: Option<PromptSuggestionsCapabilities<'a>>,
+    /// Support for `cursor_update` session updates (optional).
+    #[cfg(feature = "unstable")]
+    pub cursors: Option<SessionCursorsCapabilities<'a>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl ClientSessionCapabilities<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> ClientSessionCapabilities<'static> {
+        ClientSessionCapabilities {
+            compaction: IntoOwned::into_owned(self.compaction),
+            config_options: IntoOwned::into_owned(self.config_options),
+            notices: IntoOwned::into_owned(self.notices),
+            #[cfg(feature = "unstable")]
+            prompt_suggestions: IntoOwned::into_owned(self.prompt_suggestions),
+            #[cfg(feature = "unstable")]
+            cursors: IntoOwned::into_owned(self.cursors),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -235,13 +689,231 @@ impl Default for ClientSessionCapabilities<'_> {
     }
 }
 
-acp_struct! {
-    /// Authentication capabilities supported by the client.
-    pub struct AuthCapabilities<'a> {
-        /// Whether the client supports `terminal` authentication methods (optional).
-        "terminal" pub terminal: Option<bool>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for ClientSessionCapabilities<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        ClientSessionCapabilities {
+            compaction: None,
+            config_options: None,
+            notices: None,
+            #[cfg(feature = "unstable")]
+            prompt_suggestions: None,
+            #[cfg(feature = "unstable")]
+            cursors: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct ClientSessionCapabilities")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for ClientSessionCapabilities<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_compaction = false;
+        let mut seen_config_options = false;
+        let mut seen_notices = false;
+        #[cfg(feature = "unstable")]
+        let mut seen_prompt_suggestions = false;
+        #[cfg(feature = "unstable")]
+        let mut seen_cursors = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "compaction" => {
+                    if seen_compaction {
+                        return Err(wire::duplicate("compaction"));
+                    }
+                    seen_compaction = true;
+                    if let Some(raw) =
+                        wire::read_optional(r, cx, "compaction", &mut out.compaction)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "configOptions" => {
+                    if seen_config_options {
+                        return Err(wire::duplicate("configOptions"));
+                    }
+                    seen_config_options = true;
+                    if let Some(raw) =
+                        wire::read_optional(r, cx, "configOptions", &mut out.config_options)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "notices" => {
+                    if seen_notices {
+                        return Err(wire::duplicate("notices"));
+                    }
+                    seen_notices = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "notices", &mut out.notices)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                #[cfg(feature = "unstable")]
+                "promptSuggestions" => {
+                    if seen_prompt_suggestions {
+                        return Err(wire::duplicate("promptSuggestions"));
+                    }
+                    seen_prompt_suggestions = true;
+                    if let Some(raw) = wire::read_optional(
+                        r,
+                        cx,
+                        "promptSuggestions",
+                        &mut out.prompt_suggestions,
+                    )? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                #[cfg(feature = "unstable")]
+                "cursors" => {
+                    if seen_cursors {
+                        return Err(wire::duplicate("cursors"));
+                    }
+                    seen_cursors = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "cursors", &mut out.cursors)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_compaction {
+            out.compaction = None;
+        }
+        if !seen_config_options {
+            out.config_options = None;
+        }
+        if !seen_notices {
+            out.notices = None;
+        }
+        #[cfg(feature = "unstable")]
+        if !seen_prompt_suggestions {
+            out.prompt_suggestions = None;
+        }
+        #[cfg(feature = "unstable")]
+        if !seen_cursors {
+            out.cursors = None;
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for ClientSessionCapabilities<'_> {
+    type Owned = ClientSessionCapabilities<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        ClientSessionCapabilities::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for ClientSessionCapabilities<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for ClientSessionCapabilities<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        if let Some(v) = &self.compaction {
+            map.serialize_entry("compaction", v)?;
+        }
+        if let Some(v) = &self.config_options {
+            map.serialize_entry("configOptions", v)?;
+        }
+        if let Some(v) = &self.notices {
+            map.serialize_entry("notices", v)?;
+        }
+        #[cfg(feature = "unstable")]
+        if let Some(v) = &self.prompt_suggestions {
+            map.serialize_entry("promptSuggestions", v)?;
+        }
+        #[cfg(feature = "unstable")]
+        if let Some(v) = &self.cursors {
+            map.serialize_entry("cursors", v)?;
+        }
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "compaction" => self.compaction.is_some(),
+                "configOptions" => self.config_options.is_some(),
+                "notices" => self.notices.is_some(),
+                #[cfg(feature = "unstable")]
+                "promptSuggestions" => self.prompt_suggestions.is_some(),
+                #[cfg(feature = "unstable")]
+                "cursors" => self.cursors.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Authentication capabilities supported by the client.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct AuthCapabilities<'a> {
+    /// Whether the client supports `terminal` authentication methods (optional).
+    pub terminal: Option<bool>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl AuthCapabilities<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> AuthCapabilities<'static> {
+        AuthCapabilities {
+            terminal: self.terminal,
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -276,15 +948,141 @@ impl Default for AuthCapabilities<'_> {
     }
 }
 
-acp_struct! {
-    /// Elicitation capabilities supported by the client.
-    pub struct ElicitationCapabilities<'a> {
-        /// Whether the client supports form-based elicitation (optional).
-        "form" pub form: Option<MetaOnly<'a>>,
-        /// Whether the client supports URL-based elicitation (optional).
-        "url" pub url: Option<MetaOnly<'a>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for AuthCapabilities<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        AuthCapabilities {
+            terminal: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct AuthCapabilities")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for AuthCapabilities<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_terminal = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "terminal" => {
+                    if seen_terminal {
+                        return Err(wire::duplicate("terminal"));
+                    }
+                    seen_terminal = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "terminal", &mut out.terminal)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_terminal {
+            out.terminal = None;
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for AuthCapabilities<'_> {
+    type Owned = AuthCapabilities<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        AuthCapabilities::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for AuthCapabilities<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for AuthCapabilities<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        if let Some(v) = &self.terminal {
+            map.serialize_entry("terminal", v)?;
+        }
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "terminal" => self.terminal.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Elicitation capabilities supported by the client.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ElicitationCapabilities<'a> {
+    /// Whether the client supports form-based elicitation (optional).
+    pub form: Option<MetaOnly<'a>>,
+    /// Whether the client supports URL-based elicitation (optional).
+    pub url: Option<MetaOnly<'a>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl ElicitationCapabilities<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> ElicitationCapabilities<'static> {
+        ElicitationCapabilities {
+            form: IntoOwned::into_owned(self.form),
+            url: IntoOwned::into_owned(self.url),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -327,25 +1125,174 @@ impl Default for ElicitationCapabilities<'_> {
     }
 }
 
-acp_struct! {
-    /// Capabilities supported by the client.
-    pub struct ClientCapabilities<'a> {
-        /// File system capabilities supported by the client. Determines which file operations the agent can request (optional).
-        "fs" pub fs: Option<FileSystemCapabilities<'a>>,
-        /// Whether the Client support all `terminal/*` methods (optional).
-        "terminal" pub terminal: Option<bool>,
-        /// Session-related capabilities supported by the client (optional).
-        "session" pub session: Option<ClientSessionCapabilities<'a>>,
-        /// Whether the client understands exposed subagent sessions (optional).
-        "subagents" pub subagents: Option<SubagentCapabilities<'a>>,
-        /// Whether the Client supports `plan_update` and `plan_removed` session updates (optional).
-        "plan" pub plan: Option<PlanCapabilities<'a>>,
-        /// Authentication capabilities supported by the client. Determines which authentication method types the agent may include in its `InitializeResponse` (optional).
-        "auth" pub auth: Option<AuthCapabilities<'a>>,
-        /// Elicitation capabilities supported by the client. Determines which elicitation modes the agent may use (optional).
-        "elicitation" pub elicitation: Option<ElicitationCapabilities<'a>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for ElicitationCapabilities<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        ElicitationCapabilities {
+            form: None,
+            url: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct ElicitationCapabilities")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for ElicitationCapabilities<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_form = false;
+        let mut seen_url = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "form" => {
+                    if seen_form {
+                        return Err(wire::duplicate("form"));
+                    }
+                    seen_form = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "form", &mut out.form)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "url" => {
+                    if seen_url {
+                        return Err(wire::duplicate("url"));
+                    }
+                    seen_url = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "url", &mut out.url)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_form {
+            out.form = None;
+        }
+        if !seen_url {
+            out.url = None;
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for ElicitationCapabilities<'_> {
+    type Owned = ElicitationCapabilities<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        ElicitationCapabilities::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for ElicitationCapabilities<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for ElicitationCapabilities<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        if let Some(v) = &self.form {
+            map.serialize_entry("form", v)?;
+        }
+        if let Some(v) = &self.url {
+            map.serialize_entry("url", v)?;
+        }
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "form" => self.form.is_some(),
+                "url" => self.url.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Capabilities supported by the client.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ClientCapabilities<'a> {
+    /// File system capabilities supported by the client. Determines which file operations the agent can request (optional).
+    pub fs: Option<FileSystemCapabilities<'a>>,
+    /// Whether the Client support all `terminal/*` methods (optional).
+    pub terminal: Option<bool>,
+    /// Session-related capabilities supported by the client (optional).
+    pub session: Option<ClientSessionCapabilities<'a>>,
+    /// Whether the client understands exposed subagent sessions (optional).
+    pub subagents: Option<SubagentCapabilities<'a>>,
+    /// Whether the Client supports `plan_update` and `plan_removed` session updates (optional).
+    pub plan: Option<PlanCapabilities<'a>>,
+    /// Authentication capabilities supported by the client. Determines which authentication method types the agent may include in its `InitializeResponse` (optional).
+    pub auth: Option<AuthCapabilities<'a>>,
+    /// Elicitation capabilities supported by the client. Determines which elicitation modes the agent may use (optional).
+    pub elicitation: Option<ElicitationCapabilities<'a>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl ClientCapabilities<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> ClientCapabilities<'static> {
+        ClientCapabilities {
+            fs: IntoOwned::into_owned(self.fs),
+            terminal: self.terminal,
+            session: IntoOwned::into_owned(self.session),
+            subagents: IntoOwned::into_owned(self.subagents),
+            plan: IntoOwned::into_owned(self.plan),
+            auth: IntoOwned::into_owned(self.auth),
+            elicitation: IntoOwned::into_owned(self.elicitation),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -428,17 +1375,255 @@ impl Default for ClientCapabilities<'_> {
     }
 }
 
-acp_struct! {
-    /// Request parameters for the initialize method.
-    pub struct InitializeRequest<'a> {
-        /// The latest protocol version supported by the client.
-        "protocolVersion" pub protocol_version: u16,
-        /// Capabilities supported by the client (optional).
-        "clientCapabilities" pub client_capabilities: Option<ClientCapabilities<'a>>,
-        /// Information about the Client name and version sent to the Agent (optional).
-        "clientInfo" pub client_info: Option<Implementation<'a>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for ClientCapabilities<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        ClientCapabilities {
+            fs: None,
+            terminal: None,
+            session: None,
+            subagents: None,
+            plan: None,
+            auth: None,
+            elicitation: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct ClientCapabilities")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for ClientCapabilities<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_fs = false;
+        let mut seen_terminal = false;
+        let mut seen_session = false;
+        let mut seen_subagents = false;
+        let mut seen_plan = false;
+        let mut seen_auth = false;
+        let mut seen_elicitation = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "fs" => {
+                    if seen_fs {
+                        return Err(wire::duplicate("fs"));
+                    }
+                    seen_fs = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "fs", &mut out.fs)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "terminal" => {
+                    if seen_terminal {
+                        return Err(wire::duplicate("terminal"));
+                    }
+                    seen_terminal = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "terminal", &mut out.terminal)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "session" => {
+                    if seen_session {
+                        return Err(wire::duplicate("session"));
+                    }
+                    seen_session = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "session", &mut out.session)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "subagents" => {
+                    if seen_subagents {
+                        return Err(wire::duplicate("subagents"));
+                    }
+                    seen_subagents = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "subagents", &mut out.subagents)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "plan" => {
+                    if seen_plan {
+                        return Err(wire::duplicate("plan"));
+                    }
+                    seen_plan = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "plan", &mut out.plan)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "auth" => {
+                    if seen_auth {
+                        return Err(wire::duplicate("auth"));
+                    }
+                    seen_auth = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "auth", &mut out.auth)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "elicitation" => {
+                    if seen_elicitation {
+                        return Err(wire::duplicate("elicitation"));
+                    }
+                    seen_elicitation = true;
+                    if let Some(raw) =
+                        wire::read_optional(r, cx, "elicitation", &mut out.elicitation)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_fs {
+            out.fs = None;
+        }
+        if !seen_terminal {
+            out.terminal = None;
+        }
+        if !seen_session {
+            out.session = None;
+        }
+        if !seen_subagents {
+            out.subagents = None;
+        }
+        if !seen_plan {
+            out.plan = None;
+        }
+        if !seen_auth {
+            out.auth = None;
+        }
+        if !seen_elicitation {
+            out.elicitation = None;
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for ClientCapabilities<'_> {
+    type Owned = ClientCapabilities<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        ClientCapabilities::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for ClientCapabilities<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for ClientCapabilities<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        if let Some(v) = &self.fs {
+            map.serialize_entry("fs", v)?;
+        }
+        if let Some(v) = &self.terminal {
+            map.serialize_entry("terminal", v)?;
+        }
+        if let Some(v) = &self.session {
+            map.serialize_entry("session", v)?;
+        }
+        if let Some(v) = &self.subagents {
+            map.serialize_entry("subagents", v)?;
+        }
+        if let Some(v) = &self.plan {
+            map.serialize_entry("plan", v)?;
+        }
+        if let Some(v) = &self.auth {
+            map.serialize_entry("auth", v)?;
+        }
+        if let Some(v) = &self.elicitation {
+            map.serialize_entry("elicitation", v)?;
+        }
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "fs" => self.fs.is_some(),
+                "terminal" => self.terminal.is_some(),
+                "session" => self.session.is_some(),
+                "subagents" => self.subagents.is_some(),
+                "plan" => self.plan.is_some(),
+                "auth" => self.auth.is_some(),
+                "elicitation" => self.elicitation.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Request parameters for the initialize method.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct InitializeRequest<'a> {
+    /// The latest protocol version supported by the client.
+    pub protocol_version: u16,
+    /// Capabilities supported by the client (optional).
+    pub client_capabilities: Option<ClientCapabilities<'a>>,
+    /// Information about the Client name and version sent to the Agent (optional).
+    pub client_info: Option<Implementation<'a>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl InitializeRequest<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> InitializeRequest<'static> {
+        InitializeRequest {
+            protocol_version: self.protocol_version,
+            client_capabilities: IntoOwned::into_owned(self.client_capabilities),
+            client_info: IntoOwned::into_owned(self.client_info),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -476,17 +1661,183 @@ impl<'a> InitializeRequest<'a> {
     }
 }
 
-acp_struct! {
-    /// Prompt capabilities supported by the agent in `session/prompt` requests.
-    pub struct PromptCapabilities<'a> {
-        /// Agent supports `image` content blocks (optional).
-        "image" pub image: Option<bool>,
-        /// Agent supports `audio` content blocks (optional).
-        "audio" pub audio: Option<bool>,
-        /// Agent supports embedded context in `session/prompt` requests (optional).
-        "embeddedContext" pub embedded_context: Option<bool>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for InitializeRequest<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        InitializeRequest {
+            protocol_version: Decode::blank(),
+            client_capabilities: None,
+            client_info: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct InitializeRequest")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for InitializeRequest<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_protocol_version = false;
+        let mut seen_client_capabilities = false;
+        let mut seen_client_info = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "protocolVersion" => {
+                    if seen_protocol_version {
+                        return Err(wire::duplicate("protocolVersion"));
+                    }
+                    seen_protocol_version = true;
+                    wire::read_required(r, cx, "protocolVersion", &mut out.protocol_version)?;
+                }
+                "clientCapabilities" => {
+                    if seen_client_capabilities {
+                        return Err(wire::duplicate("clientCapabilities"));
+                    }
+                    seen_client_capabilities = true;
+                    if let Some(raw) = wire::read_optional(
+                        r,
+                        cx,
+                        "clientCapabilities",
+                        &mut out.client_capabilities,
+                    )? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "clientInfo" => {
+                    if seen_client_info {
+                        return Err(wire::duplicate("clientInfo"));
+                    }
+                    seen_client_info = true;
+                    if let Some(raw) =
+                        wire::read_optional(r, cx, "clientInfo", &mut out.client_info)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_protocol_version {
+            return Err(Fail::Missing("protocolVersion"));
+        }
+        if !seen_client_capabilities {
+            out.client_capabilities = None;
+        }
+        if !seen_client_info {
+            out.client_info = None;
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for InitializeRequest<'_> {
+    type Owned = InitializeRequest<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        InitializeRequest::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for InitializeRequest<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for InitializeRequest<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("protocolVersion", &self.protocol_version)?;
+        if let Some(v) = &self.client_capabilities {
+            map.serialize_entry("clientCapabilities", v)?;
+        }
+        if let Some(v) = &self.client_info {
+            map.serialize_entry("clientInfo", v)?;
+        }
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "protocolVersion" => true,
+                "clientCapabilities" => self.client_capabilities.is_some(),
+                "clientInfo" => self.client_info.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Prompt capabilities supported by the agent in `session/prompt` requests.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct PromptCapabilities<'a> {
+    /// Agent supports `image` content blocks (optional).
+    pub image: Option<bool>,
+    /// Agent supports `audio` content blocks (optional).
+    pub audio: Option<bool>,
+    /// Agent supports embedded context in `session/prompt` requests (optional).
+    pub embedded_context: Option<bool>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl PromptCapabilities<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> PromptCapabilities<'static> {
+        PromptCapabilities {
+            image: self.image,
+            audio: self.audio,
+            embedded_context: self.embedded_context,
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -537,18 +1888,184 @@ impl Default for PromptCapabilities<'_> {
     }
 }
 
-acp_struct! {
-    /// MCP capabilities supported by the agent.
-    pub struct McpCapabilities<'a> {
-        /// Agent supports `http` MCP servers (optional).
-        "http" pub http: Option<bool>,
-        /// Agent supports `sse` MCP servers (optional).
-        "sse" pub sse: Option<bool>,
-        /// Agent supports `acp` MCP servers (optional).
-        #[cfg(feature = "unstable")]
-        "acp" pub acp: Option<bool>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for PromptCapabilities<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        PromptCapabilities {
+            image: None,
+            audio: None,
+            embedded_context: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct PromptCapabilities")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for PromptCapabilities<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_image = false;
+        let mut seen_audio = false;
+        let mut seen_embedded_context = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "image" => {
+                    if seen_image {
+                        return Err(wire::duplicate("image"));
+                    }
+                    seen_image = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "image", &mut out.image)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "audio" => {
+                    if seen_audio {
+                        return Err(wire::duplicate("audio"));
+                    }
+                    seen_audio = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "audio", &mut out.audio)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "embeddedContext" => {
+                    if seen_embedded_context {
+                        return Err(wire::duplicate("embeddedContext"));
+                    }
+                    seen_embedded_context = true;
+                    if let Some(raw) =
+                        wire::read_optional(r, cx, "embeddedContext", &mut out.embedded_context)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_image {
+            out.image = None;
+        }
+        if !seen_audio {
+            out.audio = None;
+        }
+        if !seen_embedded_context {
+            out.embedded_context = None;
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for PromptCapabilities<'_> {
+    type Owned = PromptCapabilities<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        PromptCapabilities::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for PromptCapabilities<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for PromptCapabilities<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        if let Some(v) = &self.image {
+            map.serialize_entry("image", v)?;
+        }
+        if let Some(v) = &self.audio {
+            map.serialize_entry("audio", v)?;
+        }
+        if let Some(v) = &self.embedded_context {
+            map.serialize_entry("embeddedContext", v)?;
+        }
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "image" => self.image.is_some(),
+                "audio" => self.audio.is_some(),
+                "embeddedContext" => self.embedded_context.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// MCP capabilities supported by the agent.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct McpCapabilities<'a> {
+    /// Agent supports `http` MCP servers (optional).
+    pub http: Option<bool>,
+    /// Agent supports `sse` MCP servers (optional).
+    pub sse: Option<bool>,
+    /// Agent supports `acp` MCP servers (optional).
+    #[cfg(feature = "unstable")]
+    pub acp: Option<bool>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl McpCapabilities<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> McpCapabilities<'static> {
+        McpCapabilities {
+            http: self.http,
+            sse: self.sse,
+            #[cfg(feature = "unstable")]
+            acp: self.acp,
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -601,38 +2118,220 @@ impl Default for McpCapabilities<'_> {
     }
 }
 
-acp_struct! {
-    /// Session capabilities supported by the agent.
-    pub struct SessionCapabilities<'a> {
-        /// Whether the agent supports `session/list` (optional).
-        "list" pub list: Option<MetaOnly<'a>>,
-        /// Whether the agent supports `session/delete` (optional).
-        "delete" pub delete: Option<MetaOnly<'a>>,
-        /// Whether the agent supports `additionalDirectories` on supported session lifecycle requests (optional).
-        "additionalDirectories" pub additional_directories: Option<MetaOnly<'a>>,
-        /// Whether the agent supports `systemPrompt` on session lifecycle requests (optional).
-        "systemPrompt" pub system_prompt: Option<SessionSystemPromptCapabilities<'a>>,
-        /// Whether the agent supports `session/fork` (optional).
+impl<'de: 'a, 'a> Decode<'de> for McpCapabilities<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        McpCapabilities {
+            http: None,
+            sse: None,
+            #[cfg(feature = "unstable")]
+            acp: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct McpCapabilities")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for McpCapabilities<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_http = false;
+        let mut seen_sse = false;
         #[cfg(feature = "unstable")]
-        "fork" pub fork: Option<SessionForkCapabilities<'a>>,
-        /// Whether the agent supports `session/archive` and `session/unarchive` (optional).
+        let mut seen_acp = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "http" => {
+                    if seen_http {
+                        return Err(wire::duplicate("http"));
+                    }
+                    seen_http = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "http", &mut out.http)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "sse" => {
+                    if seen_sse {
+                        return Err(wire::duplicate("sse"));
+                    }
+                    seen_sse = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "sse", &mut out.sse)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                #[cfg(feature = "unstable")]
+                "acp" => {
+                    if seen_acp {
+                        return Err(wire::duplicate("acp"));
+                    }
+                    seen_acp = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "acp", &mut out.acp)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_http {
+            out.http = None;
+        }
+        if !seen_sse {
+            out.sse = None;
+        }
         #[cfg(feature = "unstable")]
-        "archive" pub archive: Option<SessionArchiveCapabilities<'a>>,
-        /// Whether the agent supports `session/status` (optional).
+        if !seen_acp {
+            out.acp = None;
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for McpCapabilities<'_> {
+    type Owned = McpCapabilities<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        McpCapabilities::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for McpCapabilities<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for McpCapabilities<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        if let Some(v) = &self.http {
+            map.serialize_entry("http", v)?;
+        }
+        if let Some(v) = &self.sse {
+            map.serialize_entry("sse", v)?;
+        }
         #[cfg(feature = "unstable")]
-        "status" pub status: Option<SessionStatusCapabilities<'a>>,
-        /// Whether the agent supports `session/set_title` (optional).
-        #[cfg(feature = "unstable")]
-        "title" pub title: Option<SessionTitleCapabilities<'a>>,
-        /// Whether the agent supports `session/options` (optional).
-        #[cfg(feature = "unstable")]
-        "options" pub options: Option<SessionOptionsCapabilities<'a>>,
-        /// Whether the agent supports `session/resume` (optional).
-        "resume" pub resume: Option<MetaOnly<'a>>,
-        /// Whether the agent supports `session/close` (optional).
-        "close" pub close: Option<MetaOnly<'a>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+        if let Some(v) = &self.acp {
+            map.serialize_entry("acp", v)?;
+        }
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "http" => self.http.is_some(),
+                "sse" => self.sse.is_some(),
+                #[cfg(feature = "unstable")]
+                "acp" => self.acp.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Session capabilities supported by the agent.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct SessionCapabilities<'a> {
+    /// Whether the agent supports `session/list` (optional).
+    pub list: Option<MetaOnly<'a>>,
+    /// Whether the agent supports `session/delete` (optional).
+    pub delete: Option<MetaOnly<'a>>,
+    /// Whether the agent supports `additionalDirectories` on supported session lifecycle requests (optional).
+    pub additional_directories: Option<MetaOnly<'a>>,
+    /// Whether the agent supports `systemPrompt` on session lifecycle requests (optional).
+    pub system_prompt: Option<SessionSystemPromptCapabilities<'a>>,
+    /// Whether the agent supports `session/fork` (optional).
+    #[cfg(feature = "unstable")]
+    pub fork: Option<SessionForkCapabilities<'a>>,
+    /// Whether the agent supports `session/archive` and `session/unarchive` (optional).
+    #[cfg(feature = "unstable")]
+    pub archive: Option<SessionArchiveCapabilities<'a>>,
+    /// Whether the agent supports `session/status` (optional).
+    #[cfg(feature = "unstable")]
+    pub status: Option<SessionStatusCapabilities<'a>>,
+    /// Whether the agent supports `session/set_title` (optional).
+    #[cfg(feature = "unstable")]
+    pub title: Option<SessionTitleCapabilities<'a>>,
+    /// Whether the agent supports `session/options` (optional).
+    #[cfg(feature = "unstable")]
+    pub options: Option<SessionOptionsCapabilities<'a>>,
+    /// Whether the agent supports `session/resume` (optional).
+    pub resume: Option<MetaOnly<'a>>,
+    /// Whether the agent supports `session/close` (optional).
+    pub close: Option<MetaOnly<'a>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl SessionCapabilities<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SessionCapabilities<'static> {
+        SessionCapabilities {
+            list: IntoOwned::into_owned(self.list),
+            delete: IntoOwned::into_owned(self.delete),
+            additional_directories: IntoOwned::into_owned(self.additional_directories),
+            system_prompt: IntoOwned::into_owned(self.system_prompt),
+            #[cfg(feature = "unstable")]
+            fork: IntoOwned::into_owned(self.fork),
+            #[cfg(feature = "unstable")]
+            archive: IntoOwned::into_owned(self.archive),
+            #[cfg(feature = "unstable")]
+            status: IntoOwned::into_owned(self.status),
+            #[cfg(feature = "unstable")]
+            title: IntoOwned::into_owned(self.title),
+            #[cfg(feature = "unstable")]
+            options: IntoOwned::into_owned(self.options),
+            resume: IntoOwned::into_owned(self.resume),
+            close: IntoOwned::into_owned(self.close),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -757,16 +2456,360 @@ impl Default for SessionCapabilities<'_> {
     }
 }
 
-acp_struct! {
-    /// Authentication-related capabilities supported by the agent.
-    pub struct AgentAuthCapabilities<'a> {
-        /// Whether the agent supports the `auth/status` method (optional).
+impl<'de: 'a, 'a> Decode<'de> for SessionCapabilities<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        SessionCapabilities {
+            list: None,
+            delete: None,
+            additional_directories: None,
+            system_prompt: None,
+            #[cfg(feature = "unstable")]
+            fork: None,
+            #[cfg(feature = "unstable")]
+            archive: None,
+            #[cfg(feature = "unstable")]
+            status: None,
+            #[cfg(feature = "unstable")]
+            title: None,
+            #[cfg(feature = "unstable")]
+            options: None,
+            resume: None,
+            close: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct SessionCapabilities")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for SessionCapabilities<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_list = false;
+        let mut seen_delete = false;
+        let mut seen_additional_directories = false;
+        let mut seen_system_prompt = false;
         #[cfg(feature = "unstable")]
-        "status" pub status: Option<AuthStatusCapabilities<'a>>,
-        /// Whether the agent supports the logout method (optional).
-        "logout" pub logout: Option<MetaOnly<'a>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+        let mut seen_fork = false;
+        #[cfg(feature = "unstable")]
+        let mut seen_archive = false;
+        #[cfg(feature = "unstable")]
+        let mut seen_status = false;
+        #[cfg(feature = "unstable")]
+        let mut seen_title = false;
+        #[cfg(feature = "unstable")]
+        let mut seen_options = false;
+        let mut seen_resume = false;
+        let mut seen_close = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "list" => {
+                    if seen_list {
+                        return Err(wire::duplicate("list"));
+                    }
+                    seen_list = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "list", &mut out.list)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "delete" => {
+                    if seen_delete {
+                        return Err(wire::duplicate("delete"));
+                    }
+                    seen_delete = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "delete", &mut out.delete)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "additionalDirectories" => {
+                    if seen_additional_directories {
+                        return Err(wire::duplicate("additionalDirectories"));
+                    }
+                    seen_additional_directories = true;
+                    if let Some(raw) = wire::read_optional(
+                        r,
+                        cx,
+                        "additionalDirectories",
+                        &mut out.additional_directories,
+                    )? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "systemPrompt" => {
+                    if seen_system_prompt {
+                        return Err(wire::duplicate("systemPrompt"));
+                    }
+                    seen_system_prompt = true;
+                    if let Some(raw) =
+                        wire::read_optional(r, cx, "systemPrompt", &mut out.system_prompt)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                #[cfg(feature = "unstable")]
+                "fork" => {
+                    if seen_fork {
+                        return Err(wire::duplicate("fork"));
+                    }
+                    seen_fork = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "fork", &mut out.fork)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                #[cfg(feature = "unstable")]
+                "archive" => {
+                    if seen_archive {
+                        return Err(wire::duplicate("archive"));
+                    }
+                    seen_archive = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "archive", &mut out.archive)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                #[cfg(feature = "unstable")]
+                "status" => {
+                    if seen_status {
+                        return Err(wire::duplicate("status"));
+                    }
+                    seen_status = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "status", &mut out.status)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                #[cfg(feature = "unstable")]
+                "title" => {
+                    if seen_title {
+                        return Err(wire::duplicate("title"));
+                    }
+                    seen_title = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "title", &mut out.title)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                #[cfg(feature = "unstable")]
+                "options" => {
+                    if seen_options {
+                        return Err(wire::duplicate("options"));
+                    }
+                    seen_options = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "options", &mut out.options)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "resume" => {
+                    if seen_resume {
+                        return Err(wire::duplicate("resume"));
+                    }
+                    seen_resume = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "resume", &mut out.resume)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "close" => {
+                    if seen_close {
+                        return Err(wire::duplicate("close"));
+                    }
+                    seen_close = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "close", &mut out.close)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_list {
+            out.list = None;
+        }
+        if !seen_delete {
+            out.delete = None;
+        }
+        if !seen_additional_directories {
+            out.additional_directories = None;
+        }
+        if !seen_system_prompt {
+            out.system_prompt = None;
+        }
+        #[cfg(feature = "unstable")]
+        if !seen_fork {
+            out.fork = None;
+        }
+        #[cfg(feature = "unstable")]
+        if !seen_archive {
+            out.archive = None;
+        }
+        #[cfg(feature = "unstable")]
+        if !seen_status {
+            out.status = None;
+        }
+        #[cfg(feature = "unstable")]
+        if !seen_title {
+            out.title = None;
+        }
+        #[cfg(feature = "unstable")]
+        if !seen_options {
+            out.options = None;
+        }
+        if !seen_resume {
+            out.resume = None;
+        }
+        if !seen_close {
+            out.close = None;
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for SessionCapabilities<'_> {
+    type Owned = SessionCapabilities<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        SessionCapabilities::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for SessionCapabilities<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for SessionCapabilities<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        if let Some(v) = &self.list {
+            map.serialize_entry("list", v)?;
+        }
+        if let Some(v) = &self.delete {
+            map.serialize_entry("delete", v)?;
+        }
+        if let Some(v) = &self.additional_directories {
+            map.serialize_entry("additionalDirectories", v)?;
+        }
+        if let Some(v) = &self.system_prompt {
+            map.serialize_entry("systemPrompt", v)?;
+        }
+        #[cfg(feature = "unstable")]
+        if let Some(v) = &self.fork {
+            map.serialize_entry("fork", v)?;
+        }
+        #[cfg(feature = "unstable")]
+        if let Some(v) = &self.archive {
+            map.serialize_entry("archive", v)?;
+        }
+        #[cfg(feature = "unstable")]
+        if let Some(v) = &self.status {
+            map.serialize_entry("status", v)?;
+        }
+        #[cfg(feature = "unstable")]
+        if let Some(v) = &self.title {
+            map.serialize_entry("title", v)?;
+        }
+        #[cfg(feature = "unstable")]
+        if let Some(v) = &self.options {
+            map.serialize_entry("options", v)?;
+        }
+        if let Some(v) = &self.resume {
+            map.serialize_entry("resume", v)?;
+        }
+        if let Some(v) = &self.close {
+            map.serialize_entry("close", v)?;
+        }
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "list" => self.list.is_some(),
+                "delete" => self.delete.is_some(),
+                "additionalDirectories" => self.additional_directories.is_some(),
+                "systemPrompt" => self.system_prompt.is_some(),
+                #[cfg(feature = "unstable")]
+                "fork" => self.fork.is_some(),
+                #[cfg(feature = "unstable")]
+                "archive" => self.archive.is_some(),
+                #[cfg(feature = "unstable")]
+                "status" => self.status.is_some(),
+                #[cfg(feature = "unstable")]
+                "title" => self.title.is_some(),
+                #[cfg(feature = "unstable")]
+                "options" => self.options.is_some(),
+                "resume" => self.resume.is_some(),
+                "close" => self.close.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Authentication-related capabilities supported by the agent.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct AgentAuthCapabilities<'a> {
+    /// Whether the agent supports the `auth/status` method (optional).
+    #[cfg(feature = "unstable")]
+    pub status: Option<AuthStatusCapabilities<'a>>,
+    /// Whether the agent supports the logout method (optional).
+    pub logout: Option<MetaOnly<'a>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl AgentAuthCapabilities<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> AgentAuthCapabilities<'static> {
+        AgentAuthCapabilities {
+            #[cfg(feature = "unstable")]
+            status: IntoOwned::into_owned(self.status),
+            logout: IntoOwned::into_owned(self.logout),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -811,11 +2854,159 @@ impl Default for AgentAuthCapabilities<'_> {
     }
 }
 
-acp_struct! {
-    /// Capabilities for receiving `plan_update` and `plan_removed` session updates.
-    pub struct PlanCapabilities<'a> {
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for AgentAuthCapabilities<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        AgentAuthCapabilities {
+            #[cfg(feature = "unstable")]
+            status: None,
+            logout: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct AgentAuthCapabilities")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for AgentAuthCapabilities<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        #[cfg(feature = "unstable")]
+        let mut seen_status = false;
+        let mut seen_logout = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                #[cfg(feature = "unstable")]
+                "status" => {
+                    if seen_status {
+                        return Err(wire::duplicate("status"));
+                    }
+                    seen_status = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "status", &mut out.status)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "logout" => {
+                    if seen_logout {
+                        return Err(wire::duplicate("logout"));
+                    }
+                    seen_logout = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "logout", &mut out.logout)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        #[cfg(feature = "unstable")]
+        if !seen_status {
+            out.status = None;
+        }
+        if !seen_logout {
+            out.logout = None;
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for AgentAuthCapabilities<'_> {
+    type Owned = AgentAuthCapabilities<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        AgentAuthCapabilities::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for AgentAuthCapabilities<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for AgentAuthCapabilities<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        #[cfg(feature = "unstable")]
+        if let Some(v) = &self.status {
+            map.serialize_entry("status", v)?;
+        }
+        if let Some(v) = &self.logout {
+            map.serialize_entry("logout", v)?;
+        }
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                #[cfg(feature = "unstable")]
+                "status" => self.status.is_some(),
+                "logout" => self.logout.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Capabilities for receiving `plan_update` and `plan_removed` session updates.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct PlanCapabilities<'a> {
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl PlanCapabilities<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> PlanCapabilities<'static> {
+        PlanCapabilities {
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -842,11 +3033,117 @@ impl Default for PlanCapabilities<'_> {
     }
 }
 
-acp_struct! {
-    /// Capability marker for exposing reusable child sessions as restricted ACP sessions.
-    pub struct SubagentCapabilities<'a> {
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for PlanCapabilities<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        PlanCapabilities {
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct PlanCapabilities")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for PlanCapabilities<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for PlanCapabilities<'_> {
+    type Owned = PlanCapabilities<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        PlanCapabilities::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for PlanCapabilities<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for PlanCapabilities<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Capability marker for exposing reusable child sessions as restricted ACP sessions.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct SubagentCapabilities<'a> {
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl SubagentCapabilities<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SubagentCapabilities<'static> {
+        SubagentCapabilities {
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -873,13 +3170,120 @@ impl Default for SubagentCapabilities<'_> {
     }
 }
 
-acp_struct! {
-    /// Capabilities for client-provided system prompts.
-    pub struct SessionSystemPromptCapabilities<'a> {
-        /// Delivery modes the agent supports in addition to `append` (optional).
-        "mode" pub mode: Option<SessionSystemPromptModeCapabilities<'a>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for SubagentCapabilities<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        SubagentCapabilities {
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct SubagentCapabilities")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for SubagentCapabilities<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for SubagentCapabilities<'_> {
+    type Owned = SubagentCapabilities<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        SubagentCapabilities::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for SubagentCapabilities<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for SubagentCapabilities<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Capabilities for client-provided system prompts.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct SessionSystemPromptCapabilities<'a> {
+    /// Delivery modes the agent supports in addition to `append` (optional).
+    pub mode: Option<SessionSystemPromptModeCapabilities<'a>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl SessionSystemPromptCapabilities<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SessionSystemPromptCapabilities<'static> {
+        SessionSystemPromptCapabilities {
+            mode: IntoOwned::into_owned(self.mode),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -914,13 +3318,138 @@ impl Default for SessionSystemPromptCapabilities<'_> {
     }
 }
 
-acp_struct! {
-    /// System prompt delivery modes the agent supports in addition to `append`.
-    pub struct SessionSystemPromptModeCapabilities<'a> {
-        /// Whether the agent supports `override` mode (optional).
-        "override" pub override_mode: Option<SessionSystemPromptOverrideCapabilities<'a>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for SessionSystemPromptCapabilities<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        SessionSystemPromptCapabilities {
+            mode: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct SessionSystemPromptCapabilities")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for SessionSystemPromptCapabilities<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_mode = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "mode" => {
+                    if seen_mode {
+                        return Err(wire::duplicate("mode"));
+                    }
+                    seen_mode = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "mode", &mut out.mode)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_mode {
+            out.mode = None;
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for SessionSystemPromptCapabilities<'_> {
+    type Owned = SessionSystemPromptCapabilities<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        SessionSystemPromptCapabilities::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for SessionSystemPromptCapabilities<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for SessionSystemPromptCapabilities<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        if let Some(v) = &self.mode {
+            map.serialize_entry("mode", v)?;
+        }
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "mode" => self.mode.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// System prompt delivery modes the agent supports in addition to `append`.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct SessionSystemPromptModeCapabilities<'a> {
+    /// Whether the agent supports `override` mode (optional).
+    pub override_mode: Option<SessionSystemPromptOverrideCapabilities<'a>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl SessionSystemPromptModeCapabilities<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SessionSystemPromptModeCapabilities<'static> {
+        SessionSystemPromptModeCapabilities {
+            override_mode: IntoOwned::into_owned(self.override_mode),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -958,11 +3487,137 @@ impl Default for SessionSystemPromptModeCapabilities<'_> {
     }
 }
 
-acp_struct! {
-    /// Capabilities for the `override` system prompt mode.
-    pub struct SessionSystemPromptOverrideCapabilities<'a> {
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for SessionSystemPromptModeCapabilities<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        SessionSystemPromptModeCapabilities {
+            override_mode: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct SessionSystemPromptModeCapabilities")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for SessionSystemPromptModeCapabilities<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_override_mode = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "override" => {
+                    if seen_override_mode {
+                        return Err(wire::duplicate("override"));
+                    }
+                    seen_override_mode = true;
+                    if let Some(raw) =
+                        wire::read_optional(r, cx, "override", &mut out.override_mode)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_override_mode {
+            out.override_mode = None;
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for SessionSystemPromptModeCapabilities<'_> {
+    type Owned = SessionSystemPromptModeCapabilities<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        SessionSystemPromptModeCapabilities::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for SessionSystemPromptModeCapabilities<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for SessionSystemPromptModeCapabilities<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        if let Some(v) = &self.override_mode {
+            map.serialize_entry("override", v)?;
+        }
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "override" => self.override_mode.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Capabilities for the `override` system prompt mode.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct SessionSystemPromptOverrideCapabilities<'a> {
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl SessionSystemPromptOverrideCapabilities<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SessionSystemPromptOverrideCapabilities<'static> {
+        SessionSystemPromptOverrideCapabilities {
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -989,24 +3644,137 @@ impl Default for SessionSystemPromptOverrideCapabilities<'_> {
     }
 }
 
-acp_struct! {
-    /// Capabilities supported by the agent.
-    pub struct AgentCapabilities<'a> {
-        /// Whether the agent supports `session/load` (optional).
-        "loadSession" pub load_session: Option<bool>,
-        /// Prompt capabilities supported by the agent (optional).
-        "promptCapabilities" pub prompt_capabilities: Option<PromptCapabilities<'a>>,
-        /// MCP capabilities supported by the agent (optional).
-        "mcpCapabilities" pub mcp_capabilities: Option<McpCapabilities<'a>>,
-        /// Session lifecycle and prompt capabilities advertised by the agent (optional).
-        "sessionCapabilities" pub session_capabilities: Option<SessionCapabilities<'a>>,
-        /// Authentication-related capabilities supported by the agent (optional).
-        "auth" pub auth: Option<AgentAuthCapabilities<'a>>,
-        /// Provider configuration capabilities supported by the agent (optional).
-        #[cfg(feature = "unstable")]
-        "providers" pub providers: Option<ProvidersCapabilities<'a>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for SessionSystemPromptOverrideCapabilities<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        SessionSystemPromptOverrideCapabilities {
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct SessionSystemPromptOverrideCapabilities")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for SessionSystemPromptOverrideCapabilities<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for SessionSystemPromptOverrideCapabilities<'_> {
+    type Owned = SessionSystemPromptOverrideCapabilities<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        SessionSystemPromptOverrideCapabilities::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for SessionSystemPromptOverrideCapabilities<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for SessionSystemPromptOverrideCapabilities<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Capabilities supported by the agent.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct AgentCapabilities<'a> {
+    /// Whether the agent supports `session/load` (optional).
+    pub load_session: Option<bool>,
+    /// Prompt capabilities supported by the agent (optional).
+    pub prompt_capabilities: Option<PromptCapabilities<'a>>,
+    /// MCP capabilities supported by the agent (optional).
+    pub mcp_capabilities: Option<McpCapabilities<'a>>,
+    /// Session lifecycle and prompt capabilities advertised by the agent (optional).
+    pub session_capabilities: Option<SessionCapabilities<'a>>,
+    /// Authentication-related capabilities supported by the agent (optional).
+    pub auth: Option<AgentAuthCapabilities<'a>>,
+    /// Provider configuration capabilities supported by the agent (optional).
+    #[cfg(feature = "unstable")]
+    pub providers: Option<ProvidersCapabilities<'a>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl AgentCapabilities<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> AgentCapabilities<'static> {
+        AgentCapabilities {
+            load_session: self.load_session,
+            prompt_capabilities: IntoOwned::into_owned(self.prompt_capabilities),
+            mcp_capabilities: IntoOwned::into_owned(self.mcp_capabilities),
+            session_capabilities: IntoOwned::into_owned(self.session_capabilities),
+            auth: IntoOwned::into_owned(self.auth),
+            #[cfg(feature = "unstable")]
+            providers: IntoOwned::into_owned(self.providers),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -1083,17 +3851,255 @@ impl Default for AgentCapabilities<'_> {
     }
 }
 
-acp_struct! {
-    /// Agent handles authentication itself through `authenticate`.
-    pub struct AuthMethodAgent<'a> {
-        /// Unique identifier for this authentication method.
-        "id" pub id: Cow<'a, str>,
-        /// Human-readable name of the authentication method.
-        "name" pub name: Cow<'a, str>,
-        /// Optional human-readable description of this authentication method (optional).
-        "description" pub description: Option<Cow<'a, str>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for AgentCapabilities<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        AgentCapabilities {
+            load_session: None,
+            prompt_capabilities: None,
+            mcp_capabilities: None,
+            session_capabilities: None,
+            auth: None,
+            #[cfg(feature = "unstable")]
+            providers: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct AgentCapabilities")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for AgentCapabilities<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_load_session = false;
+        let mut seen_prompt_capabilities = false;
+        let mut seen_mcp_capabilities = false;
+        let mut seen_session_capabilities = false;
+        let mut seen_auth = false;
+        #[cfg(feature = "unstable")]
+        let mut seen_providers = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "loadSession" => {
+                    if seen_load_session {
+                        return Err(wire::duplicate("loadSession"));
+                    }
+                    seen_load_session = true;
+                    if let Some(raw) =
+                        wire::read_optional(r, cx, "loadSession", &mut out.load_session)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "promptCapabilities" => {
+                    if seen_prompt_capabilities {
+                        return Err(wire::duplicate("promptCapabilities"));
+                    }
+                    seen_prompt_capabilities = true;
+                    if let Some(raw) = wire::read_optional(
+                        r,
+                        cx,
+                        "promptCapabilities",
+                        &mut out.prompt_capabilities,
+                    )? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "mcpCapabilities" => {
+                    if seen_mcp_capabilities {
+                        return Err(wire::duplicate("mcpCapabilities"));
+                    }
+                    seen_mcp_capabilities = true;
+                    if let Some(raw) =
+                        wire::read_optional(r, cx, "mcpCapabilities", &mut out.mcp_capabilities)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "sessionCapabilities" => {
+                    if seen_session_capabilities {
+                        return Err(wire::duplicate("sessionCapabilities"));
+                    }
+                    seen_session_capabilities = true;
+                    if let Some(raw) = wire::read_optional(
+                        r,
+                        cx,
+                        "sessionCapabilities",
+                        &mut out.session_capabilities,
+                    )? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "auth" => {
+                    if seen_auth {
+                        return Err(wire::duplicate("auth"));
+                    }
+                    seen_auth = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "auth", &mut out.auth)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                #[cfg(feature = "unstable")]
+                "providers" => {
+                    if seen_providers {
+                        return Err(wire::duplicate("providers"));
+                    }
+                    seen_providers = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "providers", &mut out.providers)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_load_session {
+            out.load_session = None;
+        }
+        if !seen_prompt_capabilities {
+            out.prompt_capabilities = None;
+        }
+        if !seen_mcp_capabilities {
+            out.mcp_capabilities = None;
+        }
+        if !seen_session_capabilities {
+            out.session_capabilities = None;
+        }
+        if !seen_auth {
+            out.auth = None;
+        }
+        #[cfg(feature = "unstable")]
+        if !seen_providers {
+            out.providers = None;
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for AgentCapabilities<'_> {
+    type Owned = AgentCapabilities<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        AgentCapabilities::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for AgentCapabilities<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for AgentCapabilities<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        if let Some(v) = &self.load_session {
+            map.serialize_entry("loadSession", v)?;
+        }
+        if let Some(v) = &self.prompt_capabilities {
+            map.serialize_entry("promptCapabilities", v)?;
+        }
+        if let Some(v) = &self.mcp_capabilities {
+            map.serialize_entry("mcpCapabilities", v)?;
+        }
+        if let Some(v) = &self.session_capabilities {
+            map.serialize_entry("sessionCapabilities", v)?;
+        }
+        if let Some(v) = &self.auth {
+            map.serialize_entry("auth", v)?;
+        }
+        #[cfg(feature = "unstable")]
+        if let Some(v) = &self.providers {
+            map.serialize_entry("providers", v)?;
+        }
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "loadSession" => self.load_session.is_some(),
+                "promptCapabilities" => self.prompt_capabilities.is_some(),
+                "mcpCapabilities" => self.mcp_capabilities.is_some(),
+                "sessionCapabilities" => self.session_capabilities.is_some(),
+                "auth" => self.auth.is_some(),
+                #[cfg(feature = "unstable")]
+                "providers" => self.providers.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Agent handles authentication itself through `authenticate`.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct AuthMethodAgent<'a> {
+    /// Unique identifier for this authentication method.
+    pub id: Cow<'a, str>,
+    /// Human-readable name of the authentication method.
+    pub name: Cow<'a, str>,
+    /// Optional human-readable description of this authentication method (optional).
+    pub description: Option<Cow<'a, str>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl AuthMethodAgent<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> AuthMethodAgent<'static> {
+        AuthMethodAgent {
+            id: IntoOwned::into_owned(self.id),
+            name: IntoOwned::into_owned(self.name),
+            description: IntoOwned::into_owned(self.description),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -1124,21 +4130,179 @@ impl<'a> AuthMethodAgent<'a> {
     }
 }
 
-acp_struct! {
-    /// Terminal-based authentication method.
-    pub struct AuthMethodTerminal<'a> {
-        /// Unique identifier for this authentication method.
-        "id" pub id: Cow<'a, str>,
-        /// Human-readable name of the authentication method.
-        "name" pub name: Cow<'a, str>,
-        /// Optional human-readable description of this authentication method (optional).
-        "description" pub description: Option<Cow<'a, str>>,
-        /// Additional arguments to append to the configured agent invocation for terminal auth (optional).
-        "args" pub args: Option<Vec<Cow<'a, str>>>,
-        /// Additional environment variables to set on the configured agent invocation for terminal auth. These values override same-named variables in the base launch configuration (optional).
-        "env" pub env: Option<RawJson<'a>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for AuthMethodAgent<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        AuthMethodAgent {
+            id: Decode::blank(),
+            name: Decode::blank(),
+            description: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct AuthMethodAgent")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for AuthMethodAgent<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_id = false;
+        let mut seen_name = false;
+        let mut seen_description = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "id" => {
+                    if seen_id {
+                        return Err(wire::duplicate("id"));
+                    }
+                    seen_id = true;
+                    wire::read_required(r, cx, "id", &mut out.id)?;
+                }
+                "name" => {
+                    if seen_name {
+                        return Err(wire::duplicate("name"));
+                    }
+                    seen_name = true;
+                    wire::read_required(r, cx, "name", &mut out.name)?;
+                }
+                "description" => {
+                    if seen_description {
+                        return Err(wire::duplicate("description"));
+                    }
+                    seen_description = true;
+                    if let Some(raw) =
+                        wire::read_optional(r, cx, "description", &mut out.description)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_id {
+            return Err(Fail::Missing("id"));
+        }
+        if !seen_name {
+            return Err(Fail::Missing("name"));
+        }
+        if !seen_description {
+            out.description = None;
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for AuthMethodAgent<'_> {
+    type Owned = AuthMethodAgent<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        AuthMethodAgent::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for AuthMethodAgent<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for AuthMethodAgent<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("id", &self.id)?;
+        map.serialize_entry("name", &self.name)?;
+        if let Some(v) = &self.description {
+            map.serialize_entry("description", v)?;
+        }
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "id" | "name" => true,
+                "description" => self.description.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Terminal-based authentication method.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct AuthMethodTerminal<'a> {
+    /// Unique identifier for this authentication method.
+    pub id: Cow<'a, str>,
+    /// Human-readable name of the authentication method.
+    pub name: Cow<'a, str>,
+    /// Optional human-readable description of this authentication method (optional).
+    pub description: Option<Cow<'a, str>>,
+    /// Additional arguments to append to the configured agent invocation for terminal auth (optional).
+    pub args: Option<Vec<Cow<'a, str>>>,
+    /// Additional environment variables to set on the configured agent invocation for terminal auth. These values override same-named variables in the base launch configuration (optional).
+    pub env: Option<RawJson<'a>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl AuthMethodTerminal<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> AuthMethodTerminal<'static> {
+        AuthMethodTerminal {
+            id: IntoOwned::into_owned(self.id),
+            name: IntoOwned::into_owned(self.name),
+            description: IntoOwned::into_owned(self.description),
+            args: IntoOwned::into_owned(self.args),
+            env: IntoOwned::into_owned(self.env),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -1185,39 +4349,370 @@ impl<'a> AuthMethodTerminal<'a> {
     }
 }
 
-tagged_enum! {
-    /// Describes an available authentication method.
-    pub enum AuthMethod tag "type" {
-        /// `type`: `"terminal"`.
-        Terminal(AuthMethodTerminal) = "terminal",
-        @absent /// No `type` member.
-        Agent(AuthMethodAgent),
+impl<'de: 'a, 'a> Decode<'de> for AuthMethodTerminal<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
     }
-    guess {
-        ("args", b'[') => "terminal",
-        ("env", b'"') => "terminal",
-        ("env", b'0') => "terminal",
-        ("env", b'[') => "terminal",
-        ("env", b't') => "terminal",
-        ("env", b'{') => "terminal",
+
+    fn blank() -> Self {
+        AuthMethodTerminal {
+            id: Decode::blank(),
+            name: Decode::blank(),
+            description: None,
+            args: None,
+            env: None,
+            meta: None,
+            extra: Extra::new(),
+        }
     }
-    same {
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct AuthMethodTerminal")?;
+        Self::members(r, cx, None, true, slot)
     }
 }
 
-acp_struct! {
-    /// Response to the `initialize` method.
-    pub struct InitializeResponse<'a> {
-        /// The protocol version the client specified if supported by the agent, or the latest protocol version supported by the agent.
-        "protocolVersion" pub protocol_version: u16,
-        /// Capabilities supported by the agent (optional).
-        "agentCapabilities" pub agent_capabilities: Option<AgentCapabilities<'a>>,
-        /// Authentication methods supported by the agent (optional).
-        "authMethods" pub auth_methods: Option<Vec<AuthMethod<'a>>>,
-        /// Information about the Agent name and version sent to the Client (optional).
-        "agentInfo" pub agent_info: Option<Implementation<'a>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Object<'de> for AuthMethodTerminal<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_id = false;
+        let mut seen_name = false;
+        let mut seen_description = false;
+        let mut seen_args = false;
+        let mut seen_env = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "id" => {
+                    if seen_id {
+                        return Err(wire::duplicate("id"));
+                    }
+                    seen_id = true;
+                    wire::read_required(r, cx, "id", &mut out.id)?;
+                }
+                "name" => {
+                    if seen_name {
+                        return Err(wire::duplicate("name"));
+                    }
+                    seen_name = true;
+                    wire::read_required(r, cx, "name", &mut out.name)?;
+                }
+                "description" => {
+                    if seen_description {
+                        return Err(wire::duplicate("description"));
+                    }
+                    seen_description = true;
+                    if let Some(raw) =
+                        wire::read_optional(r, cx, "description", &mut out.description)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "args" => {
+                    if seen_args {
+                        return Err(wire::duplicate("args"));
+                    }
+                    seen_args = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "args", &mut out.args)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "env" => {
+                    if seen_env {
+                        return Err(wire::duplicate("env"));
+                    }
+                    seen_env = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "env", &mut out.env)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_id {
+            return Err(Fail::Missing("id"));
+        }
+        if !seen_name {
+            return Err(Fail::Missing("name"));
+        }
+        if !seen_description {
+            out.description = None;
+        }
+        if !seen_args {
+            out.args = None;
+        }
+        if !seen_env {
+            out.env = None;
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for AuthMethodTerminal<'_> {
+    type Owned = AuthMethodTerminal<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        AuthMethodTerminal::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for AuthMethodTerminal<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for AuthMethodTerminal<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("id", &self.id)?;
+        map.serialize_entry("name", &self.name)?;
+        if let Some(v) = &self.description {
+            map.serialize_entry("description", v)?;
+        }
+        if let Some(v) = &self.args {
+            map.serialize_entry("args", v)?;
+        }
+        if let Some(v) = &self.env {
+            map.serialize_entry("env", v)?;
+        }
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "id" | "name" => true,
+                "description" => self.description.is_some(),
+                "args" => self.args.is_some(),
+                "env" => self.env.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Describes an available authentication method.
+///
+/// Unknown tags decode to `Unknown`, which keeps the object's raw
+/// JSON and re-encodes it byte for byte.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type")]
+#[non_exhaustive]
+// Decoded in place and matched at once (as the method enums): boxing
+// a big variant would cost an allocation for nothing.
+#[allow(clippy::large_enum_variant)]
+pub enum AuthMethod<'a> {
+    /// `type`: `"terminal"`.
+    #[serde(rename = "terminal")]
+    Terminal(AuthMethodTerminal<'a>),
+    /// No `type` member.
+    #[serde(untagged)]
+    Agent(AuthMethodAgent<'a>),
+    /// A variant this version does not know: the whole object as sent.
+    #[serde(untagged)]
+    Unknown(RawJson<'a>),
+}
+
+impl AuthMethod<'_> {
+    /// The variant that the first member, `key` with a value of
+    /// shape `shape`, tells when the tag is not first (see
+    /// [`Guess`](crate::acp::tagged::Guess)).
+    fn guess(key: &str, shape: u8) -> Option<&'static str> {
+        match (key, shape) {
+            ("args", b'[') => Some("terminal"),
+            ("env", b'"') => Some("terminal"),
+            ("env", b'0') => Some("terminal"),
+            ("env", b'[') => Some("terminal"),
+            ("env", b't') => Some("terminal"),
+            ("env", b'{') => Some("terminal"),
+            _ => None,
+        }
+    }
+
+    /// Whether `raw`, the tag met among the members of the guessed
+    /// variant in `slot`, names it or a variant of the same type
+    /// (which `slot` then becomes).
+    fn told(slot: &mut Self, raw: Option<&str>) -> bool {
+        let Some(told) = raw.and_then(|raw| unquote::<serde_json::Error>(raw).ok()) else {
+            return false;
+        };
+        if slot.tag() == Some(&*told) {
+            return true;
+        }
+        false
+    }
+}
+
+/// The tag, then the variant's members in the same pass. Leniently,
+/// a known variant whose body does not fit (but has every required
+/// member) is kept as `Unknown` and reported.
+impl<'de: 'a, 'a> Decode<'de> for AuthMethod<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        AuthMethod::Unknown(RawJson::from_validated("null"))
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        let start = r.mark();
+        let since = cx.salvaged.len();
+        let guess = cx.guess.then_some(Self::guess as Guess);
+        let tag = read_tag(r, "type", guess)?;
+        let (text, first, guessed) = match &tag {
+            Tag::First(t) => (Some(&**t), false, false),
+            Tag::Later(t) => (Some(&**t), true, false),
+            Tag::Guess(t) => (Some(*t), true, true),
+            Tag::Absent => (None, true, false),
+        };
+        let mut met = UnionTag::new("type", !first);
+        // The variant is set, then its members read into it.
+        let read = match text {
+            Some("terminal") => {
+                if first {
+                    r.open_object("a json object")?;
+                }
+                *slot = AuthMethod::Terminal(Decode::blank());
+                let AuthMethod::Terminal(inner) = slot else {
+                    unreachable!("the variant was set just above")
+                };
+                AuthMethodTerminal::members(r, cx, Some(&mut met), first, inner)
+            }
+            None => AuthMethodAgent::decode(r, cx).map(|v| {
+                *slot = AuthMethod::Agent(v);
+            }),
+            _ if guessed => Err(Fail::Missing("type")),
+            _ => {
+                r.reset(start);
+                *slot = AuthMethod::Unknown(RawJson::from_validated(r.skip()?));
+                return Ok(());
+            }
+        };
+        if guessed {
+            if read.is_ok() && Self::told(slot, met.value) {
+                return Ok(());
+            }
+            // A wrong guess: read again, the tag looked for. Unions
+            // inside do not guess then, so no text is read more
+            // than a few times.
+            cx.salvaged.truncate(since);
+            r.reset(start);
+            cx.guess = false;
+            let again = Self::decode_in(r, cx, slot);
+            cx.guess = true;
+            return again;
+        }
+        let why = match read {
+            Ok(()) => return Ok(()),
+            Err(why) => why,
+        };
+        let raw = cx.recover(r, start, since, SalvageKind::UnknownVariant, why)?;
+        *slot = AuthMethod::Unknown(RawJson::from_validated(raw));
+        Ok(())
+    }
+}
+
+impl AuthMethod<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> AuthMethod<'static> {
+        match self {
+            Self::Terminal(v) => AuthMethod::Terminal(IntoOwned::into_owned(v)),
+            Self::Agent(v) => AuthMethod::Agent(IntoOwned::into_owned(v)),
+            Self::Unknown(v) => AuthMethod::Unknown(v.into_owned()),
+        }
+    }
+
+    /// The wire tag of a known variant (`None` for `Unknown` and a
+    /// variant that has no tag).
+    pub fn tag(&self) -> Option<&'static str> {
+        match self {
+            Self::Terminal(_) => Some("terminal"),
+            _ => None,
+        }
+    }
+}
+
+impl IntoOwned for AuthMethod<'_> {
+    type Owned = AuthMethod<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        AuthMethod::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for AuthMethod<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// Response to the `initialize` method.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct InitializeResponse<'a> {
+    /// The protocol version the client specified if supported by the agent, or the latest protocol version supported by the agent.
+    pub protocol_version: u16,
+    /// Capabilities supported by the agent (optional).
+    pub agent_capabilities: Option<AgentCapabilities<'a>>,
+    /// Authentication methods supported by the agent (optional).
+    pub auth_methods: Option<Vec<AuthMethod<'a>>>,
+    /// Information about the Agent name and version sent to the Client (optional).
+    pub agent_info: Option<Implementation<'a>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl InitializeResponse<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> InitializeResponse<'static> {
+        InitializeResponse {
+            protocol_version: self.protocol_version,
+            agent_capabilities: IntoOwned::into_owned(self.agent_capabilities),
+            auth_methods: IntoOwned::into_owned(self.auth_methods),
+            agent_info: IntoOwned::into_owned(self.agent_info),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -1263,13 +4758,196 @@ impl<'a> InitializeResponse<'a> {
     }
 }
 
-acp_struct! {
-    /// Request parameters for the authenticate method.
-    pub struct AuthenticateRequest<'a> {
-        /// The ID of the authentication method to use. Must be one of the methods advertised in the initialize response.
-        "methodId" pub method_id: Cow<'a, str>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for InitializeResponse<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        InitializeResponse {
+            protocol_version: Decode::blank(),
+            agent_capabilities: None,
+            auth_methods: None,
+            agent_info: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct InitializeResponse")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for InitializeResponse<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_protocol_version = false;
+        let mut seen_agent_capabilities = false;
+        let mut seen_auth_methods = false;
+        let mut seen_agent_info = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "protocolVersion" => {
+                    if seen_protocol_version {
+                        return Err(wire::duplicate("protocolVersion"));
+                    }
+                    seen_protocol_version = true;
+                    wire::read_required(r, cx, "protocolVersion", &mut out.protocol_version)?;
+                }
+                "agentCapabilities" => {
+                    if seen_agent_capabilities {
+                        return Err(wire::duplicate("agentCapabilities"));
+                    }
+                    seen_agent_capabilities = true;
+                    if let Some(raw) = wire::read_optional(
+                        r,
+                        cx,
+                        "agentCapabilities",
+                        &mut out.agent_capabilities,
+                    )? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "authMethods" => {
+                    if seen_auth_methods {
+                        return Err(wire::duplicate("authMethods"));
+                    }
+                    seen_auth_methods = true;
+                    if let Some(raw) =
+                        wire::read_optional(r, cx, "authMethods", &mut out.auth_methods)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "agentInfo" => {
+                    if seen_agent_info {
+                        return Err(wire::duplicate("agentInfo"));
+                    }
+                    seen_agent_info = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "agentInfo", &mut out.agent_info)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_protocol_version {
+            return Err(Fail::Missing("protocolVersion"));
+        }
+        if !seen_agent_capabilities {
+            out.agent_capabilities = None;
+        }
+        if !seen_auth_methods {
+            out.auth_methods = None;
+        }
+        if !seen_agent_info {
+            out.agent_info = None;
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for InitializeResponse<'_> {
+    type Owned = InitializeResponse<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        InitializeResponse::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for InitializeResponse<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for InitializeResponse<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("protocolVersion", &self.protocol_version)?;
+        if let Some(v) = &self.agent_capabilities {
+            map.serialize_entry("agentCapabilities", v)?;
+        }
+        if let Some(v) = &self.auth_methods {
+            map.serialize_entry("authMethods", v)?;
+        }
+        if let Some(v) = &self.agent_info {
+            map.serialize_entry("agentInfo", v)?;
+        }
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "protocolVersion" => true,
+                "agentCapabilities" => self.agent_capabilities.is_some(),
+                "authMethods" => self.auth_methods.is_some(),
+                "agentInfo" => self.agent_info.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Request parameters for the authenticate method.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct AuthenticateRequest<'a> {
+    /// The ID of the authentication method to use. Must be one of the methods advertised in the initialize response.
+    pub method_id: Cow<'a, str>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl AuthenticateRequest<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> AuthenticateRequest<'static> {
+        AuthenticateRequest {
+            method_id: IntoOwned::into_owned(self.method_id),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -1291,12 +4969,133 @@ impl<'a> AuthenticateRequest<'a> {
     }
 }
 
+impl<'de: 'a, 'a> Decode<'de> for AuthenticateRequest<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        AuthenticateRequest {
+            method_id: Decode::blank(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct AuthenticateRequest")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for AuthenticateRequest<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_method_id = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "methodId" => {
+                    if seen_method_id {
+                        return Err(wire::duplicate("methodId"));
+                    }
+                    seen_method_id = true;
+                    wire::read_required(r, cx, "methodId", &mut out.method_id)?;
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_method_id {
+            return Err(Fail::Missing("methodId"));
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for AuthenticateRequest<'_> {
+    type Owned = AuthenticateRequest<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        AuthenticateRequest::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for AuthenticateRequest<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for AuthenticateRequest<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("methodId", &self.method_id)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "methodId" => true,
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Provider configuration capabilities supported by the agent.
 #[cfg(feature = "unstable")]
-acp_struct! {
-    /// Provider configuration capabilities supported by the agent.
-    pub struct ProvidersCapabilities<'a> {
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ProvidersCapabilities<'a> {
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+#[cfg(feature = "unstable")]
+impl ProvidersCapabilities<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> ProvidersCapabilities<'static> {
+        ProvidersCapabilities {
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -1326,11 +5125,123 @@ impl Default for ProvidersCapabilities<'_> {
 }
 
 #[cfg(feature = "unstable")]
-acp_struct! {
-    /// Auth status capabilities supported by the agent.
-    pub struct AuthStatusCapabilities<'a> {
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for ProvidersCapabilities<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        ProvidersCapabilities {
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct ProvidersCapabilities")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'de: 'a, 'a> Object<'de> for ProvidersCapabilities<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl IntoOwned for ProvidersCapabilities<'_> {
+    type Owned = ProvidersCapabilities<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        ProvidersCapabilities::into_owned(self)
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'de: 'a, 'a> Deserialize<'de> for ProvidersCapabilities<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+#[cfg(feature = "unstable")]
+impl Serialize for ProvidersCapabilities<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Auth status capabilities supported by the agent.
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct AuthStatusCapabilities<'a> {
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+#[cfg(feature = "unstable")]
+impl AuthStatusCapabilities<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> AuthStatusCapabilities<'static> {
+        AuthStatusCapabilities {
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -1360,11 +5271,123 @@ impl Default for AuthStatusCapabilities<'_> {
 }
 
 #[cfg(feature = "unstable")]
-acp_struct! {
-    /// Capabilities for the `session/fork` method.
-    pub struct SessionForkCapabilities<'a> {
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for AuthStatusCapabilities<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        AuthStatusCapabilities {
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct AuthStatusCapabilities")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'de: 'a, 'a> Object<'de> for AuthStatusCapabilities<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl IntoOwned for AuthStatusCapabilities<'_> {
+    type Owned = AuthStatusCapabilities<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        AuthStatusCapabilities::into_owned(self)
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'de: 'a, 'a> Deserialize<'de> for AuthStatusCapabilities<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+#[cfg(feature = "unstable")]
+impl Serialize for AuthStatusCapabilities<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Capabilities for the `session/fork` method.
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct SessionForkCapabilities<'a> {
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+#[cfg(feature = "unstable")]
+impl SessionForkCapabilities<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SessionForkCapabilities<'static> {
+        SessionForkCapabilities {
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -1394,11 +5417,123 @@ impl Default for SessionForkCapabilities<'_> {
 }
 
 #[cfg(feature = "unstable")]
-acp_struct! {
-    /// Capabilities for `session/archive` and `session/unarchive`.
-    pub struct SessionArchiveCapabilities<'a> {
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for SessionForkCapabilities<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        SessionForkCapabilities {
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct SessionForkCapabilities")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'de: 'a, 'a> Object<'de> for SessionForkCapabilities<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl IntoOwned for SessionForkCapabilities<'_> {
+    type Owned = SessionForkCapabilities<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        SessionForkCapabilities::into_owned(self)
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'de: 'a, 'a> Deserialize<'de> for SessionForkCapabilities<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+#[cfg(feature = "unstable")]
+impl Serialize for SessionForkCapabilities<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Capabilities for `session/archive` and `session/unarchive`.
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct SessionArchiveCapabilities<'a> {
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+#[cfg(feature = "unstable")]
+impl SessionArchiveCapabilities<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SessionArchiveCapabilities<'static> {
+        SessionArchiveCapabilities {
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -1428,11 +5563,123 @@ impl Default for SessionArchiveCapabilities<'_> {
 }
 
 #[cfg(feature = "unstable")]
-acp_struct! {
-    /// Capabilities for the `session/status` method.
-    pub struct SessionStatusCapabilities<'a> {
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for SessionArchiveCapabilities<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        SessionArchiveCapabilities {
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct SessionArchiveCapabilities")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'de: 'a, 'a> Object<'de> for SessionArchiveCapabilities<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl IntoOwned for SessionArchiveCapabilities<'_> {
+    type Owned = SessionArchiveCapabilities<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        SessionArchiveCapabilities::into_owned(self)
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'de: 'a, 'a> Deserialize<'de> for SessionArchiveCapabilities<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+#[cfg(feature = "unstable")]
+impl Serialize for SessionArchiveCapabilities<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Capabilities for the `session/status` method.
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct SessionStatusCapabilities<'a> {
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+#[cfg(feature = "unstable")]
+impl SessionStatusCapabilities<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SessionStatusCapabilities<'static> {
+        SessionStatusCapabilities {
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -1462,11 +5709,123 @@ impl Default for SessionStatusCapabilities<'_> {
 }
 
 #[cfg(feature = "unstable")]
-acp_struct! {
-    /// Capabilities for Client-set session titles.
-    pub struct SessionTitleCapabilities<'a> {
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for SessionStatusCapabilities<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        SessionStatusCapabilities {
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct SessionStatusCapabilities")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'de: 'a, 'a> Object<'de> for SessionStatusCapabilities<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl IntoOwned for SessionStatusCapabilities<'_> {
+    type Owned = SessionStatusCapabilities<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        SessionStatusCapabilities::into_owned(self)
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'de: 'a, 'a> Deserialize<'de> for SessionStatusCapabilities<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+#[cfg(feature = "unstable")]
+impl Serialize for SessionStatusCapabilities<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Capabilities for Client-set session titles.
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct SessionTitleCapabilities<'a> {
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+#[cfg(feature = "unstable")]
+impl SessionTitleCapabilities<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SessionTitleCapabilities<'static> {
+        SessionTitleCapabilities {
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -1496,11 +5855,123 @@ impl Default for SessionTitleCapabilities<'_> {
 }
 
 #[cfg(feature = "unstable")]
-acp_struct! {
-    /// Capabilities for the `session/options` method.
-    pub struct SessionOptionsCapabilities<'a> {
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for SessionTitleCapabilities<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        SessionTitleCapabilities {
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct SessionTitleCapabilities")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'de: 'a, 'a> Object<'de> for SessionTitleCapabilities<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl IntoOwned for SessionTitleCapabilities<'_> {
+    type Owned = SessionTitleCapabilities<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        SessionTitleCapabilities::into_owned(self)
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'de: 'a, 'a> Deserialize<'de> for SessionTitleCapabilities<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+#[cfg(feature = "unstable")]
+impl Serialize for SessionTitleCapabilities<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Capabilities for the `session/options` method.
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct SessionOptionsCapabilities<'a> {
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+#[cfg(feature = "unstable")]
+impl SessionOptionsCapabilities<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SessionOptionsCapabilities<'static> {
+        SessionOptionsCapabilities {
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -1530,11 +6001,123 @@ impl Default for SessionOptionsCapabilities<'_> {
 }
 
 #[cfg(feature = "unstable")]
-acp_struct! {
-    /// Client support for `cursor_update` session updates.
-    pub struct SessionCursorsCapabilities<'a> {
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for SessionOptionsCapabilities<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        SessionOptionsCapabilities {
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct SessionOptionsCapabilities")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'de: 'a, 'a> Object<'de> for SessionOptionsCapabilities<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl IntoOwned for SessionOptionsCapabilities<'_> {
+    type Owned = SessionOptionsCapabilities<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        SessionOptionsCapabilities::into_owned(self)
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'de: 'a, 'a> Deserialize<'de> for SessionOptionsCapabilities<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+#[cfg(feature = "unstable")]
+impl Serialize for SessionOptionsCapabilities<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Client support for `cursor_update` session updates.
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct SessionCursorsCapabilities<'a> {
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+#[cfg(feature = "unstable")]
+impl SessionCursorsCapabilities<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SessionCursorsCapabilities<'static> {
+        SessionCursorsCapabilities {
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -1564,17 +6147,132 @@ impl Default for SessionCursorsCapabilities<'_> {
 }
 
 #[cfg(feature = "unstable")]
-acp_struct! {
-    /// Client support for `prompt_suggestions_update` session updates.
-    pub struct PromptSuggestionsCapabilities<'a> {
-        /// Whether prompt suggestions may include `image` content blocks (optional).
-        "image" pub image: Option<MetaOnly<'a>>,
-        /// Whether prompt suggestions may include `audio` content blocks (optional).
-        "audio" pub audio: Option<MetaOnly<'a>>,
-        /// Whether prompt suggestions may include `resource` content blocks (optional).
-        "embeddedContext" pub embedded_context: Option<MetaOnly<'a>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for SessionCursorsCapabilities<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        SessionCursorsCapabilities {
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct SessionCursorsCapabilities")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'de: 'a, 'a> Object<'de> for SessionCursorsCapabilities<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl IntoOwned for SessionCursorsCapabilities<'_> {
+    type Owned = SessionCursorsCapabilities<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        SessionCursorsCapabilities::into_owned(self)
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'de: 'a, 'a> Deserialize<'de> for SessionCursorsCapabilities<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+#[cfg(feature = "unstable")]
+impl Serialize for SessionCursorsCapabilities<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Client support for `prompt_suggestions_update` session updates.
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct PromptSuggestionsCapabilities<'a> {
+    /// Whether prompt suggestions may include `image` content blocks (optional).
+    pub image: Option<MetaOnly<'a>>,
+    /// Whether prompt suggestions may include `audio` content blocks (optional).
+    pub audio: Option<MetaOnly<'a>>,
+    /// Whether prompt suggestions may include `resource` content blocks (optional).
+    pub embedded_context: Option<MetaOnly<'a>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+#[cfg(feature = "unstable")]
+impl PromptSuggestionsCapabilities<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> PromptSuggestionsCapabilities<'static> {
+        PromptSuggestionsCapabilities {
+            image: IntoOwned::into_owned(self.image),
+            audio: IntoOwned::into_owned(self.audio),
+            embedded_context: IntoOwned::into_owned(self.embedded_context),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -1624,6 +6322,159 @@ impl<'a> PromptSuggestionsCapabilities<'a> {
 impl Default for PromptSuggestionsCapabilities<'_> {
     fn default() -> Self {
         Self::new()
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'de: 'a, 'a> Decode<'de> for PromptSuggestionsCapabilities<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        PromptSuggestionsCapabilities {
+            image: None,
+            audio: None,
+            embedded_context: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct PromptSuggestionsCapabilities")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'de: 'a, 'a> Object<'de> for PromptSuggestionsCapabilities<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_image = false;
+        let mut seen_audio = false;
+        let mut seen_embedded_context = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "image" => {
+                    if seen_image {
+                        return Err(wire::duplicate("image"));
+                    }
+                    seen_image = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "image", &mut out.image)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "audio" => {
+                    if seen_audio {
+                        return Err(wire::duplicate("audio"));
+                    }
+                    seen_audio = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "audio", &mut out.audio)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "embeddedContext" => {
+                    if seen_embedded_context {
+                        return Err(wire::duplicate("embeddedContext"));
+                    }
+                    seen_embedded_context = true;
+                    if let Some(raw) =
+                        wire::read_optional(r, cx, "embeddedContext", &mut out.embedded_context)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_image {
+            out.image = None;
+        }
+        if !seen_audio {
+            out.audio = None;
+        }
+        if !seen_embedded_context {
+            out.embedded_context = None;
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl IntoOwned for PromptSuggestionsCapabilities<'_> {
+    type Owned = PromptSuggestionsCapabilities<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        PromptSuggestionsCapabilities::into_owned(self)
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'de: 'a, 'a> Deserialize<'de> for PromptSuggestionsCapabilities<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+#[cfg(feature = "unstable")]
+impl Serialize for PromptSuggestionsCapabilities<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        if let Some(v) = &self.image {
+            map.serialize_entry("image", v)?;
+        }
+        if let Some(v) = &self.audio {
+            map.serialize_entry("audio", v)?;
+        }
+        if let Some(v) = &self.embedded_context {
+            map.serialize_entry("embeddedContext", v)?;
+        }
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "image" => self.image.is_some(),
+                "audio" => self.audio.is_some(),
+                "embeddedContext" => self.embedded_context.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
     }
 }
 

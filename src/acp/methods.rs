@@ -21,9 +21,7 @@ use super::init::{
     AuthenticateRequest, AuthenticateResponse, InitializeRequest, InitializeResponse,
     LogoutRequest, LogoutResponse,
 };
-use super::method::{
-    is_extension, method_enum, params, params_at, results, Direction, MethodInfo, MethodKind,
-};
+use super::method::{is_extension, params, params_at, Direction, MethodInfo, MethodKind};
 use super::raw::{IntoOwned, RawJson};
 use super::read::{Fail, Reader};
 use super::salvage::Typed;
@@ -46,7 +44,7 @@ use super::unstable::{
     UnarchiveSessionResponse,
 };
 use super::update::SessionNotification;
-use super::wire::{decode_text, Cx, Mode};
+use super::wire::{decode_text, Cx, Decode, Mode};
 use super::MessageError;
 
 /// The method names of ACP v1 (plus `session/set_model`, which Gemini CLI
@@ -142,201 +140,1908 @@ pub mod names {
     pub const MCP_MESSAGE: &str = "mcp/message";
 }
 
-method_enum! {
-    /// The typed params of a request, by method: every request of ACP v1
-    /// in both directions, plus `session/set_model`.
-    ///
-    /// ```
-    /// use acp_codec::acp::{Message, Mode, RequestParams};
-    ///
-    /// let line = r#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/p","mcpServers":[]}}"#;
-    /// let Message::Request(req) = Message::decode(line).unwrap() else { panic!() };
-    /// let RequestParams::NewSession(p) = req.typed(Mode::Lenient).unwrap().value else { panic!() };
-    /// assert_eq!(p.cwd, "/p");
-    /// ```
-    pub enum RequestParams {
-        /// `initialize`.
-        Initialize(InitializeRequest) = INITIALIZE,
-        /// `authenticate`.
-        Authenticate(AuthenticateRequest) = AUTHENTICATE,
-        /// `logout`.
-        Logout(LogoutRequest) = LOGOUT,
-        /// `session/new`.
-        NewSession(NewSessionRequest) = SESSION_NEW,
-        /// `session/load`.
-        LoadSession(LoadSessionRequest) = SESSION_LOAD,
-        /// `session/list`.
-        ListSessions(ListSessionsRequest) = SESSION_LIST,
-        /// `session/delete`.
-        DeleteSession(DeleteSessionRequest) = SESSION_DELETE,
-        /// `session/resume`.
-        ResumeSession(ResumeSessionRequest) = SESSION_RESUME,
-        /// `session/close`.
-        CloseSession(CloseSessionRequest) = SESSION_CLOSE,
-        /// `session/set_mode`.
-        SetSessionMode(SetSessionModeRequest) = SESSION_SET_MODE,
-        /// `session/set_config_option`.
-        SetSessionConfigOption(SetSessionConfigOptionRequest) = SESSION_SET_CONFIG_OPTION,
-        /// `session/set_model` (Gemini CLI).
-        SetSessionModel(SetSessionModelRequest) = SESSION_SET_MODEL,
-        /// `session/prompt`.
-        Prompt(PromptRequest) = SESSION_PROMPT,
-        /// `session/request_permission`.
-        RequestPermission(RequestPermissionRequest) = SESSION_REQUEST_PERMISSION,
-        /// `fs/read_text_file`.
-        ReadTextFile(ReadTextFileRequest) = FS_READ_TEXT_FILE,
-        /// `fs/write_text_file`.
-        WriteTextFile(WriteTextFileRequest) = FS_WRITE_TEXT_FILE,
-        /// `terminal/create`.
-        CreateTerminal(CreateTerminalRequest) = TERMINAL_CREATE,
-        /// `terminal/output`.
-        TerminalOutput(TerminalOutputRequest) = TERMINAL_OUTPUT,
-        /// `terminal/release`.
-        ReleaseTerminal(ReleaseTerminalRequest) = TERMINAL_RELEASE,
-        /// `terminal/wait_for_exit`.
-        WaitForTerminalExit(WaitForTerminalExitRequest) = TERMINAL_WAIT_FOR_EXIT,
-        /// `terminal/kill`.
-        KillTerminal(KillTerminalRequest) = TERMINAL_KILL,
-        /// `elicitation/create`.
-        CreateElicitation(CreateElicitationRequest) = ELICITATION_CREATE,
-        /// `providers/list` (unstable).
-        #[cfg(feature = "unstable")]
-        ListProviders(ListProvidersRequest) = PROVIDERS_LIST,
-        /// `providers/set` (unstable).
-        #[cfg(feature = "unstable")]
-        SetProvider(SetProviderRequest) = PROVIDERS_SET,
-        /// `providers/disable` (unstable).
-        #[cfg(feature = "unstable")]
-        DisableProvider(DisableProviderRequest) = PROVIDERS_DISABLE,
-        /// `auth/status` (unstable).
-        #[cfg(feature = "unstable")]
-        AuthStatus(AuthStatusRequest) = AUTH_STATUS,
-        /// `session/fork` (unstable).
-        #[cfg(feature = "unstable")]
-        ForkSession(ForkSessionRequest) = SESSION_FORK,
-        /// `session/archive` (unstable).
-        #[cfg(feature = "unstable")]
-        ArchiveSession(ArchiveSessionRequest) = SESSION_ARCHIVE,
-        /// `session/unarchive` (unstable).
-        #[cfg(feature = "unstable")]
-        UnarchiveSession(UnarchiveSessionRequest) = SESSION_UNARCHIVE,
-        /// `session/status` (unstable).
-        #[cfg(feature = "unstable")]
-        SessionStatus(SessionStatusRequest) = SESSION_STATUS,
-        /// `session/options` (unstable).
-        #[cfg(feature = "unstable")]
-        SessionOptions(SessionOptionsRequest) = SESSION_OPTIONS,
-        /// `session/set_title` (unstable).
-        #[cfg(feature = "unstable")]
-        SetSessionTitle(SetSessionTitleRequest) = SESSION_SET_TITLE,
-        /// `mcp/message` (agent to client; unstable).
-        #[cfg(feature = "unstable")]
-        McpMessage(MessageMcpRequest) = MCP_MESSAGE,
+/// The typed params of a request, by method: every request of ACP v1
+/// in both directions, plus `session/set_model`.
+///
+/// ```
+/// use acp_codec::acp::{Message, Mode, RequestParams};
+///
+/// let line = r#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/p","mcpServers":[]}}"#;
+/// let Message::Request(req) = Message::decode(line).unwrap() else { panic!() };
+/// let RequestParams::NewSession(p) = req.typed(Mode::Lenient).unwrap().value else { panic!() };
+/// assert_eq!(p.cwd, "/p");
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+// Decoded once per message and matched at once: boxing the big
+// variants would cost an allocation for nothing.
+#[allow(clippy::large_enum_variant)]
+pub enum RequestParams<'a> {
+    /// `initialize`.
+    Initialize(InitializeRequest<'a>),
+    /// `authenticate`.
+    Authenticate(AuthenticateRequest<'a>),
+    /// `logout`.
+    Logout(LogoutRequest<'a>),
+    /// `session/new`.
+    NewSession(NewSessionRequest<'a>),
+    /// `session/load`.
+    LoadSession(LoadSessionRequest<'a>),
+    /// `session/list`.
+    ListSessions(ListSessionsRequest<'a>),
+    /// `session/delete`.
+    DeleteSession(DeleteSessionRequest<'a>),
+    /// `session/resume`.
+    ResumeSession(ResumeSessionRequest<'a>),
+    /// `session/close`.
+    CloseSession(CloseSessionRequest<'a>),
+    /// `session/set_mode`.
+    SetSessionMode(SetSessionModeRequest<'a>),
+    /// `session/set_config_option`.
+    SetSessionConfigOption(SetSessionConfigOptionRequest<'a>),
+    /// `session/set_model` (Gemini CLI).
+    SetSessionModel(SetSessionModelRequest<'a>),
+    /// `session/prompt`.
+    Prompt(PromptRequest<'a>),
+    /// `session/request_permission`.
+    RequestPermission(RequestPermissionRequest<'a>),
+    /// `fs/read_text_file`.
+    ReadTextFile(ReadTextFileRequest<'a>),
+    /// `fs/write_text_file`.
+    WriteTextFile(WriteTextFileRequest<'a>),
+    /// `terminal/create`.
+    CreateTerminal(CreateTerminalRequest<'a>),
+    /// `terminal/output`.
+    TerminalOutput(TerminalOutputRequest<'a>),
+    /// `terminal/release`.
+    ReleaseTerminal(ReleaseTerminalRequest<'a>),
+    /// `terminal/wait_for_exit`.
+    WaitForTerminalExit(WaitForTerminalExitRequest<'a>),
+    /// `terminal/kill`.
+    KillTerminal(KillTerminalRequest<'a>),
+    /// `elicitation/create`.
+    CreateElicitation(CreateElicitationRequest<'a>),
+    /// `providers/list` (unstable).
+    #[cfg(feature = "unstable")]
+    ListProviders(ListProvidersRequest<'a>),
+    /// `providers/set` (unstable).
+    #[cfg(feature = "unstable")]
+    SetProvider(SetProviderRequest<'a>),
+    /// `providers/disable` (unstable).
+    #[cfg(feature = "unstable")]
+    DisableProvider(DisableProviderRequest<'a>),
+    /// `auth/status` (unstable).
+    #[cfg(feature = "unstable")]
+    AuthStatus(AuthStatusRequest<'a>),
+    /// `session/fork` (unstable).
+    #[cfg(feature = "unstable")]
+    ForkSession(ForkSessionRequest<'a>),
+    /// `session/archive` (unstable).
+    #[cfg(feature = "unstable")]
+    ArchiveSession(ArchiveSessionRequest<'a>),
+    /// `session/unarchive` (unstable).
+    #[cfg(feature = "unstable")]
+    UnarchiveSession(UnarchiveSessionRequest<'a>),
+    /// `session/status` (unstable).
+    #[cfg(feature = "unstable")]
+    SessionStatus(SessionStatusRequest<'a>),
+    /// `session/options` (unstable).
+    #[cfg(feature = "unstable")]
+    SessionOptions(SessionOptionsRequest<'a>),
+    /// `session/set_title` (unstable).
+    #[cfg(feature = "unstable")]
+    SetSessionTitle(SetSessionTitleRequest<'a>),
+    /// `mcp/message` (agent to client; unstable).
+    #[cfg(feature = "unstable")]
+    McpMessage(MessageMcpRequest<'a>),
+    /// An extension method (its name starts with `_`), params as sent.
+    Ext {
+        /// The method name.
+        method: Cow<'a, str>,
+        /// The params as sent.
+        params: Option<RawJson<'a>>,
+    },
+    /// A method this version does not know, params as sent.
+    Unknown {
+        /// The method name.
+        method: Cow<'a, str>,
+        /// The params as sent.
+        params: Option<RawJson<'a>>,
+    },
+}
+
+impl<'a> RequestParams<'a> {
+    /// Decodes the params of `method`, one valid JSON value (absent
+    /// or `null` read as `{}`), borrowing from them.
+    pub(crate) fn decode_text(
+        method: Cow<'a, str>,
+        raw: Option<&'a str>,
+        mode: Mode,
+    ) -> Result<Typed<'a, Self>, MessageError> {
+        Ok(match &*method {
+            names::INITIALIZE => params(names::INITIALIZE, raw, mode)?.map(Self::Initialize),
+            names::AUTHENTICATE => params(names::AUTHENTICATE, raw, mode)?.map(Self::Authenticate),
+            names::LOGOUT => params(names::LOGOUT, raw, mode)?.map(Self::Logout),
+            names::SESSION_NEW => params(names::SESSION_NEW, raw, mode)?.map(Self::NewSession),
+            names::SESSION_LOAD => params(names::SESSION_LOAD, raw, mode)?.map(Self::LoadSession),
+            names::SESSION_LIST => params(names::SESSION_LIST, raw, mode)?.map(Self::ListSessions),
+            names::SESSION_DELETE => {
+                params(names::SESSION_DELETE, raw, mode)?.map(Self::DeleteSession)
+            }
+            names::SESSION_RESUME => {
+                params(names::SESSION_RESUME, raw, mode)?.map(Self::ResumeSession)
+            }
+            names::SESSION_CLOSE => {
+                params(names::SESSION_CLOSE, raw, mode)?.map(Self::CloseSession)
+            }
+            names::SESSION_SET_MODE => {
+                params(names::SESSION_SET_MODE, raw, mode)?.map(Self::SetSessionMode)
+            }
+            names::SESSION_SET_CONFIG_OPTION => {
+                params(names::SESSION_SET_CONFIG_OPTION, raw, mode)?
+                    .map(Self::SetSessionConfigOption)
+            }
+            names::SESSION_SET_MODEL => {
+                params(names::SESSION_SET_MODEL, raw, mode)?.map(Self::SetSessionModel)
+            }
+            names::SESSION_PROMPT => params(names::SESSION_PROMPT, raw, mode)?.map(Self::Prompt),
+            names::SESSION_REQUEST_PERMISSION => {
+                params(names::SESSION_REQUEST_PERMISSION, raw, mode)?.map(Self::RequestPermission)
+            }
+            names::FS_READ_TEXT_FILE => {
+                params(names::FS_READ_TEXT_FILE, raw, mode)?.map(Self::ReadTextFile)
+            }
+            names::FS_WRITE_TEXT_FILE => {
+                params(names::FS_WRITE_TEXT_FILE, raw, mode)?.map(Self::WriteTextFile)
+            }
+            names::TERMINAL_CREATE => {
+                params(names::TERMINAL_CREATE, raw, mode)?.map(Self::CreateTerminal)
+            }
+            names::TERMINAL_OUTPUT => {
+                params(names::TERMINAL_OUTPUT, raw, mode)?.map(Self::TerminalOutput)
+            }
+            names::TERMINAL_RELEASE => {
+                params(names::TERMINAL_RELEASE, raw, mode)?.map(Self::ReleaseTerminal)
+            }
+            names::TERMINAL_WAIT_FOR_EXIT => {
+                params(names::TERMINAL_WAIT_FOR_EXIT, raw, mode)?.map(Self::WaitForTerminalExit)
+            }
+            names::TERMINAL_KILL => {
+                params(names::TERMINAL_KILL, raw, mode)?.map(Self::KillTerminal)
+            }
+            names::ELICITATION_CREATE => {
+                params(names::ELICITATION_CREATE, raw, mode)?.map(Self::CreateElicitation)
+            }
+            #[cfg(feature = "unstable")]
+            names::PROVIDERS_LIST => {
+                params(names::PROVIDERS_LIST, raw, mode)?.map(Self::ListProviders)
+            }
+            #[cfg(feature = "unstable")]
+            names::PROVIDERS_SET => params(names::PROVIDERS_SET, raw, mode)?.map(Self::SetProvider),
+            #[cfg(feature = "unstable")]
+            names::PROVIDERS_DISABLE => {
+                params(names::PROVIDERS_DISABLE, raw, mode)?.map(Self::DisableProvider)
+            }
+            #[cfg(feature = "unstable")]
+            names::AUTH_STATUS => params(names::AUTH_STATUS, raw, mode)?.map(Self::AuthStatus),
+            #[cfg(feature = "unstable")]
+            names::SESSION_FORK => params(names::SESSION_FORK, raw, mode)?.map(Self::ForkSession),
+            #[cfg(feature = "unstable")]
+            names::SESSION_ARCHIVE => {
+                params(names::SESSION_ARCHIVE, raw, mode)?.map(Self::ArchiveSession)
+            }
+            #[cfg(feature = "unstable")]
+            names::SESSION_UNARCHIVE => {
+                params(names::SESSION_UNARCHIVE, raw, mode)?.map(Self::UnarchiveSession)
+            }
+            #[cfg(feature = "unstable")]
+            names::SESSION_STATUS => {
+                params(names::SESSION_STATUS, raw, mode)?.map(Self::SessionStatus)
+            }
+            #[cfg(feature = "unstable")]
+            names::SESSION_OPTIONS => {
+                params(names::SESSION_OPTIONS, raw, mode)?.map(Self::SessionOptions)
+            }
+            #[cfg(feature = "unstable")]
+            names::SESSION_SET_TITLE => {
+                params(names::SESSION_SET_TITLE, raw, mode)?.map(Self::SetSessionTitle)
+            }
+            #[cfg(feature = "unstable")]
+            names::MCP_MESSAGE => params(names::MCP_MESSAGE, raw, mode)?.map(Self::McpMessage),
+            _ => Typed::clean(Self::other(method, raw.map(RawJson::from_validated))),
+        })
+    }
+
+    /// A placeholder, overwritten by [`decode_known`](Self::decode_known).
+    pub(crate) fn blank() -> Self {
+        Self::Unknown {
+            method: Cow::Borrowed(""),
+            params: None,
+        }
+    }
+
+    /// Decodes the params or result of `method` at the reader's
+    /// position, in the pass over a whole line, when this version types
+    /// them: `slot` is asked for the place they go, the variant is set
+    /// there and its value read into it, never moved. `None`, and
+    /// `slot` never called, for a method this version does not type.
+    /// After an error the slot holds part of a value.
+    pub(crate) fn decode_known<'s>(
+        method: &str,
+        r: &mut Reader<'a>,
+        cx: &mut Cx<'a>,
+        slot: impl FnOnce() -> &'s mut Self,
+    ) -> Option<Result<(), Fail>>
+    where
+        'a: 's,
+    {
+        match method {
+            names::INITIALIZE => {
+                let out = slot();
+                *out = Self::Initialize(Decode::blank());
+                let Self::Initialize(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(params_at(r, cx, v))
+            }
+            names::AUTHENTICATE => {
+                let out = slot();
+                *out = Self::Authenticate(Decode::blank());
+                let Self::Authenticate(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(params_at(r, cx, v))
+            }
+            names::LOGOUT => {
+                let out = slot();
+                *out = Self::Logout(Decode::blank());
+                let Self::Logout(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(params_at(r, cx, v))
+            }
+            names::SESSION_NEW => {
+                let out = slot();
+                *out = Self::NewSession(Decode::blank());
+                let Self::NewSession(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(params_at(r, cx, v))
+            }
+            names::SESSION_LOAD => {
+                let out = slot();
+                *out = Self::LoadSession(Decode::blank());
+                let Self::LoadSession(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(params_at(r, cx, v))
+            }
+            names::SESSION_LIST => {
+                let out = slot();
+                *out = Self::ListSessions(Decode::blank());
+                let Self::ListSessions(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(params_at(r, cx, v))
+            }
+            names::SESSION_DELETE => {
+                let out = slot();
+                *out = Self::DeleteSession(Decode::blank());
+                let Self::DeleteSession(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(params_at(r, cx, v))
+            }
+            names::SESSION_RESUME => {
+                let out = slot();
+                *out = Self::ResumeSession(Decode::blank());
+                let Self::ResumeSession(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(params_at(r, cx, v))
+            }
+            names::SESSION_CLOSE => {
+                let out = slot();
+                *out = Self::CloseSession(Decode::blank());
+                let Self::CloseSession(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(params_at(r, cx, v))
+            }
+            names::SESSION_SET_MODE => {
+                let out = slot();
+                *out = Self::SetSessionMode(Decode::blank());
+                let Self::SetSessionMode(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(params_at(r, cx, v))
+            }
+            names::SESSION_SET_CONFIG_OPTION => {
+                let out = slot();
+                *out = Self::SetSessionConfigOption(Decode::blank());
+                let Self::SetSessionConfigOption(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(params_at(r, cx, v))
+            }
+            names::SESSION_SET_MODEL => {
+                let out = slot();
+                *out = Self::SetSessionModel(Decode::blank());
+                let Self::SetSessionModel(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(params_at(r, cx, v))
+            }
+            names::SESSION_PROMPT => {
+                let out = slot();
+                *out = Self::Prompt(Decode::blank());
+                let Self::Prompt(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(params_at(r, cx, v))
+            }
+            names::SESSION_REQUEST_PERMISSION => {
+                let out = slot();
+                *out = Self::RequestPermission(Decode::blank());
+                let Self::RequestPermission(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(params_at(r, cx, v))
+            }
+            names::FS_READ_TEXT_FILE => {
+                let out = slot();
+                *out = Self::ReadTextFile(Decode::blank());
+                let Self::ReadTextFile(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(params_at(r, cx, v))
+            }
+            names::FS_WRITE_TEXT_FILE => {
+                let out = slot();
+                *out = Self::WriteTextFile(Decode::blank());
+                let Self::WriteTextFile(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(params_at(r, cx, v))
+            }
+            names::TERMINAL_CREATE => {
+                let out = slot();
+                *out = Self::CreateTerminal(Decode::blank());
+                let Self::CreateTerminal(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(params_at(r, cx, v))
+            }
+            names::TERMINAL_OUTPUT => {
+                let out = slot();
+                *out = Self::TerminalOutput(Decode::blank());
+                let Self::TerminalOutput(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(params_at(r, cx, v))
+            }
+            names::TERMINAL_RELEASE => {
+                let out = slot();
+                *out = Self::ReleaseTerminal(Decode::blank());
+                let Self::ReleaseTerminal(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(params_at(r, cx, v))
+            }
+            names::TERMINAL_WAIT_FOR_EXIT => {
+                let out = slot();
+                *out = Self::WaitForTerminalExit(Decode::blank());
+                let Self::WaitForTerminalExit(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(params_at(r, cx, v))
+            }
+            names::TERMINAL_KILL => {
+                let out = slot();
+                *out = Self::KillTerminal(Decode::blank());
+                let Self::KillTerminal(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(params_at(r, cx, v))
+            }
+            names::ELICITATION_CREATE => {
+                let out = slot();
+                *out = Self::CreateElicitation(Decode::blank());
+                let Self::CreateElicitation(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(params_at(r, cx, v))
+            }
+            #[cfg(feature = "unstable")]
+            names::PROVIDERS_LIST => {
+                let out = slot();
+                *out = Self::ListProviders(Decode::blank());
+                let Self::ListProviders(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(params_at(r, cx, v))
+            }
+            #[cfg(feature = "unstable")]
+            names::PROVIDERS_SET => {
+                let out = slot();
+                *out = Self::SetProvider(Decode::blank());
+                let Self::SetProvider(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(params_at(r, cx, v))
+            }
+            #[cfg(feature = "unstable")]
+            names::PROVIDERS_DISABLE => {
+                let out = slot();
+                *out = Self::DisableProvider(Decode::blank());
+                let Self::DisableProvider(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(params_at(r, cx, v))
+            }
+            #[cfg(feature = "unstable")]
+            names::AUTH_STATUS => {
+                let out = slot();
+                *out = Self::AuthStatus(Decode::blank());
+                let Self::AuthStatus(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(params_at(r, cx, v))
+            }
+            #[cfg(feature = "unstable")]
+            names::SESSION_FORK => {
+                let out = slot();
+                *out = Self::ForkSession(Decode::blank());
+                let Self::ForkSession(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(params_at(r, cx, v))
+            }
+            #[cfg(feature = "unstable")]
+            names::SESSION_ARCHIVE => {
+                let out = slot();
+                *out = Self::ArchiveSession(Decode::blank());
+                let Self::ArchiveSession(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(params_at(r, cx, v))
+            }
+            #[cfg(feature = "unstable")]
+            names::SESSION_UNARCHIVE => {
+                let out = slot();
+                *out = Self::UnarchiveSession(Decode::blank());
+                let Self::UnarchiveSession(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(params_at(r, cx, v))
+            }
+            #[cfg(feature = "unstable")]
+            names::SESSION_STATUS => {
+                let out = slot();
+                *out = Self::SessionStatus(Decode::blank());
+                let Self::SessionStatus(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(params_at(r, cx, v))
+            }
+            #[cfg(feature = "unstable")]
+            names::SESSION_OPTIONS => {
+                let out = slot();
+                *out = Self::SessionOptions(Decode::blank());
+                let Self::SessionOptions(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(params_at(r, cx, v))
+            }
+            #[cfg(feature = "unstable")]
+            names::SESSION_SET_TITLE => {
+                let out = slot();
+                *out = Self::SetSessionTitle(Decode::blank());
+                let Self::SetSessionTitle(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(params_at(r, cx, v))
+            }
+            #[cfg(feature = "unstable")]
+            names::MCP_MESSAGE => {
+                let out = slot();
+                *out = Self::McpMessage(Decode::blank());
+                let Self::McpMessage(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(params_at(r, cx, v))
+            }
+            _ => None,
+        }
+    }
+
+    /// An extension or unknown method's params, as sent.
+    pub(crate) fn other(method: Cow<'a, str>, params: Option<RawJson<'a>>) -> Self {
+        if is_extension(&method) {
+            Self::Ext { method, params }
+        } else {
+            Self::Unknown { method, params }
+        }
+    }
+
+    /// The method name.
+    pub fn method(&self) -> &str {
+        match self {
+            Self::Initialize(_) => names::INITIALIZE,
+            Self::Authenticate(_) => names::AUTHENTICATE,
+            Self::Logout(_) => names::LOGOUT,
+            Self::NewSession(_) => names::SESSION_NEW,
+            Self::LoadSession(_) => names::SESSION_LOAD,
+            Self::ListSessions(_) => names::SESSION_LIST,
+            Self::DeleteSession(_) => names::SESSION_DELETE,
+            Self::ResumeSession(_) => names::SESSION_RESUME,
+            Self::CloseSession(_) => names::SESSION_CLOSE,
+            Self::SetSessionMode(_) => names::SESSION_SET_MODE,
+            Self::SetSessionConfigOption(_) => names::SESSION_SET_CONFIG_OPTION,
+            Self::SetSessionModel(_) => names::SESSION_SET_MODEL,
+            Self::Prompt(_) => names::SESSION_PROMPT,
+            Self::RequestPermission(_) => names::SESSION_REQUEST_PERMISSION,
+            Self::ReadTextFile(_) => names::FS_READ_TEXT_FILE,
+            Self::WriteTextFile(_) => names::FS_WRITE_TEXT_FILE,
+            Self::CreateTerminal(_) => names::TERMINAL_CREATE,
+            Self::TerminalOutput(_) => names::TERMINAL_OUTPUT,
+            Self::ReleaseTerminal(_) => names::TERMINAL_RELEASE,
+            Self::WaitForTerminalExit(_) => names::TERMINAL_WAIT_FOR_EXIT,
+            Self::KillTerminal(_) => names::TERMINAL_KILL,
+            Self::CreateElicitation(_) => names::ELICITATION_CREATE,
+            #[cfg(feature = "unstable")]
+            Self::ListProviders(_) => names::PROVIDERS_LIST,
+            #[cfg(feature = "unstable")]
+            Self::SetProvider(_) => names::PROVIDERS_SET,
+            #[cfg(feature = "unstable")]
+            Self::DisableProvider(_) => names::PROVIDERS_DISABLE,
+            #[cfg(feature = "unstable")]
+            Self::AuthStatus(_) => names::AUTH_STATUS,
+            #[cfg(feature = "unstable")]
+            Self::ForkSession(_) => names::SESSION_FORK,
+            #[cfg(feature = "unstable")]
+            Self::ArchiveSession(_) => names::SESSION_ARCHIVE,
+            #[cfg(feature = "unstable")]
+            Self::UnarchiveSession(_) => names::SESSION_UNARCHIVE,
+            #[cfg(feature = "unstable")]
+            Self::SessionStatus(_) => names::SESSION_STATUS,
+            #[cfg(feature = "unstable")]
+            Self::SessionOptions(_) => names::SESSION_OPTIONS,
+            #[cfg(feature = "unstable")]
+            Self::SetSessionTitle(_) => names::SESSION_SET_TITLE,
+            #[cfg(feature = "unstable")]
+            Self::McpMessage(_) => names::MCP_MESSAGE,
+            Self::Ext { method, .. } | Self::Unknown { method, .. } => method,
+        }
+    }
+
+    /// Whether the message carries params (only `Ext` and `Unknown`
+    /// can have none).
+    pub fn has_params(&self) -> bool {
+        match self {
+            Self::Ext { params, .. } | Self::Unknown { params, .. } => params.is_some(),
+            _ => true,
+        }
+    }
+
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> RequestParams<'static> {
+        match self {
+            Self::Initialize(v) => RequestParams::Initialize(v.into_owned()),
+            Self::Authenticate(v) => RequestParams::Authenticate(v.into_owned()),
+            Self::Logout(v) => RequestParams::Logout(v.into_owned()),
+            Self::NewSession(v) => RequestParams::NewSession(v.into_owned()),
+            Self::LoadSession(v) => RequestParams::LoadSession(v.into_owned()),
+            Self::ListSessions(v) => RequestParams::ListSessions(v.into_owned()),
+            Self::DeleteSession(v) => RequestParams::DeleteSession(v.into_owned()),
+            Self::ResumeSession(v) => RequestParams::ResumeSession(v.into_owned()),
+            Self::CloseSession(v) => RequestParams::CloseSession(v.into_owned()),
+            Self::SetSessionMode(v) => RequestParams::SetSessionMode(v.into_owned()),
+            Self::SetSessionConfigOption(v) => {
+                RequestParams::SetSessionConfigOption(v.into_owned())
+            }
+            Self::SetSessionModel(v) => RequestParams::SetSessionModel(v.into_owned()),
+            Self::Prompt(v) => RequestParams::Prompt(v.into_owned()),
+            Self::RequestPermission(v) => RequestParams::RequestPermission(v.into_owned()),
+            Self::ReadTextFile(v) => RequestParams::ReadTextFile(v.into_owned()),
+            Self::WriteTextFile(v) => RequestParams::WriteTextFile(v.into_owned()),
+            Self::CreateTerminal(v) => RequestParams::CreateTerminal(v.into_owned()),
+            Self::TerminalOutput(v) => RequestParams::TerminalOutput(v.into_owned()),
+            Self::ReleaseTerminal(v) => RequestParams::ReleaseTerminal(v.into_owned()),
+            Self::WaitForTerminalExit(v) => RequestParams::WaitForTerminalExit(v.into_owned()),
+            Self::KillTerminal(v) => RequestParams::KillTerminal(v.into_owned()),
+            Self::CreateElicitation(v) => RequestParams::CreateElicitation(v.into_owned()),
+            #[cfg(feature = "unstable")]
+            Self::ListProviders(v) => RequestParams::ListProviders(v.into_owned()),
+            #[cfg(feature = "unstable")]
+            Self::SetProvider(v) => RequestParams::SetProvider(v.into_owned()),
+            #[cfg(feature = "unstable")]
+            Self::DisableProvider(v) => RequestParams::DisableProvider(v.into_owned()),
+            #[cfg(feature = "unstable")]
+            Self::AuthStatus(v) => RequestParams::AuthStatus(v.into_owned()),
+            #[cfg(feature = "unstable")]
+            Self::ForkSession(v) => RequestParams::ForkSession(v.into_owned()),
+            #[cfg(feature = "unstable")]
+            Self::ArchiveSession(v) => RequestParams::ArchiveSession(v.into_owned()),
+            #[cfg(feature = "unstable")]
+            Self::UnarchiveSession(v) => RequestParams::UnarchiveSession(v.into_owned()),
+            #[cfg(feature = "unstable")]
+            Self::SessionStatus(v) => RequestParams::SessionStatus(v.into_owned()),
+            #[cfg(feature = "unstable")]
+            Self::SessionOptions(v) => RequestParams::SessionOptions(v.into_owned()),
+            #[cfg(feature = "unstable")]
+            Self::SetSessionTitle(v) => RequestParams::SetSessionTitle(v.into_owned()),
+            #[cfg(feature = "unstable")]
+            Self::McpMessage(v) => RequestParams::McpMessage(v.into_owned()),
+            Self::Ext { method, params } => RequestParams::Ext {
+                method: IntoOwned::into_owned(method),
+                params: IntoOwned::into_owned(params),
+            },
+            Self::Unknown { method, params } => RequestParams::Unknown {
+                method: IntoOwned::into_owned(method),
+                params: IntoOwned::into_owned(params),
+            },
+        }
     }
 }
 
-method_enum! {
-    /// The typed params of a notification, by method.
-    pub enum NotificationParams {
-        /// `session/cancel` (client to agent).
-        Cancel(CancelNotification) = SESSION_CANCEL,
-        /// `session/update` (agent to client).
-        SessionUpdate(SessionNotification) = SESSION_UPDATE,
-        /// `elicitation/complete` (agent to client).
-        CompleteElicitation(CompleteElicitationNotification) = ELICITATION_COMPLETE,
-        /// `$/cancel_request` (either side).
-        CancelRequest(CancelRequestNotification) = CANCEL_REQUEST,
-        /// `auth/status_update` (agent to client; unstable).
+/// Any known method with params that decode back to an equal value,
+/// an extension method (`_…`) or an unknown one, params as sent.
+#[cfg(feature = "arbitrary")]
+impl<'u> ::arbitrary::Arbitrary<'u> for RequestParams<'static> {
+    #[allow(clippy::vec_init_then_push)]
+    fn arbitrary(u: &mut ::arbitrary::Unstructured<'u>) -> ::arbitrary::Result<Self> {
+        type Make<'u> =
+            fn(&mut ::arbitrary::Unstructured<'u>) -> ::arbitrary::Result<RequestParams<'static>>;
+        // Pushed one by one: a variant may be behind feature `unstable`.
+        let mut arms: alloc::vec::Vec<Make<'u>> = alloc::vec::Vec::new();
+        arms.push(|u| Ok(RequestParams::Initialize(u.arbitrary()?)));
+        arms.push(|u| Ok(RequestParams::Authenticate(u.arbitrary()?)));
+        arms.push(|u| Ok(RequestParams::Logout(u.arbitrary()?)));
+        arms.push(|u| Ok(RequestParams::NewSession(u.arbitrary()?)));
+        arms.push(|u| Ok(RequestParams::LoadSession(u.arbitrary()?)));
+        arms.push(|u| Ok(RequestParams::ListSessions(u.arbitrary()?)));
+        arms.push(|u| Ok(RequestParams::DeleteSession(u.arbitrary()?)));
+        arms.push(|u| Ok(RequestParams::ResumeSession(u.arbitrary()?)));
+        arms.push(|u| Ok(RequestParams::CloseSession(u.arbitrary()?)));
+        arms.push(|u| Ok(RequestParams::SetSessionMode(u.arbitrary()?)));
+        arms.push(|u| Ok(RequestParams::SetSessionConfigOption(u.arbitrary()?)));
+        arms.push(|u| Ok(RequestParams::SetSessionModel(u.arbitrary()?)));
+        arms.push(|u| Ok(RequestParams::Prompt(u.arbitrary()?)));
+        arms.push(|u| Ok(RequestParams::RequestPermission(u.arbitrary()?)));
+        arms.push(|u| Ok(RequestParams::ReadTextFile(u.arbitrary()?)));
+        arms.push(|u| Ok(RequestParams::WriteTextFile(u.arbitrary()?)));
+        arms.push(|u| Ok(RequestParams::CreateTerminal(u.arbitrary()?)));
+        arms.push(|u| Ok(RequestParams::TerminalOutput(u.arbitrary()?)));
+        arms.push(|u| Ok(RequestParams::ReleaseTerminal(u.arbitrary()?)));
+        arms.push(|u| Ok(RequestParams::WaitForTerminalExit(u.arbitrary()?)));
+        arms.push(|u| Ok(RequestParams::KillTerminal(u.arbitrary()?)));
+        arms.push(|u| Ok(RequestParams::CreateElicitation(u.arbitrary()?)));
         #[cfg(feature = "unstable")]
-        AuthStatusUpdate(AuthStatusUpdateNotification) = AUTH_STATUS_UPDATE,
-        /// `mcp/message` (client to agent; unstable).
+        arms.push(|u| Ok(RequestParams::ListProviders(u.arbitrary()?)));
         #[cfg(feature = "unstable")]
-        McpMessage(MessageMcpNotification) = MCP_MESSAGE,
+        arms.push(|u| Ok(RequestParams::SetProvider(u.arbitrary()?)));
+        #[cfg(feature = "unstable")]
+        arms.push(|u| Ok(RequestParams::DisableProvider(u.arbitrary()?)));
+        #[cfg(feature = "unstable")]
+        arms.push(|u| Ok(RequestParams::AuthStatus(u.arbitrary()?)));
+        #[cfg(feature = "unstable")]
+        arms.push(|u| Ok(RequestParams::ForkSession(u.arbitrary()?)));
+        #[cfg(feature = "unstable")]
+        arms.push(|u| Ok(RequestParams::ArchiveSession(u.arbitrary()?)));
+        #[cfg(feature = "unstable")]
+        arms.push(|u| Ok(RequestParams::UnarchiveSession(u.arbitrary()?)));
+        #[cfg(feature = "unstable")]
+        arms.push(|u| Ok(RequestParams::SessionStatus(u.arbitrary()?)));
+        #[cfg(feature = "unstable")]
+        arms.push(|u| Ok(RequestParams::SessionOptions(u.arbitrary()?)));
+        #[cfg(feature = "unstable")]
+        arms.push(|u| Ok(RequestParams::SetSessionTitle(u.arbitrary()?)));
+        #[cfg(feature = "unstable")]
+        arms.push(|u| Ok(RequestParams::McpMessage(u.arbitrary()?)));
+        arms.extend_from_slice(&[
+            |u| {
+                Ok(RequestParams::Ext {
+                    method: crate::acp::leaf::extension_method(u)?,
+                    params: crate::acp::leaf::option(u, crate::acp::leaf::raw)?,
+                })
+            },
+            |u| {
+                Ok(RequestParams::Unknown {
+                    method: crate::acp::leaf::unknown_method(u, |m| {
+                        matches!(
+                            RequestParams::decode_text(Cow::Borrowed(m), None, Mode::Strict),
+                            Ok(Typed {
+                                value: RequestParams::Unknown { .. },
+                                ..
+                            })
+                        )
+                    })?,
+                    params: crate::acp::leaf::option(u, crate::acp::leaf::raw)?,
+                })
+            },
+        ]);
+        u.choose(&arms)?(u)
     }
 }
 
-results! {
-    /// The typed result of a response, by the method of the request it
-    /// answers (responses do not name their method: the
-    /// [`Tracker`](super::Tracker) remembers it).
-    pub enum ResponseResult {
-        /// `initialize`.
-        Initialize(InitializeResponse) = INITIALIZE,
-        /// `authenticate`.
-        Authenticate(AuthenticateResponse) = AUTHENTICATE,
-        /// `logout`.
-        Logout(LogoutResponse) = LOGOUT,
-        /// `session/new`.
-        NewSession(NewSessionResponse) = SESSION_NEW,
-        /// `session/load`.
-        LoadSession(LoadSessionResponse) = SESSION_LOAD,
-        /// `session/list`.
-        ListSessions(ListSessionsResponse) = SESSION_LIST,
-        /// `session/delete`.
-        DeleteSession(DeleteSessionResponse) = SESSION_DELETE,
-        /// `session/resume`.
-        ResumeSession(ResumeSessionResponse) = SESSION_RESUME,
-        /// `session/close`.
-        CloseSession(CloseSessionResponse) = SESSION_CLOSE,
-        /// `session/set_mode`.
-        SetSessionMode(SetSessionModeResponse) = SESSION_SET_MODE,
-        /// `session/set_config_option`.
-        SetSessionConfigOption(SetSessionConfigOptionResponse) = SESSION_SET_CONFIG_OPTION,
-        /// `session/set_model`.
-        SetSessionModel(SetSessionModelResponse) = SESSION_SET_MODEL,
-        /// `session/prompt`.
-        Prompt(PromptResponse) = SESSION_PROMPT,
-        /// `session/request_permission`.
-        RequestPermission(RequestPermissionResponse) = SESSION_REQUEST_PERMISSION,
-        /// `fs/read_text_file`.
-        ReadTextFile(ReadTextFileResponse) = FS_READ_TEXT_FILE,
-        /// `fs/write_text_file`.
-        WriteTextFile(WriteTextFileResponse) = FS_WRITE_TEXT_FILE,
-        /// `terminal/create`.
-        CreateTerminal(CreateTerminalResponse) = TERMINAL_CREATE,
-        /// `terminal/output`.
-        TerminalOutput(TerminalOutputResponse) = TERMINAL_OUTPUT,
-        /// `terminal/release`.
-        ReleaseTerminal(ReleaseTerminalResponse) = TERMINAL_RELEASE,
-        /// `terminal/wait_for_exit`.
-        WaitForTerminalExit(WaitForTerminalExitResponse) = TERMINAL_WAIT_FOR_EXIT,
-        /// `terminal/kill`.
-        KillTerminal(KillTerminalResponse) = TERMINAL_KILL,
-        /// `elicitation/create`.
-        CreateElicitation(CreateElicitationResponse) = ELICITATION_CREATE,
-        /// `providers/list` (unstable).
+/// Serializes the params object only (the envelope is written by
+/// the `encode_*` functions).
+impl Serialize for RequestParams<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Initialize(v) => v.serialize(s),
+            Self::Authenticate(v) => v.serialize(s),
+            Self::Logout(v) => v.serialize(s),
+            Self::NewSession(v) => v.serialize(s),
+            Self::LoadSession(v) => v.serialize(s),
+            Self::ListSessions(v) => v.serialize(s),
+            Self::DeleteSession(v) => v.serialize(s),
+            Self::ResumeSession(v) => v.serialize(s),
+            Self::CloseSession(v) => v.serialize(s),
+            Self::SetSessionMode(v) => v.serialize(s),
+            Self::SetSessionConfigOption(v) => v.serialize(s),
+            Self::SetSessionModel(v) => v.serialize(s),
+            Self::Prompt(v) => v.serialize(s),
+            Self::RequestPermission(v) => v.serialize(s),
+            Self::ReadTextFile(v) => v.serialize(s),
+            Self::WriteTextFile(v) => v.serialize(s),
+            Self::CreateTerminal(v) => v.serialize(s),
+            Self::TerminalOutput(v) => v.serialize(s),
+            Self::ReleaseTerminal(v) => v.serialize(s),
+            Self::WaitForTerminalExit(v) => v.serialize(s),
+            Self::KillTerminal(v) => v.serialize(s),
+            Self::CreateElicitation(v) => v.serialize(s),
+            #[cfg(feature = "unstable")]
+            Self::ListProviders(v) => v.serialize(s),
+            #[cfg(feature = "unstable")]
+            Self::SetProvider(v) => v.serialize(s),
+            #[cfg(feature = "unstable")]
+            Self::DisableProvider(v) => v.serialize(s),
+            #[cfg(feature = "unstable")]
+            Self::AuthStatus(v) => v.serialize(s),
+            #[cfg(feature = "unstable")]
+            Self::ForkSession(v) => v.serialize(s),
+            #[cfg(feature = "unstable")]
+            Self::ArchiveSession(v) => v.serialize(s),
+            #[cfg(feature = "unstable")]
+            Self::UnarchiveSession(v) => v.serialize(s),
+            #[cfg(feature = "unstable")]
+            Self::SessionStatus(v) => v.serialize(s),
+            #[cfg(feature = "unstable")]
+            Self::SessionOptions(v) => v.serialize(s),
+            #[cfg(feature = "unstable")]
+            Self::SetSessionTitle(v) => v.serialize(s),
+            #[cfg(feature = "unstable")]
+            Self::McpMessage(v) => v.serialize(s),
+            Self::Ext { params, .. } | Self::Unknown { params, .. } => params.serialize(s),
+        }
+    }
+}
+
+impl IntoOwned for RequestParams<'_> {
+    type Owned = RequestParams<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        RequestParams::into_owned(self)
+    }
+}
+
+/// The typed params of a notification, by method.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+// Decoded once per message and matched at once: boxing the big
+// variants would cost an allocation for nothing.
+#[allow(clippy::large_enum_variant)]
+pub enum NotificationParams<'a> {
+    /// `session/cancel` (client to agent).
+    Cancel(CancelNotification<'a>),
+    /// `session/update` (agent to client).
+    SessionUpdate(SessionNotification<'a>),
+    /// `elicitation/complete` (agent to client).
+    CompleteElicitation(CompleteElicitationNotification<'a>),
+    /// `$/cancel_request` (either side).
+    CancelRequest(CancelRequestNotification<'a>),
+    /// `auth/status_update` (agent to client; unstable).
+    #[cfg(feature = "unstable")]
+    AuthStatusUpdate(AuthStatusUpdateNotification<'a>),
+    /// `mcp/message` (client to agent; unstable).
+    #[cfg(feature = "unstable")]
+    McpMessage(MessageMcpNotification<'a>),
+    /// An extension method (its name starts with `_`), params as sent.
+    Ext {
+        /// The method name.
+        method: Cow<'a, str>,
+        /// The params as sent.
+        params: Option<RawJson<'a>>,
+    },
+    /// A method this version does not know, params as sent.
+    Unknown {
+        /// The method name.
+        method: Cow<'a, str>,
+        /// The params as sent.
+        params: Option<RawJson<'a>>,
+    },
+}
+
+impl<'a> NotificationParams<'a> {
+    /// Decodes the params of `method`, one valid JSON value (absent
+    /// or `null` read as `{}`), borrowing from them.
+    pub(crate) fn decode_text(
+        method: Cow<'a, str>,
+        raw: Option<&'a str>,
+        mode: Mode,
+    ) -> Result<Typed<'a, Self>, MessageError> {
+        Ok(match &*method {
+            names::SESSION_CANCEL => params(names::SESSION_CANCEL, raw, mode)?.map(Self::Cancel),
+            names::SESSION_UPDATE => {
+                params(names::SESSION_UPDATE, raw, mode)?.map(Self::SessionUpdate)
+            }
+            names::ELICITATION_COMPLETE => {
+                params(names::ELICITATION_COMPLETE, raw, mode)?.map(Self::CompleteElicitation)
+            }
+            names::CANCEL_REQUEST => {
+                params(names::CANCEL_REQUEST, raw, mode)?.map(Self::CancelRequest)
+            }
+            #[cfg(feature = "unstable")]
+            names::AUTH_STATUS_UPDATE => {
+                params(names::AUTH_STATUS_UPDATE, raw, mode)?.map(Self::AuthStatusUpdate)
+            }
+            #[cfg(feature = "unstable")]
+            names::MCP_MESSAGE => params(names::MCP_MESSAGE, raw, mode)?.map(Self::McpMessage),
+            _ => Typed::clean(Self::other(method, raw.map(RawJson::from_validated))),
+        })
+    }
+
+    /// A placeholder, overwritten by [`decode_known`](Self::decode_known).
+    pub(crate) fn blank() -> Self {
+        Self::Unknown {
+            method: Cow::Borrowed(""),
+            params: None,
+        }
+    }
+
+    /// Decodes the params or result of `method` at the reader's
+    /// position, in the pass over a whole line, when this version types
+    /// them: `slot` is asked for the place they go, the variant is set
+    /// there and its value read into it, never moved. `None`, and
+    /// `slot` never called, for a method this version does not type.
+    /// After an error the slot holds part of a value.
+    pub(crate) fn decode_known<'s>(
+        method: &str,
+        r: &mut Reader<'a>,
+        cx: &mut Cx<'a>,
+        slot: impl FnOnce() -> &'s mut Self,
+    ) -> Option<Result<(), Fail>>
+    where
+        'a: 's,
+    {
+        match method {
+            names::SESSION_CANCEL => {
+                let out = slot();
+                *out = Self::Cancel(Decode::blank());
+                let Self::Cancel(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(params_at(r, cx, v))
+            }
+            names::SESSION_UPDATE => {
+                let out = slot();
+                *out = Self::SessionUpdate(Decode::blank());
+                let Self::SessionUpdate(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(params_at(r, cx, v))
+            }
+            names::ELICITATION_COMPLETE => {
+                let out = slot();
+                *out = Self::CompleteElicitation(Decode::blank());
+                let Self::CompleteElicitation(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(params_at(r, cx, v))
+            }
+            names::CANCEL_REQUEST => {
+                let out = slot();
+                *out = Self::CancelRequest(Decode::blank());
+                let Self::CancelRequest(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(params_at(r, cx, v))
+            }
+            #[cfg(feature = "unstable")]
+            names::AUTH_STATUS_UPDATE => {
+                let out = slot();
+                *out = Self::AuthStatusUpdate(Decode::blank());
+                let Self::AuthStatusUpdate(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(params_at(r, cx, v))
+            }
+            #[cfg(feature = "unstable")]
+            names::MCP_MESSAGE => {
+                let out = slot();
+                *out = Self::McpMessage(Decode::blank());
+                let Self::McpMessage(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(params_at(r, cx, v))
+            }
+            _ => None,
+        }
+    }
+
+    /// An extension or unknown method's params, as sent.
+    pub(crate) fn other(method: Cow<'a, str>, params: Option<RawJson<'a>>) -> Self {
+        if is_extension(&method) {
+            Self::Ext { method, params }
+        } else {
+            Self::Unknown { method, params }
+        }
+    }
+
+    /// The method name.
+    pub fn method(&self) -> &str {
+        match self {
+            Self::Cancel(_) => names::SESSION_CANCEL,
+            Self::SessionUpdate(_) => names::SESSION_UPDATE,
+            Self::CompleteElicitation(_) => names::ELICITATION_COMPLETE,
+            Self::CancelRequest(_) => names::CANCEL_REQUEST,
+            #[cfg(feature = "unstable")]
+            Self::AuthStatusUpdate(_) => names::AUTH_STATUS_UPDATE,
+            #[cfg(feature = "unstable")]
+            Self::McpMessage(_) => names::MCP_MESSAGE,
+            Self::Ext { method, .. } | Self::Unknown { method, .. } => method,
+        }
+    }
+
+    /// Whether the message carries params (only `Ext` and `Unknown`
+    /// can have none).
+    pub fn has_params(&self) -> bool {
+        match self {
+            Self::Ext { params, .. } | Self::Unknown { params, .. } => params.is_some(),
+            _ => true,
+        }
+    }
+
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> NotificationParams<'static> {
+        match self {
+            Self::Cancel(v) => NotificationParams::Cancel(v.into_owned()),
+            Self::SessionUpdate(v) => NotificationParams::SessionUpdate(v.into_owned()),
+            Self::CompleteElicitation(v) => NotificationParams::CompleteElicitation(v.into_owned()),
+            Self::CancelRequest(v) => NotificationParams::CancelRequest(v.into_owned()),
+            #[cfg(feature = "unstable")]
+            Self::AuthStatusUpdate(v) => NotificationParams::AuthStatusUpdate(v.into_owned()),
+            #[cfg(feature = "unstable")]
+            Self::McpMessage(v) => NotificationParams::McpMessage(v.into_owned()),
+            Self::Ext { method, params } => NotificationParams::Ext {
+                method: IntoOwned::into_owned(method),
+                params: IntoOwned::into_owned(params),
+            },
+            Self::Unknown { method, params } => NotificationParams::Unknown {
+                method: IntoOwned::into_owned(method),
+                params: IntoOwned::into_owned(params),
+            },
+        }
+    }
+}
+
+/// Any known method with params that decode back to an equal value,
+/// an extension method (`_…`) or an unknown one, params as sent.
+#[cfg(feature = "arbitrary")]
+impl<'u> ::arbitrary::Arbitrary<'u> for NotificationParams<'static> {
+    #[allow(clippy::vec_init_then_push)]
+    fn arbitrary(u: &mut ::arbitrary::Unstructured<'u>) -> ::arbitrary::Result<Self> {
+        type Make<'u> = fn(
+            &mut ::arbitrary::Unstructured<'u>,
+        ) -> ::arbitrary::Result<NotificationParams<'static>>;
+        // Pushed one by one: a variant may be behind feature `unstable`.
+        let mut arms: alloc::vec::Vec<Make<'u>> = alloc::vec::Vec::new();
+        arms.push(|u| Ok(NotificationParams::Cancel(u.arbitrary()?)));
+        arms.push(|u| Ok(NotificationParams::SessionUpdate(u.arbitrary()?)));
+        arms.push(|u| Ok(NotificationParams::CompleteElicitation(u.arbitrary()?)));
+        arms.push(|u| Ok(NotificationParams::CancelRequest(u.arbitrary()?)));
         #[cfg(feature = "unstable")]
-        ListProviders(ListProvidersResponse) = PROVIDERS_LIST,
-        /// `providers/set` (unstable).
+        arms.push(|u| Ok(NotificationParams::AuthStatusUpdate(u.arbitrary()?)));
         #[cfg(feature = "unstable")]
-        SetProvider(SetProviderResponse) = PROVIDERS_SET,
-        /// `providers/disable` (unstable).
+        arms.push(|u| Ok(NotificationParams::McpMessage(u.arbitrary()?)));
+        arms.extend_from_slice(&[
+            |u| {
+                Ok(NotificationParams::Ext {
+                    method: crate::acp::leaf::extension_method(u)?,
+                    params: crate::acp::leaf::option(u, crate::acp::leaf::raw)?,
+                })
+            },
+            |u| {
+                Ok(NotificationParams::Unknown {
+                    method: crate::acp::leaf::unknown_method(u, |m| {
+                        matches!(
+                            NotificationParams::decode_text(Cow::Borrowed(m), None, Mode::Strict),
+                            Ok(Typed {
+                                value: NotificationParams::Unknown { .. },
+                                ..
+                            })
+                        )
+                    })?,
+                    params: crate::acp::leaf::option(u, crate::acp::leaf::raw)?,
+                })
+            },
+        ]);
+        u.choose(&arms)?(u)
+    }
+}
+
+/// Serializes the params object only (the envelope is written by
+/// the `encode_*` functions).
+impl Serialize for NotificationParams<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Cancel(v) => v.serialize(s),
+            Self::SessionUpdate(v) => v.serialize(s),
+            Self::CompleteElicitation(v) => v.serialize(s),
+            Self::CancelRequest(v) => v.serialize(s),
+            #[cfg(feature = "unstable")]
+            Self::AuthStatusUpdate(v) => v.serialize(s),
+            #[cfg(feature = "unstable")]
+            Self::McpMessage(v) => v.serialize(s),
+            Self::Ext { params, .. } | Self::Unknown { params, .. } => params.serialize(s),
+        }
+    }
+}
+
+impl IntoOwned for NotificationParams<'_> {
+    type Owned = NotificationParams<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        NotificationParams::into_owned(self)
+    }
+}
+
+/// The typed result of a response, by the method of the request it
+/// answers (responses do not name their method: the
+/// [`Tracker`](super::Tracker) remembers it).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+#[allow(clippy::large_enum_variant)]
+pub enum ResponseResult<'a> {
+    /// `initialize`.
+    Initialize(InitializeResponse<'a>),
+    /// `authenticate`.
+    Authenticate(AuthenticateResponse<'a>),
+    /// `logout`.
+    Logout(LogoutResponse<'a>),
+    /// `session/new`.
+    NewSession(NewSessionResponse<'a>),
+    /// `session/load`.
+    LoadSession(LoadSessionResponse<'a>),
+    /// `session/list`.
+    ListSessions(ListSessionsResponse<'a>),
+    /// `session/delete`.
+    DeleteSession(DeleteSessionResponse<'a>),
+    /// `session/resume`.
+    ResumeSession(ResumeSessionResponse<'a>),
+    /// `session/close`.
+    CloseSession(CloseSessionResponse<'a>),
+    /// `session/set_mode`.
+    SetSessionMode(SetSessionModeResponse<'a>),
+    /// `session/set_config_option`.
+    SetSessionConfigOption(SetSessionConfigOptionResponse<'a>),
+    /// `session/set_model`.
+    SetSessionModel(SetSessionModelResponse<'a>),
+    /// `session/prompt`.
+    Prompt(PromptResponse<'a>),
+    /// `session/request_permission`.
+    RequestPermission(RequestPermissionResponse<'a>),
+    /// `fs/read_text_file`.
+    ReadTextFile(ReadTextFileResponse<'a>),
+    /// `fs/write_text_file`.
+    WriteTextFile(WriteTextFileResponse<'a>),
+    /// `terminal/create`.
+    CreateTerminal(CreateTerminalResponse<'a>),
+    /// `terminal/output`.
+    TerminalOutput(TerminalOutputResponse<'a>),
+    /// `terminal/release`.
+    ReleaseTerminal(ReleaseTerminalResponse<'a>),
+    /// `terminal/wait_for_exit`.
+    WaitForTerminalExit(WaitForTerminalExitResponse<'a>),
+    /// `terminal/kill`.
+    KillTerminal(KillTerminalResponse<'a>),
+    /// `elicitation/create`.
+    CreateElicitation(CreateElicitationResponse<'a>),
+    /// `providers/list` (unstable).
+    #[cfg(feature = "unstable")]
+    ListProviders(ListProvidersResponse<'a>),
+    /// `providers/set` (unstable).
+    #[cfg(feature = "unstable")]
+    SetProvider(SetProviderResponse<'a>),
+    /// `providers/disable` (unstable).
+    #[cfg(feature = "unstable")]
+    DisableProvider(DisableProviderResponse<'a>),
+    /// `auth/status` (unstable).
+    #[cfg(feature = "unstable")]
+    AuthStatus(AuthStatusResponse<'a>),
+    /// `session/fork` (unstable).
+    #[cfg(feature = "unstable")]
+    ForkSession(ForkSessionResponse<'a>),
+    /// `session/archive` (unstable).
+    #[cfg(feature = "unstable")]
+    ArchiveSession(ArchiveSessionResponse<'a>),
+    /// `session/unarchive` (unstable).
+    #[cfg(feature = "unstable")]
+    UnarchiveSession(UnarchiveSessionResponse<'a>),
+    /// `session/status` (unstable).
+    #[cfg(feature = "unstable")]
+    SessionStatus(SessionStatusResponse<'a>),
+    /// `session/options` (unstable).
+    #[cfg(feature = "unstable")]
+    SessionOptions(SessionOptionsResponse<'a>),
+    /// `session/set_title` (unstable).
+    #[cfg(feature = "unstable")]
+    SetSessionTitle(SetSessionTitleResponse<'a>),
+    /// `mcp/message` (unstable).
+    #[cfg(feature = "unstable")]
+    McpMessage(MessageMcpResponse<'a>),
+    /// The result of an extension or unknown method, as sent.
+    Other(RawJson<'a>),
+}
+
+impl<'a> ResponseResult<'a> {
+    /// Decodes `raw` as the result of `method`.
+    pub(crate) fn decode(
+        method: &str,
+        raw: &'a RawJson<'_>,
+        mode: Mode,
+    ) -> Result<Typed<'a, Self>, MessageError> {
+        Self::decode_text(method, raw.get(), mode)
+    }
+
+    /// Decodes `text` (one valid JSON value) as the result of
+    /// `method`, borrowing from it.
+    pub(crate) fn decode_text(
+        method: &str,
+        text: &'a str,
+        mode: Mode,
+    ) -> Result<Typed<'a, Self>, MessageError> {
+        Ok(match method {
+            names::INITIALIZE => decode_text(text, mode)
+                .map_err(|why| MessageError::InvalidResult {
+                    method: names::INITIALIZE,
+                    error: serde::de::Error::custom(why.reason()),
+                })?
+                .map(Self::Initialize),
+            names::AUTHENTICATE => decode_text(text, mode)
+                .map_err(|why| MessageError::InvalidResult {
+                    method: names::AUTHENTICATE,
+                    error: serde::de::Error::custom(why.reason()),
+                })?
+                .map(Self::Authenticate),
+            names::LOGOUT => decode_text(text, mode)
+                .map_err(|why| MessageError::InvalidResult {
+                    method: names::LOGOUT,
+                    error: serde::de::Error::custom(why.reason()),
+                })?
+                .map(Self::Logout),
+            names::SESSION_NEW => decode_text(text, mode)
+                .map_err(|why| MessageError::InvalidResult {
+                    method: names::SESSION_NEW,
+                    error: serde::de::Error::custom(why.reason()),
+                })?
+                .map(Self::NewSession),
+            names::SESSION_LOAD => decode_text(text, mode)
+                .map_err(|why| MessageError::InvalidResult {
+                    method: names::SESSION_LOAD,
+                    error: serde::de::Error::custom(why.reason()),
+                })?
+                .map(Self::LoadSession),
+            names::SESSION_LIST => decode_text(text, mode)
+                .map_err(|why| MessageError::InvalidResult {
+                    method: names::SESSION_LIST,
+                    error: serde::de::Error::custom(why.reason()),
+                })?
+                .map(Self::ListSessions),
+            names::SESSION_DELETE => decode_text(text, mode)
+                .map_err(|why| MessageError::InvalidResult {
+                    method: names::SESSION_DELETE,
+                    error: serde::de::Error::custom(why.reason()),
+                })?
+                .map(Self::DeleteSession),
+            names::SESSION_RESUME => decode_text(text, mode)
+                .map_err(|why| MessageError::InvalidResult {
+                    method: names::SESSION_RESUME,
+                    error: serde::de::Error::custom(why.reason()),
+                })?
+                .map(Self::ResumeSession),
+            names::SESSION_CLOSE => decode_text(text, mode)
+                .map_err(|why| MessageError::InvalidResult {
+                    method: names::SESSION_CLOSE,
+                    error: serde::de::Error::custom(why.reason()),
+                })?
+                .map(Self::CloseSession),
+            names::SESSION_SET_MODE => decode_text(text, mode)
+                .map_err(|why| MessageError::InvalidResult {
+                    method: names::SESSION_SET_MODE,
+                    error: serde::de::Error::custom(why.reason()),
+                })?
+                .map(Self::SetSessionMode),
+            names::SESSION_SET_CONFIG_OPTION => decode_text(text, mode)
+                .map_err(|why| MessageError::InvalidResult {
+                    method: names::SESSION_SET_CONFIG_OPTION,
+                    error: serde::de::Error::custom(why.reason()),
+                })?
+                .map(Self::SetSessionConfigOption),
+            names::SESSION_SET_MODEL => decode_text(text, mode)
+                .map_err(|why| MessageError::InvalidResult {
+                    method: names::SESSION_SET_MODEL,
+                    error: serde::de::Error::custom(why.reason()),
+                })?
+                .map(Self::SetSessionModel),
+            names::SESSION_PROMPT => decode_text(text, mode)
+                .map_err(|why| MessageError::InvalidResult {
+                    method: names::SESSION_PROMPT,
+                    error: serde::de::Error::custom(why.reason()),
+                })?
+                .map(Self::Prompt),
+            names::SESSION_REQUEST_PERMISSION => decode_text(text, mode)
+                .map_err(|why| MessageError::InvalidResult {
+                    method: names::SESSION_REQUEST_PERMISSION,
+                    error: serde::de::Error::custom(why.reason()),
+                })?
+                .map(Self::RequestPermission),
+            names::FS_READ_TEXT_FILE => decode_text(text, mode)
+                .map_err(|why| MessageError::InvalidResult {
+                    method: names::FS_READ_TEXT_FILE,
+                    error: serde::de::Error::custom(why.reason()),
+                })?
+                .map(Self::ReadTextFile),
+            names::FS_WRITE_TEXT_FILE => decode_text(text, mode)
+                .map_err(|why| MessageError::InvalidResult {
+                    method: names::FS_WRITE_TEXT_FILE,
+                    error: serde::de::Error::custom(why.reason()),
+                })?
+                .map(Self::WriteTextFile),
+            names::TERMINAL_CREATE => decode_text(text, mode)
+                .map_err(|why| MessageError::InvalidResult {
+                    method: names::TERMINAL_CREATE,
+                    error: serde::de::Error::custom(why.reason()),
+                })?
+                .map(Self::CreateTerminal),
+            names::TERMINAL_OUTPUT => decode_text(text, mode)
+                .map_err(|why| MessageError::InvalidResult {
+                    method: names::TERMINAL_OUTPUT,
+                    error: serde::de::Error::custom(why.reason()),
+                })?
+                .map(Self::TerminalOutput),
+            names::TERMINAL_RELEASE => decode_text(text, mode)
+                .map_err(|why| MessageError::InvalidResult {
+                    method: names::TERMINAL_RELEASE,
+                    error: serde::de::Error::custom(why.reason()),
+                })?
+                .map(Self::ReleaseTerminal),
+            names::TERMINAL_WAIT_FOR_EXIT => decode_text(text, mode)
+                .map_err(|why| MessageError::InvalidResult {
+                    method: names::TERMINAL_WAIT_FOR_EXIT,
+                    error: serde::de::Error::custom(why.reason()),
+                })?
+                .map(Self::WaitForTerminalExit),
+            names::TERMINAL_KILL => decode_text(text, mode)
+                .map_err(|why| MessageError::InvalidResult {
+                    method: names::TERMINAL_KILL,
+                    error: serde::de::Error::custom(why.reason()),
+                })?
+                .map(Self::KillTerminal),
+            names::ELICITATION_CREATE => decode_text(text, mode)
+                .map_err(|why| MessageError::InvalidResult {
+                    method: names::ELICITATION_CREATE,
+                    error: serde::de::Error::custom(why.reason()),
+                })?
+                .map(Self::CreateElicitation),
+            #[cfg(feature = "unstable")]
+            names::PROVIDERS_LIST => decode_text(text, mode)
+                .map_err(|why| MessageError::InvalidResult {
+                    method: names::PROVIDERS_LIST,
+                    error: serde::de::Error::custom(why.reason()),
+                })?
+                .map(Self::ListProviders),
+            #[cfg(feature = "unstable")]
+            names::PROVIDERS_SET => decode_text(text, mode)
+                .map_err(|why| MessageError::InvalidResult {
+                    method: names::PROVIDERS_SET,
+                    error: serde::de::Error::custom(why.reason()),
+                })?
+                .map(Self::SetProvider),
+            #[cfg(feature = "unstable")]
+            names::PROVIDERS_DISABLE => decode_text(text, mode)
+                .map_err(|why| MessageError::InvalidResult {
+                    method: names::PROVIDERS_DISABLE,
+                    error: serde::de::Error::custom(why.reason()),
+                })?
+                .map(Self::DisableProvider),
+            #[cfg(feature = "unstable")]
+            names::AUTH_STATUS => decode_text(text, mode)
+                .map_err(|why| MessageError::InvalidResult {
+                    method: names::AUTH_STATUS,
+                    error: serde::de::Error::custom(why.reason()),
+                })?
+                .map(Self::AuthStatus),
+            #[cfg(feature = "unstable")]
+            names::SESSION_FORK => decode_text(text, mode)
+                .map_err(|why| MessageError::InvalidResult {
+                    method: names::SESSION_FORK,
+                    error: serde::de::Error::custom(why.reason()),
+                })?
+                .map(Self::ForkSession),
+            #[cfg(feature = "unstable")]
+            names::SESSION_ARCHIVE => decode_text(text, mode)
+                .map_err(|why| MessageError::InvalidResult {
+                    method: names::SESSION_ARCHIVE,
+                    error: serde::de::Error::custom(why.reason()),
+                })?
+                .map(Self::ArchiveSession),
+            #[cfg(feature = "unstable")]
+            names::SESSION_UNARCHIVE => decode_text(text, mode)
+                .map_err(|why| MessageError::InvalidResult {
+                    method: names::SESSION_UNARCHIVE,
+                    error: serde::de::Error::custom(why.reason()),
+                })?
+                .map(Self::UnarchiveSession),
+            #[cfg(feature = "unstable")]
+            names::SESSION_STATUS => decode_text(text, mode)
+                .map_err(|why| MessageError::InvalidResult {
+                    method: names::SESSION_STATUS,
+                    error: serde::de::Error::custom(why.reason()),
+                })?
+                .map(Self::SessionStatus),
+            #[cfg(feature = "unstable")]
+            names::SESSION_OPTIONS => decode_text(text, mode)
+                .map_err(|why| MessageError::InvalidResult {
+                    method: names::SESSION_OPTIONS,
+                    error: serde::de::Error::custom(why.reason()),
+                })?
+                .map(Self::SessionOptions),
+            #[cfg(feature = "unstable")]
+            names::SESSION_SET_TITLE => decode_text(text, mode)
+                .map_err(|why| MessageError::InvalidResult {
+                    method: names::SESSION_SET_TITLE,
+                    error: serde::de::Error::custom(why.reason()),
+                })?
+                .map(Self::SetSessionTitle),
+            #[cfg(feature = "unstable")]
+            names::MCP_MESSAGE => decode_text(text, mode)
+                .map_err(|why| MessageError::InvalidResult {
+                    method: names::MCP_MESSAGE,
+                    error: serde::de::Error::custom(why.reason()),
+                })?
+                .map(Self::McpMessage),
+            _ => Typed::clean(Self::Other(RawJson::from_validated(text))),
+        })
+    }
+
+    /// A placeholder, overwritten by [`decode_known`](Self::decode_known).
+    pub(crate) fn blank() -> Self {
+        Self::Other(RawJson::from_validated("null"))
+    }
+
+    /// Decodes the params or result of `method` at the reader's
+    /// position, in the pass over a whole line, when this version types
+    /// them: `slot` is asked for the place they go, the variant is set
+    /// there and its value read into it, never moved. `None`, and
+    /// `slot` never called, for a method this version does not type.
+    /// After an error the slot holds part of a value.
+    pub(crate) fn decode_known<'s>(
+        method: &str,
+        r: &mut Reader<'a>,
+        cx: &mut Cx<'a>,
+        slot: impl FnOnce() -> &'s mut Self,
+    ) -> Option<Result<(), Fail>>
+    where
+        'a: 's,
+    {
+        match method {
+            names::INITIALIZE => {
+                let out = slot();
+                *out = Self::Initialize(Decode::blank());
+                let Self::Initialize(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(Decode::decode_in(r, cx, v))
+            }
+            names::AUTHENTICATE => {
+                let out = slot();
+                *out = Self::Authenticate(Decode::blank());
+                let Self::Authenticate(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(Decode::decode_in(r, cx, v))
+            }
+            names::LOGOUT => {
+                let out = slot();
+                *out = Self::Logout(Decode::blank());
+                let Self::Logout(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(Decode::decode_in(r, cx, v))
+            }
+            names::SESSION_NEW => {
+                let out = slot();
+                *out = Self::NewSession(Decode::blank());
+                let Self::NewSession(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(Decode::decode_in(r, cx, v))
+            }
+            names::SESSION_LOAD => {
+                let out = slot();
+                *out = Self::LoadSession(Decode::blank());
+                let Self::LoadSession(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(Decode::decode_in(r, cx, v))
+            }
+            names::SESSION_LIST => {
+                let out = slot();
+                *out = Self::ListSessions(Decode::blank());
+                let Self::ListSessions(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(Decode::decode_in(r, cx, v))
+            }
+            names::SESSION_DELETE => {
+                let out = slot();
+                *out = Self::DeleteSession(Decode::blank());
+                let Self::DeleteSession(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(Decode::decode_in(r, cx, v))
+            }
+            names::SESSION_RESUME => {
+                let out = slot();
+                *out = Self::ResumeSession(Decode::blank());
+                let Self::ResumeSession(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(Decode::decode_in(r, cx, v))
+            }
+            names::SESSION_CLOSE => {
+                let out = slot();
+                *out = Self::CloseSession(Decode::blank());
+                let Self::CloseSession(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(Decode::decode_in(r, cx, v))
+            }
+            names::SESSION_SET_MODE => {
+                let out = slot();
+                *out = Self::SetSessionMode(Decode::blank());
+                let Self::SetSessionMode(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(Decode::decode_in(r, cx, v))
+            }
+            names::SESSION_SET_CONFIG_OPTION => {
+                let out = slot();
+                *out = Self::SetSessionConfigOption(Decode::blank());
+                let Self::SetSessionConfigOption(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(Decode::decode_in(r, cx, v))
+            }
+            names::SESSION_SET_MODEL => {
+                let out = slot();
+                *out = Self::SetSessionModel(Decode::blank());
+                let Self::SetSessionModel(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(Decode::decode_in(r, cx, v))
+            }
+            names::SESSION_PROMPT => {
+                let out = slot();
+                *out = Self::Prompt(Decode::blank());
+                let Self::Prompt(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(Decode::decode_in(r, cx, v))
+            }
+            names::SESSION_REQUEST_PERMISSION => {
+                let out = slot();
+                *out = Self::RequestPermission(Decode::blank());
+                let Self::RequestPermission(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(Decode::decode_in(r, cx, v))
+            }
+            names::FS_READ_TEXT_FILE => {
+                let out = slot();
+                *out = Self::ReadTextFile(Decode::blank());
+                let Self::ReadTextFile(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(Decode::decode_in(r, cx, v))
+            }
+            names::FS_WRITE_TEXT_FILE => {
+                let out = slot();
+                *out = Self::WriteTextFile(Decode::blank());
+                let Self::WriteTextFile(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(Decode::decode_in(r, cx, v))
+            }
+            names::TERMINAL_CREATE => {
+                let out = slot();
+                *out = Self::CreateTerminal(Decode::blank());
+                let Self::CreateTerminal(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(Decode::decode_in(r, cx, v))
+            }
+            names::TERMINAL_OUTPUT => {
+                let out = slot();
+                *out = Self::TerminalOutput(Decode::blank());
+                let Self::TerminalOutput(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(Decode::decode_in(r, cx, v))
+            }
+            names::TERMINAL_RELEASE => {
+                let out = slot();
+                *out = Self::ReleaseTerminal(Decode::blank());
+                let Self::ReleaseTerminal(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(Decode::decode_in(r, cx, v))
+            }
+            names::TERMINAL_WAIT_FOR_EXIT => {
+                let out = slot();
+                *out = Self::WaitForTerminalExit(Decode::blank());
+                let Self::WaitForTerminalExit(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(Decode::decode_in(r, cx, v))
+            }
+            names::TERMINAL_KILL => {
+                let out = slot();
+                *out = Self::KillTerminal(Decode::blank());
+                let Self::KillTerminal(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(Decode::decode_in(r, cx, v))
+            }
+            names::ELICITATION_CREATE => {
+                let out = slot();
+                *out = Self::CreateElicitation(Decode::blank());
+                let Self::CreateElicitation(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(Decode::decode_in(r, cx, v))
+            }
+            #[cfg(feature = "unstable")]
+            names::PROVIDERS_LIST => {
+                let out = slot();
+                *out = Self::ListProviders(Decode::blank());
+                let Self::ListProviders(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(Decode::decode_in(r, cx, v))
+            }
+            #[cfg(feature = "unstable")]
+            names::PROVIDERS_SET => {
+                let out = slot();
+                *out = Self::SetProvider(Decode::blank());
+                let Self::SetProvider(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(Decode::decode_in(r, cx, v))
+            }
+            #[cfg(feature = "unstable")]
+            names::PROVIDERS_DISABLE => {
+                let out = slot();
+                *out = Self::DisableProvider(Decode::blank());
+                let Self::DisableProvider(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(Decode::decode_in(r, cx, v))
+            }
+            #[cfg(feature = "unstable")]
+            names::AUTH_STATUS => {
+                let out = slot();
+                *out = Self::AuthStatus(Decode::blank());
+                let Self::AuthStatus(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(Decode::decode_in(r, cx, v))
+            }
+            #[cfg(feature = "unstable")]
+            names::SESSION_FORK => {
+                let out = slot();
+                *out = Self::ForkSession(Decode::blank());
+                let Self::ForkSession(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(Decode::decode_in(r, cx, v))
+            }
+            #[cfg(feature = "unstable")]
+            names::SESSION_ARCHIVE => {
+                let out = slot();
+                *out = Self::ArchiveSession(Decode::blank());
+                let Self::ArchiveSession(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(Decode::decode_in(r, cx, v))
+            }
+            #[cfg(feature = "unstable")]
+            names::SESSION_UNARCHIVE => {
+                let out = slot();
+                *out = Self::UnarchiveSession(Decode::blank());
+                let Self::UnarchiveSession(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(Decode::decode_in(r, cx, v))
+            }
+            #[cfg(feature = "unstable")]
+            names::SESSION_STATUS => {
+                let out = slot();
+                *out = Self::SessionStatus(Decode::blank());
+                let Self::SessionStatus(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(Decode::decode_in(r, cx, v))
+            }
+            #[cfg(feature = "unstable")]
+            names::SESSION_OPTIONS => {
+                let out = slot();
+                *out = Self::SessionOptions(Decode::blank());
+                let Self::SessionOptions(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(Decode::decode_in(r, cx, v))
+            }
+            #[cfg(feature = "unstable")]
+            names::SESSION_SET_TITLE => {
+                let out = slot();
+                *out = Self::SetSessionTitle(Decode::blank());
+                let Self::SetSessionTitle(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(Decode::decode_in(r, cx, v))
+            }
+            #[cfg(feature = "unstable")]
+            names::MCP_MESSAGE => {
+                let out = slot();
+                *out = Self::McpMessage(Decode::blank());
+                let Self::McpMessage(v) = out else {
+                    unreachable!("the variant was set just above")
+                };
+                Some(Decode::decode_in(r, cx, v))
+            }
+            _ => None,
+        }
+    }
+
+    /// The method whose result this is (`None` for
+    /// [`Other`](Self::Other), the result of a method this version
+    /// does not know).
+    pub fn method(&self) -> Option<&'static str> {
+        match self {
+            Self::Initialize(_) => Some(names::INITIALIZE),
+            Self::Authenticate(_) => Some(names::AUTHENTICATE),
+            Self::Logout(_) => Some(names::LOGOUT),
+            Self::NewSession(_) => Some(names::SESSION_NEW),
+            Self::LoadSession(_) => Some(names::SESSION_LOAD),
+            Self::ListSessions(_) => Some(names::SESSION_LIST),
+            Self::DeleteSession(_) => Some(names::SESSION_DELETE),
+            Self::ResumeSession(_) => Some(names::SESSION_RESUME),
+            Self::CloseSession(_) => Some(names::SESSION_CLOSE),
+            Self::SetSessionMode(_) => Some(names::SESSION_SET_MODE),
+            Self::SetSessionConfigOption(_) => Some(names::SESSION_SET_CONFIG_OPTION),
+            Self::SetSessionModel(_) => Some(names::SESSION_SET_MODEL),
+            Self::Prompt(_) => Some(names::SESSION_PROMPT),
+            Self::RequestPermission(_) => Some(names::SESSION_REQUEST_PERMISSION),
+            Self::ReadTextFile(_) => Some(names::FS_READ_TEXT_FILE),
+            Self::WriteTextFile(_) => Some(names::FS_WRITE_TEXT_FILE),
+            Self::CreateTerminal(_) => Some(names::TERMINAL_CREATE),
+            Self::TerminalOutput(_) => Some(names::TERMINAL_OUTPUT),
+            Self::ReleaseTerminal(_) => Some(names::TERMINAL_RELEASE),
+            Self::WaitForTerminalExit(_) => Some(names::TERMINAL_WAIT_FOR_EXIT),
+            Self::KillTerminal(_) => Some(names::TERMINAL_KILL),
+            Self::CreateElicitation(_) => Some(names::ELICITATION_CREATE),
+            #[cfg(feature = "unstable")]
+            Self::ListProviders(_) => Some(names::PROVIDERS_LIST),
+            #[cfg(feature = "unstable")]
+            Self::SetProvider(_) => Some(names::PROVIDERS_SET),
+            #[cfg(feature = "unstable")]
+            Self::DisableProvider(_) => Some(names::PROVIDERS_DISABLE),
+            #[cfg(feature = "unstable")]
+            Self::AuthStatus(_) => Some(names::AUTH_STATUS),
+            #[cfg(feature = "unstable")]
+            Self::ForkSession(_) => Some(names::SESSION_FORK),
+            #[cfg(feature = "unstable")]
+            Self::ArchiveSession(_) => Some(names::SESSION_ARCHIVE),
+            #[cfg(feature = "unstable")]
+            Self::UnarchiveSession(_) => Some(names::SESSION_UNARCHIVE),
+            #[cfg(feature = "unstable")]
+            Self::SessionStatus(_) => Some(names::SESSION_STATUS),
+            #[cfg(feature = "unstable")]
+            Self::SessionOptions(_) => Some(names::SESSION_OPTIONS),
+            #[cfg(feature = "unstable")]
+            Self::SetSessionTitle(_) => Some(names::SESSION_SET_TITLE),
+            #[cfg(feature = "unstable")]
+            Self::McpMessage(_) => Some(names::MCP_MESSAGE),
+            Self::Other(_) => None,
+        }
+    }
+
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> ResponseResult<'static> {
+        match self {
+            Self::Initialize(v) => ResponseResult::Initialize(v.into_owned()),
+            Self::Authenticate(v) => ResponseResult::Authenticate(v.into_owned()),
+            Self::Logout(v) => ResponseResult::Logout(v.into_owned()),
+            Self::NewSession(v) => ResponseResult::NewSession(v.into_owned()),
+            Self::LoadSession(v) => ResponseResult::LoadSession(v.into_owned()),
+            Self::ListSessions(v) => ResponseResult::ListSessions(v.into_owned()),
+            Self::DeleteSession(v) => ResponseResult::DeleteSession(v.into_owned()),
+            Self::ResumeSession(v) => ResponseResult::ResumeSession(v.into_owned()),
+            Self::CloseSession(v) => ResponseResult::CloseSession(v.into_owned()),
+            Self::SetSessionMode(v) => ResponseResult::SetSessionMode(v.into_owned()),
+            Self::SetSessionConfigOption(v) => {
+                ResponseResult::SetSessionConfigOption(v.into_owned())
+            }
+            Self::SetSessionModel(v) => ResponseResult::SetSessionModel(v.into_owned()),
+            Self::Prompt(v) => ResponseResult::Prompt(v.into_owned()),
+            Self::RequestPermission(v) => ResponseResult::RequestPermission(v.into_owned()),
+            Self::ReadTextFile(v) => ResponseResult::ReadTextFile(v.into_owned()),
+            Self::WriteTextFile(v) => ResponseResult::WriteTextFile(v.into_owned()),
+            Self::CreateTerminal(v) => ResponseResult::CreateTerminal(v.into_owned()),
+            Self::TerminalOutput(v) => ResponseResult::TerminalOutput(v.into_owned()),
+            Self::ReleaseTerminal(v) => ResponseResult::ReleaseTerminal(v.into_owned()),
+            Self::WaitForTerminalExit(v) => ResponseResult::WaitForTerminalExit(v.into_owned()),
+            Self::KillTerminal(v) => ResponseResult::KillTerminal(v.into_owned()),
+            Self::CreateElicitation(v) => ResponseResult::CreateElicitation(v.into_owned()),
+            #[cfg(feature = "unstable")]
+            Self::ListProviders(v) => ResponseResult::ListProviders(v.into_owned()),
+            #[cfg(feature = "unstable")]
+            Self::SetProvider(v) => ResponseResult::SetProvider(v.into_owned()),
+            #[cfg(feature = "unstable")]
+            Self::DisableProvider(v) => ResponseResult::DisableProvider(v.into_owned()),
+            #[cfg(feature = "unstable")]
+            Self::AuthStatus(v) => ResponseResult::AuthStatus(v.into_owned()),
+            #[cfg(feature = "unstable")]
+            Self::ForkSession(v) => ResponseResult::ForkSession(v.into_owned()),
+            #[cfg(feature = "unstable")]
+            Self::ArchiveSession(v) => ResponseResult::ArchiveSession(v.into_owned()),
+            #[cfg(feature = "unstable")]
+            Self::UnarchiveSession(v) => ResponseResult::UnarchiveSession(v.into_owned()),
+            #[cfg(feature = "unstable")]
+            Self::SessionStatus(v) => ResponseResult::SessionStatus(v.into_owned()),
+            #[cfg(feature = "unstable")]
+            Self::SessionOptions(v) => ResponseResult::SessionOptions(v.into_owned()),
+            #[cfg(feature = "unstable")]
+            Self::SetSessionTitle(v) => ResponseResult::SetSessionTitle(v.into_owned()),
+            #[cfg(feature = "unstable")]
+            Self::McpMessage(v) => ResponseResult::McpMessage(v.into_owned()),
+            Self::Other(v) => ResponseResult::Other(v.into_owned()),
+        }
+    }
+}
+
+/// The result of any known method, decoding back to an equal value
+/// for [`method`](ResponseResult::method), or any JSON as
+/// [`Other`](ResponseResult::Other).
+#[cfg(feature = "arbitrary")]
+impl<'u> ::arbitrary::Arbitrary<'u> for ResponseResult<'static> {
+    #[allow(clippy::vec_init_then_push)]
+    fn arbitrary(u: &mut ::arbitrary::Unstructured<'u>) -> ::arbitrary::Result<Self> {
+        type Make<'u> =
+            fn(&mut ::arbitrary::Unstructured<'u>) -> ::arbitrary::Result<ResponseResult<'static>>;
+        // Pushed one by one: a variant may be behind feature `unstable`.
+        let mut arms: alloc::vec::Vec<Make<'u>> = alloc::vec::Vec::new();
+        arms.push(|u| Ok(ResponseResult::Initialize(u.arbitrary()?)));
+        arms.push(|u| Ok(ResponseResult::Authenticate(u.arbitrary()?)));
+        arms.push(|u| Ok(ResponseResult::Logout(u.arbitrary()?)));
+        arms.push(|u| Ok(ResponseResult::NewSession(u.arbitrary()?)));
+        arms.push(|u| Ok(ResponseResult::LoadSession(u.arbitrary()?)));
+        arms.push(|u| Ok(ResponseResult::ListSessions(u.arbitrary()?)));
+        arms.push(|u| Ok(ResponseResult::DeleteSession(u.arbitrary()?)));
+        arms.push(|u| Ok(ResponseResult::ResumeSession(u.arbitrary()?)));
+        arms.push(|u| Ok(ResponseResult::CloseSession(u.arbitrary()?)));
+        arms.push(|u| Ok(ResponseResult::SetSessionMode(u.arbitrary()?)));
+        arms.push(|u| Ok(ResponseResult::SetSessionConfigOption(u.arbitrary()?)));
+        arms.push(|u| Ok(ResponseResult::SetSessionModel(u.arbitrary()?)));
+        arms.push(|u| Ok(ResponseResult::Prompt(u.arbitrary()?)));
+        arms.push(|u| Ok(ResponseResult::RequestPermission(u.arbitrary()?)));
+        arms.push(|u| Ok(ResponseResult::ReadTextFile(u.arbitrary()?)));
+        arms.push(|u| Ok(ResponseResult::WriteTextFile(u.arbitrary()?)));
+        arms.push(|u| Ok(ResponseResult::CreateTerminal(u.arbitrary()?)));
+        arms.push(|u| Ok(ResponseResult::TerminalOutput(u.arbitrary()?)));
+        arms.push(|u| Ok(ResponseResult::ReleaseTerminal(u.arbitrary()?)));
+        arms.push(|u| Ok(ResponseResult::WaitForTerminalExit(u.arbitrary()?)));
+        arms.push(|u| Ok(ResponseResult::KillTerminal(u.arbitrary()?)));
+        arms.push(|u| Ok(ResponseResult::CreateElicitation(u.arbitrary()?)));
         #[cfg(feature = "unstable")]
-        DisableProvider(DisableProviderResponse) = PROVIDERS_DISABLE,
-        /// `auth/status` (unstable).
+        arms.push(|u| Ok(ResponseResult::ListProviders(u.arbitrary()?)));
         #[cfg(feature = "unstable")]
-        AuthStatus(AuthStatusResponse) = AUTH_STATUS,
-        /// `session/fork` (unstable).
+        arms.push(|u| Ok(ResponseResult::SetProvider(u.arbitrary()?)));
         #[cfg(feature = "unstable")]
-        ForkSession(ForkSessionResponse) = SESSION_FORK,
-        /// `session/archive` (unstable).
+        arms.push(|u| Ok(ResponseResult::DisableProvider(u.arbitrary()?)));
         #[cfg(feature = "unstable")]
-        ArchiveSession(ArchiveSessionResponse) = SESSION_ARCHIVE,
-        /// `session/unarchive` (unstable).
+        arms.push(|u| Ok(ResponseResult::AuthStatus(u.arbitrary()?)));
         #[cfg(feature = "unstable")]
-        UnarchiveSession(UnarchiveSessionResponse) = SESSION_UNARCHIVE,
-        /// `session/status` (unstable).
+        arms.push(|u| Ok(ResponseResult::ForkSession(u.arbitrary()?)));
         #[cfg(feature = "unstable")]
-        SessionStatus(SessionStatusResponse) = SESSION_STATUS,
-        /// `session/options` (unstable).
+        arms.push(|u| Ok(ResponseResult::ArchiveSession(u.arbitrary()?)));
         #[cfg(feature = "unstable")]
-        SessionOptions(SessionOptionsResponse) = SESSION_OPTIONS,
-        /// `session/set_title` (unstable).
+        arms.push(|u| Ok(ResponseResult::UnarchiveSession(u.arbitrary()?)));
         #[cfg(feature = "unstable")]
-        SetSessionTitle(SetSessionTitleResponse) = SESSION_SET_TITLE,
-        /// `mcp/message` (unstable).
+        arms.push(|u| Ok(ResponseResult::SessionStatus(u.arbitrary()?)));
         #[cfg(feature = "unstable")]
-        McpMessage(MessageMcpResponse) = MCP_MESSAGE,
+        arms.push(|u| Ok(ResponseResult::SessionOptions(u.arbitrary()?)));
+        #[cfg(feature = "unstable")]
+        arms.push(|u| Ok(ResponseResult::SetSessionTitle(u.arbitrary()?)));
+        #[cfg(feature = "unstable")]
+        arms.push(|u| Ok(ResponseResult::McpMessage(u.arbitrary()?)));
+        arms.push(|u| Ok(ResponseResult::Other(crate::acp::leaf::raw(u)?)));
+        u.choose(&arms)?(u)
+    }
+}
+
+/// Serializes the result object only.
+impl Serialize for ResponseResult<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Initialize(v) => v.serialize(s),
+            Self::Authenticate(v) => v.serialize(s),
+            Self::Logout(v) => v.serialize(s),
+            Self::NewSession(v) => v.serialize(s),
+            Self::LoadSession(v) => v.serialize(s),
+            Self::ListSessions(v) => v.serialize(s),
+            Self::DeleteSession(v) => v.serialize(s),
+            Self::ResumeSession(v) => v.serialize(s),
+            Self::CloseSession(v) => v.serialize(s),
+            Self::SetSessionMode(v) => v.serialize(s),
+            Self::SetSessionConfigOption(v) => v.serialize(s),
+            Self::SetSessionModel(v) => v.serialize(s),
+            Self::Prompt(v) => v.serialize(s),
+            Self::RequestPermission(v) => v.serialize(s),
+            Self::ReadTextFile(v) => v.serialize(s),
+            Self::WriteTextFile(v) => v.serialize(s),
+            Self::CreateTerminal(v) => v.serialize(s),
+            Self::TerminalOutput(v) => v.serialize(s),
+            Self::ReleaseTerminal(v) => v.serialize(s),
+            Self::WaitForTerminalExit(v) => v.serialize(s),
+            Self::KillTerminal(v) => v.serialize(s),
+            Self::CreateElicitation(v) => v.serialize(s),
+            #[cfg(feature = "unstable")]
+            Self::ListProviders(v) => v.serialize(s),
+            #[cfg(feature = "unstable")]
+            Self::SetProvider(v) => v.serialize(s),
+            #[cfg(feature = "unstable")]
+            Self::DisableProvider(v) => v.serialize(s),
+            #[cfg(feature = "unstable")]
+            Self::AuthStatus(v) => v.serialize(s),
+            #[cfg(feature = "unstable")]
+            Self::ForkSession(v) => v.serialize(s),
+            #[cfg(feature = "unstable")]
+            Self::ArchiveSession(v) => v.serialize(s),
+            #[cfg(feature = "unstable")]
+            Self::UnarchiveSession(v) => v.serialize(s),
+            #[cfg(feature = "unstable")]
+            Self::SessionStatus(v) => v.serialize(s),
+            #[cfg(feature = "unstable")]
+            Self::SessionOptions(v) => v.serialize(s),
+            #[cfg(feature = "unstable")]
+            Self::SetSessionTitle(v) => v.serialize(s),
+            #[cfg(feature = "unstable")]
+            Self::McpMessage(v) => v.serialize(s),
+            Self::Other(v) => v.serialize(s),
+        }
+    }
+}
+
+impl IntoOwned for ResponseResult<'_> {
+    type Owned = ResponseResult<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        ResponseResult::into_owned(self)
     }
 }
 

@@ -195,20 +195,9 @@ impl<T: IntoOwned> IntoOwned for Box<T> {
     }
 }
 
-/// `IntoOwned` for a generated type `$name<'a>` through its inherent
-/// `into_owned` (one body per type, written by the type's own macro).
-macro_rules! forward_into_owned {
-    ($name:ident) => {
-        impl $crate::acp::raw::IntoOwned for $name<'_> {
-            type Owned = $name<'static>;
-            fn into_owned(self) -> Self::Owned {
-                $name::into_owned(self)
-            }
-        }
-    };
-}
-pub(crate) use forward_into_owned;
-
+/// `IntoOwned` for types that own everything they hold (the value
+/// itself): the one macro left in `acp`, seven impls of one line, not on
+/// any decoding path.
 macro_rules! copy_into_owned {
     ($($t:ty),*) => {$(
         impl IntoOwned for $t {

@@ -9,22 +9,44 @@
 use alloc::borrow::Cow;
 use alloc::vec::Vec;
 
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
 use super::content::{ContentBlock, MetaOnly};
 use super::id::RequestId;
-use super::raw::RawJson;
-use super::tagged::{tagged_enum, tried_enum, ConfigValue};
-use super::wire::{acp_struct, string_enum};
+use super::raw::{IntoOwned, RawJson};
+use super::read::{Fail, Reader};
+use super::salvage::SalvageKind;
+use super::tagged::{read_tag, ConfigValue, Guess, Tag};
+use super::wire::{self, Cx, Decode, Mode, Object, UnionTag};
 use super::Extra;
+use crate::json::unescape::unquote;
 
-acp_struct! {
-    /// An HTTP header to set when making requests to the MCP server.
-    pub struct HttpHeader<'a> {
-        /// The name of the HTTP header.
-        "name" pub name: Cow<'a, str>,
-        /// The value to set for the HTTP header.
-        "value" pub value: Cow<'a, str>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+/// An HTTP header to set when making requests to the MCP server.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct HttpHeader<'a> {
+    /// The name of the HTTP header.
+    pub name: Cow<'a, str>,
+    /// The value to set for the HTTP header.
+    pub value: Cow<'a, str>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl HttpHeader<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> HttpHeader<'static> {
+        HttpHeader {
+            name: IntoOwned::into_owned(self.name),
+            value: IntoOwned::into_owned(self.value),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -47,15 +69,150 @@ impl<'a> HttpHeader<'a> {
     }
 }
 
-acp_struct! {
-    /// An environment variable to set when launching an MCP server.
-    pub struct EnvVariable<'a> {
-        /// The name of the environment variable.
-        "name" pub name: Cow<'a, str>,
-        /// The value to set for the environment variable.
-        "value" pub value: Cow<'a, str>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for HttpHeader<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        HttpHeader {
+            name: Decode::blank(),
+            value: Decode::blank(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct HttpHeader")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for HttpHeader<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_name = false;
+        let mut seen_value = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "name" => {
+                    if seen_name {
+                        return Err(wire::duplicate("name"));
+                    }
+                    seen_name = true;
+                    wire::read_required(r, cx, "name", &mut out.name)?;
+                }
+                "value" => {
+                    if seen_value {
+                        return Err(wire::duplicate("value"));
+                    }
+                    seen_value = true;
+                    wire::read_required(r, cx, "value", &mut out.value)?;
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_name {
+            return Err(Fail::Missing("name"));
+        }
+        if !seen_value {
+            return Err(Fail::Missing("value"));
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for HttpHeader<'_> {
+    type Owned = HttpHeader<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        HttpHeader::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for HttpHeader<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for HttpHeader<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("name", &self.name)?;
+        map.serialize_entry("value", &self.value)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "name" | "value" => true,
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// An environment variable to set when launching an MCP server.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct EnvVariable<'a> {
+    /// The name of the environment variable.
+    pub name: Cow<'a, str>,
+    /// The value to set for the environment variable.
+    pub value: Cow<'a, str>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl EnvVariable<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> EnvVariable<'static> {
+        EnvVariable {
+            name: IntoOwned::into_owned(self.name),
+            value: IntoOwned::into_owned(self.value),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -78,17 +235,153 @@ impl<'a> EnvVariable<'a> {
     }
 }
 
-acp_struct! {
-    /// HTTP transport configuration for MCP.
-    pub struct McpServerHttp<'a> {
-        /// Human-readable name identifying this MCP server.
-        "name" pub name: Cow<'a, str>,
-        /// URL to the MCP server.
-        "url" pub url: Cow<'a, str>,
-        /// HTTP headers to set when making requests to the MCP server.
-        "headers" pub headers: Vec<HttpHeader<'a>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for EnvVariable<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        EnvVariable {
+            name: Decode::blank(),
+            value: Decode::blank(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct EnvVariable")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for EnvVariable<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_name = false;
+        let mut seen_value = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "name" => {
+                    if seen_name {
+                        return Err(wire::duplicate("name"));
+                    }
+                    seen_name = true;
+                    wire::read_required(r, cx, "name", &mut out.name)?;
+                }
+                "value" => {
+                    if seen_value {
+                        return Err(wire::duplicate("value"));
+                    }
+                    seen_value = true;
+                    wire::read_required(r, cx, "value", &mut out.value)?;
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_name {
+            return Err(Fail::Missing("name"));
+        }
+        if !seen_value {
+            return Err(Fail::Missing("value"));
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for EnvVariable<'_> {
+    type Owned = EnvVariable<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        EnvVariable::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for EnvVariable<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for EnvVariable<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("name", &self.name)?;
+        map.serialize_entry("value", &self.value)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "name" | "value" => true,
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// HTTP transport configuration for MCP.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct McpServerHttp<'a> {
+    /// Human-readable name identifying this MCP server.
+    pub name: Cow<'a, str>,
+    /// URL to the MCP server.
+    pub url: Cow<'a, str>,
+    /// HTTP headers to set when making requests to the MCP server.
+    pub headers: Vec<HttpHeader<'a>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl McpServerHttp<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> McpServerHttp<'static> {
+        McpServerHttp {
+            name: IntoOwned::into_owned(self.name),
+            url: IntoOwned::into_owned(self.url),
+            headers: IntoOwned::into_owned(self.headers),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -116,17 +409,166 @@ impl<'a> McpServerHttp<'a> {
     }
 }
 
-acp_struct! {
-    /// SSE transport configuration for MCP.
-    pub struct McpServerSse<'a> {
-        /// Human-readable name identifying this MCP server.
-        "name" pub name: Cow<'a, str>,
-        /// URL to the MCP server.
-        "url" pub url: Cow<'a, str>,
-        /// HTTP headers to set when making requests to the MCP server.
-        "headers" pub headers: Vec<HttpHeader<'a>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for McpServerHttp<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        McpServerHttp {
+            name: Decode::blank(),
+            url: Decode::blank(),
+            headers: Decode::blank(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct McpServerHttp")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for McpServerHttp<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_name = false;
+        let mut seen_url = false;
+        let mut seen_headers = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "name" => {
+                    if seen_name {
+                        return Err(wire::duplicate("name"));
+                    }
+                    seen_name = true;
+                    wire::read_required(r, cx, "name", &mut out.name)?;
+                }
+                "url" => {
+                    if seen_url {
+                        return Err(wire::duplicate("url"));
+                    }
+                    seen_url = true;
+                    wire::read_required(r, cx, "url", &mut out.url)?;
+                }
+                "headers" => {
+                    if seen_headers {
+                        return Err(wire::duplicate("headers"));
+                    }
+                    seen_headers = true;
+                    wire::read_required(r, cx, "headers", &mut out.headers)?;
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_name {
+            return Err(Fail::Missing("name"));
+        }
+        if !seen_url {
+            return Err(Fail::Missing("url"));
+        }
+        if !seen_headers {
+            return Err(Fail::Missing("headers"));
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for McpServerHttp<'_> {
+    type Owned = McpServerHttp<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        McpServerHttp::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for McpServerHttp<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for McpServerHttp<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("name", &self.name)?;
+        map.serialize_entry("url", &self.url)?;
+        map.serialize_entry("headers", &self.headers)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "name" | "url" | "headers" => true,
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// SSE transport configuration for MCP.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct McpServerSse<'a> {
+    /// Human-readable name identifying this MCP server.
+    pub name: Cow<'a, str>,
+    /// URL to the MCP server.
+    pub url: Cow<'a, str>,
+    /// HTTP headers to set when making requests to the MCP server.
+    pub headers: Vec<HttpHeader<'a>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl McpServerSse<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> McpServerSse<'static> {
+        McpServerSse {
+            name: IntoOwned::into_owned(self.name),
+            url: IntoOwned::into_owned(self.url),
+            headers: IntoOwned::into_owned(self.headers),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -154,19 +596,169 @@ impl<'a> McpServerSse<'a> {
     }
 }
 
-acp_struct! {
-    /// Stdio transport configuration for MCP.
-    pub struct McpServerStdio<'a> {
-        /// Human-readable name identifying this MCP server.
-        "name" pub name: Cow<'a, str>,
-        /// Absolute path to the MCP server executable.
-        "command" pub command: Cow<'a, str>,
-        /// Command-line arguments to pass to the MCP server.
-        "args" pub args: Vec<Cow<'a, str>>,
-        /// Environment variables to set when launching the MCP server.
-        "env" pub env: Vec<EnvVariable<'a>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for McpServerSse<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        McpServerSse {
+            name: Decode::blank(),
+            url: Decode::blank(),
+            headers: Decode::blank(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct McpServerSse")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for McpServerSse<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_name = false;
+        let mut seen_url = false;
+        let mut seen_headers = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "name" => {
+                    if seen_name {
+                        return Err(wire::duplicate("name"));
+                    }
+                    seen_name = true;
+                    wire::read_required(r, cx, "name", &mut out.name)?;
+                }
+                "url" => {
+                    if seen_url {
+                        return Err(wire::duplicate("url"));
+                    }
+                    seen_url = true;
+                    wire::read_required(r, cx, "url", &mut out.url)?;
+                }
+                "headers" => {
+                    if seen_headers {
+                        return Err(wire::duplicate("headers"));
+                    }
+                    seen_headers = true;
+                    wire::read_required(r, cx, "headers", &mut out.headers)?;
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_name {
+            return Err(Fail::Missing("name"));
+        }
+        if !seen_url {
+            return Err(Fail::Missing("url"));
+        }
+        if !seen_headers {
+            return Err(Fail::Missing("headers"));
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for McpServerSse<'_> {
+    type Owned = McpServerSse<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        McpServerSse::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for McpServerSse<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for McpServerSse<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("name", &self.name)?;
+        map.serialize_entry("url", &self.url)?;
+        map.serialize_entry("headers", &self.headers)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "name" | "url" | "headers" => true,
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Stdio transport configuration for MCP.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct McpServerStdio<'a> {
+    /// Human-readable name identifying this MCP server.
+    pub name: Cow<'a, str>,
+    /// Absolute path to the MCP server executable.
+    pub command: Cow<'a, str>,
+    /// Command-line arguments to pass to the MCP server.
+    pub args: Vec<Cow<'a, str>>,
+    /// Environment variables to set when launching the MCP server.
+    pub env: Vec<EnvVariable<'a>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl McpServerStdio<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> McpServerStdio<'static> {
+        McpServerStdio {
+            name: IntoOwned::into_owned(self.name),
+            command: IntoOwned::into_owned(self.command),
+            args: IntoOwned::into_owned(self.args),
+            env: IntoOwned::into_owned(self.env),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -196,38 +788,368 @@ impl<'a> McpServerStdio<'a> {
     }
 }
 
-tagged_enum! {
-    /// Configuration for connecting to an MCP (Model Context Protocol) server.
-    pub enum McpServer tag "type" {
-        /// `type`: `"http"`.
-        Http(McpServerHttp) = "http",
-        /// `type`: `"sse"`.
-        Sse(McpServerSse) = "sse",
-        /// `type`: `"acp"`.
-        #[cfg(feature = "unstable")]
-        Acp(McpServerAcp) = "acp",
-        @absent /// No `type` member.
-        Stdio(McpServerStdio),
+impl<'de: 'a, 'a> Decode<'de> for McpServerStdio<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
     }
-    guess {
-        #[cfg(feature = "unstable")]
-        ("serverId", b'"') => "acp",
+
+    fn blank() -> Self {
+        McpServerStdio {
+            name: Decode::blank(),
+            command: Decode::blank(),
+            args: Decode::blank(),
+            env: Decode::blank(),
+            meta: None,
+            extra: Extra::new(),
+        }
     }
-    same {
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct McpServerStdio")?;
+        Self::members(r, cx, None, true, slot)
     }
 }
 
-acp_struct! {
-    /// A mode the agent can operate in.
-    pub struct SessionMode<'a> {
-        /// Stable identifier used to refer to this protocol object in later messages.
-        "id" pub id: Cow<'a, str>,
-        /// Human-readable name shown for this protocol object.
-        "name" pub name: Cow<'a, str>,
-        /// Optional human-readable details shown with this protocol object (optional).
-        "description" pub description: Option<Cow<'a, str>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Object<'de> for McpServerStdio<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_name = false;
+        let mut seen_command = false;
+        let mut seen_args = false;
+        let mut seen_env = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "name" => {
+                    if seen_name {
+                        return Err(wire::duplicate("name"));
+                    }
+                    seen_name = true;
+                    wire::read_required(r, cx, "name", &mut out.name)?;
+                }
+                "command" => {
+                    if seen_command {
+                        return Err(wire::duplicate("command"));
+                    }
+                    seen_command = true;
+                    wire::read_required(r, cx, "command", &mut out.command)?;
+                }
+                "args" => {
+                    if seen_args {
+                        return Err(wire::duplicate("args"));
+                    }
+                    seen_args = true;
+                    wire::read_required(r, cx, "args", &mut out.args)?;
+                }
+                "env" => {
+                    if seen_env {
+                        return Err(wire::duplicate("env"));
+                    }
+                    seen_env = true;
+                    wire::read_required(r, cx, "env", &mut out.env)?;
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_name {
+            return Err(Fail::Missing("name"));
+        }
+        if !seen_command {
+            return Err(Fail::Missing("command"));
+        }
+        if !seen_args {
+            return Err(Fail::Missing("args"));
+        }
+        if !seen_env {
+            return Err(Fail::Missing("env"));
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for McpServerStdio<'_> {
+    type Owned = McpServerStdio<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        McpServerStdio::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for McpServerStdio<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for McpServerStdio<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("name", &self.name)?;
+        map.serialize_entry("command", &self.command)?;
+        map.serialize_entry("args", &self.args)?;
+        map.serialize_entry("env", &self.env)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "name" | "command" | "args" | "env" => true,
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Configuration for connecting to an MCP (Model Context Protocol) server.
+///
+/// Unknown tags decode to `Unknown`, which keeps the object's raw
+/// JSON and re-encodes it byte for byte.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type")]
+#[non_exhaustive]
+// Decoded in place and matched at once (as the method enums): boxing
+// a big variant would cost an allocation for nothing.
+#[allow(clippy::large_enum_variant)]
+pub enum McpServer<'a> {
+    /// `type`: `"http"`.
+    #[serde(rename = "http")]
+    Http(McpServerHttp<'a>),
+    /// `type`: `"sse"`.
+    #[serde(rename = "sse")]
+    Sse(McpServerSse<'a>),
+    /// `type`: `"acp"`.
+    #[cfg(feature = "unstable")]
+    #[serde(rename = "acp")]
+    Acp(McpServerAcp<'a>),
+    /// No `type` member.
+    #[serde(untagged)]
+    Stdio(McpServerStdio<'a>),
+    /// A variant this version does not know: the whole object as sent.
+    #[serde(untagged)]
+    Unknown(RawJson<'a>),
+}
+
+impl McpServer<'_> {
+    /// The variant that the first member, `key` with a value of
+    /// shape `shape`, tells when the tag is not first (see
+    /// [`Guess`](crate::acp::tagged::Guess)).
+    #[allow(clippy::match_single_binding)]
+    fn guess(key: &str, shape: u8) -> Option<&'static str> {
+        match (key, shape) {
+            #[cfg(feature = "unstable")]
+            ("serverId", b'"') => Some("acp"),
+            _ => None,
+        }
+    }
+
+    /// Whether `raw`, the tag met among the members of the guessed
+    /// variant in `slot`, names it or a variant of the same type
+    /// (which `slot` then becomes).
+    fn told(slot: &mut Self, raw: Option<&str>) -> bool {
+        let Some(told) = raw.and_then(|raw| unquote::<serde_json::Error>(raw).ok()) else {
+            return false;
+        };
+        if slot.tag() == Some(&*told) {
+            return true;
+        }
+        false
+    }
+}
+
+/// The tag, then the variant's members in the same pass. Leniently,
+/// a known variant whose body does not fit (but has every required
+/// member) is kept as `Unknown` and reported.
+impl<'de: 'a, 'a> Decode<'de> for McpServer<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        McpServer::Unknown(RawJson::from_validated("null"))
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        let start = r.mark();
+        let since = cx.salvaged.len();
+        let guess = cx.guess.then_some(Self::guess as Guess);
+        let tag = read_tag(r, "type", guess)?;
+        let (text, first, guessed) = match &tag {
+            Tag::First(t) => (Some(&**t), false, false),
+            Tag::Later(t) => (Some(&**t), true, false),
+            Tag::Guess(t) => (Some(*t), true, true),
+            Tag::Absent => (None, true, false),
+        };
+        let mut met = UnionTag::new("type", !first);
+        // The variant is set, then its members read into it.
+        let read = match text {
+            Some("http") => {
+                if first {
+                    r.open_object("a json object")?;
+                }
+                *slot = McpServer::Http(Decode::blank());
+                let McpServer::Http(inner) = slot else {
+                    unreachable!("the variant was set just above")
+                };
+                McpServerHttp::members(r, cx, Some(&mut met), first, inner)
+            }
+            Some("sse") => {
+                if first {
+                    r.open_object("a json object")?;
+                }
+                *slot = McpServer::Sse(Decode::blank());
+                let McpServer::Sse(inner) = slot else {
+                    unreachable!("the variant was set just above")
+                };
+                McpServerSse::members(r, cx, Some(&mut met), first, inner)
+            }
+            #[cfg(feature = "unstable")]
+            Some("acp") => {
+                if first {
+                    r.open_object("a json object")?;
+                }
+                *slot = McpServer::Acp(Decode::blank());
+                let McpServer::Acp(inner) = slot else {
+                    unreachable!("the variant was set just above")
+                };
+                McpServerAcp::members(r, cx, Some(&mut met), first, inner)
+            }
+            None => McpServerStdio::decode(r, cx).map(|v| {
+                *slot = McpServer::Stdio(v);
+            }),
+            _ if guessed => Err(Fail::Missing("type")),
+            _ => {
+                r.reset(start);
+                *slot = McpServer::Unknown(RawJson::from_validated(r.skip()?));
+                return Ok(());
+            }
+        };
+        if guessed {
+            if read.is_ok() && Self::told(slot, met.value) {
+                return Ok(());
+            }
+            // A wrong guess: read again, the tag looked for. Unions
+            // inside do not guess then, so no text is read more
+            // than a few times.
+            cx.salvaged.truncate(since);
+            r.reset(start);
+            cx.guess = false;
+            let again = Self::decode_in(r, cx, slot);
+            cx.guess = true;
+            return again;
+        }
+        let why = match read {
+            Ok(()) => return Ok(()),
+            Err(why) => why,
+        };
+        let raw = cx.recover(r, start, since, SalvageKind::UnknownVariant, why)?;
+        *slot = McpServer::Unknown(RawJson::from_validated(raw));
+        Ok(())
+    }
+}
+
+impl McpServer<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> McpServer<'static> {
+        match self {
+            Self::Http(v) => McpServer::Http(IntoOwned::into_owned(v)),
+            Self::Sse(v) => McpServer::Sse(IntoOwned::into_owned(v)),
+            #[cfg(feature = "unstable")]
+            Self::Acp(v) => McpServer::Acp(IntoOwned::into_owned(v)),
+            Self::Stdio(v) => McpServer::Stdio(IntoOwned::into_owned(v)),
+            Self::Unknown(v) => McpServer::Unknown(v.into_owned()),
+        }
+    }
+
+    /// The wire tag of a known variant (`None` for `Unknown` and a
+    /// variant that has no tag).
+    pub fn tag(&self) -> Option<&'static str> {
+        match self {
+            Self::Http(_) => Some("http"),
+            Self::Sse(_) => Some("sse"),
+            #[cfg(feature = "unstable")]
+            Self::Acp(_) => Some("acp"),
+            _ => None,
+        }
+    }
+}
+
+impl IntoOwned for McpServer<'_> {
+    type Owned = McpServer<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        McpServer::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for McpServer<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// A mode the agent can operate in.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct SessionMode<'a> {
+    /// Stable identifier used to refer to this protocol object in later messages.
+    pub id: Cow<'a, str>,
+    /// Human-readable name shown for this protocol object.
+    pub name: Cow<'a, str>,
+    /// Optional human-readable details shown with this protocol object (optional).
+    pub description: Option<Cow<'a, str>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl SessionMode<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SessionMode<'static> {
+        SessionMode {
+            id: IntoOwned::into_owned(self.id),
+            name: IntoOwned::into_owned(self.name),
+            description: IntoOwned::into_owned(self.description),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -258,15 +1180,170 @@ impl<'a> SessionMode<'a> {
     }
 }
 
-acp_struct! {
-    /// The set of modes and the one currently active.
-    pub struct SessionModeState<'a> {
-        /// The current mode the Agent is in.
-        "currentModeId" pub current_mode_id: Cow<'a, str>,
-        /// The set of modes that the Agent can operate in.
-        "availableModes" pub available_modes: Vec<SessionMode<'a>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for SessionMode<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        SessionMode {
+            id: Decode::blank(),
+            name: Decode::blank(),
+            description: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct SessionMode")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for SessionMode<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_id = false;
+        let mut seen_name = false;
+        let mut seen_description = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "id" => {
+                    if seen_id {
+                        return Err(wire::duplicate("id"));
+                    }
+                    seen_id = true;
+                    wire::read_required(r, cx, "id", &mut out.id)?;
+                }
+                "name" => {
+                    if seen_name {
+                        return Err(wire::duplicate("name"));
+                    }
+                    seen_name = true;
+                    wire::read_required(r, cx, "name", &mut out.name)?;
+                }
+                "description" => {
+                    if seen_description {
+                        return Err(wire::duplicate("description"));
+                    }
+                    seen_description = true;
+                    if let Some(raw) =
+                        wire::read_optional(r, cx, "description", &mut out.description)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_id {
+            return Err(Fail::Missing("id"));
+        }
+        if !seen_name {
+            return Err(Fail::Missing("name"));
+        }
+        if !seen_description {
+            out.description = None;
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for SessionMode<'_> {
+    type Owned = SessionMode<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        SessionMode::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for SessionMode<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for SessionMode<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("id", &self.id)?;
+        map.serialize_entry("name", &self.name)?;
+        if let Some(v) = &self.description {
+            map.serialize_entry("description", v)?;
+        }
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "id" | "name" => true,
+                "description" => self.description.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// The set of modes and the one currently active.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct SessionModeState<'a> {
+    /// The current mode the Agent is in.
+    pub current_mode_id: Cow<'a, str>,
+    /// The set of modes that the Agent can operate in.
+    pub available_modes: Vec<SessionMode<'a>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl SessionModeState<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SessionModeState<'static> {
+        SessionModeState {
+            current_mode_id: IntoOwned::into_owned(self.current_mode_id),
+            available_modes: IntoOwned::into_owned(self.available_modes),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -292,17 +1369,153 @@ impl<'a> SessionModeState<'a> {
     }
 }
 
-acp_struct! {
-    /// A model the agent can switch to (Gemini CLI's `models`, not in the v1 schema).
-    pub struct ModelInfo<'a> {
-        /// The model to switch to.
-        "modelId" pub model_id: Cow<'a, str>,
-        /// The name.
-        "name" pub name: Cow<'a, str>,
-        /// A description (optional).
-        "description" pub description: Option<Cow<'a, str>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for SessionModeState<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        SessionModeState {
+            current_mode_id: Decode::blank(),
+            available_modes: Decode::blank(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct SessionModeState")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for SessionModeState<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_current_mode_id = false;
+        let mut seen_available_modes = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "currentModeId" => {
+                    if seen_current_mode_id {
+                        return Err(wire::duplicate("currentModeId"));
+                    }
+                    seen_current_mode_id = true;
+                    wire::read_required(r, cx, "currentModeId", &mut out.current_mode_id)?;
+                }
+                "availableModes" => {
+                    if seen_available_modes {
+                        return Err(wire::duplicate("availableModes"));
+                    }
+                    seen_available_modes = true;
+                    wire::read_required(r, cx, "availableModes", &mut out.available_modes)?;
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_current_mode_id {
+            return Err(Fail::Missing("currentModeId"));
+        }
+        if !seen_available_modes {
+            return Err(Fail::Missing("availableModes"));
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for SessionModeState<'_> {
+    type Owned = SessionModeState<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        SessionModeState::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for SessionModeState<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for SessionModeState<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("currentModeId", &self.current_mode_id)?;
+        map.serialize_entry("availableModes", &self.available_modes)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "currentModeId" | "availableModes" => true,
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// A model the agent can switch to (Gemini CLI's `models`, not in the v1 schema).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ModelInfo<'a> {
+    /// The model to switch to.
+    pub model_id: Cow<'a, str>,
+    /// The name.
+    pub name: Cow<'a, str>,
+    /// A description (optional).
+    pub description: Option<Cow<'a, str>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl ModelInfo<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> ModelInfo<'static> {
+        ModelInfo {
+            model_id: IntoOwned::into_owned(self.model_id),
+            name: IntoOwned::into_owned(self.name),
+            description: IntoOwned::into_owned(self.description),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -333,15 +1546,170 @@ impl<'a> ModelInfo<'a> {
     }
 }
 
-acp_struct! {
-    /// The models of a session and the current one (Gemini CLI sends it in `session/new`; not in the v1 schema).
-    pub struct SessionModelState<'a> {
-        /// The current model.
-        "currentModelId" pub current_model_id: Cow<'a, str>,
-        /// The models to choose from.
-        "availableModels" pub available_models: Vec<ModelInfo<'a>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for ModelInfo<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        ModelInfo {
+            model_id: Decode::blank(),
+            name: Decode::blank(),
+            description: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct ModelInfo")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for ModelInfo<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_model_id = false;
+        let mut seen_name = false;
+        let mut seen_description = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "modelId" => {
+                    if seen_model_id {
+                        return Err(wire::duplicate("modelId"));
+                    }
+                    seen_model_id = true;
+                    wire::read_required(r, cx, "modelId", &mut out.model_id)?;
+                }
+                "name" => {
+                    if seen_name {
+                        return Err(wire::duplicate("name"));
+                    }
+                    seen_name = true;
+                    wire::read_required(r, cx, "name", &mut out.name)?;
+                }
+                "description" => {
+                    if seen_description {
+                        return Err(wire::duplicate("description"));
+                    }
+                    seen_description = true;
+                    if let Some(raw) =
+                        wire::read_optional(r, cx, "description", &mut out.description)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_model_id {
+            return Err(Fail::Missing("modelId"));
+        }
+        if !seen_name {
+            return Err(Fail::Missing("name"));
+        }
+        if !seen_description {
+            out.description = None;
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for ModelInfo<'_> {
+    type Owned = ModelInfo<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        ModelInfo::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for ModelInfo<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for ModelInfo<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("modelId", &self.model_id)?;
+        map.serialize_entry("name", &self.name)?;
+        if let Some(v) = &self.description {
+            map.serialize_entry("description", v)?;
+        }
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "modelId" | "name" => true,
+                "description" => self.description.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// The models of a session and the current one (Gemini CLI sends it in `session/new`; not in the v1 schema).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct SessionModelState<'a> {
+    /// The current model.
+    pub current_model_id: Cow<'a, str>,
+    /// The models to choose from.
+    pub available_models: Vec<ModelInfo<'a>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl SessionModelState<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SessionModelState<'static> {
+        SessionModelState {
+            current_model_id: IntoOwned::into_owned(self.current_model_id),
+            available_models: IntoOwned::into_owned(self.available_models),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -367,34 +1735,251 @@ impl<'a> SessionModelState<'a> {
     }
 }
 
-string_enum! {
-    /// Semantic category for a session configuration option.
-    pub enum SessionConfigOptionCategory {
-        /// `"mode"`.
-        Mode = "mode",
-        /// `"model"`.
-        Model = "model",
-        /// `"model_config"`.
-        ModelConfig = "model_config",
-        /// `"speed"`.
-        #[cfg(feature = "unstable")]
-        Speed = "speed",
-        /// `"thought_level"`.
-        ThoughtLevel = "thought_level",
+impl<'de: 'a, 'a> Decode<'de> for SessionModelState<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        SessionModelState {
+            current_model_id: Decode::blank(),
+            available_models: Decode::blank(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct SessionModelState")?;
+        Self::members(r, cx, None, true, slot)
     }
 }
 
-acp_struct! {
-    /// A possible value for a session configuration option.
-    pub struct SessionConfigSelectOption<'a> {
-        /// Unique identifier for this option value.
-        "value" pub value: Cow<'a, str>,
-        /// Human-readable label for this option value.
-        "name" pub name: Cow<'a, str>,
-        /// Optional description for this option value (optional).
-        "description" pub description: Option<Cow<'a, str>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Object<'de> for SessionModelState<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_current_model_id = false;
+        let mut seen_available_models = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "currentModelId" => {
+                    if seen_current_model_id {
+                        return Err(wire::duplicate("currentModelId"));
+                    }
+                    seen_current_model_id = true;
+                    wire::read_required(r, cx, "currentModelId", &mut out.current_model_id)?;
+                }
+                "availableModels" => {
+                    if seen_available_models {
+                        return Err(wire::duplicate("availableModels"));
+                    }
+                    seen_available_models = true;
+                    wire::read_required(r, cx, "availableModels", &mut out.available_models)?;
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_current_model_id {
+            return Err(Fail::Missing("currentModelId"));
+        }
+        if !seen_available_models {
+            return Err(Fail::Missing("availableModels"));
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for SessionModelState<'_> {
+    type Owned = SessionModelState<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        SessionModelState::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for SessionModelState<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for SessionModelState<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("currentModelId", &self.current_model_id)?;
+        map.serialize_entry("availableModels", &self.available_models)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "currentModelId" | "availableModels" => true,
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Semantic category for a session configuration option.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum SessionConfigOptionCategory<'a> {
+    /// `"mode"`.
+    Mode,
+    /// `"model"`.
+    Model,
+    /// `"model_config"`.
+    ModelConfig,
+    /// `"speed"`.
+    #[cfg(feature = "unstable")]
+    Speed,
+    /// `"thought_level"`.
+    ThoughtLevel,
+    /// A value this version does not know, kept as sent.
+    Unknown(Cow<'a, str>),
+}
+
+impl<'a> SessionConfigOptionCategory<'a> {
+    /// The wire text of the value.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::Mode => "mode",
+            Self::Model => "model",
+            Self::ModelConfig => "model_config",
+            #[cfg(feature = "unstable")]
+            Self::Speed => "speed",
+            Self::ThoughtLevel => "thought_level",
+            Self::Unknown(s) => s,
+        }
+    }
+
+    /// The value for wire text (`Unknown` when not a known value).
+    pub fn from_wire(text: Cow<'a, str>) -> Self {
+        match &*text {
+            "mode" => Self::Mode,
+            "model" => Self::Model,
+            "model_config" => Self::ModelConfig,
+            #[cfg(feature = "unstable")]
+            "speed" => Self::Speed,
+            "thought_level" => Self::ThoughtLevel,
+            _ => Self::Unknown(text),
+        }
+    }
+
+    /// The value with its text copied.
+    pub fn into_owned(self) -> SessionConfigOptionCategory<'static> {
+        match self {
+            Self::Mode => SessionConfigOptionCategory::Mode,
+            Self::Model => SessionConfigOptionCategory::Model,
+            Self::ModelConfig => SessionConfigOptionCategory::ModelConfig,
+            #[cfg(feature = "unstable")]
+            Self::Speed => SessionConfigOptionCategory::Speed,
+            Self::ThoughtLevel => SessionConfigOptionCategory::ThoughtLevel,
+            Self::Unknown(s) => SessionConfigOptionCategory::Unknown(IntoOwned::into_owned(s)),
+        }
+    }
+}
+
+impl<'de: 'a, 'a> Decode<'de> for SessionConfigOptionCategory<'a> {
+    fn decode(r: &mut Reader<'de>, _: &mut Cx<'de>) -> Result<Self, Fail> {
+        r.string().map(Self::from_wire)
+    }
+
+    fn blank() -> Self {
+        Self::Unknown(Cow::Borrowed(""))
+    }
+}
+
+impl IntoOwned for SessionConfigOptionCategory<'_> {
+    type Owned = SessionConfigOptionCategory<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        SessionConfigOptionCategory::into_owned(self)
+    }
+}
+
+/// The wire text ([`as_str`](Self::as_str)), as sent: an unknown
+/// value as it came.
+impl core::fmt::Display for SessionConfigOptionCategory<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for SessionConfigOptionCategory<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for SessionConfigOptionCategory<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// A possible value for a session configuration option.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct SessionConfigSelectOption<'a> {
+    /// Unique identifier for this option value.
+    pub value: Cow<'a, str>,
+    /// Human-readable label for this option value.
+    pub name: Cow<'a, str>,
+    /// Optional description for this option value (optional).
+    pub description: Option<Cow<'a, str>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl SessionConfigSelectOption<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SessionConfigSelectOption<'static> {
+        SessionConfigSelectOption {
+            value: IntoOwned::into_owned(self.value),
+            name: IntoOwned::into_owned(self.name),
+            description: IntoOwned::into_owned(self.description),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -425,17 +2010,173 @@ impl<'a> SessionConfigSelectOption<'a> {
     }
 }
 
-acp_struct! {
-    /// A group of possible values for a session configuration option.
-    pub struct SessionConfigSelectGroup<'a> {
-        /// Unique identifier for this group.
-        "group" pub group: Cow<'a, str>,
-        /// Human-readable label for this group.
-        "name" pub name: Cow<'a, str>,
-        /// The set of option values in this group.
-        "options" pub options: Vec<SessionConfigSelectOption<'a>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for SessionConfigSelectOption<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        SessionConfigSelectOption {
+            value: Decode::blank(),
+            name: Decode::blank(),
+            description: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct SessionConfigSelectOption")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for SessionConfigSelectOption<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_value = false;
+        let mut seen_name = false;
+        let mut seen_description = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "value" => {
+                    if seen_value {
+                        return Err(wire::duplicate("value"));
+                    }
+                    seen_value = true;
+                    wire::read_required(r, cx, "value", &mut out.value)?;
+                }
+                "name" => {
+                    if seen_name {
+                        return Err(wire::duplicate("name"));
+                    }
+                    seen_name = true;
+                    wire::read_required(r, cx, "name", &mut out.name)?;
+                }
+                "description" => {
+                    if seen_description {
+                        return Err(wire::duplicate("description"));
+                    }
+                    seen_description = true;
+                    if let Some(raw) =
+                        wire::read_optional(r, cx, "description", &mut out.description)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_value {
+            return Err(Fail::Missing("value"));
+        }
+        if !seen_name {
+            return Err(Fail::Missing("name"));
+        }
+        if !seen_description {
+            out.description = None;
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for SessionConfigSelectOption<'_> {
+    type Owned = SessionConfigSelectOption<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        SessionConfigSelectOption::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for SessionConfigSelectOption<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for SessionConfigSelectOption<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("value", &self.value)?;
+        map.serialize_entry("name", &self.name)?;
+        if let Some(v) = &self.description {
+            map.serialize_entry("description", v)?;
+        }
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "value" | "name" => true,
+                "description" => self.description.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// A group of possible values for a session configuration option.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct SessionConfigSelectGroup<'a> {
+    /// Unique identifier for this group.
+    pub group: Cow<'a, str>,
+    /// Human-readable label for this group.
+    pub name: Cow<'a, str>,
+    /// The set of option values in this group.
+    pub options: Vec<SessionConfigSelectOption<'a>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl SessionConfigSelectGroup<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SessionConfigSelectGroup<'static> {
+        SessionConfigSelectGroup {
+            group: IntoOwned::into_owned(self.group),
+            name: IntoOwned::into_owned(self.name),
+            options: IntoOwned::into_owned(self.options),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -463,33 +2204,242 @@ impl<'a> SessionConfigSelectGroup<'a> {
     }
 }
 
-tried_enum! {
-    /// Possible values for a session configuration option.
-    pub enum SessionConfigSelectOptions {
-        /// `SessionConfigSelectOption`.
-        Ungrouped(Vec<SessionConfigSelectOption<'a>>),
-        /// `SessionConfigSelectGroup`.
-        Grouped(Vec<SessionConfigSelectGroup<'a>>),
+impl<'de: 'a, 'a> Decode<'de> for SessionConfigSelectGroup<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        SessionConfigSelectGroup {
+            group: Decode::blank(),
+            name: Decode::blank(),
+            options: Decode::blank(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct SessionConfigSelectGroup")?;
+        Self::members(r, cx, None, true, slot)
     }
 }
 
-acp_struct! {
-    /// A `select` session configuration option: one value out of a list.
-    pub struct SessionConfigSelect<'a> {
-        /// The id.
-        "id" pub id: Cow<'a, str>,
-        /// The name.
-        "name" pub name: Cow<'a, str>,
-        /// A description (optional).
-        "description" pub description: Option<Cow<'a, str>>,
-        /// The category (optional).
-        "category" pub category: Option<SessionConfigOptionCategory<'a>>,
-        /// The currently selected value.
-        "currentValue" pub current_value: Cow<'a, str>,
-        /// The set of selectable options.
-        "options" pub options: SessionConfigSelectOptions<'a>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Object<'de> for SessionConfigSelectGroup<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_group = false;
+        let mut seen_name = false;
+        let mut seen_options = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "group" => {
+                    if seen_group {
+                        return Err(wire::duplicate("group"));
+                    }
+                    seen_group = true;
+                    wire::read_required(r, cx, "group", &mut out.group)?;
+                }
+                "name" => {
+                    if seen_name {
+                        return Err(wire::duplicate("name"));
+                    }
+                    seen_name = true;
+                    wire::read_required(r, cx, "name", &mut out.name)?;
+                }
+                "options" => {
+                    if seen_options {
+                        return Err(wire::duplicate("options"));
+                    }
+                    seen_options = true;
+                    wire::read_required(r, cx, "options", &mut out.options)?;
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_group {
+            return Err(Fail::Missing("group"));
+        }
+        if !seen_name {
+            return Err(Fail::Missing("name"));
+        }
+        if !seen_options {
+            return Err(Fail::Missing("options"));
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for SessionConfigSelectGroup<'_> {
+    type Owned = SessionConfigSelectGroup<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        SessionConfigSelectGroup::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for SessionConfigSelectGroup<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for SessionConfigSelectGroup<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("group", &self.group)?;
+        map.serialize_entry("name", &self.name)?;
+        map.serialize_entry("options", &self.options)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "group" | "name" | "options" => true,
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Possible values for a session configuration option.
+///
+/// A value that fits no variant decodes to `Unknown`, which keeps its
+/// raw JSON and re-encodes it byte for byte.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+#[non_exhaustive]
+pub enum SessionConfigSelectOptions<'a> {
+    /// `SessionConfigSelectOption`.
+    Ungrouped(Vec<SessionConfigSelectOption<'a>>),
+    /// `SessionConfigSelectGroup`.
+    Grouped(Vec<SessionConfigSelectGroup<'a>>),
+    /// A shape this version does not know, as sent.
+    Unknown(RawJson<'a>),
+}
+
+/// Never fails on JSON: what fits no variant is `Unknown`, strictly
+/// too.
+impl<'de: 'a, 'a> Decode<'de> for SessionConfigSelectOptions<'a> {
+    fn decode(r: &mut Reader<'de>, _: &mut Cx<'de>) -> Result<Self, Fail> {
+        let start = r.mark();
+        let mut trial = Cx::new(Mode::Strict);
+        match <Vec<SessionConfigSelectOption<'a>> as Decode<'de>>::decode(r, &mut trial) {
+            Ok(v) => return Ok(Self::Ungrouped(v)),
+            Err(why) if why.is_syntax() => return Err(why),
+            Err(_) => r.reset(start),
+        }
+        let mut trial = Cx::new(Mode::Strict);
+        match <Vec<SessionConfigSelectGroup<'a>> as Decode<'de>>::decode(r, &mut trial) {
+            Ok(v) => return Ok(Self::Grouped(v)),
+            Err(why) if why.is_syntax() => return Err(why),
+            Err(_) => r.reset(start),
+        }
+        r.skip()
+            .map(|raw| Self::Unknown(RawJson::from_validated(raw)))
+    }
+
+    fn blank() -> Self {
+        Self::Unknown(RawJson::from_validated("null"))
+    }
+}
+
+impl SessionConfigSelectOptions<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SessionConfigSelectOptions<'static> {
+        match self {
+            Self::Ungrouped(v) => SessionConfigSelectOptions::Ungrouped(IntoOwned::into_owned(v)),
+            Self::Grouped(v) => SessionConfigSelectOptions::Grouped(IntoOwned::into_owned(v)),
+            Self::Unknown(v) => SessionConfigSelectOptions::Unknown(v.into_owned()),
+        }
+    }
+}
+
+impl IntoOwned for SessionConfigSelectOptions<'_> {
+    type Owned = SessionConfigSelectOptions<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        SessionConfigSelectOptions::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for SessionConfigSelectOptions<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// A `select` session configuration option: one value out of a list.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct SessionConfigSelect<'a> {
+    /// The id.
+    pub id: Cow<'a, str>,
+    /// The name.
+    pub name: Cow<'a, str>,
+    /// A description (optional).
+    pub description: Option<Cow<'a, str>>,
+    /// The category (optional).
+    pub category: Option<SessionConfigOptionCategory<'a>>,
+    /// The currently selected value.
+    pub current_value: Cow<'a, str>,
+    /// The set of selectable options.
+    pub options: SessionConfigSelectOptions<'a>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl SessionConfigSelect<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SessionConfigSelect<'static> {
+        SessionConfigSelect {
+            id: IntoOwned::into_owned(self.id),
+            name: IntoOwned::into_owned(self.name),
+            description: IntoOwned::into_owned(self.description),
+            category: IntoOwned::into_owned(self.category),
+            current_value: IntoOwned::into_owned(self.current_value),
+            options: IntoOwned::into_owned(self.options),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -535,21 +2485,223 @@ impl<'a> SessionConfigSelect<'a> {
     }
 }
 
-acp_struct! {
-    /// A `boolean` session configuration option.
-    pub struct SessionConfigBoolean<'a> {
-        /// The id.
-        "id" pub id: Cow<'a, str>,
-        /// The name.
-        "name" pub name: Cow<'a, str>,
-        /// A description (optional).
-        "description" pub description: Option<Cow<'a, str>>,
-        /// The category (optional).
-        "category" pub category: Option<SessionConfigOptionCategory<'a>>,
-        /// The current value of the boolean option.
-        "currentValue" pub current_value: bool,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for SessionConfigSelect<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        SessionConfigSelect {
+            id: Decode::blank(),
+            name: Decode::blank(),
+            description: None,
+            category: None,
+            current_value: Decode::blank(),
+            options: Decode::blank(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct SessionConfigSelect")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for SessionConfigSelect<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_id = false;
+        let mut seen_name = false;
+        let mut seen_description = false;
+        let mut seen_category = false;
+        let mut seen_current_value = false;
+        let mut seen_options = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "id" => {
+                    if seen_id {
+                        return Err(wire::duplicate("id"));
+                    }
+                    seen_id = true;
+                    wire::read_required(r, cx, "id", &mut out.id)?;
+                }
+                "name" => {
+                    if seen_name {
+                        return Err(wire::duplicate("name"));
+                    }
+                    seen_name = true;
+                    wire::read_required(r, cx, "name", &mut out.name)?;
+                }
+                "description" => {
+                    if seen_description {
+                        return Err(wire::duplicate("description"));
+                    }
+                    seen_description = true;
+                    if let Some(raw) =
+                        wire::read_optional(r, cx, "description", &mut out.description)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "category" => {
+                    if seen_category {
+                        return Err(wire::duplicate("category"));
+                    }
+                    seen_category = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "category", &mut out.category)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "currentValue" => {
+                    if seen_current_value {
+                        return Err(wire::duplicate("currentValue"));
+                    }
+                    seen_current_value = true;
+                    wire::read_required(r, cx, "currentValue", &mut out.current_value)?;
+                }
+                "options" => {
+                    if seen_options {
+                        return Err(wire::duplicate("options"));
+                    }
+                    seen_options = true;
+                    wire::read_required(r, cx, "options", &mut out.options)?;
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_id {
+            return Err(Fail::Missing("id"));
+        }
+        if !seen_name {
+            return Err(Fail::Missing("name"));
+        }
+        if !seen_description {
+            out.description = None;
+        }
+        if !seen_category {
+            out.category = None;
+        }
+        if !seen_current_value {
+            return Err(Fail::Missing("currentValue"));
+        }
+        if !seen_options {
+            return Err(Fail::Missing("options"));
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for SessionConfigSelect<'_> {
+    type Owned = SessionConfigSelect<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        SessionConfigSelect::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for SessionConfigSelect<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for SessionConfigSelect<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("id", &self.id)?;
+        map.serialize_entry("name", &self.name)?;
+        if let Some(v) = &self.description {
+            map.serialize_entry("description", v)?;
+        }
+        if let Some(v) = &self.category {
+            map.serialize_entry("category", v)?;
+        }
+        map.serialize_entry("currentValue", &self.current_value)?;
+        map.serialize_entry("options", &self.options)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "id" | "name" | "currentValue" | "options" => true,
+                "description" => self.description.is_some(),
+                "category" => self.category.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// A `boolean` session configuration option.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct SessionConfigBoolean<'a> {
+    /// The id.
+    pub id: Cow<'a, str>,
+    /// The name.
+    pub name: Cow<'a, str>,
+    /// A description (optional).
+    pub description: Option<Cow<'a, str>>,
+    /// The category (optional).
+    pub category: Option<SessionConfigOptionCategory<'a>>,
+    /// The current value of the boolean option.
+    pub current_value: bool,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl SessionConfigBoolean<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SessionConfigBoolean<'static> {
+        SessionConfigBoolean {
+            id: IntoOwned::into_owned(self.id),
+            name: IntoOwned::into_owned(self.name),
+            description: IntoOwned::into_owned(self.description),
+            category: IntoOwned::into_owned(self.category),
+            current_value: self.current_value,
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -593,36 +2745,368 @@ impl<'a> SessionConfigBoolean<'a> {
     }
 }
 
-tagged_enum! {
-    /// A session configuration option selector and its current state.
-    pub enum SessionConfigOption tag "type" {
-        /// `type`: `"select"`.
-        Select(SessionConfigSelect) = "select",
-        /// `type`: `"boolean"`.
-        Boolean(SessionConfigBoolean) = "boolean",
+impl<'de: 'a, 'a> Decode<'de> for SessionConfigBoolean<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
     }
-    guess {
-        ("currentValue", b'"') => "select",
-        ("currentValue", b't') => "boolean",
-        ("options", b'"') => "select",
-        ("options", b'0') => "select",
-        ("options", b'[') => "select",
-        ("options", b't') => "select",
-        ("options", b'{') => "select",
+
+    fn blank() -> Self {
+        SessionConfigBoolean {
+            id: Decode::blank(),
+            name: Decode::blank(),
+            description: None,
+            category: None,
+            current_value: Decode::blank(),
+            meta: None,
+            extra: Extra::new(),
+        }
     }
-    same {
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct SessionConfigBoolean")?;
+        Self::members(r, cx, None, true, slot)
     }
 }
 
-acp_struct! {
-    /// Client-provided system-level instructions for a session.
-    pub struct SystemPrompt<'a> {
-        /// How the Agent combines `content` with its own instructions.
-        "mode" pub mode: SystemPromptMode<'a>,
-        /// The system prompt content.
-        "content" pub content: Vec<ContentBlock<'a>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Object<'de> for SessionConfigBoolean<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_id = false;
+        let mut seen_name = false;
+        let mut seen_description = false;
+        let mut seen_category = false;
+        let mut seen_current_value = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "id" => {
+                    if seen_id {
+                        return Err(wire::duplicate("id"));
+                    }
+                    seen_id = true;
+                    wire::read_required(r, cx, "id", &mut out.id)?;
+                }
+                "name" => {
+                    if seen_name {
+                        return Err(wire::duplicate("name"));
+                    }
+                    seen_name = true;
+                    wire::read_required(r, cx, "name", &mut out.name)?;
+                }
+                "description" => {
+                    if seen_description {
+                        return Err(wire::duplicate("description"));
+                    }
+                    seen_description = true;
+                    if let Some(raw) =
+                        wire::read_optional(r, cx, "description", &mut out.description)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "category" => {
+                    if seen_category {
+                        return Err(wire::duplicate("category"));
+                    }
+                    seen_category = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "category", &mut out.category)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "currentValue" => {
+                    if seen_current_value {
+                        return Err(wire::duplicate("currentValue"));
+                    }
+                    seen_current_value = true;
+                    wire::read_required(r, cx, "currentValue", &mut out.current_value)?;
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_id {
+            return Err(Fail::Missing("id"));
+        }
+        if !seen_name {
+            return Err(Fail::Missing("name"));
+        }
+        if !seen_description {
+            out.description = None;
+        }
+        if !seen_category {
+            out.category = None;
+        }
+        if !seen_current_value {
+            return Err(Fail::Missing("currentValue"));
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for SessionConfigBoolean<'_> {
+    type Owned = SessionConfigBoolean<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        SessionConfigBoolean::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for SessionConfigBoolean<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for SessionConfigBoolean<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("id", &self.id)?;
+        map.serialize_entry("name", &self.name)?;
+        if let Some(v) = &self.description {
+            map.serialize_entry("description", v)?;
+        }
+        if let Some(v) = &self.category {
+            map.serialize_entry("category", v)?;
+        }
+        map.serialize_entry("currentValue", &self.current_value)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "id" | "name" | "currentValue" => true,
+                "description" => self.description.is_some(),
+                "category" => self.category.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// A session configuration option selector and its current state.
+///
+/// Unknown tags decode to `Unknown`, which keeps the object's raw
+/// JSON and re-encodes it byte for byte.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type")]
+#[non_exhaustive]
+// Decoded in place and matched at once (as the method enums): boxing
+// a big variant would cost an allocation for nothing.
+#[allow(clippy::large_enum_variant)]
+pub enum SessionConfigOption<'a> {
+    /// `type`: `"select"`.
+    #[serde(rename = "select")]
+    Select(SessionConfigSelect<'a>),
+    /// `type`: `"boolean"`.
+    #[serde(rename = "boolean")]
+    Boolean(SessionConfigBoolean<'a>),
+    /// A variant this version does not know: the whole object as sent.
+    #[serde(untagged)]
+    Unknown(RawJson<'a>),
+}
+
+impl SessionConfigOption<'_> {
+    /// The variant that the first member, `key` with a value of
+    /// shape `shape`, tells when the tag is not first (see
+    /// [`Guess`](crate::acp::tagged::Guess)).
+    fn guess(key: &str, shape: u8) -> Option<&'static str> {
+        match (key, shape) {
+            ("currentValue", b'"') => Some("select"),
+            ("currentValue", b't') => Some("boolean"),
+            ("options", b'"') => Some("select"),
+            ("options", b'0') => Some("select"),
+            ("options", b'[') => Some("select"),
+            ("options", b't') => Some("select"),
+            ("options", b'{') => Some("select"),
+            _ => None,
+        }
+    }
+
+    /// Whether `raw`, the tag met among the members of the guessed
+    /// variant in `slot`, names it or a variant of the same type
+    /// (which `slot` then becomes).
+    fn told(slot: &mut Self, raw: Option<&str>) -> bool {
+        let Some(told) = raw.and_then(|raw| unquote::<serde_json::Error>(raw).ok()) else {
+            return false;
+        };
+        if slot.tag() == Some(&*told) {
+            return true;
+        }
+        false
+    }
+}
+
+/// The tag, then the variant's members in the same pass. Leniently,
+/// a known variant whose body does not fit (but has every required
+/// member) is kept as `Unknown` and reported.
+impl<'de: 'a, 'a> Decode<'de> for SessionConfigOption<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        SessionConfigOption::Unknown(RawJson::from_validated("null"))
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        let start = r.mark();
+        let since = cx.salvaged.len();
+        let guess = cx.guess.then_some(Self::guess as Guess);
+        let tag = read_tag(r, "type", guess)?;
+        let (text, first, guessed) = match &tag {
+            Tag::First(t) => (Some(&**t), false, false),
+            Tag::Later(t) => (Some(&**t), true, false),
+            Tag::Guess(t) => (Some(*t), true, true),
+            Tag::Absent => (None, true, false),
+        };
+        let mut met = UnionTag::new("type", !first);
+        // The variant is set, then its members read into it.
+        let read = match text {
+            Some("select") => {
+                if first {
+                    r.open_object("a json object")?;
+                }
+                *slot = SessionConfigOption::Select(Decode::blank());
+                let SessionConfigOption::Select(inner) = slot else {
+                    unreachable!("the variant was set just above")
+                };
+                SessionConfigSelect::members(r, cx, Some(&mut met), first, inner)
+            }
+            Some("boolean") => {
+                if first {
+                    r.open_object("a json object")?;
+                }
+                *slot = SessionConfigOption::Boolean(Decode::blank());
+                let SessionConfigOption::Boolean(inner) = slot else {
+                    unreachable!("the variant was set just above")
+                };
+                SessionConfigBoolean::members(r, cx, Some(&mut met), first, inner)
+            }
+            _ if guessed => Err(Fail::Missing("type")),
+            _ => {
+                r.reset(start);
+                *slot = SessionConfigOption::Unknown(RawJson::from_validated(r.skip()?));
+                return Ok(());
+            }
+        };
+        if guessed {
+            if read.is_ok() && Self::told(slot, met.value) {
+                return Ok(());
+            }
+            // A wrong guess: read again, the tag looked for. Unions
+            // inside do not guess then, so no text is read more
+            // than a few times.
+            cx.salvaged.truncate(since);
+            r.reset(start);
+            cx.guess = false;
+            let again = Self::decode_in(r, cx, slot);
+            cx.guess = true;
+            return again;
+        }
+        let why = match read {
+            Ok(()) => return Ok(()),
+            Err(why) => why,
+        };
+        let raw = cx.recover(r, start, since, SalvageKind::UnknownVariant, why)?;
+        *slot = SessionConfigOption::Unknown(RawJson::from_validated(raw));
+        Ok(())
+    }
+}
+
+impl SessionConfigOption<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SessionConfigOption<'static> {
+        match self {
+            Self::Select(v) => SessionConfigOption::Select(IntoOwned::into_owned(v)),
+            Self::Boolean(v) => SessionConfigOption::Boolean(IntoOwned::into_owned(v)),
+            Self::Unknown(v) => SessionConfigOption::Unknown(v.into_owned()),
+        }
+    }
+
+    /// The wire tag of a known variant (`None` for `Unknown` and a
+    /// variant that has no tag).
+    pub fn tag(&self) -> Option<&'static str> {
+        match self {
+            Self::Select(_) => Some("select"),
+            Self::Boolean(_) => Some("boolean"),
+            _ => None,
+        }
+    }
+}
+
+impl IntoOwned for SessionConfigOption<'_> {
+    type Owned = SessionConfigOption<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        SessionConfigOption::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for SessionConfigOption<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// Client-provided system-level instructions for a session.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct SystemPrompt<'a> {
+    /// How the Agent combines `content` with its own instructions.
+    pub mode: SystemPromptMode<'a>,
+    /// The system prompt content.
+    pub content: Vec<ContentBlock<'a>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl SystemPrompt<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SystemPrompt<'static> {
+        SystemPrompt {
+            mode: IntoOwned::into_owned(self.mode),
+            content: IntoOwned::into_owned(self.content),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -645,32 +3129,240 @@ impl<'a> SystemPrompt<'a> {
     }
 }
 
-string_enum! {
-    /// How the Agent combines a client-provided system prompt with its own instructions.
-    pub enum SystemPromptMode {
-        /// `"append"`.
-        Append = "append",
-        /// `"override"`.
-        Override = "override",
+impl<'de: 'a, 'a> Decode<'de> for SystemPrompt<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        SystemPrompt {
+            mode: Decode::blank(),
+            content: Decode::blank(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct SystemPrompt")?;
+        Self::members(r, cx, None, true, slot)
     }
 }
 
-acp_struct! {
-    /// Request parameters for creating a new session.
-    pub struct NewSessionRequest<'a> {
-        /// The working directory for this session. Must be an absolute path.
-        "cwd" pub cwd: Cow<'a, str>,
-        /// Additional workspace roots for this session. Each path MUST be absolute (optional).
-        "additionalDirectories" pub additional_directories: Option<Vec<Cow<'a, str>>>,
-        /// List of MCP (Model Context Protocol) servers the agent should connect to.
-        "mcpServers" pub mcp_servers: Vec<McpServer<'a>>,
-        /// System-level instructions for the new session (optional).
-        "systemPrompt" pub system_prompt: Option<SystemPrompt<'a>>,
-        /// Initial values for the session's config options (optional).
-        #[cfg(feature = "unstable")]
-        "configOptions" pub config_options: Option<Vec<InitialSessionConfigOption<'a>>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Object<'de> for SystemPrompt<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_mode = false;
+        let mut seen_content = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "mode" => {
+                    if seen_mode {
+                        return Err(wire::duplicate("mode"));
+                    }
+                    seen_mode = true;
+                    wire::read_required(r, cx, "mode", &mut out.mode)?;
+                }
+                "content" => {
+                    if seen_content {
+                        return Err(wire::duplicate("content"));
+                    }
+                    seen_content = true;
+                    wire::read_required(r, cx, "content", &mut out.content)?;
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_mode {
+            return Err(Fail::Missing("mode"));
+        }
+        if !seen_content {
+            return Err(Fail::Missing("content"));
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for SystemPrompt<'_> {
+    type Owned = SystemPrompt<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        SystemPrompt::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for SystemPrompt<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for SystemPrompt<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("mode", &self.mode)?;
+        map.serialize_entry("content", &self.content)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "mode" | "content" => true,
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// How the Agent combines a client-provided system prompt with its own instructions.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum SystemPromptMode<'a> {
+    /// `"append"`.
+    Append,
+    /// `"override"`.
+    Override,
+    /// A value this version does not know, kept as sent.
+    Unknown(Cow<'a, str>),
+}
+
+impl<'a> SystemPromptMode<'a> {
+    /// The wire text of the value.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::Append => "append",
+            Self::Override => "override",
+            Self::Unknown(s) => s,
+        }
+    }
+
+    /// The value for wire text (`Unknown` when not a known value).
+    pub fn from_wire(text: Cow<'a, str>) -> Self {
+        match &*text {
+            "append" => Self::Append,
+            "override" => Self::Override,
+            _ => Self::Unknown(text),
+        }
+    }
+
+    /// The value with its text copied.
+    pub fn into_owned(self) -> SystemPromptMode<'static> {
+        match self {
+            Self::Append => SystemPromptMode::Append,
+            Self::Override => SystemPromptMode::Override,
+            Self::Unknown(s) => SystemPromptMode::Unknown(IntoOwned::into_owned(s)),
+        }
+    }
+}
+
+impl<'de: 'a, 'a> Decode<'de> for SystemPromptMode<'a> {
+    fn decode(r: &mut Reader<'de>, _: &mut Cx<'de>) -> Result<Self, Fail> {
+        r.string().map(Self::from_wire)
+    }
+
+    fn blank() -> Self {
+        Self::Unknown(Cow::Borrowed(""))
+    }
+}
+
+impl IntoOwned for SystemPromptMode<'_> {
+    type Owned = SystemPromptMode<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        SystemPromptMode::into_owned(self)
+    }
+}
+
+/// The wire text ([`as_str`](Self::as_str)), as sent: an unknown
+/// value as it came.
+impl core::fmt::Display for SystemPromptMode<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for SystemPromptMode<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for SystemPromptMode<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// Request parameters for creating a new session.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct NewSessionRequest<'a> {
+    /// The working directory for this session. Must be an absolute path.
+    pub cwd: Cow<'a, str>,
+    /// Additional workspace roots for this session. Each path MUST be absolute (optional).
+    pub additional_directories: Option<Vec<Cow<'a, str>>>,
+    /// List of MCP (Model Context Protocol) servers the agent should connect to.
+    pub mcp_servers: Vec<McpServer<'a>>,
+    /// System-level instructions for the new session (optional).
+    pub system_prompt: Option<SystemPrompt<'a>>,
+    /// Initial values for the session's config options (optional).
+    #[cfg(feature = "unstable")]
+    pub config_options: Option<Vec<InitialSessionConfigOption<'a>>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl NewSessionRequest<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> NewSessionRequest<'static> {
+        NewSessionRequest {
+            cwd: IntoOwned::into_owned(self.cwd),
+            additional_directories: IntoOwned::into_owned(self.additional_directories),
+            mcp_servers: IntoOwned::into_owned(self.mcp_servers),
+            system_prompt: IntoOwned::into_owned(self.system_prompt),
+            #[cfg(feature = "unstable")]
+            config_options: IntoOwned::into_owned(self.config_options),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -719,19 +3411,225 @@ impl<'a> NewSessionRequest<'a> {
     }
 }
 
-acp_struct! {
-    /// Response from creating a new session.
-    pub struct NewSessionResponse<'a> {
-        /// Unique identifier for the created session.
-        "sessionId" pub session_id: Cow<'a, str>,
-        /// Initial mode state if supported by the Agent (optional).
-        "modes" pub modes: Option<SessionModeState<'a>>,
-        /// Initial session configuration options if supported by the Agent (optional).
-        "configOptions" pub config_options: Option<Vec<SessionConfigOption<'a>>>,
-        /// The session's models (Gemini CLI; not in the v1 schema) (optional).
-        "models" pub models: Option<SessionModelState<'a>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for NewSessionRequest<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        NewSessionRequest {
+            cwd: Decode::blank(),
+            additional_directories: None,
+            mcp_servers: Decode::blank(),
+            system_prompt: None,
+            #[cfg(feature = "unstable")]
+            config_options: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct NewSessionRequest")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for NewSessionRequest<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_cwd = false;
+        let mut seen_additional_directories = false;
+        let mut seen_mcp_servers = false;
+        let mut seen_system_prompt = false;
+        #[cfg(feature = "unstable")]
+        let mut seen_config_options = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "cwd" => {
+                    if seen_cwd {
+                        return Err(wire::duplicate("cwd"));
+                    }
+                    seen_cwd = true;
+                    wire::read_required(r, cx, "cwd", &mut out.cwd)?;
+                }
+                "additionalDirectories" => {
+                    if seen_additional_directories {
+                        return Err(wire::duplicate("additionalDirectories"));
+                    }
+                    seen_additional_directories = true;
+                    if let Some(raw) = wire::read_optional(
+                        r,
+                        cx,
+                        "additionalDirectories",
+                        &mut out.additional_directories,
+                    )? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "mcpServers" => {
+                    if seen_mcp_servers {
+                        return Err(wire::duplicate("mcpServers"));
+                    }
+                    seen_mcp_servers = true;
+                    wire::read_required(r, cx, "mcpServers", &mut out.mcp_servers)?;
+                }
+                "systemPrompt" => {
+                    if seen_system_prompt {
+                        return Err(wire::duplicate("systemPrompt"));
+                    }
+                    seen_system_prompt = true;
+                    if let Some(raw) =
+                        wire::read_optional(r, cx, "systemPrompt", &mut out.system_prompt)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                #[cfg(feature = "unstable")]
+                "configOptions" => {
+                    if seen_config_options {
+                        return Err(wire::duplicate("configOptions"));
+                    }
+                    seen_config_options = true;
+                    if let Some(raw) =
+                        wire::read_optional(r, cx, "configOptions", &mut out.config_options)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_cwd {
+            return Err(Fail::Missing("cwd"));
+        }
+        if !seen_additional_directories {
+            out.additional_directories = None;
+        }
+        if !seen_mcp_servers {
+            return Err(Fail::Missing("mcpServers"));
+        }
+        if !seen_system_prompt {
+            out.system_prompt = None;
+        }
+        #[cfg(feature = "unstable")]
+        if !seen_config_options {
+            out.config_options = None;
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for NewSessionRequest<'_> {
+    type Owned = NewSessionRequest<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        NewSessionRequest::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for NewSessionRequest<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for NewSessionRequest<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("cwd", &self.cwd)?;
+        if let Some(v) = &self.additional_directories {
+            map.serialize_entry("additionalDirectories", v)?;
+        }
+        map.serialize_entry("mcpServers", &self.mcp_servers)?;
+        if let Some(v) = &self.system_prompt {
+            map.serialize_entry("systemPrompt", v)?;
+        }
+        #[cfg(feature = "unstable")]
+        if let Some(v) = &self.config_options {
+            map.serialize_entry("configOptions", v)?;
+        }
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "cwd" | "mcpServers" => true,
+                "additionalDirectories" => self.additional_directories.is_some(),
+                "systemPrompt" => self.system_prompt.is_some(),
+                #[cfg(feature = "unstable")]
+                "configOptions" => self.config_options.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Response from creating a new session.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct NewSessionResponse<'a> {
+    /// Unique identifier for the created session.
+    pub session_id: Cow<'a, str>,
+    /// Initial mode state if supported by the Agent (optional).
+    pub modes: Option<SessionModeState<'a>>,
+    /// Initial session configuration options if supported by the Agent (optional).
+    pub config_options: Option<Vec<SessionConfigOption<'a>>>,
+    /// The session's models (Gemini CLI; not in the v1 schema) (optional).
+    pub models: Option<SessionModelState<'a>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl NewSessionResponse<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> NewSessionResponse<'static> {
+        NewSessionResponse {
+            session_id: IntoOwned::into_owned(self.session_id),
+            modes: IntoOwned::into_owned(self.modes),
+            config_options: IntoOwned::into_owned(self.config_options),
+            models: IntoOwned::into_owned(self.models),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -777,24 +3675,207 @@ impl<'a> NewSessionResponse<'a> {
     }
 }
 
-acp_struct! {
-    /// Request parameters for loading an existing session.
-    pub struct LoadSessionRequest<'a> {
-        /// List of MCP servers to connect to for this session.
-        "mcpServers" pub mcp_servers: Vec<McpServer<'a>>,
-        /// The working directory for this session. Must be an absolute path.
-        "cwd" pub cwd: Cow<'a, str>,
-        /// Additional workspace roots to activate for this session. Each path MUST be absolute (optional).
-        "additionalDirectories" pub additional_directories: Option<Vec<Cow<'a, str>>>,
-        /// The ID of the session to load.
-        "sessionId" pub session_id: Cow<'a, str>,
-        /// System-level instructions for the loaded session (optional).
-        "systemPrompt" pub system_prompt: Option<SystemPrompt<'a>>,
-        /// Initial values for the session's config options (optional).
-        #[cfg(feature = "unstable")]
-        "configOptions" pub config_options: Option<Vec<InitialSessionConfigOption<'a>>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for NewSessionResponse<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        NewSessionResponse {
+            session_id: Decode::blank(),
+            modes: None,
+            config_options: None,
+            models: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct NewSessionResponse")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for NewSessionResponse<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_session_id = false;
+        let mut seen_modes = false;
+        let mut seen_config_options = false;
+        let mut seen_models = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "sessionId" => {
+                    if seen_session_id {
+                        return Err(wire::duplicate("sessionId"));
+                    }
+                    seen_session_id = true;
+                    wire::read_required(r, cx, "sessionId", &mut out.session_id)?;
+                }
+                "modes" => {
+                    if seen_modes {
+                        return Err(wire::duplicate("modes"));
+                    }
+                    seen_modes = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "modes", &mut out.modes)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "configOptions" => {
+                    if seen_config_options {
+                        return Err(wire::duplicate("configOptions"));
+                    }
+                    seen_config_options = true;
+                    if let Some(raw) =
+                        wire::read_optional(r, cx, "configOptions", &mut out.config_options)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "models" => {
+                    if seen_models {
+                        return Err(wire::duplicate("models"));
+                    }
+                    seen_models = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "models", &mut out.models)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_session_id {
+            return Err(Fail::Missing("sessionId"));
+        }
+        if !seen_modes {
+            out.modes = None;
+        }
+        if !seen_config_options {
+            out.config_options = None;
+        }
+        if !seen_models {
+            out.models = None;
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for NewSessionResponse<'_> {
+    type Owned = NewSessionResponse<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        NewSessionResponse::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for NewSessionResponse<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for NewSessionResponse<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("sessionId", &self.session_id)?;
+        if let Some(v) = &self.modes {
+            map.serialize_entry("modes", v)?;
+        }
+        if let Some(v) = &self.config_options {
+            map.serialize_entry("configOptions", v)?;
+        }
+        if let Some(v) = &self.models {
+            map.serialize_entry("models", v)?;
+        }
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "sessionId" => true,
+                "modes" => self.modes.is_some(),
+                "configOptions" => self.config_options.is_some(),
+                "models" => self.models.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Request parameters for loading an existing session.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct LoadSessionRequest<'a> {
+    /// List of MCP servers to connect to for this session.
+    pub mcp_servers: Vec<McpServer<'a>>,
+    /// The working directory for this session. Must be an absolute path.
+    pub cwd: Cow<'a, str>,
+    /// Additional workspace roots to activate for this session. Each path MUST be absolute (optional).
+    pub additional_directories: Option<Vec<Cow<'a, str>>>,
+    /// The ID of the session to load.
+    pub session_id: Cow<'a, str>,
+    /// System-level instructions for the loaded session (optional).
+    pub system_prompt: Option<SystemPrompt<'a>>,
+    /// Initial values for the session's config options (optional).
+    #[cfg(feature = "unstable")]
+    pub config_options: Option<Vec<InitialSessionConfigOption<'a>>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl LoadSessionRequest<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> LoadSessionRequest<'static> {
+        LoadSessionRequest {
+            mcp_servers: IntoOwned::into_owned(self.mcp_servers),
+            cwd: IntoOwned::into_owned(self.cwd),
+            additional_directories: IntoOwned::into_owned(self.additional_directories),
+            session_id: IntoOwned::into_owned(self.session_id),
+            system_prompt: IntoOwned::into_owned(self.system_prompt),
+            #[cfg(feature = "unstable")]
+            config_options: IntoOwned::into_owned(self.config_options),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -848,17 +3929,235 @@ impl<'a> LoadSessionRequest<'a> {
     }
 }
 
-acp_struct! {
-    /// Response from loading an existing session.
-    pub struct LoadSessionResponse<'a> {
-        /// Initial mode state if supported by the Agent (optional).
-        "modes" pub modes: Option<SessionModeState<'a>>,
-        /// Initial session configuration options if supported by the Agent (optional).
-        "configOptions" pub config_options: Option<Vec<SessionConfigOption<'a>>>,
-        /// The session's models (Gemini CLI; not in the v1 schema) (optional).
-        "models" pub models: Option<SessionModelState<'a>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for LoadSessionRequest<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        LoadSessionRequest {
+            mcp_servers: Decode::blank(),
+            cwd: Decode::blank(),
+            additional_directories: None,
+            session_id: Decode::blank(),
+            system_prompt: None,
+            #[cfg(feature = "unstable")]
+            config_options: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct LoadSessionRequest")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for LoadSessionRequest<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_mcp_servers = false;
+        let mut seen_cwd = false;
+        let mut seen_additional_directories = false;
+        let mut seen_session_id = false;
+        let mut seen_system_prompt = false;
+        #[cfg(feature = "unstable")]
+        let mut seen_config_options = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "mcpServers" => {
+                    if seen_mcp_servers {
+                        return Err(wire::duplicate("mcpServers"));
+                    }
+                    seen_mcp_servers = true;
+                    wire::read_required(r, cx, "mcpServers", &mut out.mcp_servers)?;
+                }
+                "cwd" => {
+                    if seen_cwd {
+                        return Err(wire::duplicate("cwd"));
+                    }
+                    seen_cwd = true;
+                    wire::read_required(r, cx, "cwd", &mut out.cwd)?;
+                }
+                "additionalDirectories" => {
+                    if seen_additional_directories {
+                        return Err(wire::duplicate("additionalDirectories"));
+                    }
+                    seen_additional_directories = true;
+                    if let Some(raw) = wire::read_optional(
+                        r,
+                        cx,
+                        "additionalDirectories",
+                        &mut out.additional_directories,
+                    )? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "sessionId" => {
+                    if seen_session_id {
+                        return Err(wire::duplicate("sessionId"));
+                    }
+                    seen_session_id = true;
+                    wire::read_required(r, cx, "sessionId", &mut out.session_id)?;
+                }
+                "systemPrompt" => {
+                    if seen_system_prompt {
+                        return Err(wire::duplicate("systemPrompt"));
+                    }
+                    seen_system_prompt = true;
+                    if let Some(raw) =
+                        wire::read_optional(r, cx, "systemPrompt", &mut out.system_prompt)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                #[cfg(feature = "unstable")]
+                "configOptions" => {
+                    if seen_config_options {
+                        return Err(wire::duplicate("configOptions"));
+                    }
+                    seen_config_options = true;
+                    if let Some(raw) =
+                        wire::read_optional(r, cx, "configOptions", &mut out.config_options)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_mcp_servers {
+            return Err(Fail::Missing("mcpServers"));
+        }
+        if !seen_cwd {
+            return Err(Fail::Missing("cwd"));
+        }
+        if !seen_additional_directories {
+            out.additional_directories = None;
+        }
+        if !seen_session_id {
+            return Err(Fail::Missing("sessionId"));
+        }
+        if !seen_system_prompt {
+            out.system_prompt = None;
+        }
+        #[cfg(feature = "unstable")]
+        if !seen_config_options {
+            out.config_options = None;
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for LoadSessionRequest<'_> {
+    type Owned = LoadSessionRequest<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        LoadSessionRequest::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for LoadSessionRequest<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for LoadSessionRequest<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("mcpServers", &self.mcp_servers)?;
+        map.serialize_entry("cwd", &self.cwd)?;
+        if let Some(v) = &self.additional_directories {
+            map.serialize_entry("additionalDirectories", v)?;
+        }
+        map.serialize_entry("sessionId", &self.session_id)?;
+        if let Some(v) = &self.system_prompt {
+            map.serialize_entry("systemPrompt", v)?;
+        }
+        #[cfg(feature = "unstable")]
+        if let Some(v) = &self.config_options {
+            map.serialize_entry("configOptions", v)?;
+        }
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "mcpServers" | "cwd" | "sessionId" => true,
+                "additionalDirectories" => self.additional_directories.is_some(),
+                "systemPrompt" => self.system_prompt.is_some(),
+                #[cfg(feature = "unstable")]
+                "configOptions" => self.config_options.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Response from loading an existing session.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct LoadSessionResponse<'a> {
+    /// Initial mode state if supported by the Agent (optional).
+    pub modes: Option<SessionModeState<'a>>,
+    /// Initial session configuration options if supported by the Agent (optional).
+    pub config_options: Option<Vec<SessionConfigOption<'a>>>,
+    /// The session's models (Gemini CLI; not in the v1 schema) (optional).
+    pub models: Option<SessionModelState<'a>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl LoadSessionResponse<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> LoadSessionResponse<'static> {
+        LoadSessionResponse {
+            modes: IntoOwned::into_owned(self.modes),
+            config_options: IntoOwned::into_owned(self.config_options),
+            models: IntoOwned::into_owned(self.models),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -909,18 +4208,184 @@ impl Default for LoadSessionResponse<'_> {
     }
 }
 
-acp_struct! {
-    /// Request parameters for listing existing sessions.
-    pub struct ListSessionsRequest<'a> {
-        /// Filter sessions by working directory. Must be an absolute path (optional).
-        "cwd" pub cwd: Option<Cow<'a, str>>,
-        /// Opaque cursor token from a previous response's nextCursor field for cursor-based pagination (optional).
-        "cursor" pub cursor: Option<Cow<'a, str>>,
-        /// Filter sessions by archive state (optional).
-        #[cfg(feature = "unstable")]
-        "archived" pub archived: Option<SessionArchiveFilter<'a>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for LoadSessionResponse<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        LoadSessionResponse {
+            modes: None,
+            config_options: None,
+            models: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct LoadSessionResponse")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for LoadSessionResponse<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_modes = false;
+        let mut seen_config_options = false;
+        let mut seen_models = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "modes" => {
+                    if seen_modes {
+                        return Err(wire::duplicate("modes"));
+                    }
+                    seen_modes = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "modes", &mut out.modes)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "configOptions" => {
+                    if seen_config_options {
+                        return Err(wire::duplicate("configOptions"));
+                    }
+                    seen_config_options = true;
+                    if let Some(raw) =
+                        wire::read_optional(r, cx, "configOptions", &mut out.config_options)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "models" => {
+                    if seen_models {
+                        return Err(wire::duplicate("models"));
+                    }
+                    seen_models = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "models", &mut out.models)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_modes {
+            out.modes = None;
+        }
+        if !seen_config_options {
+            out.config_options = None;
+        }
+        if !seen_models {
+            out.models = None;
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for LoadSessionResponse<'_> {
+    type Owned = LoadSessionResponse<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        LoadSessionResponse::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for LoadSessionResponse<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for LoadSessionResponse<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        if let Some(v) = &self.modes {
+            map.serialize_entry("modes", v)?;
+        }
+        if let Some(v) = &self.config_options {
+            map.serialize_entry("configOptions", v)?;
+        }
+        if let Some(v) = &self.models {
+            map.serialize_entry("models", v)?;
+        }
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "modes" => self.modes.is_some(),
+                "configOptions" => self.config_options.is_some(),
+                "models" => self.models.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Request parameters for listing existing sessions.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ListSessionsRequest<'a> {
+    /// Filter sessions by working directory. Must be an absolute path (optional).
+    pub cwd: Option<Cow<'a, str>>,
+    /// Opaque cursor token from a previous response's nextCursor field for cursor-based pagination (optional).
+    pub cursor: Option<Cow<'a, str>>,
+    /// Filter sessions by archive state (optional).
+    #[cfg(feature = "unstable")]
+    pub archived: Option<SessionArchiveFilter<'a>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl ListSessionsRequest<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> ListSessionsRequest<'static> {
+        ListSessionsRequest {
+            cwd: IntoOwned::into_owned(self.cwd),
+            cursor: IntoOwned::into_owned(self.cursor),
+            #[cfg(feature = "unstable")]
+            archived: IntoOwned::into_owned(self.archived),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -973,24 +4438,197 @@ impl Default for ListSessionsRequest<'_> {
     }
 }
 
-acp_struct! {
-    /// Information about a session returned by session/list.
-    pub struct SessionInfo<'a> {
-        /// Unique identifier for the session.
-        "sessionId" pub session_id: Cow<'a, str>,
-        /// The working directory for this session. Must be an absolute path.
-        "cwd" pub cwd: Cow<'a, str>,
-        /// Additional workspace roots reported for this session. Each path MUST be absolute (optional).
-        "additionalDirectories" pub additional_directories: Option<Vec<Cow<'a, str>>>,
-        /// Human-readable title for the session (optional).
-        "title" pub title: Option<Cow<'a, str>>,
-        /// ISO 8601 timestamp of last activity (optional).
-        "updatedAt" pub updated_at: Option<Cow<'a, str>>,
-        /// Whether the session is archived (optional).
+impl<'de: 'a, 'a> Decode<'de> for ListSessionsRequest<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        ListSessionsRequest {
+            cwd: None,
+            cursor: None,
+            #[cfg(feature = "unstable")]
+            archived: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct ListSessionsRequest")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for ListSessionsRequest<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_cwd = false;
+        let mut seen_cursor = false;
         #[cfg(feature = "unstable")]
-        "archived" pub archived: Option<bool>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+        let mut seen_archived = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "cwd" => {
+                    if seen_cwd {
+                        return Err(wire::duplicate("cwd"));
+                    }
+                    seen_cwd = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "cwd", &mut out.cwd)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "cursor" => {
+                    if seen_cursor {
+                        return Err(wire::duplicate("cursor"));
+                    }
+                    seen_cursor = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "cursor", &mut out.cursor)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                #[cfg(feature = "unstable")]
+                "archived" => {
+                    if seen_archived {
+                        return Err(wire::duplicate("archived"));
+                    }
+                    seen_archived = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "archived", &mut out.archived)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_cwd {
+            out.cwd = None;
+        }
+        if !seen_cursor {
+            out.cursor = None;
+        }
+        #[cfg(feature = "unstable")]
+        if !seen_archived {
+            out.archived = None;
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for ListSessionsRequest<'_> {
+    type Owned = ListSessionsRequest<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        ListSessionsRequest::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for ListSessionsRequest<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for ListSessionsRequest<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        if let Some(v) = &self.cwd {
+            map.serialize_entry("cwd", v)?;
+        }
+        if let Some(v) = &self.cursor {
+            map.serialize_entry("cursor", v)?;
+        }
+        #[cfg(feature = "unstable")]
+        if let Some(v) = &self.archived {
+            map.serialize_entry("archived", v)?;
+        }
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "cwd" => self.cwd.is_some(),
+                "cursor" => self.cursor.is_some(),
+                #[cfg(feature = "unstable")]
+                "archived" => self.archived.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Information about a session returned by session/list.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct SessionInfo<'a> {
+    /// Unique identifier for the session.
+    pub session_id: Cow<'a, str>,
+    /// The working directory for this session. Must be an absolute path.
+    pub cwd: Cow<'a, str>,
+    /// Additional workspace roots reported for this session. Each path MUST be absolute (optional).
+    pub additional_directories: Option<Vec<Cow<'a, str>>>,
+    /// Human-readable title for the session (optional).
+    pub title: Option<Cow<'a, str>>,
+    /// ISO 8601 timestamp of last activity (optional).
+    pub updated_at: Option<Cow<'a, str>>,
+    /// Whether the session is archived (optional).
+    #[cfg(feature = "unstable")]
+    pub archived: Option<bool>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl SessionInfo<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SessionInfo<'static> {
+        SessionInfo {
+            session_id: IntoOwned::into_owned(self.session_id),
+            cwd: IntoOwned::into_owned(self.cwd),
+            additional_directories: IntoOwned::into_owned(self.additional_directories),
+            title: IntoOwned::into_owned(self.title),
+            updated_at: IntoOwned::into_owned(self.updated_at),
+            #[cfg(feature = "unstable")]
+            archived: self.archived,
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -1047,15 +4685,234 @@ impl<'a> SessionInfo<'a> {
     }
 }
 
-acp_struct! {
-    /// Response from listing sessions.
-    pub struct ListSessionsResponse<'a> {
-        /// Array of session information objects.
-        "sessions" pub sessions: Vec<SessionInfo<'a>>,
-        /// Opaque cursor token. If present, pass this in the next request's cursor parameter to fetch the next page. If absent, there are no more results (optional).
-        "nextCursor" pub next_cursor: Option<Cow<'a, str>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for SessionInfo<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        SessionInfo {
+            session_id: Decode::blank(),
+            cwd: Decode::blank(),
+            additional_directories: None,
+            title: None,
+            updated_at: None,
+            #[cfg(feature = "unstable")]
+            archived: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct SessionInfo")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for SessionInfo<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_session_id = false;
+        let mut seen_cwd = false;
+        let mut seen_additional_directories = false;
+        let mut seen_title = false;
+        let mut seen_updated_at = false;
+        #[cfg(feature = "unstable")]
+        let mut seen_archived = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "sessionId" => {
+                    if seen_session_id {
+                        return Err(wire::duplicate("sessionId"));
+                    }
+                    seen_session_id = true;
+                    wire::read_required(r, cx, "sessionId", &mut out.session_id)?;
+                }
+                "cwd" => {
+                    if seen_cwd {
+                        return Err(wire::duplicate("cwd"));
+                    }
+                    seen_cwd = true;
+                    wire::read_required(r, cx, "cwd", &mut out.cwd)?;
+                }
+                "additionalDirectories" => {
+                    if seen_additional_directories {
+                        return Err(wire::duplicate("additionalDirectories"));
+                    }
+                    seen_additional_directories = true;
+                    if let Some(raw) = wire::read_optional(
+                        r,
+                        cx,
+                        "additionalDirectories",
+                        &mut out.additional_directories,
+                    )? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "title" => {
+                    if seen_title {
+                        return Err(wire::duplicate("title"));
+                    }
+                    seen_title = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "title", &mut out.title)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "updatedAt" => {
+                    if seen_updated_at {
+                        return Err(wire::duplicate("updatedAt"));
+                    }
+                    seen_updated_at = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "updatedAt", &mut out.updated_at)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                #[cfg(feature = "unstable")]
+                "archived" => {
+                    if seen_archived {
+                        return Err(wire::duplicate("archived"));
+                    }
+                    seen_archived = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "archived", &mut out.archived)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_session_id {
+            return Err(Fail::Missing("sessionId"));
+        }
+        if !seen_cwd {
+            return Err(Fail::Missing("cwd"));
+        }
+        if !seen_additional_directories {
+            out.additional_directories = None;
+        }
+        if !seen_title {
+            out.title = None;
+        }
+        if !seen_updated_at {
+            out.updated_at = None;
+        }
+        #[cfg(feature = "unstable")]
+        if !seen_archived {
+            out.archived = None;
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for SessionInfo<'_> {
+    type Owned = SessionInfo<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        SessionInfo::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for SessionInfo<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for SessionInfo<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("sessionId", &self.session_id)?;
+        map.serialize_entry("cwd", &self.cwd)?;
+        if let Some(v) = &self.additional_directories {
+            map.serialize_entry("additionalDirectories", v)?;
+        }
+        if let Some(v) = &self.title {
+            map.serialize_entry("title", v)?;
+        }
+        if let Some(v) = &self.updated_at {
+            map.serialize_entry("updatedAt", v)?;
+        }
+        #[cfg(feature = "unstable")]
+        if let Some(v) = &self.archived {
+            map.serialize_entry("archived", v)?;
+        }
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "sessionId" | "cwd" => true,
+                "additionalDirectories" => self.additional_directories.is_some(),
+                "title" => self.title.is_some(),
+                "updatedAt" => self.updated_at.is_some(),
+                #[cfg(feature = "unstable")]
+                "archived" => self.archived.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Response from listing sessions.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ListSessionsResponse<'a> {
+    /// Array of session information objects.
+    pub sessions: Vec<SessionInfo<'a>>,
+    /// Opaque cursor token. If present, pass this in the next request's cursor parameter to fetch the next page. If absent, there are no more results (optional).
+    pub next_cursor: Option<Cow<'a, str>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl ListSessionsResponse<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> ListSessionsResponse<'static> {
+        ListSessionsResponse {
+            sessions: IntoOwned::into_owned(self.sessions),
+            next_cursor: IntoOwned::into_owned(self.next_cursor),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -1085,13 +4942,154 @@ impl<'a> ListSessionsResponse<'a> {
     }
 }
 
-acp_struct! {
-    /// Params that name only a session: `session/delete`, `session/close` and the `session/cancel` notification.
-    pub struct SessionIdRequest<'a> {
-        /// The session.
-        "sessionId" pub session_id: Cow<'a, str>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for ListSessionsResponse<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        ListSessionsResponse {
+            sessions: Decode::blank(),
+            next_cursor: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct ListSessionsResponse")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for ListSessionsResponse<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_sessions = false;
+        let mut seen_next_cursor = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "sessions" => {
+                    if seen_sessions {
+                        return Err(wire::duplicate("sessions"));
+                    }
+                    seen_sessions = true;
+                    wire::read_required(r, cx, "sessions", &mut out.sessions)?;
+                }
+                "nextCursor" => {
+                    if seen_next_cursor {
+                        return Err(wire::duplicate("nextCursor"));
+                    }
+                    seen_next_cursor = true;
+                    if let Some(raw) =
+                        wire::read_optional(r, cx, "nextCursor", &mut out.next_cursor)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_sessions {
+            return Err(Fail::Missing("sessions"));
+        }
+        if !seen_next_cursor {
+            out.next_cursor = None;
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for ListSessionsResponse<'_> {
+    type Owned = ListSessionsResponse<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        ListSessionsResponse::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for ListSessionsResponse<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for ListSessionsResponse<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("sessions", &self.sessions)?;
+        if let Some(v) = &self.next_cursor {
+            map.serialize_entry("nextCursor", v)?;
+        }
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "sessions" => true,
+                "nextCursor" => self.next_cursor.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Params that name only a session: `session/delete`, `session/close` and the `session/cancel` notification.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct SessionIdRequest<'a> {
+    /// The session.
+    pub session_id: Cow<'a, str>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl SessionIdRequest<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SessionIdRequest<'static> {
+        SessionIdRequest {
+            session_id: IntoOwned::into_owned(self.session_id),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -1113,24 +5111,151 @@ impl<'a> SessionIdRequest<'a> {
     }
 }
 
-acp_struct! {
-    /// Request parameters for resuming an existing session.
-    pub struct ResumeSessionRequest<'a> {
-        /// The ID of the session to resume.
-        "sessionId" pub session_id: Cow<'a, str>,
-        /// The working directory for this session. Must be an absolute path.
-        "cwd" pub cwd: Cow<'a, str>,
-        /// Additional workspace roots to activate for this session. Each path MUST be absolute (optional).
-        "additionalDirectories" pub additional_directories: Option<Vec<Cow<'a, str>>>,
-        /// List of MCP servers to connect to for this session (optional).
-        "mcpServers" pub mcp_servers: Option<Vec<McpServer<'a>>>,
-        /// System-level instructions for the resumed session (optional).
-        "systemPrompt" pub system_prompt: Option<SystemPrompt<'a>>,
-        /// Initial values for the session's config options (optional).
-        #[cfg(feature = "unstable")]
-        "configOptions" pub config_options: Option<Vec<InitialSessionConfigOption<'a>>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for SessionIdRequest<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        SessionIdRequest {
+            session_id: Decode::blank(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct SessionIdRequest")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for SessionIdRequest<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_session_id = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "sessionId" => {
+                    if seen_session_id {
+                        return Err(wire::duplicate("sessionId"));
+                    }
+                    seen_session_id = true;
+                    wire::read_required(r, cx, "sessionId", &mut out.session_id)?;
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_session_id {
+            return Err(Fail::Missing("sessionId"));
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for SessionIdRequest<'_> {
+    type Owned = SessionIdRequest<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        SessionIdRequest::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for SessionIdRequest<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for SessionIdRequest<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("sessionId", &self.session_id)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "sessionId" => true,
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Request parameters for resuming an existing session.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ResumeSessionRequest<'a> {
+    /// The ID of the session to resume.
+    pub session_id: Cow<'a, str>,
+    /// The working directory for this session. Must be an absolute path.
+    pub cwd: Cow<'a, str>,
+    /// Additional workspace roots to activate for this session. Each path MUST be absolute (optional).
+    pub additional_directories: Option<Vec<Cow<'a, str>>>,
+    /// List of MCP servers to connect to for this session (optional).
+    pub mcp_servers: Option<Vec<McpServer<'a>>>,
+    /// System-level instructions for the resumed session (optional).
+    pub system_prompt: Option<SystemPrompt<'a>>,
+    /// Initial values for the session's config options (optional).
+    #[cfg(feature = "unstable")]
+    pub config_options: Option<Vec<InitialSessionConfigOption<'a>>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl ResumeSessionRequest<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> ResumeSessionRequest<'static> {
+        ResumeSessionRequest {
+            session_id: IntoOwned::into_owned(self.session_id),
+            cwd: IntoOwned::into_owned(self.cwd),
+            additional_directories: IntoOwned::into_owned(self.additional_directories),
+            mcp_servers: IntoOwned::into_owned(self.mcp_servers),
+            system_prompt: IntoOwned::into_owned(self.system_prompt),
+            #[cfg(feature = "unstable")]
+            config_options: IntoOwned::into_owned(self.config_options),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -1187,17 +5312,242 @@ impl<'a> ResumeSessionRequest<'a> {
     }
 }
 
-acp_struct! {
-    /// Response from resuming an existing session.
-    pub struct ResumeSessionResponse<'a> {
-        /// Initial mode state if supported by the Agent (optional).
-        "modes" pub modes: Option<SessionModeState<'a>>,
-        /// Initial session configuration options if supported by the Agent (optional).
-        "configOptions" pub config_options: Option<Vec<SessionConfigOption<'a>>>,
-        /// The session's models (Gemini CLI; not in the v1 schema) (optional).
-        "models" pub models: Option<SessionModelState<'a>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for ResumeSessionRequest<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        ResumeSessionRequest {
+            session_id: Decode::blank(),
+            cwd: Decode::blank(),
+            additional_directories: None,
+            mcp_servers: None,
+            system_prompt: None,
+            #[cfg(feature = "unstable")]
+            config_options: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct ResumeSessionRequest")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for ResumeSessionRequest<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_session_id = false;
+        let mut seen_cwd = false;
+        let mut seen_additional_directories = false;
+        let mut seen_mcp_servers = false;
+        let mut seen_system_prompt = false;
+        #[cfg(feature = "unstable")]
+        let mut seen_config_options = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "sessionId" => {
+                    if seen_session_id {
+                        return Err(wire::duplicate("sessionId"));
+                    }
+                    seen_session_id = true;
+                    wire::read_required(r, cx, "sessionId", &mut out.session_id)?;
+                }
+                "cwd" => {
+                    if seen_cwd {
+                        return Err(wire::duplicate("cwd"));
+                    }
+                    seen_cwd = true;
+                    wire::read_required(r, cx, "cwd", &mut out.cwd)?;
+                }
+                "additionalDirectories" => {
+                    if seen_additional_directories {
+                        return Err(wire::duplicate("additionalDirectories"));
+                    }
+                    seen_additional_directories = true;
+                    if let Some(raw) = wire::read_optional(
+                        r,
+                        cx,
+                        "additionalDirectories",
+                        &mut out.additional_directories,
+                    )? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "mcpServers" => {
+                    if seen_mcp_servers {
+                        return Err(wire::duplicate("mcpServers"));
+                    }
+                    seen_mcp_servers = true;
+                    if let Some(raw) =
+                        wire::read_optional(r, cx, "mcpServers", &mut out.mcp_servers)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "systemPrompt" => {
+                    if seen_system_prompt {
+                        return Err(wire::duplicate("systemPrompt"));
+                    }
+                    seen_system_prompt = true;
+                    if let Some(raw) =
+                        wire::read_optional(r, cx, "systemPrompt", &mut out.system_prompt)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                #[cfg(feature = "unstable")]
+                "configOptions" => {
+                    if seen_config_options {
+                        return Err(wire::duplicate("configOptions"));
+                    }
+                    seen_config_options = true;
+                    if let Some(raw) =
+                        wire::read_optional(r, cx, "configOptions", &mut out.config_options)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_session_id {
+            return Err(Fail::Missing("sessionId"));
+        }
+        if !seen_cwd {
+            return Err(Fail::Missing("cwd"));
+        }
+        if !seen_additional_directories {
+            out.additional_directories = None;
+        }
+        if !seen_mcp_servers {
+            out.mcp_servers = None;
+        }
+        if !seen_system_prompt {
+            out.system_prompt = None;
+        }
+        #[cfg(feature = "unstable")]
+        if !seen_config_options {
+            out.config_options = None;
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for ResumeSessionRequest<'_> {
+    type Owned = ResumeSessionRequest<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        ResumeSessionRequest::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for ResumeSessionRequest<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for ResumeSessionRequest<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("sessionId", &self.session_id)?;
+        map.serialize_entry("cwd", &self.cwd)?;
+        if let Some(v) = &self.additional_directories {
+            map.serialize_entry("additionalDirectories", v)?;
+        }
+        if let Some(v) = &self.mcp_servers {
+            map.serialize_entry("mcpServers", v)?;
+        }
+        if let Some(v) = &self.system_prompt {
+            map.serialize_entry("systemPrompt", v)?;
+        }
+        #[cfg(feature = "unstable")]
+        if let Some(v) = &self.config_options {
+            map.serialize_entry("configOptions", v)?;
+        }
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "sessionId" | "cwd" => true,
+                "additionalDirectories" => self.additional_directories.is_some(),
+                "mcpServers" => self.mcp_servers.is_some(),
+                "systemPrompt" => self.system_prompt.is_some(),
+                #[cfg(feature = "unstable")]
+                "configOptions" => self.config_options.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Response from resuming an existing session.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ResumeSessionResponse<'a> {
+    /// Initial mode state if supported by the Agent (optional).
+    pub modes: Option<SessionModeState<'a>>,
+    /// Initial session configuration options if supported by the Agent (optional).
+    pub config_options: Option<Vec<SessionConfigOption<'a>>>,
+    /// The session's models (Gemini CLI; not in the v1 schema) (optional).
+    pub models: Option<SessionModelState<'a>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl ResumeSessionResponse<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> ResumeSessionResponse<'static> {
+        ResumeSessionResponse {
+            modes: IntoOwned::into_owned(self.modes),
+            config_options: IntoOwned::into_owned(self.config_options),
+            models: IntoOwned::into_owned(self.models),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -1248,15 +5598,179 @@ impl Default for ResumeSessionResponse<'_> {
     }
 }
 
-acp_struct! {
-    /// Request parameters for setting a session mode.
-    pub struct SetSessionModeRequest<'a> {
-        /// The ID of the session to set the mode for.
-        "sessionId" pub session_id: Cow<'a, str>,
-        /// The ID of the mode to set.
-        "modeId" pub mode_id: Cow<'a, str>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for ResumeSessionResponse<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        ResumeSessionResponse {
+            modes: None,
+            config_options: None,
+            models: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct ResumeSessionResponse")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for ResumeSessionResponse<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_modes = false;
+        let mut seen_config_options = false;
+        let mut seen_models = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "modes" => {
+                    if seen_modes {
+                        return Err(wire::duplicate("modes"));
+                    }
+                    seen_modes = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "modes", &mut out.modes)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "configOptions" => {
+                    if seen_config_options {
+                        return Err(wire::duplicate("configOptions"));
+                    }
+                    seen_config_options = true;
+                    if let Some(raw) =
+                        wire::read_optional(r, cx, "configOptions", &mut out.config_options)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "models" => {
+                    if seen_models {
+                        return Err(wire::duplicate("models"));
+                    }
+                    seen_models = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "models", &mut out.models)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_modes {
+            out.modes = None;
+        }
+        if !seen_config_options {
+            out.config_options = None;
+        }
+        if !seen_models {
+            out.models = None;
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for ResumeSessionResponse<'_> {
+    type Owned = ResumeSessionResponse<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        ResumeSessionResponse::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for ResumeSessionResponse<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for ResumeSessionResponse<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        if let Some(v) = &self.modes {
+            map.serialize_entry("modes", v)?;
+        }
+        if let Some(v) = &self.config_options {
+            map.serialize_entry("configOptions", v)?;
+        }
+        if let Some(v) = &self.models {
+            map.serialize_entry("models", v)?;
+        }
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "modes" => self.modes.is_some(),
+                "configOptions" => self.config_options.is_some(),
+                "models" => self.models.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Request parameters for setting a session mode.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct SetSessionModeRequest<'a> {
+    /// The ID of the session to set the mode for.
+    pub session_id: Cow<'a, str>,
+    /// The ID of the mode to set.
+    pub mode_id: Cow<'a, str>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl SetSessionModeRequest<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SetSessionModeRequest<'static> {
+        SetSessionModeRequest {
+            session_id: IntoOwned::into_owned(self.session_id),
+            mode_id: IntoOwned::into_owned(self.mode_id),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -1279,19 +5793,156 @@ impl<'a> SetSessionModeRequest<'a> {
     }
 }
 
-acp_struct! {
-    /// Request parameters for setting a session configuration option.
-    pub struct SetSessionConfigOptionRequest<'a> {
-        /// The ID of the session to set the configuration option for.
-        "sessionId" pub session_id: Cow<'a, str>,
-        /// The ID of the configuration option to set.
-        "configId" pub config_id: Cow<'a, str>,
-        /// The `type` tag (`"boolean"` for boolean values) (optional).
-        "type" pub kind: Option<Cow<'a, str>>,
-        /// The new value.
-        "value" pub value: ConfigValue<'a>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for SetSessionModeRequest<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        SetSessionModeRequest {
+            session_id: Decode::blank(),
+            mode_id: Decode::blank(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct SetSessionModeRequest")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for SetSessionModeRequest<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_session_id = false;
+        let mut seen_mode_id = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "sessionId" => {
+                    if seen_session_id {
+                        return Err(wire::duplicate("sessionId"));
+                    }
+                    seen_session_id = true;
+                    wire::read_required(r, cx, "sessionId", &mut out.session_id)?;
+                }
+                "modeId" => {
+                    if seen_mode_id {
+                        return Err(wire::duplicate("modeId"));
+                    }
+                    seen_mode_id = true;
+                    wire::read_required(r, cx, "modeId", &mut out.mode_id)?;
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_session_id {
+            return Err(Fail::Missing("sessionId"));
+        }
+        if !seen_mode_id {
+            return Err(Fail::Missing("modeId"));
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for SetSessionModeRequest<'_> {
+    type Owned = SetSessionModeRequest<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        SetSessionModeRequest::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for SetSessionModeRequest<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for SetSessionModeRequest<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("sessionId", &self.session_id)?;
+        map.serialize_entry("modeId", &self.mode_id)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "sessionId" | "modeId" => true,
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Request parameters for setting a session configuration option.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct SetSessionConfigOptionRequest<'a> {
+    /// The ID of the session to set the configuration option for.
+    pub session_id: Cow<'a, str>,
+    /// The ID of the configuration option to set.
+    pub config_id: Cow<'a, str>,
+    /// The `type` tag (`"boolean"` for boolean values) (optional).
+    pub kind: Option<Cow<'a, str>>,
+    /// The new value.
+    pub value: ConfigValue<'a>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl SetSessionConfigOptionRequest<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SetSessionConfigOptionRequest<'static> {
+        SetSessionConfigOptionRequest {
+            session_id: IntoOwned::into_owned(self.session_id),
+            config_id: IntoOwned::into_owned(self.config_id),
+            kind: IntoOwned::into_owned(self.kind),
+            value: IntoOwned::into_owned(self.value),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -1327,13 +5978,178 @@ impl<'a> SetSessionConfigOptionRequest<'a> {
     }
 }
 
-acp_struct! {
-    /// Response to `session/set_config_option` method.
-    pub struct SetSessionConfigOptionResponse<'a> {
-        /// The full set of configuration options and their current values.
-        "configOptions" pub config_options: Vec<SessionConfigOption<'a>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for SetSessionConfigOptionRequest<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        SetSessionConfigOptionRequest {
+            session_id: Decode::blank(),
+            config_id: Decode::blank(),
+            kind: None,
+            value: Decode::blank(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct SetSessionConfigOptionRequest")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for SetSessionConfigOptionRequest<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_session_id = false;
+        let mut seen_config_id = false;
+        let mut seen_kind = false;
+        let mut seen_value = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "sessionId" => {
+                    if seen_session_id {
+                        return Err(wire::duplicate("sessionId"));
+                    }
+                    seen_session_id = true;
+                    wire::read_required(r, cx, "sessionId", &mut out.session_id)?;
+                }
+                "configId" => {
+                    if seen_config_id {
+                        return Err(wire::duplicate("configId"));
+                    }
+                    seen_config_id = true;
+                    wire::read_required(r, cx, "configId", &mut out.config_id)?;
+                }
+                "type" => {
+                    if seen_kind {
+                        return Err(wire::duplicate("type"));
+                    }
+                    seen_kind = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "type", &mut out.kind)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "value" => {
+                    if seen_value {
+                        return Err(wire::duplicate("value"));
+                    }
+                    seen_value = true;
+                    wire::read_required(r, cx, "value", &mut out.value)?;
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_session_id {
+            return Err(Fail::Missing("sessionId"));
+        }
+        if !seen_config_id {
+            return Err(Fail::Missing("configId"));
+        }
+        if !seen_kind {
+            out.kind = None;
+        }
+        if !seen_value {
+            return Err(Fail::Missing("value"));
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for SetSessionConfigOptionRequest<'_> {
+    type Owned = SetSessionConfigOptionRequest<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        SetSessionConfigOptionRequest::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for SetSessionConfigOptionRequest<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for SetSessionConfigOptionRequest<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("sessionId", &self.session_id)?;
+        map.serialize_entry("configId", &self.config_id)?;
+        if let Some(v) = &self.kind {
+            map.serialize_entry("type", v)?;
+        }
+        map.serialize_entry("value", &self.value)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "sessionId" | "configId" | "value" => true,
+                "type" => self.kind.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Response to `session/set_config_option` method.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct SetSessionConfigOptionResponse<'a> {
+    /// The full set of configuration options and their current values.
+    pub config_options: Vec<SessionConfigOption<'a>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl SetSessionConfigOptionResponse<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SetSessionConfigOptionResponse<'static> {
+        SetSessionConfigOptionResponse {
+            config_options: IntoOwned::into_owned(self.config_options),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -1355,15 +6171,137 @@ impl<'a> SetSessionConfigOptionResponse<'a> {
     }
 }
 
-acp_struct! {
-    /// Params of `session/set_model` (Gemini CLI; not in the v1 schema): switch the session's model.
-    pub struct SetSessionModelRequest<'a> {
-        /// The session.
-        "sessionId" pub session_id: Cow<'a, str>,
-        /// The model to switch to.
-        "modelId" pub model_id: Cow<'a, str>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for SetSessionConfigOptionResponse<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        SetSessionConfigOptionResponse {
+            config_options: Decode::blank(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct SetSessionConfigOptionResponse")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for SetSessionConfigOptionResponse<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_config_options = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "configOptions" => {
+                    if seen_config_options {
+                        return Err(wire::duplicate("configOptions"));
+                    }
+                    seen_config_options = true;
+                    wire::read_required(r, cx, "configOptions", &mut out.config_options)?;
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_config_options {
+            return Err(Fail::Missing("configOptions"));
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for SetSessionConfigOptionResponse<'_> {
+    type Owned = SetSessionConfigOptionResponse<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        SetSessionConfigOptionResponse::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for SetSessionConfigOptionResponse<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for SetSessionConfigOptionResponse<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("configOptions", &self.config_options)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "configOptions" => true,
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Params of `session/set_model` (Gemini CLI; not in the v1 schema): switch the session's model.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct SetSessionModelRequest<'a> {
+    /// The session.
+    pub session_id: Cow<'a, str>,
+    /// The model to switch to.
+    pub model_id: Cow<'a, str>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl SetSessionModelRequest<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SetSessionModelRequest<'static> {
+        SetSessionModelRequest {
+            session_id: IntoOwned::into_owned(self.session_id),
+            model_id: IntoOwned::into_owned(self.model_id),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -1386,15 +6324,150 @@ impl<'a> SetSessionModelRequest<'a> {
     }
 }
 
-acp_struct! {
-    /// Request parameters for sending a user prompt to the agent.
-    pub struct PromptRequest<'a> {
-        /// The ID of the session to send this user message to.
-        "sessionId" pub session_id: Cow<'a, str>,
-        /// The blocks of content that compose the user's message.
-        "prompt" pub prompt: Vec<ContentBlock<'a>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for SetSessionModelRequest<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        SetSessionModelRequest {
+            session_id: Decode::blank(),
+            model_id: Decode::blank(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct SetSessionModelRequest")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for SetSessionModelRequest<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_session_id = false;
+        let mut seen_model_id = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "sessionId" => {
+                    if seen_session_id {
+                        return Err(wire::duplicate("sessionId"));
+                    }
+                    seen_session_id = true;
+                    wire::read_required(r, cx, "sessionId", &mut out.session_id)?;
+                }
+                "modelId" => {
+                    if seen_model_id {
+                        return Err(wire::duplicate("modelId"));
+                    }
+                    seen_model_id = true;
+                    wire::read_required(r, cx, "modelId", &mut out.model_id)?;
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_session_id {
+            return Err(Fail::Missing("sessionId"));
+        }
+        if !seen_model_id {
+            return Err(Fail::Missing("modelId"));
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for SetSessionModelRequest<'_> {
+    type Owned = SetSessionModelRequest<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        SetSessionModelRequest::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for SetSessionModelRequest<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for SetSessionModelRequest<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("sessionId", &self.session_id)?;
+        map.serialize_entry("modelId", &self.model_id)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "sessionId" | "modelId" => true,
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Request parameters for sending a user prompt to the agent.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct PromptRequest<'a> {
+    /// The ID of the session to send this user message to.
+    pub session_id: Cow<'a, str>,
+    /// The blocks of content that compose the user's message.
+    pub prompt: Vec<ContentBlock<'a>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl PromptRequest<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> PromptRequest<'static> {
+        PromptRequest {
+            session_id: IntoOwned::into_owned(self.session_id),
+            prompt: IntoOwned::into_owned(self.prompt),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -1417,32 +6490,246 @@ impl<'a> PromptRequest<'a> {
     }
 }
 
-string_enum! {
-    /// Reasons why an agent stops processing a prompt turn.
-    pub enum StopReason {
-        /// `"end_turn"`.
-        EndTurn = "end_turn",
-        /// `"max_tokens"`.
-        MaxTokens = "max_tokens",
-        /// `"max_turn_requests"`.
-        MaxTurnRequests = "max_turn_requests",
-        /// `"refusal"`.
-        Refusal = "refusal",
-        /// `"cancelled"`.
-        Cancelled = "cancelled",
+impl<'de: 'a, 'a> Decode<'de> for PromptRequest<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        PromptRequest {
+            session_id: Decode::blank(),
+            prompt: Decode::blank(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct PromptRequest")?;
+        Self::members(r, cx, None, true, slot)
     }
 }
 
-acp_struct! {
-    /// Response from processing a user prompt.
-    pub struct PromptResponse<'a> {
-        /// Indicates why the agent stopped processing the turn.
-        "stopReason" pub stop_reason: StopReason<'a>,
-        /// Token usage for this turn (optional) (optional).
-        #[cfg(feature = "unstable")]
-        "usage" pub usage: Option<Usage<'a>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Object<'de> for PromptRequest<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_session_id = false;
+        let mut seen_prompt = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "sessionId" => {
+                    if seen_session_id {
+                        return Err(wire::duplicate("sessionId"));
+                    }
+                    seen_session_id = true;
+                    wire::read_required(r, cx, "sessionId", &mut out.session_id)?;
+                }
+                "prompt" => {
+                    if seen_prompt {
+                        return Err(wire::duplicate("prompt"));
+                    }
+                    seen_prompt = true;
+                    wire::read_required(r, cx, "prompt", &mut out.prompt)?;
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_session_id {
+            return Err(Fail::Missing("sessionId"));
+        }
+        if !seen_prompt {
+            return Err(Fail::Missing("prompt"));
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for PromptRequest<'_> {
+    type Owned = PromptRequest<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        PromptRequest::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for PromptRequest<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for PromptRequest<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("sessionId", &self.session_id)?;
+        map.serialize_entry("prompt", &self.prompt)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "sessionId" | "prompt" => true,
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Reasons why an agent stops processing a prompt turn.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum StopReason<'a> {
+    /// `"end_turn"`.
+    EndTurn,
+    /// `"max_tokens"`.
+    MaxTokens,
+    /// `"max_turn_requests"`.
+    MaxTurnRequests,
+    /// `"refusal"`.
+    Refusal,
+    /// `"cancelled"`.
+    Cancelled,
+    /// A value this version does not know, kept as sent.
+    Unknown(Cow<'a, str>),
+}
+
+impl<'a> StopReason<'a> {
+    /// The wire text of the value.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::EndTurn => "end_turn",
+            Self::MaxTokens => "max_tokens",
+            Self::MaxTurnRequests => "max_turn_requests",
+            Self::Refusal => "refusal",
+            Self::Cancelled => "cancelled",
+            Self::Unknown(s) => s,
+        }
+    }
+
+    /// The value for wire text (`Unknown` when not a known value).
+    pub fn from_wire(text: Cow<'a, str>) -> Self {
+        match &*text {
+            "end_turn" => Self::EndTurn,
+            "max_tokens" => Self::MaxTokens,
+            "max_turn_requests" => Self::MaxTurnRequests,
+            "refusal" => Self::Refusal,
+            "cancelled" => Self::Cancelled,
+            _ => Self::Unknown(text),
+        }
+    }
+
+    /// The value with its text copied.
+    pub fn into_owned(self) -> StopReason<'static> {
+        match self {
+            Self::EndTurn => StopReason::EndTurn,
+            Self::MaxTokens => StopReason::MaxTokens,
+            Self::MaxTurnRequests => StopReason::MaxTurnRequests,
+            Self::Refusal => StopReason::Refusal,
+            Self::Cancelled => StopReason::Cancelled,
+            Self::Unknown(s) => StopReason::Unknown(IntoOwned::into_owned(s)),
+        }
+    }
+}
+
+impl<'de: 'a, 'a> Decode<'de> for StopReason<'a> {
+    fn decode(r: &mut Reader<'de>, _: &mut Cx<'de>) -> Result<Self, Fail> {
+        r.string().map(Self::from_wire)
+    }
+
+    fn blank() -> Self {
+        Self::Unknown(Cow::Borrowed(""))
+    }
+}
+
+impl IntoOwned for StopReason<'_> {
+    type Owned = StopReason<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        StopReason::into_owned(self)
+    }
+}
+
+/// The wire text ([`as_str`](Self::as_str)), as sent: an unknown
+/// value as it came.
+impl core::fmt::Display for StopReason<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for StopReason<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for StopReason<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// Response from processing a user prompt.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct PromptResponse<'a> {
+    /// Indicates why the agent stopped processing the turn.
+    pub stop_reason: StopReason<'a>,
+    /// Token usage for this turn (optional) (optional).
+    #[cfg(feature = "unstable")]
+    pub usage: Option<Usage<'a>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl PromptResponse<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> PromptResponse<'static> {
+        PromptResponse {
+            stop_reason: IntoOwned::into_owned(self.stop_reason),
+            #[cfg(feature = "unstable")]
+            usage: IntoOwned::into_owned(self.usage),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -1474,13 +6761,158 @@ impl<'a> PromptResponse<'a> {
     }
 }
 
-acp_struct! {
-    /// Notification to cancel an ongoing request.
-    pub struct CancelRequestNotification<'a> {
-        /// The ID of the request to cancel.
-        "requestId" pub request_id: RequestId<'a>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for PromptResponse<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        PromptResponse {
+            stop_reason: Decode::blank(),
+            #[cfg(feature = "unstable")]
+            usage: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct PromptResponse")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for PromptResponse<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_stop_reason = false;
+        #[cfg(feature = "unstable")]
+        let mut seen_usage = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "stopReason" => {
+                    if seen_stop_reason {
+                        return Err(wire::duplicate("stopReason"));
+                    }
+                    seen_stop_reason = true;
+                    wire::read_required(r, cx, "stopReason", &mut out.stop_reason)?;
+                }
+                #[cfg(feature = "unstable")]
+                "usage" => {
+                    if seen_usage {
+                        return Err(wire::duplicate("usage"));
+                    }
+                    seen_usage = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "usage", &mut out.usage)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_stop_reason {
+            return Err(Fail::Missing("stopReason"));
+        }
+        #[cfg(feature = "unstable")]
+        if !seen_usage {
+            out.usage = None;
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for PromptResponse<'_> {
+    type Owned = PromptResponse<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        PromptResponse::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for PromptResponse<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for PromptResponse<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("stopReason", &self.stop_reason)?;
+        #[cfg(feature = "unstable")]
+        if let Some(v) = &self.usage {
+            map.serialize_entry("usage", v)?;
+        }
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "stopReason" => true,
+                #[cfg(feature = "unstable")]
+                "usage" => self.usage.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Notification to cancel an ongoing request.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct CancelRequestNotification<'a> {
+    /// The ID of the request to cancel.
+    pub request_id: RequestId<'a>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl CancelRequestNotification<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> CancelRequestNotification<'static> {
+        CancelRequestNotification {
+            request_id: IntoOwned::into_owned(self.request_id),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -1502,37 +6934,242 @@ impl<'a> CancelRequestNotification<'a> {
     }
 }
 
+impl<'de: 'a, 'a> Decode<'de> for CancelRequestNotification<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        CancelRequestNotification {
+            request_id: Decode::blank(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct CancelRequestNotification")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for CancelRequestNotification<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_request_id = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "requestId" => {
+                    if seen_request_id {
+                        return Err(wire::duplicate("requestId"));
+                    }
+                    seen_request_id = true;
+                    wire::read_required(r, cx, "requestId", &mut out.request_id)?;
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_request_id {
+            return Err(Fail::Missing("requestId"));
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for CancelRequestNotification<'_> {
+    type Owned = CancelRequestNotification<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        CancelRequestNotification::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for CancelRequestNotification<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for CancelRequestNotification<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("requestId", &self.request_id)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "requestId" => true,
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Which sessions `session/list` returns based on their archive state.
 #[cfg(feature = "unstable")]
-string_enum! {
-    /// Which sessions `session/list` returns based on their archive state.
-    pub enum SessionArchiveFilter {
-        /// `"exclude"`.
-        Exclude = "exclude",
-        /// `"include"`.
-        Include = "include",
-        /// `"only"`.
-        Only = "only",
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum SessionArchiveFilter<'a> {
+    /// `"exclude"`.
+    Exclude,
+    /// `"include"`.
+    Include,
+    /// `"only"`.
+    Only,
+    /// A value this version does not know, kept as sent.
+    Unknown(Cow<'a, str>),
+}
+
+#[cfg(feature = "unstable")]
+impl<'a> SessionArchiveFilter<'a> {
+    /// The wire text of the value.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::Exclude => "exclude",
+            Self::Include => "include",
+            Self::Only => "only",
+            Self::Unknown(s) => s,
+        }
+    }
+
+    /// The value for wire text (`Unknown` when not a known value).
+    pub fn from_wire(text: Cow<'a, str>) -> Self {
+        match &*text {
+            "exclude" => Self::Exclude,
+            "include" => Self::Include,
+            "only" => Self::Only,
+            _ => Self::Unknown(text),
+        }
+    }
+
+    /// The value with its text copied.
+    pub fn into_owned(self) -> SessionArchiveFilter<'static> {
+        match self {
+            Self::Exclude => SessionArchiveFilter::Exclude,
+            Self::Include => SessionArchiveFilter::Include,
+            Self::Only => SessionArchiveFilter::Only,
+            Self::Unknown(s) => SessionArchiveFilter::Unknown(IntoOwned::into_owned(s)),
+        }
     }
 }
 
 #[cfg(feature = "unstable")]
-acp_struct! {
-    /// Token usage information for a prompt turn.
-    pub struct Usage<'a> {
-        /// Sum of all token types across session.
-        "totalTokens" pub total_tokens: u64,
-        /// Total input tokens across all turns.
-        "inputTokens" pub input_tokens: u64,
-        /// Total output tokens across all turns.
-        "outputTokens" pub output_tokens: u64,
-        /// Total thought/reasoning tokens (optional).
-        "thoughtTokens" pub thought_tokens: Option<u64>,
-        /// Total cache read tokens (optional).
-        "cachedReadTokens" pub cached_read_tokens: Option<u64>,
-        /// Total cache write tokens (optional).
-        "cachedWriteTokens" pub cached_write_tokens: Option<u64>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for SessionArchiveFilter<'a> {
+    fn decode(r: &mut Reader<'de>, _: &mut Cx<'de>) -> Result<Self, Fail> {
+        r.string().map(Self::from_wire)
+    }
+
+    fn blank() -> Self {
+        Self::Unknown(Cow::Borrowed(""))
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl IntoOwned for SessionArchiveFilter<'_> {
+    type Owned = SessionArchiveFilter<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        SessionArchiveFilter::into_owned(self)
+    }
+}
+
+/// The wire text ([`as_str`](Self::as_str)), as sent: an unknown
+/// value as it came.
+#[cfg(feature = "unstable")]
+impl core::fmt::Display for SessionArchiveFilter<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl Serialize for SessionArchiveFilter<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'de: 'a, 'a> Deserialize<'de> for SessionArchiveFilter<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// Token usage information for a prompt turn.
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Usage<'a> {
+    /// Sum of all token types across session.
+    pub total_tokens: u64,
+    /// Total input tokens across all turns.
+    pub input_tokens: u64,
+    /// Total output tokens across all turns.
+    pub output_tokens: u64,
+    /// Total thought/reasoning tokens (optional).
+    pub thought_tokens: Option<u64>,
+    /// Total cache read tokens (optional).
+    pub cached_read_tokens: Option<u64>,
+    /// Total cache write tokens (optional).
+    pub cached_write_tokens: Option<u64>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+#[cfg(feature = "unstable")]
+impl Usage<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> Usage<'static> {
+        Usage {
+            total_tokens: self.total_tokens,
+            input_tokens: self.input_tokens,
+            output_tokens: self.output_tokens,
+            thought_tokens: self.thought_tokens,
+            cached_read_tokens: self.cached_read_tokens,
+            cached_write_tokens: self.cached_write_tokens,
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -1582,17 +7219,235 @@ impl<'a> Usage<'a> {
 }
 
 #[cfg(feature = "unstable")]
-acp_struct! {
-    /// An initial value for a config option, sent on session setup requests.
-    pub struct InitialSessionConfigOption<'a> {
-        /// The ID of the configuration option to set.
-        "configId" pub config_id: Cow<'a, str>,
-        /// The `type` tag (`"boolean"` for boolean values) (optional).
-        "type" pub kind: Option<Cow<'a, str>>,
-        /// The new value.
-        "value" pub value: ConfigValue<'a>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for Usage<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        Usage {
+            total_tokens: Decode::blank(),
+            input_tokens: Decode::blank(),
+            output_tokens: Decode::blank(),
+            thought_tokens: None,
+            cached_read_tokens: None,
+            cached_write_tokens: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct Usage")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'de: 'a, 'a> Object<'de> for Usage<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_total_tokens = false;
+        let mut seen_input_tokens = false;
+        let mut seen_output_tokens = false;
+        let mut seen_thought_tokens = false;
+        let mut seen_cached_read_tokens = false;
+        let mut seen_cached_write_tokens = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "totalTokens" => {
+                    if seen_total_tokens {
+                        return Err(wire::duplicate("totalTokens"));
+                    }
+                    seen_total_tokens = true;
+                    wire::read_required(r, cx, "totalTokens", &mut out.total_tokens)?;
+                }
+                "inputTokens" => {
+                    if seen_input_tokens {
+                        return Err(wire::duplicate("inputTokens"));
+                    }
+                    seen_input_tokens = true;
+                    wire::read_required(r, cx, "inputTokens", &mut out.input_tokens)?;
+                }
+                "outputTokens" => {
+                    if seen_output_tokens {
+                        return Err(wire::duplicate("outputTokens"));
+                    }
+                    seen_output_tokens = true;
+                    wire::read_required(r, cx, "outputTokens", &mut out.output_tokens)?;
+                }
+                "thoughtTokens" => {
+                    if seen_thought_tokens {
+                        return Err(wire::duplicate("thoughtTokens"));
+                    }
+                    seen_thought_tokens = true;
+                    if let Some(raw) =
+                        wire::read_optional(r, cx, "thoughtTokens", &mut out.thought_tokens)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "cachedReadTokens" => {
+                    if seen_cached_read_tokens {
+                        return Err(wire::duplicate("cachedReadTokens"));
+                    }
+                    seen_cached_read_tokens = true;
+                    if let Some(raw) =
+                        wire::read_optional(r, cx, "cachedReadTokens", &mut out.cached_read_tokens)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "cachedWriteTokens" => {
+                    if seen_cached_write_tokens {
+                        return Err(wire::duplicate("cachedWriteTokens"));
+                    }
+                    seen_cached_write_tokens = true;
+                    if let Some(raw) = wire::read_optional(
+                        r,
+                        cx,
+                        "cachedWriteTokens",
+                        &mut out.cached_write_tokens,
+                    )? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_total_tokens {
+            return Err(Fail::Missing("totalTokens"));
+        }
+        if !seen_input_tokens {
+            return Err(Fail::Missing("inputTokens"));
+        }
+        if !seen_output_tokens {
+            return Err(Fail::Missing("outputTokens"));
+        }
+        if !seen_thought_tokens {
+            out.thought_tokens = None;
+        }
+        if !seen_cached_read_tokens {
+            out.cached_read_tokens = None;
+        }
+        if !seen_cached_write_tokens {
+            out.cached_write_tokens = None;
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl IntoOwned for Usage<'_> {
+    type Owned = Usage<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        Usage::into_owned(self)
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'de: 'a, 'a> Deserialize<'de> for Usage<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+#[cfg(feature = "unstable")]
+impl Serialize for Usage<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("totalTokens", &self.total_tokens)?;
+        map.serialize_entry("inputTokens", &self.input_tokens)?;
+        map.serialize_entry("outputTokens", &self.output_tokens)?;
+        if let Some(v) = &self.thought_tokens {
+            map.serialize_entry("thoughtTokens", v)?;
+        }
+        if let Some(v) = &self.cached_read_tokens {
+            map.serialize_entry("cachedReadTokens", v)?;
+        }
+        if let Some(v) = &self.cached_write_tokens {
+            map.serialize_entry("cachedWriteTokens", v)?;
+        }
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "totalTokens" | "inputTokens" | "outputTokens" => true,
+                "thoughtTokens" => self.thought_tokens.is_some(),
+                "cachedReadTokens" => self.cached_read_tokens.is_some(),
+                "cachedWriteTokens" => self.cached_write_tokens.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// An initial value for a config option, sent on session setup requests.
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct InitialSessionConfigOption<'a> {
+    /// The ID of the configuration option to set.
+    pub config_id: Cow<'a, str>,
+    /// The `type` tag (`"boolean"` for boolean values) (optional).
+    pub kind: Option<Cow<'a, str>>,
+    /// The new value.
+    pub value: ConfigValue<'a>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+#[cfg(feature = "unstable")]
+impl InitialSessionConfigOption<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> InitialSessionConfigOption<'static> {
+        InitialSessionConfigOption {
+            config_id: IntoOwned::into_owned(self.config_id),
+            kind: IntoOwned::into_owned(self.kind),
+            value: IntoOwned::into_owned(self.value),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -1625,15 +7480,174 @@ impl<'a> InitialSessionConfigOption<'a> {
 }
 
 #[cfg(feature = "unstable")]
-acp_struct! {
-    /// ACP transport configuration for MCP.
-    pub struct McpServerAcp<'a> {
-        /// Human-readable name identifying this MCP server.
-        "name" pub name: Cow<'a, str>,
-        /// Unique identifier for this MCP server, generated by the component providing it.
-        "serverId" pub server_id: Cow<'a, str>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for InitialSessionConfigOption<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        InitialSessionConfigOption {
+            config_id: Decode::blank(),
+            kind: None,
+            value: Decode::blank(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct InitialSessionConfigOption")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'de: 'a, 'a> Object<'de> for InitialSessionConfigOption<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_config_id = false;
+        let mut seen_kind = false;
+        let mut seen_value = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "configId" => {
+                    if seen_config_id {
+                        return Err(wire::duplicate("configId"));
+                    }
+                    seen_config_id = true;
+                    wire::read_required(r, cx, "configId", &mut out.config_id)?;
+                }
+                "type" => {
+                    if seen_kind {
+                        return Err(wire::duplicate("type"));
+                    }
+                    seen_kind = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "type", &mut out.kind)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "value" => {
+                    if seen_value {
+                        return Err(wire::duplicate("value"));
+                    }
+                    seen_value = true;
+                    wire::read_required(r, cx, "value", &mut out.value)?;
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_config_id {
+            return Err(Fail::Missing("configId"));
+        }
+        if !seen_kind {
+            out.kind = None;
+        }
+        if !seen_value {
+            return Err(Fail::Missing("value"));
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl IntoOwned for InitialSessionConfigOption<'_> {
+    type Owned = InitialSessionConfigOption<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        InitialSessionConfigOption::into_owned(self)
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'de: 'a, 'a> Deserialize<'de> for InitialSessionConfigOption<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+#[cfg(feature = "unstable")]
+impl Serialize for InitialSessionConfigOption<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("configId", &self.config_id)?;
+        if let Some(v) = &self.kind {
+            map.serialize_entry("type", v)?;
+        }
+        map.serialize_entry("value", &self.value)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "configId" | "value" => true,
+                "type" => self.kind.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// ACP transport configuration for MCP.
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct McpServerAcp<'a> {
+    /// Human-readable name identifying this MCP server.
+    pub name: Cow<'a, str>,
+    /// Unique identifier for this MCP server, generated by the component providing it.
+    pub server_id: Cow<'a, str>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+#[cfg(feature = "unstable")]
+impl McpServerAcp<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> McpServerAcp<'static> {
+        McpServerAcp {
+            name: IntoOwned::into_owned(self.name),
+            server_id: IntoOwned::into_owned(self.server_id),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -1654,6 +7668,130 @@ impl<'a> McpServerAcp<'a> {
     pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
         self.meta = Some(value);
         self
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'de: 'a, 'a> Decode<'de> for McpServerAcp<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        McpServerAcp {
+            name: Decode::blank(),
+            server_id: Decode::blank(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct McpServerAcp")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'de: 'a, 'a> Object<'de> for McpServerAcp<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_name = false;
+        let mut seen_server_id = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "name" => {
+                    if seen_name {
+                        return Err(wire::duplicate("name"));
+                    }
+                    seen_name = true;
+                    wire::read_required(r, cx, "name", &mut out.name)?;
+                }
+                "serverId" => {
+                    if seen_server_id {
+                        return Err(wire::duplicate("serverId"));
+                    }
+                    seen_server_id = true;
+                    wire::read_required(r, cx, "serverId", &mut out.server_id)?;
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_name {
+            return Err(Fail::Missing("name"));
+        }
+        if !seen_server_id {
+            return Err(Fail::Missing("serverId"));
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl IntoOwned for McpServerAcp<'_> {
+    type Owned = McpServerAcp<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        McpServerAcp::into_owned(self)
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'de: 'a, 'a> Deserialize<'de> for McpServerAcp<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+#[cfg(feature = "unstable")]
+impl Serialize for McpServerAcp<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("name", &self.name)?;
+        map.serialize_entry("serverId", &self.server_id)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "name" | "serverId" => true,
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
     }
 }
 

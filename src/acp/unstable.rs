@@ -12,18 +12,36 @@
 use alloc::borrow::Cow;
 use alloc::vec::Vec;
 
-use super::raw::RawJson;
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use super::raw::{IntoOwned, RawJson};
+use super::read::{Fail, Reader};
 use super::session::{
     InitialSessionConfigOption, McpServer, SessionConfigOption, SessionModeState, SystemPrompt,
 };
-use super::wire::{acp_struct, string_enum};
+use super::wire::{self, Cx, Decode, Object, UnionTag};
 use super::Extra;
 
-acp_struct! {
-    /// Request parameters for `providers/list`.
-    pub struct ListProvidersRequest<'a> {
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+/// Request parameters for `providers/list`.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ListProvidersRequest<'a> {
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl ListProvidersRequest<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> ListProvidersRequest<'static> {
+        ListProvidersRequest {
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -50,13 +68,120 @@ impl Default for ListProvidersRequest<'_> {
     }
 }
 
-acp_struct! {
-    /// Response to `providers/list`.
-    pub struct ListProvidersResponse<'a> {
-        /// Configurable providers with current routing info suitable for UI display.
-        "providers" pub providers: Vec<ProviderInfo<'a>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for ListProvidersRequest<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        ListProvidersRequest {
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct ListProvidersRequest")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for ListProvidersRequest<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for ListProvidersRequest<'_> {
+    type Owned = ListProvidersRequest<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        ListProvidersRequest::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for ListProvidersRequest<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for ListProvidersRequest<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Response to `providers/list`.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ListProvidersResponse<'a> {
+    /// Configurable providers with current routing info suitable for UI display.
+    pub providers: Vec<ProviderInfo<'a>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl ListProvidersResponse<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> ListProvidersResponse<'static> {
+        ListProvidersResponse {
+            providers: IntoOwned::into_owned(self.providers),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -78,19 +203,143 @@ impl<'a> ListProvidersResponse<'a> {
     }
 }
 
-acp_struct! {
-    /// Information about a configurable LLM provider.
-    pub struct ProviderInfo<'a> {
-        /// Provider identifier, for example "main" or "openai".
-        "providerId" pub provider_id: Cow<'a, str>,
-        /// Supported protocol types for this provider.
-        "supported" pub supported: Vec<LlmProtocol<'a>>,
-        /// Whether this provider is mandatory and cannot be disabled via `providers/disable`. If true, clients MUST NOT call `providers/disable` for this provider ID.
-        "required" pub required: bool,
-        /// Current effective non-secret routing config. Null or omitted means provider is disabled (optional).
-        "current" pub current: Option<ProviderCurrentConfig<'a>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for ListProvidersResponse<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        ListProvidersResponse {
+            providers: Decode::blank(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct ListProvidersResponse")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for ListProvidersResponse<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_providers = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "providers" => {
+                    if seen_providers {
+                        return Err(wire::duplicate("providers"));
+                    }
+                    seen_providers = true;
+                    wire::read_required(r, cx, "providers", &mut out.providers)?;
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_providers {
+            return Err(Fail::Missing("providers"));
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for ListProvidersResponse<'_> {
+    type Owned = ListProvidersResponse<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        ListProvidersResponse::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for ListProvidersResponse<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for ListProvidersResponse<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("providers", &self.providers)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "providers" => true,
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Information about a configurable LLM provider.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ProviderInfo<'a> {
+    /// Provider identifier, for example "main" or "openai".
+    pub provider_id: Cow<'a, str>,
+    /// Supported protocol types for this provider.
+    pub supported: Vec<LlmProtocol<'a>>,
+    /// Whether this provider is mandatory and cannot be disabled via `providers/disable`. If true, clients MUST NOT call `providers/disable` for this provider ID.
+    pub required: bool,
+    /// Current effective non-secret routing config. Null or omitted means provider is disabled (optional).
+    pub current: Option<ProviderCurrentConfig<'a>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl ProviderInfo<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> ProviderInfo<'static> {
+        ProviderInfo {
+            provider_id: IntoOwned::into_owned(self.provider_id),
+            supported: IntoOwned::into_owned(self.supported),
+            required: self.required,
+            current: IntoOwned::into_owned(self.current),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -126,15 +375,181 @@ impl<'a> ProviderInfo<'a> {
     }
 }
 
-acp_struct! {
-    /// Current effective non-secret routing configuration for a provider.
-    pub struct ProviderCurrentConfig<'a> {
-        /// Protocol currently used by this provider.
-        "apiType" pub api_type: LlmProtocol<'a>,
-        /// Base URL currently used by this provider.
-        "baseUrl" pub base_url: Cow<'a, str>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for ProviderInfo<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        ProviderInfo {
+            provider_id: Decode::blank(),
+            supported: Decode::blank(),
+            required: Decode::blank(),
+            current: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct ProviderInfo")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for ProviderInfo<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_provider_id = false;
+        let mut seen_supported = false;
+        let mut seen_required = false;
+        let mut seen_current = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "providerId" => {
+                    if seen_provider_id {
+                        return Err(wire::duplicate("providerId"));
+                    }
+                    seen_provider_id = true;
+                    wire::read_required(r, cx, "providerId", &mut out.provider_id)?;
+                }
+                "supported" => {
+                    if seen_supported {
+                        return Err(wire::duplicate("supported"));
+                    }
+                    seen_supported = true;
+                    wire::read_required(r, cx, "supported", &mut out.supported)?;
+                }
+                "required" => {
+                    if seen_required {
+                        return Err(wire::duplicate("required"));
+                    }
+                    seen_required = true;
+                    wire::read_required(r, cx, "required", &mut out.required)?;
+                }
+                "current" => {
+                    if seen_current {
+                        return Err(wire::duplicate("current"));
+                    }
+                    seen_current = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "current", &mut out.current)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_provider_id {
+            return Err(Fail::Missing("providerId"));
+        }
+        if !seen_supported {
+            return Err(Fail::Missing("supported"));
+        }
+        if !seen_required {
+            return Err(Fail::Missing("required"));
+        }
+        if !seen_current {
+            out.current = None;
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for ProviderInfo<'_> {
+    type Owned = ProviderInfo<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        ProviderInfo::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for ProviderInfo<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for ProviderInfo<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("providerId", &self.provider_id)?;
+        map.serialize_entry("supported", &self.supported)?;
+        map.serialize_entry("required", &self.required)?;
+        if let Some(v) = &self.current {
+            map.serialize_entry("current", v)?;
+        }
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "providerId" | "supported" | "required" => true,
+                "current" => self.current.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Current effective non-secret routing configuration for a provider.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ProviderCurrentConfig<'a> {
+    /// Protocol currently used by this provider.
+    pub api_type: LlmProtocol<'a>,
+    /// Base URL currently used by this provider.
+    pub base_url: Cow<'a, str>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl ProviderCurrentConfig<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> ProviderCurrentConfig<'static> {
+        ProviderCurrentConfig {
+            api_type: IntoOwned::into_owned(self.api_type),
+            base_url: IntoOwned::into_owned(self.base_url),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -157,35 +572,250 @@ impl<'a> ProviderCurrentConfig<'a> {
     }
 }
 
-string_enum! {
-    /// Well-known API protocol identifiers for LLM providers.
-    pub enum LlmProtocol {
-        /// `"anthropic"`.
-        Anthropic = "anthropic",
-        /// `"openai"`.
-        Openai = "openai",
-        /// `"azure"`.
-        Azure = "azure",
-        /// `"vertex"`.
-        Vertex = "vertex",
-        /// `"bedrock"`.
-        Bedrock = "bedrock",
+impl<'de: 'a, 'a> Decode<'de> for ProviderCurrentConfig<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        ProviderCurrentConfig {
+            api_type: Decode::blank(),
+            base_url: Decode::blank(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct ProviderCurrentConfig")?;
+        Self::members(r, cx, None, true, slot)
     }
 }
 
-acp_struct! {
-    /// Request parameters for `providers/set`.
-    pub struct SetProviderRequest<'a> {
-        /// Provider ID to configure.
-        "providerId" pub provider_id: Cow<'a, str>,
-        /// Protocol type for this provider.
-        "apiType" pub api_type: LlmProtocol<'a>,
-        /// Base URL for requests sent through this provider.
-        "baseUrl" pub base_url: Cow<'a, str>,
-        /// Full headers map for this provider. May include authorization, routing, or other integration-specific headers (optional).
-        "headers" pub headers: Option<RawJson<'a>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Object<'de> for ProviderCurrentConfig<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_api_type = false;
+        let mut seen_base_url = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "apiType" => {
+                    if seen_api_type {
+                        return Err(wire::duplicate("apiType"));
+                    }
+                    seen_api_type = true;
+                    wire::read_required(r, cx, "apiType", &mut out.api_type)?;
+                }
+                "baseUrl" => {
+                    if seen_base_url {
+                        return Err(wire::duplicate("baseUrl"));
+                    }
+                    seen_base_url = true;
+                    wire::read_required(r, cx, "baseUrl", &mut out.base_url)?;
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_api_type {
+            return Err(Fail::Missing("apiType"));
+        }
+        if !seen_base_url {
+            return Err(Fail::Missing("baseUrl"));
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for ProviderCurrentConfig<'_> {
+    type Owned = ProviderCurrentConfig<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        ProviderCurrentConfig::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for ProviderCurrentConfig<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for ProviderCurrentConfig<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("apiType", &self.api_type)?;
+        map.serialize_entry("baseUrl", &self.base_url)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "apiType" | "baseUrl" => true,
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Well-known API protocol identifiers for LLM providers.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum LlmProtocol<'a> {
+    /// `"anthropic"`.
+    Anthropic,
+    /// `"openai"`.
+    Openai,
+    /// `"azure"`.
+    Azure,
+    /// `"vertex"`.
+    Vertex,
+    /// `"bedrock"`.
+    Bedrock,
+    /// A value this version does not know, kept as sent.
+    Unknown(Cow<'a, str>),
+}
+
+impl<'a> LlmProtocol<'a> {
+    /// The wire text of the value.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::Anthropic => "anthropic",
+            Self::Openai => "openai",
+            Self::Azure => "azure",
+            Self::Vertex => "vertex",
+            Self::Bedrock => "bedrock",
+            Self::Unknown(s) => s,
+        }
+    }
+
+    /// The value for wire text (`Unknown` when not a known value).
+    pub fn from_wire(text: Cow<'a, str>) -> Self {
+        match &*text {
+            "anthropic" => Self::Anthropic,
+            "openai" => Self::Openai,
+            "azure" => Self::Azure,
+            "vertex" => Self::Vertex,
+            "bedrock" => Self::Bedrock,
+            _ => Self::Unknown(text),
+        }
+    }
+
+    /// The value with its text copied.
+    pub fn into_owned(self) -> LlmProtocol<'static> {
+        match self {
+            Self::Anthropic => LlmProtocol::Anthropic,
+            Self::Openai => LlmProtocol::Openai,
+            Self::Azure => LlmProtocol::Azure,
+            Self::Vertex => LlmProtocol::Vertex,
+            Self::Bedrock => LlmProtocol::Bedrock,
+            Self::Unknown(s) => LlmProtocol::Unknown(IntoOwned::into_owned(s)),
+        }
+    }
+}
+
+impl<'de: 'a, 'a> Decode<'de> for LlmProtocol<'a> {
+    fn decode(r: &mut Reader<'de>, _: &mut Cx<'de>) -> Result<Self, Fail> {
+        r.string().map(Self::from_wire)
+    }
+
+    fn blank() -> Self {
+        Self::Unknown(Cow::Borrowed(""))
+    }
+}
+
+impl IntoOwned for LlmProtocol<'_> {
+    type Owned = LlmProtocol<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        LlmProtocol::into_owned(self)
+    }
+}
+
+/// The wire text ([`as_str`](Self::as_str)), as sent: an unknown
+/// value as it came.
+impl core::fmt::Display for LlmProtocol<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for LlmProtocol<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for LlmProtocol<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// Request parameters for `providers/set`.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct SetProviderRequest<'a> {
+    /// Provider ID to configure.
+    pub provider_id: Cow<'a, str>,
+    /// Protocol type for this provider.
+    pub api_type: LlmProtocol<'a>,
+    /// Base URL for requests sent through this provider.
+    pub base_url: Cow<'a, str>,
+    /// Full headers map for this provider. May include authorization, routing, or other integration-specific headers (optional).
+    pub headers: Option<RawJson<'a>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl SetProviderRequest<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SetProviderRequest<'static> {
+        SetProviderRequest {
+            provider_id: IntoOwned::into_owned(self.provider_id),
+            api_type: IntoOwned::into_owned(self.api_type),
+            base_url: IntoOwned::into_owned(self.base_url),
+            headers: IntoOwned::into_owned(self.headers),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -221,11 +851,175 @@ impl<'a> SetProviderRequest<'a> {
     }
 }
 
-acp_struct! {
-    /// Response to `providers/set`.
-    pub struct SetProviderResponse<'a> {
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for SetProviderRequest<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        SetProviderRequest {
+            provider_id: Decode::blank(),
+            api_type: Decode::blank(),
+            base_url: Decode::blank(),
+            headers: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct SetProviderRequest")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for SetProviderRequest<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_provider_id = false;
+        let mut seen_api_type = false;
+        let mut seen_base_url = false;
+        let mut seen_headers = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "providerId" => {
+                    if seen_provider_id {
+                        return Err(wire::duplicate("providerId"));
+                    }
+                    seen_provider_id = true;
+                    wire::read_required(r, cx, "providerId", &mut out.provider_id)?;
+                }
+                "apiType" => {
+                    if seen_api_type {
+                        return Err(wire::duplicate("apiType"));
+                    }
+                    seen_api_type = true;
+                    wire::read_required(r, cx, "apiType", &mut out.api_type)?;
+                }
+                "baseUrl" => {
+                    if seen_base_url {
+                        return Err(wire::duplicate("baseUrl"));
+                    }
+                    seen_base_url = true;
+                    wire::read_required(r, cx, "baseUrl", &mut out.base_url)?;
+                }
+                "headers" => {
+                    if seen_headers {
+                        return Err(wire::duplicate("headers"));
+                    }
+                    seen_headers = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "headers", &mut out.headers)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_provider_id {
+            return Err(Fail::Missing("providerId"));
+        }
+        if !seen_api_type {
+            return Err(Fail::Missing("apiType"));
+        }
+        if !seen_base_url {
+            return Err(Fail::Missing("baseUrl"));
+        }
+        if !seen_headers {
+            out.headers = None;
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for SetProviderRequest<'_> {
+    type Owned = SetProviderRequest<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        SetProviderRequest::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for SetProviderRequest<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for SetProviderRequest<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("providerId", &self.provider_id)?;
+        map.serialize_entry("apiType", &self.api_type)?;
+        map.serialize_entry("baseUrl", &self.base_url)?;
+        if let Some(v) = &self.headers {
+            map.serialize_entry("headers", v)?;
+        }
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "providerId" | "apiType" | "baseUrl" => true,
+                "headers" => self.headers.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Response to `providers/set`.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct SetProviderResponse<'a> {
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl SetProviderResponse<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SetProviderResponse<'static> {
+        SetProviderResponse {
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -252,13 +1046,120 @@ impl Default for SetProviderResponse<'_> {
     }
 }
 
-acp_struct! {
-    /// Request parameters for `providers/disable`.
-    pub struct DisableProviderRequest<'a> {
-        /// Provider ID to disable.
-        "providerId" pub provider_id: Cow<'a, str>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for SetProviderResponse<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        SetProviderResponse {
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct SetProviderResponse")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for SetProviderResponse<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for SetProviderResponse<'_> {
+    type Owned = SetProviderResponse<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        SetProviderResponse::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for SetProviderResponse<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for SetProviderResponse<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Request parameters for `providers/disable`.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct DisableProviderRequest<'a> {
+    /// Provider ID to disable.
+    pub provider_id: Cow<'a, str>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl DisableProviderRequest<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> DisableProviderRequest<'static> {
+        DisableProviderRequest {
+            provider_id: IntoOwned::into_owned(self.provider_id),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -280,11 +1181,131 @@ impl<'a> DisableProviderRequest<'a> {
     }
 }
 
-acp_struct! {
-    /// Response to `providers/disable`.
-    pub struct DisableProviderResponse<'a> {
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for DisableProviderRequest<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        DisableProviderRequest {
+            provider_id: Decode::blank(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct DisableProviderRequest")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for DisableProviderRequest<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_provider_id = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "providerId" => {
+                    if seen_provider_id {
+                        return Err(wire::duplicate("providerId"));
+                    }
+                    seen_provider_id = true;
+                    wire::read_required(r, cx, "providerId", &mut out.provider_id)?;
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_provider_id {
+            return Err(Fail::Missing("providerId"));
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for DisableProviderRequest<'_> {
+    type Owned = DisableProviderRequest<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        DisableProviderRequest::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for DisableProviderRequest<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for DisableProviderRequest<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("providerId", &self.provider_id)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "providerId" => true,
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Response to `providers/disable`.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct DisableProviderResponse<'a> {
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl DisableProviderResponse<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> DisableProviderResponse<'static> {
+        DisableProviderResponse {
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -311,11 +1332,117 @@ impl Default for DisableProviderResponse<'_> {
     }
 }
 
-acp_struct! {
-    /// Request parameters for the `auth/status` method.
-    pub struct AuthStatusRequest<'a> {
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for DisableProviderResponse<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        DisableProviderResponse {
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct DisableProviderResponse")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for DisableProviderResponse<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for DisableProviderResponse<'_> {
+    type Owned = DisableProviderResponse<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        DisableProviderResponse::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for DisableProviderResponse<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for DisableProviderResponse<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Request parameters for the `auth/status` method.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct AuthStatusRequest<'a> {
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl AuthStatusRequest<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> AuthStatusRequest<'static> {
+        AuthStatusRequest {
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -342,15 +1469,123 @@ impl Default for AuthStatusRequest<'_> {
     }
 }
 
-acp_struct! {
-    /// Response to the `auth/status` method.
-    pub struct AuthStatusResponse<'a> {
-        /// Whether the agent can start sessions without the user signing in first.
-        "state" pub state: AuthState<'a>,
-        /// The accounts the agent has configured, for display (optional).
-        "accounts" pub accounts: Option<Vec<AuthAccount<'a>>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for AuthStatusRequest<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        AuthStatusRequest {
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct AuthStatusRequest")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for AuthStatusRequest<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for AuthStatusRequest<'_> {
+    type Owned = AuthStatusRequest<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        AuthStatusRequest::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for AuthStatusRequest<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for AuthStatusRequest<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Response to the `auth/status` method.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct AuthStatusResponse<'a> {
+    /// Whether the agent can start sessions without the user signing in first.
+    pub state: AuthState<'a>,
+    /// The accounts the agent has configured, for display (optional).
+    pub accounts: Option<Vec<AuthAccount<'a>>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl AuthStatusResponse<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> AuthStatusResponse<'static> {
+        AuthStatusResponse {
+            state: IntoOwned::into_owned(self.state),
+            accounts: IntoOwned::into_owned(self.accounts),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -380,15 +1615,155 @@ impl<'a> AuthStatusResponse<'a> {
     }
 }
 
-acp_struct! {
-    /// Notification sent by the agent when its authentication status changes.
-    pub struct AuthStatusUpdateNotification<'a> {
-        /// Whether the agent can start sessions without the user signing in first.
-        "state" pub state: AuthState<'a>,
-        /// The accounts the agent has configured, for display (optional).
-        "accounts" pub accounts: Option<Vec<AuthAccount<'a>>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for AuthStatusResponse<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        AuthStatusResponse {
+            state: Decode::blank(),
+            accounts: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct AuthStatusResponse")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for AuthStatusResponse<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_state = false;
+        let mut seen_accounts = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "state" => {
+                    if seen_state {
+                        return Err(wire::duplicate("state"));
+                    }
+                    seen_state = true;
+                    wire::read_required(r, cx, "state", &mut out.state)?;
+                }
+                "accounts" => {
+                    if seen_accounts {
+                        return Err(wire::duplicate("accounts"));
+                    }
+                    seen_accounts = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "accounts", &mut out.accounts)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_state {
+            return Err(Fail::Missing("state"));
+        }
+        if !seen_accounts {
+            out.accounts = None;
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for AuthStatusResponse<'_> {
+    type Owned = AuthStatusResponse<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        AuthStatusResponse::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for AuthStatusResponse<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for AuthStatusResponse<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("state", &self.state)?;
+        if let Some(v) = &self.accounts {
+            map.serialize_entry("accounts", v)?;
+        }
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "state" => true,
+                "accounts" => self.accounts.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Notification sent by the agent when its authentication status changes.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct AuthStatusUpdateNotification<'a> {
+    /// Whether the agent can start sessions without the user signing in first.
+    pub state: AuthState<'a>,
+    /// The accounts the agent has configured, for display (optional).
+    pub accounts: Option<Vec<AuthAccount<'a>>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl AuthStatusUpdateNotification<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> AuthStatusUpdateNotification<'static> {
+        AuthStatusUpdateNotification {
+            state: IntoOwned::into_owned(self.state),
+            accounts: IntoOwned::into_owned(self.accounts),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -418,23 +1793,167 @@ impl<'a> AuthStatusUpdateNotification<'a> {
     }
 }
 
-acp_struct! {
-    /// An account or credential the agent has configured, such as a signed-in user account or an API key.
-    pub struct AuthAccount<'a> {
-        /// Human-readable name for the account, suitable for display on its own, for example `Claude Max`, `OpenAI API key`, or `Vertex AI`.
-        "label" pub label: Cow<'a, str>,
-        /// Short text shown with the label, such as the credential source, for example `API key helper`. MUST NOT contain credentials (optional).
-        "description" pub description: Option<Cow<'a, str>>,
-        /// Whether the agent currently uses this account by default (optional).
-        "active" pub active: Option<bool>,
-        /// Display name of the user, such as a username or full name (optional).
-        "name" pub name: Option<Cow<'a, str>>,
-        /// Email address of the user (optional).
-        "email" pub email: Option<Cow<'a, str>>,
-        /// Display name of the organization, team, or workspace the account is using (optional).
-        "organization" pub organization: Option<Cow<'a, str>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for AuthStatusUpdateNotification<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        AuthStatusUpdateNotification {
+            state: Decode::blank(),
+            accounts: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct AuthStatusUpdateNotification")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for AuthStatusUpdateNotification<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_state = false;
+        let mut seen_accounts = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "state" => {
+                    if seen_state {
+                        return Err(wire::duplicate("state"));
+                    }
+                    seen_state = true;
+                    wire::read_required(r, cx, "state", &mut out.state)?;
+                }
+                "accounts" => {
+                    if seen_accounts {
+                        return Err(wire::duplicate("accounts"));
+                    }
+                    seen_accounts = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "accounts", &mut out.accounts)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_state {
+            return Err(Fail::Missing("state"));
+        }
+        if !seen_accounts {
+            out.accounts = None;
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for AuthStatusUpdateNotification<'_> {
+    type Owned = AuthStatusUpdateNotification<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        AuthStatusUpdateNotification::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for AuthStatusUpdateNotification<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for AuthStatusUpdateNotification<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("state", &self.state)?;
+        if let Some(v) = &self.accounts {
+            map.serialize_entry("accounts", v)?;
+        }
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "state" => true,
+                "accounts" => self.accounts.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// An account or credential the agent has configured, such as a signed-in user account or an API key.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct AuthAccount<'a> {
+    /// Human-readable name for the account, suitable for display on its own, for example `Claude Max`, `OpenAI API key`, or `Vertex AI`.
+    pub label: Cow<'a, str>,
+    /// Short text shown with the label, such as the credential source, for example `API key helper`. MUST NOT contain credentials (optional).
+    pub description: Option<Cow<'a, str>>,
+    /// Whether the agent currently uses this account by default (optional).
+    pub active: Option<bool>,
+    /// Display name of the user, such as a username or full name (optional).
+    pub name: Option<Cow<'a, str>>,
+    /// Email address of the user (optional).
+    pub email: Option<Cow<'a, str>>,
+    /// Display name of the organization, team, or workspace the account is using (optional).
+    pub organization: Option<Cow<'a, str>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl AuthAccount<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> AuthAccount<'static> {
+        AuthAccount {
+            label: IntoOwned::into_owned(self.label),
+            description: IntoOwned::into_owned(self.description),
+            active: self.active,
+            name: IntoOwned::into_owned(self.name),
+            email: IntoOwned::into_owned(self.email),
+            organization: IntoOwned::into_owned(self.organization),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -496,39 +2015,335 @@ impl<'a> AuthAccount<'a> {
     }
 }
 
-string_enum! {
-    /// The agent's overall authentication state.
-    pub enum AuthState {
-        /// `"authenticated"`.
-        Authenticated = "authenticated",
-        /// `"unauthenticated"`.
-        Unauthenticated = "unauthenticated",
-        /// `"not_required"`.
-        NotRequired = "not_required",
-        /// `"unknown"`.
-        UnknownState = "unknown",
+impl<'de: 'a, 'a> Decode<'de> for AuthAccount<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        AuthAccount {
+            label: Decode::blank(),
+            description: None,
+            active: None,
+            name: None,
+            email: None,
+            organization: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct AuthAccount")?;
+        Self::members(r, cx, None, true, slot)
     }
 }
 
-acp_struct! {
-    /// Request parameters for forking an existing session.
-    pub struct ForkSessionRequest<'a> {
-        /// The ID of the session to fork.
-        "sessionId" pub session_id: Cow<'a, str>,
-        /// The session cursor to fork at. The new session's history is the source session's history before the cursor (optional).
-        "cursorId" pub cursor_id: Option<Cow<'a, str>>,
-        /// The working directory for this session. Must be an absolute path.
-        "cwd" pub cwd: Cow<'a, str>,
-        /// Additional workspace roots to activate for this session. Each path MUST be absolute (optional).
-        "additionalDirectories" pub additional_directories: Option<Vec<Cow<'a, str>>>,
-        /// List of MCP servers to connect to for this session (optional).
-        "mcpServers" pub mcp_servers: Option<Vec<McpServer<'a>>>,
-        /// System-level instructions for the forked session (optional).
-        "systemPrompt" pub system_prompt: Option<SystemPrompt<'a>>,
-        /// Initial values for the forked session's config options (optional).
-        "configOptions" pub config_options: Option<Vec<InitialSessionConfigOption<'a>>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Object<'de> for AuthAccount<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_label = false;
+        let mut seen_description = false;
+        let mut seen_active = false;
+        let mut seen_name = false;
+        let mut seen_email = false;
+        let mut seen_organization = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "label" => {
+                    if seen_label {
+                        return Err(wire::duplicate("label"));
+                    }
+                    seen_label = true;
+                    wire::read_required(r, cx, "label", &mut out.label)?;
+                }
+                "description" => {
+                    if seen_description {
+                        return Err(wire::duplicate("description"));
+                    }
+                    seen_description = true;
+                    if let Some(raw) =
+                        wire::read_optional(r, cx, "description", &mut out.description)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "active" => {
+                    if seen_active {
+                        return Err(wire::duplicate("active"));
+                    }
+                    seen_active = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "active", &mut out.active)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "name" => {
+                    if seen_name {
+                        return Err(wire::duplicate("name"));
+                    }
+                    seen_name = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "name", &mut out.name)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "email" => {
+                    if seen_email {
+                        return Err(wire::duplicate("email"));
+                    }
+                    seen_email = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "email", &mut out.email)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "organization" => {
+                    if seen_organization {
+                        return Err(wire::duplicate("organization"));
+                    }
+                    seen_organization = true;
+                    if let Some(raw) =
+                        wire::read_optional(r, cx, "organization", &mut out.organization)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_label {
+            return Err(Fail::Missing("label"));
+        }
+        if !seen_description {
+            out.description = None;
+        }
+        if !seen_active {
+            out.active = None;
+        }
+        if !seen_name {
+            out.name = None;
+        }
+        if !seen_email {
+            out.email = None;
+        }
+        if !seen_organization {
+            out.organization = None;
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for AuthAccount<'_> {
+    type Owned = AuthAccount<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        AuthAccount::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for AuthAccount<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for AuthAccount<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("label", &self.label)?;
+        if let Some(v) = &self.description {
+            map.serialize_entry("description", v)?;
+        }
+        if let Some(v) = &self.active {
+            map.serialize_entry("active", v)?;
+        }
+        if let Some(v) = &self.name {
+            map.serialize_entry("name", v)?;
+        }
+        if let Some(v) = &self.email {
+            map.serialize_entry("email", v)?;
+        }
+        if let Some(v) = &self.organization {
+            map.serialize_entry("organization", v)?;
+        }
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "label" => true,
+                "description" => self.description.is_some(),
+                "active" => self.active.is_some(),
+                "name" => self.name.is_some(),
+                "email" => self.email.is_some(),
+                "organization" => self.organization.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// The agent's overall authentication state.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum AuthState<'a> {
+    /// `"authenticated"`.
+    Authenticated,
+    /// `"unauthenticated"`.
+    Unauthenticated,
+    /// `"not_required"`.
+    NotRequired,
+    /// `"unknown"`.
+    UnknownState,
+    /// A value this version does not know, kept as sent.
+    Unknown(Cow<'a, str>),
+}
+
+impl<'a> AuthState<'a> {
+    /// The wire text of the value.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::Authenticated => "authenticated",
+            Self::Unauthenticated => "unauthenticated",
+            Self::NotRequired => "not_required",
+            Self::UnknownState => "unknown",
+            Self::Unknown(s) => s,
+        }
+    }
+
+    /// The value for wire text (`Unknown` when not a known value).
+    pub fn from_wire(text: Cow<'a, str>) -> Self {
+        match &*text {
+            "authenticated" => Self::Authenticated,
+            "unauthenticated" => Self::Unauthenticated,
+            "not_required" => Self::NotRequired,
+            "unknown" => Self::UnknownState,
+            _ => Self::Unknown(text),
+        }
+    }
+
+    /// The value with its text copied.
+    pub fn into_owned(self) -> AuthState<'static> {
+        match self {
+            Self::Authenticated => AuthState::Authenticated,
+            Self::Unauthenticated => AuthState::Unauthenticated,
+            Self::NotRequired => AuthState::NotRequired,
+            Self::UnknownState => AuthState::UnknownState,
+            Self::Unknown(s) => AuthState::Unknown(IntoOwned::into_owned(s)),
+        }
+    }
+}
+
+impl<'de: 'a, 'a> Decode<'de> for AuthState<'a> {
+    fn decode(r: &mut Reader<'de>, _: &mut Cx<'de>) -> Result<Self, Fail> {
+        r.string().map(Self::from_wire)
+    }
+
+    fn blank() -> Self {
+        Self::Unknown(Cow::Borrowed(""))
+    }
+}
+
+impl IntoOwned for AuthState<'_> {
+    type Owned = AuthState<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        AuthState::into_owned(self)
+    }
+}
+
+/// The wire text ([`as_str`](Self::as_str)), as sent: an unknown
+/// value as it came.
+impl core::fmt::Display for AuthState<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for AuthState<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for AuthState<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// Request parameters for forking an existing session.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ForkSessionRequest<'a> {
+    /// The ID of the session to fork.
+    pub session_id: Cow<'a, str>,
+    /// The session cursor to fork at. The new session's history is the source session's history before the cursor (optional).
+    pub cursor_id: Option<Cow<'a, str>>,
+    /// The working directory for this session. Must be an absolute path.
+    pub cwd: Cow<'a, str>,
+    /// Additional workspace roots to activate for this session. Each path MUST be absolute (optional).
+    pub additional_directories: Option<Vec<Cow<'a, str>>>,
+    /// List of MCP servers to connect to for this session (optional).
+    pub mcp_servers: Option<Vec<McpServer<'a>>>,
+    /// System-level instructions for the forked session (optional).
+    pub system_prompt: Option<SystemPrompt<'a>>,
+    /// Initial values for the forked session's config options (optional).
+    pub config_options: Option<Vec<InitialSessionConfigOption<'a>>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl ForkSessionRequest<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> ForkSessionRequest<'static> {
+        ForkSessionRequest {
+            session_id: IntoOwned::into_owned(self.session_id),
+            cursor_id: IntoOwned::into_owned(self.cursor_id),
+            cwd: IntoOwned::into_owned(self.cwd),
+            additional_directories: IntoOwned::into_owned(self.additional_directories),
+            mcp_servers: IntoOwned::into_owned(self.mcp_servers),
+            system_prompt: IntoOwned::into_owned(self.system_prompt),
+            config_options: IntoOwned::into_owned(self.config_options),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -591,17 +2406,254 @@ impl<'a> ForkSessionRequest<'a> {
     }
 }
 
-acp_struct! {
-    /// Response from forking an existing session.
-    pub struct ForkSessionResponse<'a> {
-        /// Unique identifier for the newly created forked session.
-        "sessionId" pub session_id: Cow<'a, str>,
-        /// Initial mode state if supported by the Agent (optional).
-        "modes" pub modes: Option<SessionModeState<'a>>,
-        /// Initial session configuration options if supported by the Agent (optional).
-        "configOptions" pub config_options: Option<Vec<SessionConfigOption<'a>>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for ForkSessionRequest<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        ForkSessionRequest {
+            session_id: Decode::blank(),
+            cursor_id: None,
+            cwd: Decode::blank(),
+            additional_directories: None,
+            mcp_servers: None,
+            system_prompt: None,
+            config_options: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct ForkSessionRequest")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for ForkSessionRequest<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_session_id = false;
+        let mut seen_cursor_id = false;
+        let mut seen_cwd = false;
+        let mut seen_additional_directories = false;
+        let mut seen_mcp_servers = false;
+        let mut seen_system_prompt = false;
+        let mut seen_config_options = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "sessionId" => {
+                    if seen_session_id {
+                        return Err(wire::duplicate("sessionId"));
+                    }
+                    seen_session_id = true;
+                    wire::read_required(r, cx, "sessionId", &mut out.session_id)?;
+                }
+                "cursorId" => {
+                    if seen_cursor_id {
+                        return Err(wire::duplicate("cursorId"));
+                    }
+                    seen_cursor_id = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "cursorId", &mut out.cursor_id)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "cwd" => {
+                    if seen_cwd {
+                        return Err(wire::duplicate("cwd"));
+                    }
+                    seen_cwd = true;
+                    wire::read_required(r, cx, "cwd", &mut out.cwd)?;
+                }
+                "additionalDirectories" => {
+                    if seen_additional_directories {
+                        return Err(wire::duplicate("additionalDirectories"));
+                    }
+                    seen_additional_directories = true;
+                    if let Some(raw) = wire::read_optional(
+                        r,
+                        cx,
+                        "additionalDirectories",
+                        &mut out.additional_directories,
+                    )? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "mcpServers" => {
+                    if seen_mcp_servers {
+                        return Err(wire::duplicate("mcpServers"));
+                    }
+                    seen_mcp_servers = true;
+                    if let Some(raw) =
+                        wire::read_optional(r, cx, "mcpServers", &mut out.mcp_servers)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "systemPrompt" => {
+                    if seen_system_prompt {
+                        return Err(wire::duplicate("systemPrompt"));
+                    }
+                    seen_system_prompt = true;
+                    if let Some(raw) =
+                        wire::read_optional(r, cx, "systemPrompt", &mut out.system_prompt)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "configOptions" => {
+                    if seen_config_options {
+                        return Err(wire::duplicate("configOptions"));
+                    }
+                    seen_config_options = true;
+                    if let Some(raw) =
+                        wire::read_optional(r, cx, "configOptions", &mut out.config_options)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_session_id {
+            return Err(Fail::Missing("sessionId"));
+        }
+        if !seen_cursor_id {
+            out.cursor_id = None;
+        }
+        if !seen_cwd {
+            return Err(Fail::Missing("cwd"));
+        }
+        if !seen_additional_directories {
+            out.additional_directories = None;
+        }
+        if !seen_mcp_servers {
+            out.mcp_servers = None;
+        }
+        if !seen_system_prompt {
+            out.system_prompt = None;
+        }
+        if !seen_config_options {
+            out.config_options = None;
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for ForkSessionRequest<'_> {
+    type Owned = ForkSessionRequest<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        ForkSessionRequest::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for ForkSessionRequest<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for ForkSessionRequest<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("sessionId", &self.session_id)?;
+        if let Some(v) = &self.cursor_id {
+            map.serialize_entry("cursorId", v)?;
+        }
+        map.serialize_entry("cwd", &self.cwd)?;
+        if let Some(v) = &self.additional_directories {
+            map.serialize_entry("additionalDirectories", v)?;
+        }
+        if let Some(v) = &self.mcp_servers {
+            map.serialize_entry("mcpServers", v)?;
+        }
+        if let Some(v) = &self.system_prompt {
+            map.serialize_entry("systemPrompt", v)?;
+        }
+        if let Some(v) = &self.config_options {
+            map.serialize_entry("configOptions", v)?;
+        }
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "sessionId" | "cwd" => true,
+                "cursorId" => self.cursor_id.is_some(),
+                "additionalDirectories" => self.additional_directories.is_some(),
+                "mcpServers" => self.mcp_servers.is_some(),
+                "systemPrompt" => self.system_prompt.is_some(),
+                "configOptions" => self.config_options.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Response from forking an existing session.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ForkSessionResponse<'a> {
+    /// Unique identifier for the newly created forked session.
+    pub session_id: Cow<'a, str>,
+    /// Initial mode state if supported by the Agent (optional).
+    pub modes: Option<SessionModeState<'a>>,
+    /// Initial session configuration options if supported by the Agent (optional).
+    pub config_options: Option<Vec<SessionConfigOption<'a>>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl ForkSessionResponse<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> ForkSessionResponse<'static> {
+        ForkSessionResponse {
+            session_id: IntoOwned::into_owned(self.session_id),
+            modes: IntoOwned::into_owned(self.modes),
+            config_options: IntoOwned::into_owned(self.config_options),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -639,13 +2691,172 @@ impl<'a> ForkSessionResponse<'a> {
     }
 }
 
-acp_struct! {
-    /// Request parameters for archiving a session.
-    pub struct ArchiveSessionRequest<'a> {
-        /// The ID of the session to archive.
-        "sessionId" pub session_id: Cow<'a, str>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for ForkSessionResponse<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        ForkSessionResponse {
+            session_id: Decode::blank(),
+            modes: None,
+            config_options: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct ForkSessionResponse")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for ForkSessionResponse<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_session_id = false;
+        let mut seen_modes = false;
+        let mut seen_config_options = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "sessionId" => {
+                    if seen_session_id {
+                        return Err(wire::duplicate("sessionId"));
+                    }
+                    seen_session_id = true;
+                    wire::read_required(r, cx, "sessionId", &mut out.session_id)?;
+                }
+                "modes" => {
+                    if seen_modes {
+                        return Err(wire::duplicate("modes"));
+                    }
+                    seen_modes = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "modes", &mut out.modes)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "configOptions" => {
+                    if seen_config_options {
+                        return Err(wire::duplicate("configOptions"));
+                    }
+                    seen_config_options = true;
+                    if let Some(raw) =
+                        wire::read_optional(r, cx, "configOptions", &mut out.config_options)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_session_id {
+            return Err(Fail::Missing("sessionId"));
+        }
+        if !seen_modes {
+            out.modes = None;
+        }
+        if !seen_config_options {
+            out.config_options = None;
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for ForkSessionResponse<'_> {
+    type Owned = ForkSessionResponse<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        ForkSessionResponse::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for ForkSessionResponse<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for ForkSessionResponse<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("sessionId", &self.session_id)?;
+        if let Some(v) = &self.modes {
+            map.serialize_entry("modes", v)?;
+        }
+        if let Some(v) = &self.config_options {
+            map.serialize_entry("configOptions", v)?;
+        }
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "sessionId" => true,
+                "modes" => self.modes.is_some(),
+                "configOptions" => self.config_options.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Request parameters for archiving a session.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ArchiveSessionRequest<'a> {
+    /// The ID of the session to archive.
+    pub session_id: Cow<'a, str>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl ArchiveSessionRequest<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> ArchiveSessionRequest<'static> {
+        ArchiveSessionRequest {
+            session_id: IntoOwned::into_owned(self.session_id),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -667,11 +2878,131 @@ impl<'a> ArchiveSessionRequest<'a> {
     }
 }
 
-acp_struct! {
-    /// Response from archiving a session.
-    pub struct ArchiveSessionResponse<'a> {
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for ArchiveSessionRequest<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        ArchiveSessionRequest {
+            session_id: Decode::blank(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct ArchiveSessionRequest")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for ArchiveSessionRequest<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_session_id = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "sessionId" => {
+                    if seen_session_id {
+                        return Err(wire::duplicate("sessionId"));
+                    }
+                    seen_session_id = true;
+                    wire::read_required(r, cx, "sessionId", &mut out.session_id)?;
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_session_id {
+            return Err(Fail::Missing("sessionId"));
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for ArchiveSessionRequest<'_> {
+    type Owned = ArchiveSessionRequest<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        ArchiveSessionRequest::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for ArchiveSessionRequest<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for ArchiveSessionRequest<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("sessionId", &self.session_id)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "sessionId" => true,
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Response from archiving a session.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ArchiveSessionResponse<'a> {
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl ArchiveSessionResponse<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> ArchiveSessionResponse<'static> {
+        ArchiveSessionResponse {
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -698,13 +3029,120 @@ impl Default for ArchiveSessionResponse<'_> {
     }
 }
 
-acp_struct! {
-    /// Request parameters for unarchiving a session.
-    pub struct UnarchiveSessionRequest<'a> {
-        /// The ID of the session to unarchive.
-        "sessionId" pub session_id: Cow<'a, str>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for ArchiveSessionResponse<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        ArchiveSessionResponse {
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct ArchiveSessionResponse")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for ArchiveSessionResponse<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for ArchiveSessionResponse<'_> {
+    type Owned = ArchiveSessionResponse<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        ArchiveSessionResponse::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for ArchiveSessionResponse<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for ArchiveSessionResponse<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Request parameters for unarchiving a session.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct UnarchiveSessionRequest<'a> {
+    /// The ID of the session to unarchive.
+    pub session_id: Cow<'a, str>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl UnarchiveSessionRequest<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> UnarchiveSessionRequest<'static> {
+        UnarchiveSessionRequest {
+            session_id: IntoOwned::into_owned(self.session_id),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -726,11 +3164,131 @@ impl<'a> UnarchiveSessionRequest<'a> {
     }
 }
 
-acp_struct! {
-    /// Response from unarchiving a session.
-    pub struct UnarchiveSessionResponse<'a> {
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for UnarchiveSessionRequest<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        UnarchiveSessionRequest {
+            session_id: Decode::blank(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct UnarchiveSessionRequest")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for UnarchiveSessionRequest<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_session_id = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "sessionId" => {
+                    if seen_session_id {
+                        return Err(wire::duplicate("sessionId"));
+                    }
+                    seen_session_id = true;
+                    wire::read_required(r, cx, "sessionId", &mut out.session_id)?;
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_session_id {
+            return Err(Fail::Missing("sessionId"));
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for UnarchiveSessionRequest<'_> {
+    type Owned = UnarchiveSessionRequest<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        UnarchiveSessionRequest::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for UnarchiveSessionRequest<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for UnarchiveSessionRequest<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("sessionId", &self.session_id)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "sessionId" => true,
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Response from unarchiving a session.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct UnarchiveSessionResponse<'a> {
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl UnarchiveSessionResponse<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> UnarchiveSessionResponse<'static> {
+        UnarchiveSessionResponse {
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -757,13 +3315,120 @@ impl Default for UnarchiveSessionResponse<'_> {
     }
 }
 
-acp_struct! {
-    /// Request parameters for checking the status of a session.
-    pub struct SessionStatusRequest<'a> {
-        /// The ID of the session to check.
-        "sessionId" pub session_id: Cow<'a, str>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for UnarchiveSessionResponse<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        UnarchiveSessionResponse {
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct UnarchiveSessionResponse")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for UnarchiveSessionResponse<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for UnarchiveSessionResponse<'_> {
+    type Owned = UnarchiveSessionResponse<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        UnarchiveSessionResponse::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for UnarchiveSessionResponse<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for UnarchiveSessionResponse<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Request parameters for checking the status of a session.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct SessionStatusRequest<'a> {
+    /// The ID of the session to check.
+    pub session_id: Cow<'a, str>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl SessionStatusRequest<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SessionStatusRequest<'static> {
+        SessionStatusRequest {
+            session_id: IntoOwned::into_owned(self.session_id),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -785,13 +3450,134 @@ impl<'a> SessionStatusRequest<'a> {
     }
 }
 
-acp_struct! {
-    /// Response from checking the status of a session.
-    pub struct SessionStatusResponse<'a> {
-        /// Whether the Agent has the session in memory.
-        "status" pub status: SessionStatus<'a>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for SessionStatusRequest<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        SessionStatusRequest {
+            session_id: Decode::blank(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct SessionStatusRequest")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for SessionStatusRequest<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_session_id = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "sessionId" => {
+                    if seen_session_id {
+                        return Err(wire::duplicate("sessionId"));
+                    }
+                    seen_session_id = true;
+                    wire::read_required(r, cx, "sessionId", &mut out.session_id)?;
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_session_id {
+            return Err(Fail::Missing("sessionId"));
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for SessionStatusRequest<'_> {
+    type Owned = SessionStatusRequest<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        SessionStatusRequest::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for SessionStatusRequest<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for SessionStatusRequest<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("sessionId", &self.session_id)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "sessionId" => true,
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Response from checking the status of a session.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct SessionStatusResponse<'a> {
+    /// Whether the Agent has the session in memory.
+    pub status: SessionStatus<'a>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl SessionStatusResponse<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SessionStatusResponse<'static> {
+        SessionStatusResponse {
+            status: IntoOwned::into_owned(self.status),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -813,25 +3599,216 @@ impl<'a> SessionStatusResponse<'a> {
     }
 }
 
-string_enum! {
-    /// Whether the Agent has a session in memory, as reported by `session/status`.
-    pub enum SessionStatus {
-        /// `"open"`.
-        Open = "open",
-        /// `"saved"`.
-        Saved = "saved",
+impl<'de: 'a, 'a> Decode<'de> for SessionStatusResponse<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        SessionStatusResponse {
+            status: Decode::blank(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct SessionStatusResponse")?;
+        Self::members(r, cx, None, true, slot)
     }
 }
 
-acp_struct! {
-    /// Request parameters for setting the title of a session.
-    pub struct SetSessionTitleRequest<'a> {
-        /// The ID of the session to retitle.
-        "sessionId" pub session_id: Cow<'a, str>,
-        /// The new title for the session.
-        "title" pub title: Cow<'a, str>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Object<'de> for SessionStatusResponse<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_status = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "status" => {
+                    if seen_status {
+                        return Err(wire::duplicate("status"));
+                    }
+                    seen_status = true;
+                    wire::read_required(r, cx, "status", &mut out.status)?;
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_status {
+            return Err(Fail::Missing("status"));
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for SessionStatusResponse<'_> {
+    type Owned = SessionStatusResponse<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        SessionStatusResponse::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for SessionStatusResponse<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for SessionStatusResponse<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("status", &self.status)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "status" => true,
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Whether the Agent has a session in memory, as reported by `session/status`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum SessionStatus<'a> {
+    /// `"open"`.
+    Open,
+    /// `"saved"`.
+    Saved,
+    /// A value this version does not know, kept as sent.
+    Unknown(Cow<'a, str>),
+}
+
+impl<'a> SessionStatus<'a> {
+    /// The wire text of the value.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::Open => "open",
+            Self::Saved => "saved",
+            Self::Unknown(s) => s,
+        }
+    }
+
+    /// The value for wire text (`Unknown` when not a known value).
+    pub fn from_wire(text: Cow<'a, str>) -> Self {
+        match &*text {
+            "open" => Self::Open,
+            "saved" => Self::Saved,
+            _ => Self::Unknown(text),
+        }
+    }
+
+    /// The value with its text copied.
+    pub fn into_owned(self) -> SessionStatus<'static> {
+        match self {
+            Self::Open => SessionStatus::Open,
+            Self::Saved => SessionStatus::Saved,
+            Self::Unknown(s) => SessionStatus::Unknown(IntoOwned::into_owned(s)),
+        }
+    }
+}
+
+impl<'de: 'a, 'a> Decode<'de> for SessionStatus<'a> {
+    fn decode(r: &mut Reader<'de>, _: &mut Cx<'de>) -> Result<Self, Fail> {
+        r.string().map(Self::from_wire)
+    }
+
+    fn blank() -> Self {
+        Self::Unknown(Cow::Borrowed(""))
+    }
+}
+
+impl IntoOwned for SessionStatus<'_> {
+    type Owned = SessionStatus<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        SessionStatus::into_owned(self)
+    }
+}
+
+/// The wire text ([`as_str`](Self::as_str)), as sent: an unknown
+/// value as it came.
+impl core::fmt::Display for SessionStatus<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for SessionStatus<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for SessionStatus<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// Request parameters for setting the title of a session.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct SetSessionTitleRequest<'a> {
+    /// The ID of the session to retitle.
+    pub session_id: Cow<'a, str>,
+    /// The new title for the session.
+    pub title: Cow<'a, str>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl SetSessionTitleRequest<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SetSessionTitleRequest<'static> {
+        SetSessionTitleRequest {
+            session_id: IntoOwned::into_owned(self.session_id),
+            title: IntoOwned::into_owned(self.title),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -854,13 +3831,147 @@ impl<'a> SetSessionTitleRequest<'a> {
     }
 }
 
-acp_struct! {
-    /// Response from setting the title of a session.
-    pub struct SetSessionTitleResponse<'a> {
-        /// The title the Agent stored.
-        "title" pub title: Cow<'a, str>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for SetSessionTitleRequest<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        SetSessionTitleRequest {
+            session_id: Decode::blank(),
+            title: Decode::blank(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct SetSessionTitleRequest")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for SetSessionTitleRequest<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_session_id = false;
+        let mut seen_title = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "sessionId" => {
+                    if seen_session_id {
+                        return Err(wire::duplicate("sessionId"));
+                    }
+                    seen_session_id = true;
+                    wire::read_required(r, cx, "sessionId", &mut out.session_id)?;
+                }
+                "title" => {
+                    if seen_title {
+                        return Err(wire::duplicate("title"));
+                    }
+                    seen_title = true;
+                    wire::read_required(r, cx, "title", &mut out.title)?;
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_session_id {
+            return Err(Fail::Missing("sessionId"));
+        }
+        if !seen_title {
+            return Err(Fail::Missing("title"));
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for SetSessionTitleRequest<'_> {
+    type Owned = SetSessionTitleRequest<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        SetSessionTitleRequest::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for SetSessionTitleRequest<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for SetSessionTitleRequest<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("sessionId", &self.session_id)?;
+        map.serialize_entry("title", &self.title)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "sessionId" | "title" => true,
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Response from setting the title of a session.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct SetSessionTitleResponse<'a> {
+    /// The title the Agent stored.
+    pub title: Cow<'a, str>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl SetSessionTitleResponse<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SetSessionTitleResponse<'static> {
+        SetSessionTitleResponse {
+            title: IntoOwned::into_owned(self.title),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -882,17 +3993,140 @@ impl<'a> SetSessionTitleResponse<'a> {
     }
 }
 
-acp_struct! {
-    /// Request parameters for `session/options`, which returns the config options a session would start with, without creating or resuming a session.
-    pub struct SessionOptionsRequest<'a> {
-        /// The working directory to resolve options for. Must be an absolute path.
-        "cwd" pub cwd: Cow<'a, str>,
-        /// Additional workspace roots to resolve options for. Each path MUST be absolute (optional).
-        "additionalDirectories" pub additional_directories: Option<Vec<Cow<'a, str>>>,
-        /// The session to resolve options for (optional).
-        "sessionId" pub session_id: Option<Cow<'a, str>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for SetSessionTitleResponse<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        SetSessionTitleResponse {
+            title: Decode::blank(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct SetSessionTitleResponse")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for SetSessionTitleResponse<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_title = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "title" => {
+                    if seen_title {
+                        return Err(wire::duplicate("title"));
+                    }
+                    seen_title = true;
+                    wire::read_required(r, cx, "title", &mut out.title)?;
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_title {
+            return Err(Fail::Missing("title"));
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for SetSessionTitleResponse<'_> {
+    type Owned = SetSessionTitleResponse<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        SetSessionTitleResponse::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for SetSessionTitleResponse<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for SetSessionTitleResponse<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("title", &self.title)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "title" => true,
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Request parameters for `session/options`, which returns the config options a session would start with, without creating or resuming a session.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct SessionOptionsRequest<'a> {
+    /// The working directory to resolve options for. Must be an absolute path.
+    pub cwd: Cow<'a, str>,
+    /// Additional workspace roots to resolve options for. Each path MUST be absolute (optional).
+    pub additional_directories: Option<Vec<Cow<'a, str>>>,
+    /// The session to resolve options for (optional).
+    pub session_id: Option<Cow<'a, str>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl SessionOptionsRequest<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SessionOptionsRequest<'static> {
+        SessionOptionsRequest {
+            cwd: IntoOwned::into_owned(self.cwd),
+            additional_directories: IntoOwned::into_owned(self.additional_directories),
+            session_id: IntoOwned::into_owned(self.session_id),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -930,15 +4164,179 @@ impl<'a> SessionOptionsRequest<'a> {
     }
 }
 
-acp_struct! {
-    /// Response from `session/options`.
-    pub struct SessionOptionsResponse<'a> {
-        /// The mode state the session would start with, if the Agent supports modes (optional).
-        "modes" pub modes: Option<SessionModeState<'a>>,
-        /// The config options the session would start with, with the same rules as on `NewSessionResponse` (optional).
-        "configOptions" pub config_options: Option<Vec<SessionConfigOption<'a>>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for SessionOptionsRequest<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        SessionOptionsRequest {
+            cwd: Decode::blank(),
+            additional_directories: None,
+            session_id: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct SessionOptionsRequest")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for SessionOptionsRequest<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_cwd = false;
+        let mut seen_additional_directories = false;
+        let mut seen_session_id = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "cwd" => {
+                    if seen_cwd {
+                        return Err(wire::duplicate("cwd"));
+                    }
+                    seen_cwd = true;
+                    wire::read_required(r, cx, "cwd", &mut out.cwd)?;
+                }
+                "additionalDirectories" => {
+                    if seen_additional_directories {
+                        return Err(wire::duplicate("additionalDirectories"));
+                    }
+                    seen_additional_directories = true;
+                    if let Some(raw) = wire::read_optional(
+                        r,
+                        cx,
+                        "additionalDirectories",
+                        &mut out.additional_directories,
+                    )? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "sessionId" => {
+                    if seen_session_id {
+                        return Err(wire::duplicate("sessionId"));
+                    }
+                    seen_session_id = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "sessionId", &mut out.session_id)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_cwd {
+            return Err(Fail::Missing("cwd"));
+        }
+        if !seen_additional_directories {
+            out.additional_directories = None;
+        }
+        if !seen_session_id {
+            out.session_id = None;
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for SessionOptionsRequest<'_> {
+    type Owned = SessionOptionsRequest<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        SessionOptionsRequest::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for SessionOptionsRequest<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for SessionOptionsRequest<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("cwd", &self.cwd)?;
+        if let Some(v) = &self.additional_directories {
+            map.serialize_entry("additionalDirectories", v)?;
+        }
+        if let Some(v) = &self.session_id {
+            map.serialize_entry("sessionId", v)?;
+        }
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "cwd" => true,
+                "additionalDirectories" => self.additional_directories.is_some(),
+                "sessionId" => self.session_id.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Response from `session/options`.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct SessionOptionsResponse<'a> {
+    /// The mode state the session would start with, if the Agent supports modes (optional).
+    pub modes: Option<SessionModeState<'a>>,
+    /// The config options the session would start with, with the same rules as on `NewSessionResponse` (optional).
+    pub config_options: Option<Vec<SessionConfigOption<'a>>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl SessionOptionsResponse<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SessionOptionsResponse<'static> {
+        SessionOptionsResponse {
+            modes: IntoOwned::into_owned(self.modes),
+            config_options: IntoOwned::into_owned(self.config_options),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -981,19 +4379,167 @@ impl Default for SessionOptionsResponse<'_> {
     }
 }
 
-acp_struct! {
-    /// Request parameters for `mcp/message`.
-    pub struct MessageMcpRequest<'a> {
-        /// The declared ACP MCP server receiving this request.
-        "serverId" pub server_id: Cow<'a, str>,
-        /// The caller-generated identifier for the inner MCP request.
-        "requestId" pub request_id: Cow<'a, str>,
-        /// The inner MCP method name.
-        "method" pub method: Cow<'a, str>,
-        /// Optional inner MCP params (optional).
-        "params" pub params: Option<RawJson<'a>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for SessionOptionsResponse<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        SessionOptionsResponse {
+            modes: None,
+            config_options: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct SessionOptionsResponse")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for SessionOptionsResponse<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_modes = false;
+        let mut seen_config_options = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "modes" => {
+                    if seen_modes {
+                        return Err(wire::duplicate("modes"));
+                    }
+                    seen_modes = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "modes", &mut out.modes)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "configOptions" => {
+                    if seen_config_options {
+                        return Err(wire::duplicate("configOptions"));
+                    }
+                    seen_config_options = true;
+                    if let Some(raw) =
+                        wire::read_optional(r, cx, "configOptions", &mut out.config_options)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_modes {
+            out.modes = None;
+        }
+        if !seen_config_options {
+            out.config_options = None;
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for SessionOptionsResponse<'_> {
+    type Owned = SessionOptionsResponse<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        SessionOptionsResponse::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for SessionOptionsResponse<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for SessionOptionsResponse<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        if let Some(v) = &self.modes {
+            map.serialize_entry("modes", v)?;
+        }
+        if let Some(v) = &self.config_options {
+            map.serialize_entry("configOptions", v)?;
+        }
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "modes" => self.modes.is_some(),
+                "configOptions" => self.config_options.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Request parameters for `mcp/message`.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct MessageMcpRequest<'a> {
+    /// The declared ACP MCP server receiving this request.
+    pub server_id: Cow<'a, str>,
+    /// The caller-generated identifier for the inner MCP request.
+    pub request_id: Cow<'a, str>,
+    /// The inner MCP method name.
+    pub method: Cow<'a, str>,
+    /// Optional inner MCP params (optional).
+    pub params: Option<RawJson<'a>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl MessageMcpRequest<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> MessageMcpRequest<'static> {
+        MessageMcpRequest {
+            server_id: IntoOwned::into_owned(self.server_id),
+            request_id: IntoOwned::into_owned(self.request_id),
+            method: IntoOwned::into_owned(self.method),
+            params: IntoOwned::into_owned(self.params),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -1029,19 +4575,187 @@ impl<'a> MessageMcpRequest<'a> {
     }
 }
 
-acp_struct! {
-    /// Notification parameters for `mcp/message`.
-    pub struct MessageMcpNotification<'a> {
-        /// The declared ACP MCP server handling the associated request.
-        "serverId" pub server_id: Cow<'a, str>,
-        /// The identifier of the active inner MCP request.
-        "requestId" pub request_id: Cow<'a, str>,
-        /// The inner MCP method name.
-        "method" pub method: Cow<'a, str>,
-        /// Optional inner MCP params (optional).
-        "params" pub params: Option<RawJson<'a>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for MessageMcpRequest<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        MessageMcpRequest {
+            server_id: Decode::blank(),
+            request_id: Decode::blank(),
+            method: Decode::blank(),
+            params: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct MessageMcpRequest")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for MessageMcpRequest<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_server_id = false;
+        let mut seen_request_id = false;
+        let mut seen_method = false;
+        let mut seen_params = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "serverId" => {
+                    if seen_server_id {
+                        return Err(wire::duplicate("serverId"));
+                    }
+                    seen_server_id = true;
+                    wire::read_required(r, cx, "serverId", &mut out.server_id)?;
+                }
+                "requestId" => {
+                    if seen_request_id {
+                        return Err(wire::duplicate("requestId"));
+                    }
+                    seen_request_id = true;
+                    wire::read_required(r, cx, "requestId", &mut out.request_id)?;
+                }
+                "method" => {
+                    if seen_method {
+                        return Err(wire::duplicate("method"));
+                    }
+                    seen_method = true;
+                    wire::read_required(r, cx, "method", &mut out.method)?;
+                }
+                "params" => {
+                    if seen_params {
+                        return Err(wire::duplicate("params"));
+                    }
+                    seen_params = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "params", &mut out.params)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_server_id {
+            return Err(Fail::Missing("serverId"));
+        }
+        if !seen_request_id {
+            return Err(Fail::Missing("requestId"));
+        }
+        if !seen_method {
+            return Err(Fail::Missing("method"));
+        }
+        if !seen_params {
+            out.params = None;
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for MessageMcpRequest<'_> {
+    type Owned = MessageMcpRequest<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        MessageMcpRequest::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for MessageMcpRequest<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for MessageMcpRequest<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("serverId", &self.server_id)?;
+        map.serialize_entry("requestId", &self.request_id)?;
+        map.serialize_entry("method", &self.method)?;
+        if let Some(v) = &self.params {
+            map.serialize_entry("params", v)?;
+        }
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "serverId" | "requestId" | "method" => true,
+                "params" => self.params.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Notification parameters for `mcp/message`.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct MessageMcpNotification<'a> {
+    /// The declared ACP MCP server handling the associated request.
+    pub server_id: Cow<'a, str>,
+    /// The identifier of the active inner MCP request.
+    pub request_id: Cow<'a, str>,
+    /// The inner MCP method name.
+    pub method: Cow<'a, str>,
+    /// Optional inner MCP params (optional).
+    pub params: Option<RawJson<'a>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl MessageMcpNotification<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> MessageMcpNotification<'static> {
+        MessageMcpNotification {
+            server_id: IntoOwned::into_owned(self.server_id),
+            request_id: IntoOwned::into_owned(self.request_id),
+            method: IntoOwned::into_owned(self.method),
+            params: IntoOwned::into_owned(self.params),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -1077,15 +4791,181 @@ impl<'a> MessageMcpNotification<'a> {
     }
 }
 
-acp_struct! {
-    /// The successful outer ACP `mcp/message` response carries exactly one inner MCP outcome: an opaque result (including JSON null), or an MCP error. Outer ACP errors are reserved for binding and runtime failures.
-    pub struct MessageMcpResponse<'a> {
-        /// The `result` member (optional).
-        "result" pub result: Option<RawJson<'a>>,
-        /// The `error` member (optional).
-        "error" pub error: Option<McpError<'a>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for MessageMcpNotification<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        MessageMcpNotification {
+            server_id: Decode::blank(),
+            request_id: Decode::blank(),
+            method: Decode::blank(),
+            params: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct MessageMcpNotification")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for MessageMcpNotification<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_server_id = false;
+        let mut seen_request_id = false;
+        let mut seen_method = false;
+        let mut seen_params = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "serverId" => {
+                    if seen_server_id {
+                        return Err(wire::duplicate("serverId"));
+                    }
+                    seen_server_id = true;
+                    wire::read_required(r, cx, "serverId", &mut out.server_id)?;
+                }
+                "requestId" => {
+                    if seen_request_id {
+                        return Err(wire::duplicate("requestId"));
+                    }
+                    seen_request_id = true;
+                    wire::read_required(r, cx, "requestId", &mut out.request_id)?;
+                }
+                "method" => {
+                    if seen_method {
+                        return Err(wire::duplicate("method"));
+                    }
+                    seen_method = true;
+                    wire::read_required(r, cx, "method", &mut out.method)?;
+                }
+                "params" => {
+                    if seen_params {
+                        return Err(wire::duplicate("params"));
+                    }
+                    seen_params = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "params", &mut out.params)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_server_id {
+            return Err(Fail::Missing("serverId"));
+        }
+        if !seen_request_id {
+            return Err(Fail::Missing("requestId"));
+        }
+        if !seen_method {
+            return Err(Fail::Missing("method"));
+        }
+        if !seen_params {
+            out.params = None;
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for MessageMcpNotification<'_> {
+    type Owned = MessageMcpNotification<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        MessageMcpNotification::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for MessageMcpNotification<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for MessageMcpNotification<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("serverId", &self.server_id)?;
+        map.serialize_entry("requestId", &self.request_id)?;
+        map.serialize_entry("method", &self.method)?;
+        if let Some(v) = &self.params {
+            map.serialize_entry("params", v)?;
+        }
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "serverId" | "requestId" | "method" => true,
+                "params" => self.params.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// The successful outer ACP `mcp/message` response carries exactly one inner MCP outcome: an opaque result (including JSON null), or an MCP error. Outer ACP errors are reserved for binding and runtime failures.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct MessageMcpResponse<'a> {
+    /// The `result` member (optional).
+    pub result: Option<RawJson<'a>>,
+    /// The `error` member (optional).
+    pub error: Option<McpError<'a>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl MessageMcpResponse<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> MessageMcpResponse<'static> {
+        MessageMcpResponse {
+            result: IntoOwned::into_owned(self.result),
+            error: IntoOwned::into_owned(self.error),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -1128,15 +5008,159 @@ impl Default for MessageMcpResponse<'_> {
     }
 }
 
-acp_struct! {
-    /// An inner MCP error, distinct from an outer ACP binding or runtime error.
-    pub struct McpError<'a> {
-        /// Inner MCP error code. Never an ACP error code.
-        "code" pub code: i64,
-        /// Inner MCP error message.
-        "message" pub message: Cow<'a, str>,
-        /// Optional error data. Explicit null is retained (optional).
-        "data" pub data: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for MessageMcpResponse<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        MessageMcpResponse {
+            result: None,
+            error: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct MessageMcpResponse")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for MessageMcpResponse<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_result = false;
+        let mut seen_error = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "result" => {
+                    if seen_result {
+                        return Err(wire::duplicate("result"));
+                    }
+                    seen_result = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "result", &mut out.result)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "error" => {
+                    if seen_error {
+                        return Err(wire::duplicate("error"));
+                    }
+                    seen_error = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "error", &mut out.error)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_result {
+            out.result = None;
+        }
+        if !seen_error {
+            out.error = None;
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for MessageMcpResponse<'_> {
+    type Owned = MessageMcpResponse<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        MessageMcpResponse::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for MessageMcpResponse<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for MessageMcpResponse<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        if let Some(v) = &self.result {
+            map.serialize_entry("result", v)?;
+        }
+        if let Some(v) = &self.error {
+            map.serialize_entry("error", v)?;
+        }
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "result" => self.result.is_some(),
+                "error" => self.error.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// An inner MCP error, distinct from an outer ACP binding or runtime error.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct McpError<'a> {
+    /// Inner MCP error code. Never an ACP error code.
+    pub code: i64,
+    /// Inner MCP error message.
+    pub message: Cow<'a, str>,
+    /// Optional error data. Explicit null is retained (optional).
+    pub data: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl McpError<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> McpError<'static> {
+        McpError {
+            code: self.code,
+            message: IntoOwned::into_owned(self.message),
+            data: IntoOwned::into_owned(self.data),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -1156,5 +5180,124 @@ impl<'a> McpError<'a> {
     pub fn with_data(mut self, value: RawJson<'a>) -> Self {
         self.data = Some(value);
         self
+    }
+}
+
+impl<'de: 'a, 'a> Decode<'de> for McpError<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        McpError {
+            code: Decode::blank(),
+            message: Decode::blank(),
+            data: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct McpError")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for McpError<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_code = false;
+        let mut seen_message = false;
+        let mut seen_data = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "code" => {
+                    if seen_code {
+                        return Err(wire::duplicate("code"));
+                    }
+                    seen_code = true;
+                    wire::read_required(r, cx, "code", &mut out.code)?;
+                }
+                "message" => {
+                    if seen_message {
+                        return Err(wire::duplicate("message"));
+                    }
+                    seen_message = true;
+                    wire::read_required(r, cx, "message", &mut out.message)?;
+                }
+                "data" => {
+                    if seen_data {
+                        return Err(wire::duplicate("data"));
+                    }
+                    seen_data = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "data", &mut out.data)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_code {
+            return Err(Fail::Missing("code"));
+        }
+        if !seen_message {
+            return Err(Fail::Missing("message"));
+        }
+        if !seen_data {
+            out.data = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for McpError<'_> {
+    type Owned = McpError<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        McpError::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for McpError<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for McpError<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("code", &self.code)?;
+        map.serialize_entry("message", &self.message)?;
+        if let Some(v) = &self.data {
+            map.serialize_entry("data", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "code" | "message" => true,
+                "data" => self.data.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
     }
 }

@@ -9,26 +9,47 @@
 use alloc::borrow::Cow;
 use alloc::vec::Vec;
 
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Number;
 
 use super::content::ContentBlock;
-use super::raw::RawJson;
+use super::raw::{IntoOwned, RawJson};
+use super::read::{Fail, Reader};
+use super::salvage::SalvageKind;
 use super::session::SessionConfigOption;
 #[cfg(feature = "unstable")]
 use super::session::Usage;
-use super::tagged::{tagged_enum, tried_enum};
-use super::wire::{acp_struct, string_enum};
+use super::tagged::{read_tag, Guess, Tag};
+use super::wire::{self, Cx, Decode, Mode, Object, UnionTag};
 use super::Extra;
+use crate::json::unescape::unquote;
 
-acp_struct! {
-    /// Notification containing a session update from the agent.
-    pub struct SessionNotification<'a> {
-        /// The ID of the session this update pertains to.
-        "sessionId" pub session_id: Cow<'a, str>,
-        /// The actual update content.
-        "update" pub update: SessionUpdate<'a>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+/// Notification containing a session update from the agent.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct SessionNotification<'a> {
+    /// The ID of the session this update pertains to.
+    pub session_id: Cow<'a, str>,
+    /// The actual update content.
+    pub update: SessionUpdate<'a>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl SessionNotification<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SessionNotification<'static> {
+        SessionNotification {
+            session_id: IntoOwned::into_owned(self.session_id),
+            update: IntoOwned::into_owned(self.update),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -51,15 +72,150 @@ impl<'a> SessionNotification<'a> {
     }
 }
 
-acp_struct! {
-    /// A streamed item of content.
-    pub struct ContentChunk<'a> {
-        /// A single item of content.
-        "content" pub content: ContentBlock<'a>,
-        /// A unique identifier for the message this chunk belongs to (optional).
-        "messageId" pub message_id: Option<Cow<'a, str>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for SessionNotification<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        SessionNotification {
+            session_id: Decode::blank(),
+            update: Decode::blank(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct SessionNotification")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for SessionNotification<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_session_id = false;
+        let mut seen_update = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "sessionId" => {
+                    if seen_session_id {
+                        return Err(wire::duplicate("sessionId"));
+                    }
+                    seen_session_id = true;
+                    wire::read_required(r, cx, "sessionId", &mut out.session_id)?;
+                }
+                "update" => {
+                    if seen_update {
+                        return Err(wire::duplicate("update"));
+                    }
+                    seen_update = true;
+                    wire::read_required(r, cx, "update", &mut out.update)?;
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_session_id {
+            return Err(Fail::Missing("sessionId"));
+        }
+        if !seen_update {
+            return Err(Fail::Missing("update"));
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for SessionNotification<'_> {
+    type Owned = SessionNotification<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        SessionNotification::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for SessionNotification<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for SessionNotification<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("sessionId", &self.session_id)?;
+        map.serialize_entry("update", &self.update)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "sessionId" | "update" => true,
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// A streamed item of content.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ContentChunk<'a> {
+    /// A single item of content.
+    pub content: ContentBlock<'a>,
+    /// A unique identifier for the message this chunk belongs to (optional).
+    pub message_id: Option<Cow<'a, str>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl ContentChunk<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> ContentChunk<'static> {
+        ContentChunk {
+            content: IntoOwned::into_owned(self.content),
+            message_id: IntoOwned::into_owned(self.message_id),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -89,69 +245,385 @@ impl<'a> ContentChunk<'a> {
     }
 }
 
-string_enum! {
-    /// Categories of tools that can be invoked.
-    pub enum ToolKind {
-        /// `"read"`.
-        Read = "read",
-        /// `"edit"`.
-        Edit = "edit",
-        /// `"delete"`.
-        Delete = "delete",
-        /// `"move"`.
-        Move = "move",
-        /// `"search"`.
-        Search = "search",
-        /// `"execute"`.
-        Execute = "execute",
-        /// `"think"`.
-        Think = "think",
-        /// `"fetch"`.
-        Fetch = "fetch",
-        /// `"switch_mode"`.
-        SwitchMode = "switch_mode",
-        /// `"other"`.
-        Other = "other",
+impl<'de: 'a, 'a> Decode<'de> for ContentChunk<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        ContentChunk {
+            content: Decode::blank(),
+            message_id: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct ContentChunk")?;
+        Self::members(r, cx, None, true, slot)
     }
 }
 
-string_enum! {
-    /// Execution status of a tool call.
-    pub enum ToolCallStatus {
-        /// `"pending"`.
-        Pending = "pending",
-        /// `"in_progress"`.
-        InProgress = "in_progress",
-        /// `"completed"`.
-        Completed = "completed",
-        /// `"failed"`.
-        Failed = "failed",
+impl<'de: 'a, 'a> Object<'de> for ContentChunk<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_content = false;
+        let mut seen_message_id = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "content" => {
+                    if seen_content {
+                        return Err(wire::duplicate("content"));
+                    }
+                    seen_content = true;
+                    wire::read_required(r, cx, "content", &mut out.content)?;
+                }
+                "messageId" => {
+                    if seen_message_id {
+                        return Err(wire::duplicate("messageId"));
+                    }
+                    seen_message_id = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "messageId", &mut out.message_id)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_content {
+            return Err(Fail::Missing("content"));
+        }
+        if !seen_message_id {
+            out.message_id = None;
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
     }
 }
 
-acp_struct! {
-    /// Represents a tool call that the language model has requested.
-    pub struct ToolCall<'a> {
-        /// Unique identifier for this tool call within the session.
-        "toolCallId" pub tool_call_id: Cow<'a, str>,
-        /// Human-readable title describing what the tool is doing.
-        "title" pub title: Cow<'a, str>,
-        /// Programmatic name of the tool being invoked (optional).
-        "name" pub name: Option<Cow<'a, str>>,
-        /// The category of tool being invoked. Helps clients choose appropriate icons and UI treatment (optional).
-        "kind" pub kind: Option<ToolKind<'a>>,
-        /// Current execution status of the tool call (optional).
-        "status" pub status: Option<ToolCallStatus<'a>>,
-        /// Content produced by the tool call (optional).
-        "content" pub content: Option<Vec<ToolCallContent<'a>>>,
-        /// File locations affected by this tool call. Enables "follow-along" features in clients (optional).
-        "locations" pub locations: Option<Vec<ToolCallLocation<'a>>>,
-        /// Raw input parameters sent to the tool (optional).
-        "rawInput" pub raw_input: Option<RawJson<'a>>,
-        /// Raw output returned by the tool (optional).
-        "rawOutput" pub raw_output: Option<RawJson<'a>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl IntoOwned for ContentChunk<'_> {
+    type Owned = ContentChunk<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        ContentChunk::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for ContentChunk<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for ContentChunk<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("content", &self.content)?;
+        if let Some(v) = &self.message_id {
+            map.serialize_entry("messageId", v)?;
+        }
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "content" => true,
+                "messageId" => self.message_id.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Categories of tools that can be invoked.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ToolKind<'a> {
+    /// `"read"`.
+    Read,
+    /// `"edit"`.
+    Edit,
+    /// `"delete"`.
+    Delete,
+    /// `"move"`.
+    Move,
+    /// `"search"`.
+    Search,
+    /// `"execute"`.
+    Execute,
+    /// `"think"`.
+    Think,
+    /// `"fetch"`.
+    Fetch,
+    /// `"switch_mode"`.
+    SwitchMode,
+    /// `"other"`.
+    Other,
+    /// A value this version does not know, kept as sent.
+    Unknown(Cow<'a, str>),
+}
+
+impl<'a> ToolKind<'a> {
+    /// The wire text of the value.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::Read => "read",
+            Self::Edit => "edit",
+            Self::Delete => "delete",
+            Self::Move => "move",
+            Self::Search => "search",
+            Self::Execute => "execute",
+            Self::Think => "think",
+            Self::Fetch => "fetch",
+            Self::SwitchMode => "switch_mode",
+            Self::Other => "other",
+            Self::Unknown(s) => s,
+        }
+    }
+
+    /// The value for wire text (`Unknown` when not a known value).
+    pub fn from_wire(text: Cow<'a, str>) -> Self {
+        match &*text {
+            "read" => Self::Read,
+            "edit" => Self::Edit,
+            "delete" => Self::Delete,
+            "move" => Self::Move,
+            "search" => Self::Search,
+            "execute" => Self::Execute,
+            "think" => Self::Think,
+            "fetch" => Self::Fetch,
+            "switch_mode" => Self::SwitchMode,
+            "other" => Self::Other,
+            _ => Self::Unknown(text),
+        }
+    }
+
+    /// The value with its text copied.
+    pub fn into_owned(self) -> ToolKind<'static> {
+        match self {
+            Self::Read => ToolKind::Read,
+            Self::Edit => ToolKind::Edit,
+            Self::Delete => ToolKind::Delete,
+            Self::Move => ToolKind::Move,
+            Self::Search => ToolKind::Search,
+            Self::Execute => ToolKind::Execute,
+            Self::Think => ToolKind::Think,
+            Self::Fetch => ToolKind::Fetch,
+            Self::SwitchMode => ToolKind::SwitchMode,
+            Self::Other => ToolKind::Other,
+            Self::Unknown(s) => ToolKind::Unknown(IntoOwned::into_owned(s)),
+        }
+    }
+}
+
+impl<'de: 'a, 'a> Decode<'de> for ToolKind<'a> {
+    fn decode(r: &mut Reader<'de>, _: &mut Cx<'de>) -> Result<Self, Fail> {
+        r.string().map(Self::from_wire)
+    }
+
+    fn blank() -> Self {
+        Self::Unknown(Cow::Borrowed(""))
+    }
+}
+
+impl IntoOwned for ToolKind<'_> {
+    type Owned = ToolKind<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        ToolKind::into_owned(self)
+    }
+}
+
+/// The wire text ([`as_str`](Self::as_str)), as sent: an unknown
+/// value as it came.
+impl core::fmt::Display for ToolKind<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for ToolKind<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for ToolKind<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// Execution status of a tool call.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ToolCallStatus<'a> {
+    /// `"pending"`.
+    Pending,
+    /// `"in_progress"`.
+    InProgress,
+    /// `"completed"`.
+    Completed,
+    /// `"failed"`.
+    Failed,
+    /// A value this version does not know, kept as sent.
+    Unknown(Cow<'a, str>),
+}
+
+impl<'a> ToolCallStatus<'a> {
+    /// The wire text of the value.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::Pending => "pending",
+            Self::InProgress => "in_progress",
+            Self::Completed => "completed",
+            Self::Failed => "failed",
+            Self::Unknown(s) => s,
+        }
+    }
+
+    /// The value for wire text (`Unknown` when not a known value).
+    pub fn from_wire(text: Cow<'a, str>) -> Self {
+        match &*text {
+            "pending" => Self::Pending,
+            "in_progress" => Self::InProgress,
+            "completed" => Self::Completed,
+            "failed" => Self::Failed,
+            _ => Self::Unknown(text),
+        }
+    }
+
+    /// The value with its text copied.
+    pub fn into_owned(self) -> ToolCallStatus<'static> {
+        match self {
+            Self::Pending => ToolCallStatus::Pending,
+            Self::InProgress => ToolCallStatus::InProgress,
+            Self::Completed => ToolCallStatus::Completed,
+            Self::Failed => ToolCallStatus::Failed,
+            Self::Unknown(s) => ToolCallStatus::Unknown(IntoOwned::into_owned(s)),
+        }
+    }
+}
+
+impl<'de: 'a, 'a> Decode<'de> for ToolCallStatus<'a> {
+    fn decode(r: &mut Reader<'de>, _: &mut Cx<'de>) -> Result<Self, Fail> {
+        r.string().map(Self::from_wire)
+    }
+
+    fn blank() -> Self {
+        Self::Unknown(Cow::Borrowed(""))
+    }
+}
+
+impl IntoOwned for ToolCallStatus<'_> {
+    type Owned = ToolCallStatus<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        ToolCallStatus::into_owned(self)
+    }
+}
+
+/// The wire text ([`as_str`](Self::as_str)), as sent: an unknown
+/// value as it came.
+impl core::fmt::Display for ToolCallStatus<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for ToolCallStatus<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for ToolCallStatus<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// Represents a tool call that the language model has requested.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ToolCall<'a> {
+    /// Unique identifier for this tool call within the session.
+    pub tool_call_id: Cow<'a, str>,
+    /// Human-readable title describing what the tool is doing.
+    pub title: Cow<'a, str>,
+    /// Programmatic name of the tool being invoked (optional).
+    pub name: Option<Cow<'a, str>>,
+    /// The category of tool being invoked. Helps clients choose appropriate icons and UI treatment (optional).
+    pub kind: Option<ToolKind<'a>>,
+    /// Current execution status of the tool call (optional).
+    pub status: Option<ToolCallStatus<'a>>,
+    /// Content produced by the tool call (optional).
+    pub content: Option<Vec<ToolCallContent<'a>>>,
+    /// File locations affected by this tool call. Enables "follow-along" features in clients (optional).
+    pub locations: Option<Vec<ToolCallLocation<'a>>>,
+    /// Raw input parameters sent to the tool (optional).
+    pub raw_input: Option<RawJson<'a>>,
+    /// Raw output returned by the tool (optional).
+    pub raw_output: Option<RawJson<'a>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl ToolCall<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> ToolCall<'static> {
+        ToolCall {
+            tool_call_id: IntoOwned::into_owned(self.tool_call_id),
+            title: IntoOwned::into_owned(self.title),
+            name: IntoOwned::into_owned(self.name),
+            kind: IntoOwned::into_owned(self.kind),
+            status: IntoOwned::into_owned(self.status),
+            content: IntoOwned::into_owned(self.content),
+            locations: IntoOwned::into_owned(self.locations),
+            raw_input: IntoOwned::into_owned(self.raw_input),
+            raw_output: IntoOwned::into_owned(self.raw_output),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -230,29 +702,299 @@ impl<'a> ToolCall<'a> {
     }
 }
 
-acp_struct! {
-    /// An update to an existing tool call.
-    pub struct ToolCallUpdate<'a> {
-        /// The ID of the tool call being updated.
-        "toolCallId" pub tool_call_id: Cow<'a, str>,
-        /// Update the tool kind (optional).
-        "kind" pub kind: Option<ToolKind<'a>>,
-        /// Update the execution status (optional).
-        "status" pub status: Option<ToolCallStatus<'a>>,
-        /// Update the human-readable title (optional).
-        "title" pub title: Option<Cow<'a, str>>,
-        /// Update the programmatic name of the tool being invoked (optional).
-        "name" pub name: Option<Cow<'a, str>>,
-        /// Replace the content collection (optional).
-        "content" pub content: Option<Vec<ToolCallContent<'a>>>,
-        /// Replace the locations collection (optional).
-        "locations" pub locations: Option<Vec<ToolCallLocation<'a>>>,
-        /// Update the raw input (optional).
-        "rawInput" pub raw_input: Option<RawJson<'a>>,
-        /// Update the raw output (optional).
-        "rawOutput" pub raw_output: Option<RawJson<'a>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for ToolCall<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        ToolCall {
+            tool_call_id: Decode::blank(),
+            title: Decode::blank(),
+            name: None,
+            kind: None,
+            status: None,
+            content: None,
+            locations: None,
+            raw_input: None,
+            raw_output: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct ToolCall")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for ToolCall<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_tool_call_id = false;
+        let mut seen_title = false;
+        let mut seen_name = false;
+        let mut seen_kind = false;
+        let mut seen_status = false;
+        let mut seen_content = false;
+        let mut seen_locations = false;
+        let mut seen_raw_input = false;
+        let mut seen_raw_output = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "toolCallId" => {
+                    if seen_tool_call_id {
+                        return Err(wire::duplicate("toolCallId"));
+                    }
+                    seen_tool_call_id = true;
+                    wire::read_required(r, cx, "toolCallId", &mut out.tool_call_id)?;
+                }
+                "title" => {
+                    if seen_title {
+                        return Err(wire::duplicate("title"));
+                    }
+                    seen_title = true;
+                    wire::read_required(r, cx, "title", &mut out.title)?;
+                }
+                "name" => {
+                    if seen_name {
+                        return Err(wire::duplicate("name"));
+                    }
+                    seen_name = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "name", &mut out.name)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "kind" => {
+                    if seen_kind {
+                        return Err(wire::duplicate("kind"));
+                    }
+                    seen_kind = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "kind", &mut out.kind)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "status" => {
+                    if seen_status {
+                        return Err(wire::duplicate("status"));
+                    }
+                    seen_status = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "status", &mut out.status)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "content" => {
+                    if seen_content {
+                        return Err(wire::duplicate("content"));
+                    }
+                    seen_content = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "content", &mut out.content)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "locations" => {
+                    if seen_locations {
+                        return Err(wire::duplicate("locations"));
+                    }
+                    seen_locations = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "locations", &mut out.locations)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "rawInput" => {
+                    if seen_raw_input {
+                        return Err(wire::duplicate("rawInput"));
+                    }
+                    seen_raw_input = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "rawInput", &mut out.raw_input)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "rawOutput" => {
+                    if seen_raw_output {
+                        return Err(wire::duplicate("rawOutput"));
+                    }
+                    seen_raw_output = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "rawOutput", &mut out.raw_output)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_tool_call_id {
+            return Err(Fail::Missing("toolCallId"));
+        }
+        if !seen_title {
+            return Err(Fail::Missing("title"));
+        }
+        if !seen_name {
+            out.name = None;
+        }
+        if !seen_kind {
+            out.kind = None;
+        }
+        if !seen_status {
+            out.status = None;
+        }
+        if !seen_content {
+            out.content = None;
+        }
+        if !seen_locations {
+            out.locations = None;
+        }
+        if !seen_raw_input {
+            out.raw_input = None;
+        }
+        if !seen_raw_output {
+            out.raw_output = None;
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for ToolCall<'_> {
+    type Owned = ToolCall<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        ToolCall::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for ToolCall<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for ToolCall<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("toolCallId", &self.tool_call_id)?;
+        map.serialize_entry("title", &self.title)?;
+        if let Some(v) = &self.name {
+            map.serialize_entry("name", v)?;
+        }
+        if let Some(v) = &self.kind {
+            map.serialize_entry("kind", v)?;
+        }
+        if let Some(v) = &self.status {
+            map.serialize_entry("status", v)?;
+        }
+        if let Some(v) = &self.content {
+            map.serialize_entry("content", v)?;
+        }
+        if let Some(v) = &self.locations {
+            map.serialize_entry("locations", v)?;
+        }
+        if let Some(v) = &self.raw_input {
+            map.serialize_entry("rawInput", v)?;
+        }
+        if let Some(v) = &self.raw_output {
+            map.serialize_entry("rawOutput", v)?;
+        }
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "toolCallId" | "title" => true,
+                "name" => self.name.is_some(),
+                "kind" => self.kind.is_some(),
+                "status" => self.status.is_some(),
+                "content" => self.content.is_some(),
+                "locations" => self.locations.is_some(),
+                "rawInput" => self.raw_input.is_some(),
+                "rawOutput" => self.raw_output.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// An update to an existing tool call.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ToolCallUpdate<'a> {
+    /// The ID of the tool call being updated.
+    pub tool_call_id: Cow<'a, str>,
+    /// Update the tool kind (optional).
+    pub kind: Option<ToolKind<'a>>,
+    /// Update the execution status (optional).
+    pub status: Option<ToolCallStatus<'a>>,
+    /// Update the human-readable title (optional).
+    pub title: Option<Cow<'a, str>>,
+    /// Update the programmatic name of the tool being invoked (optional).
+    pub name: Option<Cow<'a, str>>,
+    /// Replace the content collection (optional).
+    pub content: Option<Vec<ToolCallContent<'a>>>,
+    /// Replace the locations collection (optional).
+    pub locations: Option<Vec<ToolCallLocation<'a>>>,
+    /// Update the raw input (optional).
+    pub raw_input: Option<RawJson<'a>>,
+    /// Update the raw output (optional).
+    pub raw_output: Option<RawJson<'a>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl ToolCallUpdate<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> ToolCallUpdate<'static> {
+        ToolCallUpdate {
+            tool_call_id: IntoOwned::into_owned(self.tool_call_id),
+            kind: IntoOwned::into_owned(self.kind),
+            status: IntoOwned::into_owned(self.status),
+            title: IntoOwned::into_owned(self.title),
+            name: IntoOwned::into_owned(self.name),
+            content: IntoOwned::into_owned(self.content),
+            locations: IntoOwned::into_owned(self.locations),
+            raw_input: IntoOwned::into_owned(self.raw_input),
+            raw_output: IntoOwned::into_owned(self.raw_output),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -338,15 +1080,283 @@ impl<'a> ToolCallUpdate<'a> {
     }
 }
 
-acp_struct! {
-    /// A file location being accessed or modified by a tool.
-    pub struct ToolCallLocation<'a> {
-        /// The absolute file path being accessed or modified.
-        "path" pub path: Cow<'a, str>,
-        /// Optional 1-based line number within the file (optional).
-        "line" pub line: Option<u32>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for ToolCallUpdate<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        ToolCallUpdate {
+            tool_call_id: Decode::blank(),
+            kind: None,
+            status: None,
+            title: None,
+            name: None,
+            content: None,
+            locations: None,
+            raw_input: None,
+            raw_output: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct ToolCallUpdate")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for ToolCallUpdate<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_tool_call_id = false;
+        let mut seen_kind = false;
+        let mut seen_status = false;
+        let mut seen_title = false;
+        let mut seen_name = false;
+        let mut seen_content = false;
+        let mut seen_locations = false;
+        let mut seen_raw_input = false;
+        let mut seen_raw_output = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "toolCallId" => {
+                    if seen_tool_call_id {
+                        return Err(wire::duplicate("toolCallId"));
+                    }
+                    seen_tool_call_id = true;
+                    wire::read_required(r, cx, "toolCallId", &mut out.tool_call_id)?;
+                }
+                "kind" => {
+                    if seen_kind {
+                        return Err(wire::duplicate("kind"));
+                    }
+                    seen_kind = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "kind", &mut out.kind)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "status" => {
+                    if seen_status {
+                        return Err(wire::duplicate("status"));
+                    }
+                    seen_status = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "status", &mut out.status)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "title" => {
+                    if seen_title {
+                        return Err(wire::duplicate("title"));
+                    }
+                    seen_title = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "title", &mut out.title)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "name" => {
+                    if seen_name {
+                        return Err(wire::duplicate("name"));
+                    }
+                    seen_name = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "name", &mut out.name)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "content" => {
+                    if seen_content {
+                        return Err(wire::duplicate("content"));
+                    }
+                    seen_content = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "content", &mut out.content)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "locations" => {
+                    if seen_locations {
+                        return Err(wire::duplicate("locations"));
+                    }
+                    seen_locations = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "locations", &mut out.locations)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "rawInput" => {
+                    if seen_raw_input {
+                        return Err(wire::duplicate("rawInput"));
+                    }
+                    seen_raw_input = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "rawInput", &mut out.raw_input)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "rawOutput" => {
+                    if seen_raw_output {
+                        return Err(wire::duplicate("rawOutput"));
+                    }
+                    seen_raw_output = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "rawOutput", &mut out.raw_output)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_tool_call_id {
+            return Err(Fail::Missing("toolCallId"));
+        }
+        if !seen_kind {
+            out.kind = None;
+        }
+        if !seen_status {
+            out.status = None;
+        }
+        if !seen_title {
+            out.title = None;
+        }
+        if !seen_name {
+            out.name = None;
+        }
+        if !seen_content {
+            out.content = None;
+        }
+        if !seen_locations {
+            out.locations = None;
+        }
+        if !seen_raw_input {
+            out.raw_input = None;
+        }
+        if !seen_raw_output {
+            out.raw_output = None;
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for ToolCallUpdate<'_> {
+    type Owned = ToolCallUpdate<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        ToolCallUpdate::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for ToolCallUpdate<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for ToolCallUpdate<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("toolCallId", &self.tool_call_id)?;
+        if let Some(v) = &self.kind {
+            map.serialize_entry("kind", v)?;
+        }
+        if let Some(v) = &self.status {
+            map.serialize_entry("status", v)?;
+        }
+        if let Some(v) = &self.title {
+            map.serialize_entry("title", v)?;
+        }
+        if let Some(v) = &self.name {
+            map.serialize_entry("name", v)?;
+        }
+        if let Some(v) = &self.content {
+            map.serialize_entry("content", v)?;
+        }
+        if let Some(v) = &self.locations {
+            map.serialize_entry("locations", v)?;
+        }
+        if let Some(v) = &self.raw_input {
+            map.serialize_entry("rawInput", v)?;
+        }
+        if let Some(v) = &self.raw_output {
+            map.serialize_entry("rawOutput", v)?;
+        }
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "toolCallId" => true,
+                "kind" => self.kind.is_some(),
+                "status" => self.status.is_some(),
+                "title" => self.title.is_some(),
+                "name" => self.name.is_some(),
+                "content" => self.content.is_some(),
+                "locations" => self.locations.is_some(),
+                "rawInput" => self.raw_input.is_some(),
+                "rawOutput" => self.raw_output.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// A file location being accessed or modified by a tool.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ToolCallLocation<'a> {
+    /// The absolute file path being accessed or modified.
+    pub path: Cow<'a, str>,
+    /// Optional 1-based line number within the file (optional).
+    pub line: Option<u32>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl ToolCallLocation<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> ToolCallLocation<'static> {
+        ToolCallLocation {
+            path: IntoOwned::into_owned(self.path),
+            line: self.line,
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -376,13 +1386,152 @@ impl<'a> ToolCallLocation<'a> {
     }
 }
 
-acp_struct! {
-    /// Standard content block (text, images, resources).
-    pub struct Content<'a> {
-        /// The actual content block.
-        "content" pub content: ContentBlock<'a>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for ToolCallLocation<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        ToolCallLocation {
+            path: Decode::blank(),
+            line: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct ToolCallLocation")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for ToolCallLocation<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_path = false;
+        let mut seen_line = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "path" => {
+                    if seen_path {
+                        return Err(wire::duplicate("path"));
+                    }
+                    seen_path = true;
+                    wire::read_required(r, cx, "path", &mut out.path)?;
+                }
+                "line" => {
+                    if seen_line {
+                        return Err(wire::duplicate("line"));
+                    }
+                    seen_line = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "line", &mut out.line)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_path {
+            return Err(Fail::Missing("path"));
+        }
+        if !seen_line {
+            out.line = None;
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for ToolCallLocation<'_> {
+    type Owned = ToolCallLocation<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        ToolCallLocation::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for ToolCallLocation<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for ToolCallLocation<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("path", &self.path)?;
+        if let Some(v) = &self.line {
+            map.serialize_entry("line", v)?;
+        }
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "path" => true,
+                "line" => self.line.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Standard content block (text, images, resources).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Content<'a> {
+    /// The actual content block.
+    pub content: ContentBlock<'a>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl Content<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> Content<'static> {
+        Content {
+            content: IntoOwned::into_owned(self.content),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -404,17 +1553,140 @@ impl<'a> Content<'a> {
     }
 }
 
-acp_struct! {
-    /// A diff representing file modifications.
-    pub struct Diff<'a> {
-        /// The absolute file path being modified.
-        "path" pub path: Cow<'a, str>,
-        /// The original content (omitted or `null` for new files) (optional).
-        "oldText" pub old_text: Option<Cow<'a, str>>,
-        /// The new content after modification.
-        "newText" pub new_text: Cow<'a, str>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for Content<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        Content {
+            content: Decode::blank(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct Content")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for Content<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_content = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "content" => {
+                    if seen_content {
+                        return Err(wire::duplicate("content"));
+                    }
+                    seen_content = true;
+                    wire::read_required(r, cx, "content", &mut out.content)?;
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_content {
+            return Err(Fail::Missing("content"));
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for Content<'_> {
+    type Owned = Content<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        Content::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Content<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for Content<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("content", &self.content)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "content" => true,
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// A diff representing file modifications.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Diff<'a> {
+    /// The absolute file path being modified.
+    pub path: Cow<'a, str>,
+    /// The original content (omitted or `null` for new files) (optional).
+    pub old_text: Option<Cow<'a, str>>,
+    /// The new content after modification.
+    pub new_text: Cow<'a, str>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl Diff<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> Diff<'static> {
+        Diff {
+            path: IntoOwned::into_owned(self.path),
+            old_text: IntoOwned::into_owned(self.old_text),
+            new_text: IntoOwned::into_owned(self.new_text),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -445,13 +1717,165 @@ impl<'a> Diff<'a> {
     }
 }
 
-acp_struct! {
-    /// Embed a terminal created with `terminal/create` by its id.
-    pub struct Terminal<'a> {
-        /// Identifier of the terminal instance to embed in the content stream.
-        "terminalId" pub terminal_id: Cow<'a, str>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for Diff<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        Diff {
+            path: Decode::blank(),
+            old_text: None,
+            new_text: Decode::blank(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct Diff")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for Diff<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_path = false;
+        let mut seen_old_text = false;
+        let mut seen_new_text = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "path" => {
+                    if seen_path {
+                        return Err(wire::duplicate("path"));
+                    }
+                    seen_path = true;
+                    wire::read_required(r, cx, "path", &mut out.path)?;
+                }
+                "oldText" => {
+                    if seen_old_text {
+                        return Err(wire::duplicate("oldText"));
+                    }
+                    seen_old_text = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "oldText", &mut out.old_text)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "newText" => {
+                    if seen_new_text {
+                        return Err(wire::duplicate("newText"));
+                    }
+                    seen_new_text = true;
+                    wire::read_required(r, cx, "newText", &mut out.new_text)?;
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_path {
+            return Err(Fail::Missing("path"));
+        }
+        if !seen_old_text {
+            out.old_text = None;
+        }
+        if !seen_new_text {
+            return Err(Fail::Missing("newText"));
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for Diff<'_> {
+    type Owned = Diff<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        Diff::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Diff<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for Diff<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("path", &self.path)?;
+        if let Some(v) = &self.old_text {
+            map.serialize_entry("oldText", v)?;
+        }
+        map.serialize_entry("newText", &self.new_text)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "path" | "newText" => true,
+                "oldText" => self.old_text.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Embed a terminal created with `terminal/create` by its id.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Terminal<'a> {
+    /// Identifier of the terminal instance to embed in the content stream.
+    pub terminal_id: Cow<'a, str>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl Terminal<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> Terminal<'static> {
+        Terminal {
+            terminal_id: IntoOwned::into_owned(self.terminal_id),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -473,58 +1897,482 @@ impl<'a> Terminal<'a> {
     }
 }
 
-tagged_enum! {
-    /// Content produced by a tool call.
-    pub enum ToolCallContent tag "type" {
-        /// `type`: `"content"`.
-        Content(Content) = "content",
-        /// `type`: `"diff"`.
-        Diff(Diff) = "diff",
-        /// `type`: `"terminal"`.
-        Terminal(Terminal) = "terminal",
+impl<'de: 'a, 'a> Decode<'de> for Terminal<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
     }
-    guess {
-        ("content", b'{') => "content",
-        ("newText", b'"') => "diff",
-        ("oldText", b'"') => "diff",
-        ("path", b'"') => "diff",
-        ("terminalId", b'"') => "terminal",
+
+    fn blank() -> Self {
+        Terminal {
+            terminal_id: Decode::blank(),
+            meta: None,
+            extra: Extra::new(),
+        }
     }
-    same {
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct Terminal")?;
+        Self::members(r, cx, None, true, slot)
     }
 }
 
-string_enum! {
-    /// Priority levels for plan entries.
-    pub enum PlanEntryPriority {
-        /// `"high"`.
-        High = "high",
-        /// `"medium"`.
-        Medium = "medium",
-        /// `"low"`.
-        Low = "low",
+impl<'de: 'a, 'a> Object<'de> for Terminal<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_terminal_id = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "terminalId" => {
+                    if seen_terminal_id {
+                        return Err(wire::duplicate("terminalId"));
+                    }
+                    seen_terminal_id = true;
+                    wire::read_required(r, cx, "terminalId", &mut out.terminal_id)?;
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_terminal_id {
+            return Err(Fail::Missing("terminalId"));
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
     }
 }
 
-string_enum! {
-    /// Status of a plan entry in the execution flow.
-    pub enum PlanEntryStatus {
-        /// `"pending"`.
-        Pending = "pending",
-        /// `"in_progress"`.
-        InProgress = "in_progress",
-        /// `"completed"`.
-        Completed = "completed",
+impl IntoOwned for Terminal<'_> {
+    type Owned = Terminal<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        Terminal::into_owned(self)
     }
 }
 
-acp_struct! {
-    /// A checklist sent with the `plan` session update.
-    pub struct Plan<'a> {
-        /// The list of tasks to be accomplished.
-        "entries" pub entries: Vec<PlanEntry<'a>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Deserialize<'de> for Terminal<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for Terminal<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("terminalId", &self.terminal_id)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "terminalId" => true,
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Content produced by a tool call.
+///
+/// Unknown tags decode to `Unknown`, which keeps the object's raw
+/// JSON and re-encodes it byte for byte.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type")]
+#[non_exhaustive]
+// Decoded in place and matched at once (as the method enums): boxing
+// a big variant would cost an allocation for nothing.
+#[allow(clippy::large_enum_variant)]
+pub enum ToolCallContent<'a> {
+    /// `type`: `"content"`.
+    #[serde(rename = "content")]
+    Content(Content<'a>),
+    /// `type`: `"diff"`.
+    #[serde(rename = "diff")]
+    Diff(Diff<'a>),
+    /// `type`: `"terminal"`.
+    #[serde(rename = "terminal")]
+    Terminal(Terminal<'a>),
+    /// A variant this version does not know: the whole object as sent.
+    #[serde(untagged)]
+    Unknown(RawJson<'a>),
+}
+
+impl ToolCallContent<'_> {
+    /// The variant that the first member, `key` with a value of
+    /// shape `shape`, tells when the tag is not first (see
+    /// [`Guess`](crate::acp::tagged::Guess)).
+    fn guess(key: &str, shape: u8) -> Option<&'static str> {
+        match (key, shape) {
+            ("content", b'{') => Some("content"),
+            ("newText", b'"') => Some("diff"),
+            ("oldText", b'"') => Some("diff"),
+            ("path", b'"') => Some("diff"),
+            ("terminalId", b'"') => Some("terminal"),
+            _ => None,
+        }
+    }
+
+    /// Whether `raw`, the tag met among the members of the guessed
+    /// variant in `slot`, names it or a variant of the same type
+    /// (which `slot` then becomes).
+    fn told(slot: &mut Self, raw: Option<&str>) -> bool {
+        let Some(told) = raw.and_then(|raw| unquote::<serde_json::Error>(raw).ok()) else {
+            return false;
+        };
+        if slot.tag() == Some(&*told) {
+            return true;
+        }
+        false
+    }
+}
+
+/// The tag, then the variant's members in the same pass. Leniently,
+/// a known variant whose body does not fit (but has every required
+/// member) is kept as `Unknown` and reported.
+impl<'de: 'a, 'a> Decode<'de> for ToolCallContent<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        ToolCallContent::Unknown(RawJson::from_validated("null"))
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        let start = r.mark();
+        let since = cx.salvaged.len();
+        let guess = cx.guess.then_some(Self::guess as Guess);
+        let tag = read_tag(r, "type", guess)?;
+        let (text, first, guessed) = match &tag {
+            Tag::First(t) => (Some(&**t), false, false),
+            Tag::Later(t) => (Some(&**t), true, false),
+            Tag::Guess(t) => (Some(*t), true, true),
+            Tag::Absent => (None, true, false),
+        };
+        let mut met = UnionTag::new("type", !first);
+        // The variant is set, then its members read into it.
+        let read = match text {
+            Some("content") => {
+                if first {
+                    r.open_object("a json object")?;
+                }
+                *slot = ToolCallContent::Content(Decode::blank());
+                let ToolCallContent::Content(inner) = slot else {
+                    unreachable!("the variant was set just above")
+                };
+                Content::members(r, cx, Some(&mut met), first, inner)
+            }
+            Some("diff") => {
+                if first {
+                    r.open_object("a json object")?;
+                }
+                *slot = ToolCallContent::Diff(Decode::blank());
+                let ToolCallContent::Diff(inner) = slot else {
+                    unreachable!("the variant was set just above")
+                };
+                Diff::members(r, cx, Some(&mut met), first, inner)
+            }
+            Some("terminal") => {
+                if first {
+                    r.open_object("a json object")?;
+                }
+                *slot = ToolCallContent::Terminal(Decode::blank());
+                let ToolCallContent::Terminal(inner) = slot else {
+                    unreachable!("the variant was set just above")
+                };
+                Terminal::members(r, cx, Some(&mut met), first, inner)
+            }
+            _ if guessed => Err(Fail::Missing("type")),
+            _ => {
+                r.reset(start);
+                *slot = ToolCallContent::Unknown(RawJson::from_validated(r.skip()?));
+                return Ok(());
+            }
+        };
+        if guessed {
+            if read.is_ok() && Self::told(slot, met.value) {
+                return Ok(());
+            }
+            // A wrong guess: read again, the tag looked for. Unions
+            // inside do not guess then, so no text is read more
+            // than a few times.
+            cx.salvaged.truncate(since);
+            r.reset(start);
+            cx.guess = false;
+            let again = Self::decode_in(r, cx, slot);
+            cx.guess = true;
+            return again;
+        }
+        let why = match read {
+            Ok(()) => return Ok(()),
+            Err(why) => why,
+        };
+        let raw = cx.recover(r, start, since, SalvageKind::UnknownVariant, why)?;
+        *slot = ToolCallContent::Unknown(RawJson::from_validated(raw));
+        Ok(())
+    }
+}
+
+impl ToolCallContent<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> ToolCallContent<'static> {
+        match self {
+            Self::Content(v) => ToolCallContent::Content(IntoOwned::into_owned(v)),
+            Self::Diff(v) => ToolCallContent::Diff(IntoOwned::into_owned(v)),
+            Self::Terminal(v) => ToolCallContent::Terminal(IntoOwned::into_owned(v)),
+            Self::Unknown(v) => ToolCallContent::Unknown(v.into_owned()),
+        }
+    }
+
+    /// The wire tag of a known variant (`None` for `Unknown` and a
+    /// variant that has no tag).
+    pub fn tag(&self) -> Option<&'static str> {
+        match self {
+            Self::Content(_) => Some("content"),
+            Self::Diff(_) => Some("diff"),
+            Self::Terminal(_) => Some("terminal"),
+            _ => None,
+        }
+    }
+}
+
+impl IntoOwned for ToolCallContent<'_> {
+    type Owned = ToolCallContent<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        ToolCallContent::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for ToolCallContent<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// Priority levels for plan entries.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum PlanEntryPriority<'a> {
+    /// `"high"`.
+    High,
+    /// `"medium"`.
+    Medium,
+    /// `"low"`.
+    Low,
+    /// A value this version does not know, kept as sent.
+    Unknown(Cow<'a, str>),
+}
+
+impl<'a> PlanEntryPriority<'a> {
+    /// The wire text of the value.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::High => "high",
+            Self::Medium => "medium",
+            Self::Low => "low",
+            Self::Unknown(s) => s,
+        }
+    }
+
+    /// The value for wire text (`Unknown` when not a known value).
+    pub fn from_wire(text: Cow<'a, str>) -> Self {
+        match &*text {
+            "high" => Self::High,
+            "medium" => Self::Medium,
+            "low" => Self::Low,
+            _ => Self::Unknown(text),
+        }
+    }
+
+    /// The value with its text copied.
+    pub fn into_owned(self) -> PlanEntryPriority<'static> {
+        match self {
+            Self::High => PlanEntryPriority::High,
+            Self::Medium => PlanEntryPriority::Medium,
+            Self::Low => PlanEntryPriority::Low,
+            Self::Unknown(s) => PlanEntryPriority::Unknown(IntoOwned::into_owned(s)),
+        }
+    }
+}
+
+impl<'de: 'a, 'a> Decode<'de> for PlanEntryPriority<'a> {
+    fn decode(r: &mut Reader<'de>, _: &mut Cx<'de>) -> Result<Self, Fail> {
+        r.string().map(Self::from_wire)
+    }
+
+    fn blank() -> Self {
+        Self::Unknown(Cow::Borrowed(""))
+    }
+}
+
+impl IntoOwned for PlanEntryPriority<'_> {
+    type Owned = PlanEntryPriority<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        PlanEntryPriority::into_owned(self)
+    }
+}
+
+/// The wire text ([`as_str`](Self::as_str)), as sent: an unknown
+/// value as it came.
+impl core::fmt::Display for PlanEntryPriority<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for PlanEntryPriority<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for PlanEntryPriority<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// Status of a plan entry in the execution flow.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum PlanEntryStatus<'a> {
+    /// `"pending"`.
+    Pending,
+    /// `"in_progress"`.
+    InProgress,
+    /// `"completed"`.
+    Completed,
+    /// A value this version does not know, kept as sent.
+    Unknown(Cow<'a, str>),
+}
+
+impl<'a> PlanEntryStatus<'a> {
+    /// The wire text of the value.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::Pending => "pending",
+            Self::InProgress => "in_progress",
+            Self::Completed => "completed",
+            Self::Unknown(s) => s,
+        }
+    }
+
+    /// The value for wire text (`Unknown` when not a known value).
+    pub fn from_wire(text: Cow<'a, str>) -> Self {
+        match &*text {
+            "pending" => Self::Pending,
+            "in_progress" => Self::InProgress,
+            "completed" => Self::Completed,
+            _ => Self::Unknown(text),
+        }
+    }
+
+    /// The value with its text copied.
+    pub fn into_owned(self) -> PlanEntryStatus<'static> {
+        match self {
+            Self::Pending => PlanEntryStatus::Pending,
+            Self::InProgress => PlanEntryStatus::InProgress,
+            Self::Completed => PlanEntryStatus::Completed,
+            Self::Unknown(s) => PlanEntryStatus::Unknown(IntoOwned::into_owned(s)),
+        }
+    }
+}
+
+impl<'de: 'a, 'a> Decode<'de> for PlanEntryStatus<'a> {
+    fn decode(r: &mut Reader<'de>, _: &mut Cx<'de>) -> Result<Self, Fail> {
+        r.string().map(Self::from_wire)
+    }
+
+    fn blank() -> Self {
+        Self::Unknown(Cow::Borrowed(""))
+    }
+}
+
+impl IntoOwned for PlanEntryStatus<'_> {
+    type Owned = PlanEntryStatus<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        PlanEntryStatus::into_owned(self)
+    }
+}
+
+/// The wire text ([`as_str`](Self::as_str)), as sent: an unknown
+/// value as it came.
+impl core::fmt::Display for PlanEntryStatus<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for PlanEntryStatus<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for PlanEntryStatus<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// A checklist sent with the `plan` session update.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Plan<'a> {
+    /// The list of tasks to be accomplished.
+    pub entries: Vec<PlanEntry<'a>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl Plan<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> Plan<'static> {
+        Plan {
+            entries: IntoOwned::into_owned(self.entries),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -546,17 +2394,140 @@ impl<'a> Plan<'a> {
     }
 }
 
-acp_struct! {
-    /// A single entry in the execution plan.
-    pub struct PlanEntry<'a> {
-        /// Human-readable description of what this task aims to accomplish.
-        "content" pub content: Cow<'a, str>,
-        /// The relative importance of this task. Used to indicate which tasks are most critical to the overall goal.
-        "priority" pub priority: PlanEntryPriority<'a>,
-        /// Current execution status of this task.
-        "status" pub status: PlanEntryStatus<'a>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for Plan<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        Plan {
+            entries: Decode::blank(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct Plan")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for Plan<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_entries = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "entries" => {
+                    if seen_entries {
+                        return Err(wire::duplicate("entries"));
+                    }
+                    seen_entries = true;
+                    wire::read_required(r, cx, "entries", &mut out.entries)?;
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_entries {
+            return Err(Fail::Missing("entries"));
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for Plan<'_> {
+    type Owned = Plan<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        Plan::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Plan<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for Plan<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("entries", &self.entries)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "entries" => true,
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// A single entry in the execution plan.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct PlanEntry<'a> {
+    /// Human-readable description of what this task aims to accomplish.
+    pub content: Cow<'a, str>,
+    /// The relative importance of this task. Used to indicate which tasks are most critical to the overall goal.
+    pub priority: PlanEntryPriority<'a>,
+    /// Current execution status of this task.
+    pub status: PlanEntryStatus<'a>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl PlanEntry<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> PlanEntry<'static> {
+        PlanEntry {
+            content: IntoOwned::into_owned(self.content),
+            priority: IntoOwned::into_owned(self.priority),
+            status: IntoOwned::into_owned(self.status),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -584,13 +2555,160 @@ impl<'a> PlanEntry<'a> {
     }
 }
 
-acp_struct! {
-    /// Available commands are ready or have changed.
-    pub struct AvailableCommandsUpdate<'a> {
-        /// Commands the agent can execute.
-        "availableCommands" pub available_commands: Vec<AvailableCommand<'a>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for PlanEntry<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        PlanEntry {
+            content: Decode::blank(),
+            priority: Decode::blank(),
+            status: Decode::blank(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct PlanEntry")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for PlanEntry<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_content = false;
+        let mut seen_priority = false;
+        let mut seen_status = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "content" => {
+                    if seen_content {
+                        return Err(wire::duplicate("content"));
+                    }
+                    seen_content = true;
+                    wire::read_required(r, cx, "content", &mut out.content)?;
+                }
+                "priority" => {
+                    if seen_priority {
+                        return Err(wire::duplicate("priority"));
+                    }
+                    seen_priority = true;
+                    wire::read_required(r, cx, "priority", &mut out.priority)?;
+                }
+                "status" => {
+                    if seen_status {
+                        return Err(wire::duplicate("status"));
+                    }
+                    seen_status = true;
+                    wire::read_required(r, cx, "status", &mut out.status)?;
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_content {
+            return Err(Fail::Missing("content"));
+        }
+        if !seen_priority {
+            return Err(Fail::Missing("priority"));
+        }
+        if !seen_status {
+            return Err(Fail::Missing("status"));
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for PlanEntry<'_> {
+    type Owned = PlanEntry<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        PlanEntry::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for PlanEntry<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for PlanEntry<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("content", &self.content)?;
+        map.serialize_entry("priority", &self.priority)?;
+        map.serialize_entry("status", &self.status)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "content" | "priority" | "status" => true,
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Available commands are ready or have changed.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct AvailableCommandsUpdate<'a> {
+    /// Commands the agent can execute.
+    pub available_commands: Vec<AvailableCommand<'a>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl AvailableCommandsUpdate<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> AvailableCommandsUpdate<'static> {
+        AvailableCommandsUpdate {
+            available_commands: IntoOwned::into_owned(self.available_commands),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -612,17 +2730,140 @@ impl<'a> AvailableCommandsUpdate<'a> {
     }
 }
 
-acp_struct! {
-    /// Information about a command.
-    pub struct AvailableCommand<'a> {
-        /// Command name (e.g., `create_plan`, `research_codebase`).
-        "name" pub name: Cow<'a, str>,
-        /// Human-readable description of what the command does.
-        "description" pub description: Cow<'a, str>,
-        /// Input for the command if required (optional).
-        "input" pub input: Option<AvailableCommandInput<'a>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for AvailableCommandsUpdate<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        AvailableCommandsUpdate {
+            available_commands: Decode::blank(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct AvailableCommandsUpdate")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for AvailableCommandsUpdate<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_available_commands = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "availableCommands" => {
+                    if seen_available_commands {
+                        return Err(wire::duplicate("availableCommands"));
+                    }
+                    seen_available_commands = true;
+                    wire::read_required(r, cx, "availableCommands", &mut out.available_commands)?;
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_available_commands {
+            return Err(Fail::Missing("availableCommands"));
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for AvailableCommandsUpdate<'_> {
+    type Owned = AvailableCommandsUpdate<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        AvailableCommandsUpdate::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for AvailableCommandsUpdate<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for AvailableCommandsUpdate<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("availableCommands", &self.available_commands)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "availableCommands" => true,
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Information about a command.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct AvailableCommand<'a> {
+    /// Command name (e.g., `create_plan`, `research_codebase`).
+    pub name: Cow<'a, str>,
+    /// Human-readable description of what the command does.
+    pub description: Cow<'a, str>,
+    /// Input for the command if required (optional).
+    pub input: Option<AvailableCommandInput<'a>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl AvailableCommand<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> AvailableCommand<'static> {
+        AvailableCommand {
+            name: IntoOwned::into_owned(self.name),
+            description: IntoOwned::into_owned(self.description),
+            input: IntoOwned::into_owned(self.input),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -653,13 +2894,165 @@ impl<'a> AvailableCommand<'a> {
     }
 }
 
-acp_struct! {
-    /// All text that was typed after the command name is provided as input.
-    pub struct UnstructuredCommandInput<'a> {
-        /// A hint to display when the input hasn't been provided yet.
-        "hint" pub hint: Cow<'a, str>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for AvailableCommand<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        AvailableCommand {
+            name: Decode::blank(),
+            description: Decode::blank(),
+            input: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct AvailableCommand")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for AvailableCommand<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_name = false;
+        let mut seen_description = false;
+        let mut seen_input = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "name" => {
+                    if seen_name {
+                        return Err(wire::duplicate("name"));
+                    }
+                    seen_name = true;
+                    wire::read_required(r, cx, "name", &mut out.name)?;
+                }
+                "description" => {
+                    if seen_description {
+                        return Err(wire::duplicate("description"));
+                    }
+                    seen_description = true;
+                    wire::read_required(r, cx, "description", &mut out.description)?;
+                }
+                "input" => {
+                    if seen_input {
+                        return Err(wire::duplicate("input"));
+                    }
+                    seen_input = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "input", &mut out.input)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_name {
+            return Err(Fail::Missing("name"));
+        }
+        if !seen_description {
+            return Err(Fail::Missing("description"));
+        }
+        if !seen_input {
+            out.input = None;
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for AvailableCommand<'_> {
+    type Owned = AvailableCommand<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        AvailableCommand::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for AvailableCommand<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for AvailableCommand<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("name", &self.name)?;
+        map.serialize_entry("description", &self.description)?;
+        if let Some(v) = &self.input {
+            map.serialize_entry("input", v)?;
+        }
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "name" | "description" => true,
+                "input" => self.input.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// All text that was typed after the command name is provided as input.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct UnstructuredCommandInput<'a> {
+    /// A hint to display when the input hasn't been provided yet.
+    pub hint: Cow<'a, str>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl UnstructuredCommandInput<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> UnstructuredCommandInput<'static> {
+        UnstructuredCommandInput {
+            hint: IntoOwned::into_owned(self.hint),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -681,21 +3074,192 @@ impl<'a> UnstructuredCommandInput<'a> {
     }
 }
 
-tried_enum! {
-    /// The input specification for a command.
-    pub enum AvailableCommandInput {
-        /// `UnstructuredCommandInput`.
-        Unstructured(UnstructuredCommandInput<'a>),
+impl<'de: 'a, 'a> Decode<'de> for UnstructuredCommandInput<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        UnstructuredCommandInput {
+            hint: Decode::blank(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct UnstructuredCommandInput")?;
+        Self::members(r, cx, None, true, slot)
     }
 }
 
-acp_struct! {
-    /// The current mode of the session has changed.
-    pub struct CurrentModeUpdate<'a> {
-        /// The ID of the current mode.
-        "currentModeId" pub current_mode_id: Cow<'a, str>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Object<'de> for UnstructuredCommandInput<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_hint = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "hint" => {
+                    if seen_hint {
+                        return Err(wire::duplicate("hint"));
+                    }
+                    seen_hint = true;
+                    wire::read_required(r, cx, "hint", &mut out.hint)?;
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_hint {
+            return Err(Fail::Missing("hint"));
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for UnstructuredCommandInput<'_> {
+    type Owned = UnstructuredCommandInput<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        UnstructuredCommandInput::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for UnstructuredCommandInput<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for UnstructuredCommandInput<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("hint", &self.hint)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "hint" => true,
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// The input specification for a command.
+///
+/// A value that fits no variant decodes to `Unknown`, which keeps its
+/// raw JSON and re-encodes it byte for byte.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+#[non_exhaustive]
+pub enum AvailableCommandInput<'a> {
+    /// `UnstructuredCommandInput`.
+    Unstructured(UnstructuredCommandInput<'a>),
+    /// A shape this version does not know, as sent.
+    Unknown(RawJson<'a>),
+}
+
+/// Never fails on JSON: what fits no variant is `Unknown`, strictly
+/// too.
+impl<'de: 'a, 'a> Decode<'de> for AvailableCommandInput<'a> {
+    fn decode(r: &mut Reader<'de>, _: &mut Cx<'de>) -> Result<Self, Fail> {
+        let start = r.mark();
+        let mut trial = Cx::new(Mode::Strict);
+        match UnstructuredCommandInput::decode(r, &mut trial) {
+            Ok(v) => return Ok(Self::Unstructured(v)),
+            Err(why) if why.is_syntax() => return Err(why),
+            Err(_) => r.reset(start),
+        }
+        r.skip()
+            .map(|raw| Self::Unknown(RawJson::from_validated(raw)))
+    }
+
+    fn blank() -> Self {
+        Self::Unknown(RawJson::from_validated("null"))
+    }
+}
+
+impl AvailableCommandInput<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> AvailableCommandInput<'static> {
+        match self {
+            Self::Unstructured(v) => AvailableCommandInput::Unstructured(IntoOwned::into_owned(v)),
+            Self::Unknown(v) => AvailableCommandInput::Unknown(v.into_owned()),
+        }
+    }
+}
+
+impl IntoOwned for AvailableCommandInput<'_> {
+    type Owned = AvailableCommandInput<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        AvailableCommandInput::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for AvailableCommandInput<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The current mode of the session has changed.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct CurrentModeUpdate<'a> {
+    /// The ID of the current mode.
+    pub current_mode_id: Cow<'a, str>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl CurrentModeUpdate<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> CurrentModeUpdate<'static> {
+        CurrentModeUpdate {
+            current_mode_id: IntoOwned::into_owned(self.current_mode_id),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -717,13 +3281,134 @@ impl<'a> CurrentModeUpdate<'a> {
     }
 }
 
-acp_struct! {
-    /// Session configuration options have been updated.
-    pub struct ConfigOptionUpdate<'a> {
-        /// The full set of configuration options and their current values.
-        "configOptions" pub config_options: Vec<SessionConfigOption<'a>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for CurrentModeUpdate<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        CurrentModeUpdate {
+            current_mode_id: Decode::blank(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct CurrentModeUpdate")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for CurrentModeUpdate<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_current_mode_id = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "currentModeId" => {
+                    if seen_current_mode_id {
+                        return Err(wire::duplicate("currentModeId"));
+                    }
+                    seen_current_mode_id = true;
+                    wire::read_required(r, cx, "currentModeId", &mut out.current_mode_id)?;
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_current_mode_id {
+            return Err(Fail::Missing("currentModeId"));
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for CurrentModeUpdate<'_> {
+    type Owned = CurrentModeUpdate<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        CurrentModeUpdate::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for CurrentModeUpdate<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for CurrentModeUpdate<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("currentModeId", &self.current_mode_id)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "currentModeId" => true,
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Session configuration options have been updated.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ConfigOptionUpdate<'a> {
+    /// The full set of configuration options and their current values.
+    pub config_options: Vec<SessionConfigOption<'a>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl ConfigOptionUpdate<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> ConfigOptionUpdate<'static> {
+        ConfigOptionUpdate {
+            config_options: IntoOwned::into_owned(self.config_options),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -745,15 +3430,137 @@ impl<'a> ConfigOptionUpdate<'a> {
     }
 }
 
-acp_struct! {
-    /// Update to session metadata. All fields are optional to support partial updates.
-    pub struct SessionInfoUpdate<'a> {
-        /// Human-readable title for the session. Set to null to clear (optional).
-        "title" pub title: Option<Cow<'a, str>>,
-        /// ISO 8601 timestamp of last activity. Set to null to clear (optional).
-        "updatedAt" pub updated_at: Option<Cow<'a, str>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for ConfigOptionUpdate<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        ConfigOptionUpdate {
+            config_options: Decode::blank(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct ConfigOptionUpdate")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for ConfigOptionUpdate<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_config_options = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "configOptions" => {
+                    if seen_config_options {
+                        return Err(wire::duplicate("configOptions"));
+                    }
+                    seen_config_options = true;
+                    wire::read_required(r, cx, "configOptions", &mut out.config_options)?;
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_config_options {
+            return Err(Fail::Missing("configOptions"));
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for ConfigOptionUpdate<'_> {
+    type Owned = ConfigOptionUpdate<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        ConfigOptionUpdate::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for ConfigOptionUpdate<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for ConfigOptionUpdate<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("configOptions", &self.config_options)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "configOptions" => true,
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Update to session metadata. All fields are optional to support partial updates.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct SessionInfoUpdate<'a> {
+    /// Human-readable title for the session. Set to null to clear (optional).
+    pub title: Option<Cow<'a, str>>,
+    /// ISO 8601 timestamp of last activity. Set to null to clear (optional).
+    pub updated_at: Option<Cow<'a, str>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl SessionInfoUpdate<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SessionInfoUpdate<'static> {
+        SessionInfoUpdate {
+            title: IntoOwned::into_owned(self.title),
+            updated_at: IntoOwned::into_owned(self.updated_at),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -796,17 +3603,163 @@ impl Default for SessionInfoUpdate<'_> {
     }
 }
 
-acp_struct! {
-    /// Context window and cost update for a session.
-    pub struct UsageUpdate<'a> {
-        /// Tokens currently in context.
-        "used" pub used: u64,
-        /// Total context window size in tokens.
-        "size" pub size: u64,
-        /// Cumulative session cost (optional) (optional).
-        "cost" pub cost: Option<Cost<'a>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for SessionInfoUpdate<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        SessionInfoUpdate {
+            title: None,
+            updated_at: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct SessionInfoUpdate")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for SessionInfoUpdate<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_title = false;
+        let mut seen_updated_at = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "title" => {
+                    if seen_title {
+                        return Err(wire::duplicate("title"));
+                    }
+                    seen_title = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "title", &mut out.title)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "updatedAt" => {
+                    if seen_updated_at {
+                        return Err(wire::duplicate("updatedAt"));
+                    }
+                    seen_updated_at = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "updatedAt", &mut out.updated_at)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_title {
+            out.title = None;
+        }
+        if !seen_updated_at {
+            out.updated_at = None;
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for SessionInfoUpdate<'_> {
+    type Owned = SessionInfoUpdate<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        SessionInfoUpdate::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for SessionInfoUpdate<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for SessionInfoUpdate<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        if let Some(v) = &self.title {
+            map.serialize_entry("title", v)?;
+        }
+        if let Some(v) = &self.updated_at {
+            map.serialize_entry("updatedAt", v)?;
+        }
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "title" => self.title.is_some(),
+                "updatedAt" => self.updated_at.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Context window and cost update for a session.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct UsageUpdate<'a> {
+    /// Tokens currently in context.
+    pub used: u64,
+    /// Total context window size in tokens.
+    pub size: u64,
+    /// Cumulative session cost (optional) (optional).
+    pub cost: Option<Cost<'a>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl UsageUpdate<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> UsageUpdate<'static> {
+        UsageUpdate {
+            used: self.used,
+            size: self.size,
+            cost: IntoOwned::into_owned(self.cost),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -837,15 +3790,168 @@ impl<'a> UsageUpdate<'a> {
     }
 }
 
-acp_struct! {
-    /// Cost information for a session.
-    pub struct Cost<'a> {
-        /// Total cumulative cost for session.
-        "amount" pub amount: Number,
-        /// Unit of `amount`: an ISO 4217 currency code (e.g., "USD", "EUR") for money, or another unit such as "credits".
-        "currency" pub currency: Cow<'a, str>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for UsageUpdate<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        UsageUpdate {
+            used: Decode::blank(),
+            size: Decode::blank(),
+            cost: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct UsageUpdate")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for UsageUpdate<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_used = false;
+        let mut seen_size = false;
+        let mut seen_cost = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "used" => {
+                    if seen_used {
+                        return Err(wire::duplicate("used"));
+                    }
+                    seen_used = true;
+                    wire::read_required(r, cx, "used", &mut out.used)?;
+                }
+                "size" => {
+                    if seen_size {
+                        return Err(wire::duplicate("size"));
+                    }
+                    seen_size = true;
+                    wire::read_required(r, cx, "size", &mut out.size)?;
+                }
+                "cost" => {
+                    if seen_cost {
+                        return Err(wire::duplicate("cost"));
+                    }
+                    seen_cost = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "cost", &mut out.cost)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_used {
+            return Err(Fail::Missing("used"));
+        }
+        if !seen_size {
+            return Err(Fail::Missing("size"));
+        }
+        if !seen_cost {
+            out.cost = None;
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for UsageUpdate<'_> {
+    type Owned = UsageUpdate<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        UsageUpdate::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for UsageUpdate<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for UsageUpdate<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("used", &self.used)?;
+        map.serialize_entry("size", &self.size)?;
+        if let Some(v) = &self.cost {
+            map.serialize_entry("cost", v)?;
+        }
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "used" | "size" => true,
+                "cost" => self.cost.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Cost information for a session.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Cost<'a> {
+    /// Total cumulative cost for session.
+    pub amount: Number,
+    /// Unit of `amount`: an ISO 4217 currency code (e.g., "USD", "EUR") for money, or another unit such as "credits".
+    pub currency: Cow<'a, str>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl Cost<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> Cost<'static> {
+        Cost {
+            amount: self.amount,
+            currency: IntoOwned::into_owned(self.currency),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -868,29 +3974,237 @@ impl<'a> Cost<'a> {
     }
 }
 
-string_enum! {
-    /// Severity hint for a session notice.
-    pub enum NoticeSeverity {
-        /// `"info"`.
-        Info = "info",
-        /// `"warning"`.
-        Warning = "warning",
-        /// `"error"`.
-        Error = "error",
+impl<'de: 'a, 'a> Decode<'de> for Cost<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        Cost {
+            amount: Decode::blank(),
+            currency: Decode::blank(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct Cost")?;
+        Self::members(r, cx, None, true, slot)
     }
 }
 
-acp_struct! {
-    /// Fire-and-forget information for the user.
-    pub struct Notice<'a> {
-        /// Presentation severity hint.
-        "severity" pub severity: NoticeSeverity<'a>,
-        /// Required non-empty plain-text title that can stand alone.
-        "title" pub title: Cow<'a, str>,
-        /// Optional plain-text detail or guidance (optional).
-        "description" pub description: Option<Cow<'a, str>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Object<'de> for Cost<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_amount = false;
+        let mut seen_currency = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "amount" => {
+                    if seen_amount {
+                        return Err(wire::duplicate("amount"));
+                    }
+                    seen_amount = true;
+                    wire::read_required(r, cx, "amount", &mut out.amount)?;
+                }
+                "currency" => {
+                    if seen_currency {
+                        return Err(wire::duplicate("currency"));
+                    }
+                    seen_currency = true;
+                    wire::read_required(r, cx, "currency", &mut out.currency)?;
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_amount {
+            return Err(Fail::Missing("amount"));
+        }
+        if !seen_currency {
+            return Err(Fail::Missing("currency"));
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for Cost<'_> {
+    type Owned = Cost<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        Cost::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Cost<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for Cost<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("amount", &self.amount)?;
+        map.serialize_entry("currency", &self.currency)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "amount" | "currency" => true,
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Severity hint for a session notice.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum NoticeSeverity<'a> {
+    /// `"info"`.
+    Info,
+    /// `"warning"`.
+    Warning,
+    /// `"error"`.
+    Error,
+    /// A value this version does not know, kept as sent.
+    Unknown(Cow<'a, str>),
+}
+
+impl<'a> NoticeSeverity<'a> {
+    /// The wire text of the value.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::Info => "info",
+            Self::Warning => "warning",
+            Self::Error => "error",
+            Self::Unknown(s) => s,
+        }
+    }
+
+    /// The value for wire text (`Unknown` when not a known value).
+    pub fn from_wire(text: Cow<'a, str>) -> Self {
+        match &*text {
+            "info" => Self::Info,
+            "warning" => Self::Warning,
+            "error" => Self::Error,
+            _ => Self::Unknown(text),
+        }
+    }
+
+    /// The value with its text copied.
+    pub fn into_owned(self) -> NoticeSeverity<'static> {
+        match self {
+            Self::Info => NoticeSeverity::Info,
+            Self::Warning => NoticeSeverity::Warning,
+            Self::Error => NoticeSeverity::Error,
+            Self::Unknown(s) => NoticeSeverity::Unknown(IntoOwned::into_owned(s)),
+        }
+    }
+}
+
+impl<'de: 'a, 'a> Decode<'de> for NoticeSeverity<'a> {
+    fn decode(r: &mut Reader<'de>, _: &mut Cx<'de>) -> Result<Self, Fail> {
+        r.string().map(Self::from_wire)
+    }
+
+    fn blank() -> Self {
+        Self::Unknown(Cow::Borrowed(""))
+    }
+}
+
+impl IntoOwned for NoticeSeverity<'_> {
+    type Owned = NoticeSeverity<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        NoticeSeverity::into_owned(self)
+    }
+}
+
+/// The wire text ([`as_str`](Self::as_str)), as sent: an unknown
+/// value as it came.
+impl core::fmt::Display for NoticeSeverity<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for NoticeSeverity<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for NoticeSeverity<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// Fire-and-forget information for the user.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Notice<'a> {
+    /// Presentation severity hint.
+    pub severity: NoticeSeverity<'a>,
+    /// Required non-empty plain-text title that can stand alone.
+    pub title: Cow<'a, str>,
+    /// Optional plain-text detail or guidance (optional).
+    pub description: Option<Cow<'a, str>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl Notice<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> Notice<'static> {
+        Notice {
+            severity: IntoOwned::into_owned(self.severity),
+            title: IntoOwned::into_owned(self.title),
+            description: IntoOwned::into_owned(self.description),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -921,33 +4235,265 @@ impl<'a> Notice<'a> {
     }
 }
 
-string_enum! {
-    /// Lifecycle state of a context compaction.
-    pub enum CompactionStatus {
-        /// `"in_progress"`.
-        InProgress = "in_progress",
-        /// `"completed"`.
-        Completed = "completed",
-        /// `"failed"`.
-        Failed = "failed",
-        /// `"cancelled"`.
-        Cancelled = "cancelled",
+impl<'de: 'a, 'a> Decode<'de> for Notice<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        Notice {
+            severity: Decode::blank(),
+            title: Decode::blank(),
+            description: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct Notice")?;
+        Self::members(r, cx, None, true, slot)
     }
 }
 
-acp_struct! {
-    /// A context compaction upsert. The first notification fixes the compaction's timeline position. Later updates with the same ID patch that entity in place. Agents MUST only send this update when the Client advertised the `session.compaction` Client capability.
-    pub struct CompactionUpdate<'a> {
-        /// The Agent-owned ID of this compaction, unique within the session.
-        "compactionId" pub compaction_id: Cow<'a, str>,
-        /// Current lifecycle status.
-        "status" pub status: CompactionStatus<'a>,
-        /// Complete replacement user-displayable summary content for the compaction (optional).
-        "summary" pub summary: Option<Vec<ContentBlock<'a>>>,
-        /// Human-readable error details for the compaction (optional).
-        "error" pub error: Option<Cow<'a, str>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Object<'de> for Notice<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_severity = false;
+        let mut seen_title = false;
+        let mut seen_description = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "severity" => {
+                    if seen_severity {
+                        return Err(wire::duplicate("severity"));
+                    }
+                    seen_severity = true;
+                    wire::read_required(r, cx, "severity", &mut out.severity)?;
+                }
+                "title" => {
+                    if seen_title {
+                        return Err(wire::duplicate("title"));
+                    }
+                    seen_title = true;
+                    wire::read_required(r, cx, "title", &mut out.title)?;
+                }
+                "description" => {
+                    if seen_description {
+                        return Err(wire::duplicate("description"));
+                    }
+                    seen_description = true;
+                    if let Some(raw) =
+                        wire::read_optional(r, cx, "description", &mut out.description)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_severity {
+            return Err(Fail::Missing("severity"));
+        }
+        if !seen_title {
+            return Err(Fail::Missing("title"));
+        }
+        if !seen_description {
+            out.description = None;
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for Notice<'_> {
+    type Owned = Notice<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        Notice::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Notice<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for Notice<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("severity", &self.severity)?;
+        map.serialize_entry("title", &self.title)?;
+        if let Some(v) = &self.description {
+            map.serialize_entry("description", v)?;
+        }
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "severity" | "title" => true,
+                "description" => self.description.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Lifecycle state of a context compaction.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum CompactionStatus<'a> {
+    /// `"in_progress"`.
+    InProgress,
+    /// `"completed"`.
+    Completed,
+    /// `"failed"`.
+    Failed,
+    /// `"cancelled"`.
+    Cancelled,
+    /// A value this version does not know, kept as sent.
+    Unknown(Cow<'a, str>),
+}
+
+impl<'a> CompactionStatus<'a> {
+    /// The wire text of the value.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::InProgress => "in_progress",
+            Self::Completed => "completed",
+            Self::Failed => "failed",
+            Self::Cancelled => "cancelled",
+            Self::Unknown(s) => s,
+        }
+    }
+
+    /// The value for wire text (`Unknown` when not a known value).
+    pub fn from_wire(text: Cow<'a, str>) -> Self {
+        match &*text {
+            "in_progress" => Self::InProgress,
+            "completed" => Self::Completed,
+            "failed" => Self::Failed,
+            "cancelled" => Self::Cancelled,
+            _ => Self::Unknown(text),
+        }
+    }
+
+    /// The value with its text copied.
+    pub fn into_owned(self) -> CompactionStatus<'static> {
+        match self {
+            Self::InProgress => CompactionStatus::InProgress,
+            Self::Completed => CompactionStatus::Completed,
+            Self::Failed => CompactionStatus::Failed,
+            Self::Cancelled => CompactionStatus::Cancelled,
+            Self::Unknown(s) => CompactionStatus::Unknown(IntoOwned::into_owned(s)),
+        }
+    }
+}
+
+impl<'de: 'a, 'a> Decode<'de> for CompactionStatus<'a> {
+    fn decode(r: &mut Reader<'de>, _: &mut Cx<'de>) -> Result<Self, Fail> {
+        r.string().map(Self::from_wire)
+    }
+
+    fn blank() -> Self {
+        Self::Unknown(Cow::Borrowed(""))
+    }
+}
+
+impl IntoOwned for CompactionStatus<'_> {
+    type Owned = CompactionStatus<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        CompactionStatus::into_owned(self)
+    }
+}
+
+/// The wire text ([`as_str`](Self::as_str)), as sent: an unknown
+/// value as it came.
+impl core::fmt::Display for CompactionStatus<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for CompactionStatus<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for CompactionStatus<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// A context compaction upsert. The first notification fixes the compaction's timeline position. Later updates with the same ID patch that entity in place. Agents MUST only send this update when the Client advertised the `session.compaction` Client capability.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct CompactionUpdate<'a> {
+    /// The Agent-owned ID of this compaction, unique within the session.
+    pub compaction_id: Cow<'a, str>,
+    /// Current lifecycle status.
+    pub status: CompactionStatus<'a>,
+    /// Complete replacement user-displayable summary content for the compaction (optional).
+    pub summary: Option<Vec<ContentBlock<'a>>>,
+    /// Human-readable error details for the compaction (optional).
+    pub error: Option<Cow<'a, str>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl CompactionUpdate<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> CompactionUpdate<'static> {
+        CompactionUpdate {
+            compaction_id: IntoOwned::into_owned(self.compaction_id),
+            status: IntoOwned::into_owned(self.status),
+            summary: IntoOwned::into_owned(self.summary),
+            error: IntoOwned::into_owned(self.error),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -986,15 +4532,186 @@ impl<'a> CompactionUpdate<'a> {
     }
 }
 
-acp_struct! {
-    /// A content block appended to a compaction's summary. A first-seen ID creates an in-progress compaction. Chunks append in receive order. Agents MUST only send this update when the Client advertised the `session.compaction` Client capability.
-    pub struct CompactionSummaryChunk<'a> {
-        /// ID of the compaction whose summary receives this content.
-        "compactionId" pub compaction_id: Cow<'a, str>,
-        /// One content block to append.
-        "content" pub content: ContentBlock<'a>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for CompactionUpdate<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        CompactionUpdate {
+            compaction_id: Decode::blank(),
+            status: Decode::blank(),
+            summary: None,
+            error: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct CompactionUpdate")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for CompactionUpdate<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_compaction_id = false;
+        let mut seen_status = false;
+        let mut seen_summary = false;
+        let mut seen_error = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "compactionId" => {
+                    if seen_compaction_id {
+                        return Err(wire::duplicate("compactionId"));
+                    }
+                    seen_compaction_id = true;
+                    wire::read_required(r, cx, "compactionId", &mut out.compaction_id)?;
+                }
+                "status" => {
+                    if seen_status {
+                        return Err(wire::duplicate("status"));
+                    }
+                    seen_status = true;
+                    wire::read_required(r, cx, "status", &mut out.status)?;
+                }
+                "summary" => {
+                    if seen_summary {
+                        return Err(wire::duplicate("summary"));
+                    }
+                    seen_summary = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "summary", &mut out.summary)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "error" => {
+                    if seen_error {
+                        return Err(wire::duplicate("error"));
+                    }
+                    seen_error = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "error", &mut out.error)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_compaction_id {
+            return Err(Fail::Missing("compactionId"));
+        }
+        if !seen_status {
+            return Err(Fail::Missing("status"));
+        }
+        if !seen_summary {
+            out.summary = None;
+        }
+        if !seen_error {
+            out.error = None;
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for CompactionUpdate<'_> {
+    type Owned = CompactionUpdate<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        CompactionUpdate::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for CompactionUpdate<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for CompactionUpdate<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("compactionId", &self.compaction_id)?;
+        map.serialize_entry("status", &self.status)?;
+        if let Some(v) = &self.summary {
+            map.serialize_entry("summary", v)?;
+        }
+        if let Some(v) = &self.error {
+            map.serialize_entry("error", v)?;
+        }
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "compactionId" | "status" => true,
+                "summary" => self.summary.is_some(),
+                "error" => self.error.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// A content block appended to a compaction's summary. A first-seen ID creates an in-progress compaction. Chunks append in receive order. Agents MUST only send this update when the Client advertised the `session.compaction` Client capability.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct CompactionSummaryChunk<'a> {
+    /// ID of the compaction whose summary receives this content.
+    pub compaction_id: Cow<'a, str>,
+    /// One content block to append.
+    pub content: ContentBlock<'a>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl CompactionSummaryChunk<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> CompactionSummaryChunk<'static> {
+        CompactionSummaryChunk {
+            compaction_id: IntoOwned::into_owned(self.compaction_id),
+            content: IntoOwned::into_owned(self.content),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -1017,98 +4734,659 @@ impl<'a> CompactionSummaryChunk<'a> {
     }
 }
 
-tagged_enum! {
-    /// Different types of updates that can be sent during session processing.
-    pub enum SessionUpdate tag "sessionUpdate" {
-        /// `sessionUpdate`: `"user_message_chunk"`.
-        UserMessageChunk(ContentChunk) = "user_message_chunk",
-        /// `sessionUpdate`: `"agent_message_chunk"`.
-        AgentMessageChunk(ContentChunk) = "agent_message_chunk",
-        /// `sessionUpdate`: `"agent_thought_chunk"`.
-        AgentThoughtChunk(ContentChunk) = "agent_thought_chunk",
-        /// `sessionUpdate`: `"tool_call"`.
-        ToolCall(ToolCall) = "tool_call",
-        /// `sessionUpdate`: `"tool_call_update"`.
-        ToolCallUpdate(ToolCallUpdate) = "tool_call_update",
-        /// `sessionUpdate`: `"plan"`.
-        Plan(Plan) = "plan",
-        /// `sessionUpdate`: `"available_commands_update"`.
-        AvailableCommandsUpdate(AvailableCommandsUpdate) = "available_commands_update",
-        /// `sessionUpdate`: `"current_mode_update"`.
-        CurrentModeUpdate(CurrentModeUpdate) = "current_mode_update",
-        /// `sessionUpdate`: `"config_option_update"`.
-        ConfigOptionUpdate(ConfigOptionUpdate) = "config_option_update",
-        /// `sessionUpdate`: `"session_info_update"`.
-        SessionInfoUpdate(SessionInfoUpdate) = "session_info_update",
-        /// `sessionUpdate`: `"usage_update"`.
-        UsageUpdate(UsageUpdate) = "usage_update",
-        /// `sessionUpdate`: `"notice"`.
-        Notice(Notice) = "notice",
-        /// `sessionUpdate`: `"compaction_update"`.
-        CompactionUpdate(CompactionUpdate) = "compaction_update",
-        /// `sessionUpdate`: `"compaction_summary_chunk"`.
-        CompactionSummaryChunk(CompactionSummaryChunk) = "compaction_summary_chunk",
-        /// `sessionUpdate`: `"plan_update"`.
-        PlanUpdate(PlanUpdate) = "plan_update",
-        /// `sessionUpdate`: `"plan_removed"`.
-        PlanRemoved(PlanRemoved) = "plan_removed",
-        /// `sessionUpdate`: `"subagent_update"`.
-        SubagentUpdate(SubagentUpdate) = "subagent_update",
-        /// `sessionUpdate`: `"session_message"`.
-        SessionMessage(SessionMessage) = "session_message",
-        /// `sessionUpdate`: `"session_message_chunk"`.
-        SessionMessageChunk(SessionMessageChunk) = "session_message_chunk",
-        /// `sessionUpdate`: `"cursor_update"`.
-        #[cfg(feature = "unstable")]
-        CursorUpdate(CursorUpdate) = "cursor_update",
-        /// `sessionUpdate`: `"prompt_suggestions_update"`.
-        #[cfg(feature = "unstable")]
-        PromptSuggestionsUpdate(PromptSuggestionsUpdate) = "prompt_suggestions_update",
+impl<'de: 'a, 'a> Decode<'de> for CompactionSummaryChunk<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
     }
-    guess {
-        ("additionalDirectories", b'[') => "subagent_update",
-        #[cfg(feature = "unstable")]
-        ("anchor", b'{') => "cursor_update",
-        ("availableCommands", b'[') => "available_commands_update",
-        ("configOptions", b'[') => "config_option_update",
-        ("content", b'{') => "user_message_chunk",
-        ("cost", b'{') => "usage_update",
-        ("currentModeId", b'"') => "current_mode_update",
-        #[cfg(feature = "unstable")]
-        ("cursorId", b'"') => "cursor_update",
-        ("cwd", b'"') => "subagent_update",
-        ("entries", b'[') => "plan",
-        ("error", b'"') => "compaction_update",
-        ("messageId", b'"') => "user_message_chunk",
-        ("plan", b'{') => "plan_update",
-        ("planId", b'"') => "plan_removed",
-        ("recipientMessageId", b'"') => "session_message",
-        ("recipientSessionId", b'"') => "session_message",
-        ("senderMessageId", b'"') => "session_message",
-        ("senderSessionId", b'"') => "session_message",
-        ("sessionId", b'"') => "subagent_update",
-        ("severity", b'"') => "notice",
-        ("size", b'0') => "usage_update",
-        ("state", b'{') => "subagent_update",
-        #[cfg(feature = "unstable")]
-        ("suggestions", b'[') => "prompt_suggestions_update",
-        ("summary", b'[') => "compaction_update",
-        ("updatedAt", b'"') => "session_info_update",
-        ("used", b'0') => "usage_update",
+
+    fn blank() -> Self {
+        CompactionSummaryChunk {
+            compaction_id: Decode::blank(),
+            content: Decode::blank(),
+            meta: None,
+            extra: Extra::new(),
+        }
     }
-    same {
-        UserMessageChunk => AgentMessageChunk = "agent_message_chunk",
-        UserMessageChunk => AgentThoughtChunk = "agent_thought_chunk",
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct CompactionSummaryChunk")?;
+        Self::members(r, cx, None, true, slot)
     }
 }
 
-acp_struct! {
-    /// A content update for a plan identified by ID.
-    pub struct PlanUpdate<'a> {
-        /// Replaces the whole plan with this `planId`, even if its `type` changes.
-        "plan" pub plan: PlanUpdateContent<'a>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Object<'de> for CompactionSummaryChunk<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_compaction_id = false;
+        let mut seen_content = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "compactionId" => {
+                    if seen_compaction_id {
+                        return Err(wire::duplicate("compactionId"));
+                    }
+                    seen_compaction_id = true;
+                    wire::read_required(r, cx, "compactionId", &mut out.compaction_id)?;
+                }
+                "content" => {
+                    if seen_content {
+                        return Err(wire::duplicate("content"));
+                    }
+                    seen_content = true;
+                    wire::read_required(r, cx, "content", &mut out.content)?;
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_compaction_id {
+            return Err(Fail::Missing("compactionId"));
+        }
+        if !seen_content {
+            return Err(Fail::Missing("content"));
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for CompactionSummaryChunk<'_> {
+    type Owned = CompactionSummaryChunk<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        CompactionSummaryChunk::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for CompactionSummaryChunk<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for CompactionSummaryChunk<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("compactionId", &self.compaction_id)?;
+        map.serialize_entry("content", &self.content)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "compactionId" | "content" => true,
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Different types of updates that can be sent during session processing.
+///
+/// Unknown tags decode to `Unknown`, which keeps the object's raw
+/// JSON and re-encodes it byte for byte.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "sessionUpdate")]
+#[non_exhaustive]
+// Decoded in place and matched at once (as the method enums): boxing
+// a big variant would cost an allocation for nothing.
+#[allow(clippy::large_enum_variant)]
+pub enum SessionUpdate<'a> {
+    /// `sessionUpdate`: `"user_message_chunk"`.
+    #[serde(rename = "user_message_chunk")]
+    UserMessageChunk(ContentChunk<'a>),
+    /// `sessionUpdate`: `"agent_message_chunk"`.
+    #[serde(rename = "agent_message_chunk")]
+    AgentMessageChunk(ContentChunk<'a>),
+    /// `sessionUpdate`: `"agent_thought_chunk"`.
+    #[serde(rename = "agent_thought_chunk")]
+    AgentThoughtChunk(ContentChunk<'a>),
+    /// `sessionUpdate`: `"tool_call"`.
+    #[serde(rename = "tool_call")]
+    ToolCall(ToolCall<'a>),
+    /// `sessionUpdate`: `"tool_call_update"`.
+    #[serde(rename = "tool_call_update")]
+    ToolCallUpdate(ToolCallUpdate<'a>),
+    /// `sessionUpdate`: `"plan"`.
+    #[serde(rename = "plan")]
+    Plan(Plan<'a>),
+    /// `sessionUpdate`: `"available_commands_update"`.
+    #[serde(rename = "available_commands_update")]
+    AvailableCommandsUpdate(AvailableCommandsUpdate<'a>),
+    /// `sessionUpdate`: `"current_mode_update"`.
+    #[serde(rename = "current_mode_update")]
+    CurrentModeUpdate(CurrentModeUpdate<'a>),
+    /// `sessionUpdate`: `"config_option_update"`.
+    #[serde(rename = "config_option_update")]
+    ConfigOptionUpdate(ConfigOptionUpdate<'a>),
+    /// `sessionUpdate`: `"session_info_update"`.
+    #[serde(rename = "session_info_update")]
+    SessionInfoUpdate(SessionInfoUpdate<'a>),
+    /// `sessionUpdate`: `"usage_update"`.
+    #[serde(rename = "usage_update")]
+    UsageUpdate(UsageUpdate<'a>),
+    /// `sessionUpdate`: `"notice"`.
+    #[serde(rename = "notice")]
+    Notice(Notice<'a>),
+    /// `sessionUpdate`: `"compaction_update"`.
+    #[serde(rename = "compaction_update")]
+    CompactionUpdate(CompactionUpdate<'a>),
+    /// `sessionUpdate`: `"compaction_summary_chunk"`.
+    #[serde(rename = "compaction_summary_chunk")]
+    CompactionSummaryChunk(CompactionSummaryChunk<'a>),
+    /// `sessionUpdate`: `"plan_update"`.
+    #[serde(rename = "plan_update")]
+    PlanUpdate(PlanUpdate<'a>),
+    /// `sessionUpdate`: `"plan_removed"`.
+    #[serde(rename = "plan_removed")]
+    PlanRemoved(PlanRemoved<'a>),
+    /// `sessionUpdate`: `"subagent_update"`.
+    #[serde(rename = "subagent_update")]
+    SubagentUpdate(SubagentUpdate<'a>),
+    /// `sessionUpdate`: `"session_message"`.
+    #[serde(rename = "session_message")]
+    SessionMessage(SessionMessage<'a>),
+    /// `sessionUpdate`: `"session_message_chunk"`.
+    #[serde(rename = "session_message_chunk")]
+    SessionMessageChunk(SessionMessageChunk<'a>),
+    /// `sessionUpdate`: `"cursor_update"`.
+    #[cfg(feature = "unstable")]
+    #[serde(rename = "cursor_update")]
+    CursorUpdate(CursorUpdate<'a>),
+    /// `sessionUpdate`: `"prompt_suggestions_update"`.
+    #[cfg(feature = "unstable")]
+    #[serde(rename = "prompt_suggestions_update")]
+    PromptSuggestionsUpdate(PromptSuggestionsUpdate<'a>),
+    /// A variant this version does not know: the whole object as sent.
+    #[serde(untagged)]
+    Unknown(RawJson<'a>),
+}
+
+impl SessionUpdate<'_> {
+    /// The variant that the first member, `key` with a value of
+    /// shape `shape`, tells when the tag is not first (see
+    /// [`Guess`](crate::acp::tagged::Guess)).
+    fn guess(key: &str, shape: u8) -> Option<&'static str> {
+        match (key, shape) {
+            ("additionalDirectories", b'[') => Some("subagent_update"),
+            #[cfg(feature = "unstable")]
+            ("anchor", b'{') => Some("cursor_update"),
+            ("availableCommands", b'[') => Some("available_commands_update"),
+            ("configOptions", b'[') => Some("config_option_update"),
+            ("content", b'{') => Some("user_message_chunk"),
+            ("cost", b'{') => Some("usage_update"),
+            ("currentModeId", b'"') => Some("current_mode_update"),
+            #[cfg(feature = "unstable")]
+            ("cursorId", b'"') => Some("cursor_update"),
+            ("cwd", b'"') => Some("subagent_update"),
+            ("entries", b'[') => Some("plan"),
+            ("error", b'"') => Some("compaction_update"),
+            ("messageId", b'"') => Some("user_message_chunk"),
+            ("plan", b'{') => Some("plan_update"),
+            ("planId", b'"') => Some("plan_removed"),
+            ("recipientMessageId", b'"') => Some("session_message"),
+            ("recipientSessionId", b'"') => Some("session_message"),
+            ("senderMessageId", b'"') => Some("session_message"),
+            ("senderSessionId", b'"') => Some("session_message"),
+            ("sessionId", b'"') => Some("subagent_update"),
+            ("severity", b'"') => Some("notice"),
+            ("size", b'0') => Some("usage_update"),
+            ("state", b'{') => Some("subagent_update"),
+            #[cfg(feature = "unstable")]
+            ("suggestions", b'[') => Some("prompt_suggestions_update"),
+            ("summary", b'[') => Some("compaction_update"),
+            ("updatedAt", b'"') => Some("session_info_update"),
+            ("used", b'0') => Some("usage_update"),
+            _ => None,
+        }
+    }
+
+    /// Whether `raw`, the tag met among the members of the guessed
+    /// variant in `slot`, names it or a variant of the same type
+    /// (which `slot` then becomes).
+    fn told(slot: &mut Self, raw: Option<&str>) -> bool {
+        let Some(told) = raw.and_then(|raw| unquote::<serde_json::Error>(raw).ok()) else {
+            return false;
+        };
+        if slot.tag() == Some(&*told) {
+            return true;
+        }
+        match (&mut *slot, &*told) {
+            (SessionUpdate::UserMessageChunk(v), "agent_message_chunk") => {
+                let v = core::mem::replace(v, Decode::blank());
+                *slot = SessionUpdate::AgentMessageChunk(v);
+                true
+            }
+            (SessionUpdate::UserMessageChunk(v), "agent_thought_chunk") => {
+                let v = core::mem::replace(v, Decode::blank());
+                *slot = SessionUpdate::AgentThoughtChunk(v);
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+/// The tag, then the variant's members in the same pass. Leniently,
+/// a known variant whose body does not fit (but has every required
+/// member) is kept as `Unknown` and reported.
+impl<'de: 'a, 'a> Decode<'de> for SessionUpdate<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        SessionUpdate::Unknown(RawJson::from_validated("null"))
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        let start = r.mark();
+        let since = cx.salvaged.len();
+        let guess = cx.guess.then_some(Self::guess as Guess);
+        let tag = read_tag(r, "sessionUpdate", guess)?;
+        let (text, first, guessed) = match &tag {
+            Tag::First(t) => (Some(&**t), false, false),
+            Tag::Later(t) => (Some(&**t), true, false),
+            Tag::Guess(t) => (Some(*t), true, true),
+            Tag::Absent => (None, true, false),
+        };
+        let mut met = UnionTag::new("sessionUpdate", !first);
+        // The variant is set, then its members read into it.
+        let read = match text {
+            Some("user_message_chunk") => {
+                if first {
+                    r.open_object("a json object")?;
+                }
+                *slot = SessionUpdate::UserMessageChunk(Decode::blank());
+                let SessionUpdate::UserMessageChunk(inner) = slot else {
+                    unreachable!("the variant was set just above")
+                };
+                ContentChunk::members(r, cx, Some(&mut met), first, inner)
+            }
+            Some("agent_message_chunk") => {
+                if first {
+                    r.open_object("a json object")?;
+                }
+                *slot = SessionUpdate::AgentMessageChunk(Decode::blank());
+                let SessionUpdate::AgentMessageChunk(inner) = slot else {
+                    unreachable!("the variant was set just above")
+                };
+                ContentChunk::members(r, cx, Some(&mut met), first, inner)
+            }
+            Some("agent_thought_chunk") => {
+                if first {
+                    r.open_object("a json object")?;
+                }
+                *slot = SessionUpdate::AgentThoughtChunk(Decode::blank());
+                let SessionUpdate::AgentThoughtChunk(inner) = slot else {
+                    unreachable!("the variant was set just above")
+                };
+                ContentChunk::members(r, cx, Some(&mut met), first, inner)
+            }
+            Some("tool_call") => {
+                if first {
+                    r.open_object("a json object")?;
+                }
+                *slot = SessionUpdate::ToolCall(Decode::blank());
+                let SessionUpdate::ToolCall(inner) = slot else {
+                    unreachable!("the variant was set just above")
+                };
+                ToolCall::members(r, cx, Some(&mut met), first, inner)
+            }
+            Some("tool_call_update") => {
+                if first {
+                    r.open_object("a json object")?;
+                }
+                *slot = SessionUpdate::ToolCallUpdate(Decode::blank());
+                let SessionUpdate::ToolCallUpdate(inner) = slot else {
+                    unreachable!("the variant was set just above")
+                };
+                ToolCallUpdate::members(r, cx, Some(&mut met), first, inner)
+            }
+            Some("plan") => {
+                if first {
+                    r.open_object("a json object")?;
+                }
+                *slot = SessionUpdate::Plan(Decode::blank());
+                let SessionUpdate::Plan(inner) = slot else {
+                    unreachable!("the variant was set just above")
+                };
+                Plan::members(r, cx, Some(&mut met), first, inner)
+            }
+            Some("available_commands_update") => {
+                if first {
+                    r.open_object("a json object")?;
+                }
+                *slot = SessionUpdate::AvailableCommandsUpdate(Decode::blank());
+                let SessionUpdate::AvailableCommandsUpdate(inner) = slot else {
+                    unreachable!("the variant was set just above")
+                };
+                AvailableCommandsUpdate::members(r, cx, Some(&mut met), first, inner)
+            }
+            Some("current_mode_update") => {
+                if first {
+                    r.open_object("a json object")?;
+                }
+                *slot = SessionUpdate::CurrentModeUpdate(Decode::blank());
+                let SessionUpdate::CurrentModeUpdate(inner) = slot else {
+                    unreachable!("the variant was set just above")
+                };
+                CurrentModeUpdate::members(r, cx, Some(&mut met), first, inner)
+            }
+            Some("config_option_update") => {
+                if first {
+                    r.open_object("a json object")?;
+                }
+                *slot = SessionUpdate::ConfigOptionUpdate(Decode::blank());
+                let SessionUpdate::ConfigOptionUpdate(inner) = slot else {
+                    unreachable!("the variant was set just above")
+                };
+                ConfigOptionUpdate::members(r, cx, Some(&mut met), first, inner)
+            }
+            Some("session_info_update") => {
+                if first {
+                    r.open_object("a json object")?;
+                }
+                *slot = SessionUpdate::SessionInfoUpdate(Decode::blank());
+                let SessionUpdate::SessionInfoUpdate(inner) = slot else {
+                    unreachable!("the variant was set just above")
+                };
+                SessionInfoUpdate::members(r, cx, Some(&mut met), first, inner)
+            }
+            Some("usage_update") => {
+                if first {
+                    r.open_object("a json object")?;
+                }
+                *slot = SessionUpdate::UsageUpdate(Decode::blank());
+                let SessionUpdate::UsageUpdate(inner) = slot else {
+                    unreachable!("the variant was set just above")
+                };
+                UsageUpdate::members(r, cx, Some(&mut met), first, inner)
+            }
+            Some("notice") => {
+                if first {
+                    r.open_object("a json object")?;
+                }
+                *slot = SessionUpdate::Notice(Decode::blank());
+                let SessionUpdate::Notice(inner) = slot else {
+                    unreachable!("the variant was set just above")
+                };
+                Notice::members(r, cx, Some(&mut met), first, inner)
+            }
+            Some("compaction_update") => {
+                if first {
+                    r.open_object("a json object")?;
+                }
+                *slot = SessionUpdate::CompactionUpdate(Decode::blank());
+                let SessionUpdate::CompactionUpdate(inner) = slot else {
+                    unreachable!("the variant was set just above")
+                };
+                CompactionUpdate::members(r, cx, Some(&mut met), first, inner)
+            }
+            Some("compaction_summary_chunk") => {
+                if first {
+                    r.open_object("a json object")?;
+                }
+                *slot = SessionUpdate::CompactionSummaryChunk(Decode::blank());
+                let SessionUpdate::CompactionSummaryChunk(inner) = slot else {
+                    unreachable!("the variant was set just above")
+                };
+                CompactionSummaryChunk::members(r, cx, Some(&mut met), first, inner)
+            }
+            Some("plan_update") => {
+                if first {
+                    r.open_object("a json object")?;
+                }
+                *slot = SessionUpdate::PlanUpdate(Decode::blank());
+                let SessionUpdate::PlanUpdate(inner) = slot else {
+                    unreachable!("the variant was set just above")
+                };
+                PlanUpdate::members(r, cx, Some(&mut met), first, inner)
+            }
+            Some("plan_removed") => {
+                if first {
+                    r.open_object("a json object")?;
+                }
+                *slot = SessionUpdate::PlanRemoved(Decode::blank());
+                let SessionUpdate::PlanRemoved(inner) = slot else {
+                    unreachable!("the variant was set just above")
+                };
+                PlanRemoved::members(r, cx, Some(&mut met), first, inner)
+            }
+            Some("subagent_update") => {
+                if first {
+                    r.open_object("a json object")?;
+                }
+                *slot = SessionUpdate::SubagentUpdate(Decode::blank());
+                let SessionUpdate::SubagentUpdate(inner) = slot else {
+                    unreachable!("the variant was set just above")
+                };
+                SubagentUpdate::members(r, cx, Some(&mut met), first, inner)
+            }
+            Some("session_message") => {
+                if first {
+                    r.open_object("a json object")?;
+                }
+                *slot = SessionUpdate::SessionMessage(Decode::blank());
+                let SessionUpdate::SessionMessage(inner) = slot else {
+                    unreachable!("the variant was set just above")
+                };
+                SessionMessage::members(r, cx, Some(&mut met), first, inner)
+            }
+            Some("session_message_chunk") => {
+                if first {
+                    r.open_object("a json object")?;
+                }
+                *slot = SessionUpdate::SessionMessageChunk(Decode::blank());
+                let SessionUpdate::SessionMessageChunk(inner) = slot else {
+                    unreachable!("the variant was set just above")
+                };
+                SessionMessageChunk::members(r, cx, Some(&mut met), first, inner)
+            }
+            #[cfg(feature = "unstable")]
+            Some("cursor_update") => {
+                if first {
+                    r.open_object("a json object")?;
+                }
+                *slot = SessionUpdate::CursorUpdate(Decode::blank());
+                let SessionUpdate::CursorUpdate(inner) = slot else {
+                    unreachable!("the variant was set just above")
+                };
+                CursorUpdate::members(r, cx, Some(&mut met), first, inner)
+            }
+            #[cfg(feature = "unstable")]
+            Some("prompt_suggestions_update") => {
+                if first {
+                    r.open_object("a json object")?;
+                }
+                *slot = SessionUpdate::PromptSuggestionsUpdate(Decode::blank());
+                let SessionUpdate::PromptSuggestionsUpdate(inner) = slot else {
+                    unreachable!("the variant was set just above")
+                };
+                PromptSuggestionsUpdate::members(r, cx, Some(&mut met), first, inner)
+            }
+            _ if guessed => Err(Fail::Missing("sessionUpdate")),
+            _ => {
+                r.reset(start);
+                *slot = SessionUpdate::Unknown(RawJson::from_validated(r.skip()?));
+                return Ok(());
+            }
+        };
+        if guessed {
+            if read.is_ok() && Self::told(slot, met.value) {
+                return Ok(());
+            }
+            // A wrong guess: read again, the tag looked for. Unions
+            // inside do not guess then, so no text is read more
+            // than a few times.
+            cx.salvaged.truncate(since);
+            r.reset(start);
+            cx.guess = false;
+            let again = Self::decode_in(r, cx, slot);
+            cx.guess = true;
+            return again;
+        }
+        let why = match read {
+            Ok(()) => return Ok(()),
+            Err(why) => why,
+        };
+        let raw = cx.recover(r, start, since, SalvageKind::UnknownVariant, why)?;
+        *slot = SessionUpdate::Unknown(RawJson::from_validated(raw));
+        Ok(())
+    }
+}
+
+impl SessionUpdate<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SessionUpdate<'static> {
+        match self {
+            Self::UserMessageChunk(v) => SessionUpdate::UserMessageChunk(IntoOwned::into_owned(v)),
+            Self::AgentMessageChunk(v) => {
+                SessionUpdate::AgentMessageChunk(IntoOwned::into_owned(v))
+            }
+            Self::AgentThoughtChunk(v) => {
+                SessionUpdate::AgentThoughtChunk(IntoOwned::into_owned(v))
+            }
+            Self::ToolCall(v) => SessionUpdate::ToolCall(IntoOwned::into_owned(v)),
+            Self::ToolCallUpdate(v) => SessionUpdate::ToolCallUpdate(IntoOwned::into_owned(v)),
+            Self::Plan(v) => SessionUpdate::Plan(IntoOwned::into_owned(v)),
+            Self::AvailableCommandsUpdate(v) => {
+                SessionUpdate::AvailableCommandsUpdate(IntoOwned::into_owned(v))
+            }
+            Self::CurrentModeUpdate(v) => {
+                SessionUpdate::CurrentModeUpdate(IntoOwned::into_owned(v))
+            }
+            Self::ConfigOptionUpdate(v) => {
+                SessionUpdate::ConfigOptionUpdate(IntoOwned::into_owned(v))
+            }
+            Self::SessionInfoUpdate(v) => {
+                SessionUpdate::SessionInfoUpdate(IntoOwned::into_owned(v))
+            }
+            Self::UsageUpdate(v) => SessionUpdate::UsageUpdate(IntoOwned::into_owned(v)),
+            Self::Notice(v) => SessionUpdate::Notice(IntoOwned::into_owned(v)),
+            Self::CompactionUpdate(v) => SessionUpdate::CompactionUpdate(IntoOwned::into_owned(v)),
+            Self::CompactionSummaryChunk(v) => {
+                SessionUpdate::CompactionSummaryChunk(IntoOwned::into_owned(v))
+            }
+            Self::PlanUpdate(v) => SessionUpdate::PlanUpdate(IntoOwned::into_owned(v)),
+            Self::PlanRemoved(v) => SessionUpdate::PlanRemoved(IntoOwned::into_owned(v)),
+            Self::SubagentUpdate(v) => SessionUpdate::SubagentUpdate(IntoOwned::into_owned(v)),
+            Self::SessionMessage(v) => SessionUpdate::SessionMessage(IntoOwned::into_owned(v)),
+            Self::SessionMessageChunk(v) => {
+                SessionUpdate::SessionMessageChunk(IntoOwned::into_owned(v))
+            }
+            #[cfg(feature = "unstable")]
+            Self::CursorUpdate(v) => SessionUpdate::CursorUpdate(IntoOwned::into_owned(v)),
+            #[cfg(feature = "unstable")]
+            Self::PromptSuggestionsUpdate(v) => {
+                SessionUpdate::PromptSuggestionsUpdate(IntoOwned::into_owned(v))
+            }
+            Self::Unknown(v) => SessionUpdate::Unknown(v.into_owned()),
+        }
+    }
+
+    /// The wire tag of a known variant (`None` for `Unknown` and a
+    /// variant that has no tag).
+    pub fn tag(&self) -> Option<&'static str> {
+        match self {
+            Self::UserMessageChunk(_) => Some("user_message_chunk"),
+            Self::AgentMessageChunk(_) => Some("agent_message_chunk"),
+            Self::AgentThoughtChunk(_) => Some("agent_thought_chunk"),
+            Self::ToolCall(_) => Some("tool_call"),
+            Self::ToolCallUpdate(_) => Some("tool_call_update"),
+            Self::Plan(_) => Some("plan"),
+            Self::AvailableCommandsUpdate(_) => Some("available_commands_update"),
+            Self::CurrentModeUpdate(_) => Some("current_mode_update"),
+            Self::ConfigOptionUpdate(_) => Some("config_option_update"),
+            Self::SessionInfoUpdate(_) => Some("session_info_update"),
+            Self::UsageUpdate(_) => Some("usage_update"),
+            Self::Notice(_) => Some("notice"),
+            Self::CompactionUpdate(_) => Some("compaction_update"),
+            Self::CompactionSummaryChunk(_) => Some("compaction_summary_chunk"),
+            Self::PlanUpdate(_) => Some("plan_update"),
+            Self::PlanRemoved(_) => Some("plan_removed"),
+            Self::SubagentUpdate(_) => Some("subagent_update"),
+            Self::SessionMessage(_) => Some("session_message"),
+            Self::SessionMessageChunk(_) => Some("session_message_chunk"),
+            #[cfg(feature = "unstable")]
+            Self::CursorUpdate(_) => Some("cursor_update"),
+            #[cfg(feature = "unstable")]
+            Self::PromptSuggestionsUpdate(_) => Some("prompt_suggestions_update"),
+            _ => None,
+        }
+    }
+}
+
+impl IntoOwned for SessionUpdate<'_> {
+    type Owned = SessionUpdate<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        SessionUpdate::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for SessionUpdate<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// A content update for a plan identified by ID.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct PlanUpdate<'a> {
+    /// Replaces the whole plan with this `planId`, even if its `type` changes.
+    pub plan: PlanUpdateContent<'a>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl PlanUpdate<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> PlanUpdate<'static> {
+        PlanUpdate {
+            plan: IntoOwned::into_owned(self.plan),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -1130,32 +5408,300 @@ impl<'a> PlanUpdate<'a> {
     }
 }
 
-tagged_enum! {
-    /// Updated content for a plan.
-    pub enum PlanUpdateContent tag "type" {
-        /// `type`: `"items"`.
-        Items(PlanItems) = "items",
-        /// `type`: `"markdown"`.
-        Markdown(PlanMarkdown) = "markdown",
+impl<'de: 'a, 'a> Decode<'de> for PlanUpdate<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
     }
-    guess {
-        ("content", b'"') => "markdown",
-        ("entries", b'[') => "items",
-        ("path", b'"') => "markdown",
+
+    fn blank() -> Self {
+        PlanUpdate {
+            plan: Decode::blank(),
+            meta: None,
+            extra: Extra::new(),
+        }
     }
-    same {
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct PlanUpdate")?;
+        Self::members(r, cx, None, true, slot)
     }
 }
 
-acp_struct! {
-    /// A plan represented as structured entries.
-    pub struct PlanItems<'a> {
-        /// The plan ID to update.
-        "planId" pub plan_id: Cow<'a, str>,
-        /// The list of tasks to be accomplished.
-        "entries" pub entries: Vec<PlanEntry<'a>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Object<'de> for PlanUpdate<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_plan = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "plan" => {
+                    if seen_plan {
+                        return Err(wire::duplicate("plan"));
+                    }
+                    seen_plan = true;
+                    wire::read_required(r, cx, "plan", &mut out.plan)?;
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_plan {
+            return Err(Fail::Missing("plan"));
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for PlanUpdate<'_> {
+    type Owned = PlanUpdate<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        PlanUpdate::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for PlanUpdate<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for PlanUpdate<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("plan", &self.plan)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "plan" => true,
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Updated content for a plan.
+///
+/// Unknown tags decode to `Unknown`, which keeps the object's raw
+/// JSON and re-encodes it byte for byte.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type")]
+#[non_exhaustive]
+// Decoded in place and matched at once (as the method enums): boxing
+// a big variant would cost an allocation for nothing.
+#[allow(clippy::large_enum_variant)]
+pub enum PlanUpdateContent<'a> {
+    /// `type`: `"items"`.
+    #[serde(rename = "items")]
+    Items(PlanItems<'a>),
+    /// `type`: `"markdown"`.
+    #[serde(rename = "markdown")]
+    Markdown(PlanMarkdown<'a>),
+    /// A variant this version does not know: the whole object as sent.
+    #[serde(untagged)]
+    Unknown(RawJson<'a>),
+}
+
+impl PlanUpdateContent<'_> {
+    /// The variant that the first member, `key` with a value of
+    /// shape `shape`, tells when the tag is not first (see
+    /// [`Guess`](crate::acp::tagged::Guess)).
+    fn guess(key: &str, shape: u8) -> Option<&'static str> {
+        match (key, shape) {
+            ("content", b'"') => Some("markdown"),
+            ("entries", b'[') => Some("items"),
+            ("path", b'"') => Some("markdown"),
+            _ => None,
+        }
+    }
+
+    /// Whether `raw`, the tag met among the members of the guessed
+    /// variant in `slot`, names it or a variant of the same type
+    /// (which `slot` then becomes).
+    fn told(slot: &mut Self, raw: Option<&str>) -> bool {
+        let Some(told) = raw.and_then(|raw| unquote::<serde_json::Error>(raw).ok()) else {
+            return false;
+        };
+        if slot.tag() == Some(&*told) {
+            return true;
+        }
+        false
+    }
+}
+
+/// The tag, then the variant's members in the same pass. Leniently,
+/// a known variant whose body does not fit (but has every required
+/// member) is kept as `Unknown` and reported.
+impl<'de: 'a, 'a> Decode<'de> for PlanUpdateContent<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        PlanUpdateContent::Unknown(RawJson::from_validated("null"))
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        let start = r.mark();
+        let since = cx.salvaged.len();
+        let guess = cx.guess.then_some(Self::guess as Guess);
+        let tag = read_tag(r, "type", guess)?;
+        let (text, first, guessed) = match &tag {
+            Tag::First(t) => (Some(&**t), false, false),
+            Tag::Later(t) => (Some(&**t), true, false),
+            Tag::Guess(t) => (Some(*t), true, true),
+            Tag::Absent => (None, true, false),
+        };
+        let mut met = UnionTag::new("type", !first);
+        // The variant is set, then its members read into it.
+        let read = match text {
+            Some("items") => {
+                if first {
+                    r.open_object("a json object")?;
+                }
+                *slot = PlanUpdateContent::Items(Decode::blank());
+                let PlanUpdateContent::Items(inner) = slot else {
+                    unreachable!("the variant was set just above")
+                };
+                PlanItems::members(r, cx, Some(&mut met), first, inner)
+            }
+            Some("markdown") => {
+                if first {
+                    r.open_object("a json object")?;
+                }
+                *slot = PlanUpdateContent::Markdown(Decode::blank());
+                let PlanUpdateContent::Markdown(inner) = slot else {
+                    unreachable!("the variant was set just above")
+                };
+                PlanMarkdown::members(r, cx, Some(&mut met), first, inner)
+            }
+            _ if guessed => Err(Fail::Missing("type")),
+            _ => {
+                r.reset(start);
+                *slot = PlanUpdateContent::Unknown(RawJson::from_validated(r.skip()?));
+                return Ok(());
+            }
+        };
+        if guessed {
+            if read.is_ok() && Self::told(slot, met.value) {
+                return Ok(());
+            }
+            // A wrong guess: read again, the tag looked for. Unions
+            // inside do not guess then, so no text is read more
+            // than a few times.
+            cx.salvaged.truncate(since);
+            r.reset(start);
+            cx.guess = false;
+            let again = Self::decode_in(r, cx, slot);
+            cx.guess = true;
+            return again;
+        }
+        let why = match read {
+            Ok(()) => return Ok(()),
+            Err(why) => why,
+        };
+        let raw = cx.recover(r, start, since, SalvageKind::UnknownVariant, why)?;
+        *slot = PlanUpdateContent::Unknown(RawJson::from_validated(raw));
+        Ok(())
+    }
+}
+
+impl PlanUpdateContent<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> PlanUpdateContent<'static> {
+        match self {
+            Self::Items(v) => PlanUpdateContent::Items(IntoOwned::into_owned(v)),
+            Self::Markdown(v) => PlanUpdateContent::Markdown(IntoOwned::into_owned(v)),
+            Self::Unknown(v) => PlanUpdateContent::Unknown(v.into_owned()),
+        }
+    }
+
+    /// The wire tag of a known variant (`None` for `Unknown` and a
+    /// variant that has no tag).
+    pub fn tag(&self) -> Option<&'static str> {
+        match self {
+            Self::Items(_) => Some("items"),
+            Self::Markdown(_) => Some("markdown"),
+            _ => None,
+        }
+    }
+}
+
+impl IntoOwned for PlanUpdateContent<'_> {
+    type Owned = PlanUpdateContent<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        PlanUpdateContent::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for PlanUpdateContent<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// A plan represented as structured entries.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct PlanItems<'a> {
+    /// The plan ID to update.
+    pub plan_id: Cow<'a, str>,
+    /// The list of tasks to be accomplished.
+    pub entries: Vec<PlanEntry<'a>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl PlanItems<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> PlanItems<'static> {
+        PlanItems {
+            plan_id: IntoOwned::into_owned(self.plan_id),
+            entries: IntoOwned::into_owned(self.entries),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -1178,17 +5724,153 @@ impl<'a> PlanItems<'a> {
     }
 }
 
-acp_struct! {
-    /// A plan represented as Markdown.
-    pub struct PlanMarkdown<'a> {
-        /// The plan ID to update.
-        "planId" pub plan_id: Cow<'a, str>,
-        /// The complete plan as Markdown, not just the text that changed.
-        "content" pub content: Cow<'a, str>,
-        /// The absolute path of the file that holds this plan (optional).
-        "path" pub path: Option<Cow<'a, str>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for PlanItems<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        PlanItems {
+            plan_id: Decode::blank(),
+            entries: Decode::blank(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct PlanItems")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for PlanItems<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_plan_id = false;
+        let mut seen_entries = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "planId" => {
+                    if seen_plan_id {
+                        return Err(wire::duplicate("planId"));
+                    }
+                    seen_plan_id = true;
+                    wire::read_required(r, cx, "planId", &mut out.plan_id)?;
+                }
+                "entries" => {
+                    if seen_entries {
+                        return Err(wire::duplicate("entries"));
+                    }
+                    seen_entries = true;
+                    wire::read_required(r, cx, "entries", &mut out.entries)?;
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_plan_id {
+            return Err(Fail::Missing("planId"));
+        }
+        if !seen_entries {
+            return Err(Fail::Missing("entries"));
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for PlanItems<'_> {
+    type Owned = PlanItems<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        PlanItems::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for PlanItems<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for PlanItems<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("planId", &self.plan_id)?;
+        map.serialize_entry("entries", &self.entries)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "planId" | "entries" => true,
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// A plan represented as Markdown.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct PlanMarkdown<'a> {
+    /// The plan ID to update.
+    pub plan_id: Cow<'a, str>,
+    /// The complete plan as Markdown, not just the text that changed.
+    pub content: Cow<'a, str>,
+    /// The absolute path of the file that holds this plan (optional).
+    pub path: Option<Cow<'a, str>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl PlanMarkdown<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> PlanMarkdown<'static> {
+        PlanMarkdown {
+            plan_id: IntoOwned::into_owned(self.plan_id),
+            content: IntoOwned::into_owned(self.content),
+            path: IntoOwned::into_owned(self.path),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -1219,13 +5901,165 @@ impl<'a> PlanMarkdown<'a> {
     }
 }
 
-acp_struct! {
-    /// Removal notice for a plan identified by ID.
-    pub struct PlanRemoved<'a> {
-        /// The plan ID to remove. Clients MUST ignore a removal for an unknown ID.
-        "planId" pub plan_id: Cow<'a, str>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for PlanMarkdown<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        PlanMarkdown {
+            plan_id: Decode::blank(),
+            content: Decode::blank(),
+            path: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct PlanMarkdown")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for PlanMarkdown<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_plan_id = false;
+        let mut seen_content = false;
+        let mut seen_path = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "planId" => {
+                    if seen_plan_id {
+                        return Err(wire::duplicate("planId"));
+                    }
+                    seen_plan_id = true;
+                    wire::read_required(r, cx, "planId", &mut out.plan_id)?;
+                }
+                "content" => {
+                    if seen_content {
+                        return Err(wire::duplicate("content"));
+                    }
+                    seen_content = true;
+                    wire::read_required(r, cx, "content", &mut out.content)?;
+                }
+                "path" => {
+                    if seen_path {
+                        return Err(wire::duplicate("path"));
+                    }
+                    seen_path = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "path", &mut out.path)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_plan_id {
+            return Err(Fail::Missing("planId"));
+        }
+        if !seen_content {
+            return Err(Fail::Missing("content"));
+        }
+        if !seen_path {
+            out.path = None;
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for PlanMarkdown<'_> {
+    type Owned = PlanMarkdown<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        PlanMarkdown::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for PlanMarkdown<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for PlanMarkdown<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("planId", &self.plan_id)?;
+        map.serialize_entry("content", &self.content)?;
+        if let Some(v) = &self.path {
+            map.serialize_entry("path", v)?;
+        }
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "planId" | "content" => true,
+                "path" => self.path.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Removal notice for a plan identified by ID.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct PlanRemoved<'a> {
+    /// The plan ID to remove. Clients MUST ignore a removal for an unknown ID.
+    pub plan_id: Cow<'a, str>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl PlanRemoved<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> PlanRemoved<'static> {
+        PlanRemoved {
+            plan_id: IntoOwned::into_owned(self.plan_id),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -1247,25 +6081,152 @@ impl<'a> PlanRemoved<'a> {
     }
 }
 
-acp_struct! {
-    /// Notification that the enclosing parent session created and owns a child session.
-    pub struct SubagentUpdate<'a> {
-        /// The opaque session ID identifying the child in all ACP messages.
-        "sessionId" pub session_id: Cow<'a, str>,
-        /// The parent's human-readable display title for this child. It need not be unique (optional).
-        "title" pub title: Option<Cow<'a, str>>,
-        /// The parent's human-readable description of the child's role or purpose (optional).
-        "description" pub description: Option<Cow<'a, str>>,
-        /// Client-initiated session mutations permitted for this subagent session (optional).
-        "capabilities" pub capabilities: Option<SubagentSessionCapabilities<'a>>,
-        /// Current state snapshot for the child session (optional).
-        "state" pub state: Option<StateUpdate<'a>>,
-        /// The child's working directory. Must be an absolute path (optional).
-        "cwd" pub cwd: Option<Cow<'a, str>>,
-        /// Additional workspace roots for the child. Each path MUST be absolute (optional).
-        "additionalDirectories" pub additional_directories: Option<Vec<Cow<'a, str>>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for PlanRemoved<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        PlanRemoved {
+            plan_id: Decode::blank(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct PlanRemoved")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for PlanRemoved<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_plan_id = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "planId" => {
+                    if seen_plan_id {
+                        return Err(wire::duplicate("planId"));
+                    }
+                    seen_plan_id = true;
+                    wire::read_required(r, cx, "planId", &mut out.plan_id)?;
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_plan_id {
+            return Err(Fail::Missing("planId"));
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for PlanRemoved<'_> {
+    type Owned = PlanRemoved<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        PlanRemoved::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for PlanRemoved<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for PlanRemoved<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("planId", &self.plan_id)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "planId" => true,
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Notification that the enclosing parent session created and owns a child session.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct SubagentUpdate<'a> {
+    /// The opaque session ID identifying the child in all ACP messages.
+    pub session_id: Cow<'a, str>,
+    /// The parent's human-readable display title for this child. It need not be unique (optional).
+    pub title: Option<Cow<'a, str>>,
+    /// The parent's human-readable description of the child's role or purpose (optional).
+    pub description: Option<Cow<'a, str>>,
+    /// Client-initiated session mutations permitted for this subagent session (optional).
+    pub capabilities: Option<SubagentSessionCapabilities<'a>>,
+    /// Current state snapshot for the child session (optional).
+    pub state: Option<StateUpdate<'a>>,
+    /// The child's working directory. Must be an absolute path (optional).
+    pub cwd: Option<Cow<'a, str>>,
+    /// Additional workspace roots for the child. Each path MUST be absolute (optional).
+    pub additional_directories: Option<Vec<Cow<'a, str>>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl SubagentUpdate<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SubagentUpdate<'static> {
+        SubagentUpdate {
+            session_id: IntoOwned::into_owned(self.session_id),
+            title: IntoOwned::into_owned(self.title),
+            description: IntoOwned::into_owned(self.description),
+            capabilities: IntoOwned::into_owned(self.capabilities),
+            state: IntoOwned::into_owned(self.state),
+            cwd: IntoOwned::into_owned(self.cwd),
+            additional_directories: IntoOwned::into_owned(self.additional_directories),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -1335,13 +6296,251 @@ impl<'a> SubagentUpdate<'a> {
     }
 }
 
-acp_struct! {
-    /// Client-initiated session mutations permitted for a specific subagent session.
-    pub struct SubagentSessionCapabilities<'a> {
-        /// Permits the client to cancel this child's current work without ending the session. Omitted or `null` means unsupported. An object (including `{}`) means supported (optional).
-        "cancel" pub cancel: Option<SessionCancelCapabilities<'a>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for SubagentUpdate<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        SubagentUpdate {
+            session_id: Decode::blank(),
+            title: None,
+            description: None,
+            capabilities: None,
+            state: None,
+            cwd: None,
+            additional_directories: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct SubagentUpdate")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for SubagentUpdate<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_session_id = false;
+        let mut seen_title = false;
+        let mut seen_description = false;
+        let mut seen_capabilities = false;
+        let mut seen_state = false;
+        let mut seen_cwd = false;
+        let mut seen_additional_directories = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "sessionId" => {
+                    if seen_session_id {
+                        return Err(wire::duplicate("sessionId"));
+                    }
+                    seen_session_id = true;
+                    wire::read_required(r, cx, "sessionId", &mut out.session_id)?;
+                }
+                "title" => {
+                    if seen_title {
+                        return Err(wire::duplicate("title"));
+                    }
+                    seen_title = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "title", &mut out.title)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "description" => {
+                    if seen_description {
+                        return Err(wire::duplicate("description"));
+                    }
+                    seen_description = true;
+                    if let Some(raw) =
+                        wire::read_optional(r, cx, "description", &mut out.description)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "capabilities" => {
+                    if seen_capabilities {
+                        return Err(wire::duplicate("capabilities"));
+                    }
+                    seen_capabilities = true;
+                    if let Some(raw) =
+                        wire::read_optional(r, cx, "capabilities", &mut out.capabilities)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "state" => {
+                    if seen_state {
+                        return Err(wire::duplicate("state"));
+                    }
+                    seen_state = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "state", &mut out.state)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "cwd" => {
+                    if seen_cwd {
+                        return Err(wire::duplicate("cwd"));
+                    }
+                    seen_cwd = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "cwd", &mut out.cwd)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "additionalDirectories" => {
+                    if seen_additional_directories {
+                        return Err(wire::duplicate("additionalDirectories"));
+                    }
+                    seen_additional_directories = true;
+                    if let Some(raw) = wire::read_optional(
+                        r,
+                        cx,
+                        "additionalDirectories",
+                        &mut out.additional_directories,
+                    )? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_session_id {
+            return Err(Fail::Missing("sessionId"));
+        }
+        if !seen_title {
+            out.title = None;
+        }
+        if !seen_description {
+            out.description = None;
+        }
+        if !seen_capabilities {
+            out.capabilities = None;
+        }
+        if !seen_state {
+            out.state = None;
+        }
+        if !seen_cwd {
+            out.cwd = None;
+        }
+        if !seen_additional_directories {
+            out.additional_directories = None;
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for SubagentUpdate<'_> {
+    type Owned = SubagentUpdate<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        SubagentUpdate::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for SubagentUpdate<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for SubagentUpdate<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("sessionId", &self.session_id)?;
+        if let Some(v) = &self.title {
+            map.serialize_entry("title", v)?;
+        }
+        if let Some(v) = &self.description {
+            map.serialize_entry("description", v)?;
+        }
+        if let Some(v) = &self.capabilities {
+            map.serialize_entry("capabilities", v)?;
+        }
+        if let Some(v) = &self.state {
+            map.serialize_entry("state", v)?;
+        }
+        if let Some(v) = &self.cwd {
+            map.serialize_entry("cwd", v)?;
+        }
+        if let Some(v) = &self.additional_directories {
+            map.serialize_entry("additionalDirectories", v)?;
+        }
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "sessionId" => true,
+                "title" => self.title.is_some(),
+                "description" => self.description.is_some(),
+                "capabilities" => self.capabilities.is_some(),
+                "state" => self.state.is_some(),
+                "cwd" => self.cwd.is_some(),
+                "additionalDirectories" => self.additional_directories.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Client-initiated session mutations permitted for a specific subagent session.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct SubagentSessionCapabilities<'a> {
+    /// Permits the client to cancel this child's current work without ending the session. Omitted or `null` means unsupported. An object (including `{}`) means supported (optional).
+    pub cancel: Option<SessionCancelCapabilities<'a>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl SubagentSessionCapabilities<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SubagentSessionCapabilities<'static> {
+        SubagentSessionCapabilities {
+            cancel: IntoOwned::into_owned(self.cancel),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -1376,11 +6575,135 @@ impl Default for SubagentSessionCapabilities<'_> {
     }
 }
 
-acp_struct! {
-    /// Capability to cancel work in a subagent session without ending that session.
-    pub struct SessionCancelCapabilities<'a> {
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for SubagentSessionCapabilities<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        SubagentSessionCapabilities {
+            cancel: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct SubagentSessionCapabilities")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for SubagentSessionCapabilities<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_cancel = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "cancel" => {
+                    if seen_cancel {
+                        return Err(wire::duplicate("cancel"));
+                    }
+                    seen_cancel = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "cancel", &mut out.cancel)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_cancel {
+            out.cancel = None;
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for SubagentSessionCapabilities<'_> {
+    type Owned = SubagentSessionCapabilities<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        SubagentSessionCapabilities::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for SubagentSessionCapabilities<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for SubagentSessionCapabilities<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        if let Some(v) = &self.cancel {
+            map.serialize_entry("cancel", v)?;
+        }
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "cancel" => self.cancel.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Capability to cancel work in a subagent session without ending that session.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct SessionCancelCapabilities<'a> {
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl SessionCancelCapabilities<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SessionCancelCapabilities<'static> {
+        SessionCancelCapabilities {
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -1407,36 +6730,314 @@ impl Default for SessionCancelCapabilities<'_> {
     }
 }
 
-tagged_enum! {
-    /// Current foreground-work state of a reusable child session.
-    pub enum StateUpdate tag "state" {
-        /// `state`: `"running"`.
-        Running(RunningStateUpdate) = "running",
-        /// `state`: `"idle"`.
-        Idle(IdleStateUpdate) = "idle",
-        /// `state`: `"requires_action"`.
-        RequiresAction(RequiresActionStateUpdate) = "requires_action",
-        /// `state`: `"unknown"`.
-        UnknownState(UnknownStateUpdate) = "unknown",
+impl<'de: 'a, 'a> Decode<'de> for SessionCancelCapabilities<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
     }
-    guess {
-        ("error", b'"') => "idle",
-        ("error", b'0') => "idle",
-        ("error", b'[') => "idle",
-        ("error", b't') => "idle",
-        ("error", b'{') => "idle",
-        ("stopReason", b'"') => "idle",
-        ("usage", b'{') => "idle",
+
+    fn blank() -> Self {
+        SessionCancelCapabilities {
+            meta: None,
+            extra: Extra::new(),
+        }
     }
-    same {
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct SessionCancelCapabilities")?;
+        Self::members(r, cx, None, true, slot)
     }
 }
 
-acp_struct! {
-    /// Foreground work is in progress.
-    pub struct RunningStateUpdate<'a> {
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Object<'de> for SessionCancelCapabilities<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for SessionCancelCapabilities<'_> {
+    type Owned = SessionCancelCapabilities<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        SessionCancelCapabilities::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for SessionCancelCapabilities<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for SessionCancelCapabilities<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Current foreground-work state of a reusable child session.
+///
+/// Unknown tags decode to `Unknown`, which keeps the object's raw
+/// JSON and re-encodes it byte for byte.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "state")]
+#[non_exhaustive]
+// Decoded in place and matched at once (as the method enums): boxing
+// a big variant would cost an allocation for nothing.
+#[allow(clippy::large_enum_variant)]
+pub enum StateUpdate<'a> {
+    /// `state`: `"running"`.
+    #[serde(rename = "running")]
+    Running(RunningStateUpdate<'a>),
+    /// `state`: `"idle"`.
+    #[serde(rename = "idle")]
+    Idle(IdleStateUpdate<'a>),
+    /// `state`: `"requires_action"`.
+    #[serde(rename = "requires_action")]
+    RequiresAction(RequiresActionStateUpdate<'a>),
+    /// `state`: `"unknown"`.
+    #[serde(rename = "unknown")]
+    UnknownState(UnknownStateUpdate<'a>),
+    /// A variant this version does not know: the whole object as sent.
+    #[serde(untagged)]
+    Unknown(RawJson<'a>),
+}
+
+impl StateUpdate<'_> {
+    /// The variant that the first member, `key` with a value of
+    /// shape `shape`, tells when the tag is not first (see
+    /// [`Guess`](crate::acp::tagged::Guess)).
+    fn guess(key: &str, shape: u8) -> Option<&'static str> {
+        match (key, shape) {
+            ("error", b'"') => Some("idle"),
+            ("error", b'0') => Some("idle"),
+            ("error", b'[') => Some("idle"),
+            ("error", b't') => Some("idle"),
+            ("error", b'{') => Some("idle"),
+            ("stopReason", b'"') => Some("idle"),
+            ("usage", b'{') => Some("idle"),
+            _ => None,
+        }
+    }
+
+    /// Whether `raw`, the tag met among the members of the guessed
+    /// variant in `slot`, names it or a variant of the same type
+    /// (which `slot` then becomes).
+    fn told(slot: &mut Self, raw: Option<&str>) -> bool {
+        let Some(told) = raw.and_then(|raw| unquote::<serde_json::Error>(raw).ok()) else {
+            return false;
+        };
+        if slot.tag() == Some(&*told) {
+            return true;
+        }
+        false
+    }
+}
+
+/// The tag, then the variant's members in the same pass. Leniently,
+/// a known variant whose body does not fit (but has every required
+/// member) is kept as `Unknown` and reported.
+impl<'de: 'a, 'a> Decode<'de> for StateUpdate<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        StateUpdate::Unknown(RawJson::from_validated("null"))
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        let start = r.mark();
+        let since = cx.salvaged.len();
+        let guess = cx.guess.then_some(Self::guess as Guess);
+        let tag = read_tag(r, "state", guess)?;
+        let (text, first, guessed) = match &tag {
+            Tag::First(t) => (Some(&**t), false, false),
+            Tag::Later(t) => (Some(&**t), true, false),
+            Tag::Guess(t) => (Some(*t), true, true),
+            Tag::Absent => (None, true, false),
+        };
+        let mut met = UnionTag::new("state", !first);
+        // The variant is set, then its members read into it.
+        let read = match text {
+            Some("running") => {
+                if first {
+                    r.open_object("a json object")?;
+                }
+                *slot = StateUpdate::Running(Decode::blank());
+                let StateUpdate::Running(inner) = slot else {
+                    unreachable!("the variant was set just above")
+                };
+                RunningStateUpdate::members(r, cx, Some(&mut met), first, inner)
+            }
+            Some("idle") => {
+                if first {
+                    r.open_object("a json object")?;
+                }
+                *slot = StateUpdate::Idle(Decode::blank());
+                let StateUpdate::Idle(inner) = slot else {
+                    unreachable!("the variant was set just above")
+                };
+                IdleStateUpdate::members(r, cx, Some(&mut met), first, inner)
+            }
+            Some("requires_action") => {
+                if first {
+                    r.open_object("a json object")?;
+                }
+                *slot = StateUpdate::RequiresAction(Decode::blank());
+                let StateUpdate::RequiresAction(inner) = slot else {
+                    unreachable!("the variant was set just above")
+                };
+                RequiresActionStateUpdate::members(r, cx, Some(&mut met), first, inner)
+            }
+            Some("unknown") => {
+                if first {
+                    r.open_object("a json object")?;
+                }
+                *slot = StateUpdate::UnknownState(Decode::blank());
+                let StateUpdate::UnknownState(inner) = slot else {
+                    unreachable!("the variant was set just above")
+                };
+                UnknownStateUpdate::members(r, cx, Some(&mut met), first, inner)
+            }
+            _ if guessed => Err(Fail::Missing("state")),
+            _ => {
+                r.reset(start);
+                *slot = StateUpdate::Unknown(RawJson::from_validated(r.skip()?));
+                return Ok(());
+            }
+        };
+        if guessed {
+            if read.is_ok() && Self::told(slot, met.value) {
+                return Ok(());
+            }
+            // A wrong guess: read again, the tag looked for. Unions
+            // inside do not guess then, so no text is read more
+            // than a few times.
+            cx.salvaged.truncate(since);
+            r.reset(start);
+            cx.guess = false;
+            let again = Self::decode_in(r, cx, slot);
+            cx.guess = true;
+            return again;
+        }
+        let why = match read {
+            Ok(()) => return Ok(()),
+            Err(why) => why,
+        };
+        let raw = cx.recover(r, start, since, SalvageKind::UnknownVariant, why)?;
+        *slot = StateUpdate::Unknown(RawJson::from_validated(raw));
+        Ok(())
+    }
+}
+
+impl StateUpdate<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> StateUpdate<'static> {
+        match self {
+            Self::Running(v) => StateUpdate::Running(IntoOwned::into_owned(v)),
+            Self::Idle(v) => StateUpdate::Idle(IntoOwned::into_owned(v)),
+            Self::RequiresAction(v) => StateUpdate::RequiresAction(IntoOwned::into_owned(v)),
+            Self::UnknownState(v) => StateUpdate::UnknownState(IntoOwned::into_owned(v)),
+            Self::Unknown(v) => StateUpdate::Unknown(v.into_owned()),
+        }
+    }
+
+    /// The wire tag of a known variant (`None` for `Unknown` and a
+    /// variant that has no tag).
+    pub fn tag(&self) -> Option<&'static str> {
+        match self {
+            Self::Running(_) => Some("running"),
+            Self::Idle(_) => Some("idle"),
+            Self::RequiresAction(_) => Some("requires_action"),
+            Self::UnknownState(_) => Some("unknown"),
+            _ => None,
+        }
+    }
+}
+
+impl IntoOwned for StateUpdate<'_> {
+    type Owned = StateUpdate<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        StateUpdate::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for StateUpdate<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// Foreground work is in progress.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct RunningStateUpdate<'a> {
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl RunningStateUpdate<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> RunningStateUpdate<'static> {
+        RunningStateUpdate {
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -1463,36 +7064,227 @@ impl Default for RunningStateUpdate<'_> {
     }
 }
 
-string_enum! {
-    /// Why a subagent's foreground work stopped (the `stopReason` of an idle state).
-    pub enum IdleStopReason {
-        /// `"end_turn"`.
-        EndTurn = "end_turn",
-        /// `"max_tokens"`.
-        MaxTokens = "max_tokens",
-        /// `"max_turn_requests"`.
-        MaxTurnRequests = "max_turn_requests",
-        /// `"refusal"`.
-        Refusal = "refusal",
-        /// `"cancelled"`.
-        Cancelled = "cancelled",
-        /// `"error"`.
-        Error = "error",
+impl<'de: 'a, 'a> Decode<'de> for RunningStateUpdate<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        RunningStateUpdate {
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct RunningStateUpdate")?;
+        Self::members(r, cx, None, true, slot)
     }
 }
 
-acp_struct! {
-    /// Foreground work is not in progress. The parent can give the child more work.
-    pub struct IdleStateUpdate<'a> {
-        /// Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own (optional).
-        "stopReason" pub stop_reason: Option<IdleStopReason<'a>>,
-        /// The failure, as a JSON-RPC error object (optional).
-        "error" pub error: Option<RawJson<'a>>,
-        /// Token usage for completed foreground work (optional).
-        #[cfg(feature = "unstable")]
-        "usage" pub usage: Option<Usage<'a>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Object<'de> for RunningStateUpdate<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for RunningStateUpdate<'_> {
+    type Owned = RunningStateUpdate<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        RunningStateUpdate::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for RunningStateUpdate<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for RunningStateUpdate<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Why a subagent's foreground work stopped (the `stopReason` of an idle state).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum IdleStopReason<'a> {
+    /// `"end_turn"`.
+    EndTurn,
+    /// `"max_tokens"`.
+    MaxTokens,
+    /// `"max_turn_requests"`.
+    MaxTurnRequests,
+    /// `"refusal"`.
+    Refusal,
+    /// `"cancelled"`.
+    Cancelled,
+    /// `"error"`.
+    Error,
+    /// A value this version does not know, kept as sent.
+    Unknown(Cow<'a, str>),
+}
+
+impl<'a> IdleStopReason<'a> {
+    /// The wire text of the value.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::EndTurn => "end_turn",
+            Self::MaxTokens => "max_tokens",
+            Self::MaxTurnRequests => "max_turn_requests",
+            Self::Refusal => "refusal",
+            Self::Cancelled => "cancelled",
+            Self::Error => "error",
+            Self::Unknown(s) => s,
+        }
+    }
+
+    /// The value for wire text (`Unknown` when not a known value).
+    pub fn from_wire(text: Cow<'a, str>) -> Self {
+        match &*text {
+            "end_turn" => Self::EndTurn,
+            "max_tokens" => Self::MaxTokens,
+            "max_turn_requests" => Self::MaxTurnRequests,
+            "refusal" => Self::Refusal,
+            "cancelled" => Self::Cancelled,
+            "error" => Self::Error,
+            _ => Self::Unknown(text),
+        }
+    }
+
+    /// The value with its text copied.
+    pub fn into_owned(self) -> IdleStopReason<'static> {
+        match self {
+            Self::EndTurn => IdleStopReason::EndTurn,
+            Self::MaxTokens => IdleStopReason::MaxTokens,
+            Self::MaxTurnRequests => IdleStopReason::MaxTurnRequests,
+            Self::Refusal => IdleStopReason::Refusal,
+            Self::Cancelled => IdleStopReason::Cancelled,
+            Self::Error => IdleStopReason::Error,
+            Self::Unknown(s) => IdleStopReason::Unknown(IntoOwned::into_owned(s)),
+        }
+    }
+}
+
+impl<'de: 'a, 'a> Decode<'de> for IdleStopReason<'a> {
+    fn decode(r: &mut Reader<'de>, _: &mut Cx<'de>) -> Result<Self, Fail> {
+        r.string().map(Self::from_wire)
+    }
+
+    fn blank() -> Self {
+        Self::Unknown(Cow::Borrowed(""))
+    }
+}
+
+impl IntoOwned for IdleStopReason<'_> {
+    type Owned = IdleStopReason<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        IdleStopReason::into_owned(self)
+    }
+}
+
+/// The wire text ([`as_str`](Self::as_str)), as sent: an unknown
+/// value as it came.
+impl core::fmt::Display for IdleStopReason<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for IdleStopReason<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for IdleStopReason<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// Foreground work is not in progress. The parent can give the child more work.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct IdleStateUpdate<'a> {
+    /// Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own (optional).
+    pub stop_reason: Option<IdleStopReason<'a>>,
+    /// The failure, as a JSON-RPC error object (optional).
+    pub error: Option<RawJson<'a>>,
+    /// Token usage for completed foreground work (optional).
+    #[cfg(feature = "unstable")]
+    pub usage: Option<Usage<'a>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl IdleStateUpdate<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> IdleStateUpdate<'static> {
+        IdleStateUpdate {
+            stop_reason: IntoOwned::into_owned(self.stop_reason),
+            error: IntoOwned::into_owned(self.error),
+            #[cfg(feature = "unstable")]
+            usage: IntoOwned::into_owned(self.usage),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -1545,11 +7337,179 @@ impl Default for IdleStateUpdate<'_> {
     }
 }
 
-acp_struct! {
-    /// Details of a failure that ended a child's foreground work.
-    pub struct ErrorStopReason<'a> {
-        /// The failure, as a JSON-RPC error object (optional).
-        "error" pub error: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for IdleStateUpdate<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        IdleStateUpdate {
+            stop_reason: None,
+            error: None,
+            #[cfg(feature = "unstable")]
+            usage: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct IdleStateUpdate")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for IdleStateUpdate<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_stop_reason = false;
+        let mut seen_error = false;
+        #[cfg(feature = "unstable")]
+        let mut seen_usage = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "stopReason" => {
+                    if seen_stop_reason {
+                        return Err(wire::duplicate("stopReason"));
+                    }
+                    seen_stop_reason = true;
+                    if let Some(raw) =
+                        wire::read_optional(r, cx, "stopReason", &mut out.stop_reason)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "error" => {
+                    if seen_error {
+                        return Err(wire::duplicate("error"));
+                    }
+                    seen_error = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "error", &mut out.error)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                #[cfg(feature = "unstable")]
+                "usage" => {
+                    if seen_usage {
+                        return Err(wire::duplicate("usage"));
+                    }
+                    seen_usage = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "usage", &mut out.usage)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_stop_reason {
+            out.stop_reason = None;
+        }
+        if !seen_error {
+            out.error = None;
+        }
+        #[cfg(feature = "unstable")]
+        if !seen_usage {
+            out.usage = None;
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for IdleStateUpdate<'_> {
+    type Owned = IdleStateUpdate<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        IdleStateUpdate::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for IdleStateUpdate<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for IdleStateUpdate<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        if let Some(v) = &self.stop_reason {
+            map.serialize_entry("stopReason", v)?;
+        }
+        if let Some(v) = &self.error {
+            map.serialize_entry("error", v)?;
+        }
+        #[cfg(feature = "unstable")]
+        if let Some(v) = &self.usage {
+            map.serialize_entry("usage", v)?;
+        }
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "stopReason" => self.stop_reason.is_some(),
+                "error" => self.error.is_some(),
+                #[cfg(feature = "unstable")]
+                "usage" => self.usage.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Details of a failure that ended a child's foreground work.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ErrorStopReason<'a> {
+    /// The failure, as a JSON-RPC error object (optional).
+    pub error: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl ErrorStopReason<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> ErrorStopReason<'static> {
+        ErrorStopReason {
+            error: IntoOwned::into_owned(self.error),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -1576,11 +7536,117 @@ impl Default for ErrorStopReason<'_> {
     }
 }
 
-acp_struct! {
-    /// Foreground work is blocked on user action.
-    pub struct RequiresActionStateUpdate<'a> {
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for ErrorStopReason<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        ErrorStopReason {
+            error: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct ErrorStopReason")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for ErrorStopReason<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_error = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "error" => {
+                    if seen_error {
+                        return Err(wire::duplicate("error"));
+                    }
+                    seen_error = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "error", &mut out.error)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_error {
+            out.error = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for ErrorStopReason<'_> {
+    type Owned = ErrorStopReason<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        ErrorStopReason::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for ErrorStopReason<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for ErrorStopReason<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        if let Some(v) = &self.error {
+            map.serialize_entry("error", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "error" => self.error.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Foreground work is blocked on user action.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct RequiresActionStateUpdate<'a> {
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl RequiresActionStateUpdate<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> RequiresActionStateUpdate<'static> {
+        RequiresActionStateUpdate {
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -1607,11 +7673,117 @@ impl Default for RequiresActionStateUpdate<'_> {
     }
 }
 
-acp_struct! {
-    /// The Agent cannot currently determine foreground activity.
-    pub struct UnknownStateUpdate<'a> {
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for RequiresActionStateUpdate<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        RequiresActionStateUpdate {
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct RequiresActionStateUpdate")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for RequiresActionStateUpdate<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for RequiresActionStateUpdate<'_> {
+    type Owned = RequiresActionStateUpdate<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        RequiresActionStateUpdate::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for RequiresActionStateUpdate<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for RequiresActionStateUpdate<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// The Agent cannot currently determine foreground activity.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct UnknownStateUpdate<'a> {
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl UnknownStateUpdate<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> UnknownStateUpdate<'static> {
+        UnknownStateUpdate {
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -1638,23 +7810,135 @@ impl Default for UnknownStateUpdate<'_> {
     }
 }
 
-acp_struct! {
-    /// An upsert for an inter-session message.
-    pub struct SessionMessage<'a> {
-        /// Identifier of this message within the enclosing session's transcript.
-        "messageId" pub message_id: Cow<'a, str>,
-        /// The sending session (optional).
-        "senderSessionId" pub sender_session_id: Option<Cow<'a, str>>,
-        /// The receiving session (optional).
-        "recipientSessionId" pub recipient_session_id: Option<Cow<'a, str>>,
-        /// On an incoming view, the `messageId` of the same message's outgoing view in the sender's transcript (optional).
-        "senderMessageId" pub sender_message_id: Option<Cow<'a, str>>,
-        /// On an outgoing view, the `messageId` of the same message's incoming view in the recipient's transcript (optional).
-        "recipientMessageId" pub recipient_message_id: Option<Cow<'a, str>>,
-        /// Omitted leaves content unchanged. `null` or `\[\]` clears it. A non-empty array replaces all content (optional).
-        "content" pub content: Option<Vec<ContentBlock<'a>>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for UnknownStateUpdate<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        UnknownStateUpdate {
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct UnknownStateUpdate")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for UnknownStateUpdate<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for UnknownStateUpdate<'_> {
+    type Owned = UnknownStateUpdate<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        UnknownStateUpdate::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for UnknownStateUpdate<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for UnknownStateUpdate<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// An upsert for an inter-session message.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct SessionMessage<'a> {
+    /// Identifier of this message within the enclosing session's transcript.
+    pub message_id: Cow<'a, str>,
+    /// The sending session (optional).
+    pub sender_session_id: Option<Cow<'a, str>>,
+    /// The receiving session (optional).
+    pub recipient_session_id: Option<Cow<'a, str>>,
+    /// On an incoming view, the `messageId` of the same message's outgoing view in the sender's transcript (optional).
+    pub sender_message_id: Option<Cow<'a, str>>,
+    /// On an outgoing view, the `messageId` of the same message's incoming view in the recipient's transcript (optional).
+    pub recipient_message_id: Option<Cow<'a, str>>,
+    /// Omitted leaves content unchanged. `null` or `\[\]` clears it. A non-empty array replaces all content (optional).
+    pub content: Option<Vec<ContentBlock<'a>>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl SessionMessage<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SessionMessage<'static> {
+        SessionMessage {
+            message_id: IntoOwned::into_owned(self.message_id),
+            sender_session_id: IntoOwned::into_owned(self.sender_session_id),
+            recipient_session_id: IntoOwned::into_owned(self.recipient_session_id),
+            sender_message_id: IntoOwned::into_owned(self.sender_message_id),
+            recipient_message_id: IntoOwned::into_owned(self.recipient_message_id),
+            content: IntoOwned::into_owned(self.content),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -1716,15 +8000,241 @@ impl<'a> SessionMessage<'a> {
     }
 }
 
-acp_struct! {
-    /// A streamed content block of an inter-session message.
-    pub struct SessionMessageChunk<'a> {
-        /// Identifier of this message within the enclosing session's transcript.
-        "messageId" pub message_id: Cow<'a, str>,
-        /// A single content block appended to the message.
-        "content" pub content: ContentBlock<'a>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for SessionMessage<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        SessionMessage {
+            message_id: Decode::blank(),
+            sender_session_id: None,
+            recipient_session_id: None,
+            sender_message_id: None,
+            recipient_message_id: None,
+            content: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct SessionMessage")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for SessionMessage<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_message_id = false;
+        let mut seen_sender_session_id = false;
+        let mut seen_recipient_session_id = false;
+        let mut seen_sender_message_id = false;
+        let mut seen_recipient_message_id = false;
+        let mut seen_content = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "messageId" => {
+                    if seen_message_id {
+                        return Err(wire::duplicate("messageId"));
+                    }
+                    seen_message_id = true;
+                    wire::read_required(r, cx, "messageId", &mut out.message_id)?;
+                }
+                "senderSessionId" => {
+                    if seen_sender_session_id {
+                        return Err(wire::duplicate("senderSessionId"));
+                    }
+                    seen_sender_session_id = true;
+                    if let Some(raw) =
+                        wire::read_optional(r, cx, "senderSessionId", &mut out.sender_session_id)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "recipientSessionId" => {
+                    if seen_recipient_session_id {
+                        return Err(wire::duplicate("recipientSessionId"));
+                    }
+                    seen_recipient_session_id = true;
+                    if let Some(raw) = wire::read_optional(
+                        r,
+                        cx,
+                        "recipientSessionId",
+                        &mut out.recipient_session_id,
+                    )? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "senderMessageId" => {
+                    if seen_sender_message_id {
+                        return Err(wire::duplicate("senderMessageId"));
+                    }
+                    seen_sender_message_id = true;
+                    if let Some(raw) =
+                        wire::read_optional(r, cx, "senderMessageId", &mut out.sender_message_id)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "recipientMessageId" => {
+                    if seen_recipient_message_id {
+                        return Err(wire::duplicate("recipientMessageId"));
+                    }
+                    seen_recipient_message_id = true;
+                    if let Some(raw) = wire::read_optional(
+                        r,
+                        cx,
+                        "recipientMessageId",
+                        &mut out.recipient_message_id,
+                    )? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "content" => {
+                    if seen_content {
+                        return Err(wire::duplicate("content"));
+                    }
+                    seen_content = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "content", &mut out.content)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_message_id {
+            return Err(Fail::Missing("messageId"));
+        }
+        if !seen_sender_session_id {
+            out.sender_session_id = None;
+        }
+        if !seen_recipient_session_id {
+            out.recipient_session_id = None;
+        }
+        if !seen_sender_message_id {
+            out.sender_message_id = None;
+        }
+        if !seen_recipient_message_id {
+            out.recipient_message_id = None;
+        }
+        if !seen_content {
+            out.content = None;
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for SessionMessage<'_> {
+    type Owned = SessionMessage<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        SessionMessage::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for SessionMessage<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for SessionMessage<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("messageId", &self.message_id)?;
+        if let Some(v) = &self.sender_session_id {
+            map.serialize_entry("senderSessionId", v)?;
+        }
+        if let Some(v) = &self.recipient_session_id {
+            map.serialize_entry("recipientSessionId", v)?;
+        }
+        if let Some(v) = &self.sender_message_id {
+            map.serialize_entry("senderMessageId", v)?;
+        }
+        if let Some(v) = &self.recipient_message_id {
+            map.serialize_entry("recipientMessageId", v)?;
+        }
+        if let Some(v) = &self.content {
+            map.serialize_entry("content", v)?;
+        }
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "messageId" => true,
+                "senderSessionId" => self.sender_session_id.is_some(),
+                "recipientSessionId" => self.recipient_session_id.is_some(),
+                "senderMessageId" => self.sender_message_id.is_some(),
+                "recipientMessageId" => self.recipient_message_id.is_some(),
+                "content" => self.content.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// A streamed content block of an inter-session message.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct SessionMessageChunk<'a> {
+    /// Identifier of this message within the enclosing session's transcript.
+    pub message_id: Cow<'a, str>,
+    /// A single content block appended to the message.
+    pub content: ContentBlock<'a>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+impl SessionMessageChunk<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> SessionMessageChunk<'static> {
+        SessionMessageChunk {
+            message_id: IntoOwned::into_owned(self.message_id),
+            content: IntoOwned::into_owned(self.content),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -1747,18 +8257,155 @@ impl<'a> SessionMessageChunk<'a> {
     }
 }
 
+impl<'de: 'a, 'a> Decode<'de> for SessionMessageChunk<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        SessionMessageChunk {
+            message_id: Decode::blank(),
+            content: Decode::blank(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct SessionMessageChunk")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+impl<'de: 'a, 'a> Object<'de> for SessionMessageChunk<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_message_id = false;
+        let mut seen_content = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "messageId" => {
+                    if seen_message_id {
+                        return Err(wire::duplicate("messageId"));
+                    }
+                    seen_message_id = true;
+                    wire::read_required(r, cx, "messageId", &mut out.message_id)?;
+                }
+                "content" => {
+                    if seen_content {
+                        return Err(wire::duplicate("content"));
+                    }
+                    seen_content = true;
+                    wire::read_required(r, cx, "content", &mut out.content)?;
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_message_id {
+            return Err(Fail::Missing("messageId"));
+        }
+        if !seen_content {
+            return Err(Fail::Missing("content"));
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+impl IntoOwned for SessionMessageChunk<'_> {
+    type Owned = SessionMessageChunk<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        SessionMessageChunk::into_owned(self)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for SessionMessageChunk<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+impl Serialize for SessionMessageChunk<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("messageId", &self.message_id)?;
+        map.serialize_entry("content", &self.content)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "messageId" | "content" => true,
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// A session cursor upsert. A cursor names one position in the session's timeline.
 #[cfg(feature = "unstable")]
-acp_struct! {
-    /// A session cursor upsert. A cursor names one position in the session's timeline.
-    pub struct CursorUpdate<'a> {
-        /// The Agent-owned ID of this cursor, unique within the session.
-        "cursorId" pub cursor_id: Cow<'a, str>,
-        /// The methods that currently accept this cursor (optional).
-        "capabilities" pub capabilities: Option<CursorCapabilities<'a>>,
-        /// Where the cursor is, relative to an entity the Client holds (optional).
-        "anchor" pub anchor: Option<CursorAnchor<'a>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct CursorUpdate<'a> {
+    /// The Agent-owned ID of this cursor, unique within the session.
+    pub cursor_id: Cow<'a, str>,
+    /// The methods that currently accept this cursor (optional).
+    pub capabilities: Option<CursorCapabilities<'a>>,
+    /// Where the cursor is, relative to an entity the Client holds (optional).
+    pub anchor: Option<CursorAnchor<'a>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+#[cfg(feature = "unstable")]
+impl CursorUpdate<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> CursorUpdate<'static> {
+        CursorUpdate {
+            cursor_id: IntoOwned::into_owned(self.cursor_id),
+            capabilities: IntoOwned::into_owned(self.capabilities),
+            anchor: IntoOwned::into_owned(self.anchor),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -1798,13 +8445,178 @@ impl<'a> CursorUpdate<'a> {
 }
 
 #[cfg(feature = "unstable")]
-acp_struct! {
-    /// The methods that currently accept a session cursor.
-    pub struct CursorCapabilities<'a> {
-        /// Permits the Client to fork the session at this cursor with `session/fork` (optional).
-        "fork" pub fork: Option<CursorForkCapabilities<'a>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for CursorUpdate<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        CursorUpdate {
+            cursor_id: Decode::blank(),
+            capabilities: None,
+            anchor: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct CursorUpdate")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'de: 'a, 'a> Object<'de> for CursorUpdate<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_cursor_id = false;
+        let mut seen_capabilities = false;
+        let mut seen_anchor = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "cursorId" => {
+                    if seen_cursor_id {
+                        return Err(wire::duplicate("cursorId"));
+                    }
+                    seen_cursor_id = true;
+                    wire::read_required(r, cx, "cursorId", &mut out.cursor_id)?;
+                }
+                "capabilities" => {
+                    if seen_capabilities {
+                        return Err(wire::duplicate("capabilities"));
+                    }
+                    seen_capabilities = true;
+                    if let Some(raw) =
+                        wire::read_optional(r, cx, "capabilities", &mut out.capabilities)?
+                    {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "anchor" => {
+                    if seen_anchor {
+                        return Err(wire::duplicate("anchor"));
+                    }
+                    seen_anchor = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "anchor", &mut out.anchor)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_cursor_id {
+            return Err(Fail::Missing("cursorId"));
+        }
+        if !seen_capabilities {
+            out.capabilities = None;
+        }
+        if !seen_anchor {
+            out.anchor = None;
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl IntoOwned for CursorUpdate<'_> {
+    type Owned = CursorUpdate<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        CursorUpdate::into_owned(self)
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'de: 'a, 'a> Deserialize<'de> for CursorUpdate<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+#[cfg(feature = "unstable")]
+impl Serialize for CursorUpdate<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("cursorId", &self.cursor_id)?;
+        if let Some(v) = &self.capabilities {
+            map.serialize_entry("capabilities", v)?;
+        }
+        if let Some(v) = &self.anchor {
+            map.serialize_entry("anchor", v)?;
+        }
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "cursorId" => true,
+                "capabilities" => self.capabilities.is_some(),
+                "anchor" => self.anchor.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// The methods that currently accept a session cursor.
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct CursorCapabilities<'a> {
+    /// Permits the Client to fork the session at this cursor with `session/fork` (optional).
+    pub fork: Option<CursorForkCapabilities<'a>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+#[cfg(feature = "unstable")]
+impl CursorCapabilities<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> CursorCapabilities<'static> {
+        CursorCapabilities {
+            fork: IntoOwned::into_owned(self.fork),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -1842,11 +8654,141 @@ impl Default for CursorCapabilities<'_> {
 }
 
 #[cfg(feature = "unstable")]
-acp_struct! {
-    /// Capability to fork the session at a cursor with `session/fork`.
-    pub struct CursorForkCapabilities<'a> {
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for CursorCapabilities<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        CursorCapabilities {
+            fork: None,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct CursorCapabilities")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'de: 'a, 'a> Object<'de> for CursorCapabilities<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_fork = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "fork" => {
+                    if seen_fork {
+                        return Err(wire::duplicate("fork"));
+                    }
+                    seen_fork = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "fork", &mut out.fork)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_fork {
+            out.fork = None;
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl IntoOwned for CursorCapabilities<'_> {
+    type Owned = CursorCapabilities<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        CursorCapabilities::into_owned(self)
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'de: 'a, 'a> Deserialize<'de> for CursorCapabilities<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+#[cfg(feature = "unstable")]
+impl Serialize for CursorCapabilities<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        if let Some(v) = &self.fork {
+            map.serialize_entry("fork", v)?;
+        }
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "fork" => self.fork.is_some(),
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Capability to fork the session at a cursor with `session/fork`.
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct CursorForkCapabilities<'a> {
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+#[cfg(feature = "unstable")]
+impl CursorForkCapabilities<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> CursorForkCapabilities<'static> {
+        CursorForkCapabilities {
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -1876,44 +8818,375 @@ impl Default for CursorForkCapabilities<'_> {
 }
 
 #[cfg(feature = "unstable")]
-tagged_enum! {
-    /// Where a session cursor is, relative to an entity the Client holds.
-    pub enum CursorAnchor tag "type" {
-        /// `type`: `"user_message"`.
-        UserMessage(CursorMessageAnchor) = "user_message",
-        /// `type`: `"agent_message"`.
-        AgentMessage(CursorMessageAnchor) = "agent_message",
-        /// `type`: `"agent_thought"`.
-        AgentThought(CursorMessageAnchor) = "agent_thought",
-        /// `type`: `"session_message"`.
-        SessionMessage(CursorMessageAnchor) = "session_message",
-        /// `type`: `"tool_call"`.
-        ToolCall(CursorToolCallAnchor) = "tool_call",
-        /// `type`: `"compaction"`.
-        Compaction(CursorCompactionAnchor) = "compaction",
+impl<'de: 'a, 'a> Decode<'de> for CursorForkCapabilities<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
     }
-    guess {
-        ("compactionId", b'"') => "compaction",
-        ("messageId", b'"') => "user_message",
-        ("toolCallId", b'"') => "tool_call",
+
+    fn blank() -> Self {
+        CursorForkCapabilities {
+            meta: None,
+            extra: Extra::new(),
+        }
     }
-    same {
-        UserMessage => AgentMessage = "agent_message",
-        UserMessage => AgentThought = "agent_thought",
-        UserMessage => SessionMessage = "session_message",
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct CursorForkCapabilities")?;
+        Self::members(r, cx, None, true, slot)
     }
 }
 
 #[cfg(feature = "unstable")]
-acp_struct! {
-    /// A session cursor anchor to a message. The anchor's `type` names the kind of message.
-    pub struct CursorMessageAnchor<'a> {
-        /// The ID of the anchored message.
-        "messageId" pub message_id: Cow<'a, str>,
-        /// On which side of the message the cursor is.
-        "position" pub position: CursorAnchorPosition<'a>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Object<'de> for CursorForkCapabilities<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl IntoOwned for CursorForkCapabilities<'_> {
+    type Owned = CursorForkCapabilities<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        CursorForkCapabilities::into_owned(self)
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'de: 'a, 'a> Deserialize<'de> for CursorForkCapabilities<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+#[cfg(feature = "unstable")]
+impl Serialize for CursorForkCapabilities<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Where a session cursor is, relative to an entity the Client holds.
+///
+/// Unknown tags decode to `Unknown`, which keeps the object's raw
+/// JSON and re-encodes it byte for byte.
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type")]
+#[non_exhaustive]
+// Decoded in place and matched at once (as the method enums): boxing
+// a big variant would cost an allocation for nothing.
+#[allow(clippy::large_enum_variant)]
+pub enum CursorAnchor<'a> {
+    /// `type`: `"user_message"`.
+    #[serde(rename = "user_message")]
+    UserMessage(CursorMessageAnchor<'a>),
+    /// `type`: `"agent_message"`.
+    #[serde(rename = "agent_message")]
+    AgentMessage(CursorMessageAnchor<'a>),
+    /// `type`: `"agent_thought"`.
+    #[serde(rename = "agent_thought")]
+    AgentThought(CursorMessageAnchor<'a>),
+    /// `type`: `"session_message"`.
+    #[serde(rename = "session_message")]
+    SessionMessage(CursorMessageAnchor<'a>),
+    /// `type`: `"tool_call"`.
+    #[serde(rename = "tool_call")]
+    ToolCall(CursorToolCallAnchor<'a>),
+    /// `type`: `"compaction"`.
+    #[serde(rename = "compaction")]
+    Compaction(CursorCompactionAnchor<'a>),
+    /// A variant this version does not know: the whole object as sent.
+    #[serde(untagged)]
+    Unknown(RawJson<'a>),
+}
+
+#[cfg(feature = "unstable")]
+impl CursorAnchor<'_> {
+    /// The variant that the first member, `key` with a value of
+    /// shape `shape`, tells when the tag is not first (see
+    /// [`Guess`](crate::acp::tagged::Guess)).
+    fn guess(key: &str, shape: u8) -> Option<&'static str> {
+        match (key, shape) {
+            ("compactionId", b'"') => Some("compaction"),
+            ("messageId", b'"') => Some("user_message"),
+            ("toolCallId", b'"') => Some("tool_call"),
+            _ => None,
+        }
+    }
+
+    /// Whether `raw`, the tag met among the members of the guessed
+    /// variant in `slot`, names it or a variant of the same type
+    /// (which `slot` then becomes).
+    fn told(slot: &mut Self, raw: Option<&str>) -> bool {
+        let Some(told) = raw.and_then(|raw| unquote::<serde_json::Error>(raw).ok()) else {
+            return false;
+        };
+        if slot.tag() == Some(&*told) {
+            return true;
+        }
+        match (&mut *slot, &*told) {
+            (CursorAnchor::UserMessage(v), "agent_message") => {
+                let v = core::mem::replace(v, Decode::blank());
+                *slot = CursorAnchor::AgentMessage(v);
+                true
+            }
+            (CursorAnchor::UserMessage(v), "agent_thought") => {
+                let v = core::mem::replace(v, Decode::blank());
+                *slot = CursorAnchor::AgentThought(v);
+                true
+            }
+            (CursorAnchor::UserMessage(v), "session_message") => {
+                let v = core::mem::replace(v, Decode::blank());
+                *slot = CursorAnchor::SessionMessage(v);
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+/// The tag, then the variant's members in the same pass. Leniently,
+/// a known variant whose body does not fit (but has every required
+/// member) is kept as `Unknown` and reported.
+#[cfg(feature = "unstable")]
+impl<'de: 'a, 'a> Decode<'de> for CursorAnchor<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        CursorAnchor::Unknown(RawJson::from_validated("null"))
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        let start = r.mark();
+        let since = cx.salvaged.len();
+        let guess = cx.guess.then_some(Self::guess as Guess);
+        let tag = read_tag(r, "type", guess)?;
+        let (text, first, guessed) = match &tag {
+            Tag::First(t) => (Some(&**t), false, false),
+            Tag::Later(t) => (Some(&**t), true, false),
+            Tag::Guess(t) => (Some(*t), true, true),
+            Tag::Absent => (None, true, false),
+        };
+        let mut met = UnionTag::new("type", !first);
+        // The variant is set, then its members read into it.
+        let read = match text {
+            Some("user_message") => {
+                if first {
+                    r.open_object("a json object")?;
+                }
+                *slot = CursorAnchor::UserMessage(Decode::blank());
+                let CursorAnchor::UserMessage(inner) = slot else {
+                    unreachable!("the variant was set just above")
+                };
+                CursorMessageAnchor::members(r, cx, Some(&mut met), first, inner)
+            }
+            Some("agent_message") => {
+                if first {
+                    r.open_object("a json object")?;
+                }
+                *slot = CursorAnchor::AgentMessage(Decode::blank());
+                let CursorAnchor::AgentMessage(inner) = slot else {
+                    unreachable!("the variant was set just above")
+                };
+                CursorMessageAnchor::members(r, cx, Some(&mut met), first, inner)
+            }
+            Some("agent_thought") => {
+                if first {
+                    r.open_object("a json object")?;
+                }
+                *slot = CursorAnchor::AgentThought(Decode::blank());
+                let CursorAnchor::AgentThought(inner) = slot else {
+                    unreachable!("the variant was set just above")
+                };
+                CursorMessageAnchor::members(r, cx, Some(&mut met), first, inner)
+            }
+            Some("session_message") => {
+                if first {
+                    r.open_object("a json object")?;
+                }
+                *slot = CursorAnchor::SessionMessage(Decode::blank());
+                let CursorAnchor::SessionMessage(inner) = slot else {
+                    unreachable!("the variant was set just above")
+                };
+                CursorMessageAnchor::members(r, cx, Some(&mut met), first, inner)
+            }
+            Some("tool_call") => {
+                if first {
+                    r.open_object("a json object")?;
+                }
+                *slot = CursorAnchor::ToolCall(Decode::blank());
+                let CursorAnchor::ToolCall(inner) = slot else {
+                    unreachable!("the variant was set just above")
+                };
+                CursorToolCallAnchor::members(r, cx, Some(&mut met), first, inner)
+            }
+            Some("compaction") => {
+                if first {
+                    r.open_object("a json object")?;
+                }
+                *slot = CursorAnchor::Compaction(Decode::blank());
+                let CursorAnchor::Compaction(inner) = slot else {
+                    unreachable!("the variant was set just above")
+                };
+                CursorCompactionAnchor::members(r, cx, Some(&mut met), first, inner)
+            }
+            _ if guessed => Err(Fail::Missing("type")),
+            _ => {
+                r.reset(start);
+                *slot = CursorAnchor::Unknown(RawJson::from_validated(r.skip()?));
+                return Ok(());
+            }
+        };
+        if guessed {
+            if read.is_ok() && Self::told(slot, met.value) {
+                return Ok(());
+            }
+            // A wrong guess: read again, the tag looked for. Unions
+            // inside do not guess then, so no text is read more
+            // than a few times.
+            cx.salvaged.truncate(since);
+            r.reset(start);
+            cx.guess = false;
+            let again = Self::decode_in(r, cx, slot);
+            cx.guess = true;
+            return again;
+        }
+        let why = match read {
+            Ok(()) => return Ok(()),
+            Err(why) => why,
+        };
+        let raw = cx.recover(r, start, since, SalvageKind::UnknownVariant, why)?;
+        *slot = CursorAnchor::Unknown(RawJson::from_validated(raw));
+        Ok(())
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl CursorAnchor<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> CursorAnchor<'static> {
+        match self {
+            Self::UserMessage(v) => CursorAnchor::UserMessage(IntoOwned::into_owned(v)),
+            Self::AgentMessage(v) => CursorAnchor::AgentMessage(IntoOwned::into_owned(v)),
+            Self::AgentThought(v) => CursorAnchor::AgentThought(IntoOwned::into_owned(v)),
+            Self::SessionMessage(v) => CursorAnchor::SessionMessage(IntoOwned::into_owned(v)),
+            Self::ToolCall(v) => CursorAnchor::ToolCall(IntoOwned::into_owned(v)),
+            Self::Compaction(v) => CursorAnchor::Compaction(IntoOwned::into_owned(v)),
+            Self::Unknown(v) => CursorAnchor::Unknown(v.into_owned()),
+        }
+    }
+
+    /// The wire tag of a known variant (`None` for `Unknown` and a
+    /// variant that has no tag).
+    pub fn tag(&self) -> Option<&'static str> {
+        match self {
+            Self::UserMessage(_) => Some("user_message"),
+            Self::AgentMessage(_) => Some("agent_message"),
+            Self::AgentThought(_) => Some("agent_thought"),
+            Self::SessionMessage(_) => Some("session_message"),
+            Self::ToolCall(_) => Some("tool_call"),
+            Self::Compaction(_) => Some("compaction"),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl IntoOwned for CursorAnchor<'_> {
+    type Owned = CursorAnchor<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        CursorAnchor::into_owned(self)
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'de: 'a, 'a> Deserialize<'de> for CursorAnchor<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// A session cursor anchor to a message. The anchor's `type` names the kind of message.
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct CursorMessageAnchor<'a> {
+    /// The ID of the anchored message.
+    pub message_id: Cow<'a, str>,
+    /// On which side of the message the cursor is.
+    pub position: CursorAnchorPosition<'a>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+#[cfg(feature = "unstable")]
+impl CursorMessageAnchor<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> CursorMessageAnchor<'static> {
+        CursorMessageAnchor {
+            message_id: IntoOwned::into_owned(self.message_id),
+            position: IntoOwned::into_owned(self.position),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -1938,15 +9211,156 @@ impl<'a> CursorMessageAnchor<'a> {
 }
 
 #[cfg(feature = "unstable")]
-acp_struct! {
-    /// A session cursor anchor to a tool call.
-    pub struct CursorToolCallAnchor<'a> {
-        /// The ID of the anchored tool call.
-        "toolCallId" pub tool_call_id: Cow<'a, str>,
-        /// On which side of the tool call the cursor is.
-        "position" pub position: CursorAnchorPosition<'a>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for CursorMessageAnchor<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        CursorMessageAnchor {
+            message_id: Decode::blank(),
+            position: Decode::blank(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct CursorMessageAnchor")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'de: 'a, 'a> Object<'de> for CursorMessageAnchor<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_message_id = false;
+        let mut seen_position = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "messageId" => {
+                    if seen_message_id {
+                        return Err(wire::duplicate("messageId"));
+                    }
+                    seen_message_id = true;
+                    wire::read_required(r, cx, "messageId", &mut out.message_id)?;
+                }
+                "position" => {
+                    if seen_position {
+                        return Err(wire::duplicate("position"));
+                    }
+                    seen_position = true;
+                    wire::read_required(r, cx, "position", &mut out.position)?;
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_message_id {
+            return Err(Fail::Missing("messageId"));
+        }
+        if !seen_position {
+            return Err(Fail::Missing("position"));
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl IntoOwned for CursorMessageAnchor<'_> {
+    type Owned = CursorMessageAnchor<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        CursorMessageAnchor::into_owned(self)
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'de: 'a, 'a> Deserialize<'de> for CursorMessageAnchor<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+#[cfg(feature = "unstable")]
+impl Serialize for CursorMessageAnchor<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("messageId", &self.message_id)?;
+        map.serialize_entry("position", &self.position)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "messageId" | "position" => true,
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// A session cursor anchor to a tool call.
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct CursorToolCallAnchor<'a> {
+    /// The ID of the anchored tool call.
+    pub tool_call_id: Cow<'a, str>,
+    /// On which side of the tool call the cursor is.
+    pub position: CursorAnchorPosition<'a>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+#[cfg(feature = "unstable")]
+impl CursorToolCallAnchor<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> CursorToolCallAnchor<'static> {
+        CursorToolCallAnchor {
+            tool_call_id: IntoOwned::into_owned(self.tool_call_id),
+            position: IntoOwned::into_owned(self.position),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -1971,15 +9385,156 @@ impl<'a> CursorToolCallAnchor<'a> {
 }
 
 #[cfg(feature = "unstable")]
-acp_struct! {
-    /// A session cursor anchor to a compaction.
-    pub struct CursorCompactionAnchor<'a> {
-        /// The ID of the anchored compaction.
-        "compactionId" pub compaction_id: Cow<'a, str>,
-        /// On which side of the compaction the cursor is.
-        "position" pub position: CursorAnchorPosition<'a>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for CursorToolCallAnchor<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        CursorToolCallAnchor {
+            tool_call_id: Decode::blank(),
+            position: Decode::blank(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct CursorToolCallAnchor")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'de: 'a, 'a> Object<'de> for CursorToolCallAnchor<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_tool_call_id = false;
+        let mut seen_position = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "toolCallId" => {
+                    if seen_tool_call_id {
+                        return Err(wire::duplicate("toolCallId"));
+                    }
+                    seen_tool_call_id = true;
+                    wire::read_required(r, cx, "toolCallId", &mut out.tool_call_id)?;
+                }
+                "position" => {
+                    if seen_position {
+                        return Err(wire::duplicate("position"));
+                    }
+                    seen_position = true;
+                    wire::read_required(r, cx, "position", &mut out.position)?;
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_tool_call_id {
+            return Err(Fail::Missing("toolCallId"));
+        }
+        if !seen_position {
+            return Err(Fail::Missing("position"));
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl IntoOwned for CursorToolCallAnchor<'_> {
+    type Owned = CursorToolCallAnchor<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        CursorToolCallAnchor::into_owned(self)
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'de: 'a, 'a> Deserialize<'de> for CursorToolCallAnchor<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+#[cfg(feature = "unstable")]
+impl Serialize for CursorToolCallAnchor<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("toolCallId", &self.tool_call_id)?;
+        map.serialize_entry("position", &self.position)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "toolCallId" | "position" => true,
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// A session cursor anchor to a compaction.
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct CursorCompactionAnchor<'a> {
+    /// The ID of the anchored compaction.
+    pub compaction_id: Cow<'a, str>,
+    /// On which side of the compaction the cursor is.
+    pub position: CursorAnchorPosition<'a>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+#[cfg(feature = "unstable")]
+impl CursorCompactionAnchor<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> CursorCompactionAnchor<'static> {
+        CursorCompactionAnchor {
+            compaction_id: IntoOwned::into_owned(self.compaction_id),
+            position: IntoOwned::into_owned(self.position),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -2004,24 +9559,239 @@ impl<'a> CursorCompactionAnchor<'a> {
 }
 
 #[cfg(feature = "unstable")]
-string_enum! {
-    /// On which side of the anchored entity a session cursor is.
-    pub enum CursorAnchorPosition {
-        /// `"before"`.
-        Before = "before",
-        /// `"after"`.
-        After = "after",
+impl<'de: 'a, 'a> Decode<'de> for CursorCompactionAnchor<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        CursorCompactionAnchor {
+            compaction_id: Decode::blank(),
+            position: Decode::blank(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct CursorCompactionAnchor")?;
+        Self::members(r, cx, None, true, slot)
     }
 }
 
 #[cfg(feature = "unstable")]
-acp_struct! {
-    /// Replaces the session's current list of prompt suggestions.
-    pub struct PromptSuggestionsUpdate<'a> {
-        /// The suggestions the Client can offer, ordered most likely first.
-        "suggestions" pub suggestions: Vec<PromptSuggestion<'a>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Object<'de> for CursorCompactionAnchor<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_compaction_id = false;
+        let mut seen_position = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "compactionId" => {
+                    if seen_compaction_id {
+                        return Err(wire::duplicate("compactionId"));
+                    }
+                    seen_compaction_id = true;
+                    wire::read_required(r, cx, "compactionId", &mut out.compaction_id)?;
+                }
+                "position" => {
+                    if seen_position {
+                        return Err(wire::duplicate("position"));
+                    }
+                    seen_position = true;
+                    wire::read_required(r, cx, "position", &mut out.position)?;
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_compaction_id {
+            return Err(Fail::Missing("compactionId"));
+        }
+        if !seen_position {
+            return Err(Fail::Missing("position"));
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl IntoOwned for CursorCompactionAnchor<'_> {
+    type Owned = CursorCompactionAnchor<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        CursorCompactionAnchor::into_owned(self)
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'de: 'a, 'a> Deserialize<'de> for CursorCompactionAnchor<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+#[cfg(feature = "unstable")]
+impl Serialize for CursorCompactionAnchor<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("compactionId", &self.compaction_id)?;
+        map.serialize_entry("position", &self.position)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "compactionId" | "position" => true,
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// On which side of the anchored entity a session cursor is.
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum CursorAnchorPosition<'a> {
+    /// `"before"`.
+    Before,
+    /// `"after"`.
+    After,
+    /// A value this version does not know, kept as sent.
+    Unknown(Cow<'a, str>),
+}
+
+#[cfg(feature = "unstable")]
+impl<'a> CursorAnchorPosition<'a> {
+    /// The wire text of the value.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::Before => "before",
+            Self::After => "after",
+            Self::Unknown(s) => s,
+        }
+    }
+
+    /// The value for wire text (`Unknown` when not a known value).
+    pub fn from_wire(text: Cow<'a, str>) -> Self {
+        match &*text {
+            "before" => Self::Before,
+            "after" => Self::After,
+            _ => Self::Unknown(text),
+        }
+    }
+
+    /// The value with its text copied.
+    pub fn into_owned(self) -> CursorAnchorPosition<'static> {
+        match self {
+            Self::Before => CursorAnchorPosition::Before,
+            Self::After => CursorAnchorPosition::After,
+            Self::Unknown(s) => CursorAnchorPosition::Unknown(IntoOwned::into_owned(s)),
+        }
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'de: 'a, 'a> Decode<'de> for CursorAnchorPosition<'a> {
+    fn decode(r: &mut Reader<'de>, _: &mut Cx<'de>) -> Result<Self, Fail> {
+        r.string().map(Self::from_wire)
+    }
+
+    fn blank() -> Self {
+        Self::Unknown(Cow::Borrowed(""))
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl IntoOwned for CursorAnchorPosition<'_> {
+    type Owned = CursorAnchorPosition<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        CursorAnchorPosition::into_owned(self)
+    }
+}
+
+/// The wire text ([`as_str`](Self::as_str)), as sent: an unknown
+/// value as it came.
+#[cfg(feature = "unstable")]
+impl core::fmt::Display for CursorAnchorPosition<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl Serialize for CursorAnchorPosition<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'de: 'a, 'a> Deserialize<'de> for CursorAnchorPosition<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// Replaces the session's current list of prompt suggestions.
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct PromptSuggestionsUpdate<'a> {
+    /// The suggestions the Client can offer, ordered most likely first.
+    pub suggestions: Vec<PromptSuggestion<'a>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+#[cfg(feature = "unstable")]
+impl PromptSuggestionsUpdate<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> PromptSuggestionsUpdate<'static> {
+        PromptSuggestionsUpdate {
+            suggestions: IntoOwned::into_owned(self.suggestions),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -2045,13 +9815,140 @@ impl<'a> PromptSuggestionsUpdate<'a> {
 }
 
 #[cfg(feature = "unstable")]
-acp_struct! {
-    /// A prompt the Agent predicts the user will send next.
-    pub struct PromptSuggestion<'a> {
-        /// The content of the suggested prompt.
-        "prompt" pub prompt: Vec<ContentBlock<'a>>,
-        /// Extension metadata (`_meta`), kept raw.
-        "_meta" pub meta: Option<RawJson<'a>>,
+impl<'de: 'a, 'a> Decode<'de> for PromptSuggestionsUpdate<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        PromptSuggestionsUpdate {
+            suggestions: Decode::blank(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct PromptSuggestionsUpdate")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'de: 'a, 'a> Object<'de> for PromptSuggestionsUpdate<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_suggestions = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "suggestions" => {
+                    if seen_suggestions {
+                        return Err(wire::duplicate("suggestions"));
+                    }
+                    seen_suggestions = true;
+                    wire::read_required(r, cx, "suggestions", &mut out.suggestions)?;
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_suggestions {
+            return Err(Fail::Missing("suggestions"));
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl IntoOwned for PromptSuggestionsUpdate<'_> {
+    type Owned = PromptSuggestionsUpdate<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        PromptSuggestionsUpdate::into_owned(self)
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'de: 'a, 'a> Deserialize<'de> for PromptSuggestionsUpdate<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+#[cfg(feature = "unstable")]
+impl Serialize for PromptSuggestionsUpdate<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("suggestions", &self.suggestions)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "suggestions" => true,
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// A prompt the Agent predicts the user will send next.
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct PromptSuggestion<'a> {
+    /// The content of the suggested prompt.
+    pub prompt: Vec<ContentBlock<'a>>,
+    /// Extension metadata (`_meta`), kept raw.
+    pub meta: Option<RawJson<'a>>,
+    /// Members this version does not know, `null`s sent for
+    /// optional members, and (lenient decoding) optional members
+    /// whose value did not fit: kept as sent and re-encoded.
+    pub extra: Extra<'a>,
+}
+
+#[cfg(feature = "unstable")]
+impl PromptSuggestion<'_> {
+    /// The value with all borrowed text copied (`'static`).
+    pub fn into_owned(self) -> PromptSuggestion<'static> {
+        PromptSuggestion {
+            prompt: IntoOwned::into_owned(self.prompt),
+            meta: IntoOwned::into_owned(self.meta),
+            extra: self.extra.into_owned(),
+        }
     }
 }
 
@@ -2071,5 +9968,116 @@ impl<'a> PromptSuggestion<'a> {
     pub fn with_meta(mut self, value: RawJson<'a>) -> Self {
         self.meta = Some(value);
         self
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'de: 'a, 'a> Decode<'de> for PromptSuggestion<'a> {
+    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
+        let mut v = Self::blank();
+        Self::decode_in(r, cx, &mut v)?;
+        Ok(v)
+    }
+
+    fn blank() -> Self {
+        PromptSuggestion {
+            prompt: Decode::blank(),
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {
+        r.open_object("struct PromptSuggestion")?;
+        Self::members(r, cx, None, true, slot)
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'de: 'a, 'a> Object<'de> for PromptSuggestion<'a> {
+    fn members(
+        r: &mut Reader<'de>,
+        cx: &mut Cx<'de>,
+        mut tag: Option<&mut UnionTag<'de>>,
+        mut first: bool,
+        out: &mut Self,
+    ) -> Result<(), Fail> {
+        let mut seen_prompt = false;
+        let mut seen_meta = false;
+        let mut extra = Extra::new();
+        while let Some(key) = r.key(&mut first, true)? {
+            match &*key {
+                "prompt" => {
+                    if seen_prompt {
+                        return Err(wire::duplicate("prompt"));
+                    }
+                    seen_prompt = true;
+                    wire::read_required(r, cx, "prompt", &mut out.prompt)?;
+                }
+                "_meta" => {
+                    if seen_meta {
+                        return Err(wire::duplicate("_meta"));
+                    }
+                    seen_meta = true;
+                    if let Some(raw) = wire::read_optional(r, cx, "_meta", &mut out.meta)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+                _ => {
+                    let raw = r.skip()?;
+                    if !wire::is_tag(&mut tag, &key, raw)? {
+                        extra.push(key, RawJson::from_validated(raw));
+                    }
+                }
+            }
+        }
+        if !seen_prompt {
+            return Err(Fail::Missing("prompt"));
+        }
+        if !seen_meta {
+            out.meta = None;
+        }
+        out.extra = extra;
+        Ok(())
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl IntoOwned for PromptSuggestion<'_> {
+    type Owned = PromptSuggestion<'static>;
+
+    fn into_owned(self) -> Self::Owned {
+        PromptSuggestion::into_owned(self)
+    }
+}
+
+#[cfg(feature = "unstable")]
+impl<'de: 'a, 'a> Deserialize<'de> for PromptSuggestion<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        wire::deserialize(d)
+    }
+}
+
+/// The typed members, then the [`Extra`](crate::acp::Extra) ones
+/// not shadowed by a typed member that is set.
+#[cfg(feature = "unstable")]
+impl Serialize for PromptSuggestion<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("prompt", &self.prompt)?;
+        if let Some(v) = &self.meta {
+            map.serialize_entry("_meta", v)?;
+        }
+        for (key, value) in self.extra.iter() {
+            let shadowed = match key {
+                "prompt" => true,
+                "_meta" => self.meta.is_some(),
+                _ => false,
+            };
+            if !shadowed {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
     }
 }

@@ -1,15 +1,15 @@
-//! How a typed member is read and written, and the macros that define
-//! the generated types on it.
+//! How a typed value is read, what the generated decoders call.
 //!
 //! - [`Decode`]: a type read from JSON by the [`Reader`], in one pass over
 //!   the text, strictly or leniently ([`Cx`]): one decoder per type, for
-//!   both modes.
-//! - [`Field`]: a member of a struct, required (`T`) or optional
-//!   (`Option<T>`): what absence and `null` mean, and what a value that
-//!   does not fit becomes in lenient decoding.
-//! - [`acp_struct!`] and [`string_enum!`]: the generated structs (with an
-//!   [`Extra`](super::Extra) for every member they do not hold, so they
-//!   re-encode as they came) and string enums.
+//!   both modes, written out by the generator for each struct, string
+//!   enum and union (`content.rs`, `update.rs` and the other generated
+//!   modules).
+//! - [`Object`]: a struct's members, read after its opening brace (alone,
+//!   or as a union's variant).
+//! - [`read_required`] and [`read_optional`]: one member's value into its
+//!   field: what absence and `null` mean, and what a value that does not
+//!   fit becomes in lenient decoding.
 //!
 //! Lenient decoding salvages where it reads: a value that does not fit at
 //! a salvage point (an optional member, a list item, a known variant of a
@@ -21,8 +21,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use serde::de::Deserializer;
-use serde::ser::SerializeMap;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Number;
 
@@ -70,7 +69,7 @@ pub(crate) struct Cx<'de> {
     lenient: bool,
     pub(crate) salvaged: Vec<Salvage<'de>>,
     /// Whether a union whose tag is not its first member may read its
-    /// variant as its first member tells (see `tagged_enum!`): not while
+    /// variant as its first member tells (see `super::tagged`): not while
     /// a union reads itself again after such a guess proved wrong, so
     /// that no text is read more than a few times.
     pub(crate) guess: bool,
@@ -226,19 +225,41 @@ impl<'de> Decode<'de> for bool {
     }
 }
 
-macro_rules! integer {
-    ($($t:ident),*) => {$(
-        impl<'de> Decode<'de> for $t {
-            fn decode(r: &mut Reader<'de>, _: &mut Cx<'de>) -> Result<Self, Fail> {
-                r.integer::<$t>(stringify!($t))
-            }
-            fn blank() -> Self {
-                0
-            }
-        }
-    )*};
+impl<'de> Decode<'de> for u16 {
+    fn decode(r: &mut Reader<'de>, _: &mut Cx<'de>) -> Result<Self, Fail> {
+        r.integer::<u16>("u16")
+    }
+    fn blank() -> Self {
+        0
+    }
 }
-integer!(u16, u32, u64, i64);
+
+impl<'de> Decode<'de> for u32 {
+    fn decode(r: &mut Reader<'de>, _: &mut Cx<'de>) -> Result<Self, Fail> {
+        r.integer::<u32>("u32")
+    }
+    fn blank() -> Self {
+        0
+    }
+}
+
+impl<'de> Decode<'de> for u64 {
+    fn decode(r: &mut Reader<'de>, _: &mut Cx<'de>) -> Result<Self, Fail> {
+        r.integer::<u64>("u64")
+    }
+    fn blank() -> Self {
+        0
+    }
+}
+
+impl<'de> Decode<'de> for i64 {
+    fn decode(r: &mut Reader<'de>, _: &mut Cx<'de>) -> Result<Self, Fail> {
+        r.integer::<i64>("i64")
+    }
+    fn blank() -> Self {
+        0
+    }
+}
 
 impl<'de> Decode<'de> for Number {
     fn decode(r: &mut Reader<'de>, _: &mut Cx<'de>) -> Result<Self, Fail> {
@@ -310,131 +331,56 @@ impl<'de, T: Decode<'de>> Decode<'de> for Vec<T> {
     }
 }
 
-/// A member of a generated struct: `T` for a required one, `Option<T>` for
-/// an optional one.
-pub(crate) trait Field<'de>: Sized {
-    /// Reads the member's value into `slot`, the field itself (a required
-    /// member's struct or union is built there, see
-    /// [`Decode::decode_in`]), or returns the raw value to keep in the
-    /// struct's [`Extra`](super::Extra) instead, the field left `None`
-    /// (an optional member's `null`, or leniently a value that did not
-    /// fit, reported in `cx`).
-    fn read(
-        r: &mut Reader<'de>,
-        cx: &mut Cx<'de>,
-        slot: &mut Self,
-    ) -> Result<Option<&'de str>, Fail>;
-
-    /// The field before its member is read.
-    fn blank() -> Self;
-
-    /// The value when the member is absent (or held in `Extra`).
-    fn absent(name: &'static str) -> Result<Self, Fail>;
-
-    /// Whether encoding writes the member.
-    fn is_set(&self) -> bool;
-
-    /// Writes the member if it is set.
-    fn write<M: SerializeMap>(&self, key: &'static str, map: &mut M) -> Result<(), M::Error>;
-}
-
-impl<'de, T: Decode<'de> + Serialize> Field<'de> for Option<T> {
-    #[inline]
-    fn read(
-        r: &mut Reader<'de>,
-        cx: &mut Cx<'de>,
-        slot: &mut Self,
-    ) -> Result<Option<&'de str>, Fail> {
-        if r.null()? {
-            *slot = T::from_null();
-            return Ok(if slot.is_some() { None } else { Some("null") });
-        }
-        Ok(
-            match cx.salvage_point::<T>(r, SalvageKind::MemberDropped)? {
-                Ok(v) => {
-                    *slot = Some(v);
-                    None
-                }
-                Err(raw) => {
-                    *slot = None;
-                    Some(raw)
-                }
-            },
-        )
-    }
-
-    fn blank() -> Self {
-        None
-    }
-
-    fn absent(_: &'static str) -> Result<Self, Fail> {
-        Ok(None)
-    }
-
-    fn is_set(&self) -> bool {
-        self.is_some()
-    }
-
-    fn write<M: SerializeMap>(&self, key: &'static str, map: &mut M) -> Result<(), M::Error> {
-        match self {
-            Some(v) => map.serialize_entry(key, v),
-            None => Ok(()),
-        }
-    }
-}
-
-/// `Field` for a required member of type `$t`.
-macro_rules! required_field {
-    ([$($g:tt)*] $t:ty $(where $($w:tt)*)?) => {
-        impl<'de, $($g)*> $crate::acp::wire::Field<'de> for $t $(where $($w)*)? {
-            fn read(
-                r: &mut $crate::acp::read::Reader<'de>,
-                cx: &mut $crate::acp::wire::Cx<'de>,
-                slot: &mut Self,
-            ) -> Result<Option<&'de str>, $crate::acp::read::Fail> {
-                <$t as $crate::acp::wire::Decode<'de>>::decode_in(r, cx, slot).map(|()| None)
-            }
-            fn blank() -> Self {
-                <$t as $crate::acp::wire::Decode<'de>>::blank()
-            }
-            fn absent(name: &'static str) -> Result<Self, $crate::acp::read::Fail> {
-                Err($crate::acp::read::Fail::Missing(name))
-            }
-            fn is_set(&self) -> bool {
-                true
-            }
-            fn write<M: serde::ser::SerializeMap>(&self, key: &'static str, map: &mut M) -> Result<(), M::Error> {
-                map.serialize_entry(key, self)
-            }
-        }
-    };
-}
-pub(crate) use required_field;
-
-required_field!([] bool);
-required_field!([] u16);
-required_field!([] u32);
-required_field!([] u64);
-required_field!([] i64);
-required_field!([] Number);
-required_field!(['a] Cow<'a, str> where 'de: 'a);
-required_field!(['a] RawJson<'a> where 'de: 'a);
-required_field!(['a] RequestId<'a> where 'de: 'a);
-required_field!([T] Vec<T> where T: Decode<'de> + Serialize);
-
-/// Reads member `key` of a struct as field type `F` into `slot` (see
-/// [`Field::read`]); what it salvaged is reported under `key`.
+/// Reads the value of the required member `key` into `slot`, the field
+/// itself (a struct or union is built there, see [`Decode::decode_in`]);
+/// what it salvaged is reported under `key`.
 #[inline]
-pub(crate) fn member<'de, F: Field<'de>>(
+pub(crate) fn read_required<'de, T: Decode<'de>>(
     r: &mut Reader<'de>,
     cx: &mut Cx<'de>,
     key: &'static str,
-    slot: &mut F,
+    slot: &mut T,
+) -> Result<(), Fail> {
+    let since = cx.salvaged.len();
+    T::decode_in(r, cx, slot)?;
+    cx.prefix(since, Step::Key(key));
+    Ok(())
+}
+
+/// Reads the value of the optional member `key` into `slot`, or returns
+/// the raw value to keep in the struct's [`Extra`](super::Extra) instead,
+/// the field left `None`: a `null` (unless the type keeps it, see
+/// [`Decode::from_null`]), or leniently a value that did not fit (a
+/// salvage point: reported under `key`).
+#[inline]
+pub(crate) fn read_optional<'de, T: Decode<'de>>(
+    r: &mut Reader<'de>,
+    cx: &mut Cx<'de>,
+    key: &'static str,
+    slot: &mut Option<T>,
 ) -> Result<Option<&'de str>, Fail> {
     let since = cx.salvaged.len();
-    let got = F::read(r, cx, slot)?;
+    let kept = if r.null()? {
+        *slot = T::from_null();
+        if slot.is_some() {
+            None
+        } else {
+            Some("null")
+        }
+    } else {
+        match cx.salvage_point::<T>(r, SalvageKind::MemberDropped)? {
+            Ok(v) => {
+                *slot = Some(v);
+                None
+            }
+            Err(raw) => {
+                *slot = None;
+                Some(raw)
+            }
+        }
+    };
     cx.prefix(since, Step::Key(key));
-    Ok(got)
+    Ok(kept)
 }
 
 /// A member named twice.
@@ -442,7 +388,7 @@ pub(crate) fn duplicate(key: &str) -> Fail {
     Fail::Mismatch(alloc::format!("duplicate field `{key}`"))
 }
 
-/// The tag of a union (see `tagged_enum!`) whose variant's members are
+/// The tag of a union (see `super::tagged`) whose variant's members are
 /// read: its name, whether it was met (read before the members, or among
 /// them: met again, it is a duplicate), and its raw value when it was met
 /// among them.
@@ -498,218 +444,6 @@ pub(crate) trait Object<'de>: Sized {
         out: &mut Self,
     ) -> Result<(), Fail>;
 }
-
-/// Defines a generated struct: public documented fields (each `"wire"
-/// name: type`, `Option` for an optional member), `#[non_exhaustive]`, an
-/// `extra` field for the members it does not hold, `into_owned`, its one
-/// decoder ([`Decode`], [`Object`]: strict and lenient in one pass), and
-/// `Serialize` (lossless) and `Deserialize` (through the decoder).
-macro_rules! acp_struct {
-    (
-        $(#[$m:meta])*
-        pub struct $name:ident<'a> { $( $(#[doc = $fd:literal])* $(#[cfg($c:meta)])? $wire:literal pub $f:ident : $t:ty, )* }
-    ) => {
-        $(#[$m])*
-        #[derive(Debug, Clone, PartialEq)]
-        #[non_exhaustive]
-        pub struct $name<'a> {
-            $( $(#[doc = $fd])* $(#[cfg($c)])? pub $f: $t, )*
-            /// Members this version does not know, `null`s sent for
-            /// optional members, and (lenient decoding) optional members
-            /// whose value did not fit: kept as sent and re-encoded.
-            pub extra: $crate::acp::Extra<'a>,
-        }
-
-        impl $name<'_> {
-            /// The value with all borrowed text copied (`'static`).
-            pub fn into_owned(self) -> $name<'static> {
-                $name {
-                    $( $(#[cfg($c)])? $f: $crate::acp::raw::IntoOwned::into_owned(self.$f), )*
-                    extra: self.extra.into_owned(),
-                }
-            }
-        }
-
-        $crate::acp::raw::forward_into_owned!($name);
-
-        impl<'de: 'a, 'a> $crate::acp::wire::Decode<'de> for $name<'a> {
-            fn decode(
-                r: &mut $crate::acp::read::Reader<'de>,
-                cx: &mut $crate::acp::wire::Cx<'de>,
-            ) -> Result<Self, $crate::acp::read::Fail> {
-                let mut v = <Self as $crate::acp::wire::Decode<'de>>::blank();
-                <Self as $crate::acp::wire::Decode<'de>>::decode_in(r, cx, &mut v)?;
-                Ok(v)
-            }
-
-            fn blank() -> Self {
-                $name {
-                    $( $(#[cfg($c)])? $f: <$t as $crate::acp::wire::Field<'de>>::blank(), )*
-                    extra: $crate::acp::Extra::new(),
-                }
-            }
-
-            fn decode_in(
-                r: &mut $crate::acp::read::Reader<'de>,
-                cx: &mut $crate::acp::wire::Cx<'de>,
-                slot: &mut Self,
-            ) -> Result<(), $crate::acp::read::Fail> {
-                r.open_object(concat!("struct ", stringify!($name)))?;
-                <Self as $crate::acp::wire::Object<'de>>::members(r, cx, None, true, slot)
-            }
-        }
-
-        impl<'de: 'a, 'a> $crate::acp::wire::Object<'de> for $name<'a> {
-            #[allow(unused_mut)]
-            fn members(
-                r: &mut $crate::acp::read::Reader<'de>,
-                cx: &mut $crate::acp::wire::Cx<'de>,
-                mut tag: Option<&mut $crate::acp::wire::UnionTag<'de>>,
-                mut first: bool,
-                out: &mut Self,
-            ) -> Result<(), $crate::acp::read::Fail> {
-                use $crate::acp::wire::Field;
-                // Whether each member was met.
-                $( $(#[cfg($c)])? let mut $f = false; )*
-                let mut extra = $crate::acp::Extra::new();
-                while let Some(key) = r.key(&mut first, true)? {
-                    match &*key {
-                        $( $(#[cfg($c)])? $wire => {
-                            if $f {
-                                return Err($crate::acp::wire::duplicate($wire));
-                            }
-                            $f = true;
-                            if let Some(raw) = $crate::acp::wire::member::<$t>(r, cx, $wire, &mut out.$f)? {
-                                extra.push(key, $crate::acp::RawJson::from_validated(raw));
-                            }
-                        } )*
-                        _ => {
-                            let raw = r.skip()?;
-                            if !$crate::acp::wire::is_tag(&mut tag, &key, raw)? {
-                                extra.push(key, $crate::acp::RawJson::from_validated(raw));
-                            }
-                        }
-                    }
-                }
-                $( $(#[cfg($c)])? if !$f {
-                    out.$f = <$t as Field<'de>>::absent($wire)?;
-                } )*
-                out.extra = extra;
-                Ok(())
-            }
-        }
-
-        impl<'de: 'a, 'a> serde::Deserialize<'de> for $name<'a> {
-            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                $crate::acp::wire::deserialize(d)
-            }
-        }
-
-        /// The typed members, then the [`Extra`](crate::acp::Extra) ones
-        /// not shadowed by a typed member that is set.
-        impl serde::Serialize for $name<'_> {
-            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                use serde::ser::SerializeMap as _;
-                let mut map = s.serialize_map(None)?;
-                $( $(#[cfg($c)])? { $crate::acp::wire::Field::write(&self.$f, $wire, &mut map)?; } )*
-                for (key, value) in self.extra.iter() {
-                    let shadowed = match key {
-                        $( $(#[cfg($c)])? $wire => $crate::acp::wire::Field::is_set(&self.$f), )*
-                        _ => false,
-                    };
-                    if !shadowed {
-                        map.serialize_entry(key, value)?;
-                    }
-                }
-                map.end()
-            }
-        }
-
-        $crate::acp::wire::required_field!(['a] $name<'a> where 'de: 'a);
-    };
-}
-pub(crate) use acp_struct;
-
-/// Defines a string enum whose unknown values decode to `Unknown` and
-/// re-encode unchanged.
-macro_rules! string_enum {
-    (
-        $(#[$m:meta])*
-        pub enum $name:ident { $( $(#[doc = $vd:literal])* $(#[cfg($vc:meta)])? $variant:ident = $text:literal, )* }
-    ) => {
-        $(#[$m])*
-        #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-        #[non_exhaustive]
-        pub enum $name<'a> {
-            $( $(#[doc = $vd])* $(#[cfg($vc)])? $variant, )*
-            /// A value this version does not know, kept as sent.
-            Unknown(alloc::borrow::Cow<'a, str>),
-        }
-
-        impl<'a> $name<'a> {
-            /// The wire text of the value.
-            pub fn as_str(&self) -> &str {
-                match self {
-                    $( $(#[cfg($vc)])? Self::$variant => $text, )*
-                    Self::Unknown(s) => s,
-                }
-            }
-
-            /// The value for wire text (`Unknown` when not a known value).
-            pub fn from_wire(text: alloc::borrow::Cow<'a, str>) -> Self {
-                match &*text {
-                    $( $(#[cfg($vc)])? $text => Self::$variant, )*
-                    _ => Self::Unknown(text),
-                }
-            }
-
-            /// The value with its text copied.
-            pub fn into_owned(self) -> $name<'static> {
-                match self {
-                    $( $(#[cfg($vc)])? Self::$variant => $name::$variant, )*
-                    Self::Unknown(s) => $name::Unknown($crate::acp::raw::IntoOwned::into_owned(s)),
-                }
-            }
-        }
-
-        $crate::acp::raw::forward_into_owned!($name);
-
-        /// The wire text ([`as_str`](Self::as_str)), as sent: an unknown
-        /// value as it came.
-        impl core::fmt::Display for $name<'_> {
-            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-                f.write_str(self.as_str())
-            }
-        }
-
-        impl serde::Serialize for $name<'_> {
-            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                s.serialize_str(self.as_str())
-            }
-        }
-
-        impl<'de: 'a, 'a> serde::Deserialize<'de> for $name<'a> {
-            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                $crate::acp::wire::deserialize(d)
-            }
-        }
-
-        impl<'de: 'a, 'a> $crate::acp::wire::Decode<'de> for $name<'a> {
-            fn decode(
-                r: &mut $crate::acp::read::Reader<'de>,
-                _: &mut $crate::acp::wire::Cx<'de>,
-            ) -> Result<Self, $crate::acp::read::Fail> {
-                r.string().map(Self::from_wire)
-            }
-            fn blank() -> Self {
-                Self::Unknown(alloc::borrow::Cow::Borrowed(""))
-            }
-        }
-
-        $crate::acp::wire::required_field!(['a] $name<'a> where 'de: 'a);
-    };
-}
-pub(crate) use string_enum;
 
 #[cfg(test)]
 mod tests {

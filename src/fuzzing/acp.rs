@@ -2,7 +2,7 @@
 //! envelope) and for the generated types whose members are tied together
 //! (a tag and the value it goes with, a form or a URL, a scope). The other
 //! generated types get theirs from `src/acp/arbitrary.rs`, the typed params
-//! and results from the macros that define them.
+//! and results from `src/acp/methods.rs`, beside their definitions.
 
 use alloc::borrow::Cow;
 
