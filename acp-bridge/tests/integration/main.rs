@@ -14,6 +14,9 @@ mod front;
 mod ws_harness;
 
 #[cfg(target_os = "linux")]
+#[path = "../support/editor.rs"]
+mod editor;
+#[cfg(target_os = "linux")]
 #[path = "../support/fault_proxy.rs"]
 mod fault_proxy;
 #[path = "../support/resume_server.rs"]
@@ -37,4 +40,6 @@ mod rejoin;
 mod rejoin_bridge;
 mod remote;
 mod room_env;
+#[cfg(target_os = "linux")]
+mod stdio_bridge;
 mod token_room_seeds;
