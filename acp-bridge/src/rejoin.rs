@@ -142,6 +142,9 @@ pub struct Rejoin {
     loading: BTreeSet<String>,
     to_server: Vec<String>,
     to_client: Vec<String>,
+    /// Errors for the client's lost prompts, handed over once the
+    /// sessions are loaded (the client can prompt again then).
+    lost: Vec<String>,
     replayed: u64,
 }
 
@@ -370,7 +373,9 @@ impl Rejoin {
             }
             return Ok(());
         };
-        self.loading.remove(&session);
+        if self.loading.remove(&session) {
+            self.loaded();
+        }
         let Some(error) = message.get("error") else {
             return Ok(());
         };
@@ -478,9 +483,17 @@ impl Rejoin {
             self.pending.remove(&id);
             let id: Value = serde_json::from_str(&id).unwrap_or(Value::Null);
             let error = json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32603, "message": TURN_LOST}});
-            self.to_client.push(error.to_string());
+            self.lost.push(error.to_string());
         }
         self.send_pending_again();
+        self.loaded();
+    }
+
+    /// Once every session is loaded, the client learns of its lost turns.
+    fn loaded(&mut self) {
+        if self.loading.is_empty() {
+            self.to_client.append(&mut self.lost);
+        }
     }
 
     fn send_pending_again(&mut self) {
@@ -505,6 +518,7 @@ impl Rejoin {
         // earlier connection's request of ours.)
         self.to_server.clear();
         self.loading.clear();
+        self.to_client.append(&mut self.lost);
         // A connection whose initialize answer never came has no id of
         // its own to the client: the one before it is still the one to name.
         let previous = match connection {

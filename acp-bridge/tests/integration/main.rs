@@ -19,6 +19,9 @@ mod editor;
 #[cfg(target_os = "linux")]
 #[path = "../support/fault_proxy.rs"]
 mod fault_proxy;
+#[cfg(target_os = "linux")]
+#[path = "../support/nginx.rs"]
+mod nginx;
 #[path = "../support/resume_server.rs"]
 mod resume_server;
 #[cfg(target_os = "linux")]
@@ -34,6 +37,8 @@ mod client_oversized;
 mod client_profiles;
 mod client_salvage;
 mod client_terminal;
+#[cfg(target_os = "linux")]
+mod cluster;
 mod library;
 mod rejoin;
 #[cfg(target_os = "linux")]

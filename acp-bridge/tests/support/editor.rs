@@ -34,6 +34,11 @@ pub struct Editor {
     pub fs_requests: usize,
     /// How many permission requests it allowed.
     pub permissions: usize,
+    /// While set, permission requests are kept unanswered in `held` (a
+    /// person away from the keyboard).
+    pub hold_permissions: bool,
+    /// The permission requests left unanswered.
+    pub held: Vec<Value>,
 }
 
 impl Editor {
@@ -83,6 +88,8 @@ impl Editor {
             files: BTreeMap::new(),
             fs_requests: 0,
             permissions: 0,
+            hold_permissions: false,
+            held: Vec::new(),
         }
     }
 
@@ -110,6 +117,10 @@ impl Editor {
         );
         self.seen.push(message.clone());
         if let (Some(method), Some(id)) = (message["method"].as_str(), message.get("id")) {
+            if self.hold_permissions && method == "session/request_permission" {
+                self.held.push(message.clone());
+                return Some(message);
+            }
             let result = self.serve(method, &message["params"]);
             let id = id.clone();
             self.send(&json!({"jsonrpc": "2.0", "id": id, "result": result}));
