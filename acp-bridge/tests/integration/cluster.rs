@@ -12,6 +12,7 @@
 //! Without nginx the test prints a notice and passes, unless
 //! `ACP_REQUIRE_NGINX=1` (CI), where it fails.
 
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
@@ -20,7 +21,7 @@ use acp_bridge::rejoin::{Rejoin, TURN_LOST};
 use acp_codec::remote::{stamp, Position};
 
 use crate::editor::{Editor, WAIT};
-use crate::nginx::{nginx_binary, pki, Nginx};
+use crate::nginx::{nginx_binary, pki, Nginx, Pki};
 use crate::ws_harness::{scratch_dir, Bridge};
 
 const ANA: &str = "ana-token-of-the-cluster-test-0123456789";
@@ -34,33 +35,60 @@ fn prompts_in(updates: &[Value]) -> Vec<String> {
         .collect()
 }
 
+/// Two bridges sharing a token file (ana's token) and a state
+/// directory, each with a log directory of its own, behind nginx on the
+/// rendered cluster file; `None` without nginx.
+struct Cluster {
+    bridges: [Bridge; 2],
+    nginx: Nginx,
+    pki: Pki,
+    shared: PathBuf,
+}
+
+impl Cluster {
+    fn start() -> Option<Self> {
+        let bin = nginx_binary()?;
+        let shared = scratch_dir("cluster-shared");
+        let state = shared.join("agents");
+        let tokens = shared.join("tokens.json");
+        let file = json!({"tokens": {ANA: {"userId": "ana", "permissions": ["read", "write"]}}});
+        std::fs::write(&tokens, file.to_string()).unwrap();
+        let agent = format!("{} --persist", env!("CARGO_BIN_EXE_acp-mock-agent"));
+        let args = [
+            "--token-file",
+            tokens.to_str().unwrap(),
+            "--state-dir",
+            state.to_str().unwrap(),
+            "--agent",
+            &agent,
+        ];
+        let bridges = [
+            Bridge::start_in(scratch_dir("cluster-a"), &args, &[]),
+            Bridge::start_in(scratch_dir("cluster-b"), &args, &[]),
+        ];
+        let pki = pki(&scratch_dir("cluster-pki"));
+        let ports = [bridges[0].addr.port(), bridges[1].addr.port()];
+        let nginx = Nginx::start(&bin, "acp-bridge-cluster.conf", &pki, &ports);
+        Some(Self {
+            bridges,
+            nginx,
+            pki,
+            shared,
+        })
+    }
+}
+
 #[test]
 fn a_users_server_dies_mid_turn_and_another_takes_the_session_up() {
-    let Some(bin) = nginx_binary() else { return };
-    let shared = scratch_dir("cluster-shared");
-    let state = shared.join("agents");
-    let tokens = shared.join("tokens.json");
-    let file = json!({"tokens": {ANA: {"userId": "ana", "permissions": ["read", "write"]}}});
-    std::fs::write(&tokens, file.to_string()).unwrap();
-    let agent = format!("{} --persist", env!("CARGO_BIN_EXE_acp-mock-agent"));
-    let args = [
-        "--token-file",
-        tokens.to_str().unwrap(),
-        "--state-dir",
-        state.to_str().unwrap(),
-        "--agent",
-        &agent,
-    ];
-    // Each server its own log directory; the token file and the state
-    // directory shared.
-    let mut bridges = [
-        Bridge::start_in(scratch_dir("cluster-a"), &args, &[]),
-        Bridge::start_in(scratch_dir("cluster-b"), &args, &[]),
-    ];
-    let certs = scratch_dir("cluster-pki");
-    let pki = pki(&certs);
-    let ports = [bridges[0].addr.port(), bridges[1].addr.port()];
-    let nginx = Nginx::start(&bin, "acp-bridge-cluster.conf", &pki, &ports);
+    let Some(mut cluster) = Cluster::start() else {
+        return;
+    };
+    let (bridges, nginx, pki, shared) = (
+        &mut cluster.bridges,
+        &cluster.nginx,
+        &cluster.pki,
+        &cluster.shared,
+    );
     let url = format!("wss://localhost:{}/acp", nginx.port);
     let mut editor = Editor::start(
         &[
@@ -139,10 +167,10 @@ fn a_users_server_dies_mid_turn_and_another_takes_the_session_up() {
     ids.dedup();
     assert_eq!(ids.len(), all, "an answer came twice");
     assert!(editor.finish());
+
     let took = started.elapsed();
     assert!(took < Duration::from_secs(30), "{took:?}");
-    drop(nginx);
-    let _ = std::fs::remove_dir_all(&shared);
+    let _ = std::fs::remove_dir_all(shared);
 }
 
 /// The client's side, without sockets: a reconnect lands on a server that
@@ -224,4 +252,54 @@ fn a_server_that_does_not_know_the_connection_gets_the_sessions_loaded() {
         .unwrap();
     assert_eq!(got.as_deref(), Some(live));
     assert!(rejoin.is_resumable());
+}
+
+/// Streamable HTTP through the same file: HTTP/2 from the client, SSE
+/// passed on unbuffered; a whole turn of the one-turn client.
+///
+/// (nginx 1.22's HTTP/2 front holds a proxied SSE response's headers until
+/// its first bytes: the client's stream opens with the bridge's first
+/// SSE keep-alive, 15 s after the request, so this turn takes that long.)
+#[test]
+fn streamable_http_runs_through_the_cluster_file() {
+    let Some(cluster) = Cluster::start() else {
+        return;
+    };
+    let (nginx, pki) = (&cluster.nginx, &cluster.pki);
+    let project = cluster.shared.join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    let started = Instant::now();
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_acp-client"))
+        .args([
+            "--summary-json",
+            "--permission",
+            "allow",
+            "--reconnect-secs",
+            "0",
+        ])
+        .args([
+            "--connect",
+            &format!("https://localhost:{}/acp", nginx.port),
+        ])
+        .arg("--ca-cert")
+        .arg(&pki.ca)
+        .arg("--cwd")
+        .arg(&project)
+        .arg("over http")
+        .env("ACP_BRIDGE_TOKEN", ANA)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    let summary: Value = serde_json::from_str(stdout.lines().last().unwrap_or("null")).unwrap();
+    assert_eq!(
+        summary["stopReason"],
+        "end_turn",
+        "{summary}\n{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let log = nginx.access_log();
+    assert!(log.contains("\"POST /acp HTTP/2.0\" 200"), "{log}");
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(25), "{took:?}");
+    let _ = std::fs::remove_dir_all(&cluster.shared);
 }
