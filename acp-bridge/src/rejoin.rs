@@ -78,6 +78,11 @@ pub enum RejoinError {
         /// The server's words.
         detail: String,
     },
+    /// The server answered a reconnect's `initialize` with an error.
+    Initialize {
+        /// The server's words.
+        detail: String,
+    },
 }
 
 impl std::fmt::Display for RejoinError {
@@ -89,6 +94,9 @@ impl std::fmt::Display for RejoinError {
             ),
             Self::Refused { session, detail } => {
                 write!(f, "session {session} could not be resumed: {detail}")
+            }
+            Self::Initialize { detail } => {
+                write!(f, "the server refused the new connection: {detail}")
             }
         }
     }
@@ -370,8 +378,12 @@ impl Rejoin {
             // Our initialize: the server may have changed its mind.
             if let Some(result) = message.get("result") {
                 self.initialized(result);
+                return Ok(());
             }
-            return Ok(());
+            // Refused: nothing can follow it on this connection.
+            return Err(RejoinError::Initialize {
+                detail: error_message(message),
+            });
         };
         if self.loading.remove(&session) {
             self.loaded();
@@ -379,11 +391,7 @@ impl Rejoin {
         let Some(error) = message.get("error") else {
             return Ok(());
         };
-        let detail = error
-            .get("message")
-            .and_then(Value::as_str)
-            .unwrap_or("no reason given")
-            .to_owned();
+        let detail = error_message(message);
         if error.get("code").and_then(Value::as_i64) == Some(i64::from(RESUME_GAP.0)) {
             Err(RejoinError::Gap { session, detail })
         } else {
@@ -578,6 +586,16 @@ impl Rejoin {
         self.own.insert(json!(id).to_string(), (session, seq));
         json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
     }
+}
+
+/// The `error.message` of an error answer.
+fn error_message(message: &Map<String, Value>) -> String {
+    message
+        .get("error")
+        .and_then(|e| e.get("message"))
+        .and_then(Value::as_str)
+        .unwrap_or("no reason given")
+        .to_owned()
 }
 
 /// Whether an `initialize` result advertises resume.

@@ -254,6 +254,26 @@ fn a_server_that_does_not_know_the_connection_gets_the_sessions_loaded() {
     assert!(rejoin.is_resumable());
 }
 
+/// A reconnect's `initialize` refused (the agent cannot start there): the
+/// relay gives up with the server's words, rather than wait for an answer
+/// that will not come.
+#[test]
+fn a_refused_reconnect_is_an_error() {
+    let mut rejoin = Rejoin::new();
+    let _ = rejoin.outgoing(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#);
+    let answer =
+        r#"{"jsonrpc":"2.0","id":1,"result":{"_meta":{"acp-codec/resume":{"connection":"7"}}}}"#;
+    let _ = rejoin.incoming(&stamp(answer, None, Position(1))).unwrap();
+    let lines = rejoin.reconnected(None);
+    let init: Value = serde_json::from_str(&lines[0]).unwrap();
+    let refused = json!({"jsonrpc": "2.0", "id": init["id"], "error": {"code": -32012, "message": "too many agents"}});
+    let e = rejoin.incoming(&refused.to_string()).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "the server refused the new connection: too many agents"
+    );
+}
+
 /// Streamable HTTP through the same file: HTTP/2 from the client, SSE
 /// passed on unbuffered; a whole turn of the one-turn client.
 ///
