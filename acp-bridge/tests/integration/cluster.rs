@@ -66,7 +66,9 @@ impl Cluster {
             Bridge::start_in(scratch_dir("cluster-a"), &args, &[]),
             Bridge::start_in(scratch_dir("cluster-b"), &args, &[]),
         ];
-        let pki = pki(&scratch_dir("cluster-pki"));
+        let certs = shared.join("pki");
+        std::fs::create_dir_all(&certs).unwrap();
+        let pki = pki(&certs);
         let ports = [bridges[0].addr.port(), bridges[1].addr.port()];
         let nginx = Nginx::start(&bin, "acp-bridge-cluster.conf", &pki, &ports);
         Some(Self {
