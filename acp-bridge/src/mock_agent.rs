@@ -226,27 +226,57 @@ impl Store {
             else {
                 continue;
             };
-            let mut session = Session {
-                cwd: PathBuf::from("/"),
-                turn: None,
-                title: None,
-                history: Vec::new(),
-            };
-            for line in std::fs::read_to_string(&path)?.lines() {
-                let Ok(mut record) = serde_json::from_str::<Value>(line) else {
-                    continue;
-                };
-                if let Some(cwd) = record.get("cwd").and_then(Value::as_str) {
-                    session.cwd = PathBuf::from(cwd);
-                } else if let Some(title) = record.get("title").and_then(Value::as_str) {
-                    session.title = Some(title.to_owned());
-                } else if let Some(update) = record.get_mut("update") {
-                    session.history.push(update.take());
-                }
-            }
-            out.push((sid.to_owned(), session));
+            out.push((sid.to_owned(), Self::read(&path)?));
         }
         Ok(out)
+    }
+
+    /// The session `session_id` as saved (by this process or another one
+    /// sharing the directory since this one started), if it is.
+    fn load_one(&self, session_id: &str) -> Option<Session> {
+        let path = self.dir.join(format!("{session_id}.jsonl"));
+        let plain = !session_id.is_empty()
+            && !session_id.contains(['/', '\\'])
+            && !session_id.starts_with('.');
+        plain.then(|| Self::read(&path).ok()).flatten()
+    }
+
+    fn read(path: &Path) -> io::Result<Session> {
+        let mut session = Session {
+            cwd: PathBuf::from("/"),
+            turn: None,
+            title: None,
+            history: Vec::new(),
+        };
+        for line in std::fs::read_to_string(path)?.lines() {
+            let Ok(mut record) = serde_json::from_str::<Value>(line) else {
+                continue;
+            };
+            if let Some(cwd) = record.get("cwd").and_then(Value::as_str) {
+                session.cwd = PathBuf::from(cwd);
+            } else if let Some(title) = record.get("title").and_then(Value::as_str) {
+                session.title = Some(title.to_owned());
+            } else if let Some(update) = record.get_mut("update") {
+                session.history.push(update.take());
+            }
+        }
+        Ok(session)
+    }
+
+    /// Claims the id `session_id` for a new session: its file made, or
+    /// `false` when another process made it first.
+    fn claim(&self, session_id: &str) -> bool {
+        let path = self.dir.join(format!("{session_id}.jsonl"));
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+        {
+            Ok(_) => true,
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => false,
+            // Saving fails later, loudly; the session goes on in memory.
+            Err(_) => true,
+        }
     }
 }
 
@@ -510,6 +540,14 @@ impl Agent {
         let session_id = {
             let mut st = self.state();
             st.sessions_made += 1;
+            // Another process sharing the directory (another server's
+            // agent of the same user) may have taken the next number.
+            while let Some(store) = &self.store {
+                if store.claim(&format!("mock-session-{}", st.sessions_made)) {
+                    break;
+                }
+                st.sessions_made += 1;
+            }
             let sid = format!("mock-session-{}", st.sessions_made);
             let session = Session {
                 cwd: cwd_path,
@@ -568,6 +606,12 @@ impl Agent {
     /// is no such session.
     fn take_up(&self, session_id: &str, cwd: &str) -> Option<Vec<Value>> {
         let mut st = self.state();
+        if !st.sessions.contains_key(session_id) {
+            // Saved since this process started, by another one sharing
+            // the directory.
+            let saved = self.store.as_ref()?.load_one(session_id)?;
+            st.sessions.insert(session_id.to_owned(), saved);
+        }
         let session = st.sessions.get_mut(session_id)?;
         session.cwd = PathBuf::from(cwd);
         let history = session.history.clone();

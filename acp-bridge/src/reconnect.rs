@@ -3,6 +3,11 @@
 //! the connection ends, dials again with exponential backoff and jitter
 //! for up to a budget of time and resumes through [`Rejoin`] (positions,
 //! sessions, unanswered requests). The client sees one unbroken stream.
+//! When the new connection's server does not know the old one (the server
+//! that served it died and another took its address, or the grace is
+//! over), the relay replaces it at once by a clean connection on which
+//! [`Rejoin`] loads the sessions again (`session/load`); a prompt that was
+//! running fails for the client, as its turn died with its server.
 //!
 //! A server that does not advertise resume is not redialed: its
 //! connection's end is the end, as before. The relay gives up, and the
@@ -166,7 +171,20 @@ impl Relay {
                                 Ok(None) => {}
                                 Err(e) => return self.give_up(e.to_string()).await,
                             }
-                            continue;
+                            for line in self.rejoin.poll_to_server() {
+                                let _ = conn.sink.send(with_newline(line)).await;
+                            }
+                            for line in self.rejoin.poll_to_client() {
+                                if self.to_client.send(Ok(line)).await.is_err() {
+                                    return "the client is done".to_owned();
+                                }
+                            }
+                            if !self.rejoin.take_restart() {
+                                continue;
+                            }
+                            // Another server (or the same after its grace):
+                            // a clean connection, where the sessions are loaded.
+                            "the server does not know this connection (another server, or too late to resume)".to_owned()
                         }
                         Ok(Some(Err(e))) => {
                             eprintln!("acp-client: skipped a message from the server: {e}");
@@ -175,18 +193,27 @@ impl Relay {
                         Ok(None) => (&mut conn.closed).await,
                         Err(e) => e.to_string(),
                     };
-                    if !self.rejoin.is_resumable() || self.policy.budget.is_zero() {
+                    let restart = self.rejoin.take_restart() || self.rejoin.is_starting_over();
+                    if !restart && (!self.rejoin.is_resumable() || self.policy.budget.is_zero()) {
                         return self.give_up(detail).await;
                     }
                     eprintln!("acp-client: {detail}; reconnecting");
                     match self.redial().await {
                         Ok(next) => {
                             conn = next;
-                            self.reconnects.fetch_add(1, Ordering::Relaxed);
+                            // Starting over after a reconnect is part of that
+                            // reconnect.
+                            if !restart {
+                                self.reconnects.fetch_add(1, Ordering::Relaxed);
+                            }
                             for line in self.rejoin.reconnected(None) {
                                 let _ = conn.sink.send(with_newline(line)).await;
                             }
-                            eprintln!("acp-client: reconnected; resuming");
+                            if restart {
+                                eprintln!("acp-client: reconnected; loading the sessions again (a turn in progress is lost)");
+                            } else {
+                                eprintln!("acp-client: reconnected; resuming");
+                            }
                         }
                         Err(why) => {
                             let secs = self.policy.budget.as_secs();

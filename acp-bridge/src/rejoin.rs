@@ -20,17 +20,31 @@
 //!   server read first); a session the client creates, loads or resumes
 //!   is remembered for the next connection; the answers to what `Rejoin`
 //!   sent itself are kept from the client.
-//! - [`reconnected`](Rejoin::reconnected) gives the lines to send first on
-//!   a new connection: `initialize` again, with the connection's cursor;
-//!   the answers not known to have arrived; `session/resume` of each
-//!   session with its cursor; the requests still unanswered, with their
-//!   ids (a server runs a retried `session/prompt` once).
+//! - [`reconnected`](Rejoin::reconnected) gives the line to send first on
+//!   a new connection: `initialize` again, with the connection's cursor.
+//!   What follows depends on its answer, and is then taken with
+//!   [`poll_to_server`](Rejoin::poll_to_server):
+//!   - the server took the connection over (its answer advertises resume):
+//!     the answers not known to have arrived, `session/resume` of each
+//!     session with its cursor, the requests still unanswered, with their
+//!     ids (a server runs a retried `session/prompt` once);
+//!   - the server does not know the connection (another server behind the
+//!     same address, after the one that served it died, or the same one
+//!     after its grace): nothing can be resumed. [`Rejoin`] asks for a
+//!     clean connection ([`take_restart`](Rejoin::take_restart)), on which
+//!     it starts its positions again and loads each session
+//!     (`session/load`) from what the agent keeps; the history the load
+//!     replays is not handed to the client (it has seen it); a
+//!     `session/prompt` still unanswered fails with an error for the
+//!     client ([`poll_to_client`](Rejoin::poll_to_client)) rather than run
+//!     a second time (the turn in progress died with the server that ran
+//!     it); the other unanswered requests are sent again.
 //!
 //! A server that does not advertise resume gets the client's bytes
 //! unchanged except the opt-in member of `initialize`, and nothing is
 //! stamped; [`Rejoin::is_resumable`] then says a reconnect cannot resume.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use acp_codec::remote::{unstamp, Position, META_CURSOR, META_RESUME, RESUME_GAP};
 use serde_json::{json, Map, Value};
@@ -40,6 +54,10 @@ const MAX_ANSWERS: usize = 256;
 
 /// The id prefix of the requests [`Rejoin`] sends itself.
 const OWN_ID: &str = "acp-client/rejoin-";
+
+/// What a `session/prompt` unanswered when its server died is answered
+/// (JSON-RPC internal error): the turn is lost, the session goes on.
+pub const TURN_LOST: &str = "the server running this turn is gone; the session was loaded again on another server and the turn in progress is lost: send the prompt again";
 
 /// Why a new connection could not take up the session.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,6 +78,11 @@ pub enum RejoinError {
         /// The server's words.
         detail: String,
     },
+    /// The server answered a reconnect's `initialize` with an error.
+    Initialize {
+        /// The server's words.
+        detail: String,
+    },
 }
 
 impl std::fmt::Display for RejoinError {
@@ -71,6 +94,9 @@ impl std::fmt::Display for RejoinError {
             ),
             Self::Refused { session, detail } => {
                 write!(f, "session {session} could not be resumed: {detail}")
+            }
+            Self::Initialize { detail } => {
+                write!(f, "the server refused the new connection: {detail}")
             }
         }
     }
@@ -111,6 +137,23 @@ pub struct Rejoin {
     resumable: bool,
     connection: Option<String>,
     dropped_twice: u64,
+    /// A reconnect's `initialize` is on the wire: what follows it waits
+    /// for its answer.
+    awaiting: bool,
+    /// The next connection starts over (positions, no cursor) and loads
+    /// the sessions.
+    fresh: bool,
+    /// The relay must replace the connection now (see [`Rejoin::take_restart`]).
+    restart: bool,
+    /// Sessions whose own `session/load` is in flight: their replayed
+    /// history is not the client's.
+    loading: BTreeSet<String>,
+    to_server: Vec<String>,
+    to_client: Vec<String>,
+    /// Errors for the client's lost prompts, handed over once the
+    /// sessions are loaded (the client can prompt again then).
+    lost: Vec<String>,
+    replayed: u64,
 }
 
 impl Rejoin {
@@ -125,6 +168,13 @@ impl Rejoin {
     /// everything again).
     pub fn is_resumable(&self) -> bool {
         self.resumable && !self.positions.is_empty()
+    }
+
+    /// Whether the next connection starts over (see
+    /// [`take_restart`](Self::take_restart)): redial even though nothing
+    /// can be resumed.
+    pub fn is_starting_over(&self) -> bool {
+        self.fresh
     }
 
     /// Requests of the client still unanswered.
@@ -142,6 +192,33 @@ impl Rejoin {
     /// Messages dropped because the client already had their position.
     pub fn dropped_twice(&self) -> u64 {
         self.dropped_twice
+    }
+
+    /// History updates a `session/load` of [`Rejoin`]'s own replayed, kept
+    /// from the client.
+    pub fn replayed(&self) -> u64 {
+        self.replayed
+    }
+
+    /// Lines to send on the current connection now (what follows a
+    /// reconnect's `initialize`, once it is answered).
+    pub fn poll_to_server(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.to_server)
+    }
+
+    /// Lines for the client that no server sent: the errors of requests
+    /// that cannot be sent again (a turn lost with its server).
+    pub fn poll_to_client(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.to_client)
+    }
+
+    /// Whether the current connection must be replaced by a new one now:
+    /// its server does not know the connection named by the cursor, so
+    /// its positions would start again under the client's. The next
+    /// [`reconnected`](Self::reconnected) starts over and loads the
+    /// sessions. Reading it clears it.
+    pub fn take_restart(&mut self) -> bool {
+        std::mem::take(&mut self.restart)
     }
 
     /// The id of the current connection, when the transport knows it
@@ -249,6 +326,16 @@ impl Rejoin {
             return Ok(Some(line));
         };
         if message.contains_key("method") {
+            let loading = !message.contains_key("id")
+                && message
+                    .get("params")
+                    .and_then(|p| p.get("sessionId"))
+                    .and_then(Value::as_str)
+                    .is_some_and(|s| self.loading.contains(s));
+            if loading {
+                self.replayed += 1;
+                return Ok(None);
+            }
             return Ok(Some(line));
         }
         let Some(id) = message.get("id").map(Value::to_string) else {
@@ -291,17 +378,20 @@ impl Rejoin {
             // Our initialize: the server may have changed its mind.
             if let Some(result) = message.get("result") {
                 self.initialized(result);
+                return Ok(());
             }
-            return Ok(());
+            // Refused: nothing can follow it on this connection.
+            return Err(RejoinError::Initialize {
+                detail: error_message(message),
+            });
         };
+        if self.loading.remove(&session) {
+            self.loaded();
+        }
         let Some(error) = message.get("error") else {
             return Ok(());
         };
-        let detail = error
-            .get("message")
-            .and_then(Value::as_str)
-            .unwrap_or("no reason given")
-            .to_owned();
+        let detail = error_message(message);
         if error.get("code").and_then(Value::as_i64) == Some(i64::from(RESUME_GAP.0)) {
             Err(RejoinError::Gap { session, detail })
         } else {
@@ -321,51 +411,39 @@ impl Rejoin {
         if let Some(id) = named {
             self.connection = Some(id.to_owned());
         }
+        if std::mem::take(&mut self.awaiting) {
+            self.follow_up();
+        }
     }
 
-    /// A new connection is up (`connection`: its id, when known): the lines
-    /// to send on it before anything else.
-    pub fn reconnected(&mut self, connection: Option<String>) -> Vec<String> {
-        let mut lines = Vec::new();
-        // A connection whose initialize answer never came has no id of
-        // its own to the client: the one before it is still the one to name.
-        let previous = match connection {
-            Some(id) => self.connection.replace(id),
-            None => self.connection.clone(),
-        };
-        if let Some(init) = self.init.clone() {
-            let mut params = init;
-            set_meta(&mut params, META_RESUME, json!({}));
-            let position = self.positions.get(&None).copied().unwrap_or_default();
-            let mut cursor = json!({ "position": position.0 });
-            if let Some(previous) = previous {
-                cursor["connection"] = json!(previous);
-            }
-            set_meta(&mut params, META_CURSOR, cursor);
-            // The client's own initialize when its answer never came (the
-            // answer is the client's), else ours.
-            let seq = self.tick();
-            let unanswered = self
-                .pending
-                .iter_mut()
-                .find(|(_, p)| p.method == "initialize");
-            match unanswered {
-                Some((id, pending)) => {
-                    let id: Value = serde_json::from_str(id).unwrap_or(Value::Null);
-                    pending.line = json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": params})
-                        .to_string();
-                    pending.seq = seq;
-                    lines.push(pending.line.clone());
-                }
-                None => lines.push(self.own_request(None, "initialize", params)),
-            }
+    /// A reconnect's `initialize` was answered: what goes next.
+    fn follow_up(&mut self) {
+        if self.fresh {
+            // A clean connection (or a server that never resumes): the
+            // sessions are loaded from what the agent keeps.
+            self.fresh = false;
+            self.load_sessions();
+        } else if self.resumable {
+            self.resume_sessions();
+        } else {
+            // The server does not know the connection the cursor named: a
+            // clean one, where positions start again.
+            self.positions.clear();
+            self.connection = None;
+            self.fresh = true;
+            self.restart = true;
         }
+    }
+
+    /// The server took the connection over: the answers again, each
+    /// session resumed at its position, the unanswered requests again.
+    fn resume_sessions(&mut self) {
         // The answers again (a server drops one whose request is no longer
         // pending), each with a new place on the wire.
         let answers = std::mem::take(&mut self.answers);
         for (_, answer) in answers {
             let seq = self.tick();
-            lines.push(answer.clone());
+            self.to_server.push(answer.clone());
             self.answers.push((seq, answer));
         }
         let sessions: Vec<(String, String)> = self
@@ -381,17 +459,123 @@ impl Rejoin {
                 .unwrap_or_default();
             let mut params = json!({"sessionId": session, "cwd": cwd, "mcpServers": []});
             set_meta(&mut params, META_CURSOR, json!({ "position": position.0 }));
-            lines.push(self.own_request(Some(session), "session/resume", params));
+            let line = self.own_request(Some(session), "session/resume", params);
+            self.to_server.push(line);
         }
+        self.send_pending_again();
+    }
+
+    /// A server that does not know the connection: each session loaded,
+    /// a prompt in flight failed for the client, the rest sent again.
+    fn load_sessions(&mut self) {
+        // The agent that asked is gone with its server.
+        self.answers.clear();
+        let sessions: Vec<(String, String)> = self
+            .sessions
+            .iter()
+            .map(|(s, cwd)| (s.clone(), cwd.clone()))
+            .collect();
+        for (session, cwd) in sessions {
+            let params = json!({"sessionId": session, "cwd": cwd, "mcpServers": []});
+            self.loading.insert(session.clone());
+            let line = self.own_request(Some(session), "session/load", params);
+            self.to_server.push(line);
+        }
+        let lost: Vec<String> = self
+            .pending
+            .iter()
+            .filter(|(_, p)| p.method == "session/prompt")
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in lost {
+            self.pending.remove(&id);
+            let id: Value = serde_json::from_str(&id).unwrap_or(Value::Null);
+            let error = json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32603, "message": TURN_LOST}});
+            self.lost.push(error.to_string());
+        }
+        self.send_pending_again();
+        self.loaded();
+    }
+
+    /// Once every session is loaded, the client learns of its lost turns.
+    fn loaded(&mut self) {
+        if self.loading.is_empty() {
+            self.to_client.append(&mut self.lost);
+        }
+    }
+
+    fn send_pending_again(&mut self) {
         let mut seq = self.seq;
         for pending in self.pending.values_mut() {
             if pending.method != "initialize" {
                 seq += 1;
                 pending.seq = seq;
-                lines.push(pending.line.clone());
+                self.to_server.push(pending.line.clone());
             }
         }
         self.seq = seq;
+    }
+
+    /// A new connection is up (`connection`: its id, when known): the lines
+    /// to send on it before anything else (`initialize` again, with the
+    /// cursor; what follows comes from [`poll_to_server`](Self::poll_to_server)
+    /// once it is answered).
+    pub fn reconnected(&mut self, connection: Option<String>) -> Vec<String> {
+        let mut lines = Vec::new();
+        // (`own` stays: a resumed stream may hand over the answer to an
+        // earlier connection's request of ours.)
+        self.to_server.clear();
+        self.loading.clear();
+        self.to_client.append(&mut self.lost);
+        // A connection whose initialize answer never came has no id of
+        // its own to the client: the one before it is still the one to name.
+        let previous = match connection {
+            Some(id) => self.connection.replace(id),
+            None => self.connection.clone(),
+        };
+        let Some(init) = self.init.clone() else {
+            // Nothing to initialize: nothing to resume either.
+            self.send_pending_again();
+            lines.append(&mut self.to_server);
+            return lines;
+        };
+        let mut params = init;
+        set_meta(&mut params, META_RESUME, json!({}));
+        if !self.fresh {
+            let position = self.positions.get(&None).copied().unwrap_or_default();
+            let mut cursor = json!({ "position": position.0 });
+            if let Some(previous) = previous {
+                cursor["connection"] = json!(previous);
+            }
+            set_meta(&mut params, META_CURSOR, cursor);
+        }
+        // The client's own initialize when its answer never came (the
+        // answer is the client's), else ours.
+        let seq = self.tick();
+        let unanswered = self
+            .pending
+            .iter_mut()
+            .find(|(_, p)| p.method == "initialize");
+        match unanswered {
+            Some((id, pending)) => {
+                let id: Value = serde_json::from_str(id).unwrap_or(Value::Null);
+                pending.line =
+                    json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": params})
+                        .to_string();
+                pending.seq = seq;
+                lines.push(pending.line.clone());
+            }
+            None => lines.push(self.own_request(None, "initialize", params)),
+        }
+        // The answers did not arrive through this connection: its
+        // initialize's answer does not settle them (they go again after it).
+        let mut seq = self.seq;
+        for (at, _) in &mut self.answers {
+            seq += 1;
+            *at = seq;
+        }
+        self.seq = seq;
+        self.awaiting = true;
         lines
     }
 
@@ -402,6 +586,16 @@ impl Rejoin {
         self.own.insert(json!(id).to_string(), (session, seq));
         json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
     }
+}
+
+/// The `error.message` of an error answer.
+fn error_message(message: &Map<String, Value>) -> String {
+    message
+        .get("error")
+        .and_then(|e| e.get("message"))
+        .and_then(Value::as_str)
+        .unwrap_or("no reason given")
+        .to_owned()
 }
 
 /// Whether an `initialize` result advertises resume.

@@ -37,6 +37,7 @@ mod codec;
 mod examples;
 mod framing;
 mod fuzz_corpus;
+mod remote_limits;
 mod remote_resume;
 mod remote_router;
 #[cfg(feature = "alloc")]

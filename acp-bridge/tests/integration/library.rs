@@ -606,6 +606,45 @@ async fn sessions_saved_in_the_state_dir_load_in_a_new_process() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Two processes on one state directory at once (two servers' agents of
+/// one user, while clients move from one server to the other): a session
+/// one makes after the other started is loaded by the other from disk,
+/// and neither hands out an id the other took.
+#[tokio::test]
+async fn two_live_processes_sharing_the_state_dir_never_clash() {
+    let dir = std::env::temp_dir().join(format!("acp-mock-shared-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let options = || mock_agent::Options {
+        state_dir: Some(dir.clone()),
+        ..mock_agent::Options::default()
+    };
+    let mut a = Peer::start(options());
+    a.initialize().await;
+    let mut b = Peer::start(options());
+    b.initialize().await;
+    let made_by_a = a.new_session("/work/a").await;
+    let made_by_b = b.new_session("/work/b").await;
+    assert_ne!(made_by_a, made_by_b);
+    let id = b
+        .request(
+            "session/load",
+            json!({"sessionId": made_by_a, "cwd": "/work/a", "mcpServers": []}),
+        )
+        .await;
+    let loaded = b.until_response(id, &mut HashMap::new()).await;
+    assert!(loaded.get("result").is_some(), "{loaded}");
+    let id = b
+        .request(
+            "session/load",
+            json!({"sessionId": "../escape", "cwd": "/work/a", "mcpServers": []}),
+        )
+        .await;
+    let refused = b.until_response(id, &mut HashMap::new()).await;
+    assert!(refused.get("error").is_some(), "{refused}");
+    drop((a, b));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// `acp-client --session ID` continues a session a previous run created,
 /// in a new agent process (the mock keeps its sessions in a state
 /// directory, as real agents keep theirs).

@@ -14,8 +14,14 @@ mod front;
 mod ws_harness;
 
 #[cfg(target_os = "linux")]
+#[path = "../support/editor.rs"]
+mod editor;
+#[cfg(target_os = "linux")]
 #[path = "../support/fault_proxy.rs"]
 mod fault_proxy;
+#[cfg(target_os = "linux")]
+#[path = "../support/nginx.rs"]
+mod nginx;
 #[path = "../support/resume_server.rs"]
 mod resume_server;
 #[cfg(target_os = "linux")]
@@ -31,10 +37,14 @@ mod client_oversized;
 mod client_profiles;
 mod client_salvage;
 mod client_terminal;
+#[cfg(target_os = "linux")]
+mod cluster;
 mod library;
 mod rejoin;
 #[cfg(target_os = "linux")]
 mod rejoin_bridge;
 mod remote;
 mod room_env;
+#[cfg(target_os = "linux")]
+mod stdio_bridge;
 mod token_room_seeds;

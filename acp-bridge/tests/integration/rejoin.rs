@@ -105,6 +105,8 @@ fn run(budget: usize, breaks: &BTreeSet<usize>, lag: usize) -> (Seen, usize) {
                     Ok(None) => {}
                     Err(e) => seen.error = Some(e),
                 }
+                // What follows a reconnect's initialize, once answered.
+                wire.extend(rejoin.poll_to_server().into_iter().map(|l| (true, l)));
             }
             continue;
         }

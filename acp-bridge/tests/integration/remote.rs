@@ -19,7 +19,7 @@
 #![cfg(target_os = "linux")]
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpListener};
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -32,6 +32,7 @@ use serde_json::Value;
 const TOKEN: &str = "t0k3n-for-tests-only";
 
 use crate::front;
+use crate::nginx::{free_port, nginx_binary, pki, Nginx, Pki};
 use front::{Front, FrontConfig};
 
 // ---------------------------------------------------------------- harness
@@ -70,49 +71,6 @@ impl Drop for Scratch {
         if !std::thread::panicking() {
             let _ = std::fs::remove_dir_all(&self.0);
         }
-    }
-}
-
-/// The throwaway PKI: `ca.pem` signed `server.pem` (for `localhost` only,
-/// no IP address); `other-ca.pem` signed nothing.
-struct Pki {
-    ca: PathBuf,
-    other_ca: PathBuf,
-    cert: PathBuf,
-    key: PathBuf,
-}
-
-fn pki(dir: &Path) -> Pki {
-    use rcgen::{
-        BasicConstraints, CertificateParams, CertifiedIssuer, DnType, ExtendedKeyUsagePurpose,
-        IsCa, KeyPair, KeyUsagePurpose,
-    };
-    let ca = |name: &str| {
-        let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
-        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        params.distinguished_name.push(DnType::CommonName, name);
-        params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
-        CertifiedIssuer::self_signed(params, KeyPair::generate().unwrap()).unwrap()
-    };
-    let issuer = ca("acp-codec test CA");
-    let other = ca("acp-codec other CA");
-    let key = KeyPair::generate().unwrap();
-    let mut params = CertificateParams::new(vec!["localhost".to_owned()]).unwrap();
-    params
-        .distinguished_name
-        .push(DnType::CommonName, "localhost");
-    params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
-    let cert = params.signed_by(&key, &issuer).unwrap();
-    let write = |name: &str, text: String| {
-        let p = dir.join(name);
-        std::fs::write(&p, text).unwrap();
-        p
-    };
-    Pki {
-        ca: write("ca.pem", issuer.pem()),
-        other_ca: write("other-ca.pem", other.pem()),
-        cert: write("server.pem", cert.pem()),
-        key: write("server-key.pem", key.serialize_pem()),
     }
 }
 
@@ -395,15 +353,6 @@ fn https_get(port: u16, path: &str, ca: &Path) -> String {
     // A peer closing without close_notify is an error after the data.
     let _ = stream.read_to_end(&mut out);
     String::from_utf8_lossy(&out).into_owned()
-}
-
-/// A port free on 127.0.0.1 right now.
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// A session directory whose README and NOTES are symlinks out of it.
@@ -1073,148 +1022,6 @@ fn bridge_killed_mid_turn_is_an_error_not_a_hang() {
 
 // ---------------------------------------------------------------- nginx
 
-/// nginx's binary, or `None` (with a notice) when it is not installed;
-/// with `ACP_REQUIRE_NGINX=1` a missing nginx fails the test.
-fn nginx_binary() -> Option<PathBuf> {
-    let candidates = std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
-        .unwrap_or_default()
-        .into_iter()
-        .chain(["/usr/sbin".into(), "/usr/local/sbin".into()])
-        .map(|d: PathBuf| d.join("nginx"));
-    for c in candidates {
-        if c.is_file() {
-            return Some(c);
-        }
-    }
-    if std::env::var("ACP_REQUIRE_NGINX").is_ok_and(|v| v == "1") {
-        panic!(
-            "nginx is not installed but ACP_REQUIRE_NGINX=1: \
-             apt-get install -y --no-install-recommends nginx"
-        );
-    }
-    eprintln!(
-        "NOTICE: nginx not installed; skipping the nginx test \
-         (apt-get install nginx, or set ACP_REQUIRE_NGINX=1 to make this a failure)"
-    );
-    None
-}
-
-/// nginx on a rendered `deploy/nginx/acp-bridge.conf`, in the foreground,
-/// everything under its own prefix; stopped on drop.
-struct Nginx {
-    proc: Proc,
-    port: u16,
-    prefix: Scratch,
-}
-
-impl Nginx {
-    fn start(bin: &Path, pki: &Pki, bridges: [u16; 2]) -> Self {
-        let prefix = Scratch::new("nginx");
-        let p = prefix.path();
-        for d in ["logs", "tmp"] {
-            std::fs::create_dir_all(p.join(d)).unwrap();
-        }
-        let port = free_port();
-        let template = std::fs::read_to_string(
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/nginx/acp-bridge.conf"),
-        )
-        .unwrap();
-        let site = template
-            .replace("@@LISTEN@@", &format!("127.0.0.1:{port}"))
-            .replace("@@SERVER_NAME@@", "localhost")
-            .replace("@@TLS_CERT@@", pki.cert.to_str().unwrap())
-            .replace("@@TLS_KEY@@", pki.key.to_str().unwrap())
-            .replace("@@BRIDGE_1@@", &format!("127.0.0.1:{}", bridges[0]))
-            .replace("@@BRIDGE_2@@", &format!("127.0.0.1:{}", bridges[1]));
-        let left = site
-            .lines()
-            .filter(|l| !l.trim_start().starts_with('#') && l.contains("@@"));
-        assert_eq!(left.count(), 0, "placeholder left:\n{site}");
-        std::fs::write(p.join("acp-bridge.conf"), site).unwrap();
-        let d = p.display();
-        let main = format!(
-            "worker_processes 1;\n\
-             pid {d}/nginx.pid;\n\
-             error_log {d}/logs/error.log info;\n\
-             events {{ worker_connections 256; }}\n\
-             http {{\n\
-             \x20   access_log {d}/logs/access.log;\n\
-             \x20   client_body_temp_path {d}/tmp/body;\n\
-             \x20   proxy_temp_path {d}/tmp/proxy;\n\
-             \x20   fastcgi_temp_path {d}/tmp/fastcgi;\n\
-             \x20   uwsgi_temp_path {d}/tmp/uwsgi;\n\
-             \x20   scgi_temp_path {d}/tmp/scgi;\n\
-             \x20   include {d}/acp-bridge.conf;\n\
-             }}\n"
-        );
-        std::fs::write(p.join("nginx.conf"), main).unwrap();
-        let mut cmd = Command::new(bin);
-        cmd.arg("-p")
-            .arg(p)
-            .arg("-c")
-            .arg(p.join("nginx.conf"))
-            .arg("-e")
-            .arg(p.join("logs/error.log"))
-            .args(["-g", "daemon off;"]);
-        // `nginx -t` first: a bad template is a clear failure.
-        let check = Command::new(bin)
-            .args(cmd.get_args())
-            .arg("-t")
-            .output()
-            .unwrap();
-        assert!(
-            check.status.success(),
-            "nginx -t: {}",
-            String::from_utf8_lossy(&check.stderr)
-        );
-        let mut proc = Proc::spawn(&mut cmd);
-        let end = Instant::now() + Duration::from_secs(10);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            if let Ok(Some(s)) = proc.child.try_wait() {
-                panic!(
-                    "nginx exited ({s}): {}\n{}",
-                    proc.stderr(),
-                    std::fs::read_to_string(p.join("logs/error.log")).unwrap_or_default()
-                );
-            }
-            assert!(Instant::now() < end, "nginx not listening within 10 s");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        Self { proc, port, prefix }
-    }
-
-    fn access_log(&self) -> String {
-        std::fs::read_to_string(self.prefix.path().join("logs/access.log")).unwrap_or_default()
-    }
-}
-
-impl Drop for Nginx {
-    fn drop(&mut self) {
-        // A graceful stop lets the master end its workers; SIGKILL of the
-        // master (the Proc guard) would leave them running.
-        let workers = self.proc.children();
-        Proc::signal(self.proc.child.id(), "-TERM");
-        let end = Instant::now() + Duration::from_secs(5);
-        while Instant::now() < end {
-            if let Ok(Some(_)) = self.proc.child.try_wait() {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        for pid in workers {
-            Proc::signal(pid, "-KILL");
-        }
-        if std::thread::panicking() {
-            eprintln!(
-                "nginx error log:\n{}",
-                std::fs::read_to_string(self.prefix.path().join("logs/error.log"))
-                    .unwrap_or_default()
-            );
-        }
-    }
-}
-
 #[test]
 fn nginx_terminates_tls_in_front_of_two_bridges() {
     let Some(bin) = nginx_binary() else { return };
@@ -1226,7 +1033,7 @@ fn nginx_terminates_tls_in_front_of_two_bridges() {
     let mock = format!("--big-bytes {big}");
     let mut b1 = Bridge::start(&["--mock-args", &mock]);
     let b2 = Bridge::start(&["--mock-args", &mock]);
-    let nginx = Nginx::start(&bin, &pki, [b1.port(), b2.port()]);
+    let nginx = Nginx::start(&bin, "acp-bridge.conf", &pki, &[b1.port(), b2.port()]);
     let url = format!("wss://localhost:{}/", nginx.port);
     let ca = pki.ca.to_str().unwrap();
     let turn = |name: &str, url: &str| {
@@ -1423,7 +1230,7 @@ fn remote_bench() {
             let mock = format!("--big-bytes {bytes}");
             let b1 = Bridge::start(&["--mock-args", &mock]);
             let b2 = Bridge::start(&["--mock-args", &mock]);
-            let n = Nginx::start(bin, &pki, [b1.port(), b2.port()]);
+            let n = Nginx::start(bin, "acp-bridge.conf", &pki, &[b1.port(), b2.port()]);
             let url = format!("wss://localhost:{}/", n.port);
             (
                 vec!["--connect".into(), url, "--ca-cert".into(), ca.clone()],

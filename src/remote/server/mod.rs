@@ -141,7 +141,9 @@ pub struct ServerConfig {
     /// Largest message from a client (bytes); one of at most twice this
     /// is answered before its connection closes.
     pub max_message: usize,
-    /// Most connections of one user.
+    /// Most connections of one user. A detached connection (its client
+    /// gone, waiting to be resumed) does not count; as many of those are
+    /// kept again per user, the oldest leaving past that.
     pub max_user_connections: usize,
     /// Most sessions one user holds open.
     pub max_user_sessions: usize,
@@ -499,11 +501,21 @@ impl Server {
         principal: &Principal,
     ) -> Result<ConnectionId, ConnectError> {
         let key = self.agent_key(principal.user.as_deref());
+        // The user's detached connections (waiting for their client to
+        // resume) do not count: a client whose connection broke is never
+        // refused for it when it comes back.
+        let detached = self.detached_of(principal.user.as_deref(), &key);
+        let limit = self.config.max_user_connections;
         let id = ConnectionId(self.next_conn);
         let agent = self.agent_entry(key.clone(), now);
         let client = match &principal.user {
             None => agent.router.connect(),
-            Some(user) => agent.router.connect_as(user, principal.permissions)?,
+            Some(user) => {
+                if agent.router.user_connections(user).saturating_sub(detached) >= limit {
+                    return Err(ConnectError::TooManyConnections { limit });
+                }
+                agent.router.connect_as(user, principal.permissions)?
+            }
         };
         agent.last_active = now;
         agent.clients.insert(client, id);

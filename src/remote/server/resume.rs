@@ -467,6 +467,7 @@ impl Server {
             agent.waiting.retain(|w| w.conn != conn);
         }
         opted.log.detach(now);
+        let (user, agent) = (c.user.clone(), c.agent.clone());
         self.resume.detached.insert(
             conn,
             Detached {
@@ -476,7 +477,32 @@ impl Server {
                 opted,
             },
         );
+        // Detached connections do not count toward the user's connection
+        // limit (see `open`); as many as it are kept, the oldest leaves
+        // past that.
+        while self.detached_of(user.as_deref(), &agent) > self.config.max_user_connections {
+            let oldest = self
+                .resume
+                .detached
+                .iter()
+                .filter(|(_, d)| d.user == user && d.agent == agent)
+                .min_by_key(|(id, d)| (d.opted.log.deadline(), id.0))
+                .map(|(id, _)| *id);
+            match oldest {
+                Some(old) => self.detached_leaves(now, old),
+                None => break,
+            }
+        }
         true
+    }
+
+    /// How many of `user`'s connections to `agent` are detached.
+    pub(super) fn detached_of(&self, user: Option<&str>, agent: &Option<String>) -> usize {
+        self.resume
+            .detached
+            .values()
+            .filter(|d| d.user.as_deref() == user && &d.agent == agent)
+            .count()
     }
 
     /// When the first detached connection's grace ends.
@@ -499,24 +525,30 @@ impl Server {
             .map(|(id, _)| *id)
             .collect();
         for conn in gone {
-            let Some(d) = self.resume.detached.remove(&conn) else {
-                continue;
-            };
-            self.resume.sessions.retain(|_, s| s.conn != conn);
             self.log(format!(
                 "connection {} not resumed within {} s: it leaves",
                 conn.0,
                 DEFAULT_RESUME_GRACE.as_secs()
             ));
-            let Some(agent) = self.agents.get_mut(&d.agent) else {
-                continue;
-            };
-            agent.clients.remove(&d.client);
-            agent.last_active = now;
-            let mut outs = Vec::new();
-            agent.router.disconnect(d.client, &mut outs);
-            self.dispatch(&d.agent, outs, now);
+            self.detached_leaves(now, conn);
         }
+    }
+
+    /// The detached connection `conn` leaves as any connection does; its
+    /// sessions' logs go with it.
+    fn detached_leaves(&mut self, now: Duration, conn: ConnectionId) {
+        let Some(d) = self.resume.detached.remove(&conn) else {
+            return;
+        };
+        self.resume.sessions.retain(|_, s| s.conn != conn);
+        let Some(agent) = self.agents.get_mut(&d.agent) else {
+            return;
+        };
+        agent.clients.remove(&d.client);
+        agent.last_active = now;
+        let mut outs = Vec::new();
+        agent.router.disconnect(d.client, &mut outs);
+        self.dispatch(&d.agent, outs, now);
     }
 
     /// Connections detached and waiting for their client.

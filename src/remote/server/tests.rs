@@ -778,3 +778,89 @@ fn an_oversized_line_reaches_its_sessions_owner_with_a_shared_agent() {
         );
     }
 }
+
+/// An `initialize` asking for positions, with a cursor naming connection
+/// `named` when given.
+fn init_resumable(id: u64, named: Option<&str>) -> String {
+    let cursor = named.map_or(String::new(), |n| {
+        format!(r#","acp-codec/cursor":{{"connection":"{n}","position":1}}"#)
+    });
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"initialize","params":{{"protocolVersion":1,"_meta":{{"acp-codec/resume":{{}}{cursor}}}}}}}"#
+    )
+}
+
+/// Opens a connection of `p` that asks for positions (naming `named`);
+/// the id the server gives its stream when the agent's answer comes.
+fn open_resumable(
+    h: &mut Harness,
+    runs: &mut Vec<AgentRun>,
+    p: &Principal,
+    named: Option<&str>,
+) -> (ConnectionId, Option<String>) {
+    let c = h.server.open(h.now, Profile::WebSocket, p).unwrap();
+    let acts = h.text(c, &init_resumable(9, named));
+    runs.extend(started(&acts));
+    let run = runs[0];
+    let id = agent_id(&acts);
+    let acts = h.agent(
+        run,
+        &format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"protocolVersion":1}}}}"#),
+    );
+    let stream = sent(&acts, c).iter().find_map(|text| {
+        let (_, _, answer) = crate::remote::unstamp(text)?;
+        let v: serde_json::Value = serde_json::from_str(&answer).ok()?;
+        v["result"]["_meta"]["acp-codec/resume"]["connection"]
+            .as_str()
+            .map(ToString::to_string)
+    });
+    (c, stream)
+}
+
+/// A user at the connection limit whose connection broke is not refused
+/// when the client comes back (the detached connection does not count),
+/// and takes it over; a user's detached connections are bounded by the
+/// same limit, the oldest leaving first.
+#[test]
+fn a_detached_connection_never_keeps_its_user_from_coming_back() {
+    let config = ServerConfig {
+        max_user_connections: 1,
+        ..ServerConfig::new()
+    };
+    let mut h = Harness::new(config);
+    let mut runs = started(&h.settle());
+    let ana = Principal::user("ana", Permissions::READ_WRITE);
+    let (first, stream) = open_resumable(&mut h, &mut runs, &ana, None);
+    let stream = stream.expect("the capability names the connection's stream");
+    let err = h.server.open(h.now, Profile::WebSocket, &ana).unwrap_err();
+    assert_eq!(err, ConnectError::TooManyConnections { limit: 1 });
+
+    // The connection breaks: detached, and the user may connect again.
+    h.server.handle_closed(h.now, first);
+    assert!(writes(&h.settle()).is_empty(), "nothing is cancelled");
+    assert_eq!(h.server.detached_connections(), 1);
+    let (back, _) = open_resumable(&mut h, &mut runs, &ana, Some(&stream));
+    assert_eq!(h.server.detached_connections(), 0, "taken over");
+    // One live connection again: the limit holds.
+    let err = h.server.open(h.now, Profile::WebSocket, &ana).unwrap_err();
+    assert_eq!(err.http_status(), 429);
+
+    // Two break in turn (the second a fresh connection, not a resume):
+    // one detached connection is kept, the older leaves as at the end of
+    // its grace.
+    h.server.handle_closed(h.now, back);
+    let _ = h.settle();
+    h.now += secs(1);
+    let (fresh, fresh_stream) = open_resumable(&mut h, &mut runs, &ana, None);
+    h.server.handle_closed(h.now, fresh);
+    let _ = h.settle();
+    assert_eq!(h.server.detached_connections(), 1);
+    // `back`'s stream is gone (no positions), `fresh`'s is kept.
+    let (gone, none) = open_resumable(&mut h, &mut runs, &ana, Some(&stream));
+    assert_eq!(none, None);
+    h.server.handle_closed(h.now, gone);
+    let _ = h.settle();
+    let (_, kept) = open_resumable(&mut h, &mut runs, &ana, fresh_stream.as_deref());
+    assert!(kept.is_some() && kept == fresh_stream, "{kept:?}");
+    assert_eq!(h.server.detached_connections(), 0);
+}
