@@ -220,7 +220,9 @@ fn streamable_http_40_mb_whole_70_mb_dropped_and_reported() {
 }
 
 /// The server's peak memory relaying one line of nearly 64 MiB to a
-/// WebSocket client, printed for BENCHMARKS.md.
+/// WebSocket client, printed for BENCHMARKS.md: at most twice the line
+/// (the agent reader's copy is freed before the writer's starts), with
+/// 16 MiB to spare.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn peak_memory_relaying_a_64_mib_line() {
     // `seq` text escapes one `\n` in about 8 bytes: ~66 MB of JSON.
@@ -240,7 +242,7 @@ async fn peak_memory_relaying_a_64_mib_line() {
         (peak - before) as f64 / line_kib as f64
     );
     assert!(
-        peak.saturating_sub(before) <= 3 * line_kib + 32 * 1024,
+        peak.saturating_sub(before) <= 2 * line_kib + 16 * 1024,
         "peak {peak} KiB, baseline {before} KiB, line {line_kib} KiB"
     );
 }
