@@ -262,11 +262,7 @@ fn peak_memory_relaying_a_64_mib_line_over_streamable_http() {
     let output = big_output(&seen).expect("the output relayed");
     assert_eq!(output.len(), BIG);
     // The line as the agent wrote it (compact JSON, as re-encoded here).
-    let line = seen
-        .iter()
-        .map(|m| m.to_string().len())
-        .max()
-        .unwrap_or(0);
+    let line = seen.iter().map(|m| m.to_string().len()).max().unwrap_or(0);
     assert!(line > 60 << 20 && line <= LIMIT, "line of {line} bytes");
     let line_kib = (line / 1024) as u64;
     println!(

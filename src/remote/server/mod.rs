@@ -11,6 +11,7 @@
 
 mod conn;
 mod http;
+mod oversize;
 mod pool;
 mod resume;
 
@@ -32,6 +33,7 @@ mod tests;
 use conn::Conn;
 pub use conn::BINARY_REFUSED;
 pub use http::{AccessRefusal, HttpHead, HttpRoute};
+pub use oversize::HEADER_MAX_MESSAGE;
 use pool::Agent;
 
 /// The error answering a request of a user whose agent may not start:
@@ -647,6 +649,14 @@ impl Server {
     /// [`send`](Self::send) without the resume rules (a message already
     /// stamped).
     fn send_raw(&mut self, now: Duration, conn: ConnectionId, stream: Stream, text: String) {
+        let Some(text) = self.within_client_limit(now, conn, &stream, text) else {
+            return;
+        };
+        self.queue(now, conn, stream, text);
+    }
+
+    /// Queues `text` for `conn` (its size within its client's limit).
+    fn queue(&mut self, now: Duration, conn: ConnectionId, stream: Stream, text: String) {
         let Some(c) = self.conns.get_mut(&conn) else {
             return;
         };

@@ -1,0 +1,121 @@
+//! A client's own limit on the messages it reads.
+//!
+//! A WebSocket layer reads a message whole before its reader sees it, so a
+//! client cannot skip a message far over its limit: its layer ends the
+//! connection instead. A client that states its limit when it connects
+//! ([`Server::set_client_limit`], from [`HEADER_MAX_MESSAGE`]) is never
+//! sent a longer message; what it would have got is replaced by what
+//! tells it (and the agent, when the agent waits for an answer).
+
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+use core::time::Duration;
+
+use super::{ConnectionId, Server, LINE_DROPPED};
+use crate::acp::{encode_error, RequestId, RpcError};
+use crate::framing::peek::peek;
+use crate::limits::DEFAULT_ID_PEEK_WINDOW;
+use crate::remote::Stream;
+use crate::{ErrorCode, PeekedId};
+
+/// The request header in which a WebSocket client states the longest
+/// message it reads, in bytes (decimal). The server then never sends it a
+/// longer one (see [`Server::set_client_limit`]).
+pub const HEADER_MAX_MESSAGE: &str = "Acp-Bridge-Max-Message-Bytes";
+
+impl Server {
+    /// `conn`'s client reads messages of at most `max` bytes (it said so
+    /// when it connected, in [`HEADER_MAX_MESSAGE`]).
+    ///
+    /// A longer message for it is not sent. An answer to one of its
+    /// requests becomes that request's error (`-32603`, with the size and
+    /// the limit); a request of the agent is answered for the client with
+    /// an error (`-32600`), so the agent does not wait for it; and the
+    /// client is told with [`LINE_DROPPED`] (`size`, `limit`, the
+    /// `sessionId` of the stream it was for, and `id` for a request), on
+    /// the stream the message was for. The connection goes on.
+    pub fn set_client_limit(&mut self, conn: ConnectionId, max: usize) {
+        if let Some(c) = self.conns.get_mut(&conn) {
+            c.max_incoming = Some(max);
+        }
+    }
+
+    /// `text` when `conn`'s client reads a message of its size; `None`
+    /// when it is over the client's limit, with what replaces it queued.
+    pub(super) fn within_client_limit(
+        &mut self,
+        now: Duration,
+        conn: ConnectionId,
+        stream: &Stream,
+        text: String,
+    ) -> Option<String> {
+        let limit = self.conns.get(&conn).and_then(|c| c.max_incoming);
+        let Some(limit) = limit.filter(|l| text.len() > *l) else {
+            return Some(text);
+        };
+        let size = text.len();
+        let head = text.as_bytes();
+        let first = peek(head.get(..DEFAULT_ID_PEEK_WINDOW).unwrap_or(head));
+        drop(text);
+        self.log(format!(
+            "{conn}: a message of {size} bytes not sent: over its client's {limit}-byte limit"
+        ));
+        let id = first.id.map(|id| match id {
+            PeekedId::Number(n) => RequestId::Number(n),
+            PeekedId::Str(s) => RequestId::Str(s.as_str().to_string().into()),
+            PeekedId::Null => RequestId::Null,
+        });
+        match (id, first.is_request) {
+            // An answer to the client's request: that request's error.
+            (Some(id), false) => {
+                let msg = format!(
+                    "the agent's response of {size} bytes exceeds this client's {limit}-byte limit"
+                );
+                if let Some(line) = error_line(&id, ErrorCode::INTERNAL_ERROR, msg) {
+                    self.queue(now, conn, stream.clone(), line);
+                }
+            }
+            (id, is_request) => {
+                let request = id.filter(|_| is_request);
+                if let Some(id) = &request {
+                    // Answered as the client would answer a request it
+                    // could not read.
+                    let msg = format!(
+                        "the agent's request of {size} bytes exceeds the client's {limit}-byte limit"
+                    );
+                    if let Some(line) = error_line(id, ErrorCode::INVALID_REQUEST, msg) {
+                        self.handle_text(now, conn, &line);
+                    }
+                }
+                let session = match stream {
+                    Stream::Session(s) => Some(s.clone()),
+                    Stream::Connection => first.session.map(|s| s.as_str().to_string()),
+                };
+                let mut params = serde_json::json!({"size": size, "limit": limit});
+                if let Some(obj) = params.as_object_mut() {
+                    if let Some(id) = &request {
+                        obj.insert("id".into(), serde_json::to_value(id).unwrap_or_default());
+                    }
+                    if let Some(session) = session {
+                        obj.insert("sessionId".into(), session.into());
+                    }
+                }
+                let notice =
+                    serde_json::json!({"jsonrpc": "2.0", "method": LINE_DROPPED, "params": params});
+                self.queue(now, conn, stream.clone(), notice.to_string());
+            }
+        }
+        None
+    }
+}
+
+/// The error response for `id` as one message (without a `\n`).
+fn error_line(id: &RequestId<'_>, code: ErrorCode, message: String) -> Option<String> {
+    let mut line = Vec::new();
+    encode_error(id, &RpcError::new(code, message), &mut line).ok()?;
+    if line.last() == Some(&b'\n') {
+        line.pop();
+    }
+    String::from_utf8(line).ok()
+}
