@@ -640,6 +640,21 @@ impl Server {
     /// Queues `text` for `conn`, unless its user's queue is full (then
     /// `conn` closes) or it answers the connection's `initialize`.
     fn send(&mut self, now: Duration, conn: ConnectionId, stream: Stream, text: String) {
+        let Some(text) = self.within_client_limit(now, conn, &stream, text) else {
+            return;
+        };
+        self.send_within_limit(now, conn, stream, text);
+    }
+
+    /// [`send`](Self::send) of a message known to be within its client's
+    /// limit.
+    fn send_within_limit(
+        &mut self,
+        now: Duration,
+        conn: ConnectionId,
+        stream: Stream,
+        text: String,
+    ) {
         let Some(text) = self.resume_outbound(conn, &stream, text) else {
             return;
         };
@@ -649,14 +664,6 @@ impl Server {
     /// [`send`](Self::send) without the resume rules (a message already
     /// stamped).
     fn send_raw(&mut self, now: Duration, conn: ConnectionId, stream: Stream, text: String) {
-        let Some(text) = self.within_client_limit(now, conn, &stream, text) else {
-            return;
-        };
-        self.queue(now, conn, stream, text);
-    }
-
-    /// Queues `text` for `conn` (its size within its client's limit).
-    fn queue(&mut self, now: Duration, conn: ConnectionId, stream: Stream, text: String) {
         let Some(c) = self.conns.get_mut(&conn) else {
             return;
         };

@@ -28,7 +28,8 @@ impl Server {
     /// `conn`'s client reads messages of at most `max` bytes (it said so
     /// when it connected, in [`HEADER_MAX_MESSAGE`]).
     ///
-    /// A longer message for it is not sent. An answer to one of its
+    /// A longer message for it is not sent (nor one within a few hundred
+    /// bytes of `max`: the room a position stamp takes). An answer to one of its
     /// requests becomes that request's error (`-32603`, with the size and
     /// the limit); a request of the agent is answered for the client with
     /// an error (`-32600`), so the agent does not wait for it; and the
@@ -41,8 +42,9 @@ impl Server {
         }
     }
 
-    /// `text` when `conn`'s client reads a message of its size; `None`
-    /// when it is over the client's limit, with what replaces it queued.
+    /// `text` when `conn`'s client reads a message of its size (with the
+    /// room resumable delivery's stamp may add); `None` when it is over
+    /// the client's limit, with what replaces it queued.
     pub(super) fn within_client_limit(
         &mut self,
         now: Duration,
@@ -51,7 +53,8 @@ impl Server {
         text: String,
     ) -> Option<String> {
         let limit = self.conns.get(&conn).and_then(|c| c.max_incoming);
-        let Some(limit) = limit.filter(|l| text.len() > *l) else {
+        let room = stamp_room(stream);
+        let Some(limit) = limit.filter(|l| text.len().saturating_add(room) > *l) else {
             return Some(text);
         };
         let size = text.len();
@@ -73,7 +76,7 @@ impl Server {
                     "the agent's response of {size} bytes exceeds this client's {limit}-byte limit"
                 );
                 if let Some(line) = error_line(&id, ErrorCode::INTERNAL_ERROR, msg) {
-                    self.queue(now, conn, stream.clone(), line);
+                    self.send_within_limit(now, conn, stream.clone(), line);
                 }
             }
             (id, is_request) => {
@@ -103,12 +106,29 @@ impl Server {
                 }
                 let notice =
                     serde_json::json!({"jsonrpc": "2.0", "method": LINE_DROPPED, "params": params});
-                self.queue(now, conn, stream.clone(), notice.to_string());
+                self.send_within_limit(now, conn, stream.clone(), notice.to_string());
             }
         }
         None
     }
 }
+
+/// The most bytes resumable delivery's stamp adds to a message on
+/// `stream` (its position, and the session's id escaped): the limit is
+/// checked before the stamp, so that a message dropped takes no position
+/// (the notice replacing it takes the next one, and the client sees no
+/// gap).
+fn stamp_room(stream: &Stream) -> usize {
+    let session = match stream {
+        Stream::Session(s) => s.len().saturating_mul(6),
+        Stream::Connection => 0,
+    };
+    STAMP_ROOM.saturating_add(session)
+}
+
+/// The stamp's bytes besides the session's id: its members' names and
+/// punctuation, and a position of up to 20 digits, with room to spare.
+const STAMP_ROOM: usize = 128;
 
 /// The error response for `id` as one message (without a `\n`).
 fn error_line(id: &RequestId<'_>, code: ErrorCode, message: String) -> Option<String> {

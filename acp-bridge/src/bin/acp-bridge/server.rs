@@ -217,7 +217,7 @@ async fn acp(
         permissions: identity.permissions,
     };
     if let Ok(upgrade) = upgrade {
-        return ws::upgrade(app.driver, upgrade, peer, who, tag);
+        return ws::upgrade(app.driver, upgrade, peer, who, tag, req.headers());
     }
     if req.uri().path() != "/acp" {
         return answer(app.driver.with(|s, _| s.not_found()));

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
-use axum::http::HeaderValue;
+use axum::http::{HeaderMap, HeaderValue};
 use axum::response::Response;
 use futures_util::stream::{SplitSink, SplitStream};
 use futures_util::{SinkExt, StreamExt};
@@ -17,7 +17,7 @@ use tokio_tungstenite::tungstenite::error::{CapacityError, Error as WsError};
 
 use crate::driver::{Driver, ToConn};
 use crate::respond::{answer, random_name};
-use acp_codec::remote::{ConnectionId, Principal, HEADER_CONNECTION_ID};
+use acp_codec::remote::{ConnectionId, Principal, HEADER_CONNECTION_ID, HEADER_MAX_MESSAGE};
 
 /// Bytes read from a socket at a time: an idle connection holds this
 /// much, not tungstenite's default 128 KiB (a larger message still grows
@@ -33,6 +33,7 @@ pub fn upgrade(
     peer: SocketAddr,
     who: Principal,
     tag: String,
+    headers: &HeaderMap,
 ) -> Response {
     let (tx, rx) = mpsc::unbounded_channel::<ToConn>();
     let kill = Arc::new(Notify::new());
@@ -45,6 +46,9 @@ pub fn upgrade(
         }
     };
     driver.attach(conn, tx, kill.clone());
+    if let Some(max) = client_limit(headers) {
+        driver.with(|s, _| s.set_client_limit(conn, max));
+    }
     let opened = Opened {
         driver: driver.clone(),
         conn: Some(conn),
@@ -188,6 +192,18 @@ async fn write(
     }
     done.notify_one();
     let _ = sink.close().await;
+}
+
+/// The longest message the client reads, when its upgrade request says
+/// (`Acp-Bridge-Max-Message-Bytes`): nothing longer is sent to it.
+fn client_limit(headers: &HeaderMap) -> Option<usize> {
+    headers
+        .get(HEADER_MAX_MESSAGE)?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
 }
 
 /// The size of a message over the read limit, when `e` is one.
