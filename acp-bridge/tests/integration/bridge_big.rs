@@ -325,3 +325,46 @@ fn acp_client_is_told_of_a_message_three_times_its_limit_and_the_turn_goes_on() 
     // What the agent said after the dropped output reached the client.
     assert!(stdout.contains("Done. I listed the project"), "{stdout}");
 }
+
+/// The server's peak relaying one line of nearly 64 MiB to `acp-client`,
+/// which asks for positions (resumable delivery: every message to it is
+/// stamped, a new string), printed for BENCHMARKS.md and held to twice
+/// the line with 16 MiB to spare.
+#[test]
+fn peak_memory_relaying_a_64_mib_line_to_acp_client_with_positions() {
+    use std::process::{Command, Stdio};
+    const BIG: usize = 59_000_000;
+    let bridge = start("big64rssclient", BIG);
+    let before = bridge.status_kib("VmHWM:");
+    let out = Command::new(env!("CARGO_BIN_EXE_acp-client"))
+        .args(["--summary-json", "--permission", "allow", "--timeout", "60"])
+        .arg("--connect")
+        .arg(format!("ws://{}/acp", bridge.addr))
+        .arg("--cwd")
+        .arg(&bridge.dir)
+        .arg("print a long sequence")
+        .env_remove("ACP_BRIDGE_TOKEN")
+        .stdin(Stdio::null())
+        .stderr(Stdio::inherit())
+        .output()
+        .unwrap();
+    let peak = bridge.status_kib("VmHWM:");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let summary: Value = serde_json::from_str(stdout.lines().last().unwrap_or_default()).unwrap();
+    assert_eq!(summary["stopReason"], "end_turn", "{summary}");
+    assert_eq!(summary["badLines"], 0, "{summary}");
+    let line = summary["largestLineBytes"].as_u64().unwrap();
+    assert!(
+        line > 60 << 20 && line <= LIMIT as u64,
+        "line of {line} bytes"
+    );
+    let line_kib = line / 1024;
+    println!(
+        "server peak RSS relaying a {line}-byte line to acp-client (positions asked): {peak} KiB (before {before} KiB; {:.2}x the line over the baseline)",
+        (peak - before) as f64 / line_kib as f64
+    );
+    assert!(
+        peak.saturating_sub(before) <= 2 * line_kib + 16 * 1024,
+        "peak {peak} KiB, baseline {before} KiB, line {line_kib} KiB"
+    );
+}

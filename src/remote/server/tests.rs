@@ -852,3 +852,24 @@ fn a_message_over_the_clients_own_limit_is_replaced_by_what_tells_it() {
     let mut h2 = with_session(ServerConfig::new());
     assert_eq!(sent(&h2.0.agent(h2.1, &long), h2.2), [long]);
 }
+
+#[test]
+fn an_agent_line_handed_over_is_routed_as_one_lent() {
+    let lines = [
+        update("s1", "hi"),
+        r#"{"jsonrpc":"2.0","method":"_x/note","params":{}}"#.to_string(),
+        r#"{"jsonrpc":"2.0","id":"r","method":"fs/read_text_file","params":{"sessionId":"s1","path":"/a"}}"#.to_string(),
+        "not json".to_string(),
+    ];
+    let (mut lent, run, ana) = with_session(ServerConfig::new());
+    let (mut owned, run2, _) = with_session(ServerConfig::new());
+    for (i, line) in lines.into_iter().enumerate() {
+        let a = lent.agent(run, &line);
+        if i < 3 {
+            assert_eq!(sent(&a, ana).len(), 1, "{line}");
+        }
+        owned.server.handle_agent_line_owned(owned.now, run2, line);
+        let b = owned.settle();
+        assert_eq!(format!("{a:?}"), format!("{b:?}"));
+    }
+}

@@ -170,10 +170,11 @@ const READ_BUFFER: usize = 256 * 1024;
 /// are split off that buffer's front (sharing its allocation). Before
 /// the core gets such a line, the bytes after it move to a fresh buffer
 /// of [`READ_BUFFER`], so that the line alone holds the large allocation;
-/// the line is moved into the core's call and freed when the core is
-/// done with it, before the actions the core asked for run. So the core's
-/// copy of a forwarded line is the only one left when the connection's
-/// writer starts on it, and no long line stays resident in the reader.
+/// the line is handed to the core (`handle_agent_line_owned`), which
+/// frees it once routed, before the router's copy is stamped and queued.
+/// So a long line is held twice at most, and the core's copy is the only
+/// one left when the connection's writer starts on it; no long line stays
+/// resident in the reader.
 async fn read_stdout(driver: &Arc<Driver>, run: AgentRun, stdout: ChildStdout) {
     let limits = Limits::default().with_max_line_len(driver.processes.max_line);
     let mut lines = FramedRead::with_capacity(stdout, LineCodec::with_limits(&limits), READ_BUFFER);
@@ -185,12 +186,18 @@ async fn read_stdout(driver: &Arc<Driver>, run: AgentRun, stdout: ChildStdout) {
             renew(lines.read_buffer_mut());
         }
         match item {
-            // The codec hands out valid UTF-8 only; the line is dropped at
-            // the end of the closure, under the core's lock.
-            Ok(line) => driver.with(move |s, now| match std::str::from_utf8(&line) {
-                Ok(text) => s.handle_agent_line(now, run, text),
+            // The codec hands out valid UTF-8 only. A long line's bytes
+            // become the core's string without a copy (they hold their
+            // allocation alone now), and the core frees it once routed;
+            // a short one is lent (its bytes share the read buffer).
+            Ok(line) if line.len() > READ_BUFFER => match String::from_utf8(Vec::from(line)) {
+                Ok(text) => driver.with(move |s, now| s.handle_agent_line_owned(now, run, text)),
                 Err(_) => driver.log_line("agent line skipped: not utf-8"),
-            }),
+            },
+            Ok(line) => match std::str::from_utf8(&line) {
+                Ok(text) => driver.with(|s, now| s.handle_agent_line(now, run, text)),
+                Err(_) => driver.log_line("agent line skipped: not utf-8"),
+            },
             Err(e) => driver.with(|s, now| s.handle_agent_line_too_long(now, run, &e)),
         }
     }
