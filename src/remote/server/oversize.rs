@@ -12,10 +12,10 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use core::time::Duration;
 
+use super::http::OVERSIZE_HEAD;
 use super::{ConnectionId, Server, LINE_DROPPED};
 use crate::acp::{encode_error, RequestId, RpcError};
 use crate::framing::peek::peek;
-use crate::limits::DEFAULT_ID_PEEK_WINDOW;
 use crate::remote::Stream;
 use crate::{ErrorCode, PeekedId};
 
@@ -59,7 +59,7 @@ impl Server {
         };
         let size = text.len();
         let head = text.as_bytes();
-        let first = peek(head.get(..DEFAULT_ID_PEEK_WINDOW).unwrap_or(head));
+        let first = peek(head.get(..OVERSIZE_HEAD).unwrap_or(head));
         drop(text);
         self.log(format!(
             "{conn}: a message of {size} bytes not sent: over its client's {limit}-byte limit"
