@@ -14,7 +14,7 @@
 //! exiting, time passing (the text's length in 100 ms steps), the slot's
 //! queued messages written, an oversized line from that agent, a `GET`
 //! of a session's stream, the slot's WebSocket client stating its limit
-//! (`set_client_limit`: 200 bytes plus 50 per byte of text), a line from
+//! (`set_client_limit`: 200 bytes plus 4 per byte of text), a line from
 //! the agent handed over (`handle_agent_line_owned`). Every agent start
 //! asked for succeeds at once.
 //!
@@ -432,7 +432,7 @@ pub fn check(data: &[u8]) {
             }
             9 => {
                 if let Some(conn) = w.ws[slot] {
-                    let limit = 200 + 50 * text.len();
+                    let limit = 200 + 4 * text.len();
                     server.set_client_limit(conn, limit);
                     w.limits.insert(conn, limit);
                 }
