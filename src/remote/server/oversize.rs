@@ -13,7 +13,7 @@ use alloc::vec::Vec;
 use core::time::Duration;
 
 use super::http::OVERSIZE_HEAD;
-use super::{ConnectionId, Server, LINE_DROPPED};
+use super::{ConnectionId, Profile, Server, LINE_DROPPED};
 use crate::acp::{encode_error, RequestId, RpcError};
 use crate::framing::peek::peek;
 use crate::remote::Stream;
@@ -36,9 +36,14 @@ impl Server {
     /// client is told with [`LINE_DROPPED`] (`size`, `limit`, the
     /// `sessionId` of the stream it was for, and `id` for a request), on
     /// the stream the message was for. The connection goes on.
+    ///
+    /// For a WebSocket connection (a Streamable HTTP client reads an
+    /// event as it comes and can skip it; the call is ignored there).
     pub fn set_client_limit(&mut self, conn: ConnectionId, max: usize) {
         if let Some(c) = self.conns.get_mut(&conn) {
-            c.max_incoming = Some(max);
+            if c.profile == Profile::WebSocket {
+                c.max_incoming = Some(max);
+            }
         }
     }
 
