@@ -14,10 +14,10 @@ use core::time::Duration;
 
 use super::http::OVERSIZE_HEAD;
 use super::{ConnectionId, Profile, Server, LINE_DROPPED};
-use crate::acp::{encode_error, RequestId, RpcError};
+use crate::acp::{encode_error, Message, RequestId, RpcError};
 use crate::framing::peek::peek;
 use crate::remote::Stream;
-use crate::{ErrorCode, PeekedId};
+use crate::ErrorCode;
 
 /// The request header in which a WebSocket client states the longest
 /// message it reads, in bytes (decimal). The server then never sends it a
@@ -63,18 +63,22 @@ impl Server {
             return Some(text);
         };
         let size = text.len();
+        // The message is whole here: its id is read exactly, wherever it
+        // stands (this runs only for a message dropped); its session, when
+        // its stream does not say, from its first bytes.
+        let (id, is_request) = match Message::decode(&text) {
+            Ok(Message::Request(r)) => (Some(r.id.into_owned()), true),
+            Ok(Message::Response(r)) => (Some(r.id.into_owned()), false),
+            Ok(Message::Error(e)) => (Some(e.id.into_owned()), false),
+            _ => (None, false),
+        };
         let head = text.as_bytes();
-        let first = peek(head.get(..OVERSIZE_HEAD).unwrap_or(head));
+        let named = peek(head.get(..OVERSIZE_HEAD).unwrap_or(head)).session;
         drop(text);
         self.log(format!(
             "{conn}: a message of {size} bytes not sent: over its client's {limit}-byte limit"
         ));
-        let id = first.id.map(|id| match id {
-            PeekedId::Number(n) => RequestId::Number(n),
-            PeekedId::Str(s) => RequestId::Str(s.as_str().to_string().into()),
-            PeekedId::Null => RequestId::Null,
-        });
-        match (id, first.is_request) {
+        match (id, is_request) {
             // An answer to the client's request: that request's error.
             (Some(id), false) => {
                 let msg = format!(
@@ -98,7 +102,7 @@ impl Server {
                 }
                 let session = match stream {
                     Stream::Session(s) => Some(s.clone()),
-                    Stream::Connection => first.session.map(|s| s.as_str().to_string()),
+                    Stream::Connection => named.map(|s| s.as_str().to_string()),
                 };
                 let mut params = serde_json::json!({"size": size, "limit": limit});
                 if let Some(obj) = params.as_object_mut() {

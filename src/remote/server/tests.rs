@@ -826,9 +826,10 @@ fn a_message_over_the_clients_own_limit_is_replaced_by_what_tells_it() {
     // An answer to the client's request over it: that request's error.
     let acts = h.text(ana, &prompt(8, "s1"));
     let id = agent_id(&acts);
+    // (Its id after a result longer than any peek: read all the same.)
     let answer = format!(
-        r#"{{"jsonrpc":"2.0","id":{id},"result":{{"stopReason":"end_turn","_meta":{{"pad":"{}"}}}}}}"#,
-        "z".repeat(400)
+        r#"{{"jsonrpc":"2.0","result":{{"stopReason":"end_turn","_meta":{{"pad":"{}"}}}},"id":{id}}}"#,
+        "z".repeat(5000)
     );
     let to_ana = sent(&h.agent(run, &answer), ana);
     let v: serde_json::Value = serde_json::from_str(&to_ana[0]).unwrap();
