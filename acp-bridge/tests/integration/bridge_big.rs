@@ -283,47 +283,69 @@ fn peak_memory_relaying_a_64_mib_line_over_streamable_http() {
 }
 
 /// `acp-client` reading at most 8 MiB a message, through the real server
-/// on WebSocket, with a tool output three times that: the server sends
-/// it nothing over its limit (the client stated it on connecting), the
-/// client shows what was dropped as a problem of the turn, the messages
-/// after it arrive and the turn ends as usual.
+/// on each profile, with a tool output three times that: the turn ends
+/// as usual, the messages after it arrive, and the dropped output is
+/// shown. On WebSocket the server sends the client nothing over its
+/// limit (the client stated it on connecting) and says what it dropped, a
+/// problem of the turn; on Streamable HTTP the client's SSE reader skips
+/// the event as it comes, and the reconnecting relay between it and the
+/// turn prints that it did (it does not pass the error on to the turn).
 #[test]
 fn acp_client_is_told_of_a_message_three_times_its_limit_and_the_turn_goes_on() {
     use std::process::{Command, Stdio};
     const CLIENT_LIMIT: usize = 8 * 1024 * 1024;
     let bridge = start("bigclientlimit", 3 * CLIENT_LIMIT);
-    let out = Command::new(env!("CARGO_BIN_EXE_acp-client"))
-        .args(["--summary-json", "--permission", "allow", "--timeout", "60"])
-        .args(["--max-message-bytes", &CLIENT_LIMIT.to_string()])
-        .arg("--connect")
-        .arg(format!("ws://{}/acp", bridge.addr))
-        .arg("--cwd")
-        .arg(&bridge.dir)
-        .arg("print a long sequence")
-        .env_remove("ACP_BRIDGE_TOKEN")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let summary: Value = serde_json::from_str(stdout.lines().last().unwrap_or_default())
-        .unwrap_or_else(|e| panic!("{e}: {stdout}\n{stderr}"));
-    assert_eq!(summary["stopReason"], "end_turn", "{summary}\n{stderr}");
-    assert_eq!(summary["error"], Value::Null, "{summary}");
-    assert_eq!(summary["reconnects"], 0, "the connection broke: {stderr}");
-    assert_eq!(summary["turnProblems"], 1, "{summary}\n{stderr}");
-    let shown = format!("over the {CLIENT_LIMIT}-byte limit) in session ");
-    assert!(
-        stderr.contains("the bridge dropped a message from the agent of ")
-            && stderr.contains(&shown),
-        "{stderr}"
-    );
-    assert!(
-        summary["largestLineBytes"].as_u64().unwrap() <= CLIENT_LIMIT as u64,
-        "{summary}"
-    );
-    // What the agent said after the dropped output reached the client.
-    assert!(stdout.contains("Done. I listed the project"), "{stdout}");
+    for (scheme, shown, problems) in [
+        ("ws", "the bridge dropped a message from the agent of ", 1),
+        (
+            "http",
+            "skipped a message from the server: line of more than ",
+            0,
+        ),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_acp-client"))
+            .args(["--summary-json", "--permission", "allow", "--timeout", "60"])
+            .args(["--max-message-bytes", &CLIENT_LIMIT.to_string()])
+            .arg("--connect")
+            .arg(format!("{scheme}://{}/acp", bridge.addr))
+            .arg("--cwd")
+            .arg(&bridge.dir)
+            .arg("print a long sequence")
+            .env_remove("ACP_BRIDGE_TOKEN")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let summary: Value = serde_json::from_str(stdout.lines().last().unwrap_or_default())
+            .unwrap_or_else(|e| panic!("{scheme}: {e}: {stdout}\n{stderr}"));
+        assert_eq!(
+            summary["stopReason"], "end_turn",
+            "{scheme}: {summary}\n{stderr}"
+        );
+        assert_eq!(summary["error"], Value::Null, "{scheme}: {summary}");
+        assert_eq!(
+            summary["reconnects"], 0,
+            "{scheme}: the connection broke: {stderr}"
+        );
+        assert_eq!(
+            summary["turnProblems"], problems,
+            "{scheme}: {summary}\n{stderr}"
+        );
+        assert!(
+            stderr.contains(shown) && stderr.contains(&CLIENT_LIMIT.to_string()),
+            "{scheme}: {stderr}"
+        );
+        assert!(
+            summary["largestLineBytes"].as_u64().unwrap() <= CLIENT_LIMIT as u64,
+            "{scheme}: {summary}"
+        );
+        // What the agent said after the dropped output reached the client.
+        assert!(
+            stdout.contains("Done. I listed the project"),
+            "{scheme}: {stdout}"
+        );
+    }
 }
 
 /// The server's peak relaying one line of nearly 64 MiB to `acp-client`,
