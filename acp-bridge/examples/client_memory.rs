@@ -15,6 +15,9 @@
 //! ```
 //!
 //! `client URL transport-only` receives the line without decoding it.
+//! The WebSocket server sends the line as `acp-bridge` does, in frames of
+//! 256 KiB (one message, fragmented); `ws-server ADDR BYTES one-frame`
+//! sends it as one frame, as a server that does not fragment would.
 
 use std::convert::Infallible;
 use std::time::Duration;
@@ -29,6 +32,8 @@ use http_body_util::{BodyExt, StreamBody};
 use hyper::body::Frame;
 use hyper::{Method, Request, Response};
 use tokio::net::TcpListener;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::{Data, OpCode};
+use tokio_tungstenite::tungstenite::protocol::frame::Frame as WsFrame;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::Message as WsMessage;
 
@@ -59,7 +64,7 @@ fn line(len: usize) -> String {
 async fn main() {
     let args: Vec<String> = std::env::args().collect();
     let usage =
-        "usage: client_memory ws-server|http-server ADDR BYTES | client URL [transport-only]";
+        "usage: client_memory ws-server|http-server ADDR BYTES [one-frame] | client URL [transport-only]";
     let (Some(mode), Some(arg)) = (args.get(1), args.get(2)) else {
         eprintln!("{usage}");
         std::process::exit(2);
@@ -69,7 +74,7 @@ async fn main() {
             let len: usize = args.get(3).and_then(|n| n.parse().ok()).expect("BYTES");
             let listener = TcpListener::bind(arg).await.expect("bind");
             if mode == "ws-server" {
-                ws_server(listener, len).await;
+                ws_server(listener, len, args.get(4).is_some()).await;
             } else {
                 http_server(listener, len).await;
             }
@@ -109,7 +114,10 @@ async fn client(url: &str, transport_only: bool) {
     );
 }
 
-async fn ws_server(listener: TcpListener, len: usize) {
+/// Frames of a long message, as `acp-bridge` sends them.
+const FRAGMENT: usize = 256 * 1024;
+
+async fn ws_server(listener: TcpListener, len: usize, one_frame: bool) {
     let (tcp, _) = listener.accept().await.expect("accept");
     let config = WebSocketConfig::default()
         .max_message_size(None)
@@ -118,9 +126,22 @@ async fn ws_server(listener: TcpListener, len: usize) {
         .await
         .expect("upgrade");
     let _ = ws.next().await;
-    ws.send(WsMessage::Text(line(len).into()))
-        .await
-        .expect("send");
+    let text = line(len);
+    if one_frame {
+        ws.send(WsMessage::Text(text.into())).await.expect("send");
+    } else {
+        let text = Bytes::from(text);
+        let mut at = 0;
+        while at < text.len() {
+            let end = text.len().min(at + FRAGMENT);
+            let opcode = if at == 0 { Data::Text } else { Data::Continue };
+            let frame =
+                WsFrame::message(text.slice(at..end), OpCode::Data(opcode), end == text.len());
+            ws.feed(WsMessage::Frame(frame)).await.expect("send");
+            at = end;
+        }
+        ws.flush().await.expect("send");
+    }
     let _ = tokio::time::timeout(Duration::from_secs(60), ws.next()).await;
 }
 

@@ -22,11 +22,12 @@ use acp_codec::acp::{
     decode_line, encode_notification, ClientCapabilities, ContentBlock, CreateTerminalRequest,
     CreateTerminalResponse, FileSystemCapabilities, Implementation, Incoming, InitializeRequest,
     Message, MetaOnly, NewSessionRequest, NotificationParams, PermissionOption,
-    PermissionOptionKind, PromptRequest, ReadTextFileRequest, ReadTextFileResponse, Request,
-    RequestId, RequestParams, RequestPermissionOutcome, RequestPermissionResponse, ResponseResult,
-    RpcError, Salvage, SelectedPermissionOutcome, SessionIdRequest, TerminalExitStatus,
-    TerminalOutputResponse, TextContent, Tracker, Typed,
+    PermissionOptionKind, PromptRequest, RawJson, ReadTextFileRequest, ReadTextFileResponse,
+    Request, RequestId, RequestParams, RequestPermissionOutcome, RequestPermissionResponse,
+    ResponseResult, RpcError, Salvage, SelectedPermissionOutcome, SessionIdRequest,
+    TerminalExitStatus, TerminalOutputResponse, TextContent, Tracker, Typed,
 };
+use acp_codec::remote::LINE_DROPPED;
 use acp_codec::{ErrorCode, FrameError};
 use tokio::io::AsyncBufReadExt;
 use tokio::sync::mpsc;
@@ -491,6 +492,28 @@ impl<S: LineSource> Client<S> {
         Ok(())
     }
 
+    /// The bridge dropped a message for this client (an agent's line over
+    /// the bridge's limit, or a message over the client's own): a problem
+    /// of the turn, with what the bridge said of it.
+    fn line_dropped(&mut self, params: Option<&RawJson<'_>>) {
+        let p: serde_json::Value = params.and_then(|p| p.parse().ok()).unwrap_or_default();
+        let mut what = format!(
+            "the bridge dropped a message from the agent of {} bytes (over the {}-byte limit)",
+            p["size"], p["limit"]
+        );
+        if let Some(session) = p["sessionId"].as_str() {
+            what.push_str(&format!(" in session {session}"));
+        }
+        if !p["id"].is_null() {
+            what.push_str(&format!(
+                ", a request (id {}) answered with an error",
+                p["id"]
+            ));
+        }
+        self.stats.bad_lines += 1;
+        self.render.problem(&what);
+    }
+
     /// Handles one line; `Some` when it answers `waiting`.
     async fn handle_line(
         &mut self,
@@ -530,8 +553,12 @@ impl<S: LineSource> Client<S> {
             Ok(Incoming::Notification(typed)) => {
                 let method = typed.value.method();
                 warn_salvaged(format_args!("{method} notification"), &typed.salvaged);
-                if let NotificationParams::SessionUpdate(u) = &typed.value {
-                    self.render.update(u);
+                match &typed.value {
+                    NotificationParams::SessionUpdate(u) => self.render.update(u),
+                    NotificationParams::Ext { method, params } if method == LINE_DROPPED => {
+                        self.line_dropped(params.as_ref());
+                    }
+                    _ => {}
                 }
                 return Ok(None);
             }

@@ -17,8 +17,12 @@
 //! [`FrameError::LineTooLong`]) is skipped and reported as a bad line, on
 //! both profiles; the connection goes on and the next message is
 //! delivered. The WebSocket layer reads a message whole before it can
-//! skip it: it reads messages up to [`OVERSIZE_CEILING`] times the limit,
-//! and a longer one still ends the connection. The SSE reader counts an
+//! skip it, so the client states its limit in the upgrade request
+//! (`Acp-Bridge-Max-Message-Bytes`): `acp-bridge` then sends nothing
+//! longer, and tells the client what it dropped (`_bridge/line_dropped`,
+//! or an answer's error). From a server that does not honour it, messages
+//! up to [`OVERSIZE_CEILING`] times the limit are read and skipped, and a
+//! longer one still ends the connection. The SSE reader counts an
 //! oversized event's bytes and drops them as they come.
 //!
 //! Cookies the server sets are kept for the connection and sent on its
@@ -41,6 +45,7 @@ use std::time::{Duration, SystemTime};
 
 use acp_codec::framing::LineTooLong;
 use acp_codec::limits::DEFAULT_ID_PEEK_WINDOW;
+use acp_codec::remote::HEADER_MAX_MESSAGE;
 use acp_codec::{FrameError, Limits, LineSplitter};
 use futures_util::stream::SplitStream;
 use futures_util::{SinkExt, StreamExt};
@@ -384,7 +389,12 @@ async fn handshake(
     loop {
         // No ALPN: the upgrade is HTTP/1.1, whatever else the server speaks.
         let stream = open_stream(&target, tls.clone(), &[]).await?.io;
-        let request = target.upgrade_request(&mut jar)?;
+        let mut request = target.upgrade_request(&mut jar)?;
+        // The limit, stated: a server that honours it sends nothing
+        // longer (it tells the client what it dropped instead).
+        request
+            .headers_mut()
+            .insert(HEADER_MAX_MESSAGE, HeaderValue::from(max_message));
         match tokio_tungstenite::client_async_with_config(request, stream, Some(config)).await {
             // Cookies of the `101` would go on the connection's later HTTP
             // requests: a WebSocket connection makes none (and acp-client

@@ -13,7 +13,10 @@
 //! slot's user's agent, the slot's connections closing, that agent
 //! exiting, time passing (the text's length in 100 ms steps), the slot's
 //! queued messages written, an oversized line from that agent, a `GET`
-//! of a session's stream. Every agent start asked for succeeds at once.
+//! of a session's stream, the slot's WebSocket client stating its limit
+//! (`set_client_limit`: 200 bytes plus 4 per byte of text), a line from
+//! the agent handed over (`handle_agent_line_owned`). Every agent start
+//! asked for succeeds at once.
 //!
 //! Asserted, after every event:
 //! - no message of a session (on its stream, naming it in its params, or
@@ -26,6 +29,7 @@
 //!   at the end, after every agent exits, every request of a connection
 //!   still open has exactly one (a refused `POST` is answered by its HTTP
 //!   refusal);
+//! - no message longer than a client's stated limit reaches it;
 //! - what is queued for a user's connections stays within
 //!   `max_user_buffered_bytes` (or one message, which always fits);
 //! - actions name only open connections and live agent runs, and nothing
@@ -38,7 +42,7 @@ use acp_codec::acp::Message;
 use acp_codec::framing::LineTooLong;
 use acp_codec::remote::{
     Action, AgentRun, ConnectionId, Permissions, PoolMode, PostOutcome, Principal, Profile, Server,
-    ServerConfig, Stream,
+    ServerConfig, Stream, LINE_DROPPED,
 };
 use acp_codec::{FrameError, PeekedId};
 
@@ -116,6 +120,25 @@ fn named_session(text: &str) -> Option<String> {
     v.get("sessionId")?.as_str().map(str::to_owned)
 }
 
+/// Whether `text` is what the core sends instead of a message over a
+/// client's `limit`: `_bridge/line_dropped` with a size over it, or the
+/// error of the client's request naming it (either is short, but carries
+/// the session's and the request's ids, which may be long).
+fn replaces_one_over(text: &str, limit: usize) -> bool {
+    match Message::decode(text) {
+        Ok(Message::Notification(n)) if n.method == LINE_DROPPED => n
+            .params
+            .and_then(|p| serde_json::from_str::<serde_json::Value>(p.get()).ok())
+            .and_then(|p| p["size"].as_u64())
+            .is_some_and(|size| size > limit as u64),
+        Ok(Message::Error(e)) => e
+            .error
+            .message
+            .ends_with(&format!("exceeds this client's {limit}-byte limit")),
+        _ => false,
+    }
+}
+
 #[derive(Default)]
 struct World {
     now: Duration,
@@ -134,6 +157,8 @@ struct World {
     owners: BTreeMap<(Option<String>, String), String>,
     sessions: BTreeSet<String>,
     largest: usize,
+    /// The limits clients stated, by connection.
+    limits: BTreeMap<ConnectionId, usize>,
 }
 
 impl World {
@@ -170,6 +195,7 @@ impl World {
     fn forget(&mut self, conn: ConnectionId) {
         self.conns.remove(&conn);
         self.queued.remove(&conn);
+        self.limits.remove(&conn);
         self.pending.retain(|(c, _), _| *c != conn);
         for slot in self.ws.iter_mut().chain(self.http.iter_mut()) {
             if *slot == Some(conn) {
@@ -185,6 +211,13 @@ impl World {
                 Action::Send { to, stream, text } => {
                     assert!(self.conns.contains_key(&to), "a message for {to}, not open");
                     assert!(!text.contains('\n'), "a raw newline to a client: {text:?}");
+                    if let Some(&limit) = self.limits.get(&to) {
+                        assert!(
+                            text.len() <= limit || replaces_one_over(&text, limit),
+                            "{} bytes to {to}, whose client reads {limit}",
+                            text.len()
+                        );
+                    }
                     let user = self.user(to);
                     let method = self.answered(to, &text);
                     // A session's messages: on its stream, or naming it
@@ -338,12 +371,14 @@ pub fn check(data: &[u8]) {
                     Err(_) => {}
                 }
             }
-            2 | 7 => {
+            2 | 7 | 10 => {
                 let key = w.agent_key(pool, user);
                 let run = w.runs.iter().find(|(_, u)| **u == key).map(|(r, _)| *r);
                 if let Some(run) = run {
                     if op & 15 == 2 {
                         server.handle_agent_line(w.now, run, &text);
+                    } else if op & 15 == 10 {
+                        server.handle_agent_line_owned(w.now, run, text.clone());
                     } else {
                         let id = PeekedId::from_str_id(&text);
                         let mut long =
@@ -393,6 +428,13 @@ pub fn check(data: &[u8]) {
                     {
                         server.handle_stream_closed(w.now, conn, &stream);
                     }
+                }
+            }
+            9 => {
+                if let Some(conn) = w.ws[slot] {
+                    let limit = 200 + 4 * text.len();
+                    server.set_client_limit(conn, limit);
+                    w.limits.insert(conn, limit);
                 }
             }
             _ => {}

@@ -136,6 +136,12 @@ struct Cli {
     #[arg(long, value_name = "SECS", default_value = "120", value_parser = seconds,
           allow_negative_numbers = true)]
     reconnect_secs: Duration,
+    /// Remote: the longest message read from the server (bytes); the
+    /// server is told, and acp-bridge sends nothing longer (it says what
+    /// it dropped instead)
+    #[arg(long, value_name = "BYTES", requires = "remote",
+          default_value_t = acp_codec::limits::DEFAULT_MAX_LINE_LEN)]
+    max_message_bytes: usize,
 
     /// Add a tool call with N bytes of output
     #[arg(long, value_name = "N", help_heading = MOCK)]
@@ -191,6 +197,8 @@ struct Args {
     summary_json: bool,
     /// `--reconnect-secs`.
     reconnect: Duration,
+    /// `--max-message-bytes`.
+    max_message: usize,
     /// `--stdio`.
     stdio: bool,
     /// `--session ID`.
@@ -267,6 +275,7 @@ impl Cli {
             timeout: self.timeout,
             summary_json: self.summary_json,
             reconnect: self.reconnect_secs,
+            max_message: self.max_message_bytes,
             stdio: self.stdio,
             session: self.session,
             mock: mock_agent::Options {
@@ -551,7 +560,7 @@ async fn connect(url: &str, args: &Args) -> Result<Transport, String> {
         None
     };
     let shown = target.shown.clone();
-    let max = acp_codec::limits::DEFAULT_MAX_LINE_LEN;
+    let max = args.max_message;
     if !args.reconnect.is_zero() {
         // Each redial parses the URL again (the target is consumed).
         let (url, token, timeout) = (url.to_owned(), args.token.clone(), args.timeout);

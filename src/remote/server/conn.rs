@@ -47,6 +47,8 @@ pub(super) struct Conn {
     initialize: Option<RequestId<'static>>,
     /// Its `Acp-Connection-Id`, when the server named it.
     pub(super) name: Option<String>,
+    /// The longest message its client reads, when it said.
+    pub(super) max_incoming: Option<usize>,
 }
 
 impl Conn {
@@ -76,6 +78,7 @@ impl Conn {
             last_seen: now,
             initialize: None,
             name: None,
+            max_incoming: None,
         }
     }
 

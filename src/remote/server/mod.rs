@@ -11,6 +11,7 @@
 
 mod conn;
 mod http;
+mod oversize;
 mod pool;
 mod resume;
 
@@ -32,6 +33,7 @@ mod tests;
 use conn::Conn;
 pub use conn::BINARY_REFUSED;
 pub use http::{AccessRefusal, HttpHead, HttpRoute};
+pub use oversize::HEADER_MAX_MESSAGE;
 use pool::Agent;
 
 /// The error answering a request of a user whose agent may not start:
@@ -650,6 +652,21 @@ impl Server {
     /// Queues `text` for `conn`, unless its user's queue is full (then
     /// `conn` closes) or it answers the connection's `initialize`.
     fn send(&mut self, now: Duration, conn: ConnectionId, stream: Stream, text: String) {
+        let Some(text) = self.within_client_limit(now, conn, &stream, text) else {
+            return;
+        };
+        self.send_within_limit(now, conn, stream, text);
+    }
+
+    /// [`send`](Self::send) of a message known to be within its client's
+    /// limit.
+    fn send_within_limit(
+        &mut self,
+        now: Duration,
+        conn: ConnectionId,
+        stream: Stream,
+        text: String,
+    ) {
         let Some(text) = self.resume_outbound(conn, &stream, text) else {
             return;
         };

@@ -15,7 +15,7 @@ use super::{
     LINE_DROPPED,
 };
 use crate::acp::{encode_error, Message, MessageError, RequestId, RpcError};
-use crate::remote::router::{ClientId, Router};
+use crate::remote::router::{ClientId, Out, Router};
 use crate::remote::{ReplayBuffer, Stream};
 use crate::{ErrorCode, FrameError, PeekedId};
 
@@ -405,12 +405,56 @@ impl Server {
     /// One line of `run`'s stdout (without its `\n`): routed by the
     /// agent's router.
     pub fn handle_agent_line(&mut self, now: Duration, run: AgentRun, line: &str) {
-        let Some((key, agent)) = self.agent_heard(run, now) else {
-            return;
-        };
+        if let Some((key, outs)) = self.route_agent_line(now, run, line) {
+            self.dispatch(&key, outs, now);
+        }
+    }
+
+    /// [`handle_agent_line`](Self::handle_agent_line) with the line
+    /// handed over: it is freed once routed, before what the router
+    /// forwards (its own copy) is stamped for resumable delivery and
+    /// queued. So a long line is held at most twice at any time: the line
+    /// and the copy while the router runs, then the copy and its stamped
+    /// form (with `&str`, the caller's line lives through all three).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use acp_codec::remote::{Action, Principal, Profile, Server, ServerConfig};
+    ///
+    /// let t = Duration::ZERO;
+    /// let mut server = Server::new(ServerConfig::new(), t);
+    /// let Some(Action::StartAgent { run, .. }) = server.poll_action() else { panic!() };
+    /// server.handle_agent_started(t, run, 4242);
+    /// let conn = server.open(t, Profile::WebSocket, &Principal::anonymous()).unwrap();
+    /// server.handle_text(t, conn, r#"{"jsonrpc":"2.0","id":7,"method":"initialize","params":{"protocolVersion":1}}"#);
+    /// let Some(Action::WriteAgent { .. }) = server.poll_action() else { panic!() };
+    /// // The agent's line, read into a string of the caller's: handed over.
+    /// let line = String::from(r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}"#);
+    /// server.handle_agent_line_owned(t, run, line);
+    /// let Some(Action::Send { to, text, .. }) = server.poll_action() else { panic!() };
+    /// assert_eq!(to, conn);
+    /// assert_eq!(text, r#"{"jsonrpc":"2.0","id":7,"result":{"protocolVersion":1}}"#);
+    /// ```
+    pub fn handle_agent_line_owned(&mut self, now: Duration, run: AgentRun, line: String) {
+        let routed = self.route_agent_line(now, run, &line);
+        drop(line);
+        if let Some((key, outs)) = routed {
+            self.dispatch(&key, outs, now);
+        }
+    }
+
+    /// The router's output for one line of `run`, and the key of its
+    /// agent; `None` for a run that is not its agent's running one.
+    fn route_agent_line(
+        &mut self,
+        now: Duration,
+        run: AgentRun,
+        line: &str,
+    ) -> Option<(Option<String>, Vec<Out>)> {
+        let (key, agent) = self.agent_heard(run, now)?;
         let mut outs = Vec::new();
         agent.router.handle_agent(line, now, &mut outs);
-        self.dispatch(&key, outs, now);
+        Some((key, outs))
     }
 
     /// A line of `run`'s stdout over the limit, skipped (`err`, the

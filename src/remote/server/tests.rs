@@ -864,3 +864,99 @@ fn a_detached_connection_never_keeps_its_user_from_coming_back() {
     assert!(kept.is_some() && kept == fresh_stream, "{kept:?}");
     assert_eq!(h.server.detached_connections(), 0);
 }
+
+#[test]
+fn a_message_over_the_clients_own_limit_is_replaced_by_what_tells_it() {
+    let (mut h, run, ana) = with_session(ServerConfig::new());
+    h.server.set_client_limit(ana, 300);
+    // Within the limit: sent as it came.
+    let short = update("s1", "hi");
+    assert_eq!(
+        sent(&h.agent(run, &short), ana),
+        core::slice::from_ref(&short)
+    );
+    // A notification over it: the notice, on the session's stream.
+    let long = update("s1", &"x".repeat(400));
+    let acts = h.agent(run, &long);
+    let to_ana = sent(&acts, ana);
+    assert_eq!(to_ana.len(), 1, "{acts:?}");
+    let v: serde_json::Value = serde_json::from_str(&to_ana[0]).unwrap();
+    assert_eq!(v["method"], LINE_DROPPED);
+    assert_eq!(v["params"]["size"], long.len());
+    assert_eq!(v["params"]["limit"], 300);
+    assert_eq!(v["params"]["sessionId"], "s1");
+    assert!(matches!(
+        acts.iter().find(|a| matches!(a, Action::Send { .. })),
+        Some(Action::Send { stream: Stream::Session(s), .. }) if s == "s1"
+    ));
+    // A request of the agent over it: the agent gets the client's error
+    // for it, the client the notice with its id.
+    let request = format!(
+        r#"{{"jsonrpc":"2.0","id":"w1","method":"fs/write_text_file","params":{{"sessionId":"s1","path":"/x","content":"{}"}}}}"#,
+        "y".repeat(400)
+    );
+    let acts = h.agent(run, &request);
+    let to_agent = writes(&acts);
+    assert_eq!(to_agent.len(), 1, "{acts:?}");
+    let e: serde_json::Value = serde_json::from_str(&to_agent[0]).unwrap();
+    assert_eq!(
+        (&e["id"], &e["error"]["code"]),
+        (&"w1".into(), &(-32600).into()),
+        "{e}"
+    );
+    let v: serde_json::Value = serde_json::from_str(&sent(&acts, ana)[0]).unwrap();
+    assert_eq!(
+        (&v["method"], &v["params"]["id"]),
+        (&LINE_DROPPED.into(), &"w1".into())
+    );
+    // An answer to the client's request over it: that request's error.
+    let acts = h.text(ana, &prompt(8, "s1"));
+    let id = agent_id(&acts);
+    // (Its id after a result longer than any peek: read all the same.)
+    let answer = format!(
+        r#"{{"jsonrpc":"2.0","result":{{"stopReason":"end_turn","_meta":{{"pad":"{}"}}}},"id":{id}}}"#,
+        "z".repeat(5000)
+    );
+    let to_ana = sent(&h.agent(run, &answer), ana);
+    let v: serde_json::Value = serde_json::from_str(&to_ana[0]).unwrap();
+    assert_eq!(
+        (&v["id"], &v["error"]["code"]),
+        (&8.into(), &(-32603).into()),
+        "{v}"
+    );
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("300-byte limit"),
+        "{v}"
+    );
+    // The connection goes on, and another client has no such limit.
+    assert_eq!(
+        sent(&h.agent(run, &short), ana),
+        core::slice::from_ref(&short)
+    );
+    let mut h2 = with_session(ServerConfig::new());
+    assert_eq!(sent(&h2.0.agent(h2.1, &long), h2.2), [long]);
+}
+
+#[test]
+fn an_agent_line_handed_over_is_routed_as_one_lent() {
+    let lines = [
+        update("s1", "hi"),
+        r#"{"jsonrpc":"2.0","method":"_x/note","params":{}}"#.to_string(),
+        r#"{"jsonrpc":"2.0","id":"r","method":"fs/read_text_file","params":{"sessionId":"s1","path":"/a"}}"#.to_string(),
+        "not json".to_string(),
+    ];
+    let (mut lent, run, ana) = with_session(ServerConfig::new());
+    let (mut owned, run2, _) = with_session(ServerConfig::new());
+    for (i, line) in lines.into_iter().enumerate() {
+        let a = lent.agent(run, &line);
+        if i < 3 {
+            assert_eq!(sent(&a, ana).len(), 1, "{line}");
+        }
+        owned.server.handle_agent_line_owned(owned.now, run2, line);
+        let b = owned.settle();
+        assert_eq!(format!("{a:?}"), format!("{b:?}"));
+    }
+}

@@ -13,6 +13,7 @@ use acp_bridge::supervisor;
 use acp_bridge::users::UserRoom;
 use acp_codec::codec::LineCodec;
 use acp_codec::Limits;
+use bytes::BytesMut;
 use futures_util::StreamExt;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout};
@@ -157,16 +158,42 @@ async fn log_stderr(log: Arc<Mutex<Log>>, mut stderr: ChildStderr) {
     }
 }
 
+/// The read buffer of an agent's stdout: what it starts with and what it
+/// is brought back to after a long line.
+const READ_BUFFER: usize = 256 * 1024;
+
 /// Splits stdout into lines (each at most `--max-message-bytes`) with the
 /// crate's tokio-util codec and hands them to the core, until stdout
 /// closes.
+///
+/// A long line grows the read buffer to its size, and the line's bytes
+/// are split off that buffer's front (sharing its allocation). Before
+/// the core gets such a line, the bytes after it move to a fresh buffer
+/// of [`READ_BUFFER`], so that the line alone holds the large allocation;
+/// the line is handed to the core (`handle_agent_line_owned`), which
+/// frees it once routed, before the router's copy is stamped and queued.
+/// So a long line is held twice at most, and the core's copy is the only
+/// one left when the connection's writer starts on it; no long line stays
+/// resident in the reader.
 async fn read_stdout(driver: &Arc<Driver>, run: AgentRun, stdout: ChildStdout) {
     let limits = Limits::default().with_max_line_len(driver.processes.max_line);
-    let mut lines = FramedRead::with_capacity(stdout, LineCodec::with_limits(&limits), 256 * 1024);
+    let mut lines = FramedRead::with_capacity(stdout, LineCodec::with_limits(&limits), READ_BUFFER);
     // An `Err` from the stream is an I/O error: stdout is gone.
     while let Some(Ok(item)) = lines.next().await {
+        if lines.read_buffer().capacity() > 2 * READ_BUFFER
+            || item.as_ref().is_ok_and(|line| line.len() > READ_BUFFER)
+        {
+            renew(lines.read_buffer_mut());
+        }
         match item {
-            // The codec hands out valid UTF-8 only.
+            // The codec hands out valid UTF-8 only. A long line's bytes
+            // become the core's string without a copy (they hold their
+            // allocation alone now), and the core frees it once routed;
+            // a short one is lent (its bytes share the read buffer).
+            Ok(line) if line.len() > READ_BUFFER => match String::from_utf8(Vec::from(line)) {
+                Ok(text) => driver.with(move |s, now| s.handle_agent_line_owned(now, run, text)),
+                Err(_) => driver.log_line("agent line skipped: not utf-8"),
+            },
             Ok(line) => match std::str::from_utf8(&line) {
                 Ok(text) => driver.with(|s, now| s.handle_agent_line(now, run, text)),
                 Err(_) => driver.log_line("agent line skipped: not utf-8"),
@@ -174,4 +201,13 @@ async fn read_stdout(driver: &Arc<Driver>, run: AgentRun, stdout: ChildStdout) {
             Err(e) => driver.with(|s, now| s.handle_agent_line_too_long(now, run, &e)),
         }
     }
+}
+
+/// Moves what a read buffer holds into a fresh one of [`READ_BUFFER`]
+/// bytes (more if it holds more), so that the allocation a long line grew
+/// is freed once that line is.
+fn renew(buffer: &mut BytesMut) {
+    let mut fresh = BytesMut::with_capacity(READ_BUFFER.max(buffer.len()));
+    fresh.extend_from_slice(buffer);
+    *buffer = fresh;
 }

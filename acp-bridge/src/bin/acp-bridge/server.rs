@@ -8,7 +8,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::Body;
-use axum::extract::ws::{rejection::WebSocketUpgradeRejection, WebSocketUpgrade};
 use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue};
 use axum::middleware::{self, Next};
@@ -197,11 +196,7 @@ fn routes(app: App) -> Router {
 
 /// `/acp`: a WebSocket upgrade, or a Streamable HTTP request. `/` serves
 /// WebSocket upgrades only (what clients used before `/acp`).
-async fn acp(
-    State(app): State<App>,
-    upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
-    req: Request,
-) -> Response {
+async fn acp(State(app): State<App>, mut req: Request) -> Response {
     let peer = req
         .extensions()
         .get::<Peer>()
@@ -216,8 +211,8 @@ async fn acp(
         user: (!identity.user.is_empty()).then_some(identity.user),
         permissions: identity.permissions,
     };
-    if let Ok(upgrade) = upgrade {
-        return ws::upgrade(app.driver, upgrade, peer, who, tag);
+    if let Some(upgrade) = ws::Upgrade::take(&mut req) {
+        return ws::upgrade(app.driver, upgrade, peer, who, tag, req.headers());
     }
     if req.uri().path() != "/acp" {
         return answer(app.driver.with(|s, _| s.not_found()));

@@ -7,32 +7,95 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
-use axum::http::HeaderValue;
-use axum::response::Response;
+use axum::body::Body;
+use axum::extract::Request;
+use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode, Version};
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
 use futures_util::stream::{SplitSink, SplitStream};
 use futures_util::{SinkExt, StreamExt};
+use hyper::upgrade::{OnUpgrade, Upgraded};
+use hyper_util::rt::TokioIo;
 use tokio::sync::{mpsc, Notify};
 use tokio_tungstenite::tungstenite::error::{CapacityError, Error as WsError};
+use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::{CloseCode, Data, OpCode};
+use tokio_tungstenite::tungstenite::protocol::frame::{CloseFrame, Frame};
+use tokio_tungstenite::tungstenite::protocol::{Role, WebSocketConfig};
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::WebSocketStream;
 
 use crate::driver::{Driver, ToConn};
 use crate::respond::{answer, random_name};
-use acp_codec::remote::{ConnectionId, Principal, HEADER_CONNECTION_ID};
+use acp_codec::remote::{ConnectionId, Principal, HEADER_CONNECTION_ID, HEADER_MAX_MESSAGE};
 
 /// Bytes read from a socket at a time: an idle connection holds this
 /// much, not tungstenite's default 128 KiB (a larger message still grows
 /// its buffer as it arrives).
 const READ_CHUNK: usize = 8 * 1024;
 
+/// A message longer than this goes out as frames of this size (one
+/// message, fragmented as WebSocket allows), each sent from the message's
+/// own bytes: the socket's write buffer then holds one frame, never a
+/// copy of a long message (which it would keep allocated afterwards),
+/// and the client's WebSocket layer builds the message from the frames'
+/// payloads instead of holding its whole frame in its read buffer.
+const FRAGMENT: usize = 256 * 1024;
+
+/// Bytes of frames buffered before they are written to the socket.
+const WRITE_BUFFER: usize = 128 * 1024;
+
+type Socket = WebSocketStream<TokioIo<Upgraded>>;
+
+/// A WebSocket upgrade request (HTTP/1.1): its key, and the connection
+/// to take over once the `101` is sent.
+pub struct Upgrade {
+    key: HeaderValue,
+    on_upgrade: OnUpgrade,
+}
+
+impl Upgrade {
+    /// The upgrade `req` asks for (`GET` with `Connection: upgrade`,
+    /// `Upgrade: websocket`, version 13 and a key), taken out of it; `None`
+    /// when it asks for none (then `req` is as it was).
+    pub fn take(req: &mut Request) -> Option<Self> {
+        let headers = req.headers();
+        let has = |name: header::HeaderName, token: &str| {
+            headers.get_all(name).iter().any(|v| {
+                v.to_str()
+                    .is_ok_and(|v| v.split(',').any(|t| t.trim().eq_ignore_ascii_case(token)))
+            })
+        };
+        let asks = req.method() == Method::GET
+            && req.version() <= Version::HTTP_11
+            && has(header::CONNECTION, "upgrade")
+            && has(header::UPGRADE, "websocket")
+            && headers
+                .get(header::SEC_WEBSOCKET_VERSION)
+                .is_some_and(|v| v == "13");
+        let key = headers.get(header::SEC_WEBSOCKET_KEY).cloned();
+        match (asks, key) {
+            (true, Some(key)) => {
+                let on_upgrade = req.extensions_mut().remove::<OnUpgrade>()?;
+                Some(Self { key, on_upgrade })
+            }
+            _ => None,
+        }
+    }
+}
+
 /// Accepts the upgrade: the connection opens in the core before the `101`
 /// (so a user's connection limit is exact), and is served once the
-/// handshake is done; a failed handshake closes it again.
+/// handshake is done; a failed handshake closes it again. A client that
+/// states the longest message it reads (`Acp-Bridge-Max-Message-Bytes`)
+/// is sent nothing longer.
 pub fn upgrade(
     driver: Arc<Driver>,
-    upgrade: WebSocketUpgrade,
+    upgrade: Upgrade,
     peer: SocketAddr,
     who: Principal,
     tag: String,
+    headers: &HeaderMap,
 ) -> Response {
     let (tx, rx) = mpsc::unbounded_channel::<ToConn>();
     let kill = Arc::new(Notify::new());
@@ -45,16 +108,48 @@ pub fn upgrade(
         }
     };
     driver.attach(conn, tx, kill.clone());
+    if let Some(max) = client_limit(headers) {
+        driver.with(|s, _| s.set_client_limit(conn, max));
+    }
     let opened = Opened {
         driver: driver.clone(),
         conn: Some(conn),
     };
     let read_limit = driver.with(|s, _| s.websocket_read_limit());
-    let mut response = upgrade
+    let config = WebSocketConfig::default()
         .read_buffer_size(READ_CHUNK)
-        .max_message_size(read_limit)
-        .max_frame_size(read_limit)
-        .on_upgrade(move |socket| client(opened, socket, format!("{peer} {tag}"), rx, kill));
+        .write_buffer_size(WRITE_BUFFER)
+        .max_message_size(Some(read_limit))
+        .max_frame_size(Some(read_limit));
+    let Upgrade { key, on_upgrade } = upgrade;
+    let tag = format!("{peer} {tag}");
+    tokio::spawn(async move {
+        let upgraded = match on_upgrade.await {
+            Ok(u) => u,
+            Err(e) => {
+                // `opened`, dropped here, closes the connection in the core.
+                opened
+                    .driver
+                    .log_line(&format!("{tag}: upgrade failed: {e}"));
+                return;
+            }
+        };
+        let socket =
+            WebSocketStream::from_raw_socket(TokioIo::new(upgraded), Role::Server, Some(config))
+                .await;
+        client(opened, socket, tag, rx, kill).await;
+    });
+    let accept = derive_accept_key(key.as_bytes());
+    let mut response = (
+        StatusCode::SWITCHING_PROTOCOLS,
+        [
+            (header::CONNECTION, "upgrade"),
+            (header::UPGRADE, "websocket"),
+            (header::SEC_WEBSOCKET_ACCEPT, accept.as_str()),
+        ],
+        Body::empty(),
+    )
+        .into_response();
     if let Ok(id) = HeaderValue::from_str(&id) {
         response.headers_mut().insert(HEADER_CONNECTION_ID, id);
     }
@@ -79,7 +174,7 @@ impl Drop for Opened {
 /// Serves one WebSocket client until it leaves or the core closes it.
 async fn client(
     mut opened: Opened,
-    socket: WebSocket,
+    socket: Socket,
     tag: String,
     rx: mpsc::UnboundedReceiver<ToConn>,
     kill: Arc<Notify>,
@@ -119,11 +214,7 @@ async fn finish(mut writer: tokio::task::JoinHandle<()>) {
 }
 
 /// Hands the client's frames to the core until the client leaves.
-async fn read_frames(
-    driver: &Arc<Driver>,
-    conn: ConnectionId,
-    source: &mut SplitStream<WebSocket>,
-) {
+async fn read_frames(driver: &Arc<Driver>, conn: ConnectionId, source: &mut SplitStream<Socket>) {
     while let Some(next) = source.next().await {
         match next {
             Ok(Message::Text(text)) => driver.with(|s, now| s.handle_text(now, conn, &text)),
@@ -131,7 +222,7 @@ async fn read_frames(
             Ok(Message::Close(_)) => return,
             Ok(_) => {}
             Err(e) => {
-                if let Some(size) = too_big(e) {
+                if let Some(size) = too_big(&e) {
                     driver.with(|s, now| s.handle_too_large(now, conn, size));
                 }
                 return;
@@ -150,7 +241,7 @@ async fn read_frames(
 async fn write(
     driver: Arc<Driver>,
     (conn, tag): (ConnectionId, String),
-    mut sink: SplitSink<WebSocket, Message>,
+    mut sink: SplitSink<Socket, Message>,
     mut rx: mpsc::UnboundedReceiver<ToConn>,
     kill: Arc<Notify>,
     done: Arc<Notify>,
@@ -162,7 +253,7 @@ async fn write(
             ToConn::Send(_, text) | ToConn::Answer(text) => {
                 let len = text.len();
                 tokio::select! {
-                    sent = sink.send(Message::Text(text.into())) => {
+                    sent = send_text(&mut sink, text) => {
                         if sent.is_err() {
                             break;
                         }
@@ -206,7 +297,7 @@ async fn skip_to_close(rx: &mut mpsc::UnboundedReceiver<ToConn>) -> Option<ToCon
 async fn send_close(
     driver: &Driver,
     tag: &str,
-    sink: &mut SplitSink<WebSocket, Message>,
+    sink: &mut SplitSink<Socket, Message>,
     close: ToConn,
 ) -> bool {
     let ToConn::Close { code, reason, last } = close else {
@@ -215,10 +306,10 @@ async fn send_close(
     driver.log_line(&format!("{tag}: closing with {code}: {reason}"));
     let close = async {
         if let Some(text) = last {
-            let _ = sink.send(Message::Text(text.into())).await;
+            let _ = send_text(sink, text).await;
         }
         let frame = CloseFrame {
-            code: code.0,
+            code: CloseCode::from(code.0),
             reason: reason.into(),
         };
         let _ = sink.send(Message::Close(Some(frame))).await;
@@ -228,12 +319,46 @@ async fn send_close(
         .is_ok()
 }
 
+/// The longest message the client reads, when its upgrade request says
+/// (`Acp-Bridge-Max-Message-Bytes`): nothing longer is sent to it.
+fn client_limit(headers: &HeaderMap) -> Option<usize> {
+    headers
+        .get(HEADER_MAX_MESSAGE)?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// Sends `text` as one text message: one frame, or frames of
+/// [`FRAGMENT`] bytes cut from the message's own bytes (no copy of the
+/// whole), flushed once at the end.
+async fn send_text(sink: &mut SplitSink<Socket, Message>, text: String) -> Result<(), WsError> {
+    if text.len() <= FRAGMENT {
+        return sink.send(Message::Text(text.into())).await;
+    }
+    let bytes = Bytes::from(text);
+    let mut at = 0;
+    while at < bytes.len() {
+        let end = bytes.len().min(at + FRAGMENT);
+        let opcode = if at == 0 { Data::Text } else { Data::Continue };
+        let frame = Frame::message(
+            bytes.slice(at..end),
+            OpCode::Data(opcode),
+            end == bytes.len(),
+        );
+        sink.feed(Message::Frame(frame)).await?;
+        at = end;
+    }
+    sink.flush().await
+}
+
 /// The size of a message over the read limit, when `e` is one.
-fn too_big(e: axum::Error) -> Option<usize> {
-    let inner = e.into_inner();
-    match inner.downcast_ref::<WsError>() {
-        Some(WsError::Capacity(CapacityError::MessageTooLong { size, .. })) => Some(*size),
-        Some(WsError::Capacity(_)) => Some(usize::MAX),
+fn too_big(e: &WsError) -> Option<usize> {
+    match e {
+        WsError::Capacity(CapacityError::MessageTooLong { size, .. }) => Some(*size),
+        WsError::Capacity(_) => Some(usize::MAX),
         _ => None,
     }
 }

@@ -1,0 +1,150 @@
+//! A client's own limit on the messages it reads.
+//!
+//! A WebSocket layer reads a message whole before its reader sees it, so a
+//! client cannot skip a message far over its limit: its layer ends the
+//! connection instead. A client that states its limit when it connects
+//! ([`Server::set_client_limit`], from [`HEADER_MAX_MESSAGE`]) is never
+//! sent a longer message; what it would have got is replaced by what
+//! tells it (and the agent, when the agent waits for an answer).
+
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+use core::time::Duration;
+
+use super::http::OVERSIZE_HEAD;
+use super::{ConnectionId, Profile, Server, LINE_DROPPED};
+use crate::acp::{encode_error, Message, RequestId, RpcError};
+use crate::framing::peek::peek;
+use crate::remote::Stream;
+use crate::ErrorCode;
+
+/// The request header in which a WebSocket client states the longest
+/// message it reads, in bytes (decimal). The server then never sends it a
+/// longer one (see [`Server::set_client_limit`]).
+pub const HEADER_MAX_MESSAGE: &str = "Acp-Bridge-Max-Message-Bytes";
+
+impl Server {
+    /// `conn`'s client reads messages of at most `max` bytes (it said so
+    /// when it connected, in [`HEADER_MAX_MESSAGE`]).
+    ///
+    /// A longer message for it is not sent (nor one within a few hundred
+    /// bytes of `max`: the room a position stamp takes). An answer to one of its
+    /// requests becomes that request's error (`-32603`, with the size and
+    /// the limit); a request of the agent is answered for the client with
+    /// an error (`-32600`), so the agent does not wait for it; and the
+    /// client is told with [`LINE_DROPPED`] (`size`, `limit`, the
+    /// `sessionId` of the stream it was for, and `id` for a request), on
+    /// the stream the message was for. The connection goes on.
+    ///
+    /// For a WebSocket connection (a Streamable HTTP client reads an
+    /// event as it comes and can skip it; the call is ignored there).
+    pub fn set_client_limit(&mut self, conn: ConnectionId, max: usize) {
+        if let Some(c) = self.conns.get_mut(&conn) {
+            if c.profile == Profile::WebSocket {
+                c.max_incoming = Some(max);
+            }
+        }
+    }
+
+    /// `text` when `conn`'s client reads a message of its size (with the
+    /// room resumable delivery's stamp may add); `None` when it is over
+    /// the client's limit, with what replaces it queued.
+    pub(super) fn within_client_limit(
+        &mut self,
+        now: Duration,
+        conn: ConnectionId,
+        stream: &Stream,
+        text: String,
+    ) -> Option<String> {
+        let limit = self.conns.get(&conn).and_then(|c| c.max_incoming);
+        let room = stamp_room(stream);
+        let Some(limit) = limit.filter(|l| text.len().saturating_add(room) > *l) else {
+            return Some(text);
+        };
+        let size = text.len();
+        // The message is whole here: its id is read exactly, wherever it
+        // stands (this runs only for a message dropped); its session, when
+        // its stream does not say, from its first bytes.
+        let (id, is_request) = match Message::decode(&text) {
+            Ok(Message::Request(r)) => (Some(r.id.into_owned()), true),
+            Ok(Message::Response(r)) => (Some(r.id.into_owned()), false),
+            Ok(Message::Error(e)) => (Some(e.id.into_owned()), false),
+            _ => (None, false),
+        };
+        let head = text.as_bytes();
+        let named = peek(head.get(..OVERSIZE_HEAD).unwrap_or(head)).session;
+        drop(text);
+        self.log(format!(
+            "{conn}: a message of {size} bytes not sent: over its client's {limit}-byte limit"
+        ));
+        match (id, is_request) {
+            // An answer to the client's request: that request's error.
+            (Some(id), false) => {
+                let msg = format!(
+                    "the agent's response of {size} bytes exceeds this client's {limit}-byte limit"
+                );
+                if let Some(line) = error_line(&id, ErrorCode::INTERNAL_ERROR, msg) {
+                    self.send_within_limit(now, conn, stream.clone(), line);
+                }
+            }
+            (id, is_request) => {
+                let request = id.filter(|_| is_request);
+                if let Some(id) = &request {
+                    // Answered as the client would answer a request it
+                    // could not read.
+                    let msg = format!(
+                        "the agent's request of {size} bytes exceeds the client's {limit}-byte limit"
+                    );
+                    if let Some(line) = error_line(id, ErrorCode::INVALID_REQUEST, msg) {
+                        self.handle_text(now, conn, &line);
+                    }
+                }
+                let session = match stream {
+                    Stream::Session(s) => Some(s.clone()),
+                    Stream::Connection => named.map(|s| s.as_str().to_string()),
+                };
+                let mut params = serde_json::json!({"size": size, "limit": limit});
+                if let Some(obj) = params.as_object_mut() {
+                    if let Some(id) = &request {
+                        obj.insert("id".into(), serde_json::to_value(id).unwrap_or_default());
+                    }
+                    if let Some(session) = session {
+                        obj.insert("sessionId".into(), session.into());
+                    }
+                }
+                let notice =
+                    serde_json::json!({"jsonrpc": "2.0", "method": LINE_DROPPED, "params": params});
+                self.send_within_limit(now, conn, stream.clone(), notice.to_string());
+            }
+        }
+        None
+    }
+}
+
+/// The most bytes resumable delivery's stamp adds to a message on
+/// `stream` (its position, and the session's id escaped): the limit is
+/// checked before the stamp, so that a message dropped takes no position
+/// (the notice replacing it takes the next one, and the client sees no
+/// gap).
+fn stamp_room(stream: &Stream) -> usize {
+    let session = match stream {
+        Stream::Session(s) => s.len().saturating_mul(6),
+        Stream::Connection => 0,
+    };
+    STAMP_ROOM.saturating_add(session)
+}
+
+/// The stamp's bytes besides the session's id: its members' names and
+/// punctuation, and a position of up to 20 digits, with room to spare.
+const STAMP_ROOM: usize = 128;
+
+/// The error response for `id` as one message (without a `\n`).
+fn error_line(id: &RequestId<'_>, code: ErrorCode, message: String) -> Option<String> {
+    let mut line = Vec::new();
+    encode_error(id, &RpcError::new(code, message), &mut line).ok()?;
+    if line.last() == Some(&b'\n') {
+        line.pop();
+    }
+    String::from_utf8(line).ok()
+}
