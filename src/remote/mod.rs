@@ -187,7 +187,7 @@ pub use router::{
 pub use server::{
     AccessRefusal, Action, AgentRun, ConnectionId, HttpHead, HttpRefusal, HttpRoute, PoolMode,
     PostOutcome, Principal, Profile, Server, ServerConfig, StartReason, StopReason, AGENTS_FULL,
-    BINARY_REFUSED, LINE_DROPPED,
+    BINARY_REFUSED, DEFAULT_SSE_KEEP_ALIVE, LINE_DROPPED,
 };
 pub use transport::{
     answer_stream, check_post, check_response_session, is_reattach, is_session_scoped, oversize,

@@ -331,16 +331,28 @@ impl Server {
     /// stream of `session` when the session is the connection's user's.
     /// Give it back with [`handle_stream_closed`](Self::handle_stream_closed).
     ///
+    /// With `last_event_id` (the `Last-Event-ID` header: the reader had
+    /// every event up to that position) the stream is resumed: the events
+    /// after it are queued again, at their positions, before anything
+    /// new, and a reader the server still counts (its connection broke
+    /// without a FIN) is replaced. The caller drops, or skips, what it
+    /// still holds for the stream at or before a position it sends.
+    ///
     /// # Errors
     ///
     /// The refusal: `404` for another user's (or an unknown) session,
-    /// `409` when the stream has a reader, `400` past the streams' limit.
+    /// `409` when the stream has a reader (and no `last_event_id`), `400`
+    /// past the streams' limit; `400` for a `last_event_id` that is not a
+    /// position, `409` for one the stream never reached or one older than
+    /// the stream's log still holds (a gap: the client opens the stream
+    /// without it and reloads the session).
     pub fn handle_stream_opened(
         &mut self,
         now: Duration,
         principal: &Principal,
         conn: ConnectionId,
         session: Option<&str>,
+        last_event_id: Option<&str>,
     ) -> Result<Stream, HttpRefusal> {
         let max = self.config.max_session_streams;
         let c = self
@@ -366,6 +378,10 @@ impl Server {
             }
             None => Stream::Connection,
         };
+        let replay = match last_event_id {
+            Some(id) => self.http_replay(conn, &stream, id)?,
+            None => Vec::new(),
+        };
         let Some(c) = self.conns.get_mut(&conn) else {
             return Err(unknown_connection());
         };
@@ -373,11 +389,12 @@ impl Server {
             return Err(HttpRefusal::text(400, "too many session streams"));
         }
         let leased = c.streams.entry(stream.clone()).or_insert(false);
-        if *leased {
+        if *leased && last_event_id.is_none() {
             return Err(HttpRefusal::text(409, "this stream already has a receiver"));
         }
         *leased = true;
         c.last_seen = now;
+        self.http_resend(now, conn, &stream, replay);
         Ok(stream)
     }
 

@@ -24,6 +24,7 @@ use core::time::Duration;
 
 use super::router::{ConnectError, Out, Permissions, Router};
 use super::transport::{CloseCode, Stream, DEFAULT_MAX_BUFFERED_SESSION_STREAMS};
+use super::resume::Position;
 use super::DEFAULT_REPLAY_BUDGET;
 use crate::ErrorCode;
 #[cfg(test)]
@@ -47,6 +48,11 @@ pub const AGENTS_FULL: ErrorCode = ErrorCode(-32012);
 /// stream), and `id` when the line was a request of the agent (which the
 /// server answered with an error). The line itself is gone.
 pub const LINE_DROPPED: &str = "_bridge/line_dropped";
+
+/// The default longest silence on an SSE stream
+/// ([`ServerConfig::sse_keep_alive`]): 15 seconds, half the time a
+/// client waits before it counts a silent connection as dead.
+pub const DEFAULT_SSE_KEEP_ALIVE: Duration = Duration::from_secs(15);
 
 /// One connection of a [`Server`], numbered by it from 1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -168,6 +174,10 @@ pub struct ServerConfig {
     /// Streamable HTTP: a connection with no connection stream open and no
     /// request for this long is closed.
     pub http_idle: Duration,
+    /// Streamable HTTP: the longest silence on an SSE stream; the caller
+    /// writes a comment (a keep-alive) after this long without an event,
+    /// so a client notices a dead connection even when no FIN arrives.
+    pub sse_keep_alive: Duration,
     /// WebSocket: a connection that sends no message for this long after
     /// it opened is closed.
     pub first_message: Duration,
@@ -195,6 +205,7 @@ impl Default for ServerConfig {
             max_http_connections: 256,
             max_session_streams: DEFAULT_MAX_BUFFERED_SESSION_STREAMS,
             http_idle: Duration::from_secs(60),
+            sse_keep_alive: DEFAULT_SSE_KEEP_ALIVE,
             first_message: Duration::from_secs(10),
             hash_key: [0; 16],
         }
@@ -255,6 +266,12 @@ pub enum Action {
         stream: Stream,
         /// The message.
         text: String,
+        /// Its position on its stream, for a Streamable HTTP stream: the
+        /// SSE event's `id:` (a reader that reopens the stream with it in
+        /// `Last-Event-ID` gets what followed). `None` on WebSocket (a
+        /// client that asked for positions finds them in the message's
+        /// `_meta`).
+        position: Option<Position>,
     },
     /// The answer to a Streamable HTTP connection's `initialize`: the body
     /// of the `POST` that opened it (not counted as queued).
@@ -364,7 +381,7 @@ pub enum PostOutcome {
 /// assert!(line.starts_with(br#"{"jsonrpc":"2.0","id":0,"method":"initialize""#));
 /// // ...and the agent's answer back to the connection with the client's.
 /// server.handle_agent_line(t, run, r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}"#);
-/// let Some(Action::Send { to, stream, text }) = server.poll_action() else { panic!() };
+/// let Some(Action::Send { to, stream, text, .. }) = server.poll_action() else { panic!() };
 /// assert_eq!((to, stream), (conn, Stream::Connection));
 /// assert_eq!(text, r#"{"jsonrpc":"2.0","id":7,"result":{"protocolVersion":1}}"#);
 /// // Written to the socket: the connection's queue is empty again.
@@ -638,15 +655,29 @@ impl Server {
     /// Queues `text` for `conn`, unless its user's queue is full (then
     /// `conn` closes) or it answers the connection's `initialize`.
     fn send(&mut self, now: Duration, conn: ConnectionId, stream: Stream, text: String) {
-        let Some(text) = self.resume_outbound(conn, &stream, text) else {
+        if let Some(c) = self.conns.get_mut(&conn) {
+            // The opening `POST`'s body: no stream, no position.
+            if c.answers_initialize(&text) {
+                self.actions.push_back(Action::Answer { to: conn, text });
+                return;
+            }
+        }
+        let Some((text, position)) = self.resume_outbound(conn, &stream, text) else {
             return;
         };
-        self.send_raw(now, conn, stream, text);
+        self.send_raw(now, conn, stream, text, position);
     }
 
     /// [`send`](Self::send) without the resume rules (a message already
-    /// stamped).
-    fn send_raw(&mut self, now: Duration, conn: ConnectionId, stream: Stream, text: String) {
+    /// stamped, or given its position).
+    fn send_raw(
+        &mut self,
+        now: Duration,
+        conn: ConnectionId,
+        stream: Stream,
+        text: String,
+        position: Option<Position>,
+    ) {
         let Some(c) = self.conns.get_mut(&conn) else {
             return;
         };
@@ -686,6 +717,7 @@ impl Server {
             to: conn,
             stream,
             text,
+            position,
         });
     }
 

@@ -1,5 +1,25 @@
-//! Resumable delivery on WebSocket connections: the [`ResumeLog`]s of a
-//! [`Server`] and the hooks its connections go through.
+//! Resumable delivery: the [`ResumeLog`]s of a [`Server`] and the hooks
+//! its connections go through.
+//!
+//! On Streamable HTTP, every connection has positions, asked for or not
+//! (SSE's own mechanism, which a client that does not know it ignores):
+//!
+//! - Every event on a connection's stream or a session's stream carries
+//!   its position as the SSE `id:` ([`Action::Send`](super::Action::Send)'s `position`): one
+//!   log for the connection's stream, one per session.
+//! - A `GET` that reopens a stream with `Last-Event-ID: N` gets exactly
+//!   the events after `N` from the log, before anything new, and takes
+//!   the stream over from a reader the server still thinks is there (a
+//!   connection that broke without a FIN). A `Last-Event-ID` that is not
+//!   a position is `400`; one the stream never reached, or one older
+//!   than what the log still holds (a gap), is `409`: the client opens
+//!   the stream afresh and reloads the session (`session/load`).
+//! - A request sent again (the client did not learn whether its `POST`
+//!   arrived) runs once: the same id (or idempotency key) while it runs,
+//!   or after it was answered, is dropped; its answer is on the stream,
+//!   live or replayed.
+//!
+//! On WebSocket, for a client that asks:
 //!
 //! - A WebSocket client whose `initialize` asks for positions
 //!   (`params._meta["acp-codec/resume"]`) gets the capability in the
@@ -30,14 +50,14 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use core::time::Duration;
 
-use super::{ConnectionId, Profile, Server};
+use super::{ConnectionId, HttpRefusal, Profile, Server};
 use crate::acp::{Message, Request};
 use crate::remote::resume::{
     capability, stamp, Admit, Cursor, Kind, Position, PromptKey, ResumeError, ResumeLog,
     DEFAULT_RESUME_GRACE, META_RESUME,
 };
 use crate::remote::router::ClientId;
-use crate::remote::transport::{decode, Stream};
+use crate::remote::transport::{answer_stream, decode, Stream};
 
 /// The resume state of a [`Server`].
 #[derive(Debug, Default)]
@@ -48,6 +68,26 @@ pub(super) struct Resumes {
     sessions: BTreeMap<(Option<String>, String), SessionLog>,
     /// Connections whose client left, waiting for it.
     detached: BTreeMap<ConnectionId, Detached>,
+    /// Streamable HTTP connections: their connection streams' logs.
+    http: BTreeMap<ConnectionId, HttpLog>,
+}
+
+/// A Streamable HTTP connection's own stream, and its requests in flight.
+#[derive(Debug)]
+struct HttpLog {
+    log: ResumeLog,
+    /// Requests admitted and not yet answered: id → (the stream of the
+    /// answer, the key in that stream's ledger).
+    pending: BTreeMap<PromptKey, (Stream, PromptKey)>,
+}
+
+impl HttpLog {
+    fn new(budget: usize) -> Self {
+        Self {
+            log: ResumeLog::new(budget),
+            pending: BTreeMap::new(),
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -119,6 +159,19 @@ fn with_capability(answer: &str, member: &str) -> Option<String> {
     Some(value.to_string())
 }
 
+/// The answer to a `GET` whose `Last-Event-ID` cannot be resumed from.
+fn refuse_resume(e: &ResumeError) -> HttpRefusal {
+    let body = match e {
+        ResumeError::BadCursor => {
+            format!("Last-Event-ID is not a position of this stream: {e}")
+        }
+        _ => format!(
+            "{e}: open the stream without Last-Event-ID, and load the session again (session/load) to see what was lost"
+        ),
+    };
+    HttpRefusal::text(e.http_status(), body)
+}
+
 fn error_text(req: &Request<'_>, e: &ResumeError) -> String {
     let mut line = Vec::new();
     let _ = crate::acp::encode_error(
@@ -153,6 +206,9 @@ impl Server {
         };
         let params = params_text(req);
         let method: &str = &req.method;
+        if profile == Profile::StreamableHttp {
+            return self.http_inbound(conn, agent, message);
+        }
         if method == crate::acp::names::INITIALIZE {
             // No budget, no log: the server does not resume.
             if profile != Profile::WebSocket
@@ -228,7 +284,7 @@ impl Server {
             }
             self.resume.conns.insert(conn, opted);
             for text in replay {
-                self.send_raw(now, conn, Stream::Connection, text);
+                self.send_raw(now, conn, Stream::Connection, text, None);
             }
             return Some(message);
         }
@@ -271,7 +327,7 @@ impl Server {
                 Admit::Answered(at) => {
                     let again = log.message(at).map(|t| stamp(t, Some(&session), at));
                     if let Some(text) = again {
-                        self.send_raw(now, conn, Stream::Session(session), text);
+                        self.send_raw(now, conn, Stream::Session(session), text, None);
                     }
                     return None;
                 }
@@ -311,7 +367,7 @@ impl Server {
                 last: Position::START,
             };
             let text = error_text(req, &e);
-            self.send_raw(now, conn, Stream::Session(session.to_owned()), text);
+            self.send_raw(now, conn, Stream::Session(session.to_owned()), text, None);
             return true;
         };
         entry.conn = conn;
@@ -348,7 +404,7 @@ impl Server {
             o.held.remove(session);
         }
         for text in out {
-            self.send_raw(now, conn, stream.clone(), text);
+            self.send_raw(now, conn, stream.clone(), text, None);
         }
         handled
     }
@@ -390,10 +446,17 @@ impl Server {
         conn: ConnectionId,
         stream: &Stream,
         text: String,
-    ) -> Option<String> {
+    ) -> Option<(String, Option<Position>)> {
+        if self
+            .conns
+            .get(&conn)
+            .is_some_and(|c| c.profile == Profile::StreamableHttp)
+        {
+            return Some(self.http_outbound(conn, stream, text));
+        }
         let detached = self.resume.detached.contains_key(&conn);
         if !detached && !self.resume.conns.contains_key(&conn) {
-            return self.conns.contains_key(&conn).then_some(text);
+            return self.conns.contains_key(&conn).then_some((text, None));
         }
         let agent = match self.resume.detached.get(&conn) {
             Some(d) => d.agent.clone(),
@@ -401,7 +464,7 @@ impl Server {
         };
         let budget = self.config.replay_bytes;
         let Ok(message) = decode(&text) else {
-            return (!detached).then_some(text);
+            return (!detached).then_some((text, None));
         };
         let kind = kind_of(&message);
         let answered = match &message {
@@ -449,13 +512,18 @@ impl Server {
                 (stamp(&text, None, at), false)
             }
         };
-        (!detached && !held).then_some(stamped)
+        (!detached && !held).then_some((stamped, None))
     }
 
     /// `conn` closed: when it asked for positions, it is detached instead
     /// (`true`): its sessions and requests wait for the client.
     pub(super) fn resume_detach(&mut self, now: Duration, conn: ConnectionId) -> bool {
         let Some(mut opted) = self.resume.conns.remove(&conn) else {
+            // A Streamable HTTP connection is not resumable past its end:
+            // its logs go with it.
+            if self.resume.http.remove(&conn).is_some() {
+                self.resume.sessions.retain(|_, s| s.conn != conn);
+            }
             return false;
         };
         let Some(c) = self.conns.remove(&conn) else {
@@ -516,6 +584,169 @@ impl Server {
             let mut outs = Vec::new();
             agent.router.disconnect(d.client, &mut outs);
             self.dispatch(&d.agent, outs, now);
+        }
+    }
+
+    /// A Streamable HTTP request before the router: a retry of one
+    /// already admitted on its answer's stream is dropped (`None`).
+    fn http_inbound<'m>(
+        &mut self,
+        conn: ConnectionId,
+        agent: Option<String>,
+        message: Message<'m>,
+    ) -> Option<Message<'m>> {
+        let Message::Request(req) = &message else {
+            return Some(message);
+        };
+        if req.method == crate::acp::names::INITIALIZE {
+            return Some(message);
+        }
+        let session = crate::remote::session_field(req.params.as_ref()).into_id();
+        let stream = answer_stream(&req.method, session.as_deref());
+        let key = PromptKey::of(&req.id, params_text(req));
+        let budget = self.config.replay_bytes;
+        let http = self
+            .resume
+            .http
+            .entry(conn)
+            .or_insert_with(|| HttpLog::new(budget));
+        let log = match &stream {
+            Stream::Connection => &mut http.log,
+            Stream::Session(s) => {
+                &mut self
+                    .resume
+                    .sessions
+                    .entry((agent, s.clone()))
+                    .or_insert_with(|| SessionLog {
+                        log: ResumeLog::new(budget),
+                        conn,
+                    })
+                    .log
+            }
+        };
+        match log.admit_prompt(key.clone()) {
+            Admit::Run => {
+                http.pending
+                    .insert(PromptKey::of(&req.id, None), (stream, key));
+                Some(message)
+            }
+            Admit::Running | Admit::Answered(_) => {
+                let line = format!(
+                    "connection {}: {} sent again, not run twice",
+                    conn.0, req.method
+                );
+                self.log(line);
+                None
+            }
+        }
+    }
+
+    /// A message for a Streamable HTTP connection: kept in its stream's
+    /// log, with the position that becomes its SSE `id:`.
+    fn http_outbound(
+        &mut self,
+        conn: ConnectionId,
+        stream: &Stream,
+        text: String,
+    ) -> (String, Option<Position>) {
+        let Some(agent) = self.conns.get(&conn).map(|c| c.agent.clone()) else {
+            return (text, None);
+        };
+        let budget = self.config.replay_bytes;
+        let (kind, answered) = match decode(&text) {
+            Ok(message) => {
+                let answered = match &message {
+                    Message::Response(r) => Some(PromptKey::of(&r.id, None)),
+                    Message::Error(e) => Some(PromptKey::of(&e.id, None)),
+                    _ => None,
+                };
+                (kind_of(&message), answered)
+            }
+            Err(_) => (Kind::Plain, None),
+        };
+        let http = self
+            .resume
+            .http
+            .entry(conn)
+            .or_insert_with(|| HttpLog::new(budget));
+        let pending = answered.and_then(|id| http.pending.remove(&id));
+        let log = match stream {
+            Stream::Connection => &mut http.log,
+            Stream::Session(s) => {
+                let entry = self
+                    .resume
+                    .sessions
+                    .entry((agent, s.clone()))
+                    .or_insert_with(|| SessionLog {
+                        log: ResumeLog::new(budget),
+                        conn,
+                    });
+                entry.conn = conn;
+                &mut entry.log
+            }
+        };
+        let at = log.push(kind, &text);
+        if let Some((asked_on, key)) = pending {
+            if asked_on == *stream {
+                log.answered(&key, at);
+            }
+        }
+        (text, Some(at))
+    }
+
+    /// What a Streamable HTTP stream reopened with `Last-Event-ID` gets:
+    /// the events after that position, oldest first (everything before
+    /// it is acknowledged).
+    ///
+    /// # Errors
+    ///
+    /// `400` for a `Last-Event-ID` that is not a position, `409` for one
+    /// the stream never reached or one older than the log holds (a gap).
+    pub(super) fn http_replay(
+        &mut self,
+        conn: ConnectionId,
+        stream: &Stream,
+        last_event_id: &str,
+    ) -> Result<Vec<(Position, String)>, HttpRefusal> {
+        let after = Position::parse(last_event_id).map_err(|e| refuse_resume(&e))?;
+        let agent = self.conns.get(&conn).map(|c| c.agent.clone());
+        let log = match stream {
+            Stream::Connection => self.resume.http.get_mut(&conn).map(|h| &mut h.log),
+            Stream::Session(s) => agent
+                .and_then(|a| self.resume.sessions.get_mut(&(a, s.clone())))
+                .map(|e| &mut e.log),
+        };
+        let Some(log) = log else {
+            if after == Position::START {
+                return Ok(Vec::new());
+            }
+            let e = ResumeError::Ahead {
+                after,
+                last: Position::START,
+            };
+            return Err(refuse_resume(&e));
+        };
+        let missed = log.resume(after).map_err(|e| refuse_resume(&e))?;
+        Ok(missed.map(|(p, t)| (p, t.to_owned())).collect())
+    }
+
+    /// Queues `replay` on `stream` of `conn`, each event at its position.
+    pub(super) fn http_resend(
+        &mut self,
+        now: Duration,
+        conn: ConnectionId,
+        stream: &Stream,
+        replay: Vec<(Position, String)>,
+    ) {
+        let count = replay.len();
+        for (position, text) in replay {
+            self.send_raw(now, conn, stream.clone(), text, Some(position));
+        }
+        if count > 0 {
+            self.log(format!(
+                "connection {}: {count} events sent again on a reopened stream",
+                conn.0
+            ));
         }
     }
 

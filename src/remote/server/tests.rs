@@ -488,19 +488,19 @@ fn streamable_http_opens_answers_and_streams() {
     // Streams: the connection's, one reader at a time; an unknown session
     // has none.
     assert_eq!(
-        h.server.handle_stream_opened(h.now, &p, c, None),
+        h.server.handle_stream_opened(h.now, &p, c, None, None),
         Ok(Stream::Connection)
     );
     assert_eq!(
         h.server
-            .handle_stream_opened(h.now, &p, c, None)
+            .handle_stream_opened(h.now, &p, c, None, None)
             .unwrap_err()
             .status,
         409
     );
     assert_eq!(
         h.server
-            .handle_stream_opened(h.now, &p, c, Some("s9"))
+            .handle_stream_opened(h.now, &p, c, Some("s9"), None)
             .unwrap_err()
             .status,
         404

@@ -153,7 +153,7 @@ async fn write(
 ) {
     while let Some(m) = rx.recv().await {
         match m {
-            ToConn::Send(_, text) | ToConn::Answer(text) => {
+            ToConn::Send(_, text) | ToConn::Event(_, _, text) | ToConn::Answer(text) => {
                 let len = text.len();
                 tokio::select! {
                     sent = sink.send(Message::Text(text.into())) => {
