@@ -12,7 +12,9 @@ use core::time::Duration;
 use super::http::{
     no_random_source, refusal, reply_text, unknown_connection, Naming, OVERSIZE_HEAD,
 };
-use super::{ConnectionId, HttpRefusal, PostOutcome, Principal, Profile, Server, ServerConfig};
+use super::{
+    ConnectionId, HttpRefusal, OpenedStream, PostOutcome, Principal, Profile, Server, ServerConfig,
+};
 use crate::acp::{Message, RequestId};
 use crate::framing::peek::peek;
 use crate::remote::router::ClientId;
@@ -333,10 +335,9 @@ impl Server {
     ///
     /// With `last_event_id` (the `Last-Event-ID` header: the reader had
     /// every event up to that position) the stream is resumed: the events
-    /// after it are queued again, at their positions, before anything
-    /// new, and a reader the server still counts (its connection broke
-    /// without a FIN) is replaced. The caller drops, or skips, what it
-    /// still holds for the stream at or before a position it sends.
+    /// after it come back in [`OpenedStream::replay`], to be written
+    /// before anything else, and a reader the server still counts (its
+    /// connection broke without a FIN) is replaced.
     ///
     /// # Errors
     ///
@@ -353,7 +354,7 @@ impl Server {
         conn: ConnectionId,
         session: Option<&str>,
         last_event_id: Option<&str>,
-    ) -> Result<Stream, HttpRefusal> {
+    ) -> Result<OpenedStream, HttpRefusal> {
         let max = self.config.max_session_streams;
         let c = self
             .conns
@@ -394,8 +395,7 @@ impl Server {
         }
         *leased = true;
         c.last_seen = now;
-        self.http_resend(now, conn, &stream, replay);
-        Ok(stream)
+        Ok(OpenedStream { stream, replay })
     }
 
     /// The reader of `stream` left.

@@ -22,9 +22,9 @@ use alloc::vec::Vec;
 use core::fmt;
 use core::time::Duration;
 
+use super::resume::Position;
 use super::router::{ConnectError, Out, Permissions, Router};
 use super::transport::{CloseCode, Stream, DEFAULT_MAX_BUFFERED_SESSION_STREAMS};
-use super::resume::Position;
 use super::DEFAULT_REPLAY_BUDGET;
 use crate::ErrorCode;
 #[cfg(test)]
@@ -343,6 +343,22 @@ impl HttpRefusal {
             json: false,
         }
     }
+}
+
+/// A Streamable HTTP stream a `GET` opened
+/// ([`Server::handle_stream_opened`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpenedStream {
+    /// The stream.
+    pub stream: Stream,
+    /// When the `GET` resumed the stream (`Last-Event-ID`): the events
+    /// after that position, oldest first, each with its position (the
+    /// SSE `id:`). Write them before anything else on the stream; every
+    /// message queued for the stream up to the last of them (or up to
+    /// the `Last-Event-ID`, when there are none) is among them or known
+    /// to the client: drop it ([`Server::handle_sent`] for its bytes).
+    /// They are not counted as queued. Empty for a stream opened afresh.
+    pub replay: Vec<(Position, String)>,
 }
 
 /// What a Streamable HTTP `POST` became.

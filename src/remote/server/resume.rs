@@ -8,7 +8,8 @@
 //!   its position as the SSE `id:` ([`Action::Send`](super::Action::Send)'s `position`): one
 //!   log for the connection's stream, one per session.
 //! - A `GET` that reopens a stream with `Last-Event-ID: N` gets exactly
-//!   the events after `N` from the log, before anything new, and takes
+//!   the events after `N` from the log, to write before anything new
+//!   (they replace what the caller still holds for the stream), and takes
 //!   the stream over from a reader the server still thinks is there (a
 //!   connection that broke without a FIN). A `Last-Event-ID` that is not
 //!   a position is `400`; one the stream never reached, or one older
@@ -726,28 +727,17 @@ impl Server {
             };
             return Err(refuse_resume(&e));
         };
-        let missed = log.resume(after).map_err(|e| refuse_resume(&e))?;
-        Ok(missed.map(|(p, t)| (p, t.to_owned())).collect())
-    }
-
-    /// Queues `replay` on `stream` of `conn`, each event at its position.
-    pub(super) fn http_resend(
-        &mut self,
-        now: Duration,
-        conn: ConnectionId,
-        stream: &Stream,
-        replay: Vec<(Position, String)>,
-    ) {
-        let count = replay.len();
-        for (position, text) in replay {
-            self.send_raw(now, conn, stream.clone(), text, Some(position));
-        }
-        if count > 0 {
-            self.log(format!(
-                "connection {}: {count} events sent again on a reopened stream",
-                conn.0
-            ));
-        }
+        let missed: Vec<(Position, String)> = log
+            .resume(after)
+            .map_err(|e| refuse_resume(&e))?
+            .map(|(p, t)| (p, t.to_owned()))
+            .collect();
+        self.log(format!(
+            "connection {}: a stream resumed after position {after}: {} events again",
+            conn.0,
+            missed.len()
+        ));
+        Ok(missed)
     }
 
     /// Connections detached and waiting for their client.

@@ -488,7 +488,9 @@ fn streamable_http_opens_answers_and_streams() {
     // Streams: the connection's, one reader at a time; an unknown session
     // has none.
     assert_eq!(
-        h.server.handle_stream_opened(h.now, &p, c, None, None),
+        h.server
+            .handle_stream_opened(h.now, &p, c, None, None)
+            .map(|o| o.stream),
         Ok(Stream::Connection)
     );
     assert_eq!(

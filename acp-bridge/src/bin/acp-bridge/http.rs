@@ -95,13 +95,22 @@ struct ConnState {
 
 #[derive(Default)]
 struct Mailbox {
-    /// Messages for the stream, with their positions (when the core gave
-    /// them); a reopened stream's replay may repeat some, which its
-    /// reader skips.
-    queue: VecDeque<(Option<Position>, String)>,
+    queue: VecDeque<Queued>,
     wake: Arc<Notify>,
     /// Bumped when a reader takes the stream over: an older reader ends.
     reader: u64,
+    /// The last position queued: a message the core queued before a
+    /// resume's replay, at or before it, arrives late and is dropped.
+    top: Option<Position>,
+}
+
+/// A message for a stream.
+struct Queued {
+    /// Its position (the SSE `id:`), when it has one.
+    at: Option<Position>,
+    text: String,
+    /// Counted by the core as queued (a resume's replay is not).
+    counted: bool,
 }
 
 impl Conn {
@@ -234,14 +243,35 @@ async fn run(app: Http, conn: Arc<Conn>, mut rx: mpsc::UnboundedReceiver<ToConn>
             Some(ToConn::Send(stream, text)) => {
                 let mut st = conn.lock();
                 let mailbox = st.streams.entry(stream).or_default();
-                mailbox.queue.push_back((None, text));
+                mailbox.queue.push_back(Queued {
+                    at: None,
+                    text,
+                    counted: true,
+                });
                 mailbox.wake.notify_waiters();
             }
             Some(ToConn::Event(stream, at, text)) => {
-                let mut st = conn.lock();
-                let mailbox = st.streams.entry(stream).or_default();
-                mailbox.queue.push_back((Some(at), text));
-                mailbox.wake.notify_waiters();
+                let late = {
+                    let mut st = conn.lock();
+                    let mailbox = st.streams.entry(stream).or_default();
+                    if mailbox.top.is_some_and(|top| at <= top) {
+                        // Superseded by a resume's replay.
+                        Some(text.len())
+                    } else {
+                        mailbox.top = Some(at);
+                        mailbox.queue.push_back(Queued {
+                            at: Some(at),
+                            text,
+                            counted: true,
+                        });
+                        mailbox.wake.notify_waiters();
+                        None
+                    }
+                };
+                if let Some(len) = late {
+                    let id = conn.conn;
+                    app.driver.with(|s, now| s.handle_sent(now, id, len));
+                }
             }
             Some(ToConn::Answer(text)) => {
                 if let Some(answer) = conn.lock().initialize.take() {
@@ -279,30 +309,47 @@ fn get(
     let conn = app.conns.get(conn)?;
     let session = header_str(headers, HEADER_SESSION_ID);
     let last_event_id = header_str(headers, HEADER_LAST_EVENT_ID);
-    // Under the core's lock: the stream's new reader is set before any
-    // message (the replay first) can reach its mailbox.
+    // Under the core's lock: the stream's new reader and a resume's replay
+    // are in place before any later message can reach its mailbox.
     let (stream, reader, keep_alive) = app
         .driver
         .with(|s, now| {
-            let stream = s.handle_stream_opened(now, who, conn.conn, session, last_event_id)?;
+            let opened = s.handle_stream_opened(now, who, conn.conn, session, last_event_id)?;
             let mut st = conn.lock();
-            let mailbox = st.streams.entry(stream.clone()).or_default();
+            let mailbox = st.streams.entry(opened.stream.clone()).or_default();
             mailbox.reader += 1;
+            if let Some(had) = last_event_id.and_then(|id| Position::parse(id).ok()) {
+                // What is queued is in the replay, or the client has it.
+                let dropped: usize = mailbox
+                    .queue
+                    .drain(..)
+                    .filter(|q| q.counted)
+                    .map(|q| q.text.len())
+                    .sum();
+                let top = opened.replay.last().map_or(had, |(at, _)| *at);
+                mailbox.top = Some(mailbox.top.map_or(top, |t| t.max(top)));
+                mailbox
+                    .queue
+                    .extend(opened.replay.into_iter().map(|(at, text)| Queued {
+                        at: Some(at),
+                        text,
+                        counted: false,
+                    }));
+                if dropped > 0 {
+                    s.handle_sent(now, conn.conn, dropped);
+                }
+            }
             // A reader still there (its connection broke without a FIN)
             // ends.
             mailbox.wake.notify_waiters();
-            Ok((stream, mailbox.reader, s.config().sse_keep_alive))
+            Ok((opened.stream, mailbox.reader, s.config().sse_keep_alive))
         })
         .map_err(answer)?;
-    // What the client has: skipped when still queued (the replay sends
-    // what followed).
-    let had = last_event_id.and_then(|id| Position::parse(id).ok());
     let lease = Lease {
         driver: app.driver.clone(),
         conn,
         stream,
         reader,
-        had: std::sync::Mutex::new(had),
     };
     let events = futures_util::stream::unfold(lease, |lease| async move {
         let event = lease.next().await?;
@@ -332,8 +379,6 @@ struct Lease {
     stream: Stream,
     /// Which reader of the stream this is.
     reader: u64,
-    /// The last position this reader's client has.
-    had: std::sync::Mutex<Option<Position>>,
 }
 
 impl Lease {
@@ -352,23 +397,18 @@ impl Lease {
                 // Registered before the lock goes: a wake in between is
                 // not missed.
                 let wake = mailbox.wake.clone();
-                if let Some((at, text)) = mailbox.queue.pop_front() {
+                if let Some(q) = mailbox.queue.pop_front() {
                     drop(st);
-                    let (conn, len) = (self.conn.conn, text.len());
-                    self.driver.with(|s, now| s.handle_sent(now, conn, len));
-                    let mut had = self
-                        .had
-                        .lock()
-                        .unwrap_or_else(std::sync::PoisonError::into_inner);
-                    match at {
-                        // Sent already (a replay repeats what was queued).
-                        Some(at) if had.is_some_and(|h| at <= h) => continue,
-                        Some(at) => {
-                            *had = Some(at);
-                            return Some(Event::default().id(at.to_string()).data(text));
-                        }
-                        None => return Some(Event::default().data(text)),
+                    if q.counted {
+                        let (conn, len) = (self.conn.conn, q.text.len());
+                        self.driver.with(|s, now| s.handle_sent(now, conn, len));
                     }
+                    let event = Event::default();
+                    let event = match q.at {
+                        Some(at) => event.id(at.to_string()),
+                        None => event,
+                    };
+                    return Some(event.data(q.text));
                 }
                 if closed {
                     return None;
