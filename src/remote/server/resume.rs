@@ -16,9 +16,11 @@
 //!   than what the log still holds (a gap), is `409`: the client opens
 //!   the stream afresh and reloads the session (`session/load`).
 //! - A request sent again (the client did not learn whether its `POST`
-//!   arrived) runs once: the same id (or idempotency key) while it runs,
-//!   or after it was answered, is dropped; its answer is on the stream,
-//!   live or replayed.
+//!   arrived) runs once: the same id (or idempotency key) while it runs
+//!   is dropped (its answer will come); after it was answered, its answer
+//!   goes out again at its position while the log holds it (a reader
+//!   drops a position it has), after that it is answered with
+//!   [`RESUME_GAP`] (`-32012`): it ran, and is never run twice.
 //!
 //! On WebSocket, for a client that asks:
 //!
@@ -45,7 +47,7 @@
 //!   answer is sent again at its position.
 
 use alloc::borrow::ToOwned;
-use alloc::collections::{BTreeMap, BTreeSet};
+use alloc::collections::{BTreeMap, BTreeSet, VecDeque};
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
@@ -55,10 +57,10 @@ use super::{ConnectionId, HttpRefusal, Profile, Server};
 use crate::acp::{Message, Request};
 use crate::remote::resume::{
     capability, stamp, Admit, Cursor, Kind, Position, PromptKey, ResumeError, ResumeLog,
-    DEFAULT_RESUME_GRACE, META_RESUME,
+    DEFAULT_MAX_PROMPT_KEYS, DEFAULT_RESUME_GRACE, META_RESUME, RESUME_GAP,
 };
 use crate::remote::router::ClientId;
-use crate::remote::transport::{answer_stream, decode, Stream};
+use crate::remote::transport::{decode, Stream};
 
 /// The resume state of a [`Server`].
 #[derive(Debug, Default)]
@@ -73,20 +75,58 @@ pub(super) struct Resumes {
     http: BTreeMap<ConnectionId, HttpLog>,
 }
 
-/// A Streamable HTTP connection's own stream, and its requests in flight.
+/// A Streamable HTTP connection's own stream, and its requests.
 #[derive(Debug)]
 struct HttpLog {
     log: ResumeLog,
-    /// Requests admitted and not yet answered: id → (the stream of the
-    /// answer, the key in that stream's ledger).
-    pending: BTreeMap<PromptKey, (Stream, PromptKey)>,
+    /// Requests admitted and not yet answered: id → its key (the id, or
+    /// the idempotency key in its `_meta`).
+    running: BTreeMap<PromptKey, PromptKey>,
+    /// The last requests answered, oldest first (at most
+    /// [`DEFAULT_MAX_PROMPT_KEYS`]): the key, and where the answer went.
+    /// A `POST` sent again after its answer went out is not run again,
+    /// whatever the client acknowledged since (its event streams resume
+    /// on their own): its answer goes out again, at its position.
+    answered: VecDeque<(PromptKey, Stream, Position)>,
+}
+
+/// What becomes of a Streamable HTTP request.
+enum Admitted {
+    /// New: it goes on.
+    Run,
+    /// The same runs: its answer will come.
+    Running,
+    /// Answered on this stream, at this position.
+    Answered(Stream, Position),
 }
 
 impl HttpLog {
     fn new(budget: usize) -> Self {
         Self {
             log: ResumeLog::new(budget),
-            pending: BTreeMap::new(),
+            running: BTreeMap::new(),
+            answered: VecDeque::new(),
+        }
+    }
+
+    fn admit(&mut self, id: PromptKey, key: PromptKey) -> Admitted {
+        if self.running.values().any(|k| *k == key) {
+            return Admitted::Running;
+        }
+        if let Some((_, stream, at)) = self.answered.iter().rev().find(|(k, _, _)| *k == key) {
+            return Admitted::Answered(stream.clone(), *at);
+        }
+        self.running.insert(id, key);
+        Admitted::Run
+    }
+
+    /// The request `id` was answered on `stream` at `at`.
+    fn answered(&mut self, id: &PromptKey, stream: &Stream, at: Position) {
+        if let Some(key) = self.running.remove(id) {
+            if self.answered.len() >= DEFAULT_MAX_PROMPT_KEYS {
+                self.answered.pop_front();
+            }
+            self.answered.push_back((key, stream.clone(), at));
         }
     }
 }
@@ -208,7 +248,7 @@ impl Server {
         let params = params_text(req);
         let method: &str = &req.method;
         if profile == Profile::StreamableHttp {
-            return self.http_inbound(conn, agent, message);
+            return self.http_inbound(now, conn, agent, message);
         }
         if method == crate::acp::names::INITIALIZE {
             // No budget, no log: the server does not resume.
@@ -588,10 +628,11 @@ impl Server {
         }
     }
 
-    /// A Streamable HTTP request before the router: a retry of one
-    /// already admitted on its answer's stream is dropped (`None`).
+    /// A Streamable HTTP request before the router: one sent again while
+    /// it runs, or after it was answered, goes no further (`None`).
     fn http_inbound<'m>(
         &mut self,
+        now: Duration,
         conn: ConnectionId,
         agent: Option<String>,
         message: Message<'m>,
@@ -602,8 +643,7 @@ impl Server {
         if req.method == crate::acp::names::INITIALIZE {
             return Some(message);
         }
-        let session = crate::remote::session_field(req.params.as_ref()).into_id();
-        let stream = answer_stream(&req.method, session.as_deref());
+        let id = PromptKey::of(&req.id, None);
         let key = PromptKey::of(&req.id, params_text(req));
         let budget = self.config.replay_bytes;
         let http = self
@@ -611,35 +651,46 @@ impl Server {
             .http
             .entry(conn)
             .or_insert_with(|| HttpLog::new(budget));
-        let log = match &stream {
-            Stream::Connection => &mut http.log,
-            Stream::Session(s) => {
-                &mut self
-                    .resume
-                    .sessions
-                    .entry((agent, s.clone()))
-                    .or_insert_with(|| SessionLog {
-                        log: ResumeLog::new(budget),
-                        conn,
-                    })
-                    .log
+        let again = match http.admit(id.clone(), key.clone()) {
+            Admitted::Run => return Some(message),
+            Admitted::Running => None,
+            Admitted::Answered(stream, at) => {
+                let log = match &stream {
+                    Stream::Connection => Some(&http.log),
+                    Stream::Session(s) => self
+                        .resume
+                        .sessions
+                        .get(&(agent, s.clone()))
+                        .map(|e| &e.log),
+                };
+                let kept = log.and_then(|l| l.message(at)).map(str::to_owned);
+                Some((stream, at, kept))
             }
         };
-        match log.admit_prompt(key.clone()) {
-            Admit::Run => {
-                http.pending
-                    .insert(PromptKey::of(&req.id, None), (stream, key));
-                Some(message)
-            }
-            Admit::Running | Admit::Answered(_) => {
-                let line = format!(
-                    "connection {}: {} sent again, not run twice",
-                    conn.0, req.method
+        self.log(format!(
+            "connection {}: {} sent again, not run twice",
+            conn.0, req.method
+        ));
+        match again {
+            Some((stream, at, Some(text))) => self.send_raw(now, conn, stream, text, Some(at)),
+            Some((stream, _, None)) => {
+                // Its answer is no longer kept: it ran, and says so.
+                let mut line = Vec::new();
+                let _ = crate::acp::encode_error(
+                    &req.id,
+                    &crate::acp::RpcError::new(
+                        RESUME_GAP,
+                        "request sent again: it ran already, and its answer is no longer kept"
+                            .to_owned(),
+                    ),
+                    &mut line,
                 );
-                self.log(line);
-                None
+                let text = String::from_utf8_lossy(line.trim_ascii_end()).into_owned();
+                self.send(now, conn, stream, text);
             }
+            None => {}
         }
+        None
     }
 
     /// A message for a Streamable HTTP connection: kept in its stream's
@@ -670,7 +721,6 @@ impl Server {
             .http
             .entry(conn)
             .or_insert_with(|| HttpLog::new(budget));
-        let pending = answered.and_then(|id| http.pending.remove(&id));
         let log = match stream {
             Stream::Connection => &mut http.log,
             Stream::Session(s) => {
@@ -687,10 +737,8 @@ impl Server {
             }
         };
         let at = log.push(kind, &text);
-        if let Some((asked_on, key)) = pending {
-            if asked_on == *stream {
-                log.answered(&key, at);
-            }
+        if let Some(id) = &answered {
+            http.answered(id, stream, at);
         }
         (text, Some(at))
     }
