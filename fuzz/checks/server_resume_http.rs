@@ -78,6 +78,17 @@ struct World {
     prompt_answered_by_agent: bool,
     prompt_answer_kept: bool,
     closed: bool,
+    /// What the run met: resumes refused, events replayed.
+    seen: Seen,
+}
+
+/// What a run met, so a test can tell the check is not vacuous.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Seen {
+    /// Resumes refused with `409` (gaps).
+    pub gaps: usize,
+    /// Events a resume's replay held.
+    pub replayed: usize,
 }
 
 impl World {
@@ -119,6 +130,7 @@ impl World {
             prompt_answered_by_agent: false,
             prompt_answer_kept: false,
             closed: false,
+            seen: Seen::default(),
         };
         w.drain();
         w.open(Stream::Connection);
@@ -225,6 +237,7 @@ impl World {
                 assert!(id.is_some(), "a fresh open refused: {refusal:?}");
                 assert_eq!(refusal.status, 409, "{refusal:?}");
                 // A gap: the client opens the stream afresh, knowing it.
+                self.seen.gaps += 1;
                 self.sides.entry(stream.clone()).or_default().lost = true;
                 self.server
                     .handle_stream_closed(self.now, self.conn, &stream);
@@ -236,6 +249,7 @@ impl World {
         let side = self.sides.entry(stream).or_default();
         side.reading = true;
         side.opened = true;
+        self.seen.replayed += opened.replay.len();
         if let Some(had) = id.as_deref().and_then(|i| Position::parse(i).ok()) {
             // What is queued is in the replay, or the client has it.
             let dropped: usize = side
@@ -365,14 +379,15 @@ fn stream_of(b: u8) -> Stream {
     }
 }
 
-/// Runs the events `data` describes and checks the invariant.
-pub fn check(data: &[u8]) {
+/// Runs the events `data` describes and checks the invariant; what the
+/// run met.
+pub fn check(data: &[u8]) -> Seen {
     // The budget: small enough that breaks meet gaps.
     let budget = 300 + usize::from(data.first().copied().unwrap_or(0)) * 4;
     let mut w = World::new(budget);
     for &b in data.iter().skip(1) {
         if w.closed {
-            return;
+            return w.seen;
         }
         let arg = usize::from(b >> 3 & 0x7);
         match b & 0x7 {
@@ -399,7 +414,7 @@ pub fn check(data: &[u8]) {
         assert!(w.prompts_run <= 1, "the prompt ran {} times", w.prompts_run);
     }
     if w.closed {
-        return;
+        return w.seen;
     }
     // The end: every stream reopened and read to its end.
     for stream in [Stream::Connection, Stream::Session(SESSION.into())] {
@@ -418,4 +433,5 @@ pub fn check(data: &[u8]) {
             "the turn's answer reaches the client"
         );
     }
+    w.seen
 }

@@ -317,29 +317,26 @@ fn a_gap_larger_than_the_budget_is_409() {
 /// a resume, a refused resume, a retried prompt.
 #[test]
 fn the_http_check_meets_breaks_gaps_and_retries() {
-    use crate::checks::server_resume_http::check;
-    // Budget byte, then: updates, read all, break losing 3 (noticed),
-    // more updates, resume, read all, the prompt again, the turn's end.
-    check(&[
-        200,
-        0,
-        0,
-        0,
-        2 | 7 << 3,
-        3 | 3 << 3 | 0x80,
-        0,
-        0,
-        4,
-        2 | 7 << 3,
-        5,
-        6,
-        2 | 7 << 3,
-    ]);
-    // A tiny budget: many updates missed while broken, then a resume.
-    let mut data = vec![0, 0, 2 | 7 << 3, 3 | 7 << 3];
-    data.extend([0; 40]);
-    data.push(4);
-    check(&data);
+    use crate::checks::server_resume_http::{check, Seen};
+    let seed = |name: &str| {
+        std::fs::read(format!(
+            "{}/fuzz/seeds/server_resume/{name}",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .unwrap()
+    };
+    // Events lost in a break come back in the resume's replay.
+    let seen = check(&seed("http_break_then_resume"));
+    assert!(seen.replayed >= 3 && seen.gaps == 0, "{seen:?}");
+    // More missed than the budget holds: refused with 409.
+    assert!(check(&seed("http_gap_past_the_budget")).gaps >= 1);
+    // A reader the server still counts is replaced by the resume.
+    let seen = check(&seed("http_stale_reader_takeover"));
+    assert!(seen.replayed > 0 && seen.gaps == 0, "{seen:?}");
+    // The prompt sent again after its answer: it runs once (asserted
+    // inside), and nothing is refused.
+    assert_eq!(check(&seed("http_retry_after_the_answer")).gaps, 0);
+    assert_eq!(check(&[]), Seen::default());
 }
 
 proptest! {
