@@ -433,6 +433,16 @@ pub enum PostOutcome {
 ///   doubling from [`ServerConfig::backoff_min`] to
 ///   [`ServerConfig::backoff_max`]. Sessions stay their user's across
 ///   every stop and restart.
+/// - Resumable delivery: every Streamable HTTP event has its position on
+///   its stream ([`Action::Send`]'s `position`, the SSE `id:`), kept
+///   within [`ServerConfig::replay_bytes`] per stream; a `GET` with
+///   `Last-Event-ID` gets what followed
+///   ([`handle_stream_opened`](Self::handle_stream_opened): `400` for a
+///   malformed one, `409` for a gap or a position never reached); a
+///   request `POST`ed again runs once. A WebSocket client that asks for
+///   positions (`_meta["acp-codec/resume"]` in `initialize`) is detached
+///   for 120 s when its connection breaks and resumed by the next
+///   connection that names it.
 /// - An agent line over the limit: an answer to a client's request
 ///   becomes that request's error, a request of the agent is answered
 ///   with an error, and the user whose session it named is told with
