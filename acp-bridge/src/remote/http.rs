@@ -272,6 +272,12 @@ impl Endpoint {
         ))
     }
 
+    /// The HTTP/2 connection every request shares now (`None` over
+    /// HTTP/1.1).
+    async fn shared_now(&self) -> Option<http2::SendRequest<Body>> {
+        self.resuming.as_ref()?.shared.lock().await.h2.clone()
+    }
+
     /// The generation of the shared HTTP/2 connection now.
     async fn generation(&self) -> u64 {
         match &self.resuming {
@@ -452,7 +458,8 @@ async fn write(endpoint: Endpoint, mut post: Sender, mut lines: mpsc::Receiver<V
     }
     if let Some(id) = connection {
         let delete = |v| endpoint.request(v, Method::DELETE, &[(CONNECTION_ID, &id)], Bytes::new());
-        let _ = tokio::time::timeout(POST_WAIT, endpoint.send(&mut post, delete)).await;
+        let deleted = endpoint.send_again(&mut post, &mut generation, delete);
+        let _ = tokio::time::timeout(POST_WAIT, deleted).await;
     }
 }
 
@@ -583,7 +590,7 @@ fn sse(
                 after,
             )
             .await;
-            let failure = match opened {
+            let (failure, broken) = match opened {
                 Ok(resp) => {
                     if let Some(tx) = ready.take() {
                         let _ = tx.send(Ok(()));
@@ -600,13 +607,27 @@ fn sse(
                         // The server's answer (a gap, a connection it closed).
                         break e.why;
                     }
-                    e.why
+                    (e.why, true)
                 }
             };
-            if endpoint.resuming.is_none() || endpoint.inbox.is_closed() {
+            let Some(r) = endpoint
+                .resuming
+                .as_ref()
+                .filter(|_| !endpoint.inbox.is_closed())
+            else {
                 break failure;
-            }
+            };
             let started = *since.get_or_insert_with(Instant::now);
+            if !broken {
+                // The server ended the stream, the connection is fine: open
+                // it again there (the server says whether it is gone).
+                if started.elapsed() > r.policy.budget {
+                    break failure;
+                }
+                tokio::time::sleep(r.policy.first_delay).await;
+                sender = endpoint.shared_now().await.map(Sender::Http2);
+                continue;
+            }
             match endpoint.reconnect(http2, generation, started).await {
                 Ok((g, s)) => {
                     generation = g;
@@ -677,7 +698,9 @@ async fn open_sse(
 }
 
 /// Reads SSE events (`data:` lines up to a blank line) until the stream
-/// ends; returns why it ended.
+/// ends; returns why it ended, and whether the connection broke (else the
+/// server ended the stream). Events at or before `last` are dropped; each
+/// read moves `last`.
 ///
 /// Each chunk is searched for line ends once (a long event arrives in many
 /// chunks). An event whose data is one line takes that line's bytes as
@@ -690,7 +713,7 @@ async fn read_events(
     resp: Response<hyper::body::Incoming>,
     session: Option<&str>,
     last: &mut Option<Position>,
-) -> String {
+) -> (String, bool) {
     let shown = &endpoint.target.shown;
     let max = endpoint.max_message;
     let mut body = resp.into_body();
@@ -698,13 +721,17 @@ async fn read_events(
     loop {
         let frame = match tokio::time::timeout(DEAD_AFTER, body.frame()).await {
             Ok(Some(Ok(frame))) => frame,
-            Ok(Some(Err(e))) => return format!("connection to {shown} lost: {e}"),
-            Ok(None) => return format!("the server at {shown} closed the connection stream"),
+            Ok(Some(Err(e))) => return (format!("connection to {shown} lost: {e}"), true),
+            Ok(None) => {
+                let why = format!("the server at {shown} closed the connection stream");
+                return (why, false);
+            }
             Err(_) => {
-                return format!(
+                let why = format!(
                     "connection to {shown} lost: no event and no keep-alive for {} s",
                     DEAD_AFTER.as_secs()
-                )
+                );
+                return (why, true);
             }
         };
         let Ok(chunk) = frame.into_data() else {
@@ -722,7 +749,7 @@ async fn read_events(
                 remember(endpoint, text, session);
             }
             if endpoint.inbox.send(Ok(message)).await.is_err() {
-                return String::new();
+                return (String::new(), false);
             }
         }
     }
