@@ -172,7 +172,10 @@ pub struct ServerConfig {
     /// Streamable HTTP: most session streams of one connection.
     pub max_session_streams: usize,
     /// Streamable HTTP: a connection with no connection stream open and no
-    /// request for this long is closed.
+    /// request for this long is closed. By default the resume grace
+    /// ([`DEFAULT_RESUME_GRACE`](super::DEFAULT_RESUME_GRACE), 120 s), so
+    /// a client away as long as a WebSocket client may be still resumes
+    /// its streams.
     pub http_idle: Duration,
     /// Streamable HTTP: the longest silence on an SSE stream; the caller
     /// writes a comment (a keep-alive) after this long without an event,
@@ -204,7 +207,7 @@ impl Default for ServerConfig {
             replay_bytes: DEFAULT_REPLAY_BUDGET,
             max_http_connections: 256,
             max_session_streams: DEFAULT_MAX_BUFFERED_SESSION_STREAMS,
-            http_idle: Duration::from_secs(60),
+            http_idle: super::DEFAULT_RESUME_GRACE,
             sse_keep_alive: DEFAULT_SSE_KEEP_ALIVE,
             first_message: Duration::from_secs(10),
             hash_key: [0; 16],

@@ -507,9 +507,16 @@ fn streamable_http_opens_answers_and_streams() {
             .status,
         404
     );
-    // Idle: no reader and no request for a minute closes it.
+    // Idle: no reader and no request for the resume grace (two minutes)
+    // closes it; a minute does not.
     h.server.handle_stream_closed(h.now, c, &Stream::Connection);
     h.now += secs(61);
+    h.server.handle_timeout(h.now);
+    assert!(!h
+        .actions()
+        .iter()
+        .any(|a| matches!(a, Action::Close { .. })));
+    h.now += secs(60);
     h.server.handle_timeout(h.now);
     assert!(h.actions().iter().any(
         |a| matches!(a, Action::Close { conn, reason, .. } if *conn == c && reason == "idle")
