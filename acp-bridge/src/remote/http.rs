@@ -229,6 +229,7 @@ impl Endpoint {
         http2: bool,
         broken: u64,
         since: Instant,
+        why: &str,
     ) -> Result<(u64, Sender), String> {
         let Some(r) = &self.resuming else {
             return Err("not resuming".to_owned());
@@ -239,6 +240,7 @@ impl Endpoint {
                 return Ok((shared.generation, Sender::Http2(h2.clone())));
             }
         }
+        eprintln!("acp-client: {why}; reconnecting");
         let mut last = String::new();
         for attempt in 0u32.. {
             let wait = r.policy.delay(attempt, jitter());
@@ -248,6 +250,7 @@ impl Endpoint {
             tokio::time::sleep(wait).await;
             match tokio::time::timeout(DIAL_WAIT, self.open(http2)).await {
                 Ok(Ok(sender)) => {
+                    eprintln!("acp-client: reconnected; resuming");
                     r.reconnects.fetch_add(1, Ordering::Relaxed);
                     if http2 {
                         shared.generation += 1;
@@ -394,7 +397,7 @@ impl Endpoint {
             };
             let since = *since.get_or_insert_with(Instant::now);
             let (g, sender) = self
-                .reconnect(http2, *generation, since)
+                .reconnect(http2, *generation, since, &failure)
                 .await
                 .map_err(|why| {
                     format!("connection to {} lost: {failure}; {why}", self.target.shown)
@@ -628,7 +631,10 @@ fn sse(
                 sender = endpoint.shared_now().await.map(Sender::Http2);
                 continue;
             }
-            match endpoint.reconnect(http2, generation, started).await {
+            match endpoint
+                .reconnect(http2, generation, started, &failure)
+                .await
+            {
                 Ok((g, s)) => {
                     generation = g;
                     sender = Some(s);
