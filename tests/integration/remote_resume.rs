@@ -352,3 +352,44 @@ proptest! {
         crate::checks::server_resume_http::check(&data);
     }
 }
+
+/// A Streamable HTTP `initialize` that asks for positions gets the
+/// capability in its answer's `_meta`; one that does not, the agent's
+/// answer as it was.
+#[test]
+fn an_http_initialize_that_asks_gets_the_capability() {
+    use acp_codec::remote::{Action, PostOutcome, Principal, Server, ServerConfig};
+    let t = std::time::Duration::ZERO;
+    let mut server = Server::new(ServerConfig::new(), t);
+    let Some(Action::StartAgent { run, .. }) = server.poll_action() else {
+        panic!("no agent")
+    };
+    server.handle_agent_started(t, run, 1);
+    let me = Principal::anonymous();
+    let asks = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"_meta":{"acp-codec/resume":{}}}}"#;
+    let plain = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}"#;
+    let mut answers = Vec::new();
+    for (n, body) in [asks, plain].into_iter().enumerate() {
+        let Ok(PostOutcome::Opened(_)) =
+            server.handle_http_post(t, &me, None, None, body, Some([n as u8; 16]))
+        else {
+            panic!("not opened")
+        };
+        let line = format!(r#"{{"jsonrpc":"2.0","id":{n},"result":{{"protocolVersion":1}}}}"#);
+        server.handle_agent_line(t, run, &line);
+        while let Some(action) = server.poll_action() {
+            if let Action::Answer { text, .. } = action {
+                answers.push(text);
+            }
+        }
+    }
+    let v: serde_json::Value = serde_json::from_str(&answers[0]).unwrap();
+    assert_eq!(
+        v["result"]["_meta"]["acp-codec/resume"]["budget"],
+        acp_codec::remote::DEFAULT_RESUME_BUDGET
+    );
+    assert_eq!(
+        answers[1],
+        r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1}}"#
+    );
+}

@@ -687,6 +687,7 @@ impl Server {
         if let Some(c) = self.conns.get_mut(&conn) {
             // The opening `POST`'s body: no stream, no position.
             if c.answers_initialize(&text) {
+                let text = self.http_initialize_answer(conn, text);
                 self.actions.push_back(Action::Answer { to: conn, text });
                 return;
             }

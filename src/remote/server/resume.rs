@@ -2,7 +2,9 @@
 //! its connections go through.
 //!
 //! On Streamable HTTP, every connection has positions, asked for or not
-//! (SSE's own mechanism, which a client that does not know it ignores):
+//! (SSE's own mechanism, which a client that does not know it ignores);
+//! an `initialize` that asks (`params._meta["acp-codec/resume"]`) gets
+//! the capability, `{"budget":N}`, in its answer's `_meta`:
 //!
 //! - Every event on a connection's stream or a session's stream carries
 //!   its position as the SSE `id:` ([`Action::Send`](super::Action::Send)'s `position`): one
@@ -88,6 +90,9 @@ struct HttpLog {
     /// whatever the client acknowledged since (its event streams resume
     /// on their own): its answer goes out again, at its position.
     answered: VecDeque<(PromptKey, Stream, Position)>,
+    /// The `initialize` asked for positions: its answer gets the
+    /// capability.
+    asked: bool,
 }
 
 /// What becomes of a Streamable HTTP request.
@@ -106,6 +111,7 @@ impl HttpLog {
             log: ResumeLog::new(budget),
             running: BTreeMap::new(),
             answered: VecDeque::new(),
+            asked: false,
         }
     }
 
@@ -641,6 +647,15 @@ impl Server {
             return Some(message);
         };
         if req.method == crate::acp::names::INITIALIZE {
+            if self.config.replay_bytes > 0 && asks_for_positions(params_text(req)) {
+                let budget = self.config.replay_bytes;
+                let http = self
+                    .resume
+                    .http
+                    .entry(conn)
+                    .or_insert_with(|| HttpLog::new(budget));
+                http.asked = true;
+            }
             return Some(message);
         }
         let id = PromptKey::of(&req.id, None);
@@ -741,6 +756,22 @@ impl Server {
             http.answered(id, stream, at);
         }
         (text, Some(at))
+    }
+
+    /// The answer to a Streamable HTTP connection's `initialize` (the
+    /// opening `POST`'s body): with the capability in its result's
+    /// `_meta` when the request asked for positions.
+    pub(super) fn http_initialize_answer(&mut self, conn: ConnectionId, text: String) -> String {
+        let asked = self.resume.http.get_mut(&conn).is_some_and(|h| {
+            let asked = h.asked;
+            h.asked = false;
+            asked
+        });
+        if !asked {
+            return text;
+        }
+        let member = capability(self.config.replay_bytes);
+        with_capability(&text, &member).unwrap_or(text)
     }
 
     /// What a Streamable HTTP stream reopened with `Last-Event-ID` gets:
