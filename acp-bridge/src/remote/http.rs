@@ -395,9 +395,20 @@ impl Endpoint {
                     POST_WAIT.as_secs()
                 ),
             };
-            let since = *since.get_or_insert_with(Instant::now);
+            // Each break gets the budget from when it is noticed (a new
+            // connection may break too); all of them together, the
+            // budget and the waits that notice them.
+            let noticed = Instant::now();
+            let first = *since.get_or_insert(noticed);
+            if first.elapsed() > r.policy.budget + 2 * POST_WAIT {
+                return Err(format!(
+                    "connection to {} lost: {failure}; no answer within {} s (--reconnect-secs)",
+                    self.target.shown,
+                    r.policy.budget.as_secs()
+                ));
+            }
             let (g, sender) = self
-                .reconnect(http2, *generation, since, &failure)
+                .reconnect(http2, *generation, noticed, &failure)
                 .await
                 .map_err(|why| {
                     format!("connection to {} lost: {failure}; {why}", self.target.shown)
@@ -620,19 +631,26 @@ fn sse(
             else {
                 break failure;
             };
-            let started = *since.get_or_insert_with(Instant::now);
+            // Each break gets the budget from when it is noticed (a new
+            // connection may break too, a reopened stream hang); all of
+            // them together, the budget and the waits that notice them.
+            let noticed = Instant::now();
+            let first = *since.get_or_insert(noticed);
+            if first.elapsed() > r.policy.budget + 2 * DEAD_AFTER {
+                let secs = r.policy.budget.as_secs();
+                break format!(
+                    "{failure}; the stream did not come back within {secs} s (--reconnect-secs)"
+                );
+            }
             if !broken {
                 // The server ended the stream, the connection is fine: open
                 // it again there (the server says whether it is gone).
-                if started.elapsed() > r.policy.budget {
-                    break failure;
-                }
                 tokio::time::sleep(r.policy.first_delay).await;
                 sender = endpoint.shared_now().await.map(Sender::Http2);
                 continue;
             }
             match endpoint
-                .reconnect(http2, generation, started, &failure)
+                .reconnect(http2, generation, noticed, &failure)
                 .await
             {
                 Ok((g, s)) => {

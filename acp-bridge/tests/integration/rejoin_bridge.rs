@@ -10,7 +10,7 @@ use std::net::SocketAddr;
 
 use serde_json::Value;
 
-use crate::fault_proxy::{plan, Fault, FaultProxy};
+use crate::fault_proxy::{plan, plan_with_stalls, Fault, FaultProxy};
 use crate::ws_harness::{scratch_dir, Bridge};
 
 /// One turn of `acp-client --connect ws://addr/acp`: its summary and
@@ -144,4 +144,32 @@ fn a_stall_over_http_is_noticed_and_resumed() {
     let (summary, _) = turn_at(&format!("http://{}/acp", proxy.addr), "stall");
     assert_eq!(turn_of(&summary), turn_of(&reference), "{summary}");
     assert_eq!(summary["reconnects"], 1, "{summary}");
+}
+
+/// Streamable HTTP: five breaks of a turn, resets, closes and stalls at
+/// offsets from a seed (a stall is noticed by the missing keep-alives, or
+/// a `POST` without an answer, within 30 s): the unbroken turn, nothing
+/// twice, the prompt run once.
+#[test]
+fn a_turn_over_http_survives_five_breaks_with_stalls() {
+    let bridge = Bridge::start("rejoin-http-stalls", &[]);
+    let (reference, transcript) = turn_at(&format!("http://{}/acp", bridge.addr), "unbroken");
+    let seed = 5u64;
+    let faults = plan_with_stalls(seed, 5, 1_200, 6_000);
+    assert!(
+        faults.iter().any(|(_, f)| *f == Fault::Stall),
+        "the seed's plan has a stall: {faults:?}"
+    );
+    let bridge = Bridge::start("rejoin-http-stalls", &[]);
+    let proxy = FaultProxy::start(bridge.addr, faults.clone());
+    let (summary, got) = turn_at(&format!("http://{}/acp", proxy.addr), "stalls");
+    let broken = proxy.broken.load(std::sync::atomic::Ordering::Relaxed);
+    let why = format!(
+        "plan {faults:?}, {broken} breaks: {summary}\n{}",
+        bridge.stderr.lock().unwrap()
+    );
+    assert_eq!(got, transcript, "{why}");
+    assert_eq!(turn_of(&summary), turn_of(&reference), "{why}");
+    let reconnects = summary["reconnects"].as_u64().unwrap();
+    assert!(reconnects >= 1 && reconnects <= broken as u64, "{why}");
 }
