@@ -3,12 +3,18 @@
 //! budget, full of 512-byte `session/update` chunks), written out as the
 //! server would (each message stamped with its position, as on a WebSocket,
 //! into one send buffer), against the anchor: copying the same messages,
-//! unstamped, from a `Vec<String>` into a buffer.
+//! unstamped, from a `Vec<String>` into a buffer. And the same through the
+//! server core on Streamable HTTP: the `GET` that reopens a session's
+//! stream with `Last-Event-ID: 0` (`Server::handle_stream_opened`), its
+//! replay written out as SSE events (`id:` and `data:`).
 
 use std::hint::black_box;
 use std::time::Duration;
 
-use acp_codec::remote::{stamp, Kind, Position, ResumeLog, DEFAULT_RESUME_BUDGET};
+use acp_codec::remote::{
+    sse_event, stamp, Action, Kind, Position, PostOutcome, Principal, ResumeLog, Server,
+    ServerConfig, DEFAULT_RESUME_BUDGET,
+};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
 /// A `session/update` chunk of exactly `len` bytes.
@@ -54,6 +60,22 @@ fn resume(c: &mut Criterion) {
             black_box(out.len())
         })
     });
+    let (mut server, conn) = http_server_with(&messages);
+    let me = Principal::anonymous();
+    let session = "9f2c1a7e-3b4d-4e8f-a1c2-5d6e7f8a9b0c";
+    g.bench_function("Server GET Last-Event-ID 4MiB missed, SSE events", |b| {
+        b.iter(|| {
+            out.clear();
+            let opened = server
+                .handle_stream_opened(Duration::ZERO, &me, conn, Some(session), Some("0"))
+                .ok()
+                .unwrap();
+            for (position, text) in opened.replay {
+                out.extend_from_slice(sse_event(position, &text).as_bytes());
+            }
+            black_box(out.len())
+        })
+    });
     g.bench_function("anchor copy 4MiB of messages", |b| {
         b.iter(|| {
             out.clear();
@@ -64,6 +86,51 @@ fn resume(c: &mut Criterion) {
         })
     });
     g.finish();
+}
+
+/// A server core with one Streamable HTTP connection whose session's
+/// stream was sent `messages` (each read by the client's transport).
+fn http_server_with(messages: &[String]) -> (Server, acp_codec::remote::ConnectionId) {
+    let t = Duration::ZERO;
+    let mut server = Server::new(ServerConfig::new(), t);
+    let Some(Action::StartAgent { run, .. }) = server.poll_action() else {
+        panic!("no agent")
+    };
+    server.handle_agent_started(t, run, 1);
+    let me = Principal::anonymous();
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}"#;
+    let Ok(PostOutcome::Opened(conn)) =
+        server.handle_http_post(t, &me, None, None, init, Some([1; 16]))
+    else {
+        panic!("not opened")
+    };
+    let new =
+        r#"{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/","mcpServers":[]}}"#;
+    server
+        .handle_http_post(t, &me, Some(conn), None, new, None)
+        .unwrap();
+    server.handle_agent_line(
+        t,
+        run,
+        r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}"#,
+    );
+    server.handle_agent_line(
+        t,
+        run,
+        r#"{"jsonrpc":"2.0","id":1,"result":{"sessionId":"9f2c1a7e-3b4d-4e8f-a1c2-5d6e7f8a9b0c"}}"#,
+    );
+    for m in messages {
+        server.handle_agent_line(t, run, m);
+    }
+    let mut sent = 0;
+    while let Some(action) = server.poll_action() {
+        if let Action::Send { text, .. } = action {
+            server.handle_sent(t, conn, text.len());
+            sent += 1;
+        }
+    }
+    assert_eq!(sent, messages.len() + 1, "every update went out");
+    (server, conn)
 }
 
 criterion_group! {

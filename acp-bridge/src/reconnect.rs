@@ -27,44 +27,12 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::lines::{LineSender, LineSource};
 use crate::rejoin::Rejoin;
-use crate::remote::{Closed, Connection};
+pub use crate::remote::Policy;
+use crate::remote::{jitter, Closed, Connection};
 
 /// Opens one connection (the same target each time).
 pub type Dial =
     Arc<dyn Fn() -> Pin<Box<dyn Future<Output = Result<Connection, String>> + Send>> + Send + Sync>;
-
-/// How long and how often to redial.
-#[derive(Debug, Clone, Copy)]
-pub struct Policy {
-    /// The most time spent redialing after one break; zero never redials.
-    pub budget: Duration,
-    /// The first wait before a redial (doubled each failure, with jitter).
-    pub first_delay: Duration,
-    /// The longest wait between two redials.
-    pub max_delay: Duration,
-}
-
-impl Policy {
-    /// Redials for up to `budget`, from 250 ms up to 8 s between tries.
-    pub fn new(budget: Duration) -> Self {
-        Self {
-            budget,
-            first_delay: Duration::from_millis(250),
-            max_delay: Duration::from_secs(8),
-        }
-    }
-
-    /// The wait before try number `attempt` (0-based): the doubled delay,
-    /// capped, scaled by a jitter factor in `[0.5, 1.0]` from `random`.
-    pub fn delay(&self, attempt: u32, random: u32) -> Duration {
-        let doubled = self
-            .first_delay
-            .saturating_mul(1u32.checked_shl(attempt.min(20)).unwrap_or(u32::MAX));
-        let capped = doubled.min(self.max_delay);
-        let jitter = 0.5 + f64::from(random % 1000) / 2000.0;
-        capped.mul_f64(jitter)
-    }
-}
 
 /// The client's halves of a reconnecting connection.
 pub struct Reconnecting {
@@ -231,7 +199,7 @@ impl Relay {
         let started = Instant::now();
         let mut last = String::new();
         for attempt in 0u32.. {
-            let wait = self.policy.delay(attempt, random());
+            let wait = self.policy.delay(attempt, jitter());
             if started.elapsed() + wait > self.policy.budget {
                 break;
             }
@@ -256,14 +224,6 @@ fn with_newline(line: String) -> Vec<u8> {
     let mut bytes = line.into_bytes();
     bytes.push(b'\n');
     bytes
-}
-
-/// A few random bits for the jitter.
-fn random() -> u32 {
-    let mut bytes = [0u8; 4];
-    // Without a random source the jitter is fixed; the backoff still holds.
-    let _ = getrandom::fill(&mut bytes);
-    u32::from_le_bytes(bytes)
 }
 
 #[cfg(test)]

@@ -40,6 +40,7 @@
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
+use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
@@ -293,7 +294,9 @@ pub async fn connect(
     let shown = target.shown.clone();
     let secs = timeout.as_secs_f64();
     if target.http {
-        return match tokio::time::timeout(timeout, http::connect(target, tls, max_message)).await {
+        return match tokio::time::timeout(timeout, http::connect(target, tls, max_message, None))
+            .await
+        {
             Ok(r) => r,
             Err(_) => Err(format!(
                 "no connection to {shown} within {secs:.1} s (--timeout)"
@@ -362,6 +365,42 @@ pub async fn connect(
         closed,
         writer,
     })
+}
+
+/// Connects over Streamable HTTP (an `http://` or `https://` target) as
+/// [`connect`] does, with a connection that comes back by itself: when
+/// one of its TCP connections breaks (or stays silent past the server's
+/// keep-alives for 30 s), it is dialed again under `policy` and each event
+/// stream resumes with `Last-Event-ID` (nothing lost, nothing twice). The
+/// counter counts the connections replaced. It ends only when the budget
+/// is spent or the server cannot resume a stream.
+///
+/// # Errors
+///
+/// As [`connect`]; and for a WebSocket target, which resumes through
+/// [`crate::reconnect`] instead.
+pub async fn connect_resuming(
+    target: Target,
+    tls: Option<Arc<ClientConfig>>,
+    timeout: Duration,
+    max_message: usize,
+    policy: Policy,
+) -> Result<(Connection, Arc<AtomicU64>), String> {
+    let shown = target.shown.clone();
+    if !target.http {
+        return Err(format!(
+            "{shown} is a websocket url: it resumes through the reconnecting relay"
+        ));
+    }
+    let reconnects = Arc::new(AtomicU64::new(0));
+    let resume = Some((policy, Arc::clone(&reconnects)));
+    match tokio::time::timeout(timeout, http::connect(target, tls, max_message, resume)).await {
+        Ok(conn) => Ok((conn?, reconnects)),
+        Err(_) => Err(format!(
+            "no connection to {shown} within {:.1} s (--timeout)",
+            timeout.as_secs_f64()
+        )),
+    }
 }
 
 /// One encoded line (ending in `\n`) as one text message.
@@ -524,6 +563,47 @@ fn tls_failure(shown: &str, host: &str, e: &io::Error) -> String {
         _ => String::new(),
     };
     format!("tls handshake with {shown} failed: {e}{hint}")
+}
+
+/// How long and how often to redial.
+#[derive(Debug, Clone, Copy)]
+pub struct Policy {
+    /// The most time spent redialing after one break; zero never redials.
+    pub budget: Duration,
+    /// The first wait before a redial (doubled each failure, with jitter).
+    pub first_delay: Duration,
+    /// The longest wait between two redials.
+    pub max_delay: Duration,
+}
+
+impl Policy {
+    /// Redials for up to `budget`, from 250 ms up to 8 s between tries.
+    pub fn new(budget: Duration) -> Self {
+        Self {
+            budget,
+            first_delay: Duration::from_millis(250),
+            max_delay: Duration::from_secs(8),
+        }
+    }
+
+    /// The wait before try number `attempt` (0-based): the doubled delay,
+    /// capped, scaled by a jitter factor in `[0.5, 1.0]` from `random`.
+    pub fn delay(&self, attempt: u32, random: u32) -> Duration {
+        let doubled = self
+            .first_delay
+            .saturating_mul(1u32.checked_shl(attempt.min(20)).unwrap_or(u32::MAX));
+        let capped = doubled.min(self.max_delay);
+        let jitter = 0.5 + f64::from(random % 1000) / 2000.0;
+        capped.mul_f64(jitter)
+    }
+}
+
+/// A few random bits for the jitter.
+pub(crate) fn jitter() -> u32 {
+    let mut bytes = [0u8; 4];
+    // Without a random source the jitter is fixed; the backoff still holds.
+    let _ = getrandom::fill(&mut bytes);
+    u32::from_le_bytes(bytes)
 }
 
 /// The receiving half: each message is one line.

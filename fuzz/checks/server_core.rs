@@ -208,7 +208,9 @@ impl World {
     fn drain(&mut self, server: &mut Server, pool: PoolMode) {
         while let Some(action) = server.poll_action() {
             match action {
-                Action::Send { to, stream, text } => {
+                Action::Send {
+                    to, stream, text, ..
+                } => {
                     assert!(self.conns.contains_key(&to), "a message for {to}, not open");
                     assert!(!text.contains('\n'), "a raw newline to a client: {text:?}");
                     if let Some(&limit) = self.limits.get(&to) {
@@ -423,10 +425,10 @@ pub fn check(data: &[u8]) {
             8 => {
                 if let Some(conn) = w.http[slot] {
                     let session = (!text.is_empty()).then_some(text.as_str());
-                    if let Ok(stream) =
-                        server.handle_stream_opened(w.now, &principal(slot), conn, session)
+                    if let Ok(opened) =
+                        server.handle_stream_opened(w.now, &principal(slot), conn, session, None)
                     {
-                        server.handle_stream_closed(w.now, conn, &stream);
+                        server.handle_stream_closed(w.now, conn, &opened.stream);
                     }
                 }
             }

@@ -1,9 +1,15 @@
 #![no_main]
-//! `remote::Server`'s resumable delivery: any breaks, reconnects and
-//! waits deliver every message once and in order, or report the gap; a
-//! retried prompt runs once.
+//! `remote::Server`'s resumable delivery, on WebSocket and on Streamable
+//! HTTP: any breaks, reconnects and waits deliver every message once and
+//! in order, or report the gap; a retried prompt runs once.
 
 #[path = "../checks/server_resume.rs"]
 mod check;
+#[path = "../checks/server_resume_http.rs"]
+mod check_http;
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| check::check(data));
+// The same events, on each profile.
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    check::check(data);
+    let _ = check_http::check(data);
+});

@@ -1,9 +1,13 @@
-//! What a session missed while no client held it, bounded in bytes.
+//! What a session missed while no client held it, bounded in bytes: one
+//! [`ResumeLog`] per session (the one byte-bounded log of what a server
+//! sent), for clients that did not ask for positions.
 
-use alloc::collections::{BTreeMap, VecDeque};
+use alloc::borrow::ToOwned;
+use alloc::collections::BTreeMap;
 use alloc::string::String;
 use alloc::vec::Vec;
 
+use super::resume::{Kind, Position, ResumeLog};
 use crate::tally::Tally;
 
 /// The default budget of one session: 4 MiB of message text.
@@ -41,16 +45,18 @@ pub struct Replay {
     pub dropped: Dropped,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Missed {
-    messages: VecDeque<String>,
-    bytes: Tally,
+    /// What was kept: the oldest pushed out first, as the budget needs.
+    log: ResumeLog,
     dropped: Dropped,
 }
 
 /// A byte-bounded buffer of the messages each session missed, so a client
 /// that reconnects and reattaches the session (`session/load`,
-/// `session/resume`) gets them.
+/// `session/resume`) gets them. Each session's messages are kept in a
+/// [`ResumeLog`] (the log a client that asked for positions resumes
+/// from), without positions on the wire.
 ///
 /// Each session holds at most `budget` bytes of message text: a message
 /// that does not fit pushes out the oldest ones first, and one larger than
@@ -140,36 +146,51 @@ impl ReplayBuffer {
             dropped.add(len);
             return dropped;
         }
-        let missed = self.sessions.entry(session.into()).or_default();
+        let budget = self.budget;
+        let missed = self
+            .sessions
+            .entry(session.into())
+            .or_insert_with(|| Missed {
+                log: ResumeLog::new(budget),
+                dropped: Dropped::default(),
+            });
         if len > self.budget {
+            // Dropped alone: what was kept before it stays.
             dropped.add(len);
             missed.dropped.add(len);
             return dropped;
         }
-        // `len` fits the budget: evict the oldest until it fits beside them.
-        while len > missed.bytes.room(self.budget) {
-            let Some(old) = missed.messages.pop_front() else {
-                break;
-            };
-            missed.bytes.release(old.len());
-            self.bytes.release(old.len());
-            dropped.add(old.len());
-            missed.dropped.add(old.len());
-        }
-        missed.bytes.add(len);
+        // `len` fits the budget: the log pushes the oldest out until it
+        // fits beside them.
+        let (bytes, first) = (missed.log.bytes(), missed.log.first_kept());
+        let _ = missed.log.push(Kind::Plain, message);
+        let evicted = bytes.saturating_add(len).saturating_sub(missed.log.bytes());
+        let count = missed.log.first_kept().0.saturating_sub(first.0);
+        dropped.messages = dropped.messages.saturating_add(count);
+        missed.dropped.messages = missed.dropped.messages.saturating_add(count);
+        let evicted_bytes = u64::try_from(evicted).unwrap_or(u64::MAX);
+        dropped.bytes = dropped.bytes.saturating_add(evicted_bytes);
+        missed.dropped.bytes = missed.dropped.bytes.saturating_add(evicted_bytes);
         self.bytes.add(len);
-        missed.messages.push_back(message.into());
+        self.bytes.release(evicted);
         dropped
     }
 
     /// Hands over what `session` missed and forgets it.
     pub fn take(&mut self, session: &str) -> Replay {
-        let Some(missed) = self.sessions.remove(session) else {
+        let Some(mut missed) = self.sessions.remove(session) else {
             return Replay::default();
         };
-        self.bytes.release(missed.bytes.get());
+        self.bytes.release(missed.log.bytes());
+        // Everything the log still holds: what follows the last position
+        // pushed out.
+        let before = Position(missed.log.first_kept().0.saturating_sub(1));
+        let messages = match missed.log.resume(before) {
+            Ok(kept) => kept.map(|(_, text)| text.to_owned()).collect(),
+            Err(_) => Vec::new(),
+        };
         Replay {
-            messages: missed.messages.into(),
+            messages,
             dropped: missed.dropped,
         }
     }
@@ -214,7 +235,7 @@ mod tests {
             }
         );
         assert_eq!(
-            (r.bytes(), r.sessions.get("a").map(|m| m.bytes.get())),
+            (r.bytes(), r.sessions.get("a").map(|m| m.log.bytes())),
             (7, Some(5))
         );
         let a = r.take("a");

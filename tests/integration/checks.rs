@@ -43,6 +43,9 @@ pub mod server_core;
 #[cfg(feature = "alloc")]
 #[path = "../../fuzz/checks/server_resume.rs"]
 pub mod server_resume;
+#[cfg(feature = "alloc")]
+#[path = "../../fuzz/checks/server_resume_http.rs"]
+pub mod server_resume_http;
 #[path = "../../fuzz/checks/title.rs"]
 pub mod title;
 #[cfg(feature = "alloc")]

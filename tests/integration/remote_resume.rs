@@ -179,3 +179,217 @@ fn memory_per_session_at_the_default_budget() {
     );
     assert!(overhead / messages <= 96, "{overhead} bytes of overhead");
 }
+
+/// Streamable HTTP through the server core: a connection with session
+/// `s1` and its session stream open, `updates` sent by the agent; the
+/// server, the agent's run and the connection.
+fn http_session(
+    budget: usize,
+    updates: u32,
+) -> (
+    acp_codec::remote::Server,
+    acp_codec::remote::ConnectionId,
+    Vec<(Position, String)>,
+) {
+    use acp_codec::remote::{Action, PostOutcome, Principal, Server, ServerConfig};
+    use std::time::Duration;
+    let t = Duration::ZERO;
+    let mut config = ServerConfig::new();
+    config.replay_bytes = budget;
+    let mut server = Server::new(config, t);
+    let Some(Action::StartAgent { run, .. }) = server.poll_action() else {
+        panic!("no agent")
+    };
+    server.handle_agent_started(t, run, 1);
+    let me = Principal::anonymous();
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}"#;
+    let Ok(PostOutcome::Opened(conn)) =
+        server.handle_http_post(t, &me, None, None, init, Some([1; 16]))
+    else {
+        panic!("not opened")
+    };
+    let new =
+        r#"{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/","mcpServers":[]}}"#;
+    server
+        .handle_http_post(t, &me, Some(conn), None, new, None)
+        .unwrap();
+    // The agent answers both (its ids are the router's: 0 and 1).
+    server.handle_agent_line(
+        t,
+        run,
+        r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}"#,
+    );
+    server.handle_agent_line(
+        t,
+        run,
+        r#"{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s1"}}"#,
+    );
+    server
+        .handle_stream_opened(t, &me, conn, Some("s1"), None)
+        .unwrap();
+    for n in 1..=updates {
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"s1","update":{{"n":{n}}}}}}}"#
+        );
+        server.handle_agent_line(t, run, &line);
+    }
+    let mut sent = Vec::new();
+    while let Some(action) = server.poll_action() {
+        if let Action::Send {
+            stream: acp_codec::remote::Stream::Session(_),
+            text,
+            position,
+            ..
+        } = action
+        {
+            server.handle_sent(t, conn, text.len());
+            sent.push((position.expect("an SSE id"), text));
+        }
+    }
+    (server, conn, sent)
+}
+
+/// Every event on a session's stream has the next position; a `GET`
+/// with `Last-Event-ID` gets exactly what followed (and may take the
+/// stream over from a reader the server still counts); `400` for a
+/// `Last-Event-ID` that is not a position, `409` for one the stream never
+/// reached.
+#[test]
+fn a_reopened_http_stream_gets_exactly_what_followed() {
+    use acp_codec::remote::Principal;
+    let t = std::time::Duration::ZERO;
+    let (mut server, conn, sent) = http_session(4096, 5);
+    let positions: Vec<u64> = sent.iter().map(|(p, _)| p.0).collect();
+    assert_eq!(positions, [1, 2, 3, 4, 5]);
+    let me = Principal::anonymous();
+    // The reader is still counted (no FIN): a plain GET is refused...
+    let busy = server
+        .handle_stream_opened(t, &me, conn, Some("s1"), None)
+        .unwrap_err();
+    assert_eq!(busy.status, 409);
+    // ...a resume takes the stream over.
+    let opened = server
+        .handle_stream_opened(t, &me, conn, Some("s1"), Some("2"))
+        .unwrap();
+    assert_eq!(opened.replay, sent[2..].to_vec());
+    let bad = server
+        .handle_stream_opened(t, &me, conn, Some("s1"), Some("two"))
+        .unwrap_err();
+    assert_eq!(bad.status, 400, "{}", bad.body);
+    let ahead = server
+        .handle_stream_opened(t, &me, conn, Some("s1"), Some("9"))
+        .unwrap_err();
+    assert_eq!(ahead.status, 409, "{}", ahead.body);
+    assert!(ahead.body.contains("session/load"), "{}", ahead.body);
+    // Everything up to 2 was acknowledged by the resume: from 1 is a gap.
+    let gap = server
+        .handle_stream_opened(t, &me, conn, Some("s1"), Some("1"))
+        .unwrap_err();
+    assert_eq!(gap.status, 409, "{}", gap.body);
+    // From the last position: nothing more.
+    let opened = server
+        .handle_stream_opened(t, &me, conn, Some("s1"), Some("5"))
+        .unwrap();
+    assert!(opened.replay.is_empty());
+}
+
+/// Past the budget the oldest events go: a client that missed them gets
+/// `409`, never a stream with a silent hole.
+#[test]
+fn a_gap_larger_than_the_budget_is_409() {
+    use acp_codec::remote::Principal;
+    let t = std::time::Duration::ZERO;
+    let (mut server, conn, sent) = http_session(200, 8);
+    assert_eq!(sent.len(), 8);
+    let gap = server
+        .handle_stream_opened(t, &Principal::anonymous(), conn, Some("s1"), Some("1"))
+        .unwrap_err();
+    assert_eq!(gap.status, 409);
+    assert!(
+        gap.body.contains("cannot resume after position 1"),
+        "{}",
+        gap.body
+    );
+}
+
+/// The Streamable HTTP check of the `server_resume` fuzz target reaches
+/// its cases: events read whole, a break with events lost in flight and
+/// a resume, a refused resume, a retried prompt.
+#[test]
+fn the_http_check_meets_breaks_gaps_and_retries() {
+    use crate::checks::server_resume_http::{check, Seen};
+    let seed = |name: &str| {
+        std::fs::read(format!(
+            "{}/fuzz/seeds/server_resume/{name}",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .unwrap()
+    };
+    // Events lost in a break come back in the resume's replay.
+    let seen = check(&seed("http_break_then_resume"));
+    assert!(seen.replayed >= 3 && seen.gaps == 0, "{seen:?}");
+    // More missed than the budget holds: refused with 409.
+    assert!(check(&seed("http_gap_past_the_budget")).gaps >= 1);
+    // A reader the server still counts is replaced by the resume.
+    let seen = check(&seed("http_stale_reader_takeover"));
+    assert!(seen.replayed > 0 && seen.gaps == 0, "{seen:?}");
+    // The prompt sent again after its answer: it runs once (asserted
+    // inside), and nothing is refused.
+    assert_eq!(check(&seed("http_retry_after_the_answer")).gaps, 0);
+    assert_eq!(check(&[]), Seen::default());
+}
+
+proptest! {
+    /// Streamable HTTP, through the server core and the bridge's queues:
+    /// any breaks (events lost in flight, noticed or not), resumes with
+    /// `Last-Event-ID`, retries and permission requests deliver every
+    /// event once and in order, or refuse the resume with `409`; the
+    /// prompt runs once.
+    #[test]
+    fn http_streams_deliver_every_event_once_or_refuse_a_gap(
+        data in proptest::collection::vec(any::<u8>(), 0..400),
+    ) {
+        crate::checks::server_resume_http::check(&data);
+    }
+}
+
+/// A Streamable HTTP `initialize` that asks for positions gets the
+/// capability in its answer's `_meta`; one that does not, the agent's
+/// answer as it was.
+#[test]
+fn an_http_initialize_that_asks_gets_the_capability() {
+    use acp_codec::remote::{Action, PostOutcome, Principal, Server, ServerConfig};
+    let t = std::time::Duration::ZERO;
+    let mut server = Server::new(ServerConfig::new(), t);
+    let Some(Action::StartAgent { run, .. }) = server.poll_action() else {
+        panic!("no agent")
+    };
+    server.handle_agent_started(t, run, 1);
+    let me = Principal::anonymous();
+    let asks = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"_meta":{"acp-codec/resume":{}}}}"#;
+    let plain = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}"#;
+    let mut answers = Vec::new();
+    for (n, body) in [asks, plain].into_iter().enumerate() {
+        let Ok(PostOutcome::Opened(_)) =
+            server.handle_http_post(t, &me, None, None, body, Some([n as u8; 16]))
+        else {
+            panic!("not opened")
+        };
+        let line = format!(r#"{{"jsonrpc":"2.0","id":{n},"result":{{"protocolVersion":1}}}}"#);
+        server.handle_agent_line(t, run, &line);
+        while let Some(action) = server.poll_action() {
+            if let Action::Answer { text, .. } = action {
+                answers.push(text);
+            }
+        }
+    }
+    let v: serde_json::Value = serde_json::from_str(&answers[0]).unwrap();
+    assert_eq!(
+        v["result"]["_meta"]["acp-codec/resume"]["budget"],
+        acp_codec::remote::DEFAULT_RESUME_BUDGET
+    );
+    assert_eq!(
+        answers[1],
+        r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1}}"#
+    );
+}

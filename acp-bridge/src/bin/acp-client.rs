@@ -561,6 +561,22 @@ async fn connect(url: &str, args: &Args) -> Result<Transport, String> {
     };
     let shown = target.shown.clone();
     let max = args.max_message;
+    if target.http && !args.reconnect.is_zero() {
+        // Streamable HTTP resumes within the connection (Last-Event-ID).
+        let policy = reconnect::Policy::new(args.reconnect);
+        let (conn, reconnects) =
+            remote::connect_resuming(target, tls, args.timeout, max, policy).await?;
+        eprintln!("acp-client: connected to {shown}");
+        return Ok(Transport {
+            source: Source::Remote(conn.source),
+            sink: conn.sink,
+            closed: conn.closed,
+            agent: Agent::Remote {
+                writer: conn.writer,
+            },
+            reconnects: Some(reconnects),
+        });
+    }
     if !args.reconnect.is_zero() {
         // Each redial parses the URL again (the target is consumed).
         let (url, token, timeout) = (url.to_owned(), args.token.clone(), args.timeout);

@@ -14,14 +14,27 @@
 //! Over HTTP/2 every request (the `POST`s, the SSE streams, the `DELETE`)
 //! is a stream of one connection; over HTTP/1.1 the `POST`s share one
 //! kept-alive connection and each SSE stream has its own.
+//!
+//! Resuming ([`connect`] with a [`Policy`]): the ACP connection outlives
+//! its TCP connections. When one breaks (an error, or no event and no
+//! keep-alive for 30 s: the server writes a comment every 15 s), a new one
+//! is dialed with the policy's backoff and jitter, each SSE stream is
+//! opened again with `Last-Event-ID` (the `id:` of the last event it
+//! read, `0` before the first) and a `POST` whose answer never came is
+//! sent again (the server runs a retried request once). The server
+//! answers the reopened stream with exactly what followed; an event at or
+//! before a position already read is dropped, so nothing is delivered
+//! twice. A `409` (the server no longer holds what followed) ends the
+//! connection with the server's words: the session must be loaded again.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::SystemTime;
+use std::time::{Duration, Instant, SystemTime};
 
 use acp_codec::acp::Message;
 use acp_codec::limits::DEFAULT_ID_PEEK_WINDOW;
-use acp_codec::remote::{session_of, SessionField};
+use acp_codec::remote::{session_of, Position, SessionField, HEADER_LAST_EVENT_ID};
 use acp_codec::FrameError;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
@@ -33,7 +46,10 @@ use rustls::ClientConfig;
 use tokio::sync::{mpsc, oneshot};
 
 use super::cookie::CookieJar;
-use super::{open_stream, too_long, Connection, Incoming, LineSender, RemoteSource, Target};
+use super::{
+    jitter, open_stream, too_long, Connection, Incoming, LineSender, Policy, RemoteSource, Target,
+    DEAD_AFTER,
+};
 use crate::tls::ALPN_HTTP;
 
 const CONNECTION_ID: &str = "acp-connection-id";
@@ -55,7 +71,32 @@ struct Endpoint {
     /// The cookies the server set on this connection, sent back on every
     /// request.
     jar: Arc<Mutex<CookieJar>>,
+    /// When the connection comes back by itself after a break.
+    resuming: Option<Arc<Resuming>>,
 }
+
+/// What a connection that resumes needs: how to redial, how many times it
+/// did, and the HTTP/2 connection every request shares (with its
+/// generation, so that one break is redialed once).
+struct Resuming {
+    policy: Policy,
+    reconnects: Arc<AtomicU64>,
+    shared: tokio::sync::Mutex<Shared>,
+}
+
+#[derive(Default)]
+struct Shared {
+    generation: u64,
+    h2: Option<http2::SendRequest<Body>>,
+}
+
+/// The longest wait for a `POST`'s answer while resuming: past it the
+/// connection counts as dead (the answer to `initialize` may take longer:
+/// the agent starts).
+const POST_WAIT: Duration = Duration::from_secs(30);
+
+/// The longest wait for a new TCP (and TLS) connection while redialing.
+const DIAL_WAIT: Duration = Duration::from_secs(10);
 
 /// A connection to the server, ready for requests.
 enum Sender {
@@ -100,11 +141,14 @@ impl Sender {
 }
 
 /// Opens the `POST` connection; `initialize` (the client's first line)
-/// then opens the ACP connection.
+/// then opens the ACP connection. With `resume`, the connection comes back
+/// by itself after a break (see the module docs), and `reconnects` counts
+/// the connections replaced.
 pub async fn connect(
     target: Target,
     tls: Option<Arc<ClientConfig>>,
     max_message: usize,
+    resume: Option<(Policy, Arc<AtomicU64>)>,
 ) -> Result<Connection, String> {
     let (inbox, rx) = mpsc::channel(64);
     let endpoint = Endpoint {
@@ -114,9 +158,19 @@ pub async fn connect(
         inbox,
         asked: Arc::default(),
         jar: Arc::default(),
+        resuming: resume.map(|(policy, reconnects)| {
+            Arc::new(Resuming {
+                policy,
+                reconnects,
+                shared: tokio::sync::Mutex::default(),
+            })
+        }),
     };
     let http2 = endpoint.target.tls || endpoint.target.is_loopback();
     let post = endpoint.open(http2).await?;
+    if let Some(r) = &endpoint.resuming {
+        r.shared.lock().await.h2 = post.shared();
+    }
     let (sink, lines) = LineSender::channel();
     let shown = endpoint.target.shown.clone();
     let writer = tokio::spawn(write(endpoint, post, lines));
@@ -163,6 +217,75 @@ impl Endpoint {
             let (send, conn) = http1::handshake(io).await.map_err(failed)?;
             tokio::spawn(conn);
             Ok(Sender::Http1(send))
+        }
+    }
+
+    /// A connection in place of the broken one (generation `broken`):
+    /// over HTTP/2 the one every request shares (dialed once however many
+    /// requests saw the break), over HTTP/1.1 one of the caller's own;
+    /// dialed with the policy's backoff until `since` plus its budget.
+    async fn reconnect(
+        &self,
+        http2: bool,
+        broken: u64,
+        since: Instant,
+        why: &str,
+    ) -> Result<(u64, Sender), String> {
+        let Some(r) = &self.resuming else {
+            return Err("not resuming".to_owned());
+        };
+        let mut shared = r.shared.lock().await;
+        if http2 && shared.generation != broken {
+            if let Some(h2) = &shared.h2 {
+                return Ok((shared.generation, Sender::Http2(h2.clone())));
+            }
+        }
+        eprintln!("acp-client: {why}; reconnecting");
+        let mut last = String::new();
+        for attempt in 0u32.. {
+            let wait = r.policy.delay(attempt, jitter());
+            if since.elapsed() + wait > r.policy.budget {
+                break;
+            }
+            tokio::time::sleep(wait).await;
+            match tokio::time::timeout(DIAL_WAIT, self.open(http2)).await {
+                Ok(Ok(sender)) => {
+                    eprintln!("acp-client: reconnected; resuming");
+                    r.reconnects.fetch_add(1, Ordering::Relaxed);
+                    if http2 {
+                        shared.generation += 1;
+                        shared.h2 = sender.shared();
+                    }
+                    return Ok((shared.generation, sender));
+                }
+                Ok(Err(e)) => last = e,
+                Err(_) => {
+                    last = format!(
+                        "no connection to {} within {} s",
+                        self.target.shown,
+                        DIAL_WAIT.as_secs()
+                    )
+                }
+            }
+        }
+        Err(format!(
+            "no new connection to {} within {} s (--reconnect-secs): {last}",
+            self.target.shown,
+            r.policy.budget.as_secs()
+        ))
+    }
+
+    /// The HTTP/2 connection every request shares now (`None` over
+    /// HTTP/1.1).
+    async fn shared_now(&self) -> Option<http2::SendRequest<Body>> {
+        self.resuming.as_ref()?.shared.lock().await.h2.clone()
+    }
+
+    /// The generation of the shared HTTP/2 connection now.
+    async fn generation(&self) -> u64 {
+        match &self.resuming {
+            Some(r) => r.shared.lock().await.generation,
+            None => 0,
         }
     }
 
@@ -239,6 +362,62 @@ impl Endpoint {
         Ok(resp)
     }
 
+    /// [`send`](Self::send), and while resuming, again on a new
+    /// connection when the request gets no answer (a break, or none
+    /// within [`POST_WAIT`]); `generation` is the shared connection's the
+    /// caller holds in `post`.
+    async fn send_again(
+        &self,
+        post: &mut Sender,
+        generation: &mut u64,
+        build: impl Fn(Version) -> Result<HttpRequest<Body>, String>,
+    ) -> Result<Response<hyper::body::Incoming>, String> {
+        let Some(r) = &self.resuming else {
+            return self.send(post, build).await;
+        };
+        let http2 = matches!(post, Sender::Http2(_));
+        if http2 {
+            // Another request may have redialed already.
+            let shared = r.shared.lock().await;
+            if let (true, Some(h2)) = (shared.generation != *generation, &shared.h2) {
+                *post = Sender::Http2(h2.clone());
+                *generation = shared.generation;
+            }
+        }
+        let mut since = None;
+        loop {
+            let failure = match tokio::time::timeout(POST_WAIT, self.send(post, &build)).await {
+                Ok(Ok(resp)) => return Ok(resp),
+                Ok(Err(e)) => e,
+                Err(_) => format!(
+                    "{}: no answer within {} s",
+                    self.target.shown,
+                    POST_WAIT.as_secs()
+                ),
+            };
+            // Each break gets the budget from when it is noticed (a new
+            // connection may break too); all of them together, the
+            // budget and the waits that notice them.
+            let noticed = Instant::now();
+            let first = *since.get_or_insert(noticed);
+            if first.elapsed() > r.policy.budget + 2 * POST_WAIT {
+                return Err(format!(
+                    "connection to {} lost: {failure}; no answer within {} s (--reconnect-secs)",
+                    self.target.shown,
+                    r.policy.budget.as_secs()
+                ));
+            }
+            let (g, sender) = self
+                .reconnect(http2, *generation, noticed, &failure)
+                .await
+                .map_err(|why| {
+                    format!("connection to {} lost: {failure}; {why}", self.target.shown)
+                })?;
+            *generation = g;
+            *post = sender;
+        }
+    }
+
     fn jar(&self) -> MutexGuard<'_, CookieJar> {
         self.jar.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -265,6 +444,7 @@ async fn read_body(resp: Response<hyper::body::Incoming>, max: usize) -> Result<
 async fn write(endpoint: Endpoint, mut post: Sender, mut lines: mpsc::Receiver<Vec<u8>>) {
     let mut connection: Option<String> = None;
     let mut streams: HashSet<String> = HashSet::new();
+    let mut generation = 0;
     while let Some(mut line) = lines.recv().await {
         if line.last() == Some(&b'\n') {
             line.pop();
@@ -273,7 +453,17 @@ async fn write(endpoint: Endpoint, mut post: Sender, mut lines: mpsc::Receiver<V
             None => initialize(&endpoint, &mut post, line)
                 .await
                 .map(|id| connection = Some(id)),
-            Some(id) => send(&endpoint, &mut post, id, &mut streams, line).await,
+            Some(id) => {
+                send(
+                    &endpoint,
+                    &mut post,
+                    &mut generation,
+                    id,
+                    &mut streams,
+                    line,
+                )
+                .await
+            }
         };
         if let Err(e) = sent {
             let _ = endpoint.inbox.send(Err(e)).await;
@@ -282,7 +472,8 @@ async fn write(endpoint: Endpoint, mut post: Sender, mut lines: mpsc::Receiver<V
     }
     if let Some(id) = connection {
         let delete = |v| endpoint.request(v, Method::DELETE, &[(CONNECTION_ID, &id)], Bytes::new());
-        let _ = endpoint.send(&mut post, delete).await;
+        let deleted = endpoint.send_again(&mut post, &mut generation, delete);
+        let _ = tokio::time::timeout(POST_WAIT, deleted).await;
     }
 }
 
@@ -339,6 +530,7 @@ async fn initialize(
 async fn send(
     endpoint: &Endpoint,
     post: &mut Sender,
+    generation: &mut u64,
     connection: &str,
     streams: &mut HashSet<String>,
     line: Vec<u8>,
@@ -364,7 +556,7 @@ async fn send(
     }
     let body = Bytes::from(line);
     let req = |v| endpoint.request(v, Method::POST, &headers, body.clone());
-    let resp = endpoint.send(post, req).await?;
+    let resp = endpoint.send_again(post, generation, req).await?;
     if resp.status().is_success() {
         let _ = read_body(resp, 8 * 1024).await;
         return Ok(());
@@ -385,7 +577,8 @@ fn session_for(endpoint: &Endpoint, line: &[u8]) -> Option<String> {
 
 /// Opens one SSE stream, on `shared` (the HTTP/2 connection) when given,
 /// else on a connection of its own; the returned receiver fires once it is
-/// open (or refused). Its events go to the client's inbox.
+/// open (or refused). Its events go to the client's inbox. While resuming,
+/// a stream that breaks is opened again with `Last-Event-ID`.
 fn sse(
     endpoint: Endpoint,
     shared: Option<http2::SendRequest<Body>>,
@@ -394,35 +587,109 @@ fn sse(
 ) -> oneshot::Receiver<Result<(), String>> {
     let (ready_tx, ready_rx) = oneshot::channel();
     tokio::spawn(async move {
-        let opened = open_sse(&endpoint, shared, &connection, session.as_deref()).await;
-        let resp = match opened {
-            Ok(resp) => {
-                let _ = ready_tx.send(Ok(()));
-                resp
+        let mut ready = Some(ready_tx);
+        let mut generation = endpoint.generation().await;
+        let mut sender = shared.map(Sender::Http2);
+        let http2 = sender.is_some();
+        // The position of the last event read (`None`: not reopened yet).
+        let mut last: Option<Position> = None;
+        let mut since: Option<Instant> = None;
+        let end = loop {
+            let after = ready.is_none().then(|| last.unwrap_or(Position::START));
+            let opened = open_sse(
+                &endpoint,
+                sender.take(),
+                &connection,
+                session.as_deref(),
+                after,
+            )
+            .await;
+            let (failure, broken) = match opened {
+                Ok(resp) => {
+                    if let Some(tx) = ready.take() {
+                        let _ = tx.send(Ok(()));
+                    }
+                    since = None;
+                    read_events(&endpoint, resp, session.as_deref(), &mut last).await
+                }
+                Err(e) => {
+                    if let Some(tx) = ready.take() {
+                        let _ = tx.send(Err(e.why));
+                        return;
+                    }
+                    if e.refused {
+                        // The server's answer (a gap, a connection it closed).
+                        break e.why;
+                    }
+                    (e.why, true)
+                }
+            };
+            let Some(r) = endpoint
+                .resuming
+                .as_ref()
+                .filter(|_| !endpoint.inbox.is_closed())
+            else {
+                break failure;
+            };
+            // Each break gets the budget from when it is noticed (a new
+            // connection may break too, a reopened stream hang); all of
+            // them together, the budget and the waits that notice them.
+            let noticed = Instant::now();
+            let first = *since.get_or_insert(noticed);
+            if first.elapsed() > r.policy.budget + 2 * DEAD_AFTER {
+                let secs = r.policy.budget.as_secs();
+                break format!(
+                    "{failure}; the stream did not come back within {secs} s (--reconnect-secs)"
+                );
             }
-            Err(e) => {
-                let _ = ready_tx.send(Err(e));
-                return;
+            if !broken {
+                // The server ended the stream, the connection is fine: open
+                // it again there (the server says whether it is gone).
+                tokio::time::sleep(r.policy.first_delay).await;
+                sender = endpoint.shared_now().await.map(Sender::Http2);
+                continue;
+            }
+            match endpoint
+                .reconnect(http2, generation, noticed, &failure)
+                .await
+            {
+                Ok((g, s)) => {
+                    generation = g;
+                    sender = Some(s);
+                }
+                Err(why) => break format!("{failure}; {why}"),
             }
         };
-        let end = read_events(&endpoint, resp, session.as_deref()).await;
-        if session.is_none() {
+        if session.is_none() || endpoint.resuming.is_some() {
             let _ = endpoint.inbox.send(Err(end)).await;
         }
     });
     ready_rx
 }
 
+/// Why a stream did not open: the server's refusal, or a broken
+/// connection.
+struct NotOpened {
+    refused: bool,
+    why: String,
+}
+
 async fn open_sse(
     endpoint: &Endpoint,
-    shared: Option<http2::SendRequest<Body>>,
+    sender: Option<Sender>,
     connection: &str,
     session: Option<&str>,
-) -> Result<Response<hyper::body::Incoming>, String> {
-    let mut send = match shared {
-        Some(h2) => Sender::Http2(h2),
-        None => endpoint.open(false).await?,
+    after: Option<Position>,
+) -> Result<Response<hyper::body::Incoming>, NotOpened> {
+    let broken = |why| NotOpened {
+        refused: false,
+        why,
     };
+    let mut send = match sender {
+        Some(sender) => sender,
+        None => endpoint.open(false).await.map_err(broken)?,
+    };
+    let after = after.map(|p| p.to_string());
     let mut headers = vec![
         (ACCEPT.as_str(), "text/event-stream"),
         (CONNECTION_ID, connection),
@@ -430,17 +697,34 @@ async fn open_sse(
     if let Some(s) = session {
         headers.push((SESSION_ID, s));
     }
+    if let Some(after) = &after {
+        headers.push((HEADER_LAST_EVENT_ID, after));
+    }
     let req = |v| endpoint.request(v, Method::GET, &headers, Bytes::new());
-    let resp = endpoint.send(&mut send, req).await?;
+    let resp = tokio::time::timeout(DEAD_AFTER, endpoint.send(&mut send, req))
+        .await
+        .map_err(|_| {
+            broken(format!(
+                "{}: no answer within {} s",
+                endpoint.target.shown,
+                DEAD_AFTER.as_secs()
+            ))
+        })?
+        .map_err(broken)?;
     if !resp.status().is_success() {
-        return Err(endpoint.refused("an event stream", resp).await);
+        return Err(NotOpened {
+            refused: true,
+            why: endpoint.refused("an event stream", resp).await,
+        });
     }
     // The connection task keeps the socket (and the stream); `send` may go.
     Ok(resp)
 }
 
 /// Reads SSE events (`data:` lines up to a blank line) until the stream
-/// ends; returns why it ended.
+/// ends; returns why it ended, and whether the connection broke (else the
+/// server ended the stream). Events at or before `last` are dropped; each
+/// read moves `last`.
 ///
 /// Each chunk is searched for line ends once (a long event arrives in many
 /// chunks). An event whose data is one line takes that line's bytes as
@@ -452,26 +736,44 @@ async fn read_events(
     endpoint: &Endpoint,
     resp: Response<hyper::body::Incoming>,
     session: Option<&str>,
-) -> String {
+    last: &mut Option<Position>,
+) -> (String, bool) {
     let shown = &endpoint.target.shown;
     let max = endpoint.max_message;
     let mut body = resp.into_body();
     let mut events = Events::default();
     loop {
-        let frame = match body.frame().await {
-            Some(Ok(frame)) => frame,
-            Some(Err(e)) => return format!("connection to {shown} lost: {e}"),
-            None => return format!("the server at {shown} closed the connection stream"),
+        let frame = match tokio::time::timeout(DEAD_AFTER, body.frame()).await {
+            Ok(Some(Ok(frame))) => frame,
+            Ok(Some(Err(e))) => return (format!("connection to {shown} lost: {e}"), true),
+            Ok(None) => {
+                let why = format!("the server at {shown} closed the connection stream");
+                return (why, false);
+            }
+            Err(_) => {
+                let why = format!(
+                    "connection to {shown} lost: no event and no keep-alive for {} s",
+                    DEAD_AFTER.as_secs()
+                );
+                return (why, true);
+            }
         };
         let Ok(chunk) = frame.into_data() else {
             continue;
         };
-        for message in events.push(&chunk, max) {
+        for (id, message) in events.push(&chunk, max) {
+            if let Some(id) = id {
+                if last.is_some_and(|had| id <= had) {
+                    // Read already, before the stream was reopened.
+                    continue;
+                }
+                *last = Some(id);
+            }
             if let Ok(text) = &message {
                 remember(endpoint, text, session);
             }
             if endpoint.inbox.send(Ok(message)).await.is_err() {
-                return String::new();
+                return (String::new(), false);
             }
         }
     }
@@ -491,12 +793,18 @@ struct Events {
     head: Vec<u8>,
     /// While skipping: the last chunk ended inside a line.
     partial: bool,
+    /// The event's `id:`, when it is a position.
+    id: Option<Position>,
 }
+
+/// An event's position (its `id:`), and its message or the error for one
+/// over the limit.
+type Read = (Option<Position>, Result<String, FrameError>);
 
 impl Events {
     /// Reads `chunk`: the events it ends, each a message or the error for
     /// one over `max` bytes.
-    fn push(&mut self, chunk: &[u8], max: usize) -> Vec<Result<String, FrameError>> {
+    fn push(&mut self, chunk: &[u8], max: usize) -> Vec<Read> {
         let mut out = Vec::new();
         let mut rest = chunk;
         while let Some(end) = memchr::memchr(b'\n', rest) {
@@ -555,12 +863,7 @@ impl Events {
 
     /// One whole line, owned (it was split across chunks): taken as the
     /// event's data without a copy when it is its only line.
-    fn line_owned(
-        &mut self,
-        mut line: Vec<u8>,
-        max: usize,
-        out: &mut Vec<Result<String, FrameError>>,
-    ) {
+    fn line_owned(&mut self, mut line: Vec<u8>, max: usize, out: &mut Vec<Read>) {
         if self.skipped == 0 && self.data.is_empty() && line.starts_with(b"data:") {
             let prefix = if line.starts_with(b"data: ") { 6 } else { 5 };
             if line.last() == Some(&b'\r') {
@@ -581,7 +884,7 @@ impl Events {
     }
 
     /// One whole line.
-    fn line(&mut self, line: &[u8], max: usize, out: &mut Vec<Result<String, FrameError>>) {
+    fn line(&mut self, line: &[u8], max: usize, out: &mut Vec<Read>) {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         if self.skipped > 0 && self.partial {
             // The end of the line the last chunk ended in.
@@ -590,18 +893,24 @@ impl Events {
             return;
         }
         if line.is_empty() {
+            let id = self.id.take();
             if self.skipped > 0 {
                 let head = std::mem::take(&mut self.head);
-                out.push(Err(too_long(&head, self.skipped, max)));
+                out.push((id, Err(too_long(&head, self.skipped, max))));
                 self.skipped = 0;
             } else if !self.data.is_empty() {
-                out.push(Ok(std::mem::take(&mut self.data)));
+                out.push((id, Ok(std::mem::take(&mut self.data))));
             }
             return;
         }
         if self.skipped > 0 {
             // A line more, after a newline.
             self.skipped = self.skipped.saturating_add(line.len()).saturating_add(1);
+            return;
+        }
+        if let Some(id) = line.strip_prefix(b"id:") {
+            let id = std::str::from_utf8(id).unwrap_or_default();
+            self.id = Position::parse(id).ok();
             return;
         }
         let Some(d) = line.strip_prefix(b"data:") else {
@@ -638,7 +947,8 @@ mod tests {
 
     /// Events split into chunks of every size: the same messages, the
     /// oversized one reported with its size, the limit and its request
-    /// id, and the events after it delivered.
+    /// id, the events after it delivered, each with its `id:` when that
+    /// is a position.
     #[test]
     fn events_read_alike_in_chunks_of_every_size() {
         let long = format!(
@@ -646,7 +956,7 @@ mod tests {
             "y".repeat(40)
         );
         let stream = format!(
-            ": comment\r\ndata: 0123456789\n\nevent: message\ndata: a\ndata: b\r\n\r\ndata: {long}\n\ndata:{long}\ndata: z\n\ndata: ok\n\n"
+            ": comment\r\nid: 1\ndata: 0123456789\n\nevent: message\nid: x\ndata: a\ndata: b\r\n\r\nid: 3\ndata: {long}\n\ndata:{long}\ndata: z\n\nid:12\r\ndata: ok\n\n"
         );
         let max = 30;
         for size in 1..=stream.len() {
@@ -655,8 +965,9 @@ mod tests {
             for chunk in stream.as_bytes().chunks(size) {
                 got.extend(events.push(chunk, max));
             }
-            assert_eq!(got.len(), 5, "{size}");
-            let mut got = got.into_iter();
+            let ids: Vec<Option<u64>> = got.iter().map(|(id, _)| id.map(|p| p.0)).collect();
+            assert_eq!(ids, [Some(1), None, Some(3), None, Some(12)], "{size}");
+            let mut got = got.into_iter().map(|(_, m)| m);
             assert_eq!(got.next().unwrap().unwrap(), "0123456789", "{size}");
             assert_eq!(got.next().unwrap().unwrap(), "a\nb", "{size}");
             // The second: its data, then a line more ("\ndata: z").

@@ -246,7 +246,7 @@ fn run_client(addr: std::net::SocketAddr, reconnect_secs: &str, what: &str) -> (
         RUNS.fetch_add(1, Ordering::Relaxed)
     ));
     std::fs::create_dir_all(&dir).unwrap();
-    let out = run_client_in(&dir, addr, reconnect_secs, what);
+    let out = run_client_in(&dir, &format!("ws://{addr}/acp"), reconnect_secs, what);
     let _ = std::fs::remove_dir_all(&dir);
     out
 }
@@ -255,7 +255,7 @@ fn run_client(addr: std::net::SocketAddr, reconnect_secs: &str, what: &str) -> (
 #[cfg(target_os = "linux")]
 pub(crate) fn run_client_in(
     dir: &std::path::Path,
-    addr: std::net::SocketAddr,
+    url: &str,
     reconnect_secs: &str,
     what: &str,
 ) -> (Value, String) {
@@ -271,7 +271,7 @@ pub(crate) fn run_client_in(
             reconnect_secs,
         ])
         .arg("--connect")
-        .arg(format!("ws://{addr}/acp"))
+        .arg(url)
         .arg("--cwd")
         .arg(dir)
         .arg("go")

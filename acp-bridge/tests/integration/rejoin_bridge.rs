@@ -1,20 +1,29 @@
 //! `acp-client` reconnecting to the real `acp-bridge` (its built-in mock
-//! agent) through the fault-injecting proxy: the team server keeps what
-//! it sent, detaches a broken connection instead of cancelling its turn,
-//! and hands the next connection what it missed.
+//! agent) through the fault-injecting proxy, on both profiles: the team
+//! server keeps what it sent; on WebSocket it detaches a broken
+//! connection instead of cancelling its turn and hands the next
+//! connection what it missed, on Streamable HTTP the connection outlives
+//! its TCP connections and each event stream reopens with
+//! `Last-Event-ID`.
 
 use std::net::SocketAddr;
 
 use serde_json::Value;
 
-use crate::fault_proxy::{plan, Fault, FaultProxy};
+use crate::fault_proxy::{plan, plan_with_stalls, Fault, FaultProxy};
 use crate::ws_harness::{scratch_dir, Bridge};
 
 /// One turn of `acp-client --connect ws://addr/acp`: its summary and
 /// stdout (the transcript).
 fn turn(addr: SocketAddr, what: &str) -> (Value, String) {
+    turn_at(&format!("ws://{addr}/acp"), what)
+}
+
+/// One turn of `acp-client --connect URL`: its summary and stdout (the
+/// transcript).
+fn turn_at(url: &str, what: &str) -> (Value, String) {
     let cwd = scratch_dir("rejoin-cwd");
-    let (summary, stdout) = crate::rejoin::run_client_in(&cwd, addr, "20", what);
+    let (summary, stdout) = crate::rejoin::run_client_in(&cwd, url, "20", what);
     let transcript = stdout
         .lines()
         .filter(|l| !l.starts_with('{'))
@@ -91,4 +100,76 @@ fn a_reset_on_the_real_server_is_resumed() {
     let (summary, _) = turn(proxy.addr, "reset");
     assert_eq!(turn_of(&summary), turn_of(&reference), "{summary}");
     assert_eq!(summary["reconnects"], 1, "{summary}");
+}
+
+/// Streamable HTTP: five breaks a turn (resets and closes from a seed,
+/// over the one HTTP/2 connection every request shares), for several
+/// seeds: the turn is the unbroken turn, message for message, none shown
+/// twice, the prompt run once; each break is one reconnect at most.
+#[test]
+fn a_turn_over_http_on_the_real_server_survives_five_random_breaks() {
+    let bridge = Bridge::start("rejoin-http", &[]);
+    let (reference, transcript) = turn_at(&format!("http://{}/acp", bridge.addr), "unbroken");
+    assert_eq!(reference["stopReason"], "end_turn", "{reference}");
+    assert_eq!(reference["reconnects"], 0);
+    for seed in [1u64, 43, 2026, 77_777] {
+        let bridge = Bridge::start("rejoin-http", &[]);
+        let faults = plan(seed, 5, 1_200, 6_000);
+        let proxy = FaultProxy::start(bridge.addr, faults.clone());
+        let (summary, got) = turn_at(
+            &format!("http://{}/acp", proxy.addr),
+            &format!("seed {seed}"),
+        );
+        let broken = proxy.broken.load(std::sync::atomic::Ordering::Relaxed);
+        let why = format!(
+            "seed {seed}, plan {faults:?}, {broken} breaks: {summary}\n{}",
+            bridge.stderr.lock().unwrap()
+        );
+        assert_eq!(got, transcript, "{why}");
+        assert_eq!(turn_of(&summary), turn_of(&reference), "{why}");
+        assert_eq!(got, transcript, "{why}");
+        let reconnects = summary["reconnects"].as_u64().unwrap();
+        assert!(reconnects >= 1 && reconnects <= broken as u64, "{why}");
+    }
+}
+
+/// Streamable HTTP: a stall (no FIN, nothing more either way) mid-turn is
+/// noticed by the missing keep-alives and resumed on a new connection.
+#[test]
+fn a_stall_over_http_is_noticed_and_resumed() {
+    let bridge = Bridge::start("rejoin-http-stall", &[]);
+    let (reference, _) = turn_at(&format!("http://{}/acp", bridge.addr), "unbroken");
+    let bridge = Bridge::start("rejoin-http-stall", &[]);
+    let proxy = FaultProxy::start(bridge.addr, vec![(2_500, Fault::Stall)]);
+    let (summary, _) = turn_at(&format!("http://{}/acp", proxy.addr), "stall");
+    assert_eq!(turn_of(&summary), turn_of(&reference), "{summary}");
+    assert_eq!(summary["reconnects"], 1, "{summary}");
+}
+
+/// Streamable HTTP: five breaks of a turn, resets, closes and stalls at
+/// offsets from a seed (a stall is noticed by the missing keep-alives, or
+/// a `POST` without an answer, within 30 s): the unbroken turn, nothing
+/// twice, the prompt run once.
+#[test]
+fn a_turn_over_http_survives_five_breaks_with_stalls() {
+    let bridge = Bridge::start("rejoin-http-stalls", &[]);
+    let (reference, transcript) = turn_at(&format!("http://{}/acp", bridge.addr), "unbroken");
+    let seed = 5u64;
+    let faults = plan_with_stalls(seed, 5, 1_200, 6_000);
+    assert!(
+        faults.iter().any(|(_, f)| *f == Fault::Stall),
+        "the seed's plan has a stall: {faults:?}"
+    );
+    let bridge = Bridge::start("rejoin-http-stalls", &[]);
+    let proxy = FaultProxy::start(bridge.addr, faults.clone());
+    let (summary, got) = turn_at(&format!("http://{}/acp", proxy.addr), "stalls");
+    let broken = proxy.broken.load(std::sync::atomic::Ordering::Relaxed);
+    let why = format!(
+        "plan {faults:?}, {broken} breaks: {summary}\n{}",
+        bridge.stderr.lock().unwrap()
+    );
+    assert_eq!(got, transcript, "{why}");
+    assert_eq!(turn_of(&summary), turn_of(&reference), "{why}");
+    let reconnects = summary["reconnects"].as_u64().unwrap();
+    assert!(reconnects >= 1 && reconnects <= broken as u64, "{why}");
 }

@@ -37,6 +37,28 @@ pub struct FaultProxy {
 /// `count` breaks at increasing offsets in `from..from + span` bytes, from
 /// `seed` (xorshift), each a reset or a close.
 pub fn plan(seed: u64, count: usize, from: usize, span: usize) -> Vec<(usize, Fault)> {
+    plan_of(seed, count, from, span, &[Fault::Reset, Fault::Close])
+}
+
+/// As [`plan`], each break a reset, a close or a stall (a stall costs
+/// the client its dead-connection wait, 30 s).
+pub fn plan_with_stalls(seed: u64, count: usize, from: usize, span: usize) -> Vec<(usize, Fault)> {
+    plan_of(
+        seed,
+        count,
+        from,
+        span,
+        &[Fault::Reset, Fault::Close, Fault::Stall],
+    )
+}
+
+fn plan_of(
+    seed: u64,
+    count: usize,
+    from: usize,
+    span: usize,
+    kinds: &[Fault],
+) -> Vec<(usize, Fault)> {
     let mut x = seed | 1;
     let mut next = || {
         x ^= x << 13;
@@ -47,11 +69,7 @@ pub fn plan(seed: u64, count: usize, from: usize, span: usize) -> Vec<(usize, Fa
     let mut offsets: Vec<(usize, Fault)> = (0..count)
         .map(|_| {
             let offset = from + (next() % span as u64) as usize + 1;
-            let fault = if next() % 2 == 0 {
-                Fault::Reset
-            } else {
-                Fault::Close
-            };
+            let fault = kinds[(next() % kinds.len() as u64) as usize];
             (offset, fault)
         })
         .collect();

@@ -12,7 +12,9 @@ use core::time::Duration;
 use super::http::{
     no_random_source, refusal, reply_text, unknown_connection, Naming, OVERSIZE_HEAD,
 };
-use super::{ConnectionId, HttpRefusal, PostOutcome, Principal, Profile, Server, ServerConfig};
+use super::{
+    ConnectionId, HttpRefusal, OpenedStream, PostOutcome, Principal, Profile, Server, ServerConfig,
+};
 use crate::acp::{Message, RequestId};
 use crate::framing::peek::peek;
 use crate::remote::router::ClientId;
@@ -334,17 +336,28 @@ impl Server {
     /// stream of `session` when the session is the connection's user's.
     /// Give it back with [`handle_stream_closed`](Self::handle_stream_closed).
     ///
+    /// With `last_event_id` (the `Last-Event-ID` header: the reader had
+    /// every event up to that position) the stream is resumed: the events
+    /// after it come back in [`OpenedStream::replay`], to be written
+    /// before anything else, and a reader the server still counts (its
+    /// connection broke without a FIN) is replaced.
+    ///
     /// # Errors
     ///
     /// The refusal: `404` for another user's (or an unknown) session,
-    /// `409` when the stream has a reader, `400` past the streams' limit.
+    /// `409` when the stream has a reader (and no `last_event_id`), `400`
+    /// past the streams' limit; `400` for a `last_event_id` that is not a
+    /// position, `409` for one the stream never reached or one older than
+    /// the stream's log still holds (a gap: the client opens the stream
+    /// without it and reloads the session).
     pub fn handle_stream_opened(
         &mut self,
         now: Duration,
         principal: &Principal,
         conn: ConnectionId,
         session: Option<&str>,
-    ) -> Result<Stream, HttpRefusal> {
+        last_event_id: Option<&str>,
+    ) -> Result<OpenedStream, HttpRefusal> {
         let max = self.config.max_session_streams;
         let c = self
             .conns
@@ -369,6 +382,10 @@ impl Server {
             }
             None => Stream::Connection,
         };
+        let replay = match last_event_id {
+            Some(id) => self.http_replay(conn, &stream, id)?,
+            None => Vec::new(),
+        };
         let Some(c) = self.conns.get_mut(&conn) else {
             return Err(unknown_connection());
         };
@@ -376,12 +393,12 @@ impl Server {
             return Err(HttpRefusal::text(400, "too many session streams"));
         }
         let leased = c.streams.entry(stream.clone()).or_insert(false);
-        if *leased {
+        if *leased && last_event_id.is_none() {
             return Err(HttpRefusal::text(409, "this stream already has a receiver"));
         }
         *leased = true;
         c.last_seen = now;
-        Ok(stream)
+        Ok(OpenedStream { stream, replay })
     }
 
     /// The reader of `stream` left.

@@ -23,6 +23,7 @@ use alloc::vec::Vec;
 use core::fmt;
 use core::time::Duration;
 
+use super::resume::Position;
 use super::router::{ConnectError, Out, Permissions, Router};
 use super::transport::{CloseCode, Stream, DEFAULT_MAX_BUFFERED_SESSION_STREAMS};
 use super::DEFAULT_REPLAY_BUDGET;
@@ -49,6 +50,11 @@ pub const AGENTS_FULL: ErrorCode = ErrorCode(-32012);
 /// stream), and `id` when the line was a request of the agent (which the
 /// server answered with an error). The line itself is gone.
 pub const LINE_DROPPED: &str = "_bridge/line_dropped";
+
+/// The default longest silence on an SSE stream
+/// ([`ServerConfig::sse_keep_alive`]): 15 seconds, half the time a
+/// client waits before it counts a silent connection as dead.
+pub const DEFAULT_SSE_KEEP_ALIVE: Duration = Duration::from_secs(15);
 
 /// One connection of a [`Server`], numbered by it from 1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -170,8 +176,15 @@ pub struct ServerConfig {
     /// Streamable HTTP: most session streams of one connection.
     pub max_session_streams: usize,
     /// Streamable HTTP: a connection with no connection stream open and no
-    /// request for this long is closed.
+    /// request for this long is closed. By default the resume grace
+    /// ([`DEFAULT_RESUME_GRACE`](super::DEFAULT_RESUME_GRACE), 120 s), so
+    /// a client away as long as a WebSocket client may be still resumes
+    /// its streams.
     pub http_idle: Duration,
+    /// Streamable HTTP: the longest silence on an SSE stream; the caller
+    /// writes a comment (a keep-alive) after this long without an event,
+    /// so a client notices a dead connection even when no FIN arrives.
+    pub sse_keep_alive: Duration,
     /// WebSocket: a connection that sends no message for this long after
     /// it opened is closed.
     pub first_message: Duration,
@@ -198,7 +211,8 @@ impl Default for ServerConfig {
             replay_bytes: DEFAULT_REPLAY_BUDGET,
             max_http_connections: 256,
             max_session_streams: DEFAULT_MAX_BUFFERED_SESSION_STREAMS,
-            http_idle: Duration::from_secs(60),
+            http_idle: super::DEFAULT_RESUME_GRACE,
+            sse_keep_alive: DEFAULT_SSE_KEEP_ALIVE,
             first_message: Duration::from_secs(10),
             hash_key: [0; 16],
         }
@@ -259,6 +273,12 @@ pub enum Action {
         stream: Stream,
         /// The message.
         text: String,
+        /// Its position on its stream, for a Streamable HTTP stream: the
+        /// SSE event's `id:` (a reader that reopens the stream with it in
+        /// `Last-Event-ID` gets what followed). `None` on WebSocket (a
+        /// client that asked for positions finds them in the message's
+        /// `_meta`).
+        position: Option<Position>,
     },
     /// The answer to a Streamable HTTP connection's `initialize`: the body
     /// of the `POST` that opened it (not counted as queued).
@@ -332,6 +352,22 @@ impl HttpRefusal {
     }
 }
 
+/// A Streamable HTTP stream a `GET` opened
+/// ([`Server::handle_stream_opened`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpenedStream {
+    /// The stream.
+    pub stream: Stream,
+    /// When the `GET` resumed the stream (`Last-Event-ID`): the events
+    /// after that position, oldest first, each with its position (the
+    /// SSE `id:`). Write them before anything else on the stream; every
+    /// message queued for the stream up to the last of them (or up to
+    /// the `Last-Event-ID`, when there are none) is among them or known
+    /// to the client: drop it ([`Server::handle_sent`] for its bytes).
+    /// They are not counted as queued. Empty for a stream opened afresh.
+    pub replay: Vec<(Position, String)>,
+}
+
 /// What a Streamable HTTP `POST` became.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PostOutcome {
@@ -368,7 +404,7 @@ pub enum PostOutcome {
 /// assert!(line.starts_with(br#"{"jsonrpc":"2.0","id":0,"method":"initialize""#));
 /// // ...and the agent's answer back to the connection with the client's.
 /// server.handle_agent_line(t, run, r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}"#);
-/// let Some(Action::Send { to, stream, text }) = server.poll_action() else { panic!() };
+/// let Some(Action::Send { to, stream, text, .. }) = server.poll_action() else { panic!() };
 /// assert_eq!((to, stream), (conn, Stream::Connection));
 /// assert_eq!(text, r#"{"jsonrpc":"2.0","id":7,"result":{"protocolVersion":1}}"#);
 /// // Written to the socket: the connection's queue is empty again.
@@ -404,6 +440,16 @@ pub enum PostOutcome {
 ///   doubling from [`ServerConfig::backoff_min`] to
 ///   [`ServerConfig::backoff_max`]. Sessions stay their user's across
 ///   every stop and restart.
+/// - Resumable delivery: every Streamable HTTP event has its position on
+///   its stream ([`Action::Send`]'s `position`, the SSE `id:`), kept
+///   within [`ServerConfig::replay_bytes`] per stream; a `GET` with
+///   `Last-Event-ID` gets what followed
+///   ([`handle_stream_opened`](Self::handle_stream_opened): `400` for a
+///   malformed one, `409` for a gap or a position never reached); a
+///   request `POST`ed again runs once. A WebSocket client that asks for
+///   positions (`_meta["acp-codec/resume"]` in `initialize`) is detached
+///   for 120 s when its connection breaks and resumed by the next
+///   connection that names it.
 /// - An agent line over the limit: an answer to a client's request
 ///   becomes that request's error, a request of the agent is answered
 ///   with an error, and the user whose session it named is told with
@@ -667,15 +713,30 @@ impl Server {
         stream: Stream,
         text: String,
     ) {
-        let Some(text) = self.resume_outbound(conn, &stream, text) else {
+        if let Some(c) = self.conns.get_mut(&conn) {
+            // The opening `POST`'s body: no stream, no position.
+            if c.answers_initialize(&text) {
+                let text = self.http_initialize_answer(conn, text);
+                self.actions.push_back(Action::Answer { to: conn, text });
+                return;
+            }
+        }
+        let Some((text, position)) = self.resume_outbound(conn, &stream, text) else {
             return;
         };
-        self.send_raw(now, conn, stream, text);
+        self.send_raw(now, conn, stream, text, position);
     }
 
     /// [`send`](Self::send) without the resume rules (a message already
-    /// stamped).
-    fn send_raw(&mut self, now: Duration, conn: ConnectionId, stream: Stream, text: String) {
+    /// stamped, or given its position).
+    fn send_raw(
+        &mut self,
+        now: Duration,
+        conn: ConnectionId,
+        stream: Stream,
+        text: String,
+        position: Option<Position>,
+    ) {
         let Some(c) = self.conns.get_mut(&conn) else {
             return;
         };
@@ -715,6 +776,7 @@ impl Server {
             to: conn,
             stream,
             text,
+            position,
         });
     }
 

@@ -1,5 +1,30 @@
-//! Resumable delivery on WebSocket connections: the [`ResumeLog`]s of a
-//! [`Server`] and the hooks its connections go through.
+//! Resumable delivery: the [`ResumeLog`]s of a [`Server`] and the hooks
+//! its connections go through.
+//!
+//! On Streamable HTTP, every connection has positions, asked for or not
+//! (SSE's own mechanism, which a client that does not know it ignores);
+//! an `initialize` that asks (`params._meta["acp-codec/resume"]`) gets
+//! the capability, `{"budget":N}`, in its answer's `_meta`:
+//!
+//! - Every event on a connection's stream or a session's stream carries
+//!   its position as the SSE `id:` ([`Action::Send`](super::Action::Send)'s `position`): one
+//!   log for the connection's stream, one per session.
+//! - A `GET` that reopens a stream with `Last-Event-ID: N` gets exactly
+//!   the events after `N` from the log, to write before anything new
+//!   (they replace what the caller still holds for the stream), and takes
+//!   the stream over from a reader the server still thinks is there (a
+//!   connection that broke without a FIN). A `Last-Event-ID` that is not
+//!   a position is `400`; one the stream never reached, or one older
+//!   than what the log still holds (a gap), is `409`: the client opens
+//!   the stream afresh and reloads the session (`session/load`).
+//! - A request sent again (the client did not learn whether its `POST`
+//!   arrived) runs once: the same id (or idempotency key) while it runs
+//!   is dropped (its answer will come); after it was answered, its answer
+//!   goes out again at its position while the log holds it (a reader
+//!   drops a position it has), after that it is answered with
+//!   [`RESUME_GAP`] (`-32012`): it ran, and is never run twice.
+//!
+//! On WebSocket, for a client that asks:
 //!
 //! - A WebSocket client whose `initialize` asks for positions
 //!   (`params._meta["acp-codec/resume"]`) gets the capability in the
@@ -24,17 +49,17 @@
 //!   answer is sent again at its position.
 
 use alloc::borrow::ToOwned;
-use alloc::collections::{BTreeMap, BTreeSet};
+use alloc::collections::{BTreeMap, BTreeSet, VecDeque};
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use core::time::Duration;
 
-use super::{ConnectionId, Profile, Server};
+use super::{ConnectionId, HttpRefusal, Profile, Server};
 use crate::acp::{Message, Request};
 use crate::remote::resume::{
     capability, stamp, Admit, Cursor, Kind, Position, PromptKey, ResumeError, ResumeLog,
-    DEFAULT_RESUME_GRACE, META_RESUME,
+    DEFAULT_MAX_PROMPT_KEYS, DEFAULT_RESUME_GRACE, META_RESUME, RESUME_GAP,
 };
 use crate::remote::router::ClientId;
 use crate::remote::transport::{decode, Stream};
@@ -48,6 +73,68 @@ pub(super) struct Resumes {
     sessions: BTreeMap<(Option<String>, String), SessionLog>,
     /// Connections whose client left, waiting for it.
     detached: BTreeMap<ConnectionId, Detached>,
+    /// Streamable HTTP connections: their connection streams' logs.
+    http: BTreeMap<ConnectionId, HttpLog>,
+}
+
+/// A Streamable HTTP connection's own stream, and its requests.
+#[derive(Debug)]
+struct HttpLog {
+    log: ResumeLog,
+    /// Requests admitted and not yet answered: id → its key (the id, or
+    /// the idempotency key in its `_meta`).
+    running: BTreeMap<PromptKey, PromptKey>,
+    /// The last requests answered, oldest first (at most
+    /// [`DEFAULT_MAX_PROMPT_KEYS`]): the key, and where the answer went.
+    /// A `POST` sent again after its answer went out is not run again,
+    /// whatever the client acknowledged since (its event streams resume
+    /// on their own): its answer goes out again, at its position.
+    answered: VecDeque<(PromptKey, Stream, Position)>,
+    /// The `initialize` asked for positions: its answer gets the
+    /// capability.
+    asked: bool,
+}
+
+/// What becomes of a Streamable HTTP request.
+enum Admitted {
+    /// New: it goes on.
+    Run,
+    /// The same runs: its answer will come.
+    Running,
+    /// Answered on this stream, at this position.
+    Answered(Stream, Position),
+}
+
+impl HttpLog {
+    fn new(budget: usize) -> Self {
+        Self {
+            log: ResumeLog::new(budget),
+            running: BTreeMap::new(),
+            answered: VecDeque::new(),
+            asked: false,
+        }
+    }
+
+    fn admit(&mut self, id: PromptKey, key: PromptKey) -> Admitted {
+        if self.running.values().any(|k| *k == key) {
+            return Admitted::Running;
+        }
+        if let Some((_, stream, at)) = self.answered.iter().rev().find(|(k, _, _)| *k == key) {
+            return Admitted::Answered(stream.clone(), *at);
+        }
+        self.running.insert(id, key);
+        Admitted::Run
+    }
+
+    /// The request `id` was answered on `stream` at `at`.
+    fn answered(&mut self, id: &PromptKey, stream: &Stream, at: Position) {
+        if let Some(key) = self.running.remove(id) {
+            if self.answered.len() >= DEFAULT_MAX_PROMPT_KEYS {
+                self.answered.pop_front();
+            }
+            self.answered.push_back((key, stream.clone(), at));
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -119,6 +206,19 @@ fn with_capability(answer: &str, member: &str) -> Option<String> {
     Some(value.to_string())
 }
 
+/// The answer to a `GET` whose `Last-Event-ID` cannot be resumed from.
+fn refuse_resume(e: &ResumeError) -> HttpRefusal {
+    let body = match e {
+        ResumeError::BadCursor => {
+            format!("Last-Event-ID is not a position of this stream: {e}")
+        }
+        _ => format!(
+            "{e}: open the stream without Last-Event-ID, and load the session again (session/load) to see what was lost"
+        ),
+    };
+    HttpRefusal::text(e.http_status(), body)
+}
+
 fn error_text(req: &Request<'_>, e: &ResumeError) -> String {
     let mut line = Vec::new();
     let _ = crate::acp::encode_error(
@@ -153,6 +253,9 @@ impl Server {
         };
         let params = params_text(req);
         let method: &str = &req.method;
+        if profile == Profile::StreamableHttp {
+            return self.http_inbound(now, conn, agent, message);
+        }
         if method == crate::acp::names::INITIALIZE {
             // No budget, no log: the server does not resume.
             if profile != Profile::WebSocket
@@ -228,7 +331,7 @@ impl Server {
             }
             self.resume.conns.insert(conn, opted);
             for text in replay {
-                self.send_raw(now, conn, Stream::Connection, text);
+                self.send_raw(now, conn, Stream::Connection, text, None);
             }
             return Some(message);
         }
@@ -271,7 +374,7 @@ impl Server {
                 Admit::Answered(at) => {
                     let again = log.message(at).map(|t| stamp(t, Some(&session), at));
                     if let Some(text) = again {
-                        self.send_raw(now, conn, Stream::Session(session), text);
+                        self.send_raw(now, conn, Stream::Session(session), text, None);
                     }
                     return None;
                 }
@@ -311,7 +414,7 @@ impl Server {
                 last: Position::START,
             };
             let text = error_text(req, &e);
-            self.send_raw(now, conn, Stream::Session(session.to_owned()), text);
+            self.send_raw(now, conn, Stream::Session(session.to_owned()), text, None);
             return true;
         };
         entry.conn = conn;
@@ -348,7 +451,7 @@ impl Server {
             o.held.remove(session);
         }
         for text in out {
-            self.send_raw(now, conn, stream.clone(), text);
+            self.send_raw(now, conn, stream.clone(), text, None);
         }
         handled
     }
@@ -390,10 +493,17 @@ impl Server {
         conn: ConnectionId,
         stream: &Stream,
         text: String,
-    ) -> Option<String> {
+    ) -> Option<(String, Option<Position>)> {
+        if self
+            .conns
+            .get(&conn)
+            .is_some_and(|c| c.profile == Profile::StreamableHttp)
+        {
+            return Some(self.http_outbound(conn, stream, text));
+        }
         let detached = self.resume.detached.contains_key(&conn);
         if !detached && !self.resume.conns.contains_key(&conn) {
-            return self.conns.contains_key(&conn).then_some(text);
+            return self.conns.contains_key(&conn).then_some((text, None));
         }
         let agent = match self.resume.detached.get(&conn) {
             Some(d) => d.agent.clone(),
@@ -401,7 +511,7 @@ impl Server {
         };
         let budget = self.config.replay_bytes;
         let Ok(message) = decode(&text) else {
-            return (!detached).then_some(text);
+            return (!detached).then_some((text, None));
         };
         let kind = kind_of(&message);
         let answered = match &message {
@@ -449,13 +559,18 @@ impl Server {
                 (stamp(&text, None, at), false)
             }
         };
-        (!detached && !held).then_some(stamped)
+        (!detached && !held).then_some((stamped, None))
     }
 
     /// `conn` closed: when it asked for positions, it is detached instead
     /// (`true`): its sessions and requests wait for the client.
     pub(super) fn resume_detach(&mut self, now: Duration, conn: ConnectionId) -> bool {
         let Some(mut opted) = self.resume.conns.remove(&conn) else {
+            // A Streamable HTTP connection is not resumable past its end:
+            // its logs go with it.
+            if self.resume.http.remove(&conn).is_some() {
+                self.resume.sessions.retain(|_, s| s.conn != conn);
+            }
             return false;
         };
         let Some(c) = self.conns.remove(&conn) else {
@@ -549,6 +664,191 @@ impl Server {
         let mut outs = Vec::new();
         agent.router.disconnect(d.client, &mut outs);
         self.dispatch(&d.agent, outs, now);
+    }
+
+    /// A Streamable HTTP request before the router: one sent again while
+    /// it runs, or after it was answered, goes no further (`None`).
+    fn http_inbound<'m>(
+        &mut self,
+        now: Duration,
+        conn: ConnectionId,
+        agent: Option<String>,
+        message: Message<'m>,
+    ) -> Option<Message<'m>> {
+        let Message::Request(req) = &message else {
+            return Some(message);
+        };
+        if req.method == crate::acp::names::INITIALIZE {
+            if self.config.replay_bytes > 0 && asks_for_positions(params_text(req)) {
+                let budget = self.config.replay_bytes;
+                let http = self
+                    .resume
+                    .http
+                    .entry(conn)
+                    .or_insert_with(|| HttpLog::new(budget));
+                http.asked = true;
+            }
+            return Some(message);
+        }
+        let id = PromptKey::of(&req.id, None);
+        let key = PromptKey::of(&req.id, params_text(req));
+        let budget = self.config.replay_bytes;
+        let http = self
+            .resume
+            .http
+            .entry(conn)
+            .or_insert_with(|| HttpLog::new(budget));
+        let again = match http.admit(id.clone(), key.clone()) {
+            Admitted::Run => return Some(message),
+            Admitted::Running => None,
+            Admitted::Answered(stream, at) => {
+                let log = match &stream {
+                    Stream::Connection => Some(&http.log),
+                    Stream::Session(s) => self
+                        .resume
+                        .sessions
+                        .get(&(agent, s.clone()))
+                        .map(|e| &e.log),
+                };
+                let kept = log.and_then(|l| l.message(at)).map(str::to_owned);
+                Some((stream, at, kept))
+            }
+        };
+        self.log(format!(
+            "connection {}: {} sent again, not run twice",
+            conn.0, req.method
+        ));
+        match again {
+            Some((stream, at, Some(text))) => self.send_raw(now, conn, stream, text, Some(at)),
+            Some((stream, _, None)) => {
+                // Its answer is no longer kept: it ran, and says so.
+                let mut line = Vec::new();
+                let _ = crate::acp::encode_error(
+                    &req.id,
+                    &crate::acp::RpcError::new(
+                        RESUME_GAP,
+                        "request sent again: it ran already, and its answer is no longer kept"
+                            .to_owned(),
+                    ),
+                    &mut line,
+                );
+                let text = String::from_utf8_lossy(line.trim_ascii_end()).into_owned();
+                self.send(now, conn, stream, text);
+            }
+            None => {}
+        }
+        None
+    }
+
+    /// A message for a Streamable HTTP connection: kept in its stream's
+    /// log, with the position that becomes its SSE `id:`.
+    fn http_outbound(
+        &mut self,
+        conn: ConnectionId,
+        stream: &Stream,
+        text: String,
+    ) -> (String, Option<Position>) {
+        let Some(agent) = self.conns.get(&conn).map(|c| c.agent.clone()) else {
+            return (text, None);
+        };
+        let budget = self.config.replay_bytes;
+        let (kind, answered) = match decode(&text) {
+            Ok(message) => {
+                let answered = match &message {
+                    Message::Response(r) => Some(PromptKey::of(&r.id, None)),
+                    Message::Error(e) => Some(PromptKey::of(&e.id, None)),
+                    _ => None,
+                };
+                (kind_of(&message), answered)
+            }
+            Err(_) => (Kind::Plain, None),
+        };
+        let http = self
+            .resume
+            .http
+            .entry(conn)
+            .or_insert_with(|| HttpLog::new(budget));
+        let log = match stream {
+            Stream::Connection => &mut http.log,
+            Stream::Session(s) => {
+                let entry = self
+                    .resume
+                    .sessions
+                    .entry((agent, s.clone()))
+                    .or_insert_with(|| SessionLog {
+                        log: ResumeLog::new(budget),
+                        conn,
+                    });
+                entry.conn = conn;
+                &mut entry.log
+            }
+        };
+        let at = log.push(kind, &text);
+        if let Some(id) = &answered {
+            http.answered(id, stream, at);
+        }
+        (text, Some(at))
+    }
+
+    /// The answer to a Streamable HTTP connection's `initialize` (the
+    /// opening `POST`'s body): with the capability in its result's
+    /// `_meta` when the request asked for positions.
+    pub(super) fn http_initialize_answer(&mut self, conn: ConnectionId, text: String) -> String {
+        let asked = self.resume.http.get_mut(&conn).is_some_and(|h| {
+            let asked = h.asked;
+            h.asked = false;
+            asked
+        });
+        if !asked {
+            return text;
+        }
+        let member = capability(self.config.replay_bytes);
+        with_capability(&text, &member).unwrap_or(text)
+    }
+
+    /// What a Streamable HTTP stream reopened with `Last-Event-ID` gets:
+    /// the events after that position, oldest first (everything before
+    /// it is acknowledged).
+    ///
+    /// # Errors
+    ///
+    /// `400` for a `Last-Event-ID` that is not a position, `409` for one
+    /// the stream never reached or one older than the log holds (a gap).
+    pub(super) fn http_replay(
+        &mut self,
+        conn: ConnectionId,
+        stream: &Stream,
+        last_event_id: &str,
+    ) -> Result<Vec<(Position, String)>, HttpRefusal> {
+        let after = Position::parse(last_event_id).map_err(|e| refuse_resume(&e))?;
+        let agent = self.conns.get(&conn).map(|c| c.agent.clone());
+        let log = match stream {
+            Stream::Connection => self.resume.http.get_mut(&conn).map(|h| &mut h.log),
+            Stream::Session(s) => agent
+                .and_then(|a| self.resume.sessions.get_mut(&(a, s.clone())))
+                .map(|e| &mut e.log),
+        };
+        let Some(log) = log else {
+            if after == Position::START {
+                return Ok(Vec::new());
+            }
+            let e = ResumeError::Ahead {
+                after,
+                last: Position::START,
+            };
+            return Err(refuse_resume(&e));
+        };
+        let missed: Vec<(Position, String)> = log
+            .resume(after)
+            .map_err(|e| refuse_resume(&e))?
+            .map(|(p, t)| (p, t.to_owned()))
+            .collect();
+        self.log(format!(
+            "connection {}: a stream resumed after position {after}: {} events again",
+            conn.0,
+            missed.len()
+        ));
+        Ok(missed)
     }
 
     /// Connections detached and waiting for their client.

@@ -488,26 +488,35 @@ fn streamable_http_opens_answers_and_streams() {
     // Streams: the connection's, one reader at a time; an unknown session
     // has none.
     assert_eq!(
-        h.server.handle_stream_opened(h.now, &p, c, None),
+        h.server
+            .handle_stream_opened(h.now, &p, c, None, None)
+            .map(|o| o.stream),
         Ok(Stream::Connection)
     );
     assert_eq!(
         h.server
-            .handle_stream_opened(h.now, &p, c, None)
+            .handle_stream_opened(h.now, &p, c, None, None)
             .unwrap_err()
             .status,
         409
     );
     assert_eq!(
         h.server
-            .handle_stream_opened(h.now, &p, c, Some("s9"))
+            .handle_stream_opened(h.now, &p, c, Some("s9"), None)
             .unwrap_err()
             .status,
         404
     );
-    // Idle: no reader and no request for a minute closes it.
+    // Idle: no reader and no request for the resume grace (two minutes)
+    // closes it; a minute does not.
     h.server.handle_stream_closed(h.now, c, &Stream::Connection);
     h.now += secs(61);
+    h.server.handle_timeout(h.now);
+    assert!(!h
+        .actions()
+        .iter()
+        .any(|a| matches!(a, Action::Close { .. })));
+    h.now += secs(60);
     h.server.handle_timeout(h.now);
     assert!(h.actions().iter().any(
         |a| matches!(a, Action::Close { conn, reason, .. } if *conn == c && reason == "idle")

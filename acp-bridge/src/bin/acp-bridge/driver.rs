@@ -11,7 +11,9 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use acp_codec::remote::{Action, AgentRun, CloseCode, ConnectionId, Server, ServerConfig, Stream};
+use acp_codec::remote::{
+    Action, AgentRun, CloseCode, ConnectionId, Position, Server, ServerConfig, Stream,
+};
 use tokio::sync::{mpsc, Notify};
 
 use crate::log::Log;
@@ -26,6 +28,9 @@ pub const LOG_LIMIT: u64 = 2 * 1024 * 1024;
 pub enum ToConn {
     /// A message for one of its streams.
     Send(Stream, String),
+    /// A Streamable HTTP event: a message at its position on its stream
+    /// (the SSE `id:`).
+    Event(Stream, Position, String),
     /// The answer to a Streamable HTTP connection's `initialize`.
     Answer(String),
     /// Close it: `last`, then a close frame with `code` and `reason`.
@@ -143,9 +148,17 @@ impl Driver {
 
     fn act(self: &Arc<Self>, action: Action) {
         match action {
-            Action::Send { to, stream, text } => {
+            Action::Send {
+                to,
+                stream,
+                text,
+                position,
+            } => {
                 if let Some(c) = lock(&self.conns).get(&to) {
-                    let _ = c.tx.send(ToConn::Send(stream, text));
+                    let _ = c.tx.send(match position {
+                        Some(at) => ToConn::Event(stream, at, text),
+                        None => ToConn::Send(stream, text),
+                    });
                 }
             }
             Action::Answer { to, text } => {

@@ -16,6 +16,14 @@
 //!   stream nobody reads yet wait for it, counted against
 //!   `--max-buffered-bytes`.
 //! - `DELETE` with `Acp-Connection-Id` closes the connection.
+//! - Every event on a stream carries its position as SSE's `id:`. A `GET`
+//!   with `Last-Event-ID: N` reopens the stream and gets exactly the
+//!   events after `N` (the core's log), then the new ones; it replaces a
+//!   reader the bridge still has (a connection that broke without a FIN).
+//!   `400` for a `Last-Event-ID` that is not a position, `409` for one
+//!   the stream cannot be resumed from (then load the session again).
+//!   A comment goes out after `ServerConfig::sse_keep_alive` (15 s)
+//!   without an event, so the client can tell a dead connection.
 //!
 //! This file is the profile's I/O: the requests, the SSE streams and the
 //! queues behind them. Every rule (what a `POST` must carry, who may read
@@ -31,8 +39,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use acp_codec::remote::{
-    ConnectionId, HttpHead, HttpRefusal, HttpRoute, PostOutcome, Principal, Stream,
-    HEADER_CONNECTION_ID, HEADER_SESSION_ID,
+    ConnectionId, HttpHead, HttpRefusal, HttpRoute, Position, PostOutcome, Principal, Stream,
+    HEADER_CONNECTION_ID, HEADER_LAST_EVENT_ID, HEADER_SESSION_ID,
 };
 use axum::extract::Request;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
@@ -87,8 +95,22 @@ struct ConnState {
 
 #[derive(Default)]
 struct Mailbox {
-    queue: VecDeque<String>,
+    queue: VecDeque<Queued>,
     wake: Arc<Notify>,
+    /// Bumped when a reader takes the stream over: an older reader ends.
+    reader: u64,
+    /// The last position queued: a message the core queued before a
+    /// resume's replay, at or before it, arrives late and is dropped.
+    top: Option<Position>,
+}
+
+/// A message for a stream.
+struct Queued {
+    /// Its position (the SSE `id:`), when it has one.
+    at: Option<Position>,
+    text: String,
+    /// Counted by the core as queued (a resume's replay is not).
+    counted: bool,
 }
 
 impl Conn {
@@ -221,8 +243,35 @@ async fn run(app: Http, conn: Arc<Conn>, mut rx: mpsc::UnboundedReceiver<ToConn>
             Some(ToConn::Send(stream, text)) => {
                 let mut st = conn.lock();
                 let mailbox = st.streams.entry(stream).or_default();
-                mailbox.queue.push_back(text);
-                mailbox.wake.notify_one();
+                mailbox.queue.push_back(Queued {
+                    at: None,
+                    text,
+                    counted: true,
+                });
+                mailbox.wake.notify_waiters();
+            }
+            Some(ToConn::Event(stream, at, text)) => {
+                let late = {
+                    let mut st = conn.lock();
+                    let mailbox = st.streams.entry(stream).or_default();
+                    if mailbox.top.is_some_and(|top| at <= top) {
+                        // Superseded by a resume's replay.
+                        Some(text.len())
+                    } else {
+                        mailbox.top = Some(at);
+                        mailbox.queue.push_back(Queued {
+                            at: Some(at),
+                            text,
+                            counted: true,
+                        });
+                        mailbox.wake.notify_waiters();
+                        None
+                    }
+                };
+                if let Some(len) = late {
+                    let id = conn.conn;
+                    app.driver.with(|s, now| s.handle_sent(now, id, len));
+                }
             }
             Some(ToConn::Answer(text)) => {
                 if let Some(answer) = conn.lock().initialize.take() {
@@ -239,7 +288,7 @@ async fn run(app: Http, conn: Arc<Conn>, mut rx: mpsc::UnboundedReceiver<ToConn>
         st.closed = true;
         st.initialize = None;
         for mailbox in st.streams.values() {
-            mailbox.wake.notify_one();
+            mailbox.wake.notify_waiters();
         }
     }
     app.driver.log_line(&format!(
@@ -249,7 +298,8 @@ async fn run(app: Http, conn: Arc<Conn>, mut rx: mpsc::UnboundedReceiver<ToConn>
     app.driver.closed(conn.conn);
 }
 
-/// `GET`: the connection's SSE stream, or a session's.
+/// `GET`: the connection's SSE stream, or a session's; with
+/// `Last-Event-ID`, resumed after that position.
 fn get(
     app: &Http,
     headers: &HeaderMap,
@@ -258,28 +308,62 @@ fn get(
 ) -> Result<Response, Response> {
     let conn = app.conns.get(conn)?;
     let session = header_str(headers, HEADER_SESSION_ID);
-    let stream = app
+    let last_event_id = header_str(headers, HEADER_LAST_EVENT_ID);
+    // Under the core's lock: the stream's new reader and a resume's replay
+    // are in place before any later message can reach its mailbox.
+    let (stream, reader, keep_alive) = app
         .driver
-        .with(|s, now| s.handle_stream_opened(now, who, conn.conn, session))
+        .with(|s, now| {
+            let opened = s.handle_stream_opened(now, who, conn.conn, session, last_event_id)?;
+            let mut st = conn.lock();
+            let mailbox = st.streams.entry(opened.stream.clone()).or_default();
+            mailbox.reader += 1;
+            if let Some(had) = last_event_id.and_then(|id| Position::parse(id).ok()) {
+                // What is queued is in the replay, or the client has it.
+                let dropped: usize = mailbox
+                    .queue
+                    .drain(..)
+                    .filter(|q| q.counted)
+                    .map(|q| q.text.len())
+                    .sum();
+                let top = opened.replay.last().map_or(had, |(at, _)| *at);
+                mailbox.top = Some(mailbox.top.map_or(top, |t| t.max(top)));
+                mailbox
+                    .queue
+                    .extend(opened.replay.into_iter().map(|(at, text)| Queued {
+                        at: Some(at),
+                        text,
+                        counted: false,
+                    }));
+                if dropped > 0 {
+                    s.handle_sent(now, conn.conn, dropped);
+                }
+            }
+            // A reader still there (its connection broke without a FIN)
+            // ends.
+            mailbox.wake.notify_waiters();
+            Ok((opened.stream, mailbox.reader, s.config().sse_keep_alive))
+        })
         .map_err(answer)?;
-    conn.lock().streams.entry(stream.clone()).or_default();
     let lease = Lease {
         driver: app.driver.clone(),
         conn,
         stream,
+        reader,
     };
     let events = futures_util::stream::unfold(lease, |lease| async move {
         let event = lease.next().await?;
         Some((Ok::<_, Infallible>(event), lease))
     });
-    Ok(sse(events))
+    Ok(sse(events, keep_alive))
 }
 
 fn sse(
     events: impl futures_util::Stream<Item = Result<Event, Infallible>> + Send + 'static,
+    keep_alive: Duration,
 ) -> Response {
     let mut resp = Sse::new(events)
-        .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+        .keep_alive(KeepAlive::new().interval(keep_alive))
         .into_response();
     // Behind nginx: pass events on as they come.
     resp.headers_mut()
@@ -287,40 +371,81 @@ fn sse(
     resp
 }
 
-/// The right to read one stream, given back when the SSE response ends.
+/// The right to read one stream, given back when the SSE response ends
+/// (unless a newer reader took the stream over).
 struct Lease {
     driver: Arc<Driver>,
     conn: Arc<Conn>,
     stream: Stream,
+    /// Which reader of the stream this is.
+    reader: u64,
 }
 
 impl Lease {
-    /// The next message as an SSE event; `None` once the connection closed
-    /// and the stream is drained.
+    /// The next message as an SSE event (its position as the `id:`);
+    /// `None` once the connection closed and the stream is drained, or a
+    /// newer reader took the stream.
     async fn next(&self) -> Option<Event> {
         loop {
             let wake = {
                 let mut st = self.conn.lock();
                 let closed = st.closed;
                 let mailbox = st.streams.get_mut(&self.stream)?;
-                if let Some(text) = mailbox.queue.pop_front() {
+                if mailbox.reader != self.reader {
+                    return None;
+                }
+                // Registered before the lock goes: a wake in between is
+                // not missed.
+                let wake = mailbox.wake.clone();
+                if let Some(q) = mailbox.queue.pop_front() {
                     drop(st);
-                    let (conn, len) = (self.conn.conn, text.len());
-                    self.driver.with(|s, now| s.handle_sent(now, conn, len));
-                    return Some(Event::default().data(text));
+                    if q.counted {
+                        let (conn, len) = (self.conn.conn, q.text.len());
+                        self.driver.with(|s, now| s.handle_sent(now, conn, len));
+                    }
+                    let event = Event::default();
+                    let event = match q.at {
+                        Some(at) => event.id(at.to_string()),
+                        None => event,
+                    };
+                    return Some(event.data(q.text));
                 }
                 if closed {
                     return None;
                 }
-                mailbox.wake.clone()
+                wake
             };
-            wake.notified().await;
+            let notified = wake.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            // Looked at again now that the wake is armed.
+            let again = {
+                let st = self.conn.lock();
+                st.closed
+                    || st
+                        .streams
+                        .get(&self.stream)
+                        .is_none_or(|m| m.reader != self.reader || !m.queue.is_empty())
+            };
+            if !again {
+                notified.await;
+            }
         }
     }
 }
 
 impl Drop for Lease {
     fn drop(&mut self) {
+        let current = self
+            .conn
+            .lock()
+            .streams
+            .get(&self.stream)
+            .is_some_and(|m| m.reader == self.reader);
+        if !current {
+            // A newer reader holds the stream.
+            return;
+        }
         let (conn, stream) = (self.conn.conn, self.stream.clone());
         self.driver
             .with(|s, now| s.handle_stream_closed(now, conn, &stream));

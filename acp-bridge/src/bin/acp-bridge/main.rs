@@ -116,6 +116,14 @@
 //! `_bridge/replay_dropped` notification says how much), for at most 64
 //! sessions. The library's `remote::ReplayBuffer` keeps it.
 //!
+//! On Streamable HTTP every SSE event carries its position (`id:`), and a
+//! stream reopened with `Last-Event-ID` gets exactly what followed from
+//! the per-stream log (`--replay-bytes` each; `400` for a `Last-Event-ID`
+//! that is not a position, `409` when the log no longer holds what
+//! followed); a comment goes out on a stream quiet for 15 s. A WebSocket
+//! client that asks for positions is resumed as the library's
+//! `remote::Server` documents.
+//!
 //! Clients share what ACP makes agent-wide: the last `initialize` sets the
 //! client capabilities the agent sees, and `authenticate` is global.
 //!
@@ -376,7 +384,9 @@ struct Args {
     #[arg(long, value_parser = ["shared", "per-user"])]
     agent_pool: Option<String>,
     /// Bytes kept per session whose client left, for the client that
-    /// reattaches it with session/load or session/resume (0: none).
+    /// reattaches it with session/load or session/resume (0: none); also
+    /// the budget of each stream's log for resuming (an SSE stream
+    /// reopened with Last-Event-ID, a WebSocket client that asked).
     #[arg(long, env = "GEMINI_BRIDGE_REPLAY_BYTES", default_value_t = acp_codec::remote::DEFAULT_REPLAY_BUDGET)]
     replay_bytes: usize,
     /// A path every confined agent may read and execute (repeatable).

@@ -250,7 +250,7 @@ async fn write(
     let mut alive = true;
     while let Some(m) = rx.recv().await {
         match m {
-            ToConn::Send(_, text) | ToConn::Answer(text) => {
+            ToConn::Send(_, text) | ToConn::Event(_, _, text) | ToConn::Answer(text) => {
                 let len = text.len();
                 tokio::select! {
                     sent = send_text(&mut sink, text) => {
