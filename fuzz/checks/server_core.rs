@@ -90,6 +90,14 @@ fn request_id(text: &str) -> Option<String> {
     }
 }
 
+/// Whether an `initialize` may ask for positions (its params'
+/// `_meta["acp-codec/resume"]`): any text that names the key, so that no
+/// way of writing it is missed (a connection wrongly counted here is only
+/// checked less).
+fn asks_for_positions(text: &str) -> bool {
+    text.contains("acp-codec/resume") || text.contains("acp-codec\\/resume") || text.contains("\\u")
+}
+
 /// A request's method.
 fn request_method(text: &str) -> Option<String> {
     match Message::decode(text) {
@@ -159,6 +167,11 @@ struct World {
     largest: usize,
     /// The limits clients stated, by connection.
     limits: BTreeMap<ConnectionId, usize>,
+    /// Streamable HTTP connections whose `initialize` asked for
+    /// positions: a request sent again there is a retry, run once (the
+    /// `server_resume` check holds those rules); requests and answers are
+    /// not paired here.
+    retrying: BTreeSet<ConnectionId>,
 }
 
 impl World {
@@ -177,6 +190,9 @@ impl World {
             return None;
         }
         let Some(methods) = self.pending.get_mut(&(conn, id.clone())) else {
+            if self.retrying.contains(&conn) {
+                return None;
+            }
             panic!("an answer to {id} on {conn}, which has no such request waiting");
         };
         let method = methods.remove(0);
@@ -187,6 +203,9 @@ impl World {
     }
 
     fn asked(&mut self, conn: ConnectionId, text: &str) {
+        if self.retrying.contains(&conn) {
+            return;
+        }
         if let (Some(id), Some(method)) = (request_id(text), request_method(text)) {
             self.pending.entry((conn, id)).or_default().push(method);
         }
@@ -196,6 +215,7 @@ impl World {
         self.conns.remove(&conn);
         self.queued.remove(&conn);
         self.limits.remove(&conn);
+        self.retrying.remove(&conn);
         self.pending.retain(|(c, _), _| *c != conn);
         for slot in self.ws.iter_mut().chain(self.http.iter_mut()) {
             if *slot == Some(conn) {
@@ -363,6 +383,9 @@ pub fn check(data: &[u8]) {
                     Ok(PostOutcome::Opened(c)) => {
                         w.conns.insert(c, slot);
                         w.http[slot] = Some(c);
+                        if asks_for_positions(&text) {
+                            w.retrying.insert(c);
+                        }
                         w.asked(c, &text);
                     }
                     Ok(PostOutcome::Accepted) => {

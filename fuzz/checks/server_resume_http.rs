@@ -100,8 +100,7 @@ impl World {
             panic!("the shared agent starts with the server")
         };
         server.handle_agent_started(Duration::ZERO, run, 1);
-        let init =
-            r#"{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":1}}"#;
+        let init = r#"{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":1,"_meta":{"acp-codec/resume":{}}}}"#;
         let opened = server
             .handle_http_post(
                 Duration::ZERO,

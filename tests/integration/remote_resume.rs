@@ -202,7 +202,7 @@ fn http_session(
     };
     server.handle_agent_started(t, run, 1);
     let me = Principal::anonymous();
-    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}"#;
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"_meta":{"acp-codec/resume":{}}}}"#;
     let Ok(PostOutcome::Opened(conn)) =
         server.handle_http_post(t, &me, None, None, init, Some([1; 16]))
     else {
@@ -392,4 +392,82 @@ fn an_http_initialize_that_asks_gets_the_capability() {
         answers[1],
         r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1}}"#
     );
+}
+
+/// A Streamable HTTP client that did not ask for positions sends each
+/// request once and may use an id again once its request is answered, as
+/// JSON-RPC lets it: each request goes to the agent and gets its own
+/// answer. (One that asked for positions resends what it did not see
+/// answered: there the same id again is a retry, run once.)
+#[test]
+fn a_plain_http_client_may_use_an_id_again() {
+    use acp_codec::remote::{Action, PostOutcome, Principal, Server, ServerConfig};
+    let t = std::time::Duration::ZERO;
+    for asks in [false, true] {
+        let mut server = Server::new(ServerConfig::new(), t);
+        let Some(Action::StartAgent { run, .. }) = server.poll_action() else {
+            panic!("no agent")
+        };
+        server.handle_agent_started(t, run, 1);
+        let me = Principal::anonymous();
+        let meta = if asks {
+            r#","_meta":{"acp-codec/resume":{}}"#
+        } else {
+            ""
+        };
+        let init = format!(
+            r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":1{meta}}}}}"#
+        );
+        let Ok(PostOutcome::Opened(conn)) =
+            server.handle_http_post(t, &me, None, None, &init, Some([3; 16]))
+        else {
+            panic!("not opened")
+        };
+        server.handle_agent_line(
+            t,
+            run,
+            r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}"#,
+        );
+        while server.poll_action().is_some() {}
+        // The same request twice, the second after the first's answer.
+        let list = r#"{"jsonrpc":"2.0","id":5,"method":"session/list","params":{}}"#;
+        let mut to_agent = 0;
+        let mut answers = Vec::new();
+        for agent_id in [1, 2] {
+            server
+                .handle_http_post(t, &me, Some(conn), None, list, None)
+                .unwrap();
+            while let Some(action) = server.poll_action() {
+                match action {
+                    Action::WriteAgent { .. } => to_agent += 1,
+                    Action::Send { text, .. } => answers.push(text),
+                    _ => {}
+                }
+            }
+            let answer = format!(
+                r#"{{"jsonrpc":"2.0","id":{agent_id},"result":{{"sessions":[],"n":{agent_id}}}}}"#
+            );
+            server.handle_agent_line(t, run, &answer);
+            while let Some(action) = server.poll_action() {
+                if let Action::Send { text, .. } = action {
+                    answers.push(text);
+                }
+            }
+        }
+        if asks {
+            // A retry: run once, its answer sent again.
+            assert_eq!(to_agent, 1, "{answers:?}");
+            assert_eq!(answers.len(), 2, "{answers:?}");
+            assert_eq!(answers[0], answers[1]);
+        } else {
+            assert_eq!(to_agent, 2, "{answers:?}");
+            assert_eq!(
+                answers,
+                [
+                    r#"{"jsonrpc":"2.0","id":5,"result":{"sessions":[],"n":1}}"#,
+                    r#"{"jsonrpc":"2.0","id":5,"result":{"sessions":[],"n":2}}"#
+                ]
+            );
+        }
+    }
 }

@@ -34,7 +34,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use acp_codec::acp::Message;
 use acp_codec::limits::DEFAULT_ID_PEEK_WINDOW;
-use acp_codec::remote::{session_of, Position, SessionField, HEADER_LAST_EVENT_ID};
+use acp_codec::remote::{session_of, Position, SessionField, HEADER_LAST_EVENT_ID, META_RESUME};
 use acp_codec::FrameError;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
@@ -450,7 +450,7 @@ async fn write(endpoint: Endpoint, mut post: Sender, mut lines: mpsc::Receiver<V
             line.pop();
         }
         let sent = match &connection {
-            None => initialize(&endpoint, &mut post, line)
+            None => initialize(&endpoint, &mut post, asking_for_positions(&endpoint, line))
                 .await
                 .map(|id| connection = Some(id)),
             Some(id) => {
@@ -475,6 +475,35 @@ async fn write(endpoint: Endpoint, mut post: Sender, mut lines: mpsc::Receiver<V
         let deleted = endpoint.send_again(&mut post, &mut generation, delete);
         let _ = tokio::time::timeout(POST_WAIT, deleted).await;
     }
+}
+
+/// The client's `initialize`, asking for positions when the connection
+/// resumes (`_meta["acp-codec/resume"]`): the server then runs a request
+/// this client sends again (its answer unseen) once, as it must for a
+/// client that resends; to a client that did not ask, each request is
+/// its own. A line that is not a JSON object with params goes as it is.
+fn asking_for_positions(endpoint: &Endpoint, line: Vec<u8>) -> Vec<u8> {
+    if endpoint.resuming.is_none() {
+        return line;
+    }
+    let Ok(mut v) = serde_json::from_slice::<serde_json::Value>(&line) else {
+        return line;
+    };
+    let Some(params) = v
+        .get_mut("params")
+        .and_then(serde_json::Value::as_object_mut)
+    else {
+        return line;
+    };
+    let meta = params
+        .entry("_meta")
+        .or_insert_with(|| serde_json::Value::Object(serde_json::Map::new()));
+    let Some(meta) = meta.as_object_mut() else {
+        return line;
+    };
+    meta.entry(META_RESUME)
+        .or_insert_with(|| serde_json::Value::Object(serde_json::Map::new()));
+    serde_json::to_vec(&v).unwrap_or(line)
 }
 
 /// `initialize`: its answer comes in the `POST`'s response, with the

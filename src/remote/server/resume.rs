@@ -93,6 +93,11 @@ struct HttpLog {
     /// The `initialize` asked for positions: its answer gets the
     /// capability.
     asked: bool,
+    /// The client asked for positions: it resends what it did not see
+    /// answered, so a request sent again is a retry (run once). A client
+    /// that did not ask may reuse an id once its request is answered, as
+    /// JSON-RPC lets it: each of its requests runs.
+    retries: bool,
 }
 
 /// What becomes of a Streamable HTTP request.
@@ -112,6 +117,7 @@ impl HttpLog {
             running: BTreeMap::new(),
             answered: VecDeque::new(),
             asked: false,
+            retries: false,
         }
     }
 
@@ -666,8 +672,9 @@ impl Server {
         self.dispatch(&d.agent, outs, now);
     }
 
-    /// A Streamable HTTP request before the router: one sent again while
-    /// it runs, or after it was answered, goes no further (`None`).
+    /// A Streamable HTTP request before the router: on a connection whose
+    /// `initialize` asked for positions, one sent again while it runs, or
+    /// after it was answered, goes no further (`None`).
     fn http_inbound<'m>(
         &mut self,
         now: Duration,
@@ -687,7 +694,11 @@ impl Server {
                     .entry(conn)
                     .or_insert_with(|| HttpLog::new(budget));
                 http.asked = true;
+                http.retries = true;
             }
+            return Some(message);
+        }
+        if !self.resume.http.get(&conn).is_some_and(|h| h.retries) {
             return Some(message);
         }
         let id = PromptKey::of(&req.id, None);
