@@ -9,6 +9,12 @@
 //! [`Rejoin`] loads the sessions again (`session/load`); a prompt that was
 //! running fails for the client, as its turn died with its server.
 //!
+//! On Streamable HTTP the transport resumes by itself (`Last-Event-ID`,
+//! see [`crate::remote::connect_resuming`]); the relay steps in only when
+//! the server refuses that ([`Connection::forgotten`]: it does not know
+//! the connection, or a stream's gap is larger than what it keeps), with
+//! the same clean connection and `session/load`.
+//!
 //! A server that does not advertise resume is not redialed: its
 //! connection's end is the end, as before. The relay gives up, and the
 //! client's source ends with the reason, when the budget is spent, when
@@ -70,11 +76,25 @@ impl LineSource for RejoinedSource {
 ///
 /// The first connection's error.
 pub async fn connect(dial: Dial, policy: Policy) -> Result<Reconnecting, String> {
+    connect_counting(dial, policy, Arc::default()).await
+}
+
+/// [`connect`], counting the connections replaced in `reconnects` (which
+/// a transport that resumes by itself, as Streamable HTTP's, counts in
+/// too).
+///
+/// # Errors
+///
+/// The first connection's error.
+pub async fn connect_counting(
+    dial: Dial,
+    policy: Policy,
+    reconnects: Arc<AtomicU64>,
+) -> Result<Reconnecting, String> {
     let first = dial().await?;
     let (sink, from_client) = LineSender::channel();
     let (to_client, rx) = mpsc::channel(256);
     let (ended_tx, ended_rx) = oneshot::channel::<String>();
-    let reconnects = Arc::new(AtomicU64::new(0));
     let relay = Relay {
         dial,
         policy,
@@ -161,6 +181,12 @@ impl Relay {
                         Ok(None) => (&mut conn.closed).await,
                         Err(e) => e.to_string(),
                     };
+                    if conn.forgotten.load(Ordering::Relaxed) {
+                        // A transport that resumes by itself (Streamable
+                        // HTTP) was refused: nothing to resume, the
+                        // sessions are loaded on a new connection.
+                        self.rejoin.start_over();
+                    }
                     let restart = self.rejoin.take_restart() || self.rejoin.is_starting_over();
                     if !restart && (!self.rejoin.is_resumable() || self.policy.budget.is_zero()) {
                         return self.give_up(detail).await;

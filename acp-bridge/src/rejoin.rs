@@ -33,7 +33,9 @@
 //!     after its grace): nothing can be resumed. [`Rejoin`] asks for a
 //!     clean connection ([`take_restart`](Rejoin::take_restart)), on which
 //!     it starts its positions again and loads each session
-//!     (`session/load`) from what the agent keeps; the history the load
+//!     (`session/load`) from what the agent keeps (the same when the
+//!     transport itself learns that the server will not take the
+//!     connection up: [`start_over`](Rejoin::start_over)); the history the load
 //!     replays is not handed to the client (it has seen it); a
 //!     `session/prompt` still unanswered fails with an error for the
 //!     client ([`poll_to_client`](Rejoin::poll_to_client)) rather than run
@@ -219,6 +221,18 @@ impl Rejoin {
     /// sessions. Reading it clears it.
     pub fn take_restart(&mut self) -> bool {
         std::mem::take(&mut self.restart)
+    }
+
+    /// The transport learned that the server will not take the connection
+    /// up again (on Streamable HTTP: a `404` for the connection, or a
+    /// `409` for a stream's `Last-Event-ID`, which the transport resumes
+    /// by itself): the next [`reconnected`](Self::reconnected) starts over
+    /// and loads the sessions, as when a server answers a reconnect's
+    /// `initialize` without knowing the connection.
+    pub fn start_over(&mut self) {
+        self.positions.clear();
+        self.connection = None;
+        self.fresh = true;
     }
 
     /// The id of the current connection, when the transport knows it

@@ -24,11 +24,15 @@
 //! sent again (the server runs a retried request once). The server
 //! answers the reopened stream with exactly what followed; an event at or
 //! before a position already read is dropped, so nothing is delivered
-//! twice. A `409` (the server no longer holds what followed) ends the
-//! connection with the server's words: the session must be loaded again.
+//! twice. A `409` (the server no longer holds what followed) or a `404`
+//! (the server does not know the connection: another server, after the
+//! one that served it died) ends the connection with the server's words
+//! and marks it [`Connection::forgotten`]: nothing can be resumed, and
+//! `crate::reconnect` goes on with a new connection that loads the
+//! sessions (`session/load`).
 
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -73,6 +77,9 @@ struct Endpoint {
     jar: Arc<Mutex<CookieJar>>,
     /// When the connection comes back by itself after a break.
     resuming: Option<Arc<Resuming>>,
+    /// Set when the server refused to take the connection up again (see
+    /// [`Connection::forgotten`]).
+    forgotten: Arc<AtomicBool>,
 }
 
 /// What a connection that resumes needs: how to redial, how many times it
@@ -165,6 +172,7 @@ pub async fn connect(
                 shared: tokio::sync::Mutex::default(),
             })
         }),
+        forgotten: Arc::default(),
     };
     let http2 = endpoint.target.tls || endpoint.target.is_loopback();
     let post = endpoint.open(http2).await?;
@@ -173,6 +181,7 @@ pub async fn connect(
     }
     let (sink, lines) = LineSender::channel();
     let shown = endpoint.target.shown.clone();
+    let forgotten = Arc::clone(&endpoint.forgotten);
     let writer = tokio::spawn(write(endpoint, post, lines));
     let (end_tx, end_rx) = oneshot::channel();
     let closed_shown = shown.clone();
@@ -190,6 +199,7 @@ pub async fn connect(
                 .unwrap_or_else(|_| format!("connection to {closed_shown} closed"))
         }),
         writer,
+        forgotten,
     })
 }
 
@@ -273,6 +283,18 @@ impl Endpoint {
             self.target.shown,
             r.policy.budget.as_secs()
         ))
+    }
+
+    /// A refusal of a request that names the connection, while resuming:
+    /// `404` (the server does not know the connection: another server,
+    /// after the one that served it died) or, for a stream reopened with
+    /// `Last-Event-ID`, `409` (what followed is no longer held) means
+    /// nothing can be resumed; a new connection may load the sessions.
+    fn note_refusal(&self, status: StatusCode, reopened: bool) {
+        let lost = status == StatusCode::NOT_FOUND || (reopened && status == StatusCode::CONFLICT);
+        if lost && self.resuming.is_some() {
+            self.forgotten.store(true, Ordering::Relaxed);
+        }
     }
 
     /// The HTTP/2 connection every request shares now (`None` over
@@ -535,22 +557,24 @@ async fn send(
     streams: &mut HashSet<String>,
     line: Vec<u8>,
 ) -> Result<(), String> {
-    let session = session_for(endpoint, &line);
+    let (session, attaches) = session_for(endpoint, &line);
     let mut headers = vec![
         (CONTENT_TYPE.as_str(), "application/json"),
         (CONNECTION_ID, connection),
     ];
+    // A session this server may not have seen (a load after another
+    // server died) has a stream once its `session/load` or
+    // `session/resume` is sent: that stream opens after the `POST` (what
+    // comes for it meanwhile waits on the server); any other session's
+    // before, so that nothing of it is missed.
+    let mut open_after = None;
     if let Some(s) = &session {
         if streams.insert(s.clone()) {
-            let ready = sse(
-                endpoint.clone(),
-                post.shared(),
-                connection.to_owned(),
-                Some(s.clone()),
-            );
-            ready
-                .await
-                .map_err(|_| "a session stream closed".to_owned())??;
+            if attaches {
+                open_after = Some(s.clone());
+            } else {
+                open_session(endpoint, post, connection, s).await?;
+            }
         }
         headers.push((SESSION_ID, s));
     }
@@ -559,20 +583,49 @@ async fn send(
     let resp = endpoint.send_again(post, generation, req).await?;
     if resp.status().is_success() {
         let _ = read_body(resp, 8 * 1024).await;
+        if let Some(s) = open_after {
+            open_session(endpoint, post, connection, &s).await?;
+        }
         return Ok(());
     }
+    endpoint.note_refusal(resp.status(), false);
     Err(endpoint.refused("a message", resp).await)
 }
 
+/// Opens `session`'s stream and waits until it is open (or refused).
+async fn open_session(
+    endpoint: &Endpoint,
+    post: &Sender,
+    connection: &str,
+    session: &str,
+) -> Result<(), String> {
+    let ready = sse(
+        endpoint.clone(),
+        post.shared(),
+        connection.to_owned(),
+        Some(session.to_owned()),
+    );
+    ready
+        .await
+        .map_err(|_| "a session stream closed".to_owned())?
+}
+
 /// The session a message belongs to: its `params.sessionId`, or, for an
-/// answer to the agent, the session the agent asked on.
-fn session_for(endpoint: &Endpoint, line: &[u8]) -> Option<String> {
-    let message = Message::decode_bytes(line).ok()?;
+/// answer to the agent, the session the agent asked on; and whether it
+/// attaches that session (`session/load`, `session/resume`).
+fn session_for(endpoint: &Endpoint, line: &[u8]) -> (Option<String>, bool) {
+    let Ok(message) = Message::decode_bytes(line) else {
+        return (None, false);
+    };
+    let attaches = matches!(message.method(), Some("session/load" | "session/resume"));
     if let SessionField::Id(s) = session_of(&message) {
-        return Some(s.into_owned());
+        return (Some(s.into_owned()), attaches);
     }
-    let id = serde_json::to_string(message.id()?).ok()?;
-    endpoint.asked.lock().ok()?.remove(&id)
+    let asked = || {
+        let id = serde_json::to_string(message.id()?).ok()?;
+        endpoint.asked.lock().ok()?.remove(&id)
+    };
+    (asked(), false)
 }
 
 /// Opens one SSE stream, on `shared` (the HTTP/2 connection) when given,
@@ -712,6 +765,9 @@ async fn open_sse(
         })?
         .map_err(broken)?;
     if !resp.status().is_success() {
+        if after.is_some() {
+            endpoint.note_refusal(resp.status(), true);
+        }
         return Err(NotOpened {
             refused: true,
             why: endpoint.refused("an event stream", resp).await,
