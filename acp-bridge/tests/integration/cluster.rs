@@ -7,7 +7,9 @@
 //! scripted editor on its stdio) reconnects, lands on the other server,
 //! loads the session from what the agent saved, tells the editor that the
 //! running turn is lost, and the next turn works there, with the whole
-//! history.
+//! history; on both profiles (on Streamable HTTP, the other server refuses
+//! the reopened streams of a connection it does not know, and the client
+//! loads the session on a new one).
 //!
 //! Without nginx the test prints a notice and passes, unless
 //! `ACP_REQUIRE_NGINX=1` (CI), where it fails.
@@ -82,6 +84,21 @@ impl Cluster {
 
 #[test]
 fn a_users_server_dies_mid_turn_and_another_takes_the_session_up() {
+    a_server_dies_mid_turn("wss");
+}
+
+/// The same over Streamable HTTP: the client's streams, reopened with
+/// `Last-Event-ID`, land on the other server, which does not know the
+/// connection (`404`); the client goes on with a new connection there and
+/// loads the session.
+#[test]
+fn over_streamable_http_a_users_server_dies_mid_turn_and_another_takes_the_session_up() {
+    a_server_dies_mid_turn("https");
+}
+
+/// Ana's server killed mid-turn, her `acp-client --stdio` connected over
+/// `scheme` (`wss` or `https`) through nginx.
+fn a_server_dies_mid_turn(scheme: &str) {
     let Some(mut cluster) = Cluster::start() else {
         return;
     };
@@ -91,7 +108,7 @@ fn a_users_server_dies_mid_turn_and_another_takes_the_session_up() {
         &cluster.pki,
         &cluster.shared,
     );
-    let url = format!("wss://localhost:{}/acp", nginx.port);
+    let url = format!("{scheme}://localhost:{}/acp", nginx.port);
     let mut editor = Editor::start(
         &[
             "--reconnect-secs",
