@@ -255,6 +255,141 @@ fn with_newline(line: String) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rejoin::TURN_LOST;
+    use crate::remote::FakeServer;
+    use serde_json::{json, Value};
+
+    async fn read(server: &mut FakeServer) -> Value {
+        let line = tokio::time::timeout(Duration::from_secs(5), server.from_client.recv())
+            .await
+            .expect("a line within 5 s")
+            .expect("the client's line");
+        serde_json::from_slice(&line).unwrap()
+    }
+
+    async fn answer(server: &FakeServer, message: Value) {
+        server
+            .to_client
+            .send(Ok(Ok(message.to_string())))
+            .await
+            .unwrap();
+    }
+
+    async fn next(source: &mut RejoinedSource) -> Value {
+        let line = tokio::time::timeout(Duration::from_secs(5), source.next_line())
+            .await
+            .expect("a message within 5 s")
+            .unwrap()
+            .expect("the stream goes on")
+            .unwrap();
+        serde_json::from_str(&line).unwrap()
+    }
+
+    /// Streamable HTTP's transport resumes by itself; when the server
+    /// refuses (a `409` gap, or a `404` for a connection it does not
+    /// know), it marks the connection forgotten and ends it. The relay
+    /// then opens a new one, without a cursor, loads the session there,
+    /// keeps the replayed history from the client, fails the running
+    /// prompt with `TURN_LOST` and sends the other unanswered request again.
+    #[tokio::test]
+    async fn a_refused_http_resume_loads_the_sessions_on_a_new_connection() {
+        let (first, mut a) = Connection::fake();
+        let (second, mut b) = Connection::fake();
+        // The first dial gets `a`, the redial `b`.
+        let servers = std::sync::Mutex::new(vec![second, first]);
+        let dial: Dial = Arc::new(move || {
+            let next = servers.lock().unwrap().pop();
+            Box::pin(async move { next.ok_or_else(|| "no more servers".to_owned()) })
+        });
+        let mut policy = Policy::new(Duration::from_secs(5));
+        policy.first_delay = Duration::from_millis(10);
+        let counted = Arc::new(AtomicU64::new(0));
+        let mut conn = connect_counting(dial, policy, Arc::clone(&counted))
+            .await
+            .unwrap();
+        let send = |line: Value| line.to_string().into_bytes();
+
+        // An HTTP connection: no positions on the messages.
+        conn.sink
+            .send(send(
+                json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}),
+            ))
+            .await
+            .unwrap();
+        let init = read(&mut a).await;
+        assert!(init["params"]["_meta"].get("acp-codec/resume").is_some());
+        answer(
+            &a,
+            json!({"jsonrpc": "2.0", "id": 1, "result": {"protocolVersion": 1}}),
+        )
+        .await;
+        assert_eq!(next(&mut conn.source).await["id"], 1);
+        let new = json!({"jsonrpc": "2.0", "id": 2, "method": "session/new", "params": {"cwd": "/p", "mcpServers": []}});
+        conn.sink.send(send(new)).await.unwrap();
+        let _ = read(&mut a).await;
+        answer(
+            &a,
+            json!({"jsonrpc": "2.0", "id": 2, "result": {"sessionId": "s1"}}),
+        )
+        .await;
+        assert_eq!(next(&mut conn.source).await["result"]["sessionId"], "s1");
+        let prompt = json!({"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": {"sessionId": "s1", "prompt": []}});
+        conn.sink.send(send(prompt)).await.unwrap();
+        let mode = json!({"jsonrpc": "2.0", "id": 4, "method": "session/set_mode", "params": {"sessionId": "s1", "modeId": "ask"}});
+        conn.sink.send(send(mode)).await.unwrap();
+        assert_eq!(read(&mut a).await["id"], 3);
+        assert_eq!(read(&mut a).await["id"], 4);
+
+        // A stream's Last-Event-ID refused with 409: the transport gives up.
+        a.forgotten.store(true, Ordering::Relaxed);
+        a.to_client
+            .send(Err("refused an event stream: HTTP 409".to_owned()))
+            .await
+            .unwrap();
+
+        // A new connection: initialize without a cursor, then the load.
+        let init = read(&mut b).await;
+        assert_eq!(init["method"], "initialize");
+        assert!(init["params"]["_meta"].get("acp-codec/cursor").is_none());
+        answer(
+            &b,
+            json!({"jsonrpc": "2.0", "id": init["id"], "result": {"protocolVersion": 1}}),
+        )
+        .await;
+        let load = read(&mut b).await;
+        assert_eq!(load["method"], "session/load");
+        assert_eq!(load["params"]["sessionId"], "s1");
+        assert_eq!(load["params"]["cwd"], "/p");
+        // The other request again; the prompt not.
+        let again = read(&mut b).await;
+        assert_eq!(
+            (&again["id"], &again["method"]),
+            (&json!(4), &json!("session/set_mode"))
+        );
+        let history = json!({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s1", "update": {"n": 0}}});
+        answer(&b, history).await;
+        answer(
+            &b,
+            json!({"jsonrpc": "2.0", "id": load["id"], "result": {}}),
+        )
+        .await;
+        // The client sees the lost turn, then what follows; not the history.
+        let lost = next(&mut conn.source).await;
+        assert_eq!(lost["id"], 3);
+        assert_eq!(lost["error"]["message"], TURN_LOST);
+        answer(&b, json!({"jsonrpc": "2.0", "id": 4, "result": {}})).await;
+        assert_eq!(
+            next(&mut conn.source).await,
+            json!({"jsonrpc": "2.0", "id": 4, "result": {}})
+        );
+        let live = json!({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s1", "update": {"n": 1}}});
+        answer(&b, live.clone()).await;
+        assert_eq!(next(&mut conn.source).await, live);
+        // Starting over is not a reconnect of the relay's (the transport
+        // counts its own).
+        assert_eq!(counted.load(Ordering::Relaxed), 0);
+        drop(conn.sink);
+    }
 
     #[test]
     fn backoff_doubles_up_to_the_cap_with_jitter() {

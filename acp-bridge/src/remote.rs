@@ -284,6 +284,47 @@ pub struct Connection {
     pub forgotten: Arc<AtomicBool>,
 }
 
+/// The server's end of a [`Connection`] without a socket, for tests of
+/// what runs above the transport.
+#[cfg(test)]
+pub(crate) struct FakeServer {
+    /// The client's lines, each ending in `\n`.
+    pub from_client: mpsc::Receiver<Vec<u8>>,
+    /// Messages to the client; an `Err` ends the connection with its words.
+    pub to_client: mpsc::Sender<Result<Result<String, FrameError>, String>>,
+    /// The connection's [`Connection::forgotten`].
+    pub forgotten: Arc<AtomicBool>,
+}
+
+#[cfg(test)]
+impl Connection {
+    /// A connection whose server is the returned [`FakeServer`].
+    pub(crate) fn fake() -> (Self, FakeServer) {
+        let (sink, from_client) = LineSender::channel();
+        let (to_client, rx) = mpsc::channel(64);
+        let (end_tx, end_rx) = oneshot::channel();
+        let forgotten = Arc::<AtomicBool>::default();
+        let conn = Self {
+            source: RemoteSource {
+                incoming: Incoming::Http(rx),
+                shown: "fake".to_owned(),
+                ended: Some(end_tx),
+                max_message: usize::MAX,
+            },
+            sink,
+            closed: Box::pin(async move { end_rx.await.unwrap_or_default() }),
+            writer: tokio::spawn(async {}),
+            forgotten: Arc::clone(&forgotten),
+        };
+        let server = FakeServer {
+            from_client,
+            to_client,
+            forgotten,
+        };
+        (conn, server)
+    }
+}
+
 /// Connects to the bridge: TCP, TLS for `wss://` (with `tls`), the
 /// WebSocket upgrade; `max_message` bounds one incoming message.
 ///

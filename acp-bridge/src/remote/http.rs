@@ -291,8 +291,7 @@ impl Endpoint {
     /// `Last-Event-ID`, `409` (what followed is no longer held) means
     /// nothing can be resumed; a new connection may load the sessions.
     fn note_refusal(&self, status: StatusCode, reopened: bool) {
-        let lost = status == StatusCode::NOT_FOUND || (reopened && status == StatusCode::CONFLICT);
-        if lost && self.resuming.is_some() {
+        if forgets(status, reopened) && self.resuming.is_some() {
             self.forgotten.store(true, Ordering::Relaxed);
         }
     }
@@ -449,6 +448,14 @@ impl Endpoint {
         let path = self.target.request().uri().path();
         self.jar().header(path, self.target.tls, SystemTime::now())
     }
+}
+
+/// Whether a refusal means the server will not take the connection up
+/// again: `404` (it does not know the connection), or `409` for a stream
+/// `reopened` with `Last-Event-ID` (a gap; without one, `409` is a second
+/// reader, which a new connection would not help).
+fn forgets(status: StatusCode, reopened: bool) -> bool {
+    status == StatusCode::NOT_FOUND || (reopened && status == StatusCode::CONFLICT)
 }
 
 /// Reads a whole body of at most `max` bytes as text.
@@ -1000,6 +1007,20 @@ fn remember(endpoint: &Endpoint, text: &str, session: Option<&str>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A `404`, and a `409` for a reopened stream, mean nothing can be
+    /// resumed; nothing else does.
+    #[test]
+    fn only_an_unknown_connection_or_a_gap_forgets_the_connection() {
+        assert!(forgets(StatusCode::NOT_FOUND, false));
+        assert!(forgets(StatusCode::NOT_FOUND, true));
+        assert!(forgets(StatusCode::CONFLICT, true));
+        assert!(!forgets(StatusCode::CONFLICT, false));
+        for other in [400, 401, 403, 413, 429, 500, 503] {
+            let status = StatusCode::from_u16(other).unwrap();
+            assert!(!forgets(status, true), "{other}");
+        }
+    }
 
     /// Events split into chunks of every size: the same messages, the
     /// oversized one reported with its size, the limit and its request
