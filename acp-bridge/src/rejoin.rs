@@ -48,7 +48,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use acp_codec::remote::{unstamp, Position, META_CURSOR, META_RESUME, RESUME_GAP};
+use acp_codec::acp::Message;
+use acp_codec::remote::{
+    session_of, unstamp, Position, SessionField, META_CURSOR, META_RESUME, RESUME_GAP,
+};
 use serde_json::{json, Map, Value};
 
 /// The most answers to the agent's requests kept for a resend.
@@ -336,20 +339,24 @@ impl Rejoin {
             }
             None => text.to_owned(),
         };
+        // Requests and notifications (a long tool output among them) are
+        // read without building a tree: only the envelope and
+        // `params.sessionId` matter.
+        if let Ok(decoded) = Message::decode(&line) {
+            if let Message::Request(_) | Message::Notification(_) = decoded {
+                let loading = matches!(decoded, Message::Notification(_))
+                    && matches!(session_of(&decoded), SessionField::Id(s) if self.loading.contains(s.as_ref()));
+                if loading {
+                    self.replayed += 1;
+                    return Ok(None);
+                }
+                return Ok(Some(line));
+            }
+        }
         let Ok(Value::Object(message)) = serde_json::from_str::<Value>(&line) else {
             return Ok(Some(line));
         };
         if message.contains_key("method") {
-            let loading = !message.contains_key("id")
-                && message
-                    .get("params")
-                    .and_then(|p| p.get("sessionId"))
-                    .and_then(Value::as_str)
-                    .is_some_and(|s| self.loading.contains(s));
-            if loading {
-                self.replayed += 1;
-                return Ok(None);
-            }
             return Ok(Some(line));
         }
         let Some(id) = message.get("id").map(Value::to_string) else {
