@@ -15,11 +15,15 @@
 //! the connection, or a stream's gap is larger than what it keeps), with
 //! the same clean connection and `session/load`.
 //!
+//! When the server cannot resume a session without losing messages (a
+//! gap larger than what it keeps), the relay starts over the same way: a
+//! clean connection, every session loaded.
+//!
 //! A server that does not advertise resume is not redialed: its
 //! connection's end is the end, as before. The relay gives up, and the
 //! client's source ends with the reason, when the budget is spent, when
-//! the server cannot resume a session without losing messages, or when
-//! the client stops sending (its half is dropped).
+//! the server refuses the new connection, or when the client stops
+//! sending (its half is dropped).
 
 use std::future::Future;
 use std::io;
@@ -32,7 +36,7 @@ use acp_codec::FrameError;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::lines::{LineSender, LineSource};
-use crate::rejoin::Rejoin;
+use crate::rejoin::{Rejoin, RejoinError};
 pub use crate::remote::Policy;
 use crate::remote::{jitter, Closed, Connection};
 
@@ -131,7 +135,7 @@ impl Relay {
     /// Relays until the end; returns why it ended.
     async fn run(mut self, first: Connection, mut from_client: mpsc::Receiver<Vec<u8>>) -> String {
         let mut conn = first;
-        loop {
+        'relay: loop {
             tokio::select! {
                 line = from_client.recv() => {
                     let Some(line) = line else {
@@ -149,7 +153,7 @@ impl Relay {
                 }
                 message = conn.source.next_line() => {
                     let detail = match message {
-                        Ok(Some(Ok(text))) => {
+                        Ok(Some(Ok(text))) => 'message: {
                             match self.rejoin.incoming(&text) {
                                 Ok(Some(line)) => {
                                     if self.to_client.send(Ok(line)).await.is_err() {
@@ -157,6 +161,14 @@ impl Relay {
                                     }
                                 }
                                 Ok(None) => {}
+                                Err(e @ RejoinError::Gap { .. }) => {
+                                    // What the session missed is no longer on
+                                    // the server: the sessions are loaded on a
+                                    // clean connection (as after Streamable
+                                    // HTTP's 409).
+                                    self.rejoin.start_over();
+                                    break 'message e.to_string();
+                                }
                                 Err(e) => return self.give_up(e.to_string()).await,
                             }
                             for line in self.rejoin.poll_to_server() {
@@ -168,7 +180,7 @@ impl Relay {
                                 }
                             }
                             if !self.rejoin.take_restart() {
-                                continue;
+                                continue 'relay;
                             }
                             // Another server (or the same after its grace):
                             // a clean connection, where the sessions are loaded.
@@ -388,6 +400,114 @@ mod tests {
         // Starting over is not a reconnect of the relay's (the transport
         // counts its own).
         assert_eq!(counted.load(Ordering::Relaxed), 0);
+        drop(conn.sink);
+    }
+
+    /// On WebSocket a reattach refused for a gap (the server no longer
+    /// holds what the session missed) starts over too: a clean
+    /// connection, the session loaded, the running prompt `TURN_LOST`.
+    #[tokio::test]
+    async fn a_gap_on_resume_loads_the_sessions_on_a_clean_connection() {
+        use acp_codec::remote::{stamp, Position, RESUME_GAP};
+        let (first, mut a) = Connection::fake();
+        let (second, mut b) = Connection::fake();
+        let (third, mut c) = Connection::fake();
+        let servers = std::sync::Mutex::new(vec![third, second, first]);
+        let dial: Dial = Arc::new(move || {
+            let next = servers.lock().unwrap().pop();
+            Box::pin(async move { next.ok_or_else(|| "no more servers".to_owned()) })
+        });
+        let mut policy = Policy::new(Duration::from_secs(5));
+        policy.first_delay = Duration::from_millis(10);
+        let mut conn = connect(dial, policy).await.unwrap();
+        let send = |line: Value| line.to_string().into_bytes();
+        let stamped = |server: &FakeServer, m: Value, s: Option<&str>, at: u64| {
+            let text = stamp(&m.to_string(), s, Position(at));
+            let tx = server.to_client.clone();
+            async move { tx.send(Ok(Ok(text))).await.unwrap() }
+        };
+        let resume = json!({"acp-codec/resume": {"connection": "7"}});
+
+        conn.sink
+            .send(send(
+                json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}),
+            ))
+            .await
+            .unwrap();
+        let _ = read(&mut a).await;
+        stamped(
+            &a,
+            json!({"jsonrpc": "2.0", "id": 1, "result": {"_meta": resume}}),
+            None,
+            1,
+        )
+        .await;
+        assert_eq!(next(&mut conn.source).await["id"], 1);
+        let new = json!({"jsonrpc": "2.0", "id": 2, "method": "session/new", "params": {"cwd": "/p", "mcpServers": []}});
+        conn.sink.send(send(new)).await.unwrap();
+        let _ = read(&mut a).await;
+        stamped(
+            &a,
+            json!({"jsonrpc": "2.0", "id": 2, "result": {"sessionId": "s1"}}),
+            None,
+            2,
+        )
+        .await;
+        assert_eq!(next(&mut conn.source).await["id"], 2);
+        let prompt = json!({"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": {"sessionId": "s1", "prompt": []}});
+        conn.sink.send(send(prompt)).await.unwrap();
+        let _ = read(&mut a).await;
+        let update = json!({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s1", "update": {"n": 1}}});
+        stamped(&a, update, Some("s1"), 1).await;
+        assert_eq!(next(&mut conn.source).await["params"]["update"]["n"], 1);
+
+        // The connection breaks; the next one resumes, the session's
+        // reattach is refused for a gap.
+        a.to_client.send(Err("reset".to_owned())).await.unwrap();
+        let init = read(&mut b).await;
+        assert_eq!(
+            init["params"]["_meta"]["acp-codec/cursor"]["connection"],
+            "7"
+        );
+        stamped(
+            &b,
+            json!({"jsonrpc": "2.0", "id": init["id"], "result": {"_meta": resume}}),
+            None,
+            3,
+        )
+        .await;
+        let reattach = read(&mut b).await;
+        assert_eq!(reattach["method"], "session/resume");
+        let gap = json!({"jsonrpc": "2.0", "id": reattach["id"], "error": {"code": RESUME_GAP.0, "message": "gap"}});
+        stamped(&b, gap, None, 4).await;
+
+        // A clean connection: no cursor, the session loaded.
+        let init = read(&mut c).await;
+        assert!(
+            init["params"]["_meta"].get("acp-codec/cursor").is_none(),
+            "{init}"
+        );
+        stamped(
+            &c,
+            json!({"jsonrpc": "2.0", "id": init["id"], "result": {"_meta": resume}}),
+            None,
+            1,
+        )
+        .await;
+        let load = read(&mut c).await;
+        assert_eq!(load["method"], "session/load");
+        stamped(
+            &c,
+            json!({"jsonrpc": "2.0", "id": load["id"], "result": {}}),
+            Some("s1"),
+            1,
+        )
+        .await;
+        let lost = next(&mut conn.source).await;
+        assert_eq!(
+            (&lost["id"], &lost["error"]["message"]),
+            (&json!(3), &json!(TURN_LOST))
+        );
         drop(conn.sink);
     }
 
