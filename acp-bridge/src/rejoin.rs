@@ -60,9 +60,10 @@ const MAX_ANSWERS: usize = 256;
 /// The id prefix of the requests [`Rejoin`] sends itself.
 const OWN_ID: &str = "acp-client/rejoin-";
 
-/// What a `session/prompt` unanswered when its server died is answered
-/// (JSON-RPC internal error): the turn is lost, the session goes on.
-pub const TURN_LOST: &str = "the server running this turn is gone; the session was loaded again on another server and the turn in progress is lost: send the prompt again";
+/// What a `session/prompt` unanswered when its server died (or when the
+/// client missed more of it than the server keeps) is answered (JSON-RPC
+/// internal error): the turn is lost, the session goes on.
+pub const TURN_LOST: &str = "the turn in progress is lost (its server is gone, or the client missed more of it than the server keeps); the session was loaded again: send the prompt again";
 
 /// Why a new connection could not take up the session.
 #[derive(Debug, Clone, PartialEq, Eq)]

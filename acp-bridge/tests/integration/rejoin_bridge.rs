@@ -10,6 +10,8 @@ use std::net::SocketAddr;
 
 use serde_json::Value;
 
+use acp_bridge::rejoin::TURN_LOST;
+
 use crate::fault_proxy::{plan, plan_with_stalls, Fault, FaultProxy};
 use crate::ws_harness::{scratch_dir, Bridge};
 
@@ -206,7 +208,7 @@ fn a_gap_over_http_falls_back_to_loading_the_session() {
     assert!(said.contains("HTTP 409"), "{said}");
     assert!(said.contains("loading the sessions again"), "{said}");
     let error = summary["error"].as_str().unwrap_or_default();
-    assert!(error.contains("turn in progress is lost"), "{summary}");
+    assert!(error.contains(TURN_LOST), "{summary}");
     assert!(summary["reconnects"].as_u64().unwrap() >= 1, "{summary}");
     let session = summary["sessionId"].as_str().unwrap().to_owned();
     let (status, next, said) = run(bridge.addr, &["--session", &session, "again"]);
