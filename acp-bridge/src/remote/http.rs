@@ -80,6 +80,12 @@ struct Endpoint {
     /// Set when the server refused to take the connection up again (see
     /// [`Connection::forgotten`]).
     forgotten: Arc<AtomicBool>,
+    /// `session/load` and `session/resume` requests not yet answered: id
+    /// (as JSON text) to session.
+    loads: Arc<Mutex<HashMap<String, String>>>,
+    /// When each session's stream last had news (opened, an event, or a
+    /// load sent on it).
+    activity: Arc<Mutex<HashMap<String, Instant>>>,
 }
 
 /// What a connection that resumes needs: how to redial, how many times it
@@ -104,6 +110,13 @@ const POST_WAIT: Duration = Duration::from_secs(30);
 
 /// The longest wait for a new TCP (and TLS) connection while redialing.
 const DIAL_WAIT: Duration = Duration::from_secs(10);
+
+/// How long a session's stream must be quiet before the answer to its
+/// `session/load` is handed over (see [`Endpoint::settled`]).
+const SETTLE: Duration = Duration::from_millis(100);
+
+/// The longest wait for that.
+const SETTLE_MAX: Duration = Duration::from_secs(2);
 
 /// A connection to the server, ready for requests.
 enum Sender {
@@ -173,6 +186,8 @@ pub async fn connect(
             })
         }),
         forgotten: Arc::default(),
+        loads: Arc::default(),
+        activity: Arc::default(),
     };
     let http2 = endpoint.target.tls || endpoint.target.is_loopback();
     let post = endpoint.open(http2).await?;
@@ -293,6 +308,43 @@ impl Endpoint {
     fn note_refusal(&self, status: StatusCode, reopened: bool) {
         if forgets(status, reopened) && self.resuming.is_some() {
             self.forgotten.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// `session` had news now.
+    fn touch(&self, session: &str) {
+        if let Ok(mut activity) = self.activity.lock() {
+            activity.insert(session.to_owned(), Instant::now());
+        }
+    }
+
+    /// Waits, when `text` answers a `session/load` or `session/resume`,
+    /// until its session's stream has been quiet for [`SETTLE`] (at most
+    /// [`SETTLE_MAX`]). The history a load replays comes on the session's
+    /// stream and the answer on the connection's: the two are not
+    /// ordered with each other, and what reads them (the client, or its
+    /// relay that keeps a replayed history from it) takes the answer as
+    /// the end of the history. The server queues the history before the
+    /// answer, so it arrives as one burst once the stream is open.
+    async fn settled(&self, text: &str) {
+        let id = match Message::decode(text) {
+            Ok(Message::Response(r)) => serde_json::to_string(&r.id).ok(),
+            Ok(Message::Error(e)) => serde_json::to_string(&e.id).ok(),
+            _ => None,
+        };
+        let session = id.and_then(|id| self.loads.lock().ok()?.remove(&id));
+        let Some(session) = session else { return };
+        let until = Instant::now() + SETTLE_MAX;
+        while Instant::now() < until {
+            let last = self
+                .activity
+                .lock()
+                .ok()
+                .and_then(|a| a.get(&session).copied());
+            if last.is_some_and(|t| t.elapsed() >= SETTLE) {
+                return;
+            }
+            tokio::time::sleep(SETTLE / 5).await;
         }
     }
 
@@ -565,6 +617,20 @@ async fn send(
     line: Vec<u8>,
 ) -> Result<(), String> {
     let (session, attaches) = session_for(endpoint, &line);
+    if let (Some(s), true) = (&session, attaches) {
+        let id = Message::decode_bytes(&line)
+            .ok()
+            .and_then(|m| serde_json::to_string(m.id()?).ok());
+        if let (Some(id), Ok(mut loads)) = (id, endpoint.loads.lock()) {
+            loads.insert(id, s.clone());
+        }
+        if streams.contains(s) {
+            endpoint.touch(s);
+        } else if let Ok(mut activity) = endpoint.activity.lock() {
+            // No news before the stream is open.
+            activity.remove(s);
+        }
+    }
     let mut headers = vec![
         (CONTENT_TYPE.as_str(), "application/json"),
         (CONNECTION_ID, connection),
@@ -614,7 +680,9 @@ async fn open_session(
     );
     ready
         .await
-        .map_err(|_| "a session stream closed".to_owned())?
+        .map_err(|_| "a session stream closed".to_owned())??;
+    endpoint.touch(session);
+    Ok(())
 }
 
 /// The session a message belongs to: its `params.sessionId`, or, for an
@@ -824,6 +892,9 @@ async fn read_events(
         let Ok(chunk) = frame.into_data() else {
             continue;
         };
+        if let Some(s) = session {
+            endpoint.touch(s);
+        }
         for (id, message) in events.push(&chunk, max) {
             if let Some(id) = id {
                 if last.is_some_and(|had| id <= had) {
@@ -834,6 +905,9 @@ async fn read_events(
             }
             if let Ok(text) = &message {
                 remember(endpoint, text, session);
+                if session.is_none() {
+                    endpoint.settled(text).await;
+                }
             }
             if endpoint.inbox.send(Ok(message)).await.is_err() {
                 return (String::new(), false);

@@ -166,6 +166,12 @@ fn a_server_dies_mid_turn(scheme: &str) {
     let third = editor.prompt(&session, "third prompt");
     let answer = editor.answer(third, "the third prompt");
     assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    // The history the client's own load replayed never reached the
+    // editor (it had it).
+    assert_eq!(
+        prompts_in(&editor.updates(&session, 0)),
+        Vec::<String>::new()
+    );
     let from = editor.seen.len();
     let load = editor.request(
         "session/load",
