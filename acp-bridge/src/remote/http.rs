@@ -1082,6 +1082,52 @@ fn remember(endpoint: &Endpoint, text: &str, session: Option<&str>) {
 mod tests {
     use super::*;
 
+    /// The answer to a `session/load` waits for its session's stream to
+    /// open and go quiet; any other message does not wait.
+    #[tokio::test]
+    async fn a_loads_answer_waits_for_its_history() {
+        let (inbox, _rx) = mpsc::channel(1);
+        let endpoint = Endpoint {
+            target: Arc::new(super::super::target("http://127.0.0.1:1/acp", None).unwrap()),
+            tls: None,
+            max_message: 1024,
+            inbox,
+            asked: Arc::default(),
+            jar: Arc::default(),
+            resuming: None,
+            forgotten: Arc::default(),
+            loads: Arc::default(),
+            activity: Arc::default(),
+        };
+        let other = r#"{"jsonrpc":"2.0","id":"x","result":{}}"#;
+        let started = Instant::now();
+        endpoint.settled(other).await;
+        assert!(started.elapsed() < SETTLE);
+        endpoint
+            .loads
+            .lock()
+            .unwrap()
+            .insert("\"l1\"".to_owned(), "s1".to_owned());
+        let history = endpoint.clone();
+        let stream = tokio::spawn(async move {
+            // The stream opens after a while, then events come for 300 ms.
+            tokio::time::sleep(Duration::from_millis(150)).await;
+            let until = Instant::now() + Duration::from_millis(300);
+            while Instant::now() < until {
+                history.touch("s1");
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            Instant::now()
+        });
+        let answer = r#"{"jsonrpc":"2.0","id":"l1","result":{}}"#;
+        endpoint.settled(answer).await;
+        let handed = Instant::now();
+        let last = stream.await.unwrap();
+        assert!(handed >= last, "the answer went before the history");
+        assert!(handed.duration_since(started) < SETTLE_MAX);
+        assert!(endpoint.loads.lock().unwrap().is_empty());
+    }
+
     /// A `404`, and a `409` for a reopened stream, mean nothing can be
     /// resumed; nothing else does.
     #[test]
