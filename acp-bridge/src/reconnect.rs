@@ -9,11 +9,21 @@
 //! [`Rejoin`] loads the sessions again (`session/load`); a prompt that was
 //! running fails for the client, as its turn died with its server.
 //!
+//! On Streamable HTTP the transport resumes by itself (`Last-Event-ID`,
+//! see [`crate::remote::connect_resuming`]); the relay steps in only when
+//! the server refuses that ([`Connection::forgotten`]: it does not know
+//! the connection, or a stream's gap is larger than what it keeps), with
+//! the same clean connection and `session/load`.
+//!
+//! When the server cannot resume a session without losing messages (a
+//! gap larger than what it keeps), the relay starts over the same way: a
+//! clean connection, every session loaded.
+//!
 //! A server that does not advertise resume is not redialed: its
 //! connection's end is the end, as before. The relay gives up, and the
 //! client's source ends with the reason, when the budget is spent, when
-//! the server cannot resume a session without losing messages, or when
-//! the client stops sending (its half is dropped).
+//! the server refuses the new connection, or when the client stops
+//! sending (its half is dropped).
 
 use std::future::Future;
 use std::io;
@@ -26,7 +36,7 @@ use acp_codec::FrameError;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::lines::{LineSender, LineSource};
-use crate::rejoin::Rejoin;
+use crate::rejoin::{Rejoin, RejoinError};
 pub use crate::remote::Policy;
 use crate::remote::{jitter, Closed, Connection};
 
@@ -70,11 +80,25 @@ impl LineSource for RejoinedSource {
 ///
 /// The first connection's error.
 pub async fn connect(dial: Dial, policy: Policy) -> Result<Reconnecting, String> {
+    connect_counting(dial, policy, Arc::default()).await
+}
+
+/// [`connect`], counting the connections replaced in `reconnects` (which
+/// a transport that resumes by itself, as Streamable HTTP's, counts in
+/// too).
+///
+/// # Errors
+///
+/// The first connection's error.
+pub async fn connect_counting(
+    dial: Dial,
+    policy: Policy,
+    reconnects: Arc<AtomicU64>,
+) -> Result<Reconnecting, String> {
     let first = dial().await?;
     let (sink, from_client) = LineSender::channel();
     let (to_client, rx) = mpsc::channel(256);
     let (ended_tx, ended_rx) = oneshot::channel::<String>();
-    let reconnects = Arc::new(AtomicU64::new(0));
     let relay = Relay {
         dial,
         policy,
@@ -111,7 +135,7 @@ impl Relay {
     /// Relays until the end; returns why it ended.
     async fn run(mut self, first: Connection, mut from_client: mpsc::Receiver<Vec<u8>>) -> String {
         let mut conn = first;
-        loop {
+        'relay: loop {
             tokio::select! {
                 line = from_client.recv() => {
                     let Some(line) = line else {
@@ -129,7 +153,7 @@ impl Relay {
                 }
                 message = conn.source.next_line() => {
                     let detail = match message {
-                        Ok(Some(Ok(text))) => {
+                        Ok(Some(Ok(text))) => 'message: {
                             match self.rejoin.incoming(&text) {
                                 Ok(Some(line)) => {
                                     if self.to_client.send(Ok(line)).await.is_err() {
@@ -137,6 +161,14 @@ impl Relay {
                                     }
                                 }
                                 Ok(None) => {}
+                                Err(e @ RejoinError::Gap { .. }) => {
+                                    // What the session missed is no longer on
+                                    // the server: the sessions are loaded on a
+                                    // clean connection (as after Streamable
+                                    // HTTP's 409).
+                                    self.rejoin.start_over();
+                                    break 'message e.to_string();
+                                }
                                 Err(e) => return self.give_up(e.to_string()).await,
                             }
                             for line in self.rejoin.poll_to_server() {
@@ -148,7 +180,7 @@ impl Relay {
                                 }
                             }
                             if !self.rejoin.take_restart() {
-                                continue;
+                                continue 'relay;
                             }
                             // Another server (or the same after its grace):
                             // a clean connection, where the sessions are loaded.
@@ -161,6 +193,12 @@ impl Relay {
                         Ok(None) => (&mut conn.closed).await,
                         Err(e) => e.to_string(),
                     };
+                    if conn.forgotten.load(Ordering::Relaxed) {
+                        // A transport that resumes by itself (Streamable
+                        // HTTP) was refused: nothing to resume, the
+                        // sessions are loaded on a new connection.
+                        self.rejoin.start_over();
+                    }
                     let restart = self.rejoin.take_restart() || self.rejoin.is_starting_over();
                     if !restart && (!self.rejoin.is_resumable() || self.policy.budget.is_zero()) {
                         return self.give_up(detail).await;
@@ -229,6 +267,249 @@ fn with_newline(line: String) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rejoin::TURN_LOST;
+    use crate::remote::FakeServer;
+    use serde_json::{json, Value};
+
+    async fn read(server: &mut FakeServer) -> Value {
+        let line = tokio::time::timeout(Duration::from_secs(5), server.from_client.recv())
+            .await
+            .expect("a line within 5 s")
+            .expect("the client's line");
+        serde_json::from_slice(&line).unwrap()
+    }
+
+    async fn answer(server: &FakeServer, message: Value) {
+        server
+            .to_client
+            .send(Ok(Ok(message.to_string())))
+            .await
+            .unwrap();
+    }
+
+    async fn next(source: &mut RejoinedSource) -> Value {
+        let line = tokio::time::timeout(Duration::from_secs(5), source.next_line())
+            .await
+            .expect("a message within 5 s")
+            .unwrap()
+            .expect("the stream goes on")
+            .unwrap();
+        serde_json::from_str(&line).unwrap()
+    }
+
+    /// Streamable HTTP's transport resumes by itself; when the server
+    /// refuses (a `409` gap, or a `404` for a connection it does not
+    /// know), it marks the connection forgotten and ends it. The relay
+    /// then opens a new one, without a cursor, loads the session there,
+    /// keeps the replayed history from the client, fails the running
+    /// prompt with `TURN_LOST` and sends the other unanswered request again.
+    #[tokio::test]
+    async fn a_refused_http_resume_loads_the_sessions_on_a_new_connection() {
+        let (first, mut a) = Connection::fake();
+        let (second, mut b) = Connection::fake();
+        // The first dial gets `a`, the redial `b`.
+        let servers = std::sync::Mutex::new(vec![second, first]);
+        let dial: Dial = Arc::new(move || {
+            let next = servers.lock().unwrap().pop();
+            Box::pin(async move { next.ok_or_else(|| "no more servers".to_owned()) })
+        });
+        let mut policy = Policy::new(Duration::from_secs(5));
+        policy.first_delay = Duration::from_millis(10);
+        let counted = Arc::new(AtomicU64::new(0));
+        let mut conn = connect_counting(dial, policy, Arc::clone(&counted))
+            .await
+            .unwrap();
+        let send = |line: Value| line.to_string().into_bytes();
+
+        // An HTTP connection: no positions on the messages.
+        conn.sink
+            .send(send(
+                json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}),
+            ))
+            .await
+            .unwrap();
+        let init = read(&mut a).await;
+        assert!(init["params"]["_meta"].get("acp-codec/resume").is_some());
+        answer(
+            &a,
+            json!({"jsonrpc": "2.0", "id": 1, "result": {"protocolVersion": 1}}),
+        )
+        .await;
+        assert_eq!(next(&mut conn.source).await["id"], 1);
+        let new = json!({"jsonrpc": "2.0", "id": 2, "method": "session/new", "params": {"cwd": "/p", "mcpServers": []}});
+        conn.sink.send(send(new)).await.unwrap();
+        let _ = read(&mut a).await;
+        answer(
+            &a,
+            json!({"jsonrpc": "2.0", "id": 2, "result": {"sessionId": "s1"}}),
+        )
+        .await;
+        assert_eq!(next(&mut conn.source).await["result"]["sessionId"], "s1");
+        let prompt = json!({"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": {"sessionId": "s1", "prompt": []}});
+        conn.sink.send(send(prompt)).await.unwrap();
+        let mode = json!({"jsonrpc": "2.0", "id": 4, "method": "session/set_mode", "params": {"sessionId": "s1", "modeId": "ask"}});
+        conn.sink.send(send(mode)).await.unwrap();
+        assert_eq!(read(&mut a).await["id"], 3);
+        assert_eq!(read(&mut a).await["id"], 4);
+
+        // A stream's Last-Event-ID refused with 409: the transport gives up.
+        a.forgotten.store(true, Ordering::Relaxed);
+        a.to_client
+            .send(Err("refused an event stream: HTTP 409".to_owned()))
+            .await
+            .unwrap();
+
+        // A new connection: initialize without a cursor, then the load.
+        let init = read(&mut b).await;
+        assert_eq!(init["method"], "initialize");
+        assert!(init["params"]["_meta"].get("acp-codec/cursor").is_none());
+        answer(
+            &b,
+            json!({"jsonrpc": "2.0", "id": init["id"], "result": {"protocolVersion": 1}}),
+        )
+        .await;
+        let load = read(&mut b).await;
+        assert_eq!(load["method"], "session/load");
+        assert_eq!(load["params"]["sessionId"], "s1");
+        assert_eq!(load["params"]["cwd"], "/p");
+        // The other request again; the prompt not.
+        let again = read(&mut b).await;
+        assert_eq!(
+            (&again["id"], &again["method"]),
+            (&json!(4), &json!("session/set_mode"))
+        );
+        let history = json!({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s1", "update": {"n": 0}}});
+        answer(&b, history).await;
+        answer(
+            &b,
+            json!({"jsonrpc": "2.0", "id": load["id"], "result": {}}),
+        )
+        .await;
+        // The client sees the lost turn, then what follows; not the history.
+        let lost = next(&mut conn.source).await;
+        assert_eq!(lost["id"], 3);
+        assert_eq!(lost["error"]["message"], TURN_LOST);
+        answer(&b, json!({"jsonrpc": "2.0", "id": 4, "result": {}})).await;
+        assert_eq!(
+            next(&mut conn.source).await,
+            json!({"jsonrpc": "2.0", "id": 4, "result": {}})
+        );
+        let live = json!({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s1", "update": {"n": 1}}});
+        answer(&b, live.clone()).await;
+        assert_eq!(next(&mut conn.source).await, live);
+        // Starting over is not a reconnect of the relay's (the transport
+        // counts its own).
+        assert_eq!(counted.load(Ordering::Relaxed), 0);
+        drop(conn.sink);
+    }
+
+    /// On WebSocket a reattach refused for a gap (the server no longer
+    /// holds what the session missed) starts over too: a clean
+    /// connection, the session loaded, the running prompt `TURN_LOST`.
+    #[tokio::test]
+    async fn a_gap_on_resume_loads_the_sessions_on_a_clean_connection() {
+        use acp_codec::remote::{stamp, Position, RESUME_GAP};
+        let (first, mut a) = Connection::fake();
+        let (second, mut b) = Connection::fake();
+        let (third, mut c) = Connection::fake();
+        let servers = std::sync::Mutex::new(vec![third, second, first]);
+        let dial: Dial = Arc::new(move || {
+            let next = servers.lock().unwrap().pop();
+            Box::pin(async move { next.ok_or_else(|| "no more servers".to_owned()) })
+        });
+        let mut policy = Policy::new(Duration::from_secs(5));
+        policy.first_delay = Duration::from_millis(10);
+        let mut conn = connect(dial, policy).await.unwrap();
+        let send = |line: Value| line.to_string().into_bytes();
+        let stamped = |server: &FakeServer, m: Value, s: Option<&str>, at: u64| {
+            let text = stamp(&m.to_string(), s, Position(at));
+            let tx = server.to_client.clone();
+            async move { tx.send(Ok(Ok(text))).await.unwrap() }
+        };
+        let resume = json!({"acp-codec/resume": {"connection": "7"}});
+
+        conn.sink
+            .send(send(
+                json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}),
+            ))
+            .await
+            .unwrap();
+        let _ = read(&mut a).await;
+        stamped(
+            &a,
+            json!({"jsonrpc": "2.0", "id": 1, "result": {"_meta": resume}}),
+            None,
+            1,
+        )
+        .await;
+        assert_eq!(next(&mut conn.source).await["id"], 1);
+        let new = json!({"jsonrpc": "2.0", "id": 2, "method": "session/new", "params": {"cwd": "/p", "mcpServers": []}});
+        conn.sink.send(send(new)).await.unwrap();
+        let _ = read(&mut a).await;
+        stamped(
+            &a,
+            json!({"jsonrpc": "2.0", "id": 2, "result": {"sessionId": "s1"}}),
+            None,
+            2,
+        )
+        .await;
+        assert_eq!(next(&mut conn.source).await["id"], 2);
+        let prompt = json!({"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": {"sessionId": "s1", "prompt": []}});
+        conn.sink.send(send(prompt)).await.unwrap();
+        let _ = read(&mut a).await;
+        let update = json!({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s1", "update": {"n": 1}}});
+        stamped(&a, update, Some("s1"), 1).await;
+        assert_eq!(next(&mut conn.source).await["params"]["update"]["n"], 1);
+
+        // The connection breaks; the next one resumes, the session's
+        // reattach is refused for a gap.
+        a.to_client.send(Err("reset".to_owned())).await.unwrap();
+        let init = read(&mut b).await;
+        assert_eq!(
+            init["params"]["_meta"]["acp-codec/cursor"]["connection"],
+            "7"
+        );
+        stamped(
+            &b,
+            json!({"jsonrpc": "2.0", "id": init["id"], "result": {"_meta": resume}}),
+            None,
+            3,
+        )
+        .await;
+        let reattach = read(&mut b).await;
+        assert_eq!(reattach["method"], "session/resume");
+        let gap = json!({"jsonrpc": "2.0", "id": reattach["id"], "error": {"code": RESUME_GAP.0, "message": "gap"}});
+        stamped(&b, gap, None, 4).await;
+
+        // A clean connection: no cursor, the session loaded.
+        let init = read(&mut c).await;
+        assert!(
+            init["params"]["_meta"].get("acp-codec/cursor").is_none(),
+            "{init}"
+        );
+        stamped(
+            &c,
+            json!({"jsonrpc": "2.0", "id": init["id"], "result": {"_meta": resume}}),
+            None,
+            1,
+        )
+        .await;
+        let load = read(&mut c).await;
+        assert_eq!(load["method"], "session/load");
+        stamped(
+            &c,
+            json!({"jsonrpc": "2.0", "id": load["id"], "result": {}}),
+            Some("s1"),
+            1,
+        )
+        .await;
+        let lost = next(&mut conn.source).await;
+        assert_eq!(
+            (&lost["id"], &lost["error"]["message"]),
+            (&json!(3), &json!(TURN_LOST))
+        );
+        drop(conn.sink);
+    }
 
     #[test]
     fn backoff_doubles_up_to_the_cap_with_jitter() {

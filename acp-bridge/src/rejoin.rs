@@ -33,7 +33,9 @@
 //!     after its grace): nothing can be resumed. [`Rejoin`] asks for a
 //!     clean connection ([`take_restart`](Rejoin::take_restart)), on which
 //!     it starts its positions again and loads each session
-//!     (`session/load`) from what the agent keeps; the history the load
+//!     (`session/load`) from what the agent keeps (the same when the
+//!     transport itself learns that the server will not take the
+//!     connection up: [`start_over`](Rejoin::start_over)); the history the load
 //!     replays is not handed to the client (it has seen it); a
 //!     `session/prompt` still unanswered fails with an error for the
 //!     client ([`poll_to_client`](Rejoin::poll_to_client)) rather than run
@@ -46,7 +48,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use acp_codec::remote::{unstamp, Position, META_CURSOR, META_RESUME, RESUME_GAP};
+use acp_codec::acp::Message;
+use acp_codec::remote::{
+    session_of, unstamp, Position, SessionField, META_CURSOR, META_RESUME, RESUME_GAP,
+};
 use serde_json::{json, Map, Value};
 
 /// The most answers to the agent's requests kept for a resend.
@@ -55,9 +60,10 @@ const MAX_ANSWERS: usize = 256;
 /// The id prefix of the requests [`Rejoin`] sends itself.
 const OWN_ID: &str = "acp-client/rejoin-";
 
-/// What a `session/prompt` unanswered when its server died is answered
-/// (JSON-RPC internal error): the turn is lost, the session goes on.
-pub const TURN_LOST: &str = "the server running this turn is gone; the session was loaded again on another server and the turn in progress is lost: send the prompt again";
+/// What a `session/prompt` unanswered when its server died (or when the
+/// client missed more of it than the server keeps) is answered (JSON-RPC
+/// internal error): the turn is lost, the session goes on.
+pub const TURN_LOST: &str = "the turn in progress is lost (its server is gone, or the client missed more of it than the server keeps); the session was loaded again: send the prompt again";
 
 /// Why a new connection could not take up the session.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -221,6 +227,18 @@ impl Rejoin {
         std::mem::take(&mut self.restart)
     }
 
+    /// The transport learned that the server will not take the connection
+    /// up again (on Streamable HTTP: a `404` for the connection, or a
+    /// `409` for a stream's `Last-Event-ID`, which the transport resumes
+    /// by itself): the next [`reconnected`](Self::reconnected) starts over
+    /// and loads the sessions, as when a server answers a reconnect's
+    /// `initialize` without knowing the connection.
+    pub fn start_over(&mut self) {
+        self.positions.clear();
+        self.connection = None;
+        self.fresh = true;
+    }
+
     /// The id of the current connection, when the transport knows it
     /// (`Acp-Connection-Id`): its stream's cursor names it on the next.
     pub fn set_connection(&mut self, id: Option<String>) {
@@ -322,20 +340,24 @@ impl Rejoin {
             }
             None => text.to_owned(),
         };
+        // Requests and notifications (a long tool output among them) are
+        // read without building a tree: only the envelope and
+        // `params.sessionId` matter.
+        if let Ok(decoded) = Message::decode(&line) {
+            if let Message::Request(_) | Message::Notification(_) = decoded {
+                let loading = matches!(decoded, Message::Notification(_))
+                    && matches!(session_of(&decoded), SessionField::Id(s) if self.loading.contains(s.as_ref()));
+                if loading {
+                    self.replayed += 1;
+                    return Ok(None);
+                }
+                return Ok(Some(line));
+            }
+        }
         let Ok(Value::Object(message)) = serde_json::from_str::<Value>(&line) else {
             return Ok(Some(line));
         };
         if message.contains_key("method") {
-            let loading = !message.contains_key("id")
-                && message
-                    .get("params")
-                    .and_then(|p| p.get("sessionId"))
-                    .and_then(Value::as_str)
-                    .is_some_and(|s| self.loading.contains(s));
-            if loading {
-                self.replayed += 1;
-                return Ok(None);
-            }
             return Ok(Some(line));
         }
         let Some(id) = message.get("id").map(Value::to_string) else {

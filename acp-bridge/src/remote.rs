@@ -40,7 +40,7 @@
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
@@ -276,6 +276,53 @@ pub struct Connection {
     /// The writer task: ends after sending a close frame once every
     /// [`LineSender`] clone is dropped.
     pub writer: JoinHandle<()>,
+    /// Set when the server refused to take the connection up again after
+    /// a break: it does not know the connection (`404`: another server,
+    /// after the one that served it died) or no longer holds what followed
+    /// a stream's position (`409`: a gap). Nothing can be resumed; a new
+    /// connection can load the sessions (see [`crate::reconnect`]).
+    pub forgotten: Arc<AtomicBool>,
+}
+
+/// The server's end of a [`Connection`] without a socket, for tests of
+/// what runs above the transport.
+#[cfg(test)]
+pub(crate) struct FakeServer {
+    /// The client's lines, each ending in `\n`.
+    pub from_client: mpsc::Receiver<Vec<u8>>,
+    /// Messages to the client; an `Err` ends the connection with its words.
+    pub to_client: mpsc::Sender<Result<Result<String, FrameError>, String>>,
+    /// The connection's [`Connection::forgotten`].
+    pub forgotten: Arc<AtomicBool>,
+}
+
+#[cfg(test)]
+impl Connection {
+    /// A connection whose server is the returned [`FakeServer`].
+    pub(crate) fn fake() -> (Self, FakeServer) {
+        let (sink, from_client) = LineSender::channel();
+        let (to_client, rx) = mpsc::channel(64);
+        let (end_tx, end_rx) = oneshot::channel();
+        let forgotten = Arc::<AtomicBool>::default();
+        let conn = Self {
+            source: RemoteSource {
+                incoming: Incoming::Http(rx),
+                shown: "fake".to_owned(),
+                ended: Some(end_tx),
+                max_message: usize::MAX,
+            },
+            sink,
+            closed: Box::pin(async move { end_rx.await.unwrap_or_default() }),
+            writer: tokio::spawn(async {}),
+            forgotten: Arc::clone(&forgotten),
+        };
+        let server = FakeServer {
+            from_client,
+            to_client,
+            forgotten,
+        };
+        (conn, server)
+    }
 }
 
 /// Connects to the bridge: TCP, TLS for `wss://` (with `tls`), the
@@ -364,6 +411,7 @@ pub async fn connect(
         sink: sender,
         closed,
         writer,
+        forgotten: Arc::default(),
     })
 }
 
@@ -371,9 +419,11 @@ pub async fn connect(
 /// [`connect`] does, with a connection that comes back by itself: when
 /// one of its TCP connections breaks (or stays silent past the server's
 /// keep-alives for 30 s), it is dialed again under `policy` and each event
-/// stream resumes with `Last-Event-ID` (nothing lost, nothing twice). The
-/// counter counts the connections replaced. It ends only when the budget
-/// is spent or the server cannot resume a stream.
+/// stream resumes with `Last-Event-ID` (nothing lost, nothing twice).
+/// `reconnects` counts the connections replaced. It ends only when the
+/// budget is spent or the server cannot resume a stream (then
+/// [`Connection::forgotten`] says whether a new connection can load the
+/// sessions: [`crate::reconnect`] does that).
 ///
 /// # Errors
 ///
@@ -385,17 +435,17 @@ pub async fn connect_resuming(
     timeout: Duration,
     max_message: usize,
     policy: Policy,
-) -> Result<(Connection, Arc<AtomicU64>), String> {
+    reconnects: Arc<AtomicU64>,
+) -> Result<Connection, String> {
     let shown = target.shown.clone();
     if !target.http {
         return Err(format!(
             "{shown} is a websocket url: it resumes through the reconnecting relay"
         ));
     }
-    let reconnects = Arc::new(AtomicU64::new(0));
-    let resume = Some((policy, Arc::clone(&reconnects)));
+    let resume = Some((policy, reconnects));
     match tokio::time::timeout(timeout, http::connect(target, tls, max_message, resume)).await {
-        Ok(conn) => Ok((conn?, reconnects)),
+        Ok(conn) => conn,
         Err(_) => Err(format!(
             "no connection to {shown} within {:.1} s (--timeout)",
             timeout.as_secs_f64()

@@ -562,19 +562,28 @@ async fn connect(url: &str, args: &Args) -> Result<Transport, String> {
     let shown = target.shown.clone();
     let max = args.max_message;
     if target.http && !args.reconnect.is_zero() {
-        // Streamable HTTP resumes within the connection (Last-Event-ID).
+        // Streamable HTTP resumes within the connection (Last-Event-ID);
+        // the relay loads the sessions on a new one when the server
+        // cannot resume (it died, or a gap).
         let policy = reconnect::Policy::new(args.reconnect);
-        let (conn, reconnects) =
-            remote::connect_resuming(target, tls, args.timeout, max, policy).await?;
+        let reconnects = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let counted = std::sync::Arc::clone(&reconnects);
+        let (url, token, timeout) = (url.to_owned(), args.token.clone(), args.timeout);
+        let dial: reconnect::Dial = std::sync::Arc::new(move || {
+            let target = remote::target(&url, token.as_deref());
+            let (tls, counted) = (tls.clone(), std::sync::Arc::clone(&counted));
+            Box::pin(async move {
+                remote::connect_resuming(target?, tls, timeout, max, policy, counted).await
+            })
+        });
+        let conn = reconnect::connect_counting(dial, policy, reconnects).await?;
         eprintln!("acp-client: connected to {shown}");
         return Ok(Transport {
-            source: Source::Remote(conn.source),
+            source: Source::Rejoined(conn.source),
             sink: conn.sink,
             closed: conn.closed,
-            agent: Agent::Remote {
-                writer: conn.writer,
-            },
-            reconnects: Some(reconnects),
+            agent: Agent::Relay { relay: conn.relay },
+            reconnects: Some(conn.reconnects),
         });
     }
     if !args.reconnect.is_zero() {

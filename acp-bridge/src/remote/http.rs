@@ -24,11 +24,15 @@
 //! sent again (the server runs a retried request once). The server
 //! answers the reopened stream with exactly what followed; an event at or
 //! before a position already read is dropped, so nothing is delivered
-//! twice. A `409` (the server no longer holds what followed) ends the
-//! connection with the server's words: the session must be loaded again.
+//! twice. A `409` (the server no longer holds what followed) or a `404`
+//! (the server does not know the connection: another server, after the
+//! one that served it died) ends the connection with the server's words
+//! and marks it [`Connection::forgotten`]: nothing can be resumed, and
+//! `crate::reconnect` goes on with a new connection that loads the
+//! sessions (`session/load`).
 
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -73,6 +77,15 @@ struct Endpoint {
     jar: Arc<Mutex<CookieJar>>,
     /// When the connection comes back by itself after a break.
     resuming: Option<Arc<Resuming>>,
+    /// Set when the server refused to take the connection up again (see
+    /// [`Connection::forgotten`]).
+    forgotten: Arc<AtomicBool>,
+    /// `session/load` and `session/resume` requests not yet answered: id
+    /// (as JSON text) to session.
+    loads: Arc<Mutex<HashMap<String, String>>>,
+    /// When each session's stream last had news (opened, an event, or a
+    /// load sent on it).
+    activity: Arc<Mutex<HashMap<String, Instant>>>,
 }
 
 /// What a connection that resumes needs: how to redial, how many times it
@@ -97,6 +110,13 @@ const POST_WAIT: Duration = Duration::from_secs(30);
 
 /// The longest wait for a new TCP (and TLS) connection while redialing.
 const DIAL_WAIT: Duration = Duration::from_secs(10);
+
+/// How long a session's stream must be quiet before the answer to its
+/// `session/load` is handed over (see [`Endpoint::settled`]).
+const SETTLE: Duration = Duration::from_millis(100);
+
+/// The longest wait for that.
+const SETTLE_MAX: Duration = Duration::from_secs(2);
 
 /// A connection to the server, ready for requests.
 enum Sender {
@@ -165,6 +185,9 @@ pub async fn connect(
                 shared: tokio::sync::Mutex::default(),
             })
         }),
+        forgotten: Arc::default(),
+        loads: Arc::default(),
+        activity: Arc::default(),
     };
     let http2 = endpoint.target.tls || endpoint.target.is_loopback();
     let post = endpoint.open(http2).await?;
@@ -173,6 +196,7 @@ pub async fn connect(
     }
     let (sink, lines) = LineSender::channel();
     let shown = endpoint.target.shown.clone();
+    let forgotten = Arc::clone(&endpoint.forgotten);
     let writer = tokio::spawn(write(endpoint, post, lines));
     let (end_tx, end_rx) = oneshot::channel();
     let closed_shown = shown.clone();
@@ -190,6 +214,7 @@ pub async fn connect(
                 .unwrap_or_else(|_| format!("connection to {closed_shown} closed"))
         }),
         writer,
+        forgotten,
     })
 }
 
@@ -273,6 +298,54 @@ impl Endpoint {
             self.target.shown,
             r.policy.budget.as_secs()
         ))
+    }
+
+    /// A refusal of a request that names the connection, while resuming:
+    /// `404` (the server does not know the connection: another server,
+    /// after the one that served it died) or, for a stream reopened with
+    /// `Last-Event-ID`, `409` (what followed is no longer held) means
+    /// nothing can be resumed; a new connection may load the sessions.
+    fn note_refusal(&self, status: StatusCode, reopened: bool) {
+        if forgets(status, reopened) && self.resuming.is_some() {
+            self.forgotten.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// `session` had news now.
+    fn touch(&self, session: &str) {
+        if let Ok(mut activity) = self.activity.lock() {
+            activity.insert(session.to_owned(), Instant::now());
+        }
+    }
+
+    /// Waits, when `text` answers a `session/load` or `session/resume`,
+    /// until its session's stream has been quiet for [`SETTLE`] (at most
+    /// [`SETTLE_MAX`]). The history a load replays comes on the session's
+    /// stream and the answer on the connection's: the two are not
+    /// ordered with each other, and what reads them (the client, or its
+    /// relay that keeps a replayed history from it) takes the answer as
+    /// the end of the history. The server queues the history before the
+    /// answer, so it arrives as one burst once the stream is open.
+    async fn settled(&self, text: &str) {
+        let id = match Message::decode(text) {
+            Ok(Message::Response(r)) => serde_json::to_string(&r.id).ok(),
+            Ok(Message::Error(e)) => serde_json::to_string(&e.id).ok(),
+            _ => None,
+        };
+        let session = id.and_then(|id| self.loads.lock().ok()?.remove(&id));
+        let Some(session) = session else { return };
+        let until = Instant::now() + SETTLE_MAX;
+        while Instant::now() < until {
+            let last = self
+                .activity
+                .lock()
+                .ok()
+                .and_then(|a| a.get(&session).copied());
+            if last.is_some_and(|t| t.elapsed() >= SETTLE) {
+                return;
+            }
+            tokio::time::sleep(SETTLE / 5).await;
+        }
     }
 
     /// The HTTP/2 connection every request shares now (`None` over
@@ -429,6 +502,14 @@ impl Endpoint {
     }
 }
 
+/// Whether a refusal means the server will not take the connection up
+/// again: `404` (it does not know the connection), or `409` for a stream
+/// `reopened` with `Last-Event-ID` (a gap; without one, `409` is a second
+/// reader, which a new connection would not help).
+fn forgets(status: StatusCode, reopened: bool) -> bool {
+    status == StatusCode::NOT_FOUND || (reopened && status == StatusCode::CONFLICT)
+}
+
 /// Reads a whole body of at most `max` bytes as text.
 async fn read_body(resp: Response<hyper::body::Incoming>, max: usize) -> Result<String, String> {
     let body = http_body_util::Limited::new(resp.into_body(), max)
@@ -564,22 +645,38 @@ async fn send(
     streams: &mut HashSet<String>,
     line: Vec<u8>,
 ) -> Result<(), String> {
-    let session = session_for(endpoint, &line);
+    let (session, attaches) = session_for(endpoint, &line);
+    if let (Some(s), true) = (&session, attaches) {
+        let id = Message::decode_bytes(&line)
+            .ok()
+            .and_then(|m| serde_json::to_string(m.id()?).ok());
+        if let (Some(id), Ok(mut loads)) = (id, endpoint.loads.lock()) {
+            loads.insert(id, s.clone());
+        }
+        if streams.contains(s) {
+            endpoint.touch(s);
+        } else if let Ok(mut activity) = endpoint.activity.lock() {
+            // No news before the stream is open.
+            activity.remove(s);
+        }
+    }
     let mut headers = vec![
         (CONTENT_TYPE.as_str(), "application/json"),
         (CONNECTION_ID, connection),
     ];
+    // A session this server may not have seen (a load after another
+    // server died) has a stream once its `session/load` or
+    // `session/resume` is sent: that stream opens after the `POST` (what
+    // comes for it meanwhile waits on the server); any other session's
+    // before, so that nothing of it is missed.
+    let mut open_after = None;
     if let Some(s) = &session {
         if streams.insert(s.clone()) {
-            let ready = sse(
-                endpoint.clone(),
-                post.shared(),
-                connection.to_owned(),
-                Some(s.clone()),
-            );
-            ready
-                .await
-                .map_err(|_| "a session stream closed".to_owned())??;
+            if attaches {
+                open_after = Some(s.clone());
+            } else {
+                open_session(endpoint, post, connection, s).await?;
+            }
         }
         headers.push((SESSION_ID, s));
     }
@@ -588,20 +685,51 @@ async fn send(
     let resp = endpoint.send_again(post, generation, req).await?;
     if resp.status().is_success() {
         let _ = read_body(resp, 8 * 1024).await;
+        if let Some(s) = open_after {
+            open_session(endpoint, post, connection, &s).await?;
+        }
         return Ok(());
     }
+    endpoint.note_refusal(resp.status(), false);
     Err(endpoint.refused("a message", resp).await)
 }
 
+/// Opens `session`'s stream and waits until it is open (or refused).
+async fn open_session(
+    endpoint: &Endpoint,
+    post: &Sender,
+    connection: &str,
+    session: &str,
+) -> Result<(), String> {
+    let ready = sse(
+        endpoint.clone(),
+        post.shared(),
+        connection.to_owned(),
+        Some(session.to_owned()),
+    );
+    ready
+        .await
+        .map_err(|_| "a session stream closed".to_owned())??;
+    endpoint.touch(session);
+    Ok(())
+}
+
 /// The session a message belongs to: its `params.sessionId`, or, for an
-/// answer to the agent, the session the agent asked on.
-fn session_for(endpoint: &Endpoint, line: &[u8]) -> Option<String> {
-    let message = Message::decode_bytes(line).ok()?;
+/// answer to the agent, the session the agent asked on; and whether it
+/// attaches that session (`session/load`, `session/resume`).
+fn session_for(endpoint: &Endpoint, line: &[u8]) -> (Option<String>, bool) {
+    let Ok(message) = Message::decode_bytes(line) else {
+        return (None, false);
+    };
+    let attaches = matches!(message.method(), Some("session/load" | "session/resume"));
     if let SessionField::Id(s) = session_of(&message) {
-        return Some(s.into_owned());
+        return (Some(s.into_owned()), attaches);
     }
-    let id = serde_json::to_string(message.id()?).ok()?;
-    endpoint.asked.lock().ok()?.remove(&id)
+    let asked = || {
+        let id = serde_json::to_string(message.id()?).ok()?;
+        endpoint.asked.lock().ok()?.remove(&id)
+    };
+    (asked(), false)
 }
 
 /// Opens one SSE stream, on `shared` (the HTTP/2 connection) when given,
@@ -741,6 +869,9 @@ async fn open_sse(
         })?
         .map_err(broken)?;
     if !resp.status().is_success() {
+        if after.is_some() {
+            endpoint.note_refusal(resp.status(), true);
+        }
         return Err(NotOpened {
             refused: true,
             why: endpoint.refused("an event stream", resp).await,
@@ -790,6 +921,9 @@ async fn read_events(
         let Ok(chunk) = frame.into_data() else {
             continue;
         };
+        if let Some(s) = session {
+            endpoint.touch(s);
+        }
         for (id, message) in events.push(&chunk, max) {
             if let Some(id) = id {
                 if last.is_some_and(|had| id <= had) {
@@ -800,6 +934,9 @@ async fn read_events(
             }
             if let Ok(text) = &message {
                 remember(endpoint, text, session);
+                if session.is_none() {
+                    endpoint.settled(text).await;
+                }
             }
             if endpoint.inbox.send(Ok(message)).await.is_err() {
                 return (String::new(), false);
@@ -973,6 +1110,66 @@ fn remember(endpoint: &Endpoint, text: &str, session: Option<&str>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The answer to a `session/load` waits for its session's stream to
+    /// open and go quiet; any other message does not wait.
+    #[tokio::test]
+    async fn a_loads_answer_waits_for_its_history() {
+        let (inbox, _rx) = mpsc::channel(1);
+        let endpoint = Endpoint {
+            target: Arc::new(super::super::target("http://127.0.0.1:1/acp", None).unwrap()),
+            tls: None,
+            max_message: 1024,
+            inbox,
+            asked: Arc::default(),
+            jar: Arc::default(),
+            resuming: None,
+            forgotten: Arc::default(),
+            loads: Arc::default(),
+            activity: Arc::default(),
+        };
+        let other = r#"{"jsonrpc":"2.0","id":"x","result":{}}"#;
+        let started = Instant::now();
+        endpoint.settled(other).await;
+        assert!(started.elapsed() < SETTLE);
+        endpoint
+            .loads
+            .lock()
+            .unwrap()
+            .insert("\"l1\"".to_owned(), "s1".to_owned());
+        let history = endpoint.clone();
+        let stream = tokio::spawn(async move {
+            // The stream opens after a while, then events come for 300 ms.
+            tokio::time::sleep(Duration::from_millis(150)).await;
+            let until = Instant::now() + Duration::from_millis(300);
+            while Instant::now() < until {
+                history.touch("s1");
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            Instant::now()
+        });
+        let answer = r#"{"jsonrpc":"2.0","id":"l1","result":{}}"#;
+        endpoint.settled(answer).await;
+        let handed = Instant::now();
+        let last = stream.await.unwrap();
+        assert!(handed >= last, "the answer went before the history");
+        assert!(handed.duration_since(started) < SETTLE_MAX);
+        assert!(endpoint.loads.lock().unwrap().is_empty());
+    }
+
+    /// A `404`, and a `409` for a reopened stream, mean nothing can be
+    /// resumed; nothing else does.
+    #[test]
+    fn only_an_unknown_connection_or_a_gap_forgets_the_connection() {
+        assert!(forgets(StatusCode::NOT_FOUND, false));
+        assert!(forgets(StatusCode::NOT_FOUND, true));
+        assert!(forgets(StatusCode::CONFLICT, true));
+        assert!(!forgets(StatusCode::CONFLICT, false));
+        for other in [400, 401, 403, 413, 429, 500, 503] {
+            let status = StatusCode::from_u16(other).unwrap();
+            assert!(!forgets(status, true), "{other}");
+        }
+    }
 
     /// Events split into chunks of every size: the same messages, the
     /// oversized one reported with its size, the limit and its request

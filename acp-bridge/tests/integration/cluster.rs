@@ -7,7 +7,11 @@
 //! scripted editor on its stdio) reconnects, lands on the other server,
 //! loads the session from what the agent saved, tells the editor that the
 //! running turn is lost, and the next turn works there, with the whole
-//! history.
+//! history; on both profiles (on Streamable HTTP, the other server refuses
+//! the reopened streams of a connection it does not know, and the client
+//! loads the session on a new one). The one-turn client over Streamable
+//! HTTP, its server killed the same way, ends with the lost turn's error, and
+//! its next run continues the session on the other server.
 //!
 //! Without nginx the test prints a notice and passes, unless
 //! `ACP_REQUIRE_NGINX=1` (CI), where it fails.
@@ -82,6 +86,21 @@ impl Cluster {
 
 #[test]
 fn a_users_server_dies_mid_turn_and_another_takes_the_session_up() {
+    a_server_dies_mid_turn("wss");
+}
+
+/// The same over Streamable HTTP: the client's streams, reopened with
+/// `Last-Event-ID`, land on the other server, which does not know the
+/// connection (`404`); the client goes on with a new connection there and
+/// loads the session.
+#[test]
+fn over_streamable_http_a_users_server_dies_mid_turn_and_another_takes_the_session_up() {
+    a_server_dies_mid_turn("https");
+}
+
+/// Ana's server killed mid-turn, her `acp-client --stdio` connected over
+/// `scheme` (`wss` or `https`) through nginx.
+fn a_server_dies_mid_turn(scheme: &str) {
     let Some(mut cluster) = Cluster::start() else {
         return;
     };
@@ -91,7 +110,7 @@ fn a_users_server_dies_mid_turn_and_another_takes_the_session_up() {
         &cluster.pki,
         &cluster.shared,
     );
-    let url = format!("wss://localhost:{}/acp", nginx.port);
+    let url = format!("{scheme}://localhost:{}/acp", nginx.port);
     let mut editor = Editor::start(
         &[
             "--reconnect-secs",
@@ -147,6 +166,12 @@ fn a_users_server_dies_mid_turn_and_another_takes_the_session_up() {
     let third = editor.prompt(&session, "third prompt");
     let answer = editor.answer(third, "the third prompt");
     assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    // The history the client's own load replayed never reached the
+    // editor (it had it).
+    assert_eq!(
+        prompts_in(&editor.updates(&session, 0)),
+        Vec::<String>::new()
+    );
     let from = editor.seen.len();
     let load = editor.request(
         "session/load",
@@ -154,6 +179,13 @@ fn a_users_server_dies_mid_turn_and_another_takes_the_session_up() {
     );
     let loaded = editor.answer(load, "session/load");
     assert!(loaded.get("result").is_some(), "{loaded}");
+    // Over Streamable HTTP the load's answer comes on the connection's
+    // stream and the history on the session's: the two are not ordered
+    // with each other, the last updates may follow the answer.
+    let deadline = Instant::now() + WAIT;
+    while prompts_in(&editor.updates(&session, from)).len() < 3 && Instant::now() < deadline {
+        let _ = editor.next(Duration::from_millis(100));
+    }
     assert_eq!(
         prompts_in(&editor.updates(&session, from)),
         ["first prompt", "second prompt", "third prompt"]
@@ -280,8 +312,8 @@ fn a_refused_reconnect_is_an_error() {
 /// passed on unbuffered; a whole turn of the one-turn client.
 ///
 /// (nginx 1.22's HTTP/2 front holds a proxied SSE response's headers until
-/// its first bytes: the client's stream opens with the bridge's first
-/// SSE keep-alive, 15 s after the request, so this turn takes that long.)
+/// its first bytes: the bridge opens each stream with a comment, so the
+/// turn does not wait for the first 15 s keep-alive.)
 #[test]
 fn streamable_http_runs_through_the_cluster_file() {
     let Some(cluster) = Cluster::start() else {
@@ -322,6 +354,130 @@ fn streamable_http_runs_through_the_cluster_file() {
     let log = nginx.access_log();
     assert!(log.contains("\"POST /acp HTTP/2.0\" 200"), "{log}");
     let took = started.elapsed();
-    assert!(took < Duration::from_secs(25), "{took:?}");
+    assert!(took < Duration::from_secs(10), "{took:?}");
+    let _ = std::fs::remove_dir_all(&cluster.shared);
+}
+
+/// What a child writes on one of its pipes, as it comes.
+fn collect(
+    mut pipe: impl std::io::Read + Send + 'static,
+) -> std::sync::Arc<std::sync::Mutex<String>> {
+    let text = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let into = std::sync::Arc::clone(&text);
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = pipe.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            let chunk = String::from_utf8_lossy(&buf[..n]).into_owned();
+            into.lock().unwrap().push_str(&chunk);
+        }
+    });
+    text
+}
+
+/// Waits until `text` holds `what`.
+fn wait_for(text: &std::sync::Mutex<String>, what: &str, also: &std::sync::Mutex<String>) {
+    let deadline = Instant::now() + WAIT;
+    while !text.lock().unwrap().contains(what) {
+        assert!(
+            Instant::now() < deadline,
+            "no {what:?} in {}\n{}",
+            text.lock().unwrap(),
+            also.lock().unwrap()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The one-turn client over Streamable HTTP: its run waits on a
+/// permission question when its server dies; the client loads the
+/// session on the other server and the run ends with the lost turn's
+/// error (exit 1). A next run with `--session` continues the session
+/// there.
+#[test]
+fn a_one_turn_run_over_http_loses_its_turn_and_the_next_run_continues() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+
+    let Some(mut cluster) = Cluster::start() else {
+        return;
+    };
+    let url = format!("https://localhost:{}/acp", cluster.nginx.port);
+    let project = cluster.shared.join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    let client = |args: &[&str]| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_acp-client"));
+        c.args(["--reconnect-secs", "30", "--connect", &url])
+            .arg("--ca-cert")
+            .arg(&cluster.pki.ca)
+            .arg("--cwd")
+            .arg(&project)
+            .args(args)
+            .env("ACP_BRIDGE_TOKEN", ANA);
+        c
+    };
+    let mut run = client(&["--permission", "ask", "first prompt"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = collect(run.stdout.take().unwrap());
+    let err = collect(run.stderr.take().unwrap());
+    wait_for(&out, "choose 1-", &err);
+    let bridges = &mut cluster.bridges;
+    let serving = bridges.iter().position(|b| b.agent_pid().is_some());
+    let serving = serving.expect("one server runs ana's agent");
+    bridges[serving].child.kill().unwrap();
+    let _ = bridges[serving].child.wait();
+    wait_for(&err, "loading the sessions again", &out);
+    // The question's answer goes nowhere (its agent is gone); then the
+    // client reads the lost turn.
+    let mut stdin = run.stdin.take().unwrap();
+    stdin.write_all(b"1\n").unwrap();
+    drop(stdin);
+    let deadline = Instant::now() + WAIT;
+    let status = loop {
+        if let Some(status) = run.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "the run did not end");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    std::thread::sleep(Duration::from_millis(100));
+    let (said, printed) = (err.lock().unwrap().clone(), out.lock().unwrap().clone());
+    assert!(!status.success(), "{printed}\n{said}");
+    assert!(said.contains(TURN_LOST), "{printed}\n{said}");
+    let other = 1 - serving;
+    assert!(bridges[other].agent_pid().is_some(), "ana moved: {said}");
+
+    // The session goes on there.
+    let session = printed
+        .split("session ")
+        .nth(1)
+        .and_then(|s| s.split_whitespace().next())
+        .expect("the run named its session")
+        .to_owned();
+    let next = client(&[
+        "--permission",
+        "allow",
+        "--summary-json",
+        "--session",
+        &session,
+        "second prompt",
+    ])
+    .output()
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&next.stdout);
+    let summary: Value = serde_json::from_str(stdout.lines().last().unwrap_or("null")).unwrap();
+    assert_eq!(
+        summary["stopReason"],
+        "end_turn",
+        "{summary}\n{}",
+        String::from_utf8_lossy(&next.stderr)
+    );
+    assert_eq!(summary["sessionId"], session.as_str());
     let _ = std::fs::remove_dir_all(&cluster.shared);
 }

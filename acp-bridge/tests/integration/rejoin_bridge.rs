@@ -10,6 +10,8 @@ use std::net::SocketAddr;
 
 use serde_json::Value;
 
+use acp_bridge::rejoin::TURN_LOST;
+
 use crate::fault_proxy::{plan, plan_with_stalls, Fault, FaultProxy};
 use crate::ws_harness::{scratch_dir, Bridge};
 
@@ -172,4 +174,46 @@ fn a_turn_over_http_survives_five_breaks_with_stalls() {
     assert_eq!(turn_of(&summary), turn_of(&reference), "{why}");
     let reconnects = summary["reconnects"].as_u64().unwrap();
     assert!(reconnects >= 1 && reconnects <= broken as u64, "{why}");
+}
+
+/// Streamable HTTP with a replay buffer too small for what a break
+/// misses: the reopened stream's `Last-Event-ID` is refused (`409`, a
+/// gap), and the client goes on with a new connection and
+/// `session/load`; the running turn fails with the lost turn's error
+/// rather than show a turn with messages missing, and the session goes
+/// on (a next run continues it).
+#[test]
+fn a_gap_over_http_falls_back_to_loading_the_session() {
+    let bridge = Bridge::start("rejoin-http-gap", &["--replay-bytes", "64"]);
+    let proxy = FaultProxy::start(bridge.addr, vec![(1_500, Fault::Reset)]);
+    let cwd = scratch_dir("rejoin-gap-cwd");
+    let run = |addr: SocketAddr, more: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_acp-client"))
+            .args(["--summary-json", "--permission", "allow"])
+            .args(["--reconnect-secs", "20", "--connect"])
+            .arg(format!("http://{addr}/acp"))
+            .arg("--cwd")
+            .arg(&cwd)
+            .args(more)
+            .env_remove("ACP_BRIDGE_TOKEN")
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let summary: Value = serde_json::from_str(stdout.lines().last().unwrap_or("null")).unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        (out.status, summary, stderr)
+    };
+    let (status, summary, said) = run(proxy.addr, &["go"]);
+    assert!(!status.success(), "{summary}\n{said}");
+    assert!(said.contains("HTTP 409"), "{said}");
+    assert!(said.contains("loading the sessions again"), "{said}");
+    let error = summary["error"].as_str().unwrap_or_default();
+    assert!(error.contains(TURN_LOST), "{summary}");
+    assert!(summary["reconnects"].as_u64().unwrap() >= 1, "{summary}");
+    let session = summary["sessionId"].as_str().unwrap().to_owned();
+    let (status, next, said) = run(bridge.addr, &["--session", &session, "again"]);
+    assert!(status.success(), "{next}\n{said}");
+    assert_eq!(next["stopReason"], "end_turn", "{next}\n{said}");
+    assert_eq!(next["sessionId"], session.as_str());
+    let _ = std::fs::remove_dir_all(&cwd);
 }

@@ -22,6 +22,8 @@
 //!   reader the bridge still has (a connection that broke without a FIN).
 //!   `400` for a `Last-Event-ID` that is not a position, `409` for one
 //!   the stream cannot be resumed from (then load the session again).
+//!   Each stream starts with a comment (`: open`), so that a proxy that
+//!   holds the headers until the first body bytes opens it at once.
 //!   A comment goes out after `ServerConfig::sse_keep_alive` (15 s)
 //!   without an event, so the client can tell a dead connection.
 //!
@@ -46,6 +48,7 @@ use axum::extract::Request;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
+use futures_util::StreamExt;
 use tokio::sync::{mpsc, oneshot, Notify};
 
 use crate::driver::{Driver, ToConn};
@@ -362,7 +365,12 @@ fn sse(
     events: impl futures_util::Stream<Item = Result<Event, Infallible>> + Send + 'static,
     keep_alive: Duration,
 ) -> Response {
-    let mut resp = Sse::new(events)
+    // A comment at once: a front that holds a response's headers until its
+    // first body bytes (nginx's HTTP/2 side) passes the stream on now,
+    // not with the first event or keep-alive.
+    let opened =
+        futures_util::stream::once(std::future::ready(Ok(Event::default().comment("open"))));
+    let mut resp = Sse::new(opened.chain(events))
         .keep_alive(KeepAlive::new().interval(keep_alive))
         .into_response();
     // Behind nginx: pass events on as they come.
