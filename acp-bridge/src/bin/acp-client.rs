@@ -513,6 +513,19 @@ struct Transport {
     reconnects: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
 }
 
+impl Transport {
+    /// A server reached through the reconnecting relay (either profile).
+    fn rejoined(conn: reconnect::Reconnecting) -> Self {
+        Self {
+            source: Source::Rejoined(conn.source),
+            sink: conn.sink,
+            closed: conn.closed,
+            agent: Agent::Relay { relay: conn.relay },
+            reconnects: Some(conn.reconnects),
+        }
+    }
+}
+
 /// The agent end of the connection.
 enum Agent {
     /// A child process; `exit` reports its status once it has exited.
@@ -578,13 +591,7 @@ async fn connect(url: &str, args: &Args) -> Result<Transport, String> {
         });
         let conn = reconnect::connect_counting(dial, policy, reconnects).await?;
         eprintln!("acp-client: connected to {shown}");
-        return Ok(Transport {
-            source: Source::Rejoined(conn.source),
-            sink: conn.sink,
-            closed: conn.closed,
-            agent: Agent::Relay { relay: conn.relay },
-            reconnects: Some(conn.reconnects),
-        });
+        return Ok(Transport::rejoined(conn));
     }
     if !args.reconnect.is_zero() {
         // Each redial parses the URL again (the target is consumed).
@@ -596,13 +603,7 @@ async fn connect(url: &str, args: &Args) -> Result<Transport, String> {
         });
         let conn = reconnect::connect(dial, reconnect::Policy::new(args.reconnect)).await?;
         eprintln!("acp-client: connected to {shown}");
-        return Ok(Transport {
-            source: Source::Rejoined(conn.source),
-            sink: conn.sink,
-            closed: conn.closed,
-            agent: Agent::Relay { relay: conn.relay },
-            reconnects: Some(conn.reconnects),
-        });
+        return Ok(Transport::rejoined(conn));
     }
     let conn = remote::connect(target, tls, args.timeout, max).await?;
     eprintln!("acp-client: connected to {shown}");

@@ -182,6 +182,25 @@ fn kind_of(message: &Message<'_>) -> Kind {
     }
 }
 
+/// The log of `session` of `agent`'s, made with `budget` when new; its
+/// messages now go to `conn`.
+fn session_log<'s>(
+    sessions: &'s mut BTreeMap<(Option<String>, String), SessionLog>,
+    agent: Option<String>,
+    session: &str,
+    conn: ConnectionId,
+    budget: usize,
+) -> &'s mut SessionLog {
+    let entry = sessions
+        .entry((agent, session.to_owned()))
+        .or_insert_with(|| SessionLog {
+            log: ResumeLog::new(budget),
+            conn,
+        });
+    entry.conn = conn;
+    entry
+}
+
 fn params_text<'r>(req: &'r Request<'_>) -> Option<&'r str> {
     req.params.as_ref().map(|p| p.get())
 }
@@ -545,15 +564,7 @@ impl Server {
         let (stamped, held) = match stream {
             Stream::Session(s) => {
                 let held = opted.held.contains(s);
-                let entry = self
-                    .resume
-                    .sessions
-                    .entry((agent, s.clone()))
-                    .or_insert_with(|| SessionLog {
-                        log: ResumeLog::new(budget),
-                        conn,
-                    });
-                entry.conn = conn;
+                let entry = session_log(&mut self.resume.sessions, agent, s, conn, budget);
                 let at = entry.log.push(kind, &text);
                 if let Some((_, key)) = prompt {
                     entry.log.answered(&key, at);
@@ -782,16 +793,7 @@ impl Server {
         let log = match stream {
             Stream::Connection => &mut http.log,
             Stream::Session(s) => {
-                let entry = self
-                    .resume
-                    .sessions
-                    .entry((agent, s.clone()))
-                    .or_insert_with(|| SessionLog {
-                        log: ResumeLog::new(budget),
-                        conn,
-                    });
-                entry.conn = conn;
-                &mut entry.log
+                &mut session_log(&mut self.resume.sessions, agent, s, conn, budget).log
             }
         };
         let at = log.push(kind, &text);
