@@ -448,13 +448,7 @@ impl Server {
         );
         let session = crate::remote::session_field(req.params.as_ref()).into_id();
         let stream = crate::remote::answer_stream(&req.method, session.as_deref());
-        let mut line = Vec::new();
-        let _ = crate::acp::encode_error(
-            &req.id,
-            &crate::acp::RpcError::new(super::AGENTS_FULL, msg),
-            &mut line,
-        );
-        let text = String::from_utf8_lossy(line.trim_ascii_end()).into_owned();
+        let text = super::error_answer(&req.id, super::AGENTS_FULL, msg);
         self.send(now, conn, stream, text);
     }
 

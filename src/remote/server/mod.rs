@@ -810,3 +810,34 @@ impl Server {
         self.resume_timeout(now);
     }
 }
+
+/// The error answer to `id` as one message (without its `\n`): every
+/// answer the core gives a client in the agent's place.
+fn error_answer(id: &crate::acp::RequestId<'_>, code: ErrorCode, message: String) -> String {
+    let mut line = Vec::new();
+    // Encoding an id and a string into a `Vec` cannot fail.
+    let _ = crate::acp::encode_error(id, &crate::acp::RpcError::new(code, message), &mut line);
+    String::from_utf8_lossy(line.trim_ascii_end()).into_owned()
+}
+
+/// [`LINE_DROPPED`]: a message of `size` bytes over `limit` was dropped
+/// (the request it was, or answered, and its session, when known).
+fn line_dropped(
+    size: usize,
+    limit: usize,
+    id: Option<&crate::acp::RequestId<'_>>,
+    session: Option<&str>,
+) -> String {
+    let mut params = serde_json::json!({"size": size, "limit": limit});
+    if let Some(obj) = params.as_object_mut() {
+        if let Some(id) = id {
+            obj.insert("id".into(), serde_json::to_value(id).unwrap_or_default());
+        }
+        if let Some(session) = session {
+            obj.insert("sessionId".into(), session.into());
+        }
+    }
+    alloc::string::ToString::to_string(
+        &serde_json::json!({"jsonrpc": "2.0", "method": LINE_DROPPED, "params": params}),
+    )
+}

@@ -9,12 +9,11 @@
 
 use alloc::format;
 use alloc::string::{String, ToString};
-use alloc::vec::Vec;
 use core::time::Duration;
 
 use super::http::OVERSIZE_HEAD;
-use super::{ConnectionId, Profile, Server, LINE_DROPPED};
-use crate::acp::{encode_error, Message, RequestId, RpcError};
+use super::{ConnectionId, Profile, Server};
+use crate::acp::Message;
 use crate::framing::peek::peek;
 use crate::remote::Stream;
 use crate::ErrorCode;
@@ -84,9 +83,8 @@ impl Server {
                 let msg = format!(
                     "the agent's response of {size} bytes exceeds this client's {limit}-byte limit"
                 );
-                if let Some(line) = error_line(&id, ErrorCode::INTERNAL_ERROR, msg) {
-                    self.send_within_limit(now, conn, stream.clone(), line);
-                }
+                let line = super::error_answer(&id, ErrorCode::INTERNAL_ERROR, msg);
+                self.send_within_limit(now, conn, stream.clone(), line);
             }
             (id, is_request) => {
                 let request = id.filter(|_| is_request);
@@ -96,26 +94,15 @@ impl Server {
                     let msg = format!(
                         "the agent's request of {size} bytes exceeds the client's {limit}-byte limit"
                     );
-                    if let Some(line) = error_line(id, ErrorCode::INVALID_REQUEST, msg) {
-                        self.handle_text(now, conn, &line);
-                    }
+                    let line = super::error_answer(id, ErrorCode::INVALID_REQUEST, msg);
+                    self.handle_text(now, conn, &line);
                 }
                 let session = match stream {
                     Stream::Session(s) => Some(s.clone()),
                     Stream::Connection => named.map(|s| s.as_str().to_string()),
                 };
-                let mut params = serde_json::json!({"size": size, "limit": limit});
-                if let Some(obj) = params.as_object_mut() {
-                    if let Some(id) = &request {
-                        obj.insert("id".into(), serde_json::to_value(id).unwrap_or_default());
-                    }
-                    if let Some(session) = session {
-                        obj.insert("sessionId".into(), session.into());
-                    }
-                }
-                let notice =
-                    serde_json::json!({"jsonrpc": "2.0", "method": LINE_DROPPED, "params": params});
-                self.send_within_limit(now, conn, stream.clone(), notice.to_string());
+                let notice = super::line_dropped(size, limit, request.as_ref(), session.as_deref());
+                self.send_within_limit(now, conn, stream.clone(), notice);
             }
         }
         None
@@ -138,13 +125,3 @@ fn stamp_room(stream: &Stream) -> usize {
 /// The stamp's bytes besides the session's id: its members' names and
 /// punctuation, and a position of up to 20 digits, with room to spare.
 const STAMP_ROOM: usize = 128;
-
-/// The error response for `id` as one message (without a `\n`).
-fn error_line(id: &RequestId<'_>, code: ErrorCode, message: String) -> Option<String> {
-    let mut line = Vec::new();
-    encode_error(id, &RpcError::new(code, message), &mut line).ok()?;
-    if line.last() == Some(&b'\n') {
-        line.pop();
-    }
-    String::from_utf8(line).ok()
-}

@@ -6,13 +6,12 @@
 use alloc::borrow::ToOwned;
 use alloc::collections::{BTreeMap, VecDeque};
 use alloc::format;
-use alloc::string::{String, ToString};
+use alloc::string::String;
 use alloc::vec::Vec;
 use core::time::Duration;
 
 use super::{
     Action, AgentRun, ConnectionId, PoolMode, Server, ServerConfig, StartReason, StopReason,
-    LINE_DROPPED,
 };
 use crate::acp::{encode_error, Message, MessageError, RequestId, RpcError};
 use crate::remote::router::{ClientId, Out, Router};
@@ -543,17 +542,7 @@ impl Server {
         if recipients.is_empty() {
             return;
         }
-        let mut params = serde_json::json!({"size": size, "limit": limit});
-        if let Some(obj) = params.as_object_mut() {
-            if let Some(rid) = &request_id {
-                obj.insert("id".into(), serde_json::to_value(rid).unwrap_or_default());
-            }
-            if let Some(session) = session {
-                obj.insert("sessionId".into(), session.into());
-            }
-        }
-        let text = serde_json::json!({"jsonrpc": "2.0", "method": LINE_DROPPED, "params": params})
-            .to_string();
+        let text = super::line_dropped(size, limit, request_id.as_ref(), session);
         for (conn, stream) in recipients {
             self.send(now, conn, stream, text.clone());
         }

@@ -245,13 +245,7 @@ fn refuse_resume(e: &ResumeError) -> HttpRefusal {
 }
 
 fn error_text(req: &Request<'_>, e: &ResumeError) -> String {
-    let mut line = Vec::new();
-    let _ = crate::acp::encode_error(
-        &req.id,
-        &crate::acp::RpcError::new(e.code(), e.to_string()),
-        &mut line,
-    );
-    String::from_utf8_lossy(line.trim_ascii_end()).into_owned()
+    super::error_answer(&req.id, e.code(), e.to_string())
 }
 
 fn empty_result(req: &Request<'_>) -> String {
@@ -744,17 +738,12 @@ impl Server {
             Some((stream, at, Some(text))) => self.send_raw(now, conn, stream, text, Some(at)),
             Some((stream, _, None)) => {
                 // Its answer is no longer kept: it ran, and says so.
-                let mut line = Vec::new();
-                let _ = crate::acp::encode_error(
+                let text = super::error_answer(
                     &req.id,
-                    &crate::acp::RpcError::new(
-                        RESUME_GAP,
-                        "request sent again: it ran already, and its answer is no longer kept"
-                            .to_owned(),
-                    ),
-                    &mut line,
+                    RESUME_GAP,
+                    "request sent again: it ran already, and its answer is no longer kept"
+                        .to_owned(),
                 );
-                let text = String::from_utf8_lossy(line.trim_ascii_end()).into_owned();
                 self.send(now, conn, stream, text);
             }
             None => {}
