@@ -167,31 +167,14 @@ impl Proc {
 
     /// The children of this process (from /proc).
     fn children(&self) -> Vec<u32> {
-        let mut out = Vec::new();
-        if let Ok(tasks) = std::fs::read_dir(format!("/proc/{}/task", self.child.id())) {
-            for t in tasks.flatten() {
-                let list = std::fs::read_to_string(t.path().join("children")).unwrap_or_default();
-                out.extend(
-                    list.split_whitespace()
-                        .filter_map(|p| p.parse::<u32>().ok()),
-                );
-            }
-        }
-        out
-    }
-
-    fn signal(pid: u32, sig: &str) {
-        let _ = Command::new("kill")
-            .args([sig, &pid.to_string()])
-            .stderr(Stdio::null())
-            .status();
+        crate::nginx::children(self.child.id())
     }
 }
 
 impl Drop for Proc {
     fn drop(&mut self) {
         for pid in self.children() {
-            Self::signal(pid, "-KILL");
+            crate::nginx::signal(pid, "-KILL");
         }
         let _ = self.child.kill();
         let _ = self.child.wait();
@@ -1000,7 +983,7 @@ fn bridge_killed_mid_turn_is_an_error_not_a_hang() {
         let agents = bridge.proc.children();
         let _ = bridge.proc.child.kill();
         for pid in agents {
-            Proc::signal(pid, "-KILL");
+            crate::nginx::signal(pid, "-KILL");
         }
         let (code, exited) = c.wait(Duration::from_secs(20));
         let took = (exited - killed).as_secs_f64();
@@ -1080,7 +1063,7 @@ fn nginx_terminates_tls_in_front_of_two_bridges() {
 
     // One bridge gone: nginx sends the next connections to the other.
     for pid in b1.proc.children() {
-        Proc::signal(pid, "-KILL");
+        crate::nginx::signal(pid, "-KILL");
     }
     let _ = b1.proc.child.kill();
     let _ = b1.proc.child.wait();
