@@ -32,7 +32,7 @@ impl Server {
     /// requests becomes that request's error (`-32603`, with the size and
     /// the limit); a request of the agent is answered for the client with
     /// an error (`-32600`), so the agent does not wait for it; and the
-    /// client is told with [`LINE_DROPPED`] (`size`, `limit`, the
+    /// client is told with [`LINE_DROPPED`](super::LINE_DROPPED) (`size`, `limit`, the
     /// `sessionId` of the stream it was for, and `id` for a request), on
     /// the stream the message was for. The connection goes on.
     ///

@@ -459,7 +459,7 @@ impl Server {
     /// A line of `run`'s stdout over the limit, skipped (`err`, the
     /// splitter's error). An answer to a client's request becomes that
     /// request's error; a request of the agent is answered with an error;
-    /// anything else is reported with [`LINE_DROPPED`] (its size, the
+    /// anything else is reported with [`LINE_DROPPED`](super::LINE_DROPPED) (its size, the
     /// limit, and its `sessionId`) to the connections of the user whose
     /// session the line named in its first bytes (`params.sessionId`, as
     /// [`LineTooLong::session_id`](crate::framing::LineTooLong::session_id)
