@@ -59,15 +59,20 @@ pub struct Reconnecting {
     pub relay: tokio::task::JoinHandle<()>,
 }
 
+/// What the relay hands the client: a message, one skipped for its size
+/// (the transport's error, which the client shows as a problem of its
+/// turn and answers when it was a request), or why the relay gave up.
+type ToClient = Result<Result<String, FrameError>, String>;
+
 /// The receiving half of a [`Reconnecting`] connection.
 pub struct RejoinedSource {
-    rx: mpsc::Receiver<Result<String, String>>,
+    rx: mpsc::Receiver<ToClient>,
 }
 
 impl LineSource for RejoinedSource {
     async fn next_line(&mut self) -> io::Result<Option<Result<String, FrameError>>> {
         match self.rx.recv().await {
-            Some(Ok(line)) => Ok(Some(Ok(line))),
+            Some(Ok(message)) => Ok(Some(message)),
             Some(Err(_)) | None => Ok(None),
         }
     }
@@ -128,7 +133,7 @@ struct Relay {
     policy: Policy,
     rejoin: Rejoin,
     reconnects: Arc<AtomicU64>,
-    to_client: mpsc::Sender<Result<String, String>>,
+    to_client: mpsc::Sender<ToClient>,
 }
 
 impl Relay {
@@ -156,7 +161,7 @@ impl Relay {
                         Ok(Some(Ok(text))) => 'message: {
                             match self.rejoin.incoming(&text) {
                                 Ok(Some(line)) => {
-                                    if self.to_client.send(Ok(line)).await.is_err() {
+                                    if self.to_client.send(Ok(Ok(line))).await.is_err() {
                                         return "the client is done".to_owned();
                                     }
                                 }
@@ -175,7 +180,7 @@ impl Relay {
                                 let _ = conn.sink.send(with_newline(line)).await;
                             }
                             for line in self.rejoin.poll_to_client() {
-                                if self.to_client.send(Ok(line)).await.is_err() {
+                                if self.to_client.send(Ok(Ok(line))).await.is_err() {
                                     return "the client is done".to_owned();
                                 }
                             }
@@ -187,7 +192,13 @@ impl Relay {
                             "the server does not know this connection (another server, or too late to resume)".to_owned()
                         }
                         Ok(Some(Err(e))) => {
-                            eprintln!("acp-client: skipped a message from the server: {e}");
+                            // A message over the client's own limit (the
+                            // transport skipped it as it came): the client
+                            // shows it as a problem of its turn, and
+                            // answers it when it was a request.
+                            if self.to_client.send(Ok(Err(e))).await.is_err() {
+                                return "the client is done".to_owned();
+                            }
                             continue;
                         }
                         Ok(None) => (&mut conn.closed).await,
@@ -400,6 +411,43 @@ mod tests {
         // Starting over is not a reconnect of the relay's (the transport
         // counts its own).
         assert_eq!(counted.load(Ordering::Relaxed), 0);
+        drop(conn.sink);
+    }
+
+    /// A message the transport skipped for the client's own limit reaches
+    /// the client as that error (a problem of its turn, answered when it
+    /// was a request), between the messages around it; the relay goes on.
+    #[tokio::test]
+    async fn a_message_over_the_clients_limit_reaches_it_as_the_error() {
+        use acp_codec::framing::LineTooLong;
+        let (first, a) = Connection::fake();
+        let servers = std::sync::Mutex::new(vec![first]);
+        let dial: Dial = Arc::new(move || {
+            let next = servers.lock().unwrap().pop();
+            Box::pin(async move { next.ok_or_else(|| "no more servers".to_owned()) })
+        });
+        let mut conn = connect(dial, Policy::new(Duration::from_secs(5)))
+            .await
+            .unwrap();
+        let before = json!({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s1", "update": {"n": 1}}});
+        let after = json!({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s1", "update": {"n": 2}}});
+        answer(&a, before.clone()).await;
+        let skipped = FrameError::LineTooLong(LineTooLong::new(100, 300, None, false));
+        a.to_client.send(Ok(Err(skipped))).await.unwrap();
+        answer(&a, after.clone()).await;
+        assert_eq!(next(&mut conn.source).await, before);
+        let got = tokio::time::timeout(Duration::from_secs(5), conn.source.next_line())
+            .await
+            .expect("the error within 5 s")
+            .unwrap()
+            .expect("the stream goes on");
+        match got {
+            Err(FrameError::LineTooLong(e)) => {
+                assert_eq!((e.limit(), e.seen()), (100, 300), "{e}");
+            }
+            other => panic!("not the skipped message's error: {other:?}"),
+        }
+        assert_eq!(next(&mut conn.source).await, after);
         drop(conn.sink);
     }
 

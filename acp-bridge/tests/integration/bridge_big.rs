@@ -289,8 +289,7 @@ fn peak_memory_relaying_a_64_mib_line_over_streamable_http() {
 /// limit (the client stated it on connecting) and says what it dropped, a
 /// problem of the turn; on Streamable HTTP the client's SSE reader skips
 /// the event as it comes, and the reconnecting relay between it and the
-/// turn prints that it did (it does not yet pass the error on to the
-/// turn: its channel carries lines and the relay's own failure only).
+/// turn hands the error on: a problem of the turn too.
 #[test]
 fn acp_client_is_told_of_a_message_three_times_its_limit_and_the_turn_goes_on() {
     use std::process::{Command, Stdio};
@@ -300,8 +299,8 @@ fn acp_client_is_told_of_a_message_three_times_its_limit_and_the_turn_goes_on() 
         ("ws", "the bridge dropped a message from the agent of ", 1),
         (
             "http",
-            "skipped a message from the server: line of more than ",
-            0,
+            "skipped a message from the agent: line of more than ",
+            1,
         ),
     ] {
         let out = Command::new(env!("CARGO_BIN_EXE_acp-client"))
