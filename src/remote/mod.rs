@@ -190,9 +190,10 @@ pub use server::{
     AGENTS_FULL, BINARY_REFUSED, DEFAULT_SSE_KEEP_ALIVE, HEADER_MAX_MESSAGE, LINE_DROPPED,
 };
 pub use transport::{
-    answer_stream, check_post, check_response_session, is_reattach, is_session_scoped, oversize,
-    session_field, session_of, Checked, CloseCode, Gate, Post, SessionField, Stream, BATCH_ERROR,
-    DEFAULT_MAX_BACKLOG_BYTES, DEFAULT_MAX_BUFFERED_SESSION_STREAMS, DEFAULT_MAX_ID_LENGTH,
-    DEFAULT_MAX_OUTPUT_STALL, ENDPOINT_PATH, EVENT_STREAM_MIME_TYPE, HEADER_CONNECTION_ID,
-    HEADER_PROTOCOL_VERSION, HEADER_SESSION_ID, INVALID_REQUEST, JSON_MIME_TYPE, PARSE_ERROR,
+    answer_stream, check_post, check_response_session, error_stream, is_reattach,
+    is_session_scoped, oversize, session_field, session_of, Checked, CloseCode, Gate, Post,
+    SessionField, Stream, BATCH_ERROR, DEFAULT_MAX_BACKLOG_BYTES,
+    DEFAULT_MAX_BUFFERED_SESSION_STREAMS, DEFAULT_MAX_ID_LENGTH, DEFAULT_MAX_OUTPUT_STALL,
+    ENDPOINT_PATH, EVENT_STREAM_MIME_TYPE, HEADER_CONNECTION_ID, HEADER_PROTOCOL_VERSION,
+    HEADER_SESSION_ID, INVALID_REQUEST, JSON_MIME_TYPE, PARSE_ERROR,
 };

@@ -309,15 +309,15 @@ fn each_message_names_its_streamable_http_stream() {
             json!({"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn"}})
         )]
     );
-    // session/load is answered on the connection stream (its client may not
-    // have the session's stream open yet); session/resume on the session's.
+    // session/load and session/resume are answered on the session's
+    // stream (a load's answer behind the history the agent replays there).
     let got = round_trip(
         &mut r,
         b,
         json!({"jsonrpc":"2.0","id":1,"method":"session/load","params":{"sessionId":"sl","cwd":"/","mcpServers":[]}}),
         json!({}),
     );
-    assert_eq!((got[0].0, &got[0].1), (b, &Stream::Connection));
+    assert_eq!((got[0].0, &got[0].1), (b, &session("sl")));
     let got = round_trip(
         &mut r,
         b,

@@ -112,7 +112,8 @@ const POST_WAIT: Duration = Duration::from_secs(30);
 const DIAL_WAIT: Duration = Duration::from_secs(10);
 
 /// How long a session's stream must be quiet before the answer to its
-/// `session/load` is handed over (see [`Endpoint::settled`]).
+/// `session/load` is handed over, when a server sends that answer on the
+/// connection's stream (see [`Endpoint::settled`]).
 const SETTLE: Duration = Duration::from_millis(100);
 
 /// The longest wait for that.
@@ -318,22 +319,33 @@ impl Endpoint {
         }
     }
 
-    /// Waits, when `text` answers a `session/load` or `session/resume`,
-    /// until its session's stream has been quiet for [`SETTLE`] (at most
-    /// [`SETTLE_MAX`]). The history a load replays comes on the session's
-    /// stream and the answer on the connection's: the two are not
-    /// ordered with each other, and what reads them (the client, or its
-    /// relay that keeps a replayed history from it) takes the answer as
-    /// the end of the history. The server queues the history before the
-    /// answer, so it arrives as one burst once the stream is open.
-    async fn settled(&self, text: &str) {
-        let id = match Message::decode(text) {
-            Ok(Message::Response(r)) => serde_json::to_string(&r.id).ok(),
-            Ok(Message::Error(e)) => serde_json::to_string(&e.id).ok(),
-            _ => None,
+    /// Hands over the answer to a `session/load` or `session/resume`
+    /// (`text`, read on the connection's stream when `on_connection`):
+    /// at once when it came on its session's stream, as acp-bridge sends
+    /// it (behind the history the load replays there: one stream is read
+    /// in order). A result on the connection's stream comes from a server
+    /// that puts it there (the official TypeScript SDK's server does, as
+    /// the transport's draft lists it): nothing orders it with the
+    /// history, and what reads them (the client, or its relay that keeps a
+    /// replayed history from it) takes the answer as the end of the
+    /// history; it waits until the session's stream has been quiet for
+    /// [`SETTLE`] (at most [`SETTLE_MAX`]). Such a server queues the
+    /// history before the answer, so it arrives as one burst once the
+    /// stream is open. An error does not wait: a failed load replays
+    /// nothing.
+    async fn settled(&self, text: &str, on_connection: bool) {
+        if self.loads.lock().map_or(true, |l| l.is_empty()) {
+            return;
+        }
+        let (id, failed) = match Message::decode(text) {
+            Ok(Message::Response(r)) => (serde_json::to_string(&r.id).ok(), false),
+            Ok(Message::Error(e)) => (serde_json::to_string(&e.id).ok(), true),
+            _ => return,
         };
         let session = id.and_then(|id| self.loads.lock().ok()?.remove(&id));
-        let Some(session) = session else { return };
+        let Some(session) = session.filter(|_| on_connection && !failed) else {
+            return;
+        };
         let until = Instant::now() + SETTLE_MAX;
         while Instant::now() < until {
             let last = self
@@ -667,8 +679,9 @@ async fn send(
     // A session this server may not have seen (a load after another
     // server died) has a stream once its `session/load` or
     // `session/resume` is sent: that stream opens after the `POST` (what
-    // comes for it meanwhile waits on the server); any other session's
-    // before, so that nothing of it is missed.
+    // comes for it meanwhile, the history and the answer, waits on the
+    // server); any other session's before, so that nothing of it is
+    // missed.
     let mut open_after = None;
     if let Some(s) = &session {
         if streams.insert(s.clone()) {
@@ -934,9 +947,7 @@ async fn read_events(
             }
             if let Ok(text) = &message {
                 remember(endpoint, text, session);
-                if session.is_none() {
-                    endpoint.settled(text).await;
-                }
+                endpoint.settled(text, session.is_none()).await;
             }
             if endpoint.inbox.send(Ok(message)).await.is_err() {
                 return (String::new(), false);
@@ -1111,10 +1122,13 @@ fn remember(endpoint: &Endpoint, text: &str, session: Option<&str>) {
 mod tests {
     use super::*;
 
-    /// The answer to a `session/load` waits for its session's stream to
-    /// open and go quiet; any other message does not wait.
+    /// The answer to a `session/load` on the connection's stream (a
+    /// server that puts it there) waits for its session's stream to open
+    /// and go quiet; on the session's stream (behind the history, as
+    /// acp-bridge sends it) it does not, nor does an error, nor any other
+    /// message.
     #[tokio::test]
-    async fn a_loads_answer_waits_for_its_history() {
+    async fn a_loads_answer_waits_for_its_history_only_on_the_connections_stream() {
         let (inbox, _rx) = mpsc::channel(1);
         let endpoint = Endpoint {
             target: Arc::new(super::super::target("http://127.0.0.1:1/acp", None).unwrap()),
@@ -1128,15 +1142,25 @@ mod tests {
             loads: Arc::default(),
             activity: Arc::default(),
         };
+        let load = |id: &str| {
+            endpoint
+                .loads
+                .lock()
+                .unwrap()
+                .insert(format!("\"{id}\""), "s1".to_owned());
+        };
         let other = r#"{"jsonrpc":"2.0","id":"x","result":{}}"#;
         let started = Instant::now();
-        endpoint.settled(other).await;
+        load("l0");
+        endpoint.settled(other, true).await;
+        let on_session = r#"{"jsonrpc":"2.0","id":"l0","result":{}}"#;
+        endpoint.settled(on_session, false).await;
+        load("e0");
+        let failed = r#"{"jsonrpc":"2.0","id":"e0","error":{"code":-32002,"message":"no"}}"#;
+        endpoint.settled(failed, true).await;
         assert!(started.elapsed() < SETTLE);
-        endpoint
-            .loads
-            .lock()
-            .unwrap()
-            .insert("\"l1\"".to_owned(), "s1".to_owned());
+        assert!(endpoint.loads.lock().unwrap().is_empty());
+        load("l1");
         let history = endpoint.clone();
         let stream = tokio::spawn(async move {
             // The stream opens after a while, then events come for 300 ms.
@@ -1149,7 +1173,7 @@ mod tests {
             Instant::now()
         });
         let answer = r#"{"jsonrpc":"2.0","id":"l1","result":{}}"#;
-        endpoint.settled(answer).await;
+        endpoint.settled(answer, true).await;
         let handed = Instant::now();
         let last = stream.await.unwrap();
         assert!(handed >= last, "the answer went before the history");

@@ -17,7 +17,7 @@ use crate::acp::{
 };
 use crate::json::unescape::unquote;
 use crate::remote::routing::opens_session;
-use crate::remote::transport::{answer_stream, SessionField, Stream};
+use crate::remote::transport::{answer_stream, error_stream, SessionField, Stream};
 use crate::{ErrorCode, FrameError, PeekedId};
 
 use super::sessions::Whose;
@@ -139,28 +139,37 @@ impl Router {
                 let msg = format!("the agent answered {} with session {s}, which is not available to this connection", f.method);
                 out.push(Out::Client {
                     to: f.client,
-                    stream: answer_stream(&f.method, f.session.as_deref()),
+                    stream: error_stream(&f.method, f.session.as_deref()),
                     text: error_text(&f.id, ErrorCode::INTERNAL_ERROR, msg),
                 });
                 return;
             }
         }
-        let back = match msg {
-            Message::Response(r) => Message::Response(Response {
-                id: f.id.clone(),
-                result: self.visible(&f, r.result),
-            }),
-            Message::Error(e) => Message::Error(ErrorResponse {
-                id: f.id.clone(),
-                error: e.error,
-            }),
+        // A result behind what the agent sent on its session's stream
+        // before it (a load's history); an error where the requester
+        // reads it.
+        let (back, stream) = match msg {
+            Message::Response(r) => (
+                Message::Response(Response {
+                    id: f.id.clone(),
+                    result: self.visible(&f, r.result),
+                }),
+                answer_stream(f.session.as_deref()),
+            ),
+            Message::Error(e) => (
+                Message::Error(ErrorResponse {
+                    id: f.id.clone(),
+                    error: e.error,
+                }),
+                error_stream(&f.method, f.session.as_deref()),
+            ),
             _ => return,
         };
         let mut text = Vec::with_capacity(line.len().saturating_add(16));
         if back.encode(&mut text).is_ok() {
             out.push(Out::Client {
                 to: f.client,
-                stream: answer_stream(&f.method, f.session.as_deref()),
+                stream,
                 text: line_to_text(text),
             });
         }
@@ -385,7 +394,7 @@ impl Router {
         );
         out.push(Out::Client {
             to: f.client,
-            stream: answer_stream(&f.method, f.session.as_deref()),
+            stream: error_stream(&f.method, f.session.as_deref()),
             text: error_text(&f.id, ErrorCode::INTERNAL_ERROR, msg),
         });
     }

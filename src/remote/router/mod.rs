@@ -567,7 +567,7 @@ impl Router {
                 let msg = format!("the agent exited ({status}) before answering {}", f.method);
                 out.push(Out::Client {
                     to: f.client,
-                    stream: super::answer_stream(&f.method, f.session.as_deref()),
+                    stream: super::error_stream(&f.method, f.session.as_deref()),
                     text: error_text(&f.id, ErrorCode::INTERNAL_ERROR, msg),
                 });
             }

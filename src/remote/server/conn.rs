@@ -447,7 +447,7 @@ impl Server {
             "the bridge runs {max} agents, its limit (--max-agents), each with a connection: {user}'s agent starts once another user has none"
         );
         let session = crate::remote::session_field(req.params.as_ref()).into_id();
-        let stream = crate::remote::answer_stream(&req.method, session.as_deref());
+        let stream = crate::remote::error_stream(&req.method, session.as_deref());
         let text = super::error_answer(&req.id, super::AGENTS_FULL, msg);
         self.send(now, conn, stream, text);
     }

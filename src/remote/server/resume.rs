@@ -366,7 +366,15 @@ impl Server {
         if is_reattach {
             let cursor = match params.map(Cursor::from_params) {
                 Some(Ok(Some(c))) => c,
-                _ => return Some(message),
+                _ => {
+                    // No position: the client takes the session as the
+                    // agent gives it now, its messages (the answer among
+                    // them) wait for nothing.
+                    if let Some(o) = self.resume.conns.get_mut(&conn) {
+                        o.held.remove(&session);
+                    }
+                    return Some(message);
+                }
             };
             let handled = self.reattach(now, conn, &agent, client, req, &session, cursor.position);
             return (!handled).then_some(message);

@@ -969,3 +969,117 @@ fn an_agent_line_handed_over_is_routed_as_one_lent() {
         assert_eq!(format!("{a:?}"), format!("{b:?}"));
     }
 }
+
+/// A Streamable HTTP connection of `p`, its `initialize` answered by the
+/// agent `run`.
+fn http_connection(h: &mut Harness, run: AgentRun, p: &Principal) -> ConnectionId {
+    let PostOutcome::Opened(c) = h
+        .server
+        .handle_post(h.now, p, None, None, &init(0))
+        .unwrap()
+    else {
+        panic!("no connection")
+    };
+    let id = agent_id(&h.settle());
+    let acts = h.agent(
+        run,
+        &format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{}}}}"#),
+    );
+    assert!(
+        matches!(&acts[..], [Action::Answer { to, .. }] if *to == c),
+        "{acts:?}"
+    );
+    c
+}
+
+/// What was sent to `to`: each message's stream, position and text.
+fn sent_on(acts: &[Action], to: ConnectionId) -> Vec<(Stream, Option<Position>, String)> {
+    acts.iter()
+        .filter_map(|a| match a {
+            Action::Send {
+                to: t,
+                stream,
+                text,
+                position,
+            } if *t == to => Some((stream.clone(), *position, text.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A `session/load` over Streamable HTTP: the history the agent replays
+/// before its answer goes on the session's stream, and so does the
+/// answer, behind it (one stream is read in order: the client has the
+/// whole history when the answer comes, whatever the timing of its
+/// streams). Its error goes on the connection's stream (the load
+/// attached nothing).
+#[test]
+fn a_loads_answer_comes_after_its_history_on_the_sessions_stream() {
+    let mut h = Harness::new(ServerConfig::new());
+    let run = started(&h.settle())[0];
+    let p = Principal::anonymous();
+    let first = http_connection(&mut h, run, &p);
+    h.server
+        .handle_post(h.now, &p, Some(first), None, &new_session(1))
+        .unwrap();
+    let id = agent_id(&h.settle());
+    h.agent(
+        run,
+        &format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"sessionId":"s1"}}}}"#),
+    );
+    h.server.handle_closed(h.now, first);
+    h.settle();
+
+    // Another connection loads s1 (a client after a failover).
+    let c = http_connection(&mut h, run, &p);
+    let load = r#"{"jsonrpc":"2.0","id":7,"method":"session/load","params":{"sessionId":"s1","cwd":"/","mcpServers":[]}}"#;
+    assert_eq!(
+        h.server.handle_post(h.now, &p, Some(c), Some("s1"), load),
+        Ok(PostOutcome::Accepted)
+    );
+    let id = agent_id(&h.settle());
+    let mut acts = h.agent(run, &update("s1", "one"));
+    acts.extend(h.agent(run, &update("s1", "two")));
+    acts.extend(h.agent(
+        run,
+        &format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"modes":null}}}}"#),
+    ));
+    let got = sent_on(&acts, c);
+    let s1 = Stream::Session("s1".into());
+    assert_eq!(
+        got.iter()
+            .map(|(s, _, t)| (s, t.as_str()))
+            .collect::<Vec<_>>(),
+        [
+            (&s1, update("s1", "one").as_str()),
+            (&s1, update("s1", "two").as_str()),
+            (&s1, r#"{"jsonrpc":"2.0","id":7,"result":{"modes":null}}"#),
+        ],
+        "{acts:?}"
+    );
+    let positions: Vec<Position> = got.iter().map(|(_, p, _)| p.unwrap()).collect();
+    assert!(positions.windows(2).all(|w| w[0] < w[1]), "{positions:?}");
+    // The client opens the session's stream after its `POST`: it is the
+    // connection's now.
+    assert!(h
+        .server
+        .handle_stream_opened(h.now, &p, c, Some("s1"), None)
+        .is_ok());
+
+    // A load the agent refuses: its error on the connection's stream.
+    let load = r#"{"jsonrpc":"2.0","id":8,"method":"session/load","params":{"sessionId":"s2","cwd":"/","mcpServers":[]}}"#;
+    h.server
+        .handle_post(h.now, &p, Some(c), Some("s2"), load)
+        .unwrap();
+    let id = agent_id(&h.settle());
+    let acts = h.agent(
+        run,
+        &format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"error":{{"code":-32002,"message":"no such session"}}}}"#
+        ),
+    );
+    let got = sent_on(&acts, c);
+    assert_eq!(got.len(), 1, "{acts:?}");
+    assert_eq!(got[0].0, Stream::Connection);
+    assert!(got[0].2.contains("no such session"), "{got:?}");
+}

@@ -146,18 +146,55 @@ pub fn session_of<'r>(message: &'r Message<'_>) -> SessionField<'r> {
 pub enum Stream {
     /// The connection-scoped stream (`GET` with `Acp-Connection-Id` only):
     /// answers to requests without a session (`initialize`, `session/new`,
-    /// `session/list`, and `session/load`, whose client may not have the
-    /// session's stream open yet), and agent messages naming no session.
+    /// `session/list`), a failed `session/load`'s error, and agent
+    /// messages naming no session.
     Connection,
     /// The stream of one session (`GET` with `Acp-Session-Id` too):
     /// `session/update`s, the agent's requests for the session, and answers
-    /// to the session's requests.
+    /// to the session's requests (a `session/load`'s result after the
+    /// history it replays).
     Session(String),
 }
 
-/// Where the answer to a client request goes: the session stream of its
-/// session, except for `session/load`, answered on the connection stream.
-pub fn answer_stream(method: &str, session: Option<&str>) -> Stream {
+/// Where the result of a client request about `session` goes: the
+/// session's stream, the connection stream for a request without one.
+///
+/// A `session/load`'s result goes on the session's stream too, behind
+/// the history the agent replays there before answering: one stream is
+/// read in order, so the client has the whole history when the answer
+/// comes. (On the connection stream nothing would order the two, and a
+/// client could take the answer for the history's end while part of it
+/// is still on the way.) Its error goes elsewhere:
+/// [`error_stream`].
+///
+/// ```
+/// use acp_codec::remote::{answer_stream, Stream};
+///
+/// // A `session/load` of s1, answered.
+/// assert_eq!(answer_stream(Some("s1")), Stream::Session("s1".into()));
+/// // A `session/new`.
+/// assert_eq!(answer_stream(None), Stream::Connection);
+/// ```
+pub fn answer_stream(session: Option<&str>) -> Stream {
+    match session {
+        Some(s) => Stream::Session(s.into()),
+        None => Stream::Connection,
+    }
+}
+
+/// Where an error answering a client's `method` request about `session`
+/// goes: as its result ([`answer_stream`]), except for `session/load`,
+/// whose error goes on the connection stream. A load that failed leaves
+/// its session unattached (the server may refuse a `GET` of its stream
+/// then), and it has no history to be ordered behind.
+///
+/// ```
+/// use acp_codec::remote::{error_stream, Stream};
+///
+/// assert_eq!(error_stream("session/load", Some("s1")), Stream::Connection);
+/// assert_eq!(error_stream("session/prompt", Some("s1")), Stream::Session("s1".into()));
+/// ```
+pub fn error_stream(method: &str, session: Option<&str>) -> Stream {
     match session {
         Some(s) if method != names::SESSION_LOAD => Stream::Session(s.into()),
         _ => Stream::Connection,
@@ -261,12 +298,14 @@ mod tests {
         use alloc::string::ToString;
         assert_eq!(CloseCode(4000).to_string(), "4000");
         assert_eq!(CloseCode::POLICY_VIOLATION.name(), Some("policy violation"));
-        assert_eq!(answer_stream("session/load", Some("s")), Stream::Connection);
+        assert_eq!(answer_stream(Some("s")), Stream::Session("s".into()));
+        assert_eq!(answer_stream(None), Stream::Connection);
+        assert_eq!(error_stream("session/load", Some("s")), Stream::Connection);
         assert_eq!(
-            answer_stream("session/prompt", Some("s")),
+            error_stream("session/prompt", Some("s")),
             Stream::Session("s".into())
         );
-        assert_eq!(answer_stream("session/list", None), Stream::Connection);
+        assert_eq!(error_stream("session/list", None), Stream::Connection);
         assert!(is_reattach("session/resume") && !is_reattach("session/new"));
         assert!(is_session_scoped("session/set_model") && is_session_scoped("session/fork"));
     }
