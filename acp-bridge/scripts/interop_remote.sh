@@ -9,7 +9,9 @@
 # profile of /acp: `experimental/ws-client` (WebSocket) and
 # `experimental/http-client` (Streamable HTTP). Each must finish a turn with
 # end_turn, answer at least one permission request and receive the 5 MB
-# update intact. Then `acp-client --connect` runs a full turn (with a
+# update intact, then load the session on a new connection and have its
+# whole history (every update of the turn, the 5 MB one too) before the
+# load's answer. Then `acp-client --connect` runs a full turn (with a
 # permission request) against the SDK's own server (`experimental/server`,
 # scripts/peers/ts_remote_server.mjs) hosting the SDK's example agent, over
 # each profile it offers: http:// and ws://. Every run is bounded by
@@ -57,7 +59,8 @@ run() {
   if [[ $rc -eq 0 ]] && python3 -c '
 import json, sys
 s = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
-ok = s["stopReason"] == "end_turn" and s["permissions"] >= 1 and s["largest"] >= int(sys.argv[2])
+ok = s["stopReason"] == "end_turn" and s["permissions"] >= 1 and s["largest"] >= int(sys.argv[2]) \
+    and s["history"] >= s["updates"]
 sys.exit(0 if ok else 1)' "$T/out" "$BIG"; then
     printf 'ok   %-58s %6.2fs  %s\n' "TS SDK 2.4.0 $profile client through acp-bridge" "$secs" "$(tail -1 "$T/out")"
   else

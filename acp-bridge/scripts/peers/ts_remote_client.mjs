@@ -7,10 +7,13 @@
 //   node scripts/peers/ts_remote_client.mjs http http://127.0.0.1:4444/acp [CWD]
 //
 // Runs one turn: initialize, session/new, session/prompt; answers
-// session/request_permission with the first allow option. Prints one JSON
-// line on stdout: {stopReason, updates, permissions, largest} (largest: the
-// longest session/update as JSON text, in bytes). Exits non-zero on any
-// failure. The SDK is found in $PEERS_DIR/node_modules/sdk24.
+// session/request_permission with the first allow option. Then, on a new
+// connection, initialize and session/load of that session, counting the
+// history updates that came before the load's answer. Prints one JSON line
+// on stdout: {stopReason, updates, permissions, largest, history} (largest:
+// the longest session/update as JSON text, in bytes; history: the updates
+// the load replayed before its answer). Exits non-zero on any failure. The
+// SDK is found in $PEERS_DIR/node_modules/sdk24.
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
@@ -24,17 +27,23 @@ const { methods } = acp;
 const [profile, url, cwdArg] = process.argv.slice(2);
 const cwd = path.resolve(cwdArg || process.cwd());
 const headers = process.env.ACP_TOKEN ? { Authorization: `Bearer ${process.env.ACP_TOKEN}` } : {};
-let stream;
+let connect;
 if (profile === "ws") {
   const { createWebSocketStream } = await load("transports/ws-stream.js");
-  stream = createWebSocketStream(url, { headers });
+  connect = () => createWebSocketStream(url, { headers });
 } else if (profile === "http") {
   const { createHttpStream } = await load("transports/http-stream.js");
-  stream = createHttpStream(url, { headers });
+  connect = () => createHttpStream(url, { headers });
 } else {
   console.error("usage: ts_remote_client.mjs ws|http URL [CWD]");
   process.exit(2);
 }
+const initialize = (ctx) =>
+  ctx.request(methods.agent.initialize, {
+    protocolVersion: acp.PROTOCOL_VERSION,
+    clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+    clientInfo: { name: "acp-codec-ts-remote-client", version: "0.1.0" },
+  });
 
 let updates = 0;
 let permissions = 0;
@@ -51,17 +60,32 @@ const app = acp
     return opt ? { outcome: { outcome: "selected", optionId: opt.optionId } } : { outcome: { outcome: "cancelled" } };
   });
 
-await app.connectWith(stream, async (ctx) => {
-  await ctx.request(methods.agent.initialize, {
-    protocolVersion: acp.PROTOCOL_VERSION,
-    clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
-    clientInfo: { name: "acp-codec-ts-remote-client", version: "0.1.0" },
-  });
+let sessionId;
+let stopReason;
+await app.connectWith(connect(), async (ctx) => {
+  await initialize(ctx);
   const session = await ctx.request(methods.agent.session.new, { cwd, mcpServers: [] });
+  sessionId = session.sessionId;
   const done = await ctx.request(methods.agent.session.prompt, {
-    sessionId: session.sessionId,
+    sessionId,
     prompt: [{ type: "text", text: "Run the tool, please." }],
   });
-  console.log(JSON.stringify({ stopReason: done.stopReason, updates, permissions, largest }));
+  stopReason = done.stopReason;
 });
+
+// The session loaded on a new connection: its history is replayed before
+// the load's answer.
+let replayed = 0;
+let history = -1;
+const again = acp
+  .client({ name: "acp-codec-ts-remote-client" })
+  .onNotification(methods.client.session.update, (ctx) => {
+    if (ctx.params.sessionId === sessionId) replayed += 1;
+  });
+await again.connectWith(connect(), async (ctx) => {
+  await initialize(ctx);
+  await ctx.request(methods.agent.session.load, { sessionId, cwd, mcpServers: [] });
+  history = replayed;
+});
+console.log(JSON.stringify({ stopReason, updates, permissions, largest, history }));
 process.exit(0);
