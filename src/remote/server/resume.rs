@@ -1084,6 +1084,40 @@ mod tests {
         assert_eq!(sent(&h.agent(&update(4)), d)[0].1, first + 5);
     }
 
+    /// A resumed connection's session waits for the client's position;
+    /// a `session/load` without one takes the session as the agent gives
+    /// it: its history and its answer (on the session's stream, behind
+    /// the history) go out, nothing waits.
+    #[test]
+    fn a_load_without_a_position_takes_a_waiting_session_as_it_is() {
+        let mut h = H::new();
+        let c = h.opted_with_session();
+        assert_eq!(sent(&h.agent(&update(0)), c).len(), 1);
+        h.server.handle_closed(h.now, c);
+        let _ = h.server.take_actions();
+        let d = h.open();
+        let back = format!(
+            r#"{{"jsonrpc":"2.0","id":"r1","method":"initialize","params":{{"protocolVersion":1,"_meta":{{"acp-codec/resume":{{}},"acp-codec/cursor":{{"connection":"{}","position":2}}}}}}}}"#,
+            c.0
+        );
+        let _ = h.client(d, &back);
+        assert!(sent(&h.agent(&update(1)), d).is_empty(), "it waits");
+        let acts = h.client(
+            d,
+            r#"{"jsonrpc":"2.0","id":"l","method":"session/load","params":{"sessionId":"s1","cwd":"/","mcpServers":[]}}"#,
+        );
+        let id = H::agent_id(&acts);
+        let mut acts = h.agent(&update(7));
+        acts.extend(h.agent(&format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{}}}}"#)));
+        let got = sent(&acts, d);
+        assert_eq!(got.len(), 2, "{acts:?}");
+        assert_eq!(got[0].0.as_deref(), Some("s1"));
+        assert!(got[0].2.contains(r#""n":7"#), "{got:?}");
+        assert_eq!(got[1].0.as_deref(), Some("s1"));
+        assert_eq!(got[1].2, r#"{"jsonrpc":"2.0","id":"l","result":{}}"#);
+        assert!(got[0].1 < got[1].1, "{got:?}");
+    }
+
     #[test]
     fn a_retried_prompt_runs_once() {
         let mut h = H::new();
