@@ -29,6 +29,9 @@
 //!   at the end, after every agent exits, every request of a connection
 //!   still open has exactly one (a refused `POST` is answered by its HTTP
 //!   refusal);
+//! - a `session/load`'s result goes on a session's stream, where it
+//!   follows the history the agent replayed before it (never on the
+//!   connection's stream, which nothing orders with the session's);
 //! - no message longer than a client's stated limit reaches it;
 //! - what is queued for a user's connections stays within
 //!   `max_user_buffered_bytes` (or one message, which always fits);
@@ -242,6 +245,12 @@ impl World {
                     }
                     let user = self.user(to);
                     let method = self.answered(to, &text);
+                    if method.as_deref() == Some("session/load") && is_result(&text) {
+                        assert!(
+                            matches!(stream, Stream::Session(_)),
+                            "a session/load's result on the connection's stream: {text:?}"
+                        );
+                    }
                     // A session's messages: on its stream, or naming it
                     // (a request or notification, or the answer that
                     // opens or reattaches it). Other answers are the
@@ -489,4 +498,9 @@ pub fn check(data: &[u8]) {
         "requests never answered: {:?}",
         w.pending
     );
+}
+
+/// Whether `text` is a JSON-RPC result (not an error).
+fn is_result(text: &str) -> bool {
+    serde_json::from_str::<serde_json::Value>(text).is_ok_and(|v| v.get("result").is_some())
 }
