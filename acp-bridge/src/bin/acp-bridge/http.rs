@@ -5,7 +5,9 @@
 //!   `Acp-Connection-Id` header names the connection. Every other `POST`
 //!   carries that header (and `Acp-Session-Id` for a session's messages: the
 //!   session-scoped methods, or any `params.sessionId`) and is answered
-//!   `202` at once; answers come on the SSE streams.
+//!   `202` at once; answers come on the SSE streams (a `session/load`'s
+//!   result on its session's stream, behind the history the agent
+//!   replays there, so a client has the whole history when it comes).
 //! - `GET` (`Accept: text/event-stream`) with `Acp-Connection-Id` opens the
 //!   connection's stream; adding `Acp-Session-Id` opens that session's
 //!   stream, when the session is the connection's user's: held by this
