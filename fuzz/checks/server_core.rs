@@ -29,7 +29,7 @@
 //!   at the end, after every agent exits, every request of a connection
 //!   still open has exactly one (a refused `POST` is answered by its HTTP
 //!   refusal);
-//! - a `session/load`'s result goes on a session's stream, where it
+//! - a `session/load`'s result goes on its session's stream, where it
 //!   follows the history the agent replayed before it (never on the
 //!   connection's stream, which nothing orders with the session's);
 //! - no message longer than a client's stated limit reaches it;
@@ -160,8 +160,11 @@ struct World {
     /// Bytes queued (sent by the core, not yet written) per connection.
     queued: BTreeMap<ConnectionId, usize>,
     /// Requests waiting for an answer, by connection and id: their
-    /// methods, oldest first.
-    pending: BTreeMap<(ConnectionId, String), Vec<String>>,
+    /// methods and the sessions they named, oldest first.
+    pending: BTreeMap<(ConnectionId, String), Vec<(String, Option<String>)>>,
+    /// Ids of `pending` that had two requests waiting at once since they
+    /// last had none: which request an answer is for, only the core knows.
+    ambiguous: BTreeSet<(ConnectionId, String)>,
     /// The live agent runs, by the user they serve (`None`: shared).
     runs: BTreeMap<AgentRun, Option<String>>,
     /// Each session's first owner, per agent (`None`: shared).
@@ -186,8 +189,11 @@ impl World {
         (pool == PoolMode::PerUser).then(|| user.to_owned())
     }
 
-    /// Counts an answer; the method of the request it answers.
-    fn answered(&mut self, conn: ConnectionId, text: &str) -> Option<String> {
+    /// Counts an answer; the method of the request it answers, and the
+    /// session that request named when it is known (no two requests with
+    /// that id were waiting at once: which of several an answer is for,
+    /// only the core knows).
+    fn answered(&mut self, conn: ConnectionId, text: &str) -> Option<(String, Option<String>)> {
         let id = answer_id(text)?;
         if id == "null" {
             return None;
@@ -198,11 +204,14 @@ impl World {
             }
             panic!("an answer to {id} on {conn}, which has no such request waiting");
         };
-        let method = methods.remove(0);
+        let (method, session) = methods.remove(0);
+        let key = (conn, id);
+        let known = !self.ambiguous.contains(&key);
         if methods.is_empty() {
-            self.pending.remove(&(conn, id));
+            self.pending.remove(&key);
+            self.ambiguous.remove(&key);
         }
-        Some(method)
+        Some((method, session.filter(|_| known)))
     }
 
     fn asked(&mut self, conn: ConnectionId, text: &str) {
@@ -210,7 +219,12 @@ impl World {
             return;
         }
         if let (Some(id), Some(method)) = (request_id(text), request_method(text)) {
-            self.pending.entry((conn, id)).or_default().push(method);
+            let session = named_session(text);
+            let waiting = self.pending.entry((conn, id.clone())).or_default();
+            if !waiting.is_empty() {
+                self.ambiguous.insert((conn, id));
+            }
+            waiting.push((method, session));
         }
     }
 
@@ -220,6 +234,7 @@ impl World {
         self.limits.remove(&conn);
         self.retrying.remove(&conn);
         self.pending.retain(|(c, _), _| *c != conn);
+        self.ambiguous.retain(|(c, _)| *c != conn);
         for slot in self.ws.iter_mut().chain(self.http.iter_mut()) {
             if *slot == Some(conn) {
                 *slot = None;
@@ -244,13 +259,19 @@ impl World {
                         );
                     }
                     let user = self.user(to);
-                    let method = self.answered(to, &text);
-                    if method.as_deref() == Some("session/load") && is_result(&text) {
-                        assert!(
-                            matches!(stream, Stream::Session(_)),
-                            "a session/load's result on the connection's stream: {text:?}"
-                        );
+                    let asked = self.answered(to, &text);
+                    if let Some(("session/load", Some(s))) =
+                        asked.as_ref().map(|(m, s)| (m.as_str(), s))
+                    {
+                        if is_result(&text) {
+                            assert_eq!(
+                                stream,
+                                Stream::Session(s.clone()),
+                                "a session/load's result off its session's stream: {text:?}"
+                            );
+                        }
                     }
+                    let method = asked.map(|(m, _)| m);
                     // A session's messages: on its stream, or naming it
                     // (a request or notification, or the answer that
                     // opens or reattaches it). Other answers are the
