@@ -150,6 +150,10 @@ fn replaces_one_over(text: &str, limit: usize) -> bool {
     }
 }
 
+/// A request waiting for its answer: its method, and the session it
+/// named.
+type Asked = (String, Option<String>);
+
 #[derive(Default)]
 struct World {
     now: Duration,
@@ -161,7 +165,7 @@ struct World {
     queued: BTreeMap<ConnectionId, usize>,
     /// Requests waiting for an answer, by connection and id: their
     /// methods and the sessions they named, oldest first.
-    pending: BTreeMap<(ConnectionId, String), Vec<(String, Option<String>)>>,
+    pending: BTreeMap<(ConnectionId, String), Vec<Asked>>,
     /// Ids of `pending` that had two requests waiting at once since they
     /// last had none: which request an answer is for, only the core knows.
     ambiguous: BTreeSet<(ConnectionId, String)>,
@@ -193,7 +197,7 @@ impl World {
     /// session that request named when it is known (no two requests with
     /// that id were waiting at once: which of several an answer is for,
     /// only the core knows).
-    fn answered(&mut self, conn: ConnectionId, text: &str) -> Option<(String, Option<String>)> {
+    fn answered(&mut self, conn: ConnectionId, text: &str) -> Option<Asked> {
         let id = answer_id(text)?;
         if id == "null" {
             return None;
