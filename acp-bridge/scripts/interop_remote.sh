@@ -11,7 +11,11 @@
 # end_turn, answer at least one permission request and receive the 5 MB
 # update intact, then load the session on a new connection and have its
 # whole history (every update of the turn, the 5 MB one too) before the
-# load's answer. Then `acp-client --connect` runs a full turn (with a
+# load's answer. The bridge is then stopped and another started on the
+# same agent state (the mock agent's --state-dir, as servers behind one
+# address share it): each SDK client loads its session there, on a server
+# that has never seen it, and must again have its whole history before the
+# answer. Then `acp-client --connect` runs a full turn (with a
 # permission request) against the SDK's own server (`experimental/server`,
 # scripts/peers/ts_remote_server.mjs) hosting the SDK's example agent, over
 # each profile it offers: http:// and ws://. Every run is bounded by
@@ -27,6 +31,7 @@ TARGET="${CARGO_TARGET_DIR:-$ROOT/../target}"
 [[ "$TARGET" = /* ]] || TARGET="$ROOT/../$TARGET"
 BRIDGE="$TARGET/debug/acp-bridge"
 CLIENT="$TARGET/debug/acp-client"
+MOCK="$TARGET/debug/acp-mock-agent"
 scripts/peers/install.sh >/dev/null
 
 T="$(mktemp -d)"
@@ -39,15 +44,21 @@ cleanup() {
 trap cleanup EXIT
 BIG=5000000
 
-timeout -k 5 300 "$BRIDGE" --port 0 --log-dir "$T" --mock-args "--big-bytes $BIG" 2>"$T/bridge.err" &
-BRIDGE_PID=$!
-ADDR=""
-for _ in $(seq 1 100); do
-  ADDR="$(grep -o 'listening on ws://[^ ]*' "$T/bridge.err" | sed 's|.*ws://||' || true)"
-  [[ -n "$ADDR" ]] && break
-  sleep 0.1
-done
-[[ -n "$ADDR" ]] || { echo "interop_remote: acp-bridge did not start"; cat "$T/bridge.err"; exit 1; }
+# A bridge on the mock agent keeping its sessions in $T/state; sets
+# BRIDGE_PID and ADDR.
+start_bridge() {
+  : >"$T/bridge.err"
+  timeout -k 5 300 "$BRIDGE" --port 0 --log-dir "$T" --agent "$MOCK --big-bytes $BIG --state-dir $T/state" 2>"$T/bridge.err" &
+  BRIDGE_PID=$!
+  ADDR=""
+  for _ in $(seq 1 100); do
+    ADDR="$(grep -o 'listening on ws://[^ ]*' "$T/bridge.err" | sed 's|.*ws://||' || true)"
+    [[ -n "$ADDR" ]] && break
+    sleep 0.1
+  done
+  [[ -n "$ADDR" ]] || { echo "interop_remote: acp-bridge did not start"; cat "$T/bridge.err"; exit 1; }
+}
+start_bridge
 
 FAILED=0
 run() {
@@ -63,6 +74,7 @@ ok = s["stopReason"] == "end_turn" and s["permissions"] >= 1 and s["largest"] >=
     and s["history"] >= s["updates"]
 sys.exit(0 if ok else 1)' "$T/out" "$BIG"; then
     printf 'ok   %-58s %6.2fs  %s\n' "TS SDK 2.4.0 $profile client through acp-bridge" "$secs" "$(tail -1 "$T/out")"
+    tail -1 "$T/out" >"$T/turn.$profile"
   else
     printf 'FAIL %-58s %6.2fs (exit %s)\n' "TS SDK 2.4.0 $profile client through acp-bridge" "$secs" "$rc"
     cat "$T/out" "$T/err"
@@ -74,6 +86,39 @@ WS_FLAG=()
 if node -e 'process.exit(typeof WebSocket === "function" ? 1 : 0)'; then WS_FLAG=(--experimental-websocket); fi
 run ws "ws://$ADDR/acp" "${WS_FLAG[@]}"
 run http "http://$ADDR/acp"
+kill "$BRIDGE_PID" 2>/dev/null || true
+wait "$BRIDGE_PID" 2>/dev/null || true
+BRIDGE_PID=""
+
+# Another bridge on the same agent state: each client's session loaded
+# there (on Streamable HTTP the SDK's client opens the session's stream
+# before it sends the load).
+start_bridge
+load_elsewhere() {
+  local profile="$1" url="$2"; shift 2
+  local name="TS SDK 2.4.0 $profile client loads its session on another bridge"
+  if [[ ! -f "$T/turn.$profile" ]]; then
+    printf 'FAIL %-58s (no session: its turn failed)\n' "$name"
+    FAILED=1
+    return
+  fi
+  local session rc=0
+  session="$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["sessionId"])' "$T/turn.$profile")"
+  timeout -k 5 60 node "$@" scripts/peers/ts_remote_client.mjs "$profile" "$url" "$T" "$session" >"$T/out" 2>"$T/err" || rc=$?
+  if [[ $rc -eq 0 ]] && python3 -c '
+import json, sys
+turn = json.load(open(sys.argv[1]))
+s = json.loads(open(sys.argv[2]).read().strip().splitlines()[-1])
+sys.exit(0 if s["history"] >= turn["updates"] else 1)' "$T/turn.$profile" "$T/out"; then
+    printf 'ok   %-58s %s\n' "$name" "$(tail -1 "$T/out")"
+  else
+    printf 'FAIL %-58s (exit %s)\n' "$name" "$rc"
+    cat "$T/out" "$T/err"
+    FAILED=1
+  fi
+}
+load_elsewhere ws "ws://$ADDR/acp" "${WS_FLAG[@]}"
+load_elsewhere http "http://$ADDR/acp"
 kill "$BRIDGE_PID" 2>/dev/null || true
 wait "$BRIDGE_PID" 2>/dev/null || true
 BRIDGE_PID=""

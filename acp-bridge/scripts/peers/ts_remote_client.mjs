@@ -5,6 +5,7 @@
 //
 //   node --experimental-websocket scripts/peers/ts_remote_client.mjs ws ws://127.0.0.1:4444/acp [CWD]
 //   node scripts/peers/ts_remote_client.mjs http http://127.0.0.1:4444/acp [CWD]
+//   node scripts/peers/ts_remote_client.mjs http http://127.0.0.1:4444/acp CWD SESSION
 //
 // Runs one turn: initialize, session/new, session/prompt; answers
 // session/request_permission with the first allow option. Then, on a new
@@ -12,8 +13,10 @@
 // history updates that came before the load's answer. Prints one JSON line
 // on stdout: {stopReason, updates, permissions, largest, history} (largest:
 // the longest session/update as JSON text, in bytes; history: the updates
-// the load replayed before its answer). Exits non-zero on any failure. The
-// SDK is found in $PEERS_DIR/node_modules/sdk24.
+// the load replayed before its answer; sessionId). With SESSION, only the
+// load of that session (another server's, say, sharing the agent's state):
+// {history, sessionId}. Exits non-zero on any failure. The SDK is found in
+// $PEERS_DIR/node_modules/sdk24.
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
@@ -24,7 +27,7 @@ const load = (p) => import(pathToFileURL(path.join(dist, p)).href);
 const acp = await load("v1/stable/acp.js");
 const { methods } = acp;
 
-const [profile, url, cwdArg] = process.argv.slice(2);
+const [profile, url, cwdArg, loadOnly] = process.argv.slice(2);
 const cwd = path.resolve(cwdArg || process.cwd());
 const headers = process.env.ACP_TOKEN ? { Authorization: `Bearer ${process.env.ACP_TOKEN}` } : {};
 let connect;
@@ -60,9 +63,9 @@ const app = acp
     return opt ? { outcome: { outcome: "selected", optionId: opt.optionId } } : { outcome: { outcome: "cancelled" } };
   });
 
-let sessionId;
+let sessionId = loadOnly;
 let stopReason;
-await app.connectWith(connect(), async (ctx) => {
+if (!loadOnly) await app.connectWith(connect(), async (ctx) => {
   await initialize(ctx);
   const session = await ctx.request(methods.agent.session.new, { cwd, mcpServers: [] });
   sessionId = session.sessionId;
@@ -87,5 +90,7 @@ await again.connectWith(connect(), async (ctx) => {
   await ctx.request(methods.agent.session.load, { sessionId, cwd, mcpServers: [] });
   history = replayed;
 });
-console.log(JSON.stringify({ stopReason, updates, permissions, largest, history }));
+console.log(
+  JSON.stringify(loadOnly ? { history, sessionId } : { stopReason, updates, permissions, largest, history, sessionId }),
+);
 process.exit(0);

@@ -427,6 +427,23 @@ impl Router {
         self.sessions.user(session)
     }
 
+    /// Whether `client` may reattach `session` (`session/load`,
+    /// `session/resume`), as far as who owns it goes: a session of its
+    /// user's, or one the router has never seen when its user is the
+    /// agent's own (a session the agent kept from before the router, or
+    /// another server's that shared its state). The user's session limit
+    /// is checked when the request comes.
+    pub fn may_reattach(&self, client: ClientId, session: &str) -> bool {
+        let Some(user) = self.user_of(client) else {
+            return false;
+        };
+        match self.sessions.whose(session) {
+            sessions::Whose::Owner(o) => o.user == user,
+            sessions::Whose::Nobody => false,
+            sessions::Whose::Unseen => user == self.agent_user,
+        }
+    }
+
     /// The client that holds `session`, if any.
     pub fn owner(&self, session: &str) -> Option<ClientId> {
         self.sessions.holder(session)

@@ -333,7 +333,9 @@ impl Server {
     }
 
     /// A Streamable HTTP `GET`: a reader for `conn`'s stream, or for the
-    /// stream of `session` when the session is the connection's user's.
+    /// stream of `session` when the session is the connection's user's,
+    /// or one it may reattach (never seen, and the agent is the user's
+    /// own: [`Router::may_reattach`](crate::remote::Router::may_reattach)).
     /// Give it back with [`handle_stream_closed`](Self::handle_stream_closed).
     ///
     /// With `last_event_id` (the `Last-Event-ID` header: the reader had
@@ -344,7 +346,8 @@ impl Server {
     ///
     /// # Errors
     ///
-    /// The refusal: `404` for another user's (or an unknown) session,
+    /// The refusal: `404` for another user's session (or one never seen,
+    /// on an agent that is not the user's own),
     /// `409` when the stream has a reader (and no `last_event_id`), `400`
     /// past the streams' limit; `400` for a `last_event_id` that is not a
     /// position, `409` for one the stream never reached or one older than
@@ -367,11 +370,12 @@ impl Server {
         let stream = match session {
             Some(s) => {
                 let router = self.agents.get(&c.agent).map(|a| &a.router);
-                let mine = router.is_some_and(|r| {
-                    r.owner(s) == Some(c.client)
-                        || r.user_of(c.client)
-                            .is_some_and(|u| r.session_user(s) == Some(u))
-                });
+                // Its own, another of its user's, or one it may reattach
+                // (a client may open a session's stream before it sends
+                // the `session/load` whose history and answer come there,
+                // as the official TypeScript SDK's client does).
+                let mine = router
+                    .is_some_and(|r| r.owner(s) == Some(c.client) || r.may_reattach(c.client, s));
                 if !mine {
                     return Err(HttpRefusal::text(
                         404,

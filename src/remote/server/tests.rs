@@ -1067,6 +1067,13 @@ fn a_loads_answer_comes_after_its_history_on_the_sessions_stream() {
         .is_ok());
 
     // A load the agent refuses: its error on the connection's stream.
+    // The session's stream opens before the load (as the official
+    // TypeScript SDK's client opens it): a session never seen, which the
+    // agent's own user may reattach.
+    assert!(h
+        .server
+        .handle_stream_opened(h.now, &p, c, Some("s2"), None)
+        .is_ok());
     let load = r#"{"jsonrpc":"2.0","id":8,"method":"session/load","params":{"sessionId":"s2","cwd":"/","mcpServers":[]}}"#;
     h.server
         .handle_post(h.now, &p, Some(c), Some("s2"), load)

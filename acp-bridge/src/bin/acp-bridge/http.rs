@@ -11,10 +11,12 @@
 //! - `GET` (`Accept: text/event-stream`) with `Acp-Connection-Id` opens the
 //!   connection's stream; adding `Acp-Session-Id` opens that session's
 //!   stream, when the session is the connection's user's: held by this
-//!   connection or another of theirs, or left for a reattach (else `404`,
-//!   no stream: another user's session, or one the bridge has not seen
-//!   since it started, whose stream opens once its `session/load` or
-//!   `session/resume` is sent). One receiver per stream (another gets `409`). Messages for a
+//!   connection or another of theirs, or left for a reattach, or one the
+//!   bridge has not seen since it started that the user may reattach
+//!   (their own agent's, or the shared agent's when it has no users), so
+//!   a client may open it before its `session/load` (else `404`, no
+//!   stream: another user's session, or one never seen that only a
+//!   `session/load` by the agent's own user could take up). One receiver per stream (another gets `409`). Messages for a
 //!   stream nobody reads yet wait for it, counted against
 //!   `--max-buffered-bytes`.
 //! - `DELETE` with `Acp-Connection-Id` closes the connection.
