@@ -67,3 +67,39 @@ fn detached_sessions_are_forgotten_when_reused_or_reattached() {
     assert_eq!(r.replaying, ["s1", "s2"]);
     assert_eq!(r.replay().map(ReplayBuffer::sessions), Some(2));
 }
+
+/// Who may reattach a session (and so open its stream before the
+/// reattach): its owner's user; a session never seen, only the agent's
+/// own user; a session of another user's, never.
+#[test]
+fn may_reattach_follows_the_claim_rules() {
+    let mut out = Vec::new();
+    // A shared agent with named users: nobody may claim an unseen session.
+    let mut shared = Router::new();
+    shared.agent_started(1, 0, &mut out);
+    let ana = shared.connect_as("ana", Permissions::READ_WRITE).unwrap();
+    let bo = shared.connect_as("bo", Permissions::READ_WRITE).unwrap();
+    assert!(!shared.may_reattach(ana, "unseen"));
+    shared.handle_client(
+        ana,
+        r#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{}}"#,
+        Duration::ZERO,
+        &mut out,
+    );
+    shared.handle_agent(
+        r#"{"jsonrpc":"2.0","id":0,"result":{"sessionId":"s"}}"#,
+        Duration::ZERO,
+        &mut out,
+    );
+    assert!(shared.may_reattach(ana, "s"));
+    assert!(!shared.may_reattach(bo, "s"));
+    // The anonymous user of a single-user agent may.
+    let mut single = Router::new();
+    let anyone = single.connect();
+    assert!(single.may_reattach(anyone, "unseen"));
+    // A user's own agent: its user may.
+    let mut own = Router::new().with_dedicated_user("cy");
+    let cy = own.connect_as("cy", Permissions::READ_WRITE).unwrap();
+    assert!(own.may_reattach(cy, "unseen"));
+    assert!(!own.may_reattach(ClientId(99), "unseen"));
+}
