@@ -109,6 +109,13 @@ impl<'de> Reader<'de> {
         self.depth = mark.depth;
     }
 
+    /// Moves on to `pos`, past text read without the reader (the lead of
+    /// a line, [`decode_line`](super::decode_line)'s): no container opens
+    /// or closes in it.
+    pub(crate) fn advance_to(&mut self, pos: usize) {
+        self.pos = pos;
+    }
+
     /// The byte offset of the position.
     pub(crate) fn pos(&self) -> usize {
         self.pos
