@@ -431,9 +431,9 @@ fn one_pass<'a>(
     let params_text = env.params;
     let salvaged = cx.salvaged;
     // A notification or a request whose envelope was read at once and
-    // whose params were typed in place: `into_message` would find what
-    // the lead already checked (`"2.0"`, an integer id, a plain method)
-    // and no result or error.
+    // whose params were typed in place is built here: `into_message` would
+    // find what the lead already checked (`"2.0"`, an integer id, a plain
+    // method) and no result or error.
     if let (Some((_, method)), None, None) = (lead.method, env.result, env.error) {
         match (lead.id, &mut *out) {
             (None, Some(Incoming::Notification(t))) if env.id.is_none() => {
@@ -450,6 +450,23 @@ fn one_pass<'a>(
                 return Some(Ok(()));
             }
             _ => {}
+        }
+    }
+    // So is a response whose result was typed in place after its id.
+    if let (Some((_, id)), None, Some(result), None, None) =
+        (lead.id, env.method, env.result, env.error, env.params)
+    {
+        if let Some(Incoming::Response {
+            response,
+            result: typed,
+        }) = out
+        {
+            *response = Response {
+                id: RequestId::Number(id),
+                result: RawJson::from_validated(result),
+            };
+            typed.salvaged = salvaged;
+            return Some(Ok(()));
         }
     }
     match (env.into_message(), &mut *out) {
