@@ -696,7 +696,11 @@ fn lead_id(line: &str, at: usize) -> Option<(usize, (&str, i64))> {
     if len == 0 || len > 18 || leading_zero || matches!(b.get(end), Some(b'.' | b'e' | b'E')) {
         return None;
     }
-    let value = if negative { value.checked_neg()? } else { value };
+    let value = if negative {
+        value.checked_neg()?
+    } else {
+        value
+    };
     Some((end, (line.get(from..end)?, value)))
 }
 

@@ -706,7 +706,13 @@ proptest! {
 /// `i64` and one past), the method, the params as sent.
 #[test]
 fn requests_read_at_once_are_the_requests_sent() {
-    for id in ["0", "-1", "123456789012345678", "9223372036854775807", "-9223372036854775808"] {
+    for id in [
+        "0",
+        "-1",
+        "123456789012345678",
+        "9223372036854775807",
+        "-9223372036854775808",
+    ] {
         let line = format!(
             r#"{{"jsonrpc":"2.0","id":{id},"method":"fs/read_text_file","params":{{"sessionId":"s","path":"/a"}}}}"#
         );
@@ -714,7 +720,11 @@ fn requests_read_at_once_are_the_requests_sent() {
             panic!("{line}")
         };
         let v: Value = serde_json::from_str(&line).unwrap();
-        assert_eq!(serde_json::to_value(&request.id).unwrap(), v["id"], "{line}");
+        assert_eq!(
+            serde_json::to_value(&request.id).unwrap(),
+            v["id"],
+            "{line}"
+        );
         assert_eq!(request.method, v["method"].as_str().unwrap());
         let sent = request.params.as_ref().map(|p| p.get().to_owned());
         assert_eq!(sent.as_deref(), Some(r#"{"sessionId":"s","path":"/a"}"#));
@@ -723,5 +733,8 @@ fn requests_read_at_once_are_the_requests_sent() {
     }
     // One past an i64: not an integer id, as `serde_json` reads it.
     let line = r#"{"jsonrpc":"2.0","id":9223372036854775808,"method":"fs/read_text_file","params":{"sessionId":"s","path":"/a"}}"#;
-    assert_eq!(decode_line(line, Mode::Strict).unwrap_err().code().0, -32600);
+    assert_eq!(
+        decode_line(line, Mode::Strict).unwrap_err().code().0,
+        -32600
+    );
 }
