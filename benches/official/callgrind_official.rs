@@ -14,9 +14,9 @@
 use std::hint::black_box;
 use std::path::Path;
 
+mod decode;
 #[path = "../support/real_traffic.rs"]
 mod real_traffic;
-mod decode;
 
 use decode::official;
 use real_traffic::Row;
@@ -57,7 +57,17 @@ fn main() {
     {
         // The row's name first: the counts' dumps come in this order.
         println!("{}\t{}", row.name, row.lines.len());
-        assert_eq!(counted(&mut || official_row(row)), row.lines.len(), "{}", row.name);
-        assert_eq!(counted(&mut || acp_codec_row(row)), row.lines.len(), "{}", row.name);
+        assert_eq!(
+            counted(&mut || official_row(row)),
+            row.lines.len(),
+            "{}",
+            row.name
+        );
+        assert_eq!(
+            counted(&mut || acp_codec_row(row)),
+            row.lines.len(),
+            "{}",
+            row.name
+        );
     }
 }

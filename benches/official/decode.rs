@@ -37,4 +37,3 @@ pub fn official(kind: Kind, line: &str) -> bool {
         Kind::Request(m) | Kind::Result(m) => unreachable!("{m}"),
     }
 }
-

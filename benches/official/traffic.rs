@@ -13,9 +13,9 @@ use std::path::Path;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
+mod decode;
 #[path = "../support/real_traffic.rs"]
 mod real_traffic;
-mod decode;
 
 use decode::official;
 use real_traffic::{Row, ALL_UPDATES};

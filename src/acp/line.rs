@@ -688,7 +688,9 @@ fn lead_id(line: &str, at: usize) -> Option<(usize, (&str, i64))> {
         if !c.is_ascii_digit() {
             break;
         }
-        value = value.checked_mul(10)?.checked_add(i64::from(c - b'0'))?;
+        value = value
+            .checked_mul(10)?
+            .checked_add(i64::from(c.wrapping_sub(b'0')))?;
         end = end.saturating_add(1);
     }
     let len = end.saturating_sub(digits_from);
