@@ -420,8 +420,8 @@ impl<'de> Reader<'de> {
     /// is not searched to its end first (in code, full of quotes, that
     /// search costs a third of the unescaping): its allocation is of the
     /// rest of the text, which it cannot outgrow, so it is never grown
-    /// and copied as it is read (before, from 8 KiB doubling: a tenth of
-    /// the instructions of a file's text went to those copies). Then it
+    /// and copied as it is read (a string grown from 8 KiB by doubling
+    /// spent a tenth of a file's decoding in those copies). Then it
     /// is trimmed, in place, when much of it went unused (the string ends
     /// well before the line, or megabytes of `\u` escapes shrank to a
     /// third); an allocator maps pages as they are written, so the part
