@@ -12,7 +12,8 @@
 //! [`encode_row`]) and dumping the counts after each call, and prints the
 //! instructions of each row. Run
 //! alone (as `cargo bench` does), it decodes and encodes every row once and
-//! checks each line decodes to its kind.
+//! checks each line decodes to its kind; given an argument, only the rows
+//! whose name contains it.
 
 use std::hint::black_box;
 use std::path::Path;
@@ -76,8 +77,14 @@ fn main() {
         env!("CARGO_MANIFEST_DIR"),
         "/tests/fixtures/sessions"
     )));
+    // An argument keeps only the rows whose name contains it (a profile of
+    // one row: `valgrind --tool=callgrind --toggle-collect=... BIN ROW`).
+    let only = std::env::args().nth(1).filter(|a| !a.starts_with('-'));
     let mut out = Vec::with_capacity(1 << 20);
-    for row in &rows {
+    for row in rows
+        .iter()
+        .filter(|row| only.as_deref().is_none_or(|o| row.name.contains(o)))
+    {
         // The row's name first: the counts' dumps come in this order.
         println!("{}\t{}", row.name, row.lines.len());
         assert_eq!(

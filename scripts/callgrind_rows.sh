@@ -3,6 +3,10 @@
 # callgrind (counts that do not depend on the machine's load).
 #
 #   scripts/callgrind_rows.sh                  print the table (tab-separated)
+#   scripts/callgrind_rows.sh --official       per row, the instructions of
+#                                              the official types
+#                                              (benches/official) and ours,
+#                                              and their ratio
 #   scripts/callgrind_rows.sh --compare OLD    the table beside OLD (a table
 #                                              this script printed), with
 #                                              the change in percent; exit
@@ -27,29 +31,40 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 compare=""
+official=""
 if [ "${1:-}" = "--compare" ]; then
   compare="${2:?--compare needs a table}"
+elif [ "${1:-}" = "--official" ]; then
+  official=1
 fi
 
-bin=$(cargo bench --bench callgrind_rows --no-run --message-format=json 2>/dev/null \
+# The program to run: benches/callgrind_rows.rs, or (--official)
+# benches/official/callgrind_official.rs, built with the bench profile.
+program=callgrind_rows
+dir=.
+if [ -n "$official" ]; then
+  program=callgrind_official
+  dir=benches/official
+fi
+bin=$(cd "$dir" && cargo bench --bench "$program" --no-run --message-format=json 2>/dev/null \
   | python3 -c 'import json,sys
 for l in sys.stdin:
     m = json.loads(l)
-    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "callgrind_rows" and m.get("executable"):
-        print(m["executable"])')
-[ -n "$bin" ] || { echo "callgrind_rows: build failed (run cargo bench --bench callgrind_rows --no-run)" >&2; exit 2; }
+    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == sys.argv[1] and m.get("executable"):
+        print(m["executable"])' "$program")
+[ -n "$bin" ] || { echo "callgrind_rows: build failed (run cargo bench --bench $program --no-run in $dir)" >&2; exit 2; }
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 # setarch -R: no address randomisation, so that what depends on where the
 # heap lies varies as little as it can from run to run.
 setarch "$(uname -m)" -R valgrind --tool=callgrind --callgrind-out-file="$work/out.%p" \
-  --toggle-collect='callgrind_rows::counted' --dump-after='callgrind_rows::counted' \
+  --toggle-collect="$program::counted" --dump-after="$program::counted" \
   "$bin" >"$work/rows" 2>"$work/log" || { cat "$work/log" >&2; exit 2; }
 
-python3 - "$work" "$compare" <<'PY'
+python3 - "$work" "$compare" "$official" <<'PY'
 import glob, os, re, sys
-work, compare = sys.argv[1], sys.argv[2]
+work, compare, official = sys.argv[1], sys.argv[2], sys.argv[3]
 rows = [l.rstrip('\n').split('\t') for l in open(os.path.join(work, 'rows')) if l.strip()]
 ALLOC = {'malloc', 'realloc', 'calloc'}
 COPY = {'memcpy', 'memmove', '__memcpy_avx_unaligned_erms', '__memmove_avx_unaligned_erms'}
@@ -109,6 +124,16 @@ got = [counts(p) for p in dumps]
 if len(got) < 2 * len(rows):
     sys.exit('callgrind_rows: %d dumps for %d rows' % (len(got), len(rows)))
 table = [(name, int(n)) + got[2 * i] + got[2 * i + 1] for i, (name, n) in enumerate(rows)]
+if official:
+    # Per row: the official types' instructions, ours, and how many times
+    # fewer ours are (all instructions: the allocator's and copies' work
+    # is part of each side's cost).
+    print('\t'.join(['row', 'lines', 'official Ir', 'acp_codec Ir', 'ratio',
+                      'official allocs', 'acp_codec allocs']))
+    for t in table:
+        print('\t'.join(str(x) for x in [t[0], t[1], t[2], t[6], '%.2fx' % (t[2] / t[6]),
+                                           t[4], t[8]]))
+    sys.exit(0)
 HEAD = ['decode Ir', 'decode Ir outside libc', 'decode allocs', 'decode memcpys',
         'encode Ir', 'encode Ir outside libc', 'encode allocs', 'encode memcpys']
 N = len(HEAD)

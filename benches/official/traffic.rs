@@ -11,43 +11,14 @@
 use std::hint::black_box;
 use std::path::Path;
 
-use agent_client_protocol_schema::rpc::{JsonRpcMessage, Notification};
-use agent_client_protocol_schema::v1::{
-    PromptRequest, PromptResponse, ReadTextFileRequest, ReadTextFileResponse, Request,
-    RequestPermissionRequest, RequestPermissionResponse, Response, SessionNotification,
-    WriteTextFileRequest, WriteTextFileResponse,
-};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use serde::de::DeserializeOwned;
 
+mod decode;
 #[path = "../support/real_traffic.rs"]
 mod real_traffic;
 
-use real_traffic::{Kind, Row, ALL_UPDATES};
-
-fn line_as<T: DeserializeOwned>(line: &str) -> bool {
-    black_box(serde_json::from_str::<JsonRpcMessage<T>>(line)).is_ok()
-}
-
-/// The line decoded into the official types. Whether it succeeded.
-fn official(kind: Kind, line: &str) -> bool {
-    match kind {
-        Kind::Update => line_as::<Notification<SessionNotification>>(line),
-        Kind::Request("session/prompt") => line_as::<Request<PromptRequest>>(line),
-        Kind::Request("fs/read_text_file") => line_as::<Request<ReadTextFileRequest>>(line),
-        Kind::Request("fs/write_text_file") => line_as::<Request<WriteTextFileRequest>>(line),
-        Kind::Request("session/request_permission") => {
-            line_as::<Request<RequestPermissionRequest>>(line)
-        }
-        Kind::Result("session/prompt") => line_as::<Response<PromptResponse>>(line),
-        Kind::Result("fs/read_text_file") => line_as::<Response<ReadTextFileResponse>>(line),
-        Kind::Result("fs/write_text_file") => line_as::<Response<WriteTextFileResponse>>(line),
-        Kind::Result("session/request_permission") => {
-            line_as::<Response<RequestPermissionResponse>>(line)
-        }
-        Kind::Request(m) | Kind::Result(m) => unreachable!("{m}"),
-    }
-}
+use decode::official;
+use real_traffic::{Row, ALL_UPDATES};
 
 /// Lines per row as elements, the row of every line by bytes.
 fn throughput(row: &Row) -> Throughput {

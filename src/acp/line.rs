@@ -16,6 +16,7 @@ use super::tracker::Tracker;
 use super::wire::{Cx, Mode};
 use super::MessageError;
 use crate::json::scan::skip_ws;
+use crate::json::swar::short_special;
 
 /// A line read by [`decode_line`]: a notification or a request with its
 /// params decoded by method, or any other message as [`Message::decode`]
@@ -325,6 +326,16 @@ fn one_pass<'a>(
     let mut env = Envelope::default();
     let mut cx = Cx::new(mode);
     let mut first = true;
+    // The members every peer writes first, read at once; the loop goes on
+    // after them as if it had read them.
+    let lead = Lead::read(line, start);
+    if lead.end > start {
+        env.jsonrpc = Some(JSONRPC);
+        env.id = lead.id.map(|(token, _)| token);
+        env.method = lead.method.map(|(token, _)| token);
+        r.advance_to(lead.end);
+        first = false;
+    }
     loop {
         let key = match r.key(&mut first, false) {
             Ok(Some(key)) => key,
@@ -344,7 +355,11 @@ fn one_pass<'a>(
         // place. A line that turns out to be something else (an id after
         // the params) has them typed again from their text below.
         if &*key == "params" && env.params.is_none() && out.is_none() {
-            if let Some(method) = env.method.and_then(plain_string) {
+            let method = match lead.method {
+                Some((_, name)) => Some(name),
+                None => env.method.and_then(plain_string),
+            };
+            if let Some(method) = method {
                 let mark = r.mark();
                 // For a method typed here the result is built in its final
                 // shape at once (the request and what was salvaged are
@@ -393,7 +408,11 @@ fn one_pass<'a>(
             && env.result.is_none()
             && out.is_none()
         {
-            if let Some(method) = env.id.and_then(|id| how.method_for(id)) {
+            let method = match lead.id {
+                Some((_, n)) => how.method_of(&RequestId::Number(n)),
+                None => env.id.and_then(|id| how.method_for(id)),
+            };
+            if let Some(method) = method {
                 if result_in_place(method, &mut r, &mut cx, out).is_err() {
                     return None;
                 }
@@ -411,6 +430,45 @@ fn one_pass<'a>(
     }
     let params_text = env.params;
     let salvaged = cx.salvaged;
+    // A notification or a request whose envelope was read at once and
+    // whose params were typed in place is built here: `into_message` would
+    // find what the lead already checked (`"2.0"`, an integer id, a plain
+    // method) and no result or error.
+    if let (Some((_, method)), None, None) = (lead.method, env.result, env.error) {
+        match (lead.id, &mut *out) {
+            (None, Some(Incoming::Notification(t))) if env.id.is_none() => {
+                t.salvaged = salvaged;
+                return Some(Ok(()));
+            }
+            (Some((_, id)), Some(Incoming::Request { request, params })) => {
+                *request = Request {
+                    id: RequestId::Number(id),
+                    method: Cow::Borrowed(method),
+                    params: params_text.map(RawJson::from_validated),
+                };
+                params.salvaged = salvaged;
+                return Some(Ok(()));
+            }
+            _ => {}
+        }
+    }
+    // So is a response whose result was typed in place after its id.
+    if let (Some((_, id)), None, Some(result), None, None) =
+        (lead.id, env.method, env.result, env.error, env.params)
+    {
+        if let Some(Incoming::Response {
+            response,
+            result: typed,
+        }) = out
+        {
+            *response = Response {
+                id: RequestId::Number(id),
+                result: RawJson::from_validated(result),
+            };
+            typed.salvaged = salvaged;
+            return Some(Ok(()));
+        }
+    }
     match (env.into_message(), &mut *out) {
         (Ok(Message::Notification(_)), Some(Incoming::Notification(t))) => t.salvaged = salvaged,
         (
@@ -563,6 +621,106 @@ fn typed_request<'a>(request: Request<'a>, params: Option<&'a str>, mode: Mode) 
         },
         Err(_) => Incoming::Message(Message::Request(request)),
     }
+}
+
+/// The `jsonrpc` member's value as [`Lead`] reads it.
+const JSONRPC: &str = "\"2.0\"";
+
+/// The members that open a line as every peer writes them, without
+/// whitespace: `{"jsonrpc":"2.0"`, then `,"id":` and an integer, then
+/// `,"method":"` and a name without escapes, each only if the one before
+/// was read. What `one_pass` would read from them, found without its
+/// member loop: the member loop reads on from `end` (`start` when not even
+/// `jsonrpc` is there), so any other layout, an id of another kind (a
+/// string, `null`, a fraction) or a method with an escape is read by the
+/// loop as before, and a member repeated later is a duplicate as before.
+struct Lead<'a> {
+    /// The offset after the last member read.
+    end: usize,
+    /// The id's token and its value.
+    id: Option<(&'a str, i64)>,
+    /// The method's token (quotes included) and its name.
+    method: Option<(&'a str, &'a str)>,
+}
+
+impl<'a> Lead<'a> {
+    fn read(line: &'a str, start: usize) -> Self {
+        let b = line.as_bytes();
+        let mut lead = Lead {
+            end: start,
+            id: None,
+            method: None,
+        };
+        let Some(after) = start.checked_add(16) else {
+            return lead;
+        };
+        if b.get(start..after) != Some(br#"{"jsonrpc":"2.0""#.as_slice()) {
+            return lead;
+        }
+        lead.end = after;
+        if let Some((end, id)) = lead_id(line, after) {
+            lead.end = end;
+            lead.id = Some(id);
+        }
+        if let Some((end, method)) = lead_method(line, lead.end) {
+            lead.end = end;
+            lead.method = Some(method);
+        }
+        lead
+    }
+}
+
+/// `,"id":` and an integer id at `at` (an integer token JSON and
+/// [`parse_id`] take: no sign on a zero, no leading zero, no fraction or
+/// exponent, at most eighteen digits so that it fits an `i64`): the offset
+/// after it, its token and its value.
+fn lead_id(line: &str, at: usize) -> Option<(usize, (&str, i64))> {
+    let b = line.as_bytes();
+    let from = at.checked_add(6)?;
+    if b.get(at..from)? != br#","id":"#.as_slice() {
+        return None;
+    }
+    let negative = b.get(from) == Some(&b'-');
+    let digits_from = from.saturating_add(usize::from(negative));
+    let mut end = digits_from;
+    let mut value: i64 = 0;
+    while let Some(&c) = b.get(end) {
+        if !c.is_ascii_digit() {
+            break;
+        }
+        value = value
+            .checked_mul(10)?
+            .checked_add(i64::from(c.wrapping_sub(b'0')))?;
+        end = end.saturating_add(1);
+    }
+    let len = end.saturating_sub(digits_from);
+    let leading_zero = b.get(digits_from) == Some(&b'0') && (len > 1 || negative);
+    if len == 0 || len > 18 || leading_zero || matches!(b.get(end), Some(b'.' | b'e' | b'E')) {
+        return None;
+    }
+    let value = if negative {
+        value.checked_neg()?
+    } else {
+        value
+    };
+    Some((end, (line.get(from..end)?, value)))
+}
+
+/// `,"method":"` and a name without escapes or control characters at
+/// `at`: the offset after it, its token and its name.
+fn lead_method(line: &str, at: usize) -> Option<(usize, (&str, &str))> {
+    let b = line.as_bytes();
+    let quote = at.checked_add(10)?;
+    if b.get(at..quote.checked_add(1)?)? != br#","method":""#.as_slice() {
+        return None;
+    }
+    let from = quote.saturating_add(1);
+    let close = short_special(b, from)?;
+    if b.get(close) != Some(&b'"') {
+        return None;
+    }
+    let end = close.saturating_add(1);
+    Some((end, (line.get(quote..end)?, line.get(from..close)?)))
 }
 
 /// The text of a JSON string token without escapes.

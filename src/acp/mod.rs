@@ -34,9 +34,10 @@
 //! A string without escapes is borrowed. A string with escapes costs one
 //! allocation, of its escaped size, when its end is found by a short
 //! search (one that meets no escaped quote 4 KiB or more in); text dense
-//! with `\"` past that grows as it is read (doubling) rather than being
-//! searched to its end first, and is trimmed when it ends (at most a
-//! quarter of its length plus 4 KiB left unused).
+//! with `\"` past that is not searched to its end first but unescaped
+//! into an allocation of the rest of the line, which it cannot outgrow
+//! (never grown, so never copied as it is read), and is trimmed when it
+//! ends (at most a quarter of its length plus 4 KiB left unused).
 //!
 //! # Lossless: what a peer sent comes back
 //!

@@ -10,10 +10,10 @@
 //! going back to a [`Mark`] and [`skip`](Reader::skip)ping the value).
 //!
 //! Strings come back borrowed when they hold no escapes. With escapes they
-//! are checked and unescaped in one pass: into one allocation of their
-//! escaped size when their end is already known or found by a short
-//! search (no escaped quote 4 KiB or more in), else into a string that
-//! grows as it is read.
+//! are checked and unescaped in one pass into one allocation, never grown:
+//! of their escaped size when their end is already known or found by a
+//! short search (no escaped quote 4 KiB or more in), else of the rest of
+//! the text (which the string cannot outgrow), trimmed after.
 
 use alloc::borrow::Cow;
 use alloc::format;
@@ -107,6 +107,13 @@ impl<'de> Reader<'de> {
     pub(crate) fn reset(&mut self, mark: Mark) {
         self.pos = mark.pos;
         self.depth = mark.depth;
+    }
+
+    /// Moves on to `pos`, past text read without the reader (the lead of
+    /// a line, [`decode_line`](super::decode_line)'s): no container opens
+    /// or closes in it.
+    pub(crate) fn advance_to(&mut self, pos: usize) {
+        self.pos = pos;
     }
 
     /// The byte offset of the position.
@@ -405,20 +412,26 @@ impl<'de> Reader<'de> {
     }
 
     /// The string whose text starts at `from` and whose first escape is at
-    /// `first`, checked and unescaped in one pass. Its allocation is of
-    /// the escaped size when its end is known (a long string passed over
+    /// `first`, checked and unescaped in one pass into one allocation (an
+    /// unescaped string is never longer than its escaped text). It is of
+    /// the escaped size when the end is known (a long string passed over
     /// before, see `long_string`) or found by a short search (no escaped
-    /// quote [`LONG`] bytes or more in); other text, dense with `\"`, is
-    /// not searched to its end first (that search costs a fifth of the
-    /// time of such text) but grows as it is read, and is trimmed when
-    /// much of it went unused (megabytes of `\u` escapes shrink to a
-    /// third).
+    /// quote [`LONG`] bytes or more in). Other text, with `\"` past that,
+    /// is not searched to its end first (in code, full of quotes, that
+    /// search costs a third of the unescaping): its allocation is of the
+    /// rest of the text, which it cannot outgrow, so it is never grown
+    /// and copied as it is read (a string grown from 8 KiB by doubling
+    /// spent a tenth of a file's decoding in those copies). Then it
+    /// is trimmed, in place, when much of it went unused (the string ends
+    /// well before the line, or megabytes of `\u` escapes shrank to a
+    /// third); an allocator maps pages as they are written, so the part
+    /// never written costs no memory meanwhile.
     fn unescape(&mut self, from: usize, first: usize) -> Result<String, Fail> {
         let quote = from.saturating_sub(1);
         let sized_to = match self.long_string {
             Some((at, end)) if at == quote => end,
             _ => str_end_within(self.bytes(), first, from.saturating_add(LONG))
-                .unwrap_or(from.saturating_add(2 * LONG)),
+                .unwrap_or(self.text.len()),
         };
         match unescape_token(self.text, from, sized_to.saturating_sub(from)) {
             Ok((mut out, end)) => {

@@ -23,6 +23,7 @@ use acp_codec::acp::{
 };
 use acp_support::arb::{arb_response_result, arb_session_notification};
 use proptest::prelude::*;
+use proptest::sample::select;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -582,4 +583,158 @@ fn a_result_that_does_not_fit_is_the_response_as_sent() {
         panic!("{result:?}")
     };
     assert_eq!(read.content, "ok");
+}
+
+/// Members of an envelope, each as every peer writes it and as peers
+/// seldom or never do, for [`envelope_layouts_agree`]: `(key, value)`.
+const ENVELOPE_JSONRPC: &[&str] = &[r#""2.0""#, r#""2.1""#, r#""2\u002e0""#, "2.0", "null"];
+const ENVELOPE_IDS: &[&str] = &[
+    "0",
+    "7",
+    "-7",
+    "01",
+    "-0",
+    "1.5",
+    "1e3",
+    "-",
+    "123456789012345678",
+    "1234567890123456789",
+    "9223372036854775807",
+    "-9223372036854775808",
+    "99999999999999999999",
+    r#""7""#,
+    r#""a\"b""#,
+    "null",
+    "true",
+];
+const ENVELOPE_METHODS: &[&str] = &[
+    r#""session/update""#,
+    r#""fs/read_text_file""#,
+    r#""fs/write_text_file""#,
+    r#""session/\u0075pdate""#,
+    "\"session/update\u{1}\"",
+    r#""session/prompt""#,
+    r#""nope""#,
+    "5",
+];
+const ENVELOPE_PARAMS: &[&str] = &[
+    r#"{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi \"there\""}}}"#,
+    r#"{"sessionId":"s","path":"/a","line":3}"#,
+    r#"{"sessionId":"s","path":"/a","content":"x\ny"}"#,
+    r#"{"sessionId":"s","prompt":[{"type":"text","text":"go"}]}"#,
+    r#"{"sessionId":7}"#,
+    "null",
+    "[]",
+];
+const ENVELOPE_OTHERS: &[(&str, &str)] = &[
+    ("result", "{}"),
+    ("result", r#"{"content":"x"}"#),
+    ("error", r#"{"code":-32601,"message":"no"}"#),
+    ("x", "1"),
+    ("id", "3"),
+    ("method", r#""session/update""#),
+    ("jsonrpc", r#""2.0""#),
+];
+
+/// A line of `members` (key and value) in their order, written tight (as
+/// every peer writes it) or with spaces around every token.
+fn envelope(members: &[(&str, &str)], spaced: bool) -> String {
+    let sep = if spaced { " " } else { "" };
+    let body: Vec<String> = members
+        .iter()
+        .map(|(k, v)| format!("{sep}\"{k}\"{sep}:{sep}{v}{sep}"))
+        .collect();
+    format!("{{{}}}", body.join(","))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(3000))]
+
+    /// The envelope's members in the order and layout every peer writes
+    /// them (`jsonrpc`, `id`, `method`, then `params`: read by the one
+    /// pass without its member loop) and in any other (read by the loop),
+    /// with ids, versions and methods of every kind, members missing,
+    /// repeated and added: the one pass agrees with the two steps and,
+    /// strictly, with `serde_json::Value` and the plain derives
+    /// ([`check`]); a response decoded with a tracker that has its id
+    /// pending as a request agrees with its two steps.
+    #[test]
+    fn envelope_layouts_agree(
+        jsonrpc in proptest::option::weighted(0.9, select(ENVELOPE_JSONRPC)),
+        id in proptest::option::of(select(ENVELOPE_IDS)),
+        method in proptest::option::weighted(0.8, select(ENVELOPE_METHODS)),
+        params in proptest::option::weighted(0.8, select(ENVELOPE_PARAMS)),
+        others in proptest::collection::vec(select(ENVELOPE_OTHERS), 0..2),
+        shuffle in proptest::option::weighted(0.3, any::<proptest::sample::Index>()),
+        spaced in proptest::bool::weighted(0.2),
+    ) {
+        let mut members: Vec<(&str, &str)> = Vec::new();
+        members.extend(jsonrpc.map(|v| ("jsonrpc", v)));
+        members.extend(id.map(|v| ("id", v)));
+        members.extend(method.map(|v| ("method", v)));
+        members.extend(params.map(|v| ("params", v)));
+        members.extend(others);
+        if let (Some(at), n @ 1..) = (shuffle, members.len()) {
+            members.swap(0, at.index(n));
+            members.rotate_left(at.index(n));
+        }
+        let line = envelope(&members, spaced);
+        if let Err(e) = check(&line) {
+            prop_assert!(false, "{}", e);
+        }
+        // A tracker's ids count from 0: the small ones can be pending.
+        let pending = id
+            .and_then(|id| id.parse::<i64>().ok())
+            .filter(|id| (0..16).contains(id));
+        if let (Some(id), Ok(Message::Response(_))) = (pending, Message::decode(&line)) {
+            for method in ["fs/read_text_file", "fs/write_text_file"] {
+                let tracker = tracker_with(id, method);
+                for mode in [Mode::Lenient, Mode::Strict] {
+                    prop_assert_eq!(
+                        with_tracker(&line, &tracker, mode),
+                        response_two_steps(&line, method, mode),
+                        "{}", line
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// The lead of a line read without the member loop gives what the loop
+/// gives, read against `serde_json::Value`: the id (the extremes of an
+/// `i64` and one past), the method, the params as sent.
+#[test]
+fn requests_read_at_once_are_the_requests_sent() {
+    for id in [
+        "0",
+        "-1",
+        "123456789012345678",
+        "9223372036854775807",
+        "-9223372036854775808",
+    ] {
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"fs/read_text_file","params":{{"sessionId":"s","path":"/a"}}}}"#
+        );
+        let Ok(Incoming::Request { request, params }) = decode_line(&line, Mode::Strict) else {
+            panic!("{line}")
+        };
+        let v: Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(
+            serde_json::to_value(&request.id).unwrap(),
+            v["id"],
+            "{line}"
+        );
+        assert_eq!(request.method, v["method"].as_str().unwrap());
+        let sent = request.params.as_ref().map(|p| p.get().to_owned());
+        assert_eq!(sent.as_deref(), Some(r#"{"sessionId":"s","path":"/a"}"#));
+        assert_eq!(serde_json::to_value(&params.value).unwrap(), v["params"]);
+        assert!(params.salvaged.is_empty());
+    }
+    // One past an i64: not an integer id, as `serde_json` reads it.
+    let line = r#"{"jsonrpc":"2.0","id":9223372036854775808,"method":"fs/read_text_file","params":{"sessionId":"s","path":"/a"}}"#;
+    assert_eq!(
+        decode_line(line, Mode::Strict).unwrap_err().code().0,
+        -32600
+    );
 }
