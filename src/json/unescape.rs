@@ -232,7 +232,7 @@ static SHORT_ESCAPE: [u8; 256] = {
 /// character or an escape that is not valid JSON (a lone surrogate among
 /// them); `out` then holds a prefix of the content.
 #[inline]
-fn unescape_from<S: TextSink>(text: &str, from: usize, out: &mut S) -> Result<usize, usize> {
+fn unescape_words<S: TextSink>(text: &str, from: usize, out: &mut S) -> Result<usize, usize> {
     let b = text.as_bytes();
     let mut i = from;
     loop {
@@ -274,6 +274,74 @@ fn unescape_from<S: TextSink>(text: &str, from: usize, out: &mut S) -> Result<us
         };
         i = put_escape(b, n, letter, out)?;
     }
+}
+
+/// The crate's unescaper on this target: [`unescape_blocks`] where the
+/// target has fast vector compares, [`unescape_words`] elsewhere. Both
+/// give the same text and the same error offsets.
+///
+/// # Errors
+///
+/// As [`unescape_words`].
+#[inline(always)]
+fn unescape_from<S: TextSink>(text: &str, from: usize, out: &mut S) -> Result<usize, usize> {
+    #[cfg(any(
+        target_feature = "sse2",
+        all(target_arch = "aarch64", target_feature = "neon")
+    ))]
+    return unescape_blocks(text, from, out);
+    #[cfg(not(any(
+        target_feature = "sse2",
+        all(target_arch = "aarch64", target_feature = "neon")
+    )))]
+    return unescape_words(text, from, out);
+}
+
+/// [`unescape_words`] a block of sixty-four bytes at a time: each block's
+/// special bytes (`"`, `\`, control characters) are the bits of one word
+/// ([`special_bits`], vector compares), and each escape is the next bit,
+/// so where an escape lies does not wait on the one before it (no load
+/// and mask after each escape, as in the word loop). The bits below the
+/// end of an escape are cleared (the second backslash of `\\`, the
+/// `\` of a surrogate pair's second half); an escape that ends past the
+/// block starts the next one. Plain text between escapes is put when the
+/// next special byte is found, across blocks when it is long. The last
+/// fewer than sixty-four bytes of `text` go to [`unescape_words`].
+///
+/// # Errors
+///
+/// As [`unescape_words`].
+#[cfg(any(
+    target_feature = "sse2",
+    all(target_arch = "aarch64", target_feature = "neon")
+))]
+#[inline]
+fn unescape_blocks<S: TextSink>(text: &str, from: usize, out: &mut S) -> Result<usize, usize> {
+    use super::vector::{special_bits, BLOCK};
+    let b = text.as_bytes();
+    // Plain text from `run` on is not put yet; the block at `at` is next.
+    let mut run = from;
+    let mut at = from;
+    while let Some(block) = b.get(at..).and_then(|r| r.first_chunk::<BLOCK>()) {
+        let mut bits = special_bits(block);
+        while bits != 0 {
+            let n = at.wrapping_add(bits.trailing_zeros() as usize);
+            out.put(text, run, n);
+            match b.get(n) {
+                Some(b'\\') => {}
+                Some(b'"') => return Ok(n),
+                _ => return Err(n),
+            }
+            let letter = b.get(n.wrapping_add(1)).copied().unwrap_or(0);
+            run = put_escape(b, n, letter, out)?;
+            // The bits from the end of the escape on (none when it ends
+            // past the block).
+            let past = u32::try_from(run.wrapping_sub(at)).unwrap_or(u32::MAX);
+            bits &= u64::MAX.checked_shl(past).unwrap_or(0);
+        }
+        at = run.max(at.wrapping_add(BLOCK));
+    }
+    unescape_words(text, run, out)
 }
 
 /// Puts the escape at `n`, whose letter (the byte after the backslash) is
@@ -330,9 +398,32 @@ pub(crate) fn unescape_token(
     from: usize,
     capacity: usize,
 ) -> Result<(String, usize), usize> {
+    token_with(text, from, capacity, unescape_from)
+}
+
+/// [`unescape_token`] with the word loop, the one of targets without fast
+/// vector compares, whatever the target: for the tests and the fuzz
+/// target, which hold both loops against `serde_json`.
+#[cfg(any(test, feature = "arbitrary"))]
+pub(crate) fn unescape_token_words(
+    text: &str,
+    from: usize,
+    capacity: usize,
+) -> Result<(String, usize), usize> {
+    token_with(text, from, capacity, unescape_words)
+}
+
+/// [`unescape_token`] with the loop `unescape`.
+#[inline(always)]
+fn token_with(
+    text: &str,
+    from: usize,
+    capacity: usize,
+    unescape: impl FnOnce(&str, usize, &mut String) -> Result<usize, usize>,
+) -> Result<(String, usize), usize> {
     // Sixteen bytes more: a block is put whole before it is cut back.
     let mut out = String::with_capacity(capacity.saturating_add(16));
-    let end = unescape_from(text, from, &mut out)?;
+    let end = unescape(text, from, &mut out)?;
     if end < text.len() {
         Ok((out, end.saturating_add(1)))
     } else {

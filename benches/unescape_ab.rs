@@ -1,0 +1,86 @@
+//! The crate's two string unescapers timed against each other in one
+//! process: the target's (`fuzzing::unescape_string`, the block loop where
+//! the target has vector registers) and the portable word loop
+//! (`fuzzing::unescape_string_portable`), over the peers' long escaped
+//! strings (those of the `acp/long escaped strings` group of
+//! `benches/acp_traffic.rs`), with `serde_json` reading the same strings
+//! as the anchor. Blocks of passes of each alternate, so that a busy
+//! machine slows all three alike; the best and the median block of each
+//! are printed, in microseconds a pass.
+//!
+//!     cargo bench --features arbitrary --bench unescape_ab -- 40
+//!
+//! (the number of blocks of each; `cargo bench` alone runs one, as a
+//! check that all three read the same text).
+
+use std::hint::black_box;
+use std::path::Path;
+use std::time::Instant;
+
+use acp_codec::fuzzing::{unescape_string, unescape_string_portable};
+
+#[path = "support/real_traffic.rs"]
+mod real_traffic;
+
+/// Passes over the strings in a block.
+const PASSES: u32 = 20;
+
+fn main() {
+    let rows = real_traffic::rows(Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/sessions"
+    )));
+    let tokens = real_traffic::long_escaped_strings(&rows);
+    for token in &tokens {
+        let want: String = serde_json::from_str(token).unwrap();
+        let end = Ok((want, token.len()));
+        assert_eq!(unescape_string(token, 1), end);
+        assert_eq!(unescape_string_portable(token, 1), end);
+    }
+    let blocks: usize = std::env::args()
+        .skip(1)
+        .find_map(|a| a.parse().ok())
+        .unwrap_or(1);
+    let ways: [(&str, fn(&str) -> usize); 3] = [
+        ("target's unescaper", |t| {
+            unescape_string(t, 1).unwrap().0.len()
+        }),
+        ("portable unescaper", |t| {
+            unescape_string_portable(t, 1).unwrap().0.len()
+        }),
+        ("serde_json String", |t| {
+            serde_json::from_str::<String>(t).unwrap().len()
+        }),
+    ];
+    let mut times = vec![Vec::new(); ways.len()];
+    for _ in 0..blocks {
+        for ((_, way), times) in ways.iter().zip(&mut times) {
+            let start = Instant::now();
+            for _ in 0..PASSES {
+                for token in &tokens {
+                    black_box(way(black_box(token)));
+                }
+            }
+            times.push(start.elapsed().as_secs_f64() * 1e6 / f64::from(PASSES));
+        }
+    }
+    let bytes: usize = tokens.iter().map(String::len).sum();
+    println!(
+        "{} strings, {bytes} bytes; {blocks} blocks of {PASSES} passes each",
+        tokens.len()
+    );
+    let anchor = {
+        let mut t = times[2].clone();
+        t.sort_by(f64::total_cmp);
+        t[t.len() / 2]
+    };
+    for ((name, _), mut t) in ways.iter().zip(times) {
+        t.sort_by(f64::total_cmp);
+        let median = t[t.len() / 2];
+        println!(
+            "{name:20} best {:8.1} µs  median {median:8.1} µs  ({:.2}x serde_json's median)",
+            t[0],
+            anchor / median
+        );
+    }
+}
