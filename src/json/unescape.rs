@@ -325,7 +325,8 @@ fn unescape_blocks<S: TextSink>(text: &str, from: usize, out: &mut S) -> Result<
     while let Some(block) = b.get(at..).and_then(|r| r.first_chunk::<BLOCK>()) {
         let mut bits = special_bits(block);
         while bits != 0 {
-            let n = at.wrapping_add(bits.trailing_zeros() as usize);
+            let bit = bits.trailing_zeros();
+            let n = at.wrapping_add(bit as usize);
             out.put(text, run, n);
             match b.get(n) {
                 Some(b'\\') => {}
@@ -333,11 +334,23 @@ fn unescape_blocks<S: TextSink>(text: &str, from: usize, out: &mut S) -> Result<
                 _ => return Err(n),
             }
             let letter = b.get(n.wrapping_add(1)).copied().unwrap_or(0);
-            run = put_escape(b, n, letter, out)?;
-            // The bits from the end of the escape on (none when it ends
-            // past the block).
-            let past = u32::try_from(run.wrapping_sub(at)).unwrap_or(u32::MAX);
-            bits &= u64::MAX.checked_shl(past).unwrap_or(0);
+            match SHORT_ESCAPE.get(usize::from(letter)).copied().unwrap_or(0) {
+                0 => {
+                    run = put_escape(b, n, letter, out)?;
+                    // The bits from the end of the escape on (none when
+                    // it ends past the block).
+                    let past = u32::try_from(run.wrapping_sub(at)).unwrap_or(u32::MAX);
+                    bits &= u64::MAX.checked_shl(past).unwrap_or(0);
+                }
+                c => {
+                    out.put_char(char::from(c));
+                    run = n.wrapping_add(2);
+                    // The backslash's bit and the letter's (set for `\\`
+                    // and `\"`): a short chain from one escape to the
+                    // next, not through `run`.
+                    bits &= !(3 << bit);
+                }
+            }
         }
         at = run.max(at.wrapping_add(BLOCK));
     }
