@@ -163,15 +163,16 @@ impl TextSink for String {
     #[inline(always)]
     fn put(&mut self, text: &str, from: usize, to: usize) {
         let len = to.wrapping_sub(from);
-        if len <= 16 && self.capacity().wrapping_sub(self.len()) >= 16 {
-            if let Some(block) = text.get(from..from.wrapping_add(16)) {
-                let keep = self.len().wrapping_add(len);
-                self.push_str(block);
-                self.truncate(keep);
-                return;
-            }
+        let done = if len <= 16 {
+            put_block::<16>(self, text, from, len)
+        } else if len <= SLACK {
+            put_block::<SLACK>(self, text, from, len)
+        } else {
+            false
+        };
+        if !done {
+            self.push_str(text.get(from..to).unwrap_or_default());
         }
-        self.push_str(text.get(from..to).unwrap_or_default());
     }
     /// Never grows the string where putting the exact bytes would not:
     /// with less than a word of room left (a buffer reserved to the exact
@@ -192,6 +193,28 @@ impl TextSink for String {
     fn put_char(&mut self, c: char) {
         self.push(c);
     }
+}
+
+/// The most bytes a string sink writes past its end before cutting back:
+/// what the callers reserve beyond the text's length.
+const SLACK: usize = 32;
+
+/// Puts the `len` bytes of `text` at `from` (at most `N`) into `out` as a
+/// block of `N`, a copy of fixed size, cut back: whether it could (room
+/// for the block, and the block within `text` and ending on a character
+/// boundary).
+#[inline(always)]
+fn put_block<const N: usize>(out: &mut String, text: &str, from: usize, len: usize) -> bool {
+    if out.capacity().wrapping_sub(out.len()) < N {
+        return false;
+    }
+    let Some(block) = text.get(from..from.wrapping_add(N)) else {
+        return false;
+    };
+    let keep = out.len().wrapping_add(len);
+    out.push_str(block);
+    out.truncate(keep);
+    true
 }
 
 /// The character each one-letter escape stands for (`n` for a newline),
@@ -434,8 +457,8 @@ fn token_with(
     capacity: usize,
     unescape: impl FnOnce(&str, usize, &mut String) -> Result<usize, usize>,
 ) -> Result<(String, usize), usize> {
-    // Sixteen bytes more: a block is put whole before it is cut back.
-    let mut out = String::with_capacity(capacity.saturating_add(16));
+    // A block is put whole before it is cut back.
+    let mut out = String::with_capacity(capacity.saturating_add(SLACK));
     let end = unescape(text, from, &mut out)?;
     if end < text.len() {
         Ok((out, end.saturating_add(1)))
@@ -510,8 +533,8 @@ pub(crate) fn unquote<E: de::Error>(token: &str) -> Result<Cow<'_, str>, E> {
     if short_special(inner.as_bytes(), 0).is_none() {
         return Ok(Cow::Borrowed(inner));
     }
-    // Sixteen bytes more: a block is put whole before it is cut back.
-    let mut out = String::with_capacity(inner.len().saturating_add(16));
+    // A block is put whole before it is cut back.
+    let mut out = String::with_capacity(inner.len().saturating_add(SLACK));
     match unescape_from(inner, 0, &mut out) {
         Ok(end) if end == inner.len() => {}
         Ok(_) => return Err(E::custom(EscapeError::Invalid.message())),
