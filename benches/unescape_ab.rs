@@ -37,6 +37,10 @@ fn main() {
         assert_eq!(unescape_string(token, 1), end);
         assert_eq!(unescape_string_portable(token, 1), end);
     }
+    if std::env::args().any(|a| a == "each") {
+        each(&tokens);
+        return;
+    }
     let blocks: usize = std::env::args()
         .skip(1)
         .find_map(|a| a.parse().ok())
@@ -81,6 +85,35 @@ fn main() {
             "{name:20} best {:8.1} µs  median {median:8.1} µs  ({:.2}x serde_json's median)",
             t[0],
             anchor / median
+        );
+    }
+}
+
+/// `each`: every string alone, the target's unescaper against
+/// `serde_json`, best of 30 blocks of 20 passes.
+fn each(tokens: &[String]) {
+    for token in tokens {
+        let (mut ours, mut theirs) = (f64::MAX, f64::MAX);
+        for _ in 0..30 {
+            let start = Instant::now();
+            for _ in 0..PASSES {
+                black_box(unescape_string(black_box(token), 1).unwrap());
+            }
+            ours = ours.min(start.elapsed().as_secs_f64());
+            let start = Instant::now();
+            for _ in 0..PASSES {
+                black_box(serde_json::from_str::<String>(black_box(token)).unwrap());
+            }
+            theirs = theirs.min(start.elapsed().as_secs_f64());
+        }
+        let us = |t: f64| t * 1e6 / f64::from(PASSES);
+        println!(
+            "{:7} bytes {:6} escapes: {:8.2} µs against {:8.2} µs, {:.2}x",
+            token.len(),
+            token.matches('\\').count(),
+            us(ours),
+            us(theirs),
+            theirs / ours
         );
     }
 }

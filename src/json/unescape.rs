@@ -359,7 +359,13 @@ fn unescape_blocks<S: TextSink>(text: &str, from: usize, out: &mut S) -> Result<
             let letter = b.get(n.wrapping_add(1)).copied().unwrap_or(0);
             match SHORT_ESCAPE.get(usize::from(letter)).copied().unwrap_or(0) {
                 0 => {
-                    run = put_escape(b, n, letter, out)?;
+                    if letter != b'u' {
+                        return Err(n);
+                    }
+                    // One `\u` escape (a `\u` right after it is the next bit).
+                    let (c, used) = unicode(b, n).map_err(|_| n)?;
+                    out.put_char(c);
+                    run = n.wrapping_add(used);
                     // The bits from the end of the escape on (none when
                     // it ends past the block).
                     let past = u32::try_from(run.wrapping_sub(at)).unwrap_or(u32::MAX);
