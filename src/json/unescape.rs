@@ -684,7 +684,7 @@ mod tests {
         /// token, or fails where it fails.
         #[test]
         fn unescapes_as_serde_json(
-            pad in 0usize..9,
+            pad in 0usize..72,
             body in crate::json::dense_string_text(),
         ) {
             let token = alloc::format!("\"{body}\"");
@@ -693,9 +693,19 @@ mod tests {
             let mut first = serde_json::Deserializer::from_str(&token).into_iter::<String>();
             let theirs_first = first.next().and_then(Result::ok).map(|s| (s, first.byte_offset()));
             let text = alloc::format!("{}{token} ", " ".repeat(pad));
-            let read = unescape_token(&text, pad + 1, 0).ok();
+            let read = unescape_token(&text, pad + 1, 0);
+            // The portable loop, whatever the target: the same text, or
+            // the same error offset.
+            let words = unescape_token_words(&text, pad + 1, 0);
+            proptest::prop_assert_eq!(&read, &words, "{:?}", token);
             proptest::prop_assert_eq!(
-                read.map(|(s, end)| (s, end - pad)),
+                read.ok().map(|(s, end)| (s, end - pad)),
+                theirs_first.clone(),
+                "{:?}",
+                token
+            );
+            proptest::prop_assert_eq!(
+                words.ok().map(|(s, end)| (s, end - pad)),
                 theirs_first,
                 "{:?}",
                 token
@@ -717,12 +727,16 @@ mod tests {
     }
 
     /// Every escape kind (and a raw control character, a bad escape, a
-    /// lone surrogate) at every byte offset from 0 to 48, after plain text
-    /// that is ASCII or made of wide characters (two, three and four
-    /// bytes, padded with ASCII to the offset), with plain text after it
-    /// short and long: word and block edges on either side of the escape,
-    /// the end of the text within and past a word. Each way in reads it as
-    /// `serde_json` does, or fails where it fails.
+    /// lone surrogate) at every byte offset from 0 to 140 (the edges of
+    /// the words, of the first two blocks of sixty-four bytes, and up to
+    /// 48 bytes on either side of them), after plain text that is ASCII or
+    /// made of wide characters (two, three and four bytes, padded with
+    /// ASCII to the offset), with plain text after it short and long (past
+    /// the next block edge), the string alone or followed by more of a
+    /// line: the end of the text within and past a word and a block. Each
+    /// way in, with both loops (the target's and the portable one), reads
+    /// it as `serde_json` does, or fails where it fails, both at the same
+    /// offset.
     #[test]
     fn every_escape_at_every_offset_unescapes_as_serde_json() {
         let escapes = [
@@ -742,8 +756,17 @@ mod tests {
             r"\x",
             "\u{1}",
         ];
+        let long_after = alloc::format!("é中🦀{}", "z".repeat(80));
+        let afters = [
+            "",
+            "z",
+            "中",
+            "zzzzzzz",
+            "é中🦀zzzzzzzzzzzzzzzzzzzz",
+            &long_after,
+        ];
         for fill in ['a', 'é', '中', '🦀'] {
-            for offset in 0..=48 {
+            for offset in 0..=140 {
                 let mut head = String::new();
                 while head.len() + fill.len_utf8() <= offset {
                     head.push(fill);
@@ -752,15 +775,21 @@ mod tests {
                     head.push('a');
                 }
                 for escape in escapes {
-                    for after in ["", "z", "中", "zzzzzzz", "é中🦀zzzzzzzzzzzzzzzzzzzz"] {
+                    for after in afters {
                         let token = alloc::format!("\"{head}{escape}{after}\"");
                         let theirs = serde_json::from_str::<String>(&token).ok();
                         let ours = unquote::<serde_json::Error>(&token).ok();
                         assert_eq!(ours.as_deref(), theirs.as_deref(), "{token}");
-                        let read = unescape_token(&token, 1, 0).ok().map(|(s, _)| s);
-                        assert_eq!(read, theirs, "{token}");
                         let len = unescaped_len(&token).ok();
                         assert_eq!(len, theirs.as_ref().map(String::len), "{token}");
+                        let in_line = alloc::format!("{token}}}}}}}, \"more\": [1, 2, 3]}}");
+                        for text in [token.as_str(), in_line.as_str()] {
+                            let read = unescape_token(text, 1, 0);
+                            let words = unescape_token_words(text, 1, 0);
+                            assert_eq!(read, words, "{text}");
+                            let want = theirs.clone().map(|t| (t, token.len()));
+                            assert_eq!(read.ok(), want, "{text}");
+                        }
                     }
                 }
             }
