@@ -1,14 +1,32 @@
 //! Decoding JSON string escapes: the crate's one unescaper.
 //!
 //! Every caller that turns a JSON string token into text comes here, and
-//! every one of them goes through the same loop (`unescape_from`: a short
-//! plain run put as a whole word and cut back, a long one found sixteen
-//! bytes a step and copied whole, one escape at a time between them, each
-//! `\u` escape read by one function, [`unicode`]): the
-//! ACP reader's strings, read and checked up to their
-//! closing quote in one pass ([`unescape_token`]), text already checked
-//! ([`unquote`]), and the stream-json events and chunk frames
-//! ([`unescape_into`], [`validate_unescape_into`], [`unescaped_len`]).
+//! every one of them goes through the same loop, `unescape_from`: the
+//! ACP reader's strings, read and checked up to their closing quote in one
+//! pass ([`unescape_token`]), text already checked ([`unquote`]), and the
+//! stream-json events and chunk frames ([`unescape_into`],
+//! [`validate_unescape_into`], [`unescaped_len`]).
+//!
+//! Which loop that is depends on the target, fixed at build time:
+//!
+//! - where the target has fast vector compares (SSE2 on x86 and x86-64,
+//!   NEON on 64-bit ARM), the block loop (`unescape_blocks`): sixty-four
+//!   bytes classified at once into a word of bits, one a special byte
+//!   (`super::vector`, safe code over the `wide` crate), each escape
+//!   taken as the next bit, so that finding the next escape does not
+//!   wait on reading the last one; the last fewer than sixty-four bytes
+//!   of the text go to the word loop;
+//! - elsewhere (32-bit ARM without NEON, among others), the word loop
+//!   (`unescape_words`): a short plain run put as a whole word and cut
+//!   back, a long one found sixteen bytes a step and copied whole, one
+//!   escape at a time between them.
+//!
+//! Both put a short plain run as a block of fixed size cut back, read a
+//! one-letter escape by a table look-up and each `\u` escape by one
+//! function ([`unicode`]), and give the same text and the same error
+//! offsets; the tests and the `unescape` fuzz target hold each of them
+//! against `serde_json` (the word loop through
+//! `fuzzing::unescape_string_portable` on every target).
 
 use alloc::borrow::Cow;
 use alloc::string::String;
@@ -158,8 +176,9 @@ impl TextSink for Counter {
 }
 
 impl TextSink for String {
-    /// A run of sixteen bytes or fewer is put as a block of sixteen and
-    /// cut back (see `put_word`), not copied by a call.
+    /// A run of sixteen bytes or fewer is put as a block of sixteen, one
+    /// of seventeen to thirty-two as a block of thirty-two, and cut back
+    /// (see `put_word`), not copied by a call.
     #[inline(always)]
     fn put(&mut self, text: &str, from: usize, to: usize) {
         let len = to.wrapping_sub(from);
@@ -235,8 +254,9 @@ static SHORT_ESCAPE: [u8; 256] = {
     t
 };
 
-/// Checks the string content of `text` from `from` and appends it
-/// unescaped to `out`, in one pass, up to the first `"` that no backslash
+/// The word loop, the unescaper of targets without fast vector compares
+/// (and of the block loop's last bytes): checks the string content of
+/// `text` from `from` and appends it unescaped to `out`, in one pass, up to the first `"` that no backslash
 /// escapes or to the end of `text`: the offset of that quote, or
 /// `text.len()`.
 ///
