@@ -22,6 +22,9 @@ use acp_codec::fuzzing::{unescape_string, unescape_string_portable};
 #[path = "support/real_traffic.rs"]
 mod real_traffic;
 
+/// A way of reading a string token, by name: the length of its text.
+type Way = (&'static str, fn(&str) -> usize);
+
 /// Passes over the strings in a block.
 const PASSES: u32 = 20;
 
@@ -45,7 +48,7 @@ fn main() {
         .skip(1)
         .find_map(|a| a.parse().ok())
         .unwrap_or(1);
-    let ways: [(&str, fn(&str) -> usize); 3] = [
+    let ways: [Way; 3] = [
         ("target's unescaper", |t| {
             unescape_string(t, 1).unwrap().0.len()
         }),
