@@ -33,12 +33,13 @@ fn lane_bits(block: &[u8; BLOCK], at: usize) -> u64 {
         .and_then(|r| r.first_chunk::<16>())
         .copied()
         .unwrap_or_default();
-    let v = u8x16::new(lane);
-    let control = u8x16::splat(0x1F);
-    // A byte is at most 0x1F when the larger of it and 0x1F is 0x1F.
-    let special = v.cmp_eq(u8x16::splat(b'"'))
-        | v.cmp_eq(u8x16::splat(b'\\'))
-        | v.max(control).cmp_eq(control);
+    // With bit 1 flipped, a quote (0x22) becomes 0x20 and the control
+    // characters stay below it: those bytes are the ones at most 0x20,
+    // which is when the smaller of the byte and 0x20 is the byte. The
+    // backslash becomes 0x5E.
+    let v = u8x16::new(lane) ^ u8x16::splat(0x02);
+    let quote_or_control = v.min(u8x16::splat(0x20)).cmp_eq(v);
+    let special = quote_or_control | v.cmp_eq(u8x16::splat(b'\\' ^ 0x02));
     // `move_mask` sets the low sixteen bits only.
     u64::from(special.move_mask().unsigned_abs())
 }
