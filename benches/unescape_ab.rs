@@ -11,7 +11,10 @@
 //!     cargo bench --features arbitrary --bench unescape_ab -- 40
 //!
 //! (the number of blocks of each; `cargo bench` alone runs one, as a
-//! check that all three read the same text).
+//! check that all three read the same text). With `each`, every string
+//! alone against `serde_json`; with `matrix`, the strings of the escape
+//! matrix of `benches/acp_traffic.rs` through both unescapers and
+//! `serde_json`, in nanoseconds an escape.
 
 use std::hint::black_box;
 use std::path::Path;
@@ -19,6 +22,8 @@ use std::time::Instant;
 
 use acp_codec::fuzzing::{unescape_string, unescape_string_portable};
 
+#[path = "support/escape_matrix.rs"]
+mod escape_matrix;
 #[path = "support/real_traffic.rs"]
 mod real_traffic;
 
@@ -42,6 +47,10 @@ fn main() {
     }
     if std::env::args().any(|a| a == "each") {
         each(&tokens);
+        return;
+    }
+    if std::env::args().any(|a| a == "matrix") {
+        matrix();
         return;
     }
     let blocks: usize = std::env::args()
@@ -118,5 +127,44 @@ fn each(tokens: &[String]) {
             us(theirs),
             theirs / ours
         );
+    }
+}
+
+/// `matrix`: each string of the escape matrix through the target's
+/// unescaper, the portable one and `serde_json`, best of 30 blocks of 20
+/// passes each, in nanoseconds an escape.
+fn matrix() {
+    use escape_matrix::{escape_matrix_token, MATRIX_ESCAPES};
+    println!("gap script positions: target's, portable, serde_json (ns an escape)");
+    for gap in [3, 8, 40, 200] {
+        for cjk in [false, true] {
+            for irregular in [false, true] {
+                let token = escape_matrix_token(gap, cjk, irregular);
+                let ways: [fn(&str) -> usize; 3] = [
+                    |t| unescape_string(t, 1).unwrap().0.len(),
+                    |t| unescape_string_portable(t, 1).unwrap().0.len(),
+                    |t| serde_json::from_str::<String>(t).unwrap().len(),
+                ];
+                let mut best = [f64::MAX; 3];
+                for _ in 0..30 {
+                    for (way, best) in ways.iter().zip(&mut best) {
+                        let start = Instant::now();
+                        for _ in 0..PASSES {
+                            black_box(way(black_box(&token)));
+                        }
+                        *best = best.min(start.elapsed().as_secs_f64());
+                    }
+                }
+                let ns = |t: f64| t * 1e9 / f64::from(PASSES) / MATRIX_ESCAPES as f64;
+                println!(
+                    "{gap:3} {:5} {:9}: {:6.2} {:6.2} {:6.2}",
+                    if cjk { "cjk" } else { "ascii" },
+                    if irregular { "irregular" } else { "regular" },
+                    ns(best[0]),
+                    ns(best[1]),
+                    ns(best[2])
+                );
+            }
+        }
     }
 }
