@@ -371,12 +371,19 @@ fn unescape_blocks<S: TextSink>(text: &str, from: usize, out: &mut S) -> Result<
             let bit = bits.trailing_zeros();
             let n = at.wrapping_add(bit as usize);
             out.put(text, run, n);
-            match b.get(n) {
-                Some(b'\\') => {}
-                Some(b'"') => return Ok(n),
-                _ => return Err(n),
-            }
-            let letter = b.get(n.wrapping_add(1)).copied().unwrap_or(0);
+            // The special byte and the byte after it, one look-up.
+            let letter = match b.get(n..n.wrapping_add(2)) {
+                Some(&[b'\\', letter]) => letter,
+                Some(&[b'"', _]) => return Ok(n),
+                Some(_) => return Err(n),
+                None => {
+                    return if b.get(n) == Some(&b'"') {
+                        Ok(n)
+                    } else {
+                        Err(n)
+                    }
+                }
+            };
             match SHORT_ESCAPE.get(usize::from(letter)).copied().unwrap_or(0) {
                 0 => {
                     if letter != b'u' {
