@@ -1,5 +1,5 @@
 //! Sixty-four bytes classified at once with vector compares: the bits of
-//! the bytes that end plain JSON string text (`"`, `\\`, control
+//! the bytes that end plain JSON string text (`"`, `\`, control
 //! characters), for the unescaper's block loop.
 //!
 //! Compiled where the target has vector registers that make this a handful
@@ -12,7 +12,7 @@ use wide::u8x16;
 /// The bytes [`special_bits`] classifies at once: four vector registers.
 pub(crate) const BLOCK: usize = 64;
 
-/// Bit `k` of the result is set when byte `k` of `block` is a `"`, a `\\`
+/// Bit `k` of the result is set when byte `k` of `block` is a `"`, a `\`
 /// or a control character (below `0x20`): exact for every byte, unlike
 /// the word mask of [`super::swar::special_mask`], so the bits can be taken
 /// one after another.
