@@ -17,10 +17,13 @@ use std::path::Path;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
+#[path = "support/escape_matrix.rs"]
+mod escape_matrix;
 #[path = "support/acp_fixtures.rs"]
 mod fixtures;
 #[path = "support/real_traffic.rs"]
 mod real_traffic;
+use escape_matrix::{escape_matrix_token, MATRIX_ESCAPES};
 
 use real_traffic::{Row, ALL_UPDATES};
 
@@ -103,51 +106,6 @@ fn escaped_strings(c: &mut Criterion) {
     });
     g.finish();
 }
-
-/// A string of [`MATRIX_ESCAPES`] escapes (`\\n`, `\\"`, `\\\\`, `\\t`, `\\u00e9` in
-/// turn) with plain text between them: `gap` bytes of it on average, ASCII
-/// or CJK (three-byte characters, as many as fit in the gap, one at
-/// least), every gap the same (`regular`) or drawn between half and one
-/// and a half times it (`irregular`, a fixed pseudo-random sequence).
-fn escape_matrix_token(gap: usize, cjk: bool, irregular: bool) -> String {
-    let escapes = [r"\n", r#"\""#, r"\\", r"\t", r"\u00e9"];
-    let mut token = String::from("\"");
-    let mut state = 0x2545_f491_4f6c_dd1d_u64;
-    for k in 0..MATRIX_ESCAPES {
-        let len = if irregular {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            let spread = gap.max(2) as u64;
-            (gap / 2) + (state % spread) as usize
-        } else {
-            gap
-        };
-        if cjk {
-            for c in "代码审查的第一条规则是先读测试"
-                .chars()
-                .cycle()
-                .take((len / 3).max(1))
-            {
-                token.push(c);
-            }
-        } else {
-            for c in "the quick brown fox jumps over the lazy dog "
-                .chars()
-                .cycle()
-                .take(len)
-            {
-                token.push(c);
-            }
-        }
-        token.push_str(escapes[k % escapes.len()]);
-    }
-    token.push('"');
-    token
-}
-
-/// Escapes in each string of the escape matrix.
-const MATRIX_ESCAPES: usize = 512;
 
 /// Unescaping by escape gap (3, 8, 40, 200 bytes), ASCII or CJK text, and
 /// regular or irregular positions: each string as a chunk's text through

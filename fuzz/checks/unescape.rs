@@ -14,11 +14,24 @@
 //!   raw control character, a stray quote), `acp::decode_line` refuses it
 //!   in strict mode; in lenient mode it refuses it, or decodes it with
 //!   what it salvaged reported (a lone surrogate is JSON that a Rust
-//!   string cannot hold: a mismatch, which lenient decoding salvages).
+//!   string cannot hold: a mismatch, which lenient decoding salvages);
+//! - each of the crate's two unescapers (`fuzzing::unescape_string`, the
+//!   target's: a block of sixty-four bytes a step where the target has
+//!   vector registers; `fuzzing::unescape_string_portable`, a word of
+//!   eight, the one of the other targets) reads the string, in the line
+//!   and alone with nothing after its closing quote, as `serde_json` reads
+//!   the first string there: the same text ending at the same offset, or
+//!   refused where it refuses, at the same offset for both, a byte that
+//!   cannot be string content (a backslash, a control character) or the
+//!   end of the text.
 
 use acp_codec::acp::{
     decode_line, ContentBlock, Incoming, Mode, NotificationParams, SessionUpdate, Typed,
 };
+use acp_codec::fuzzing::{unescape_string, unescape_string_portable};
+
+/// The line's text before the chunk's text.
+const HEAD: &str = r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":""#;
 
 pub fn check(data: &[u8]) {
     let Some((&pad, body)) = data.split_first() else {
@@ -26,9 +39,9 @@ pub fn check(data: &[u8]) {
     };
     let body = String::from_utf8_lossy(body);
     let pad = "p".repeat(usize::from(pad % 64));
-    let line = format!(
-        r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"s","update":{{"sessionUpdate":"agent_message_chunk","content":{{"type":"text","text":"{pad}{body}"}}}}}}}}"#
-    );
+    let line = format!(r#"{HEAD}{pad}{body}"}}}}}}}}"#);
+    both_unescapers(&line, HEAD.len());
+    both_unescapers(&format!(r#""{pad}{body}""#), 1);
     let theirs = match serde_json::from_str::<serde_json::Value>(&line) {
         Ok(value) => match value.pointer("/params/update/content/text") {
             Some(serde_json::Value::String(text)) => Some(text.clone()),
@@ -52,6 +65,34 @@ pub fn check(data: &[u8]) {
             (None, Err(_)) => {}
         }
     }
+}
+
+/// The string whose content starts at `from` in `text`, read by each of
+/// the crate's unescapers and by `serde_json` (the first string at the
+/// opening quote).
+fn both_unescapers(text: &str, from: usize) {
+    let quote = from - 1;
+    let mut first = serde_json::Deserializer::from_str(&text[quote..]).into_iter::<String>();
+    let theirs = first
+        .next()
+        .and_then(Result::ok)
+        .map(|s| (s, quote + first.byte_offset()));
+    let target = unescape_string(text, from);
+    let portable = unescape_string_portable(text, from);
+    for (name, ours) in [("target's", &target), ("portable", &portable)] {
+        match (ours, &theirs) {
+            (Ok(ours), Some(theirs)) => assert_eq!(ours, theirs, "{name}: {text}"),
+            (Err(at), None) => assert!(
+                matches!(text.as_bytes().get(*at), None | Some(b'\\' | 0..=0x1f)),
+                "{name}: refused at {at}, not a backslash, a control character or the end: {text}"
+            ),
+            (Ok(ours), None) => panic!("{name}: read {ours:?}, serde_json refuses: {text}"),
+            (Err(at), Some(theirs)) => {
+                panic!("{name}: refused at {at}, serde_json reads {theirs:?}: {text}")
+            }
+        }
+    }
+    assert_eq!(target, portable, "{text}");
 }
 
 /// The text of an `agent_message_chunk`.

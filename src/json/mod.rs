@@ -10,7 +10,9 @@
 //! - [`scan`]: skipping and validating values, keys and object members
 //!   (no allocation; the framing layer's id peek uses it without `alloc`);
 //! - [`escape`]: writing JSON strings and numbers;
-//! - [`unescape`]: decoding escape sequences.
+//! - [`unescape`]: decoding escape sequences;
+//! - `vector` (SSE2 on x86, NEON on 64-bit ARM): sixty-four bytes of
+//!   string text classified at once, for the unescaper.
 //!
 //! Everything here is crate-internal; the public types that carry JSON are
 //! `acp::RawJson` and the typed messages.
@@ -22,6 +24,16 @@ pub(crate) mod swar;
 pub(crate) mod escape;
 #[cfg(feature = "alloc")]
 pub(crate) mod unescape;
+// The unescaper's block classifier, where the target has fast vector
+// compares (the same cfg as the `wide` dependency in Cargo.toml).
+#[cfg(all(
+    feature = "alloc",
+    any(
+        target_feature = "sse2",
+        all(target_arch = "aarch64", target_feature = "neon")
+    )
+))]
+pub(crate) mod vector;
 
 #[cfg(feature = "alloc")]
 pub(crate) use escape::{

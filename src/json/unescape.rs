@@ -1,14 +1,32 @@
 //! Decoding JSON string escapes: the crate's one unescaper.
 //!
 //! Every caller that turns a JSON string token into text comes here, and
-//! every one of them goes through the same loop (`unescape_from`: a short
-//! plain run put as a whole word and cut back, a long one found sixteen
-//! bytes a step and copied whole, one escape at a time between them, each
-//! `\u` escape read by one function, [`unicode`]): the
-//! ACP reader's strings, read and checked up to their
-//! closing quote in one pass ([`unescape_token`]), text already checked
-//! ([`unquote`]), and the stream-json events and chunk frames
-//! ([`unescape_into`], [`validate_unescape_into`], [`unescaped_len`]).
+//! every one of them goes through the same loop, `unescape_from`: the
+//! ACP reader's strings, read and checked up to their closing quote in one
+//! pass ([`unescape_token`]), text already checked ([`unquote`]), and the
+//! stream-json events and chunk frames ([`unescape_into`],
+//! [`validate_unescape_into`], [`unescaped_len`]).
+//!
+//! Which loop that is depends on the target, fixed at build time:
+//!
+//! - where the target has fast vector compares (SSE2 on x86 and x86-64,
+//!   NEON on 64-bit ARM), the block loop (`unescape_blocks`): sixty-four
+//!   bytes classified at once into a word of bits, one a special byte
+//!   (`super::vector`, safe code over the `wide` crate), each escape
+//!   taken as the next bit, so that finding the next escape does not
+//!   wait on reading the last one; the last fewer than sixty-four bytes
+//!   of the text go to the word loop;
+//! - elsewhere (32-bit ARM without NEON, among others), the word loop
+//!   (`unescape_words`): a short plain run put as a whole word and cut
+//!   back, a long one found sixteen bytes a step and copied whole, one
+//!   escape at a time between them.
+//!
+//! Both put a short plain run as a block of fixed size cut back, read a
+//! one-letter escape by a table look-up and each `\u` escape by one
+//! function ([`unicode`]), and give the same text and the same error
+//! offsets; the tests and the `unescape` fuzz target hold each of them
+//! against `serde_json` (the word loop through
+//! `fuzzing::unescape_string_portable` on every target).
 
 use alloc::borrow::Cow;
 use alloc::string::String;
@@ -158,20 +176,22 @@ impl TextSink for Counter {
 }
 
 impl TextSink for String {
-    /// A run of sixteen bytes or fewer is put as a block of sixteen and
-    /// cut back (see `put_word`), not copied by a call.
+    /// A run of sixteen bytes or fewer is put as a block of sixteen, one
+    /// of seventeen to thirty-two as a block of thirty-two, and cut back
+    /// (see `put_word`), not copied by a call.
     #[inline(always)]
     fn put(&mut self, text: &str, from: usize, to: usize) {
         let len = to.wrapping_sub(from);
-        if len <= 16 && self.capacity().wrapping_sub(self.len()) >= 16 {
-            if let Some(block) = text.get(from..from.wrapping_add(16)) {
-                let keep = self.len().wrapping_add(len);
-                self.push_str(block);
-                self.truncate(keep);
-                return;
-            }
+        let done = if len <= 16 {
+            put_block::<16>(self, text, from, len)
+        } else if len <= SLACK {
+            put_block::<SLACK>(self, text, from, len)
+        } else {
+            false
+        };
+        if !done {
+            self.push_str(text.get(from..to).unwrap_or_default());
         }
-        self.push_str(text.get(from..to).unwrap_or_default());
     }
     /// Never grows the string where putting the exact bytes would not:
     /// with less than a word of room left (a buffer reserved to the exact
@@ -194,6 +214,28 @@ impl TextSink for String {
     }
 }
 
+/// The most bytes a string sink writes past its end before cutting back:
+/// what the callers reserve beyond the text's length.
+const SLACK: usize = 32;
+
+/// Puts the `len` bytes of `text` at `from` (at most `N`) into `out` as a
+/// block of `N`, a copy of fixed size, cut back: whether it could (room
+/// for the block, and the block within `text` and ending on a character
+/// boundary).
+#[inline(always)]
+fn put_block<const N: usize>(out: &mut String, text: &str, from: usize, len: usize) -> bool {
+    if out.capacity().wrapping_sub(out.len()) < N {
+        return false;
+    }
+    let Some(block) = text.get(from..from.wrapping_add(N)) else {
+        return false;
+    };
+    let keep = out.len().wrapping_add(len);
+    out.push_str(block);
+    out.truncate(keep);
+    true
+}
+
 /// The character each one-letter escape stands for (`n` for a newline),
 /// `0` for the other bytes (`u` among them).
 // Built at compile time, where an index out of bounds is a build error,
@@ -212,8 +254,9 @@ static SHORT_ESCAPE: [u8; 256] = {
     t
 };
 
-/// Checks the string content of `text` from `from` and appends it
-/// unescaped to `out`, in one pass, up to the first `"` that no backslash
+/// The word loop, the unescaper of targets without fast vector compares
+/// (and of the block loop's last bytes): checks the string content of
+/// `text` from `from` and appends it unescaped to `out`, in one pass, up to the first `"` that no backslash
 /// escapes or to the end of `text`: the offset of that quote, or
 /// `text.len()`.
 ///
@@ -232,7 +275,7 @@ static SHORT_ESCAPE: [u8; 256] = {
 /// character or an escape that is not valid JSON (a lone surrogate among
 /// them); `out` then holds a prefix of the content.
 #[inline]
-fn unescape_from<S: TextSink>(text: &str, from: usize, out: &mut S) -> Result<usize, usize> {
+fn unescape_words<S: TextSink>(text: &str, from: usize, out: &mut S) -> Result<usize, usize> {
     let b = text.as_bytes();
     let mut i = from;
     loop {
@@ -274,6 +317,100 @@ fn unescape_from<S: TextSink>(text: &str, from: usize, out: &mut S) -> Result<us
         };
         i = put_escape(b, n, letter, out)?;
     }
+}
+
+/// The crate's unescaper on this target: [`unescape_blocks`] where the
+/// target has fast vector compares, [`unescape_words`] elsewhere. Both
+/// give the same text and the same error offsets.
+///
+/// # Errors
+///
+/// As [`unescape_words`].
+#[inline(always)]
+fn unescape_from<S: TextSink>(text: &str, from: usize, out: &mut S) -> Result<usize, usize> {
+    #[cfg(any(
+        target_feature = "sse2",
+        all(target_arch = "aarch64", target_feature = "neon")
+    ))]
+    return unescape_blocks(text, from, out);
+    #[cfg(not(any(
+        target_feature = "sse2",
+        all(target_arch = "aarch64", target_feature = "neon")
+    )))]
+    return unescape_words(text, from, out);
+}
+
+/// [`unescape_words`] a block of sixty-four bytes at a time: each block's
+/// special bytes (`"`, `\`, control characters) are the bits of one word
+/// ([`special_bits`], vector compares), and each escape is the next bit,
+/// so where an escape lies does not wait on the one before it (no load
+/// and mask after each escape, as in the word loop). The bits below the
+/// end of an escape are cleared (the second backslash of `\\`, the
+/// `\` of a surrogate pair's second half); an escape that ends past the
+/// block starts the next one. Plain text between escapes is put when the
+/// next special byte is found, across blocks when it is long. The last
+/// fewer than sixty-four bytes of `text` go to [`unescape_words`].
+///
+/// # Errors
+///
+/// As [`unescape_words`].
+#[cfg(any(
+    target_feature = "sse2",
+    all(target_arch = "aarch64", target_feature = "neon")
+))]
+#[inline]
+fn unescape_blocks<S: TextSink>(text: &str, from: usize, out: &mut S) -> Result<usize, usize> {
+    use super::vector::{special_bits, BLOCK};
+    let b = text.as_bytes();
+    // Plain text from `run` on is not put yet; the block at `at` is next.
+    let mut run = from;
+    let mut at = from;
+    while let Some(block) = b.get(at..).and_then(|r| r.first_chunk::<BLOCK>()) {
+        let mut bits = special_bits(block);
+        while bits != 0 {
+            let bit = bits.trailing_zeros();
+            let n = at.wrapping_add(bit as usize);
+            out.put(text, run, n);
+            // The special byte and the byte after it, one look-up.
+            let letter = match b.get(n..n.wrapping_add(2)) {
+                Some(&[b'\\', letter]) => letter,
+                Some(&[b'"', _]) => return Ok(n),
+                Some(_) => return Err(n),
+                None => {
+                    return if b.get(n) == Some(&b'"') {
+                        Ok(n)
+                    } else {
+                        Err(n)
+                    }
+                }
+            };
+            match SHORT_ESCAPE.get(usize::from(letter)).copied().unwrap_or(0) {
+                0 => {
+                    if letter != b'u' {
+                        return Err(n);
+                    }
+                    // One `\u` escape (a `\u` right after it is the next bit).
+                    let (c, used) = unicode(b, n).map_err(|_| n)?;
+                    out.put_char(c);
+                    run = n.wrapping_add(used);
+                    // The bits from the end of the escape on (none when
+                    // it ends past the block).
+                    let past = u32::try_from(run.wrapping_sub(at)).unwrap_or(u32::MAX);
+                    bits &= u64::MAX.checked_shl(past).unwrap_or(0);
+                }
+                c => {
+                    out.put_char(char::from(c));
+                    run = n.wrapping_add(2);
+                    // The backslash's bit and the letter's (set for `\\`
+                    // and `\"`): a short chain from one escape to the
+                    // next, not through `run`.
+                    bits &= !(3 << bit);
+                }
+            }
+        }
+        at = run.max(at.wrapping_add(BLOCK));
+    }
+    unescape_words(text, run, out)
 }
 
 /// Puts the escape at `n`, whose letter (the byte after the backslash) is
@@ -330,9 +467,32 @@ pub(crate) fn unescape_token(
     from: usize,
     capacity: usize,
 ) -> Result<(String, usize), usize> {
-    // Sixteen bytes more: a block is put whole before it is cut back.
-    let mut out = String::with_capacity(capacity.saturating_add(16));
-    let end = unescape_from(text, from, &mut out)?;
+    token_with(text, from, capacity, unescape_from)
+}
+
+/// [`unescape_token`] with the word loop, the one of targets without fast
+/// vector compares, whatever the target: for the tests and the fuzz
+/// target, which hold both loops against `serde_json`.
+#[cfg(any(test, feature = "arbitrary"))]
+pub(crate) fn unescape_token_words(
+    text: &str,
+    from: usize,
+    capacity: usize,
+) -> Result<(String, usize), usize> {
+    token_with(text, from, capacity, unescape_words)
+}
+
+/// [`unescape_token`] with the loop `unescape`.
+#[inline(always)]
+fn token_with(
+    text: &str,
+    from: usize,
+    capacity: usize,
+    unescape: impl FnOnce(&str, usize, &mut String) -> Result<usize, usize>,
+) -> Result<(String, usize), usize> {
+    // A block is put whole before it is cut back.
+    let mut out = String::with_capacity(capacity.saturating_add(SLACK));
+    let end = unescape(text, from, &mut out)?;
     if end < text.len() {
         Ok((out, end.saturating_add(1)))
     } else {
@@ -406,8 +566,8 @@ pub(crate) fn unquote<E: de::Error>(token: &str) -> Result<Cow<'_, str>, E> {
     if short_special(inner.as_bytes(), 0).is_none() {
         return Ok(Cow::Borrowed(inner));
     }
-    // Sixteen bytes more: a block is put whole before it is cut back.
-    let mut out = String::with_capacity(inner.len().saturating_add(16));
+    // A block is put whole before it is cut back.
+    let mut out = String::with_capacity(inner.len().saturating_add(SLACK));
     match unescape_from(inner, 0, &mut out) {
         Ok(end) if end == inner.len() => {}
         Ok(_) => return Err(E::custom(EscapeError::Invalid.message())),
@@ -551,7 +711,7 @@ mod tests {
         /// token, or fails where it fails.
         #[test]
         fn unescapes_as_serde_json(
-            pad in 0usize..9,
+            pad in 0usize..72,
             body in crate::json::dense_string_text(),
         ) {
             let token = alloc::format!("\"{body}\"");
@@ -560,9 +720,19 @@ mod tests {
             let mut first = serde_json::Deserializer::from_str(&token).into_iter::<String>();
             let theirs_first = first.next().and_then(Result::ok).map(|s| (s, first.byte_offset()));
             let text = alloc::format!("{}{token} ", " ".repeat(pad));
-            let read = unescape_token(&text, pad + 1, 0).ok();
+            let read = unescape_token(&text, pad + 1, 0);
+            // The portable loop, whatever the target: the same text, or
+            // the same error offset.
+            let words = unescape_token_words(&text, pad + 1, 0);
+            proptest::prop_assert_eq!(&read, &words, "{:?}", token);
             proptest::prop_assert_eq!(
-                read.map(|(s, end)| (s, end - pad)),
+                read.ok().map(|(s, end)| (s, end - pad)),
+                theirs_first.clone(),
+                "{:?}",
+                token
+            );
+            proptest::prop_assert_eq!(
+                words.ok().map(|(s, end)| (s, end - pad)),
                 theirs_first,
                 "{:?}",
                 token
@@ -584,12 +754,16 @@ mod tests {
     }
 
     /// Every escape kind (and a raw control character, a bad escape, a
-    /// lone surrogate) at every byte offset from 0 to 48, after plain text
-    /// that is ASCII or made of wide characters (two, three and four
-    /// bytes, padded with ASCII to the offset), with plain text after it
-    /// short and long: word and block edges on either side of the escape,
-    /// the end of the text within and past a word. Each way in reads it as
-    /// `serde_json` does, or fails where it fails.
+    /// lone surrogate) at every byte offset from 0 to 140 (the edges of
+    /// the words, of the first two blocks of sixty-four bytes, and up to
+    /// 48 bytes on either side of them), after plain text that is ASCII or
+    /// made of wide characters (two, three and four bytes, padded with
+    /// ASCII to the offset), with plain text after it short and long (past
+    /// the next block edge), the string alone or followed by more of a
+    /// line: the end of the text within and past a word and a block. Each
+    /// way in, with both loops (the target's and the portable one), reads
+    /// it as `serde_json` does, or fails where it fails, both at the same
+    /// offset.
     #[test]
     fn every_escape_at_every_offset_unescapes_as_serde_json() {
         let escapes = [
@@ -609,8 +783,17 @@ mod tests {
             r"\x",
             "\u{1}",
         ];
+        let long_after = alloc::format!("é中🦀{}", "z".repeat(80));
+        let afters = [
+            "",
+            "z",
+            "中",
+            "zzzzzzz",
+            "é中🦀zzzzzzzzzzzzzzzzzzzz",
+            &long_after,
+        ];
         for fill in ['a', 'é', '中', '🦀'] {
-            for offset in 0..=48 {
+            for offset in 0..=140 {
                 let mut head = String::new();
                 while head.len() + fill.len_utf8() <= offset {
                     head.push(fill);
@@ -619,15 +802,21 @@ mod tests {
                     head.push('a');
                 }
                 for escape in escapes {
-                    for after in ["", "z", "中", "zzzzzzz", "é中🦀zzzzzzzzzzzzzzzzzzzz"] {
+                    for after in afters {
                         let token = alloc::format!("\"{head}{escape}{after}\"");
                         let theirs = serde_json::from_str::<String>(&token).ok();
                         let ours = unquote::<serde_json::Error>(&token).ok();
                         assert_eq!(ours.as_deref(), theirs.as_deref(), "{token}");
-                        let read = unescape_token(&token, 1, 0).ok().map(|(s, _)| s);
-                        assert_eq!(read, theirs, "{token}");
                         let len = unescaped_len(&token).ok();
                         assert_eq!(len, theirs.as_ref().map(String::len), "{token}");
+                        let in_line = alloc::format!("{token}}}}}}}, \"more\": [1, 2, 3]}}");
+                        for text in [token.as_str(), in_line.as_str()] {
+                            let read = unescape_token(text, 1, 0);
+                            let words = unescape_token_words(text, 1, 0);
+                            assert_eq!(read, words, "{text}");
+                            let want = theirs.clone().map(|t| (t, token.len()));
+                            assert_eq!(read.ok(), want, "{text}");
+                        }
                     }
                 }
             }

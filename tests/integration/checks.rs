@@ -51,6 +51,7 @@ pub mod title;
 #[cfg(feature = "alloc")]
 #[path = "../../fuzz/checks/turn_view.rs"]
 pub mod turn_view;
-#[cfg(feature = "alloc")]
+// Holds the crate's two unescapers (`fuzzing::unescape_string*`) too.
+#[cfg(feature = "arbitrary")]
 #[path = "../../fuzz/checks/unescape.rs"]
 pub mod unescape;

@@ -187,7 +187,7 @@ fn resume_log_seeds() {
     }
 }
 
-#[cfg(feature = "alloc")]
+#[cfg(feature = "arbitrary")]
 #[test]
 fn unescape_seeds() {
     for (name, data) in seeds("unescape") {

@@ -1,0 +1,69 @@
+//! Sixty-four bytes classified at once with vector compares: the bits of
+//! the bytes that end plain JSON string text (`"`, `\`, control
+//! characters), for the unescaper's block loop.
+//!
+//! Compiled where the target has vector registers that make this a handful
+//! of instructions (SSE2 on x86, NEON on 64-bit ARM; `wide` wraps them in
+//! a safe API); elsewhere the unescaper searches a word at a time
+//! ([`super::swar`]).
+
+use wide::u8x16;
+
+/// The bytes [`special_bits`] classifies at once: four vector registers.
+pub(crate) const BLOCK: usize = 64;
+
+/// Bit `k` of the result is set when byte `k` of `block` is a `"`, a `\`
+/// or a control character (below `0x20`): exact for every byte, unlike
+/// the word mask of [`super::swar::special_mask`], so the bits can be taken
+/// one after another.
+#[inline(always)]
+pub(crate) fn special_bits(block: &[u8; BLOCK]) -> u64 {
+    lane_bits(block, 0)
+        | (lane_bits(block, 16) << 16)
+        | (lane_bits(block, 32) << 32)
+        | (lane_bits(block, 48) << 48)
+}
+
+/// The bits of [`special_bits`] for the sixteen bytes at `at` (a constant:
+/// the look-up cannot miss), in the low sixteen bits.
+#[inline(always)]
+fn lane_bits(block: &[u8; BLOCK], at: usize) -> u64 {
+    let lane = block
+        .get(at..)
+        .and_then(|r| r.first_chunk::<16>())
+        .copied()
+        .unwrap_or_default();
+    // With bit 1 flipped, a quote (0x22) becomes 0x20 and the control
+    // characters stay below it: those bytes are the ones at most 0x20,
+    // which is when the smaller of the byte and 0x20 is the byte. The
+    // backslash becomes 0x5E.
+    let v = u8x16::new(lane) ^ u8x16::splat(0x02);
+    let quote_or_control = v.min(u8x16::splat(0x20)).cmp_eq(v);
+    let special = quote_or_control | v.cmp_eq(u8x16::splat(b'\\' ^ 0x02));
+    // `move_mask` sets the low sixteen bits only.
+    u64::from(special.move_mask().unsigned_abs())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every byte value at every place of a block: its bit set exactly
+    /// when a byte test says it is special, the other bits clear.
+    #[test]
+    fn bits_flag_exactly_the_special_bytes() {
+        for c in 0u8..=255 {
+            let special = c == b'"' || c == b'\\' || c < 0x20;
+            for at in 0..BLOCK {
+                let mut block = [b'a'; BLOCK];
+                block[at] = c;
+                let want = if special { 1u64 << at } else { 0 };
+                assert_eq!(special_bits(&block), want, "{c} at {at}");
+            }
+        }
+        let mut block = [0u8; BLOCK];
+        assert_eq!(special_bits(&block), u64::MAX);
+        block.fill(0xFF);
+        assert_eq!(special_bits(&block), 0);
+    }
+}
