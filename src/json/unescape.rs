@@ -199,13 +199,8 @@ impl TextSink for String {
     /// when the word ends inside a character.
     #[inline(always)]
     fn put_word(&mut self, text: &str, at: usize, keep: usize) {
-        match text.get(at..at.wrapping_add(8)) {
-            Some(word) if self.capacity().wrapping_sub(self.len()) >= 8 => {
-                let to = self.len().wrapping_add(keep);
-                self.push_str(word);
-                self.truncate(to);
-            }
-            _ => self.push_str(text.get(at..at.wrapping_add(keep)).unwrap_or_default()),
+        if !put_block::<8>(self, text, at, keep) {
+            self.push_str(text.get(at..at.wrapping_add(keep)).unwrap_or_default());
         }
     }
     #[inline(always)]
