@@ -105,7 +105,7 @@ fn unicode(b: &[u8], n: usize) -> Result<(char, usize), EscapeError> {
 /// digit and one test for all four (a bad digit is `-1`, which keeps the
 /// sign bit through the shifts and the or).
 #[inline]
-fn hex4([a, b, c, d]: [u8; 4]) -> Option<u32> {
+pub(super) fn hex4([a, b, c, d]: [u8; 4]) -> Option<u32> {
     // A `u8` always indexes the 256 entries: the look-up cannot miss.
     let v = |x: u8| i32::from(HEX.get(usize::from(x)).copied().unwrap_or(-1));
     let n = (v(a) << 12) | (v(b) << 8) | (v(c) << 4) | v(d);
@@ -150,7 +150,7 @@ impl From<EscapeError> for BadString {
 }
 
 /// Where unescaped text goes: a string, or a counter of its length.
-trait TextSink {
+pub(super) trait TextSink {
     /// Puts `text[from..to]`, plain text.
     fn put(&mut self, text: &str, from: usize, to: usize);
     /// Puts the `keep` bytes of plain text at `at`, whose next byte is
@@ -159,6 +159,10 @@ trait TextSink {
     /// of eight, a copy of fixed size, and cuts it back.
     fn put_word(&mut self, text: &str, at: usize, keep: usize);
     fn put_char(&mut self, c: char);
+    /// Appends `bytes`, text the dense loop built (`super::dense`): false,
+    /// and nothing appended, when they are not UTF-8 (never so: the loop
+    /// builds whole characters).
+    fn put_built(&mut self, bytes: &[u8]) -> bool;
 }
 
 struct Counter(usize);
@@ -172,6 +176,10 @@ impl TextSink for Counter {
     }
     fn put_char(&mut self, c: char) {
         self.0 = self.0.saturating_add(c.len_utf8());
+    }
+    fn put_built(&mut self, bytes: &[u8]) -> bool {
+        self.0 = self.0.saturating_add(bytes.len());
+        true
     }
 }
 
@@ -207,6 +215,16 @@ impl TextSink for String {
     fn put_char(&mut self, c: char) {
         self.push(c);
     }
+    /// One check of the whole stretch, with vector code (`simdutf8`).
+    fn put_built(&mut self, bytes: &[u8]) -> bool {
+        match simdutf8::basic::from_utf8(bytes) {
+            Ok(text) => {
+                self.push_str(text);
+                true
+            }
+            Err(_) => false,
+        }
+    }
 }
 
 /// The most bytes a string sink writes past its end before cutting back:
@@ -236,7 +254,7 @@ fn put_block<const N: usize>(out: &mut String, text: &str, from: usize, len: usi
 // Built at compile time, where an index out of bounds is a build error,
 // not a panic.
 #[allow(clippy::indexing_slicing)]
-static SHORT_ESCAPE: [u8; 256] = {
+pub(super) static SHORT_ESCAPE: [u8; 256] = {
     let mut t = [0u8; 256];
     t[b'"' as usize] = b'"';
     t[b'\\' as usize] = b'\\';
@@ -327,7 +345,7 @@ fn unescape_from<S: TextSink>(text: &str, from: usize, out: &mut S) -> Result<us
         target_feature = "sse2",
         all(target_arch = "aarch64", target_feature = "neon")
     ))]
-    return unescape_blocks(text, from, out);
+    return unescape_blocks::<S, { super::dense::STAGED }>(text, from, out);
     #[cfg(not(any(
         target_feature = "sse2",
         all(target_arch = "aarch64", target_feature = "neon")
@@ -354,14 +372,40 @@ fn unescape_from<S: TextSink>(text: &str, from: usize, out: &mut S) -> Result<us
     all(target_arch = "aarch64", target_feature = "neon")
 ))]
 #[inline]
-fn unescape_blocks<S: TextSink>(text: &str, from: usize, out: &mut S) -> Result<usize, usize> {
+fn unescape_blocks<S: TextSink, const STAGED: bool>(
+    text: &str,
+    from: usize,
+    out: &mut S,
+) -> Result<usize, usize> {
+    use super::dense::{dense_blocks, starts_dense, Dense, STAGE};
     use super::vector::{special_bits, BLOCK};
     let b = text.as_bytes();
     // Plain text from `run` on is not put yet; the block at `at` is next.
     let mut run = from;
     let mut at = from;
+    // The dense loop's stage, zeroed when first needed; the block the
+    // dense loop last handed back, which this loop reads itself.
+    let mut stage: Option<[u8; STAGE]> = None;
+    let mut handed_back = usize::MAX;
     while let Some(block) = b.get(at..).and_then(|r| r.first_chunk::<BLOCK>()) {
         let mut bits = special_bits(block);
+        // Two special bytes or more (cheap to rule out), then the rest.
+        if STAGED
+            && bits & bits.wrapping_sub(1) != 0
+            && at != handed_back
+            && starts_dense(b, at, bits)
+        {
+            let stage = stage.get_or_insert([0; STAGE]);
+            match dense_blocks(text, run, at, out, stage)? {
+                Dense::End(n) => return Ok(n),
+                Dense::Resume { run: r, at: a } => {
+                    run = r;
+                    at = a;
+                    handed_back = a;
+                    continue;
+                }
+            }
+        }
         while bits != 0 {
             let bit = bits.trailing_zeros();
             let n = at.wrapping_add(bit as usize);
@@ -475,6 +519,42 @@ pub(crate) fn unescape_token_words(
     capacity: usize,
 ) -> Result<(String, usize), usize> {
     token_with(text, from, capacity, unescape_words)
+}
+
+/// [`unescape_token`] with the block loop taking dense text through the
+/// stage (`super::dense`) whether or not this build does: for the tests.
+#[cfg(all(
+    test,
+    any(
+        target_feature = "sse2",
+        all(target_arch = "aarch64", target_feature = "neon")
+    )
+))]
+pub(crate) fn unescape_token_staged(
+    text: &str,
+    from: usize,
+    capacity: usize,
+) -> Result<(String, usize), usize> {
+    token_with(text, from, capacity, unescape_blocks::<String, true>)
+}
+
+/// The unescaped length of the JSON string literal `raw` counted by the
+/// block loop taking dense text through the stage, whether or not this
+/// build does: for the tests.
+#[cfg(all(
+    test,
+    any(
+        target_feature = "sse2",
+        all(target_arch = "aarch64", target_feature = "neon")
+    )
+))]
+pub(crate) fn unescaped_len_staged(raw: &str) -> Option<usize> {
+    let body = literal_body(raw).ok()?;
+    let mut counter = Counter(0);
+    match unescape_blocks::<Counter, true>(body, 0, &mut counter) {
+        Ok(end) if end == body.len() => Some(counter.0),
+        _ => None,
+    }
 }
 
 /// [`unescape_token`] with the loop `unescape`.

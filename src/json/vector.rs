@@ -44,6 +44,21 @@ fn lane_bits(block: &[u8; BLOCK], at: usize) -> u64 {
     u64::from(special.move_mask().unsigned_abs())
 }
 
+/// Bit `k` of the result is set when byte `k` of `block` is a backslash.
+#[inline(always)]
+pub(crate) fn backslash_bits(block: &[u8; BLOCK]) -> u64 {
+    let lane = |at: usize| {
+        let lane = block
+            .get(at..)
+            .and_then(|r| r.first_chunk::<16>())
+            .copied()
+            .unwrap_or_default();
+        let backslash = u8x16::new(lane).cmp_eq(u8x16::splat(b'\\'));
+        u64::from(backslash.move_mask().unsigned_abs())
+    };
+    lane(0) | (lane(16) << 16) | (lane(32) << 32) | (lane(48) << 48)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -59,11 +74,16 @@ mod tests {
                 block[at] = c;
                 let want = if special { 1u64 << at } else { 0 };
                 assert_eq!(special_bits(&block), want, "{c} at {at}");
+                let want = if c == b'\\' { 1u64 << at } else { 0 };
+                assert_eq!(backslash_bits(&block), want, "{c} at {at}");
             }
         }
         let mut block = [0u8; BLOCK];
         assert_eq!(special_bits(&block), u64::MAX);
+        assert_eq!(backslash_bits(&block), 0);
         block.fill(0xFF);
         assert_eq!(special_bits(&block), 0);
+        block.fill(b'\\');
+        assert_eq!(backslash_bits(&block), u64::MAX);
     }
 }
