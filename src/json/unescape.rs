@@ -14,8 +14,11 @@
 //!   bytes classified at once into a word of bits, one a special byte
 //!   (`super::vector`, safe code over the `wide` crate), each escape
 //!   taken as the next bit, so that finding the next escape does not
-//!   wait on reading the last one; the last fewer than sixty-four bytes
-//!   of the text go to the word loop;
+//!   wait on reading the last one; where the text is dense with escapes
+//!   (four or more in a block and in the next), it hands the text to
+//!   `super::dense`, which builds it in a buffer on the stack and hands
+//!   it over checked, a stretch at a time, until a long run of plain text;
+//!   the last fewer than sixty-four bytes of the text go to the word loop;
 //! - elsewhere (32-bit ARM without NEON, among others), the word loop
 //!   (`unescape_words`): a short plain run put as a whole word and cut
 //!   back, a long one found sixteen bytes a step and copied whole, one
@@ -23,10 +26,12 @@
 //!
 //! Both put a short plain run as a block of fixed size cut back, read a
 //! one-letter escape by a table look-up and each `\u` escape by one
-//! function ([`unicode`]), and give the same text and the same error
-//! offsets; the tests and the `unescape` fuzz target hold each of them
-//! against `serde_json` (the word loop through
-//! `fuzzing::unescape_string_portable` on every target).
+//! function ([`unicode`]) (the dense loop: by its own code, into the
+//! stage), and give the same text and the same error offsets; the tests
+//! and the `unescape` fuzz target hold each of them against `serde_json`
+//! (the word loop through `fuzzing::unescape_string_portable` on every
+//! target; the dense loop, in the tests, also where the build does not
+//! use it).
 
 use alloc::borrow::Cow;
 use alloc::string::String;
@@ -363,6 +368,13 @@ fn unescape_from<S: TextSink>(text: &str, from: usize, out: &mut S) -> Result<us
 /// block starts the next one. Plain text between escapes is put when the
 /// next special byte is found, across blocks when it is long. The last
 /// fewer than sixty-four bytes of `text` go to [`unescape_words`].
+///
+/// With `STAGED` (what `super::dense::STAGED` says of the build; the tests
+/// set it either way), a block with four special bytes or more, followed
+/// by another, starts a stretch of dense text that `super::dense` reads
+/// into its stage (zeroed once a string, when first needed) and hands
+/// back at a run of plain text longer than sixty-four bytes; the block it
+/// hands back at is read here.
 ///
 /// # Errors
 ///
