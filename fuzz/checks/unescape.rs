@@ -10,6 +10,10 @@
 //! - when `serde_json` reads the line and finds a string at the chunk's
 //!   text, `acp::decode_line` decodes the line, in both modes, to that
 //!   text, byte for byte;
+//! - when the chunk's text closed early and only a member after it holds
+//!   a lone surrogate, `serde_json` reads the line into types that skip
+//!   the members they do not name (as the crate keeps them, undecoded),
+//!   and that reading is the oracle;
 //! - when `serde_json` refuses the line (a bad escape, a lone surrogate, a
 //!   raw control character, a stray quote), `acp::decode_line` refuses it
 //!   in strict mode; in lenient mode it refuses it, or decodes it with
@@ -48,7 +52,13 @@ pub fn check(data: &[u8]) {
             // The text closed early and the line means something else.
             _ => return,
         },
-        Err(_) => None,
+        // `Value` decodes every string; `serde_json`'s typed decoding
+        // skips a member it does not read without decoding it, so a lone
+        // surrogate there (valid JSON that a Rust string cannot hold) is
+        // not refused, and the crate keeps such a member as it came. Where
+        // the text closed early and the rest holds one, the typed reading
+        // is the oracle.
+        Err(_) => typed_text(&line),
     };
     for mode in [Mode::Lenient, Mode::Strict] {
         let ours = decode_line(&line, mode);
@@ -111,4 +121,28 @@ fn chunk_text<'a>(incoming: &'a Incoming<'_>) -> Option<&'a str> {
         return None;
     };
     Some(&t.text)
+}
+
+/// The chunk's text as `serde_json` reads it into types that name only the
+/// members on its path (the others skipped, not decoded).
+fn typed_text(line: &str) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Line {
+        params: Params,
+    }
+    #[derive(serde::Deserialize)]
+    struct Params {
+        update: Update,
+    }
+    #[derive(serde::Deserialize)]
+    struct Update {
+        content: Content,
+    }
+    #[derive(serde::Deserialize)]
+    struct Content {
+        text: String,
+    }
+    serde_json::from_str::<Line>(line)
+        .ok()
+        .map(|l| l.params.update.content.text)
 }
