@@ -27,7 +27,8 @@
 //! escapes ([`escaped_bits`]), so that each escape is the next bit and
 //! taking it is `x & (x - 1)`.
 //!
-//! The block loop comes here only where the text is dense ([`starts_dense`])
+//! The block loop comes here only where the text is dense ([`starts_dense`]:
+//! four backslashes or more in a block and in the next)
 //! and takes back a run of plain text longer than sixty-four bytes: there
 //! a stage costs more than it saves (the check of each byte, and a call to
 //! hand it over), and the block loop puts such runs straight from the
@@ -86,15 +87,18 @@ enum Stop {
     Bad(usize),
 }
 
-/// Whether text from the block at `at` (whose special bits are `bits`) is
-/// dense enough for the stage: four special bytes or more in the block,
-/// and in the next one.
+/// Whether text from the block at `at` (`block`, whose special bits are
+/// `bits`) is dense enough for the stage: four backslashes or more in it
+/// and in the next one. Backslashes, not special bytes: after a short
+/// string the rest of a JSON line is dense with quotes, and a string that
+/// ends there is not worth a stage.
 #[inline(always)]
-pub(super) fn starts_dense(b: &[u8], at: usize, bits: u64) -> bool {
+pub(super) fn starts_dense(b: &[u8], at: usize, block: &[u8; BLOCK], bits: u64) -> bool {
     at_least_four(bits)
+        && at_least_four(backslash_bits(block))
         && b.get(at.wrapping_add(BLOCK)..)
             .and_then(|r| r.first_chunk::<BLOCK>())
-            .is_some_and(|next| at_least_four(special_bits(next)))
+            .is_some_and(|next| at_least_four(backslash_bits(next)))
 }
 
 /// Whether four bits or more are set (three cleared, some left).

@@ -15,7 +15,7 @@
 //!   (`super::vector`, safe code over the `wide` crate), each escape
 //!   taken as the next bit, so that finding the next escape does not
 //!   wait on reading the last one; where the text is dense with escapes
-//!   (four or more in a block and in the next), it hands the text to
+//!   (four backslashes or more in a block and in the next), it hands the text to
 //!   `super::dense`, which builds it in a buffer on the stack and hands
 //!   it over checked, a stretch at a time, until a long run of plain text;
 //!   the last fewer than sixty-four bytes of the text go to the word loop;
@@ -370,7 +370,7 @@ fn unescape_from<S: TextSink>(text: &str, from: usize, out: &mut S) -> Result<us
 /// fewer than sixty-four bytes of `text` go to [`unescape_words`].
 ///
 /// With `STAGED` (what `super::dense::STAGED` says of the build; the tests
-/// set it either way), a block with four special bytes or more, followed
+/// set it either way), a block with four backslashes or more, followed
 /// by another, starts a stretch of dense text that `super::dense` reads
 /// into its stage (zeroed once a string, when first needed) and hands
 /// back at a run of plain text longer than sixty-four bytes; the block it
@@ -405,7 +405,7 @@ fn unescape_blocks<S: TextSink, const STAGED: bool>(
         if STAGED
             && bits & bits.wrapping_sub(1) != 0
             && at != handed_back
-            && starts_dense(b, at, bits)
+            && starts_dense(b, at, block, bits)
         {
             let stage = stage.get_or_insert([0; STAGE]);
             match dense_blocks(text, run, at, out, stage)? {
