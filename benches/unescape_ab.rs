@@ -1,6 +1,7 @@
 //! The crate's two string unescapers timed against each other in one
 //! process: the target's (`fuzzing::unescape_string`, the block loop where
-//! the target has vector registers) and the portable word loop
+//! the target has vector registers, dense text through its stage) and the
+//! portable word loop
 //! (`fuzzing::unescape_string_portable`), over the peers' long escaped
 //! strings (those of the `acp/long escaped strings` group of
 //! `benches/acp_traffic.rs`), with `serde_json` reading the same strings

@@ -48,7 +48,9 @@ use alloc::string::String;
 /// (just after its opening quote), as the ACP reader reads every string:
 /// checked and unescaped in one pass, with the crate's unescaper for this
 /// target (a block of sixty-four bytes a step where the target has vector
-/// registers, SSE2 or 64-bit ARM's NEON; a word of eight elsewhere).
+/// registers, SSE2 or 64-bit ARM's NEON, text dense with escapes built in
+/// a buffer on the stack and handed over checked; a word of eight
+/// elsewhere).
 /// Returns the text and the offset after the closing quote.
 ///
 /// With [`unescape_string_portable`], what a fuzz target holds against an

@@ -167,6 +167,10 @@ pub(super) trait TextSink {
     /// Appends `bytes`, text the dense loop built (`super::dense`): false,
     /// and nothing appended, when they are not UTF-8 (never so: the loop
     /// builds whole characters).
+    #[cfg(any(
+        target_feature = "sse2",
+        all(target_arch = "aarch64", target_feature = "neon")
+    ))]
     fn put_built(&mut self, bytes: &[u8]) -> bool;
 }
 
@@ -182,6 +186,10 @@ impl TextSink for Counter {
     fn put_char(&mut self, c: char) {
         self.0 = self.0.saturating_add(c.len_utf8());
     }
+    #[cfg(any(
+        target_feature = "sse2",
+        all(target_arch = "aarch64", target_feature = "neon")
+    ))]
     fn put_built(&mut self, bytes: &[u8]) -> bool {
         self.0 = self.0.saturating_add(bytes.len());
         true
@@ -221,6 +229,10 @@ impl TextSink for String {
         self.push(c);
     }
     /// One check of the whole stretch, with vector code (`simdutf8`).
+    #[cfg(any(
+        target_feature = "sse2",
+        all(target_arch = "aarch64", target_feature = "neon")
+    ))]
     fn put_built(&mut self, bytes: &[u8]) -> bool {
         match simdutf8::basic::from_utf8(bytes) {
             Ok(text) => {
