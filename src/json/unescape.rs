@@ -127,7 +127,7 @@ fn hex4_at(bytes: &[u8], at: usize) -> Option<u32> {
 // Built at compile time, where an index out of bounds is a build error,
 // not a panic.
 #[allow(clippy::indexing_slicing)]
-static HEX: [i8; 256] = {
+const HEX: [i8; 256] = {
     let mut t = [-1i8; 256];
     let mut i = 0u8;
     while i < 10 {
@@ -271,7 +271,7 @@ fn put_block<const N: usize>(out: &mut String, text: &str, from: usize, len: usi
 // Built at compile time, where an index out of bounds is a build error,
 // not a panic.
 #[allow(clippy::indexing_slicing)]
-pub(super) static SHORT_ESCAPE: [u8; 256] = {
+pub(super) const SHORT_ESCAPE: [u8; 256] = {
     let mut t = [0u8; 256];
     t[b'"' as usize] = b'"';
     t[b'\\' as usize] = b'\\';
