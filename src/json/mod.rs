@@ -12,9 +12,8 @@
 //! - [`escape`]: writing JSON strings and numbers;
 //! - [`unescape`]: decoding escape sequences;
 //! - `vector` (SSE2 on x86, NEON on 64-bit ARM): sixty-four bytes of
-//!   string text classified at once, for the unescaper;
-//! - `dense` (where `vector` is): the unescaper's way through text dense
-//!   with escapes, built in a buffer on the stack and handed over checked.
+//!   string text classified at once, for the unescaper (whose `dense`
+//!   submodule builds text dense with escapes in a buffer on the stack).
 //!
 //! Everything here is crate-internal; the public types that carry JSON are
 //! `acp::RawJson` and the typed messages.
@@ -36,15 +35,6 @@ pub(crate) mod unescape;
     )
 ))]
 pub(crate) mod vector;
-// The block loop's way through text dense with escapes (same cfg).
-#[cfg(all(
-    feature = "alloc",
-    any(
-        target_feature = "sse2",
-        all(target_arch = "aarch64", target_feature = "neon")
-    )
-))]
-mod dense;
 
 #[cfg(feature = "alloc")]
 pub(crate) use escape::{

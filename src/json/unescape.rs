@@ -16,7 +16,7 @@
 //!   taken as the next bit, so that finding the next escape does not
 //!   wait on reading the last one; where the text is dense with escapes
 //!   (four backslashes or more in a block and in the next), it hands the text to
-//!   `super::dense`, which builds it in a buffer on the stack and hands
+//!   `dense`, which builds it in a buffer on the stack and hands
 //!   it over checked, a stretch at a time, until a long run of plain text;
 //!   the last fewer than sixty-four bytes of the text go to the word loop;
 //! - elsewhere (32-bit ARM without NEON, among others), the word loop
@@ -39,6 +39,14 @@ use alloc::string::String;
 use serde::de;
 
 use super::swar::{find_special, short_special, special_mask};
+
+// The block loop's way through text dense with escapes (where the block
+// loop is).
+#[cfg(any(
+    target_feature = "sse2",
+    all(target_arch = "aarch64", target_feature = "neon")
+))]
+mod dense;
 
 /// What is wrong with an escape sequence.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,7 +118,7 @@ fn unicode(b: &[u8], n: usize) -> Result<(char, usize), EscapeError> {
 /// digit and one test for all four (a bad digit is `-1`, which keeps the
 /// sign bit through the shifts and the or).
 #[inline]
-pub(super) fn hex4([a, b, c, d]: [u8; 4]) -> Option<u32> {
+fn hex4([a, b, c, d]: [u8; 4]) -> Option<u32> {
     // A `u8` always indexes the 256 entries: the look-up cannot miss.
     let v = |x: u8| i32::from(HEX.get(usize::from(x)).copied().unwrap_or(-1));
     let n = (v(a) << 12) | (v(b) << 8) | (v(c) << 4) | v(d);
@@ -155,7 +163,7 @@ impl From<EscapeError> for BadString {
 }
 
 /// Where unescaped text goes: a string, or a counter of its length.
-pub(super) trait TextSink {
+trait TextSink {
     /// Puts `text[from..to]`, plain text.
     fn put(&mut self, text: &str, from: usize, to: usize);
     /// Puts the `keep` bytes of plain text at `at`, whose next byte is
@@ -164,7 +172,7 @@ pub(super) trait TextSink {
     /// of eight, a copy of fixed size, and cuts it back.
     fn put_word(&mut self, text: &str, at: usize, keep: usize);
     fn put_char(&mut self, c: char);
-    /// Appends `bytes`, text the dense loop built (`super::dense`): false,
+    /// Appends `bytes`, text the dense loop built (`dense`): false,
     /// and nothing appended, when they are not UTF-8 (never so: the loop
     /// builds whole characters).
     #[cfg(any(
@@ -271,7 +279,7 @@ fn put_block<const N: usize>(out: &mut String, text: &str, from: usize, len: usi
 // Built at compile time, where an index out of bounds is a build error,
 // not a panic.
 #[allow(clippy::indexing_slicing)]
-pub(super) const SHORT_ESCAPE: [u8; 256] = {
+const SHORT_ESCAPE: [u8; 256] = {
     let mut t = [0u8; 256];
     t[b'"' as usize] = b'"';
     t[b'\\' as usize] = b'\\';
@@ -362,7 +370,7 @@ fn unescape_from<S: TextSink>(text: &str, from: usize, out: &mut S) -> Result<us
         target_feature = "sse2",
         all(target_arch = "aarch64", target_feature = "neon")
     ))]
-    return unescape_blocks::<S, { super::dense::STAGED }>(text, from, out);
+    return unescape_blocks::<S, { dense::STAGED }>(text, from, out);
     #[cfg(not(any(
         target_feature = "sse2",
         all(target_arch = "aarch64", target_feature = "neon")
@@ -381,9 +389,9 @@ fn unescape_from<S: TextSink>(text: &str, from: usize, out: &mut S) -> Result<us
 /// next special byte is found, across blocks when it is long. The last
 /// fewer than sixty-four bytes of `text` go to [`unescape_words`].
 ///
-/// With `STAGED` (what `super::dense::STAGED` says of the build; the tests
+/// With `STAGED` (what `dense::STAGED` says of the build; the tests
 /// set it either way), a block with four backslashes or more, followed
-/// by another, starts a stretch of dense text that `super::dense` reads
+/// by another, starts a stretch of dense text that `dense` reads
 /// into its stage (zeroed once a string, when first needed) and hands
 /// back at a run of plain text longer than sixty-four bytes; the block it
 /// hands back at is read here.
@@ -401,8 +409,8 @@ fn unescape_blocks<S: TextSink, const STAGED: bool>(
     from: usize,
     out: &mut S,
 ) -> Result<usize, usize> {
-    use super::dense::{dense_blocks, starts_dense, Dense, STAGE};
     use super::vector::{special_bits, BLOCK};
+    use dense::{dense_blocks, starts_dense, Dense, STAGE};
     let b = text.as_bytes();
     // Plain text from `run` on is not put yet; the block at `at` is next.
     let mut run = from;
@@ -546,7 +554,7 @@ pub(crate) fn unescape_token_words(
 }
 
 /// [`unescape_token`] with the block loop taking dense text through the
-/// stage (`super::dense`) whether or not this build does: for the tests.
+/// stage (`dense`) whether or not this build does: for the tests.
 #[cfg(all(
     test,
     any(

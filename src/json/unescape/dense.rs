@@ -34,8 +34,8 @@
 //! hand it over), and the block loop puts such runs straight from the
 //! text.
 
-use super::unescape::{hex4, TextSink, SHORT_ESCAPE};
-use super::vector::{backslash_bits, special_bits, BLOCK};
+use super::{hex4, TextSink, SHORT_ESCAPE};
+use crate::json::vector::{backslash_bits, special_bits, BLOCK};
 
 /// Whether the block loop uses the stage on this build: where `simdutf8`
 /// checks UTF-8 with vector code (with `std` it picks AVX2 or SSE4.2 at
