@@ -10,10 +10,12 @@
 //! - when `serde_json` reads the line and finds a string at the chunk's
 //!   text, `acp::decode_line` decodes the line, in both modes, to that
 //!   text, byte for byte;
-//! - when the chunk's text closed early and only a member after it holds
-//!   a lone surrogate, `serde_json` reads the line into types that skip
-//!   the members they do not name (as the crate keeps them, undecoded),
-//!   and that reading is the oracle;
+//! - the oracle is `serde_json`'s typed decoding: types that name the
+//!   members on the text's path, skip the others without decoding them
+//!   (a lone surrogate there is not refused; the crate keeps such members
+//!   as they came) and refuse a member named twice (as the crate does);
+//!   not `serde_json::Value`, which decodes every string and keeps the
+//!   last of a repeated member;
 //! - when `serde_json` refuses the line (a bad escape, a lone surrogate, a
 //!   raw control character, a stray quote), `acp::decode_line` refuses it
 //!   in strict mode; in lenient mode it refuses it, or decodes it with
@@ -46,20 +48,21 @@ pub fn check(data: &[u8]) {
     let line = format!(r#"{HEAD}{pad}{body}"}}}}}}}}"#);
     both_unescapers(&line, HEAD.len());
     both_unescapers(&format!(r#""{pad}{body}""#), 1);
-    let theirs = match serde_json::from_str::<serde_json::Value>(&line) {
-        Ok(value) => match value.pointer("/params/update/content/text") {
-            Some(serde_json::Value::String(text)) => Some(text.clone()),
+    if let Ok(value) = serde_json::from_str::<serde_json::Value>(&line) {
+        if !matches!(
+            value.pointer("/params/update/content/text"),
+            Some(serde_json::Value::String(_))
+        ) {
             // The text closed early and the line means something else.
-            _ => return,
-        },
-        // `Value` decodes every string; `serde_json`'s typed decoding
-        // skips a member it does not read without decoding it, so a lone
-        // surrogate there (valid JSON that a Rust string cannot hold) is
-        // not refused, and the crate keeps such a member as it came. Where
-        // the text closed early and the rest holds one, the typed reading
-        // is the oracle.
-        Err(_) => typed_text(&line),
-    };
+            return;
+        }
+    }
+    // What `serde_json`'s typed decoding reads (not `Value`'s: it decodes
+    // every string and keeps the last of a repeated member, where typed
+    // decoding skips a member it does not name without decoding it, so a
+    // lone surrogate there is not refused, and refuses a member it names
+    // twice; the crate does both alike).
+    let theirs = typed_text(&line);
     for mode in [Mode::Lenient, Mode::Strict] {
         let ours = decode_line(&line, mode);
         match (&theirs, ours) {
@@ -123,23 +126,34 @@ fn chunk_text<'a>(incoming: &'a Incoming<'_>) -> Option<&'a str> {
     Some(&t.text)
 }
 
-/// The chunk's text as `serde_json` reads it into types that name only the
-/// members on its path (the others skipped, not decoded).
+/// The chunk's text as `serde_json` reads it into types that name the
+/// members on its path, as the crate's types do (the others skipped, not
+/// decoded; one named twice refused).
 fn typed_text(line: &str) -> Option<String> {
     #[derive(serde::Deserialize)]
     struct Line {
+        #[serde(rename = "jsonrpc")]
+        _jsonrpc: serde::de::IgnoredAny,
+        #[serde(rename = "method")]
+        _method: serde::de::IgnoredAny,
         params: Params,
     }
     #[derive(serde::Deserialize)]
     struct Params {
+        #[serde(rename = "sessionId")]
+        _session_id: serde::de::IgnoredAny,
         update: Update,
     }
     #[derive(serde::Deserialize)]
     struct Update {
+        #[serde(rename = "sessionUpdate")]
+        _session_update: serde::de::IgnoredAny,
         content: Content,
     }
     #[derive(serde::Deserialize)]
     struct Content {
+        #[serde(rename = "type")]
+        _type: serde::de::IgnoredAny,
         text: String,
     }
     serde_json::from_str::<Line>(line)
