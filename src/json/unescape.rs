@@ -174,11 +174,15 @@ trait TextSink {
     fn put_char(&mut self, c: char);
     /// Appends `bytes`, text the dense loop built (`dense`): false,
     /// and nothing appended, when they are not UTF-8 (never so: the loop
-    /// builds whole characters).
-    #[cfg(any(
-        target_feature = "sse2",
-        all(target_arch = "aarch64", target_feature = "neon")
-    ))]
+    /// builds whole characters). Built on every target; only those with
+    /// the block loop call it.
+    #[cfg_attr(
+        not(any(
+            target_feature = "sse2",
+            all(target_arch = "aarch64", target_feature = "neon")
+        )),
+        allow(dead_code)
+    )]
     fn put_built(&mut self, bytes: &[u8]) -> bool;
 }
 
@@ -194,10 +198,6 @@ impl TextSink for Counter {
     fn put_char(&mut self, c: char) {
         self.0 = self.0.saturating_add(c.len_utf8());
     }
-    #[cfg(any(
-        target_feature = "sse2",
-        all(target_arch = "aarch64", target_feature = "neon")
-    ))]
     fn put_built(&mut self, bytes: &[u8]) -> bool {
         self.0 = self.0.saturating_add(bytes.len());
         true
@@ -237,10 +237,6 @@ impl TextSink for String {
         self.push(c);
     }
     /// One check of the whole stretch, with vector code (`simdutf8`).
-    #[cfg(any(
-        target_feature = "sse2",
-        all(target_arch = "aarch64", target_feature = "neon")
-    ))]
     fn put_built(&mut self, bytes: &[u8]) -> bool {
         match simdutf8::basic::from_utf8(bytes) {
             Ok(text) => {
@@ -518,7 +514,17 @@ fn put_escape<S: TextSink>(b: &[u8], n: usize, letter: u8, out: &mut S) -> Resul
 /// [`unescape_from`] over the whole of `body`, the content of a literal
 /// between its quotes: a quote inside it is an error.
 fn unescape_body<S: TextSink>(body: &str, out: &mut S) -> Result<(), BadString> {
-    match unescape_from(body, 0, out) {
+    body_with(body, out, unescape_from)
+}
+
+/// [`unescape_body`] with the loop `unescape`.
+#[inline(always)]
+fn body_with<S: TextSink>(
+    body: &str,
+    out: &mut S,
+    unescape: impl FnOnce(&str, usize, &mut S) -> Result<usize, usize>,
+) -> Result<(), BadString> {
+    match unescape(body, 0, out) {
         Ok(end) if end == body.len() => Ok(()),
         _ => Err(BadString),
     }
@@ -581,12 +587,14 @@ pub(crate) fn unescape_token_staged(
     )
 ))]
 pub(crate) fn unescaped_len_staged(raw: &str) -> Option<usize> {
-    let body = literal_body(raw).ok()?;
     let mut counter = Counter(0);
-    match unescape_blocks::<Counter, true>(body, 0, &mut counter) {
-        Ok(end) if end == body.len() => Some(counter.0),
-        _ => None,
-    }
+    body_with(
+        literal_body(raw).ok()?,
+        &mut counter,
+        unescape_blocks::<Counter, true>,
+    )
+    .ok()?;
+    Some(counter.0)
 }
 
 /// [`unescape_token`] with the loop `unescape`.

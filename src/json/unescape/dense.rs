@@ -247,6 +247,8 @@ pub(super) fn dense_blocks<S: TextSink>(
             let n = at.wrapping_add(bit);
             // Plain text from `run` to `n`.
             let len = n.wrapping_sub(run);
+            // The same bound as the look-up below, said first so that the
+            // compiler checks it once (without it, twice an escape).
             if pos > STAGE - 68 {
                 break Stop::Leave(n);
             }
