@@ -35,7 +35,7 @@
 //! text.
 
 use super::{hex4, TextSink, SHORT_ESCAPE};
-use crate::json::vector::{backslash_bits, special_bits, BLOCK};
+use crate::json::vector::{backslash_and_special_bits, backslash_bits, BLOCK};
 
 /// Whether the block loop uses the stage on this build: where `simdutf8`
 /// checks UTF-8 with vector code (with `std` it picks AVX2 or SSE4.2 at
@@ -49,10 +49,17 @@ pub(super) const STAGED: bool = cfg!(any(
     target_feature = "sse4.2"
 ));
 
-/// The stage's size in bytes: small enough to stay in the first-level
-/// cache and to be zeroed cheaply once per string, large enough that
-/// handing it over is rare.
-pub(super) const STAGE: usize = 2048;
+/// The stage's size in bytes: `FILL`, and the bytes a write that starts
+/// below it may reach past it (a copy of 64 bytes, an escape's four after
+/// a run of up to 64).
+pub(super) const STAGE: usize = FILL + 128;
+
+/// The part of the stage that holds text: small enough to stay in the
+/// first-level cache and to be zeroed cheaply once per string, large enough
+/// that handing it over is rare. Every position written is below it, and
+/// it is a power of two: a position masked by `FILL - 1` is itself, and
+/// the compiler sees each write within the stage with no check an escape.
+const FILL: usize = 2048;
 
 /// The room the stage must have at the start of a block: the text a block
 /// consumes (its 64 bytes, a run of up to 64 begun before it, an escape of
@@ -60,10 +67,17 @@ pub(super) const STAGE: usize = 2048;
 /// up to 68 bytes past where it starts.
 const ROOM: usize = 256;
 
-/// The bytes of text read around a block: 32 before it (where a run of up
-/// to 32 bytes that ends in it may start) and 64 after it (the twelve
-/// bytes of an escape that starts in it; the copies' thirty-two).
-const WINDOW: usize = 32 + BLOCK + 64;
+/// The bytes of text read around a block: `AHEAD` before it (where a run
+/// of up to 32 bytes that ends in it may start) and 64 after it (the
+/// twelve bytes of an escape that starts in it; the copies' thirty-two).
+const WINDOW: usize = AHEAD + BLOCK + 64;
+
+/// Where the block starts in the window. The loop counts places from the
+/// window's start, with the block at this constant: the places are small
+/// numbers, so the look-ups in the window need no check, and the text's
+/// offsets are needed only when the loop stops. A stretch starts no
+/// nearer the text's start ([`starts_dense`]).
+const AHEAD: usize = 32;
 
 /// What the dense loop leaves to the block loop.
 pub(super) enum Dense {
@@ -89,12 +103,13 @@ enum Stop {
 
 /// Whether text from the block at `at` (`block`, whose special bits are
 /// `bits`) is dense enough for the stage: four backslashes or more in it
-/// and in the next one. Backslashes, not special bytes: after a short
+/// and in the next one, with the window's `AHEAD` bytes before it. Backslashes, not special bytes: after a short
 /// string the rest of a JSON line is dense with quotes, and a string that
 /// ends there is not worth a stage.
 #[inline(always)]
 pub(super) fn starts_dense(b: &[u8], at: usize, block: &[u8; BLOCK], bits: u64) -> bool {
-    at_least_four(bits)
+    at >= AHEAD
+        && at_least_four(bits)
         && at_least_four(backslash_bits(block))
         && b.get(at.wrapping_add(BLOCK)..)
             .and_then(|r| r.first_chunk::<BLOCK>())
@@ -220,57 +235,60 @@ pub(super) fn dense_blocks<S: TextSink>(
     let b = text.as_bytes();
     let mut pos = 0usize;
     loop {
-        if pos > STAGE - ROOM {
+        if pos > FILL - ROOM {
             hand_over(stage, pos, out, run)?;
             pos = 0;
         }
-        // The window holds the block at `off` (0 to 32).
-        let start = at.saturating_sub(32);
-        let off = at.wrapping_sub(start);
+        debug_assert!(pos <= FILL - ROOM);
+        // The window holds the block at `AHEAD` (`at` is at least that:
+        // [`starts_dense`] says so, and it only grows).
+        let start = at.wrapping_sub(AHEAD);
         let Some(window) = b.get(start..).and_then(|r| r.first_chunk::<WINDOW>()) else {
             break;
         };
-        let Some(block) = window.get(off..).and_then(|r| r.first_chunk::<BLOCK>()) else {
+        let Some(block) = window.get(AHEAD..).and_then(|r| r.first_chunk::<BLOCK>()) else {
             break;
         };
-        let backslash = backslash_bits(block);
+        let (backslash, special) = backslash_and_special_bits(block);
         let escaped = escaped_bits(backslash);
         // Each bit is an escape's backslash or an end (a quote or a control
         // character), the next escape the lowest.
-        let mut bits = special_bits(block) & !escaped;
+        let mut bits = special & !escaped;
         let ends = bits & !backslash;
+        // Where the plain text not put yet starts, in the window (below
+        // its start, wrapped, when the run began before it).
+        let mut from = run.wrapping_sub(start);
         let stop = loop {
             if bits == 0 {
                 break Stop::Block;
             }
             let bit = (bits.trailing_zeros() & 63) as usize;
-            let n = at.wrapping_add(bit);
-            // Plain text from `run` to `n`.
-            let len = n.wrapping_sub(run);
-            // The same bound as the look-up below, said first so that the
-            // compiler checks it once (without it, twice an escape).
-            if pos > STAGE - 68 {
-                break Stop::Leave(n);
-            }
-            let Some(dst) = stage.get_mut(pos..).and_then(|r| r.first_chunk_mut::<68>()) else {
-                break Stop::Leave(n);
+            // The special byte's place in the window.
+            let here = AHEAD + bit;
+            // Plain text from `from` to `here`.
+            let len = here.wrapping_sub(from);
+            // `pos` is below `FILL` (the room checked at each block), so
+            // the mask changes nothing and bounds the look-up.
+            debug_assert!(pos < FILL);
+            let Some(dst) = stage
+                .get_mut(pos & (FILL - 1)..)
+                .and_then(|r| r.first_chunk_mut::<68>())
+            else {
+                break Stop::Leave(here);
             };
-            // The special byte's place in the window: `off + bit` < 96, so
-            // the mask changes nothing and bounds every look-up below.
-            let here = off.wrapping_add(bit) & 127;
             if len <= 32 {
                 // The run starts within the window (at most 32 bytes
-                // before the block): copied as 32 bytes, cut back by
-                // moving `pos` only `len`.
-                let from = here.wrapping_sub(len) & 127;
+                // before the escape, which is in the block: `from` is
+                // below 96, and the mask changes nothing): copied as 32
+                // bytes, cut back by moving `pos` only `len`.
                 if let (Some(d), Some(s)) = (
                     dst.first_chunk_mut::<32>(),
-                    window.get(from..).and_then(|r| r.first_chunk::<32>()),
+                    window.get(from & 127..).and_then(|r| r.first_chunk::<32>()),
                 ) {
                     *d = *s;
                 }
             } else if let Some(s) = b
-                .get(run..)
+                .get(start.wrapping_add(from)..)
                 .and_then(|r| r.first_chunk::<64>())
                 .filter(|_| len <= 64)
             {
@@ -278,11 +296,11 @@ pub(super) fn dense_blocks<S: TextSink>(
                     *d = *s;
                 }
             } else {
-                break Stop::Leave(n);
+                break Stop::Leave(here);
             }
             if (ends >> bit) & 1 != 0 {
                 pos = pos.wrapping_add(len);
-                break Stop::End(n);
+                break Stop::End(here);
             }
             bits &= bits.wrapping_sub(1);
             // The escape's bytes, and where its text goes (`len` <= 64).
@@ -291,22 +309,22 @@ pub(super) fn dense_blocks<S: TextSink>(
                 dst.get_mut(len & 127..)
                     .and_then(|r| r.first_chunk_mut::<4>()),
             ) else {
-                break Stop::Leave(n);
+                break Stop::Leave(here);
             };
             let [_, letter, h0, h1, h2, h3, b6, u7, l0, l1, l2, l3] = *esc;
             let c = SHORT_ESCAPE.get(usize::from(letter)).copied().unwrap_or(0);
             if c != 0 {
                 put[0] = c;
                 pos = pos.wrapping_add(len).wrapping_add(1);
-                run = n.wrapping_add(2);
+                from = here.wrapping_add(2);
                 continue;
             }
             let Some(high) = hex4([h0, h1, h2, h3]).filter(|_| letter == b'u') else {
                 pos = pos.wrapping_add(len);
-                break Stop::Bad(n);
+                break Stop::Bad(here);
             };
             let (bytes, used) = if high & 0xF800 != 0xD800 {
-                run = n.wrapping_add(6);
+                from = here.wrapping_add(6);
                 bmp_word(high)
             } else {
                 // A leading surrogate, then `\u` and a trailing one; its
@@ -318,10 +336,10 @@ pub(super) fn dense_blocks<S: TextSink>(
                 };
                 let Some(low) = low else {
                     pos = pos.wrapping_add(len);
-                    break Stop::Bad(n);
+                    break Stop::Bad(here);
                 };
                 bits &= bits.wrapping_sub(1);
-                run = n.wrapping_add(12);
+                from = here.wrapping_add(12);
                 // Both halves were range-checked: ten bits each, at most 0x10FFFF.
                 let c = 0x1_0000_u32.wrapping_add(((high & 0x3FF) << 10) | (low & 0x3FF));
                 (astral_word(c), 4)
@@ -329,13 +347,18 @@ pub(super) fn dense_blocks<S: TextSink>(
             *put = bytes;
             pos = pos.wrapping_add(len).wrapping_add(used);
         };
+        run = start.wrapping_add(from);
         match stop {
             Stop::Block => at = run.max(at.wrapping_add(BLOCK)),
             Stop::Leave(n) => {
                 hand_over(stage, pos, out, run)?;
-                return Ok(Dense::Resume { run, at: n });
+                return Ok(Dense::Resume {
+                    run,
+                    at: start.wrapping_add(n),
+                });
             }
             Stop::End(n) => {
+                let n = start.wrapping_add(n);
                 hand_over(stage, pos, out, run)?;
                 return if b.get(n) == Some(&b'"') {
                     Ok(Dense::End(n))
@@ -345,7 +368,7 @@ pub(super) fn dense_blocks<S: TextSink>(
             }
             Stop::Bad(n) => {
                 hand_over(stage, pos, out, run)?;
-                return Err(n);
+                return Err(start.wrapping_add(n));
             }
         }
     }
