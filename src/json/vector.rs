@@ -102,13 +102,13 @@ mod tests {
             for at in 0..BLOCK {
                 let mut block = [b'a'; BLOCK];
                 block[at] = c;
-                let want = if special { 1u64 << at } else { 0 };
-                assert_eq!(special_bits(&block), want, "{c} at {at}");
-                let want = if c == b'\\' { 1u64 << at } else { 0 };
-                assert_eq!(backslash_bits(&block), want, "{c} at {at}");
+                let want_special = if special { 1u64 << at } else { 0 };
+                assert_eq!(special_bits(&block), want_special, "{c} at {at}");
+                let want_backslash = if c == b'\\' { 1u64 << at } else { 0 };
+                assert_eq!(backslash_bits(&block), want_backslash, "{c} at {at}");
                 assert_eq!(
                     backslash_and_special_bits(&block),
-                    (backslash_bits(&block), special_bits(&block)),
+                    (want_backslash, want_special),
                     "{c} at {at}"
                 );
             }
@@ -116,9 +116,12 @@ mod tests {
         let mut block = [0u8; BLOCK];
         assert_eq!(special_bits(&block), u64::MAX);
         assert_eq!(backslash_bits(&block), 0);
+        assert_eq!(backslash_and_special_bits(&block), (0, u64::MAX));
         block.fill(0xFF);
         assert_eq!(special_bits(&block), 0);
+        assert_eq!(backslash_and_special_bits(&block), (0, 0));
         block.fill(b'\\');
         assert_eq!(backslash_bits(&block), u64::MAX);
+        assert_eq!(backslash_and_special_bits(&block), (u64::MAX, u64::MAX));
     }
 }
