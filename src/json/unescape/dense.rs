@@ -264,7 +264,7 @@ pub(super) fn dense_blocks<S: TextSink>(
             }
             let bit = (bits.trailing_zeros() & 63) as usize;
             // The special byte's place in the window.
-            let here = AHEAD + bit;
+            let here = bit.wrapping_add(AHEAD);
             // Plain text from `from` to `here`.
             let len = here.wrapping_sub(from);
             // `pos` is below `FILL` (the room checked at each block), so
