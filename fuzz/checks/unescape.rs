@@ -9,7 +9,10 @@
 //! the oracle:
 //! - when `serde_json` reads the line and finds a string at the chunk's
 //!   text, `acp::decode_line` decodes the line, in both modes, to that
-//!   text, byte for byte;
+//!   text, byte for byte; where the text closed early (a quote in the
+//!   input), the rest of the line is other members, which the crate types
+//!   as the schema does and may refuse (a string where an object is
+//!   due), and only what it decodes is held to that text;
 //! - the oracle is `serde_json`'s typed decoding: types that name the
 //!   members on the text's path, skip the others without decoding them
 //!   (a lone surrogate there is not refused; the crate keeps such members
@@ -48,15 +51,16 @@ pub fn check(data: &[u8]) {
     let line = format!(r#"{HEAD}{pad}{body}"}}}}}}}}"#);
     both_unescapers(&line, HEAD.len());
     both_unescapers(&format!(r#""{pad}{body}""#), 1);
-    if let Ok(value) = serde_json::from_str::<serde_json::Value>(&line) {
-        if !matches!(
-            value.pointer("/params/update/content/text"),
-            Some(serde_json::Value::String(_))
-        ) {
-            // The text closed early and the line means something else.
-            return;
-        }
-    }
+    // The text token as `serde_json` reads it: when it is a string that
+    // ends before the line's own closing quote, the text closed early and
+    // the rest of the line is other members, which the crate types as the
+    // schema does and the types below do not (`"annotations":"x"` is
+    // refused: not an object). Such a line the crate may refuse where the
+    // types below read it; what it decodes is still held to them.
+    let quote = HEAD.len() - 1;
+    let mut first = serde_json::Deserializer::from_str(&line[quote..]).into_iter::<String>();
+    let closed_early =
+        first.next().is_some_and(|s| s.is_ok()) && quote + first.byte_offset() != line.len() - 4;
     // What `serde_json`'s typed decoding reads (not `Value`'s: it decodes
     // every string and keeps the last of a repeated member, where typed
     // decoding skips a member it does not name without decoding it, so a
@@ -67,6 +71,7 @@ pub fn check(data: &[u8]) {
         let ours = decode_line(&line, mode);
         match (&theirs, ours) {
             (Some(want), Ok(got)) => assert_eq!(chunk_text(&got), Some(want.as_str()), "{line}"),
+            (Some(_), Err(_)) if closed_early => {}
             (Some(want), Err(e)) => panic!("{line}: refused ({e}), serde_json reads {want:?}"),
             (None, Ok(Incoming::Notification(t))) if mode == Mode::Lenient => {
                 assert!(
