@@ -24,20 +24,28 @@ pub(crate) fn special_bits(block: &[u8; BLOCK]) -> u64 {
         | (lane_bits(block, 48) << 48)
 }
 
+/// The sixteen bytes of `block` at `at` (a constant: the look-up cannot
+/// miss) in a vector register.
+#[inline(always)]
+fn lane(block: &[u8; BLOCK], at: usize) -> u8x16 {
+    u8x16::new(
+        block
+            .get(at..)
+            .and_then(|r| r.first_chunk::<16>())
+            .copied()
+            .unwrap_or_default(),
+    )
+}
+
 /// The bits of [`special_bits`] for the sixteen bytes at `at` (a constant:
 /// the look-up cannot miss), in the low sixteen bits.
 #[inline(always)]
 fn lane_bits(block: &[u8; BLOCK], at: usize) -> u64 {
-    let lane = block
-        .get(at..)
-        .and_then(|r| r.first_chunk::<16>())
-        .copied()
-        .unwrap_or_default();
     // With bit 1 flipped, a quote (0x22) becomes 0x20 and the control
     // characters stay below it: those bytes are the ones at most 0x20,
     // which is when the smaller of the byte and 0x20 is the byte. The
     // backslash becomes 0x5E.
-    let v = u8x16::new(lane) ^ u8x16::splat(0x02);
+    let v = lane(block, at) ^ u8x16::splat(0x02);
     let quote_or_control = v.min(u8x16::splat(0x20)).cmp_eq(v);
     let special = quote_or_control | v.cmp_eq(u8x16::splat(b'\\' ^ 0x02));
     // `move_mask` sets the low sixteen bits only.
@@ -47,16 +55,11 @@ fn lane_bits(block: &[u8; BLOCK], at: usize) -> u64 {
 /// Bit `k` of the result is set when byte `k` of `block` is a backslash.
 #[inline(always)]
 pub(crate) fn backslash_bits(block: &[u8; BLOCK]) -> u64 {
-    let lane = |at: usize| {
-        let lane = block
-            .get(at..)
-            .and_then(|r| r.first_chunk::<16>())
-            .copied()
-            .unwrap_or_default();
-        let backslash = u8x16::new(lane).cmp_eq(u8x16::splat(b'\\'));
+    let bits = |at: usize| {
+        let backslash = lane(block, at).cmp_eq(u8x16::splat(b'\\'));
         u64::from(backslash.move_mask().unsigned_abs())
     };
-    lane(0) | (lane(16) << 16) | (lane(32) << 32) | (lane(48) << 48)
+    bits(0) | (bits(16) << 16) | (bits(32) << 32) | (bits(48) << 48)
 }
 
 /// [`backslash_bits`] and [`special_bits`] of `block` at once, with fewer
@@ -66,13 +69,8 @@ pub(crate) fn backslash_bits(block: &[u8; BLOCK]) -> u64 {
 /// from the sum's top bits without a compare.
 #[inline(always)]
 pub(crate) fn backslash_and_special_bits(block: &[u8; BLOCK]) -> (u64, u64) {
-    let lane = |at: usize| {
-        let lane = block
-            .get(at..)
-            .and_then(|r| r.first_chunk::<16>())
-            .copied()
-            .unwrap_or_default();
-        let v = u8x16::new(lane);
+    let bits = |at: usize| {
+        let v = lane(block, at);
         let backslash = v.cmp_eq(u8x16::splat(b'\\')).move_mask().unsigned_abs();
         let above = (v ^ u8x16::splat(0x02))
             .saturating_add(u8x16::splat(0x5F))
@@ -80,10 +78,10 @@ pub(crate) fn backslash_and_special_bits(block: &[u8; BLOCK]) -> (u64, u64) {
             .unsigned_abs();
         (u64::from(backslash), u64::from(!above & 0xFFFF))
     };
-    let (b0, q0) = lane(0);
-    let (b1, q1) = lane(16);
-    let (b2, q2) = lane(32);
-    let (b3, q3) = lane(48);
+    let (b0, q0) = bits(0);
+    let (b1, q1) = bits(16);
+    let (b2, q2) = bits(32);
+    let (b3, q3) = bits(48);
     let backslash = b0 | (b1 << 16) | (b2 << 32) | (b3 << 48);
     let quote_or_control = q0 | (q1 << 16) | (q2 << 32) | (q3 << 48);
     (backslash, backslash | quote_or_control)
