@@ -73,10 +73,11 @@ pub fn check(data: &[u8]) {
         match (&theirs, ours) {
             // The other members salvaged in lenient mode, reported: the
             // content may then not be text.
-            (Some(want), Ok(Incoming::Notification(t)))
-                if closed_early && mode == Mode::Lenient && !t.is_clean() =>
+            (Some(want), Ok(got))
+                if closed_early
+                    && mode == Mode::Lenient
+                    && matches!(&got, Incoming::Notification(t) if !t.is_clean()) =>
             {
-                let got = Incoming::Notification(t);
                 if let Some(text) = chunk_text(&got) {
                     assert_eq!(text, want.as_str(), "{line}");
                 }

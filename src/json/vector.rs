@@ -18,10 +18,7 @@ pub(crate) const BLOCK: usize = 64;
 /// one after another.
 #[inline(always)]
 pub(crate) fn special_bits(block: &[u8; BLOCK]) -> u64 {
-    lane_bits(block, 0)
-        | (lane_bits(block, 16) << 16)
-        | (lane_bits(block, 32) << 32)
-        | (lane_bits(block, 48) << 48)
+    backslash_and_special_bits(block).1
 }
 
 /// The sixteen bytes of `block` at `at` (a constant: the look-up cannot
@@ -37,21 +34,6 @@ fn lane(block: &[u8; BLOCK], at: usize) -> u8x16 {
     )
 }
 
-/// The bits of [`special_bits`] for the sixteen bytes at `at` (a constant:
-/// the look-up cannot miss), in the low sixteen bits.
-#[inline(always)]
-fn lane_bits(block: &[u8; BLOCK], at: usize) -> u64 {
-    // With bit 1 flipped, a quote (0x22) becomes 0x20 and the control
-    // characters stay below it: those bytes are the ones at most 0x20,
-    // which is when the smaller of the byte and 0x20 is the byte. The
-    // backslash becomes 0x5E.
-    let v = lane(block, at) ^ u8x16::splat(0x02);
-    let quote_or_control = v.min(u8x16::splat(0x20)).cmp_eq(v);
-    let special = quote_or_control | v.cmp_eq(u8x16::splat(b'\\' ^ 0x02));
-    // `move_mask` sets the low sixteen bits only.
-    u64::from(special.move_mask().unsigned_abs())
-}
-
 /// Bit `k` of the result is set when byte `k` of `block` is a backslash.
 #[inline(always)]
 pub(crate) fn backslash_bits(block: &[u8; BLOCK]) -> u64 {
@@ -62,11 +44,11 @@ pub(crate) fn backslash_bits(block: &[u8; BLOCK]) -> u64 {
     bits(0) | (bits(16) << 16) | (bits(32) << 32) | (bits(48) << 48)
 }
 
-/// [`backslash_bits`] and [`special_bits`] of `block` at once, with fewer
-/// vector operations than the two apart: the quotes and control characters
-/// are the bytes that, with bit 1 flipped, stay below `0x80` when `0x5F`
-/// is added with saturation (at most `0x20`, as in [`special_bits`]), read
-/// from the sum's top bits without a compare.
+/// [`backslash_bits`] and [`special_bits`] of `block` in one pass. With
+/// bit 1 flipped, a quote (0x22) becomes 0x20 and the control characters
+/// stay below it: those bytes are the ones at most 0x20, the ones that
+/// stay below 0x80 when 0x5F is added with saturation (the sum's top bit
+/// clear).
 #[inline(always)]
 pub(crate) fn backslash_and_special_bits(block: &[u8; BLOCK]) -> (u64, u64) {
     let bits = |at: usize| {

@@ -49,10 +49,13 @@ pub(super) const STAGED: bool = cfg!(any(
     target_feature = "sse4.2"
 ));
 
-/// The stage's size in bytes: `FILL`, and the bytes a write that starts
-/// below it may reach past it (a copy of 64 bytes, an escape's four after
-/// a run of up to 64).
-pub(super) const STAGE: usize = FILL + 128;
+/// The stage's size in bytes: `FILL`, and the `REACH` bytes a write that
+/// starts below it may reach past it.
+pub(super) const STAGE: usize = FILL + REACH;
+
+/// The bytes the loop may write from a position: a copy of up to 64, or an
+/// escape's four after a run of up to 64.
+const REACH: usize = 68;
 
 /// The part of the stage that holds text: small enough to stay in the
 /// first-level cache and to be zeroed cheaply once per string, large enough
@@ -64,7 +67,7 @@ const FILL: usize = 2048;
 /// The room the stage must have at the start of a block: the text a block
 /// consumes (its 64 bytes, a run of up to 64 begun before it, an escape of
 /// up to 12 ending past it) unescapes to no more bytes, and a copy writes
-/// up to 68 bytes past where it starts.
+/// up to `REACH` bytes past where it starts.
 const ROOM: usize = 256;
 
 /// The bytes of text read around a block: `AHEAD` before it (where a run
@@ -103,9 +106,10 @@ enum Stop {
 
 /// Whether text from the block at `at` (`block`, whose special bits are
 /// `bits`) is dense enough for the stage: four backslashes or more in it
-/// and in the next one, with the window's `AHEAD` bytes before it. Backslashes, not special bytes: after a short
-/// string the rest of a JSON line is dense with quotes, and a string that
-/// ends there is not worth a stage.
+/// and in the next one, with the window's `AHEAD` bytes before it.
+/// Backslashes, not special bytes: after a short string the rest of a JSON
+/// line is dense with quotes, and a string that ends there is not worth a
+/// stage.
 #[inline(always)]
 pub(super) fn starts_dense(b: &[u8], at: usize, block: &[u8; BLOCK], bits: u64) -> bool {
     at >= AHEAD
@@ -239,7 +243,6 @@ pub(super) fn dense_blocks<S: TextSink>(
             hand_over(stage, pos, out, run)?;
             pos = 0;
         }
-        debug_assert!(pos <= FILL - ROOM);
         // The window holds the block at `AHEAD` (`at` is at least that:
         // [`starts_dense`] says so, and it only grows).
         let start = at.wrapping_sub(AHEAD);
@@ -272,7 +275,7 @@ pub(super) fn dense_blocks<S: TextSink>(
             debug_assert!(pos < FILL);
             let Some(dst) = stage
                 .get_mut(pos & (FILL - 1)..)
-                .and_then(|r| r.first_chunk_mut::<68>())
+                .and_then(|r| r.first_chunk_mut::<REACH>())
             else {
                 break Stop::Leave(here);
             };
