@@ -3,14 +3,18 @@
 types and the method table, as data), with docs taken from the official
 schemas (copies in the repo):
 
-- the typed structs and unions, src/acp/{content,update,init,session,client,unstable}.rs,
-  and their explicit re-exports in src/acp/mod.rs (between the
-  `generated exports` markers); each written out as the plain Rust it
-  means: its fields, its one decoder (`Decode`; a struct's members read by
-  key in `Object::members`, a union's variant by its tag), `Serialize`,
-  `Deserialize` and `into_owned`. What they call is hand-written: the
-  reader (src/acp/read.rs), a member's value into its field
-  (src/acp/wire.rs), a union's tag search (src/acp/tagged.rs);
+- the types' declarations, src/acp/{content,update,init,session,client,unstable}.rs
+  (and their explicit re-exports in src/acp/mod.rs, between the
+  `generated exports` markers): one block a type, `acp_struct!`,
+  `acp_enum!`, `acp_tagged!` or `acp_tried!`, naming its members, their
+  wire names, types and docs (and, for a tagged union, the tables its
+  decoder reads when the tag is not first). The macros, hand-written in
+  src/acp/decl.rs, derive the type and its code from the declaration: its
+  fields, its one decoder (`Decode`; a struct's members read by key in
+  `Object::members`, a union's variant by its tag), `Serialize`,
+  `Deserialize`, `into_owned`, constructors. What they call is
+  hand-written too: the reader (src/acp/read.rs), a member's value into
+  its field (src/acp/wire.rs), a union's tag search (src/acp/tagged.rs);
 - the methods, src/acp/methods.rs: `names`, the typed params of requests
   and notifications and the typed results, by method (the same, written
   out: decoding by method's name, `Serialize`, `Arbitrary`), and
@@ -238,7 +242,8 @@ def place():
 
 # What starts a top-level item of the generated code (after its docs); the
 # macros are the oracle's (tests/oracle/leaf.rs).
-KEYWORDS = ('impl', 'pub fn ', '#[derive(', 'pub type ', 'string_enum! {', 'tagged_enum! {')
+KEYWORDS = ('impl', 'pub fn ', '#[derive(', 'pub type ', 'string_enum! {', 'tagged_enum! {',
+            'acp_struct! {', 'acp_enum! {', 'acp_tried! {', 'acp_tagged! {')
 
 
 def gate(unstable, code):
@@ -270,46 +275,6 @@ def rust_ty(ty):
     if ty in PRIM:
         return ty
     return "%s<'a>" % ty
-
-
-def param_ty(ty):
-    """The type a constructor or setter takes for a member of `ty`."""
-    if ty == 'str':
-        return "impl Into<Cow<'a, str>>"
-    return rust_ty(ty)
-
-
-def param_val(ty, var):
-    return '%s.into()' % var if ty == 'str' else var
-
-
-def gen_ctor(s):
-    """`new` (the required members) and a `with_*` per optional member."""
-    name = s['name']
-    fields = [parse_field(f) + (is_unstable(f),) for f in s['fields']]
-    req = [(n, t) for n, t, o, u in fields if not o]
-    params = ', '.join('%s: %s' % (rust_field(snake(n)), param_ty(t)) for n, t in req)
-
-    def init(n, t, o):
-        r = rust_field(snake(n))
-        v = param_val(t, r) if not o else 'None'
-        return r if v == r else '%s: %s' % (r, v)
-    inits = ''.join('%s            %s,\n' % (cfg_u(u, '            '), init(n, t, o)) for n, t, o, u in fields)
-    if req:
-        doc = 'A `%s` from its required members (%s); the optional ones absent.' % (name, ', '.join('`%s`' % n for n, _ in req))
-    else:
-        doc = 'A `%s` with every (optional) member absent.' % name
-    out = "\nimpl<'a> %s<'a> {\n    /// %s\n    pub fn new(%s) -> Self {\n        Self {\n%s            extra: Extra::new(),\n        }\n    }\n" % (name, doc, params, inits)
-    for n, t, o, u in fields:
-        if not o:
-            continue
-        r = rust_field(snake(n))
-        setter = 'with_' + snake(n)
-        out += "\n    /// Sets `%s`.\n%s    #[must_use]\n    pub fn %s(mut self, %s: %s) -> Self {\n        self.%s = Some(%s);\n        self\n    }\n" % (n, cfg_u(u, '    '), setter, 'value', param_ty(t), r, param_val(t, 'value'))
-    out += '}\n'
-    if not req:
-        out += "\nimpl Default for %s<'_> {\n    fn default() -> Self {\n        Self::new()\n    }\n}\n" % name
-    return out
 
 
 def shapes(ty):
@@ -363,18 +328,6 @@ def union_hints(t):
     return guess, same
 
 
-STRUCT_EXTRA_DOC = ('    /// Members this version does not know, `null`s sent for\n'
-                    '    /// optional members, and (lenient decoding) optional members\n'
-                    '    /// whose value did not fit: kept as sent and re-encoded.\n')
-
-
-def is_static(ty):
-    """Whether a member of spec type `ty` holds no borrowed text."""
-    if ty.startswith('['):
-        return is_static(ty[1:-1])
-    return ty in PRIM
-
-
 def struct_fields(docs, s):
     """The members of struct `s`: (wire, Rust field, spec type, optional,
     unstable, doc)."""
@@ -396,334 +349,68 @@ def field_doc(docs, sname, name, opt):
     return doc
 
 
-def seen(rname):
-    """The local that says whether the member of field `rname` was met."""
-    return 'seen_' + rname.replace('r#', '')
-
-
 def into_owned_impl(name):
     """`IntoOwned` for a generated type, through its inherent `into_owned`."""
     return ("\nimpl IntoOwned for %s<'_> {\n    type Owned = %s<'static>;\n\n"
             "    fn into_owned(self) -> Self::Owned {\n        %s::into_owned(self)\n    }\n}\n") % (name, name, name)
 
 
-def deserialize_impl(name):
-    """`Deserialize` for a generated type: its one decoder, strictly."""
-    return ("\nimpl<'de: 'a, 'a> Deserialize<'de> for %s<'a> {\n"
-            "    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {\n"
-            "        wire::deserialize(d)\n    }\n}\n") % name
-
-
-DECODE_BY_BLANK = ("    fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {\n"
-                   "        let mut v = Self::blank();\n"
-                   "        Self::decode_in(r, cx, &mut v)?;\n"
-                   "        Ok(v)\n    }\n")
-
-
 def gen_struct(docs, s):
+    """A struct's declaration: `acp_struct!` (src/acp/decl.rs) writes the
+    struct and its code from it."""
     name = s['name']
     doc = s['doc'] or docs.def_doc(s['docdef']) or ('`%s`.' % name)
     fields = struct_fields(docs, s)
-    out = "\n/// %s\n#[derive(Debug, Clone, PartialEq)]\n#[non_exhaustive]\npub struct %s<'a> {\n" % (doc, name)
+    out = '\nacp_struct! {\n' + doc_comment(doc, '    ') + '    %s {\n' % name
     for wire, rname, ty, opt, u, fdoc in fields:
-        out += '    /// %s\n%s    pub %s: %s,\n' % (fdoc, cfg_u(u, '    '), rname, 'Option<%s>' % rust_ty(ty) if opt else rust_ty(ty))
-    out += STRUCT_EXTRA_DOC + "    pub extra: Extra<'a>,\n}\n"
-    out += "\nimpl %s<'_> {\n    /// The value with all borrowed text copied (`'static`).\n    pub fn into_owned(self) -> %s<'static> {\n        %s {\n" % (name, name, name)
-    for wire, rname, ty, opt, u, fdoc in fields:
-        val = 'self.%s' % rname if is_static(ty) else 'IntoOwned::into_owned(self.%s)' % rname
-        out += '%s            %s: %s,\n' % (cfg_u(u, '            '), rname, val)
-    out += '            extra: self.extra.into_owned(),\n        }\n    }\n}\n'
-    out += gen_ctor(s)
-    out += gen_struct_decode(name, fields)
-    out += into_owned_impl(name)
-    out += deserialize_impl(name)
-    out += gen_struct_serialize(name, fields)
-    return out
-
-
-def gen_struct_decode(name, fields):
-    """`Decode` and `Object` for a struct: its members read by key into
-    their fields, in one pass."""
-    out = "\nimpl<'de: 'a, 'a> Decode<'de> for %s<'a> {\n" % name
-    out += DECODE_BY_BLANK
-    out += '\n    fn blank() -> Self {\n        %s {\n' % name
-    for wire, rname, ty, opt, u, fdoc in fields:
-        out += '%s            %s: %s,\n' % (cfg_u(u, '            '), rname, 'None' if opt else 'Decode::blank()')
-    out += '            extra: Extra::new(),\n        }\n    }\n'
-    out += ("\n    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {\n"
-            '        r.open_object("struct %s")?;\n'
-            '        Self::members(r, cx, None, true, slot)\n    }\n}\n') % name
-    out += ("\nimpl<'de: 'a, 'a> Object<'de> for %s<'a> {\n"
-            '    fn members(\n'
-            "        r: &mut Reader<'de>,\n"
-            "        cx: &mut Cx<'de>,\n"
-            "        mut tag: Option<&mut UnionTag<'de>>,\n"
-            '        mut first: bool,\n'
-            '        out: &mut Self,\n'
-            '    ) -> Result<(), Fail> {\n') % name
-    for wire, rname, ty, opt, u, fdoc in fields:
-        out += '%s        let mut %s = false;\n' % (cfg_u(u, '        '), seen(rname))
-    out += '        let mut extra = Extra::new();\n'
-    out += '        while let Some(key) = r.key(&mut first, true)? {\n'
-    if not fields:
-        out += other_member('            ')
-    else:
-        out += '            match &*key {\n'
-        for wire, rname, ty, opt, u, fdoc in fields:
-            out += '%s                "%s" => {\n' % (cfg_u(u, '                '), wire)
-            out += '                    if %s {\n                        return Err(wire::duplicate("%s"));\n                    }\n' % (seen(rname), wire)
-            out += '                    %s = true;\n' % seen(rname)
-            if opt:
-                out += ('                    if let Some(raw) = wire::read_optional(r, cx, "%s", &mut out.%s)? {\n'
-                        '                        extra.push(key, RawJson::from_validated(raw));\n'
-                        '                    }\n') % (wire, rname)
-            else:
-                out += '                    wire::read_required(r, cx, "%s", &mut out.%s)?;\n' % (wire, rname)
-            out += '                }\n'
-        out += '                _ => {\n' + other_member('                    ') + '                }\n'
-        out += '            }\n'
-    out += '        }\n'
-    for wire, rname, ty, opt, u, fdoc in fields:
+        out += doc_comment(fdoc, '        ') + cfg_u(u, '        ')
         if opt:
-            out += '%s        if !%s {\n            out.%s = None;\n        }\n' % (cfg_u(u, '        '), seen(rname), rname)
+            out += '        %s: opt %s = "%s", with_%s;\n' % (rname, ty, wire, snake(wire))
         else:
-            out += '%s        if !%s {\n            return Err(Fail::Missing("%s"));\n        }\n' % (cfg_u(u, '        '), seen(rname), wire)
-    out += '        out.extra = extra;\n        Ok(())\n    }\n}\n'
-    return out
-
-
-def other_member(indent):
-    """A member the struct does not hold: the union's tag, or kept in
-    `extra`."""
-    return ('%slet raw = r.skip()?;\n'
-            '%sif !wire::is_tag(&mut tag, &key, raw)? {\n'
-            '%s    extra.push(key, RawJson::from_validated(raw));\n'
-            '%s}\n') % (indent, indent, indent, indent)
-
-
-def gen_struct_serialize(name, fields):
-    """`Serialize`: the typed members, then the `Extra` ones not shadowed."""
-    out = ("\n/// The typed members, then the [`Extra`](crate::acp::Extra) ones\n"
-           "/// not shadowed by a typed member that is set.\n"
-           "impl Serialize for %s<'_> {\n"
-           "    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {\n"
-           "        let mut map = s.serialize_map(None)?;\n") % name
-    for wire, rname, ty, opt, u, fdoc in fields:
-        if opt:
-            out += '%s        if let Some(v) = &self.%s {\n            map.serialize_entry("%s", v)?;\n        }\n' % (cfg_u(u, '        '), rname, wire)
-        else:
-            out += '%s        map.serialize_entry("%s", &self.%s)?;\n' % (cfg_u(u, '        '), wire, rname)
-    out += '        for (key, value) in self.extra.iter() {\n'
-    plain_req = [w for w, r, t, o, u, d in fields if not o and not u]
-    other = [(w, r, o, u) for w, r, t, o, u, d in fields if o or u]
-    if not other:
-        if plain_req:
-            out += '            let shadowed = matches!(key, %s);\n' % ' | '.join('"%s"' % w for w in plain_req)
-        else:
-            out += '            let shadowed = false;\n'
-    else:
-        out += '            let shadowed = match key {\n'
-        if plain_req:
-            out += '                %s => true,\n' % ' | '.join('"%s"' % w for w in plain_req)
-        for w, r, o, u in other:
-            out += '%s                "%s" => %s,\n' % (cfg_u(u, '                '), w, 'self.%s.is_some()' % r if o else 'true')
-        out += '                _ => false,\n            };\n'
-    out += '            if !shadowed {\n                map.serialize_entry(key, value)?;\n            }\n        }\n        map.end()\n    }\n}\n'
+            out += '        %s: req %s = "%s";\n' % (rname, ty, wire)
+    out += '    }\n}\n'
     return out
 
 
 def gen_enum(docs, e):
+    """A string enum's declaration: `acp_enum!` (src/acp/decl.rs)."""
     name = e['name']
     doc = e['doc'] or docs.def_doc(e['docdef']) or '`%s`.' % name
-    vals = enum_values(e)
-    out = "\n/// %s\n#[derive(Debug, Clone, PartialEq, Eq, Hash)]\n#[non_exhaustive]\npub enum %s<'a> {\n" % (doc, name)
-    for v, var, u in vals:
-        out += '    /// `"%s"`.\n%s    %s,\n' % (v, cfg_u(u, '    '), var)
-    out += "    /// A value this version does not know, kept as sent.\n    Unknown(Cow<'a, str>),\n}\n"
-    out += "\nimpl<'a> %s<'a> {\n    /// The wire text of the value.\n    pub fn as_str(&self) -> &str {\n        match self {\n" % name
-    out += ''.join('%s            Self::%s => "%s",\n' % (cfg_u(u, '            '), var, v) for v, var, u in vals)
-    out += '            Self::Unknown(s) => s,\n        }\n    }\n'
-    out += "\n    /// The value for wire text (`Unknown` when not a known value).\n    pub fn from_wire(text: Cow<'a, str>) -> Self {\n        match &*text {\n"
-    out += ''.join('%s            "%s" => Self::%s,\n' % (cfg_u(u, '            '), v, var) for v, var, u in vals)
-    out += '            _ => Self::Unknown(text),\n        }\n    }\n'
-    out += "\n    /// The value with its text copied.\n    pub fn into_owned(self) -> %s<'static> {\n        match self {\n" % name
-    out += ''.join('%s            Self::%s => %s::%s,\n' % (cfg_u(u, '            '), var, name, var) for v, var, u in vals)
-    out += '            Self::Unknown(s) => %s::Unknown(IntoOwned::into_owned(s)),\n        }\n    }\n}\n' % name
-    out += ("\nimpl<'de: 'a, 'a> Decode<'de> for %s<'a> {\n"
-            "    fn decode(r: &mut Reader<'de>, _: &mut Cx<'de>) -> Result<Self, Fail> {\n"
-            '        r.string().map(Self::from_wire)\n    }\n\n'
-            '    fn blank() -> Self {\n        Self::Unknown(Cow::Borrowed(""))\n    }\n}\n') % name
-    out += into_owned_impl(name)
-    out += ("\n/// The wire text ([`as_str`](Self::as_str)), as sent: an unknown\n/// value as it came.\n"
-            "impl core::fmt::Display for %s<'_> {\n"
-            "    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {\n"
-            '        f.write_str(self.as_str())\n    }\n}\n') % name
-    out += ("\nimpl Serialize for %s<'_> {\n"
-            '    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {\n'
-            '        s.serialize_str(self.as_str())\n    }\n}\n') % name
-    out += deserialize_impl(name)
+    out = '\nacp_enum! {\n' + doc_comment(doc, '    ') + '    %s {\n' % name
+    for v, var, u in enum_values(e):
+        out += '%s        %s = "%s",\n' % (cfg_u(u, '        '), var, v)
+    out += '    }\n}\n'
     return out
-
-
-def single_binding_allow(entries):
-    """The allow a `match` needs when none of its arms but `_` is there
-    without feature `unstable`."""
-    return '    #[allow(clippy::match_single_binding)]\n' if not any(not e[-1] for e in entries) else ''
 
 
 def gen_tagged(docs, t):
+    """A tagged union's declaration: `acp_tagged!` (src/acp/decl.rs), with
+    the two tables its decoder reads when the tag is not first."""
     name, tag = t['name'], t['tag']
     doc = t['doc'] or docs.def_doc(name) or '`%s`.' % name
-    vs = variants(t)
-    out = ('\n/// %s\n///\n/// Unknown tags decode to `Unknown`, which keeps the object\'s raw\n'
-           '/// JSON and re-encodes it byte for byte.\n'
-           '#[derive(Debug, Clone, PartialEq, Serialize)]\n#[serde(tag = "%s")]\n#[non_exhaustive]\n'
-           '// Decoded in place and matched at once (as the method enums): boxing\n'
-           '// a big variant would cost an allocation for nothing.\n'
-           "#[allow(clippy::large_enum_variant)]\npub enum %s<'a> {\n") % (doc, tag, name)
-    for w, v, ty, u in vs:
-        out += '    /// `%s`: `"%s"`.\n%s    #[serde(rename = "%s")]\n    %s(%s<\'a>),\n' % (tag, w, cfg_u(u, '    '), w, v, ty)
+    out = '\nacp_tagged! {\n' + doc_comment(doc, '    ') + '    %s by "%s" {\n' % (name, tag)
+    for w, v, ty, u in variants(t):
+        out += '%s        %s(%s) = "%s",\n' % (cfg_u(u, '        '), v, ty, w)
+    out += '    }\n'
     if t['absent']:
-        out += "    /// No `%s` member.\n    #[serde(untagged)]\n    %s(%s<'a>),\n" % (tag, t['absent'][0], t['absent'][1])
-    out += "    /// A variant this version does not know: the whole object as sent.\n    #[serde(untagged)]\n    Unknown(RawJson<'a>),\n}\n"
+        out += '    absent %s(%s);\n' % t['absent']
     guess, same = union_hints(t)
-    out += gen_tagged_decode(t, guess, same)
-    # into_owned, tag
-    out += "\nimpl %s<'_> {\n    /// The value with all borrowed text copied (`'static`).\n    pub fn into_owned(self) -> %s<'static> {\n        match self {\n" % (name, name)
-    for w, v, ty, u in vs:
-        out += '%s            Self::%s(v) => %s::%s(IntoOwned::into_owned(v)),\n' % (cfg_u(u, '            '), v, name, v)
-    if t['absent']:
-        out += '            Self::%s(v) => %s::%s(IntoOwned::into_owned(v)),\n' % (t['absent'][0], name, t['absent'][0])
-    out += '            Self::Unknown(v) => %s::Unknown(v.into_owned()),\n        }\n    }\n' % name
-    out += ('\n    /// The wire tag of a known variant (`None` for `Unknown` and a\n    /// variant that has no tag).\n'
-            "    pub fn tag(&self) -> Option<&'static str> {\n        match self {\n")
-    for w, v, ty, u in vs:
-        out += '%s            Self::%s(_) => Some("%s"),\n' % (cfg_u(u, '            '), v, w)
-    out += '            _ => None,\n        }\n    }\n}\n'
-    out += into_owned_impl(name)
-    out += deserialize_impl(name)
-    return out
-
-
-def gen_tagged_decode(t, guess, same):
-    """A tagged union's decoder: its tag, then the variant's members in the
-    same pass (see src/acp/tagged.rs), and the two tables that serve it."""
-    name, tag = t['name'], t['tag']
-    vs = variants(t)
-    out = "\nimpl %s<'_> {\n" % name
-    out += ('    /// The variant that the first member, `key` with a value of\n'
-            '    /// shape `shape`, tells when the tag is not first (see\n'
-            '    /// [`Guess`](crate::acp::tagged::Guess)).\n')
-    if guess:
-        out += single_binding_allow(guess)
-        out += "    fn guess(key: &str, shape: u8) -> Option<&'static str> {\n        match (key, shape) {\n"
-        out += ''.join('%s            ("%s", %s) => Some("%s"),\n' % (cfg_u(u, '            '), n, sh, w) for n, sh, w, u in guess)
-        out += '            _ => None,\n        }\n    }\n'
-    else:
-        out += "    fn guess(_: &str, _: u8) -> Option<&'static str> {\n        None\n    }\n"
-    out += ('\n    /// Whether `raw`, the tag met among the members of the guessed\n'
-            '    /// variant in `slot`, names it or a variant of the same type\n'
-            '    /// (which `slot` then becomes).\n')
-    same_rows = [(f[0], v, w, u) for f, v, w, u in same]
-    out += single_binding_allow(same_rows) if same_rows else ''
-    out += ('    fn told(slot: &mut Self, raw: Option<&str>) -> bool {\n'
-            '        let Some(told) = raw.and_then(|raw| unquote::<serde_json::Error>(raw).ok()) else {\n'
-            '            return false;\n        };\n'
-            '        if slot.tag() == Some(&*told) {\n            return true;\n        }\n')
-    if same_rows:
-        out += '        match (&mut *slot, &*told) {\n'
-        for f, v, w, u in same_rows:
-            out += ('%s            (%s::%s(v), "%s") => {\n'
-                    '                let v = core::mem::replace(v, Decode::blank());\n'
-                    '                *slot = %s::%s(v);\n                true\n            }\n') % (cfg_u(u, '            '), name, f, w, name, v)
-        out += '            _ => false,\n        }\n    }\n}\n'
-    else:
-        out += '        false\n    }\n}\n'
-    out += ('\n/// The tag, then the variant\'s members in the same pass. Leniently,\n'
-            '/// a known variant whose body does not fit (but has every required\n'
-            '/// member) is kept as `Unknown` and reported.\n'
-            "impl<'de: 'a, 'a> Decode<'de> for %s<'a> {\n") % name
-    out += DECODE_BY_BLANK
-    out += '\n    fn blank() -> Self {\n        %s::Unknown(RawJson::from_validated("null"))\n    }\n' % name
-    out += ("\n    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, slot: &mut Self) -> Result<(), Fail> {\n"
-            '        let start = r.mark();\n'
-            '        let since = cx.salvaged.len();\n'
-            '        let guess = cx.guess.then_some(Self::guess as Guess);\n'
-            '        let tag = read_tag(r, "%s", guess)?;\n'
-            '        let (text, first, guessed) = match &tag {\n'
-            '            Tag::First(t) => (Some(&**t), false, false),\n'
-            '            Tag::Later(t) => (Some(&**t), true, false),\n'
-            '            Tag::Guess(t) => (Some(*t), true, true),\n'
-            '            Tag::Absent => (None, true, false),\n'
-            '        };\n'
-            '        let mut met = UnionTag::new("%s", !first);\n'
-            '        // The variant is set, then its members read into it.\n'
-            '        let read = match text {\n') % (tag, tag)
-    for w, v, ty, u in vs:
-        out += ('%s            Some("%s") => {\n'
-                '                if first {\n                    r.open_object("a json object")?;\n                }\n'
-                '                *slot = %s::%s(Decode::blank());\n'
-                '                let %s::%s(inner) = slot else {\n'
-                '                    unreachable!("the variant was set just above")\n                };\n'
-                '                %s::members(r, cx, Some(&mut met), first, inner)\n'
-                '            }\n') % (cfg_u(u, '            '), w, name, v, name, v, ty)
-    if t['absent']:
-        a, aty = t['absent']
-        out += '            None => %s::decode(r, cx).map(|v| {\n                *slot = %s::%s(v);\n            }),\n' % (aty, name, a)
-    out += ('            _ if guessed => Err(Fail::Missing("%s")),\n'
-            '            _ => {\n                r.reset(start);\n'
-            '                *slot = %s::Unknown(RawJson::from_validated(r.skip()?));\n'
-            '                return Ok(());\n            }\n        };\n') % (tag, name)
-    out += ('        if guessed {\n'
-            '            if read.is_ok() && Self::told(slot, met.value) {\n                return Ok(());\n            }\n'
-            '            // A wrong guess: read again, the tag looked for. Unions\n'
-            '            // inside do not guess then, so no text is read more\n'
-            '            // than a few times.\n'
-            '            cx.salvaged.truncate(since);\n'
-            '            r.reset(start);\n'
-            '            cx.guess = false;\n'
-            '            let again = Self::decode_in(r, cx, slot);\n'
-            '            cx.guess = true;\n'
-            '            return again;\n'
-            '        }\n'
-            '        let why = match read {\n            Ok(()) => return Ok(()),\n            Err(why) => why,\n        };\n'
-            '        let raw = cx.recover(r, start, since, SalvageKind::UnknownVariant, why)?;\n'
-            '        *slot = %s::Unknown(RawJson::from_validated(raw));\n'
-            '        Ok(())\n    }\n}\n') % name
+    out += '    guess {\n'
+    out += ''.join('%s        ("%s", %s) => "%s",\n' % (cfg_u(u, '        '), n, sh, w) for n, sh, w, u in guess)
+    out += '    }\n    same {\n'
+    out += ''.join('%s        %s -> %s = "%s",\n' % (cfg_u(u, '        '), f[0], v, w) for f, v, w, u in same)
+    out += '    }\n}\n'
     return out
 
 
 def gen_tried(docs, u_):
+    """A union told apart by shape: `acp_tried!` (src/acp/decl.rs)."""
     name = u_['name']
     doc = u_['doc'] or docs.def_doc(name) or '`%s`.' % name
-    out = ('\n/// %s\n///\n/// A value that fits no variant decodes to `Unknown`, which keeps its\n'
-           '/// raw JSON and re-encodes it byte for byte.\n'
-           '#[derive(Debug, Clone, PartialEq, Serialize)]\n#[serde(untagged)]\n#[non_exhaustive]\n'
-           "pub enum %s<'a> {\n") % (doc, name)
+    out = '\nacp_tried! {\n' + doc_comment(doc, '    ') + '    %s {\n' % name
     for v, ty in u_['variants']:
-        out += '    /// `%s`.\n    %s(%s),\n' % (ty.strip('[]'), v, rust_ty(ty))
-    out += "    /// A shape this version does not know, as sent.\n    Unknown(RawJson<'a>),\n}\n"
-    out += ('\n/// Never fails on JSON: what fits no variant is `Unknown`, strictly\n/// too.\n'
-            "impl<'de: 'a, 'a> Decode<'de> for %s<'a> {\n"
-            "    fn decode(r: &mut Reader<'de>, _: &mut Cx<'de>) -> Result<Self, Fail> {\n"
-            '        let start = r.mark();\n') % name
-    for v, ty in u_['variants']:
-        rt = rust_ty(ty)
-        dec = '%s::decode' % ty if not ty.startswith('[') and ty not in PRIM and ty not in ('str', 'raw', 'id', 'f64') else '<%s as Decode<\'de>>::decode' % rt
-        out += ('        let mut trial = Cx::new(Mode::Strict);\n'
-                '        match %s(r, &mut trial) {\n'
-                '            Ok(v) => return Ok(Self::%s(v)),\n'
-                '            Err(why) if why.is_syntax() => return Err(why),\n'
-                '            Err(_) => r.reset(start),\n        }\n') % (dec, v)
-    out += ('        r.skip().map(|raw| Self::Unknown(RawJson::from_validated(raw)))\n    }\n\n'
-            '    fn blank() -> Self {\n        Self::Unknown(RawJson::from_validated("null"))\n    }\n}\n')
-    out += "\nimpl %s<'_> {\n    /// The value with all borrowed text copied (`'static`).\n    pub fn into_owned(self) -> %s<'static> {\n        match self {\n" % (name, name)
-    for v, ty in u_['variants']:
-        val = 'v' if is_static(ty) else 'IntoOwned::into_owned(v)'
-        out += '            Self::%s(v) => %s::%s(%s),\n' % (v, name, v, val)
-    out += '            Self::Unknown(v) => %s::Unknown(v.into_owned()),\n        }\n    }\n}\n' % name
-    out += into_owned_impl(name)
-    out += deserialize_impl(name)
+        out += '        %s(%s),\n' % (v, ty)
+    out += '    }\n}\n'
     return out
 
 
@@ -749,11 +436,19 @@ def words_of(code):
     return set(re.findall(r'\b[A-Za-z_][A-Za-z0-9_]*\b', code))
 
 
+def strip_declarations(code):
+    """`code` without its declaration blocks (`acp_struct! { … }` and the
+    like), whose words are members and values, not names to import."""
+    return re.sub(r'^acp_(?:struct|enum|tried|tagged)! \{\n.*?^\}\n', '', code, flags=re.M | re.S)
+
+
 def type_imports(mod, body, ungated):
     """The `use` lines a generated module needs, from what its body names."""
     uses = []
     words = words_of(body)
     plain_words = words_of(ungated)
+    code_words = words_of(strip_declarations(body))
+    plain_code_words = words_of(strip_declarations(ungated))
     if 'Cow' in words:
         uses.append('use alloc::borrow::Cow;')
     if 'Vec' in words:
@@ -761,7 +456,8 @@ def type_imports(mod, body, ungated):
     uses.append('')
     if 'Number' in words:
         uses.append('use serde_json::Number;')
-    find = lambda text: set(re.findall(r"\b(\w+)<'a>", text)) | set(re.findall(r"\((\w+)\)", text))
+    find = lambda text: (set(re.findall(r"\b(\w+)<'a>", text)) | set(re.findall(r"\(\[?(\w+)\]?\)", text))
+                         | set(re.findall(r"\b(?:req|opt) \[?(\w+)\]? =", text)))
     code = '\n'.join(l for l in body.split('\n') if not l.strip().startswith('//'))
     types = find(code)
     plain_types = find('\n'.join(l for l in ungated.split('\n') if not l.strip().startswith('//')))
@@ -774,6 +470,12 @@ def type_imports(mod, body, ungated):
             w = 'self'
         elif w == 'SerializeMap':
             used, plain = 'serialize_map' in words, 'serialize_map' in plain_words
+        elif w == 'Object':
+            used, plain = '::members(' in body, '::members(' in ungated
+        elif w in ('Mode', 'Cx', 'Decode', 'Reader', 'Fail', 'IntoOwned', 'RawJson', 'Serialize', 'Deserialize'):
+            # Named by the code of the unions written out here, not by
+            # the declarations (whose macros name their own paths).
+            used, plain = w in code_words, w in plain_code_words
         else:
             used, plain = w in words, w in plain_words
         if used:
@@ -830,7 +532,9 @@ def with_exports(mod_rs, files):
     file it comes from)."""
     exports = ''
     for mod in ['client', 'content', 'init', 'session', 'update', 'unstable']:
-        names = sorted(set(re.findall(r'^\s*pub (?:struct|enum|type) ([A-Za-z0-9_]+)', files['src/acp/%s.rs' % mod], re.M)))
+        text = files['src/acp/%s.rs' % mod]
+        names = sorted(set(re.findall(r'^\s*pub (?:struct|enum|type) ([A-Za-z0-9_]+)', text, re.M))
+                       | set(re.findall(r'^acp_(?:struct|enum|tried|tagged)! \{\n(?:\s*///.*\n)*\s*(\w+) (?:by "\w+" )?\{', text, re.M)))
         plain = [n for n in names if n not in UNSTABLE_ITEMS]
         gated = [n for n in names if n in UNSTABLE_ITEMS]
         if plain:

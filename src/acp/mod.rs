@@ -152,6 +152,9 @@
 //! assert_eq!(req.typed(Mode::Lenient).unwrap().value, prompt);
 //! ```
 
+// The declaration macros first: the type modules below use them.
+#[macro_use]
+mod decl;
 #[cfg(feature = "arbitrary")]
 mod arbitrary;
 mod extra;

@@ -1,0 +1,745 @@
+//! One declaration per type: the macros that turn a type's declaration
+//! (its members, their wire names, their docs) into the type and its code.
+//!
+//! The type modules (`content.rs`, `init.rs`, `session.rs`, `update.rs`,
+//! `client.rs`, `unstable.rs`) hold declarations only, one block a type:
+//!
+//! ```text
+//! acp_struct! {
+//!     /// An HTTP header to set when making requests to the MCP server.
+//!     HttpHeader {
+//!         /// The name of the HTTP header.
+//!         name: req str = "name";
+//!         /// Extension metadata (`_meta`), kept raw.
+//!         meta: opt raw = "_meta", with_meta;
+//!     }
+//! }
+//! ```
+//!
+//! A member is `field: req TYPE = "wireName";` (required) or
+//! `field: opt TYPE = "wireName", with_field;` (optional, with its
+//! setter), behind `#[cfg(feature = "unstable")]` when only the unstable
+//! schema has it. `TYPE` is one token of the spec's vocabulary (see
+//! [`acp_ty`]): `str`, `raw`, `id`, `bool`, `u16`, `u32`, `u64`, `i64`,
+//! `f64`, a generated type's name, or `[T]` for a list.
+//!
+//! From a declaration, [`acp_struct`] writes what the generator wrote out
+//! in full before: the struct with its docs and `extra`, `new` and the
+//! `with_*` setters, `into_owned`, the one decoder (`Decode`, and
+//! `Object::members`: one pass, members read by key into their fields,
+//! each member's presence in a local flag, unknown members and optional
+//! `null`s kept in `extra`), `Serialize` (the typed members, then the
+//! `extra` ones not shadowed) and `Deserialize`. [`acp_enum`] does the
+//! same for a string enum, [`acp_tried`] for a union told apart by shape.
+//! A change to how members decode is one edit here.
+
+/// The Rust type of a member of spec type `$t` (one token): `str` is
+/// `Cow<'a, str>`, `raw` [`RawJson`](super::RawJson), `id`
+/// [`RequestId`](super::RequestId), `f64` a [`serde_json::Number`] (kept
+/// as sent), `[T]` a `Vec`, a name the generated type of that name.
+macro_rules! acp_ty {
+    (str) => { alloc::borrow::Cow<'a, str> };
+    (raw) => { $crate::acp::raw::RawJson<'a> };
+    (id) => { $crate::acp::id::RequestId<'a> };
+    (f64) => { serde_json::Number };
+    (bool) => { bool };
+    (u16) => { u16 };
+    (u32) => { u32 };
+    (u64) => { u64 };
+    (i64) => { i64 };
+    ([$t:tt]) => { alloc::vec::Vec<acp_ty!($t)> };
+    ($name:ident) => { $name<'a> };
+}
+
+/// The field type of a member: the value, or an `Option` of it.
+macro_rules! acp_field_ty {
+    (req $t:tt) => { acp_ty!($t) };
+    (opt $t:tt) => { Option<acp_ty!($t)> };
+}
+
+/// What a constructor or setter takes for a member of type `$t`: text
+/// as anything that becomes a `Cow<str>`, the rest as it is.
+macro_rules! acp_param_ty {
+    (str) => { impl Into<alloc::borrow::Cow<'a, str>> };
+    ($t:tt) => { acp_ty!($t) };
+}
+
+/// The value a constructor or setter stores for its parameter `$v`.
+macro_rules! acp_param_val {
+    (str $v:expr) => { $v.into() };
+    ($t:tt $v:expr) => { $v };
+}
+
+/// A generated struct: see the [module docs](self).
+macro_rules! acp_struct {
+    (
+        $(#[doc = $doc:literal])*
+        $name:ident {
+            $(
+                $(#[doc = $fdoc:literal])*
+                $(#[cfg($cfg:meta)])?
+                $field:ident : $kind:ident $t:tt = $wire:literal $(, $setter:ident)?;
+            )*
+        }
+    ) => {
+        $(#[doc = $doc])*
+        #[derive(Debug, Clone, PartialEq)]
+        #[non_exhaustive]
+        pub struct $name<'a> {
+            $(
+                $(#[doc = $fdoc])*
+                $(#[cfg($cfg)])?
+                pub $field: acp_field_ty!($kind $t),
+            )*
+            /// Members this version does not know, `null`s sent for
+            /// optional members, and (lenient decoding) optional members
+            /// whose value did not fit: kept as sent and re-encoded.
+            pub extra: $crate::acp::Extra<'a>,
+        }
+
+        impl $name<'_> {
+            /// The value with all borrowed text copied (`'static`).
+            pub fn into_owned(self) -> $name<'static> {
+                $name {
+                    $(
+                        $(#[cfg($cfg)])?
+                        $field: $crate::acp::raw::IntoOwned::into_owned(self.$field),
+                    )*
+                    extra: self.extra.into_owned(),
+                }
+            }
+        }
+
+        acp_struct!(@new $name [] [] $( $(#[cfg($cfg)])? $field $kind $t; )*);
+
+        impl<'a> $name<'a> {
+            $(acp_struct!(@setter $(#[cfg($cfg)])? $field $kind $t $wire $(, $setter)?);)*
+        }
+
+        impl<'de: 'a, 'a> $crate::acp::wire::Decode<'de> for $name<'a> {
+            fn decode(
+                r: &mut $crate::acp::read::Reader<'de>,
+                cx: &mut $crate::acp::wire::Cx<'de>,
+            ) -> Result<Self, $crate::acp::read::Fail> {
+                let mut v = <Self as $crate::acp::wire::Decode<'de>>::blank();
+                <Self as $crate::acp::wire::Decode<'de>>::decode_in(r, cx, &mut v)?;
+                Ok(v)
+            }
+
+            fn blank() -> Self {
+                $name {
+                    $(
+                        $(#[cfg($cfg)])?
+                        $field: acp_struct!(@blank $kind),
+                    )*
+                    extra: $crate::acp::Extra::new(),
+                }
+            }
+
+            fn decode_in(
+                r: &mut $crate::acp::read::Reader<'de>,
+                cx: &mut $crate::acp::wire::Cx<'de>,
+                slot: &mut Self,
+            ) -> Result<(), $crate::acp::read::Fail> {
+                r.open_object(concat!("struct ", stringify!($name)))?;
+                <Self as $crate::acp::wire::Object<'de>>::members(r, cx, None, true, slot)
+            }
+        }
+
+        impl<'de: 'a, 'a> $crate::acp::wire::Object<'de> for $name<'a> {
+            #[allow(unused_mut)]
+            fn members(
+                r: &mut $crate::acp::read::Reader<'de>,
+                cx: &mut $crate::acp::wire::Cx<'de>,
+                mut tag: Option<&mut $crate::acp::wire::UnionTag<'de>>,
+                mut first: bool,
+                out: &mut Self,
+            ) -> Result<(), $crate::acp::read::Fail> {
+                // Whether each member was met: a local named as its field.
+                $(
+                    $(#[cfg($cfg)])?
+                    let mut $field = false;
+                )*
+                let mut extra = $crate::acp::Extra::new();
+                while let Some(key) = r.key(&mut first, true)? {
+                    #[allow(clippy::match_single_binding)]
+                    match &*key {
+                        $(
+                            $(#[cfg($cfg)])?
+                            $wire => {
+                                if $field {
+                                    return Err($crate::acp::wire::duplicate($wire));
+                                }
+                                $field = true;
+                                acp_struct!(@read $kind r cx key extra $wire out.$field);
+                            }
+                        )*
+                        _ => {
+                            let raw = r.skip()?;
+                            if !$crate::acp::wire::is_tag(&mut tag, &key, raw)? {
+                                extra.push(key, $crate::acp::raw::RawJson::from_validated(raw));
+                            }
+                        }
+                    }
+                }
+                $(
+                    $(#[cfg($cfg)])?
+                    acp_struct!(@absent $kind $field $wire out.$field);
+                )*
+                out.extra = extra;
+                Ok(())
+            }
+        }
+
+        impl $crate::acp::raw::IntoOwned for $name<'_> {
+            type Owned = $name<'static>;
+
+            fn into_owned(self) -> Self::Owned {
+                $name::into_owned(self)
+            }
+        }
+
+        impl<'de: 'a, 'a> serde::Deserialize<'de> for $name<'a> {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                $crate::acp::wire::deserialize(d)
+            }
+        }
+
+        /// The typed members, then the [`Extra`](crate::acp::Extra) ones
+        /// not shadowed by a typed member that is set.
+        impl serde::Serialize for $name<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                use serde::ser::SerializeMap;
+                let mut map = s.serialize_map(None)?;
+                $(
+                    $(#[cfg($cfg)])?
+                    acp_struct!(@put $kind map $wire self.$field);
+                )*
+                for (key, value) in self.extra.iter() {
+                    #[allow(clippy::match_like_matches_macro, clippy::match_single_binding)]
+                    let shadowed = match key {
+                        $(
+                            $(#[cfg($cfg)])?
+                            $wire => acp_struct!(@set $kind self.$field),
+                        )*
+                        _ => false,
+                    };
+                    if !shadowed {
+                        map.serialize_entry(key, value)?;
+                    }
+                }
+                map.end()
+            }
+        }
+    };
+
+    // `new`: the required members as parameters, in order (gathered one
+    // member at a time), the optional ones absent.
+    (@new $name:ident [$($p:tt)*] [$($i:tt)*]) => {
+        acp_struct!(@new_done $name [$($p)*] [$($i)*]);
+    };
+    (@new $name:ident [$($p:tt)*] [$($i:tt)*]
+        $(#[cfg($cfg:meta)])? $field:ident req $t:tt; $($rest:tt)*) => {
+        acp_struct!(@new $name
+            [$($p)* $(#[cfg($cfg)])? $field: acp_param_ty!($t),]
+            [$($i)* $(#[cfg($cfg)])? $field: acp_param_val!($t $field),]
+            $($rest)*);
+    };
+    (@new $name:ident [$($p:tt)*] [$($i:tt)*]
+        $(#[cfg($cfg:meta)])? $field:ident opt $t:tt; $($rest:tt)*) => {
+        acp_struct!(@new $name
+            [$($p)*]
+            [$($i)* $(#[cfg($cfg)])? $field: None,]
+            $($rest)*);
+    };
+    (@new_done $name:ident [] [$($i:tt)*]) => {
+        impl<'a> $name<'a> {
+            #[doc = concat!("A `", stringify!($name), "` with every (optional) member absent.")]
+            pub fn new() -> Self {
+                Self {
+                    $($i)*
+                    extra: $crate::acp::Extra::new(),
+                }
+            }
+        }
+
+        impl Default for $name<'_> {
+            fn default() -> Self {
+                Self::new()
+            }
+        }
+    };
+    (@new_done $name:ident [$($p:tt)+] [$($i:tt)*]) => {
+        impl<'a> $name<'a> {
+            #[doc = concat!("A `", stringify!($name), "` from its required members; the optional ones absent.")]
+            pub fn new($($p)+) -> Self {
+                Self {
+                    $($i)*
+                    extra: $crate::acp::Extra::new(),
+                }
+            }
+        }
+    };
+
+    (@setter $(#[cfg($cfg:meta)])? $field:ident req $t:tt $wire:literal) => {};
+    (@setter $(#[cfg($cfg:meta)])? $field:ident opt $t:tt $wire:literal, $setter:ident) => {
+        #[doc = concat!("Sets `", $wire, "`.")]
+        $(#[cfg($cfg)])?
+        #[must_use]
+        pub fn $setter(mut self, value: acp_param_ty!($t)) -> Self {
+            self.$field = Some(acp_param_val!($t value));
+            self
+        }
+    };
+
+    (@blank req) => { $crate::acp::wire::Decode::blank() };
+    (@blank opt) => { None };
+
+    (@read req $r:ident $cx:ident $key:ident $extra:ident $wire:literal $slot:expr) => {
+        $crate::acp::wire::read_required($r, $cx, $wire, &mut $slot)?
+    };
+    (@read opt $r:ident $cx:ident $key:ident $extra:ident $wire:literal $slot:expr) => {
+        if let Some(raw) = $crate::acp::wire::read_optional($r, $cx, $wire, &mut $slot)? {
+            $extra.push($key, $crate::acp::raw::RawJson::from_validated(raw));
+        }
+    };
+
+    (@absent req $seen:ident $wire:literal $slot:expr) => {
+        if !$seen {
+            return Err($crate::acp::read::Fail::Missing($wire));
+        }
+    };
+    (@absent opt $seen:ident $wire:literal $slot:expr) => {
+        if !$seen {
+            $slot = None;
+        }
+    };
+
+    (@put req $map:ident $wire:literal $value:expr) => {
+        $map.serialize_entry($wire, &$value)?;
+    };
+    (@put opt $map:ident $wire:literal $value:expr) => {
+        if let Some(v) = &$value {
+            $map.serialize_entry($wire, v)?;
+        }
+    };
+
+    (@set req $value:expr) => { true };
+    (@set opt $value:expr) => { $value.is_some() };
+}
+
+/// A string enum: its known values, each `Variant = "wire"`, and
+/// `Unknown` for the rest, kept as sent.
+macro_rules! acp_enum {
+    (
+        $(#[doc = $doc:literal])*
+        $name:ident {
+            $(
+                $(#[cfg($cfg:meta)])?
+                $variant:ident = $wire:literal,
+            )*
+        }
+    ) => {
+        $(#[doc = $doc])*
+        #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+        #[non_exhaustive]
+        pub enum $name<'a> {
+            $(
+                #[doc = concat!("`\"", $wire, "\"`.")]
+                $(#[cfg($cfg)])?
+                $variant,
+            )*
+            /// A value this version does not know, kept as sent.
+            Unknown(alloc::borrow::Cow<'a, str>),
+        }
+
+        impl<'a> $name<'a> {
+            /// The wire text of the value.
+            pub fn as_str(&self) -> &str {
+                match self {
+                    $(
+                        $(#[cfg($cfg)])?
+                        Self::$variant => $wire,
+                    )*
+                    Self::Unknown(s) => s,
+                }
+            }
+
+            /// The value for wire text (`Unknown` when not a known value).
+            pub fn from_wire(text: alloc::borrow::Cow<'a, str>) -> Self {
+                match &*text {
+                    $(
+                        $(#[cfg($cfg)])?
+                        $wire => Self::$variant,
+                    )*
+                    _ => Self::Unknown(text),
+                }
+            }
+
+            /// The value with its text copied.
+            pub fn into_owned(self) -> $name<'static> {
+                match self {
+                    $(
+                        $(#[cfg($cfg)])?
+                        Self::$variant => $name::$variant,
+                    )*
+                    Self::Unknown(s) => $name::Unknown($crate::acp::raw::IntoOwned::into_owned(s)),
+                }
+            }
+        }
+
+        impl<'de: 'a, 'a> $crate::acp::wire::Decode<'de> for $name<'a> {
+            fn decode(
+                r: &mut $crate::acp::read::Reader<'de>,
+                _: &mut $crate::acp::wire::Cx<'de>,
+            ) -> Result<Self, $crate::acp::read::Fail> {
+                r.string().map(Self::from_wire)
+            }
+
+            fn blank() -> Self {
+                Self::Unknown(alloc::borrow::Cow::Borrowed(""))
+            }
+        }
+
+        impl $crate::acp::raw::IntoOwned for $name<'_> {
+            type Owned = $name<'static>;
+
+            fn into_owned(self) -> Self::Owned {
+                $name::into_owned(self)
+            }
+        }
+
+        /// The wire text ([`as_str`](Self::as_str)), as sent: an unknown
+        /// value as it came.
+        impl core::fmt::Display for $name<'_> {
+            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl serde::Serialize for $name<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.as_str())
+            }
+        }
+
+        impl<'de: 'a, 'a> serde::Deserialize<'de> for $name<'a> {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                $crate::acp::wire::deserialize(d)
+            }
+        }
+    };
+}
+
+/// A union told apart by shape: each `Variant(TYPE)` tried in order
+/// (strictly, so a variant that does not quite fit gives way to the
+/// next), `Unknown` for a value that fits none.
+macro_rules! acp_tried {
+    (
+        $(#[doc = $doc:literal])*
+        $name:ident {
+            $( $variant:ident($t:tt), )*
+        }
+    ) => {
+        $(#[doc = $doc])*
+        ///
+        /// A value that fits no variant decodes to `Unknown`, which keeps its
+        /// raw JSON and re-encodes it byte for byte.
+        #[derive(Debug, Clone, PartialEq, serde::Serialize)]
+        #[serde(untagged)]
+        #[non_exhaustive]
+        pub enum $name<'a> {
+            $(
+                #[doc = concat!("`", stringify!($t), "`.")]
+                $variant(acp_ty!($t)),
+            )*
+            /// A shape this version does not know, as sent.
+            Unknown($crate::acp::raw::RawJson<'a>),
+        }
+
+        /// Never fails on JSON: what fits no variant is `Unknown`, strictly
+        /// too.
+        impl<'de: 'a, 'a> $crate::acp::wire::Decode<'de> for $name<'a> {
+            fn decode(
+                r: &mut $crate::acp::read::Reader<'de>,
+                _: &mut $crate::acp::wire::Cx<'de>,
+            ) -> Result<Self, $crate::acp::read::Fail> {
+                let start = r.mark();
+                $(
+                    let mut trial = $crate::acp::wire::Cx::new($crate::acp::wire::Mode::Strict);
+                    match <acp_ty!($t) as $crate::acp::wire::Decode<'de>>::decode(r, &mut trial) {
+                        Ok(v) => return Ok(Self::$variant(v)),
+                        Err(why) if why.is_syntax() => return Err(why),
+                        Err(_) => r.reset(start),
+                    }
+                )*
+                r.skip().map(|raw| Self::Unknown($crate::acp::raw::RawJson::from_validated(raw)))
+            }
+
+            fn blank() -> Self {
+                Self::Unknown($crate::acp::raw::RawJson::from_validated("null"))
+            }
+        }
+
+        impl $name<'_> {
+            /// The value with all borrowed text copied (`'static`).
+            pub fn into_owned(self) -> $name<'static> {
+                match self {
+                    $(
+                        Self::$variant(v) => $name::$variant($crate::acp::raw::IntoOwned::into_owned(v)),
+                    )*
+                    Self::Unknown(v) => $name::Unknown(v.into_owned()),
+                }
+            }
+        }
+
+        impl $crate::acp::raw::IntoOwned for $name<'_> {
+            type Owned = $name<'static>;
+
+            fn into_owned(self) -> Self::Owned {
+                $name::into_owned(self)
+            }
+        }
+
+        impl<'de: 'a, 'a> serde::Deserialize<'de> for $name<'a> {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                $crate::acp::wire::deserialize(d)
+            }
+        }
+    };
+}
+
+/// A union told apart by a tag member: the tag, then the variant's
+/// members in the same pass (see `super::tagged`), each variant
+/// `Variant(Type) = "wire"`; `absent Variant(Type);` the variant of an
+/// object with no tag; `guess` the variant that a first member (its name
+/// and the shape of its value) tells when the tag is not first; `same`
+/// the variants of the same type as an earlier one (`First -> Other`),
+/// which a tag met later may turn the guess into. Unknown tags decode to
+/// `Unknown`, which keeps the object's JSON.
+macro_rules! acp_tagged {
+    (
+        $(#[doc = $doc:literal])*
+        $name:ident by $tag:literal {
+            $(
+                $(#[cfg($cfg:meta)])?
+                $variant:ident($t:ident) = $wire:literal,
+            )*
+        }
+        $(absent $avariant:ident($aty:ident);)?
+        guess {
+            $(
+                $(#[cfg($gcfg:meta)])?
+                ($gkey:literal, $gshape:literal) => $gwire:literal,
+            )*
+        }
+        same {
+            $(
+                $(#[cfg($scfg:meta)])?
+                $sfirst:ident -> $sother:ident = $swire:literal,
+            )*
+        }
+    ) => {
+        $(#[doc = $doc])*
+        ///
+        /// Unknown tags decode to `Unknown`, which keeps the object's raw
+        /// JSON and re-encodes it byte for byte.
+        #[derive(Debug, Clone, PartialEq, serde::Serialize)]
+        #[serde(tag = $tag)]
+        #[non_exhaustive]
+        // Decoded in place and matched at once (as the method enums): boxing
+        // a big variant would cost an allocation for nothing.
+        #[allow(clippy::large_enum_variant)]
+        pub enum $name<'a> {
+            $(
+                #[doc = concat!("`", $tag, "`: `\"", $wire, "\"`.")]
+                $(#[cfg($cfg)])?
+                #[serde(rename = $wire)]
+                $variant($t<'a>),
+            )*
+            $(
+                #[doc = concat!("No `", $tag, "` member.")]
+                #[serde(untagged)]
+                $avariant($aty<'a>),
+            )?
+            /// A variant this version does not know: the whole object as sent.
+            #[serde(untagged)]
+            Unknown($crate::acp::raw::RawJson<'a>),
+        }
+
+        impl $name<'_> {
+            /// The variant that the first member, `key` with a value of
+            /// shape `shape`, tells when the tag is not first (see
+            /// [`Guess`](crate::acp::tagged::Guess)).
+            #[allow(clippy::match_single_binding, unused_variables)]
+            fn guess(key: &str, shape: u8) -> Option<&'static str> {
+                match (key, shape) {
+                    $(
+                        $(#[cfg($gcfg)])?
+                        ($gkey, $gshape) => Some($gwire),
+                    )*
+                    _ => None,
+                }
+            }
+
+            /// Whether `raw`, the tag met among the members of the guessed
+            /// variant in `slot`, names it or a variant of the same type
+            /// (which `slot` then becomes).
+            #[allow(clippy::match_single_binding)]
+            fn told(slot: &mut Self, raw: Option<&str>) -> bool {
+                let Some(told) = raw.and_then(|raw| {
+                    $crate::json::unescape::unquote::<serde_json::Error>(raw).ok()
+                }) else {
+                    return false;
+                };
+                if slot.tag() == Some(&*told) {
+                    return true;
+                }
+                match (&mut *slot, &*told) {
+                    $(
+                        $(#[cfg($scfg)])?
+                        ($name::$sfirst(v), $swire) => {
+                            let v = core::mem::replace(v, $crate::acp::wire::Decode::blank());
+                            *slot = $name::$sother(v);
+                            true
+                        }
+                    )*
+                    _ => false,
+                }
+            }
+
+            /// The value with all borrowed text copied (`'static`).
+            pub fn into_owned(self) -> $name<'static> {
+                match self {
+                    $(
+                        $(#[cfg($cfg)])?
+                        Self::$variant(v) => $name::$variant($crate::acp::raw::IntoOwned::into_owned(v)),
+                    )*
+                    $(
+                        Self::$avariant(v) => $name::$avariant($crate::acp::raw::IntoOwned::into_owned(v)),
+                    )?
+                    Self::Unknown(v) => $name::Unknown(v.into_owned()),
+                }
+            }
+
+            /// The wire tag of a known variant (`None` for `Unknown` and a
+            /// variant that has no tag).
+            pub fn tag(&self) -> Option<&'static str> {
+                match self {
+                    $(
+                        $(#[cfg($cfg)])?
+                        Self::$variant(_) => Some($wire),
+                    )*
+                    _ => None,
+                }
+            }
+        }
+
+        /// The tag, then the variant's members in the same pass. Leniently,
+        /// a known variant whose body does not fit (but has every required
+        /// member) is kept as `Unknown` and reported.
+        impl<'de: 'a, 'a> $crate::acp::wire::Decode<'de> for $name<'a> {
+            fn decode(
+                r: &mut $crate::acp::read::Reader<'de>,
+                cx: &mut $crate::acp::wire::Cx<'de>,
+            ) -> Result<Self, $crate::acp::read::Fail> {
+                let mut v = <Self as $crate::acp::wire::Decode<'de>>::blank();
+                <Self as $crate::acp::wire::Decode<'de>>::decode_in(r, cx, &mut v)?;
+                Ok(v)
+            }
+
+            fn blank() -> Self {
+                $name::Unknown($crate::acp::raw::RawJson::from_validated("null"))
+            }
+
+            fn decode_in(
+                r: &mut $crate::acp::read::Reader<'de>,
+                cx: &mut $crate::acp::wire::Cx<'de>,
+                slot: &mut Self,
+            ) -> Result<(), $crate::acp::read::Fail> {
+                use $crate::acp::tagged::Tag;
+                let start = r.mark();
+                let since = cx.salvaged.len();
+                let guess = cx.guess.then_some(Self::guess as $crate::acp::tagged::Guess);
+                let tag = $crate::acp::tagged::read_tag(r, $tag, guess)?;
+                let (text, first, guessed) = match &tag {
+                    Tag::First(t) => (Some(&**t), false, false),
+                    Tag::Later(t) => (Some(&**t), true, false),
+                    Tag::Guess(t) => (Some(*t), true, true),
+                    Tag::Absent => (None, true, false),
+                };
+                let mut met = $crate::acp::wire::UnionTag::new($tag, !first);
+                // The variant is set, then its members read into it.
+                let read = match text {
+                    $(
+                        $(#[cfg($cfg)])?
+                        Some($wire) => {
+                            if first {
+                                r.open_object("a json object")?;
+                            }
+                            *slot = $name::$variant($crate::acp::wire::Decode::blank());
+                            let $name::$variant(inner) = slot else {
+                                unreachable!("the variant was set just above")
+                            };
+                            <$t<'a> as $crate::acp::wire::Object<'de>>::members(
+                                r, cx, Some(&mut met), first, inner,
+                            )
+                        }
+                    )*
+                    $(
+                        None => <$aty<'a> as $crate::acp::wire::Decode<'de>>::decode(r, cx).map(|v| {
+                            *slot = $name::$avariant(v);
+                        }),
+                    )?
+                    _ if guessed => Err($crate::acp::read::Fail::Missing($tag)),
+                    _ => {
+                        r.reset(start);
+                        *slot = $name::Unknown($crate::acp::raw::RawJson::from_validated(r.skip()?));
+                        return Ok(());
+                    }
+                };
+                if guessed {
+                    if read.is_ok() && Self::told(slot, met.value) {
+                        return Ok(());
+                    }
+                    // A wrong guess: read again, the tag looked for. Unions
+                    // inside do not guess then, so no text is read more
+                    // than a few times.
+                    cx.salvaged.truncate(since);
+                    r.reset(start);
+                    cx.guess = false;
+                    let again = Self::decode_in(r, cx, slot);
+                    cx.guess = true;
+                    return again;
+                }
+                let why = match read {
+                    Ok(()) => return Ok(()),
+                    Err(why) => why,
+                };
+                let raw = cx.recover(
+                    r,
+                    start,
+                    since,
+                    $crate::acp::salvage::SalvageKind::UnknownVariant,
+                    why,
+                )?;
+                *slot = $name::Unknown($crate::acp::raw::RawJson::from_validated(raw));
+                Ok(())
+            }
+        }
+
+        impl $crate::acp::raw::IntoOwned for $name<'_> {
+            type Owned = $name<'static>;
+
+            fn into_owned(self) -> Self::Owned {
+                $name::into_owned(self)
+            }
+        }
+
+        impl<'de: 'a, 'a> serde::Deserialize<'de> for $name<'a> {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                $crate::acp::wire::deserialize(d)
+            }
+        }
+    };
+}
