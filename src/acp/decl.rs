@@ -66,8 +66,12 @@ macro_rules! acp_param_ty {
 
 /// The value a constructor or setter stores for its parameter `$v`.
 macro_rules! acp_param_val {
-    (str $v:expr) => { $v.into() };
-    ($t:tt $v:expr) => { $v };
+    (str $v:expr) => {
+        $v.into()
+    };
+    ($t:tt $v:expr) => {
+        $v
+    };
 }
 
 /// A generated struct: see the [module docs](self).
