@@ -596,163 +596,25 @@ def cfg_m(m, indent):
     return cfg_u(m['unstable'], indent)
 
 
-DECODE_KNOWN_DOC = ('    /// Decodes the params or result of `method` at the reader\'s\n'
-                    '    /// position, in the pass over a whole line, when this version types\n'
-                    '    /// them: `slot` is asked for the place they go, the variant is set\n'
-                    '    /// there and its value read into it, never moved. `None`, and\n'
-                    '    /// `slot` never called, for a method this version does not type.\n'
-                    '    /// After an error the slot holds part of a value.\n')
-
-
-def decode_known(rows, read):
-    """`decode_known` of a method enum: the variant of `method` set in the
-    slot, then its value read into it by `read`."""
-    out = DECODE_KNOWN_DOC
-    out += ("    pub(crate) fn decode_known<'s>(\n        method: &str,\n        r: &mut Reader<'a>,\n"
-            "        cx: &mut Cx<'a>,\n        slot: impl FnOnce() -> &'s mut Self,\n    ) -> Option<Result<(), Fail>>\n"
-            "    where\n        'a: 's,\n    {\n        match method {\n")
-    for m in rows:
-        out += ('%s            names::%s => {\n                let out = slot();\n'
-                '                *out = Self::%s(Decode::blank());\n'
-                '                let Self::%s(v) = out else {\n                    unreachable!("the variant was set just above")\n                };\n'
-                '                Some(%s(r, cx, v))\n            }\n') % (cfg_m(m, '            '), m['const'], m['variant'], m['variant'], read)
-    out += '            _ => None,\n        }\n    }\n'
-    return out
-
-
-def arbitrary_arms(enum, rows, extra):
-    """The body of a method enum's `Arbitrary`: one arm per method, then
-    `extra`."""
-    out = ("    #[allow(clippy::vec_init_then_push)]\n"
-           "    fn arbitrary(u: &mut ::arbitrary::Unstructured<'u>) -> ::arbitrary::Result<Self> {\n"
-           "        type Make<'u> = fn(&mut ::arbitrary::Unstructured<'u>) -> ::arbitrary::Result<%s<'static>>;\n"
-           "        // Pushed one by one: a variant may be behind feature `unstable`.\n"
-           "        let mut arms: alloc::vec::Vec<Make<'u>> = alloc::vec::Vec::new();\n") % enum
-    for m in rows:
-        out += '%s        arms.push(|u| Ok(%s::%s(u.arbitrary()?)));\n' % (cfg_m(m, '        '), enum, m['variant'])
-    out += extra + '        u.choose(&arms)?(u)\n    }\n'
-    return out
-
-
 def gen_method_enum(name, rows, doc):
-    """`RequestParams` or `NotificationParams`: one variant per method,
-    `Ext` and `Unknown`, decoding by method, `Serialize` and `Arbitrary`."""
-    out = '\n' + doc_comment(doc)
-    out += ('#[derive(Debug, Clone, PartialEq)]\n#[non_exhaustive]\n'
-            '// Decoded once per message and matched at once: boxing the big\n'
-            '// variants would cost an allocation for nothing.\n'
-            "#[allow(clippy::large_enum_variant)]\npub enum %s<'a> {\n") % name
+    """`RequestParams` or `NotificationParams`: its declaration,
+    `acp_params!` (src/acp/decl.rs), one variant per method."""
+    out = '\nacp_params! {\n' + doc_comment(doc, '    ') + '    %s {\n' % name
     for m in rows:
-        out += "%s%s    %s(%s<'a>),\n" % (doc_comment(params_variant_doc(m), '    '), cfg_m(m, '    '), m['variant'], m['params'])
-    for v, what in (('Ext', 'An extension method (its name starts with `_`), params as sent.'),
-                    ('Unknown', 'A method this version does not know, params as sent.')):
-        out += ("    /// %s\n    %s {\n        /// The method name.\n        method: Cow<'a, str>,\n"
-                "        /// The params as sent.\n        params: Option<RawJson<'a>>,\n    },\n") % (what, v)
-    out += '}\n'
-    out += "\nimpl<'a> %s<'a> {\n" % name
-    out += ('    /// Decodes the params of `method`, one valid JSON value (absent\n'
-            '    /// or `null` read as `{}`), borrowing from them.\n'
-            "    pub(crate) fn decode_text(\n        method: Cow<'a, str>,\n        raw: Option<&'a str>,\n        mode: Mode,\n"
-            "    ) -> Result<Typed<'a, Self>, MessageError> {\n        Ok(match &*method {\n")
-    for m in rows:
-        out += '%s            names::%s => params(names::%s, raw, mode)?.map(Self::%s),\n' % (cfg_m(m, '            '), m['const'], m['const'], m['variant'])
-    out += '            _ => Typed::clean(Self::other(method, raw.map(RawJson::from_validated))),\n        })\n    }\n'
-    out += ('\n    /// A placeholder, overwritten by [`decode_known`](Self::decode_known).\n'
-            '    pub(crate) fn blank() -> Self {\n        Self::Unknown {\n            method: Cow::Borrowed(""),\n'
-            '            params: None,\n        }\n    }\n\n')
-    out += decode_known(rows, 'params_at')
-    out += ('\n    /// An extension or unknown method\'s params, as sent.\n'
-            "    pub(crate) fn other(method: Cow<'a, str>, params: Option<RawJson<'a>>) -> Self {\n"
-            '        if is_extension(&method) {\n            Self::Ext { method, params }\n'
-            '        } else {\n            Self::Unknown { method, params }\n        }\n    }\n')
-    out += '\n    /// The method name.\n    pub fn method(&self) -> &str {\n        match self {\n'
-    for m in rows:
-        out += '%s            Self::%s(_) => names::%s,\n' % (cfg_m(m, '            '), m['variant'], m['const'])
-    out += '            Self::Ext { method, .. } | Self::Unknown { method, .. } => method,\n        }\n    }\n'
-    out += ('\n    /// Whether the message carries params (only `Ext` and `Unknown`\n    /// can have none).\n'
-            '    pub fn has_params(&self) -> bool {\n        match self {\n'
-            '            Self::Ext { params, .. } | Self::Unknown { params, .. } => params.is_some(),\n'
-            '            _ => true,\n        }\n    }\n')
-    out += "\n    /// The value with all borrowed text copied (`'static`).\n    pub fn into_owned(self) -> %s<'static> {\n        match self {\n" % name
-    for m in rows:
-        out += '%s            Self::%s(v) => %s::%s(v.into_owned()),\n' % (cfg_m(m, '            '), m['variant'], name, m['variant'])
-    for v in ('Ext', 'Unknown'):
-        out += ('            Self::%s { method, params } => %s::%s {\n                method: IntoOwned::into_owned(method),\n'
-                '                params: IntoOwned::into_owned(params),\n            },\n') % (v, name, v)
-    out += '        }\n    }\n}\n'
-    out += ('\n/// Any known method with params that decode back to an equal value,\n'
-            '/// an extension method (`_…`) or an unknown one, params as sent.\n'
-            "#[cfg(feature = \"arbitrary\")]\nimpl<'u> ::arbitrary::Arbitrary<'u> for %s<'static> {\n") % name
-    out += arbitrary_arms(name, rows, (
-        '        arms.extend_from_slice(&[\n'
-        '            |u| {\n                Ok(%s::Ext {\n'
-        '                    method: crate::acp::leaf::extension_method(u)?,\n'
-        '                    params: crate::acp::leaf::option(u, crate::acp::leaf::raw)?,\n'
-        '                })\n            },\n'
-        '            |u| {\n                Ok(%s::Unknown {\n'
-        '                    method: crate::acp::leaf::unknown_method(u, |m| {\n'
-        '                        matches!(\n'
-        '                            %s::decode_text(Cow::Borrowed(m), None, Mode::Strict),\n'
-        '                            Ok(Typed {\n                                value: %s::Unknown { .. },\n                                ..\n                            })\n'
-        '                        )\n                    })?,\n'
-        '                    params: crate::acp::leaf::option(u, crate::acp::leaf::raw)?,\n'
-        '                })\n            },\n        ]);\n') % (name, name, name, name))
-    out += '}\n'
-    out += ('\n/// Serializes the params object only (the envelope is written by\n/// the `encode_*` functions).\n'
-            "impl Serialize for %s<'_> {\n    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {\n        match self {\n") % name
-    for m in rows:
-        out += '%s            Self::%s(v) => v.serialize(s),\n' % (cfg_m(m, '            '), m['variant'])
-    out += '            Self::Ext { params, .. } | Self::Unknown { params, .. } => params.serialize(s),\n        }\n    }\n}\n'
-    out += into_owned_impl(name)
+        out += '%s%s        %s(%s) = %s,\n' % (doc_comment(params_variant_doc(m), '        '), cfg_m(m, '        '),
+                                               m['variant'], m['params'], m['const'])
+    out += '    }\n}\n'
     return out
 
 
 def gen_results(rows, doc):
-    """`ResponseResult`: one variant per request method and `Other`,
-    decoding by method, `Serialize` and `Arbitrary`."""
-    name = 'ResponseResult'
-    out = '\n' + doc_comment(doc)
-    out += "#[derive(Debug, Clone, PartialEq)]\n#[non_exhaustive]\n#[allow(clippy::large_enum_variant)]\npub enum ResponseResult<'a> {\n"
+    """`ResponseResult`: its declaration, `acp_results!` (src/acp/decl.rs),
+    one variant per request method."""
+    out = '\nacp_results! {\n' + doc_comment(doc, '    ') + '    ResponseResult {\n'
     for m in rows:
-        out += "%s%s    %s(%s<'a>),\n" % (doc_comment(result_variant_doc(m), '    '), cfg_m(m, '    '), m['variant'], m['result'])
-    out += "    /// The result of an extension or unknown method, as sent.\n    Other(RawJson<'a>),\n}\n"
-    out += "\nimpl<'a> ResponseResult<'a> {\n"
-    out += ('    /// Decodes `raw` as the result of `method`.\n'
-            "    pub(crate) fn decode(\n        method: &str,\n        raw: &'a RawJson<'_>,\n        mode: Mode,\n"
-            "    ) -> Result<Typed<'a, Self>, MessageError> {\n        Self::decode_text(method, raw.get(), mode)\n    }\n")
-    out += ('\n    /// Decodes `text` (one valid JSON value) as the result of\n    /// `method`, borrowing from it.\n'
-            "    pub(crate) fn decode_text(\n        method: &str,\n        text: &'a str,\n        mode: Mode,\n"
-            "    ) -> Result<Typed<'a, Self>, MessageError> {\n        Ok(match method {\n")
-    for m in rows:
-        out += ('%s            names::%s => decode_text(text, mode)\n'
-                '                .map_err(|why| MessageError::InvalidResult {\n'
-                '                    method: names::%s,\n'
-                '                    error: serde::de::Error::custom(why.reason()),\n'
-                '                })?\n                .map(Self::%s),\n') % (cfg_m(m, '            '), m['const'], m['const'], m['variant'])
-    out += '            _ => Typed::clean(Self::Other(RawJson::from_validated(text))),\n        })\n    }\n'
-    out += ('\n    /// A placeholder, overwritten by [`decode_known`](Self::decode_known).\n'
-            '    pub(crate) fn blank() -> Self {\n        Self::Other(RawJson::from_validated("null"))\n    }\n\n')
-    out += decode_known(rows, 'Decode::decode_in')
-    out += ('\n    /// The method whose result this is (`None` for\n    /// [`Other`](Self::Other), the result of a method this version\n    /// does not know).\n'
-            "    pub fn method(&self) -> Option<&'static str> {\n        match self {\n")
-    for m in rows:
-        out += '%s            Self::%s(_) => Some(names::%s),\n' % (cfg_m(m, '            '), m['variant'], m['const'])
-    out += '            Self::Other(_) => None,\n        }\n    }\n'
-    out += "\n    /// The value with all borrowed text copied (`'static`).\n    pub fn into_owned(self) -> ResponseResult<'static> {\n        match self {\n"
-    for m in rows:
-        out += '%s            Self::%s(v) => ResponseResult::%s(v.into_owned()),\n' % (cfg_m(m, '            '), m['variant'], m['variant'])
-    out += '            Self::Other(v) => ResponseResult::Other(v.into_owned()),\n        }\n    }\n}\n'
-    out += ('\n/// The result of any known method, decoding back to an equal value\n'
-            '/// for [`method`](ResponseResult::method), or any JSON as\n/// [`Other`](ResponseResult::Other).\n'
-            "#[cfg(feature = \"arbitrary\")]\nimpl<'u> ::arbitrary::Arbitrary<'u> for ResponseResult<'static> {\n")
-    out += arbitrary_arms(name, rows, '        arms.push(|u| Ok(ResponseResult::Other(crate::acp::leaf::raw(u)?)));\n')
-    out += '}\n'
-    out += ("\n/// Serializes the result object only.\nimpl Serialize for ResponseResult<'_> {\n"
-            '    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {\n        match self {\n')
-    for m in rows:
-        out += '%s            Self::%s(v) => v.serialize(s),\n' % (cfg_m(m, '            '), m['variant'])
-    out += '            Self::Other(v) => v.serialize(s),\n        }\n    }\n}\n'
-    out += into_owned_impl(name)
+        out += '%s%s        %s(%s) = %s,\n' % (doc_comment(result_variant_doc(m), '        '), cfg_m(m, '        '),
+                                               m['variant'], m['result'], m['const'])
+    out += '    }\n}\n'
     return out
 
 
@@ -764,16 +626,13 @@ def methods_imports():
         for ty in (m['params'], m['result']):
             if ty:
                 types.setdefault((module_of(ty), m['unstable'] or alias_target(ty) in UNSTABLE_ITEMS), set()).add(ty)
-    uses = ['use alloc::borrow::Cow;', '', 'use serde::{Serialize, Serializer};', '']
+    uses = []
     for (mod, gated) in sorted(types):
         uses += use_line('super::%s' % mod, sorted(types[(mod, gated)]), gated)
     uses += [
-        'use super::method::{is_extension, params, params_at, Direction, MethodInfo, MethodKind};',
-        'use super::raw::{IntoOwned, RawJson};',
-        'use super::read::{Fail, Reader};',
-        'use super::salvage::Typed;',
-        'use super::wire::{decode_text, Cx, Decode, Mode};',
-        'use super::MessageError;',
+        'use super::method::Direction::{AgentToClient, Both, ClientToAgent};',
+        'use super::method::MethodKind::{Notification, Request};',
+        'use super::method::MethodInfo;',
     ]
     return '\n'.join(uses) + '\n'
 
@@ -800,7 +659,7 @@ def methods_module():
     out += gen_results(methods_of('request'), spec.RESPONSE_RESULT_DOC)
     out += '\n' + doc_comment(spec.METHODS_DOC) + 'pub const METHODS: &[MethodInfo] = &[\n'
     for m in spec.METHODS:
-        out += '%s    MethodInfo {\n        name: names::%s,\n        kind: MethodKind::%s,\n        direction: Direction::%s,\n        unstable: %s,\n    },\n' % (
+        out += '%s    MethodInfo::row(names::%s, %s, %s, %s),\n' % (
             cfg_u(m['unstable'], '    '), m['const'], m['kind'].capitalize(), DIRECTIONS[m['direction']], 'true' if m['unstable'] else 'false')
     out += '];\n'
     return out

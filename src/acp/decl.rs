@@ -747,3 +747,371 @@ macro_rules! acp_tagged {
         }
     };
 }
+
+/// The typed params of requests or notifications, by method: one
+/// `Variant(Type) = NAME` a method (`NAME` its constant in `names`), and
+/// `Ext` and `Unknown` for the others, params as sent; decoding by
+/// method's name, `Serialize`, `into_owned` and `Arbitrary`.
+macro_rules! acp_params {
+    (
+        $(#[doc = $doc:literal])*
+        $name:ident {
+            $(
+                $(#[doc = $vdoc:literal])*
+                $(#[cfg($cfg:meta)])?
+                $variant:ident($t:ident) = $method:ident,
+            )*
+        }
+    ) => {
+        $(#[doc = $doc])*
+        #[derive(Debug, Clone, PartialEq)]
+        #[non_exhaustive]
+        // Decoded once per message and matched at once: boxing the big
+        // variants would cost an allocation for nothing.
+        #[allow(clippy::large_enum_variant)]
+        pub enum $name<'a> {
+            $(
+                $(#[doc = $vdoc])*
+                $(#[cfg($cfg)])?
+                $variant($t<'a>),
+            )*
+            /// An extension method (its name starts with `_`), params as sent.
+            Ext {
+                /// The method name.
+                method: alloc::borrow::Cow<'a, str>,
+                /// The params as sent.
+                params: Option<$crate::acp::raw::RawJson<'a>>,
+            },
+            /// A method this version does not know, params as sent.
+            Unknown {
+                /// The method name.
+                method: alloc::borrow::Cow<'a, str>,
+                /// The params as sent.
+                params: Option<$crate::acp::raw::RawJson<'a>>,
+            },
+        }
+
+        impl<'a> $name<'a> {
+            /// Decodes the params of `method`, one valid JSON value (absent
+            /// or `null` read as `{}`), borrowing from them.
+            pub(crate) fn decode_text(
+                method: alloc::borrow::Cow<'a, str>,
+                raw: Option<&'a str>,
+                mode: $crate::acp::wire::Mode,
+            ) -> Result<$crate::acp::salvage::Typed<'a, Self>, $crate::acp::MessageError> {
+                Ok(match &*method {
+                    $(
+                        $(#[cfg($cfg)])?
+                        names::$method => {
+                            $crate::acp::method::params(names::$method, raw, mode)?.map(Self::$variant)
+                        }
+                    )*
+                    _ => $crate::acp::salvage::Typed::clean(Self::other(
+                        method,
+                        raw.map($crate::acp::raw::RawJson::from_validated),
+                    )),
+                })
+            }
+
+            /// A placeholder, overwritten by [`decode_known`](Self::decode_known).
+            pub(crate) fn blank() -> Self {
+                Self::Unknown {
+                    method: alloc::borrow::Cow::Borrowed(""),
+                    params: None,
+                }
+            }
+
+            acp_params!(@decode_known $name $($(#[cfg($cfg)])? $variant $method)* => params_at);
+
+            /// An extension or unknown method's params, as sent.
+            pub(crate) fn other(
+                method: alloc::borrow::Cow<'a, str>,
+                params: Option<$crate::acp::raw::RawJson<'a>>,
+            ) -> Self {
+                if $crate::acp::method::is_extension(&method) {
+                    Self::Ext { method, params }
+                } else {
+                    Self::Unknown { method, params }
+                }
+            }
+
+            /// The method name.
+            pub fn method(&self) -> &str {
+                match self {
+                    $(
+                        $(#[cfg($cfg)])?
+                        Self::$variant(_) => names::$method,
+                    )*
+                    Self::Ext { method, .. } | Self::Unknown { method, .. } => method,
+                }
+            }
+
+            /// Whether the message carries params (only `Ext` and `Unknown`
+            /// can have none).
+            pub fn has_params(&self) -> bool {
+                match self {
+                    Self::Ext { params, .. } | Self::Unknown { params, .. } => params.is_some(),
+                    _ => true,
+                }
+            }
+
+            /// The value with all borrowed text copied (`'static`).
+            pub fn into_owned(self) -> $name<'static> {
+                use $crate::acp::raw::IntoOwned;
+                match self {
+                    $(
+                        $(#[cfg($cfg)])?
+                        Self::$variant(v) => $name::$variant(v.into_owned()),
+                    )*
+                    Self::Ext { method, params } => $name::Ext {
+                        method: IntoOwned::into_owned(method),
+                        params: IntoOwned::into_owned(params),
+                    },
+                    Self::Unknown { method, params } => $name::Unknown {
+                        method: IntoOwned::into_owned(method),
+                        params: IntoOwned::into_owned(params),
+                    },
+                }
+            }
+        }
+
+        /// Any known method with params that decode back to an equal value,
+        /// an extension method (`_…`) or an unknown one, params as sent.
+        #[cfg(feature = "arbitrary")]
+        impl<'u> ::arbitrary::Arbitrary<'u> for $name<'static> {
+            #[allow(clippy::vec_init_then_push)]
+            fn arbitrary(u: &mut ::arbitrary::Unstructured<'u>) -> ::arbitrary::Result<Self> {
+                use $crate::acp::leaf;
+                type Make<'u> = fn(&mut ::arbitrary::Unstructured<'u>) -> ::arbitrary::Result<$name<'static>>;
+                // Pushed one by one: a variant may be behind feature `unstable`.
+                let mut arms: alloc::vec::Vec<Make<'u>> = alloc::vec::Vec::new();
+                $(
+                    $(#[cfg($cfg)])?
+                    arms.push(|u| Ok($name::$variant(u.arbitrary()?)));
+                )*
+                arms.extend_from_slice(&[
+                    |u| {
+                        Ok($name::Ext {
+                            method: leaf::extension_method(u)?,
+                            params: leaf::option(u, leaf::raw)?,
+                        })
+                    },
+                    |u| {
+                        Ok($name::Unknown {
+                            method: leaf::unknown_method(u, |m| {
+                                matches!(
+                                    $name::decode_text(
+                                        alloc::borrow::Cow::Borrowed(m),
+                                        None,
+                                        $crate::acp::wire::Mode::Strict,
+                                    ),
+                                    Ok($crate::acp::salvage::Typed { value: $name::Unknown { .. }, .. })
+                                )
+                            })?,
+                            params: leaf::option(u, leaf::raw)?,
+                        })
+                    },
+                ]);
+                u.choose(&arms)?(u)
+            }
+        }
+
+        /// Serializes the params object only (the envelope is written by
+        /// the `encode_*` functions).
+        impl serde::Serialize for $name<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                match self {
+                    $(
+                        $(#[cfg($cfg)])?
+                        Self::$variant(v) => v.serialize(s),
+                    )*
+                    Self::Ext { params, .. } | Self::Unknown { params, .. } => params.serialize(s),
+                }
+            }
+        }
+
+        impl $crate::acp::raw::IntoOwned for $name<'_> {
+            type Owned = $name<'static>;
+
+            fn into_owned(self) -> Self::Owned {
+                $name::into_owned(self)
+            }
+        }
+    };
+
+    // `decode_known`: the variant of `method` set in the slot, then its
+    // value read into it by `$read`.
+    (@decode_known $name:ident $($(#[cfg($cfg:meta)])? $variant:ident $method:ident)* => $read:ident) => {
+        /// Decodes the params or result of `method` at the reader's
+        /// position, in the pass over a whole line, when this version types
+        /// them: `slot` is asked for the place they go, the variant is set
+        /// there and its value read into it, never moved. `None`, and
+        /// `slot` never called, for a method this version does not type.
+        /// After an error the slot holds part of a value.
+        pub(crate) fn decode_known<'s>(
+            method: &str,
+            r: &mut $crate::acp::read::Reader<'a>,
+            cx: &mut $crate::acp::wire::Cx<'a>,
+            slot: impl FnOnce() -> &'s mut Self,
+        ) -> Option<Result<(), $crate::acp::read::Fail>>
+        where
+            'a: 's,
+        {
+            match method {
+                $(
+                    $(#[cfg($cfg)])?
+                    names::$method => {
+                        let out = slot();
+                        *out = Self::$variant($crate::acp::wire::Decode::blank());
+                        let Self::$variant(v) = out else {
+                            unreachable!("the variant was set just above")
+                        };
+                        Some(acp_params!(@read $read r cx v))
+                    }
+                )*
+                _ => None,
+            }
+        }
+    };
+    (@read params_at $r:ident $cx:ident $v:ident) => {
+        $crate::acp::method::params_at($r, $cx, $v)
+    };
+    (@read decode_in $r:ident $cx:ident $v:ident) => {
+        $crate::acp::wire::Decode::decode_in($r, $cx, $v)
+    };
+}
+
+/// The typed result of a response, by the method of the request it
+/// answers: one `Variant(Type) = NAME` a request method, `Other` for the
+/// rest, as sent.
+macro_rules! acp_results {
+    (
+        $(#[doc = $doc:literal])*
+        $name:ident {
+            $(
+                $(#[doc = $vdoc:literal])*
+                $(#[cfg($cfg:meta)])?
+                $variant:ident($t:ident) = $method:ident,
+            )*
+        }
+    ) => {
+        $(#[doc = $doc])*
+        #[derive(Debug, Clone, PartialEq)]
+        #[non_exhaustive]
+        #[allow(clippy::large_enum_variant)]
+        pub enum $name<'a> {
+            $(
+                $(#[doc = $vdoc])*
+                $(#[cfg($cfg)])?
+                $variant($t<'a>),
+            )*
+            /// The result of an extension or unknown method, as sent.
+            Other($crate::acp::raw::RawJson<'a>),
+        }
+
+        impl<'a> $name<'a> {
+            /// Decodes `raw` as the result of `method`.
+            pub(crate) fn decode(
+                method: &str,
+                raw: &'a $crate::acp::raw::RawJson<'_>,
+                mode: $crate::acp::wire::Mode,
+            ) -> Result<$crate::acp::salvage::Typed<'a, Self>, $crate::acp::MessageError> {
+                Self::decode_text(method, raw.get(), mode)
+            }
+
+            /// Decodes `text` (one valid JSON value) as the result of
+            /// `method`, borrowing from it.
+            pub(crate) fn decode_text(
+                method: &str,
+                text: &'a str,
+                mode: $crate::acp::wire::Mode,
+            ) -> Result<$crate::acp::salvage::Typed<'a, Self>, $crate::acp::MessageError> {
+                Ok(match method {
+                    $(
+                        $(#[cfg($cfg)])?
+                        names::$method => $crate::acp::wire::decode_text(text, mode)
+                            .map_err(|why| $crate::acp::MessageError::InvalidResult {
+                                method: names::$method,
+                                error: serde::de::Error::custom(why.reason()),
+                            })?
+                            .map(Self::$variant),
+                    )*
+                    _ => $crate::acp::salvage::Typed::clean(Self::Other(
+                        $crate::acp::raw::RawJson::from_validated(text),
+                    )),
+                })
+            }
+
+            /// A placeholder, overwritten by [`decode_known`](Self::decode_known).
+            pub(crate) fn blank() -> Self {
+                Self::Other($crate::acp::raw::RawJson::from_validated("null"))
+            }
+
+            acp_params!(@decode_known $name $($(#[cfg($cfg)])? $variant $method)* => decode_in);
+
+            /// The method whose result this is (`None` for
+            /// [`Other`](Self::Other), the result of a method this version
+            /// does not know).
+            pub fn method(&self) -> Option<&'static str> {
+                match self {
+                    $(
+                        $(#[cfg($cfg)])?
+                        Self::$variant(_) => Some(names::$method),
+                    )*
+                    Self::Other(_) => None,
+                }
+            }
+
+            /// The value with all borrowed text copied (`'static`).
+            pub fn into_owned(self) -> $name<'static> {
+                match self {
+                    $(
+                        $(#[cfg($cfg)])?
+                        Self::$variant(v) => $name::$variant(v.into_owned()),
+                    )*
+                    Self::Other(v) => $name::Other(v.into_owned()),
+                }
+            }
+        }
+
+        /// The result of any known method, decoding back to an equal value
+        /// for [`method`](Self::method), or any JSON as
+        /// [`Other`](Self::Other).
+        #[cfg(feature = "arbitrary")]
+        impl<'u> ::arbitrary::Arbitrary<'u> for $name<'static> {
+            #[allow(clippy::vec_init_then_push)]
+            fn arbitrary(u: &mut ::arbitrary::Unstructured<'u>) -> ::arbitrary::Result<Self> {
+                type Make<'u> = fn(&mut ::arbitrary::Unstructured<'u>) -> ::arbitrary::Result<$name<'static>>;
+                // Pushed one by one: a variant may be behind feature `unstable`.
+                let mut arms: alloc::vec::Vec<Make<'u>> = alloc::vec::Vec::new();
+                $(
+                    $(#[cfg($cfg)])?
+                    arms.push(|u| Ok($name::$variant(u.arbitrary()?)));
+                )*
+                arms.push(|u| Ok($name::Other($crate::acp::leaf::raw(u)?)));
+                u.choose(&arms)?(u)
+            }
+        }
+
+        /// Serializes the result object only.
+        impl serde::Serialize for $name<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                match self {
+                    $(
+                        $(#[cfg($cfg)])?
+                        Self::$variant(v) => v.serialize(s),
+                    )*
+                    Self::Other(v) => v.serialize(s),
+                }
+            }
+        }
+
+        impl $crate::acp::raw::IntoOwned for $name<'_> {
+            type Owned = $name<'static>;
+
+            fn into_owned(self) -> Self::Owned {
+                $name::into_owned(self)
+            }
+        }
+    };
+}

@@ -48,6 +48,23 @@ pub struct MethodInfo {
     pub unstable: bool,
 }
 
+impl MethodInfo {
+    /// A row of the table.
+    pub(super) const fn row(
+        name: &'static str,
+        kind: MethodKind,
+        direction: Direction,
+        unstable: bool,
+    ) -> Self {
+        Self {
+            name,
+            kind,
+            direction,
+            unstable,
+        }
+    }
+}
+
 /// Whether `method` is an extension method (it starts with `_`).
 pub fn is_extension(method: &str) -> bool {
     method.starts_with('_')
