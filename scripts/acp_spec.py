@@ -485,7 +485,7 @@ MODULE_DOCS = {
 # ---------------------------------------------------------------- generated values
 # Members whose generated values are constrained, as (Type, member) ->
 # proptest strategy (tests/acp_support/arb.rs) and `arbitrary` leaf
-# function (src/acp/arbitrary.rs).
+# function (src/acp/leaf.rs, named in the type's declaration).
 ERROR_JSON = 'Just(RawJson::from_text("{\\"code\\":-32603,\\"message\\":\\"boom\\"}").unwrap())'
 MEMBER_STRATEGIES = {
     ('Notice', 'title'): 'text1()',  # minLength: 1
@@ -506,7 +506,7 @@ VARIANT_STRATEGIES = {
     ('SessionConfigSelectOptions', 'Grouped'): 'vec(arb_session_config_select_group(valid), 1..3)',
 }
 VARIANT_ARBITRARY = {
-    ('SessionConfigSelectOptions', 'Grouped'): 'list1(u, |u| u.arbitrary())?',
+    ('SessionConfigSelectOptions', 'Grouped'): 'nonempty',
 }
 # Types whose members are tied together (a tag and the value it goes with,
 # one of two scopes, a non-empty list): their strategies are hand-written

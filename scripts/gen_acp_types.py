@@ -15,12 +15,10 @@ schemas (copies in the repo):
   `Deserialize`, `into_owned`, constructors. What they call is
   hand-written too: the reader (src/acp/read.rs), a member's value into
   its field (src/acp/wire.rs), a union's tag search (src/acp/tagged.rs);
-- the methods, src/acp/methods.rs: `names`, the typed params of requests
-  and notifications and the typed results, by method (the same, written
-  out: decoding by method's name, `Serialize`, `Arbitrary`), and
-  `METHODS`;
-- their `arbitrary::Arbitrary` impls, src/acp/arbitrary.rs (feature
-  `arbitrary`);
+- the methods, src/acp/methods.rs: `names`, the declarations of the typed
+  params of requests and notifications and of the typed results, by
+  method (`acp_params!`, `acp_results!`: decoding by method's name,
+  `Serialize`, `Arbitrary`), and `METHODS`, one row a method;
 - their proptest strategies, tests/acp_support/arb.rs;
 - the tests' independent oracle, tests/oracle/mod.rs: the same types as
   plain serde derives over owned data, sharing no code with the crate.
@@ -361,13 +359,16 @@ def gen_struct(docs, s):
     name = s['name']
     doc = s['doc'] or docs.def_doc(s['docdef']) or ('`%s`.' % name)
     fields = struct_fields(docs, s)
-    out = '\nacp_struct! {\n' + doc_comment(doc, '    ') + '    %s {\n' % name
+    by_hand = ': by_hand ' if name in spec.HAND_WRITTEN_ARBITRARY else ' '
+    out = '\nacp_struct! {\n' + doc_comment(doc, '    ') + '    %s%s{\n' % (name, by_hand)
     for wire, rname, ty, opt, u, fdoc in fields:
         out += doc_comment(fdoc, '        ') + cfg_u(u, '        ')
+        leaf = spec.MEMBER_ARBITRARY.get((name, wire))
+        leaf = ' => %s' % leaf if leaf else ''
         if opt:
-            out += '        %s: opt %s = "%s", with_%s;\n' % (rname, ty, wire, snake(wire))
+            out += '        %s: opt %s = "%s", with_%s%s;\n' % (rname, ty, wire, snake(wire), leaf)
         else:
-            out += '        %s: req %s = "%s";\n' % (rname, ty, wire)
+            out += '        %s: req %s = "%s"%s;\n' % (rname, ty, wire, leaf)
     out += '    }\n}\n'
     return out
 
@@ -409,7 +410,8 @@ def gen_tried(docs, u_):
     doc = u_['doc'] or docs.def_doc(name) or '`%s`.' % name
     out = '\nacp_tried! {\n' + doc_comment(doc, '    ') + '    %s {\n' % name
     for v, ty in u_['variants']:
-        out += '        %s(%s),\n' % (v, ty)
+        leaf = spec.VARIANT_ARBITRARY.get((name, v))
+        out += '        %s(%s)%s,\n' % (v, ty, ' => %s' % leaf if leaf else '')
     out += '    }\n}\n'
     return out
 
@@ -534,7 +536,7 @@ def with_exports(mod_rs, files):
     for mod in ['client', 'content', 'init', 'session', 'update', 'unstable']:
         text = files['src/acp/%s.rs' % mod]
         names = sorted(set(re.findall(r'^\s*pub (?:struct|enum|type) ([A-Za-z0-9_]+)', text, re.M))
-                       | set(re.findall(r'^acp_(?:struct|enum|tried|tagged)! \{\n(?:\s*///.*\n)*\s*(\w+) (?:by "\w+" )?\{', text, re.M)))
+                       | set(re.findall(r'^acp_(?:struct|enum|tried|tagged)! \{\n(?:\s*///.*\n)*\s*(\w+)(?: by "\w+"|: by_hand)? \{', text, re.M)))
         plain = [n for n in names if n not in UNSTABLE_ITEMS]
         gated = [n for n in names if n in UNSTABLE_ITEMS]
         if plain:
@@ -793,113 +795,6 @@ def strategies_module():
     return out
 
 
-# ---------------------------------------------------------------- arbitrary (src/acp/arbitrary.rs)
-LEAF = {'str': 'text', 'raw': 'raw', 'f64': 'number'}
-
-
-def arb_expr(ty):
-    """A Rust expression of type `Result<T>` generating a value of `ty`."""
-    if ty.startswith('['):
-        return 'list(u, %s)' % arb_fn(ty[1:-1])
-    if ty in LEAF:
-        return '%s(u)' % LEAF[ty]
-    return 'u.arbitrary()'
-
-
-def arb_fn(ty):
-    """The same as a function of `u`."""
-    return LEAF.get(ty) or '|u| %s' % arb_expr(ty)
-
-
-def arb_impl(name, body):
-    return ("\nimpl<'u> Arbitrary<'u> for %s<'static> {\n    fn arbitrary(u: &mut Unstructured<'u>) -> Result<Self> {\n%s    }\n}\n"
-            % (name, body))
-
-
-def arbitrary_struct(s):
-    name = s['name']
-    body = '        Ok(Self {\n'
-    for f in s['fields']:
-        fname, ty, opt = parse_field(f)
-        rname = snake(fname)
-        leaf = spec.MEMBER_ARBITRARY.get((name, fname)) or ('meta' if fname == '_meta' else None)
-        if leaf:
-            e = 'option(u, %s)?' % leaf if opt else '%s(u)?' % leaf
-        elif opt:
-            e = 'option(u, %s)?' % arb_fn(ty)
-        else:
-            e = '%s?' % arb_expr(ty)
-        body += '%s            %s: %s,\n' % (cfg_u(is_unstable(f), '            '), 'r#type' if rname == 'type' else rname, e)
-    body += '            extra: Extra::new(),\n        })\n'
-    return arb_impl(name, body)
-
-
-def arbitrary_enum(e):
-    return dual(arbitrary_enum_with, e, any(u for _, _, u in enum_values(e)))
-
-
-def arbitrary_enum_with(e, with_unstable):
-    words = ', '.join('"%s"' % v for v, _, u in enum_values(e) if with_unstable or not u)
-    body = ('        const KNOWN: &[&str] = &[%s];\n'
-            '        if u.ratio(1u8, 8)? {\n'
-            '            return Ok(Self::Unknown(unknown_word(u, KNOWN)?));\n'
-            '        }\n'
-            '        Ok(Self::from_wire(Cow::Borrowed(u.choose(KNOWN)?)))\n') % words
-    return arb_impl(e['name'], body)
-
-
-def arbitrary_tagged(t):
-    return dual(arbitrary_tagged_with, t, any(u for _, _, _, u in variants(t)))
-
-
-def arbitrary_tagged_with(t, with_unstable):
-    vs = [(w, v) for w, v, ty, u in variants(t) if with_unstable or not u]
-    tags = ', '.join('"%s"' % w for w, v in vs)
-    arms = [(v, 'u.arbitrary()?') for w, v in vs]
-    if t['absent']:
-        arms.append((t['absent'][0], 'u.arbitrary()?'))
-    body = '        const TAGS: &[&str] = &[%s];\n        Ok(match u.choose_index(%d)? {\n' % (tags, len(arms) + 1)
-    for i, (v, e) in enumerate(arms):
-        body += '            %d => Self::%s(%s),\n' % (i, v, e)
-    body += '            _ => Self::Unknown(unknown_object(u, "%s", TAGS)?),\n        })\n' % t['tag']
-    return arb_impl(t['name'], body)
-
-
-def arbitrary_tried(u_):
-    arms = [(v, spec.VARIANT_ARBITRARY.get((u_['name'], v)) or arb_expr(ty) + '?') for v, ty in u_['variants']]
-    body = '        Ok(match u.choose_index(%d)? {\n' % (len(arms) + 1)
-    for i, (v, e) in enumerate(arms):
-        body += '            %d => Self::%s(%s),\n' % (i, v, e)
-    body += '            _ => Self::Unknown(unknown_shape(u)?),\n        })\n'
-    return arb_impl(u_['name'], body)
-
-
-def arbitrary_module():
-    """src/acp/arbitrary.rs: `Arbitrary` for every generated type but the
-    hand-written ones."""
-    out = ('//! `arbitrary::Arbitrary` for every generated ACP type (feature `arbitrary`).\n//!\n'
-           '//! Generated by `scripts/gen_acp_types.py` from the same spec as the types;\n'
-           '//! edit the spec there, not this file. What these generate encodes to JSON\n'
-           '//! that decodes back to an equal value: strings are any UTF-8, raw JSON is\n'
-           '//! small and compact, floats are finite and exact in decimal, an unknown\n'
-           '//! enum value or tag never spells a known one, an unknown tagged variant is\n'
-           '//! an object carrying its tag, an unknown shape is a JSON scalar no variant\n'
-           '//! accepts. The types whose members are tied together get theirs\n'
-           '//! hand-written, in `src/fuzzing/acp.rs`.\n\n'
-           'use alloc::borrow::Cow;\n\n'
-           'use ::arbitrary::{Arbitrary, Result, Unstructured};\n\n'
-           'use super::*;\n'
-           'use crate::acp::leaf::{\n    env_map, list, list1, meta, number, option, raw, text, text1, unknown_object,\n    unknown_shape, unknown_word,\n};\n')
-    emit = {'struct': (arbitrary_struct, STRUCTS), 'enum': (arbitrary_enum, ENUMS), 'tagged': (arbitrary_tagged, TAGGED), 'tried': (arbitrary_tried, TRIED)}
-    for mod in MODULES:
-        for kind, name in ORDER.get(mod, []):
-            if name in spec.HAND_WRITTEN_ARBITRARY:
-                continue
-            gen, table = emit[kind]
-            out += gate(name in UNSTABLE_ITEMS, gen(table[name]))
-    return out
-
-
 # ---------------------------------------------------------------- oracle (tests/oracle/mod.rs)
 # The same types as plain serde derives over owned data, for the tests to
 # hold the crate's decoding against: nothing here calls the crate. Members
@@ -1019,7 +914,6 @@ def generate(docs):
         files['src/acp/%s.rs' % mod] = types_module(docs, mod)
     files['src/acp/methods.rs'] = methods_module()
     files['src/remote/routing.rs'] = routing_module()
-    files['src/acp/arbitrary.rs'] = arbitrary_module()
     files['tests/acp_support/arb.rs'] = strategies_module()
     files['tests/oracle/mod.rs'] = oracle_module()
     with open('src/acp/mod.rs') as f:

@@ -199,7 +199,7 @@ acp_enum! {
 
 acp_struct! {
     /// Params of `elicitation/create`: ask the user for input, by a form (`requestedSchema`, a JSON Schema kept raw) or a URL (`elicitationId`, `url`), scoped to a session (`sessionId`, `toolCallId`) or a request (`requestId`).
-    CreateElicitationRequest {
+    CreateElicitationRequest: by_hand {
         /// A human-readable message describing what input is needed.
         message: req str = "message";
         /// The elicitation mode.
@@ -232,7 +232,7 @@ acp_enum! {
 
 acp_struct! {
     /// Result of `elicitation/create`: the action, and for `accept` of a form the values entered (`content`, kept raw).
-    CreateElicitationResponse {
+    CreateElicitationResponse: by_hand {
         /// What the user chose.
         action: req ElicitationAction = "action";
         /// The user-provided content, if any, as an object matching the requested schema (optional).

@@ -74,15 +74,43 @@ macro_rules! acp_param_val {
     };
 }
 
+/// A generated value of a member (`Arbitrary`, feature `arbitrary`):
+/// `text` for text, `raw` for raw JSON (`meta`, an object or nothing, for
+/// `_meta`), `number` for an `f64` kept as sent, a bounded `list` for a
+/// list, the type's own `Arbitrary` for the rest; `=> leaf` names the
+/// generator of a member whose values are constrained. Every value
+/// encodes to JSON that decodes back to an equal one.
+#[cfg(feature = "arbitrary")]
+macro_rules! acp_arb {
+    ($u:ident; $field:ident req $t:tt => $leaf:ident) => { $crate::acp::leaf::$leaf($u)? };
+    ($u:ident; $field:ident opt $t:tt => $leaf:ident) => {
+        $crate::acp::leaf::option($u, $crate::acp::leaf::$leaf)?
+    };
+    // `_meta` (the field `meta`): an object, or nothing.
+    ($u:ident; meta opt raw) => { $crate::acp::leaf::option($u, $crate::acp::leaf::meta)? };
+    ($u:ident; $field:ident req $t:tt) => { acp_arb!(@value $u $t)? };
+    ($u:ident; $field:ident opt $t:tt) => { $crate::acp::leaf::option($u, acp_arb!(@fn $t))? };
+    (@value $u:ident str) => { $crate::acp::leaf::text($u) };
+    (@value $u:ident raw) => { $crate::acp::leaf::raw($u) };
+    (@value $u:ident f64) => { $crate::acp::leaf::number($u) };
+    (@value $u:ident [$t:tt]) => { $crate::acp::leaf::list($u, acp_arb!(@fn $t)) };
+    (@value $u:ident $t:tt) => { $u.arbitrary() };
+    (@fn str) => { $crate::acp::leaf::text };
+    (@fn raw) => { $crate::acp::leaf::raw };
+    (@fn f64) => { $crate::acp::leaf::number };
+    (@fn [$t:tt]) => { |u| $crate::acp::leaf::list(u, acp_arb!(@fn $t)) };
+    (@fn $t:tt) => { |u| u.arbitrary() };
+}
+
 /// A generated struct: see the [module docs](self).
 macro_rules! acp_struct {
     (
         $(#[doc = $doc:literal])*
-        $name:ident {
+        $name:ident $(: $by_hand:ident)? {
             $(
                 $(#[doc = $fdoc:literal])*
                 $(#[cfg($cfg:meta)])?
-                $field:ident : $kind:ident $t:tt = $wire:literal $(, $setter:ident)?;
+                $field:ident : $kind:ident $t:tt = $wire:literal $(, $setter:ident)? $(=> $leaf:ident)?;
             )*
         }
     ) => {
@@ -115,6 +143,8 @@ macro_rules! acp_struct {
         }
 
         acp_struct!(@new $name [] [] $( $(#[cfg($cfg)])? $field $kind $t; )*);
+
+        acp_struct!(@arbitrary $($by_hand)? ; $name $( $(#[cfg($cfg)])? $field $kind $t $wire $(=> $leaf)?; )*);
 
         impl<'a> $name<'a> {
             $(acp_struct!(@setter $(#[cfg($cfg)])? $field $kind $t $wire $(, $setter)?);)*
@@ -328,6 +358,25 @@ macro_rules! acp_struct {
         }
     };
 
+    // `Arbitrary`: each member by its type (see `acp_arb`), in order;
+    // none for a type whose members are tied together (`: by_hand`, its
+    // impl hand-written in `crate::fuzzing`).
+    (@arbitrary by_hand ; $($rest:tt)*) => {};
+    (@arbitrary ; $name:ident $( $(#[cfg($cfg:meta)])? $field:ident $kind:ident $t:tt $wire:literal $(=> $leaf:ident)?; )*) => {
+        #[cfg(feature = "arbitrary")]
+        impl<'u> ::arbitrary::Arbitrary<'u> for $name<'static> {
+            fn arbitrary(u: &mut ::arbitrary::Unstructured<'u>) -> ::arbitrary::Result<Self> {
+                Ok(Self {
+                    $(
+                        $(#[cfg($cfg)])?
+                        $field: acp_arb!(u; $field $kind $t $(=> $leaf)?),
+                    )*
+                    extra: $crate::acp::Extra::new(),
+                })
+            }
+        }
+    };
+
     (@set req $value:expr) => { true };
     (@set opt $value:expr) => { $value.is_some() };
 }
@@ -427,6 +476,18 @@ macro_rules! acp_enum {
             }
         }
 
+        /// A known value, or (one time in eight) an unknown word.
+        #[cfg(feature = "arbitrary")]
+        impl<'u> ::arbitrary::Arbitrary<'u> for $name<'static> {
+            fn arbitrary(u: &mut ::arbitrary::Unstructured<'u>) -> ::arbitrary::Result<Self> {
+                const KNOWN: &[&str] = &[$($(#[cfg($cfg)])? $wire,)*];
+                if u.ratio(1u8, 8)? {
+                    return Ok(Self::Unknown($crate::acp::leaf::unknown_word(u, KNOWN)?));
+                }
+                Ok(Self::from_wire(alloc::borrow::Cow::Borrowed(u.choose(KNOWN)?)))
+            }
+        }
+
         impl<'de: 'a, 'a> serde::Deserialize<'de> for $name<'a> {
             fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
                 $crate::acp::wire::deserialize(d)
@@ -442,7 +503,7 @@ macro_rules! acp_tried {
     (
         $(#[doc = $doc:literal])*
         $name:ident {
-            $( $variant:ident($t:tt), )*
+            $( $variant:ident($t:tt) $(=> $leaf:ident)?, )*
         }
     ) => {
         $(#[doc = $doc])*
@@ -459,6 +520,20 @@ macro_rules! acp_tried {
             )*
             /// A shape this version does not know, as sent.
             Unknown($crate::acp::raw::RawJson<'a>),
+        }
+
+        /// Each variant, or an unknown shape (a JSON scalar no variant
+        /// accepts).
+        #[cfg(feature = "arbitrary")]
+        impl<'u> ::arbitrary::Arbitrary<'u> for $name<'static> {
+            fn arbitrary(u: &mut ::arbitrary::Unstructured<'u>) -> ::arbitrary::Result<Self> {
+                type Make<'u> = fn(&mut ::arbitrary::Unstructured<'u>) -> ::arbitrary::Result<$name<'static>>;
+                let arms: &[Make<'u>] = &[
+                    $(|u| Ok($name::$variant(acp_arb!(u; $variant req $t $(=> $leaf)?))),)*
+                    |u| Ok($name::Unknown($crate::acp::leaf::unknown_shape(u)?)),
+                ];
+                u.choose(arms)?(u)
+            }
         }
 
         /// Never fails on JSON: what fits no variant is `Unknown`, strictly
@@ -636,6 +711,22 @@ macro_rules! acp_tagged {
                     )*
                     _ => None,
                 }
+            }
+        }
+
+        /// Each variant, or an unknown one: an object carrying a tag no
+        /// variant has.
+        #[cfg(feature = "arbitrary")]
+        impl<'u> ::arbitrary::Arbitrary<'u> for $name<'static> {
+            fn arbitrary(u: &mut ::arbitrary::Unstructured<'u>) -> ::arbitrary::Result<Self> {
+                const TAGS: &[&str] = &[$($(#[cfg($cfg)])? $wire,)*];
+                type Make<'u> = fn(&mut ::arbitrary::Unstructured<'u>) -> ::arbitrary::Result<$name<'static>>;
+                let arms: &[Make<'u>] = &[
+                    $($(#[cfg($cfg)])? |u| Ok($name::$variant(u.arbitrary()?)),)*
+                    $(|u| Ok($name::$avariant(u.arbitrary()?)),)?
+                    |u| Ok($name::Unknown($crate::acp::leaf::unknown_object(u, $tag, TAGS)?)),
+                ];
+                u.choose(arms)?(u)
             }
         }
 

@@ -290,7 +290,7 @@ acp_struct! {
         /// Additional arguments to append to the configured agent invocation for terminal auth (optional).
         args: opt [str] = "args", with_args;
         /// Additional environment variables to set on the configured agent invocation for terminal auth. These values override same-named variables in the base launch configuration (optional).
-        env: opt raw = "env", with_env;
+        env: opt raw = "env", with_env => env_map;
         /// Extension metadata (`_meta`), kept raw.
         meta: opt raw = "_meta", with_meta;
     }

@@ -83,6 +83,11 @@ pub(crate) fn list1<'u, T>(
     Ok(out)
 }
 
+/// One to [`MAX_LIST`] items of any value of their type.
+pub(crate) fn nonempty<'u, T: Arbitrary<'u>>(u: &mut Unstructured<'u>) -> Result<Vec<T>> {
+    list1(u, |u| u.arbitrary())
+}
+
 /// A small JSON value of any kind.
 pub(crate) fn json(u: &mut Unstructured<'_>, depth: u8) -> Result<Value> {
     let kinds = if depth == 0 { 5 } else { 7 };

@@ -155,8 +155,6 @@
 // The declaration macros first: the type modules below use them.
 #[macro_use]
 mod decl;
-#[cfg(feature = "arbitrary")]
-mod arbitrary;
 mod extra;
 #[cfg(feature = "arbitrary")]
 pub(crate) mod leaf;

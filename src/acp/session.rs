@@ -190,7 +190,7 @@ acp_tried! {
     /// Possible values for a session configuration option.
     SessionConfigSelectOptions {
         Ungrouped([SessionConfigSelectOption]),
-        Grouped([SessionConfigSelectGroup]),
+        Grouped([SessionConfigSelectGroup]) => nonempty,
     }
 }
 
@@ -448,7 +448,7 @@ acp_struct! {
 
 acp_struct! {
     /// Request parameters for setting a session configuration option.
-    SetSessionConfigOptionRequest {
+    SetSessionConfigOptionRequest: by_hand {
         /// The ID of the session to set the configuration option for.
         session_id: req str = "sessionId";
         /// The ID of the configuration option to set.
@@ -564,7 +564,7 @@ acp_struct! {
 #[cfg(feature = "unstable")]
 acp_struct! {
     /// An initial value for a config option, sent on session setup requests.
-    InitialSessionConfigOption {
+    InitialSessionConfigOption: by_hand {
         /// The ID of the configuration option to set.
         config_id: req str = "configId";
         /// The `type` tag (`"boolean"` for boolean values) (optional).

@@ -333,7 +333,7 @@ acp_struct! {
         /// Presentation severity hint.
         severity: req NoticeSeverity = "severity";
         /// Required non-empty plain-text title that can stand alone.
-        title: req str = "title";
+        title: req str = "title" => text1;
         /// Optional plain-text detail or guidance (optional).
         description: opt str = "description", with_description;
         /// Extension metadata (`_meta`), kept raw.

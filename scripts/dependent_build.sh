@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# How long a crate that depends on acp-codec takes to build: a clean
+# release build of `examples/tap` as a dependent crate would build it
+# (acp-codec with `tokio-util`, plus tokio), from nothing, dependencies
+# included, with the workspace's Cargo.lock.
+#
+#   scripts/dependent_build.sh [--features F] [ROUNDS] [CHECKOUT ...]
+#
+# Each CHECKOUT (default: this one) is a directory holding the crate;
+# with several, the builds alternate round by round so that drift in the
+# machine's speed falls on all of them alike. Prints one line per build
+# (seconds of wall time) and each checkout's median.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+features=""
+if [ "${1:-}" = "--features" ]; then
+  features=",$2"
+  shift 2
+fi
+rounds=3
+if [[ "${1:-}" =~ ^[0-9]+$ ]]; then
+  rounds=$1
+  shift
+fi
+checkouts=("$@")
+[ ${#checkouts[@]} -gt 0 ] || checkouts=("$(pwd)")
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+i=0
+for checkout in "${checkouts[@]}"; do
+  checkout=$(cd "$checkout" && pwd)
+  dir="$work/dependent$i"
+  mkdir -p "$dir/src"
+  cp "$checkout/examples/tap.rs" "$dir/src/main.rs"
+  cp "$checkout/Cargo.lock" "$dir/Cargo.lock"
+  cat >"$dir/Cargo.toml" <<TOML
+[package]
+name = "dependent"
+version = "0.0.0"
+edition = "2021"
+publish = false
+
+[dependencies]
+acp-codec = { path = "$checkout", features = ["tokio-util"$(printf '%s' "${features:+, \"${features#,}\"}")] }
+tokio = { version = "1.38", features = ["rt", "macros", "io-util", "io-std", "process", "sync"] }
+
+[workspace]
+TOML
+  # Fetch once, outside the timing.
+  (cd "$dir" && cargo fetch -q)
+  i=$((i + 1))
+done
+
+declare -A times
+for round in $(seq 1 "$rounds"); do
+  i=0
+  for checkout in "${checkouts[@]}"; do
+    dir="$work/dependent$i"
+    rm -rf "$dir/target"
+    start=$(date +%s.%N)
+    (cd "$dir" && CARGO_INCREMENTAL=0 cargo build -q --release --offline)
+    end=$(date +%s.%N)
+    t=$(python3 -c "print(f'{$end - $start:.1f}')")
+    echo "round $round  $checkout  ${t} s"
+    times[$i]="${times[$i]:-} $t"
+    i=$((i + 1))
+  done
+done
+i=0
+for checkout in "${checkouts[@]}"; do
+  python3 -c "import statistics,sys; v=[float(x) for x in sys.argv[2:]]; print(f'median {statistics.median(v):.1f} s  {sys.argv[1]}')" "$checkout" ${times[$i]}
+  i=$((i + 1))
+done
