@@ -1,8 +1,8 @@
 //! `Arbitrary` for the hand-written ACP types (ids, raw JSON, the
 //! envelope) and for the generated types whose members are tied together
-//! (a tag and the value it goes with, a form or a URL, a scope). The other
-//! generated types get theirs from `src/acp/arbitrary.rs`, the typed params
-//! and results from `src/acp/methods.rs`, beside their definitions.
+//! (a tag and the value it goes with, a form or a URL, a scope: declared
+//! `: by_hand`). The other types, and the typed params and results, get
+//! theirs from their declarations (the macros of `src/acp/decl.rs`).
 
 use alloc::borrow::Cow;
 
