@@ -165,10 +165,43 @@ pub struct Applied {
     pub data: Option<u64>,
 }
 
-/// This host's mechanism, found once per process.
+/// This host's mechanism, found once per process (the agents' cgroups
+/// that bridges no longer running left behind, empty, are removed then).
 pub fn probe() -> &'static Mechanism {
     static FOUND: OnceLock<Mechanism> = OnceLock::new();
-    FOUND.get_or_init(find)
+    FOUND.get_or_init(|| {
+        let found = find();
+        match &found {
+            Mechanism::CgroupV2(dir) => sweep(dir),
+            Mechanism::CgroupV1 { pids, memory } => {
+                sweep(pids);
+                sweep(memory);
+            }
+            Mechanism::Rlimits { .. } => {}
+        }
+        found
+    })
+}
+
+/// Removes the empty `acp-agent-PID-N` cgroups in `dir` whose bridge (PID)
+/// is gone: a bridge killed with `SIGKILL` leaves them.
+fn sweep(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("acp-agent-"))
+            .and_then(|n| n.split('-').next())
+        else {
+            continue;
+        };
+        if !Path::new("/proc").join(pid).exists() {
+            let _ = std::fs::remove_dir(entry.path());
+        }
+    }
 }
 
 fn find() -> Mechanism {

@@ -418,9 +418,9 @@ fn keeper(spec: &Launch) -> ExitCode {
     use rustix::event::{PollFd, PollFlags};
     use rustix::process::PidfdFlags;
     let me = rustix::process::getpid();
-    let launcher = u32::try_from(spec.parent)
+    let launcher = i32::try_from(spec.parent)
         .ok()
-        .and_then(|p| Pid::from_raw(i32::try_from(p).ok()?))
+        .and_then(Pid::from_raw)
         .ok_or_else(|| io::Error::other("no launcher pid"))
         .and_then(|p| Ok(rustix::process::pidfd_open(p, PidfdFlags::empty())?));
     let launcher = match launcher {

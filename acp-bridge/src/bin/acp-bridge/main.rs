@@ -76,7 +76,13 @@
 //! every process it started ends with it (idle stop, eviction, restart,
 //! its user removed on `SIGHUP`, the bridge's exit, even by `SIGKILL`).
 //! The bridge refuses to start per-user agents on a kernel that cannot
-//! confine them, unless `--unconfined`. It still runs as the bridge's own
+//! confine them, unless `--unconfined` (which turns confinement off for
+//! every agent). Each agent's whole tree is limited to
+//! `--agent-max-processes` processes (1024) and `--agent-max-memory`
+//! bytes (4G), or its user's `maxProcesses` and `maxMemory` from the
+//! token file (`acp_bridge::limits`: a cgroup per agent where the host
+//! gives the bridge one, else resource limits); an agent that dies of a
+//! limit has its status name it. It still runs as the bridge's own
 //! OS user and shares its network unless `--agent-net`.
 //!
 //! Without a token file (`--token`, or none) all clients share one agent
