@@ -274,7 +274,11 @@ impl Rooms {
     /// kernel confines (this program run with `--check-confinement`, which
     /// `acp-bridge` answers). `per_user`: there is a token file.
     ///
-    /// Returns a warning to log loudly (`--unconfined`), or `None`.
+    /// With `--confine`, also refuses a shared agent whose working
+    /// directory, `HOME` or `TMPDIR` holds one of those files.
+    ///
+    /// Returns a warning to log loudly (`--unconfined`, or a kernel that
+    /// confines only partly: its report), or `None`.
     ///
     /// # Errors
     ///

@@ -411,7 +411,9 @@ struct Args {
     /// (comma-separated; Landlock ABI 4, Linux 6.7).
     #[arg(long = "agent-net", value_name = "PORTS", value_delimiter = ',')]
     agent_net: Option<Vec<u16>>,
-    /// Confine the shared agent too (without a token file).
+    /// Confine the shared agent too (without a token file); refused when
+    /// its working directory, HOME or TMPDIR holds the bridge's log or
+    /// token file (pass --log-dir outside them).
     #[arg(long, conflicts_with = "unconfined")]
     confine: bool,
     /// Turn Landlock confinement off for every agent, everywhere, even
@@ -537,6 +539,10 @@ impl Args {
             protected,
         };
         let per_user = pool == PoolMode::PerUser;
+        // The limits' mechanism first: with a delegated cgroup v2 the
+        // bridge moves into its leaf now, so the check below (a child)
+        // finds the controllers given to the agents' cgroups.
+        let _ = acp_bridge::limits::probe();
         let warning = rooms.check(&agent, per_user)?;
         let users = match &auth {
             Auth::Users(users) => Some(users.clone()),
