@@ -51,7 +51,11 @@ ANA=ana-0123456789abcdef-token
 BO=bo-0123456789abcdef-token
 
 echo "interop_rooms: what this kernel enforces (acp-bridge --check-confinement):"
-if ! "$BRIDGE" --check-confinement | sed 's/^/  /'; then
+# Exit 0: fully confined; 3: partly (agents still run confined); 1: not.
+rc=0
+"$BRIDGE" --check-confinement | sed 's/^/  /' || true
+"$BRIDGE" --check-confinement >/dev/null || rc=$?
+if [ "$rc" != 0 ] && [ "$rc" != 3 ]; then
   fail "the kernel confines agents (Landlock ABI 3, user and PID namespaces)" 0
   exit 1
 fi

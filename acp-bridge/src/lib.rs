@@ -34,6 +34,7 @@
 
 pub mod client;
 pub mod confined;
+pub mod limits;
 pub mod lines;
 pub mod mock_agent;
 pub mod profiles;

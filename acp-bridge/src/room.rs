@@ -20,12 +20,19 @@
 //! The shared agent (no token file) is the operator's: it runs in the
 //! bridge's working directory with the bridge's `HOME` and `TMPDIR` (when
 //! allowed), and is confined only with `--confine` (then to those three,
-//! read-write, and the same read-only paths).
+//! read-write, and the same read-only paths). Its working directory,
+//! `HOME` and `TMPDIR` must then not hold the bridge's own files (its log
+//! directory, its token file): [`Rooms::check`] refuses to start otherwise.
+//!
+//! Every agent's tree, the shared agent's too, runs under the limits of
+//! [`crate::limits`]: `--agent-max-processes` and `--agent-max-memory`, or
+//! a user's own `maxProcesses` and `maxMemory` from the token file.
 
 use std::ffi::OsString;
 use std::io;
 use std::path::{Path, PathBuf};
 
+use crate::limits::{self, Limits};
 use crate::sandbox::{Policy, SYSTEM_READ_ONLY};
 use crate::supervisor::{self, Launch};
 use crate::users::UserRoom;
@@ -104,9 +111,13 @@ pub struct Rooms {
     pub tcp_connect: Option<Vec<u16>>,
     /// `--confine`: the shared agent is confined too.
     pub confine_shared: bool,
-    /// `--unconfined`: no agent is confined (their process trees still end
-    /// with them where the kernel allows).
+    /// `--unconfined`: no agent is confined, anywhere, whatever the kernel
+    /// could do (their process trees still end with them, and their limits
+    /// hold).
     pub unconfined: bool,
+    /// `--agent-max-processes` and `--agent-max-memory`: every agent's
+    /// limits unless its user's token-file entry sets their own.
+    pub limits: Limits,
     /// The bridge's own files no agent may reach, each with what to call
     /// it: the token file, the log and state directories (every user's
     /// room is in the state directory). A path granted to agents, by the
@@ -179,6 +190,35 @@ impl Rooms {
         agent: &[String],
         user: Option<(&UserDirs, &UserRoom)>,
     ) -> io::Result<tokio::process::Command> {
+        self.limited_command(agent, user, &limits::Applied::default())
+    }
+
+    /// The limits of an agent: its user's own from the token file
+    /// (`room`), else the bridge's.
+    pub fn limits_of(&self, room: Option<&UserRoom>) -> Limits {
+        Limits {
+            max_processes: room
+                .and_then(|r| r.max_processes)
+                .unwrap_or(self.limits.max_processes),
+            max_memory: room
+                .and_then(|r| r.max_memory)
+                .unwrap_or(self.limits.max_memory),
+        }
+    }
+
+    /// As [`Rooms::command`], the launcher putting the agent's tree under
+    /// `limits` (from [`limits::AgentCgroup::create`] with
+    /// [`Rooms::limits_of`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`Rooms::command`].
+    pub fn limited_command(
+        &self,
+        agent: &[String],
+        user: Option<(&UserDirs, &UserRoom)>,
+        limits: &limits::Applied,
+    ) -> io::Result<tokio::process::Command> {
         let confined = self.confines(user.is_some());
         let sandbox = if confined {
             Some(self.policy(agent, user)?)
@@ -188,6 +228,7 @@ impl Rooms {
         let mut launch = Launch::new(agent.to_vec());
         launch.sandbox = sandbox;
         launch.strict = confined;
+        launch.limits = limits.clone();
         let mut cmd = supervisor::command(&launch)?;
         cmd.env_clear()
             .envs(agent_env(std::env::vars_os(), &self.env_allow, user));
@@ -233,7 +274,11 @@ impl Rooms {
     /// kernel confines (this program run with `--check-confinement`, which
     /// `acp-bridge` answers). `per_user`: there is a token file.
     ///
-    /// Returns a warning to log loudly (`--unconfined`), or `None`.
+    /// With `--confine`, also refuses a shared agent whose working
+    /// directory, `HOME` or `TMPDIR` holds one of those files.
+    ///
+    /// Returns a warning to log loudly (`--unconfined`, or a kernel that
+    /// confines only partly: its report), or `None`.
     ///
     /// # Errors
     ///
@@ -283,8 +328,38 @@ impl Rooms {
         for path in self.read_only.iter().chain(&self.read_write) {
             self.refuse_protected(path)?;
         }
-        probe_kernel()?;
-        Ok(None)
+        if !per_user {
+            self.refuse_shared_reach()?;
+        }
+        probe_kernel()
+    }
+
+    /// With `--confine`, the shared agent may write the bridge's working
+    /// directory, `HOME` and `TMPDIR`: refuses when one of them holds one
+    /// of the bridge's own files (Landlock only allows; a file inside a
+    /// tree the agent may write cannot be taken out of it).
+    fn refuse_shared_reach(&self) -> Result<(), String> {
+        let writable: Vec<(&str, PathBuf)> = [
+            ("working directory", std::env::current_dir().ok()),
+            ("HOME", std::env::var_os("HOME").map(PathBuf::from)),
+            ("TMPDIR", Some(std::env::temp_dir())),
+        ]
+        .into_iter()
+        .filter_map(|(what, p)| Some((what, std::fs::canonicalize(p?).ok()?)))
+        .collect();
+        for (what, path) in &self.protected {
+            let Some(path) = resolve_existing_part(path) else {
+                continue;
+            };
+            if let Some((dir_is, dir)) = writable.iter().find(|(_, d)| path.starts_with(d)) {
+                return Err(format!(
+                    "with --confine the shared agent may write its {dir_is} {}, which holds the bridge's {what} {}: move it outside (--log-dir DIR for the log)",
+                    dir.display(),
+                    path.display()
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// Refuses a path granted to agents that covers one of the bridge's
@@ -352,20 +427,27 @@ fn lexical(path: &Path) -> PathBuf {
 
 /// Runs this program with `--check-confinement` (a fresh, single-threaded
 /// process, which can try a user namespace): `Err` with its report when
-/// the kernel cannot confine.
-fn probe_kernel() -> Result<(), String> {
+/// the kernel cannot confine, a warning with it when only partly.
+fn probe_kernel() -> Result<Option<String>, String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?;
     let out = std::process::Command::new(exe)
         .arg("--check-confinement")
         .stdin(std::process::Stdio::null())
         .output()
         .map_err(|e| format!("cannot check confinement: {e}"))?;
+    let report = String::from_utf8_lossy(&out.stdout);
     if out.status.success() {
-        return Ok(());
+        return Ok(None);
+    }
+    if out.status.code() == Some(i32::from(supervisor::PARTLY_CONFINED)) {
+        return Ok(Some(format!(
+            "WARNING: agents are only partly confined on this kernel:\n{}",
+            report.trim_end()
+        )));
     }
     Err(format!(
         "this kernel cannot confine agents (pass --unconfined to run them unconfined anyway):\n{}",
-        String::from_utf8_lossy(&out.stdout).trim_end()
+        report.trim_end()
     ))
 }
 

@@ -225,6 +225,86 @@ pub fn probe() -> Probe {
     }
 }
 
+/// One Landlock right (or scope) an agent's room uses, and whether this
+/// kernel enforces it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Right {
+    /// What it guards, as Landlock names it (`files: WriteFile`,
+    /// `scope: Signal`, `net: ConnectTcp`).
+    pub name: String,
+    /// The Landlock ABI that brought it.
+    pub abi: u8,
+    /// Whether the kernel enforces it.
+    pub enforced: bool,
+}
+
+/// The ABIs in order, with their numbers.
+const ABIS: [(ABI, u8); 6] = [
+    (ABI::V1, 1),
+    (ABI::V2, 2),
+    (ABI::V3, 3),
+    (ABI::V4, 4),
+    (ABI::V5, 5),
+    (ABI::V6, 6),
+];
+
+/// Every right an agent's room asks for (files up to ABI 5, TCP connect,
+/// the scopes of ABI 6), each probed alone: one ruleset that requires it.
+pub fn rights() -> Vec<Right> {
+    fn first_abi<A: Access>(right: A) -> u8 {
+        ABIS.iter()
+            .find(|(abi, _)| A::from_all(*abi).contains(right))
+            .map_or(0, |(_, n)| *n)
+    }
+    let mut out = Vec::new();
+    for right in best_fs().iter() {
+        let enforced = Ruleset::default()
+            .set_compatibility(CompatLevel::HardRequirement)
+            .handle_access(right)
+            .and_then(Ruleset::create)
+            .is_ok();
+        out.push(Right {
+            name: format!("files: {right:?}"),
+            abi: first_abi(right),
+            enforced,
+        });
+    }
+    let enforced = Ruleset::default()
+        .set_compatibility(CompatLevel::HardRequirement)
+        .handle_access(AccessNet::ConnectTcp)
+        .and_then(Ruleset::create)
+        .is_ok();
+    out.push(Right {
+        name: "net: ConnectTcp, for --agent-net".to_owned(),
+        abi: 4,
+        enforced,
+    });
+    for scope in Scope::from_all(ABI::V6).iter() {
+        let enforced = Ruleset::default()
+            .set_compatibility(CompatLevel::HardRequirement)
+            .scope(scope)
+            .and_then(Ruleset::create)
+            .is_ok();
+        out.push(Right {
+            name: format!("scope: {scope:?}"),
+            abi: 6,
+            enforced,
+        });
+    }
+    out
+}
+
+/// The rights of [`rights`] this kernel does not enforce, for a log line
+/// (`files: IoctlDev (abi 5), scope: Signal (abi 6)`); empty when none.
+pub fn missing_rights() -> String {
+    rights()
+        .iter()
+        .filter(|r| !r.enforced)
+        .map(|r| format!("{} (abi {})", r.name, r.abi))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 impl fmt::Display for Probe {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let yes = |b: bool| if b { "enforced" } else { "missing" };

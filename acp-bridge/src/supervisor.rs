@@ -53,9 +53,27 @@
 //!
 //! Where the kernel refuses an unprivileged user namespace (a sysctl or a
 //! security module may), a launcher run with [`Launch::strict`] refuses to
-//! start the agent; otherwise it logs why on its stderr and starts the
-//! agent as its own child, which still dies with the launcher, but what it
-//! started may outlive it.
+//! start the agent; otherwise it logs why on its stderr and starts a
+//! keeper in place of the init (the same program, no namespace):
+//!
+//! ```text
+//! bridge ──> launcher ──> keeper (child subreaper) ──> agent ──> its children
+//! ```
+//!
+//! The keeper watches the launcher (a pidfd) rather than dying with it,
+//! adopts every process the agent's tree orphans (`PR_SET_CHILD_SUBREAPER`),
+//! and when the launcher or the agent ends, kills the whole tree: its
+//! children, then each orphan they leave it, until none is left. The agent
+//! also dies with the keeper (`PR_SET_PDEATHSIG`). What escapes it: a
+//! process that a `SIGKILL` of the keeper itself orphans, and one that
+//! leaves the tree by other means (none an agent has without privileges).
+//!
+//! The environment variable [`NO_NAMESPACES`], set in the launcher's
+//! environment, makes it behave as on a host that refuses namespaces: for
+//! tests of that path only.
+//!
+//! Each launcher also puts itself (so the agent's whole tree) under the
+//! agent's limits ([`crate::limits`]) before it starts anything.
 
 use std::io;
 use std::process::ExitCode;
@@ -65,7 +83,13 @@ use std::sync::OnceLock;
 use rustix::process::{Pid, Signal, WaitOptions};
 use serde::{Deserialize, Serialize};
 
+use crate::limits;
 use crate::sandbox::{self, Policy};
+
+/// Set in the launcher's environment, it behaves as if the kernel refused
+/// unprivileged user namespaces (for tests of that path only; the bridge
+/// passes it to the shared agent's launcher with `--agent-env`).
+pub const NO_NAMESPACES: &str = "ACP_LAUNCHER_NO_NAMESPACES";
 
 /// The hidden first argument that turns `acp-bridge` or `acp-client` into
 /// the launcher: `PROGRAM --acp-launcher SPEC`.
@@ -85,12 +109,18 @@ pub struct Launch {
     pub sandbox: Option<Policy>,
     /// Refuse to start the agent without its own PID namespace.
     pub strict: bool,
+    /// The cgroups and resource limits the launcher puts itself under.
+    #[serde(default)]
+    pub limits: limits::Applied,
     /// The pid the launcher's (or init's) parent must have.
     #[serde(default)]
     parent: u32,
     /// Launcher or init.
     #[serde(default)]
     init: bool,
+    /// An init without a namespace: the keeper.
+    #[serde(default)]
+    keeper: bool,
 }
 
 impl Launch {
@@ -182,7 +212,9 @@ pub fn run_if_launcher() -> Option<ExitCode> {
         eprintln!("acp launcher: bad launch spec");
         return Some(ExitCode::from(REFUSED));
     };
-    Some(if spec.init {
+    Some(if spec.init && spec.keeper {
+        keeper(&spec)
+    } else if spec.init {
         init(&spec)
     } else {
         launcher(spec)
@@ -209,6 +241,10 @@ fn launcher(mut spec: Launch) -> ExitCode {
         eprintln!("acp launcher: {e}");
         return ExitCode::from(REFUSED);
     }
+    if let Err(e) = limits::enter(&spec.limits) {
+        eprintln!("acp launcher: refusing to start the agent: {e}");
+        return ExitCode::from(REFUSED);
+    }
     let namespace = enter_namespaces();
     if let Err(e) = &namespace {
         if spec.strict {
@@ -216,8 +252,12 @@ fn launcher(mut spec: Launch) -> ExitCode {
             return ExitCode::from(REFUSED);
         }
         eprintln!(
-            "acp launcher: WARNING: no pid namespace ({e}): processes the agent starts may outlive it"
+            "acp launcher: WARNING: no pid namespace ({e}): a keeper ends the agent's tree instead"
         );
+    } else if let Err(e) = limits::enter_nproc(&spec.limits) {
+        // Counted per user namespace: set once this one exists.
+        eprintln!("acp launcher: refusing to start the agent: {e}");
+        return ExitCode::from(REFUSED);
     }
     let exe = std::env::current_exe();
     if let Some(policy) = &mut spec.sandbox {
@@ -225,27 +265,33 @@ fn launcher(mut spec: Launch) -> ExitCode {
         if let Some(dir) = exe.as_ref().ok().and_then(|e| e.parent()) {
             policy.read_only.push(dir.to_owned());
         }
-        if let Err(e) = sandbox::apply(policy) {
-            eprintln!("acp launcher: refusing to start the agent: {e}");
-            return ExitCode::from(REFUSED);
+        match sandbox::apply(policy) {
+            Ok(applied) if !applied.complete => eprintln!(
+                "acp launcher: WARNING: landlock abi {} enforces only part of the room's rules; missing: {}",
+                applied.abi,
+                sandbox::missing_rights()
+            ),
+            Ok(_) => {}
+            Err(e) => {
+                eprintln!("acp launcher: refusing to start the agent: {e}");
+                return ExitCode::from(REFUSED);
+            }
         }
     }
-    let child = if namespace.is_ok() {
-        let init = Launch {
-            parent: std::process::id(),
-            init: true,
-            sandbox: None,
-            ..spec
-        };
-        match (exe, encode(&init)) {
-            (Ok(exe), Ok(arg)) => std::process::Command::new(exe)
-                .arg(LAUNCHER_FLAG)
-                .arg(arg)
-                .spawn(),
-            (Err(e), _) | (_, Err(e)) => Err(e),
-        }
-    } else {
-        start_agent(&spec.command)
+    // PID 1 of the new namespace, or the keeper without one.
+    let init = Launch {
+        parent: std::process::id(),
+        init: true,
+        keeper: namespace.is_err(),
+        sandbox: None,
+        ..spec
+    };
+    let child = match (exe, encode(&init)) {
+        (Ok(exe), Ok(arg)) => std::process::Command::new(exe)
+            .arg(LAUNCHER_FLAG)
+            .arg(arg)
+            .spawn(),
+        (Err(e), _) | (_, Err(e)) => Err(e),
     };
     let child = child.inspect(|_| let_go_of_stdio());
     match child.and_then(|mut c| c.wait()) {
@@ -287,13 +333,28 @@ fn exit_code(code: Option<i32>, signal: Option<i32>) -> ExitCode {
     ExitCode::from(u8::try_from(n & 0xff).unwrap_or(1))
 }
 
+/// Starts the agent, dying with this process (its init or keeper):
+/// `SIGKILL` when it ends, and no start at all when it ended first.
 fn start_agent(command: &[String]) -> io::Result<std::process::Child> {
+    use std::os::unix::process::CommandExt;
     let Some((program, args)) = command.split_first() else {
         return Err(io::Error::other("no agent command"));
     };
-    std::process::Command::new(program)
-        .args(args)
-        .spawn()
+    let me = rustix::process::getpid();
+    let mut cmd = std::process::Command::new(program);
+    cmd.args(args);
+    // SAFETY: the closure runs in the forked child before `exec`; it makes
+    // two system calls (async-signal-safe) and allocates nothing.
+    unsafe {
+        cmd.pre_exec(move || {
+            rustix::process::set_parent_process_death_signal(Some(Signal::KILL))?;
+            if rustix::process::getppid() != Some(me) {
+                return Err(io::Error::from(io::ErrorKind::BrokenPipe));
+            }
+            Ok(())
+        });
+    }
+    cmd.spawn()
         .map_err(|e| io::Error::new(e.kind(), format!("cannot start {program}: {e}")))
 }
 
@@ -301,6 +362,11 @@ fn start_agent(command: &[String]) -> io::Result<std::process::Child> {
 /// new PID namespace for the children of this (single-threaded) process.
 fn enter_namespaces() -> io::Result<()> {
     use rustix::thread::UnshareFlags;
+    if std::env::var_os(NO_NAMESPACES).is_some() {
+        return Err(io::Error::other(format!(
+            "refused for a test ({NO_NAMESPACES} is set)"
+        )));
+    }
     let uid = rustix::process::getuid().as_raw();
     let gid = rustix::process::getgid().as_raw();
     // SAFETY: `unshare_unsafe` is unsafe only for `CLONE_FILES` (threads
@@ -344,6 +410,108 @@ fn init(spec: &Launch) -> ExitCode {
     }
 }
 
+/// The keeper, in place of an init where there is no PID namespace: starts
+/// the agent as a child subreaper, and when the launcher (a pidfd says)
+/// or the agent ends, ends every process left in the tree; exits with the
+/// agent's status (137 when the launcher went first).
+fn keeper(spec: &Launch) -> ExitCode {
+    use rustix::event::{PollFd, PollFlags};
+    use rustix::process::PidfdFlags;
+    let me = rustix::process::getpid();
+    let launcher = i32::try_from(spec.parent)
+        .ok()
+        .and_then(Pid::from_raw)
+        .ok_or_else(|| io::Error::other("no launcher pid"))
+        .and_then(|p| Ok(rustix::process::pidfd_open(p, PidfdFlags::empty())?));
+    let launcher = match launcher {
+        // Opened before the check: a launcher gone after it still wakes us.
+        Ok(fd) if parent_in_host() == Some(spec.parent) => fd,
+        Ok(_) => {
+            eprintln!("acp launcher: the process that started it is gone");
+            return ExitCode::from(REFUSED);
+        }
+        Err(e) => {
+            eprintln!("acp launcher: cannot watch the launcher: {e}");
+            return ExitCode::from(REFUSED);
+        }
+    };
+    if let Err(e) = rustix::process::set_child_subreaper(Some(me)) {
+        eprintln!("acp launcher: cannot adopt the agent's orphans: {e}");
+        return ExitCode::from(REFUSED);
+    }
+    let agent = match start_agent(&spec.command) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("acp launcher: {e}");
+            return ExitCode::from(127);
+        }
+    };
+    let_go_of_stdio();
+    let agent_pid = Pid::from_child(&agent);
+    let agent_fd = match rustix::process::pidfd_open(agent_pid, PidfdFlags::empty()) {
+        Ok(fd) => fd,
+        Err(e) => {
+            eprintln!("acp launcher: cannot watch the agent: {e}");
+            end_tree(me);
+            return ExitCode::from(REFUSED);
+        }
+    };
+    let second = rustix::fs::Timespec {
+        tv_sec: 1,
+        tv_nsec: 0,
+    };
+    loop {
+        let mut fds = [
+            PollFd::new(&launcher, PollFlags::IN),
+            PollFd::new(&agent_fd, PollFlags::IN),
+        ];
+        let _ = rustix::event::poll(&mut fds, Some(&second));
+        let launcher_gone = !fds[0].revents().is_empty();
+        // Reap: the agent's status, or orphans the tree left here.
+        while let Ok(Some((pid, status))) = rustix::process::wait(WaitOptions::NOHANG) {
+            if pid == agent_pid {
+                end_tree(me);
+                return exit_code(status.exit_status(), status.terminating_signal());
+            }
+        }
+        if launcher_gone {
+            end_tree(me);
+            return ExitCode::from(137);
+        }
+    }
+}
+
+/// Kills every child of `me` (a child subreaper), then each orphan they
+/// leave it, until it has no child left (bounded: about ten seconds).
+fn end_tree(me: Pid) {
+    for _ in 0..2000 {
+        for child in children_of(me) {
+            let _ = rustix::process::kill_process(child, Signal::KILL);
+        }
+        match rustix::process::wait(WaitOptions::NOHANG) {
+            Ok(Some(_)) => {}
+            Ok(None) => std::thread::sleep(std::time::Duration::from_millis(5)),
+            Err(_) => return,
+        }
+    }
+}
+
+/// The processes whose parent is `parent`, from `/proc`.
+fn children_of(parent: Pid) -> Vec<Pid> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let parent = parent.as_raw_nonzero().get();
+    dir.filter_map(|e| {
+        let pid: i32 = e.ok()?.file_name().to_str()?.parse().ok()?;
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        let rest = stat.get(stat.rfind(')')?.checked_add(1)?..)?;
+        let ppid: i32 = rest.split_whitespace().nth(1)?.parse().ok()?;
+        (ppid == parent).then(|| Pid::from_raw(pid))?
+    })
+    .collect()
+}
+
 /// The init's parent as the bridge's PID namespace sees it (`getppid` says
 /// 0 to PID 1 of a namespace): from `/proc/self/stat`, whose `/proc` is the
 /// bridge's.
@@ -354,14 +522,35 @@ fn parent_in_host() -> Option<u32> {
     rest.split_whitespace().nth(1)?.parse().ok()
 }
 
-/// `acp-bridge --check-confinement`: prints what this kernel enforces
-/// (Landlock's ABI and rights, the PID namespace), then confines this
-/// process to check it for real. Exit 0 when per-user agents can be
-/// confined (Landlock ABI 3 and an unprivileged PID namespace), 1 when
-/// not. Call it before any thread starts.
+/// How `--check-confinement` exits when every right, the PID namespace
+/// and limits on the whole tree hold.
+pub const FULLY_CONFINED: u8 = 0;
+/// How `--check-confinement` exits when agents cannot be confined (no
+/// Landlock ABI 3 or no unprivileged PID namespace).
+pub const NOT_CONFINED: u8 = 1;
+/// How `--check-confinement` exits when agents can be confined but some
+/// right is missing, or the limits hold per process only.
+pub const PARTLY_CONFINED: u8 = 3;
+
+/// `acp-bridge --check-confinement`: prints what this kernel enforces,
+/// right by right (each Landlock right and scope an agent's room uses),
+/// the PID namespace and the limits' mechanism, then confines this process
+/// to check it for real. Exits [`FULLY_CONFINED`] (0), [`PARTLY_CONFINED`]
+/// (3: agents are confined, something named above is missing) or
+/// [`NOT_CONFINED`] (1). Call it before any thread starts.
 pub fn check_confinement() -> ExitCode {
     let probe = sandbox::probe();
-    println!("{probe}");
+    let rights = sandbox::rights();
+    let limits = limits::probe();
+    println!("landlock rights an agent's room uses:");
+    for r in &rights {
+        let state = if r.enforced { "enforced" } else { "missing" };
+        println!("  {} (abi {}): {state}", r.name, r.abi);
+    }
+    println!("limits (--agent-max-processes, --agent-max-memory):");
+    for line in limits.to_string().lines() {
+        println!("  {line}");
+    }
     let namespace = enter_namespaces();
     match &namespace {
         Ok(()) => println!("pid namespace in an unprivileged user namespace (every process an agent starts ends with it): yes"),
@@ -370,22 +559,29 @@ pub fn check_confinement() -> ExitCode {
     let applied = sandbox::apply(&Policy::default());
     match &applied {
         Ok(a) => println!(
-            "landlock: abi {}{}",
+            "landlock applied to this process: abi {}, {}",
             a.abi,
             if a.complete {
-                ""
+                "every right"
             } else {
-                " (some optional rights missing)"
+                "some rights missing"
             }
         ),
-        Err(e) => println!("landlock: {e}"),
+        Err(e) => println!("landlock applied to this process: {e}"),
     }
-    if probe.files && namespace.is_ok() && applied.is_ok() {
-        println!("per-user agents can be confined: yes");
-        ExitCode::SUCCESS
+    let confined = probe.files && namespace.is_ok() && applied.is_ok();
+    let full = rights.iter().all(|r| r.enforced)
+        && applied.as_ref().is_ok_and(|a| a.complete)
+        && limits.whole_tree();
+    if confined && full {
+        println!("per-user agents can be confined: fully (exit 0)");
+        ExitCode::from(FULLY_CONFINED)
+    } else if confined {
+        println!("per-user agents can be confined: partly, as missing above (exit 3)");
+        ExitCode::from(PARTLY_CONFINED)
     } else {
-        println!("per-user agents can be confined: no (acp-bridge refuses to start them unless --unconfined)");
-        ExitCode::FAILURE
+        println!("per-user agents can be confined: no (exit 1; acp-bridge refuses to start them unless --unconfined)");
+        ExitCode::from(NOT_CONFINED)
     }
 }
 
@@ -416,13 +612,20 @@ mod tests {
                 tcp_connect: Some(vec![443]),
             }),
             strict: true,
+            limits: limits::Applied {
+                cgroup_procs: vec!["/sys/fs/cgroup/a/cgroup.procs".into()],
+                nproc: Some(64),
+                data: None,
+            },
             parent: 7,
             init: true,
+            keeper: false,
         };
         let back: Launch = serde_json::from_str(&encode(&spec).unwrap()).unwrap();
         assert_eq!(back.command, spec.command);
         assert_eq!(back.sandbox, spec.sandbox);
         assert!(back.strict && back.init);
         assert_eq!(back.parent, 7);
+        assert_eq!(back.limits, spec.limits);
     }
 }

@@ -28,6 +28,16 @@
 //!                                     "agentRo": ["/srv/datasets"], "agentRw": ["/srv/projects/ana"]}}}
 //! ```
 //!
+//! An entry may also set the user's own limits, beyond `--agent-max-processes`
+//! and `--agent-max-memory` (see `acp_bridge::limits`): `maxProcesses` (a
+//! number) and `maxMemory` (bytes, a number or a string with a `K`, `M` or
+//! `G` suffix). With several tokens of one user, the smallest wins:
+//!
+//! ```json
+//! {"tokens": {"a-long-random-token": {"userId": "ana", "permissions": ["read", "write"],
+//!                                     "maxProcesses": 256, "maxMemory": "2G"}}}
+//! ```
+//!
 //! `SIGHUP` re-reads the file. Open connections stay: a user's new
 //! permissions apply to their next message; a user no longer in the file
 //! keeps their open connections, read-only, and may not open new ones. A
@@ -87,6 +97,18 @@ struct EntryShape {
     agent_ro: Vec<PathBuf>,
     #[serde(default, rename = "agentRw")]
     agent_rw: Vec<PathBuf>,
+    #[serde(default, rename = "maxProcesses")]
+    max_processes: Option<u64>,
+    #[serde(default, rename = "maxMemory")]
+    max_memory: Option<Bytes>,
+}
+
+/// A byte count in the token file: a number, or a string with a suffix.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Bytes {
+    Number(u64),
+    Text(String),
 }
 
 /// What a user's own agent gets beyond the room every agent gets: from the
@@ -99,6 +121,10 @@ pub struct UserRoom {
     pub read_only: Vec<PathBuf>,
     /// More paths the agent may read and write.
     pub read_write: Vec<PathBuf>,
+    /// `maxProcesses`: this user's `--agent-max-processes`.
+    pub max_processes: Option<u64>,
+    /// `maxMemory`: this user's `--agent-max-memory`, in bytes.
+    pub max_memory: Option<u64>,
 }
 
 impl std::fmt::Debug for UserRoom {
@@ -108,6 +134,8 @@ impl std::fmt::Debug for UserRoom {
             .field("env", &self.env.keys().collect::<Vec<_>>())
             .field("read_only", &self.read_only)
             .field("read_write", &self.read_write)
+            .field("max_processes", &self.max_processes)
+            .field("max_memory", &self.max_memory)
             .finish()
     }
 }
@@ -196,6 +224,26 @@ fn parse(text: &str) -> Result<Vec<Entry>, String> {
                 p.display()
             ));
         }
+        let max_memory = match e.max_memory {
+            None => None,
+            Some(Bytes::Number(0)) => {
+                return Err(format!(
+                    "user {:?}: maxMemory must be at least 1",
+                    e.user_id
+                ))
+            }
+            Some(Bytes::Number(n)) => Some(n),
+            Some(Bytes::Text(t)) => Some(
+                crate::limits::parse_bytes(&t)
+                    .map_err(|why| format!("user {:?}: maxMemory: {why}", e.user_id))?,
+            ),
+        };
+        if e.max_processes == Some(0) {
+            return Err(format!(
+                "user {:?}: maxProcesses must be at least 1",
+                e.user_id
+            ));
+        }
         entries.push(Entry {
             token: token.into_bytes(),
             identity: Identity {
@@ -206,6 +254,8 @@ fn parse(text: &str) -> Result<Vec<Entry>, String> {
                 env: e.env,
                 read_only: e.agent_ro,
                 read_write: e.agent_rw,
+                max_processes: e.max_processes,
+                max_memory,
             },
         });
     }
@@ -280,6 +330,12 @@ impl TokenFile {
                 .extend(e.room.env.iter().map(|(k, v)| (k.clone(), v.clone())));
             room.read_only.extend(e.room.read_only.iter().cloned());
             room.read_write.extend(e.room.read_write.iter().cloned());
+            let least = |a: Option<u64>, b: Option<u64>| match (a, b) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            room.max_processes = least(room.max_processes, e.room.max_processes);
+            room.max_memory = least(room.max_memory, e.room.max_memory);
         }
         room
     }
@@ -341,6 +397,17 @@ mod tests {
         assert_eq!(room.read_only, vec![PathBuf::from("/srv/data")]);
         assert_eq!(room.read_write, vec![PathBuf::from("/srv/ana")]);
         assert_eq!(users.room("cy"), UserRoom::default());
+        assert_eq!((room.max_processes, room.max_memory), (None, None));
+        // Limits: a number or a suffixed string; the smallest of a user's
+        // tokens wins.
+        let users = load(&file(
+            r#", "maxProcesses": 300, "maxMemory": "2G""#,
+            r#", "maxProcesses": 200, "maxMemory": 3221225472"#,
+        ))
+        .unwrap();
+        let limited = users.room("ana");
+        assert_eq!(limited.max_processes, Some(200));
+        assert_eq!(limited.max_memory, Some(2 << 30));
         // Debug never shows a value.
         let shown = format!("{room:?}");
         assert!(
@@ -361,6 +428,13 @@ mod tests {
                 "different values",
             ),
             (r#", "agentRo": ["relative/path"]"#, "", "not absolute"),
+            (r#", "maxMemory": "12 apples""#, "", "maxMemory"),
+            (r#", "maxMemory": 0"#, "", "maxMemory must be at least 1"),
+            (
+                r#", "maxProcesses": 0"#,
+                "",
+                "maxProcesses must be at least 1",
+            ),
         ] {
             let e = load(&file(ana, ana2)).unwrap_err();
             assert!(e.contains(why), "{e}");

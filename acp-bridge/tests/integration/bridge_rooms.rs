@@ -76,8 +76,10 @@ fn kernel_confines() {
         .arg("--check-confinement")
         .output()
         .unwrap();
+    // 0: fully, 3: partly (a right or a limit missing; agents still run
+    // confined).
     assert!(
-        out.status.success(),
+        matches!(out.status.code(), Some(0 | 3)),
         "this kernel cannot confine agents (these tests need Landlock ABI 3 and unprivileged user namespaces):\n{}",
         String::from_utf8_lossy(&out.stdout)
     );
@@ -454,34 +456,56 @@ fn the_shared_agent_is_confined_with_confine() {
     }
     kernel_confines();
     let dir = scratch_dir("rooms_confine");
-    let (work, outside, bin) = (dir.join("work"), dir.join("outside"), dir.join("agent-bin"));
-    for d in [&work, &outside, &bin] {
+    let (work, outside, bin, logs) = (
+        dir.join("work"),
+        dir.join("outside"),
+        dir.join("agent-bin"),
+        dir.join("logs"),
+    );
+    for d in [&work, &outside, &bin, &logs] {
         std::fs::create_dir_all(d).unwrap();
     }
     std::fs::write(outside.join("secret"), "outside").unwrap();
     let agent = bin.join("shared");
     let script = format!(
         "#!/bin/sh\n{{ cat '{o}/secret' && echo ALLOWED read outside || echo refused read outside\n\
+         echo pwned >> '{l}/gemini-acp.log' && echo ALLOWED write bridge log || echo refused write bridge log\n\
          echo mine > own && echo ALLOWED own work || echo refused own work; }} > report.tmp 2>/dev/null\n\
          mv report.tmp report\nexec cat > /dev/null\n",
-        o = outside.display()
+        o = outside.display(),
+        l = logs.display()
     );
     std::fs::write(&agent, script).unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&agent, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let mut child = std::process::Command::new(bridge_exe())
-        .args(["--port", "0", "--confine", "--log-dir"])
-        .arg(dir.join("work"))
-        .arg("--agent")
-        .arg(&agent)
-        .current_dir(&work)
-        .env_remove("GEMINI_BRIDGE_UNCONFINED")
-        .env_remove("GEMINI_BRIDGE_TOKEN")
-        .env_remove("GEMINI_BRIDGE_TOKEN_FILE")
-        .env_remove("GEMINI_BRIDGE_AGENT")
-        .env("HOME", &work)
-        .env("TMPDIR", &work)
-        .stdin(std::process::Stdio::null())
+    let bridge = |log_dir: Option<&Path>| {
+        let mut cmd = std::process::Command::new(bridge_exe());
+        cmd.args(["--port", "0", "--confine"]);
+        if let Some(l) = log_dir {
+            cmd.arg("--log-dir").arg(l);
+        }
+        cmd.arg("--agent")
+            .arg(&agent)
+            .current_dir(&work)
+            .env_remove("GEMINI_BRIDGE_UNCONFINED")
+            .env_remove("GEMINI_BRIDGE_TOKEN")
+            .env_remove("GEMINI_BRIDGE_TOKEN_FILE")
+            .env_remove("GEMINI_BRIDGE_AGENT")
+            .env_remove("GEMINI_BRIDGE_LOG_DIR")
+            .env("HOME", &work)
+            .env("TMPDIR", &work)
+            .stdin(std::process::Stdio::null());
+        cmd
+    };
+    // The default log directory, `.`, is the working directory the shared
+    // agent may write: refused, naming it.
+    let refused = bridge(None).output().unwrap();
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        !refused.status.success() && said.contains("holds the bridge's log directory"),
+        "{said}"
+    );
+    let mut child = bridge(Some(&logs))
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -493,8 +517,11 @@ fn the_shared_agent_is_confined_with_confine() {
     let _ = child.kill();
     let _ = child.wait();
     let report = std::fs::read_to_string(work.join("report")).unwrap_or_default();
+    let log = std::fs::read_to_string(logs.join("gemini-acp.log")).unwrap_or_default();
     let _ = std::fs::remove_dir_all(&dir);
     assert!(report.contains("refused read outside"), "{report:?}");
+    assert!(report.contains("refused write bridge log"), "{report:?}");
+    assert!(!log.contains("pwned"), "{log}");
     assert!(report.contains("ALLOWED own work"), "{report:?}");
 }
 

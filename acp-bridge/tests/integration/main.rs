@@ -31,6 +31,8 @@ mod resume_ws;
 mod bridge;
 mod bridge_agents;
 mod bridge_big;
+#[cfg(target_os = "linux")]
+mod bridge_limits;
 mod bridge_rooms;
 mod bridge_users;
 mod client_oversized;

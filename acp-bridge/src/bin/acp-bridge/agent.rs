@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use acp_codec::remote::AgentRun;
 
+use acp_bridge::limits::{self, AgentCgroup};
 use acp_bridge::room::UserDirs;
 use acp_bridge::supervisor;
 use acp_bridge::users::UserRoom;
@@ -44,10 +45,20 @@ async fn supervise(driver: Arc<Driver>, run: AgentRun, user: Option<String>) {
         (Some(u), Some(users)) => users.room(u),
         _ => UserRoom::default(),
     };
-    let spawned = spawn(processes, dirs.as_ref().map(|d| (d, &room))).await;
+    let limits = processes.rooms.limits_of(user.as_ref().map(|_| &room));
+    let cgroup = match AgentCgroup::create(limits) {
+        Ok(c) => c,
+        Err(e) => {
+            driver.with(|s, now| s.handle_agent_exited(now, run, &e));
+            return;
+        }
+    };
+    let (cgroup, applied) = cgroup;
+    let spawned = spawn(processes, dirs.as_ref().map(|d| (d, &room)), &applied).await;
     let (mut child, stdin, stdout, stderr) = match spawned {
         Ok(x) => x,
         Err(e) => {
+            release(cgroup).await;
             driver.with(|s, now| s.handle_agent_exited(now, run, &e));
             return;
         }
@@ -57,8 +68,9 @@ async fn supervise(driver: Arc<Driver>, run: AgentRun, user: Option<String>) {
         format!(" (HOME {}, in {})", d.home.display(), d.work.display())
     });
     let started = format!(
-        "{name} started: pid {pid}, {}{place}",
-        processes.command.join(" ")
+        "{name} started: pid {pid}, {}{place}; limits: {}",
+        processes.command.join(" "),
+        show_limits(limits)
     );
     driver.log_line(&started);
     let log = driver.agent_log(user.as_deref());
@@ -105,7 +117,37 @@ async fn supervise(driver: Arc<Driver>, run: AgentRun, user: Option<String>) {
     } else {
         let _ = tokio::time::timeout(Duration::from_secs(1), stderr_task).await;
     }
+    // Which limit the tree ran into, if one did: its user's error says so.
+    let status = match cgroup.hit(limits) {
+        Some(hit) => format!("{status}; {hit}"),
+        None => status,
+    };
+    release(cgroup).await;
     driver.with(|s, now| s.handle_agent_exited(now, run, &status));
+}
+
+/// `1024 processes, 4 GiB of memory (cgroup v1)`, for the start line.
+fn show_limits(limits: limits::Limits) -> String {
+    let how = match limits::probe() {
+        limits::Mechanism::CgroupV2(_) => "cgroup v2, the whole tree",
+        limits::Mechanism::CgroupV1 { .. } => "cgroup v1, the whole tree",
+        limits::Mechanism::Rlimits { nproc: true } => {
+            "RLIMIT_NPROC per room, RLIMIT_DATA per process"
+        }
+        limits::Mechanism::Rlimits { nproc: false } => {
+            "RLIMIT_DATA per process; no process limit for root without a cgroup"
+        }
+    };
+    format!(
+        "{} processes, {} of memory ({how})",
+        limits.max_processes,
+        limits::show_bytes(limits.max_memory)
+    )
+}
+
+/// Removes an agent's cgroup once its processes are gone.
+async fn release(cgroup: AgentCgroup) {
+    let _ = tokio::task::spawn_blocking(move || cgroup.remove()).await;
 }
 
 type Spawned = (Child, ChildStdin, ChildStdout, ChildStderr);
@@ -115,14 +157,18 @@ type Spawned = (Child, ChildStdin, ChildStdout, ChildStderr);
 /// the bridge's OS user when missing) and confinement from `--agent-*`,
 /// `--confine` and `--unconfined`; killing the child ends the agent and
 /// every process it started.
-async fn spawn(cfg: &Processes, user: Option<(&UserDirs, &UserRoom)>) -> Result<Spawned, String> {
+async fn spawn(
+    cfg: &Processes,
+    user: Option<(&UserDirs, &UserRoom)>,
+    limits: &limits::Applied,
+) -> Result<Spawned, String> {
     if let Some((dirs, _)) = user {
         dirs.create()?;
     }
     let program = cfg.command.first().map_or("", String::as_str);
     let mut cmd = cfg
         .rooms
-        .command(&cfg.command, user)
+        .limited_command(&cfg.command, user, limits)
         .map_err(|e| format!("cannot launch {program}: {e}"))?;
     cmd.stdin(Stdio::piped())
         .stdout(Stdio::piped())

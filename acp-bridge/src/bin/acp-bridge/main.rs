@@ -76,7 +76,13 @@
 //! every process it started ends with it (idle stop, eviction, restart,
 //! its user removed on `SIGHUP`, the bridge's exit, even by `SIGKILL`).
 //! The bridge refuses to start per-user agents on a kernel that cannot
-//! confine them, unless `--unconfined`. It still runs as the bridge's own
+//! confine them, unless `--unconfined` (which turns confinement off for
+//! every agent). Each agent's whole tree is limited to
+//! `--agent-max-processes` processes (1024) and `--agent-max-memory`
+//! bytes (4G), or its user's `maxProcesses` and `maxMemory` from the
+//! token file (`acp_bridge::limits`: a cgroup per agent where the host
+//! gives the bridge one, else resource limits); an agent that dies of a
+//! limit has its status name it. It still runs as the bridge's own
 //! OS user and shares its network unless `--agent-net`.
 //!
 //! Without a token file (`--token`, or none) all clients share one agent
@@ -246,8 +252,10 @@
 //! | `--agent-env NAME` (repeatable; passed on beyond `PATH`, `LANG`, ...) | | none |
 //! | `--agent-net PORTS` (comma-separated; TCP connect to these only) | | any |
 //! | `--confine` (the shared agent too) | | off |
-//! | `--unconfined` (where the kernel cannot confine; logged loudly) | `GEMINI_BRIDGE_UNCONFINED` | off |
-//! | `--check-confinement` (print what the kernel enforces, exit 0/1) | | |
+//! | `--unconfined` (no agent confined, anywhere; logged loudly) | `GEMINI_BRIDGE_UNCONFINED` | off |
+//! | `--agent-max-processes N` (one agent's tree; token file `maxProcesses`) | | 1024 |
+//! | `--agent-max-memory BYTES` (K/M/G; one agent's tree; token file `maxMemory`) | | 4G |
+//! | `--check-confinement` (print what the host enforces; exit 0 fully, 3 partly, 1 not confined) | | |
 //!
 //! Every agent is started by this same program re-executed as its
 //! launcher (the hidden first argument `--acp-launcher`, see
@@ -403,15 +411,29 @@ struct Args {
     /// (comma-separated; Landlock ABI 4, Linux 6.7).
     #[arg(long = "agent-net", value_name = "PORTS", value_delimiter = ',')]
     agent_net: Option<Vec<u16>>,
-    /// Confine the shared agent too (without a token file).
+    /// Confine the shared agent too (without a token file); refused when
+    /// its working directory, HOME or TMPDIR holds the bridge's log or
+    /// token file (pass --log-dir outside them).
     #[arg(long, conflicts_with = "unconfined")]
     confine: bool,
-    /// Run agents unconfined where the kernel cannot confine them (logged
-    /// loudly).
+    /// Turn Landlock confinement off for every agent, everywhere, even
+    /// where the kernel could confine them (logged loudly); process trees
+    /// and limits still hold.
     #[arg(long, env = "GEMINI_BRIDGE_UNCONFINED")]
     unconfined: bool,
-    /// Print what this kernel enforces (Landlock ABI and rights, PID
-    /// namespaces) and exit 0 when agents can be confined, 1 when not.
+    /// Most processes and threads of one agent's whole tree (a user's
+    /// maxProcesses in the token file wins).
+    #[arg(long, value_name = "N", default_value_t = acp_bridge::limits::DEFAULT_MAX_PROCESSES,
+          value_parser = at_least_one_u64)]
+    agent_max_processes: u64,
+    /// Most memory of one agent's whole tree, in bytes with an optional
+    /// K, M or G suffix (a user's maxMemory in the token file wins).
+    #[arg(long, value_name = "BYTES", default_value = "4G",
+          value_parser = acp_bridge::limits::parse_bytes)]
+    agent_max_memory: u64,
+    /// Print what this host enforces, right by right (Landlock rights,
+    /// PID namespaces, limits) and exit 0 when agents are fully confined,
+    /// 3 when partly, 1 when not at all.
     #[arg(long)]
     check_confinement: bool,
 }
@@ -496,10 +518,10 @@ impl Args {
         core.first_message = door.first_message;
         core.hash_key = hash_key;
         let agent = agent_command(self.gemini, self.agent, self.mock_args)?;
-        let mut protected = vec![
-            ("log directory".to_owned(), self.log_dir.clone()),
-            ("state directory".to_owned(), self.state_dir.clone()),
-        ];
+        let mut protected = vec![("log directory".to_owned(), self.log_dir.clone())];
+        if pool == PoolMode::PerUser {
+            protected.push(("state directory".to_owned(), self.state_dir.clone()));
+        }
         if let Some(file) = &self.token_file {
             protected.push(("token file".to_owned(), file.clone()));
         }
@@ -510,9 +532,17 @@ impl Args {
             tcp_connect: self.agent_net,
             confine_shared: self.confine,
             unconfined: self.unconfined,
+            limits: acp_bridge::limits::Limits {
+                max_processes: self.agent_max_processes,
+                max_memory: self.agent_max_memory,
+            },
             protected,
         };
         let per_user = pool == PoolMode::PerUser;
+        // The limits' mechanism first: with a delegated cgroup v2 the
+        // bridge moves into its leaf now, so the check below (a child)
+        // finds the controllers given to the agents' cgroups.
+        let _ = acp_bridge::limits::probe();
         let warning = rooms.check(&agent, per_user)?;
         let users = match &auth {
             Auth::Users(users) => Some(users.clone()),
@@ -609,6 +639,9 @@ struct MockAgentArgs {
 /// The hidden `--mock-agent [--big-bytes N] [--delay-ms MS]` mode: the
 /// built-in agent on stdio. `args` follow `--mock-agent`.
 async fn run_mock_agent(args: Vec<String>) -> ExitCode {
+    if let Some(bytes) = std::env::var(GREEDY).ok().and_then(|b| b.parse().ok()) {
+        return greedy::run(bytes).await;
+    }
     let name = "acp-bridge --mock-agent".to_owned();
     let args = MockAgentArgs::parse_from(std::iter::once(name).chain(args));
     let options = mock_agent::Options {
@@ -621,6 +654,122 @@ async fn run_mock_agent(args: Vec<String>) -> ExitCode {
         Err(e) => {
             eprintln!("mock agent: {e}");
             ExitCode::FAILURE
+        }
+    }
+}
+
+/// Set in the mock agent's environment (a test's token file gives it to
+/// one user), the mock agent is the greedy one of `greedy`, taking this
+/// many bytes: for tests of `--agent-max-processes` and
+/// `--agent-max-memory` only.
+const GREEDY: &str = "ACP_MOCK_GREEDY_BYTES";
+
+/// The greedy agent: answers `initialize` and `session/new`, and on a
+/// prompt starts processes (a bounded loop: at most 2000, for at most 10
+/// seconds, each a `sleep 20`) until one is refused, then takes memory
+/// (16 MiB at a time, touched) up to its budget. Where the limits hold, a
+/// process is refused and the memory is refused or the kernel kills the
+/// agent; where they do not, it takes its budget and ends the turn.
+mod greedy {
+    use std::io::Write;
+    use std::process::{ExitCode, Stdio};
+    use std::time::{Duration, Instant};
+
+    use serde_json::{json, Value};
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+    pub async fn run(budget: usize) -> ExitCode {
+        let mut lines = BufReader::new(tokio::io::stdin()).lines();
+        let mut out = tokio::io::stdout();
+        while let Ok(Some(line)) = lines.next_line().await {
+            let Ok(msg) = serde_json::from_str::<Value>(&line) else {
+                continue;
+            };
+            let Some(id) = msg.get("id").cloned() else {
+                continue;
+            };
+            let answer = match msg.get("method").and_then(Value::as_str) {
+                Some("initialize") => {
+                    json!({"result": {"protocolVersion": 1, "agentCapabilities": {}}})
+                }
+                Some("session/new") => json!({"result": {"sessionId": "greedy"}}),
+                Some("session/prompt") => match hog(budget) {
+                    Ok(()) => json!({"result": {"stopReason": "end_turn"}}),
+                    Err(why) => json!({"error": {"code": -32603, "message": why}}),
+                },
+                _ => json!({"error": {"code": -32601, "message": "method not found"}}),
+            };
+            let mut reply = json!({"jsonrpc": "2.0", "id": id});
+            if let (Some(r), Some(a)) = (reply.as_object_mut(), answer.as_object()) {
+                r.extend(a.clone());
+            }
+            let text = format!("{reply}\n");
+            if out.write_all(text.as_bytes()).await.is_err() || out.flush().await.is_err() {
+                break;
+            }
+        }
+        ExitCode::SUCCESS
+    }
+
+    /// Starts processes, then takes memory; `Err` names what was refused.
+    fn hog(budget: usize) -> Result<(), String> {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let mut children = Vec::new();
+        let mut refused = None;
+        while children.len() < 2000 && Instant::now() < deadline {
+            let started = std::process::Command::new("sleep")
+                .arg("20")
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn();
+            match started {
+                Ok(c) => children.push(c),
+                Err(e) => {
+                    refused = Some(e);
+                    break;
+                }
+            }
+        }
+        let forks = match &refused {
+            Some(e) => format!("process {} refused: {e}", children.len() + 1),
+            None => format!("{} processes started, none refused", children.len()),
+        };
+        // Said before the memory step, which the kernel may end.
+        let mut err = std::io::stderr();
+        let _ = writeln!(err, "greedy agent: {forks}");
+        let _ = err.flush();
+        const CHUNK: usize = 16 << 20;
+        let mut held: Vec<Vec<u8>> = Vec::new();
+        let mut memory = None;
+        while held.len().saturating_mul(CHUNK) < budget {
+            let mut chunk = Vec::new();
+            if chunk.try_reserve_exact(CHUNK).is_err() {
+                memory = Some(format!(
+                    "memory refused after {} MiB",
+                    held.len() * (CHUNK >> 20)
+                ));
+                break;
+            }
+            chunk.resize(CHUNK, 1);
+            held.push(chunk);
+        }
+        drop(held);
+        for mut c in children {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        let _ = writeln!(
+            err,
+            "greedy agent: {}",
+            memory.as_deref().unwrap_or("all memory taken")
+        );
+        match (refused, memory) {
+            (None, None) => Ok(()),
+            (_, memory) => Err(format!(
+                "greedy agent: {forks}; {}",
+                memory.as_deref().unwrap_or("all memory taken")
+            )),
         }
     }
 }
