@@ -31,6 +31,7 @@ mod resume_ws;
 mod bridge;
 mod bridge_agents;
 mod bridge_big;
+mod bridge_close;
 mod bridge_rooms;
 mod bridge_users;
 mod client_oversized;
