@@ -32,6 +32,7 @@ mod bridge;
 mod bridge_agents;
 mod bridge_big;
 mod bridge_close;
+mod bridge_command;
 mod bridge_rooms;
 mod bridge_users;
 mod client_oversized;

@@ -223,7 +223,7 @@ impl Default for ServerConfig {
             max_user_connections: super::DEFAULT_MAX_USER_CONNECTIONS,
             max_user_sessions: super::DEFAULT_MAX_USER_SESSIONS,
             max_user_buffered_bytes: 64 * 1024 * 1024,
-            max_buffered_bytes: 64 * 1024 * 1024,
+            max_buffered_bytes: super::DEFAULT_MAX_BACKLOG_BYTES,
             slow_client: Duration::from_secs(30),
             replay_bytes: DEFAULT_REPLAY_BUDGET,
             max_http_connections: 256,
