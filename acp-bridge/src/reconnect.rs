@@ -215,6 +215,13 @@ impl Relay {
                         return self.give_up(detail).await;
                     }
                     eprintln!("acp-client: {detail}; reconnecting");
+                    if !restart {
+                        // A connection given up on to resume is dropped,
+                        // not closed: a close frame that still reached the
+                        // server would tell it the client is done, and it
+                        // would keep nothing to resume.
+                        conn.writer.abort();
+                    }
                     match self.redial().await {
                         Ok(next) => {
                             conn = next;

@@ -134,6 +134,41 @@ impl Launch {
     }
 }
 
+/// An agent's command line as `--agent` takes it: words split on
+/// whitespace, where `'…'` and `"…"` quote whitespace (and the other
+/// quote) into a word, as a shell would without its expansions:
+/// `sh -c 'echo a b'` is `sh`, `-c`, `echo a b`. Both programs read
+/// `--agent` through it.
+///
+/// # Errors
+///
+/// A quote left open, or no word at all.
+pub fn split_command(line: &str) -> Result<Vec<String>, String> {
+    let mut words = Vec::new();
+    let mut word: Option<String> = None;
+    let mut quote = None;
+    for c in line.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => word.get_or_insert_with(String::new).push(c),
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                word.get_or_insert_with(String::new);
+            }
+            (None, c) if c.is_whitespace() => words.extend(word.take()),
+            (None, c) => word.get_or_insert_with(String::new).push(c),
+        }
+    }
+    if quote.is_some() {
+        return Err("unbalanced quote".to_owned());
+    }
+    words.extend(word.take());
+    if words.is_empty() {
+        return Err("needs a command".to_owned());
+    }
+    Ok(words)
+}
+
 /// The launcher's command for `launch`: this program, re-executed with
 /// [`LAUNCHER_FLAG`]. Set its environment, working directory and stdio,
 /// then start it with [`spawn`]; `kill` on the child stops the agent and
@@ -627,5 +662,24 @@ mod tests {
         assert!(back.strict && back.init);
         assert_eq!(back.parent, 7);
         assert_eq!(back.limits, spec.limits);
+    }
+
+    #[test]
+    fn a_command_line_splits_as_a_shell_would_without_expansions() {
+        let cases: [(&str, &[&str]); 5] = [
+            ("sh -c 'echo a b'", &["sh", "-c", "echo a b"]),
+            ("  agent\t--acp  ", &["agent", "--acp"]),
+            (r#"say "it's" ''"#, &["say", "it's", ""]),
+            (r#"a'b c'"d e""#, &["ab cd e"]),
+            ("gemini", &["gemini"]),
+        ];
+        for (line, words) in cases {
+            assert_eq!(split_command(line).unwrap(), words, "{line}");
+        }
+        assert_eq!(
+            split_command("sh -c 'echo").unwrap_err(),
+            "unbalanced quote"
+        );
+        assert_eq!(split_command(" \t ").unwrap_err(), "needs a command");
     }
 }

@@ -10,7 +10,8 @@
 //! text. Events: a WebSocket text message of the slot (its connection
 //! opened on first use), a Streamable HTTP `POST` of the slot (its
 //! `Acp-Session-Id` the message's `params.sessionId`), a line from the
-//! slot's user's agent, the slot's connections closing, that agent
+//! slot's user's agent, the slot's connections closing (cleanly when
+//! the record's top bit is set, else broken), that agent
 //! exiting, time passing (the text's length in 100 ms steps), the slot's
 //! queued messages written, an oversized line from that agent, a `GET`
 //! of a session's stream, the slot's WebSocket client stating its limit
@@ -44,8 +45,8 @@ use std::time::Duration;
 use acp_codec::acp::Message;
 use acp_codec::framing::LineTooLong;
 use acp_codec::remote::{
-    Action, AgentRun, ConnectionId, Permissions, PoolMode, PostOutcome, Principal, Profile, Server,
-    ServerConfig, Stream, LINE_DROPPED,
+    Action, AgentRun, ConnectionId, Ending, Permissions, PoolMode, PostOutcome, Principal, Profile,
+    Server, ServerConfig, Stream, LINE_DROPPED,
 };
 use acp_codec::{FrameError, PeekedId};
 
@@ -456,8 +457,13 @@ pub fn check(data: &[u8]) {
                 }
             }
             3 => {
+                let ending = if op & 0x80 == 0 {
+                    Ending::Broken
+                } else {
+                    Ending::Clean
+                };
                 for conn in [w.ws[slot], w.http[slot]].into_iter().flatten() {
-                    server.handle_closed(w.now, conn);
+                    server.handle_closed(w.now, conn, ending);
                     w.forget(conn);
                 }
             }

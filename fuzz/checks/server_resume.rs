@@ -29,7 +29,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
 use acp_codec::remote::{
-    unstamp, Action, AgentRun, ConnectionId, Principal, Profile, Server, ServerConfig,
+    unstamp, Action, AgentRun, ConnectionId, Ending, Principal, Profile, Server, ServerConfig,
 };
 use serde_json::{json, Value};
 
@@ -243,7 +243,7 @@ impl World {
     fn break_connection(&mut self) {
         if let Some(conn) = self.conn.take() {
             self.wire.clear();
-            self.server.handle_closed(self.now, conn);
+            self.server.handle_closed(self.now, conn, Ending::Broken);
             self.drain();
         }
     }

@@ -15,8 +15,8 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use acp_codec::remote::{
-    unstamp, Action, AgentRun, ConnectError, ConnectionId, Permissions, PoolMode, Principal,
-    Profile, Server, ServerConfig, DEFAULT_RESUME_GRACE,
+    unstamp, Action, AgentRun, ConnectError, ConnectionId, Ending, Permissions, PoolMode,
+    Principal, Profile, Server, ServerConfig, DEFAULT_RESUME_GRACE,
 };
 use proptest::prelude::*;
 
@@ -155,7 +155,7 @@ proptest! {
                 Op::Break(i) => {
                     if !live.is_empty() {
                         let c = live.remove(i % live.len());
-                        run.server.handle_closed(run.now, c);
+                        run.server.handle_closed(run.now, c, Ending::Broken);
                         run.settle(&mut streams);
                     }
                 }
@@ -171,7 +171,7 @@ proptest! {
         }
         // Everything broken: past every grace, nothing stays detached.
         for c in live {
-            run.server.handle_closed(run.now, c);
+            run.server.handle_closed(run.now, c, Ending::Broken);
         }
         run.settle(&mut streams);
         run.now += DEFAULT_RESUME_GRACE;

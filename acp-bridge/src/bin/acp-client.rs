@@ -315,31 +315,9 @@ impl Args {
     }
 }
 
-/// Splits a command line on whitespace, honouring '…' and "…" quotes.
+/// `--agent`'s words ([`acp_bridge::supervisor::split_command`]).
 fn split_command(cmd: &str) -> Result<AgentCommand, String> {
-    let mut words = Vec::new();
-    let mut word: Option<String> = None;
-    let mut quote = None;
-    for c in cmd.chars() {
-        match (quote, c) {
-            (Some(q), c) if c == q => quote = None,
-            (Some(_), c) => word.get_or_insert_with(String::new).push(c),
-            (None, '\'' | '"') => {
-                quote = Some(c);
-                word.get_or_insert_with(String::new);
-            }
-            (None, c) if c.is_whitespace() => words.extend(word.take()),
-            (None, c) => word.get_or_insert_with(String::new).push(c),
-        }
-    }
-    if quote.is_some() {
-        return Err("unbalanced quote".to_owned());
-    }
-    words.extend(word.take());
-    if words.is_empty() {
-        return Err("needs a command".to_owned());
-    }
-    Ok(AgentCommand(words))
+    acp_bridge::supervisor::split_command(cmd).map(AgentCommand)
 }
 
 fn main() -> ExitCode {

@@ -31,6 +31,8 @@ mod resume_ws;
 mod bridge;
 mod bridge_agents;
 mod bridge_big;
+mod bridge_close;
+mod bridge_command;
 #[cfg(target_os = "linux")]
 mod bridge_limits;
 mod bridge_rooms;

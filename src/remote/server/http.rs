@@ -158,7 +158,7 @@ impl Server {
             }
             "DELETE" => {
                 let conn = self.named(principal, named.ok_or_else(missing_connection)?)?;
-                self.handle_closed(now, conn);
+                self.handle_closed(now, conn, super::Ending::Clean);
                 Ok(HttpRoute::Deleted { conn })
             }
             _ => Err(HttpRefusal::text(405, "method not allowed")),

@@ -78,6 +78,23 @@ impl fmt::Display for AgentRun {
     }
 }
 
+/// How a connection ended, as its caller saw it: what
+/// [`Server::handle_closed`] keeps for the client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// The client said goodbye: a WebSocket close frame, a Streamable
+    /// HTTP `DELETE`. Nothing is kept for a resume: the connection's
+    /// sessions are released at once (cancelled, as for any client that
+    /// leaves) and its agent's idle clock starts.
+    Clean,
+    /// The connection broke without a goodbye (the TCP connection
+    /// dropped, no close frame). A WebSocket client that asked for
+    /// positions is held for
+    /// [`DEFAULT_RESUME_GRACE`](super::DEFAULT_RESUME_GRACE), for its
+    /// next connection to resume; any other leaves as on a clean close.
+    Broken,
+}
+
 /// Who a connection is, and what they may do.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Principal {
@@ -206,7 +223,7 @@ impl Default for ServerConfig {
             max_user_connections: super::DEFAULT_MAX_USER_CONNECTIONS,
             max_user_sessions: super::DEFAULT_MAX_USER_SESSIONS,
             max_user_buffered_bytes: 64 * 1024 * 1024,
-            max_buffered_bytes: 64 * 1024 * 1024,
+            max_buffered_bytes: super::DEFAULT_MAX_BACKLOG_BYTES,
             slow_client: Duration::from_secs(30),
             replay_bytes: DEFAULT_REPLAY_BUDGET,
             max_http_connections: 256,
@@ -448,8 +465,9 @@ pub enum PostOutcome {
 ///   malformed one, `409` for a gap or a position never reached); a
 ///   request `POST`ed again runs once. A WebSocket client that asks for
 ///   positions (`_meta["acp-codec/resume"]` in `initialize`) is detached
-///   for 120 s when its connection breaks and resumed by the next
-///   connection that names it.
+///   for 120 s when its connection breaks ([`Ending::Broken`]) and
+///   resumed by the next connection that names it; a clean close
+///   ([`Ending::Clean`]) keeps nothing.
 /// - An agent line over the limit: an answer to a client's request
 ///   becomes that request's error, a request of the agent is answered
 ///   with an error, and the user whose session it named is told with
@@ -580,12 +598,15 @@ impl Server {
         Ok(id)
     }
 
-    /// `conn` is gone (its peer left, a `DELETE`): its sessions stay its
-    /// user's, its agent is told.
-    pub fn handle_closed(&mut self, now: Duration, conn: ConnectionId) {
-        if self.resume_detach(now, conn) {
+    /// `conn` is gone, as `ending` says: its sessions stay its user's,
+    /// its agent is told, and the agent's idle clock starts once no
+    /// connection is left; a broken connection of a client that resumes
+    /// is held for it instead ([`Ending::Broken`]).
+    pub fn handle_closed(&mut self, now: Duration, conn: ConnectionId, ending: Ending) {
+        if ending == Ending::Broken && self.resume_detach(now, conn) {
             return;
         }
+        self.resume_forget(conn);
         let Some(c) = self.conns.remove(&conn) else {
             return;
         };
@@ -669,7 +690,8 @@ impl Server {
             reason,
             last,
         });
-        self.handle_closed(now, conn);
+        // The client said no goodbye: one that resumes may come back.
+        self.handle_closed(now, conn, Ending::Broken);
     }
 
     /// Turns a router's output into actions: client messages through flow

@@ -31,11 +31,12 @@
 //!   answer's `_meta`, with its connection's id; from then on every
 //!   message to it is [`stamp`]ed with its stream and position and kept:
 //!   one log for the connection's own stream, one per session.
-//! - When such a connection breaks, it is *detached*, not closed: its
+//! - When such a connection breaks ([`Ending::Broken`](super::Ending::Broken):
+//!   no close frame), it is *detached*, not closed: its
 //!   sessions, the requests it has in flight and the agent's requests to
 //!   it (a permission request) stay open, and what the agent sends goes
 //!   into the logs, for [`DEFAULT_RESUME_GRACE`]. After that it leaves as
-//!   any connection does.
+//!   any connection does. A clean close (a close frame) leaves at once.
 //! - A new connection's `initialize` with the cursor
 //!   `{"connection":"N","position":p}` takes the detached connection `N`
 //!   over (same user): it gets the connection stream's messages after
@@ -581,15 +582,11 @@ impl Server {
         (!detached && !held).then_some((stamped, None))
     }
 
-    /// `conn` closed: when it asked for positions, it is detached instead
-    /// (`true`): its sessions and requests wait for the client.
+    /// `conn` broke: when it is a WebSocket connection that asked for
+    /// positions, it is detached instead of closed (`true`): its sessions
+    /// and requests wait for the client.
     pub(super) fn resume_detach(&mut self, now: Duration, conn: ConnectionId) -> bool {
         let Some(mut opted) = self.resume.conns.remove(&conn) else {
-            // A Streamable HTTP connection is not resumable past its end:
-            // its logs go with it.
-            if self.resume.http.remove(&conn).is_some() {
-                self.resume.sessions.retain(|_, s| s.conn != conn);
-            }
             return false;
         };
         let Some(c) = self.conns.remove(&conn) else {
@@ -628,6 +625,17 @@ impl Server {
             }
         }
         true
+    }
+
+    /// `conn` closed for good (a clean close, or one that cannot
+    /// resume): its logs go with it. A Streamable HTTP connection is
+    /// never resumable past its end.
+    pub(super) fn resume_forget(&mut self, conn: ConnectionId) {
+        let opted = self.resume.conns.remove(&conn).is_some();
+        let http = self.resume.http.remove(&conn).is_some();
+        if opted || http {
+            self.resume.sessions.retain(|_, s| s.conn != conn);
+        }
     }
 
     /// How many of `user`'s connections to `agent` are detached.
@@ -874,7 +882,7 @@ mod tests {
     use alloc::vec::Vec;
     use core::time::Duration;
 
-    use super::super::{Action, AgentRun, Principal, Profile, Server, ServerConfig};
+    use super::super::{Action, AgentRun, Ending, Principal, Profile, Server, ServerConfig};
     use super::*;
     use crate::remote::resume::unstamp;
 
@@ -1027,7 +1035,7 @@ mod tests {
         let first = got[0].1;
 
         // The connection breaks: nothing is cancelled, the turn goes on.
-        h.server.handle_closed(h.now, c);
+        h.server.handle_closed(h.now, c, Ending::Broken);
         let acts = h.server.take_actions();
         assert!(writes(&acts).is_empty(), "{acts:?}");
         assert_eq!(h.server.detached_connections(), 1);
@@ -1093,7 +1101,7 @@ mod tests {
         let mut h = H::new();
         let c = h.opted_with_session();
         assert_eq!(sent(&h.agent(&update(0)), c).len(), 1);
-        h.server.handle_closed(h.now, c);
+        h.server.handle_closed(h.now, c, Ending::Broken);
         let _ = h.server.take_actions();
         let d = h.open();
         let back = format!(
@@ -1137,7 +1145,7 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"s1","prompt":[]}}"#,
         );
         let prompt_id = H::agent_id(&acts);
-        h.server.handle_closed(h.now, c);
+        h.server.handle_closed(h.now, c, Ending::Broken);
         let _ = h.agent(&format!(
             r#"{{"jsonrpc":"2.0","id":{prompt_id},"result":{{"stopReason":"end_turn"}}}}"#
         ));
@@ -1170,7 +1178,7 @@ mod tests {
     fn a_client_that_never_comes_back_leaves_after_the_grace() {
         let mut h = H::new();
         let c = h.opted_with_session();
-        h.server.handle_closed(h.now, c);
+        h.server.handle_closed(h.now, c, Ending::Broken);
         let _ = h.server.take_actions();
         let end = h.server.poll_timeout().unwrap();
         assert_eq!(end, DEFAULT_RESUME_GRACE);
@@ -1183,11 +1191,63 @@ mod tests {
         assert_eq!(h.server.detached_connections(), 0);
     }
 
+    /// A client that says goodbye (a close frame) is not waited for:
+    /// its sessions are cancelled now, nothing is held, no grace runs,
+    /// and a later cursor naming it resumes nothing.
+    #[test]
+    fn a_clean_close_keeps_nothing_for_a_resume() {
+        let mut h = H::new();
+        let c = h.opted_with_session();
+        let _ = h.client(
+            c,
+            r#"{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"s1","prompt":[]}}"#,
+        );
+        h.server.handle_closed(h.now, c, Ending::Clean);
+        let acts = h.server.take_actions();
+        assert!(
+            writes(&acts).iter().any(|w| w.contains("session/cancel")),
+            "{acts:?}"
+        );
+        assert_eq!(h.server.detached_connections(), 0);
+        assert_eq!(h.server.connections(), 0);
+        assert_eq!(h.server.poll_timeout(), None, "no grace runs");
+        // What the agent still says goes nowhere, and is not kept.
+        assert!(sent(&h.agent(&update(1)), c).is_empty());
+        let d = h.open();
+        let back = format!(
+            r#"{{"jsonrpc":"2.0","id":"r1","method":"initialize","params":{{"_meta":{{"acp-codec/resume":{{}},"acp-codec/cursor":{{"connection":"{}","position":1}}}}}}}}"#,
+            c.0
+        );
+        let acts = h.client(d, &back);
+        assert_eq!(writes(&acts).len(), 1, "a fresh initialize, to the agent");
+        let id = H::agent_id(&acts);
+        let acts = h.agent(&format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"result":{{"protocolVersion":1}}}}"#
+        ));
+        let Some(Action::Send { text, .. }) = acts.first() else {
+            panic!("{acts:?}")
+        };
+        assert!(unstamp(text).is_none(), "nothing resumed: {text}");
+    }
+
+    /// The same connection broken instead: nothing is cancelled, it is
+    /// held for the grace.
+    #[test]
+    fn a_broken_connection_is_held_where_a_clean_close_is_not() {
+        let mut h = H::new();
+        let c = h.opted_with_session();
+        h.server.handle_closed(h.now, c, Ending::Broken);
+        let acts = h.server.take_actions();
+        assert!(writes(&acts).is_empty(), "{acts:?}");
+        assert_eq!(h.server.detached_connections(), 1);
+        assert_eq!(h.server.poll_timeout(), Some(DEFAULT_RESUME_GRACE));
+    }
+
     #[test]
     fn after_the_grace_a_reconnect_gets_no_positions_and_a_cursor_is_a_gap() {
         let mut h = H::new();
         let c = h.opted_with_session();
-        h.server.handle_closed(h.now, c);
+        h.server.handle_closed(h.now, c, Ending::Broken);
         h.now = DEFAULT_RESUME_GRACE;
         h.server.handle_timeout(h.now);
         let _ = h.server.take_actions();

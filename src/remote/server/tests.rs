@@ -9,6 +9,7 @@ use core::time::Duration;
 
 use super::*;
 use crate::framing::{FrameError, LineTooLong};
+use crate::remote::DEFAULT_RESUME_GRACE;
 use crate::PeekedId;
 
 const T0: Duration = Duration::ZERO;
@@ -183,7 +184,7 @@ fn a_session_is_its_creators_and_never_reaches_another_user() {
     assert_eq!(sent(&acts, ana), [line]);
     assert!(sent(&acts, bo).is_empty());
     // Ownership never lapses: ana leaves, bo still may not reattach.
-    h.server.handle_closed(h.now, ana);
+    h.server.handle_closed(h.now, ana, Ending::Clean);
     h.settle();
     let load = r#"{"jsonrpc":"2.0","id":6,"method":"session/load","params":{"sessionId":"s1","cwd":"/","mcpServers":[]}}"#;
     let acts = h.text(bo, load);
@@ -263,7 +264,7 @@ fn sent_bytes_free_the_queue_and_a_stalled_socket_closes() {
 #[test]
 fn replay_goes_to_the_client_that_reattaches() {
     let (mut h, run, ana) = with_session(users_config());
-    h.server.handle_closed(h.now, ana);
+    h.server.handle_closed(h.now, ana, Ending::Broken);
     let acts = h.settle();
     assert!(writes(&acts)[0].contains("session/cancel"));
     let missed = update("s1", "while away");
@@ -350,7 +351,7 @@ fn per_user_agents_start_on_first_message_stop_idle_and_are_capped() {
     assert!(sent(&acts, b)[0].contains("-32012"), "{acts:?}");
     // Ana leaves: her agent stops once idle.
     h.server.handle_sent(h.now, b, 1000);
-    h.server.handle_closed(h.now, a);
+    h.server.handle_closed(h.now, a, Ending::Clean);
     h.actions();
     assert_eq!(h.server.poll_timeout(), Some(secs(60)));
     h.now = secs(60);
@@ -377,7 +378,7 @@ fn at_the_cap_the_agent_without_a_connection_longest_is_evicted() {
     let a = h.server.open(h.now, Profile::WebSocket, &ana).unwrap();
     h.server.handle_text(h.now, a, &init(0));
     let run = started(&h.settle())[0];
-    h.server.handle_closed(h.now, a);
+    h.server.handle_closed(h.now, a, Ending::Broken);
     h.settle();
     let bo = Principal::user("bo", Permissions::READ_WRITE);
     let b = h.server.open(h.now, Profile::WebSocket, &bo).unwrap();
@@ -845,7 +846,7 @@ fn a_detached_connection_never_keeps_its_user_from_coming_back() {
     assert_eq!(err, ConnectError::TooManyConnections { limit: 1 });
 
     // The connection breaks: detached, and the user may connect again.
-    h.server.handle_closed(h.now, first);
+    h.server.handle_closed(h.now, first, Ending::Broken);
     assert!(writes(&h.settle()).is_empty(), "nothing is cancelled");
     assert_eq!(h.server.detached_connections(), 1);
     let (back, _) = open_resumable(&mut h, &mut runs, &ana, Some(&stream));
@@ -857,21 +858,62 @@ fn a_detached_connection_never_keeps_its_user_from_coming_back() {
     // Two break in turn (the second a fresh connection, not a resume):
     // one detached connection is kept, the older leaves as at the end of
     // its grace.
-    h.server.handle_closed(h.now, back);
+    h.server.handle_closed(h.now, back, Ending::Broken);
     let _ = h.settle();
     h.now += secs(1);
     let (fresh, fresh_stream) = open_resumable(&mut h, &mut runs, &ana, None);
-    h.server.handle_closed(h.now, fresh);
+    h.server.handle_closed(h.now, fresh, Ending::Broken);
     let _ = h.settle();
     assert_eq!(h.server.detached_connections(), 1);
     // `back`'s stream is gone (no positions), `fresh`'s is kept.
     let (gone, none) = open_resumable(&mut h, &mut runs, &ana, Some(&stream));
     assert_eq!(none, None);
-    h.server.handle_closed(h.now, gone);
+    h.server.handle_closed(h.now, gone, Ending::Broken);
     let _ = h.settle();
     let (_, kept) = open_resumable(&mut h, &mut runs, &ana, fresh_stream.as_deref());
     assert!(kept.is_some() && kept == fresh_stream, "{kept:?}");
     assert_eq!(h.server.detached_connections(), 0);
+}
+
+/// A user's agent's idle clock starts when her last connection closes
+/// cleanly; when it breaks (a client that resumes), only once the
+/// resume grace is over.
+#[test]
+fn the_idle_clock_starts_at_a_clean_close_and_after_the_grace_of_a_break() {
+    let idle = secs(60);
+    let ana = Principal::user("ana", Permissions::READ_WRITE);
+    for (ending, stops_at) in [
+        (Ending::Clean, secs(5) + idle),
+        (Ending::Broken, secs(5) + DEFAULT_RESUME_GRACE + idle),
+    ] {
+        let mut h = Harness::new(per_user(1));
+        let mut runs = Vec::new();
+        let (c, stream) = open_resumable(&mut h, &mut runs, &ana, None);
+        assert!(stream.is_some(), "the client resumes");
+        let run = runs[0];
+        h.now = secs(5);
+        h.server.handle_closed(h.now, c, ending);
+        let _ = h.settle();
+        if ending == Ending::Broken {
+            // Held: the grace ends first, then the idle time runs.
+            assert_eq!(h.server.poll_timeout(), Some(h.now + DEFAULT_RESUME_GRACE));
+            h.now += DEFAULT_RESUME_GRACE;
+            h.server.handle_timeout(h.now);
+            let acts = h.settle();
+            assert!(!acts.iter().any(|a| matches!(a, Action::StopAgent { .. })));
+        }
+        assert_eq!(h.server.poll_timeout(), Some(stops_at), "{ending:?}");
+        h.now = stops_at;
+        h.server.handle_timeout(h.now);
+        let acts = h.actions();
+        assert!(
+            acts.contains(&Action::StopAgent {
+                run,
+                why: StopReason::Idle
+            }),
+            "{ending:?}: {acts:?}"
+        );
+    }
 }
 
 #[test]
@@ -1027,7 +1069,7 @@ fn a_loads_answer_comes_after_its_history_on_the_sessions_stream() {
         run,
         &format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"sessionId":"s1"}}}}"#),
     );
-    h.server.handle_closed(h.now, first);
+    h.server.handle_closed(h.now, first, Ending::Broken);
     h.settle();
 
     // Another connection loads s1 (a client after a failover).

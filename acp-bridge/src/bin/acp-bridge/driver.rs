@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use acp_codec::remote::{
-    Action, AgentRun, CloseCode, ConnectionId, Position, Server, ServerConfig, Stream,
+    Action, AgentRun, CloseCode, ConnectionId, Ending, Position, Server, ServerConfig, Stream,
 };
 use tokio::sync::{mpsc, Notify};
 
@@ -195,10 +195,11 @@ impl Driver {
         }
     }
 
-    /// A connection is gone (its peer left, or it was closed).
-    pub fn closed(self: &Arc<Self>, conn: ConnectionId) {
+    /// A connection is gone, as `ending` says (its peer said goodbye,
+    /// or it broke).
+    pub fn closed(self: &Arc<Self>, conn: ConnectionId, ending: Ending) {
         lock(&self.conns).remove(&conn);
-        self.with(|s, now| s.handle_closed(now, conn));
+        self.with(|s, now| s.handle_closed(now, conn, ending));
     }
 
     /// `conn` was deleted (the core closed it already): its writer ends.

@@ -45,8 +45,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use acp_codec::remote::{
-    ConnectionId, HttpHead, HttpRefusal, HttpRoute, Position, PostOutcome, Principal, Stream,
-    HEADER_CONNECTION_ID, HEADER_LAST_EVENT_ID, HEADER_SESSION_ID,
+    ConnectionId, Ending, HttpHead, HttpRefusal, HttpRoute, Position, PostOutcome, Principal,
+    Stream, HEADER_CONNECTION_ID, HEADER_LAST_EVENT_ID, HEADER_SESSION_ID,
 };
 use axum::extract::Request;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
@@ -302,7 +302,8 @@ async fn run(app: Http, conn: Arc<Conn>, mut rx: mpsc::UnboundedReceiver<ToConn>
         "http connection {} ({}) closed: {why}",
         conn.name, conn.tag
     ));
-    app.driver.closed(conn.conn);
+    // The core closed or deleted it already: nothing is left to hold.
+    app.driver.closed(conn.conn, Ending::Clean);
 }
 
 /// `GET`: the connection's SSE stream, or a session's; with

@@ -312,13 +312,13 @@ struct Args {
     #[arg(long, env = "GEMINI_BRIDGE_TOKEN_FILE")]
     token_file: Option<PathBuf>,
     /// Most connections of one user of the token file.
-    #[arg(long, default_value_t = acp_codec::remote::DEFAULT_MAX_USER_CONNECTIONS)]
+    #[arg(long, default_value_t = core_default().max_user_connections)]
     max_user_connections: usize,
     /// Most sessions one user holds open at once.
-    #[arg(long, default_value_t = acp_codec::remote::DEFAULT_MAX_USER_SESSIONS)]
+    #[arg(long, default_value_t = core_default().max_user_sessions)]
     max_user_sessions: usize,
     /// Most bytes queued, unsent, for all of one user's connections.
-    #[arg(long, default_value_t = 64 * 1024 * 1024, value_parser = at_least_one)]
+    #[arg(long, default_value_t = core_default().max_user_buffered_bytes, value_parser = at_least_one)]
     max_user_buffered_bytes: usize,
     /// TLS certificate chain (PEM, leaf first).
     #[arg(long, env = "GEMINI_BRIDGE_TLS_CERT")]
@@ -334,10 +334,10 @@ struct Args {
     )]
     origins: Vec<String>,
     /// Largest message either way (bytes).
-    #[arg(long, env = "GEMINI_BRIDGE_MAX_MESSAGE_BYTES", default_value_t = acp_codec::limits::DEFAULT_MAX_LINE_LEN,
+    #[arg(long, env = "GEMINI_BRIDGE_MAX_MESSAGE_BYTES", default_value_t = core_default().max_message,
           value_parser = at_least_one)]
     max_message_bytes: usize,
-    /// The agent command, split on whitespace.
+    /// The agent command: words split on whitespace, '…' and "…" quoting.
     #[arg(long, env = "GEMINI_BRIDGE_AGENT", conflicts_with = "gemini")]
     agent: Option<String>,
     /// Run `gemini --acp` (with `GEMINI_MODEL`, `GEMINI_APPROVAL_MODE`).
@@ -356,20 +356,20 @@ struct Args {
     state_dir: PathBuf,
     /// With a token file: stop a user's agent after this many seconds with
     /// no connection and no message.
-    #[arg(long, default_value_t = 600, value_parser = at_least_one_u64)]
+    #[arg(long, default_value_t = core_default().agent_idle.as_secs(), value_parser = at_least_one_u64)]
     agent_idle_secs: u64,
     /// With a token file: most user agent processes at once (past it, the
     /// one without a connection the longest is stopped to make room).
-    #[arg(long, default_value_t = 16, value_parser = at_least_one)]
+    #[arg(long, default_value_t = core_default().max_agents, value_parser = at_least_one)]
     max_agents: usize,
     /// A client that takes longer to accept one message is dropped (ms).
-    #[arg(long, default_value_t = 30_000)]
+    #[arg(long, default_value_t = millis(core_default().slow_client))]
     slow_client_ms: u64,
     /// Most Streamable HTTP connections at once.
-    #[arg(long, default_value_t = 256)]
+    #[arg(long, default_value_t = core_default().max_http_connections)]
     max_http_connections: usize,
     /// Most bytes queued for one Streamable HTTP connection's streams.
-    #[arg(long, default_value_t = 64 * 1024 * 1024)]
+    #[arg(long, default_value_t = core_default().max_buffered_bytes)]
     max_buffered_bytes: usize,
     /// A connection not authenticated (TLS handshake, request head, token)
     /// within this many seconds is closed.
@@ -377,7 +377,7 @@ struct Args {
     handshake_secs: u64,
     /// A WebSocket client that sends no message for this many seconds
     /// after the upgrade is closed (1008).
-    #[arg(long, default_value_t = 10, value_parser = at_least_one_u64)]
+    #[arg(long, default_value_t = core_default().first_message.as_secs(), value_parser = at_least_one_u64)]
     first_message_secs: u64,
     /// Most connections not yet authenticated, in all; more are closed at
     /// once.
@@ -395,7 +395,7 @@ struct Args {
     /// reattaches it with session/load or session/resume (0: none); also
     /// the budget of each stream's log for resuming (an SSE stream
     /// reopened with Last-Event-ID, a WebSocket client that asked).
-    #[arg(long, env = "GEMINI_BRIDGE_REPLAY_BYTES", default_value_t = acp_codec::remote::DEFAULT_REPLAY_BUDGET)]
+    #[arg(long, env = "GEMINI_BRIDGE_REPLAY_BYTES", default_value_t = core_default().replay_bytes)]
     replay_bytes: usize,
     /// A path every confined agent may read and execute (repeatable).
     #[arg(long = "agent-ro", value_name = "PATH")]
@@ -436,6 +436,17 @@ struct Args {
     /// 3 when partly, 1 when not at all.
     #[arg(long)]
     check_confinement: bool,
+}
+
+/// The core's defaults, which the flags' defaults are (one place for
+/// each number: [`ServerConfig::default`]).
+fn core_default() -> ServerConfig {
+    ServerConfig::default()
+}
+
+/// `d` in whole milliseconds, for a flag in ms.
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
 fn at_least_one(v: &str) -> Result<usize, String> {
@@ -596,12 +607,12 @@ fn agent_command(
         }
         return Ok(cmd);
     }
-    let agent: Vec<String> = agent
-        .as_deref()
-        .unwrap_or("")
-        .split_whitespace()
-        .map(str::to_owned)
-        .collect();
+    let words = |flag: &str, line: Option<String>| match line {
+        Some(line) if !line.trim().is_empty() => acp_bridge::supervisor::split_command(&line)
+            .map_err(|e| format!("{flag} {line:?}: {e}")),
+        _ => Ok(Vec::new()),
+    };
+    let agent = words("--agent", agent)?;
     if !agent.is_empty() {
         return Ok(agent);
     }
@@ -611,13 +622,7 @@ fn agent_command(
         exe.to_string_lossy().into_owned(),
         "--mock-agent".to_owned(),
     ];
-    cmd.extend(
-        mock_args
-            .as_deref()
-            .unwrap_or("")
-            .split_whitespace()
-            .map(str::to_owned),
-    );
+    cmd.extend(words("--mock-args", mock_args)?);
     Ok(cmd)
 }
 
@@ -882,4 +887,20 @@ async fn run() -> ExitCode {
     )
     .await;
     ExitCode::SUCCESS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Without flags the core runs with its own defaults: each flag's
+    /// default reaches the field it names.
+    #[test]
+    fn the_flags_defaults_are_the_cores() {
+        let args = Args::try_parse_from(["acp-bridge"]).unwrap();
+        let (config, _) = args.into_config().unwrap();
+        let mut expected = ServerConfig::default();
+        expected.hash_key = config.core.hash_key;
+        assert_eq!(config.core, expected);
+    }
 }

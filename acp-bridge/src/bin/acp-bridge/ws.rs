@@ -27,7 +27,9 @@ use tokio_tungstenite::WebSocketStream;
 
 use crate::driver::{Driver, ToConn};
 use crate::respond::{answer, random_name};
-use acp_codec::remote::{ConnectionId, Principal, HEADER_CONNECTION_ID, HEADER_MAX_MESSAGE};
+use acp_codec::remote::{
+    ConnectionId, Ending, Principal, HEADER_CONNECTION_ID, HEADER_MAX_MESSAGE,
+};
 
 /// Bytes read from a socket at a time: an idle connection holds this
 /// much, not tungstenite's default 128 KiB (a larger message still grows
@@ -166,7 +168,7 @@ struct Opened {
 impl Drop for Opened {
     fn drop(&mut self) {
         if let Some(conn) = self.conn.take() {
-            self.driver.closed(conn);
+            self.driver.closed(conn, Ending::Broken);
         }
     }
 }
@@ -194,11 +196,13 @@ async fn client(
         done.clone(),
     ));
     driver.log_line(&format!("{tag}: websocket connected ({conn})"));
-    tokio::select! {
-        () = read_frames(&driver, conn, &mut source) => {}
-        () = done.notified() => {}
-    }
-    driver.closed(conn);
+    let ending = tokio::select! {
+        ending = read_frames(&driver, conn, &mut source) => ending,
+        // The writer stopped: the core closed the connection (it knows),
+        // or the socket failed.
+        () = done.notified() => Ending::Broken,
+    };
+    driver.closed(conn, ending);
     finish(writer).await;
     driver.log_line(&format!("{tag}: websocket left ({conn})"));
 }
@@ -213,22 +217,28 @@ async fn finish(mut writer: tokio::task::JoinHandle<()>) {
     }
 }
 
-/// Hands the client's frames to the core until the client leaves.
-async fn read_frames(driver: &Arc<Driver>, conn: ConnectionId, source: &mut SplitStream<Socket>) {
+/// Hands the client's frames to the core until the client leaves: with
+/// a close frame ([`Ending::Clean`]), or without one.
+async fn read_frames(
+    driver: &Arc<Driver>,
+    conn: ConnectionId,
+    source: &mut SplitStream<Socket>,
+) -> Ending {
     while let Some(next) = source.next().await {
         match next {
             Ok(Message::Text(text)) => driver.with(|s, now| s.handle_text(now, conn, &text)),
             Ok(Message::Binary(_)) => driver.with(|s, now| s.handle_binary(now, conn)),
-            Ok(Message::Close(_)) => return,
+            Ok(Message::Close(_)) => return Ending::Clean,
             Ok(_) => {}
             Err(e) => {
                 if let Some(size) = too_big(&e) {
                     driver.with(|s, now| s.handle_too_large(now, conn, size));
                 }
-                return;
+                return Ending::Broken;
             }
         }
     }
+    Ending::Broken
 }
 
 /// Sends what the core queues for `conn`, reporting each message sent;
