@@ -266,6 +266,7 @@ mod door;
 mod driver;
 mod http;
 mod log;
+mod metrics;
 mod respond;
 mod server;
 mod ws;
@@ -342,6 +343,15 @@ struct Args {
     /// agent's gemini-acp.USER.log).
     #[arg(long, env = "GEMINI_BRIDGE_LOG_DIR", default_value = ".")]
     log_dir: PathBuf,
+    /// The lines on stderr: `human` (one line a message) or `json` (one
+    /// JSON object a line).
+    #[arg(long, value_enum, default_value = "human")]
+    log_format: log::Format,
+    /// Also serve `/metrics` (Prometheus text) with no token on this
+    /// address, which must be loopback (`127.0.0.1:9464`); `/metrics` on
+    /// the main listener needs the same token as `/acp`.
+    #[arg(long, value_name = "ADDR")]
+    metrics_addr: Option<SocketAddr>,
     /// With a token file: where each user's agent gets its own HOME
     /// (USER/home) and working directory (USER/work).
     #[arg(long, env = "GEMINI_BRIDGE_STATE_DIR", default_value = "agents")]
@@ -436,6 +446,7 @@ fn at_least_one_u64(v: &str) -> Result<u64, String> {
 /// processes' settings.
 struct Config {
     bind: SocketAddr,
+    metrics: Option<SocketAddr>,
     listen: Listen,
     core: ServerConfig,
     processes: Processes,
@@ -444,6 +455,19 @@ struct Config {
 impl Args {
     /// The configuration, and a warning to log loudly at start.
     fn into_config(self) -> Result<(Config, Option<String>), String> {
+        if let Some(addr) = self.metrics_addr {
+            if !addr.ip().is_loopback() {
+                return Err(format!(
+                    "--metrics-addr {addr} is not loopback: that listener has no token; scrape /metrics on the main listener with a token instead"
+                ));
+            }
+        }
+        std::fs::create_dir_all(&self.log_dir).map_err(|e| {
+            format!(
+                "cannot create the log directory {}: {e}",
+                self.log_dir.display()
+            )
+        })?;
         let token = self.token.filter(|t| !t.is_empty());
         let auth = match (&self.token_file, token) {
             (Some(path), _) => Auth::Users(users::TokenFile::load(path)?),
@@ -520,6 +544,7 @@ impl Args {
         };
         let config = Config {
             bind: SocketAddr::new(self.host, self.port),
+            metrics: self.metrics_addr,
             listen: Listen {
                 access: Access {
                     auth,
@@ -684,7 +709,9 @@ async fn run() -> ExitCode {
         args.remove(0);
         return run_mock_agent(args).await;
     }
-    let (config, warning) = match Args::parse().into_config() {
+    let args = Args::parse();
+    log::init(args.log_format);
+    let (config, warning) = match args.into_config() {
         Ok(c) => c,
         Err(e) => {
             eprintln!("acp-bridge: {e}");
@@ -697,6 +724,21 @@ async fn run() -> ExitCode {
             eprintln!("acp-bridge: cannot listen on {}: {e}", config.bind);
             return ExitCode::FAILURE;
         }
+    };
+    let metrics_listener = match config.metrics {
+        Some(addr) => match tokio::net::TcpListener::bind(addr).await {
+            Ok(l) => {
+                if let Ok(at) = l.local_addr() {
+                    eprintln!("acp-bridge: metrics on http://{at}/metrics");
+                }
+                Some(l)
+            }
+            Err(e) => {
+                eprintln!("acp-bridge: cannot listen on {addr} (--metrics-addr): {e}");
+                return ExitCode::FAILURE;
+            }
+        },
+        None => None,
     };
     let Config {
         listen,
@@ -723,12 +765,17 @@ async fn run() -> ExitCode {
     }
     let http = Arc::new(http::Connections::default());
     let listen = Arc::new(listen);
+    let metrics = Arc::new(metrics::registry(&driver));
+    if let Some(l) = metrics_listener {
+        tokio::spawn(server::serve_metrics(l, metrics.clone()));
+    }
     server::serve(
         listener,
         App {
             driver,
             http,
             listen,
+            metrics,
         },
     )
     .await;
