@@ -451,3 +451,76 @@ async fn trace_context_passes_through_unchanged_and_otel_variables_only_when_nam
     drop(bridge);
     let _ = std::fs::remove_dir_all(&agent_dir);
 }
+
+/// CPU time (user and system, ms) of process `pid`'s own threads.
+fn cpu_ms(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // The fields after the command (which may hold spaces): state is the
+    // first, utime the 12th, stime the 13th.
+    let rest = &stat[stat.rfind(')').unwrap() + 2..];
+    let fields: Vec<u64> = rest
+        .split_whitespace()
+        .skip(11)
+        .take(2)
+        .map(|f| f.parse().unwrap())
+        .collect();
+    // SAFETY: sysconf reads a constant of the system.
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
+    (fields[0] + fields[1]) * 1000 / ticks
+}
+
+fn env_or(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// The relay's CPU time over many turns, for comparing builds (with and
+/// without metrics and tracing): `WS_BRIDGE_EXE=PATH cargo test --release
+/// -p acp-bridge --test integration -- --ignored --exact
+/// operator::relay_cpu --nocapture`; `OPERATOR_CPU_CLIENTS` (8),
+/// `OPERATOR_CPU_TURNS` (50 each), `OPERATOR_CPU_BIG` (bytes of a tool's
+/// output per turn, 0).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore]
+async fn relay_cpu() {
+    let clients = env_or("OPERATOR_CPU_CLIENTS", 8);
+    let turns = env_or("OPERATOR_CPU_TURNS", 50);
+    let big = env_or("OPERATOR_CPU_BIG", 0);
+    let mock = format!("--big-bytes {big}");
+    let bridge = Bridge::start("operator_cpu", &["--mock-args", &mock]);
+    let url = bridge.url();
+    let before = cpu_ms(bridge.pid());
+    let start = Instant::now();
+    let runs: Vec<_> = (0..clients)
+        .map(|_| {
+            let url = url.clone();
+            tokio::spawn(async move {
+                let mut c = connect_with(&url, None, None).await.unwrap();
+                let project = scratch_dir("operator_cpu_project");
+                let session = c.open_session(&project).await;
+                let mut received = 0;
+                for _ in 0..turns {
+                    let t = c.turn(&session, "hello").await;
+                    assert_eq!(t.stop_reason, "end_turn");
+                    received = c.received;
+                }
+                let _ = std::fs::remove_dir_all(&project);
+                received
+            })
+        })
+        .collect();
+    let mut bytes = 0;
+    for r in runs {
+        bytes += r.await.unwrap();
+    }
+    let wall = start.elapsed();
+    let cpu = cpu_ms(bridge.pid()) - before;
+    let all = clients * turns;
+    println!(
+        "relay CPU: {cpu} ms for {all} turns ({bytes} bytes to clients) in {:.2} s: {:.0} us a turn",
+        wall.as_secs_f64(),
+        cpu as f64 * 1000.0 / all as f64
+    );
+}

@@ -160,11 +160,6 @@ impl Driver {
         r
     }
 
-    /// Reads the core without giving it an input (a scrape).
-    pub fn with_core<R>(&self, f: impl FnOnce(&Server) -> R) -> R {
-        f(&lock(&self.core))
-    }
-
     /// Registers the channel of a connection the core just opened (no
     /// action can name it before: `open` yields none).
     pub fn attach(
@@ -334,6 +329,17 @@ impl Driver {
                 Arc::new(Mutex::new(Log::open(&path, self.processes.log_limit)))
             })
             .clone()
+    }
+}
+
+impl crate::metrics::Source for Driver {
+    fn snapshot(&self) -> (acp_codec::remote::Stats, acp_codec::remote::Census) {
+        let core = lock(&self.core);
+        (core.stats().clone(), core.census())
+    }
+
+    fn counts(&self) -> &Counts {
+        &self.counts
     }
 }
 

@@ -196,7 +196,11 @@
 //!   (past that the bridge waits for the client to read, and drops it after
 //!   `--slow-client-ms`); a connection with no stream open for 60 s is
 //!   closed.
-//! - `GET /health` answers `200 ok`; other paths get 404.
+//! - `GET /health` answers `200 ok`; `GET /metrics` the Prometheus text
+//!   (behind the same token and `Origin` checks as `/acp`; `metrics.rs`);
+//!   other paths get 404.
+//! - Every refusal is logged (`tracing`, a `WARN` line with its `reason`
+//!   and `peer`), at most 10 a second per reason (`log.rs`).
 //! - The front door: at most `--max-unauthenticated` (1024) connections not
 //!   yet authenticated, `--max-unauthenticated-per-address` (64) from one
 //!   address; a connection past either is closed right after the accept.
@@ -227,7 +231,9 @@
 //! | `--gemini`: agent `gemini --acp` | | |
 //! | | `GEMINI_MODEL` (`-m`, with `--gemini`) | Gemini's own |
 //! | | `GEMINI_APPROVAL_MODE` (`--approval-mode`, with `--gemini`) | Gemini's own |
-//! | `--log-dir DIR` | `GEMINI_BRIDGE_LOG_DIR` | . |
+//! | `--log-dir DIR` | `GEMINI_BRIDGE_LOG_DIR` | . (created when missing) |
+//! | `--log-format human\|json` (stderr's lines) | | `human` |
+//! | `--metrics-addr ADDR` (`/metrics` with no token; loopback only) | | none |
 //! | `--state-dir DIR` (with a token file) | `GEMINI_BRIDGE_STATE_DIR` | agents |
 //! | `--agent-idle-secs N` (with a token file) | | 600 |
 //! | `--max-agents N` (with a token file) | | 16 |
@@ -765,7 +771,7 @@ async fn run() -> ExitCode {
     }
     let http = Arc::new(http::Connections::default());
     let listen = Arc::new(listen);
-    let metrics = Arc::new(metrics::registry(&driver));
+    let metrics = Arc::new(metrics::registry(&driver, driver.first_update.clone()));
     if let Some(l) = metrics_listener {
         tokio::spawn(server::serve_metrics(l, metrics.clone()));
     }

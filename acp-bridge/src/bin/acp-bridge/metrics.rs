@@ -9,7 +9,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 
-use acp_codec::remote::{Refusal, Stats};
+use acp_codec::remote::{Census, Refusal, Stats};
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
 use prometheus_client::metrics::counter::ConstCounter;
@@ -18,7 +18,14 @@ use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Registry;
 
-use crate::driver::Driver;
+/// What `/metrics` reads: the core's counters and census (a snapshot
+/// under its lock), and this program's counters.
+pub trait Source: Send + Sync + 'static {
+    /// The core's counters and what exists now.
+    fn snapshot(&self) -> (Stats, Census);
+    /// This program's counters.
+    fn counts(&self) -> &Counts;
+}
 
 /// The counters this program keeps itself.
 #[derive(Debug, Default)]
@@ -67,17 +74,17 @@ pub fn first_update_histogram() -> Histogram {
     Histogram::new(LATENCY_BUCKETS)
 }
 
-/// The registry `/metrics` encodes: the core's view and this program's
-/// counters, and the latency histogram.
-pub fn registry(driver: &Arc<Driver>) -> Registry {
+/// The registry `/metrics` encodes: `source`'s counters and census, and
+/// the first update's latency histogram.
+pub fn registry<S: Source>(source: &Arc<S>, first_update: Histogram) -> Registry {
     let mut registry = Registry::with_prefix("acp_bridge");
     registry.register(
         "first_update_seconds",
         "Time from a prompt to the agent's first message for its session",
-        driver.first_update.clone(),
+        first_update,
     );
     registry.register_collector(Box::new(View {
-        driver: Arc::downgrade(driver),
+        source: Arc::downgrade(source),
     }));
     registry
 }
@@ -91,9 +98,14 @@ pub fn encode(registry: &Registry) -> String {
 }
 
 /// Reads the core and the counters at each scrape.
-#[derive(Debug)]
-struct View {
-    driver: Weak<Driver>,
+struct View<S> {
+    source: Weak<S>,
+}
+
+impl<S> std::fmt::Debug for View<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("View")
+    }
 }
 
 fn counter(e: &mut DescriptorEncoder<'_>, name: &str, help: &str, v: u64) -> std::fmt::Result {
@@ -127,13 +139,13 @@ fn load(n: &AtomicU64) -> u64 {
     n.load(Ordering::Relaxed)
 }
 
-impl Collector for View {
+impl<S: Source> Collector for View<S> {
     fn encode(&self, mut e: DescriptorEncoder<'_>) -> std::fmt::Result {
-        let Some(driver) = self.driver.upgrade() else {
+        let Some(source) = self.source.upgrade() else {
             return Ok(());
         };
-        let (stats, census) = driver.with_core(|s| (s.stats().clone(), s.census()));
-        let counts = &driver.counts;
+        let (stats, census) = source.snapshot();
+        let counts = source.counts();
         let g = |n: usize| ConstGauge::new(i64::try_from(n).unwrap_or(i64::MAX));
         let c = ConstCounter::new;
         let ws = Stats::profile_index(acp_codec::remote::Profile::WebSocket);
