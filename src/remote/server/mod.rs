@@ -594,8 +594,7 @@ impl Server {
             &self.config,
         );
         self.conns.insert(id, conn);
-        let opened = &mut self.stats.connections[Stats::profile_index(profile)];
-        *opened = opened.saturating_add(1);
+        stats::bump(&mut self.stats.connections, Stats::profile_index(profile));
         Ok(id)
     }
 

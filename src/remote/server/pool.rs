@@ -157,8 +157,7 @@ impl Server {
         }
         agent.state = State::Starting(run);
         agent.started_at = now;
-        let started = &mut self.stats.agent_starts[Stats::start_index(why)];
-        *started = started.saturating_add(1);
+        super::stats::bump(&mut self.stats.agent_starts, Stats::start_index(why));
         let user = if agent.dedicated {
             agent.user.clone()
         } else {
@@ -301,8 +300,7 @@ impl Server {
         };
         if !matches!(agent.state, State::Stopped | State::Stopping(..)) {
             agent.prompted.clear();
-            let stopped = &mut self.stats.agent_stops[Stats::stop_index(why)];
-            *stopped = stopped.saturating_add(1);
+            super::stats::bump(&mut self.stats.agent_stops, Stats::stop_index(why));
         }
         match agent.state {
             State::Up(run) | State::Starting(run) => {

@@ -252,8 +252,8 @@ impl Server {
         let mut users: alloc::collections::BTreeSet<Option<&str>> = Default::default();
         for c in self.conns.values() {
             match c.profile {
-                Profile::WebSocket => census.websocket += 1,
-                Profile::StreamableHttp => census.streamable_http += 1,
+                Profile::WebSocket => inc(&mut census.websocket),
+                Profile::StreamableHttp => inc(&mut census.streamable_http),
             }
             users.insert(c.user.as_deref());
             census.queued_bytes = census.queued_bytes.saturating_add(c.backlog.bytes());
@@ -261,10 +261,10 @@ impl Server {
         census.users = users.len();
         for a in self.agents.values() {
             match a.state {
-                State::Starting(_) => census.agents_starting += 1,
-                State::Up(_) => census.agents_running += 1,
-                State::Restarting { .. } => census.agents_restarting += 1,
-                State::Stopping(..) => census.agents_stopping += 1,
+                State::Starting(_) => inc(&mut census.agents_starting),
+                State::Up(_) => inc(&mut census.agents_running),
+                State::Restarting { .. } => inc(&mut census.agents_restarting),
+                State::Stopping(..) => inc(&mut census.agents_stopping),
                 State::Stopped => {}
             }
             census.dropped = census.dropped.saturating_add(a.router.dropped());
@@ -288,10 +288,21 @@ impl Server {
 
     /// Counts and reports a refusal.
     pub(super) fn refused(&mut self, reason: Refusal, conn: Option<ConnectionId>) {
-        if let Some(n) = self.stats.refusals.get_mut(reason.index()) {
-            *n = n.saturating_add(1);
-        }
+        bump(&mut self.stats.refusals, reason.index());
         self.event(Event::Refused { reason, conn });
+    }
+}
+
+/// One more (saturating).
+fn inc(n: &mut usize) {
+    *n = n.saturating_add(1);
+}
+
+/// One more in `counters` at `i` (saturating; nothing for an `i` out of
+/// range).
+pub(super) fn bump(counters: &mut [u64], i: usize) {
+    if let Some(n) = counters.get_mut(i) {
+        *n = n.saturating_add(1);
     }
 }
 
