@@ -185,10 +185,10 @@ pub use router::{
     DEFAULT_MAX_USER_SESSIONS, FORBIDDEN, REPLAY_DROPPED, USER_LIMIT,
 };
 pub use server::{
-    AccessRefusal, Action, AgentRun, ConnectionId, Ending, HttpHead, HttpRefusal, HttpRoute,
-    OpenedStream, PoolMode, PostOutcome, Principal, Profile, Server, ServerConfig, StartReason,
-    StopReason, AGENTS_FULL, BINARY_REFUSED, DEFAULT_SSE_KEEP_ALIVE, HEADER_MAX_MESSAGE,
-    LINE_DROPPED,
+    AccessRefusal, Action, AgentRun, Census, ConnectionId, Ending, Event, HttpHead, HttpRefusal,
+    HttpRoute, OpenedStream, PoolMode, PostOutcome, Principal, Profile, Refusal, Server,
+    ServerConfig, StartReason, Stats, StopReason, AGENTS_FULL, BINARY_REFUSED,
+    DEFAULT_SSE_KEEP_ALIVE, HEADER_MAX_MESSAGE, LINE_DROPPED, MAX_EVENTS,
 };
 pub use transport::{
     answer_stream, check_post, check_response_session, error_stream, is_reattach,

@@ -44,6 +44,8 @@ mod client_terminal;
 #[cfg(target_os = "linux")]
 mod cluster;
 mod library;
+#[cfg(target_os = "linux")]
+mod operator;
 mod rejoin;
 #[cfg(target_os = "linux")]
 mod rejoin_bridge;

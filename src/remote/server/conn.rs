@@ -12,6 +12,7 @@ use core::time::Duration;
 use super::http::{
     no_random_source, refusal, reply_text, unknown_connection, Naming, OVERSIZE_HEAD,
 };
+use super::stats::Refusal;
 use super::{
     ConnectionId, HttpRefusal, OpenedStream, PostOutcome, Principal, Profile, Server, ServerConfig,
 };
@@ -133,21 +134,26 @@ impl Conn {
     }
 
     /// Why it must close at `now`, if it must.
-    pub(super) fn expired(&self, now: Duration, config: &ServerConfig) -> Option<String> {
+    /// The refusal it counts as, when it is one (an idle connection
+    /// closing is not).
+    pub(super) fn expired(
+        &self,
+        now: Duration,
+        config: &ServerConfig,
+    ) -> Option<(Option<Refusal>, String)> {
         if self.backlog.is_stalled(now) {
-            return Some(match self.profile {
+            let why = match self.profile {
                 Profile::WebSocket => "client too slow to receive".to_owned(),
                 Profile::StreamableHttp => "client too slow to read its streams".to_owned(),
-            });
+            };
+            return Some((Some(Refusal::SlowClient), why));
         }
         if self.first_deadline.is_some_and(|d| now >= d) {
-            return Some(format!(
-                "no message within {} s",
-                config.first_message.as_secs()
-            ));
+            let why = format!("no message within {} s", config.first_message.as_secs());
+            return Some((Some(Refusal::FirstMessage), why));
         }
         if self.idle_deadline(config).is_some_and(|d| now > d) {
-            return Some("idle".to_owned());
+            return Some((None, "idle".to_owned()));
         }
         None
     }
@@ -169,6 +175,7 @@ impl Server {
                 .get(..OVERSIZE_HEAD)
                 .unwrap_or(text.as_bytes());
             let e = oversize(head, text.len(), limit);
+            self.refused(Refusal::Oversize, Some(conn));
             self.refuse_ws(now, conn, &e);
             return;
         }
@@ -178,7 +185,12 @@ impl Server {
         match checked {
             Ok(Checked::Forward(message)) => self.forward(now, conn, text, message),
             Ok(Checked::Ignore) => {}
-            Err(e) => self.refuse_ws(now, conn, &e),
+            Err(e) => {
+                if e.close_code().is_some() {
+                    self.refused(Refusal::Protocol, Some(conn));
+                }
+                self.refuse_ws(now, conn, &e);
+            }
         }
     }
 
@@ -188,6 +200,7 @@ impl Server {
         let limit = self.config.max_message;
         let reason = format!("message of {size} bytes exceeds the {limit}-byte limit");
         self.close(now, conn, CloseCode::MESSAGE_TOO_BIG, reason);
+        self.refused(Refusal::Oversize, Some(conn));
     }
 
     /// A binary WebSocket message: answered with `-32700`.
@@ -253,6 +266,7 @@ impl Server {
                     .count()
                     >= self.config.max_http_connections
                 {
+                    self.refused(Refusal::HttpConnections, None);
                     return Err(HttpRefusal::text(503, "too many connections"));
                 }
                 if let Naming::NoSource = naming {
@@ -432,6 +446,11 @@ impl Server {
         let Some(message) = self.resume_inbound(now, conn, message) else {
             return;
         };
+        if let Message::Request(req) = &message {
+            if req.method == crate::acp::names::SESSION_PROMPT {
+                self.turn(&key, conn, req, now);
+            }
+        }
         self.client_message(&key, conn, text, message, now);
     }
 
@@ -453,6 +472,7 @@ impl Server {
         let session = crate::remote::session_field(req.params.as_ref()).into_id();
         let stream = crate::remote::error_stream(&req.method, session.as_deref());
         let text = super::error_answer(&req.id, super::AGENTS_FULL, msg);
+        self.refused(Refusal::AgentsFull, Some(conn));
         self.send(now, conn, stream, text);
     }
 

@@ -14,6 +14,7 @@ mod http;
 mod oversize;
 mod pool;
 mod resume;
+mod stats;
 
 use alloc::borrow::ToOwned;
 use alloc::collections::{BTreeMap, VecDeque};
@@ -36,6 +37,7 @@ pub use conn::BINARY_REFUSED;
 pub use http::{AccessRefusal, HttpHead, HttpRoute};
 pub use oversize::HEADER_MAX_MESSAGE;
 use pool::Agent;
+pub use stats::{Census, Event, Refusal, Stats, MAX_EVENTS};
 
 /// The error answering a request of a user whose agent may not start:
 /// as many agents run as the pool allows, each with a connection.
@@ -488,6 +490,8 @@ pub struct Server {
     actions: VecDeque<Action>,
     /// Resumable delivery's logs and detached connections.
     resume: resume::Resumes,
+    stats: Stats,
+    events: stats::Events,
 }
 
 impl Server {
@@ -505,6 +509,8 @@ impl Server {
             next_run: 1,
             actions: VecDeque::new(),
             resume: resume::Resumes::default(),
+            stats: Stats::default(),
+            events: stats::Events::new(),
         };
         if server.config.pool == PoolMode::Shared {
             server.agent_entry(None, now);
@@ -578,9 +584,20 @@ impl Server {
             None => agent.router.connect(),
             Some(user) => {
                 if agent.router.user_connections(user).saturating_sub(detached) >= limit {
+                    self.refused(Refusal::UserConnections, None);
                     return Err(ConnectError::TooManyConnections { limit });
                 }
-                agent.router.connect_as(user, principal.permissions)?
+                match agent.router.connect_as(user, principal.permissions) {
+                    Ok(client) => client,
+                    Err(e) => {
+                        let reason = match e {
+                            ConnectError::TooManyConnections { .. } => Refusal::UserConnections,
+                            _ => Refusal::Permission,
+                        };
+                        self.refused(reason, None);
+                        return Err(e);
+                    }
+                }
             }
         };
         agent.last_active = now;
@@ -595,6 +612,7 @@ impl Server {
             &self.config,
         );
         self.conns.insert(id, conn);
+        stats::bump(&mut self.stats.connections, Stats::profile_index(profile));
         Ok(id)
     }
 
@@ -705,6 +723,9 @@ impl Server {
                     }
                 }
                 Out::Client { to, stream, text } => {
+                    if let Stream::Session(session) = &stream {
+                        self.first_update(key, session, now);
+                    }
                     let conn = self
                         .agents
                         .get(key)
@@ -774,6 +795,7 @@ impl Server {
                 CloseCode::POLICY_VIOLATION,
                 format!("more than {max} session streams"),
             );
+            self.refused(Refusal::SessionStreams, Some(conn));
             return;
         }
         let user = c.user.clone();
@@ -784,6 +806,7 @@ impl Server {
                 "this user's connections hold more than {limit} bytes unread (--max-user-buffered-bytes)"
             );
             self.close(now, conn, CloseCode::POLICY_VIOLATION, reason);
+            self.refused(Refusal::UserBuffered, Some(conn));
             return;
         }
         let Some(c) = self.conns.get_mut(&conn) else {
@@ -817,13 +840,19 @@ impl Server {
     /// whose backoff is over, stops idle ones, lets messages that waited
     /// too long for a starting agent go on.
     pub fn handle_timeout(&mut self, now: Duration) {
-        let due: Vec<(ConnectionId, String)> = self
+        let due: Vec<(ConnectionId, Option<Refusal>, String)> = self
             .conns
             .iter()
-            .filter_map(|(id, c)| c.expired(now, &self.config).map(|why| (*id, why)))
+            .filter_map(|(id, c)| {
+                c.expired(now, &self.config)
+                    .map(|(refusal, why)| (*id, refusal, why))
+            })
             .collect();
-        for (conn, why) in due {
+        for (conn, refusal, why) in due {
             self.close(now, conn, CloseCode::POLICY_VIOLATION, why);
+            if let Some(refusal) = refusal {
+                self.refused(refusal, Some(conn));
+            }
         }
         let keys: Vec<Option<String>> = self.agents.keys().cloned().collect();
         for key in keys {

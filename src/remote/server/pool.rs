@@ -10,6 +10,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::time::Duration;
 
+use super::Stats;
 use super::{
     Action, AgentRun, ConnectionId, PoolMode, Server, ServerConfig, StartReason, StopReason,
 };
@@ -36,7 +37,7 @@ pub(super) struct Waiting {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum State {
+pub(super) enum State {
     Stopped,
     Starting(AgentRun),
     Up(AgentRun),
@@ -57,10 +58,12 @@ pub(super) struct Agent {
     /// The last connection, client message or agent line.
     pub(super) last_active: Duration,
     pub(super) waiting: VecDeque<Waiting>,
-    state: State,
+    pub(super) state: State,
     restarts: u64,
     backoff: Duration,
     started_at: Duration,
+    /// Sessions prompted and not yet answered by any message: when.
+    pub(super) prompted: BTreeMap<String, Duration>,
 }
 
 impl Agent {
@@ -136,6 +139,7 @@ impl Server {
                 restarts: 0,
                 backoff: config.backoff_min,
                 started_at: now,
+                prompted: BTreeMap::new(),
             }
         })
     }
@@ -153,6 +157,7 @@ impl Server {
         }
         agent.state = State::Starting(run);
         agent.started_at = now;
+        super::stats::bump(&mut self.stats.agent_starts, Stats::start_index(why));
         let user = if agent.dedicated {
             agent.user.clone()
         } else {
@@ -293,6 +298,10 @@ impl Server {
         let Some(agent) = self.agents.get_mut(key) else {
             return;
         };
+        if !matches!(agent.state, State::Stopped | State::Stopping(..)) {
+            agent.prompted.clear();
+            super::stats::bump(&mut self.stats.agent_stops, Stats::stop_index(why));
+        }
         match agent.state {
             State::Up(run) | State::Starting(run) => {
                 agent.state = State::Stopping(run, why);
@@ -370,6 +379,8 @@ impl Server {
                 };
                 agent.backoff = backoff.saturating_mul(2).min(max);
                 agent.restarts = agent.restarts.saturating_add(1);
+                agent.prompted.clear();
+                self.stats.agent_exits = self.stats.agent_exits.saturating_add(1);
                 let mut outs = Vec::new();
                 agent.router.agent_exited(status, backoff, &mut outs);
                 let name = agent.name();
@@ -475,6 +486,7 @@ impl Server {
             return;
         };
         let name = agent.name();
+        self.stats.agent_lines_too_long = self.stats.agent_lines_too_long.saturating_add(1);
         self.log(format!("{name} line skipped: {err}"));
         let Some(agent) = self.agents.get_mut(&key) else {
             return;

@@ -340,6 +340,7 @@ impl Server {
                         }
                         Err(_) => true,
                     };
+                    self.count_resume(gap);
                     if gap {
                         replay.extend(opted.log.owed_after(after).map(|(p, t)| stamp(t, None, p)));
                     }
@@ -441,6 +442,7 @@ impl Server {
                 after,
                 last: Position::START,
             };
+            self.count_resume(true);
             let text = error_text(req, &e);
             self.send_raw(now, conn, Stream::Session(session.to_owned()), text, None);
             return true;
@@ -455,6 +457,7 @@ impl Server {
             }
             Err(e) => Some(e),
         };
+        let counted = gap.is_some();
         let handled = match gap {
             None => {
                 if holds {
@@ -478,6 +481,7 @@ impl Server {
         if let Some(o) = self.resume.conns.get_mut(&conn) {
             o.held.remove(session);
         }
+        self.count_resume(counted);
         for text in out {
             self.send_raw(now, conn, stream.clone(), text, None);
         }
@@ -854,19 +858,30 @@ impl Server {
                 after,
                 last: Position::START,
             };
+            self.count_resume(true);
             return Err(refuse_resume(&e));
         };
-        let missed: Vec<(Position, String)> = log
+        let missed: Result<Vec<(Position, String)>, _> = log
             .resume(after)
-            .map_err(|e| refuse_resume(&e))?
-            .map(|(p, t)| (p, t.to_owned()))
-            .collect();
+            .map(|missed| missed.map(|(p, t)| (p, t.to_owned())).collect());
+        self.count_resume(missed.is_err());
+        let missed = missed.map_err(|e| refuse_resume(&e))?;
         self.log(format!(
             "connection {}: a stream resumed after position {after}: {} events again",
             conn.0,
             missed.len()
         ));
         Ok(missed)
+    }
+
+    /// A resume from a position, with a gap (what the client missed no
+    /// longer kept) or without.
+    fn count_resume(&mut self, gap: bool) {
+        let stats = &mut self.stats;
+        stats.resumes = stats.resumes.saturating_add(1);
+        if gap {
+            stats.gaps = stats.gaps.saturating_add(1);
+        }
     }
 
     /// Connections detached and waiting for their client.

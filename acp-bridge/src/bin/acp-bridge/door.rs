@@ -10,6 +10,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
+use acp_codec::remote::Refusal;
+
 /// The front door's limits.
 #[derive(Debug, Clone, Copy)]
 pub struct DoorLimits {
@@ -51,19 +53,19 @@ impl Door {
     }
 
     /// A place for a new connection from `ip`, unless a cap is reached
-    /// (then the connection is to be closed at once).
-    pub fn admit(self: &Arc<Self>, ip: IpAddr) -> Option<Ticket> {
+    /// (then the connection is to be closed at once: the cap's refusal).
+    pub fn admit(self: &Arc<Self>, ip: IpAddr) -> Result<Ticket, Refusal> {
         let mut c = self.counts();
         if c.total >= self.limits.max_unauthenticated {
-            return None;
+            return Err(Refusal::Unauthenticated);
         }
         let from = c.by_address.entry(ip).or_insert(0);
         if *from >= self.limits.max_per_address {
-            return None;
+            return Err(Refusal::PerAddress);
         }
         *from += 1;
         c.total += 1;
-        Some(Ticket {
+        Ok(Ticket {
             door: self.clone(),
             ip,
             passed: AtomicBool::new(false),

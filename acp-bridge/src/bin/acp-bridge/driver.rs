@@ -7,16 +7,20 @@
 //! plumbing between it and the sockets and processes.
 
 use std::collections::HashMap;
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use acp_codec::remote::{
-    Action, AgentRun, CloseCode, ConnectionId, Ending, Position, Server, ServerConfig, Stream,
+    Action, AgentRun, CloseCode, ConnectionId, Ending, Event, Position, Refusal, Server,
+    ServerConfig, Stream,
 };
+use prometheus_client::metrics::histogram::Histogram;
 use tokio::sync::{mpsc, Notify};
 
-use crate::log::Log;
+use crate::log::{Log, Throttle};
+use crate::metrics::Counts;
 
 /// Name of the shared agent's log file (and of the bridge's events).
 pub const LOG_NAME: &str = "gemini-acp.log";
@@ -45,6 +49,8 @@ pub enum ToConn {
 struct ConnIo {
     tx: mpsc::UnboundedSender<ToConn>,
     kill: Arc<Notify>,
+    /// Its peer's address, for the log.
+    peer: SocketAddr,
 }
 
 /// An agent process's stdin channel, and how to stop it.
@@ -90,6 +96,12 @@ pub struct Driver {
     wake: Notify,
     starter: Starter,
     pub processes: Processes,
+    /// The counters `/metrics` reads beside the core's.
+    pub counts: Counts,
+    /// Time from a prompt to its session's first message.
+    pub first_update: Histogram,
+    /// Refusals' log lines, at most so many a second per reason.
+    throttle: Throttle,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -111,6 +123,9 @@ impl Driver {
             wake: Notify::new(),
             starter,
             processes,
+            counts: Counts::default(),
+            first_update: crate::metrics::first_update_histogram(),
+            throttle: Throttle::default(),
         });
         driver.with(|_, _| ());
         tokio::spawn(timer(driver.clone()));
@@ -120,8 +135,23 @@ impl Driver {
     /// Runs `f` on the core with the time now, then carries out what it
     /// asked for (under the core's lock, so actions keep their order).
     pub fn with<R>(self: &Arc<Self>, f: impl FnOnce(&mut Server, Duration) -> R) -> R {
+        self.with_from(None, f)
+    }
+
+    /// [`with`](Self::with) for an input from `peer`: a refusal of a
+    /// connection not opened yet is logged with its address.
+    pub fn with_from<R>(
+        self: &Arc<Self>,
+        peer: Option<SocketAddr>,
+        f: impl FnOnce(&mut Server, Duration) -> R,
+    ) -> R {
         let mut core = lock(&self.core);
         let r = f(&mut core, self.epoch.elapsed());
+        // Events first: a refused connection's address is still known
+        // before its close is carried out.
+        while let Some(event) = core.poll_event() {
+            self.note(event, peer);
+        }
         while let Some(action) = core.poll_action() {
             self.act(action);
         }
@@ -132,8 +162,73 @@ impl Driver {
 
     /// Registers the channel of a connection the core just opened (no
     /// action can name it before: `open` yields none).
-    pub fn attach(&self, conn: ConnectionId, tx: mpsc::UnboundedSender<ToConn>, kill: Arc<Notify>) {
-        lock(&self.conns).insert(conn, ConnIo { tx, kill });
+    pub fn attach(
+        &self,
+        conn: ConnectionId,
+        tx: mpsc::UnboundedSender<ToConn>,
+        kill: Arc<Notify>,
+        peer: SocketAddr,
+    ) {
+        lock(&self.conns).insert(conn, ConnIo { tx, kill, peer });
+    }
+
+    /// Logs (and, for a turn, traces) one of the core's events; `peer`
+    /// is the address of the input that caused it, when known.
+    fn note(&self, event: Event, peer: Option<SocketAddr>) {
+        match event {
+            Event::Refused { reason, conn } => {
+                let peer = conn
+                    .and_then(|c| lock(&self.conns).get(&c).map(|io| io.peer))
+                    .or(peer);
+                let conn = conn.map_or_else(String::new, |c| c.to_string());
+                self.log_refusal(reason, peer, &conn);
+            }
+            Event::Turn {
+                conn,
+                session,
+                traceparent,
+                tracestate,
+            } => {
+                let span = tracing::info_span!(
+                    "turn",
+                    conn = conn.0,
+                    session = %session,
+                    traceparent = traceparent.as_deref(),
+                    tracestate = tracestate.as_deref(),
+                );
+                span.in_scope(|| tracing::info!("prompt"));
+            }
+            Event::FirstUpdate { session, latency } => {
+                self.first_update.observe(latency.as_secs_f64());
+                tracing::debug!(%session, latency_ms = latency.as_millis() as u64, "first update");
+            }
+            _ => {}
+        }
+    }
+
+    /// A refusal this program decided: counted, and logged (at most so
+    /// many lines a second for each reason).
+    pub fn refused(&self, reason: Refusal, peer: Option<SocketAddr>, detail: &str) {
+        self.counts.refused(reason);
+        self.log_refusal(reason, peer, detail);
+    }
+
+    fn log_refusal(&self, reason: Refusal, peer: Option<SocketAddr>, detail: &str) {
+        let Some(suppressed) = self.throttle.admit(reason) else {
+            return;
+        };
+        let peer = peer.map_or_else(|| "-".to_owned(), |p| p.to_string());
+        let line = format!(
+            "[bridge] refused ({}) from {peer}: {detail} ({suppressed} like it not logged)\n",
+            reason.as_str()
+        );
+        lock(&self.log).write(line.as_bytes());
+        tracing::warn!(
+            reason = reason.as_str(),
+            peer = %peer,
+            suppressed,
+            "refused {detail}"
+        );
     }
 
     /// Registers a started agent process.
@@ -154,6 +249,7 @@ impl Driver {
                 text,
                 position,
             } => {
+                self.counts.to_client.add(text.len());
                 if let Some(c) = lock(&self.conns).get(&to) {
                     let _ = c.tx.send(match position {
                         Some(at) => ToConn::Event(stream, at, text),
@@ -162,6 +258,7 @@ impl Driver {
                 }
             }
             Action::Answer { to, text } => {
+                self.counts.to_client.add(text.len());
                 if let Some(c) = lock(&self.conns).get(&to) {
                     let _ = c.tx.send(ToConn::Answer(text));
                 }
@@ -178,6 +275,7 @@ impl Driver {
                 }
             }
             Action::WriteAgent { run, line } => {
+                self.counts.to_agent.add(line.len());
                 if let Some(r) = lock(&self.runs).get(&run) {
                     let _ = r.stdin.send(line);
                 }
@@ -213,10 +311,11 @@ impl Driver {
         }
     }
 
-    /// Writes one bridge event to the log and to stderr.
+    /// Writes one bridge event to the log file and, through `tracing`,
+    /// to stderr.
     pub fn log_line(&self, text: &str) {
         lock(&self.log).write(format!("[bridge] {text}\n").as_bytes());
-        eprintln!("acp-bridge: {text}");
+        tracing::info!("{text}");
     }
 
     /// The log of `user`'s agent (`None`: the shared log).
@@ -231,6 +330,17 @@ impl Driver {
                 Arc::new(Mutex::new(Log::open(&path, self.processes.log_limit)))
             })
             .clone()
+    }
+}
+
+impl crate::metrics::Source for Driver {
+    fn snapshot(&self) -> (acp_codec::remote::Stats, acp_codec::remote::Census) {
+        let core = lock(&self.core);
+        (core.stats().clone(), core.census())
+    }
+
+    fn counts(&self) -> &Counts {
+        &self.counts
     }
 }
 

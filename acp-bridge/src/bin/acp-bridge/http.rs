@@ -46,7 +46,7 @@ use std::time::Duration;
 
 use acp_codec::remote::{
     ConnectionId, Ending, HttpHead, HttpRefusal, HttpRoute, Position, PostOutcome, Principal,
-    Stream, HEADER_CONNECTION_ID, HEADER_LAST_EVENT_ID, HEADER_SESSION_ID,
+    Refusal, Stream, HEADER_CONNECTION_ID, HEADER_LAST_EVENT_ID, HEADER_SESSION_ID,
 };
 use axum::extract::Request;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
@@ -133,6 +133,8 @@ impl Conn {
 pub struct Http {
     pub driver: Arc<Driver>,
     pub conns: Arc<Connections>,
+    /// The request's peer.
+    pub peer: std::net::SocketAddr,
 }
 
 /// Serves one Streamable HTTP request to `/acp`: the core checks its head
@@ -176,7 +178,13 @@ async fn post(
     let session = header_str(req.headers(), HEADER_SESSION_ID).map(ToOwned::to_owned);
     let body = match axum::body::to_bytes(req.into_body(), max_body).await {
         Ok(body) => body,
-        Err(_) => return Err(answer(app.driver.with(|s, _| s.body_too_large()))),
+        Err(_) => {
+            let refusal = app.driver.with(|s, _| s.body_too_large());
+            let detail = format!("{}: {}", refusal.status, refusal.body);
+            app.driver
+                .refused(Refusal::Oversize, Some(app.peer), &detail);
+            return Err(answer(refusal));
+        }
     };
     let body = String::from_utf8(body.into())
         .map_err(|_| text(StatusCode::BAD_REQUEST, "body is not utf-8"))?;
@@ -186,7 +194,7 @@ async fn post(
     let conns = app.conns.clone();
     // The connection's queues are registered under the core's lock, before
     // any action can name it.
-    let outcome = app.driver.with(|s, now| {
+    let outcome = app.driver.with_from(Some(app.peer), |s, now| {
         let out = s.handle_http_post(now, &who, named, session.as_deref(), &body, random);
         if let Ok(PostOutcome::Opened(conn)) = &out {
             let c = Arc::new(Conn {
@@ -199,7 +207,8 @@ async fn post(
                 }),
             });
             let (tx, rx) = mpsc::unbounded_channel::<ToConn>();
-            app.driver.attach(*conn, tx, Arc::new(Notify::new()));
+            app.driver
+                .attach(*conn, tx, Arc::new(Notify::new()), app.peer);
             conns.lock().insert(*conn, c.clone());
             tokio::spawn(run(app.clone(), c, rx));
         }

@@ -60,3 +60,113 @@ impl Log {
         }
     }
 }
+
+/// The format of the lines on stderr (`--log-format`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// One line a message: time, level, spans and their fields, text.
+    Human,
+    /// One JSON object a line (`timestamp`, `level`, `fields`,
+    /// `target`, `span`, `spans`).
+    Json,
+}
+
+/// Sends `tracing`'s events to stderr in `format`, from level INFO.
+pub fn init(format: Format) {
+    let builder = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_max_level(tracing::Level::INFO)
+        .with_ansi(false);
+    // A second call (none in this program) would keep the first.
+    let _ = match format {
+        Format::Human => builder.try_init(),
+        Format::Json => builder.json().flatten_event(false).try_init(),
+    };
+}
+
+/// Refusals logged per reason in one second, at most: a flood of them
+/// writes a few lines a second, and the next line after it says how many
+/// were left out.
+pub const REFUSALS_PER_SECOND: u32 = 10;
+
+/// One reason's window.
+#[derive(Debug, Clone, Copy)]
+struct Window {
+    start: Option<std::time::Instant>,
+    logged: u32,
+    suppressed: u64,
+}
+
+/// Rate limit of refusals' log lines, per reason.
+#[derive(Debug)]
+pub struct Throttle {
+    windows: std::sync::Mutex<[Window; acp_codec::remote::Refusal::COUNT]>,
+}
+
+impl Default for Throttle {
+    fn default() -> Self {
+        let w = Window {
+            start: None,
+            logged: 0,
+            suppressed: 0,
+        };
+        Self {
+            windows: std::sync::Mutex::new([w; acp_codec::remote::Refusal::COUNT]),
+        }
+    }
+}
+
+impl Throttle {
+    /// Whether a line for `reason` may be written now: `Some` with how
+    /// many were left out since the last one written, `None` to leave
+    /// this one out.
+    pub fn admit(&self, reason: acp_codec::remote::Refusal) -> Option<u64> {
+        self.admit_at(reason, std::time::Instant::now())
+    }
+
+    fn admit_at(&self, reason: acp_codec::remote::Refusal, now: std::time::Instant) -> Option<u64> {
+        let mut windows = self
+            .windows
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let w = windows.get_mut(reason.index())?;
+        let fresh = w
+            .start
+            .is_none_or(|s| now.duration_since(s) >= std::time::Duration::from_secs(1));
+        if fresh {
+            w.start = Some(now);
+            w.logged = 0;
+        }
+        if w.logged >= REFUSALS_PER_SECOND {
+            w.suppressed = w.suppressed.saturating_add(1);
+            return None;
+        }
+        w.logged += 1;
+        Some(std::mem::take(&mut w.suppressed))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use acp_codec::remote::Refusal;
+    use std::time::{Duration, Instant};
+
+    #[test]
+    fn a_flood_writes_the_limit_a_second_then_says_how_many_were_left_out() {
+        let t = Throttle::default();
+        let t0 = Instant::now();
+        let admitted = (0..1000)
+            .filter(|_| t.admit_at(Refusal::PerAddress, t0).is_some())
+            .count();
+        assert_eq!(admitted, REFUSALS_PER_SECOND as usize);
+        // Another reason has its own window.
+        assert_eq!(t.admit_at(Refusal::WrongToken, t0), Some(0));
+        let later = t0 + Duration::from_secs(1);
+        assert_eq!(
+            t.admit_at(Refusal::PerAddress, later),
+            Some(1000 - u64::from(REFUSALS_PER_SECOND))
+        );
+        assert_eq!(t.admit_at(Refusal::PerAddress, later), Some(0));
+    }
+}

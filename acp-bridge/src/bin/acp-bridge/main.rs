@@ -202,7 +202,11 @@
 //!   (past that the bridge waits for the client to read, and drops it after
 //!   `--slow-client-ms`); a connection with no stream open for 60 s is
 //!   closed.
-//! - `GET /health` answers `200 ok`; other paths get 404.
+//! - `GET /health` answers `200 ok`; `GET /metrics` the Prometheus text
+//!   (behind the same token and `Origin` checks as `/acp`; `metrics.rs`);
+//!   other paths get 404.
+//! - Every refusal is logged (`tracing`, a `WARN` line with its `reason`
+//!   and `peer`), at most 10 a second per reason (`log.rs`).
 //! - The front door: at most `--max-unauthenticated` (1024) connections not
 //!   yet authenticated, `--max-unauthenticated-per-address` (64) from one
 //!   address; a connection past either is closed right after the accept.
@@ -233,7 +237,9 @@
 //! | `--gemini`: agent `gemini --acp` | | |
 //! | | `GEMINI_MODEL` (`-m`, with `--gemini`) | Gemini's own |
 //! | | `GEMINI_APPROVAL_MODE` (`--approval-mode`, with `--gemini`) | Gemini's own |
-//! | `--log-dir DIR` | `GEMINI_BRIDGE_LOG_DIR` | . |
+//! | `--log-dir DIR` | `GEMINI_BRIDGE_LOG_DIR` | . (created when missing) |
+//! | `--log-format human\|json` (stderr's lines) | | `human` |
+//! | `--metrics-addr ADDR` (`/metrics` with no token; loopback only) | | none |
 //! | `--state-dir DIR` (with a token file) | `GEMINI_BRIDGE_STATE_DIR` | agents |
 //! | `--agent-idle-secs N` (with a token file) | | 600 |
 //! | `--max-agents N` (with a token file) | | 16 |
@@ -274,6 +280,7 @@ mod door;
 mod driver;
 mod http;
 mod log;
+mod metrics;
 mod respond;
 mod server;
 mod ws;
@@ -350,6 +357,15 @@ struct Args {
     /// agent's gemini-acp.USER.log).
     #[arg(long, env = "GEMINI_BRIDGE_LOG_DIR", default_value = ".")]
     log_dir: PathBuf,
+    /// The lines on stderr: `human` (one line a message) or `json` (one
+    /// JSON object a line).
+    #[arg(long, value_enum, default_value = "human")]
+    log_format: log::Format,
+    /// Also serve `/metrics` (Prometheus text) with no token on this
+    /// address, which must be loopback (`127.0.0.1:9464`); `/metrics` on
+    /// the main listener needs the same token as `/acp`.
+    #[arg(long, value_name = "ADDR")]
+    metrics_addr: Option<SocketAddr>,
     /// With a token file: where each user's agent gets its own HOME
     /// (USER/home) and working directory (USER/work).
     #[arg(long, env = "GEMINI_BRIDGE_STATE_DIR", default_value = "agents")]
@@ -469,6 +485,7 @@ fn at_least_one_u64(v: &str) -> Result<u64, String> {
 /// processes' settings.
 struct Config {
     bind: SocketAddr,
+    metrics: Option<SocketAddr>,
     listen: Listen,
     core: ServerConfig,
     processes: Processes,
@@ -477,6 +494,19 @@ struct Config {
 impl Args {
     /// The configuration, and a warning to log loudly at start.
     fn into_config(self) -> Result<(Config, Option<String>), String> {
+        if let Some(addr) = self.metrics_addr {
+            if !addr.ip().is_loopback() {
+                return Err(format!(
+                    "--metrics-addr {addr} is not loopback: that listener has no token; scrape /metrics on the main listener with a token instead"
+                ));
+            }
+        }
+        std::fs::create_dir_all(&self.log_dir).map_err(|e| {
+            format!(
+                "cannot create the log directory {}: {e}",
+                self.log_dir.display()
+            )
+        })?;
         let token = self.token.filter(|t| !t.is_empty());
         let auth = match (&self.token_file, token) {
             (Some(path), _) => Auth::Users(users::TokenFile::load(path)?),
@@ -561,6 +591,7 @@ impl Args {
         };
         let config = Config {
             bind: SocketAddr::new(self.host, self.port),
+            metrics: self.metrics_addr,
             listen: Listen {
                 access: Access {
                     auth,
@@ -838,7 +869,9 @@ async fn run() -> ExitCode {
         args.remove(0);
         return run_mock_agent(args).await;
     }
-    let (config, warning) = match Args::parse().into_config() {
+    let args = Args::parse();
+    log::init(args.log_format);
+    let (config, warning) = match args.into_config() {
         Ok(c) => c,
         Err(e) => {
             eprintln!("acp-bridge: {e}");
@@ -851,6 +884,21 @@ async fn run() -> ExitCode {
             eprintln!("acp-bridge: cannot listen on {}: {e}", config.bind);
             return ExitCode::FAILURE;
         }
+    };
+    let metrics_listener = match config.metrics {
+        Some(addr) => match tokio::net::TcpListener::bind(addr).await {
+            Ok(l) => {
+                if let Ok(at) = l.local_addr() {
+                    eprintln!("acp-bridge: metrics on http://{at}/metrics");
+                }
+                Some(l)
+            }
+            Err(e) => {
+                eprintln!("acp-bridge: cannot listen on {addr} (--metrics-addr): {e}");
+                return ExitCode::FAILURE;
+            }
+        },
+        None => None,
     };
     let Config {
         listen,
@@ -877,12 +925,17 @@ async fn run() -> ExitCode {
     }
     let http = Arc::new(http::Connections::default());
     let listen = Arc::new(listen);
+    let metrics = Arc::new(metrics::registry(&driver, driver.first_update.clone()));
+    if let Some(l) = metrics_listener {
+        tokio::spawn(server::serve_metrics(l, metrics.clone()));
+    }
     server::serve(
         listener,
         App {
             driver,
             http,
             listen,
+            metrics,
         },
     )
     .await;

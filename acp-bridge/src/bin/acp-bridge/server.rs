@@ -11,7 +11,7 @@ use axum::body::Body;
 use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue};
 use axum::middleware::{self, Next};
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get};
 use axum::Router;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
@@ -27,7 +27,7 @@ use crate::http::{self, Connections, Http};
 use crate::respond::answer;
 use crate::ws;
 use acp_bridge::users::{Identity, TokenFile};
-use acp_codec::remote::{AccessRefusal, Principal};
+use acp_codec::remote::{AccessRefusal, Principal, Refusal};
 
 /// Longest wait for a request head (the first is also bounded by
 /// `--handshake-secs`).
@@ -75,6 +75,8 @@ pub struct App {
     pub driver: Arc<Driver>,
     pub http: Arc<Connections>,
     pub listen: Arc<Listen>,
+    /// What `/metrics` encodes.
+    pub metrics: Arc<prometheus_client::registry::Registry>,
 }
 
 /// The peer's address, put in each request's extensions.
@@ -93,6 +95,7 @@ pub async fn serve(listener: TcpListener, app: App) {
         ),
         Err(e) => eprintln!("acp-bridge: listening ({e})"),
     }
+    let driver = app.driver.clone();
     let routes = routes(app.clone());
     let tls = app.listen.tls.clone().map(tokio_rustls::TlsAcceptor::from);
     let door = Door::new(app.listen.door);
@@ -102,21 +105,30 @@ pub async fn serve(listener: TcpListener, app: App) {
             Ok(x) => x,
             Err(e) => {
                 // Out of file descriptors and the like: wait, go on.
-                eprintln!("acp-bridge: accept: {e}");
+                tracing::warn!("accept: {e}");
                 tokio::time::sleep(Duration::from_millis(100)).await;
                 continue;
             }
         };
         // Past the caps on unauthenticated connections: closed at once.
-        let Some(ticket) = door.admit(peer.ip()) else {
-            drop(stream);
-            continue;
+        let ticket = match door.admit(peer.ip()) {
+            Ok(ticket) => ticket,
+            Err(reason) => {
+                drop(stream);
+                driver.refused(
+                    reason,
+                    Some(peer),
+                    "at the door: too many connections not yet authenticated",
+                );
+                continue;
+            }
         };
         let ticket = Arc::new(ticket);
         let _ = stream.set_nodelay(true);
         let routes = routes.clone();
         let tls = tls.clone();
         let door = door.clone();
+        let driver = driver.clone();
         tokio::spawn(async move {
             let served = async {
                 match tls {
@@ -129,13 +141,14 @@ pub async fn serve(listener: TcpListener, app: App) {
             };
             let result = tokio::select! {
                 r = served => r,
-                () = door.expired(&ticket) => Err(format!(
-                    "not authenticated within {} s: closed",
-                    handshake.as_secs()
-                )),
+                () = door.expired(&ticket) => {
+                    let why = format!("not authenticated within {} s: closed", handshake.as_secs());
+                    driver.refused(Refusal::Handshake, Some(peer), &why);
+                    return;
+                }
             };
             if let Err(e) = result {
-                eprintln!("acp-bridge: {peer}: {e}");
+                tracing::debug!(%peer, "connection ended: {e}");
             }
         });
     }
@@ -178,6 +191,10 @@ fn routes(app: App) -> Router {
     let acp = Router::new()
         .route("/acp", any(acp))
         .route("/", any(acp))
+        .route(
+            "/metrics",
+            get(|State(app): State<App>| async move { metrics_text(&app.metrics) }),
+        )
         .layer(middleware::from_fn_with_state(app.clone(), check_access))
         .layer(DefaultBodyLimit::max(max_body));
     Router::new()
@@ -220,6 +237,7 @@ async fn acp(State(app): State<App>, mut req: Request) -> Response {
     let http = Http {
         driver: app.driver,
         conns: app.http,
+        peer,
     };
     http::handle(http, req, who, tag).await
 }
@@ -238,15 +256,15 @@ async fn check_access(State(app): State<App>, mut req: Request, next: Next) -> R
             next.run(req).await
         }
         Err(why) => {
+            let reason = match why {
+                AccessRefusal::Origin(_) => Refusal::Origin,
+                AccessRefusal::NoToken => Refusal::NoToken,
+                _ => Refusal::WrongToken,
+            };
             let refusal = app.driver.with(|s, _| s.refuse_access(why));
-            let peer = req.extensions().get::<Peer>().map(|p| p.0.to_string());
-            app.driver.log_line(&format!(
-                "{}: refused {} {}: {}",
-                peer.unwrap_or_default(),
-                refusal.status,
-                req.uri().path(),
-                refusal.body
-            ));
+            let peer = req.extensions().get::<Peer>().map(|p| p.0);
+            let detail = format!("{} {}: {}", refusal.status, req.uri().path(), refusal.body);
+            app.driver.refused(reason, peer, &detail);
             closing(answer(refusal))
         }
     }
@@ -289,6 +307,40 @@ fn who<'r>(
         Auth::Open => None,
     };
     found.ok_or(AccessRefusal::WrongToken)
+}
+
+/// The Prometheus text of `registry` (format 0.0.4).
+fn metrics_text(registry: &prometheus_client::registry::Registry) -> Response {
+    let body = crate::metrics::encode(registry);
+    (
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        body,
+    )
+        .into_response()
+}
+
+/// Serves `/metrics` alone, with no token, on `listener` (`--metrics-addr`,
+/// loopback only): HTTP/1.1, one request at a time per connection.
+pub async fn serve_metrics(
+    listener: TcpListener,
+    registry: Arc<prometheus_client::registry::Registry>,
+) {
+    let routes = Router::new()
+        .route(
+            "/metrics",
+            get(
+                |State(r): State<Arc<prometheus_client::registry::Registry>>| async move {
+                    metrics_text(&r)
+                },
+            ),
+        )
+        .with_state(registry);
+    if let Err(e) = axum::serve(listener, routes).await {
+        tracing::warn!("metrics listener: {e}");
+    }
 }
 
 /// `resp`, ending its connection: one-off requests (health checks,

@@ -102,14 +102,13 @@ pub fn upgrade(
     let (tx, rx) = mpsc::unbounded_channel::<ToConn>();
     let kill = Arc::new(Notify::new());
     let random = random_name();
-    let (conn, id) = match driver.with(|s, now| s.open_websocket(now, &who, random)) {
+    // A refusal is logged with `peer` as the core reports it.
+    let opened = driver.with_from(Some(peer), |s, now| s.open_websocket(now, &who, random));
+    let (conn, id) = match opened {
         Ok(c) => c,
-        Err(r) => {
-            driver.log_line(&format!("{peer} {tag}: refused: {}", r.body));
-            return answer(r);
-        }
+        Err(r) => return answer(r),
     };
-    driver.attach(conn, tx, kill.clone());
+    driver.attach(conn, tx, kill.clone(), peer);
     if let Some(max) = client_limit(headers) {
         driver.with(|s, _| s.set_client_limit(conn, max));
     }
