@@ -214,7 +214,9 @@ impl Relay {
                     if !restart && (!self.rejoin.is_resumable() || self.policy.budget.is_zero()) {
                         return self.give_up(detail).await;
                     }
-                    eprintln!("acp-client: {detail}; reconnecting");
+                    // One line a reconnect: nothing else is printed
+                    // while no connection is up.
+                    eprint!("acp-client: {detail}; reconnecting… ");
                     match self.redial().await {
                         Ok(next) => {
                             conn = next;
@@ -227,12 +229,13 @@ impl Relay {
                                 let _ = conn.sink.send(with_newline(line)).await;
                             }
                             if restart {
-                                eprintln!("acp-client: reconnected; loading the sessions again (a turn in progress is lost)");
+                                eprintln!("reconnected; loading the sessions again (a turn in progress is lost)");
                             } else {
-                                eprintln!("acp-client: reconnected; resuming");
+                                eprintln!("reconnected; resuming");
                             }
                         }
                         Err(why) => {
+                            eprintln!("failed");
                             let secs = self.policy.budget.as_secs();
                             return self
                                 .give_up(format!("{detail}; no new connection within {secs} s (--reconnect-secs): {why}"))

@@ -400,3 +400,94 @@ fn clip(s: &str, max: usize) -> String {
         format!("{cut}…")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::{Arc, Mutex};
+
+    /// A writer the test reads back.
+    #[derive(Clone, Default)]
+    struct Shared(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Shared {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().map_err(|_| std::io::ErrorKind::Other)?.extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl Shared {
+        fn text(&self) -> String {
+            String::from_utf8_lossy(&self.0.lock().map(|b| b.clone()).unwrap_or_default()).into_owned()
+        }
+    }
+
+    fn update(json: &str) -> SessionNotification<'static> {
+        let text = format!(r#"{{"sessionId":"s","update":{json}}}"#);
+        let n: SessionNotification<'_> = serde_json::from_str(&text).expect("a session/update");
+        n.into_owned()
+    }
+
+    /// A tool call pending, running, done; between the second and third,
+    /// a message when `chatter`.
+    fn tool_call_turn(color: bool, in_place: bool, chatter: bool) -> String {
+        let out = Shared::default();
+        let mut r = Render::to(Box::new(out.clone()), color, in_place);
+        r.begin_turn();
+        r.update(&update(
+            r#"{"sessionUpdate":"tool_call","toolCallId":"t1","title":"ls -la","status":"pending","kind":"execute"}"#,
+        ));
+        r.update(&update(
+            r#"{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"in_progress"}"#,
+        ));
+        if chatter {
+            r.update(&update(
+                r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"listing"}}"#,
+            ));
+        }
+        r.update(&update(
+            r#"{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"completed"}"#,
+        ));
+        out.text()
+    }
+
+    const UP: &str = "\x1b[1A\r\x1b[2K";
+
+    #[test]
+    fn a_tool_call_line_is_rewritten_in_place_while_it_is_the_last() {
+        let got = tool_call_turn(true, true, false);
+        assert_eq!(got.matches(UP).count(), 2, "{got:?}");
+        assert!(got.contains("(in_progress)") && got.contains("(completed)"));
+        // Something printed after it: the next status is a line of its own.
+        let got = tool_call_turn(true, true, true);
+        assert_eq!(got.matches(UP).count(), 1, "{got:?}");
+    }
+
+    #[test]
+    fn without_a_terminal_each_status_is_a_plain_line() {
+        let got = tool_call_turn(false, false, false);
+        assert!(!got.contains('\x1b'), "{got:?}");
+        assert_eq!(
+            got,
+            "• [execute] ls -la (pending)\n▶ [execute] ls -la (in_progress)\n✓ [execute] ls -la (completed)\n"
+        );
+    }
+
+    #[test]
+    fn thoughts_are_dimmed_and_commands_kept() {
+        let out = Shared::default();
+        let mut r = Render::to(Box::new(out.clone()), true, true);
+        r.update(&update(
+            r#"{"sessionUpdate":"agent_thought_chunk","content":{"type":"text","text":"hmm"}}"#,
+        ));
+        r.update(&update(
+            r#"{"sessionUpdate":"available_commands_update","availableCommands":[{"name":"memory","description":"Manage memory."}]}"#,
+        ));
+        assert!(out.text().starts_with(&format!("{DIM}💭 {RESET}{DIM}hmm{RESET}\n")), "{:?}", out.text());
+        assert_eq!(r.commands(), [("memory".to_owned(), "Manage memory.".to_owned())]);
+    }
+}
