@@ -214,9 +214,9 @@ impl Relay {
                     if !restart && (!self.rejoin.is_resumable() || self.policy.budget.is_zero()) {
                         return self.give_up(detail).await;
                     }
-                    // One line a reconnect: nothing else is printed
-                    // while no connection is up.
-                    eprint!("acp-client: {detail}; reconnecting… ");
+                    // One line a reconnect, once it is done (what the
+                    // broken connection delivered is still being
+                    // printed meanwhile).
                     match self.redial().await {
                         Ok(next) => {
                             conn = next;
@@ -229,13 +229,12 @@ impl Relay {
                                 let _ = conn.sink.send(with_newline(line)).await;
                             }
                             if restart {
-                                eprintln!("reconnected; loading the sessions again (a turn in progress is lost)");
+                                eprintln!("acp-client: {detail}; reconnected; loading the sessions again (a turn in progress is lost)");
                             } else {
-                                eprintln!("reconnected; resuming");
+                                eprintln!("acp-client: {detail}; reconnected; resuming");
                             }
                         }
                         Err(why) => {
-                            eprintln!("failed");
                             let secs = self.policy.budget.as_secs();
                             return self
                                 .give_up(format!("{detail}; no new connection within {secs} s (--reconnect-secs): {why}"))
