@@ -301,7 +301,9 @@ impl<S: LineSource> Client<S> {
             .map(|t| checked("session/list result", t))
         {
             Ok(ResponseResult::ListSessions(r)) => Ok(r.sessions),
-            other => Err(Failure::Local(format!("bad session/list result: {other:?}"))),
+            other => Err(Failure::Local(format!(
+                "bad session/list result: {other:?}"
+            ))),
         }
     }
 
@@ -313,9 +315,8 @@ impl<S: LineSource> Client<S> {
     /// A [`Failure`] when the agent errs, dies or hangs.
     pub async fn set_mode(&mut self, mode: &str) -> Result<(), Failure> {
         let sid = self.stats.session_id.clone().unwrap_or_default();
-        let set = RequestParams::SetSessionMode(acp_codec::acp::SetSessionModeRequest::new(
-            sid, mode,
-        ));
+        let set =
+            RequestParams::SetSessionMode(acp_codec::acp::SetSessionModeRequest::new(sid, mode));
         let _answer = self.call(&set, self.cfg.timeout).await?;
         if let Some(modes) = &mut self.session.modes {
             modes.current_mode_id = mode.to_owned().into();
@@ -770,7 +771,12 @@ impl<S: LineSource> Client<S> {
                 }
             }
             SessionUpdate::ConfigOptionUpdate(c) => {
-                self.session.config = c.config_options.clone().into_iter().map(|o| o.into_owned()).collect();
+                self.session.config = c
+                    .config_options
+                    .clone()
+                    .into_iter()
+                    .map(|o| o.into_owned())
+                    .collect();
             }
             _ => {}
         }

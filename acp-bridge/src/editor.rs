@@ -47,11 +47,13 @@ struct CtrlC {
 
 impl ConditionalEventHandler for CtrlC {
     fn handle(&self, _: &Event, _: u16, _: bool, ctx: &EventContext<'_>) -> Option<Cmd> {
-        Some(if ctx.line().is_empty() && self.quits.load(Ordering::Relaxed) {
-            Cmd::EndOfFile
-        } else {
-            Cmd::Interrupt
-        })
+        Some(
+            if ctx.line().is_empty() && self.quits.load(Ordering::Relaxed) {
+                Cmd::EndOfFile
+            } else {
+                Cmd::Interrupt
+            },
+        )
     }
 }
 

@@ -101,7 +101,11 @@ pub fn modes_text(session: &SessionState) -> String {
     };
     let mut out = String::from("modes:\n");
     for m in &modes.available_modes {
-        let mark = if m.id == modes.current_mode_id { '*' } else { ' ' };
+        let mark = if m.id == modes.current_mode_id {
+            '*'
+        } else {
+            ' '
+        };
         out.push_str(&format!("{mark} {} ({})", m.id, m.name));
         if let Some(d) = &m.description {
             out.push_str(&format!(": {d}"));
@@ -194,7 +198,11 @@ pub async fn converse<S: LineSource>(
             None => match editor.read("> ", true).await {
                 Input::Line(line) => line,
                 Input::Interrupted => continue,
-                Input::Eof => return Ok(()),
+                Input::Eof => {
+                    // The shell's prompt on a line of its own.
+                    client.render.raw("\n");
+                    return Ok(());
+                }
             },
         };
         let done = match parse(&line) {
@@ -314,6 +322,9 @@ mod tests {
             "sessions:\n  a  /p\n* b  /q  T\n"
         );
         let help = help_text(&[("memory".to_owned(), "Manage memory.".to_owned())]);
-        assert!(help.contains("/sessions") && help.contains("/memory"), "{help}");
+        assert!(
+            help.contains("/sessions") && help.contains("/memory"),
+            "{help}"
+        );
     }
 }

@@ -593,8 +593,7 @@ impl Agent {
             sid
         };
         self.save(&session_id, json!({ "cwd": cwd }));
-        let result =
-            json!({"sessionId": session_id, "modes": modes(), "configOptions": config_options("fast")});
+        let result = json!({"sessionId": session_id, "modes": modes(), "configOptions": config_options("fast")});
         self.send_result(id, &result).await?;
         let commands = json!({
             "sessionUpdate": "available_commands_update",

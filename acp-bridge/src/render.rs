@@ -70,7 +70,11 @@ impl Render {
     /// A printer on stdout; colors only when stdout is a terminal, tool
     /// calls updated in place only when `in_place` is asked too.
     pub fn new() -> Self {
-        Self::to(Box::new(std::io::stdout()), std::io::stdout().is_terminal(), false)
+        Self::to(
+            Box::new(std::io::stdout()),
+            std::io::stdout().is_terminal(),
+            false,
+        )
     }
 
     /// A printer on `w`: with escape codes for colors when `color`, and a
@@ -348,7 +352,11 @@ impl Printer {
                 ToolCallContent::Terminal(t) => format!("terminal {}", t.terminal_id),
                 _ => continue,
             };
-            self.line(&format!("    {}{line}{}", self.style(DIM), self.style(RESET)));
+            self.line(&format!(
+                "    {}{line}{}",
+                self.style(DIM),
+                self.style(RESET)
+            ));
         }
     }
 }
@@ -412,7 +420,10 @@ mod tests {
 
     impl Write for Shared {
         fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().map_err(|_| std::io::ErrorKind::Other)?.extend_from_slice(buf);
+            self.0
+                .lock()
+                .map_err(|_| std::io::ErrorKind::Other)?
+                .extend_from_slice(buf);
             Ok(buf.len())
         }
         fn flush(&mut self) -> std::io::Result<()> {
@@ -422,7 +433,8 @@ mod tests {
 
     impl Shared {
         fn text(&self) -> String {
-            String::from_utf8_lossy(&self.0.lock().map(|b| b.clone()).unwrap_or_default()).into_owned()
+            String::from_utf8_lossy(&self.0.lock().map(|b| b.clone()).unwrap_or_default())
+                .into_owned()
         }
     }
 
@@ -487,7 +499,15 @@ mod tests {
         r.update(&update(
             r#"{"sessionUpdate":"available_commands_update","availableCommands":[{"name":"memory","description":"Manage memory."}]}"#,
         ));
-        assert!(out.text().starts_with(&format!("{DIM}💭 {RESET}{DIM}hmm{RESET}\n")), "{:?}", out.text());
-        assert_eq!(r.commands(), [("memory".to_owned(), "Manage memory.".to_owned())]);
+        assert!(
+            out.text()
+                .starts_with(&format!("{DIM}💭 {RESET}{DIM}hmm{RESET}\n")),
+            "{:?}",
+            out.text()
+        );
+        assert_eq!(
+            r.commands(),
+            [("memory".to_owned(), "Manage memory.".to_owned())]
+        );
     }
 }

@@ -49,7 +49,10 @@ fn a_conversation_with_the_mock_agent() {
     pty.line("/mode");
     pty.expect("* yolo (YOLO)", 10);
     pty.line("/mode nope");
-    pty.expect("error: agent answered session/set_mode with error -32602", 10);
+    pty.expect(
+        "error: agent answered session/set_mode with error -32602",
+        10,
+    );
 
     pty.line("/config");
     pty.expect("effort = fast (Effort; one of: fast, thorough)", 10);

@@ -46,7 +46,8 @@ impl Pty {
         assert_eq!(rc, 0, "openpty: {}", std::io::Error::last_os_error());
         // SAFETY: both descriptors were just opened by openpty and are
         // owned by nothing else.
-        let (master, slave) = unsafe { (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) };
+        let (master, slave) =
+            unsafe { (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) };
         let io = |fd: &OwnedFd| Stdio::from(fd.try_clone().unwrap());
         cmd.stdin(io(&slave))
             .stdout(io(&slave))
@@ -81,7 +82,10 @@ impl Pty {
                 // Keep a trailing partial escape sequence, or a partial
                 // character, for the next read.
                 let partial = raw.iter().rposition(|&b| b == 0x1b).filter(|&i| {
-                    !raw[i + 1..].iter().skip(1).any(|b| b.is_ascii_alphabetic() || *b == b'~')
+                    !raw[i + 1..]
+                        .iter()
+                        .skip(1)
+                        .any(|b| b.is_ascii_alphabetic() || *b == b'~')
                 });
                 let mut cut = partial.unwrap_or(raw.len());
                 if let Err(e) = std::str::from_utf8(&raw[..cut]) {
