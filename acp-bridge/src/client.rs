@@ -91,7 +91,9 @@ pub struct Stats {
 /// its updates).
 #[derive(Debug, Default)]
 pub struct SessionState {
+    /// The modes offered and the current one (`None`: the agent has none).
     pub modes: Option<acp_codec::acp::SessionModeState<'static>>,
+    /// The configuration options with their current values.
     pub config: Vec<acp_codec::acp::SessionConfigOption<'static>>,
 }
 
