@@ -205,7 +205,7 @@ agent_env timeout -k 5 200 python3 scripts/peers/pty_session.py --log "$T/out" -
   -- "$CLIENT" --agent "$QWEN --acp" --cwd "$P" --timeout 60 >"$T/err" 2>&1 || rc=$?
 stop_fake
 check "qwen (8) interactive at a terminal: two turns, permissions at the keyboard" \
-  'rc==0 and out.count("stop reason: end_turn")==2 and out.count("choose 1-3: 2")==2 and out.count("→ Allow (proceed_once)")==2 and out.count("fs: wrote ")==2 and "* default (Default)" in out and "mode = default" in out and f("NOTES.md").startswith("# Notes") and "error" not in out' \
+  'rc==0 and out.count("stop reason: end_turn")==2 and out.count("choose 1-3: 2")==2 and out.count("→ Allow (proceed_once)")==2 and out.count("fs: wrote ")==2 and "* default (Default)" in out and "mode = default" in out and f("NOTES.md").startswith("# Notes") and "acp-client: error" not in out' \
   "$rc" "$(elapsed "$t0")"
 
 : initialize succeeds, session/new fails with

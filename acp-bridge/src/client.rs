@@ -1,6 +1,9 @@
 //! The protocol side of `acp-client`: one ACP connection driven through
 //! initialize, session/new and one session/prompt, over any line transport
-//! ([`LineSource`] in, [`LineSender`] out).
+//! ([`LineSource`] in, [`LineSender`] out); or, for a conversation
+//! (`crate::interactive`), through any number of turns and the session
+//! requests between them (list, new, load or resume, set a mode or an
+//! option).
 //!
 //! Requests go out through the crate's [`Tracker`] (ids, deadlines); every
 //! incoming line is decoded once with [`decode_line`] and the tracker
@@ -276,15 +279,21 @@ impl<S: LineSource> Client<S> {
     /// A [`Failure`] when the agent errs, dies, hangs, or we are
     /// interrupted twice.
     pub async fn turn(&mut self, text: &str) -> Result<String, Failure> {
-        let Some(session_id) = self.stats.session_id.clone() else {
-            return Err(Failure::Local("no session".to_owned()));
-        };
+        let session_id = self.current_session()?;
         while self.interrupts.try_recv().is_ok() {}
         self.cancel_sent = false;
         self.stats.stop_reason = None;
         let result = self.prompt(&session_id, text).await;
         self.in_turn = false;
         result
+    }
+
+    /// The current session's id.
+    fn current_session(&self) -> Result<String, Failure> {
+        self.stats
+            .session_id
+            .clone()
+            .ok_or_else(|| Failure::Local("no session".to_owned()))
     }
 
     /// `session/list`: the agent's sessions.
@@ -316,7 +325,7 @@ impl<S: LineSource> Client<S> {
     ///
     /// A [`Failure`] when the agent errs, dies or hangs.
     pub async fn set_mode(&mut self, mode: &str) -> Result<(), Failure> {
-        let sid = self.stats.session_id.clone().unwrap_or_default();
+        let sid = self.current_session()?;
         let set =
             RequestParams::SetSessionMode(acp_codec::acp::SetSessionModeRequest::new(sid, mode));
         let _answer = self.call(&set, self.cfg.timeout).await?;
@@ -345,7 +354,7 @@ impl<S: LineSource> Client<S> {
             (true, "false" | "off") => ConfigValue::Bool(false),
             _ => ConfigValue::Id(value.to_owned().into()),
         };
-        let sid = self.stats.session_id.clone().unwrap_or_default();
+        let sid = self.current_session()?;
         let set = RequestParams::SetSessionConfigOption(
             acp_codec::acp::SetSessionConfigOptionRequest::new(sid, id, value),
         );
