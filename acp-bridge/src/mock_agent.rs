@@ -21,6 +21,10 @@
 //! for it) as `session/update`s before its answer, `session/resume` takes
 //! one up again without the replay; the capabilities say so
 //! (`loadSession`, `sessionCapabilities.list` and `.resume`).
+//! Every session offers two modes (`default`, `yolo`; `session/set_mode`
+//! refuses others) and one configuration option, `effort` (`fast` or
+//! `thorough`, set with `session/set_config_option`), and announces two
+//! slash commands (`available_commands_update`).
 //! `initialize`'s answer tells where the process runs in its `_meta`
 //! (`acp-mock-agent`: `pid`, `home`, `cwd`), which shows a client (and a
 //! test) which process serves it. Every message it writes is first decoded back through the
