@@ -9,7 +9,9 @@ use std::sync::mpsc as std_mpsc;
 use std::sync::Arc;
 
 use rustyline::error::ReadlineError;
-use rustyline::{Cmd, ConditionalEventHandler, Event, EventContext, EventHandler, KeyEvent};
+use rustyline::{
+    Cmd, ConditionalEventHandler, Event, EventContext, EventHandler, KeyEvent, RepeatCount,
+};
 use tokio::sync::oneshot;
 
 /// What the user did at the prompt.
@@ -46,7 +48,7 @@ struct CtrlC {
 }
 
 impl ConditionalEventHandler for CtrlC {
-    fn handle(&self, _: &Event, _: u16, _: bool, ctx: &EventContext<'_>) -> Option<Cmd> {
+    fn handle(&self, _: &Event, _: RepeatCount, _: bool, ctx: &EventContext<'_>) -> Option<Cmd> {
         Some(
             if ctx.line().is_empty() && self.quits.load(Ordering::Relaxed) {
                 Cmd::EndOfFile
