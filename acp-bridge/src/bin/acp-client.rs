@@ -78,7 +78,8 @@ const AFTER_HELP: &str = "Server profiles for --profile:
 
 Exit status: 0 after a stop reason, 130 after Ctrl-C, 1 on any error, 2 for bad arguments.";
 
-/// Runs one ACP prompt turn against an agent and prints it as it streams.
+/// Runs one ACP prompt turn against an agent and prints it as it streams;
+/// with no PROMPT at a terminal (or -i), a conversation.
 #[derive(Parser, Debug)]
 #[command(
     name = "acp-client",
