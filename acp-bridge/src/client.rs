@@ -271,8 +271,8 @@ impl<S: LineSource> Client<S> {
         Ok(())
     }
 
-    /// One prompt turn in the current session; its stop reason. A Ctrl-C
-    /// pressed before it started does not count.
+    /// One prompt turn in the current session; its stop reason. In a
+    /// conversation, a Ctrl-C pressed before it started does not count.
     ///
     /// # Errors
     ///
@@ -280,7 +280,9 @@ impl<S: LineSource> Client<S> {
     /// interrupted twice.
     pub async fn turn(&mut self, text: &str) -> Result<String, Failure> {
         let session_id = self.current_session()?;
-        while self.interrupts.try_recv().is_ok() {}
+        if self.editor.is_some() {
+            while self.interrupts.try_recv().is_ok() {}
+        }
         self.cancel_sent = false;
         self.stats.stop_reason = None;
         let result = self.prompt(&session_id, text).await;
