@@ -21,8 +21,9 @@
 #   directory, (3) an edit of an existing file, (4) a shell command behind
 #   a permission prompt, answered allow (runs) and reject (does not),
 #   (5) Ctrl-C mid-turn -> session/cancel
-#   -> stop reason "cancelled", (6) all of it in one turn, and (7) no key:
-#   a clean session/new error.
+#   -> stop reason "cancelled", (6) all of it in one turn, (7) no key:
+#   a clean session/new error, and (8) acp-client interactive in a
+#   pseudo-terminal: two turns, permissions answered at the keyboard.
 # Prints PASS/FAIL per check and the wall time of one turn; exits non-zero
 # on any failure.
 set -euo pipefail
@@ -188,7 +189,26 @@ turn "qwen (6) one turn doing all of it: files land" acp allow \
   "$OK"' and s["permissionRequests"]==4 and s["permissionsAllowed"]==4 and s["fsReads"]>=3 and s["fsWrites"]==3 and s["thoughtChunks"]>=2 and "def greet(name):" in f("src/app.py") and f("NOTES.md").startswith("# Notes") and f("VERSION")=="1.2.4\n" and f("CHECKED.txt")=="checked 1.2.4\n"' \
   "Update greet, write notes and run the check."
 
-# (7) No key, no auth type: initialize succeeds, session/new fails with
+# (8) Interactive, at a terminal (a pseudo-terminal driven by
+# scripts/peers/pty_session.py), no prompt given: two turns of one session,
+# each permission question answered at the keyboard (allow once), the
+# session's modes and options listed, then Ctrl-D quits (status 0).
+project interactive
+start_fake write
+t0=$(date +%s.%N); rc=0
+: >"$T/out"
+agent_env timeout -k 5 200 python3 scripts/peers/pty_session.py --log "$T/out" --timeout 60 \
+  'expect:\n> ' 'send:Write some notes.\r' 'expect:choose 1-' 'send:2\r' 'expect:stop reason: end_turn' \
+  'expect:\n> ' 'send:/mode\r' 'expect:\n> ' 'send:/config\r' \
+  'expect:\n> ' 'send:Write them again.\r' 'expect:choose 1-' 'send:2\r' 'expect:stop reason: end_turn' \
+  'expect:\n> ' 'send:\x04' \
+  -- "$CLIENT" --agent "$QWEN --acp" --cwd "$P" --timeout 60 >"$T/err" 2>&1 || rc=$?
+stop_fake
+check "qwen (8) interactive at a terminal: two turns, permissions at the keyboard" \
+  'rc==0 and out.count("stop reason: end_turn")==2 and out.count("choose 1-3: 2")==2 and out.count("→ Allow (proceed_once)")==2 and out.count("fs: wrote ")==2 and "* default (Default)" in out and "mode = default" in out and f("NOTES.md").startswith("# Notes") and "acp-client: error" not in out' \
+  "$rc" "$(elapsed "$t0")"
+
+: initialize succeeds, session/new fails with
 # Qwen's "Authentication required" error, acp-client reports it and exits 1.
 project offline; rm "$H/.qwen/settings.json"; t0=$(date +%s.%N); rc=0
 env -i PATH="$PATH" HOME="$H" LANG=C.UTF-8 TERM=dumb NO_COLOR=1 timeout -k 5 60 \

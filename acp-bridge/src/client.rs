@@ -1,6 +1,9 @@
 //! The protocol side of `acp-client`: one ACP connection driven through
 //! initialize, session/new and one session/prompt, over any line transport
-//! ([`LineSource`] in, [`LineSender`] out).
+//! ([`LineSource`] in, [`LineSender`] out); or, for a conversation
+//! (`crate::interactive`), through any number of turns and the session
+//! requests between them (list, new, load or resume, set a mode or an
+//! option).
 //!
 //! Requests go out through the crate's [`Tracker`] (ids, deadlines); every
 //! incoming line is decoded once with [`decode_line`] and the tracker
@@ -33,6 +36,7 @@ use tokio::io::AsyncBufReadExt;
 use tokio::sync::mpsc;
 
 use crate::confined::{Confined, FsError};
+use crate::editor::{Input, LineEditor};
 use crate::lines::{LineSender, LineSource};
 use crate::render::Render;
 use crate::terminals::Terminals;
@@ -83,6 +87,17 @@ pub struct Stats {
     pub bad_lines: u64,
     pub largest_line_bytes: usize,
     pub cancelled_by_user: bool,
+}
+
+/// What the agent said of the current session: its modes and its
+/// configuration options (from the answer that opened it, kept current by
+/// its updates).
+#[derive(Debug, Default)]
+pub struct SessionState {
+    /// The modes offered and the current one (`None`: the agent has none).
+    pub modes: Option<acp_codec::acp::SessionModeState<'static>>,
+    /// The configuration options with their current values.
+    pub config: Vec<acp_codec::acp::SessionConfigOption<'static>>,
 }
 
 /// Why the run ended without a stop reason.
@@ -142,6 +157,11 @@ pub struct Client<S> {
     epoch: Instant,
     pub render: Render,
     pub stats: Stats,
+    /// The current session's modes and configuration options.
+    pub session: SessionState,
+    /// The interactive prompt line, which also answers permission
+    /// requests (`--permission ask`) when there is one.
+    editor: Option<LineEditor>,
     /// Ctrl-C presses.
     interrupts: mpsc::Receiver<()>,
     /// Resolves with a description when the transport's far end is gone
@@ -190,6 +210,8 @@ impl<S: LineSource> Client<S> {
             epoch: Instant::now(),
             render: Render::new(),
             stats: Stats::default(),
+            session: SessionState::default(),
+            editor: None,
             interrupts,
             closed,
             closed_detail: None,
@@ -203,6 +225,22 @@ impl<S: LineSource> Client<S> {
         })
     }
 
+    /// Asks permission questions on `editor`'s prompt line instead of
+    /// reading stdin.
+    #[must_use]
+    pub fn with_editor(mut self, editor: LineEditor) -> Self {
+        self.editor = Some(editor);
+        self
+    }
+
+    /// Replaces the printer (an interactive terminal updates tool calls in
+    /// place).
+    #[must_use]
+    pub fn with_render(mut self, render: Render) -> Self {
+        self.render = render;
+        self
+    }
+
     fn now(&self) -> Duration {
         self.epoch.elapsed()
     }
@@ -213,12 +251,123 @@ impl<S: LineSource> Client<S> {
     ///
     /// A [`Failure`] when the agent errs, dies, hangs, or we are interrupted.
     pub async fn run(&mut self) -> Result<String, Failure> {
+        self.start().await?;
+        let prompt = self.cfg.prompt.clone();
+        self.turn(&prompt).await
+    }
+
+    /// `initialize`, then `session/new` (or the session of
+    /// [`Config::session`] continued).
+    ///
+    /// # Errors
+    ///
+    /// A [`Failure`] when the agent errs, dies, hangs, or we are interrupted.
+    pub async fn start(&mut self) -> Result<(), Failure> {
         self.initialize().await?;
-        let session_id = match self.cfg.session.clone() {
+        match self.cfg.session.clone() {
             Some(id) => self.continue_session(&id).await?,
             None => self.new_session().await?,
         };
-        self.prompt(&session_id).await
+        Ok(())
+    }
+
+    /// One prompt turn in the current session; its stop reason. In a
+    /// conversation, a Ctrl-C pressed before it started does not count.
+    ///
+    /// # Errors
+    ///
+    /// A [`Failure`] when the agent errs, dies, hangs, or we are
+    /// interrupted twice.
+    pub async fn turn(&mut self, text: &str) -> Result<String, Failure> {
+        let session_id = self.current_session()?;
+        if self.editor.is_some() {
+            while self.interrupts.try_recv().is_ok() {}
+        }
+        self.cancel_sent = false;
+        self.stats.stop_reason = None;
+        let result = self.prompt(&session_id, text).await;
+        self.in_turn = false;
+        result
+    }
+
+    /// The current session's id.
+    fn current_session(&self) -> Result<String, Failure> {
+        self.stats
+            .session_id
+            .clone()
+            .ok_or_else(|| Failure::Local("no session".to_owned()))
+    }
+
+    /// `session/list`: the agent's sessions.
+    ///
+    /// # Errors
+    ///
+    /// A [`Failure`] when the agent errs (`-32601`: it keeps no list), dies
+    /// or hangs.
+    pub async fn list_sessions(
+        &mut self,
+    ) -> Result<Vec<acp_codec::acp::SessionInfo<'static>>, Failure> {
+        let list = RequestParams::ListSessions(acp_codec::acp::ListSessionsRequest::new());
+        match self
+            .call(&list, self.cfg.timeout)
+            .await?
+            .map(|t| checked("session/list result", t))
+        {
+            Ok(ResponseResult::ListSessions(r)) => Ok(r.sessions),
+            other => Err(Failure::Local(format!(
+                "bad session/list result: {other:?}"
+            ))),
+        }
+    }
+
+    /// `session/set_mode` in the current session; remembered as current
+    /// once the agent agrees.
+    ///
+    /// # Errors
+    ///
+    /// A [`Failure`] when the agent errs, dies or hangs.
+    pub async fn set_mode(&mut self, mode: &str) -> Result<(), Failure> {
+        let sid = self.current_session()?;
+        let set =
+            RequestParams::SetSessionMode(acp_codec::acp::SetSessionModeRequest::new(sid, mode));
+        let _answer = self.call(&set, self.cfg.timeout).await?;
+        if let Some(modes) = &mut self.session.modes {
+            modes.current_mode_id = mode.to_owned().into();
+        }
+        Ok(())
+    }
+
+    /// `session/set_config_option` in the current session: `value` is
+    /// `true`/`false` for a boolean option, else a select option's value;
+    /// the options become what the agent answers.
+    ///
+    /// # Errors
+    ///
+    /// A [`Failure`] when the agent errs, dies or hangs.
+    pub async fn set_config(&mut self, id: &str, value: &str) -> Result<(), Failure> {
+        use acp_codec::acp::{ConfigValue, SessionConfigOption};
+        let boolean = self
+            .session
+            .config
+            .iter()
+            .any(|o| matches!(o, SessionConfigOption::Boolean(b) if b.id == id));
+        let value = match (boolean, value) {
+            (true, "true" | "on") => ConfigValue::Bool(true),
+            (true, "false" | "off") => ConfigValue::Bool(false),
+            _ => ConfigValue::Id(value.to_owned().into()),
+        };
+        let sid = self.current_session()?;
+        let set = RequestParams::SetSessionConfigOption(
+            acp_codec::acp::SetSessionConfigOptionRequest::new(sid, id, value),
+        );
+        let answer = self
+            .call(&set, self.cfg.timeout)
+            .await?
+            .map(|t| checked("session/set_config_option result", t));
+        if let Ok(ResponseResult::SetSessionConfigOption(r)) = answer {
+            self.session.config = r.config_options;
+        }
+        Ok(())
     }
 
     /// `initialize`: our capabilities (fs, terminals); the agent's name,
@@ -259,8 +408,13 @@ impl<S: LineSource> Client<S> {
         Ok(())
     }
 
-    /// `session/new` in the session directory; its id.
-    async fn new_session(&mut self) -> Result<String, Failure> {
+    /// `session/new` in the session directory; its id. It becomes the
+    /// current session.
+    ///
+    /// # Errors
+    ///
+    /// A [`Failure`] when the agent errs, dies or hangs.
+    pub async fn new_session(&mut self) -> Result<String, Failure> {
         let cwd = self.fs.root().display().to_string();
         let new = RequestParams::NewSession(NewSessionRequest::new(cwd.as_str(), Vec::new()));
         let result = self
@@ -268,7 +422,13 @@ impl<S: LineSource> Client<S> {
             .await?
             .map(|t| checked("session/new result", t));
         let session_id = match result {
-            Ok(ResponseResult::NewSession(r)) => r.session_id.into_owned(),
+            Ok(ResponseResult::NewSession(r)) => {
+                self.session = SessionState {
+                    modes: r.modes,
+                    config: r.config_options.unwrap_or_default(),
+                };
+                r.session_id.into_owned()
+            }
             other => return Err(Failure::Local(format!("bad session/new result: {other:?}"))),
         };
         self.render.note(&format!("session {session_id} in {cwd}"));
@@ -278,39 +438,53 @@ impl<S: LineSource> Client<S> {
 
     /// `session/resume` of `session_id` in the session directory (nothing
     /// replayed), or `session/load` (its history shown as the agent
-    /// replays it) when the agent does not know `session/resume`.
-    async fn continue_session(&mut self, session_id: &str) -> Result<String, Failure> {
+    /// replays it) when the agent does not know `session/resume`. It
+    /// becomes the current session.
+    ///
+    /// # Errors
+    ///
+    /// A [`Failure`] when the agent errs (no such session), dies or hangs.
+    pub async fn continue_session(&mut self, session_id: &str) -> Result<String, Failure> {
         let cwd = self.fs.root().display().to_string();
         let resume = RequestParams::ResumeSession(acp_codec::acp::ResumeSessionRequest::new(
             session_id,
             cwd.as_str(),
         ));
-        match self.call(&resume, self.cfg.timeout).await {
-            Ok(_) => {}
+        let answer = match self.call(&resume, self.cfg.timeout).await {
+            Ok(answer) => answer,
             Err(Failure::Agent { error, .. }) if error.code == ErrorCode::METHOD_NOT_FOUND => {
                 let load = RequestParams::LoadSession(acp_codec::acp::LoadSessionRequest::new(
                     Vec::new(),
                     cwd.as_str(),
                     session_id,
                 ));
-                let _loaded = self.call(&load, self.cfg.timeout).await?;
+                self.call(&load, self.cfg.timeout).await?
             }
             Err(e) => return Err(e),
-        }
+        };
+        let (modes, config) = match answer.map(|t| checked("session result", t)) {
+            Ok(ResponseResult::ResumeSession(r)) => (r.modes, r.config_options),
+            Ok(ResponseResult::LoadSession(r)) => (r.modes, r.config_options),
+            _ => (None, None),
+        };
+        self.session = SessionState {
+            modes,
+            config: config.unwrap_or_default(),
+        };
         self.render.note(&format!("session {session_id} in {cwd}"));
         self.stats.session_id = Some(session_id.to_owned());
         Ok(session_id.to_owned())
     }
 
     /// One `session/prompt`; its stop reason.
-    async fn prompt(&mut self, session_id: &str) -> Result<String, Failure> {
+    async fn prompt(&mut self, session_id: &str, text: &str) -> Result<String, Failure> {
         let prompt = RequestParams::Prompt(PromptRequest::new(
             session_id,
-            vec![ContentBlock::Text(TextContent::new(
-                self.cfg.prompt.clone(),
-            ))],
+            vec![ContentBlock::Text(TextContent::new(text.to_owned()))],
         ));
-        self.render.note(&format!("> {}", self.cfg.prompt));
+        if self.editor.is_none() {
+            self.render.note(&format!("> {text}"));
+        }
         self.render.begin_turn();
         self.in_turn = true;
         let typed = self.call(&prompt, TURN_LIMIT).await?;
@@ -554,7 +728,10 @@ impl<S: LineSource> Client<S> {
                 let method = typed.value.method();
                 warn_salvaged(format_args!("{method} notification"), &typed.salvaged);
                 match &typed.value {
-                    NotificationParams::SessionUpdate(u) => self.render.update(u),
+                    NotificationParams::SessionUpdate(u) => {
+                        self.track(&u.update);
+                        self.render.update(u);
+                    }
                     NotificationParams::Ext { method, params } if method == LINE_DROPPED => {
                         self.line_dropped(params.as_ref());
                     }
@@ -594,6 +771,27 @@ impl<S: LineSource> Client<S> {
                 eprintln!("acp-client: {e}");
                 Ok(None)
             }
+        }
+    }
+
+    /// Keeps the session's mode and options current.
+    fn track(&mut self, update: &acp_codec::acp::SessionUpdate<'_>) {
+        use acp_codec::acp::SessionUpdate;
+        match update {
+            SessionUpdate::CurrentModeUpdate(m) => {
+                if let Some(modes) = &mut self.session.modes {
+                    modes.current_mode_id = m.current_mode_id.to_string().into();
+                }
+            }
+            SessionUpdate::ConfigOptionUpdate(c) => {
+                self.session.config = c
+                    .config_options
+                    .clone()
+                    .into_iter()
+                    .map(|o| o.into_owned())
+                    .collect();
+            }
+            _ => {}
         }
     }
 
@@ -816,10 +1014,13 @@ impl<S: LineSource> Client<S> {
         what: &str,
         options: &'o [PermissionOption<'a>],
     ) -> Option<&'o PermissionOption<'a>> {
-        self.render.break_line();
-        println!("? {what}");
+        let mut question = format!("? {what}\n");
         for (i, o) in options.iter().enumerate() {
-            println!("  {}) {} [{}]", i + 1, o.name, o.kind.as_str());
+            question.push_str(&format!("  {}) {} [{}]\n", i + 1, o.name, o.kind.as_str()));
+        }
+        self.render.raw(&question);
+        if let Some(editor) = self.editor.clone() {
+            return self.ask_editor(&editor, options).await;
         }
         let mut answers = self
             .answers
@@ -851,6 +1052,40 @@ impl<S: LineSource> Client<S> {
         };
         self.answers = Some(answers);
         chosen
+    }
+
+    /// Asks on the prompt line: a number picks an option; Ctrl-C cancels
+    /// the turn (answered cancelled); the end of input rejects.
+    async fn ask_editor<'o, 'a>(
+        &mut self,
+        editor: &LineEditor,
+        options: &'o [PermissionOption<'a>],
+    ) -> Option<&'o PermissionOption<'a>> {
+        loop {
+            match editor
+                .read(&format!("choose 1-{}: ", options.len()), false)
+                .await
+            {
+                Input::Line(line) => {
+                    let n = line.trim().parse::<usize>().ok();
+                    if let Some(o) = n.and_then(|n| options.get(n.wrapping_sub(1))) {
+                        return Some(o);
+                    }
+                }
+                Input::Interrupted => {
+                    let _ = self.interrupt().await;
+                    return None;
+                }
+                Input::Eof => {
+                    return options.iter().find(|o| {
+                        matches!(
+                            o.kind,
+                            PermissionOptionKind::RejectOnce | PermissionOptionKind::RejectAlways
+                        )
+                    })
+                }
+            }
+        }
     }
 }
 

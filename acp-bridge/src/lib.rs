@@ -11,7 +11,8 @@
 //! this library:
 //!
 //! - [`client`]: `acp-client`'s protocol side (initialize, session/new, one
-//!   prompt turn), with [`render`] printing the turn, [`confined`] serving
+//!   prompt turn, or a conversation: [`interactive`] with its prompt line
+//!   in [`editor`]), with [`render`] printing the turn, [`confined`] serving
 //!   `fs/*` inside the session directory and [`terminals`] serving
 //!   `terminal/*`;
 //! - [`remote`]: ACP's remote transport (WebSocket and Streamable HTTP) as a
@@ -34,6 +35,8 @@
 
 pub mod client;
 pub mod confined;
+pub mod editor;
+pub mod interactive;
 pub mod limits;
 pub mod lines;
 pub mod mock_agent;

@@ -21,6 +21,10 @@
 //! for it) as `session/update`s before its answer, `session/resume` takes
 //! one up again without the replay; the capabilities say so
 //! (`loadSession`, `sessionCapabilities.list` and `.resume`).
+//! Every session offers two modes (`default`, `yolo`; `session/set_mode`
+//! refuses others) and one configuration option, `effort` (`fast` or
+//! `thorough`, set with `session/set_config_option`), and announces two
+//! slash commands (`available_commands_update`).
 //! `initialize`'s answer tells where the process runs in its `_meta`
 //! (`acp-mock-agent`: `pid`, `home`, `cwd`), which shows a client (and a
 //! test) which process serves it. Every message it writes is first decoded back through the
@@ -291,6 +295,18 @@ fn modes() -> Value {
     })
 }
 
+/// The one configuration option every session offers, `effort`, at
+/// `value` (`fast` or `thorough`).
+fn config_options(value: &str) -> Value {
+    json!([{
+        "type": "select", "id": "effort", "name": "Effort", "currentValue": value,
+        "options": [
+            {"value": "fast", "name": "Fast"},
+            {"value": "thorough", "name": "Thorough"}
+        ]
+    }])
+}
+
 /// This process's pid as the machine's `/proc` names it: an agent started
 /// by `acp-bridge` runs in a PID namespace of its own (where it is a small
 /// number), while `/proc` stays the one it was started with.
@@ -480,7 +496,29 @@ impl Agent {
             RequestParams::Authenticate(_) => self.send_result(&id, &json!({})).await,
             RequestParams::NewSession(p) => self.new_session(&id, &p.cwd).await,
             RequestParams::SetSessionMode(p) => {
+                if !modes()["availableModes"]
+                    .as_array()
+                    .is_some_and(|m| m.iter().any(|m| m["id"] == *p.mode_id))
+                {
+                    let msg = format!("no such mode: {}", p.mode_id);
+                    return self.send_error(&id, ErrorCode::INVALID_PARAMS, &msg).await;
+                }
                 self.for_session(&id, &p.session_id, &json!({})).await
+            }
+            RequestParams::SetSessionConfigOption(p) => {
+                let value = match &p.value {
+                    acp_codec::acp::ConfigValue::Id(v) if v == "fast" || v == "thorough" => v,
+                    _ => {
+                        let msg = format!("no such value for {}", p.config_id);
+                        return self.send_error(&id, ErrorCode::INVALID_PARAMS, &msg).await;
+                    }
+                };
+                if p.config_id != "effort" {
+                    let msg = format!("no such option: {}", p.config_id);
+                    return self.send_error(&id, ErrorCode::INVALID_PARAMS, &msg).await;
+                }
+                let result = json!({ "configOptions": config_options(value) });
+                self.for_session(&id, &p.session_id, &result).await
             }
             RequestParams::SetSessionModel(p) => {
                 self.for_session(&id, &p.session_id, &json!({})).await
@@ -559,7 +597,7 @@ impl Agent {
             sid
         };
         self.save(&session_id, json!({ "cwd": cwd }));
-        let result = json!({"sessionId": session_id, "modes": modes()});
+        let result = json!({"sessionId": session_id, "modes": modes(), "configOptions": config_options("fast")});
         self.send_result(id, &result).await?;
         let commands = json!({
             "sessionUpdate": "available_commands_update",

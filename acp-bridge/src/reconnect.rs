@@ -214,7 +214,6 @@ impl Relay {
                     if !restart && (!self.rejoin.is_resumable() || self.policy.budget.is_zero()) {
                         return self.give_up(detail).await;
                     }
-                    eprintln!("acp-client: {detail}; reconnecting");
                     if !restart {
                         // A connection given up on to resume is dropped,
                         // not closed: a close frame that still reached the
@@ -222,6 +221,9 @@ impl Relay {
                         // would keep nothing to resume.
                         conn.writer.abort();
                     }
+                    // One line a reconnect, once it is done (what the
+                    // broken connection delivered is still being
+                    // printed meanwhile).
                     match self.redial().await {
                         Ok(next) => {
                             conn = next;
@@ -234,9 +236,9 @@ impl Relay {
                                 let _ = conn.sink.send(with_newline(line)).await;
                             }
                             if restart {
-                                eprintln!("acp-client: reconnected; loading the sessions again (a turn in progress is lost)");
+                                eprintln!("acp-client: {detail}; reconnected; loading the sessions again (a turn in progress is lost)");
                             } else {
-                                eprintln!("acp-client: reconnected; resuming");
+                                eprintln!("acp-client: {detail}; reconnected; resuming");
                             }
                         }
                         Err(why) => {

@@ -45,12 +45,21 @@ enum Stream {
 }
 
 struct Printer {
+    /// Where the turn is printed (stdout, or a buffer in tests).
+    w: Box<dyn Write + Send>,
     color: bool,
+    /// A terminal: a tool call's status line is rewritten in place when it
+    /// is still the last line printed.
+    in_place: bool,
+    /// The tool call whose status line is the last line printed.
+    last_tool: Option<String>,
     stream: Stream,
     /// The last status printed per tool call (updates that change nothing
     /// visible print nothing).
     shown: HashMap<String, String>,
     counts: Counts,
+    /// The agent's slash commands, as last announced.
+    commands: Vec<(String, String)>,
 }
 
 const DIM: &str = "\x1b[2m";
@@ -58,17 +67,47 @@ const BOLD: &str = "\x1b[1m";
 const RESET: &str = "\x1b[0m";
 
 impl Render {
-    /// A printer; colors only when stdout is a terminal.
+    /// A printer on stdout; colors only when stdout is a terminal, tool
+    /// calls updated in place only when `in_place` is asked too.
     pub fn new() -> Self {
+        Self::to(
+            Box::new(std::io::stdout()),
+            std::io::stdout().is_terminal(),
+            false,
+        )
+    }
+
+    /// A printer on `w`: with escape codes for colors when `color`, and a
+    /// tool call's status line rewritten when its status changes while it
+    /// is still the last line (`in_place`; else each change is a line).
+    pub fn to(w: Box<dyn Write + Send>, color: bool, in_place: bool) -> Self {
         Self {
             view: TurnView::new(TurnLimits::default()),
             out: Printer {
-                color: std::io::stdout().is_terminal(),
+                w,
+                color,
+                in_place,
+                last_tool: None,
                 stream: Stream::None,
                 shown: HashMap::new(),
                 counts: Counts::default(),
+                commands: Vec::new(),
             },
         }
+    }
+
+    /// The agent's slash commands (`available_commands_update`): name and
+    /// description.
+    pub fn commands(&self) -> &[(String, String)] {
+        &self.out.commands
+    }
+
+    /// Prints `text` as it is (a prompt's answer, a list) and flushes.
+    pub fn raw(&mut self, text: &str) {
+        self.out.break_line();
+        self.out.last_tool = None;
+        let _ = self.out.w.write_all(text.as_bytes());
+        let _ = self.out.w.flush();
     }
 
     /// The counts so far.
@@ -162,30 +201,38 @@ impl Printer {
 
     fn break_line(&mut self) {
         if self.stream != Stream::None {
-            println!();
+            let _ = writeln!(self.w);
             self.stream = Stream::None;
         }
     }
 
-    fn note(&mut self, text: &str) {
+    /// One whole line (after any running text).
+    fn line(&mut self, text: &str) {
         self.break_line();
-        println!("{}{text}{}", self.style(DIM), self.style(RESET));
+        self.last_tool = None;
+        let _ = writeln!(self.w, "{text}");
+        let _ = self.w.flush();
+    }
+
+    fn note(&mut self, text: &str) {
+        self.line(&format!("{}{text}{}", self.style(DIM), self.style(RESET)));
     }
 
     fn text(&mut self, stream: Stream, text: &str) {
+        self.last_tool = None;
         if self.stream != stream {
             self.break_line();
             if stream == Stream::Thought {
-                print!("{}💭 {}", self.style(DIM), self.style(RESET));
+                let _ = write!(self.w, "{}💭 {}", self.style(DIM), self.style(RESET));
             }
             self.stream = stream;
         }
         if stream == Stream::Thought {
-            print!("{}{text}{}", self.style(DIM), self.style(RESET));
+            let _ = write!(self.w, "{}{text}{}", self.style(DIM), self.style(RESET));
         } else {
-            print!("{text}");
+            let _ = write!(self.w, "{text}");
         }
-        let _ = std::io::stdout().flush();
+        let _ = self.w.flush();
     }
 
     fn event(&mut self, event: TurnEvent<'_>) {
@@ -209,15 +256,14 @@ impl Printer {
             // Printed with the decision by the client.
             TurnEvent::PermissionRequested { .. } | TurnEvent::PermissionResolved { .. } => {}
             TurnEvent::PlanUpdated(entries) => {
-                self.break_line();
-                println!("{}plan:{}", self.style(BOLD), self.style(RESET));
+                self.line(&format!("{}plan:{}", self.style(BOLD), self.style(RESET)));
                 for e in entries {
                     let mark = match e.status {
                         PlanEntryStatus::Completed => "[x]",
                         PlanEntryStatus::InProgress => "[>]",
                         _ => "[ ]",
                     };
-                    println!("  {mark} {}", e.content);
+                    self.line(&format!("  {mark} {}", e.content));
                 }
             }
             TurnEvent::ModeChanged(mode) => self.note(&format!("mode: {mode}")),
@@ -225,15 +271,19 @@ impl Printer {
                 self.note(&format!("context: {} of {} tokens", u.used, u.size))
             }
             TurnEvent::TurnFinished(reason) => {
-                self.break_line();
-                println!(
+                self.line(&format!(
                     "{}■ stop reason: {}{}",
                     self.style(BOLD),
                     reason.as_str(),
                     self.style(RESET)
-                );
+                ));
             }
             TurnEvent::Other(SessionUpdate::AvailableCommandsUpdate(c)) => {
+                self.commands = c
+                    .available_commands
+                    .iter()
+                    .map(|c| (c.name.to_string(), c.description.to_string()))
+                    .collect();
                 let names: Vec<&str> = c.available_commands.iter().map(|c| &*c.name).collect();
                 self.note(&format!("commands: /{}", names.join(" /")));
             }
@@ -254,13 +304,17 @@ impl Printer {
         }
         self.shown.insert(t.id().to_owned(), status.to_owned());
         self.break_line();
+        // Its previous status line is the last line: rewrite it.
+        if self.in_place && self.last_tool.as_deref() == Some(t.id()) {
+            let _ = write!(self.w, "\x1b[1A\r\x1b[2K");
+        }
         let icon = match status {
             "completed" => "✓",
             "failed" => "✗",
             "in_progress" => "▶",
             _ => "•",
         };
-        println!(
+        let line = format!(
             "{icon} {}{}{} {}({status}){}",
             self.style(BOLD),
             describe(t),
@@ -268,6 +322,8 @@ impl Printer {
             self.style(DIM),
             self.style(RESET)
         );
+        self.line(&line);
+        self.last_tool = Some(t.id().to_owned());
         if !finished {
             return;
         }
@@ -296,7 +352,11 @@ impl Printer {
                 ToolCallContent::Terminal(t) => format!("terminal {}", t.terminal_id),
                 _ => continue,
             };
-            println!("    {}{line}{}", self.style(DIM), self.style(RESET));
+            self.line(&format!(
+                "    {}{line}{}",
+                self.style(DIM),
+                self.style(RESET)
+            ));
         }
     }
 }
@@ -346,5 +406,108 @@ fn clip(s: &str, max: usize) -> String {
     } else {
         let cut: String = s.chars().take(max).collect();
         format!("{cut}…")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::{Arc, Mutex};
+
+    /// A writer the test reads back.
+    #[derive(Clone, Default)]
+    struct Shared(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Shared {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0
+                .lock()
+                .map_err(|_| std::io::ErrorKind::Other)?
+                .extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl Shared {
+        fn text(&self) -> String {
+            String::from_utf8_lossy(&self.0.lock().map(|b| b.clone()).unwrap_or_default())
+                .into_owned()
+        }
+    }
+
+    fn update(json: &str) -> SessionNotification<'static> {
+        let text = format!(r#"{{"sessionId":"s","update":{json}}}"#);
+        let n: SessionNotification<'_> = serde_json::from_str(&text).expect("a session/update");
+        n.into_owned()
+    }
+
+    /// A tool call pending, running, done; between the second and third,
+    /// a message when `chatter`.
+    fn tool_call_turn(color: bool, in_place: bool, chatter: bool) -> String {
+        let out = Shared::default();
+        let mut r = Render::to(Box::new(out.clone()), color, in_place);
+        r.begin_turn();
+        r.update(&update(
+            r#"{"sessionUpdate":"tool_call","toolCallId":"t1","title":"ls -la","status":"pending","kind":"execute"}"#,
+        ));
+        r.update(&update(
+            r#"{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"in_progress"}"#,
+        ));
+        if chatter {
+            r.update(&update(
+                r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"listing"}}"#,
+            ));
+        }
+        r.update(&update(
+            r#"{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"completed"}"#,
+        ));
+        out.text()
+    }
+
+    const UP: &str = "\x1b[1A\r\x1b[2K";
+
+    #[test]
+    fn a_tool_call_line_is_rewritten_in_place_while_it_is_the_last() {
+        let got = tool_call_turn(true, true, false);
+        assert_eq!(got.matches(UP).count(), 2, "{got:?}");
+        assert!(got.contains("(in_progress)") && got.contains("(completed)"));
+        // Something printed after it: the next status is a line of its own.
+        let got = tool_call_turn(true, true, true);
+        assert_eq!(got.matches(UP).count(), 1, "{got:?}");
+    }
+
+    #[test]
+    fn without_a_terminal_each_status_is_a_plain_line() {
+        let got = tool_call_turn(false, false, false);
+        assert!(!got.contains('\x1b'), "{got:?}");
+        assert_eq!(
+            got,
+            "• [execute] ls -la (pending)\n▶ [execute] ls -la (in_progress)\n✓ [execute] ls -la (completed)\n"
+        );
+    }
+
+    #[test]
+    fn thoughts_are_dimmed_and_commands_kept() {
+        let out = Shared::default();
+        let mut r = Render::to(Box::new(out.clone()), true, true);
+        r.update(&update(
+            r#"{"sessionUpdate":"agent_thought_chunk","content":{"type":"text","text":"hmm"}}"#,
+        ));
+        r.update(&update(
+            r#"{"sessionUpdate":"available_commands_update","availableCommands":[{"name":"memory","description":"Manage memory."}]}"#,
+        ));
+        assert!(
+            out.text()
+                .starts_with(&format!("{DIM}💭 {RESET}{DIM}hmm{RESET}\n")),
+            "{:?}",
+            out.text()
+        );
+        assert_eq!(
+            r.commands(),
+            [("memory".to_owned(), "Manage memory.".to_owned())]
+        );
     }
 }

@@ -1,5 +1,5 @@
 //! An ACP client: runs one prompt turn against an agent and prints it as
-//! it streams.
+//! it streams; or, with no prompt at a terminal (or `-i`), a conversation.
 //!
 //! ```sh
 //! acp-client                                  # the built-in mock agent, no network
@@ -37,6 +37,15 @@
 //! agent or connection, or one silent for `--timeout` seconds, ends the run
 //! with an error and a non-zero exit.
 //!
+//! Interactive (`-i`, or no prompt with stdin and stdout a terminal): a
+//! prompt line with history and editing; each line is a turn of the
+//! session, or a slash command (the client's: `/sessions`, `/load ID`,
+//! `/resume ID`, `/new`, `/mode [ID]`, `/config [ID VALUE]`, `/help`,
+//! `/quit`; any other goes to the agent as a prompt, as ACP sends the
+//! agent's own commands). Permission questions are answered at the
+//! prompt; Ctrl-C in a turn cancels it (a second one quits), Ctrl-C at an
+//! empty prompt or Ctrl-D quits.
+//!
 //! Exit status: 0 after a stop reason, 130 after Ctrl-C, 1 on any error
 //! (the agent's error message is printed), 2 for bad arguments.
 
@@ -69,7 +78,8 @@ const AFTER_HELP: &str = "Server profiles for --profile:
 
 Exit status: 0 after a stop reason, 130 after Ctrl-C, 1 on any error, 2 for bad arguments.";
 
-/// Runs one ACP prompt turn against an agent and prints it as it streams.
+/// Runs one ACP prompt turn against an agent and prints it as it streams;
+/// with no PROMPT at a terminal (or -i), a conversation.
 #[derive(Parser, Debug)]
 #[command(
     name = "acp-client",
@@ -102,6 +112,11 @@ struct Cli {
     /// and terminal/* requests included; reconnects stay invisible to it
     #[arg(long, conflicts_with_all = ["prompt", "summary_json", "permission", "session"], help_heading = MODE)]
     stdio: bool,
+    /// A conversation: a prompt line, each line a turn or a /command
+    /// (/help lists them); the default with no PROMPT when stdin and
+    /// stdout are a terminal
+    #[arg(short, long, conflicts_with_all = ["stdio", "summary_json"])]
+    interactive: bool,
     /// Continue this session (session/resume, else session/load) instead
     /// of creating one
     #[arg(long, value_name = "ID")]
@@ -205,6 +220,10 @@ struct Args {
     session: Option<String>,
     mock: mock_agent::Options,
     prompt: String,
+    /// A conversation (`-i`, or no prompt at a terminal).
+    interactive: bool,
+    /// The prompt was given (in a conversation: its first turn).
+    prompt_given: bool,
 }
 
 /// Parses the command line; a usage error is a clap error (exit status 2).
@@ -284,6 +303,12 @@ impl Cli {
                 terminal: self.mock_terminal,
                 ..mock_agent::Options::default()
             },
+            interactive: self.interactive
+                || (self.prompt.is_empty() && !self.stdio && !self.summary_json && {
+                    use std::io::IsTerminal;
+                    std::io::stdin().is_terminal() && std::io::stdout().is_terminal()
+                }),
+            prompt_given: !self.prompt.is_empty(),
             prompt: if self.prompt.is_empty() {
                 DEFAULT_PROMPT.to_owned()
             } else {
@@ -398,6 +423,14 @@ async fn run() -> ExitCode {
         Ok(c) => c,
         Err(e) => return fail(&args, &format!("session directory {}: {e}", cwd.display())),
     };
+    if args.interactive {
+        let code = converse(client, &args).await;
+        agent.stop().await;
+        if scratch {
+            let _ = std::fs::remove_dir_all(&cwd);
+        }
+        return code;
+    }
     let result = client.run().await;
     client.render.break_line();
     let interrupted = client.stats.cancelled_by_user;
@@ -416,6 +449,30 @@ async fn run() -> ExitCode {
         println!("{summary}");
     }
     code
+}
+
+/// The conversation (`-i`): the prompt line on its own thread, the turns
+/// printed with tool calls updated in place on a terminal; 0 after
+/// `/quit` or Ctrl-D, 130 after a second Ctrl-C in a turn, 1 on errors.
+async fn converse<S: lines::LineSource>(client: Client<S>, args: &Args) -> ExitCode {
+    use std::io::IsTerminal;
+    let editor = match acp_bridge::editor::LineEditor::spawn() {
+        Ok(e) => e,
+        Err(e) => return fail(args, &e),
+    };
+    let tty = std::io::stdout().is_terminal();
+    let render = acp_bridge::render::Render::to(Box::new(std::io::stdout()), tty, tty);
+    let mut client = client.with_editor(editor.clone()).with_render(render);
+    let first = args.prompt_given.then(|| args.prompt.clone());
+    let result = match client.start().await {
+        Ok(()) => acp_bridge::interactive::converse(&mut client, &editor, first).await,
+        Err(e) => Err(e),
+    };
+    client.render.break_line();
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => exit_code(&Err(e), false),
+    }
 }
 
 /// `--cwd`, else a fresh scratch directory (`scratch`), else the current

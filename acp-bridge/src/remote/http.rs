@@ -266,7 +266,6 @@ impl Endpoint {
                 return Ok((shared.generation, Sender::Http2(h2.clone())));
             }
         }
-        eprintln!("acp-client: {why}; reconnecting");
         let mut last = String::new();
         for attempt in 0u32.. {
             let wait = r.policy.delay(attempt, jitter());
@@ -276,7 +275,8 @@ impl Endpoint {
             tokio::time::sleep(wait).await;
             match tokio::time::timeout(DIAL_WAIT, self.open(http2)).await {
                 Ok(Ok(sender)) => {
-                    eprintln!("acp-client: reconnected; resuming");
+                    // One line a reconnect, once it is done.
+                    eprintln!("acp-client: {why}; reconnected; resuming");
                     r.reconnects.fetch_add(1, Ordering::Relaxed);
                     if http2 {
                         shared.generation += 1;

@@ -22,6 +22,9 @@ mod fault_proxy;
 #[cfg(target_os = "linux")]
 #[path = "../support/nginx.rs"]
 mod nginx;
+#[cfg(target_os = "linux")]
+#[path = "../support/pty.rs"]
+mod pty;
 #[path = "../support/resume_server.rs"]
 mod resume_server;
 #[cfg(target_os = "linux")]
@@ -37,6 +40,8 @@ mod bridge_command;
 mod bridge_limits;
 mod bridge_rooms;
 mod bridge_users;
+#[cfg(target_os = "linux")]
+mod client_interactive;
 mod client_oversized;
 mod client_profiles;
 mod client_salvage;
