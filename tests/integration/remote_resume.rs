@@ -11,7 +11,7 @@ use acp_codec::remote::{
 };
 use proptest::prelude::*;
 
-use crate::checks::resume_log::{self, Op};
+use crate::checks::resume_log::{self, Op, Reached, PROMPT_IDS};
 
 fn collect<'a>(it: impl Iterator<Item = (Position, &'a str)>) -> Vec<(u64, String)> {
     it.map(|(p, t)| (p.0, t.to_owned())).collect()
@@ -121,6 +121,30 @@ proptest! {
     ) {
         let _ = resume_log::run(budget, &ops);
     }
+
+    /// The prompt ledger past its bound: seventy prompts fill it past its
+    /// bound, then any prompts over more ids than it keeps, answers,
+    /// acknowledgements and resumes; every admission is what the
+    /// eviction rule says.
+    #[test]
+    fn the_prompt_ledger_keeps_its_rule_past_its_bound(
+        rest in proptest::collection::vec(
+            prop_oneof![
+                1 => (any::<bool>(), 0usize..40).prop_map(|(owed, len)| Op::Push { owed, len }),
+                1 => Just(Op::Disconnect),
+                1 => Just(Op::Resume),
+                1 => Just(Op::Ack),
+                8 => (0..PROMPT_IDS).prop_map(Op::Prompt),
+                4 => any::<u8>().prop_map(Op::Answer),
+            ],
+            0..400,
+        ),
+    ) {
+        let mut ops: Vec<Op> = (0..70).map(Op::Prompt).collect();
+        ops.extend(rest);
+        let reached = resume_log::run(4096, &ops);
+        prop_assert!(reached.evicted >= 6, "{reached:?}");
+    }
 }
 
 /// The check is not vacuous: it sees gaps, and resumes that hand over.
@@ -140,10 +164,45 @@ fn the_scenarios_reach_gaps_and_replays() {
         }; 5],
     );
     ops.push(Op::Resume);
-    assert_eq!(resume_log::run(1000, &ops), (0, 5));
+    let reached = |gaps, replayed| Reached {
+        gaps,
+        replayed,
+        evicted: 0,
+    };
+    assert_eq!(resume_log::run(1000, &ops), reached(0, 5));
     // With a 64-byte budget the same scenario needs a gap: the check's
     // oracle accepts it only because the missed bytes exceed the budget.
-    assert_eq!(resume_log::run(64, &ops), (1, 0));
+    assert_eq!(resume_log::run(64, &ops), reached(1, 0));
+}
+
+/// The prompt ledger past its bound: sixty-four prompts fill it, the
+/// eleventh is answered, a sixty-fifth comes: the answered one is
+/// forgotten (it runs again), not the oldest running one (still running);
+/// then eighty more ids, an acknowledgement and retries. The check's
+/// oracle applies the eviction rule and asserts each admission.
+#[test]
+fn the_scenarios_go_past_the_ledger_bound() {
+    let mut ops: Vec<Op> = (0..64).map(Op::Prompt).collect();
+    ops.extend([
+        Op::Answer(10),
+        Op::Prompt(64),
+        Op::Prompt(0),
+        Op::Prompt(10),
+    ]);
+    ops.extend([Op::Answer(0); 10]);
+    ops.extend((0..PROMPT_IDS).map(Op::Prompt));
+    ops.extend([Op::Ack, Op::Prompt(3), Op::Prompt(69), Op::Prompt(79)]);
+    let reached = resume_log::run(4096, &ops);
+    assert!(reached.evicted >= 10, "{reached:?}");
+    // The committed seeds go past the bound too (the fuzz target's start).
+    let seed = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/fuzz/seeds/resume_log/ledger_past_its_bound"
+    ))
+    .unwrap();
+    let (budget, ops) = resume_log::decode(&seed);
+    let reached = resume_log::run(budget, &ops);
+    assert!(reached.evicted > 0, "{reached:?}");
 }
 
 /// The memory of one session's log at the default budget, filled with
