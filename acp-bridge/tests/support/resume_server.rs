@@ -130,10 +130,7 @@ impl ResumingServer {
             }
             None => json!({"jsonrpc": "2.0", "id": id, "result": {"stopReason": "end_turn"}}),
         };
-        self.turn = match self.script.get(next) {
-            Some(_) => Some((id, next + 1)),
-            None => None,
-        };
+        self.turn = self.script.get(next).map(|_| (id, next + 1));
         self.agent(&line);
         Some(())
     }
