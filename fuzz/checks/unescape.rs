@@ -77,7 +77,10 @@ pub fn check(data: &[u8]) {
             (Some(Ok(want)), _, Ok(got)) => {
                 assert_eq!(chunk_text(&got), Some(want.as_str()), "{mode:?}: {line}");
                 if let Incoming::Notification(t) = &got {
-                    assert!(t.is_clean(), "{mode:?}: salvaged, the oracle reads it: {line}");
+                    assert!(
+                        t.is_clean(),
+                        "{mode:?}: salvaged, the oracle reads it: {line}"
+                    );
                 }
             }
             (Some(Ok(want)), _, Err(e)) => {
