@@ -10,12 +10,13 @@
 # `experimental/http-client` (Streamable HTTP). Each must finish a turn with
 # end_turn, answer at least one permission request and receive the 5 MB
 # update intact, then load the session on a new connection and have its
-# whole history (every update of the turn, the 5 MB one too) before the
-# load's answer. The bridge is then stopped and another started on the
+# whole history before the load's answer: compared by content, the
+# history is the user's prompt and every update of the turn (the 5 MB one
+# too), each equal as a JSON value to what the turn delivered. The bridge is then stopped and another started on the
 # same agent state (the mock agent's --state-dir, as servers behind one
 # address share it): each SDK client loads its session there, on a server
-# that has never seen it, and must again have its whole history before the
-# answer. Then `acp-client --connect` runs a full turn (with a
+# that has never seen it, and must again have its whole history, by
+# content, before the answer. Then `acp-client --connect` runs a full turn (with a
 # permission request) against the SDK's own server (`experimental/server`,
 # scripts/peers/ts_remote_server.mjs) hosting the SDK's example agent, over
 # each profile it offers: http:// and ws://. Every run is bounded by
@@ -60,24 +61,51 @@ start_bridge() {
 }
 start_bridge
 
+# The history a load replayed ($2, the updates as a JSON list) against the
+# turn ($1): the user's prompt once, as a `user_message_chunk`, and
+# besides it the turn's updates, each equal as a JSON value to what the
+# client got during the turn, in order, nothing else.
+PROMPT="Run the tool, please."
+same_history() {
+  python3 - "$1" "$2" "$PROMPT" <<'PY'
+import json, sys
+turn = json.load(open(sys.argv[1]))
+history = json.load(open(sys.argv[2]))
+said = {"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": sys.argv[3]}}
+if history.count(said) != 1 or said in turn:
+    print(f"the prompt is in the history {history.count(said)} times, in the turn {turn.count(said)}")
+    sys.exit(1)
+history = [u for u in history if u != said]
+want = turn
+if history != want:
+    n = next((i for i, (a, b) in enumerate(zip(history, want)) if a != b), min(len(history), len(want)))
+    show = lambda v: json.dumps(v)[:300]
+    print(f"history (the prompt aside) differs from the turn at update {n} of {len(history)} (want {len(want)}):")
+    print("  got  " + (show(history[n]) if n < len(history) else "(nothing)"))
+    print("  want " + (show(want[n]) if n < len(want) else "(nothing)"))
+    sys.exit(1)
+PY
+}
+
 FAILED=0
 run() {
   local profile="$1" url="$2"; shift 2
   local start rc=0 secs
   start=$(date +%s.%N)
-  timeout -k 5 60 node "$@" scripts/peers/ts_remote_client.mjs "$profile" "$url" "$T" >"$T/out" 2>"$T/err" || rc=$?
+  DUMP="$T/dump.$profile" timeout -k 5 60 node "$@" scripts/peers/ts_remote_client.mjs "$profile" "$url" "$T" >"$T/out" 2>"$T/err" || rc=$?
   secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
   if [[ $rc -eq 0 ]] && python3 -c '
 import json, sys
 s = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
 ok = s["stopReason"] == "end_turn" and s["permissions"] >= 1 and s["largest"] >= int(sys.argv[2]) \
-    and s["history"] >= s["updates"]
-sys.exit(0 if ok else 1)' "$T/out" "$BIG"; then
+    and s["history"] == s["updates"] + 1
+sys.exit(0 if ok else 1)' "$T/out" "$BIG" && same_history "$T/dump.$profile.turn.json" "$T/dump.$profile.history.json" >"$T/same" 2>&1; then
     printf 'ok   %-58s %6.2fs  %s\n' "TS SDK 2.4.0 $profile client through acp-bridge" "$secs" "$(tail -1 "$T/out")"
     tail -1 "$T/out" >"$T/turn.$profile"
   else
     printf 'FAIL %-58s %6.2fs (exit %s)\n' "TS SDK 2.4.0 $profile client through acp-bridge" "$secs" "$rc"
-    cat "$T/out" "$T/err"
+    cat "$T/same" "$T/err" 2>/dev/null || true
+    tail -c 2000 "$T/out"
     FAILED=1
   fi
 }
@@ -104,16 +132,13 @@ load_elsewhere() {
   fi
   local session rc=0
   session="$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["sessionId"])' "$T/turn.$profile")"
-  timeout -k 5 60 node "$@" scripts/peers/ts_remote_client.mjs "$profile" "$url" "$T" "$session" >"$T/out" 2>"$T/err" || rc=$?
-  if [[ $rc -eq 0 ]] && python3 -c '
-import json, sys
-turn = json.load(open(sys.argv[1]))
-s = json.loads(open(sys.argv[2]).read().strip().splitlines()[-1])
-sys.exit(0 if s["history"] >= turn["updates"] else 1)' "$T/turn.$profile" "$T/out"; then
+  DUMP="$T/dump.$profile.elsewhere" timeout -k 5 60 node "$@" scripts/peers/ts_remote_client.mjs "$profile" "$url" "$T" "$session" >"$T/out" 2>"$T/err" || rc=$?
+  if [[ $rc -eq 0 ]] \
+    && same_history "$T/dump.$profile.turn.json" "$T/dump.$profile.elsewhere.history.json" >"$T/same" 2>&1; then
     printf 'ok   %-58s %s\n' "$name" "$(tail -1 "$T/out")"
   else
     printf 'FAIL %-58s (exit %s)\n' "$name" "$rc"
-    cat "$T/out" "$T/err"
+    cat "$T/same" "$T/out" "$T/err" 2>/dev/null || true
     FAILED=1
   fi
 }

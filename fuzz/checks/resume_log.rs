@@ -21,12 +21,30 @@
 //!   position it skipped lies in a reported gap;
 //! - a position ahead of the stream is refused and changes nothing;
 //! - the bytes held never exceed the budget;
-//! - a prompt key is run once until its answer is acknowledged (oracle: a
-//!   map of keys).
-use std::collections::BTreeMap;
-
+//! - a prompt key is run once until its answer is acknowledged, within
+//!   the ledger's bound ([`DEFAULT_MAX_PROMPT_KEYS`]); past it the oldest
+//!   answered key is forgotten first, the oldest running one only when
+//!   none is answered (oracle: a list of keys in the order they came, the
+//!   rule applied to it; eighty keys, so scenarios go past the bound).
 use acp_codec::acp::RequestId;
-use acp_codec::remote::{Admit, Kind, Position, PromptKey, ResumeError, ResumeLog};
+use acp_codec::remote::{
+    Admit, Kind, Position, PromptKey, ResumeError, ResumeLog, DEFAULT_MAX_PROMPT_KEYS,
+};
+
+/// How many prompt ids scenarios use: more than the ledger holds.
+pub const PROMPT_IDS: u8 = 80;
+
+/// What a run reached, so a test can show the check is not vacuous.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Reached {
+    /// Gaps reported.
+    pub gaps: usize,
+    /// Messages resumes handed over.
+    pub replayed: usize,
+    /// Prompt keys the ledger had to forget to admit a new one (it was
+    /// full).
+    pub evicted: usize,
+}
 
 /// One step of a scenario.
 #[derive(Debug, Clone, Copy)]
@@ -43,7 +61,8 @@ pub enum Op {
     ResumeAhead(u8),
     /// A `session/prompt` with this id arrives.
     Prompt(u8),
-    /// The prompt with this id is answered (an owed message).
+    /// One of the prompts running at the agent is answered (an owed
+    /// message): the oldest but this many, round the running ones.
     Answer(u8),
 }
 
@@ -70,8 +89,8 @@ pub fn decode(data: &[u8]) -> (usize, Vec<Op>) {
                 4 => Op::Resume,
                 5 => Op::Ack,
                 6 => Op::ResumeAhead(arg),
-                7 => Op::Prompt(arg % 8),
-                _ => Op::Answer(arg % 8),
+                7 => Op::Prompt(arg % PROMPT_IDS),
+                _ => Op::Answer(arg),
             }
         })
         .collect();
@@ -89,10 +108,9 @@ fn text_of(position: u64, len: usize) -> String {
 }
 
 /// Runs `ops` on a log of `budget` bytes and asserts the invariants;
-/// returns how many gaps were reported and how many messages resumes
-/// handed over (so a test can show it reached both).
-pub fn run(budget: usize, ops: &[Op]) -> (usize, usize) {
-    let mut replayed = 0usize;
+/// what it reached.
+pub fn run(budget: usize, ops: &[Op]) -> Reached {
+    let mut reached = Reached::default();
     let mut log = ResumeLog::new(budget);
     // The oracle: every message pushed, by position - 1.
     let mut sent: Vec<(bool, String)> = Vec::new();
@@ -116,8 +134,10 @@ pub fn run(budget: usize, ops: &[Op]) -> (usize, usize) {
             .map(|(_, (_, t))| t.len())
             .sum()
     };
-    // The prompt oracle: key -> answer position.
-    let mut prompts: BTreeMap<u8, Option<u64>> = BTreeMap::new();
+    // The prompt oracle: the keys the ledger keeps, in the order they
+    // came, with their answer's position; and the prompts the agent runs.
+    let mut prompts: Vec<(u8, Option<u64>)> = Vec::new();
+    let mut running: Vec<u8> = Vec::new();
     let key = |n: u8| PromptKey::of(&RequestId::Number(i64::from(n)), None);
     let push = |log: &mut ResumeLog,
                 sent: &mut Vec<(bool, String)>,
@@ -156,7 +176,7 @@ pub fn run(budget: usize, ops: &[Op]) -> (usize, usize) {
                 log.ack(Position(have))
                     .expect("the client's position is sent");
                 acked = acked.max(have);
-                prompts.retain(|_, a| a.is_none_or(|at| at > have));
+                prompts.retain(|(_, a)| a.is_none_or(|at| at > have));
             }
             Op::ResumeAhead(k) => {
                 let ahead = sent.len() as u64 + 1 + u64::from(k);
@@ -189,7 +209,7 @@ pub fn run(budget: usize, ops: &[Op]) -> (usize, usize) {
                             .map(|p| (Position(p), sent[p as usize - 1].1.clone()))
                             .collect();
                         assert_eq!(got, want, "a resume after {have} hands over what followed");
-                        replayed += got.len();
+                        reached.replayed += got.len();
                         received.extend(got.iter().map(|(p, _)| p.0));
                     }
                     Err(ResumeError::Gap { after, first_kept }) => {
@@ -219,22 +239,32 @@ pub fn run(budget: usize, ops: &[Op]) -> (usize, usize) {
                     Err(other) => panic!("resume after {have} of {last}: {other}"),
                 }
                 acked = acked.max(have);
-                prompts.retain(|_, a| a.is_none_or(|at| at > have));
+                prompts.retain(|(_, a)| a.is_none_or(|at| at > have));
                 have = last;
                 connected = true;
                 pressure = 0;
             }
             Op::Prompt(n) => {
-                let want = match prompts.get(&n) {
+                let want = match prompts.iter().find(|(k, _)| *k == n) {
                     None => Admit::Run,
-                    Some(None) => Admit::Running,
-                    Some(Some(at)) => Admit::Answered(Position(*at)),
+                    Some((_, None)) => Admit::Running,
+                    Some((_, Some(at))) => Admit::Answered(Position(*at)),
                 };
-                assert_eq!(log.admit_prompt(key(n)), want, "prompt {n}");
-                prompts.entry(n).or_insert(None);
+                assert_eq!(log.admit_prompt(key(n)), want, "prompt {n}: {prompts:?}");
+                if want == Admit::Run {
+                    if prompts.len() == DEFAULT_MAX_PROMPT_KEYS {
+                        let answered = prompts.iter().position(|(_, a)| a.is_some());
+                        prompts.remove(answered.unwrap_or(0));
+                        reached.evicted += 1;
+                    }
+                    prompts.push((n, None));
+                    running.retain(|&r| r != n);
+                    running.push(n);
+                }
             }
-            Op::Answer(n) => {
-                if let Some(None) = prompts.get(&n) {
+            Op::Answer(k) => {
+                if !running.is_empty() {
+                    let n = running.remove(usize::from(k) % running.len());
                     let at = push(
                         &mut log,
                         &mut sent,
@@ -245,7 +275,9 @@ pub fn run(budget: usize, ops: &[Op]) -> (usize, usize) {
                         &mut received,
                     );
                     log.answered(&key(n), at);
-                    prompts.insert(n, Some(at.0));
+                    if let Some((_, answer)) = prompts.iter_mut().find(|(k, _)| *k == n) {
+                        *answer = Some(at.0);
+                    }
                 }
             }
         }
@@ -272,5 +304,6 @@ pub fn run(budget: usize, ops: &[Op]) -> (usize, usize) {
         }
         previous = p;
     }
-    (gaps.len(), replayed)
+    reached.gaps = gaps.len();
+    reached
 }

@@ -7,24 +7,27 @@
 //! replaced). The token is the text of an `agent_message_chunk` line.
 //! Asserted, with `serde_json` (which shares no code with the crate) as
 //! the oracle:
-//! - when `serde_json` reads the line and finds a string at the chunk's
-//!   text, `acp::decode_line` decodes the line, in both modes, to that
-//!   text, byte for byte; where the text closed early (a quote in the
-//!   input), the rest of the line is other members, which the crate types
-//!   as the schema does and may refuse (a string where an object is
-//!   due) or, in lenient mode, salvage with the problem reported and the
-//!   content no longer text; a text it decodes is held to that text;
-//! - the oracle is `serde_json`'s typed decoding: types that name the
-//!   members on the text's path, skip the others without decoding them
-//!   (a lone surrogate there is not refused; the crate keeps such members
-//!   as they came) and refuse a member named twice (as the crate does);
-//!   not `serde_json::Value`, which decodes every string and keeps the
-//!   last of a repeated member;
-//! - when `serde_json` refuses the line (a bad escape, a lone surrogate, a
-//!   raw control character, a stray quote), `acp::decode_line` refuses it
-//!   in strict mode; in lenient mode it refuses it, or decodes it with
-//!   what it salvaged reported (a lone surrogate is JSON that a Rust
-//!   string cannot hold: a mismatch, which lenient decoding salvages);
+//! - the line's decoding, in strict mode, is `serde_json`'s typed
+//!   decoding of it (the oracle in `tests/oracle/`, generated from the
+//!   schema as plain serde derives, sharing no code with the crate): the
+//!   crate decodes the line exactly when the oracle does, to the text the
+//!   oracle reads, byte for byte. Where the text closed early (a quote in
+//!   the input), the rest of the line is other members, which both type
+//!   as the schema does (`"annotations":"x"` is refused by both);
+//! - in lenient mode, a line the oracle reads decodes, clean, to the same
+//!   text; one it refuses is refused, or decoded with what was salvaged
+//!   reported (a text it decodes is then still the text `serde_json`
+//!   reads at the text's place);
+//! - the oracle cannot judge a line that names a member twice (a
+//!   `serde_json::Value` keeps the last one) or that holds JSON a
+//!   `serde_json::Value` cannot (a lone surrogate, a number past `f64`) in
+//!   a member the crate keeps as it came: for such a line the text alone
+//!   is judged, by types that name the members on the text's path and
+//!   skip the others without decoding them (refusing a member named
+//!   twice, as the crate does): when they read it, a decoding gives that
+//!   text, and a refusal is allowed only there; when they refuse it, so
+//!   does strict mode. A line with an `id` is a request, not the chunk:
+//!   only the unescapers judge it;
 //! - each of the crate's two unescapers (`fuzzing::unescape_string`, the
 //!   target's: a block of sixty-four bytes a step where the target has
 //!   vector registers; `fuzzing::unescape_string_portable`, a word of
@@ -40,6 +43,10 @@ use acp_codec::acp::{
 };
 use acp_codec::fuzzing::{unescape_string, unescape_string_portable};
 
+#[path = "../../tests/oracle/mod.rs"]
+#[allow(dead_code)]
+mod oracle;
+
 /// The line's text before the chunk's text.
 const HEAD: &str = r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":""#;
 
@@ -52,48 +59,89 @@ pub fn check(data: &[u8]) {
     let line = format!(r#"{HEAD}{pad}{body}"}}}}}}}}"#);
     both_unescapers(&line, HEAD.len());
     both_unescapers(&format!(r#""{pad}{body}""#), 1);
-    // The text token as `serde_json` reads it: when it is a string that
-    // ends before the line's own closing quote, the text closed early and
-    // the rest of the line is other members, which the crate types as the
-    // schema does and the types below do not (`"annotations":"x"` is
-    // refused: not an object). Such a line the crate may refuse where the
-    // types below read it; what it decodes is still held to them.
-    let quote = HEAD.len() - 1;
-    let mut first = serde_json::Deserializer::from_str(&line[quote..]).into_iter::<String>();
-    let closed_early =
-        first.next().is_some_and(|s| s.is_ok()) && quote + first.byte_offset() != line.len() - 4;
-    // What `serde_json`'s typed decoding reads (not `Value`'s: it decodes
-    // every string and keeps the last of a repeated member, where typed
-    // decoding skips a member it does not name without decoding it, so a
-    // lone surrogate there is not refused, and refuses a member it names
-    // twice; the crate does both alike).
-    let theirs = typed_text(&line);
+    // The text alone, as `serde_json` reads it into types that name the
+    // members on its path and skip the others undecoded.
+    let text_only = typed_text(&line);
+    let value = serde_json::from_str::<serde_json::Value>(&line);
+    if value.as_ref().is_ok_and(|v| v.get("id").is_some()) {
+        // A request named `session/update`: not the chunk.
+        return;
+    }
+    // The oracle's verdict on the whole line, where it can judge it.
+    let judged = value.is_ok() && !oracle::names_a_member_twice(&line);
+    let theirs = judged.then(|| schema_text(&line));
     for mode in [Mode::Lenient, Mode::Strict] {
         let ours = decode_line(&line, mode);
-        match (&theirs, ours) {
-            // The other members salvaged in lenient mode, reported: the
-            // content may then not be text.
-            (Some(want), Ok(got))
-                if closed_early
-                    && mode == Mode::Lenient
-                    && matches!(&got, Incoming::Notification(t) if !t.is_clean()) =>
-            {
-                if let Some(text) = chunk_text(&got) {
+        match (&theirs, &text_only, ours) {
+            // Judged: strict decoding is the oracle's.
+            (Some(Ok(want)), _, Ok(got)) => {
+                assert_eq!(chunk_text(&got), Some(want.as_str()), "{mode:?}: {line}");
+                if let Incoming::Notification(t) = &got {
+                    assert!(
+                        t.is_clean(),
+                        "{mode:?}: salvaged, the oracle reads it: {line}"
+                    );
+                }
+            }
+            (Some(Ok(want)), _, Err(e)) => {
+                panic!("{mode:?}: {line}: refused ({e}), the oracle reads {want:?}")
+            }
+            (Some(Err(_)), _, Err(_)) => {}
+            (Some(Err(e)), _, Ok(got)) => {
+                assert!(
+                    mode == Mode::Lenient
+                        && matches!(&got, Incoming::Notification(t) if !t.is_clean()),
+                    "{mode:?}: {line}: decoded clean, the oracle refuses it ({e})"
+                );
+                if let (Some(text), Some(want)) = (chunk_text(&got), &text_only) {
                     assert_eq!(text, want.as_str(), "{line}");
                 }
             }
-            (Some(want), Ok(got)) => assert_eq!(chunk_text(&got), Some(want.as_str()), "{line}"),
-            (Some(_), Err(_)) if closed_early => {}
-            (Some(want), Err(e)) => panic!("{line}: refused ({e}), serde_json reads {want:?}"),
-            (None, Ok(Incoming::Notification(t))) if mode == Mode::Lenient => {
+            // Not judged: the text alone.
+            (None, Some(want), Ok(got)) => {
+                if let Some(text) = chunk_text(&got) {
+                    assert_eq!(text, want.as_str(), "{mode:?}: {line}");
+                } else {
+                    assert!(
+                        matches!(&got, Incoming::Notification(t) if !t.is_clean()),
+                        "{mode:?}: {line}: decoded clean without the text {want:?}"
+                    );
+                }
+            }
+            (None, Some(_), Err(_)) => {}
+            (None, None, Ok(Incoming::Notification(t))) if mode == Mode::Lenient => {
                 assert!(
                     !t.is_clean(),
                     "{line}: decoded clean, serde_json refuses it"
                 );
             }
-            (None, Ok(_)) => panic!("{line}: decoded, serde_json refuses it"),
-            (None, Err(_)) => {}
+            (None, None, Ok(_)) => panic!("{mode:?}: {line}: decoded, serde_json refuses it"),
+            (None, None, Err(_)) => {}
         }
+    }
+}
+
+/// The chunk's text as the oracle (`tests/oracle/`: the schema's types as
+/// plain serde derives) reads the line: a notification whose params are
+/// a `session/update`'s; an error when it refuses the line or it is not
+/// an agent's text chunk.
+fn schema_text(line: &str) -> Result<String, String> {
+    #[derive(serde::Deserialize)]
+    struct Line {
+        jsonrpc: String,
+        method: String,
+        params: oracle::SessionNotification,
+    }
+    let l: Line = serde_json::from_str(line).map_err(|e| e.to_string())?;
+    if l.jsonrpc != "2.0" || l.method != "session/update" {
+        return Err(format!("not a session/update: {} {}", l.jsonrpc, l.method));
+    }
+    match l.params.update {
+        oracle::SessionUpdate::AgentMessageChunk(oracle::ContentChunk {
+            content: oracle::ContentBlock::Text(t),
+            ..
+        }) => Ok(t.text),
+        other => Err(format!("not a text chunk: {other:?}")),
     }
 }
 

@@ -11,7 +11,7 @@ use acp_codec::remote::{
 };
 use proptest::prelude::*;
 
-use crate::checks::resume_log::{self, Op};
+use crate::checks::resume_log::{self, Op, Reached, PROMPT_IDS};
 
 fn collect<'a>(it: impl Iterator<Item = (Position, &'a str)>) -> Vec<(u64, String)> {
     it.map(|(p, t)| (p.0, t.to_owned())).collect()
@@ -121,6 +121,30 @@ proptest! {
     ) {
         let _ = resume_log::run(budget, &ops);
     }
+
+    /// The prompt ledger past its bound: seventy prompts fill it past its
+    /// bound, then any prompts over more ids than it keeps, answers,
+    /// acknowledgements and resumes; every admission is what the
+    /// eviction rule says.
+    #[test]
+    fn the_prompt_ledger_keeps_its_rule_past_its_bound(
+        rest in proptest::collection::vec(
+            prop_oneof![
+                1 => (any::<bool>(), 0usize..40).prop_map(|(owed, len)| Op::Push { owed, len }),
+                1 => Just(Op::Disconnect),
+                1 => Just(Op::Resume),
+                1 => Just(Op::Ack),
+                8 => (0..PROMPT_IDS).prop_map(Op::Prompt),
+                4 => any::<u8>().prop_map(Op::Answer),
+            ],
+            0..400,
+        ),
+    ) {
+        let mut ops: Vec<Op> = (0..70).map(Op::Prompt).collect();
+        ops.extend(rest);
+        let reached = resume_log::run(4096, &ops);
+        prop_assert!(reached.evicted >= 6, "{reached:?}");
+    }
 }
 
 /// The check is not vacuous: it sees gaps, and resumes that hand over.
@@ -140,10 +164,45 @@ fn the_scenarios_reach_gaps_and_replays() {
         }; 5],
     );
     ops.push(Op::Resume);
-    assert_eq!(resume_log::run(1000, &ops), (0, 5));
+    let reached = |gaps, replayed| Reached {
+        gaps,
+        replayed,
+        evicted: 0,
+    };
+    assert_eq!(resume_log::run(1000, &ops), reached(0, 5));
     // With a 64-byte budget the same scenario needs a gap: the check's
     // oracle accepts it only because the missed bytes exceed the budget.
-    assert_eq!(resume_log::run(64, &ops), (1, 0));
+    assert_eq!(resume_log::run(64, &ops), reached(1, 0));
+}
+
+/// The prompt ledger past its bound: sixty-four prompts fill it, the
+/// eleventh is answered, a sixty-fifth comes: the answered one is
+/// forgotten (it runs again), not the oldest running one (still running);
+/// then eighty more ids, an acknowledgement and retries. The check's
+/// oracle applies the eviction rule and asserts each admission.
+#[test]
+fn the_scenarios_go_past_the_ledger_bound() {
+    let mut ops: Vec<Op> = (0..64).map(Op::Prompt).collect();
+    ops.extend([
+        Op::Answer(10),
+        Op::Prompt(64),
+        Op::Prompt(0),
+        Op::Prompt(10),
+    ]);
+    ops.extend([Op::Answer(0); 10]);
+    ops.extend((0..PROMPT_IDS).map(Op::Prompt));
+    ops.extend([Op::Ack, Op::Prompt(3), Op::Prompt(69), Op::Prompt(79)]);
+    let reached = resume_log::run(4096, &ops);
+    assert!(reached.evicted >= 10, "{reached:?}");
+    // The committed seeds go past the bound too (the fuzz target's start).
+    let seed = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/fuzz/seeds/resume_log/ledger_past_its_bound"
+    ))
+    .unwrap();
+    let (budget, ops) = resume_log::decode(&seed);
+    let reached = resume_log::run(budget, &ops);
+    assert!(reached.evicted > 0, "{reached:?}");
 }
 
 /// The memory of one session's log at the default budget, filled with
@@ -339,7 +398,50 @@ fn the_http_check_meets_breaks_gaps_and_retries() {
     assert_eq!(check(&[]), Seen::default());
 }
 
+/// The WebSocket check of the `server_resume` fuzz target reaches its
+/// cases on the committed seeds: some resume meets a gap (`-32012`), some
+/// gets messages replayed, and every seed runs the prompt exactly once
+/// (asserted inside).
+#[test]
+fn the_websocket_check_meets_gaps_and_replays() {
+    use crate::checks::server_resume::{check, Seen};
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/seeds/server_resume");
+    let mut seeds: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    seeds.sort();
+    let seen: Vec<(String, Seen)> = seeds
+        .iter()
+        .map(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            (name, check(&std::fs::read(p).unwrap()))
+        })
+        .collect();
+    let with = |f: fn(&Seen) -> bool| seen.iter().filter(|(_, s)| f(s)).count();
+    assert!(with(|s| s.gaps > 0) >= 1, "no seed meets a gap: {seen:?}");
+    assert!(
+        with(|s| s.replayed > 0) >= 1,
+        "no seed meets a replay: {seen:?}"
+    );
+    assert!(
+        with(|s| s.replayed > 0 && s.gaps == 0) >= 1,
+        "no seed resumes without a gap: {seen:?}"
+    );
+    assert_eq!(check(&[]), Seen::default());
+}
+
 proptest! {
+    /// WebSocket, through the server core: any breaks, reconnects, waits
+    /// past the grace and retries deliver every update once and in order,
+    /// or report the gap; the prompt runs exactly once.
+    #[test]
+    fn websocket_streams_deliver_every_update_once_or_report_a_gap(
+        data in proptest::collection::vec(any::<u8>(), 0..400),
+    ) {
+        let _ = crate::checks::server_resume::check(&data);
+    }
+
     /// Streamable HTTP, through the server core and the bridge's queues:
     /// any breaks (events lost in flight, noticed or not), resumes with
     /// `Last-Event-ID`, retries and permission requests deliver every

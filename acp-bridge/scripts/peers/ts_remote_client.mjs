@@ -15,8 +15,12 @@
 // the longest session/update as JSON text, in bytes; history: the updates
 // the load replayed before its answer; sessionId). With SESSION, only the
 // load of that session (another server's, say, sharing the agent's state):
-// {history, sessionId}. Exits non-zero on any failure. The SDK is found in
+// {history, sessionId}. With DUMP set, the updates themselves (each
+// session/update's `update`, as JSON) go to DUMP.turn.json (the turn's)
+// and DUMP.history.json (the load's), for a comparison by content.
+// Exits non-zero on any failure. The SDK is found in
 // $PEERS_DIR/node_modules/sdk24.
+import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
@@ -49,12 +53,14 @@ const initialize = (ctx) =>
   });
 
 let updates = 0;
+const turnUpdates = [];
 let permissions = 0;
 let largest = 0;
 const app = acp
   .client({ name: "acp-codec-ts-remote-client" })
   .onNotification(methods.client.session.update, (ctx) => {
     updates += 1;
+    turnUpdates.push(ctx.params.update);
     largest = Math.max(largest, JSON.stringify(ctx.params).length);
   })
   .onRequest(methods.client.session.requestPermission, (ctx) => {
@@ -79,17 +85,25 @@ if (!loadOnly) await app.connectWith(connect(), async (ctx) => {
 // The session loaded on a new connection: its history is replayed before
 // the load's answer.
 let replayed = 0;
+const historyUpdates = [];
 let history = -1;
 const again = acp
   .client({ name: "acp-codec-ts-remote-client" })
   .onNotification(methods.client.session.update, (ctx) => {
-    if (ctx.params.sessionId === sessionId) replayed += 1;
+    if (ctx.params.sessionId === sessionId) {
+      replayed += 1;
+      historyUpdates.push(ctx.params.update);
+    }
   });
 await again.connectWith(connect(), async (ctx) => {
   await initialize(ctx);
   await ctx.request(methods.agent.session.load, { sessionId, cwd, mcpServers: [] });
   history = replayed;
 });
+if (process.env.DUMP) {
+  if (!loadOnly) fs.writeFileSync(`${process.env.DUMP}.turn.json`, JSON.stringify(turnUpdates));
+  fs.writeFileSync(`${process.env.DUMP}.history.json`, JSON.stringify(historyUpdates));
+}
 console.log(
   JSON.stringify(loadOnly ? { history, sessionId } : { stopReason, updates, permissions, largest, history, sessionId }),
 );

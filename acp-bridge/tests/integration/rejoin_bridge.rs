@@ -4,16 +4,52 @@
 //! connection instead of cancelling its turn and hands the next
 //! connection what it missed, on Streamable HTTP the connection outlives
 //! its TCP connections and each event stream reopens with
-//! `Last-Event-ID`.
+//! `Last-Event-ID`. The agent is the built-in mock behind a wrapper that
+//! logs every line the bridge writes it: each prompt is counted where it
+//! runs, at the agent.
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 
 use serde_json::Value;
 
 use acp_bridge::rejoin::TURN_LOST;
 
 use crate::fault_proxy::{plan, plan_with_stalls, Fault, FaultProxy};
-use crate::ws_harness::{scratch_dir, Bridge};
+use crate::ws_harness::{bridge_exe, scratch_dir, Bridge};
+
+/// A bridge whose agent is the built-in mock behind a shell wrapper that
+/// copies every line it is sent into a log; the bridge, and the log.
+fn counted_bridge(name: &str, args: &[&str]) -> (Bridge, PathBuf) {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch_dir(name);
+    let log = dir.join("agent-stdin.log");
+    let script = dir.join("agent.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\ntee -a '{}' | exec '{}' --mock-agent\n",
+            log.display(),
+            bridge_exe().display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let agent = script.to_str().unwrap().to_owned();
+    let mut all = vec!["--agent", agent.as_str()];
+    all.extend_from_slice(args);
+    (Bridge::start_in(dir, &all, &[]), log)
+}
+
+/// How many `session/prompt` requests the agent was sent (its log).
+fn prompts_at_agent(log: &std::path::Path) -> usize {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|m| m["method"] == "session/prompt")
+        .count()
+}
 
 /// One turn of `acp-client --connect ws://addr/acp`: its summary and
 /// stdout (the transcript).
@@ -68,12 +104,13 @@ fn turn_of(summary: &Value) -> Value {
 /// shown twice and the prompt run once (one session, one stop reason).
 #[test]
 fn a_turn_on_the_real_server_survives_five_random_breaks() {
-    let bridge = Bridge::start("rejoin-real", &[]);
+    let (bridge, log) = counted_bridge("rejoin-real", &[]);
     let (reference, transcript) = turn(bridge.addr, "unbroken");
     assert_eq!(reference["stopReason"], "end_turn", "{reference}");
     assert_eq!(reference["reconnects"], 0);
+    assert_eq!(prompts_at_agent(&log), 1);
     for seed in [1u64, 43, 2026, 77_777] {
-        let bridge = Bridge::start("rejoin-real", &[]);
+        let (bridge, log) = counted_bridge("rejoin-real", &[]);
         let faults = plan(seed, 5, 1_200, 6_000);
         let proxy = FaultProxy::start(bridge.addr, faults.clone());
         let (summary, got) = turn(proxy.addr, &format!("seed {seed}"));
@@ -88,6 +125,7 @@ fn a_turn_on_the_real_server_survives_five_random_breaks() {
         // not a reconnect.
         let reconnects = summary["reconnects"].as_u64().unwrap();
         assert!(reconnects >= 1 && reconnects <= broken as u64, "{why}");
+        assert_eq!(prompts_at_agent(&log), 1, "the prompt at the agent: {why}");
     }
 }
 
@@ -95,13 +133,14 @@ fn a_turn_on_the_real_server_survives_five_random_breaks() {
 /// the unbroken one.
 #[test]
 fn a_reset_on_the_real_server_is_resumed() {
-    let bridge = Bridge::start("rejoin-real-reset", &[]);
+    let (bridge, _) = counted_bridge("rejoin-real-reset", &[]);
     let (reference, _) = turn(bridge.addr, "unbroken");
-    let bridge = Bridge::start("rejoin-real-reset", &[]);
+    let (bridge, log) = counted_bridge("rejoin-real-reset", &[]);
     let proxy = FaultProxy::start(bridge.addr, vec![(1_500, Fault::Reset)]);
     let (summary, _) = turn(proxy.addr, "reset");
     assert_eq!(turn_of(&summary), turn_of(&reference), "{summary}");
     assert_eq!(summary["reconnects"], 1, "{summary}");
+    assert_eq!(prompts_at_agent(&log), 1, "the prompt at the agent");
 }
 
 /// Streamable HTTP: five breaks a turn (resets and closes from a seed,
@@ -110,12 +149,12 @@ fn a_reset_on_the_real_server_is_resumed() {
 /// twice, the prompt run once; each break is one reconnect at most.
 #[test]
 fn a_turn_over_http_on_the_real_server_survives_five_random_breaks() {
-    let bridge = Bridge::start("rejoin-http", &[]);
+    let (bridge, _) = counted_bridge("rejoin-http", &[]);
     let (reference, transcript) = turn_at(&format!("http://{}/acp", bridge.addr), "unbroken");
     assert_eq!(reference["stopReason"], "end_turn", "{reference}");
     assert_eq!(reference["reconnects"], 0);
     for seed in [1u64, 43, 2026, 77_777] {
-        let bridge = Bridge::start("rejoin-http", &[]);
+        let (bridge, log) = counted_bridge("rejoin-http", &[]);
         let faults = plan(seed, 5, 1_200, 6_000);
         let proxy = FaultProxy::start(bridge.addr, faults.clone());
         let (summary, got) = turn_at(
@@ -129,9 +168,9 @@ fn a_turn_over_http_on_the_real_server_survives_five_random_breaks() {
         );
         assert_eq!(got, transcript, "{why}");
         assert_eq!(turn_of(&summary), turn_of(&reference), "{why}");
-        assert_eq!(got, transcript, "{why}");
         let reconnects = summary["reconnects"].as_u64().unwrap();
         assert!(reconnects >= 1 && reconnects <= broken as u64, "{why}");
+        assert_eq!(prompts_at_agent(&log), 1, "the prompt at the agent: {why}");
     }
 }
 
@@ -139,13 +178,14 @@ fn a_turn_over_http_on_the_real_server_survives_five_random_breaks() {
 /// noticed by the missing keep-alives and resumed on a new connection.
 #[test]
 fn a_stall_over_http_is_noticed_and_resumed() {
-    let bridge = Bridge::start("rejoin-http-stall", &[]);
+    let (bridge, _) = counted_bridge("rejoin-http-stall", &[]);
     let (reference, _) = turn_at(&format!("http://{}/acp", bridge.addr), "unbroken");
-    let bridge = Bridge::start("rejoin-http-stall", &[]);
+    let (bridge, log) = counted_bridge("rejoin-http-stall", &[]);
     let proxy = FaultProxy::start(bridge.addr, vec![(2_500, Fault::Stall)]);
     let (summary, _) = turn_at(&format!("http://{}/acp", proxy.addr), "stall");
     assert_eq!(turn_of(&summary), turn_of(&reference), "{summary}");
     assert_eq!(summary["reconnects"], 1, "{summary}");
+    assert_eq!(prompts_at_agent(&log), 1, "the prompt at the agent");
 }
 
 /// Streamable HTTP: five breaks of a turn, resets, closes and stalls at
@@ -154,7 +194,7 @@ fn a_stall_over_http_is_noticed_and_resumed() {
 /// twice, the prompt run once.
 #[test]
 fn a_turn_over_http_survives_five_breaks_with_stalls() {
-    let bridge = Bridge::start("rejoin-http-stalls", &[]);
+    let (bridge, _) = counted_bridge("rejoin-http-stalls", &[]);
     let (reference, transcript) = turn_at(&format!("http://{}/acp", bridge.addr), "unbroken");
     let seed = 5u64;
     let faults = plan_with_stalls(seed, 5, 1_200, 6_000);
@@ -162,7 +202,7 @@ fn a_turn_over_http_survives_five_breaks_with_stalls() {
         faults.iter().any(|(_, f)| *f == Fault::Stall),
         "the seed's plan has a stall: {faults:?}"
     );
-    let bridge = Bridge::start("rejoin-http-stalls", &[]);
+    let (bridge, log) = counted_bridge("rejoin-http-stalls", &[]);
     let proxy = FaultProxy::start(bridge.addr, faults.clone());
     let (summary, got) = turn_at(&format!("http://{}/acp", proxy.addr), "stalls");
     let broken = proxy.broken.load(std::sync::atomic::Ordering::Relaxed);
@@ -174,6 +214,7 @@ fn a_turn_over_http_survives_five_breaks_with_stalls() {
     assert_eq!(turn_of(&summary), turn_of(&reference), "{why}");
     let reconnects = summary["reconnects"].as_u64().unwrap();
     assert!(reconnects >= 1 && reconnects <= broken as u64, "{why}");
+    assert_eq!(prompts_at_agent(&log), 1, "the prompt at the agent: {why}");
 }
 
 /// Streamable HTTP with a replay buffer too small for what a break
@@ -184,7 +225,7 @@ fn a_turn_over_http_survives_five_breaks_with_stalls() {
 /// on (a next run continues it).
 #[test]
 fn a_gap_over_http_falls_back_to_loading_the_session() {
-    let bridge = Bridge::start("rejoin-http-gap", &["--replay-bytes", "64"]);
+    let (bridge, log) = counted_bridge("rejoin-http-gap", &["--replay-bytes", "64"]);
     let proxy = FaultProxy::start(bridge.addr, vec![(1_500, Fault::Reset)]);
     let cwd = scratch_dir("rejoin-gap-cwd");
     let run = |addr: SocketAddr, more: &[&str]| {
@@ -210,10 +251,13 @@ fn a_gap_over_http_falls_back_to_loading_the_session() {
     let error = summary["error"].as_str().unwrap_or_default();
     assert!(error.contains(TURN_LOST), "{summary}");
     assert!(summary["reconnects"].as_u64().unwrap() >= 1, "{summary}");
+    // The lost turn ran once at the agent: the client did not send it again.
+    assert_eq!(prompts_at_agent(&log), 1, "the prompt at the agent");
     let session = summary["sessionId"].as_str().unwrap().to_owned();
     let (status, next, said) = run(bridge.addr, &["--session", &session, "again"]);
     assert!(status.success(), "{next}\n{said}");
     assert_eq!(next["stopReason"], "end_turn", "{next}\n{said}");
     assert_eq!(next["sessionId"], session.as_str());
+    assert_eq!(prompts_at_agent(&log), 2, "one prompt a run, at the agent");
     let _ = std::fs::remove_dir_all(&cwd);
 }

@@ -1,29 +1,17 @@
-//! A resuming server for the client's tests, without sockets: the rules a
-//! team server follows for resume, on `acp_codec::remote::ResumeLog` (one
-//! log for the connection's stream, one per session), around a scripted
-//! agent whose turn is a fixed list of updates. A test decides when each
-//! agent step happens and which of the server's messages reach the client,
-//! so it can break the connection after any message.
-//!
-//! What it does, as the server core must:
-//! - `initialize` asking for positions (`_meta["acp-codec/resume"]`) is
-//!   answered with the capability; from then on every message is stamped
-//!   with its stream and position. A cursor in `initialize` resumes the
-//!   connection's stream.
-//! - `session/resume` with a cursor hands over what the session's stream
-//!   holds after it (after the answer), or `-32012` when it cannot.
-//! - `session/prompt` runs once per `PromptKey`: a retry while it runs
-//!   waits for the same answer; a retry after it was answered gets that
-//!   answer again from the log.
-//! - The agent's permission request is owed, and its answer (from any
-//!   connection) lets the turn go on.
+//! The team server's real core for the client's resume tests, without
+//! sockets: `acp_codec::remote::Server` (the sans-IO core `acp-bridge`
+//! runs) with its shared agent played by a script whose turn is a fixed
+//! list of updates, with a permission request after the third. A test
+//! opens and breaks connections, hands the core what the client sends,
+//! and decides when the agent makes its next step; what the core sends
+//! each connection is returned in order. Resume, replay, gaps and the
+//! prompt ledger are the core's own rules: the script only counts the
+//! prompts that reach the agent.
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
-use acp_codec::acp::{Message, RequestId};
-use acp_codec::remote::{
-    capability, stamp, Admit, Cursor, Kind, Position, PromptKey, ResumeLog, RESUME_GAP,
-};
+use acp_codec::remote::{Action, AgentRun, ConnectionId, Principal, Profile, Server, ServerConfig};
 use serde_json::{json, Value};
 
 /// The session every test uses.
@@ -33,27 +21,31 @@ pub const SESSION: &str = "s1";
 #[derive(Debug, Clone)]
 enum Step {
     Update(String),
-    /// A permission request (id), the turn waits for its answer.
+    /// A permission request (the agent's id); the turn waits for its
+    /// answer.
     Ask(i64),
 }
 
-/// The server; see the module docs.
+/// The core and its scripted agent; see the module docs.
 pub struct ResumingServer {
-    budget: usize,
-    stamped: bool,
-    connection: ResumeLog,
-    sessions: BTreeMap<String, ResumeLog>,
+    server: Server,
+    run: AgentRun,
+    /// The core's clock: each event moves it a millisecond.
+    now: Duration,
     script: Vec<Step>,
-    /// The running turn: the prompt's id and key, the next step.
-    turn: Option<(Value, PromptKey, usize)>,
+    /// The running turn: the prompt's id at the agent, the next step.
+    turn: Option<(Value, usize)>,
     waiting: Option<i64>,
-    /// How many prompts the agent ran.
+    /// What the core sent each connection, not yet taken.
+    outbox: BTreeMap<ConnectionId, Vec<String>>,
+    /// How many `session/prompt` requests reached the agent.
     pub prompts_run: usize,
 }
 
 impl ResumingServer {
-    /// A server whose turn sends `updates` texts, with a permission
-    /// request after the `ask_after`-th; logs of `budget` bytes.
+    /// The core with resume logs of `budget` bytes; the agent's turn sends
+    /// `updates` texts, with a permission request after the
+    /// `ask_after`-th.
     pub fn new(budget: usize, updates: &[&str], ask_after: Option<usize>) -> Self {
         let mut script = Vec::new();
         for (n, text) in updates.iter().enumerate() {
@@ -62,179 +54,153 @@ impl ResumingServer {
                 script.push(Step::Ask(1000));
             }
         }
+        let mut config = ServerConfig::new();
+        config.replay_bytes = budget;
+        let mut server = Server::new(config, Duration::ZERO);
+        let Some(Action::StartAgent { run, .. }) = server.poll_action() else {
+            panic!("the shared agent starts with the server")
+        };
+        server.handle_agent_started(Duration::ZERO, run, 1);
         Self {
-            budget,
-            stamped: false,
-            connection: ResumeLog::new(budget),
-            sessions: BTreeMap::new(),
+            server,
+            run,
+            now: Duration::ZERO,
             script,
             turn: None,
             waiting: None,
+            outbox: BTreeMap::new(),
             prompts_run: 0,
         }
     }
 
-    fn send(&mut self, session: Option<&str>, kind: Kind, message: &str, out: &mut Vec<String>) {
-        let log = match session {
-            Some(s) => self
-                .sessions
-                .entry(s.to_owned())
-                .or_insert_with(|| ResumeLog::new(self.budget)),
-            None => &mut self.connection,
-        };
-        let position = log.push(kind, message);
-        out.push(if self.stamped {
-            stamp(message, session, position)
-        } else {
-            message.to_owned()
-        });
+    fn tick(&mut self) -> Duration {
+        self.now += Duration::from_millis(1);
+        self.now
     }
 
-    fn replay(&mut self, session: Option<&str>, after: Position, out: &mut Vec<String>) -> bool {
-        let log = match session {
-            Some(s) => match self.sessions.get_mut(s) {
-                Some(log) => log,
-                None => return after == Position::START,
-            },
-            None => &mut self.connection,
-        };
-        match log.resume(after) {
-            Ok(replay) => {
-                out.extend(replay.map(|(p, text)| stamp(text, session, p)));
-                true
-            }
-            Err(_) => false,
-        }
+    /// A new WebSocket connection, anonymous.
+    pub fn open(&mut self) -> ConnectionId {
+        let now = self.tick();
+        let conn = self
+            .server
+            .open(now, Profile::WebSocket, &Principal::anonymous())
+            .expect("the core takes the connection");
+        self.drain();
+        conn
     }
 
-    /// A line from the client; returns the messages to send it, in order.
-    pub fn handle(&mut self, line: &str) -> Vec<String> {
-        let mut out = Vec::new();
-        let value: Value = serde_json::from_str(line).expect("the client sends JSON");
-        let id = value.get("id").cloned();
-        let params = value.get("params").cloned().unwrap_or(Value::Null);
-        let Some(method) = value.get("method").and_then(Value::as_str) else {
-            // An answer: the permission request's lets the turn go on.
-            if self.waiting.is_some() && id == self.waiting.map(|w| json!(w)) {
-                self.waiting = None;
-            }
-            return out;
-        };
-        let Some(id) = id else {
-            return out;
-        };
-        let answer =
-            |result: Value| json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string();
-        match method {
-            "initialize" => {
-                self.stamped = params
-                    .get("_meta")
-                    .and_then(|m| m.get("acp-codec/resume"))
-                    .is_some();
-                let cursor = Cursor::from_params(&params.to_string()).unwrap();
-                let meta: Value =
-                    serde_json::from_str(&format!("{{{}}}", capability(self.budget))).unwrap();
-                // What the connection's stream missed goes first: the
-                // answer is newer.
-                if let Some(cursor) = cursor {
-                    if !self.replay(None, cursor.position, &mut out) {
-                        // What is owed, then the window: the client asks
-                        // again for what it still misses.
-                        let log = &mut self.connection;
-                        out.extend(
-                            log.owed_after(cursor.position)
-                                .map(|(p, text)| stamp(text, None, p)),
-                        );
-                        let from = Position(log.first_kept().0 - 1);
-                        out.extend(
-                            log.resume(from)
-                                .unwrap()
-                                .map(|(p, text)| stamp(text, None, p)),
-                        );
-                    }
-                }
-                let reply =
-                    answer(json!({"protocolVersion": 1, "agentCapabilities": {}, "_meta": meta}));
-                self.send(None, Kind::Owed, &reply, &mut out);
-            }
-            "session/new" => {
-                let reply = answer(json!({"sessionId": SESSION}));
-                self.send(None, Kind::Owed, &reply, &mut out);
-            }
-            "session/resume" => {
-                let session = params["sessionId"].as_str().unwrap().to_owned();
-                let cursor = Cursor::from_params(&params.to_string())
-                    .unwrap()
-                    .unwrap_or_default();
-                let mut replay = Vec::new();
-                if self.replay(Some(&session), cursor.position, &mut replay) {
-                    let reply = answer(json!({}));
-                    self.send(Some(&session), Kind::Owed, &reply, &mut out);
-                    // The answer is newer than the replay on the same
-                    // stream: the replay goes first, in order.
-                    out.splice(0..0, replay);
-                } else {
-                    let reply = json!({"jsonrpc": "2.0", "id": id, "error": {"code": RESUME_GAP.0, "message": "messages were lost"}}).to_string();
-                    self.send(None, Kind::Owed, &reply, &mut out);
-                }
-            }
-            "session/prompt" => {
-                let session = params["sessionId"].as_str().unwrap().to_owned();
-                let request_id = match &id {
-                    Value::Number(n) => RequestId::Number(n.as_i64().unwrap()),
-                    other => RequestId::Str(other.to_string().into()),
-                };
-                let key = PromptKey::of(&request_id, Some(&params.to_string()));
-                let log = self
-                    .sessions
-                    .entry(session.clone())
-                    .or_insert_with(|| ResumeLog::new(self.budget));
-                match log.admit_prompt(key.clone()) {
-                    Admit::Run => {
-                        self.prompts_run += 1;
-                        self.turn = Some((id, key, 0));
-                    }
-                    Admit::Running => {}
-                    Admit::Answered(at) => {
-                        if let Some(text) = log.message(at) {
-                            out.push(stamp(text, Some(&session), at));
-                        }
-                    }
-                }
-            }
-            other => panic!("the test server does not know {other}"),
-        }
-        assert!(out.iter().all(|m| Message::decode(m).is_ok()));
-        out
+    /// The connection broke (no close frame): what it had not read is
+    /// lost.
+    pub fn broken(&mut self, conn: ConnectionId) {
+        let now = self.tick();
+        self.server.handle_closed(now, conn);
+        self.drain();
+        self.outbox.remove(&conn);
     }
 
-    /// The agent's next step, if the turn can go on: its messages.
-    pub fn step(&mut self) -> Option<Vec<String>> {
+    /// A line from the client on `conn`; the messages the core sends
+    /// `conn`, in order.
+    pub fn handle(&mut self, conn: ConnectionId, line: &str) -> Vec<String> {
+        let now = self.tick();
+        self.server.handle_text(now, conn, line);
+        self.drain();
+        self.take(conn)
+    }
+
+    /// What the core sent `conn` since the last take.
+    pub fn take(&mut self, conn: ConnectionId) -> Vec<String> {
+        self.outbox.remove(&conn).unwrap_or_default()
+    }
+
+    /// The agent's next step, if its turn can go on (`None` when it has
+    /// no turn or waits for the permission's answer). What it sends goes
+    /// through the core: [`take`](Self::take) what a connection got.
+    pub fn step(&mut self) -> Option<()> {
         if self.waiting.is_some() {
             return None;
         }
-        let (id, key, next) = self.turn.clone()?;
-        let mut out = Vec::new();
-        match self.script.get(next).cloned() {
+        let (id, next) = self.turn.clone()?;
+        let line = match self.script.get(next).cloned() {
             Some(Step::Update(text)) => {
-                let m = json!({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": SESSION, "update": {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}}}});
-                self.send(Some(SESSION), Kind::Plain, &m.to_string(), &mut out);
+                json!({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": SESSION, "update": {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}}}})
             }
             Some(Step::Ask(ask)) => {
-                let m = json!({"jsonrpc": "2.0", "id": ask, "method": "session/request_permission", "params": {"sessionId": SESSION, "toolCall": {"toolCallId": "t1"}, "options": [{"optionId": "ok", "name": "Allow", "kind": "allow_once"}]}});
-                self.send(Some(SESSION), Kind::Owed, &m.to_string(), &mut out);
                 self.waiting = Some(ask);
+                json!({"jsonrpc": "2.0", "id": ask, "method": "session/request_permission", "params": {"sessionId": SESSION, "toolCall": {"toolCallId": "t1"}, "options": [{"optionId": "ok", "name": "Allow", "kind": "allow_once"}]}})
             }
-            None => {
-                let m = json!({"jsonrpc": "2.0", "id": id, "result": {"stopReason": "end_turn"}});
-                self.send(Some(SESSION), Kind::Owed, &m.to_string(), &mut out);
-                let at = self.sessions[SESSION].last();
-                self.sessions.get_mut(SESSION).unwrap().answered(&key, at);
-                self.turn = None;
-                return Some(out);
+            None => json!({"jsonrpc": "2.0", "id": id, "result": {"stopReason": "end_turn"}}),
+        };
+        self.turn = self.script.get(next).map(|_| (id, next + 1));
+        self.agent(&line);
+        Some(())
+    }
+
+    fn agent(&mut self, message: &Value) {
+        let now = self.tick();
+        self.server
+            .handle_agent_line(now, self.run, &message.to_string());
+        self.drain();
+    }
+
+    /// Plays the transport (every message counts as written) and the
+    /// agent for each action of the core.
+    fn drain(&mut self) {
+        while let Some(action) = self.server.poll_action() {
+            match action {
+                Action::Send { to, text, .. } => {
+                    self.server.handle_sent(self.now, to, text.len());
+                    self.outbox.entry(to).or_default().push(text);
+                }
+                Action::WriteAgent { line, .. } => {
+                    let message: Value =
+                        serde_json::from_slice(&line).expect("the core writes JSON");
+                    self.agent_reads(&message);
+                }
+                Action::StartAgent { run, .. } => {
+                    self.run = run;
+                    self.server.handle_agent_started(self.now, run, 1);
+                }
+                Action::Close { conn, reason, .. } => {
+                    panic!("the core closed connection {conn:?}: {reason}")
+                }
+                _ => {}
             }
         }
-        self.turn = Some((id, key, next + 1));
-        Some(out)
+    }
+
+    /// What the scripted agent does with a line the core wrote it.
+    fn agent_reads(&mut self, message: &Value) {
+        let id = message.get("id").cloned().unwrap_or(Value::Null);
+        let answer = |result: Value| json!({"jsonrpc": "2.0", "id": id, "result": result});
+        match message.get("method").and_then(Value::as_str) {
+            Some("initialize") => {
+                self.agent(&answer(
+                    json!({"protocolVersion": 1, "agentCapabilities": {"loadSession": true}}),
+                ));
+            }
+            Some("session/new") => self.agent(&answer(json!({"sessionId": SESSION}))),
+            Some("session/resume" | "session/load") => self.agent(&answer(json!({}))),
+            // The client left or cancelled: the turn ends there.
+            Some("session/cancel") => {
+                if let Some((id, _)) = self.turn.take() {
+                    self.waiting = None;
+                    self.agent(
+                        &json!({"jsonrpc": "2.0", "id": id, "result": {"stopReason": "cancelled"}}),
+                    );
+                }
+            }
+            Some("session/prompt") => {
+                self.prompts_run += 1;
+                assert!(self.turn.is_none(), "a second prompt while one runs");
+                self.turn = Some((id, 0));
+            }
+            Some(other) => panic!("the scripted agent does not know {other}"),
+            // An answer: the permission request's lets the turn go on.
+            None => {
+                if self.waiting.is_some() && Some(&id) == self.waiting.map(|w| json!(w)).as_ref() {
+                    self.waiting = None;
+                }
+            }
+        }
     }
 }

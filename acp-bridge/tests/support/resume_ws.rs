@@ -1,6 +1,7 @@
-//! The resuming test server (`resume_server.rs`) on a WebSocket, on
-//! 127.0.0.1: one text message a JSON-RPC message, the scripted agent
-//! stepping every few milliseconds while a client is connected. It breaks
+//! The server core with its scripted agent (`resume_server.rs`) on a
+//! WebSocket, on 127.0.0.1: one text message a JSON-RPC message, the
+//! scripted agent stepping every few milliseconds while a client is
+//! connected; the core decides what each connection gets. It breaks
 //! the connection abruptly (no close frame) instead of sending the
 //! messages whose numbers (counted over every connection, from 1) are in
 //! `breaks`: the message is lost, the server keeps it in its log, as a
@@ -22,7 +23,7 @@ use crate::resume_server::ResumingServer;
 pub struct ResumeWs {
     /// Where it listens.
     pub addr: SocketAddr,
-    /// The server's state (prompts run).
+    /// The core and its agent (prompts that reached the agent).
     pub state: Arc<Mutex<ResumingServer>>,
     /// Connections accepted.
     pub connections: Arc<AtomicUsize>,
@@ -45,57 +46,46 @@ impl ResumeWs {
         let sent = Arc::new(AtomicUsize::new(0));
         let breaks = Arc::new(breaks);
         let (st, conns) = (Arc::clone(&state), Arc::clone(&connections));
-        // The connection holding the session (the last to attach it): the
-        // agent's steps go to it alone, as a server moves a session to the
-        // connection that reattached it.
-        let holder = Arc::new(AtomicUsize::new(0));
         runtime.spawn(async move {
             loop {
                 let Ok((tcp, _)) = listener.accept().await else {
                     return;
                 };
-                let me = conns.fetch_add(1, Ordering::Relaxed) + 1;
+                conns.fetch_add(1, Ordering::Relaxed);
                 let (st, sent, breaks) = (Arc::clone(&st), Arc::clone(&sent), Arc::clone(&breaks));
-                let holder = Arc::clone(&holder);
                 tokio::spawn(async move {
                     let Ok(ws) = tokio_tungstenite::accept_async(tcp).await else {
                         return;
                     };
                     let (mut tx, mut rx) = ws.split();
+                    let conn = st.lock().unwrap().open();
                     let mut tick = tokio::time::interval(Duration::from_millis(3));
-                    // The session's messages go to a connection once it has
-                    // the session (created, resumed or prompted on it), and
-                    // after what that request hands over.
-
                     loop {
                         let out = tokio::select! {
                             m = rx.next() => match m {
                                 Some(Ok(WsMessage::Text(text))) => {
-                                    if ["\"session/new\"", "\"session/resume\"", "\"session/prompt\""]
-                                        .iter()
-                                        .any(|m| text.as_str().contains(m))
-                                    {
-                                        holder.store(me, Ordering::Relaxed);
-                                    }
-                                    st.lock().unwrap().handle(text.as_str())
+                                    st.lock().unwrap().handle(conn, text.as_str())
                                 }
                                 Some(Ok(_)) => continue,
-                                _ => return,
+                                _ => {
+                                    st.lock().unwrap().broken(conn);
+                                    return;
+                                }
                             },
                             _ = tick.tick() => {
-                                if holder.load(Ordering::Relaxed) != me {
-                                    continue;
-                                }
-                                st.lock().unwrap().step().unwrap_or_default()
+                                let mut st = st.lock().unwrap();
+                                let _ = st.step();
+                                st.take(conn)
                             }
                         };
                         for message in out {
                             let n = sent.fetch_add(1, Ordering::Relaxed) + 1;
-                            if breaks.contains(&n) {
-                                // Gone without a word: the socket drops.
-                                return;
-                            }
-                            if tx.send(WsMessage::Text(message.into())).await.is_err() {
+                            if breaks.contains(&n)
+                                || tx.send(WsMessage::Text(message.into())).await.is_err()
+                            {
+                                // Gone without a word: the socket drops,
+                                // what the core sent after it is lost.
+                                st.lock().unwrap().broken(conn);
                                 return;
                             }
                         }
