@@ -11,7 +11,9 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use acp_codec::remote::{Action, AgentRun, ConnectionId, Principal, Profile, Server, ServerConfig};
+use acp_codec::remote::{
+    Action, AgentRun, ConnectionId, Ending, Principal, Profile, Server, ServerConfig,
+};
 use serde_json::{json, Value};
 
 /// The session every test uses.
@@ -93,7 +95,7 @@ impl ResumingServer {
     /// lost.
     pub fn broken(&mut self, conn: ConnectionId) {
         let now = self.tick();
-        self.server.handle_closed(now, conn);
+        self.server.handle_closed(now, conn, Ending::Broken);
         self.drain();
         self.outbox.remove(&conn);
     }

@@ -10,10 +10,10 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::time::Duration;
 
-use super::Stats;
 use super::{
     Action, AgentRun, ConnectionId, PoolMode, Server, ServerConfig, StartReason, StopReason,
 };
+use super::{Census, Stats};
 use crate::acp::{encode_error, Message, MessageError, RequestId, RpcError};
 use crate::remote::router::{ClientId, Out, Router};
 use crate::remote::{ReplayBuffer, Stream};
@@ -43,6 +43,24 @@ pub(super) enum State {
     Up(AgentRun),
     Stopping(AgentRun, StopReason),
     Restarting { at: Duration },
+}
+
+impl Agent {
+    /// Counts this agent by its state, and the lines its router dropped,
+    /// in `census`.
+    pub(super) fn count(&self, census: &mut Census) {
+        let slot = match self.state {
+            State::Starting(_) => Some(&mut census.agents_starting),
+            State::Up(_) => Some(&mut census.agents_running),
+            State::Restarting { .. } => Some(&mut census.agents_restarting),
+            State::Stopping(..) => Some(&mut census.agents_stopping),
+            State::Stopped => None,
+        };
+        if let Some(n) = slot {
+            *n = n.saturating_add(1);
+        }
+        census.dropped = census.dropped.saturating_add(self.router.dropped());
+    }
 }
 
 /// One agent (its runs over time) and its router.

@@ -9,7 +9,6 @@ use alloc::collections::VecDeque;
 use alloc::string::String;
 use core::time::Duration;
 
-use super::pool::State;
 use super::{ConnectionId, Profile, Server, StartReason, StopReason};
 
 /// Most events kept undrained: past it the newest are not kept (the
@@ -260,14 +259,7 @@ impl Server {
         }
         census.users = users.len();
         for a in self.agents.values() {
-            match a.state {
-                State::Starting(_) => inc(&mut census.agents_starting),
-                State::Up(_) => inc(&mut census.agents_running),
-                State::Restarting { .. } => inc(&mut census.agents_restarting),
-                State::Stopping(..) => inc(&mut census.agents_stopping),
-                State::Stopped => {}
-            }
-            census.dropped = census.dropped.saturating_add(a.router.dropped());
+            a.count(&mut census);
         }
         census
     }
