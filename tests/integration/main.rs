@@ -42,6 +42,7 @@ mod remote_resume;
 mod remote_router;
 #[cfg(feature = "alloc")]
 mod remote_server;
+#[cfg(feature = "alloc")]
 mod remote_stats;
 mod remote_transport;
 mod remote_users;
