@@ -74,6 +74,31 @@ macro_rules! acp_param_val {
     };
 }
 
+/// `IntoOwned` for a declared type, through its inherent `into_owned`.
+macro_rules! acp_owned {
+    ($name:ident) => {
+        impl $crate::acp::raw::IntoOwned for $name<'_> {
+            type Owned = $name<'static>;
+
+            fn into_owned(self) -> Self::Owned {
+                $name::into_owned(self)
+            }
+        }
+    };
+}
+
+/// `Deserialize` for a declared type: its one decoder, strictly, from
+/// the value's raw text.
+macro_rules! acp_deserialize {
+    ($name:ident) => {
+        impl<'de: 'a, 'a> serde::Deserialize<'de> for $name<'a> {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                $crate::acp::wire::deserialize(d)
+            }
+        }
+    };
+}
+
 /// A generated value of a member (`Arbitrary`, feature `arbitrary`):
 /// `text` for text, `raw` for raw JSON (`meta`, an object or nothing, for
 /// `_meta`), `number` for an `f64` kept as sent, a bounded `list` for a
@@ -225,19 +250,8 @@ macro_rules! acp_struct {
             }
         }
 
-        impl $crate::acp::raw::IntoOwned for $name<'_> {
-            type Owned = $name<'static>;
-
-            fn into_owned(self) -> Self::Owned {
-                $name::into_owned(self)
-            }
-        }
-
-        impl<'de: 'a, 'a> serde::Deserialize<'de> for $name<'a> {
-            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                $crate::acp::wire::deserialize(d)
-            }
-        }
+        acp_owned!($name);
+        acp_deserialize!($name);
 
         /// The typed members, then the [`Extra`](crate::acp::Extra) ones
         /// not shadowed by a typed member that is set.
@@ -454,13 +468,7 @@ macro_rules! acp_enum {
             }
         }
 
-        impl $crate::acp::raw::IntoOwned for $name<'_> {
-            type Owned = $name<'static>;
-
-            fn into_owned(self) -> Self::Owned {
-                $name::into_owned(self)
-            }
-        }
+        acp_owned!($name);
 
         /// The wire text ([`as_str`](Self::as_str)), as sent: an unknown
         /// value as it came.
@@ -488,11 +496,7 @@ macro_rules! acp_enum {
             }
         }
 
-        impl<'de: 'a, 'a> serde::Deserialize<'de> for $name<'a> {
-            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                $crate::acp::wire::deserialize(d)
-            }
-        }
+        acp_deserialize!($name);
     };
 }
 
@@ -572,19 +576,8 @@ macro_rules! acp_tried {
             }
         }
 
-        impl $crate::acp::raw::IntoOwned for $name<'_> {
-            type Owned = $name<'static>;
-
-            fn into_owned(self) -> Self::Owned {
-                $name::into_owned(self)
-            }
-        }
-
-        impl<'de: 'a, 'a> serde::Deserialize<'de> for $name<'a> {
-            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                $crate::acp::wire::deserialize(d)
-            }
-        }
+        acp_owned!($name);
+        acp_deserialize!($name);
     };
 }
 
@@ -823,19 +816,8 @@ macro_rules! acp_tagged {
             }
         }
 
-        impl $crate::acp::raw::IntoOwned for $name<'_> {
-            type Owned = $name<'static>;
-
-            fn into_owned(self) -> Self::Owned {
-                $name::into_owned(self)
-            }
-        }
-
-        impl<'de: 'a, 'a> serde::Deserialize<'de> for $name<'a> {
-            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                $crate::acp::wire::deserialize(d)
-            }
-        }
+        acp_owned!($name);
+        acp_deserialize!($name);
     };
 }
 
@@ -1021,13 +1003,7 @@ macro_rules! acp_params {
             }
         }
 
-        impl $crate::acp::raw::IntoOwned for $name<'_> {
-            type Owned = $name<'static>;
-
-            fn into_owned(self) -> Self::Owned {
-                $name::into_owned(self)
-            }
-        }
+        acp_owned!($name);
     };
 
     // `decode_known`: the variant of `method` set in the slot, then its
@@ -1197,12 +1173,6 @@ macro_rules! acp_results {
             }
         }
 
-        impl $crate::acp::raw::IntoOwned for $name<'_> {
-            type Owned = $name<'static>;
-
-            fn into_owned(self) -> Self::Owned {
-                $name::into_owned(self)
-            }
-        }
+        acp_owned!($name);
     };
 }
