@@ -22,7 +22,8 @@
 //! without one, a response comes back as the [`Message`], its result typed
 //! on demand by [`Response::typed`].
 //!
-//! Every type has one decoder, generated from the schema: one walk over
+//! Every type has one decoder, derived from its declaration (written from
+//! the schema): one walk over
 //! the JSON text that checks its grammar and reads each member by key into
 //! its field, keeps unknown members and optional `null`s in `extra`, reads
 //! a union's tag wherever it stands in the object (looking ahead without

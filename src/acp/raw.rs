@@ -196,8 +196,7 @@ impl<T: IntoOwned> IntoOwned for Box<T> {
 }
 
 /// `IntoOwned` for types that own everything they hold (the value
-/// itself): the one macro left in `acp`, seven impls of one line, not on
-/// any decoding path.
+/// itself): seven impls of one line, not on any decoding path.
 macro_rules! copy_into_owned {
     ($($t:ty),*) => {$(
         impl IntoOwned for $t {

@@ -1,10 +1,10 @@
-//! How a typed value is read, what the generated decoders call.
+//! How a typed value is read, what the declared types' decoders call.
 //!
 //! - [`Decode`]: a type read from JSON by the [`Reader`], in one pass over
 //!   the text, strictly or leniently ([`Cx`]): one decoder per type, for
-//!   both modes, written out by the generator for each struct, string
-//!   enum and union (`content.rs`, `update.rs` and the other generated
-//!   modules).
+//!   both modes, derived from each struct's, string enum's and union's
+//!   declaration by the macros of `decl.rs` (`content.rs`, `update.rs` and
+//!   the other type modules).
 //! - [`Object`]: a struct's members, read after its opening brace (alone,
 //!   or as a union's variant).
 //! - [`read_required`] and [`read_optional`]: one member's value into its
