@@ -66,6 +66,7 @@ class Schemas:
         def load(name):
             with open(os.path.join(schema_dir, name)) as f:
                 return json.load(f)['$defs']
+        self.dir = schema_dir
         # The stable schema, then the unstable one of the same version: what
         # feature `unstable` adds; then the older copies.
         self.defs = [load('schema-crate-%s.json' % spec.SCHEMA_VERSION),
@@ -120,8 +121,8 @@ def snake(n):
         return 'meta'
     if n == 'type':
         return 'kind'
-    if n == 'override':
-        return 'override_mode'  # `override` is a reserved word
+    if n in ('override', 'const', 'enum'):
+        return {'override': 'override_mode', 'const': 'value', 'enum': 'values'}[n]  # reserved words
     return re.sub(r'([A-Z])', lambda m: '_' + m.group(1).lower(), n)
 
 
@@ -916,6 +917,8 @@ def generate(docs):
     files['src/remote/routing.rs'] = routing_module()
     files['tests/acp_support/arb.rs'] = strategies_module()
     files['tests/oracle/mod.rs'] = oracle_module()
+    import gen_acp_v2  # the v2 layer (feature `v2`), derived from the v2 schema
+    files.update(gen_acp_v2.generate(sys.modules[__name__], docs.dir))
     with open('src/acp/mod.rs') as f:
         files['src/acp/mod.rs'] = with_exports(f.read(), files)
     return files

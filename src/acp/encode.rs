@@ -147,6 +147,25 @@ pub fn encode_error(
     .encode(out)
 }
 
+/// A request (with an `id`) or a notification of `method` as one line,
+/// its params typed in any version's params enum: what
+/// [`encode_request`] and [`encode_notification`] write.
+#[cfg(feature = "v2")]
+pub(super) fn encode_call<P: Serialize + ?Sized>(
+    id: Option<&RequestId<'_>>,
+    method: &str,
+    params: Option<&P>,
+    out: &mut Vec<u8>,
+) -> Result<usize, EncodeError> {
+    let outgoing = Outgoing {
+        id,
+        method: Some(method),
+        params,
+        result: None::<&()>,
+    };
+    crate::framing::encode_line(&outgoing, out)
+}
+
 /// A message being encoded from typed parts, without building a [`Message`].
 struct Outgoing<'x, P: ?Sized, R: ?Sized> {
     id: Option<&'x RequestId<'x>>,

@@ -185,6 +185,9 @@ mod tracker;
 #[cfg_attr(docsrs, doc(cfg(feature = "unstable")))]
 mod unstable;
 mod update;
+#[cfg(feature = "v2")]
+#[cfg_attr(docsrs, doc(cfg(feature = "v2")))]
+pub mod v2;
 
 // generated exports: begin
 pub use client::{
