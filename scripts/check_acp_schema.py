@@ -10,6 +10,11 @@ generated from: what `agent-client-protocol-schema` 1.20.0 derives
 (schema-crate-1.20.0.json). Needs `jsonschema` (pip install jsonschema).
 Exits non-zero on the first failure.
 
+With --v2 the samples are ACP v2 messages, checked against the v2 schema
+(schema-v2-npm-sdk-2.4.0.json, with --unstable its unstable one); a sample
+may name its `method` instead of its def: the def is then the one the
+schema marks with that `x-method` (its params, or its result).
+
 With --unstable (samples of a build with feature `unstable`, whose
 strategies also generate the unstable additions anywhere) every message is
 checked against the same version's unstable schema
@@ -38,14 +43,24 @@ def validators(path):
     return schema, root, sub
 
 
+def by_method(schema, method, part, msg):
+    """The def of the params or result of `method` (`x-method`), if any."""
+    if not method:
+        return None
+    suffix = 'Response' if part == 'result' else 'Request' if 'id' in msg else 'Notification'
+    return next((n for n, d in schema['$defs'].items() if d.get('x-method') == method and n.endswith(suffix)), None)
+
+
 def main():
     args = sys.argv[1:]
     unstable = '--unstable' in args
-    args = [a for a in args if a != '--unstable']
+    v2 = '--v2' in args
+    args = [a for a in args if a not in ('--unstable', '--v2')]
     samples = args[0]
     here = os.path.dirname(os.path.abspath(__file__))
     schema_dir = args[1] if len(args) > 1 else os.path.join(here, '..', 'tests', 'fixtures', 'acp')
-    name = 'schema-crate-%s%s.json' % (SCHEMA_VERSION, '.unstable' if unstable else '')
+    name = ('schema-v2-npm-sdk-2.4.0%s.json' if v2 else 'schema-crate-' + SCHEMA_VERSION + '%s.json') % (
+        '.unstable' if unstable else '')
     targets = [(name, validators(os.path.join(schema_dir, name)))]
     n = 0
     defs_seen = set()
@@ -57,7 +72,7 @@ def main():
             errors = list(root.iter_errors(msg))
             if errors:
                 sys.exit('%s: message does not validate: %s\n%s' % (label, errors[0].message[:300], text[:2000]))
-            name = sample.get('def')
+            name = sample.get('def') or by_method(schema, sample.get('method'), sample.get('part'), msg)
             if name and name in schema['$defs']:
                 part = msg[sample['part']]
                 errors = sorted(sub(name).iter_errors(part), key=lambda e: e.path)

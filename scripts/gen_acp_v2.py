@@ -32,19 +32,10 @@ TAG_ENUMS = {('CreateElicitationRequest', 'mode'): 'ElicitationMode',
              ('SetSessionConfigOptionRequest', 'type'): 'SessionConfigValueKind'}
 MEMBER_TYPES = {('SetSessionConfigOptionRequest', 'value'): 'ConfigValue',
                 ('SessionConfigOption', 'currentValue'): 'ConfigValue'}
-# Members whose generated values are constrained (see acp_spec.py).
-MEMBER_STRATEGIES = {('Annotations', 'priority'): 'unit()', ('Notice', 'title'): 'text1()',
-                     ('TerminalSize', 'cols'): '1u16..', ('TerminalSize', 'rows'): '1u16..',
-                     ('ToolCallLocation', 'line'): '1u32..', ('ErrorStopReason', 'error'): 'rpc_error()'}
-MEMBER_ARBITRARY = {('Notice', 'title'): 'text1'}
-VARIANT_STRATEGIES = {('SessionConfigSelectOptions', 'Grouped'): 'vec(arb_session_config_select_group(valid), 1..3)',
-                      ('SessionConfigSelectOptions', 'Ungrouped'): 'vec(arb_session_config_select_option(valid), 1..3)'}
-# Flattened unions and lists the schema wants non-empty: strategies in
-# tests/acp_support/arb_v2_base.rs.
-HAND_WRITTEN_STRATEGIES = {'CreateElicitationRequest', 'CreateElicitationResponse', 'DiffChange', 'IdleStateUpdate',
-                           'SessionConfigOption', 'SetSessionConfigOptionRequest', 'PromptRequest',
-                           'RequestPermissionRequest', 'SessionConfigSelectGroup', 'ElicitationSchema',
-                           'StringMultiSelectItems', 'TitledMultiSelectItems'}
+# Flattened unions: their strategies are hand-written (the branches'
+# members go together), in tests/acp_support/arb_v2_base.rs.
+HAND_WRITTEN_STRATEGIES = {'CreateElicitationRequest', 'CreateElicitationResponse', 'DiffChange', 'StateUpdate',
+                           'SessionConfigOption', 'SetSessionConfigOptionRequest', 'MessageMcpResponse'}
 RAW_NAMES = {'ExtRequest', 'ExtResponse', 'ExtNotification', 'ErrorData', 'ElicitationContentValue'}
 MODULE_DOC = ('The ACP v2 types (feature `v2`): the v2 schema of the TypeScript SDK 2.4.0, with\n'
               '//! feature `unstable` its unstable additions. What v2 keeps as v1 had it is\n'
@@ -102,6 +93,7 @@ class Derive:
             self.defs = json.load(f)['$defs']
         self.structs, self.enums, self.tagged, self.tried, self.order = {}, {}, {}, {}, []
         self.branches = set()  # defs only read as a flattened union's branch
+        self.limits = {}  # (def, member): the member's schema, when it bounds its values
         # A tagged union that is the body of another's variant (`state_update`:
         # both tags in one object) is flattened too.
         self.flat = {a['$ref'].split('/')[-1] for d in self.defs.values() if kind(d) == 'tagged'
@@ -156,12 +148,17 @@ class Derive:
         for o in non_null(d['anyOf']):
             ty = self.ty(o)
             variants.append((o.get('title') or camel(ty.strip('[]')), ty))
+            if 'minItems' in o:
+                self.limits[(name, variants[-1][0])] = o
         self.add(self.tried, 'tried', name, dict(variants=variants))
 
     def members(self, name, d):
         """{wire: type}, the required ones and the tag of a flattened union
         (its enum declared here)."""
         props = {w: self.ty(p) for w, p in d.get('properties', {}).items()}
+        self.limits.update(((name, w), p) for w, p in d.get('properties', {}).items()
+                           if w != '_meta' and ({'minItems', 'minLength', 'maximum', 'additionalProperties'} & set(p)
+                                                or p.get('minimum', 0) > 0))
         req = set(d.get('required', []))
         branches = non_null(d.get('anyOf') or d.get('oneOf') or [])
         if not branches:
@@ -302,9 +299,27 @@ class V2:
                 self.aliases.append((name, bool(item.get('unstable'))))
             else:
                 self.declared.append((kind_, name))
-        self.structs.setdefault('MetaOnly', dict(g.STRUCTS['MetaOnly']))
-        for kind_, name in self.declared:
-            self.item(name).setdefault('module', 'v2')
+        # A re-exported type is v1's declaration (and so are the v1 types it
+        # names); a member or variant of a `MetaOnly` alias is `MetaOnly`.
+        todo, done, self.hidden = [n for n, _ in self.reexports] + ['MetaOnly'], set(), []
+        while todo:
+            n = g.alias_target(todo.pop())
+            for k, t, v1 in (('struct', self.structs, g.STRUCTS), ('enum', self.enums, g.ENUMS),
+                             ('tagged', self.tagged, g.TAGGED), ('tried', self.tried, g.TRIED)):
+                if n in v1 and n not in done:
+                    done.add(n)
+                    if n not in t and n != 'MetaOnly':
+                        self.hidden.append((k, n))
+                    t[n] = dict(v1[n], unstable=t[n].get('unstable') if n in t else n in g.UNSTABLE_ITEMS)
+                    todo += g.names_in(n)
+        meta = {a for a, _ in self.aliases}
+        for kind_, n in self.declared:
+            item = self.item(n)
+            if kind_ == 'struct':
+                item['fields'] = [re.sub(r'(:\[?)(\w+)', lambda m: m.group(1) + ('MetaOnly' if m.group(2) in meta else m.group(2)), f)
+                                  for f in item['fields']]
+            if kind_ == 'tagged':
+                item['variants'] = [v[:2] + ('MetaOnly' if v[2] in meta else v[2],) + v[3:] for v in item['variants']]
 
     def item(self, name):
         for t in (self.structs, self.enums, self.tagged, self.tried):
@@ -326,8 +341,13 @@ class Tables:
         unstable = {n for t in (v2.structs, v2.enums, v2.tagged, v2.tried) for n, i in t.items() if i.get('unstable')}
         self.swap(g, STRUCTS=v2.structs, ENUMS=v2.enums, TAGGED=v2.tagged, TRIED=v2.tried, UNSTABLE_ITEMS=unstable,
                   ALIASES={'aliases': [(a, 'MetaOnly', '') for a, _ in v2.aliases]})
-        self.swap(spec, HAND_WRITTEN_ARBITRARY=set(), MEMBER_ARBITRARY=MEMBER_ARBITRARY, VARIANT_ARBITRARY={},
-                  MEMBER_STRATEGIES=MEMBER_STRATEGIES, VARIANT_STRATEGIES=VARIANT_STRATEGIES,
+        v1 = {n for n, _ in v2.reexports} | {n for _, n in v2.hidden}  # declared by v1
+        lists = {k: 'vec(%s, 1..3)' % g.strat(t[1:-1], True) for k, (v, t) in
+                 ((k, next(x for x in v2.tried[k[0]]['variants'] if x[0] == k[1])) for k in v2.derived.limits if k[0] in v2.tried)}
+        self.swap(spec, HAND_WRITTEN_ARBITRARY=set(), MEMBER_ARBITRARY={}, VARIANT_STRATEGIES=lists,
+                  VARIANT_ARBITRARY={('SessionConfigSelectOptions', 'Grouped'): 'nonempty'},
+                  MEMBER_STRATEGIES=dict([(k, v) for k, v in spec.MEMBER_STRATEGIES.items() if k[0] in v1] + [
+                      (k, strategy(g, v2.structs, k, p)) for k, p in v2.derived.limits.items() if k[0] in v2.structs]),
                   HAND_WRITTEN_STRATEGIES=HAND_WRITTEN_STRATEGIES, METHODS=v2.methods(),
                   NAMES_DOC='The method names of ACP v2.', METHODS_DOC=METHODS_DOC,
                   REQUEST_PARAMS_DOC='The typed params of a request, by method: every request of ACP v2.',
@@ -345,6 +365,18 @@ class Tables:
     def __exit__(self, *_):
         for module, k, v in reversed(self.saved):
             setattr(module, k, v)
+
+
+def strategy(g, structs, key, p):
+    """The strategy of a member whose schema bounds its values."""
+    ty = next(g.parse_field(f)[1] for f in structs[key[0]]['fields'] if g.parse_field(f)[0] == key[1])
+    if 'additionalProperties' in p:
+        return 'property_schemas()' if key[0] == 'ElicitationSchema' else 'env_map()'
+    if 'minItems' in p:
+        return 'vec(%s, 1..3)' % g.strat(ty[1:-1], True)
+    if 'minLength' in p:
+        return 'text1()'
+    return 'unit()' if ty == 'f64' else '%d%s..' % (p['minimum'], ty)
 
 
 METHODS_DOC = '''Every method of ACP v2, in the order of [`names`]: its name, request or
@@ -386,7 +418,9 @@ def types_module(g, v2, docs):
     out = ('//! %s\n//!\n//! Generated by `scripts/gen_acp_types.py` (`scripts/gen_acp_v2.py`) from the v2\n'
            '//! schema under `tests/fixtures/acp/`, types, members and docs alike;\n'
            '//! edit the generator, not this file.\n#![allow(clippy::doc_markdown)]\n\n') % MODULE_DOC
-    out += uses([n for n, _ in v2.reexports] + ['ConfigValue', 'MetaOnly'], lambda n: dict(v2.reexports).get(n, False))
+    hidden = {n: n in g.UNSTABLE_ITEMS for _, n in v2.hidden}  # v1 types they name
+    out += uses([n for n, _ in v2.reexports] + list(hidden) + ['ConfigValue', 'MetaOnly'],
+                lambda n: dict(v2.reexports).get(n, hidden.get(n, False)))
     for a, u in v2.aliases:
         doc = g.first_par(docs.defs[0].get(a, docs.defs[1].get(a, {})).get('description')) or '`%s`.' % a
         out += '\n%s%spub type %s<\'a> = MetaOnly<\'a>;\n' % (g.doc_comment(doc), g.cfg_u(u, ''), a)
@@ -409,8 +443,8 @@ def methods_module(g, v2):
 
 def strategies_module(g):
     """tests/acp_support/arb_v2.rs: the v2 types' proptest strategies."""
-    text = g.strategies_module().replace('use acp_codec::acp::*;', 'use acp_codec::acp::v2::*;\nuse acp_codec::acp::{RawJson, RequestId};')
-    return text.replace('pub use super::arb_base::*;', 'pub use super::arb_base::*;\npub use super::arb_v2_base::*;')
+    text = g.strategies_module().replace('use acp_codec::acp::*;', 'use acp_codec::acp::v2::*;')
+    return text.replace('pub use super::arb_base::*;', 'pub use super::arb_v2_base::*;')
 
 
 def generate(g, docs_dir):
@@ -425,7 +459,7 @@ def generate(g, docs_dir):
         item['module'] = 'types'
     with Tables(g, v2):
         aliases = dict(v2.aliases)
-        every = [(k, n) for k, n in v2.derived.order if n not in aliases] + [('struct', 'MetaOnly')]
+        every = [(k, n) for k, n in v2.derived.order if n not in aliases] + v2.hidden + [('struct', 'MetaOnly')]
         saved = g.ORDER, g.MODULES
         g.MODULES = ['types']
         try:

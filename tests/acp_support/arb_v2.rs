@@ -4,13 +4,35 @@
 #![allow(dead_code, clippy::all)]
 
 use acp_codec::acp::v2::*;
-use acp_codec::acp::{RawJson, RequestId};
 use proptest::collection::vec;
 use proptest::option;
 use proptest::prelude::*;
 
-pub use super::arb_base::*;
 pub use super::arb_v2_base::*;
+
+pub fn arb_request_permission_request(
+    valid: bool,
+) -> BoxedStrategy<RequestPermissionRequest<'static>> {
+    let _ = valid;
+    ((
+        text(),
+        text(),
+        option::of(text()),
+        option::of(arb_request_permission_subject(valid)),
+        vec(arb_permission_option(valid), 1..3),
+        option::of(meta()),
+    ),)
+        .prop_map(
+            |((session_id, title, description, subject, options, meta),)| {
+                let mut v = RequestPermissionRequest::new(session_id, title, options);
+                v.description = description;
+                v.subject = subject;
+                v.meta = meta;
+                v
+            },
+        )
+        .boxed()
+}
 
 pub fn arb_request_permission_subject(
     valid: bool,
@@ -165,11 +187,11 @@ pub fn arb_role(valid: bool) -> BoxedStrategy<Role<'static>> {
 pub fn arb_text_content(valid: bool) -> BoxedStrategy<TextContent<'static>> {
     let _ = valid;
     ((
-        text(),
         option::of(arb_annotations(valid)),
+        text(),
         option::of(meta()),
     ),)
-        .prop_map(|((text, annotations, meta),)| {
+        .prop_map(|((annotations, text, meta),)| {
             let mut v = TextContent::new(text);
             v.annotations = annotations;
             v.meta = meta;
@@ -181,16 +203,16 @@ pub fn arb_text_content(valid: bool) -> BoxedStrategy<TextContent<'static>> {
 pub fn arb_image_content(valid: bool) -> BoxedStrategy<ImageContent<'static>> {
     let _ = valid;
     ((
+        option::of(arb_annotations(valid)),
         text(),
         text(),
         option::of(text()),
-        option::of(arb_annotations(valid)),
         option::of(meta()),
     ),)
-        .prop_map(|((data, mime_type, uri, annotations, meta),)| {
+        .prop_map(|((annotations, data, mime_type, uri, meta),)| {
             let mut v = ImageContent::new(data, mime_type);
-            v.uri = uri;
             v.annotations = annotations;
+            v.uri = uri;
             v.meta = meta;
             v
         })
@@ -200,12 +222,12 @@ pub fn arb_image_content(valid: bool) -> BoxedStrategy<ImageContent<'static>> {
 pub fn arb_audio_content(valid: bool) -> BoxedStrategy<AudioContent<'static>> {
     let _ = valid;
     ((
-        text(),
-        text(),
         option::of(arb_annotations(valid)),
+        text(),
+        text(),
         option::of(meta()),
     ),)
-        .prop_map(|((data, mime_type, annotations, meta),)| {
+        .prop_map(|((annotations, data, mime_type, meta),)| {
             let mut v = AudioContent::new(data, mime_type);
             v.annotations = annotations;
             v.meta = meta;
@@ -281,16 +303,16 @@ pub fn arb_embedded_resource_resource(
     valid: bool,
 ) -> BoxedStrategy<EmbeddedResourceResource<'static>> {
     prop_oneof![
-        arb_text_resource_contents(valid).prop_map(EmbeddedResourceResource::TextResourceContents),
-        arb_blob_resource_contents(valid).prop_map(EmbeddedResourceResource::BlobResourceContents)
+        arb_text_resource_contents(valid).prop_map(EmbeddedResourceResource::Text),
+        arb_blob_resource_contents(valid).prop_map(EmbeddedResourceResource::Blob)
     ]
     .boxed()
 }
 
 pub fn arb_text_resource_contents(valid: bool) -> BoxedStrategy<TextResourceContents<'static>> {
     let _ = valid;
-    ((text(), text(), option::of(text()), option::of(meta())),)
-        .prop_map(|((text, uri, mime_type, meta),)| {
+    ((option::of(text()), text(), text(), option::of(meta())),)
+        .prop_map(|((mime_type, text, uri, meta),)| {
             let mut v = TextResourceContents::new(text, uri);
             v.mime_type = mime_type;
             v.meta = meta;
@@ -301,8 +323,8 @@ pub fn arb_text_resource_contents(valid: bool) -> BoxedStrategy<TextResourceCont
 
 pub fn arb_blob_resource_contents(valid: bool) -> BoxedStrategy<BlobResourceContents<'static>> {
     let _ = valid;
-    ((text(), text(), option::of(text()), option::of(meta())),)
-        .prop_map(|((blob, uri, mime_type, meta),)| {
+    ((text(), option::of(text()), text(), option::of(meta())),)
+        .prop_map(|((blob, mime_type, uri, meta),)| {
             let mut v = BlobResourceContents::new(blob, uri);
             v.mime_type = mime_type;
             v.meta = meta;
@@ -314,11 +336,11 @@ pub fn arb_blob_resource_contents(valid: bool) -> BoxedStrategy<BlobResourceCont
 pub fn arb_embedded_resource(valid: bool) -> BoxedStrategy<EmbeddedResource<'static>> {
     let _ = valid;
     ((
-        arb_embedded_resource_resource(valid),
         option::of(arb_annotations(valid)),
+        arb_embedded_resource_resource(valid),
         option::of(meta()),
     ),)
-        .prop_map(|((resource, annotations, meta),)| {
+        .prop_map(|((annotations, resource, meta),)| {
             let mut v = EmbeddedResource::new(resource);
             v.annotations = annotations;
             v.meta = meta;
@@ -430,10 +452,7 @@ pub fn arb_tool_call_location(valid: bool) -> BoxedStrategy<ToolCallLocation<'st
 
 pub fn arb_tool_call_capabilities(valid: bool) -> BoxedStrategy<ToolCallCapabilities<'static>> {
     let _ = valid;
-    ((
-        option::of(arb_tool_call_cancel_capabilities(valid)),
-        option::of(meta()),
-    ),)
+    ((option::of(arb_meta_only(valid)), option::of(meta())),)
         .prop_map(|((cancel, meta),)| {
             let mut v = ToolCallCapabilities::new();
             v.cancel = cancel;
@@ -516,6 +535,29 @@ pub fn arb_elicitation_mode(valid: bool) -> BoxedStrategy<ElicitationMode<'stati
     }
 }
 
+pub fn arb_elicitation_schema(valid: bool) -> BoxedStrategy<ElicitationSchema<'static>> {
+    let _ = valid;
+    ((
+        arb_elicitation_schema_type(valid),
+        option::of(text()),
+        property_schemas(),
+        option::of(vec(text(), 0..3)),
+        option::of(text()),
+        option::of(meta()),
+    ),)
+        .prop_map(
+            |((kind, title, properties, required, description, meta),)| {
+                let mut v = ElicitationSchema::new(kind, properties);
+                v.title = title;
+                v.required = required;
+                v.description = description;
+                v.meta = meta;
+                v
+            },
+        )
+        .boxed()
+}
+
 pub fn arb_elicitation_schema_type(valid: bool) -> BoxedStrategy<ElicitationSchemaType<'static>> {
     let known = prop::sample::select(vec![ElicitationSchemaType::Object]);
     if valid {
@@ -582,8 +624,8 @@ pub fn arb_string_property_schema(valid: bool) -> BoxedStrategy<StringPropertySc
         ),
         (
             option::of(text()),
-            option::of(vec(text(), 0..3)),
-            option::of(vec(arb_enum_option(valid), 0..3)),
+            option::of(vec(text(), 1..3)),
+            option::of(vec(arb_enum_option(valid), 1..3)),
             option::of(meta()),
         ),
     )
@@ -683,6 +725,32 @@ pub fn arb_multi_select_items(valid: bool) -> BoxedStrategy<MultiSelectItems<'st
         prop_oneof![6 => known, 1 => unknown_object("type").prop_map(MultiSelectItems::Unknown)]
             .boxed()
     }
+}
+
+pub fn arb_string_multi_select_items(
+    valid: bool,
+) -> BoxedStrategy<StringMultiSelectItems<'static>> {
+    let _ = valid;
+    ((vec(text(), 1..3), option::of(meta())),)
+        .prop_map(|((values, meta),)| {
+            let mut v = StringMultiSelectItems::new(values);
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+pub fn arb_titled_multi_select_items(
+    valid: bool,
+) -> BoxedStrategy<TitledMultiSelectItems<'static>> {
+    let _ = valid;
+    ((vec(arb_enum_option(valid), 1..3), option::of(meta())),)
+        .prop_map(|((any_of, meta),)| {
+            let mut v = TitledMultiSelectItems::new(any_of);
+            v.meta = meta;
+            v
+        })
+        .boxed()
 }
 
 pub fn arb_multi_select_property_schema(
@@ -793,8 +861,8 @@ pub fn arb_session_capabilities(valid: bool) -> BoxedStrategy<SessionCapabilitie
         (
             option::of(arb_prompt_capabilities(valid)),
             option::of(arb_mcp_capabilities(valid)),
-            option::of(arb_session_delete_capabilities(valid)),
-            option::of(arb_session_additional_directories_capabilities(valid)),
+            option::of(arb_meta_only(valid)),
+            option::of(arb_meta_only(valid)),
             option::of(meta()),
             option::of(arb_session_system_prompt_capabilities(valid)),
         ),
@@ -833,8 +901,8 @@ pub fn arb_session_capabilities(valid: bool) -> BoxedStrategy<SessionCapabilitie
     ((
         option::of(arb_prompt_capabilities(valid)),
         option::of(arb_mcp_capabilities(valid)),
-        option::of(arb_session_delete_capabilities(valid)),
-        option::of(arb_session_additional_directories_capabilities(valid)),
+        option::of(arb_meta_only(valid)),
+        option::of(arb_meta_only(valid)),
         option::of(meta()),
     ),)
         .prop_map(|((prompt, mcp, delete, additional_directories, meta),)| {
@@ -852,9 +920,9 @@ pub fn arb_session_capabilities(valid: bool) -> BoxedStrategy<SessionCapabilitie
 pub fn arb_prompt_capabilities(valid: bool) -> BoxedStrategy<PromptCapabilities<'static>> {
     let _ = valid;
     ((
-        option::of(arb_prompt_image_capabilities(valid)),
-        option::of(arb_prompt_audio_capabilities(valid)),
-        option::of(arb_prompt_embedded_context_capabilities(valid)),
+        option::of(arb_meta_only(valid)),
+        option::of(arb_meta_only(valid)),
+        option::of(arb_meta_only(valid)),
         option::of(meta()),
     ),)
         .prop_map(|((image, audio, embedded_context, meta),)| {
@@ -872,10 +940,10 @@ pub fn arb_prompt_capabilities(valid: bool) -> BoxedStrategy<PromptCapabilities<
 pub fn arb_mcp_capabilities(valid: bool) -> BoxedStrategy<McpCapabilities<'static>> {
     let _ = valid;
     ((
-        option::of(arb_mcp_stdio_capabilities(valid)),
-        option::of(arb_mcp_http_capabilities(valid)),
+        option::of(arb_meta_only(valid)),
+        option::of(arb_meta_only(valid)),
         option::of(meta()),
-        option::of(arb_mcp_acp_capabilities(valid)),
+        option::of(arb_meta_only(valid)),
     ),)
         .prop_map(|((stdio, http, meta, acp),)| {
             let mut v = McpCapabilities::new();
@@ -892,8 +960,8 @@ pub fn arb_mcp_capabilities(valid: bool) -> BoxedStrategy<McpCapabilities<'stati
 pub fn arb_mcp_capabilities(valid: bool) -> BoxedStrategy<McpCapabilities<'static>> {
     let _ = valid;
     ((
-        option::of(arb_mcp_stdio_capabilities(valid)),
-        option::of(arb_mcp_http_capabilities(valid)),
+        option::of(arb_meta_only(valid)),
+        option::of(arb_meta_only(valid)),
         option::of(meta()),
     ),)
         .prop_map(|((stdio, http, meta),)| {
@@ -1061,6 +1129,24 @@ pub fn arb_session_config_select_option(
         .boxed()
 }
 
+pub fn arb_session_config_select_group(
+    valid: bool,
+) -> BoxedStrategy<SessionConfigSelectGroup<'static>> {
+    let _ = valid;
+    ((
+        text(),
+        text(),
+        vec(arb_session_config_select_option(valid), 1..3),
+        option::of(meta()),
+    ),)
+        .prop_map(|((group_id, name, options, meta),)| {
+            let mut v = SessionConfigSelectGroup::new(group_id, name, options);
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
 pub fn arb_available_command(valid: bool) -> BoxedStrategy<AvailableCommand<'static>> {
     let known = prop_oneof![arb_command(valid).prop_map(AvailableCommand::Command)];
     if valid {
@@ -1134,18 +1220,18 @@ pub fn arb_session_info(valid: bool) -> BoxedStrategy<SessionInfo<'static>> {
             option::of(vec(text(), 0..3)),
             option::of(text()),
             option::of(text()),
-            option::of(meta()),
+            option::of(any::<bool>()),
         ),
-        (option::of(any::<bool>()),),
+        (option::of(meta()),),
     )
         .prop_map(
-            |((session_id, cwd, additional_directories, title, updated_at, meta), (archived,))| {
+            |((session_id, cwd, additional_directories, title, updated_at, archived), (meta,))| {
                 let mut v = SessionInfo::new(session_id, cwd);
                 v.additional_directories = additional_directories;
                 v.title = title;
                 v.updated_at = updated_at;
-                v.meta = meta;
                 v.archived = archived;
+                v.meta = meta;
                 v
             },
         )
@@ -1514,50 +1600,6 @@ pub fn arb_session_state(valid: bool) -> BoxedStrategy<SessionState<'static>> {
     }
 }
 
-#[cfg(feature = "unstable")]
-pub fn arb_state_update(valid: bool) -> BoxedStrategy<StateUpdate<'static>> {
-    let _ = valid;
-    ((
-        option::of(vec(arb_background_work(valid), 0..3)),
-        option::of(meta()),
-        option::of(arb_idle_stop_reason(valid)),
-        option::of(arb_error(valid)),
-        arb_session_state(valid),
-        option::of(arb_usage(valid)),
-    ),)
-        .prop_map(|((background, meta, stop_reason, error, state, usage),)| {
-            let mut v = StateUpdate::new(state);
-            v.background = background;
-            v.meta = meta;
-            v.stop_reason = stop_reason;
-            v.error = error;
-            v.usage = usage;
-            v
-        })
-        .boxed()
-}
-
-#[cfg(not(feature = "unstable"))]
-pub fn arb_state_update(valid: bool) -> BoxedStrategy<StateUpdate<'static>> {
-    let _ = valid;
-    ((
-        option::of(vec(arb_background_work(valid), 0..3)),
-        option::of(meta()),
-        option::of(arb_idle_stop_reason(valid)),
-        option::of(arb_error(valid)),
-        arb_session_state(valid),
-    ),)
-        .prop_map(|((background, meta, stop_reason, error, state),)| {
-            let mut v = StateUpdate::new(state);
-            v.background = background;
-            v.meta = meta;
-            v.stop_reason = stop_reason;
-            v.error = error;
-            v
-        })
-        .boxed()
-}
-
 pub fn arb_tool_call_content_chunk(valid: bool) -> BoxedStrategy<ToolCallContentChunk<'static>> {
     let _ = valid;
     ((text(), arb_tool_call_content(valid), option::of(meta())),)
@@ -1610,10 +1652,7 @@ pub fn arb_terminal_size(valid: bool) -> BoxedStrategy<TerminalSize<'static>> {
 
 pub fn arb_terminal_capabilities(valid: bool) -> BoxedStrategy<TerminalCapabilities<'static>> {
     let _ = valid;
-    ((
-        option::of(arb_terminal_cancel_capabilities(valid)),
-        option::of(meta()),
-    ),)
+    ((option::of(arb_meta_only(valid)), option::of(meta())),)
         .prop_map(|((cancel, meta),)| {
             let mut v = TerminalCapabilities::new();
             v.cancel = cancel;
@@ -1949,10 +1988,7 @@ pub fn arb_client_capabilities(valid: bool) -> BoxedStrategy<ClientCapabilities<
 
 pub fn arb_client_auth_capabilities(valid: bool) -> BoxedStrategy<ClientAuthCapabilities<'static>> {
     let _ = valid;
-    ((
-        option::of(arb_terminal_auth_capabilities(valid)),
-        option::of(meta()),
-    ),)
+    ((option::of(arb_meta_only(valid)), option::of(meta())),)
         .prop_map(|((terminal, meta),)| {
             let mut v = ClientAuthCapabilities::new();
             v.terminal = terminal;
@@ -1967,8 +2003,8 @@ pub fn arb_elicitation_capabilities(
 ) -> BoxedStrategy<ElicitationCapabilities<'static>> {
     let _ = valid;
     ((
-        option::of(arb_elicitation_form_capabilities(valid)),
-        option::of(arb_elicitation_url_capabilities(valid)),
+        option::of(arb_meta_only(valid)),
+        option::of(arb_meta_only(valid)),
         option::of(meta()),
     ),)
         .prop_map(|((form, url, meta),)| {
@@ -2114,15 +2150,15 @@ pub fn arb_list_sessions_request(valid: bool) -> BoxedStrategy<ListSessionsReque
     ((
         option::of(text()),
         option::of(text()),
-        option::of(meta()),
         option::of(arb_session_archive_filter(valid)),
+        option::of(meta()),
     ),)
-        .prop_map(|((cwd, cursor, meta, archived),)| {
+        .prop_map(|((cwd, cursor, archived, meta),)| {
             let mut v = ListSessionsRequest::new();
             v.cwd = cwd;
             v.cursor = cursor;
-            v.meta = meta;
             v.archived = archived;
+            v.meta = meta;
             v
         })
         .boxed()
@@ -2264,6 +2300,21 @@ pub fn arb_session_config_value_kind(
     }
 }
 
+pub fn arb_prompt_request(valid: bool) -> BoxedStrategy<PromptRequest<'static>> {
+    let _ = valid;
+    ((
+        text(),
+        vec(arb_content_block(valid), 1..3),
+        option::of(meta()),
+    ),)
+        .prop_map(|((session_id, prompt, meta),)| {
+            let mut v = PromptRequest::new(session_id, prompt);
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
 pub fn arb_request_permission_response(
     valid: bool,
 ) -> BoxedStrategy<RequestPermissionResponse<'static>> {
@@ -2350,7 +2401,7 @@ pub fn arb_message_mcp_request(valid: bool) -> BoxedStrategy<MessageMcpRequest<'
         text(),
         text(),
         text(),
-        option::of(raw()),
+        option::of(meta()),
         option::of(meta()),
     ),)
         .prop_map(|((server_id, request_id, method, params, meta),)| {
@@ -2385,10 +2436,7 @@ pub fn arb_session_system_prompt_mode_capabilities(
     valid: bool,
 ) -> BoxedStrategy<SessionSystemPromptModeCapabilities<'static>> {
     let _ = valid;
-    ((
-        option::of(arb_session_system_prompt_override_capabilities(valid)),
-        option::of(meta()),
-    ),)
+    ((option::of(arb_meta_only(valid)), option::of(meta())),)
         .prop_map(|((override_mode, meta),)| {
             let mut v = SessionSystemPromptModeCapabilities::new();
             v.override_mode = override_mode;
@@ -2799,10 +2847,7 @@ pub fn arb_subagent_session_capabilities(
     valid: bool,
 ) -> BoxedStrategy<SubagentSessionCapabilities<'static>> {
     let _ = valid;
-    ((
-        option::of(arb_session_cancel_capabilities(valid)),
-        option::of(meta()),
-    ),)
+    ((option::of(arb_meta_only(valid)), option::of(meta())),)
         .prop_map(|((cancel, meta),)| {
             let mut v = SubagentSessionCapabilities::new();
             v.cancel = cancel;
@@ -2934,7 +2979,7 @@ pub fn arb_set_provider_request(valid: bool) -> BoxedStrategy<SetProviderRequest
         text(),
         arb_llm_protocol(valid),
         text(),
-        option::of(raw()),
+        option::of(env_map()),
         option::of(meta()),
     ),)
         .prop_map(|((provider_id, api_type, base_url, headers, meta),)| {
@@ -3099,24 +3144,6 @@ pub fn arb_set_session_title_request(
 }
 
 #[cfg(feature = "unstable")]
-pub fn arb_message_mcp_response(valid: bool) -> BoxedStrategy<MessageMcpResponse<'static>> {
-    let _ = valid;
-    ((
-        option::of(raw()),
-        option::of(meta()),
-        option::of(arb_mcp_error(valid)),
-    ),)
-        .prop_map(|((result, meta, error),)| {
-            let mut v = MessageMcpResponse::new();
-            v.result = result;
-            v.meta = meta;
-            v.error = error;
-            v
-        })
-        .boxed()
-}
-
-#[cfg(feature = "unstable")]
 pub fn arb_mcp_error(valid: bool) -> BoxedStrategy<McpError<'static>> {
     let _ = valid;
     ((any::<i64>(), text(), option::of(raw())),)
@@ -3135,12 +3162,23 @@ pub fn arb_message_mcp_notification(valid: bool) -> BoxedStrategy<MessageMcpNoti
         text(),
         text(),
         text(),
-        option::of(raw()),
+        option::of(meta()),
         option::of(meta()),
     ),)
         .prop_map(|((server_id, request_id, method, params, meta),)| {
             let mut v = MessageMcpNotification::new(server_id, request_id, method);
             v.params = params;
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+pub fn arb_session_id_request(valid: bool) -> BoxedStrategy<SessionIdRequest<'static>> {
+    let _ = valid;
+    ((text(), option::of(meta())),)
+        .prop_map(|((session_id, meta),)| {
+            let mut v = SessionIdRequest::new(session_id);
             v.meta = meta;
             v
         })

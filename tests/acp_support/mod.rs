@@ -163,6 +163,10 @@ pub fn dropped(a: &Value, b: &Value, path: &str, out: &mut Vec<String>) {
 
 pub mod arb;
 pub mod arb_base;
+#[cfg(feature = "v2")]
+pub mod arb_v2;
+#[cfg(feature = "v2")]
+pub mod arb_v2_base;
 
 /// Every line of every recorded ACP file under `tests/fixtures/`, with the
 /// file it came from and who sent it (transcripts say).

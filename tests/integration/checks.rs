@@ -14,6 +14,9 @@ pub mod acp_message;
 #[cfg(feature = "std")]
 #[path = "../../fuzz/checks/acp_oracle.rs"]
 pub mod acp_oracle;
+#[cfg(all(feature = "arbitrary", feature = "v2"))]
+#[path = "../../fuzz/checks/acp_v2.rs"]
+pub mod acp_v2;
 #[cfg(feature = "alloc")]
 #[path = "../../fuzz/checks/bridge_router.rs"]
 pub mod bridge_router;

@@ -195,3 +195,12 @@ fn unescape_seeds() {
         crate::checks::unescape::check(&data);
     }
 }
+
+#[cfg(all(feature = "arbitrary", feature = "v2"))]
+#[test]
+fn acp_v2_seeds() {
+    for (name, data) in seeds("acp_v2") {
+        eprintln!("{name}");
+        crate::checks::acp_v2::check(&data);
+    }
+}

@@ -16,8 +16,8 @@ pub use crate::acp::{
     Implementation, ListSessionsRequest, ListSessionsResponse, MetaOnly, Notice, NoticeSeverity,
     PermissionOption, PermissionOptionKind, PlanEntryPriority, RequestPermissionOutcome,
     RequestPermissionResponse, Role, SelectedPermissionOutcome, SessionConfigSelectOption,
-    SessionInfo, SessionInfoUpdate, Terminal, TextContent, TextResourceContents, ToolCallLocation,
-    ToolKind, UsageUpdate,
+    SessionIdRequest, SessionInfo, SessionInfoUpdate, Terminal, TextContent, TextResourceContents,
+    ToolCallLocation, ToolKind, UsageUpdate,
 };
 #[cfg(feature = "unstable")]
 pub use crate::acp::{
@@ -350,7 +350,7 @@ acp_struct! {
     /// Client-initiated controls a tool call currently supports.
     ToolCallCapabilities {
         /// Permits the Client to cancel this tool call with `tool_call/cancel` (optional).
-        cancel: opt ToolCallCancelCapabilities = "cancel", with_cancel;
+        cancel: opt MetaOnly = "cancel", with_cancel;
         /// Extension metadata (`_meta`), kept raw.
         meta: opt raw = "_meta", with_meta;
     }
@@ -648,9 +648,9 @@ acp_struct! {
         /// MCP capabilities supported by the agent for session lifecycle requests (optional).
         mcp: opt McpCapabilities = "mcp", with_mcp;
         /// Whether the agent supports `session/delete` (optional).
-        delete: opt SessionDeleteCapabilities = "delete", with_delete;
+        delete: opt MetaOnly = "delete", with_delete;
         /// Whether the agent supports `additionalDirectories` on supported session lifecycle requests (optional).
-        additional_directories: opt SessionAdditionalDirectoriesCapabilities = "additionalDirectories", with_additional_directories;
+        additional_directories: opt MetaOnly = "additionalDirectories", with_additional_directories;
         /// Extension metadata (`_meta`), kept raw.
         meta: opt raw = "_meta", with_meta;
         /// Whether the agent supports `systemPrompt` on session lifecycle requests (optional).
@@ -675,11 +675,11 @@ acp_struct! {
     /// Prompt capabilities supported by the agent in `session/prompt` requests.
     PromptCapabilities {
         /// Agent supports `image` content blocks (optional).
-        image: opt PromptImageCapabilities = "image", with_image;
+        image: opt MetaOnly = "image", with_image;
         /// Agent supports `audio` content blocks (optional).
-        audio: opt PromptAudioCapabilities = "audio", with_audio;
+        audio: opt MetaOnly = "audio", with_audio;
         /// Agent supports embedded context in `session/prompt` requests (optional).
-        embedded_context: opt PromptEmbeddedContextCapabilities = "embeddedContext", with_embedded_context;
+        embedded_context: opt MetaOnly = "embeddedContext", with_embedded_context;
         /// Extension metadata (`_meta`), kept raw.
         meta: opt raw = "_meta", with_meta;
     }
@@ -689,14 +689,14 @@ acp_struct! {
     /// MCP capabilities supported by the agent for session lifecycle requests.
     McpCapabilities {
         /// Agent supports `stdio` MCP servers (optional).
-        stdio: opt McpStdioCapabilities = "stdio", with_stdio;
+        stdio: opt MetaOnly = "stdio", with_stdio;
         /// Agent supports `http` MCP servers (optional).
-        http: opt McpHttpCapabilities = "http", with_http;
+        http: opt MetaOnly = "http", with_http;
         /// Extension metadata (`_meta`), kept raw.
         meta: opt raw = "_meta", with_meta;
         /// Agent supports `acp` MCP servers (optional).
         #[cfg(feature = "unstable")]
-        acp: opt McpAcpCapabilities = "acp", with_acp;
+        acp: opt MetaOnly = "acp", with_acp;
     }
 }
 
@@ -815,7 +815,7 @@ acp_tried! {
     /// Possible values for a session configuration option.
     SessionConfigSelectOptions {
         Ungrouped([SessionConfigSelectOption]),
-        Grouped([SessionConfigSelectGroup]),
+        Grouped([SessionConfigSelectGroup]) => nonempty,
     }
 }
 
@@ -1211,7 +1211,7 @@ acp_struct! {
     /// Client-initiated controls a terminal currently supports.
     TerminalCapabilities {
         /// Permits the Client to cancel this terminal with `terminal/cancel` (optional).
-        cancel: opt TerminalCancelCapabilities = "cancel", with_cancel;
+        cancel: opt MetaOnly = "cancel", with_cancel;
         /// Extension metadata (`_meta`), kept raw.
         meta: opt raw = "_meta", with_meta;
     }
@@ -1395,7 +1395,7 @@ acp_struct! {
     /// Authentication capabilities supported by the client.
     ClientAuthCapabilities {
         /// Whether the client supports `terminal` authentication methods (optional).
-        terminal: opt TerminalAuthCapabilities = "terminal", with_terminal;
+        terminal: opt MetaOnly = "terminal", with_terminal;
         /// Extension metadata (`_meta`), kept raw.
         meta: opt raw = "_meta", with_meta;
     }
@@ -1503,7 +1503,7 @@ acp_struct! {
 acp_tagged! {
     /// Inclusive cursor describing where replayed session history should begin.
     ReplayFrom by "type" {
-        Start(ReplayFromStart) = "start",
+        Start(MetaOnly) = "start",
     }
     guess {
     }
@@ -1597,7 +1597,7 @@ acp_struct! {
     /// System prompt delivery modes the agent supports in addition to `append`.
     SessionSystemPromptModeCapabilities {
         /// Whether the agent supports `override` mode (optional).
-        override_mode: opt SessionSystemPromptOverrideCapabilities = "override", with_override_mode;
+        override_mode: opt MetaOnly = "override", with_override_mode;
         /// Extension metadata (`_meta`), kept raw.
         meta: opt raw = "_meta", with_meta;
     }
@@ -1716,7 +1716,7 @@ acp_struct! {
     /// Client-initiated session mutations permitted for a specific subagent session.
     SubagentSessionCapabilities {
         /// Permits the client to cancel this child's current work without ending the session. Omitted and `null` are equivalent and mean unsupported. An object (including `{}`) means supported (optional).
-        cancel: opt SessionCancelCapabilities = "cancel", with_cancel;
+        cancel: opt MetaOnly = "cancel", with_cancel;
         /// Extension metadata (`_meta`), kept raw.
         meta: opt raw = "_meta", with_meta;
     }
