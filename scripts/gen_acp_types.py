@@ -138,6 +138,16 @@ def cfg_u(unstable, indent):
     return '%s%s\n' % (indent, UNSTABLE_CFG) if unstable else ''
 
 
+def cfg_inline(unstable):
+    """The feature gate of a member or variant, on its own line's start."""
+    return UNSTABLE_CFG + ' ' if unstable else ''
+
+
+def lit(text):
+    """`text` as a Rust string literal."""
+    return '"%s"' % text.replace('\\', '\\\\').replace('"', '\\"')
+
+
 def variants(t):
     """The variants of a tagged union as (wire, Variant, Type, unstable)."""
     return [(v[0], v[1], v[2], len(v) > 3 and v[3] == 'u') for v in t['variants']]
@@ -360,29 +370,29 @@ def gen_struct(docs, s):
     name = s['name']
     doc = s['doc'] or docs.def_doc(s['docdef']) or ('`%s`.' % name)
     fields = struct_fields(docs, s)
-    by_hand = ': by_hand ' if name in spec.HAND_WRITTEN_ARBITRARY else ' '
-    out = '\nacp_struct! {\n' + doc_comment(doc, '    ') + '    %s%s{\n' % (name, by_hand)
+    by_hand = ': by_hand' if name in spec.HAND_WRITTEN_ARBITRARY else ''
+    # `_meta`, last as in every ACP object that has it: `+ meta`.
+    meta = bool(fields) and fields[-1][0] == '_meta'
+    if meta:
+        fields = fields[:-1]
+    out = doc_comment(doc, '    ') + '    struct %s%s%s {\n' % (name, by_hand, ' + meta' if meta else '')
     for wire, rname, ty, opt, u, fdoc in fields:
-        out += doc_comment(fdoc, '        ') + cfg_u(u, '        ')
         leaf = spec.MEMBER_ARBITRARY.get((name, wire))
         leaf = ' => %s' % leaf if leaf else ''
-        if opt:
-            out += '        %s: opt %s = "%s", with_%s%s;\n' % (rname, ty, wire, snake(wire), leaf)
-        else:
-            out += '        %s: req %s = "%s"%s;\n' % (rname, ty, wire, leaf)
-    out += '    }\n}\n'
-    return out
+        setter = ', with_%s' % snake(wire) if opt else ''
+        out += '        %s%s: %s %s = "%s"%s%s, %s;\n' % (cfg_inline(u), rname, 'opt' if opt else 'req', ty, wire,
+                                                      setter, leaf, lit(fdoc))
+    return out + '    }\n'
 
 
 def gen_enum(docs, e):
     """A string enum's declaration: `acp_enum!` (src/acp/decl.rs)."""
     name = e['name']
     doc = e['doc'] or docs.def_doc(e['docdef']) or '`%s`.' % name
-    out = '\nacp_enum! {\n' + doc_comment(doc, '    ') + '    %s {\n' % name
+    out = doc_comment(doc, '    ') + '    enum %s {\n' % name
     for v, var, u in enum_values(e):
-        out += '%s        %s = "%s",\n' % (cfg_u(u, '        '), var, v)
-    out += '    }\n}\n'
-    return out
+        out += '        %s%s = "%s",\n' % (cfg_inline(u), var, v)
+    return out + '    }\n'
 
 
 def gen_tagged(docs, t):
@@ -390,31 +400,29 @@ def gen_tagged(docs, t):
     the two tables its decoder reads when the tag is not first."""
     name, tag = t['name'], t['tag']
     doc = t['doc'] or docs.def_doc(name) or '`%s`.' % name
-    out = '\nacp_tagged! {\n' + doc_comment(doc, '    ') + '    %s by "%s" {\n' % (name, tag)
+    out = doc_comment(doc, '    ') + '    tagged %s by "%s" {\n' % (name, tag)
     for w, v, ty, u in variants(t):
-        out += '%s        %s(%s) = "%s",\n' % (cfg_u(u, '        '), v, ty, w)
+        out += '        %s%s(%s) = "%s",\n' % (cfg_inline(u), v, ty, w)
     out += '    }\n'
     if t['absent']:
         out += '    absent %s(%s);\n' % t['absent']
     guess, same = union_hints(t)
     out += '    guess {\n'
-    out += ''.join('%s        ("%s", %s) => "%s",\n' % (cfg_u(u, '        '), n, sh, w) for n, sh, w, u in guess)
+    out += ''.join('        %s("%s", %s) => "%s",\n' % (cfg_inline(u), n, sh, w) for n, sh, w, u in guess)
     out += '    }\n    same {\n'
-    out += ''.join('%s        %s -> %s = "%s",\n' % (cfg_u(u, '        '), f[0], v, w) for f, v, w, u in same)
-    out += '    }\n}\n'
-    return out
+    out += ''.join('        %s%s -> %s = "%s",\n' % (cfg_inline(u), f[0], v, w) for f, v, w, u in same)
+    return out + '    }\n'
 
 
 def gen_tried(docs, u_):
     """A union told apart by shape: `acp_tried!` (src/acp/decl.rs)."""
     name = u_['name']
     doc = u_['doc'] or docs.def_doc(name) or '`%s`.' % name
-    out = '\nacp_tried! {\n' + doc_comment(doc, '    ') + '    %s {\n' % name
+    out = doc_comment(doc, '    ') + '    union %s {\n' % name
     for v, ty in u_['variants']:
         leaf = spec.VARIANT_ARBITRARY.get((name, v))
         out += '        %s(%s)%s,\n' % (v, ty, ' => %s' % leaf if leaf else '')
-    out += '    }\n}\n'
-    return out
+    return out + '    }\n'
 
 
 # What a generated module may need, by the name its code uses: the `use`
@@ -434,15 +442,22 @@ TYPE_USES = [
 ]
 
 
-def words_of(code):
+def code_only(code):
+    """`code` without its comment lines and string literals (the members'
+    docs and wire names), whose words name nothing."""
     code = '\n'.join(l for l in code.split('\n') if not l.strip().startswith('//'))
+    return re.sub(r'"(?:[^"\\]|\\.)*"|b?\'(?:[^\'\\]|\\.)\'', '""', code)
+
+
+def words_of(code):
+    code = code_only(code)
     return set(re.findall(r'\b[A-Za-z_][A-Za-z0-9_]*\b', code))
 
 
 def strip_declarations(code):
     """`code` without its declaration blocks (`acp_struct! { … }` and the
     like), whose words are members and values, not names to import."""
-    return re.sub(r'^acp_(?:struct|enum|tried|tagged)! \{\n.*?^\}\n', '', code, flags=re.M | re.S)
+    return re.sub(r'^acp_types! \{\n.*?^\}\n', '', code, flags=re.M | re.S)
 
 
 def type_imports(mod, body, ungated):
@@ -461,9 +476,8 @@ def type_imports(mod, body, ungated):
         uses.append('use serde_json::Number;')
     find = lambda text: (set(re.findall(r"\b(\w+)<'a>", text)) | set(re.findall(r"\(\[?(\w+)\]?\)", text))
                          | set(re.findall(r"\b(?:req|opt) \[?(\w+)\]? =", text)))
-    code = '\n'.join(l for l in body.split('\n') if not l.strip().startswith('//'))
-    types = find(code)
-    plain_types = find('\n'.join(l for l in ungated.split('\n') if not l.strip().startswith('//')))
+    types = find(code_only(body))
+    plain_types = find(code_only(ungated))
     by_path = {}
     for w, path in TYPE_USES:
         # `wire` is named as `wire::`, `SerializeMap` by its methods, the
@@ -509,16 +523,18 @@ def use_line(path, names, gated=False):
 
 def types_module(docs, mod):
     """src/acp/<mod>.rs: the module's structs, enums, unions and aliases."""
-    body = ''
-    ungated = ''
+    items = []
+    ungated_items = []
     emit = {'struct': (gen_struct, STRUCTS), 'enum': (gen_enum, ENUMS), 'tagged': (gen_tagged, TAGGED), 'tried': (gen_tried, TRIED)}
     for kind, name in ORDER.get(mod, []):
         gen, table = emit[kind]
         code = gen(docs, table[name])
         gated = name in UNSTABLE_ITEMS and mod != 'unstable'
-        body += gate(gated, code)
+        items.append(cfg_u(gated, '    ') + code)
         if not gated:
-            ungated += code
+            ungated_items.append(code)
+    block = lambda items: '\nacp_types! {\n%s}\n' % '\n'.join(items) if items else ''
+    body, ungated = block(items), block(ungated_items)
     for a, target, doc in ALIASES.get(mod, []):
         body += "\n/// %s\npub type %s<'a> = %s<'a>;\n" % (doc, a, target)
         ungated += "\n/// %s\npub type %s<'a> = %s<'a>;\n" % (doc, a, target)
@@ -537,7 +553,7 @@ def with_exports(mod_rs, files):
     for mod in ['client', 'content', 'init', 'session', 'update', 'unstable']:
         text = files['src/acp/%s.rs' % mod]
         names = sorted(set(re.findall(r'^\s*pub (?:struct|enum|type) ([A-Za-z0-9_]+)', text, re.M))
-                       | set(re.findall(r'^acp_(?:struct|enum|tried|tagged)! \{\n(?:\s*///.*\n)*\s*(\w+)(?: by "\w+"|: by_hand)? \{', text, re.M)))
+                       | set(re.findall(r'^    (?:struct|enum|union|tagged) (\w+)', text, re.M)))
         plain = [n for n in names if n not in UNSTABLE_ITEMS]
         gated = [n for n in names if n in UNSTABLE_ITEMS]
         if plain:
@@ -604,8 +620,8 @@ def gen_method_enum(name, rows, doc):
     `acp_params!` (src/acp/decl.rs), one variant per method."""
     out = '\nacp_params! {\n' + doc_comment(doc, '    ') + '    %s {\n' % name
     for m in rows:
-        out += '%s%s        %s(%s) = %s,\n' % (doc_comment(params_variant_doc(m), '        '), cfg_m(m, '        '),
-                                               m['variant'], m['params'], m['const'])
+        out += '        %s%s(%s) = %s, %s;\n' % (cfg_inline(m['unstable']), m['variant'], m['params'], m['const'],
+                                               lit(params_variant_doc(m)))
     out += '    }\n}\n'
     return out
 
@@ -615,8 +631,8 @@ def gen_results(rows, doc):
     one variant per request method."""
     out = '\nacp_results! {\n' + doc_comment(doc, '    ') + '    ResponseResult {\n'
     for m in rows:
-        out += '%s%s        %s(%s) = %s,\n' % (doc_comment(result_variant_doc(m), '        '), cfg_m(m, '        '),
-                                               m['variant'], m['result'], m['const'])
+        out += '        %s%s(%s) = %s, %s;\n' % (cfg_inline(m['unstable']), m['variant'], m['result'], m['const'],
+                                               lit(result_variant_doc(m)))
     out += '    }\n}\n'
     return out
 
@@ -648,14 +664,14 @@ def methods_module():
            '//! Generated by `scripts/gen_acp_types.py` from the method table of its\n'
            '//! spec (`scripts/acp_spec.py`); edit the spec there, not this file.\n\n')
     out += methods_imports()
-    out += '\n' + doc_comment(spec.NAMES_DOC) + 'pub mod names {\n'
+    out += '\n' + doc_comment(spec.NAMES_DOC) + 'pub mod names {\n    acp_names! {\n'
     seen = set()
     for m in spec.METHODS:
         if m['wire'] in seen:
             continue
         seen.add(m['wire'])
-        out += '%s%s    pub const %s: &str = "%s";\n' % (doc_comment(const_doc(m['wire']), '    '), cfg_u(m['unstable'], '    '), m['const'], m['wire'])
-    out += '}\n'
+        out += '        %s%s = "%s", %s;\n' % (cfg_inline(m['unstable']), m['const'], m['wire'], lit(const_doc(m['wire'])))
+    out += '    }\n}\n'
     for name, kind, doc in (('RequestParams', 'request', spec.REQUEST_PARAMS_DOC),
                             ('NotificationParams', 'notification', spec.NOTIFICATION_PARAMS_DOC)):
         out += gen_method_enum(name, methods_of(kind), doc)

@@ -10,97 +10,56 @@ use super::content::MetaOnly;
 use super::session::EnvVariable;
 use super::update::ToolCallUpdate;
 
-acp_struct! {
+acp_types! {
     /// Request to read content from a text file.
-    ReadTextFileRequest {
-        /// The session ID for this request.
-        session_id: req str = "sessionId";
-        /// Absolute path to the file to read.
-        path: req str = "path";
-        /// Line number to start reading from (1-based) (optional).
-        line: opt u32 = "line", with_line;
-        /// Maximum number of lines to read (optional).
-        limit: opt u32 = "limit", with_limit;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct ReadTextFileRequest + meta {
+        session_id: req str = "sessionId", "The session ID for this request.";
+        path: req str = "path", "Absolute path to the file to read.";
+        line: opt u32 = "line", with_line, "Line number to start reading from (1-based) (optional).";
+        limit: opt u32 = "limit", with_limit, "Maximum number of lines to read (optional).";
     }
-}
 
-acp_struct! {
     /// Response containing the contents of a text file.
-    ReadTextFileResponse {
-        /// Content payload returned by this response.
-        content: req str = "content";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct ReadTextFileResponse + meta {
+        content: req str = "content", "Content payload returned by this response.";
     }
-}
 
-acp_struct! {
     /// Request to write content to a text file.
-    WriteTextFileRequest {
-        /// The session ID for this request.
-        session_id: req str = "sessionId";
-        /// Absolute path to the file to write.
-        path: req str = "path";
-        /// The text content to write to the file.
-        content: req str = "content";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct WriteTextFileRequest + meta {
+        session_id: req str = "sessionId", "The session ID for this request.";
+        path: req str = "path", "Absolute path to the file to write.";
+        content: req str = "content", "The text content to write to the file.";
     }
-}
 
-acp_enum! {
     /// The type of permission option being presented to the user.
-    PermissionOptionKind {
+    enum PermissionOptionKind {
         AllowOnce = "allow_once",
         AllowAlways = "allow_always",
         RejectOnce = "reject_once",
         RejectAlways = "reject_always",
     }
-}
 
-acp_struct! {
     /// An option presented to the user when requesting permission.
-    PermissionOption {
-        /// Unique identifier for this permission option.
-        option_id: req str = "optionId";
-        /// Human-readable label to display to the user.
-        name: req str = "name";
-        /// Hint about the nature of this permission option.
-        kind: req PermissionOptionKind = "kind";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct PermissionOption + meta {
+        option_id: req str = "optionId", "Unique identifier for this permission option.";
+        name: req str = "name", "Human-readable label to display to the user.";
+        kind: req PermissionOptionKind = "kind", "Hint about the nature of this permission option.";
     }
-}
 
-acp_struct! {
     /// Request for user permission to execute a tool call.
-    RequestPermissionRequest {
-        /// The session ID for this request.
-        session_id: req str = "sessionId";
-        /// Details about the tool call requiring permission.
-        tool_call: req ToolCallUpdate = "toolCall";
-        /// Available permission options for the user to choose from.
-        options: req [PermissionOption] = "options";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct RequestPermissionRequest + meta {
+        session_id: req str = "sessionId", "The session ID for this request.";
+        tool_call: req ToolCallUpdate = "toolCall", "Details about the tool call requiring permission.";
+        options: req [PermissionOption] = "options", "Available permission options for the user to choose from.";
     }
-}
 
-acp_struct! {
     /// The user selected one of the provided options.
-    SelectedPermissionOutcome {
-        /// The ID of the option the user selected.
-        option_id: req str = "optionId";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct SelectedPermissionOutcome + meta {
+        option_id: req str = "optionId", "The ID of the option the user selected.";
     }
-}
 
-acp_tagged! {
     /// The outcome of a permission request.
-    RequestPermissionOutcome by "outcome" {
+    tagged RequestPermissionOutcome by "outcome" {
         Cancelled(MetaOnly) = "cancelled",
         Selected(SelectedPermissionOutcome) = "selected",
     }
@@ -109,146 +68,80 @@ acp_tagged! {
     }
     same {
     }
-}
 
-acp_struct! {
     /// Response to a permission request.
-    RequestPermissionResponse {
-        /// The user's decision on the permission request.
-        outcome: req RequestPermissionOutcome = "outcome";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct RequestPermissionResponse + meta {
+        outcome: req RequestPermissionOutcome = "outcome", "The user's decision on the permission request.";
     }
-}
 
-acp_struct! {
     /// Request to create a new terminal and execute a command.
-    CreateTerminalRequest {
-        /// The session ID for this request.
-        session_id: req str = "sessionId";
-        /// The command to execute.
-        command: req str = "command";
-        /// Array of command arguments (optional).
-        args: opt [str] = "args", with_args;
-        /// Environment variables for the command (optional).
-        env: opt [EnvVariable] = "env", with_env;
-        /// Working directory for the command. Must be an absolute path (optional).
-        cwd: opt str = "cwd", with_cwd;
-        /// Maximum number of output bytes to retain (optional).
-        output_byte_limit: opt u64 = "outputByteLimit", with_output_byte_limit;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct CreateTerminalRequest + meta {
+        session_id: req str = "sessionId", "The session ID for this request.";
+        command: req str = "command", "The command to execute.";
+        args: opt [str] = "args", with_args, "Array of command arguments (optional).";
+        env: opt [EnvVariable] = "env", with_env, "Environment variables for the command (optional).";
+        cwd: opt str = "cwd", with_cwd, "Working directory for the command. Must be an absolute path (optional).";
+        output_byte_limit: opt u64 = "outputByteLimit", with_output_byte_limit, "Maximum number of output bytes to retain (optional).";
     }
-}
 
-acp_struct! {
     /// Response containing the ID of the created terminal.
-    CreateTerminalResponse {
-        /// The unique identifier for the created terminal.
-        terminal_id: req str = "terminalId";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct CreateTerminalResponse + meta {
+        terminal_id: req str = "terminalId", "The unique identifier for the created terminal.";
     }
-}
 
-acp_struct! {
     /// Params that name a terminal of a session: `terminal/output`, `terminal/release`, `terminal/wait_for_exit`, `terminal/kill`.
-    TerminalRequest {
-        /// The session ID for this request.
-        session_id: req str = "sessionId";
-        /// The ID of the terminal to get output from.
-        terminal_id: req str = "terminalId";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct TerminalRequest + meta {
+        session_id: req str = "sessionId", "The session ID for this request.";
+        terminal_id: req str = "terminalId", "The ID of the terminal to get output from.";
     }
-}
 
-acp_struct! {
     /// Exit status of a terminal command.
-    TerminalExitStatus {
-        /// The process exit code (may be null if terminated by signal) (optional).
-        exit_code: opt u32 = "exitCode", with_exit_code;
-        /// The signal that terminated the process (may be null if exited normally) (optional).
-        signal: opt str = "signal", with_signal;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct TerminalExitStatus + meta {
+        exit_code: opt u32 = "exitCode", with_exit_code, "The process exit code (may be null if terminated by signal) (optional).";
+        signal: opt str = "signal", with_signal, "The signal that terminated the process (may be null if exited normally) (optional).";
     }
-}
 
-acp_struct! {
     /// Response containing the terminal output and exit status.
-    TerminalOutputResponse {
-        /// The terminal output captured so far.
-        output: req str = "output";
-        /// Whether the output was truncated due to byte limits.
-        truncated: req bool = "truncated";
-        /// Exit status if the command has completed (optional).
-        exit_status: opt TerminalExitStatus = "exitStatus", with_exit_status;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct TerminalOutputResponse + meta {
+        output: req str = "output", "The terminal output captured so far.";
+        truncated: req bool = "truncated", "Whether the output was truncated due to byte limits.";
+        exit_status: opt TerminalExitStatus = "exitStatus", with_exit_status, "Exit status if the command has completed (optional).";
     }
-}
 
-acp_enum! {
     /// How an elicitation asks the user: a form, or a URL to open.
-    ElicitationMode {
+    enum ElicitationMode {
         Form = "form",
         Url = "url",
     }
-}
 
-acp_struct! {
     /// Params of `elicitation/create`: ask the user for input, by a form (`requestedSchema`, a JSON Schema kept raw) or a URL (`elicitationId`, `url`), scoped to a session (`sessionId`, `toolCallId`) or a request (`requestId`).
-    CreateElicitationRequest: by_hand {
-        /// A human-readable message describing what input is needed.
-        message: req str = "message";
-        /// The elicitation mode.
-        mode: req ElicitationMode = "mode";
-        /// A JSON Schema describing the form fields to present to the user (optional).
-        requested_schema: opt raw = "requestedSchema", with_requested_schema;
-        /// The unique identifier for this elicitation (optional).
-        elicitation_id: opt str = "elicitationId", with_elicitation_id;
-        /// The URL to direct the user to (optional).
-        url: opt str = "url", with_url;
-        /// The session this elicitation is tied to (optional).
-        session_id: opt str = "sessionId", with_session_id;
-        /// Optional tool call within the session (optional).
-        tool_call_id: opt str = "toolCallId", with_tool_call_id;
-        /// The request this elicitation is tied to (optional).
-        request_id: opt id = "requestId", with_request_id;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct CreateElicitationRequest: by_hand + meta {
+        message: req str = "message", "A human-readable message describing what input is needed.";
+        mode: req ElicitationMode = "mode", "The elicitation mode.";
+        requested_schema: opt raw = "requestedSchema", with_requested_schema, "A JSON Schema describing the form fields to present to the user (optional).";
+        elicitation_id: opt str = "elicitationId", with_elicitation_id, "The unique identifier for this elicitation (optional).";
+        url: opt str = "url", with_url, "The URL to direct the user to (optional).";
+        session_id: opt str = "sessionId", with_session_id, "The session this elicitation is tied to (optional).";
+        tool_call_id: opt str = "toolCallId", with_tool_call_id, "Optional tool call within the session (optional).";
+        request_id: opt id = "requestId", with_request_id, "The request this elicitation is tied to (optional).";
     }
-}
 
-acp_enum! {
     /// The user's answer to an elicitation.
-    ElicitationAction {
+    enum ElicitationAction {
         Accept = "accept",
         Decline = "decline",
         Cancel = "cancel",
     }
-}
 
-acp_struct! {
     /// Result of `elicitation/create`: the action, and for `accept` of a form the values entered (`content`, kept raw).
-    CreateElicitationResponse: by_hand {
-        /// What the user chose.
-        action: req ElicitationAction = "action";
-        /// The user-provided content, if any, as an object matching the requested schema (optional).
-        content: opt raw = "content", with_content;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct CreateElicitationResponse: by_hand + meta {
+        action: req ElicitationAction = "action", "What the user chose.";
+        content: opt raw = "content", with_content, "The user-provided content, if any, as an object matching the requested schema (optional).";
     }
-}
 
-acp_struct! {
     /// Notification sent by the agent when a URL-based elicitation is complete.
-    CompleteElicitationNotification {
-        /// The ID of the elicitation that completed.
-        elicitation_id: req str = "elicitationId";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct CompleteElicitationNotification + meta {
+        elicitation_id: req str = "elicitationId", "The ID of the elicitation that completed.";
     }
 }
 

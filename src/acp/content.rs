@@ -6,143 +6,80 @@
 //! there, not this file.
 #![allow(clippy::doc_markdown)]
 
-acp_enum! {
+acp_types! {
     /// The sender or recipient of messages and data in a conversation.
-    Role {
+    enum Role {
         Assistant = "assistant",
         User = "user",
     }
-}
 
-acp_struct! {
     /// Optional annotations for the client. The client can use annotations to inform how objects are used or displayed.
-    Annotations {
-        /// Intended recipients for this content, such as the user or assistant (optional).
-        audience: opt [Role] = "audience", with_audience;
-        /// Timestamp indicating when the underlying resource was last modified (optional).
-        last_modified: opt str = "lastModified", with_last_modified;
-        /// Relative importance of this content when clients choose what to surface (optional).
-        priority: opt f64 = "priority", with_priority;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct Annotations + meta {
+        audience: opt [Role] = "audience", with_audience, "Intended recipients for this content, such as the user or assistant (optional).";
+        last_modified: opt str = "lastModified", with_last_modified, "Timestamp indicating when the underlying resource was last modified (optional).";
+        priority: opt f64 = "priority", with_priority, "Relative importance of this content when clients choose what to surface (optional).";
     }
-}
 
-acp_struct! {
     /// Text provided to or from an LLM.
-    TextContent {
-        /// Optional annotations that help clients decide how to display or route this content (optional).
-        annotations: opt Annotations = "annotations", with_annotations;
-        /// Text payload carried by this content block.
-        text: req str = "text";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct TextContent + meta {
+        annotations: opt Annotations = "annotations", with_annotations, "Optional annotations that help clients decide how to display or route this content (optional).";
+        text: req str = "text", "Text payload carried by this content block.";
     }
-}
 
-acp_struct! {
     /// An image provided to or from an LLM.
-    ImageContent {
-        /// Optional annotations that help clients decide how to display or route this content (optional).
-        annotations: opt Annotations = "annotations", with_annotations;
-        /// Base64-encoded media payload.
-        data: req str = "data";
-        /// MIME type describing the encoded media payload.
-        mime_type: req str = "mimeType";
-        /// URI associated with this resource or media payload (optional).
-        uri: opt str = "uri", with_uri;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct ImageContent + meta {
+        annotations: opt Annotations = "annotations", with_annotations, "Optional annotations that help clients decide how to display or route this content (optional).";
+        data: req str = "data", "Base64-encoded media payload.";
+        mime_type: req str = "mimeType", "MIME type describing the encoded media payload.";
+        uri: opt str = "uri", with_uri, "URI associated with this resource or media payload (optional).";
     }
-}
 
-acp_struct! {
     /// Audio provided to or from an LLM.
-    AudioContent {
-        /// Optional annotations that help clients decide how to display or route this content (optional).
-        annotations: opt Annotations = "annotations", with_annotations;
-        /// Base64-encoded media payload.
-        data: req str = "data";
-        /// MIME type describing the encoded media payload.
-        mime_type: req str = "mimeType";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct AudioContent + meta {
+        annotations: opt Annotations = "annotations", with_annotations, "Optional annotations that help clients decide how to display or route this content (optional).";
+        data: req str = "data", "Base64-encoded media payload.";
+        mime_type: req str = "mimeType", "MIME type describing the encoded media payload.";
     }
-}
 
-acp_struct! {
     /// A resource that the server is capable of reading, included in a prompt or tool call result.
-    ResourceLink {
-        /// Optional annotations that help clients decide how to display or route this content (optional).
-        annotations: opt Annotations = "annotations", with_annotations;
-        /// Optional human-readable details shown with this protocol object (optional).
-        description: opt str = "description", with_description;
-        /// MIME type describing the encoded media payload (optional).
-        mime_type: opt str = "mimeType", with_mime_type;
-        /// Human-readable name shown for this protocol object.
-        name: req str = "name";
-        /// Optional size of the linked resource in bytes, if known (optional).
-        size: opt i64 = "size", with_size;
-        /// Optional display title for end-user UI (optional).
-        title: opt str = "title", with_title;
-        /// URI associated with this resource or media payload.
-        uri: req str = "uri";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct ResourceLink + meta {
+        annotations: opt Annotations = "annotations", with_annotations, "Optional annotations that help clients decide how to display or route this content (optional).";
+        description: opt str = "description", with_description, "Optional human-readable details shown with this protocol object (optional).";
+        mime_type: opt str = "mimeType", with_mime_type, "MIME type describing the encoded media payload (optional).";
+        name: req str = "name", "Human-readable name shown for this protocol object.";
+        size: opt i64 = "size", with_size, "Optional size of the linked resource in bytes, if known (optional).";
+        title: opt str = "title", with_title, "Optional display title for end-user UI (optional).";
+        uri: req str = "uri", "URI associated with this resource or media payload.";
     }
-}
 
-acp_struct! {
     /// The contents of a resource, embedded into a prompt or tool call result.
-    EmbeddedResource {
-        /// Optional annotations that help clients decide how to display or route this content (optional).
-        annotations: opt Annotations = "annotations", with_annotations;
-        /// Embedded resource payload, either text or binary data.
-        resource: req EmbeddedResourceResource = "resource";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct EmbeddedResource + meta {
+        annotations: opt Annotations = "annotations", with_annotations, "Optional annotations that help clients decide how to display or route this content (optional).";
+        resource: req EmbeddedResourceResource = "resource", "Embedded resource payload, either text or binary data.";
     }
-}
 
-acp_struct! {
     /// Text-based resource contents.
-    TextResourceContents {
-        /// MIME type describing the encoded media payload (optional).
-        mime_type: opt str = "mimeType", with_mime_type;
-        /// Text payload carried by this content block.
-        text: req str = "text";
-        /// URI associated with this resource or media payload.
-        uri: req str = "uri";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct TextResourceContents + meta {
+        mime_type: opt str = "mimeType", with_mime_type, "MIME type describing the encoded media payload (optional).";
+        text: req str = "text", "Text payload carried by this content block.";
+        uri: req str = "uri", "URI associated with this resource or media payload.";
     }
-}
 
-acp_struct! {
     /// Binary resource contents.
-    BlobResourceContents {
-        /// Base64-encoded bytes for a binary resource payload.
-        blob: req str = "blob";
-        /// MIME type describing the encoded media payload (optional).
-        mime_type: opt str = "mimeType", with_mime_type;
-        /// URI associated with this resource or media payload.
-        uri: req str = "uri";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct BlobResourceContents + meta {
+        blob: req str = "blob", "Base64-encoded bytes for a binary resource payload.";
+        mime_type: opt str = "mimeType", with_mime_type, "MIME type describing the encoded media payload (optional).";
+        uri: req str = "uri", "URI associated with this resource or media payload.";
     }
-}
 
-acp_tried! {
     /// Resource content that can be embedded in a message.
-    EmbeddedResourceResource {
+    union EmbeddedResourceResource {
         Text(TextResourceContents),
         Blob(BlobResourceContents),
     }
-}
 
-acp_tagged! {
     /// Content blocks represent displayable information in the Agent Client Protocol.
-    ContentBlock by "type" {
+    tagged ContentBlock by "type" {
         Text(TextContent) = "text",
         Image(ImageContent) = "image",
         Audio(AudioContent) = "audio",
@@ -163,12 +100,8 @@ acp_tagged! {
     }
     same {
     }
-}
 
-acp_struct! {
     /// An object with no fields of its own but `_meta`: the empty results (`{}`), `logout` params and the capability markers.
-    MetaOnly {
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct MetaOnly + meta {
     }
 }

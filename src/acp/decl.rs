@@ -2,26 +2,26 @@
 //! (its members, their wire names, their docs) into the type and its code.
 //!
 //! The type modules (`content.rs`, `init.rs`, `session.rs`, `update.rs`,
-//! `client.rs`, `unstable.rs`) hold declarations only, one block a type:
+//! `client.rs`, `unstable.rs`) hold declarations only, one [`acp_types`]
+//! block a module, one item a type:
 //!
 //! ```text
-//! acp_struct! {
+//! acp_types! {
 //!     /// An HTTP header to set when making requests to the MCP server.
-//!     HttpHeader {
-//!         /// The name of the HTTP header.
-//!         name: req str = "name";
-//!         /// Extension metadata (`_meta`), kept raw.
-//!         meta: opt raw = "_meta", with_meta;
+//!     struct HttpHeader + meta {
+//!         name: req str = "name", "The name of the HTTP header.";
+//!         value: req str = "value", "The value to set for the HTTP header.";
 //!     }
 //! }
 //! ```
 //!
-//! A member is `field: req TYPE = "wireName";` (required) or
-//! `field: opt TYPE = "wireName", with_field;` (optional, with its
-//! setter), behind `#[cfg(feature = "unstable")]` when only the unstable
-//! schema has it. `TYPE` is one token of the spec's vocabulary (see
-//! [`acp_ty`]): `str`, `raw`, `id`, `bool`, `u16`, `u32`, `u64`, `i64`,
-//! `f64`, a generated type's name, or `[T]` for a list.
+//! A member is `field: req TYPE = "wireName", "doc";` (required) or
+//! `field: opt TYPE = "wireName", with_field, "doc";` (optional, with its
+//! setter), its doc on its line, behind `#[cfg(feature = "unstable")]`
+//! when only the unstable schema has it; `+ meta` appends the `_meta`
+//! member. `TYPE` is one token of the spec's vocabulary (see [`acp_ty`]):
+//! `str`, `raw`, `id`, `bool`, `u16`, `u32`, `u64`, `i64`, `f64`, a
+//! generated type's name, or `[T]` for a list.
 //!
 //! From a declaration, [`acp_struct`] writes what the generator wrote out
 //! in full before: the struct with its docs and `extra`, `new` and the
@@ -32,6 +32,72 @@
 //! `extra` ones not shadowed) and `Deserialize`. [`acp_enum`] does the
 //! same for a string enum, [`acp_tried`] for a union told apart by shape.
 //! A change to how members decode is one edit here.
+
+/// A module's declarations, one after the other: each item is
+/// `struct`, `enum`, `union` (told apart by shape) or `tagged` (told apart
+/// by a tag member) before its name, and goes to [`acp_struct`],
+/// [`acp_enum`], [`acp_tried`] or [`acp_tagged`]. `struct Name + meta`
+/// appends the `_meta` member every ACP object may carry (last, kept raw);
+/// a `#[cfg(...)]` before an item's docs gates the whole item.
+macro_rules! acp_types {
+    () => {};
+    (
+        $(#[cfg($cfg:meta)])? $(#[doc = $doc:literal])*
+        struct $name:ident $(: $by_hand:ident)? $(+ $meta:ident)? { $($body:tt)* }
+        $($rest:tt)*
+    ) => {
+        $(#[cfg($cfg)])?
+        acp_struct! {
+            $(#[doc = $doc])*
+            $name $(: $by_hand)? {
+                $($body)*
+                $($meta: opt raw = "_meta", with_meta, "Extension metadata (`_meta`), kept raw.";)?
+            }
+        }
+        acp_types! { $($rest)* }
+    };
+    (
+        $(#[cfg($cfg:meta)])? $(#[doc = $doc:literal])*
+        $kind:ident $name:ident { $($body:tt)* }
+        $($rest:tt)*
+    ) => {
+        $(#[cfg($cfg)])?
+        acp_types! { @$kind $(#[doc = $doc])* $name { $($body)* } }
+        acp_types! { $($rest)* }
+    };
+    (
+        $(#[cfg($cfg:meta)])? $(#[doc = $doc:literal])*
+        tagged $name:ident by $tag:literal { $($body:tt)* }
+        $(absent $avariant:ident($aty:ident);)?
+        guess { $($guess:tt)* }
+        same { $($same:tt)* }
+        $($rest:tt)*
+    ) => {
+        $(#[cfg($cfg)])?
+        acp_tagged! {
+            $(#[doc = $doc])*
+            $name by $tag { $($body)* }
+            $(absent $avariant($aty);)?
+            guess { $($guess)* }
+            same { $($same)* }
+        }
+        acp_types! { $($rest)* }
+    };
+    (@enum $($item:tt)*) => { acp_enum! { $($item)* } };
+    (@union $($item:tt)*) => { acp_tried! { $($item)* } };
+}
+
+/// The method names (`methods::names`): `NAME = "wire", "doc";` a
+/// constant.
+macro_rules! acp_names {
+    ($($(#[cfg($cfg:meta)])? $name:ident = $wire:literal, $doc:literal;)*) => {
+        $(
+            #[doc = $doc]
+            $(#[cfg($cfg)])?
+            pub const $name: &str = $wire;
+        )*
+    };
+}
 
 /// The Rust type of a member of spec type `$t` (one token): `str` is
 /// `Cow<'a, str>`, `raw` [`RawJson`](super::RawJson), `id`
@@ -133,9 +199,8 @@ macro_rules! acp_struct {
         $(#[doc = $doc:literal])*
         $name:ident $(: $by_hand:ident)? {
             $(
-                $(#[doc = $fdoc:literal])*
                 $(#[cfg($cfg:meta)])?
-                $field:ident : $kind:ident $t:tt = $wire:literal $(, $setter:ident)? $(=> $leaf:ident)?;
+                $field:ident : $kind:ident $t:tt = $wire:literal $(, $setter:ident)? $(=> $leaf:ident)?, $fdoc:literal;
             )*
         }
     ) => {
@@ -144,7 +209,7 @@ macro_rules! acp_struct {
         #[non_exhaustive]
         pub struct $name<'a> {
             $(
-                $(#[doc = $fdoc])*
+                #[doc = $fdoc]
                 $(#[cfg($cfg)])?
                 pub $field: acp_field_ty!($kind $t),
             )*
@@ -830,9 +895,8 @@ macro_rules! acp_params {
         $(#[doc = $doc:literal])*
         $name:ident {
             $(
-                $(#[doc = $vdoc:literal])*
                 $(#[cfg($cfg:meta)])?
-                $variant:ident($t:ident) = $method:ident,
+                $variant:ident($t:ident) = $method:ident, $vdoc:literal;
             )*
         }
     ) => {
@@ -844,7 +908,7 @@ macro_rules! acp_params {
         #[allow(clippy::large_enum_variant)]
         pub enum $name<'a> {
             $(
-                $(#[doc = $vdoc])*
+                #[doc = $vdoc]
                 $(#[cfg($cfg)])?
                 $variant($t<'a>),
             )*
@@ -1056,9 +1120,8 @@ macro_rules! acp_results {
         $(#[doc = $doc:literal])*
         $name:ident {
             $(
-                $(#[doc = $vdoc:literal])*
                 $(#[cfg($cfg:meta)])?
-                $variant:ident($t:ident) = $method:ident,
+                $variant:ident($t:ident) = $method:ident, $vdoc:literal;
             )*
         }
     ) => {
@@ -1068,7 +1131,7 @@ macro_rules! acp_results {
         #[allow(clippy::large_enum_variant)]
         pub enum $name<'a> {
             $(
-                $(#[doc = $vdoc])*
+                #[doc = $vdoc]
                 $(#[cfg($cfg)])?
                 $variant($t<'a>),
             )*

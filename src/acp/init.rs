@@ -8,297 +8,148 @@
 
 use super::content::MetaOnly;
 
-acp_struct! {
+acp_types! {
     /// Metadata about the implementation of the client or agent. Describes the name and version of an ACP implementation, with an optional title for UI representation.
-    Implementation {
-        /// Intended for programmatic or logical use, but can be used as a display name fallback if title isn't present.
-        name: req str = "name";
-        /// Intended for UI and end-user contexts and optimized to be human-readable and easily understood (optional).
-        title: opt str = "title", with_title;
-        /// Version of the implementation. Can be displayed to the user or used for debugging or metrics purposes. (e.g. "1.0.0").
-        version: req str = "version";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct Implementation + meta {
+        name: req str = "name", "Intended for programmatic or logical use, but can be used as a display name fallback if title isn't present.";
+        title: opt str = "title", with_title, "Intended for UI and end-user contexts and optimized to be human-readable and easily understood (optional).";
+        version: req str = "version", "Version of the implementation. Can be displayed to the user or used for debugging or metrics purposes. (e.g. \"1.0.0\").";
     }
-}
 
-acp_struct! {
     /// File system capabilities that a client may support.
-    FileSystemCapabilities {
-        /// Whether the Client supports `fs/read_text_file` requests (optional).
-        read_text_file: opt bool = "readTextFile", with_read_text_file;
-        /// Whether the Client supports `fs/write_text_file` requests (optional).
-        write_text_file: opt bool = "writeTextFile", with_write_text_file;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct FileSystemCapabilities + meta {
+        read_text_file: opt bool = "readTextFile", with_read_text_file, "Whether the Client supports `fs/read_text_file` requests (optional).";
+        write_text_file: opt bool = "writeTextFile", with_write_text_file, "Whether the Client supports `fs/write_text_file` requests (optional).";
     }
-}
 
-acp_struct! {
     /// Session configuration option capabilities supported by the client.
-    SessionConfigOptionsCapabilities {
-        /// Whether the client supports boolean session configuration options (optional).
-        boolean: opt MetaOnly = "boolean", with_boolean;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct SessionConfigOptionsCapabilities + meta {
+        boolean: opt MetaOnly = "boolean", with_boolean, "Whether the client supports boolean session configuration options (optional).";
     }
-}
 
-acp_struct! {
     /// Session-related capabilities supported by the client.
-    ClientSessionCapabilities {
-        /// Support for ID-addressed context compaction updates. Omitted or `null` means unsupported. `{}` advertises the complete compaction contract (optional).
-        compaction: opt MetaOnly = "compaction", with_compaction;
-        /// Config option capabilities supported by the client (optional).
-        config_options: opt SessionConfigOptionsCapabilities = "configOptions", with_config_options;
-        /// Support for live user-facing `notice` session updates (optional).
-        notices: opt MetaOnly = "notices", with_notices;
-        /// Support for `prompt_suggestions_update` session updates (optional).
-        #[cfg(feature = "unstable")]
-        prompt_suggestions: opt PromptSuggestionsCapabilities = "promptSuggestions", with_prompt_suggestions;
-        /// Support for `cursor_update` session updates (optional).
-        #[cfg(feature = "unstable")]
-        cursors: opt SessionCursorsCapabilities = "cursors", with_cursors;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct ClientSessionCapabilities + meta {
+        compaction: opt MetaOnly = "compaction", with_compaction, "Support for ID-addressed context compaction updates. Omitted or `null` means unsupported. `{}` advertises the complete compaction contract (optional).";
+        config_options: opt SessionConfigOptionsCapabilities = "configOptions", with_config_options, "Config option capabilities supported by the client (optional).";
+        notices: opt MetaOnly = "notices", with_notices, "Support for live user-facing `notice` session updates (optional).";
+        #[cfg(feature = "unstable")] prompt_suggestions: opt PromptSuggestionsCapabilities = "promptSuggestions", with_prompt_suggestions, "Support for `prompt_suggestions_update` session updates (optional).";
+        #[cfg(feature = "unstable")] cursors: opt SessionCursorsCapabilities = "cursors", with_cursors, "Support for `cursor_update` session updates (optional).";
     }
-}
 
-acp_struct! {
     /// Authentication capabilities supported by the client.
-    AuthCapabilities {
-        /// Whether the client supports `terminal` authentication methods (optional).
-        terminal: opt bool = "terminal", with_terminal;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct AuthCapabilities + meta {
+        terminal: opt bool = "terminal", with_terminal, "Whether the client supports `terminal` authentication methods (optional).";
     }
-}
 
-acp_struct! {
     /// Elicitation capabilities supported by the client.
-    ElicitationCapabilities {
-        /// Whether the client supports form-based elicitation (optional).
-        form: opt MetaOnly = "form", with_form;
-        /// Whether the client supports URL-based elicitation (optional).
-        url: opt MetaOnly = "url", with_url;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct ElicitationCapabilities + meta {
+        form: opt MetaOnly = "form", with_form, "Whether the client supports form-based elicitation (optional).";
+        url: opt MetaOnly = "url", with_url, "Whether the client supports URL-based elicitation (optional).";
     }
-}
 
-acp_struct! {
     /// Capabilities supported by the client.
-    ClientCapabilities {
-        /// File system capabilities supported by the client. Determines which file operations the agent can request (optional).
-        fs: opt FileSystemCapabilities = "fs", with_fs;
-        /// Whether the Client support all `terminal/*` methods (optional).
-        terminal: opt bool = "terminal", with_terminal;
-        /// Session-related capabilities supported by the client (optional).
-        session: opt ClientSessionCapabilities = "session", with_session;
-        /// Whether the client understands exposed subagent sessions (optional).
-        subagents: opt SubagentCapabilities = "subagents", with_subagents;
-        /// Whether the Client supports `plan_update` and `plan_removed` session updates (optional).
-        plan: opt PlanCapabilities = "plan", with_plan;
-        /// Authentication capabilities supported by the client. Determines which authentication method types the agent may include in its `InitializeResponse` (optional).
-        auth: opt AuthCapabilities = "auth", with_auth;
-        /// Elicitation capabilities supported by the client. Determines which elicitation modes the agent may use (optional).
-        elicitation: opt ElicitationCapabilities = "elicitation", with_elicitation;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct ClientCapabilities + meta {
+        fs: opt FileSystemCapabilities = "fs", with_fs, "File system capabilities supported by the client. Determines which file operations the agent can request (optional).";
+        terminal: opt bool = "terminal", with_terminal, "Whether the Client support all `terminal/*` methods (optional).";
+        session: opt ClientSessionCapabilities = "session", with_session, "Session-related capabilities supported by the client (optional).";
+        subagents: opt SubagentCapabilities = "subagents", with_subagents, "Whether the client understands exposed subagent sessions (optional).";
+        plan: opt PlanCapabilities = "plan", with_plan, "Whether the Client supports `plan_update` and `plan_removed` session updates (optional).";
+        auth: opt AuthCapabilities = "auth", with_auth, "Authentication capabilities supported by the client. Determines which authentication method types the agent may include in its `InitializeResponse` (optional).";
+        elicitation: opt ElicitationCapabilities = "elicitation", with_elicitation, "Elicitation capabilities supported by the client. Determines which elicitation modes the agent may use (optional).";
     }
-}
 
-acp_struct! {
     /// Request parameters for the initialize method.
-    InitializeRequest {
-        /// The latest protocol version supported by the client.
-        protocol_version: req u16 = "protocolVersion";
-        /// Capabilities supported by the client (optional).
-        client_capabilities: opt ClientCapabilities = "clientCapabilities", with_client_capabilities;
-        /// Information about the Client name and version sent to the Agent (optional).
-        client_info: opt Implementation = "clientInfo", with_client_info;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct InitializeRequest + meta {
+        protocol_version: req u16 = "protocolVersion", "The latest protocol version supported by the client.";
+        client_capabilities: opt ClientCapabilities = "clientCapabilities", with_client_capabilities, "Capabilities supported by the client (optional).";
+        client_info: opt Implementation = "clientInfo", with_client_info, "Information about the Client name and version sent to the Agent (optional).";
     }
-}
 
-acp_struct! {
     /// Prompt capabilities supported by the agent in `session/prompt` requests.
-    PromptCapabilities {
-        /// Agent supports `image` content blocks (optional).
-        image: opt bool = "image", with_image;
-        /// Agent supports `audio` content blocks (optional).
-        audio: opt bool = "audio", with_audio;
-        /// Agent supports embedded context in `session/prompt` requests (optional).
-        embedded_context: opt bool = "embeddedContext", with_embedded_context;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct PromptCapabilities + meta {
+        image: opt bool = "image", with_image, "Agent supports `image` content blocks (optional).";
+        audio: opt bool = "audio", with_audio, "Agent supports `audio` content blocks (optional).";
+        embedded_context: opt bool = "embeddedContext", with_embedded_context, "Agent supports embedded context in `session/prompt` requests (optional).";
     }
-}
 
-acp_struct! {
     /// MCP capabilities supported by the agent.
-    McpCapabilities {
-        /// Agent supports `http` MCP servers (optional).
-        http: opt bool = "http", with_http;
-        /// Agent supports `sse` MCP servers (optional).
-        sse: opt bool = "sse", with_sse;
-        /// Agent supports `acp` MCP servers (optional).
-        #[cfg(feature = "unstable")]
-        acp: opt bool = "acp", with_acp;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct McpCapabilities + meta {
+        http: opt bool = "http", with_http, "Agent supports `http` MCP servers (optional).";
+        sse: opt bool = "sse", with_sse, "Agent supports `sse` MCP servers (optional).";
+        #[cfg(feature = "unstable")] acp: opt bool = "acp", with_acp, "Agent supports `acp` MCP servers (optional).";
     }
-}
 
-acp_struct! {
     /// Session capabilities supported by the agent.
-    SessionCapabilities {
-        /// Whether the agent supports `session/list` (optional).
-        list: opt MetaOnly = "list", with_list;
-        /// Whether the agent supports `session/delete` (optional).
-        delete: opt MetaOnly = "delete", with_delete;
-        /// Whether the agent supports `additionalDirectories` on supported session lifecycle requests (optional).
-        additional_directories: opt MetaOnly = "additionalDirectories", with_additional_directories;
-        /// Whether the agent supports `systemPrompt` on session lifecycle requests (optional).
-        system_prompt: opt SessionSystemPromptCapabilities = "systemPrompt", with_system_prompt;
-        /// Whether the agent supports `session/fork` (optional).
-        #[cfg(feature = "unstable")]
-        fork: opt SessionForkCapabilities = "fork", with_fork;
-        /// Whether the agent supports `session/archive` and `session/unarchive` (optional).
-        #[cfg(feature = "unstable")]
-        archive: opt SessionArchiveCapabilities = "archive", with_archive;
-        /// Whether the agent supports `session/status` (optional).
-        #[cfg(feature = "unstable")]
-        status: opt SessionStatusCapabilities = "status", with_status;
-        /// Whether the agent supports `session/set_title` (optional).
-        #[cfg(feature = "unstable")]
-        title: opt SessionTitleCapabilities = "title", with_title;
-        /// Whether the agent supports `session/options` (optional).
-        #[cfg(feature = "unstable")]
-        options: opt SessionOptionsCapabilities = "options", with_options;
-        /// Whether the agent supports `session/resume` (optional).
-        resume: opt MetaOnly = "resume", with_resume;
-        /// Whether the agent supports `session/close` (optional).
-        close: opt MetaOnly = "close", with_close;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct SessionCapabilities + meta {
+        list: opt MetaOnly = "list", with_list, "Whether the agent supports `session/list` (optional).";
+        delete: opt MetaOnly = "delete", with_delete, "Whether the agent supports `session/delete` (optional).";
+        additional_directories: opt MetaOnly = "additionalDirectories", with_additional_directories, "Whether the agent supports `additionalDirectories` on supported session lifecycle requests (optional).";
+        system_prompt: opt SessionSystemPromptCapabilities = "systemPrompt", with_system_prompt, "Whether the agent supports `systemPrompt` on session lifecycle requests (optional).";
+        #[cfg(feature = "unstable")] fork: opt SessionForkCapabilities = "fork", with_fork, "Whether the agent supports `session/fork` (optional).";
+        #[cfg(feature = "unstable")] archive: opt SessionArchiveCapabilities = "archive", with_archive, "Whether the agent supports `session/archive` and `session/unarchive` (optional).";
+        #[cfg(feature = "unstable")] status: opt SessionStatusCapabilities = "status", with_status, "Whether the agent supports `session/status` (optional).";
+        #[cfg(feature = "unstable")] title: opt SessionTitleCapabilities = "title", with_title, "Whether the agent supports `session/set_title` (optional).";
+        #[cfg(feature = "unstable")] options: opt SessionOptionsCapabilities = "options", with_options, "Whether the agent supports `session/options` (optional).";
+        resume: opt MetaOnly = "resume", with_resume, "Whether the agent supports `session/resume` (optional).";
+        close: opt MetaOnly = "close", with_close, "Whether the agent supports `session/close` (optional).";
     }
-}
 
-acp_struct! {
     /// Authentication-related capabilities supported by the agent.
-    AgentAuthCapabilities {
-        /// Whether the agent supports the `auth/status` method (optional).
-        #[cfg(feature = "unstable")]
-        status: opt AuthStatusCapabilities = "status", with_status;
-        /// Whether the agent supports the logout method (optional).
-        logout: opt MetaOnly = "logout", with_logout;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct AgentAuthCapabilities + meta {
+        #[cfg(feature = "unstable")] status: opt AuthStatusCapabilities = "status", with_status, "Whether the agent supports the `auth/status` method (optional).";
+        logout: opt MetaOnly = "logout", with_logout, "Whether the agent supports the logout method (optional).";
     }
-}
 
-acp_struct! {
     /// Capabilities for receiving `plan_update` and `plan_removed` session updates.
-    PlanCapabilities {
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct PlanCapabilities + meta {
     }
-}
 
-acp_struct! {
     /// Capability marker for exposing reusable child sessions as restricted ACP sessions.
-    SubagentCapabilities {
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct SubagentCapabilities + meta {
     }
-}
 
-acp_struct! {
     /// Capabilities for client-provided system prompts.
-    SessionSystemPromptCapabilities {
-        /// Delivery modes the agent supports in addition to `append` (optional).
-        mode: opt SessionSystemPromptModeCapabilities = "mode", with_mode;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct SessionSystemPromptCapabilities + meta {
+        mode: opt SessionSystemPromptModeCapabilities = "mode", with_mode, "Delivery modes the agent supports in addition to `append` (optional).";
     }
-}
 
-acp_struct! {
     /// System prompt delivery modes the agent supports in addition to `append`.
-    SessionSystemPromptModeCapabilities {
-        /// Whether the agent supports `override` mode (optional).
-        override_mode: opt SessionSystemPromptOverrideCapabilities = "override", with_override_mode;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct SessionSystemPromptModeCapabilities + meta {
+        override_mode: opt SessionSystemPromptOverrideCapabilities = "override", with_override_mode, "Whether the agent supports `override` mode (optional).";
     }
-}
 
-acp_struct! {
     /// Capabilities for the `override` system prompt mode.
-    SessionSystemPromptOverrideCapabilities {
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct SessionSystemPromptOverrideCapabilities + meta {
     }
-}
 
-acp_struct! {
     /// Capabilities supported by the agent.
-    AgentCapabilities {
-        /// Whether the agent supports `session/load` (optional).
-        load_session: opt bool = "loadSession", with_load_session;
-        /// Prompt capabilities supported by the agent (optional).
-        prompt_capabilities: opt PromptCapabilities = "promptCapabilities", with_prompt_capabilities;
-        /// MCP capabilities supported by the agent (optional).
-        mcp_capabilities: opt McpCapabilities = "mcpCapabilities", with_mcp_capabilities;
-        /// Session lifecycle and prompt capabilities advertised by the agent (optional).
-        session_capabilities: opt SessionCapabilities = "sessionCapabilities", with_session_capabilities;
-        /// Authentication-related capabilities supported by the agent (optional).
-        auth: opt AgentAuthCapabilities = "auth", with_auth;
-        /// Provider configuration capabilities supported by the agent (optional).
-        #[cfg(feature = "unstable")]
-        providers: opt ProvidersCapabilities = "providers", with_providers;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct AgentCapabilities + meta {
+        load_session: opt bool = "loadSession", with_load_session, "Whether the agent supports `session/load` (optional).";
+        prompt_capabilities: opt PromptCapabilities = "promptCapabilities", with_prompt_capabilities, "Prompt capabilities supported by the agent (optional).";
+        mcp_capabilities: opt McpCapabilities = "mcpCapabilities", with_mcp_capabilities, "MCP capabilities supported by the agent (optional).";
+        session_capabilities: opt SessionCapabilities = "sessionCapabilities", with_session_capabilities, "Session lifecycle and prompt capabilities advertised by the agent (optional).";
+        auth: opt AgentAuthCapabilities = "auth", with_auth, "Authentication-related capabilities supported by the agent (optional).";
+        #[cfg(feature = "unstable")] providers: opt ProvidersCapabilities = "providers", with_providers, "Provider configuration capabilities supported by the agent (optional).";
     }
-}
 
-acp_struct! {
     /// Agent handles authentication itself through `authenticate`.
-    AuthMethodAgent {
-        /// Unique identifier for this authentication method.
-        id: req str = "id";
-        /// Human-readable name of the authentication method.
-        name: req str = "name";
-        /// Optional human-readable description of this authentication method (optional).
-        description: opt str = "description", with_description;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct AuthMethodAgent + meta {
+        id: req str = "id", "Unique identifier for this authentication method.";
+        name: req str = "name", "Human-readable name of the authentication method.";
+        description: opt str = "description", with_description, "Optional human-readable description of this authentication method (optional).";
     }
-}
 
-acp_struct! {
     /// Terminal-based authentication method.
-    AuthMethodTerminal {
-        /// Unique identifier for this authentication method.
-        id: req str = "id";
-        /// Human-readable name of the authentication method.
-        name: req str = "name";
-        /// Optional human-readable description of this authentication method (optional).
-        description: opt str = "description", with_description;
-        /// Additional arguments to append to the configured agent invocation for terminal auth (optional).
-        args: opt [str] = "args", with_args;
-        /// Additional environment variables to set on the configured agent invocation for terminal auth. These values override same-named variables in the base launch configuration (optional).
-        env: opt raw = "env", with_env => env_map;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct AuthMethodTerminal + meta {
+        id: req str = "id", "Unique identifier for this authentication method.";
+        name: req str = "name", "Human-readable name of the authentication method.";
+        description: opt str = "description", with_description, "Optional human-readable description of this authentication method (optional).";
+        args: opt [str] = "args", with_args, "Additional arguments to append to the configured agent invocation for terminal auth (optional).";
+        env: opt raw = "env", with_env => env_map, "Additional environment variables to set on the configured agent invocation for terminal auth. These values override same-named variables in the base launch configuration (optional).";
     }
-}
 
-acp_tagged! {
     /// Describes an available authentication method.
-    AuthMethod by "type" {
+    tagged AuthMethod by "type" {
         Terminal(AuthMethodTerminal) = "terminal",
     }
     absent Agent(AuthMethodAgent);
@@ -312,118 +163,66 @@ acp_tagged! {
     }
     same {
     }
-}
 
-acp_struct! {
     /// Response to the `initialize` method.
-    InitializeResponse {
-        /// The protocol version the client specified if supported by the agent, or the latest protocol version supported by the agent.
-        protocol_version: req u16 = "protocolVersion";
-        /// Capabilities supported by the agent (optional).
-        agent_capabilities: opt AgentCapabilities = "agentCapabilities", with_agent_capabilities;
-        /// Authentication methods supported by the agent (optional).
-        auth_methods: opt [AuthMethod] = "authMethods", with_auth_methods;
-        /// Information about the Agent name and version sent to the Client (optional).
-        agent_info: opt Implementation = "agentInfo", with_agent_info;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct InitializeResponse + meta {
+        protocol_version: req u16 = "protocolVersion", "The protocol version the client specified if supported by the agent, or the latest protocol version supported by the agent.";
+        agent_capabilities: opt AgentCapabilities = "agentCapabilities", with_agent_capabilities, "Capabilities supported by the agent (optional).";
+        auth_methods: opt [AuthMethod] = "authMethods", with_auth_methods, "Authentication methods supported by the agent (optional).";
+        agent_info: opt Implementation = "agentInfo", with_agent_info, "Information about the Agent name and version sent to the Client (optional).";
     }
-}
 
-acp_struct! {
     /// Request parameters for the authenticate method.
-    AuthenticateRequest {
-        /// The ID of the authentication method to use. Must be one of the methods advertised in the initialize response.
-        method_id: req str = "methodId";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct AuthenticateRequest + meta {
+        method_id: req str = "methodId", "The ID of the authentication method to use. Must be one of the methods advertised in the initialize response.";
     }
-}
 
-#[cfg(feature = "unstable")]
-acp_struct! {
+    #[cfg(feature = "unstable")]
     /// Provider configuration capabilities supported by the agent.
-    ProvidersCapabilities {
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct ProvidersCapabilities + meta {
     }
-}
 
-#[cfg(feature = "unstable")]
-acp_struct! {
+    #[cfg(feature = "unstable")]
     /// Auth status capabilities supported by the agent.
-    AuthStatusCapabilities {
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct AuthStatusCapabilities + meta {
     }
-}
 
-#[cfg(feature = "unstable")]
-acp_struct! {
+    #[cfg(feature = "unstable")]
     /// Capabilities for the `session/fork` method.
-    SessionForkCapabilities {
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct SessionForkCapabilities + meta {
     }
-}
 
-#[cfg(feature = "unstable")]
-acp_struct! {
+    #[cfg(feature = "unstable")]
     /// Capabilities for `session/archive` and `session/unarchive`.
-    SessionArchiveCapabilities {
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct SessionArchiveCapabilities + meta {
     }
-}
 
-#[cfg(feature = "unstable")]
-acp_struct! {
+    #[cfg(feature = "unstable")]
     /// Capabilities for the `session/status` method.
-    SessionStatusCapabilities {
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct SessionStatusCapabilities + meta {
     }
-}
 
-#[cfg(feature = "unstable")]
-acp_struct! {
+    #[cfg(feature = "unstable")]
     /// Capabilities for Client-set session titles.
-    SessionTitleCapabilities {
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct SessionTitleCapabilities + meta {
     }
-}
 
-#[cfg(feature = "unstable")]
-acp_struct! {
+    #[cfg(feature = "unstable")]
     /// Capabilities for the `session/options` method.
-    SessionOptionsCapabilities {
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct SessionOptionsCapabilities + meta {
     }
-}
 
-#[cfg(feature = "unstable")]
-acp_struct! {
+    #[cfg(feature = "unstable")]
     /// Client support for `cursor_update` session updates.
-    SessionCursorsCapabilities {
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct SessionCursorsCapabilities + meta {
     }
-}
 
-#[cfg(feature = "unstable")]
-acp_struct! {
+    #[cfg(feature = "unstable")]
     /// Client support for `prompt_suggestions_update` session updates.
-    PromptSuggestionsCapabilities {
-        /// Whether prompt suggestions may include `image` content blocks (optional).
-        image: opt MetaOnly = "image", with_image;
-        /// Whether prompt suggestions may include `audio` content blocks (optional).
-        audio: opt MetaOnly = "audio", with_audio;
-        /// Whether prompt suggestions may include `resource` content blocks (optional).
-        embedded_context: opt MetaOnly = "embeddedContext", with_embedded_context;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct PromptSuggestionsCapabilities + meta {
+        image: opt MetaOnly = "image", with_image, "Whether prompt suggestions may include `image` content blocks (optional).";
+        audio: opt MetaOnly = "audio", with_audio, "Whether prompt suggestions may include `audio` content blocks (optional).";
+        embedded_context: opt MetaOnly = "embeddedContext", with_embedded_context, "Whether prompt suggestions may include `resource` content blocks (optional).";
     }
 }
 

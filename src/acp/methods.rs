@@ -43,94 +43,46 @@ use super::update::SessionNotification;
 /// The method names of ACP v1 (plus `session/set_model`, which Gemini CLI
 /// calls).
 pub mod names {
-    /// `initialize` (client to agent).
-    pub const INITIALIZE: &str = "initialize";
-    /// `authenticate` (client to agent).
-    pub const AUTHENTICATE: &str = "authenticate";
-    /// `logout` (client to agent).
-    pub const LOGOUT: &str = "logout";
-    /// `session/new` (client to agent).
-    pub const SESSION_NEW: &str = "session/new";
-    /// `session/load` (client to agent).
-    pub const SESSION_LOAD: &str = "session/load";
-    /// `session/list` (client to agent).
-    pub const SESSION_LIST: &str = "session/list";
-    /// `session/delete` (client to agent).
-    pub const SESSION_DELETE: &str = "session/delete";
-    /// `session/resume` (client to agent).
-    pub const SESSION_RESUME: &str = "session/resume";
-    /// `session/close` (client to agent).
-    pub const SESSION_CLOSE: &str = "session/close";
-    /// `session/set_mode` (client to agent).
-    pub const SESSION_SET_MODE: &str = "session/set_mode";
-    /// `session/set_config_option` (client to agent).
-    pub const SESSION_SET_CONFIG_OPTION: &str = "session/set_config_option";
-    /// `session/set_model` (client to agent; Gemini CLI, not in the v1 schema).
-    pub const SESSION_SET_MODEL: &str = "session/set_model";
-    /// `session/prompt` (client to agent).
-    pub const SESSION_PROMPT: &str = "session/prompt";
-    /// `session/cancel` (client to agent, notification).
-    pub const SESSION_CANCEL: &str = "session/cancel";
-    /// `session/update` (agent to client, notification).
-    pub const SESSION_UPDATE: &str = "session/update";
-    /// `session/request_permission` (agent to client).
-    pub const SESSION_REQUEST_PERMISSION: &str = "session/request_permission";
-    /// `fs/read_text_file` (agent to client).
-    pub const FS_READ_TEXT_FILE: &str = "fs/read_text_file";
-    /// `fs/write_text_file` (agent to client).
-    pub const FS_WRITE_TEXT_FILE: &str = "fs/write_text_file";
-    /// `terminal/create` (agent to client).
-    pub const TERMINAL_CREATE: &str = "terminal/create";
-    /// `terminal/output` (agent to client).
-    pub const TERMINAL_OUTPUT: &str = "terminal/output";
-    /// `terminal/release` (agent to client).
-    pub const TERMINAL_RELEASE: &str = "terminal/release";
-    /// `terminal/wait_for_exit` (agent to client).
-    pub const TERMINAL_WAIT_FOR_EXIT: &str = "terminal/wait_for_exit";
-    /// `terminal/kill` (agent to client).
-    pub const TERMINAL_KILL: &str = "terminal/kill";
-    /// `elicitation/create` (agent to client).
-    pub const ELICITATION_CREATE: &str = "elicitation/create";
-    /// `elicitation/complete` (agent to client, notification).
-    pub const ELICITATION_COMPLETE: &str = "elicitation/complete";
-    /// `$/cancel_request` (either side, notification).
-    pub const CANCEL_REQUEST: &str = "$/cancel_request";
-    /// `providers/list` (client to agent; unstable).
-    #[cfg(feature = "unstable")]
-    pub const PROVIDERS_LIST: &str = "providers/list";
-    /// `providers/set` (client to agent; unstable).
-    #[cfg(feature = "unstable")]
-    pub const PROVIDERS_SET: &str = "providers/set";
-    /// `providers/disable` (client to agent; unstable).
-    #[cfg(feature = "unstable")]
-    pub const PROVIDERS_DISABLE: &str = "providers/disable";
-    /// `auth/status` (client to agent; unstable).
-    #[cfg(feature = "unstable")]
-    pub const AUTH_STATUS: &str = "auth/status";
-    /// `session/fork` (client to agent; unstable).
-    #[cfg(feature = "unstable")]
-    pub const SESSION_FORK: &str = "session/fork";
-    /// `session/archive` (client to agent; unstable).
-    #[cfg(feature = "unstable")]
-    pub const SESSION_ARCHIVE: &str = "session/archive";
-    /// `session/unarchive` (client to agent; unstable).
-    #[cfg(feature = "unstable")]
-    pub const SESSION_UNARCHIVE: &str = "session/unarchive";
-    /// `session/status` (client to agent; unstable).
-    #[cfg(feature = "unstable")]
-    pub const SESSION_STATUS: &str = "session/status";
-    /// `session/options` (client to agent; unstable).
-    #[cfg(feature = "unstable")]
-    pub const SESSION_OPTIONS: &str = "session/options";
-    /// `session/set_title` (client to agent; unstable).
-    #[cfg(feature = "unstable")]
-    pub const SESSION_SET_TITLE: &str = "session/set_title";
-    /// `auth/status_update` (agent to client, notification; unstable).
-    #[cfg(feature = "unstable")]
-    pub const AUTH_STATUS_UPDATE: &str = "auth/status_update";
-    /// `mcp/message` (a request agent to client, a notification client to agent; unstable).
-    #[cfg(feature = "unstable")]
-    pub const MCP_MESSAGE: &str = "mcp/message";
+    acp_names! {
+        INITIALIZE = "initialize", "`initialize` (client to agent).";
+        AUTHENTICATE = "authenticate", "`authenticate` (client to agent).";
+        LOGOUT = "logout", "`logout` (client to agent).";
+        SESSION_NEW = "session/new", "`session/new` (client to agent).";
+        SESSION_LOAD = "session/load", "`session/load` (client to agent).";
+        SESSION_LIST = "session/list", "`session/list` (client to agent).";
+        SESSION_DELETE = "session/delete", "`session/delete` (client to agent).";
+        SESSION_RESUME = "session/resume", "`session/resume` (client to agent).";
+        SESSION_CLOSE = "session/close", "`session/close` (client to agent).";
+        SESSION_SET_MODE = "session/set_mode", "`session/set_mode` (client to agent).";
+        SESSION_SET_CONFIG_OPTION = "session/set_config_option", "`session/set_config_option` (client to agent).";
+        SESSION_SET_MODEL = "session/set_model", "`session/set_model` (client to agent; Gemini CLI, not in the v1 schema).";
+        SESSION_PROMPT = "session/prompt", "`session/prompt` (client to agent).";
+        SESSION_CANCEL = "session/cancel", "`session/cancel` (client to agent, notification).";
+        SESSION_UPDATE = "session/update", "`session/update` (agent to client, notification).";
+        SESSION_REQUEST_PERMISSION = "session/request_permission", "`session/request_permission` (agent to client).";
+        FS_READ_TEXT_FILE = "fs/read_text_file", "`fs/read_text_file` (agent to client).";
+        FS_WRITE_TEXT_FILE = "fs/write_text_file", "`fs/write_text_file` (agent to client).";
+        TERMINAL_CREATE = "terminal/create", "`terminal/create` (agent to client).";
+        TERMINAL_OUTPUT = "terminal/output", "`terminal/output` (agent to client).";
+        TERMINAL_RELEASE = "terminal/release", "`terminal/release` (agent to client).";
+        TERMINAL_WAIT_FOR_EXIT = "terminal/wait_for_exit", "`terminal/wait_for_exit` (agent to client).";
+        TERMINAL_KILL = "terminal/kill", "`terminal/kill` (agent to client).";
+        ELICITATION_CREATE = "elicitation/create", "`elicitation/create` (agent to client).";
+        ELICITATION_COMPLETE = "elicitation/complete", "`elicitation/complete` (agent to client, notification).";
+        CANCEL_REQUEST = "$/cancel_request", "`$/cancel_request` (either side, notification).";
+        #[cfg(feature = "unstable")] PROVIDERS_LIST = "providers/list", "`providers/list` (client to agent; unstable).";
+        #[cfg(feature = "unstable")] PROVIDERS_SET = "providers/set", "`providers/set` (client to agent; unstable).";
+        #[cfg(feature = "unstable")] PROVIDERS_DISABLE = "providers/disable", "`providers/disable` (client to agent; unstable).";
+        #[cfg(feature = "unstable")] AUTH_STATUS = "auth/status", "`auth/status` (client to agent; unstable).";
+        #[cfg(feature = "unstable")] SESSION_FORK = "session/fork", "`session/fork` (client to agent; unstable).";
+        #[cfg(feature = "unstable")] SESSION_ARCHIVE = "session/archive", "`session/archive` (client to agent; unstable).";
+        #[cfg(feature = "unstable")] SESSION_UNARCHIVE = "session/unarchive", "`session/unarchive` (client to agent; unstable).";
+        #[cfg(feature = "unstable")] SESSION_STATUS = "session/status", "`session/status` (client to agent; unstable).";
+        #[cfg(feature = "unstable")] SESSION_OPTIONS = "session/options", "`session/options` (client to agent; unstable).";
+        #[cfg(feature = "unstable")] SESSION_SET_TITLE = "session/set_title", "`session/set_title` (client to agent; unstable).";
+        #[cfg(feature = "unstable")] AUTH_STATUS_UPDATE = "auth/status_update", "`auth/status_update` (agent to client, notification; unstable).";
+        #[cfg(feature = "unstable")] MCP_MESSAGE = "mcp/message", "`mcp/message` (a request agent to client, a notification client to agent; unstable).";
+    }
 }
 
 acp_params! {
@@ -146,103 +98,51 @@ acp_params! {
     /// assert_eq!(p.cwd, "/p");
     /// ```
     RequestParams {
-        /// `initialize`.
-        Initialize(InitializeRequest) = INITIALIZE,
-        /// `authenticate`.
-        Authenticate(AuthenticateRequest) = AUTHENTICATE,
-        /// `logout`.
-        Logout(LogoutRequest) = LOGOUT,
-        /// `session/new`.
-        NewSession(NewSessionRequest) = SESSION_NEW,
-        /// `session/load`.
-        LoadSession(LoadSessionRequest) = SESSION_LOAD,
-        /// `session/list`.
-        ListSessions(ListSessionsRequest) = SESSION_LIST,
-        /// `session/delete`.
-        DeleteSession(DeleteSessionRequest) = SESSION_DELETE,
-        /// `session/resume`.
-        ResumeSession(ResumeSessionRequest) = SESSION_RESUME,
-        /// `session/close`.
-        CloseSession(CloseSessionRequest) = SESSION_CLOSE,
-        /// `session/set_mode`.
-        SetSessionMode(SetSessionModeRequest) = SESSION_SET_MODE,
-        /// `session/set_config_option`.
-        SetSessionConfigOption(SetSessionConfigOptionRequest) = SESSION_SET_CONFIG_OPTION,
-        /// `session/set_model` (Gemini CLI).
-        SetSessionModel(SetSessionModelRequest) = SESSION_SET_MODEL,
-        /// `session/prompt`.
-        Prompt(PromptRequest) = SESSION_PROMPT,
-        /// `session/request_permission`.
-        RequestPermission(RequestPermissionRequest) = SESSION_REQUEST_PERMISSION,
-        /// `fs/read_text_file`.
-        ReadTextFile(ReadTextFileRequest) = FS_READ_TEXT_FILE,
-        /// `fs/write_text_file`.
-        WriteTextFile(WriteTextFileRequest) = FS_WRITE_TEXT_FILE,
-        /// `terminal/create`.
-        CreateTerminal(CreateTerminalRequest) = TERMINAL_CREATE,
-        /// `terminal/output`.
-        TerminalOutput(TerminalOutputRequest) = TERMINAL_OUTPUT,
-        /// `terminal/release`.
-        ReleaseTerminal(ReleaseTerminalRequest) = TERMINAL_RELEASE,
-        /// `terminal/wait_for_exit`.
-        WaitForTerminalExit(WaitForTerminalExitRequest) = TERMINAL_WAIT_FOR_EXIT,
-        /// `terminal/kill`.
-        KillTerminal(KillTerminalRequest) = TERMINAL_KILL,
-        /// `elicitation/create`.
-        CreateElicitation(CreateElicitationRequest) = ELICITATION_CREATE,
-        /// `providers/list` (unstable).
-        #[cfg(feature = "unstable")]
-        ListProviders(ListProvidersRequest) = PROVIDERS_LIST,
-        /// `providers/set` (unstable).
-        #[cfg(feature = "unstable")]
-        SetProvider(SetProviderRequest) = PROVIDERS_SET,
-        /// `providers/disable` (unstable).
-        #[cfg(feature = "unstable")]
-        DisableProvider(DisableProviderRequest) = PROVIDERS_DISABLE,
-        /// `auth/status` (unstable).
-        #[cfg(feature = "unstable")]
-        AuthStatus(AuthStatusRequest) = AUTH_STATUS,
-        /// `session/fork` (unstable).
-        #[cfg(feature = "unstable")]
-        ForkSession(ForkSessionRequest) = SESSION_FORK,
-        /// `session/archive` (unstable).
-        #[cfg(feature = "unstable")]
-        ArchiveSession(ArchiveSessionRequest) = SESSION_ARCHIVE,
-        /// `session/unarchive` (unstable).
-        #[cfg(feature = "unstable")]
-        UnarchiveSession(UnarchiveSessionRequest) = SESSION_UNARCHIVE,
-        /// `session/status` (unstable).
-        #[cfg(feature = "unstable")]
-        SessionStatus(SessionStatusRequest) = SESSION_STATUS,
-        /// `session/options` (unstable).
-        #[cfg(feature = "unstable")]
-        SessionOptions(SessionOptionsRequest) = SESSION_OPTIONS,
-        /// `session/set_title` (unstable).
-        #[cfg(feature = "unstable")]
-        SetSessionTitle(SetSessionTitleRequest) = SESSION_SET_TITLE,
-        /// `mcp/message` (agent to client; unstable).
-        #[cfg(feature = "unstable")]
-        McpMessage(MessageMcpRequest) = MCP_MESSAGE,
+        Initialize(InitializeRequest) = INITIALIZE, "`initialize`.";
+        Authenticate(AuthenticateRequest) = AUTHENTICATE, "`authenticate`.";
+        Logout(LogoutRequest) = LOGOUT, "`logout`.";
+        NewSession(NewSessionRequest) = SESSION_NEW, "`session/new`.";
+        LoadSession(LoadSessionRequest) = SESSION_LOAD, "`session/load`.";
+        ListSessions(ListSessionsRequest) = SESSION_LIST, "`session/list`.";
+        DeleteSession(DeleteSessionRequest) = SESSION_DELETE, "`session/delete`.";
+        ResumeSession(ResumeSessionRequest) = SESSION_RESUME, "`session/resume`.";
+        CloseSession(CloseSessionRequest) = SESSION_CLOSE, "`session/close`.";
+        SetSessionMode(SetSessionModeRequest) = SESSION_SET_MODE, "`session/set_mode`.";
+        SetSessionConfigOption(SetSessionConfigOptionRequest) = SESSION_SET_CONFIG_OPTION, "`session/set_config_option`.";
+        SetSessionModel(SetSessionModelRequest) = SESSION_SET_MODEL, "`session/set_model` (Gemini CLI).";
+        Prompt(PromptRequest) = SESSION_PROMPT, "`session/prompt`.";
+        RequestPermission(RequestPermissionRequest) = SESSION_REQUEST_PERMISSION, "`session/request_permission`.";
+        ReadTextFile(ReadTextFileRequest) = FS_READ_TEXT_FILE, "`fs/read_text_file`.";
+        WriteTextFile(WriteTextFileRequest) = FS_WRITE_TEXT_FILE, "`fs/write_text_file`.";
+        CreateTerminal(CreateTerminalRequest) = TERMINAL_CREATE, "`terminal/create`.";
+        TerminalOutput(TerminalOutputRequest) = TERMINAL_OUTPUT, "`terminal/output`.";
+        ReleaseTerminal(ReleaseTerminalRequest) = TERMINAL_RELEASE, "`terminal/release`.";
+        WaitForTerminalExit(WaitForTerminalExitRequest) = TERMINAL_WAIT_FOR_EXIT, "`terminal/wait_for_exit`.";
+        KillTerminal(KillTerminalRequest) = TERMINAL_KILL, "`terminal/kill`.";
+        CreateElicitation(CreateElicitationRequest) = ELICITATION_CREATE, "`elicitation/create`.";
+        #[cfg(feature = "unstable")] ListProviders(ListProvidersRequest) = PROVIDERS_LIST, "`providers/list` (unstable).";
+        #[cfg(feature = "unstable")] SetProvider(SetProviderRequest) = PROVIDERS_SET, "`providers/set` (unstable).";
+        #[cfg(feature = "unstable")] DisableProvider(DisableProviderRequest) = PROVIDERS_DISABLE, "`providers/disable` (unstable).";
+        #[cfg(feature = "unstable")] AuthStatus(AuthStatusRequest) = AUTH_STATUS, "`auth/status` (unstable).";
+        #[cfg(feature = "unstable")] ForkSession(ForkSessionRequest) = SESSION_FORK, "`session/fork` (unstable).";
+        #[cfg(feature = "unstable")] ArchiveSession(ArchiveSessionRequest) = SESSION_ARCHIVE, "`session/archive` (unstable).";
+        #[cfg(feature = "unstable")] UnarchiveSession(UnarchiveSessionRequest) = SESSION_UNARCHIVE, "`session/unarchive` (unstable).";
+        #[cfg(feature = "unstable")] SessionStatus(SessionStatusRequest) = SESSION_STATUS, "`session/status` (unstable).";
+        #[cfg(feature = "unstable")] SessionOptions(SessionOptionsRequest) = SESSION_OPTIONS, "`session/options` (unstable).";
+        #[cfg(feature = "unstable")] SetSessionTitle(SetSessionTitleRequest) = SESSION_SET_TITLE, "`session/set_title` (unstable).";
+        #[cfg(feature = "unstable")] McpMessage(MessageMcpRequest) = MCP_MESSAGE, "`mcp/message` (agent to client; unstable).";
     }
 }
 
 acp_params! {
     /// The typed params of a notification, by method.
     NotificationParams {
-        /// `session/cancel` (client to agent).
-        Cancel(CancelNotification) = SESSION_CANCEL,
-        /// `session/update` (agent to client).
-        SessionUpdate(SessionNotification) = SESSION_UPDATE,
-        /// `elicitation/complete` (agent to client).
-        CompleteElicitation(CompleteElicitationNotification) = ELICITATION_COMPLETE,
-        /// `$/cancel_request` (either side).
-        CancelRequest(CancelRequestNotification) = CANCEL_REQUEST,
-        /// `auth/status_update` (agent to client; unstable).
-        #[cfg(feature = "unstable")]
-        AuthStatusUpdate(AuthStatusUpdateNotification) = AUTH_STATUS_UPDATE,
-        /// `mcp/message` (client to agent; unstable).
-        #[cfg(feature = "unstable")]
-        McpMessage(MessageMcpNotification) = MCP_MESSAGE,
+        Cancel(CancelNotification) = SESSION_CANCEL, "`session/cancel` (client to agent).";
+        SessionUpdate(SessionNotification) = SESSION_UPDATE, "`session/update` (agent to client).";
+        CompleteElicitation(CompleteElicitationNotification) = ELICITATION_COMPLETE, "`elicitation/complete` (agent to client).";
+        CancelRequest(CancelRequestNotification) = CANCEL_REQUEST, "`$/cancel_request` (either side).";
+        #[cfg(feature = "unstable")] AuthStatusUpdate(AuthStatusUpdateNotification) = AUTH_STATUS_UPDATE, "`auth/status_update` (agent to client; unstable).";
+        #[cfg(feature = "unstable")] McpMessage(MessageMcpNotification) = MCP_MESSAGE, "`mcp/message` (client to agent; unstable).";
     }
 }
 
@@ -251,83 +151,39 @@ acp_results! {
     /// answers (responses do not name their method: the
     /// [`Tracker`](super::Tracker) remembers it).
     ResponseResult {
-        /// `initialize`.
-        Initialize(InitializeResponse) = INITIALIZE,
-        /// `authenticate`.
-        Authenticate(AuthenticateResponse) = AUTHENTICATE,
-        /// `logout`.
-        Logout(LogoutResponse) = LOGOUT,
-        /// `session/new`.
-        NewSession(NewSessionResponse) = SESSION_NEW,
-        /// `session/load`.
-        LoadSession(LoadSessionResponse) = SESSION_LOAD,
-        /// `session/list`.
-        ListSessions(ListSessionsResponse) = SESSION_LIST,
-        /// `session/delete`.
-        DeleteSession(DeleteSessionResponse) = SESSION_DELETE,
-        /// `session/resume`.
-        ResumeSession(ResumeSessionResponse) = SESSION_RESUME,
-        /// `session/close`.
-        CloseSession(CloseSessionResponse) = SESSION_CLOSE,
-        /// `session/set_mode`.
-        SetSessionMode(SetSessionModeResponse) = SESSION_SET_MODE,
-        /// `session/set_config_option`.
-        SetSessionConfigOption(SetSessionConfigOptionResponse) = SESSION_SET_CONFIG_OPTION,
-        /// `session/set_model`.
-        SetSessionModel(SetSessionModelResponse) = SESSION_SET_MODEL,
-        /// `session/prompt`.
-        Prompt(PromptResponse) = SESSION_PROMPT,
-        /// `session/request_permission`.
-        RequestPermission(RequestPermissionResponse) = SESSION_REQUEST_PERMISSION,
-        /// `fs/read_text_file`.
-        ReadTextFile(ReadTextFileResponse) = FS_READ_TEXT_FILE,
-        /// `fs/write_text_file`.
-        WriteTextFile(WriteTextFileResponse) = FS_WRITE_TEXT_FILE,
-        /// `terminal/create`.
-        CreateTerminal(CreateTerminalResponse) = TERMINAL_CREATE,
-        /// `terminal/output`.
-        TerminalOutput(TerminalOutputResponse) = TERMINAL_OUTPUT,
-        /// `terminal/release`.
-        ReleaseTerminal(ReleaseTerminalResponse) = TERMINAL_RELEASE,
-        /// `terminal/wait_for_exit`.
-        WaitForTerminalExit(WaitForTerminalExitResponse) = TERMINAL_WAIT_FOR_EXIT,
-        /// `terminal/kill`.
-        KillTerminal(KillTerminalResponse) = TERMINAL_KILL,
-        /// `elicitation/create`.
-        CreateElicitation(CreateElicitationResponse) = ELICITATION_CREATE,
-        /// `providers/list` (unstable).
-        #[cfg(feature = "unstable")]
-        ListProviders(ListProvidersResponse) = PROVIDERS_LIST,
-        /// `providers/set` (unstable).
-        #[cfg(feature = "unstable")]
-        SetProvider(SetProviderResponse) = PROVIDERS_SET,
-        /// `providers/disable` (unstable).
-        #[cfg(feature = "unstable")]
-        DisableProvider(DisableProviderResponse) = PROVIDERS_DISABLE,
-        /// `auth/status` (unstable).
-        #[cfg(feature = "unstable")]
-        AuthStatus(AuthStatusResponse) = AUTH_STATUS,
-        /// `session/fork` (unstable).
-        #[cfg(feature = "unstable")]
-        ForkSession(ForkSessionResponse) = SESSION_FORK,
-        /// `session/archive` (unstable).
-        #[cfg(feature = "unstable")]
-        ArchiveSession(ArchiveSessionResponse) = SESSION_ARCHIVE,
-        /// `session/unarchive` (unstable).
-        #[cfg(feature = "unstable")]
-        UnarchiveSession(UnarchiveSessionResponse) = SESSION_UNARCHIVE,
-        /// `session/status` (unstable).
-        #[cfg(feature = "unstable")]
-        SessionStatus(SessionStatusResponse) = SESSION_STATUS,
-        /// `session/options` (unstable).
-        #[cfg(feature = "unstable")]
-        SessionOptions(SessionOptionsResponse) = SESSION_OPTIONS,
-        /// `session/set_title` (unstable).
-        #[cfg(feature = "unstable")]
-        SetSessionTitle(SetSessionTitleResponse) = SESSION_SET_TITLE,
-        /// `mcp/message` (unstable).
-        #[cfg(feature = "unstable")]
-        McpMessage(MessageMcpResponse) = MCP_MESSAGE,
+        Initialize(InitializeResponse) = INITIALIZE, "`initialize`.";
+        Authenticate(AuthenticateResponse) = AUTHENTICATE, "`authenticate`.";
+        Logout(LogoutResponse) = LOGOUT, "`logout`.";
+        NewSession(NewSessionResponse) = SESSION_NEW, "`session/new`.";
+        LoadSession(LoadSessionResponse) = SESSION_LOAD, "`session/load`.";
+        ListSessions(ListSessionsResponse) = SESSION_LIST, "`session/list`.";
+        DeleteSession(DeleteSessionResponse) = SESSION_DELETE, "`session/delete`.";
+        ResumeSession(ResumeSessionResponse) = SESSION_RESUME, "`session/resume`.";
+        CloseSession(CloseSessionResponse) = SESSION_CLOSE, "`session/close`.";
+        SetSessionMode(SetSessionModeResponse) = SESSION_SET_MODE, "`session/set_mode`.";
+        SetSessionConfigOption(SetSessionConfigOptionResponse) = SESSION_SET_CONFIG_OPTION, "`session/set_config_option`.";
+        SetSessionModel(SetSessionModelResponse) = SESSION_SET_MODEL, "`session/set_model`.";
+        Prompt(PromptResponse) = SESSION_PROMPT, "`session/prompt`.";
+        RequestPermission(RequestPermissionResponse) = SESSION_REQUEST_PERMISSION, "`session/request_permission`.";
+        ReadTextFile(ReadTextFileResponse) = FS_READ_TEXT_FILE, "`fs/read_text_file`.";
+        WriteTextFile(WriteTextFileResponse) = FS_WRITE_TEXT_FILE, "`fs/write_text_file`.";
+        CreateTerminal(CreateTerminalResponse) = TERMINAL_CREATE, "`terminal/create`.";
+        TerminalOutput(TerminalOutputResponse) = TERMINAL_OUTPUT, "`terminal/output`.";
+        ReleaseTerminal(ReleaseTerminalResponse) = TERMINAL_RELEASE, "`terminal/release`.";
+        WaitForTerminalExit(WaitForTerminalExitResponse) = TERMINAL_WAIT_FOR_EXIT, "`terminal/wait_for_exit`.";
+        KillTerminal(KillTerminalResponse) = TERMINAL_KILL, "`terminal/kill`.";
+        CreateElicitation(CreateElicitationResponse) = ELICITATION_CREATE, "`elicitation/create`.";
+        #[cfg(feature = "unstable")] ListProviders(ListProvidersResponse) = PROVIDERS_LIST, "`providers/list` (unstable).";
+        #[cfg(feature = "unstable")] SetProvider(SetProviderResponse) = PROVIDERS_SET, "`providers/set` (unstable).";
+        #[cfg(feature = "unstable")] DisableProvider(DisableProviderResponse) = PROVIDERS_DISABLE, "`providers/disable` (unstable).";
+        #[cfg(feature = "unstable")] AuthStatus(AuthStatusResponse) = AUTH_STATUS, "`auth/status` (unstable).";
+        #[cfg(feature = "unstable")] ForkSession(ForkSessionResponse) = SESSION_FORK, "`session/fork` (unstable).";
+        #[cfg(feature = "unstable")] ArchiveSession(ArchiveSessionResponse) = SESSION_ARCHIVE, "`session/archive` (unstable).";
+        #[cfg(feature = "unstable")] UnarchiveSession(UnarchiveSessionResponse) = SESSION_UNARCHIVE, "`session/unarchive` (unstable).";
+        #[cfg(feature = "unstable")] SessionStatus(SessionStatusResponse) = SESSION_STATUS, "`session/status` (unstable).";
+        #[cfg(feature = "unstable")] SessionOptions(SessionOptionsResponse) = SESSION_OPTIONS, "`session/options` (unstable).";
+        #[cfg(feature = "unstable")] SetSessionTitle(SetSessionTitleResponse) = SESSION_SET_TITLE, "`session/set_title` (unstable).";
+        #[cfg(feature = "unstable")] McpMessage(MessageMcpResponse) = MCP_MESSAGE, "`mcp/message` (unstable).";
     }
 }
 

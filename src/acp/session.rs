@@ -9,232 +9,130 @@
 use super::content::{ContentBlock, MetaOnly};
 use super::tagged::ConfigValue;
 
-acp_struct! {
+acp_types! {
     /// An HTTP header to set when making requests to the MCP server.
-    HttpHeader {
-        /// The name of the HTTP header.
-        name: req str = "name";
-        /// The value to set for the HTTP header.
-        value: req str = "value";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct HttpHeader + meta {
+        name: req str = "name", "The name of the HTTP header.";
+        value: req str = "value", "The value to set for the HTTP header.";
     }
-}
 
-acp_struct! {
     /// An environment variable to set when launching an MCP server.
-    EnvVariable {
-        /// The name of the environment variable.
-        name: req str = "name";
-        /// The value to set for the environment variable.
-        value: req str = "value";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct EnvVariable + meta {
+        name: req str = "name", "The name of the environment variable.";
+        value: req str = "value", "The value to set for the environment variable.";
     }
-}
 
-acp_struct! {
     /// HTTP transport configuration for MCP.
-    McpServerHttp {
-        /// Human-readable name identifying this MCP server.
-        name: req str = "name";
-        /// URL to the MCP server.
-        url: req str = "url";
-        /// HTTP headers to set when making requests to the MCP server.
-        headers: req [HttpHeader] = "headers";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct McpServerHttp + meta {
+        name: req str = "name", "Human-readable name identifying this MCP server.";
+        url: req str = "url", "URL to the MCP server.";
+        headers: req [HttpHeader] = "headers", "HTTP headers to set when making requests to the MCP server.";
     }
-}
 
-acp_struct! {
     /// SSE transport configuration for MCP.
-    McpServerSse {
-        /// Human-readable name identifying this MCP server.
-        name: req str = "name";
-        /// URL to the MCP server.
-        url: req str = "url";
-        /// HTTP headers to set when making requests to the MCP server.
-        headers: req [HttpHeader] = "headers";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct McpServerSse + meta {
+        name: req str = "name", "Human-readable name identifying this MCP server.";
+        url: req str = "url", "URL to the MCP server.";
+        headers: req [HttpHeader] = "headers", "HTTP headers to set when making requests to the MCP server.";
     }
-}
 
-acp_struct! {
     /// Stdio transport configuration for MCP.
-    McpServerStdio {
-        /// Human-readable name identifying this MCP server.
-        name: req str = "name";
-        /// Absolute path to the MCP server executable.
-        command: req str = "command";
-        /// Command-line arguments to pass to the MCP server.
-        args: req [str] = "args";
-        /// Environment variables to set when launching the MCP server.
-        env: req [EnvVariable] = "env";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct McpServerStdio + meta {
+        name: req str = "name", "Human-readable name identifying this MCP server.";
+        command: req str = "command", "Absolute path to the MCP server executable.";
+        args: req [str] = "args", "Command-line arguments to pass to the MCP server.";
+        env: req [EnvVariable] = "env", "Environment variables to set when launching the MCP server.";
     }
-}
 
-acp_tagged! {
     /// Configuration for connecting to an MCP (Model Context Protocol) server.
-    McpServer by "type" {
+    tagged McpServer by "type" {
         Http(McpServerHttp) = "http",
         Sse(McpServerSse) = "sse",
-        #[cfg(feature = "unstable")]
-        Acp(McpServerAcp) = "acp",
+        #[cfg(feature = "unstable")] Acp(McpServerAcp) = "acp",
     }
     absent Stdio(McpServerStdio);
     guess {
-        #[cfg(feature = "unstable")]
-        ("serverId", b'"') => "acp",
+        #[cfg(feature = "unstable")] ("serverId", b'"') => "acp",
     }
     same {
     }
-}
 
-acp_struct! {
     /// A mode the agent can operate in.
-    SessionMode {
-        /// Stable identifier used to refer to this protocol object in later messages.
-        id: req str = "id";
-        /// Human-readable name shown for this protocol object.
-        name: req str = "name";
-        /// Optional human-readable details shown with this protocol object (optional).
-        description: opt str = "description", with_description;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct SessionMode + meta {
+        id: req str = "id", "Stable identifier used to refer to this protocol object in later messages.";
+        name: req str = "name", "Human-readable name shown for this protocol object.";
+        description: opt str = "description", with_description, "Optional human-readable details shown with this protocol object (optional).";
     }
-}
 
-acp_struct! {
     /// The set of modes and the one currently active.
-    SessionModeState {
-        /// The current mode the Agent is in.
-        current_mode_id: req str = "currentModeId";
-        /// The set of modes that the Agent can operate in.
-        available_modes: req [SessionMode] = "availableModes";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct SessionModeState + meta {
+        current_mode_id: req str = "currentModeId", "The current mode the Agent is in.";
+        available_modes: req [SessionMode] = "availableModes", "The set of modes that the Agent can operate in.";
     }
-}
 
-acp_struct! {
     /// A model the agent can switch to (Gemini CLI's `models`, not in the v1 schema).
-    ModelInfo {
-        /// The model to switch to.
-        model_id: req str = "modelId";
-        /// The name.
-        name: req str = "name";
-        /// A description (optional).
-        description: opt str = "description", with_description;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct ModelInfo + meta {
+        model_id: req str = "modelId", "The model to switch to.";
+        name: req str = "name", "The name.";
+        description: opt str = "description", with_description, "A description (optional).";
     }
-}
 
-acp_struct! {
     /// The models of a session and the current one (Gemini CLI sends it in `session/new`; not in the v1 schema).
-    SessionModelState {
-        /// The current model.
-        current_model_id: req str = "currentModelId";
-        /// The models to choose from.
-        available_models: req [ModelInfo] = "availableModels";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct SessionModelState + meta {
+        current_model_id: req str = "currentModelId", "The current model.";
+        available_models: req [ModelInfo] = "availableModels", "The models to choose from.";
     }
-}
 
-acp_enum! {
     /// Semantic category for a session configuration option.
-    SessionConfigOptionCategory {
+    enum SessionConfigOptionCategory {
         Mode = "mode",
         Model = "model",
         ModelConfig = "model_config",
-        #[cfg(feature = "unstable")]
-        Speed = "speed",
+        #[cfg(feature = "unstable")] Speed = "speed",
         ThoughtLevel = "thought_level",
     }
-}
 
-acp_struct! {
     /// A possible value for a session configuration option.
-    SessionConfigSelectOption {
-        /// Unique identifier for this option value.
-        value: req str = "value";
-        /// Human-readable label for this option value.
-        name: req str = "name";
-        /// Optional description for this option value (optional).
-        description: opt str = "description", with_description;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct SessionConfigSelectOption + meta {
+        value: req str = "value", "Unique identifier for this option value.";
+        name: req str = "name", "Human-readable label for this option value.";
+        description: opt str = "description", with_description, "Optional description for this option value (optional).";
     }
-}
 
-acp_struct! {
     /// A group of possible values for a session configuration option.
-    SessionConfigSelectGroup {
-        /// Unique identifier for this group.
-        group: req str = "group";
-        /// Human-readable label for this group.
-        name: req str = "name";
-        /// The set of option values in this group.
-        options: req [SessionConfigSelectOption] = "options";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct SessionConfigSelectGroup + meta {
+        group: req str = "group", "Unique identifier for this group.";
+        name: req str = "name", "Human-readable label for this group.";
+        options: req [SessionConfigSelectOption] = "options", "The set of option values in this group.";
     }
-}
 
-acp_tried! {
     /// Possible values for a session configuration option.
-    SessionConfigSelectOptions {
+    union SessionConfigSelectOptions {
         Ungrouped([SessionConfigSelectOption]),
         Grouped([SessionConfigSelectGroup]) => nonempty,
     }
-}
 
-acp_struct! {
     /// A `select` session configuration option: one value out of a list.
-    SessionConfigSelect {
-        /// The id.
-        id: req str = "id";
-        /// The name.
-        name: req str = "name";
-        /// A description (optional).
-        description: opt str = "description", with_description;
-        /// The category (optional).
-        category: opt SessionConfigOptionCategory = "category", with_category;
-        /// The currently selected value.
-        current_value: req str = "currentValue";
-        /// The set of selectable options.
-        options: req SessionConfigSelectOptions = "options";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct SessionConfigSelect + meta {
+        id: req str = "id", "The id.";
+        name: req str = "name", "The name.";
+        description: opt str = "description", with_description, "A description (optional).";
+        category: opt SessionConfigOptionCategory = "category", with_category, "The category (optional).";
+        current_value: req str = "currentValue", "The currently selected value.";
+        options: req SessionConfigSelectOptions = "options", "The set of selectable options.";
     }
-}
 
-acp_struct! {
     /// A `boolean` session configuration option.
-    SessionConfigBoolean {
-        /// The id.
-        id: req str = "id";
-        /// The name.
-        name: req str = "name";
-        /// A description (optional).
-        description: opt str = "description", with_description;
-        /// The category (optional).
-        category: opt SessionConfigOptionCategory = "category", with_category;
-        /// The current value of the boolean option.
-        current_value: req bool = "currentValue";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct SessionConfigBoolean + meta {
+        id: req str = "id", "The id.";
+        name: req str = "name", "The name.";
+        description: opt str = "description", with_description, "A description (optional).";
+        category: opt SessionConfigOptionCategory = "category", with_category, "The category (optional).";
+        current_value: req bool = "currentValue", "The current value of the boolean option.";
     }
-}
 
-acp_tagged! {
     /// A session configuration option selector and its current state.
-    SessionConfigOption by "type" {
+    tagged SessionConfigOption by "type" {
         Select(SessionConfigSelect) = "select",
         Boolean(SessionConfigBoolean) = "boolean",
     }
@@ -249,343 +147,181 @@ acp_tagged! {
     }
     same {
     }
-}
 
-acp_struct! {
     /// Client-provided system-level instructions for a session.
-    SystemPrompt {
-        /// How the Agent combines `content` with its own instructions.
-        mode: req SystemPromptMode = "mode";
-        /// The system prompt content.
-        content: req [ContentBlock] = "content";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct SystemPrompt + meta {
+        mode: req SystemPromptMode = "mode", "How the Agent combines `content` with its own instructions.";
+        content: req [ContentBlock] = "content", "The system prompt content.";
     }
-}
 
-acp_enum! {
     /// How the Agent combines a client-provided system prompt with its own instructions.
-    SystemPromptMode {
+    enum SystemPromptMode {
         Append = "append",
         Override = "override",
     }
-}
 
-acp_struct! {
     /// Request parameters for creating a new session.
-    NewSessionRequest {
-        /// The working directory for this session. Must be an absolute path.
-        cwd: req str = "cwd";
-        /// Additional workspace roots for this session. Each path MUST be absolute (optional).
-        additional_directories: opt [str] = "additionalDirectories", with_additional_directories;
-        /// List of MCP (Model Context Protocol) servers the agent should connect to.
-        mcp_servers: req [McpServer] = "mcpServers";
-        /// System-level instructions for the new session (optional).
-        system_prompt: opt SystemPrompt = "systemPrompt", with_system_prompt;
-        /// Initial values for the session's config options (optional).
-        #[cfg(feature = "unstable")]
-        config_options: opt [InitialSessionConfigOption] = "configOptions", with_config_options;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct NewSessionRequest + meta {
+        cwd: req str = "cwd", "The working directory for this session. Must be an absolute path.";
+        additional_directories: opt [str] = "additionalDirectories", with_additional_directories, "Additional workspace roots for this session. Each path MUST be absolute (optional).";
+        mcp_servers: req [McpServer] = "mcpServers", "List of MCP (Model Context Protocol) servers the agent should connect to.";
+        system_prompt: opt SystemPrompt = "systemPrompt", with_system_prompt, "System-level instructions for the new session (optional).";
+        #[cfg(feature = "unstable")] config_options: opt [InitialSessionConfigOption] = "configOptions", with_config_options, "Initial values for the session's config options (optional).";
     }
-}
 
-acp_struct! {
     /// Response from creating a new session.
-    NewSessionResponse {
-        /// Unique identifier for the created session.
-        session_id: req str = "sessionId";
-        /// Initial mode state if supported by the Agent (optional).
-        modes: opt SessionModeState = "modes", with_modes;
-        /// Initial session configuration options if supported by the Agent (optional).
-        config_options: opt [SessionConfigOption] = "configOptions", with_config_options;
-        /// The session's models (Gemini CLI; not in the v1 schema) (optional).
-        models: opt SessionModelState = "models", with_models;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct NewSessionResponse + meta {
+        session_id: req str = "sessionId", "Unique identifier for the created session.";
+        modes: opt SessionModeState = "modes", with_modes, "Initial mode state if supported by the Agent (optional).";
+        config_options: opt [SessionConfigOption] = "configOptions", with_config_options, "Initial session configuration options if supported by the Agent (optional).";
+        models: opt SessionModelState = "models", with_models, "The session's models (Gemini CLI; not in the v1 schema) (optional).";
     }
-}
 
-acp_struct! {
     /// Request parameters for loading an existing session.
-    LoadSessionRequest {
-        /// List of MCP servers to connect to for this session.
-        mcp_servers: req [McpServer] = "mcpServers";
-        /// The working directory for this session. Must be an absolute path.
-        cwd: req str = "cwd";
-        /// Additional workspace roots to activate for this session. Each path MUST be absolute (optional).
-        additional_directories: opt [str] = "additionalDirectories", with_additional_directories;
-        /// The ID of the session to load.
-        session_id: req str = "sessionId";
-        /// System-level instructions for the loaded session (optional).
-        system_prompt: opt SystemPrompt = "systemPrompt", with_system_prompt;
-        /// Initial values for the session's config options (optional).
-        #[cfg(feature = "unstable")]
-        config_options: opt [InitialSessionConfigOption] = "configOptions", with_config_options;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct LoadSessionRequest + meta {
+        mcp_servers: req [McpServer] = "mcpServers", "List of MCP servers to connect to for this session.";
+        cwd: req str = "cwd", "The working directory for this session. Must be an absolute path.";
+        additional_directories: opt [str] = "additionalDirectories", with_additional_directories, "Additional workspace roots to activate for this session. Each path MUST be absolute (optional).";
+        session_id: req str = "sessionId", "The ID of the session to load.";
+        system_prompt: opt SystemPrompt = "systemPrompt", with_system_prompt, "System-level instructions for the loaded session (optional).";
+        #[cfg(feature = "unstable")] config_options: opt [InitialSessionConfigOption] = "configOptions", with_config_options, "Initial values for the session's config options (optional).";
     }
-}
 
-acp_struct! {
     /// Response from loading an existing session.
-    LoadSessionResponse {
-        /// Initial mode state if supported by the Agent (optional).
-        modes: opt SessionModeState = "modes", with_modes;
-        /// Initial session configuration options if supported by the Agent (optional).
-        config_options: opt [SessionConfigOption] = "configOptions", with_config_options;
-        /// The session's models (Gemini CLI; not in the v1 schema) (optional).
-        models: opt SessionModelState = "models", with_models;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct LoadSessionResponse + meta {
+        modes: opt SessionModeState = "modes", with_modes, "Initial mode state if supported by the Agent (optional).";
+        config_options: opt [SessionConfigOption] = "configOptions", with_config_options, "Initial session configuration options if supported by the Agent (optional).";
+        models: opt SessionModelState = "models", with_models, "The session's models (Gemini CLI; not in the v1 schema) (optional).";
     }
-}
 
-acp_struct! {
     /// Request parameters for listing existing sessions.
-    ListSessionsRequest {
-        /// Filter sessions by working directory. Must be an absolute path (optional).
-        cwd: opt str = "cwd", with_cwd;
-        /// Opaque cursor token from a previous response's nextCursor field for cursor-based pagination (optional).
-        cursor: opt str = "cursor", with_cursor;
-        /// Filter sessions by archive state (optional).
-        #[cfg(feature = "unstable")]
-        archived: opt SessionArchiveFilter = "archived", with_archived;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct ListSessionsRequest + meta {
+        cwd: opt str = "cwd", with_cwd, "Filter sessions by working directory. Must be an absolute path (optional).";
+        cursor: opt str = "cursor", with_cursor, "Opaque cursor token from a previous response's nextCursor field for cursor-based pagination (optional).";
+        #[cfg(feature = "unstable")] archived: opt SessionArchiveFilter = "archived", with_archived, "Filter sessions by archive state (optional).";
     }
-}
 
-acp_struct! {
     /// Information about a session returned by session/list.
-    SessionInfo {
-        /// Unique identifier for the session.
-        session_id: req str = "sessionId";
-        /// The working directory for this session. Must be an absolute path.
-        cwd: req str = "cwd";
-        /// Additional workspace roots reported for this session. Each path MUST be absolute (optional).
-        additional_directories: opt [str] = "additionalDirectories", with_additional_directories;
-        /// Human-readable title for the session (optional).
-        title: opt str = "title", with_title;
-        /// ISO 8601 timestamp of last activity (optional).
-        updated_at: opt str = "updatedAt", with_updated_at;
-        /// Whether the session is archived (optional).
-        #[cfg(feature = "unstable")]
-        archived: opt bool = "archived", with_archived;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct SessionInfo + meta {
+        session_id: req str = "sessionId", "Unique identifier for the session.";
+        cwd: req str = "cwd", "The working directory for this session. Must be an absolute path.";
+        additional_directories: opt [str] = "additionalDirectories", with_additional_directories, "Additional workspace roots reported for this session. Each path MUST be absolute (optional).";
+        title: opt str = "title", with_title, "Human-readable title for the session (optional).";
+        updated_at: opt str = "updatedAt", with_updated_at, "ISO 8601 timestamp of last activity (optional).";
+        #[cfg(feature = "unstable")] archived: opt bool = "archived", with_archived, "Whether the session is archived (optional).";
     }
-}
 
-acp_struct! {
     /// Response from listing sessions.
-    ListSessionsResponse {
-        /// Array of session information objects.
-        sessions: req [SessionInfo] = "sessions";
-        /// Opaque cursor token. If present, pass this in the next request's cursor parameter to fetch the next page. If absent, there are no more results (optional).
-        next_cursor: opt str = "nextCursor", with_next_cursor;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct ListSessionsResponse + meta {
+        sessions: req [SessionInfo] = "sessions", "Array of session information objects.";
+        next_cursor: opt str = "nextCursor", with_next_cursor, "Opaque cursor token. If present, pass this in the next request's cursor parameter to fetch the next page. If absent, there are no more results (optional).";
     }
-}
 
-acp_struct! {
     /// Params that name only a session: `session/delete`, `session/close` and the `session/cancel` notification.
-    SessionIdRequest {
-        /// The session.
-        session_id: req str = "sessionId";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct SessionIdRequest + meta {
+        session_id: req str = "sessionId", "The session.";
     }
-}
 
-acp_struct! {
     /// Request parameters for resuming an existing session.
-    ResumeSessionRequest {
-        /// The ID of the session to resume.
-        session_id: req str = "sessionId";
-        /// The working directory for this session. Must be an absolute path.
-        cwd: req str = "cwd";
-        /// Additional workspace roots to activate for this session. Each path MUST be absolute (optional).
-        additional_directories: opt [str] = "additionalDirectories", with_additional_directories;
-        /// List of MCP servers to connect to for this session (optional).
-        mcp_servers: opt [McpServer] = "mcpServers", with_mcp_servers;
-        /// System-level instructions for the resumed session (optional).
-        system_prompt: opt SystemPrompt = "systemPrompt", with_system_prompt;
-        /// Initial values for the session's config options (optional).
-        #[cfg(feature = "unstable")]
-        config_options: opt [InitialSessionConfigOption] = "configOptions", with_config_options;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct ResumeSessionRequest + meta {
+        session_id: req str = "sessionId", "The ID of the session to resume.";
+        cwd: req str = "cwd", "The working directory for this session. Must be an absolute path.";
+        additional_directories: opt [str] = "additionalDirectories", with_additional_directories, "Additional workspace roots to activate for this session. Each path MUST be absolute (optional).";
+        mcp_servers: opt [McpServer] = "mcpServers", with_mcp_servers, "List of MCP servers to connect to for this session (optional).";
+        system_prompt: opt SystemPrompt = "systemPrompt", with_system_prompt, "System-level instructions for the resumed session (optional).";
+        #[cfg(feature = "unstable")] config_options: opt [InitialSessionConfigOption] = "configOptions", with_config_options, "Initial values for the session's config options (optional).";
     }
-}
 
-acp_struct! {
     /// Response from resuming an existing session.
-    ResumeSessionResponse {
-        /// Initial mode state if supported by the Agent (optional).
-        modes: opt SessionModeState = "modes", with_modes;
-        /// Initial session configuration options if supported by the Agent (optional).
-        config_options: opt [SessionConfigOption] = "configOptions", with_config_options;
-        /// The session's models (Gemini CLI; not in the v1 schema) (optional).
-        models: opt SessionModelState = "models", with_models;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct ResumeSessionResponse + meta {
+        modes: opt SessionModeState = "modes", with_modes, "Initial mode state if supported by the Agent (optional).";
+        config_options: opt [SessionConfigOption] = "configOptions", with_config_options, "Initial session configuration options if supported by the Agent (optional).";
+        models: opt SessionModelState = "models", with_models, "The session's models (Gemini CLI; not in the v1 schema) (optional).";
     }
-}
 
-acp_struct! {
     /// Request parameters for setting a session mode.
-    SetSessionModeRequest {
-        /// The ID of the session to set the mode for.
-        session_id: req str = "sessionId";
-        /// The ID of the mode to set.
-        mode_id: req str = "modeId";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct SetSessionModeRequest + meta {
+        session_id: req str = "sessionId", "The ID of the session to set the mode for.";
+        mode_id: req str = "modeId", "The ID of the mode to set.";
     }
-}
 
-acp_struct! {
     /// Request parameters for setting a session configuration option.
-    SetSessionConfigOptionRequest: by_hand {
-        /// The ID of the session to set the configuration option for.
-        session_id: req str = "sessionId";
-        /// The ID of the configuration option to set.
-        config_id: req str = "configId";
-        /// The `type` tag (`"boolean"` for boolean values) (optional).
-        kind: opt str = "type", with_kind;
-        /// The new value.
-        value: req ConfigValue = "value";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct SetSessionConfigOptionRequest: by_hand + meta {
+        session_id: req str = "sessionId", "The ID of the session to set the configuration option for.";
+        config_id: req str = "configId", "The ID of the configuration option to set.";
+        kind: opt str = "type", with_kind, "The `type` tag (`\"boolean\"` for boolean values) (optional).";
+        value: req ConfigValue = "value", "The new value.";
     }
-}
 
-acp_struct! {
     /// Response to `session/set_config_option` method.
-    SetSessionConfigOptionResponse {
-        /// The full set of configuration options and their current values.
-        config_options: req [SessionConfigOption] = "configOptions";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct SetSessionConfigOptionResponse + meta {
+        config_options: req [SessionConfigOption] = "configOptions", "The full set of configuration options and their current values.";
     }
-}
 
-acp_struct! {
     /// Params of `session/set_model` (Gemini CLI; not in the v1 schema): switch the session's model.
-    SetSessionModelRequest {
-        /// The session.
-        session_id: req str = "sessionId";
-        /// The model to switch to.
-        model_id: req str = "modelId";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct SetSessionModelRequest + meta {
+        session_id: req str = "sessionId", "The session.";
+        model_id: req str = "modelId", "The model to switch to.";
     }
-}
 
-acp_struct! {
     /// Request parameters for sending a user prompt to the agent.
-    PromptRequest {
-        /// The ID of the session to send this user message to.
-        session_id: req str = "sessionId";
-        /// The blocks of content that compose the user's message.
-        prompt: req [ContentBlock] = "prompt";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct PromptRequest + meta {
+        session_id: req str = "sessionId", "The ID of the session to send this user message to.";
+        prompt: req [ContentBlock] = "prompt", "The blocks of content that compose the user's message.";
     }
-}
 
-acp_enum! {
     /// Reasons why an agent stops processing a prompt turn.
-    StopReason {
+    enum StopReason {
         EndTurn = "end_turn",
         MaxTokens = "max_tokens",
         MaxTurnRequests = "max_turn_requests",
         Refusal = "refusal",
         Cancelled = "cancelled",
     }
-}
 
-acp_struct! {
     /// Response from processing a user prompt.
-    PromptResponse {
-        /// Indicates why the agent stopped processing the turn.
-        stop_reason: req StopReason = "stopReason";
-        /// Token usage for this turn (optional) (optional).
-        #[cfg(feature = "unstable")]
-        usage: opt Usage = "usage", with_usage;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct PromptResponse + meta {
+        stop_reason: req StopReason = "stopReason", "Indicates why the agent stopped processing the turn.";
+        #[cfg(feature = "unstable")] usage: opt Usage = "usage", with_usage, "Token usage for this turn (optional) (optional).";
     }
-}
 
-acp_struct! {
     /// Notification to cancel an ongoing request.
-    CancelRequestNotification {
-        /// The ID of the request to cancel.
-        request_id: req id = "requestId";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct CancelRequestNotification + meta {
+        request_id: req id = "requestId", "The ID of the request to cancel.";
     }
-}
 
-#[cfg(feature = "unstable")]
-acp_enum! {
+    #[cfg(feature = "unstable")]
     /// Which sessions `session/list` returns based on their archive state.
-    SessionArchiveFilter {
+    enum SessionArchiveFilter {
         Exclude = "exclude",
         Include = "include",
         Only = "only",
     }
-}
 
-#[cfg(feature = "unstable")]
-acp_struct! {
+    #[cfg(feature = "unstable")]
     /// Token usage information for a prompt turn.
-    Usage {
-        /// Sum of all token types across session.
-        total_tokens: req u64 = "totalTokens";
-        /// Total input tokens across all turns.
-        input_tokens: req u64 = "inputTokens";
-        /// Total output tokens across all turns.
-        output_tokens: req u64 = "outputTokens";
-        /// Total thought/reasoning tokens (optional).
-        thought_tokens: opt u64 = "thoughtTokens", with_thought_tokens;
-        /// Total cache read tokens (optional).
-        cached_read_tokens: opt u64 = "cachedReadTokens", with_cached_read_tokens;
-        /// Total cache write tokens (optional).
-        cached_write_tokens: opt u64 = "cachedWriteTokens", with_cached_write_tokens;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct Usage + meta {
+        total_tokens: req u64 = "totalTokens", "Sum of all token types across session.";
+        input_tokens: req u64 = "inputTokens", "Total input tokens across all turns.";
+        output_tokens: req u64 = "outputTokens", "Total output tokens across all turns.";
+        thought_tokens: opt u64 = "thoughtTokens", with_thought_tokens, "Total thought/reasoning tokens (optional).";
+        cached_read_tokens: opt u64 = "cachedReadTokens", with_cached_read_tokens, "Total cache read tokens (optional).";
+        cached_write_tokens: opt u64 = "cachedWriteTokens", with_cached_write_tokens, "Total cache write tokens (optional).";
     }
-}
 
-#[cfg(feature = "unstable")]
-acp_struct! {
+    #[cfg(feature = "unstable")]
     /// An initial value for a config option, sent on session setup requests.
-    InitialSessionConfigOption: by_hand {
-        /// The ID of the configuration option to set.
-        config_id: req str = "configId";
-        /// The `type` tag (`"boolean"` for boolean values) (optional).
-        kind: opt str = "type", with_kind;
-        /// The new value.
-        value: req ConfigValue = "value";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct InitialSessionConfigOption: by_hand + meta {
+        config_id: req str = "configId", "The ID of the configuration option to set.";
+        kind: opt str = "type", with_kind, "The `type` tag (`\"boolean\"` for boolean values) (optional).";
+        value: req ConfigValue = "value", "The new value.";
     }
-}
 
-#[cfg(feature = "unstable")]
-acp_struct! {
+    #[cfg(feature = "unstable")]
     /// ACP transport configuration for MCP.
-    McpServerAcp {
-        /// Human-readable name identifying this MCP server.
-        name: req str = "name";
-        /// Unique identifier for this MCP server, generated by the component providing it.
-        server_id: req str = "serverId";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct McpServerAcp + meta {
+        name: req str = "name", "Human-readable name identifying this MCP server.";
+        server_id: req str = "serverId", "Unique identifier for this MCP server, generated by the component providing it.";
     }
 }
 

@@ -13,367 +13,196 @@ use super::session::{
     InitialSessionConfigOption, McpServer, SessionConfigOption, SessionModeState, SystemPrompt,
 };
 
-acp_struct! {
+acp_types! {
     /// Request parameters for `providers/list`.
-    ListProvidersRequest {
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct ListProvidersRequest + meta {
     }
-}
 
-acp_struct! {
     /// Response to `providers/list`.
-    ListProvidersResponse {
-        /// Configurable providers with current routing info suitable for UI display.
-        providers: req [ProviderInfo] = "providers";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct ListProvidersResponse + meta {
+        providers: req [ProviderInfo] = "providers", "Configurable providers with current routing info suitable for UI display.";
     }
-}
 
-acp_struct! {
     /// Information about a configurable LLM provider.
-    ProviderInfo {
-        /// Provider identifier, for example "main" or "openai".
-        provider_id: req str = "providerId";
-        /// Supported protocol types for this provider.
-        supported: req [LlmProtocol] = "supported";
-        /// Whether this provider is mandatory and cannot be disabled via `providers/disable`. If true, clients MUST NOT call `providers/disable` for this provider ID.
-        required: req bool = "required";
-        /// Current effective non-secret routing config. Null or omitted means provider is disabled (optional).
-        current: opt ProviderCurrentConfig = "current", with_current;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct ProviderInfo + meta {
+        provider_id: req str = "providerId", "Provider identifier, for example \"main\" or \"openai\".";
+        supported: req [LlmProtocol] = "supported", "Supported protocol types for this provider.";
+        required: req bool = "required", "Whether this provider is mandatory and cannot be disabled via `providers/disable`. If true, clients MUST NOT call `providers/disable` for this provider ID.";
+        current: opt ProviderCurrentConfig = "current", with_current, "Current effective non-secret routing config. Null or omitted means provider is disabled (optional).";
     }
-}
 
-acp_struct! {
     /// Current effective non-secret routing configuration for a provider.
-    ProviderCurrentConfig {
-        /// Protocol currently used by this provider.
-        api_type: req LlmProtocol = "apiType";
-        /// Base URL currently used by this provider.
-        base_url: req str = "baseUrl";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct ProviderCurrentConfig + meta {
+        api_type: req LlmProtocol = "apiType", "Protocol currently used by this provider.";
+        base_url: req str = "baseUrl", "Base URL currently used by this provider.";
     }
-}
 
-acp_enum! {
     /// Well-known API protocol identifiers for LLM providers.
-    LlmProtocol {
+    enum LlmProtocol {
         Anthropic = "anthropic",
         Openai = "openai",
         Azure = "azure",
         Vertex = "vertex",
         Bedrock = "bedrock",
     }
-}
 
-acp_struct! {
     /// Request parameters for `providers/set`.
-    SetProviderRequest {
-        /// Provider ID to configure.
-        provider_id: req str = "providerId";
-        /// Protocol type for this provider.
-        api_type: req LlmProtocol = "apiType";
-        /// Base URL for requests sent through this provider.
-        base_url: req str = "baseUrl";
-        /// Full headers map for this provider. May include authorization, routing, or other integration-specific headers (optional).
-        headers: opt raw = "headers", with_headers;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct SetProviderRequest + meta {
+        provider_id: req str = "providerId", "Provider ID to configure.";
+        api_type: req LlmProtocol = "apiType", "Protocol type for this provider.";
+        base_url: req str = "baseUrl", "Base URL for requests sent through this provider.";
+        headers: opt raw = "headers", with_headers, "Full headers map for this provider. May include authorization, routing, or other integration-specific headers (optional).";
     }
-}
 
-acp_struct! {
     /// Response to `providers/set`.
-    SetProviderResponse {
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct SetProviderResponse + meta {
     }
-}
 
-acp_struct! {
     /// Request parameters for `providers/disable`.
-    DisableProviderRequest {
-        /// Provider ID to disable.
-        provider_id: req str = "providerId";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct DisableProviderRequest + meta {
+        provider_id: req str = "providerId", "Provider ID to disable.";
     }
-}
 
-acp_struct! {
     /// Response to `providers/disable`.
-    DisableProviderResponse {
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct DisableProviderResponse + meta {
     }
-}
 
-acp_struct! {
     /// Request parameters for the `auth/status` method.
-    AuthStatusRequest {
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct AuthStatusRequest + meta {
     }
-}
 
-acp_struct! {
     /// Response to the `auth/status` method.
-    AuthStatusResponse {
-        /// Whether the agent can start sessions without the user signing in first.
-        state: req AuthState = "state";
-        /// The accounts the agent has configured, for display (optional).
-        accounts: opt [AuthAccount] = "accounts", with_accounts;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct AuthStatusResponse + meta {
+        state: req AuthState = "state", "Whether the agent can start sessions without the user signing in first.";
+        accounts: opt [AuthAccount] = "accounts", with_accounts, "The accounts the agent has configured, for display (optional).";
     }
-}
 
-acp_struct! {
     /// Notification sent by the agent when its authentication status changes.
-    AuthStatusUpdateNotification {
-        /// Whether the agent can start sessions without the user signing in first.
-        state: req AuthState = "state";
-        /// The accounts the agent has configured, for display (optional).
-        accounts: opt [AuthAccount] = "accounts", with_accounts;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct AuthStatusUpdateNotification + meta {
+        state: req AuthState = "state", "Whether the agent can start sessions without the user signing in first.";
+        accounts: opt [AuthAccount] = "accounts", with_accounts, "The accounts the agent has configured, for display (optional).";
     }
-}
 
-acp_struct! {
     /// An account or credential the agent has configured, such as a signed-in user account or an API key.
-    AuthAccount {
-        /// Human-readable name for the account, suitable for display on its own, for example `Claude Max`, `OpenAI API key`, or `Vertex AI`.
-        label: req str = "label";
-        /// Short text shown with the label, such as the credential source, for example `API key helper`. MUST NOT contain credentials (optional).
-        description: opt str = "description", with_description;
-        /// Whether the agent currently uses this account by default (optional).
-        active: opt bool = "active", with_active;
-        /// Display name of the user, such as a username or full name (optional).
-        name: opt str = "name", with_name;
-        /// Email address of the user (optional).
-        email: opt str = "email", with_email;
-        /// Display name of the organization, team, or workspace the account is using (optional).
-        organization: opt str = "organization", with_organization;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct AuthAccount + meta {
+        label: req str = "label", "Human-readable name for the account, suitable for display on its own, for example `Claude Max`, `OpenAI API key`, or `Vertex AI`.";
+        description: opt str = "description", with_description, "Short text shown with the label, such as the credential source, for example `API key helper`. MUST NOT contain credentials (optional).";
+        active: opt bool = "active", with_active, "Whether the agent currently uses this account by default (optional).";
+        name: opt str = "name", with_name, "Display name of the user, such as a username or full name (optional).";
+        email: opt str = "email", with_email, "Email address of the user (optional).";
+        organization: opt str = "organization", with_organization, "Display name of the organization, team, or workspace the account is using (optional).";
     }
-}
 
-acp_enum! {
     /// The agent's overall authentication state.
-    AuthState {
+    enum AuthState {
         Authenticated = "authenticated",
         Unauthenticated = "unauthenticated",
         NotRequired = "not_required",
         UnknownState = "unknown",
     }
-}
 
-acp_struct! {
     /// Request parameters for forking an existing session.
-    ForkSessionRequest {
-        /// The ID of the session to fork.
-        session_id: req str = "sessionId";
-        /// The session cursor to fork at. The new session's history is the source session's history before the cursor (optional).
-        cursor_id: opt str = "cursorId", with_cursor_id;
-        /// The working directory for this session. Must be an absolute path.
-        cwd: req str = "cwd";
-        /// Additional workspace roots to activate for this session. Each path MUST be absolute (optional).
-        additional_directories: opt [str] = "additionalDirectories", with_additional_directories;
-        /// List of MCP servers to connect to for this session (optional).
-        mcp_servers: opt [McpServer] = "mcpServers", with_mcp_servers;
-        /// System-level instructions for the forked session (optional).
-        system_prompt: opt SystemPrompt = "systemPrompt", with_system_prompt;
-        /// Initial values for the forked session's config options (optional).
-        config_options: opt [InitialSessionConfigOption] = "configOptions", with_config_options;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct ForkSessionRequest + meta {
+        session_id: req str = "sessionId", "The ID of the session to fork.";
+        cursor_id: opt str = "cursorId", with_cursor_id, "The session cursor to fork at. The new session's history is the source session's history before the cursor (optional).";
+        cwd: req str = "cwd", "The working directory for this session. Must be an absolute path.";
+        additional_directories: opt [str] = "additionalDirectories", with_additional_directories, "Additional workspace roots to activate for this session. Each path MUST be absolute (optional).";
+        mcp_servers: opt [McpServer] = "mcpServers", with_mcp_servers, "List of MCP servers to connect to for this session (optional).";
+        system_prompt: opt SystemPrompt = "systemPrompt", with_system_prompt, "System-level instructions for the forked session (optional).";
+        config_options: opt [InitialSessionConfigOption] = "configOptions", with_config_options, "Initial values for the forked session's config options (optional).";
     }
-}
 
-acp_struct! {
     /// Response from forking an existing session.
-    ForkSessionResponse {
-        /// Unique identifier for the newly created forked session.
-        session_id: req str = "sessionId";
-        /// Initial mode state if supported by the Agent (optional).
-        modes: opt SessionModeState = "modes", with_modes;
-        /// Initial session configuration options if supported by the Agent (optional).
-        config_options: opt [SessionConfigOption] = "configOptions", with_config_options;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct ForkSessionResponse + meta {
+        session_id: req str = "sessionId", "Unique identifier for the newly created forked session.";
+        modes: opt SessionModeState = "modes", with_modes, "Initial mode state if supported by the Agent (optional).";
+        config_options: opt [SessionConfigOption] = "configOptions", with_config_options, "Initial session configuration options if supported by the Agent (optional).";
     }
-}
 
-acp_struct! {
     /// Request parameters for archiving a session.
-    ArchiveSessionRequest {
-        /// The ID of the session to archive.
-        session_id: req str = "sessionId";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct ArchiveSessionRequest + meta {
+        session_id: req str = "sessionId", "The ID of the session to archive.";
     }
-}
 
-acp_struct! {
     /// Response from archiving a session.
-    ArchiveSessionResponse {
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct ArchiveSessionResponse + meta {
     }
-}
 
-acp_struct! {
     /// Request parameters for unarchiving a session.
-    UnarchiveSessionRequest {
-        /// The ID of the session to unarchive.
-        session_id: req str = "sessionId";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct UnarchiveSessionRequest + meta {
+        session_id: req str = "sessionId", "The ID of the session to unarchive.";
     }
-}
 
-acp_struct! {
     /// Response from unarchiving a session.
-    UnarchiveSessionResponse {
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct UnarchiveSessionResponse + meta {
     }
-}
 
-acp_struct! {
     /// Request parameters for checking the status of a session.
-    SessionStatusRequest {
-        /// The ID of the session to check.
-        session_id: req str = "sessionId";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct SessionStatusRequest + meta {
+        session_id: req str = "sessionId", "The ID of the session to check.";
     }
-}
 
-acp_struct! {
     /// Response from checking the status of a session.
-    SessionStatusResponse {
-        /// Whether the Agent has the session in memory.
-        status: req SessionStatus = "status";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct SessionStatusResponse + meta {
+        status: req SessionStatus = "status", "Whether the Agent has the session in memory.";
     }
-}
 
-acp_enum! {
     /// Whether the Agent has a session in memory, as reported by `session/status`.
-    SessionStatus {
+    enum SessionStatus {
         Open = "open",
         Saved = "saved",
     }
-}
 
-acp_struct! {
     /// Request parameters for setting the title of a session.
-    SetSessionTitleRequest {
-        /// The ID of the session to retitle.
-        session_id: req str = "sessionId";
-        /// The new title for the session.
-        title: req str = "title";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct SetSessionTitleRequest + meta {
+        session_id: req str = "sessionId", "The ID of the session to retitle.";
+        title: req str = "title", "The new title for the session.";
     }
-}
 
-acp_struct! {
     /// Response from setting the title of a session.
-    SetSessionTitleResponse {
-        /// The title the Agent stored.
-        title: req str = "title";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct SetSessionTitleResponse + meta {
+        title: req str = "title", "The title the Agent stored.";
     }
-}
 
-acp_struct! {
     /// Request parameters for `session/options`, which returns the config options a session would start with, without creating or resuming a session.
-    SessionOptionsRequest {
-        /// The working directory to resolve options for. Must be an absolute path.
-        cwd: req str = "cwd";
-        /// Additional workspace roots to resolve options for. Each path MUST be absolute (optional).
-        additional_directories: opt [str] = "additionalDirectories", with_additional_directories;
-        /// The session to resolve options for (optional).
-        session_id: opt str = "sessionId", with_session_id;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct SessionOptionsRequest + meta {
+        cwd: req str = "cwd", "The working directory to resolve options for. Must be an absolute path.";
+        additional_directories: opt [str] = "additionalDirectories", with_additional_directories, "Additional workspace roots to resolve options for. Each path MUST be absolute (optional).";
+        session_id: opt str = "sessionId", with_session_id, "The session to resolve options for (optional).";
     }
-}
 
-acp_struct! {
     /// Response from `session/options`.
-    SessionOptionsResponse {
-        /// The mode state the session would start with, if the Agent supports modes (optional).
-        modes: opt SessionModeState = "modes", with_modes;
-        /// The config options the session would start with, with the same rules as on `NewSessionResponse` (optional).
-        config_options: opt [SessionConfigOption] = "configOptions", with_config_options;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct SessionOptionsResponse + meta {
+        modes: opt SessionModeState = "modes", with_modes, "The mode state the session would start with, if the Agent supports modes (optional).";
+        config_options: opt [SessionConfigOption] = "configOptions", with_config_options, "The config options the session would start with, with the same rules as on `NewSessionResponse` (optional).";
     }
-}
 
-acp_struct! {
     /// Request parameters for `mcp/message`.
-    MessageMcpRequest {
-        /// The declared ACP MCP server receiving this request.
-        server_id: req str = "serverId";
-        /// The caller-generated identifier for the inner MCP request.
-        request_id: req str = "requestId";
-        /// The inner MCP method name.
-        method: req str = "method";
-        /// Optional inner MCP params (optional).
-        params: opt raw = "params", with_params;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct MessageMcpRequest + meta {
+        server_id: req str = "serverId", "The declared ACP MCP server receiving this request.";
+        request_id: req str = "requestId", "The caller-generated identifier for the inner MCP request.";
+        method: req str = "method", "The inner MCP method name.";
+        params: opt raw = "params", with_params, "Optional inner MCP params (optional).";
     }
-}
 
-acp_struct! {
     /// Notification parameters for `mcp/message`.
-    MessageMcpNotification {
-        /// The declared ACP MCP server handling the associated request.
-        server_id: req str = "serverId";
-        /// The identifier of the active inner MCP request.
-        request_id: req str = "requestId";
-        /// The inner MCP method name.
-        method: req str = "method";
-        /// Optional inner MCP params (optional).
-        params: opt raw = "params", with_params;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct MessageMcpNotification + meta {
+        server_id: req str = "serverId", "The declared ACP MCP server handling the associated request.";
+        request_id: req str = "requestId", "The identifier of the active inner MCP request.";
+        method: req str = "method", "The inner MCP method name.";
+        params: opt raw = "params", with_params, "Optional inner MCP params (optional).";
     }
-}
 
-acp_struct! {
     /// The successful outer ACP `mcp/message` response carries exactly one inner MCP outcome: an opaque result (including JSON null), or an MCP error. Outer ACP errors are reserved for binding and runtime failures.
-    MessageMcpResponse {
-        /// The `result` member (optional).
-        result: opt raw = "result", with_result;
-        /// The `error` member (optional).
-        error: opt McpError = "error", with_error;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct MessageMcpResponse + meta {
+        result: opt raw = "result", with_result, "The `result` member (optional).";
+        error: opt McpError = "error", with_error, "The `error` member (optional).";
     }
-}
 
-acp_struct! {
     /// An inner MCP error, distinct from an outer ACP binding or runtime error.
-    McpError {
-        /// Inner MCP error code. Never an ACP error code.
-        code: req i64 = "code";
-        /// Inner MCP error message.
-        message: req str = "message";
-        /// Optional error data. Explicit null is retained (optional).
-        data: opt raw = "data", with_data;
+    struct McpError {
+        code: req i64 = "code", "Inner MCP error code. Never an ACP error code.";
+        message: req str = "message", "Inner MCP error message.";
+        data: opt raw = "data", with_data, "Optional error data. Explicit null is retained (optional).";
     }
 }

@@ -11,33 +11,21 @@ use super::session::SessionConfigOption;
 #[cfg(feature = "unstable")]
 use super::session::Usage;
 
-acp_struct! {
+acp_types! {
     /// Notification containing a session update from the agent.
-    SessionNotification {
-        /// The ID of the session this update pertains to.
-        session_id: req str = "sessionId";
-        /// The actual update content.
-        update: req SessionUpdate = "update";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct SessionNotification + meta {
+        session_id: req str = "sessionId", "The ID of the session this update pertains to.";
+        update: req SessionUpdate = "update", "The actual update content.";
     }
-}
 
-acp_struct! {
     /// A streamed item of content.
-    ContentChunk {
-        /// A single item of content.
-        content: req ContentBlock = "content";
-        /// A unique identifier for the message this chunk belongs to (optional).
-        message_id: opt str = "messageId", with_message_id;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct ContentChunk + meta {
+        content: req ContentBlock = "content", "A single item of content.";
+        message_id: opt str = "messageId", with_message_id, "A unique identifier for the message this chunk belongs to (optional).";
     }
-}
 
-acp_enum! {
     /// Categories of tools that can be invoked.
-    ToolKind {
+    enum ToolKind {
         Read = "read",
         Edit = "edit",
         Delete = "delete",
@@ -49,119 +37,66 @@ acp_enum! {
         SwitchMode = "switch_mode",
         Other = "other",
     }
-}
 
-acp_enum! {
     /// Execution status of a tool call.
-    ToolCallStatus {
+    enum ToolCallStatus {
         Pending = "pending",
         InProgress = "in_progress",
         Completed = "completed",
         Failed = "failed",
     }
-}
 
-acp_struct! {
     /// Represents a tool call that the language model has requested.
-    ToolCall {
-        /// Unique identifier for this tool call within the session.
-        tool_call_id: req str = "toolCallId";
-        /// Human-readable title describing what the tool is doing.
-        title: req str = "title";
-        /// Programmatic name of the tool being invoked (optional).
-        name: opt str = "name", with_name;
-        /// The category of tool being invoked. Helps clients choose appropriate icons and UI treatment (optional).
-        kind: opt ToolKind = "kind", with_kind;
-        /// Current execution status of the tool call (optional).
-        status: opt ToolCallStatus = "status", with_status;
-        /// Content produced by the tool call (optional).
-        content: opt [ToolCallContent] = "content", with_content;
-        /// File locations affected by this tool call. Enables "follow-along" features in clients (optional).
-        locations: opt [ToolCallLocation] = "locations", with_locations;
-        /// Raw input parameters sent to the tool (optional).
-        raw_input: opt raw = "rawInput", with_raw_input;
-        /// Raw output returned by the tool (optional).
-        raw_output: opt raw = "rawOutput", with_raw_output;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct ToolCall + meta {
+        tool_call_id: req str = "toolCallId", "Unique identifier for this tool call within the session.";
+        title: req str = "title", "Human-readable title describing what the tool is doing.";
+        name: opt str = "name", with_name, "Programmatic name of the tool being invoked (optional).";
+        kind: opt ToolKind = "kind", with_kind, "The category of tool being invoked. Helps clients choose appropriate icons and UI treatment (optional).";
+        status: opt ToolCallStatus = "status", with_status, "Current execution status of the tool call (optional).";
+        content: opt [ToolCallContent] = "content", with_content, "Content produced by the tool call (optional).";
+        locations: opt [ToolCallLocation] = "locations", with_locations, "File locations affected by this tool call. Enables \"follow-along\" features in clients (optional).";
+        raw_input: opt raw = "rawInput", with_raw_input, "Raw input parameters sent to the tool (optional).";
+        raw_output: opt raw = "rawOutput", with_raw_output, "Raw output returned by the tool (optional).";
     }
-}
 
-acp_struct! {
     /// An update to an existing tool call.
-    ToolCallUpdate {
-        /// The ID of the tool call being updated.
-        tool_call_id: req str = "toolCallId";
-        /// Update the tool kind (optional).
-        kind: opt ToolKind = "kind", with_kind;
-        /// Update the execution status (optional).
-        status: opt ToolCallStatus = "status", with_status;
-        /// Update the human-readable title (optional).
-        title: opt str = "title", with_title;
-        /// Update the programmatic name of the tool being invoked (optional).
-        name: opt str = "name", with_name;
-        /// Replace the content collection (optional).
-        content: opt [ToolCallContent] = "content", with_content;
-        /// Replace the locations collection (optional).
-        locations: opt [ToolCallLocation] = "locations", with_locations;
-        /// Update the raw input (optional).
-        raw_input: opt raw = "rawInput", with_raw_input;
-        /// Update the raw output (optional).
-        raw_output: opt raw = "rawOutput", with_raw_output;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct ToolCallUpdate + meta {
+        tool_call_id: req str = "toolCallId", "The ID of the tool call being updated.";
+        kind: opt ToolKind = "kind", with_kind, "Update the tool kind (optional).";
+        status: opt ToolCallStatus = "status", with_status, "Update the execution status (optional).";
+        title: opt str = "title", with_title, "Update the human-readable title (optional).";
+        name: opt str = "name", with_name, "Update the programmatic name of the tool being invoked (optional).";
+        content: opt [ToolCallContent] = "content", with_content, "Replace the content collection (optional).";
+        locations: opt [ToolCallLocation] = "locations", with_locations, "Replace the locations collection (optional).";
+        raw_input: opt raw = "rawInput", with_raw_input, "Update the raw input (optional).";
+        raw_output: opt raw = "rawOutput", with_raw_output, "Update the raw output (optional).";
     }
-}
 
-acp_struct! {
     /// A file location being accessed or modified by a tool.
-    ToolCallLocation {
-        /// The absolute file path being accessed or modified.
-        path: req str = "path";
-        /// Optional 1-based line number within the file (optional).
-        line: opt u32 = "line", with_line;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct ToolCallLocation + meta {
+        path: req str = "path", "The absolute file path being accessed or modified.";
+        line: opt u32 = "line", with_line, "Optional 1-based line number within the file (optional).";
     }
-}
 
-acp_struct! {
     /// Standard content block (text, images, resources).
-    Content {
-        /// The actual content block.
-        content: req ContentBlock = "content";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct Content + meta {
+        content: req ContentBlock = "content", "The actual content block.";
     }
-}
 
-acp_struct! {
     /// A diff representing file modifications.
-    Diff {
-        /// The absolute file path being modified.
-        path: req str = "path";
-        /// The original content (omitted or `null` for new files) (optional).
-        old_text: opt str = "oldText", with_old_text;
-        /// The new content after modification.
-        new_text: req str = "newText";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct Diff + meta {
+        path: req str = "path", "The absolute file path being modified.";
+        old_text: opt str = "oldText", with_old_text, "The original content (omitted or `null` for new files) (optional).";
+        new_text: req str = "newText", "The new content after modification.";
     }
-}
 
-acp_struct! {
     /// Embed a terminal created with `terminal/create` by its id.
-    Terminal {
-        /// Identifier of the terminal instance to embed in the content stream.
-        terminal_id: req str = "terminalId";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct Terminal + meta {
+        terminal_id: req str = "terminalId", "Identifier of the terminal instance to embed in the content stream.";
     }
-}
 
-acp_tagged! {
     /// Content produced by a tool call.
-    ToolCallContent by "type" {
+    tagged ToolCallContent by "type" {
         Content(Content) = "content",
         Diff(Diff) = "diff",
         Terminal(Terminal) = "terminal",
@@ -175,213 +110,122 @@ acp_tagged! {
     }
     same {
     }
-}
 
-acp_enum! {
     /// Priority levels for plan entries.
-    PlanEntryPriority {
+    enum PlanEntryPriority {
         High = "high",
         Medium = "medium",
         Low = "low",
     }
-}
 
-acp_enum! {
     /// Status of a plan entry in the execution flow.
-    PlanEntryStatus {
+    enum PlanEntryStatus {
         Pending = "pending",
         InProgress = "in_progress",
         Completed = "completed",
     }
-}
 
-acp_struct! {
     /// A checklist sent with the `plan` session update.
-    Plan {
-        /// The list of tasks to be accomplished.
-        entries: req [PlanEntry] = "entries";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct Plan + meta {
+        entries: req [PlanEntry] = "entries", "The list of tasks to be accomplished.";
     }
-}
 
-acp_struct! {
     /// A single entry in the execution plan.
-    PlanEntry {
-        /// Human-readable description of what this task aims to accomplish.
-        content: req str = "content";
-        /// The relative importance of this task. Used to indicate which tasks are most critical to the overall goal.
-        priority: req PlanEntryPriority = "priority";
-        /// Current execution status of this task.
-        status: req PlanEntryStatus = "status";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct PlanEntry + meta {
+        content: req str = "content", "Human-readable description of what this task aims to accomplish.";
+        priority: req PlanEntryPriority = "priority", "The relative importance of this task. Used to indicate which tasks are most critical to the overall goal.";
+        status: req PlanEntryStatus = "status", "Current execution status of this task.";
     }
-}
 
-acp_struct! {
     /// Available commands are ready or have changed.
-    AvailableCommandsUpdate {
-        /// Commands the agent can execute.
-        available_commands: req [AvailableCommand] = "availableCommands";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct AvailableCommandsUpdate + meta {
+        available_commands: req [AvailableCommand] = "availableCommands", "Commands the agent can execute.";
     }
-}
 
-acp_struct! {
     /// Information about a command.
-    AvailableCommand {
-        /// Command name (e.g., `create_plan`, `research_codebase`).
-        name: req str = "name";
-        /// Human-readable description of what the command does.
-        description: req str = "description";
-        /// Input for the command if required (optional).
-        input: opt AvailableCommandInput = "input", with_input;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct AvailableCommand + meta {
+        name: req str = "name", "Command name (e.g., `create_plan`, `research_codebase`).";
+        description: req str = "description", "Human-readable description of what the command does.";
+        input: opt AvailableCommandInput = "input", with_input, "Input for the command if required (optional).";
     }
-}
 
-acp_struct! {
     /// All text that was typed after the command name is provided as input.
-    UnstructuredCommandInput {
-        /// A hint to display when the input hasn't been provided yet.
-        hint: req str = "hint";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct UnstructuredCommandInput + meta {
+        hint: req str = "hint", "A hint to display when the input hasn't been provided yet.";
     }
-}
 
-acp_tried! {
     /// The input specification for a command.
-    AvailableCommandInput {
+    union AvailableCommandInput {
         Unstructured(UnstructuredCommandInput),
     }
-}
 
-acp_struct! {
     /// The current mode of the session has changed.
-    CurrentModeUpdate {
-        /// The ID of the current mode.
-        current_mode_id: req str = "currentModeId";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct CurrentModeUpdate + meta {
+        current_mode_id: req str = "currentModeId", "The ID of the current mode.";
     }
-}
 
-acp_struct! {
     /// Session configuration options have been updated.
-    ConfigOptionUpdate {
-        /// The full set of configuration options and their current values.
-        config_options: req [SessionConfigOption] = "configOptions";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct ConfigOptionUpdate + meta {
+        config_options: req [SessionConfigOption] = "configOptions", "The full set of configuration options and their current values.";
     }
-}
 
-acp_struct! {
     /// Update to session metadata. All fields are optional to support partial updates.
-    SessionInfoUpdate {
-        /// Human-readable title for the session. Set to null to clear (optional).
-        title: opt str = "title", with_title;
-        /// ISO 8601 timestamp of last activity. Set to null to clear (optional).
-        updated_at: opt str = "updatedAt", with_updated_at;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct SessionInfoUpdate + meta {
+        title: opt str = "title", with_title, "Human-readable title for the session. Set to null to clear (optional).";
+        updated_at: opt str = "updatedAt", with_updated_at, "ISO 8601 timestamp of last activity. Set to null to clear (optional).";
     }
-}
 
-acp_struct! {
     /// Context window and cost update for a session.
-    UsageUpdate {
-        /// Tokens currently in context.
-        used: req u64 = "used";
-        /// Total context window size in tokens.
-        size: req u64 = "size";
-        /// Cumulative session cost (optional) (optional).
-        cost: opt Cost = "cost", with_cost;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct UsageUpdate + meta {
+        used: req u64 = "used", "Tokens currently in context.";
+        size: req u64 = "size", "Total context window size in tokens.";
+        cost: opt Cost = "cost", with_cost, "Cumulative session cost (optional) (optional).";
     }
-}
 
-acp_struct! {
     /// Cost information for a session.
-    Cost {
-        /// Total cumulative cost for session.
-        amount: req f64 = "amount";
-        /// Unit of `amount`: an ISO 4217 currency code (e.g., "USD", "EUR") for money, or another unit such as "credits".
-        currency: req str = "currency";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct Cost + meta {
+        amount: req f64 = "amount", "Total cumulative cost for session.";
+        currency: req str = "currency", "Unit of `amount`: an ISO 4217 currency code (e.g., \"USD\", \"EUR\") for money, or another unit such as \"credits\".";
     }
-}
 
-acp_enum! {
     /// Severity hint for a session notice.
-    NoticeSeverity {
+    enum NoticeSeverity {
         Info = "info",
         Warning = "warning",
         Error = "error",
     }
-}
 
-acp_struct! {
     /// Fire-and-forget information for the user.
-    Notice {
-        /// Presentation severity hint.
-        severity: req NoticeSeverity = "severity";
-        /// Required non-empty plain-text title that can stand alone.
-        title: req str = "title" => text1;
-        /// Optional plain-text detail or guidance (optional).
-        description: opt str = "description", with_description;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct Notice + meta {
+        severity: req NoticeSeverity = "severity", "Presentation severity hint.";
+        title: req str = "title" => text1, "Required non-empty plain-text title that can stand alone.";
+        description: opt str = "description", with_description, "Optional plain-text detail or guidance (optional).";
     }
-}
 
-acp_enum! {
     /// Lifecycle state of a context compaction.
-    CompactionStatus {
+    enum CompactionStatus {
         InProgress = "in_progress",
         Completed = "completed",
         Failed = "failed",
         Cancelled = "cancelled",
     }
-}
 
-acp_struct! {
     /// A context compaction upsert. The first notification fixes the compaction's timeline position. Later updates with the same ID patch that entity in place. Agents MUST only send this update when the Client advertised the `session.compaction` Client capability.
-    CompactionUpdate {
-        /// The Agent-owned ID of this compaction, unique within the session.
-        compaction_id: req str = "compactionId";
-        /// Current lifecycle status.
-        status: req CompactionStatus = "status";
-        /// Complete replacement user-displayable summary content for the compaction (optional).
-        summary: opt [ContentBlock] = "summary", with_summary;
-        /// Human-readable error details for the compaction (optional).
-        error: opt str = "error", with_error;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct CompactionUpdate + meta {
+        compaction_id: req str = "compactionId", "The Agent-owned ID of this compaction, unique within the session.";
+        status: req CompactionStatus = "status", "Current lifecycle status.";
+        summary: opt [ContentBlock] = "summary", with_summary, "Complete replacement user-displayable summary content for the compaction (optional).";
+        error: opt str = "error", with_error, "Human-readable error details for the compaction (optional).";
     }
-}
 
-acp_struct! {
     /// A content block appended to a compaction's summary. A first-seen ID creates an in-progress compaction. Chunks append in receive order. Agents MUST only send this update when the Client advertised the `session.compaction` Client capability.
-    CompactionSummaryChunk {
-        /// ID of the compaction whose summary receives this content.
-        compaction_id: req str = "compactionId";
-        /// One content block to append.
-        content: req ContentBlock = "content";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct CompactionSummaryChunk + meta {
+        compaction_id: req str = "compactionId", "ID of the compaction whose summary receives this content.";
+        content: req ContentBlock = "content", "One content block to append.";
     }
-}
 
-acp_tagged! {
     /// Different types of updates that can be sent during session processing.
-    SessionUpdate by "sessionUpdate" {
+    tagged SessionUpdate by "sessionUpdate" {
         UserMessageChunk(ContentChunk) = "user_message_chunk",
         AgentMessageChunk(ContentChunk) = "agent_message_chunk",
         AgentThoughtChunk(ContentChunk) = "agent_thought_chunk",
@@ -401,22 +245,18 @@ acp_tagged! {
         SubagentUpdate(SubagentUpdate) = "subagent_update",
         SessionMessage(SessionMessage) = "session_message",
         SessionMessageChunk(SessionMessageChunk) = "session_message_chunk",
-        #[cfg(feature = "unstable")]
-        CursorUpdate(CursorUpdate) = "cursor_update",
-        #[cfg(feature = "unstable")]
-        PromptSuggestionsUpdate(PromptSuggestionsUpdate) = "prompt_suggestions_update",
+        #[cfg(feature = "unstable")] CursorUpdate(CursorUpdate) = "cursor_update",
+        #[cfg(feature = "unstable")] PromptSuggestionsUpdate(PromptSuggestionsUpdate) = "prompt_suggestions_update",
     }
     guess {
         ("additionalDirectories", b'[') => "subagent_update",
-        #[cfg(feature = "unstable")]
-        ("anchor", b'{') => "cursor_update",
+        #[cfg(feature = "unstable")] ("anchor", b'{') => "cursor_update",
         ("availableCommands", b'[') => "available_commands_update",
         ("configOptions", b'[') => "config_option_update",
         ("content", b'{') => "user_message_chunk",
         ("cost", b'{') => "usage_update",
         ("currentModeId", b'"') => "current_mode_update",
-        #[cfg(feature = "unstable")]
-        ("cursorId", b'"') => "cursor_update",
+        #[cfg(feature = "unstable")] ("cursorId", b'"') => "cursor_update",
         ("cwd", b'"') => "subagent_update",
         ("entries", b'[') => "plan",
         ("error", b'"') => "compaction_update",
@@ -431,8 +271,7 @@ acp_tagged! {
         ("severity", b'"') => "notice",
         ("size", b'0') => "usage_update",
         ("state", b'{') => "subagent_update",
-        #[cfg(feature = "unstable")]
-        ("suggestions", b'[') => "prompt_suggestions_update",
+        #[cfg(feature = "unstable")] ("suggestions", b'[') => "prompt_suggestions_update",
         ("summary", b'[') => "compaction_update",
         ("updatedAt", b'"') => "session_info_update",
         ("used", b'0') => "usage_update",
@@ -441,21 +280,14 @@ acp_tagged! {
         UserMessageChunk -> AgentMessageChunk = "agent_message_chunk",
         UserMessageChunk -> AgentThoughtChunk = "agent_thought_chunk",
     }
-}
 
-acp_struct! {
     /// A content update for a plan identified by ID.
-    PlanUpdate {
-        /// Replaces the whole plan with this `planId`, even if its `type` changes.
-        plan: req PlanUpdateContent = "plan";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct PlanUpdate + meta {
+        plan: req PlanUpdateContent = "plan", "Replaces the whole plan with this `planId`, even if its `type` changes.";
     }
-}
 
-acp_tagged! {
     /// Updated content for a plan.
-    PlanUpdateContent by "type" {
+    tagged PlanUpdateContent by "type" {
         Items(PlanItems) = "items",
         Markdown(PlanMarkdown) = "markdown",
     }
@@ -466,87 +298,47 @@ acp_tagged! {
     }
     same {
     }
-}
 
-acp_struct! {
     /// A plan represented as structured entries.
-    PlanItems {
-        /// The plan ID to update.
-        plan_id: req str = "planId";
-        /// The list of tasks to be accomplished.
-        entries: req [PlanEntry] = "entries";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct PlanItems + meta {
+        plan_id: req str = "planId", "The plan ID to update.";
+        entries: req [PlanEntry] = "entries", "The list of tasks to be accomplished.";
     }
-}
 
-acp_struct! {
     /// A plan represented as Markdown.
-    PlanMarkdown {
-        /// The plan ID to update.
-        plan_id: req str = "planId";
-        /// The complete plan as Markdown, not just the text that changed.
-        content: req str = "content";
-        /// The absolute path of the file that holds this plan (optional).
-        path: opt str = "path", with_path;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct PlanMarkdown + meta {
+        plan_id: req str = "planId", "The plan ID to update.";
+        content: req str = "content", "The complete plan as Markdown, not just the text that changed.";
+        path: opt str = "path", with_path, "The absolute path of the file that holds this plan (optional).";
     }
-}
 
-acp_struct! {
     /// Removal notice for a plan identified by ID.
-    PlanRemoved {
-        /// The plan ID to remove. Clients MUST ignore a removal for an unknown ID.
-        plan_id: req str = "planId";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct PlanRemoved + meta {
+        plan_id: req str = "planId", "The plan ID to remove. Clients MUST ignore a removal for an unknown ID.";
     }
-}
 
-acp_struct! {
     /// Notification that the enclosing parent session created and owns a child session.
-    SubagentUpdate {
-        /// The opaque session ID identifying the child in all ACP messages.
-        session_id: req str = "sessionId";
-        /// The parent's human-readable display title for this child. It need not be unique (optional).
-        title: opt str = "title", with_title;
-        /// The parent's human-readable description of the child's role or purpose (optional).
-        description: opt str = "description", with_description;
-        /// Client-initiated session mutations permitted for this subagent session (optional).
-        capabilities: opt SubagentSessionCapabilities = "capabilities", with_capabilities;
-        /// Current state snapshot for the child session (optional).
-        state: opt StateUpdate = "state", with_state;
-        /// The child's working directory. Must be an absolute path (optional).
-        cwd: opt str = "cwd", with_cwd;
-        /// Additional workspace roots for the child. Each path MUST be absolute (optional).
-        additional_directories: opt [str] = "additionalDirectories", with_additional_directories;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct SubagentUpdate + meta {
+        session_id: req str = "sessionId", "The opaque session ID identifying the child in all ACP messages.";
+        title: opt str = "title", with_title, "The parent's human-readable display title for this child. It need not be unique (optional).";
+        description: opt str = "description", with_description, "The parent's human-readable description of the child's role or purpose (optional).";
+        capabilities: opt SubagentSessionCapabilities = "capabilities", with_capabilities, "Client-initiated session mutations permitted for this subagent session (optional).";
+        state: opt StateUpdate = "state", with_state, "Current state snapshot for the child session (optional).";
+        cwd: opt str = "cwd", with_cwd, "The child's working directory. Must be an absolute path (optional).";
+        additional_directories: opt [str] = "additionalDirectories", with_additional_directories, "Additional workspace roots for the child. Each path MUST be absolute (optional).";
     }
-}
 
-acp_struct! {
     /// Client-initiated session mutations permitted for a specific subagent session.
-    SubagentSessionCapabilities {
-        /// Permits the client to cancel this child's current work without ending the session. Omitted or `null` means unsupported. An object (including `{}`) means supported (optional).
-        cancel: opt SessionCancelCapabilities = "cancel", with_cancel;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct SubagentSessionCapabilities + meta {
+        cancel: opt SessionCancelCapabilities = "cancel", with_cancel, "Permits the client to cancel this child's current work without ending the session. Omitted or `null` means unsupported. An object (including `{}`) means supported (optional).";
     }
-}
 
-acp_struct! {
     /// Capability to cancel work in a subagent session without ending that session.
-    SessionCancelCapabilities {
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct SessionCancelCapabilities + meta {
     }
-}
 
-acp_tagged! {
     /// Current foreground-work state of a reusable child session.
-    StateUpdate by "state" {
+    tagged StateUpdate by "state" {
         Running(RunningStateUpdate) = "running",
         Idle(IdleStateUpdate) = "idle",
         RequiresAction(RequiresActionStateUpdate) = "requires_action",
@@ -563,19 +355,13 @@ acp_tagged! {
     }
     same {
     }
-}
 
-acp_struct! {
     /// Foreground work is in progress.
-    RunningStateUpdate {
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct RunningStateUpdate + meta {
     }
-}
 
-acp_enum! {
     /// Why a subagent's foreground work stopped (the `stopReason` of an idle state).
-    IdleStopReason {
+    enum IdleStopReason {
         EndTurn = "end_turn",
         MaxTokens = "max_tokens",
         MaxTurnRequests = "max_turn_requests",
@@ -583,118 +369,65 @@ acp_enum! {
         Cancelled = "cancelled",
         Error = "error",
     }
-}
 
-acp_struct! {
     /// Foreground work is not in progress. The parent can give the child more work.
-    IdleStateUpdate {
-        /// Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own (optional).
-        stop_reason: opt IdleStopReason = "stopReason", with_stop_reason;
-        /// The failure, as a JSON-RPC error object (optional).
-        error: opt raw = "error", with_error;
-        /// Token usage for completed foreground work (optional).
-        #[cfg(feature = "unstable")]
-        usage: opt Usage = "usage", with_usage;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct IdleStateUpdate + meta {
+        stop_reason: opt IdleStopReason = "stopReason", with_stop_reason, "Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own (optional).";
+        error: opt raw = "error", with_error, "The failure, as a JSON-RPC error object (optional).";
+        #[cfg(feature = "unstable")] usage: opt Usage = "usage", with_usage, "Token usage for completed foreground work (optional).";
     }
-}
 
-acp_struct! {
     /// Details of a failure that ended a child's foreground work.
-    ErrorStopReason {
-        /// The failure, as a JSON-RPC error object (optional).
-        error: opt raw = "error", with_error;
+    struct ErrorStopReason {
+        error: opt raw = "error", with_error, "The failure, as a JSON-RPC error object (optional).";
     }
-}
 
-acp_struct! {
     /// Foreground work is blocked on user action.
-    RequiresActionStateUpdate {
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct RequiresActionStateUpdate + meta {
     }
-}
 
-acp_struct! {
     /// The Agent cannot currently determine foreground activity.
-    UnknownStateUpdate {
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct UnknownStateUpdate + meta {
     }
-}
 
-acp_struct! {
     /// An upsert for an inter-session message.
-    SessionMessage {
-        /// Identifier of this message within the enclosing session's transcript.
-        message_id: req str = "messageId";
-        /// The sending session (optional).
-        sender_session_id: opt str = "senderSessionId", with_sender_session_id;
-        /// The receiving session (optional).
-        recipient_session_id: opt str = "recipientSessionId", with_recipient_session_id;
-        /// On an incoming view, the `messageId` of the same message's outgoing view in the sender's transcript (optional).
-        sender_message_id: opt str = "senderMessageId", with_sender_message_id;
-        /// On an outgoing view, the `messageId` of the same message's incoming view in the recipient's transcript (optional).
-        recipient_message_id: opt str = "recipientMessageId", with_recipient_message_id;
-        /// Omitted leaves content unchanged. `null` or `\[\]` clears it. A non-empty array replaces all content (optional).
-        content: opt [ContentBlock] = "content", with_content;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct SessionMessage + meta {
+        message_id: req str = "messageId", "Identifier of this message within the enclosing session's transcript.";
+        sender_session_id: opt str = "senderSessionId", with_sender_session_id, "The sending session (optional).";
+        recipient_session_id: opt str = "recipientSessionId", with_recipient_session_id, "The receiving session (optional).";
+        sender_message_id: opt str = "senderMessageId", with_sender_message_id, "On an incoming view, the `messageId` of the same message's outgoing view in the sender's transcript (optional).";
+        recipient_message_id: opt str = "recipientMessageId", with_recipient_message_id, "On an outgoing view, the `messageId` of the same message's incoming view in the recipient's transcript (optional).";
+        content: opt [ContentBlock] = "content", with_content, "Omitted leaves content unchanged. `null` or `\\[\\]` clears it. A non-empty array replaces all content (optional).";
     }
-}
 
-acp_struct! {
     /// A streamed content block of an inter-session message.
-    SessionMessageChunk {
-        /// Identifier of this message within the enclosing session's transcript.
-        message_id: req str = "messageId";
-        /// A single content block appended to the message.
-        content: req ContentBlock = "content";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct SessionMessageChunk + meta {
+        message_id: req str = "messageId", "Identifier of this message within the enclosing session's transcript.";
+        content: req ContentBlock = "content", "A single content block appended to the message.";
     }
-}
 
-#[cfg(feature = "unstable")]
-acp_struct! {
+    #[cfg(feature = "unstable")]
     /// A session cursor upsert. A cursor names one position in the session's timeline.
-    CursorUpdate {
-        /// The Agent-owned ID of this cursor, unique within the session.
-        cursor_id: req str = "cursorId";
-        /// The methods that currently accept this cursor (optional).
-        capabilities: opt CursorCapabilities = "capabilities", with_capabilities;
-        /// Where the cursor is, relative to an entity the Client holds (optional).
-        anchor: opt CursorAnchor = "anchor", with_anchor;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct CursorUpdate + meta {
+        cursor_id: req str = "cursorId", "The Agent-owned ID of this cursor, unique within the session.";
+        capabilities: opt CursorCapabilities = "capabilities", with_capabilities, "The methods that currently accept this cursor (optional).";
+        anchor: opt CursorAnchor = "anchor", with_anchor, "Where the cursor is, relative to an entity the Client holds (optional).";
     }
-}
 
-#[cfg(feature = "unstable")]
-acp_struct! {
+    #[cfg(feature = "unstable")]
     /// The methods that currently accept a session cursor.
-    CursorCapabilities {
-        /// Permits the Client to fork the session at this cursor with `session/fork` (optional).
-        fork: opt CursorForkCapabilities = "fork", with_fork;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct CursorCapabilities + meta {
+        fork: opt CursorForkCapabilities = "fork", with_fork, "Permits the Client to fork the session at this cursor with `session/fork` (optional).";
     }
-}
 
-#[cfg(feature = "unstable")]
-acp_struct! {
+    #[cfg(feature = "unstable")]
     /// Capability to fork the session at a cursor with `session/fork`.
-    CursorForkCapabilities {
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct CursorForkCapabilities + meta {
     }
-}
 
-#[cfg(feature = "unstable")]
-acp_tagged! {
+    #[cfg(feature = "unstable")]
     /// Where a session cursor is, relative to an entity the Client holds.
-    CursorAnchor by "type" {
+    tagged CursorAnchor by "type" {
         UserMessage(CursorMessageAnchor) = "user_message",
         AgentMessage(CursorMessageAnchor) = "agent_message",
         AgentThought(CursorMessageAnchor) = "agent_thought",
@@ -712,74 +445,44 @@ acp_tagged! {
         UserMessage -> AgentThought = "agent_thought",
         UserMessage -> SessionMessage = "session_message",
     }
-}
 
-#[cfg(feature = "unstable")]
-acp_struct! {
+    #[cfg(feature = "unstable")]
     /// A session cursor anchor to a message. The anchor's `type` names the kind of message.
-    CursorMessageAnchor {
-        /// The ID of the anchored message.
-        message_id: req str = "messageId";
-        /// On which side of the message the cursor is.
-        position: req CursorAnchorPosition = "position";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct CursorMessageAnchor + meta {
+        message_id: req str = "messageId", "The ID of the anchored message.";
+        position: req CursorAnchorPosition = "position", "On which side of the message the cursor is.";
     }
-}
 
-#[cfg(feature = "unstable")]
-acp_struct! {
+    #[cfg(feature = "unstable")]
     /// A session cursor anchor to a tool call.
-    CursorToolCallAnchor {
-        /// The ID of the anchored tool call.
-        tool_call_id: req str = "toolCallId";
-        /// On which side of the tool call the cursor is.
-        position: req CursorAnchorPosition = "position";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct CursorToolCallAnchor + meta {
+        tool_call_id: req str = "toolCallId", "The ID of the anchored tool call.";
+        position: req CursorAnchorPosition = "position", "On which side of the tool call the cursor is.";
     }
-}
 
-#[cfg(feature = "unstable")]
-acp_struct! {
+    #[cfg(feature = "unstable")]
     /// A session cursor anchor to a compaction.
-    CursorCompactionAnchor {
-        /// The ID of the anchored compaction.
-        compaction_id: req str = "compactionId";
-        /// On which side of the compaction the cursor is.
-        position: req CursorAnchorPosition = "position";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct CursorCompactionAnchor + meta {
+        compaction_id: req str = "compactionId", "The ID of the anchored compaction.";
+        position: req CursorAnchorPosition = "position", "On which side of the compaction the cursor is.";
     }
-}
 
-#[cfg(feature = "unstable")]
-acp_enum! {
+    #[cfg(feature = "unstable")]
     /// On which side of the anchored entity a session cursor is.
-    CursorAnchorPosition {
+    enum CursorAnchorPosition {
         Before = "before",
         After = "after",
     }
-}
 
-#[cfg(feature = "unstable")]
-acp_struct! {
+    #[cfg(feature = "unstable")]
     /// Replaces the session's current list of prompt suggestions.
-    PromptSuggestionsUpdate {
-        /// The suggestions the Client can offer, ordered most likely first.
-        suggestions: req [PromptSuggestion] = "suggestions";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct PromptSuggestionsUpdate + meta {
+        suggestions: req [PromptSuggestion] = "suggestions", "The suggestions the Client can offer, ordered most likely first.";
     }
-}
 
-#[cfg(feature = "unstable")]
-acp_struct! {
+    #[cfg(feature = "unstable")]
     /// A prompt the Agent predicts the user will send next.
-    PromptSuggestion {
-        /// The content of the suggested prompt.
-        prompt: req [ContentBlock] = "prompt";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct PromptSuggestion + meta {
+        prompt: req [ContentBlock] = "prompt", "The content of the suggested prompt.";
     }
 }

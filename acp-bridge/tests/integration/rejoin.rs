@@ -430,10 +430,12 @@ fn stdio_relay_hides_reconnects_from_the_editor() {
 
 /// A connection that goes silent without a FIN (the proxy stops relaying
 /// and holds it open): the client's pings go unanswered, it counts the
-/// connection dead within 30 s and reconnects. The server still holds
-/// the silent connection (it sends no pings of its own, and its writes
-/// land in the proxy's buffers): the real core does not take over a
-/// connection it has not seen break, so the new one cannot resume, and
+/// connection dead within 30 s and reconnects. This harness still holds
+/// the silent connection (it has no liveness rule of its own, unlike
+/// `acp-bridge`, which counts a WebSocket silent for 20 s as broken:
+/// `rejoin_bridge`), and its writes land in the proxy's buffers: the
+/// real core does not take over a connection it has not seen break, so
+/// the new one cannot resume, and
 /// the client reports the turn lost (it asks for the prompt again) rather
 /// than run it a second time. The prompt reached the agent once.
 #[cfg(target_os = "linux")]

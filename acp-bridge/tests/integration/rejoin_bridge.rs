@@ -143,6 +143,32 @@ fn a_reset_on_the_real_server_is_resumed() {
     assert_eq!(prompts_at_agent(&log), 1, "the prompt at the agent");
 }
 
+/// A WebSocket that goes silent mid-turn (no FIN, nothing more either
+/// way): the server counts it broken after 20 s without a byte from the
+/// client, before the client gives up on it (30 s without a pong), so
+/// the client's reconnect resumes the turn: the unbroken turn, the
+/// prompt run once.
+#[test]
+fn a_stall_over_websocket_is_noticed_by_both_ends_and_resumed() {
+    let (bridge, _) = counted_bridge("rejoin-ws-stall", &[]);
+    let (reference, _) = turn(bridge.addr, "unbroken");
+    let (bridge, log) = counted_bridge("rejoin-ws-stall", &[]);
+    let proxy = FaultProxy::start(bridge.addr, vec![(1_500, Fault::Stall)]);
+    let (summary, _) = turn(proxy.addr, "stall");
+    let why = format!("{summary}\n{}", bridge.stderr.lock().unwrap());
+    assert_eq!(turn_of(&summary), turn_of(&reference), "{why}");
+    assert_eq!(summary["reconnects"], 1, "{why}");
+    assert!(
+        bridge
+            .stderr
+            .lock()
+            .unwrap()
+            .contains("nothing from the client in"),
+        "the server noticed the silence: {why}"
+    );
+    assert_eq!(prompts_at_agent(&log), 1, "the prompt at the agent");
+}
+
 /// Streamable HTTP: five breaks a turn (resets and closes from a seed,
 /// over the one HTTP/2 connection every request shares), for several
 /// seeds: the turn is the unbroken turn, message for message, none shown

@@ -4,8 +4,11 @@
 //! means, and every answer and close, is the core's.
 
 use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
 
 use axum::body::Body;
 use axum::extract::Request;
@@ -16,6 +19,7 @@ use futures_util::stream::{SplitSink, SplitStream};
 use futures_util::{SinkExt, StreamExt};
 use hyper::upgrade::{OnUpgrade, Upgraded};
 use hyper_util::rt::TokioIo;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::sync::{mpsc, Notify};
 use tokio_tungstenite::tungstenite::error::{CapacityError, Error as WsError};
 use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
@@ -47,7 +51,99 @@ const FRAGMENT: usize = 256 * 1024;
 /// Bytes of frames buffered before they are written to the socket.
 const WRITE_BUFFER: usize = 128 * 1024;
 
-type Socket = WebSocketStream<TokioIo<Upgraded>>;
+type Socket = WebSocketStream<Heard<TokioIo<Upgraded>>>;
+
+/// A WebSocket from which nothing has come for this long is pinged (any
+/// byte counts, a pong among them).
+const PING_AFTER: Duration = Duration::from_secs(8);
+
+/// A WebSocket from which nothing has come for this long is broken: a
+/// connection gone without a FIN (a proxy that stopped relaying, a
+/// laptop asleep) is detached for resume as a reset one is. Shorter
+/// than `acp-client`'s 30 s, so that its reconnect finds the connection
+/// detached and resumes it; a client that answers pings (every
+/// WebSocket client does) is never silent this long.
+const DEAD_AFTER: Duration = Duration::from_secs(20);
+
+/// The client's socket, stamping the time of every read that brings
+/// bytes: liveness is measured in bytes, so a long message still
+/// arriving keeps its connection alive.
+struct Heard<T> {
+    io: T,
+    /// Milliseconds from `since` to the last read that brought bytes.
+    last: Arc<AtomicU64>,
+    since: Instant,
+}
+
+impl<T> Heard<T> {
+    fn new(io: T) -> Self {
+        Self {
+            io,
+            last: Arc::default(),
+            since: Instant::now(),
+        }
+    }
+}
+
+/// How long the client has been silent, by its socket's stamp.
+fn quiet(last: &AtomicU64, since: Instant) -> Duration {
+    since
+        .elapsed()
+        .saturating_sub(Duration::from_millis(last.load(Ordering::Relaxed)))
+}
+
+impl<T: AsyncRead + Unpin> AsyncRead for Heard<T> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = Pin::new(&mut self.io).poll_read(cx, buf);
+        if matches!(polled, Poll::Ready(Ok(()))) && buf.filled().len() > before {
+            let at = u64::try_from(self.since.elapsed().as_millis()).unwrap_or(u64::MAX);
+            self.last.store(at, Ordering::Relaxed);
+        }
+        polled
+    }
+}
+
+impl<T: AsyncWrite + Unpin> AsyncWrite for Heard<T> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.io).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.io).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.io).poll_shutdown(cx)
+    }
+}
+
+/// Returns how long the client was silent once that reaches
+/// [`DEAD_AFTER`]; while it is silent past [`PING_AFTER`], asks the
+/// writer for a ping (`ping`) every 4 s. Wakes only at those times.
+async fn silence(last: Arc<AtomicU64>, since: Instant, ping: Arc<Notify>) -> Duration {
+    loop {
+        let quiet = quiet(&last, since);
+        if quiet >= DEAD_AFTER {
+            return quiet;
+        }
+        let wait = if quiet >= PING_AFTER {
+            ping.notify_one();
+            (DEAD_AFTER - quiet).min(Duration::from_secs(4))
+        } else {
+            PING_AFTER - quiet
+        };
+        tokio::time::sleep(wait).await;
+    }
+}
 
 /// A WebSocket upgrade request (HTTP/1.1): its key, and the connection
 /// to take over once the `101` is sent.
@@ -135,9 +231,8 @@ pub fn upgrade(
                 return;
             }
         };
-        let socket =
-            WebSocketStream::from_raw_socket(TokioIo::new(upgraded), Role::Server, Some(config))
-                .await;
+        let io = Heard::new(TokioIo::new(upgraded));
+        let socket = WebSocketStream::from_raw_socket(io, Role::Server, Some(config)).await;
         client(opened, socket, tag, rx, kill).await;
     });
     let accept = derive_accept_key(key.as_bytes());
@@ -184,14 +279,16 @@ async fn client(
     let Some(conn) = opened.conn.take() else {
         return;
     };
+    let (last, since) = (socket.get_ref().last.clone(), socket.get_ref().since);
     let (sink, mut source) = socket.split();
     let done = Arc::new(Notify::new());
+    let ping = Arc::new(Notify::new());
     let writer = tokio::spawn(write(
         driver.clone(),
         (conn, tag.clone()),
         sink,
         rx,
-        kill,
+        (kill, ping.clone()),
         done.clone(),
     ));
     driver.log_line(&format!("{tag}: websocket connected ({conn})"));
@@ -200,6 +297,13 @@ async fn client(
         // The writer stopped: the core closed the connection (it knows),
         // or the socket failed.
         () = done.notified() => Ending::Broken,
+        quiet = silence(last, since, ping) => {
+            driver.log_line(&format!(
+                "{tag}: nothing from the client in {} s: counted as broken",
+                quiet.as_secs()
+            ));
+            Ending::Broken
+        }
     };
     driver.closed(conn, ending);
     finish(writer).await;
@@ -252,12 +356,24 @@ async fn write(
     (conn, tag): (ConnectionId, String),
     mut sink: SplitSink<Socket, Message>,
     mut rx: mpsc::UnboundedReceiver<ToConn>,
-    kill: Arc<Notify>,
+    (kill, ping): (Arc<Notify>, Arc<Notify>),
     done: Arc<Notify>,
 ) {
     // Whether the socket still takes writes (a close that timed out: no).
     let mut alive = true;
-    while let Some(m) = rx.recv().await {
+    loop {
+        let m = tokio::select! {
+            m = rx.recv() => match m {
+                Some(m) => m,
+                None => break,
+            },
+            () = ping.notified() => {
+                if sink.send(Message::Ping(Bytes::new())).await.is_err() {
+                    break;
+                }
+                continue;
+            }
+        };
         match m {
             ToConn::Send(_, text) | ToConn::Event(_, _, text) | ToConn::Answer(text) => {
                 let len = text.len();
