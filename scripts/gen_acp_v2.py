@@ -315,7 +315,8 @@ class V2:
         meta = {a for a, _ in self.aliases}
         for kind_, n in self.declared:
             item = self.item(n)
-            if kind_ == 'struct':
+            if kind_ == 'struct':  # `_meta` last (`+ meta`)
+                item['fields'].sort(key=lambda f: f == '_meta?:raw')
                 item['fields'] = [re.sub(r'(:\[?)(\w+)', lambda m: m.group(1) + ('MetaOnly' if m.group(2) in meta else m.group(2)), f)
                                   for f in item['fields']]
             if kind_ == 'tagged':
@@ -426,10 +427,9 @@ def types_module(g, v2, docs):
         out += '\n%s%spub type %s<\'a> = MetaOnly<\'a>;\n' % (g.doc_comment(doc), g.cfg_u(u, ''), a)
     emit = {'struct': (g.gen_struct, g.STRUCTS), 'enum': (g.gen_enum, g.ENUMS), 'tagged': (g.gen_tagged, g.TAGGED),
             'tried': (g.gen_tried, g.TRIED)}
-    for kind_, name in v2.declared:
-        gen, table = emit[kind_]
-        out += g.gate(v2.is_unstable(name), gen(docs, table[name]))
-    return out
+    items = [g.cfg_u(v2.is_unstable(n), '    ') + emit[k][0](docs, emit[k][1][n]) for k, n in v2.declared]
+    # Blocks of 40 items: `acp_types!` recurses once an item.
+    return out + ''.join('\nacp_types! {\n%s}\n' % '\n'.join(items[i:i + 40]) for i in range(0, len(items), 40))
 
 
 def methods_module(g, v2):

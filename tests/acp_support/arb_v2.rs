@@ -822,15 +822,15 @@ pub fn arb_agent_capabilities(valid: bool) -> BoxedStrategy<AgentCapabilities<'s
     ((
         option::of(arb_session_capabilities(valid)),
         option::of(arb_agent_auth_capabilities(valid)),
-        option::of(meta()),
         option::of(arb_providers_capabilities(valid)),
+        option::of(meta()),
     ),)
-        .prop_map(|((session, auth, meta, providers),)| {
+        .prop_map(|((session, auth, providers, meta),)| {
             let mut v = AgentCapabilities::new();
             v.session = session;
             v.auth = auth;
-            v.meta = meta;
             v.providers = providers;
+            v.meta = meta;
             v
         })
         .boxed()
@@ -863,32 +863,32 @@ pub fn arb_session_capabilities(valid: bool) -> BoxedStrategy<SessionCapabilitie
             option::of(arb_mcp_capabilities(valid)),
             option::of(arb_meta_only(valid)),
             option::of(arb_meta_only(valid)),
-            option::of(meta()),
             option::of(arb_session_system_prompt_capabilities(valid)),
+            option::of(arb_session_fork_capabilities(valid)),
         ),
         (
-            option::of(arb_session_fork_capabilities(valid)),
             option::of(arb_session_archive_capabilities(valid)),
             option::of(arb_session_status_capabilities(valid)),
             option::of(arb_session_title_capabilities(valid)),
+            option::of(meta()),
         ),
     )
         .prop_map(
             |(
-                (prompt, mcp, delete, additional_directories, meta, system_prompt),
-                (fork, archive, status, title),
+                (prompt, mcp, delete, additional_directories, system_prompt, fork),
+                (archive, status, title, meta),
             )| {
                 let mut v = SessionCapabilities::new();
                 v.prompt = prompt;
                 v.mcp = mcp;
                 v.delete = delete;
                 v.additional_directories = additional_directories;
-                v.meta = meta;
                 v.system_prompt = system_prompt;
                 v.fork = fork;
                 v.archive = archive;
                 v.status = status;
                 v.title = title;
+                v.meta = meta;
                 v
             },
         )
@@ -942,15 +942,15 @@ pub fn arb_mcp_capabilities(valid: bool) -> BoxedStrategy<McpCapabilities<'stati
     ((
         option::of(arb_meta_only(valid)),
         option::of(arb_meta_only(valid)),
-        option::of(meta()),
         option::of(arb_meta_only(valid)),
+        option::of(meta()),
     ),)
-        .prop_map(|((stdio, http, meta, acp),)| {
+        .prop_map(|((stdio, http, acp, meta),)| {
             let mut v = McpCapabilities::new();
             v.stdio = stdio;
             v.http = http;
-            v.meta = meta;
             v.acp = acp;
+            v.meta = meta;
             v
         })
         .boxed()
@@ -978,13 +978,13 @@ pub fn arb_mcp_capabilities(valid: bool) -> BoxedStrategy<McpCapabilities<'stati
 pub fn arb_agent_auth_capabilities(valid: bool) -> BoxedStrategy<AgentAuthCapabilities<'static>> {
     let _ = valid;
     ((
-        option::of(meta()),
         option::of(arb_auth_status_capabilities(valid)),
+        option::of(meta()),
     ),)
-        .prop_map(|((meta, status),)| {
+        .prop_map(|((status, meta),)| {
             let mut v = AgentAuthCapabilities::new();
-            v.meta = meta;
             v.status = status;
+            v.meta = meta;
             v
         })
         .boxed()
@@ -2035,16 +2035,16 @@ pub fn arb_new_session_request(valid: bool) -> BoxedStrategy<NewSessionRequest<'
         text(),
         option::of(vec(text(), 0..3)),
         option::of(vec(arb_mcp_server(valid), 0..3)),
-        option::of(meta()),
         option::of(arb_system_prompt(valid)),
+        option::of(meta()),
     ),)
         .prop_map(
-            |((cwd, additional_directories, mcp_servers, meta, system_prompt),)| {
+            |((cwd, additional_directories, mcp_servers, system_prompt, meta),)| {
                 let mut v = NewSessionRequest::new(cwd);
                 v.additional_directories = additional_directories;
                 v.mcp_servers = mcp_servers;
-                v.meta = meta;
                 v.system_prompt = system_prompt;
+                v.meta = meta;
                 v
             },
         )
@@ -2199,21 +2199,21 @@ pub fn arb_resume_session_request(valid: bool) -> BoxedStrategy<ResumeSessionReq
             option::of(vec(text(), 0..3)),
             option::of(vec(arb_mcp_server(valid), 0..3)),
             option::of(arb_replay_from(valid)),
-            option::of(meta()),
+            option::of(arb_system_prompt(valid)),
         ),
-        (option::of(arb_system_prompt(valid)),),
+        (option::of(meta()),),
     )
         .prop_map(
             |(
-                (session_id, cwd, additional_directories, mcp_servers, replay_from, meta),
-                (system_prompt,),
+                (session_id, cwd, additional_directories, mcp_servers, replay_from, system_prompt),
+                (meta,),
             )| {
                 let mut v = ResumeSessionRequest::new(session_id, cwd);
                 v.additional_directories = additional_directories;
                 v.mcp_servers = mcp_servers;
                 v.replay_from = replay_from;
-                v.meta = meta;
                 v.system_prompt = system_prompt;
+                v.meta = meta;
                 v
             },
         )

@@ -31,222 +31,108 @@ use crate::acp::method::MethodKind::{Notification, Request};
 
 /// The method names of ACP v2.
 pub mod names {
-    /// `initialize` (client to agent).
-    pub const INITIALIZE: &str = "initialize";
-    /// `auth/login` (client to agent).
-    pub const AUTH_LOGIN: &str = "auth/login";
-    /// `providers/list` (client to agent; unstable).
-    #[cfg(feature = "unstable")]
-    pub const PROVIDERS_LIST: &str = "providers/list";
-    /// `providers/set` (client to agent; unstable).
-    #[cfg(feature = "unstable")]
-    pub const PROVIDERS_SET: &str = "providers/set";
-    /// `providers/disable` (client to agent; unstable).
-    #[cfg(feature = "unstable")]
-    pub const PROVIDERS_DISABLE: &str = "providers/disable";
-    /// `auth/logout` (client to agent).
-    pub const AUTH_LOGOUT: &str = "auth/logout";
-    /// `auth/status` (client to agent; unstable).
-    #[cfg(feature = "unstable")]
-    pub const AUTH_STATUS: &str = "auth/status";
-    /// `session/new` (client to agent).
-    pub const SESSION_NEW: &str = "session/new";
-    /// `session/list` (client to agent).
-    pub const SESSION_LIST: &str = "session/list";
-    /// `session/delete` (client to agent).
-    pub const SESSION_DELETE: &str = "session/delete";
-    /// `session/fork` (client to agent; unstable).
-    #[cfg(feature = "unstable")]
-    pub const SESSION_FORK: &str = "session/fork";
-    /// `session/archive` (client to agent; unstable).
-    #[cfg(feature = "unstable")]
-    pub const SESSION_ARCHIVE: &str = "session/archive";
-    /// `session/unarchive` (client to agent; unstable).
-    #[cfg(feature = "unstable")]
-    pub const SESSION_UNARCHIVE: &str = "session/unarchive";
-    /// `session/status` (client to agent; unstable).
-    #[cfg(feature = "unstable")]
-    pub const SESSION_STATUS: &str = "session/status";
-    /// `session/set_title` (client to agent; unstable).
-    #[cfg(feature = "unstable")]
-    pub const SESSION_SET_TITLE: &str = "session/set_title";
-    /// `session/resume` (client to agent).
-    pub const SESSION_RESUME: &str = "session/resume";
-    /// `session/close` (client to agent).
-    pub const SESSION_CLOSE: &str = "session/close";
-    /// `tool_call/cancel` (client to agent).
-    pub const TOOL_CALL_CANCEL: &str = "tool_call/cancel";
-    /// `terminal/cancel` (client to agent).
-    pub const TERMINAL_CANCEL: &str = "terminal/cancel";
-    /// `session/set_config_option` (client to agent).
-    pub const SESSION_SET_CONFIG_OPTION: &str = "session/set_config_option";
-    /// `session/prompt` (client to agent).
-    pub const SESSION_PROMPT: &str = "session/prompt";
-    /// `session/request_permission` (agent to client).
-    pub const SESSION_REQUEST_PERMISSION: &str = "session/request_permission";
-    /// `elicitation/create` (agent to client).
-    pub const ELICITATION_CREATE: &str = "elicitation/create";
-    /// `mcp/message` (a request agent to client, a notification client to agent; unstable).
-    #[cfg(feature = "unstable")]
-    pub const MCP_MESSAGE: &str = "mcp/message";
-    /// `session/cancel` (client to agent, notification).
-    pub const SESSION_CANCEL: &str = "session/cancel";
-    /// `session/update` (agent to client, notification).
-    pub const SESSION_UPDATE: &str = "session/update";
-    /// `elicitation/complete` (agent to client, notification).
-    pub const ELICITATION_COMPLETE: &str = "elicitation/complete";
-    /// `auth/status_update` (agent to client, notification; unstable).
-    #[cfg(feature = "unstable")]
-    pub const AUTH_STATUS_UPDATE: &str = "auth/status_update";
-    /// `$/cancel_request` (either side, notification).
-    pub const CANCEL_REQUEST: &str = "$/cancel_request";
+    acp_names! {
+        INITIALIZE = "initialize", "`initialize` (client to agent).";
+        AUTH_LOGIN = "auth/login", "`auth/login` (client to agent).";
+        #[cfg(feature = "unstable")] PROVIDERS_LIST = "providers/list", "`providers/list` (client to agent; unstable).";
+        #[cfg(feature = "unstable")] PROVIDERS_SET = "providers/set", "`providers/set` (client to agent; unstable).";
+        #[cfg(feature = "unstable")] PROVIDERS_DISABLE = "providers/disable", "`providers/disable` (client to agent; unstable).";
+        AUTH_LOGOUT = "auth/logout", "`auth/logout` (client to agent).";
+        #[cfg(feature = "unstable")] AUTH_STATUS = "auth/status", "`auth/status` (client to agent; unstable).";
+        SESSION_NEW = "session/new", "`session/new` (client to agent).";
+        SESSION_LIST = "session/list", "`session/list` (client to agent).";
+        SESSION_DELETE = "session/delete", "`session/delete` (client to agent).";
+        #[cfg(feature = "unstable")] SESSION_FORK = "session/fork", "`session/fork` (client to agent; unstable).";
+        #[cfg(feature = "unstable")] SESSION_ARCHIVE = "session/archive", "`session/archive` (client to agent; unstable).";
+        #[cfg(feature = "unstable")] SESSION_UNARCHIVE = "session/unarchive", "`session/unarchive` (client to agent; unstable).";
+        #[cfg(feature = "unstable")] SESSION_STATUS = "session/status", "`session/status` (client to agent; unstable).";
+        #[cfg(feature = "unstable")] SESSION_SET_TITLE = "session/set_title", "`session/set_title` (client to agent; unstable).";
+        SESSION_RESUME = "session/resume", "`session/resume` (client to agent).";
+        SESSION_CLOSE = "session/close", "`session/close` (client to agent).";
+        TOOL_CALL_CANCEL = "tool_call/cancel", "`tool_call/cancel` (client to agent).";
+        TERMINAL_CANCEL = "terminal/cancel", "`terminal/cancel` (client to agent).";
+        SESSION_SET_CONFIG_OPTION = "session/set_config_option", "`session/set_config_option` (client to agent).";
+        SESSION_PROMPT = "session/prompt", "`session/prompt` (client to agent).";
+        SESSION_REQUEST_PERMISSION = "session/request_permission", "`session/request_permission` (agent to client).";
+        ELICITATION_CREATE = "elicitation/create", "`elicitation/create` (agent to client).";
+        #[cfg(feature = "unstable")] MCP_MESSAGE = "mcp/message", "`mcp/message` (a request agent to client, a notification client to agent; unstable).";
+        SESSION_CANCEL = "session/cancel", "`session/cancel` (client to agent, notification).";
+        SESSION_UPDATE = "session/update", "`session/update` (agent to client, notification).";
+        ELICITATION_COMPLETE = "elicitation/complete", "`elicitation/complete` (agent to client, notification).";
+        #[cfg(feature = "unstable")] AUTH_STATUS_UPDATE = "auth/status_update", "`auth/status_update` (agent to client, notification; unstable).";
+        CANCEL_REQUEST = "$/cancel_request", "`$/cancel_request` (either side, notification).";
+    }
 }
 
 acp_params! {
     /// The typed params of a request, by method: every request of ACP v2.
     RequestParams {
-        /// `initialize`.
-        Initialize(InitializeRequest) = INITIALIZE,
-        /// `auth/login`.
-        LoginAuth(LoginAuthRequest) = AUTH_LOGIN,
-        /// `providers/list` (unstable).
-        #[cfg(feature = "unstable")]
-        ListProviders(ListProvidersRequest) = PROVIDERS_LIST,
-        /// `providers/set` (unstable).
-        #[cfg(feature = "unstable")]
-        SetProvider(SetProviderRequest) = PROVIDERS_SET,
-        /// `providers/disable` (unstable).
-        #[cfg(feature = "unstable")]
-        DisableProvider(DisableProviderRequest) = PROVIDERS_DISABLE,
-        /// `auth/logout`.
-        LogoutAuth(LogoutAuthRequest) = AUTH_LOGOUT,
-        /// `auth/status` (unstable).
-        #[cfg(feature = "unstable")]
-        AuthStatus(AuthStatusRequest) = AUTH_STATUS,
-        /// `session/new`.
-        NewSession(NewSessionRequest) = SESSION_NEW,
-        /// `session/list`.
-        ListSessions(ListSessionsRequest) = SESSION_LIST,
-        /// `session/delete`.
-        DeleteSession(DeleteSessionRequest) = SESSION_DELETE,
-        /// `session/fork` (unstable).
-        #[cfg(feature = "unstable")]
-        ForkSession(ForkSessionRequest) = SESSION_FORK,
-        /// `session/archive` (unstable).
-        #[cfg(feature = "unstable")]
-        ArchiveSession(ArchiveSessionRequest) = SESSION_ARCHIVE,
-        /// `session/unarchive` (unstable).
-        #[cfg(feature = "unstable")]
-        UnarchiveSession(UnarchiveSessionRequest) = SESSION_UNARCHIVE,
-        /// `session/status` (unstable).
-        #[cfg(feature = "unstable")]
-        SessionStatus(SessionStatusRequest) = SESSION_STATUS,
-        /// `session/set_title` (unstable).
-        #[cfg(feature = "unstable")]
-        SetSessionTitle(SetSessionTitleRequest) = SESSION_SET_TITLE,
-        /// `session/resume`.
-        ResumeSession(ResumeSessionRequest) = SESSION_RESUME,
-        /// `session/close`.
-        CloseSession(CloseSessionRequest) = SESSION_CLOSE,
-        /// `tool_call/cancel`.
-        CancelToolCall(CancelToolCallRequest) = TOOL_CALL_CANCEL,
-        /// `terminal/cancel`.
-        CancelTerminal(CancelTerminalRequest) = TERMINAL_CANCEL,
-        /// `session/set_config_option`.
-        SetSessionConfigOption(SetSessionConfigOptionRequest) = SESSION_SET_CONFIG_OPTION,
-        /// `session/prompt`.
-        Prompt(PromptRequest) = SESSION_PROMPT,
-        /// `session/request_permission`.
-        RequestPermission(RequestPermissionRequest) = SESSION_REQUEST_PERMISSION,
-        /// `elicitation/create`.
-        CreateElicitation(CreateElicitationRequest) = ELICITATION_CREATE,
-        /// `mcp/message` (agent to client; unstable).
-        #[cfg(feature = "unstable")]
-        MessageMcp(MessageMcpRequest) = MCP_MESSAGE,
+        Initialize(InitializeRequest) = INITIALIZE, "`initialize`.";
+        LoginAuth(LoginAuthRequest) = AUTH_LOGIN, "`auth/login`.";
+        #[cfg(feature = "unstable")] ListProviders(ListProvidersRequest) = PROVIDERS_LIST, "`providers/list` (unstable).";
+        #[cfg(feature = "unstable")] SetProvider(SetProviderRequest) = PROVIDERS_SET, "`providers/set` (unstable).";
+        #[cfg(feature = "unstable")] DisableProvider(DisableProviderRequest) = PROVIDERS_DISABLE, "`providers/disable` (unstable).";
+        LogoutAuth(LogoutAuthRequest) = AUTH_LOGOUT, "`auth/logout`.";
+        #[cfg(feature = "unstable")] AuthStatus(AuthStatusRequest) = AUTH_STATUS, "`auth/status` (unstable).";
+        NewSession(NewSessionRequest) = SESSION_NEW, "`session/new`.";
+        ListSessions(ListSessionsRequest) = SESSION_LIST, "`session/list`.";
+        DeleteSession(DeleteSessionRequest) = SESSION_DELETE, "`session/delete`.";
+        #[cfg(feature = "unstable")] ForkSession(ForkSessionRequest) = SESSION_FORK, "`session/fork` (unstable).";
+        #[cfg(feature = "unstable")] ArchiveSession(ArchiveSessionRequest) = SESSION_ARCHIVE, "`session/archive` (unstable).";
+        #[cfg(feature = "unstable")] UnarchiveSession(UnarchiveSessionRequest) = SESSION_UNARCHIVE, "`session/unarchive` (unstable).";
+        #[cfg(feature = "unstable")] SessionStatus(SessionStatusRequest) = SESSION_STATUS, "`session/status` (unstable).";
+        #[cfg(feature = "unstable")] SetSessionTitle(SetSessionTitleRequest) = SESSION_SET_TITLE, "`session/set_title` (unstable).";
+        ResumeSession(ResumeSessionRequest) = SESSION_RESUME, "`session/resume`.";
+        CloseSession(CloseSessionRequest) = SESSION_CLOSE, "`session/close`.";
+        CancelToolCall(CancelToolCallRequest) = TOOL_CALL_CANCEL, "`tool_call/cancel`.";
+        CancelTerminal(CancelTerminalRequest) = TERMINAL_CANCEL, "`terminal/cancel`.";
+        SetSessionConfigOption(SetSessionConfigOptionRequest) = SESSION_SET_CONFIG_OPTION, "`session/set_config_option`.";
+        Prompt(PromptRequest) = SESSION_PROMPT, "`session/prompt`.";
+        RequestPermission(RequestPermissionRequest) = SESSION_REQUEST_PERMISSION, "`session/request_permission`.";
+        CreateElicitation(CreateElicitationRequest) = ELICITATION_CREATE, "`elicitation/create`.";
+        #[cfg(feature = "unstable")] MessageMcp(MessageMcpRequest) = MCP_MESSAGE, "`mcp/message` (agent to client; unstable).";
     }
 }
 
 acp_params! {
     /// The typed params of a notification, by method.
     NotificationParams {
-        /// `session/cancel` (client to agent).
-        CancelSession(CancelSessionNotification) = SESSION_CANCEL,
-        /// `mcp/message` (client to agent; unstable).
-        #[cfg(feature = "unstable")]
-        MessageMcp(MessageMcpNotification) = MCP_MESSAGE,
-        /// `session/update` (agent to client).
-        UpdateSession(UpdateSessionNotification) = SESSION_UPDATE,
-        /// `elicitation/complete` (agent to client).
-        CompleteElicitation(CompleteElicitationNotification) = ELICITATION_COMPLETE,
-        /// `auth/status_update` (agent to client; unstable).
-        #[cfg(feature = "unstable")]
-        AuthStatusUpdate(AuthStatusUpdateNotification) = AUTH_STATUS_UPDATE,
-        /// `$/cancel_request` (either side).
-        CancelRequest(CancelRequestNotification) = CANCEL_REQUEST,
+        CancelSession(CancelSessionNotification) = SESSION_CANCEL, "`session/cancel` (client to agent).";
+        #[cfg(feature = "unstable")] MessageMcp(MessageMcpNotification) = MCP_MESSAGE, "`mcp/message` (client to agent; unstable).";
+        UpdateSession(UpdateSessionNotification) = SESSION_UPDATE, "`session/update` (agent to client).";
+        CompleteElicitation(CompleteElicitationNotification) = ELICITATION_COMPLETE, "`elicitation/complete` (agent to client).";
+        #[cfg(feature = "unstable")] AuthStatusUpdate(AuthStatusUpdateNotification) = AUTH_STATUS_UPDATE, "`auth/status_update` (agent to client; unstable).";
+        CancelRequest(CancelRequestNotification) = CANCEL_REQUEST, "`$/cancel_request` (either side).";
     }
 }
 
 acp_results! {
     /// The typed result of a response, by the method of the request it answers.
     ResponseResult {
-        /// `initialize`.
-        Initialize(InitializeResponse) = INITIALIZE,
-        /// `auth/login`.
-        LoginAuth(LoginAuthResponse) = AUTH_LOGIN,
-        /// `providers/list` (unstable).
-        #[cfg(feature = "unstable")]
-        ListProviders(ListProvidersResponse) = PROVIDERS_LIST,
-        /// `providers/set` (unstable).
-        #[cfg(feature = "unstable")]
-        SetProvider(SetProviderResponse) = PROVIDERS_SET,
-        /// `providers/disable` (unstable).
-        #[cfg(feature = "unstable")]
-        DisableProvider(DisableProviderResponse) = PROVIDERS_DISABLE,
-        /// `auth/logout`.
-        LogoutAuth(LogoutAuthResponse) = AUTH_LOGOUT,
-        /// `auth/status` (unstable).
-        #[cfg(feature = "unstable")]
-        AuthStatus(AuthStatusResponse) = AUTH_STATUS,
-        /// `session/new`.
-        NewSession(NewSessionResponse) = SESSION_NEW,
-        /// `session/list`.
-        ListSessions(ListSessionsResponse) = SESSION_LIST,
-        /// `session/delete`.
-        DeleteSession(DeleteSessionResponse) = SESSION_DELETE,
-        /// `session/fork` (unstable).
-        #[cfg(feature = "unstable")]
-        ForkSession(ForkSessionResponse) = SESSION_FORK,
-        /// `session/archive` (unstable).
-        #[cfg(feature = "unstable")]
-        ArchiveSession(ArchiveSessionResponse) = SESSION_ARCHIVE,
-        /// `session/unarchive` (unstable).
-        #[cfg(feature = "unstable")]
-        UnarchiveSession(UnarchiveSessionResponse) = SESSION_UNARCHIVE,
-        /// `session/status` (unstable).
-        #[cfg(feature = "unstable")]
-        SessionStatus(SessionStatusResponse) = SESSION_STATUS,
-        /// `session/set_title` (unstable).
-        #[cfg(feature = "unstable")]
-        SetSessionTitle(SetSessionTitleResponse) = SESSION_SET_TITLE,
-        /// `session/resume`.
-        ResumeSession(ResumeSessionResponse) = SESSION_RESUME,
-        /// `session/close`.
-        CloseSession(CloseSessionResponse) = SESSION_CLOSE,
-        /// `tool_call/cancel`.
-        CancelToolCall(CancelToolCallResponse) = TOOL_CALL_CANCEL,
-        /// `terminal/cancel`.
-        CancelTerminal(CancelTerminalResponse) = TERMINAL_CANCEL,
-        /// `session/set_config_option`.
-        SetSessionConfigOption(SetSessionConfigOptionResponse) = SESSION_SET_CONFIG_OPTION,
-        /// `session/prompt`.
-        Prompt(PromptResponse) = SESSION_PROMPT,
-        /// `session/request_permission`.
-        RequestPermission(RequestPermissionResponse) = SESSION_REQUEST_PERMISSION,
-        /// `elicitation/create`.
-        CreateElicitation(CreateElicitationResponse) = ELICITATION_CREATE,
-        /// `mcp/message` (unstable).
-        #[cfg(feature = "unstable")]
-        MessageMcp(MessageMcpResponse) = MCP_MESSAGE,
+        Initialize(InitializeResponse) = INITIALIZE, "`initialize`.";
+        LoginAuth(LoginAuthResponse) = AUTH_LOGIN, "`auth/login`.";
+        #[cfg(feature = "unstable")] ListProviders(ListProvidersResponse) = PROVIDERS_LIST, "`providers/list` (unstable).";
+        #[cfg(feature = "unstable")] SetProvider(SetProviderResponse) = PROVIDERS_SET, "`providers/set` (unstable).";
+        #[cfg(feature = "unstable")] DisableProvider(DisableProviderResponse) = PROVIDERS_DISABLE, "`providers/disable` (unstable).";
+        LogoutAuth(LogoutAuthResponse) = AUTH_LOGOUT, "`auth/logout`.";
+        #[cfg(feature = "unstable")] AuthStatus(AuthStatusResponse) = AUTH_STATUS, "`auth/status` (unstable).";
+        NewSession(NewSessionResponse) = SESSION_NEW, "`session/new`.";
+        ListSessions(ListSessionsResponse) = SESSION_LIST, "`session/list`.";
+        DeleteSession(DeleteSessionResponse) = SESSION_DELETE, "`session/delete`.";
+        #[cfg(feature = "unstable")] ForkSession(ForkSessionResponse) = SESSION_FORK, "`session/fork` (unstable).";
+        #[cfg(feature = "unstable")] ArchiveSession(ArchiveSessionResponse) = SESSION_ARCHIVE, "`session/archive` (unstable).";
+        #[cfg(feature = "unstable")] UnarchiveSession(UnarchiveSessionResponse) = SESSION_UNARCHIVE, "`session/unarchive` (unstable).";
+        #[cfg(feature = "unstable")] SessionStatus(SessionStatusResponse) = SESSION_STATUS, "`session/status` (unstable).";
+        #[cfg(feature = "unstable")] SetSessionTitle(SetSessionTitleResponse) = SESSION_SET_TITLE, "`session/set_title` (unstable).";
+        ResumeSession(ResumeSessionResponse) = SESSION_RESUME, "`session/resume`.";
+        CloseSession(CloseSessionResponse) = SESSION_CLOSE, "`session/close`.";
+        CancelToolCall(CancelToolCallResponse) = TOOL_CALL_CANCEL, "`tool_call/cancel`.";
+        CancelTerminal(CancelTerminalResponse) = TERMINAL_CANCEL, "`terminal/cancel`.";
+        SetSessionConfigOption(SetSessionConfigOptionResponse) = SESSION_SET_CONFIG_OPTION, "`session/set_config_option`.";
+        Prompt(PromptResponse) = SESSION_PROMPT, "`session/prompt`.";
+        RequestPermission(RequestPermissionResponse) = SESSION_REQUEST_PERMISSION, "`session/request_permission`.";
+        CreateElicitation(CreateElicitationResponse) = ELICITATION_CREATE, "`elicitation/create`.";
+        #[cfg(feature = "unstable")] MessageMcp(MessageMcpResponse) = MCP_MESSAGE, "`mcp/message` (unstable).";
     }
 }
 

@@ -100,27 +100,18 @@ pub type SessionSystemPromptOverrideCapabilities<'a> = MetaOnly<'a>;
 #[cfg(feature = "unstable")]
 pub type SessionCancelCapabilities<'a> = MetaOnly<'a>;
 
-acp_struct! {
+acp_types! {
     /// Request for user permission to proceed with an operation.
-    RequestPermissionRequest {
-        /// The session ID for this request.
-        session_id: req str = "sessionId";
-        /// Human-readable title for the permission prompt.
-        title: req str = "title";
-        /// Optional human-readable explanation of why permission is needed (optional).
-        description: opt str = "description", with_description;
-        /// Optional structured context about the operation requiring permission (optional).
-        subject: opt RequestPermissionSubject = "subject", with_subject;
-        /// Available permission options for the user to choose from. Must contain at least one option.
-        options: req [PermissionOption] = "options";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct RequestPermissionRequest + meta {
+        session_id: req str = "sessionId", "The session ID for this request.";
+        title: req str = "title", "Human-readable title for the permission prompt.";
+        description: opt str = "description", with_description, "Optional human-readable explanation of why permission is needed (optional).";
+        subject: opt RequestPermissionSubject = "subject", with_subject, "Optional structured context about the operation requiring permission (optional).";
+        options: req [PermissionOption] = "options", "Available permission options for the user to choose from. Must contain at least one option.";
     }
-}
 
-acp_tagged! {
     /// The operation requiring permission.
-    RequestPermissionSubject by "type" {
+    tagged RequestPermissionSubject by "type" {
         ToolCall(ToolCallPermissionSubject) = "tool_call",
         Command(CommandPermissionSubject) = "command",
     }
@@ -133,39 +124,23 @@ acp_tagged! {
     }
     same {
     }
-}
 
-acp_struct! {
     /// Represents an upsert for a tool call that the language model has requested.
-    ToolCallUpdate {
-        /// Unique identifier for this tool call within the session.
-        tool_call_id: req str = "toolCallId";
-        /// Programmatic name of the tool being invoked (optional).
-        name: opt str = "name", with_name;
-        /// Human-readable title describing what the tool is doing (optional).
-        title: opt str = "title", with_title;
-        /// The category of tool being invoked. Helps clients choose appropriate icons and UI treatment (optional).
-        kind: opt ToolKind = "kind", with_kind;
-        /// Current execution status of the tool call (optional).
-        status: opt ToolCallStatus = "status", with_status;
-        /// Content produced by the tool call (optional).
-        content: opt [ToolCallContent] = "content", with_content;
-        /// File locations affected by this tool call. Enables "follow-along" features in clients (optional).
-        locations: opt [ToolCallLocation] = "locations", with_locations;
-        /// Raw input parameters sent to the tool (optional).
-        raw_input: opt raw = "rawInput", with_raw_input;
-        /// Raw output returned by the tool (optional).
-        raw_output: opt raw = "rawOutput", with_raw_output;
-        /// Client-initiated controls this tool call currently supports, such as cancellation (optional).
-        capabilities: opt ToolCallCapabilities = "capabilities", with_capabilities;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct ToolCallUpdate + meta {
+        tool_call_id: req str = "toolCallId", "Unique identifier for this tool call within the session.";
+        name: opt str = "name", with_name, "Programmatic name of the tool being invoked (optional).";
+        title: opt str = "title", with_title, "Human-readable title describing what the tool is doing (optional).";
+        kind: opt ToolKind = "kind", with_kind, "The category of tool being invoked. Helps clients choose appropriate icons and UI treatment (optional).";
+        status: opt ToolCallStatus = "status", with_status, "Current execution status of the tool call (optional).";
+        content: opt [ToolCallContent] = "content", with_content, "Content produced by the tool call (optional).";
+        locations: opt [ToolCallLocation] = "locations", with_locations, "File locations affected by this tool call. Enables \"follow-along\" features in clients (optional).";
+        raw_input: opt raw = "rawInput", with_raw_input, "Raw input parameters sent to the tool (optional).";
+        raw_output: opt raw = "rawOutput", with_raw_output, "Raw output returned by the tool (optional).";
+        capabilities: opt ToolCallCapabilities = "capabilities", with_capabilities, "Client-initiated controls this tool call currently supports, such as cancellation (optional).";
     }
-}
 
-acp_enum! {
     /// Execution status of a tool call.
-    ToolCallStatus {
+    enum ToolCallStatus {
         Pending = "pending",
         InProgress = "in_progress",
         Paused = "paused",
@@ -173,11 +148,9 @@ acp_enum! {
         Failed = "failed",
         Cancelled = "cancelled",
     }
-}
 
-acp_tagged! {
     /// Content produced by a tool call.
-    ToolCallContent by "type" {
+    tagged ToolCallContent by "type" {
         Content(Content) = "content",
         Diff(Diff) = "diff",
         Terminal(Terminal) = "terminal",
@@ -190,11 +163,9 @@ acp_tagged! {
     }
     same {
     }
-}
 
-acp_tagged! {
     /// Content blocks represent displayable information in the Agent Client Protocol.
-    ContentBlock by "type" {
+    tagged ContentBlock by "type" {
         Text(TextContent) = "text",
         Image(ImageContent) = "image",
         Audio(AudioContent) = "audio",
@@ -216,224 +187,127 @@ acp_tagged! {
     }
     same {
     }
-}
 
-acp_struct! {
     /// An optionally-sized icon that can be displayed in a user interface.
-    Icon {
-        /// A standard URI pointing to an icon resource. MUST be an `https:` or `data:` URI. Clients reject other schemes, fetch without credentials, and do not follow scheme- or origin-changing redirects.
-        src: req str = "src";
-        /// Optional MIME type override if the source MIME type is missing or generic (optional).
-        mime_type: opt str = "mimeType", with_mime_type;
-        /// Optional array of strings that specify sizes at which the icon can be used. Each string should be in `WxH` format (e.g., `"48x48"`, `"96x96"`) or `"any"` for scalable formats like SVG (optional).
-        sizes: opt [str] = "sizes", with_sizes;
-        /// Optional theme this icon is designed for (optional).
-        theme: opt IconTheme = "theme", with_theme;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct Icon + meta {
+        src: req str = "src", "A standard URI pointing to an icon resource. MUST be an `https:` or `data:` URI. Clients reject other schemes, fetch without credentials, and do not follow scheme- or origin-changing redirects.";
+        mime_type: opt str = "mimeType", with_mime_type, "Optional MIME type override if the source MIME type is missing or generic (optional).";
+        sizes: opt [str] = "sizes", with_sizes, "Optional array of strings that specify sizes at which the icon can be used. Each string should be in `WxH` format (e.g., `\"48x48\"`, `\"96x96\"`) or `\"any\"` for scalable formats like SVG (optional).";
+        theme: opt IconTheme = "theme", with_theme, "Optional theme this icon is designed for (optional).";
     }
-}
 
-acp_enum! {
     /// Theme an icon is designed for.
-    IconTheme {
+    enum IconTheme {
         Light = "light",
         Dark = "dark",
     }
-}
 
-acp_struct! {
     /// A link to a resource that the receiver may be able to read, included in a prompt or tool call result.
-    ResourceLink {
-        /// Human-readable name shown for this protocol object.
-        name: req str = "name";
-        /// URI associated with this resource or media payload.
-        uri: req str = "uri";
-        /// Optional display title for end-user UI (optional).
-        title: opt str = "title", with_title;
-        /// Optional human-readable details shown with this protocol object (optional).
-        description: opt str = "description", with_description;
-        /// Optional set of sized icons that the client can display in a user interface (optional).
-        icons: opt [Icon] = "icons", with_icons;
-        /// MIME type describing the encoded media payload (optional).
-        mime_type: opt str = "mimeType", with_mime_type;
-        /// Optional size of the linked resource in bytes, if known (optional).
-        size: opt u64 = "size", with_size;
-        /// Optional annotations that help clients decide how to display or route this content (optional).
-        annotations: opt Annotations = "annotations", with_annotations;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct ResourceLink + meta {
+        name: req str = "name", "Human-readable name shown for this protocol object.";
+        uri: req str = "uri", "URI associated with this resource or media payload.";
+        title: opt str = "title", with_title, "Optional display title for end-user UI (optional).";
+        description: opt str = "description", with_description, "Optional human-readable details shown with this protocol object (optional).";
+        icons: opt [Icon] = "icons", with_icons, "Optional set of sized icons that the client can display in a user interface (optional).";
+        mime_type: opt str = "mimeType", with_mime_type, "MIME type describing the encoded media payload (optional).";
+        size: opt u64 = "size", with_size, "Optional size of the linked resource in bytes, if known (optional).";
+        annotations: opt Annotations = "annotations", with_annotations, "Optional annotations that help clients decide how to display or route this content (optional).";
     }
-}
 
-acp_struct! {
     /// Standard content block (text, images, resources).
-    Content {
-        /// The actual content block.
-        content: req ContentBlock = "content";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct Content + meta {
+        content: req ContentBlock = "content", "The actual content block.";
     }
-}
 
-acp_enum! {
     /// The `operation` of a `DiffChange`.
-    DiffOperation {
+    enum DiffOperation {
         Add = "add",
         Delete = "delete",
         Modify = "modify",
         Move = "move",
         Copy = "copy",
     }
-}
 
-acp_struct! {
     /// One file-level change described by a `Diff`.
-    DiffChange {
-        /// File content kind after the operation (for `delete`, of the deleted file) (optional).
-        file_type: opt DiffFileType = "fileType", with_file_type;
-        /// MIME type of the file contents after the operation (for `delete`, of the deleted file) (optional).
-        mime_type: opt str = "mimeType", with_mime_type;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
-        /// Absolute path for the operation.
-        path: req str = "path";
-        /// Absolute path before the operation (optional).
-        old_path: opt str = "oldPath", with_old_path;
-        /// The `operation` member.
-        operation: req DiffOperation = "operation";
+    struct DiffChange + meta {
+        file_type: opt DiffFileType = "fileType", with_file_type, "File content kind after the operation (for `delete`, of the deleted file) (optional).";
+        mime_type: opt str = "mimeType", with_mime_type, "MIME type of the file contents after the operation (for `delete`, of the deleted file) (optional).";
+        path: req str = "path", "Absolute path for the operation.";
+        old_path: opt str = "oldPath", with_old_path, "Absolute path before the operation (optional).";
+        operation: req DiffOperation = "operation", "The `operation` member.";
     }
-}
 
-acp_enum! {
     /// Kind of file content represented by a diff change.
-    DiffFileType {
+    enum DiffFileType {
         Text = "text",
         Binary = "binary",
         Directory = "directory",
         Symlink = "symlink",
     }
-}
 
-acp_struct! {
     /// Renderable patch text and its format.
-    DiffPatch {
-        /// Patch format. The only ACP-defined value is `git_patch`.
-        format: req DiffPatchFormat = "format";
-        /// Patch text in the format named by `format`.
-        text: req str = "text";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct DiffPatch + meta {
+        format: req DiffPatchFormat = "format", "Patch format. The only ACP-defined value is `git_patch`.";
+        text: req str = "text", "Patch text in the format named by `format`.";
     }
-}
 
-acp_enum! {
     /// Text patch format used by `DiffPatch`.
-    DiffPatchFormat {
+    enum DiffPatchFormat {
         GitPatch = "git_patch",
     }
-}
 
-acp_struct! {
     /// File changes produced by a tool call.
-    Diff {
-        /// Structured file changes described by this diff.
-        changes: req [DiffChange] = "changes";
-        /// Renderable patch text for some or all of the structured changes (optional).
-        patch: opt DiffPatch = "patch", with_patch;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct Diff + meta {
+        changes: req [DiffChange] = "changes", "Structured file changes described by this diff.";
+        patch: opt DiffPatch = "patch", with_patch, "Renderable patch text for some or all of the structured changes (optional).";
     }
-}
 
-acp_struct! {
     /// Client-initiated controls a tool call currently supports.
-    ToolCallCapabilities {
-        /// Permits the Client to cancel this tool call with `tool_call/cancel` (optional).
-        cancel: opt MetaOnly = "cancel", with_cancel;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct ToolCallCapabilities + meta {
+        cancel: opt MetaOnly = "cancel", with_cancel, "Permits the Client to cancel this tool call with `tool_call/cancel` (optional).";
     }
-}
 
-acp_struct! {
     /// Permission request details for a tool call.
-    ToolCallPermissionSubject {
-        /// Details about the tool call requiring permission.
-        tool_call: req ToolCallUpdate = "toolCall";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct ToolCallPermissionSubject + meta {
+        tool_call: req ToolCallUpdate = "toolCall", "Details about the tool call requiring permission.";
     }
-}
 
-acp_struct! {
     /// Permission request details for a command.
-    CommandPermissionSubject {
-        /// The command that would be run if permission is granted.
-        command: req str = "command";
-        /// The absolute working directory for the command.
-        cwd: req str = "cwd";
-        /// The associated tool call, when known. Omitted and `null` are equivalent (optional).
-        tool_call_id: opt str = "toolCallId", with_tool_call_id;
-        /// The associated terminal, when already known. Omitted and `null` are equivalent (optional).
-        terminal_id: opt str = "terminalId", with_terminal_id;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct CommandPermissionSubject + meta {
+        command: req str = "command", "The command that would be run if permission is granted.";
+        cwd: req str = "cwd", "The absolute working directory for the command.";
+        tool_call_id: opt str = "toolCallId", with_tool_call_id, "The associated tool call, when known. Omitted and `null` are equivalent (optional).";
+        terminal_id: opt str = "terminalId", with_terminal_id, "The associated terminal, when already known. Omitted and `null` are equivalent (optional).";
     }
-}
 
-acp_struct! {
     /// Request from the agent to elicit structured user input.
-    CreateElicitationRequest {
-        /// A human-readable message describing what input is needed.
-        message: req str = "message";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
-        /// A JSON Schema describing the form fields to present to the user (optional).
-        requested_schema: opt ElicitationSchema = "requestedSchema", with_requested_schema;
-        /// The session this elicitation is tied to (optional).
-        session_id: opt str = "sessionId", with_session_id;
-        /// Optional tool call within the session (optional).
-        tool_call_id: opt str = "toolCallId", with_tool_call_id;
-        /// The pending Client-to-Agent request this elicitation is tied to (optional).
-        request_id: opt id = "requestId", with_request_id;
-        /// The unique identifier for this elicitation (optional).
-        elicitation_id: opt str = "elicitationId", with_elicitation_id;
-        /// The URL to direct the user to (optional).
-        url: opt str = "url", with_url;
-        /// The elicitation mode.
-        mode: req ElicitationMode = "mode";
+    struct CreateElicitationRequest + meta {
+        message: req str = "message", "A human-readable message describing what input is needed.";
+        requested_schema: opt ElicitationSchema = "requestedSchema", with_requested_schema, "A JSON Schema describing the form fields to present to the user (optional).";
+        session_id: opt str = "sessionId", with_session_id, "The session this elicitation is tied to (optional).";
+        tool_call_id: opt str = "toolCallId", with_tool_call_id, "Optional tool call within the session (optional).";
+        request_id: opt id = "requestId", with_request_id, "The pending Client-to-Agent request this elicitation is tied to (optional).";
+        elicitation_id: opt str = "elicitationId", with_elicitation_id, "The unique identifier for this elicitation (optional).";
+        url: opt str = "url", with_url, "The URL to direct the user to (optional).";
+        mode: req ElicitationMode = "mode", "The elicitation mode.";
     }
-}
 
-acp_struct! {
     /// Type-safe elicitation schema for requesting structured user input.
-    ElicitationSchema {
-        /// Type discriminator. Always `"object"`. Any other value is rejected.
-        kind: req ElicitationSchemaType = "type";
-        /// Optional title for the schema (optional).
-        title: opt str = "title", with_title;
-        /// Property definitions (must be primitive types).
-        properties: req raw = "properties";
-        /// List of required property names (optional).
-        required: opt [str] = "required", with_required;
-        /// Optional description of what this schema represents (optional).
-        description: opt str = "description", with_description;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct ElicitationSchema + meta {
+        kind: req ElicitationSchemaType = "type", "Type discriminator. Always `\"object\"`. Any other value is rejected.";
+        title: opt str = "title", with_title, "Optional title for the schema (optional).";
+        properties: req raw = "properties", "Property definitions (must be primitive types).";
+        required: opt [str] = "required", with_required, "List of required property names (optional).";
+        description: opt str = "description", with_description, "Optional description of what this schema represents (optional).";
     }
-}
 
-acp_enum! {
     /// Type discriminator for elicitation schemas.
-    ElicitationSchemaType {
+    enum ElicitationSchemaType {
         Object = "object",
     }
-}
 
-acp_tagged! {
     /// Property schema for elicitation form fields.
-    ElicitationPropertySchema by "type" {
+    tagged ElicitationPropertySchema by "type" {
         String(StringPropertySchema) = "string",
         Number(NumberPropertySchema) = "number",
         Integer(IntegerPropertySchema) = "integer",
@@ -456,264 +330,138 @@ acp_tagged! {
     }
     same {
     }
-}
 
-acp_enum! {
     /// String format types for string properties in elicitation schemas.
-    StringFormat {
+    enum StringFormat {
         Email = "email",
         Uri = "uri",
         Date = "date",
         DateTime = "date-time",
     }
-}
 
-acp_struct! {
     /// A titled enum option with a const value, human-readable title, and optional description.
-    EnumOption {
-        /// The constant value for this option.
-        value: req str = "const";
-        /// Human-readable title for this option.
-        title: req str = "title";
-        /// Human-readable description (optional).
-        description: opt str = "description", with_description;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct EnumOption + meta {
+        value: req str = "const", "The constant value for this option.";
+        title: req str = "title", "Human-readable title for this option.";
+        description: opt str = "description", with_description, "Human-readable description (optional).";
     }
-}
 
-acp_struct! {
     /// Schema for string properties in an elicitation form.
-    StringPropertySchema {
-        /// Optional title for the property (optional).
-        title: opt str = "title", with_title;
-        /// Human-readable description (optional).
-        description: opt str = "description", with_description;
-        /// Minimum string length (optional).
-        min_length: opt u32 = "minLength", with_min_length;
-        /// Maximum string length (optional).
-        max_length: opt u32 = "maxLength", with_max_length;
-        /// Pattern the string must match, in ECMA-262 regular expression syntax (optional).
-        pattern: opt str = "pattern", with_pattern;
-        /// String format (optional).
-        format: opt StringFormat = "format", with_format;
-        /// Default value (optional).
-        default: opt str = "default", with_default;
-        /// Enum values for untitled single-select enums. Must contain at least one value when present. Optional. Omitted and `null` are equivalent and mean no untitled single-select choices are declared by `enum` (optional).
-        values: opt [str] = "enum", with_values;
-        /// Titled enum options for titled single-select enums. Must contain at least one option when present. Optional. Omitted and `null` are equivalent and mean no titled single-select choices are declared by `oneOf` (optional).
-        one_of: opt [EnumOption] = "oneOf", with_one_of;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct StringPropertySchema + meta {
+        title: opt str = "title", with_title, "Optional title for the property (optional).";
+        description: opt str = "description", with_description, "Human-readable description (optional).";
+        min_length: opt u32 = "minLength", with_min_length, "Minimum string length (optional).";
+        max_length: opt u32 = "maxLength", with_max_length, "Maximum string length (optional).";
+        pattern: opt str = "pattern", with_pattern, "Pattern the string must match, in ECMA-262 regular expression syntax (optional).";
+        format: opt StringFormat = "format", with_format, "String format (optional).";
+        default: opt str = "default", with_default, "Default value (optional).";
+        values: opt [str] = "enum", with_values, "Enum values for untitled single-select enums. Must contain at least one value when present. Optional. Omitted and `null` are equivalent and mean no untitled single-select choices are declared by `enum` (optional).";
+        one_of: opt [EnumOption] = "oneOf", with_one_of, "Titled enum options for titled single-select enums. Must contain at least one option when present. Optional. Omitted and `null` are equivalent and mean no titled single-select choices are declared by `oneOf` (optional).";
     }
-}
 
-acp_struct! {
     /// Schema for number (floating-point) properties in an elicitation form.
-    NumberPropertySchema {
-        /// Optional title for the property (optional).
-        title: opt str = "title", with_title;
-        /// Human-readable description (optional).
-        description: opt str = "description", with_description;
-        /// Minimum value (inclusive) (optional).
-        minimum: opt f64 = "minimum", with_minimum;
-        /// Maximum value (inclusive) (optional).
-        maximum: opt f64 = "maximum", with_maximum;
-        /// Default value (optional).
-        default: opt f64 = "default", with_default;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct NumberPropertySchema + meta {
+        title: opt str = "title", with_title, "Optional title for the property (optional).";
+        description: opt str = "description", with_description, "Human-readable description (optional).";
+        minimum: opt f64 = "minimum", with_minimum, "Minimum value (inclusive) (optional).";
+        maximum: opt f64 = "maximum", with_maximum, "Maximum value (inclusive) (optional).";
+        default: opt f64 = "default", with_default, "Default value (optional).";
     }
-}
 
-acp_struct! {
     /// Schema for integer properties in an elicitation form.
-    IntegerPropertySchema {
-        /// Optional title for the property (optional).
-        title: opt str = "title", with_title;
-        /// Human-readable description (optional).
-        description: opt str = "description", with_description;
-        /// Minimum value (inclusive) (optional).
-        minimum: opt i64 = "minimum", with_minimum;
-        /// Maximum value (inclusive) (optional).
-        maximum: opt i64 = "maximum", with_maximum;
-        /// Default value (optional).
-        default: opt i64 = "default", with_default;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct IntegerPropertySchema + meta {
+        title: opt str = "title", with_title, "Optional title for the property (optional).";
+        description: opt str = "description", with_description, "Human-readable description (optional).";
+        minimum: opt i64 = "minimum", with_minimum, "Minimum value (inclusive) (optional).";
+        maximum: opt i64 = "maximum", with_maximum, "Maximum value (inclusive) (optional).";
+        default: opt i64 = "default", with_default, "Default value (optional).";
     }
-}
 
-acp_struct! {
     /// Schema for boolean properties in an elicitation form.
-    BooleanPropertySchema {
-        /// Optional title for the property (optional).
-        title: opt str = "title", with_title;
-        /// Human-readable description (optional).
-        description: opt str = "description", with_description;
-        /// Default value (optional).
-        default: opt bool = "default", with_default;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct BooleanPropertySchema + meta {
+        title: opt str = "title", with_title, "Optional title for the property (optional).";
+        description: opt str = "description", with_description, "Human-readable description (optional).";
+        default: opt bool = "default", with_default, "Default value (optional).";
     }
-}
 
-acp_tagged! {
     /// Items for a multi-select (array) property schema.
-    MultiSelectItems by "type" {
+    tagged MultiSelectItems by "type" {
         String(StringMultiSelectItems) = "string",
     }
     guess {
     }
     same {
     }
-}
 
-acp_struct! {
     /// String item schema for multi-select enum properties.
-    StringMultiSelectItems {
-        /// Allowed enum values. Must contain at least one value.
-        values: req [str] = "enum";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct StringMultiSelectItems + meta {
+        values: req [str] = "enum", "Allowed enum values. Must contain at least one value.";
     }
-}
 
-acp_struct! {
     /// Items definition for titled multi-select enum properties.
-    TitledMultiSelectItems {
-        /// Titled enum options. Must contain at least one option.
-        any_of: req [EnumOption] = "anyOf";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct TitledMultiSelectItems + meta {
+        any_of: req [EnumOption] = "anyOf", "Titled enum options. Must contain at least one option.";
     }
-}
 
-acp_struct! {
     /// Schema for multi-select (array) properties in an elicitation form.
-    MultiSelectPropertySchema {
-        /// Optional title for the property (optional).
-        title: opt str = "title", with_title;
-        /// Human-readable description (optional).
-        description: opt str = "description", with_description;
-        /// Minimum number of items to select (optional).
-        min_items: opt u64 = "minItems", with_min_items;
-        /// Maximum number of items to select (optional).
-        max_items: opt u64 = "maxItems", with_max_items;
-        /// The items definition describing allowed values.
-        items: req MultiSelectItems = "items";
-        /// Default selected values (optional).
-        default: opt [str] = "default", with_default;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct MultiSelectPropertySchema + meta {
+        title: opt str = "title", with_title, "Optional title for the property (optional).";
+        description: opt str = "description", with_description, "Human-readable description (optional).";
+        min_items: opt u64 = "minItems", with_min_items, "Minimum number of items to select (optional).";
+        max_items: opt u64 = "maxItems", with_max_items, "Maximum number of items to select (optional).";
+        items: req MultiSelectItems = "items", "The items definition describing allowed values.";
+        default: opt [str] = "default", with_default, "Default selected values (optional).";
     }
-}
 
-acp_struct! {
     /// Response to the `initialize` method.
-    InitializeResponse {
-        /// The highest protocol version supported by the agent that is at or below the version requested by the client. If no such version exists, initialization fails with error code -32022.
-        protocol_version: req u16 = "protocolVersion";
-        /// Information about the implementation sending this initialize response.
-        info: req Implementation = "info";
-        /// Capabilities supported by the agent (optional).
-        capabilities: opt AgentCapabilities = "capabilities", with_capabilities;
-        /// Authentication methods supported by the agent (optional).
-        auth_methods: opt [AuthMethod] = "authMethods", with_auth_methods;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct InitializeResponse + meta {
+        protocol_version: req u16 = "protocolVersion", "The highest protocol version supported by the agent that is at or below the version requested by the client. If no such version exists, initialization fails with error code -32022.";
+        info: req Implementation = "info", "Information about the implementation sending this initialize response.";
+        capabilities: opt AgentCapabilities = "capabilities", with_capabilities, "Capabilities supported by the agent (optional).";
+        auth_methods: opt [AuthMethod] = "authMethods", with_auth_methods, "Authentication methods supported by the agent (optional).";
     }
-}
 
-acp_struct! {
     /// Capabilities supported by the agent.
-    AgentCapabilities {
-        /// Session capabilities supported by the agent (optional).
-        session: opt SessionCapabilities = "session", with_session;
-        /// Authentication-related extension capabilities supported by the agent (optional).
-        auth: opt AgentAuthCapabilities = "auth", with_auth;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
-        /// Provider configuration capabilities supported by the agent (optional).
-        #[cfg(feature = "unstable")]
-        providers: opt ProvidersCapabilities = "providers", with_providers;
+    struct AgentCapabilities + meta {
+        session: opt SessionCapabilities = "session", with_session, "Session capabilities supported by the agent (optional).";
+        auth: opt AgentAuthCapabilities = "auth", with_auth, "Authentication-related extension capabilities supported by the agent (optional).";
+        #[cfg(feature = "unstable")] providers: opt ProvidersCapabilities = "providers", with_providers, "Provider configuration capabilities supported by the agent (optional).";
     }
-}
 
-acp_struct! {
     /// Session capabilities supported by the agent.
-    SessionCapabilities {
-        /// Prompt capabilities supported by the agent in `session/prompt` requests (optional).
-        prompt: opt PromptCapabilities = "prompt", with_prompt;
-        /// MCP capabilities supported by the agent for session lifecycle requests (optional).
-        mcp: opt McpCapabilities = "mcp", with_mcp;
-        /// Whether the agent supports `session/delete` (optional).
-        delete: opt MetaOnly = "delete", with_delete;
-        /// Whether the agent supports `additionalDirectories` on supported session lifecycle requests (optional).
-        additional_directories: opt MetaOnly = "additionalDirectories", with_additional_directories;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
-        /// Whether the agent supports `systemPrompt` on session lifecycle requests (optional).
-        #[cfg(feature = "unstable")]
-        system_prompt: opt SessionSystemPromptCapabilities = "systemPrompt", with_system_prompt;
-        /// Whether the agent supports `session/fork` (optional).
-        #[cfg(feature = "unstable")]
-        fork: opt SessionForkCapabilities = "fork", with_fork;
-        /// Whether the agent supports `session/archive` and `session/unarchive` (optional).
-        #[cfg(feature = "unstable")]
-        archive: opt SessionArchiveCapabilities = "archive", with_archive;
-        /// Whether the agent supports `session/status` (optional).
-        #[cfg(feature = "unstable")]
-        status: opt SessionStatusCapabilities = "status", with_status;
-        /// Whether the agent supports `session/set_title` (optional).
-        #[cfg(feature = "unstable")]
-        title: opt SessionTitleCapabilities = "title", with_title;
+    struct SessionCapabilities + meta {
+        prompt: opt PromptCapabilities = "prompt", with_prompt, "Prompt capabilities supported by the agent in `session/prompt` requests (optional).";
+        mcp: opt McpCapabilities = "mcp", with_mcp, "MCP capabilities supported by the agent for session lifecycle requests (optional).";
+        delete: opt MetaOnly = "delete", with_delete, "Whether the agent supports `session/delete` (optional).";
+        additional_directories: opt MetaOnly = "additionalDirectories", with_additional_directories, "Whether the agent supports `additionalDirectories` on supported session lifecycle requests (optional).";
+        #[cfg(feature = "unstable")] system_prompt: opt SessionSystemPromptCapabilities = "systemPrompt", with_system_prompt, "Whether the agent supports `systemPrompt` on session lifecycle requests (optional).";
+        #[cfg(feature = "unstable")] fork: opt SessionForkCapabilities = "fork", with_fork, "Whether the agent supports `session/fork` (optional).";
+        #[cfg(feature = "unstable")] archive: opt SessionArchiveCapabilities = "archive", with_archive, "Whether the agent supports `session/archive` and `session/unarchive` (optional).";
+        #[cfg(feature = "unstable")] status: opt SessionStatusCapabilities = "status", with_status, "Whether the agent supports `session/status` (optional).";
+        #[cfg(feature = "unstable")] title: opt SessionTitleCapabilities = "title", with_title, "Whether the agent supports `session/set_title` (optional).";
     }
-}
 
-acp_struct! {
     /// Prompt capabilities supported by the agent in `session/prompt` requests.
-    PromptCapabilities {
-        /// Agent supports `image` content blocks (optional).
-        image: opt MetaOnly = "image", with_image;
-        /// Agent supports `audio` content blocks (optional).
-        audio: opt MetaOnly = "audio", with_audio;
-        /// Agent supports embedded context in `session/prompt` requests (optional).
-        embedded_context: opt MetaOnly = "embeddedContext", with_embedded_context;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct PromptCapabilities + meta {
+        image: opt MetaOnly = "image", with_image, "Agent supports `image` content blocks (optional).";
+        audio: opt MetaOnly = "audio", with_audio, "Agent supports `audio` content blocks (optional).";
+        embedded_context: opt MetaOnly = "embeddedContext", with_embedded_context, "Agent supports embedded context in `session/prompt` requests (optional).";
     }
-}
 
-acp_struct! {
     /// MCP capabilities supported by the agent for session lifecycle requests.
-    McpCapabilities {
-        /// Agent supports `stdio` MCP servers (optional).
-        stdio: opt MetaOnly = "stdio", with_stdio;
-        /// Agent supports `http` MCP servers (optional).
-        http: opt MetaOnly = "http", with_http;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
-        /// Agent supports `acp` MCP servers (optional).
-        #[cfg(feature = "unstable")]
-        acp: opt MetaOnly = "acp", with_acp;
+    struct McpCapabilities + meta {
+        stdio: opt MetaOnly = "stdio", with_stdio, "Agent supports `stdio` MCP servers (optional).";
+        http: opt MetaOnly = "http", with_http, "Agent supports `http` MCP servers (optional).";
+        #[cfg(feature = "unstable")] acp: opt MetaOnly = "acp", with_acp, "Agent supports `acp` MCP servers (optional).";
     }
-}
 
-acp_struct! {
     /// Authentication-related extension capabilities supported by the agent.
-    AgentAuthCapabilities {
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
-        /// Whether the agent supports the `auth/status` method (optional).
-        #[cfg(feature = "unstable")]
-        status: opt AuthStatusCapabilities = "status", with_status;
+    struct AgentAuthCapabilities + meta {
+        #[cfg(feature = "unstable")] status: opt AuthStatusCapabilities = "status", with_status, "Whether the agent supports the `auth/status` method (optional).";
     }
-}
 
-acp_tagged! {
     /// Describes an available authentication method.
-    AuthMethod by "type" {
+    tagged AuthMethod by "type" {
         Terminal(AuthMethodTerminal) = "terminal",
         Agent(AuthMethodAgent) = "agent",
     }
@@ -725,241 +473,140 @@ acp_tagged! {
     }
 }
 
-acp_struct! {
+acp_types! {
     /// Terminal-based authentication method.
-    AuthMethodTerminal {
-        /// Unique identifier for this authentication method.
-        method_id: req str = "methodId";
-        /// Human-readable name of the authentication method.
-        name: req str = "name";
-        /// Optional human-readable description of this authentication method (optional).
-        description: opt str = "description", with_description;
-        /// Additional arguments to append to the configured agent invocation for terminal auth (optional).
-        args: opt [str] = "args", with_args;
-        /// Additional environment variables to set on the configured agent invocation for terminal auth. Names MUST be unique. These values override same-named variables in the base launch configuration (optional).
-        env: opt [EnvVariable] = "env", with_env;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct AuthMethodTerminal + meta {
+        method_id: req str = "methodId", "Unique identifier for this authentication method.";
+        name: req str = "name", "Human-readable name of the authentication method.";
+        description: opt str = "description", with_description, "Optional human-readable description of this authentication method (optional).";
+        args: opt [str] = "args", with_args, "Additional arguments to append to the configured agent invocation for terminal auth (optional).";
+        env: opt [EnvVariable] = "env", with_env, "Additional environment variables to set on the configured agent invocation for terminal auth. Names MUST be unique. These values override same-named variables in the base launch configuration (optional).";
     }
-}
 
-acp_struct! {
     /// Agent handles authentication itself through `auth/login`.
-    AuthMethodAgent {
-        /// Unique identifier for this authentication method.
-        method_id: req str = "methodId";
-        /// Human-readable name of the authentication method.
-        name: req str = "name";
-        /// Optional human-readable description of this authentication method (optional).
-        description: opt str = "description", with_description;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct AuthMethodAgent + meta {
+        method_id: req str = "methodId", "Unique identifier for this authentication method.";
+        name: req str = "name", "Human-readable name of the authentication method.";
+        description: opt str = "description", with_description, "Optional human-readable description of this authentication method (optional).";
     }
-}
 
-acp_struct! {
     /// Response from creating a new session.
-    NewSessionResponse {
-        /// Unique identifier for the created session.
-        session_id: req str = "sessionId";
-        /// Initial session configuration options (optional).
-        config_options: opt [SessionConfigOption] = "configOptions", with_config_options;
-        /// Initial commands the agent can execute in this session (optional).
-        available_commands: opt [AvailableCommand] = "availableCommands", with_available_commands;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct NewSessionResponse + meta {
+        session_id: req str = "sessionId", "Unique identifier for the created session.";
+        config_options: opt [SessionConfigOption] = "configOptions", with_config_options, "Initial session configuration options (optional).";
+        available_commands: opt [AvailableCommand] = "availableCommands", with_available_commands, "Initial commands the agent can execute in this session (optional).";
     }
-}
 
-acp_enum! {
     /// The `type` of a `SessionConfigOption`.
-    SessionConfigKind {
+    enum SessionConfigKind {
         Select = "select",
         Boolean = "boolean",
     }
-}
 
-acp_struct! {
     /// A session configuration option selector and its current state.
-    SessionConfigOption {
-        /// Unique identifier for the configuration option.
-        config_id: req str = "configId";
-        /// Human-readable label for the option.
-        name: req str = "name";
-        /// Optional description for the Client to display to the user (optional).
-        description: opt str = "description", with_description;
-        /// Optional semantic category for this option (UX only) (optional).
-        category: opt SessionConfigOptionCategory = "category", with_category;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
-        /// The currently selected value. MUST be one of the `value`s in `options`.
-        current_value: req ConfigValue = "currentValue";
-        /// The set of selectable options. MUST contain at least one value, and each `value` MUST be unique within the option, including across groups (optional).
-        options: opt SessionConfigSelectOptions = "options", with_options;
-        /// The `type` tag (`"boolean"` for boolean values).
-        kind: req SessionConfigKind = "type";
+    struct SessionConfigOption + meta {
+        config_id: req str = "configId", "Unique identifier for the configuration option.";
+        name: req str = "name", "Human-readable label for the option.";
+        description: opt str = "description", with_description, "Optional description for the Client to display to the user (optional).";
+        category: opt SessionConfigOptionCategory = "category", with_category, "Optional semantic category for this option (UX only) (optional).";
+        current_value: req ConfigValue = "currentValue", "The currently selected value. MUST be one of the `value`s in `options`.";
+        options: opt SessionConfigSelectOptions = "options", with_options, "The set of selectable options. MUST contain at least one value, and each `value` MUST be unique within the option, including across groups (optional).";
+        kind: req SessionConfigKind = "type", "The `type` tag (`\"boolean\"` for boolean values).";
     }
-}
 
-acp_enum! {
     /// Semantic category for a session configuration option.
-    SessionConfigOptionCategory {
+    enum SessionConfigOptionCategory {
         Mode = "mode",
         Model = "model",
         ModelConfig = "model_config",
         ThoughtLevel = "thought_level",
     }
-}
 
-acp_tried! {
     /// Possible values for a session configuration option.
-    SessionConfigSelectOptions {
+    union SessionConfigSelectOptions {
         Ungrouped([SessionConfigSelectOption]),
         Grouped([SessionConfigSelectGroup]) => nonempty,
     }
-}
 
-acp_struct! {
     /// A group of possible values for a session configuration option.
-    SessionConfigSelectGroup {
-        /// Unique identifier for this group.
-        group_id: req str = "groupId";
-        /// Human-readable label for this group.
-        name: req str = "name";
-        /// The set of option values in this group. MUST contain at least one value.
-        options: req [SessionConfigSelectOption] = "options";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct SessionConfigSelectGroup + meta {
+        group_id: req str = "groupId", "Unique identifier for this group.";
+        name: req str = "name", "Human-readable label for this group.";
+        options: req [SessionConfigSelectOption] = "options", "The set of option values in this group. MUST contain at least one value.";
     }
-}
 
-acp_tagged! {
     /// A command the agent advertises to the client.
-    AvailableCommand by "type" {
+    tagged AvailableCommand by "type" {
         Command(Command) = "command",
     }
     guess {
     }
     same {
     }
-}
 
-acp_tagged! {
     /// The input specification for a command.
-    AvailableCommandInput by "type" {
+    tagged AvailableCommandInput by "type" {
         Text(TextCommandInput) = "text",
     }
     guess {
     }
     same {
     }
-}
 
-acp_struct! {
     /// All text that was typed after the command name is provided as input.
-    TextCommandInput {
-        /// A hint to display when the input hasn't been provided yet.
-        hint: req str = "hint";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct TextCommandInput + meta {
+        hint: req str = "hint", "A hint to display when the input hasn't been provided yet.";
     }
-}
 
-acp_struct! {
     /// A slash command the user can invoke by including it in a prompt.
-    Command {
-        /// Command name without the leading `/` (e.g., `create_plan`, `research_codebase`).
-        name: req str = "name";
-        /// Human-readable description of what the command does.
-        description: req str = "description";
-        /// Input for the command if required (optional).
-        input: opt AvailableCommandInput = "input", with_input;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct Command + meta {
+        name: req str = "name", "Command name without the leading `/` (e.g., `create_plan`, `research_codebase`).";
+        description: req str = "description", "Human-readable description of what the command does.";
+        input: opt AvailableCommandInput = "input", with_input, "Input for the command if required (optional).";
     }
-}
 
-acp_struct! {
     /// Response from resuming an existing session.
-    ResumeSessionResponse {
-        /// Initial session configuration options (optional).
-        config_options: opt [SessionConfigOption] = "configOptions", with_config_options;
-        /// Initial commands the agent can execute in this session (optional).
-        available_commands: opt [AvailableCommand] = "availableCommands", with_available_commands;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct ResumeSessionResponse + meta {
+        config_options: opt [SessionConfigOption] = "configOptions", with_config_options, "Initial session configuration options (optional).";
+        available_commands: opt [AvailableCommand] = "availableCommands", with_available_commands, "Initial commands the agent can execute in this session (optional).";
     }
-}
 
-acp_struct! {
     /// Response to `session/set_config_option` method.
-    SetSessionConfigOptionResponse {
-        /// The full set of configuration options and their current values.
-        config_options: req [SessionConfigOption] = "configOptions";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct SetSessionConfigOptionResponse + meta {
+        config_options: req [SessionConfigOption] = "configOptions", "The full set of configuration options and their current values.";
     }
-}
 
-acp_struct! {
     /// Response acknowledging that a user prompt was inserted into the ACP conversation.
-    PromptResponse {
-        /// Identifies the user message inserted into the ACP conversation.
-        message_id: req str = "messageId";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct PromptResponse + meta {
+        message_id: req str = "messageId", "Identifies the user message inserted into the ACP conversation.";
     }
-}
 
-acp_struct! {
     /// JSON-RPC error object.
-    Error {
-        /// A number indicating the error type that occurred. This must be an integer as defined in the JSON-RPC specification.
-        code: req i64 = "code";
-        /// A string providing a short description of the error. The message should be limited to a concise single sentence.
-        message: req str = "message";
-        /// Optional primitive or structured value that contains additional information about the error. This may include debugging information or context-specific details (optional).
-        data: opt raw = "data", with_data;
+    struct Error {
+        code: req i64 = "code", "A number indicating the error type that occurred. This must be an integer as defined in the JSON-RPC specification.";
+        message: req str = "message", "A string providing a short description of the error. The message should be limited to a concise single sentence.";
+        data: opt raw = "data", with_data, "Optional primitive or structured value that contains additional information about the error. This may include debugging information or context-specific details (optional).";
     }
-}
 
-acp_struct! {
     /// Data for the `-32022` (Unsupported protocol version) error.
-    UnsupportedProtocolVersionErrorData {
-        /// The protocol version the Client requested.
-        requested: req u16 = "requested";
-        /// The protocol versions the Agent supports.
-        supported: req [u16] = "supported";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct UnsupportedProtocolVersionErrorData + meta {
+        requested: req u16 = "requested", "The protocol version the Client requested.";
+        supported: req [u16] = "supported", "The protocol versions the Agent supports.";
     }
-}
 
-acp_struct! {
     /// Data for the `-32002` (Resource not found) error when a session-scoped request names a session that does not exist or is not active.
-    SessionNotFoundErrorData {
-        /// The session ID from the request.
-        session_id: req str = "sessionId";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct SessionNotFoundErrorData + meta {
+        session_id: req str = "sessionId", "The session ID from the request.";
     }
-}
 
-acp_struct! {
     /// Notification containing a session update from the agent.
-    UpdateSessionNotification {
-        /// The ID of the session this update pertains to.
-        session_id: req str = "sessionId";
-        /// The actual update content.
-        update: req SessionUpdate = "update";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct UpdateSessionNotification + meta {
+        session_id: req str = "sessionId", "The ID of the session this update pertains to.";
+        update: req SessionUpdate = "update", "The actual update content.";
     }
-}
 
-acp_tagged! {
     /// Different types of updates that can be sent while a session exists.
-    SessionUpdate by "sessionUpdate" {
+    tagged SessionUpdate by "sessionUpdate" {
         UserMessageChunk(ContentChunk) = "user_message_chunk",
         UserMessage(UserMessage) = "user_message",
         AgentMessageChunk(ContentChunk) = "agent_message_chunk",
@@ -979,18 +626,13 @@ acp_tagged! {
         Notice(Notice) = "notice",
         CompactionUpdate(CompactionUpdate) = "compaction_update",
         CompactionSummaryChunk(CompactionSummaryChunk) = "compaction_summary_chunk",
-        #[cfg(feature = "unstable")]
-        PlanRemoved(PlanRemoved) = "plan_removed",
-        #[cfg(feature = "unstable")]
-        SubagentUpdate(SubagentUpdate) = "subagent_update",
-        #[cfg(feature = "unstable")]
-        SessionMessage(SessionMessage) = "session_message",
-        #[cfg(feature = "unstable")]
-        SessionMessageChunk(SessionMessageChunk) = "session_message_chunk",
+        #[cfg(feature = "unstable")] PlanRemoved(PlanRemoved) = "plan_removed",
+        #[cfg(feature = "unstable")] SubagentUpdate(SubagentUpdate) = "subagent_update",
+        #[cfg(feature = "unstable")] SessionMessage(SessionMessage) = "session_message",
+        #[cfg(feature = "unstable")] SessionMessageChunk(SessionMessageChunk) = "session_message_chunk",
     }
     guess {
-        #[cfg(feature = "unstable")]
-        ("additionalDirectories", b'[') => "subagent_update",
+        #[cfg(feature = "unstable")] ("additionalDirectories", b'[') => "subagent_update",
         ("availableCommands", b'[') => "available_commands_update",
         ("background", b'[') => "state_update",
         ("command", b'"') => "terminal_update",
@@ -1005,8 +647,7 @@ acp_tagged! {
         ("name", b'"') => "tool_call_update",
         ("output", b'{') => "terminal_update",
         ("plan", b'{') => "plan_update",
-        #[cfg(feature = "unstable")]
-        ("planId", b'"') => "plan_removed",
+        #[cfg(feature = "unstable")] ("planId", b'"') => "plan_removed",
         ("rawInput", b'"') => "tool_call_update",
         ("rawInput", b'0') => "tool_call_update",
         ("rawInput", b'[') => "tool_call_update",
@@ -1017,22 +658,16 @@ acp_tagged! {
         ("rawOutput", b'[') => "tool_call_update",
         ("rawOutput", b't') => "tool_call_update",
         ("rawOutput", b'{') => "tool_call_update",
-        #[cfg(feature = "unstable")]
-        ("recipientMessageId", b'"') => "session_message",
-        #[cfg(feature = "unstable")]
-        ("recipientSessionId", b'"') => "session_message",
-        #[cfg(feature = "unstable")]
-        ("senderMessageId", b'"') => "session_message",
-        #[cfg(feature = "unstable")]
-        ("senderSessionId", b'"') => "session_message",
-        #[cfg(feature = "unstable")]
-        ("sessionId", b'"') => "subagent_update",
+        #[cfg(feature = "unstable")] ("recipientMessageId", b'"') => "session_message",
+        #[cfg(feature = "unstable")] ("recipientSessionId", b'"') => "session_message",
+        #[cfg(feature = "unstable")] ("senderMessageId", b'"') => "session_message",
+        #[cfg(feature = "unstable")] ("senderSessionId", b'"') => "session_message",
+        #[cfg(feature = "unstable")] ("sessionId", b'"') => "subagent_update",
         ("severity", b'"') => "notice",
         ("size", b'0') => "usage_update",
         ("size", b'{') => "terminal_update",
         ("state", b'"') => "state_update",
-        #[cfg(feature = "unstable")]
-        ("state", b'{') => "subagent_update",
+        #[cfg(feature = "unstable")] ("state", b'{') => "subagent_update",
         ("stopReason", b'"') => "state_update",
         ("summary", b'[') => "compaction_update",
         ("updatedAt", b'"') => "session_info_update",
@@ -1043,792 +678,436 @@ acp_tagged! {
         UserMessageChunk -> AgentMessageChunk = "agent_message_chunk",
         UserMessageChunk -> AgentThoughtChunk = "agent_thought_chunk",
     }
-}
 
-acp_struct! {
     /// A streamed item of message content.
-    ContentChunk {
-        /// A unique identifier for the message this chunk belongs to.
-        message_id: req str = "messageId";
-        /// A single item of content.
-        content: req ContentBlock = "content";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct ContentChunk + meta {
+        message_id: req str = "messageId", "A unique identifier for the message this chunk belongs to.";
+        content: req ContentBlock = "content", "A single item of content.";
     }
-}
 
-acp_struct! {
     /// A user message upsert.
-    UserMessage {
-        /// A unique identifier for the message.
-        message_id: req str = "messageId";
-        /// Complete replacement content for this message (optional).
-        content: opt [ContentBlock] = "content", with_content;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct UserMessage + meta {
+        message_id: req str = "messageId", "A unique identifier for the message.";
+        content: opt [ContentBlock] = "content", with_content, "Complete replacement content for this message (optional).";
     }
-}
 
-acp_struct! {
     /// An agent message upsert.
-    AgentMessage {
-        /// A unique identifier for the message.
-        message_id: req str = "messageId";
-        /// Complete replacement content for this message (optional).
-        content: opt [ContentBlock] = "content", with_content;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct AgentMessage + meta {
+        message_id: req str = "messageId", "A unique identifier for the message.";
+        content: opt [ContentBlock] = "content", with_content, "Complete replacement content for this message (optional).";
     }
-}
 
-acp_struct! {
     /// An agent thought or reasoning message upsert.
-    AgentThought {
-        /// A unique identifier for the thought message.
-        message_id: req str = "messageId";
-        /// Complete replacement content for this thought message (optional).
-        content: opt [ContentBlock] = "content", with_content;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct AgentThought + meta {
+        message_id: req str = "messageId", "A unique identifier for the thought message.";
+        content: opt [ContentBlock] = "content", with_content, "Complete replacement content for this thought message (optional).";
     }
-}
 
-acp_tagged! {
     /// One piece of work running independently of the session's foreground work.
-    BackgroundWork by "type" {
+    tagged BackgroundWork by "type" {
         Terminal(BackgroundTerminal) = "terminal",
         ToolCall(BackgroundToolCall) = "tool_call",
-        #[cfg(feature = "unstable")]
-        Subagent(BackgroundSubagent) = "subagent",
+        #[cfg(feature = "unstable")] Subagent(BackgroundSubagent) = "subagent",
     }
     guess {
-        #[cfg(feature = "unstable")]
-        ("sessionId", b'"') => "subagent",
+        #[cfg(feature = "unstable")] ("sessionId", b'"') => "subagent",
         ("terminalId", b'"') => "terminal",
         ("toolCallId", b'"') => "tool_call",
     }
     same {
     }
-}
 
-acp_struct! {
     /// A listed terminal running in the background.
-    BackgroundTerminal {
-        /// The ID of the listed terminal.
-        terminal_id: req str = "terminalId";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct BackgroundTerminal + meta {
+        terminal_id: req str = "terminalId", "The ID of the listed terminal.";
     }
-}
 
-acp_struct! {
     /// A listed tool call whose work continues in the background.
-    BackgroundToolCall {
-        /// The ID of the listed tool call.
-        tool_call_id: req str = "toolCallId";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct BackgroundToolCall + meta {
+        tool_call_id: req str = "toolCallId", "The ID of the listed tool call.";
     }
-}
 
-acp_enum! {
     /// The `state` of a `StateUpdate`.
-    SessionState {
+    enum SessionState {
         Running = "running",
         Idle = "idle",
         RequiresAction = "requires_action",
-        #[cfg(feature = "unstable")]
-        UnknownState = "unknown",
+        #[cfg(feature = "unstable")] UnknownState = "unknown",
     }
-}
 
-acp_struct! {
     /// A snapshot of the session's aggregate foreground activity.
-    StateUpdate {
-        /// Work running independently of foreground work, as a complete snapshot (optional).
-        background: opt [BackgroundWork] = "background", with_background;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
-        /// Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own (optional).
-        stop_reason: opt IdleStopReason = "stopReason", with_stop_reason;
-        /// The failure, as a JSON-RPC error object (optional).
-        error: opt Error = "error", with_error;
-        /// The `state` member.
-        state: req SessionState = "state";
-        /// Token usage for completed foreground work (optional).
-        #[cfg(feature = "unstable")]
-        usage: opt Usage = "usage", with_usage;
+    struct StateUpdate + meta {
+        background: opt [BackgroundWork] = "background", with_background, "Work running independently of foreground work, as a complete snapshot (optional).";
+        stop_reason: opt IdleStopReason = "stopReason", with_stop_reason, "Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own (optional).";
+        error: opt Error = "error", with_error, "The failure, as a JSON-RPC error object (optional).";
+        state: req SessionState = "state", "The `state` member.";
+        #[cfg(feature = "unstable")] usage: opt Usage = "usage", with_usage, "Token usage for completed foreground work (optional).";
     }
-}
 
-acp_struct! {
     /// A streamed item of tool-call content.
-    ToolCallContentChunk {
-        /// The ID of the tool call this content belongs to.
-        tool_call_id: req str = "toolCallId";
-        /// A single item of content produced by the tool call.
-        content: req ToolCallContent = "content";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct ToolCallContentChunk + meta {
+        tool_call_id: req str = "toolCallId", "The ID of the tool call this content belongs to.";
+        content: req ToolCallContent = "content", "A single item of content produced by the tool call.";
     }
-}
 
-acp_struct! {
     /// An authoritative replacement snapshot of terminal output bytes.
-    TerminalOutput {
-        /// Base64-encoded replacement terminal output bytes.
-        data: req str = "data";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct TerminalOutput + meta {
+        data: req str = "data", "Base64-encoded replacement terminal output bytes.";
     }
-}
 
-acp_struct! {
     /// Exit information for an agent-owned terminal.
-    TerminalExitStatus {
-        /// Process exit code as the platform reports it, when known. Negative values are allowed, for example signed Windows exit codes. Omitted and `null` are equivalent (optional).
-        exit_code: opt i64 = "exitCode", with_exit_code;
-        /// Signal that terminated the process, when known (optional).
-        signal: opt str = "signal", with_signal;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct TerminalExitStatus + meta {
+        exit_code: opt i64 = "exitCode", with_exit_code, "Process exit code as the platform reports it, when known. Negative values are allowed, for example signed Windows exit codes. Omitted and `null` are equivalent (optional).";
+        signal: opt str = "signal", with_signal, "Signal that terminated the process, when known (optional).";
     }
-}
 
-acp_struct! {
     /// The size of an agent-owned terminal in character cells.
-    TerminalSize {
-        /// Number of columns.
-        cols: req u16 = "cols";
-        /// Number of rows.
-        rows: req u16 = "rows";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct TerminalSize + meta {
+        cols: req u16 = "cols", "Number of columns.";
+        rows: req u16 = "rows", "Number of rows.";
     }
-}
 
-acp_struct! {
     /// Client-initiated controls a terminal currently supports.
-    TerminalCapabilities {
-        /// Permits the Client to cancel this terminal with `terminal/cancel` (optional).
-        cancel: opt MetaOnly = "cancel", with_cancel;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct TerminalCapabilities + meta {
+        cancel: opt MetaOnly = "cancel", with_cancel, "Permits the Client to cancel this terminal with `terminal/cancel` (optional).";
     }
-}
 
-acp_struct! {
     /// An upsert for the stored state of an agent-owned terminal.
-    TerminalUpdate {
-        /// Unique identifier for this terminal within the session.
-        terminal_id: req str = "terminalId";
-        /// The command being run (optional).
-        command: opt str = "command", with_command;
-        /// The absolute working directory of the command (optional).
-        cwd: opt str = "cwd", with_cwd;
-        /// An authoritative replacement snapshot of terminal output bytes (optional).
-        output: opt TerminalOutput = "output", with_output;
-        /// Exit information. A concrete object marks the terminal as exited (optional).
-        exit_status: opt TerminalExitStatus = "exitStatus", with_exit_status;
-        /// The terminal size the command runs with, when known (optional).
-        size: opt TerminalSize = "size", with_size;
-        /// Client-initiated controls this terminal currently supports, such as cancellation (optional).
-        capabilities: opt TerminalCapabilities = "capabilities", with_capabilities;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct TerminalUpdate + meta {
+        terminal_id: req str = "terminalId", "Unique identifier for this terminal within the session.";
+        command: opt str = "command", with_command, "The command being run (optional).";
+        cwd: opt str = "cwd", with_cwd, "The absolute working directory of the command (optional).";
+        output: opt TerminalOutput = "output", with_output, "An authoritative replacement snapshot of terminal output bytes (optional).";
+        exit_status: opt TerminalExitStatus = "exitStatus", with_exit_status, "Exit information. A concrete object marks the terminal as exited (optional).";
+        size: opt TerminalSize = "size", with_size, "The terminal size the command runs with, when known (optional).";
+        capabilities: opt TerminalCapabilities = "capabilities", with_capabilities, "Client-initiated controls this terminal currently supports, such as cancellation (optional).";
     }
-}
 
-acp_struct! {
     /// A chunk of bytes appended to an agent-owned terminal's output.
-    TerminalOutputChunk {
-        /// The terminal receiving these bytes.
-        terminal_id: req str = "terminalId";
-        /// Independently base64-encoded terminal output bytes.
-        data: req str = "data";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct TerminalOutputChunk + meta {
+        terminal_id: req str = "terminalId", "The terminal receiving these bytes.";
+        data: req str = "data", "Independently base64-encoded terminal output bytes.";
     }
-}
 
-acp_tagged! {
     /// Updated content for a plan.
-    PlanUpdateContent by "type" {
+    tagged PlanUpdateContent by "type" {
         Items(PlanItems) = "items",
-        #[cfg(feature = "unstable")]
-        File(PlanFile) = "file",
-        #[cfg(feature = "unstable")]
-        Markdown(PlanMarkdown) = "markdown",
+        #[cfg(feature = "unstable")] File(PlanFile) = "file",
+        #[cfg(feature = "unstable")] Markdown(PlanMarkdown) = "markdown",
     }
     guess {
-        #[cfg(feature = "unstable")]
-        ("content", b'"') => "markdown",
+        #[cfg(feature = "unstable")] ("content", b'"') => "markdown",
         ("entries", b'[') => "items",
-        #[cfg(feature = "unstable")]
-        ("uri", b'"') => "file",
+        #[cfg(feature = "unstable")] ("uri", b'"') => "file",
     }
     same {
     }
-}
 
-acp_struct! {
     /// A single entry in the execution plan.
-    PlanEntry {
-        /// Human-readable description of what this task aims to accomplish.
-        content: req str = "content";
-        /// The relative importance of this task. Used to indicate which tasks are most critical to the overall goal.
-        priority: req PlanEntryPriority = "priority";
-        /// Current execution status of this task.
-        status: req PlanEntryStatus = "status";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct PlanEntry + meta {
+        content: req str = "content", "Human-readable description of what this task aims to accomplish.";
+        priority: req PlanEntryPriority = "priority", "The relative importance of this task. Used to indicate which tasks are most critical to the overall goal.";
+        status: req PlanEntryStatus = "status", "Current execution status of this task.";
     }
-}
 
-acp_enum! {
     /// Status of a plan entry in the execution flow.
-    PlanEntryStatus {
+    enum PlanEntryStatus {
         Pending = "pending",
         InProgress = "in_progress",
         Completed = "completed",
         Cancelled = "cancelled",
     }
-}
 
-acp_struct! {
     /// A plan represented as structured entries.
-    PlanItems {
-        /// The plan ID to update.
-        plan_id: req str = "planId";
-        /// The list of tasks to be accomplished.
-        entries: req [PlanEntry] = "entries";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct PlanItems + meta {
+        plan_id: req str = "planId", "The plan ID to update.";
+        entries: req [PlanEntry] = "entries", "The list of tasks to be accomplished.";
     }
 }
 
-acp_struct! {
+acp_types! {
     /// A content update for a plan identified by ID.
-    PlanUpdate {
-        /// The updated plan content.
-        plan: req PlanUpdateContent = "plan";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct PlanUpdate + meta {
+        plan: req PlanUpdateContent = "plan", "The updated plan content.";
     }
-}
 
-acp_struct! {
     /// Available commands are ready or have changed.
-    AvailableCommandsUpdate {
-        /// Commands the agent can execute.
-        available_commands: req [AvailableCommand] = "availableCommands";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct AvailableCommandsUpdate + meta {
+        available_commands: req [AvailableCommand] = "availableCommands", "Commands the agent can execute.";
     }
-}
 
-acp_struct! {
     /// Session configuration options have been updated.
-    ConfigOptionUpdate {
-        /// The full set of configuration options and their current values.
-        config_options: req [SessionConfigOption] = "configOptions";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct ConfigOptionUpdate + meta {
+        config_options: req [SessionConfigOption] = "configOptions", "The full set of configuration options and their current values.";
     }
-}
 
-acp_struct! {
     /// A context compaction upsert. The first notification fixes the compaction's timeline position. Later updates with the same ID patch that entity in place.
-    CompactionUpdate {
-        /// The Agent-owned ID of this compaction, unique within the session.
-        compaction_id: req str = "compactionId";
-        /// Current lifecycle status.
-        status: req CompactionStatus = "status";
-        /// Complete replacement user-displayable summary content for the compaction (optional).
-        summary: opt [ContentBlock] = "summary", with_summary;
-        /// Human-readable error details for the compaction (optional).
-        error: opt str = "error", with_error;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct CompactionUpdate + meta {
+        compaction_id: req str = "compactionId", "The Agent-owned ID of this compaction, unique within the session.";
+        status: req CompactionStatus = "status", "Current lifecycle status.";
+        summary: opt [ContentBlock] = "summary", with_summary, "Complete replacement user-displayable summary content for the compaction (optional).";
+        error: opt str = "error", with_error, "Human-readable error details for the compaction (optional).";
     }
-}
 
-acp_struct! {
     /// A content block appended to a compaction's summary. A first-seen ID creates an in-progress compaction. Chunks append in receive order.
-    CompactionSummaryChunk {
-        /// ID of the compaction whose summary receives this content.
-        compaction_id: req str = "compactionId";
-        /// One content block to append.
-        content: req ContentBlock = "content";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct CompactionSummaryChunk + meta {
+        compaction_id: req str = "compactionId", "ID of the compaction whose summary receives this content.";
+        content: req ContentBlock = "content", "One content block to append.";
     }
-}
 
-acp_struct! {
     /// Request parameters for the initialize method.
-    InitializeRequest {
-        /// The latest protocol version supported by the client.
-        protocol_version: req u16 = "protocolVersion";
-        /// Information about the implementation sending this initialize request.
-        info: req Implementation = "info";
-        /// Capabilities supported by the client (optional).
-        capabilities: opt ClientCapabilities = "capabilities", with_capabilities;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct InitializeRequest + meta {
+        protocol_version: req u16 = "protocolVersion", "The latest protocol version supported by the client.";
+        info: req Implementation = "info", "Information about the implementation sending this initialize request.";
+        capabilities: opt ClientCapabilities = "capabilities", with_capabilities, "Capabilities supported by the client (optional).";
     }
-}
 
-acp_struct! {
     /// Capabilities supported by the client.
-    ClientCapabilities {
-        /// Authentication capabilities supported by the client. Determines which authentication method types the agent may include in its `InitializeResponse` (optional).
-        auth: opt ClientAuthCapabilities = "auth", with_auth;
-        /// Elicitation capabilities supported by the client. Determines which elicitation modes the agent may use (optional).
-        elicitation: opt ElicitationCapabilities = "elicitation", with_elicitation;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct ClientCapabilities + meta {
+        auth: opt ClientAuthCapabilities = "auth", with_auth, "Authentication capabilities supported by the client. Determines which authentication method types the agent may include in its `InitializeResponse` (optional).";
+        elicitation: opt ElicitationCapabilities = "elicitation", with_elicitation, "Elicitation capabilities supported by the client. Determines which elicitation modes the agent may use (optional).";
     }
-}
 
-acp_struct! {
     /// Authentication capabilities supported by the client.
-    ClientAuthCapabilities {
-        /// Whether the client supports `terminal` authentication methods (optional).
-        terminal: opt MetaOnly = "terminal", with_terminal;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct ClientAuthCapabilities + meta {
+        terminal: opt MetaOnly = "terminal", with_terminal, "Whether the client supports `terminal` authentication methods (optional).";
     }
-}
 
-acp_struct! {
     /// Request parameters for the `auth/login` method.
-    LoginAuthRequest {
-        /// The ID of the authentication method to use. Must be one of the methods advertised in the initialize response.
-        method_id: req str = "methodId";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct LoginAuthRequest + meta {
+        method_id: req str = "methodId", "The ID of the authentication method to use. Must be one of the methods advertised in the initialize response.";
     }
-}
 
-acp_struct! {
     /// Request parameters for creating a new session.
-    NewSessionRequest {
-        /// The working directory for this session. Must be an absolute path.
-        cwd: req str = "cwd";
-        /// Additional workspace roots for this session. Each path must be absolute (optional).
-        additional_directories: opt [str] = "additionalDirectories", with_additional_directories;
-        /// List of MCP (Model Context Protocol) servers the agent should connect to (optional).
-        mcp_servers: opt [McpServer] = "mcpServers", with_mcp_servers;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
-        /// System-level instructions for the new session (optional).
-        #[cfg(feature = "unstable")]
-        system_prompt: opt SystemPrompt = "systemPrompt", with_system_prompt;
+    struct NewSessionRequest + meta {
+        cwd: req str = "cwd", "The working directory for this session. Must be an absolute path.";
+        additional_directories: opt [str] = "additionalDirectories", with_additional_directories, "Additional workspace roots for this session. Each path must be absolute (optional).";
+        mcp_servers: opt [McpServer] = "mcpServers", with_mcp_servers, "List of MCP (Model Context Protocol) servers the agent should connect to (optional).";
+        #[cfg(feature = "unstable")] system_prompt: opt SystemPrompt = "systemPrompt", with_system_prompt, "System-level instructions for the new session (optional).";
     }
-}
 
-acp_tagged! {
     /// Configuration for connecting to an MCP (Model Context Protocol) server.
-    McpServer by "type" {
+    tagged McpServer by "type" {
         Http(McpServerHttp) = "http",
         Stdio(McpServerStdio) = "stdio",
-        #[cfg(feature = "unstable")]
-        Acp(McpServerAcp) = "acp",
+        #[cfg(feature = "unstable")] Acp(McpServerAcp) = "acp",
     }
     guess {
         ("args", b'[') => "stdio",
         ("command", b'"') => "stdio",
         ("env", b'[') => "stdio",
         ("headers", b'[') => "http",
-        #[cfg(feature = "unstable")]
-        ("serverId", b'"') => "acp",
+        #[cfg(feature = "unstable")] ("serverId", b'"') => "acp",
         ("url", b'"') => "http",
     }
     same {
     }
-}
 
-acp_struct! {
     /// HTTP transport configuration for MCP.
-    McpServerHttp {
-        /// Human-readable name identifying this MCP server.
-        name: req str = "name";
-        /// URL to the MCP server.
-        url: req str = "url";
-        /// HTTP headers to set when making requests to the MCP server. Headers the MCP transport defines are owned by the transport, and Agents use the transport's values for them (optional).
-        headers: opt [HttpHeader] = "headers", with_headers;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct McpServerHttp + meta {
+        name: req str = "name", "Human-readable name identifying this MCP server.";
+        url: req str = "url", "URL to the MCP server.";
+        headers: opt [HttpHeader] = "headers", with_headers, "HTTP headers to set when making requests to the MCP server. Headers the MCP transport defines are owned by the transport, and Agents use the transport's values for them (optional).";
     }
-}
 
-acp_struct! {
     /// Stdio transport configuration for MCP.
-    McpServerStdio {
-        /// Human-readable name identifying this MCP server.
-        name: req str = "name";
-        /// Absolute path to the MCP server executable.
-        command: req str = "command";
-        /// Command-line arguments to pass to the MCP server (optional).
-        args: opt [str] = "args", with_args;
-        /// Environment variables to set when launching the MCP server. Names SHOULD be unique. Agents MAY reject duplicates with `-32602`, and otherwise the last entry wins (optional).
-        env: opt [EnvVariable] = "env", with_env;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct McpServerStdio + meta {
+        name: req str = "name", "Human-readable name identifying this MCP server.";
+        command: req str = "command", "Absolute path to the MCP server executable.";
+        args: opt [str] = "args", with_args, "Command-line arguments to pass to the MCP server (optional).";
+        env: opt [EnvVariable] = "env", with_env, "Environment variables to set when launching the MCP server. Names SHOULD be unique. Agents MAY reject duplicates with `-32602`, and otherwise the last entry wins (optional).";
     }
-}
 
-acp_struct! {
     /// Request parameters for resuming an existing session.
-    ResumeSessionRequest {
-        /// The ID of the session to resume.
-        session_id: req str = "sessionId";
-        /// The working directory for this session. Must be an absolute path.
-        cwd: req str = "cwd";
-        /// Additional workspace roots to activate for this session. Each path must be absolute (optional).
-        additional_directories: opt [str] = "additionalDirectories", with_additional_directories;
-        /// List of MCP servers to connect to for this session (optional).
-        mcp_servers: opt [McpServer] = "mcpServers", with_mcp_servers;
-        /// Inclusive cursor describing where conversation replay should begin (optional).
-        replay_from: opt ReplayFrom = "replayFrom", with_replay_from;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
-        /// System-level instructions for the resumed session (optional).
-        #[cfg(feature = "unstable")]
-        system_prompt: opt SystemPrompt = "systemPrompt", with_system_prompt;
+    struct ResumeSessionRequest + meta {
+        session_id: req str = "sessionId", "The ID of the session to resume.";
+        cwd: req str = "cwd", "The working directory for this session. Must be an absolute path.";
+        additional_directories: opt [str] = "additionalDirectories", with_additional_directories, "Additional workspace roots to activate for this session. Each path must be absolute (optional).";
+        mcp_servers: opt [McpServer] = "mcpServers", with_mcp_servers, "List of MCP servers to connect to for this session (optional).";
+        replay_from: opt ReplayFrom = "replayFrom", with_replay_from, "Inclusive cursor describing where conversation replay should begin (optional).";
+        #[cfg(feature = "unstable")] system_prompt: opt SystemPrompt = "systemPrompt", with_system_prompt, "System-level instructions for the resumed session (optional).";
     }
-}
 
-acp_tagged! {
     /// Inclusive cursor describing where replayed session history should begin.
-    ReplayFrom by "type" {
+    tagged ReplayFrom by "type" {
         Start(MetaOnly) = "start",
     }
     guess {
     }
     same {
     }
-}
 
-acp_struct! {
     /// Request parameters for cancelling one tool call.
-    CancelToolCallRequest {
-        /// The ID of the session that owns the tool call.
-        session_id: req str = "sessionId";
-        /// The ID of the tool call to cancel.
-        tool_call_id: req str = "toolCallId";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct CancelToolCallRequest + meta {
+        session_id: req str = "sessionId", "The ID of the session that owns the tool call.";
+        tool_call_id: req str = "toolCallId", "The ID of the tool call to cancel.";
     }
-}
 
-acp_struct! {
     /// Request parameters for cancelling one terminal.
-    CancelTerminalRequest {
-        /// The ID of the session that owns the terminal.
-        session_id: req str = "sessionId";
-        /// The ID of the terminal to cancel.
-        terminal_id: req str = "terminalId";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct CancelTerminalRequest + meta {
+        session_id: req str = "sessionId", "The ID of the session that owns the terminal.";
+        terminal_id: req str = "terminalId", "The ID of the terminal to cancel.";
     }
-}
 
-acp_enum! {
     /// The `type` of a `SetSessionConfigOptionRequest`.
-    SessionConfigValueKind {
+    enum SessionConfigValueKind {
         Id = "id",
         Boolean = "boolean",
     }
-}
 
-acp_struct! {
     /// Request parameters for setting a session configuration option.
-    SetSessionConfigOptionRequest {
-        /// The ID of the session to set the configuration option for.
-        session_id: req str = "sessionId";
-        /// The ID of the configuration option to set.
-        config_id: req str = "configId";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
-        /// The new value.
-        value: req ConfigValue = "value";
-        /// The `type` tag (`"boolean"` for boolean values).
-        kind: req SessionConfigValueKind = "type";
+    struct SetSessionConfigOptionRequest + meta {
+        session_id: req str = "sessionId", "The ID of the session to set the configuration option for.";
+        config_id: req str = "configId", "The ID of the configuration option to set.";
+        value: req ConfigValue = "value", "The new value.";
+        kind: req SessionConfigValueKind = "type", "The `type` tag (`\"boolean\"` for boolean values).";
     }
-}
 
-acp_struct! {
     /// Request parameters for sending a user prompt to the agent.
-    PromptRequest {
-        /// The ID of the session to send this user message to.
-        session_id: req str = "sessionId";
-        /// The blocks of content that compose the user's message.
-        prompt: req [ContentBlock] = "prompt";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct PromptRequest + meta {
+        session_id: req str = "sessionId", "The ID of the session to send this user message to.";
+        prompt: req [ContentBlock] = "prompt", "The blocks of content that compose the user's message.";
     }
-}
 
-acp_struct! {
     /// Notification to cancel a session's foreground work and its prompts not yet inserted.
-    CancelSessionNotification {
-        /// The ID of the session to cancel operations for.
-        session_id: req str = "sessionId";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct CancelSessionNotification + meta {
+        session_id: req str = "sessionId", "The ID of the session to cancel operations for.";
     }
-}
 
-#[cfg(feature = "unstable")]
-acp_struct! {
+    #[cfg(feature = "unstable")]
     /// Capabilities for client-provided system prompts.
-    SessionSystemPromptCapabilities {
-        /// Delivery modes the agent supports in addition to `append` (optional).
-        mode: opt SessionSystemPromptModeCapabilities = "mode", with_mode;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct SessionSystemPromptCapabilities + meta {
+        mode: opt SessionSystemPromptModeCapabilities = "mode", with_mode, "Delivery modes the agent supports in addition to `append` (optional).";
     }
-}
 
-#[cfg(feature = "unstable")]
-acp_struct! {
+    #[cfg(feature = "unstable")]
     /// System prompt delivery modes the agent supports in addition to `append`.
-    SessionSystemPromptModeCapabilities {
-        /// Whether the agent supports `override` mode (optional).
-        override_mode: opt MetaOnly = "override", with_override_mode;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct SessionSystemPromptModeCapabilities + meta {
+        override_mode: opt MetaOnly = "override", with_override_mode, "Whether the agent supports `override` mode (optional).";
     }
-}
 
-#[cfg(feature = "unstable")]
-acp_struct! {
+    #[cfg(feature = "unstable")]
     /// Response to the `auth/status` method.
-    AuthStatusResponse {
-        /// Whether the agent can start sessions without the user signing in first.
-        state: req AuthState = "state";
-        /// The accounts the agent has configured, for display (optional).
-        accounts: opt [AuthAccount] = "accounts", with_accounts;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct AuthStatusResponse + meta {
+        state: req AuthState = "state", "Whether the agent can start sessions without the user signing in first.";
+        accounts: opt [AuthAccount] = "accounts", with_accounts, "The accounts the agent has configured, for display (optional).";
     }
-}
 
-#[cfg(feature = "unstable")]
-acp_struct! {
+    #[cfg(feature = "unstable")]
     /// An account or credential the agent has configured, such as a signed-in user account or an API key.
-    AuthAccount {
-        /// Human-readable name for the account, suitable for display on its own, for example `Claude Max`, `OpenAI API key`, or `Vertex AI`.
-        label: req str = "label";
-        /// Whether the agent currently uses this account by default (optional).
-        active: opt bool = "active", with_active;
-        /// Display name of the user, such as a username or full name (optional).
-        name: opt str = "name", with_name;
-        /// Email address of the user (optional).
-        email: opt str = "email", with_email;
-        /// Display name of the organization, team, or workspace the account is using (optional).
-        organization: opt str = "organization", with_organization;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct AuthAccount + meta {
+        label: req str = "label", "Human-readable name for the account, suitable for display on its own, for example `Claude Max`, `OpenAI API key`, or `Vertex AI`.";
+        active: opt bool = "active", with_active, "Whether the agent currently uses this account by default (optional).";
+        name: opt str = "name", with_name, "Display name of the user, such as a username or full name (optional).";
+        email: opt str = "email", with_email, "Email address of the user (optional).";
+        organization: opt str = "organization", with_organization, "Display name of the organization, team, or workspace the account is using (optional).";
     }
-}
 
-#[cfg(feature = "unstable")]
-acp_struct! {
+    #[cfg(feature = "unstable")]
     /// Response from forking an existing session.
-    ForkSessionResponse {
-        /// Unique identifier for the newly created forked session.
-        session_id: req str = "sessionId";
-        /// Initial session configuration options (optional).
-        config_options: opt [SessionConfigOption] = "configOptions", with_config_options;
-        /// Initial commands the agent can execute in this session (optional).
-        available_commands: opt [AvailableCommand] = "availableCommands", with_available_commands;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct ForkSessionResponse + meta {
+        session_id: req str = "sessionId", "Unique identifier for the newly created forked session.";
+        config_options: opt [SessionConfigOption] = "configOptions", with_config_options, "Initial session configuration options (optional).";
+        available_commands: opt [AvailableCommand] = "availableCommands", with_available_commands, "Initial commands the agent can execute in this session (optional).";
     }
-}
 
-#[cfg(feature = "unstable")]
-acp_struct! {
+    #[cfg(feature = "unstable")]
     /// Response from checking the status of a session.
-    SessionStatusResponse {
-        /// Whether the Agent has the session in memory.
-        status: req SessionStatus = "status";
-        /// The session's current foreground state, as the same snapshot the Agent sends in `state_update` notifications (optional).
-        state: opt StateUpdate = "state", with_state;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct SessionStatusResponse + meta {
+        status: req SessionStatus = "status", "Whether the Agent has the session in memory.";
+        state: opt StateUpdate = "state", with_state, "The session's current foreground state, as the same snapshot the Agent sends in `state_update` notifications (optional).";
     }
-}
 
-#[cfg(feature = "unstable")]
-acp_struct! {
+    #[cfg(feature = "unstable")]
     /// A listed subagent session associated with this session through `subagent_update`.
-    BackgroundSubagent {
-        /// The ID of the listed session.
-        session_id: req str = "sessionId";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct BackgroundSubagent + meta {
+        session_id: req str = "sessionId", "The ID of the listed session.";
     }
-}
 
-#[cfg(feature = "unstable")]
-acp_struct! {
+    #[cfg(feature = "unstable")]
     /// A plan represented by a file URI.
-    PlanFile {
-        /// The plan ID to update.
-        plan_id: req str = "planId";
-        /// The URI of the file containing the plan.
-        uri: req str = "uri";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct PlanFile + meta {
+        plan_id: req str = "planId", "The plan ID to update.";
+        uri: req str = "uri", "The URI of the file containing the plan.";
     }
-}
 
-#[cfg(feature = "unstable")]
-acp_struct! {
+    #[cfg(feature = "unstable")]
     /// A plan represented as raw markdown content.
-    PlanMarkdown {
-        /// The plan ID to update.
-        plan_id: req str = "planId";
-        /// Markdown content for the plan.
-        content: req str = "content";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct PlanMarkdown + meta {
+        plan_id: req str = "planId", "The plan ID to update.";
+        content: req str = "content", "Markdown content for the plan.";
     }
-}
 
-#[cfg(feature = "unstable")]
-acp_struct! {
+    #[cfg(feature = "unstable")]
     /// Removal notice for a plan identified by ID.
-    PlanRemoved {
-        /// The plan ID to remove.
-        plan_id: req str = "planId";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct PlanRemoved + meta {
+        plan_id: req str = "planId", "The plan ID to remove.";
     }
-}
 
-#[cfg(feature = "unstable")]
-acp_struct! {
+    #[cfg(feature = "unstable")]
     /// Client-initiated session mutations permitted for a specific subagent session.
-    SubagentSessionCapabilities {
-        /// Permits the client to cancel this child's current work without ending the session. Omitted and `null` are equivalent and mean unsupported. An object (including `{}`) means supported (optional).
-        cancel: opt MetaOnly = "cancel", with_cancel;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct SubagentSessionCapabilities + meta {
+        cancel: opt MetaOnly = "cancel", with_cancel, "Permits the client to cancel this child's current work without ending the session. Omitted and `null` are equivalent and mean unsupported. An object (including `{}`) means supported (optional).";
     }
-}
 
-#[cfg(feature = "unstable")]
-acp_struct! {
+    #[cfg(feature = "unstable")]
     /// Notification that the enclosing parent session created and owns a child session.
-    SubagentUpdate {
-        /// The opaque session ID identifying the child in all ACP messages.
-        session_id: req str = "sessionId";
-        /// The parent's human-readable display title for this child. It need not be unique (optional).
-        title: opt str = "title", with_title;
-        /// The parent's human-readable description of the child's role or purpose (optional).
-        description: opt str = "description", with_description;
-        /// Client-initiated session mutations permitted for this subagent session (optional).
-        capabilities: opt SubagentSessionCapabilities = "capabilities", with_capabilities;
-        /// The child's current foreground state, mirrored onto its parent association (optional).
-        state: opt StateUpdate = "state", with_state;
-        /// The child's working directory. Must be an absolute path (optional).
-        cwd: opt str = "cwd", with_cwd;
-        /// Additional workspace roots for the child. Each path must be absolute (optional).
-        additional_directories: opt [str] = "additionalDirectories", with_additional_directories;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct SubagentUpdate + meta {
+        session_id: req str = "sessionId", "The opaque session ID identifying the child in all ACP messages.";
+        title: opt str = "title", with_title, "The parent's human-readable display title for this child. It need not be unique (optional).";
+        description: opt str = "description", with_description, "The parent's human-readable description of the child's role or purpose (optional).";
+        capabilities: opt SubagentSessionCapabilities = "capabilities", with_capabilities, "Client-initiated session mutations permitted for this subagent session (optional).";
+        state: opt StateUpdate = "state", with_state, "The child's current foreground state, mirrored onto its parent association (optional).";
+        cwd: opt str = "cwd", with_cwd, "The child's working directory. Must be an absolute path (optional).";
+        additional_directories: opt [str] = "additionalDirectories", with_additional_directories, "Additional workspace roots for the child. Each path must be absolute (optional).";
     }
-}
 
-#[cfg(feature = "unstable")]
-acp_struct! {
+    #[cfg(feature = "unstable")]
     /// An upsert for an inter-session message.
-    SessionMessage {
-        /// Identifier of this message within the enclosing session's transcript.
-        message_id: req str = "messageId";
-        /// The sending session (optional).
-        sender_session_id: opt str = "senderSessionId", with_sender_session_id;
-        /// The receiving session (optional).
-        recipient_session_id: opt str = "recipientSessionId", with_recipient_session_id;
-        /// On an incoming view, the `messageId` of the same message's outgoing view in the sender's transcript (optional).
-        sender_message_id: opt str = "senderMessageId", with_sender_message_id;
-        /// On an outgoing view, the `messageId` of the same message's incoming view in the recipient's transcript (optional).
-        recipient_message_id: opt str = "recipientMessageId", with_recipient_message_id;
-        /// Omitted leaves content unchanged. `null` clears it. A concrete array replaces the whole content collection (optional).
-        content: opt [ContentBlock] = "content", with_content;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct SessionMessage + meta {
+        message_id: req str = "messageId", "Identifier of this message within the enclosing session's transcript.";
+        sender_session_id: opt str = "senderSessionId", with_sender_session_id, "The sending session (optional).";
+        recipient_session_id: opt str = "recipientSessionId", with_recipient_session_id, "The receiving session (optional).";
+        sender_message_id: opt str = "senderMessageId", with_sender_message_id, "On an incoming view, the `messageId` of the same message's outgoing view in the sender's transcript (optional).";
+        recipient_message_id: opt str = "recipientMessageId", with_recipient_message_id, "On an outgoing view, the `messageId` of the same message's incoming view in the recipient's transcript (optional).";
+        content: opt [ContentBlock] = "content", with_content, "Omitted leaves content unchanged. `null` clears it. A concrete array replaces the whole content collection (optional).";
     }
-}
 
-#[cfg(feature = "unstable")]
-acp_struct! {
+    #[cfg(feature = "unstable")]
     /// A streamed content block of an inter-session message.
-    SessionMessageChunk {
-        /// Identifier of this message within the enclosing session's transcript.
-        message_id: req str = "messageId";
-        /// A single content block appended to the message.
-        content: req ContentBlock = "content";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct SessionMessageChunk + meta {
+        message_id: req str = "messageId", "Identifier of this message within the enclosing session's transcript.";
+        content: req ContentBlock = "content", "A single content block appended to the message.";
     }
-}
 
-#[cfg(feature = "unstable")]
-acp_struct! {
+    #[cfg(feature = "unstable")]
     /// Notification sent by the agent when its authentication status changes.
-    AuthStatusUpdateNotification {
-        /// Whether the agent can start sessions without the user signing in first.
-        state: req AuthState = "state";
-        /// The accounts the agent has configured, for display (optional).
-        accounts: opt [AuthAccount] = "accounts", with_accounts;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct AuthStatusUpdateNotification + meta {
+        state: req AuthState = "state", "Whether the agent can start sessions without the user signing in first.";
+        accounts: opt [AuthAccount] = "accounts", with_accounts, "The accounts the agent has configured, for display (optional).";
     }
-}
 
-#[cfg(feature = "unstable")]
-acp_struct! {
+    #[cfg(feature = "unstable")]
     /// Client-provided system-level instructions for a session.
-    SystemPrompt {
-        /// How the Agent combines `content` with its own instructions.
-        mode: req SystemPromptMode = "mode";
-        /// The system prompt content.
-        content: req [ContentBlock] = "content";
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct SystemPrompt + meta {
+        mode: req SystemPromptMode = "mode", "How the Agent combines `content` with its own instructions.";
+        content: req [ContentBlock] = "content", "The system prompt content.";
     }
-}
 
-#[cfg(feature = "unstable")]
-acp_enum! {
+    #[cfg(feature = "unstable")]
     /// How the Agent combines a client-provided system prompt with its own instructions.
-    SystemPromptMode {
+    enum SystemPromptMode {
         Append = "append",
         Override = "override",
     }
-}
 
-#[cfg(feature = "unstable")]
-acp_struct! {
+    #[cfg(feature = "unstable")]
     /// Request parameters for forking an existing session.
-    ForkSessionRequest {
-        /// The ID of the session to fork.
-        session_id: req str = "sessionId";
-        /// The working directory for this session. Must be an absolute path.
-        cwd: req str = "cwd";
-        /// Additional workspace roots to activate for this session. Each path must be absolute (optional).
-        additional_directories: opt [str] = "additionalDirectories", with_additional_directories;
-        /// List of MCP servers to connect to for this session (optional).
-        mcp_servers: opt [McpServer] = "mcpServers", with_mcp_servers;
-        /// System-level instructions for the forked session (optional).
-        system_prompt: opt SystemPrompt = "systemPrompt", with_system_prompt;
-        /// Extension metadata (`_meta`), kept raw.
-        meta: opt raw = "_meta", with_meta;
+    struct ForkSessionRequest + meta {
+        session_id: req str = "sessionId", "The ID of the session to fork.";
+        cwd: req str = "cwd", "The working directory for this session. Must be an absolute path.";
+        additional_directories: opt [str] = "additionalDirectories", with_additional_directories, "Additional workspace roots to activate for this session. Each path must be absolute (optional).";
+        mcp_servers: opt [McpServer] = "mcpServers", with_mcp_servers, "List of MCP servers to connect to for this session (optional).";
+        system_prompt: opt SystemPrompt = "systemPrompt", with_system_prompt, "System-level instructions for the forked session (optional).";
     }
 }
