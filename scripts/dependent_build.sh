@@ -4,9 +4,11 @@
 # (acp-codec with `tokio-util`, plus tokio), from nothing, dependencies
 # included, with the workspace's Cargo.lock.
 #
-#   scripts/dependent_build.sh [--features F] [ROUNDS] [CHECKOUT ...]
+#   scripts/dependent_build.sh [--features F] [ROUNDS] [CHECKOUT[+F2] ...]
 #
 # Each CHECKOUT (default: this one) is a directory holding the crate;
+# `+F2` adds features to that one's build (`. .+v2`: this checkout without
+# and with feature `v2`, in the same run);
 # with several, the builds alternate round by round so that drift in the
 # machine's speed falls on all of them alike. Prints one line per build
 # (seconds of wall time) and each checkout's median.
@@ -28,8 +30,11 @@ checkouts=("$@")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 i=0
-for checkout in "${checkouts[@]}"; do
-  checkout=$(cd "$checkout" && pwd)
+for entry in "${checkouts[@]}"; do
+  extra=""
+  [[ "$entry" == *+* ]] && extra=",${entry#*+}"
+  checkout=$(cd "${entry%%+*}" && pwd)
+  all="$features$extra"
   dir="$work/dependent$i"
   mkdir -p "$dir/src"
   cp "$checkout/examples/tap.rs" "$dir/src/main.rs"
@@ -42,7 +47,7 @@ edition = "2021"
 publish = false
 
 [dependencies]
-acp-codec = { path = "$checkout", features = ["tokio-util"$(printf '%s' "${features:+, \"${features#,}\"}")] }
+acp-codec = { path = "$checkout", features = ["tokio-util"$(printf '%s' "${all:+, \"${all#,}\"}" | sed 's/,/", "/2g')] }
 tokio = { version = "1.38", features = ["rt", "macros", "io-util", "io-std", "process", "sync"] }
 
 [workspace]

@@ -267,6 +267,7 @@
 //! | `tokio-util` | no | `codec::LineCodec` and `codec::AcpCodec`, tokio-util `Decoder`/`Encoder`s; implies `std` and `bytes` |
 //! | `arbitrary` | no | `fuzzing`: `arbitrary::Arbitrary` for the ACP messages, stream-json events and chunk frames (what they generate encodes to lines that decode back equal), and `fuzzing::HostileStream`, hostile line streams for a bridge's fuzz targets; implies `std` |
 //! | `unstable` | no | the additions of the unstable ACP v1 schema (`agent-client-protocol-schema` 1.20.0 with its `unstable` feature, not `proxy/*`): the methods `session/fork`, `session/archive`, `session/unarchive`, `session/status`, `session/options`, `session/set_title`, `providers/list`/`set`/`disable`, `auth/status`, `auth/status_update`, `mcp/message`; the `sessionUpdate`s `cursor_update` and `prompt_suggestions_update`; `PromptResponse.usage` and a subagent's usage, the initial `configOptions` of a session, the `speed` config category, `archived`, the new capabilities and the `acp` MCP server. Without it these stay unknown methods/variants/values and `extra` members (lossless). Follows the unstable schema, outside semver; implies `alloc` |
+//! | `v2` | no | [`acp::v2`](crate::acp): ACP v2 typed (the v2 schema of the TypeScript SDK 2.4.0; with `unstable`, its unstable additions): every v2 method's params and result, `typed_v2` on requests, notifications and responses, `v2::encode_request` / `encode_notification`. v2 is a draft: outside semver until it is final; implies `alloc` |
 //!
 //! ## `no_std`
 //!

@@ -1,21 +1,18 @@
 //! ACP v2, typed (feature `v2`): every method, request, response,
 //! notification, session update, content block, capability and error of
-//! the v2 schema the TypeScript SDK 2.4.0 ships (`schema/v2`), and with
-//! feature `unstable` its unstable additions (not `proxy/*`). v2 is a
-//! draft: this module follows it and is outside semver until v2 is final.
+//! the v2 schema of the TypeScript SDK 2.4.0, with feature `unstable` its
+//! unstable additions (not `proxy/*`). v2 is a draft: outside semver until
+//! it is final.
 //!
-//! The types are declared from the v2 schema itself, with the same
-//! machinery as v1's, so they keep v1's guarantees: borrowed from the line,
-//! decoded in one pass, unknown members kept in `extra`, unknown variants
-//! and enum values kept as sent, lenient salvage reported in
-//! [`Typed::salvaged`](crate::acp::Typed), the same limits. A type v2 keeps
-//! exactly as v1 had it (same members, wire names and member types, all the
-//! way down) is v1's type, re-exported here; an object with `_meta` only is
-//! [`MetaOnly`]. Where v2 sets a union beside an object's own members (a
-//! `mode`, `action`, `operation`, `stopReason` or `type` telling which
-//! members follow) the type is one struct: the tag an enum, the members of
-//! every branch optional. Maps of the schema (`ElicitationSchema.properties`,
-//! an accepted elicitation's `content`) and `Error.data` stay raw JSON.
+//! The types are declared from the v2 schema with v1's machinery and keep
+//! its guarantees: borrowed, one pass, unknown members in `extra`, unknown
+//! variants and values kept, lenient salvage reported, the same limits. A
+//! type v2 keeps as v1 had it (members, wire names, member types, all the
+//! way down) is v1's, re-exported; an object with `_meta` only is
+//! [`MetaOnly`]. A union beside an object's own members (told by `mode`,
+//! `action`, `operation`, `stopReason`, `state` or `type`) is one struct:
+//! the tag an enum, every branch's members optional. The schema's maps
+//! (`ElicitationSchema.properties`) and `Error.data` stay raw JSON.
 //!
 //! The envelope is the same as v1's ([`Message`](crate::acp::Message));
 //! a connection's version is settled by its `initialize`, and the params or
@@ -43,9 +40,9 @@
 //! # Ok::<(), acp_codec::MessageError>(())
 //! ```
 //!
-//! A `null` a v2 upsert sends to clear a member stays in `extra` (the
-//! member reads as absent), as in v1: re-encoded as sent, and
-//! `extra.get("title")` tells a cleared member from an absent one.
+//! A `null` that clears a member in a v2 upsert stays in `extra` (the
+//! member reads as absent), re-encoded as sent: `extra.get("title")` tells
+//! a cleared member from an absent one.
 
 use alloc::borrow::Cow;
 use alloc::vec::Vec;

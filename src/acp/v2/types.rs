@@ -33,69 +33,48 @@ pub use crate::acp::{
 
 /// Capability to cancel a tool call with `tool_call/cancel`.
 pub type ToolCallCancelCapabilities<'a> = MetaOnly<'a>;
-
 /// Capabilities for image content in prompt requests.
 pub type PromptImageCapabilities<'a> = MetaOnly<'a>;
-
 /// Capabilities for audio content in prompt requests.
 pub type PromptAudioCapabilities<'a> = MetaOnly<'a>;
-
 /// Capabilities for embedded context in prompt requests.
 pub type PromptEmbeddedContextCapabilities<'a> = MetaOnly<'a>;
-
 /// Capabilities for stdio MCP server transports.
 pub type McpStdioCapabilities<'a> = MetaOnly<'a>;
-
 /// Capabilities for HTTP MCP server transports.
 pub type McpHttpCapabilities<'a> = MetaOnly<'a>;
-
 /// Capabilities for the `session/delete` method.
 pub type SessionDeleteCapabilities<'a> = MetaOnly<'a>;
-
 /// Capabilities for additional session directories support.
 pub type SessionAdditionalDirectoriesCapabilities<'a> = MetaOnly<'a>;
-
 /// Response to the `auth/login` method.
 pub type LoginAuthResponse<'a> = MetaOnly<'a>;
-
 /// Response to the `auth/logout` method.
 pub type LogoutAuthResponse<'a> = MetaOnly<'a>;
-
 /// Response from cancelling a tool call.
 pub type CancelToolCallResponse<'a> = MetaOnly<'a>;
-
 /// Response from cancelling a terminal.
 pub type CancelTerminalResponse<'a> = MetaOnly<'a>;
-
 /// Capability to cancel a terminal with `terminal/cancel`.
 pub type TerminalCancelCapabilities<'a> = MetaOnly<'a>;
-
 /// Capabilities for terminal authentication methods.
 pub type TerminalAuthCapabilities<'a> = MetaOnly<'a>;
-
 /// Form-based elicitation capabilities.
 pub type ElicitationFormCapabilities<'a> = MetaOnly<'a>;
-
 /// URL-based elicitation capabilities.
 pub type ElicitationUrlCapabilities<'a> = MetaOnly<'a>;
-
 /// Request parameters for the `auth/logout` method.
 pub type LogoutAuthRequest<'a> = MetaOnly<'a>;
-
 /// Inclusive replay cursor requesting replay from the start of retained conversation history.
 pub type ReplayFromStart<'a> = MetaOnly<'a>;
-
 /// The request was not approved and no option was selected.
 pub type CancelledPermissionOutcome<'a> = MetaOnly<'a>;
-
 /// Capabilities for ACP MCP server transports.
 #[cfg(feature = "unstable")]
 pub type McpAcpCapabilities<'a> = MetaOnly<'a>;
-
 /// Capabilities for the `override` system prompt mode.
 #[cfg(feature = "unstable")]
 pub type SessionSystemPromptOverrideCapabilities<'a> = MetaOnly<'a>;
-
 /// Capability to cancel work in a subagent session without ending that session.
 #[cfg(feature = "unstable")]
 pub type SessionCancelCapabilities<'a> = MetaOnly<'a>;
