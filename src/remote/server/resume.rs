@@ -363,9 +363,7 @@ impl Server {
             return Some(message);
         };
         let session: String = session.into_owned();
-        let is_reattach = method == crate::acp::names::SESSION_RESUME
-            || method == crate::acp::names::SESSION_LOAD;
-        if is_reattach {
+        if crate::remote::routing::is_reattach(method) {
             let cursor = match params.map(Cursor::from_params) {
                 Some(Ok(Some(c))) => c,
                 _ => {
@@ -1187,6 +1185,43 @@ mod tests {
         assert!(texts[0].contains("-32012"), "{texts:?}");
         assert!(texts[1].contains("end_turn"), "{texts:?}");
         assert_eq!(texts.len(), 2);
+    }
+
+    /// Both methods that reattach a session read its cursor (a position
+    /// the log no longer holds is the gap error), and a method that does
+    /// not reattach carries a cursor to the agent unread: the core asks the
+    /// method table which methods reattach, as the router does.
+    #[test]
+    fn the_reattaching_methods_and_only_they_resume_from_a_cursor() {
+        for (method, reattaches) in [
+            ("session/resume", true),
+            ("session/load", true),
+            ("session/set_mode", false),
+        ] {
+            let mut h = H::new();
+            h.server.config.replay_bytes = 200;
+            let c = h.opted_with_session();
+            h.server.handle_closed(h.now, c, Ending::Broken);
+            for n in 0..10 {
+                let _ = h.agent(&update(n));
+            }
+            let d = h.open();
+            let back = format!(
+                r#"{{"jsonrpc":"2.0","id":"r1","method":"initialize","params":{{"_meta":{{"acp-codec/resume":{{}},"acp-codec/cursor":{{"connection":"{}","position":2}}}}}}}}"#,
+                c.0
+            );
+            let _ = h.client(d, &back);
+            let acts = h.client(
+                d,
+                &format!(
+                    r#"{{"jsonrpc":"2.0","id":"r2","method":"{method}","params":{{"sessionId":"s1","cwd":"/","_meta":{{"acp-codec/cursor":{{"position":0}}}}}}}}"#
+                ),
+            );
+            let gap = acts
+                .iter()
+                .any(|a| matches!(a, Action::Send { text, .. } if text.contains("-32012")));
+            assert_eq!(gap, reattaches, "{method}: {acts:?}");
+        }
     }
 
     #[test]
