@@ -1261,7 +1261,7 @@ mod tests {
         assert_eq!(h.server.poll_timeout(), None, "no grace runs");
         // What the agent still says goes nowhere, and is not kept.
         assert!(sent(&h.agent(&update(1)), c).is_empty());
-        let (d, acts) = h.reopen(c, 1);
+        let (_, acts) = h.reopen(c, 1);
         assert_eq!(writes(&acts).len(), 1, "a fresh initialize, to the agent");
         let acts = h.answer_initialize(&acts);
         let Some(Action::Send { text, .. }) = acts.first() else {
@@ -1292,7 +1292,7 @@ mod tests {
         h.server.handle_timeout(h.now);
         let _ = h.server.take_actions();
         // The stream it names is gone: no positions, the agent answers.
-        let (d, acts) = h.reopen(c, 2);
+        let (_, acts) = h.reopen(c, 2);
         let acts = h.answer_initialize(&acts);
         let Some(Action::Send { text, .. }) = acts.first() else {
             panic!("{acts:?}")
