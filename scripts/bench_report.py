@@ -31,6 +31,9 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = "bench-results"
+# BENCHMARKS.md is the method and one current table per area: at most this
+# many lines (`--check` fails past it; history lives in git).
+MAX_LINES = 500
 OURS = "acp_codec"
 OFFICIAL = "agent-client-protocol-schema (anchor)"
 VALUE = "serde_json::Value (anchor)"
@@ -226,16 +229,6 @@ def cite(rec):
     return f"[{name[len(CRITERION):-3]}]({RESULTS}/{name})"
 
 
-SIZE = re.compile(r"[ /](\d+(?:B|KiB|MiB))$")
-
-
-def same_size(ours, anchor):
-    """A bench and an anchor of one group at the same input size (when
-    their names end with one, as `title_parse/512KiB`)."""
-    a, b = SIZE.search(ours), SIZE.search(anchor)
-    return (a and a.group(1)) == (b and b.group(1)) if (a or b) else True
-
-
 def goals_section(evaluated):
     lines = ["## Goals", "",
              "The goals of README.md's \"Performance\" table, each with the ratio of its",
@@ -303,32 +296,6 @@ def traffic_section(records, evaluated):
     return lines
 
 
-def anchored_section(records, goals):
-    """Every other criterion group with an anchor: each of our benches
-    against each anchor of its group (throughput ratio), from one run."""
-    covered = {(g[1], g[2], g[3]) for g in goals}
-    lines = ["## Other criterion groups against their anchors", "",
-             "Groups and benches the goals do not name (for the record): our throughput",
-             "over the anchor's, both from the run named.", "",
-             "| group | ours | anchor | ratio | run |", "|---|---|---|---:|---|"]
-    n = 0
-    for rec in records:
-        groups = {}
-        for (group, bench) in rec["rows"]:
-            if not group.startswith(TRAFFIC):
-                groups.setdefault(group, []).append(bench)
-        for group in sorted(groups):
-            anchors = [b for b in groups[group] if "anchor" in b]
-            for ours in sorted(b for b in groups[group] if "anchor" not in b):
-                for anchor in anchors:
-                    if (group, ours, anchor) in covered or not same_size(ours, anchor):
-                        continue
-                    a, b = rec["rows"][(group, ours)], rec["rows"][(group, anchor)]
-                    lines.append(f"| {group} | {ours} | {anchor} | {b['mean_ns'] / a['mean_ns']:.2f}x | {cite(rec)} |")
-                    n += 1
-    return lines if n else []
-
-
 def tsv_to_table(body):
     rows = [l.split("\t") for l in body.split("\n") if l.strip()]
     out = ["| " + " | ".join(rows[0]) + " |", "|" + "---|" * len(rows[0])]
@@ -338,7 +305,7 @@ def tsv_to_table(body):
 def result_section(root, path):
     header, body = read_result(path)
     name = os.path.relpath(path, root)
-    lines = [f"### {name}", "", f"Written by / measured: {header}", ""]
+    lines = [f"### {name}", "", f"Source: {header}", ""]
     if "\t" in body and not any(l.startswith("|") for l in body.split("\n")):
         lines += tsv_to_table(body)
     else:
@@ -379,8 +346,9 @@ def method_section(records):
              "application, an ignored test run with `--nocapture`, an example).",
              "Speed targets live in benches and in README.md's goal table, never in",
              "timed tests.", "",
-             "Criterion records (`bench-results/criterion-*.md`, the means every ratio",
-             "below is computed from; the `run` columns name them):", ""]
+             "Criterion records (`bench-results/criterion-*.md`: the mean of every bench",
+             "of the run, from which the goals' and real traffic's ratios below are",
+             "computed; the `run` columns name them):", ""]
     for rec in records:
         lines.append(f"- {cite(rec)}: {rec['header']}")
     return lines
@@ -399,14 +367,14 @@ def report(root):
     traffic = traffic_section(records, evaluated)
     if traffic:
         lines += traffic + [""]
-    anchored = anchored_section(records, goals)
-    if anchored:
-        lines += anchored + [""]
     files = sorted(glob.glob(os.path.join(root, RESULTS, "*.md")))
     others = [f for f in files if not os.path.basename(f).startswith(CRITERION)]
     placed = set()
     for title, prefixes, text in AREAS:
         mine = [f for f in others if os.path.basename(f).startswith(prefixes) and f not in placed]
+        # In the order of the area's prefixes (the relay and load first).
+        rank = lambda f: next(i for i, p in enumerate(prefixes) if os.path.basename(f).startswith(p))
+        mine.sort(key=lambda f: (rank(f), f))
         if not mine and not text:
             continue
         placed.update(mine)
@@ -496,6 +464,9 @@ def main():
             old = open(out, encoding="utf-8").read()
         except FileNotFoundError:
             old = ""
+        if text.count("\n") > MAX_LINES:
+            sys.exit(f"{args.out} would be {text.count(chr(10))} lines, over {MAX_LINES}: "
+                     "keep one current table per area")
         if old != text:
             sys.stdout.writelines(difflib.unified_diff(old.splitlines(True), text.splitlines(True),
                                                        args.out, "what bench_report.py writes", n=1))
@@ -505,6 +476,8 @@ def main():
         with open(out, "w", encoding="utf-8") as f:
             f.write(text)
         print(f"wrote {args.out} ({text.count(chr(10))} lines)")
+        if text.count("\n") > MAX_LINES:
+            print(f"warning: over {MAX_LINES} lines: keep one current table per area", file=sys.stderr)
     for (what, group, *_rest), results in evaluated:
         for grp, ratio, ok, _rec in results:
             if ratio is not None and (args.goals or not ok):
