@@ -457,6 +457,15 @@ impl Rejoin {
         }
     }
 
+    /// The sessions the client holds, with their directories, to take up
+    /// again on a new connection.
+    fn sessions_held(&self) -> Vec<(String, String)> {
+        self.sessions
+            .iter()
+            .map(|(s, cwd)| (s.clone(), cwd.clone()))
+            .collect()
+    }
+
     /// The server took the connection over: the answers again, each
     /// session resumed at its position, the unanswered requests again.
     fn resume_sessions(&mut self) {
@@ -468,12 +477,7 @@ impl Rejoin {
             self.to_server.push(answer.clone());
             self.answers.push((seq, answer));
         }
-        let sessions: Vec<(String, String)> = self
-            .sessions
-            .iter()
-            .map(|(s, cwd)| (s.clone(), cwd.clone()))
-            .collect();
-        for (session, cwd) in sessions {
+        for (session, cwd) in self.sessions_held() {
             let position = self
                 .positions
                 .get(&Some(session.clone()))
@@ -492,12 +496,7 @@ impl Rejoin {
     fn load_sessions(&mut self) {
         // The agent that asked is gone with its server.
         self.answers.clear();
-        let sessions: Vec<(String, String)> = self
-            .sessions
-            .iter()
-            .map(|(s, cwd)| (s.clone(), cwd.clone()))
-            .collect();
-        for (session, cwd) in sessions {
+        for (session, cwd) in self.sessions_held() {
             let params = json!({"sessionId": session, "cwd": cwd, "mcpServers": []});
             self.loading.insert(session.clone());
             let line = self.own_request(Some(session), "session/load", params);

@@ -414,6 +414,21 @@ fn enter_namespaces() -> io::Result<()> {
     Ok(())
 }
 
+/// The agent started, the launcher's stdio let go; exit code 127 (said on
+/// stderr) when it cannot start.
+fn start_in_place(spec: &Launch) -> Result<std::process::Child, ExitCode> {
+    match start_agent(&spec.command) {
+        Ok(agent) => {
+            let_go_of_stdio();
+            Ok(agent)
+        }
+        Err(e) => {
+            eprintln!("acp launcher: {e}");
+            Err(ExitCode::from(127))
+        }
+    }
+}
+
 /// PID 1 of the agent's namespace: starts the agent, reaps every process
 /// orphaned into the namespace, exits with the agent's status.
 fn init(spec: &Launch) -> ExitCode {
@@ -421,14 +436,10 @@ fn init(spec: &Launch) -> ExitCode {
         eprintln!("acp launcher: {e}");
         return ExitCode::from(REFUSED);
     }
-    let agent = match start_agent(&spec.command) {
+    let agent = match start_in_place(spec) {
         Ok(c) => c,
-        Err(e) => {
-            eprintln!("acp launcher: {e}");
-            return ExitCode::from(127);
-        }
+        Err(code) => return code,
     };
-    let_go_of_stdio();
     let agent_pid = i32::try_from(agent.id()).unwrap_or(0);
     loop {
         match rustix::process::wait(WaitOptions::empty()) {
@@ -474,14 +485,10 @@ fn keeper(spec: &Launch) -> ExitCode {
         eprintln!("acp launcher: cannot adopt the agent's orphans: {e}");
         return ExitCode::from(REFUSED);
     }
-    let agent = match start_agent(&spec.command) {
+    let agent = match start_in_place(spec) {
         Ok(c) => c,
-        Err(e) => {
-            eprintln!("acp launcher: {e}");
-            return ExitCode::from(127);
-        }
+        Err(code) => return code,
     };
-    let_go_of_stdio();
     let agent_pid = Pid::from_child(&agent);
     let agent_fd = match rustix::process::pidfd_open(agent_pid, PidfdFlags::empty()) {
         Ok(fd) => fd,

@@ -92,26 +92,44 @@ fn escape(bytes: &[u8]) -> Result<(char, usize), EscapeError> {
 /// [`EscapeError`]: a bad digit, or a surrogate without its other half.
 #[inline(always)]
 fn unicode(b: &[u8], n: usize) -> Result<(char, usize), EscapeError> {
-    let hi = hex4_at(b, n.wrapping_add(2)).ok_or(EscapeError::Invalid)?;
-    if !(0xD800..0xDC00).contains(&hi) {
-        // A lone low surrogate is the one value here that is not a
-        // character.
-        return char::from_u32(hi)
-            .map(|c| (c, 6))
-            .ok_or(EscapeError::Invalid);
+    let high = hex4_at(b, n.wrapping_add(2)).ok_or(EscapeError::Invalid)?;
+    let rest = b.get(n.wrapping_add(6)..).unwrap_or_default();
+    let (code, len) = code_point(high, rest)?;
+    char::from_u32(code)
+        .map(|c| (c, len))
+        .ok_or(EscapeError::Invalid)
+}
+
+/// The code point of a `\u` escape whose four digits read `high`, given
+/// the bytes after them (`rest`: where a leading surrogate's trailing half
+/// must stand as `\uXXXX`), and the escape's length: 6 bytes, or 12 for a
+/// surrogate pair. The one reading of `\u`, for the word loop
+/// ([`unicode`]) and the dense stage alike.
+///
+/// # Errors
+///
+/// [`EscapeError::Invalid`] for a trailing surrogate alone or a bad digit
+/// in the second half; [`EscapeError::LoneSurrogate`] for a leading
+/// surrogate not followed by a trailing one.
+#[inline(always)]
+fn code_point(high: u32, rest: &[u8]) -> Result<(u32, usize), EscapeError> {
+    if high & 0xF800 != 0xD800 {
+        return Ok((high, 6));
     }
-    let lo = match b.get(n.wrapping_add(6)..n.wrapping_add(8)) {
-        Some(br"\u") => hex4_at(b, n.wrapping_add(8)).ok_or(EscapeError::Invalid)?,
+    if high >= 0xDC00 {
+        // A lone trailing surrogate: not a character.
+        return Err(EscapeError::Invalid);
+    }
+    let low = match rest.first_chunk::<2>() {
+        Some(br"\u") => hex4_at(rest, 2).ok_or(EscapeError::Invalid)?,
         _ => return Err(EscapeError::LoneSurrogate),
     };
-    if !(0xDC00..0xE000).contains(&lo) {
+    if !(0xDC00..0xE000).contains(&low) {
         return Err(EscapeError::LoneSurrogate);
     }
     // Both halves were range-checked: ten bits each, at most 0x10FFFF.
-    let code = 0x1_0000_u32.wrapping_add(((hi & 0x3FF) << 10) | (lo & 0x3FF));
-    char::from_u32(code)
-        .map(|c| (c, 12))
-        .ok_or(EscapeError::Invalid)
+    let code = 0x1_0000_u32.wrapping_add(((high & 0x3FF) << 10) | (low & 0x3FF));
+    Ok((code, 12))
 }
 
 /// Four hex digits as a number (at most `0xFFFF`): a table look-up a

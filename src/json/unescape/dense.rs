@@ -34,7 +34,7 @@
 //! hand it over), and the block loop puts such runs straight from the
 //! text.
 
-use super::{hex4, TextSink, SHORT_ESCAPE};
+use super::{code_point, hex4, TextSink, SHORT_ESCAPE};
 use crate::json::vector::{backslash_and_special_bits, backslash_bits, BLOCK};
 
 /// Whether the block loop uses the stage on this build: where `simdutf8`
@@ -326,25 +326,18 @@ pub(super) fn dense_blocks<S: TextSink>(
                 pos = pos.wrapping_add(len);
                 break Stop::Bad(here);
             };
-            let (bytes, used) = if high & 0xF800 != 0xD800 {
+            let Ok((c, escape)) = code_point(high, &[b6, u7, l0, l1, l2, l3]) else {
+                pos = pos.wrapping_add(len);
+                break Stop::Bad(here);
+            };
+            let (bytes, used) = if escape == 6 {
                 from = here.wrapping_add(6);
-                bmp_word(high)
+                bmp_word(c)
             } else {
-                // A leading surrogate, then `\u` and a trailing one; its
-                // backslash is the next bit when it is in this block.
-                let low = if high < 0xDC00 && b6 == b'\\' && u7 == b'u' {
-                    hex4([l0, l1, l2, l3]).filter(|low| (0xDC00..0xE000).contains(low))
-                } else {
-                    None
-                };
-                let Some(low) = low else {
-                    pos = pos.wrapping_add(len);
-                    break Stop::Bad(here);
-                };
+                // A surrogate pair: the trailing half's backslash is the
+                // next bit when it is in this block.
                 bits &= bits.wrapping_sub(1);
                 from = here.wrapping_add(12);
-                // Both halves were range-checked: ten bits each, at most 0x10FFFF.
-                let c = 0x1_0000_u32.wrapping_add(((high & 0x3FF) << 10) | (low & 0x3FF));
                 (astral_word(c), 4)
             };
             *put = bytes;
@@ -388,6 +381,7 @@ mod tests {
     };
     use alloc::format;
     use alloc::string::String;
+    use alloc::vec::Vec;
     use core::sync::atomic::{AtomicUsize, Ordering};
 
     /// How many times the block loop came here: the tests below check
@@ -586,6 +580,31 @@ mod tests {
             let token = format!("\"{pad}{body}\"");
             check(&token, &token);
             check(&format!("{token}}}}}, \"more\": [1, 2, \"\\n\"]}}"), &token);
+        }
+        assert!(
+            STINTS.load(Ordering::Relaxed) > before,
+            "the stage was never used"
+        );
+    }
+
+    /// Every `\u` escape (each value of four digits, and a leading
+    /// surrogate before each kind of second half) amid dense text: the
+    /// stage and the word loop read it alike, and as `serde_json` does
+    /// (the one reading of `\u`, `code_point`, serves both).
+    #[test]
+    fn every_unicode_escape_reads_alike_through_the_stage_and_the_word_loop() {
+        let before = STINTS.load(Ordering::Relaxed);
+        let dense = r"\n\t".repeat(12);
+        let mut escapes: Vec<String> = (0..=0xFFFF_u32).map(|c| format!(r"\u{c:04x}")).collect();
+        for second in [
+            r"\udc00", r"\uDFFF", r"\ue000", r"\ud800", r"\u0041", r"\n", "x", r"\u12",
+        ] {
+            escapes.push(format!(r"\ud83e{second}"));
+            escapes.push(format!(r"\uDBFF{second}"));
+        }
+        for escape in &escapes {
+            let token = format!("\"{dense}{escape}{dense}\"");
+            check(&token, &token);
         }
         assert!(
             STINTS.load(Ordering::Relaxed) > before,

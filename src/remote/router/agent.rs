@@ -8,7 +8,7 @@ use alloc::vec::Vec;
 use core::time::Duration;
 
 use super::{
-    bridge_notification, cancel_target, error_text, line_to_text, session_of, AgentRequest,
+    bridge_notification, cancel_target, error_answer, line_to_text, session_of, AgentRequest,
     Forwarded, Out, Router, REPLAY_DROPPED,
 };
 use crate::acp::{
@@ -140,7 +140,7 @@ impl Router {
                 out.push(Out::Client {
                     to: f.client,
                     stream: error_stream(&f.method, f.session.as_deref()),
-                    text: error_text(&f.id, ErrorCode::INTERNAL_ERROR, msg),
+                    text: error_answer(&f.id, ErrorCode::INTERNAL_ERROR, msg),
                 });
                 return;
             }
@@ -395,7 +395,7 @@ impl Router {
         out.push(Out::Client {
             to: f.client,
             stream: error_stream(&f.method, f.session.as_deref()),
-            text: error_text(&f.id, ErrorCode::INTERNAL_ERROR, msg),
+            text: error_answer(&f.id, ErrorCode::INTERNAL_ERROR, msg),
         });
     }
 }

@@ -8,7 +8,9 @@ use alloc::vec::Vec;
 use core::time::Duration;
 
 use super::sessions::{Owner, Whose};
-use super::{cancel_target, error_text, Forwarded, Out, Router, ANONYMOUS, FORBIDDEN, USER_LIMIT};
+use super::{
+    cancel_target, error_answer, Forwarded, Out, Router, ANONYMOUS, FORBIDDEN, USER_LIMIT,
+};
 use crate::acp::{names, ErrorResponse, Message, RawJson, Request, RequestId, Response};
 use crate::remote::routing::{opens_session, read_only_allows};
 use crate::remote::transport::{is_reattach, session_field, SessionField, Stream};
@@ -62,7 +64,7 @@ impl Router {
         out.push(Out::Client {
             to: client,
             stream: Stream::Connection,
-            text: error_text(id, code, msg),
+            text: error_answer(id, code, msg),
         });
     }
 

@@ -127,7 +127,13 @@ fn session_of(raw: Option<&RawJson<'_>>) -> Option<String> {
     session_field(raw).into_id().map(|s| s.into_owned())
 }
 
-fn error_text(id: &RequestId<'_>, code: ErrorCode, message: String) -> String {
+/// The error answer to `id` as one message (without its `\n`): every
+/// error the router or the server core gives a client in the agent's place.
+pub(in crate::remote) fn error_answer(
+    id: &RequestId<'_>,
+    code: ErrorCode,
+    message: String,
+) -> String {
     let mut out = Vec::new();
     // An id and a plain message always encode; an empty text would be
     // refused by every decoder, never mistaken for a message.
@@ -341,13 +347,26 @@ impl Router {
         user: &str,
         permissions: Permissions,
     ) -> Result<ClientId, ConnectError> {
+        self.connect_excusing(user, permissions, 0)
+    }
+
+    /// [`connect_as`](Self::connect_as), with `detached` of `user`'s
+    /// connections not counted against the limit: those the server core
+    /// holds for a client that may resume, which never keep their user
+    /// from coming back. The one check of the per-user connection limit.
+    pub(in crate::remote) fn connect_excusing(
+        &mut self,
+        user: &str,
+        permissions: Permissions,
+        detached: usize,
+    ) -> Result<ClientId, ConnectError> {
         if !permissions.read() {
             return Err(ConnectError::NotPermitted);
         }
         if self.agent_user != ANONYMOUS && self.agent_user != user {
             return Err(ConnectError::AnotherUsersAgent);
         }
-        let held = self.users.get(user).map_or(0, |u| u.connections.get());
+        let held = self.user_connections(user).saturating_sub(detached);
         if held >= self.max_user_connections {
             return Err(ConnectError::TooManyConnections {
                 limit: self.max_user_connections,
@@ -585,7 +604,7 @@ impl Router {
                 out.push(Out::Client {
                     to: f.client,
                     stream: super::error_stream(&f.method, f.session.as_deref()),
-                    text: error_text(&f.id, ErrorCode::INTERNAL_ERROR, msg),
+                    text: error_answer(&f.id, ErrorCode::INTERNAL_ERROR, msg),
                 });
             }
         }

@@ -118,15 +118,7 @@ impl Sessions {
     /// `client` of `user` holds `session` from now on. The caller has
     /// checked that the session is `user`'s or was never seen.
     pub(super) fn hold(&mut self, session: &str, user: &str, client: ClientId) {
-        self.debug_check_owner(session, user);
-        self.remove(session);
-        self.owners.insert(
-            session.into(),
-            Owner {
-                user: user.into(),
-                client: Some(client),
-            },
-        );
+        self.place(session, user, Some(client));
         self.held.add(1);
         self.count(user, |c| c.held.add(1));
     }
@@ -134,17 +126,23 @@ impl Sessions {
     /// `session` stays `user`'s with no connection holding it (a session
     /// created for a requester that left, or one whose holder left).
     pub(super) fn leave(&mut self, session: &str, user: &str) {
+        self.place(session, user, None);
+        self.left.push_back(session.into());
+        self.count(user, |c| c.left.add(1));
+    }
+
+    /// `session`, `user`'s, held by `client` or by none, its earlier
+    /// record (and counts) gone.
+    fn place(&mut self, session: &str, user: &str, client: Option<ClientId>) {
         self.debug_check_owner(session, user);
         self.remove(session);
         self.owners.insert(
             session.into(),
             Owner {
                 user: user.into(),
-                client: None,
+                client,
             },
         );
-        self.left.push_back(session.into());
-        self.count(user, |c| c.left.add(1));
     }
 
     /// A session never changes owner: the callers refuse first.

@@ -103,3 +103,30 @@ fn may_reattach_follows_the_claim_rules() {
     assert!(own.may_reattach(cy, "unseen"));
     assert!(!own.may_reattach(ClientId(99), "unseen"));
 }
+
+/// The per-user connection limit is checked once, here: connections the
+/// server core holds for clients that may resume are excused, every other
+/// one counts, and the refusal names the limit.
+#[test]
+fn the_connection_limit_counts_all_but_the_excused_connections() {
+    let mut r = Router::new().with_user_limits(2, 8);
+    for _ in 0..3 {
+        r.connect_excusing("ana", Permissions::READ_WRITE, 1)
+            .unwrap();
+    }
+    assert_eq!(r.user_connections("ana"), 3);
+    // Three held, one excused: two count, the limit.
+    assert_eq!(
+        r.connect_excusing("ana", Permissions::READ_WRITE, 1),
+        Err(ConnectError::TooManyConnections { limit: 2 })
+    );
+    assert_eq!(
+        r.connect_as("ana", Permissions::READ_WRITE),
+        Err(ConnectError::TooManyConnections { limit: 2 })
+    );
+    assert!(r
+        .connect_excusing("ana", Permissions::READ_WRITE, 2)
+        .is_ok());
+    // Another user's connections are not ana's.
+    assert!(r.connect_as("bo", Permissions::READ_WRITE).is_ok());
+}

@@ -25,7 +25,7 @@ use core::fmt;
 use core::time::Duration;
 
 use super::resume::Position;
-use super::router::{ConnectError, Out, Permissions, Router};
+use super::router::{error_answer, ConnectError, Out, Permissions, Router};
 use super::transport::{CloseCode, Stream, DEFAULT_MAX_BUFFERED_SESSION_STREAMS};
 use super::DEFAULT_REPLAY_BUDGET;
 use crate::ErrorCode;
@@ -577,17 +577,15 @@ impl Server {
         // resume) do not count: a client whose connection broke is never
         // refused for it when it comes back.
         let detached = self.detached_of(principal.user.as_deref(), &key);
-        let limit = self.config.max_user_connections;
         let id = ConnectionId(self.next_conn);
         let agent = self.agent_entry(key.clone(), now);
         let client = match &principal.user {
             None => agent.router.connect(),
             Some(user) => {
-                if agent.router.user_connections(user).saturating_sub(detached) >= limit {
-                    self.refused(Refusal::UserConnections, None);
-                    return Err(ConnectError::TooManyConnections { limit });
-                }
-                match agent.router.connect_as(user, principal.permissions) {
+                match agent
+                    .router
+                    .connect_excusing(user, principal.permissions, detached)
+                {
                     Ok(client) => client,
                     Err(e) => {
                         let reason = match e {
@@ -860,15 +858,6 @@ impl Server {
         }
         self.resume_timeout(now);
     }
-}
-
-/// The error answer to `id` as one message (without its `\n`): every
-/// answer the core gives a client in the agent's place.
-fn error_answer(id: &crate::acp::RequestId<'_>, code: ErrorCode, message: String) -> String {
-    let mut line = Vec::new();
-    // Encoding an id and a string into a `Vec` cannot fail.
-    let _ = crate::acp::encode_error(id, &crate::acp::RpcError::new(code, message), &mut line);
-    String::from_utf8_lossy(line.trim_ascii_end()).into_owned()
 }
 
 /// [`LINE_DROPPED`]: a message of `size` bytes over `limit` was dropped

@@ -132,13 +132,10 @@ impl Server {
         let config = &self.config;
         let dedicated = config.pool == PoolMode::PerUser;
         self.agents.entry(key.clone()).or_insert_with(|| {
-            // The router holds a user's live connections (limited in
-            // `open`) and as many detached ones.
+            // The router checks a user's connection limit (`open` tells it
+            // how many of them are detached, which do not count).
             let mut router = Router::new()
-                .with_user_limits(
-                    config.max_user_connections.saturating_mul(2),
-                    config.max_user_sessions,
-                )
+                .with_user_limits(config.max_user_connections, config.max_user_sessions)
                 .with_hash_key(config.hash_key);
             if let (Some(user), true) = (&key, dedicated) {
                 router = router.with_dedicated_user(user);

@@ -363,9 +363,7 @@ impl Server {
             return Some(message);
         };
         let session: String = session.into_owned();
-        let is_reattach = method == crate::acp::names::SESSION_RESUME
-            || method == crate::acp::names::SESSION_LOAD;
-        if is_reattach {
+        if crate::remote::routing::is_reattach(method) {
             let cursor = match params.map(Cursor::from_params) {
                 Some(Ok(Some(c))) => c,
                 _ => {
@@ -697,6 +695,15 @@ impl Server {
         self.dispatch(&d.agent, outs, now);
     }
 
+    /// `conn`'s Streamable HTTP log, made at the configured budget.
+    fn http_log(&mut self, conn: ConnectionId) -> &mut HttpLog {
+        let budget = self.config.replay_bytes;
+        self.resume
+            .http
+            .entry(conn)
+            .or_insert_with(|| HttpLog::new(budget))
+    }
+
     /// A Streamable HTTP request before the router: on a connection whose
     /// `initialize` asked for positions, one sent again while it runs, or
     /// after it was answered, goes no further (`None`).
@@ -712,12 +719,7 @@ impl Server {
         };
         if req.method == crate::acp::names::INITIALIZE {
             if self.config.replay_bytes > 0 && asks_for_positions(params_text(req)) {
-                let budget = self.config.replay_bytes;
-                let http = self
-                    .resume
-                    .http
-                    .entry(conn)
-                    .or_insert_with(|| HttpLog::new(budget));
+                let http = self.http_log(conn);
                 http.asked = true;
                 http.retries = true;
             }
@@ -728,12 +730,7 @@ impl Server {
         }
         let id = PromptKey::of(&req.id, None);
         let key = PromptKey::of(&req.id, params_text(req));
-        let budget = self.config.replay_bytes;
-        let http = self
-            .resume
-            .http
-            .entry(conn)
-            .or_insert_with(|| HttpLog::new(budget));
+        let http = self.http_log(conn);
         let again = match http.admit(id.clone(), key.clone()) {
             Admitted::Run => return Some(message),
             Admitted::Running => None,
@@ -901,6 +898,9 @@ mod tests {
     use super::*;
     use crate::remote::resume::unstamp;
 
+    /// Client id 3's prompt in session `s1`.
+    const PROMPT_S1: &str = r#"{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"s1","prompt":[]}}"#;
+
     const OPT_IN: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"_meta":{"acp-codec/resume":{}}}}"#;
 
     struct H {
@@ -947,6 +947,27 @@ mod tests {
                 .unwrap_or_else(|| panic!("nothing written to the agent: {acts:?}"));
             let v: serde_json::Value = serde_json::from_str(&line).unwrap();
             v["id"].as_u64().unwrap()
+        }
+
+        /// The agent's answer to the `initialize` `acts` wrote to it, and
+        /// what the core did with it.
+        fn answer_initialize(&mut self, acts: &[Action]) -> Vec<Action> {
+            let id = Self::agent_id(acts);
+            self.agent(&format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"protocolVersion":1}}}}"#
+            ))
+        }
+
+        /// A new connection whose `initialize` resumes `c` from
+        /// `position`, and what that `initialize` did.
+        fn reopen(&mut self, c: ConnectionId, position: u64) -> (ConnectionId, Vec<Action>) {
+            let d = self.open();
+            let back = format!(
+                r#"{{"jsonrpc":"2.0","id":"r1","method":"initialize","params":{{"_meta":{{"acp-codec/resume":{{}},"acp-codec/cursor":{{"connection":"{}","position":{position}}}}}}}}}"#,
+                c.0
+            );
+            let acts = self.client(d, &back);
+            (d, acts)
         }
 
         /// An opted-in connection with session `s1`, and the session's
@@ -1008,10 +1029,7 @@ mod tests {
             plain,
             r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}"#,
         );
-        let id = H::agent_id(&acts);
-        let acts = h.agent(&format!(
-            r#"{{"jsonrpc":"2.0","id":{id},"result":{{"protocolVersion":1}}}}"#
-        ));
+        let acts = h.answer_initialize(&acts);
         let Some(Action::Send { text, .. }) = acts.first() else {
             panic!("{acts:?}")
         };
@@ -1022,10 +1040,7 @@ mod tests {
 
         let c = h.open();
         let acts = h.client(c, OPT_IN);
-        let id = H::agent_id(&acts);
-        let acts = h.agent(&format!(
-            r#"{{"jsonrpc":"2.0","id":{id},"result":{{"protocolVersion":1}}}}"#
-        ));
+        let acts = h.answer_initialize(&acts);
         let got = sent(&acts, c);
         assert_eq!(got.len(), 1);
         let (stream, position, answer) = &got[0];
@@ -1040,10 +1055,7 @@ mod tests {
     fn a_broken_connection_is_taken_over_and_nothing_is_lost_or_repeated() {
         let mut h = H::new();
         let c = h.opted_with_session();
-        let acts = h.client(
-            c,
-            r#"{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"s1","prompt":[]}}"#,
-        );
+        let acts = h.client(c, PROMPT_S1);
         let prompt_id = H::agent_id(&acts);
         let got = sent(&h.agent(&update(1)), c);
         assert_eq!(got[0].0.as_deref(), Some("s1"));
@@ -1155,10 +1167,7 @@ mod tests {
         let mut h = H::new();
         h.server.config.replay_bytes = 200;
         let c = h.opted_with_session();
-        let acts = h.client(
-            c,
-            r#"{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"s1","prompt":[]}}"#,
-        );
+        let acts = h.client(c, PROMPT_S1);
         let prompt_id = H::agent_id(&acts);
         h.server.handle_closed(h.now, c, Ending::Broken);
         let _ = h.agent(&format!(
@@ -1167,12 +1176,7 @@ mod tests {
         for n in 0..10 {
             let _ = h.agent(&update(n));
         }
-        let d = h.open();
-        let back = format!(
-            r#"{{"jsonrpc":"2.0","id":"r1","method":"initialize","params":{{"_meta":{{"acp-codec/resume":{{}},"acp-codec/cursor":{{"connection":"{}","position":2}}}}}}}}"#,
-            c.0
-        );
-        let _ = h.client(d, &back);
+        let (d, _) = h.reopen(c, 2);
         let acts = h.client(
             d,
             r#"{"jsonrpc":"2.0","id":"r2","method":"session/resume","params":{"sessionId":"s1","_meta":{"acp-codec/cursor":{"position":0}}}}"#,
@@ -1187,6 +1191,38 @@ mod tests {
         assert!(texts[0].contains("-32012"), "{texts:?}");
         assert!(texts[1].contains("end_turn"), "{texts:?}");
         assert_eq!(texts.len(), 2);
+    }
+
+    /// Both methods that reattach a session read its cursor (a position
+    /// the log no longer holds is the gap error), and a method that does
+    /// not reattach carries a cursor to the agent unread: the core asks the
+    /// method table which methods reattach, as the router does.
+    #[test]
+    fn the_reattaching_methods_and_only_they_resume_from_a_cursor() {
+        for (method, reattaches) in [
+            ("session/resume", true),
+            ("session/load", true),
+            ("session/set_mode", false),
+        ] {
+            let mut h = H::new();
+            h.server.config.replay_bytes = 200;
+            let c = h.opted_with_session();
+            h.server.handle_closed(h.now, c, Ending::Broken);
+            for n in 0..10 {
+                let _ = h.agent(&update(n));
+            }
+            let (d, _) = h.reopen(c, 2);
+            let acts = h.client(
+                d,
+                &format!(
+                    r#"{{"jsonrpc":"2.0","id":"r2","method":"{method}","params":{{"sessionId":"s1","cwd":"/","_meta":{{"acp-codec/cursor":{{"position":0}}}}}}}}"#
+                ),
+            );
+            let gap = acts
+                .iter()
+                .any(|a| matches!(a, Action::Send { text, .. } if text.contains("-32012")));
+            assert_eq!(gap, reattaches, "{method}: {acts:?}");
+        }
     }
 
     #[test]
@@ -1213,10 +1249,7 @@ mod tests {
     fn a_clean_close_keeps_nothing_for_a_resume() {
         let mut h = H::new();
         let c = h.opted_with_session();
-        let _ = h.client(
-            c,
-            r#"{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"s1","prompt":[]}}"#,
-        );
+        let _ = h.client(c, PROMPT_S1);
         h.server.handle_closed(h.now, c, Ending::Clean);
         let acts = h.server.take_actions();
         assert!(
@@ -1228,17 +1261,9 @@ mod tests {
         assert_eq!(h.server.poll_timeout(), None, "no grace runs");
         // What the agent still says goes nowhere, and is not kept.
         assert!(sent(&h.agent(&update(1)), c).is_empty());
-        let d = h.open();
-        let back = format!(
-            r#"{{"jsonrpc":"2.0","id":"r1","method":"initialize","params":{{"_meta":{{"acp-codec/resume":{{}},"acp-codec/cursor":{{"connection":"{}","position":1}}}}}}}}"#,
-            c.0
-        );
-        let acts = h.client(d, &back);
+        let (_, acts) = h.reopen(c, 1);
         assert_eq!(writes(&acts).len(), 1, "a fresh initialize, to the agent");
-        let id = H::agent_id(&acts);
-        let acts = h.agent(&format!(
-            r#"{{"jsonrpc":"2.0","id":{id},"result":{{"protocolVersion":1}}}}"#
-        ));
+        let acts = h.answer_initialize(&acts);
         let Some(Action::Send { text, .. }) = acts.first() else {
             panic!("{acts:?}")
         };
@@ -1267,16 +1292,8 @@ mod tests {
         h.server.handle_timeout(h.now);
         let _ = h.server.take_actions();
         // The stream it names is gone: no positions, the agent answers.
-        let d = h.open();
-        let back = format!(
-            r#"{{"jsonrpc":"2.0","id":"r1","method":"initialize","params":{{"_meta":{{"acp-codec/resume":{{}},"acp-codec/cursor":{{"connection":"{}","position":2}}}}}}}}"#,
-            c.0
-        );
-        let acts = h.client(d, &back);
-        let id = H::agent_id(&acts);
-        let acts = h.agent(&format!(
-            r#"{{"jsonrpc":"2.0","id":{id},"result":{{"protocolVersion":1}}}}"#
-        ));
+        let (_, acts) = h.reopen(c, 2);
+        let acts = h.answer_initialize(&acts);
         let Some(Action::Send { text, .. }) = acts.first() else {
             panic!("{acts:?}")
         };
@@ -1286,10 +1303,7 @@ mod tests {
         // server no longer keeps: a gap, not positions starting again.
         let e = h.open();
         let acts = h.client(e, OPT_IN);
-        let id = H::agent_id(&acts);
-        let _ = h.agent(&format!(
-            r#"{{"jsonrpc":"2.0","id":{id},"result":{{"protocolVersion":1}}}}"#
-        ));
+        let _ = h.answer_initialize(&acts);
         let acts = h.client(
             e,
             r#"{"jsonrpc":"2.0","id":"r2","method":"session/resume","params":{"sessionId":"s1","_meta":{"acp-codec/cursor":{"position":5}}}}"#,

@@ -316,6 +316,43 @@ fn an_agent_exit_answers_pending_requests_and_restarts_with_backoff() {
     );
 }
 
+/// Every error a client gets in the agent's place is one message of one
+/// form, whichever part of the server writes it: the router (a request
+/// pending when the agent exits) and the core (no agent can start for the
+/// user) alike, nothing after the closing brace.
+#[test]
+fn the_routers_and_the_cores_error_answers_have_one_form() {
+    fn one_form(text: &str) {
+        let v: serde_json::Value = serde_json::from_str(text).unwrap();
+        let want = format!(
+            r#"{{"jsonrpc":"2.0","id":{},"error":{{"code":{},"message":{}}}}}"#,
+            v["id"], v["error"]["code"], v["error"]["message"]
+        );
+        assert_eq!(text, want);
+    }
+    let (mut h, run, ana) = with_session(users_config());
+    h.text(ana, &prompt(3, "s1"));
+    h.server.handle_agent_exited(h.now, run, "exit status: 1");
+    let to_ana = sent(&h.actions(), ana);
+    let routers = to_ana.iter().find(|t| t.contains(r#""id":3"#)).unwrap();
+    assert!(routers.contains("-32603"), "{routers}");
+    one_form(routers);
+
+    let mut h = Harness::new(per_user(1));
+    let ana = Principal::user("ana", Permissions::READ_WRITE);
+    let a = h.server.open(h.now, Profile::WebSocket, &ana).unwrap();
+    h.server.handle_text(h.now, a, &init(0));
+    let run = started(&h.actions())[0];
+    h.server.handle_agent_started(h.now, run, 7);
+    h.actions();
+    let bo = Principal::user("bo", Permissions::READ_WRITE);
+    let b = h.server.open(h.now, Profile::WebSocket, &bo).unwrap();
+    h.server.handle_text(h.now, b, &init(0));
+    let to_bo = sent(&h.actions(), b);
+    assert!(to_bo[0].contains("-32012"), "{to_bo:?}");
+    one_form(&to_bo[0]);
+}
+
 fn per_user(max_agents: usize) -> ServerConfig {
     ServerConfig {
         pool: PoolMode::PerUser,

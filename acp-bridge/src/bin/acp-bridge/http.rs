@@ -1,39 +1,8 @@
-//! The Streamable HTTP profile of `/acp`.
-//!
-//! - `POST` with an `initialize` request and no `Acp-Connection-Id` opens a
-//!   connection: the response body is the agent's answer, the
-//!   `Acp-Connection-Id` header names the connection. Every other `POST`
-//!   carries that header (and `Acp-Session-Id` for a session's messages: the
-//!   session-scoped methods, or any `params.sessionId`) and is answered
-//!   `202` at once; answers come on the SSE streams (a `session/load`'s
-//!   result on its session's stream, behind the history the agent
-//!   replays there, so a client has the whole history when it comes).
-//! - `GET` (`Accept: text/event-stream`) with `Acp-Connection-Id` opens the
-//!   connection's stream; adding `Acp-Session-Id` opens that session's
-//!   stream, when the session is the connection's user's: held by this
-//!   connection or another of theirs, or left for a reattach, or one the
-//!   bridge has not seen since it started that the user may reattach
-//!   (their own agent's, or the shared agent's when it has no users), so
-//!   a client may open it before its `session/load` (else `404`, no
-//!   stream: another user's session, or one never seen that only a
-//!   `session/load` by the agent's own user could take up). One receiver per stream (another gets `409`). Messages for a
-//!   stream nobody reads yet wait for it, counted against
-//!   `--max-buffered-bytes`.
-//! - `DELETE` with `Acp-Connection-Id` closes the connection.
-//! - Every event on a stream carries its position as SSE's `id:`. A `GET`
-//!   with `Last-Event-ID: N` reopens the stream and gets exactly the
-//!   events after `N` (the core's log), then the new ones; it replaces a
-//!   reader the bridge still has (a connection that broke without a FIN).
-//!   `400` for a `Last-Event-ID` that is not a position, `409` for one
-//!   the stream cannot be resumed from (then load the session again).
-//!   Each stream starts with a comment (`: open`), so that a proxy that
-//!   holds the headers until the first body bytes opens it at once.
-//!   A comment goes out after `ServerConfig::sse_keep_alive` (15 s)
-//!   without an event, so the client can tell a dead connection.
-//!
-//! This file is the profile's I/O: the requests, the SSE streams and the
-//! queues behind them. Every rule (what a `POST` must carry, who may read
-//! which stream, flow control, when a connection closes) is the core's.
+//! The Streamable HTTP profile's I/O: the requests (`POST`, `GET` of an
+//! SSE stream with or without `Last-Event-ID`, `DELETE`), the SSE streams
+//! and the queues behind them. Every rule (what a `POST` must carry, who may
+//! read which stream, flow control, when a connection closes, what a resume
+//! gets) is the core's; the profile is described in acp-bridge/README.md.
 
 // Handlers return `Result<Response, Response>`: the error is the HTTP answer
 // itself, built once per request, so its size does not matter.

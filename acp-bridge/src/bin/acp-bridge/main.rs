@@ -1,279 +1,12 @@
-//! A remote endpoint for an ACP agent on stdio: ACP's Streamable HTTP &
-//! WebSocket transport on `/acp`, many clients sharing one agent process (or,
-//! with a token file, one agent process per user).
+//! The team server: ACP's Streamable HTTP & WebSocket transport on `/acp`
+//! in front of agents on stdio, the I/O around `acp_codec::remote::Server`.
+//! What it does for operators is in acp-bridge/README.md ("Remote
+//! endpoint"); each option is in `acp-bridge --help`.
 //!
-//! ```text
-//! acp-bridge   # mock agent, ws://127.0.0.1:4444
-//! GEMINI_MODEL=gemini-2.5-flash acp-bridge --gemini
-//! acp-bridge --agent "python3 my_agent.py" --port 0
-//! curl http://127.0.0.1:4444/health                     # ok
-//! acp-bridge --host 0.0.0.0 --port 8443 --tls-cert fullchain.pem --tls-key key.pem  # wss://, token from GEMINI_BRIDGE_TOKEN
-//! ```
-//!
-//! # Wire
-//!
-//! `/acp` speaks both profiles of the transport: a WebSocket upgrade (one
-//! JSON-RPC message per text frame; the `101` response carries
-//! `Acp-Connection-Id`), and Streamable HTTP (`POST` of one message, SSE
-//! streams per connection and per session, `DELETE`, the
-//! `Acp-Connection-Id` / `Acp-Session-Id` headers; see `http.rs`). `/`
-//! still accepts WebSocket upgrades.
-//!
-//! On a WebSocket, every text message first goes through the library's
-//! `remote::Gate`: the first must be an `initialize` request with an id
-//! (anything else closes the socket with 1002), a second `initialize` is
-//! answered with `-32600`, a JSON array with one `-32600` whose id is
-//! `null` (its elements are not processed).
-//!
-//! One WebSocket text message is exactly one JSON-RPC message. Each message
-//! from a client is decoded once by the codec ([`Message::decode`]); a
-//! request goes to the agent's stdin re-encoded as one line with the
-//! bridge's own id, anything else as the bytes that came. A message
-//! holding a raw newline (pretty-printed JSON, or two messages joined by
-//! `\n`) is refused with a JSON-RPC error `-32600`, never forwarded; text
-//! that is not a JSON-RPC message gets the codec's error (`-32700` /
-//! `-32600`); binary messages get `-32700`. Every line of the agent's stdout
-//! goes out as one text message, however large (up to the size limit);
-//! stdout text that is not JSON-RPC is dropped and logged.
-//!
-//! # How it is built
-//!
-//! Every rule below is the library's sans-IO core,
-//! `acp_codec::remote::Server`; this program is the I/O around it: the
-//! routes and TLS (`server`), the WebSocket reader and writer (`ws`), the
-//! Streamable HTTP requests and SSE queues (`http`), the driver that feeds
-//! the core its events and carries out its actions (`driver`), the agent
-//! processes (`agent`) and the logs (`log`).
-//!
-//! # One agent per user, or one shared
-//!
-//! `--agent-pool per-user` (the default with `--token-file`) gives each
-//! user their own agent process; `--agent-pool shared` (the default
-//! otherwise) one for everyone. Per user, each gets their own agent process, with its
-//! own router: started on the user's first message (a client's first
-//! message waits for it), its `HOME` `STATE_DIR/USER/home` and working
-//! directory `STATE_DIR/USER/work` (`--state-dir`, default `agents`;
-//! created mode 700; `XDG_CONFIG_HOME`, `XDG_DATA_HOME`,
-//! `XDG_STATE_HOME`, `XDG_CACHE_HOME` and `XDG_RUNTIME_DIR` removed from
-//! its environment, so its files land in its `HOME`), its stderr in
-//! `gemini-acp.USER.log` in `--log-dir` (rotated to `.old` past 2 MiB;
-//! `USER` with every byte but ASCII letters, digits, `-`, `_` and an inner
-//! `.` written `%XX`). It is stopped after `--agent-idle-secs` (600) with
-//! no connection and no message either way, and started again on the
-//! user's next message. At most `--max-agents` (16) run at once: past it,
-//! the agent that has been without a connection the longest is stopped
-//! (evicted) to make room; when every one has a connection, a user whose
-//! agent cannot start gets `-32012` for each request, with a message
-//! naming the limit; nobody else notices. One user's agent crashing or
-//! restarting touches no one else: `_bridge/agent_exited` and
-//! `_bridge/agent_started` go to that user's clients only.
-//!
-//! Each user's agent runs in a room of its own (`acp_bridge::room`):
-//! confined by Landlock to its `HOME`, working directory and `TMPDIR`
-//! (`STATE_DIR/USER/tmp`) read-write and the system read-only, with only
-//! the allow-listed variables of the bridge's environment and the user's
-//! own `env` from the token file, in a PID namespace of its own so that
-//! every process it started ends with it (idle stop, eviction, restart,
-//! its user removed on `SIGHUP`, the bridge's exit, even by `SIGKILL`).
-//! The bridge refuses to start per-user agents on a kernel that cannot
-//! confine them, unless `--unconfined` (which turns confinement off for
-//! every agent). Each agent's whole tree is limited to
-//! `--agent-max-processes` processes (1024) and `--agent-max-memory`
-//! bytes (4G), or its user's `maxProcesses` and `maxMemory` from the
-//! token file (`acp_bridge::limits`: a cgroup per agent where the host
-//! gives the bridge one, else resource limits); an agent that dies of a
-//! limit has its status name it. It still runs as the bridge's own
-//! OS user and shares its network unless `--agent-net`.
-//!
-//! Without a token file (`--token`, or none) all clients share one agent
-//! process, started with the bridge, in the bridge's `HOME` and working
-//! directory, logging to `gemini-acp.log`.
-//!
-//! # Sharing an agent
-//!
-//! The clients of one agent process (all clients of the shared agent, or
-//! one user's connections to their own) share it multiplexed, not
-//! broadcast:
-//!
-//! - a client's request gets a bridge-unique id toward the agent; the
-//!   response goes back to that client only, with the client's own id;
-//! - a session belongs to the client whose `session/new` created it (or
-//!   whose `session/load` / `session/resume` asked for it); the agent's
-//!   `session/update` notifications and its requests
-//!   (`session/request_permission`, `fs/*`, `terminal/*`) go to the owner of
-//!   their `sessionId` only; a request naming another client's session is
-//!   refused (`-32602`); agent notifications without a `sessionId` go to
-//!   every client, those whose `sessionId` is not a string to none;
-//! - a client that disconnects has its sessions cancelled (`session/cancel`),
-//!   the agent's pending permission requests to it answered `cancelled` and
-//!   its other requests answered with an error, so the agent never waits on
-//!   it; the other clients are not affected. The bridge never waits on one
-//!   client to read: messages queue per connection, and a connection is
-//!   closed (1008) when its user's queued, unsent messages pass
-//!   `--max-user-buffered-bytes` (default 64 MiB, all of that user's
-//!   connections together) or one message takes longer than
-//!   `--slow-client-ms` (default 30 s) to go out, so nobody can stall the
-//!   agent for everyone.
-//!
-//! A client that comes back (a new connection, after a network drop) and
-//! reattaches its session with `session/load` or `session/resume` first
-//! gets what the agent sent for the session while nobody held it: up to
-//! `--replay-bytes` per session (default 4 MiB; the oldest go first, and a
-//! `_bridge/replay_dropped` notification says how much), for at most 64
-//! sessions. The library's `remote::ReplayBuffer` keeps it.
-//!
-//! On Streamable HTTP every SSE event carries its position (`id:`), and a
-//! stream reopened with `Last-Event-ID` gets exactly what followed from
-//! the per-stream log (`--replay-bytes` each; `400` for a `Last-Event-ID`
-//! that is not a position, `409` when the log no longer holds what
-//! followed); a comment goes out on a stream quiet for 15 s. A WebSocket
-//! client that asks for positions is resumed as the library's
-//! `remote::Server` documents.
-//!
-//! Clients share what ACP makes agent-wide: the last `initialize` sets the
-//! client capabilities the agent sees, and `authenticate` is global.
-//!
-//! # Agent lifecycle
-//!
-//! Each agent runs as a child process. When it exits, every request still
-//! waiting on it is answered with `-32603`, and each of its clients gets the
-//! notification `_bridge/agent_exited` (`status`, `restartInMs`,
-//! `lostSessions`); the bridge restarts it after a backoff (100 ms doubling
-//! to 10 s, reset after 30 s of uptime) and sends `_bridge/agent_started`
-//! (`pid`, `restarts`). No connection holds a session after a restart;
-//! each stays its user's, for that user to `session/load` when the agent
-//! can. The shared agent's stderr and the bridge's events go to
-//! `gemini-acp.log` in `--log-dir` (default `.`), rotated to
-//! `gemini-acp.log.old` once past 2 MiB, at startup and while running (a
-//! user's agent: `gemini-acp.USER.log`, the same way).
-//!
-//! # Safety
-//!
-//! - Binds `127.0.0.1` by default. Binding elsewhere (`--host 0.0.0.0`)
-//!   requires a token: the bridge refuses to start without one.
-//! - TLS (`--tls-cert FILE --tls-key FILE`, PEM: the certificate chain,
-//!   leaf first, and its private key): the bridge serves `wss://` and
-//!   `https://…/health` directly, with rustls (no OpenSSL). TLS also
-//!   requires a token. A TLS handshake must finish within
-//!   `--handshake-secs`. Behind a
-//!   reverse proxy that terminates TLS (see `deploy/nginx/` in the
-//!   repository), run the bridge on loopback without TLS, but still with a
-//!   token: the proxy makes it public.
-//! - Token (`--token` or `GEMINI_BRIDGE_TOKEN`): required on every
-//!   connection when set, as `Authorization: Bearer TOKEN` or `?token=TOKEN`
-//!   (for browsers, which cannot set headers on a WebSocket); wrong or
-//!   missing gives HTTP 401. Use a URL-safe token.
-//! - Users (`--token-file FILE` or `GEMINI_BRIDGE_TOKEN_FILE`, instead of
-//!   `--token`): a JSON file mapping tokens to users and their permissions,
-//!   `{"tokens":{"TOKEN":{"userId":"ana","permissions":["read","write"]}}}`,
-//!   re-read on `SIGHUP` without dropping connections (see
-//!   `acp_bridge::users`). Tokens are compared in constant time. Each
-//!   connection and its log lines carry its user. A session belongs to the user who created or
-//!   reattached it, across that user's connections and reconnects: another
-//!   user naming it gets `-32602` (and is never told whose it is), and only
-//!   the connection holding it gets its updates and the agent's requests;
-//!   `session/list` shows each user their own sessions only.
-//!   `read` lets a user watch their own sessions; `write` also lets them
-//!   prompt, change sessions and answer permission requests (`-32010`
-//!   otherwise). Per user: at most `--max-user-connections` connections
-//!   (more get HTTP 429), `--max-user-sessions` open sessions (more get
-//!   `-32011`), and `--max-user-buffered-bytes` queued unsent for all their
-//!   connections (past it, the connection a message is for is closed with
-//!   1008, or its Streamable HTTP connection dropped). Other users never
-//!   notice one user's limits. A Streamable HTTP connection id only works
-//!   with its own user's token.
-//! - Origin allow-list (`--allow-origin URL`, repeatable, or
-//!   `GEMINI_BRIDGE_ORIGINS` comma-separated): a request carrying an
-//!   `Origin` header (every browser page does) is refused with 403 unless
-//!   that exact origin is listed. The default list is empty: no web page can
-//!   drive the agent unless you allow its origin. Clients that send no
-//!   `Origin` (CLIs, SDKs) are not affected.
-//! - Message size limit (`--max-message-bytes`, default 64 MiB, the codec's `DEFAULT_MAX_LINE_LEN`): a larger
-//!   client message closes the connection with code 1009, after an error
-//!   answer carrying its id when it is a request of at most twice the
-//!   limit (larger ones are not read); a longer agent
-//!   line is skipped and reported: its requester gets `-32603`, an agent
-//!   request is answered with an error, and the user whose session it
-//!   named gets `_bridge/line_dropped` (`sessionId`, `size`, `limit`).
-//! - Streamable HTTP limits: a `POST` body over `--max-message-bytes` gets
-//!   `413` (with the error for its id when it is a request); at most `--max-http-connections` connections (default 256), each
-//!   with at most 1024 session streams and `--max-buffered-bytes` (64 MiB)
-//!   queued for its streams
-//!   (past that the bridge waits for the client to read, and drops it after
-//!   `--slow-client-ms`); a connection with no stream open for 60 s is
-//!   closed.
-//! - `GET /health` answers `200 ok`; `GET /metrics` the Prometheus text
-//!   (behind the same token and `Origin` checks as `/acp`; `metrics.rs`);
-//!   other paths get 404.
-//! - Every refusal is logged (`tracing`, a `WARN` line with its `reason`
-//!   and `peer`), at most 10 a second per reason (`log.rs`).
-//! - The front door: at most `--max-unauthenticated` (1024) connections not
-//!   yet authenticated, `--max-unauthenticated-per-address` (64) from one
-//!   address; a connection past either is closed right after the accept.
-//!   One that has not presented a valid token (TLS handshake and request
-//!   head included) within `--handshake-secs` (10) is closed; a WebSocket
-//!   client that sends nothing for `--first-message-secs` (10) after the
-//!   upgrade is closed with 1008. Behind a reverse proxy every connection
-//!   comes from its address: set the per-address cap to the global one.
-//!   Connection ids (`Acp-Connection-Id`) are
-//!   128 bits from the operating system's random source.
-//!
-//! # Configuration
-//!
-//! | option | environment | default |
-//! |---|---|---|
-//! | `--port N` (0 = any free port) | `GEMINI_PORT` | 4444 |
-//! | `--host ADDR` | `GEMINI_BRIDGE_HOST` | 127.0.0.1 |
-//! | `--token T` | `GEMINI_BRIDGE_TOKEN` | none |
-//! | `--token-file FILE` | `GEMINI_BRIDGE_TOKEN_FILE` | none |
-//! | `--max-user-connections N` | | 256 |
-//! | `--max-user-sessions N` | | 256 |
-//! | `--max-user-buffered-bytes N` | | 67108864 |
-//! | `--tls-cert FILE` | `GEMINI_BRIDGE_TLS_CERT` | none (plain `ws://`) |
-//! | `--tls-key FILE` | `GEMINI_BRIDGE_TLS_KEY` | none |
-//! | `--allow-origin URL` | `GEMINI_BRIDGE_ORIGINS` | none |
-//! | `--max-message-bytes N` | `GEMINI_BRIDGE_MAX_MESSAGE_BYTES` | 67108864 |
-//! | `--agent CMD` (split on whitespace) | `GEMINI_BRIDGE_AGENT` | the built-in mock agent |
-//! | `--gemini`: agent `gemini --acp` | | |
-//! | | `GEMINI_MODEL` (`-m`, with `--gemini`) | Gemini's own |
-//! | | `GEMINI_APPROVAL_MODE` (`--approval-mode`, with `--gemini`) | Gemini's own |
-//! | `--log-dir DIR` | `GEMINI_BRIDGE_LOG_DIR` | . (created when missing) |
-//! | `--log-format human\|json` (stderr's lines) | | `human` |
-//! | `--metrics-addr ADDR` (`/metrics` with no token; loopback only) | | none |
-//! | `--state-dir DIR` (with a token file) | `GEMINI_BRIDGE_STATE_DIR` | agents |
-//! | `--agent-idle-secs N` (with a token file) | | 600 |
-//! | `--max-agents N` (with a token file) | | 16 |
-//! | `--handshake-secs N` | | 10 |
-//! | `--first-message-secs N` | | 10 |
-//! | `--max-unauthenticated N` | | 1024 |
-//! | `--max-unauthenticated-per-address N` | | 64 |
-//! | `--slow-client-ms N` | | 30000 |
-//! | `--max-http-connections N` | | 256 |
-//! | `--max-buffered-bytes N` (per Streamable HTTP connection) | | 67108864 |
-//! | `--agent-pool shared\|per-user` | | `per-user` with a token file, else `shared` |
-//! | `--replay-bytes N` (per session, 0 = off) | `GEMINI_BRIDGE_REPLAY_BYTES` | 4194304 |
-//! | `--mock-args "ARGS"` (for the built-in mock, e.g. `--big-bytes N`) | | none |
-//! | `--agent-ro PATH` (repeatable; confined agents read and run it) | | none |
-//! | `--agent-rw PATH` (repeatable; confined agents read and write it) | | none |
-//! | `--agent-env NAME` (repeatable; passed on beyond `PATH`, `LANG`, ...) | | none |
-//! | `--agent-net PORTS` (comma-separated; TCP connect to these only) | | any |
-//! | `--confine` (the shared agent too) | | off |
-//! | `--unconfined` (no agent confined, anywhere; logged loudly) | `GEMINI_BRIDGE_UNCONFINED` | off |
-//! | `--agent-max-processes N` (one agent's tree; token file `maxProcesses`) | | 1024 |
-//! | `--agent-max-memory BYTES` (K/M/G; one agent's tree; token file `maxMemory`) | | 4G |
-//! | `--check-confinement` (print what the host enforces; exit 0 fully, 3 partly, 1 not confined) | | |
-//!
-//! Every agent is started by this same program re-executed as its
-//! launcher (the hidden first argument `--acp-launcher`, see
-//! `acp_bridge::supervisor`).
-//!
-//! The built-in mock agent is this same program re-executed with the hidden
-//! flag `--mock-agent`, so it is a real child process (it can crash and be
-//! restarted) with no separate build step. The bridge prints
-//! `acp-bridge: listening on ws://ADDR` (`wss://ADDR` with TLS) on stderr
-//! once it accepts connections.
-//!
-//! [`Message::decode`]: acp_codec::acp::Message::decode
+//! This file owns the arguments (their defaults read from
+//! `ServerConfig::default`), the mock agent's and the launcher's hidden
+//! entry points, and the start: the token file and `SIGHUP`, the agent
+//! command, the driver, the listener.
 
 mod agent;
 mod door;
@@ -303,7 +36,18 @@ use server::{Access, App, Auth, Listen};
 #[command(
     name = "acp-bridge",
     version,
-    about = "ACP's remote transport for an agent on stdio"
+    about = "ACP's remote transport for an agent on stdio",
+    long_about = "ACP's Streamable HTTP & WebSocket transport on /acp for agents on stdio: \
+                  many clients sharing one agent process or, with a token file, one \
+                  confined agent process per user. Binds 127.0.0.1 unless given a token. \
+                  What the server does, rule by rule: acp-bridge/README.md.",
+    after_help = "Examples:\n  \
+                  acp-bridge                                # the built-in mock agent, ws://127.0.0.1:4444/acp\n  \
+                  GEMINI_MODEL=gemini-2.5-flash acp-bridge --gemini\n  \
+                  acp-bridge --agent \"python3 my_agent.py\" --port 0\n  \
+                  acp-bridge --token-file tokens.json       # a team: one agent per user\n  \
+                  acp-bridge --host 0.0.0.0 --port 8443 --tls-cert fullchain.pem --tls-key key.pem  # token from GEMINI_BRIDGE_TOKEN\n  \
+                  curl http://127.0.0.1:4444/health         # ok"
 )]
 struct Args {
     /// Port to listen on (0: any free port).
