@@ -31,11 +31,12 @@ use super::session::{
 #[cfg(feature = "unstable")]
 use super::unstable::{
     ArchiveSessionRequest, ArchiveSessionResponse, AuthStatusRequest, AuthStatusResponse,
-    AuthStatusUpdateNotification, DisableProviderRequest, DisableProviderResponse,
-    ForkSessionRequest, ForkSessionResponse, ListProvidersRequest, ListProvidersResponse,
-    MessageMcpNotification, MessageMcpRequest, MessageMcpResponse, SessionOptionsRequest,
-    SessionOptionsResponse, SessionStatusRequest, SessionStatusResponse, SetProviderRequest,
-    SetProviderResponse, SetSessionTitleRequest, SetSessionTitleResponse, UnarchiveSessionRequest,
+    AuthStatusUpdateNotification, ConnectMcpRequest, ConnectMcpResponse, DisableProviderRequest,
+    DisableProviderResponse, DisconnectMcpRequest, DisconnectMcpResponse, ForkSessionRequest,
+    ForkSessionResponse, ListProvidersRequest, ListProvidersResponse, MessageMcpNotification,
+    MessageMcpRequest, MessageMcpResponse, SessionOptionsRequest, SessionOptionsResponse,
+    SessionStatusRequest, SessionStatusResponse, SetProviderRequest, SetProviderResponse,
+    SetSessionTitleRequest, SetSessionTitleResponse, UnarchiveSessionRequest,
     UnarchiveSessionResponse,
 };
 use super::update::SessionNotification;
@@ -128,9 +129,15 @@ pub mod names {
     /// `auth/status_update` (agent to client, notification; unstable).
     #[cfg(feature = "unstable")]
     pub const AUTH_STATUS_UPDATE: &str = "auth/status_update";
-    /// `mcp/message` (a request agent to client, a notification client to agent; unstable).
+    /// `mcp/connect` (agent to client; unstable).
+    #[cfg(feature = "unstable")]
+    pub const MCP_CONNECT: &str = "mcp/connect";
+    /// `mcp/message` (a request either side, a notification either side; unstable).
     #[cfg(feature = "unstable")]
     pub const MCP_MESSAGE: &str = "mcp/message";
+    /// `mcp/disconnect` (agent to client; unstable).
+    #[cfg(feature = "unstable")]
+    pub const MCP_DISCONNECT: &str = "mcp/disconnect";
 }
 
 acp_params! {
@@ -220,9 +227,15 @@ acp_params! {
         /// `session/set_title` (unstable).
         #[cfg(feature = "unstable")]
         SetSessionTitle(SetSessionTitleRequest) = SESSION_SET_TITLE,
-        /// `mcp/message` (agent to client; unstable).
+        /// `mcp/connect` (unstable).
+        #[cfg(feature = "unstable")]
+        McpConnect(ConnectMcpRequest) = MCP_CONNECT,
+        /// `mcp/message` (either side; unstable).
         #[cfg(feature = "unstable")]
         McpMessage(MessageMcpRequest) = MCP_MESSAGE,
+        /// `mcp/disconnect` (unstable).
+        #[cfg(feature = "unstable")]
+        McpDisconnect(DisconnectMcpRequest) = MCP_DISCONNECT,
     }
 }
 
@@ -240,7 +253,7 @@ acp_params! {
         /// `auth/status_update` (agent to client; unstable).
         #[cfg(feature = "unstable")]
         AuthStatusUpdate(AuthStatusUpdateNotification) = AUTH_STATUS_UPDATE,
-        /// `mcp/message` (client to agent; unstable).
+        /// `mcp/message` (either side; unstable).
         #[cfg(feature = "unstable")]
         McpMessage(MessageMcpNotification) = MCP_MESSAGE,
     }
@@ -325,17 +338,23 @@ acp_results! {
         /// `session/set_title` (unstable).
         #[cfg(feature = "unstable")]
         SetSessionTitle(SetSessionTitleResponse) = SESSION_SET_TITLE,
+        /// `mcp/connect` (unstable).
+        #[cfg(feature = "unstable")]
+        McpConnect(ConnectMcpResponse) = MCP_CONNECT,
         /// `mcp/message` (unstable).
         #[cfg(feature = "unstable")]
         McpMessage(MessageMcpResponse) = MCP_MESSAGE,
+        /// `mcp/disconnect` (unstable).
+        #[cfg(feature = "unstable")]
+        McpDisconnect(DisconnectMcpResponse) = MCP_DISCONNECT,
     }
 }
 
 /// Every method this version types, in the order of [`names`]: its name,
 /// whether it is a request (with a typed result) or a notification, who
 /// sends it, and whether it belongs to the unstable schema. `mcp/message`,
-/// a request from the agent and a notification from the client, has a row
-/// for each. The methods of feature `unstable` are listed only with it.
+/// a request and a notification (either side), has a row for each. The
+/// methods of feature `unstable` are listed only with it.
 ///
 /// ```
 /// use acp_codec::acp::{names, Direction, MethodKind, METHODS};
@@ -413,7 +432,11 @@ pub const METHODS: &[MethodInfo] = &[
     #[cfg(feature = "unstable")]
     MethodInfo::row(names::AUTH_STATUS_UPDATE, Notification, AgentToClient, true),
     #[cfg(feature = "unstable")]
-    MethodInfo::row(names::MCP_MESSAGE, Request, AgentToClient, true),
+    MethodInfo::row(names::MCP_CONNECT, Request, AgentToClient, true),
     #[cfg(feature = "unstable")]
-    MethodInfo::row(names::MCP_MESSAGE, Notification, ClientToAgent, true),
+    MethodInfo::row(names::MCP_MESSAGE, Request, Both, true),
+    #[cfg(feature = "unstable")]
+    MethodInfo::row(names::MCP_MESSAGE, Notification, Both, true),
+    #[cfg(feature = "unstable")]
+    MethodInfo::row(names::MCP_DISCONNECT, Request, AgentToClient, true),
 ];

@@ -333,6 +333,8 @@ acp_struct! {
         method: req str = "method";
         /// Optional inner MCP params (optional).
         params: opt raw = "params", with_params;
+        /// The MCP connection (the answer of `mcp/connect`) (optional).
+        connection_id: opt str = "connectionId", with_connection_id;
         /// Extension metadata (`_meta`), kept raw.
         meta: opt raw = "_meta", with_meta;
     }
@@ -349,6 +351,46 @@ acp_struct! {
         method: req str = "method";
         /// Optional inner MCP params (optional).
         params: opt raw = "params", with_params;
+        /// The MCP connection (the answer of `mcp/connect`) (optional).
+        connection_id: opt str = "connectionId", with_connection_id;
+        /// Extension metadata (`_meta`), kept raw.
+        meta: opt raw = "_meta", with_meta;
+    }
+}
+
+acp_struct! {
+    /// Params of `mcp/connect` (MCP-over-ACP RFD; not in the schema): open a connection to the ACP-transport MCP server the sender declared with this id.
+    ConnectMcpRequest {
+        /// The `serverId` of the ACP-transport MCP server, as declared in the session.
+        acp_id: req str = "acpId";
+        /// Extension metadata (`_meta`), kept raw.
+        meta: opt raw = "_meta", with_meta;
+    }
+}
+
+acp_struct! {
+    /// Result of `mcp/connect`: the new connection, named in the `mcp/message`s and the `mcp/disconnect` that follow.
+    ConnectMcpResponse {
+        /// The MCP connection (the answer of `mcp/connect`).
+        connection_id: req str = "connectionId";
+        /// Extension metadata (`_meta`), kept raw.
+        meta: opt raw = "_meta", with_meta;
+    }
+}
+
+acp_struct! {
+    /// Params of `mcp/disconnect` (MCP-over-ACP RFD; not in the schema): close a connection `mcp/connect` opened.
+    DisconnectMcpRequest {
+        /// The MCP connection (the answer of `mcp/connect`).
+        connection_id: req str = "connectionId";
+        /// Extension metadata (`_meta`), kept raw.
+        meta: opt raw = "_meta", with_meta;
+    }
+}
+
+acp_struct! {
+    /// Result of `mcp/disconnect`.
+    DisconnectMcpResponse {
         /// Extension metadata (`_meta`), kept raw.
         meta: opt raw = "_meta", with_meta;
     }
