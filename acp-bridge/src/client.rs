@@ -608,6 +608,11 @@ impl<S: LineSource> Client<S> {
                 () = tokio::time::sleep_until(wake.into()) => {
                     let now = self.now();
                     if let Some(host) = &mut self.mcp {
+                        if host.relay.busy() {
+                            // The agent gets its answer (an error) now:
+                            // its silence counts from here.
+                            last_heard = Instant::now();
+                        }
                         host.relay.handle_timeout(now);
                     }
                     self.mcp_flush().await?;
