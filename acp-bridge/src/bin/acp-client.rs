@@ -37,6 +37,11 @@
 //! agent or connection, or one silent for `--timeout` seconds, ends the run
 //! with an error and a non-zero exit.
 //!
+//! `--mcp-config FILE` (or a profile's `mcpServers`) offers the user's MCP
+//! servers: to a local agent as stdio (HTTP) servers it starts; to a
+//! remote one over ACP (`"type": "acp"`), started here and relayed over
+//! `mcp/*` (`acp_bridge::mcp`). Without it nothing is offered.
+//!
 //! Interactive (`-i`, or no prompt with stdin and stdout a terminal): a
 //! prompt line with history and editing; each line is a turn of the
 //! session, or a slash command (the client's: `/sessions`, `/load ID`,

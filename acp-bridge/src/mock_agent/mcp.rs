@@ -24,11 +24,15 @@ enum Link {
         server: String,
         connection: String,
     },
-    Stdio {
-        _child: tokio::process::Child,
-        stdin: tokio::process::ChildStdin,
-        lines: tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
-    },
+    /// Boxed: the process and its pipes are large.
+    Stdio(Box<StdioLink>),
+}
+
+/// A stdio server started by the mock.
+struct StdioLink {
+    _child: tokio::process::Child,
+    stdin: tokio::process::ChildStdin,
+    lines: tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
 }
 
 /// Uses each server of `servers` (the session's `mcpServers`) as `ask`
@@ -193,11 +197,11 @@ async fn open(
             let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
                 return Ok(Err("no stdio".to_owned()));
             };
-            Ok(Ok(Link::Stdio {
+            Ok(Ok(Link::Stdio(Box::new(StdioLink {
                 _child: child,
                 stdin,
                 lines: tokio::io::BufReader::new(stdout).lines(),
-            }))
+            }))))
         }
         Some(other) => Ok(Err(format!("the mock does not speak {other}"))),
     }
@@ -227,7 +231,8 @@ async fn call(
                 Reply::Err(e) => Err(e.message.to_string()),
             })
         }
-        Link::Stdio { stdin, lines, .. } => {
+        Link::Stdio(link) => {
+            let StdioLink { stdin, lines, .. } = &mut **link;
             let line = json!({"jsonrpc": "2.0", "id": *n, "method": method, "params": params});
             if stdin
                 .write_all(format!("{line}\n").as_bytes())
@@ -272,9 +277,9 @@ async fn notify(agent: &Agent, sid: &str, link: &mut Link, method: &str) -> Resu
                            "method": method, "sessionId": sid});
             agent.notify("mcp/message", p).await?;
         }
-        Link::Stdio { stdin, .. } => {
+        Link::Stdio(link) => {
             let line = json!({"jsonrpc": "2.0", "method": method});
-            let _ = stdin.write_all(format!("{line}\n").as_bytes()).await;
+            let _ = link.stdin.write_all(format!("{line}\n").as_bytes()).await;
         }
     }
     Ok(())

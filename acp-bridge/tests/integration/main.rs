@@ -50,6 +50,7 @@ mod client_terminal;
 #[cfg(target_os = "linux")]
 mod cluster;
 mod library;
+mod mcp_relay_seeds;
 #[cfg(target_os = "linux")]
 mod operator;
 mod rejoin;
