@@ -234,3 +234,83 @@ fn a_remote_agent_reaches_the_users_server_over_acp() {
     );
     assert!(t0.elapsed() < Duration::from_secs(15), "{all}");
 }
+
+#[test]
+fn a_bad_config_is_a_usage_error() {
+    let s = Scratch::new("bad");
+    std::fs::write(s.config(), r#"{"mcpServers": {"x": {"args": []}}}"#).unwrap();
+    let (out, _, all) = client(&["--mcp-config", s.config().to_str().unwrap(), "hi"], &[]);
+    assert_eq!(out.status.code(), Some(2), "{all}");
+    assert!(
+        all.contains("mcp server \"x\" has no command and no url"),
+        "{all}"
+    );
+}
+
+/// A profile's `mcpServers` are offered as `--mcp-config`'s are.
+#[test]
+fn a_profile_carries_its_servers() {
+    let bridge = Bridge::start();
+    let s = Scratch::new("profile");
+    let config: Value = serde_json::from_slice(&std::fs::read(s.config()).unwrap()).unwrap();
+    let profiles = serde_json::json!({"profiles": {"team": {
+        "url": bridge.url, "tokenEnv": "MCP_TEST_TOKEN", "mcpServers": config["mcpServers"]}}});
+    let file = s.0.join("servers.json");
+    std::fs::write(&file, profiles.to_string()).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
+    let project = s.project();
+    let (out, summary, all) = client(
+        &[
+            "--profile",
+            "team",
+            "--profiles-file",
+            file.to_str().unwrap(),
+            "--cwd",
+            project.to_str().unwrap(),
+            "--timeout",
+            "20",
+            "mcp read_file path=secret.txt",
+        ],
+        &[("MCP_TEST_TOKEN", TOKEN)],
+    );
+    assert!(out.status.success(), "{all}");
+    assert_eq!(summary["stopReason"], "end_turn", "{all}");
+    assert!(all.contains("mcp: offering files over ACP"), "{all}");
+    assert!(all.contains(SECRET), "{all}");
+}
+
+/// In a conversation the offer is shown when each session starts.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_offer_shows_in_a_conversation() {
+    let s = Scratch::new("interactive");
+    let (project, config) = (s.project(), s.config());
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_acp-client"));
+    cmd.args(["--permission", "allow", "--cwd"])
+        .arg(&project)
+        .arg("--mcp-config")
+        .arg(&config)
+        .env_remove("ACP_BRIDGE_TOKEN");
+    let mut pty = crate::pty::Pty::spawn(&mut cmd);
+    pty.expect("mcp: offering files (command: python3", 20);
+    pty.expect("session mock-session-1 in", 10);
+    pty.line("mcp read_file path=secret.txt");
+    pty.expect(SECRET, 20);
+    pty.expect("stop reason: end_turn", 20);
+    pty.line("/new");
+    pty.expect("session mock-session-2 in", 10);
+    assert_eq!(
+        pty.seen().matches("mcp: offering files").count(),
+        2,
+        "{}",
+        pty.seen()
+    );
+    pty.expect("\n> ", 10);
+    pty.send("\x04");
+    let status = pty.wait(10);
+    assert!(status.success(), "{status}\n{}", pty.seen());
+}
