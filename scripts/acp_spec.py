@@ -303,8 +303,17 @@ S('unstable', 'PromptSuggestionsUpdate', ['suggestions:[PromptSuggestion]', M])
 S('unstable', 'PromptSuggestion', ['prompt:[ContentBlock]', M])
 S('unstable', 'PromptSuggestionsCapabilities', ['image?:MetaOnly', 'audio?:MetaOnly', 'embeddedContext?:MetaOnly', M])
 S('unstable', 'McpServerAcp', ['name:str', 'serverId:str', M])
-S('unstable', 'MessageMcpRequest', ['serverId:str', 'requestId:str', 'method:str', 'params?:raw', M])
-S('unstable', 'MessageMcpNotification', ['serverId:str', 'requestId:str', 'method:str', 'params?:raw', M])
+# `mcp/message` as the schema has it, plus the MCP-over-ACP RFD's
+# `connectionId` (the answer of its `mcp/connect`); the inner MCP `params`
+# stay raw.
+S('unstable', 'MessageMcpRequest', ['serverId:str', 'requestId:str', 'method:str', 'params?:raw', 'connectionId?:str', M])
+S('unstable', 'MessageMcpNotification', ['serverId:str', 'requestId:str', 'method:str', 'params?:raw', 'connectionId?:str', M])
+# `mcp/connect` and `mcp/disconnect`: in the MCP-over-ACP RFD, not in the
+# schema 1.20.0 (typed as the RFD writes them).
+S('unstable', 'ConnectMcpRequest', ['acpId:str', M], doc='Params of `mcp/connect` (MCP-over-ACP RFD; not in the schema): open a connection to the ACP-transport MCP server the sender declared with this id.')
+S('unstable', 'ConnectMcpResponse', ['connectionId:str', M], doc='Result of `mcp/connect`: the new connection, named in the `mcp/message`s and the `mcp/disconnect` that follow.')
+S('unstable', 'DisconnectMcpRequest', ['connectionId:str', M], doc='Params of `mcp/disconnect` (MCP-over-ACP RFD; not in the schema): close a connection `mcp/connect` opened.')
+S('unstable', 'DisconnectMcpResponse', [M], doc='Result of `mcp/disconnect`.')
 # Selected by key, not tag: exactly one of `result` (any JSON, `null` kept)
 # and `error` is sent; receivers prefer `result`.
 S('unstable', 'MessageMcpResponse', ['result?:raw', 'error?:McpError', M])
@@ -413,8 +422,14 @@ R('session/status', 'SESSION_STATUS', 'SessionStatus', 'SessionStatusRequest', '
 R('session/options', 'SESSION_OPTIONS', 'SessionOptions', 'SessionOptionsRequest', 'SessionOptionsResponse', CLIENT_TO_AGENT, unstable=True)
 R('session/set_title', 'SESSION_SET_TITLE', 'SetSessionTitle', 'SetSessionTitleRequest', 'SetSessionTitleResponse', CLIENT_TO_AGENT, unstable=True)
 N('auth/status_update', 'AUTH_STATUS_UPDATE', 'AuthStatusUpdate', 'AuthStatusUpdateNotification', AGENT_TO_CLIENT, unstable=True)
-R('mcp/message', 'MCP_MESSAGE', 'McpMessage', 'MessageMcpRequest', 'MessageMcpResponse', AGENT_TO_CLIENT, unstable=True)
-N('mcp/message', 'MCP_MESSAGE', 'McpMessage', 'MessageMcpNotification', CLIENT_TO_AGENT, unstable=True)
+# MCP over ACP: `mcp/connect` and `mcp/disconnect` come from the side
+# that connects to the server (the agent), `mcp/message` goes both ways
+# (the RFD; the schema has the request from the agent, the notification
+# from the client).
+R('mcp/connect', 'MCP_CONNECT', 'McpConnect', 'ConnectMcpRequest', 'ConnectMcpResponse', AGENT_TO_CLIENT, unstable=True)
+R('mcp/message', 'MCP_MESSAGE', 'McpMessage', 'MessageMcpRequest', 'MessageMcpResponse', EITHER, unstable=True)
+N('mcp/message', 'MCP_MESSAGE', 'McpMessage', 'MessageMcpNotification', EITHER, unstable=True)
+R('mcp/disconnect', 'MCP_DISCONNECT', 'McpDisconnect', 'DisconnectMcpRequest', 'DisconnectMcpResponse', AGENT_TO_CLIENT, unstable=True)
 
 # The docs of the generated method items (the variants' and constants'
 # docs are made from the rows above).
@@ -437,8 +452,8 @@ answers (responses do not name their method: the
 METHODS_DOC = '''Every method this version types, in the order of [`names`]: its name,
 whether it is a request (with a typed result) or a notification, who
 sends it, and whether it belongs to the unstable schema. `mcp/message`,
-a request from the agent and a notification from the client, has a row
-for each. The methods of feature `unstable` are listed only with it.
+a request and a notification (either side), has a row for each. The
+methods of feature `unstable` are listed only with it.
 
 ```
 use acp_codec::acp::{names, Direction, MethodKind, METHODS};
@@ -470,6 +485,8 @@ FIELD_DOCS = {
     'group': 'The group id.', 'message': 'The message shown to the user.',
     'compaction': 'Whether the client handles compaction updates.',
     'notices': 'Whether the client handles notices.',
+    'acpId': 'The `serverId` of the ACP-transport MCP server, as declared in the session.',
+    'connectionId': 'The MCP connection (the answer of `mcp/connect`).',
 }
 
 # The doc of each generated module.

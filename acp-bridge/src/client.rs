@@ -68,6 +68,11 @@ pub struct Config {
     /// A session to continue (`session/resume`, else `session/load`)
     /// instead of creating one.
     pub session: Option<String>,
+    /// The user's MCP servers to offer (`--mcp-config`); none when empty.
+    pub mcp_servers: crate::mcp::Servers,
+    /// Offer them over ACP through the relay (a remote agent) rather than
+    /// as servers the agent starts itself (a local one).
+    pub mcp_over_acp: bool,
 }
 
 /// Everything counted for `--summary-json`.
@@ -179,6 +184,12 @@ pub struct Client<S> {
     /// Answers to `terminal/wait_for_exit`, sent when the command exits.
     exits: mpsc::Receiver<(RequestId<'static>, TerminalExitStatus<'static>)>,
     exits_tx: mpsc::Sender<(RequestId<'static>, TerminalExitStatus<'static>)>,
+    /// The relay of the user's MCP servers over ACP (a remote agent).
+    mcp: Option<crate::mcp::host::Host>,
+    /// What their processes do.
+    mcp_events: mpsc::Receiver<crate::mcp::host::Event>,
+    /// The agent's `mcpCapabilities`: `http`, `sse`, `acp`.
+    agent_mcp: (bool, bool, bool),
 }
 
 /// A turn lasts at most this long by the tracker's clock; the idle timeout
@@ -201,6 +212,17 @@ impl<S: LineSource> Client<S> {
     ) -> std::io::Result<Self> {
         let fs = Confined::new(&cfg.cwd)?;
         let (exits_tx, exits) = mpsc::channel(16);
+        let (mcp_tx, mcp_events) = mpsc::channel(64);
+        let mcp = (cfg.mcp_over_acp && !cfg.mcp_servers.is_empty()).then(|| {
+            let prefix = format!("acp-client-{}-", std::process::id());
+            crate::mcp::host::Host::new(
+                &cfg.mcp_servers,
+                &prefix,
+                fs.root().to_path_buf(),
+                cfg.timeout,
+                mcp_tx,
+            )
+        });
         Ok(Self {
             source,
             out,
@@ -222,6 +244,9 @@ impl<S: LineSource> Client<S> {
             terminals: Terminals::default(),
             exits,
             exits_tx,
+            mcp,
+            mcp_events,
+            agent_mcp: (false, false, false),
         })
     }
 
@@ -404,6 +429,14 @@ impl<S: LineSource> Client<S> {
                 .note(&format!("agent: {name}, protocol v{}", r.protocol_version));
             self.stats.agent = Some(name);
             self.quirks = Quirks::of(r.agent_info.as_ref());
+            if let Some(m) = r
+                .agent_capabilities
+                .as_ref()
+                .and_then(|c| c.mcp_capabilities.as_ref())
+            {
+                let yes = |b: Option<bool>| b.unwrap_or(false);
+                self.agent_mcp = (yes(m.http), yes(m.sse), yes(m.acp));
+            }
         }
         Ok(())
     }
@@ -416,7 +449,8 @@ impl<S: LineSource> Client<S> {
     /// A [`Failure`] when the agent errs, dies or hangs.
     pub async fn new_session(&mut self) -> Result<String, Failure> {
         let cwd = self.fs.root().display().to_string();
-        let new = RequestParams::NewSession(NewSessionRequest::new(cwd.as_str(), Vec::new()));
+        let servers = self.mcp_offer();
+        let new = RequestParams::NewSession(NewSessionRequest::new(cwd.as_str(), servers));
         let result = self
             .call(&new, self.cfg.timeout)
             .await?
@@ -433,6 +467,9 @@ impl<S: LineSource> Client<S> {
         };
         self.render.note(&format!("session {session_id} in {cwd}"));
         self.stats.session_id = Some(session_id.clone());
+        if let Some(host) = &mut self.mcp {
+            host.relay.set_session(&session_id);
+        }
         Ok(session_id)
     }
 
@@ -446,15 +483,16 @@ impl<S: LineSource> Client<S> {
     /// A [`Failure`] when the agent errs (no such session), dies or hangs.
     pub async fn continue_session(&mut self, session_id: &str) -> Result<String, Failure> {
         let cwd = self.fs.root().display().to_string();
-        let resume = RequestParams::ResumeSession(acp_codec::acp::ResumeSessionRequest::new(
-            session_id,
-            cwd.as_str(),
-        ));
+        let servers = self.mcp_offer();
+        let resume = RequestParams::ResumeSession(
+            acp_codec::acp::ResumeSessionRequest::new(session_id, cwd.as_str())
+                .with_mcp_servers(servers.clone()),
+        );
         let answer = match self.call(&resume, self.cfg.timeout).await {
             Ok(answer) => answer,
             Err(Failure::Agent { error, .. }) if error.code == ErrorCode::METHOD_NOT_FOUND => {
                 let load = RequestParams::LoadSession(acp_codec::acp::LoadSessionRequest::new(
-                    Vec::new(),
+                    servers,
                     cwd.as_str(),
                     session_id,
                 ));
@@ -473,6 +511,9 @@ impl<S: LineSource> Client<S> {
         };
         self.render.note(&format!("session {session_id} in {cwd}"));
         self.stats.session_id = Some(session_id.to_owned());
+        if let Some(host) = &mut self.mcp {
+            host.relay.set_session(session_id);
+        }
         Ok(session_id.to_owned())
     }
 
@@ -535,8 +576,14 @@ impl<S: LineSource> Client<S> {
                 .next_deadline()
                 .map(|d| self.epoch + d)
                 .unwrap_or_else(|| Instant::now() + TURN_LIMIT);
-            if self.in_turn {
+            // While the agent waits for one of the user's MCP servers, its
+            // silence is ours: the relay bounds that wait.
+            let mcp_busy = self.mcp.as_ref().is_some_and(|h| h.relay.busy());
+            if self.in_turn && !mcp_busy {
                 wake = wake.min(last_heard + self.cfg.timeout);
+            }
+            if let Some(d) = self.mcp.as_ref().and_then(|h| h.relay.next_deadline()) {
+                wake = wake.min(self.epoch + d);
             }
             tokio::select! {
                 line = self.source.next_line() => {
@@ -559,9 +606,29 @@ impl<S: LineSource> Client<S> {
                     self.closed_detail = Some(detail);
                 }
                 () = tokio::time::sleep_until(wake.into()) => {
-                    if self.tracker.poll_expired(self.now()).is_some() || self.in_turn {
+                    let now = self.now();
+                    if let Some(host) = &mut self.mcp {
+                        if host.relay.busy() {
+                            // The agent gets its answer (an error) now:
+                            // its silence counts from here.
+                            last_heard = Instant::now();
+                        }
+                        host.relay.handle_timeout(now);
+                    }
+                    self.mcp_flush().await?;
+                    let idle = self.in_turn
+                        && !self.mcp.as_ref().is_some_and(|h| h.relay.busy())
+                        && Instant::now() >= last_heard + self.cfg.timeout;
+                    if self.tracker.poll_expired(self.now()).is_some() || idle {
                         return Err(Failure::Timeout { method, secs: self.cfg.timeout.as_secs_f64() });
                     }
+                }
+                Some(event) = self.mcp_events.recv() => {
+                    if let Some(host) = &mut self.mcp {
+                        host.handle_event(event);
+                    }
+                    self.mcp_flush().await?;
+                    last_heard = Instant::now();
                 }
                 Some(()) = self.interrupts.recv() => {
                     self.interrupt().await?;
@@ -735,6 +802,17 @@ impl<S: LineSource> Client<S> {
                     NotificationParams::Ext { method, params } if method == LINE_DROPPED => {
                         self.line_dropped(params.as_ref());
                     }
+                    NotificationParams::McpMessage(m) => {
+                        if let Some(host) = &mut self.mcp {
+                            host.relay.handle_notification(
+                                m.connection_id.as_deref(),
+                                &m.server_id,
+                                &m.method,
+                                m.params.as_ref().map(RawJson::get),
+                            );
+                        }
+                        self.mcp_flush().await?;
+                    }
                     _ => {}
                 }
                 return Ok(None);
@@ -759,6 +837,21 @@ impl<S: LineSource> Client<S> {
                 (Message::Error(e), _) => Err(e.error.into_owned()),
                 _ => return Ok(None),
             })),
+            Ok(Some(done)) if self.mcp.as_ref().is_some_and(|h| h.relay.asked(&done.id)) => {
+                if let Some(host) = &mut self.mcp {
+                    match &msg {
+                        Message::Response(r) => {
+                            host.relay.handle_agent_answer(&done.id, Ok(r.result.get()));
+                        }
+                        Message::Error(e) => {
+                            host.relay.handle_agent_answer(&done.id, Err(&e.error))
+                        }
+                        _ => {}
+                    }
+                }
+                self.mcp_flush().await?;
+                Ok(None)
+            }
             Ok(Some(done)) => {
                 eprintln!(
                     "acp-client: late answer to {} (id {})",
@@ -873,11 +966,189 @@ impl<S: LineSource> Client<S> {
                 self.terminals.release(&p.terminal_id)?;
                 Ok(Answer::Empty)
             }
+            RequestParams::McpConnect(_)
+            | RequestParams::McpMessage(_)
+            | RequestParams::McpDisconnect(_)
+                if self.mcp.is_some() =>
+            {
+                self.mcp_request(id, params).await?;
+                Ok(Answer::Later)
+            }
             other => Err(RpcError::new(
                 ErrorCode::METHOD_NOT_FOUND,
                 format!("method not found: {}", other.method()),
             )),
         }
+    }
+
+    /// The `mcpServers` of a new (or continued) session, each shown on
+    /// one line: none unless the user configured some; to a local agent
+    /// its stdio servers (and HTTP ones when it takes them), to a remote
+    /// one the command servers over ACP when it speaks MCP over ACP.
+    fn mcp_offer(&mut self) -> Vec<acp_codec::acp::McpServer<'static>> {
+        use crate::mcp::Server;
+        use acp_codec::acp::{
+            EnvVariable, HttpHeader, McpServer, McpServerAcp, McpServerHttp, McpServerSse,
+            McpServerStdio,
+        };
+        let mut offered = Vec::new();
+        let (http, sse, acp) = self.agent_mcp;
+        let mut notes = Vec::new();
+        if let Some(host) = &self.mcp {
+            for (id, name) in host.offered() {
+                if acp {
+                    let what = self
+                        .cfg
+                        .mcp_servers
+                        .get(name)
+                        .map(Server::describe)
+                        .unwrap_or_default();
+                    notes.push(format!("mcp: offering {name} over ACP, started here when the agent connects ({what})"));
+                    offered.push(McpServer::Acp(McpServerAcp::new(
+                        name.to_owned(),
+                        id.to_owned(),
+                    )));
+                } else {
+                    notes.push(format!("mcp: not offering {name}: the agent does not take MCP servers over ACP (mcpCapabilities.acp)"));
+                }
+            }
+        }
+        for (name, server) in &self.cfg.mcp_servers {
+            let what = server.describe();
+            match server {
+                Server::Command { command, args, env } if !self.cfg.mcp_over_acp => {
+                    let env = env
+                        .iter()
+                        .map(|(k, v)| EnvVariable::new(k.clone(), v.clone()))
+                        .collect();
+                    offered.push(McpServer::Stdio(McpServerStdio::new(
+                        name.clone(),
+                        command.clone(),
+                        args.iter().map(|a| a.clone().into()).collect(),
+                        env,
+                    )));
+                    notes.push(format!("mcp: offering {name} ({what})"));
+                }
+                Server::Http { url, headers, sse: is_sse } if !self.cfg.mcp_over_acp => {
+                    let headers: Vec<_> = headers
+                        .iter()
+                        .map(|(k, v)| HttpHeader::new(k.clone(), v.clone()))
+                        .collect();
+                    if *is_sse && sse {
+                        offered.push(McpServer::Sse(McpServerSse::new(name.clone(), url.clone(), headers)));
+                        notes.push(format!("mcp: offering {name} ({what})"));
+                    } else if !*is_sse && http {
+                        offered.push(McpServer::Http(McpServerHttp::new(name.clone(), url.clone(), headers)));
+                        notes.push(format!("mcp: offering {name} ({what})"));
+                    } else {
+                        notes.push(format!("mcp: not offering {name}: the agent does not take {} servers (mcpCapabilities)", if *is_sse { "sse" } else { "http" }));
+                    }
+                }
+                Server::Http { .. } => notes.push(format!(
+                    "mcp: not offering {name} ({what}) to a remote agent: only command servers are relayed"
+                )),
+                Server::Command { .. } => {}
+            }
+        }
+        for n in notes {
+            self.render.note(&n);
+        }
+        offered
+    }
+
+    /// The agent's `mcp/*` request `id`, to the relay.
+    async fn mcp_request(
+        &mut self,
+        id: &RequestId<'_>,
+        params: RequestParams<'_>,
+    ) -> Result<(), RpcError<'static>> {
+        let now = self.now();
+        let id = id.clone().into_owned();
+        let Some(host) = &mut self.mcp else {
+            return Ok(());
+        };
+        match params {
+            RequestParams::McpConnect(p) => host.relay.handle_connect(id, &p.acp_id),
+            RequestParams::McpMessage(m) => host.relay.handle_message(
+                id,
+                m.connection_id.as_deref(),
+                &m.server_id,
+                &m.method,
+                m.params.as_ref().map(RawJson::get),
+                now,
+            ),
+            RequestParams::McpDisconnect(p) => host.relay.handle_disconnect(id, &p.connection_id),
+            _ => {}
+        }
+        self.mcp_flush()
+            .await
+            .map_err(|e| RpcError::new(ErrorCode::INTERNAL_ERROR, e.to_string()))
+    }
+
+    /// Carries out what the relay decided, and sends the agent what it
+    /// is owed.
+    async fn mcp_flush(&mut self) -> Result<(), Failure> {
+        use crate::mcp::host::ToAgent;
+        let Some(host) = &mut self.mcp else {
+            return Ok(());
+        };
+        let owed = host.drain().await;
+        for item in owed {
+            let mut out = Vec::new();
+            let local = |e: &dyn std::fmt::Display| Failure::Local(e.to_string());
+            match item {
+                ToAgent::Answer { id, outcome } => {
+                    let encoded = match outcome {
+                        Ok(text) => {
+                            let raw = RawJson::from_string(text).map_err(|e| local(&e))?;
+                            self.tracker.encode_response(&id, &raw, &mut out)
+                        }
+                        Err(e) => {
+                            self.render.note(&format!("mcp: {}", e.message));
+                            self.tracker.encode_error(&id, &e, &mut out)
+                        }
+                    };
+                    if let Err(e) = encoded {
+                        eprintln!("acp-client: mcp: {e}");
+                        continue;
+                    }
+                }
+                ToAgent::Request {
+                    connection,
+                    server_request,
+                    params,
+                } => {
+                    let request = Request {
+                        id: RequestId::Null,
+                        method: "mcp/message".into(),
+                        params: Some(RawJson::from_string(params).map_err(|e| local(&e))?),
+                    };
+                    let typed = request.typed(Mode::Lenient).map_err(|e| local(&e))?.value;
+                    let now = self.now();
+                    let id = self
+                        .tracker
+                        .encode_request_with_timeout(&typed, now, TURN_LIMIT, &mut out)
+                        .map_err(|e| local(&e))?;
+                    if let Some(host) = &mut self.mcp {
+                        host.request_sent(id, &connection, &server_request, now);
+                    }
+                }
+                ToAgent::Notify(params) => {
+                    let n = acp_codec::acp::Notification {
+                        method: "mcp/message".into(),
+                        params: Some(RawJson::from_string(params).map_err(|e| local(&e))?),
+                    };
+                    let typed = n.typed(Mode::Lenient).map_err(|e| local(&e))?.value;
+                    encode_notification(&typed, &mut out).map_err(|e| local(&e))?;
+                }
+                ToAgent::Problem(p) => {
+                    self.render.problem(&p);
+                    continue;
+                }
+            }
+            self.send(out).await?;
+        }
+        Ok(())
     }
 
     /// `fs/read_text_file`, inside the session directory; a missing file

@@ -19,6 +19,8 @@
 //!   line transport for the client, with [`tls`] for `wss://`/`https://`
 //!   (and the bridge's server side);
 //! - [`profiles`]: `acp-client`'s saved server profiles;
+//! - [`mcp`]: the user's MCP servers (`--mcp-config`), offered to a local
+//!   agent as they are and to a remote one over ACP through a relay;
 //! - [`rejoin`]: what a client remembers so a new connection resumes where
 //!   a broken one left off (positions, unanswered requests, sessions), and
 //!   what it sends first on it, and [`reconnect`], the relay that redials
@@ -39,6 +41,7 @@ pub mod editor;
 pub mod interactive;
 pub mod limits;
 pub mod lines;
+pub mod mcp;
 pub mod mock_agent;
 pub mod profiles;
 pub mod reconnect;

@@ -11,8 +11,12 @@
 //! ```json
 //! {"profiles": {"team": {"url": "wss://agents.example.org/acp",
 //!                        "tokenEnv": "TEAM_ACP_TOKEN",
-//!                        "caCert": "/etc/ssl/team-ca.pem"}}}
+//!                        "caCert": "/etc/ssl/team-ca.pem",
+//!                        "mcpServers": {"files": {"command": "my-mcp-server"}}}}}
 //! ```
+//!
+//! `mcpServers` (optional) are the user's MCP servers offered to that
+//! server's agent, as with `--mcp-config` (which wins when given).
 //!
 //! A profile's token comes from an environment variable (`tokenEnv`) or a
 //! file (`tokenFile`, its first line), never from the command line, and is
@@ -44,6 +48,10 @@ pub struct Profile {
     /// PEM file of the CA certificates to trust for `wss://` / `https://`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ca_cert: Option<PathBuf>,
+    /// The user's MCP servers for this server's agent, as in an
+    /// `--mcp-config` file's `mcpServers`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcp_servers: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -142,6 +150,8 @@ pub struct Resolved {
     pub url: String,
     pub token: Option<String>,
     pub ca_cert: Option<PathBuf>,
+    /// Its `mcpServers` (none when it has none).
+    pub mcp_servers: crate::mcp::Servers,
 }
 
 /// Reads profile `name` and its token.
@@ -176,7 +186,12 @@ pub fn resolve(name: &str, file: Option<&Path>) -> Result<Resolved, String> {
         }
         (None, None) => None,
     };
+    let mcp_servers = match &p.mcp_servers {
+        Some(v) => crate::mcp::servers(v).map_err(|e| format!("profile {name:?}: {e}"))?,
+        None => crate::mcp::Servers::new(),
+    };
     Ok(Resolved {
+        mcp_servers,
         url: p.url.clone(),
         token,
         ca_cert: p.ca_cert.clone(),
@@ -254,6 +269,7 @@ fn run(args: &[String]) -> Result<String, (u8, String)> {
                 token_env,
                 token_file,
                 ca_cert: opts.remove("--ca-cert").map(PathBuf::from),
+                mcp_servers: None,
             };
             let replaced = profiles
                 .profiles

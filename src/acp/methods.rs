@@ -31,11 +31,12 @@ use super::session::{
 #[cfg(feature = "unstable")]
 use super::unstable::{
     ArchiveSessionRequest, ArchiveSessionResponse, AuthStatusRequest, AuthStatusResponse,
-    AuthStatusUpdateNotification, DisableProviderRequest, DisableProviderResponse,
-    ForkSessionRequest, ForkSessionResponse, ListProvidersRequest, ListProvidersResponse,
-    MessageMcpNotification, MessageMcpRequest, MessageMcpResponse, SessionOptionsRequest,
-    SessionOptionsResponse, SessionStatusRequest, SessionStatusResponse, SetProviderRequest,
-    SetProviderResponse, SetSessionTitleRequest, SetSessionTitleResponse, UnarchiveSessionRequest,
+    AuthStatusUpdateNotification, ConnectMcpRequest, ConnectMcpResponse, DisableProviderRequest,
+    DisableProviderResponse, DisconnectMcpRequest, DisconnectMcpResponse, ForkSessionRequest,
+    ForkSessionResponse, ListProvidersRequest, ListProvidersResponse, MessageMcpNotification,
+    MessageMcpRequest, MessageMcpResponse, SessionOptionsRequest, SessionOptionsResponse,
+    SessionStatusRequest, SessionStatusResponse, SetProviderRequest, SetProviderResponse,
+    SetSessionTitleRequest, SetSessionTitleResponse, UnarchiveSessionRequest,
     UnarchiveSessionResponse,
 };
 use super::update::SessionNotification;
@@ -81,7 +82,9 @@ pub mod names {
         #[cfg(feature = "unstable")] SESSION_OPTIONS = "session/options", "`session/options` (client to agent; unstable).";
         #[cfg(feature = "unstable")] SESSION_SET_TITLE = "session/set_title", "`session/set_title` (client to agent; unstable).";
         #[cfg(feature = "unstable")] AUTH_STATUS_UPDATE = "auth/status_update", "`auth/status_update` (agent to client, notification; unstable).";
-        #[cfg(feature = "unstable")] MCP_MESSAGE = "mcp/message", "`mcp/message` (a request agent to client, a notification client to agent; unstable).";
+        #[cfg(feature = "unstable")] MCP_CONNECT = "mcp/connect", "`mcp/connect` (agent to client; unstable).";
+        #[cfg(feature = "unstable")] MCP_MESSAGE = "mcp/message", "`mcp/message` (a request either side, a notification either side; unstable).";
+        #[cfg(feature = "unstable")] MCP_DISCONNECT = "mcp/disconnect", "`mcp/disconnect` (agent to client; unstable).";
     }
 }
 
@@ -130,7 +133,9 @@ acp_params! {
         #[cfg(feature = "unstable")] SessionStatus(SessionStatusRequest) = SESSION_STATUS, "`session/status` (unstable).";
         #[cfg(feature = "unstable")] SessionOptions(SessionOptionsRequest) = SESSION_OPTIONS, "`session/options` (unstable).";
         #[cfg(feature = "unstable")] SetSessionTitle(SetSessionTitleRequest) = SESSION_SET_TITLE, "`session/set_title` (unstable).";
-        #[cfg(feature = "unstable")] McpMessage(MessageMcpRequest) = MCP_MESSAGE, "`mcp/message` (agent to client; unstable).";
+        #[cfg(feature = "unstable")] McpConnect(ConnectMcpRequest) = MCP_CONNECT, "`mcp/connect` (unstable).";
+        #[cfg(feature = "unstable")] McpMessage(MessageMcpRequest) = MCP_MESSAGE, "`mcp/message` (either side; unstable).";
+        #[cfg(feature = "unstable")] McpDisconnect(DisconnectMcpRequest) = MCP_DISCONNECT, "`mcp/disconnect` (unstable).";
     }
 }
 
@@ -142,7 +147,7 @@ acp_params! {
         CompleteElicitation(CompleteElicitationNotification) = ELICITATION_COMPLETE, "`elicitation/complete` (agent to client).";
         CancelRequest(CancelRequestNotification) = CANCEL_REQUEST, "`$/cancel_request` (either side).";
         #[cfg(feature = "unstable")] AuthStatusUpdate(AuthStatusUpdateNotification) = AUTH_STATUS_UPDATE, "`auth/status_update` (agent to client; unstable).";
-        #[cfg(feature = "unstable")] McpMessage(MessageMcpNotification) = MCP_MESSAGE, "`mcp/message` (client to agent; unstable).";
+        #[cfg(feature = "unstable")] McpMessage(MessageMcpNotification) = MCP_MESSAGE, "`mcp/message` (either side; unstable).";
     }
 }
 
@@ -183,15 +188,17 @@ acp_results! {
         #[cfg(feature = "unstable")] SessionStatus(SessionStatusResponse) = SESSION_STATUS, "`session/status` (unstable).";
         #[cfg(feature = "unstable")] SessionOptions(SessionOptionsResponse) = SESSION_OPTIONS, "`session/options` (unstable).";
         #[cfg(feature = "unstable")] SetSessionTitle(SetSessionTitleResponse) = SESSION_SET_TITLE, "`session/set_title` (unstable).";
+        #[cfg(feature = "unstable")] McpConnect(ConnectMcpResponse) = MCP_CONNECT, "`mcp/connect` (unstable).";
         #[cfg(feature = "unstable")] McpMessage(MessageMcpResponse) = MCP_MESSAGE, "`mcp/message` (unstable).";
+        #[cfg(feature = "unstable")] McpDisconnect(DisconnectMcpResponse) = MCP_DISCONNECT, "`mcp/disconnect` (unstable).";
     }
 }
 
 /// Every method this version types, in the order of [`names`]: its name,
 /// whether it is a request (with a typed result) or a notification, who
 /// sends it, and whether it belongs to the unstable schema. `mcp/message`,
-/// a request from the agent and a notification from the client, has a row
-/// for each. The methods of feature `unstable` are listed only with it.
+/// a request and a notification (either side), has a row for each. The
+/// methods of feature `unstable` are listed only with it.
 ///
 /// ```
 /// use acp_codec::acp::{names, Direction, MethodKind, METHODS};
@@ -269,7 +276,11 @@ pub const METHODS: &[MethodInfo] = &[
     #[cfg(feature = "unstable")]
     MethodInfo::row(names::AUTH_STATUS_UPDATE, Notification, AgentToClient, true),
     #[cfg(feature = "unstable")]
-    MethodInfo::row(names::MCP_MESSAGE, Request, AgentToClient, true),
+    MethodInfo::row(names::MCP_CONNECT, Request, AgentToClient, true),
     #[cfg(feature = "unstable")]
-    MethodInfo::row(names::MCP_MESSAGE, Notification, ClientToAgent, true),
+    MethodInfo::row(names::MCP_MESSAGE, Request, Both, true),
+    #[cfg(feature = "unstable")]
+    MethodInfo::row(names::MCP_MESSAGE, Notification, Both, true),
+    #[cfg(feature = "unstable")]
+    MethodInfo::row(names::MCP_DISCONNECT, Request, AgentToClient, true),
 ];

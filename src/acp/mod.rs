@@ -238,13 +238,14 @@ pub use session::{InitialSessionConfigOption, McpServerAcp, SessionArchiveFilter
 #[cfg(feature = "unstable")]
 pub use unstable::{
     ArchiveSessionRequest, ArchiveSessionResponse, AuthAccount, AuthState, AuthStatusRequest,
-    AuthStatusResponse, AuthStatusUpdateNotification, DisableProviderRequest,
-    DisableProviderResponse, ForkSessionRequest, ForkSessionResponse, ListProvidersRequest,
-    ListProvidersResponse, LlmProtocol, McpError, MessageMcpNotification, MessageMcpRequest,
-    MessageMcpResponse, ProviderCurrentConfig, ProviderInfo, SessionOptionsRequest,
-    SessionOptionsResponse, SessionStatus, SessionStatusRequest, SessionStatusResponse,
-    SetProviderRequest, SetProviderResponse, SetSessionTitleRequest, SetSessionTitleResponse,
-    UnarchiveSessionRequest, UnarchiveSessionResponse,
+    AuthStatusResponse, AuthStatusUpdateNotification, ConnectMcpRequest, ConnectMcpResponse,
+    DisableProviderRequest, DisableProviderResponse, DisconnectMcpRequest, DisconnectMcpResponse,
+    ForkSessionRequest, ForkSessionResponse, ListProvidersRequest, ListProvidersResponse,
+    LlmProtocol, McpError, MessageMcpNotification, MessageMcpRequest, MessageMcpResponse,
+    ProviderCurrentConfig, ProviderInfo, SessionOptionsRequest, SessionOptionsResponse,
+    SessionStatus, SessionStatusRequest, SessionStatusResponse, SetProviderRequest,
+    SetProviderResponse, SetSessionTitleRequest, SetSessionTitleResponse, UnarchiveSessionRequest,
+    UnarchiveSessionResponse,
 };
 pub use update::{
     AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, CompactionStatus,

@@ -183,6 +183,7 @@ acp_types! {
         request_id: req str = "requestId", "The caller-generated identifier for the inner MCP request.";
         method: req str = "method", "The inner MCP method name.";
         params: opt raw = "params", with_params, "Optional inner MCP params (optional).";
+        connection_id: opt str = "connectionId", with_connection_id, "The MCP connection (the answer of `mcp/connect`) (optional).";
     }
 
     /// Notification parameters for `mcp/message`.
@@ -191,6 +192,26 @@ acp_types! {
         request_id: req str = "requestId", "The identifier of the active inner MCP request.";
         method: req str = "method", "The inner MCP method name.";
         params: opt raw = "params", with_params, "Optional inner MCP params (optional).";
+        connection_id: opt str = "connectionId", with_connection_id, "The MCP connection (the answer of `mcp/connect`) (optional).";
+    }
+
+    /// Params of `mcp/connect` (MCP-over-ACP RFD; not in the schema): open a connection to the ACP-transport MCP server the sender declared with this id.
+    struct ConnectMcpRequest + meta {
+        acp_id: req str = "acpId", "The `serverId` of the ACP-transport MCP server, as declared in the session.";
+    }
+
+    /// Result of `mcp/connect`: the new connection, named in the `mcp/message`s and the `mcp/disconnect` that follow.
+    struct ConnectMcpResponse + meta {
+        connection_id: req str = "connectionId", "The MCP connection (the answer of `mcp/connect`).";
+    }
+
+    /// Params of `mcp/disconnect` (MCP-over-ACP RFD; not in the schema): close a connection `mcp/connect` opened.
+    struct DisconnectMcpRequest + meta {
+        connection_id: req str = "connectionId", "The MCP connection (the answer of `mcp/connect`).";
+    }
+
+    /// Result of `mcp/disconnect`.
+    struct DisconnectMcpResponse + meta {
     }
 
     /// The successful outer ACP `mcp/message` response carries exactly one inner MCP outcome: an opaque result (including JSON null), or an MCP error. Outer ACP errors are reserved for binding and runtime failures.

@@ -3328,14 +3328,18 @@ pub fn arb_message_mcp_request(valid: bool) -> BoxedStrategy<MessageMcpRequest<'
         text(),
         text(),
         option::of(meta()),
+        option::of(text()),
         option::of(meta()),
     ),)
-        .prop_map(|((server_id, request_id, method, params, meta),)| {
-            let mut v = MessageMcpRequest::new(server_id, request_id, method);
-            v.params = params;
-            v.meta = meta;
-            v
-        })
+        .prop_map(
+            |((server_id, request_id, method, params, connection_id, meta),)| {
+                let mut v = MessageMcpRequest::new(server_id, request_id, method);
+                v.params = params;
+                v.connection_id = connection_id;
+                v.meta = meta;
+                v
+            },
+        )
         .boxed()
 }
 
@@ -3347,11 +3351,63 @@ pub fn arb_message_mcp_notification(valid: bool) -> BoxedStrategy<MessageMcpNoti
         text(),
         text(),
         option::of(meta()),
+        option::of(text()),
         option::of(meta()),
     ),)
-        .prop_map(|((server_id, request_id, method, params, meta),)| {
-            let mut v = MessageMcpNotification::new(server_id, request_id, method);
-            v.params = params;
+        .prop_map(
+            |((server_id, request_id, method, params, connection_id, meta),)| {
+                let mut v = MessageMcpNotification::new(server_id, request_id, method);
+                v.params = params;
+                v.connection_id = connection_id;
+                v.meta = meta;
+                v
+            },
+        )
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_connect_mcp_request(valid: bool) -> BoxedStrategy<ConnectMcpRequest<'static>> {
+    let _ = valid;
+    ((text(), option::of(meta())),)
+        .prop_map(|((acp_id, meta),)| {
+            let mut v = ConnectMcpRequest::new(acp_id);
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_connect_mcp_response(valid: bool) -> BoxedStrategy<ConnectMcpResponse<'static>> {
+    let _ = valid;
+    ((text(), option::of(meta())),)
+        .prop_map(|((connection_id, meta),)| {
+            let mut v = ConnectMcpResponse::new(connection_id);
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_disconnect_mcp_request(valid: bool) -> BoxedStrategy<DisconnectMcpRequest<'static>> {
+    let _ = valid;
+    ((text(), option::of(meta())),)
+        .prop_map(|((connection_id, meta),)| {
+            let mut v = DisconnectMcpRequest::new(connection_id);
+            v.meta = meta;
+            v
+        })
+        .boxed()
+}
+
+#[cfg(feature = "unstable")]
+pub fn arb_disconnect_mcp_response(valid: bool) -> BoxedStrategy<DisconnectMcpResponse<'static>> {
+    let _ = valid;
+    ((option::of(meta()),),)
+        .prop_map(|((meta,),)| {
+            let mut v = DisconnectMcpResponse::new();
             v.meta = meta;
             v
         })
@@ -3471,8 +3527,14 @@ pub fn arb_request_params(valid: bool) -> BoxedStrategy<RequestParams<'static>> 
         arb_set_session_title_request(valid)
             .prop_map(RequestParams::SetSessionTitle)
             .boxed(),
+        arb_connect_mcp_request(valid)
+            .prop_map(RequestParams::McpConnect)
+            .boxed(),
         arb_message_mcp_request(valid)
             .prop_map(RequestParams::McpMessage)
+            .boxed(),
+        arb_disconnect_mcp_request(valid)
+            .prop_map(RequestParams::McpDisconnect)
             .boxed(),
     ]);
     proptest::strategy::Union::new(arms).boxed()
@@ -3610,8 +3672,14 @@ pub fn arb_response_result(valid: bool) -> BoxedStrategy<ResponseResult<'static>
         arb_set_session_title_response(valid)
             .prop_map(ResponseResult::SetSessionTitle)
             .boxed(),
+        arb_connect_mcp_response(valid)
+            .prop_map(ResponseResult::McpConnect)
+            .boxed(),
         arb_message_mcp_response(valid)
             .prop_map(ResponseResult::McpMessage)
+            .boxed(),
+        arb_disconnect_mcp_response(valid)
+            .prop_map(ResponseResult::McpDisconnect)
             .boxed(),
     ]);
     proptest::strategy::Union::new(arms).boxed()

@@ -119,6 +119,34 @@ const LINES: &[(&str, &str)] = &[
         r#"{"jsonrpc":"2.0","id":10,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"session":{"promptSuggestions":{"image":{}},"cursors":{}}}}}"#,
         "",
     ),
+    // MCP over ACP: `mcp/connect` and `mcp/disconnect` as the RFD writes
+    // them, `mcp/message` as the schema does plus the RFD's
+    // `connectionId`, both ways.
+    (
+        r#"{"jsonrpc":"2.0","id":11,"method":"mcp/connect","params":{"acpId":"m1"}}"#,
+        "",
+    ),
+    (
+        r#"{"jsonrpc":"2.0","id":11,"result":{"connectionId":"c1"}}"#,
+        "mcp/connect",
+    ),
+    (
+        r#"{"jsonrpc":"2.0","id":12,"method":"mcp/message","params":{"serverId":"m1","requestId":"r2","connectionId":"c1","method":"tools/call","params":{"name":"read","arguments":{"path":"a\u00e9.txt","n":1.50e3}}}}"#,
+        "",
+    ),
+    (
+        r#"{"jsonrpc":"2.0","id":12,"result":{"error":{"code":-32602,"message":"no such tool","data":null}}}"#,
+        "mcp/message",
+    ),
+    (
+        r#"{"jsonrpc":"2.0","method":"mcp/message","params":{"serverId":"m1","requestId":"r2","connectionId":"c1","method":"notifications/progress","params":{"progress":1}}}"#,
+        "",
+    ),
+    (
+        r#"{"jsonrpc":"2.0","id":13,"method":"mcp/disconnect","params":{"connectionId":"c1"}}"#,
+        "",
+    ),
+    (r#"{"jsonrpc":"2.0","id":13,"result":{}}"#, "mcp/disconnect"),
 ];
 
 /// Decodes the line's params or result leniently and strictly, and gives
@@ -442,4 +470,110 @@ fn without_the_feature_the_additions_are_kept_as_unknown_and_extra() {
         Some([McpServer::Unknown(_)])
     ));
     assert_eq!(s.system_prompt.unwrap().mode, SystemPromptMode::Append);
+}
+
+/// MCP over ACP through the two users of the request table: the agent's
+/// `mcp/*` requests are paired with the client's answers, and the
+/// client's `mcp/message` request (a server-originated MCP request) with
+/// the agent's, each answer typed by its request's method; the inner MCP
+/// payload comes back as its bytes.
+#[cfg(all(feature = "unstable", feature = "std"))]
+#[test]
+fn mcp_requests_are_paired_by_the_tracker_and_the_observer() {
+    use std::time::Duration;
+    let t = Duration::ZERO;
+    let connect = LINES[15].0;
+    let connected = LINES[16].0;
+    let call = LINES[17].0;
+    let failed = LINES[18].0;
+    let progress = LINES[19].0;
+    // The client's own request to the agent: an MCP server asks for roots.
+    let roots = r#"{"jsonrpc":"2.0","id":0,"method":"mcp/message","params":{"serverId":"m1","requestId":"7","connectionId":"c1","method":"roots/list"}}"#;
+    let roots_answer = r#"{"jsonrpc":"2.0","id":0,"result":{"result":{"roots":[]}}}"#;
+
+    let mut observer = Observer::new();
+    for (side, line, method) in [
+        (Side::Agent, connect, None),
+        (Side::Client, connected, Some("mcp/connect")),
+        (Side::Agent, call, None),
+        (Side::Client, roots, None),
+        (Side::Client, progress, None),
+        (Side::Agent, roots_answer, Some("mcp/message")),
+        (Side::Client, failed, Some("mcp/message")),
+    ] {
+        let msg = decode_line(line, observer.decoding(side, Mode::Strict)).unwrap();
+        if let Incoming::Response { result, .. } = &msg {
+            assert_eq!(result.value.method(), method, "{line}");
+        } else {
+            assert!(method.is_none(), "{line} was not typed as a response");
+        }
+        let paired = observer.handle(side, &msg).unwrap();
+        assert_eq!(
+            paired.map(|p| p.method.into_owned()).as_deref(),
+            method,
+            "{line}"
+        );
+    }
+    assert_eq!(
+        (
+            observer.pending_len(Side::Agent),
+            observer.pending_len(Side::Client)
+        ),
+        (0, 0)
+    );
+
+    // The client's tracker: the agent's requests are the peer's, its own
+    // `mcp/message` request is paired with the agent's answer.
+    let mut tracker = Tracker::new();
+    let mut out = Vec::new();
+    let inner = RawJson::from_text(r#"{"name":"read"}"#).unwrap();
+    let mine = RequestParams::McpMessage(
+        MessageMcpRequest::new("m1", "7", "roots/list").with_params(inner),
+    );
+    let id = tracker.encode_request(&mine, t, &mut out).unwrap();
+    assert_eq!(id.to_string(), "0");
+    let msg = Message::decode(connect).unwrap();
+    assert_eq!(tracker.handle(&msg, t).unwrap(), None);
+    let msg = decode_line(
+        roots_answer,
+        Decoding::new(Mode::Strict).with_tracker(&tracker),
+    )
+    .unwrap();
+    let Incoming::Response { response, result } = &msg else {
+        panic!("{msg:?}")
+    };
+    let ResponseResult::McpMessage(m) = &result.value else {
+        panic!("{result:?}")
+    };
+    assert_eq!(m.result.as_ref().map(RawJson::get), Some(r#"{"roots":[]}"#));
+    let done = tracker.handle_response(&response.id, t).unwrap();
+    assert_eq!(done.method, "mcp/message");
+    assert_eq!(tracker.pending_len(), 0);
+    // The agent's `mcp/connect` waits for the client's answer, once.
+    assert_eq!(tracker.peer_pending_len(), 1);
+    let Message::Request(req) = Message::decode(connect).unwrap() else {
+        panic!()
+    };
+    let mut out = Vec::new();
+    let answer = ConnectMcpResponse::new("c1");
+    tracker.encode_response(&req.id, &answer, &mut out).unwrap();
+    assert_eq!(tracker.peer_pending_len(), 0);
+    assert!(tracker.encode_response(&req.id, &answer, &mut out).is_err());
+
+    // Lossless: the inner params are the bytes sent, escapes and number
+    // spelling included.
+    let Message::Request(r) = Message::decode(call).unwrap() else {
+        panic!()
+    };
+    let RequestParams::McpMessage(m) = r.typed(Mode::Strict).unwrap().value else {
+        panic!()
+    };
+    assert_eq!(m.connection_id.as_deref(), Some("c1"));
+    assert_eq!(
+        m.params.as_ref().map(RawJson::get),
+        Some(r#"{"name":"read","arguments":{"path":"a\u00e9.txt","n":1.50e3}}"#)
+    );
+    let mut out = Vec::new();
+    encode_request(&r.id, &RequestParams::McpMessage(m), &mut out).unwrap();
+    assert!(String::from_utf8(out).unwrap().contains(r#""n":1.50e3"#));
 }

@@ -2554,6 +2554,12 @@ pub struct MessageMcpRequest {
     pub method: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub params: Option<Value>,
+    #[serde(
+        rename = "connectionId",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub connection_id: Option<String>,
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Value>,
     #[serde(flatten)]
@@ -2570,6 +2576,54 @@ pub struct MessageMcpNotification {
     pub method: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub params: Option<Value>,
+    #[serde(
+        rename = "connectionId",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub connection_id: Option<String>,
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Value>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+pub struct ConnectMcpRequest {
+    #[serde(rename = "acpId")]
+    pub acp_id: String,
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Value>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+pub struct ConnectMcpResponse {
+    #[serde(rename = "connectionId")]
+    pub connection_id: String,
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Value>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+pub struct DisconnectMcpRequest {
+    #[serde(rename = "connectionId")]
+    pub connection_id: String,
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Value>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+#[cfg(feature = "unstable")]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+pub struct DisconnectMcpResponse {
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Value>,
     #[serde(flatten)]
@@ -2646,7 +2700,11 @@ pub fn request(method: &str, text: &str) -> Option<Result<(Value, String), serde
         #[cfg(feature = "unstable")]
         "session/set_title" => recode::<SetSessionTitleRequest>(text),
         #[cfg(feature = "unstable")]
+        "mcp/connect" => recode::<ConnectMcpRequest>(text),
+        #[cfg(feature = "unstable")]
         "mcp/message" => recode::<MessageMcpRequest>(text),
+        #[cfg(feature = "unstable")]
+        "mcp/disconnect" => recode::<DisconnectMcpRequest>(text),
         _ => return None,
     })
 }
@@ -2715,7 +2773,11 @@ pub fn result(method: &str, text: &str) -> Option<Result<(Value, String), serde_
         #[cfg(feature = "unstable")]
         "session/set_title" => recode::<SetSessionTitleResponse>(text),
         #[cfg(feature = "unstable")]
+        "mcp/connect" => recode::<ConnectMcpResponse>(text),
+        #[cfg(feature = "unstable")]
         "mcp/message" => recode::<MessageMcpResponse>(text),
+        #[cfg(feature = "unstable")]
+        "mcp/disconnect" => recode::<DisconnectMcpResponse>(text),
         _ => return None,
     })
 }
@@ -2725,6 +2787,7 @@ pub const MEMBERS: &[&str] = &[
     "_meta",
     "accounts",
     "acp",
+    "acpId",
     "action",
     "active",
     "additionalDirectories",
@@ -2761,6 +2824,7 @@ pub const MEMBERS: &[&str] = &[
     "compactionId",
     "configId",
     "configOptions",
+    "connectionId",
     "content",
     "cost",
     "currency",

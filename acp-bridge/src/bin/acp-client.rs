@@ -37,6 +37,11 @@
 //! agent or connection, or one silent for `--timeout` seconds, ends the run
 //! with an error and a non-zero exit.
 //!
+//! `--mcp-config FILE` (or a profile's `mcpServers`) offers the user's MCP
+//! servers: to a local agent as stdio (HTTP) servers it starts; to a
+//! remote one over ACP (`"type": "acp"`), started here and relayed over
+//! `mcp/*` (`acp_bridge::mcp`). Without it nothing is offered.
+//!
 //! Interactive (`-i`, or no prompt with stdin and stdout a terminal): a
 //! prompt line with history and editing; each line is a turn of the
 //! session, or a slash command (the client's: `/sessions`, `/load ID`,
@@ -126,6 +131,13 @@ struct Cli {
     #[arg(long, value_name = "FILE", help_heading = MODE,
           help = "The profiles file for --profile (default: $ACP_CLIENT_PROFILES, else servers.json in the configuration directory)")]
     profiles_file: Option<PathBuf>,
+
+    /// The user's MCP servers to offer the agent ({"mcpServers": {NAME:
+    /// {"command", "args", "env"} or {"url"}}}): a local agent starts
+    /// them; a remote one reaches the command servers over ACP, started
+    /// here. Nothing is offered without it (or a profile's mcpServers)
+    #[arg(long, value_name = "FILE", conflicts_with = "stdio")]
+    mcp_config: Option<PathBuf>,
 
     /// Session directory (fs/* is served here, confined to it); default:
     /// the current directory, or a fresh scratch directory for the
@@ -224,6 +236,8 @@ struct Args {
     interactive: bool,
     /// The prompt was given (in a conversation: its first turn).
     prompt_given: bool,
+    /// The user's MCP servers (`--mcp-config`, else the profile's).
+    mcp_servers: acp_bridge::mcp::Servers,
 }
 
 /// Parses the command line; a usage error is a clap error (exit status 2).
@@ -268,9 +282,16 @@ impl Cli {
             token = token.filter(|t| remote && !t.is_empty());
         }
         let (mut connect, mut ca_cert) = (self.connect, self.ca_cert);
+        let mut mcp_servers = match &self.mcp_config {
+            Some(path) => acp_bridge::mcp::read_config(path).map_err(|e| (ValueValidation, e))?,
+            None => acp_bridge::mcp::Servers::new(),
+        };
         if let Some(name) = &self.profile {
             let p = profiles::resolve(name, self.profiles_file.as_deref())
                 .map_err(|e| (ValueValidation, e))?;
+            if self.mcp_config.is_none() {
+                mcp_servers = p.mcp_servers;
+            }
             connect = Some(p.url);
             // The profile's token source, else ACP_BRIDGE_TOKEN.
             token = p.token.or(token);
@@ -309,6 +330,7 @@ impl Cli {
                     std::io::stdin().is_terminal() && std::io::stdout().is_terminal()
                 }),
             prompt_given: !self.prompt.is_empty(),
+            mcp_servers,
             prompt: if self.prompt.is_empty() {
                 DEFAULT_PROMPT.to_owned()
             } else {
@@ -418,6 +440,8 @@ async fn run() -> ExitCode {
         permission: args.permission(scratch),
         timeout: args.timeout,
         session: args.session.clone(),
+        mcp_servers: args.mcp_servers.clone(),
+        mcp_over_acp: args.connect.is_some(),
     };
     let mut client = match Client::new(source, sink, cfg, closed, ctrl_c_presses()) {
         Ok(c) => c,

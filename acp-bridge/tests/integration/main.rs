@@ -42,6 +42,7 @@ mod bridge_rooms;
 mod bridge_users;
 #[cfg(target_os = "linux")]
 mod client_interactive;
+mod client_mcp;
 mod client_oversized;
 mod client_profiles;
 mod client_salvage;
@@ -49,6 +50,7 @@ mod client_terminal;
 #[cfg(target_os = "linux")]
 mod cluster;
 mod library;
+mod mcp_relay_seeds;
 #[cfg(target_os = "linux")]
 mod operator;
 mod rejoin;

@@ -23,12 +23,12 @@ pub use crate::acp::{
 pub use crate::acp::{
     ArchiveSessionRequest, ArchiveSessionResponse, AuthState, AuthStatusCapabilities,
     AuthStatusRequest, DisableProviderRequest, DisableProviderResponse, ListProvidersRequest,
-    ListProvidersResponse, LlmProtocol, McpError, McpServerAcp, MessageMcpNotification,
-    MessageMcpRequest, MessageMcpResponse, ProviderCurrentConfig, ProviderInfo,
-    ProvidersCapabilities, SessionArchiveCapabilities, SessionArchiveFilter,
-    SessionForkCapabilities, SessionStatus, SessionStatusCapabilities, SessionStatusRequest,
-    SessionTitleCapabilities, SetProviderRequest, SetProviderResponse, SetSessionTitleRequest,
-    SetSessionTitleResponse, UnarchiveSessionRequest, UnarchiveSessionResponse, Usage,
+    ListProvidersResponse, LlmProtocol, McpError, McpServerAcp, MessageMcpResponse,
+    ProviderCurrentConfig, ProviderInfo, ProvidersCapabilities, SessionArchiveCapabilities,
+    SessionArchiveFilter, SessionForkCapabilities, SessionStatus, SessionStatusCapabilities,
+    SessionStatusRequest, SessionTitleCapabilities, SetProviderRequest, SetProviderResponse,
+    SetSessionTitleRequest, SetSessionTitleResponse, UnarchiveSessionRequest,
+    UnarchiveSessionResponse, Usage,
 };
 
 /// Capability to cancel a tool call with `tool_call/cancel`.
@@ -954,6 +954,15 @@ acp_types! {
     }
 
     #[cfg(feature = "unstable")]
+    /// Request parameters for `mcp/message`, sent from consumer to provider.
+    struct MessageMcpRequest + meta {
+        server_id: req str = "serverId", "The declared ACP MCP server receiving this request.";
+        request_id: req str = "requestId", "The caller-generated identifier for the inner MCP request.";
+        method: req str = "method", "The inner MCP method name.";
+        params: opt raw = "params", with_params, "Optional inner MCP params. Null is equivalent to omission (optional).";
+    }
+
+    #[cfg(feature = "unstable")]
     /// Capabilities for client-provided system prompts.
     struct SessionSystemPromptCapabilities + meta {
         mode: opt SessionSystemPromptModeCapabilities = "mode", with_mode, "Delivery modes the agent supports in addition to `append` (optional).";
@@ -1088,5 +1097,16 @@ acp_types! {
         additional_directories: opt [str] = "additionalDirectories", with_additional_directories, "Additional workspace roots to activate for this session. Each path must be absolute (optional).";
         mcp_servers: opt [McpServer] = "mcpServers", with_mcp_servers, "List of MCP servers to connect to for this session (optional).";
         system_prompt: opt SystemPrompt = "systemPrompt", with_system_prompt, "System-level instructions for the forked session (optional).";
+    }
+}
+
+acp_types! {
+    #[cfg(feature = "unstable")]
+    /// Notification for an active request, sent from provider to consumer. Includes subscription acknowledgements and updates.
+    struct MessageMcpNotification + meta {
+        server_id: req str = "serverId", "The declared ACP MCP server handling the associated request.";
+        request_id: req str = "requestId", "The identifier of the active inner MCP request.";
+        method: req str = "method", "The inner MCP method name.";
+        params: opt raw = "params", with_params, "Optional inner MCP params. Null is equivalent to omission (optional).";
     }
 }

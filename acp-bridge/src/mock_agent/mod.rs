@@ -52,6 +52,8 @@ use tokio_util::codec::FramedRead;
 
 use crate::lines::{LineSender, LineSource};
 
+mod mcp;
+
 /// What the scripted turn does beyond the fixed steps.
 #[derive(Debug, Clone, Default)]
 pub struct Options {
@@ -182,6 +184,8 @@ struct Session {
     /// Every update of the session, the user's prompts included, for
     /// `session/load`.
     history: Vec<Value>,
+    /// The MCP servers the client gave it (`mcpServers`, as sent).
+    mcp: Vec<Value>,
 }
 
 struct Agent {
@@ -251,6 +255,7 @@ impl Store {
             turn: None,
             title: None,
             history: Vec::new(),
+            mcp: Vec::new(),
         };
         for line in std::fs::read_to_string(path)?.lines() {
             let Ok(mut record) = serde_json::from_str::<Value>(line) else {
@@ -494,7 +499,14 @@ impl Agent {
         match params {
             RequestParams::Initialize(p) => self.initialize(&id, &p).await,
             RequestParams::Authenticate(_) => self.send_result(&id, &json!({})).await,
-            RequestParams::NewSession(p) => self.new_session(&id, &p.cwd).await,
+            RequestParams::NewSession(p) => {
+                let mcp = p
+                    .mcp_servers
+                    .iter()
+                    .filter_map(|m| serde_json::to_value(m).ok())
+                    .collect();
+                self.new_session(&id, &p.cwd, mcp).await
+            }
             RequestParams::SetSessionMode(p) => {
                 if !modes()["availableModes"]
                     .as_array()
@@ -561,7 +573,8 @@ impl Agent {
             "agentCapabilities": {
                 "loadSession": true,
                 "promptCapabilities": {"image": false, "audio": false, "embeddedContext": true},
-                "sessionCapabilities": {"list": {}, "resume": {}}
+                "sessionCapabilities": {"list": {}, "resume": {}},
+                "mcpCapabilities": {"acp": true}
             },
             "_meta": {"acp-mock-agent": where_it_runs()}
         });
@@ -569,7 +582,12 @@ impl Agent {
     }
 
     /// `session/new` in `cwd` (absolute), then its commands.
-    async fn new_session(&self, id: &RequestId<'static>, cwd: &str) -> io::Result<()> {
+    async fn new_session(
+        &self,
+        id: &RequestId<'static>,
+        cwd: &str,
+        mcp: Vec<Value>,
+    ) -> io::Result<()> {
         let cwd_path = PathBuf::from(cwd);
         if !cwd_path.is_absolute() {
             let msg = format!("cwd must be an absolute path, got {cwd:?}");
@@ -592,6 +610,7 @@ impl Agent {
                 turn: None,
                 title: None,
                 history: Vec::new(),
+                mcp,
             };
             st.sessions.insert(sid.clone(), session);
             sid
@@ -851,6 +870,22 @@ impl Agent {
         }
     }
 
+    /// Sends the client a notification, checked against the typed schema.
+    async fn notify(&self, method: &str, params: Value) -> io::Result<()> {
+        let raw = RawJson::from_string(params.to_string()).map_err(io::Error::other)?;
+        let n = Notification {
+            method: method.into(),
+            params: Some(raw),
+        };
+        let typed = n
+            .typed(Mode::Strict)
+            .map(|t| t.value)
+            .map_err(|e| io::Error::other(format!("mock sent a bad notification: {e}")))?;
+        let mut out = Vec::new();
+        encode_notification(&typed, &mut out).map_err(io::Error::other)?;
+        self.out.send(out).await
+    }
+
     /// Pauses between steps; stops when the turn is cancelled.
     async fn step(&self, cancel: &mut watch::Receiver<bool>) -> Result<(), Stop> {
         if *cancel.borrow() {
@@ -921,6 +956,16 @@ impl Agent {
             fs_write,
         };
         self.step(cancel).await?;
+        // `mcp TOOL [KEY=VALUE…]`: the session's MCP servers used first.
+        if let Some(ask) = prompt.split_once("mcp ").map(|(_, ask)| ask) {
+            let servers = self
+                .state()
+                .sessions
+                .get(sid)
+                .map(|s| s.mcp.clone())
+                .unwrap_or_default();
+            mcp::use_servers(self, sid, &t, &servers, ask, cancel).await?;
+        }
         self.survey(&t, cancel).await?;
         self.shell_step(&t, cancel).await?;
         self.read_step(&t, cancel).await?;
