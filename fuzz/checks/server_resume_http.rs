@@ -14,7 +14,11 @@
 //! lost; the server may or may not notice); a stream is reopened with
 //! `Last-Event-ID` (the client's last position on it; a `409` makes the
 //! client open it afresh, a gap it knows of); the client sends its
-//! prompt again (its `POST` went unanswered); the agent ends the turn.
+//! prompt again (its `POST` went unanswered); the agent ends the turn;
+//! the client sends 8 to 64 requests of its own (`session/set_mode`),
+//! each answered by the agent at once, so the retry ledger goes past its
+//! bound of [`DEFAULT_MAX_PROMPT_KEYS`] answered requests; the client
+//! sends one of those again.
 //!
 //! Asserted:
 //! - on each stream the positions the client reads follow each other
@@ -24,7 +28,12 @@
 //!   them, each once;
 //! - a resume is refused only for a gap (the budget pushed what the client
 //!   missed out) and with `409`, never another status;
-//! - the prompt reaches the agent once, whatever the retries;
+//! - a request sent again runs again exactly when the retry ledger no
+//!   longer holds it (oracle: the keys answered, in order, the last
+//!   [`DEFAULT_MAX_PROMPT_KEYS`] kept): while it runs or while the ledger
+//!   holds it, it is dropped or answered from the log (or refused with
+//!   `-32012`), never run; so the prompt reaches the agent once, and again
+//!   only after its key was forgotten;
 //! - at the end, after every stream is reopened and read to its end, the
 //!   client has every update, every permission request and the turn's
 //!   answer, unless a resume was refused.
@@ -34,12 +43,27 @@ use std::time::Duration;
 
 use acp_codec::remote::{
     Action, AgentRun, ConnectionId, Position, PostOutcome, Principal, Server, ServerConfig, Stream,
+    DEFAULT_MAX_PROMPT_KEYS,
 };
 use serde_json::{json, Value};
 
 const SESSION: &str = "s1";
 
 const PROMPT: &str = r#"{"jsonrpc":"2.0","id":100,"method":"session/prompt","params":{"sessionId":"s1","prompt":[]}}"#;
+
+/// The prompt's id, and the first of the client's other requests'.
+const PROMPT_ID: u64 = 100;
+const OTHER_IDS: u64 = 10_000;
+/// Most other requests in one run.
+const MAX_OTHERS: u64 = 400;
+
+/// The client's `n`th other request.
+fn other(n: u64) -> String {
+    let id = OTHER_IDS + n;
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"session/set_mode","params":{{"sessionId":"s1","modeId":"m{n}"}}}}"#
+    )
+}
 
 /// A message queued for a stream, as the bridge keeps it.
 struct Queued {
@@ -78,6 +102,17 @@ struct World {
     prompt_answered_by_agent: bool,
     prompt_answer_kept: bool,
     closed: bool,
+    /// The oracle of the retry ledger: the ids of requests answered, in
+    /// order, at most [`DEFAULT_MAX_PROMPT_KEYS`].
+    ledger: VecDeque<u64>,
+    /// The prompt runs at the agent, unanswered (the oracle's view).
+    prompt_running: bool,
+    /// How many times the prompt should have reached the agent.
+    prompt_runs_due: usize,
+    /// The client's other requests sent, and how many times each reached
+    /// the agent.
+    others: u64,
+    others_run: BTreeMap<u64, usize>,
     /// What the run met: resumes refused, events replayed.
     seen: Seen,
 }
@@ -89,6 +124,13 @@ pub struct Seen {
     pub gaps: usize,
     /// Events a resume's replay held.
     pub replayed: usize,
+    /// Requests the retry ledger forgot (more answered after them than
+    /// it keeps).
+    pub evicted: usize,
+    /// Requests sent again while the ledger held them (not run again).
+    pub retried_kept: usize,
+    /// Requests sent again after the ledger forgot them (run again).
+    pub retried_forgotten: usize,
 }
 
 impl World {
@@ -129,15 +171,81 @@ impl World {
             prompt_answered_by_agent: false,
             prompt_answer_kept: false,
             closed: false,
+            ledger: VecDeque::new(),
+            prompt_running: false,
+            prompt_runs_due: 0,
+            others: 0,
+            others_run: BTreeMap::new(),
             seen: Seen::default(),
         };
         w.drain();
         w.open(Stream::Connection);
         w.post(r#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/","mcpServers":[]}}"#);
+        w.answered(1);
         w.read(&Stream::Connection, usize::MAX);
         w.open(Stream::Session(SESSION.into()));
         w.post(PROMPT);
+        w.prompt_running = true;
+        w.prompt_runs_due = 1;
         w
+    }
+
+    /// The oracle: the request `id` was answered.
+    fn answered(&mut self, id: u64) {
+        if self.ledger.len() == DEFAULT_MAX_PROMPT_KEYS {
+            self.ledger.pop_front();
+            self.seen.evicted += 1;
+        }
+        self.ledger.push_back(id);
+    }
+
+    /// The client sends its prompt again.
+    fn retry_prompt(&mut self) {
+        if !self.prompt_running {
+            if self.ledger.contains(&PROMPT_ID) {
+                self.seen.retried_kept += 1;
+            } else {
+                self.seen.retried_forgotten += 1;
+                self.prompt_running = true;
+                self.prompt_runs_due += 1;
+            }
+        }
+        self.post(PROMPT);
+    }
+
+    /// The client sends `n` requests of its own, each answered at once.
+    fn others(&mut self, n: u64) {
+        for _ in 0..n.min(MAX_OTHERS.saturating_sub(self.others)) {
+            let n = self.others;
+            self.others += 1;
+            self.post(&other(n));
+            assert_eq!(self.others_run.get(&n), Some(&1), "request {n} runs once");
+        }
+    }
+
+    /// The client sends the other request `back` before its last again.
+    fn retry_other(&mut self, back: u64) {
+        let Some(n) = self.others.checked_sub(1 + back) else {
+            return;
+        };
+        let before = self.others_run.get(&n).copied().unwrap_or(0);
+        let kept = self.ledger.contains(&(OTHER_IDS + n));
+        self.post(&other(n));
+        let after = self.others_run.get(&n).copied().unwrap_or(0);
+        if kept {
+            self.seen.retried_kept += 1;
+            assert_eq!(
+                after, before,
+                "request {n} ran again while the ledger held it"
+            );
+        } else {
+            self.seen.retried_forgotten += 1;
+            assert_eq!(
+                after,
+                before + 1,
+                "request {n}, forgotten, did not run again"
+            );
+        }
     }
 
     fn post(&mut self, body: &str) {
@@ -188,6 +296,13 @@ impl World {
                         Some("session/prompt") => {
                             self.prompts_run += 1;
                             self.prompt_at_agent = id;
+                        }
+                        Some("session/set_mode") => {
+                            let mode = v["params"]["modeId"].as_str().unwrap_or_default();
+                            let n: u64 = mode.trim_start_matches('m').parse().unwrap();
+                            *self.others_run.entry(n).or_default() += 1;
+                            self.answered(OTHER_IDS + n);
+                            self.agent(json!({"jsonrpc": "2.0", "id": id, "result": {}}));
                         }
                         _ => {}
                     }
@@ -394,9 +509,13 @@ pub fn check(data: &[u8]) -> Seen {
             2 => w.read(&stream_of(b), arg + 1),
             3 => w.break_stream(&stream_of(b), arg, b & 0x80 != 0),
             4 => w.open(stream_of(b)),
-            5 => w.post(PROMPT),
+            5 if b & 0x80 != 0 => w.others(8 * (arg as u64 + 1)),
+            5 if arg == 0 => w.retry_prompt(),
+            5 => w.retry_other((arg as u64 - 1) * 12),
             6 if !w.prompt_answered_by_agent && w.prompt_at_agent.is_some() => {
                 w.prompt_answered_by_agent = true;
+                w.prompt_running = false;
+                w.answered(PROMPT_ID);
                 let id = w.prompt_at_agent.clone();
                 w.agent(json!({"jsonrpc": "2.0", "id": id, "result": {"stopReason": "end_turn"}}));
             }
@@ -410,7 +529,11 @@ pub fn check(data: &[u8]) -> Seen {
             }
             _ => {}
         }
-        assert!(w.prompts_run <= 1, "the prompt ran {} times", w.prompts_run);
+        assert_eq!(
+            w.prompts_run, w.prompt_runs_due,
+            "the prompt ran {} times, due {}",
+            w.prompts_run, w.prompt_runs_due
+        );
     }
     if w.closed {
         return w.seen;
@@ -421,7 +544,10 @@ pub fn check(data: &[u8]) -> Seen {
         w.open(stream.clone());
         w.read(&stream, usize::MAX);
     }
-    assert_eq!(w.prompts_run, 1, "the prompt reaches the agent once");
+    assert_eq!(
+        w.prompts_run, w.prompt_runs_due,
+        "the prompt reaches the agent once, and again only once forgotten"
+    );
     if !w.any_lost() {
         let all: Vec<u64> = (1..=w.sent_updates).collect();
         assert_eq!(w.kept_updates, all, "every update, once, in order");

@@ -398,6 +398,29 @@ fn the_http_check_meets_breaks_gaps_and_retries() {
     assert_eq!(check(&[]), Seen::default());
 }
 
+/// The Streamable HTTP check past the retry ledger's bound: the turn
+/// ends, 128 other requests are answered, then the prompt and three of
+/// the others (the last, the 49th and the 73rd from the end) are sent
+/// again. The ledger keeps the last 64 answers: the prompt and the 73rd
+/// were forgotten and run again (as the check's oracle says), the other
+/// two are answered from the log, not run (a ledger of 32 fails here, and
+/// so does one that never forgets).
+#[test]
+fn the_http_check_goes_past_the_retry_ledger_bound() {
+    use crate::checks::server_resume_http::check;
+    let seed = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/fuzz/seeds/server_resume/http_ledger_past_its_bound"
+    ))
+    .unwrap();
+    let seen = check(&seed);
+    assert!(seen.evicted >= 64, "{seen:?}");
+    assert!(
+        seen.retried_kept >= 2 && seen.retried_forgotten >= 2,
+        "{seen:?}"
+    );
+}
+
 /// The WebSocket check of the `server_resume` fuzz target reaches its
 /// cases on the committed seeds: some resume meets a gap (`-32012`), some
 /// gets messages replayed, and every seed runs the prompt exactly once
@@ -452,6 +475,20 @@ proptest! {
         data in proptest::collection::vec(any::<u8>(), 0..400),
     ) {
         crate::checks::server_resume_http::check(&data);
+    }
+
+    /// Streamable HTTP past the retry ledger's bound: the turn ends and
+    /// 128 other requests are answered first, then any events, retries of
+    /// the prompt and of the others included; each runs again exactly
+    /// when the ledger forgot it.
+    #[test]
+    fn http_retries_past_the_ledger_bound_run_as_the_ledger_says(
+        rest in proptest::collection::vec(any::<u8>(), 0..200),
+    ) {
+        let mut data = vec![0xff, 0x06, 0xbd, 0xbd];
+        data.extend(rest);
+        let seen = crate::checks::server_resume_http::check(&data);
+        prop_assert!(seen.evicted >= 64, "{seen:?}");
     }
 }
 

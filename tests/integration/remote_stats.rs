@@ -205,3 +205,68 @@ fn events_nobody_drains_stay_bounded_and_are_still_counted() {
     assert_eq!(events(&mut server).len(), MAX_EVENTS);
     assert_eq!(server.stats().events_dropped, 44);
 }
+
+#[test]
+fn a_session_past_the_users_limit_is_a_counted_refusal() {
+    let t = Duration::ZERO;
+    let mut config = ServerConfig::new();
+    config.max_user_sessions = 1;
+    let mut server = Server::new(config, t);
+    let Some(Action::StartAgent { run, .. }) = server.poll_action() else {
+        panic!("no start")
+    };
+    server.handle_agent_started(t, run, 1);
+    let conn = server
+        .open(t, Profile::WebSocket, &Principal::anonymous())
+        .unwrap();
+    server.handle_text(t, conn, INIT);
+    drain(&mut server);
+    let new = |id: u32| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"session/new","params":{{"cwd":"/","mcpServers":[]}}}}"#
+        )
+    };
+    // The first session opens (its answer pending counts against the
+    // limit), the second is refused by the router with -32011.
+    server.handle_text(t, conn, &new(2));
+    let first = drain(&mut server);
+    assert!(first.iter().any(|a| matches!(a, Action::WriteAgent { .. })));
+    events(&mut server);
+    server.handle_text(t, conn, &new(3));
+    let second = drain(&mut server);
+    let refusal = second
+        .iter()
+        .find_map(|a| match a {
+            Action::Send { to, text, .. } if *to == conn => Some(text.clone()),
+            _ => None,
+        })
+        .expect("the second session/new is answered by the server");
+    let v: serde_json::Value = serde_json::from_str(&refusal).unwrap();
+    assert_eq!(
+        (v["id"].as_i64(), v["error"]["code"].as_i64()),
+        (Some(3), Some(-32011)),
+        "{refusal}"
+    );
+    assert!(!second
+        .iter()
+        .any(|a| matches!(a, Action::WriteAgent { .. })));
+    let stats = server.stats();
+    assert_eq!(stats.refusals[Refusal::UserSessions.index()], 1);
+    assert_eq!(stats.refusals.iter().sum::<u64>(), 1);
+    assert_eq!(
+        events(&mut server),
+        vec![Event::Refused {
+            reason: Refusal::UserSessions,
+            conn: Some(conn)
+        }]
+    );
+    // A request within the limit is no refusal.
+    server.handle_text(
+        t,
+        conn,
+        r#"{"jsonrpc":"2.0","id":4,"method":"session/list","params":{}}"#,
+    );
+    drain(&mut server);
+    assert_eq!(server.stats().refusals.iter().sum::<u64>(), 1);
+    assert_eq!(Refusal::UserSessions.as_str(), "user_sessions");
+}

@@ -194,6 +194,41 @@ async fn metrics_move_by_a_real_turn_and_each_refusal_by_its_reason() {
     drop(c);
 }
 
+/// A session past `--max-user-sessions` is refused (`-32011`) and counted
+/// and logged as a refusal like the others.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_past_the_users_limit_is_counted_and_logged() {
+    let bridge = Bridge::start(
+        "operator_user_sessions",
+        &["--token", TOKEN, "--max-user-sessions", "1"],
+    );
+    let mut c = connect_with(&bridge.url(), Some(TOKEN), None)
+        .await
+        .expect("connect");
+    c.open_session(&bridge.dir).await;
+    let refused = c
+        .request(
+            "session/new",
+            json!({"cwd": bridge.dir.to_str().unwrap(), "mcpServers": []}),
+        )
+        .await;
+    assert_eq!(refused["error"]["code"], -32011, "{refused}");
+    let m = get(bridge.addr, "/metrics", Some(TOKEN));
+    assert_eq!(
+        sample(&m, "acp_bridge_refusals_total{reason=\"user_sessions\"}"),
+        1.0,
+        "{m}"
+    );
+    let text = wait_log(&bridge, |l| l.contains("reason=\"user_sessions\""));
+    assert!(text.contains("peer=127.0.0.1:"), "{text}");
+    let file = std::fs::read_to_string(bridge.dir.join("gemini-acp.log")).unwrap();
+    assert!(
+        file.contains("refused (user_sessions) from 127.0.0.1:"),
+        "{file}"
+    );
+    drop(c);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_separate_metrics_listener_is_loopback_only_and_needs_no_token() {
     let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();

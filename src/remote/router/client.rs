@@ -244,7 +244,7 @@ impl Router {
     }
 
     /// Refuses a request opening one more session past the user's limit.
-    fn check_session_limit(&self, user: &str) -> Result<(), Refusal> {
+    fn check_session_limit(&mut self, user: &str) -> Result<(), Refusal> {
         let mut owned = self.sessions.counts(user).held;
         owned.add(self.users.get(user).map_or(0, |u| u.opening.get()));
         if owned.get() >= self.max_user_sessions {
@@ -252,6 +252,7 @@ impl Router {
                 "this user holds {} sessions, the limit: close one or leave it (disconnect) first",
                 self.max_user_sessions
             );
+            self.session_refusals = self.session_refusals.wrapping_add(1);
             return Err((USER_LIMIT, msg));
         }
         Ok(())

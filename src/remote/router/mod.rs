@@ -216,6 +216,8 @@ pub struct Router {
     replaying: VecDeque<String>,
     replay: Option<ReplayBuffer>,
     dropped: u64,
+    /// Requests refused for opening one session past the user's limit.
+    session_refusals: u64,
 }
 
 impl Default for Router {
@@ -250,6 +252,7 @@ impl Router {
             replaying: VecDeque::new(),
             replay: None,
             dropped: 0,
+            session_refusals: 0,
         }
     }
 
@@ -489,6 +492,13 @@ impl Router {
     /// agent), refused replies and cancels.
     pub fn dropped(&self) -> u64 {
         self.dropped
+    }
+
+    /// How many requests were refused with [`USER_LIMIT`] for opening one
+    /// session more than the user may hold (the server counts them as
+    /// refusals).
+    pub(crate) fn session_refusals(&self) -> u64 {
+        self.session_refusals
     }
 
     /// The replay buffer, when [`with_replay`](Self::with_replay) set one.

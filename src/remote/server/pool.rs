@@ -13,7 +13,7 @@ use core::time::Duration;
 use super::{
     Action, AgentRun, ConnectionId, PoolMode, Server, ServerConfig, StartReason, StopReason,
 };
-use super::{Census, Stats};
+use super::{Census, Refusal, Stats};
 use crate::acp::{encode_error, Message, MessageError, RequestId, RpcError};
 use crate::remote::router::{ClientId, Out, Router};
 use crate::remote::{ReplayBuffer, Stream};
@@ -239,9 +239,13 @@ impl Server {
         };
         agent.last_active = now;
         let mut outs = Vec::new();
+        let refused = agent.router.session_refusals();
         agent
             .router
             .handle_client_decoded(client, text, message, now, &mut outs);
+        if agent.router.session_refusals() != refused {
+            self.refused(Refusal::UserSessions, Some(conn));
+        }
         self.dispatch(key, outs, now);
     }
 

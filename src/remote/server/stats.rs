@@ -45,6 +45,9 @@ pub enum Refusal {
     HttpConnections,
     /// The user's agent may not start: the pool is full (`-32012`).
     AgentsFull,
+    /// A request that would open one more session than the user may hold
+    /// (`-32011`, [`USER_LIMIT`](crate::remote::USER_LIMIT)).
+    UserSessions,
     /// A user's connections hold more queued bytes than allowed.
     UserBuffered,
     /// A Streamable HTTP connection opened more session streams than
@@ -63,7 +66,7 @@ pub enum Refusal {
 
 impl Refusal {
     /// How many there are: the length of [`Refusal::ALL`].
-    pub const COUNT: usize = 16;
+    pub const COUNT: usize = 17;
 
     /// Every reason, in the order of [`index`](Self::index).
     pub const ALL: [Self; Self::COUNT] = [
@@ -77,6 +80,7 @@ impl Refusal {
         Self::Permission,
         Self::HttpConnections,
         Self::AgentsFull,
+        Self::UserSessions,
         Self::UserBuffered,
         Self::SessionStreams,
         Self::SlowClient,
@@ -104,6 +108,7 @@ impl Refusal {
             Self::Permission => "permission",
             Self::HttpConnections => "http_connections",
             Self::AgentsFull => "agents_full",
+            Self::UserSessions => "user_sessions",
             Self::UserBuffered => "user_buffered_bytes",
             Self::SessionStreams => "session_streams",
             Self::SlowClient => "slow_client",
