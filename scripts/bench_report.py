@@ -432,7 +432,7 @@ def record(root, label, dirs):
     commit = subprocess.run(["git", "rev-parse", "--short=8", "HEAD"], capture_output=True, text=True, cwd=root).stdout.strip()
     out = [f"<!-- written by: python3 scripts/bench_report.py --record {label} (criterion's output of cargo bench); "
            f"date: {when(max(stamps))}; commit: {commit} -->",
-           f"Machine: {machine()}. The benches ran between {when(min(stamps))} and {when(max(stamps))} UTC.", "",
+           f"Machine: {machine()}. The benches ran between {when(min(stamps))} and {when(max(stamps))}.", "",
            "| group | bench | mean | throughput | lines |", "|---|---|---|---|---|"]
     out += [f"| {' | '.join(r)} |" for r in sorted(rows)]
     path = os.path.join(root, RESULTS, f"{CRITERION}{label}.md")
