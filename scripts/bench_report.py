@@ -316,10 +316,10 @@ def result_section(root, path):
 def method_section(records):
     lines = ["## Method", "",
              "Each figure below comes from a command in this repository; the file it",
-             "sits in (`bench-results/*.md`) starts with that command and the date it",
-             "ran, and the machine where the file says so (unless it says otherwise: the",
-             "2-core x86_64 VM, AMD EPYC, Linux 6.18, rustc 1.95.0, shared with other",
-             "builds). Ratios compare two benches of one run. Earlier runs and the",
+             "sits in (`bench-results/*.md`) starts with that command, the date it ran",
+             "and, when it names one, the machine (the files carried over from earlier",
+             "runs: a 2-core x86_64 VM, AMD EPYC, Linux 6.18, rustc 1.95.0, shared with",
+             "other builds). Ratios compare two benches of one run. Earlier runs and the",
              "measurements of past changes are in git: `git log -p BENCHMARKS.md` and",
              "`git log -p bench-results/`.", "",
              "To measure again and rewrite this file:", "",
@@ -432,7 +432,7 @@ def record(root, label, dirs):
     commit = subprocess.run(["git", "rev-parse", "--short=8", "HEAD"], capture_output=True, text=True, cwd=root).stdout.strip()
     out = [f"<!-- written by: python3 scripts/bench_report.py --record {label} (criterion's output of cargo bench); "
            f"date: {when(max(stamps))}; commit: {commit} -->",
-           f"Machine: {machine()}. The benches ran between {when(min(stamps))} and {when(max(stamps))} UTC.", "",
+           f"Machine: {machine()}. The benches ran between {when(min(stamps))} and {when(max(stamps))}.", "",
            "| group | bench | mean | throughput | lines |", "|---|---|---|---|---|"]
     out += [f"| {' | '.join(r)} |" for r in sorted(rows)]
     path = os.path.join(root, RESULTS, f"{CRITERION}{label}.md")

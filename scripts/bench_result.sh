@@ -25,8 +25,9 @@ tmp=$(mktemp)
 trap 'rm -f "$tmp"' EXIT
 "$@" >"$tmp"
 {
-  printf '<!-- written by: scripts/bench_result.sh %s %s; date: %s; commit: %s -->\n' \
-    "$name" "$*" "$(date -u '+%Y-%m-%d %H:%M UTC')" "$(git rev-parse --short=8 HEAD)"
+  printf '<!-- written by: scripts/bench_result.sh %s %s; date: %s; commit: %s; machine: %s -->\n' \
+    "$name" "$*" "$(date -u '+%Y-%m-%d %H:%M UTC')" "$(git rev-parse --short=8 HEAD)" \
+    "$(uname -m), $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), $(nproc) cores, Linux $(uname -r)"
   # A Markdown or tab-separated table as printed; other output as a block.
   if grep -q '^|' "$tmp" || grep -q "$(printf '\t')" "$tmp"; then
     cat "$tmp"
