@@ -221,7 +221,7 @@ impl Host {
         // The last line of its stderr, for the reason it exited.
         let last_words = Arc::new(Mutex::new(String::new()));
         let words = Arc::clone(&last_words);
-        tokio::spawn(async move {
+        let stderr_done = tokio::spawn(async move {
             let mut lines = tokio::io::BufReader::new(stderr).lines();
             while let Ok(Some(line)) = lines.next_line().await {
                 if !line.trim().is_empty() {
@@ -266,6 +266,9 @@ impl Host {
                 Ok(Err(e)) => e.to_string(),
                 Err(_) => "its output ended".to_owned(),
             };
+            // Its last words come on another pipe: read them to its end
+            // (briefly: a child it left behind may hold it open).
+            let _ = tokio::time::timeout(Duration::from_millis(500), stderr_done).await;
             let words = last_words.lock().unwrap_or_else(|p| p.into_inner()).clone();
             if !words.is_empty() {
                 why.push_str(&format!(" ({words})"));
