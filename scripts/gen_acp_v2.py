@@ -364,4 +364,8 @@ def generate(g, docs_dir):
     with swapped((g, dict(tables, ORDER={'types': every})), (spec, per_type)):
         arb = g.strategies_module().replace('use acp_codec::acp::*;', 'use acp_codec::acp::v2::*;')
         files['tests/acp_support/arb_v2.rs'] = arb.replace('super::arb_base::*', 'super::arb_v2_base::*')
+    aliases = {'types': [(a, 'MetaOnly', 'Params or result with `_meta` only.') for a, _ in v2.aliases]}
+    with swapped((g, dict(tables, ORDER={'types': every}, ALIASES=aliases)), (spec, per_type)):
+        oracle = g.oracle_module().replace('(`scripts/acp_spec.py`)', '(the v2 schema)').replace('ACP tests', 'ACP v2 tests').replace('edit the spec there', 'edit the generator')
+        files['tests/oracle_v2/mod.rs'] = oracle.replace('mod leaf;', '#[path = "../oracle/leaf.rs"]\nmod leaf;')
     return files
