@@ -330,8 +330,8 @@ def types_module(g, v2, docs):
     emit = {'struct': (g.gen_struct, g.STRUCTS), 'enum': (g.gen_enum, g.ENUMS), 'tagged': (g.gen_tagged, g.TAGGED),
             'tried': (g.gen_tried, g.TRIED)}
     items = [g.cfg_u(v2.is_unstable(n), '    ') + emit[k][0](docs, emit[k][1][n]) for k, n in v2.declared]
-    # Blocks of 40 items: `acp_types!` recurses once an item.
-    return out + ''.join('\nacp_types! {\n%s}\n' % '\n'.join(items[i:i + 40]) for i in range(0, len(items), 40))
+    # Blocks of 40 items (`acp_types!` recurses once an item), packed.
+    return out + ''.join('\nacp_types! {\n%s}\n' % ''.join(items[i:i + 40]) for i in range(0, len(items), 40))
 
 
 def generate(g, docs_dir):
