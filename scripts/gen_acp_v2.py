@@ -1,17 +1,12 @@
-"""ACP v2 (feature `v2`) for scripts/gen_acp_types.py: the declarations
-derived from the v2 schema itself (tests/fixtures/acp/schema-v2-*.json),
-written by the generator's own emitters into src/acp/v2/{types,methods}.rs,
-their strategies into tests/acp_support/arb_v2.rs.
-
-A def's `properties` make a struct; `anyOf` string `const`s an enum;
-objects told apart by a `const` member a tagged union; references a union
-tried by shape; `properties` beside a union by a `const` member (`mode`,
-`operation`, ...), or a tagged union that is another's variant body, one
-struct: the tag an enum, the branches' members optional. What only the
-unstable schema has is behind feature `unstable`. A def identical to the
-v1 type of its name (members, wire names, member types, transitively) is
-that type, re-exported; an object with `_meta` only is `MetaOnly`. The
-methods come from the defs' `x-method` and `x-side` (not `proxy/*`).
+"""ACP v2 (feature `v2`) for gen_acp_types.py: declarations derived from the
+v2 schema (tests/fixtures/acp/schema-v2-*.json), written by the generator's
+emitters. `properties` make a struct; string `const`s an enum; objects told
+apart by a `const` member a tagged union; references a union tried by shape;
+`properties` beside a union by a `const` member (or a tagged union that is
+another's variant body) one struct, its tag an enum, the branches' members
+optional. Unstable-only parts are gated. A def identical to v1's type of its
+name (transitively) is re-exported; `_meta`-only objects are `MetaOnly`.
+Methods come from `x-method` and `x-side` (not `proxy/*`).
 """
 import contextlib
 import json
