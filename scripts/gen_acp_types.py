@@ -21,7 +21,10 @@ schemas (copies in the repo):
   `Serialize`, `Arbitrary`), and `METHODS`, one row a method;
 - their proptest strategies, tests/acp_support/arb.rs;
 - the tests' independent oracle, tests/oracle/mod.rs: the same types as
-  plain serde derives over owned data, sharing no code with the crate.
+  plain serde derives over owned data, sharing no code with the crate;
+- ACP v2 (feature `v2`), derived from the v2 schema by scripts/gen_acp_v2.py
+  through the emitters here: src/acp/v2/{types,methods}.rs, its strategies
+  and oracle (tests/acp_support/arb_v2.rs, tests/oracle_v2/mod.rs).
 
 Run from the crate root: python3 scripts/gen_acp_types.py [--check] [SCHEMA_DIR]
 (default: tests/fixtures/acp, the schema copies committed with the crate).

@@ -1,17 +1,12 @@
-"""ACP v2 (feature `v2`) for scripts/gen_acp_types.py: the declarations
-derived from the v2 schema itself (tests/fixtures/acp/schema-v2-*.json),
-written by the generator's own emitters into src/acp/v2/{types,methods}.rs,
-their strategies into tests/acp_support/arb_v2.rs.
-
-A def's `properties` make a struct; `anyOf` string `const`s an enum;
-objects told apart by a `const` member a tagged union; references a union
-tried by shape; `properties` beside a union by a `const` member (`mode`,
-`operation`, ...), or a tagged union that is another's variant body, one
-struct: the tag an enum, the branches' members optional. What only the
-unstable schema has is behind feature `unstable`. A def identical to the
-v1 type of its name (members, wire names, member types, transitively) is
-that type, re-exported; an object with `_meta` only is `MetaOnly`. The
-methods come from the defs' `x-method` and `x-side` (not `proxy/*`).
+"""ACP v2 (feature `v2`) for gen_acp_types.py: declarations derived from the
+v2 schema (tests/fixtures/acp/schema-v2-*.json), written by the generator's
+emitters. `properties` make a struct; string `const`s an enum; objects told
+apart by a `const` member a tagged union; references a union tried by shape;
+`properties` beside a union by a `const` member (or a tagged union that is
+another's variant body) one struct, its tag an enum, the branches' members
+optional. Unstable-only parts are gated. A def identical to v1's type of its
+name (transitively) is re-exported; `_meta`-only objects are `MetaOnly`.
+Methods come from `x-method` and `x-side` (not `proxy/*`).
 """
 import contextlib
 import json
@@ -330,8 +325,8 @@ def types_module(g, v2, docs):
     emit = {'struct': (g.gen_struct, g.STRUCTS), 'enum': (g.gen_enum, g.ENUMS), 'tagged': (g.gen_tagged, g.TAGGED),
             'tried': (g.gen_tried, g.TRIED)}
     items = [g.cfg_u(v2.is_unstable(n), '    ') + emit[k][0](docs, emit[k][1][n]) for k, n in v2.declared]
-    # Blocks of 40 items: `acp_types!` recurses once an item.
-    return out + ''.join('\nacp_types! {\n%s}\n' % '\n'.join(items[i:i + 40]) for i in range(0, len(items), 40))
+    # Blocks of 40 items (`acp_types!` recurses once an item), packed.
+    return out + ''.join('\nacp_types! {\n%s}\n' % ''.join(items[i:i + 40]) for i in range(0, len(items), 40))
 
 
 def generate(g, docs_dir):
@@ -364,4 +359,8 @@ def generate(g, docs_dir):
     with swapped((g, dict(tables, ORDER={'types': every})), (spec, per_type)):
         arb = g.strategies_module().replace('use acp_codec::acp::*;', 'use acp_codec::acp::v2::*;')
         files['tests/acp_support/arb_v2.rs'] = arb.replace('super::arb_base::*', 'super::arb_v2_base::*')
+    aliases = {'types': [(a, 'MetaOnly', 'Params or result with `_meta` only.') for a, _ in v2.aliases]}
+    with swapped((g, dict(tables, ORDER={'types': every}, ALIASES=aliases)), (spec, per_type)):
+        oracle = g.oracle_module().replace('(`scripts/acp_spec.py`)', '(the v2 schema)').replace('ACP tests', 'ACP v2 tests').replace('edit the spec there', 'edit the generator')
+        files['tests/oracle_v2/mod.rs'] = oracle.replace('mod leaf;', '#[path = "../oracle/leaf.rs"]\nmod leaf;')
     return files

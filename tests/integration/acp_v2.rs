@@ -3,7 +3,10 @@
 //! encode and decode; unknown members, variants and values come back as
 //! sent; every encoded v2 message validates against the v2 JSON schema
 //! (`scripts/check_acp_schema.py --v2`, Python `jsonschema`; skipped with
-//! a message when it is missing, unless `ACP_SCHEMA_CHECK=require`).
+//! a message when it is missing, unless `ACP_SCHEMA_CHECK=require`); the
+//! crate's strict decoding agrees with an independent oracle
+//! (`tests/oracle_v2/`: plain serde derives generated from the v2 schema,
+//! sharing no code with the crate).
 #![cfg(feature = "v2")]
 
 use crate::acp_support;
@@ -12,12 +15,15 @@ use std::io::Write;
 use std::process::Command;
 
 use acp_codec::acp::v2::*;
-use acp_codec::acp::{encode_response, Message, Mode, RequestId};
+use acp_codec::acp::{encode_response, Message, MethodKind, Mode, RawJson, RequestId};
 use acp_support::arb_v2::{arb_notification_params, arb_request_params, arb_response_result};
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::TestRunner;
 use serde_json::{json, Value};
+
+#[path = "../oracle_v2/mod.rs"]
+mod oracle;
 
 const EXAMPLES: &str = include_str!("../fixtures/acp/v2-examples.ndjson");
 
@@ -275,4 +281,102 @@ fn encoded_v2_messages_validate_against_the_v2_schema() {
         "v2 schema check failed:\n{stdout}\n{stderr}"
     );
     eprintln!("{stdout}");
+}
+
+/// `value` without its `null` members (the oracle drops them, the crate
+/// keeps them in `extra`).
+fn normalize(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .filter(|(_, v)| !v.is_null())
+                .map(|(k, v)| (k.clone(), normalize(v)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(normalize).collect()),
+        other => other.clone(),
+    }
+}
+
+/// The crate's strict v2 decoding of `msg` (a response's as the result of
+/// `method`) against the oracle's: both refuse, or both accept and encode
+/// to equal JSON but for `null` members. Whether the oracle types it.
+fn agrees_with_the_oracle(line: &str, msg: &Message<'_>, method: &str) -> bool {
+    let params = |p: Option<&RawJson<'_>>| match p.map(|p| p.get()) {
+        Some(text) if text != "null" => text.to_owned(),
+        _ => "{}".to_owned(),
+    };
+    let json = |v: Result<Value, acp_codec::MessageError>| v.map_err(|e| e.to_string());
+    let (ours, theirs) = match msg {
+        Message::Request(r) => (
+            json(
+                r.typed_v2(Mode::Strict)
+                    .map(|t| serde_json::to_value(&t.value).unwrap()),
+            ),
+            oracle::request(&r.method, &params(r.params.as_ref())),
+        ),
+        Message::Notification(n) => (
+            json(
+                n.typed_v2(Mode::Strict)
+                    .map(|t| serde_json::to_value(&t.value).unwrap()),
+            ),
+            oracle::notification(&n.method, &params(n.params.as_ref())),
+        ),
+        Message::Response(r) => (
+            json(
+                r.typed_v2(method, Mode::Strict)
+                    .map(|t| serde_json::to_value(&t.value).unwrap()),
+            ),
+            oracle::result(method, r.result.get()),
+        ),
+        Message::Error(_) => return false,
+    };
+    let Some(theirs) = theirs else {
+        return false;
+    };
+    match (ours, theirs) {
+        (Ok(a), Ok((b, _))) => assert_eq!(normalize(&a), normalize(&b), "{method}: {line}"),
+        (Err(_), Err(_)) => {}
+        (a, b) => panic!("the crate says {a:?}, the oracle {b:?} ({method}): {line}"),
+    }
+    true
+}
+
+/// The docs' examples (a response's result as that of every v2 request
+/// method) and generated messages, unknown variants and values included.
+#[test]
+fn strict_decoding_agrees_with_the_oracle() {
+    let mut typed = 0;
+    let mut check = |line: &str| {
+        let msg = Message::decode(line).unwrap();
+        if oracle::names_a_member_twice(line) {
+            return;
+        }
+        for m in METHODS.iter().filter(|m| m.kind == MethodKind::Request) {
+            typed += usize::from(agrees_with_the_oracle(line, &msg, m.name));
+            if !matches!(msg, Message::Response(_)) {
+                break;
+            }
+        }
+    };
+    for line in EXAMPLES.lines() {
+        check(line);
+    }
+    let mut runner = TestRunner::deterministic();
+    for p in samples(&mut runner, arb_request_params(false), 300) {
+        let mut out = Vec::new();
+        encode_request(&RequestId::Number(3), &p, &mut out).unwrap();
+        check(line_of(&out));
+    }
+    for p in samples(&mut runner, arb_notification_params(false), 300) {
+        let mut out = Vec::new();
+        encode_notification(&p, &mut out).unwrap();
+        check(line_of(&out));
+    }
+    for r in samples(&mut runner, arb_response_result(false), 300) {
+        let mut out = Vec::new();
+        encode_response(&RequestId::Number(3), &r, &mut out).unwrap();
+        check(line_of(&out));
+    }
+    assert!(typed > 1000, "{typed} decodings compared");
 }

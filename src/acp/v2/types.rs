@@ -88,7 +88,6 @@ acp_types! {
         subject: opt RequestPermissionSubject = "subject", with_subject, "Optional structured context about the operation requiring permission (optional).";
         options: req [PermissionOption] = "options", "Available permission options for the user to choose from. Must contain at least one option.";
     }
-
     /// The operation requiring permission.
     tagged RequestPermissionSubject by "type" {
         ToolCall(ToolCallPermissionSubject) = "tool_call",
@@ -103,7 +102,6 @@ acp_types! {
     }
     same {
     }
-
     /// Represents an upsert for a tool call that the language model has requested.
     struct ToolCallUpdate + meta {
         tool_call_id: req str = "toolCallId", "Unique identifier for this tool call within the session.";
@@ -117,7 +115,6 @@ acp_types! {
         raw_output: opt raw = "rawOutput", with_raw_output, "Raw output returned by the tool (optional).";
         capabilities: opt ToolCallCapabilities = "capabilities", with_capabilities, "Client-initiated controls this tool call currently supports, such as cancellation (optional).";
     }
-
     /// Execution status of a tool call.
     enum ToolCallStatus {
         Pending = "pending",
@@ -127,7 +124,6 @@ acp_types! {
         Failed = "failed",
         Cancelled = "cancelled",
     }
-
     /// Content produced by a tool call.
     tagged ToolCallContent by "type" {
         Content(Content) = "content",
@@ -142,7 +138,6 @@ acp_types! {
     }
     same {
     }
-
     /// Content blocks represent displayable information in the Agent Client Protocol.
     tagged ContentBlock by "type" {
         Text(TextContent) = "text",
@@ -166,7 +161,6 @@ acp_types! {
     }
     same {
     }
-
     /// An optionally-sized icon that can be displayed in a user interface.
     struct Icon + meta {
         src: req str = "src", "A standard URI pointing to an icon resource. MUST be an `https:` or `data:` URI. Clients reject other schemes, fetch without credentials, and do not follow scheme- or origin-changing redirects.";
@@ -174,13 +168,11 @@ acp_types! {
         sizes: opt [str] = "sizes", with_sizes, "Optional array of strings that specify sizes at which the icon can be used. Each string should be in `WxH` format (e.g., `\"48x48\"`, `\"96x96\"`) or `\"any\"` for scalable formats like SVG (optional).";
         theme: opt IconTheme = "theme", with_theme, "Optional theme this icon is designed for (optional).";
     }
-
     /// Theme an icon is designed for.
     enum IconTheme {
         Light = "light",
         Dark = "dark",
     }
-
     /// A link to a resource that the receiver may be able to read, included in a prompt or tool call result.
     struct ResourceLink + meta {
         name: req str = "name", "Human-readable name shown for this protocol object.";
@@ -192,12 +184,10 @@ acp_types! {
         size: opt u64 = "size", with_size, "Optional size of the linked resource in bytes, if known (optional).";
         annotations: opt Annotations = "annotations", with_annotations, "Optional annotations that help clients decide how to display or route this content (optional).";
     }
-
     /// Standard content block (text, images, resources).
     struct Content + meta {
         content: req ContentBlock = "content", "The actual content block.";
     }
-
     /// The `operation` of a `DiffChange`.
     enum DiffOperation {
         Add = "add",
@@ -206,7 +196,6 @@ acp_types! {
         Move = "move",
         Copy = "copy",
     }
-
     /// One file-level change described by a `Diff`.
     struct DiffChange + meta {
         file_type: opt DiffFileType = "fileType", with_file_type, "File content kind after the operation (for `delete`, of the deleted file) (optional).";
@@ -215,7 +204,6 @@ acp_types! {
         old_path: opt str = "oldPath", with_old_path, "Absolute path before the operation (optional).";
         operation: req DiffOperation = "operation", "The `operation` member.";
     }
-
     /// Kind of file content represented by a diff change.
     enum DiffFileType {
         Text = "text",
@@ -223,34 +211,28 @@ acp_types! {
         Directory = "directory",
         Symlink = "symlink",
     }
-
     /// Renderable patch text and its format.
     struct DiffPatch + meta {
         format: req DiffPatchFormat = "format", "Patch format. The only ACP-defined value is `git_patch`.";
         text: req str = "text", "Patch text in the format named by `format`.";
     }
-
     /// Text patch format used by `DiffPatch`.
     enum DiffPatchFormat {
         GitPatch = "git_patch",
     }
-
     /// File changes produced by a tool call.
     struct Diff + meta {
         changes: req [DiffChange] = "changes", "Structured file changes described by this diff.";
         patch: opt DiffPatch = "patch", with_patch, "Renderable patch text for some or all of the structured changes (optional).";
     }
-
     /// Client-initiated controls a tool call currently supports.
     struct ToolCallCapabilities + meta {
         cancel: opt MetaOnly = "cancel", with_cancel, "Permits the Client to cancel this tool call with `tool_call/cancel` (optional).";
     }
-
     /// Permission request details for a tool call.
     struct ToolCallPermissionSubject + meta {
         tool_call: req ToolCallUpdate = "toolCall", "Details about the tool call requiring permission.";
     }
-
     /// Permission request details for a command.
     struct CommandPermissionSubject + meta {
         command: req str = "command", "The command that would be run if permission is granted.";
@@ -258,7 +240,6 @@ acp_types! {
         tool_call_id: opt str = "toolCallId", with_tool_call_id, "The associated tool call, when known. Omitted and `null` are equivalent (optional).";
         terminal_id: opt str = "terminalId", with_terminal_id, "The associated terminal, when already known. Omitted and `null` are equivalent (optional).";
     }
-
     /// Request from the agent to elicit structured user input.
     struct CreateElicitationRequest + meta {
         message: req str = "message", "A human-readable message describing what input is needed.";
@@ -270,7 +251,6 @@ acp_types! {
         url: opt str = "url", with_url, "The URL to direct the user to (optional).";
         mode: req ElicitationMode = "mode", "The elicitation mode.";
     }
-
     /// Type-safe elicitation schema for requesting structured user input.
     struct ElicitationSchema + meta {
         kind: req ElicitationSchemaType = "type", "Type discriminator. Always `\"object\"`. Any other value is rejected.";
@@ -279,12 +259,10 @@ acp_types! {
         required: opt [str] = "required", with_required, "List of required property names (optional).";
         description: opt str = "description", with_description, "Optional description of what this schema represents (optional).";
     }
-
     /// Type discriminator for elicitation schemas.
     enum ElicitationSchemaType {
         Object = "object",
     }
-
     /// Property schema for elicitation form fields.
     tagged ElicitationPropertySchema by "type" {
         String(StringPropertySchema) = "string",
@@ -309,7 +287,6 @@ acp_types! {
     }
     same {
     }
-
     /// String format types for string properties in elicitation schemas.
     enum StringFormat {
         Email = "email",
@@ -317,14 +294,12 @@ acp_types! {
         Date = "date",
         DateTime = "date-time",
     }
-
     /// A titled enum option with a const value, human-readable title, and optional description.
     struct EnumOption + meta {
         value: req str = "const", "The constant value for this option.";
         title: req str = "title", "Human-readable title for this option.";
         description: opt str = "description", with_description, "Human-readable description (optional).";
     }
-
     /// Schema for string properties in an elicitation form.
     struct StringPropertySchema + meta {
         title: opt str = "title", with_title, "Optional title for the property (optional).";
@@ -337,7 +312,6 @@ acp_types! {
         values: opt [str] = "enum", with_values, "Enum values for untitled single-select enums. Must contain at least one value when present. Optional. Omitted and `null` are equivalent and mean no untitled single-select choices are declared by `enum` (optional).";
         one_of: opt [EnumOption] = "oneOf", with_one_of, "Titled enum options for titled single-select enums. Must contain at least one option when present. Optional. Omitted and `null` are equivalent and mean no titled single-select choices are declared by `oneOf` (optional).";
     }
-
     /// Schema for number (floating-point) properties in an elicitation form.
     struct NumberPropertySchema + meta {
         title: opt str = "title", with_title, "Optional title for the property (optional).";
@@ -346,7 +320,6 @@ acp_types! {
         maximum: opt f64 = "maximum", with_maximum, "Maximum value (inclusive) (optional).";
         default: opt f64 = "default", with_default, "Default value (optional).";
     }
-
     /// Schema for integer properties in an elicitation form.
     struct IntegerPropertySchema + meta {
         title: opt str = "title", with_title, "Optional title for the property (optional).";
@@ -355,14 +328,12 @@ acp_types! {
         maximum: opt i64 = "maximum", with_maximum, "Maximum value (inclusive) (optional).";
         default: opt i64 = "default", with_default, "Default value (optional).";
     }
-
     /// Schema for boolean properties in an elicitation form.
     struct BooleanPropertySchema + meta {
         title: opt str = "title", with_title, "Optional title for the property (optional).";
         description: opt str = "description", with_description, "Human-readable description (optional).";
         default: opt bool = "default", with_default, "Default value (optional).";
     }
-
     /// Items for a multi-select (array) property schema.
     tagged MultiSelectItems by "type" {
         String(StringMultiSelectItems) = "string",
@@ -371,17 +342,14 @@ acp_types! {
     }
     same {
     }
-
     /// String item schema for multi-select enum properties.
     struct StringMultiSelectItems + meta {
         values: req [str] = "enum", "Allowed enum values. Must contain at least one value.";
     }
-
     /// Items definition for titled multi-select enum properties.
     struct TitledMultiSelectItems + meta {
         any_of: req [EnumOption] = "anyOf", "Titled enum options. Must contain at least one option.";
     }
-
     /// Schema for multi-select (array) properties in an elicitation form.
     struct MultiSelectPropertySchema + meta {
         title: opt str = "title", with_title, "Optional title for the property (optional).";
@@ -391,7 +359,6 @@ acp_types! {
         items: req MultiSelectItems = "items", "The items definition describing allowed values.";
         default: opt [str] = "default", with_default, "Default selected values (optional).";
     }
-
     /// Response to the `initialize` method.
     struct InitializeResponse + meta {
         protocol_version: req u16 = "protocolVersion", "The highest protocol version supported by the agent that is at or below the version requested by the client. If no such version exists, initialization fails with error code -32022.";
@@ -399,14 +366,12 @@ acp_types! {
         capabilities: opt AgentCapabilities = "capabilities", with_capabilities, "Capabilities supported by the agent (optional).";
         auth_methods: opt [AuthMethod] = "authMethods", with_auth_methods, "Authentication methods supported by the agent (optional).";
     }
-
     /// Capabilities supported by the agent.
     struct AgentCapabilities + meta {
         session: opt SessionCapabilities = "session", with_session, "Session capabilities supported by the agent (optional).";
         auth: opt AgentAuthCapabilities = "auth", with_auth, "Authentication-related extension capabilities supported by the agent (optional).";
         #[cfg(feature = "unstable")] providers: opt ProvidersCapabilities = "providers", with_providers, "Provider configuration capabilities supported by the agent (optional).";
     }
-
     /// Session capabilities supported by the agent.
     struct SessionCapabilities + meta {
         prompt: opt PromptCapabilities = "prompt", with_prompt, "Prompt capabilities supported by the agent in `session/prompt` requests (optional).";
@@ -419,26 +384,22 @@ acp_types! {
         #[cfg(feature = "unstable")] status: opt SessionStatusCapabilities = "status", with_status, "Whether the agent supports `session/status` (optional).";
         #[cfg(feature = "unstable")] title: opt SessionTitleCapabilities = "title", with_title, "Whether the agent supports `session/set_title` (optional).";
     }
-
     /// Prompt capabilities supported by the agent in `session/prompt` requests.
     struct PromptCapabilities + meta {
         image: opt MetaOnly = "image", with_image, "Agent supports `image` content blocks (optional).";
         audio: opt MetaOnly = "audio", with_audio, "Agent supports `audio` content blocks (optional).";
         embedded_context: opt MetaOnly = "embeddedContext", with_embedded_context, "Agent supports embedded context in `session/prompt` requests (optional).";
     }
-
     /// MCP capabilities supported by the agent for session lifecycle requests.
     struct McpCapabilities + meta {
         stdio: opt MetaOnly = "stdio", with_stdio, "Agent supports `stdio` MCP servers (optional).";
         http: opt MetaOnly = "http", with_http, "Agent supports `http` MCP servers (optional).";
         #[cfg(feature = "unstable")] acp: opt MetaOnly = "acp", with_acp, "Agent supports `acp` MCP servers (optional).";
     }
-
     /// Authentication-related extension capabilities supported by the agent.
     struct AgentAuthCapabilities + meta {
         #[cfg(feature = "unstable")] status: opt AuthStatusCapabilities = "status", with_status, "Whether the agent supports the `auth/status` method (optional).";
     }
-
     /// Describes an available authentication method.
     tagged AuthMethod by "type" {
         Terminal(AuthMethodTerminal) = "terminal",
@@ -461,27 +422,23 @@ acp_types! {
         args: opt [str] = "args", with_args, "Additional arguments to append to the configured agent invocation for terminal auth (optional).";
         env: opt [EnvVariable] = "env", with_env, "Additional environment variables to set on the configured agent invocation for terminal auth. Names MUST be unique. These values override same-named variables in the base launch configuration (optional).";
     }
-
     /// Agent handles authentication itself through `auth/login`.
     struct AuthMethodAgent + meta {
         method_id: req str = "methodId", "Unique identifier for this authentication method.";
         name: req str = "name", "Human-readable name of the authentication method.";
         description: opt str = "description", with_description, "Optional human-readable description of this authentication method (optional).";
     }
-
     /// Response from creating a new session.
     struct NewSessionResponse + meta {
         session_id: req str = "sessionId", "Unique identifier for the created session.";
         config_options: opt [SessionConfigOption] = "configOptions", with_config_options, "Initial session configuration options (optional).";
         available_commands: opt [AvailableCommand] = "availableCommands", with_available_commands, "Initial commands the agent can execute in this session (optional).";
     }
-
     /// The `type` of a `SessionConfigOption`.
     enum SessionConfigKind {
         Select = "select",
         Boolean = "boolean",
     }
-
     /// A session configuration option selector and its current state.
     struct SessionConfigOption + meta {
         config_id: req str = "configId", "Unique identifier for the configuration option.";
@@ -492,7 +449,6 @@ acp_types! {
         options: opt SessionConfigSelectOptions = "options", with_options, "The set of selectable options. MUST contain at least one value, and each `value` MUST be unique within the option, including across groups (optional).";
         kind: req SessionConfigKind = "type", "The `type` tag (`\"boolean\"` for boolean values).";
     }
-
     /// Semantic category for a session configuration option.
     enum SessionConfigOptionCategory {
         Mode = "mode",
@@ -500,20 +456,17 @@ acp_types! {
         ModelConfig = "model_config",
         ThoughtLevel = "thought_level",
     }
-
     /// Possible values for a session configuration option.
     union SessionConfigSelectOptions {
         Ungrouped([SessionConfigSelectOption]),
         Grouped([SessionConfigSelectGroup]) => nonempty,
     }
-
     /// A group of possible values for a session configuration option.
     struct SessionConfigSelectGroup + meta {
         group_id: req str = "groupId", "Unique identifier for this group.";
         name: req str = "name", "Human-readable label for this group.";
         options: req [SessionConfigSelectOption] = "options", "The set of option values in this group. MUST contain at least one value.";
     }
-
     /// A command the agent advertises to the client.
     tagged AvailableCommand by "type" {
         Command(Command) = "command",
@@ -522,7 +475,6 @@ acp_types! {
     }
     same {
     }
-
     /// The input specification for a command.
     tagged AvailableCommandInput by "type" {
         Text(TextCommandInput) = "text",
@@ -531,59 +483,49 @@ acp_types! {
     }
     same {
     }
-
     /// All text that was typed after the command name is provided as input.
     struct TextCommandInput + meta {
         hint: req str = "hint", "A hint to display when the input hasn't been provided yet.";
     }
-
     /// A slash command the user can invoke by including it in a prompt.
     struct Command + meta {
         name: req str = "name", "Command name without the leading `/` (e.g., `create_plan`, `research_codebase`).";
         description: req str = "description", "Human-readable description of what the command does.";
         input: opt AvailableCommandInput = "input", with_input, "Input for the command if required (optional).";
     }
-
     /// Response from resuming an existing session.
     struct ResumeSessionResponse + meta {
         config_options: opt [SessionConfigOption] = "configOptions", with_config_options, "Initial session configuration options (optional).";
         available_commands: opt [AvailableCommand] = "availableCommands", with_available_commands, "Initial commands the agent can execute in this session (optional).";
     }
-
     /// Response to `session/set_config_option` method.
     struct SetSessionConfigOptionResponse + meta {
         config_options: req [SessionConfigOption] = "configOptions", "The full set of configuration options and their current values.";
     }
-
     /// Response acknowledging that a user prompt was inserted into the ACP conversation.
     struct PromptResponse + meta {
         message_id: req str = "messageId", "Identifies the user message inserted into the ACP conversation.";
     }
-
     /// JSON-RPC error object.
     struct Error {
         code: req i64 = "code", "A number indicating the error type that occurred. This must be an integer as defined in the JSON-RPC specification.";
         message: req str = "message", "A string providing a short description of the error. The message should be limited to a concise single sentence.";
         data: opt raw = "data", with_data, "Optional primitive or structured value that contains additional information about the error. This may include debugging information or context-specific details (optional).";
     }
-
     /// Data for the `-32022` (Unsupported protocol version) error.
     struct UnsupportedProtocolVersionErrorData + meta {
         requested: req u16 = "requested", "The protocol version the Client requested.";
         supported: req [u16] = "supported", "The protocol versions the Agent supports.";
     }
-
     /// Data for the `-32002` (Resource not found) error when a session-scoped request names a session that does not exist or is not active.
     struct SessionNotFoundErrorData + meta {
         session_id: req str = "sessionId", "The session ID from the request.";
     }
-
     /// Notification containing a session update from the agent.
     struct UpdateSessionNotification + meta {
         session_id: req str = "sessionId", "The ID of the session this update pertains to.";
         update: req SessionUpdate = "update", "The actual update content.";
     }
-
     /// Different types of updates that can be sent while a session exists.
     tagged SessionUpdate by "sessionUpdate" {
         UserMessageChunk(ContentChunk) = "user_message_chunk",
@@ -657,31 +599,26 @@ acp_types! {
         UserMessageChunk -> AgentMessageChunk = "agent_message_chunk",
         UserMessageChunk -> AgentThoughtChunk = "agent_thought_chunk",
     }
-
     /// A streamed item of message content.
     struct ContentChunk + meta {
         message_id: req str = "messageId", "A unique identifier for the message this chunk belongs to.";
         content: req ContentBlock = "content", "A single item of content.";
     }
-
     /// A user message upsert.
     struct UserMessage + meta {
         message_id: req str = "messageId", "A unique identifier for the message.";
         content: opt [ContentBlock] = "content", with_content, "Complete replacement content for this message (optional).";
     }
-
     /// An agent message upsert.
     struct AgentMessage + meta {
         message_id: req str = "messageId", "A unique identifier for the message.";
         content: opt [ContentBlock] = "content", with_content, "Complete replacement content for this message (optional).";
     }
-
     /// An agent thought or reasoning message upsert.
     struct AgentThought + meta {
         message_id: req str = "messageId", "A unique identifier for the thought message.";
         content: opt [ContentBlock] = "content", with_content, "Complete replacement content for this thought message (optional).";
     }
-
     /// One piece of work running independently of the session's foreground work.
     tagged BackgroundWork by "type" {
         Terminal(BackgroundTerminal) = "terminal",
@@ -695,17 +632,14 @@ acp_types! {
     }
     same {
     }
-
     /// A listed terminal running in the background.
     struct BackgroundTerminal + meta {
         terminal_id: req str = "terminalId", "The ID of the listed terminal.";
     }
-
     /// A listed tool call whose work continues in the background.
     struct BackgroundToolCall + meta {
         tool_call_id: req str = "toolCallId", "The ID of the listed tool call.";
     }
-
     /// The `state` of a `StateUpdate`.
     enum SessionState {
         Running = "running",
@@ -713,7 +647,6 @@ acp_types! {
         RequiresAction = "requires_action",
         #[cfg(feature = "unstable")] UnknownState = "unknown",
     }
-
     /// A snapshot of the session's aggregate foreground activity.
     struct StateUpdate + meta {
         background: opt [BackgroundWork] = "background", with_background, "Work running independently of foreground work, as a complete snapshot (optional).";
@@ -722,35 +655,29 @@ acp_types! {
         state: req SessionState = "state", "The `state` member.";
         #[cfg(feature = "unstable")] usage: opt Usage = "usage", with_usage, "Token usage for completed foreground work (optional).";
     }
-
     /// A streamed item of tool-call content.
     struct ToolCallContentChunk + meta {
         tool_call_id: req str = "toolCallId", "The ID of the tool call this content belongs to.";
         content: req ToolCallContent = "content", "A single item of content produced by the tool call.";
     }
-
     /// An authoritative replacement snapshot of terminal output bytes.
     struct TerminalOutput + meta {
         data: req str = "data", "Base64-encoded replacement terminal output bytes.";
     }
-
     /// Exit information for an agent-owned terminal.
     struct TerminalExitStatus + meta {
         exit_code: opt i64 = "exitCode", with_exit_code, "Process exit code as the platform reports it, when known. Negative values are allowed, for example signed Windows exit codes. Omitted and `null` are equivalent (optional).";
         signal: opt str = "signal", with_signal, "Signal that terminated the process, when known (optional).";
     }
-
     /// The size of an agent-owned terminal in character cells.
     struct TerminalSize + meta {
         cols: req u16 = "cols", "Number of columns.";
         rows: req u16 = "rows", "Number of rows.";
     }
-
     /// Client-initiated controls a terminal currently supports.
     struct TerminalCapabilities + meta {
         cancel: opt MetaOnly = "cancel", with_cancel, "Permits the Client to cancel this terminal with `terminal/cancel` (optional).";
     }
-
     /// An upsert for the stored state of an agent-owned terminal.
     struct TerminalUpdate + meta {
         terminal_id: req str = "terminalId", "Unique identifier for this terminal within the session.";
@@ -761,13 +688,11 @@ acp_types! {
         size: opt TerminalSize = "size", with_size, "The terminal size the command runs with, when known (optional).";
         capabilities: opt TerminalCapabilities = "capabilities", with_capabilities, "Client-initiated controls this terminal currently supports, such as cancellation (optional).";
     }
-
     /// A chunk of bytes appended to an agent-owned terminal's output.
     struct TerminalOutputChunk + meta {
         terminal_id: req str = "terminalId", "The terminal receiving these bytes.";
         data: req str = "data", "Independently base64-encoded terminal output bytes.";
     }
-
     /// Updated content for a plan.
     tagged PlanUpdateContent by "type" {
         Items(PlanItems) = "items",
@@ -781,14 +706,12 @@ acp_types! {
     }
     same {
     }
-
     /// A single entry in the execution plan.
     struct PlanEntry + meta {
         content: req str = "content", "Human-readable description of what this task aims to accomplish.";
         priority: req PlanEntryPriority = "priority", "The relative importance of this task. Used to indicate which tasks are most critical to the overall goal.";
         status: req PlanEntryStatus = "status", "Current execution status of this task.";
     }
-
     /// Status of a plan entry in the execution flow.
     enum PlanEntryStatus {
         Pending = "pending",
@@ -796,7 +719,6 @@ acp_types! {
         Completed = "completed",
         Cancelled = "cancelled",
     }
-
     /// A plan represented as structured entries.
     struct PlanItems + meta {
         plan_id: req str = "planId", "The plan ID to update.";
@@ -809,17 +731,14 @@ acp_types! {
     struct PlanUpdate + meta {
         plan: req PlanUpdateContent = "plan", "The updated plan content.";
     }
-
     /// Available commands are ready or have changed.
     struct AvailableCommandsUpdate + meta {
         available_commands: req [AvailableCommand] = "availableCommands", "Commands the agent can execute.";
     }
-
     /// Session configuration options have been updated.
     struct ConfigOptionUpdate + meta {
         config_options: req [SessionConfigOption] = "configOptions", "The full set of configuration options and their current values.";
     }
-
     /// A context compaction upsert. The first notification fixes the compaction's timeline position. Later updates with the same ID patch that entity in place.
     struct CompactionUpdate + meta {
         compaction_id: req str = "compactionId", "The Agent-owned ID of this compaction, unique within the session.";
@@ -827,36 +746,30 @@ acp_types! {
         summary: opt [ContentBlock] = "summary", with_summary, "Complete replacement user-displayable summary content for the compaction (optional).";
         error: opt str = "error", with_error, "Human-readable error details for the compaction (optional).";
     }
-
     /// A content block appended to a compaction's summary. A first-seen ID creates an in-progress compaction. Chunks append in receive order.
     struct CompactionSummaryChunk + meta {
         compaction_id: req str = "compactionId", "ID of the compaction whose summary receives this content.";
         content: req ContentBlock = "content", "One content block to append.";
     }
-
     /// Request parameters for the initialize method.
     struct InitializeRequest + meta {
         protocol_version: req u16 = "protocolVersion", "The latest protocol version supported by the client.";
         info: req Implementation = "info", "Information about the implementation sending this initialize request.";
         capabilities: opt ClientCapabilities = "capabilities", with_capabilities, "Capabilities supported by the client (optional).";
     }
-
     /// Capabilities supported by the client.
     struct ClientCapabilities + meta {
         auth: opt ClientAuthCapabilities = "auth", with_auth, "Authentication capabilities supported by the client. Determines which authentication method types the agent may include in its `InitializeResponse` (optional).";
         elicitation: opt ElicitationCapabilities = "elicitation", with_elicitation, "Elicitation capabilities supported by the client. Determines which elicitation modes the agent may use (optional).";
     }
-
     /// Authentication capabilities supported by the client.
     struct ClientAuthCapabilities + meta {
         terminal: opt MetaOnly = "terminal", with_terminal, "Whether the client supports `terminal` authentication methods (optional).";
     }
-
     /// Request parameters for the `auth/login` method.
     struct LoginAuthRequest + meta {
         method_id: req str = "methodId", "The ID of the authentication method to use. Must be one of the methods advertised in the initialize response.";
     }
-
     /// Request parameters for creating a new session.
     struct NewSessionRequest + meta {
         cwd: req str = "cwd", "The working directory for this session. Must be an absolute path.";
@@ -864,7 +777,6 @@ acp_types! {
         mcp_servers: opt [McpServer] = "mcpServers", with_mcp_servers, "List of MCP (Model Context Protocol) servers the agent should connect to (optional).";
         #[cfg(feature = "unstable")] system_prompt: opt SystemPrompt = "systemPrompt", with_system_prompt, "System-level instructions for the new session (optional).";
     }
-
     /// Configuration for connecting to an MCP (Model Context Protocol) server.
     tagged McpServer by "type" {
         Http(McpServerHttp) = "http",
@@ -881,14 +793,12 @@ acp_types! {
     }
     same {
     }
-
     /// HTTP transport configuration for MCP.
     struct McpServerHttp + meta {
         name: req str = "name", "Human-readable name identifying this MCP server.";
         url: req str = "url", "URL to the MCP server.";
         headers: opt [HttpHeader] = "headers", with_headers, "HTTP headers to set when making requests to the MCP server. Headers the MCP transport defines are owned by the transport, and Agents use the transport's values for them (optional).";
     }
-
     /// Stdio transport configuration for MCP.
     struct McpServerStdio + meta {
         name: req str = "name", "Human-readable name identifying this MCP server.";
@@ -896,7 +806,6 @@ acp_types! {
         args: opt [str] = "args", with_args, "Command-line arguments to pass to the MCP server (optional).";
         env: opt [EnvVariable] = "env", with_env, "Environment variables to set when launching the MCP server. Names SHOULD be unique. Agents MAY reject duplicates with `-32602`, and otherwise the last entry wins (optional).";
     }
-
     /// Request parameters for resuming an existing session.
     struct ResumeSessionRequest + meta {
         session_id: req str = "sessionId", "The ID of the session to resume.";
@@ -906,7 +815,6 @@ acp_types! {
         replay_from: opt ReplayFrom = "replayFrom", with_replay_from, "Inclusive cursor describing where conversation replay should begin (optional).";
         #[cfg(feature = "unstable")] system_prompt: opt SystemPrompt = "systemPrompt", with_system_prompt, "System-level instructions for the resumed session (optional).";
     }
-
     /// Inclusive cursor describing where replayed session history should begin.
     tagged ReplayFrom by "type" {
         Start(MetaOnly) = "start",
@@ -915,25 +823,21 @@ acp_types! {
     }
     same {
     }
-
     /// Request parameters for cancelling one tool call.
     struct CancelToolCallRequest + meta {
         session_id: req str = "sessionId", "The ID of the session that owns the tool call.";
         tool_call_id: req str = "toolCallId", "The ID of the tool call to cancel.";
     }
-
     /// Request parameters for cancelling one terminal.
     struct CancelTerminalRequest + meta {
         session_id: req str = "sessionId", "The ID of the session that owns the terminal.";
         terminal_id: req str = "terminalId", "The ID of the terminal to cancel.";
     }
-
     /// The `type` of a `SetSessionConfigOptionRequest`.
     enum SessionConfigValueKind {
         Id = "id",
         Boolean = "boolean",
     }
-
     /// Request parameters for setting a session configuration option.
     struct SetSessionConfigOptionRequest + meta {
         session_id: req str = "sessionId", "The ID of the session to set the configuration option for.";
@@ -941,18 +845,15 @@ acp_types! {
         value: req ConfigValue = "value", "The new value.";
         kind: req SessionConfigValueKind = "type", "The `type` tag (`\"boolean\"` for boolean values).";
     }
-
     /// Request parameters for sending a user prompt to the agent.
     struct PromptRequest + meta {
         session_id: req str = "sessionId", "The ID of the session to send this user message to.";
         prompt: req [ContentBlock] = "prompt", "The blocks of content that compose the user's message.";
     }
-
     /// Notification to cancel a session's foreground work and its prompts not yet inserted.
     struct CancelSessionNotification + meta {
         session_id: req str = "sessionId", "The ID of the session to cancel operations for.";
     }
-
     #[cfg(feature = "unstable")]
     /// Request parameters for `mcp/message`, sent from consumer to provider.
     struct MessageMcpRequest + meta {
@@ -967,20 +868,17 @@ acp_types! {
     struct SessionSystemPromptCapabilities + meta {
         mode: opt SessionSystemPromptModeCapabilities = "mode", with_mode, "Delivery modes the agent supports in addition to `append` (optional).";
     }
-
     #[cfg(feature = "unstable")]
     /// System prompt delivery modes the agent supports in addition to `append`.
     struct SessionSystemPromptModeCapabilities + meta {
         override_mode: opt MetaOnly = "override", with_override_mode, "Whether the agent supports `override` mode (optional).";
     }
-
     #[cfg(feature = "unstable")]
     /// Response to the `auth/status` method.
     struct AuthStatusResponse + meta {
         state: req AuthState = "state", "Whether the agent can start sessions without the user signing in first.";
         accounts: opt [AuthAccount] = "accounts", with_accounts, "The accounts the agent has configured, for display (optional).";
     }
-
     #[cfg(feature = "unstable")]
     /// An account or credential the agent has configured, such as a signed-in user account or an API key.
     struct AuthAccount + meta {
@@ -990,7 +888,6 @@ acp_types! {
         email: opt str = "email", with_email, "Email address of the user (optional).";
         organization: opt str = "organization", with_organization, "Display name of the organization, team, or workspace the account is using (optional).";
     }
-
     #[cfg(feature = "unstable")]
     /// Response from forking an existing session.
     struct ForkSessionResponse + meta {
@@ -998,46 +895,39 @@ acp_types! {
         config_options: opt [SessionConfigOption] = "configOptions", with_config_options, "Initial session configuration options (optional).";
         available_commands: opt [AvailableCommand] = "availableCommands", with_available_commands, "Initial commands the agent can execute in this session (optional).";
     }
-
     #[cfg(feature = "unstable")]
     /// Response from checking the status of a session.
     struct SessionStatusResponse + meta {
         status: req SessionStatus = "status", "Whether the Agent has the session in memory.";
         state: opt StateUpdate = "state", with_state, "The session's current foreground state, as the same snapshot the Agent sends in `state_update` notifications (optional).";
     }
-
     #[cfg(feature = "unstable")]
     /// A listed subagent session associated with this session through `subagent_update`.
     struct BackgroundSubagent + meta {
         session_id: req str = "sessionId", "The ID of the listed session.";
     }
-
     #[cfg(feature = "unstable")]
     /// A plan represented by a file URI.
     struct PlanFile + meta {
         plan_id: req str = "planId", "The plan ID to update.";
         uri: req str = "uri", "The URI of the file containing the plan.";
     }
-
     #[cfg(feature = "unstable")]
     /// A plan represented as raw markdown content.
     struct PlanMarkdown + meta {
         plan_id: req str = "planId", "The plan ID to update.";
         content: req str = "content", "Markdown content for the plan.";
     }
-
     #[cfg(feature = "unstable")]
     /// Removal notice for a plan identified by ID.
     struct PlanRemoved + meta {
         plan_id: req str = "planId", "The plan ID to remove.";
     }
-
     #[cfg(feature = "unstable")]
     /// Client-initiated session mutations permitted for a specific subagent session.
     struct SubagentSessionCapabilities + meta {
         cancel: opt MetaOnly = "cancel", with_cancel, "Permits the client to cancel this child's current work without ending the session. Omitted and `null` are equivalent and mean unsupported. An object (including `{}`) means supported (optional).";
     }
-
     #[cfg(feature = "unstable")]
     /// Notification that the enclosing parent session created and owns a child session.
     struct SubagentUpdate + meta {
@@ -1049,7 +939,6 @@ acp_types! {
         cwd: opt str = "cwd", with_cwd, "The child's working directory. Must be an absolute path (optional).";
         additional_directories: opt [str] = "additionalDirectories", with_additional_directories, "Additional workspace roots for the child. Each path must be absolute (optional).";
     }
-
     #[cfg(feature = "unstable")]
     /// An upsert for an inter-session message.
     struct SessionMessage + meta {
@@ -1060,35 +949,30 @@ acp_types! {
         recipient_message_id: opt str = "recipientMessageId", with_recipient_message_id, "On an outgoing view, the `messageId` of the same message's incoming view in the recipient's transcript (optional).";
         content: opt [ContentBlock] = "content", with_content, "Omitted leaves content unchanged. `null` clears it. A concrete array replaces the whole content collection (optional).";
     }
-
     #[cfg(feature = "unstable")]
     /// A streamed content block of an inter-session message.
     struct SessionMessageChunk + meta {
         message_id: req str = "messageId", "Identifier of this message within the enclosing session's transcript.";
         content: req ContentBlock = "content", "A single content block appended to the message.";
     }
-
     #[cfg(feature = "unstable")]
     /// Notification sent by the agent when its authentication status changes.
     struct AuthStatusUpdateNotification + meta {
         state: req AuthState = "state", "Whether the agent can start sessions without the user signing in first.";
         accounts: opt [AuthAccount] = "accounts", with_accounts, "The accounts the agent has configured, for display (optional).";
     }
-
     #[cfg(feature = "unstable")]
     /// Client-provided system-level instructions for a session.
     struct SystemPrompt + meta {
         mode: req SystemPromptMode = "mode", "How the Agent combines `content` with its own instructions.";
         content: req [ContentBlock] = "content", "The system prompt content.";
     }
-
     #[cfg(feature = "unstable")]
     /// How the Agent combines a client-provided system prompt with its own instructions.
     enum SystemPromptMode {
         Append = "append",
         Override = "override",
     }
-
     #[cfg(feature = "unstable")]
     /// Request parameters for forking an existing session.
     struct ForkSessionRequest + meta {
