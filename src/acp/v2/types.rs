@@ -862,7 +862,6 @@ acp_types! {
         method: req str = "method", "The inner MCP method name.";
         params: opt raw = "params", with_params, "Optional inner MCP params. Null is equivalent to omission (optional).";
     }
-
     #[cfg(feature = "unstable")]
     /// Capabilities for client-provided system prompts.
     struct SessionSystemPromptCapabilities + meta {
