@@ -536,7 +536,7 @@ def types_module(docs, mod):
         items.append(cfg_u(gated, '    ') + code)
         if not gated:
             ungated_items.append(code)
-    block = lambda items: '\nacp_types! {\n%s}\n' % '\n'.join(items) if items else ''
+    block = lambda items: '\nacp_types! {\n%s}\n' % ''.join(items) if items else ''
     body, ungated = block(items), block(ungated_items)
     for a, target, doc in ALIASES.get(mod, []):
         body += "\n/// %s\npub type %s<'a> = %s<'a>;\n" % (doc, a, target)

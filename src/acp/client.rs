@@ -18,19 +18,16 @@ acp_types! {
         line: opt u32 = "line", with_line, "Line number to start reading from (1-based) (optional).";
         limit: opt u32 = "limit", with_limit, "Maximum number of lines to read (optional).";
     }
-
     /// Response containing the contents of a text file.
     struct ReadTextFileResponse + meta {
         content: req str = "content", "Content payload returned by this response.";
     }
-
     /// Request to write content to a text file.
     struct WriteTextFileRequest + meta {
         session_id: req str = "sessionId", "The session ID for this request.";
         path: req str = "path", "Absolute path to the file to write.";
         content: req str = "content", "The text content to write to the file.";
     }
-
     /// The type of permission option being presented to the user.
     enum PermissionOptionKind {
         AllowOnce = "allow_once",
@@ -38,26 +35,22 @@ acp_types! {
         RejectOnce = "reject_once",
         RejectAlways = "reject_always",
     }
-
     /// An option presented to the user when requesting permission.
     struct PermissionOption + meta {
         option_id: req str = "optionId", "Unique identifier for this permission option.";
         name: req str = "name", "Human-readable label to display to the user.";
         kind: req PermissionOptionKind = "kind", "Hint about the nature of this permission option.";
     }
-
     /// Request for user permission to execute a tool call.
     struct RequestPermissionRequest + meta {
         session_id: req str = "sessionId", "The session ID for this request.";
         tool_call: req ToolCallUpdate = "toolCall", "Details about the tool call requiring permission.";
         options: req [PermissionOption] = "options", "Available permission options for the user to choose from.";
     }
-
     /// The user selected one of the provided options.
     struct SelectedPermissionOutcome + meta {
         option_id: req str = "optionId", "The ID of the option the user selected.";
     }
-
     /// The outcome of a permission request.
     tagged RequestPermissionOutcome by "outcome" {
         Cancelled(MetaOnly) = "cancelled",
@@ -68,12 +61,10 @@ acp_types! {
     }
     same {
     }
-
     /// Response to a permission request.
     struct RequestPermissionResponse + meta {
         outcome: req RequestPermissionOutcome = "outcome", "The user's decision on the permission request.";
     }
-
     /// Request to create a new terminal and execute a command.
     struct CreateTerminalRequest + meta {
         session_id: req str = "sessionId", "The session ID for this request.";
@@ -83,37 +74,31 @@ acp_types! {
         cwd: opt str = "cwd", with_cwd, "Working directory for the command. Must be an absolute path (optional).";
         output_byte_limit: opt u64 = "outputByteLimit", with_output_byte_limit, "Maximum number of output bytes to retain (optional).";
     }
-
     /// Response containing the ID of the created terminal.
     struct CreateTerminalResponse + meta {
         terminal_id: req str = "terminalId", "The unique identifier for the created terminal.";
     }
-
     /// Params that name a terminal of a session: `terminal/output`, `terminal/release`, `terminal/wait_for_exit`, `terminal/kill`.
     struct TerminalRequest + meta {
         session_id: req str = "sessionId", "The session ID for this request.";
         terminal_id: req str = "terminalId", "The ID of the terminal to get output from.";
     }
-
     /// Exit status of a terminal command.
     struct TerminalExitStatus + meta {
         exit_code: opt u32 = "exitCode", with_exit_code, "The process exit code (may be null if terminated by signal) (optional).";
         signal: opt str = "signal", with_signal, "The signal that terminated the process (may be null if exited normally) (optional).";
     }
-
     /// Response containing the terminal output and exit status.
     struct TerminalOutputResponse + meta {
         output: req str = "output", "The terminal output captured so far.";
         truncated: req bool = "truncated", "Whether the output was truncated due to byte limits.";
         exit_status: opt TerminalExitStatus = "exitStatus", with_exit_status, "Exit status if the command has completed (optional).";
     }
-
     /// How an elicitation asks the user: a form, or a URL to open.
     enum ElicitationMode {
         Form = "form",
         Url = "url",
     }
-
     /// Params of `elicitation/create`: ask the user for input, by a form (`requestedSchema`, a JSON Schema kept raw) or a URL (`elicitationId`, `url`), scoped to a session (`sessionId`, `toolCallId`) or a request (`requestId`).
     struct CreateElicitationRequest: by_hand + meta {
         message: req str = "message", "A human-readable message describing what input is needed.";
@@ -125,20 +110,17 @@ acp_types! {
         tool_call_id: opt str = "toolCallId", with_tool_call_id, "Optional tool call within the session (optional).";
         request_id: opt id = "requestId", with_request_id, "The request this elicitation is tied to (optional).";
     }
-
     /// The user's answer to an elicitation.
     enum ElicitationAction {
         Accept = "accept",
         Decline = "decline",
         Cancel = "cancel",
     }
-
     /// Result of `elicitation/create`: the action, and for `accept` of a form the values entered (`content`, kept raw).
     struct CreateElicitationResponse: by_hand + meta {
         action: req ElicitationAction = "action", "What the user chose.";
         content: opt raw = "content", with_content, "The user-provided content, if any, as an object matching the requested schema (optional).";
     }
-
     /// Notification sent by the agent when a URL-based elicitation is complete.
     struct CompleteElicitationNotification + meta {
         elicitation_id: req str = "elicitationId", "The ID of the elicitation that completed.";

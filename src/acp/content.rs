@@ -12,20 +12,17 @@ acp_types! {
         Assistant = "assistant",
         User = "user",
     }
-
     /// Optional annotations for the client. The client can use annotations to inform how objects are used or displayed.
     struct Annotations + meta {
         audience: opt [Role] = "audience", with_audience, "Intended recipients for this content, such as the user or assistant (optional).";
         last_modified: opt str = "lastModified", with_last_modified, "Timestamp indicating when the underlying resource was last modified (optional).";
         priority: opt f64 = "priority", with_priority, "Relative importance of this content when clients choose what to surface (optional).";
     }
-
     /// Text provided to or from an LLM.
     struct TextContent + meta {
         annotations: opt Annotations = "annotations", with_annotations, "Optional annotations that help clients decide how to display or route this content (optional).";
         text: req str = "text", "Text payload carried by this content block.";
     }
-
     /// An image provided to or from an LLM.
     struct ImageContent + meta {
         annotations: opt Annotations = "annotations", with_annotations, "Optional annotations that help clients decide how to display or route this content (optional).";
@@ -33,14 +30,12 @@ acp_types! {
         mime_type: req str = "mimeType", "MIME type describing the encoded media payload.";
         uri: opt str = "uri", with_uri, "URI associated with this resource or media payload (optional).";
     }
-
     /// Audio provided to or from an LLM.
     struct AudioContent + meta {
         annotations: opt Annotations = "annotations", with_annotations, "Optional annotations that help clients decide how to display or route this content (optional).";
         data: req str = "data", "Base64-encoded media payload.";
         mime_type: req str = "mimeType", "MIME type describing the encoded media payload.";
     }
-
     /// A resource that the server is capable of reading, included in a prompt or tool call result.
     struct ResourceLink + meta {
         annotations: opt Annotations = "annotations", with_annotations, "Optional annotations that help clients decide how to display or route this content (optional).";
@@ -51,33 +46,28 @@ acp_types! {
         title: opt str = "title", with_title, "Optional display title for end-user UI (optional).";
         uri: req str = "uri", "URI associated with this resource or media payload.";
     }
-
     /// The contents of a resource, embedded into a prompt or tool call result.
     struct EmbeddedResource + meta {
         annotations: opt Annotations = "annotations", with_annotations, "Optional annotations that help clients decide how to display or route this content (optional).";
         resource: req EmbeddedResourceResource = "resource", "Embedded resource payload, either text or binary data.";
     }
-
     /// Text-based resource contents.
     struct TextResourceContents + meta {
         mime_type: opt str = "mimeType", with_mime_type, "MIME type describing the encoded media payload (optional).";
         text: req str = "text", "Text payload carried by this content block.";
         uri: req str = "uri", "URI associated with this resource or media payload.";
     }
-
     /// Binary resource contents.
     struct BlobResourceContents + meta {
         blob: req str = "blob", "Base64-encoded bytes for a binary resource payload.";
         mime_type: opt str = "mimeType", with_mime_type, "MIME type describing the encoded media payload (optional).";
         uri: req str = "uri", "URI associated with this resource or media payload.";
     }
-
     /// Resource content that can be embedded in a message.
     union EmbeddedResourceResource {
         Text(TextResourceContents),
         Blob(BlobResourceContents),
     }
-
     /// Content blocks represent displayable information in the Agent Client Protocol.
     tagged ContentBlock by "type" {
         Text(TextContent) = "text",
@@ -100,7 +90,6 @@ acp_types! {
     }
     same {
     }
-
     /// An object with no fields of its own but `_meta`: the empty results (`{}`), `logout` params and the capability markers.
     struct MetaOnly + meta {
     }

@@ -15,18 +15,15 @@ acp_types! {
         title: opt str = "title", with_title, "Intended for UI and end-user contexts and optimized to be human-readable and easily understood (optional).";
         version: req str = "version", "Version of the implementation. Can be displayed to the user or used for debugging or metrics purposes. (e.g. \"1.0.0\").";
     }
-
     /// File system capabilities that a client may support.
     struct FileSystemCapabilities + meta {
         read_text_file: opt bool = "readTextFile", with_read_text_file, "Whether the Client supports `fs/read_text_file` requests (optional).";
         write_text_file: opt bool = "writeTextFile", with_write_text_file, "Whether the Client supports `fs/write_text_file` requests (optional).";
     }
-
     /// Session configuration option capabilities supported by the client.
     struct SessionConfigOptionsCapabilities + meta {
         boolean: opt MetaOnly = "boolean", with_boolean, "Whether the client supports boolean session configuration options (optional).";
     }
-
     /// Session-related capabilities supported by the client.
     struct ClientSessionCapabilities + meta {
         compaction: opt MetaOnly = "compaction", with_compaction, "Support for ID-addressed context compaction updates. Omitted or `null` means unsupported. `{}` advertises the complete compaction contract (optional).";
@@ -35,18 +32,15 @@ acp_types! {
         #[cfg(feature = "unstable")] prompt_suggestions: opt PromptSuggestionsCapabilities = "promptSuggestions", with_prompt_suggestions, "Support for `prompt_suggestions_update` session updates (optional).";
         #[cfg(feature = "unstable")] cursors: opt SessionCursorsCapabilities = "cursors", with_cursors, "Support for `cursor_update` session updates (optional).";
     }
-
     /// Authentication capabilities supported by the client.
     struct AuthCapabilities + meta {
         terminal: opt bool = "terminal", with_terminal, "Whether the client supports `terminal` authentication methods (optional).";
     }
-
     /// Elicitation capabilities supported by the client.
     struct ElicitationCapabilities + meta {
         form: opt MetaOnly = "form", with_form, "Whether the client supports form-based elicitation (optional).";
         url: opt MetaOnly = "url", with_url, "Whether the client supports URL-based elicitation (optional).";
     }
-
     /// Capabilities supported by the client.
     struct ClientCapabilities + meta {
         fs: opt FileSystemCapabilities = "fs", with_fs, "File system capabilities supported by the client. Determines which file operations the agent can request (optional).";
@@ -57,28 +51,24 @@ acp_types! {
         auth: opt AuthCapabilities = "auth", with_auth, "Authentication capabilities supported by the client. Determines which authentication method types the agent may include in its `InitializeResponse` (optional).";
         elicitation: opt ElicitationCapabilities = "elicitation", with_elicitation, "Elicitation capabilities supported by the client. Determines which elicitation modes the agent may use (optional).";
     }
-
     /// Request parameters for the initialize method.
     struct InitializeRequest + meta {
         protocol_version: req u16 = "protocolVersion", "The latest protocol version supported by the client.";
         client_capabilities: opt ClientCapabilities = "clientCapabilities", with_client_capabilities, "Capabilities supported by the client (optional).";
         client_info: opt Implementation = "clientInfo", with_client_info, "Information about the Client name and version sent to the Agent (optional).";
     }
-
     /// Prompt capabilities supported by the agent in `session/prompt` requests.
     struct PromptCapabilities + meta {
         image: opt bool = "image", with_image, "Agent supports `image` content blocks (optional).";
         audio: opt bool = "audio", with_audio, "Agent supports `audio` content blocks (optional).";
         embedded_context: opt bool = "embeddedContext", with_embedded_context, "Agent supports embedded context in `session/prompt` requests (optional).";
     }
-
     /// MCP capabilities supported by the agent.
     struct McpCapabilities + meta {
         http: opt bool = "http", with_http, "Agent supports `http` MCP servers (optional).";
         sse: opt bool = "sse", with_sse, "Agent supports `sse` MCP servers (optional).";
         #[cfg(feature = "unstable")] acp: opt bool = "acp", with_acp, "Agent supports `acp` MCP servers (optional).";
     }
-
     /// Session capabilities supported by the agent.
     struct SessionCapabilities + meta {
         list: opt MetaOnly = "list", with_list, "Whether the agent supports `session/list` (optional).";
@@ -93,35 +83,28 @@ acp_types! {
         resume: opt MetaOnly = "resume", with_resume, "Whether the agent supports `session/resume` (optional).";
         close: opt MetaOnly = "close", with_close, "Whether the agent supports `session/close` (optional).";
     }
-
     /// Authentication-related capabilities supported by the agent.
     struct AgentAuthCapabilities + meta {
         #[cfg(feature = "unstable")] status: opt AuthStatusCapabilities = "status", with_status, "Whether the agent supports the `auth/status` method (optional).";
         logout: opt MetaOnly = "logout", with_logout, "Whether the agent supports the logout method (optional).";
     }
-
     /// Capabilities for receiving `plan_update` and `plan_removed` session updates.
     struct PlanCapabilities + meta {
     }
-
     /// Capability marker for exposing reusable child sessions as restricted ACP sessions.
     struct SubagentCapabilities + meta {
     }
-
     /// Capabilities for client-provided system prompts.
     struct SessionSystemPromptCapabilities + meta {
         mode: opt SessionSystemPromptModeCapabilities = "mode", with_mode, "Delivery modes the agent supports in addition to `append` (optional).";
     }
-
     /// System prompt delivery modes the agent supports in addition to `append`.
     struct SessionSystemPromptModeCapabilities + meta {
         override_mode: opt SessionSystemPromptOverrideCapabilities = "override", with_override_mode, "Whether the agent supports `override` mode (optional).";
     }
-
     /// Capabilities for the `override` system prompt mode.
     struct SessionSystemPromptOverrideCapabilities + meta {
     }
-
     /// Capabilities supported by the agent.
     struct AgentCapabilities + meta {
         load_session: opt bool = "loadSession", with_load_session, "Whether the agent supports `session/load` (optional).";
@@ -131,14 +114,12 @@ acp_types! {
         auth: opt AgentAuthCapabilities = "auth", with_auth, "Authentication-related capabilities supported by the agent (optional).";
         #[cfg(feature = "unstable")] providers: opt ProvidersCapabilities = "providers", with_providers, "Provider configuration capabilities supported by the agent (optional).";
     }
-
     /// Agent handles authentication itself through `authenticate`.
     struct AuthMethodAgent + meta {
         id: req str = "id", "Unique identifier for this authentication method.";
         name: req str = "name", "Human-readable name of the authentication method.";
         description: opt str = "description", with_description, "Optional human-readable description of this authentication method (optional).";
     }
-
     /// Terminal-based authentication method.
     struct AuthMethodTerminal + meta {
         id: req str = "id", "Unique identifier for this authentication method.";
@@ -147,7 +128,6 @@ acp_types! {
         args: opt [str] = "args", with_args, "Additional arguments to append to the configured agent invocation for terminal auth (optional).";
         env: opt raw = "env", with_env => env_map, "Additional environment variables to set on the configured agent invocation for terminal auth. These values override same-named variables in the base launch configuration (optional).";
     }
-
     /// Describes an available authentication method.
     tagged AuthMethod by "type" {
         Terminal(AuthMethodTerminal) = "terminal",
@@ -163,7 +143,6 @@ acp_types! {
     }
     same {
     }
-
     /// Response to the `initialize` method.
     struct InitializeResponse + meta {
         protocol_version: req u16 = "protocolVersion", "The protocol version the client specified if supported by the agent, or the latest protocol version supported by the agent.";
@@ -171,52 +150,42 @@ acp_types! {
         auth_methods: opt [AuthMethod] = "authMethods", with_auth_methods, "Authentication methods supported by the agent (optional).";
         agent_info: opt Implementation = "agentInfo", with_agent_info, "Information about the Agent name and version sent to the Client (optional).";
     }
-
     /// Request parameters for the authenticate method.
     struct AuthenticateRequest + meta {
         method_id: req str = "methodId", "The ID of the authentication method to use. Must be one of the methods advertised in the initialize response.";
     }
-
     #[cfg(feature = "unstable")]
     /// Provider configuration capabilities supported by the agent.
     struct ProvidersCapabilities + meta {
     }
-
     #[cfg(feature = "unstable")]
     /// Auth status capabilities supported by the agent.
     struct AuthStatusCapabilities + meta {
     }
-
     #[cfg(feature = "unstable")]
     /// Capabilities for the `session/fork` method.
     struct SessionForkCapabilities + meta {
     }
-
     #[cfg(feature = "unstable")]
     /// Capabilities for `session/archive` and `session/unarchive`.
     struct SessionArchiveCapabilities + meta {
     }
-
     #[cfg(feature = "unstable")]
     /// Capabilities for the `session/status` method.
     struct SessionStatusCapabilities + meta {
     }
-
     #[cfg(feature = "unstable")]
     /// Capabilities for Client-set session titles.
     struct SessionTitleCapabilities + meta {
     }
-
     #[cfg(feature = "unstable")]
     /// Capabilities for the `session/options` method.
     struct SessionOptionsCapabilities + meta {
     }
-
     #[cfg(feature = "unstable")]
     /// Client support for `cursor_update` session updates.
     struct SessionCursorsCapabilities + meta {
     }
-
     #[cfg(feature = "unstable")]
     /// Client support for `prompt_suggestions_update` session updates.
     struct PromptSuggestionsCapabilities + meta {

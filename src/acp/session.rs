@@ -15,27 +15,23 @@ acp_types! {
         name: req str = "name", "The name of the HTTP header.";
         value: req str = "value", "The value to set for the HTTP header.";
     }
-
     /// An environment variable to set when launching an MCP server.
     struct EnvVariable + meta {
         name: req str = "name", "The name of the environment variable.";
         value: req str = "value", "The value to set for the environment variable.";
     }
-
     /// HTTP transport configuration for MCP.
     struct McpServerHttp + meta {
         name: req str = "name", "Human-readable name identifying this MCP server.";
         url: req str = "url", "URL to the MCP server.";
         headers: req [HttpHeader] = "headers", "HTTP headers to set when making requests to the MCP server.";
     }
-
     /// SSE transport configuration for MCP.
     struct McpServerSse + meta {
         name: req str = "name", "Human-readable name identifying this MCP server.";
         url: req str = "url", "URL to the MCP server.";
         headers: req [HttpHeader] = "headers", "HTTP headers to set when making requests to the MCP server.";
     }
-
     /// Stdio transport configuration for MCP.
     struct McpServerStdio + meta {
         name: req str = "name", "Human-readable name identifying this MCP server.";
@@ -43,7 +39,6 @@ acp_types! {
         args: req [str] = "args", "Command-line arguments to pass to the MCP server.";
         env: req [EnvVariable] = "env", "Environment variables to set when launching the MCP server.";
     }
-
     /// Configuration for connecting to an MCP (Model Context Protocol) server.
     tagged McpServer by "type" {
         Http(McpServerHttp) = "http",
@@ -56,33 +51,28 @@ acp_types! {
     }
     same {
     }
-
     /// A mode the agent can operate in.
     struct SessionMode + meta {
         id: req str = "id", "Stable identifier used to refer to this protocol object in later messages.";
         name: req str = "name", "Human-readable name shown for this protocol object.";
         description: opt str = "description", with_description, "Optional human-readable details shown with this protocol object (optional).";
     }
-
     /// The set of modes and the one currently active.
     struct SessionModeState + meta {
         current_mode_id: req str = "currentModeId", "The current mode the Agent is in.";
         available_modes: req [SessionMode] = "availableModes", "The set of modes that the Agent can operate in.";
     }
-
     /// A model the agent can switch to (Gemini CLI's `models`, not in the v1 schema).
     struct ModelInfo + meta {
         model_id: req str = "modelId", "The model to switch to.";
         name: req str = "name", "The name.";
         description: opt str = "description", with_description, "A description (optional).";
     }
-
     /// The models of a session and the current one (Gemini CLI sends it in `session/new`; not in the v1 schema).
     struct SessionModelState + meta {
         current_model_id: req str = "currentModelId", "The current model.";
         available_models: req [ModelInfo] = "availableModels", "The models to choose from.";
     }
-
     /// Semantic category for a session configuration option.
     enum SessionConfigOptionCategory {
         Mode = "mode",
@@ -91,27 +81,23 @@ acp_types! {
         #[cfg(feature = "unstable")] Speed = "speed",
         ThoughtLevel = "thought_level",
     }
-
     /// A possible value for a session configuration option.
     struct SessionConfigSelectOption + meta {
         value: req str = "value", "Unique identifier for this option value.";
         name: req str = "name", "Human-readable label for this option value.";
         description: opt str = "description", with_description, "Optional description for this option value (optional).";
     }
-
     /// A group of possible values for a session configuration option.
     struct SessionConfigSelectGroup + meta {
         group: req str = "group", "Unique identifier for this group.";
         name: req str = "name", "Human-readable label for this group.";
         options: req [SessionConfigSelectOption] = "options", "The set of option values in this group.";
     }
-
     /// Possible values for a session configuration option.
     union SessionConfigSelectOptions {
         Ungrouped([SessionConfigSelectOption]),
         Grouped([SessionConfigSelectGroup]) => nonempty,
     }
-
     /// A `select` session configuration option: one value out of a list.
     struct SessionConfigSelect + meta {
         id: req str = "id", "The id.";
@@ -121,7 +107,6 @@ acp_types! {
         current_value: req str = "currentValue", "The currently selected value.";
         options: req SessionConfigSelectOptions = "options", "The set of selectable options.";
     }
-
     /// A `boolean` session configuration option.
     struct SessionConfigBoolean + meta {
         id: req str = "id", "The id.";
@@ -130,7 +115,6 @@ acp_types! {
         category: opt SessionConfigOptionCategory = "category", with_category, "The category (optional).";
         current_value: req bool = "currentValue", "The current value of the boolean option.";
     }
-
     /// A session configuration option selector and its current state.
     tagged SessionConfigOption by "type" {
         Select(SessionConfigSelect) = "select",
@@ -147,19 +131,16 @@ acp_types! {
     }
     same {
     }
-
     /// Client-provided system-level instructions for a session.
     struct SystemPrompt + meta {
         mode: req SystemPromptMode = "mode", "How the Agent combines `content` with its own instructions.";
         content: req [ContentBlock] = "content", "The system prompt content.";
     }
-
     /// How the Agent combines a client-provided system prompt with its own instructions.
     enum SystemPromptMode {
         Append = "append",
         Override = "override",
     }
-
     /// Request parameters for creating a new session.
     struct NewSessionRequest + meta {
         cwd: req str = "cwd", "The working directory for this session. Must be an absolute path.";
@@ -168,7 +149,6 @@ acp_types! {
         system_prompt: opt SystemPrompt = "systemPrompt", with_system_prompt, "System-level instructions for the new session (optional).";
         #[cfg(feature = "unstable")] config_options: opt [InitialSessionConfigOption] = "configOptions", with_config_options, "Initial values for the session's config options (optional).";
     }
-
     /// Response from creating a new session.
     struct NewSessionResponse + meta {
         session_id: req str = "sessionId", "Unique identifier for the created session.";
@@ -176,7 +156,6 @@ acp_types! {
         config_options: opt [SessionConfigOption] = "configOptions", with_config_options, "Initial session configuration options if supported by the Agent (optional).";
         models: opt SessionModelState = "models", with_models, "The session's models (Gemini CLI; not in the v1 schema) (optional).";
     }
-
     /// Request parameters for loading an existing session.
     struct LoadSessionRequest + meta {
         mcp_servers: req [McpServer] = "mcpServers", "List of MCP servers to connect to for this session.";
@@ -186,21 +165,18 @@ acp_types! {
         system_prompt: opt SystemPrompt = "systemPrompt", with_system_prompt, "System-level instructions for the loaded session (optional).";
         #[cfg(feature = "unstable")] config_options: opt [InitialSessionConfigOption] = "configOptions", with_config_options, "Initial values for the session's config options (optional).";
     }
-
     /// Response from loading an existing session.
     struct LoadSessionResponse + meta {
         modes: opt SessionModeState = "modes", with_modes, "Initial mode state if supported by the Agent (optional).";
         config_options: opt [SessionConfigOption] = "configOptions", with_config_options, "Initial session configuration options if supported by the Agent (optional).";
         models: opt SessionModelState = "models", with_models, "The session's models (Gemini CLI; not in the v1 schema) (optional).";
     }
-
     /// Request parameters for listing existing sessions.
     struct ListSessionsRequest + meta {
         cwd: opt str = "cwd", with_cwd, "Filter sessions by working directory. Must be an absolute path (optional).";
         cursor: opt str = "cursor", with_cursor, "Opaque cursor token from a previous response's nextCursor field for cursor-based pagination (optional).";
         #[cfg(feature = "unstable")] archived: opt SessionArchiveFilter = "archived", with_archived, "Filter sessions by archive state (optional).";
     }
-
     /// Information about a session returned by session/list.
     struct SessionInfo + meta {
         session_id: req str = "sessionId", "Unique identifier for the session.";
@@ -210,18 +186,15 @@ acp_types! {
         updated_at: opt str = "updatedAt", with_updated_at, "ISO 8601 timestamp of last activity (optional).";
         #[cfg(feature = "unstable")] archived: opt bool = "archived", with_archived, "Whether the session is archived (optional).";
     }
-
     /// Response from listing sessions.
     struct ListSessionsResponse + meta {
         sessions: req [SessionInfo] = "sessions", "Array of session information objects.";
         next_cursor: opt str = "nextCursor", with_next_cursor, "Opaque cursor token. If present, pass this in the next request's cursor parameter to fetch the next page. If absent, there are no more results (optional).";
     }
-
     /// Params that name only a session: `session/delete`, `session/close` and the `session/cancel` notification.
     struct SessionIdRequest + meta {
         session_id: req str = "sessionId", "The session.";
     }
-
     /// Request parameters for resuming an existing session.
     struct ResumeSessionRequest + meta {
         session_id: req str = "sessionId", "The ID of the session to resume.";
@@ -231,20 +204,17 @@ acp_types! {
         system_prompt: opt SystemPrompt = "systemPrompt", with_system_prompt, "System-level instructions for the resumed session (optional).";
         #[cfg(feature = "unstable")] config_options: opt [InitialSessionConfigOption] = "configOptions", with_config_options, "Initial values for the session's config options (optional).";
     }
-
     /// Response from resuming an existing session.
     struct ResumeSessionResponse + meta {
         modes: opt SessionModeState = "modes", with_modes, "Initial mode state if supported by the Agent (optional).";
         config_options: opt [SessionConfigOption] = "configOptions", with_config_options, "Initial session configuration options if supported by the Agent (optional).";
         models: opt SessionModelState = "models", with_models, "The session's models (Gemini CLI; not in the v1 schema) (optional).";
     }
-
     /// Request parameters for setting a session mode.
     struct SetSessionModeRequest + meta {
         session_id: req str = "sessionId", "The ID of the session to set the mode for.";
         mode_id: req str = "modeId", "The ID of the mode to set.";
     }
-
     /// Request parameters for setting a session configuration option.
     struct SetSessionConfigOptionRequest: by_hand + meta {
         session_id: req str = "sessionId", "The ID of the session to set the configuration option for.";
@@ -252,24 +222,20 @@ acp_types! {
         kind: opt str = "type", with_kind, "The `type` tag (`\"boolean\"` for boolean values) (optional).";
         value: req ConfigValue = "value", "The new value.";
     }
-
     /// Response to `session/set_config_option` method.
     struct SetSessionConfigOptionResponse + meta {
         config_options: req [SessionConfigOption] = "configOptions", "The full set of configuration options and their current values.";
     }
-
     /// Params of `session/set_model` (Gemini CLI; not in the v1 schema): switch the session's model.
     struct SetSessionModelRequest + meta {
         session_id: req str = "sessionId", "The session.";
         model_id: req str = "modelId", "The model to switch to.";
     }
-
     /// Request parameters for sending a user prompt to the agent.
     struct PromptRequest + meta {
         session_id: req str = "sessionId", "The ID of the session to send this user message to.";
         prompt: req [ContentBlock] = "prompt", "The blocks of content that compose the user's message.";
     }
-
     /// Reasons why an agent stops processing a prompt turn.
     enum StopReason {
         EndTurn = "end_turn",
@@ -278,18 +244,15 @@ acp_types! {
         Refusal = "refusal",
         Cancelled = "cancelled",
     }
-
     /// Response from processing a user prompt.
     struct PromptResponse + meta {
         stop_reason: req StopReason = "stopReason", "Indicates why the agent stopped processing the turn.";
         #[cfg(feature = "unstable")] usage: opt Usage = "usage", with_usage, "Token usage for this turn (optional) (optional).";
     }
-
     /// Notification to cancel an ongoing request.
     struct CancelRequestNotification + meta {
         request_id: req id = "requestId", "The ID of the request to cancel.";
     }
-
     #[cfg(feature = "unstable")]
     /// Which sessions `session/list` returns based on their archive state.
     enum SessionArchiveFilter {
@@ -297,7 +260,6 @@ acp_types! {
         Include = "include",
         Only = "only",
     }
-
     #[cfg(feature = "unstable")]
     /// Token usage information for a prompt turn.
     struct Usage + meta {
@@ -308,7 +270,6 @@ acp_types! {
         cached_read_tokens: opt u64 = "cachedReadTokens", with_cached_read_tokens, "Total cache read tokens (optional).";
         cached_write_tokens: opt u64 = "cachedWriteTokens", with_cached_write_tokens, "Total cache write tokens (optional).";
     }
-
     #[cfg(feature = "unstable")]
     /// An initial value for a config option, sent on session setup requests.
     struct InitialSessionConfigOption: by_hand + meta {
@@ -316,7 +277,6 @@ acp_types! {
         kind: opt str = "type", with_kind, "The `type` tag (`\"boolean\"` for boolean values) (optional).";
         value: req ConfigValue = "value", "The new value.";
     }
-
     #[cfg(feature = "unstable")]
     /// ACP transport configuration for MCP.
     struct McpServerAcp + meta {

@@ -17,12 +17,10 @@ acp_types! {
     /// Request parameters for `providers/list`.
     struct ListProvidersRequest + meta {
     }
-
     /// Response to `providers/list`.
     struct ListProvidersResponse + meta {
         providers: req [ProviderInfo] = "providers", "Configurable providers with current routing info suitable for UI display.";
     }
-
     /// Information about a configurable LLM provider.
     struct ProviderInfo + meta {
         provider_id: req str = "providerId", "Provider identifier, for example \"main\" or \"openai\".";
@@ -30,13 +28,11 @@ acp_types! {
         required: req bool = "required", "Whether this provider is mandatory and cannot be disabled via `providers/disable`. If true, clients MUST NOT call `providers/disable` for this provider ID.";
         current: opt ProviderCurrentConfig = "current", with_current, "Current effective non-secret routing config. Null or omitted means provider is disabled (optional).";
     }
-
     /// Current effective non-secret routing configuration for a provider.
     struct ProviderCurrentConfig + meta {
         api_type: req LlmProtocol = "apiType", "Protocol currently used by this provider.";
         base_url: req str = "baseUrl", "Base URL currently used by this provider.";
     }
-
     /// Well-known API protocol identifiers for LLM providers.
     enum LlmProtocol {
         Anthropic = "anthropic",
@@ -45,7 +41,6 @@ acp_types! {
         Vertex = "vertex",
         Bedrock = "bedrock",
     }
-
     /// Request parameters for `providers/set`.
     struct SetProviderRequest + meta {
         provider_id: req str = "providerId", "Provider ID to configure.";
@@ -53,36 +48,29 @@ acp_types! {
         base_url: req str = "baseUrl", "Base URL for requests sent through this provider.";
         headers: opt raw = "headers", with_headers, "Full headers map for this provider. May include authorization, routing, or other integration-specific headers (optional).";
     }
-
     /// Response to `providers/set`.
     struct SetProviderResponse + meta {
     }
-
     /// Request parameters for `providers/disable`.
     struct DisableProviderRequest + meta {
         provider_id: req str = "providerId", "Provider ID to disable.";
     }
-
     /// Response to `providers/disable`.
     struct DisableProviderResponse + meta {
     }
-
     /// Request parameters for the `auth/status` method.
     struct AuthStatusRequest + meta {
     }
-
     /// Response to the `auth/status` method.
     struct AuthStatusResponse + meta {
         state: req AuthState = "state", "Whether the agent can start sessions without the user signing in first.";
         accounts: opt [AuthAccount] = "accounts", with_accounts, "The accounts the agent has configured, for display (optional).";
     }
-
     /// Notification sent by the agent when its authentication status changes.
     struct AuthStatusUpdateNotification + meta {
         state: req AuthState = "state", "Whether the agent can start sessions without the user signing in first.";
         accounts: opt [AuthAccount] = "accounts", with_accounts, "The accounts the agent has configured, for display (optional).";
     }
-
     /// An account or credential the agent has configured, such as a signed-in user account or an API key.
     struct AuthAccount + meta {
         label: req str = "label", "Human-readable name for the account, suitable for display on its own, for example `Claude Max`, `OpenAI API key`, or `Vertex AI`.";
@@ -92,7 +80,6 @@ acp_types! {
         email: opt str = "email", with_email, "Email address of the user (optional).";
         organization: opt str = "organization", with_organization, "Display name of the organization, team, or workspace the account is using (optional).";
     }
-
     /// The agent's overall authentication state.
     enum AuthState {
         Authenticated = "authenticated",
@@ -100,7 +87,6 @@ acp_types! {
         NotRequired = "not_required",
         UnknownState = "unknown",
     }
-
     /// Request parameters for forking an existing session.
     struct ForkSessionRequest + meta {
         session_id: req str = "sessionId", "The ID of the session to fork.";
@@ -111,72 +97,59 @@ acp_types! {
         system_prompt: opt SystemPrompt = "systemPrompt", with_system_prompt, "System-level instructions for the forked session (optional).";
         config_options: opt [InitialSessionConfigOption] = "configOptions", with_config_options, "Initial values for the forked session's config options (optional).";
     }
-
     /// Response from forking an existing session.
     struct ForkSessionResponse + meta {
         session_id: req str = "sessionId", "Unique identifier for the newly created forked session.";
         modes: opt SessionModeState = "modes", with_modes, "Initial mode state if supported by the Agent (optional).";
         config_options: opt [SessionConfigOption] = "configOptions", with_config_options, "Initial session configuration options if supported by the Agent (optional).";
     }
-
     /// Request parameters for archiving a session.
     struct ArchiveSessionRequest + meta {
         session_id: req str = "sessionId", "The ID of the session to archive.";
     }
-
     /// Response from archiving a session.
     struct ArchiveSessionResponse + meta {
     }
-
     /// Request parameters for unarchiving a session.
     struct UnarchiveSessionRequest + meta {
         session_id: req str = "sessionId", "The ID of the session to unarchive.";
     }
-
     /// Response from unarchiving a session.
     struct UnarchiveSessionResponse + meta {
     }
-
     /// Request parameters for checking the status of a session.
     struct SessionStatusRequest + meta {
         session_id: req str = "sessionId", "The ID of the session to check.";
     }
-
     /// Response from checking the status of a session.
     struct SessionStatusResponse + meta {
         status: req SessionStatus = "status", "Whether the Agent has the session in memory.";
     }
-
     /// Whether the Agent has a session in memory, as reported by `session/status`.
     enum SessionStatus {
         Open = "open",
         Saved = "saved",
     }
-
     /// Request parameters for setting the title of a session.
     struct SetSessionTitleRequest + meta {
         session_id: req str = "sessionId", "The ID of the session to retitle.";
         title: req str = "title", "The new title for the session.";
     }
-
     /// Response from setting the title of a session.
     struct SetSessionTitleResponse + meta {
         title: req str = "title", "The title the Agent stored.";
     }
-
     /// Request parameters for `session/options`, which returns the config options a session would start with, without creating or resuming a session.
     struct SessionOptionsRequest + meta {
         cwd: req str = "cwd", "The working directory to resolve options for. Must be an absolute path.";
         additional_directories: opt [str] = "additionalDirectories", with_additional_directories, "Additional workspace roots to resolve options for. Each path MUST be absolute (optional).";
         session_id: opt str = "sessionId", with_session_id, "The session to resolve options for (optional).";
     }
-
     /// Response from `session/options`.
     struct SessionOptionsResponse + meta {
         modes: opt SessionModeState = "modes", with_modes, "The mode state the session would start with, if the Agent supports modes (optional).";
         config_options: opt [SessionConfigOption] = "configOptions", with_config_options, "The config options the session would start with, with the same rules as on `NewSessionResponse` (optional).";
     }
-
     /// Request parameters for `mcp/message`.
     struct MessageMcpRequest + meta {
         server_id: req str = "serverId", "The declared ACP MCP server receiving this request.";
@@ -185,7 +158,6 @@ acp_types! {
         params: opt raw = "params", with_params, "Optional inner MCP params (optional).";
         connection_id: opt str = "connectionId", with_connection_id, "The MCP connection (the answer of `mcp/connect`) (optional).";
     }
-
     /// Notification parameters for `mcp/message`.
     struct MessageMcpNotification + meta {
         server_id: req str = "serverId", "The declared ACP MCP server handling the associated request.";
@@ -194,32 +166,26 @@ acp_types! {
         params: opt raw = "params", with_params, "Optional inner MCP params (optional).";
         connection_id: opt str = "connectionId", with_connection_id, "The MCP connection (the answer of `mcp/connect`) (optional).";
     }
-
     /// Params of `mcp/connect` (MCP-over-ACP RFD; not in the schema): open a connection to the ACP-transport MCP server the sender declared with this id.
     struct ConnectMcpRequest + meta {
         acp_id: req str = "acpId", "The `serverId` of the ACP-transport MCP server, as declared in the session.";
     }
-
     /// Result of `mcp/connect`: the new connection, named in the `mcp/message`s and the `mcp/disconnect` that follow.
     struct ConnectMcpResponse + meta {
         connection_id: req str = "connectionId", "The MCP connection (the answer of `mcp/connect`).";
     }
-
     /// Params of `mcp/disconnect` (MCP-over-ACP RFD; not in the schema): close a connection `mcp/connect` opened.
     struct DisconnectMcpRequest + meta {
         connection_id: req str = "connectionId", "The MCP connection (the answer of `mcp/connect`).";
     }
-
     /// Result of `mcp/disconnect`.
     struct DisconnectMcpResponse + meta {
     }
-
     /// The successful outer ACP `mcp/message` response carries exactly one inner MCP outcome: an opaque result (including JSON null), or an MCP error. Outer ACP errors are reserved for binding and runtime failures.
     struct MessageMcpResponse + meta {
         result: opt raw = "result", with_result, "The `result` member (optional).";
         error: opt McpError = "error", with_error, "The `error` member (optional).";
     }
-
     /// An inner MCP error, distinct from an outer ACP binding or runtime error.
     struct McpError {
         code: req i64 = "code", "Inner MCP error code. Never an ACP error code.";

@@ -17,13 +17,11 @@ acp_types! {
         session_id: req str = "sessionId", "The ID of the session this update pertains to.";
         update: req SessionUpdate = "update", "The actual update content.";
     }
-
     /// A streamed item of content.
     struct ContentChunk + meta {
         content: req ContentBlock = "content", "A single item of content.";
         message_id: opt str = "messageId", with_message_id, "A unique identifier for the message this chunk belongs to (optional).";
     }
-
     /// Categories of tools that can be invoked.
     enum ToolKind {
         Read = "read",
@@ -37,7 +35,6 @@ acp_types! {
         SwitchMode = "switch_mode",
         Other = "other",
     }
-
     /// Execution status of a tool call.
     enum ToolCallStatus {
         Pending = "pending",
@@ -45,7 +42,6 @@ acp_types! {
         Completed = "completed",
         Failed = "failed",
     }
-
     /// Represents a tool call that the language model has requested.
     struct ToolCall + meta {
         tool_call_id: req str = "toolCallId", "Unique identifier for this tool call within the session.";
@@ -58,7 +54,6 @@ acp_types! {
         raw_input: opt raw = "rawInput", with_raw_input, "Raw input parameters sent to the tool (optional).";
         raw_output: opt raw = "rawOutput", with_raw_output, "Raw output returned by the tool (optional).";
     }
-
     /// An update to an existing tool call.
     struct ToolCallUpdate + meta {
         tool_call_id: req str = "toolCallId", "The ID of the tool call being updated.";
@@ -71,30 +66,25 @@ acp_types! {
         raw_input: opt raw = "rawInput", with_raw_input, "Update the raw input (optional).";
         raw_output: opt raw = "rawOutput", with_raw_output, "Update the raw output (optional).";
     }
-
     /// A file location being accessed or modified by a tool.
     struct ToolCallLocation + meta {
         path: req str = "path", "The absolute file path being accessed or modified.";
         line: opt u32 = "line", with_line, "Optional 1-based line number within the file (optional).";
     }
-
     /// Standard content block (text, images, resources).
     struct Content + meta {
         content: req ContentBlock = "content", "The actual content block.";
     }
-
     /// A diff representing file modifications.
     struct Diff + meta {
         path: req str = "path", "The absolute file path being modified.";
         old_text: opt str = "oldText", with_old_text, "The original content (omitted or `null` for new files) (optional).";
         new_text: req str = "newText", "The new content after modification.";
     }
-
     /// Embed a terminal created with `terminal/create` by its id.
     struct Terminal + meta {
         terminal_id: req str = "terminalId", "Identifier of the terminal instance to embed in the content stream.";
     }
-
     /// Content produced by a tool call.
     tagged ToolCallContent by "type" {
         Content(Content) = "content",
@@ -110,98 +100,82 @@ acp_types! {
     }
     same {
     }
-
     /// Priority levels for plan entries.
     enum PlanEntryPriority {
         High = "high",
         Medium = "medium",
         Low = "low",
     }
-
     /// Status of a plan entry in the execution flow.
     enum PlanEntryStatus {
         Pending = "pending",
         InProgress = "in_progress",
         Completed = "completed",
     }
-
     /// A checklist sent with the `plan` session update.
     struct Plan + meta {
         entries: req [PlanEntry] = "entries", "The list of tasks to be accomplished.";
     }
-
     /// A single entry in the execution plan.
     struct PlanEntry + meta {
         content: req str = "content", "Human-readable description of what this task aims to accomplish.";
         priority: req PlanEntryPriority = "priority", "The relative importance of this task. Used to indicate which tasks are most critical to the overall goal.";
         status: req PlanEntryStatus = "status", "Current execution status of this task.";
     }
-
     /// Available commands are ready or have changed.
     struct AvailableCommandsUpdate + meta {
         available_commands: req [AvailableCommand] = "availableCommands", "Commands the agent can execute.";
     }
-
     /// Information about a command.
     struct AvailableCommand + meta {
         name: req str = "name", "Command name (e.g., `create_plan`, `research_codebase`).";
         description: req str = "description", "Human-readable description of what the command does.";
         input: opt AvailableCommandInput = "input", with_input, "Input for the command if required (optional).";
     }
-
     /// All text that was typed after the command name is provided as input.
     struct UnstructuredCommandInput + meta {
         hint: req str = "hint", "A hint to display when the input hasn't been provided yet.";
     }
-
     /// The input specification for a command.
     union AvailableCommandInput {
         Unstructured(UnstructuredCommandInput),
     }
-
     /// The current mode of the session has changed.
     struct CurrentModeUpdate + meta {
         current_mode_id: req str = "currentModeId", "The ID of the current mode.";
     }
-
     /// Session configuration options have been updated.
     struct ConfigOptionUpdate + meta {
         config_options: req [SessionConfigOption] = "configOptions", "The full set of configuration options and their current values.";
     }
-
     /// Update to session metadata. All fields are optional to support partial updates.
     struct SessionInfoUpdate + meta {
         title: opt str = "title", with_title, "Human-readable title for the session. Set to null to clear (optional).";
         updated_at: opt str = "updatedAt", with_updated_at, "ISO 8601 timestamp of last activity. Set to null to clear (optional).";
     }
-
     /// Context window and cost update for a session.
     struct UsageUpdate + meta {
         used: req u64 = "used", "Tokens currently in context.";
         size: req u64 = "size", "Total context window size in tokens.";
         cost: opt Cost = "cost", with_cost, "Cumulative session cost (optional) (optional).";
     }
-
     /// Cost information for a session.
     struct Cost + meta {
         amount: req f64 = "amount", "Total cumulative cost for session.";
         currency: req str = "currency", "Unit of `amount`: an ISO 4217 currency code (e.g., \"USD\", \"EUR\") for money, or another unit such as \"credits\".";
     }
-
     /// Severity hint for a session notice.
     enum NoticeSeverity {
         Info = "info",
         Warning = "warning",
         Error = "error",
     }
-
     /// Fire-and-forget information for the user.
     struct Notice + meta {
         severity: req NoticeSeverity = "severity", "Presentation severity hint.";
         title: req str = "title" => text1, "Required non-empty plain-text title that can stand alone.";
         description: opt str = "description", with_description, "Optional plain-text detail or guidance (optional).";
     }
-
     /// Lifecycle state of a context compaction.
     enum CompactionStatus {
         InProgress = "in_progress",
@@ -209,7 +183,6 @@ acp_types! {
         Failed = "failed",
         Cancelled = "cancelled",
     }
-
     /// A context compaction upsert. The first notification fixes the compaction's timeline position. Later updates with the same ID patch that entity in place. Agents MUST only send this update when the Client advertised the `session.compaction` Client capability.
     struct CompactionUpdate + meta {
         compaction_id: req str = "compactionId", "The Agent-owned ID of this compaction, unique within the session.";
@@ -217,13 +190,11 @@ acp_types! {
         summary: opt [ContentBlock] = "summary", with_summary, "Complete replacement user-displayable summary content for the compaction (optional).";
         error: opt str = "error", with_error, "Human-readable error details for the compaction (optional).";
     }
-
     /// A content block appended to a compaction's summary. A first-seen ID creates an in-progress compaction. Chunks append in receive order. Agents MUST only send this update when the Client advertised the `session.compaction` Client capability.
     struct CompactionSummaryChunk + meta {
         compaction_id: req str = "compactionId", "ID of the compaction whose summary receives this content.";
         content: req ContentBlock = "content", "One content block to append.";
     }
-
     /// Different types of updates that can be sent during session processing.
     tagged SessionUpdate by "sessionUpdate" {
         UserMessageChunk(ContentChunk) = "user_message_chunk",
@@ -280,12 +251,10 @@ acp_types! {
         UserMessageChunk -> AgentMessageChunk = "agent_message_chunk",
         UserMessageChunk -> AgentThoughtChunk = "agent_thought_chunk",
     }
-
     /// A content update for a plan identified by ID.
     struct PlanUpdate + meta {
         plan: req PlanUpdateContent = "plan", "Replaces the whole plan with this `planId`, even if its `type` changes.";
     }
-
     /// Updated content for a plan.
     tagged PlanUpdateContent by "type" {
         Items(PlanItems) = "items",
@@ -298,25 +267,21 @@ acp_types! {
     }
     same {
     }
-
     /// A plan represented as structured entries.
     struct PlanItems + meta {
         plan_id: req str = "planId", "The plan ID to update.";
         entries: req [PlanEntry] = "entries", "The list of tasks to be accomplished.";
     }
-
     /// A plan represented as Markdown.
     struct PlanMarkdown + meta {
         plan_id: req str = "planId", "The plan ID to update.";
         content: req str = "content", "The complete plan as Markdown, not just the text that changed.";
         path: opt str = "path", with_path, "The absolute path of the file that holds this plan (optional).";
     }
-
     /// Removal notice for a plan identified by ID.
     struct PlanRemoved + meta {
         plan_id: req str = "planId", "The plan ID to remove. Clients MUST ignore a removal for an unknown ID.";
     }
-
     /// Notification that the enclosing parent session created and owns a child session.
     struct SubagentUpdate + meta {
         session_id: req str = "sessionId", "The opaque session ID identifying the child in all ACP messages.";
@@ -327,16 +292,13 @@ acp_types! {
         cwd: opt str = "cwd", with_cwd, "The child's working directory. Must be an absolute path (optional).";
         additional_directories: opt [str] = "additionalDirectories", with_additional_directories, "Additional workspace roots for the child. Each path MUST be absolute (optional).";
     }
-
     /// Client-initiated session mutations permitted for a specific subagent session.
     struct SubagentSessionCapabilities + meta {
         cancel: opt SessionCancelCapabilities = "cancel", with_cancel, "Permits the client to cancel this child's current work without ending the session. Omitted or `null` means unsupported. An object (including `{}`) means supported (optional).";
     }
-
     /// Capability to cancel work in a subagent session without ending that session.
     struct SessionCancelCapabilities + meta {
     }
-
     /// Current foreground-work state of a reusable child session.
     tagged StateUpdate by "state" {
         Running(RunningStateUpdate) = "running",
@@ -355,11 +317,9 @@ acp_types! {
     }
     same {
     }
-
     /// Foreground work is in progress.
     struct RunningStateUpdate + meta {
     }
-
     /// Why a subagent's foreground work stopped (the `stopReason` of an idle state).
     enum IdleStopReason {
         EndTurn = "end_turn",
@@ -369,27 +329,22 @@ acp_types! {
         Cancelled = "cancelled",
         Error = "error",
     }
-
     /// Foreground work is not in progress. The parent can give the child more work.
     struct IdleStateUpdate + meta {
         stop_reason: opt IdleStopReason = "stopReason", with_stop_reason, "Why foreground work stopped. The value selects one of this type's variants, which may add fields of their own (optional).";
         error: opt raw = "error", with_error, "The failure, as a JSON-RPC error object (optional).";
         #[cfg(feature = "unstable")] usage: opt Usage = "usage", with_usage, "Token usage for completed foreground work (optional).";
     }
-
     /// Details of a failure that ended a child's foreground work.
     struct ErrorStopReason {
         error: opt raw = "error", with_error, "The failure, as a JSON-RPC error object (optional).";
     }
-
     /// Foreground work is blocked on user action.
     struct RequiresActionStateUpdate + meta {
     }
-
     /// The Agent cannot currently determine foreground activity.
     struct UnknownStateUpdate + meta {
     }
-
     /// An upsert for an inter-session message.
     struct SessionMessage + meta {
         message_id: req str = "messageId", "Identifier of this message within the enclosing session's transcript.";
@@ -399,13 +354,11 @@ acp_types! {
         recipient_message_id: opt str = "recipientMessageId", with_recipient_message_id, "On an outgoing view, the `messageId` of the same message's incoming view in the recipient's transcript (optional).";
         content: opt [ContentBlock] = "content", with_content, "Omitted leaves content unchanged. `null` or `\\[\\]` clears it. A non-empty array replaces all content (optional).";
     }
-
     /// A streamed content block of an inter-session message.
     struct SessionMessageChunk + meta {
         message_id: req str = "messageId", "Identifier of this message within the enclosing session's transcript.";
         content: req ContentBlock = "content", "A single content block appended to the message.";
     }
-
     #[cfg(feature = "unstable")]
     /// A session cursor upsert. A cursor names one position in the session's timeline.
     struct CursorUpdate + meta {
@@ -413,18 +366,15 @@ acp_types! {
         capabilities: opt CursorCapabilities = "capabilities", with_capabilities, "The methods that currently accept this cursor (optional).";
         anchor: opt CursorAnchor = "anchor", with_anchor, "Where the cursor is, relative to an entity the Client holds (optional).";
     }
-
     #[cfg(feature = "unstable")]
     /// The methods that currently accept a session cursor.
     struct CursorCapabilities + meta {
         fork: opt CursorForkCapabilities = "fork", with_fork, "Permits the Client to fork the session at this cursor with `session/fork` (optional).";
     }
-
     #[cfg(feature = "unstable")]
     /// Capability to fork the session at a cursor with `session/fork`.
     struct CursorForkCapabilities + meta {
     }
-
     #[cfg(feature = "unstable")]
     /// Where a session cursor is, relative to an entity the Client holds.
     tagged CursorAnchor by "type" {
@@ -445,41 +395,35 @@ acp_types! {
         UserMessage -> AgentThought = "agent_thought",
         UserMessage -> SessionMessage = "session_message",
     }
-
     #[cfg(feature = "unstable")]
     /// A session cursor anchor to a message. The anchor's `type` names the kind of message.
     struct CursorMessageAnchor + meta {
         message_id: req str = "messageId", "The ID of the anchored message.";
         position: req CursorAnchorPosition = "position", "On which side of the message the cursor is.";
     }
-
     #[cfg(feature = "unstable")]
     /// A session cursor anchor to a tool call.
     struct CursorToolCallAnchor + meta {
         tool_call_id: req str = "toolCallId", "The ID of the anchored tool call.";
         position: req CursorAnchorPosition = "position", "On which side of the tool call the cursor is.";
     }
-
     #[cfg(feature = "unstable")]
     /// A session cursor anchor to a compaction.
     struct CursorCompactionAnchor + meta {
         compaction_id: req str = "compactionId", "The ID of the anchored compaction.";
         position: req CursorAnchorPosition = "position", "On which side of the compaction the cursor is.";
     }
-
     #[cfg(feature = "unstable")]
     /// On which side of the anchored entity a session cursor is.
     enum CursorAnchorPosition {
         Before = "before",
         After = "after",
     }
-
     #[cfg(feature = "unstable")]
     /// Replaces the session's current list of prompt suggestions.
     struct PromptSuggestionsUpdate + meta {
         suggestions: req [PromptSuggestion] = "suggestions", "The suggestions the Client can offer, ordered most likely first.";
     }
-
     #[cfg(feature = "unstable")]
     /// A prompt the Agent predicts the user will send next.
     struct PromptSuggestion + meta {
