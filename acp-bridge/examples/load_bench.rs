@@ -324,6 +324,17 @@ fn cpu_time(pid: u32) -> Result<Duration> {
     ))
 }
 
+/// The user and system CPU time of `pid` so far, in clock ticks
+/// (`/proc/PID/stat`: coarser than [`cpu_time`], for the split only).
+fn user_system_ticks(pid: u32) -> Result<(u64, u64)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
+    let after_name = &stat[stat.rfind(')').ok_or("no ) in /proc/PID/stat")? + 1..];
+    // Fields 14 and 15 of the line; the name was field 2.
+    let mut fields = after_name.split_whitespace().skip(11);
+    let mut next = || -> Result<u64> { Ok(fields.next().ok_or("short /proc/PID/stat")?.parse()?) };
+    Ok((next()?, next()?))
+}
+
 /// The peak resident set of `pid`, in bytes (`VmHWM`).
 fn peak_rss(pid: u32) -> Result<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
@@ -572,6 +583,8 @@ struct Load {
     turn_with_start: f64,
     /// Peak RSS (MiB).
     rss: f64,
+    /// The share of the CPU spent in the kernel (%).
+    system: f64,
     /// Wall time of both phases (s).
     wall: f64,
 }
@@ -582,6 +595,7 @@ async fn load_run(setup: &Setup, kind: Kind, run: usize) -> Result<Load> {
     let work = async {
         let pid = server.pid();
         let t0 = cpu_time(pid)?;
+        let split0 = user_system_ticks(pid)?;
         let w0 = Instant::now();
         let mut starting = JoinSet::new();
         for token in setup.tokens.iter().take(a.users) {
@@ -608,7 +622,9 @@ async fn load_run(setup: &Setup, kind: Kind, run: usize) -> Result<Load> {
         }
         let clients = join_all(turning).await?;
         let t2 = cpu_time(pid)?;
+        let split2 = user_system_ticks(pid)?;
         let wall = w0.elapsed().as_secs_f64();
+        let (user, system) = (split2.0 - split0.0, split2.1 - split0.1);
         let rss = peak_rss(pid)? as f64 / (1 << 20) as f64;
         for client in clients {
             client.close().await;
@@ -620,6 +636,7 @@ async fn load_run(setup: &Setup, kind: Kind, run: usize) -> Result<Load> {
             turn: (t2 - t1).as_secs_f64() * 1e3 / all_turns,
             turn_with_start: (t2 - t0).as_secs_f64() * 1e3 / all_turns,
             rss,
+            system: system as f64 * 100.0 / (user + system).max(1) as f64,
             wall,
         })
     };
@@ -723,11 +740,12 @@ async fn bench(args: Args) -> Result<String> {
             turn: pick(|l| l.turn),
             turn_with_start: pick(|l| l.turn_with_start),
             rss: pick(|l| l.rss),
+            system: pick(|l| l.system),
             wall: pick(|l| l.wall),
         }
     });
     let mb = a.line_bytes as f64 / 1e6;
-    let rows: [(String, [f64; 3]); 7] = [
+    let rows: [(String, [f64; 3]); 8] = [
         (
             format!(
                 "relay, agent to client: CPU ms per MB ({} turns, {mb} MB lines)",
@@ -758,6 +776,10 @@ async fn bench(args: Args) -> Result<String> {
             load.map(|l| l.turn_with_start),
         ),
         ("load: peak RSS (MiB)".to_owned(), load.map(|l| l.rss)),
+        (
+            "load: share of that CPU in the kernel (%)".to_owned(),
+            load.map(|l| l.system),
+        ),
         (
             "load: wall time of the run (s)".to_owned(),
             load.map(|l| l.wall),
