@@ -104,9 +104,12 @@ enum Kind {
     Plain,
     Bridge,
     BridgeScraped,
+    /// The bridge with no log lines on stderr (`--log-level off`): what
+    /// its `tracing` costs.
+    BridgeQuiet,
 }
 
-const KINDS: [Kind; 3] = [Kind::Plain, Kind::Bridge, Kind::BridgeScraped];
+const KINDS: [Kind; 4] = [Kind::Plain, Kind::Bridge, Kind::BridgeScraped, Kind::BridgeQuiet];
 
 /// A server process in its own process group, killed with it on drop.
 struct Server {
@@ -170,7 +173,7 @@ impl Setup {
         let log = std::fs::File::create(run_dir.join("stderr"))?;
         let program = match kind {
             Kind::Plain => &self.args.relay,
-            Kind::Bridge | Kind::BridgeScraped => &self.args.bridge,
+            Kind::Bridge | Kind::BridgeScraped | Kind::BridgeQuiet => &self.args.bridge,
         };
         let wrap: Vec<&str> = self
             .args
@@ -215,6 +218,9 @@ impl Setup {
             }
             if kind == Kind::BridgeScraped {
                 command.args(["--metrics-addr", "127.0.0.1:0"]);
+            }
+            if kind == Kind::BridgeQuiet {
+                command.args(["--log-level", "off"]);
             }
         }
         let child = command
@@ -698,11 +704,7 @@ async fn bench(args: Args) -> Result<String> {
     let setup = Setup::new(args)?;
     let a = &setup.args;
     let mut run = 0;
-    let mut relay = [
-        [Vec::new(), Vec::new()],
-        [Vec::new(), Vec::new()],
-        [Vec::new(), Vec::new()],
-    ];
+    let mut relay: [[Vec<f64>; 2]; 4] = Default::default();
     let relay_reps = if a.only.as_deref() == Some("load") {
         0
     } else {
@@ -723,7 +725,7 @@ async fn bench(args: Args) -> Result<String> {
             }
         }
     }
-    let mut load: [Vec<Load>; 3] = Default::default();
+    let mut load: [Vec<Load>; 4] = Default::default();
     for rep in 0..load_reps {
         for (k, kind) in KINDS.iter().enumerate() {
             run += 1;
@@ -745,7 +747,7 @@ async fn bench(args: Args) -> Result<String> {
         }
     });
     let mb = a.line_bytes as f64 / 1e6;
-    let rows: [(String, [f64; 3]); 8] = [
+    let rows: [(String, [f64; 4]); 8] = [
         (
             format!(
                 "relay, agent to client: CPU ms per MB ({} turns, {mb} MB lines)",
@@ -786,16 +788,17 @@ async fn bench(args: Args) -> Result<String> {
         ),
     ];
     let mut table = String::from(
-        "| figure | plain relay | acp-bridge | ratio | acp-bridge, /metrics scraped 1/s | ratio |\n|---|---:|---:|---:|---:|---:|\n",
+        "| figure | plain relay | acp-bridge | ratio | acp-bridge, /metrics scraped 1/s | ratio | acp-bridge, `--log-level off` | ratio |\n|---|---:|---:|---:|---:|---:|---:|---:|\n",
     );
-    for (name, [plain, bridge, scraped]) in rows {
+    for (name, [plain, bridge, scraped, quiet]) in rows {
         if plain.is_nan() {
             continue;
         }
         table.push_str(&format!(
-            "| {name} | {plain:.3} | {bridge:.3} | {:.2}x | {scraped:.3} | {:.2}x |\n",
+            "| {name} | {plain:.3} | {bridge:.3} | {:.2}x | {scraped:.3} | {:.2}x | {quiet:.3} | {:.2}x |\n",
             bridge / plain,
-            scraped / plain
+            scraped / plain,
+            quiet / plain
         ));
     }
     let confinement = if setup.unconfined {

@@ -71,11 +71,39 @@ pub enum Format {
     Json,
 }
 
-/// Sends `tracing`'s events to stderr in `format`, from level INFO.
-pub fn init(format: Format) {
+/// The least severe events written to stderr (`--log-level`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Level {
+    /// Nothing (the log files under `--log-dir` are still written).
+    Off,
+    /// Errors only.
+    Error,
+    /// Errors and warnings (refusals are warnings).
+    Warn,
+    /// Also a line a connection, a turn and an agent start or stop.
+    Info,
+    /// Also the latency of each turn's first update.
+    Debug,
+}
+
+impl Level {
+    fn filter(self) -> tracing_subscriber::filter::LevelFilter {
+        use tracing_subscriber::filter::LevelFilter;
+        match self {
+            Self::Off => LevelFilter::OFF,
+            Self::Error => LevelFilter::ERROR,
+            Self::Warn => LevelFilter::WARN,
+            Self::Info => LevelFilter::INFO,
+            Self::Debug => LevelFilter::DEBUG,
+        }
+    }
+}
+
+/// Sends `tracing`'s events from `level` up to stderr in `format`.
+pub fn init(format: Format, level: Level) {
     let builder = tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
-        .with_max_level(tracing::Level::INFO)
+        .with_max_level(level.filter())
         .with_ansi(false);
     // A second call (none in this program) would keep the first.
     let _ = match format {

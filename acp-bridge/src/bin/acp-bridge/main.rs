@@ -105,6 +105,10 @@ struct Args {
     /// JSON object a line).
     #[arg(long, value_enum, default_value = "human")]
     log_format: log::Format,
+    /// The least severe lines written to stderr: `off`, `error`, `warn`
+    /// (refusals), `info` (connections, turns, agents) or `debug`.
+    #[arg(long, value_enum, default_value = "info")]
+    log_level: log::Level,
     /// Also serve `/metrics` (Prometheus text) with no token on this
     /// address, which must be loopback (`127.0.0.1:9464`); `/metrics` on
     /// the main listener needs the same token as `/acp`.
@@ -614,7 +618,7 @@ async fn run() -> ExitCode {
         return run_mock_agent(args).await;
     }
     let args = Args::parse();
-    log::init(args.log_format);
+    log::init(args.log_format, args.log_level);
     let (config, warning) = match args.into_config() {
         Ok(c) => c,
         Err(e) => {
