@@ -1,8 +1,8 @@
 //! v1↔v2 translation (feature `v2`): a v1 client in front of a scripted v2
 //! agent through `acp::v2::translate::V1ClientV2Agent`, in full turns
-//! (initialize, session/new, set_mode, a prompt with message chunks, a tool
+//! (`initialize`, `session/new`, `session/set_mode`, a prompt with message chunks, a tool
 //! call with content chunks, a plan, a permission request, the idle state
-//! update ending it, a cancel, a session/load); every line the translator
+//! update ending it, a cancel, a `session/load`); every line the translator
 //! sends the agent validates against the v2 JSON schema and every line it
 //! sends the client against the v1 one (`scripts/check_acp_schema.py`,
 //! Python `jsonschema`; skipped with a message when it is missing, unless
@@ -354,6 +354,84 @@ fn a_v1_client_runs_full_turns_with_a_v2_agent() {
         b.agent(json!({"jsonrpc": "2.0", "id": 6, "error": {"code": -32601, "message": "no"}}));
     assert_eq!(out[0]["error"]["code"], -32601);
     assert_eq!(b.t.pending(), 0);
+    validate(&b.samples);
+}
+
+#[test]
+fn the_renamed_and_restructured_members_map() {
+    let mut b = Bridge::default();
+    setup(&mut b);
+    // MCP servers: stdio gets its `type`, sse (gone in v2) is dropped.
+    let out = b.client(json!({"jsonrpc": "2.0", "id": 20, "method": "session/new", "params": {"cwd": "/w", "mcpServers": [
+        {"name": "fs", "command": "/bin/fs", "args": [], "env": []},
+        {"type": "sse", "name": "old", "url": "http://x", "headers": []}]}}));
+    assert_eq!(
+        out[0]["params"]["mcpServers"],
+        json!([{"type": "stdio", "name": "fs", "command": "/bin/fs", "args": [], "env": []}])
+    );
+    b.agent(json!({"jsonrpc": "2.0", "id": 20, "result": {"sessionId": "s2"}}));
+    // set_config_option: v1's untagged value gets `type: "id"`; the options
+    // come back with v1's `id` and `group`.
+    let out = b.client(
+        json!({"jsonrpc": "2.0", "id": 21, "method": "session/set_config_option",
+        "params": {"sessionId": "s2", "configId": "model", "value": "fast"}}),
+    );
+    assert_eq!(out[0]["params"]["type"], "id");
+    let grouped = json!([{"configId": "model", "name": "Model", "type": "select", "currentValue": "fast",
+        "options": [{"groupId": "g", "name": "G", "options": [{"value": "fast", "name": "Fast"}]}]}]);
+    let out = b.agent(json!({"jsonrpc": "2.0", "id": 21, "result": {"configOptions": grouped}}));
+    assert_eq!(out[0]["result"]["configOptions"][0]["id"], "model");
+    assert_eq!(
+        out[0]["result"]["configOptions"][0]["options"][0]["group"],
+        "g"
+    );
+    // A mode option arriving by update also gives v1 its current mode.
+    let modes: Value = serde_json::from_str(MODES).unwrap();
+    let out = b.agent(update(
+        "s2",
+        json!({"sessionUpdate": "config_option_update", "configOptions": modes}),
+    ));
+    assert_eq!(kinds(&out), ["config_option_update", "current_mode_update"]);
+    assert_eq!(out[1]["params"]["update"]["currentModeId"], "ask");
+    // Commands: the v2 `command` tag dropped.
+    let out = b.agent(update("s2", json!({"sessionUpdate": "available_commands_update", "availableCommands": [
+        {"type": "command", "name": "web", "description": "search", "input": {"type": "text", "hint": "q"}}]})));
+    assert_eq!(
+        out[0]["params"]["update"]["availableCommands"],
+        json!([{"name": "web", "description": "search", "input": {"hint": "q"}}])
+    );
+    // A v2 diff becomes text content (the patch).
+    let out = b.agent(update(
+        "s2",
+        json!({"sessionUpdate": "tool_call_content_chunk", "toolCallId": "e1",
+        "content": {"type": "diff", "changes": [{"operation": "modify", "path": "/w/a"}],
+                    "patch": {"format": "git_patch", "text": "diff --git a b"}}}),
+    ));
+    assert_eq!(
+        out[0]["params"]["update"]["content"],
+        json!([{"type": "content", "content": {"type": "text", "text": "diff --git a b"}}])
+    );
+    assert_eq!(out[0]["params"]["update"]["sessionUpdate"], "tool_call");
+    // A command subject: a synthetic tool call of kind execute.
+    let out = b.agent(json!({"jsonrpc": "2.0", "id": 7, "method": "session/request_permission", "params": {
+        "sessionId": "s2", "title": "Run tests?", "subject": {"type": "command", "command": "cargo test", "cwd": "/w"},
+        "options": [{"optionId": "ok", "name": "Allow", "kind": "allow_once"}]}}));
+    assert_eq!(
+        out[0]["params"]["toolCall"],
+        json!({"toolCallId": "permission-7", "kind": "execute", "title": "Run tests?",
+               "rawInput": {"command": "cargo test", "cwd": "/w"}})
+    );
+    let out = b.client(
+        json!({"jsonrpc": "2.0", "id": 7, "result": {"outcome": {"outcome": "cancelled"}}}),
+    );
+    assert_eq!(out[0]["to"], "agent");
+    // Terminal display updates have no v1 counterpart.
+    assert!(b
+        .agent(update(
+            "s2",
+            json!({"sessionUpdate": "terminal_output_chunk", "terminalId": "t", "data": "aGk="})
+        ))
+        .is_empty());
     validate(&b.samples);
 }
 

@@ -13,21 +13,25 @@
 //! |---|---|---|
 //! | `initialize` `clientCapabilities`, `clientInfo` | `capabilities`, `info` | one to one; `fs` and `terminal` dropped (v2 has no client methods); `info` synthesized (`{"name":"v1-client","version":"unknown"}`) when absent |
 //! | `agentCapabilities` `promptCapabilities`, `mcpCapabilities`, `sessionCapabilities`, `loadSession` | `capabilities.session.prompt`, `.mcp`, `.delete`, … | support objects become `true`; `loadSession`, `list`, `resume`, `close` set when `session` is offered; `mcp.stdio` dropped (baseline in v1), `sse` `false` |
-//! | `agentInfo`, `authMethods[].id` | `info`, `authMethods[].methodId` | one to one |
+//! | `agentInfo`, `authMethods[].id`, `auth.logout` | `info`, `authMethods[].methodId` | one to one; `auth.logout` set when there are auth methods (v2 requires `auth/logout` then) |
 //! | `authenticate`, `logout` | `auth/login`, `auth/logout` | one to one |
+//! | `mcpServers` | `mcpServers` | stdio servers get `type: "stdio"`; `sse` servers dropped (**loss**: gone in v2) |
 //! | `session/new` answer (`modes`) | `session/new` answer (`configOptions`, `availableCommands`) | `modes` synthesized from the `mode` select config option; `availableCommands` sent as a v1 `available_commands_update` after the answer |
 //! | `session/load` | `session/resume` with `replayFrom: {"type":"start"}` | the replay arrives as updates; the v1 answer at the resume answer (`modes` as for `session/new`) |
 //! | `session/prompt` answer `{stopReason}` | answer `{}` (held, dropped) + idle `state_update` | the idle update's `stopReason` (`end_turn` when it has none) answers the oldest held prompt of the session |
 //! | `session/cancel` | `session/cancel` | unchanged; the idle `cancelled` update ends the prompt |
+//! | `session/set_config_option` | the same | a value without `type` gets `type: "id"` |
+//! | `configOptions[].id`, `group` | `configId`, `groupId` | one to one, in every answer and update |
 //! | `session/set_mode` | `session/set_config_option` (`type: "id"`) | when the session has a `mode` config option, else error `-32601` to the client; the answer `{}` (the new options are lost) |
 //! | `user_message_chunk`, `agent_message_chunk`, `agent_thought_chunk` | the same | one to one |
 //! | chunks, one per block | `user_message`, `agent_message`, `agent_thought` | **loss**: v2 replaces the message's content, v1 chunks append; `null`/`[]` (clear) sends nothing |
 //! | `tool_call`, then `tool_call_update` | `tool_call_update` | the first for an id is a `tool_call` (title: the id when none); status `cancelled` → `failed`, `paused` → `in_progress` (**loss**) |
 //! | `tool_call_update` with the whole `content` | `tool_call_content_chunk` | the content accumulated per tool call |
-//! | `plan` | `plan_update` (`type: "items"`) | `planId` lost; other plan types dropped |
+//! | `tool_call_update` `content` `diff` (`path`, `oldText`, `newText`) | `diff` (`changes`, `patch`) | **loss**: text content carrying the patch (or a line per change); v2 diffs have no mechanical v1 form |
+//! | `plan` | `plan_update` (`type: "items"`) | `planId` lost; entry status `cancelled` → `completed`; other plan types dropped |
 //! | — | `state_update` `running`/`requires_action` | dropped (v1 has no state) |
 //! | — | `terminal_update`, `terminal_output_chunk` | dropped (v1 has no agent-owned display terminal) |
-//! | `available_commands_update` | the same | the input's `type` dropped; an input of another type than `text` dropped |
+//! | `available_commands_update` | the same | the command's `type: "command"` and the input's `type` dropped; an input of another type than `text` dropped |
 //! | `current_mode_update` | `config_option_update` of the `mode` option | added beside the update, which passes unchanged |
 //! | `config_option_update`, `session_info_update`, `usage_update`, unknown kinds | the same | unchanged |
 //! | `session/request_permission` `toolCall` | `title`, `subject` | a `tool_call` subject's `toolCall` (its title from `title` when it has none); a `command` subject or none: a synthetic `toolCall` (`permission-<request id>`); `title`, `description` kept as members |
