@@ -41,6 +41,7 @@
 //! awaiting the agent (past it the client gets error `-32603` at once), at
 //! most [`MAX_SESSIONS`] sessions tracked (past it the oldest session's
 //! state is forgotten: its held prompts get no answer from the translator),
+//! one request awaiting the agent per id (a second gets `-32600`),
 //! at most [`MAX_TOOL_CALLS`] tool calls per connection (past it the oldest
 //! is forgotten; a later update for it becomes a new v1 `tool_call`), and
 //! at most [`MAX_TOOL_CONTENT`] content items accumulated per tool call
@@ -240,6 +241,10 @@ impl V1ClientV2Agent {
             _ => None,
         };
         if let Some(pending) = pending {
+            if self.pending.contains_key(&key) {
+                let why = format!("request id {key} is already awaiting the agent");
+                return alloc::vec![Out::Client(error_line(&id, -32600, &why))];
+            }
             if self.pending.len() >= MAX_PENDING {
                 let why = format!("too many requests awaiting the agent: {MAX_PENDING}");
                 return alloc::vec![Out::Client(error_line(&id, -32603, &why))];
@@ -283,8 +288,12 @@ impl V1ClientV2Agent {
     fn session(&mut self, id: &str) -> &mut Session {
         if !self.sessions.contains_key(id) {
             if self.sessions.len() >= MAX_SESSIONS {
-                if let Some(old) = self.session_order.pop_front() {
-                    self.sessions.remove(&old);
+                // The oldest session's held prompts are forgotten with it.
+                let old = self.session_order.pop_front();
+                if let Some(old) = old.and_then(|old| self.sessions.remove(&old)) {
+                    for held in old.held {
+                        self.pending.remove(&held.to_string());
+                    }
                 }
             }
             self.session_order.push_back(id.to_string());
@@ -830,4 +839,52 @@ fn tool_content(item: &mut Value) {
             .collect(),
     };
     *item = json!({"type": "content", "content": {"type": "text", "text": text}});
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_mode_option_gives_v1_modes_from_grouped_options_too() {
+        let options = json!([{"configId": "m", "name": "Mode", "category": "mode", "type": "select",
+            "currentValue": "a", "options": [{"groupId": "g", "name": "G", "options": [{"value": "a", "name": "A"}]}]}]);
+        let (id, modes) = mode_state(Some(&options)).unwrap();
+        assert_eq!(id, "m");
+        assert_eq!(
+            modes,
+            json!({"currentModeId": "a", "availableModes": [{"id": "a", "name": "A"}]})
+        );
+        assert!(mode_state(Some(&json!([{"configId": "x", "type": "select"}]))).is_none());
+    }
+
+    #[test]
+    fn a_diff_without_a_patch_lists_its_changes() {
+        let mut item = json!({"type": "diff", "changes": [{"operation": "add", "path": "/a"}, {"operation": "delete", "path": "/b"}]});
+        tool_content(&mut item);
+        assert_eq!(
+            item,
+            json!({"type": "content", "content": {"type": "text", "text": "add /a\ndelete /b\n"}})
+        );
+    }
+
+    #[test]
+    fn a_duplicate_prompt_id_is_refused_and_eviction_frees_its_prompts() {
+        let mut t = V1ClientV2Agent::new();
+        let prompt = |id: usize, s: &str| {
+            json!({"jsonrpc": "2.0", "id": id, "method": "session/prompt", "params": {"sessionId": s, "prompt": []}})
+                .to_string()
+        };
+        assert!(matches!(
+            t.client_line(&prompt(1, "s")).as_slice(),
+            [Out::Agent(_)]
+        ));
+        let again = t.client_line(&prompt(1, "s"));
+        assert!(matches!(again.as_slice(), [Out::Client(l)] if l.contains("-32600")));
+        for i in 0..MAX_SESSIONS {
+            t.client_line(&prompt(i + 2, &format!("other{i}")));
+        }
+        // Session `s` was the oldest: its prompt is no longer held.
+        assert_eq!(t.pending(), MAX_SESSIONS);
+    }
 }
