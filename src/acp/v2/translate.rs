@@ -7,7 +7,11 @@
 //! the request ids of the client (it issues no request of its own), and
 //! passes extension methods (`_…`), errors and lines it cannot read through
 //! unchanged. When the agent answers `initialize` with a version other than
-//! 2, it stops translating and relays both ways unchanged.
+//! 2, it stops translating and relays both ways unchanged. A line it
+//! translates is re-encoded from a `serde_json::Value`: members come out in
+//! sorted order, a member named twice keeps its last value, and a number
+//! past 64-bit integers is re-encoded as an `f64`. Cost: about 5 µs a
+//! message (parse and re-encode) where relaying is a copy.
 //!
 //! | v1 (client side) | v2 (agent side) | how |
 //! |---|---|---|
