@@ -28,6 +28,7 @@ mod acp_sessions;
 mod acp_support;
 mod acp_tag_layouts;
 mod acp_tracker;
+mod acp_translate;
 mod acp_unstable;
 mod acp_v2;
 mod alloc_framing;
