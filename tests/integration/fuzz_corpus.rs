@@ -195,3 +195,12 @@ fn unescape_seeds() {
         crate::checks::unescape::check(&data);
     }
 }
+
+#[cfg(feature = "std")]
+#[test]
+fn version_seeds() {
+    for (name, data) in seeds("version") {
+        eprintln!("{name}");
+        crate::checks::version::check(&data);
+    }
+}

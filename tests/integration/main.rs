@@ -29,6 +29,7 @@ mod acp_support;
 mod acp_tag_layouts;
 mod acp_tracker;
 mod acp_unstable;
+mod acp_version;
 mod alloc_framing;
 mod arbitrary_round_trip;
 mod chunk;
