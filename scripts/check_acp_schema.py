@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Validates messages the encoder produced against the official ACP schemas.
 
-Usage: check_acp_schema.py [--unstable] SAMPLES.ndjson [SCHEMA_DIR]
+Usage: check_acp_schema.py [--unstable | --v2] SAMPLES.ndjson [SCHEMA_DIR]
 
 Each sample line is {"def": NAME or null, "part": "params"|"result"|null,
 "message": {...}}. Every message must validate against the root schema and
@@ -14,6 +14,9 @@ With --unstable (samples of a build with feature `unstable`, whose
 strategies also generate the unstable additions anywhere) every message is
 checked against the same version's unstable schema
 (schema-crate-1.20.0.unstable.json).
+
+With --v2 every message is checked against the ACP v2 draft schema the
+TypeScript SDK 2.4.0 ships (schema-v2-npm-sdk-2.4.0.json).
 """
 import json
 import os
@@ -41,11 +44,14 @@ def validators(path):
 def main():
     args = sys.argv[1:]
     unstable = '--unstable' in args
-    args = [a for a in args if a != '--unstable']
+    v2 = '--v2' in args
+    args = [a for a in args if a not in ('--unstable', '--v2')]
     samples = args[0]
     here = os.path.dirname(os.path.abspath(__file__))
     schema_dir = args[1] if len(args) > 1 else os.path.join(here, '..', 'tests', 'fixtures', 'acp')
     name = 'schema-crate-%s%s.json' % (SCHEMA_VERSION, '.unstable' if unstable else '')
+    if v2:
+        name = 'schema-v2-npm-sdk-2.4.0.json'
     targets = [(name, validators(os.path.join(schema_dir, name)))]
     n = 0
     defs_seen = set()

@@ -49,6 +49,7 @@ mod client_terminal;
 #[cfg(target_os = "linux")]
 mod cluster;
 mod library;
+mod mock_v2;
 #[cfg(target_os = "linux")]
 mod operator;
 mod rejoin;
