@@ -99,11 +99,15 @@ fn rewrite(text: &str, side: Side, from: Dialect, to: Dialect) {
     let rewritten = out
         .strip_prefix("kept")
         .expect("the output's start was changed");
-    let input: Value = match serde_json::from_str(text) {
-        Ok(v) => v,
-        // The crate's nesting limit counts from the object's members.
-        Err(e) if e.to_string().starts_with("recursion limit exceeded") => return,
-        Err(e) => panic!("rewritten, but not json ({e}): {text}"),
+    let Ok(input) = serde_json::from_str::<Value>(text) else {
+        // JSON a `Value` cannot hold (a lone surrogate, a number past
+        // `f64`, serde_json's own raw-value key): judged on the grammar.
+        match serde_json::from_str::<serde::de::IgnoredAny>(text) {
+            Ok(_) => return,
+            // The crate's nesting limit counts from the object's members.
+            Err(e) if e.to_string().starts_with("recursion limit exceeded") => return,
+            Err(e) => panic!("rewritten, but not json ({e}): {text}"),
+        }
     };
     let Value::Object(mut expected) = input else {
         panic!("rewritten, but not an object: {text}");

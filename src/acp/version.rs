@@ -73,6 +73,8 @@
 //! | a repeated `initialize` | handed to the chosen implementation, never re-routed; v2 accepts one asking v2 or newer before any other request, `-32600` for a lower one | answered again when it chooses the same dialect (at any time), `-32600` otherwise |
 //! | the first `initialize` on v2 with a `null` id | `-32600` with id `null` | the same |
 //! | params written for another version | parsed and re-serialized: what does not parse is dropped, a missing v2 `info` becomes `{"name":"unknown","version":"unknown"}`, v1 capabilities are filled from v2's (`fs` and `terminal` false) | kept as sent ([`Initialize::params`], [`Initialize::written_as`]); [`rewrite_initialize`] renames the members, nothing dropped nor invented |
+//! | `initialize` without params, or params not an object | `-32602` | the same |
+//! | a line after `initialize` | forwarded unchanged to the chosen implementation, whose connection answers a batch with one `-32600` | [`Step::Pass`] with the envelope; a batch (`-32600`) or text that is not JSON (`-32700`) is refused with id `null`, as before `initialize` |
 //! | what it is | a router over async streams, for agents | a state machine over lines: for agents, proxies and bridges; the caller routes |
 
 use alloc::borrow::Cow;
