@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Validates messages the encoder produced against the official ACP schemas.
 
-Usage: check_acp_schema.py [--unstable] SAMPLES.ndjson [SCHEMA_DIR]
+Usage: check_acp_schema.py [--unstable | --v2] SAMPLES.ndjson [SCHEMA_DIR]
 
 Each sample line is {"def": NAME or null, "part": "params"|"result"|null,
 "message": {...}}. Every message must validate against the root schema and

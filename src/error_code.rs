@@ -32,6 +32,9 @@ impl ErrorCode {
     pub const AUTH_REQUIRED: Self = Self(-32000);
     /// `-32002` (ACP): a resource, such as a file, was not found.
     pub const RESOURCE_NOT_FOUND: Self = Self(-32002);
+    /// `-32022` (ACP): the agent speaks no protocol version at or below the
+    /// one `initialize` asked for.
+    pub const UNSUPPORTED_PROTOCOL_VERSION: Self = Self(-32022);
 
     /// The standard name of a known code, `None` for others.
     pub const fn name(self) -> Option<&'static str> {
@@ -44,6 +47,7 @@ impl ErrorCode {
             -32800 => "request cancelled",
             -32000 => "authentication required",
             -32002 => "resource not found",
+            -32022 => "unsupported protocol version",
             _ => return None,
         })
     }

@@ -109,7 +109,12 @@ enum Kind {
     BridgeQuiet,
 }
 
-const KINDS: [Kind; 4] = [Kind::Plain, Kind::Bridge, Kind::BridgeScraped, Kind::BridgeQuiet];
+const KINDS: [Kind; 4] = [
+    Kind::Plain,
+    Kind::Bridge,
+    Kind::BridgeScraped,
+    Kind::BridgeQuiet,
+];
 
 /// A server process in its own process group, killed with it on drop.
 struct Server {

@@ -127,6 +127,13 @@
 //! files; and [`terminal::TerminalOutput`], the bounded output of a command
 //! run for `terminal/*`.
 //!
+//! # Versions
+//!
+//! [`version`]: which protocol version a connection speaks (the
+//! [`version::Negotiator`] of its first `initialize`: the highest version
+//! spoken at or below the one asked, or `-32022`), and the rewrite of
+//! `initialize`'s members between v1 and v2.
+//!
 //! # Encoding
 //!
 //! [`Message::encode`], [`encode_request`], [`encode_notification`],
@@ -188,6 +195,7 @@ mod update;
 #[cfg(feature = "v2")]
 #[cfg_attr(docsrs, doc(cfg(feature = "v2")))]
 pub mod v2;
+pub mod version;
 
 // generated exports: begin
 pub use client::{

@@ -54,6 +54,9 @@ pub mod title;
 #[cfg(feature = "alloc")]
 #[path = "../../fuzz/checks/turn_view.rs"]
 pub mod turn_view;
+#[cfg(feature = "std")]
+#[path = "../../fuzz/checks/version.rs"]
+pub mod version;
 // Holds the crate's two unescapers (`fuzzing::unescape_string*`) too.
 #[cfg(feature = "arbitrary")]
 #[path = "../../fuzz/checks/unescape.rs"]

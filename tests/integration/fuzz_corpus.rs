@@ -204,3 +204,12 @@ fn acp_v2_seeds() {
         crate::checks::acp_v2::check(&data);
     }
 }
+
+#[cfg(feature = "std")]
+#[test]
+fn version_seeds() {
+    for (name, data) in seeds("version") {
+        eprintln!("{name}");
+        crate::checks::version::check(&data);
+    }
+}

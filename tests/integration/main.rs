@@ -31,6 +31,7 @@ mod acp_tracker;
 mod acp_translate;
 mod acp_unstable;
 mod acp_v2;
+mod acp_version;
 mod alloc_framing;
 mod arbitrary_round_trip;
 mod chunk;

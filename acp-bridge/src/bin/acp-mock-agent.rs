@@ -6,12 +6,16 @@
 //! acp-mock-agent                      # speak ACP on stdin/stdout
 //! acp-mock-agent --big-bytes 1000000 --delay-ms 200
 //! acp-mock-agent --persist            # sessions kept in $HOME, loadable after a restart
+//! acp-mock-agent --protocol 2         # speak ACP v2 (only)
 //! ```
 //!
 //! Every prompt gets the same turn (see `acp_bridge::mock_agent`): thoughts, message chunks, a plan, tool calls with
 //! Gemini-style titles, permission requests, `fs/read_text_file` and
 //! `fs/write_text_file`, and optionally a tool output of `--big-bytes N`
-//! bytes; `session/cancel` ends it with `cancelled`.
+//! bytes; `session/cancel` ends it with `cancelled`. With `--protocol 2`
+//! the turn is v2's (see `acp_bridge::mock_agent::v2`), and its sessions
+//! saved with `--persist` in a directory of their own
+//! (`$HOME/.acp-mock-agent/sessions-v2`).
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -36,6 +40,9 @@ struct Args {
     /// Save sessions in DIR and load them at start
     #[arg(long, value_name = "DIR")]
     state_dir: Option<std::path::PathBuf>,
+    /// The ACP version spoken: 1, or 2 (the v2 draft, and only v2)
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=2))]
+    protocol: u16,
 }
 
 #[tokio::main]
@@ -48,11 +55,12 @@ async fn main() -> ExitCode {
     let options = mock_agent::Options {
         big_bytes: args.big_bytes,
         step_delay: Duration::from_millis(args.delay_ms),
-        state_dir: if args.persist {
-            mock_agent::home_state_dir()
-        } else {
-            args.state_dir
+        state_dir: match (args.persist, args.protocol) {
+            (true, 2) => mock_agent::home_state_dir().map(|d| d.with_file_name("sessions-v2")),
+            (true, _) => mock_agent::home_state_dir(),
+            (false, _) => args.state_dir,
         },
+        v2: args.protocol == 2,
         ..mock_agent::Options::default()
     };
     match mock_agent::serve(tokio::io::stdin(), tokio::io::stdout(), options).await {

@@ -30,6 +30,9 @@
 //! test) which process serves it. Every message it writes is first decoded back through the
 //! crate's typed ACP structs, so it only ever sends schema-valid messages.
 //!
+//! With [`Options::v2`] it speaks ACP v2 instead, a turn of its own
+//! ([`v2`]).
+//!
 //! Call [`serve`] with the two halves of a byte stream.
 
 use acp_codec::acp::{Mode, Notification, Request};
@@ -53,6 +56,7 @@ use tokio_util::codec::FramedRead;
 use crate::lines::{LineSender, LineSource};
 
 mod mcp;
+pub mod v2;
 
 /// What the scripted turn does beyond the fixed steps.
 #[derive(Debug, Clone, Default)]
@@ -72,6 +76,9 @@ pub struct Options {
     /// agent starts: what a real agent keeps in its `HOME`. `None` keeps
     /// them in memory only.
     pub state_dir: Option<PathBuf>,
+    /// Speak ACP v2, and only v2 (`--protocol 2`): see [`v2`]'s turn.
+    /// `terminal` does not apply (v2 has no client terminals).
+    pub v2: bool,
 }
 
 /// The state directory under `$HOME` (`$HOME/.acp-mock-agent/sessions`),
@@ -92,6 +99,9 @@ where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
 {
+    if options.v2 {
+        return v2::serve(reader, writer, options).await;
+    }
     let store = options.state_dir.clone().map(|dir| Store { dir });
     let mut state = State::default();
     if let Some(store) = &store {

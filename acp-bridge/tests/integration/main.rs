@@ -51,6 +51,7 @@ mod client_terminal;
 mod cluster;
 mod library;
 mod mcp_relay_seeds;
+mod mock_v2;
 #[cfg(target_os = "linux")]
 mod operator;
 mod rejoin;

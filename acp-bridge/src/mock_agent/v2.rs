@@ -1,0 +1,663 @@
+//! The mock agent speaking ACP v2 (`acp-mock-agent --protocol 2`), and v2
+//! only: an `initialize` asking for version 1 gets `-32022`.
+//!
+//! The turn, for any prompt: the answer to `session/prompt` when it is
+//! accepted (its `messageId`, the user message's), the `user_message`,
+//! `state_update` `running`, a thought chunk, message chunks, a plan
+//! (`plan_update`, replaced whole as it moves on), a shell tool call made
+//! by its first `tool_call_update`, a permission request for it (with
+//! `requires_action` while it waits), its output in
+//! `tool_call_content_chunk`s, an `agent_message` that replaces a message
+//! streamed before under the same id, an optional large output
+//! (`big_bytes`), and `state_update` `idle` with the `stopReason`
+//! (`end_turn`, or `cancelled` after `session/cancel`, a cancelled
+//! permission, or a newer prompt on the session).
+//!
+//! `session/resume` takes a session up again; with `replayFrom`
+//! `{"type":"start"}` it first replays the session's history (every update
+//! but the state ones), with the mock's own cursor
+//! `{"type":"_acp-mock-agent/index","index":N}` the history from update N
+//! on (each `session/update` of the history carries its index in the
+//! params' `_meta`, `{"acp-mock-agent":{"index":N}}`); after a replay,
+//! the state as it is now (`state_update`), then the answer.
+//! `session/list`, `session/close` (ends the running turn) and
+//! `session/delete` (forgets the session, and its file) do what v2 says;
+//! an unknown session gets `-32002` with its id. Sessions are saved as v1's
+//! are ([`Options::state_dir`](super::Options::state_dir)).
+//!
+//! Messages are built as JSON here (the crate's typed v2 layer is not
+//! used); the tests validate each one against the v2 schema.
+
+use std::collections::HashMap;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use acp_codec::acp::version::{Dialect, Negotiator, Step};
+use acp_codec::acp::{Message, RequestId};
+use acp_codec::codec::LineCodec;
+use acp_codec::ErrorCode;
+use serde_json::{json, Value};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::{oneshot, watch};
+use tokio_util::codec::FramedRead;
+
+use super::{
+    cancelled, peeked_id, permission_options, seq_output, session_number, text, where_it_runs,
+    Options, Session, Store,
+};
+use crate::lines::{LineSender, LineSource};
+
+/// The mock's own replay cursor type.
+const CURSOR: &str = "_acp-mock-agent/index";
+
+/// Serves one ACP v2 connection until `reader` ends, as
+/// [`serve`](super::serve) serves v1.
+pub(super) async fn serve<R, W>(reader: R, writer: W, options: Options) -> io::Result<()>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let store = options.state_dir.clone().map(|dir| Store { dir });
+    let mut state = State {
+        negotiator: Negotiator::new(&[Dialect::V2]),
+        sessions: HashMap::new(),
+        sessions_made: 0,
+        turns_started: 0,
+        next_id: 0,
+        waiters: HashMap::new(),
+    };
+    if let Some(store) = &store {
+        std::fs::create_dir_all(&store.dir)?;
+        for (sid, session) in store.load()? {
+            state.sessions_made = state.sessions_made.max(session_number(&sid));
+            state.sessions.insert(sid, session);
+        }
+    }
+    let agent = Arc::new(Agent {
+        out: LineSender::spawn(writer),
+        options,
+        state: Mutex::new(state),
+        store,
+    });
+    let mut reader = FramedRead::new(reader, LineCodec::new());
+    let result = loop {
+        let line = match reader.next_line().await {
+            Ok(Some(Ok(line))) => line,
+            Ok(Some(Err(e))) => {
+                eprintln!("acp-mock-agent: skipped a bad line: {e}");
+                if let acp_codec::FrameError::LineTooLong(long) = &e {
+                    if let Some(id) = long.request_id() {
+                        let error = error(&peeked_id(&id), e.code(), &e.to_string());
+                        if agent.send(error).await.is_err() {
+                            break Ok(());
+                        }
+                    }
+                }
+                continue;
+            }
+            Ok(None) => break Ok(()),
+            Err(e) => break Err(e),
+        };
+        if let Err(e) = agent.handle_line(&line).await {
+            eprintln!("acp-mock-agent: {e}");
+            break Ok(());
+        }
+    };
+    for s in agent.state().sessions.values_mut() {
+        if let Some(t) = s.turn.take() {
+            let _ = t.send(true);
+        }
+    }
+    result
+}
+
+struct State {
+    negotiator: Negotiator,
+    sessions: HashMap<String, Session>,
+    sessions_made: u64,
+    turns_started: u64,
+    /// Our requests' ids, and who waits for each answer.
+    next_id: i64,
+    waiters: HashMap<i64, oneshot::Sender<Result<Value, Value>>>,
+}
+
+struct Agent {
+    out: LineSender,
+    options: Options,
+    state: Mutex<State>,
+    store: Option<Store>,
+}
+
+/// An answer.
+fn result(id: &RequestId<'_>, result: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "result": result})
+}
+
+/// An error answer.
+fn error(id: &RequestId<'_>, code: ErrorCode, message: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code.0, "message": message}})
+}
+
+/// The `-32002` answer for an unknown session.
+fn no_session(id: &RequestId<'_>, sid: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": ErrorCode::RESOURCE_NOT_FOUND.0,
+        "message": format!("session not found: {sid}"), "data": {"sessionId": sid}}})
+}
+
+/// The text of a param, `""` when absent.
+fn param<'a>(params: &'a Value, name: &str) -> &'a str {
+    params.get(name).and_then(Value::as_str).unwrap_or_default()
+}
+
+fn state_update(state: &str, stop_reason: Option<&str>) -> Value {
+    let mut update = json!({"sessionUpdate": "state_update", "state": state});
+    if let Some(reason) = stop_reason {
+        update["stopReason"] = json!(reason);
+    }
+    update
+}
+
+/// The plan `plan-N`, its first `done` entries completed, the next in
+/// progress.
+fn plan(n: u64, done: usize) -> Value {
+    let entries: Vec<Value> = ["List the project files", "Summarize what is there"]
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let status = match i.cmp(&done) {
+                std::cmp::Ordering::Less => "completed",
+                std::cmp::Ordering::Equal => "in_progress",
+                std::cmp::Ordering::Greater => "pending",
+            };
+            json!({"content": c, "priority": "medium", "status": status})
+        })
+        .collect();
+    json!({"sessionUpdate": "plan_update",
+           "plan": {"type": "items", "planId": format!("plan-{n}"), "entries": entries}})
+}
+
+/// A tool call's content item of text `t`.
+fn tool_text(t: &str) -> Value {
+    json!({"type": "content", "content": text(t)})
+}
+
+impl Agent {
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    async fn send(&self, message: Value) -> io::Result<()> {
+        let mut line = message.to_string();
+        line.push('\n');
+        self.out.send(line.into_bytes()).await
+    }
+
+    async fn handle_line(self: &Arc<Self>, line: &str) -> io::Result<()> {
+        let step = self.state().negotiator.handle_line(line);
+        match step {
+            Step::Initialize(init) => {
+                let answer = json!({
+                    "protocolVersion": init.dialect.version(),
+                    "info": {"name": "acp-codec-mock-agent", "title": "acp-codec mock agent", "version": env!("CARGO_PKG_VERSION")},
+                    "capabilities": {"session": {"prompt": {"embeddedContext": {}}, "delete": {}}},
+                    "authMethods": [],
+                    "_meta": {"acp-mock-agent": where_it_runs()}
+                });
+                self.send(result(&init.id, answer)).await
+            }
+            Step::Refuse { id, error } => {
+                let error = serde_json::to_value(&error).map_err(io::Error::other)?;
+                self.send(json!({"jsonrpc": "2.0", "id": id, "error": error}))
+                    .await
+            }
+            Step::Pass { message, .. } => self.handle_message(message).await,
+            _ => Ok(()),
+        }
+    }
+
+    async fn handle_message(self: &Arc<Self>, message: Message<'_>) -> io::Result<()> {
+        let params = |raw: Option<&acp_codec::acp::RawJson<'_>>| {
+            raw.and_then(|p| serde_json::from_str::<Value>(p.get()).ok())
+                .unwrap_or(Value::Null)
+        };
+        match message {
+            Message::Request(r) => {
+                let p = params(r.params.as_ref());
+                let id = r.id.into_owned();
+                match &*r.method {
+                    "session/new" => self.new_session(&id, param(&p, "cwd")).await,
+                    "session/prompt" => self.prompt(id, &p).await,
+                    "session/resume" => self.resume(&id, &p).await,
+                    "session/list" => self.list(&id, p.get("cwd").and_then(Value::as_str)).await,
+                    "session/close" | "session/delete" => {
+                        let delete = r.method == "session/delete";
+                        self.close(&id, param(&p, "sessionId"), delete).await
+                    }
+                    method => {
+                        let msg = format!("method not found: {method}");
+                        self.send(error(&id, ErrorCode::METHOD_NOT_FOUND, &msg))
+                            .await
+                    }
+                }
+            }
+            Message::Notification(n) => {
+                if n.method == "session/cancel" {
+                    let sid = param(&params(n.params.as_ref()), "sessionId").to_owned();
+                    self.cancel(&sid);
+                }
+                Ok(())
+            }
+            Message::Response(r) => {
+                self.answered(&r.id, Ok(params(Some(&r.result))));
+                Ok(())
+            }
+            Message::Error(e) => {
+                let error = serde_json::to_value(&e.error).unwrap_or(Value::Null);
+                self.answered(&e.id, Err(error));
+                Ok(())
+            }
+        }
+    }
+
+    /// Hands the client's answer to whoever waits for it.
+    fn answered(&self, id: &RequestId<'_>, reply: Result<Value, Value>) {
+        let RequestId::Number(n) = id else { return };
+        if let Some(w) = self.state().waiters.remove(n) {
+            let _ = w.send(reply);
+        }
+    }
+
+    /// Ends the session's running turn, if any.
+    fn cancel(&self, sid: &str) {
+        if let Some(t) = self
+            .state()
+            .sessions
+            .get_mut(sid)
+            .and_then(|s| s.turn.take())
+        {
+            let _ = t.send(true);
+        }
+    }
+
+    fn save(&self, sid: &str, record: Value) {
+        if let Some(store) = &self.store {
+            store.append(sid, &record);
+        }
+    }
+
+    /// `session/new` in `cwd` (absolute).
+    async fn new_session(&self, id: &RequestId<'static>, cwd: &str) -> io::Result<()> {
+        if !Path::new(cwd).is_absolute() {
+            let msg = format!("cwd must be an absolute path, got {cwd:?}");
+            return self.send(error(id, ErrorCode::INVALID_PARAMS, &msg)).await;
+        }
+        let sid = {
+            let mut st = self.state();
+            st.sessions_made += 1;
+            while let Some(store) = &self.store {
+                if store.claim(&format!("mock-session-{}", st.sessions_made)) {
+                    break;
+                }
+                st.sessions_made += 1;
+            }
+            let sid = format!("mock-session-{}", st.sessions_made);
+            let session = Session {
+                cwd: PathBuf::from(cwd),
+                turn: None,
+                title: None,
+                history: Vec::new(),
+                // The v2 mock is no MCP client (the v1 mock is).
+                mcp: Vec::new(),
+            };
+            st.sessions.insert(sid.clone(), session);
+            sid
+        };
+        self.save(&sid, json!({ "cwd": cwd }));
+        let commands = [("memory", "Manage memory."), ("about", "Show version info.")]
+            .map(|(name, description)| json!({"type": "command", "name": name, "description": description}));
+        self.send(result(
+            id,
+            json!({"sessionId": sid, "availableCommands": commands}),
+        ))
+        .await
+    }
+
+    /// `session/resume`: the session works in `cwd` from now on; with
+    /// `replayFrom`, its history from there, then its state.
+    async fn resume(&self, id: &RequestId<'static>, p: &Value) -> io::Result<()> {
+        let (sid, cwd) = (param(p, "sessionId"), param(p, "cwd"));
+        let from = match p.get("replayFrom").filter(|r| !r.is_null()) {
+            None => None,
+            Some(r) => match (r.get("type").and_then(Value::as_str), r.get("index")) {
+                (Some("start"), _) => Some(0),
+                (Some(CURSOR), Some(n)) if n.as_u64().is_some() => n.as_u64(),
+                _ => {
+                    let msg = format!("unknown replayFrom: {r}");
+                    return self.send(error(id, ErrorCode::INVALID_PARAMS, &msg)).await;
+                }
+            },
+        };
+        let taken = {
+            let mut st = self.state();
+            if !st.sessions.contains_key(sid) {
+                if let Some(saved) = self.store.as_ref().and_then(|s| s.load_one(sid)) {
+                    st.sessions.insert(sid.to_owned(), saved);
+                }
+            }
+            st.sessions.get_mut(sid).map(|s| {
+                s.cwd = PathBuf::from(cwd);
+                (s.history.clone(), s.turn.is_some())
+            })
+        };
+        let Some((history, running)) = taken else {
+            return self.send(no_session(id, sid)).await;
+        };
+        self.save(sid, json!({ "cwd": cwd }));
+        if let Some(from) = from {
+            let from = usize::try_from(from).unwrap_or(usize::MAX);
+            for (index, update) in history.into_iter().enumerate().skip(from) {
+                self.send_update(sid, update, Some(index)).await?;
+            }
+            let now = if running { "running" } else { "idle" };
+            self.send_update(sid, state_update(now, None), None).await?;
+        }
+        self.send(result(id, json!({}))).await
+    }
+
+    /// `session/list`: every session (in `cwd`, when given), oldest first.
+    async fn list(&self, id: &RequestId<'static>, cwd: Option<&str>) -> io::Result<()> {
+        let sessions: Vec<Value> = {
+            let st = self.state();
+            let mut listed: Vec<(&String, &Session)> = st
+                .sessions
+                .iter()
+                .filter(|(_, s)| cwd.is_none_or(|c| s.cwd == Path::new(c)))
+                .collect();
+            listed.sort_by_key(|(sid, _)| session_number(sid));
+            listed
+                .into_iter()
+                .map(|(sid, s)| {
+                    let mut info = json!({"sessionId": sid, "cwd": s.cwd.display().to_string()});
+                    if let Some(title) = &s.title {
+                        info["title"] = json!(title);
+                    }
+                    info
+                })
+                .collect()
+        };
+        self.send(result(id, json!({ "sessions": sessions }))).await
+    }
+
+    /// `session/close` (the turn ends, the session stays) or
+    /// `session/delete` (the session and its file are gone).
+    async fn close(&self, id: &RequestId<'static>, sid: &str, delete: bool) -> io::Result<()> {
+        let known = {
+            let mut st = self.state();
+            if !st.sessions.contains_key(sid) {
+                if let Some(saved) = self.store.as_ref().and_then(|s| s.load_one(sid)) {
+                    st.sessions.insert(sid.to_owned(), saved);
+                }
+            }
+            let turn = if delete {
+                st.sessions.remove(sid).map(|s| s.turn)
+            } else {
+                st.sessions.get_mut(sid).map(|s| s.turn.take())
+            };
+            if let Some(Some(t)) = &turn {
+                let _ = t.send(true);
+            }
+            turn.is_some()
+        };
+        if !known {
+            return self.send(no_session(id, sid)).await;
+        }
+        if let (true, Some(store)) = (delete, &self.store) {
+            if let Err(e) = std::fs::remove_file(store.dir.join(format!("{sid}.jsonl"))) {
+                eprintln!("acp-mock-agent: cannot delete session {sid}: {e}");
+            }
+        }
+        self.send(result(id, json!({}))).await
+    }
+
+    /// `session/prompt`: accepted at once (answered with the user
+    /// message's id), then the turn runs.
+    async fn prompt(self: &Arc<Self>, id: RequestId<'static>, p: &Value) -> io::Result<()> {
+        let sid = param(p, "sessionId").to_owned();
+        let blocks = p.get("prompt").cloned().unwrap_or(json!([]));
+        let said: String = blocks
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|b| b.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let started = {
+            let mut st = self.state();
+            st.turns_started += 1;
+            let n = st.turns_started;
+            st.sessions.get_mut(&sid).map(|s| {
+                let titled = s.title.is_none();
+                s.title
+                    .get_or_insert_with(|| said.chars().take(80).collect());
+                let (tx, rx) = watch::channel(false);
+                if let Some(old) = s.turn.replace(tx) {
+                    let _ = old.send(true);
+                }
+                (n, rx, s.title.clone().filter(|_| titled))
+            })
+        };
+        let Some((n, cancel, title)) = started else {
+            return self.send(no_session(&id, &sid)).await;
+        };
+        if let Some(title) = title {
+            self.save(&sid, json!({ "title": title }));
+        }
+        let user = format!("user-{n}");
+        self.send(result(&id, json!({"messageId": user}))).await?;
+        let message =
+            json!({"sessionUpdate": "user_message", "messageId": user, "content": blocks});
+        self.update(&sid, message).await?;
+        let agent = Arc::clone(self);
+        tokio::spawn(async move { agent.turn(sid, n, said, cancel).await });
+        Ok(())
+    }
+
+    /// Runs the turn and reports how it ended.
+    async fn turn(
+        self: Arc<Self>,
+        sid: String,
+        n: u64,
+        said: String,
+        mut cancel: watch::Receiver<bool>,
+    ) {
+        let reason = match self.script(&sid, n, &said, &mut cancel).await {
+            Ok(true) => "end_turn",
+            Ok(false) => "cancelled",
+            Err(_) => return,
+        };
+        {
+            let mut st = self.state();
+            if let Some(s) = st.sessions.get_mut(&sid) {
+                if s.turn
+                    .as_ref()
+                    .is_some_and(|t| t.subscribe().same_channel(&cancel))
+                {
+                    s.turn = None;
+                }
+            }
+        }
+        let _ = self
+            .send_update(&sid, state_update("idle", Some(reason)), None)
+            .await;
+    }
+
+    /// The scripted turn: `Ok(true)` when it ran to its end, `Ok(false)`
+    /// when cancelled.
+    async fn script(
+        &self,
+        sid: &str,
+        n: u64,
+        said: &str,
+        cancel: &mut watch::Receiver<bool>,
+    ) -> io::Result<bool> {
+        macro_rules! step {
+            () => {
+                if !self.step(cancel).await {
+                    return Ok(false);
+                }
+            };
+        }
+        let first: String = said.chars().take(80).collect();
+        let (thought, msg, done) = (
+            format!("thought-{n}"),
+            format!("msg-{n}"),
+            format!("done-{n}"),
+        );
+        self.send_update(sid, state_update("running", None), None)
+            .await?;
+        step!();
+        self.update(
+            sid,
+            json!({"sessionUpdate": "agent_thought_chunk", "messageId": thought,
+            "content": text(&format!("**Surveying the project**\nThe request is \"{first}\"."))}),
+        )
+        .await?;
+        for chunk in ["I'll start by looking around", " the project."] {
+            self.update(sid, json!({"sessionUpdate": "agent_message_chunk", "messageId": msg, "content": text(chunk)})).await?;
+        }
+        self.update(sid, plan(n, 0)).await?;
+        step!();
+        // A tool call, made by its first update, behind a permission.
+        let call = format!("shell-{n}");
+        let pending = json!({"toolCallId": call, "title": "ls -la", "kind": "execute", "status": "pending",
+            "rawInput": {"command": "ls -la"}});
+        let mut created = pending.clone();
+        created["sessionUpdate"] = json!("tool_call_update");
+        self.update(sid, created).await?;
+        let Some(allowed) = self.permission(sid, pending, cancel).await? else {
+            return Ok(false);
+        };
+        if allowed {
+            self.update(sid, json!({"sessionUpdate": "tool_call_update", "toolCallId": call, "status": "in_progress"})).await?;
+            for line in ["README.md\n", "src/\n"] {
+                self.update(sid, json!({"sessionUpdate": "tool_call_content_chunk", "toolCallId": call, "content": tool_text(line)})).await?;
+            }
+            self.update(sid, json!({"sessionUpdate": "tool_call_update", "toolCallId": call, "status": "completed"})).await?;
+        } else {
+            self.update(
+                sid,
+                json!({"sessionUpdate": "tool_call_update", "toolCallId": call, "status": "failed",
+                "content": [tool_text("Tool call rejected by the user.")]}),
+            )
+            .await?;
+        }
+        self.update(sid, plan(n, 1)).await?;
+        step!();
+        if self.options.big_bytes > 0 {
+            let big = format!("seq-{n}");
+            self.update(sid, json!({"sessionUpdate": "tool_call_update", "toolCallId": big, "title": "seq 1 1000000",
+                "kind": "execute", "status": "in_progress"})).await?;
+            let output = seq_output(self.options.big_bytes);
+            self.update(sid, json!({"sessionUpdate": "tool_call_content_chunk", "toolCallId": big, "content": tool_text(&output)})).await?;
+            self.update(sid, json!({"sessionUpdate": "tool_call_update", "toolCallId": big, "status": "completed"})).await?;
+            step!();
+        }
+        // A message streamed, then replaced whole under its id.
+        self.update(sid, json!({"sessionUpdate": "agent_message_chunk", "messageId": done, "content": text("Summing up…")})).await?;
+        let summary = if allowed {
+            "Done: the project has a README and a src directory."
+        } else {
+            "Done, without listing the project: not allowed."
+        };
+        self.update(sid, json!({"sessionUpdate": "agent_message", "messageId": done, "content": [text(summary)]})).await?;
+        self.update(sid, plan(n, 2)).await?;
+        Ok(true)
+    }
+
+    /// Asks permission for `call`: `Some(true)` when an allow option was
+    /// picked, `None` when the turn was cancelled (or the outcome was).
+    async fn permission(
+        &self,
+        sid: &str,
+        call: Value,
+        cancel: &mut watch::Receiver<bool>,
+    ) -> io::Result<Option<bool>> {
+        self.send_update(sid, state_update("requires_action", None), None)
+            .await?;
+        let (tx, rx) = oneshot::channel();
+        let id = {
+            let mut st = self.state();
+            st.next_id += 1;
+            let id = st.next_id;
+            st.waiters.insert(id, tx);
+            id
+        };
+        let title = format!("Run {}?", call["title"].as_str().unwrap_or_default());
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": "session/request_permission",
+            "params": {"sessionId": sid, "title": title, "subject": {"type": "tool_call", "toolCall": call},
+                       "options": permission_options()}})).await?;
+        let reply = tokio::select! {
+            reply = rx => reply.map_err(|_| io::Error::other("the client is gone"))?,
+            _ = cancelled(cancel) => {
+                self.state().waiters.remove(&id);
+                return Ok(None);
+            }
+        };
+        let allowed = match reply {
+            Ok(v) => match v.pointer("/outcome/outcome").and_then(Value::as_str) {
+                Some("selected") => {
+                    let option = v.pointer("/outcome/optionId").and_then(Value::as_str);
+                    matches!(option, Some("proceed_once" | "proceed_always"))
+                }
+                _ => return Ok(None),
+            },
+            Err(e) => {
+                eprintln!("acp-mock-agent: permission request failed: {e}");
+                false
+            }
+        };
+        self.send_update(sid, state_update("running", None), None)
+            .await?;
+        Ok(Some(allowed))
+    }
+
+    /// Pauses between steps; `false` when the turn is cancelled.
+    async fn step(&self, cancel: &mut watch::Receiver<bool>) -> bool {
+        if *cancel.borrow() {
+            return false;
+        }
+        if self.options.step_delay.is_zero() {
+            tokio::task::yield_now().await;
+            return !*cancel.borrow();
+        }
+        tokio::select! {
+            () = tokio::time::sleep(self.options.step_delay) => true,
+            _ = cancelled(cancel) => false,
+        }
+    }
+
+    /// Sends one `session/update` and keeps it in the session's history
+    /// (and its file).
+    async fn update(&self, sid: &str, update: Value) -> io::Result<()> {
+        let index = self.state().sessions.get_mut(sid).map(|s| {
+            s.history.push(update.clone());
+            s.history.len() - 1
+        });
+        if index.is_some() {
+            self.save(sid, json!({ "update": update }));
+        }
+        self.send_update(sid, update, index).await
+    }
+
+    /// Sends one `session/update`, with its index in the history when it
+    /// has one.
+    async fn send_update(&self, sid: &str, update: Value, index: Option<usize>) -> io::Result<()> {
+        let mut params = json!({"sessionId": sid, "update": update});
+        if let Some(index) = index {
+            params["_meta"] = json!({"acp-mock-agent": {"index": index}});
+        }
+        self.send(json!({"jsonrpc": "2.0", "method": "session/update", "params": params}))
+            .await
+    }
+}
