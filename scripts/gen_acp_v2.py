@@ -340,7 +340,12 @@ def generate(g, docs_dir):
     v1 = {n for n, _ in v2.reexports} | {n for _, n in v2.hidden}
     lists = {k: 'vec(%s, 1..3)' % g.strat(next(t for v, t in v2.tried[k[0]]['variants'] if v == k[1])[1:-1], True)
              for k in v2.derived.limits if k[0] in v2.tried}
-    members = dict([(k, v) for k, v in spec.MEMBER_STRATEGIES.items() if k[0] in v1] + [
+    # v1's strategy for a member v2 keeps (a v2 type of v1's name with
+    # that member, of the same type: `MessageMcpRequest.params`, an object
+    # or null).
+    typed = lambda table, t, m: [g.parse_field(f)[1] for f in table.get(t, {}).get('fields', []) if g.parse_field(f)[0] == m]
+    kept = lambda t, m: t in v1 or (typed(v2.structs, t, m) or 0) == typed(spec.STRUCTS, t, m)
+    members = dict([(k, v) for k, v in spec.MEMBER_STRATEGIES.items() if kept(*k)] + [
         (k, strategy(g, v2.structs, k, p)) for k, p in v2.derived.limits.items() if k[0] in v2.structs])
     every = [(k, n) for k, n in v2.derived.order if n not in dict(v2.aliases)] + v2.hidden + [('struct', 'MetaOnly')]
     tables = dict(STRUCTS=v2.structs, ENUMS=v2.enums, TAGGED=v2.tagged, TRIED=v2.tried, MODULES=['types'],

@@ -2401,7 +2401,7 @@ pub fn arb_message_mcp_request(valid: bool) -> BoxedStrategy<MessageMcpRequest<'
         text(),
         text(),
         text(),
-        option::of(raw()),
+        option::of(meta()),
         option::of(meta()),
     ),)
         .prop_map(|((server_id, request_id, method, params, meta),)| {
@@ -3162,7 +3162,7 @@ pub fn arb_message_mcp_notification(valid: bool) -> BoxedStrategy<MessageMcpNoti
         text(),
         text(),
         text(),
-        option::of(raw()),
+        option::of(meta()),
         option::of(meta()),
     ),)
         .prop_map(|((server_id, request_id, method, params, meta),)| {
