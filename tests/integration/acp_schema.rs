@@ -11,9 +11,6 @@
 
 use crate::acp_support;
 
-use std::io::Write;
-use std::process::Command;
-
 use acp_codec::acp::*;
 use acp_support::arb::*;
 use proptest::strategy::{Strategy, ValueTree};
@@ -267,46 +264,14 @@ fn encoded_messages_validate_against_the_schema() {
     t.cancel_session("s1", &mut out).unwrap();
     o.push(Some("CancelNotification"), Some("params"), &out);
 
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
-    let path = dir.join("acp-schema-samples.ndjson");
-    let mut f = std::fs::File::create(&path).unwrap();
-    for line in &o.0 {
-        writeln!(f, "{line}").unwrap();
-    }
-    drop(f);
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/check_acp_schema.py");
-    let require = std::env::var("ACP_SCHEMA_CHECK").is_ok_and(|v| v == "require");
-    let has_jsonschema = Command::new("python3")
-        .args(["-c", "import jsonschema"])
-        .status()
-        .is_ok_and(|s| s.success());
-    if !has_jsonschema {
-        assert!(
-            !require,
-            "ACP_SCHEMA_CHECK=require but python3 -c 'import jsonschema' fails"
-        );
-        eprintln!(
-            "skipped: python3 with jsonschema not found ({} samples in {})",
-            o.0.len(),
-            path.display()
-        );
-        return;
-    }
-    let mut cmd = Command::new("python3");
-    cmd.arg(script);
     // With feature `unstable` the strategies generate its additions
     // anywhere: everything is checked against the unstable schema.
-    if cfg!(feature = "unstable") {
-        cmd.arg("--unstable");
-    }
-    let out = cmd.arg(&path).output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success(),
-        "schema check failed:\n{stdout}\n{stderr}"
-    );
-    eprintln!("{stdout}");
+    let flags: &[&str] = if cfg!(feature = "unstable") {
+        &["--unstable"]
+    } else {
+        &[]
+    };
+    crate::schema_check::validate("acp-schema-samples.ndjson", &o.0, flags);
 }
 
 /// Samples of every method, result and notification feature `unstable`

@@ -11,9 +11,6 @@
 
 use crate::acp_support;
 
-use std::io::Write;
-use std::process::Command;
-
 use acp_codec::acp::v2::*;
 use acp_codec::acp::{encode_response, Message, MethodKind, Mode, RawJson, RequestId};
 use acp_support::arb_v2::{arb_notification_params, arb_request_params, arb_response_result};
@@ -242,45 +239,12 @@ fn encoded_v2_messages_validate_against_the_v2_schema() {
         encode_response(&RequestId::from("r-1"), &r, &mut out).unwrap();
         push(r.method().unwrap_or(""), "result", &out);
     }
-    let path =
-        std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("acp-v2-schema-samples.ndjson");
-    let mut f = std::fs::File::create(&path).unwrap();
-    for line in &lines {
-        writeln!(f, "{line}").unwrap();
-    }
-    drop(f);
-    let require = std::env::var("ACP_SCHEMA_CHECK").is_ok_and(|v| v == "require");
-    let has_jsonschema = Command::new("python3")
-        .args(["-c", "import jsonschema"])
-        .status()
-        .is_ok_and(|s| s.success());
-    if !has_jsonschema {
-        assert!(
-            !require,
-            "ACP_SCHEMA_CHECK=require but python3 -c 'import jsonschema' fails"
-        );
-        eprintln!(
-            "skipped: python3 with jsonschema not found ({})",
-            path.display()
-        );
-        return;
-    }
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/check_acp_schema.py");
-    let mut cmd = Command::new("python3");
-    cmd.args([script, "--v2"]);
-    if cfg!(feature = "unstable") {
-        cmd.arg("--unstable");
-    }
-    let out = cmd.arg(&path).output().unwrap();
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr),
-    );
-    assert!(
-        out.status.success(),
-        "v2 schema check failed:\n{stdout}\n{stderr}"
-    );
-    eprintln!("{stdout}");
+    let flags: &[&str] = if cfg!(feature = "unstable") {
+        &["--v2", "--unstable"]
+    } else {
+        &["--v2"]
+    };
+    crate::schema_check::validate("acp-v2-schema-samples.ndjson", &lines, flags);
 }
 
 /// `value` without its `null` members (the oracle drops them, the crate

@@ -49,6 +49,7 @@ mod remote_server;
 mod remote_stats;
 mod remote_transport;
 mod remote_users;
+mod schema_check;
 mod seed000;
 mod title;
 mod title_alloc;
