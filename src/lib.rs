@@ -350,8 +350,13 @@ pub mod stream_json;
 #[cfg(feature = "alloc")]
 mod tally;
 pub mod title;
+#[cfg(feature = "v2")]
+#[cfg_attr(docsrs, doc(cfg(feature = "v2")))]
+pub mod translate;
 #[cfg(feature = "alloc")]
 pub mod turn;
+#[cfg(feature = "alloc")]
+pub mod version;
 
 #[cfg(feature = "alloc")]
 pub use chunk::{ChunkEncoder, Reassembler};

@@ -3,7 +3,7 @@
 //! and generated input.
 //!
 //! Input: each byte one step of a v1 client and a v2 agent talking through
-//! `acp::v2::translate::V1ClientV2Agent` after an `initialize`: prompts,
+//! `translate::V1ClientV2Agent` after an `initialize`: prompts,
 //! cancels, the agent's acknowledgements, errors, updates of every kind and
 //! state updates on one of four sessions, in any order, and lines of
 //! arbitrary bytes on either side. At the end the agent acknowledges and
@@ -15,7 +15,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use acp_codec::acp::v2::translate::{Out, V1ClientV2Agent};
+use acp_codec::translate::{Out, V1ClientV2Agent};
 use serde_json::{json, Value};
 
 fn update(session: &str, update: Value) -> String {

@@ -18,8 +18,8 @@
 //!   escape and no `protocolVersion`, the way back gives it byte for byte;
 //!   when it fails with `Taken`, the object does hold that name.
 
-use acp_codec::acp::version::{rewrite_initialize, Dialect, Negotiator, Step, VersionError};
 use acp_codec::acp::Side;
+use acp_codec::version::{rewrite_initialize, Dialect, Negotiator, Step, VersionError};
 use serde_json::Value;
 
 /// The subsets of the dialects, each a list.

@@ -129,10 +129,11 @@
 //!
 //! # Versions
 //!
-//! [`version`]: which protocol version a connection speaks (the
-//! [`version::Negotiator`] of its first `initialize`: the highest version
-//! spoken at or below the one asked, or `-32022`), and the rewrite of
-//! `initialize`'s members between v1 and v2.
+//! [`crate::version`]: which protocol version a connection speaks (the
+//! [`crate::version::Negotiator`] of its first `initialize`: the highest
+//! version spoken at or below the one asked, or `-32022`), and the rewrite
+//! of `initialize`'s members between v1 and v2; `translate` (feature `v2`):
+//! a v1 peer in front of a v2 one.
 //!
 //! # Encoding
 //!
@@ -195,7 +196,6 @@ mod update;
 #[cfg(feature = "v2")]
 #[cfg_attr(docsrs, doc(cfg(feature = "v2")))]
 pub mod v2;
-pub mod version;
 
 // generated exports: begin
 pub use client::{

@@ -1,5 +1,5 @@
 //! v1↔v2 translation (feature `v2`): a v1 client in front of a scripted v2
-//! agent through `acp::v2::translate::V1ClientV2Agent`, in full turns
+//! agent through `translate::V1ClientV2Agent`, in full turns
 //! (`initialize`, `session/new`, `session/set_mode`, a prompt with message chunks, a tool
 //! call with content chunks, a plan, a permission request, the idle state
 //! update ending it, a cancel, a `session/load`); every line the translator
@@ -12,7 +12,7 @@
 
 use std::collections::HashMap;
 
-use acp_codec::acp::v2::translate::{Out, V1ClientV2Agent};
+use acp_codec::translate::{Out, V1ClientV2Agent};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 

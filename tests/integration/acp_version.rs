@@ -1,14 +1,12 @@
-//! Version negotiation (`acp::version`): the cases the TypeScript SDK's
+//! Version negotiation (`version`): the cases the TypeScript SDK's
 //! `AgentProtocolRouter` documents (a batch, a request before `initialize`,
 //! a repeated `initialize`, a newer and an older version asked, a version
 //! that is not an integer), the choice against a naive reference, and the
 //! `initialize` rewrite between v1 and v2 there and back.
 #![cfg(feature = "std")]
 
-use acp_codec::acp::version::{
-    choose, rewrite_initialize, Dialect, Negotiator, Step, VersionError,
-};
 use acp_codec::acp::{Message, RequestId, Side};
+use acp_codec::version::{choose, rewrite_initialize, Dialect, Negotiator, Step, VersionError};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 

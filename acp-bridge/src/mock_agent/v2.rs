@@ -33,9 +33,9 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use acp_codec::acp::version::{Dialect, Negotiator, Step};
 use acp_codec::acp::{Message, RequestId};
 use acp_codec::codec::LineCodec;
+use acp_codec::version::{Dialect, Negotiator, Step};
 use acp_codec::ErrorCode;
 use serde_json::{json, Value};
 use tokio::io::{AsyncRead, AsyncWrite};

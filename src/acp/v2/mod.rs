@@ -59,7 +59,6 @@ use crate::framing::EncodeError;
 // not have yet.
 #[allow(dead_code)]
 mod methods;
-pub mod translate;
 mod types;
 
 pub use methods::{names, NotificationParams, RequestParams, ResponseResult, METHODS};

@@ -36,7 +36,7 @@
 //! with their meaning is a translator's job, above this one.
 //!
 //! ```
-//! use acp_codec::acp::version::{Dialect, Negotiator, Step};
+//! use acp_codec::version::{Dialect, Negotiator, Step};
 //!
 //! let mut negotiator = Negotiator::new(&[Dialect::V1, Dialect::V2]);
 //! // A client that speaks up to version 3, in v2's words.
@@ -87,10 +87,7 @@ use crate::error_code::ErrorCode;
 use crate::json::scan::{key_at, skip_value, skip_ws};
 use crate::json::unescape::unquote;
 
-use super::id::RequestId;
-use super::message::{Message, RpcError};
-use super::observer::Side;
-use super::raw::RawJson;
+use crate::acp::{Message, RawJson, RequestId, RpcError, Side};
 
 /// A protocol version this crate knows how to decode: what the rest of a
 /// connection is read as.
@@ -157,7 +154,7 @@ impl fmt::Display for Dialect {
 /// is none (answer `-32022`).
 ///
 /// ```
-/// use acp_codec::acp::version::{choose, Dialect};
+/// use acp_codec::version::{choose, Dialect};
 ///
 /// assert_eq!(choose(&[Dialect::V1, Dialect::V2], 7), Some(Dialect::V2));
 /// assert_eq!(choose(&[Dialect::V2], 1), None);
@@ -483,7 +480,7 @@ impl VersionError {
 /// again when its `protocolVersion` was written as `a`'s version.
 ///
 /// ```
-/// use acp_codec::acp::version::{rewrite_initialize, Dialect};
+/// use acp_codec::version::{rewrite_initialize, Dialect};
 /// use acp_codec::acp::Side;
 ///
 /// let v1 = r#"{"protocolVersion":1,"clientCapabilities":{"fs":{"readTextFile":true}},"clientInfo":{"name":"zed","version":"0.1"},"_meta":{"a":1}}"#;
@@ -493,7 +490,7 @@ impl VersionError {
 /// let mut back = String::new();
 /// rewrite_initialize(&v2, Side::Client, Dialect::V2, Dialect::V1, &mut back)?;
 /// assert_eq!(back, v1);
-/// # Ok::<(), acp_codec::acp::version::VersionError>(())
+/// # Ok::<(), acp_codec::version::VersionError>(())
 /// ```
 ///
 /// # Errors
