@@ -332,6 +332,8 @@ extern crate std;
 pub mod acp;
 #[cfg(feature = "alloc")]
 pub mod chunk;
+#[cfg(feature = "alloc")]
+pub mod client;
 #[cfg(feature = "tokio-util")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tokio-util")))]
 pub mod codec;

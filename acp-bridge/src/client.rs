@@ -20,7 +20,6 @@ use std::path::PathBuf;
 use std::pin::Pin;
 use std::time::{Duration, Instant};
 
-use acp_codec::acp::quirks::Quirks;
 use acp_codec::acp::{
     decode_line, encode_notification, ClientCapabilities, ContentBlock, CreateTerminalRequest,
     CreateTerminalResponse, FileSystemCapabilities, Implementation, Incoming, InitializeRequest,
@@ -30,6 +29,7 @@ use acp_codec::acp::{
     ResponseResult, RpcError, Salvage, SelectedPermissionOutcome, SessionIdRequest,
     TerminalExitStatus, TerminalOutputResponse, TextContent, Tracker, Typed,
 };
+use acp_codec::client::quirks::Quirks;
 use acp_codec::remote::LINE_DROPPED;
 use acp_codec::{ErrorCode, FrameError};
 use tokio::io::AsyncBufReadExt;

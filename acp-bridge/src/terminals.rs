@@ -1,14 +1,14 @@
 //! `terminal/*` served by the client: commands an agent runs through us, in
 //! the session directory, each in its own process group, output bounded by
-//! the crate's `acp_codec::acp::terminal::TerminalOutput`.
+//! the crate's `acp_codec::client::terminal::TerminalOutput`.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use acp_codec::acp::terminal::TerminalOutput;
 use acp_codec::acp::{CreateTerminalRequest, RpcError, TerminalExitStatus, TerminalOutputResponse};
+use acp_codec::client::terminal::TerminalOutput;
 use acp_codec::ErrorCode;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::sync::watch;

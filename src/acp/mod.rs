@@ -121,11 +121,8 @@
 //!
 //! # For clients
 //!
-//! Beside the messages: [`quirks`], what a client answers differently to a
-//! known agent (keyed by the `agentInfo` of its `initialize` result), such
-//! as the answer to a read of a missing file that lets Gemini CLI create
-//! files; and [`terminal::TerminalOutput`], the bounded output of a command
-//! run for `terminal/*`.
+//! Beside the messages, in [`crate::client`]: the agents' quirks and a
+//! terminal's bounded output.
 //!
 //! # Versions
 //!
@@ -185,9 +182,7 @@ mod method;
 mod methods;
 mod observer;
 mod pending;
-pub mod quirks;
 mod session;
-pub mod terminal;
 mod tracker;
 #[cfg(feature = "unstable")]
 #[cfg_attr(docsrs, doc(cfg(feature = "unstable")))]

@@ -7,9 +7,9 @@ use acp_codec::acp::Mode;
 use std::fs;
 use std::path::Path;
 
-use acp_codec::acp::quirks::{MissingFile, Quirks, KNOWN};
-use acp_codec::acp::terminal::TerminalOutput;
 use acp_codec::acp::{Message, ResponseResult, Typed};
+use acp_codec::client::quirks::{MissingFile, Quirks, KNOWN};
+use acp_codec::client::terminal::TerminalOutput;
 use proptest::prelude::*;
 use serde_json::Value;
 

@@ -1,5 +1,5 @@
 //! `terminal/*` as `acp-client` serves it (commands in their own process
-//! group, output bounded by `acp_codec::acp::terminal::TerminalOutput`), and
+//! group, output bounded by `acp_codec::client::terminal::TerminalOutput`), and
 //! its permission default: nothing approved without asking.
 #![cfg(target_os = "linux")]
 

@@ -10,7 +10,7 @@
 //! split across two reads waits for its second half instead.
 //!
 //! ```
-//! use acp_codec::acp::terminal::TerminalOutput;
+//! use acp_codec::client::terminal::TerminalOutput;
 //!
 //! let mut out = TerminalOutput::new(Some(6));
 //! out.push(b"line 1\n");
@@ -29,7 +29,7 @@ use alloc::borrow::Cow;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use super::{TerminalExitStatus, TerminalOutputResponse};
+use crate::acp::{TerminalExitStatus, TerminalOutputResponse};
 
 /// The output of one terminal command, bounded by `outputByteLimit`.
 #[derive(Debug, Clone, Default)]

@@ -23,7 +23,7 @@
 //! an empty file): [`MissingFile::EmptyContent`].
 //!
 //! ```
-//! use acp_codec::acp::quirks::{MissingFile, Quirks};
+//! use acp_codec::client::quirks::{MissingFile, Quirks};
 //!
 //! let gemini = Quirks::for_agent("gemini-cli", "0.61.0");
 //! assert_eq!(gemini.missing_file, MissingFile::EmptyContent);
@@ -54,7 +54,7 @@ use alloc::borrow::Cow;
 use alloc::format;
 use core::fmt;
 
-use super::{Implementation, RawJson, ReadTextFileResponse, RpcError};
+use crate::acp::{Implementation, RawJson, ReadTextFileResponse, RpcError};
 use crate::ErrorCode;
 
 /// How a client answers `fs/read_text_file` for a file that does not exist.
@@ -195,7 +195,7 @@ impl Versions {
 /// ignored (`0.62.0-nightly.1` is `0.62.0`).
 ///
 /// ```
-/// use acp_codec::acp::quirks::Version;
+/// use acp_codec::client::quirks::Version;
 ///
 /// assert_eq!(Version::parse("0.61.0"), Some(Version::new(0, 61, 0)));
 /// assert_eq!(Version::parse("v1.2"), Some(Version::new(1, 2, 0)));
