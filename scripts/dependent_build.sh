@@ -11,7 +11,8 @@
 # and with feature `v2`, in the same run);
 # with several, the builds alternate round by round so that drift in the
 # machine's speed falls on all of them alike. Prints one line per build
-# (seconds of wall time) and each checkout's median.
+# (seconds of wall time, and of CPU: user plus system, the figure that
+# holds when other work shares the machine) and each checkout's medians.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 features=""
@@ -57,23 +58,24 @@ TOML
   i=$((i + 1))
 done
 
-declare -A times
+declare -A times cpus
 for round in $(seq 1 "$rounds"); do
   i=0
   for checkout in "${checkouts[@]}"; do
     dir="$work/dependent$i"
     rm -rf "$dir/target"
-    start=$(date +%s.%N)
-    (cd "$dir" && CARGO_INCREMENTAL=0 cargo build -q --release --offline)
-    end=$(date +%s.%N)
-    t=$(python3 -c "print(f'{$end - $start:.1f}')")
-    echo "round $round  $checkout  ${t} s"
+    (cd "$dir" && CARGO_INCREMENTAL=0 /usr/bin/time -f '%e %U %S' -o "$work/time" \
+      cargo build -q --release --offline)
+    read -r t user sys <"$work/time"
+    cpu=$(python3 -c "print(f'{$user + $sys:.1f}')")
+    echo "round $round  $checkout  ${t} s wall  ${cpu} s cpu"
     times[$i]="${times[$i]:-} $t"
+    cpus[$i]="${cpus[$i]:-} $cpu"
     i=$((i + 1))
   done
 done
 i=0
 for checkout in "${checkouts[@]}"; do
-  python3 -c "import statistics,sys; v=[float(x) for x in sys.argv[2:]]; print(f'median {statistics.median(v):.1f} s  {sys.argv[1]}')" "$checkout" ${times[$i]}
+  python3 -c "import statistics,sys; v=[float(x) for x in sys.argv[2].split()]; c=[float(x) for x in sys.argv[3].split()]; print(f'median {statistics.median(v):.1f} s wall  {statistics.median(c):.1f} s cpu  {sys.argv[1]}')" "$checkout" "${times[$i]}" "${cpus[$i]}"
   i=$((i + 1))
 done
