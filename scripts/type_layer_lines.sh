@@ -18,3 +18,7 @@ echo "| of which \`src/acp/v2\` (generated \`types.rs\`, \`methods.rs\`; \`mod.r
 echo "| of which the macros (\`decl.rs\`) | $(lines src/acp/decl.rs) |"
 echo "| the generators and their spec (\`gen_acp_types.py\`, \`gen_acp_v2.py\`, \`acp_spec.py\`) | $(lines $gen) |"
 echo "| **the type layer** (\`src/acp\` + generators + spec) | **$total** |"
+# What sits beside the type layer, built on it (not counted above): the
+# client's helpers, version negotiation, v1↔v2 translation.
+beside=$( (find src/client src/version.rs src/translate.rs src/translate -name '*.rs' 2>/dev/null || true) | sort)
+echo "| beside it, not counted: \`src/client\` (quirks, terminal output), \`src/version.rs\` (negotiation), \`src/translate\` (v1↔v2) | $(lines $beside) |"
