@@ -29,9 +29,10 @@
 //!
 //! [`Negotiation`] is the state of one connection, sans-IO: feed it every
 //! line from either side and send what it returns where it says. It is
-//! the one place that holds the connection's translator, if any
-//! ([`Translator`]); [`spawn`] runs it between a line transport and the
-//! client as a task.
+//! the one place that holds the connection's translator, if any (one
+//! variant a direction the codec translates); [`spawn`] runs it between a
+//! line transport and the client as a task. Once settled on v1 a line
+//! passes as it is, moved, not copied.
 
 use std::io;
 use std::sync::atomic::{AtomicU16, Ordering};
@@ -63,11 +64,10 @@ pub enum Protocol {
     Auto,
 }
 
-/// The translator of a connection: one variant per direction the codec
+/// The translator of a connection: one variant a direction the codec
 /// translates.
 #[derive(Debug)]
-#[non_exhaustive]
-pub enum Translator {
+enum Translator {
     /// A v1 client in front of a v2 agent.
     V1ClientV2Agent(V1ClientV2Agent),
 }
@@ -144,12 +144,12 @@ impl Negotiation {
     }
 
     /// What to send for `line`, a line from the client.
-    pub fn client_line(&mut self, line: &str) -> Vec<Out> {
+    pub fn client_line(&mut self, line: String) -> Vec<Out> {
         match &mut self.state {
-            State::Direct => vec![Out::Agent(line.to_owned())],
-            State::Translating(t) => t.client_line(line),
+            State::Direct => vec![Out::Agent(line)],
+            State::Translating(t) => t.client_line(&line),
             State::Asking(asked) => {
-                if let Ok(Value::Object(m)) = serde_json::from_str::<Value>(line) {
+                if let Ok(Value::Object(m)) = serde_json::from_str::<Value>(&line) {
                     if let (Some("initialize"), Some(id)) =
                         (m.get("method").and_then(Value::as_str), m.get("id"))
                     {
@@ -158,26 +158,25 @@ impl Negotiation {
                             .and_then(|p| p.get("protocolVersion"))
                             .and_then(Value::as_u64)
                             .unwrap_or(0);
-                        *asked = Some((id.clone(), line.to_owned(), version));
+                        *asked = Some((id.clone(), line.clone(), version));
                     }
                 }
-                vec![Out::Agent(line.to_owned())]
+                vec![Out::Agent(line)]
             }
         }
     }
 
     /// What to send for `line`, a line from the agent.
-    pub fn agent_line(&mut self, line: &str) -> Vec<Out> {
+    pub fn agent_line(&mut self, line: String) -> Vec<Out> {
         match &mut self.state {
-            State::Direct => vec![Out::Client(line.to_owned())],
-            State::Translating(t) => t.agent_line(line),
-            State::Asking(None) => vec![Out::Client(line.to_owned())],
+            State::Direct | State::Asking(None) => vec![Out::Client(line)],
+            State::Translating(t) => t.agent_line(&line),
             State::Asking(Some((id, init, asked))) => {
-                let Ok(Value::Object(m)) = serde_json::from_str::<Value>(line) else {
-                    return vec![Out::Client(line.to_owned())];
+                let Ok(Value::Object(m)) = serde_json::from_str::<Value>(&line) else {
+                    return vec![Out::Client(line)];
                 };
                 if m.contains_key("method") || m.get("id") != Some(id) {
-                    return vec![Out::Client(line.to_owned())];
+                    return vec![Out::Client(line)];
                 }
                 let error = m.get("error");
                 let refused = error
@@ -197,7 +196,7 @@ impl Negotiation {
                     }
                     _ => {
                         self.state = State::Direct;
-                        vec![Out::Client(line.to_owned())]
+                        vec![Out::Client(line)]
                     }
                 }
             }
@@ -250,13 +249,15 @@ where
                         if bytes.last() == Some(&b'\n') {
                             bytes.pop();
                         }
-                        negotiation.client_line(&String::from_utf8_lossy(&bytes))
+                        let line = String::from_utf8(bytes)
+                            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+                        negotiation.client_line(line)
                     }
                     None => break,
                 },
                 item = from_agent.next() => match item {
                     Some(Ok(Ok(line))) => {
-                        let outs = negotiation.agent_line(&line);
+                        let outs = negotiation.agent_line(line);
                         seen.store(negotiation.translated_version().unwrap_or(0), Ordering::Relaxed);
                         outs
                     }
@@ -311,9 +312,9 @@ mod tests {
     #[test]
     fn a_refusal_naming_v2_sends_initialize_again_in_v2_and_is_not_relayed() {
         let mut n = Negotiation::new(Protocol::Auto);
-        assert_eq!(n.client_line(V1_INIT), vec![Out::Agent(V1_INIT.to_owned())]);
+        assert_eq!(n.client_line(V1_INIT.to_owned()), vec![Out::Agent(V1_INIT.to_owned())]);
         let refusal = r#"{"jsonrpc":"2.0","id":0,"error":{"code":-32022,"message":"Unsupported protocol version","data":{"requested":1,"supported":[2]}}}"#;
-        let again = n.agent_line(refusal);
+        let again = n.agent_line(refusal.to_owned());
         let sent = agent(&again);
         assert_eq!(sent.len(), again.len(), "nothing for the client: {again:?}");
         assert_eq!(sent[0]["method"], "initialize");
@@ -322,7 +323,7 @@ mod tests {
         assert!(sent[0]["params"]["info"].is_object());
         assert_eq!(n.translated_version(), None, "not before the answer");
         let answer = r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":2,"info":{"name":"a","version":"1"},"capabilities":{"session":{}}}}"#;
-        let outs = n.agent_line(answer);
+        let outs = n.agent_line(answer.to_owned());
         let Some(Out::Client(line)) = outs.first() else {
             panic!("{outs:?}")
         };
@@ -340,10 +341,10 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":0,"error":{"code":-32022,"message":"no","data":{"supported":[3]}}}"#,
         ] {
             let mut n = Negotiation::new(Protocol::Auto);
-            let _ = n.client_line(V1_INIT);
-            assert_eq!(n.agent_line(answer), vec![Out::Client(answer.to_owned())]);
+            let _ = n.client_line(V1_INIT.to_owned());
+            assert_eq!(n.agent_line(answer.to_owned()), vec![Out::Client(answer.to_owned())]);
             let later = r#"{"jsonrpc":"2.0","id":1,"method":"session/load","params":{}}"#;
-            assert_eq!(n.client_line(later), vec![Out::Agent(later.to_owned())]);
+            assert_eq!(n.client_line(later.to_owned()), vec![Out::Agent(later.to_owned())]);
             assert_eq!(n.translated_version(), None);
         }
     }
@@ -352,23 +353,23 @@ mod tests {
     fn a_refusal_of_another_request_or_before_initialize_passes() {
         let mut n = Negotiation::new(Protocol::Auto);
         let refusal = r#"{"jsonrpc":"2.0","id":0,"error":{"code":-32022,"message":"no"}}"#;
-        assert_eq!(n.agent_line(refusal), vec![Out::Client(refusal.to_owned())]);
-        let _ = n.client_line(V1_INIT);
+        assert_eq!(n.agent_line(refusal.to_owned()), vec![Out::Client(refusal.to_owned())]);
+        let _ = n.client_line(V1_INIT.to_owned());
         let other = r#"{"jsonrpc":"2.0","id":5,"error":{"code":-32022,"message":"no"}}"#;
-        assert_eq!(n.agent_line(other), vec![Out::Client(other.to_owned())]);
+        assert_eq!(n.agent_line(other.to_owned()), vec![Out::Client(other.to_owned())]);
         // Still asking: the initialize's own refusal (no data) switches.
-        assert_eq!(agent(&n.agent_line(refusal)).len(), 1);
+        assert_eq!(agent(&n.agent_line(refusal.to_owned())).len(), 1);
     }
 
     #[test]
     fn protocol_one_never_translates_and_two_always_does() {
         let refusal = r#"{"jsonrpc":"2.0","id":0,"error":{"code":-32022,"message":"no","data":{"supported":[2]}}}"#;
         let mut n = Negotiation::new(Protocol::V1);
-        assert_eq!(n.client_line(V1_INIT), vec![Out::Agent(V1_INIT.to_owned())]);
-        assert_eq!(n.agent_line(refusal), vec![Out::Client(refusal.to_owned())]);
+        assert_eq!(n.client_line(V1_INIT.to_owned()), vec![Out::Agent(V1_INIT.to_owned())]);
+        assert_eq!(n.agent_line(refusal.to_owned()), vec![Out::Client(refusal.to_owned())]);
         let mut n = Negotiation::new(Protocol::V2);
         assert_eq!(
-            agent(&n.client_line(V1_INIT))[0]["params"]["protocolVersion"],
+            agent(&n.client_line(V1_INIT.to_owned()))[0]["params"]["protocolVersion"],
             2
         );
     }

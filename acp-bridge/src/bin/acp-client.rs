@@ -51,6 +51,11 @@
 //! prompt; Ctrl-C in a turn cancels it (a second one quits), Ctrl-C at an
 //! empty prompt or Ctrl-D quits.
 //!
+//! A v2 agent is spoken to through acp-codec's v1↔v2 translator, found
+//! by `--protocol auto` (the default: v1 first, v2 when the agent refuses
+//! v1 with `-32022`), `1` or `2` ([`acp_bridge::dialect`]); in every mode,
+//! `--stdio`'s editor included.
+//!
 //! Exit status: 0 after a stop reason, 130 after Ctrl-C, 1 on any error
 //! (the agent's error message is printed), 2 for bad arguments.
 
@@ -125,7 +130,7 @@ struct Cli {
     interactive: bool,
     /// The ACP version to speak to the agent: auto (v1, else v2 through
     /// the translator when the agent refuses v1), 1, or 2
-    #[arg(long, value_enum, value_name = "V", default_value = "auto")]
+    #[arg(long, value_enum, value_name = "V", default_value_t = Protocol::default())]
     protocol: Protocol,
     /// Continue this session (session/resume, else session/load) instead
     /// of creating one
