@@ -95,13 +95,30 @@ impl Translator {
         }
     }
 
-    /// The version the agent speaks, once it answered `initialize` in it.
-    fn agent_version(&self) -> u16 {
+    /// The version the agent speaks, once it answered `initialize`;
+    /// `None` when the translator relays it unchanged.
+    fn agent_version(&self) -> Option<u16> {
         match self {
-            Self::V1ClientV2Agent(t) if t.is_passthrough() => 0,
-            Self::V1ClientV2Agent(_) => 2,
+            Self::V1ClientV2Agent(t) => (!t.is_passthrough()).then_some(2),
         }
     }
+}
+
+/// The id and the `protocolVersion` of `line` when it is an `initialize`
+/// request.
+fn initialize_request(line: &str) -> Option<(Value, u64)> {
+    let Ok(Value::Object(m)) = serde_json::from_str::<Value>(line) else {
+        return None;
+    };
+    if m.get("method").and_then(Value::as_str) != Some("initialize") {
+        return None;
+    }
+    let version = m
+        .get("params")
+        .and_then(|p| p.get("protocolVersion"))
+        .and_then(Value::as_u64)
+        .unwrap_or(0);
+    Some((m.get("id")?.clone(), version))
 }
 
 #[derive(Debug)]
@@ -120,6 +137,10 @@ enum State {
 #[derive(Debug)]
 pub struct Negotiation {
     state: State,
+    /// The id of the translated `initialize`, until the agent answers it.
+    awaiting: Option<Value>,
+    /// The agent's version once it answered through the translator.
+    translated: Option<u16>,
 }
 
 impl Negotiation {
@@ -130,36 +151,35 @@ impl Negotiation {
             Protocol::V2 => State::Translating(Translator::V1ClientV2Agent(V1ClientV2Agent::new())),
             Protocol::Auto => State::Asking(None),
         };
-        Self { state }
+        Self {
+            state,
+            awaiting: None,
+            translated: None,
+        }
     }
 
     /// The protocol version of an agent reached through a translator,
     /// once its `initialize` answer said so; `None` when nothing is
     /// translated.
     pub fn translated_version(&self) -> Option<u16> {
-        match &self.state {
-            State::Translating(t) => Some(t.agent_version()).filter(|v| *v != 0),
-            _ => None,
-        }
+        self.translated
     }
 
     /// What to send for `line`, a line from the client.
     pub fn client_line(&mut self, line: String) -> Vec<Out> {
         match &mut self.state {
             State::Direct => vec![Out::Agent(line)],
-            State::Translating(t) => t.client_line(&line),
-            State::Asking(asked) => {
-                if let Ok(Value::Object(m)) = serde_json::from_str::<Value>(&line) {
-                    if let (Some("initialize"), Some(id)) =
-                        (m.get("method").and_then(Value::as_str), m.get("id"))
-                    {
-                        let version = m
-                            .get("params")
-                            .and_then(|p| p.get("protocolVersion"))
-                            .and_then(Value::as_u64)
-                            .unwrap_or(0);
-                        *asked = Some((id.clone(), line.clone(), version));
+            State::Translating(t) => {
+                if self.translated.is_none() {
+                    if let Some((id, _)) = initialize_request(&line) {
+                        self.awaiting = Some(id);
                     }
+                }
+                t.client_line(&line)
+            }
+            State::Asking(asked) => {
+                if let Some((id, version)) = initialize_request(&line) {
+                    *asked = Some((id, line.clone(), version));
                 }
                 vec![Out::Agent(line)]
             }
@@ -170,7 +190,18 @@ impl Negotiation {
     pub fn agent_line(&mut self, line: String) -> Vec<Out> {
         match &mut self.state {
             State::Direct | State::Asking(None) => vec![Out::Client(line)],
-            State::Translating(t) => t.agent_line(&line),
+            State::Translating(t) => {
+                let answered = self.awaiting.as_ref().is_some_and(|id| {
+                    serde_json::from_str::<Value>(&line)
+                        .is_ok_and(|m| m.get("method").is_none() && m.get("id") == Some(id))
+                });
+                let out = t.agent_line(&line);
+                if answered {
+                    self.awaiting = None;
+                    self.translated = t.agent_version();
+                }
+                out
+            }
             State::Asking(Some((id, init, asked))) => {
                 let Ok(Value::Object(m)) = serde_json::from_str::<Value>(&line) else {
                     return vec![Out::Client(line)];
@@ -191,6 +222,7 @@ impl Negotiation {
                 match refused.then(|| Translator::for_refusal(*asked, supported)) {
                     Some(Some(mut translator)) => {
                         let again = translator.client_line(init);
+                        self.awaiting = Some(id.clone());
                         self.state = State::Translating(translator);
                         again
                     }
@@ -237,7 +269,9 @@ pub fn spawn<A>(
 where
     A: Stream<Item = Item> + Send + Unpin + 'static,
 {
-    let (to_client, lines) = mpsc::channel::<Item>(256);
+    // One line ahead at most: a line may be 64 MiB, and the client's
+    // reading is what paces the agent's, as without the task.
+    let (to_client, lines) = mpsc::channel::<Item>(1);
     let (sink, mut from_client) = LineSender::channel();
     let version = Arc::new(AtomicU16::new(0));
     let seen = Arc::clone(&version);
@@ -312,7 +346,10 @@ mod tests {
     #[test]
     fn a_refusal_naming_v2_sends_initialize_again_in_v2_and_is_not_relayed() {
         let mut n = Negotiation::new(Protocol::Auto);
-        assert_eq!(n.client_line(V1_INIT.to_owned()), vec![Out::Agent(V1_INIT.to_owned())]);
+        assert_eq!(
+            n.client_line(V1_INIT.to_owned()),
+            vec![Out::Agent(V1_INIT.to_owned())]
+        );
         let refusal = r#"{"jsonrpc":"2.0","id":0,"error":{"code":-32022,"message":"Unsupported protocol version","data":{"requested":1,"supported":[2]}}}"#;
         let again = n.agent_line(refusal.to_owned());
         let sent = agent(&again);
@@ -342,9 +379,15 @@ mod tests {
         ] {
             let mut n = Negotiation::new(Protocol::Auto);
             let _ = n.client_line(V1_INIT.to_owned());
-            assert_eq!(n.agent_line(answer.to_owned()), vec![Out::Client(answer.to_owned())]);
+            assert_eq!(
+                n.agent_line(answer.to_owned()),
+                vec![Out::Client(answer.to_owned())]
+            );
             let later = r#"{"jsonrpc":"2.0","id":1,"method":"session/load","params":{}}"#;
-            assert_eq!(n.client_line(later.to_owned()), vec![Out::Agent(later.to_owned())]);
+            assert_eq!(
+                n.client_line(later.to_owned()),
+                vec![Out::Agent(later.to_owned())]
+            );
             assert_eq!(n.translated_version(), None);
         }
     }
@@ -353,10 +396,16 @@ mod tests {
     fn a_refusal_of_another_request_or_before_initialize_passes() {
         let mut n = Negotiation::new(Protocol::Auto);
         let refusal = r#"{"jsonrpc":"2.0","id":0,"error":{"code":-32022,"message":"no"}}"#;
-        assert_eq!(n.agent_line(refusal.to_owned()), vec![Out::Client(refusal.to_owned())]);
+        assert_eq!(
+            n.agent_line(refusal.to_owned()),
+            vec![Out::Client(refusal.to_owned())]
+        );
         let _ = n.client_line(V1_INIT.to_owned());
         let other = r#"{"jsonrpc":"2.0","id":5,"error":{"code":-32022,"message":"no"}}"#;
-        assert_eq!(n.agent_line(other.to_owned()), vec![Out::Client(other.to_owned())]);
+        assert_eq!(
+            n.agent_line(other.to_owned()),
+            vec![Out::Client(other.to_owned())]
+        );
         // Still asking: the initialize's own refusal (no data) switches.
         assert_eq!(agent(&n.agent_line(refusal.to_owned())).len(), 1);
     }
@@ -365,12 +414,25 @@ mod tests {
     fn protocol_one_never_translates_and_two_always_does() {
         let refusal = r#"{"jsonrpc":"2.0","id":0,"error":{"code":-32022,"message":"no","data":{"supported":[2]}}}"#;
         let mut n = Negotiation::new(Protocol::V1);
-        assert_eq!(n.client_line(V1_INIT.to_owned()), vec![Out::Agent(V1_INIT.to_owned())]);
-        assert_eq!(n.agent_line(refusal.to_owned()), vec![Out::Client(refusal.to_owned())]);
+        assert_eq!(
+            n.client_line(V1_INIT.to_owned()),
+            vec![Out::Agent(V1_INIT.to_owned())]
+        );
+        assert_eq!(
+            n.agent_line(refusal.to_owned()),
+            vec![Out::Client(refusal.to_owned())]
+        );
         let mut n = Negotiation::new(Protocol::V2);
         assert_eq!(
             agent(&n.client_line(V1_INIT.to_owned()))[0]["params"]["protocolVersion"],
             2
         );
+        // An agent answering version 1 is relayed, and not called translated.
+        let v1 = r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}"#;
+        assert_eq!(
+            n.agent_line(v1.to_owned()),
+            vec![Out::Client(v1.to_owned())]
+        );
+        assert_eq!(n.translated_version(), None);
     }
 }
