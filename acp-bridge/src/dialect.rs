@@ -1,9 +1,8 @@
 //! Which ACP version the agent speaks, and the translator in front of it
 //! when that is not the client's. `acp-client`'s own turn logic speaks v1,
 //! and so does an editor on `acp-client --stdio` that asks for version 1;
-//! a v2 agent is reached through the codec's
-//! [`V1ClientV2Agent`](acp_codec::translate::V1ClientV2Agent), so a v2
-//! turn is shown, answered and cancelled exactly as a v1 turn is.
+//! a v2 agent is reached through the codec's [`V1ClientV2Agent`], so a
+//! v2 turn is shown, answered and cancelled exactly as a v1 turn is.
 //!
 //! How the version is settled ([`Protocol`], `acp-client --protocol`):
 //!
