@@ -22,6 +22,7 @@
 //! | `mcpServers` | `mcpServers` | stdio servers get `type: "stdio"`; `sse` servers dropped (**loss**: gone in v2) |
 //! | `session/new` answer (`modes`) | `session/new` answer (`configOptions`, `availableCommands`) | `modes` synthesized from the `mode` select config option; `availableCommands` sent as a v1 `available_commands_update` after the answer |
 //! | `session/load` | `session/resume` with `replayFrom: {"type":"start"}` | the replay arrives as updates; the v1 answer at the resume answer (`modes` as for `session/new`) |
+//! | `session/resume` (no replay) | `session/resume` | its answer as `session/load`'s |
 //! | `session/prompt` answer `{stopReason}` | answer `{}` (held, dropped) + idle `state_update` | the idle update's `stopReason` (`end_turn` when it has none) answers the oldest held prompt of the session |
 //! | `session/cancel` | `session/cancel` | unchanged; the idle `cancelled` update ends the prompt |
 //! | `session/set_config_option` | the same | a value without `type` gets `type: "id"` |
@@ -206,7 +207,8 @@ impl V1ClientV2Agent {
                 if let Some(Value::Object(p)) = msg.get_mut("params") {
                     mcp_servers(p);
                 }
-                None
+                // Answered as `session/load` is (v1's resume replays nothing).
+                session.clone().map(Pending::Load)
             }
             "session/set_config_option" => {
                 if let Some(Value::Object(p)) = msg.get_mut("params") {

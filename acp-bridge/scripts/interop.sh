@@ -13,6 +13,9 @@
 #   - a dead agent (`false`, one that exits mid-turn) and a hung one
 #     (`sleep`) end with a clear error and a non-zero exit, quickly;
 #   - acp-client against the TypeScript SDK 1.9.0 example agent, full turn;
+#   - acp-client against a v2 agent on the TypeScript SDK 2.4.0's draft v2
+#     API (scripts/peers/ts_v2_agent.mjs): v1 refused, v2 through the
+#     translator, full turn;
 #   - the TypeScript SDK 2.4.0 client against our mock_agent, full turn;
 #   - acp-client against Gemini CLI 0.61.0 offline (scratch HOME, no key):
 #     initialize succeeds, session/new reports Gemini's error, non-zero exit;
@@ -123,6 +126,11 @@ P=$(project sdk19)
 run "acp-client vs TS SDK 1.9.0 example agent: full turn" \
   's["stopReason"]=="end_turn" and rc==0 and s["messageChunks"]>0 and s["toolCalls"]>0 and s["permissionRequests"]>0 and s["badLines"]==0 and s["turnProblems"]==0' \
   -- --agent "node $PEERS_DIR/node_modules/sdk19/dist/examples/agent.js" --cwd "$P" --timeout 30 --permission allow
+
+P=$(project sdk24-v2)
+run "acp-client vs a TS SDK 2.4.0 v2 agent (translated): full turn" \
+  's["stopReason"]=="end_turn" and rc==0 and s["agent"]=="ts-v2-agent 2.4.0" and "protocol v2, translated" in out and s["messageChunks"]==3 and s["thoughtChunks"]==1 and s["toolCalls"]==1 and s["plans"]==3 and s["permissionsAllowed"]==1 and s["badLines"]==0 and s["turnProblems"]==0 and "rror" not in err' \
+  -- --agent "node $ROOT/scripts/peers/ts_v2_agent.mjs" --cwd "$P" --timeout 30 --permission allow
 
 P=$(project sdk24); t0=$(date +%s.%N); rc=0
 mkfifo "$T/to_agent" "$T/to_client"

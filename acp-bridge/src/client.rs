@@ -425,8 +425,12 @@ impl<S: LineSource> Client<S> {
                 .map_or("unnamed agent".to_owned(), |i| {
                     format!("{} {}", i.name, i.version)
                 });
+            let protocol = match self.source.translated_version() {
+                Some(v) => format!("v{v}, translated"),
+                None => format!("v{}", r.protocol_version),
+            };
             self.render
-                .note(&format!("agent: {name}, protocol v{}", r.protocol_version));
+                .note(&format!("agent: {name}, protocol {protocol}"));
             self.stats.agent = Some(name);
             self.quirks = Quirks::of(r.agent_info.as_ref());
             if let Some(m) = r

@@ -15,6 +15,8 @@
 //!   in [`editor`]), with [`render`] printing the turn, [`confined`] serving
 //!   `fs/*` inside the session directory and [`terminals`] serving
 //!   `terminal/*`;
+//! - [`dialect`]: which ACP version the agent speaks, and the v1↔v2
+//!   translator in front of a v2 agent;
 //! - [`remote`]: ACP's remote transport (WebSocket and Streamable HTTP) as a
 //!   line transport for the client, with [`tls`] for `wss://`/`https://`
 //!   (and the bridge's server side);
@@ -37,6 +39,7 @@
 
 pub mod client;
 pub mod confined;
+pub mod dialect;
 pub mod editor;
 pub mod interactive;
 pub mod limits;

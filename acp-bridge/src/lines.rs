@@ -23,6 +23,28 @@ pub trait LineSource {
     fn next_line(
         &mut self,
     ) -> impl std::future::Future<Output = io::Result<Option<Result<String, FrameError>>>>;
+
+    /// The protocol version of the agent when this source translates its
+    /// lines into v1 ([`dialect`](crate::dialect)), once known; `None`
+    /// when nothing is translated.
+    fn translated_version(&self) -> Option<u16> {
+        None
+    }
+}
+
+/// `source` as a stream of items (a line, or a line refused), ending at
+/// the end of input or after an error.
+pub fn stream<S: LineSource>(
+    source: S,
+) -> impl futures_util::Stream<Item = io::Result<Result<String, FrameError>>> {
+    futures_util::stream::unfold(Some(source), |source| async move {
+        let mut source = source?;
+        match source.next_line().await {
+            Ok(Some(item)) => Some((Ok(item), Some(source))),
+            Ok(None) => None,
+            Err(e) => Some((Err(e), None)),
+        }
+    })
 }
 
 /// A byte stream split into lines by the crate's [`LineCodec`]: its limits

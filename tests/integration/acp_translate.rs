@@ -314,6 +314,17 @@ fn a_v1_client_runs_full_turns_with_a_v2_agent() {
     );
     assert_eq!(seen[3]["result"]["modes"]["currentModeId"], "ask");
 
+    // v1's session/resume: v2's without a replay, its answer as load's.
+    let out = b.client(
+        json!({"jsonrpc": "2.0", "id": 7, "method": "session/resume",
+        "params": {"sessionId": "s1", "cwd": "/w"}}),
+    );
+    assert_eq!(out[0]["method"], "session/resume");
+    assert!(out[0]["params"].get("replayFrom").is_none(), "{}", out[0]);
+    let out = b.agent(json!({"jsonrpc": "2.0", "id": 7, "result": {"configOptions": modes}}));
+    assert_eq!(out[0]["result"]["modes"]["currentModeId"], "ask");
+    assert_eq!(out[0]["result"]["configOptions"][0]["id"], "mode");
+
     // An agent error passes through; an extension method too.
     let out = b.client(json!({"jsonrpc": "2.0", "id": 6, "method": "_x/ping", "params": {"a": 1}}));
     assert_eq!(out[0]["method"], "_x/ping");

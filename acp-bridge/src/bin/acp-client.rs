@@ -51,6 +51,11 @@
 //! prompt; Ctrl-C in a turn cancels it (a second one quits), Ctrl-C at an
 //! empty prompt or Ctrl-D quits.
 //!
+//! A v2 agent is spoken to through acp-codec's v1↔v2 translator, found
+//! by `--protocol auto` (the default: v1 first, v2 when the agent refuses
+//! v1 with `-32022`), `1` or `2` ([`acp_bridge::dialect`]); in every mode,
+//! `--stdio`'s editor included.
+//!
 //! Exit status: 0 after a stop reason, 130 after Ctrl-C, 1 on any error
 //! (the agent's error message is printed), 2 for bad arguments.
 
@@ -58,6 +63,7 @@ use std::path::{Path, PathBuf};
 use std::process::{ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
+use acp_bridge::dialect::{self, Negotiation, Protocol};
 use acp_bridge::{client, lines, mock_agent, profiles, reconnect, remote, tls};
 use acp_codec::codec::LineCodec;
 use clap::error::ErrorKind;
@@ -122,6 +128,10 @@ struct Cli {
     /// stdout are a terminal
     #[arg(short, long, conflicts_with_all = ["stdio", "summary_json"])]
     interactive: bool,
+    /// The ACP version to speak to the agent: auto (v1, else v2 through
+    /// the translator when the agent refuses v1), 1, or 2
+    #[arg(long, value_enum, value_name = "V", default_value_t = Protocol::default())]
+    protocol: Protocol,
     /// Continue this session (session/resume, else session/load) instead
     /// of creating one
     #[arg(long, value_name = "ID")]
@@ -230,6 +240,8 @@ struct Args {
     stdio: bool,
     /// `--session ID`.
     session: Option<String>,
+    /// `--protocol`.
+    protocol: Protocol,
     mock: mock_agent::Options,
     prompt: String,
     /// A conversation (`-i`, or no prompt at a terminal).
@@ -318,6 +330,7 @@ impl Cli {
             max_message: self.max_message_bytes,
             stdio: self.stdio,
             session: self.session,
+            protocol: self.protocol,
             mock: mock_agent::Options {
                 big_bytes: self.big_bytes.unwrap_or(0),
                 step_delay: self.mock_delay_ms.unwrap_or_default(),
@@ -422,6 +435,16 @@ async fn run() -> ExitCode {
     } = match transport {
         Ok(t) => t,
         Err(e) => return fail(&args, &e),
+    };
+
+    // The agent's version settled, and a v2 agent translated.
+    let (source, sink) = match args.protocol {
+        Protocol::V1 => (source, sink),
+        protocol => {
+            let from_agent = Box::pin(lines::stream(source));
+            let (source, sink) = dialect::spawn(Negotiation::new(protocol), from_agent, sink);
+            (Source::Negotiated(source), sink)
+        }
     };
 
     if args.stdio {
@@ -772,6 +795,8 @@ enum Source {
     Bytes(LineReader<Box<dyn ReadHalf>>),
     Remote(remote::RemoteSource),
     Rejoined(reconnect::RejoinedSource),
+    /// Through the version negotiation (and a translator).
+    Negotiated(dialect::Negotiated),
 }
 
 impl lines::LineSource for Source {
@@ -782,6 +807,14 @@ impl lines::LineSource for Source {
             Self::Bytes(r) => r.next_line().await,
             Self::Remote(r) => r.next_line().await,
             Self::Rejoined(r) => r.next_line().await,
+            Self::Negotiated(r) => r.next_line().await,
+        }
+    }
+
+    fn translated_version(&self) -> Option<u16> {
+        match self {
+            Self::Negotiated(r) => r.translated_version(),
+            _ => None,
         }
     }
 }

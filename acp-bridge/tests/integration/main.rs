@@ -48,6 +48,8 @@ mod client_profiles;
 mod client_salvage;
 mod client_terminal;
 #[cfg(target_os = "linux")]
+mod client_v2;
+#[cfg(target_os = "linux")]
 mod cluster;
 mod library;
 mod mcp_relay_seeds;

@@ -93,7 +93,7 @@ impl Editor {
         }
     }
 
-    fn send(&mut self, message: &Value) {
+    pub fn send(&mut self, message: &Value) {
         let stdin = self.stdin.as_mut().expect("stdin open");
         writeln!(stdin, "{message}").unwrap();
         stdin.flush().unwrap();
