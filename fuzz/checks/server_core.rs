@@ -335,7 +335,7 @@ impl World {
                     );
                     server.handle_agent_exited(self.now, run, "stopped");
                 }
-                Action::Log(_) => {}
+                Action::Log(_) | Action::WriteMcp { .. } | Action::CloseMcp { .. } => {}
             }
         }
     }
