@@ -7,7 +7,7 @@
 //! `session/new`, `session/load` or `session/resume` that offers `"type":
 //! "acp"` servers to an agent that does not take them itself reaches the
 //! agent with a stdio server in place of each: the relay command, with
-//! the server's `id` as its last argument. The agent starts it in its
+//! the server's id (`serverId`; `id` in the RFD) as its last argument. The agent starts it in its
 //! room; it reaches back to the caller, which checks its token and hands
 //! it over ([`Server::handle_mcp_open`], under the user the token is
 //! theirs). From there the relay's MCP lines become `mcp/connect`,
@@ -136,6 +136,8 @@ struct Declared {
 #[derive(Debug)]
 struct Link {
     key: Option<String>,
+    /// The `"acp"` server's id.
+    server: String,
     client: ClientId,
     /// The client's `connectionId`, once `mcp/connect` is answered.
     connection: Option<String>,
@@ -254,6 +256,7 @@ impl Server {
             link,
             Link {
                 key,
+                server: server.to_owned(),
                 client,
                 connection: None,
                 early: Vec::new(),
@@ -277,15 +280,27 @@ impl Server {
             l.early.push(text.to_owned());
             return;
         };
+        let server = l.server.clone();
         let Ok(Value::Object(mut msg)) = serde_json::from_str::<Value>(text) else {
-            self.log(format!("{link}: a line that is not a json-rpc object, dropped"));
+            self.log(format!(
+                "{link}: a line that is not a json-rpc object, dropped"
+            ));
             return;
         };
         let method = msg.remove("method");
         let id = msg.remove("id");
         match (method, id) {
             (Some(Value::String(method)), id) => {
+                // The schema's members (`serverId`, `requestId`) and the
+                // RFD's (`connectionId`).
+                let request = match &id {
+                    Some(Value::String(s)) => s.clone(),
+                    Some(other) => other.to_string(),
+                    None => String::new(),
+                };
                 let mut params = Map::new();
+                params.insert("serverId".into(), Value::String(server));
+                params.insert("requestId".into(), Value::String(request));
                 params.insert("connectionId".into(), Value::String(connection));
                 params.insert("method".into(), Value::String(method));
                 if let Some(p) = msg.remove("params") {
@@ -298,7 +313,8 @@ impl Server {
                         self.mcp_ask(now, link, MCP_MESSAGE, params, asked);
                     }
                     None => {
-                        let text = json!({"jsonrpc": "2.0", "method": MCP_MESSAGE, "params": params});
+                        let text =
+                            json!({"jsonrpc": "2.0", "method": MCP_MESSAGE, "params": params});
                         self.mcp_to_client(now, link, text.to_string());
                     }
                 }
@@ -310,10 +326,12 @@ impl Server {
                 let mut answer = Map::new();
                 answer.insert("jsonrpc".into(), "2.0".into());
                 answer.insert("id".into(), id_value(&asker));
-                match (msg.remove("result"), msg.remove("error")) {
-                    (_, Some(e)) => answer.insert("error".into(), e),
-                    (r, None) => answer.insert("result".into(), r.unwrap_or(Value::Null)),
+                // One inner outcome in the result, as the schema has it.
+                let outcome = match (msg.remove("result"), msg.remove("error")) {
+                    (_, Some(e)) => json!({ "error": e }),
+                    (r, None) => json!({ "result": r.unwrap_or(Value::Null) }),
                 };
+                answer.insert("result".into(), outcome);
                 self.mcp_to_client(now, link, Value::Object(answer).to_string());
             }
             _ => self.log(format!("{link}: a line that is no mcp message, dropped")),
@@ -482,9 +500,9 @@ impl Server {
         let (key, client, user) = (c.agent.clone(), c.client, c.user.clone());
         match message {
             Message::Request(r) if r.method == names::INITIALIZE => {
-                if self.mcp.relays.contains_key(&key) {
-                    self.mcp.initializing.insert(conn, r.id.to_owned_id());
-                }
+                // Whether the agent has a relay is known by its answer (a
+                // user's agent starts on this request).
+                self.mcp.initializing.insert(conn, r.id.to_owned_id());
                 Inbound::Pass
             }
             Message::Request(r)
@@ -559,7 +577,13 @@ impl Server {
                     .and_then(|v| v.get("connectionId")?.as_str().map(ToOwned::to_owned));
                 let Some(connection) = connection else {
                     let why = "the client's mcp/connect answer has no connectionId";
-                    self.mcp_fail(Pending { asked: Asked::Connect, ..p }, why);
+                    self.mcp_fail(
+                        Pending {
+                            asked: Asked::Connect,
+                            ..p
+                        },
+                        why,
+                    );
                     return Inbound::Taken;
                 };
                 let early = match self.mcp.links.get_mut(&link) {
@@ -576,9 +600,17 @@ impl Server {
             (Asked::Connect, Err(e)) => {
                 let why = format!(
                     "the client refused to connect this mcp server: {}",
-                    e.get("message").and_then(Value::as_str).unwrap_or("no reason")
+                    e.get("message")
+                        .and_then(Value::as_str)
+                        .unwrap_or("no reason")
                 );
-                self.mcp_fail(Pending { asked: Asked::Connect, ..p }, &why);
+                self.mcp_fail(
+                    Pending {
+                        asked: Asked::Connect,
+                        ..p
+                    },
+                    &why,
+                );
             }
             (Asked::Message(mcp_id), outcome) => {
                 let mut answer = Map::new();
@@ -587,7 +619,8 @@ impl Server {
                 match outcome {
                     Ok(result) => {
                         let result = serde_json::from_str(result).unwrap_or(Value::Null);
-                        answer.insert("result".into(), result);
+                        let (member, inner) = inner_outcome(result);
+                        answer.insert(member.into(), inner);
                     }
                     Err(error) => {
                         answer.insert("error".into(), error);
@@ -685,7 +718,10 @@ impl Server {
             }
             let (Some(name), Some(id)) = (
                 s.get("name").and_then(Value::as_str),
-                s.get("id").and_then(Value::as_str),
+                // `serverId` in the schema, `id` in the RFD.
+                s.get("serverId")
+                    .or_else(|| s.get("id"))
+                    .and_then(Value::as_str),
             ) else {
                 continue;
             };
@@ -761,7 +797,11 @@ impl Server {
             return text;
         };
         let native = mcp.get("acp").and_then(Value::as_bool) == Some(true);
+        let bridged = self.mcp.relays.contains_key(&key);
         self.mcp.native.insert(key, native);
+        if native || !bridged {
+            return text;
+        }
         mcp.insert("acp".into(), Value::Bool(true));
         answer.to_string()
     }
@@ -769,6 +809,23 @@ impl Server {
     /// `conn` is gone: its pending `initialize` is forgotten.
     pub(super) fn mcp_forget(&mut self, conn: ConnectionId) {
         self.mcp.initializing.remove(&conn);
+    }
+}
+
+/// The MCP outcome an `mcp/message` result carries: the schema's
+/// `{"result": …}` or `{"error": …}`, or (the RFD's) the result itself.
+fn inner_outcome(result: Value) -> (&'static str, Value) {
+    match result {
+        Value::Object(mut o) if o.len() == 1 || o.len() == 2 && o.contains_key("_meta") => {
+            if let Some(e) = o.remove("error") {
+                ("error", e)
+            } else if let Some(r) = o.remove("result") {
+                ("result", r)
+            } else {
+                ("result", Value::Object(o))
+            }
+        }
+        other => ("result", other),
     }
 }
 
@@ -842,7 +899,7 @@ mod tests {
             .collect()
     }
 
-    const NEW: &str = r#"{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/w","mcpServers":[{"type":"acp","name":"files","id":"srv-1"},{"name":"local","command":"x","args":[],"env":[]}]}}"#;
+    const NEW: &str = r#"{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/w","mcpServers":[{"type":"acp","name":"files","serverId":"srv-1"},{"name":"local","command":"x","args":[],"env":[]}]}}"#;
 
     #[test]
     fn an_agent_without_acp_gets_the_relay_and_the_calls_reach_the_client() {
@@ -892,11 +949,15 @@ mod tests {
         assert_eq!(out[0]["method"], "mcp/message");
         assert_eq!(out[0]["params"]["connectionId"], "c1");
         assert_eq!(out[0]["params"]["method"], "initialize");
+        assert_eq!(out[0]["params"]["serverId"], "srv-1");
+        assert_eq!(out[0]["params"]["requestId"], "0");
         let msg_id = out[0]["id"].as_str().unwrap().to_string();
         s.handle_text(
             T,
             conn,
-            &format!(r#"{{"jsonrpc":"2.0","id":"{msg_id}","result":{{"serverInfo":{{}}}}}}"#),
+            &format!(
+                r#"{{"jsonrpc":"2.0","id":"{msg_id}","result":{{"result":{{"serverInfo":{{}}}}}}}}"#
+            ),
         );
         let back = to_relay(&s.take_actions());
         assert_eq!(
@@ -920,7 +981,7 @@ mod tests {
         );
         let out = sent(&s.take_actions());
         assert_eq!(out[0]["id"], 9);
-        assert_eq!(out[0]["result"], serde_json::json!({}));
+        assert_eq!(out[0]["result"], serde_json::json!({"result": {}}));
 
         // A call the client never answers: an MCP error after the timeout.
         s.handle_mcp_line(

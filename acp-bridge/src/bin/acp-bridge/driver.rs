@@ -102,6 +102,8 @@ pub struct Driver {
     pub first_update: Histogram,
     /// Refusals' log lines, at most so many a second per reason.
     throttle: Throttle,
+    /// The MCP relays agents started (MCP over ACP, bridged).
+    pub relays: crate::mcp::Relays,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -126,6 +128,7 @@ impl Driver {
             counts: Counts::default(),
             first_update: crate::metrics::first_update_histogram(),
             throttle: Throttle::default(),
+            relays: crate::mcp::Relays::default(),
         });
         driver.with(|_, _| ());
         tokio::spawn(timer(driver.clone()));
@@ -288,6 +291,11 @@ impl Driver {
                 if let Some(r) = lock(&self.runs).get(&run) {
                     r.stop.notify_one();
                 }
+            }
+            Action::WriteMcp { link, line } => self.relays.write(link, line),
+            Action::CloseMcp { link, reason } => {
+                self.log_line(&format!("{link} closed: {reason}"));
+                self.relays.close(link);
             }
             Action::Log(text) => self.log_line(&text),
         }
