@@ -1007,6 +1007,100 @@ mod tests {
         assert_eq!(out[0]["params"]["connectionId"], "c1");
     }
 
+    /// A call in flight when the client's connection breaks: the client
+    /// that resumes gets the `mcp/message` again, and its answer reaches
+    /// the agent.
+    #[test]
+    fn a_call_in_flight_survives_a_reconnect() {
+        use crate::remote::resume::unstamp;
+        let mut s = Server::new(ServerConfig::new(), T);
+        let Some(Action::StartAgent { run, .. }) = s.poll_action() else {
+            panic!()
+        };
+        s.handle_agent_started(T, run, 1);
+        s.set_mcp_relay(None, Some(relay()));
+        let c = s
+            .open(T, Profile::WebSocket, &Principal::anonymous())
+            .unwrap();
+        s.handle_text(
+            T,
+            c,
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"_meta":{"acp-codec/resume":{}}}}"#,
+        );
+        let _ = s.take_actions();
+        s.handle_agent_line(
+            T,
+            run,
+            r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}"#,
+        );
+        let _ = s.take_actions();
+        s.handle_text(T, c, NEW);
+        let _ = s.take_actions();
+        let link = s.handle_mcp_open(T, None, "srv-1").unwrap();
+        let acts = s.take_actions();
+        let (connect, at) = match &acts[..] {
+            [Action::Send { text, .. }] => {
+                let (_, at, text) = unstamp(text).unwrap();
+                (serde_json::from_str::<Value>(&text).unwrap(), at)
+            }
+            other => panic!("{other:?}"),
+        };
+        s.handle_text(
+            T,
+            c,
+            &format!(
+                r#"{{"jsonrpc":"2.0","id":"{}","result":{{"connectionId":"c1"}}}}"#,
+                connect["id"].as_str().unwrap()
+            ),
+        );
+        s.handle_mcp_line(
+            T,
+            link,
+            r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"read_file"}}"#,
+        );
+        let _ = s.take_actions();
+        s.handle_closed(T, c, super::super::Ending::Broken);
+        let _ = s.take_actions();
+
+        let d = s
+            .open(T, Profile::WebSocket, &Principal::anonymous())
+            .unwrap();
+        s.handle_text(
+            T,
+            d,
+            &format!(
+                r#"{{"jsonrpc":"2.0","id":"r1","method":"initialize","params":{{"_meta":{{"acp-codec/resume":{{}},"acp-codec/cursor":{{"connection":"{}","position":{}}}}}}}}}"#,
+                c.0, at
+            ),
+        );
+        let again: Vec<Value> = s
+            .take_actions()
+            .iter()
+            .filter_map(|a| match a {
+                Action::Send { to, text, .. } if *to == d => {
+                    unstamp(text).and_then(|(_, _, t)| serde_json::from_str(&t).ok())
+                }
+                _ => None,
+            })
+            .filter(|v: &Value| v["method"] == "mcp/message")
+            .collect();
+        assert_eq!(again.len(), 1, "the call is sent again");
+        assert_eq!(again[0]["params"]["method"], "tools/call");
+        s.handle_text(
+            T,
+            d,
+            &format!(
+                r#"{{"jsonrpc":"2.0","id":"{}","result":{{"result":{{"content":[]}}}}}}"#,
+                again[0]["id"].as_str().unwrap()
+            ),
+        );
+        let back = to_relay(&s.take_actions());
+        assert_eq!(
+            back,
+            [serde_json::json!({"jsonrpc": "2.0", "id": 7, "result": {"content": []}})]
+        );
+    }
+
     #[test]
     fn an_agent_with_acp_gets_the_servers_as_they_came() {
         let (mut s, _run, conn, acts) = setup(r#"{"mcpCapabilities":{"acp":true}}"#);
