@@ -13,7 +13,6 @@
 //! the agent and the socket. A socket takes only its own agent's token,
 //! so a process in another user's room that reaches it is refused.
 
-use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -21,7 +20,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use acp_codec::codec::LineCodec;
-use acp_codec::remote::{McpLink, McpRelay};
+use acp_codec::remote::McpRelay;
 use acp_codec::Limits;
 use futures_util::StreamExt;
 use subtle::ConstantTimeEq;
@@ -30,7 +29,7 @@ use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::mpsc;
 use tokio_util::codec::FramedRead;
 
-use crate::driver::{user_dirs, Driver};
+use crate::driver::{user_dirs, Driver, ToRelay};
 
 /// The relay's entry point: `acp-bridge --mcp-relay SOCKET ID`.
 pub const RELAY_FLAG: &str = "--mcp-relay";
@@ -42,43 +41,6 @@ const SOCKET_NAME: &str = "mcp-relay.sock";
 const HELLO_WAIT: Duration = Duration::from_secs(10);
 /// Longest first line.
 const HELLO_MAX: u64 = 4096;
-
-/// What a relay connection's writer is told.
-pub enum ToRelay {
-    /// One line (with its `\n`).
-    Line(Vec<u8>),
-    /// Close it.
-    Close,
-}
-
-/// The relays of a bridge: each agent's socket, and the open links.
-#[derive(Default)]
-pub struct Relays {
-    /// The agents whose socket listens, by user (`None`: the shared or
-    /// anonymous agent).
-    listening: std::sync::Mutex<HashMap<Option<String>, ()>>,
-    links: std::sync::Mutex<HashMap<McpLink, mpsc::UnboundedSender<ToRelay>>>,
-}
-
-fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-impl Relays {
-    /// Carries out `Action::WriteMcp`.
-    pub fn write(&self, link: McpLink, line: Vec<u8>) {
-        if let Some(tx) = lock(&self.links).get(&link) {
-            let _ = tx.send(ToRelay::Line(line));
-        }
-    }
-
-    /// Carries out `Action::CloseMcp`.
-    pub fn close(&self, link: McpLink) {
-        if let Some(tx) = lock(&self.links).remove(&link) {
-            let _ = tx.send(ToRelay::Close);
-        }
-    }
-}
 
 /// Where `user`'s agent's socket lies.
 fn socket_path(driver: &Driver, user: Option<&str>) -> PathBuf {
@@ -100,12 +62,12 @@ fn socket_path(driver: &Driver, user: Option<&str>) -> PathBuf {
 /// (logged).
 pub async fn prepare(driver: &Arc<Driver>, user: Option<&str>) {
     let key = user.map(ToOwned::to_owned);
-    if lock(&driver.relays.listening).contains_key(&key) {
+    if driver.relays.listens(&key) {
         return;
     }
     match listen(driver, user) {
         Ok(relay) => {
-            lock(&driver.relays.listening).insert(key, ());
+            driver.relays.listening(key);
             driver.with(|s, _| s.set_mcp_relay(user, Some(relay)));
         }
         Err(e) => driver.log_line(&format!("mcp over acp is not bridged: {e}")),
@@ -194,7 +156,7 @@ async fn serve(driver: Arc<Driver>, stream: UnixStream, user: Option<String>, to
     let opened = driver.with(|s, now| {
         let link = s.handle_mcp_open(now, user.as_deref(), &hello.acp_id)?;
         let _ = tx.send(ToRelay::Line(b"{\"ok\":true}\n".to_vec()));
-        lock(&driver.relays.links).insert(link, tx);
+        driver.relays.attach(link, tx);
         Ok::<_, acp_codec::remote::McpRefusal>(link)
     });
     let link = match opened {
@@ -228,7 +190,7 @@ async fn serve(driver: Arc<Driver>, stream: UnixStream, user: Option<String>, to
             Err(e) => driver.log_line(&format!("{link}: {e}, dropped")),
         }
     }
-    lock(&driver.relays.links).remove(&link);
+    driver.relays.detach(link);
     driver.with(|s, now| s.handle_mcp_closed(now, link));
     writer.abort();
 }
