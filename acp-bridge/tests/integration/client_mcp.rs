@@ -354,11 +354,12 @@ fn a_team_server_bridges_mcp_for_an_agent_that_lacks_it() {
     }
     let bridge = Bridge::start_with(&args);
     let (project, config) = (s.project(), s.config());
-    let run = |prompt: &str| {
+    let http = bridge.url.replacen("ws://", "http://", 1);
+    let run_at = |url: &str, prompt: &str| {
         client(
             &[
                 "--connect",
-                &bridge.url,
+                url,
                 "--cwd",
                 project.to_str().unwrap(),
                 "--mcp-config",
@@ -370,6 +371,7 @@ fn a_team_server_bridges_mcp_for_an_agent_that_lacks_it() {
             &[("ACP_BRIDGE_TOKEN", ANA)],
         )
     };
+    let run = |prompt: &str| run_at(&bridge.url, prompt);
 
     let (out, summary, all) = run("mcp read_file path=secret.txt");
     assert!(out.status.success(), "{all}");
@@ -382,6 +384,10 @@ fn a_team_server_bridges_mcp_for_an_agent_that_lacks_it() {
         all.contains("MCP server files offers: read_file, crash, hang."),
         "{all}"
     );
+    assert!(all.contains(SECRET), "{all}");
+    // The same over Streamable HTTP.
+    let (out, _, all) = run_at(&http, "mcp read_file path=secret.txt");
+    assert!(out.status.success(), "{all}");
     assert!(all.contains(SECRET), "{all}");
 
     // The user's server dies mid-call: an MCP error in the turn, at once.

@@ -46,7 +46,7 @@ use crate::PeekedId;
 pub const DEFAULT_MCP_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// Most `"acp"` servers the server remembers for each agent (the oldest
-/// is forgotten past it).
+/// is forgotten past it, and a relay for it refused).
 pub const MAX_MCP_DECLARED: usize = 1024;
 
 /// The prefix of the ids of the server's own requests to a client.
@@ -175,8 +175,9 @@ pub(super) struct Bridges {
     /// The `initialize` each connection waits for the answer of.
     initializing: BTreeMap<ConnectionId, RequestId<'static>>,
     declared: BTreeMap<(Option<String>, String), Declared>,
-    /// Declaration order, for forgetting the oldest.
-    order: VecDeque<(Option<String>, String)>,
+    /// Each agent's declarations in order, for forgetting the oldest (one
+    /// user's many never push out another's).
+    order: BTreeMap<Option<String>, VecDeque<String>>,
     links: BTreeMap<McpLink, Link>,
     next_link: u64,
     next_id: u64,
@@ -698,7 +699,12 @@ impl Server {
         if self.mcp.native.get(key) == Some(&true) {
             return None;
         }
-        let mut params: Value = serde_json::from_str(params?).ok()?;
+        let params = params?;
+        // Most sessions offer no `"acp"` server: not read further.
+        if !params.contains("\"acp\"") {
+            return None;
+        }
+        let mut params: Value = serde_json::from_str(params).ok()?;
         let servers = params.get_mut("mcpServers")?.as_array_mut()?;
         if !servers
             .iter()
@@ -737,7 +743,12 @@ impl Server {
                 // will be refused.
                 Some(d) if d.user != user => continue,
                 Some(_) => {}
-                None => self.mcp.order.push_back(entry.clone()),
+                None => self
+                    .mcp
+                    .order
+                    .entry(key.clone())
+                    .or_default()
+                    .push_back(entry.1.clone()),
             }
             self.mcp.declared.insert(
                 entry,
@@ -747,9 +758,11 @@ impl Server {
                 },
             );
         }
-        while self.mcp.order.len() > MAX_MCP_DECLARED {
-            if let Some(old) = self.mcp.order.pop_front() {
-                self.mcp.declared.remove(&old);
+        if let Some(order) = self.mcp.order.get_mut(key) {
+            while order.len() > MAX_MCP_DECLARED {
+                if let Some(old) = order.pop_front() {
+                    self.mcp.declared.remove(&(key.clone(), old));
+                }
             }
         }
         Some(params)
@@ -779,6 +792,14 @@ impl Server {
         let Ok(mut answer) = serde_json::from_str::<Value>(&text) else {
             return text;
         };
+        // v1's capabilities only: another version's answer goes as it came.
+        let version = answer
+            .get("result")
+            .and_then(|r| r.get("protocolVersion"))
+            .and_then(Value::as_u64);
+        if version != Some(1) {
+            return text;
+        }
         let Some(caps) = answer
             .get_mut("result")
             .and_then(Value::as_object_mut)
