@@ -49,6 +49,10 @@ pub const DEFAULT_MCP_TIMEOUT: Duration = Duration::from_secs(300);
 /// is forgotten past it, and a relay for it refused).
 pub const MAX_MCP_DECLARED: usize = 1024;
 
+/// Most lines a relay may send before its client answers `mcp/connect`
+/// (a request past it is answered with an error at once).
+const MAX_EARLY: usize = 64;
+
 /// The prefix of the ids of the server's own requests to a client.
 const ID_PREFIX: &str = "acp-bridge/mcp/";
 
@@ -278,7 +282,22 @@ impl Server {
             return;
         };
         let Some(connection) = l.connection.clone() else {
-            l.early.push(text.to_owned());
+            if l.early.len() < MAX_EARLY {
+                l.early.push(text.to_owned());
+                return;
+            }
+            let id = serde_json::from_str::<Value>(text)
+                .ok()
+                .and_then(|mut v| v.get_mut("id").map(Value::take));
+            if let Some(id) = id {
+                let why = format!("more than {MAX_EARLY} mcp messages before the client connected");
+                let error = json!({"jsonrpc": "2.0", "id": id,
+                                   "error": {"code": RELAY_ERROR, "message": why}});
+                self.actions.push_back(Action::WriteMcp {
+                    link,
+                    line: line(&error),
+                });
+            }
             return;
         };
         let server = l.server.clone();
