@@ -23,7 +23,15 @@
 #   (5) Ctrl-C mid-turn -> session/cancel
 #   -> stop reason "cancelled", (6) all of it in one turn, (7) no key:
 #   a clean session/new error, and (8) acp-client interactive in a
-#   pseudo-terminal: two turns, permissions answered at the keyboard.
+#   pseudo-terminal: two turns, permissions answered at the keyboard,
+#   (9) the user's MCP server (npm @modelcontextprotocol/server-filesystem,
+#   pinned below, reading a file of a directory only the user's side has)
+#   offered with --mcp-config to Qwen Code as a local agent: Qwen starts it,
+#   calls read_text_file, the file's text in the turn, and (10) the same
+#   through the team server (acp-bridge, Qwen Code confined in ana's room):
+#   Qwen takes no MCP over ACP, so the server gives it its relay in place
+#   of the "acp" server acp-client offers, and the call reaches the server
+#   acp-client started, over mcp/*.
 # Prints PASS/FAIL per check and the wall time of one turn; exits non-zero
 # on any failure.
 set -euo pipefail
@@ -31,19 +39,22 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 QWEN_VERSION="0.24.4"   # the latest on npm when pinned; change here and re-record
+MCP_FS_VERSION="2026.8.31"   # @modelcontextprotocol/server-filesystem, for (9) and (10)
 QWEN_PEERS_DIR="${QWEN_PEERS_DIR:-$ROOT/target/peers-qwen}"
 TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/../target}"
 [[ "$TARGET_DIR" = /* ]] || TARGET_DIR="$ROOT/../$TARGET_DIR"
 CLIENT="$TARGET_DIR/debug/acp-client"
 QWEN="$QWEN_PEERS_DIR/node_modules/.bin/qwen"
+MCP_FS="$QWEN_PEERS_DIR/node_modules/.bin/mcp-server-filesystem"
+BRIDGE="$TARGET_DIR/debug/acp-bridge"
 
 # --- phase 1 (with the registries): install, build, enter the namespace ----
 if [[ -z "${INTEROP_QWEN_PHASE2:-}" ]]; then
   command -v node >/dev/null || { echo "interop_qwen: node not found" >&2; exit 1; }
   command -v npm >/dev/null || { echo "interop_qwen: npm not found" >&2; exit 1; }
-  SPEC="@qwen-code/qwen-code@$QWEN_VERSION"
+  SPEC="@qwen-code/qwen-code@$QWEN_VERSION @modelcontextprotocol/server-filesystem@$MCP_FS_VERSION"
   STAMP="$QWEN_PEERS_DIR/.installed"
-  if [[ -f "$STAMP" && "$(cat "$STAMP")" == "$SPEC" && -x "$QWEN" ]]; then
+  if [[ -f "$STAMP" && "$(cat "$STAMP")" == "$SPEC" && -x "$QWEN" && -x "$MCP_FS" ]]; then
     :
   else
     echo "interop_qwen: installing $SPEC into $QWEN_PEERS_DIR" >&2
@@ -53,19 +64,19 @@ if [[ -z "${INTEROP_QWEN_PHASE2:-}" ]]; then
     # --ignore-scripts: no postinstall downloads (only the registry is
     # reachable); the optional native modules are not needed in ACP mode.
     if ! (cd "$QWEN_PEERS_DIR" && npm install --no-audit --no-fund --save-exact --ignore-scripts \
-          --loglevel=error "$SPEC" >&2); then
+          --loglevel=error $SPEC >&2); then
       echo "FAIL interop_qwen: npm install $SPEC failed" >&2; exit 1
     fi
     got="$(node -p "require('$QWEN_PEERS_DIR/node_modules/@qwen-code/qwen-code/package.json').version")"
-    [[ "$got" == "$QWEN_VERSION" && -x "$QWEN" ]] \
+    [[ "$got" == "$QWEN_VERSION" && -x "$QWEN" && -x "$MCP_FS" ]] \
       || { echo "FAIL interop_qwen: installed version '$got', want $QWEN_VERSION" >&2; exit 1; }
     echo "$SPEC" >"$STAMP"
   fi
   t0=$(date +%s)
   if [[ "${1:-}" == --install-only ]]; then echo "$QWEN_PEERS_DIR"; exit 0; fi
-  cargo build --quiet -p acp-bridge --bin acp-client
-  echo "interop_qwen: acp-client built in $(( $(date +%s) - t0 ))s" >&2
-  [[ -x "$CLIENT" ]] || { echo "FAIL interop_qwen: $CLIENT not built" >&2; exit 1; }
+  cargo build --quiet -p acp-bridge --bin acp-client --bin acp-bridge
+  echo "interop_qwen: acp-client and acp-bridge built in $(( $(date +%s) - t0 ))s" >&2
+  [[ -x "$CLIENT" && -x "$BRIDGE" ]] || { echo "FAIL interop_qwen: $CLIENT or $BRIDGE not built" >&2; exit 1; }
   export INTEROP_QWEN_PHASE2=loopback
   if [[ "${INTEROP_QWEN_NETNS:-1}" != 0 ]] && command -v unshare >/dev/null && command -v ip >/dev/null \
      && unshare -n sh -c 'ip link set lo up' 2>/dev/null; then
@@ -188,6 +199,62 @@ project full
 turn "qwen (6) one turn doing all of it: files land" acp allow \
   "$OK"' and s["permissionRequests"]==4 and s["permissionsAllowed"]==4 and s["fsReads"]>=3 and s["fsWrites"]==3 and s["thoughtChunks"]>=2 and "def greet(name):" in f("src/app.py") and f("NOTES.md").startswith("# Notes") and f("VERSION")=="1.2.4\n" and f("CHECKED.txt")=="checked 1.2.4\n"' \
   "Update greet, write notes and run the check."
+
+# (9) and (10): the user's MCP server, on the user's side; the fake model
+# calls its tool on secret.txt and quotes the result. Qwen Code discovers
+# MCP servers in the background unless QWEN_CODE_LEGACY_MCP_BLOCKING=1
+# (then during session/new, before it answers): set, so that the tools are
+# there for the prompt (and the relay is reached before the session exists).
+mcp_user_side() { # NAME COMMAND ARGS-JSON: the secret in $P, the config in $P.json
+  printf 'only on the user side: %s\n' "$1-7f3a" >"$P/secret.txt"
+  printf '{"mcpServers":{"files":{"command":"%s","args":%s}}}\n' "$2" "$3" >"$P.json"
+}
+MCP_OK='rc==0 and s["stopReason"]=="end_turn" and s["badLines"]==0 and s["turnProblems"]==0 and s["permissionRequests"]==1 and "file says: " in out'
+
+# (9) server-filesystem serving the project, started by Qwen itself.
+project mcp-local; mcp_user_side mcp-local "$MCP_FS" "[\"$P\"]"
+start_fake mcp
+t0=$(date +%s.%N); rc=0
+agent_env QWEN_CODE_LEGACY_MCP_BLOCKING=1 timeout -k 5 120 "$CLIENT" --summary-json --agent "$QWEN --acp" --cwd "$P" \
+  --mcp-config "$P.json" --permission allow --timeout 60 "Read my secret." </dev/null >"$T/out" 2>"$T/err" || rc=$?
+stop_fake
+check "qwen (9) local agent: --mcp-config server started by Qwen, tool result in the turn" \
+  "$MCP_OK"' and "only on the user side: mcp-local-7f3a" in out and "mcp: offering files (command: " in out' \
+  "$rc" "$(elapsed "$t0")"
+
+# (10) Through the team server: Qwen Code as ana's agent, confined in her
+# room when this kernel can (else --unconfined), TCP to the fake model only.
+# The project is outside the room: the file is the user's alone. The
+# server is tests/fixtures/mcp_files.py: server-filesystem serves the MCP
+# roots its client names instead of its arguments, and Qwen's roots name
+# its room's directory, not the user's (README, agent quirks).
+project mcp-remote
+mcp_user_side mcp-remote python3 "[\"$ROOT/tests/fixtures/mcp_files.py\"]"
+confine=(); "$BRIDGE" --check-confinement >/dev/null 2>&1 || [[ $? == 3 ]] || confine=(--unconfined)
+start_fake mcp-fixture
+ANA_TOKEN=ana-token-for-interop-qwen-mcp
+S="$T/mcp-remote/state"; mkdir -p "$S/ana/home/.qwen"; printf '%s\n' "$SETTINGS" >"$S/ana/home/.qwen/settings.json"
+printf '{"tokens":{"%s":{"userId":"ana","permissions":["read","write"],"env":{"OPENAI_API_KEY":"dummy-key-for-fake-backend","OPENAI_BASE_URL":"http://127.0.0.1:%s/v1","OPENAI_MODEL":"fake-model","QWEN_CODE_LEGACY_MCP_BLOCKING":"1"}}}}\n' \
+  "$ANA_TOKEN" "$PORT" >"$T/mcp-remote/tokens.json"
+"$BRIDGE" --port 0 --log-dir "$T/mcp-remote" --token-file "$T/mcp-remote/tokens.json" --state-dir "$S" \
+  --agent "$QWEN --acp" --agent-net "$PORT" "${confine[@]}" </dev/null 2>"$T/mcp-remote/bridge.err" & bpid=$!
+addr=""
+for _ in $(seq 1 200); do
+  addr="$(grep -m1 -o 'listening on ws://[^ ]*' "$T/mcp-remote/bridge.err" 2>/dev/null || true)"; [[ -n "$addr" ]] && break; sleep 0.05
+done
+t0=$(date +%s.%N); rc=0
+env -i PATH="$PATH" HOME="$T/mcp-remote" ACP_BRIDGE_TOKEN="$ANA_TOKEN" timeout -k 5 120 \
+  "$CLIENT" --summary-json --connect "${addr#listening on }/" --cwd "$P" --mcp-config "$P.json" \
+  --permission allow --timeout 60 "Read my secret." </dev/null >"$T/out" 2>"$T/err" || rc=$?
+kill -TERM "$bpid" 2>/dev/null || true; wait "$bpid" 2>/dev/null || true
+stop_fake
+check "qwen (10) through the team server: the relay in ana's room, tool result in the turn" \
+  "$MCP_OK"' and "only on the user side: mcp-remote-7f3a" in out and "mcp: offering files over ACP" in out' \
+  "$rc" "$(elapsed "$t0")"
+if [[ $FAILED != 0 ]]; then
+  echo "  bridge:"; tail -c 2000 "$T/mcp-remote/bridge.err" | sed 's/^/    /'
+  echo "  qwen's log:"; tail -c 3000 "$T/mcp-remote/gemini-acp.ana.log" 2>/dev/null | sed 's/^/    /' || true
+fi
 
 # (8) Interactive, at a terminal (a pseudo-terminal driven by
 # scripts/peers/pty_session.py), no prompt given: two turns of one session,

@@ -16,8 +16,11 @@
 //! queued messages written, an oversized line from that agent, a `GET`
 //! of a session's stream, the slot's WebSocket client stating its limit
 //! (`set_client_limit`: 200 bytes plus 4 per byte of text), a line from
-//! the agent handed over (`handle_agent_line_owned`). Every agent start
-//! asked for succeeds at once.
+//! the agent handed over (`handle_agent_line_owned`), MCP over ACP bridged
+//! (`set_mcp_relay` for the slot's user's agent; a relay of that user's
+//! agent opening for the server id the text names; a line from, or with
+//! the top bit set the end of, that user's last relay; an agent's exit
+//! ends its user's relays). Every agent start asked for succeeds at once.
 //!
 //! Asserted, after every event:
 //! - no message of a session (on its stream, naming it in its params, or
@@ -34,6 +37,9 @@
 //!   follows the history the agent replayed before it (never on the
 //!   connection's stream, which nothing orders with the session's);
 //! - no message longer than a client's stated limit reaches it;
+//! - what a relay of a user's agent says (and the answers to it) reaches
+//!   that user's connections only, and the core writes only to relays
+//!   that are open;
 //! - what is queued for a user's connections stays within
 //!   `max_user_buffered_bytes` (or one message, which always fits);
 //! - actions name only open connections and live agent runs, and nothing
@@ -45,8 +51,8 @@ use std::time::Duration;
 use acp_codec::acp::Message;
 use acp_codec::framing::LineTooLong;
 use acp_codec::remote::{
-    Action, AgentRun, ConnectionId, Ending, Permissions, PoolMode, PostOutcome, Principal, Profile,
-    Server, ServerConfig, Stream, LINE_DROPPED,
+    Action, AgentRun, ConnectionId, Ending, McpLink, McpRelay, Permissions, PoolMode, PostOutcome,
+    Principal, Profile, Server, ServerConfig, Stream, LINE_DROPPED,
 };
 use acp_codec::{FrameError, PeekedId};
 
@@ -78,6 +84,11 @@ fn config(pool: PoolMode) -> ServerConfig {
     c
 }
 
+/// The agent serving `user`.
+fn w_key(pool: PoolMode, user: &str) -> Option<String> {
+    (pool == PoolMode::PerUser).then(|| user.to_owned())
+}
+
 fn principal(slot: usize) -> Principal {
     let (user, permissions) = USERS[slot];
     Principal::user(user, permissions)
@@ -100,6 +111,14 @@ fn request_id(text: &str) -> Option<String> {
 /// checked less).
 fn asks_for_positions(text: &str) -> bool {
     text.contains("acp-codec/resume") || text.contains("acp-codec\\/resume") || text.contains("\\u")
+}
+
+/// A notification's method.
+fn notification_method(text: &str) -> Option<String> {
+    match Message::decode(text) {
+        Ok(Message::Notification(n)) => Some(n.method.into_owned()),
+        _ => None,
+    }
 }
 
 /// A request's method.
@@ -183,6 +202,11 @@ struct World {
     /// `server_resume` check holds those rules); requests and answers are
     /// not paired here.
     retrying: BTreeSet<ConnectionId>,
+    /// The open MCP relays, by the user whose agent started them.
+    links: BTreeMap<McpLink, &'static str>,
+    /// During an event of the MCP bridge (a relay's, or a client's): the
+    /// user every `mcp/*` message sent may reach.
+    mcp_user: Option<&'static str>,
 }
 
 impl World {
@@ -233,6 +257,22 @@ impl World {
         }
     }
 
+    /// Ends the relays of the users `which` picks, as the binary does
+    /// when their sockets close.
+    fn close_links(&mut self, server: &mut Server, pool: PoolMode, which: impl Fn(&str) -> bool) {
+        let links: Vec<McpLink> = self
+            .links
+            .iter()
+            .filter(|(_, u)| which(u))
+            .map(|(l, _)| *l)
+            .collect();
+        for link in links {
+            self.links.remove(&link);
+            server.handle_mcp_closed(self.now, link);
+            self.drain(server, pool);
+        }
+    }
+
     fn forget(&mut self, conn: ConnectionId) {
         self.conns.remove(&conn);
         self.queued.remove(&conn);
@@ -264,6 +304,14 @@ impl World {
                         );
                     }
                     let user = self.user(to);
+                    if let (Some(only), Some(method)) = (
+                        self.mcp_user,
+                        request_method(&text).or_else(|| notification_method(&text)),
+                    ) {
+                        if method.starts_with("mcp/") {
+                            assert_eq!(user, only, "{method} of {only}'s relay reached {user}");
+                        }
+                    }
                     let asked = self.answered(to, &text);
                     if let Some(("session/load", Some(s))) =
                         asked.as_ref().map(|(m, s)| (m.as_str(), s))
@@ -335,6 +383,19 @@ impl World {
                     );
                     server.handle_agent_exited(self.now, run, "stopped");
                 }
+                Action::WriteMcp { link, line } => {
+                    assert!(
+                        self.links.contains_key(&link),
+                        "a line for {link}, not open"
+                    );
+                    assert_eq!(line.iter().filter(|&&b| b == b'\n').count(), 1);
+                }
+                Action::CloseMcp { link, .. } => {
+                    assert!(
+                        self.links.remove(&link).is_some(),
+                        "a close of {link}, not open"
+                    );
+                }
                 Action::Log(_) => {}
             }
         }
@@ -395,6 +456,7 @@ pub fn check(data: &[u8]) {
         let slot = usize::from((op >> 4) & 3);
         let user = USERS[slot].0;
         w.sessions.extend(named_session(&text));
+        w.mcp_user = matches!(op & 15, 0 | 1 | 11 | 12 | 13).then_some(user);
         match op & 15 {
             0 => {
                 let conn = match w.ws[slot] {
@@ -473,6 +535,9 @@ pub fn check(data: &[u8]) {
                 if let Some(run) = run {
                     w.runs.remove(&run);
                     server.handle_agent_exited(w.now, run, "exit status: 1");
+                    // Its relays end with it.
+                    w.mcp_user = Some(user);
+                    w.close_links(&mut server, pool, |u| w_key(pool, u) == key);
                 }
             }
             5 => {
@@ -502,11 +567,44 @@ pub fn check(data: &[u8]) {
                     w.limits.insert(conn, limit);
                 }
             }
+            11 => {
+                let relay = McpRelay::new(
+                    "/bin/relay".into(),
+                    vec!["--mcp-relay".into()],
+                    vec![("TOKEN".into(), user.into())],
+                )
+                .with_timeout(Duration::from_secs(3));
+                server.set_mcp_relay(Some(user), Some(relay));
+            }
+            12 => {
+                if let Ok(link) = server.handle_mcp_open(w.now, Some(user), &text) {
+                    w.links.insert(link, user);
+                }
+            }
+            13 => {
+                let link = w
+                    .links
+                    .iter()
+                    .rev()
+                    .find(|(_, u)| **u == user)
+                    .map(|(l, _)| *l);
+                if let Some(link) = link {
+                    if op & 0x80 == 0 {
+                        server.handle_mcp_line(w.now, link, &text);
+                    } else {
+                        w.links.remove(&link);
+                        server.handle_mcp_closed(w.now, link);
+                    }
+                }
+            }
             _ => {}
         }
         w.drain(&mut server, pool);
         w.check(&server, pool);
     }
+    // Every relay ends: what a client asked of one is answered.
+    w.mcp_user = None;
+    w.close_links(&mut server, pool, |_| true);
     // Every agent exits: whatever is still pending is answered now.
     let runs: Vec<AgentRun> = w.runs.keys().copied().collect();
     for run in runs {

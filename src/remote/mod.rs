@@ -186,9 +186,10 @@ pub use router::{
 };
 pub use server::{
     AccessRefusal, Action, AgentRun, Census, ConnectionId, Ending, Event, HttpHead, HttpRefusal,
-    HttpRoute, OpenedStream, PoolMode, PostOutcome, Principal, Profile, Refusal, Server,
-    ServerConfig, StartReason, Stats, StopReason, AGENTS_FULL, BINARY_REFUSED,
-    DEFAULT_SSE_KEEP_ALIVE, HEADER_MAX_MESSAGE, LINE_DROPPED, MAX_EVENTS,
+    HttpRoute, McpLink, McpRefusal, McpRelay, OpenedStream, PoolMode, PostOutcome, Principal,
+    Profile, Refusal, Server, ServerConfig, StartReason, Stats, StopReason, AGENTS_FULL,
+    BINARY_REFUSED, DEFAULT_MCP_TIMEOUT, DEFAULT_SSE_KEEP_ALIVE, HEADER_MAX_MESSAGE, LINE_DROPPED,
+    MAX_EVENTS, MAX_MCP_DECLARED,
 };
 pub use transport::{
     answer_stream, check_post, check_response_session, error_stream, is_reattach,

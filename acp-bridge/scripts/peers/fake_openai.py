@@ -103,6 +103,27 @@ SCRIPTS: dict[str, list[list[dict]]] = {
         [text("The check ran.")],
     ],
     # A read of a missing file and a new file in a new directory.
+    # (9) a tool of the user's MCP server (server-filesystem's
+    # read_text_file, of the server named "files"), called as the agent
+    # offers it (see `tool_call_of`); the answer quotes the tool's result
+    # ("{tool_result}").
+    "mcp": [
+        [
+            text("Let me read it with the user's own tool."),
+            call("mcp:files:read_text_file", {"path": "{cwd}/secret.txt"}),
+        ],
+        [text("The user's file says: {tool_result}")],
+    ],
+    # (10) the same with tests/fixtures/mcp_files.py, which reads a path
+    # relative to its own working directory (the user's project) and, unlike
+    # server-filesystem, does not serve the agent's MCP roots instead.
+    "mcp-fixture": [
+        [
+            text("Let me read it with the user's own tool."),
+            call("mcp:files:read_file", {"path": "secret.txt"}),
+        ],
+        [text("The user's file says: {tool_result}")],
+    ],
     "missing": [
         [
             text("Is there a changelog?"),
@@ -198,6 +219,29 @@ def fill(value: object, cwd: str) -> object:
     if isinstance(value, dict):
         return {k: fill(v, cwd) for k, v in value.items()}
     return value
+
+
+def tool_call_of(name: str, args: dict, body: dict) -> tuple[str, dict]:
+    """A script's tool call as the agent offers the tool. "mcp:SERVER:TOOL"
+    is an MCP server's tool, which Qwen Code names mcp__SERVER__TOOL and
+    keeps behind its tool_search/tool_call bridge unless the tool's schema
+    fits its budget: called directly when offered, else through tool_call,
+    else as TOOL."""
+    if not name.startswith("mcp:"):
+        return name, args
+    server, _, tool = name[4:].partition(":")
+    offered = {t.get("function", {}).get("name", "") for t in body.get("tools") or []}
+    direct = f"mcp__{server}__{tool}"
+    if direct in offered:
+        return direct, args
+    if "tool_call" in offered:
+        return "tool_call", {"name": direct, "arguments": args}
+    return tool, args
+
+
+def last_tool_result(messages: list) -> str:
+    return next((content_text(m.get("content")) for m in reversed(messages)
+                 if isinstance(m, dict) and m.get("role") == "tool"), "")
 
 
 def value_for_schema(schema: dict, name: str = "") -> object:
@@ -354,14 +398,16 @@ def make_handler(state: State):
             try:
                 for ev in events:
                     if "tool_call" in ev:
-                        tc = ev["tool_call"]
+                        name, args = tool_call_of(ev["tool_call"]["name"], ev["tool_call"]["arguments"], body)
                         delta = {"tool_calls": [{"index": n_calls, "id": state.next_call_id(), "type": "function",
-                                                 "function": {"name": tc["name"],
-                                                              "arguments": json.dumps(fill(tc["arguments"], cwd),
+                                                 "function": {"name": name,
+                                                              "arguments": json.dumps(fill(args, cwd),
                                                                                       ensure_ascii=False)}}]}
                         n_calls += 1
                     else:
                         delta = dict(ev)
+                        if isinstance(delta.get("content"), str) and "{tool_result}" in delta["content"]:
+                            delta["content"] = delta["content"].replace("{tool_result}", last_tool_result(msgs))
                     if first:
                         delta = {"role": "assistant", **delta}
                         first = False

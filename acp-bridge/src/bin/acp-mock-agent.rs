@@ -43,6 +43,10 @@ struct Args {
     /// The ACP version spoken: 1, or 2 (the v2 draft, and only v2)
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=2))]
     protocol: u16,
+    /// Take MCP servers only as stdio servers (no `mcpCapabilities.acp`),
+    /// as the agents of today
+    #[arg(long)]
+    no_mcp_over_acp: bool,
 }
 
 #[tokio::main]
@@ -61,6 +65,7 @@ async fn main() -> ExitCode {
             (false, _) => args.state_dir,
         },
         v2: args.protocol == 2,
+        no_mcp_over_acp: args.no_mcp_over_acp,
         ..mock_agent::Options::default()
     };
     match mock_agent::serve(tokio::io::stdin(), tokio::io::stdout(), options).await {

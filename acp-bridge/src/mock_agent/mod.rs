@@ -79,6 +79,9 @@ pub struct Options {
     /// Speak ACP v2, and only v2 (`--protocol 2`): see [`v2`]'s turn.
     /// `terminal` does not apply (v2 has no client terminals).
     pub v2: bool,
+    /// Take MCP servers only as stdio (and HTTP) servers, as every agent
+    /// of today: no `mcpCapabilities.acp` in the `initialize` answer.
+    pub no_mcp_over_acp: bool,
 }
 
 /// The state directory under `$HOME` (`$HOME/.acp-mock-agent/sessions`),
@@ -584,7 +587,7 @@ impl Agent {
                 "loadSession": true,
                 "promptCapabilities": {"image": false, "audio": false, "embeddedContext": true},
                 "sessionCapabilities": {"list": {}, "resume": {}},
-                "mcpCapabilities": {"acp": true}
+                "mcpCapabilities": {"acp": !self.options.no_mcp_over_acp}
             },
             "_meta": {"acp-mock-agent": where_it_runs()}
         });

@@ -81,9 +81,15 @@ struct Bridge {
 
 impl Bridge {
     fn start() -> Self {
+        Self::start_with(&["--token", TOKEN])
+    }
+
+    fn start_with(args: &[&str]) -> Self {
         let logs = Scratch::new("bridge_logs");
         let mut child = Command::new(env!("CARGO_BIN_EXE_acp-bridge"))
-            .args(["--port", "0", "--token", TOKEN, "--log-dir"])
+            .args(["--port", "0"])
+            .args(args)
+            .arg("--log-dir")
             .arg(logs.0.join("log"))
             .env_remove("GEMINI_BRIDGE_AGENT")
             .stdin(Stdio::null())
@@ -313,4 +319,105 @@ fn the_offer_shows_in_a_conversation() {
     pty.send("\x04");
     let status = pty.wait(10);
     assert!(status.success(), "{status}\n{}", pty.seen());
+}
+
+/// A team server in front of an agent that takes MCP servers only as
+/// stdio servers (the mock with `--no-mcp-over-acp`, as every agent of
+/// today), one confined agent per user: the server says
+/// `mcpCapabilities.acp` to the client, gives the agent in place of the
+/// `"acp"` server a relay that it starts in the user's room, and carries
+/// the relay's MCP over `mcp/*` to the client that offered the server,
+/// which runs it on the user's side. A server that dies mid-call fails
+/// the call, not the turn. The user's socket refuses what is not their
+/// agent's.
+#[test]
+fn a_team_server_bridges_mcp_for_an_agent_that_lacks_it() {
+    const ANA: &str = "ana-token-for-bridged-mcp";
+    const BO: &str = "bo-token-for-bridged-mcp";
+    let s = Scratch::new("bridged");
+    let (state, tokens) = (s.0.join("state"), s.0.join("tokens.json"));
+    let file = serde_json::json!({"tokens": {
+        ANA: {"userId": "ana", "permissions": ["read", "write"]},
+        BO: {"userId": "bo", "permissions": ["read", "write"]},
+    }});
+    std::fs::write(&tokens, file.to_string()).unwrap();
+    let mut args = vec![
+        "--token-file",
+        tokens.to_str().unwrap(),
+        "--state-dir",
+        state.to_str().unwrap(),
+        "--mock-args",
+        "--no-mcp-over-acp",
+    ];
+    if std::env::var_os("GEMINI_BRIDGE_UNCONFINED").is_some() {
+        args.push("--unconfined");
+    }
+    let bridge = Bridge::start_with(&args);
+    let (project, config) = (s.project(), s.config());
+    let http = bridge.url.replacen("ws://", "http://", 1);
+    let run_at = |url: &str, prompt: &str| {
+        client(
+            &[
+                "--connect",
+                url,
+                "--cwd",
+                project.to_str().unwrap(),
+                "--mcp-config",
+                config.to_str().unwrap(),
+                "--timeout",
+                "20",
+                prompt,
+            ],
+            &[("ACP_BRIDGE_TOKEN", ANA)],
+        )
+    };
+    let run = |prompt: &str| run_at(&bridge.url, prompt);
+
+    let (out, summary, all) = run("mcp read_file path=secret.txt");
+    assert!(out.status.success(), "{all}");
+    assert_eq!(summary["stopReason"], "end_turn", "{all}");
+    assert!(
+        all.contains("mcp: offering files over ACP, started here when the agent connects"),
+        "{all}"
+    );
+    assert!(
+        all.contains("MCP server files offers: read_file, crash, hang."),
+        "{all}"
+    );
+    assert!(all.contains(SECRET), "{all}");
+    // The same over Streamable HTTP.
+    let (out, _, all) = run_at(&http, "mcp read_file path=secret.txt");
+    assert!(out.status.success(), "{all}");
+    assert!(all.contains(SECRET), "{all}");
+
+    // The user's server dies mid-call: an MCP error in the turn, at once.
+    let t0 = Instant::now();
+    let (out, summary, all) = run("mcp crash");
+    assert!(out.status.success(), "{all}");
+    assert_eq!(summary["stopReason"], "end_turn", "{all}");
+    assert!(
+        all.contains("MCP server files exited: exit status: 3 (crashing as asked)"),
+        "{all}"
+    );
+    assert!(t0.elapsed() < Duration::from_secs(15), "{all}");
+
+    // Ana's socket, in her room, takes her agent's token only: a process
+    // elsewhere (bo's room, or here) that reaches it is refused.
+    let socket = state.join("ana/tmp/mcp-relay.sock");
+    assert!(socket.exists(), "{}", socket.display());
+    let refused = Command::new(env!("CARGO_BIN_EXE_acp-bridge"))
+        .arg("--mcp-relay")
+        .arg(&socket)
+        .arg("any-server")
+        .env("ACP_BRIDGE_MCP_TOKEN", BO)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("refused by the bridge: wrong token: this socket is another agent's"),
+        "{err}"
+    );
+    assert!(refused.stdout.is_empty());
 }

@@ -446,6 +446,18 @@ impl Server {
         let Some(message) = self.resume_inbound(now, conn, message) else {
             return;
         };
+        let rewritten = match self.mcp_inbound(now, conn, &message) {
+            super::mcp::Inbound::Pass => None,
+            super::mcp::Inbound::Taken => return,
+            super::mcp::Inbound::Rewritten(text) => Some(text),
+        };
+        let (text, message) = match &rewritten {
+            Some(new) => match decode(new) {
+                Ok(m) => (new.as_str(), m),
+                Err(_) => (text, message),
+            },
+            None => (text, message),
+        };
         if let Message::Request(req) = &message {
             if req.method == crate::acp::names::SESSION_PROMPT {
                 self.turn(&key, conn, req, now);

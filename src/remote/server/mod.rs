@@ -11,6 +11,7 @@
 
 mod conn;
 mod http;
+mod mcp;
 mod oversize;
 mod pool;
 mod resume;
@@ -35,6 +36,7 @@ mod tests;
 use conn::Conn;
 pub use conn::BINARY_REFUSED;
 pub use http::{AccessRefusal, HttpHead, HttpRoute};
+pub use mcp::{McpLink, McpRefusal, McpRelay, DEFAULT_MCP_TIMEOUT, MAX_MCP_DECLARED};
 pub use oversize::HEADER_MAX_MESSAGE;
 use pool::Agent;
 pub use stats::{Census, Event, Refusal, Stats, MAX_EVENTS};
@@ -346,6 +348,21 @@ pub enum Action {
         /// Why.
         why: StopReason,
     },
+    /// Write one line (with its `\n`) to an MCP relay the agent started
+    /// ([`Server::handle_mcp_open`]).
+    WriteMcp {
+        /// The relay.
+        link: McpLink,
+        /// The MCP message.
+        line: Vec<u8>,
+    },
+    /// Close an MCP relay: the server has forgotten it.
+    CloseMcp {
+        /// The relay.
+        link: McpLink,
+        /// Why, for the log.
+        reason: String,
+    },
     /// One line for the server's log.
     Log(String),
 }
@@ -492,6 +509,8 @@ pub struct Server {
     resume: resume::Resumes,
     stats: Stats,
     events: stats::Events,
+    /// MCP over ACP, bridged for agents that only start stdio servers.
+    mcp: mcp::Bridges,
 }
 
 impl Server {
@@ -511,6 +530,7 @@ impl Server {
             resume: resume::Resumes::default(),
             stats: Stats::default(),
             events: stats::Events::new(),
+            mcp: mcp::Bridges::default(),
         };
         if server.config.pool == PoolMode::Shared {
             server.agent_entry(None, now);
@@ -623,6 +643,7 @@ impl Server {
             return;
         }
         self.resume_forget(conn);
+        self.mcp_forget(conn);
         let Some(c) = self.conns.remove(&conn) else {
             return;
         };
@@ -739,6 +760,7 @@ impl Server {
     /// Queues `text` for `conn`, unless its user's queue is full (then
     /// `conn` closes) or it answers the connection's `initialize`.
     fn send(&mut self, now: Duration, conn: ConnectionId, stream: Stream, text: String) {
+        let text = self.mcp_outbound(conn, text);
         let Some(text) = self.within_client_limit(now, conn, &stream, text) else {
             return;
         };
@@ -831,7 +853,11 @@ impl Server {
             .agents
             .values()
             .filter_map(|a| a.deadline(&self.config));
-        conns.chain(agents).chain(self.resume_deadline()).min()
+        conns
+            .chain(agents)
+            .chain(self.resume_deadline())
+            .chain(self.mcp.deadline())
+            .min()
     }
 
     /// Time passed: closes stalled and idle connections, restarts agents
@@ -857,6 +883,7 @@ impl Server {
             self.agent_timeout(&key, now);
         }
         self.resume_timeout(now);
+        self.mcp_timeout(now);
     }
 }
 

@@ -33,6 +33,7 @@ pub fn start(driver: Arc<Driver>, run: AgentRun, user: Option<String>) {
 /// appends its stderr to its log, stops it when the core asks; reports its
 /// start and its exit (restarts are the core's decision).
 async fn supervise(driver: Arc<Driver>, run: AgentRun, user: Option<String>) {
+    crate::mcp::prepare(&driver, user.as_deref()).await;
     let processes = &driver.processes;
     let name = user
         .as_deref()

@@ -6,14 +6,14 @@
 //! the core's next deadline. The rules are all in the core; this is the
 //! plumbing between it and the sockets and processes.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use acp_codec::remote::{
-    Action, AgentRun, CloseCode, ConnectionId, Ending, Event, Position, Refusal, Server,
+    Action, AgentRun, CloseCode, ConnectionId, Ending, Event, McpLink, Position, Refusal, Server,
     ServerConfig, Stream,
 };
 use prometheus_client::metrics::histogram::Histogram;
@@ -79,6 +79,59 @@ pub struct Processes {
     pub users: Option<Arc<acp_bridge::users::TokenFile>>,
 }
 
+/// What an MCP relay's writer is told (see `mcp.rs`).
+pub enum ToRelay {
+    /// One line (with its `\n`).
+    Line(Vec<u8>),
+    /// Close it.
+    Close,
+}
+
+/// The MCP relays agents started: which agents' sockets listen (by
+/// user; `None`: the shared or anonymous agent), and each open link's
+/// channel.
+#[derive(Default)]
+pub struct Relays {
+    listening: Mutex<HashSet<Option<String>>>,
+    links: Mutex<HashMap<McpLink, mpsc::UnboundedSender<ToRelay>>>,
+}
+
+impl Relays {
+    /// Whether `user`'s agent's socket listens.
+    pub fn listens(&self, user: &Option<String>) -> bool {
+        lock(&self.listening).contains(user)
+    }
+
+    /// `user`'s agent's socket listens.
+    pub fn listening(&self, user: Option<String>) {
+        lock(&self.listening).insert(user);
+    }
+
+    /// Registers the channel of a link the core just opened.
+    pub fn attach(&self, link: McpLink, tx: mpsc::UnboundedSender<ToRelay>) {
+        lock(&self.links).insert(link, tx);
+    }
+
+    /// Forgets a link whose relay left.
+    pub fn detach(&self, link: McpLink) {
+        lock(&self.links).remove(&link);
+    }
+
+    /// Carries out `Action::WriteMcp`.
+    fn write(&self, link: McpLink, line: Vec<u8>) {
+        if let Some(tx) = lock(&self.links).get(&link) {
+            let _ = tx.send(ToRelay::Line(line));
+        }
+    }
+
+    /// Carries out `Action::CloseMcp`.
+    fn close(&self, link: McpLink) {
+        if let Some(tx) = lock(&self.links).remove(&link) {
+            let _ = tx.send(ToRelay::Close);
+        }
+    }
+}
+
 /// Starts the process of one agent run: given by `main` (the supervisor
 /// lives in `agent.rs`, which uses this module, not the other way round).
 pub type Starter = fn(Arc<Driver>, AgentRun, Option<String>);
@@ -102,6 +155,8 @@ pub struct Driver {
     pub first_update: Histogram,
     /// Refusals' log lines, at most so many a second per reason.
     throttle: Throttle,
+    /// The MCP relays agents started (MCP over ACP, bridged).
+    pub relays: Relays,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -126,6 +181,7 @@ impl Driver {
             counts: Counts::default(),
             first_update: crate::metrics::first_update_histogram(),
             throttle: Throttle::default(),
+            relays: Relays::default(),
         });
         driver.with(|_, _| ());
         tokio::spawn(timer(driver.clone()));
@@ -288,6 +344,11 @@ impl Driver {
                 if let Some(r) = lock(&self.runs).get(&run) {
                     r.stop.notify_one();
                 }
+            }
+            Action::WriteMcp { link, line } => self.relays.write(link, line),
+            Action::CloseMcp { link, reason } => {
+                self.log_line(&format!("{link} closed: {reason}"));
+                self.relays.close(link);
             }
             Action::Log(text) => self.log_line(&text),
         }

@@ -13,6 +13,7 @@ mod door;
 mod driver;
 mod http;
 mod log;
+mod mcp;
 mod metrics;
 mod respond;
 mod server;
@@ -418,6 +419,9 @@ struct MockAgentArgs {
     /// Pause between steps (milliseconds)
     #[arg(long, value_name = "MS", default_value_t = 0)]
     delay_ms: u64,
+    /// Take MCP servers only as stdio servers (no `mcpCapabilities.acp`)
+    #[arg(long)]
+    no_mcp_over_acp: bool,
 }
 
 /// The hidden `--mock-agent [--big-bytes N] [--delay-ms MS]` mode: the
@@ -431,6 +435,7 @@ async fn run_mock_agent(args: Vec<String>) -> ExitCode {
     let options = mock_agent::Options {
         big_bytes: usize::try_from(args.big_bytes).unwrap_or(usize::MAX),
         step_delay: Duration::from_millis(args.delay_ms),
+        no_mcp_over_acp: args.no_mcp_over_acp,
         ..mock_agent::Options::default()
     };
     match mock_agent::serve(tokio::io::stdin(), tokio::io::stdout(), options).await {
@@ -601,6 +606,10 @@ fn main() -> ExitCode {
     }
     if std::env::args().nth(1).as_deref() == Some("--check-confinement") {
         return acp_bridge::supervisor::check_confinement();
+    }
+    if std::env::args().nth(1).as_deref() == Some(mcp::RELAY_FLAG) {
+        let args: Vec<String> = std::env::args().skip(2).collect();
+        return mcp::run_relay(&args);
     }
     match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime.block_on(run()),
