@@ -12,6 +12,7 @@
 mod conn;
 mod http;
 mod oversize;
+mod paths;
 mod pool;
 mod resume;
 mod stats;
@@ -721,6 +722,7 @@ impl Server {
                     }
                 }
                 Out::Client { to, stream, text } => {
+                    let text = self.paths_to_client(key, to, text);
                     if let Stream::Session(session) = &stream {
                         self.first_update(key, session, now);
                     }
