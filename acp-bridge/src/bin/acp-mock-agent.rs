@@ -7,6 +7,7 @@
 //! acp-mock-agent --big-bytes 1000000 --delay-ms 200
 //! acp-mock-agent --persist            # sessions kept in $HOME, loadable after a restart
 //! acp-mock-agent --protocol 2         # speak ACP v2 (only)
+//! acp-mock-agent --own-write          # also write OWN.md in the session's cwd itself
 //! ```
 //!
 //! Every prompt gets the same turn (see `acp_bridge::mock_agent`): thoughts, message chunks, a plan, tool calls with
@@ -43,6 +44,10 @@ struct Args {
     /// The ACP version spoken: 1, or 2 (the v2 draft, and only v2)
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=2))]
     protocol: u16,
+    /// Also write OWN.md in the session's directory itself (not through
+    /// the client's fs/*), reported as a tool call with its path
+    #[arg(long)]
+    own_write: bool,
 }
 
 #[tokio::main]
@@ -61,6 +66,7 @@ async fn main() -> ExitCode {
             (false, _) => args.state_dir,
         },
         v2: args.protocol == 2,
+        own_write: args.own_write,
         ..mock_agent::Options::default()
     };
     match mock_agent::serve(tokio::io::stdin(), tokio::io::stdout(), options).await {

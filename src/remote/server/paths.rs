@@ -145,7 +145,6 @@ enum Step {
 }
 
 const PARAMS: Step = Step::Key(br#""params""#);
-const RESULT: Step = Step::Key(br#""result""#);
 const SESSION_ID: Step = Step::Key(br#""sessionId""#);
 const PATH: Step = Step::Key(br#""path""#);
 const CWD: Step = Step::Key(br#""cwd""#);
