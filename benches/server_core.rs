@@ -10,7 +10,10 @@
 //! split+decode` (the splitter and `Message::decode` of each line: what
 //! any relay that validates its lines pays), and `core` (the splitter,
 //! then `Server::handle_agent_line` routing each line to its session's
-//! connection, the actions drained and the bytes reported written).
+//! connection, the actions drained and the bytes reported written), and
+//! `core room` (the same through a user's own agent whose sessions live
+//! in a room: the recorded tool calls' paths moved to the client's
+//! directory, every other line searched for the room's directory once).
 
 use std::collections::BTreeSet;
 use std::hint::black_box;
@@ -18,33 +21,57 @@ use std::path::Path;
 use std::time::Duration;
 
 use acp_codec::acp::Message;
-use acp_codec::remote::{Action, AgentRun, ConnectionId, Principal, Profile, Server, ServerConfig};
+use acp_codec::remote::{
+    Action, AgentRun, ConnectionId, Permissions, PoolMode, Principal, Profile, Server, ServerConfig,
+};
 use acp_codec::LineSplitter;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use serde_json::{json, Value};
 
 const MAX: usize = 64 * 1024 * 1024;
 
-/// A core with one WebSocket client holding each of `sessions`.
-fn core(sessions: &BTreeSet<String>) -> (Server, AgentRun, ConnectionId) {
+/// Where the recorded sessions ran: the room of `core room`'s user.
+const RECORDED_DIR: &str = "/tmp/acp-codec-fixture/project";
+
+/// A core with one WebSocket client holding each of `sessions`: the one
+/// shared agent, or with `room` a user's own agent whose sessions live in
+/// [`RECORDED_DIR`] and whose client works in `/home/ana/proj` (each path
+/// of the recordings' tool calls moved).
+fn core(sessions: &BTreeSet<String>, room: bool) -> (Server, AgentRun, ConnectionId) {
     let mut config = ServerConfig::new();
     config.max_message = MAX;
     config.max_user_buffered_bytes = usize::MAX;
     config.replay_bytes = 0;
+    if room {
+        config.pool = PoolMode::PerUser;
+    }
     let t = Duration::ZERO;
     let mut s = Server::new(config, t);
+    let principal = if room {
+        Principal::user("ana", Permissions::READ_WRITE)
+    } else {
+        Principal::anonymous()
+    };
+    let c = s.open(t, Profile::WebSocket, &principal).unwrap();
+    let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}"#;
+    s.handle_text(t, c, init);
     let Some(Action::StartAgent { run, .. }) = s.poll_action() else {
         panic!("no start")
     };
+    if room {
+        s.set_session_dir("ana", RECORDED_DIR);
+    }
     s.handle_agent_started(t, run, 1);
-    let c = s
-        .open(t, Profile::WebSocket, &Principal::anonymous())
-        .unwrap();
-    let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}"#;
-    s.handle_text(t, c, init);
     drain(&mut s, c);
+    s.handle_agent_line(
+        t,
+        run,
+        r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}"#,
+    );
+    drain(&mut s, c);
+    let cwd = if room { "/home/ana/proj" } else { "/" };
     for (i, sid) in sessions.iter().enumerate() {
-        let new = json!({"jsonrpc":"2.0","id":i + 1,"method":"session/new","params":{"cwd":"/","mcpServers":[]}});
+        let new = json!({"jsonrpc":"2.0","id":i + 1,"method":"session/new","params":{"cwd":cwd,"mcpServers":[]}});
         s.handle_text(t, c, &new.to_string());
         let mut id = None;
         while let Some(a) = s.poll_action() {
@@ -160,26 +187,35 @@ fn relay(c: &mut Criterion) {
                 black_box(n)
             })
         });
-        let (mut s, run, conn) = core(&sessions);
-        // Every line reaches the client, as it came.
-        let mut splitter = LineSplitter::with_max_line_len(MAX);
-        let mut sent = 0;
-        for line in splitter.lines(&stream).flatten() {
-            s.handle_agent_line(Duration::ZERO, run, line.as_str());
-            sent += drain(&mut s, conn);
+        for room in [false, true] {
+            let (mut s, run, conn) = core(&sessions, room);
+            // Every line reaches the client, as it came (with `room`, its
+            // paths moved).
+            let mut splitter = LineSplitter::with_max_line_len(MAX);
+            let mut sent = 0;
+            for line in splitter.lines(&stream).flatten() {
+                s.handle_agent_line(Duration::ZERO, run, line.as_str());
+                sent += drain(&mut s, conn);
+            }
+            if room {
+                assert!(sent + lines.len() <= stream.len(), "{name}: grew");
+                assert!(sent > 0, "{name}: nothing relayed");
+            } else {
+                assert_eq!(sent + lines.len(), stream.len(), "{name}: not all relayed");
+            }
+            let row = if room { "core room" } else { "core" };
+            g.bench_function(format!("{row} {name}"), |b| {
+                b.iter(|| {
+                    let mut splitter = LineSplitter::with_max_line_len(MAX);
+                    let mut n = 0usize;
+                    for line in splitter.lines(black_box(&stream)).flatten() {
+                        s.handle_agent_line(Duration::ZERO, run, line.as_str());
+                        n += drain(&mut s, conn);
+                    }
+                    black_box(n)
+                })
+            });
         }
-        assert_eq!(sent + lines.len(), stream.len(), "{name}: not all relayed");
-        g.bench_function(format!("core {name}"), |b| {
-            b.iter(|| {
-                let mut splitter = LineSplitter::with_max_line_len(MAX);
-                let mut n = 0usize;
-                for line in splitter.lines(black_box(&stream)).flatten() {
-                    s.handle_agent_line(Duration::ZERO, run, line.as_str());
-                    n += drain(&mut s, conn);
-                }
-                black_box(n)
-            })
-        });
     }
     g.finish();
 }
