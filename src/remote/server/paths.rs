@@ -164,7 +164,8 @@ type Found = Vec<(usize, usize, usize)>;
 
 /// Walks the JSON value at `i` of `b` along `routes` at once (those of
 /// `active`, a mask, that matched the first `depth` steps), collecting the
-/// strings at their ends. Returns where the value ends; `None` for text
+/// strings at their ends. Each byte is scanned once: a value no route
+/// enters is skipped whole. Returns where the value ends; `None` for text
 /// that is not JSON (nothing is rewritten then).
 fn walk(
     b: &[u8],
@@ -174,12 +175,7 @@ fn walk(
     active: u32,
     found: &mut Found,
 ) -> Option<usize> {
-    let end = scan::skip_value(b, i).ok()?;
-    for (n, route) in routes.iter().enumerate() {
-        if active & (1 << n) != 0 && route.len() == depth && b.get(i) == Some(&b'"') {
-            found.push((n, i, end));
-        }
-    }
+    // The routes of `active` whose next step passes `want`.
     let next = |want: &dyn Fn(Step) -> bool| {
         routes.iter().enumerate().fold(0u32, |mask, (n, route)| {
             let on = active & (1 << n) != 0 && route.get(depth).is_some_and(|s| want(*s));
@@ -190,25 +186,27 @@ fn walk(
             }
         })
     };
-    let (open, close) = match b.get(i) {
-        Some(b'{') => (b'{', b'}'),
-        Some(b'[') => (b'[', b']'),
-        _ => return Some(end),
+    let close = match b.get(i) {
+        Some(b'"') => {
+            let end = scan::skip_str(b, i).ok()?;
+            for (n, route) in routes.iter().enumerate() {
+                if active & (1 << n) != 0 && route.len() == depth {
+                    found.push((n, i, end));
+                }
+            }
+            return Some(end);
+        }
+        Some(b'{') if next(&|s| matches!(s, Step::Key(_))) != 0 => b'}',
+        Some(b'[') if next(&|s| s == Step::Each) != 0 => b']',
+        _ => return scan::skip_value(b, i).ok(),
     };
-    let any_below = routes
-        .iter()
-        .enumerate()
-        .any(|(n, route)| active & (1 << n) != 0 && route.len() > depth);
-    if !any_below {
-        return Some(end);
-    }
     let each = next(&|s| s == Step::Each);
     let mut j = scan::skip_ws(b, i.saturating_add(1));
     if b.get(j) == Some(&close) {
-        return Some(end);
+        return Some(j.saturating_add(1));
     }
     loop {
-        let item_end = if open == b'{' {
+        let item_end = if close == b'}' {
             let (key, v) = scan::key_at(b, j).ok()?;
             let mask = next(&|s| matches!(s, Step::Key(k) if k == key));
             if mask == 0 {
@@ -216,15 +214,37 @@ fn walk(
             } else {
                 walk(b, v, routes, depth.saturating_add(1), mask, found)?
             }
-        } else if each == 0 {
-            scan::skip_value(b, j).ok()?
         } else {
             walk(b, j, routes, depth.saturating_add(1), each, found)?
         };
         j = scan::skip_ws(b, item_end);
         match b.get(j) {
             Some(b',') => j = scan::skip_ws(b, j.saturating_add(1)),
-            _ => return Some(end),
+            Some(c) if *c == close => return Some(j.saturating_add(1)),
+            _ => return None,
+        }
+    }
+}
+
+/// The value of the top-level member `method` of the object `text`, read
+/// without walking past it (agents write it before `params`).
+fn method_of(text: &str) -> Option<String> {
+    let b = text.as_bytes();
+    let mut j = scan::skip_ws(b, 0);
+    if b.get(j) != Some(&b'{') {
+        return None;
+    }
+    j = scan::skip_ws(b, j.saturating_add(1));
+    loop {
+        let (key, v) = scan::key_at(b, j).ok()?;
+        let end = scan::skip_value(b, v).ok()?;
+        if key == br#""method""# {
+            return value(text, v, end);
+        }
+        j = scan::skip_ws(b, end);
+        match b.get(j) {
+            Some(b',') => j = scan::skip_ws(b, j.saturating_add(1)),
+            _ => return None,
         }
     }
 }
@@ -412,8 +432,7 @@ impl Paths {
         if memchr::memmem::find(text.as_bytes(), &self.needle).is_none() {
             return None;
         }
-        let found = find(text, &[&[Step::Key(br#""method""#)]])?;
-        let method = found.first().and_then(|&(_, s, e)| value(text, s, e))?;
+        let method = method_of(text)?;
         let routes: &[&[Step]] = match method.as_str() {
             names::FS_READ_TEXT_FILE | names::FS_WRITE_TEXT_FILE => {
                 &[&[PARAMS, SESSION_ID], &[PARAMS, PATH]]

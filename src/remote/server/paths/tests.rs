@@ -289,6 +289,13 @@ fn tool_calls_fs_and_terminals_come_back_in_the_clients_directory() {
     let got = to_client(&mut paths, term).unwrap();
     assert_eq!(got["params"]["cwd"], "/home/ana/proj/src");
     assert_eq!(got["params"]["command"], "ls");
+    // `params` before `method`: read all the same.
+    let late = r#"{"params":{"sessionId":"s1","path":"/srv/acp/ana/work/z"},"id":9,"method":"fs/write_text_file","jsonrpc":"2.0"}"#;
+    let got = paths.to_client(ClientId(1), late).unwrap();
+    assert_eq!(got, late.replace("/srv/acp/ana/work/z", "/home/ana/proj/z"));
+    // Not JSON past the room's name: passed as it came.
+    let broken = r#"{"jsonrpc":"2.0","method":"fs/write_text_file","params":{"sessionId":"s1","path":"/srv/acp/ana/work/z",}"#;
+    assert_eq!(paths.to_client(ClientId(1), broken), None);
     // Another session, or a sibling of the room: unchanged.
     let other = json!({"jsonrpc":"2.0","id":7,"method":"fs/read_text_file","params":{"sessionId":"s2","path":"/srv/acp/ana/work/x"}});
     assert_eq!(to_client(&mut paths, other), None);
