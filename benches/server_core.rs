@@ -10,10 +10,11 @@
 //! split+decode` (the splitter and `Message::decode` of each line: what
 //! any relay that validates its lines pays), and `core` (the splitter,
 //! then `Server::handle_agent_line` routing each line to its session's
-//! connection, the actions drained and the bytes reported written), and
-//! `core room` (the same through a user's own agent whose sessions live
-//! in a room: the recorded tool calls' paths moved to the client's
-//! directory, every other line searched for the room's directory once).
+//! connection, the actions drained and the bytes reported written);
+//! `core user` (the same through a user's own agent) and `core room` (a
+//! user's own agent whose sessions live in a room: the recorded tool
+//! calls' paths moved to the client's directory, every other line
+//! searched for the room's directory once).
 
 use std::collections::BTreeSet;
 use std::hint::black_box;
@@ -33,21 +34,33 @@ const MAX: usize = 64 * 1024 * 1024;
 /// Where the recorded sessions ran: the room of `core room`'s user.
 const RECORDED_DIR: &str = "/tmp/acp-codec-fixture/project";
 
-/// A core with one WebSocket client holding each of `sessions`: the one
-/// shared agent, or with `room` a user's own agent whose sessions live in
-/// [`RECORDED_DIR`] and whose client works in `/home/ana/proj` (each path
-/// of the recordings' tool calls moved).
-fn core(sessions: &BTreeSet<String>, room: bool) -> (Server, AgentRun, ConnectionId) {
+/// Which agent a bench's client talks to.
+#[derive(Clone, Copy, PartialEq)]
+enum Setup {
+    /// The one shared agent.
+    Shared,
+    /// A user's own agent, no room named: paths pass as they are.
+    User,
+    /// A user's own agent whose sessions live in [`RECORDED_DIR`], its
+    /// client in `/home/ana/proj`: each path of the recordings' tool calls
+    /// moved.
+    Room,
+}
+
+/// A core with one WebSocket client holding each of `sessions`.
+fn core(sessions: &BTreeSet<String>, setup: Setup) -> (Server, AgentRun, ConnectionId) {
+    let user = setup != Setup::Shared;
+    let room = setup == Setup::Room;
     let mut config = ServerConfig::new();
     config.max_message = MAX;
     config.max_user_buffered_bytes = usize::MAX;
     config.replay_bytes = 0;
-    if room {
+    if user {
         config.pool = PoolMode::PerUser;
     }
     let t = Duration::ZERO;
     let mut s = Server::new(config, t);
-    let principal = if room {
+    let principal = if user {
         Principal::user("ana", Permissions::READ_WRITE)
     } else {
         Principal::anonymous()
@@ -187,8 +200,9 @@ fn relay(c: &mut Criterion) {
                 black_box(n)
             })
         });
-        for room in [false, true] {
-            let (mut s, run, conn) = core(&sessions, room);
+        for setup in [Setup::Shared, Setup::User, Setup::Room] {
+            let room = setup == Setup::Room;
+            let (mut s, run, conn) = core(&sessions, setup);
             // Every line reaches the client, as it came (with `room`, its
             // paths moved).
             let mut splitter = LineSplitter::with_max_line_len(MAX);
@@ -203,7 +217,11 @@ fn relay(c: &mut Criterion) {
             } else {
                 assert_eq!(sent + lines.len(), stream.len(), "{name}: not all relayed");
             }
-            let row = if room { "core room" } else { "core" };
+            let row = match setup {
+                Setup::Shared => "core",
+                Setup::User => "core user",
+                Setup::Room => "core room",
+            };
             g.bench_function(format!("{row} {name}"), |b| {
                 b.iter(|| {
                     let mut splitter = LineSplitter::with_max_line_len(MAX);

@@ -19,11 +19,11 @@
 //! byte. The client's directory is per session: its `session/new` (the
 //! agent's answer names the session) or its `session/load` says it.
 //!
-//! The cost stays off lines that carry no path: an agent line is looked at
-//! only when its text holds the room's directory (one substring search),
-//! then by its method and update kind, and only then are the members on
-//! the way to its paths walked; a client message only for the methods
-//! above (a prompt only when it holds `file:`).
+//! The cost stays off lines that carry no path: an agent line is read by
+//! its method and update kind first (only as far as those members), then
+//! searched once for the room's directory, and only a line holding it is
+//! walked to its paths; a client message is looked at only for the
+//! methods above (a prompt only when it holds `file:`).
 
 use alloc::borrow::ToOwned;
 use alloc::collections::{BTreeMap, VecDeque};
@@ -156,7 +156,6 @@ const CONTENT: Step = Step::Key(br#""content""#);
 const PROMPT: Step = Step::Key(br#""prompt""#);
 const URI: Step = Step::Key(br#""uri""#);
 const RESOURCE: Step = Step::Key(br#""resource""#);
-const KIND: Step = Step::Key(br#""sessionUpdate""#);
 
 /// The string values a walk found: which way (the index of its route) and
 /// where (the token's span, quotes included).
@@ -226,20 +225,21 @@ fn walk(
     }
 }
 
-/// The value of the top-level member `method` of the object `text`, read
-/// without walking past it (agents write it before `params`).
-fn method_of(text: &str) -> Option<String> {
-    let b = text.as_bytes();
-    let mut j = scan::skip_ws(b, 0);
+/// The span of the value of member `key` (its token, quotes included) of
+/// the object at `i` of `b`, read without walking past it: only the
+/// members before it are skipped (agents write `method` before `params`,
+/// and `sessionUpdate` first in an update).
+fn member(b: &[u8], i: usize, key: &[u8]) -> Option<(usize, usize)> {
+    let mut j = scan::skip_ws(b, i);
     if b.get(j) != Some(&b'{') {
         return None;
     }
     j = scan::skip_ws(b, j.saturating_add(1));
     loop {
-        let (key, v) = scan::key_at(b, j).ok()?;
+        let (k, v) = scan::key_at(b, j).ok()?;
         let end = scan::skip_value(b, v).ok()?;
-        if key == br#""method""# {
-            return value(text, v, end);
+        if k == key {
+            return Some((v, end));
         }
         j = scan::skip_ws(b, end);
         match b.get(j) {
@@ -247,6 +247,17 @@ fn method_of(text: &str) -> Option<String> {
             _ => return None,
         }
     }
+}
+
+/// The string value of the member of `text` at the end of `keys` (each a
+/// key token, quotes included), read as [`member`] reads.
+fn member_string(text: &str, keys: &[&[u8]]) -> Option<String> {
+    let b = text.as_bytes();
+    let mut span = (0, b.len());
+    for key in keys {
+        span = member(b, span.0, key)?;
+    }
+    value(text, span.0, span.1)
 }
 
 /// The strings of `text` at the ends of `routes` (at most 32), in the
@@ -429,10 +440,24 @@ impl Paths {
         if self.pending.iter().any(|(c, _, _)| *c == client) {
             self.answered(client, text);
         }
-        if memchr::memmem::find(text.as_bytes(), &self.needle).is_none() {
+        // By method, then update kind, reading no further than they are;
+        // then one search for the room's directory; only then the walk.
+        let method = member_string(text, &[br#""method""#])?;
+        let kind = match method.as_str() {
+            names::SESSION_UPDATE => Some(member_string(
+                text,
+                &[br#""params""#, br#""update""#, br#""sessionUpdate""#],
+            )?),
+            names::FS_READ_TEXT_FILE
+            | names::FS_WRITE_TEXT_FILE
+            | names::TERMINAL_CREATE
+            | names::SESSION_REQUEST_PERMISSION => None,
+            _ => return None,
+        };
+        if kind.is_some_and(|k| k != "tool_call" && k != "tool_call_update") {
             return None;
         }
-        let method = method_of(text)?;
+        memchr::memmem::find(text.as_bytes(), &self.needle)?;
         let routes: &[&[Step]] = match method.as_str() {
             names::FS_READ_TEXT_FILE | names::FS_WRITE_TEXT_FILE => {
                 &[&[PARAMS, SESSION_ID], &[PARAMS, PATH]]
@@ -447,7 +472,6 @@ impl Paths {
                 &[PARAMS, SESSION_ID],
                 &[PARAMS, UPDATE, LOCATIONS, Step::Each, PATH],
                 &[PARAMS, UPDATE, CONTENT, Step::Each, PATH],
-                &[PARAMS, UPDATE, KIND],
             ],
             _ => return None,
         };
@@ -458,12 +482,6 @@ impl Paths {
                 .find(|(r, _, _)| *r == route)
                 .and_then(|&(_, s, e)| value(text, s, e))
         };
-        if method == names::SESSION_UPDATE {
-            let kind = string_at(3)?;
-            if kind != "tool_call" && kind != "tool_call_update" {
-                return None;
-            }
-        }
         let client_dir = self.sessions.get(&string_at(0)?)?;
         let room = &self.room;
         splice(
