@@ -225,11 +225,11 @@ fn walk(
     }
 }
 
-/// The span of the value of member `key` (its token, quotes included) of
-/// the object at `i` of `b`, read without walking past it: only the
+/// Where the value of member `key` (its token, quotes included) of the
+/// object at `i` of `b` starts, read without walking past it: only the
 /// members before it are skipped (agents write `method` before `params`,
-/// and `sessionUpdate` first in an update).
-fn member(b: &[u8], i: usize, key: &[u8]) -> Option<(usize, usize)> {
+/// and `sessionUpdate` first in an update), never the value itself.
+fn member(b: &[u8], i: usize, key: &[u8]) -> Option<usize> {
     let mut j = scan::skip_ws(b, i);
     if b.get(j) != Some(&b'{') {
         return None;
@@ -237,11 +237,10 @@ fn member(b: &[u8], i: usize, key: &[u8]) -> Option<(usize, usize)> {
     j = scan::skip_ws(b, j.saturating_add(1));
     loop {
         let (k, v) = scan::key_at(b, j).ok()?;
-        let end = scan::skip_value(b, v).ok()?;
         if k == key {
-            return Some((v, end));
+            return Some(v);
         }
-        j = scan::skip_ws(b, end);
+        j = scan::skip_ws(b, scan::skip_value(b, v).ok()?);
         match b.get(j) {
             Some(b',') => j = scan::skip_ws(b, j.saturating_add(1)),
             _ => return None,
@@ -253,11 +252,11 @@ fn member(b: &[u8], i: usize, key: &[u8]) -> Option<(usize, usize)> {
 /// key token, quotes included), read as [`member`] reads.
 fn member_string(text: &str, keys: &[&[u8]]) -> Option<String> {
     let b = text.as_bytes();
-    let mut span = (0, b.len());
+    let mut at = 0;
     for key in keys {
-        span = member(b, span.0, key)?;
+        at = member(b, at, key)?;
     }
-    value(text, span.0, span.1)
+    value(text, at, scan::skip_str(b, at).ok()?)
 }
 
 /// The strings of `text` at the ends of `routes` (at most 32), in the
