@@ -20,10 +20,11 @@
 //! agent's answer names the session) or its `session/load` says it.
 //!
 //! The cost stays off lines that carry no path: an agent line is read by
-//! its method and update kind first (only as far as those members), then
-//! searched once for the room's directory, and only a line holding it is
-//! walked to its paths; a client message is looked at only for the
-//! methods above (a prompt only when it holds `file:`).
+//! its method, update kind and session first (only as far as those
+//! members: agents write them first), and only a line that may carry a
+//! path, of a session whose client directory is known, is walked to its
+//! paths, once; a client message is looked at only for the methods above
+//! (a prompt only when it holds `file:`).
 
 use alloc::borrow::ToOwned;
 use alloc::collections::{BTreeMap, VecDeque};
@@ -311,9 +312,6 @@ fn splice(
 pub(super) struct Paths {
     /// The room's session directory: the `cwd` the agent is told.
     room: Root,
-    /// `room` as it is written inside a JSON string, for the search that
-    /// lets lines without it pass untouched.
-    needle: Vec<u8>,
     /// Each session's client directory.
     sessions: BTreeMap<String, Root>,
     /// The sessions in the order they were learnt (the oldest forgotten
@@ -326,15 +324,8 @@ pub(super) struct Paths {
 
 impl Paths {
     fn new(room: Root) -> Self {
-        let mut quoted = Vec::new();
-        crate::json::push_string(&mut quoted, room.as_str());
-        let needle = quoted
-            .get(1..quoted.len().saturating_sub(1))
-            .unwrap_or_default()
-            .to_vec();
         Self {
             room,
-            needle,
             sessions: BTreeMap::new(),
             order: VecDeque::new(),
             pending: VecDeque::new(),
@@ -439,56 +430,36 @@ impl Paths {
         if self.pending.iter().any(|(c, _, _)| *c == client) {
             self.answered(client, text);
         }
-        // By method, then update kind, reading no further than they are;
-        // then one search for the room's directory; only then the walk.
+        // By method, update kind and session, reading no further than
+        // those members; only then one walk to the paths.
         let method = member_string(text, &[br#""method""#])?;
-        let kind = match method.as_str() {
-            names::SESSION_UPDATE => Some(member_string(
-                text,
-                &[br#""params""#, br#""update""#, br#""sessionUpdate""#],
-            )?),
-            names::FS_READ_TEXT_FILE
-            | names::FS_WRITE_TEXT_FILE
-            | names::TERMINAL_CREATE
-            | names::SESSION_REQUEST_PERMISSION => None,
-            _ => return None,
-        };
-        if kind.is_some_and(|k| k != "tool_call" && k != "tool_call_update") {
-            return None;
-        }
-        memchr::memmem::find(text.as_bytes(), &self.needle)?;
         let routes: &[&[Step]] = match method.as_str() {
-            names::FS_READ_TEXT_FILE | names::FS_WRITE_TEXT_FILE => {
-                &[&[PARAMS, SESSION_ID], &[PARAMS, PATH]]
-            }
-            names::TERMINAL_CREATE => &[&[PARAMS, SESSION_ID], &[PARAMS, CWD]],
+            names::FS_READ_TEXT_FILE | names::FS_WRITE_TEXT_FILE => &[&[PARAMS, PATH]],
+            names::TERMINAL_CREATE => &[&[PARAMS, CWD]],
             names::SESSION_REQUEST_PERMISSION => &[
-                &[PARAMS, SESSION_ID],
                 &[PARAMS, TOOL_CALL, LOCATIONS, Step::Each, PATH],
                 &[PARAMS, TOOL_CALL, CONTENT, Step::Each, PATH],
             ],
-            names::SESSION_UPDATE => &[
-                &[PARAMS, SESSION_ID],
-                &[PARAMS, UPDATE, LOCATIONS, Step::Each, PATH],
-                &[PARAMS, UPDATE, CONTENT, Step::Each, PATH],
-            ],
+            names::SESSION_UPDATE => {
+                let kind = member_string(
+                    text,
+                    &[br#""params""#, br#""update""#, br#""sessionUpdate""#],
+                )?;
+                if kind != "tool_call" && kind != "tool_call_update" {
+                    return None;
+                }
+                &[
+                    &[PARAMS, UPDATE, LOCATIONS, Step::Each, PATH],
+                    &[PARAMS, UPDATE, CONTENT, Step::Each, PATH],
+                ]
+            }
             _ => return None,
         };
+        let session = member_string(text, &[br#""params""#, br#""sessionId""#])?;
+        let client_dir = self.sessions.get(&session)?;
         let found = find(text, routes)?;
-        let string_at = |route: usize| {
-            found
-                .iter()
-                .find(|(r, _, _)| *r == route)
-                .and_then(|&(_, s, e)| value(text, s, e))
-        };
-        let client_dir = self.sessions.get(&string_at(0)?)?;
         let room = &self.room;
-        splice(
-            text,
-            &found,
-            |r| r == 1 || r == 2,
-            |p| rebase(p, room, client_dir),
-        )
+        splice(text, &found, |_| true, |p| rebase(p, room, client_dir))
     }
 
     /// Whether `text` answers one of `client`'s waiting `session/new`s:

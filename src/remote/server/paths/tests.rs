@@ -307,9 +307,7 @@ fn tool_calls_fs_and_terminals_come_back_in_the_clients_directory() {
 fn an_escaped_path_is_read_and_written_as_json() {
     let mut paths = Paths::new(root(ROOM));
     paths.learn("s1".into(), root("/home/ana/a\"b"));
-    // `\u002f` for a slash: the value is the room's path all the same,
-    // though the search for the room finds it only through the plain
-    // `work` that follows.
+    // `\u002f` for a slash: the value is the room's path all the same.
     let text = r#"{"jsonrpc":"2.0","id":1,"method":"fs/read_text_file","params":{"sessionId":"s1","path":"/srv/acp/ana/work\u002fsrc/x"}}"#;
     let out = paths.to_client(ClientId(1), text).unwrap();
     assert_eq!(
