@@ -352,7 +352,7 @@ impl Paths {
 
     /// A client's message `text` (decoded as `message`) for the agent,
     /// with its paths moved into the room; `None` when nothing moves.
-    pub(super) fn to_agent(
+    pub(super) fn toward_agent(
         &mut self,
         client: ClientId,
         text: &str,
@@ -426,7 +426,7 @@ impl Paths {
     /// The agent's message `text` for `client`, with the paths under the
     /// room moved to the session's client directory; `None` when nothing
     /// moves.
-    pub(super) fn to_client(&mut self, client: ClientId, text: &str) -> Option<String> {
+    pub(super) fn toward_client(&mut self, client: ClientId, text: &str) -> Option<String> {
         if self.pending.iter().any(|(c, _, _)| *c == client) {
             self.answered(client, text);
         }
@@ -548,7 +548,7 @@ impl Server {
         message: &Message<'_>,
     ) -> Option<String> {
         let paths = self.agents.get_mut(key)?.paths.as_mut()?;
-        paths.to_agent(client, text, message)
+        paths.toward_agent(client, text, message)
     }
 
     /// An agent message for `client`, its paths moved to the client's
@@ -563,7 +563,7 @@ impl Server {
             .agents
             .get_mut(key)
             .and_then(|a| a.paths.as_mut())
-            .and_then(|p| p.to_client(client, &text));
+            .and_then(|p| p.toward_client(client, &text));
         moved.unwrap_or(text)
     }
 }

@@ -170,7 +170,7 @@ proptest! {
         let line = json!({"jsonrpc": "2.0", "id": 3, "method": "fs/write_text_file",
             "params": {"sessionId": "s1", "path": path, "content": content, "note": ROOM}});
         let text = line.to_string();
-        let out = paths.to_client(ClientId(1), &text);
+        let out = paths.toward_client(ClientId(1), &text);
         let mut want = line.clone();
         if under(&path, ROOM) {
             want["params"]["path"] = Value::from(moved(&path, ROOM, CLIENT));
@@ -187,7 +187,7 @@ fn a_session_new_moves_its_cwd_and_learns_the_session_from_the_answer() {
     let mut paths = Paths::new(root(ROOM));
     let text = r#"{"jsonrpc":"2.0","id":5,"method":"session/new","params":{"cwd":"/home/ana/proj/","mcpServers":[],"additionalDirectories":["/home/ana/proj/lib","/opt/x"]}}"#;
     let msg = Message::decode(text).unwrap();
-    let out = paths.to_agent(ClientId(1), text, &msg).unwrap();
+    let out = paths.toward_agent(ClientId(1), text, &msg).unwrap();
     assert_eq!(
         out,
         r#"{"jsonrpc":"2.0","id":5,"method":"session/new","params":{"cwd":"/srv/acp/ana/work/","mcpServers":[],"additionalDirectories":["/srv/acp/ana/work/lib","/opt/x"]}}"#,
@@ -195,27 +195,27 @@ fn a_session_new_moves_its_cwd_and_learns_the_session_from_the_answer() {
     );
     // Another client's answer with the same id teaches nothing.
     let answer = r#"{"jsonrpc":"2.0","id":5,"result":{"sessionId":"s9"}}"#;
-    assert_eq!(paths.to_client(ClientId(2), answer), None);
+    assert_eq!(paths.toward_client(ClientId(2), answer), None);
     assert!(paths.sessions.is_empty());
-    assert_eq!(paths.to_client(ClientId(1), answer), None);
+    assert_eq!(paths.toward_client(ClientId(1), answer), None);
     assert_eq!(paths.sessions.get("s9"), Some(&root(CLIENT)));
     assert!(paths.pending.is_empty());
     // A load names its session: learnt at once.
     let text = r#"{"jsonrpc":"2.0","id":6,"method":"session/load","params":{"sessionId":"s7","cwd":"/home/ana/other","mcpServers":[]}}"#;
     let msg = Message::decode(text).unwrap();
-    let out = paths.to_agent(ClientId(1), text, &msg).unwrap();
+    let out = paths.toward_agent(ClientId(1), text, &msg).unwrap();
     assert!(out.contains(r#""cwd":"/srv/acp/ana/work""#), "{out}");
     assert_eq!(paths.sessions.get("s7"), Some(&root("/home/ana/other")));
     // Closed: forgotten.
     let text = r#"{"jsonrpc":"2.0","id":7,"method":"session/close","params":{"sessionId":"s7"}}"#;
     let msg = Message::decode(text).unwrap();
-    assert_eq!(paths.to_agent(ClientId(1), text, &msg), None);
+    assert_eq!(paths.toward_agent(ClientId(1), text, &msg), None);
     assert!(!paths.sessions.contains_key("s7"));
     // A client at `/`: not mapped, passed as it is.
     let text =
         r#"{"jsonrpc":"2.0","id":8,"method":"session/new","params":{"cwd":"/","mcpServers":[]}}"#;
     let msg = Message::decode(text).unwrap();
-    assert_eq!(paths.to_agent(ClientId(1), text, &msg), None);
+    assert_eq!(paths.toward_agent(ClientId(1), text, &msg), None);
 }
 
 #[test]
@@ -224,7 +224,7 @@ fn a_prompts_file_links_move_and_nothing_else_does() {
     paths.learn("s1".into(), root(CLIENT));
     let text = r#"{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{"sessionId":"s1","prompt":[{"type":"text","text":"see file:///home/ana/proj/a.rs"},{"type":"resource_link","name":"a","uri":"file:///home/ana/proj/a.rs"},{"type":"resource","resource":{"uri":"file:///home/ana/proj2/b.rs","text":"x"}},{"type":"resource","resource":{"uri":"file:///home/ana/proj/c.rs","text":"y"}}]}}"#;
     let msg = Message::decode(text).unwrap();
-    let out = paths.to_agent(ClientId(1), text, &msg).unwrap();
+    let out = paths.toward_agent(ClientId(1), text, &msg).unwrap();
     let want = text
         .replace(
             r#""uri":"file:///home/ana/proj/a.rs""#,
@@ -239,7 +239,7 @@ fn a_prompts_file_links_move_and_nothing_else_does() {
     // passes.
     let text = r#"{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"s2","prompt":[{"type":"resource_link","name":"a","uri":"file:///home/ana/proj/a.rs"}]}}"#;
     let msg = Message::decode(text).unwrap();
-    assert_eq!(paths.to_agent(ClientId(1), text, &msg), None);
+    assert_eq!(paths.toward_agent(ClientId(1), text, &msg), None);
 }
 
 #[test]
@@ -249,7 +249,7 @@ fn tool_calls_fs_and_terminals_come_back_in_the_clients_directory() {
     let to_client = |paths: &mut Paths, line: Value| {
         let text = line.to_string();
         paths
-            .to_client(ClientId(1), &text)
+            .toward_client(ClientId(1), &text)
             .map(|t| serde_json::from_str::<Value>(&t).unwrap())
     };
     let call = |kind: &str| {
@@ -291,11 +291,11 @@ fn tool_calls_fs_and_terminals_come_back_in_the_clients_directory() {
     assert_eq!(got["params"]["command"], "ls");
     // `params` before `method`: read all the same.
     let late = r#"{"params":{"sessionId":"s1","path":"/srv/acp/ana/work/z"},"id":9,"method":"fs/write_text_file","jsonrpc":"2.0"}"#;
-    let got = paths.to_client(ClientId(1), late).unwrap();
+    let got = paths.toward_client(ClientId(1), late).unwrap();
     assert_eq!(got, late.replace("/srv/acp/ana/work/z", "/home/ana/proj/z"));
     // Not JSON past the room's name: passed as it came.
     let broken = r#"{"jsonrpc":"2.0","method":"fs/write_text_file","params":{"sessionId":"s1","path":"/srv/acp/ana/work/z",}"#;
-    assert_eq!(paths.to_client(ClientId(1), broken), None);
+    assert_eq!(paths.toward_client(ClientId(1), broken), None);
     // Another session, or a sibling of the room: unchanged.
     let other = json!({"jsonrpc":"2.0","id":7,"method":"fs/read_text_file","params":{"sessionId":"s2","path":"/srv/acp/ana/work/x"}});
     assert_eq!(to_client(&mut paths, other), None);
@@ -309,7 +309,7 @@ fn an_escaped_path_is_read_and_written_as_json() {
     paths.learn("s1".into(), root("/home/ana/a\"b"));
     // `\u002f` for a slash: the value is the room's path all the same.
     let text = r#"{"jsonrpc":"2.0","id":1,"method":"fs/read_text_file","params":{"sessionId":"s1","path":"/srv/acp/ana/work\u002fsrc/x"}}"#;
-    let out = paths.to_client(ClientId(1), text).unwrap();
+    let out = paths.toward_client(ClientId(1), text).unwrap();
     assert_eq!(
         out,
         r#"{"jsonrpc":"2.0","id":1,"method":"fs/read_text_file","params":{"sessionId":"s1","path":"/home/ana/a\"b/src/x"}}"#
@@ -329,7 +329,7 @@ fn the_tables_are_bounded() {
             r#"{{"jsonrpc":"2.0","id":{n},"method":"session/new","params":{{"cwd":"/home/ana/proj","mcpServers":[]}}}}"#
         );
         let msg = Message::decode(&text).unwrap();
-        assert!(paths.to_agent(ClientId(1), &text, &msg).is_some());
+        assert!(paths.toward_agent(ClientId(1), &text, &msg).is_some());
     }
     assert_eq!(paths.pending.len(), MAX_PENDING);
 }
