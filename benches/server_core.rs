@@ -10,7 +10,11 @@
 //! split+decode` (the splitter and `Message::decode` of each line: what
 //! any relay that validates its lines pays), and `core` (the splitter,
 //! then `Server::handle_agent_line` routing each line to its session's
-//! connection, the actions drained and the bytes reported written).
+//! connection, the actions drained and the bytes reported written);
+//! `core user` (the same through a user's own agent) and `core room` (a
+//! user's own agent whose sessions live in a room: the recorded tool
+//! calls' paths moved to the client's directory, every other line
+//! searched for the room's directory once).
 
 use std::collections::BTreeSet;
 use std::hint::black_box;
@@ -18,33 +22,69 @@ use std::path::Path;
 use std::time::Duration;
 
 use acp_codec::acp::Message;
-use acp_codec::remote::{Action, AgentRun, ConnectionId, Principal, Profile, Server, ServerConfig};
+use acp_codec::remote::{
+    Action, AgentRun, ConnectionId, Permissions, PoolMode, Principal, Profile, Server, ServerConfig,
+};
 use acp_codec::LineSplitter;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use serde_json::{json, Value};
 
 const MAX: usize = 64 * 1024 * 1024;
 
+/// Where the recorded sessions ran: the room of `core room`'s user.
+const RECORDED_DIR: &str = "/tmp/acp-codec-fixture/project";
+
+/// Which agent a bench's client talks to.
+#[derive(Clone, Copy, PartialEq)]
+enum Setup {
+    /// The one shared agent.
+    Shared,
+    /// A user's own agent, no room named: paths pass as they are.
+    User,
+    /// A user's own agent whose sessions live in [`RECORDED_DIR`], its
+    /// client in `/home/ana/proj`: each path of the recordings' tool calls
+    /// moved.
+    Room,
+}
+
 /// A core with one WebSocket client holding each of `sessions`.
-fn core(sessions: &BTreeSet<String>) -> (Server, AgentRun, ConnectionId) {
+fn core(sessions: &BTreeSet<String>, setup: Setup) -> (Server, AgentRun, ConnectionId) {
+    let user = setup != Setup::Shared;
+    let room = setup == Setup::Room;
     let mut config = ServerConfig::new();
     config.max_message = MAX;
     config.max_user_buffered_bytes = usize::MAX;
     config.replay_bytes = 0;
+    if user {
+        config.pool = PoolMode::PerUser;
+    }
     let t = Duration::ZERO;
     let mut s = Server::new(config, t);
+    let principal = if user {
+        Principal::user("ana", Permissions::READ_WRITE)
+    } else {
+        Principal::anonymous()
+    };
+    let c = s.open(t, Profile::WebSocket, &principal).unwrap();
+    let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}"#;
+    s.handle_text(t, c, init);
     let Some(Action::StartAgent { run, .. }) = s.poll_action() else {
         panic!("no start")
     };
+    if room {
+        s.set_session_dir("ana", RECORDED_DIR);
+    }
     s.handle_agent_started(t, run, 1);
-    let c = s
-        .open(t, Profile::WebSocket, &Principal::anonymous())
-        .unwrap();
-    let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}"#;
-    s.handle_text(t, c, init);
     drain(&mut s, c);
+    s.handle_agent_line(
+        t,
+        run,
+        r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}"#,
+    );
+    drain(&mut s, c);
+    let cwd = if room { "/home/ana/proj" } else { "/" };
     for (i, sid) in sessions.iter().enumerate() {
-        let new = json!({"jsonrpc":"2.0","id":i + 1,"method":"session/new","params":{"cwd":"/","mcpServers":[]}});
+        let new = json!({"jsonrpc":"2.0","id":i + 1,"method":"session/new","params":{"cwd":cwd,"mcpServers":[]}});
         s.handle_text(t, c, &new.to_string());
         let mut id = None;
         while let Some(a) = s.poll_action() {
@@ -160,26 +200,40 @@ fn relay(c: &mut Criterion) {
                 black_box(n)
             })
         });
-        let (mut s, run, conn) = core(&sessions);
-        // Every line reaches the client, as it came.
-        let mut splitter = LineSplitter::with_max_line_len(MAX);
-        let mut sent = 0;
-        for line in splitter.lines(&stream).flatten() {
-            s.handle_agent_line(Duration::ZERO, run, line.as_str());
-            sent += drain(&mut s, conn);
+        for setup in [Setup::Shared, Setup::User, Setup::Room] {
+            let room = setup == Setup::Room;
+            let (mut s, run, conn) = core(&sessions, setup);
+            // Every line reaches the client, as it came (with `room`, its
+            // paths moved).
+            let mut splitter = LineSplitter::with_max_line_len(MAX);
+            let mut sent = 0;
+            for line in splitter.lines(&stream).flatten() {
+                s.handle_agent_line(Duration::ZERO, run, line.as_str());
+                sent += drain(&mut s, conn);
+            }
+            if room {
+                assert!(sent + lines.len() <= stream.len(), "{name}: grew");
+                assert!(sent > 0, "{name}: nothing relayed");
+            } else {
+                assert_eq!(sent + lines.len(), stream.len(), "{name}: not all relayed");
+            }
+            let row = match setup {
+                Setup::Shared => "core",
+                Setup::User => "core user",
+                Setup::Room => "core room",
+            };
+            g.bench_function(format!("{row} {name}"), |b| {
+                b.iter(|| {
+                    let mut splitter = LineSplitter::with_max_line_len(MAX);
+                    let mut n = 0usize;
+                    for line in splitter.lines(black_box(&stream)).flatten() {
+                        s.handle_agent_line(Duration::ZERO, run, line.as_str());
+                        n += drain(&mut s, conn);
+                    }
+                    black_box(n)
+                })
+            });
         }
-        assert_eq!(sent + lines.len(), stream.len(), "{name}: not all relayed");
-        g.bench_function(format!("core {name}"), |b| {
-            b.iter(|| {
-                let mut splitter = LineSplitter::with_max_line_len(MAX);
-                let mut n = 0usize;
-                for line in splitter.lines(black_box(&stream)).flatten() {
-                    s.handle_agent_line(Duration::ZERO, run, line.as_str());
-                    n += drain(&mut s, conn);
-                }
-                black_box(n)
-            })
-        });
     }
     g.finish();
 }

@@ -15,9 +15,13 @@
 #     its fake model's base URL (`env`), nothing else of ours reaches it;
 #   - acp-bridge in front of `gemini --acp` / `qwen --acp`, the agent's
 #     HOME, working and temp directories under the state directory;
-#   - acp-client, as ana, over WebSocket: one turn that reads, edits and
-#     writes files and runs a shell command, in a project inside ana's
-#     working directory; the files land;
+#   - acp-client, as ana, over WebSocket, from a project directory of
+#     its own (the user's machine, outside the room): one turn that reads,
+#     edits and writes files and runs shell commands. The agent is told
+#     the room's working directory as its cwd (it holds a copy of the
+#     project, as an operator's checkout would); what it writes through
+#     fs/* lands in the client's --cwd, what its shell writes lands in the
+#     room;
 #   - the bridge stopped: nothing the agent started is left running.
 # Every run is bounded by `timeout`; no process is left behind.
 set -euo pipefail
@@ -110,13 +114,14 @@ tokens() {
 # The turn of scripts/interop.sh against scripts/peers/fake_gemini.py: reads
 # README.md, edits src/app.py and a 68 KB file, writes NOTES.md and VERSION,
 # runs shell commands, each behind a permission prompt.
-N=gemini; H="$T/$N/state/ana/home"; P="$T/$N/state/ana/work/project"
-mkdir -p "$H/.gemini" "$P/src" "$P/data"
+N=gemini; H="$T/$N/state/ana/home"; W="$T/$N/state/ana/work"; P="$T/$N/client/project"
+mkdir -p "$H/.gemini" "$P/src" "$P/data" "$W"
 printf '{"general":{"enableAutoUpdate":false,"enableAutoUpdateNotification":false},"privacy":{"usageStatisticsEnabled":false},"telemetry":{"enabled":false},"security":{"folderTrust":{"enabled":false},"auth":{"selectedType":"gemini-api-key"}}}\n' >"$H/.gemini/settings.json"
 printf '# Demo\n\nA tiny project.\n' >"$P/README.md"
 printf '1.2.3\n' >"$P/VERSION"
 printf 'def greet():\n    return "hello"\n\n\ndef add(a, b):\n    return a + b\n' >"$P/src/app.py"
 python3 -c 'import sys; sys.path.insert(0, "scripts/peers"); import record; sys.stdout.write(record.big_log())' >"$P/data/log.txt"
+cp -a "$P/." "$W/"
 coproc FAKE { exec python3 scripts/peers/fake_gemini.py --script acp --idle 60 --max-lifetime 150; }
 read -r PORT <&"${FAKE[0]}"
 tokens "$N" '{"GEMINI_API_KEY":"dummy-key-for-fake-backend","GOOGLE_GEMINI_BASE_URL":"http://127.0.0.1:'"$PORT"'","GEMINI_CLI_NO_RELAUNCH":"1"}'
@@ -130,6 +135,13 @@ check "gemini confined in ana's room (fake model): full turn, files land" \
   "$rc" "$(elapsed "$t0")"
 grep -q "greet() now takes a name" "$P/NOTES.md" 2>/dev/null || { echo "FAIL gemini confined: NOTES.md did not land"; FAILED=1; }
 grep -q 'def greet(name):' "$P/src/app.py" || { echo "FAIL gemini confined: src/app.py was not edited"; FAILED=1; }
+t0=$(date +%s.%N)
+if grep -q "fs: wrote $P/NOTES.md" "$T/out" && [[ ! -e "$W/NOTES.md" ]] && grep -q 'def greet():' "$W/src/app.py"; then
+  pass "gemini: fs/* writes land in the client's --cwd, not the room" "$(elapsed "$t0")"
+else
+  fail "gemini: fs/* writes land in the client's --cwd, not the room" "$(elapsed "$t0")"
+  grep '^fs: ' "$T/out" | head -5; ls -la "$W"
+fi
 stop_bridge "$N"
 kill "$FAKE_PID" 2>/dev/null || true; wait "$FAKE_PID" 2>/dev/null || true; FAKE_PID=""
 if [[ $FAILED != 0 ]]; then
@@ -139,13 +151,14 @@ fi
 # --- Qwen Code ------------------------------------------------------------------
 # Turn (6) of scripts/interop_qwen.sh against scripts/peers/fake_openai.py:
 # reads, edits src/app.py, writes NOTES.md and VERSION, runs the check.
-N=qwen; H="$T/$N/state/ana/home"; P="$T/$N/state/ana/work/project"
-mkdir -p "$H/.qwen" "$P/src"
+N=qwen; H="$T/$N/state/ana/home"; W="$T/$N/state/ana/work"; P="$T/$N/client/project"
+mkdir -p "$H/.qwen" "$P/src" "$W"
 printf '%s\n' '{"security":{"auth":{"selectedType":"openai"},"folderTrust":{"enabled":false}},"tools":{"approvalMode":"default"},"privacy":{"usageStatisticsEnabled":false},"telemetry":{"enabled":false},"general":{"enableAutoUpdate":false,"enableAutoUpdateNotification":false},"ui":{"enableFollowupSuggestions":false},"memory":{"enableManagedAutoMemory":false,"enableManagedAutoDream":false}}' >"$H/.qwen/settings.json"
 printf '# Demo\n\nA tiny project.\n' >"$P/README.md"
 printf '1.2.3\n' >"$P/VERSION"
 printf 'def greet():\n    return "hello"\n\n\ndef add(a, b):\n    return a + b\n' >"$P/src/app.py"
-coproc FAKE { exec python3 scripts/peers/fake_openai.py --script acp --cwd "$P" --log "$T/fake-qwen.log" --idle 60 --max-lifetime 150; }
+cp -a "$P/." "$W/"
+coproc FAKE { exec python3 scripts/peers/fake_openai.py --script acp --cwd "$W" --log "$T/fake-qwen.log" --idle 60 --max-lifetime 150; }
 read -r PORT <&"${FAKE[0]}"
 tokens "$N" '{"OPENAI_API_KEY":"dummy-key-for-fake-backend","OPENAI_BASE_URL":"http://127.0.0.1:'"$PORT"'/v1","OPENAI_MODEL":"fake-model"}'
 start_bridge "$N" "$QWEN --acp" "$PORT"
@@ -154,8 +167,17 @@ env -u OPENAI_API_KEY ACP_BRIDGE_TOKEN="$ANA" timeout -k 5 150 \
   "$CLIENT" --summary-json --connect "ws://$ADDR/" --cwd "$P" --permission allow --timeout 90 \
   "Update greet, write notes and run the check." </dev/null >"$T/out" 2>"$T/err" || rc=$?
 check "qwen confined in ana's room (fake model): full turn, files land" \
-  'rc==0 and s["stopReason"]=="end_turn" and s["agent"].startswith("qwen-code ") and s["permissionsAllowed"]==4 and s["fsWrites"]==3 and "def greet(name):" in f("src/app.py") and f("NOTES.md").startswith("# Notes") and f("VERSION")=="1.2.4\n" and f("CHECKED.txt")=="checked 1.2.4\n"' \
+  'rc==0 and s["stopReason"]=="end_turn" and s["agent"].startswith("qwen-code ") and s["permissionsAllowed"]==4 and s["fsWrites"]==3 and "def greet(name):" in f("src/app.py") and f("NOTES.md").startswith("# Notes") and f("VERSION")=="1.2.4\n" and f("CHECKED.txt")==""' \
   "$rc" "$(elapsed "$t0")"
+# Its shell ran in the room: the room's VERSION (1.2.3, fs/* changed the
+# client's), its CHECKED.txt in the room.
+t0=$(date +%s.%N)
+if [[ "$(cat "$W/CHECKED.txt" 2>/dev/null)" == "checked 1.2.3" && "$(cat "$W/VERSION")" == "1.2.3" ]]; then
+  pass "qwen: its own shell's file lands in the room's session directory" "$(elapsed "$t0")"
+else
+  fail "qwen: its own shell's file lands in the room's session directory" "$(elapsed "$t0")"
+  ls -la "$W"; cat "$W/CHECKED.txt" 2>/dev/null || true
+fi
 stop_bridge "$N"
 kill "$FAKE_PID" 2>/dev/null || true; wait "$FAKE_PID" 2>/dev/null || true; FAKE_PID=""
 if [[ $FAILED != 0 ]]; then

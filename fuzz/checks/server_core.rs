@@ -373,6 +373,12 @@ impl World {
                     assert_eq!(line.last(), Some(&b'\n'));
                 }
                 Action::StartAgent { run, user, .. } => {
+                    // A user's own agent works in its room: paths under
+                    // `/rooms/USER` are moved on the way (the checks hold
+                    // all the same).
+                    if let Some(u) = &user {
+                        server.set_session_dir(u, &format!("/rooms/{u}"));
+                    }
                     self.runs.insert(run, user);
                     server.handle_agent_started(self.now, run, 1000);
                 }

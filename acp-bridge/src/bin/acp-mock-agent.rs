@@ -7,6 +7,7 @@
 //! acp-mock-agent --big-bytes 1000000 --delay-ms 200
 //! acp-mock-agent --persist            # sessions kept in $HOME, loadable after a restart
 //! acp-mock-agent --protocol 2         # speak ACP v2 (only)
+//! acp-mock-agent --own-write          # also write OWN.md in the session's cwd itself
 //! ```
 //!
 //! Every prompt gets the same turn (see `acp_bridge::mock_agent`): thoughts, message chunks, a plan, tool calls with
@@ -47,6 +48,10 @@ struct Args {
     /// as the agents of today
     #[arg(long)]
     no_mcp_over_acp: bool,
+    /// Also write OWN.md in the session's directory itself (not through
+    /// the client's fs/*), reported as a tool call with its path
+    #[arg(long)]
+    own_write: bool,
 }
 
 #[tokio::main]
@@ -66,6 +71,7 @@ async fn main() -> ExitCode {
         },
         v2: args.protocol == 2,
         no_mcp_over_acp: args.no_mcp_over_acp,
+        own_write: args.own_write,
         ..mock_agent::Options::default()
     };
     match mock_agent::serve(tokio::io::stdin(), tokio::io::stdout(), options).await {

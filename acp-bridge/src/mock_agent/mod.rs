@@ -82,6 +82,10 @@ pub struct Options {
     /// Take MCP servers only as stdio (and HTTP) servers, as every agent
     /// of today: no `mcpCapabilities.acp` in the `initialize` answer.
     pub no_mcp_over_acp: bool,
+    /// Also write `OWN.md` in the session's `cwd` itself, as an agent's
+    /// own write tool or shell does (not through the client's `fs/*`),
+    /// reported as a tool call with the file's path in its `locations`.
+    pub own_write: bool,
 }
 
 /// The state directory under `$HOME` (`$HOME/.acp-mock-agent/sessions`),
@@ -984,6 +988,9 @@ impl Agent {
         self.read_step(&t, cancel).await?;
         self.search_step(&t, cancel).await?;
         let wrote = self.write_step(&t, cancel).await?;
+        if self.options.own_write {
+            self.own_write_step(&t, cancel).await?;
+        }
 
         // 5a. Optionally, commands through the client's terminal.
         let terminal = self.options.terminal && self.state().terminal;
@@ -1145,6 +1152,30 @@ impl Agent {
         self.update(sid, plan(3)).await?;
         self.step(cancel).await?;
         Ok(allowed)
+    }
+
+    /// 4a. A file written by the agent itself in its `cwd` (no `fs/*`).
+    async fn own_write_step(
+        &self,
+        t: &Turn<'_>,
+        cancel: &mut watch::Receiver<bool>,
+    ) -> Result<(), Stop> {
+        let sid = t.sid;
+        let own = t.tool_id("write_file", 6);
+        let path = t.cwd.join("OWN.md");
+        let shown = path.display().to_string();
+        let (status, content) = match std::fs::write(&path, format!("# Own\n\n{}\n", t.first)) {
+            Ok(()) => ("completed", "Wrote OWN.md myself.".to_owned()),
+            Err(e) => ("failed", format!("Error writing file: {e}")),
+        };
+        self.update(
+            sid,
+            json!({"sessionUpdate": "tool_call", "toolCallId": own, "status": status,
+            "title": "Writing to OWN.md", "content": text_block(&content),
+            "locations": [{"path": shown}], "kind": "edit"}),
+        )
+        .await?;
+        self.step(cancel).await
     }
 
     /// 5. A tool call with `big_bytes` of output.

@@ -62,5 +62,7 @@ mod rejoin_bridge;
 mod remote;
 mod room_env;
 #[cfg(target_os = "linux")]
+mod session_dir;
+#[cfg(target_os = "linux")]
 mod stdio_bridge;
 mod token_room_seeds;

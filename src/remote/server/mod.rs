@@ -13,6 +13,7 @@ mod conn;
 mod http;
 mod mcp;
 mod oversize;
+mod paths;
 mod pool;
 mod resume;
 mod stats;
@@ -487,6 +488,13 @@ pub enum PostOutcome {
 ///   for 120 s when its connection breaks ([`Ending::Broken`]) and
 ///   resumed by the next connection that names it; a clean close
 ///   ([`Ending::Clean`]) keeps nothing.
+/// - Where a session lives: a per-user pool's user whose room the caller
+///   named ([`Server::set_session_dir`]) has every session's `cwd` told
+///   to their agent as that directory, and the paths between the agent
+///   and each client moved between it and the client's own `cwd` (on
+///   whole path components; `fs/*` paths, `terminal/create`'s `cwd`,
+///   tool-call locations and diff paths one way, the session methods'
+///   `cwd` and a prompt's `file://` links the other).
 /// - An agent line over the limit: an answer to a client's request
 ///   becomes that request's error, a request of the agent is answered
 ///   with an error, and the user whose session it named is told with
@@ -742,6 +750,7 @@ impl Server {
                     }
                 }
                 Out::Client { to, stream, text } => {
+                    let text = self.paths_to_client(key, to, text);
                     if let Stream::Session(session) = &stream {
                         self.first_update(key, session, now);
                     }

@@ -82,6 +82,9 @@ pub(super) struct Agent {
     started_at: Duration,
     /// Sessions prompted and not yet answered by any message: when.
     pub(super) prompted: BTreeMap<String, Duration>,
+    /// Its room's session directory and each session's client directory,
+    /// once the caller named the room ([`Server::set_session_dir`]).
+    pub(super) paths: Option<super::paths::Paths>,
 }
 
 impl Agent {
@@ -155,6 +158,7 @@ impl Server {
                 backoff: config.backoff_min,
                 started_at: now,
                 prompted: BTreeMap::new(),
+                paths: None,
             }
         })
     }
@@ -233,6 +237,19 @@ impl Server {
     ) {
         let Some(client) = self.conns.get(&conn).map(|c| c.client) else {
             return;
+        };
+        // Paths into the room: the moved text, decoded again (a rare
+        // message: the few methods that carry paths).
+        let moved = match &message {
+            Ok(m) => self.paths_to_agent(key, client, text, m),
+            Err(_) => None,
+        };
+        let (text, message) = match &moved {
+            Some(moved) => match Message::decode(moved) {
+                Ok(m) => (moved.as_str(), Ok(m)),
+                Err(_) => (text, message),
+            },
+            None => (text, message),
         };
         let Some(agent) = self.agents.get_mut(key) else {
             return;

@@ -92,7 +92,18 @@ async fn supervise(driver: Arc<Driver>, run: AgentRun, user: Option<String>) {
     );
     let writer = tokio::spawn(write_stdin(stdin, rx));
     let stderr_task = tokio::spawn(log_stderr(log, stderr));
-    driver.with(|s, now| s.handle_agent_started(now, run, pid));
+    // Where the user's sessions live: the room's working directory, as
+    // the agent's processes see it (symbolic links resolved).
+    let session_dir = dirs.as_ref().and_then(|d| {
+        let dir = std::fs::canonicalize(&d.work).ok()?;
+        dir.to_str().map(str::to_owned)
+    });
+    driver.with(|s, now| {
+        if let (Some(u), Some(dir)) = (user.as_deref(), &session_dir) {
+            s.set_session_dir(u, dir);
+        }
+        s.handle_agent_started(now, run, pid);
+    });
     let stopped = tokio::select! {
         () = read_stdout(&driver, run, stdout) => false,
         () = stop.notified() => true,

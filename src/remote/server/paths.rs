@@ -1,0 +1,572 @@
+//! Where a remote session lives: a user's own agent works in its room's
+//! session directory (which the caller names,
+//! [`Server::set_session_dir`]), the client in its own directory (the
+//! `cwd` of its `session/new`); the paths each side names are moved from
+//! one directory to the other on the way between them.
+//!
+//! - Client to agent: `cwd` and `additionalDirectories` of `session/new`,
+//!   `session/load`, `session/resume` and `session/fork`, and the
+//!   `file://` URIs of a prompt's resource links and embedded resources.
+//! - Agent to client: `path` of `fs/read_text_file` and
+//!   `fs/write_text_file`, `cwd` of `terminal/create`, and in tool calls
+//!   (`session/update`'s `tool_call` and `tool_call_update`, the tool call
+//!   of `session/request_permission`) `locations[].path` and the `path` of
+//!   each content item (a diff's).
+//!
+//! A path moves only when it lies under the directory it moves from, on
+//! whole components (`/home/ana/proj2` is not under `/home/ana/proj`);
+//! every other path, and every other member, passes as it came, byte for
+//! byte. The client's directory is per session: its `session/new` (the
+//! agent's answer names the session) or its `session/load` says it.
+//!
+//! The cost stays off lines that carry no path: an agent line is read by
+//! its method, update kind and session first (only as far as those
+//! members: agents write them first), and only a line that may carry a
+//! path, of a session whose client directory is known, is walked to its
+//! paths, once; a client message is looked at only for the methods above
+//! (a prompt only when it holds `file:`).
+
+use alloc::borrow::ToOwned;
+use alloc::collections::{BTreeMap, VecDeque};
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use super::{PoolMode, Server};
+use crate::acp::{names, Message, RequestId};
+use crate::json::scan;
+use crate::json::unescape::unquote;
+use crate::remote::router::ClientId;
+
+/// Most sessions whose client directory an agent's map keeps; past it the
+/// oldest is forgotten (its paths then pass unchanged).
+const MAX_SESSIONS: usize = 1024;
+
+/// Most `session/new`s (and forks) waiting for their answer per agent;
+/// past it the oldest is forgotten.
+const MAX_PENDING: usize = 64;
+
+/// An absolute directory, matched on whole path components: kept without
+/// its trailing `/`. The file system's root is never one (`/` and `/x/`
+/// would both be under it, as itself and with a trailing `/`, so a path
+/// could not come back as it went).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Root(String);
+
+impl Root {
+    /// `dir` as a root: `None` unless it is absolute and not `/`.
+    pub(super) fn new(dir: &str) -> Option<Self> {
+        if !dir.starts_with('/') {
+            return None;
+        }
+        let trimmed = dir.trim_end_matches('/');
+        (!trimmed.is_empty()).then(|| Self(trimmed.to_owned()))
+    }
+
+    /// The directory, as text.
+    pub(super) fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// What follows the root in `path` when `path` is under it: empty (the
+    /// root itself), or from a `/` on.
+    fn rest<'p>(&self, path: &'p str) -> Option<&'p str> {
+        let rest = path.strip_prefix(self.0.as_str())?;
+        (rest.is_empty() || rest.starts_with('/')).then_some(rest)
+    }
+}
+
+/// `path` moved from under `from` to the same place under `to`; `None`
+/// when `path` is not under `from`.
+pub(super) fn rebase(path: &str, from: &Root, to: &Root) -> Option<String> {
+    let rest = from.rest(path)?;
+    let mut moved = String::with_capacity(to.0.len().saturating_add(rest.len()));
+    moved.push_str(&to.0);
+    moved.push_str(rest);
+    Some(moved)
+}
+
+/// A `file://` URI (empty host or `localhost`) moved as [`rebase`] moves
+/// its path: the path is percent-decoded to be matched, and the moved one
+/// written with the bytes a path may not hold percent-encoded; a query or
+/// fragment is kept. `None` for any other URI.
+pub(super) fn rebase_file_uri(uri: &str, from: &Root, to: &Root) -> Option<String> {
+    let rest = uri.strip_prefix("file://")?;
+    let rest = rest.strip_prefix("localhost").unwrap_or(rest);
+    if !rest.starts_with('/') {
+        return None;
+    }
+    let (path, tail) = rest.split_at(rest.find(['?', '#']).unwrap_or(rest.len()));
+    let moved = rebase(&percent_decode(path)?, from, to)?;
+    let mut out = String::with_capacity(moved.len().saturating_add(tail.len()).saturating_add(7));
+    out.push_str("file://");
+    for b in moved.bytes() {
+        let plain = b.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:@/".contains(&b);
+        if plain {
+            out.push(char::from(b));
+        } else {
+            out.push('%');
+            out.push(hex_digit(b >> 4));
+            out.push(hex_digit(b & 0xf));
+        }
+    }
+    out.push_str(tail);
+    Some(out)
+}
+
+fn hex_digit(n: u8) -> char {
+    char::from_digit(u32::from(n), 16).map_or('0', |c| c.to_ascii_uppercase())
+}
+
+/// `%XX` escapes decoded; `None` for a bad escape or text that is not
+/// UTF-8 once decoded.
+fn percent_decode(text: &str) -> Option<String> {
+    let mut bytes = Vec::with_capacity(text.len());
+    let mut rest = text.as_bytes();
+    while let Some((&b, tail)) = rest.split_first() {
+        if b == b'%' {
+            let (hex, after) = tail.split_at_checked(2)?;
+            let hex = core::str::from_utf8(hex).ok()?;
+            bytes.push(u8::from_str_radix(hex, 16).ok()?);
+            rest = after;
+        } else {
+            bytes.push(b);
+            rest = tail;
+        }
+    }
+    String::from_utf8(bytes).ok()
+}
+
+/// One step on the way from a JSON value to a member.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Step {
+    /// The member of an object with this key (its token, quotes included).
+    Key(&'static [u8]),
+    /// Each item of an array.
+    Each,
+}
+
+const PARAMS: Step = Step::Key(br#""params""#);
+const SESSION_ID: Step = Step::Key(br#""sessionId""#);
+const PATH: Step = Step::Key(br#""path""#);
+const CWD: Step = Step::Key(br#""cwd""#);
+const ADDITIONAL: Step = Step::Key(br#""additionalDirectories""#);
+const UPDATE: Step = Step::Key(br#""update""#);
+const TOOL_CALL: Step = Step::Key(br#""toolCall""#);
+const LOCATIONS: Step = Step::Key(br#""locations""#);
+const CONTENT: Step = Step::Key(br#""content""#);
+const PROMPT: Step = Step::Key(br#""prompt""#);
+const URI: Step = Step::Key(br#""uri""#);
+const RESOURCE: Step = Step::Key(br#""resource""#);
+
+/// The string values a walk found: which way (the index of its route) and
+/// where (the token's span, quotes included).
+type Found = Vec<(usize, usize, usize)>;
+
+/// Walks the JSON value at `i` of `b` along `routes` at once (those of
+/// `active`, a mask, that matched the first `depth` steps), collecting the
+/// strings at their ends. Each byte is scanned once: a value no route
+/// enters is skipped whole. Returns where the value ends; `None` for text
+/// that is not JSON (nothing is rewritten then).
+fn walk(
+    b: &[u8],
+    i: usize,
+    routes: &[&[Step]],
+    depth: usize,
+    active: u32,
+    found: &mut Found,
+) -> Option<usize> {
+    // The routes of `active` whose next step passes `want`.
+    let next = |want: &dyn Fn(Step) -> bool| {
+        routes.iter().enumerate().fold(0u32, |mask, (n, route)| {
+            let on = active & (1 << n) != 0 && route.get(depth).is_some_and(|s| want(*s));
+            if on {
+                mask | (1 << n)
+            } else {
+                mask
+            }
+        })
+    };
+    let close = match b.get(i) {
+        Some(b'"') => {
+            let end = scan::skip_str(b, i).ok()?;
+            for (n, route) in routes.iter().enumerate() {
+                if active & (1 << n) != 0 && route.len() == depth {
+                    found.push((n, i, end));
+                }
+            }
+            return Some(end);
+        }
+        Some(b'{') if next(&|s| matches!(s, Step::Key(_))) != 0 => b'}',
+        Some(b'[') if next(&|s| s == Step::Each) != 0 => b']',
+        _ => return scan::skip_value(b, i).ok(),
+    };
+    let each = next(&|s| s == Step::Each);
+    let mut j = scan::skip_ws(b, i.saturating_add(1));
+    if b.get(j) == Some(&close) {
+        return Some(j.saturating_add(1));
+    }
+    loop {
+        let item_end = if close == b'}' {
+            let (key, v) = scan::key_at(b, j).ok()?;
+            let mask = next(&|s| matches!(s, Step::Key(k) if k == key));
+            if mask == 0 {
+                scan::skip_value(b, v).ok()?
+            } else {
+                walk(b, v, routes, depth.saturating_add(1), mask, found)?
+            }
+        } else {
+            walk(b, j, routes, depth.saturating_add(1), each, found)?
+        };
+        j = scan::skip_ws(b, item_end);
+        match b.get(j) {
+            Some(b',') => j = scan::skip_ws(b, j.saturating_add(1)),
+            Some(c) if *c == close => return Some(j.saturating_add(1)),
+            _ => return None,
+        }
+    }
+}
+
+/// Where the value of member `key` (its token, quotes included) of the
+/// object at `i` of `b` starts, read without walking past it: only the
+/// members before it are skipped (agents write `method` before `params`,
+/// and `sessionUpdate` first in an update), never the value itself.
+fn member(b: &[u8], i: usize, key: &[u8]) -> Option<usize> {
+    let mut j = scan::skip_ws(b, i);
+    if b.get(j) != Some(&b'{') {
+        return None;
+    }
+    j = scan::skip_ws(b, j.saturating_add(1));
+    loop {
+        let (k, v) = scan::key_at(b, j).ok()?;
+        if k == key {
+            return Some(v);
+        }
+        j = scan::skip_ws(b, scan::skip_value(b, v).ok()?);
+        match b.get(j) {
+            Some(b',') => j = scan::skip_ws(b, j.saturating_add(1)),
+            _ => return None,
+        }
+    }
+}
+
+/// The string value of the member of `text` at the end of `keys` (each a
+/// key token, quotes included), read as [`member`] reads.
+fn member_string(text: &str, keys: &[&[u8]]) -> Option<String> {
+    let b = text.as_bytes();
+    let mut at = 0;
+    for key in keys {
+        at = member(b, at, key)?;
+    }
+    value(text, at, scan::skip_str(b, at).ok()?)
+}
+
+/// The strings of `text` at the ends of `routes` (at most 32), in the
+/// order of the text.
+fn find(text: &str, routes: &[&[Step]]) -> Option<Found> {
+    let b = text.as_bytes();
+    let mut found = Vec::new();
+    let all = u32::MAX.checked_shr(32u32.saturating_sub(routes.len().try_into().ok()?))?;
+    walk(b, scan::skip_ws(b, 0), routes, 0, all, &mut found)?;
+    Some(found)
+}
+
+/// The value of a string token.
+fn value(text: &str, start: usize, end: usize) -> Option<String> {
+    let token = text.get(start..end)?;
+    unquote::<serde_json::Error>(token)
+        .ok()
+        .map(alloc::borrow::Cow::into_owned)
+}
+
+/// `text` with the strings `found` of the routes in `which` replaced by
+/// `map` of their value; `None` when `map` changes none.
+fn splice(
+    text: &str,
+    found: &Found,
+    which: impl Fn(usize) -> bool,
+    map: impl Fn(&str) -> Option<String>,
+) -> Option<String> {
+    let mut out: Vec<u8> = Vec::new();
+    let mut from = 0;
+    for &(_, start, end) in found.iter().filter(|(route, _, _)| which(*route)) {
+        let Some(moved) = value(text, start, end).and_then(|v| map(&v)) else {
+            continue;
+        };
+        if out.is_empty() {
+            out.reserve(text.len().saturating_add(moved.len()));
+        }
+        out.extend_from_slice(text.as_bytes().get(from..start)?);
+        crate::json::push_string(&mut out, &moved);
+        from = end;
+    }
+    if from == 0 {
+        return None;
+    }
+    out.extend_from_slice(text.as_bytes().get(from..)?);
+    String::from_utf8(out).ok()
+}
+
+/// One agent's map of paths: its room's session directory and each
+/// session's client directory.
+#[derive(Debug)]
+pub(super) struct Paths {
+    /// The room's session directory: the `cwd` the agent is told.
+    room: Root,
+    /// Each session's client directory.
+    sessions: BTreeMap<String, Root>,
+    /// The sessions in the order they were learnt (the oldest forgotten
+    /// first).
+    order: VecDeque<String>,
+    /// `session/new`s and `session/fork`s waiting for the session their
+    /// answer names: who asked, with which id, from which directory.
+    pending: VecDeque<(ClientId, RequestId<'static>, Root)>,
+}
+
+impl Paths {
+    fn new(room: Root) -> Self {
+        Self {
+            room,
+            sessions: BTreeMap::new(),
+            order: VecDeque::new(),
+            pending: VecDeque::new(),
+        }
+    }
+
+    /// The client directory of `session`.
+    fn learn(&mut self, session: String, client: Root) {
+        if self.sessions.insert(session.clone(), client).is_none() {
+            self.order.push_back(session);
+            if self.order.len() > MAX_SESSIONS {
+                if let Some(old) = self.order.pop_front() {
+                    self.sessions.remove(&old);
+                }
+            }
+        }
+    }
+
+    fn forget(&mut self, session: &str) {
+        if self.sessions.remove(session).is_some() {
+            self.order.retain(|s| s != session);
+        }
+    }
+
+    /// A client's message `text` (decoded as `message`) for the agent,
+    /// with its paths moved into the room; `None` when nothing moves.
+    pub(super) fn toward_agent(
+        &mut self,
+        client: ClientId,
+        text: &str,
+        message: &Message<'_>,
+    ) -> Option<String> {
+        let Message::Request(req) = message else {
+            return None;
+        };
+        let method = req.method.as_ref();
+        let opens = method == names::SESSION_NEW || method == "session/fork";
+        let takes_up = method == names::SESSION_LOAD || method == names::SESSION_RESUME;
+        if opens || takes_up {
+            let routes: [&[Step]; 3] = [
+                &[PARAMS, CWD],
+                &[PARAMS, ADDITIONAL, Step::Each],
+                &[PARAMS, SESSION_ID],
+            ];
+            let found = find(text, &routes)?;
+            let string_of = |route: usize| {
+                found
+                    .iter()
+                    .find(|(r, _, _)| *r == route)
+                    .and_then(|&(_, s, e)| value(text, s, e))
+            };
+            let cwd = Root::new(&string_of(0)?)?;
+            match string_of(2) {
+                Some(session) if takes_up => self.learn(session, cwd.clone()),
+                _ if opens => {
+                    self.pending
+                        .push_back((client, req.id.to_owned_id(), cwd.clone()));
+                    if self.pending.len() > MAX_PENDING {
+                        self.pending.pop_front();
+                    }
+                }
+                _ => {}
+            }
+            let room = &self.room;
+            return splice(text, &found, |r| r < 2, |p| rebase(p, &cwd, room));
+        }
+        if method == names::SESSION_CLOSE {
+            let found = find(text, &[&[PARAMS, SESSION_ID]])?;
+            let session = found.first().and_then(|&(_, s, e)| value(text, s, e))?;
+            self.forget(&session);
+            return None;
+        }
+        if method == names::SESSION_PROMPT
+            && memchr::memmem::find(text.as_bytes(), b"file:").is_some()
+        {
+            let routes: [&[Step]; 3] = [
+                &[PARAMS, SESSION_ID],
+                &[PARAMS, PROMPT, Step::Each, URI],
+                &[PARAMS, PROMPT, Step::Each, RESOURCE, URI],
+            ];
+            let found = find(text, &routes)?;
+            let session = found
+                .iter()
+                .find(|(r, _, _)| *r == 0)
+                .and_then(|&(_, s, e)| value(text, s, e))?;
+            let client_dir = self.sessions.get(&session)?;
+            let room = &self.room;
+            return splice(
+                text,
+                &found,
+                |r| r > 0,
+                |uri| rebase_file_uri(uri, client_dir, room),
+            );
+        }
+        None
+    }
+
+    /// The agent's message `text` for `client`, with the paths under the
+    /// room moved to the session's client directory; `None` when nothing
+    /// moves.
+    pub(super) fn toward_client(&mut self, client: ClientId, text: &str) -> Option<String> {
+        if self.pending.iter().any(|(c, _, _)| *c == client) {
+            self.answered(client, text);
+        }
+        // By method, update kind and session, reading no further than
+        // those members; only then one walk to the paths.
+        let method = member_string(text, &[br#""method""#])?;
+        let routes: &[&[Step]] = match method.as_str() {
+            names::FS_READ_TEXT_FILE | names::FS_WRITE_TEXT_FILE => &[&[PARAMS, PATH]],
+            names::TERMINAL_CREATE => &[&[PARAMS, CWD]],
+            names::SESSION_REQUEST_PERMISSION => &[
+                &[PARAMS, TOOL_CALL, LOCATIONS, Step::Each, PATH],
+                &[PARAMS, TOOL_CALL, CONTENT, Step::Each, PATH],
+            ],
+            names::SESSION_UPDATE => {
+                let kind = member_string(
+                    text,
+                    &[br#""params""#, br#""update""#, br#""sessionUpdate""#],
+                )?;
+                if kind != "tool_call" && kind != "tool_call_update" {
+                    return None;
+                }
+                &[
+                    &[PARAMS, UPDATE, LOCATIONS, Step::Each, PATH],
+                    &[PARAMS, UPDATE, CONTENT, Step::Each, PATH],
+                ]
+            }
+            _ => return None,
+        };
+        let session = member_string(text, &[br#""params""#, br#""sessionId""#])?;
+        let client_dir = self.sessions.get(&session)?;
+        let found = find(text, routes)?;
+        let room = &self.room;
+        splice(text, &found, |_| true, |p| rebase(p, room, client_dir))
+    }
+
+    /// Whether `text` answers one of `client`'s waiting `session/new`s:
+    /// then the session it names is learnt with that request's directory.
+    fn answered(&mut self, client: ClientId, text: &str) {
+        let Ok(message) = Message::decode(text) else {
+            return;
+        };
+        let (id, result) = match &message {
+            Message::Response(r) => (&r.id, Some(r.result.get())),
+            Message::Error(e) => (&e.id, None),
+            _ => return,
+        };
+        let Some(at) = self
+            .pending
+            .iter()
+            .position(|(c, i, _)| *c == client && i == id)
+        else {
+            return;
+        };
+        let Some((_, _, cwd)) = self.pending.remove(at) else {
+            return;
+        };
+        let session = result
+            .and_then(|r| find(r, &[&[SESSION_ID]]).map(|found| (r, found)))
+            .and_then(|(r, found)| found.first().and_then(|&(_, s, e)| value(r, s, e)));
+        if let Some(session) = session {
+            self.learn(session, cwd);
+        }
+    }
+}
+
+impl Server {
+    /// Where `user`'s sessions live: `dir`, a directory of their own
+    /// agent's room (absolute, not `/`). From now on their agent is told
+    /// it as the `cwd` of each session their clients open or load, and the
+    /// paths between the agent and each client are moved between `dir` and
+    /// that session's client directory (the client's `cwd`): see the rules
+    /// of [`Server`]. Set it when the user's agent starts
+    /// ([`Action::StartAgent`](super::Action::StartAgent), before
+    /// [`handle_agent_started`](Self::handle_agent_started)); a later call
+    /// replaces the directory and keeps the sessions' client directories.
+    ///
+    /// Only a per-user pool's named users have rooms: with
+    /// [`PoolMode::Shared`], for a user with no agent yet, or for a `dir`
+    /// that is relative or `/`, nothing changes, and paths pass as they
+    /// are (an agent that shares the client's machine works in the
+    /// client's directory).
+    pub fn set_session_dir(&mut self, user: &str, dir: &str) {
+        if self.config.pool != PoolMode::PerUser {
+            return;
+        }
+        let Some(root) = Root::new(dir) else {
+            return;
+        };
+        let Some(agent) = self.agents.get_mut(&Some(user.to_owned())) else {
+            return;
+        };
+        match &mut agent.paths {
+            Some(paths) if paths.room == root => {}
+            Some(paths) => {
+                let sessions = core::mem::take(&mut paths.sessions);
+                let order = core::mem::take(&mut paths.order);
+                *paths = Paths::new(root);
+                paths.sessions = sessions;
+                paths.order = order;
+            }
+            None => agent.paths = Some(Paths::new(root)),
+        }
+    }
+
+    /// The session directory of `user`'s room, when one is set
+    /// ([`set_session_dir`](Self::set_session_dir)).
+    pub fn session_dir(&self, user: &str) -> Option<&str> {
+        let agent = self.agents.get(&Some(user.to_owned()))?;
+        agent.paths.as_ref().map(|p| p.room.as_str())
+    }
+
+    /// A client message for the agent `key`, its paths moved into the
+    /// room: the new text, or `None` when nothing moves.
+    pub(super) fn paths_to_agent(
+        &mut self,
+        key: &Option<String>,
+        client: ClientId,
+        text: &str,
+        message: &Message<'_>,
+    ) -> Option<String> {
+        let paths = self.agents.get_mut(key)?.paths.as_mut()?;
+        paths.toward_agent(client, text, message)
+    }
+
+    /// An agent message for `client`, its paths moved to the client's
+    /// directory.
+    pub(super) fn paths_to_client(
+        &mut self,
+        key: &Option<String>,
+        client: ClientId,
+        text: String,
+    ) -> String {
+        let moved = self
+            .agents
+            .get_mut(key)
+            .and_then(|a| a.paths.as_mut())
+            .and_then(|p| p.toward_client(client, &text));
+        moved.unwrap_or(text)
+    }
+}
+
+#[cfg(test)]
+mod tests;
