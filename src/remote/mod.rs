@@ -177,7 +177,8 @@ pub use replay::{
 pub use resume::{
     capability, sse_event, stamp, unstamp, Admit, Cursor, Kind, Position, PromptKey, ResumeError,
     ResumeLog, DEFAULT_MAX_PROMPT_KEYS, DEFAULT_RESUME_BUDGET, DEFAULT_RESUME_GRACE,
-    HEADER_LAST_EVENT_ID, META_CURSOR, META_IDEMPOTENCY_KEY, META_RESUME, RESUME_GAP,
+    HEADER_LAST_EVENT_ID, META_CURSOR, META_IDEMPOTENCY_KEY, META_RESUME, REPLAY_CURSOR,
+    RESUME_GAP,
 };
 pub use router::{
     ClientId, ConnectError, Out, Permissions, Router, UnknownPermission, AGENT_EXITED,

@@ -64,6 +64,7 @@ use crate::remote::resume::{
 };
 use crate::remote::router::ClientId;
 use crate::remote::transport::{decode, Stream};
+use crate::version::Dialect;
 
 /// The resume state of a [`Server`].
 #[derive(Debug, Default)]
@@ -164,6 +165,9 @@ struct SessionLog {
     log: ResumeLog,
     /// The connection the last message was for.
     conn: ConnectionId,
+    /// v2: the last `state_update` sent for the session, as sent (a
+    /// resume the server answers repeats it before its answer).
+    state: Option<String>,
 }
 
 #[derive(Debug)]
@@ -197,6 +201,7 @@ fn session_log<'s>(
         .or_insert_with(|| SessionLog {
             log: ResumeLog::new(budget),
             conn,
+            state: None,
         });
     entry.conn = conn;
     entry
@@ -214,6 +219,66 @@ fn asks_for_positions(params: Option<&str>) -> bool {
         .ok()
         .and_then(|v| v.get("_meta")?.get(META_RESUME).map(|_| ()))
         .is_some()
+}
+
+/// Whether `message` is a v2 `state_update` (its params looked into only
+/// when short: a state update is).
+fn is_state_update(message: &Message<'_>) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Params<'a> {
+        #[serde(borrow)]
+        update: Update<'a>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Update<'a> {
+        #[serde(rename = "sessionUpdate", borrow)]
+        kind: alloc::borrow::Cow<'a, str>,
+    }
+    let Message::Notification(n) = message else {
+        return false;
+    };
+    let Some(params) = n.params.as_ref().map(|p| p.get()) else {
+        return false;
+    };
+    n.method == crate::acp::names::SESSION_UPDATE
+        && params.len() <= 4096
+        && serde_json::from_str::<Params<'_>>(params).is_ok_and(|p| p.update.kind == "state_update")
+}
+
+/// A v2 `state_update` saying `session` is idle: the state of a session
+/// whose agent never said otherwise through this server.
+fn idle_state(session: &str) -> String {
+    let params = serde_json::json!({
+        "sessionId": session,
+        "update": {"sessionUpdate": "state_update", "state": "idle"},
+    });
+    serde_json::json!({"jsonrpc": "2.0", "method": "session/update", "params": params}).to_string()
+}
+
+/// A v2 `session/resume` without its `replayFrom` (the rest of its
+/// params as sent). The router re-encodes a request from its params, so
+/// the text it came as does not matter.
+fn without_replay_from(message: Message<'_>) -> Message<'_> {
+    let Message::Request(req) = message else {
+        return message;
+    };
+    let rewritten = req
+        .params
+        .as_ref()
+        .and_then(|p| {
+            serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(p.get()).ok()
+        })
+        .and_then(|mut params| {
+            params.remove("replayFrom");
+            crate::acp::RawJson::from_string(serde_json::Value::Object(params).to_string()).ok()
+        });
+    match rewritten {
+        Some(params) => Message::Request(Request {
+            params: Some(params),
+            ..req
+        }),
+        None => Message::Request(req),
+    }
 }
 
 /// `answer` (an `initialize` result) with `member` added to its result's
@@ -363,8 +428,18 @@ impl Server {
             return Some(message);
         };
         let session: String = session.into_owned();
-        if crate::remote::routing::is_reattach(method) {
-            let cursor = match params.map(Cursor::from_params) {
+        let router = self.agents.get(&agent).map(|a| &a.router);
+        let v2 = router.and_then(|r| r.dialect_of(client)) == Some(Dialect::V2);
+        let table = router.map_or(&crate::remote::routing::V1, |r| r.table_of(client));
+        if table.is_reattach(method) {
+            // v1: the cursor in `_meta`; v2: `replayFrom` of the server's
+            // own type.
+            let read = if v2 {
+                Cursor::from_replay_from
+            } else {
+                Cursor::from_params
+            };
+            let cursor = match params.map(read) {
                 Some(Ok(Some(c))) => c,
                 _ => {
                     // No position: the client takes the session as the
@@ -377,7 +452,16 @@ impl Server {
                 }
             };
             let handled = self.reattach(now, conn, &agent, client, req, &session, cursor.position);
-            return (!handled).then_some(message);
+            if handled {
+                return None;
+            }
+            // The server replayed what it kept: a v2 agent resumes without
+            // a replay (it would refuse the server's cursor).
+            return Some(if v2 {
+                without_replay_from(message)
+            } else {
+                message
+            });
         }
         if method == crate::acp::names::SESSION_PROMPT {
             let key = PromptKey::of(&req.id, params);
@@ -388,6 +472,7 @@ impl Server {
                 .or_insert_with(|| SessionLog {
                     log: ResumeLog::new(self.config.replay_bytes),
                     conn,
+                    state: None,
                 })
                 .log;
             match log.admit_prompt(key.clone()) {
@@ -429,6 +514,11 @@ impl Server {
             .agents
             .get(agent)
             .is_some_and(|a| a.router.owner(session) == Some(client));
+        let v2 = self
+            .agents
+            .get(agent)
+            .and_then(|a| a.router.dialect_of(client))
+            == Some(Dialect::V2);
         let key = (agent.clone(), session.to_owned());
         let Some(entry) = self.resume.sessions.get_mut(&key) else {
             if after == Position::START {
@@ -459,6 +549,14 @@ impl Server {
         let handled = match gap {
             None => {
                 if holds {
+                    if v2 {
+                        // v2: the session's state as it is now, after the
+                        // replay and before the answer (what an agent
+                        // sends after its own replay).
+                        let state = entry.state.clone().unwrap_or_else(|| idle_state(session));
+                        let at = entry.log.push(Kind::Plain, &state);
+                        out.push(stamp(&state, Some(session), at));
+                    }
                     let answer = empty_result(req);
                     let at = entry.log.push(Kind::Owed, &answer);
                     out.push(stamp(&answer, Some(session), at));
@@ -544,6 +642,7 @@ impl Server {
             return (!detached).then_some((text, None));
         };
         let kind = kind_of(&message);
+        let state = is_state_update(&message);
         let answered = match &message {
             Message::Response(r) => Some(PromptKey::of(&r.id, None)),
             Message::Error(e) => Some(PromptKey::of(&e.id, None)),
@@ -571,6 +670,9 @@ impl Server {
                 let held = opted.held.contains(s);
                 let entry = session_log(&mut self.resume.sessions, agent, s, conn, budget);
                 let at = entry.log.push(kind, &text);
+                if state {
+                    entry.state = Some(text.clone());
+                }
                 if let Some((_, key)) = prompt {
                     entry.log.answered(&key, at);
                 }
