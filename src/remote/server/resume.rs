@@ -1009,9 +1009,19 @@ mod tests {
         server: Server,
         run: AgentRun,
         now: Duration,
+        /// The protocol version the client and the agent speak.
+        version: u16,
     }
 
     impl H {
+        /// A v2 client and agent.
+        fn v2() -> Self {
+            Self {
+                version: 2,
+                ..Self::new()
+            }
+        }
+
         fn new() -> Self {
             let mut server = Server::new(ServerConfig::new(), Duration::ZERO);
             let Some(Action::StartAgent { run, .. }) = server.poll_action() else {
@@ -1023,6 +1033,7 @@ mod tests {
                 server,
                 run,
                 now: Duration::ZERO,
+                version: 1,
             }
         }
 
@@ -1054,9 +1065,9 @@ mod tests {
         /// The agent's answer to the `initialize` `acts` wrote to it, and
         /// what the core did with it.
         fn answer_initialize(&mut self, acts: &[Action]) -> Vec<Action> {
-            let id = Self::agent_id(acts);
+            let (id, v) = (Self::agent_id(acts), self.version);
             self.agent(&format!(
-                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"protocolVersion":1}}}}"#
+                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"protocolVersion":{v}}}}}"#
             ))
         }
 
@@ -1076,10 +1087,11 @@ mod tests {
         /// `session/new` answer read.
         fn opted_with_session(&mut self) -> ConnectionId {
             let c = self.open();
-            let acts = self.client(c, OPT_IN);
+            let acts = self.client(c, &OPT_IN.replace("1,", &format!("{},", self.version)));
             let id = Self::agent_id(&acts);
+            let v = self.version;
             let _ = self.agent(&format!(
-                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"protocolVersion":1}}}}"#
+                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"protocolVersion":{v}}}}}"#
             ));
             let acts = self.client(
                 c,
@@ -1153,9 +1165,19 @@ mod tests {
         assert_eq!(cap["connection"], format!("{}", c.0));
     }
 
+    /// A broken connection is taken over and nothing is lost or repeated,
+    /// over v1 (the session's cursor in `_meta`) and over v2 (in
+    /// `replayFrom`, the server's own type; the session's state repeated
+    /// before the server's answer).
     #[test]
     fn a_broken_connection_is_taken_over_and_nothing_is_lost_or_repeated() {
-        let mut h = H::new();
+        for mut h in [H::new(), H::v2()] {
+            taken_over(&mut h);
+        }
+    }
+
+    fn taken_over(h: &mut H) {
+        let v = h.version;
         let c = h.opted_with_session();
         let acts = h.client(c, PROMPT_S1);
         let prompt_id = H::agent_id(&acts);
@@ -1178,7 +1200,7 @@ mod tests {
         // The client comes back: the connection's stream, then the session's.
         let d = h.open();
         let back = format!(
-            r#"{{"jsonrpc":"2.0","id":"r1","method":"initialize","params":{{"protocolVersion":1,"_meta":{{"acp-codec/resume":{{}},"acp-codec/cursor":{{"connection":"{}","position":1}}}}}}}}"#,
+            r#"{{"jsonrpc":"2.0","id":"r1","method":"initialize","params":{{"protocolVersion":{v},"_meta":{{"acp-codec/resume":{{}},"acp-codec/cursor":{{"connection":"{}","position":1}}}}}}}}"#,
             c.0
         );
         let acts = h.client(d, &back);
@@ -1190,24 +1212,43 @@ mod tests {
         assert_eq!(got.len(), 1, "{acts:?}");
         assert_eq!((got[0].0.as_deref(), got[0].1), (None, 2));
         assert!(got[0].2.contains(r#""sessionId":"s1""#));
-        // Session messages wait for the client's position.
-        assert!(sent(&h.agent(&update(3)), d).is_empty());
+        // Session messages wait for the client's position (over v2, the
+        // idle state that ends the turn).
+        let third = if v == 1 {
+            update(3)
+        } else {
+            r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","n":3,"update":{"sessionUpdate":"state_update","state":"idle","stopReason":"end_turn"}}}"#.into()
+        };
+        assert!(sent(&h.agent(&third), d).is_empty());
+        let cursor = if v == 1 {
+            format!(r#""_meta":{{"acp-codec/cursor":{{"position":{first}}}}}"#)
+        } else {
+            format!(r#""replayFrom":{{"type":"_acp-codec/cursor","position":{first}}}"#)
+        };
         let resume = format!(
-            r#"{{"jsonrpc":"2.0","id":"r2","method":"session/resume","params":{{"sessionId":"s1","cwd":"/","_meta":{{"acp-codec/cursor":{{"position":{first}}}}}}}}}"#
+            r#"{{"jsonrpc":"2.0","id":"r2","method":"session/resume","params":{{"sessionId":"s1","cwd":"/",{cursor}}}}}"#
         );
         let acts = h.client(d, &resume);
         assert!(writes(&acts).is_empty(), "answered by the server: {acts:?}");
         let got = sent(&acts, d);
         let positions: Vec<u64> = got.iter().map(|g| g.1).collect();
+        // v2: the session's state, before the answer.
+        let state = u64::from(v == 2);
         assert_eq!(
             positions,
-            (first + 1..=first + 4).collect::<Vec<_>>(),
+            (first + 1..=first + 4 + state).collect::<Vec<_>>(),
             "{got:?}"
         );
         assert!(got[0].2.contains(r#""n":2"#));
         assert!(got[1].2.contains("end_turn") && got[1].2.contains(r#""id":3"#));
         assert!(got[2].2.contains(r#""n":3"#));
-        assert_eq!(got[3].2, r#"{"jsonrpc":"2.0","id":"r2","result":{}}"#);
+        if v == 2 {
+            assert_eq!(got[3].2, third, "the state as the agent last sent it");
+        }
+        assert_eq!(
+            got[got.len() - 1].2,
+            r#"{"jsonrpc":"2.0","id":"r2","result":{}}"#
+        );
         // The prompt retried with its id: not run again, its answer again.
         let acts = h.client(
             d,
@@ -1218,7 +1259,7 @@ mod tests {
         assert_eq!(got.len(), 1);
         assert_eq!(got[0].1, first + 2);
         // Live again.
-        assert_eq!(sent(&h.agent(&update(4)), d)[0].1, first + 5);
+        assert_eq!(sent(&h.agent(&update(4)), d)[0].1, first + 5 + state);
     }
 
     /// A resumed connection's session waits for the client's position;
@@ -1324,6 +1365,43 @@ mod tests {
                 .iter()
                 .any(|a| matches!(a, Action::Send { text, .. } if text.contains("-32012")));
             assert_eq!(gap, reattaches, "{method}: {acts:?}");
+        }
+    }
+
+    /// A v2 `session/resume` the server does not answer itself (another
+    /// connection holds the session) reaches the agent without the
+    /// server's cursor, which the agent would refuse; `{"type":"start"}`
+    /// is the agent's, passed as sent.
+    #[test]
+    fn a_v2_agent_never_sees_the_servers_cursor() {
+        let mut h = H::v2();
+        let _holder = h.opted_with_session();
+        let other = h.open();
+        let acts = h.client(other, &OPT_IN.replace("1,", "2,"));
+        let acts = h.answer_initialize(&acts);
+        assert!(
+            sent(&acts, other)[0].2.contains(r#""protocolVersion":2"#),
+            "{acts:?}"
+        );
+        for (from, to_agent) in [
+            (r#"{"type":"_acp-codec/cursor","position":0}"#, None),
+            (
+                r#"{"type":"start"}"#,
+                Some(r#""replayFrom":{"type":"start"}"#),
+            ),
+        ] {
+            let resume = format!(
+                r#"{{"jsonrpc":"2.0","id":"r","method":"session/resume","params":{{"sessionId":"s1","cwd":"/","replayFrom":{from}}}}}"#
+            );
+            let acts = h.client(other, &resume);
+            let [line] = &writes(&acts)[..] else {
+                panic!("{acts:?}")
+            };
+            assert!(line.contains(r#""method":"session/resume""#), "{line}");
+            match to_agent {
+                Some(kept) => assert!(line.contains(kept), "{line}"),
+                None => assert!(!line.contains("replayFrom"), "{line}"),
+            }
         }
     }
 
