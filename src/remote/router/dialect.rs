@@ -211,15 +211,12 @@ mod tests {
     #[test]
     fn the_v2_table_covers_v2s_method_table() {
         use crate::acp::{Direction, MethodKind};
-        let with_session = [
-            "session/delete",
-            "session/resume",
-            "session/close",
-            "tool_call/cancel",
-            "terminal/cancel",
-            "session/set_config_option",
-            "session/prompt",
-        ];
+        // Read off the schema: the requests whose params have a required
+        // `sessionId`, and the others.
+        let with_session: Vec<&str> = "session/close session/delete session/prompt session/resume \
+             session/set_config_option terminal/cancel tool_call/cancel"
+            .split_whitespace()
+            .collect();
         let without = [
             "initialize",
             "auth/login",
