@@ -44,7 +44,14 @@
 //!   Its sessions' messages wait until the client names its position on
 //!   each (`session/resume` or `session/load` with `{"position":p}`): the
 //!   server answers that itself, after the missed messages; a gap is the
-//!   error [`RESUME_GAP`] followed by what is owed.
+//!   error [`RESUME_GAP`] followed by what is owed. A v2 client names it
+//!   in `session/resume`'s `replayFrom`,
+//!   `{"type":"_acp-codec/cursor","position":p}` ([`REPLAY_CURSOR`]), and
+//!   gets the session's last `state_update` again before the server's
+//!   answer (idle when the agent never sent one), as a v2 agent sends
+//!   after its own replay; a resume the server leaves to the agent goes
+//!   without that `replayFrom` (the agent would refuse it), and
+//!   `{"type":"start"}` is the agent's, passed on.
 //! - A `session/prompt` retried with the same id (or idempotency key)
 //!   runs once: while it runs the retry is dropped, once answered the
 //!   answer is sent again at its position.
@@ -58,6 +65,8 @@ use core::time::Duration;
 
 use super::{ConnectionId, HttpRefusal, Profile, Server};
 use crate::acp::{Message, Request};
+#[cfg(doc)]
+use crate::remote::resume::REPLAY_CURSOR;
 use crate::remote::resume::{
     capability, stamp, Admit, Cursor, Kind, Position, PromptKey, ResumeError, ResumeLog,
     DEFAULT_MAX_PROMPT_KEYS, DEFAULT_RESUME_GRACE, META_RESUME, RESUME_GAP,
