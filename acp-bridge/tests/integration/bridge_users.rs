@@ -92,6 +92,32 @@ fn http(
     (status, head)
 }
 
+/// The `Acp-Connection-Id` of a response head (lowercase).
+fn connection_id(head: &str) -> String {
+    head.lines()
+        .find_map(|l| l.strip_prefix("acp-connection-id: "))
+        .unwrap_or_else(|| panic!("no acp-connection-id in {head}"))
+        .trim()
+        .to_owned()
+}
+
+/// A bridge with a token file of ana and bo (who may write) and cy (who
+/// may only read), and `extra` arguments.
+fn team(name: &str, extra: &[&str]) -> Bridge {
+    let dir = scratch_dir(name);
+    let file = token_file(
+        &dir,
+        &[
+            (ANA, "ana", &["read", "write"]),
+            (BO, "bo", &["read", "write"]),
+            (CY, "cy", &["read"]),
+        ],
+    );
+    let mut args = vec!["--token-file", file.as_str()];
+    args.extend(extra);
+    Bridge::start_in(dir, &args, &[])
+}
+
 fn error_code(v: &Value) -> i64 {
     v["error"]["code"]
         .as_i64()
@@ -178,16 +204,8 @@ async fn isolated(bridge: &Bridge, protocol: u16) -> (Client, Client) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn users_isolated_tagged_and_reloaded_on_sighup() {
-    let dir = scratch_dir("users");
-    let file = token_file(
-        &dir,
-        &[
-            (ANA, "ana", &["read", "write"]),
-            (BO, "bo", &["read", "write"]),
-            (CY, "cy", &["read"]),
-        ],
-    );
-    let bridge = Bridge::start_in(dir.clone(), &["--token-file", &file], &[]);
+    let bridge = team("users", &[]);
+    let dir = bridge.dir.clone();
     let url = bridge.url();
     assert_eq!(
         refused_status(
@@ -208,12 +226,7 @@ async fn users_isolated_tagged_and_reloaded_on_sighup() {
     let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}"#;
     let (status, head) = http(bridge.addr, "POST", ANA, None, init);
     assert_eq!(status, 200, "{head}");
-    let id = head
-        .lines()
-        .find_map(|l| l.strip_prefix("acp-connection-id: "))
-        .unwrap()
-        .trim()
-        .to_owned();
+    let id = connection_id(&head);
     let list = r#"{"jsonrpc":"2.0","id":1,"method":"session/list","params":{}}"#;
     assert_eq!(http(bridge.addr, "POST", CY, Some(&id), list).0, 404);
     assert_eq!(http(bridge.addr, "DELETE", CY, Some(&id), "").0, 404);
@@ -299,17 +312,7 @@ fn stamp(m: &Value) -> (Option<String>, u64) {
 /// nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn v2_users_isolated_turns_on_both_profiles_and_a_resume_from_the_servers_cursor() {
-    let dir = scratch_dir("users-v2");
-    let file = token_file(
-        &dir,
-        &[
-            (ANA, "ana", &["read", "write"]),
-            (BO, "bo", &["read", "write"]),
-            (CY, "cy", &["read"]),
-        ],
-    );
-    let args = ["--token-file", &file, "--mock-args", "--protocol 2"];
-    let bridge = Bridge::start_in(dir.clone(), &args, &[]);
+    let bridge = team("users-v2", &["--mock-args", "--protocol 2"]);
     let _ = isolated(&bridge, 2).await;
 
     // A v1 client of the same agent: -32022, naming what the agent speaks.
@@ -337,12 +340,7 @@ async fn v2_users_isolated_turns_on_both_profiles_and_a_resume_from_the_servers_
     let (status, head, body) = http_request(addr, "POST", &[json_type, bearer], init);
     assert_eq!(status, 200, "{head}{body}");
     assert!(body.contains(r#""protocolVersion":2"#), "{body}");
-    let id = head
-        .lines()
-        .find_map(|l| l.strip_prefix("acp-connection-id: "))
-        .unwrap()
-        .trim()
-        .to_owned();
+    let id = connection_id(&head);
     let conn = ("Acp-Connection-Id", id.as_str());
     let (status, mut events) = open_sse_as(addr, Some(ANA), &id, None);
     assert_eq!(status, 200);
@@ -464,7 +462,6 @@ async fn v2_users_isolated_turns_on_both_profiles_and_a_resume_from_the_servers_
         "{}",
         log(&bridge)
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 // The flood reads nothing, so the bridge's writer for it is stuck on a
