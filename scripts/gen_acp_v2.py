@@ -283,6 +283,20 @@ class V2:
                     unstable=(w, k) in self.unstable_methods, note=None) for w, side, k, t in self.rows if k != 'result']
         return sorted(out, key=lambda m: (m['kind'] != 'request', m['direction'] != spec.CLIENT_TO_AGENT))
 
+    def routing(self):
+        """The method table with acp_spec.py's routing columns: `session`
+        when the params, `opens` when the result, has a required
+        `sessionId`; `reattach` and `read_only` as v1's row of the same
+        method and kind has them (none for a method v1 has not)."""
+        def names_session(t):
+            return any(f.split(':')[0] == 'sessionId' for f in self.structs.get(t or '', {}).get('fields', []))
+        v1 = {(m['wire'], m['kind']): m for m in spec.METHODS}
+        return [dict(m, session='sessionId' if names_session(m['params']) else None,
+                     opens=m['kind'] == 'request' and names_session(m['result']),
+                     reattach=v1.get((m['wire'], m['kind']), {}).get('reattach', False),
+                     read_only=v1.get((m['wire'], m['kind']), {}).get('read_only', False))
+                for m in self.methods()]
+
 
 @contextlib.contextmanager
 def swapped(*changes):
@@ -361,6 +375,7 @@ def generate(g, docs_dir):
         methods = methods.replace('method table of its\n//! spec (`scripts/acp_spec.py`); edit the spec there',
                                   '`x-method` and\n//! `x-side` of the v2 schema\'s defs; edit the generator')
         files = {'src/acp/v2/types.rs': types_module(g, v2, docs), 'src/acp/v2/methods.rs': methods}
+    files['src/remote/routing.rs'] = g.routing_module(v2.routing())
     with swapped((g, dict(tables, ORDER={'types': every})), (spec, per_type)):
         arb = g.strategies_module().replace('use acp_codec::acp::*;', 'use acp_codec::acp::v2::*;')
         files['tests/acp_support/arb_v2.rs'] = arb.replace('super::arb_base::*', 'super::arb_v2_base::*')

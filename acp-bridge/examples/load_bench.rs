@@ -25,6 +25,9 @@
 //!   CPU per user to start (connect, `initialize`, `session/new`), per
 //!   turn, per turn with the start included, and its peak RSS (`VmHWM`).
 //!
+//! `--protocol 2`: the clients and the agent speak ACP v2 (a turn ends at
+//! the idle `state_update`).
+//!
 //! The bridge runs twice: as an operator starts it, and with
 //! `--metrics-addr` scraped once a second by this driver. Every wait is
 //! bounded (a message: 60 s; a phase: 300 s); every process started is
@@ -96,6 +99,11 @@ struct Args {
     /// profile: `--wrap "valgrind --tool=callgrind"`.
     #[arg(long)]
     wrap: Option<String>,
+    /// The ACP version the clients and the agent speak: 1, or 2 (the
+    /// agent gets `--protocol 2`; a turn ends with the idle
+    /// `state_update`, not with the prompt's answer).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=2))]
+    protocol: u16,
 }
 
 /// What serves the clients.
@@ -171,8 +179,12 @@ impl Setup {
         })
     }
 
-    /// Starts `kind` with the agent given `agent_args`.
+    /// Starts `kind` with the agent given `agent_args` (and the
+    /// protocol version).
     fn start(&self, kind: Kind, agent_args: &[String], run: usize) -> Result<Server> {
+        let mut agent_args = agent_args.to_vec();
+        agent_args.extend(["--protocol".to_owned(), self.args.protocol.to_string()]);
+        let agent_args = &agent_args[..];
         let run_dir = self.dir.join(format!("run{run}"));
         std::fs::create_dir_all(&run_dir)?;
         let log = std::fs::File::create(run_dir.join("stderr"))?;
@@ -366,6 +378,8 @@ struct Client {
     next: u64,
     /// Bytes of text frames sent and received.
     moved: u64,
+    /// The ACP version spoken.
+    protocol: u16,
 }
 
 /// The members of an incoming message the client acts on.
@@ -379,10 +393,12 @@ struct Head<'a> {
     result: Option<&'a RawValue>,
     #[serde(borrow)]
     error: Option<&'a RawValue>,
+    #[serde(borrow)]
+    params: Option<&'a RawValue>,
 }
 
 impl Client {
-    async fn connect(url: &str, token: &str) -> Result<Self> {
+    async fn connect(url: &str, token: &str, protocol: u16) -> Result<Self> {
         let mut request = url.into_client_request()?;
         request
             .headers_mut()
@@ -398,6 +414,7 @@ impl Client {
             ws,
             next: 0,
             moved: 0,
+            protocol,
         })
     }
 
@@ -419,52 +436,92 @@ impl Client {
         ))
         .await?;
         let want = id.to_string();
+        self.read_until(method, |head| match (&head.id, &head.method) {
+            (Some(got), None) if got.get() == want => Some(match head.error {
+                Some(error) => Err(format!("{method}: {}", error.get()).into()),
+                None => Ok(head.result.map(|r| r.get().to_owned()).unwrap_or_default()),
+            }),
+            _ => None,
+        })
+        .await
+    }
+
+    /// v2: reads until the idle `state_update` that ends a turn; its
+    /// `stopReason`.
+    async fn until_idle(&mut self) -> Result<String> {
+        #[derive(Deserialize)]
+        struct State<'a> {
+            #[serde(borrow)]
+            update: Update<'a>,
+        }
+        #[derive(Deserialize)]
+        struct Update<'a> {
+            #[serde(rename = "sessionUpdate", borrow)]
+            kind: Cow<'a, str>,
+            #[serde(borrow)]
+            state: Option<Cow<'a, str>>,
+            #[serde(rename = "stopReason", borrow)]
+            stop: Option<Cow<'a, str>>,
+        }
+        self.read_until("the idle state", |head| {
+            let params = head.params.filter(|p| p.get().len() < 1024)?;
+            let state: State<'_> = serde_json::from_str(params.get()).ok()?;
+            let idle = state.update.kind == "state_update"
+                && state.update.state.as_deref() == Some("idle");
+            idle.then(|| Ok(state.update.stop.unwrap_or_default().into_owned()))
+        })
+        .await
+    }
+
+    /// Reads messages, answering the agent's requests, until `done` says
+    /// one is what `what` waits for.
+    async fn read_until<T>(
+        &mut self,
+        what: &str,
+        mut done: impl FnMut(&Head<'_>) -> Option<Result<T>>,
+    ) -> Result<T> {
         loop {
             let message = tokio::time::timeout(STEP, self.ws.next())
                 .await
-                .map_err(|_| format!("no answer to {method} within 60 s"))?
-                .ok_or_else(|| format!("connection closed before the answer to {method}"))??;
+                .map_err(|_| format!("no {what} within 60 s"))?
+                .ok_or_else(|| format!("connection closed before {what}"))??;
             let Message::Text(text) = message else {
                 if let Message::Close(frame) = message {
-                    return Err(format!("closed before the answer to {method}: {frame:?}").into());
+                    return Err(format!("closed before {what}: {frame:?}").into());
                 }
                 continue;
             };
             self.moved += text.len() as u64;
             let head: Head<'_> = serde_json::from_str(&text)?;
-            match (head.id, head.method) {
-                (Some(got), None) if got.get() == want => {
-                    if let Some(error) = head.error {
-                        return Err(format!("{method}: {}", error.get()).into());
-                    }
-                    return Ok(head.result.map(|r| r.get().to_owned()).unwrap_or_default());
-                }
-                (Some(asked), Some(what)) => {
-                    let reply = if what == "session/request_permission" {
-                        format!(
-                            r#"{{"jsonrpc":"2.0","id":{},"result":{{"outcome":{{"outcome":"selected","optionId":"proceed_once"}}}}}}"#,
-                            asked.get()
-                        )
-                    } else {
-                        format!(
-                            r#"{{"jsonrpc":"2.0","id":{},"error":{{"code":-32601,"message":"not offered"}}}}"#,
-                            asked.get()
-                        )
-                    };
-                    self.send(reply).await?;
-                }
-                _ => {}
+            if let Some(result) = done(&head) {
+                return result;
+            }
+            if let (Some(asked), Some(what)) = (head.id, head.method) {
+                let reply = if what == "session/request_permission" {
+                    format!(
+                        r#"{{"jsonrpc":"2.0","id":{},"result":{{"outcome":{{"outcome":"selected","optionId":"proceed_once"}}}}}}"#,
+                        asked.get()
+                    )
+                } else {
+                    format!(
+                        r#"{{"jsonrpc":"2.0","id":{},"error":{{"code":-32601,"message":"not offered"}}}}"#,
+                        asked.get()
+                    )
+                };
+                self.send(reply).await?;
             }
         }
     }
 
     /// `initialize` and `session/new`: the session's id.
     async fn open_session(&mut self) -> Result<String> {
-        self.call(
-            "initialize",
-            r#"{"protocolVersion":1,"clientCapabilities":{}}"#,
-        )
-        .await?;
+        let init = match self.protocol {
+            1 => r#"{"protocolVersion":1,"clientCapabilities":{}}"#,
+            _ => {
+                r#"{"protocolVersion":2,"capabilities":{},"info":{"name":"load_bench","version":"1"}}"#
+            }
+        };
+        self.call("initialize", init).await?;
         let result = self
             .call("session/new", r#"{"cwd":"/tmp","mcpServers":[]}"#)
             .await?;
@@ -479,7 +536,10 @@ impl Client {
     /// One turn with a prompt of `text`; checks it ended `end_turn`.
     async fn turn(&mut self, session: &str, text: &str) -> Result<()> {
         let params = json!({"sessionId": session, "prompt": [{"type": "text", "text": text}]});
-        let result = self.call("session/prompt", &params.to_string()).await?;
+        let mut result = self.call("session/prompt", &params.to_string()).await?;
+        if self.protocol == 2 {
+            result = self.until_idle().await?;
+        }
         if !result.contains("end_turn") {
             return Err(format!("a turn ended {result}").into());
         }
@@ -555,7 +615,7 @@ async fn relay_run(setup: &Setup, kind: Kind, way: Way, run: usize) -> Result<f6
     let server = setup.start(kind, &agent_args, run)?;
     let long_text = long_text(a.line_bytes);
     let work = async {
-        let mut client = Client::connect(&server.url, &setup.tokens[0]).await?;
+        let mut client = Client::connect(&server.url, &setup.tokens[0], a.protocol).await?;
         let session = client.open_session().await?;
         client.moved = 0;
         let before = cpu_time(server.pid())?;
@@ -610,9 +670,9 @@ async fn load_run(setup: &Setup, kind: Kind, run: usize) -> Result<Load> {
         let w0 = Instant::now();
         let mut starting = JoinSet::new();
         for token in setup.tokens.iter().take(a.users) {
-            let (url, token) = (server.url.clone(), token.clone());
+            let (url, token, protocol) = (server.url.clone(), token.clone(), a.protocol);
             starting.spawn(async move {
-                let mut client = Client::connect(&url, &token).await?;
+                let mut client = Client::connect(&url, &token, protocol).await?;
                 let session = client.open_session().await?;
                 Ok::<_, Error>((client, session))
             });

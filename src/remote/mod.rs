@@ -40,6 +40,15 @@
 //! `Vec<`[`Out`]`>`: lines for the agent's stdin, messages for clients
 //! (with the [`Stream`] each belongs on). The rules:
 //!
+//! - Protocol versions: each client's is read from its `initialize` (a
+//!   [`Negotiator`](crate::version::Negotiator) over v1 and v2), the
+//!   agent's from its answer; a client is routed by its version's method
+//!   table (which methods name a session, open one, reattach one, and may
+//!   be sent with `read` alone: v1's, or v2's, derived from the v2
+//!   schema). A client of another version than the agent's is refused at
+//!   `initialize` with `-32022` and `{"requested":N,"supported":[M]}`,
+//!   `M` the agent's; an `initialize` without a version the router reads
+//!   goes to the agent, which answers it.
 //! - Client requests get router-unique ids toward the agent (a
 //!   [`Tracker`](crate::acp::Tracker)); the response goes back to the
 //!   requester with its own id.
@@ -177,7 +186,8 @@ pub use replay::{
 pub use resume::{
     capability, sse_event, stamp, unstamp, Admit, Cursor, Kind, Position, PromptKey, ResumeError,
     ResumeLog, DEFAULT_MAX_PROMPT_KEYS, DEFAULT_RESUME_BUDGET, DEFAULT_RESUME_GRACE,
-    HEADER_LAST_EVENT_ID, META_CURSOR, META_IDEMPOTENCY_KEY, META_RESUME, RESUME_GAP,
+    HEADER_LAST_EVENT_ID, META_CURSOR, META_IDEMPOTENCY_KEY, META_RESUME, REPLAY_CURSOR,
+    RESUME_GAP,
 };
 pub use router::{
     ClientId, ConnectError, Out, Permissions, Router, UnknownPermission, AGENT_EXITED,

@@ -21,6 +21,13 @@ use crate::ErrorCode;
 /// WebSocket connection's stream.
 pub const META_CURSOR: &str = "acp-codec/cursor";
 
+/// The `type` of a v2 `session/resume`'s `replayFrom` that names a
+/// position of this crate's server, `{"type":"_acp-codec/cursor","position":17}`:
+/// what [`META_CURSOR`] is to a v1 reattach (v2 keeps `replayFrom` types
+/// that begin with `_` for implementations' own cursors). A server that
+/// takes it replays what it kept itself; the agent never sees it.
+pub const REPLAY_CURSOR: &str = "_acp-codec/cursor";
+
 /// The `_meta` key of the resume capability: sent by a client in
 /// `initialize`'s params to ask for positions, answered by a server in
 /// `initialize`'s result to say it keeps them.
@@ -222,6 +229,20 @@ impl PromptKey {
 }
 
 #[derive(Deserialize)]
+struct ReplayKeys<'a> {
+    #[serde(rename = "replayFrom", borrow, default)]
+    replay_from: Option<ReplayFrom<'a>>,
+}
+
+#[derive(Deserialize)]
+struct ReplayFrom<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: alloc::borrow::Cow<'a, str>,
+    #[serde(default)]
+    position: Option<Position>,
+}
+
+#[derive(Deserialize)]
 struct MetaKeys<'a> {
     #[serde(rename = "_meta", borrow, default)]
     meta: Option<MetaMembers<'a>>,
@@ -281,6 +302,40 @@ impl Cursor {
         let keys: MetaKeys<'_> =
             serde_json::from_str(params).map_err(|_| ResumeError::BadCursor)?;
         Ok(keys.meta.and_then(|m| m.cursor))
+    }
+
+    /// The cursor in `params.replayFrom` of a v2 `session/resume`, when
+    /// its `type` is [`REPLAY_CURSOR`]; `None` for any other (`start`,
+    /// another implementation's), or none.
+    ///
+    /// ```
+    /// use acp_codec::remote::{Cursor, Position};
+    ///
+    /// let params = r#"{"sessionId":"s1","cwd":"/","replayFrom":{"type":"_acp-codec/cursor","position":17}}"#;
+    /// assert_eq!(Cursor::from_replay_from(params).unwrap().unwrap().position, Position(17));
+    /// let start = r#"{"sessionId":"s1","cwd":"/","replayFrom":{"type":"start"}}"#;
+    /// assert_eq!(Cursor::from_replay_from(start), Ok(None));
+    /// assert!(Cursor::from_replay_from(r#"{"replayFrom":{"type":"_acp-codec/cursor"}}"#).is_err());
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ResumeError::BadCursor`] when a [`REPLAY_CURSOR`] holds no
+    /// position (or the params are not a JSON object, or `replayFrom` has
+    /// no string `type`).
+    pub fn from_replay_from(params: &str) -> Result<Option<Self>, ResumeError> {
+        let keys: ReplayKeys<'_> =
+            serde_json::from_str(params).map_err(|_| ResumeError::BadCursor)?;
+        match keys.replay_from {
+            Some(r) if r.kind == REPLAY_CURSOR => {
+                let position = r.position.ok_or(ResumeError::BadCursor)?;
+                Ok(Some(Self {
+                    position,
+                    connection: None,
+                }))
+            }
+            _ => Ok(None),
+        }
     }
 }
 

@@ -682,12 +682,23 @@ pub(crate) fn open_sse(
     connection: &str,
     session: Option<&str>,
 ) -> (u16, BufReader<TcpStream>) {
+    open_sse_as(addr, None, connection, session)
+}
+
+/// [`open_sse`] with a bearer token.
+pub(crate) fn open_sse_as(
+    addr: SocketAddr,
+    bearer: Option<&str>,
+    connection: &str,
+    session: Option<&str>,
+) -> (u16, BufReader<TcpStream>) {
     let mut s = TcpStream::connect(addr).unwrap();
     s.set_read_timeout(Some(STEP)).unwrap();
     let session = session.map_or(String::new(), |s| format!("Acp-Session-Id: {s}\r\n"));
+    let auth = bearer.map_or(String::new(), |t| format!("Authorization: Bearer {t}\r\n"));
     write!(
         s,
-        "GET /acp HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\nAcp-Connection-Id: {connection}\r\n{session}\r\n"
+        "GET /acp HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\nAcp-Connection-Id: {connection}\r\n{auth}{session}\r\n"
     )
     .unwrap();
     let mut r = BufReader::new(s);

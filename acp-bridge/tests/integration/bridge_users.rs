@@ -13,6 +13,7 @@ use futures_util::SinkExt;
 use serde_json::{json, Value};
 use tokio_tungstenite::tungstenite::Message as WsMessage;
 
+use crate::bridge::{http_request, next_event, open_sse_as};
 use crate::ws_harness;
 use ws_harness::*;
 
@@ -91,15 +92,19 @@ fn http(
     (status, head)
 }
 
-fn error_code(v: &Value) -> i64 {
-    v["error"]["code"]
-        .as_i64()
-        .unwrap_or_else(|| panic!("not an error: {v}"))
+/// The `Acp-Connection-Id` of a response head (lowercase).
+fn connection_id(head: &str) -> String {
+    head.lines()
+        .find_map(|l| l.strip_prefix("acp-connection-id: "))
+        .unwrap_or_else(|| panic!("no acp-connection-id in {head}"))
+        .trim()
+        .to_owned()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn users_isolated_tagged_and_reloaded_on_sighup() {
-    let dir = scratch_dir("users");
+/// A bridge with a token file of ana and bo (who may write) and cy (who
+/// may only read), and `extra` arguments.
+fn team(name: &str, extra: &[&str]) -> Bridge {
+    let dir = scratch_dir(name);
     let file = token_file(
         &dir,
         &[
@@ -108,7 +113,99 @@ async fn users_isolated_tagged_and_reloaded_on_sighup() {
             (CY, "cy", &["read"]),
         ],
     );
-    let bridge = Bridge::start_in(dir.clone(), &["--token-file", &file], &[]);
+    let mut args = vec!["--token-file", file.as_str()];
+    args.extend(extra);
+    Bridge::start_in(dir, &args, &[])
+}
+
+fn error_code(v: &Value) -> i64 {
+    v["error"]["code"]
+        .as_i64()
+        .unwrap_or_else(|| panic!("not an error: {v}"))
+}
+
+/// A client of `user` speaking ACP version `protocol`.
+async fn user_speaking(bridge: &Bridge, token: &str, protocol: u16) -> Client {
+    let mut c = user(bridge, token).await;
+    c.protocol = protocol;
+    c
+}
+
+/// Ana's session, over ACP version `protocol`: bo naming it is refused
+/// whatever he asks, in words that name no user, his `session/list` shows
+/// none of hers, his cancel never reaches the agent (her turn ends
+/// whole); cy, who may only read, may not open a session. Bo and cy,
+/// initialized.
+async fn isolated(bridge: &Bridge, protocol: u16) -> (Client, Client) {
+    let mut ana = user_speaking(bridge, ANA, protocol).await;
+    let session = ana.open_session(&bridge.dir).await;
+    let mut bo = user_speaking(bridge, BO, protocol).await;
+    bo.init().await;
+    let named = json!({"sessionId": session, "cwd": "/", "mcpServers": []});
+    let mut asks = vec![
+        (
+            "session/prompt",
+            json!({"sessionId": session, "prompt": []}),
+        ),
+        ("session/close", json!({"sessionId": session})),
+        ("session/delete", json!({"sessionId": session})),
+    ];
+    asks.extend(match protocol {
+        1 => [
+            ("session/load", named),
+            (
+                "session/set_mode",
+                json!({"sessionId": session, "modeId": "yolo"}),
+            ),
+        ],
+        _ => [
+            (
+                "session/resume",
+                json!({"sessionId": session, "cwd": "/", "replayFrom": {"type": "start"}}),
+            ),
+            (
+                "session/set_config_option",
+                json!({"sessionId": session, "configId": "mode", "type": "id", "value": "yolo"}),
+            ),
+        ],
+    });
+    for (method, params) in asks {
+        let r = bo.request(method, params).await;
+        // A reattach of a session bo's router never saw goes to bo's own
+        // agent, which has no such session: v1's mock says -32602, v2's
+        // -32002 (not found).
+        let code = if method == "session/resume" {
+            -32002
+        } else {
+            -32602
+        };
+        assert_eq!(error_code(&r), code, "{method}: {r}");
+        assert!(!r.to_string().contains("ana"), "{r}");
+    }
+    let list = bo.request("session/list", json!({})).await;
+    assert!(!list.to_string().contains(&session), "{list}");
+    // bo's cancel of ana's session never reaches the agent: ana's turn ends
+    // normally.
+    bo.send(&json!({"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId": session}}))
+        .await;
+    let t = ana.turn(&session, "list the files").await;
+    assert_eq!(t.stop_reason, "end_turn");
+    assert!(t.permission_requests >= 1);
+    assert!(bo.seen.is_empty(), "bo saw ana's messages: {:?}", bo.seen);
+    // cy may only read.
+    let mut cy = user_speaking(bridge, CY, protocol).await;
+    cy.init().await;
+    let r = cy
+        .request("session/new", json!({"cwd": "/", "mcpServers": []}))
+        .await;
+    assert_eq!(error_code(&r), -32010, "{r}");
+    (bo, cy)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn users_isolated_tagged_and_reloaded_on_sighup() {
+    let bridge = team("users", &[]);
+    let dir = bridge.dir.clone();
     let url = bridge.url();
     assert_eq!(
         refused_status(
@@ -124,53 +221,12 @@ async fn users_isolated_tagged_and_reloaded_on_sighup() {
         401
     );
 
-    let mut ana = user(&bridge, ANA).await;
-    let session = ana.open_session(&bridge.dir).await;
-    let mut bo = user(&bridge, BO).await;
-    bo.init().await;
-    for (method, params) in [
-        (
-            "session/load",
-            json!({"sessionId": session, "cwd": "/", "mcpServers": []}),
-        ),
-        (
-            "session/prompt",
-            json!({"sessionId": session, "prompt": []}),
-        ),
-        (
-            "session/set_mode",
-            json!({"sessionId": session, "modeId": "yolo"}),
-        ),
-    ] {
-        let r = bo.request(method, params).await;
-        assert_eq!(error_code(&r), -32602, "{method}: {r}");
-        assert!(!r.to_string().contains("ana"), "{r}");
-    }
-    // bo's cancel of ana's session never reaches the agent: ana's turn ends
-    // normally.
-    bo.send(&json!({"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId": session}}))
-        .await;
-    let t = ana.turn(&session, "list the files").await;
-    assert_eq!(t.stop_reason, "end_turn");
-    assert!(t.permission_requests >= 1);
-    assert!(bo.seen.is_empty(), "bo saw ana's messages: {:?}", bo.seen);
-    // cy may only read.
-    let mut cy = user(&bridge, CY).await;
-    cy.init().await;
-    let r = cy
-        .request("session/new", json!({"cwd": "/", "mcpServers": []}))
-        .await;
-    assert_eq!(error_code(&r), -32010, "{r}");
+    let (mut bo, mut cy) = isolated(&bridge, 1).await;
     // A Streamable HTTP connection answers only its own user's token.
     let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}"#;
     let (status, head) = http(bridge.addr, "POST", ANA, None, init);
     assert_eq!(status, 200, "{head}");
-    let id = head
-        .lines()
-        .find_map(|l| l.strip_prefix("acp-connection-id: "))
-        .unwrap()
-        .trim()
-        .to_owned();
+    let id = connection_id(&head);
     let list = r#"{"jsonrpc":"2.0","id":1,"method":"session/list","params":{}}"#;
     assert_eq!(http(bridge.addr, "POST", CY, Some(&id), list).0, 404);
     assert_eq!(http(bridge.addr, "DELETE", CY, Some(&id), "").0, 404);
@@ -235,6 +291,177 @@ async fn users_isolated_tagged_and_reloaded_on_sighup() {
     for t in [ANA, BO, CY] {
         assert!(!all.contains(t), "token in the log");
     }
+}
+
+/// The position a stamped message carries (`_meta["acp-codec/cursor"]`):
+/// its stream's session (`None`: the connection's) and position.
+fn stamp(m: &Value) -> (Option<String>, u64) {
+    let cursor = &m["_meta"]["acp-codec/cursor"];
+    let position = cursor["position"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("not stamped: {m}"));
+    (cursor["session"].as_str().map(str::to_owned), position)
+}
+
+/// ACP v2 through the server, a v2 client and the v2 mock agent: the
+/// users' isolation as over v1 (a WebSocket turn among it), a v1 client
+/// refused at `initialize` naming the version the agent speaks, a turn
+/// over Streamable HTTP, and a WebSocket client whose connection drops
+/// mid-turn resuming its session from the server's own cursor
+/// (`replayFrom`): the server replays what it kept, the agent replays
+/// nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v2_users_isolated_turns_on_both_profiles_and_a_resume_from_the_servers_cursor() {
+    let bridge = team("users-v2", &["--mock-args", "--protocol 2"]);
+    let _ = isolated(&bridge, 2).await;
+
+    // A v1 client of the same agent: -32022, naming what the agent speaks.
+    let mut old = user(&bridge, ANA).await;
+    let r = old
+        .request(
+            "initialize",
+            json!({"protocolVersion": 1, "clientCapabilities": {}}),
+        )
+        .await;
+    assert_eq!(error_code(&r), -32022, "{r}");
+    assert_eq!(
+        r["error"]["data"],
+        json!({"requested": 1, "supported": [2]}),
+        "{r}"
+    );
+
+    // A turn over Streamable HTTP.
+    let (addr, auth) = (bridge.addr, format!("Bearer {ANA}"));
+    let (json_type, bearer) = (
+        ("Content-Type", "application/json"),
+        ("Authorization", auth.as_str()),
+    );
+    let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":2,"capabilities":{},"info":{"name":"t","version":"1"}}}"#;
+    let (status, head, body) = http_request(addr, "POST", &[json_type, bearer], init);
+    assert_eq!(status, 200, "{head}{body}");
+    assert!(body.contains(r#""protocolVersion":2"#), "{body}");
+    let id = connection_id(&head);
+    let conn = ("Acp-Connection-Id", id.as_str());
+    let (status, mut events) = open_sse_as(addr, Some(ANA), &id, None);
+    assert_eq!(status, 200);
+    let new = json!({"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd": bridge.dir, "mcpServers": []}});
+    assert_eq!(
+        http_request(addr, "POST", &[json_type, bearer, conn], &new.to_string()).0,
+        202
+    );
+    let session = next_event(&mut events)["result"]["sessionId"]
+        .as_str()
+        .expect("session/new answered")
+        .to_owned();
+    let (status, mut turn) = open_sse_as(addr, Some(ANA), &id, Some(&session));
+    assert_eq!(status, 200);
+    let in_session = ("Acp-Session-Id", session.as_str());
+    let prompt = json!({"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId": session, "prompt": [{"type": "text", "text": "hi"}]}});
+    assert_eq!(
+        http_request(
+            addr,
+            "POST",
+            &[json_type, bearer, conn, in_session],
+            &prompt.to_string()
+        )
+        .0,
+        202
+    );
+    let (mut accepted, mut asked) = (false, 0);
+    let stop = loop {
+        let m = next_event(&mut turn);
+        let update = &m["params"]["update"];
+        if m["method"] == "session/request_permission" {
+            asked += 1;
+            let reply = json!({"jsonrpc":"2.0","id": m["id"],"result":{"outcome":{"outcome":"selected","optionId":"proceed_once"}}});
+            assert_eq!(
+                http_request(
+                    addr,
+                    "POST",
+                    &[json_type, bearer, conn, in_session],
+                    &reply.to_string()
+                )
+                .0,
+                202
+            );
+        } else if m["id"] == 2 {
+            accepted = m["result"]["messageId"].is_string();
+        } else if update["sessionUpdate"] == "state_update" && update["state"] == "idle" {
+            break update["stopReason"].clone();
+        }
+    };
+    assert_eq!((accepted, asked, stop), (true, 1, json!("end_turn")));
+
+    // WebSocket, positions asked for: the connection drops while the
+    // agent waits on the permission request.
+    let asking =
+        json!({"protocolVersion": 2, "capabilities": {}, "_meta": {"acp-codec/resume": {}}});
+    let mut c = user_speaking(&bridge, ANA, 2).await;
+    c.answer = false;
+    let init = c.request("initialize", asking.clone()).await;
+    let held = init["result"]["_meta"]["acp-codec/resume"]["connection"].clone();
+    assert!(held.is_string(), "{init}");
+    let new = c
+        .request("session/new", json!({"cwd": bridge.dir, "mcpServers": []}))
+        .await;
+    let session = new["result"]["sessionId"].as_str().unwrap().to_owned();
+    let on_connection = stamp(&new).1;
+    c.send(&json!({"jsonrpc":"2.0","id":9,"method":"session/prompt","params":{"sessionId": session, "prompt": [{"type":"text","text":"again"}]}}))
+        .await;
+    let mut had = 0;
+    loop {
+        let m = c.recv().await.expect("the turn");
+        if m["method"] == "session/request_permission" {
+            break;
+        }
+        assert_eq!(stamp(&m).0.as_deref(), Some(session.as_str()), "{m}");
+        had = stamp(&m).1;
+    }
+    let left = log(&bridge).matches("websocket left").count();
+    drop(c);
+    let deadline = Instant::now() + STEP;
+    while log(&bridge).matches("websocket left").count() == left {
+        assert!(Instant::now() < deadline, "{}", log(&bridge));
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let mut back = user_speaking(&bridge, ANA, 2).await;
+    let mut resuming = asking;
+    resuming["_meta"]["acp-codec/cursor"] = json!({"connection": held, "position": on_connection});
+    let init = back.request("initialize", resuming).await;
+    assert!(init.get("result").is_some(), "{init}");
+    let r = back
+        .request(
+            "session/resume",
+            json!({"sessionId": session, "cwd": bridge.dir, "replayFrom": {"type": "_acp-codec/cursor", "position": had}}),
+        )
+        .await;
+    assert_eq!(r["result"], json!({}), "{r}");
+    // What the server kept after `had`, in order: the permission request
+    // (answered now), then the session's state; nothing the agent replays
+    // (its history would start again with the user's message).
+    let replayed: Vec<u64> = back.seen.iter().map(|m| stamp(m).1).collect();
+    assert_eq!(
+        replayed,
+        (had + 1..=had + 2).collect::<Vec<_>>(),
+        "{:?}",
+        back.seen
+    );
+    assert_eq!(back.seen[0]["method"], "session/request_permission");
+    assert_eq!(
+        back.seen[1]["params"]["update"]["state"], "requires_action",
+        "{:?}",
+        back.seen
+    );
+    assert_eq!(back.until_idle(&session).await, "end_turn");
+    assert!(!back
+        .seen
+        .iter()
+        .any(|m| m["params"]["update"]["sessionUpdate"] == "user_message"));
+    assert!(
+        log(&bridge).contains("resumes connection"),
+        "{}",
+        log(&bridge)
+    );
 }
 
 // The flood reads nothing, so the bridge's writer for it is stuck on a

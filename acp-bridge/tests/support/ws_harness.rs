@@ -159,6 +159,9 @@ pub struct Client {
     pub largest: usize,
     /// Answer permission requests (otherwise the turn waits).
     pub answer: bool,
+    /// The ACP version it speaks: 1, or 2 (a v2 turn ends with an idle
+    /// `state_update`, not with the prompt's answer).
+    pub protocol: u16,
 }
 
 #[derive(Debug, Default)]
@@ -198,6 +201,7 @@ pub async fn connect_with(
         received: 0,
         largest: 0,
         answer: true,
+        protocol: 1,
     })
 }
 
@@ -290,9 +294,15 @@ impl Client {
     /// The connection's first message: `initialize` (the bridge closes a
     /// connection that starts with anything else).
     pub async fn init(&mut self) {
-        let init = self
-            .request("initialize", json!({"protocolVersion":1,"clientCapabilities":{"fs":{"readTextFile":true,"writeTextFile":true}}}))
-            .await;
+        let params = match self.protocol {
+            1 => {
+                json!({"protocolVersion":1,"clientCapabilities":{"fs":{"readTextFile":true,"writeTextFile":true}}})
+            }
+            v => {
+                json!({"protocolVersion":v,"capabilities":{},"info":{"name":"ws_harness","version":"1"}})
+            }
+        };
+        let init = self.request("initialize", params).await;
         assert!(init.get("result").is_some(), "initialize failed: {init}");
     }
 
@@ -321,11 +331,14 @@ impl Client {
                 json!({"sessionId": session, "prompt": [{"type":"text","text": text}]}),
             )
             .await;
+        let stop_reason = match self.protocol {
+            1 => r["result"]["stopReason"].as_str().map(str::to_owned),
+            // v2: the answer says the prompt is in; the idle state ends the turn.
+            _ if r["result"]["messageId"].is_string() => Some(self.until_idle(session).await),
+            _ => None,
+        };
         let mut t = Turn {
-            stop_reason: r["result"]["stopReason"]
-                .as_str()
-                .unwrap_or_else(|| panic!("prompt failed: {r}"))
-                .to_owned(),
+            stop_reason: stop_reason.unwrap_or_else(|| panic!("prompt failed: {r}")),
             largest: self.largest,
             ..Turn::default()
         };
@@ -346,6 +359,29 @@ impl Client {
             }
         }
         t
+    }
+}
+
+impl Client {
+    /// v2: the messages of a turn until `session`'s idle `state_update`
+    /// (agent requests answered when [`Client::answer`]); its `stopReason`.
+    pub async fn until_idle(&mut self, session: &str) -> String {
+        loop {
+            let m = self.recv().await.expect("closed during a v2 turn");
+            assert!(m.get("method").is_some(), "unexpected response {m}");
+            if m.get("id").is_some() && self.answer {
+                self.answer_agent(&m).await;
+            }
+            let update = &m["params"]["update"];
+            let idle = m["params"]["sessionId"] == session
+                && update["sessionUpdate"] == "state_update"
+                && update["state"] == "idle";
+            let reason = update["stopReason"].as_str().map(str::to_owned);
+            self.seen.push(m);
+            if idle {
+                return reason.unwrap_or_default();
+            }
+        }
     }
 }
 

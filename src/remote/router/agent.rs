@@ -16,7 +16,6 @@ use crate::acp::{
     Response, RpcError, SessionMember,
 };
 use crate::json::unescape::unquote;
-use crate::remote::routing::opens_session;
 use crate::remote::transport::{answer_stream, error_stream, SessionField, Stream};
 use crate::{ErrorCode, FrameError, PeekedId};
 
@@ -134,8 +133,17 @@ impl Router {
             return;
         };
         if let Message::Response(r) = &msg {
-            let creates = opens_session(&f.method);
-            if let Some(s) = session_of(Some(&r.result)).filter(|s| creates && self.reused(&f, s)) {
+            if f.method == names::INITIALIZE {
+                if let Some(refusal) = self.initialized(f.client, &f.id, &r.result) {
+                    out.push(Out::Client {
+                        to: f.client,
+                        stream: Stream::Connection,
+                        text: refusal,
+                    });
+                    return;
+                }
+            }
+            if let Some(s) = session_of(Some(&r.result)).filter(|s| f.opens && self.reused(&f, s)) {
                 let msg = format!("the agent answered {} with session {s}, which is not available to this connection", f.method);
                 out.push(Out::Client {
                     to: f.client,
@@ -209,7 +217,7 @@ impl Router {
         let here = self.clients.contains_key(&f.client);
         match msg {
             Message::Response(r) => {
-                if opens_session(&f.method) {
+                if f.opens {
                     if let Some(s) = session_of(Some(&r.result)) {
                         self.created(&f, &s, here);
                     }

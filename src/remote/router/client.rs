@@ -12,8 +12,7 @@ use super::{
     cancel_target, error_answer, Forwarded, Out, Router, ANONYMOUS, FORBIDDEN, USER_LIMIT,
 };
 use crate::acp::{names, ErrorResponse, Message, RawJson, Request, RequestId, Response};
-use crate::remote::routing::{opens_session, read_only_allows};
-use crate::remote::transport::{is_reattach, session_field, SessionField, Stream};
+use crate::remote::transport::{session_field, SessionField, Stream};
 use crate::ErrorCode;
 
 use super::ClientId;
@@ -134,7 +133,7 @@ impl Router {
             }
         };
         match msg {
-            Message::Request(r) => self.client_request(&from, r, now, out),
+            Message::Request(r) => self.client_request(&from, r, text, now, out),
             Message::Notification(n) => {
                 if n.method == names::CANCEL_REQUEST {
                     self.client_cancel_request(client, n.params.as_ref(), out);
@@ -233,7 +232,7 @@ impl Router {
             );
             return Err((ErrorCode::INTERNAL_ERROR, msg));
         }
-        if !from.write && !read_only_allows(&r.method) {
+        if !from.write && !self.table_of(from.id).read_only_allows(&r.method) {
             let msg = format!(
                 "{} needs the write permission; this user may only read",
                 r.method
@@ -269,7 +268,8 @@ impl Router {
         method: &str,
         session: Option<&str>,
     ) -> Result<Claim, Refusal> {
-        let opens = opens_session(method);
+        let table = self.table_of(from.id);
+        let (opens, reattach) = (table.opens_session(method), table.is_reattach(method));
         let Some(s) = session else {
             if opens {
                 self.check_session_limit(from.user)?;
@@ -288,7 +288,7 @@ impl Router {
                 }
                 return Ok(Claim { bound: None, opens });
             }
-            Some(o) if !is_reattach(method) => {
+            Some(o) if !reattach => {
                 let msg = match o.client {
                     Some(_) => format!("session {s} is held by another connection of this user: session/load or session/resume it here first"),
                     None => format!("session {s} is held by no connection: session/load or session/resume it first"),
@@ -296,10 +296,8 @@ impl Router {
                 return Err((ErrorCode::INVALID_PARAMS, msg));
             }
             // A named user acts only on sessions they hold.
-            None if !is_reattach(method) && !self.single_user(from.user) => {
-                return Err(not_available(s))
-            }
-            None if !is_reattach(method) => {
+            None if !reattach && !self.single_user(from.user) => return Err(not_available(s)),
+            None if !reattach => {
                 if opens {
                     self.check_session_limit(from.user)?;
                 }
@@ -347,9 +345,20 @@ impl Router {
         &mut self,
         from: &Sender<'_>,
         r: Request<'_>,
+        text: &str,
         now: Duration,
         out: &mut Vec<Out>,
     ) {
+        if r.method == names::INITIALIZE {
+            if let Err(refusal) = self.negotiate(from.id, &r.id, text) {
+                out.push(Out::Client {
+                    to: from.id,
+                    stream: Stream::Connection,
+                    text: refusal,
+                });
+                return;
+            }
+        }
         // A `sessionId` that is not one string (repeated, or of another
         // type) is refused: the agent's parser could read a session out of
         // it (the last of two, say) that no ownership check saw.

@@ -3,6 +3,7 @@
 
 mod agent;
 mod client;
+mod dialect;
 mod evicted;
 mod sessions;
 mod users;
@@ -100,6 +101,8 @@ struct Client {
     pending: Tally,
     user: String,
     permissions: Permissions,
+    /// What its `initialize` asked for.
+    asked: dialect::Asked,
 }
 
 /// Per user: connections, and session requests not answered yet.
@@ -218,6 +221,8 @@ pub struct Router {
     dropped: u64,
     /// Requests refused for opening one session past the user's limit.
     session_refusals: u64,
+    /// The version the agent answered `initialize` with, once it has.
+    agent_dialect: Option<crate::version::Dialect>,
 }
 
 impl Default for Router {
@@ -253,6 +258,7 @@ impl Router {
             replay: None,
             dropped: 0,
             session_refusals: 0,
+            agent_dialect: None,
         }
     }
 
@@ -387,6 +393,7 @@ impl Router {
                 pending: Tally::default(),
                 user: user.to_owned(),
                 permissions,
+                asked: dialect::Asked::default(),
             },
         );
         let u = self.user_mut(user);

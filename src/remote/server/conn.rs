@@ -29,6 +29,16 @@ use crate::PeekedId;
 /// The answer to a binary WebSocket message.
 pub const BINARY_REFUSED: &str = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"binary websocket messages are refused: send each json-rpc message as one text message"}}"#;
 
+/// One connection of the server.
+///
+/// Where a translator between protocol versions will sit (a client of one
+/// version in front of an agent of another, `acp_codec::translate`): one
+/// field of this struct, its `client_line` called on each line the client
+/// sends in [`Server::forward`] (before the resume rules) and its
+/// `agent_line` on each line for the client in [`Server::send`] (before
+/// flow control). The router then sees the client speak the agent's
+/// version; until then it refuses such a client at `initialize` with
+/// `-32022` (`router/dialect.rs`).
 #[derive(Debug)]
 pub(super) struct Conn {
     pub(super) profile: Profile,

@@ -44,7 +44,14 @@
 //!   Its sessions' messages wait until the client names its position on
 //!   each (`session/resume` or `session/load` with `{"position":p}`): the
 //!   server answers that itself, after the missed messages; a gap is the
-//!   error [`RESUME_GAP`] followed by what is owed.
+//!   error [`RESUME_GAP`] followed by what is owed. A v2 client names it
+//!   in `session/resume`'s `replayFrom`,
+//!   `{"type":"_acp-codec/cursor","position":p}` ([`REPLAY_CURSOR`]), and
+//!   gets the session's last `state_update` again before the server's
+//!   answer (idle when the agent never sent one), as a v2 agent sends
+//!   after its own replay; a resume the server leaves to the agent goes
+//!   without that `replayFrom` (the agent would refuse it), and
+//!   `{"type":"start"}` is the agent's, passed on.
 //! - A `session/prompt` retried with the same id (or idempotency key)
 //!   runs once: while it runs the retry is dropped, once answered the
 //!   answer is sent again at its position.
@@ -58,12 +65,15 @@ use core::time::Duration;
 
 use super::{ConnectionId, HttpRefusal, Profile, Server};
 use crate::acp::{Message, Request};
+#[cfg(doc)]
+use crate::remote::resume::REPLAY_CURSOR;
 use crate::remote::resume::{
     capability, stamp, Admit, Cursor, Kind, Position, PromptKey, ResumeError, ResumeLog,
     DEFAULT_MAX_PROMPT_KEYS, DEFAULT_RESUME_GRACE, META_RESUME, RESUME_GAP,
 };
 use crate::remote::router::ClientId;
 use crate::remote::transport::{decode, Stream};
+use crate::version::Dialect;
 
 /// The resume state of a [`Server`].
 #[derive(Debug, Default)]
@@ -164,6 +174,9 @@ struct SessionLog {
     log: ResumeLog,
     /// The connection the last message was for.
     conn: ConnectionId,
+    /// v2: the last `state_update` sent for the session, as sent (a
+    /// resume the server answers repeats it before its answer).
+    state: Option<String>,
 }
 
 #[derive(Debug)]
@@ -197,6 +210,7 @@ fn session_log<'s>(
         .or_insert_with(|| SessionLog {
             log: ResumeLog::new(budget),
             conn,
+            state: None,
         });
     entry.conn = conn;
     entry
@@ -214,6 +228,66 @@ fn asks_for_positions(params: Option<&str>) -> bool {
         .ok()
         .and_then(|v| v.get("_meta")?.get(META_RESUME).map(|_| ()))
         .is_some()
+}
+
+/// Whether `message` is a v2 `state_update` (its params looked into only
+/// when short: a state update is).
+fn is_state_update(message: &Message<'_>) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Params<'a> {
+        #[serde(borrow)]
+        update: Update<'a>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Update<'a> {
+        #[serde(rename = "sessionUpdate", borrow)]
+        kind: alloc::borrow::Cow<'a, str>,
+    }
+    let Message::Notification(n) = message else {
+        return false;
+    };
+    let Some(params) = n.params.as_ref().map(|p| p.get()) else {
+        return false;
+    };
+    n.method == crate::acp::names::SESSION_UPDATE
+        && params.len() <= 4096
+        && serde_json::from_str::<Params<'_>>(params).is_ok_and(|p| p.update.kind == "state_update")
+}
+
+/// A v2 `state_update` saying `session` is idle: the state of a session
+/// whose agent never said otherwise through this server.
+fn idle_state(session: &str) -> String {
+    let params = serde_json::json!({
+        "sessionId": session,
+        "update": {"sessionUpdate": "state_update", "state": "idle"},
+    });
+    serde_json::json!({"jsonrpc": "2.0", "method": "session/update", "params": params}).to_string()
+}
+
+/// A v2 `session/resume` without its `replayFrom` (the rest of its
+/// params as sent). The router re-encodes a request from its params, so
+/// the text it came as does not matter.
+fn without_replay_from(message: Message<'_>) -> Message<'_> {
+    let Message::Request(req) = message else {
+        return message;
+    };
+    let rewritten = req
+        .params
+        .as_ref()
+        .and_then(|p| {
+            serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(p.get()).ok()
+        })
+        .and_then(|mut params| {
+            params.remove("replayFrom");
+            crate::acp::RawJson::from_string(serde_json::Value::Object(params).to_string()).ok()
+        });
+    match rewritten {
+        Some(params) => Message::Request(Request {
+            params: Some(params),
+            ..req
+        }),
+        None => Message::Request(req),
+    }
 }
 
 /// `answer` (an `initialize` result) with `member` added to its result's
@@ -363,8 +437,18 @@ impl Server {
             return Some(message);
         };
         let session: String = session.into_owned();
-        if crate::remote::routing::is_reattach(method) {
-            let cursor = match params.map(Cursor::from_params) {
+        let router = self.agents.get(&agent).map(|a| &a.router);
+        let v2 = router.and_then(|r| r.dialect_of(client)) == Some(Dialect::V2);
+        let table = router.map_or(&crate::remote::routing::V1, |r| r.table_of(client));
+        if table.is_reattach(method) {
+            // v1: the cursor in `_meta`; v2: `replayFrom` of the server's
+            // own type.
+            let read = if v2 {
+                Cursor::from_replay_from
+            } else {
+                Cursor::from_params
+            };
+            let cursor = match params.map(read) {
                 Some(Ok(Some(c))) => c,
                 _ => {
                     // No position: the client takes the session as the
@@ -377,7 +461,16 @@ impl Server {
                 }
             };
             let handled = self.reattach(now, conn, &agent, client, req, &session, cursor.position);
-            return (!handled).then_some(message);
+            if handled {
+                return None;
+            }
+            // The server replayed what it kept: a v2 agent resumes without
+            // a replay (it would refuse the server's cursor).
+            return Some(if v2 {
+                without_replay_from(message)
+            } else {
+                message
+            });
         }
         if method == crate::acp::names::SESSION_PROMPT {
             let key = PromptKey::of(&req.id, params);
@@ -388,6 +481,7 @@ impl Server {
                 .or_insert_with(|| SessionLog {
                     log: ResumeLog::new(self.config.replay_bytes),
                     conn,
+                    state: None,
                 })
                 .log;
             match log.admit_prompt(key.clone()) {
@@ -429,6 +523,11 @@ impl Server {
             .agents
             .get(agent)
             .is_some_and(|a| a.router.owner(session) == Some(client));
+        let v2 = self
+            .agents
+            .get(agent)
+            .and_then(|a| a.router.dialect_of(client))
+            == Some(Dialect::V2);
         let key = (agent.clone(), session.to_owned());
         let Some(entry) = self.resume.sessions.get_mut(&key) else {
             if after == Position::START {
@@ -459,6 +558,14 @@ impl Server {
         let handled = match gap {
             None => {
                 if holds {
+                    if v2 {
+                        // v2: the session's state as it is now, after the
+                        // replay and before the answer (what an agent
+                        // sends after its own replay).
+                        let state = entry.state.clone().unwrap_or_else(|| idle_state(session));
+                        let at = entry.log.push(Kind::Plain, &state);
+                        out.push(stamp(&state, Some(session), at));
+                    }
                     let answer = empty_result(req);
                     let at = entry.log.push(Kind::Owed, &answer);
                     out.push(stamp(&answer, Some(session), at));
@@ -544,6 +651,7 @@ impl Server {
             return (!detached).then_some((text, None));
         };
         let kind = kind_of(&message);
+        let state = is_state_update(&message);
         let answered = match &message {
             Message::Response(r) => Some(PromptKey::of(&r.id, None)),
             Message::Error(e) => Some(PromptKey::of(&e.id, None)),
@@ -571,6 +679,9 @@ impl Server {
                 let held = opted.held.contains(s);
                 let entry = session_log(&mut self.resume.sessions, agent, s, conn, budget);
                 let at = entry.log.push(kind, &text);
+                if state {
+                    entry.state = Some(text.clone());
+                }
                 if let Some((_, key)) = prompt {
                     entry.log.answered(&key, at);
                 }
@@ -907,9 +1018,19 @@ mod tests {
         server: Server,
         run: AgentRun,
         now: Duration,
+        /// The protocol version the client and the agent speak.
+        version: u16,
     }
 
     impl H {
+        /// A v2 client and agent.
+        fn v2() -> Self {
+            Self {
+                version: 2,
+                ..Self::new()
+            }
+        }
+
         fn new() -> Self {
             let mut server = Server::new(ServerConfig::new(), Duration::ZERO);
             let Some(Action::StartAgent { run, .. }) = server.poll_action() else {
@@ -921,6 +1042,7 @@ mod tests {
                 server,
                 run,
                 now: Duration::ZERO,
+                version: 1,
             }
         }
 
@@ -952,9 +1074,9 @@ mod tests {
         /// The agent's answer to the `initialize` `acts` wrote to it, and
         /// what the core did with it.
         fn answer_initialize(&mut self, acts: &[Action]) -> Vec<Action> {
-            let id = Self::agent_id(acts);
+            let (id, v) = (Self::agent_id(acts), self.version);
             self.agent(&format!(
-                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"protocolVersion":1}}}}"#
+                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"protocolVersion":{v}}}}}"#
             ))
         }
 
@@ -974,10 +1096,11 @@ mod tests {
         /// `session/new` answer read.
         fn opted_with_session(&mut self) -> ConnectionId {
             let c = self.open();
-            let acts = self.client(c, OPT_IN);
+            let acts = self.client(c, &OPT_IN.replace("1,", &format!("{},", self.version)));
             let id = Self::agent_id(&acts);
+            let v = self.version;
             let _ = self.agent(&format!(
-                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"protocolVersion":1}}}}"#
+                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"protocolVersion":{v}}}}}"#
             ));
             let acts = self.client(
                 c,
@@ -1051,9 +1174,19 @@ mod tests {
         assert_eq!(cap["connection"], format!("{}", c.0));
     }
 
+    /// A broken connection is taken over and nothing is lost or repeated,
+    /// over v1 (the session's cursor in `_meta`) and over v2 (in
+    /// `replayFrom`, the server's own type; the session's state repeated
+    /// before the server's answer).
     #[test]
     fn a_broken_connection_is_taken_over_and_nothing_is_lost_or_repeated() {
-        let mut h = H::new();
+        for mut h in [H::new(), H::v2()] {
+            taken_over(&mut h);
+        }
+    }
+
+    fn taken_over(h: &mut H) {
+        let v = h.version;
         let c = h.opted_with_session();
         let acts = h.client(c, PROMPT_S1);
         let prompt_id = H::agent_id(&acts);
@@ -1076,7 +1209,7 @@ mod tests {
         // The client comes back: the connection's stream, then the session's.
         let d = h.open();
         let back = format!(
-            r#"{{"jsonrpc":"2.0","id":"r1","method":"initialize","params":{{"protocolVersion":1,"_meta":{{"acp-codec/resume":{{}},"acp-codec/cursor":{{"connection":"{}","position":1}}}}}}}}"#,
+            r#"{{"jsonrpc":"2.0","id":"r1","method":"initialize","params":{{"protocolVersion":{v},"_meta":{{"acp-codec/resume":{{}},"acp-codec/cursor":{{"connection":"{}","position":1}}}}}}}}"#,
             c.0
         );
         let acts = h.client(d, &back);
@@ -1088,24 +1221,43 @@ mod tests {
         assert_eq!(got.len(), 1, "{acts:?}");
         assert_eq!((got[0].0.as_deref(), got[0].1), (None, 2));
         assert!(got[0].2.contains(r#""sessionId":"s1""#));
-        // Session messages wait for the client's position.
-        assert!(sent(&h.agent(&update(3)), d).is_empty());
+        // Session messages wait for the client's position (over v2, the
+        // idle state that ends the turn).
+        let third = if v == 1 {
+            update(3)
+        } else {
+            r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","n":3,"update":{"sessionUpdate":"state_update","state":"idle","stopReason":"end_turn"}}}"#.into()
+        };
+        assert!(sent(&h.agent(&third), d).is_empty());
+        let cursor = if v == 1 {
+            format!(r#""_meta":{{"acp-codec/cursor":{{"position":{first}}}}}"#)
+        } else {
+            format!(r#""replayFrom":{{"type":"_acp-codec/cursor","position":{first}}}"#)
+        };
         let resume = format!(
-            r#"{{"jsonrpc":"2.0","id":"r2","method":"session/resume","params":{{"sessionId":"s1","cwd":"/","_meta":{{"acp-codec/cursor":{{"position":{first}}}}}}}}}"#
+            r#"{{"jsonrpc":"2.0","id":"r2","method":"session/resume","params":{{"sessionId":"s1","cwd":"/",{cursor}}}}}"#
         );
         let acts = h.client(d, &resume);
         assert!(writes(&acts).is_empty(), "answered by the server: {acts:?}");
         let got = sent(&acts, d);
         let positions: Vec<u64> = got.iter().map(|g| g.1).collect();
+        // v2: the session's state, before the answer.
+        let state = u64::from(v == 2);
         assert_eq!(
             positions,
-            (first + 1..=first + 4).collect::<Vec<_>>(),
+            (first + 1..=first + 4 + state).collect::<Vec<_>>(),
             "{got:?}"
         );
         assert!(got[0].2.contains(r#""n":2"#));
         assert!(got[1].2.contains("end_turn") && got[1].2.contains(r#""id":3"#));
         assert!(got[2].2.contains(r#""n":3"#));
-        assert_eq!(got[3].2, r#"{"jsonrpc":"2.0","id":"r2","result":{}}"#);
+        if v == 2 {
+            assert_eq!(got[3].2, third, "the state as the agent last sent it");
+        }
+        assert_eq!(
+            got[got.len() - 1].2,
+            r#"{"jsonrpc":"2.0","id":"r2","result":{}}"#
+        );
         // The prompt retried with its id: not run again, its answer again.
         let acts = h.client(
             d,
@@ -1116,7 +1268,7 @@ mod tests {
         assert_eq!(got.len(), 1);
         assert_eq!(got[0].1, first + 2);
         // Live again.
-        assert_eq!(sent(&h.agent(&update(4)), d)[0].1, first + 5);
+        assert_eq!(sent(&h.agent(&update(4)), d)[0].1, first + 5 + state);
     }
 
     /// A resumed connection's session waits for the client's position;
@@ -1222,6 +1374,43 @@ mod tests {
                 .iter()
                 .any(|a| matches!(a, Action::Send { text, .. } if text.contains("-32012")));
             assert_eq!(gap, reattaches, "{method}: {acts:?}");
+        }
+    }
+
+    /// A v2 `session/resume` the server does not answer itself (another
+    /// connection holds the session) reaches the agent without the
+    /// server's cursor, which the agent would refuse; `{"type":"start"}`
+    /// is the agent's, passed as sent.
+    #[test]
+    fn a_v2_agent_never_sees_the_servers_cursor() {
+        let mut h = H::v2();
+        let _holder = h.opted_with_session();
+        let other = h.open();
+        let acts = h.client(other, &OPT_IN.replace("1,", "2,"));
+        let acts = h.answer_initialize(&acts);
+        assert!(
+            sent(&acts, other)[0].2.contains(r#""protocolVersion":2"#),
+            "{acts:?}"
+        );
+        for (from, to_agent) in [
+            (r#"{"type":"_acp-codec/cursor","position":0}"#, None),
+            (
+                r#"{"type":"start"}"#,
+                Some(r#""replayFrom":{"type":"start"}"#),
+            ),
+        ] {
+            let resume = format!(
+                r#"{{"jsonrpc":"2.0","id":"r","method":"session/resume","params":{{"sessionId":"s1","cwd":"/","replayFrom":{from}}}}}"#
+            );
+            let acts = h.client(other, &resume);
+            let [line] = &writes(&acts)[..] else {
+                panic!("{acts:?}")
+            };
+            assert!(line.contains(r#""method":"session/resume""#), "{line}");
+            match to_agent {
+                Some(kept) => assert!(line.contains(kept), "{line}"),
+                None => assert!(!line.contains("replayFrom"), "{line}"),
+            }
         }
     }
 

@@ -10,6 +10,7 @@ use core::time::Duration;
 use super::*;
 use crate::framing::{FrameError, LineTooLong};
 use crate::remote::DEFAULT_RESUME_GRACE;
+use crate::version::Dialect;
 use crate::PeekedId;
 
 const T0: Duration = Duration::ZERO;
@@ -19,8 +20,26 @@ fn secs(n: u64) -> Duration {
 }
 
 fn init(id: u64) -> String {
+    init_as(id, Dialect::V1)
+}
+
+/// An `initialize` asking for `dialect`'s version.
+fn init_as(id: u64, dialect: Dialect) -> String {
+    let v = dialect.version();
     format!(
-        r#"{{"jsonrpc":"2.0","id":{id},"method":"initialize","params":{{"protocolVersion":1}}}}"#
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"initialize","params":{{"protocolVersion":{v}}}}}"#
+    )
+}
+
+/// A request that reattaches `session` in `dialect`: v1's `session/load`,
+/// v2's `session/resume` (with the agent's replay).
+fn reattach(id: u64, session: &str, dialect: Dialect) -> String {
+    let (method, extra) = match dialect {
+        Dialect::V1 => ("session/load", r#""mcpServers":[]"#),
+        _ => ("session/resume", r#""replayFrom":{"type":"start"}"#),
+    };
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{{"sessionId":"{session}","cwd":"/",{extra}}}}}"#
     )
 }
 
@@ -46,6 +65,8 @@ fn update(session: &str, text: &str) -> String {
 struct Harness {
     server: Server,
     now: Duration,
+    /// What its clients' `initialize` asks for.
+    dialect: Dialect,
 }
 
 impl Harness {
@@ -53,6 +74,7 @@ impl Harness {
         Self {
             server: Server::new(config, T0),
             now: T0,
+            dialect: Dialect::V1,
         }
     }
 
@@ -84,7 +106,8 @@ impl Harness {
 
     fn ws(&mut self, p: &Principal) -> ConnectionId {
         let c = self.server.open(self.now, Profile::WebSocket, p).unwrap();
-        self.server.handle_text(self.now, c, &init(0));
+        self.server
+            .handle_text(self.now, c, &init_as(0, self.dialect));
         c
     }
 
@@ -145,7 +168,13 @@ fn users_config() -> ServerConfig {
 /// A shared agent with `s1` created by `ana`'s connection; returns the
 /// harness, the run and ana's connection.
 fn with_session(config: ServerConfig) -> (Harness, AgentRun, ConnectionId) {
+    with_session_in(config, Dialect::V1)
+}
+
+/// [`with_session`], the clients speaking `dialect`.
+fn with_session_in(config: ServerConfig, dialect: Dialect) -> (Harness, AgentRun, ConnectionId) {
     let mut h = Harness::new(config);
+    h.dialect = dialect;
     let mut runs = started(&h.settle());
     let ana = h.ws(&Principal::user("ana", Permissions::READ_WRITE));
     runs.extend(started(&h.settle()));
@@ -163,20 +192,51 @@ fn with_session(config: ServerConfig) -> (Harness, AgentRun, ConnectionId) {
     (h, run, ana)
 }
 
+/// Over v1 and over v2 alike.
 #[test]
 fn a_session_is_its_creators_and_never_reaches_another_user() {
-    let (mut h, run, ana) = with_session(users_config());
+    for dialect in Dialect::ALL {
+        isolated(dialect);
+    }
+}
+
+fn isolated(dialect: Dialect) {
+    let (mut h, run, ana) = with_session_in(users_config(), dialect);
     let bo = h.ws(&Principal::user("bo", Permissions::READ_WRITE));
     h.settle();
-    // Bo naming ana's session is refused in words that name no user.
-    let acts = h.text(bo, &prompt(5, "s1"));
-    assert!(writes(&acts).is_empty());
-    let [refusal] = &sent(&acts, bo)[..] else {
-        panic!("{acts:?}")
-    };
-    assert!(
-        refusal.contains("-32602") && !refusal.contains("ana"),
-        "{refusal}"
+    // Bo naming ana's session is refused in words that name no user, the
+    // same words whatever he asks.
+    let close = r#"{"jsonrpc":"2.0","id":6,"method":"session/close","params":{"sessionId":"s1"}}"#;
+    let delete =
+        r#"{"jsonrpc":"2.0","id":7,"method":"session/delete","params":{"sessionId":"s1"}}"#;
+    let mut refusals = Vec::new();
+    for request in [prompt(5, "s1"), close.into(), delete.into()] {
+        let acts = h.text(bo, &request);
+        assert!(writes(&acts).is_empty(), "{dialect}: {request}");
+        let [refusal] = &sent(&acts, bo)[..] else {
+            panic!("{acts:?}")
+        };
+        assert!(
+            refusal.contains("-32602") && !refusal.contains("ana"),
+            "{refusal}"
+        );
+        refusals.push(refusal.split(r#""error""#).nth(1).unwrap().to_owned());
+    }
+    refusals.dedup();
+    assert_eq!(refusals.len(), 1, "{refusals:?}");
+    // Bo's session/list shows his sessions only.
+    let acts = h.text(
+        bo,
+        r#"{"jsonrpc":"2.0","id":8,"method":"session/list","params":{}}"#,
+    );
+    let id = agent_id(&acts);
+    let all = format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"result":{{"sessions":[{{"sessionId":"s1","cwd":"/"}}]}}}}"#
+    );
+    let acts = h.agent(run, &all);
+    assert_eq!(
+        sent(&acts, bo),
+        [r#"{"jsonrpc":"2.0","id":8,"result":{"sessions":[]}}"#]
     );
     // The agent's updates for s1 go to ana alone, as the bytes it wrote.
     let line = update("s1", "hi");
@@ -186,25 +246,49 @@ fn a_session_is_its_creators_and_never_reaches_another_user() {
     // Ownership never lapses: ana leaves, bo still may not reattach.
     h.server.handle_closed(h.now, ana, Ending::Clean);
     h.settle();
-    let load = r#"{"jsonrpc":"2.0","id":6,"method":"session/load","params":{"sessionId":"s1","cwd":"/","mcpServers":[]}}"#;
-    let acts = h.text(bo, load);
+    let acts = h.text(bo, &reattach(6, "s1", dialect));
     assert!(writes(&acts).is_empty(), "{acts:?}");
+    assert!(sent(&acts, bo)[0].contains(&refusals[0]), "{acts:?}");
     assert_eq!(
         h.server.router_of(None).unwrap().session_user("s1"),
         Some("ana")
     );
+    // Ana reattaches it, over her version's method.
+    let again = h.ws(&Principal::user("ana", Permissions::READ_WRITE));
+    let acts = h.text(again, &reattach(2, "s1", dialect));
+    let method = if dialect == Dialect::V1 {
+        "session/load"
+    } else {
+        "session/resume"
+    };
+    let wrote = writes(&acts);
+    assert!(
+        wrote.last().is_some_and(|l| l.contains(method)),
+        "{wrote:?}"
+    );
 }
 
+/// Over v1 and over v2 alike.
 #[test]
 fn read_only_users_watch_but_may_not_prompt() {
-    let mut h = Harness::new(users_config());
-    h.settle();
-    let ro = h.ws(&Principal::user("cy", Permissions::READ_ONLY));
-    h.settle();
-    let acts = h.text(ro, &new_session(1));
-    assert!(writes(&acts).is_empty());
-    assert!(sent(&acts, ro)[0].contains("-32010"), "{acts:?}");
+    for dialect in Dialect::ALL {
+        let mut h = Harness::new(users_config());
+        h.dialect = dialect;
+        h.settle();
+        let ro = h.ws(&Principal::user("cy", Permissions::READ_ONLY));
+        h.settle();
+        let acts = h.text(ro, &new_session(1));
+        assert!(writes(&acts).is_empty());
+        assert!(sent(&acts, ro)[0].contains("-32010"), "{acts:?}");
+        // Watching is reattaching, by the version's own method.
+        let acts = h.text(ro, &reattach(2, "s9", dialect));
+        assert!(
+            !sent(&acts, ro).iter().any(|t| t.contains("-32010")),
+            "{dialect}: {acts:?}"
+        );
+    }
     // A user with no permission may not connect.
+    let mut h = Harness::new(users_config());
     let none = Principal::user("dee", Permissions::NONE);
     assert_eq!(
         h.server.open(h.now, Profile::WebSocket, &none),

@@ -36,7 +36,7 @@ pub use post::{check_post, check_response_session, oversize, Post};
 /// assert!(!is_session_scoped("session/new"));
 /// ```
 pub fn is_session_scoped(method: &str) -> bool {
-    super::routing::is_session_scoped(method)
+    super::routing::V1.is_session_scoped(method)
 }
 
 /// Whether a method reattaches a session after its client lost it
@@ -44,7 +44,7 @@ pub fn is_session_scoped(method: &str) -> bool {
 /// failure on these, and a [`ReplayBuffer`](super::ReplayBuffer) hands
 /// over what the session missed.
 pub fn is_reattach(method: &str) -> bool {
-    super::routing::is_reattach(method)
+    super::routing::V1.is_reattach(method)
 }
 
 /// What the `sessionId` member of params (or of a result) holds.

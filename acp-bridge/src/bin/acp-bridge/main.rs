@@ -422,9 +422,12 @@ struct MockAgentArgs {
     /// Take MCP servers only as stdio servers (no `mcpCapabilities.acp`)
     #[arg(long)]
     no_mcp_over_acp: bool,
+    /// The ACP version spoken: 1, or 2 (the v2 draft, and only v2)
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=2))]
+    protocol: u16,
 }
 
-/// The hidden `--mock-agent [--big-bytes N] [--delay-ms MS]` mode: the
+/// The hidden `--mock-agent [--big-bytes N] [--delay-ms MS] [--protocol N]` mode: the
 /// built-in agent on stdio. `args` follow `--mock-agent`.
 async fn run_mock_agent(args: Vec<String>) -> ExitCode {
     if let Some(bytes) = std::env::var(GREEDY).ok().and_then(|b| b.parse().ok()) {
@@ -436,6 +439,7 @@ async fn run_mock_agent(args: Vec<String>) -> ExitCode {
         big_bytes: usize::try_from(args.big_bytes).unwrap_or(usize::MAX),
         step_delay: Duration::from_millis(args.delay_ms),
         no_mcp_over_acp: args.no_mcp_over_acp,
+        v2: args.protocol == 2,
         ..mock_agent::Options::default()
     };
     match mock_agent::serve(tokio::io::stdin(), tokio::io::stdout(), options).await {
