@@ -180,6 +180,9 @@ pub fn check(data: &[u8]) {
                     Message::decode(s)
                         .unwrap_or_else(|e| panic!("bad line for the agent {s:?}: {e}"));
                 }
+                Out::InitializeRefused { to } => {
+                    assert!(clients.contains(to), "a refusal for a client that is gone");
+                }
                 Out::Client {
                     to: c,
                     text: msg,

@@ -29,6 +29,7 @@ fn client_msgs(out: &mut Vec<Out>) -> Vec<(ClientId, Value)> {
         .map(|o| match o {
             Out::Client { to, text, .. } => (to, serde_json::from_str(&text).unwrap()),
             Out::Agent(_) => panic!("agent line left"),
+            Out::InitializeRefused { .. } => panic!("an initialize refused"),
         })
         .collect()
 }
@@ -254,6 +255,7 @@ fn client_outs(out: &mut Vec<Out>) -> Vec<(ClientId, Stream, Value)> {
                 (to, stream, serde_json::from_str(&text).unwrap())
             }
             Out::Agent(_) => panic!("agent line left"),
+            Out::InitializeRefused { .. } => panic!("an initialize refused"),
         })
         .collect()
 }

@@ -27,6 +27,7 @@ fn split(out: &mut Vec<Out>) -> (Vec<Value>, Vec<(ClientId, Value)>) {
             Out::Client { to, text, .. } => {
                 clients.push((to, serde_json::from_str(&text).unwrap()))
             }
+            Out::InitializeRefused { .. } => {}
         }
     }
     (agent, clients)

@@ -378,11 +378,10 @@ fn a_remote_v2_agent_with_protocol_2() {
     let _ = std::fs::remove_dir_all(&cwd);
 }
 
-/// The same with the default `--protocol auto`: the server must let the
-/// client ask again after the agent refused v1 (or speak v1 to it
-/// itself).
+/// The same with the default `--protocol auto`: the server refuses the
+/// client's v1 `initialize` with `-32022` and takes its second, in v2,
+/// on the same connection.
 #[test]
-#[ignore = "needs the server's v2 routing"]
 fn a_remote_v2_agent_with_protocol_auto() {
     let agent = mock_v2("");
     let bridge = Bridge::start("client-v2-remote-auto", &["--agent", &agent]);

@@ -140,6 +140,7 @@ impl Router {
                         stream: Stream::Connection,
                         text: refusal,
                     });
+                    out.push(Out::InitializeRefused { to: f.client });
                     return;
                 }
             }
@@ -173,6 +174,10 @@ impl Router {
             ),
             _ => return,
         };
+        // An `initialize` the agent refused leaves the connection
+        // uninitialized: the client may ask again (in another version
+        // after `-32022`).
+        let reopen = matches!(back, Message::Error(_)) && f.method == names::INITIALIZE;
         let mut text = Vec::with_capacity(line.len().saturating_add(16));
         if back.encode(&mut text).is_ok() {
             out.push(Out::Client {
@@ -180,6 +185,9 @@ impl Router {
                 stream,
                 text: line_to_text(text),
             });
+        }
+        if reopen {
+            out.push(Out::InitializeRefused { to: f.client });
         }
     }
 

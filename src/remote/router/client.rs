@@ -356,6 +356,7 @@ impl Router {
                     stream: Stream::Connection,
                     text: refusal,
                 });
+                out.push(Out::InitializeRefused { to: from.id });
                 return;
             }
         }

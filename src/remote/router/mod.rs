@@ -58,6 +58,13 @@ pub enum Out {
         /// The message.
         text: String,
     },
+    /// `to`'s `initialize` was refused for its version (`-32022`, sent
+    /// just before): its connection is not initialized and may ask
+    /// again, in a version the agent speaks.
+    InitializeRefused {
+        /// The client.
+        to: ClientId,
+    },
 }
 
 /// The default most requests one client may have waiting on the agent:

@@ -65,6 +65,11 @@ pub(super) struct Conn {
 }
 
 impl Conn {
+    /// Its `initialize` was refused for its version: it may ask again.
+    pub(super) fn reopen(&mut self) {
+        self.gate.reopen();
+    }
+
     pub(super) fn new(
         profile: Profile,
         user: Option<String>,

@@ -762,6 +762,15 @@ impl Server {
                         self.send(now, conn, stream, text);
                     }
                 }
+                Out::InitializeRefused { to } => {
+                    let conn = self
+                        .agents
+                        .get(key)
+                        .and_then(|a| a.clients.get(&to).copied());
+                    if let Some(c) = conn.and_then(|conn| self.conns.get_mut(&conn)) {
+                        c.reopen();
+                    }
+                }
             }
         }
     }

@@ -88,6 +88,12 @@ impl Gate {
         self.initialized = true;
     }
 
+    /// Takes another `initialize`: the last one was refused (for its
+    /// protocol version), so the connection is not initialized.
+    pub(crate) fn reopen(&mut self) {
+        self.initialized = false;
+    }
+
     /// Checks one inbound message (the text of one WebSocket frame).
     ///
     /// # Errors
