@@ -36,7 +36,7 @@
 //! | chunks, one per block | `user_message`, `agent_message`, `agent_thought` | **loss**: v2 replaces the message's content, v1 chunks append; `null`/`[]` (clear) sends nothing |
 //! | `tool_call`, then `tool_call_update` | `tool_call_update` | the first for an id is a `tool_call` (title: the id when none); status `cancelled` → `failed`, `paused` → `in_progress` (**loss**) |
 //! | `tool_call_update` with the whole `content` | `tool_call_content_chunk` | the content accumulated per tool call |
-//! | `tool_call_update` `content` `diff` (`path`, `oldText`, `newText`) | `diff` (`changes`, `patch`) | **loss**: text content carrying the patch (or a line per change); v2 diffs have no mechanical v1 form |
+//! | `content` `diff` (`path`, `oldText`, `newText`) | `diff` (`changes`, `patch`) | **loss**: text content carrying the patch (or a line per change), in tool-call updates and permission requests alike; v2 diffs have no mechanical v1 form |
 //! | `plan` | `plan_update` (`type: "items"`) | `planId` lost; entry status `cancelled` → `completed`; other plan types dropped |
 //! | — | `state_update` `running`/`requires_action` | dropped (v1 has no state) |
 //! | — | `terminal_update`, `terminal_output_chunk` | dropped (v1 has no agent-owned display terminal) |
@@ -69,7 +69,7 @@
 //! | `tool_call_update` | `tool_call`, `tool_call_update` | one to one (a v1 update replaces `content` as a v2 one does, so no `tool_call_content_chunk` is needed) |
 //! | `diff` (`changes`, `patch`) | `diff` (`path`, `oldText`, `newText`) | one `add` or `modify` change with a whole-file `git_patch` (every old line removed, every new line added) |
 //! | `plan_update` (`type: "items"`, `planId: "plan"`) | `plan` | one to one: v1 has one plan a session, replaced whole as a v2 plan is per `planId` |
-//! | `available_commands_update` | the same | an input gets `type: "text"` |
+//! | `available_commands_update` | the same | a command gets `type: "command"`, an input `type: "text"` |
 //! | `config_option_update` of the `mode` option | `current_mode_update` | when the session's modes stand as the `mode` option; else unchanged |
 //! | `config_option_update`, `session_info_update`, `usage_update`, unknown kinds | the same | options renamed (and the `mode` option added); the rest unchanged |
 //! | `session/request_permission` `title`, `subject` | `toolCall` | `subject: {"type":"tool_call"}` with the tool call; `title`: the tool call's, else `permission for tool call <id>`; `state_update` `requires_action` before it and `running` after the client's answer, while a prompt runs; the answer unchanged |
@@ -304,7 +304,8 @@ fn mcp_servers(p: &mut Map<String, Value>, to: To) {
 
 /// An `available_commands_update` to the other version. To v1: the
 /// command's `type: "command"` and the input's `type` dropped, an input of
-/// another type than `text` dropped. To v2: an input gets `type: "text"`.
+/// another type than `text` dropped. To v2: a command gets
+/// `type: "command"`, an input `type: "text"`.
 fn commands_update(mut update: Map<String, Value>, to: To) -> Map<String, Value> {
     let Some(Value::Array(commands)) = update.get_mut("availableCommands") else {
         return update;
@@ -313,8 +314,14 @@ fn commands_update(mut update: Map<String, Value>, to: To) -> Map<String, Value>
         let Value::Object(command) = command else {
             continue;
         };
-        if to == To::V1 && command.get("type").is_some_and(|t| t == "command") {
-            command.remove("type");
+        match to {
+            To::V1 if command.get("type").is_some_and(|t| t == "command") => {
+                command.remove("type");
+            }
+            To::V2 => {
+                command.entry("type").or_insert_with(|| "command".into());
+            }
+            To::V1 => {}
         }
         let keep = match (command.get_mut("input"), to) {
             (Some(Value::Object(input)), To::V1) => {

@@ -441,6 +441,9 @@ impl V1ClientV2Agent {
         let tool = mstr(&update, "toolCallId").unwrap_or_default().to_string();
         let key = (session.to_string(), tool.clone());
         let first = !self.tools.contains_key(&key);
+        if let Some(Value::Array(items)) = update.get_mut("content") {
+            items.iter_mut().for_each(tool_content);
+        }
         let content = match update.get("content") {
             Some(Value::Array(items)) => {
                 Some(items.iter().take(MAX_TOOL_CONTENT).cloned().collect())
@@ -616,6 +619,9 @@ fn permission_params(p: &mut Map<String, Value>, id: &Value) {
         },
         _ => Map::new(),
     };
+    if let Some(Value::Array(items)) = tool.get_mut("content") {
+        items.iter_mut().for_each(tool_content);
+    }
     if !tool.contains_key("toolCallId") {
         tool.insert("toolCallId".into(), synthetic.into());
     }

@@ -459,6 +459,20 @@ proptest! {
     /// Any order of steps: nothing panics, every prompt gets one answer.
     #[test]
     fn every_prompt_gets_one_answer(data in proptest::collection::vec(any::<u8>(), 0..256)) {
-        check::check(&data);
+        check::v1_client(&data);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+    /// A v2 client in front of a v1 agent: one acceptance and one idle
+    /// update a prompt; and through both translators a v1 turn keeps its
+    /// meaning.
+    #[test]
+    fn a_v2_client_and_the_composed_chain_keep_their_invariants(
+        data in proptest::collection::vec(any::<u8>(), 0..160)
+    ) {
+        check::v2_client(&data);
+        check::composed(&data);
     }
 }
