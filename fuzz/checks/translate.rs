@@ -19,6 +19,13 @@ use std::collections::{BTreeMap, VecDeque};
 use acp_codec::translate::{Out, V1ClientV2Agent, V2ClientV1Agent, MAX_PENDING};
 use serde_json::{json, Value};
 
+/// A `session/prompt` of `id` on `session`.
+fn prompt(id: u64, session: &str) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "method": "session/prompt",
+        "params": {"sessionId": session, "prompt": [{"type": "text", "text": "hi"}]}})
+    .to_string()
+}
+
 fn update(session: &str, update: Value) -> String {
     update_value(session, update).to_string()
 }
@@ -56,9 +63,7 @@ pub fn v1_client(data: &[u8]) {
                 next_id += 1;
                 prompts.insert(next_id, s);
                 unacked.push_back(next_id);
-                let line = json!({"jsonrpc": "2.0", "id": next_id, "method": "session/prompt",
-                    "params": {"sessionId": s, "prompt": [{"type": "text", "text": "hi"}]}});
-                out.extend(t.client_line(&line.to_string()));
+                out.extend(t.client_line(&prompt(next_id, s)));
             }
             1 => {
                 let line = json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": s}});
@@ -213,9 +218,7 @@ pub fn v2_client(data: &[u8]) {
                 next_id += 1;
                 prompts.insert(next_id, s);
                 open.push_back(next_id);
-                let line = json!({"jsonrpc": "2.0", "id": next_id, "method": "session/prompt",
-                    "params": {"sessionId": s, "prompt": [{"type": "text", "text": "hi"}]}});
-                out.extend(t.client_line(&line.to_string()));
+                out.extend(t.client_line(&prompt(next_id, s)));
             }
             1 => {
                 let line = match open.front() {

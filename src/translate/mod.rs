@@ -206,6 +206,18 @@ fn offered(obj: Option<&Value>, key: &str) -> bool {
     obj.and_then(|o| o.get(key)).is_some_and(|v| !v.is_null())
 }
 
+/// The methods only renamed between the versions: (v1, v2).
+const RENAMED: [(&str, &str); 2] = [("authenticate", "auth/login"), ("logout", "auth/logout")];
+
+/// `method`'s name in the other version, when it is only renamed.
+fn renamed(method: &str, to: To) -> Option<&'static str> {
+    RENAMED.iter().find_map(|&(v1, v2)| match to {
+        To::V2 if method == v1 => Some(v2),
+        To::V1 if method == v2 => Some(v1),
+        _ => None,
+    })
+}
+
 /// Moves member `from` to `to`, when present.
 fn rename(m: &mut Map<String, Value>, from: &str, to: &str) {
     if let Some(v) = m.remove(from) {

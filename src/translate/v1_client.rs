@@ -9,8 +9,8 @@ use serde_json::{json, Map, Value};
 
 use super::{
     commands_update, config_options, error_line, line, mcp_servers, mstr, new_update, offered,
-    params_mut, plan_entries, str_of, tool_status, update_line, Out, To, MAX_PENDING, MAX_SESSIONS,
-    MAX_TOOL_CALLS, MAX_TOOL_CONTENT,
+    params_mut, plan_entries, renamed, str_of, tool_status, update_line, Out, To, MAX_PENDING,
+    MAX_SESSIONS, MAX_TOOL_CALLS, MAX_TOOL_CONTENT,
 };
 
 /// What a request of the client forwarded to the agent was.
@@ -89,20 +89,15 @@ impl V1ClientV2Agent {
             .get("params")
             .and_then(|p| str_of(p, "sessionId"))
             .map(String::from);
+        if let Some(name) = renamed(&method, To::V2) {
+            msg.insert("method".into(), name.into());
+        }
         let pending = match method.as_str() {
             "initialize" => {
                 if let Some(p) = params_mut(&mut msg) {
                     initialize_params(p);
                 }
                 Some(Pending::Initialize)
-            }
-            "authenticate" => {
-                msg.insert("method".into(), "auth/login".into());
-                None
-            }
-            "logout" => {
-                msg.insert("method".into(), "auth/logout".into());
-                None
             }
             "session/new" => {
                 if let Some(p) = params_mut(&mut msg) {

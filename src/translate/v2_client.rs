@@ -9,7 +9,8 @@ use serde_json::{json, Map, Value};
 
 use super::{
     commands_update, config_options, error_line, line, mcp_servers, mstr, new_update, params_mut,
-    plan_entries, rename, str_of, tool_status, update_line, Out, To, MAX_PENDING, MAX_SESSIONS,
+    plan_entries, rename, renamed, str_of, tool_status, update_line, Out, To, MAX_PENDING,
+    MAX_SESSIONS,
 };
 
 /// The `configId` of the config option that stands for a v1 agent's modes.
@@ -112,20 +113,15 @@ impl V2ClientV1Agent {
             .and_then(|p| str_of(p, "sessionId"))
             .map(String::from);
         let refuse = |code: i64, why: String| alloc::vec![Out::Client(error_line(&id, code, &why))];
+        if let Some(name) = renamed(&method, To::V1) {
+            msg.insert("method".into(), name.into());
+        }
         let pending = match method.as_str() {
             "initialize" => {
                 if let Some(p) = params_mut(&mut msg) {
                     initialize_params(p);
                 }
                 Some(Pending::Initialize)
-            }
-            "auth/login" => {
-                msg.insert("method".into(), "authenticate".into());
-                None
-            }
-            "auth/logout" => {
-                msg.insert("method".into(), "logout".into());
-                None
             }
             "session/new" => {
                 if let Some(p) = params_mut(&mut msg) {

@@ -11,90 +11,15 @@
 //! meaning) are in `acp_translate.rs` with the fuzz target's seeds.
 #![cfg(feature = "v2")]
 
-use std::collections::HashMap;
-
 use acp_codec::translate::{Out, Translator, V2ClientV1Agent};
 use acp_codec::version::Dialect;
+
+use crate::acp_translate::Bridge;
 use serde_json::{json, Value};
 
-/// The translator with what each side asked, to name the method of each
-/// answer, and every line sent, as schema samples.
-#[derive(Default)]
-struct Bridge {
-    t: V2ClientV1Agent,
-    client_methods: HashMap<String, String>,
-    agent_methods: HashMap<String, String>,
-    /// (for the v2 client?, sample) for the schema check.
-    samples: Vec<(bool, Value)>,
-}
-
-impl Bridge {
-    fn client(&mut self, msg: Value) -> Vec<Value> {
-        if let (Some(id), Some(m)) = (msg.get("id"), msg["method"].as_str()) {
-            self.client_methods.insert(id.to_string(), m.to_string());
-        }
-        let out = self.t.client_line(&msg.to_string());
-        self.record(out)
-    }
-
-    fn agent(&mut self, msg: Value) -> Vec<Value> {
-        if let (Some(id), Some(m)) = (msg.get("id"), msg["method"].as_str()) {
-            self.agent_methods.insert(id.to_string(), m.to_string());
-        }
-        let out = self.t.agent_line(&msg.to_string());
-        self.record(out)
-    }
-
-    /// Every line out, parsed and recorded as a sample; those for the agent
-    /// tagged `"to": "agent"`.
-    fn record(&mut self, out: Vec<Out>) -> Vec<Value> {
-        let mut seen = Vec::new();
-        for o in out {
-            let (to_client, text) = match &o {
-                Out::Client(text) => (true, text),
-                Out::Agent(text) => (false, text),
-            };
-            let msg: Value = serde_json::from_str(text).unwrap();
-            let (method, part) = if let Some(m) = msg["method"].as_str() {
-                (Some(m.to_string()), msg.get("params").map(|_| "params"))
-            } else if msg.get("result").is_some() {
-                // An answer to the client is to its (v2) request; one to the
-                // agent to the agent's (v1) request.
-                let asked = if to_client {
-                    &self.client_methods
-                } else {
-                    &self.agent_methods
-                };
-                (asked.get(&msg["id"].to_string()).cloned(), Some("result"))
-            } else {
-                (None, None)
-            };
-            self.samples.push((
-                to_client,
-                json!({"def": null, "method": method, "part": part, "message": msg}),
-            ));
-            let mut tagged = msg;
-            if !to_client {
-                tagged["to"] = "agent".into();
-            }
-            seen.push(tagged);
-        }
-        seen
-    }
-
-    /// Every sample validated against its side's schema.
-    fn validate(&self) {
-        for v2 in [false, true] {
-            let mine: Vec<&Value> = self
-                .samples
-                .iter()
-                .filter(|(to_client, _)| *to_client == v2)
-                .map(|(_, s)| s)
-                .collect();
-            let name = format!("acp-translate-v2-client-v{}.ndjson", if v2 { 2 } else { 1 });
-            crate::schema_check::validate(&name, &mine, if v2 { &["--v2"] } else { &[] });
-        }
-    }
+/// A bridge around a new `V2ClientV1Agent`.
+fn bridge() -> Bridge {
+    Bridge::new(Translator::V2ClientV1Agent(V2ClientV1Agent::new()))
 }
 
 fn update(session: &str, update: Value) -> Value {
@@ -200,7 +125,7 @@ fn setup(b: &mut Bridge) {
 
 #[test]
 fn a_v2_client_runs_a_whole_session_with_a_v1_agent() {
-    let mut b = Bridge::default();
+    let mut b = bridge();
     setup(&mut b);
 
     // The mode option is the agent's modes: set_mode, and the options back.
@@ -473,7 +398,7 @@ fn a_v2_client_runs_a_whole_session_with_a_v1_agent() {
         b.agent(json!({"jsonrpc": "2.0", "id": 19, "error": {"code": -32601, "message": "no"}}));
     assert_eq!(out[0]["error"]["code"], -32601);
     assert_eq!(b.t.pending(), 0);
-    b.validate();
+    b.validate("acp-translate-v2-client");
 }
 
 #[test]
