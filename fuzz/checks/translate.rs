@@ -19,11 +19,24 @@ use std::collections::{BTreeMap, VecDeque};
 use acp_codec::translate::{Out, V1ClientV2Agent, V2ClientV1Agent, MAX_PENDING};
 use serde_json::{json, Value};
 
-/// A `session/prompt` of `id` on `session`.
-fn prompt(id: u64, session: &str) -> String {
-    json!({"jsonrpc": "2.0", "id": id, "method": "session/prompt",
-        "params": {"sessionId": session, "prompt": [{"type": "text", "text": "hi"}]}})
-    .to_string()
+/// The prompts a check sent: by id, their session; those still open.
+#[derive(Default)]
+struct Prompts {
+    next_id: u64,
+    sessions: BTreeMap<u64, &'static str>,
+    open: VecDeque<u64>,
+}
+
+impl Prompts {
+    /// A new `session/prompt` on `session`, recorded.
+    fn send(&mut self, session: &'static str) -> String {
+        self.next_id += 1;
+        self.sessions.insert(self.next_id, session);
+        self.open.push_back(self.next_id);
+        json!({"jsonrpc": "2.0", "id": self.next_id, "method": "session/prompt",
+            "params": {"sessionId": session, "prompt": [{"type": "text", "text": "hi"}]}})
+        .to_string()
+    }
 }
 
 fn update(session: &str, update: Value) -> String {
@@ -47,10 +60,8 @@ pub fn v1_client(data: &[u8]) {
     out.extend(t.agent_line(
         r#"{"jsonrpc":"2.0","id":"init","result":{"protocolVersion":2,"info":{"name":"a","version":"1"},"capabilities":{"session":{}}}}"#,
     ));
-    let mut next_id = 0u64;
-    // Prompts sent, by id, and those the agent has still to acknowledge.
-    let mut prompts: BTreeMap<u64, &str> = BTreeMap::new();
-    let mut unacked: VecDeque<u64> = VecDeque::new();
+    // Those still open: the agent has still to acknowledge them.
+    let mut p = Prompts::default();
     let mut fed = Fed::default();
     let sessions = ["s0", "s1", "s2", "s3"];
     let mut i = 0;
@@ -60,17 +71,14 @@ pub fn v1_client(data: &[u8]) {
         let tool = format!("t{}", b >> 5);
         match b % 8 {
             0 => {
-                next_id += 1;
-                prompts.insert(next_id, s);
-                unacked.push_back(next_id);
-                out.extend(t.client_line(&prompt(next_id, s)));
+                out.extend(t.client_line(&p.send(s)));
             }
             1 => {
                 let line = json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": s}});
                 out.extend(t.client_line(&line.to_string()));
             }
             2 => {
-                if let Some(id) = unacked.pop_front() {
+                if let Some(id) = p.open.pop_front() {
                     let line = json!({"jsonrpc": "2.0", "id": id, "result": {"messageId": "m"}});
                     out.extend(t.agent_line(&line.to_string()));
                 }
@@ -103,7 +111,7 @@ pub fn v1_client(data: &[u8]) {
             }
             6 => {
                 // The agent refuses the oldest prompt it has not accepted.
-                if let Some(id) = unacked.pop_front() {
+                if let Some(id) = p.open.pop_front() {
                     let line = json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32603, "message": "no"}});
                     out.extend(t.agent_line(&line.to_string()));
                 }
@@ -119,10 +127,10 @@ pub fn v1_client(data: &[u8]) {
         }
     }
     // The agent accepts and ends everything.
-    for id in unacked {
+    for id in p.open {
         out.extend(t.agent_line(&json!({"jsonrpc": "2.0", "id": id, "result": {}}).to_string()));
     }
-    for s in prompts.values() {
+    for s in p.sessions.values() {
         let u = json!({"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"});
         out.extend(t.agent_line(&update(s, u)));
     }
@@ -139,7 +147,7 @@ pub fn v1_client(data: &[u8]) {
     if fed.ids || t.is_passthrough() {
         return;
     }
-    for id in prompts.keys() {
+    for id in p.sessions.keys() {
         assert_eq!(answers.get(id), Some(&1), "prompt {id}: {out:?}");
     }
     assert_eq!(t.pending(), 0, "{out:?}");
@@ -201,11 +209,9 @@ pub fn v2_client(data: &[u8]) {
         r#"{"jsonrpc":"2.0","id":"init","result":{"protocolVersion":1,"agentCapabilities":{"loadSession":true}}}"#,
     ));
     let sessions = ["s0", "s1", "s2", "s3"];
-    let mut next_id = 0u64;
-    let mut prompts: BTreeMap<u64, &str> = BTreeMap::new();
-    // Prompts the agent has still to answer, and permission requests the
-    // client has still to answer.
-    let mut open: VecDeque<u64> = VecDeque::new();
+    // Those open: the agent has still to answer them; and permission
+    // requests the client has still to answer.
+    let mut p = Prompts::default();
     let mut asks: VecDeque<u64> = VecDeque::new();
     let mut fs_asked = Vec::new();
     let mut fed = Fed::default();
@@ -215,13 +221,10 @@ pub fn v2_client(data: &[u8]) {
         let s = sessions[usize::from(b >> 3) % 4];
         match b % 8 {
             0 => {
-                next_id += 1;
-                prompts.insert(next_id, s);
-                open.push_back(next_id);
-                out.extend(t.client_line(&prompt(next_id, s)));
+                out.extend(t.client_line(&p.send(s)));
             }
             1 => {
-                let line = match open.front() {
+                let line = match p.open.front() {
                     Some(id) if b & 0x80 != 0 => {
                         json!({"jsonrpc": "2.0", "method": "$/cancel_request",
                         "params": {"requestId": id}})
@@ -233,7 +236,7 @@ pub fn v2_client(data: &[u8]) {
                 out.extend(t.client_line(&line.to_string()));
             }
             2 => {
-                if let Some(id) = open.pop_front() {
+                if let Some(id) = p.open.pop_front() {
                     let line = match b >> 6 {
                         0 => {
                             json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32603, "message": "no"}})
@@ -268,9 +271,9 @@ pub fn v2_client(data: &[u8]) {
                 out.extend(t.agent_line(&update(s, u)));
             }
             4 => {
-                next_id += 1;
-                asks.push_back(next_id);
-                let line = json!({"jsonrpc": "2.0", "id": next_id, "method": "session/request_permission",
+                p.next_id += 1;
+                asks.push_back(p.next_id);
+                let line = json!({"jsonrpc": "2.0", "id": p.next_id, "method": "session/request_permission",
                     "params": {"sessionId": s, "toolCall": {"toolCallId": "t"},
                         "options": [{"optionId": "ok", "name": "Allow", "kind": "allow_once"}]}});
                 out.extend(t.agent_line(&line.to_string()));
@@ -300,7 +303,7 @@ pub fn v2_client(data: &[u8]) {
         }
         assert!(t.pending() <= 2 * MAX_PENDING);
     }
-    for id in open {
+    for id in p.open {
         let line = json!({"jsonrpc": "2.0", "id": id, "result": {"stopReason": "end_turn"}});
         out.extend(t.agent_line(&line.to_string()));
     }
@@ -335,7 +338,8 @@ pub fn v2_client(data: &[u8]) {
         if v.get("method").is_none() {
             if let Some(id) = v["id"].as_u64() {
                 *answers.entry(id).or_default() += 1;
-                if let (Some(s), true) = (prompts.get(&id), v["result"]["messageId"].is_string()) {
+                if let (Some(s), true) = (p.sessions.get(&id), v["result"]["messageId"].is_string())
+                {
                     *accepted.entry(s).or_default() += 1;
                 }
             }
@@ -345,7 +349,7 @@ pub fn v2_client(data: &[u8]) {
         return;
     }
     assert_eq!(fs_errors, fs_asked, "{out:?}");
-    for id in prompts.keys() {
+    for id in p.sessions.keys() {
         assert_eq!(answers.get(id), Some(&1), "prompt {id}: {out:?}");
     }
     for s in sessions {

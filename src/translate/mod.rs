@@ -218,6 +218,20 @@ fn renamed(method: &str, to: To) -> Option<&'static str> {
     })
 }
 
+/// What every request of the client needs in both directions, in place:
+/// its method's name when only renamed, the MCP servers of `session/new`,
+/// `session/load` and `session/resume`. Returns its `sessionId`.
+fn client_request(msg: &mut Map<String, Value>, method: &str, to: To) -> Option<String> {
+    if let Some(name) = renamed(method, to) {
+        msg.insert("method".into(), name.into());
+    }
+    let p = params_mut(msg)?;
+    if matches!(method, "session/new" | "session/load" | "session/resume") {
+        mcp_servers(p, to);
+    }
+    mstr(p, "sessionId").map(String::from)
+}
+
 /// Moves member `from` to `to`, when present.
 fn rename(m: &mut Map<String, Value>, from: &str, to: &str) {
     if let Some(v) = m.remove(from) {

@@ -8,9 +8,9 @@ use alloc::vec::Vec;
 use serde_json::{json, Map, Value};
 
 use super::{
-    commands_update, config_options, error_line, line, mcp_servers, mstr, new_update, offered,
-    params_mut, plan_entries, renamed, str_of, tool_status, update_line, Out, To, MAX_PENDING,
-    MAX_SESSIONS, MAX_TOOL_CALLS, MAX_TOOL_CONTENT,
+    client_request, commands_update, config_options, error_line, line, mstr, new_update, offered,
+    params_mut, plan_entries, str_of, tool_status, update_line, Out, To, MAX_PENDING, MAX_SESSIONS,
+    MAX_TOOL_CALLS, MAX_TOOL_CONTENT,
 };
 
 /// What a request of the client forwarded to the agent was.
@@ -85,13 +85,7 @@ impl V1ClientV2Agent {
             return alloc::vec![Out::Agent(text.to_string())];
         };
         let key = id.to_string();
-        let session = msg
-            .get("params")
-            .and_then(|p| str_of(p, "sessionId"))
-            .map(String::from);
-        if let Some(name) = renamed(&method, To::V2) {
-            msg.insert("method".into(), name.into());
-        }
+        let session = client_request(&mut msg, &method, To::V2);
         let pending = match method.as_str() {
             "initialize" => {
                 if let Some(p) = params_mut(&mut msg) {
@@ -99,25 +93,13 @@ impl V1ClientV2Agent {
                 }
                 Some(Pending::Initialize)
             }
-            "session/new" => {
-                if let Some(p) = params_mut(&mut msg) {
-                    mcp_servers(p, To::V2);
-                }
-                Some(Pending::NewSession)
-            }
+            "session/new" => Some(Pending::NewSession),
             "session/load" => {
                 msg.insert("method".into(), "session/resume".into());
                 if let Some(p) = params_mut(&mut msg) {
-                    mcp_servers(p, To::V2);
                     p.insert("replayFrom".into(), json!({"type": "start"}));
                 }
                 session.clone().map(Pending::Load)
-            }
-            "session/resume" => {
-                if let Some(p) = params_mut(&mut msg) {
-                    mcp_servers(p, To::V2);
-                }
-                None
             }
             "session/set_config_option" => {
                 if let Some(p) = params_mut(&mut msg) {

@@ -8,8 +8,8 @@ use alloc::vec::Vec;
 use serde_json::{json, Map, Value};
 
 use super::{
-    commands_update, config_options, error_line, line, mcp_servers, mstr, new_update, params_mut,
-    plan_entries, rename, renamed, str_of, tool_status, update_line, Out, To, MAX_PENDING,
+    client_request, commands_update, config_options, error_line, line, mstr, new_update,
+    params_mut, plan_entries, rename, str_of, tool_status, update_line, Out, To, MAX_PENDING,
     MAX_SESSIONS,
 };
 
@@ -108,14 +108,8 @@ impl V2ClientV1Agent {
         let Some(id) = msg.get("id").cloned() else {
             return self.client_notification(&method, &msg).unwrap_or_else(pass);
         };
-        let session = msg
-            .get("params")
-            .and_then(|p| str_of(p, "sessionId"))
-            .map(String::from);
+        let session = client_request(&mut msg, &method, To::V1);
         let refuse = |code: i64, why: String| alloc::vec![Out::Client(error_line(&id, code, &why))];
-        if let Some(name) = renamed(&method, To::V1) {
-            msg.insert("method".into(), name.into());
-        }
         let pending = match method.as_str() {
             "initialize" => {
                 if let Some(p) = params_mut(&mut msg) {
@@ -123,12 +117,7 @@ impl V2ClientV1Agent {
                 }
                 Some(Pending::Initialize)
             }
-            "session/new" => {
-                if let Some(p) = params_mut(&mut msg) {
-                    mcp_servers(p, To::V1);
-                }
-                Some(Pending::NewSession)
-            }
+            "session/new" => Some(Pending::NewSession),
             "session/resume" => {
                 let Some(p) = params_mut(&mut msg) else {
                     return pass();
@@ -152,9 +141,6 @@ impl V2ClientV1Agent {
                         );
                         return refuse(-32602, why);
                     }
-                }
-                if let Some(p) = params_mut(&mut msg) {
-                    mcp_servers(p, To::V1);
                 }
                 session.clone().map(Pending::Resume)
             }
