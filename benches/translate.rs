@@ -5,8 +5,8 @@
 
 use std::hint::black_box;
 
-use acp_codec::translate::{Out, V1ClientV2Agent, V2ClientV1Agent};
-use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use acp_codec::translate::{Out, Translator, V1ClientV2Agent, V2ClientV1Agent};
+use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use serde_json::{json, Value};
 
 fn update(update: Value) -> String {
@@ -89,22 +89,26 @@ fn bench(c: &mut Criterion) {
                 }
             })
         });
-        g.bench_function("translate", |b| {
+        // A fresh translator each turn: the state of one turn, not of
+        // thousands (tool content accumulates per tool call).
+        let fresh = || {
             if name.starts_with("v1 agent") {
-                let mut t = v2_client();
-                b.iter(|| {
-                    for line in &lines {
-                        black_box(t.agent_line(black_box(line)));
-                    }
-                })
+                Translator::V2ClientV1Agent(v2_client())
             } else {
-                let mut t = v1_client();
-                b.iter(|| {
+                Translator::V1ClientV2Agent(v1_client())
+            }
+        };
+        g.bench_function("translate", |b| {
+            b.iter_batched(
+                fresh,
+                |mut t| {
                     for line in &lines {
                         black_box(t.agent_line(black_box(line)));
                     }
-                })
-            }
+                    t
+                },
+                BatchSize::SmallInput,
+            )
         });
         g.finish();
     }

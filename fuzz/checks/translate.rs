@@ -16,7 +16,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use acp_codec::translate::{Out, V1ClientV2Agent, V2ClientV1Agent, MAX_PENDING};
+use acp_codec::translate::{Out, Translator, V1ClientV2Agent, V2ClientV1Agent, MAX_PENDING};
 use serde_json::{json, Value};
 
 /// The prompts a check sent: by id, their session; those still open.
@@ -52,7 +52,7 @@ pub fn check(data: &[u8]) {
 
 /// A v1 client in front of a v2 agent (see the module docs).
 pub fn v1_client(data: &[u8]) {
-    let mut t = V1ClientV2Agent::new();
+    let mut t = Translator::V1ClientV2Agent(V1ClientV2Agent::new());
     let mut out = Vec::new();
     out.extend(t.client_line(
         r#"{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":1}}"#,
@@ -116,14 +116,7 @@ pub fn v1_client(data: &[u8]) {
                     out.extend(t.agent_line(&line.to_string()));
                 }
             }
-            _ => {
-                let raw = fed.take(b, data, &mut i);
-                if b & 0x80 == 0 {
-                    out.extend(t.client_line(&raw));
-                } else {
-                    out.extend(t.agent_line(&raw));
-                }
-            }
+            _ => out.extend(fed.feed(&mut t, b, data, &mut i)),
         }
     }
     // The agent accepts and ends everything.
@@ -176,6 +169,17 @@ impl Fed {
         raw
     }
 
+    /// Feeds the arbitrary line of step `b` to the client's side of `t`
+    /// (high bit clear) or the agent's.
+    fn feed(&mut self, t: &mut Translator, b: u8, data: &[u8], i: &mut usize) -> Vec<Out> {
+        let raw = self.take(b, data, i);
+        if b & 0x80 == 0 {
+            t.client_line(&raw)
+        } else {
+            t.agent_line(&raw)
+        }
+    }
+
     /// `line` parsed, or `None` when it is a fed line relayed unread.
     fn parse(&self, line: &str) -> Option<Value> {
         let parsed = serde_json::from_str::<Value>(line);
@@ -200,7 +204,7 @@ impl Fed {
 /// on its session; every `fs/*` request got `-32601` and never reached the
 /// client; nothing is left pending.
 pub fn v2_client(data: &[u8]) {
-    let mut t = V2ClientV1Agent::new();
+    let mut t = Translator::V2ClientV1Agent(V2ClientV1Agent::new());
     let mut out = Vec::new();
     out.extend(t.client_line(
         r#"{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":2,"info":{"name":"c","version":"1"},"capabilities":{}}}"#,
@@ -292,14 +296,7 @@ pub fn v2_client(data: &[u8]) {
                 fs_asked.push(id);
                 out.extend(t.agent_line(&line.to_string()));
             }
-            _ => {
-                let raw = fed.take(b, data, &mut i);
-                if b & 0x80 == 0 {
-                    out.extend(t.client_line(&raw));
-                } else {
-                    out.extend(t.agent_line(&raw));
-                }
-            }
+            _ => out.extend(fed.feed(&mut t, b, data, &mut i)),
         }
         assert!(t.pending() <= 2 * MAX_PENDING);
     }

@@ -232,6 +232,12 @@ fn client_request(msg: &mut Map<String, Value>, method: &str, to: To) -> Option<
     mstr(p, "sessionId").map(String::from)
 }
 
+/// Whether the agent's `initialize` answer `msg` agrees on `version`.
+fn agrees_on(msg: &Map<String, Value>, version: u64) -> bool {
+    let answer = msg.get("result").and_then(|r| r.get("protocolVersion"));
+    answer.and_then(Value::as_u64) == Some(version)
+}
+
 /// Moves member `from` to `to`, when present.
 fn rename(m: &mut Map<String, Value>, from: &str, to: &str) {
     if let Some(v) = m.remove(from) {

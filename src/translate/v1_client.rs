@@ -8,9 +8,9 @@ use alloc::vec::Vec;
 use serde_json::{json, Map, Value};
 
 use super::{
-    client_request, commands_update, config_options, error_line, line, mstr, new_update, offered,
-    params_mut, plan_entries, str_of, tool_status, update_line, Out, To, MAX_PENDING, MAX_SESSIONS,
-    MAX_TOOL_CALLS, MAX_TOOL_CONTENT,
+    agrees_on, client_request, commands_update, config_options, error_line, line, mstr, new_update,
+    offered, params_mut, plan_entries, str_of, tool_status, update_line, Out, To, MAX_PENDING,
+    MAX_SESSIONS, MAX_TOOL_CALLS, MAX_TOOL_CONTENT,
 };
 
 /// What a request of the client forwarded to the agent was.
@@ -227,11 +227,7 @@ impl V1ClientV2Agent {
             }
             _ if is_error => {}
             Pending::Initialize => {
-                let version = msg
-                    .get("result")
-                    .and_then(|r| r.get("protocolVersion"))
-                    .and_then(Value::as_u64);
-                if version != Some(2) {
+                if !agrees_on(&msg, 2) {
                     self.passthrough = true;
                     return alloc::vec![Out::Client(text.to_string())];
                 }

@@ -8,7 +8,7 @@ use alloc::vec::Vec;
 use serde_json::{json, Map, Value};
 
 use super::{
-    client_request, commands_update, config_options, error_line, line, mstr, new_update,
+    agrees_on, client_request, commands_update, config_options, error_line, line, mstr, new_update,
     params_mut, plan_entries, rename, str_of, tool_status, update_line, Out, To, MAX_PENDING,
     MAX_SESSIONS,
 };
@@ -336,11 +336,7 @@ impl V2ClientV1Agent {
             }
             _ if error.is_some() => {}
             Pending::Initialize => {
-                let version = msg
-                    .get("result")
-                    .and_then(|r| r.get("protocolVersion"))
-                    .and_then(Value::as_u64);
-                if version != Some(1) {
+                if !agrees_on(&msg, 1) {
                     self.passthrough = true;
                     return alloc::vec![Out::Client(text.to_string())];
                 }
