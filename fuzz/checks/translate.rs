@@ -400,11 +400,11 @@ impl Chain {
         (client, agent)
     }
 
-    fn from_client(&mut self, msg: &Value) -> (Vec<Value>, Vec<Value>) {
+    fn client_sends(&mut self, msg: &Value) -> (Vec<Value>, Vec<Value>) {
         self.run(Hop::AFromClient(msg.to_string()))
     }
 
-    fn from_agent(&mut self, msg: &Value) -> (Vec<Value>, Vec<Value>) {
+    fn agent_sends(&mut self, msg: &Value) -> (Vec<Value>, Vec<Value>) {
         self.run(Hop::BFromAgent(msg.to_string()))
     }
 }
@@ -514,10 +514,10 @@ fn at_client(lines: Vec<Value>) -> Vec<Value> {
 pub fn composed(data: &[u8]) {
     let mut c = Chain::default();
     let text = |t: &str| json!({"type": "text", "text": t});
-    let (client, _) = c.from_client(&json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+    let (client, _) = c.client_sends(&json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
         "params": {"protocolVersion": 1, "clientCapabilities": {}, "clientInfo": {"name": "c", "version": "1"}}}));
     assert!(client.is_empty());
-    let (client, _) = c.from_agent(
+    let (client, _) = c.agent_sends(
         &json!({"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": 1,
         "agentCapabilities": {"loadSession": true, "promptCapabilities": {"image": true}},
         "agentInfo": {"name": "a", "version": "1"}}}),
@@ -534,12 +534,12 @@ pub fn composed(data: &[u8]) {
     .into_iter()
     .enumerate()
     {
-        c.from_client(
+        c.client_sends(
             &json!({"jsonrpc": "2.0", "id": format!("new{n}"), "method": "session/new",
             "params": {"cwd": "/w", "mcpServers": []}}),
         );
         let (client, _) =
-            c.from_agent(&json!({"jsonrpc": "2.0", "id": format!("new{n}"), "result": result}));
+            c.agent_sends(&json!({"jsonrpc": "2.0", "id": format!("new{n}"), "result": result}));
         assert_eq!(client[0]["result"]["sessionId"], s);
         if s == "s0" {
             assert_eq!(client[0]["result"]["modes"], modes);
@@ -628,7 +628,7 @@ pub fn composed(data: &[u8]) {
                 let msg = json!({"jsonrpc": "2.0", "id": id, "method": "session/request_permission",
                     "params": {"sessionId": s, "toolCall": tool,
                         "options": [{"optionId": "ok", "name": "Allow", "kind": "allow_once"}]}});
-                let (client, agent) = c.from_agent(&msg);
+                let (client, agent) = c.agent_sends(&msg);
                 assert!(agent.is_empty(), "step {step}: {agent:?}");
                 let mut client = at_client(client);
                 if b & 0x80 == 0 {
@@ -680,7 +680,7 @@ pub fn composed(data: &[u8]) {
                 let id = format!("fs{n}");
                 let method = ["fs/read_text_file", "terminal/create"][usize::from(b >> 7)];
                 let (client, agent) = c
-                    .from_agent(&json!({"jsonrpc": "2.0", "id": id, "method": method,
+                    .agent_sends(&json!({"jsonrpc": "2.0", "id": id, "method": method,
                     "params": {"sessionId": s, "path": "/w/a", "command": "ls"}}));
                 assert!(client.is_empty(), "step {step}: {client:?}");
                 assert_eq!(agent.len(), 1, "step {step}");
@@ -694,7 +694,7 @@ pub fn composed(data: &[u8]) {
                 let mode = ["ask", "code"][usize::from(b >> 7)];
                 let set = json!({"jsonrpc": "2.0", "id": n, "method": "session/set_mode",
                     "params": {"sessionId": s, "modeId": mode}});
-                let (client, agent) = c.from_client(&set);
+                let (client, agent) = c.client_sends(&set);
                 assert!(
                     client.is_empty() && agent == [set.clone()],
                     "step {step}: {client:?} {agent:?}"
@@ -723,10 +723,10 @@ pub fn composed(data: &[u8]) {
         };
         // What reached the other end, and what came back.
         let (there, back) = if from_client {
-            let (client, agent) = c.from_client(&msg);
+            let (client, agent) = c.client_sends(&msg);
             (agent.iter().map(meaning).collect(), at_client(client))
         } else {
-            let (client, agent) = c.from_agent(&msg);
+            let (client, agent) = c.agent_sends(&msg);
             (at_client(client), agent)
         };
         assert_eq!(there, [meaning(&msg)], "step {step}: {msg}");
@@ -735,12 +735,12 @@ pub fn composed(data: &[u8]) {
     for (k, id) in running.iter().enumerate() {
         if let Some(id) = id {
             let end = json!({"jsonrpc": "2.0", "id": id, "result": {"stopReason": "end_turn"}});
-            let (client, _) = c.from_agent(&end);
+            let (client, _) = c.agent_sends(&end);
             assert_eq!(at_client(client), [end], "session {k}");
         }
     }
     for id in asks {
-        c.from_client(
+        c.client_sends(
             &json!({"jsonrpc": "2.0", "id": id, "result": {"outcome": {"outcome": "cancelled"}}}),
         );
     }

@@ -219,15 +219,23 @@ fn renamed(method: &str, to: To) -> Option<&'static str> {
 }
 
 /// What every request of the client needs in both directions, in place:
-/// its method's name when only renamed, the MCP servers of `session/new`,
+/// its method's name when only renamed, `initialize`'s params (by
+/// `initialize`, the direction's own), the MCP servers of `session/new`,
 /// `session/load` and `session/resume`. Returns its `sessionId`.
-fn client_request(msg: &mut Map<String, Value>, method: &str, to: To) -> Option<String> {
+fn client_request(
+    msg: &mut Map<String, Value>,
+    method: &str,
+    to: To,
+    initialize: fn(&mut Map<String, Value>),
+) -> Option<String> {
     if let Some(name) = renamed(method, to) {
         msg.insert("method".into(), name.into());
     }
     let p = params_mut(msg)?;
-    if matches!(method, "session/new" | "session/load" | "session/resume") {
-        mcp_servers(p, to);
+    match method {
+        "initialize" => initialize(p),
+        "session/new" | "session/load" | "session/resume" => mcp_servers(p, to),
+        _ => {}
     }
     mstr(p, "sessionId").map(String::from)
 }

@@ -85,14 +85,9 @@ impl V1ClientV2Agent {
             return alloc::vec![Out::Agent(text.to_string())];
         };
         let key = id.to_string();
-        let session = client_request(&mut msg, &method, To::V2);
+        let session = client_request(&mut msg, &method, To::V2, initialize_params);
         let pending = match method.as_str() {
-            "initialize" => {
-                if let Some(p) = params_mut(&mut msg) {
-                    initialize_params(p);
-                }
-                Some(Pending::Initialize)
-            }
+            "initialize" => Some(Pending::Initialize),
             "session/new" => Some(Pending::NewSession),
             "session/load" => {
                 msg.insert("method".into(), "session/resume".into());

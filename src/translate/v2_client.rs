@@ -108,15 +108,10 @@ impl V2ClientV1Agent {
         let Some(id) = msg.get("id").cloned() else {
             return self.client_notification(&method, &msg).unwrap_or_else(pass);
         };
-        let session = client_request(&mut msg, &method, To::V1);
+        let session = client_request(&mut msg, &method, To::V1, initialize_params);
         let refuse = |code: i64, why: String| alloc::vec![Out::Client(error_line(&id, code, &why))];
         let pending = match method.as_str() {
-            "initialize" => {
-                if let Some(p) = params_mut(&mut msg) {
-                    initialize_params(p);
-                }
-                Some(Pending::Initialize)
-            }
+            "initialize" => Some(Pending::Initialize),
             "session/new" => Some(Pending::NewSession),
             "session/resume" => {
                 let Some(p) = params_mut(&mut msg) else {
