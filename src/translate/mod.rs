@@ -13,8 +13,10 @@
 //! both ways unchanged. A line it translates is re-encoded from a
 //! `serde_json::Value`: members come out in sorted order, a member named
 //! twice keeps its last value, and a number past 64-bit integers is
-//! re-encoded as an `f64`. Cost: a few µs a message (parse and re-encode)
-//! where relaying is a copy (`benches/translate.rs`).
+//! re-encoded as an `f64`. Cost (`benches/translate.rs`, a 12-line agent
+//! turn): about 5 µs a message for [`V2ClientV1Agent`] and 3.5 µs for
+//! [`V1ClientV2Agent`] (parse and re-encode) where relaying is a copy of
+//! about 30 ns.
 //!
 //! # A v1 client, a v2 agent: [`V1ClientV2Agent`]
 //!
