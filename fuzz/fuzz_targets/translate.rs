@@ -1,7 +1,9 @@
 #![no_main]
-//! v1↔v2 translation (feature `v2`): a v1 client and a v2 agent through
-//! `V1ClientV2Agent`, steps in any order; nothing panics and every v1
-//! prompt gets exactly one answer.
+//! v1↔v2 translation (feature `v2`): the same steps through
+//! `V1ClientV2Agent` (every v1 prompt gets exactly one answer), through
+//! `V2ClientV1Agent` (every v2 prompt one acceptance and one idle update)
+//! and through the two chained (a v1 turn keeps its meaning end to end);
+//! nothing panics.
 
 #[path = "../checks/translate.rs"]
 mod check;

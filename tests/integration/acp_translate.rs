@@ -12,26 +12,41 @@
 
 use std::collections::HashMap;
 
-use acp_codec::translate::{Out, V1ClientV2Agent};
+use acp_codec::translate::{Out, Translator, V1ClientV2Agent};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
 #[path = "../../fuzz/checks/translate.rs"]
 mod check;
 
-/// The translator with what each side asked, to name the method of each
-/// answer, and every line sent, as schema samples.
-#[derive(Default)]
-struct Bridge {
-    t: V1ClientV2Agent,
+/// A translator of either direction with what each side asked, to name
+/// the method of each answer, and every line sent, as schema samples (also
+/// used by `acp_translate_v2.rs`).
+pub(crate) struct Bridge {
+    pub(crate) t: Translator,
     client_methods: HashMap<String, String>,
     agent_methods: HashMap<String, String>,
     /// (v2?, sample) for the schema check.
     samples: Vec<(bool, Value)>,
 }
 
+impl Default for Bridge {
+    fn default() -> Self {
+        Self::new(Translator::V1ClientV2Agent(V1ClientV2Agent::new()))
+    }
+}
+
 impl Bridge {
-    fn client(&mut self, msg: Value) -> Vec<Value> {
+    pub(crate) fn new(t: Translator) -> Self {
+        Self {
+            t,
+            client_methods: HashMap::new(),
+            agent_methods: HashMap::new(),
+            samples: Vec::new(),
+        }
+    }
+
+    pub(crate) fn client(&mut self, msg: Value) -> Vec<Value> {
         if let (Some(id), Some(m)) = (msg.get("id"), msg["method"].as_str()) {
             self.client_methods.insert(id.to_string(), m.to_string());
         }
@@ -39,7 +54,7 @@ impl Bridge {
         self.record(out)
     }
 
-    fn agent(&mut self, msg: Value) -> Vec<Value> {
+    pub(crate) fn agent(&mut self, msg: Value) -> Vec<Value> {
         if let (Some(id), Some(m)) = (msg.get("id"), msg["method"].as_str()) {
             self.agent_methods.insert(id.to_string(), m.to_string());
         }
@@ -50,9 +65,10 @@ impl Bridge {
     /// Every line out, parsed, recorded as a sample; those for the client
     /// returned (those for the agent too, tagged `"to": "agent"`).
     fn record(&mut self, out: Vec<Out>) -> Vec<Value> {
+        let v2_agent = matches!(self.t, Translator::V1ClientV2Agent(_));
         let mut seen = Vec::new();
         for o in out {
-            let (v2, text) = match &o {
+            let (to_agent, text) = match &o {
                 Out::Agent(text) => (true, text),
                 Out::Client(text) => (false, text),
             };
@@ -60,29 +76,43 @@ impl Bridge {
             let (method, part) = if let Some(m) = msg["method"].as_str() {
                 (Some(m.to_string()), msg.get("params").map(|_| "params"))
             } else if msg.get("result").is_some() {
-                let asked = if v2 {
+                // An answer to one side is to that side's request, named
+                // in its version.
+                let asked = if to_agent {
                     &self.agent_methods
                 } else {
                     &self.client_methods
                 };
-                let m = asked.get(&msg["id"].to_string()).cloned();
-                // An answer for the client is to a v1 method; the translated
-                // names are the v1 ones.
-                (m, Some("result"))
+                (asked.get(&msg["id"].to_string()).cloned(), Some("result"))
             } else {
                 (None, None)
             };
             self.samples.push((
-                v2,
+                to_agent == v2_agent,
                 json!({"def": null, "method": method, "part": part, "message": msg}),
             ));
             let mut tagged = msg;
-            if v2 {
+            if to_agent {
                 tagged["to"] = "agent".into();
             }
             seen.push(tagged);
         }
         seen
+    }
+
+    /// Every sample validated against its version's schema, in files named
+    /// after `name`.
+    pub(crate) fn validate(&self, name: &str) {
+        for v2 in [false, true] {
+            let mine: Vec<&Value> = self
+                .samples
+                .iter()
+                .filter(|(is_v2, _)| *is_v2 == v2)
+                .map(|(_, s)| s)
+                .collect();
+            let file = format!("{name}-v{}.ndjson", if v2 { 2 } else { 1 });
+            crate::schema_check::validate(&file, &mine, if v2 { &["--v2"] } else { &[] });
+        }
     }
 }
 
@@ -153,19 +183,6 @@ fn setup(b: &mut Bridge) {
         out[1]["params"]["update"]["availableCommands"][0]["input"],
         json!({"hint": "query"})
     );
-}
-
-/// Every sample validated against its version's schema.
-fn validate(samples: &[(bool, Value)]) {
-    for v2 in [false, true] {
-        let mine: Vec<&Value> = samples
-            .iter()
-            .filter(|(is_v2, _)| *is_v2 == v2)
-            .map(|(_, s)| s)
-            .collect();
-        let name = format!("acp-translate-v{}.ndjson", if v2 { 2 } else { 1 });
-        crate::schema_check::validate(&name, &mine, if v2 { &["--v2"] } else { &[] });
-    }
 }
 
 #[test]
@@ -332,7 +349,7 @@ fn a_v1_client_runs_full_turns_with_a_v2_agent() {
         b.agent(json!({"jsonrpc": "2.0", "id": 6, "error": {"code": -32601, "message": "no"}}));
     assert_eq!(out[0]["error"]["code"], -32601);
     assert_eq!(b.t.pending(), 0);
-    validate(&b.samples);
+    b.validate("acp-translate");
 }
 
 #[test]
@@ -410,7 +427,7 @@ fn the_renamed_and_restructured_members_map() {
             json!({"sessionUpdate": "terminal_output_chunk", "terminalId": "t", "data": "aGk="})
         ))
         .is_empty());
-    validate(&b.samples);
+    b.validate("acp-translate");
 }
 
 #[test]
@@ -470,6 +487,20 @@ proptest! {
     /// Any order of steps: nothing panics, every prompt gets one answer.
     #[test]
     fn every_prompt_gets_one_answer(data in proptest::collection::vec(any::<u8>(), 0..256)) {
-        check::check(&data);
+        check::v1_client(&data);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+    /// A v2 client in front of a v1 agent: one acceptance and one idle
+    /// update a prompt; and through both translators a v1 turn keeps its
+    /// meaning.
+    #[test]
+    fn a_v2_client_and_the_composed_chain_keep_their_invariants(
+        data in proptest::collection::vec(any::<u8>(), 0..160)
+    ) {
+        check::v2_client(&data);
+        check::composed(&data);
     }
 }

@@ -29,6 +29,7 @@ mod acp_support;
 mod acp_tag_layouts;
 mod acp_tracker;
 mod acp_translate;
+mod acp_translate_v2;
 mod acp_unstable;
 mod acp_v2;
 mod acp_version;

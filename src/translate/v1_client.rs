@@ -1,56 +1,4 @@
-//! v1↔v2 translation, sans-IO: a v1 client in front of a v2 agent
-//! ([`V1ClientV2Agent`]), one state machine per connection. Feed it every
-//! line from either side; it returns what to send where ([`Out`]).
-//!
-//! The translator works on each line's JSON members (unknown members and
-//! `_meta` are carried over wherever both versions have the object), keeps
-//! the request ids of the client (it issues no request of its own), and
-//! passes extension methods (`_…`), errors and lines it cannot read through
-//! unchanged. When the agent answers `initialize` with a version other than
-//! 2, it stops translating and relays both ways unchanged. A line it
-//! translates is re-encoded from a `serde_json::Value`: members come out in
-//! sorted order, a member named twice keeps its last value, and a number
-//! past 64-bit integers is re-encoded as an `f64`. Cost: about 5 µs a
-//! message (parse and re-encode) where relaying is a copy.
-//!
-//! | v1 (client side) | v2 (agent side) | how |
-//! |---|---|---|
-//! | `initialize` `clientCapabilities`, `clientInfo` | `capabilities`, `info` | one to one; `fs` and `terminal` dropped (v2 has no client methods); `info` synthesized (`{"name":"v1-client","version":"unknown"}`) when absent |
-//! | `agentCapabilities` `promptCapabilities`, `mcpCapabilities`, `sessionCapabilities`, `loadSession` | `capabilities.session.prompt`, `.mcp`, `.delete`, … | support objects become `true`; `loadSession`, `list`, `resume`, `close` set when `session` is offered; `mcp.stdio` dropped (baseline in v1), `sse` `false` |
-//! | `agentInfo`, `authMethods[].id`, `auth.logout` | `info`, `authMethods[].methodId` | one to one; `auth.logout` set when there are auth methods (v2 requires `auth/logout` then) |
-//! | `authenticate`, `logout` | `auth/login`, `auth/logout` | one to one |
-//! | `mcpServers` | `mcpServers` | stdio servers get `type: "stdio"`; `sse` servers dropped (**loss**: gone in v2) |
-//! | `session/new` answer (`modes`) | `session/new` answer (`configOptions`, `availableCommands`) | `modes` synthesized from the `mode` select config option; `availableCommands` sent as a v1 `available_commands_update` after the answer |
-//! | `session/load` | `session/resume` with `replayFrom: {"type":"start"}` | the replay arrives as updates; the v1 answer at the resume answer (`modes` as for `session/new`) |
-//! | `session/resume` (no replay) | `session/resume` | its answer as `session/load`'s |
-//! | `session/prompt` answer `{stopReason}` | answer `{}` (held, dropped) + idle `state_update` | the idle update's `stopReason` (`end_turn` when it has none) answers the oldest held prompt of the session |
-//! | `session/cancel` | `session/cancel` | unchanged; the idle `cancelled` update ends the prompt |
-//! | `session/set_config_option` | the same | a value without `type` gets `type: "id"` |
-//! | `configOptions[].id`, `group` | `configId`, `groupId` | one to one, in every answer and update |
-//! | `session/set_mode` | `session/set_config_option` (`type: "id"`) | when the session has a `mode` config option, else error `-32601` to the client; the answer `{}` (the new options are lost) |
-//! | `user_message_chunk`, `agent_message_chunk`, `agent_thought_chunk` | the same | one to one |
-//! | chunks, one per block | `user_message`, `agent_message`, `agent_thought` | **loss**: v2 replaces the message's content, v1 chunks append; `null`/`[]` (clear) sends nothing |
-//! | `tool_call`, then `tool_call_update` | `tool_call_update` | the first for an id is a `tool_call` (title: the id when none); status `cancelled` → `failed`, `paused` → `in_progress` (**loss**) |
-//! | `tool_call_update` with the whole `content` | `tool_call_content_chunk` | the content accumulated per tool call |
-//! | `tool_call_update` `content` `diff` (`path`, `oldText`, `newText`) | `diff` (`changes`, `patch`) | **loss**: text content carrying the patch (or a line per change); v2 diffs have no mechanical v1 form |
-//! | `plan` | `plan_update` (`type: "items"`) | `planId` lost; entry status `cancelled` → `completed`; other plan types dropped |
-//! | — | `state_update` `running`/`requires_action` | dropped (v1 has no state) |
-//! | — | `terminal_update`, `terminal_output_chunk` | dropped (v1 has no agent-owned display terminal) |
-//! | `available_commands_update` | the same | the command's `type: "command"` and the input's `type` dropped; an input of another type than `text` dropped |
-//! | `current_mode_update` | `config_option_update` of the `mode` option | added beside the update, which passes unchanged |
-//! | `config_option_update`, `session_info_update`, `usage_update`, unknown kinds | the same | unchanged |
-//! | `session/request_permission` `toolCall` | `title`, `subject` | a `tool_call` subject's `toolCall` (its title from `title` when it has none); a `command` subject or none: a synthetic `toolCall` (`permission-<request id>`); `title`, `description` kept as members |
-//! | `fs/*`, `terminal/*` | — | never asked (a v2 agent has no such requests) |
-//!
-//! State is bounded: at most [`MAX_PENDING`] requests of the client
-//! awaiting the agent (past it the client gets error `-32603` at once), at
-//! most [`MAX_SESSIONS`] sessions tracked (past it the oldest session's
-//! state is forgotten: its held prompts get no answer from the translator),
-//! one request awaiting the agent per id (a second gets `-32600`),
-//! at most [`MAX_TOOL_CALLS`] tool calls per connection (past it the oldest
-//! is forgotten; a later update for it becomes a new v1 `tool_call`), and
-//! at most [`MAX_TOOL_CONTENT`] content items accumulated per tool call
-//! (past it the chunks are dropped).
+//! A v1 client in front of a v2 agent: the table is in the parent module.
 
 use alloc::collections::{BTreeMap, VecDeque};
 use alloc::format;
@@ -59,23 +7,11 @@ use alloc::vec::Vec;
 
 use serde_json::{json, Map, Value};
 
-/// Requests of the client awaiting the agent's answer, at most.
-pub const MAX_PENDING: usize = 4096;
-/// Sessions whose state (held prompts, mode option) is kept, at most.
-pub const MAX_SESSIONS: usize = 1024;
-/// Tool calls whose state (seen, content) is kept per connection, at most.
-pub const MAX_TOOL_CALLS: usize = 4096;
-/// Content items accumulated per tool call, at most.
-pub const MAX_TOOL_CONTENT: usize = 1024;
-
-/// One line to send, and to whom (without its newline).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Out {
-    /// A line for the agent.
-    Agent(String),
-    /// A line for the client.
-    Client(String),
-}
+use super::{
+    agrees_on, client_request, commands_update, config_options, error_line, line, mstr, new_update,
+    offered, params_mut, plan_entries, str_of, tool_status, update_line, Out, To, MAX_PENDING,
+    MAX_SESSIONS, MAX_TOOL_CALLS, MAX_TOOL_CONTENT,
+};
 
 /// What a request of the client forwarded to the agent was.
 #[derive(Debug)]
@@ -114,27 +50,6 @@ pub struct V1ClientV2Agent {
     tool_order: VecDeque<(String, String)>,
 }
 
-fn line(value: &Value) -> String {
-    value.to_string()
-}
-
-fn error_line(id: &Value, code: i64, message: &str) -> String {
-    line(&json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}))
-}
-
-fn mstr<'a>(m: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
-    m.get(key).and_then(Value::as_str)
-}
-
-fn str_of<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
-    v.get(key).and_then(Value::as_str)
-}
-
-/// Present and not `null`: a v2 support marker.
-fn offered(obj: Option<&Value>, key: &str) -> bool {
-    obj.and_then(|o| o.get(key)).is_some_and(|v| !v.is_null())
-}
-
 impl V1ClientV2Agent {
     /// A translator for a new connection.
     pub fn new() -> Self {
@@ -170,48 +85,21 @@ impl V1ClientV2Agent {
             return alloc::vec![Out::Agent(text.to_string())];
         };
         let key = id.to_string();
-        let session = msg
-            .get("params")
-            .and_then(|p| str_of(p, "sessionId"))
-            .map(String::from);
+        let session = client_request(&mut msg, &method, To::V2, initialize_params);
         let pending = match method.as_str() {
-            "initialize" => {
-                if let Some(Value::Object(p)) = msg.get_mut("params") {
-                    initialize_params(p);
-                }
-                Some(Pending::Initialize)
-            }
-            "authenticate" => {
-                msg.insert("method".into(), "auth/login".into());
-                None
-            }
-            "logout" => {
-                msg.insert("method".into(), "auth/logout".into());
-                None
-            }
-            "session/new" => {
-                if let Some(Value::Object(p)) = msg.get_mut("params") {
-                    mcp_servers(p);
-                }
-                Some(Pending::NewSession)
-            }
+            "initialize" => Some(Pending::Initialize),
+            "session/new" => Some(Pending::NewSession),
             "session/load" => {
                 msg.insert("method".into(), "session/resume".into());
-                if let Some(Value::Object(p)) = msg.get_mut("params") {
-                    mcp_servers(p);
+                if let Some(p) = params_mut(&mut msg) {
                     p.insert("replayFrom".into(), json!({"type": "start"}));
                 }
                 session.clone().map(Pending::Load)
             }
-            "session/resume" => {
-                if let Some(Value::Object(p)) = msg.get_mut("params") {
-                    mcp_servers(p);
-                }
-                // Answered as `session/load` is (v1's resume replays nothing).
-                session.clone().map(Pending::Load)
-            }
+            // Answered as `session/load` is (v1's resume replays nothing).
+            "session/resume" => session.clone().map(Pending::Load),
             "session/set_config_option" => {
-                if let Some(Value::Object(p)) = msg.get_mut("params") {
+                if let Some(p) = params_mut(&mut msg) {
                     if !p.contains_key("type") {
                         p.insert("type".into(), "id".into());
                     }
@@ -236,7 +124,7 @@ impl V1ClientV2Agent {
                     return alloc::vec![Out::Client(error_line(&id, -32601, &why))];
                 };
                 msg.insert("method".into(), "session/set_config_option".into());
-                if let Some(Value::Object(p)) = msg.get_mut("params") {
+                if let Some(p) = params_mut(&mut msg) {
                     let mode = p.remove("modeId").unwrap_or(Value::Null);
                     p.insert("configId".into(), option.into());
                     p.insert("type".into(), "id".into());
@@ -282,7 +170,7 @@ impl V1ClientV2Agent {
             }
             Some("session/request_permission") => {
                 let id = msg.get("id").cloned().unwrap_or(Value::Null);
-                if let Some(Value::Object(p)) = msg.get_mut("params") {
+                if let Some(p) = params_mut(&mut msg) {
                     permission_params(p, &id);
                 }
                 alloc::vec![Out::Client(line(&Value::Object(msg)))]
@@ -336,11 +224,7 @@ impl V1ClientV2Agent {
             }
             _ if is_error => {}
             Pending::Initialize => {
-                let version = msg
-                    .get("result")
-                    .and_then(|r| r.get("protocolVersion"))
-                    .and_then(Value::as_u64);
-                if version != Some(2) {
+                if !agrees_on(&msg, 2) {
                     self.passthrough = true;
                     return alloc::vec![Out::Client(text.to_string())];
                 }
@@ -358,7 +242,7 @@ impl V1ClientV2Agent {
                 };
                 if let (Some(session), Some(Value::Object(r))) = (session, msg.get_mut("result")) {
                     let mode = mode_state(r.get("configOptions"));
-                    config_options(r);
+                    config_options(r, To::V1);
                     self.session(&session).mode_option = mode.as_ref().map(|(id, _)| id.clone());
                     if let Some((_, modes)) = mode {
                         r.insert("modes".into(), modes);
@@ -367,11 +251,8 @@ impl V1ClientV2Agent {
                         let mut update = Map::new();
                         update.insert("sessionUpdate".into(), "available_commands_update".into());
                         update.insert("availableCommands".into(), commands);
-                        let update = commands_update(update);
-                        after.push(Out::Client(line(&json!({
-                            "jsonrpc": "2.0", "method": "session/update",
-                            "params": {"sessionId": session, "update": update},
-                        }))));
+                        let update = commands_update(update, To::V1);
+                        after.push(Out::Client(new_update(&session, Value::Object(update))));
                     }
                 }
             }
@@ -380,7 +261,7 @@ impl V1ClientV2Agent {
             }
             Pending::SetConfigOption => {
                 if let Some(Value::Object(r)) = msg.get_mut("result") {
-                    config_options(r);
+                    config_options(r, To::V1);
                 }
             }
         }
@@ -435,13 +316,7 @@ impl V1ClientV2Agent {
                     let mut v1 = Map::new();
                     v1.insert("sessionUpdate".into(), "plan".into());
                     let mut entries = plan.remove("entries").unwrap_or_else(|| json!([]));
-                    for entry in entries.as_array_mut().into_iter().flatten() {
-                        if let Some(status) = entry.get_mut("status") {
-                            if status == "cancelled" {
-                                *status = "completed".into();
-                            }
-                        }
-                    }
+                    plan_entries(&mut entries, To::V1);
                     v1.insert("entries".into(), entries);
                     if let Some(meta) = update.remove("_meta") {
                         v1.insert("_meta".into(), meta);
@@ -458,15 +333,27 @@ impl V1ClientV2Agent {
                         .filter(|r| !r.is_null())
                         .cloned()
                         .unwrap_or_else(|| "end_turn".into());
-                    return self.end_prompt(&session, reason);
+                    // v1 has no `error` stop: the prompt's error answer.
+                    let end = if reason == "error" {
+                        let error = update
+                            .remove("error")
+                            .filter(|e| e.get("code").is_some_and(Value::is_i64))
+                            .unwrap_or_else(|| {
+                                json!({"code": -32603, "message": "the agent ended the turn with an error"})
+                            });
+                        json!({"error": error})
+                    } else {
+                        json!({"result": {"stopReason": reason}})
+                    };
+                    return self.end_prompt(&session, end);
                 }
                 Vec::new()
             }
             "terminal_update" | "terminal_output_chunk" => Vec::new(),
-            "available_commands_update" => alloc::vec![commands_update(update)],
+            "available_commands_update" => alloc::vec![commands_update(update, To::V1)],
             "config_option_update" => {
                 let mode = mode_state(update.get("configOptions"));
-                config_options(&mut update);
+                config_options(&mut update, To::V1);
                 let mut out = alloc::vec![update];
                 if let Some((option, modes)) = mode {
                     self.session(&session).mode_option = Some(option);
@@ -483,18 +370,13 @@ impl V1ClientV2Agent {
         };
         updates
             .into_iter()
-            .map(|u| {
-                let mut p = params.clone();
-                p.insert("update".into(), Value::Object(u));
-                let mut m = envelope.clone();
-                m.insert("params".into(), Value::Object(p));
-                Out::Client(line(&Value::Object(m)))
-            })
+            .map(|u| Out::Client(update_line(envelope, &params, u)))
             .collect()
     }
 
-    /// Answers the oldest held prompt of `session`.
-    fn end_prompt(&mut self, session: &str, reason: Value) -> Vec<Out> {
+    /// Answers the oldest held prompt of `session` with `end` (its
+    /// `result` or `error` member).
+    fn end_prompt(&mut self, session: &str, end: Value) -> Vec<Out> {
         let Some(id) = self
             .sessions
             .get_mut(session)
@@ -514,7 +396,10 @@ impl V1ClientV2Agent {
         // Tool calls of the session end with its turn.
         self.tool_order.retain(|(s, _)| s != session);
         self.tools.retain(|(s, _), _| s != session);
-        let answer = json!({"jsonrpc": "2.0", "id": id, "result": {"stopReason": reason}});
+        let mut answer = json!({"jsonrpc": "2.0", "id": id});
+        if let (Value::Object(answer), Value::Object(end)) = (&mut answer, end) {
+            answer.extend(end);
+        }
         alloc::vec![Out::Client(line(&answer))]
     }
 
@@ -526,6 +411,9 @@ impl V1ClientV2Agent {
         let tool = mstr(&update, "toolCallId").unwrap_or_default().to_string();
         let key = (session.to_string(), tool.clone());
         let first = !self.tools.contains_key(&key);
+        if let Some(Value::Array(items)) = update.get_mut("content") {
+            items.iter_mut().for_each(tool_content);
+        }
         let content = match update.get("content") {
             Some(Value::Array(items)) => {
                 Some(items.iter().take(MAX_TOOL_CONTENT).cloned().collect())
@@ -537,13 +425,7 @@ impl V1ClientV2Agent {
         if let Some(content) = content {
             *acc = content;
         }
-        if let Some(status) = update.get_mut("status") {
-            match status.as_str() {
-                Some("cancelled") => *status = "failed".into(),
-                Some("paused") => *status = "in_progress".into(),
-                _ => {}
-            }
-        }
+        tool_status(&mut update, To::V1);
         if first {
             update.insert("sessionUpdate".into(), "tool_call".into());
             for member in [
@@ -707,6 +589,9 @@ fn permission_params(p: &mut Map<String, Value>, id: &Value) {
         },
         _ => Map::new(),
     };
+    if let Some(Value::Array(items)) = tool.get_mut("content") {
+        items.iter_mut().for_each(tool_content);
+    }
     if !tool.contains_key("toolCallId") {
         tool.insert("toolCallId".into(), synthetic.into());
     }
@@ -751,69 +636,6 @@ fn mode_state(options: Option<&Value>) -> Option<(String, Value)> {
         id,
         json!({"currentModeId": current, "availableModes": modes}),
     ))
-}
-
-/// A v2 `available_commands_update` to v1: inputs without their `type`,
-/// inputs of a type v1 lacks dropped.
-fn commands_update(mut update: Map<String, Value>) -> Map<String, Value> {
-    if let Some(Value::Array(commands)) = update.get_mut("availableCommands") {
-        for command in commands {
-            let Value::Object(command) = command else {
-                continue;
-            };
-            if command.get("type").is_some_and(|t| t == "command") {
-                command.remove("type");
-            }
-            let keep = match command.get_mut("input") {
-                Some(Value::Object(input)) => input.remove("type").is_none_or(|t| t == "text"),
-                _ => true,
-            };
-            if !keep {
-                command.remove("input");
-            }
-        }
-    }
-    update
-}
-
-/// v1 MCP server configurations to v2, in place: stdio ones get their
-/// `type`; `sse` ones (gone in v2) are dropped.
-fn mcp_servers(p: &mut Map<String, Value>) {
-    if let Some(Value::Array(servers)) = p.get_mut("mcpServers") {
-        servers.retain(|s| s.get("type").is_none_or(|t| t != "sse"));
-        for server in servers {
-            if let Value::Object(server) = server {
-                if !server.contains_key("type") {
-                    server.insert("type".into(), "stdio".into());
-                }
-            }
-        }
-    }
-}
-
-/// v2 `configOptions` in `obj` to v1, in place: `configId` → `id`,
-/// `groupId` → `group`.
-fn config_options(obj: &mut Map<String, Value>) {
-    let Some(Value::Array(options)) = obj.get_mut("configOptions") else {
-        return;
-    };
-    for option in options {
-        let Value::Object(option) = option else {
-            continue;
-        };
-        if let Some(id) = option.remove("configId") {
-            option.insert("id".into(), id);
-        }
-        if let Some(Value::Array(groups)) = option.get_mut("options") {
-            for group in groups {
-                if let Value::Object(group) = group {
-                    if let Some(id) = group.remove("groupId") {
-                        group.insert("group".into(), id);
-                    }
-                }
-            }
-        }
-    }
 }
 
 /// A v2 tool-call content item to v1, in place: a v2 `diff` (structured
