@@ -1253,3 +1253,44 @@ fn a_loads_answer_comes_after_its_history_on_the_sessions_stream() {
     assert_eq!(got[0].0, Stream::Connection);
     assert!(got[0].2.contains("no such session"), "{got:?}");
 }
+
+/// An `initialize` the agent refuses (`-32022`: it speaks v2 only) leaves
+/// the connection uninitialized: the client asks again in v2, with the
+/// same id, and that one reaches the agent and its answer the client.
+#[test]
+fn an_initialize_refused_for_its_version_may_be_asked_again() {
+    let mut h = Harness::new(users_config());
+    let run = started(&h.settle())[0];
+    let ana = h
+        .server
+        .open(
+            h.now,
+            Profile::WebSocket,
+            &Principal::user("ana", Permissions::READ_WRITE),
+        )
+        .unwrap();
+    let acts = h.text(ana, &init_as(0, Dialect::V1));
+    let id = agent_id(&acts);
+    let refusal = format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"error":{{"code":-32022,"message":"Unsupported protocol version","data":{{"requested":1,"supported":[2]}}}}}}"#
+    );
+    let acts = h.agent(run, &refusal);
+    let answer = sent(&acts, ana);
+    assert_eq!(answer.len(), 1, "{acts:?}");
+    assert!(answer[0].contains("-32022"), "{answer:?}");
+    // Again, in v2: forwarded, not refused as a second `initialize`.
+    let acts = h.text(ana, &init_as(0, Dialect::V2));
+    assert!(sent(&acts, ana).is_empty(), "{acts:?}");
+    let id = agent_id(&acts);
+    let acts = h.agent(
+        run,
+        &format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"protocolVersion":2}}}}"#),
+    );
+    assert_eq!(
+        sent(&acts, ana),
+        [r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":2}}"#]
+    );
+    // Initialized now: a third is refused.
+    let acts = h.text(ana, &init_as(1, Dialect::V2));
+    assert!(sent(&acts, ana)[0].contains("-32600"), "{acts:?}");
+}
