@@ -135,12 +135,7 @@ impl Router {
         if let Message::Response(r) = &msg {
             if f.method == names::INITIALIZE {
                 if let Some(refusal) = self.initialized(f.client, &f.id, &r.result) {
-                    out.push(Out::Client {
-                        to: f.client,
-                        stream: Stream::Connection,
-                        text: refusal,
-                    });
-                    out.push(Out::InitializeRefused { to: f.client });
+                    super::dialect::refuse_initialize(out, f.client, refusal);
                     return;
                 }
             }

@@ -351,12 +351,7 @@ impl Router {
     ) {
         if r.method == names::INITIALIZE {
             if let Err(refusal) = self.negotiate(from.id, &r.id, text) {
-                out.push(Out::Client {
-                    to: from.id,
-                    stream: Stream::Connection,
-                    text: refusal,
-                });
-                out.push(Out::InitializeRefused { to: from.id });
+                super::dialect::refuse_initialize(out, from.id, refusal);
                 return;
             }
         }

@@ -11,7 +11,7 @@ use alloc::format;
 
 use serde::Deserialize;
 
-use super::{ClientId, Router};
+use super::{ClientId, Out, Router, Stream};
 use crate::acp::{encode_error, RawJson, RequestId, RpcError};
 use crate::remote::routing::{table, Table};
 use crate::version::{Dialect, Negotiator, Step};
@@ -59,6 +59,20 @@ fn unsupported(id: &RequestId<'_>, requested: u16, agent: Dialect) -> alloc::str
     // An id and a plain message always encode.
     let _ = encode_error(id, &error, &mut out);
     super::line_to_text(out)
+}
+
+/// `-32022` (`refusal`) to `to`, whose connection may then ask again.
+pub(super) fn refuse_initialize(
+    out: &mut alloc::vec::Vec<Out>,
+    to: ClientId,
+    refusal: alloc::string::String,
+) {
+    out.push(Out::Client {
+        to,
+        stream: Stream::Connection,
+        text: refusal,
+    });
+    out.push(Out::InitializeRefused { to });
 }
 
 impl Router {
@@ -133,7 +147,7 @@ mod tests {
     use alloc::vec::Vec;
     use core::time::Duration;
 
-    use super::super::{Out, Router};
+    use super::super::{ClientId, Out, Router};
     use crate::version::Dialect;
 
     const T: Duration = Duration::ZERO;
@@ -144,12 +158,19 @@ mod tests {
         )
     }
 
-    /// The text of the one message to a client in `out`.
+    /// The text of the one message to a client in `out` (a refused
+    /// `initialize` is followed by its connection's reopening).
     fn to_client(out: &[Out]) -> &str {
         match out {
-            [Out::Client { text, .. }] => text,
+            [Out::Client { text, .. }]
+            | [Out::Client { text, .. }, Out::InitializeRefused { .. }] => text,
             _ => panic!("{out:?}"),
         }
+    }
+
+    /// `out` refuses `client`'s `initialize` and reopens its connection.
+    fn refused(out: &[Out], client: ClientId) -> bool {
+        matches!(out, [Out::Client { to, .. }, Out::InitializeRefused { to: again }] if *to == client && *again == client)
     }
 
     /// A client of one version and an agent of another: the first such
@@ -178,11 +199,13 @@ mod tests {
             );
             assert!(to_client(&out).contains(&want), "{out:?}");
             assert!(to_client(&out).contains(r#""id":"i""#), "{out:?}");
+            assert!(refused(&out, first), "{out:?}");
             assert_eq!(router.agent_dialect(), Dialect::from_version(agent));
             out.clear();
             let second = router.connect();
             router.handle_client(second, &init(client), T, &mut out);
             assert!(to_client(&out).contains(&want), "{out:?}");
+            assert!(refused(&out, second), "{out:?}");
             out.clear();
             let same = router.connect();
             router.handle_client(same, &init(agent), T, &mut out);

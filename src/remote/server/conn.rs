@@ -107,17 +107,11 @@ impl Conn {
         let Some(id) = &self.initialize else {
             return false;
         };
-        let head = text.as_bytes().get(..1024).unwrap_or(text.as_bytes());
-        let p = peek(head);
-        let same = match (&p.id, id) {
-            (Some(PeekedId::Number(a)), RequestId::Number(b)) => a == b,
-            (Some(PeekedId::Str(a)), RequestId::Str(b)) => a.as_str() == b.as_ref(),
-            _ => false,
-        };
-        if same && !p.is_request {
+        let answers = answers(text, id);
+        if answers {
             self.initialize = None;
         }
-        same && !p.is_request
+        answers
     }
 
     /// Whether a message may go on `stream` (a new stream past the limit
@@ -519,4 +513,17 @@ impl Server {
     pub(super) fn take_actions(&mut self) -> Vec<super::Action> {
         self.actions.drain(..).collect()
     }
+}
+
+/// Whether `text` answers the request `id` (looked for in the message's
+/// first bytes, not decoded).
+pub(super) fn answers(text: &str, id: &RequestId<'_>) -> bool {
+    let head = text.as_bytes().get(..1024).unwrap_or(text.as_bytes());
+    let p = peek(head);
+    let same = match (&p.id, id) {
+        (Some(PeekedId::Number(a)), RequestId::Number(b)) => a == b,
+        (Some(PeekedId::Str(a)), RequestId::Str(b)) => a.as_str() == b.as_ref(),
+        _ => false,
+    };
+    same && !p.is_request
 }

@@ -34,10 +34,8 @@ use serde_json::{json, Map, Value};
 
 use super::{Action, ConnectionId, Server};
 use crate::acp::{names, Message, RequestId};
-use crate::framing::peek::peek;
 use crate::remote::router::{ClientId, Out};
 use crate::remote::transport::Stream;
-use crate::PeekedId;
 
 /// How long the server waits for a client's answer to an `mcp/*` request
 /// before it answers the agent's MCP request with an error: 300 seconds,
@@ -794,14 +792,7 @@ impl Server {
         let Some(id) = self.mcp.initializing.get(&conn) else {
             return text;
         };
-        let head = text.as_bytes().get(..1024).unwrap_or(text.as_bytes());
-        let p = peek(head);
-        let same = match (&p.id, id) {
-            (Some(PeekedId::Number(a)), RequestId::Number(b)) => a == b,
-            (Some(PeekedId::Str(a)), RequestId::Str(b)) => a.as_str() == b.as_ref(),
-            _ => false,
-        };
-        if !same || p.is_request {
+        if !super::conn::answers(&text, id) {
             return text;
         }
         self.mcp.initializing.remove(&conn);
