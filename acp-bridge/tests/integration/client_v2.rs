@@ -379,11 +379,9 @@ fn a_remote_v2_agent_with_protocol_2() {
 }
 
 /// The same with the default `--protocol auto`: the agent refuses the
-/// client's v1 `initialize` with `-32022` and the server takes a second
-/// `initialize` on the same connection, but the one `acp-client` sends
-/// again (the same id, in v2) gets no answer yet.
+/// client's v1 `initialize` with `-32022`, and the server takes the
+/// second, in v2, on the same connection (its positions going on).
 #[test]
-#[ignore = "the second initialize over the team server gets no answer: open"]
 fn a_remote_v2_agent_with_protocol_auto() {
     let agent = mock_v2("");
     let bridge = Bridge::start("client-v2-remote-auto", &["--agent", &agent]);

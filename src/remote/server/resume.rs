@@ -351,6 +351,12 @@ impl Server {
             return self.http_inbound(now, conn, agent, message);
         }
         if method == crate::acp::names::INITIALIZE {
+            if let Some(opted) = self.resume.conns.get_mut(&conn) {
+                // Another `initialize` after a refused one (its version):
+                // the connection's stream and its positions go on.
+                opted.initialize = Some(PromptKey::of(&req.id, None));
+                return Some(message);
+            }
             // No budget, no log: the server does not resume.
             if profile != Profile::WebSocket
                 || self.config.replay_bytes == 0
