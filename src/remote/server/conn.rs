@@ -17,14 +17,12 @@ use super::{
     ConnectionId, HttpRefusal, OpenedStream, PostOutcome, Principal, Profile, Server, ServerConfig,
 };
 use crate::acp::{Message, RequestId};
-use crate::framing::peek::peek;
 use crate::remote::router::ClientId;
 use crate::remote::transport::{
     check_post_message, check_response_session, decode, oversize, Checked, CloseCode, Gate, Post,
     Stream, DEFAULT_MAX_ID_LENGTH,
 };
 use crate::remote::{Backlog, RemoteError};
-use crate::PeekedId;
 
 /// The answer to a binary WebSocket message.
 pub const BINARY_REFUSED: &str = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"binary websocket messages are refused: send each json-rpc message as one text message"}}"#;
@@ -107,7 +105,7 @@ impl Conn {
         let Some(id) = &self.initialize else {
             return false;
         };
-        let answers = answers(text, id);
+        let answers = super::answers(text, id);
         if answers {
             self.initialize = None;
         }
@@ -513,17 +511,4 @@ impl Server {
     pub(super) fn take_actions(&mut self) -> Vec<super::Action> {
         self.actions.drain(..).collect()
     }
-}
-
-/// Whether `text` answers the request `id` (looked for in the message's
-/// first bytes, not decoded).
-pub(super) fn answers(text: &str, id: &RequestId<'_>) -> bool {
-    let head = text.as_bytes().get(..1024).unwrap_or(text.as_bytes());
-    let p = peek(head);
-    let same = match (&p.id, id) {
-        (Some(PeekedId::Number(a)), RequestId::Number(b)) => a == b,
-        (Some(PeekedId::Str(a)), RequestId::Str(b)) => a.as_str() == b.as_ref(),
-        _ => false,
-    };
-    same && !p.is_request
 }

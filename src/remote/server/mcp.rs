@@ -792,7 +792,7 @@ impl Server {
         let Some(id) = self.mcp.initializing.get(&conn) else {
             return text;
         };
-        if !super::conn::answers(&text, id) {
+        if !super::answers(&text, id) {
             return text;
         }
         self.mcp.initializing.remove(&conn);

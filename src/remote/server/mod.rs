@@ -926,3 +926,18 @@ fn line_dropped(
         &serde_json::json!({"jsonrpc": "2.0", "method": LINE_DROPPED, "params": params}),
     )
 }
+
+/// Whether `text` answers the request `id` (looked for in the message's
+/// first bytes, not decoded).
+fn answers(text: &str, id: &crate::acp::RequestId<'_>) -> bool {
+    use crate::acp::RequestId;
+    use crate::PeekedId;
+    let head = text.as_bytes().get(..1024).unwrap_or(text.as_bytes());
+    let p = crate::framing::peek::peek(head);
+    let same = match (&p.id, id) {
+        (Some(PeekedId::Number(a)), RequestId::Number(b)) => a == b,
+        (Some(PeekedId::Str(a)), RequestId::Str(b)) => a.as_str() == b.as_ref(),
+        _ => false,
+    };
+    same && !p.is_request
+}
