@@ -206,17 +206,7 @@ fn a_remote_agent_reaches_the_users_server_over_acp() {
 
     // The file is read by the server started here, relayed over mcp/*.
     let (out, summary, all) = run("mcp read_file path=secret.txt", "20");
-    assert!(out.status.success(), "{all}");
-    assert_eq!(summary["stopReason"], "end_turn", "{all}");
-    assert!(
-        all.contains("mcp: offering files over ACP, started here when the agent connects"),
-        "{all}"
-    );
-    assert!(
-        all.contains("MCP server files offers: read_file, crash, hang."),
-        "{all}"
-    );
-    assert!(all.contains(SECRET), "{all}");
+    read_the_secret_over_acp(&out, &summary, &all);
 
     // A server that dies mid-call: the call fails with why, the turn ends.
     let t0 = Instant::now();
@@ -374,17 +364,7 @@ fn a_team_server_bridges_mcp_for_an_agent_that_lacks_it() {
     let run = |prompt: &str| run_at(&bridge.url, prompt);
 
     let (out, summary, all) = run("mcp read_file path=secret.txt");
-    assert!(out.status.success(), "{all}");
-    assert_eq!(summary["stopReason"], "end_turn", "{all}");
-    assert!(
-        all.contains("mcp: offering files over ACP, started here when the agent connects"),
-        "{all}"
-    );
-    assert!(
-        all.contains("MCP server files offers: read_file, crash, hang."),
-        "{all}"
-    );
-    assert!(all.contains(SECRET), "{all}");
+    read_the_secret_over_acp(&out, &summary, &all);
     // The same over Streamable HTTP.
     let (out, _, all) = run_at(&http, "mcp read_file path=secret.txt");
     assert!(out.status.success(), "{all}");
@@ -420,4 +400,20 @@ fn a_team_server_bridges_mcp_for_an_agent_that_lacks_it() {
         "{err}"
     );
     assert!(refused.stdout.is_empty());
+}
+
+/// A turn that read the secret through a server offered over ACP: it
+/// ended, the offer and the tools were shown, the file's text came back.
+fn read_the_secret_over_acp(out: &std::process::Output, summary: &serde_json::Value, all: &str) {
+    assert!(out.status.success(), "{all}");
+    assert_eq!(summary["stopReason"], "end_turn", "{all}");
+    assert!(
+        all.contains("mcp: offering files over ACP, started here when the agent connects"),
+        "{all}"
+    );
+    assert!(
+        all.contains("MCP server files offers: read_file, crash, hang."),
+        "{all}"
+    );
+    assert!(all.contains(SECRET), "{all}");
 }
