@@ -7,13 +7,15 @@
 #   scripts/interop_rooms.sh
 #
 # Installs the pinned peers (scripts/peers/install.sh for Gemini CLI,
-# scripts/interop_qwen.sh --install-only for Qwen Code; no-ops when
+# scripts/interop_qwen.sh --install-only for Qwen Code,
+# scripts/peers/install_claude.sh for Claude's ACP adapter; no-ops when
 # present), builds acp-bridge and acp-client, checks the kernel
 # (`acp-bridge --check-confinement`; a kernel that cannot confine fails
 # this script, it never skips), then for each agent:
 #   - a token file of two users; ana's entry gives her agent its key and
 #     its fake model's base URL (`env`), nothing else of ours reaches it;
-#   - acp-bridge in front of `gemini --acp` / `qwen --acp`, the agent's
+#   - acp-bridge in front of `gemini --acp` / `qwen --acp` /
+#     `claude-agent-acp`, the agent's
 #     HOME, working and temp directories under the state directory;
 #   - acp-client, as ana, over WebSocket, from a project directory of
 #     its own (the user's machine, outside the room): one turn that reads,
@@ -21,7 +23,8 @@
 #     the room's working directory as its cwd (it holds a copy of the
 #     project, as an operator's checkout would); what it writes through
 #     fs/* lands in the client's --cwd, what its shell writes lands in the
-#     room;
+#     room (Claude Code writes every file itself: all in the room, the
+#     tool calls naming the client's paths);
 #   - the bridge stopped: nothing the agent started is left running.
 # Every run is bounded by `timeout`; no process is left behind.
 set -euo pipefail
@@ -38,6 +41,7 @@ BRIDGE="$TARGET/debug/acp-bridge"
 CLIENT="$TARGET/debug/acp-client"
 GEMINI="$PEERS_DIR/node_modules/.bin/gemini"
 QWEN="$QWEN_PEERS_DIR/node_modules/.bin/qwen"
+CLAUDE="$(scripts/peers/install_claude.sh)/node_modules/.bin/claude-agent-acp"
 
 T="$(mktemp -d)"
 BRIDGE_PID=""
@@ -182,6 +186,48 @@ stop_bridge "$N"
 kill "$FAKE_PID" 2>/dev/null || true; wait "$FAKE_PID" 2>/dev/null || true; FAKE_PID=""
 if [[ $FAILED != 0 ]]; then
   echo "  qwen agent log:"; tail -c 3000 "$T/$N/logs/gemini-acp.ana.log" 2>/dev/null | sed 's/^/    /' || true
+fi
+
+# --- Claude's ACP adapter ---------------------------------------------------------
+# The "room" script of scripts/peers/fake_anthropic.py: Claude Code reads
+# src/app.py, edits it, writes NOTES.md and runs a shell command that writes
+# CHECKED.txt, all with its own tools (Read, Edit, Write, Bash: the adapter
+# sends no fs/* and no terminal/*) in the cwd it was told, the room's work
+# directory; a permission prompt for each change ("default" mode in its
+# settings). Its install: scripts/peers/install_claude.sh.
+N=claude; H="$T/$N/state/ana/home"; W="$T/$N/state/ana/work"; P="$T/$N/client/project"
+mkdir -p "$H/.claude" "$P/src" "$W"
+printf '{"permissions":{"defaultMode":"default"}}\n' >"$H/.claude/settings.json"
+printf '# Demo\n\nA tiny project.\n' >"$P/README.md"
+printf '1.2.3\n' >"$P/VERSION"
+printf 'def greet():\n    return "hello"\n\n\ndef add(a, b):\n    return a + b\n' >"$P/src/app.py"
+cp -a "$P/." "$W/"
+coproc FAKE { exec python3 scripts/peers/fake_anthropic.py --script room --idle 60 --max-lifetime 150; }
+read -r PORT <&"${FAKE[0]}"
+tokens "$N" '{"ANTHROPIC_API_KEY":"dummy","ANTHROPIC_BASE_URL":"http://127.0.0.1:'"$PORT"'","DISABLE_TELEMETRY":"1","CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC":"1","DISABLE_AUTOUPDATER":"1"}'
+start_bridge "$N" "$CLAUDE" "$PORT"
+t0=$(date +%s.%N); rc=0
+env -u ANTHROPIC_API_KEY ACP_BRIDGE_TOKEN="$ANA" timeout -k 5 150 \
+  "$CLIENT" --summary-json --connect "ws://$ADDR/" --cwd "$P" --permission allow --timeout 90 \
+  "Update greet, write notes and record the check." </dev/null >"$T/out" 2>"$T/err" || rc=$?
+check "claude's adapter confined in ana's room (fake model): full turn, its own tools ran" \
+  'rc==0 and s["stopReason"]=="end_turn" and s["agent"].startswith("@agentclientprotocol/claude-agent-acp ") and s["permissionsAllowed"]==3 and s["fsWrites"]==0 and s["terminals"]==0 and s["badLines"]==0 and s["turnProblems"]==0 and "the check said: checked 1.2.3" in out' \
+  "$rc" "$(elapsed "$t0")"
+# Its files in the room, the client's project untouched; the tool calls
+# name the client's paths (the room's moved to --cwd).
+t0=$(date +%s.%N)
+if [[ "$(head -1 "$W/NOTES.md" 2>/dev/null)" == "# Notes" ]] && grep -q 'def greet(name):' "$W/src/app.py" \
+   && [[ "$(cat "$W/CHECKED.txt" 2>/dev/null)" == "checked 1.2.3" ]] && [[ ! -e "$P/NOTES.md" && ! -e "$P/CHECKED.txt" ]] && grep -q 'def greet():' "$P/src/app.py" \
+   && grep -q "$P/NOTES.md" "$T/out" && ! grep -q "$W" "$T/out"; then
+  pass "claude: its own tools' files land in the room's session directory, paths shown as the client's" "$(elapsed "$t0")"
+else
+  fail "claude: its own tools' files land in the room's session directory, paths shown as the client's" "$(elapsed "$t0")"
+  ls -la "$W" "$P"; grep -n "NOTES\|$W" "$T/out" | head -10
+fi
+stop_bridge "$N"
+kill "$FAKE_PID" 2>/dev/null || true; wait "$FAKE_PID" 2>/dev/null || true; FAKE_PID=""
+if [[ $FAILED != 0 ]]; then
+  echo "  claude agent log:"; tail -c 3000 "$T/$N/logs/"*.ana.log 2>/dev/null | sed 's/^/    /' || true
 fi
 
 printf 'interop_rooms: total %.1fs, %s\n' "$(elapsed "$START_ALL")" "$([[ $FAILED == 0 ]] && echo 'all passed' || echo 'FAILED')"

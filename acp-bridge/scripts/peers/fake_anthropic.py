@@ -124,6 +124,29 @@ SCRIPTS: dict[str, list[list[dict]]] = {
         ],
         [text("Done.")],
     ],
+    # One turn of Claude Code's own tools for a room (scripts/interop_rooms.sh):
+    # read, edit, write, then a shell command that needs only the system's
+    # programs and writes a file of its own.
+    "room": [
+        [
+            text("I'll read app.py first."),
+            tool("Read", file_path="{cwd}/src/app.py"),
+        ],
+        [
+            text("Now I'll update `greet` and write some notes."),
+            tool("Edit", file_path="{cwd}/src/app.py",
+                 old_string='def greet():\n    return "hello"',
+                 new_string='def greet(name):\n    return f"hello, {name}"'),
+            tool("Write", file_path="{cwd}/NOTES.md",
+                 content="# Notes\n\n- greet() now takes a name.\n"),
+        ],
+        [
+            text("Let me record the check."),
+            tool("Bash", command="echo \"checked $(cat VERSION)\" > CHECKED.txt && cat CHECKED.txt",
+                 description="Record the version checked"),
+        ],
+        [text("Done; the check said: {result}")],
+    ],
     # The recorded fixture: all of the above in one turn.
     "fixture": [
         [
