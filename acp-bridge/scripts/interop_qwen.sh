@@ -224,16 +224,20 @@ check "qwen (9) local agent: --mcp-config server started by Qwen, tool result in
 
 # (10) Through the team server: Qwen Code as ana's agent, confined in her
 # room when this kernel can (else --unconfined), TCP to the fake model only.
-# The project is outside the room: the file is the user's alone. The
-# server is tests/fixtures/mcp_files.py: server-filesystem serves the MCP
-# roots its client names instead of its arguments, and Qwen's roots name
-# its room's directory, not the user's (README, agent quirks).
+# The project is outside the room: the file is the user's alone. The user's
+# server is server-filesystem, which serves the MCP roots its client names
+# (Qwen's: its working directory, the room's) instead of its arguments;
+# the model names the file in the room (the fake's cwd). The team server
+# moves the room's paths in the agent's MCP messages to the session's
+# --cwd: the roots and the path reach the server as the user's.
 project mcp-remote
-mcp_user_side mcp-remote python3 "[\"$ROOT/tests/fixtures/mcp_files.py\"]"
+mcp_user_side mcp-remote "$MCP_FS" "[\"$P\"]"
 confine=(); "$BRIDGE" --check-confinement >/dev/null 2>&1 || [[ $? == 3 ]] || confine=(--unconfined)
-start_fake mcp-fixture
+S="$T/mcp-remote/state"; mkdir -p "$S/ana/home/.qwen" "$S/ana/work"; printf '%s\n' "$SETTINGS" >"$S/ana/home/.qwen/settings.json"
+coproc FAKE { exec python3 scripts/peers/fake_openai.py --script mcp --cwd "$S/ana/work" \
+                --log "$T/fake-mcp-remote.log" --idle 60 --max-lifetime 150; }
+read -r PORT <&"${FAKE[0]}"
 ANA_TOKEN=ana-token-for-interop-qwen-mcp
-S="$T/mcp-remote/state"; mkdir -p "$S/ana/home/.qwen"; printf '%s\n' "$SETTINGS" >"$S/ana/home/.qwen/settings.json"
 printf '{"tokens":{"%s":{"userId":"ana","permissions":["read","write"],"env":{"OPENAI_API_KEY":"dummy-key-for-fake-backend","OPENAI_BASE_URL":"http://127.0.0.1:%s/v1","OPENAI_MODEL":"fake-model","QWEN_CODE_LEGACY_MCP_BLOCKING":"1"}}}}\n' \
   "$ANA_TOKEN" "$PORT" >"$T/mcp-remote/tokens.json"
 "$BRIDGE" --port 0 --log-dir "$T/mcp-remote" --token-file "$T/mcp-remote/tokens.json" --state-dir "$S" \
@@ -248,7 +252,7 @@ env -i PATH="$PATH" HOME="$T/mcp-remote" ACP_BRIDGE_TOKEN="$ANA_TOKEN" timeout -
   --permission allow --timeout 60 "Read my secret." </dev/null >"$T/out" 2>"$T/err" || rc=$?
 kill -TERM "$bpid" 2>/dev/null || true; wait "$bpid" 2>/dev/null || true
 stop_fake
-check "qwen (10) through the team server: the relay in ana's room, tool result in the turn" \
+check "qwen (10) through the team server: server-filesystem on the user's side serves the user's --cwd (roots and paths moved from the room), tool result in the turn" \
   "$MCP_OK"' and "only on the user side: mcp-remote-7f3a" in out and "mcp: offering files over ACP" in out' \
   "$rc" "$(elapsed "$t0")"
 if [[ $FAILED != 0 ]]; then

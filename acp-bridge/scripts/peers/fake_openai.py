@@ -102,8 +102,7 @@ SCRIPTS: dict[str, list[list[dict]]] = {
         ],
         [text("The check ran.")],
     ],
-    # A read of a missing file and a new file in a new directory.
-    # (9) a tool of the user's MCP server (server-filesystem's
+    # (9) and (10): a tool of the user's MCP server (server-filesystem's
     # read_text_file, of the server named "files"), called as the agent
     # offers it (see `tool_call_of`); the answer quotes the tool's result
     # ("{tool_result}").
@@ -114,16 +113,7 @@ SCRIPTS: dict[str, list[list[dict]]] = {
         ],
         [text("The user's file says: {tool_result}")],
     ],
-    # (10) the same with tests/fixtures/mcp_files.py, which reads a path
-    # relative to its own working directory (the user's project) and, unlike
-    # server-filesystem, does not serve the agent's MCP roots instead.
-    "mcp-fixture": [
-        [
-            text("Let me read it with the user's own tool."),
-            call("mcp:files:read_file", {"path": "secret.txt"}),
-        ],
-        [text("The user's file says: {tool_result}")],
-    ],
+    # A read of a missing file and a new file in a new directory.
     "missing": [
         [
             text("Is there a changelog?"),

@@ -15,6 +15,14 @@
 //! that offered the server, and the client's answers and its own
 //! `mcp/message`s go back to the relay ([`Action::WriteMcp`]).
 //!
+//! Through a user's room ([`Server::set_session_dir`]) the agent names
+//! the room's paths, the user's server the user's: every string of the
+//! agent's MCP requests' `params` and answers' `result` that is, whole, an
+//! absolute path or a `file://` URI under the room (the roots it answers
+//! `roots/list` with, a tool's path argument) moves to the directory of the
+//! session that offered the server, on whole components; what the server
+//! sends comes back as it is.
+//!
 //! These messages go to the client through the same queue and resume
 //! rules as the agent's own requests (on the connection's stream), so a
 //! call in flight survives a client's reconnect. A request the client
@@ -32,6 +40,7 @@ use core::time::Duration;
 
 use serde_json::{json, Map, Value};
 
+use super::paths::{move_mcp_paths, Root};
 use super::{Action, ConnectionId, Server};
 use crate::acp::{names, Message, RequestId};
 use crate::remote::router::{ClientId, Out};
@@ -132,6 +141,8 @@ impl core::error::Error for McpRefusal {}
 struct Declared {
     client: ClientId,
     user: Option<String>,
+    /// The client's directory: the `cwd` of the session that offered it.
+    cwd: Option<Root>,
 }
 
 /// One relay and its MCP connection to a client.
@@ -143,6 +154,9 @@ struct Link {
     client: ClientId,
     /// The client's `connectionId`, once `mcp/connect` is answered.
     connection: Option<String>,
+    /// The directory of the session that offered the server, on the
+    /// client's side: where the room's paths move.
+    client_dir: Option<Root>,
     /// The relay's lines that came before it.
     early: Vec<String>,
     /// The client's requests sent on to the relay, by the id they carry
@@ -252,7 +266,7 @@ impl Server {
         if d.user.as_deref() != user {
             return Err(refused());
         }
-        let client = d.client;
+        let (client, client_dir) = (d.client, d.cwd.clone());
         self.mcp.next_link = self.mcp.next_link.wrapping_add(1);
         let link = McpLink(self.mcp.next_link);
         self.mcp.links.insert(
@@ -262,6 +276,7 @@ impl Server {
                 server: server.to_owned(),
                 client,
                 connection: None,
+                client_dir,
                 early: Vec::new(),
                 from_client: BTreeMap::new(),
                 next: 0,
@@ -276,6 +291,7 @@ impl Server {
     /// agent's MCP request or notification, to the client as
     /// `mcp/message`; or its answer to one the client sent.
     pub fn handle_mcp_line(&mut self, now: Duration, link: McpLink, text: &str) {
+        let dirs = self.mcp_dirs(link);
         let Some(l) = self.mcp.links.get_mut(&link) else {
             return;
         };
@@ -321,7 +337,10 @@ impl Server {
                 params.insert("requestId".into(), Value::String(request));
                 params.insert("connectionId".into(), Value::String(connection));
                 params.insert("method".into(), Value::String(method));
-                if let Some(p) = msg.remove("params") {
+                if let Some(mut p) = msg.remove("params") {
+                    if let Some((room, client)) = &dirs {
+                        move_mcp_paths(&mut p, room, client);
+                    }
                     params.insert("params".into(), p);
                 }
                 let params = Value::Object(params);
@@ -347,7 +366,13 @@ impl Server {
                 // One inner outcome in the result, as the schema has it.
                 let outcome = match (msg.remove("result"), msg.remove("error")) {
                     (_, Some(e)) => json!({ "error": e }),
-                    (r, None) => json!({ "result": r.unwrap_or(Value::Null) }),
+                    (r, None) => {
+                        let mut r = r.unwrap_or(Value::Null);
+                        if let Some((room, client)) = &dirs {
+                            move_mcp_paths(&mut r, room, client);
+                        }
+                        json!({ "result": r })
+                    }
                 };
                 answer.insert("result".into(), outcome);
                 self.mcp_to_client(now, link, Value::Object(answer).to_string());
@@ -376,6 +401,15 @@ impl Server {
         }
         self.mcp.pending.retain(|_, p| p.link != link);
         self.mcp.links.remove(&link);
+    }
+
+    /// Where `link`'s paths move: from its agent's room to the directory
+    /// of the client's session that offered the server; `None` when
+    /// either is unknown (no room: paths pass as they are).
+    fn mcp_dirs(&self, link: McpLink) -> Option<(Root, Root)> {
+        let l = self.mcp.links.get(&link)?;
+        let room = self.room_of(&l.key)?;
+        Some((room.clone(), l.client_dir.clone()?))
     }
 
     /// Sends a request of the server's own to `link`'s client.
@@ -722,6 +756,11 @@ impl Server {
             return None;
         }
         let mut params: Value = serde_json::from_str(params).ok()?;
+        // Before the session's paths move into the room: the client's.
+        let cwd = params
+            .get("cwd")
+            .and_then(Value::as_str)
+            .and_then(Root::new);
         let servers = params.get_mut("mcpServers")?.as_array_mut()?;
         if !servers
             .iter()
@@ -772,6 +811,7 @@ impl Server {
                 Declared {
                     client,
                     user: user.clone(),
+                    cwd: cwd.clone(),
                 },
             );
         }
@@ -1129,6 +1169,153 @@ mod tests {
         assert_eq!(
             back,
             [serde_json::json!({"jsonrpc": "2.0", "id": 7, "result": {"content": []}})]
+        );
+    }
+
+    /// A user's agent with a room, initialized, its relay set: the
+    /// client's connection and the agent's run.
+    fn user_with_room(s: &mut Server, name: &str, pid: u32) -> ConnectionId {
+        use crate::remote::router::Permissions;
+        let who = Principal::user(name, Permissions::READ_WRITE);
+        let conn = s.open(T, Profile::WebSocket, &who).unwrap();
+        s.handle_text(
+            T,
+            conn,
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}"#,
+        );
+        let run = s
+            .take_actions()
+            .into_iter()
+            .find_map(|a| match a {
+                Action::StartAgent { run, .. } => Some(run),
+                _ => None,
+            })
+            .unwrap();
+        s.set_session_dir(name, &format!("/srv/acp/{name}/work"));
+        s.set_mcp_relay(Some(name), Some(relay()));
+        s.handle_agent_started(T, run, pid);
+        let _ = s.take_actions();
+        s.handle_agent_line(
+            T,
+            run,
+            r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}"#,
+        );
+        let _ = s.take_actions();
+        conn
+    }
+
+    /// `name`'s client offers its server from `cwd`; the relay connects.
+    fn offer_and_connect(s: &mut Server, conn: ConnectionId, name: &str, cwd: &str) -> McpLink {
+        s.handle_text(
+            T,
+            conn,
+            &format!(
+                r#"{{"jsonrpc":"2.0","id":2,"method":"session/new","params":{{"cwd":"{cwd}","mcpServers":[{{"type":"acp","name":"files","serverId":"{name}-files"}}]}}}}"#
+            ),
+        );
+        let _ = s.take_actions();
+        let link = s
+            .handle_mcp_open(T, Some(name), &format!("{name}-files"))
+            .unwrap();
+        let connect = sent(&s.take_actions());
+        s.handle_text(
+            T,
+            conn,
+            &format!(
+                r#"{{"jsonrpc":"2.0","id":"{}","result":{{"connectionId":"c-{name}"}}}}"#,
+                connect[0]["id"].as_str().unwrap()
+            ),
+        );
+        let _ = s.take_actions();
+        link
+    }
+
+    /// Through a room, the agent's MCP paths reach the user's server as
+    /// the user's: `roots/list`'s roots and a tool's path arguments under
+    /// the room move to the session's directory (whole components, whole
+    /// strings); another user's room, a sibling directory and text that
+    /// only mentions a path stay; the server's results come back as they
+    /// are. Each user's paths move to their own directory only.
+    #[test]
+    fn through_a_room_the_agents_mcp_paths_reach_the_user_as_theirs() {
+        let config = ServerConfig {
+            pool: super::super::PoolMode::PerUser,
+            ..ServerConfig::new()
+        };
+        let mut s = Server::new(config, T);
+        let ana = user_with_room(&mut s, "ana", 11);
+        let bo = user_with_room(&mut s, "bo", 12);
+        let ana_link = offer_and_connect(&mut s, ana, "ana", "/home/ana/proj");
+        let bo_link = offer_and_connect(&mut s, bo, "bo", "/home/bo/code");
+
+        // The user's server asks its client (the agent) for its roots.
+        s.handle_text(
+            T,
+            ana,
+            r#"{"jsonrpc":"2.0","id":"r1","method":"mcp/message","params":{"connectionId":"c-ana","method":"roots/list"}}"#,
+        );
+        let asked = to_relay(&s.take_actions());
+        assert_eq!(asked[0]["method"], "roots/list");
+        s.handle_mcp_line(
+            T,
+            ana_link,
+            &format!(
+                r#"{{"jsonrpc":"2.0","id":{},"result":{{"roots":[{{"uri":"file:///srv/acp/ana/work","name":"work"}},{{"uri":"file:///srv/acp/ana/work/sub%20dir"}},{{"uri":"file:///srv/acp/bo/work"}},{{"uri":"file:///srv/acp/ana/work2"}}]}}}}"#,
+                asked[0]["id"]
+            ),
+        );
+        let out = sent(&s.take_actions());
+        assert_eq!(out[0]["id"], "r1");
+        assert_eq!(
+            out[0]["result"]["result"]["roots"],
+            json!([
+                {"uri": "file:///home/ana/proj", "name": "work"},
+                {"uri": "file:///home/ana/proj/sub%20dir"},
+                {"uri": "file:///srv/acp/bo/work"},
+                {"uri": "file:///srv/acp/ana/work2"}
+            ])
+        );
+
+        // The agent's tool call: its path arguments move, nothing else.
+        s.handle_mcp_line(
+            T,
+            ana_link,
+            r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"read_text_file","arguments":{"path":"/srv/acp/ana/work/secret.txt","paths":["/srv/acp/ana/work/a","/srv/acp/bo/work/b"],"note":"see /srv/acp/ana/work/x","rel":"secret.txt"}}}"#,
+        );
+        let out = sent(&s.take_actions());
+        assert_eq!(out[0]["method"], "mcp/message");
+        assert_eq!(
+            out[0]["params"]["params"],
+            json!({"name": "read_text_file", "arguments": {
+                "path": "/home/ana/proj/secret.txt",
+                "paths": ["/home/ana/proj/a", "/srv/acp/bo/work/b"],
+                "note": "see /srv/acp/ana/work/x", "rel": "secret.txt"}})
+        );
+        // The result names the user's path: back to the agent as it is.
+        s.handle_text(
+            T,
+            ana,
+            &format!(
+                r#"{{"jsonrpc":"2.0","id":"{}","result":{{"result":{{"content":[{{"type":"text","text":"/home/ana/proj/secret.txt"}}]}}}}}}"#,
+                out[0]["id"].as_str().unwrap()
+            ),
+        );
+        let back = to_relay(&s.take_actions());
+        assert_eq!(
+            back[0]["result"]["content"][0]["text"],
+            "/home/ana/proj/secret.txt"
+        );
+
+        // bo's agent naming ana's room: untouched; its own room: bo's.
+        s.handle_mcp_line(
+            T,
+            bo_link,
+            r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"read_text_file","arguments":{"path":"/srv/acp/ana/work/secret.txt","mine":"/srv/acp/bo/work/x"}}}"#,
+        );
+        let out = sent(&s.take_actions());
+        assert_eq!(
+            out[0]["params"]["params"]["arguments"],
+            json!({"path": "/srv/acp/ana/work/secret.txt", "mine": "/home/bo/code/x"})
         );
     }
 

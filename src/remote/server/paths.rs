@@ -12,6 +12,14 @@
 //!   (`session/update`'s `tool_call` and `tool_call_update`, the tool call
 //!   of `session/request_permission`) `locations[].path` and the `path` of
 //!   each content item (a diff's).
+//! - The agent's MCP messages to a user's MCP server bridged over ACP
+//!   (`mcp/message`, see the `mcp` module): every string of a request's
+//!   `params` or an answer's `result` that is, whole, an absolute path or
+//!   a `file://` URI under the room (the `uri` of each of `roots/list`'s
+//!   roots, a tool's path argument), moved to the directory of the
+//!   session that offered the server. The server's own messages (tool
+//!   results) come back as they are: they name the user's paths, which an
+//!   agent may name in turn (they are not under the room, so they pass).
 //!
 //! A path moves only when it lies under the directory it moves from, on
 //! whole components (`/home/ana/proj2` is not under `/home/ana/proj`);
@@ -134,6 +142,37 @@ fn percent_decode(text: &str) -> Option<String> {
         }
     }
     String::from_utf8(bytes).ok()
+}
+
+/// Every string of `value` (at any depth) that is, whole, an absolute
+/// path or a `file://` URI under `from`, moved as [`rebase`] and
+/// [`rebase_file_uri`] move it to `to`; object keys and every other
+/// string stay. For the MCP messages an agent sends a user's server.
+pub(super) fn move_mcp_paths(value: &mut serde_json::Value, from: &Root, to: &Root) {
+    use serde_json::Value;
+    match value {
+        Value::String(text) => {
+            let moved = if text.starts_with("file:") {
+                rebase_file_uri(text, from, to)
+            } else {
+                rebase(text, from, to)
+            };
+            if let Some(moved) = moved {
+                *text = moved;
+            }
+        }
+        Value::Array(items) => {
+            for item in items {
+                move_mcp_paths(item, from, to);
+            }
+        }
+        Value::Object(members) => {
+            for (_, member) in members.iter_mut() {
+                move_mcp_paths(member, from, to);
+            }
+        }
+        Value::Null | Value::Bool(_) | Value::Number(_) => {}
+    }
 }
 
 /// One step on the way from a JSON value to a member.
@@ -536,6 +575,11 @@ impl Server {
     pub fn session_dir(&self, user: &str) -> Option<&str> {
         let agent = self.agents.get(&Some(user.to_owned()))?;
         agent.paths.as_ref().map(|p| p.room.as_str())
+    }
+
+    /// The room of the agent `key`, when its paths move.
+    pub(super) fn room_of(&self, key: &Option<String>) -> Option<&Root> {
+        self.agents.get(key)?.paths.as_ref().map(|p| &p.room)
     }
 
     /// A client message for the agent `key`, its paths moved into the
