@@ -180,6 +180,34 @@ proptest! {
             prop_assert_eq!(out, None);
         }
     }
+
+    /// An MCP message's strings: each that is, whole, a path under the
+    /// room moves as the oracle moves it, at any depth; every other
+    /// string, the keys and the shape stay.
+    #[test]
+    fn an_mcp_messages_whole_path_strings_under_the_room_move(
+        items in prop::collection::vec((components(), 0u8..4), 0..6),
+    ) {
+        let mut strings = Vec::new();
+        for (parts, how) in &items {
+            let tail = parts.join("/");
+            strings.push(match how {
+                0 => format!("{ROOM}/{tail}"),
+                1 => format!("/srv/acp/ana/workx/{tail}"),
+                2 => format!("see {ROOM}/{tail}"),
+                _ => format!("/srv/acp/bo/work/{tail}"),
+            });
+        }
+        let message = |s: &[String]| json!({"name": "t", "arguments": {
+            "first": s.first(), "all": s, "nested": [{"deep": s.last()}]}});
+        let mut got = message(&strings);
+        move_mcp_paths(&mut got, &root(ROOM), &root(CLIENT));
+        let want: Vec<String> = strings
+            .iter()
+            .map(|p| if under(p, ROOM) { moved(p, ROOM, CLIENT) } else { p.clone() })
+            .collect();
+        prop_assert_eq!(got, message(&want));
+    }
 }
 
 #[test]
