@@ -42,6 +42,14 @@
 //!     a second time (the turn in progress died with the server that ran
 //!     it); the other unanswered requests are sent again.
 //!
+//! On a connection that speaks ACP v2 (its `initialize` answer says
+//! `protocolVersion` 2: a v2 client, or acp-client's translator in front
+//! of a v2 agent), a session's position goes in `session/resume`'s
+//! `replayFrom` as the server's own type
+//! (`{"type":"_acp-codec/cursor","position":p}`, [`REPLAY_CURSOR`]) rather
+//! than in `_meta`, and a session is loaded with `session/resume` from
+//! `{"type":"start"}` (v2 has no `session/load`).
+//!
 //! A server that does not advertise resume gets the client's bytes
 //! unchanged except the opt-in member of `initialize`, and nothing is
 //! stamped; [`Rejoin::is_resumable`] then says a reconnect cannot resume.
@@ -50,7 +58,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use acp_codec::acp::Message;
 use acp_codec::remote::{
-    session_of, unstamp, Position, SessionField, META_CURSOR, META_RESUME, RESUME_GAP,
+    session_of, unstamp, Position, SessionField, META_CURSOR, META_RESUME, REPLAY_CURSOR,
+    RESUME_GAP,
 };
 use serde_json::{json, Map, Value};
 
@@ -141,6 +150,11 @@ pub struct Rejoin {
     own: BTreeMap<String, (Option<String>, u64)>,
     next_own: u64,
     resumable: bool,
+    /// The connection speaks ACP v2 (its `initialize` answer said so): a
+    /// session is resumed with the server's cursor in `replayFrom`, and
+    /// loaded with `session/resume` from the start (v2 has no
+    /// `session/load`).
+    v2: bool,
     connection: Option<String>,
     dropped_twice: u64,
     /// A reconnect's `initialize` is on the wire: what follows it waits
@@ -425,6 +439,8 @@ impl Rejoin {
     /// gives the connection (the next connection's cursor names it).
     fn initialized(&mut self, result: &Value) {
         self.resumable = advertises(result);
+        let version = result.get("protocolVersion").and_then(Value::as_u64);
+        self.v2 = version.is_some_and(|v| v >= 2);
         let named = result
             .get("_meta")
             .and_then(|m| m.get(META_RESUME))
@@ -484,7 +500,11 @@ impl Rejoin {
                 .copied()
                 .unwrap_or_default();
             let mut params = json!({"sessionId": session, "cwd": cwd, "mcpServers": []});
-            set_meta(&mut params, META_CURSOR, json!({ "position": position.0 }));
+            if self.v2 {
+                params["replayFrom"] = json!({"type": REPLAY_CURSOR, "position": position.0});
+            } else {
+                set_meta(&mut params, META_CURSOR, json!({ "position": position.0 }));
+            }
             let line = self.own_request(Some(session), "session/resume", params);
             self.to_server.push(line);
         }
@@ -497,9 +517,15 @@ impl Rejoin {
         // The agent that asked is gone with its server.
         self.answers.clear();
         for (session, cwd) in self.sessions_held() {
-            let params = json!({"sessionId": session, "cwd": cwd, "mcpServers": []});
+            let mut params = json!({"sessionId": session, "cwd": cwd, "mcpServers": []});
+            let method = if self.v2 {
+                params["replayFrom"] = json!({"type": "start"});
+                "session/resume"
+            } else {
+                "session/load"
+            };
             self.loading.insert(session.clone());
-            let line = self.own_request(Some(session), "session/load", params);
+            let line = self.own_request(Some(session), method, params);
             self.to_server.push(line);
         }
         let lost: Vec<String> = self

@@ -587,3 +587,98 @@ fn a_conversation_with_a_v2_agent() {
     assert!(status.success(), "{status}\n{}", pty.seen());
     let _ = std::fs::remove_dir_all(&cwd);
 }
+
+/// A connection to the team server's v2 agent broken mid-turn (a reset
+/// by the fault proxy, after the permission request), on both profiles:
+/// the client resumes it as it does a v1 agent's (WebSocket: a new
+/// connection and `session/resume` with its cursor; Streamable HTTP: the
+/// streams reopened with `Last-Event-ID`), the turn is the unbroken one
+/// and the prompt ran once at the agent.
+#[test]
+fn a_broken_connection_to_a_remote_v2_agent_is_resumed() {
+    use crate::fault_proxy::{Fault, FaultProxy};
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch_dir("client-v2-break");
+    let log = dir.join("agent-stdin.log");
+    let script = dir.join("agent.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\ntee -a '{}' | exec {}\n",
+            log.display(),
+            mock_v2("--delay-ms 50")
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let bridge = Bridge::start("client-v2-break", &["--agent", script.to_str().unwrap()]);
+    let prompts = || {
+        std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| l.contains(r#""method":"session/prompt""#))
+            .count()
+    };
+    let cwd = scratch_dir("client-v2-break-cwd");
+    let cwd_arg = cwd.display().to_string();
+    let turn = |url: &str| {
+        let (out, stdout, summary) = run(&[
+            "--connect",
+            url,
+            "--reconnect-secs",
+            "20",
+            "--protocol",
+            "2",
+            "--cwd",
+            &cwd_arg,
+            "--permission",
+            "allow",
+            "--summary-json",
+            "look around",
+        ]);
+        let why = format!("{url}: {stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+        let shown: Vec<String> = stdout
+            .lines()
+            .filter(|l| !l.starts_with('{'))
+            .map(String::from)
+            .collect();
+        (summary, shown, why)
+    };
+    let same = |s: &Value| {
+        [
+            "stopReason",
+            "messageChunks",
+            "thoughtChunks",
+            "toolCalls",
+            "plans",
+            "permissionRequests",
+            "permissionsAllowed",
+        ]
+        .map(|k| s[k].clone())
+    };
+    for scheme in ["ws", "http"] {
+        let (reference, shown, why) = turn(&format!("{scheme}://{}/acp", bridge.addr));
+        assert_eq!(reference["stopReason"], "end_turn", "{why}");
+        let before = prompts();
+        let proxy = FaultProxy::start(bridge.addr, vec![(1_800, Fault::Reset)]);
+        let (broken, got, why) = turn(&format!("{scheme}://{}/acp", proxy.addr));
+        assert_eq!(
+            proxy.broken.load(std::sync::atomic::Ordering::Relaxed),
+            1,
+            "{why}"
+        );
+        assert_eq!(broken["reconnects"], 1, "{why}");
+        assert_eq!(same(&broken), same(&reference), "{why}");
+        // The transcript, but for the session's name (one a run).
+        let strip = |lines: &[String]| -> Vec<String> {
+            lines
+                .iter()
+                .filter(|l| !l.contains("mock-session-"))
+                .cloned()
+                .collect()
+        };
+        assert_eq!(strip(&got), strip(&shown), "{why}");
+        assert_eq!(prompts() - before, 1, "the prompt ran once: {why}");
+    }
+    let _ = std::fs::remove_dir_all(&cwd);
+}
