@@ -206,8 +206,11 @@ fn check_schema(messages: &[(String, Value)], v2: bool) {
         eprintln!("skipped: python3 with jsonschema not found");
         return;
     }
-    let path = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("client-v2-stdio-{}.ndjson", std::process::id()));
+    let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
+        "client-v2-stdio-{}-v{}.ndjson",
+        std::process::id(),
+        if v2 { 2 } else { 1 }
+    ));
     let mut f = std::fs::File::create(&path).unwrap();
     for (method, message) in messages {
         let part = if message.get("method").is_some() {
@@ -589,7 +592,9 @@ fn a_conversation_with_a_v2_agent() {
 }
 
 /// A connection to the team server's v2 agent broken mid-turn (a reset
-/// by the fault proxy, after the permission request), on both profiles:
+/// by the fault proxy, after the permission request), on both profiles
+/// with `--protocol auto` (over Streamable HTTP the refused v1
+/// `initialize` lets its connection go, and the v2 one opens another):
 /// the client resumes it as it does a v1 agent's (WebSocket: a new
 /// connection and `session/resume` with its cursor; Streamable HTTP: the
 /// streams reopened with `Last-Event-ID`), the turn is the unbroken one
@@ -627,8 +632,6 @@ fn a_broken_connection_to_a_remote_v2_agent_is_resumed() {
             url,
             "--reconnect-secs",
             "20",
-            "--protocol",
-            "2",
             "--cwd",
             &cwd_arg,
             "--permission",
