@@ -382,17 +382,26 @@ fn until_idle(editor: &mut Editor, session: &str) -> String {
 /// cancelled while its permission question waits; `session/resume` from
 /// the start replaying both; what the translator cannot serve refused
 /// with its code. Every line the editor receives is valid v2. The same
-/// editor with `--protocol 1` is translated from its first line.
+/// editor with `--protocol 1` is translated from its first line, and with
+/// the team server's v1 mock behind `--connect`, on both profiles.
 #[test]
 fn a_v2_editor_on_stdio_drives_a_v1_agent() {
     let cwd = scratch_dir("client-v2-editor");
     let cwd_arg = cwd.display().to_string();
     let agent = env!("CARGO_BIN_EXE_acp-mock-agent");
-    for protocol in ["auto", "1"] {
-        let mut editor = Editor::start(
-            &["--agent", agent, "--cwd", &cwd_arg, "--protocol", protocol],
-            &[],
-        );
+    let bridge = Bridge::start("client-v2-editor-remote", &["--agent", agent]);
+    let (ws, http) = (
+        format!("ws://{}/acp", bridge.addr),
+        format!("http://{}/acp", bridge.addr),
+    );
+    for to in [
+        ["--agent", agent, "--protocol", "auto"],
+        ["--agent", agent, "--protocol", "1"],
+        ["--connect", &ws, "--protocol", "auto"],
+        ["--connect", &http, "--protocol", "auto"],
+    ] {
+        let protocol = to.join(" ");
+        let mut editor = Editor::start(&[&to[..], &["--cwd", &cwd_arg]].concat(), &[]);
         let mut asked = HashMap::new();
         let id = editor.request(
             "initialize",
