@@ -17,6 +17,11 @@
 #     API (scripts/peers/ts_v2_agent.mjs): v1 refused, v2 through the
 #     translator, full turn;
 #   - the TypeScript SDK 2.4.0 client against our mock_agent, full turn;
+#     the same client through acp-client --stdio against the v2 agent;
+#   - the SDK 2.4.0's v2 client (scripts/peers/ts_v2_client.mjs) against
+#     the mock directly (the SDK's validation error) and through
+#     acp-client --stdio (a full turn, translated), and through
+#     acp-client --stdio against Gemini CLI on the fake model backend;
 #   - acp-client against Gemini CLI 0.61.0 offline (scratch HOME, no key):
 #     initialize succeeds, session/new reports Gemini's error, non-zero exit;
 #   - acp-client against Gemini CLI 0.61.0 with a fake model backend on
@@ -144,6 +149,35 @@ check "TS SDK 2.4.0 client vs mock_agent: full turn, no errors" \
   'rc==0 and "stop end_turn" in err and "rror" not in err and open("'"$T/agent.err"'").read()=="" and open("'"$P/NOTES.md"'").read().startswith("# Notes")' \
   "$rc" "$(elapsed "$t0")"
 
+# The SDK's v1 client as an editor on acp-client --stdio, in front of the
+# SDK's v2 agent: acp-client puts the v1 client's translator between.
+P=$(project sdk24-stdio-v2); t0=$(date +%s.%N); rc=0
+mkfifo "$T/to_relay" "$T/from_relay"
+timeout -k 5 60 "$CLIENT" --stdio --agent "node $ROOT/scripts/peers/ts_v2_agent.mjs" --cwd "$P" \
+  >"$T/from_relay" <"$T/to_relay" 2>"$T/relay.err" & apid=$!
+timeout -k 5 60 node scripts/peers/ts_sdk_client.mjs "$P" "Write some notes." <"$T/from_relay" >"$T/to_relay" 2>"$T/err" || rc=$?
+wait "$apid" || rc=$((rc + 100))
+echo '{}' >"$T/out"
+check "TS SDK 2.4.0 v1 client via acp-client --stdio vs a TS SDK v2 agent: full turn" \
+  'rc==0 and "initialized ts-v2-agent" in err and "stop end_turn" in err and "rror" not in err and open("'"$T/relay.err"'").read()==""' \
+  "$rc" "$(elapsed "$t0")"
+
+# The SDK's v2 client (scripts/peers/ts_v2_client.mjs, an editor speaking
+# ACP v2) and our v1 mock: directly, the SDK refuses the v1 initialize
+# answer with a raw validation error (no JSON-RPC code); through
+# acp-client --stdio, whose v2 client translator sits between, a full turn.
+P=$(project sdk24-v2-client-direct); t0=$(date +%s.%N); rc=0
+timeout -k 5 60 node scripts/peers/ts_v2_client.mjs --cwd "$P" -- "$MOCK" >"$T/out" 2>"$T/err" || rc=$?
+check "TS SDK 2.4.0 v2 client vs the v1 mock directly: the SDK's validation error" \
+  'rc==1 and s["stopReason"] is None and "info" in s["error"] and "expected object" in s["error"] and "(no code)" in s["error"]' \
+  "$rc" "$(elapsed "$t0")"
+P=$(project sdk24-v2-client); t0=$(date +%s.%N); rc=0
+timeout -k 5 60 node scripts/peers/ts_v2_client.mjs --cwd "$P" -- "$CLIENT" --stdio --agent "$MOCK" --cwd "$P" \
+  >"$T/out" 2>"$T/err" || rc=$?
+check "TS SDK 2.4.0 v2 client via acp-client --stdio vs the v1 mock: full turn" \
+  'rc==0 and s["protocolVersion"]==2 and s["agent"].startswith("acp-codec-mock-agent ") and s["stopReason"]=="end_turn" and s["permissions"]==2 and "wrote NOTES.md" in s["text"] and s["error"] is None and "user_message" in s["kinds"] and "plan_update" in s["kinds"]' \
+  "$rc" "$(elapsed "$t0")"
+
 H="$T/gemini-home"; mkdir -p "$H"; P=$(project gemini); t0=$(date +%s.%N); rc=0
 env -u GEMINI_API_KEY -u GOOGLE_API_KEY -u GOOGLE_GENAI_USE_VERTEXAI -u GOOGLE_CLOUD_PROJECT \
   HOME="$H" GEMINI_CLI_NO_RELAUNCH=1 timeout -k 5 120 \
@@ -181,6 +215,27 @@ grep -q "greet() now takes a name" "$P/NOTES.md" 2>/dev/null || { echo "FAIL gem
 grep -q '^1.2.4$' "$P/VERSION" || { echo "FAIL gemini turn: VERSION was not rewritten"; FAILED=1; }
 grep -q 'def greet(name):' "$P/src/app.py" || { echo "FAIL gemini turn: src/app.py was not edited"; FAILED=1; }
 grep -q '00042	entry "42" (checked)' "$P/data/log.txt" || { echo "FAIL gemini turn: data/log.txt was not edited"; FAILED=1; }
+# The same scripted turn from the SDK's v2 client (ts_v2_client.mjs)
+# through acp-client --stdio: Gemini CLI speaks v1, acp-client translates;
+# every permission answered, the files Gemini writes itself (a v2 client
+# offers no fs/*) land.
+H="$T/gemini-v2-home"; mkdir -p "$H"; cp -r "$T/gemini-turn-home/.gemini" "$H/"
+P=$(project gemini-v2); printf '1.2.3\n' >"$P/VERSION"; mkdir -p "$P/src" "$P/data"
+printf 'def greet():\n    return "hello"\n\n\ndef add(a, b):\n    return a + b\n' >"$P/src/app.py"
+python3 -c 'import sys; sys.path.insert(0, "scripts/peers"); import record; sys.stdout.write(record.big_log())' >"$P/data/log.txt"
+coproc FAKE { exec python3 scripts/peers/fake_gemini.py --script acp --idle 60 --max-lifetime 150; }
+read -r PORT <&"${FAKE[0]}"
+t0=$(date +%s.%N); rc=0
+env -u GOOGLE_API_KEY -u GOOGLE_GENAI_USE_VERTEXAI -u GOOGLE_CLOUD_PROJECT \
+  HOME="$H" GEMINI_CLI_NO_RELAUNCH=1 GEMINI_API_KEY=dummy-key-for-fake-backend \
+  GOOGLE_GEMINI_BASE_URL="http://127.0.0.1:$PORT" timeout -k 5 150 \
+  node scripts/peers/ts_v2_client.mjs --cwd "$P" --prompt "Update greet, write notes and run the checks." \
+  -- "$CLIENT" --stdio --agent "$PEERS_DIR/node_modules/.bin/gemini --acp" --cwd "$P" \
+  >"$T/out" 2>"$T/err" || rc=$?
+kill "$FAKE_PID" 2>/dev/null || true; wait "$FAKE_PID" 2>/dev/null || true
+check "TS SDK 2.4.0 v2 client via acp-client --stdio vs Gemini CLI 0.61.0 (fake model): full turn" \
+  'rc==0 and s["protocolVersion"]==2 and s["agent"]=="gemini-cli 0.61.0" and s["stopReason"]=="end_turn" and s["permissions"]>=3 and "greet" in s["text"] and s["error"] is None and "greet() now takes a name" in f("NOTES.md") and f("VERSION")=="1.2.4\n"' \
+  "$rc" "$(elapsed "$t0")"
 # Cancelled mid-way: a slow fake model (1.5 s between streamed events);
 # Ctrl-C once the turn streams sends session/cancel, Gemini ends the turn
 # with stopReason "cancelled", acp-client exits 130. `timeout --foreground`:

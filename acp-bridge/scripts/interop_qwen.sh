@@ -171,6 +171,22 @@ turn "qwen (4b) the same shell prompt rejected: it did not run" shell reject \
   'rc==0 and s["stopReason"]=="end_turn" and s["permissionRequests"]==1 and s["permissionsAllowed"]==0 and f("CHECKED.txt")==""' \
   "Run the check."
 
+# (4c) An editor speaking ACP v2: the TypeScript SDK 2.4.0's v2 client
+# (scripts/peers/ts_v2_client.mjs; the SDK from scripts/peers/install.sh's
+# directory) starts acp-client --stdio, which puts its v2 client's
+# translator in front of Qwen Code (v1): the shell prompt answered, the
+# command run, the idle state_update's stop reason, the streamed text.
+project v2-editor
+start_fake shell
+t0=$(date +%s.%N); rc=0
+agent_env PEERS_DIR="${PEERS_DIR:-$ROOT/target/peers}" timeout -k 5 120 \
+  node scripts/peers/ts_v2_client.mjs --cwd "$P" --prompt "Run the check." \
+  -- "$CLIENT" --stdio --agent "$QWEN --acp" --cwd "$P" </dev/null >"$T/out" 2>"$T/err" || rc=$?
+stop_fake
+check "qwen (4c) the SDK's v2 client through acp-client --stdio: full turn" \
+  'rc==0 and s["protocolVersion"]==2 and s["agent"].startswith("qwen-code ") and s["stopReason"]=="end_turn" and s["permissions"]==1 and s["text"]!="" and s["error"] is None and f("CHECKED.txt")=="checked 1.2.3\n"' \
+  "$rc" "$(elapsed "$t0")"
+
 # (5) Cancelled mid-way: the fake streams slowly (1.5 s between events);
 # once the turn streams ("Surveying"), Ctrl-C: acp-client sends
 # session/cancel, Qwen ends the turn with "cancelled", acp-client exits 130.

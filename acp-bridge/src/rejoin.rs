@@ -42,6 +42,14 @@
 //!     a second time (the turn in progress died with the server that ran
 //!     it); the other unanswered requests are sent again.
 //!
+//! On a connection that speaks ACP v2 (its `initialize` answer says
+//! `protocolVersion` 2: a v2 client, or acp-client's translator in front
+//! of a v2 agent), a session's position goes in `session/resume`'s
+//! `replayFrom` as the server's own type
+//! (`{"type":"_acp-codec/cursor","position":p}`, [`REPLAY_CURSOR`]) rather
+//! than in `_meta`, and a session is loaded with `session/resume` from
+//! `{"type":"start"}` (v2 has no `session/load`).
+//!
 //! A server that does not advertise resume gets the client's bytes
 //! unchanged except the opt-in member of `initialize`, and nothing is
 //! stamped; [`Rejoin::is_resumable`] then says a reconnect cannot resume.
@@ -50,7 +58,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use acp_codec::acp::Message;
 use acp_codec::remote::{
-    session_of, unstamp, Position, SessionField, META_CURSOR, META_RESUME, RESUME_GAP,
+    session_of, unstamp, Position, SessionField, META_CURSOR, META_RESUME, REPLAY_CURSOR,
+    RESUME_GAP,
 };
 use serde_json::{json, Map, Value};
 
@@ -141,6 +150,11 @@ pub struct Rejoin {
     own: BTreeMap<String, (Option<String>, u64)>,
     next_own: u64,
     resumable: bool,
+    /// The connection speaks ACP v2 (its `initialize` answer said so): a
+    /// session is resumed with the server's cursor in `replayFrom`, and
+    /// loaded with `session/resume` from the start (v2 has no
+    /// `session/load`).
+    v2: bool,
     connection: Option<String>,
     dropped_twice: u64,
     /// A reconnect's `initialize` is on the wire: what follows it waits
@@ -425,6 +439,8 @@ impl Rejoin {
     /// gives the connection (the next connection's cursor names it).
     fn initialized(&mut self, result: &Value) {
         self.resumable = advertises(result);
+        let version = result.get("protocolVersion").and_then(Value::as_u64);
+        self.v2 = version.is_some_and(|v| v >= 2);
         let named = result
             .get("_meta")
             .and_then(|m| m.get(META_RESUME))
@@ -484,7 +500,11 @@ impl Rejoin {
                 .copied()
                 .unwrap_or_default();
             let mut params = json!({"sessionId": session, "cwd": cwd, "mcpServers": []});
-            set_meta(&mut params, META_CURSOR, json!({ "position": position.0 }));
+            if self.v2 {
+                params["replayFrom"] = json!({"type": REPLAY_CURSOR, "position": position.0});
+            } else {
+                set_meta(&mut params, META_CURSOR, json!({ "position": position.0 }));
+            }
             let line = self.own_request(Some(session), "session/resume", params);
             self.to_server.push(line);
         }
@@ -497,9 +517,15 @@ impl Rejoin {
         // The agent that asked is gone with its server.
         self.answers.clear();
         for (session, cwd) in self.sessions_held() {
-            let params = json!({"sessionId": session, "cwd": cwd, "mcpServers": []});
+            let mut params = json!({"sessionId": session, "cwd": cwd, "mcpServers": []});
+            let method = if self.v2 {
+                params["replayFrom"] = json!({"type": "start"});
+                "session/resume"
+            } else {
+                "session/load"
+            };
             self.loading.insert(session.clone());
-            let line = self.own_request(Some(session), "session/load", params);
+            let line = self.own_request(Some(session), method, params);
             self.to_server.push(line);
         }
         let lost: Vec<String> = self
@@ -648,5 +674,90 @@ fn set_meta(params: &mut Value, key: &str, value: Value) {
         if let Some(meta) = meta.as_object_mut() {
             meta.insert(key.to_owned(), value);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use acp_codec::remote::stamp;
+
+    /// A connection initialized in `version`, holding session `s1` with
+    /// its stream at position 3, broken: what the reconnect sends once its
+    /// `initialize` is answered (`resumes`: the server took the
+    /// connection over).
+    fn after_reconnect(version: u64, resumes: bool) -> Vec<Value> {
+        let mut r = Rejoin::new();
+        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"protocolVersion": version}});
+        let _ = r.outgoing(&init.to_string());
+        let answer = json!({"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": version,
+            "_meta": {META_RESUME: {"connection": "c1"}}}});
+        let answer = stamp(&answer.to_string(), None, Position(1));
+        assert!(r.incoming(&answer).unwrap().is_some());
+        let new = r#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/w"}}"#;
+        let _ = r.outgoing(new);
+        let made = stamp(
+            r#"{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s1"}}"#,
+            None,
+            Position(2),
+        );
+        assert!(r.incoming(&made).unwrap().is_some());
+        for at in 1..=3 {
+            let update = r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{}}}"#;
+            let _ = r.incoming(&stamp(update, Some("s1"), Position(at)));
+        }
+        let again = r.reconnected(Some("c2".into()));
+        let first: Value = serde_json::from_str(&again[0]).unwrap();
+        assert_eq!(first["method"], "initialize");
+        let id = first["id"].clone();
+        let mut meta = json!({});
+        if resumes {
+            meta = json!({META_RESUME: {"connection": "c2"}});
+        }
+        let answer = json!({"jsonrpc": "2.0", "id": id, "result": {"protocolVersion": version, "_meta": meta}});
+        assert_eq!(r.incoming(&answer.to_string()).unwrap(), None);
+        let mut sent: Vec<Value> = r
+            .poll_to_server()
+            .iter()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        if !resumes && r.take_restart() {
+            let _ = r.reconnected(None);
+            let id = json!(format!("{OWN_ID}{}", r.next_own));
+            let answer =
+                json!({"jsonrpc": "2.0", "id": id, "result": {"protocolVersion": version}});
+            assert_eq!(r.incoming(&answer.to_string()).unwrap(), None);
+            sent = r
+                .poll_to_server()
+                .iter()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect();
+        }
+        sent
+    }
+
+    #[test]
+    fn a_v1_session_resumes_with_its_cursor_in_meta_and_loads_with_session_load() {
+        let sent = after_reconnect(1, true);
+        assert_eq!(sent[0]["method"], "session/resume", "{sent:?}");
+        assert_eq!(sent[0]["params"]["_meta"][META_CURSOR]["position"], 3);
+        assert!(sent[0]["params"].get("replayFrom").is_none());
+        let sent = after_reconnect(1, false);
+        assert_eq!(sent[0]["method"], "session/load", "{sent:?}");
+    }
+
+    #[test]
+    fn a_v2_session_resumes_with_the_servers_cursor_in_replay_from() {
+        let sent = after_reconnect(2, true);
+        assert_eq!(sent[0]["method"], "session/resume", "{sent:?}");
+        let from = &sent[0]["params"]["replayFrom"];
+        assert_eq!(from["type"], REPLAY_CURSOR, "{sent:?}");
+        assert_eq!(from["position"], 3, "{sent:?}");
+        assert!(sent[0]["params"].get("_meta").is_none(), "{sent:?}");
+        // Nothing to resume from: loaded from the start, v2's way.
+        let sent = after_reconnect(2, false);
+        assert_eq!(sent[0]["method"], "session/resume", "{sent:?}");
+        assert_eq!(sent[0]["params"]["replayFrom"], json!({"type": "start"}));
     }
 }

@@ -53,8 +53,10 @@
 //!
 //! A v2 agent is spoken to through acp-codec's v1↔v2 translator, found
 //! by `--protocol auto` (the default: v1 first, v2 when the agent refuses
-//! v1 with `-32022`), `1` or `2` ([`acp_bridge::dialect`]); in every mode,
-//! `--stdio`'s editor included.
+//! v1 with `-32022`), `1` or `2` ([`acp_bridge::dialect`]); in every mode.
+//! `--stdio`'s editor speaks the version its `initialize` asks for: a v1
+//! editor reaches a v2 agent, and a v2 editor a v1 agent, through the
+//! translator of that direction.
 //!
 //! Exit status: 0 after a stop reason, 130 after Ctrl-C, 1 on any error
 //! (the agent's error message is printed), 2 for bad arguments.
@@ -128,8 +130,9 @@ struct Cli {
     /// stdout are a terminal
     #[arg(short, long, conflicts_with_all = ["stdio", "summary_json"])]
     interactive: bool,
-    /// The ACP version to speak to the agent: auto (v1, else v2 through
-    /// the translator when the agent refuses v1), 1, or 2
+    /// The ACP version the agent speaks: auto (the client's, else the
+    /// other through the translator when the agent answers in it or
+    /// refuses the client's), 1, or 2
     #[arg(long, value_enum, value_name = "V", default_value_t = Protocol::default())]
     protocol: Protocol,
     /// Continue this session (session/resume, else session/load) instead
@@ -437,9 +440,11 @@ async fn run() -> ExitCode {
         Err(e) => return fail(&args, &e),
     };
 
-    // The agent's version settled, and a v2 agent translated.
+    // The agent's version settled, and the translator put between when
+    // the client's is not the agent's. The client's own turn logic speaks
+    // v1; an editor on --stdio speaks what its initialize asks for.
     let (source, sink) = match args.protocol {
-        Protocol::V1 => (source, sink),
+        Protocol::V1 if !args.stdio => (source, sink),
         protocol => {
             let from_agent = Box::pin(lines::stream(source));
             let (source, sink) = dialect::spawn(Negotiation::new(protocol), from_agent, sink);

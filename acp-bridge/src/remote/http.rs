@@ -545,7 +545,7 @@ async fn write(endpoint: Endpoint, mut post: Sender, mut lines: mpsc::Receiver<V
         let sent = match &connection {
             None => initialize(&endpoint, &mut post, asking_for_positions(&endpoint, line))
                 .await
-                .map(|id| connection = Some(id)),
+                .map(|id| connection = id),
             Some(id) => {
                 send(
                     &endpoint,
@@ -600,12 +600,16 @@ fn asking_for_positions(endpoint: &Endpoint, line: Vec<u8>) -> Vec<u8> {
 }
 
 /// `initialize`: its answer comes in the `POST`'s response, with the
-/// connection id; then the connection stream opens.
+/// connection id; then the connection stream opens. An `initialize`
+/// answered with an error (a version the agent does not speak: `acp-client
+/// --protocol auto` asks again in the other) leaves the client free to
+/// send another, as on any transport: the server's connection is deleted,
+/// and the next line opens a new one (`Ok(None)`).
 async fn initialize(
     endpoint: &Endpoint,
     post: &mut Sender,
     line: Vec<u8>,
-) -> Result<String, String> {
+) -> Result<Option<String>, String> {
     let body = Bytes::from(line);
     let json = [(CONTENT_TYPE.as_str(), "application/json")];
     let req = |v| endpoint.request(v, Method::POST, &json, body.clone());
@@ -640,12 +644,18 @@ async fn initialize(
             )
         })?;
     let answer = read_body(resp, endpoint.max_message).await?;
+    if matches!(Message::decode(&answer), Ok(Message::Error(_))) {
+        let delete = |v| endpoint.request(v, Method::DELETE, &[(CONNECTION_ID, &id)], Bytes::new());
+        let _ = tokio::time::timeout(POST_WAIT, endpoint.send(post, delete)).await;
+        let _ = endpoint.inbox.send(Ok(Ok(answer))).await;
+        return Ok(None);
+    }
     let _ = endpoint.inbox.send(Ok(Ok(answer))).await;
     let ready = sse(endpoint.clone(), post.shared(), id.clone(), None);
     ready
         .await
         .map_err(|_| "the connection stream closed".to_owned())??;
-    Ok(id)
+    Ok(Some(id))
 }
 
 /// Any later message: its session's stream opened first, then `POST`.

@@ -3,10 +3,12 @@
 //! then speaks v2 through the translator. A one-shot turn renders as a v1
 //! turn does and its `--summary-json` has the v1 run's fields; Ctrl-C
 //! cancels; `--session` resumes; `--stdio` bridges a v1 editor (every line
-//! it receives valid v1); the interactive mode runs a turn; the team
-//! server's v2 agent is reached with `--connect`.
+//! it receives valid v1), and a v2 editor in front of the v1 mock (every
+//! line it receives valid v2); the interactive mode runs a turn; the team
+//! server's v2 agent is reached with `--connect`, and a connection broken
+//! mid-turn resumes.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -188,9 +190,9 @@ fn a_v2_turn_is_cancelled_and_its_session_resumed() {
 }
 
 /// Validates `messages` (each with the method of the request it answers,
-/// or its own) against the v1 schema; skipped without Python's
-/// `jsonschema` unless `ACP_SCHEMA_CHECK=require`.
-fn check_v1_schema(messages: &[(String, Value)]) {
+/// or its own) against the v1 schema, or the v2 one (`v2`); skipped
+/// without Python's `jsonschema` unless `ACP_SCHEMA_CHECK=require`.
+fn check_schema(messages: &[(String, Value)], v2: bool) {
     let require = std::env::var("ACP_SCHEMA_CHECK").is_ok_and(|v| v == "require");
     let has = Command::new("python3")
         .args(["-c", "import jsonschema"])
@@ -204,8 +206,11 @@ fn check_v1_schema(messages: &[(String, Value)]) {
         eprintln!("skipped: python3 with jsonschema not found");
         return;
     }
-    let path = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("client-v2-stdio-{}.ndjson", std::process::id()));
+    let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
+        "client-v2-stdio-{}-v{}.ndjson",
+        std::process::id(),
+        if v2 { 2 } else { 1 }
+    ));
     let mut f = std::fs::File::create(&path).unwrap();
     for (method, message) in messages {
         let part = if message.get("method").is_some() {
@@ -215,7 +220,10 @@ fn check_v1_schema(messages: &[(String, Value)]) {
         } else {
             "error"
         };
-        let def = (part == "error").then_some("Error");
+        // (An error is checked by the root schema only in v2: the checker
+        // would take a method's error for its result or params.)
+        let def = (part == "error" && !v2).then_some("Error");
+        let method = if part == "error" && v2 { "" } else { method };
         let sample = json!({"def": def, "method": method, "part": part, "message": message});
         writeln!(f, "{sample}").unwrap();
     }
@@ -226,6 +234,7 @@ fn check_v1_schema(messages: &[(String, Value)]) {
     );
     let out = Command::new("python3")
         .arg(script)
+        .args(v2.then_some("--v2"))
         .arg(&path)
         .output()
         .unwrap();
@@ -249,7 +258,7 @@ fn a_v1_editor_on_stdio_drives_a_v2_agent() {
     let cwd_arg = cwd.display().to_string();
     let agent = mock_v2("");
     let mut editor = Editor::start(&["--agent", &agent, "--cwd", &cwd_arg], &[]);
-    let mut asked = std::collections::HashMap::new();
+    let mut asked = HashMap::new();
     let init = editor.initialize();
     asked.insert(1, "initialize");
     assert_eq!(init["result"]["protocolVersion"], 1, "{init}");
@@ -328,9 +337,16 @@ fn a_v1_editor_on_stdio_drives_a_v2_agent() {
         "{replay:?}\n{live:?}"
     );
 
-    let messages: Vec<(String, Value)> = editor
-        .seen
-        .iter()
+    let messages = with_methods(&editor.seen, &asked);
+    assert!(editor.finish(), "acp-client --stdio ends with the editor");
+    check_schema(&messages, false);
+    let _ = std::fs::remove_dir_all(&cwd);
+}
+
+/// Each message `seen` with the method of the request it answers (by
+/// `asked`, the editor's requests) or its own.
+fn with_methods(seen: &[Value], asked: &HashMap<u64, &str>) -> Vec<(String, Value)> {
+    seen.iter()
         .map(|m| {
             let method = match (m["method"].as_str(), m["id"].as_u64()) {
                 (Some(method), _) => method,
@@ -339,9 +355,151 @@ fn a_v1_editor_on_stdio_drives_a_v2_agent() {
             };
             (method.to_owned(), m.clone())
         })
-        .collect();
-    assert!(editor.finish(), "acp-client --stdio ends with the editor");
-    check_v1_schema(&messages);
+        .collect()
+}
+
+/// Reads until `session`'s idle `state_update`; its stop reason.
+fn until_idle(editor: &mut Editor, session: &str) -> String {
+    loop {
+        let m = editor
+            .next(Duration::from_secs(10))
+            .expect("the idle state_update");
+        let update = &m["params"]["update"];
+        if m["method"] == "session/update"
+            && m["params"]["sessionId"] == session
+            && update["sessionUpdate"] == "state_update"
+            && update["state"] == "idle"
+        {
+            return update["stopReason"].as_str().unwrap_or_default().to_owned();
+        }
+    }
+}
+
+/// A v2 editor on `acp-client --stdio` in front of the v1 mock (`auto`:
+/// the mock answers the v2 `initialize` with version 1, and the v2
+/// client's translator comes in): a turn with a permission, whose answer
+/// is v2's `messageId` and whose end is the idle `state_update`; a turn
+/// cancelled while its permission question waits; `session/resume` from
+/// the start replaying both; what the translator cannot serve refused
+/// with its code. Every line the editor receives is valid v2. The same
+/// editor with `--protocol 1` is translated from its first line, and with
+/// the team server's v1 mock behind `--connect`, on both profiles.
+#[test]
+fn a_v2_editor_on_stdio_drives_a_v1_agent() {
+    let cwd = scratch_dir("client-v2-editor");
+    let cwd_arg = cwd.display().to_string();
+    let agent = env!("CARGO_BIN_EXE_acp-mock-agent");
+    let bridge = Bridge::start("client-v2-editor-remote", &["--agent", agent]);
+    let (ws, http) = (
+        format!("ws://{}/acp", bridge.addr),
+        format!("http://{}/acp", bridge.addr),
+    );
+    for to in [
+        ["--agent", agent, "--protocol", "auto"],
+        ["--agent", agent, "--protocol", "1"],
+        ["--connect", &ws, "--protocol", "auto"],
+        ["--connect", &http, "--protocol", "auto"],
+    ] {
+        let protocol = to.join(" ");
+        let mut editor = Editor::start(&[&to[..], &["--cwd", &cwd_arg]].concat(), &[]);
+        let mut asked = HashMap::new();
+        let id = editor.request(
+            "initialize",
+            json!({"protocolVersion": 2, "capabilities": {}, "info": {"name": "v2-editor", "version": "1"}}),
+        );
+        asked.insert(id, "initialize");
+        let init = editor.answer(id, "initialize");
+        assert_eq!(init["result"]["protocolVersion"], 2, "{init}");
+        assert_eq!(
+            init["result"]["info"]["name"], "acp-codec-mock-agent",
+            "{init}"
+        );
+        let id = editor.request("session/new", json!({"cwd": cwd_arg}));
+        asked.insert(id, "session/new");
+        let session = editor.answer(id, "session/new")["result"]["sessionId"]
+            .as_str()
+            .expect("a session")
+            .to_owned();
+
+        let from = editor.seen.len();
+        let id = editor.prompt(&session, "go");
+        asked.insert(id, "session/prompt");
+        let accepted = editor.answer(id, "session/prompt");
+        assert!(
+            accepted["result"]["messageId"].is_string(),
+            "v2's early answer: {accepted}"
+        );
+        assert_eq!(until_idle(&mut editor, &session), "end_turn");
+        assert!(editor.permissions >= 1, "{protocol}");
+        assert_eq!(editor.fs_requests, 0, "a v2 editor is asked no fs/*");
+        let kinds: BTreeSet<String> = editor
+            .updates(&session, from)
+            .iter()
+            .filter_map(|u| u["sessionUpdate"].as_str().map(String::from))
+            .collect();
+        for kind in [
+            "user_message",
+            "agent_thought_chunk",
+            "agent_message_chunk",
+            "plan_update",
+            "tool_call_update",
+            "state_update",
+        ] {
+            assert!(kinds.contains(kind), "no {kind} in {kinds:?}");
+        }
+        assert!(!kinds.contains("tool_call"), "v1's tool_call: {kinds:?}");
+
+        // Cancelled while the permission question waits.
+        editor.hold_permissions = true;
+        let id = editor.prompt(&session, "wait");
+        asked.insert(id, "session/prompt");
+        while editor.held.is_empty() {
+            editor
+                .next(Duration::from_secs(10))
+                .expect("a permission request");
+        }
+        let held = editor.held.remove(0);
+        assert_eq!(held["params"]["subject"]["type"], "tool_call", "{held}");
+        editor.send(
+            &json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": session}}),
+        );
+        editor.send(
+            &json!({"jsonrpc": "2.0", "id": held["id"], "result": {"outcome": {"outcome": "cancelled"}}}),
+        );
+        assert_eq!(until_idle(&mut editor, &session), "cancelled");
+
+        // The session resumed from the start: its history replayed.
+        let from = editor.seen.len();
+        let id = editor.request(
+            "session/resume",
+            json!({"sessionId": session, "cwd": cwd_arg, "replayFrom": {"type": "start"}}),
+        );
+        asked.insert(id, "session/resume");
+        let resumed = editor.answer(id, "session/resume");
+        assert!(resumed.get("result").is_some(), "{resumed}");
+        let replay = editor.updates(&session, from);
+        let said: Vec<&str> = replay
+            .iter()
+            .filter(|u| u["sessionUpdate"] == "user_message_chunk")
+            .filter_map(|u| u["content"]["text"].as_str())
+            .collect();
+        assert_eq!(said, ["go", "wait"], "{replay:?}");
+        let last = replay.last().expect("the state snapshot");
+        assert_eq!(last["sessionUpdate"], "state_update", "{replay:?}");
+
+        // What a v1 agent cannot do is the translator's error.
+        let id = editor.request(
+            "session/resume",
+            json!({"sessionId": session, "cwd": cwd_arg, "replayFrom": {"type": "message", "messageId": "m"}}),
+        );
+        asked.insert(id, "session/resume");
+        let refused = editor.answer(id, "session/resume from a message");
+        assert_eq!(refused["error"]["code"], -32602, "{refused}");
+
+        let messages = with_methods(&editor.seen, &asked);
+        assert!(editor.finish(), "acp-client --stdio ends with the editor");
+        check_schema(&messages, true);
+    }
     let _ = std::fs::remove_dir_all(&cwd);
 }
 
@@ -439,5 +597,100 @@ fn a_conversation_with_a_v2_agent() {
     pty.send("\x04");
     let status = pty.wait(10);
     assert!(status.success(), "{status}\n{}", pty.seen());
+    let _ = std::fs::remove_dir_all(&cwd);
+}
+
+/// A connection to the team server's v2 agent broken mid-turn (a reset
+/// by the fault proxy, after the permission request), on both profiles
+/// with `--protocol auto` (over Streamable HTTP the refused v1
+/// `initialize` lets its connection go, and the v2 one opens another):
+/// the client resumes it as it does a v1 agent's (WebSocket: a new
+/// connection and `session/resume` with its cursor; Streamable HTTP: the
+/// streams reopened with `Last-Event-ID`), the turn is the unbroken one
+/// and the prompt ran once at the agent.
+#[test]
+fn a_broken_connection_to_a_remote_v2_agent_is_resumed() {
+    use crate::fault_proxy::{Fault, FaultProxy};
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch_dir("client-v2-break");
+    let log = dir.join("agent-stdin.log");
+    let script = dir.join("agent.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\ntee -a '{}' | exec {}\n",
+            log.display(),
+            mock_v2("--delay-ms 50")
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let bridge = Bridge::start("client-v2-break", &["--agent", script.to_str().unwrap()]);
+    let prompts = || {
+        std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| l.contains(r#""method":"session/prompt""#))
+            .count()
+    };
+    let cwd = scratch_dir("client-v2-break-cwd");
+    let cwd_arg = cwd.display().to_string();
+    let turn = |url: &str| {
+        let (out, stdout, summary) = run(&[
+            "--connect",
+            url,
+            "--reconnect-secs",
+            "20",
+            "--cwd",
+            &cwd_arg,
+            "--permission",
+            "allow",
+            "--summary-json",
+            "look around",
+        ]);
+        let why = format!("{url}: {stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+        let shown: Vec<String> = stdout
+            .lines()
+            .filter(|l| !l.starts_with('{'))
+            .map(String::from)
+            .collect();
+        (summary, shown, why)
+    };
+    let same = |s: &Value| {
+        [
+            "stopReason",
+            "messageChunks",
+            "thoughtChunks",
+            "toolCalls",
+            "plans",
+            "permissionRequests",
+            "permissionsAllowed",
+        ]
+        .map(|k| s[k].clone())
+    };
+    for scheme in ["ws", "http"] {
+        let (reference, shown, why) = turn(&format!("{scheme}://{}/acp", bridge.addr));
+        assert_eq!(reference["stopReason"], "end_turn", "{why}");
+        let before = prompts();
+        let proxy = FaultProxy::start(bridge.addr, vec![(1_800, Fault::Reset)]);
+        let (broken, got, why) = turn(&format!("{scheme}://{}/acp", proxy.addr));
+        assert_eq!(
+            proxy.broken.load(std::sync::atomic::Ordering::Relaxed),
+            1,
+            "{why}"
+        );
+        assert_eq!(broken["reconnects"], 1, "{why}");
+        assert_eq!(same(&broken), same(&reference), "{why}");
+        // The transcript, but for the session's name (one a run).
+        let strip = |lines: &[String]| -> Vec<String> {
+            lines
+                .iter()
+                .filter(|l| !l.contains("mock-session-"))
+                .cloned()
+                .collect()
+        };
+        assert_eq!(strip(&got), strip(&shown), "{why}");
+        assert_eq!(prompts() - before, 1, "the prompt ran once: {why}");
+    }
     let _ = std::fs::remove_dir_all(&cwd);
 }
