@@ -20,6 +20,8 @@
 #   no quirk), (2b) a read of a missing file and a new file in a new
 #   directory, (3) an edit of an existing file, (4) a shell command behind
 #   a permission prompt, answered allow (runs) and reject (does not),
+#   (4c) the TypeScript SDK's v2 client through acp-client --stdio (the
+#   SDK from scripts/peers/install.sh), a full turn with that shell call,
 #   (5) Ctrl-C mid-turn -> session/cancel
 #   -> stop reason "cancelled", (6) all of it in one turn, (7) no key:
 #   a clean session/new error, and (8) acp-client interactive in a
