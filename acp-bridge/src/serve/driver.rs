@@ -19,8 +19,8 @@ use acp_codec::remote::{
 use prometheus_client::metrics::histogram::Histogram;
 use tokio::sync::{mpsc, Notify};
 
-use crate::log::{Log, Throttle};
-use crate::metrics::Counts;
+use super::log::{Log, Throttle};
+use super::metrics::Counts;
 
 /// Name of the shared agent's log file (and of the bridge's events).
 pub const LOG_NAME: &str = "gemini-acp.log";
@@ -74,9 +74,9 @@ pub struct Processes {
     pub max_line: usize,
     /// How agents are roomed and confined (`--agent-*`, `--confine`,
     /// `--unconfined`).
-    pub rooms: acp_bridge::room::Rooms,
+    pub rooms: crate::room::Rooms,
     /// The token file: each user's own paths and environment.
-    pub users: Option<Arc<acp_bridge::users::TokenFile>>,
+    pub users: Option<Arc<crate::users::TokenFile>>,
 }
 
 /// What an MCP relay's writer is told (see `mcp.rs`).
@@ -179,7 +179,7 @@ impl Driver {
             starter,
             processes,
             counts: Counts::default(),
-            first_update: crate::metrics::first_update_histogram(),
+            first_update: super::metrics::first_update_histogram(),
             throttle: Throttle::default(),
             relays: Relays::default(),
         });
@@ -394,7 +394,7 @@ impl Driver {
     }
 }
 
-impl crate::metrics::Source for Driver {
+impl super::metrics::Source for Driver {
     fn snapshot(&self) -> (acp_codec::remote::Stats, acp_codec::remote::Census) {
         let core = lock(&self.core);
         (core.stats().clone(), core.census())
