@@ -39,8 +39,11 @@ pub enum ToConn {
     Answer(String),
     /// Close it: `last`, then a close frame with `code` and `reason`.
     Close {
+        /// The close frame's code.
         code: CloseCode,
+        /// The close frame's reason.
         reason: String,
+        /// A last message sent before the close frame.
         last: Option<String>,
     },
 }
@@ -55,7 +58,9 @@ struct ConnIo {
 
 /// An agent process's stdin channel, and how to stop it.
 pub struct RunIo {
+    /// Lines for its stdin, in order.
     pub stdin: mpsc::UnboundedSender<Vec<u8>>,
+    /// Notified to stop it.
     pub stop: Arc<Notify>,
 }
 
@@ -79,7 +84,7 @@ pub struct Processes {
     pub users: Option<Arc<crate::users::TokenFile>>,
 }
 
-/// What an MCP relay's writer is told (see `mcp.rs`).
+/// What an MCP relay's writer is told (see [`super::mcp`]).
 pub enum ToRelay {
     /// One line (with its `\n`).
     Line(Vec<u8>),
@@ -133,7 +138,7 @@ impl Relays {
 }
 
 /// Starts the process of one agent run: given by `main` (the supervisor
-/// lives in `agent.rs`, which uses this module, not the other way round).
+/// lives in [`super::agent`], which uses this module, not the other way round).
 pub type Starter = fn(Arc<Driver>, AgentRun, Option<String>);
 
 /// The core and the I/O handles its actions name.
@@ -148,6 +153,7 @@ pub struct Driver {
     /// Tells the timer the deadline may have moved.
     wake: Notify,
     starter: Starter,
+    /// Where and how agent processes run.
     pub processes: Processes,
     /// The counters `/metrics` reads beside the core's.
     pub counts: Counts,
