@@ -12,7 +12,8 @@ when the submodules of any module import each other in a cycle (of any
 length: `a` uses `b` uses `a`, or longer). The workspace's other crates
 (acp-bridge's library, and its server binary's modules) have no layer
 table but are held to the same rule: no import cycle among their modules,
-at any level. Run from the workspace root; CI runs it.
+at any level; and acp-bridge's `serve` (the team server binary's parts)
+is imported by no other module of the library. Run from the workspace root; CI runs it.
 """
 import os
 import re
@@ -149,6 +150,10 @@ OTHER_CRATES = [
     ("acp-bridge (library)", "acp-bridge/src", ("acp-bridge/src/bin",)),
     ("acp-bridge (the acp-bridge binary)", "acp-bridge/src/bin/acp-bridge", ()),
 ]
+# Modules of those crates that only their binaries may import: acp-bridge's
+# `serve` is the team server's parts that are not sockets, for the
+# `acp-bridge` binary alone; no other module of the library names it.
+BINARY_ONLY = {"acp-bridge (library)": ("serve",)}
 
 
 def top_cycles(name, uses):
@@ -168,6 +173,10 @@ def main():
             continue
         other_uses, other_inner = crate_graph(src, skip)
         bad += top_cycles(name, other_uses)
+        for only in BINARY_ONLY.get(name, ()):
+            for mod, targets in sorted(other_uses.items()):
+                if only in targets and mod not in (only, "lib"):
+                    bad.append(f"{name}: {mod} uses {only}, which only the binaries may import")
         for parent, edges in sorted(other_inner.items()):
             for cycle in cycles(edges):
                 bad.append(f"import cycle in {name} {'::'.join(parent)}: " + " -> ".join(cycle + (cycle[0],)))

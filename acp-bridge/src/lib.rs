@@ -31,6 +31,9 @@
 //! - [`room`]: each agent's room (its paths, its environment), confined by
 //!   [`sandbox`] (Landlock) and started by [`supervisor`] as a process tree
 //!   that ends as one;
+//! - `serve` (hidden: the `acp-bridge` binary's only): the team server's
+//!   arguments, access check, driver around the sans-IO core, agent
+//!   processes, MCP relay sockets, logs and metrics;
 //! - [`mock_agent`]: a scripted agent that behaves like Gemini CLI in
 //!   `--acp` mode, used in-process by `acp-client`, on stdio by the
 //!   `acp-mock-agent` binary and `acp-bridge --mock`;
@@ -53,6 +56,8 @@ pub mod remote;
 pub mod render;
 pub mod room;
 pub mod sandbox;
+#[doc(hidden)]
+pub mod serve;
 pub mod supervisor;
 pub mod terminals;
 pub mod tls;

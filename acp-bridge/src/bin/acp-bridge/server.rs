@@ -9,64 +9,30 @@ use std::time::Duration;
 
 use axum::body::Body;
 use axum::extract::{DefaultBodyLimit, Request, State};
-use axum::http::{header, HeaderMap, HeaderValue};
+use axum::http::{header, HeaderValue};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get};
 use axum::Router;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
-use subtle::ConstantTimeEq;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
 use tower::ServiceExt;
 
-use crate::door::{Door, DoorLimits, Ticket};
-use crate::driver::Driver;
 use crate::http::{self, Connections, Http};
 use crate::respond::answer;
 use crate::ws;
-use acp_bridge::users::{Identity, TokenFile};
-use acp_codec::remote::{AccessRefusal, Principal, Refusal};
+use acp_bridge::serve::access::{self, Listen};
+use acp_bridge::serve::door::{Door, Ticket};
+use acp_bridge::serve::driver::Driver;
+use acp_bridge::serve::metrics;
+use acp_bridge::users::Identity;
+use acp_codec::remote::{Principal, Refusal};
 
 /// Longest wait for a request head (the first is also bounded by
 /// `--handshake-secs`).
 const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// How clients authenticate.
-#[derive(Debug, Clone)]
-pub enum Auth {
-    /// Nobody: open, on loopback only; everyone is the one anonymous user.
-    Open,
-    /// One bearer token; whoever has it is the one anonymous user.
-    Token(String),
-    /// A token file: each token names a user and their permissions.
-    Users(Arc<TokenFile>),
-}
-
-/// Who may connect.
-#[derive(Debug, Clone)]
-pub struct Access {
-    /// How clients authenticate.
-    pub auth: Auth,
-    /// Origins a browser page may connect from (exact match, such as
-    /// `http://localhost:5173`); requests without `Origin` (non-browser
-    /// clients) are not affected.
-    pub allowed_origins: Vec<String>,
-}
-
-/// What the listener runs with.
-#[derive(Debug, Clone)]
-pub struct Listen {
-    /// Token and Origin checks.
-    pub access: Access,
-    /// The caps and deadlines on connections not yet authenticated.
-    pub door: DoorLimits,
-    /// TLS (`wss://`, `https://…/health`), when set.
-    pub tls: Option<Arc<rustls::ServerConfig>>,
-    /// Largest message from a client (bytes).
-    pub max_message: usize,
-}
 
 /// What every handler gets: the core's driver and the Streamable HTTP
 /// connections.
@@ -242,11 +208,10 @@ async fn acp(State(app): State<App>, mut req: Request) -> Response {
     http::handle(http, req, who, tag).await
 }
 
-/// The Origin allow-list, then the bearer token (`Authorization: Bearer T`
-/// or `?token=T`, compared in constant time): the request goes on with the
-/// token's [`Identity`] in its extensions.
+/// [`access::who`]: the request goes on with the token's [`Identity`] in
+/// its extensions.
 async fn check_access(State(app): State<App>, mut req: Request, next: Next) -> Response {
-    match who(&app.listen.access, req.headers(), req.uri().query()) {
+    match access::who(&app.listen.access, req.headers(), req.uri().query()) {
         Ok(identity) => {
             // Authenticated: the connection leaves the front door's count.
             if let Some(ticket) = req.extensions().get::<Arc<Ticket>>() {
@@ -256,11 +221,7 @@ async fn check_access(State(app): State<App>, mut req: Request, next: Next) -> R
             next.run(req).await
         }
         Err(why) => {
-            let reason = match why {
-                AccessRefusal::Origin(_) => Refusal::Origin,
-                AccessRefusal::NoToken => Refusal::NoToken,
-                _ => Refusal::WrongToken,
-            };
+            let reason = access::refusal_reason(&why);
             let refusal = app.driver.with(|s, _| s.refuse_access(why));
             let peer = req.extensions().get::<Peer>().map(|p| p.0);
             let detail = format!("{} {}: {}", refusal.status, req.uri().path(), refusal.body);
@@ -270,48 +231,9 @@ async fn check_access(State(app): State<App>, mut req: Request, next: Next) -> R
     }
 }
 
-/// The identity a request's token gives, or why it is refused (the
-/// answer is the core's).
-fn who<'r>(
-    access: &Access,
-    headers: &'r HeaderMap,
-    query: Option<&str>,
-) -> Result<Identity, AccessRefusal<'r>> {
-    if let Some(origin) = headers.get(header::ORIGIN) {
-        let origin = origin.to_str().unwrap_or("");
-        if !access.allowed_origins.iter().any(|o| o == origin) {
-            return Err(AccessRefusal::Origin(origin));
-        }
-    }
-    if let Auth::Open = access.auth {
-        return Ok(Identity::anonymous());
-    }
-    let bearer = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split_once(' '))
-        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
-        .map(|(_, t)| t.trim());
-    let from_query = query
-        .unwrap_or("")
-        .split('&')
-        .find_map(|kv| kv.strip_prefix("token="));
-    let Some(given) = bearer.or(from_query) else {
-        return Err(AccessRefusal::NoToken);
-    };
-    let found = match &access.auth {
-        Auth::Users(users) => users.lookup(given),
-        Auth::Token(token) => {
-            bool::from(given.as_bytes().ct_eq(token.as_bytes())).then(Identity::anonymous)
-        }
-        Auth::Open => None,
-    };
-    found.ok_or(AccessRefusal::WrongToken)
-}
-
 /// The Prometheus text of `registry` (format 0.0.4).
 fn metrics_text(registry: &prometheus_client::registry::Registry) -> Response {
-    let body = crate::metrics::encode(registry);
+    let body = metrics::encode(registry);
     (
         [(
             header::CONTENT_TYPE,

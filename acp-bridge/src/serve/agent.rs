@@ -8,10 +8,10 @@ use std::time::Duration;
 
 use acp_codec::remote::AgentRun;
 
-use acp_bridge::limits::{self, AgentCgroup};
-use acp_bridge::room::UserDirs;
-use acp_bridge::supervisor;
-use acp_bridge::users::UserRoom;
+use crate::limits::{self, AgentCgroup};
+use crate::room::UserDirs;
+use crate::supervisor;
+use crate::users::UserRoom;
 use acp_codec::codec::LineCodec;
 use acp_codec::Limits;
 use bytes::BytesMut;
@@ -21,8 +21,8 @@ use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout};
 use tokio::sync::{mpsc, Notify};
 use tokio_util::codec::FramedRead;
 
-use crate::driver::{user_dirs, Driver, Processes, RunIo};
-use crate::log::Log;
+use super::driver::{user_dirs, Driver, Processes, RunIo};
+use super::log::Log;
 
 /// The starter of the driver: one task per agent run.
 pub fn start(driver: Arc<Driver>, run: AgentRun, user: Option<String>) {
@@ -33,7 +33,7 @@ pub fn start(driver: Arc<Driver>, run: AgentRun, user: Option<String>) {
 /// appends its stderr to its log, stops it when the core asks; reports its
 /// start and its exit (restarts are the core's decision).
 async fn supervise(driver: Arc<Driver>, run: AgentRun, user: Option<String>) {
-    crate::mcp::prepare(&driver, user.as_deref()).await;
+    super::mcp::prepare(&driver, user.as_deref()).await;
     let processes = &driver.processes;
     let name = user
         .as_deref()
@@ -164,7 +164,7 @@ async fn release(cgroup: AgentCgroup) {
 
 type Spawned = (Child, ChildStdin, ChildStdout, ChildStderr);
 
-/// Starts the agent through its launcher (`acp_bridge::supervisor`): its
+/// Starts the agent through its launcher (`crate::supervisor`): its
 /// room (`user`: a user's own agent, its directories created private to
 /// the bridge's OS user when missing) and confinement from `--agent-*`,
 /// `--confine` and `--unconfined`; killing the child ends the agent and

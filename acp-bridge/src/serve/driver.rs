@@ -19,8 +19,8 @@ use acp_codec::remote::{
 use prometheus_client::metrics::histogram::Histogram;
 use tokio::sync::{mpsc, Notify};
 
-use crate::log::{Log, Throttle};
-use crate::metrics::Counts;
+use super::log::{Log, Throttle};
+use super::metrics::Counts;
 
 /// Name of the shared agent's log file (and of the bridge's events).
 pub const LOG_NAME: &str = "gemini-acp.log";
@@ -39,8 +39,11 @@ pub enum ToConn {
     Answer(String),
     /// Close it: `last`, then a close frame with `code` and `reason`.
     Close {
+        /// The close frame's code.
         code: CloseCode,
+        /// The close frame's reason.
         reason: String,
+        /// A last message sent before the close frame.
         last: Option<String>,
     },
 }
@@ -55,7 +58,9 @@ struct ConnIo {
 
 /// An agent process's stdin channel, and how to stop it.
 pub struct RunIo {
+    /// Lines for its stdin, in order.
     pub stdin: mpsc::UnboundedSender<Vec<u8>>,
+    /// Notified to stop it.
     pub stop: Arc<Notify>,
 }
 
@@ -74,12 +79,12 @@ pub struct Processes {
     pub max_line: usize,
     /// How agents are roomed and confined (`--agent-*`, `--confine`,
     /// `--unconfined`).
-    pub rooms: acp_bridge::room::Rooms,
+    pub rooms: crate::room::Rooms,
     /// The token file: each user's own paths and environment.
-    pub users: Option<Arc<acp_bridge::users::TokenFile>>,
+    pub users: Option<Arc<crate::users::TokenFile>>,
 }
 
-/// What an MCP relay's writer is told (see `mcp.rs`).
+/// What an MCP relay's writer is told (see [`super::mcp`]).
 pub enum ToRelay {
     /// One line (with its `\n`).
     Line(Vec<u8>),
@@ -133,7 +138,7 @@ impl Relays {
 }
 
 /// Starts the process of one agent run: given by `main` (the supervisor
-/// lives in `agent.rs`, which uses this module, not the other way round).
+/// lives in [`super::agent`], which uses this module, not the other way round).
 pub type Starter = fn(Arc<Driver>, AgentRun, Option<String>);
 
 /// The core and the I/O handles its actions name.
@@ -148,6 +153,7 @@ pub struct Driver {
     /// Tells the timer the deadline may have moved.
     wake: Notify,
     starter: Starter,
+    /// Where and how agent processes run.
     pub processes: Processes,
     /// The counters `/metrics` reads beside the core's.
     pub counts: Counts,
@@ -179,7 +185,7 @@ impl Driver {
             starter,
             processes,
             counts: Counts::default(),
-            first_update: crate::metrics::first_update_histogram(),
+            first_update: super::metrics::first_update_histogram(),
             throttle: Throttle::default(),
             relays: Relays::default(),
         });
@@ -394,7 +400,7 @@ impl Driver {
     }
 }
 
-impl crate::metrics::Source for Driver {
+impl super::metrics::Source for Driver {
     fn snapshot(&self) -> (acp_codec::remote::Stats, acp_codec::remote::Census) {
         let core = lock(&self.core);
         (core.stats().clone(), core.census())

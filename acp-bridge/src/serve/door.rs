@@ -39,6 +39,7 @@ pub struct Door {
 }
 
 impl Door {
+    /// An empty front door with `limits`.
     pub fn new(limits: DoorLimits) -> Arc<Self> {
         Arc::new(Self {
             limits,
@@ -92,6 +93,7 @@ impl Door {
         }
     }
 
+    /// Its limits.
     pub fn limits(&self) -> DoorLimits {
         self.limits
     }

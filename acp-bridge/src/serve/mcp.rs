@@ -29,7 +29,7 @@ use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::mpsc;
 use tokio_util::codec::FramedRead;
 
-use crate::driver::{user_dirs, Driver, ToRelay};
+use super::driver::{user_dirs, Driver, ToRelay};
 
 /// The relay's entry point: `acp-bridge --mcp-relay SOCKET ID`.
 pub const RELAY_FLAG: &str = "--mcp-relay";
@@ -47,7 +47,7 @@ fn socket_path(driver: &Driver, user: Option<&str>) -> PathBuf {
     match user {
         Some(u) => {
             let (home, work) = user_dirs(&driver.processes.state_dir, u);
-            acp_bridge::room::UserDirs::beside(&home, &work)
+            crate::room::UserDirs::beside(&home, &work)
                 .tmp
                 .join(SOCKET_NAME)
         }
