@@ -383,13 +383,8 @@ impl Router {
             }
         };
         let ours = self.tracker.start(&r.method, now);
-        let rewritten = Message::Request(Request {
-            id: ours.clone(),
-            method: r.method.clone(),
-            params: r.params.clone(),
-        });
         let mut line = Vec::new();
-        let encoded = rewritten.encode(&mut line);
+        let encoded = encode_request(&ours, &r.method, r.params.as_ref(), &mut line);
         let (Ok(_), RequestId::Number(n)) = (&encoded, &ours) else {
             // The tracker numbers its requests: only encoding can fail.
             let _ = self.tracker.handle_response(&ours, now);
@@ -423,4 +418,49 @@ impl Router {
         }
         out.push(Out::Agent(line));
     }
+}
+
+/// Appends the request `id`, `method`, `params` as one line, byte for byte
+/// what [`Message::encode`] writes: the params copied as they came, in one
+/// allocation, not checked again (they are raw JSON already). Params
+/// holding a newline go through [`Message::encode`] (compacted, or
+/// refused).
+fn encode_request(
+    id: &RequestId<'_>,
+    method: &str,
+    params: Option<&RawJson<'_>>,
+    out: &mut Vec<u8>,
+) -> Result<usize, crate::EncodeError> {
+    let raw = params.map(RawJson::get);
+    let encoded = (
+        serde_json::to_string(id),
+        serde_json::to_string(method),
+        raw.filter(|p| memchr::memchr(b'\n', p.as_bytes()).is_some()),
+    );
+    let (Ok(id_text), Ok(method_text), None) = encoded else {
+        let request = Message::Request(Request {
+            id: id.clone(),
+            method: Cow::Borrowed(method),
+            params: params.cloned(),
+        });
+        return request.encode(out);
+    };
+    let start = out.len();
+    let params_len = raw.map_or(0, |p| p.len().saturating_add(10));
+    out.reserve(
+        40usize
+            .saturating_add(id_text.len())
+            .saturating_add(method_text.len())
+            .saturating_add(params_len),
+    );
+    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    out.extend_from_slice(id_text.as_bytes());
+    out.extend_from_slice(br#","method":"#);
+    out.extend_from_slice(method_text.as_bytes());
+    if let Some(p) = raw {
+        out.extend_from_slice(br#","params":"#);
+        out.extend_from_slice(p.as_bytes());
+    }
+    out.extend_from_slice(b"}\n");
+    Ok(out.len().saturating_sub(start))
 }

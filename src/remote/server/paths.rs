@@ -265,6 +265,16 @@ fn member_string(text: &str, keys: &[&[u8]]) -> Option<String> {
 fn find(text: &str, routes: &[&[Step]]) -> Option<Found> {
     let b = text.as_bytes();
     let mut found = Vec::new();
+    // A route whose last key occurs nowhere in the text finds nothing:
+    // when none occurs, nothing is walked (a long tool output is not
+    // walked for a path it does not hold).
+    let wanted = routes.iter().any(|route| match route.last() {
+        Some(Step::Key(key)) => memchr::memmem::find(b, key).is_some(),
+        _ => true,
+    });
+    if !wanted {
+        return Some(found);
+    }
     let all = u32::MAX.checked_shr(32u32.saturating_sub(routes.len().try_into().ok()?))?;
     walk(b, scan::skip_ws(b, 0), routes, 0, all, &mut found)?;
     Some(found)
