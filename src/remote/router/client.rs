@@ -384,7 +384,9 @@ impl Router {
         };
         let ours = self.tracker.start(&r.method, now);
         let mut line = Vec::new();
-        let encoded = encode_request(&ours, &r.method, r.params.as_ref(), &mut line);
+        // Params lent by `text` hold no newline: checked above.
+        let lent = r.params.as_ref().is_some_and(|p| within(p.get(), text));
+        let encoded = encode_request(&ours, &r.method, r.params.as_ref(), lent, &mut line);
         let (Ok(_), RequestId::Number(n)) = (&encoded, &ours) else {
             // The tracker numbers its requests: only encoding can fail.
             let _ = self.tracker.handle_response(&ours, now);
@@ -420,22 +422,33 @@ impl Router {
     }
 }
 
+/// Whether `part` is a slice of `whole` (the same memory).
+fn within(part: &str, whole: &str) -> bool {
+    let (start, end) = (
+        whole.as_ptr() as usize,
+        whole.as_ptr() as usize + whole.len(),
+    );
+    let at = part.as_ptr() as usize;
+    at >= start && at.saturating_add(part.len()) <= end
+}
+
 /// Appends the request `id`, `method`, `params` as one line, byte for byte
 /// what [`Message::encode`] writes: the params copied as they came, in one
 /// allocation, not checked again (they are raw JSON already). Params
 /// holding a newline go through [`Message::encode`] (compacted, or
-/// refused).
+/// refused); `no_newline` says they are known to hold none.
 fn encode_request(
     id: &RequestId<'_>,
     method: &str,
     params: Option<&RawJson<'_>>,
+    no_newline: bool,
     out: &mut Vec<u8>,
 ) -> Result<usize, crate::EncodeError> {
     let raw = params.map(RawJson::get);
     let encoded = (
         serde_json::to_string(id),
         serde_json::to_string(method),
-        raw.filter(|p| memchr::memchr(b'\n', p.as_bytes()).is_some()),
+        raw.filter(|p| !no_newline && memchr::memchr(b'\n', p.as_bytes()).is_some()),
     );
     let (Ok(id_text), Ok(method_text), None) = encoded else {
         let request = Message::Request(Request {

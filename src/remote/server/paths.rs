@@ -36,6 +36,7 @@ use crate::acp::{names, Message, RequestId};
 use crate::json::scan;
 use crate::json::unescape::unquote;
 use crate::remote::router::ClientId;
+use crate::remote::transport::pass_over;
 
 /// Most sessions whose client directory an agent's map keeps; past it the
 /// oldest is forgotten (its paths then pass unchanged).
@@ -165,8 +166,10 @@ type Found = Vec<(usize, usize, usize)>;
 /// Walks the JSON value at `i` of `b` along `routes` at once (those of
 /// `active`, a mask, that matched the first `depth` steps), collecting the
 /// strings at their ends. Each byte is scanned once: a value no route
-/// enters is skipped whole. Returns where the value ends; `None` for text
-/// that is not JSON (nothing is rewritten then).
+/// enters is passed over whole by its structure (the routing peek's walk:
+/// a long tool output costs a `memchr`; the line was routed, so it is
+/// JSON). Returns where the value ends; `None` for text that is not JSON
+/// (nothing is rewritten then).
 fn walk(
     b: &[u8],
     i: usize,
@@ -198,7 +201,7 @@ fn walk(
         }
         Some(b'{') if next(&|s| matches!(s, Step::Key(_))) != 0 => b'}',
         Some(b'[') if next(&|s| s == Step::Each) != 0 => b']',
-        _ => return scan::skip_value(b, i).ok(),
+        _ => return pass_over(b, i),
     };
     let each = next(&|s| s == Step::Each);
     let mut j = scan::skip_ws(b, i.saturating_add(1));
@@ -210,7 +213,7 @@ fn walk(
             let (key, v) = scan::key_at(b, j).ok()?;
             let mask = next(&|s| matches!(s, Step::Key(k) if k == key));
             if mask == 0 {
-                scan::skip_value(b, v).ok()?
+                pass_over(b, v)?
             } else {
                 walk(b, v, routes, depth.saturating_add(1), mask, found)?
             }
@@ -265,16 +268,6 @@ fn member_string(text: &str, keys: &[&[u8]]) -> Option<String> {
 fn find(text: &str, routes: &[&[Step]]) -> Option<Found> {
     let b = text.as_bytes();
     let mut found = Vec::new();
-    // A route whose last key occurs nowhere in the text finds nothing:
-    // when none occurs, nothing is walked (a long tool output is not
-    // walked for a path it does not hold).
-    let wanted = routes.iter().any(|route| match route.last() {
-        Some(Step::Key(key)) => memchr::memmem::find(b, key).is_some(),
-        _ => true,
-    });
-    if !wanted {
-        return Some(found);
-    }
     let all = u32::MAX.checked_shr(32u32.saturating_sub(routes.len().try_into().ok()?))?;
     walk(b, scan::skip_ws(b, 0), routes, 0, all, &mut found)?;
     Some(found)

@@ -225,6 +225,13 @@ fn object_session(text: &str, at: usize) -> Option<(SessionMember<'_>, usize)> {
     }
 }
 
+/// Where the JSON value at `at` of `b` ends, read by its structure alone
+/// (see the module docs); `None` when the structure is broken or nests
+/// too deep. For text known to be JSON (a line already routed).
+pub(crate) fn pass_over(b: &[u8], at: usize) -> Option<usize> {
+    skip(b, at)
+}
+
 /// Where the value at `at` ends, by its structure: a string at its first
 /// quote not escaped, a container where its brackets close (matching
 /// kinds, at most [`MAX_DEPTH`] deep), a scalar by the full scanner.

@@ -31,11 +31,10 @@ fn value() -> impl proptest::strategy::Strategy<Value = String> {
     let gap = || proptest::sample::select(vec!["", "", " "]);
     leaf.prop_recursive(4, 24, 4, move |inner| {
         prop_oneof![
-            proptest::collection::vec((gap(), inner.clone()), 0..4)
-                .prop_map(|items| {
-                    let items: Vec<_> = items.into_iter().map(|(g, v)| format!("{g}{v}")).collect();
-                    format!("[{}]", items.join(","))
-                }),
+            proptest::collection::vec((gap(), inner.clone()), 0..4).prop_map(|items| {
+                let items: Vec<_> = items.into_iter().map(|(g, v)| format!("{g}{v}")).collect();
+                format!("[{}]", items.join(","))
+            }),
             proptest::collection::vec((key.clone(), inner), 0..4).prop_map(|members| {
                 let members: Vec<_> = members
                     .into_iter()
@@ -151,9 +150,15 @@ fn lines_in_the_envelopes_form_are_peeked_past_their_routing_members() {
     let prompt = r#"{"jsonrpc":"2.0","id":"r-1","method":"session/prompt","params":{"prompt":[{"type":"text","text":"a\"b"}],"sessionId":"s"}}"#;
     let p = peek(prompt).expect("peeked");
     assert_eq!(p.session, SessionMember::One("\"s\""));
-    assert_eq!(Some((p.message, p.session)), Message::decode_with_session(prompt).ok());
+    assert_eq!(
+        Some((p.message, p.session)),
+        Message::decode_with_session(prompt).ok()
+    );
     let answer = r#"{"jsonrpc":"2.0","id":3,"result":{"sessionId":"n"}}"#;
-    assert_eq!(peek(answer).expect("peeked").session, SessionMember::One("\"n\""));
+    assert_eq!(
+        peek(answer).expect("peeked").session,
+        SessionMember::One("\"n\"")
+    );
 }
 
 #[test]
