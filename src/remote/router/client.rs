@@ -424,10 +424,8 @@ impl Router {
 
 /// Whether `part` is a slice of `whole` (the same memory).
 fn within(part: &str, whole: &str) -> bool {
-    let (start, end) = (
-        whole.as_ptr() as usize,
-        whole.as_ptr() as usize + whole.len(),
-    );
+    let start = whole.as_ptr() as usize;
+    let end = start.saturating_add(whole.len());
     let at = part.as_ptr() as usize;
     at >= start && at.saturating_add(part.len()) <= end
 }
