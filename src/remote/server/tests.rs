@@ -1309,7 +1309,7 @@ fn long_lines_are_routed_by_their_head_and_refused_as_short_ones() {
     let line = update("s1", &long);
     assert!(line.len() > crate::remote::transport::PEEK_FROM);
     let acts = h.agent(run, &line);
-    assert_eq!(sent(&acts, ana), [line.clone()]);
+    assert_eq!(sent(&acts, ana), [line]);
     assert!(sent(&acts, bo).is_empty());
     // Ana's long prompt goes on with the router's id, the rest as it came.
     let params = format!(r#"{{"sessionId":"s1","prompt":[{{"type":"text","text":"{long}"}}]}}"#);
