@@ -401,9 +401,9 @@ impl Paths {
             self.forget(&session);
             return None;
         }
-        if method == names::SESSION_PROMPT
-            && memchr::memmem::find(text.as_bytes(), b"file:").is_some()
-        {
+        // One walk to the prompt's links (its long text passed over by
+        // the peek's walk, cheaper than a search for `file:` through it).
+        if method == names::SESSION_PROMPT {
             let routes: [&[Step]; 3] = [
                 &[PARAMS, SESSION_ID],
                 &[PARAMS, PROMPT, Step::Each, URI],
