@@ -231,8 +231,10 @@ fn walk(
 
 /// Where the value of member `key` (its token, quotes included) of the
 /// object at `i` of `b` starts, read without walking past it: only the
-/// members before it are skipped (agents write `method` before `params`,
-/// and `sessionUpdate` first in an update), never the value itself.
+/// members before it are passed over, by their structure (agents write
+/// `method` before `params`, and most `sessionUpdate` first in an update;
+/// one written after a long content costs a `memchr`), never the value
+/// itself.
 fn member(b: &[u8], i: usize, key: &[u8]) -> Option<usize> {
     let mut j = scan::skip_ws(b, i);
     if b.get(j) != Some(&b'{') {
@@ -244,7 +246,7 @@ fn member(b: &[u8], i: usize, key: &[u8]) -> Option<usize> {
         if k == key {
             return Some(v);
         }
-        j = scan::skip_ws(b, scan::skip_value(b, v).ok()?);
+        j = scan::skip_ws(b, pass_over(b, v)?);
         match b.get(j) {
             Some(b',') => j = scan::skip_ws(b, j.saturating_add(1)),
             _ => return None,
