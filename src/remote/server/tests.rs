@@ -1345,3 +1345,28 @@ fn long_lines_are_routed_by_their_head_and_refused_as_short_ones() {
         "{acts:?}"
     );
 }
+
+/// A long update for a client that asked for positions reaches it,
+/// stamped, its text as the agent wrote it.
+#[test]
+fn a_long_update_reaches_a_resumable_client_stamped() {
+    let mut h = Harness::new(users_config());
+    let mut runs = started(&h.settle());
+    let ana = Principal::user("ana", Permissions::READ_WRITE);
+    let (c, _) = open_resumable(&mut h, &mut runs, &ana, None);
+    let run = runs[0];
+    let acts = h.text(c, &new_session(1));
+    let id = agent_id(&acts);
+    h.agent(
+        run,
+        &format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"sessionId":"s1"}}}}"#),
+    );
+    let long = "1\\n".repeat(crate::remote::transport::PEEK_FROM);
+    let line = update("s1", &long);
+    let acts = h.agent(run, &line);
+    let [text] = &sent(&acts, c)[..] else {
+        panic!("{acts:?}")
+    };
+    let (_, _, unstamped) = crate::remote::unstamp(text).expect("stamped");
+    assert_eq!(unstamped, line);
+}
