@@ -1,7 +1,7 @@
 //! Lines from the agent: responses back to their requester with its own
 //! id, requests and notifications to the connection holding their session.
 
-use alloc::borrow::ToOwned;
+use alloc::borrow::{Cow, ToOwned};
 use alloc::format;
 use alloc::string::ToString;
 use alloc::vec::Vec;
@@ -16,7 +16,9 @@ use crate::acp::{
     Response, RpcError, SessionMember,
 };
 use crate::json::unescape::unquote;
-use crate::remote::transport::{answer_stream, error_stream, SessionField, Stream};
+use crate::remote::transport::{
+    answer_stream, error_stream, peek, SessionField, Stream, PEEK_FROM,
+};
 use crate::{ErrorCode, FrameError, PeekedId};
 
 use super::sessions::Whose;
@@ -35,13 +37,32 @@ impl Router {
     /// held by a read-only user, is answered at once (`cancelled` for a
     /// permission request, `-32603` for others).
     pub fn handle_agent(&mut self, line: &str, now: Duration, out: &mut Vec<Out>) {
+        self.handle_agent_text(Cow::Borrowed(line), now, out);
+    }
+
+    /// [`handle_agent`](Self::handle_agent) with the line lent or handed
+    /// over: a notification for one session goes to its client as this
+    /// very string (a long line handed over is never copied).
+    pub(crate) fn handle_agent_text(
+        &mut self,
+        text: Cow<'_, str>,
+        now: Duration,
+        out: &mut Vec<Out>,
+    ) {
+        let line: &str = &text;
         if memchr::memchr(b'\n', line.as_bytes()).is_some() {
             self.drop_one();
             return;
         }
-        // One walk: the envelope, and the params' `sessionId` on the way
-        // (a large params object is passed over once, never unescaped).
-        let Ok((msg, member)) = Message::decode_with_session(line) else {
+        // A long line is read up to the members it is routed on (the
+        // peek); else one walk: the envelope, and the params' `sessionId`
+        // on the way (a large params object is passed over once, never
+        // unescaped).
+        let peeked = (line.len() >= PEEK_FROM)
+            .then(|| peek(line))
+            .flatten()
+            .map(|p| (p.message, p.session));
+        let Some((msg, member)) = peeked.or_else(|| Message::decode_with_session(line).ok()) else {
             // Stray text on stdout (Gemini has printed some): not a message.
             self.drop_one();
             return;
@@ -54,6 +75,18 @@ impl Router {
             },
             SessionMember::Repeated => SessionField::Invalid,
         };
+        let to_session = match (&msg, &session) {
+            (Message::Notification(n), SessionField::Id(s))
+                if n.method != names::CANCEL_REQUEST =>
+            {
+                Some(s.to_string())
+            }
+            _ => None,
+        };
+        if let Some(s) = to_session {
+            self.route_to_session(&s, text, out);
+            return;
+        }
         match msg {
             Message::Response(_) | Message::Error(_) => self.agent_response(msg, line, now, out),
             Message::Request(ref r) => self.agent_request(r, session, line, out),
@@ -72,8 +105,7 @@ impl Router {
                     return;
                 }
                 match session {
-                    SessionField::Id(s) => self.route_to_session(&s, line, out),
-                    SessionField::Invalid => self.drop_one(),
+                    SessionField::Invalid | SessionField::Id(_) => self.drop_one(),
                     SessionField::Absent => {
                         for &c in self.clients.keys() {
                             out.push(Out::Client {
@@ -91,12 +123,12 @@ impl Router {
     /// A notification for `session`: to the connection holding it, else
     /// into the replay buffer when the session waits for a reattach, else
     /// dropped.
-    fn route_to_session(&mut self, session: &str, line: &str, out: &mut Vec<Out>) {
+    fn route_to_session(&mut self, session: &str, line: Cow<'_, str>, out: &mut Vec<Out>) {
         if let Some(holder) = self.sessions.holder(session) {
             out.push(Out::Client {
                 to: holder,
                 stream: Stream::Session(session.to_owned()),
-                text: line.to_owned(),
+                text: line.into_owned(),
             });
             return;
         }
@@ -104,7 +136,7 @@ impl Router {
             Some(replay) if self.replaying.iter().any(|d| d == session) => {
                 // What does not fit is counted by the buffer and reported
                 // to the client that reattaches.
-                let _ = replay.push(session, line);
+                let _ = replay.push(session, &line);
             }
             _ => self.drop_one(),
         }

@@ -383,13 +383,10 @@ impl Router {
             }
         };
         let ours = self.tracker.start(&r.method, now);
-        let rewritten = Message::Request(Request {
-            id: ours.clone(),
-            method: r.method.clone(),
-            params: r.params.clone(),
-        });
         let mut line = Vec::new();
-        let encoded = rewritten.encode(&mut line);
+        // Params lent by `text` hold no newline: checked above.
+        let lent = r.params.as_ref().is_some_and(|p| within(p.get(), text));
+        let encoded = encode_request(&ours, &r.method, r.params.as_ref(), lent, &mut line);
         let (Ok(_), RequestId::Number(n)) = (&encoded, &ours) else {
             // The tracker numbers its requests: only encoding can fail.
             let _ = self.tracker.handle_response(&ours, now);
@@ -423,4 +420,58 @@ impl Router {
         }
         out.push(Out::Agent(line));
     }
+}
+
+/// Whether `part` is a slice of `whole` (the same memory).
+fn within(part: &str, whole: &str) -> bool {
+    let start = whole.as_ptr() as usize;
+    let end = start.saturating_add(whole.len());
+    let at = part.as_ptr() as usize;
+    at >= start && at.saturating_add(part.len()) <= end
+}
+
+/// Appends the request `id`, `method`, `params` as one line, byte for byte
+/// what [`Message::encode`] writes: the params copied as they came, in one
+/// allocation, not checked again (they are raw JSON already). Params
+/// holding a newline go through [`Message::encode`] (compacted, or
+/// refused); `no_newline` says they are known to hold none.
+fn encode_request(
+    id: &RequestId<'_>,
+    method: &str,
+    params: Option<&RawJson<'_>>,
+    no_newline: bool,
+    out: &mut Vec<u8>,
+) -> Result<usize, crate::EncodeError> {
+    let raw = params.map(RawJson::get);
+    let encoded = (
+        serde_json::to_string(id),
+        serde_json::to_string(method),
+        raw.filter(|p| !no_newline && memchr::memchr(b'\n', p.as_bytes()).is_some()),
+    );
+    let (Ok(id_text), Ok(method_text), None) = encoded else {
+        let request = Message::Request(Request {
+            id: id.clone(),
+            method: Cow::Borrowed(method),
+            params: params.cloned(),
+        });
+        return request.encode(out);
+    };
+    let start = out.len();
+    let params_len = raw.map_or(0, |p| p.len().saturating_add(10));
+    out.reserve(
+        40usize
+            .saturating_add(id_text.len())
+            .saturating_add(method_text.len())
+            .saturating_add(params_len),
+    );
+    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    out.extend_from_slice(id_text.as_bytes());
+    out.extend_from_slice(br#","method":"#);
+    out.extend_from_slice(method_text.as_bytes());
+    if let Some(p) = raw {
+        out.extend_from_slice(br#","params":"#);
+        out.extend_from_slice(p.as_bytes());
+    }
+    out.extend_from_slice(b"}\n");
+    Ok(out.len().saturating_sub(start))
 }

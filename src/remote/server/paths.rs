@@ -44,6 +44,7 @@ use crate::acp::{names, Message, RequestId};
 use crate::json::scan;
 use crate::json::unescape::unquote;
 use crate::remote::router::ClientId;
+use crate::remote::transport::pass_over;
 
 /// Most sessions whose client directory an agent's map keeps; past it the
 /// oldest is forgotten (its paths then pass unchanged).
@@ -204,8 +205,10 @@ type Found = Vec<(usize, usize, usize)>;
 /// Walks the JSON value at `i` of `b` along `routes` at once (those of
 /// `active`, a mask, that matched the first `depth` steps), collecting the
 /// strings at their ends. Each byte is scanned once: a value no route
-/// enters is skipped whole. Returns where the value ends; `None` for text
-/// that is not JSON (nothing is rewritten then).
+/// enters is passed over whole by its structure (the routing peek's walk:
+/// a long tool output costs a `memchr`; the line was routed, so it is
+/// JSON). Returns where the value ends; `None` for text that is not JSON
+/// (nothing is rewritten then).
 fn walk(
     b: &[u8],
     i: usize,
@@ -237,7 +240,7 @@ fn walk(
         }
         Some(b'{') if next(&|s| matches!(s, Step::Key(_))) != 0 => b'}',
         Some(b'[') if next(&|s| s == Step::Each) != 0 => b']',
-        _ => return scan::skip_value(b, i).ok(),
+        _ => return pass_over(b, i),
     };
     let each = next(&|s| s == Step::Each);
     let mut j = scan::skip_ws(b, i.saturating_add(1));
@@ -249,7 +252,7 @@ fn walk(
             let (key, v) = scan::key_at(b, j).ok()?;
             let mask = next(&|s| matches!(s, Step::Key(k) if k == key));
             if mask == 0 {
-                scan::skip_value(b, v).ok()?
+                pass_over(b, v)?
             } else {
                 walk(b, v, routes, depth.saturating_add(1), mask, found)?
             }
@@ -267,8 +270,10 @@ fn walk(
 
 /// Where the value of member `key` (its token, quotes included) of the
 /// object at `i` of `b` starts, read without walking past it: only the
-/// members before it are skipped (agents write `method` before `params`,
-/// and `sessionUpdate` first in an update), never the value itself.
+/// members before it are passed over, by their structure (agents write
+/// `method` before `params`, and most `sessionUpdate` first in an update;
+/// one written after a long content costs a `memchr`), never the value
+/// itself.
 fn member(b: &[u8], i: usize, key: &[u8]) -> Option<usize> {
     let mut j = scan::skip_ws(b, i);
     if b.get(j) != Some(&b'{') {
@@ -280,7 +285,7 @@ fn member(b: &[u8], i: usize, key: &[u8]) -> Option<usize> {
         if k == key {
             return Some(v);
         }
-        j = scan::skip_ws(b, scan::skip_value(b, v).ok()?);
+        j = scan::skip_ws(b, pass_over(b, v)?);
         match b.get(j) {
             Some(b',') => j = scan::skip_ws(b, j.saturating_add(1)),
             _ => return None,
@@ -437,9 +442,9 @@ impl Paths {
             self.forget(&session);
             return None;
         }
-        if method == names::SESSION_PROMPT
-            && memchr::memmem::find(text.as_bytes(), b"file:").is_some()
-        {
+        // One walk to the prompt's links (its long text passed over by
+        // the peek's walk, cheaper than a search for `file:` through it).
+        if method == names::SESSION_PROMPT {
             let routes: [&[Step]; 3] = [
                 &[PARAMS, SESSION_ID],
                 &[PARAMS, PROMPT, Step::Each, URI],

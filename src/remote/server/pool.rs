@@ -3,7 +3,7 @@
 //! without a connection the longest evicted to make room), each restarted
 //! with backoff when it exits, each with its own router.
 
-use alloc::borrow::ToOwned;
+use alloc::borrow::{Cow, ToOwned};
 use alloc::collections::{BTreeMap, VecDeque};
 use alloc::format;
 use alloc::string::String;
@@ -451,17 +451,18 @@ impl Server {
     /// One line of `run`'s stdout (without its `\n`): routed by the
     /// agent's router.
     pub fn handle_agent_line(&mut self, now: Duration, run: AgentRun, line: &str) {
-        if let Some((key, outs)) = self.route_agent_line(now, run, line) {
+        if let Some((key, outs)) = self.route_agent_line(now, run, Cow::Borrowed(line)) {
             self.dispatch(&key, outs, now);
         }
     }
 
     /// [`handle_agent_line`](Self::handle_agent_line) with the line
-    /// handed over: it is freed once routed, before what the router
-    /// forwards (its own copy) is stamped for resumable delivery and
-    /// queued. So a long line is held at most twice at any time: the line
-    /// and the copy while the router runs, then the copy and its stamped
-    /// form (with `&str`, the caller's line lives through all three).
+    /// handed over: a notification for one session (a tool's long output)
+    /// is queued as this very string, never copied; any other line is
+    /// freed once routed, before what the router makes of it is stamped
+    /// for resumable delivery and queued. So a long line is held at most
+    /// twice at any time (with `&str`, the caller's line and the router's
+    /// copy of it).
     ///
     /// ```
     /// use std::time::Duration;
@@ -482,9 +483,7 @@ impl Server {
     /// assert_eq!(text, r#"{"jsonrpc":"2.0","id":7,"result":{"protocolVersion":1}}"#);
     /// ```
     pub fn handle_agent_line_owned(&mut self, now: Duration, run: AgentRun, line: String) {
-        let routed = self.route_agent_line(now, run, &line);
-        drop(line);
-        if let Some((key, outs)) = routed {
+        if let Some((key, outs)) = self.route_agent_line(now, run, Cow::Owned(line)) {
             self.dispatch(&key, outs, now);
         }
     }
@@ -495,11 +494,11 @@ impl Server {
         &mut self,
         now: Duration,
         run: AgentRun,
-        line: &str,
+        line: Cow<'_, str>,
     ) -> Option<(Option<String>, Vec<Out>)> {
         let (key, agent) = self.agent_heard(run, now)?;
         let mut outs = Vec::new();
-        agent.router.handle_agent(line, now, &mut outs);
+        agent.router.handle_agent_text(line, now, &mut outs);
         Some((key, outs))
     }
 

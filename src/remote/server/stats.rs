@@ -316,6 +316,22 @@ struct PromptHead<'a> {
     meta: Option<TraceContext<'a>>,
 }
 
+impl<'a> PromptHead<'a> {
+    /// The head from the raw values of its two members, as its derive
+    /// reads them.
+    fn of(session: Option<&'a str>, meta: Option<&'a str>) -> Option<Self> {
+        let session = match session {
+            Some(s) => serde_json::from_str(s).ok()?,
+            None => None,
+        };
+        let meta = match meta {
+            Some(m) => serde_json::from_str(m).ok()?,
+            None => None,
+        };
+        Some(Self { session, meta })
+    }
+}
+
 #[derive(serde::Deserialize)]
 struct TraceContext<'a> {
     #[serde(borrow)]
@@ -336,7 +352,14 @@ impl Server {
     ) {
         self.stats.turns = self.stats.turns.saturating_add(1);
         let params = req.params.as_ref().map_or("{}", |p| p.get());
-        let Ok(head) = serde_json::from_str::<PromptHead<'_>>(params) else {
+        // Two members read, the prompt passed over by its structure (a
+        // long prompt is not decoded); a form the walk cannot tell is
+        // decoded in full.
+        let head = match crate::remote::transport::members(params, ["sessionId", "_meta"]) {
+            Some([session, meta]) => PromptHead::of(session, meta),
+            None => serde_json::from_str::<PromptHead<'_>>(params).ok(),
+        };
+        let Some(head) = head else {
             return;
         };
         let Some(session) = head.session else {

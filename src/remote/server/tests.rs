@@ -1294,3 +1294,79 @@ fn an_initialize_refused_for_its_version_may_be_asked_again() {
     let acts = h.text(ana, &init_as(1, Dialect::V2));
     assert!(sent(&acts, ana)[0].contains("-32600"), "{acts:?}");
 }
+
+/// Long lines take the routing peek: routed as short ones are, forwarded
+/// as the bytes that came (a request with the router's id), and refused
+/// as short ones are (another user's session, a session named twice past
+/// the long value, an id too long).
+#[test]
+fn long_lines_are_routed_by_their_head_and_refused_as_short_ones() {
+    let (mut h, run, ana) = with_session(users_config());
+    let bo = h.ws(&Principal::user("bo", Permissions::READ_WRITE));
+    h.settle();
+    let long = "line of tool output\\n".repeat(crate::remote::transport::PEEK_FROM / 20);
+    // The agent's long update reaches ana alone, byte for byte.
+    let line = update("s1", &long);
+    assert!(line.len() > crate::remote::transport::PEEK_FROM);
+    let acts = h.agent(run, &line);
+    assert_eq!(sent(&acts, ana), [line]);
+    assert!(sent(&acts, bo).is_empty());
+    // Ana's long prompt goes on with the router's id, the rest as it came.
+    let params = format!(r#"{{"sessionId":"s1","prompt":[{{"type":"text","text":"{long}"}}]}}"#);
+    let text = format!(r#"{{"jsonrpc":"2.0","id":9,"method":"session/prompt","params":{params}}}"#);
+    let acts = h.text(ana, &text);
+    let id = agent_id(&acts);
+    assert_eq!(
+        writes(&acts),
+        [format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"session/prompt\",\"params\":{params}}}\n"
+        )]
+    );
+    // Bo's long prompt naming ana's session is refused, and so is one that
+    // names his own way in first and ana's after the long value.
+    let twice = format!(
+        r#"{{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{{"sessionId":"b","prompt":[{{"type":"text","text":"{long}"}}],"sessionId":"s1"}}}}"#
+    );
+    for request in [text.replace(r#""id":9"#, r#""id":3"#), twice] {
+        let acts = h.text(bo, &request);
+        assert!(writes(&acts).is_empty(), "{acts:?}");
+        let [refusal] = &sent(&acts, bo)[..] else {
+            panic!("{acts:?}")
+        };
+        assert!(refusal.contains("-32602"), "{refusal}");
+    }
+    // An id past the transport's limit closes the connection, as it does
+    // on a short message.
+    let id = "i".repeat(crate::remote::DEFAULT_MAX_ID_LENGTH + 1);
+    let acts = h.text(bo, &text.replace(r#""id":9"#, &format!(r#""id":"{id}""#)));
+    assert!(writes(&acts).is_empty(), "{acts:?}");
+    assert!(
+        acts.iter().any(|a| matches!(a, Action::Close { conn, .. } | Action::Send { to: conn, .. } if *conn == bo)),
+        "{acts:?}"
+    );
+}
+
+/// A long update for a client that asked for positions reaches it,
+/// stamped, its text as the agent wrote it.
+#[test]
+fn a_long_update_reaches_a_resumable_client_stamped() {
+    let mut h = Harness::new(users_config());
+    let mut runs = started(&h.settle());
+    let ana = Principal::user("ana", Permissions::READ_WRITE);
+    let (c, _) = open_resumable(&mut h, &mut runs, &ana, None);
+    let run = runs[0];
+    let acts = h.text(c, &new_session(1));
+    let id = agent_id(&acts);
+    h.agent(
+        run,
+        &format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"sessionId":"s1"}}}}"#),
+    );
+    let long = "1\\n".repeat(crate::remote::transport::PEEK_FROM);
+    let line = update("s1", &long);
+    let acts = h.agent(run, &line);
+    let [text] = &sent(&acts, c)[..] else {
+        panic!("{acts:?}")
+    };
+    let (_, _, unstamped) = crate::remote::unstamp(text).expect("stamped");
+    assert_eq!(unstamped, line);
+}

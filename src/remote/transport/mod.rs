@@ -7,6 +7,7 @@ use alloc::string::String;
 use super::error::RemoteError;
 
 mod gate;
+mod peek;
 mod post;
 
 pub use super::wire::{
@@ -16,10 +17,11 @@ pub use super::wire::{
     JSON_MIME_TYPE, PARSE_ERROR,
 };
 use crate::acp::MessageError;
-use crate::acp::{names, Message, RawJson, RequestId};
+use crate::acp::{names, Message, RawJson, RequestId, SessionMember};
 use crate::json::scan::Members;
 use crate::json::unescape::unquote;
 pub use gate::{Checked, Gate};
+pub(crate) use peek::{members, pass_over, peek, PEEK_FROM};
 pub(crate) use post::check_post_message;
 pub use post::{check_post, check_response_session, oversize, Post};
 
@@ -96,9 +98,22 @@ pub fn session_field<'r>(raw: Option<&'r RawJson<'_>>) -> SessionField<'r> {
         return SessionField::Absent;
     };
     let text = raw.get();
+    // Raw JSON is valid JSON: the peek's walk passes over its values by
+    // their structure alone (a 5 MiB tool output costs a `memchr`), and
+    // tells the member unless a key is escaped.
+    if let Some(member) = peek::session_member(text) {
+        return match member {
+            SessionMember::Absent | SessionMember::One("null") => SessionField::Absent,
+            SessionMember::One(v) => match unquote::<serde_json::Error>(v) {
+                Ok(s) => SessionField::Id(s),
+                Err(_) => SessionField::Invalid,
+            },
+            SessionMember::Repeated => SessionField::Invalid,
+        };
+    }
     // One walk over the members with the crate's scanner: values are
-    // skipped (a 5 MiB tool output is passed over, never unescaped); every
-    // `sessionId` is looked at, so a repeated one is seen.
+    // skipped (never unescaped); every `sessionId` is looked at (escaped
+    // keys too), so a repeated one is seen.
     let Ok(members) = Members::new(text) else {
         return SessionField::Absent;
     };
@@ -202,6 +217,12 @@ pub fn error_stream(method: &str, session: Option<&str>) -> Stream {
 }
 
 pub(crate) fn decode(text: &str) -> Result<Message<'_>, RemoteError> {
+    // A long message is read up to the members the server routes on.
+    if text.len() >= PEEK_FROM {
+        if let Some(p) = peek(text) {
+            return Ok(p.message);
+        }
+    }
     Message::decode(text).map_err(|e| match e {
         MessageError::NotJson { .. } => RemoteError::NotJson,
         MessageError::Batch { .. } => RemoteError::Batch,

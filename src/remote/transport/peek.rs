@@ -1,0 +1,300 @@
+//! The routing peek: a long line the server only forwards is read up to
+//! the members it routes on, never decoded past them.
+//!
+//! A message in the envelope's own form (`{"jsonrpc":"2.0","id":…,
+//! "method":"…","params":…}`, a notification without its `id`, a response
+//! with `result` in place of `method` and `params`; no whitespace between
+//! the envelope's members, a plain method and id, the members in this
+//! order) is read member by member; the params' (result's) members are
+//! walked for `sessionId` with values passed over by their structure
+//! alone: a string ends at its first quote not escaped (found with
+//! `memchr`), brackets must nest and match, and escapes and scalars inside
+//! are not checked. Anything else (another order, escapes in a key or the
+//! method, an id the peek does not read plainly, deep nesting) is `None`:
+//! the caller decodes the line in full ([`Message::decode`]), which is the
+//! reference the peek is held against (the tests here, and the router's
+//! fuzz target): on every line the full decode takes, the peek's message
+//! and session member are the same.
+//!
+//! What the peek does not check is the inside of values it passes over:
+//! a long line whose tail holds an invalid escape or a stray control
+//! character is forwarded as it came, and the peer's parser refuses it.
+//! The server uses the peek only for lines of at least [`PEEK_FROM`]
+//! bytes: shorter ones cost little to decode in full, and a malformed
+//! short message gets its `-32700`.
+
+use alloc::borrow::Cow;
+
+use crate::acp::{Message, Notification, RawJson, Request, RequestId, Response, SessionMember};
+
+/// Lines shorter than this (64 KiB) are decoded in full; longer ones the
+/// server only forwards are peeked at.
+pub(crate) const PEEK_FROM: usize = 64 * 1024;
+
+/// The deepest nesting the peek passes over (well within the full
+/// decode's 128 levels: deeper lines are decoded in full, and refused
+/// there when too deep).
+const MAX_DEPTH: u32 = 100;
+
+/// What the peek read of a line.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Peeked<'a> {
+    /// The message, as [`Message::decode`] gives it.
+    pub(crate) message: Message<'a>,
+    /// `params.sessionId` (`result.sessionId` for a response), as
+    /// [`Message::decode_with_session`] gives it.
+    pub(crate) session: SessionMember<'a>,
+}
+
+/// The message of `line` and its session member, read up to the members
+/// the router routes on; `None` when the line is not in the envelope's
+/// own form (decode it in full then).
+pub(crate) fn peek(line: &str) -> Option<Peeked<'_>> {
+    let b = line.as_bytes();
+    let mut at = expect(b, 0, br#"{"jsonrpc":"2.0","#)?;
+    let id = if b.get(at..)?.starts_with(br#""id":"#) {
+        let start = at.checked_add(5)?;
+        let (id, end) = plain_id(line, start)?;
+        at = expect(b, end, b",")?;
+        Some(id)
+    } else {
+        None
+    };
+    if b.get(at..)?.starts_with(br#""method":"#) {
+        let start = at.checked_add(9)?;
+        let end = plain_string_end(b, start)?;
+        let method = line.get(start.checked_add(1)?..end.checked_sub(1)?)?;
+        at = expect(b, end, br#","params":"#)?;
+        let (params, session, end) = value_with_session(line, at)?;
+        expect_end(b, end)?;
+        let method = Cow::Borrowed(method);
+        let params = Some(params);
+        let message = match id {
+            Some(id) => Message::Request(Request { id, method, params }),
+            None => Message::Notification(Notification { method, params }),
+        };
+        return Some(Peeked { message, session });
+    }
+    let id = id?;
+    at = expect(b, at, br#""result":"#)?;
+    let (result, session, end) = value_with_session(line, at)?;
+    expect_end(b, end)?;
+    Some(Peeked {
+        message: Message::Response(Response { id, result }),
+        session,
+    })
+}
+
+/// `params.sessionId`-style lookup in one raw JSON value: its `sessionId`
+/// member when it is an object, read with the peek's walk; `None` when
+/// the walk cannot tell (an escaped key, broken structure): the caller's
+/// full scan decides then.
+pub(crate) fn session_member(raw: &str) -> Option<SessionMember<'_>> {
+    let (_, session, end) = value_with_session(raw, 0)?;
+    (end == raw.len()).then_some(session)
+}
+
+/// The raw values of the members `names` of the object `raw`, read with
+/// the peek's walk (values passed over by their structure); `None` when
+/// the walk cannot tell (not an object, an escaped key, broken
+/// structure) or a named member comes twice: the caller decodes in full
+/// then.
+pub(crate) fn members<'a, const N: usize>(
+    raw: &'a str,
+    names: [&str; N],
+) -> Option<[Option<&'a str>; N]> {
+    let b = raw.as_bytes();
+    let mut found = [None; N];
+    let mut i = expect(b, 0, b"{")?;
+    if b.get(i) == Some(&b'}') {
+        return (i.checked_add(1)? == b.len()).then_some(found);
+    }
+    loop {
+        let key_end = plain_string_end(b, i)?;
+        let key = raw.get(i.checked_add(1)?..key_end.checked_sub(1)?)?;
+        i = expect(b, key_end, b":")?;
+        let end = skip(b, i)?;
+        if let Some(n) = names.iter().position(|name| *name == key) {
+            let slot = found.get_mut(n)?;
+            if slot.is_some() {
+                return None;
+            }
+            *slot = Some(raw.get(i..end)?);
+        }
+        i = end;
+        match b.get(i)? {
+            b',' => i = i.checked_add(1)?,
+            b'}' => return (i.checked_add(1)? == b.len()).then_some(found),
+            _ => return None,
+        }
+    }
+}
+
+/// The offset after `token` at `at`.
+fn expect(b: &[u8], at: usize, token: &[u8]) -> Option<usize> {
+    b.get(at..)?
+        .starts_with(token)
+        .then(|| at.checked_add(token.len()))
+        .flatten()
+}
+
+/// The line ends with the envelope's `}` at `at`.
+fn expect_end(b: &[u8], at: usize) -> Option<()> {
+    (b.get(at..)? == b"}").then_some(())
+}
+
+/// An id written plainly at `at`: an integer without sign tricks, or a
+/// string without escapes or control characters; and where it ends.
+fn plain_id(line: &str, at: usize) -> Option<(RequestId<'_>, usize)> {
+    let b = line.as_bytes();
+    if b.get(at) == Some(&b'"') {
+        let end = plain_string_end(b, at)?;
+        let text = line.get(at.checked_add(1)?..end.checked_sub(1)?)?;
+        return Some((RequestId::Str(Cow::Borrowed(text)), end));
+    }
+    let digits_from = if b.get(at) == Some(&b'-') {
+        at.checked_add(1)?
+    } else {
+        at
+    };
+    let rest = b.get(digits_from..)?;
+    let n = rest.iter().take_while(|c| c.is_ascii_digit()).count();
+    let end = digits_from.checked_add(n)?;
+    // No leading zero (`01` is not JSON), no `-0` (a float to the full
+    // decode); the number fits an `i64` (else it is a float there too).
+    let first = rest.first()?;
+    if n == 0 || (*first == b'0' && (n > 1 || digits_from != at)) {
+        return None;
+    }
+    let value: i64 = line.get(at..end)?.parse().ok()?;
+    Some((RequestId::Number(value), end))
+}
+
+/// The end (after its closing quote) of the string at `at`, when it holds
+/// no escape and no control character.
+fn plain_string_end(b: &[u8], at: usize) -> Option<usize> {
+    if b.get(at) != Some(&b'"') {
+        return None;
+    }
+    let from = at.checked_add(1)?;
+    let len = b.get(from..)?.iter().position(|&c| c == b'"')?;
+    let inner = b.get(from..from.checked_add(len)?)?;
+    if inner.iter().any(|&c| c == b'\\' || c < 0x20) {
+        return None;
+    }
+    from.checked_add(len)?.checked_add(1)
+}
+
+/// The value at `at` (params or result) as raw JSON, its `sessionId`
+/// member when it is an object, and where it ends.
+fn value_with_session(text: &str, at: usize) -> Option<(RawJson<'_>, SessionMember<'_>, usize)> {
+    let b = text.as_bytes();
+    let (session, end) = match b.get(at)? {
+        b'{' => object_session(text, at)?,
+        _ => (SessionMember::Absent, skip(b, at)?),
+    };
+    let raw = RawJson::from_validated(text.get(at..end)?);
+    Some((raw, session, end))
+}
+
+/// The members of the object at `at`: its `sessionId`, and where it ends.
+fn object_session(text: &str, at: usize) -> Option<(SessionMember<'_>, usize)> {
+    let b = text.as_bytes();
+    let mut session = SessionMember::Absent;
+    let mut i = at.checked_add(1)?;
+    if b.get(i) == Some(&b'}') {
+        return Some((session, i.checked_add(1)?));
+    }
+    loop {
+        let key_end = plain_string_end(b, i)?;
+        let is_session = b.get(i..key_end)? == br#""sessionId""#;
+        i = expect(b, key_end, b":")?;
+        let end = skip(b, i)?;
+        if is_session {
+            session = match session {
+                SessionMember::Absent => SessionMember::One(text.get(i..end)?),
+                _ => SessionMember::Repeated,
+            };
+        }
+        i = end;
+        match b.get(i)? {
+            b',' => i = i.checked_add(1)?,
+            b'}' => return Some((session, i.checked_add(1)?)),
+            _ => return None,
+        }
+    }
+}
+
+/// Where the JSON value at `at` of `b` ends, read by its structure alone
+/// (see the module docs); `None` when the structure is broken or nests
+/// too deep. For text known to be JSON (a line already routed).
+pub(crate) fn pass_over(b: &[u8], at: usize) -> Option<usize> {
+    skip(b, at)
+}
+
+/// Where the value at `at` ends, by its structure: a string at its first
+/// quote not escaped, a container where its brackets close (matching
+/// kinds, at most [`MAX_DEPTH`] deep), a scalar by the full scanner.
+fn skip(b: &[u8], at: usize) -> Option<usize> {
+    match b.get(at)? {
+        b'"' => string_end(b, at),
+        b'{' | b'[' => container_end(b, at),
+        _ => crate::json::scan::skip_value(b, at).ok(),
+    }
+}
+
+/// The end of the string at `at`: after its first quote that an even
+/// number of backslashes precede.
+fn string_end(b: &[u8], at: usize) -> Option<usize> {
+    let mut from = at.checked_add(1)?;
+    loop {
+        let quote = from.checked_add(memchr::memchr(b'"', b.get(from..)?)?)?;
+        let before = b.get(..quote)?;
+        let escapes = before.iter().rev().take_while(|&&c| c == b'\\').count();
+        let after = quote.checked_add(1)?;
+        if escapes % 2 == 0 {
+            return Some(after);
+        }
+        from = after;
+    }
+}
+
+/// The end of the object or array at `at`: its brackets counted outside
+/// strings, each closing the kind it opened.
+fn container_end(b: &[u8], at: usize) -> Option<usize> {
+    // One bit a level: 1 for an object.
+    let mut open: u128 = 0;
+    let mut depth: u32 = 0;
+    let mut i = at;
+    loop {
+        let c = *b.get(i)?;
+        match c {
+            b'"' => {
+                i = string_end(b, i)?;
+                continue;
+            }
+            b'{' | b'[' => {
+                depth = depth.checked_add(1)?;
+                if depth > MAX_DEPTH {
+                    return None;
+                }
+                open = (open << 1) | u128::from(c == b'{');
+            }
+            b'}' | b']' => {
+                if depth == 0 || (open & 1 == 1) != (c == b'}') {
+                    return None;
+                }
+                open >>= 1;
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return i.checked_add(1);
+                }
+            }
+            _ => {}
+        }
+        i = i.checked_add(1)?;
+    }
+}
+
+#[cfg(test)]
+mod tests;
