@@ -6,6 +6,7 @@
 //! a dependent's build. Here the tree is compiled once, and each value
 //! type adds only a `Vec`'s code.
 
+use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
@@ -17,8 +18,9 @@ use alloc::vec::Vec;
 pub(super) struct Keyed<V> {
     places: BTreeMap<String, usize>,
     entries: Vec<(String, V)>,
-    /// What `or_default` hands out if a place were not an entry's: never.
-    spare: Option<V>,
+    /// What `or_default` hands out if a place were not an entry's: never
+    /// (boxed: the translators' size does not carry a value of each type).
+    spare: Option<Box<V>>,
 }
 
 impl<V> Default for Keyed<V> {
@@ -93,7 +95,7 @@ impl<V> Keyed<V> {
         match self.entries.get_mut(at) {
             Some((_, v)) => v,
             // Never: the tree and the `Vec` change together.
-            None => self.spare.get_or_insert_with(V::default),
+            None => self.spare.get_or_insert_with(Box::default),
         }
     }
 
