@@ -102,6 +102,7 @@ use serde_json::{json, Map, Value};
 
 use crate::version::Dialect;
 
+mod keyed;
 mod v1_client;
 mod v2_client;
 

@@ -1,6 +1,7 @@
 //! A v1 client in front of a v2 agent: the table is in the parent module.
 
-use alloc::collections::{BTreeMap, VecDeque};
+use super::keyed::Keyed;
+use alloc::collections::VecDeque;
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
@@ -43,11 +44,12 @@ struct Session {
 #[derive(Debug, Default)]
 pub struct V1ClientV2Agent {
     passthrough: bool,
-    pending: BTreeMap<String, Pending>,
-    sessions: BTreeMap<String, Session>,
+    pending: Keyed<Pending>,
+    sessions: Keyed<Session>,
     session_order: VecDeque<String>,
-    tools: BTreeMap<(String, String), Vec<Value>>,
-    tool_order: VecDeque<(String, String)>,
+    /// Content per tool call, by [`tool_key`].
+    tools: Keyed<Vec<Value>>,
+    tool_order: VecDeque<String>,
 }
 
 impl V1ClientV2Agent {
@@ -192,7 +194,7 @@ impl V1ClientV2Agent {
             }
             self.session_order.push_back(id.to_string());
         }
-        self.sessions.entry(id.to_string()).or_default()
+        self.sessions.or_default(id)
     }
 
     fn agent_response(&mut self, mut msg: Map<String, Value>, text: &str) -> Vec<Out> {
@@ -394,8 +396,8 @@ impl V1ClientV2Agent {
             _ => {}
         }
         // Tool calls of the session end with its turn.
-        self.tool_order.retain(|(s, _)| s != session);
-        self.tools.retain(|(s, _), _| s != session);
+        self.tool_order.retain(|k| !of_session(k, session));
+        self.tools.retain(|k, _| !of_session(k, session));
         let mut answer = json!({"jsonrpc": "2.0", "id": id});
         if let (Value::Object(answer), Value::Object(end)) = (&mut answer, end) {
             answer.extend(end);
@@ -409,7 +411,7 @@ impl V1ClientV2Agent {
         mut update: Map<String, Value>,
     ) -> Map<String, Value> {
         let tool = mstr(&update, "toolCallId").unwrap_or_default().to_string();
-        let key = (session.to_string(), tool.clone());
+        let key = tool_key(session, &tool);
         let first = !self.tools.contains_key(&key);
         if let Some(Value::Array(items)) = update.get_mut("content") {
             items.iter_mut().for_each(tool_content);
@@ -448,7 +450,7 @@ impl V1ClientV2Agent {
         update
     }
 
-    fn tool(&mut self, key: (String, String)) -> &mut Vec<Value> {
+    fn tool(&mut self, key: String) -> &mut Vec<Value> {
         if !self.tools.contains_key(&key) {
             if self.tools.len() >= MAX_TOOL_CALLS {
                 if let Some(old) = self.tool_order.pop_front() {
@@ -457,7 +459,7 @@ impl V1ClientV2Agent {
             }
             self.tool_order.push_back(key.clone());
         }
-        self.tools.entry(key).or_default()
+        self.tools.or_default(&key)
     }
 
     fn tool_call_chunk(
@@ -466,7 +468,7 @@ impl V1ClientV2Agent {
         mut update: Map<String, Value>,
     ) -> Vec<Map<String, Value>> {
         let tool = mstr(&update, "toolCallId").unwrap_or_default().to_string();
-        let key = (session.to_string(), tool.clone());
+        let key = tool_key(session, &tool);
         let first = !self.tools.contains_key(&key);
         let mut item = update.remove("content").unwrap_or(Value::Null);
         tool_content(&mut item);
@@ -485,6 +487,19 @@ impl V1ClientV2Agent {
         }
         alloc::vec![update]
     }
+}
+
+/// The key of a tool call in [`V1ClientV2Agent`]'s maps: its session's
+/// length, then the session and the tool call's id (no two pairs share
+/// it, whatever the ids hold).
+fn tool_key(session: &str, tool: &str) -> String {
+    format!("{}:{session}{tool}", session.len())
+}
+
+/// Whether the [`tool_key`] `key` is of a tool call of `session`.
+fn of_session(key: &str, session: &str) -> bool {
+    key.strip_prefix(&format!("{}:", session.len()))
+        .is_some_and(|rest| rest.starts_with(session))
 }
 
 /// v1 `initialize` params to v2, in place.
@@ -672,6 +687,26 @@ fn tool_content(item: &mut Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// No two (session, tool call) pairs share a key, and a key is of its
+    /// own session only, whatever the ids hold.
+    #[test]
+    fn tool_keys_keep_pairs_apart() {
+        let pairs = [
+            ("a", "bc"),
+            ("ab", "c"),
+            ("", "abc"),
+            ("abc", ""),
+            ("1:a", "b"),
+        ];
+        for (i, (s, t)) in pairs.iter().enumerate() {
+            let key = tool_key(s, t);
+            for (j, (s2, t2)) in pairs.iter().enumerate() {
+                assert_eq!(key == tool_key(s2, t2), i == j, "{s}/{t} against {s2}/{t2}");
+                assert_eq!(of_session(&key, s2), s == s2, "{key} of {s2}");
+            }
+        }
+    }
 
     #[test]
     fn the_mode_option_gives_v1_modes_from_grouped_options_too() {

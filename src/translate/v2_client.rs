@@ -1,6 +1,7 @@
 //! A v2 client in front of a v1 agent: the table is in the parent module.
 
-use alloc::collections::{BTreeMap, VecDeque};
+use super::keyed::Keyed;
+use alloc::collections::VecDeque;
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
@@ -65,10 +66,10 @@ struct Session {
 pub struct V2ClientV1Agent {
     passthrough: bool,
     offers: Offers,
-    pending: BTreeMap<String, Pending>,
+    pending: Keyed<Pending>,
     /// Permission requests of the agent awaiting the client: their session.
-    asks: BTreeMap<String, String>,
-    sessions: BTreeMap<String, Session>,
+    asks: Keyed<String>,
+    sessions: Keyed<Session>,
     session_order: VecDeque<String>,
     /// The number in the next synthesized message id.
     next_message: u64,
@@ -293,7 +294,7 @@ impl V2ClientV1Agent {
             }
             self.session_order.push_back(id.to_string());
         }
-        self.sessions.entry(id.to_string()).or_default()
+        self.sessions.or_default(id)
     }
 
     /// A new message id: `prefix-n`, unique on the connection.

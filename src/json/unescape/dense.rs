@@ -217,6 +217,47 @@ fn hand_over<S: TextSink>(
     }
 }
 
+/// Copies the `len` bytes of plain text at `from` in `window` (the
+/// text's bytes from `start`) into `dst` as a block of fixed size, whose
+/// bytes past `len` the next write covers: thirty-two from the window
+/// (a run of up to 32 starts within it), sixty-four from the text for a
+/// longer run. False, and nothing copied, for a run longer than 64 (or
+/// without 64 bytes of text from its start).
+#[inline(always)]
+fn put_run(
+    b: &[u8],
+    start: usize,
+    window: &[u8; WINDOW],
+    from: usize,
+    len: usize,
+    dst: &mut [u8; REACH],
+) -> bool {
+    if len <= 32 {
+        // `from` is below 96 (at most 32 bytes before a special byte of
+        // the block): the mask changes nothing.
+        if let (Some(d), Some(s)) = (
+            dst.first_chunk_mut::<32>(),
+            window.get(from & 127..).and_then(|r| r.first_chunk::<32>()),
+        ) {
+            *d = *s;
+        }
+        return true;
+    }
+    match b
+        .get(start.wrapping_add(from)..)
+        .and_then(|r| r.first_chunk::<64>())
+        .filter(|_| len <= 64)
+    {
+        Some(s) => {
+            if let Some(d) = dst.first_chunk_mut::<64>() {
+                *d = *s;
+            }
+            true
+        }
+        None => false,
+    }
+}
+
 /// Unescapes dense text into `out` through `stage`, from the block at `at`
 /// with plain text from `run` not put yet, block by block while the text
 /// allows: until a run of plain text longer than sixty-four bytes, the
@@ -254,94 +295,89 @@ pub(super) fn dense_blocks<S: TextSink>(
         };
         let (backslash, special) = backslash_and_special_bits(block);
         let escaped = escaped_bits(backslash);
-        // Each bit is an escape's backslash or an end (a quote or a control
-        // character), the next escape the lowest.
-        let mut bits = special & !escaped;
-        let ends = bits & !backslash;
+        // The first end (a quote or a control character no backslash
+        // escapes), and the escapes' backslashes before it: each escape is
+        // the next bit, and the loop over them tests no end.
+        let ends = special & !backslash & !escaped;
+        let end = ends & ends.wrapping_neg();
+        let mut bits = backslash & !escaped & end.wrapping_sub(1);
         // Where the plain text not put yet starts, in the window (below
         // its start, wrapped, when the run began before it).
         let mut from = run.wrapping_sub(start);
-        let stop = loop {
-            if bits == 0 {
-                break Stop::Block;
+        let stop = 'block: {
+            while bits != 0 {
+                let bit = (bits.trailing_zeros() & 63) as usize;
+                // The backslash's place in the window.
+                let here = bit.wrapping_add(AHEAD);
+                // Plain text from `from` to `here`.
+                let len = here.wrapping_sub(from);
+                // `pos` is below `FILL` (the room checked at each block),
+                // so the mask changes nothing and bounds the look-up.
+                debug_assert!(pos < FILL);
+                let Some(dst) = stage
+                    .get_mut(pos & (FILL - 1)..)
+                    .and_then(|r| r.first_chunk_mut::<REACH>())
+                else {
+                    break 'block Stop::Leave(here);
+                };
+                if !put_run(b, start, window, from, len, dst) {
+                    break 'block Stop::Leave(here);
+                }
+                bits &= bits.wrapping_sub(1);
+                // The escape's bytes, and where its text goes (`len` <= 64).
+                let (Some(esc), Some(put)) = (
+                    window.get(here..).and_then(|r| r.first_chunk::<12>()),
+                    dst.get_mut(len & 127..)
+                        .and_then(|r| r.first_chunk_mut::<4>()),
+                ) else {
+                    break 'block Stop::Leave(here);
+                };
+                let [_, letter, h0, h1, h2, h3, b6, u7, l0, l1, l2, l3] = *esc;
+                let c = SHORT_ESCAPE.get(usize::from(letter)).copied().unwrap_or(0);
+                if c != 0 {
+                    put[0] = c;
+                    pos = pos.wrapping_add(len).wrapping_add(1);
+                    from = here.wrapping_add(2);
+                    continue;
+                }
+                let Some(high) = hex4([h0, h1, h2, h3]).filter(|_| letter == b'u') else {
+                    pos = pos.wrapping_add(len);
+                    break 'block Stop::Bad(here);
+                };
+                let Ok((c, escape)) = code_point(high, &[b6, u7, l0, l1, l2, l3]) else {
+                    pos = pos.wrapping_add(len);
+                    break 'block Stop::Bad(here);
+                };
+                let (bytes, used) = if escape == 6 {
+                    from = here.wrapping_add(6);
+                    bmp_word(c)
+                } else {
+                    // A surrogate pair: the trailing half's backslash is
+                    // the next bit when it is in this block.
+                    bits &= bits.wrapping_sub(1);
+                    from = here.wrapping_add(12);
+                    (astral_word(c), 4)
+                };
+                *put = bytes;
+                pos = pos.wrapping_add(len).wrapping_add(used);
             }
-            let bit = (bits.trailing_zeros() & 63) as usize;
-            // The special byte's place in the window.
-            let here = bit.wrapping_add(AHEAD);
-            // Plain text from `from` to `here`.
+            if end == 0 {
+                break 'block Stop::Block;
+            }
+            // The end, after the escapes: the plain text up to it.
+            let here = ((end.trailing_zeros() & 63) as usize).wrapping_add(AHEAD);
             let len = here.wrapping_sub(from);
-            // `pos` is below `FILL` (the room checked at each block), so
-            // the mask changes nothing and bounds the look-up.
-            debug_assert!(pos < FILL);
             let Some(dst) = stage
                 .get_mut(pos & (FILL - 1)..)
                 .and_then(|r| r.first_chunk_mut::<REACH>())
             else {
-                break Stop::Leave(here);
+                break 'block Stop::Leave(here);
             };
-            if len <= 32 {
-                // The run starts within the window (at most 32 bytes
-                // before the escape, which is in the block: `from` is
-                // below 96, and the mask changes nothing): copied as 32
-                // bytes, cut back by moving `pos` only `len`.
-                if let (Some(d), Some(s)) = (
-                    dst.first_chunk_mut::<32>(),
-                    window.get(from & 127..).and_then(|r| r.first_chunk::<32>()),
-                ) {
-                    *d = *s;
-                }
-            } else if let Some(s) = b
-                .get(start.wrapping_add(from)..)
-                .and_then(|r| r.first_chunk::<64>())
-                .filter(|_| len <= 64)
-            {
-                if let Some(d) = dst.first_chunk_mut::<64>() {
-                    *d = *s;
-                }
-            } else {
-                break Stop::Leave(here);
+            if !put_run(b, start, window, from, len, dst) {
+                break 'block Stop::Leave(here);
             }
-            if (ends >> bit) & 1 != 0 {
-                pos = pos.wrapping_add(len);
-                break Stop::End(here);
-            }
-            bits &= bits.wrapping_sub(1);
-            // The escape's bytes, and where its text goes (`len` <= 64).
-            let (Some(esc), Some(put)) = (
-                window.get(here..).and_then(|r| r.first_chunk::<12>()),
-                dst.get_mut(len & 127..)
-                    .and_then(|r| r.first_chunk_mut::<4>()),
-            ) else {
-                break Stop::Leave(here);
-            };
-            let [_, letter, h0, h1, h2, h3, b6, u7, l0, l1, l2, l3] = *esc;
-            let c = SHORT_ESCAPE.get(usize::from(letter)).copied().unwrap_or(0);
-            if c != 0 {
-                put[0] = c;
-                pos = pos.wrapping_add(len).wrapping_add(1);
-                from = here.wrapping_add(2);
-                continue;
-            }
-            let Some(high) = hex4([h0, h1, h2, h3]).filter(|_| letter == b'u') else {
-                pos = pos.wrapping_add(len);
-                break Stop::Bad(here);
-            };
-            let Ok((c, escape)) = code_point(high, &[b6, u7, l0, l1, l2, l3]) else {
-                pos = pos.wrapping_add(len);
-                break Stop::Bad(here);
-            };
-            let (bytes, used) = if escape == 6 {
-                from = here.wrapping_add(6);
-                bmp_word(c)
-            } else {
-                // A surrogate pair: the trailing half's backslash is the
-                // next bit when it is in this block.
-                bits &= bits.wrapping_sub(1);
-                from = here.wrapping_add(12);
-                (astral_word(c), 4)
-            };
-            *put = bytes;
-            pos = pos.wrapping_add(len).wrapping_add(used);
+            pos = pos.wrapping_add(len);
+            Stop::End(here)
         };
         run = start.wrapping_add(from);
         match stop {
