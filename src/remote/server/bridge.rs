@@ -49,10 +49,7 @@ use crate::framing::peek::peek;
 use crate::remote::transport::{decode, Stream};
 use crate::translate::{Out, Translator};
 use crate::version::{Dialect, Negotiator, Step};
-
-/// The error code of an `initialize` asking for a version the agent does
-/// not speak.
-const UNSUPPORTED_VERSION: i64 = -32022;
+use crate::ErrorCode;
 
 /// A connection's bridge between versions.
 #[derive(Debug, Default)]
@@ -118,7 +115,7 @@ fn refuses_for(text: &str, other: Dialect) -> bool {
     let refused = error
         .get("code")
         .and_then(serde_json::Value::as_i64)
-        .is_some_and(|c| c == UNSUPPORTED_VERSION);
+        .is_some_and(|c| c == i64::from(ErrorCode::UNSUPPORTED_PROTOCOL_VERSION.0));
     let supported = error
         .get("data")
         .and_then(|d| d.get("supported"))
@@ -310,5 +307,57 @@ impl Server {
         self.agents
             .get(agent)
             .is_some_and(|a| a.router.owner(session) == Some(client))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use alloc::format;
+
+    use super::{refuses_for, stream_of};
+    use crate::remote::transport::Stream;
+    use crate::version::Dialect;
+
+    /// A refusal is taken when it lists the other version or lists none;
+    /// another error, or a refusal listing only a third version, is the
+    /// client's.
+    #[test]
+    fn only_a_version_refusal_that_allows_the_other_version_is_taken() {
+        let refusal = |data: &str| {
+            format!(r#"{{"jsonrpc":"2.0","id":0,"error":{{"code":-32022,"message":"no"{data}}}}}"#)
+        };
+        assert!(refuses_for(&refusal(""), Dialect::V2));
+        assert!(refuses_for(
+            &refusal(r#","data":{"supported":[2]}"#),
+            Dialect::V2
+        ));
+        assert!(!refuses_for(
+            &refusal(r#","data":{"supported":[3]}"#),
+            Dialect::V2
+        ));
+        assert!(!refuses_for(
+            &refusal(r#","data":{"supported":[2]}"#),
+            Dialect::V1
+        ));
+        let other = r#"{"jsonrpc":"2.0","id":0,"error":{"code":-32600,"message":"no"}}"#;
+        assert!(!refuses_for(other, Dialect::V2));
+        assert!(!refuses_for(
+            r#"{"jsonrpc":"2.0","id":0,"result":{}}"#,
+            Dialect::V2
+        ));
+        assert!(!refuses_for("not json", Dialect::V2));
+    }
+
+    /// A notification or request naming a session goes on its stream; an
+    /// answer where the line it came from went.
+    #[test]
+    fn a_translated_line_goes_on_its_sessions_stream_unless_it_answers() {
+        let default = Stream::Connection;
+        let update = r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{}}}"#;
+        assert_eq!(stream_of(update, &default), Stream::Session("s1".into()));
+        let answer = r#"{"jsonrpc":"2.0","id":3,"result":{"sessionId":"s1"}}"#;
+        assert_eq!(stream_of(answer, &default), default);
+        let plain = r#"{"jsonrpc":"2.0","method":"_x","params":{}}"#;
+        assert_eq!(stream_of(plain, &default), default);
     }
 }

@@ -473,3 +473,36 @@ fn a_v2_client_is_bridged_to_a_v1_agent() {
         "{text}"
     );
 }
+
+/// An agent that refuses both versions: the second refusal reaches the
+/// client, whose connection is unbridged and may ask again (here it does,
+/// and the agent's answer in v1 goes to it unchanged).
+#[test]
+fn an_agent_that_refuses_both_versions_leaves_the_client_its_refusal() {
+    let mut h = Harness::new(users_config());
+    let run = started(&h.settle())[0];
+    let ana_p = Principal::user("ana", Permissions::READ_WRITE);
+    let ana = h.server.open(h.now, Profile::WebSocket, &ana_p).unwrap();
+    let acts = h.text(ana, &init_v(0, 1, None));
+    let refuse = |id: &Value, supported: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"error":{{"code":-32022,"message":"no","data":{{"supported":[{supported}]}}}}}}"#
+        )
+    };
+    let acts = h.agent(run, &refuse(&asked(&acts, "initialize"), "2"));
+    assert!(sent(&acts, ana).is_empty(), "{acts:?}");
+    let acts = h.agent(run, &refuse(&asked(&acts, "initialize"), "3"));
+    let [refused] = &got(&acts, ana)[..] else {
+        panic!("{acts:?}")
+    };
+    assert_eq!(refused["id"], 0);
+    assert_eq!(refused["error"]["code"], -32022);
+    assert_eq!(refused["error"]["data"]["supported"], json!([3]));
+    // Asked again, answered in v1: relayed as it came.
+    let acts = h.text(ana, &init_v(1, 1, None));
+    let id = asked(&acts, "initialize");
+    let acts = h.agent(run, &answer(&id, V1_ANSWER));
+    let answered = got(&acts, ana);
+    assert_eq!(answered[0]["id"], 1, "{answered:?}");
+    assert_eq!(answered[0]["result"]["agentInfo"]["name"], "agent1");
+}
