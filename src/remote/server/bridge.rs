@@ -15,7 +15,9 @@
 //! connection goes through the translator, both ways. Any other answer
 //! (the same version, another error) settles the connection unbridged. A
 //! second refusal (the agent speaks neither version) reaches the client,
-//! translated, and the connection is unbridged again (it may ask anew).
+//! which may ask again; the connection stays bridged (a translator
+//! answers some requests itself, so a connection never goes back to
+//! relaying: a request could get two answers).
 //! This is how `acp-client --protocol auto` decides, on the other side
 //! of the connection.
 //!
@@ -71,26 +73,18 @@ enum State {
         line: String,
         asked: Dialect,
     },
-    /// Every line through the translator; `initialize` the one it asked
-    /// again, until answered.
-    Translating {
-        translator: Translator,
-        initialize: Option<RequestId<'static>>,
-    },
+    /// Every line through the translator, for the rest of the connection
+    /// (a translator answers some requests itself: the connection never
+    /// goes back to relaying, or such a request could get two answers).
+    Translating(Translator),
 }
 
 impl Bridge {
     /// The version the client speaks when it is bridged.
     pub(super) fn client_dialect(&self) -> Option<Dialect> {
         match &self.state {
-            State::Translating {
-                translator: Translator::V1ClientV2Agent(_),
-                ..
-            } => Some(Dialect::V1),
-            State::Translating {
-                translator: Translator::V2ClientV1Agent(_),
-                ..
-            } => Some(Dialect::V2),
+            State::Translating(Translator::V1ClientV2Agent(_)) => Some(Dialect::V1),
+            State::Translating(Translator::V2ClientV1Agent(_)) => Some(Dialect::V2),
             _ => None,
         }
     }
@@ -158,13 +152,7 @@ impl Server {
             _ => None,
         };
         match &mut c.bridge.state {
-            State::Translating {
-                translator,
-                initialize: asked,
-            } => {
-                if let Some(r) = initialize {
-                    *asked = Some(r.id.to_owned_id());
-                }
+            State::Translating(translator) => {
                 let outs = translator.client_line(text);
                 let stream = match message {
                     Message::Request(r) => crate::remote::error_stream(
@@ -227,14 +215,11 @@ impl Server {
                     bridge.state = State::Direct;
                     return Some(text);
                 };
-                let State::Asking { id, line, .. } = core::mem::take(&mut bridge.state) else {
+                let State::Asking { line, .. } = core::mem::take(&mut bridge.state) else {
                     return Some(text);
                 };
                 let outs = translator.client_line(&line);
-                bridge.state = State::Translating {
-                    translator,
-                    initialize: Some(id),
-                };
+                bridge.state = State::Translating(translator);
                 bridge.asked_again = true;
                 self.log(format!(
                     "{conn}: its client asked for protocol {asked}, which the agent does not speak: bridged to {other} through a translator"
@@ -242,21 +227,8 @@ impl Server {
                 self.bridged(now, conn, &Stream::Connection, outs);
                 None
             }
-            State::Translating {
-                translator,
-                initialize,
-            } => {
-                let answered = initialize
-                    .as_ref()
-                    .is_some_and(|id| super::answers(&text, id));
+            State::Translating(translator) => {
                 let outs = translator.agent_line(&text);
-                if answered {
-                    *initialize = None;
-                    // Refused again: the agent speaks neither version.
-                    if matches!(decode(&text), Ok(Message::Error(_))) {
-                        bridge.state = State::Direct;
-                    }
-                }
                 self.bridged(now, conn, stream, outs);
                 None
             }

@@ -475,8 +475,8 @@ fn a_v2_client_is_bridged_to_a_v1_agent() {
 }
 
 /// An agent that refuses both versions: the second refusal reaches the
-/// client, whose connection is unbridged and may ask again (here it does,
-/// and the agent's answer in v1 goes to it unchanged).
+/// client, which may ask again on its connection, still bridged (here it
+/// does, and the agent, v2 after all, answers; the client reads v1).
 #[test]
 fn an_agent_that_refuses_both_versions_leaves_the_client_its_refusal() {
     let mut h = Harness::new(users_config());
@@ -498,11 +498,13 @@ fn an_agent_that_refuses_both_versions_leaves_the_client_its_refusal() {
     assert_eq!(refused["id"], 0);
     assert_eq!(refused["error"]["code"], -32022);
     assert_eq!(refused["error"]["data"]["supported"], json!([3]));
-    // Asked again, answered in v1: relayed as it came.
+    // Asked again: through the translator.
     let acts = h.text(ana, &init_v(1, 1, None));
+    assert_eq!(wrote(&acts)[0]["params"]["protocolVersion"], 2, "{acts:?}");
     let id = asked(&acts, "initialize");
-    let acts = h.agent(run, &answer(&id, V1_ANSWER));
+    let acts = h.agent(run, &answer(&id, V2_ANSWER));
     let answered = got(&acts, ana);
     assert_eq!(answered[0]["id"], 1, "{answered:?}");
-    assert_eq!(answered[0]["result"]["agentInfo"]["name"], "agent1");
+    assert_eq!(answered[0]["result"]["protocolVersion"], 1, "{answered:?}");
+    assert_eq!(answered[0]["result"]["agentInfo"]["name"], "agent2");
 }
