@@ -19,7 +19,10 @@
 # content, before the answer. Then `acp-client --connect` runs a full turn (with a
 # permission request) against the SDK's own server (`experimental/server`,
 # scripts/peers/ts_remote_server.mjs) hosting the SDK's example agent, over
-# each profile it offers: http:// and ws://. Every run is bounded by
+# each profile it offers: http:// and ws://. Versions bridged by acp-bridge:
+# the SDK's v1 client to the SDK's v2 agent (scripts/peers/ts_v2_agent.mjs),
+# the SDK's v2 client (scripts/peers/ts_remote_client_v2.mjs, over each
+# profile) to the v1 mock, each a turn with a permission. Every run is bounded by
 # `timeout`; the bridge and the server are stopped by process id on exit.
 set -euo pipefail
 
@@ -45,11 +48,11 @@ cleanup() {
 trap cleanup EXIT
 BIG=5000000
 
-# A bridge on the mock agent keeping its sessions in $T/state; sets
-# BRIDGE_PID and ADDR.
+# A bridge on the mock agent keeping its sessions in $T/state (or on the
+# agent command $1); sets BRIDGE_PID and ADDR.
 start_bridge() {
   : >"$T/bridge.err"
-  timeout -k 5 300 "$BRIDGE" --port 0 --log-dir "$T" --agent "$MOCK --big-bytes $BIG --state-dir $T/state" 2>"$T/bridge.err" &
+  timeout -k 5 300 "$BRIDGE" --port 0 --log-dir "$T" --agent "${1:-$MOCK --big-bytes $BIG --state-dir $T/state}" 2>"$T/bridge.err" &
   BRIDGE_PID=$!
   ADDR=""
   for _ in $(seq 1 100); do
@@ -147,6 +150,43 @@ load_elsewhere http "http://$ADDR/acp"
 kill "$BRIDGE_PID" 2>/dev/null || true
 wait "$BRIDGE_PID" 2>/dev/null || true
 BRIDGE_PID=""
+
+# Versions bridged by the server: the SDK's v1 client (ws-client) to the
+# SDK's v2 agent (scripts/peers/ts_v2_agent.mjs, which refuses v1: the
+# server asks again in v2 through its translator), and the SDK's v2 client
+# (experimental/v2, scripts/peers/ts_remote_client_v2.mjs) over each
+# profile to the v1 mock (which answers v2 with version 1: the server asks
+# again in v1). Each a full turn, end_turn, a permission allowed, and the
+# server's log saying it bridged (@ADDR@ in the command: the bridge's
+# address). The SDK's v2 agent takes one `initialize` per process once a
+# session ran, so it serves one client here.
+bridged() {
+  local name="$1" agent="$2"; shift 2
+  local start rc=0 secs
+  start_bridge "$agent"
+  start=$(date +%s.%N)
+  timeout -k 5 60 "${@//@ADDR@/$ADDR}" >"$T/out" 2>"$T/err" || rc=$?
+  secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
+  if [[ $rc -eq 0 ]] && grep -q 'bridged to v' "$T/bridge.err" && python3 -c '
+import json, sys
+s = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
+sys.exit(0 if s["stopReason"] == "end_turn" and s["permissions"] >= 1 else 1)' "$T/out"; then
+    printf 'ok   %-58s %6.2fs  %s\n' "$name" "$secs" "$(tail -1 "$T/out")"
+  else
+    printf 'FAIL %-58s %6.2fs (exit %s)\n' "$name" "$secs" "$rc"
+    tail -c 2000 "$T/out"; cat "$T/err"; tail -20 "$T/bridge.err"
+    FAILED=1
+  fi
+  kill "$BRIDGE_PID" 2>/dev/null || true
+  wait "$BRIDGE_PID" 2>/dev/null || true
+  BRIDGE_PID=""
+}
+bridged "TS SDK 2.4.0 v1 ws client -> acp-bridge -> TS SDK v2 agent" "node $ROOT/scripts/peers/ts_v2_agent.mjs" \
+  env TURN_ONLY=1 node "${WS_FLAG[@]}" scripts/peers/ts_remote_client.mjs ws "ws://@ADDR@/acp" "$T"
+for profile in ws http; do
+  bridged "TS SDK 2.4.0 v2 $profile client -> acp-bridge -> v1 mock agent" "$MOCK" \
+    node "${WS_FLAG[@]}" scripts/peers/ts_remote_client_v2.mjs "$profile" "$profile://@ADDR@/acp" "$T"
+done
 
 timeout -k 5 120 node scripts/peers/ts_remote_server.mjs 110 >"$T/server.out" 2>"$T/server.err" &
 SERVER_PID=$!

@@ -21,6 +21,10 @@
 //! agent opening for the server id the text names; a line from, or with
 //! the top bit set the end of, that user's last relay; an agent's exit
 //! ends its user's relays). Every agent start asked for succeeds at once.
+//! With feature `v2` (the fuzz build's), a client whose version its agent
+//! refuses is bridged through a translator (seed `bridged_both_ways`: a
+//! v1 client of a v2 agent, a v2 client of a v1 agent, garbage from
+//! both), and every assertion below holds for it as well.
 //!
 //! Asserted, after every event:
 //! - no message of a session (on its stream, naming it in its params, or

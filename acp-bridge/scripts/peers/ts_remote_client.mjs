@@ -17,7 +17,8 @@
 // load of that session (another server's, say, sharing the agent's state):
 // {history, sessionId}. With DUMP set, the updates themselves (each
 // session/update's `update`, as JSON) go to DUMP.turn.json (the turn's)
-// and DUMP.history.json (the load's), for a comparison by content.
+// and DUMP.history.json (the load's), for a comparison by content. With
+// TURN_ONLY set, the turn alone (an agent that cannot load sessions).
 // Exits non-zero on any failure. The SDK is found in
 // $PEERS_DIR/node_modules/sdk24.
 import fs from "node:fs";
@@ -81,6 +82,11 @@ if (!loadOnly) await app.connectWith(connect(), async (ctx) => {
   });
   stopReason = done.stopReason;
 });
+
+if (process.env.TURN_ONLY) {
+  console.log(JSON.stringify({ stopReason, updates, permissions, largest, sessionId }));
+  process.exit(0);
+}
 
 // The session loaded on a new connection: its history is replayed before
 // the load's answer.

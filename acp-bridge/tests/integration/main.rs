@@ -62,6 +62,8 @@ mod rejoin_bridge;
 mod remote;
 mod room_env;
 #[cfg(target_os = "linux")]
+mod server_bridge;
+#[cfg(target_os = "linux")]
 mod session_dir;
 #[cfg(target_os = "linux")]
 mod stdio_bridge;

@@ -3,9 +3,10 @@
 //! read from its answers to them. A client and an agent that speak the
 //! same version are routed by that version's method table; a client of
 //! another version than the agent's is refused at `initialize`, with
-//! `-32022` and the version the agent speaks (a translator in front of the
-//! router would make the client speak the agent's version: see the server
-//! core's `Conn`).
+//! `-32022` and the version the agent speaks (with feature `v2` the team
+//! server's core takes that refusal and bridges the client through a
+//! translator in front of the router, which then sees the client speak
+//! the agent's version: `server/bridge.rs`).
 
 use alloc::format;
 

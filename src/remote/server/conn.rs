@@ -29,13 +29,13 @@ pub const BINARY_REFUSED: &str = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-
 
 /// One connection of the server.
 ///
-/// Where a translator between protocol versions will sit (a client of one
-/// version in front of an agent of another, `acp_codec::translate`): one
-/// field of this struct, its `client_line` called on each line the client
-/// sends in [`Server::forward`] (before the resume rules) and its
-/// `agent_line` on each line for the client in [`Server::send`] (before
-/// flow control). The router then sees the client speak the agent's
-/// version; until then it refuses such a client at `initialize` with
+/// With feature `v2`, a client of one protocol version in front of an
+/// agent of another is bridged by a translator, the connection's
+/// `bridge` (`server/bridge.rs`): called on each line the client sends in
+/// `Server::forward` (after the resume rules) and on each line for the
+/// client in `Server::send` (before the resume rules and flow control).
+/// The router then sees the client speak the agent's version. Without
+/// the feature the router refuses such a client at `initialize` with
 /// `-32022` (`router/dialect.rs`).
 #[derive(Debug)]
 pub(super) struct Conn {
@@ -60,11 +60,20 @@ pub(super) struct Conn {
     pub(super) name: Option<String>,
     /// The longest message its client reads, when it said.
     pub(super) max_incoming: Option<usize>,
+    /// Its translator, when its client's version is not its agent's.
+    #[cfg(feature = "v2")]
+    pub(super) bridge: super::bridge::Bridge,
 }
 
 impl Conn {
     /// Its `initialize` was refused for its version: it may ask again.
     pub(super) fn reopen(&mut self) {
+        // Unless the refusal was taken and the `initialize` asked again
+        // through a translator.
+        #[cfg(feature = "v2")]
+        if self.bridge.take_asked_again() {
+            return;
+        }
         self.gate.reopen();
     }
 
@@ -95,6 +104,8 @@ impl Conn {
             initialize: None,
             name: None,
             max_incoming: None,
+            #[cfg(feature = "v2")]
+            bridge: super::bridge::Bridge::default(),
         }
     }
 
@@ -446,13 +457,32 @@ impl Server {
     /// A message `conn` may send on: to its agent's router, or into the
     /// queue of messages waiting for the agent to start.
     fn forward(&mut self, now: Duration, conn: ConnectionId, text: &str, message: Message<'_>) {
+        if !self.conns.contains_key(&conn) {
+            return;
+        }
+        let Some(message) = self.resume_inbound(now, conn, message) else {
+            return;
+        };
+        #[cfg(feature = "v2")]
+        if self.bridge_inbound(now, conn, text, &message) {
+            return;
+        }
+        self.onward(now, conn, text, message);
+    }
+
+    /// [`forward`](Self::forward) past the resume rules and the bridge:
+    /// the MCP rules, then the agent's router.
+    pub(super) fn onward(
+        &mut self,
+        now: Duration,
+        conn: ConnectionId,
+        text: &str,
+        message: Message<'_>,
+    ) {
         let Some(c) = self.conns.get(&conn) else {
             return;
         };
         let key = c.agent.clone();
-        let Some(message) = self.resume_inbound(now, conn, message) else {
-            return;
-        };
         let rewritten = match self.mcp_inbound(now, conn, &message) {
             super::mcp::Inbound::Pass => None,
             super::mcp::Inbound::Taken => return,

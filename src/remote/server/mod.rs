@@ -9,6 +9,8 @@
 //! hands out, until it returns `None`; then it sleeps until
 //! [`poll_timeout`](Server::poll_timeout) or the next input.
 
+#[cfg(feature = "v2")]
+mod bridge;
 mod conn;
 mod http;
 mod mcp;
@@ -779,6 +781,16 @@ impl Server {
     /// `conn` closes) or it answers the connection's `initialize`.
     fn send(&mut self, now: Duration, conn: ConnectionId, stream: Stream, text: String) {
         let text = self.mcp_outbound(conn, text);
+        #[cfg(feature = "v2")]
+        let Some(text) = self.bridge_outbound(now, conn, &stream, text) else {
+            return;
+        };
+        self.send_translated(now, conn, stream, text);
+    }
+
+    /// [`send`](Self::send) past the bridge (a message in its client's
+    /// version).
+    fn send_translated(&mut self, now: Duration, conn: ConnectionId, stream: Stream, text: String) {
         let Some(text) = self.within_client_limit(now, conn, &stream, text) else {
             return;
         };

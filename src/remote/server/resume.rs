@@ -185,6 +185,10 @@ struct Detached {
     agent: Option<String>,
     client: ClientId,
     opted: Opted,
+    /// Its translator: what the agent sends meanwhile is translated into
+    /// the logs, and the connection that takes it over goes on with it.
+    #[cfg(feature = "v2")]
+    bridge: super::bridge::Bridge,
 }
 
 /// Whether `message` must survive a gap: an answer, or a request of the
@@ -330,6 +334,51 @@ fn empty_result(req: &Request<'_>) -> String {
 }
 
 impl Server {
+    /// The version `conn`'s client speaks: its own when it is bridged to
+    /// an agent of another, else the one its router reads.
+    fn client_dialect(
+        &self,
+        conn: ConnectionId,
+        agent: &Option<String>,
+        client: ClientId,
+    ) -> Option<Dialect> {
+        #[cfg(feature = "v2")]
+        if let Some(d) = self
+            .conns
+            .get(&conn)
+            .and_then(|c| c.bridge.client_dialect())
+        {
+            return Some(d);
+        }
+        #[cfg(not(feature = "v2"))]
+        let _ = conn;
+        self.agents
+            .get(agent)
+            .and_then(|a| a.router.dialect_of(client))
+    }
+
+    /// The translator of the detached connection `conn`.
+    #[cfg(feature = "v2")]
+    pub(super) fn resume_detached_bridge(
+        &mut self,
+        conn: ConnectionId,
+    ) -> Option<&mut super::bridge::Bridge> {
+        self.resume.detached.get_mut(&conn).map(|d| &mut d.bridge)
+    }
+
+    /// The agent and the router's client of the detached connection
+    /// `conn`.
+    #[cfg(feature = "v2")]
+    pub(super) fn resume_detached_client(
+        &self,
+        conn: ConnectionId,
+    ) -> Option<(&Option<String>, ClientId)> {
+        self.resume
+            .detached
+            .get(&conn)
+            .map(|d| (&d.agent, d.client))
+    }
+
     /// A request of `conn` before it goes to the router: the resume rules
     /// take what is theirs (`None`), the rest goes on.
     pub(super) fn resume_inbound<'m>(
@@ -443,9 +492,10 @@ impl Server {
             return Some(message);
         };
         let session: String = session.into_owned();
-        let router = self.agents.get(&agent).map(|a| &a.router);
-        let v2 = router.and_then(|r| r.dialect_of(client)) == Some(Dialect::V2);
-        let table = router.map_or(&crate::remote::routing::V1, |r| r.table_of(client));
+        // The client's own version (a bridged client's is not its agent's).
+        let dialect = self.client_dialect(conn, &agent, client);
+        let v2 = dialect == Some(Dialect::V2);
+        let table = crate::remote::routing::table(dialect.unwrap_or(Dialect::V1));
         if table.is_reattach(method) {
             // v1: the cursor in `_meta`; v2: `replayFrom` of the server's
             // own type.
@@ -529,11 +579,7 @@ impl Server {
             .agents
             .get(agent)
             .is_some_and(|a| a.router.owner(session) == Some(client));
-        let v2 = self
-            .agents
-            .get(agent)
-            .and_then(|a| a.router.dialect_of(client))
-            == Some(Dialect::V2);
+        let v2 = self.client_dialect(conn, agent, client) == Some(Dialect::V2);
         let key = (agent.clone(), session.to_owned());
         let Some(entry) = self.resume.sessions.get_mut(&key) else {
             if after == Position::START {
@@ -615,6 +661,14 @@ impl Server {
             return None;
         }
         let d = self.resume.detached.remove(&old)?;
+        #[cfg(feature = "v2")]
+        let d = {
+            let mut d = d;
+            if let Some(c) = self.conns.get_mut(&conn) {
+                c.bridge = core::mem::take(&mut d.bridge);
+            }
+            d
+        };
         let a = self.agents.get_mut(agent)?;
         a.clients.remove(&client);
         a.clients.insert(d.client, conn);
@@ -725,6 +779,8 @@ impl Server {
                 agent: c.agent,
                 client: c.client,
                 opted,
+                #[cfg(feature = "v2")]
+                bridge: c.bridge,
             },
         );
         // Detached connections do not count toward the user's connection
