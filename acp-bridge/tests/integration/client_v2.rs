@@ -536,9 +536,10 @@ fn a_remote_v2_agent_with_protocol_2() {
     let _ = std::fs::remove_dir_all(&cwd);
 }
 
-/// The same with the default `--protocol auto`: the agent refuses the
-/// client's v1 `initialize` with `-32022`, and the server takes the
-/// second, in v2, on the same connection (its positions going on).
+/// The same with the default `--protocol auto`: the client asks in v1 and
+/// the team server, which bridges versions, takes the v2 agent's `-32022`
+/// and speaks v2 to it through its own translator; the client's turn is a
+/// v1 turn.
 #[test]
 fn a_remote_v2_agent_with_protocol_auto() {
     let agent = mock_v2("");
