@@ -20,7 +20,8 @@
 #     the same client through acp-client --stdio against the v2 agent;
 #   - the SDK 2.4.0's v2 client (scripts/peers/ts_v2_client.mjs) against
 #     the mock directly (the SDK's validation error) and through
-#     acp-client --stdio (a full turn, translated), and through
+#     acp-client --stdio (a full turn, translated), against the mock
+#     speaking v2 itself (--protocol 2, nothing translated), and through
 #     acp-client --stdio against Gemini CLI on the fake model backend;
 #   - acp-client against Gemini CLI 0.61.0 offline (scratch HOME, no key):
 #     initialize succeeds, session/new reports Gemini's error, non-zero exit;
@@ -176,6 +177,15 @@ timeout -k 5 60 node scripts/peers/ts_v2_client.mjs --cwd "$P" -- "$CLIENT" --st
   >"$T/out" 2>"$T/err" || rc=$?
 check "TS SDK 2.4.0 v2 client via acp-client --stdio vs the v1 mock: full turn" \
   'rc==0 and s["protocolVersion"]==2 and s["agent"].startswith("acp-codec-mock-agent ") and s["stopReason"]=="end_turn" and s["permissions"]==2 and "wrote NOTES.md" in s["text"] and s["error"] is None and "user_message" in s["kinds"] and "plan_update" in s["kinds"]' \
+  "$rc" "$(elapsed "$t0")"
+
+# The same SDK v2 client and our mock speaking v2 itself (--protocol 2):
+# v2 on both ends, nothing translated.
+P=$(project sdk24-v2-client-v2-mock); t0=$(date +%s.%N); rc=0
+timeout -k 5 60 node scripts/peers/ts_v2_client.mjs --cwd "$P" -- "$MOCK" --protocol 2 \
+  >"$T/out" 2>"$T/err" || rc=$?
+check "TS SDK 2.4.0 v2 client vs the v2 mock (--protocol 2): full turn" \
+  'rc==0 and s["protocolVersion"]==2 and s["agent"].startswith("acp-codec-mock-agent ") and s["stopReason"]=="end_turn" and s["permissions"]>=1 and s["error"] is None' \
   "$rc" "$(elapsed "$t0")"
 
 H="$T/gemini-home"; mkdir -p "$H"; P=$(project gemini); t0=$(date +%s.%N); rc=0
