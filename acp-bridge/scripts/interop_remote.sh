@@ -22,7 +22,9 @@
 # each profile it offers: http:// and ws://. Versions bridged by acp-bridge:
 # the SDK's v1 client to the SDK's v2 agent (scripts/peers/ts_v2_agent.mjs),
 # the SDK's v2 client (scripts/peers/ts_remote_client_v2.mjs, over each
-# profile) to the v1 mock, each a turn with a permission. Every run is bounded by
+# profile) to the v1 mock, each a turn with a permission; and v2 on both
+# ends, untranslated: the SDK's v2 client to the v2 mock and to the SDK's
+# v2 agent. Every run is bounded by
 # `timeout`; the bridge and the server are stopped by process id on exit.
 set -euo pipefail
 
@@ -167,7 +169,8 @@ bridged() {
   start=$(date +%s.%N)
   timeout -k 5 60 "${@//@ADDR@/$ADDR}" >"$T/out" 2>"$T/err" || rc=$?
   secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
-  if [[ $rc -eq 0 ]] && grep -q 'bridged to v' "$T/bridge.err" && python3 -c '
+  local said=0; grep -q 'bridged to v' "$T/bridge.err" && said=1
+  if [[ $rc -eq 0 ]] && [[ $said -eq ${EXPECT_BRIDGED:-1} ]] && python3 -c '
 import json, sys
 s = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
 sys.exit(0 if s["stopReason"] == "end_turn" and s["permissions"] >= 1 else 1)' "$T/out"; then
@@ -187,6 +190,13 @@ for profile in ws http; do
   bridged "TS SDK 2.4.0 v2 $profile client -> acp-bridge -> v1 mock agent" "$MOCK" \
     node "${WS_FLAG[@]}" scripts/peers/ts_remote_client_v2.mjs "$profile" "$profile://@ADDR@/acp" "$T"
 done
+# v2 on both ends through the server, nothing translated (the log must
+# not say bridged): the SDK's v2 client to our mock speaking v2, and to
+# the SDK's own v2 agent.
+EXPECT_BRIDGED=0 bridged "TS SDK 2.4.0 v2 ws client -> acp-bridge -> v2 mock agent" "$MOCK --protocol 2" \
+  node "${WS_FLAG[@]}" scripts/peers/ts_remote_client_v2.mjs ws "ws://@ADDR@/acp" "$T"
+EXPECT_BRIDGED=0 bridged "TS SDK 2.4.0 v2 ws client -> acp-bridge -> TS SDK v2 agent" "node $ROOT/scripts/peers/ts_v2_agent.mjs" \
+  node "${WS_FLAG[@]}" scripts/peers/ts_remote_client_v2.mjs ws "ws://@ADDR@/acp" "$T"
 
 timeout -k 5 120 node scripts/peers/ts_remote_server.mjs 110 >"$T/server.out" 2>"$T/server.err" &
 SERVER_PID=$!
