@@ -8,6 +8,16 @@ use serde_json::{json, Value};
 
 use super::*;
 
+/// The users' server with its agent started, and user `ana` connected
+/// over WebSocket: the harness, the agent's run, ana and her connection.
+fn ana_connected() -> (Harness, AgentRun, Principal, ConnectionId) {
+    let mut h = Harness::new(users_config());
+    let run = started(&h.settle())[0];
+    let ana_p = Principal::user("ana", Permissions::READ_WRITE);
+    let ana = h.server.open(h.now, Profile::WebSocket, &ana_p).unwrap();
+    (h, run, ana_p, ana)
+}
+
 /// The messages sent to `to`, parsed (a stamped one without its stamp).
 fn got(acts: &[Action], to: ConnectionId) -> Vec<Value> {
     sent(acts, to)
@@ -109,10 +119,7 @@ fn asked(acts: &[Action], method: &str) -> Value {
 /// user's session.
 #[test]
 fn a_v1_client_is_bridged_to_a_v2_agent() {
-    let mut h = Harness::new(users_config());
-    let run = started(&h.settle())[0];
-    let ana_p = Principal::user("ana", Permissions::READ_WRITE);
-    let ana = h.server.open(h.now, Profile::WebSocket, &ana_p).unwrap();
+    let (mut h, run, ana_p, ana) = ana_connected();
     let acts = h.text(ana, &init_v(0, 1, None));
     let id = asked(&acts, "initialize");
     assert_eq!(wrote(&acts)[0]["params"]["protocolVersion"], 1);
@@ -298,10 +305,7 @@ fn a_v1_client_is_bridged_to_a_v2_agent() {
 /// off the first user's session.
 #[test]
 fn a_v2_client_is_bridged_to_a_v1_agent() {
-    let mut h = Harness::new(users_config());
-    let run = started(&h.settle())[0];
-    let ana_p = Principal::user("ana", Permissions::READ_WRITE);
-    let ana = h.server.open(h.now, Profile::WebSocket, &ana_p).unwrap();
+    let (mut h, run, ana_p, ana) = ana_connected();
     let acts = h.text(ana, &init_v(0, 2, None));
     let id = asked(&acts, "initialize");
     let acts = h.agent(run, &answer(&id, V1_ANSWER));
@@ -479,10 +483,7 @@ fn a_v2_client_is_bridged_to_a_v1_agent() {
 /// does, and the agent, v2 after all, answers; the client reads v1).
 #[test]
 fn an_agent_that_refuses_both_versions_leaves_the_client_its_refusal() {
-    let mut h = Harness::new(users_config());
-    let run = started(&h.settle())[0];
-    let ana_p = Principal::user("ana", Permissions::READ_WRITE);
-    let ana = h.server.open(h.now, Profile::WebSocket, &ana_p).unwrap();
+    let (mut h, run, ana_p, ana) = ana_connected();
     let acts = h.text(ana, &init_v(0, 1, None));
     let refuse = |id: &Value, supported: &str| {
         format!(
