@@ -483,7 +483,7 @@ fn a_v2_client_is_bridged_to_a_v1_agent() {
 /// does, and the agent, v2 after all, answers; the client reads v1).
 #[test]
 fn an_agent_that_refuses_both_versions_leaves_the_client_its_refusal() {
-    let (mut h, run, ana_p, ana) = ana_connected();
+    let (mut h, run, _, ana) = ana_connected();
     let acts = h.text(ana, &init_v(0, 1, None));
     let refuse = |id: &Value, supported: &str| {
         format!(
