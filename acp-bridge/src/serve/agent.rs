@@ -12,7 +12,8 @@ use crate::limits::{self, AgentCgroup};
 use crate::room::UserDirs;
 use crate::supervisor;
 use crate::users::UserRoom;
-use acp_codec::codec::LineCodec;
+use acp_codec::codec::RawLineCodec;
+use acp_codec::framing::{FrameError, RawItem};
 use acp_codec::Limits;
 use bytes::BytesMut;
 use futures_util::StreamExt;
@@ -235,28 +236,43 @@ const READ_BUFFER: usize = 256 * 1024;
 /// resident in the reader.
 async fn read_stdout(driver: &Arc<Driver>, run: AgentRun, stdout: ChildStdout) {
     let limits = Limits::default().with_max_line_len(driver.processes.max_line);
-    let mut lines = FramedRead::with_capacity(stdout, LineCodec::with_limits(&limits), READ_BUFFER);
+    // Pass-through splitting: the line's bytes as read, UTF-8 checked once
+    // below, where they become the core's string (the splitting codec
+    // would check them too, a second pass over every line).
+    let codec = RawLineCodec::with_limits(&limits);
+    let mut lines = FramedRead::with_capacity(stdout, codec, READ_BUFFER);
     // An `Err` from the stream is an I/O error: stdout is gone.
     while let Some(Ok(item)) = lines.next().await {
-        if lines.read_buffer().capacity() > 2 * READ_BUFFER
-            || item.as_ref().is_ok_and(|line| line.len() > READ_BUFFER)
-        {
+        if lines.read_buffer().capacity() > 2 * READ_BUFFER || item.as_bytes().len() > READ_BUFFER {
             renew(lines.read_buffer_mut());
         }
         match item {
-            // The codec hands out valid UTF-8 only. A long line's bytes
-            // become the core's string without a copy (they hold their
-            // allocation alone now), and the core frees it once routed;
-            // a short one is lent (its bytes share the read buffer).
-            Ok(line) if line.len() > READ_BUFFER => match String::from_utf8(Vec::from(line)) {
-                Ok(text) => driver.with(move |s, now| s.handle_agent_line_owned(now, run, text)),
-                Err(_) => driver.log_line("agent line skipped: not utf-8"),
-            },
-            Ok(line) => match std::str::from_utf8(&line) {
+            RawItem::Line(line) if line.is_blank() => {}
+            // A long line's bytes become the core's string without a copy
+            // (they hold their allocation alone now), and the core frees
+            // it once routed; a short one is lent (its bytes share the
+            // read buffer).
+            RawItem::Line(line) if line.content().len() > READ_BUFFER => {
+                let len = line.content().len();
+                let mut bytes = Vec::from(line.into_bytes());
+                bytes.truncate(len);
+                match String::from_utf8(bytes) {
+                    Ok(text) => {
+                        driver.with(move |s, now| s.handle_agent_line_owned(now, run, text))
+                    }
+                    Err(_) => driver.log_line("agent line skipped: not utf-8"),
+                }
+            }
+            RawItem::Line(line) => match std::str::from_utf8(line.content()) {
                 Ok(text) => driver.with(|s, now| s.handle_agent_line(now, run, text)),
                 Err(_) => driver.log_line("agent line skipped: not utf-8"),
             },
-            Err(e) => driver.with(|s, now| s.handle_agent_line_too_long(now, run, &e)),
+            RawItem::TooLong { error, .. } => {
+                let error = FrameError::LineTooLong(error);
+                driver.with(|s, now| s.handle_agent_line_too_long(now, run, &error));
+            }
+            // The rest of a line over the limit: skipped, reported above.
+            RawItem::Rest { .. } => {}
         }
     }
 }
