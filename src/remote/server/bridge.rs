@@ -238,8 +238,15 @@ impl Server {
     /// What a translator wrote: lines for the agent
     /// to the router as the client's, lines for the client past the
     /// translator, on `stream` or their session's.
+    ///
+    /// What goes to the client goes first: the router may answer a line
+    /// for the agent at once (a refusal), and that answer must follow what
+    /// the translator already told the client of the same message (a v2
+    /// prompt's acceptance and `running` before its idle `error` update).
     fn bridged(&mut self, now: Duration, conn: ConnectionId, stream: &Stream, outs: Vec<Out>) {
-        for out in outs {
+        let (to_client, to_agent): (Vec<Out>, Vec<Out>) =
+            outs.into_iter().partition(|o| matches!(o, Out::Client(_)));
+        for out in to_client.into_iter().chain(to_agent) {
             match out {
                 Out::Agent(line) => match decode(&line) {
                     Ok(message) => self.onward(now, conn, &line, message),

@@ -259,6 +259,26 @@ fn a_v1_client_is_bridged_to_a_v2_agent() {
     );
 
     // Another user: bridged at once, and kept off ana's session.
+    bo_is_kept_off_s1(&mut h, run, back, Dialect::V1, V2_ANSWER);
+}
+
+/// User bo, speaking `client` to the agent `run` of the other version
+/// (`agent_answer`, its `initialize` answer): bridged at once (the agent
+/// asked in its version, bo answered in bo's, the refusal never shown),
+/// and kept off ana's session `s1`: `session/list` shows none of it, and a
+/// prompt and a reattach on it reach neither the agent nor ana's `back`,
+/// bo reading `-32602`.
+fn bo_is_kept_off_s1(
+    h: &mut Harness,
+    run: AgentRun,
+    back: ConnectionId,
+    client: Dialect,
+    agent_answer: &str,
+) {
+    let (mine, agents) = match client {
+        Dialect::V1 => (1, 2),
+        _ => (2, 1),
+    };
     let bo = h
         .server
         .open(
@@ -267,12 +287,12 @@ fn a_v1_client_is_bridged_to_a_v2_agent() {
             &Principal::user("bo", Permissions::READ_WRITE),
         )
         .unwrap();
-    let acts = h.text(bo, &init_v(0, 1, None));
+    let acts = h.text(bo, &init_v(0, mine, None));
     assert!(sent(&acts, bo).is_empty(), "{acts:?}");
     let init = wrote(&acts);
-    assert_eq!(init[0]["params"]["protocolVersion"], 2, "{init:?}");
-    let acts = h.agent(run, &answer(&init[0]["id"], V2_ANSWER));
-    assert_eq!(got(&acts, bo)[0]["result"]["protocolVersion"], 1);
+    assert_eq!(init[0]["params"]["protocolVersion"], agents, "{init:?}");
+    let acts = h.agent(run, &answer(&init[0]["id"], agent_answer));
+    assert_eq!(got(&acts, bo)[0]["result"]["protocolVersion"], mine);
     let acts = h.text(
         bo,
         r#"{"jsonrpc":"2.0","id":1,"method":"session/list","params":{}}"#,
@@ -281,16 +301,25 @@ fn a_v1_client_is_bridged_to_a_v2_agent() {
     let all = r#"{"sessions":[{"sessionId":"s1","cwd":"/"}]}"#;
     let acts = h.agent(run, &answer(&lid, all));
     assert_eq!(got(&acts, bo)[0]["result"]["sessions"], json!([]));
-    for request in [prompt(2, "s1"), reattach(3, "s1", Dialect::V1)] {
+    for request in [prompt(2, "s1"), reattach(3, "s1", client)] {
         let acts = h.text(bo, &request);
         assert!(writes(&acts).is_empty(), "{request}: {acts:?}");
         assert!(sent(&acts, back).is_empty(), "{acts:?}");
+        // The refusal comes last: v1's error answer, or v2's idle update
+        // ending the prompt it accepted with the error.
         let refused = got(&acts, bo);
-        assert_eq!(
-            refused.last().unwrap()["error"]["code"],
-            -32602,
-            "{refused:?}"
-        );
+        let last = refused.last().unwrap();
+        let error = match client {
+            Dialect::V1 => &last["error"],
+            _ if request.contains("session/prompt") => {
+                let update = &last["params"]["update"];
+                assert_eq!(update["state"], "idle", "{refused:?}");
+                assert_eq!(update["stopReason"], "error", "{refused:?}");
+                &update["error"]
+            }
+            _ => &last["error"],
+        };
+        assert_eq!(error["code"], -32602, "{refused:?}");
     }
 }
 
@@ -434,34 +463,7 @@ fn a_v2_client_is_bridged_to_a_v1_agent() {
 
     // Another user, kept off ana's session: nothing reaches the agent
     // or ana, and bo reads the router's refusal.
-    let bo = h
-        .server
-        .open(
-            h.now,
-            Profile::WebSocket,
-            &Principal::user("bo", Permissions::READ_WRITE),
-        )
-        .unwrap();
-    let acts = h.text(bo, &init_v(0, 2, None));
-    let init = wrote(&acts);
-    assert_eq!(init[0]["params"]["protocolVersion"], 1, "{init:?}");
-    let acts = h.agent(run, &answer(&init[0]["id"], V1_ANSWER));
-    assert_eq!(got(&acts, bo)[0]["result"]["protocolVersion"], 2);
-    let acts = h.text(
-        bo,
-        r#"{"jsonrpc":"2.0","id":1,"method":"session/list","params":{}}"#,
-    );
-    let lid = asked(&acts, "session/list");
-    let all = r#"{"sessions":[{"sessionId":"s1","cwd":"/"}]}"#;
-    let acts = h.agent(run, &answer(&lid, all));
-    assert_eq!(got(&acts, bo)[0]["result"]["sessions"], json!([]));
-    for request in [prompt(2, "s1"), reattach(3, "s1", Dialect::V2)] {
-        let acts = h.text(bo, &request);
-        assert!(writes(&acts).is_empty(), "{request}: {acts:?}");
-        assert!(sent(&acts, back).is_empty(), "{acts:?}");
-        let text = sent(&acts, bo).concat();
-        assert!(text.contains("-32602"), "{text}");
-    }
+    bo_is_kept_off_s1(&mut h, run, back, Dialect::V2, V1_ANSWER);
     // Ana's log of s1 holds nothing of bo's.
     h.server.handle_closed(h.now, back, Ending::Broken);
     h.settle();
