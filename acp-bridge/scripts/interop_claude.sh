@@ -28,7 +28,7 @@ cd "$ROOT"
 if [[ -z "${INTEROP_CLAUDE_INNER:-}" ]]; then
   # Outside the namespace: what needs the registries (npm, crates.io).
   CLAUDE_DIR="$(scripts/peers/install_claude.sh)" || { echo "FAIL installing the Claude ACP adapter (scripts/peers/install_claude.sh)"; exit 1; }
-  cargo build --quiet -p acp-bridge --bin acp-client
+  "$ROOT/scripts/build_bins.sh" >/dev/null
   TARGET="${CARGO_TARGET_DIR:-$ROOT/../target}"
   [[ "$TARGET" = /* ]] || TARGET="$ROOT/../$TARGET"
   export CLAUDE_DIR CLIENT="$TARGET/debug/acp-client"

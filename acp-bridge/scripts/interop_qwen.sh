@@ -76,7 +76,7 @@ if [[ -z "${INTEROP_QWEN_PHASE2:-}" ]]; then
   fi
   t0=$(date +%s)
   if [[ "${1:-}" == --install-only ]]; then echo "$QWEN_PEERS_DIR"; exit 0; fi
-  cargo build --quiet -p acp-bridge --bin acp-client --bin acp-bridge
+  "$ROOT/scripts/build_bins.sh" >/dev/null
   echo "interop_qwen: acp-client and acp-bridge built in $(( $(date +%s) - t0 ))s" >&2
   [[ -x "$CLIENT" && -x "$BRIDGE" ]] || { echo "FAIL interop_qwen: $CLIENT or $BRIDGE not built" >&2; exit 1; }
   export INTEROP_QWEN_PHASE2=loopback

@@ -32,7 +32,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 export PEERS_DIR="${PEERS_DIR:-$ROOT/target/peers}"
 
-cargo build --quiet -p acp-bridge --bins
+"$ROOT/scripts/build_bins.sh" >/dev/null
 TARGET="${CARGO_TARGET_DIR:-$ROOT/../target}"
 [[ "$TARGET" = /* ]] || TARGET="$ROOT/../$TARGET"
 BRIDGE="$TARGET/debug/acp-bridge"

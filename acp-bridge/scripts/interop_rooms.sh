@@ -34,7 +34,7 @@ cd "$ROOT"
 export PEERS_DIR="${PEERS_DIR:-$ROOT/target/peers}"
 scripts/peers/install.sh >/dev/null
 QWEN_PEERS_DIR="$(scripts/interop_qwen.sh --install-only 2>/dev/null | tail -1)"
-cargo build --quiet -p acp-bridge --bins
+"$ROOT/scripts/build_bins.sh" >/dev/null
 TARGET="${CARGO_TARGET_DIR:-$ROOT/../target}"
 [[ "$TARGET" = /* ]] || TARGET="$ROOT/../$TARGET"
 BRIDGE="$TARGET/debug/acp-bridge"
