@@ -5,7 +5,7 @@ use bytes::{Buf, Bytes, BytesMut};
 
 use memchr::memrchr;
 
-use super::{valid_through, Found, LineSplitter, PrefixCheck, RawItem};
+use super::{Found, LineSplitter, PrefixCheck, RawItem, RawLineSplitter};
 use crate::framing::FrameError;
 
 /// A [`Found`] as offsets, so the borrow of the buffer can end.
@@ -44,30 +44,8 @@ impl LineSplitter {
     /// assert_eq!(&buf[..], b"{\"b\"");
     /// ```
     pub fn decode_bytes(&mut self, buf: &mut BytesMut) -> Option<Result<Bytes, FrameError>> {
-        if let Some(line) = self.fast_bytes(buf) {
-            return Some(Ok(line));
-        }
-        let at = Offsets::from(self.find_valid(buf));
+        let at = Offsets::from(self.find_valid(buf, false));
         split(buf, at)
-    }
-
-    /// The common case of [`decode_bytes`](Self::decode_bytes) in one
-    /// step: a complete, non-blank line within the limit and valid
-    /// UTF-8. Anything else is left to the general path, which gives the
-    /// same items.
-    #[inline]
-    fn fast_bytes(&mut self, buf: &mut BytesMut) -> Option<Bytes> {
-        let (len, consumed) = self.simple_line(buf)?;
-        if len > self.valid {
-            self.valid = valid_through(buf, self.valid, len);
-            if len > self.valid {
-                return None;
-            }
-        }
-        let mut head = buf.split_to(consumed);
-        head.truncate(len);
-        self.valid = self.valid.saturating_sub(consumed);
-        Some(head.freeze())
     }
 
     /// Every complete line of `buf` as [`Bytes`], as an iterator: the
@@ -96,7 +74,7 @@ impl LineSplitter {
         // The first `scanned` bytes hold no newline (an unfinished line
         // seen before): searching only what came since keeps a long line
         // fed in many reads linear.
-        let from = self.scanned.min(buf.len());
+        let from = self.scan.scanned().min(buf.len());
         let end = memrchr(b'\n', buf.get(from..).unwrap_or_default())
             .map_or(0, |i| from.saturating_add(i).saturating_add(1));
         let block = buf.split_to(end).freeze();
@@ -114,7 +92,7 @@ impl LineSplitter {
 
     /// Like [`decode_eof`](Self::decode_eof), over a [`BytesMut`].
     pub fn decode_bytes_eof(&mut self, buf: &mut BytesMut) -> Option<Result<Bytes, FrameError>> {
-        let at = Offsets::from(self.find_eof(buf));
+        let at = Offsets::from(self.find_valid(buf, true));
         split(buf, at)
     }
 }
@@ -137,36 +115,15 @@ pub struct BytesLines<'a> {
     tail_done: bool,
 }
 
-impl BytesLines<'_> {
-    /// The common case in one step (as `Lines::fast_line`).
-    #[inline]
-    fn fast_line(&mut self) -> Option<Bytes> {
-        let start = self.consumed;
-        let (len, next) = self.splitter.simple_line(self.block.get(start..)?)?;
-        let end = start.saturating_add(len);
-        if end > self.valid {
-            self.valid = valid_through(&self.block, self.valid, end);
-            if end > self.valid {
-                return None;
-            }
-        }
-        self.consumed = start.saturating_add(next);
-        Some(self.block.slice(start..end))
-    }
-}
-
 impl Iterator for BytesLines<'_> {
     type Item = Result<Bytes, FrameError>;
 
     fn next(&mut self) -> Option<Self::Item> {
         if self.consumed < self.block.len() {
-            if let Some(line) = self.fast_line() {
-                return Some(Ok(line));
-            }
             let mut check = PrefixCheck { valid: self.valid };
             let found = self
                 .splitter
-                .find_from(&self.block, self.consumed, &mut check);
+                .find_from(&self.block, self.consumed, false, &mut check);
             self.valid = check.valid;
             self.consumed = found.consumed;
             match found.item {
@@ -229,35 +186,33 @@ fn split(buf: &mut BytesMut, at: Offsets) -> Option<Result<Bytes, FrameError>> {
     }
 }
 
-impl LineSplitter {
-    /// Pass-through splitting over a [`BytesMut`]: as
-    /// [`decode_raw`](Self::decode_raw), the next item split off the front
-    /// of `buf` as [`Bytes`] without copying. `None` when `buf` holds no
-    /// complete line: read more into it.
+impl RawLineSplitter {
+    /// Like [`decode`](Self::decode), over a [`BytesMut`]: the next item
+    /// split off the front of `buf` as [`Bytes`] without copying. `None`
+    /// when `buf` holds no complete line: read more into it.
     ///
     /// ```
-    /// use acp_codec::framing::RawItem;
-    /// use acp_codec::LineSplitter;
+    /// use acp_codec::framing::{RawItem, RawLineSplitter};
     /// use bytes::BytesMut;
     ///
-    /// let mut splitter = LineSplitter::new();
+    /// let mut splitter = RawLineSplitter::new();
     /// let mut buf = BytesMut::from(&b"{\"a\":1}\r\n\n{\"b\""[..]);
-    /// let first = splitter.decode_raw_bytes(&mut buf).unwrap();
+    /// let first = splitter.decode_bytes(&mut buf).unwrap();
     /// assert_eq!(first.as_bytes(), b"{\"a\":1}\r\n");
-    /// let RawItem::Line(blank) = splitter.decode_raw_bytes(&mut buf).unwrap() else { panic!() };
+    /// let RawItem::Line(blank) = splitter.decode_bytes(&mut buf).unwrap() else { panic!() };
     /// assert!(blank.is_blank());
-    /// assert!(splitter.decode_raw_bytes(&mut buf).is_none());
+    /// assert!(splitter.decode_bytes(&mut buf).is_none());
     /// assert_eq!(&buf[..], b"{\"b\"");
     /// ```
-    pub fn decode_raw_bytes(&mut self, buf: &mut BytesMut) -> Option<RawItem<Bytes>> {
-        let (len, kind) = self.find_raw(buf, false)?;
+    pub fn decode_bytes(&mut self, buf: &mut BytesMut) -> Option<RawItem<Bytes>> {
+        let (len, kind) = self.find(buf, false)?;
         Some(kind.with(buf.split_to(len.min(buf.len())).freeze()))
     }
 
-    /// [`decode_raw_bytes`](Self::decode_raw_bytes) at the end of the
-    /// input, as [`decode_raw_eof`](Self::decode_raw_eof).
-    pub fn decode_raw_bytes_eof(&mut self, buf: &mut BytesMut) -> Option<RawItem<Bytes>> {
-        let (len, kind) = self.find_raw(buf, true)?;
+    /// [`decode_bytes`](Self::decode_bytes) at the end of the input, as
+    /// [`decode_eof`](Self::decode_eof).
+    pub fn decode_bytes_eof(&mut self, buf: &mut BytesMut) -> Option<RawItem<Bytes>> {
+        let (len, kind) = self.find(buf, true)?;
         Some(kind.with(buf.split_to(len.min(buf.len())).freeze()))
     }
 }

@@ -25,7 +25,8 @@ pub enum Checked<'a> {
 /// on. The gate's state is unchanged by an error.
 ///
 /// ```
-/// use acp_codec::remote::{Checked, CloseCode, Gate, BATCH_ERROR};
+/// use acp_codec::remote::parts::{Checked, Gate};
+/// use acp_codec::remote::{CloseCode, BATCH_ERROR};
 ///
 /// let mut gate = Gate::new();
 /// // A batch is answered, not processed, and the socket stays open.

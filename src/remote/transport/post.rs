@@ -56,7 +56,8 @@ pub enum Post<'a> {
 /// [`Out::Client`]: crate::remote::Out::Client
 ///
 /// ```
-/// use acp_codec::remote::{check_post, Post, RemoteError, DEFAULT_MAX_ID_LENGTH as MAX};
+/// use acp_codec::remote::parts::{check_post, Post};
+/// use acp_codec::remote::{RemoteError, DEFAULT_MAX_ID_LENGTH as MAX};
 ///
 /// let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}"#;
 /// assert!(matches!(check_post(init, None, None, MAX), Ok(Post::Initialize(_))));
