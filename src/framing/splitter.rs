@@ -387,6 +387,24 @@ impl LineSplitter {
         }
     }
 
+    /// The common case the batch paths take in one step: `rest` starts
+    /// with a complete line within the limit that is not blank
+    /// ([`Scan::complete_line`]). Returns the line's length without `\r`
+    /// and the bytes it takes with its `\n`; `None` leaves the line to
+    /// `find_from` (UTF-8 is the caller's to check).
+    #[inline]
+    fn simple_line(&self, rest: &[u8]) -> Option<(usize, usize)> {
+        if matches!(rest.first(), None | Some(b' ' | b'\t' | b'\r' | b'\n')) {
+            return None;
+        }
+        let i = self.scan.complete_line(rest)?;
+        let len = match rest.get(..i)?.split_last() {
+            Some((b'\r', head)) => head.len(),
+            _ => i,
+        };
+        Some((len, i.saturating_add(1)))
+    }
+
     pub(crate) fn find<'b>(&mut self, buf: &'b [u8], eof: bool) -> Found<&'b str> {
         self.valid = 0;
         let mut check = SpanCheck {
@@ -509,12 +527,32 @@ impl<'b> Lines<'_, 'b> {
     pub const fn consumed(&self) -> usize {
         self.consumed
     }
+
+    /// The common case in one tight step: a complete line within the limit,
+    /// not blank, inside the span already validated. Anything else (a
+    /// partial or oversized line, a line being skipped, a blank line, a
+    /// span to extend, invalid UTF-8) is left to `find_from`, which gives
+    /// the same items.
+    #[inline]
+    fn fast_line(&mut self) -> Option<Line<'b>> {
+        let start = self.consumed;
+        let (len, next) = self.splitter.simple_line(self.buf.get(start..)?)?;
+        let text = self.span.get(start, start.saturating_add(len))?;
+        self.consumed = start.saturating_add(next);
+        Some(Line {
+            text,
+            terminated: true,
+        })
+    }
 }
 
 impl<'b> Iterator for Lines<'_, 'b> {
     type Item = Result<Line<'b>, FrameError>;
 
     fn next(&mut self) -> Option<Self::Item> {
+        if let Some(line) = self.fast_line() {
+            return Some(Ok(line));
+        }
         let mut check = SpanCheck {
             span: self.span,
             lookahead: LOOKAHEAD,
