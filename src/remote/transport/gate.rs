@@ -8,7 +8,7 @@ use crate::remote::RemoteError;
 #[derive(Debug, Clone, PartialEq)]
 #[must_use]
 pub enum Checked<'a> {
-    /// Pass it on (to the agent, or to a [`Router`](crate::remote::Router)).
+    /// Pass it on (to the agent, or to a [`Router`](crate::remote::parts::Router)).
     Forward(Message<'a>),
     /// Drop it silently: a response before `initialize`, which answers
     /// nothing the server sent.

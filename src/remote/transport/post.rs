@@ -52,8 +52,8 @@ pub enum Post<'a> {
 /// [`Out::Client`] on [`Stream::Connection`](super::Stream::Connection) with the request's id: send it
 /// as the `POST`'s body rather than on the event stream.
 ///
-/// [`Router::request_session`]: crate::remote::Router::request_session
-/// [`Out::Client`]: crate::remote::Out::Client
+/// [`Router::request_session`]: crate::remote::parts::Router::request_session
+/// [`Out::Client`]: crate::remote::parts::Out::Client
 ///
 /// ```
 /// use acp_codec::remote::parts::{check_post, Post};
