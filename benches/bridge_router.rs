@@ -1,4 +1,4 @@
-//! `remote::Router`, the multiplexer a bridge runs, sans-IO, each path with
+//! `remote::parts::Router`, the multiplexer a bridge runs, sans-IO, each path with
 //! its anchor in the same group:
 //!
 //! - `agent_to_client`: `Router::handle_agent` routing a `session/update` line
@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use acp_codec::acp::Message;
 use acp_codec::encode_raw_line;
-use acp_codec::remote::{Checked, ClientId, Gate, Out, ReplayBuffer, Router};
+use acp_codec::remote::parts::{Checked, ClientId, Gate, Out, ReplayBuffer, Router};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use serde_json::json;
 

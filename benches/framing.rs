@@ -1,5 +1,5 @@
 //! Line splitting throughput against its anchors, in the same groups
-//! (pass-through splitting, `decode_raw_bytes`, among them):
+//! (pass-through splitting, `RawLineSplitter::decode_bytes`, among them):
 //! a bare `memchr_iter` newline count (the bound) and tokio-util's
 //! `LinesCodec::new_with_max_length` (what tokio users reach for).
 //! Input is fed in 64 KiB reads, as from a pipe: mixed ACP traffic,
@@ -9,7 +9,7 @@
 use std::hint::black_box;
 
 use acp_codec::framing::RawItem;
-use acp_codec::LineSplitter;
+use acp_codec::{Limits, LineSplitter, RawLineSplitter};
 use bytes::BytesMut;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use tokio_util::codec::{Decoder, LinesCodec};
@@ -103,17 +103,17 @@ fn bytes_batch(input: &[u8]) -> usize {
     n
 }
 
-/// Pass-through over a `BytesMut` (`decode_raw_bytes`, what
+/// Pass-through over a `BytesMut` (`RawLineSplitter::decode_bytes`, what
 /// `RawLineCodec` does): every line with its terminator, UTF-8 unchecked.
 /// Counts the bytes of the lines' contents, as the others count text.
 fn raw_bytes(input: &[u8]) -> usize {
-    let mut splitter = LineSplitter::with_max_line_len(MAX);
+    let mut splitter = RawLineSplitter::with_limits(&Limits::new().with_max_line_len(MAX));
     let mut buf = BytesMut::with_capacity(READ * 2);
     let mut n = 0usize;
     for read in input.chunks(READ) {
         buf.reserve(read.len());
         buf.extend_from_slice(read);
-        while let Some(item) = splitter.decode_raw_bytes(&mut buf) {
+        while let Some(item) = splitter.decode_bytes(&mut buf) {
             if let RawItem::Line(line) = &item {
                 n += black_box(line.content().len());
             }

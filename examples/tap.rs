@@ -5,7 +5,7 @@
 
 use acp_codec::acp::{decode_line_bytes, Incoming, Mode, NotificationParams, Observer};
 use acp_codec::acp::{ResponseResult, SessionUpdate, Side, Typed};
-use acp_codec::{framing::RawItem, LineSplitter, MessageError};
+use acp_codec::{framing::RawItem, MessageError, RawLineSplitter};
 use std::{cell::RefCell, process::Stdio};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::Mutex;
@@ -44,10 +44,10 @@ async fn pump(
     back: &Mutex<impl AsyncWrite + Unpin>,
     observer: &RefCell<Observer>,
 ) -> Result<(), Box<dyn std::error::Error>> {
-    let (mut splitter, mut buf, mut eof) = (LineSplitter::new(), Vec::new(), false);
+    let (mut splitter, mut buf, mut eof) = (RawLineSplitter::new(), Vec::new(), false);
     loop {
-        let found = splitter.decode_raw(&buf);
-        let Some(item) = found.or_else(|| eof.then(|| splitter.decode_raw_eof(&buf))?) else {
+        let found = splitter.decode(&buf);
+        let Some(item) = found.or_else(|| eof.then(|| splitter.decode_eof(&buf))?) else {
             if eof {
                 return Ok(to.lock().await.flush().await?);
             }

@@ -46,7 +46,7 @@ use tokio_util::codec::{Decoder, Encoder};
 
 use crate::acp::Message;
 use crate::error::Error;
-use crate::framing::{finish, LineSplitter, RawItem};
+use crate::framing::{finish, LineSplitter, RawItem, RawLineSplitter};
 use crate::framing::{EncodeError, FrameError};
 use crate::limits::Limits;
 
@@ -115,7 +115,8 @@ impl<T: Serialize + ?Sized> Encoder<&T> for LineCodec {
     }
 }
 
-/// Pass-through lines: each item is [`RawItem<Bytes>`], the line's bytes
+/// Pass-through lines ([`RawLineSplitter`] over a `BytesMut`): each item
+/// is [`RawItem<Bytes>`], the line's bytes
 /// exactly as read, its terminator (`\n` or `\r\n`) included; blank lines
 /// are items ([`RawLine::is_blank`](crate::framing::RawLine::is_blank)),
 /// an unterminated last line is one
@@ -146,21 +147,21 @@ impl<T: Serialize + ?Sized> Encoder<&T> for LineCodec {
 /// ```
 #[derive(Debug, Clone, Default)]
 pub struct RawLineCodec {
-    splitter: LineSplitter,
+    splitter: RawLineSplitter,
 }
 
 impl RawLineCodec {
     /// A codec with the default limits.
     pub const fn new() -> Self {
         Self {
-            splitter: LineSplitter::new(),
+            splitter: RawLineSplitter::new(),
         }
     }
 
     /// A codec with the given limits.
     pub const fn with_limits(limits: &Limits) -> Self {
         Self {
-            splitter: LineSplitter::with_limits(limits),
+            splitter: RawLineSplitter::with_limits(limits),
         }
     }
 }
@@ -170,11 +171,11 @@ impl Decoder for RawLineCodec {
     type Error = io::Error;
 
     fn decode(&mut self, src: &mut BytesMut) -> io::Result<Option<Self::Item>> {
-        Ok(self.splitter.decode_raw_bytes(src))
+        Ok(self.splitter.decode_bytes(src))
     }
 
     fn decode_eof(&mut self, src: &mut BytesMut) -> io::Result<Option<Self::Item>> {
-        Ok(self.splitter.decode_raw_bytes_eof(src))
+        Ok(self.splitter.decode_bytes_eof(src))
     }
 }
 

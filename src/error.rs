@@ -16,7 +16,7 @@
 //! | stream-json | [`EventError`] | [`Event::decode`](crate::stream_json::Event::decode) |
 //! | chunked tool results | [`ChunkError`] | [`Reassembler`](crate::chunk::Reassembler), [`ChunkEncoder::new`](crate::chunk::ChunkEncoder::new) |
 //! | turn view | [`TurnError`] | [`TurnView`](crate::turn::TurnView), as [`TurnEvent::Problem`](crate::turn::TurnEvent::Problem) |
-//! | remote transport | [`RemoteError`] | [`Gate`](crate::remote::Gate), [`check_post`](crate::remote::check_post) and the rest of [`remote`](crate::remote) |
+//! | remote transport | [`RemoteError`] | [`Server`](crate::remote::Server) and the rest of [`remote`](crate::remote) |
 
 use core::fmt;
 

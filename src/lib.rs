@@ -170,7 +170,7 @@
 //! | job | call |
 //! |---|---|
 //! | split a stream into lines (text, `\r` stripped, blank lines skipped) | [`LineSplitter::lines`] or [`LineSplitter::decode`]; `decode_bytes`, `lines_bytes` over a `BytesMut` (feature `bytes`); `codec::LineCodec` (feature `tokio-util`) |
-//! | pass lines through byte for byte (a relay, a tap, a proxy) | [`LineSplitter::decode_raw`] / [`decode_raw_eof`](LineSplitter::decode_raw_eof): [`RawItem`](framing::RawItem)s with their terminators; `decode_raw_bytes`, `codec::RawLineCodec` |
+//! | pass lines through byte for byte (a relay, a tap, a proxy) | [`RawLineSplitter::decode`] / [`decode_eof`](RawLineSplitter::decode_eof): [`RawItem`](framing::RawItem)s with their terminators; `RawLineSplitter::decode_bytes`, `codec::RawLineCodec` |
 //! | decode a line, params and result typed in one pass | [`acp::decode_line`] for a [`Line`]'s text (checked UTF-8), [`acp::decode_line_bytes`] for bytes not yet checked; [`acp::Message::decode`] to route without typing |
 //! | pair a response with its request, as an endpoint | [`acp::Tracker`], and [`acp::Decoding::with_tracker`] to type the result in the same pass |
 //! | pair requests and responses in both directions, between the sides | [`acp::Observer`] and [`acp::Observer::decoding`] |
@@ -233,7 +233,7 @@
 //! | [`TrackerError`] | [`acp::Tracker`] | the pending tables are unchanged |
 //! | [`EncodeError`] | every `encode*` | the output buffer is left as it was |
 //! | [`TurnError`] | [`TurnView`], inside [`TurnEvent::Problem`](turn::TurnEvent::Problem) | never an `Err`: the view applied or ignored the input as documented and goes on |
-//! | [`RemoteError`](remote::RemoteError) | [`remote::Gate`], [`remote::check_post`] and the rest of [`remote`] | the state that reported it is unchanged and takes the next message; its [`reply`](remote::RemoteError::reply), HTTP status and close code say how to answer |
+//! | [`RemoteError`](remote::RemoteError) | [`remote::Server`] and the rest of [`remote`] | the state that reported it is unchanged and takes the next message; its [`reply`](remote::RemoteError::reply), HTTP status and close code say how to answer |
 //!
 //! The tokio-util codecs return a bad line as an *item*, `Ok(Some(Err(…)))`.
 //! A `Decoder` error would end a `FramedRead` stream, and one bad line must
@@ -370,7 +370,7 @@ pub use error::{
 pub use error::{Error, ErrorCode, FrameError};
 #[cfg(feature = "alloc")]
 pub use framing::{encode_line, encode_raw_line};
-pub use framing::{Decoded, Line, LineSplitter, Lines, PeekedId};
+pub use framing::{Decoded, Line, LineSplitter, Lines, PeekedId, RawLineSplitter};
 pub use limits::Limits;
 #[cfg(feature = "alloc")]
 pub use stream_json::Event;

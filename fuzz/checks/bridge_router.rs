@@ -1,5 +1,5 @@
 //! The invariant behind the `bridge_router` fuzz target
-//! (`acp_codec::remote::Router`, the multiplexer a bridge runs), shared with
+//! (`acp_codec::remote::parts::Router`, the multiplexer a bridge runs), shared with
 //! `tests/integration/fuzz_corpus.rs`.
 //!
 //! Input: records separated by `0xFF` (never in UTF-8). A record's first
@@ -37,7 +37,8 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use acp_codec::acp::Message;
-use acp_codec::remote::{ClientId, Out, Permissions, ReplayBuffer, Router, Stream};
+use acp_codec::remote::parts::{ClientId, Out, ReplayBuffer, Router};
+use acp_codec::remote::{Permissions, Stream};
 
 /// The user of each client slot, and what that user may do.
 const USERS: [(&str, Permissions); 4] = [

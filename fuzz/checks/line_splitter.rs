@@ -8,15 +8,16 @@
 //! - both agree with a naive oracle built on `split(b'\n')`;
 //! - the caller's buffer never holds more than the limit plus one read;
 //! - the `Bytes` variant gives the same lines (with feature `bytes`);
-//! - pass-through splitting (`decode_raw`, and `decode_raw_bytes` with
-//!   feature `bytes`) hands back every byte: the items put end to end are
-//!   the input, for any split; each line within the limit is one item with
-//!   its terminator, each line over it the pieces of one `TooLong` item,
-//!   as an oracle built on `split_inclusive(b'\n')` says; the buffer never
-//!   holds more than the limit plus one read.
+//! - pass-through splitting (`RawLineSplitter::decode`, and its
+//!   `decode_bytes` with feature `bytes`) hands back every byte: the items
+//!   put end to end are the input, for any split; each line within the
+//!   limit is one item with its terminator, each line over it the pieces of
+//!   one `TooLong` item, as an oracle built on `split_inclusive(b'\n')`
+//!   says; the buffer never holds more than the limit plus one read; fed a
+//!   byte at a time it agrees too.
 
-use acp_codec::framing::{Ending, RawItem};
-use acp_codec::{FrameError, LineSplitter};
+use acp_codec::framing::{Ending, RawItem, RawLineSplitter};
+use acp_codec::{FrameError, Limits, LineSplitter};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Item {
@@ -305,9 +306,10 @@ impl RawCollector {
     }
 }
 
-/// Pass-through over reads whose sizes come from `seed`, borrowed.
+/// Pass-through over reads whose sizes come from `seed` (1 to 7 bytes;
+/// `seed` 0 is a byte a read), borrowed.
 pub fn passthrough(limit: usize, input: &[u8], seed: u32) -> Vec<Raw> {
-    let mut s = LineSplitter::with_max_line_len(limit);
+    let mut s = RawLineSplitter::with_limits(&Limits::new().with_max_line_len(limit));
     let mut c = RawCollector {
         out: Vec::new(),
         open: false,
@@ -315,7 +317,7 @@ pub fn passthrough(limit: usize, input: &[u8], seed: u32) -> Vec<Raw> {
     let mut buf = Vec::new();
     for piece in input.chunks(1 + seed as usize % 7) {
         buf.extend_from_slice(piece);
-        while let Some(item) = s.decode_raw(&buf) {
+        while let Some(item) = s.decode(&buf) {
             let n = item.len();
             c.push(item, limit);
             buf.drain(..n);
@@ -327,7 +329,7 @@ pub fn passthrough(limit: usize, input: &[u8], seed: u32) -> Vec<Raw> {
             piece.len()
         );
     }
-    while let Some(item) = s.decode_raw_eof(&buf) {
+    while let Some(item) = s.decode_eof(&buf) {
         let n = item.len();
         c.push(item, limit);
         buf.drain(..n);
@@ -339,7 +341,7 @@ pub fn passthrough(limit: usize, input: &[u8], seed: u32) -> Vec<Raw> {
 /// Pass-through over `BytesMut`, other read sizes.
 #[cfg(feature = "bytes")]
 pub fn passthrough_bytes(limit: usize, input: &[u8], seed: u32) -> Vec<Raw> {
-    let mut s = LineSplitter::with_max_line_len(limit);
+    let mut s = RawLineSplitter::with_limits(&Limits::new().with_max_line_len(limit));
     let mut c = RawCollector {
         out: Vec::new(),
         open: false,
@@ -347,12 +349,12 @@ pub fn passthrough_bytes(limit: usize, input: &[u8], seed: u32) -> Vec<Raw> {
     let mut buf = bytes::BytesMut::new();
     for piece in input.chunks(1 + seed as usize % 13) {
         buf.extend_from_slice(piece);
-        while let Some(item) = s.decode_raw_bytes(&mut buf) {
+        while let Some(item) = s.decode_bytes(&mut buf) {
             c.push(item, limit);
         }
         assert!(buf.len() <= limit + piece.len());
     }
-    while let Some(item) = s.decode_raw_bytes_eof(&mut buf) {
+    while let Some(item) = s.decode_bytes_eof(&mut buf) {
         c.push(item, limit);
     }
     assert!(buf.is_empty());
@@ -371,11 +373,16 @@ pub fn passthrough_agrees(limit: usize, input: &[u8], seed: u32) {
         .collect();
     assert_eq!(joined, input, "pass-through lost or changed bytes");
     assert_eq!(got, expected, "pass-through differs from its oracle");
+    assert_eq!(
+        passthrough(limit, input, 0),
+        expected,
+        "pass-through a byte at a time differs"
+    );
     #[cfg(feature = "bytes")]
     assert_eq!(
         passthrough_bytes(limit, input, seed),
         expected,
-        "decode_raw_bytes differs"
+        "RawLineSplitter::decode_bytes differs"
     );
 }
 

@@ -23,9 +23,8 @@
 use std::collections::HashMap;
 
 use acp_codec::acp::{Message, RequestId};
-use acp_codec::remote::{
-    check_post, is_session_scoped, oversize, Checked, Gate, Post, RemoteError, ReplayBuffer,
-};
+use acp_codec::remote::parts::{check_post, Checked, Gate, Post, ReplayBuffer};
+use acp_codec::remote::{is_session_scoped, oversize, RemoteError};
 
 const BUDGET: usize = 256;
 const MAX_ID: usize = 64;

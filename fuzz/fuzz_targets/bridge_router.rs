@@ -1,5 +1,5 @@
 #![no_main]
-//! `remote::Router`, the multiplexer a bridge runs: only single, valid lines
+//! `remote::parts::Router`, the multiplexer a bridge runs: only single, valid lines
 //! reach the agent; clients get valid messages, routed by session.
 
 #[path = "../checks/bridge_router.rs"]

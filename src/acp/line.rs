@@ -269,12 +269,11 @@ pub fn decode_line<'a, 't>(
 ///
 /// ```
 /// use acp_codec::acp::{decode_line_bytes, Incoming, Mode};
-/// use acp_codec::framing::RawItem;
-/// use acp_codec::LineSplitter;
+/// use acp_codec::framing::{RawItem, RawLineSplitter};
 ///
-/// let mut splitter = LineSplitter::new();
+/// let mut splitter = RawLineSplitter::new();
 /// let input = b"{\"jsonrpc\":\"2.0\",\"method\":\"session/cancel\",\"params\":{\"sessionId\":\"s\"}}\r\n";
-/// let Some(RawItem::Line(line)) = splitter.decode_raw(input) else { unreachable!() };
+/// let Some(RawItem::Line(line)) = splitter.decode(input) else { unreachable!() };
 /// assert!(matches!(decode_line_bytes(line.content(), Mode::Lenient)?, Incoming::Notification(_)));
 /// assert_eq!(decode_line_bytes(b"\xff{}", Mode::Lenient).unwrap_err().code().0, -32700);
 /// # Ok::<(), acp_codec::MessageError>(())

@@ -1,10 +1,12 @@
 //! Framing: newline-delimited lines in, one-line JSON out.
 //!
 //! [`LineSplitter`] finds lines in a caller-owned buffer fed in pieces of any
-//! size, without allocating; [`encode_line`] writes one value as one line.
-//! For relays, [`LineSplitter::decode_raw`] splits without changing
-//! anything: every byte comes back in [`RawItem`]s, lines with their
-//! terminators, so writing the items out gives back the input.
+//! size, without allocating, and hands them out as checked text;
+//! [`encode_line`] writes one value as one line. For relays,
+//! [`RawLineSplitter`] splits without changing anything: every byte comes
+//! back in [`RawItem`]s, lines with their terminators, so writing the items
+//! out gives back the input. The two share one scan: the same limit, the
+//! same recovery after an oversized line.
 //!
 //! The wire rules (ACP v1 transport, and what real peers do): UTF-8, one
 //! message a line, delimited by `\n`. A trailing `\r` is stripped; blank and
@@ -42,7 +44,7 @@ pub use peek::PeekedId;
 #[cfg(feature = "bytes")]
 #[cfg_attr(docsrs, doc(cfg(feature = "bytes")))]
 pub use splitter::BytesLines;
-pub use splitter::{Decoded, Ending, Line, LineSplitter, Lines, RawItem, RawLine};
+pub use splitter::{Decoded, Ending, Line, LineSplitter, Lines, RawItem, RawLine, RawLineSplitter};
 
 #[cfg(feature = "tokio-util")]
 pub(crate) use encode::finish;

@@ -1,10 +1,10 @@
-//! The streaming line splitter.
+//! The streaming line splitters: [`LineSplitter`] (lines as checked
+//! text) and [`RawLineSplitter`] (every byte as read), two types over one
+//! scan ([`scan`]).
 
-use memchr::memchr;
-
-use super::peek::peek;
-use crate::framing::{FrameError, LineTooLong};
+use crate::framing::FrameError;
 use crate::limits::Limits;
+use scan::{Scan, Step};
 
 /// One line found by the [`LineSplitter`]: valid UTF-8, without its `\n` or a
 /// trailing `\r`, never blank.
@@ -82,6 +82,10 @@ pub struct Decoded<'a> {
 /// call's buffer to start where the consumed bytes end (the usual case).
 /// Call [`reset`](Self::reset) before handing it an unrelated buffer.
 ///
+/// To pass lines on byte for byte instead (terminators, blank lines and
+/// bytes that are not UTF-8 kept), use [`RawLineSplitter`]: the same scan,
+/// limit and recovery.
+///
 /// # Invariants
 ///
 /// - The lines and errors are the same however the input is split into
@@ -123,19 +127,14 @@ pub struct Decoded<'a> {
 /// ```
 #[derive(Debug, Clone)]
 pub struct LineSplitter {
-    max_line_len: usize,
-    id_peek_window: usize,
-    /// Bytes at the start of the buffer already known to hold no `\n`.
-    scanned: usize,
+    scan: Scan,
     /// For the `bytes` path: bytes at the start of the buffer known to be
     /// valid UTF-8, so each byte is validated once across calls.
     #[cfg_attr(not(feature = "bytes"), allow(dead_code))]
     valid: usize,
-    /// Inside an oversized line that was already reported.
-    discarding: bool,
 }
 
-/// What [`LineSplitter::find`] found: the line's place in the buffer (so
+/// What [`LineSplitter::find_from`] found: the line's place in the buffer (so
 /// the `bytes` variant can split without copying or validating again) and
 /// what its [`Check`] hands back of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -158,7 +157,7 @@ pub(crate) struct Spot<T> {
     pub(crate) text: T,
 }
 
-/// How [`LineSplitter::line_at`] knows a line is UTF-8, and what it hands
+/// How [`line_at`] knows a line is UTF-8, and what it hands
 /// back of a valid one.
 pub(crate) trait Check<'b> {
     /// What a valid line yields.
@@ -301,11 +300,8 @@ impl LineSplitter {
     /// ```
     pub const fn with_limits(limits: &Limits) -> Self {
         Self {
-            max_line_len: limits.max_line_len,
-            id_peek_window: limits.id_peek_window,
-            scanned: 0,
+            scan: Scan::with_limits(limits),
             valid: 0,
-            discarding: false,
         }
     }
 
@@ -316,14 +312,13 @@ impl LineSplitter {
 
     /// The longest line accepted, in bytes, excluding the `\n`.
     pub const fn max_line_len(&self) -> usize {
-        self.max_line_len
+        self.scan.max_line_len()
     }
 
     /// Forgets the scan position and any oversized line being skipped.
     pub fn reset(&mut self) {
-        self.scanned = 0;
+        self.scan.reset();
         self.valid = 0;
-        self.discarding = false;
     }
 
     /// Finds the next line in `buf`, the unconsumed bytes of the input.
@@ -332,7 +327,7 @@ impl LineSplitter {
     /// complete line of a buffer in one go, [`lines`](Self::lines) is
     /// faster for short lines.
     pub fn decode<'b>(&mut self, buf: &'b [u8]) -> Decoded<'b> {
-        self.find(buf).into()
+        self.find(buf, false).into()
     }
 
     /// Like [`decode`](Self::decode), at the end of the input: once no
@@ -359,7 +354,7 @@ impl LineSplitter {
     /// assert!(buf.is_empty());
     /// ```
     pub fn decode_eof<'b>(&mut self, buf: &'b [u8]) -> Decoded<'b> {
-        self.find_eof(buf).into()
+        self.find(buf, true).into()
     }
 
     /// Every complete line of `buf`, as an iterator; then
@@ -392,23 +387,17 @@ impl LineSplitter {
         }
     }
 
-    /// The common case the fast paths take in one step: `rest` starts with
-    /// a complete, non-blank line within the limit and nothing is being
-    /// skipped or was half-scanned. Returns the line's length without
-    /// `\r` and the bytes it takes with its `\n`; `None` leaves the line to
+    /// The common case the batch paths take in one step: `rest` starts
+    /// with a complete line within the limit that is not blank
+    /// ([`Scan::complete_line`]). Returns the line's length without `\r`
+    /// and the bytes it takes with its `\n`; `None` leaves the line to
     /// `find_from` (UTF-8 is the caller's to check).
     #[inline]
     fn simple_line(&self, rest: &[u8]) -> Option<(usize, usize)> {
-        if self.discarding || self.scanned != 0 {
-            return None;
-        }
         if matches!(rest.first(), None | Some(b' ' | b'\t' | b'\r' | b'\n')) {
             return None;
         }
-        let i = memchr(b'\n', rest)?;
-        if i > self.max_line_len {
-            return None;
-        }
+        let i = self.scan.complete_line(rest)?;
         let len = match rest.get(..i)?.split_last() {
             Some((b'\r', head)) => head.len(),
             _ => i,
@@ -416,152 +405,86 @@ impl LineSplitter {
         Some((len, i.saturating_add(1)))
     }
 
-    pub(crate) fn find<'b>(&mut self, buf: &'b [u8]) -> Found<&'b str> {
+    pub(crate) fn find<'b>(&mut self, buf: &'b [u8], eof: bool) -> Found<&'b str> {
         self.valid = 0;
         let mut check = SpanCheck {
             span: Span::empty(),
             lookahead: 0,
         };
-        self.find_from(buf, 0, &mut check)
+        self.find_from(buf, 0, eof, &mut check)
     }
 
     /// `find` for the `bytes` path: validity without `&str`, remembered
     /// across calls.
     #[cfg(feature = "bytes")]
-    pub(crate) fn find_valid(&mut self, buf: &[u8]) -> Found<()> {
+    pub(crate) fn find_valid(&mut self, buf: &[u8], eof: bool) -> Found<()> {
         let mut check = PrefixCheck { valid: self.valid };
-        let found = self.find_from(buf, 0, &mut check);
+        let found = self.find_from(buf, 0, eof, &mut check);
         self.valid = check.valid.saturating_sub(found.consumed);
         found
     }
 
-    pub(crate) fn find_eof<'b>(&mut self, buf: &'b [u8]) -> Found<&'b str> {
-        let found = self.find(buf);
-        if found.item.is_some() {
-            return found;
-        }
-        let start = found.consumed.min(buf.len());
-        let was_discarding = self.discarding;
-        self.reset();
-        if was_discarding || start == buf.len() {
-            return Found {
-                consumed: buf.len(),
-                item: None,
-            };
-        }
-        let mut check = SpanCheck {
-            span: Span::empty(),
-            lookahead: 0,
-        };
-        let item = self.line_at(buf, start, buf.len(), false, &mut check);
-        Found {
-            consumed: buf.len(),
-            item,
-        }
-    }
-
-    /// Finds the next line in `buf[from..]`; `consumed` in the result is an
-    /// offset into `buf`.
+    /// Finds the next line in `buf[from..]`: the scan's next line that is
+    /// not blank, or its error; an oversized line's further pieces are
+    /// dropped. `consumed` in the result is an offset into `buf`.
+    #[inline]
     fn find_from<'b, C: Check<'b>>(
         &mut self,
         buf: &'b [u8],
         from: usize,
+        eof: bool,
         check: &mut C,
     ) -> Found<C::Text> {
         let mut consumed = from;
         loop {
-            let rest = buf.get(consumed..).unwrap_or_default();
-            if self.discarding {
-                match memchr(b'\n', rest) {
-                    Some(i) => {
-                        self.discarding = false;
-                        self.scanned = 0;
-                        consumed = consumed.saturating_add(i).saturating_add(1);
-                        continue;
-                    }
-                    None => {
-                        return Found {
-                            consumed: buf.len(),
-                            item: None,
-                        }
-                    }
-                }
-            }
-            let skip = self.scanned.min(rest.len());
-            let tail = rest.get(skip..).unwrap_or_default();
-            let Some(i) = memchr(b'\n', tail) else {
-                if rest.len() > self.max_line_len {
-                    // Report once, consume what we have, skip to the newline.
-                    let error = FrameError::LineTooLong(self.too_long(rest, rest.len()));
-                    self.scanned = 0;
-                    self.discarding = true;
-                    return Found {
-                        consumed: buf.len(),
-                        item: Some(Err(error)),
-                    };
-                }
-                self.scanned = rest.len();
-                return Found {
-                    consumed,
-                    item: None,
-                };
+            let step = self.scan.step(buf.get(consumed..).unwrap_or_default(), eof);
+            let start = consumed;
+            consumed = consumed.saturating_add(step.consumed());
+            let item = match step {
+                Step::More => None,
+                Step::Rest { .. } => continue,
+                Step::TooLong { error, .. } => Some(Err(FrameError::LineTooLong(error))),
+                Step::Line { len, terminated } => match line_at(buf, start, len, terminated, check)
+                {
+                    Some(item) => Some(item),
+                    None => continue,
+                },
             };
-            self.scanned = 0;
-            let line_start = consumed;
-            let line_end = consumed.saturating_add(skip).saturating_add(i);
-            consumed = line_end.saturating_add(1);
-            if let Some(item) = self.line_at(buf, line_start, line_end, true, check) {
-                return Found {
-                    consumed,
-                    item: Some(item),
-                };
-            }
+            return Found { consumed, item };
         }
     }
+}
 
-    /// The item for the line `buf[start..end]` (without `\n`); `None` if it is
-    /// blank.
-    fn line_at<'b, C: Check<'b>>(
-        &self,
-        buf: &'b [u8],
-        start: usize,
-        end: usize,
-        terminated: bool,
-        check: &mut C,
-    ) -> Option<Result<Spot<C::Text>, FrameError>> {
-        let raw = buf.get(start..end).unwrap_or_default();
-        if raw.len() > self.max_line_len {
-            return Some(Err(FrameError::LineTooLong(self.too_long(raw, raw.len()))));
-        }
-        let len = match raw.split_last() {
-            Some((b'\r', head)) => head.len(),
-            _ => raw.len(),
-        };
-        if raw.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r')) {
-            return None;
-        }
-        let end = start.saturating_add(len);
-        Some(match check.check(buf, start, end) {
-            Ok(text) => Ok(Spot {
-                start,
-                len,
-                terminated,
-                text,
-            }),
-            Err(valid_up_to) => Err(FrameError::InvalidUtf8 { len, valid_up_to }),
-        })
+/// The item for the line of `len` bytes at `start` in `buf` (without its
+/// `\n`): `\r` stripped, UTF-8 checked; `None` if it is blank.
+#[inline]
+fn line_at<'b, C: Check<'b>>(
+    buf: &'b [u8],
+    start: usize,
+    len: usize,
+    terminated: bool,
+    check: &mut C,
+) -> Option<Result<Spot<C::Text>, FrameError>> {
+    let raw = buf
+        .get(start..start.saturating_add(len))
+        .unwrap_or_default();
+    let len = match raw.split_last() {
+        Some((b'\r', head)) => head.len(),
+        _ => raw.len(),
+    };
+    if raw.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r')) {
+        return None;
     }
-
-    fn too_long(&self, line: &[u8], seen: usize) -> LineTooLong {
-        // The first `id_peek_window` bytes, or the whole line if shorter.
-        let window = line.get(..self.id_peek_window).unwrap_or(line);
-        let peeked = peek(window);
-        let e = LineTooLong::new(self.max_line_len, seen, peeked.id, peeked.is_request);
-        match &peeked.session {
-            Some(session) => e.with_session(session.as_str()),
-            None => e,
-        }
-    }
+    let end = start.saturating_add(len);
+    Some(match check.check(buf, start, end) {
+        Ok(text) => Ok(Spot {
+            start,
+            len,
+            terminated,
+            text,
+        }),
+        Err(valid_up_to) => Err(FrameError::InvalidUtf8 { len, valid_up_to }),
+    })
 }
 
 /// Validates `buf[start..end]` (`end` clamped to the buffer) in one SIMD pass;
@@ -634,7 +557,9 @@ impl<'b> Iterator for Lines<'_, 'b> {
             span: self.span,
             lookahead: LOOKAHEAD,
         };
-        let found = self.splitter.find_from(self.buf, self.consumed, &mut check);
+        let found = self
+            .splitter
+            .find_from(self.buf, self.consumed, false, &mut check);
         self.span = check.span;
         self.consumed = found.consumed;
         found.item.map(|r| r.map(Line::from))
@@ -665,9 +590,10 @@ pub use with_bytes::BytesLines;
 #[cfg(feature = "bytes")]
 mod with_bytes;
 
-pub use raw::{Ending, RawItem, RawLine};
+pub use raw::{Ending, RawItem, RawLine, RawLineSplitter};
 
 mod raw;
+mod scan;
 
 #[cfg(test)]
 mod tests;

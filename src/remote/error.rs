@@ -14,20 +14,17 @@ use crate::{EncodeError, ErrorCode};
 /// status of the Streamable HTTP profile ([`http_status`](Self::http_status))
 /// and, where the WebSocket profile closes the socket for it, the close
 /// code ([`close_code`](Self::close_code)). Nothing is left half done: the
-/// state that reported it (a [`Gate`](super::Gate)) is unchanged and takes
+/// state that reported it (a connection's gate) is unchanged and takes
 /// the next message.
 ///
 /// ```
-/// use acp_codec::remote::{CloseCode, Gate, RemoteError};
+/// use acp_codec::remote::{oversize, CloseCode, RemoteError};
 ///
-/// let mut gate = Gate::new();
-/// let err = gate
-///     .check(r#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{}}"#)
-///     .unwrap_err();
-/// assert_eq!(err, RemoteError::NotInitialized { method: "session/new".into() });
-/// assert_eq!(err.to_string(), "the first message must be initialize, got session/new");
-/// assert_eq!(err.close_code(), Some(CloseCode::PROTOCOL_ERROR));
-/// assert_eq!(err.http_status(), 400);
+/// let head = br#"{"jsonrpc":"2.0","id":9,"method":"session/prompt","params":{"#;
+/// let err = oversize(head, 40_000_000, 33_554_432);
+/// assert!(matches!(err, RemoteError::TooLarge { seen: 40_000_000, .. }));
+/// assert_eq!(err.close_code(), Some(CloseCode::MESSAGE_TOO_BIG));
+/// assert_eq!(err.http_status(), 413);
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]

@@ -1,8 +1,8 @@
 //! The server side of ACP's remote transport, sans-IO: the rules of the
 //! "Streamable HTTP & WebSocket Transport" (as the official TypeScript SDK
-//! 2.4 applies them), a multiplexing [`Router`] that lets many client
-//! connections share one agent process, and a byte-bounded
-//! [`ReplayBuffer`] for clients that reconnect.
+//! 2.4 applies them) and the team server's core, [`Server`]: a
+//! multiplexing router that lets many client connections share one agent
+//! process, and positions and logs for clients that reconnect.
 //!
 //! The caller owns the sockets, the HTTP server and the agent process; the
 //! types here decide, per message, what to forward, what to answer and
@@ -14,15 +14,15 @@
 //!
 //! - **WebSocket**: a `GET` with `Upgrade: websocket`; the `101` answer
 //!   carries [`HEADER_CONNECTION_ID`]. One JSON-RPC message per text frame.
-//!   Run each frame through the connection's [`Gate`]: the first message
+//!   Each frame goes through the connection's gate: the first message
 //!   must be an `initialize` request with an id (else close with
 //!   [`CloseCode::PROTOCOL_ERROR`]), a second `initialize` is answered with
 //!   an error, a JSON array with [`BATCH_ERROR`] (one `-32600`, `id: null`),
 //!   and a frame over the size limit closes with
 //!   [`CloseCode::MESSAGE_TOO_BIG`] after answering its request
 //!   ([`oversize`]).
-//! - **Streamable HTTP**: client→server messages are `POST`ed
-//!   ([`check_post`]): an `initialize` without [`HEADER_CONNECTION_ID`]
+//! - **Streamable HTTP**: client→server messages are `POST`ed: an
+//!   `initialize` without [`HEADER_CONNECTION_ID`]
 //!   creates a connection and is answered `200` with the agent's response
 //!   and the new id in that header; everything else names the connection
 //!   and is answered `202`; session-scoped methods ([`is_session_scoped`])
@@ -36,9 +36,9 @@
 //!
 //! # The router
 //!
-//! [`Router`] takes one input per call and appends what to send to a
-//! `Vec<`[`Out`]`>`: lines for the agent's stdin, messages for clients
-//! (with the [`Stream`] each belongs on). The rules:
+//! Inside [`Server`], one router per agent process takes one input per
+//! call and says what to send: lines for the agent's stdin, messages for
+//! clients (with the [`Stream`] each belongs on). The rules:
 //!
 //! - Protocol versions: each client's is read from its `initialize` (a
 //!   [`Negotiator`](crate::version::Negotiator) over v1 and v2), the
@@ -52,8 +52,8 @@
 //! - Client requests get router-unique ids toward the agent (a
 //!   [`Tracker`](crate::acp::Tracker)); the response goes back to the
 //!   requester with its own id.
-//! - Each client is a connection of a user ([`Router::connect_as`];
-//!   [`Router::connect`] for the single-user case). A session belongs to
+//! - Each client is a connection of a user ([`Principal`]; anonymous in
+//!   the single-user case). A session belongs to
 //!   the user whose `session/new` (or `session/fork`) response created
 //!   it, or whose `session/load` / `session/resume` asked for it, across
 //!   that user's connections and reconnects; one connection of the user
@@ -66,16 +66,15 @@
 //!   user; the owner's other connections must reattach it first. A named
 //!   user's requests on a session the router has never seen (say, the
 //!   agent's from before the bridge started) are refused the same way;
-//!   so is a reattach of one, unless the agent is that user's own
-//!   ([`Router::with_dedicated_user`]; by default the agent is the
-//!   anonymous user's of [`Router::connect`]), which then makes it
-//!   theirs. A `session/list` answer shows a named user their own
+//!   so is a reattach of one, unless the agent is that user's own (one
+//!   agent per user, [`PoolMode`]; a shared agent is the anonymous
+//!   user's), which then makes it theirs. A `session/list` answer shows a named user their own
 //!   sessions only.
 //! - Ownership never lapses: a session the router has seen stays its
 //!   user's for the router's lifetime, across the agent's restarts and
 //!   whatever is evicted for memory. Past the user's limit, the oldest left
 //!   sessions are evicted to a compact record: a 64-bit SipHash-2-4 of the
-//!   id, keyed ([`Router::with_hash_key`]), and the user, about 30 bytes a
+//!   id, keyed ([`ServerConfig::hash_key`]), and the user, about 30 bytes a
 //!   session whatever the id's length, kept for the router's lifetime.
 //!   Evicted sessions stay reattachable by their user alone; should two
 //!   users' sessions share a hash, neither may be reattached by anyone
@@ -86,7 +85,8 @@
 //!   [`FORBIDDEN`].
 //! - Per user, at most [`DEFAULT_MAX_USER_CONNECTIONS`] connections and
 //!   [`DEFAULT_MAX_USER_SESSIONS`] open sessions
-//!   ([`Router::with_user_limits`]): a connection past the limit is
+//!   ([`ServerConfig::max_user_connections`],
+//!   [`ServerConfig::max_user_sessions`]): a connection past the limit is
 //!   refused ([`ConnectError`]), a request opening a session past it gets
 //!   [`USER_LIMIT`]; other users never notice.
 //! - The agent's own request ids are unique among its pending requests, so
@@ -95,9 +95,9 @@
 //! - A client that leaves: its sessions get `session/cancel`, its pending
 //!   permission requests are answered `cancelled` and other agent requests
 //!   an error; responses to its requests are dropped. Nobody else notices.
-//!   With a [`ReplayBuffer`] ([`Router::with_replay`]), what the agent
-//!   sends for its sessions afterwards is kept, within the budget, for the
-//!   client that reattaches them.
+//!   What the agent sends for its sessions afterwards is kept, within
+//!   the budget ([`ServerConfig::replay_bytes`]), for the client that
+//!   reattaches them.
 //! - The agent exiting: every pending client request is answered with an
 //!   error, every client gets [`AGENT_EXITED`] (with the sessions it lost),
 //!   later [`AGENT_STARTED`]. Each session stays its user's, for them
@@ -112,47 +112,6 @@
 //! around it only moves bytes and runs processes. See [`Server`]
 //! for an example.
 //!
-//! # Driving it
-//!
-//! A WebSocket bridge, per frame: the [`Gate`] first, then the router.
-//!
-//! ```
-//! use std::time::Duration;
-//! use acp_codec::remote::{Checked, Gate, Out, Router};
-//!
-//! let mut router = Router::new();
-//! let mut out = Vec::new();
-//! router.agent_started(4242, 0, &mut out);
-//!
-//! // A client connects: one gate and one router id per socket.
-//! let (mut gate, client) = (Gate::new(), router.connect());
-//! let now = Duration::ZERO;
-//! for frame in [
-//!     r#"[{"jsonrpc":"2.0","id":0,"method":"initialize"}]"#,
-//!     r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}"#,
-//! ] {
-//!     match gate.check(frame) {
-//!         Ok(Checked::Forward(_)) => router.handle_client(client, frame, now, &mut out),
-//!         Ok(Checked::Ignore) => {}
-//!         Err(e) => {
-//!             if let Some(reply) = e.reply() {
-//!                 // send it as a text frame
-//!                 let mut frame = Vec::new();
-//!                 reply.encode(&mut frame).unwrap();
-//!                 # assert!(reply.error.message.contains("batches are not supported"));
-//!             }
-//!             if let Some(code) = e.close_code() {
-//!                 // close the socket with `code`
-//!                 # unreachable!("{code}");
-//!             }
-//!         }
-//!     }
-//! }
-//! // The initialize went to the agent, with the router's id.
-//! let [Out::Agent(line)] = &out[..] else { panic!("{out:?}") };
-//! assert!(line.starts_with(br#"{"jsonrpc":"2.0","id":0,"method":"initialize""#));
-//! ```
-//!
 //! # Limits
 //!
 //! | what | default | when exceeded |
@@ -165,7 +124,7 @@
 //! | a user's connections | 256 ([`DEFAULT_MAX_USER_CONNECTIONS`]) | [`ConnectError::TooManyConnections`]: `429` |
 //! | a user's open sessions | 256 ([`DEFAULT_MAX_USER_SESSIONS`]) | refused with [`USER_LIMIT`] (`-32011`) |
 //! | a user's left sessions kept in full for a reattach | as many as open sessions | the oldest evicted to a compact record (about 30 bytes each, kept for the router's lifetime), still the user's |
-//! | replay, per session | 4 MiB of text ([`DEFAULT_REPLAY_BUDGET`]) | oldest dropped first, reported ([`Dropped`], [`REPLAY_DROPPED`]) |
+//! | replay, per session | 4 MiB of text ([`DEFAULT_REPLAY_BUDGET`]) | oldest dropped first, reported ([`REPLAY_DROPPED`]) |
 //! | replay, sessions | 64 ([`DEFAULT_MAX_REPLAY_SESSIONS`]) | messages for more sessions are dropped |
 
 mod backlog;
@@ -180,9 +139,7 @@ mod wire;
 
 pub use backlog::{Backlog, BacklogError};
 pub use error::{RemoteError, Reply};
-pub use replay::{
-    Dropped, Replay, ReplayBuffer, DEFAULT_MAX_REPLAY_SESSIONS, DEFAULT_REPLAY_BUDGET,
-};
+pub use replay::{DEFAULT_MAX_REPLAY_SESSIONS, DEFAULT_REPLAY_BUDGET};
 pub use resume::{
     capability, sse_event, stamp, unstamp, Admit, Cursor, Kind, Position, PromptKey, ResumeError,
     ResumeLog, DEFAULT_MAX_PROMPT_KEYS, DEFAULT_RESUME_BUDGET, DEFAULT_RESUME_GRACE,
@@ -190,9 +147,9 @@ pub use resume::{
     RESUME_GAP,
 };
 pub use router::{
-    ClientId, ConnectError, Out, Permissions, Router, UnknownPermission, AGENT_EXITED,
-    AGENT_STARTED, DEFAULT_MAX_PENDING_PER_CLIENT, DEFAULT_MAX_USER_CONNECTIONS,
-    DEFAULT_MAX_USER_SESSIONS, FORBIDDEN, REPLAY_DROPPED, USER_LIMIT,
+    ConnectError, Permissions, UnknownPermission, AGENT_EXITED, AGENT_STARTED,
+    DEFAULT_MAX_PENDING_PER_CLIENT, DEFAULT_MAX_USER_CONNECTIONS, DEFAULT_MAX_USER_SESSIONS,
+    FORBIDDEN, REPLAY_DROPPED, USER_LIMIT,
 };
 pub use server::{
     AccessRefusal, Action, AgentRun, Census, ConnectionId, Ending, Event, HttpHead, HttpRefusal,
@@ -202,10 +159,23 @@ pub use server::{
     MAX_EVENTS, MAX_MCP_DECLARED,
 };
 pub use transport::{
-    answer_stream, check_post, check_response_session, error_stream, is_reattach,
-    is_session_scoped, oversize, session_field, session_of, Checked, CloseCode, Gate, Post,
-    SessionField, Stream, BATCH_ERROR, DEFAULT_MAX_BACKLOG_BYTES,
-    DEFAULT_MAX_BUFFERED_SESSION_STREAMS, DEFAULT_MAX_ID_LENGTH, DEFAULT_MAX_OUTPUT_STALL,
-    ENDPOINT_PATH, EVENT_STREAM_MIME_TYPE, HEADER_CONNECTION_ID, HEADER_PROTOCOL_VERSION,
-    HEADER_SESSION_ID, INVALID_REQUEST, JSON_MIME_TYPE, PARSE_ERROR,
+    answer_stream, check_response_session, error_stream, is_reattach, is_session_scoped, oversize,
+    session_field, session_of, CloseCode, SessionField, Stream, BATCH_ERROR,
+    DEFAULT_MAX_BACKLOG_BYTES, DEFAULT_MAX_BUFFERED_SESSION_STREAMS, DEFAULT_MAX_ID_LENGTH,
+    DEFAULT_MAX_OUTPUT_STALL, ENDPOINT_PATH, EVENT_STREAM_MIME_TYPE, HEADER_CONNECTION_ID,
+    HEADER_PROTOCOL_VERSION, HEADER_SESSION_ID, INVALID_REQUEST, JSON_MIME_TYPE, PARSE_ERROR,
 };
+
+pub(crate) use replay::ReplayBuffer;
+
+/// Not part of the API: the parts [`Server`] is built of, on their own, for
+/// this crate's benches, fuzz targets and tests (which hold each part's
+/// rules apart from the whole server). No user of the crate needs them (the
+/// application, `acp-bridge`, drives [`Server`] alone); they may change or
+/// go in any release.
+#[doc(hidden)]
+pub mod parts {
+    pub use super::replay::{Dropped, Replay, ReplayBuffer};
+    pub use super::router::{ClientId, Out, Router};
+    pub use super::transport::{check_post, Checked, Gate, Post};
+}

@@ -68,7 +68,7 @@ struct Missed {
 /// message.
 ///
 /// ```
-/// use acp_codec::remote::{Dropped, ReplayBuffer};
+/// use acp_codec::remote::parts::{Dropped, ReplayBuffer};
 ///
 /// let mut replay = ReplayBuffer::new(10);
 /// assert_eq!(replay.push("s1", "aaaa"), Dropped::default());

@@ -1,11 +1,12 @@
-//! `remote::Router`, the multiplexer that lets many clients share one
+//! `remote::parts::Router`, the multiplexer that lets many clients share one
 //! agent, through its public API: ids rewritten per connection, sessions
 //! owned, agent requests routed to the owner, cancel on leave, the agent
 //! restarting, the Streamable HTTP stream of each message, replay on
 //! reattach.
 #![cfg(feature = "alloc")]
 
-use acp_codec::remote::{ClientId, Out, ReplayBuffer, Router, Stream, REPLAY_DROPPED};
+use acp_codec::remote::parts::{ClientId, Out, ReplayBuffer, Router};
+use acp_codec::remote::{Stream, REPLAY_DROPPED};
 use serde_json::{json, Value};
 use std::time::Duration;
 

@@ -1,15 +1,15 @@
-//! The remote transport's rules (`remote::Gate`, `remote::check_post`,
-//! `remote::session_field`) and `remote::ReplayBuffer`, through the public
+//! The remote transport's rules (`remote::parts::Gate`, `remote::parts::check_post`,
+//! `remote::session_field`) and `remote::parts::ReplayBuffer`, through the public
 //! API, held against independent oracles: the TypeScript SDK 2.4's rules
 //! re-stated over `serde_json::Value`, and a plain characterization of what
 //! a byte-bounded, oldest-first buffer keeps.
 #![cfg(feature = "alloc")]
 
 use acp_codec::acp::RawJson;
+use acp_codec::remote::parts::{check_post, Checked, Dropped, Gate, Post, ReplayBuffer};
 use acp_codec::remote::{
-    check_post, is_session_scoped, oversize, session_field, Checked, CloseCode, Dropped, Gate,
-    Post, RemoteError, ReplayBuffer, SessionField, BATCH_ERROR, DEFAULT_MAX_ID_LENGTH,
-    HEADER_CONNECTION_ID, HEADER_SESSION_ID, PARSE_ERROR,
+    is_session_scoped, oversize, session_field, CloseCode, RemoteError, SessionField, BATCH_ERROR,
+    DEFAULT_MAX_ID_LENGTH, HEADER_CONNECTION_ID, HEADER_SESSION_ID, PARSE_ERROR,
 };
 use proptest::prelude::*;
 use serde_json::{json, Value};

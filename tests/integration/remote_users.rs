@@ -1,12 +1,11 @@
-//! `remote::Router` with users, through its public API: sessions belong to
+//! `remote::parts::Router` with users, through its public API: sessions belong to
 //! users across connections, other users are refused in words that name
 //! no one, permissions and per-user limits hold, and a proptest holds the
 //! routing against an independent model.
 #![cfg(feature = "alloc")]
 
-use acp_codec::remote::{
-    ClientId, ConnectError, Out, Permissions, ReplayBuffer, Router, FORBIDDEN, USER_LIMIT,
-};
+use acp_codec::remote::parts::{ClientId, Out, ReplayBuffer, Router};
+use acp_codec::remote::{ConnectError, Permissions, FORBIDDEN, USER_LIMIT};
 use serde_json::{json, Value};
 use std::time::Duration;
 

@@ -6,7 +6,7 @@
 //! run alone (`cargo test --test acp-bridge`) it builds the example first.
 //! Every wait is bounded; nothing leaves the loopback interface.
 //!
-//! The router's sans-IO rules (`acp_codec::remote::Router`, which the
+//! The router's sans-IO rules (`acp_codec::remote::parts::Router`, which the
 //! example wires to its sockets) are tested in `tests/remote_router.rs`.
 #![cfg(target_os = "linux")]
 

@@ -2,10 +2,9 @@
 //! that are lines with their terminators, so a relay can re-emit exactly
 //! what it read.
 
-use memchr::memchr;
-
-use super::LineSplitter;
+use super::scan::{Scan, Step};
 use crate::framing::LineTooLong;
+use crate::limits::Limits;
 
 /// How a line ended on the wire.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -74,7 +73,7 @@ impl<B: AsRef<[u8]>> RawLine<B> {
     }
 
     /// Whether the content is empty or only spaces, tabs and `\r`: a line
-    /// the non-pass-through splitting skips. Pass-through keeps it; skip it
+    /// [`LineSplitter`](super::LineSplitter) skips. Pass-through keeps it; skip it
     /// here if the relay should not forward it.
     pub fn is_blank(&self) -> bool {
         self.content()
@@ -88,7 +87,7 @@ impl<B: AsRef<[u8]>> RawLine<B> {
     }
 }
 
-/// One item of pass-through splitting ([`LineSplitter::decode_raw`]):
+/// One item of pass-through splitting ([`RawLineSplitter::decode`]):
 /// bytes exactly as read. Writing out every item's bytes in order gives
 /// back the input, whatever the read sizes, blank lines, `\r\n` and an
 /// unterminated last line included.
@@ -135,7 +134,7 @@ impl<B: AsRef<[u8]>> RawItem<B> {
     }
 
     /// How many bytes of the input the item holds: what to drop from the
-    /// front of the buffer after [`LineSplitter::decode_raw`].
+    /// front of the buffer after [`RawLineSplitter::decode`].
     pub fn len(&self) -> usize {
         self.as_bytes().len()
     }
@@ -154,121 +153,143 @@ impl<B: AsRef<[u8]>> RawItem<B> {
     }
 }
 
-impl LineSplitter {
-    /// Pass-through splitting: the next item of `buf` (the unconsumed
-    /// bytes), which always starts at `buf[0]`; drop
-    /// [`item.len()`](RawItem::len) bytes from the front of the buffer
-    /// before the next call. `None` when `buf` holds no complete line:
-    /// read more.
-    ///
-    /// Unlike [`decode`](Self::decode), nothing is stripped or skipped and
-    /// UTF-8 is not checked: items carry their terminators, blank lines are
-    /// items, and the items' bytes put end to end are the input. The limit
-    /// holds as in `decode` (see [`RawItem`] for the pieces of an oversized
-    /// line). Use one splitter for one way of splitting: call
-    /// [`reset`](Self::reset) before switching.
-    ///
-    /// ```
-    /// use acp_codec::framing::{Ending, RawItem};
-    /// use acp_codec::LineSplitter;
-    ///
-    /// let input = b"{\"a\":1}\r\n\n{\"b\":2}";
-    /// let mut splitter = LineSplitter::new();
-    /// let mut rest = &input[..];
-    /// let mut out = Vec::new();
-    /// let mut endings = Vec::new();
-    /// loop {
-    ///     // At the end of the input, `decode_raw_eof` hands out the last line.
-    ///     let Some(item) = splitter.decode_raw_eof(rest) else { break };
-    ///     rest = &rest[item.len()..];
-    ///     if let RawItem::Line(line) = &item {
-    ///         endings.push(line.ending());
-    ///     }
-    ///     out.extend_from_slice(item.as_bytes());
-    /// }
-    /// assert_eq!(out, input);
-    /// assert_eq!(endings, [Ending::CrLf, Ending::Lf, Ending::Unterminated]);
-    /// ```
-    pub fn decode_raw<'b>(&mut self, buf: &'b [u8]) -> Option<RawItem<&'b [u8]>> {
-        self.raw_item(buf, false)
+/// A streaming, sans-IO splitter that passes lines through: every byte of
+/// the input comes back, in [`RawItem`]s that are lines with their
+/// terminators, so a relay, a tap or a proxy can write out exactly what it
+/// read, or skip a line.
+///
+/// Unlike [`LineSplitter`](super::LineSplitter), nothing is stripped or
+/// skipped and UTF-8 is not checked: items carry their terminators, blank
+/// lines are items, and the items' bytes put end to end are the input. The
+/// scan, the limit and the recovery are the same (one scan serves both):
+/// a line over [`max_line_len`](Self::max_line_len) is never buffered
+/// whole but comes out in pieces, the first carrying the error (see
+/// [`RawItem`]), and the next line comes out whole.
+///
+/// # Contract
+///
+/// Call [`decode`](Self::decode) with the buffer of unconsumed bytes: the
+/// next item always starts at `buf[0]`; drop [`item.len()`](RawItem::len)
+/// bytes from the front of the buffer before the next call. `None` when
+/// `buf` holds no complete line: read more. At the end of the input, call
+/// [`decode_eof`](Self::decode_eof) until it returns `None`. As with
+/// `LineSplitter`, a line fed a byte per call costs linear time in total
+/// when each call's buffer starts where the consumed bytes end; call
+/// [`reset`](Self::reset) before handing it an unrelated buffer.
+///
+/// ```
+/// use acp_codec::framing::{Ending, RawItem, RawLineSplitter};
+///
+/// let input = b"{\"a\":1}\r\n\n{\"b\":2}";
+/// let mut splitter = RawLineSplitter::new();
+/// let mut rest = &input[..];
+/// let mut out = Vec::new();
+/// let mut endings = Vec::new();
+/// loop {
+///     // At the end of the input, `decode_eof` hands out the last line.
+///     let Some(item) = splitter.decode_eof(rest) else { break };
+///     rest = &rest[item.len()..];
+///     if let RawItem::Line(line) = &item {
+///         endings.push(line.ending());
+///     }
+///     out.extend_from_slice(item.as_bytes());
+/// }
+/// assert_eq!(out, input);
+/// assert_eq!(endings, [Ending::CrLf, Ending::Lf, Ending::Unterminated]);
+/// ```
+#[derive(Debug, Clone)]
+pub struct RawLineSplitter {
+    scan: Scan,
+}
+
+impl Default for RawLineSplitter {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl RawLineSplitter {
+    /// A splitter with the default limits
+    /// ([`DEFAULT_MAX_LINE_LEN`](crate::limits::DEFAULT_MAX_LINE_LEN)).
+    pub const fn new() -> Self {
+        Self::with_limits(&Limits::new())
     }
 
-    /// [`decode_raw`](Self::decode_raw) at the end of the input: once no
-    /// complete line is left, the remaining bytes are the last item (a
-    /// [`RawLine`] with [`Ending::Unterminated`], or the last piece of an
-    /// oversized line). When no item comes back, the splitter is reset.
-    pub fn decode_raw_eof<'b>(&mut self, buf: &'b [u8]) -> Option<RawItem<&'b [u8]>> {
-        self.raw_item(buf, true)
+    /// A splitter with the given limits (`max_line_len`, and
+    /// `id_peek_window` for the id an oversized line's error carries).
+    pub const fn with_limits(limits: &Limits) -> Self {
+        Self {
+            scan: Scan::with_limits(limits),
+        }
     }
 
-    fn raw_item<'b>(&mut self, buf: &'b [u8], eof: bool) -> Option<RawItem<&'b [u8]>> {
-        let (len, kind) = self.find_raw(buf, eof)?;
+    /// The longest line passed whole, in bytes, excluding the `\n`.
+    pub const fn max_line_len(&self) -> usize {
+        self.scan.max_line_len()
+    }
+
+    /// Forgets the scan position and any oversized line being passed in
+    /// pieces.
+    pub fn reset(&mut self) {
+        self.scan.reset();
+    }
+
+    /// The next item of `buf`, the unconsumed bytes; `None` when `buf`
+    /// holds no complete line. See the [type docs](Self).
+    pub fn decode<'b>(&mut self, buf: &'b [u8]) -> Option<RawItem<&'b [u8]>> {
+        self.item(buf, false)
+    }
+
+    /// [`decode`](Self::decode) at the end of the input: once no complete
+    /// line is left, the remaining bytes are the last item (a [`RawLine`]
+    /// with [`Ending::Unterminated`], or the last piece of an oversized
+    /// line). When no item comes back, the splitter is reset.
+    ///
+    /// ```
+    /// use acp_codec::framing::{RawItem, RawLineSplitter};
+    /// use acp_codec::Limits;
+    ///
+    /// let mut splitter = RawLineSplitter::with_limits(&Limits::new().with_max_line_len(3));
+    /// // Cut by the limit before its `\n`: pieces until the `\n`, then
+    /// // the next line whole.
+    /// assert!(matches!(splitter.decode(b"abcd"), Some(RawItem::TooLong { done: false, .. })));
+    /// assert!(matches!(splitter.decode(b"ef\nok"), Some(RawItem::Rest { done: true, .. })));
+    /// let Some(RawItem::Line(last)) = splitter.decode_eof(b"ok") else { panic!() };
+    /// assert_eq!((last.content(), last.is_terminated()), (&b"ok"[..], false));
+    /// ```
+    pub fn decode_eof<'b>(&mut self, buf: &'b [u8]) -> Option<RawItem<&'b [u8]>> {
+        self.item(buf, true)
+    }
+
+    fn item<'b>(&mut self, buf: &'b [u8], eof: bool) -> Option<RawItem<&'b [u8]>> {
+        let (len, kind) = self.find(buf, eof)?;
         let (bytes, _) = buf.split_at_checked(len)?;
         Some(kind.with(bytes))
     }
 
-    /// The length of the next pass-through item at the start of `buf`, and
-    /// what it is; `None` when more input is needed (or, at the end of the
-    /// input, nothing is left).
-    pub(crate) fn find_raw(&mut self, buf: &[u8], eof: bool) -> Option<(usize, RawKind)> {
-        if buf.is_empty() {
-            if eof {
-                self.reset();
+    /// The length of the next item at the start of `buf`, and what it is;
+    /// `None` when more input is needed (or, at the end of the input,
+    /// nothing is left).
+    pub(crate) fn find(&mut self, buf: &[u8], eof: bool) -> Option<(usize, RawKind)> {
+        let step = self.scan.step(buf, eof);
+        let len = step.consumed();
+        let kind = match step {
+            Step::More => return None,
+            Step::Line {
+                terminated: false, ..
+            } => RawKind::Line(Ending::Unterminated),
+            Step::Line { len, .. } => {
+                let cr = len.checked_sub(1).and_then(|last| buf.get(last)) == Some(&b'\r');
+                RawKind::Line(if cr { Ending::CrLf } else { Ending::Lf })
             }
-            return None;
-        }
-        if self.discarding {
-            return Some(match memchr(b'\n', buf) {
-                Some(i) => {
-                    self.discarding = false;
-                    self.scanned = 0;
-                    (i.saturating_add(1), RawKind::Rest { done: true })
-                }
-                None => {
-                    if eof {
-                        self.reset();
-                    }
-                    (buf.len(), RawKind::Rest { done: eof })
-                }
-            });
-        }
-        let skip = self.scanned.min(buf.len());
-        let newline =
-            memchr(b'\n', buf.get(skip..).unwrap_or_default()).map(|i| skip.saturating_add(i));
-        match newline {
-            Some(at) => {
-                self.scanned = 0;
-                let line = buf.get(..at).unwrap_or_default();
-                let len = at.saturating_add(1);
-                if line.len() > self.max_line_len {
-                    let error = self.too_long(line, line.len());
-                    return Some((len, RawKind::TooLong { error, done: true }));
-                }
-                let ending = match line.last() {
-                    Some(b'\r') => Ending::CrLf,
-                    _ => Ending::Lf,
-                };
-                Some((len, RawKind::Line(ending)))
-            }
-            None if buf.len() > self.max_line_len => {
-                let error = self.too_long(buf, buf.len());
-                self.scanned = 0;
-                self.discarding = !eof;
-                Some((buf.len(), RawKind::TooLong { error, done: eof }))
-            }
-            None if eof => {
-                self.reset();
-                Some((buf.len(), RawKind::Line(Ending::Unterminated)))
-            }
-            None => {
-                self.scanned = buf.len();
-                None
-            }
-        }
+            Step::TooLong { error, done, .. } => RawKind::TooLong { error, done },
+            Step::Rest { done, .. } => RawKind::Rest { done },
+        };
+        Some((len, kind))
     }
 }
 
-/// What [`LineSplitter::find_raw`] found, without its bytes.
+/// What [`RawLineSplitter::find`] found, without its bytes.
 #[derive(Debug)]
 pub(crate) enum RawKind {
     Line(Ending),

@@ -198,13 +198,13 @@ fn lines_whose_lookahead_cuts_a_character() {
 /// the input is its one piece, done; a lone `\r` at the end stays content.
 #[test]
 fn raw_items_at_the_end_of_input() {
-    let mut s = LineSplitter::with_max_line_len(3);
-    let item = s.decode_raw_eof(b"abcdef").unwrap();
+    let mut s = RawLineSplitter::with_limits(&Limits::new().with_max_line_len(3));
+    let item = s.decode_eof(b"abcdef").unwrap();
     assert!(
         matches!(&item, super::RawItem::TooLong { done: true, error, .. } if error.seen() == 6)
     );
-    assert!(s.decode_raw_eof(b"").is_none());
-    let Some(super::RawItem::Line(line)) = s.decode_raw_eof(b"ab\r") else {
+    assert!(s.decode_eof(b"").is_none());
+    let Some(super::RawItem::Line(line)) = s.decode_eof(b"ab\r") else {
         panic!("not a line")
     };
     assert_eq!(
@@ -212,16 +212,16 @@ fn raw_items_at_the_end_of_input() {
         (&b"ab\r"[..], super::Ending::Unterminated)
     );
     // A line cut by the limit before its `\n`: pieces until the `\n`.
-    let mut s = LineSplitter::with_max_line_len(3);
+    let mut s = RawLineSplitter::with_limits(&Limits::new().with_max_line_len(3));
     assert!(matches!(
-        s.decode_raw(b"abcd"),
+        s.decode(b"abcd"),
         Some(super::RawItem::TooLong { done: false, .. })
     ));
     assert!(matches!(
-        s.decode_raw(b"ef"),
+        s.decode(b"ef"),
         Some(super::RawItem::Rest { done: false, .. })
     ));
-    let rest = s.decode_raw(b"g\nok\n").unwrap();
+    let rest = s.decode(b"g\nok\n").unwrap();
     assert_eq!(
         (
             rest.as_bytes(),
@@ -229,5 +229,5 @@ fn raw_items_at_the_end_of_input() {
         ),
         (&b"g\n"[..], true)
     );
-    assert_eq!(s.decode_raw(b"ok\n").unwrap().as_bytes(), b"ok\n");
+    assert_eq!(s.decode(b"ok\n").unwrap().as_bytes(), b"ok\n");
 }

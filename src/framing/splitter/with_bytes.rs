@@ -5,7 +5,7 @@ use bytes::{Buf, Bytes, BytesMut};
 
 use memchr::memrchr;
 
-use super::{valid_through, Found, LineSplitter, PrefixCheck, RawItem};
+use super::{valid_through, Found, LineSplitter, PrefixCheck, RawItem, RawLineSplitter};
 use crate::framing::FrameError;
 
 /// A [`Found`] as offsets, so the borrow of the buffer can end.
@@ -47,7 +47,7 @@ impl LineSplitter {
         if let Some(line) = self.fast_bytes(buf) {
             return Some(Ok(line));
         }
-        let at = Offsets::from(self.find_valid(buf));
+        let at = Offsets::from(self.find_valid(buf, false));
         split(buf, at)
     }
 
@@ -96,7 +96,7 @@ impl LineSplitter {
         // The first `scanned` bytes hold no newline (an unfinished line
         // seen before): searching only what came since keeps a long line
         // fed in many reads linear.
-        let from = self.scanned.min(buf.len());
+        let from = self.scan.scanned().min(buf.len());
         let end = memrchr(b'\n', buf.get(from..).unwrap_or_default())
             .map_or(0, |i| from.saturating_add(i).saturating_add(1));
         let block = buf.split_to(end).freeze();
@@ -114,7 +114,7 @@ impl LineSplitter {
 
     /// Like [`decode_eof`](Self::decode_eof), over a [`BytesMut`].
     pub fn decode_bytes_eof(&mut self, buf: &mut BytesMut) -> Option<Result<Bytes, FrameError>> {
-        let at = Offsets::from(self.find_eof(buf));
+        let at = Offsets::from(self.find_valid(buf, true));
         split(buf, at)
     }
 }
@@ -166,7 +166,7 @@ impl Iterator for BytesLines<'_> {
             let mut check = PrefixCheck { valid: self.valid };
             let found = self
                 .splitter
-                .find_from(&self.block, self.consumed, &mut check);
+                .find_from(&self.block, self.consumed, false, &mut check);
             self.valid = check.valid;
             self.consumed = found.consumed;
             match found.item {
@@ -229,35 +229,33 @@ fn split(buf: &mut BytesMut, at: Offsets) -> Option<Result<Bytes, FrameError>> {
     }
 }
 
-impl LineSplitter {
-    /// Pass-through splitting over a [`BytesMut`]: as
-    /// [`decode_raw`](Self::decode_raw), the next item split off the front
-    /// of `buf` as [`Bytes`] without copying. `None` when `buf` holds no
-    /// complete line: read more into it.
+impl RawLineSplitter {
+    /// Like [`decode`](Self::decode), over a [`BytesMut`]: the next item
+    /// split off the front of `buf` as [`Bytes`] without copying. `None`
+    /// when `buf` holds no complete line: read more into it.
     ///
     /// ```
-    /// use acp_codec::framing::RawItem;
-    /// use acp_codec::LineSplitter;
+    /// use acp_codec::framing::{RawItem, RawLineSplitter};
     /// use bytes::BytesMut;
     ///
-    /// let mut splitter = LineSplitter::new();
+    /// let mut splitter = RawLineSplitter::new();
     /// let mut buf = BytesMut::from(&b"{\"a\":1}\r\n\n{\"b\""[..]);
-    /// let first = splitter.decode_raw_bytes(&mut buf).unwrap();
+    /// let first = splitter.decode_bytes(&mut buf).unwrap();
     /// assert_eq!(first.as_bytes(), b"{\"a\":1}\r\n");
-    /// let RawItem::Line(blank) = splitter.decode_raw_bytes(&mut buf).unwrap() else { panic!() };
+    /// let RawItem::Line(blank) = splitter.decode_bytes(&mut buf).unwrap() else { panic!() };
     /// assert!(blank.is_blank());
-    /// assert!(splitter.decode_raw_bytes(&mut buf).is_none());
+    /// assert!(splitter.decode_bytes(&mut buf).is_none());
     /// assert_eq!(&buf[..], b"{\"b\"");
     /// ```
-    pub fn decode_raw_bytes(&mut self, buf: &mut BytesMut) -> Option<RawItem<Bytes>> {
-        let (len, kind) = self.find_raw(buf, false)?;
+    pub fn decode_bytes(&mut self, buf: &mut BytesMut) -> Option<RawItem<Bytes>> {
+        let (len, kind) = self.find(buf, false)?;
         Some(kind.with(buf.split_to(len.min(buf.len())).freeze()))
     }
 
-    /// [`decode_raw_bytes`](Self::decode_raw_bytes) at the end of the
-    /// input, as [`decode_raw_eof`](Self::decode_raw_eof).
-    pub fn decode_raw_bytes_eof(&mut self, buf: &mut BytesMut) -> Option<RawItem<Bytes>> {
-        let (len, kind) = self.find_raw(buf, true)?;
+    /// [`decode_bytes`](Self::decode_bytes) at the end of the input, as
+    /// [`decode_eof`](Self::decode_eof).
+    pub fn decode_bytes_eof(&mut self, buf: &mut BytesMut) -> Option<RawItem<Bytes>> {
+        let (len, kind) = self.find(buf, true)?;
         Some(kind.with(buf.split_to(len.min(buf.len())).freeze()))
     }
 }

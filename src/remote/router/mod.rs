@@ -173,7 +173,8 @@ fn bridge_notification(method: &str, params: serde_json::Value) -> String {
 ///
 /// ```
 /// use std::time::Duration;
-/// use acp_codec::remote::{Out, Router, Stream};
+/// use acp_codec::remote::parts::{Out, Router};
+/// use acp_codec::remote::Stream;
 ///
 /// let mut router = Router::new();
 /// let mut out = Vec::new();

@@ -130,3 +130,36 @@ fn the_connection_limit_counts_all_but_the_excused_connections() {
     // Another user's connections are not ana's.
     assert!(r.connect_as("bo", Permissions::READ_WRITE).is_ok());
 }
+
+/// A WebSocket bridge's loop per frame, the gate first, then the router:
+/// a batch is refused by the gate with its reply and no close; the
+/// `initialize` goes to the agent with the router's id.
+#[test]
+fn gate_then_router_per_frame() {
+    use crate::remote::parts::{Checked, Gate};
+    let mut router = Router::new();
+    let mut out = Vec::new();
+    router.agent_started(4242, 0, &mut out);
+    let (mut gate, client) = (Gate::new(), router.connect());
+    let mut replies = Vec::new();
+    for frame in [
+        r#"[{"jsonrpc":"2.0","id":0,"method":"initialize"}]"#,
+        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}"#,
+    ] {
+        match gate.check(frame) {
+            Ok(Checked::Forward(_)) => {
+                router.handle_client(client, frame, Duration::ZERO, &mut out)
+            }
+            Ok(Checked::Ignore) => {}
+            Err(e) => {
+                assert_eq!(e.close_code(), None, "{e}");
+                replies.push(e.reply().unwrap().error.message.clone());
+            }
+        }
+    }
+    assert!(replies.len() == 1 && replies[0].contains("batches are not supported"));
+    let [Out::Agent(line)] = &out[..] else {
+        panic!("{out:?}")
+    };
+    assert!(line.starts_with(br#"{"jsonrpc":"2.0","id":0,"method":"initialize""#));
+}

@@ -6,7 +6,7 @@ use core::fmt;
 
 use crate::ErrorCode;
 
-/// What a user may do through a [`Router`](super::Router).
+/// What a user may do through the router ([`Principal`](crate::remote::Principal)'s permissions).
 ///
 /// - `read`: connect, `initialize`, `session/list`, reattach **their own**
 ///   sessions (`session/load`, `session/resume`) and receive their
@@ -122,28 +122,33 @@ pub const FORBIDDEN: ErrorCode = ErrorCode(-32010);
 /// as the limit allows: `-32011`, in JSON-RPC's range for server errors.
 pub const USER_LIMIT: ErrorCode = ErrorCode(-32011);
 
-/// Why [`Router::connect_as`](super::Router::connect_as) refused a
+/// Why [`Server::open`](crate::remote::Server::open) refused a
 /// connection.
 ///
 /// ```
-/// use acp_codec::remote::{ConnectError, Permissions, Router};
+/// use std::time::Duration;
+/// use acp_codec::remote::{ConnectError, Permissions, Principal, Profile, Server, ServerConfig};
 ///
-/// let mut r = Router::new().with_user_limits(1, 8);
-/// let _a = r.connect_as("ana", Permissions::READ_WRITE).unwrap();
-/// let err = r.connect_as("ana", Permissions::READ_WRITE).unwrap_err();
+/// let (t, mut config) = (Duration::ZERO, ServerConfig::new());
+/// config.max_user_connections = 1;
+/// let mut server = Server::new(config, t);
+/// let ana = Principal::user("ana", Permissions::READ_WRITE);
+/// let _a = server.open(t, Profile::WebSocket, &ana).unwrap();
+/// let err = server.open(t, Profile::WebSocket, &ana).unwrap_err();
 /// assert_eq!(err, ConnectError::TooManyConnections { limit: 1 });
 /// assert_eq!(err.http_status(), 429);
 /// assert_eq!(err.to_string(), "this user already holds 1 connections, the limit");
 /// // Other users are not affected.
-/// assert!(r.connect_as("bo", Permissions::READ_ONLY).is_ok());
+/// let bo = Principal::user("bo", Permissions::READ_ONLY);
+/// assert!(server.open(t, Profile::WebSocket, &bo).is_ok());
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ConnectError {
     /// The user has neither `read` nor `write`.
     NotPermitted,
-    /// The router's agent is dedicated to another user
-    /// ([`Router::with_dedicated_user`](super::Router::with_dedicated_user)).
+    /// The agent is dedicated to another user (one agent per user,
+    /// [`PoolMode`](crate::remote::PoolMode)).
     AnotherUsersAgent,
     /// The user holds as many connections as the limit allows.
     TooManyConnections {

@@ -367,7 +367,7 @@ impl Server {
     /// A Streamable HTTP `GET`: a reader for `conn`'s stream, or for the
     /// stream of `session` when the session is the connection's user's,
     /// or one it may reattach (never seen, and the agent is the user's
-    /// own: [`Router::may_reattach`](crate::remote::Router::may_reattach)).
+    /// own: the router's `may_reattach`).
     /// Give it back with [`handle_stream_closed`](Self::handle_stream_closed).
     ///
     /// With `last_event_id` (the `Last-Event-ID` header: the reader had

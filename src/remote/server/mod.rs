@@ -454,11 +454,11 @@ pub enum PostOutcome {
 /// # The rules it adds to the router's
 ///
 /// - Connections: a WebSocket's first message within
-///   [`ServerConfig::first_message`], through the transport's [`Gate`](super::Gate)
+///   [`ServerConfig::first_message`], through the transport's gate
 ///   (else closed `1002`), each message at most
 ///   [`ServerConfig::max_message`] (a larger one is answered when it is a
 ///   request, then closed `1009`); a Streamable HTTP `POST` through
-///   [`check_post`](super::check_post), a `GET` of a stream only for a
+///   the transport's checks, a `GET` of a stream only for a
 ///   session of the connection's user, one reader per stream, the
 ///   connection closed after [`ServerConfig::http_idle`] with no reader of
 ///   its connection stream and no request.

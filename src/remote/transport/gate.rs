@@ -8,7 +8,7 @@ use crate::remote::RemoteError;
 #[derive(Debug, Clone, PartialEq)]
 #[must_use]
 pub enum Checked<'a> {
-    /// Pass it on (to the agent, or to a [`Router`](crate::remote::Router)).
+    /// Pass it on (to the agent, or to a [`Router`](crate::remote::parts::Router)).
     Forward(Message<'a>),
     /// Drop it silently: a response before `initialize`, which answers
     /// nothing the server sent.
@@ -25,7 +25,8 @@ pub enum Checked<'a> {
 /// on. The gate's state is unchanged by an error.
 ///
 /// ```
-/// use acp_codec::remote::{Checked, CloseCode, Gate, BATCH_ERROR};
+/// use acp_codec::remote::parts::{Checked, Gate};
+/// use acp_codec::remote::{CloseCode, BATCH_ERROR};
 ///
 /// let mut gate = Gate::new();
 /// // A batch is answered, not processed, and the socket stays open.

@@ -43,7 +43,7 @@ pub fn is_session_scoped(method: &str) -> bool {
 
 /// Whether a method reattaches a session after its client lost it
 /// (`session/load`, `session/resume`): the SDK's client clears a session's
-/// failure on these, and a [`ReplayBuffer`](super::ReplayBuffer) hands
+/// failure on these, and the server's replay hands
 /// over what the session missed.
 pub fn is_reattach(method: &str) -> bool {
     super::routing::V1.is_reattach(method)

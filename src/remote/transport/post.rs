@@ -52,11 +52,12 @@ pub enum Post<'a> {
 /// [`Out::Client`] on [`Stream::Connection`](super::Stream::Connection) with the request's id: send it
 /// as the `POST`'s body rather than on the event stream.
 ///
-/// [`Router::request_session`]: crate::remote::Router::request_session
-/// [`Out::Client`]: crate::remote::Out::Client
+/// [`Router::request_session`]: crate::remote::parts::Router::request_session
+/// [`Out::Client`]: crate::remote::parts::Out::Client
 ///
 /// ```
-/// use acp_codec::remote::{check_post, Post, RemoteError, DEFAULT_MAX_ID_LENGTH as MAX};
+/// use acp_codec::remote::parts::{check_post, Post};
+/// use acp_codec::remote::{RemoteError, DEFAULT_MAX_ID_LENGTH as MAX};
 ///
 /// let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}"#;
 /// assert!(matches!(check_post(init, None, None, MAX), Ok(Post::Initialize(_))));
