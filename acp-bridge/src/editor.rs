@@ -38,6 +38,9 @@ struct Ask {
 #[derive(Clone)]
 pub struct LineEditor {
     asks: std_mpsc::Sender<Ask>,
+    /// Prints above the line being edited (none when the terminal has no
+    /// such printer).
+    printer: Option<Arc<std::sync::Mutex<Box<dyn rustyline::ExternalPrinter + Send>>>>,
 }
 
 /// Ctrl-C at the main prompt: on an empty line it ends input as Ctrl-D
@@ -75,6 +78,10 @@ impl LineEditor {
             KeyEvent::ctrl('C'),
             EventHandler::Conditional(Box::new(handler)),
         );
+        let printer = editor.create_external_printer().ok().map(|p| {
+            let p: Box<dyn rustyline::ExternalPrinter + Send> = Box::new(p);
+            Arc::new(std::sync::Mutex::new(p))
+        });
         let (asks, rx) = std_mpsc::channel::<Ask>();
         std::thread::Builder::new()
             .name("line-editor".to_owned())
@@ -97,7 +104,20 @@ impl LineEditor {
                 }
             })
             .map_err(|e| format!("cannot start the line editor: {e}"))?;
-        Ok(Self { asks })
+        Ok(Self { asks, printer })
+    }
+
+    /// Prints `text` above the line being read (or as it is when none
+    /// is).
+    pub fn print(&self, text: &str) {
+        let printed = self.printer.as_ref().is_some_and(|p| {
+            let mut p = p.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            p.print(text.to_owned()).is_ok()
+        });
+        if !printed {
+            print!("{text}");
+            let _ = std::io::Write::flush(&mut std::io::stdout());
+        }
     }
 
     /// Reads one line after `prompt`. `history`: the main prompt (the line
