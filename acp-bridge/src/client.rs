@@ -1727,3 +1727,110 @@ enum Answer {
     Later,
     Empty,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use acp_codec::codec::LineCodec;
+    use tokio_util::codec::FramedRead;
+
+    type Reader = FramedRead<tokio::io::Empty, LineCodec>;
+
+    fn client(permission: Permission) -> (Client<Reader>, mpsc::Receiver<Vec<u8>>) {
+        let (out, sent) = LineSender::channel();
+        let (_presses, interrupts) = mpsc::channel(1);
+        let cfg = Config {
+            cwd: std::env::temp_dir(),
+            prompt: String::new(),
+            permission,
+            timeout: Duration::from_secs(5),
+            session: None,
+            mcp_servers: crate::mcp::Servers::new(),
+            mcp_over_acp: false,
+            tool_timeout: None,
+        };
+        let source = FramedRead::new(tokio::io::empty(), LineCodec::new());
+        let closed = Box::pin(std::future::pending());
+        let client = Client::new(source, out, cfg, closed, interrupts).unwrap();
+        (client, sent)
+    }
+
+    const ASK: &str = r#"{"jsonrpc":"2.0","id":7,"method":"session/request_permission","params":{"sessionId":"s","toolCall":{"toolCallId":"t","title":"ls"},"options":[{"optionId":"ok","name":"Allow","kind":"allow_once"}]}}"#;
+    const WITHDRAW: &str =
+        r#"{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":7}}"#;
+
+    fn line(item: Item) -> String {
+        match item {
+            Ok(Some(Ok(line))) => line,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_withdrawal_of_the_asked_request_is_told_apart() {
+        assert_eq!(cancel_target(WITHDRAW), Some(RequestId::Number(7)));
+        let by_name = r#"{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":"a"}}"#;
+        assert_eq!(cancel_target(by_name), Some(RequestId::from("a")));
+        assert_eq!(cancel_target(ASK), None);
+        assert_eq!(cancel_target("not json"), None);
+
+        let (mut c, _sent) = client(Permission::Ask);
+        let seven = RequestId::Number(7);
+        // Other lines, and another request's withdrawal, are kept in order.
+        let update = r#"{"jsonrpc":"2.0","method":"session/update","params":{}}"#;
+        assert!(!c.read_while_asking(Ok(Some(Ok(update.to_owned()))), &seven));
+        assert!(!c.read_while_asking(Ok(Some(Ok(by_name.to_owned()))), &seven));
+        assert!(c.read_while_asking(Ok(Some(Ok(WITHDRAW.to_owned()))), &seven));
+        assert_eq!(c.backlog.len(), 2, "the withdrawal itself is not kept");
+        assert!(!c.withdrawn_in_backlog(&seven));
+        assert!(c.withdrawn_in_backlog(&RequestId::from("a")));
+        assert_eq!(line(c.backlog.pop_front().unwrap()), update);
+        // The agent gone: no one to answer; nothing read after it.
+        assert!(c.may_read_while_asking());
+        assert!(c.read_while_asking(Ok(None), &seven));
+        assert!(!c.may_read_while_asking());
+    }
+
+    #[tokio::test]
+    async fn a_withdrawn_question_is_answered_cancelled_once_and_never_again() {
+        let (mut c, mut sent) = client(Permission::Ask);
+        // Withdrawn before its question is put: never asked.
+        c.backlog.push_back(Ok(Some(Ok(WITHDRAW.to_owned()))));
+        let waiting = RequestId::Number(99);
+        assert!(c.handle_line(ASK, &waiting).await.unwrap().is_none());
+        let answer: serde_json::Value = serde_json::from_slice(&sent.try_recv().unwrap()).unwrap();
+        assert_eq!(answer["id"], 7);
+        assert_eq!(
+            answer["result"]["outcome"],
+            serde_json::json!({"outcome": "cancelled"})
+        );
+        assert!(c.backlog.is_empty());
+        // The agent's withdrawal read again: nothing more is sent.
+        assert!(c.handle_line(WITHDRAW, &waiting).await.unwrap().is_none());
+        assert!(sent.try_recv().is_err(), "answered once");
+        // A user's answer coming late finds the request answered.
+        let late = RequestPermissionResponse::new(RequestPermissionOutcome::Selected(
+            SelectedPermissionOutcome::new("ok"),
+        ));
+        let mut out = Vec::new();
+        assert!(c
+            .tracker
+            .encode_response(&RequestId::Number(7), &late, &mut out)
+            .is_err());
+        assert!(out.is_empty());
+        assert_eq!(c.stats.permissions_allowed, 0);
+    }
+
+    #[test]
+    fn only_a_line_read_between_a_withdrawal_and_the_next_question_is_late() {
+        let t0 = Instant::now();
+        let (withdrawn, asked) = (t0 + Duration::from_secs(1), t0 + Duration::from_secs(2));
+        assert!(!is_late(None, withdrawn, asked));
+        assert!(!is_late(Some(withdrawn), t0, asked), "typed before");
+        assert!(is_late(Some(withdrawn), withdrawn, asked));
+        assert!(
+            !is_late(Some(withdrawn), asked, asked),
+            "typed for this one"
+        );
+    }
+}
