@@ -200,6 +200,10 @@ pub struct Client<S> {
     /// line read from then until the next question is asked was typed
     /// for the withdrawn one, and is not taken as an answer.
     withdrawn_at: Option<Instant>,
+    /// The prompt line's read of a question the agent withdrew: awaited
+    /// (its line dropped) once the agent has its answer, before anything
+    /// more is printed.
+    stale_read: Option<Pin<Box<dyn Future<Output = Input> + Send>>>,
     in_turn: bool,
     cancel_sent: bool,
     /// What this agent needs answered differently (from its `agentInfo`).
@@ -331,6 +335,7 @@ impl<S: LineSource> Client<S> {
             closed_detail: None,
             answers: None,
             withdrawn_at: None,
+            stale_read: None,
             in_turn: false,
             cancel_sent: false,
             quirks: Quirks::default(),
@@ -1186,7 +1191,11 @@ impl<S: LineSource> Client<S> {
             Err(e) => self.tracker.encode_error(&r.id, &e, &mut out),
         };
         encoded.map_err(|e| Failure::Local(e.to_string()))?;
-        self.send(out).await
+        self.send(out).await?;
+        if let Some(stale) = self.stale_read.take() {
+            let _ = stale.await;
+        }
+        Ok(())
     }
 
     /// Answers one agent request.
@@ -1648,9 +1657,9 @@ impl<S: LineSource> Client<S> {
 
     /// Asks on the prompt line: a number picks an option; Ctrl-C cancels
     /// the turn (answered cancelled); the end of input rejects. When the
-    /// agent withdraws the request meanwhile, the prompt line says so and
-    /// waits for Enter (a line editor cannot be stopped from outside);
-    /// what is typed there is not sent.
+    /// agent withdraws the request meanwhile, the prompt line says so and,
+    /// once the agent has its answer, waits for Enter (a line editor cannot
+    /// be stopped from outside); what is typed there is not sent.
     async fn ask_editor<'o, 'a>(
         &mut self,
         id: &RequestId<'_>,
@@ -1659,15 +1668,16 @@ impl<S: LineSource> Client<S> {
     ) -> Asked<'o, 'a> {
         loop {
             let prompt = format!("choose 1-{}: ", options.len());
-            let read = editor.read(&prompt, false);
-            tokio::pin!(read);
+            let owned = editor.clone();
+            let mut read: Pin<Box<dyn Future<Output = Input> + Send>> =
+                Box::pin(async move { owned.read(&prompt, false).await });
             let input = loop {
                 tokio::select! {
                     input = &mut read => break input,
                     item = self.source.next_line(), if self.may_read_while_asking() => {
                         if self.read_while_asking(item, id) {
                             editor.print("(the agent withdrew this question: press Enter to go on)\n");
-                            let _ = read.await;
+                            self.stale_read = Some(read);
                             return Asked::Withdrawn;
                         }
                     }

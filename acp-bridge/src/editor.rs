@@ -38,9 +38,6 @@ struct Ask {
 #[derive(Clone)]
 pub struct LineEditor {
     asks: std_mpsc::Sender<Ask>,
-    /// Prints above the line being edited (none when the terminal has no
-    /// such printer).
-    printer: Option<Arc<std::sync::Mutex<Box<dyn rustyline::ExternalPrinter + Send>>>>,
 }
 
 /// Ctrl-C at the main prompt: on an empty line it ends input as Ctrl-D
@@ -78,10 +75,6 @@ impl LineEditor {
             KeyEvent::ctrl('C'),
             EventHandler::Conditional(Box::new(handler)),
         );
-        let printer = editor.create_external_printer().ok().map(|p| {
-            let p: Box<dyn rustyline::ExternalPrinter + Send> = Box::new(p);
-            Arc::new(std::sync::Mutex::new(p))
-        });
         let (asks, rx) = std_mpsc::channel::<Ask>();
         std::thread::Builder::new()
             .name("line-editor".to_owned())
@@ -104,20 +97,16 @@ impl LineEditor {
                 }
             })
             .map_err(|e| format!("cannot start the line editor: {e}"))?;
-        Ok(Self { asks, printer })
+        Ok(Self { asks })
     }
 
-    /// Prints `text` above the line being read (or as it is when none
-    /// is).
+    /// Prints `text` on a line of its own below the line being read (the
+    /// terminal is in raw mode then: `\r\n` ends a line). (rustyline's
+    /// external printer would redraw the line below it, but with one the
+    /// editor stopped reading keys on a pseudo-terminal.)
     pub fn print(&self, text: &str) {
-        let printed = self.printer.as_ref().is_some_and(|p| {
-            let mut p = p.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            p.print(text.to_owned()).is_ok()
-        });
-        if !printed {
-            print!("{text}");
-            let _ = std::io::Write::flush(&mut std::io::stdout());
-        }
+        print!("\r\n{}\r\n", text.trim_end());
+        let _ = std::io::Write::flush(&mut std::io::stdout());
     }
 
     /// Reads one line after `prompt`. `history`: the main prompt (the line

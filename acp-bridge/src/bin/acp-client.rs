@@ -170,10 +170,10 @@ struct Cli {
     /// Print one JSON summary object as the last stdout line
     #[arg(long)]
     summary_json: bool,
-    /// Cancel a tool call still running after this long, when the agent
-    /// offers to (ACP v2 tool_call/cancel; seconds). In a conversation,
-    /// Ctrl-\ during a turn cancels its latest such tool call
-    #[arg(long, value_name = "SECS", value_parser = seconds, conflicts_with = "stdio")]
+    // (`help`, not a doc comment: clippy's doc_markdown wants the
+    // method's name in backticks, which the help would show.)
+    #[arg(long, value_name = "SECS", value_parser = seconds, conflicts_with = "stdio",
+          help = "Cancel a tool call still running after this long, when the agent offers to (ACP v2 tool_call/cancel; seconds). In a conversation, Ctrl-\\ during a turn cancels its latest such tool call")]
     tool_timeout: Option<Duration>,
     /// Remote: when the connection breaks, reconnect (backoff with
     /// jitter) and resume the session for up to this long; 0 turns

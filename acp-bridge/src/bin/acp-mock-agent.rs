@@ -54,9 +54,9 @@ struct Args {
     #[arg(long)]
     own_write: bool,
     /// (v2) Add a tool call that advertises `capabilities.cancel` and runs
-    /// until `tool_call/cancel` (or 300 ms)
-    #[arg(long)]
-    cancellable_tool: bool,
+    /// until `tool_call/cancel`, or MS (default 300)
+    #[arg(long, value_name = "MS", num_args = 0..=1, default_missing_value = "300")]
+    cancellable_tool: Option<u64>,
     /// (v2) Withdraw a permission request unanswered after MS
     /// (`$/cancel_request`, as an agent's own timeout does)
     #[arg(long, value_name = "MS")]
@@ -81,7 +81,7 @@ async fn main() -> ExitCode {
         v2: args.protocol == 2,
         no_mcp_over_acp: args.no_mcp_over_acp,
         own_write: args.own_write,
-        cancellable_tool: args.cancellable_tool,
+        cancellable_tool: args.cancellable_tool.map(Duration::from_millis),
         permission_timeout: args.permission_timeout_ms.map(Duration::from_millis),
         ..mock_agent::Options::default()
     };

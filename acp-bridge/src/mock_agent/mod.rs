@@ -87,8 +87,8 @@ pub struct Options {
     /// reported as a tool call with the file's path in its `locations`.
     pub own_write: bool,
     /// v2 only: add a tool call that advertises `capabilities.cancel` and
-    /// runs until the client's `tool_call/cancel` (or 300 ms).
-    pub cancellable_tool: bool,
+    /// runs until the client's `tool_call/cancel`, or this long.
+    pub cancellable_tool: Option<Duration>,
     /// v2 only: withdraw a permission request still unanswered after this
     /// long (`$/cancel_request`, as an agent's own timeout does); the tool
     /// call is then not run.

@@ -24,7 +24,8 @@
 //! [`Options::cancellable_tool`](super::Options::cancellable_tool) adds a
 //! tool call (`task-N`) that advertises `capabilities.cancel` and runs
 //! until `tool_call/cancel` (answered `{}`, then a `tool_call_update` to
-//! `cancelled` that clears the capabilities) or 300 ms (`completed`);
+//! `cancelled` that clears the capabilities) or for the time it is given
+//! (`completed`);
 //! `tool_call/cancel` of a tool call that is unknown, final or not
 //! cancellable gets `-32602`. The turn goes on either way.
 //!
@@ -65,9 +66,6 @@ use crate::lines::{LineSender, LineSource};
 
 /// The mock's own replay cursor type.
 const CURSOR: &str = "_acp-mock-agent/index";
-
-/// How long the cancellable tool call runs when no one cancels it.
-const TASK_RUNS: std::time::Duration = std::time::Duration::from_millis(300);
 
 /// How long a withdrawn permission request's answer is waited for.
 const WITHDRAW_WAIT: std::time::Duration = std::time::Duration::from_millis(500);
@@ -615,8 +613,8 @@ impl Agent {
         }
         self.update(sid, plan(n, 1)).await?;
         step!();
-        if self.options.cancellable_tool {
-            if !self.cancellable_task(sid, n, cancel).await? {
+        if let Some(runs) = self.options.cancellable_tool {
+            if !self.cancellable_task(sid, n, runs, cancel).await? {
                 return Ok(false);
             }
             step!();
@@ -755,21 +753,23 @@ impl Agent {
         .await
     }
 
-    /// The tool call `task-N`, cancellable while it runs: `false` when the
-    /// turn was cancelled meanwhile.
+    /// The tool call `task-N`, cancellable while it runs (`runs` at
+    /// most): `false` when the turn was cancelled meanwhile.
     async fn cancellable_task(
         &self,
         sid: &str,
         n: u64,
+        runs: std::time::Duration,
         cancel: &mut watch::Receiver<bool>,
     ) -> io::Result<bool> {
         let call = format!("task-{n}");
         let key = (sid.to_owned(), call.clone());
         let (tx, stop) = oneshot::channel();
         self.state().tools.insert(key.clone(), tx);
+        let title = format!("sleep {:.1}", runs.as_secs_f64());
         self.update(
             sid,
-            json!({"sessionUpdate": "tool_call_update", "toolCallId": call, "title": "sleep 0.3",
+            json!({"sessionUpdate": "tool_call_update", "toolCallId": call, "title": title,
             "kind": "execute", "status": "in_progress", "capabilities": {"cancel": {}}}),
         )
         .await?;
@@ -777,7 +777,7 @@ impl Agent {
             biased;
             _ = cancelled(cancel) => None,
             stopped = stop => Some(stopped.is_ok()),
-            () = tokio::time::sleep(TASK_RUNS) => Some(false),
+            () = tokio::time::sleep(runs) => Some(false),
         };
         self.state().tools.remove(&key);
         let (status, said) = match woke {

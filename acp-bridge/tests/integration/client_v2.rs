@@ -805,3 +805,39 @@ fn v2_cancellation_of_a_permission_request_and_a_tool_call() {
     assert!(!why.contains("no pending request"), "answered once: {why}");
     let _ = std::fs::remove_dir_all(&cwd);
 }
+
+/// The conversation's side of v2 cancellation, on a terminal: a
+/// permission question the agent withdraws says so on the prompt line and
+/// waits for Enter, what is typed there not taken (the agent had its
+/// answer, `cancelled`; the turn goes on); Ctrl-\ cancels the running
+/// tool call that offers it.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_conversation_with_a_v2_agent_cancels_both_ways() {
+    use crate::pty::Pty;
+    let cwd = scratch_dir("client-v2-pty-cancel");
+    let cwd_arg = cwd.display().to_string();
+    let agent = mock_v2("--permission-timeout-ms 200 --cancellable-tool 20000");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_acp-client"));
+    cmd.args(["--agent", &agent, "--permission", "ask", "--cwd", &cwd_arg])
+        .env_remove("ACP_BRIDGE_TOKEN");
+    let mut pty = Pty::spawn(&mut cmd);
+    pty.expect("protocol v2, translated", 20);
+    pty.line("go");
+    pty.expect("choose 1-", 20);
+    pty.expect("the agent withdrew this question: press Enter to go on", 10);
+    pty.send("2\r");
+    pty.expect("→ withdrawn by the agent (answered cancelled)", 10);
+    pty.expect("the client answered with the cancelled outcome.", 10);
+    pty.expect("sleep 20.0", 10);
+    pty.send("\x1c");
+    pty.expect("cancelling tool call sleep 20.0 (task-1)", 10);
+    pty.expect("tool call task-1: the agent accepted to cancel it", 10);
+    pty.expect("stop reason: end_turn", 20);
+    pty.send("\x04");
+    let status = pty.wait(10);
+    assert!(status.success(), "{status}\n{}", pty.seen());
+    assert!(!pty.seen().contains("no pending request"), "{}", pty.seen());
+    assert!(!pty.seen().contains("→ Allow"), "{}", pty.seen());
+    let _ = std::fs::remove_dir_all(&cwd);
+}
