@@ -13,8 +13,18 @@
 //! handled: `session/update` is printed, `session/request_permission` is
 //! answered by policy, `fs/*` is served inside the session directory, other
 //! requests get `-32601`.
+//!
+//! Cancellation either way: Ctrl-C sends `session/cancel`. The agent's
+//! `$/cancel_request` for one of its requests still unanswered withdraws
+//! it: a permission question being asked is dismissed and answered with
+//! the `cancelled` outcome (what ACP v2 asks of a client for a request
+//! the agent cancels), an answer given later not sent; a deferred answer
+//! (`terminal/wait_for_exit`, the MCP relay's) is answered `-32800`. A
+//! tool call that advertises `capabilities.cancel` (v2) can be cancelled
+//! with `tool_call/cancel` ([`Client::cancel_tool`], `--tool-timeout`).
 
 use acp_codec::acp::{Decoding, Mode};
+use std::collections::VecDeque;
 use std::future::Future;
 use std::path::PathBuf;
 use std::pin::Pin;
@@ -32,7 +42,6 @@ use acp_codec::acp::{
 use acp_codec::client::quirks::Quirks;
 use acp_codec::remote::LINE_DROPPED;
 use acp_codec::{ErrorCode, FrameError};
-use tokio::io::AsyncBufReadExt;
 use tokio::sync::mpsc;
 
 use crate::confined::{Confined, FsError};
@@ -40,6 +49,14 @@ use crate::editor::{Input, LineEditor};
 use crate::lines::{LineSender, LineSource};
 use crate::render::Render;
 use crate::terminals::Terminals;
+use crate::tool_cancel::{Cancellable, Seen, ToolCancels};
+
+/// An item of the agent's lines: a line, a line refused, the end.
+type Item = std::io::Result<Option<Result<String, FrameError>>>;
+
+/// Lines of the agent kept while a permission question is asked, at most;
+/// past it the agent is not read until the question is answered.
+const MAX_BACKLOG: usize = 256;
 
 /// A response's result typed by its request's method, or why it does not
 /// fit.
@@ -73,6 +90,9 @@ pub struct Config {
     /// Offer them over ACP through the relay (a remote agent) rather than
     /// as servers the agent starts itself (a local one).
     pub mcp_over_acp: bool,
+    /// `--tool-timeout`: cancel (`tool_call/cancel`) a tool call that
+    /// offers it once it has run this long.
+    pub tool_timeout: Option<Duration>,
 }
 
 /// Everything counted for `--summary-json`.
@@ -174,7 +194,16 @@ pub struct Client<S> {
     closed: Pin<Box<dyn Future<Output = String> + Send>>,
     closed_detail: Option<String>,
     /// Lines typed on our stdin, for `--permission ask`.
-    answers: Option<tokio::io::Lines<tokio::io::BufReader<tokio::io::Stdin>>>,
+    /// Each with when it was read.
+    answers: Option<mpsc::Receiver<(Instant, Option<String>)>>,
+    /// When the agent last withdrew a question being asked on stdin: a
+    /// line read from then until the next question is asked was typed
+    /// for the withdrawn one, and is not taken as an answer.
+    withdrawn_at: Option<Instant>,
+    /// The prompt line's read of a question the agent withdrew: awaited
+    /// (its line dropped) once the agent has its answer, before anything
+    /// more is printed.
+    stale_read: Option<Pin<Box<dyn Future<Output = Input> + Send>>>,
     in_turn: bool,
     cancel_sent: bool,
     /// What this agent needs answered differently (from its `agentInfo`).
@@ -190,6 +219,73 @@ pub struct Client<S> {
     mcp_events: mpsc::Receiver<crate::mcp::host::Event>,
     /// The agent's `mcpCapabilities`: `http`, `sse`, `acp`.
     agent_mcp: (bool, bool, bool),
+    /// The agent's lines read while a permission question was asked,
+    /// handled next.
+    backlog: VecDeque<Item>,
+    /// The tool calls that offer `tool_call/cancel`.
+    tools: ToolCancels,
+    /// Our `tool_call/cancel` requests awaiting the agent: the tool call
+    /// of each.
+    cancels_sent: Vec<(RequestId<'static>, String)>,
+    /// Presses of the key that cancels the latest cancellable tool call
+    /// (Ctrl-\ in a conversation).
+    tool_keys: Option<mpsc::Receiver<()>>,
+}
+
+/// How a permission question ended.
+enum Asked<'o, 'a> {
+    /// An option picked, or none (cancelled).
+    Chosen(Option<&'o PermissionOption<'a>>),
+    /// The agent withdrew the request (`$/cancel_request`), or is gone.
+    Withdrawn,
+}
+
+/// Lines of stdin, each with when it was read, from a thread of their
+/// own (so a question can stop waiting without losing what is typed; a
+/// plain thread, which a read blocked on a silent stdin does not keep
+/// from exiting as the runtime's blocking pool would); the end once
+/// (`None`).
+fn stdin_lines() -> mpsc::Receiver<(Instant, Option<String>)> {
+    let (tx, rx) = mpsc::channel(16);
+    let read = move || {
+        let mut lines = std::io::BufRead::lines(std::io::stdin().lock());
+        loop {
+            let line = lines.next().and_then(Result::ok);
+            let end = line.is_none();
+            if tx.blocking_send((Instant::now(), line)).is_err() || end {
+                break;
+            }
+        }
+    };
+    if let Err(e) = std::thread::Builder::new().name("stdin".into()).spawn(read) {
+        eprintln!("acp-client: cannot read stdin: {e}");
+    }
+    rx
+}
+
+/// Whether a line read `at` was typed for a question the agent withdrew
+/// (at `withdrawn`) before the question now asked (at `asked`).
+fn is_late(withdrawn: Option<Instant>, at: Instant, asked: Instant) -> bool {
+    withdrawn.is_some_and(|w| at >= w && at < asked)
+}
+
+/// The next press of `keys`; never without them.
+async fn next_key(keys: &mut Option<mpsc::Receiver<()>>) -> Option<()> {
+    match keys {
+        Some(keys) => keys.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// The request `$/cancel_request` names, when `line` is one.
+fn cancel_target(line: &str) -> Option<RequestId<'static>> {
+    let Message::Notification(n) = Message::decode(line).ok()? else {
+        return None;
+    };
+    match n.typed(Mode::Lenient).ok()?.value {
+        NotificationParams::CancelRequest(c) => Some(c.request_id.into_owned()),
+        _ => None,
+    }
 }
 
 /// A turn lasts at most this long by the tracker's clock; the idle timeout
@@ -238,6 +334,8 @@ impl<S: LineSource> Client<S> {
             closed,
             closed_detail: None,
             answers: None,
+            withdrawn_at: None,
+            stale_read: None,
             in_turn: false,
             cancel_sent: false,
             quirks: Quirks::default(),
@@ -247,7 +345,19 @@ impl<S: LineSource> Client<S> {
             mcp,
             mcp_events,
             agent_mcp: (false, false, false),
+            backlog: VecDeque::new(),
+            tools: ToolCancels::default(),
+            cancels_sent: Vec::new(),
+            tool_keys: None,
         })
+    }
+
+    /// Cancels the latest cancellable tool call on each item of `keys`
+    /// during a turn ([`Client::cancel_tool`]).
+    #[must_use]
+    pub fn with_tool_cancel_keys(mut self, keys: mpsc::Receiver<()>) -> Self {
+        self.tool_keys = Some(keys);
+        self
     }
 
     /// Asks permission questions on `editor`'s prompt line instead of
@@ -573,6 +683,14 @@ impl<S: LineSource> Client<S> {
         self.send(line).await?;
         let mut last_heard = Instant::now();
         loop {
+            // What was read while a question was asked comes first.
+            if let Some(item) = self.backlog.pop_front() {
+                if let Some(answer) = self.on_item(item, &id, &method).await? {
+                    return Ok(answer);
+                }
+                last_heard = Instant::now();
+                continue;
+            }
             // The earliest of: the tracker's deadline, the idle limit
             // during a turn, a short grace after the agent exited.
             let mut wake = self
@@ -589,17 +707,13 @@ impl<S: LineSource> Client<S> {
             if let Some(d) = self.mcp.as_ref().and_then(|h| h.relay.next_deadline()) {
                 wake = wake.min(self.epoch + d);
             }
+            if let Some(d) = self.cfg.tool_timeout.and_then(|t| self.tools.next_due(t)) {
+                wake = wake.min(self.epoch + d);
+            }
             tokio::select! {
-                line = self.source.next_line() => {
-                    match line {
-                        Ok(Some(Ok(line))) => {
-                            if let Some(answer) = self.handle_line(&line, &id).await? {
-                                return answer.map_err(|error| Failure::Agent { method: method.clone(), error });
-                            }
-                        }
-                        Ok(Some(Err(e))) => self.bad_line(e).await?,
-                        Ok(None) => return Err(self.gone(&method).await),
-                        Err(e) => return Err(Failure::Closed { method, detail: e.to_string() }),
+                item = self.source.next_line() => {
+                    if let Some(answer) = self.on_item(item, &id, &method).await? {
+                        return Ok(answer);
                     }
                     // Heard from the agent (time spent asking the user
                     // does not count as its silence).
@@ -620,6 +734,7 @@ impl<S: LineSource> Client<S> {
                         host.relay.handle_timeout(now);
                     }
                     self.mcp_flush().await?;
+                    self.tool_timeouts().await?;
                     let idle = self.in_turn
                         && !self.mcp.as_ref().is_some_and(|h| h.relay.busy())
                         && Instant::now() >= last_heard + self.cfg.timeout;
@@ -638,12 +753,18 @@ impl<S: LineSource> Client<S> {
                     self.interrupt().await?;
                     last_heard = Instant::now();
                 }
+                Some(()) = next_key(&mut self.tool_keys) => {
+                    if self.in_turn {
+                        self.cancel_tool(None).await?;
+                    }
+                }
                 Some((id, status)) = self.exits.recv() => {
                     let mut out = Vec::new();
-                    self.tracker
-                        .encode_response(&id, &status, &mut out)
-                        .map_err(|e| Failure::Local(e.to_string()))?;
-                    self.send(out).await?;
+                    // Not pending: the agent withdrew the wait, answered
+                    // -32800 then.
+                    if self.tracker.encode_response(&id, &status, &mut out).is_ok() {
+                        self.send(out).await?;
+                    }
                 }
             }
             if self.closed_detail.is_some() {
@@ -652,6 +773,113 @@ impl<S: LineSource> Client<S> {
                 }
             }
         }
+    }
+
+    /// One item of the agent's lines while we wait for `waiting`: `Some`
+    /// when it answers it.
+    async fn on_item(
+        &mut self,
+        item: Item,
+        waiting: &RequestId<'static>,
+        method: &str,
+    ) -> Result<Option<TypedResult>, Failure> {
+        match item {
+            Ok(Some(Ok(line))) => match self.handle_line(&line, waiting).await? {
+                Some(answer) => answer.map(Some).map_err(|error| Failure::Agent {
+                    method: method.to_owned(),
+                    error,
+                }),
+                None => Ok(None),
+            },
+            Ok(Some(Err(e))) => self.bad_line(e).await.map(|()| None),
+            Ok(None) => Err(self.gone(method).await),
+            Err(e) => Err(Failure::Closed {
+                method: method.to_owned(),
+                detail: e.to_string(),
+            }),
+        }
+    }
+
+    /// `tool_call/cancel` for the tool call of id `id` in the current
+    /// session, else for its latest one that offers it and was not asked
+    /// yet. Sends nothing, and says why, when there is none: a tool call
+    /// is cancelled only while it advertises `capabilities.cancel`. The
+    /// agent's answer is shown when it comes (the tool call's own update
+    /// says when it stopped).
+    ///
+    /// # Errors
+    ///
+    /// When the request cannot be encoded or sent.
+    pub async fn cancel_tool(&mut self, id: Option<&str>) -> Result<(), Failure> {
+        let Some(session) = self.stats.session_id.clone() else {
+            return Ok(());
+        };
+        match self.tools.pick(&session, id) {
+            Ok(call) => {
+                self.render.note(&format!(
+                    "cancelling tool call {} ({})",
+                    call.title, call.id
+                ));
+                self.send_tool_cancel(&call).await
+            }
+            Err(why) => {
+                self.render.note(&format!("not cancelled: {why}"));
+                Ok(())
+            }
+        }
+    }
+
+    /// `--tool-timeout`: cancels the tool calls that ran out of it.
+    async fn tool_timeouts(&mut self) -> Result<(), Failure> {
+        let Some(limit) = self.cfg.tool_timeout else {
+            return Ok(());
+        };
+        for call in self.tools.due(limit, self.now()) {
+            self.render.note(&format!(
+                "tool call {} ({}) still running after {:.1} s: cancelling it",
+                call.title,
+                call.id,
+                limit.as_secs_f64()
+            ));
+            self.send_tool_cancel(&call).await?;
+        }
+        Ok(())
+    }
+
+    /// Sends `tool_call/cancel` for `call` (a v2 method: sent as v1 sends
+    /// any method it does not type).
+    async fn send_tool_cancel(&mut self, call: &Cancellable) -> Result<(), Failure> {
+        let local = |e: &dyn std::fmt::Display| Failure::Local(e.to_string());
+        let params = serde_json::json!({"sessionId": call.session, "toolCallId": call.id});
+        let params = RawJson::from_string(params.to_string()).map_err(|e| local(&e))?;
+        let request = RequestParams::Unknown {
+            method: "tool_call/cancel".into(),
+            params: Some(params),
+        };
+        let mut line = Vec::new();
+        // The turn's own limit: an agent that never answers it is no
+        // reason to give the turn up.
+        let id = self
+            .tracker
+            .encode_request_with_timeout(&request, self.now(), TURN_LIMIT, &mut line)
+            .map_err(|e| local(&e))?;
+        self.cancels_sent.push((id, call.id.clone()));
+        self.send(line).await
+    }
+
+    /// The agent's `$/cancel_request` for its request `id`: answered
+    /// `-32800` when its answer is still to come (deferred: a terminal
+    /// wait, the MCP relay's); nothing when it was answered already.
+    async fn withdrawn(&mut self, id: &RequestId<'_>) -> Result<(), Failure> {
+        let cancelled = RpcError::new(ErrorCode::REQUEST_CANCELLED, "Cancelled");
+        let mut out = Vec::new();
+        if self.tracker.encode_error(id, &cancelled, &mut out).is_ok() {
+            self.render.note(&format!(
+                "the agent withdrew its request {id}: answered -32800"
+            ));
+            self.send(out).await?;
+        }
+        Ok(())
     }
 
     /// The agent exited: give its last lines 500 ms to arrive. `Some` when
@@ -800,8 +1028,11 @@ impl<S: LineSource> Client<S> {
                 warn_salvaged(format_args!("{method} notification"), &typed.salvaged);
                 match &typed.value {
                     NotificationParams::SessionUpdate(u) => {
-                        self.track(&u.update);
+                        self.track(&u.session_id, &u.update);
                         self.render.update(u);
+                    }
+                    NotificationParams::CancelRequest(c) => {
+                        self.withdrawn(&c.request_id).await?;
                     }
                     NotificationParams::Ext { method, params } if method == LINE_DROPPED => {
                         self.line_dropped(params.as_ref());
@@ -856,6 +1087,20 @@ impl<S: LineSource> Client<S> {
                 self.mcp_flush().await?;
                 Ok(None)
             }
+            Ok(Some(done)) if done.method == "tool_call/cancel" => {
+                let at = self.cancels_sent.iter().position(|(i, _)| *i == done.id);
+                let tool = at.map(|at| self.cancels_sent.swap_remove(at).1);
+                let tool = tool.unwrap_or_default();
+                let said = match &msg {
+                    Message::Error(e) => format!(
+                        "tool call {tool}: the agent did not cancel it: {} ({})",
+                        e.error.message, e.error.code.0
+                    ),
+                    _ => format!("tool call {tool}: the agent accepted to cancel it"),
+                };
+                self.render.note(&said);
+                Ok(None)
+            }
             Ok(Some(done)) => {
                 eprintln!(
                     "acp-client: late answer to {} (id {})",
@@ -871,10 +1116,34 @@ impl<S: LineSource> Client<S> {
         }
     }
 
-    /// Keeps the session's mode and options current.
-    fn track(&mut self, update: &acp_codec::acp::SessionUpdate<'_>) {
+    /// Keeps the session's mode and options current, and which tool calls
+    /// may be cancelled.
+    fn track(&mut self, session: &str, update: &acp_codec::acp::SessionUpdate<'_>) {
         use acp_codec::acp::SessionUpdate;
+        let now = self.now();
         match update {
+            SessionUpdate::ToolCall(t) => self.tools.observe(
+                Seen {
+                    session,
+                    id: &t.tool_call_id,
+                    title: Some(&t.title),
+                    status: t.status.as_ref().map(|s| s.as_str()),
+                    capabilities: t.extra.get("capabilities").map(RawJson::get),
+                    creates: true,
+                },
+                now,
+            ),
+            SessionUpdate::ToolCallUpdate(t) => self.tools.observe(
+                Seen {
+                    session,
+                    id: &t.tool_call_id,
+                    title: t.title.as_deref(),
+                    status: t.status.as_ref().map(|s| s.as_str()),
+                    capabilities: t.extra.get("capabilities").map(RawJson::get),
+                    creates: false,
+                },
+                now,
+            ),
             SessionUpdate::CurrentModeUpdate(m) => {
                 if let Some(modes) = &mut self.session.modes {
                     modes.current_mode_id = m.current_mode_id.to_string().into();
@@ -922,7 +1191,11 @@ impl<S: LineSource> Client<S> {
             Err(e) => self.tracker.encode_error(&r.id, &e, &mut out),
         };
         encoded.map_err(|e| Failure::Local(e.to_string()))?;
-        self.send(out).await
+        self.send(out).await?;
+        if let Some(stale) = self.stale_read.take() {
+            let _ = stale.await;
+        }
+        Ok(())
     }
 
     /// Answers one agent request.
@@ -936,7 +1209,7 @@ impl<S: LineSource> Client<S> {
             RequestParams::RequestPermission(p) => {
                 self.stats.permission_requests += 1;
                 let what = self.render.permission_request(id, &p);
-                let (outcome, allowed) = self.decide(&what, &p.options).await;
+                let (outcome, allowed) = self.decide(id, &what, &p.options).await;
                 self.stats.permissions_allowed += u64::from(allowed);
                 let response = RequestPermissionResponse::new(outcome);
                 self.render.permission_outcome(id, &response);
@@ -1237,9 +1510,10 @@ impl<S: LineSource> Client<S> {
         }
     }
 
-    /// Picks a permission outcome by policy.
+    /// Picks a permission outcome by policy (`id`: the request).
     async fn decide(
         &mut self,
+        id: &RequestId<'_>,
         what: &str,
         options: &[PermissionOption<'_>],
     ) -> (RequestPermissionOutcome<'static>, bool) {
@@ -1260,7 +1534,15 @@ impl<S: LineSource> Client<S> {
                     PermissionOptionKind::RejectOnce,
                     PermissionOptionKind::RejectAlways,
                 ]),
-                Permission::Ask => self.ask(what, options).await,
+                Permission::Ask => match self.ask(id, what, options).await {
+                    Asked::Chosen(chosen) => chosen,
+                    Asked::Withdrawn => {
+                        self.render.note(&format!(
+                            "? permission: {what} → withdrawn by the agent (answered cancelled)"
+                        ));
+                        return (RequestPermissionOutcome::Cancelled(MetaOnly::new()), false);
+                    }
+                },
             }
         };
         let label = chosen.map_or("cancelled".to_owned(), |o| {
@@ -1282,37 +1564,73 @@ impl<S: LineSource> Client<S> {
         (outcome, allowed)
     }
 
-    /// Asks on the terminal; a reject option when stdin is closed, `None`
-    /// (cancelled) on Ctrl-C.
+    /// Whether the agent withdrew its request `id` among the lines kept
+    /// (the `$/cancel_request` is then taken out).
+    fn withdrawn_in_backlog(&mut self, id: &RequestId<'_>) -> bool {
+        let at = self.backlog.iter().position(|item| {
+            matches!(item, Ok(Some(Ok(line))) if cancel_target(line).as_ref() == Some(&id.clone().into_owned()))
+        });
+        at.and_then(|at| self.backlog.remove(at)).is_some()
+    }
+
+    /// One item of the agent read while its request `id` is asked: kept
+    /// for later, unless it withdraws the request (`true`; also when the
+    /// agent is gone: no one to answer).
+    fn read_while_asking(&mut self, item: Item, id: &RequestId<'_>) -> bool {
+        let gone = !matches!(item, Ok(Some(_)));
+        if let Ok(Some(Ok(line))) = &item {
+            if cancel_target(line).as_ref() == Some(&id.clone().into_owned()) {
+                return true;
+            }
+        }
+        self.backlog.push_back(item);
+        gone
+    }
+
+    /// Whether to read the agent while asking: room kept for its lines,
+    /// and its end not read yet.
+    fn may_read_while_asking(&self) -> bool {
+        self.backlog.len() < MAX_BACKLOG && !matches!(self.backlog.back(), Some(Ok(None) | Err(_)))
+    }
+
+    /// Asks on the terminal (the agent's request `id`); a reject option
+    /// when stdin is closed, none (cancelled) on Ctrl-C, withdrawn when
+    /// the agent withdraws the request meanwhile.
     async fn ask<'o, 'a>(
         &mut self,
+        id: &RequestId<'_>,
         what: &str,
         options: &'o [PermissionOption<'a>],
-    ) -> Option<&'o PermissionOption<'a>> {
+    ) -> Asked<'o, 'a> {
+        if self.withdrawn_in_backlog(id) {
+            return Asked::Withdrawn;
+        }
         let mut question = format!("? {what}\n");
         for (i, o) in options.iter().enumerate() {
             question.push_str(&format!("  {}) {} [{}]\n", i + 1, o.name, o.kind.as_str()));
         }
         self.render.raw(&question);
         if let Some(editor) = self.editor.clone() {
-            return self.ask_editor(&editor, options).await;
+            return self.ask_editor(id, &editor, options).await;
         }
-        let mut answers = self
-            .answers
-            .take()
-            .unwrap_or_else(|| tokio::io::BufReader::new(tokio::io::stdin()).lines());
+        let asked_at = Instant::now();
+        let mut answers = self.answers.take().unwrap_or_else(stdin_lines);
         let chosen = loop {
             print!("choose 1-{}: ", options.len());
             let _ = std::io::Write::flush(&mut std::io::stdout());
             tokio::select! {
-                line = answers.next_line() => {
-                    let Some(line) = line.ok().flatten() else {
+                said = answers.recv() => {
+                    let Some((at, Some(line))) = said else {
                         // No one to ask (stdin closed): reject.
                         println!("(stdin closed: rejecting)");
                         break options.iter().find(|o| {
                             matches!(o.kind, PermissionOptionKind::RejectOnce | PermissionOptionKind::RejectAlways)
                         });
                     };
+                    if is_late(self.withdrawn_at, at, asked_at) {
+                        println!("(ignored: typed for the question the agent withdrew)");
+                        continue;
+                    }
                     let n = line.trim().parse::<usize>().ok();
                     if let Some(o) = n.and_then(|n| options.get(n.wrapping_sub(1))) {
                         break Some(o);
@@ -1323,41 +1641,66 @@ impl<S: LineSource> Client<S> {
                     let _ = self.interrupt().await;
                     break None;
                 }
+                item = self.source.next_line(), if self.may_read_while_asking() => {
+                    if self.read_while_asking(item, id) {
+                        println!();
+                        self.withdrawn_at = Some(Instant::now());
+                        self.answers = Some(answers);
+                        return Asked::Withdrawn;
+                    }
+                }
             }
         };
         self.answers = Some(answers);
-        chosen
+        Asked::Chosen(chosen)
     }
 
     /// Asks on the prompt line: a number picks an option; Ctrl-C cancels
-    /// the turn (answered cancelled); the end of input rejects.
+    /// the turn (answered cancelled); the end of input rejects. When the
+    /// agent withdraws the request meanwhile, the prompt line says so and,
+    /// once the agent has its answer, waits for Enter (a line editor cannot
+    /// be stopped from outside); what is typed there is not sent.
     async fn ask_editor<'o, 'a>(
         &mut self,
+        id: &RequestId<'_>,
         editor: &LineEditor,
         options: &'o [PermissionOption<'a>],
-    ) -> Option<&'o PermissionOption<'a>> {
+    ) -> Asked<'o, 'a> {
         loop {
-            match editor
-                .read(&format!("choose 1-{}: ", options.len()), false)
-                .await
-            {
+            let prompt = format!("choose 1-{}: ", options.len());
+            let owned = editor.clone();
+            let mut read: Pin<Box<dyn Future<Output = Input> + Send>> =
+                Box::pin(async move { owned.read(&prompt, false).await });
+            let input = loop {
+                tokio::select! {
+                    input = &mut read => break input,
+                    item = self.source.next_line(), if self.may_read_while_asking() => {
+                        if self.read_while_asking(item, id) {
+                            editor.print("(the agent withdrew this question: press Enter to go on)\n");
+                            self.stale_read = Some(read);
+                            return Asked::Withdrawn;
+                        }
+                    }
+                }
+            };
+            match input {
                 Input::Line(line) => {
                     let n = line.trim().parse::<usize>().ok();
                     if let Some(o) = n.and_then(|n| options.get(n.wrapping_sub(1))) {
-                        return Some(o);
+                        return Asked::Chosen(Some(o));
                     }
                 }
                 Input::Interrupted => {
                     let _ = self.interrupt().await;
-                    return None;
+                    return Asked::Chosen(None);
                 }
                 Input::Eof => {
-                    return options.iter().find(|o| {
+                    return Asked::Chosen(options.iter().find(|o| {
                         matches!(
                             o.kind,
                             PermissionOptionKind::RejectOnce | PermissionOptionKind::RejectAlways
                         )
-                    })
+                    }))
                 }
             }
         }
@@ -1393,4 +1736,111 @@ enum Answer {
     /// Sent later (`terminal/wait_for_exit`).
     Later,
     Empty,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use acp_codec::codec::LineCodec;
+    use tokio_util::codec::FramedRead;
+
+    type Reader = FramedRead<tokio::io::Empty, LineCodec>;
+
+    fn client(permission: Permission) -> (Client<Reader>, mpsc::Receiver<Vec<u8>>) {
+        let (out, sent) = LineSender::channel();
+        let (_presses, interrupts) = mpsc::channel(1);
+        let cfg = Config {
+            cwd: std::env::temp_dir(),
+            prompt: String::new(),
+            permission,
+            timeout: Duration::from_secs(5),
+            session: None,
+            mcp_servers: crate::mcp::Servers::new(),
+            mcp_over_acp: false,
+            tool_timeout: None,
+        };
+        let source = FramedRead::new(tokio::io::empty(), LineCodec::new());
+        let closed = Box::pin(std::future::pending());
+        let client = Client::new(source, out, cfg, closed, interrupts).unwrap();
+        (client, sent)
+    }
+
+    const ASK: &str = r#"{"jsonrpc":"2.0","id":7,"method":"session/request_permission","params":{"sessionId":"s","toolCall":{"toolCallId":"t","title":"ls"},"options":[{"optionId":"ok","name":"Allow","kind":"allow_once"}]}}"#;
+    const WITHDRAW: &str =
+        r#"{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":7}}"#;
+
+    fn line(item: Item) -> String {
+        match item {
+            Ok(Some(Ok(line))) => line,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_withdrawal_of_the_asked_request_is_told_apart() {
+        assert_eq!(cancel_target(WITHDRAW), Some(RequestId::Number(7)));
+        let by_name = r#"{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":"a"}}"#;
+        assert_eq!(cancel_target(by_name), Some(RequestId::from("a")));
+        assert_eq!(cancel_target(ASK), None);
+        assert_eq!(cancel_target("not json"), None);
+
+        let (mut c, _sent) = client(Permission::Ask);
+        let seven = RequestId::Number(7);
+        // Other lines, and another request's withdrawal, are kept in order.
+        let update = r#"{"jsonrpc":"2.0","method":"session/update","params":{}}"#;
+        assert!(!c.read_while_asking(Ok(Some(Ok(update.to_owned()))), &seven));
+        assert!(!c.read_while_asking(Ok(Some(Ok(by_name.to_owned()))), &seven));
+        assert!(c.read_while_asking(Ok(Some(Ok(WITHDRAW.to_owned()))), &seven));
+        assert_eq!(c.backlog.len(), 2, "the withdrawal itself is not kept");
+        assert!(!c.withdrawn_in_backlog(&seven));
+        assert!(c.withdrawn_in_backlog(&RequestId::from("a")));
+        assert_eq!(line(c.backlog.pop_front().unwrap()), update);
+        // The agent gone: no one to answer; nothing read after it.
+        assert!(c.may_read_while_asking());
+        assert!(c.read_while_asking(Ok(None), &seven));
+        assert!(!c.may_read_while_asking());
+    }
+
+    #[tokio::test]
+    async fn a_withdrawn_question_is_answered_cancelled_once_and_never_again() {
+        let (mut c, mut sent) = client(Permission::Ask);
+        // Withdrawn before its question is put: never asked.
+        c.backlog.push_back(Ok(Some(Ok(WITHDRAW.to_owned()))));
+        let waiting = RequestId::Number(99);
+        assert!(c.handle_line(ASK, &waiting).await.unwrap().is_none());
+        let answer: serde_json::Value = serde_json::from_slice(&sent.try_recv().unwrap()).unwrap();
+        assert_eq!(answer["id"], 7);
+        assert_eq!(
+            answer["result"]["outcome"],
+            serde_json::json!({"outcome": "cancelled"})
+        );
+        assert!(c.backlog.is_empty());
+        // The agent's withdrawal read again: nothing more is sent.
+        assert!(c.handle_line(WITHDRAW, &waiting).await.unwrap().is_none());
+        assert!(sent.try_recv().is_err(), "answered once");
+        // A user's answer coming late finds the request answered.
+        let late = RequestPermissionResponse::new(RequestPermissionOutcome::Selected(
+            SelectedPermissionOutcome::new("ok"),
+        ));
+        let mut out = Vec::new();
+        assert!(c
+            .tracker
+            .encode_response(&RequestId::Number(7), &late, &mut out)
+            .is_err());
+        assert!(out.is_empty());
+        assert_eq!(c.stats.permissions_allowed, 0);
+    }
+
+    #[test]
+    fn only_a_line_read_between_a_withdrawal_and_the_next_question_is_late() {
+        let t0 = Instant::now();
+        let (withdrawn, asked) = (t0 + Duration::from_secs(1), t0 + Duration::from_secs(2));
+        assert!(!is_late(None, withdrawn, asked));
+        assert!(!is_late(Some(withdrawn), t0, asked), "typed before");
+        assert!(is_late(Some(withdrawn), withdrawn, asked));
+        assert!(
+            !is_late(Some(withdrawn), asked, asked),
+            "typed for this one"
+        );
+    }
 }

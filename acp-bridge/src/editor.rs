@@ -100,6 +100,15 @@ impl LineEditor {
         Ok(Self { asks })
     }
 
+    /// Prints `text` on a line of its own below the line being read (the
+    /// terminal is in raw mode then: `\r\n` ends a line). (rustyline's
+    /// external printer would redraw the line below it, but with one the
+    /// editor stopped reading keys on a pseudo-terminal.)
+    pub fn print(&self, text: &str) {
+        print!("\r\n{}\r\n", text.trim_end());
+        let _ = std::io::Write::flush(&mut std::io::stdout());
+    }
+
     /// Reads one line after `prompt`. `history`: the main prompt (the line
     /// is kept in the history, Ctrl-C on an empty line quits); else a
     /// question.

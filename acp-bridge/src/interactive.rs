@@ -45,6 +45,8 @@ pub const CLIENT_COMMANDS: &str = "\
   /help                this list
   /quit                quit (also Ctrl-D, or Ctrl-C at an empty prompt)
 Ctrl-C during a turn cancels it; a second one quits.
+Ctrl-\\ during a turn cancels its latest running tool call that offers it
+(ACP v2 tool_call/cancel; the turn goes on).
 ";
 
 /// Reads a line typed at the prompt.

@@ -61,4 +61,5 @@ pub mod serve;
 pub mod supervisor;
 pub mod terminals;
 pub mod tls;
+pub mod tool_cancel;
 pub mod users;

@@ -39,6 +39,9 @@
 //! | chunks, one per block | `user_message`, `agent_message`, `agent_thought` | **loss**: v2 replaces the message's content, v1 chunks append; `null`/`[]` (clear) sends nothing |
 //! | `tool_call`, then `tool_call_update` | `tool_call_update` | the first for an id is a `tool_call` (title: the id when none); status `cancelled` → `failed`, `paused` → `in_progress` (**loss**) |
 //! | `tool_call_update` with the whole `content` | `tool_call_content_chunk` | the content accumulated per tool call |
+//! | `capabilities` of a tool call (a member v1 lacks) | `capabilities` of `tool_call_update` | carried over as it is: `cancel` tells a client that knows v2 it may send `tool_call/cancel` |
+//! | — | `tool_call/cancel` | no v1 counterpart (a v1 client cannot ask it); sent anyway (`acp-client` does), it and its answer pass unchanged |
+//! | `$/cancel_request` (agent to client) | the same | unchanged (v1 has it too): the client answers the withdrawn request, `cancelled` outcome or `-32800`, unchanged to the agent |
 //! | `content` `diff` (`path`, `oldText`, `newText`) | `diff` (`changes`, `patch`) | **loss**: text content carrying the patch (or a line per change), in tool-call updates and permission requests alike; v2 diffs have no mechanical v1 form |
 //! | `plan` | `plan_update` (`type: "items"`) | `planId` lost; entry status `cancelled` → `completed`; other plan types dropped |
 //! | — | `state_update` `running`/`requires_action` | dropped (v1 has no state) |

@@ -750,4 +750,49 @@ mod tests {
         // Session `s` was the oldest: its prompt is no longer held.
         assert_eq!(t.pending(), MAX_SESSIONS);
     }
+
+    /// v2's cancellation passes: the agent's `$/cancel_request` and the
+    /// client's answer, `tool_call/cancel` and its answer, and the tool
+    /// call's `capabilities` (a member v1 lacks, kept on the v1 update).
+    #[test]
+    fn cancellation_passes_both_ways() {
+        let mut t = V1ClientV2Agent::new();
+        let only = |outs: Vec<Out>| match outs.as_slice() {
+            [Out::Agent(l)] | [Out::Client(l)] => serde_json::from_str::<Value>(l).unwrap(),
+            other => panic!("{other:?}"),
+        };
+        let withdraw = r#"{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":3}}"#;
+        assert_eq!(
+            t.agent_line(withdraw),
+            alloc::vec![Out::Client(withdraw.to_string())]
+        );
+        let answer = r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32800,"message":"Cancelled"}}"#;
+        assert_eq!(
+            t.client_line(answer),
+            alloc::vec![Out::Agent(answer.to_string())]
+        );
+        let cancel = r#"{"jsonrpc":"2.0","id":9,"method":"tool_call/cancel","params":{"sessionId":"s","toolCallId":"t"}}"#;
+        assert_eq!(only(t.client_line(cancel))["method"], "tool_call/cancel");
+        assert_eq!(
+            only(t.agent_line(r#"{"jsonrpc":"2.0","id":9,"result":{}}"#))["result"],
+            json!({})
+        );
+        let update = |caps: Value| {
+            json!({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s",
+                "update": {"sessionUpdate": "tool_call_update", "toolCallId": "t", "status": "in_progress", "capabilities": caps}}})
+            .to_string()
+        };
+        let first = only(t.agent_line(&update(json!({"cancel": {}}))));
+        assert_eq!(first["params"]["update"]["sessionUpdate"], "tool_call");
+        assert_eq!(
+            first["params"]["update"]["capabilities"],
+            json!({"cancel": {}})
+        );
+        let cleared = only(t.agent_line(&update(Value::Null)));
+        let cleared = &cleared["params"]["update"];
+        assert!(
+            cleared.get("capabilities").is_some_and(Value::is_null),
+            "{cleared}"
+        );
+    }
 }

@@ -170,6 +170,11 @@ struct Cli {
     /// Print one JSON summary object as the last stdout line
     #[arg(long)]
     summary_json: bool,
+    // (`help`, not a doc comment: clippy's doc_markdown wants the
+    // method's name in backticks, which the help would show.)
+    #[arg(long, value_name = "SECS", value_parser = seconds, conflicts_with = "stdio",
+          help = "Cancel a tool call still running after this long, when the agent offers to (ACP v2 tool_call/cancel; seconds). In a conversation, Ctrl-\\ during a turn cancels its latest such tool call")]
+    tool_timeout: Option<Duration>,
     /// Remote: when the connection breaks, reconnect (backoff with
     /// jitter) and resume the session for up to this long; 0 turns
     /// reconnecting off (seconds)
@@ -235,6 +240,8 @@ struct Args {
     permission: Option<Permission>,
     timeout: Duration,
     summary_json: bool,
+    /// `--tool-timeout`.
+    tool_timeout: Option<Duration>,
     /// `--reconnect-secs`.
     reconnect: Duration,
     /// `--max-message-bytes`.
@@ -329,6 +336,7 @@ impl Cli {
             permission: self.permission,
             timeout: self.timeout,
             summary_json: self.summary_json,
+            tool_timeout: self.tool_timeout,
             reconnect: self.reconnect_secs,
             max_message: self.max_message_bytes,
             stdio: self.stdio,
@@ -470,6 +478,7 @@ async fn run() -> ExitCode {
         session: args.session.clone(),
         mcp_servers: args.mcp_servers.clone(),
         mcp_over_acp: args.connect.is_some(),
+        tool_timeout: args.tool_timeout,
     };
     let mut client = match Client::new(source, sink, cfg, closed, ctrl_c_presses()) {
         Ok(c) => c,
@@ -514,7 +523,10 @@ async fn converse<S: lines::LineSource>(client: Client<S>, args: &Args) -> ExitC
     };
     let tty = std::io::stdout().is_terminal();
     let render = acp_bridge::render::Render::to(Box::new(std::io::stdout()), tty, tty);
-    let mut client = client.with_editor(editor.clone()).with_render(render);
+    let mut client = client
+        .with_editor(editor.clone())
+        .with_render(render)
+        .with_tool_cancel_keys(quit_presses());
     let first = args.prompt_given.then(|| args.prompt.clone());
     let result = match client.start().await {
         Ok(()) => acp_bridge::interactive::converse(&mut client, &editor, first).await,
@@ -779,6 +791,28 @@ fn ctrl_c_presses() -> mpsc::Receiver<()> {
     let (tx, rx) = mpsc::channel(4);
     tokio::spawn(async move {
         while tokio::signal::ctrl_c().await.is_ok() {
+            if tx.send(()).await.is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+/// Ctrl-\\ presses (SIGQUIT) in a conversation: each cancels the turn's
+/// latest cancellable tool call. (The agent runs in its own process
+/// group: the terminal's SIGQUIT does not reach it.)
+fn quit_presses() -> mpsc::Receiver<()> {
+    let (tx, rx) = mpsc::channel(4);
+    #[cfg(not(unix))]
+    drop(tx);
+    #[cfg(unix)]
+    tokio::spawn(async move {
+        use tokio::signal::unix::{signal, SignalKind};
+        let Ok(mut quits) = signal(SignalKind::quit()) else {
+            return;
+        };
+        while quits.recv().await.is_some() {
             if tx.send(()).await.is_err() {
                 break;
             }

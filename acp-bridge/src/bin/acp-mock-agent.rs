@@ -8,6 +8,7 @@
 //! acp-mock-agent --persist            # sessions kept in $HOME, loadable after a restart
 //! acp-mock-agent --protocol 2         # speak ACP v2 (only)
 //! acp-mock-agent --own-write          # also write OWN.md in the session's cwd itself
+//! acp-mock-agent --protocol 2 --cancellable-tool --permission-timeout-ms 200
 //! ```
 //!
 //! Every prompt gets the same turn (see `acp_bridge::mock_agent`): thoughts, message chunks, a plan, tool calls with
@@ -52,6 +53,14 @@ struct Args {
     /// the client's fs/*), reported as a tool call with its path
     #[arg(long)]
     own_write: bool,
+    /// (v2) Add a tool call that advertises `capabilities.cancel` and runs
+    /// until `tool_call/cancel`, or MS (default 300)
+    #[arg(long, value_name = "MS", num_args = 0..=1, default_missing_value = "300")]
+    cancellable_tool: Option<u64>,
+    /// (v2) Withdraw a permission request unanswered after MS
+    /// (`$/cancel_request`, as an agent's own timeout does)
+    #[arg(long, value_name = "MS")]
+    permission_timeout_ms: Option<u64>,
 }
 
 #[tokio::main]
@@ -72,6 +81,8 @@ async fn main() -> ExitCode {
         v2: args.protocol == 2,
         no_mcp_over_acp: args.no_mcp_over_acp,
         own_write: args.own_write,
+        cancellable_tool: args.cancellable_tool.map(Duration::from_millis),
+        permission_timeout: args.permission_timeout_ms.map(Duration::from_millis),
         ..mock_agent::Options::default()
     };
     match mock_agent::serve(tokio::io::stdin(), tokio::io::stdout(), options).await {

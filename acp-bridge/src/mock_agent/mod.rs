@@ -86,6 +86,13 @@ pub struct Options {
     /// own write tool or shell does (not through the client's `fs/*`),
     /// reported as a tool call with the file's path in its `locations`.
     pub own_write: bool,
+    /// v2 only: add a tool call that advertises `capabilities.cancel` and
+    /// runs until the client's `tool_call/cancel`, or this long.
+    pub cancellable_tool: Option<Duration>,
+    /// v2 only: withdraw a permission request still unanswered after this
+    /// long (`$/cancel_request`, as an agent's own timeout does); the tool
+    /// call is then not run.
+    pub permission_timeout: Option<Duration>,
 }
 
 /// The state directory under `$HOME` (`$HOME/.acp-mock-agent/sessions`),

@@ -13,6 +13,22 @@
 //! (`end_turn`, or `cancelled` after `session/cancel`, a cancelled
 //! permission, or a newer prompt on the session).
 //!
+//! Cancellation: `session/cancel` while the permission request waits
+//! withdraws it (`$/cancel_request`); the mock then waits for the client's
+//! answer (the `cancelled` outcome or error `-32800`, up to 500 ms), tells
+//! in a final `tool_call_update` (status `cancelled`) what the client
+//! answered, and ends the turn `cancelled`.
+//! [`Options::permission_timeout`](super::Options::permission_timeout)
+//! withdraws it the same way when unanswered for that long, and the turn
+//! goes on without running the tool call.
+//! [`Options::cancellable_tool`](super::Options::cancellable_tool) adds a
+//! tool call (`task-N`) that advertises `capabilities.cancel` and runs
+//! until `tool_call/cancel` (answered `{}`, then a `tool_call_update` to
+//! `cancelled` that clears the capabilities) or for the time it is given
+//! (`completed`);
+//! `tool_call/cancel` of a tool call that is unknown, final or not
+//! cancellable gets `-32602`. The turn goes on either way.
+//!
 //! `session/resume` takes a session up again; with `replayFrom`
 //! `{"type":"start"}` it first replays the session's history (every update
 //! but the state ones), with the mock's own cursor
@@ -51,6 +67,17 @@ use crate::lines::{LineSender, LineSource};
 /// The mock's own replay cursor type.
 const CURSOR: &str = "_acp-mock-agent/index";
 
+/// How long a withdrawn permission request's answer is waited for.
+const WITHDRAW_WAIT: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// What came of a permission request.
+enum Asked {
+    Allowed,
+    Rejected,
+    /// Withdrawn by the mock itself (its timeout): the tool call is not run.
+    Withdrawn,
+}
+
 /// Serves one ACP v2 connection until `reader` ends, as
 /// [`serve`](super::serve) serves v1.
 pub(super) async fn serve<R, W>(reader: R, writer: W, options: Options) -> io::Result<()>
@@ -66,6 +93,7 @@ where
         turns_started: 0,
         next_id: 0,
         waiters: HashMap::new(),
+        tools: HashMap::new(),
     };
     if let Some(store) = &store {
         std::fs::create_dir_all(&store.dir)?;
@@ -120,6 +148,9 @@ struct State {
     /// Our requests' ids, and who waits for each answer.
     next_id: i64,
     waiters: HashMap<i64, oneshot::Sender<Result<Value, Value>>>,
+    /// The running tool calls that advertise `capabilities.cancel`, by
+    /// session and tool call id: what stops each.
+    tools: HashMap<(String, String), oneshot::Sender<()>>,
 }
 
 struct Agent {
@@ -230,6 +261,7 @@ impl Agent {
                     "session/prompt" => self.prompt(id, &p).await,
                     "session/resume" => self.resume(&id, &p).await,
                     "session/list" => self.list(&id, p.get("cwd").and_then(Value::as_str)).await,
+                    "tool_call/cancel" => self.cancel_tool(&id, &p).await,
                     "session/close" | "session/delete" => {
                         let delete = r.method == "session/delete";
                         self.close(&id, param(&p, "sessionId"), delete).await
@@ -262,10 +294,36 @@ impl Agent {
 
     /// Hands the client's answer to whoever waits for it.
     fn answered(&self, id: &RequestId<'_>, reply: Result<Value, Value>) {
-        let RequestId::Number(n) = id else { return };
-        if let Some(w) = self.state().waiters.remove(n) {
-            let _ = w.send(reply);
+        let waiter = match id {
+            RequestId::Number(n) => self.state().waiters.remove(n),
+            _ => None,
+        };
+        match waiter {
+            Some(w) => {
+                let _ = w.send(reply);
+            }
+            None => eprintln!("acp-mock-agent: an answer to no pending request of ours (id {id})"),
         }
+    }
+
+    /// `tool_call/cancel`: `{}` and the tool call stops (its task sends the
+    /// final update), or `-32602` when it is not a running cancellable one.
+    async fn cancel_tool(&self, id: &RequestId<'static>, p: &Value) -> io::Result<()> {
+        let key = (
+            param(p, "sessionId").to_owned(),
+            param(p, "toolCallId").to_owned(),
+        );
+        let stop = self.state().tools.remove(&key);
+        let Some(stop) = stop else {
+            let msg = format!(
+                "tool call {:?} of session {:?} is unknown, final or not cancellable",
+                key.1, key.0
+            );
+            return self.send(error(id, ErrorCode::INVALID_PARAMS, &msg)).await;
+        };
+        self.send(result(id, json!({}))).await?;
+        let _ = stop.send(());
+        Ok(())
     }
 
     /// Ends the session's running turn, if any.
@@ -535,16 +593,17 @@ impl Agent {
         let mut created = pending.clone();
         created["sessionUpdate"] = json!("tool_call_update");
         self.update(sid, created).await?;
-        let Some(allowed) = self.permission(sid, pending, cancel).await? else {
+        let Some(asked) = self.permission(sid, pending, cancel).await? else {
             return Ok(false);
         };
+        let allowed = matches!(asked, Asked::Allowed);
         if allowed {
             self.update(sid, json!({"sessionUpdate": "tool_call_update", "toolCallId": call, "status": "in_progress"})).await?;
             for line in ["README.md\n", "src/\n"] {
                 self.update(sid, json!({"sessionUpdate": "tool_call_content_chunk", "toolCallId": call, "content": tool_text(line)})).await?;
             }
             self.update(sid, json!({"sessionUpdate": "tool_call_update", "toolCallId": call, "status": "completed"})).await?;
-        } else {
+        } else if matches!(asked, Asked::Rejected) {
             self.update(
                 sid,
                 json!({"sessionUpdate": "tool_call_update", "toolCallId": call, "status": "failed",
@@ -554,6 +613,12 @@ impl Agent {
         }
         self.update(sid, plan(n, 1)).await?;
         step!();
+        if let Some(runs) = self.options.cancellable_tool {
+            if !self.cancellable_task(sid, n, runs, cancel).await? {
+                return Ok(false);
+            }
+            step!();
+        }
         if self.options.big_bytes > 0 {
             let big = format!("seq-{n}");
             self.update(sid, json!({"sessionUpdate": "tool_call_update", "toolCallId": big, "title": "seq 1 1000000",
@@ -575,17 +640,23 @@ impl Agent {
         Ok(true)
     }
 
-    /// Asks permission for `call`: `Some(true)` when an allow option was
-    /// picked, `None` when the turn was cancelled (or the outcome was).
+    /// Asks permission for `call`; `None` when the turn was cancelled (or
+    /// the outcome was). Withdrawn (`$/cancel_request`) on `session/cancel`
+    /// and at the mock's permission timeout.
     async fn permission(
         &self,
         sid: &str,
         call: Value,
         cancel: &mut watch::Receiver<bool>,
-    ) -> io::Result<Option<bool>> {
+    ) -> io::Result<Option<Asked>> {
+        enum Woke {
+            Cancelled,
+            Reply(Result<Result<Value, Value>, oneshot::error::RecvError>),
+            Timeout,
+        }
         self.send_update(sid, state_update("requires_action", None), None)
             .await?;
-        let (tx, rx) = oneshot::channel();
+        let (tx, mut rx) = oneshot::channel();
         let id = {
             let mut st = self.state();
             st.next_id += 1;
@@ -593,16 +664,35 @@ impl Agent {
             st.waiters.insert(id, tx);
             id
         };
+        let call_id = call["toolCallId"].as_str().unwrap_or_default().to_owned();
         let title = format!("Run {}?", call["title"].as_str().unwrap_or_default());
         self.send(json!({"jsonrpc": "2.0", "id": id, "method": "session/request_permission",
             "params": {"sessionId": sid, "title": title, "subject": {"type": "tool_call", "toolCall": call},
                        "options": permission_options()}})).await?;
-        let reply = tokio::select! {
-            reply = rx => reply.map_err(|_| io::Error::other("the client is gone"))?,
-            _ = cancelled(cancel) => {
-                self.state().waiters.remove(&id);
+        let timeout = self.options.permission_timeout;
+        let woke = tokio::select! {
+            biased;
+            _ = cancelled(cancel) => Woke::Cancelled,
+            reply = &mut rx => Woke::Reply(reply),
+            () = async {
+                match timeout {
+                    Some(t) => tokio::time::sleep(t).await,
+                    None => std::future::pending().await,
+                }
+            } => Woke::Timeout,
+        };
+        let reply = match woke {
+            Woke::Cancelled => {
+                self.withdraw(sid, &call_id, id, rx).await?;
                 return Ok(None);
             }
+            Woke::Timeout => {
+                self.withdraw(sid, &call_id, id, rx).await?;
+                self.send_update(sid, state_update("running", None), None)
+                    .await?;
+                return Ok(Some(Asked::Withdrawn));
+            }
+            Woke::Reply(reply) => reply.map_err(|_| io::Error::other("the client is gone"))?,
         };
         let allowed = match reply {
             Ok(v) => match v.pointer("/outcome/outcome").and_then(Value::as_str) {
@@ -619,7 +709,89 @@ impl Agent {
         };
         self.send_update(sid, state_update("running", None), None)
             .await?;
-        Ok(Some(allowed))
+        Ok(Some(if allowed {
+            Asked::Allowed
+        } else {
+            Asked::Rejected
+        }))
+    }
+
+    /// Withdraws our permission request `id` for tool call `call`
+    /// (`$/cancel_request`), waits for the client's answer (`answer`, at
+    /// most [`WITHDRAW_WAIT`]), and ends the tool call `cancelled` saying
+    /// what the client answered.
+    async fn withdraw(
+        &self,
+        sid: &str,
+        call: &str,
+        id: i64,
+        answer: oneshot::Receiver<Result<Value, Value>>,
+    ) -> io::Result<()> {
+        self.send(
+            json!({"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": id}}),
+        )
+        .await?;
+        let said = match tokio::time::timeout(WITHDRAW_WAIT, answer).await {
+            Ok(Ok(Ok(v))) => match v.pointer("/outcome/outcome").and_then(Value::as_str) {
+                Some(outcome) => format!("the {outcome} outcome"),
+                None => "a result without an outcome".to_owned(),
+            },
+            Ok(Ok(Err(e))) => format!("error {}", e["code"]),
+            _ => {
+                self.state().waiters.remove(&id);
+                "nothing".to_owned()
+            }
+        };
+        let text = format!(
+            "Permission request withdrawn ($/cancel_request); the client answered with {said}."
+        );
+        self.update(
+            sid,
+            json!({"sessionUpdate": "tool_call_update", "toolCallId": call, "status": "cancelled",
+                   "content": [tool_text(&text)]}),
+        )
+        .await
+    }
+
+    /// The tool call `task-N`, cancellable while it runs (`runs` at
+    /// most): `false` when the turn was cancelled meanwhile.
+    async fn cancellable_task(
+        &self,
+        sid: &str,
+        n: u64,
+        runs: std::time::Duration,
+        cancel: &mut watch::Receiver<bool>,
+    ) -> io::Result<bool> {
+        let call = format!("task-{n}");
+        let key = (sid.to_owned(), call.clone());
+        let (tx, stop) = oneshot::channel();
+        self.state().tools.insert(key.clone(), tx);
+        let title = format!("sleep {:.1}", runs.as_secs_f64());
+        self.update(
+            sid,
+            json!({"sessionUpdate": "tool_call_update", "toolCallId": call, "title": title,
+            "kind": "execute", "status": "in_progress", "capabilities": {"cancel": {}}}),
+        )
+        .await?;
+        let woke = tokio::select! {
+            biased;
+            _ = cancelled(cancel) => None,
+            stopped = stop => Some(stopped.is_ok()),
+            () = tokio::time::sleep(runs) => Some(false),
+        };
+        self.state().tools.remove(&key);
+        let (status, said) = match woke {
+            None => ("cancelled", "Stopped: the turn was cancelled."),
+            Some(true) => ("cancelled", "Cancelled by the client (tool_call/cancel)."),
+            Some(false) => ("completed", "Finished."),
+        };
+        self.update(
+            sid,
+            json!({"sessionUpdate": "tool_call_update", "toolCallId": call, "status": status,
+            "capabilities": null, "content": [tool_text(said)]}),
+        )
+        .await?;
+        Ok(woke.is_some())
     }
 
     /// Pauses between steps; `false` when the turn is cancelled.

@@ -695,3 +695,149 @@ fn a_broken_connection_to_a_remote_v2_agent_is_resumed() {
     }
     let _ = std::fs::remove_dir_all(&cwd);
 }
+
+/// A one-shot run with stdin open but silent (a question waits for an
+/// answer that never comes): its status, stdout and stderr.
+fn run_silent(args: &[&str]) -> (std::process::ExitStatus, String, String) {
+    let mut child = client(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdin = child.stdin.take();
+    let out = child.wait_with_output().unwrap();
+    drop(stdin);
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (out.status, text(&out.stdout), text(&out.stderr))
+}
+
+/// v2 cancellation, both ways, with the v2 mock's `--cancellable-tool`
+/// and `--permission-timeout-ms`, locally and through the team server:
+/// the permission question asked on stdin is withdrawn by the agent
+/// (`$/cancel_request`): dismissed, answered with the `cancelled` outcome
+/// (the mock says what it got), and the turn goes on; `--tool-timeout`
+/// sends `tool_call/cancel` for the tool call advertising it, the agent
+/// accepts and ends it `cancelled` (v1's `failed` here), and the turn ends
+/// normally. Then Ctrl-C while a permission question waits: the
+/// `session/cancel` cascade, the turn ended `cancelled` once the mock has
+/// its answer.
+#[test]
+fn v2_cancellation_of_a_permission_request_and_a_tool_call() {
+    let cwd = scratch_dir("client-v2-cancels");
+    let cwd_arg = cwd.display().to_string();
+    let agent = mock_v2("--cancellable-tool --permission-timeout-ms 150");
+    let bridge = Bridge::start("client-v2-cancels", &["--agent", &agent]);
+    let ws = format!("ws://{}/acp", bridge.addr);
+    for to in [["--agent", &agent], ["--connect", &ws]] {
+        let (status, stdout, stderr) = run_silent(
+            &[
+                &to[..],
+                &[
+                    "--cwd",
+                    &cwd_arg,
+                    "--permission",
+                    "ask",
+                    "--tool-timeout",
+                    "0.1",
+                    "--summary-json",
+                    "go",
+                ],
+            ]
+            .concat(),
+        );
+        let why = format!("{to:?}\n{stdout}\n{stderr}");
+        assert!(status.success(), "{why}");
+        for shown in [
+            "? permission: [execute] ls -la → withdrawn by the agent (answered cancelled)",
+            "Permission request withdrawn ($/cancel_request); the client answered with the cancelled outcome.",
+            "tool call sleep 0.3 (task-1) still running after 0.1 s: cancelling it",
+            "tool call task-1: the agent accepted to cancel it",
+            "Cancelled by the client (tool_call/cancel).",
+            "■ stop reason: end_turn",
+        ] {
+            assert!(stdout.contains(shown), "no {shown:?} in {why}");
+        }
+        assert!(!stdout.contains("    README.md"), "not run: {why}");
+        assert!(!stderr.contains("no pending request"), "{why}");
+    }
+
+    // Ctrl-C at the question: session/cancel, the mock's $/cancel_request
+    // for the request answered already, the turn ended cancelled.
+    let mut child = client(&[
+        "--agent",
+        &mock_v2(""),
+        "--cwd",
+        &cwd_arg,
+        "--permission",
+        "ask",
+        "--summary-json",
+        "go",
+    ])
+    .stdin(Stdio::piped())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    let stdin = child.stdin.take();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut seen = Vec::new();
+    while !String::from_utf8_lossy(&seen).contains("choose 1-") {
+        let mut byte = [0; 256];
+        let n = std::io::Read::read(&mut stdout, &mut byte).unwrap();
+        assert!(n > 0, "{}", String::from_utf8_lossy(&seen));
+        seen.extend_from_slice(&byte[..n]);
+    }
+    let pid = i32::try_from(child.id()).unwrap();
+    // SAFETY: a signal to the child this test started (and has not reaped).
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    std::io::Read::read_to_end(&mut stdout, &mut seen).unwrap();
+    let out = child.wait_with_output().unwrap();
+    drop(stdin);
+    let seen = String::from_utf8_lossy(&seen);
+    let why = format!("{seen}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(130), "{why}");
+    assert!(
+        seen.contains("the client answered with the cancelled outcome."),
+        "{why}"
+    );
+    assert!(seen.contains("■ stop reason: cancelled"), "{why}");
+    assert!(!why.contains("no pending request"), "answered once: {why}");
+    let _ = std::fs::remove_dir_all(&cwd);
+}
+
+/// The conversation's side of v2 cancellation, on a terminal: a
+/// permission question the agent withdraws says so on the prompt line and
+/// waits for Enter, what is typed there not taken (the agent had its
+/// answer, `cancelled`; the turn goes on); Ctrl-\ cancels the running
+/// tool call that offers it.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_conversation_with_a_v2_agent_cancels_both_ways() {
+    use crate::pty::Pty;
+    let cwd = scratch_dir("client-v2-pty-cancel");
+    let cwd_arg = cwd.display().to_string();
+    let agent = mock_v2("--permission-timeout-ms 200 --cancellable-tool 20000");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_acp-client"));
+    cmd.args(["--agent", &agent, "--permission", "ask", "--cwd", &cwd_arg])
+        .env_remove("ACP_BRIDGE_TOKEN");
+    let mut pty = Pty::spawn(&mut cmd);
+    pty.expect("protocol v2, translated", 20);
+    pty.line("go");
+    pty.expect("choose 1-", 20);
+    pty.expect("the agent withdrew this question: press Enter to go on", 10);
+    pty.send("2\r");
+    pty.expect("→ withdrawn by the agent (answered cancelled)", 10);
+    pty.expect("the client answered with the cancelled outcome.", 10);
+    pty.expect("sleep 20.0", 10);
+    pty.send("\x1c");
+    pty.expect("cancelling tool call sleep 20.0 (task-1)", 10);
+    pty.expect("tool call task-1: the agent accepted to cancel it", 10);
+    pty.expect("stop reason: end_turn", 20);
+    pty.send("\x04");
+    let status = pty.wait(10);
+    assert!(status.success(), "{status}\n{}", pty.seen());
+    assert!(!pty.seen().contains("no pending request"), "{}", pty.seen());
+    assert!(!pty.seen().contains("→ Allow"), "{}", pty.seen());
+    let _ = std::fs::remove_dir_all(&cwd);
+}

@@ -28,9 +28,14 @@ struct Mock {
 
 impl Mock {
     fn start(state_dir: &Path) -> Self {
+        Self::start_with(state_dir, &[])
+    }
+
+    fn start_with(state_dir: &Path, extra: &[&str]) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_acp-mock-agent"))
             .args(["--protocol", "2", "--state-dir"])
             .arg(state_dir)
+            .args(extra)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
@@ -81,6 +86,9 @@ impl Mock {
             (Some(m), _) if m == "session/request_permission" => {
                 (Some("RequestPermissionRequest"), "params")
             }
+            (Some(m), _) if m == "$/cancel_request" => {
+                (Some("CancelRequestNotification"), "params")
+            }
             (Some(_), _) => (None, "params"),
             (None, Some(id)) if message.get("result").is_some() => {
                 let method = id.as_u64().and_then(|id| self.asked.get(&id)).copied();
@@ -92,6 +100,7 @@ impl Mock {
                     Some("session/list") => Some("ListSessionsResponse"),
                     Some("session/close") => Some("CloseSessionResponse"),
                     Some("session/delete") => Some("DeleteSessionResponse"),
+                    Some("tool_call/cancel") => Some("CancelToolCallResponse"),
                     _ => None,
                 };
                 (def, "result")
@@ -333,20 +342,42 @@ fn a_v2_turn_then_resumes_list_close_and_delete() {
         "cancelled"
     );
     assert!(!kinds(&cancelled).contains(&"tool_call_content_chunk".to_owned()));
-    // session/cancel during the permission request ends the turn too.
+    // session/cancel during the permission request ends the turn too:
+    // the request withdrawn ($/cancel_request), the client's -32800 taken
+    // as its answer, the tool call ended saying so.
     let id = mock.request(
         "session/prompt",
         json!({"sessionId": sid, "prompt": [{"type": "text", "text": "again"}]}),
     );
     assert_eq!(mock.next()["id"], json!(id));
-    loop {
+    let asked = loop {
         let m = mock.next();
         if m["method"] == "session/request_permission" {
             mock.write(&json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": sid}}));
-            break;
+            break m["id"].clone();
         }
-    }
+    };
+    let withdrawn = mock.next();
+    assert_eq!(withdrawn["method"], "$/cancel_request", "{withdrawn}");
+    assert_eq!(withdrawn["params"]["requestId"], asked);
+    mock.write(
+        &json!({"jsonrpc": "2.0", "id": asked, "error": {"code": -32800, "message": "Cancelled"}}),
+    );
     let ended = mock.until_idle("proceed_once");
+    assert_eq!(
+        kinds(&ended),
+        ["tool_call_update", "state:idle"],
+        "{ended:?}"
+    );
+    let update = &ended[0]["params"]["update"];
+    assert_eq!(update["status"], "cancelled");
+    assert!(
+        update["content"][0]["content"]["text"]
+            .as_str()
+            .unwrap()
+            .ends_with("the client answered with error -32800."),
+        "{update}"
+    );
     assert_eq!(
         ended.last().unwrap()["params"]["update"]["stopReason"],
         "cancelled"
@@ -375,9 +406,10 @@ fn a_v2_turn_then_resumes_list_close_and_delete() {
         .filter(|m| m["params"]["_meta"]["acp-mock-agent"]["index"].is_u64())
         .collect();
     assert_eq!(history[..live.len()].iter().collect::<Vec<_>>(), live);
-    // Four turns: 14 updates, 11 (rejected), 6 and 6 (cancelled at the
-    // permission request); no state update among them.
-    assert_eq!(history.len(), 37);
+    // Four turns: 14 updates, 11 (rejected), 6 and 7 (cancelled at the
+    // permission request, the last one withdrawn); no state update among
+    // them.
+    assert_eq!(history.len(), 38);
     assert!(!kinds(history).iter().any(|k| k.starts_with("state:")));
     let n = history.len();
     assert_eq!(
@@ -467,5 +499,87 @@ fn a_v2_turn_then_resumes_list_close_and_delete() {
         mock.until_answer(id).pop().unwrap()["error"]["code"],
         -32601
     );
+    mock.check_schema();
+}
+
+/// `--cancellable-tool`: a tool call advertising `capabilities.cancel`,
+/// cancelled with `tool_call/cancel` (`{}`, then the final update clearing
+/// the capabilities; the turn goes on), and `-32602` for an unknown or
+/// final one. `--permission-timeout-ms`: an unanswered permission request
+/// withdrawn, the turn going on without the tool call.
+#[test]
+fn a_cancellable_tool_call_and_a_withdrawn_permission() {
+    let dir = tempdir("cancel");
+    let mut mock = Mock::start_with(
+        &dir,
+        &["--cancellable-tool", "--permission-timeout-ms", "50"],
+    );
+    mock.initialize();
+    let sid = mock.new_session(&dir);
+    let id = mock.request(
+        "session/prompt",
+        json!({"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]}),
+    );
+    assert_eq!(mock.next()["id"], json!(id));
+    let mut seen = Vec::new();
+    // The permission request goes unanswered: withdrawn.
+    let asked = loop {
+        let m = mock.next();
+        seen.push(m.clone());
+        if m["method"] == "session/request_permission" {
+            break m["id"].clone();
+        }
+    };
+    let withdrawn = mock.next();
+    assert_eq!(withdrawn["method"], "$/cancel_request", "{withdrawn}");
+    assert_eq!(withdrawn["params"]["requestId"], asked);
+    mock.write(
+        &json!({"jsonrpc": "2.0", "id": asked, "result": {"outcome": {"outcome": "cancelled"}}}),
+    );
+    let task = loop {
+        let m = mock.next();
+        let update = m["params"]["update"].clone();
+        seen.push(m);
+        if update["capabilities"]["cancel"].is_object() {
+            break update;
+        }
+    };
+    assert_eq!(
+        (task["toolCallId"].as_str(), task["status"].as_str()),
+        (Some("task-1"), Some("in_progress"))
+    );
+    let cancel = |mock: &mut Mock, tool: &str| {
+        let id = mock.request(
+            "tool_call/cancel",
+            json!({"sessionId": sid, "toolCallId": tool}),
+        );
+        mock.until_answer(id)
+    };
+    let unknown = cancel(&mut mock, "shell-1");
+    assert_eq!(unknown.last().unwrap()["error"]["code"], -32602);
+    let accepted = cancel(&mut mock, "task-1");
+    assert_eq!(accepted.last().unwrap()["result"], json!({}));
+    let rest = mock.until_idle("proceed_once");
+    let done = &rest[0]["params"]["update"];
+    assert_eq!(done["toolCallId"], "task-1", "{rest:?}");
+    assert_eq!(done["status"], "cancelled");
+    assert!(done["capabilities"].is_null() && done.get("capabilities").is_some());
+    assert_eq!(
+        rest.last().unwrap()["params"]["update"]["stopReason"],
+        "end_turn"
+    );
+    let last = cancel(&mut mock, "task-1");
+    assert_eq!(last.last().unwrap()["error"]["code"], -32602);
+    // The withdrawal's update says what the client answered; the shell
+    // tool call never ran.
+    let all: Vec<Value> = seen.into_iter().chain(rest).collect();
+    assert!(
+        all.iter()
+            .any(|m| m["params"]["update"]["content"][0]["content"]["text"]
+                .as_str()
+                .is_some_and(|t| t.ends_with("answered with the cancelled outcome."))),
+        "{all:?}"
+    );
+    assert!(!kinds(&all).contains(&"tool_call_content_chunk".to_owned()));
     mock.check_schema();
 }

@@ -163,3 +163,80 @@ fn gate_then_router_per_frame() {
     };
     assert!(line.starts_with(br#"{"jsonrpc":"2.0","id":0,"method":"initialize""#));
 }
+
+/// v2's cancellation through the router: the agent's `$/cancel_request`
+/// for its request goes to the client it asked (not to another one), the
+/// answer back to the agent; a client's `tool_call/cancel` of its own
+/// session goes to the agent and its answer back, one naming another
+/// user's session is refused.
+#[test]
+fn cancellation_reaches_the_client_asked_and_tool_call_cancel_its_session() {
+    let mut r = Router::new();
+    let mut out = Vec::new();
+    r.agent_started(1, 0, &mut out);
+    let ana = r.connect_as("ana", Permissions::READ_WRITE).unwrap();
+    let bo = r.connect_as("bo", Permissions::READ_WRITE).unwrap();
+    for (n, c) in [ana, bo].into_iter().enumerate() {
+        let new = r#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{}}"#;
+        r.handle_client(c, new, Duration::ZERO, &mut out);
+        let opened = format!(r#"{{"jsonrpc":"2.0","id":{n},"result":{{"sessionId":"s{n}"}}}}"#);
+        r.handle_agent(&opened, Duration::ZERO, &mut out);
+    }
+    out.clear();
+    let to = |out: &[Out]| -> Vec<(Option<ClientId>, String)> {
+        out.iter()
+            .map(|o| match o {
+                Out::Client { to, text, .. } => (Some(*to), text.clone()),
+                Out::Agent(line) => (None, String::from_utf8_lossy(line).into_owned()),
+                other => (None, format!("{other:?}")),
+            })
+            .collect()
+    };
+    let ask = r#"{"jsonrpc":"2.0","id":50,"method":"session/request_permission","params":{"sessionId":"s1","toolCall":{"toolCallId":"t"},"options":[]}}"#;
+    r.handle_agent(ask, Duration::ZERO, &mut out);
+    let withdraw = r#"{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":50}}"#;
+    r.handle_agent(withdraw, Duration::ZERO, &mut out);
+    let sent = to(&out);
+    assert_eq!(sent.len(), 2, "{sent:?}");
+    assert!(sent.iter().all(|(c, _)| *c == Some(bo)), "{sent:?}");
+    assert_eq!(sent[1].1, withdraw);
+    out.clear();
+    let cancelled = r#"{"jsonrpc":"2.0","id":50,"error":{"code":-32800,"message":"Cancelled"}}"#;
+    r.handle_client(ana, cancelled, Duration::ZERO, &mut out);
+    assert!(
+        to(&out).iter().all(|(c, _)| c.is_some()),
+        "not ana's to answer"
+    );
+    out.clear();
+    r.handle_client(bo, cancelled, Duration::ZERO, &mut out);
+    assert_eq!(to(&out), [(None, format!("{cancelled}\n"))]);
+    out.clear();
+
+    let cancel = |s: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":"c","method":"tool_call/cancel","params":{{"sessionId":"{s}","toolCallId":"t"}}}}"#
+        )
+    };
+    r.handle_client(ana, &cancel("s1"), Duration::ZERO, &mut out);
+    let refused = to(&out);
+    assert!(
+        matches!(refused.as_slice(), [(Some(c), t)] if *c == ana && t.contains("error")),
+        "{refused:?}"
+    );
+    out.clear();
+    r.handle_client(ana, &cancel("s0"), Duration::ZERO, &mut out);
+    let forwarded = to(&out);
+    let [(None, line)] = forwarded.as_slice() else {
+        panic!("{forwarded:?}")
+    };
+    assert!(line.contains(r#""method":"tool_call/cancel""#), "{line}");
+    let ours: serde_json::Value = serde_json::from_str(line).unwrap();
+    out.clear();
+    let answer = format!(r#"{{"jsonrpc":"2.0","id":{},"result":{{}}}}"#, ours["id"]);
+    r.handle_agent(&answer, Duration::ZERO, &mut out);
+    let back = to(&out);
+    assert!(
+        matches!(back.as_slice(), [(Some(c), t)] if *c == ana && t.contains(r#""id":"c""#)),
+        "{back:?}"
+    );
+}
