@@ -16,7 +16,7 @@
 //! | stream-json | [`EventError`] | [`Event::decode`](crate::stream_json::Event::decode) |
 //! | chunked tool results | [`ChunkError`] | [`Reassembler`](crate::chunk::Reassembler), [`ChunkEncoder::new`](crate::chunk::ChunkEncoder::new) |
 //! | turn view | [`TurnError`] | [`TurnView`](crate::turn::TurnView), as [`TurnEvent::Problem`](crate::turn::TurnEvent::Problem) |
-//! | remote transport | [`RemoteError`] | [`Server`](crate::remote::Server) and the rest of [`remote`](crate::remote) |
+//! | remote transport (feature `remote`) | `RemoteError` | `remote::Server` and the rest of `remote` |
 
 use core::fmt;
 
@@ -28,7 +28,7 @@ pub use crate::error_code::ErrorCode;
 #[cfg(feature = "alloc")]
 pub use crate::framing::EncodeError;
 pub use crate::framing::FrameError;
-#[cfg(feature = "alloc")]
+#[cfg(feature = "remote")]
 pub use crate::remote::RemoteError;
 #[cfg(feature = "alloc")]
 pub use crate::stream_json::EventError;
@@ -87,7 +87,7 @@ pub enum Error {
     #[cfg(feature = "alloc")]
     Turn(alloc::boxed::Box<TurnError>),
     /// A message the remote transport's rules refuse.
-    #[cfg(feature = "alloc")]
+    #[cfg(feature = "remote")]
     Remote(alloc::boxed::Box<RemoteError>),
 }
 
@@ -108,7 +108,7 @@ impl Error {
             Self::Chunk(e) => e.code(),
             #[cfg(feature = "alloc")]
             Self::Turn(e) => e.code(),
-            #[cfg(feature = "alloc")]
+            #[cfg(feature = "remote")]
             Self::Remote(e) => e.code(),
         }
     }
@@ -130,7 +130,7 @@ impl fmt::Display for Error {
             Self::Chunk(e) => e.fmt(f),
             #[cfg(feature = "alloc")]
             Self::Turn(e) => e.fmt(f),
-            #[cfg(feature = "alloc")]
+            #[cfg(feature = "remote")]
             Self::Remote(e) => e.fmt(f),
         }
     }
@@ -152,7 +152,7 @@ impl core::error::Error for Error {
             Self::Chunk(e) => Some(&**e),
             #[cfg(feature = "alloc")]
             Self::Turn(e) => Some(&**e),
-            #[cfg(feature = "alloc")]
+            #[cfg(feature = "remote")]
             Self::Remote(e) => Some(&**e),
         }
     }
@@ -216,7 +216,7 @@ impl From<TurnError> for Error {
     }
 }
 
-#[cfg(feature = "alloc")]
+#[cfg(feature = "remote")]
 impl From<RemoteError> for Error {
     fn from(e: RemoteError) -> Self {
         Self::Remote(alloc::boxed::Box::new(e))
@@ -267,7 +267,7 @@ mod tests {
         assert_eq!(Error::from(e).code(), ErrorCode::PARSE_ERROR);
     }
 
-    #[cfg(feature = "alloc")]
+    #[cfg(feature = "remote")]
     #[test]
     fn remote_errors_convert_with_their_code() {
         let e = Error::from(RemoteError::Batch);

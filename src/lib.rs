@@ -262,7 +262,8 @@
 //! | feature | default | adds |
 //! |---|---|---|
 //! | `std` | yes | implies `alloc`; `std` support in the dependencies (runtime SIMD detection in memchr and simdutf8) |
-//! | `alloc` | via `std` | [`acp`], [`stream_json`], [`chunk`], [`turn`], [`remote`] (a bridge's router and ACP's remote transport rules), [`encode_line`] / [`encode_raw_line`], the alloc-carrying errors; pulls in `serde` and `serde_json` |
+//! | `alloc` | via `std` | [`acp`], [`stream_json`], [`chunk`], [`turn`], [`encode_line`] / [`encode_raw_line`], the alloc-carrying errors; pulls in `serde` and `serde_json` |
+//! | `remote` | no | `remote`: a team server's core (`remote::Server`, sans-IO: connections, users, sessions, resume, limits) and the rules of ACP's remote transport (WebSocket, Streamable HTTP); a codec-only dependent does not build it; implies `alloc` |
 //! | `bytes` | no | `LineSplitter::decode_bytes` / `decode_bytes_eof` / `lines_bytes`: lines as `bytes::Bytes`, split off a `BytesMut` without copying |
 //! | `tokio-util` | no | `codec::LineCodec` and `codec::AcpCodec`, tokio-util `Decoder`/`Encoder`s; implies `std` and `bytes` |
 //! | `arbitrary` | no | `fuzzing`: `arbitrary::Arbitrary` for the ACP messages, stream-json events and chunk frames (what they generate encodes to lines that decode back equal), and `fuzzing::HostileStream`, hostile line streams for a bridge's fuzz targets; implies `std` |
@@ -345,7 +346,8 @@ pub mod framing;
 pub mod fuzzing;
 mod json;
 pub mod limits;
-#[cfg(feature = "alloc")]
+#[cfg(feature = "remote")]
+#[cfg_attr(docsrs, doc(cfg(feature = "remote")))]
 pub mod remote;
 #[cfg(feature = "alloc")]
 pub mod stream_json;

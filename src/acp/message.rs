@@ -267,6 +267,7 @@ impl<'a> Message<'a> {
     }
 }
 
+#[cfg(feature = "remote")]
 /// The `sessionId` member of a message's params (or of a response's
 /// result), read by [`Message::decode_with_session`] in the walk that
 /// decodes the line.
@@ -280,6 +281,7 @@ pub(crate) enum SessionMember<'a> {
     Repeated,
 }
 
+#[cfg(feature = "remote")]
 impl<'a> Message<'a> {
     /// [`Message::decode`], reading the `sessionId` member of the params
     /// (of the result, for a response) in the same walk: the members of a
@@ -349,6 +351,7 @@ impl<'a> Message<'a> {
 
 /// A key's name (its raw token unquoted); `None` when its escapes do not
 /// decode (it names no envelope member).
+#[cfg(feature = "remote")]
 fn member_name(key: &str) -> Option<Cow<'_, str>> {
     match key.get(1..key.len().saturating_sub(1)) {
         Some(name) if !name.contains('\\') => Some(Cow::Borrowed(name)),
@@ -358,6 +361,7 @@ fn member_name(key: &str) -> Option<Cow<'_, str>> {
 
 /// Walks the object at `v` (a member of the envelope): the offset after
 /// it, and its `sessionId` members.
+#[cfg(feature = "remote")]
 fn object_session(line: &str, v: usize) -> Result<(usize, SessionMember<'_>), MessageError> {
     let b = line.as_bytes();
     let bad = |offset: usize| not_json(line, offset);
@@ -788,7 +792,7 @@ mod tests {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "remote"))]
 mod session_walk {
     use super::*;
     use alloc::format;

@@ -273,6 +273,7 @@ pub use error::{EnvelopeFault, MessageError, TrackerError};
 pub use extra::Extra;
 pub use id::RequestId;
 pub use line::{decode_line, decode_line_bytes, Decoding, Incoming};
+#[cfg(feature = "remote")]
 pub(crate) use message::SessionMember;
 pub use message::{ErrorResponse, Message, Notification, Request, Response, RpcError};
 pub use method::{is_extension, Direction, MethodInfo, MethodKind};

@@ -17,7 +17,7 @@ pub mod acp_oracle;
 #[cfg(all(feature = "arbitrary", feature = "v2"))]
 #[path = "../../fuzz/checks/acp_v2.rs"]
 pub mod acp_v2;
-#[cfg(feature = "alloc")]
+#[cfg(feature = "remote")]
 #[path = "../../fuzz/checks/bridge_router.rs"]
 pub mod bridge_router;
 #[cfg(feature = "alloc")]
@@ -31,22 +31,22 @@ pub mod line_splitter;
 #[cfg(feature = "alloc")]
 #[path = "../../fuzz/checks/observer.rs"]
 pub mod observer;
-#[cfg(feature = "alloc")]
+#[cfg(feature = "remote")]
 #[path = "../../fuzz/checks/remote_transport.rs"]
 pub mod remote_transport;
-#[cfg(feature = "alloc")]
+#[cfg(feature = "remote")]
 #[path = "../../fuzz/checks/resume_log.rs"]
 pub mod resume_log;
 #[cfg(feature = "arbitrary")]
 #[path = "../../fuzz/checks/round_trip.rs"]
 pub mod round_trip;
-#[cfg(feature = "alloc")]
+#[cfg(feature = "remote")]
 #[path = "../../fuzz/checks/server_core.rs"]
 pub mod server_core;
-#[cfg(feature = "alloc")]
+#[cfg(feature = "remote")]
 #[path = "../../fuzz/checks/server_resume.rs"]
 pub mod server_resume;
-#[cfg(feature = "alloc")]
+#[cfg(feature = "remote")]
 #[path = "../../fuzz/checks/server_resume_http.rs"]
 pub mod server_resume_http;
 #[path = "../../fuzz/checks/title.rs"]

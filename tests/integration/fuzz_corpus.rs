@@ -99,10 +99,10 @@ fn acp_codec_seeds() {
     }
 }
 
-#[cfg(feature = "alloc")]
+#[cfg(feature = "remote")]
 use crate::checks::bridge_router;
 
-#[cfg(feature = "alloc")]
+#[cfg(feature = "remote")]
 #[test]
 fn bridge_router_seeds() {
     for (name, data) in seeds("bridge_router") {
@@ -111,10 +111,10 @@ fn bridge_router_seeds() {
     }
 }
 
-#[cfg(feature = "alloc")]
+#[cfg(feature = "remote")]
 use crate::checks::server_core;
 
-#[cfg(feature = "alloc")]
+#[cfg(feature = "remote")]
 #[test]
 fn server_core_seeds() {
     for (name, data) in seeds("server_core") {
@@ -123,7 +123,7 @@ fn server_core_seeds() {
     }
 }
 
-#[cfg(feature = "alloc")]
+#[cfg(feature = "remote")]
 #[test]
 fn server_resume_seeds() {
     for (name, data) in seeds("server_resume") {
@@ -133,10 +133,10 @@ fn server_resume_seeds() {
     }
 }
 
-#[cfg(feature = "alloc")]
+#[cfg(feature = "remote")]
 use crate::checks::remote_transport;
 
-#[cfg(feature = "alloc")]
+#[cfg(feature = "remote")]
 #[test]
 fn remote_transport_seeds() {
     for (name, data) in seeds("remote_transport") {
@@ -178,7 +178,7 @@ fn observer_seeds() {
     }
 }
 
-#[cfg(feature = "alloc")]
+#[cfg(feature = "remote")]
 #[test]
 fn resume_log_seeds() {
     for (name, data) in seeds("resume_log") {

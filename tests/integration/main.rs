@@ -41,14 +41,19 @@ mod codec;
 mod examples;
 mod framing;
 mod fuzz_corpus;
+#[cfg(feature = "remote")]
 mod remote_limits;
+#[cfg(feature = "remote")]
 mod remote_resume;
+#[cfg(feature = "remote")]
 mod remote_router;
-#[cfg(feature = "alloc")]
+#[cfg(feature = "remote")]
 mod remote_server;
-#[cfg(feature = "alloc")]
+#[cfg(feature = "remote")]
 mod remote_stats;
+#[cfg(feature = "remote")]
 mod remote_transport;
+#[cfg(feature = "remote")]
 mod remote_users;
 mod schema_check;
 mod seed000;
