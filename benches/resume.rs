@@ -99,15 +99,14 @@ fn http_server_with(messages: &[String]) -> (Server, acp_codec::remote::Connecti
     server.handle_agent_started(t, run, 1);
     let me = Principal::anonymous();
     let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}"#;
-    let Ok(PostOutcome::Opened(conn)) =
-        server.handle_http_post(t, &me, None, None, init, Some([1; 16]))
+    let Ok(PostOutcome::Opened(conn)) = server.handle_post(t, &me, None, None, init, Some([1; 16]))
     else {
         panic!("not opened")
     };
     let new =
         r#"{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/","mcpServers":[]}}"#;
     server
-        .handle_http_post(t, &me, Some(conn), None, new, None)
+        .handle_post(t, &me, Some(conn), None, new, None)
         .unwrap();
     server.handle_agent_line(
         t,

@@ -144,7 +144,7 @@ impl World {
         server.handle_agent_started(Duration::ZERO, run, 1);
         let init = r#"{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":1,"_meta":{"acp-codec/resume":{}}}}"#;
         let opened = server
-            .handle_http_post(
+            .handle_post(
                 Duration::ZERO,
                 &Principal::anonymous(),
                 None,
@@ -250,7 +250,7 @@ impl World {
 
     fn post(&mut self, body: &str) {
         let session = body.contains(SESSION).then_some(SESSION);
-        let _ = self.server.handle_http_post(
+        let _ = self.server.handle_post(
             self.now,
             &Principal::anonymous(),
             Some(self.conn),

@@ -262,15 +262,14 @@ fn http_session(
     server.handle_agent_started(t, run, 1);
     let me = Principal::anonymous();
     let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"_meta":{"acp-codec/resume":{}}}}"#;
-    let Ok(PostOutcome::Opened(conn)) =
-        server.handle_http_post(t, &me, None, None, init, Some([1; 16]))
+    let Ok(PostOutcome::Opened(conn)) = server.handle_post(t, &me, None, None, init, Some([1; 16]))
     else {
         panic!("not opened")
     };
     let new =
         r#"{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/","mcpServers":[]}}"#;
     server
-        .handle_http_post(t, &me, Some(conn), None, new, None)
+        .handle_post(t, &me, Some(conn), None, new, None)
         .unwrap();
     // The agent answers both (its ids are the router's: 0 and 1).
     server.handle_agent_line(
@@ -510,7 +509,7 @@ fn an_http_initialize_that_asks_gets_the_capability() {
     let mut answers = Vec::new();
     for (n, body) in [asks, plain].into_iter().enumerate() {
         let Ok(PostOutcome::Opened(_)) =
-            server.handle_http_post(t, &me, None, None, body, Some([n as u8; 16]))
+            server.handle_post(t, &me, None, None, body, Some([n as u8; 16]))
         else {
             panic!("not opened")
         };
@@ -558,7 +557,7 @@ fn a_plain_http_client_may_use_an_id_again() {
             r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":1{meta}}}}}"#
         );
         let Ok(PostOutcome::Opened(conn)) =
-            server.handle_http_post(t, &me, None, None, &init, Some([3; 16]))
+            server.handle_post(t, &me, None, None, &init, Some([3; 16]))
         else {
             panic!("not opened")
         };
@@ -574,7 +573,7 @@ fn a_plain_http_client_may_use_an_id_again() {
         let mut answers = Vec::new();
         for agent_id in [1, 2] {
             server
-                .handle_http_post(t, &me, Some(conn), None, list, None)
+                .handle_post(t, &me, Some(conn), None, list, None)
                 .unwrap();
             while let Some(action) = server.poll_action() {
                 match action {

@@ -241,26 +241,8 @@ impl Server {
         }
     }
 
-    /// One Streamable HTTP `POST` (its `Content-Type` already
-    /// `application/json`): `conn` is the connection its
-    /// `Acp-Connection-Id` names (`None` without the header), `session` its
-    /// `Acp-Session-Id`. An `initialize` without a connection opens one for
-    /// `principal`.
-    ///
-    /// # Errors
-    ///
-    /// The refusal to answer the `POST` with.
-    pub fn handle_post(
-        &mut self,
-        now: Duration,
-        principal: &Principal,
-        conn: Option<ConnectionId>,
-        session: Option<&str>,
-        body: &str,
-    ) -> Result<PostOutcome, HttpRefusal> {
-        self.post(now, principal, conn, session, body, Naming::None)
-    }
-
+    /// [`handle_post`](Self::handle_post) past the size limit: the
+    /// transport's rules, then the router.
     pub(super) fn post(
         &mut self,
         now: Duration,

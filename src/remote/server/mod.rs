@@ -427,7 +427,7 @@ pub enum PostOutcome {
 ///
 /// ```
 /// use std::time::Duration;
-/// use acp_codec::remote::{Action, Principal, Profile, Server, ServerConfig, Stream};
+/// use acp_codec::remote::{Action, Principal, Server, ServerConfig, Stream};
 ///
 /// let t = Duration::ZERO;
 /// // One shared agent (the default pool): started with the server.
@@ -436,7 +436,8 @@ pub enum PostOutcome {
 /// server.handle_agent_started(t, run, 4242); // the process is up
 ///
 /// // A WebSocket connection of the one anonymous user sends its first message.
-/// let conn = server.open(t, Profile::WebSocket, &Principal::anonymous()).unwrap();
+/// // Before its `101`: named from 16 random bytes (its `Acp-Connection-Id`).
+/// let (conn, _name) = server.open_websocket(t, &Principal::anonymous(), Some([1; 16])).unwrap();
 /// server.handle_text(t, conn, r#"{"jsonrpc":"2.0","id":7,"method":"initialize","params":{"protocolVersion":1}}"#);
 /// // It goes to the agent with the server's own id...
 /// let Some(Action::WriteAgent { line, .. }) = server.poll_action() else { panic!() };
@@ -589,14 +590,15 @@ impl Server {
         }
     }
 
-    /// A connection opened by `principal`; for a WebSocket, before its
-    /// `101` (so the user's connection limit is exact).
+    /// A connection of `profile` opened by `principal`: the door of both
+    /// profiles' openings ([`open_websocket`](Self::open_websocket), an
+    /// `initialize` [`handle_post`](Self::handle_post)ed without a
+    /// connection).
     ///
     /// # Errors
     ///
-    /// [`ConnectError`]: no permission, or the user's connection limit
-    /// (refuse the upgrade with its [`http_status`](ConnectError::http_status)).
-    pub fn open(
+    /// [`ConnectError`]: no permission, or the user's connection limit.
+    fn open(
         &mut self,
         now: Duration,
         profile: Profile,

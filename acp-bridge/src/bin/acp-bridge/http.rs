@@ -164,7 +164,7 @@ async fn post(
     // The connection's queues are registered under the core's lock, before
     // any action can name it.
     let outcome = app.driver.with_from(Some(app.peer), |s, now| {
-        let out = s.handle_http_post(now, &who, named, session.as_deref(), &body, random);
+        let out = s.handle_post(now, &who, named, session.as_deref(), &body, random);
         if let Ok(PostOutcome::Opened(conn)) = &out {
             let c = Arc::new(Conn {
                 name: s.connection_name(*conn).unwrap_or_default().to_owned(),
