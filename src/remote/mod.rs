@@ -190,7 +190,7 @@ pub use resume::{
     RESUME_GAP,
 };
 pub use router::{
-    ClientId, ConnectError, Out, Permissions, Router, UnknownPermission, AGENT_EXITED,
+    ClientId, ConnectError, MessageKind, Out, Permissions, Router, UnknownPermission, AGENT_EXITED,
     AGENT_STARTED, DEFAULT_MAX_PENDING_PER_CLIENT, DEFAULT_MAX_USER_CONNECTIONS,
     DEFAULT_MAX_USER_SESSIONS, FORBIDDEN, REPLAY_DROPPED, USER_LIMIT,
 };

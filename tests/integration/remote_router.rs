@@ -5,7 +5,8 @@
 //! reattach.
 #![cfg(feature = "alloc")]
 
-use acp_codec::remote::{ClientId, Out, ReplayBuffer, Router, Stream, REPLAY_DROPPED};
+use acp_codec::acp::RequestId;
+use acp_codec::remote::{ClientId, MessageKind, Out, ReplayBuffer, Router, Stream, REPLAY_DROPPED};
 use serde_json::{json, Value};
 use std::time::Duration;
 
@@ -247,12 +248,34 @@ fn client_cancel_request_id_rewritten() {
 // ---------------------------------------------------------------- streams
 
 /// Every message for a client, with its stream.
+/// What `message` is, read from its JSON alone: the oracle of the kind
+/// the router carries with it.
+fn kind_in(message: &Value) -> MessageKind {
+    let id = match message.get("id") {
+        Some(Value::Number(n)) => RequestId::Number(n.as_i64().unwrap()),
+        Some(Value::String(s)) => RequestId::Str(s.clone().into()),
+        _ => RequestId::Null,
+    };
+    match (message.get("method"), message.get("id")) {
+        (Some(_), Some(_)) => MessageKind::Request(id),
+        (Some(_), None) => MessageKind::Notification,
+        _ => MessageKind::Answer(id),
+    }
+}
+
 fn client_outs(out: &mut Vec<Out>) -> Vec<(ClientId, Stream, Value)> {
     out.drain(..)
         .map(|o| match o {
-            Out::Client { to, stream, text } => {
+            Out::Client {
+                to,
+                stream,
+                text,
+                kind,
+            } => {
                 assert!(!text.contains('\n'));
-                (to, stream, serde_json::from_str(&text).unwrap())
+                let value: Value = serde_json::from_str(&text).unwrap();
+                assert_eq!(kind_in(&value), kind, "{text}");
+                (to, stream, value)
             }
             Out::Agent(_) => panic!("agent line left"),
             Out::InitializeRefused { .. } => panic!("an initialize refused"),

@@ -17,7 +17,7 @@ use super::{
     ConnectionId, HttpRefusal, OpenedStream, PostOutcome, Principal, Profile, Server, ServerConfig,
 };
 use crate::acp::{Message, RequestId};
-use crate::remote::router::ClientId;
+use crate::remote::router::{ClientId, MessageKind};
 use crate::remote::transport::{
     check_post_message, check_response_session, decode, oversize, Checked, CloseCode, Gate, Post,
     Stream, DEFAULT_MAX_ID_LENGTH,
@@ -109,14 +109,13 @@ impl Conn {
         }
     }
 
-    /// Whether `text` is the answer to the pending `initialize` (looked
-    /// for in the message's first bytes, not decoded); it is no longer
-    /// pending then.
-    pub(super) fn answers_initialize(&mut self, text: &str) -> bool {
+    /// Whether a message of `kind` is the answer to the pending
+    /// `initialize`; it is no longer pending then.
+    pub(super) fn answers_initialize(&mut self, kind: &MessageKind) -> bool {
         let Some(id) = &self.initialize else {
             return false;
         };
-        let answers = super::answers(text, id);
+        let answers = kind.answers(id);
         if answers {
             self.initialize = None;
         }
@@ -226,16 +225,26 @@ impl Server {
         if let Some(c) = self.conns.get_mut(&conn) {
             c.first_deadline = None;
         }
-        self.send(now, conn, Stream::Connection, BINARY_REFUSED.to_owned());
+        let kind = MessageKind::Answer(RequestId::Null);
+        self.send(
+            now,
+            conn,
+            Stream::Connection,
+            BINARY_REFUSED.to_owned(),
+            kind,
+        );
     }
 
     fn refuse_ws(&mut self, now: Duration, conn: ConnectionId, e: &RemoteError) {
         let reply = reply_text(e);
         match e.close_code() {
-            Some(code) => self.close_with(now, conn, code, e.to_string(), reply),
+            Some(code) => {
+                let reply = reply.map(|(text, _)| text);
+                self.close_with(now, conn, code, e.to_string(), reply);
+            }
             None => {
-                if let Some(reply) = reply {
-                    self.send(now, conn, Stream::Connection, reply);
+                if let Some((reply, kind)) = reply {
+                    self.send(now, conn, Stream::Connection, reply, kind);
                 }
             }
         }
@@ -504,7 +513,7 @@ impl Server {
         let stream = crate::remote::error_stream(&req.method, session.as_deref());
         let text = super::error_answer(&req.id, super::AGENTS_FULL, msg);
         self.refused(Refusal::AgentsFull, Some(conn));
-        self.send(now, conn, stream, text);
+        self.send(now, conn, stream, text, MessageKind::answer(&req.id));
     }
 
     #[cfg(test)]

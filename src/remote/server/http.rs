@@ -13,6 +13,7 @@ use core::fmt::Write as _;
 use core::time::Duration;
 
 use super::{ConnectionId, HttpRefusal, PostOutcome, Principal, Profile, Server};
+use crate::remote::router::MessageKind;
 use crate::remote::transport::oversize;
 use crate::remote::RemoteError;
 
@@ -296,18 +297,21 @@ pub(super) fn no_random_source() -> HttpRefusal {
     )
 }
 
-/// The JSON-RPC reply to a refused message, as text, when it has one.
-pub(super) fn reply_text(e: &RemoteError) -> Option<String> {
+/// The JSON-RPC reply to a refused message, as text, and what it
+/// answers, when it has one.
+pub(super) fn reply_text(e: &RemoteError) -> Option<(String, MessageKind)> {
     let mut line = Vec::new();
-    e.reply()?.encode(&mut line).ok()?;
-    Some(String::from_utf8_lossy(line.trim_ascii_end()).into_owned())
+    let reply = e.reply()?;
+    reply.encode(&mut line).ok()?;
+    let text = String::from_utf8_lossy(line.trim_ascii_end()).into_owned();
+    Some((text, MessageKind::answer(&reply.id)))
 }
 
 /// The answer to a refused `POST`: its status, and its JSON-RPC reply as
 /// the body when it has one.
 pub(super) fn refusal(e: &RemoteError) -> HttpRefusal {
     match reply_text(e) {
-        Some(body) => HttpRefusal {
+        Some((body, _)) => HttpRefusal {
             status: e.http_status(),
             body,
             json: true,

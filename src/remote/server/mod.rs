@@ -29,7 +29,7 @@ use core::fmt;
 use core::time::Duration;
 
 use super::resume::Position;
-use super::router::{error_answer, ConnectError, Out, Permissions, Router};
+use super::router::{error_answer, ConnectError, MessageKind, Out, Permissions, Router};
 use super::transport::{CloseCode, Stream, DEFAULT_MAX_BUFFERED_SESSION_STREAMS};
 use super::DEFAULT_REPLAY_BUDGET;
 use crate::ErrorCode;
@@ -753,7 +753,12 @@ impl Server {
                         self.actions.push_back(Action::WriteAgent { run, line });
                     }
                 }
-                Out::Client { to, stream, text } => {
+                Out::Client {
+                    to,
+                    stream,
+                    text,
+                    kind,
+                } => {
                     let text = self.paths_to_client(key, to, text);
                     if let Stream::Session(session) = &stream {
                         self.first_update(key, session, now);
@@ -763,7 +768,7 @@ impl Server {
                         .get(key)
                         .and_then(|a| a.clients.get(&to).copied());
                     if let Some(conn) = conn {
-                        self.send(now, conn, stream, text);
+                        self.send(now, conn, stream, text, kind);
                     }
                 }
                 Out::InitializeRefused { to } => {
@@ -781,22 +786,40 @@ impl Server {
 
     /// Queues `text` for `conn`, unless its user's queue is full (then
     /// `conn` closes) or it answers the connection's `initialize`.
-    fn send(&mut self, now: Duration, conn: ConnectionId, stream: Stream, text: String) {
-        let text = self.mcp_outbound(conn, text);
+    ///
+    /// `kind` is what the router (or the rule that wrote the message)
+    /// knows of it: every stage below reads it, none reads `text` again
+    /// to learn it.
+    fn send(
+        &mut self,
+        now: Duration,
+        conn: ConnectionId,
+        stream: Stream,
+        text: String,
+        kind: MessageKind,
+    ) {
+        let text = self.mcp_outbound(conn, text, &kind);
         #[cfg(feature = "v2")]
-        let Some(text) = self.bridge_outbound(now, conn, &stream, text) else {
+        let Some(text) = self.bridge_outbound(now, conn, &stream, text, &kind) else {
             return;
         };
-        self.send_translated(now, conn, stream, text);
+        self.send_translated(now, conn, stream, text, kind);
     }
 
     /// [`send`](Self::send) past the bridge (a message in its client's
     /// version).
-    fn send_translated(&mut self, now: Duration, conn: ConnectionId, stream: Stream, text: String) {
-        let Some(text) = self.within_client_limit(now, conn, &stream, text) else {
+    fn send_translated(
+        &mut self,
+        now: Duration,
+        conn: ConnectionId,
+        stream: Stream,
+        text: String,
+        kind: MessageKind,
+    ) {
+        let Some(text) = self.within_client_limit(now, conn, &stream, text, &kind) else {
             return;
         };
-        self.send_within_limit(now, conn, stream, text);
+        self.send_within_limit(now, conn, stream, text, &kind);
     }
 
     /// [`send`](Self::send) of a message known to be within its client's
@@ -807,16 +830,17 @@ impl Server {
         conn: ConnectionId,
         stream: Stream,
         text: String,
+        kind: &MessageKind,
     ) {
         if let Some(c) = self.conns.get_mut(&conn) {
             // The opening `POST`'s body: no stream, no position.
-            if c.answers_initialize(&text) {
+            if c.answers_initialize(kind) {
                 let text = self.http_initialize_answer(conn, text);
                 self.actions.push_back(Action::Answer { to: conn, text });
                 return;
             }
         }
-        let Some((text, position)) = self.resume_outbound(conn, &stream, text) else {
+        let Some((text, position)) = self.resume_outbound(conn, &stream, text, kind) else {
             return;
         };
         self.send_raw(now, conn, stream, text, position);
@@ -835,10 +859,8 @@ impl Server {
         let Some(c) = self.conns.get_mut(&conn) else {
             return;
         };
-        if c.answers_initialize(&text) {
-            self.actions.push_back(Action::Answer { to: conn, text });
-            return;
-        }
+        // Never the answer to an opening `initialize`: `send_within_limit`
+        // took that, and a message sent again from a log is not one.
         let max = self.config.max_session_streams;
         if c.profile == Profile::StreamableHttp && !c.has_room_for(&stream, max) {
             self.close(
@@ -939,19 +961,4 @@ fn line_dropped(
     alloc::string::ToString::to_string(
         &serde_json::json!({"jsonrpc": "2.0", "method": LINE_DROPPED, "params": params}),
     )
-}
-
-/// Whether `text` answers the request `id` (looked for in the message's
-/// first bytes, not decoded).
-fn answers(text: &str, id: &crate::acp::RequestId<'_>) -> bool {
-    use crate::acp::RequestId;
-    use crate::PeekedId;
-    let head = text.as_bytes().get(..1024).unwrap_or(text.as_bytes());
-    let p = crate::framing::peek::peek(head);
-    let same = match (&p.id, id) {
-        (Some(PeekedId::Number(a)), RequestId::Number(b)) => a == b,
-        (Some(PeekedId::Str(a)), RequestId::Str(b)) => a.as_str() == b.as_ref(),
-        _ => false,
-    };
-    same && !p.is_request
 }

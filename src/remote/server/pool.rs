@@ -15,7 +15,7 @@ use super::{
 };
 use super::{Census, Refusal, Stats};
 use crate::acp::{encode_error, Message, MessageError, RequestId, RpcError};
-use crate::remote::router::{ClientId, Out, Router};
+use crate::remote::router::{ClientId, MessageKind, Out, Router};
 use crate::remote::{ReplayBuffer, Stream};
 use crate::{ErrorCode, FrameError, PeekedId};
 
@@ -591,7 +591,7 @@ impl Server {
         }
         let text = super::line_dropped(size, limit, request_id.as_ref(), session);
         for (conn, stream) in recipients {
-            self.send(now, conn, stream, text.clone());
+            self.send(now, conn, stream, text.clone(), MessageKind::Notification);
         }
     }
 

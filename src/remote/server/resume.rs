@@ -71,7 +71,7 @@ use crate::remote::resume::{
     capability, stamp, Admit, Cursor, Kind, Position, PromptKey, ResumeError, ResumeLog,
     DEFAULT_MAX_PROMPT_KEYS, DEFAULT_RESUME_GRACE, META_RESUME, RESUME_GAP,
 };
-use crate::remote::router::ClientId;
+use crate::remote::router::{ClientId, MessageKind};
 use crate::remote::transport::{decode, Stream};
 use crate::version::Dialect;
 
@@ -191,13 +191,19 @@ struct Detached {
     bridge: super::bridge::Bridge,
 }
 
-/// Whether `message` must survive a gap: an answer, or a request of the
-/// agent.
-fn kind_of(message: &Message<'_>) -> Kind {
-    match message {
-        Message::Notification(_) => Kind::Plain,
-        _ => Kind::Owed,
+/// Whether a message of `kind` must survive a gap: an answer, or a
+/// request of the agent.
+fn kind_of(kind: &MessageKind) -> Kind {
+    match kind {
+        MessageKind::Notification => Kind::Plain,
+        MessageKind::Request(_) | MessageKind::Answer(_) => Kind::Owed,
     }
+}
+
+/// The key of the request a message of `kind` answers, when it answers
+/// one.
+fn answered(kind: &MessageKind) -> Option<PromptKey> {
+    kind.answered().map(|id| PromptKey::of(id, None))
 }
 
 /// The log of `session` of `agent`'s, made with `budget` when new; its
@@ -234,9 +240,12 @@ fn asks_for_positions(params: Option<&str>) -> bool {
         .is_some()
 }
 
-/// Whether `message` is a v2 `state_update` (its params looked into only
-/// when short: a state update is).
-fn is_state_update(message: &Message<'_>) -> bool {
+/// The longest params of a v2 `state_update` looked into.
+const STATE_UPDATE_PARAMS: usize = 4096;
+
+/// Whether `text`, a notification, is a v2 `state_update` (decoded
+/// only when short: a state update is).
+fn is_state_update(text: &str) -> bool {
     #[derive(serde::Deserialize)]
     struct Params<'a> {
         #[serde(borrow)]
@@ -247,14 +256,17 @@ fn is_state_update(message: &Message<'_>) -> bool {
         #[serde(rename = "sessionUpdate", borrow)]
         kind: alloc::borrow::Cow<'a, str>,
     }
-    let Message::Notification(n) = message else {
+    if text.len() > 2 * STATE_UPDATE_PARAMS {
+        return false;
+    }
+    let Ok(Message::Notification(n)) = decode(text) else {
         return false;
     };
     let Some(params) = n.params.as_ref().map(|p| p.get()) else {
         return false;
     };
     n.method == crate::acp::names::SESSION_UPDATE
-        && params.len() <= 4096
+        && params.len() <= STATE_UPDATE_PARAMS
         && serde_json::from_str::<Params<'_>>(params).is_ok_and(|p| p.update.kind == "state_update")
 }
 
@@ -690,13 +702,14 @@ impl Server {
         conn: ConnectionId,
         stream: &Stream,
         text: String,
+        kind: &MessageKind,
     ) -> Option<(String, Option<Position>)> {
         if self
             .conns
             .get(&conn)
             .is_some_and(|c| c.profile == Profile::StreamableHttp)
         {
-            return Some(self.http_outbound(conn, stream, text));
+            return Some(self.http_outbound(conn, stream, text, kind));
         }
         let detached = self.resume.detached.contains_key(&conn);
         if !detached && !self.resume.conns.contains_key(&conn) {
@@ -707,16 +720,9 @@ impl Server {
             None => self.conns.get(&conn)?.agent.clone(),
         };
         let budget = self.config.replay_bytes;
-        let Ok(message) = decode(&text) else {
-            return (!detached).then_some((text, None));
-        };
-        let kind = kind_of(&message);
-        let state = is_state_update(&message);
-        let answered = match &message {
-            Message::Response(r) => Some(PromptKey::of(&r.id, None)),
-            Message::Error(e) => Some(PromptKey::of(&e.id, None)),
-            _ => None,
-        };
+        let state = *kind == MessageKind::Notification && is_state_update(&text);
+        let answered = answered(kind);
+        let kind = kind_of(kind);
         let opted = match self.resume.detached.get_mut(&conn) {
             Some(d) => &mut d.opted,
             None => self.resume.conns.get_mut(&conn)?,
@@ -934,7 +940,7 @@ impl Server {
                     "request sent again: it ran already, and its answer is no longer kept"
                         .to_owned(),
                 );
-                self.send(now, conn, stream, text);
+                self.send(now, conn, stream, text, MessageKind::answer(&req.id));
             }
             None => {}
         }
@@ -948,22 +954,13 @@ impl Server {
         conn: ConnectionId,
         stream: &Stream,
         text: String,
+        kind: &MessageKind,
     ) -> (String, Option<Position>) {
         let Some(agent) = self.conns.get(&conn).map(|c| c.agent.clone()) else {
             return (text, None);
         };
         let budget = self.config.replay_bytes;
-        let (kind, answered) = match decode(&text) {
-            Ok(message) => {
-                let answered = match &message {
-                    Message::Response(r) => Some(PromptKey::of(&r.id, None)),
-                    Message::Error(e) => Some(PromptKey::of(&e.id, None)),
-                    _ => None,
-                };
-                (kind_of(&message), answered)
-            }
-            Err(_) => (Kind::Plain, None),
-        };
+        let (kind, answered) = (kind_of(kind), answered(kind));
         let http = self
             .resume
             .http
