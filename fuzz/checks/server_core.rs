@@ -357,6 +357,10 @@ impl World {
                     self.largest = self.largest.max(text.len());
                     *self.queued.entry(to).or_default() += text.len();
                 }
+                Action::Read { to, replace, .. } => {
+                    assert!(self.conns.contains_key(&to), "a read of {to}, not open");
+                    assert!(replace.is_none(), "a stream opened afresh replaced");
+                }
                 Action::Answer { to, text } => {
                     assert!(self.conns.contains_key(&to), "an answer for {to}, not open");
                     let _ = self.answered(to, &text);
@@ -580,7 +584,7 @@ pub fn check(data: &[u8]) {
                     if let Ok(opened) =
                         server.handle_stream_opened(w.now, &principal(slot), conn, session, None)
                     {
-                        server.handle_stream_closed(w.now, conn, &opened.stream);
+                        server.handle_stream_closed(w.now, conn, &opened.stream, opened.reader);
                     }
                 }
             }

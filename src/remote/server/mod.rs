@@ -304,6 +304,28 @@ pub enum Action {
         /// `_meta`).
         position: Option<Position>,
     },
+    /// A reader took a Streamable HTTP stream (a `GET`,
+    /// [`Server::handle_stream_opened`]): what is queued for `stream`, and
+    /// what is queued after this action, goes to reader `reader`; an older
+    /// reader of the stream ends.
+    ///
+    /// With `replace` (the `GET` resumed the stream, `Last-Event-ID`),
+    /// what is still queued for the stream is dropped first (each of it is
+    /// among these events or known to the client; report its bytes with
+    /// [`Server::handle_sent`]) and these events, oldest first, each with
+    /// its position (the SSE `id:`), are queued in its place. They are
+    /// not counted as queued (no `handle_sent` for them). Everything the
+    /// core queues for the stream after this action comes after them.
+    Read {
+        /// The connection.
+        to: ConnectionId,
+        /// The stream.
+        stream: Stream,
+        /// The reader ([`OpenedStream::reader`]).
+        reader: u64,
+        /// What the stream's queue becomes, when the reader resumed it.
+        replace: Option<Vec<(Position, String)>>,
+    },
     /// The answer to a Streamable HTTP connection's `initialize`: the body
     /// of the `POST` that opened it (not counted as queued).
     Answer {
@@ -392,19 +414,16 @@ impl HttpRefusal {
 }
 
 /// A Streamable HTTP stream a `GET` opened
-/// ([`Server::handle_stream_opened`]).
+/// ([`Server::handle_stream_opened`]); what its queue holds and becomes
+/// comes as [`Action::Read`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OpenedStream {
     /// The stream.
     pub stream: Stream,
-    /// When the `GET` resumed the stream (`Last-Event-ID`): the events
-    /// after that position, oldest first, each with its position (the
-    /// SSE `id:`). Write them before anything else on the stream; every
-    /// message queued for the stream up to the last of them (or up to
-    /// the `Last-Event-ID`, when there are none) is among them or known
-    /// to the client: drop it ([`Server::handle_sent`] for its bytes).
-    /// They are not counted as queued. Empty for a stream opened afresh.
-    pub replay: Vec<(Position, String)>,
+    /// Which reader of the connection's streams the `GET` is, numbered
+    /// by the server from 1: its [`Action::Read`] names it, and
+    /// [`Server::handle_stream_closed`] gives it back.
+    pub reader: u64,
 }
 
 /// What a Streamable HTTP `POST` became.
@@ -861,6 +880,11 @@ impl Server {
         };
         // Never the answer to an opening `initialize`: `send_within_limit`
         // took that, and a message sent again from a log is not one.
+        if c.has_position(&stream, position) {
+            // Sent again at its position (an answer to a request sent
+            // again): the stream's queue or its client has it.
+            return;
+        }
         let max = self.config.max_session_streams;
         if c.profile == Profile::StreamableHttp && !c.has_room_for(&stream, max) {
             self.close(
@@ -889,7 +913,7 @@ impl Server {
         if c.backlog.queued(text.len(), now).is_err() {
             return;
         }
-        c.note_stream(&stream);
+        c.note_stream(&stream, position);
         self.queued.insert(user, queued.saturating_add(text.len()));
         self.actions.push_back(Action::Send {
             to: conn,

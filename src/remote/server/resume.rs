@@ -19,10 +19,16 @@
 //!   the stream afresh and reloads the session (`session/load`).
 //! - A request sent again (the client did not learn whether its `POST`
 //!   arrived) runs once: the same id (or idempotency key) while it runs
-//!   is dropped (its answer will come); after it was answered, its answer
-//!   goes out again at its position while the log holds it (a reader
-//!   drops a position it has), after that it is answered with
-//!   [`RESUME_GAP`] (`-32012`): it ran, and is never run twice.
+//!   is dropped (its answer will come); after it was answered, while the
+//!   log holds its answer, it is dropped too (the answer is on its stream
+//!   at its position: a message at a position its stream was given
+//!   already is never queued again, and a resume of the stream brings it
+//!   back), after that it is answered with [`RESUME_GAP`] (`-32012`): it
+//!   ran, and is never run twice.
+//! - A `GET` that reopens a stream gives its queue to the new reader
+//!   ([`Action::Read`](super::Action::Read)); one that resumes it
+//!   replaces what the queue holds with the replay, and nothing the core
+//!   queued before reaches the queue after it.
 //!
 //! On WebSocket, for a client that asks:
 //!
@@ -99,7 +105,7 @@ struct HttpLog {
     /// [`DEFAULT_MAX_PROMPT_KEYS`]): the key, and where the answer went.
     /// A `POST` sent again after its answer went out is not run again,
     /// whatever the client acknowledged since (its event streams resume
-    /// on their own): its answer goes out again, at its position.
+    /// on their own): its answer is on its stream, at its position.
     answered: VecDeque<(PromptKey, Stream, Position)>,
     /// The `initialize` asked for positions: its answer gets the
     /// capability.

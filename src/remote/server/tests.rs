@@ -608,13 +608,32 @@ fn streamable_http_opens_answers_and_streams() {
         .unwrap_err();
     assert_eq!(err.status, 400);
     // Streams: the connection's, one reader at a time; an unknown session
-    // has none.
+    // has none. The stream's queue goes to its reader, as it is.
     assert_eq!(
         h.server
             .handle_stream_opened(h.now, &p, c, None, None)
-            .map(|o| o.stream),
-        Ok(Stream::Connection)
+            .map(|o| (o.stream, o.reader)),
+        Ok((Stream::Connection, 1))
     );
+    assert_eq!(
+        h.actions(),
+        [Action::Read {
+            to: c,
+            stream: Stream::Connection,
+            reader: 1,
+            replace: None
+        }]
+    );
+    assert_eq!(
+        h.server
+            .handle_stream_opened(h.now, &p, c, None, None)
+            .unwrap_err()
+            .status,
+        409
+    );
+    // A reader that is not the stream's gives nothing back.
+    h.server
+        .handle_stream_closed(h.now, c, &Stream::Connection, 2);
     assert_eq!(
         h.server
             .handle_stream_opened(h.now, &p, c, None, None)
@@ -631,7 +650,8 @@ fn streamable_http_opens_answers_and_streams() {
     );
     // Idle: no reader and no request for the resume grace (two minutes)
     // closes it; a minute does not.
-    h.server.handle_stream_closed(h.now, c, &Stream::Connection);
+    h.server
+        .handle_stream_closed(h.now, c, &Stream::Connection, 1);
     h.now += secs(61);
     h.server.handle_timeout(h.now);
     assert!(!h
