@@ -97,7 +97,7 @@ fn core(sessions: &BTreeSet<String>, setup: Setup) -> (Server, AgentRun, Connect
             }
         }
         let answer = json!({"jsonrpc":"2.0","id":id.unwrap(),"result":{"sessionId":sid}});
-        s.handle_agent_line(t, run, &answer.to_string());
+        s.handle_agent_line(t, run, answer.to_string());
         drain(&mut s, c);
     }
     (s, run, c)

@@ -200,7 +200,7 @@ impl World {
 
     fn agent(&mut self, message: Value) {
         self.server
-            .handle_agent_line(self.now, self.run, &message.to_string());
+            .handle_agent_line(self.now, self.run, message.to_string());
         self.drain();
     }
 

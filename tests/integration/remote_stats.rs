@@ -101,7 +101,7 @@ fn the_first_update_of_an_owned_session_is_measured_once() {
     server.handle_agent_line(
         Duration::ZERO,
         run,
-        &format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"sessionId":"s1"}}}}"#),
+        format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"sessionId":"s1"}}}}"#),
     );
     drain(&mut server);
     events(&mut server);

@@ -139,7 +139,7 @@ impl ResumingServer {
     fn agent(&mut self, message: &Value) {
         let now = self.tick();
         self.server
-            .handle_agent_line(now, self.run, &message.to_string());
+            .handle_agent_line(now, self.run, message.to_string());
         self.drain();
     }
 
