@@ -230,7 +230,7 @@ fn line(value: &Value) -> Vec<u8> {
 impl Server {
     /// Sets the relay that `user`'s agent is given in place of each
     /// `"acp"` MCP server (`None`: MCP over ACP is not bridged for it;
-    /// `user` as for [`Server::open`]: `None` is the anonymous user, or
+    /// `user` as in a [`Principal`](super::Principal): `None` is the anonymous user, or
     /// every user of a shared agent). From then on the `initialize`
     /// answers its clients get say `mcpCapabilities.acp`.
     pub fn set_mcp_relay(&mut self, user: Option<&str>, relay: Option<McpRelay>) {
