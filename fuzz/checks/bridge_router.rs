@@ -41,7 +41,7 @@ use acp_codec::remote::{ClientId, MessageKind, Out, Permissions, ReplayBuffer, R
 
 /// What `message` is, read from its JSON alone (the oracle of the kind the
 /// router carries with it).
-fn kind_in(message: &serde_json::Value) -> MessageKind {
+pub fn kind_in(message: &serde_json::Value) -> MessageKind {
     use serde_json::Value;
     let id = match message.get("id") {
         Some(Value::Number(n)) => RequestId::Number(n.as_i64().unwrap()),

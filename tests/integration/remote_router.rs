@@ -5,8 +5,8 @@
 //! reattach.
 #![cfg(feature = "alloc")]
 
-use acp_codec::acp::RequestId;
-use acp_codec::remote::{ClientId, MessageKind, Out, ReplayBuffer, Router, Stream, REPLAY_DROPPED};
+use crate::checks::bridge_router::kind_in;
+use acp_codec::remote::{ClientId, Out, ReplayBuffer, Router, Stream, REPLAY_DROPPED};
 use serde_json::{json, Value};
 use std::time::Duration;
 
@@ -248,21 +248,6 @@ fn client_cancel_request_id_rewritten() {
 // ---------------------------------------------------------------- streams
 
 /// Every message for a client, with its stream.
-/// What `message` is, read from its JSON alone: the oracle of the kind
-/// the router carries with it.
-fn kind_in(message: &Value) -> MessageKind {
-    let id = match message.get("id") {
-        Some(Value::Number(n)) => RequestId::Number(n.as_i64().unwrap()),
-        Some(Value::String(s)) => RequestId::Str(s.clone().into()),
-        _ => RequestId::Null,
-    };
-    match (message.get("method"), message.get("id")) {
-        (Some(_), Some(_)) => MessageKind::Request(id),
-        (Some(_), None) => MessageKind::Notification,
-        _ => MessageKind::Answer(id),
-    }
-}
-
 fn client_outs(out: &mut Vec<Out>) -> Vec<(ClientId, Stream, Value)> {
     out.drain(..)
         .map(|o| match o {
