@@ -66,12 +66,20 @@ fn resume(c: &mut Criterion) {
     g.bench_function("Server GET Last-Event-ID 4MiB missed, SSE events", |b| {
         b.iter(|| {
             out.clear();
-            let opened = server
+            server
                 .handle_stream_opened(Duration::ZERO, &me, conn, Some(session), Some("0"))
                 .ok()
                 .unwrap();
-            for (position, text) in opened.replay {
-                out.extend_from_slice(sse_event(position, &text).as_bytes());
+            while let Some(action) = server.poll_action() {
+                if let Action::Read {
+                    replace: Some(replay),
+                    ..
+                } = action
+                {
+                    for (position, text) in replay {
+                        out.extend_from_slice(sse_event(position, &text).as_bytes());
+                    }
+                }
             }
             black_box(out.len())
         })
@@ -99,15 +107,14 @@ fn http_server_with(messages: &[String]) -> (Server, acp_codec::remote::Connecti
     server.handle_agent_started(t, run, 1);
     let me = Principal::anonymous();
     let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}"#;
-    let Ok(PostOutcome::Opened(conn)) =
-        server.handle_http_post(t, &me, None, None, init, Some([1; 16]))
+    let Ok(PostOutcome::Opened(conn)) = server.handle_post(t, &me, None, None, init, Some([1; 16]))
     else {
         panic!("not opened")
     };
     let new =
         r#"{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/","mcpServers":[]}}"#;
     server
-        .handle_http_post(t, &me, Some(conn), None, new, None)
+        .handle_post(t, &me, Some(conn), None, new, None)
         .unwrap();
     server.handle_agent_line(
         t,

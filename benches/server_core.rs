@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use acp_codec::acp::Message;
 use acp_codec::remote::{
-    Action, AgentRun, ConnectionId, Permissions, PoolMode, Principal, Profile, Server, ServerConfig,
+    Action, AgentRun, ConnectionId, Permissions, PoolMode, Principal, Server, ServerConfig,
 };
 use acp_codec::LineSplitter;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
@@ -65,7 +65,10 @@ fn core(sessions: &BTreeSet<String>, setup: Setup) -> (Server, AgentRun, Connect
     } else {
         Principal::anonymous()
     };
-    let c = s.open(t, Profile::WebSocket, &principal).unwrap();
+    let c = s
+        .open_websocket(t, &principal, Some([1; 16]))
+        .map(|(c, _)| c)
+        .unwrap();
     let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}"#;
     s.handle_text(t, c, init);
     let Some(Action::StartAgent { run, .. }) = s.poll_action() else {
@@ -94,7 +97,7 @@ fn core(sessions: &BTreeSet<String>, setup: Setup) -> (Server, AgentRun, Connect
             }
         }
         let answer = json!({"jsonrpc":"2.0","id":id.unwrap(),"result":{"sessionId":sid}});
-        s.handle_agent_line(t, run, &answer.to_string());
+        s.handle_agent_line(t, run, answer.to_string());
         drain(&mut s, c);
     }
     (s, run, c)

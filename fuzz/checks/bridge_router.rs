@@ -36,9 +36,25 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use acp_codec::acp::Message;
-use acp_codec::remote::parts::{ClientId, Out, ReplayBuffer, Router};
+use acp_codec::acp::{Message, RequestId};
+use acp_codec::remote::parts::{ClientId, MessageKind, Out, ReplayBuffer, Router};
 use acp_codec::remote::{Permissions, Stream};
+
+/// What `message` is, read from its JSON alone (the oracle of the kind the
+/// router carries with it).
+pub fn kind_in(message: &serde_json::Value) -> MessageKind {
+    use serde_json::Value;
+    let id = match message.get("id") {
+        Some(Value::Number(n)) => RequestId::Number(n.as_i64().unwrap()),
+        Some(Value::String(s)) => RequestId::Str(s.clone().into()),
+        _ => RequestId::Null,
+    };
+    match (message.get("method"), message.get("id")) {
+        (Some(_), Some(_)) => MessageKind::Request(id),
+        (Some(_), None) => MessageKind::Notification,
+        _ => MessageKind::Answer(id),
+    }
+}
 
 /// The user of each client slot, and what that user may do.
 const USERS: [(&str, Permissions); 4] = [
@@ -188,6 +204,7 @@ pub fn check(data: &[u8]) {
                     to: c,
                     text: msg,
                     stream,
+                    kind,
                 } => {
                     assert!(clients.contains(c), "message for a client that is gone");
                     if let Stream::Session(s) = stream {
@@ -207,6 +224,9 @@ pub fn check(data: &[u8]) {
                     assert!(!msg.contains('\n'));
                     let decoded = Message::decode(msg)
                         .unwrap_or_else(|e| panic!("bad message for a client {msg:?}: {e}"));
+                    // What travels with it is what its JSON says.
+                    let value: serde_json::Value = serde_json::from_str(msg).unwrap();
+                    assert_eq!(*kind, kind_in(&value), "the kind of {msg:?}");
                     if *c == clients[READER] {
                         assert!(
                             !matches!(decoded, Message::Request(_)),

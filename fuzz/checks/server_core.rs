@@ -16,7 +16,7 @@
 //! queued messages written, an oversized line from that agent, a `GET`
 //! of a session's stream, the slot's WebSocket client stating its limit
 //! (`set_client_limit`: 200 bytes plus 4 per byte of text), a line from
-//! the agent handed over (`handle_agent_line_owned`), MCP over ACP bridged
+//! the agent handed over (`handle_agent_line` with a `String`), MCP over ACP bridged
 //! (`set_mcp_relay` for the slot's user's agent; a relay of that user's
 //! agent opening for the server id the text names; a line from, or with
 //! the top bit set the end of, that user's last relay; an agent's exit
@@ -56,7 +56,7 @@ use acp_codec::acp::Message;
 use acp_codec::framing::LineTooLong;
 use acp_codec::remote::{
     Action, AgentRun, ConnectionId, Ending, McpLink, McpRelay, Permissions, PoolMode, PostOutcome,
-    Principal, Profile, Server, ServerConfig, Stream, LINE_DROPPED,
+    Principal, Server, ServerConfig, Stream, LINE_DROPPED,
 };
 use acp_codec::{FrameError, PeekedId};
 
@@ -357,6 +357,10 @@ impl World {
                     self.largest = self.largest.max(text.len());
                     *self.queued.entry(to).or_default() += text.len();
                 }
+                Action::Read { to, replace, .. } => {
+                    assert!(self.conns.contains_key(&to), "a read of {to}, not open");
+                    assert!(replace.is_none(), "a stream opened afresh replaced");
+                }
                 Action::Answer { to, text } => {
                     assert!(self.conns.contains_key(&to), "an answer for {to}, not open");
                     let _ = self.answered(to, &text);
@@ -458,6 +462,7 @@ pub fn check(data: &[u8]) {
     let mut server = Server::new(config(pool), Duration::ZERO);
     let mut w = World::default();
     w.drain(&mut server, pool);
+    let mut posts = 0u8;
     for record in data.split(|&b| b == 0xFF) {
         let Some((&op, rest)) = record.split_first() else {
             continue;
@@ -471,7 +476,10 @@ pub fn check(data: &[u8]) {
             0 => {
                 let conn = match w.ws[slot] {
                     Some(c) => c,
-                    None => match server.open(w.now, Profile::WebSocket, &principal(slot)) {
+                    None => match server
+                        .open_websocket(w.now, &principal(slot), Some([1; 16]))
+                        .map(|(c, _)| c)
+                    {
                         Ok(c) => {
                             w.conns.insert(c, slot);
                             w.ws[slot] = Some(c);
@@ -486,7 +494,17 @@ pub fn check(data: &[u8]) {
             1 => {
                 let conn = w.http[slot];
                 let session = named_session(&text);
-                match server.handle_post(w.now, &principal(slot), conn, session.as_deref(), &text) {
+                // Named from bytes of their own.
+                posts = posts.wrapping_add(1);
+                let random = Some([posts; 16]);
+                match server.handle_post(
+                    w.now,
+                    &principal(slot),
+                    conn,
+                    session.as_deref(),
+                    &text,
+                    random,
+                ) {
                     Ok(PostOutcome::Opened(c)) => {
                         w.conns.insert(c, slot);
                         w.http[slot] = Some(c);
@@ -510,7 +528,7 @@ pub fn check(data: &[u8]) {
                     if op & 15 == 2 {
                         server.handle_agent_line(w.now, run, &text);
                     } else if op & 15 == 10 {
-                        server.handle_agent_line_owned(w.now, run, text.clone());
+                        server.handle_agent_line(w.now, run, text.clone());
                     } else {
                         let id = PeekedId::from_str_id(&text);
                         let mut long =
@@ -566,7 +584,7 @@ pub fn check(data: &[u8]) {
                     if let Ok(opened) =
                         server.handle_stream_opened(w.now, &principal(slot), conn, session, None)
                     {
-                        server.handle_stream_closed(w.now, conn, &opened.stream);
+                        server.handle_stream_closed(w.now, conn, &opened.stream, opened.reader);
                     }
                 }
             }

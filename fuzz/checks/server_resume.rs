@@ -35,7 +35,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
 use acp_codec::remote::{
-    unstamp, Action, AgentRun, ConnectionId, Ending, Principal, Profile, Server, ServerConfig,
+    unstamp, Action, AgentRun, ConnectionId, Ending, Principal, Server, ServerConfig,
 };
 use serde_json::{json, Value};
 
@@ -135,7 +135,8 @@ impl World {
     fn connect(&mut self, init: String) {
         let conn = self
             .server
-            .open(self.now, Profile::WebSocket, &Principal::anonymous())
+            .open_websocket(self.now, &Principal::anonymous(), Some([1; 16]))
+            .map(|(c, _)| c)
             .unwrap();
         self.conn = Some(conn);
         self.client(&init);
@@ -199,7 +200,7 @@ impl World {
 
     fn agent(&mut self, message: Value) {
         self.server
-            .handle_agent_line(self.now, self.run, &message.to_string());
+            .handle_agent_line(self.now, self.run, message.to_string());
         self.drain();
     }
 

@@ -6,9 +6,9 @@
 //! One Streamable HTTP connection runs one turn on a scripted shared
 //! agent, with its connection stream and its session's stream. The
 //! caller's side is played as `acp-bridge` plays it: a queue per stream,
-//! events written from its front (each reported with `handle_sent`), a
-//! message the core queues at or before the last position of a resume's
-//! replay dropped. Each input byte is an event: the agent sends the
+//! events written from its front (each reported with `handle_sent`), the
+//! queue replaced as a resume's `Action::Read` says. Each input byte is
+//! an event: the agent sends the
 //! session's next numbered update, or asks for a permission; a stream's
 //! reader reads some events; a stream breaks (the events in flight are
 //! lost; the server may or may not notice); a stream is reopened with
@@ -74,9 +74,10 @@ struct Queued {
 
 #[derive(Default)]
 struct Side {
-    /// The bridge's queue for the stream, and the last position queued.
+    /// The bridge's queue for the stream.
     queue: VecDeque<Queued>,
-    top: Option<Position>,
+    /// Its reader, as the server numbered it.
+    reader: Option<u64>,
     /// Whether a reader is there (the client's view).
     reading: bool,
     /// The client's last position on the stream.
@@ -144,7 +145,7 @@ impl World {
         server.handle_agent_started(Duration::ZERO, run, 1);
         let init = r#"{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":1,"_meta":{"acp-codec/resume":{}}}}"#;
         let opened = server
-            .handle_http_post(
+            .handle_post(
                 Duration::ZERO,
                 &Principal::anonymous(),
                 None,
@@ -250,7 +251,7 @@ impl World {
 
     fn post(&mut self, body: &str) {
         let session = body.contains(SESSION).then_some(SESSION);
-        let _ = self.server.handle_http_post(
+        let _ = self.server.handle_post(
             self.now,
             &Principal::anonymous(),
             Some(self.conn),
@@ -274,16 +275,41 @@ impl World {
                     assert_eq!(to, self.conn, "a message for another connection");
                     let at = position.expect("every Streamable HTTP event has a position");
                     let side = self.sides.entry(stream).or_default();
-                    if side.top.is_some_and(|top| at <= top) {
-                        // Superseded by a resume's replay.
-                        self.server.handle_sent(self.now, to, text.len());
-                    } else {
-                        side.top = Some(at);
-                        side.queue.push_back(Queued {
-                            at: Some(at),
-                            text,
-                            counted: true,
-                        });
+                    if let Some(last) = side.queue.back().and_then(|q| q.at) {
+                        assert!(at > last, "{at} queued after {last}");
+                    }
+                    side.queue.push_back(Queued {
+                        at: Some(at),
+                        text,
+                        counted: true,
+                    });
+                }
+                Action::Read {
+                    to,
+                    stream,
+                    reader,
+                    replace,
+                } => {
+                    assert_eq!(to, self.conn, "a read of another connection");
+                    let side = self.sides.entry(stream).or_default();
+                    side.reader = Some(reader);
+                    if let Some(replay) = replace {
+                        self.seen.replayed += replay.len();
+                        let dropped: usize = side
+                            .queue
+                            .drain(..)
+                            .filter(|q| q.counted)
+                            .map(|q| q.text.len())
+                            .sum();
+                        side.queue
+                            .extend(replay.into_iter().map(|(at, text)| Queued {
+                                at: Some(at),
+                                text,
+                                counted: false,
+                            }));
+                        if dropped > 0 {
+                            self.server.handle_sent(self.now, to, dropped);
+                        }
                     }
                 }
                 Action::WriteAgent { line, .. } => {
@@ -320,7 +346,7 @@ impl World {
 
     fn agent(&mut self, message: Value) {
         self.server
-            .handle_agent_line(self.now, self.run, &message.to_string());
+            .handle_agent_line(self.now, self.run, message.to_string());
         self.drain();
     }
 
@@ -345,45 +371,25 @@ impl World {
             session,
             id.as_deref(),
         );
-        let opened = match opened {
-            Ok(opened) => opened,
-            Err(refusal) => {
-                assert!(id.is_some(), "a fresh open refused: {refusal:?}");
-                assert_eq!(refusal.status, 409, "{refusal:?}");
-                // A gap: the client opens the stream afresh, knowing it.
-                self.seen.gaps += 1;
-                self.sides.entry(stream.clone()).or_default().lost = true;
+        if let Err(refusal) = opened {
+            assert!(id.is_some(), "a fresh open refused: {refusal:?}");
+            assert_eq!(refusal.status, 409, "{refusal:?}");
+            // A gap: the client opens the stream afresh, knowing it.
+            self.seen.gaps += 1;
+            let side = self.sides.entry(stream.clone()).or_default();
+            side.lost = true;
+            if let Some(reader) = side.reader {
                 self.server
-                    .handle_stream_closed(self.now, self.conn, &stream);
-                self.server
-                    .handle_stream_opened(self.now, &principal, self.conn, session, None)
-                    .unwrap_or_else(|r| panic!("a fresh open after a gap refused: {r:?}"))
+                    .handle_stream_closed(self.now, self.conn, &stream, reader);
             }
-        };
+            self.server
+                .handle_stream_opened(self.now, &principal, self.conn, session, None)
+                .unwrap_or_else(|r| panic!("a fresh open after a gap refused: {r:?}"));
+        }
         let side = self.sides.entry(stream).or_default();
         side.reading = true;
         side.opened = true;
-        self.seen.replayed += opened.replay.len();
-        if let Some(had) = id.as_deref().and_then(|i| Position::parse(i).ok()) {
-            // What is queued is in the replay, or the client has it.
-            let dropped: usize = side
-                .queue
-                .drain(..)
-                .filter(|q| q.counted)
-                .map(|q| q.text.len())
-                .sum();
-            let top = opened.replay.last().map_or(had, |(at, _)| *at);
-            side.top = Some(side.top.map_or(top, |t| t.max(top)));
-            side.queue
-                .extend(opened.replay.into_iter().map(|(at, text)| Queued {
-                    at: Some(at),
-                    text,
-                    counted: false,
-                }));
-            if dropped > 0 {
-                self.server.handle_sent(self.now, self.conn, dropped);
-            }
-        }
+        // The queue becomes what the open's `Action::Read` says.
         self.drain();
     }
 
@@ -471,9 +477,9 @@ impl World {
         if gone > 0 {
             self.server.handle_sent(self.now, self.conn, gone);
         }
-        if noticed {
+        if let (true, Some(reader)) = (noticed, side.reader) {
             self.server
-                .handle_stream_closed(self.now, self.conn, stream);
+                .handle_stream_closed(self.now, self.conn, stream, reader);
         }
     }
 

@@ -176,6 +176,6 @@ pub(crate) use replay::ReplayBuffer;
 #[doc(hidden)]
 pub mod parts {
     pub use super::replay::{Dropped, Replay, ReplayBuffer};
-    pub use super::router::{ClientId, Out, Router};
+    pub use super::router::{ClientId, MessageKind, Out, Router};
     pub use super::transport::{check_post, Checked, Gate, Post};
 }

@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use acp_codec::remote::{
     unstamp, Action, AgentRun, ConnectError, ConnectionId, Ending, Permissions, PoolMode,
-    Principal, Profile, Server, ServerConfig, DEFAULT_RESUME_GRACE,
+    Principal, Server, ServerConfig, DEFAULT_RESUME_GRACE,
 };
 use proptest::prelude::*;
 
@@ -136,7 +136,7 @@ proptest! {
                 Op::Open(named) => {
                     let named = named.and_then(|i| streams.get(i % streams.len().max(1)).cloned());
                     let before = run.server.detached_connections();
-                    match run.server.open(run.now, Profile::WebSocket, &ana) {
+                    match run.server.open_websocket(run.now, &ana, Some([1; 16])).map(|(c, _)| c) {
                         Ok(c) => {
                             prop_assert!(live.len() < limit, "opened past the limit");
                             prop_assert!(ever.insert(c));
@@ -147,7 +147,11 @@ proptest! {
                             prop_assert!(after == before || after + 1 == before);
                         }
                         Err(e) => {
-                            prop_assert_eq!(e, ConnectError::TooManyConnections { limit });
+                            let expected = ConnectError::TooManyConnections { limit };
+                            prop_assert_eq!(
+                                (e.status, e.body),
+                                (expected.http_status(), expected.to_string())
+                            );
                             prop_assert_eq!(live.len(), limit, "refused below the limit");
                         }
                     }

@@ -5,6 +5,7 @@
 //! reattach.
 #![cfg(feature = "alloc")]
 
+use crate::checks::bridge_router::kind_in;
 use acp_codec::remote::parts::{ClientId, Out, ReplayBuffer, Router};
 use acp_codec::remote::{Stream, REPLAY_DROPPED};
 use serde_json::{json, Value};
@@ -251,9 +252,16 @@ fn client_cancel_request_id_rewritten() {
 fn client_outs(out: &mut Vec<Out>) -> Vec<(ClientId, Stream, Value)> {
     out.drain(..)
         .map(|o| match o {
-            Out::Client { to, stream, text } => {
+            Out::Client {
+                to,
+                stream,
+                text,
+                kind,
+            } => {
                 assert!(!text.contains('\n'));
-                (to, stream, serde_json::from_str(&text).unwrap())
+                let value: Value = serde_json::from_str(&text).unwrap();
+                assert_eq!(kind_in(&value), kind, "{text}");
+                (to, stream, value)
             }
             Out::Agent(_) => panic!("agent line left"),
             Out::InitializeRefused { .. } => panic!("an initialize refused"),

@@ -67,13 +67,13 @@ proptest! {
         pads in prop::collection::vec(0usize..5000, 1..20),
     ) {
         use std::time::Duration;
-        use acp_codec::remote::{Action, Principal, Profile, Server, ServerConfig, LINE_DROPPED};
+        use acp_codec::remote::{Action, Principal, Server, ServerConfig, LINE_DROPPED};
 
         let t = Duration::ZERO;
         let mut server = Server::new(ServerConfig::new(), t);
         let Some(Action::StartAgent { run, .. }) = server.poll_action() else { panic!() };
         server.handle_agent_started(t, run, 1);
-        let conn = server.open(t, Profile::WebSocket, &Principal::anonymous()).unwrap();
+        let conn = server.open_websocket(t, &Principal::anonymous(), Some([1; 16])).map(|(c, _)| c).unwrap();
         server.handle_text(t, conn, r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}"#);
         while server.poll_action().is_some() {}
         server.handle_agent_line(t, run, r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}"#);
@@ -81,7 +81,7 @@ proptest! {
         server.set_client_limit(conn, limit);
         for pad in pads {
             let line = format!(r#"{{"jsonrpc":"2.0","method":"_x/note","params":{{"pad":"{}"}}}}"#, "x".repeat(pad));
-            server.handle_agent_line_owned(t, run, line.clone());
+            server.handle_agent_line(t, run, line.clone());
             let mut sent = Vec::new();
             while let Some(action) = server.poll_action() {
                 match action {

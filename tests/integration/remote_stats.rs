@@ -6,8 +6,7 @@
 use std::time::Duration;
 
 use acp_codec::remote::{
-    Action, Event, Permissions, PoolMode, Principal, Profile, Refusal, Server, ServerConfig,
-    MAX_EVENTS,
+    Action, Event, Permissions, PoolMode, Principal, Refusal, Server, ServerConfig, MAX_EVENTS,
 };
 
 const INIT: &str =
@@ -34,7 +33,8 @@ fn shared() -> (
     };
     server.handle_agent_started(t, run, 1);
     let conn = server
-        .open(t, Profile::WebSocket, &Principal::anonymous())
+        .open_websocket(t, &Principal::anonymous(), Some([1; 16]))
+        .map(|(c, _)| c)
         .unwrap();
     server.handle_text(t, conn, INIT);
     drain(&mut server);
@@ -101,7 +101,7 @@ fn the_first_update_of_an_owned_session_is_measured_once() {
     server.handle_agent_line(
         Duration::ZERO,
         run,
-        &format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"sessionId":"s1"}}}}"#),
+        format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"sessionId":"s1"}}}}"#),
     );
     drain(&mut server);
     events(&mut server);
@@ -143,13 +143,22 @@ fn each_refusal_counts_by_its_reason() {
     let mut server = Server::new(config, t);
     let ana = Principal::user("ana", Permissions::READ_WRITE);
     let bo = Principal::user("bo", Permissions::READ_WRITE);
-    let a = server.open(t, Profile::WebSocket, &ana).unwrap();
+    let a = server
+        .open_websocket(t, &ana, Some([1; 16]))
+        .map(|(c, _)| c)
+        .unwrap();
     // A second connection of ana's: her limit.
-    assert!(server.open(t, Profile::WebSocket, &ana).is_err());
+    assert!(server
+        .open_websocket(t, &ana, Some([1; 16]))
+        .map(|(c, _)| c)
+        .is_err());
     server.handle_text(t, a, INIT);
     drain(&mut server);
     // bo's agent may not start: ana's runs, with a connection.
-    let b = server.open(t, Profile::WebSocket, &bo).unwrap();
+    let b = server
+        .open_websocket(t, &bo, Some([1; 16]))
+        .map(|(c, _)| c)
+        .unwrap();
     server.handle_text(t, b, INIT);
     drain(&mut server);
     // A message over the size limit closes its connection.
@@ -196,7 +205,10 @@ fn events_nobody_drains_stay_bounded_and_are_still_counted() {
     let who = Principal::user("ana", Permissions::READ_WRITE);
     let n = MAX_EVENTS + 44;
     for _ in 0..n {
-        assert!(server.open(t, Profile::WebSocket, &who).is_err());
+        assert!(server
+            .open_websocket(t, &who, Some([1; 16]))
+            .map(|(c, _)| c)
+            .is_err());
     }
     assert_eq!(
         server.stats().refusals[Refusal::UserConnections.index()],
@@ -217,7 +229,8 @@ fn a_session_past_the_users_limit_is_a_counted_refusal() {
     };
     server.handle_agent_started(t, run, 1);
     let conn = server
-        .open(t, Profile::WebSocket, &Principal::anonymous())
+        .open_websocket(t, &Principal::anonymous(), Some([1; 16]))
+        .map(|(c, _)| c)
         .unwrap();
     server.handle_text(t, conn, INIT);
     drain(&mut server);

@@ -229,7 +229,7 @@ const READ_BUFFER: usize = 256 * 1024;
 /// are split off that buffer's front (sharing its allocation). Before
 /// the core gets such a line, the bytes after it move to a fresh buffer
 /// of [`READ_BUFFER`], so that the line alone holds the large allocation;
-/// the line is handed to the core (`handle_agent_line_owned`), which
+/// the line is handed to the core (`handle_agent_line` with the `String`), which
 /// frees it once routed, before the router's copy is stamped and queued.
 /// So a long line is held twice at most, and the core's copy is the only
 /// one left when the connection's writer starts on it; no long line stays
@@ -257,9 +257,7 @@ async fn read_stdout(driver: &Arc<Driver>, run: AgentRun, stdout: ChildStdout) {
                 let mut bytes = Vec::from(line.into_bytes());
                 bytes.truncate(len);
                 match String::from_utf8(bytes) {
-                    Ok(text) => {
-                        driver.with(move |s, now| s.handle_agent_line_owned(now, run, text))
-                    }
+                    Ok(text) => driver.with(move |s, now| s.handle_agent_line(now, run, text)),
                     Err(_) => driver.log_line("agent line skipped: not utf-8"),
                 }
             }

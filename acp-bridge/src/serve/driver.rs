@@ -35,6 +35,17 @@ pub enum ToConn {
     /// A Streamable HTTP event: a message at its position on its stream
     /// (the SSE `id:`).
     Event(Stream, Position, String),
+    /// A Streamable HTTP stream's new reader (`Action::Read`): its queue
+    /// goes to reader `reader`, replaced first when `replace` says.
+    Read {
+        /// The stream.
+        stream: Stream,
+        /// The reader.
+        reader: u64,
+        /// What the queue becomes (its messages dropped and reported as
+        /// sent; these, not counted, in their place).
+        replace: Option<Vec<(Position, String)>>,
+    },
     /// The answer to a Streamable HTTP connection's `initialize`.
     Answer(String),
     /// Close it: `last`, then a close frame with `code` and `reason`.
@@ -316,6 +327,20 @@ impl Driver {
                     let _ = c.tx.send(match position {
                         Some(at) => ToConn::Event(stream, at, text),
                         None => ToConn::Send(stream, text),
+                    });
+                }
+            }
+            Action::Read {
+                to,
+                stream,
+                reader,
+                replace,
+            } => {
+                if let Some(c) = lock(&self.conns).get(&to) {
+                    let _ = c.tx.send(ToConn::Read {
+                        stream,
+                        reader,
+                        replace,
                     });
                 }
             }

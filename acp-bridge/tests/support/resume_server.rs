@@ -11,9 +11,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use acp_codec::remote::{
-    Action, AgentRun, ConnectionId, Ending, Principal, Profile, Server, ServerConfig,
-};
+use acp_codec::remote::{Action, AgentRun, ConnectionId, Ending, Principal, Server, ServerConfig};
 use serde_json::{json, Value};
 
 /// The session every test uses.
@@ -85,7 +83,8 @@ impl ResumingServer {
         let now = self.tick();
         let conn = self
             .server
-            .open(now, Profile::WebSocket, &Principal::anonymous())
+            .open_websocket(now, &Principal::anonymous(), Some([1; 16]))
+            .map(|(c, _)| c)
             .expect("the core takes the connection");
         self.drain();
         conn
@@ -140,7 +139,7 @@ impl ResumingServer {
     fn agent(&mut self, message: &Value) {
         let now = self.tick();
         self.server
-            .handle_agent_line(now, self.run, &message.to_string());
+            .handle_agent_line(now, self.run, message.to_string());
         self.drain();
     }
 

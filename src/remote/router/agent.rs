@@ -9,7 +9,7 @@ use core::time::Duration;
 
 use super::{
     bridge_notification, cancel_target, error_answer, line_to_text, session_of, AgentRequest,
-    Forwarded, Out, Router, REPLAY_DROPPED,
+    Forwarded, MessageKind, Out, Router, REPLAY_DROPPED,
 };
 use crate::acp::{
     encode_error, encode_response, names, ErrorResponse, Message, RawJson, Request, RequestId,
@@ -99,6 +99,7 @@ impl Router {
                             to: a.client,
                             stream: Stream::Session(a.session.clone()),
                             text: line.to_owned(),
+                            kind: MessageKind::Notification,
                         }),
                         None => self.drop_one(),
                     }
@@ -112,6 +113,7 @@ impl Router {
                                 to: c,
                                 stream: Stream::Connection,
                                 text: line.to_owned(),
+                                kind: MessageKind::Notification,
                             });
                         }
                     }
@@ -129,6 +131,7 @@ impl Router {
                 to: holder,
                 stream: Stream::Session(session.to_owned()),
                 text: line.into_owned(),
+                kind: MessageKind::Notification,
             });
             return;
         }
@@ -167,7 +170,7 @@ impl Router {
         if let Message::Response(r) = &msg {
             if f.method == names::INITIALIZE {
                 if let Some(refusal) = self.initialized(f.client, &f.id, &r.result) {
-                    super::dialect::refuse_initialize(out, f.client, refusal);
+                    super::dialect::refuse_initialize(out, f.client, &f.id, refusal);
                     return;
                 }
             }
@@ -177,6 +180,7 @@ impl Router {
                     to: f.client,
                     stream: error_stream(&f.method, f.session.as_deref()),
                     text: error_answer(&f.id, ErrorCode::INTERNAL_ERROR, msg),
+                    kind: MessageKind::answer(&f.id),
                 });
                 return;
             }
@@ -211,6 +215,7 @@ impl Router {
                 to: f.client,
                 stream,
                 text: line_to_text(text),
+                kind: MessageKind::answer(&f.id),
             });
         }
         if reopen {
@@ -345,6 +350,7 @@ impl Router {
             to: holder,
             stream: Stream::Session(session),
             text: line.to_owned(),
+            kind: MessageKind::Request(r.id.to_owned_id()),
         });
     }
 
@@ -368,13 +374,16 @@ impl Router {
                 to: client,
                 stream: Stream::Session(session.to_owned()),
                 text: bridge_notification(REPLAY_DROPPED, params),
+                kind: MessageKind::Notification,
             });
         }
+        // The buffer keeps a session's notifications only.
         for text in missed.messages {
             out.push(Out::Client {
                 to: client,
                 stream: Stream::Session(session.to_owned()),
                 text,
+                kind: MessageKind::Notification,
             });
         }
     }
@@ -439,6 +448,7 @@ impl Router {
             to: f.client,
             stream: error_stream(&f.method, f.session.as_deref()),
             text: error_answer(&f.id, ErrorCode::INTERNAL_ERROR, msg),
+            kind: MessageKind::answer(&f.id),
         });
     }
 }

@@ -64,6 +64,7 @@ impl Router {
             to: client,
             stream: Stream::Connection,
             text: error_answer(id, code, msg),
+            kind: super::MessageKind::answer(id),
         });
     }
 
@@ -351,7 +352,7 @@ impl Router {
     ) {
         if r.method == names::INITIALIZE {
             if let Err(refusal) = self.negotiate(from.id, &r.id, text) {
-                super::dialect::refuse_initialize(out, from.id, refusal);
+                super::dialect::refuse_initialize(out, from.id, &r.id, refusal);
                 return;
             }
         }

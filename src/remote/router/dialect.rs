@@ -66,12 +66,14 @@ fn unsupported(id: &RequestId<'_>, requested: u16, agent: Dialect) -> alloc::str
 pub(super) fn refuse_initialize(
     out: &mut alloc::vec::Vec<Out>,
     to: ClientId,
+    id: &RequestId<'_>,
     refusal: alloc::string::String,
 ) {
     out.push(Out::Client {
         to,
         stream: Stream::Connection,
         text: refusal,
+        kind: super::MessageKind::answer(id),
     });
     out.push(Out::InitializeRefused { to });
 }

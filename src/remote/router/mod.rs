@@ -53,10 +53,14 @@ pub enum Out {
     Client {
         /// The client.
         to: ClientId,
-        /// Its stream in the Streamable HTTP profile.
+        /// Its stream in the Streamable HTTP profile (a session's stream
+        /// names the session).
         stream: Stream,
         /// The message.
         text: String,
+        /// What the router learned of it while routing it: what follows
+        /// reads this, never the text again.
+        kind: MessageKind,
     },
     /// `to`'s `initialize` was refused for its version (`-32022`, sent
     /// just before): its connection is not initialized and may ask
@@ -65,6 +69,53 @@ pub enum Out {
         /// The client.
         to: ClientId,
     },
+}
+
+/// What a message for a client is, as the router learned while routing
+/// it: carried with the message ([`Out::Client`]) so that no later stage
+/// (resumable delivery, the answer to an `initialize`, flow control)
+/// decodes or peeks it again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MessageKind {
+    /// A request of the agent's, with its id: the client owes an answer.
+    Request(RequestId<'static>),
+    /// A notification.
+    Notification,
+    /// An answer (a result or an error) to the client's request with this
+    /// id, as the client numbered it ([`RequestId::Null`] for an error
+    /// answering no request).
+    Answer(RequestId<'static>),
+}
+
+impl MessageKind {
+    /// The kind of `message`, for one decoded anyway.
+    pub fn of(message: &crate::acp::Message<'_>) -> Self {
+        use crate::acp::Message;
+        match message {
+            Message::Request(r) => Self::Request(r.id.to_owned_id()),
+            Message::Notification(_) => Self::Notification,
+            Message::Response(r) => Self::Answer(r.id.to_owned_id()),
+            Message::Error(e) => Self::Answer(e.id.to_owned_id()),
+        }
+    }
+
+    /// An answer to the client's request `id`.
+    pub fn answer(id: &RequestId<'_>) -> Self {
+        Self::Answer(id.to_owned_id())
+    }
+
+    /// Whether it answers the client's request `id`.
+    pub fn answers(&self, id: &RequestId<'_>) -> bool {
+        matches!(self, Self::Answer(a) if a == id)
+    }
+
+    /// The id of the request it answers, when it is an answer.
+    pub fn answered(&self) -> Option<&RequestId<'static>> {
+        match self {
+            Self::Answer(id) => Some(id),
+            _ => None,
+        }
+    }
 }
 
 /// The default most requests one client may have waiting on the agent:
@@ -173,7 +224,8 @@ fn bridge_notification(method: &str, params: serde_json::Value) -> String {
 ///
 /// ```
 /// use std::time::Duration;
-/// use acp_codec::remote::parts::{Out, Router};
+/// use acp_codec::acp::RequestId;
+/// use acp_codec::remote::parts::{MessageKind, Out, Router};
 /// use acp_codec::remote::Stream;
 ///
 /// let mut router = Router::new();
@@ -194,6 +246,7 @@ fn bridge_notification(method: &str, params: serde_json::Value) -> String {
 ///     to: b,
 ///     stream: Stream::Connection,
 ///     text: r#"{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s-b"}}"#.into(),
+///     kind: MessageKind::Answer(RequestId::Number(1)),
 /// }]);
 /// out.clear();
 /// // The session's updates go to b alone, on the session's stream.
@@ -630,6 +683,7 @@ impl Router {
                     to: f.client,
                     stream: super::error_stream(&f.method, f.session.as_deref()),
                     text: error_answer(&f.id, ErrorCode::INTERNAL_ERROR, msg),
+                    kind: MessageKind::answer(&f.id),
                 });
             }
         }
@@ -653,6 +707,7 @@ impl Router {
                 to: c,
                 stream: Stream::Connection,
                 text: bridge_notification(AGENT_EXITED, params),
+                kind: MessageKind::Notification,
             });
         }
     }
@@ -672,6 +727,7 @@ impl Router {
                 to: c,
                 stream: Stream::Connection,
                 text: bridge_notification(AGENT_STARTED, params),
+                kind: MessageKind::Notification,
             });
         }
     }

@@ -40,6 +40,7 @@
 //! answered `-32601` by the translator (a v2 client has no client
 //! methods, and the agent was told the client offers neither).
 
+use alloc::borrow::ToOwned;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -48,10 +49,12 @@ use core::time::Duration;
 use super::{ConnectionId, Server};
 use crate::acp::{Message, RequestId};
 use crate::framing::peek::peek;
+use crate::remote::router::MessageKind;
 use crate::remote::transport::{decode, Stream};
 use crate::translate::{Out, Translator};
 use crate::version::{Dialect, Negotiator, Step};
 use crate::ErrorCode;
+use crate::PeekedId;
 
 /// A connection's bridge between versions.
 #[derive(Debug, Default)]
@@ -121,16 +124,28 @@ fn refuses_for(text: &str, other: Dialect) -> bool {
     refused && offers
 }
 
-/// The stream of a line the translator wrote for the client: a
-/// notification's or a request's session, else `default` (where the
-/// line it came from went).
-fn stream_of(line: &str, default: &Stream) -> Stream {
+/// The stream of a line the translator wrote for the client (a
+/// notification's or a request's session, else `default`, where the
+/// line it came from went) and its kind: the translator's lines were
+/// routed by no router, so their first bytes say.
+fn stream_of(line: &str, default: &Stream) -> (Stream, MessageKind) {
     let head = line.as_bytes().get(..1024).unwrap_or(line.as_bytes());
     let p = peek(head);
-    match p.session {
+    let id = p.id.as_ref().map(|id| match id {
+        PeekedId::Null => RequestId::Null,
+        PeekedId::Number(n) => RequestId::Number(*n),
+        PeekedId::Str(s) => RequestId::Str(s.as_str().to_owned().into()),
+    });
+    let kind = match (id, p.is_request) {
+        (Some(id), true) => MessageKind::Request(id),
+        (Some(id), false) => MessageKind::Answer(id),
+        (None, _) => MessageKind::Notification,
+    };
+    let stream = match p.session {
         Some(s) if p.id.is_none() || p.is_request => Stream::Session(s.as_str().into()),
         _ => default.clone(),
-    }
+    };
+    (stream, kind)
 }
 
 impl Server {
@@ -192,6 +207,7 @@ impl Server {
         conn: ConnectionId,
         stream: &Stream,
         text: String,
+        kind: &MessageKind,
     ) -> Option<String> {
         let bridge = match self.conns.get_mut(&conn) {
             Some(c) => &mut c.bridge,
@@ -203,7 +219,7 @@ impl Server {
         match &mut bridge.state {
             State::Direct => Some(text),
             State::Asking { id, asked, .. } => {
-                if !super::answers(&text, id) {
+                if !kind.answers(id) {
                     return Some(text);
                 }
                 let asked = *asked;
@@ -255,7 +271,7 @@ impl Server {
                     )),
                 },
                 Out::Client(line) => {
-                    let mut stream = stream_of(&line, stream);
+                    let (mut stream, kind) = stream_of(&line, stream);
                     // A line goes on a session's stream (and into its log,
                     // which the session's holder resumes from) only when
                     // the session is the client's: what the translator
@@ -267,7 +283,7 @@ impl Server {
                             stream = Stream::Connection;
                         }
                     }
-                    self.send_translated(now, conn, stream, line);
+                    self.send_translated(now, conn, stream, line, kind);
                 }
             }
         }
@@ -294,6 +310,8 @@ mod tests {
     use alloc::format;
 
     use super::{refuses_for, stream_of};
+    use crate::acp::RequestId;
+    use crate::remote::router::MessageKind;
     use crate::remote::transport::Stream;
     use crate::version::Dialect;
 
@@ -333,10 +351,27 @@ mod tests {
     fn a_translated_line_goes_on_its_sessions_stream_unless_it_answers() {
         let default = Stream::Connection;
         let update = r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{}}}"#;
-        assert_eq!(stream_of(update, &default), Stream::Session("s1".into()));
+        assert_eq!(
+            stream_of(update, &default),
+            (Stream::Session("s1".into()), MessageKind::Notification)
+        );
         let answer = r#"{"jsonrpc":"2.0","id":3,"result":{"sessionId":"s1"}}"#;
-        assert_eq!(stream_of(answer, &default), default);
+        assert_eq!(
+            stream_of(answer, &default),
+            (default.clone(), MessageKind::Answer(RequestId::Number(3)))
+        );
         let plain = r#"{"jsonrpc":"2.0","method":"_x","params":{}}"#;
-        assert_eq!(stream_of(plain, &default), default);
+        assert_eq!(
+            stream_of(plain, &default),
+            (default.clone(), MessageKind::Notification)
+        );
+        let ask = r#"{"jsonrpc":"2.0","id":"a","method":"fs/read_text_file","params":{"sessionId":"s1"}}"#;
+        assert_eq!(
+            stream_of(ask, &default),
+            (
+                Stream::Session("s1".into()),
+                MessageKind::Request(RequestId::Str("a".into()))
+            )
+        );
     }
 }

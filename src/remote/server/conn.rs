@@ -6,7 +6,6 @@ use alloc::borrow::ToOwned;
 use alloc::collections::BTreeMap;
 use alloc::format;
 use alloc::string::{String, ToString};
-use alloc::vec::Vec;
 use core::time::Duration;
 
 use super::http::{
@@ -17,7 +16,8 @@ use super::{
     ConnectionId, HttpRefusal, OpenedStream, PostOutcome, Principal, Profile, Server, ServerConfig,
 };
 use crate::acp::{Message, RequestId};
-use crate::remote::router::ClientId;
+use crate::remote::resume::Position;
+use crate::remote::router::{ClientId, MessageKind};
 use crate::remote::transport::{
     check_post_message, check_response_session, decode, oversize, Checked, CloseCode, Gate, Post,
     Stream, DEFAULT_MAX_ID_LENGTH,
@@ -49,8 +49,10 @@ pub(super) struct Conn {
     gate: Gate,
     /// WebSocket: until the first message comes.
     first_deadline: Option<Duration>,
-    /// Streamable HTTP: its streams, and whether each has a reader.
-    streams: BTreeMap<Stream, bool>,
+    /// Streamable HTTP: its streams.
+    streams: BTreeMap<Stream, StreamState>,
+    /// Streamable HTTP: the last reader numbered.
+    readers: u64,
     /// Streamable HTTP: the last request, or the last reader leaving.
     last_seen: Duration,
     /// Streamable HTTP: the `initialize` whose answer is the opening
@@ -63,6 +65,17 @@ pub(super) struct Conn {
     /// Its translator, when its client's version is not its agent's.
     #[cfg(feature = "v2")]
     pub(super) bridge: super::bridge::Bridge,
+}
+
+/// A Streamable HTTP stream of a connection.
+#[derive(Debug, Default)]
+struct StreamState {
+    /// The reader it has, when it has one.
+    reader: Option<u64>,
+    /// The last position put on its queue (by an event or a resume's
+    /// replay): a message at or before it is on the queue or known to
+    /// the client (an answer sent again at its position).
+    top: Option<Position>,
 }
 
 impl Conn {
@@ -100,6 +113,7 @@ impl Conn {
             gate: Gate::new(),
             first_deadline,
             streams: BTreeMap::new(),
+            readers: 0,
             last_seen: now,
             initialize: None,
             name: None,
@@ -109,14 +123,13 @@ impl Conn {
         }
     }
 
-    /// Whether `text` is the answer to the pending `initialize` (looked
-    /// for in the message's first bytes, not decoded); it is no longer
-    /// pending then.
-    pub(super) fn answers_initialize(&mut self, text: &str) -> bool {
+    /// Whether a message of `kind` is the answer to the pending
+    /// `initialize`; it is no longer pending then.
+    pub(super) fn answers_initialize(&mut self, kind: &MessageKind) -> bool {
         let Some(id) = &self.initialize else {
             return false;
         };
-        let answers = super::answers(text, id);
+        let answers = kind.answers(id);
         if answers {
             self.initialize = None;
         }
@@ -129,9 +142,18 @@ impl Conn {
         self.streams.contains_key(stream) || self.streams.len() <= max
     }
 
-    pub(super) fn note_stream(&mut self, stream: &Stream) {
-        if self.profile == Profile::StreamableHttp && !self.streams.contains_key(stream) {
-            self.streams.insert(stream.clone(), false);
+    /// Whether a message at `position` on `stream` is on the stream's
+    /// queue already, or known to its client: it is not queued again.
+    pub(super) fn has_position(&self, stream: &Stream, position: Option<Position>) -> bool {
+        let top = self.streams.get(stream).and_then(|s| s.top);
+        matches!((position, top), (Some(at), Some(top)) if at <= top)
+    }
+
+    /// A message goes on `stream`'s queue, at `position`.
+    pub(super) fn note_stream(&mut self, stream: &Stream, position: Option<Position>) {
+        if self.profile == Profile::StreamableHttp {
+            let state = self.streams.entry(stream.clone()).or_default();
+            state.top = position.or(state.top);
         }
     }
 
@@ -146,7 +168,10 @@ impl Conn {
     }
 
     fn idle_deadline(&self, config: &ServerConfig) -> Option<Duration> {
-        let reading = self.streams.get(&Stream::Connection) == Some(&true);
+        let reading = self
+            .streams
+            .get(&Stream::Connection)
+            .is_some_and(|s| s.reader.is_some());
         (self.profile == Profile::StreamableHttp && !reading)
             .then(|| self.last_seen.saturating_add(config.http_idle))
     }
@@ -226,41 +251,33 @@ impl Server {
         if let Some(c) = self.conns.get_mut(&conn) {
             c.first_deadline = None;
         }
-        self.send(now, conn, Stream::Connection, BINARY_REFUSED.to_owned());
+        let kind = MessageKind::Answer(RequestId::Null);
+        self.send(
+            now,
+            conn,
+            Stream::Connection,
+            BINARY_REFUSED.to_owned(),
+            kind,
+        );
     }
 
     fn refuse_ws(&mut self, now: Duration, conn: ConnectionId, e: &RemoteError) {
         let reply = reply_text(e);
         match e.close_code() {
-            Some(code) => self.close_with(now, conn, code, e.to_string(), reply),
+            Some(code) => {
+                let reply = reply.map(|(text, _)| text);
+                self.close_with(now, conn, code, e.to_string(), reply);
+            }
             None => {
-                if let Some(reply) = reply {
-                    self.send(now, conn, Stream::Connection, reply);
+                if let Some((reply, kind)) = reply {
+                    self.send(now, conn, Stream::Connection, reply, kind);
                 }
             }
         }
     }
 
-    /// One Streamable HTTP `POST` (its `Content-Type` already
-    /// `application/json`): `conn` is the connection its
-    /// `Acp-Connection-Id` names (`None` without the header), `session` its
-    /// `Acp-Session-Id`. An `initialize` without a connection opens one for
-    /// `principal`.
-    ///
-    /// # Errors
-    ///
-    /// The refusal to answer the `POST` with.
-    pub fn handle_post(
-        &mut self,
-        now: Duration,
-        principal: &Principal,
-        conn: Option<ConnectionId>,
-        session: Option<&str>,
-        body: &str,
-    ) -> Result<PostOutcome, HttpRefusal> {
-        self.post(now, principal, conn, session, body, Naming::None)
-    }
-
+    /// [`handle_post`](Self::handle_post) past the size limit: the
+    /// transport's rules, then the router.
     pub(super) fn post(
         &mut self,
         now: Duration,
@@ -370,11 +387,13 @@ impl Server {
     /// own: the router's `may_reattach`).
     /// Give it back with [`handle_stream_closed`](Self::handle_stream_closed).
     ///
-    /// With `last_event_id` (the `Last-Event-ID` header: the reader had
-    /// every event up to that position) the stream is resumed: the events
-    /// after it come back in [`OpenedStream::replay`], to be written
-    /// before anything else, and a reader the server still counts (its
-    /// connection broke without a FIN) is replaced.
+    /// The stream's queue goes to the new reader with the
+    /// [`Action::Read`](super::Action::Read) this queues. With
+    /// `last_event_id` (the `Last-Event-ID` header: the reader had every
+    /// event up to that position) the stream is resumed: that action
+    /// replaces what is queued with the events after it, and a reader the
+    /// server still counts (its connection broke without a FIN) is
+    /// replaced.
     ///
     /// # Errors
     ///
@@ -418,9 +437,9 @@ impl Server {
             }
             None => Stream::Connection,
         };
-        let replay = match last_event_id {
-            Some(id) => self.http_replay(conn, &stream, id)?,
-            None => Vec::new(),
+        let replace = match last_event_id {
+            Some(id) => Some(self.http_replay(conn, &stream, id)?),
+            None => None,
         };
         let Some(c) = self.conns.get_mut(&conn) else {
             return Err(unknown_connection());
@@ -428,21 +447,45 @@ impl Server {
         if c.streams.len() > max && !c.streams.contains_key(&stream) {
             return Err(HttpRefusal::text(400, "too many session streams"));
         }
-        let leased = c.streams.entry(stream.clone()).or_insert(false);
-        if *leased && last_event_id.is_none() {
+        let state = c.streams.entry(stream.clone()).or_default();
+        if state.reader.is_some() && last_event_id.is_none() {
             return Err(HttpRefusal::text(409, "this stream already has a receiver"));
         }
-        *leased = true;
+        if let Some(replay) = &replace {
+            // The queue becomes the replay: what the core queued before,
+            // up to its last position (or the reader's), arrives no more.
+            let had = last_event_id.and_then(|id| Position::parse(id).ok());
+            let last = replay.last().map(|(at, _)| *at).or(had);
+            state.top = state.top.max(last);
+        }
+        c.readers = c.readers.saturating_add(1);
+        let reader = c.readers;
+        state.reader = Some(reader);
         c.last_seen = now;
-        Ok(OpenedStream { stream, replay })
+        self.actions.push_back(super::Action::Read {
+            to: conn,
+            stream: stream.clone(),
+            reader,
+            replace,
+        });
+        Ok(OpenedStream { stream, reader })
     }
 
-    /// The reader of `stream` left.
-    pub fn handle_stream_closed(&mut self, now: Duration, conn: ConnectionId, stream: &Stream) {
+    /// The reader `reader` of `stream` left (ignored when a newer reader
+    /// took the stream over).
+    pub fn handle_stream_closed(
+        &mut self,
+        now: Duration,
+        conn: ConnectionId,
+        stream: &Stream,
+        reader: u64,
+    ) {
         if let Some(c) = self.conns.get_mut(&conn) {
             c.last_seen = now;
-            if let Some(leased) = c.streams.get_mut(stream) {
-                *leased = false;
+            if let Some(state) = c.streams.get_mut(stream) {
+                if state.reader == Some(reader) {
+                    state.reader = None;
+                }
             }
         }
     }
@@ -522,7 +565,7 @@ impl Server {
         let stream = crate::remote::error_stream(&req.method, session.as_deref());
         let text = super::error_answer(&req.id, super::AGENTS_FULL, msg);
         self.refused(Refusal::AgentsFull, Some(conn));
-        self.send(now, conn, stream, text);
+        self.send(now, conn, stream, text, MessageKind::answer(&req.id));
     }
 
     #[cfg(test)]
@@ -538,7 +581,7 @@ impl Server {
     }
 
     #[cfg(test)]
-    pub(super) fn take_actions(&mut self) -> Vec<super::Action> {
+    pub(super) fn take_actions(&mut self) -> alloc::vec::Vec<super::Action> {
         self.actions.drain(..).collect()
     }
 }

@@ -13,6 +13,7 @@ use core::fmt::Write as _;
 use core::time::Duration;
 
 use super::{ConnectionId, HttpRefusal, PostOutcome, Principal, Profile, Server};
+use crate::remote::router::MessageKind;
 use crate::remote::transport::oversize;
 use crate::remote::RemoteError;
 
@@ -36,7 +37,7 @@ pub struct HttpHead<'a> {
 pub enum HttpRoute {
     /// Read the body (at most `max_body` bytes, twice the message limit,
     /// else answer [`Server::body_too_large`]) and hand it to
-    /// [`Server::handle_http_post`], which answers a request over the
+    /// [`Server::handle_post`], which answers a request over the
     /// limit by its id.
     Post {
         /// The connection it names (`None`: no `Acp-Connection-Id`, only
@@ -210,21 +211,30 @@ impl Server {
         Ok((conn, self.name(conn, random)))
     }
 
-    /// A Streamable HTTP `POST`'s body (after
+    /// One Streamable HTTP `POST`'s body (after
     /// [`handle_http_head`](Self::handle_http_head) gave
-    /// [`HttpRoute::Post`]): as [`handle_post`](Self::handle_post), and an
-    /// `initialize` opening a connection names it from `random` (16 bytes
-    /// of the operating system's random source; `None` when it failed):
+    /// [`HttpRoute::Post`], so its `Content-Type` is `application/json`):
+    /// `conn` is the connection its `Acp-Connection-Id` names (`None`
+    /// without the header), `session` its `Acp-Session-Id` (empty counts
+    /// as absent). An `initialize` without a connection opens one for
+    /// `principal`, named from `random` (16 bytes of the operating
+    /// system's random source; `None` when it failed):
     /// [`connection_name`](Self::connection_name) is its
     /// `Acp-Connection-Id`.
     ///
     /// # Errors
     ///
-    /// The refusal to answer the `POST` with: [`handle_post`](Self::handle_post)'s,
-    /// `413` for a body over the limit (with the JSON-RPC error answering
-    /// it by its id when it is a request, its first bytes naming it), and
-    /// `503` for an `initialize` without a random source.
-    pub fn handle_http_post(
+    /// The refusal to answer the `POST` with: the transport's (a
+    /// malformed message, a missing header, a response naming another
+    /// session), `404` for a connection that is not open or not
+    /// `principal`'s, `413` for a body over the limit (with the JSON-RPC
+    /// error answering it by its id when it is a request, its first
+    /// bytes naming it), `503` for an `initialize` without a random
+    /// source or past the connections' limit, a [`ConnectError`]'s
+    /// status for one the user may not open.
+    ///
+    /// [`ConnectError`]: super::super::ConnectError
+    pub fn handle_post(
         &mut self,
         now: Duration,
         principal: &Principal,
@@ -274,8 +284,6 @@ pub(super) fn unknown_connection() -> HttpRefusal {
 /// How a connection an `initialize` opens is named.
 #[derive(Debug, Clone, Copy)]
 pub(super) enum Naming {
-    /// Not at all (the caller keeps its own ids).
-    None,
     /// From these random bytes.
     Random([u8; 16]),
     /// The random source failed: no connection opens.
@@ -289,18 +297,21 @@ pub(super) fn no_random_source() -> HttpRefusal {
     )
 }
 
-/// The JSON-RPC reply to a refused message, as text, when it has one.
-pub(super) fn reply_text(e: &RemoteError) -> Option<String> {
+/// The JSON-RPC reply to a refused message, as text, and what it
+/// answers, when it has one.
+pub(super) fn reply_text(e: &RemoteError) -> Option<(String, MessageKind)> {
     let mut line = Vec::new();
-    e.reply()?.encode(&mut line).ok()?;
-    Some(String::from_utf8_lossy(line.trim_ascii_end()).into_owned())
+    let reply = e.reply()?;
+    reply.encode(&mut line).ok()?;
+    let text = String::from_utf8_lossy(line.trim_ascii_end()).into_owned();
+    Some((text, MessageKind::answer(&reply.id)))
 }
 
 /// The answer to a refused `POST`: its status, and its JSON-RPC reply as
 /// the body when it has one.
 pub(super) fn refusal(e: &RemoteError) -> HttpRefusal {
     match reply_text(e) {
-        Some(body) => HttpRefusal {
+        Some((body, _)) => HttpRefusal {
             status: e.http_status(),
             body,
             json: true,

@@ -43,7 +43,7 @@ use serde_json::{json, Map, Value};
 use super::paths::{move_mcp_paths, Root};
 use super::{Action, ConnectionId, Server};
 use crate::acp::{names, Message, RequestId};
-use crate::remote::router::{ClientId, Out};
+use crate::remote::router::{ClientId, MessageKind, Out};
 use crate::remote::transport::Stream;
 
 /// How long the server waits for a client's answer to an `mcp/*` request
@@ -230,7 +230,7 @@ fn line(value: &Value) -> Vec<u8> {
 impl Server {
     /// Sets the relay that `user`'s agent is given in place of each
     /// `"acp"` MCP server (`None`: MCP over ACP is not bridged for it;
-    /// `user` as for [`Server::open`]: `None` is the anonymous user, or
+    /// `user` as in a [`Principal`](super::Principal): `None` is the anonymous user, or
     /// every user of a shared agent). From then on the `initialize`
     /// answers its clients get say `mcpCapabilities.acp`.
     pub fn set_mcp_relay(&mut self, user: Option<&str>, relay: Option<McpRelay>) {
@@ -352,7 +352,7 @@ impl Server {
                     None => {
                         let text =
                             json!({"jsonrpc": "2.0", "method": MCP_MESSAGE, "params": params});
-                        self.mcp_to_client(now, link, text.to_string());
+                        self.mcp_to_client(now, link, text.to_string(), MessageKind::Notification);
                     }
                 }
             }
@@ -375,7 +375,8 @@ impl Server {
                     }
                 };
                 answer.insert("result".into(), outcome);
-                self.mcp_to_client(now, link, Value::Object(answer).to_string());
+                let kind = MessageKind::answer(&asker);
+                self.mcp_to_client(now, link, Value::Object(answer).to_string(), kind);
             }
             _ => self.log(format!("{link}: a line that is no mcp message, dropped")),
         }
@@ -393,7 +394,7 @@ impl Server {
         for id in asked {
             let msg = "the agent closed this mcp connection";
             let text = super::error_answer(&id, crate::ErrorCode::INTERNAL_ERROR, msg.to_owned());
-            self.mcp_to_client(now, link, text);
+            self.mcp_to_client(now, link, text, MessageKind::answer(&id));
         }
         if let Some(connection) = connection {
             let params = json!({ "connectionId": connection });
@@ -434,7 +435,8 @@ impl Server {
                 deadline,
             },
         );
-        if !self.mcp_to_client(now, link, text.to_string()) {
+        let kind = MessageKind::Request(RequestId::Str(id.clone().into()));
+        if !self.mcp_to_client(now, link, text.to_string(), kind) {
             // The client left: no answer will come.
             self.mcp_unanswered(&id, "the client that offered this mcp server is gone");
         }
@@ -442,7 +444,13 @@ impl Server {
 
     /// Queues `text` for `link`'s client, as the agent's messages go;
     /// `false` when it has no connection any more.
-    fn mcp_to_client(&mut self, now: Duration, link: McpLink, text: String) -> bool {
+    fn mcp_to_client(
+        &mut self,
+        now: Duration,
+        link: McpLink,
+        text: String,
+        kind: MessageKind,
+    ) -> bool {
         let Some(l) = self.mcp.links.get(&link) else {
             return false;
         };
@@ -456,6 +464,7 @@ impl Server {
                 to,
                 stream: Stream::Connection,
                 text,
+                kind,
             };
             self.dispatch(&key, alloc::vec![out], now);
         }
@@ -828,11 +837,16 @@ impl Server {
     /// A message for `conn` before it is queued: the answer to its
     /// `initialize` says `mcpCapabilities.acp` (and tells the server
     /// whether the agent takes `"acp"` servers itself).
-    pub(super) fn mcp_outbound(&mut self, conn: ConnectionId, text: String) -> String {
+    pub(super) fn mcp_outbound(
+        &mut self,
+        conn: ConnectionId,
+        text: String,
+        kind: &MessageKind,
+    ) -> String {
         let Some(id) = self.mcp.initializing.get(&conn) else {
             return text;
         };
-        if !super::answers(&text, id) {
+        if !kind.answers(id) {
             return text;
         }
         self.mcp.initializing.remove(&conn);

@@ -29,7 +29,7 @@ use core::fmt;
 use core::time::Duration;
 
 use super::resume::Position;
-use super::router::{error_answer, ConnectError, Out, Permissions, Router};
+use super::router::{error_answer, ConnectError, MessageKind, Out, Permissions, Router};
 use super::transport::{CloseCode, Stream, DEFAULT_MAX_BUFFERED_SESSION_STREAMS};
 use super::DEFAULT_REPLAY_BUDGET;
 use crate::ErrorCode;
@@ -304,6 +304,28 @@ pub enum Action {
         /// `_meta`).
         position: Option<Position>,
     },
+    /// A reader took a Streamable HTTP stream (a `GET`,
+    /// [`Server::handle_stream_opened`]): what is queued for `stream`, and
+    /// what is queued after this action, goes to reader `reader`; an older
+    /// reader of the stream ends.
+    ///
+    /// With `replace` (the `GET` resumed the stream, `Last-Event-ID`),
+    /// what is still queued for the stream is dropped first (each of it is
+    /// among these events or known to the client; report its bytes with
+    /// [`Server::handle_sent`]) and these events, oldest first, each with
+    /// its position (the SSE `id:`), are queued in its place. They are
+    /// not counted as queued (no `handle_sent` for them). Everything the
+    /// core queues for the stream after this action comes after them.
+    Read {
+        /// The connection.
+        to: ConnectionId,
+        /// The stream.
+        stream: Stream,
+        /// The reader ([`OpenedStream::reader`]).
+        reader: u64,
+        /// What the stream's queue becomes, when the reader resumed it.
+        replace: Option<Vec<(Position, String)>>,
+    },
     /// The answer to a Streamable HTTP connection's `initialize`: the body
     /// of the `POST` that opened it (not counted as queued).
     Answer {
@@ -392,19 +414,16 @@ impl HttpRefusal {
 }
 
 /// A Streamable HTTP stream a `GET` opened
-/// ([`Server::handle_stream_opened`]).
+/// ([`Server::handle_stream_opened`]); what its queue holds and becomes
+/// comes as [`Action::Read`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OpenedStream {
     /// The stream.
     pub stream: Stream,
-    /// When the `GET` resumed the stream (`Last-Event-ID`): the events
-    /// after that position, oldest first, each with its position (the
-    /// SSE `id:`). Write them before anything else on the stream; every
-    /// message queued for the stream up to the last of them (or up to
-    /// the `Last-Event-ID`, when there are none) is among them or known
-    /// to the client: drop it ([`Server::handle_sent`] for its bytes).
-    /// They are not counted as queued. Empty for a stream opened afresh.
-    pub replay: Vec<(Position, String)>,
+    /// Which reader of the connection's streams the `GET` is, numbered
+    /// by the server from 1: its [`Action::Read`] names it, and
+    /// [`Server::handle_stream_closed`] gives it back.
+    pub reader: u64,
 }
 
 /// What a Streamable HTTP `POST` became.
@@ -427,7 +446,7 @@ pub enum PostOutcome {
 ///
 /// ```
 /// use std::time::Duration;
-/// use acp_codec::remote::{Action, Principal, Profile, Server, ServerConfig, Stream};
+/// use acp_codec::remote::{Action, Principal, Server, ServerConfig, Stream};
 ///
 /// let t = Duration::ZERO;
 /// // One shared agent (the default pool): started with the server.
@@ -436,7 +455,8 @@ pub enum PostOutcome {
 /// server.handle_agent_started(t, run, 4242); // the process is up
 ///
 /// // A WebSocket connection of the one anonymous user sends its first message.
-/// let conn = server.open(t, Profile::WebSocket, &Principal::anonymous()).unwrap();
+/// // Before its `101`: named from 16 random bytes (its `Acp-Connection-Id`).
+/// let (conn, _name) = server.open_websocket(t, &Principal::anonymous(), Some([1; 16])).unwrap();
 /// server.handle_text(t, conn, r#"{"jsonrpc":"2.0","id":7,"method":"initialize","params":{"protocolVersion":1}}"#);
 /// // It goes to the agent with the server's own id...
 /// let Some(Action::WriteAgent { line, .. }) = server.poll_action() else { panic!() };
@@ -589,14 +609,15 @@ impl Server {
         }
     }
 
-    /// A connection opened by `principal`; for a WebSocket, before its
-    /// `101` (so the user's connection limit is exact).
+    /// A connection of `profile` opened by `principal`: the door of both
+    /// profiles' openings ([`open_websocket`](Self::open_websocket), an
+    /// `initialize` [`handle_post`](Self::handle_post)ed without a
+    /// connection).
     ///
     /// # Errors
     ///
-    /// [`ConnectError`]: no permission, or the user's connection limit
-    /// (refuse the upgrade with its [`http_status`](ConnectError::http_status)).
-    pub fn open(
+    /// [`ConnectError`]: no permission, or the user's connection limit.
+    fn open(
         &mut self,
         now: Duration,
         profile: Profile,
@@ -751,7 +772,12 @@ impl Server {
                         self.actions.push_back(Action::WriteAgent { run, line });
                     }
                 }
-                Out::Client { to, stream, text } => {
+                Out::Client {
+                    to,
+                    stream,
+                    text,
+                    kind,
+                } => {
                     let text = self.paths_to_client(key, to, text);
                     if let Stream::Session(session) = &stream {
                         self.first_update(key, session, now);
@@ -761,7 +787,7 @@ impl Server {
                         .get(key)
                         .and_then(|a| a.clients.get(&to).copied());
                     if let Some(conn) = conn {
-                        self.send(now, conn, stream, text);
+                        self.send(now, conn, stream, text, kind);
                     }
                 }
                 Out::InitializeRefused { to } => {
@@ -779,22 +805,40 @@ impl Server {
 
     /// Queues `text` for `conn`, unless its user's queue is full (then
     /// `conn` closes) or it answers the connection's `initialize`.
-    fn send(&mut self, now: Duration, conn: ConnectionId, stream: Stream, text: String) {
-        let text = self.mcp_outbound(conn, text);
+    ///
+    /// `kind` is what the router (or the rule that wrote the message)
+    /// knows of it: every stage below reads it, none reads `text` again
+    /// to learn it.
+    fn send(
+        &mut self,
+        now: Duration,
+        conn: ConnectionId,
+        stream: Stream,
+        text: String,
+        kind: MessageKind,
+    ) {
+        let text = self.mcp_outbound(conn, text, &kind);
         #[cfg(feature = "v2")]
-        let Some(text) = self.bridge_outbound(now, conn, &stream, text) else {
+        let Some(text) = self.bridge_outbound(now, conn, &stream, text, &kind) else {
             return;
         };
-        self.send_translated(now, conn, stream, text);
+        self.send_translated(now, conn, stream, text, kind);
     }
 
     /// [`send`](Self::send) past the bridge (a message in its client's
     /// version).
-    fn send_translated(&mut self, now: Duration, conn: ConnectionId, stream: Stream, text: String) {
-        let Some(text) = self.within_client_limit(now, conn, &stream, text) else {
+    fn send_translated(
+        &mut self,
+        now: Duration,
+        conn: ConnectionId,
+        stream: Stream,
+        text: String,
+        kind: MessageKind,
+    ) {
+        let Some(text) = self.within_client_limit(now, conn, &stream, text, &kind) else {
             return;
         };
-        self.send_within_limit(now, conn, stream, text);
+        self.send_within_limit(now, conn, stream, text, &kind);
     }
 
     /// [`send`](Self::send) of a message known to be within its client's
@@ -805,16 +849,17 @@ impl Server {
         conn: ConnectionId,
         stream: Stream,
         text: String,
+        kind: &MessageKind,
     ) {
         if let Some(c) = self.conns.get_mut(&conn) {
             // The opening `POST`'s body: no stream, no position.
-            if c.answers_initialize(&text) {
+            if c.answers_initialize(kind) {
                 let text = self.http_initialize_answer(conn, text);
                 self.actions.push_back(Action::Answer { to: conn, text });
                 return;
             }
         }
-        let Some((text, position)) = self.resume_outbound(conn, &stream, text) else {
+        let Some((text, position)) = self.resume_outbound(conn, &stream, text, kind) else {
             return;
         };
         self.send_raw(now, conn, stream, text, position);
@@ -833,8 +878,11 @@ impl Server {
         let Some(c) = self.conns.get_mut(&conn) else {
             return;
         };
-        if c.answers_initialize(&text) {
-            self.actions.push_back(Action::Answer { to: conn, text });
+        // Never the answer to an opening `initialize`: `send_within_limit`
+        // took that, and a message sent again from a log is not one.
+        if c.has_position(&stream, position) {
+            // Sent again at its position (an answer to a request sent
+            // again): the stream's queue or its client has it.
             return;
         }
         let max = self.config.max_session_streams;
@@ -865,7 +913,7 @@ impl Server {
         if c.backlog.queued(text.len(), now).is_err() {
             return;
         }
-        c.note_stream(&stream);
+        c.note_stream(&stream, position);
         self.queued.insert(user, queued.saturating_add(text.len()));
         self.actions.push_back(Action::Send {
             to: conn,
@@ -937,19 +985,4 @@ fn line_dropped(
     alloc::string::ToString::to_string(
         &serde_json::json!({"jsonrpc": "2.0", "method": LINE_DROPPED, "params": params}),
     )
-}
-
-/// Whether `text` answers the request `id` (looked for in the message's
-/// first bytes, not decoded).
-fn answers(text: &str, id: &crate::acp::RequestId<'_>) -> bool {
-    use crate::acp::RequestId;
-    use crate::PeekedId;
-    let head = text.as_bytes().get(..1024).unwrap_or(text.as_bytes());
-    let p = crate::framing::peek::peek(head);
-    let same = match (&p.id, id) {
-        (Some(PeekedId::Number(a)), RequestId::Number(b)) => a == b,
-        (Some(PeekedId::Str(a)), RequestId::Str(b)) => a.as_str() == b.as_ref(),
-        _ => false,
-    };
-    same && !p.is_request
 }

@@ -13,8 +13,8 @@ use core::time::Duration;
 
 use super::http::OVERSIZE_HEAD;
 use super::{ConnectionId, Profile, Server};
-use crate::acp::Message;
 use crate::framing::peek::peek;
+use crate::remote::router::MessageKind;
 use crate::remote::Stream;
 use crate::ErrorCode;
 
@@ -55,6 +55,7 @@ impl Server {
         conn: ConnectionId,
         stream: &Stream,
         text: String,
+        kind: &MessageKind,
     ) -> Option<String> {
         let limit = self.conns.get(&conn).and_then(|c| c.max_incoming);
         let room = stamp_room(stream);
@@ -62,17 +63,21 @@ impl Server {
             return Some(text);
         };
         let size = text.len();
-        // The message is whole here: its id is read exactly, wherever it
-        // stands (this runs only for a message dropped); its session, when
-        // its stream does not say, from its first bytes.
-        let (id, is_request) = match Message::decode(&text) {
-            Ok(Message::Request(r)) => (Some(r.id.into_owned()), true),
-            Ok(Message::Response(r)) => (Some(r.id.into_owned()), false),
-            Ok(Message::Error(e)) => (Some(e.id.into_owned()), false),
-            _ => (None, false),
+        // Its id is the one it was routed with; its session, when its
+        // stream does not say, from its first bytes (this runs only for a
+        // message dropped).
+        let (id, is_request) = match kind {
+            MessageKind::Request(id) => (Some(id.clone()), true),
+            MessageKind::Answer(id) => (Some(id.clone()), false),
+            MessageKind::Notification => (None, false),
         };
-        let head = text.as_bytes();
-        let named = peek(head.get(..OVERSIZE_HEAD).unwrap_or(head)).session;
+        let named = match stream {
+            Stream::Session(_) => None,
+            Stream::Connection => {
+                let head = text.as_bytes();
+                peek(head.get(..OVERSIZE_HEAD).unwrap_or(head)).session
+            }
+        };
         drop(text);
         self.log(format!(
             "{conn}: a message of {size} bytes not sent: over its client's {limit}-byte limit"
@@ -84,7 +89,8 @@ impl Server {
                     "the agent's response of {size} bytes exceeds this client's {limit}-byte limit"
                 );
                 let line = super::error_answer(&id, ErrorCode::INTERNAL_ERROR, msg);
-                self.send_within_limit(now, conn, stream.clone(), line);
+                let kind = MessageKind::Answer(id);
+                self.send_within_limit(now, conn, stream.clone(), line, &kind);
             }
             (id, is_request) => {
                 let request = id.filter(|_| is_request);
@@ -102,7 +108,8 @@ impl Server {
                     Stream::Connection => named.map(|s| s.as_str().to_string()),
                 };
                 let notice = super::line_dropped(size, limit, request.as_ref(), session.as_deref());
-                self.send_within_limit(now, conn, stream.clone(), notice);
+                let kind = MessageKind::Notification;
+                self.send_within_limit(now, conn, stream.clone(), notice, &kind);
             }
         }
         None

@@ -15,7 +15,7 @@ use super::{
 };
 use super::{Census, Refusal, Stats};
 use crate::acp::{encode_error, Message, MessageError, RequestId, RpcError};
-use crate::remote::router::{ClientId, Out, Router};
+use crate::remote::router::{ClientId, MessageKind, Out, Router};
 use crate::remote::{ReplayBuffer, Stream};
 use crate::{ErrorCode, FrameError, PeekedId};
 
@@ -450,40 +450,40 @@ impl Server {
 
     /// One line of `run`'s stdout (without its `\n`): routed by the
     /// agent's router.
-    pub fn handle_agent_line(&mut self, now: Duration, run: AgentRun, line: &str) {
-        if let Some((key, outs)) = self.route_agent_line(now, run, Cow::Borrowed(line)) {
-            self.dispatch(&key, outs, now);
-        }
-    }
-
-    /// [`handle_agent_line`](Self::handle_agent_line) with the line
-    /// handed over: a notification for one session (a tool's long output)
-    /// is queued as this very string, never copied; any other line is
-    /// freed once routed, before what the router makes of it is stamped
-    /// for resumable delivery and queued. So a long line is held at most
-    /// twice at any time (with `&str`, the caller's line and the router's
-    /// copy of it).
+    ///
+    /// The line is lent (`&str`) or handed over (`String`): a notification
+    /// for one session (a tool's long output) handed over is queued as
+    /// this very string, never copied; any other line is freed once
+    /// routed, before what the router makes of it is stamped for
+    /// resumable delivery and queued. So a long line handed over is held
+    /// at most twice at any time (lent, the caller's line and the
+    /// router's copy of it).
     ///
     /// ```
     /// use std::time::Duration;
-    /// use acp_codec::remote::{Action, Principal, Profile, Server, ServerConfig};
+    /// use acp_codec::remote::{Action, Principal, Server, ServerConfig};
     ///
     /// let t = Duration::ZERO;
     /// let mut server = Server::new(ServerConfig::new(), t);
     /// let Some(Action::StartAgent { run, .. }) = server.poll_action() else { panic!() };
     /// server.handle_agent_started(t, run, 4242);
-    /// let conn = server.open(t, Profile::WebSocket, &Principal::anonymous()).unwrap();
+    /// let (conn, _) = server.open_websocket(t, &Principal::anonymous(), Some([1; 16])).unwrap();
     /// server.handle_text(t, conn, r#"{"jsonrpc":"2.0","id":7,"method":"initialize","params":{"protocolVersion":1}}"#);
     /// let Some(Action::WriteAgent { .. }) = server.poll_action() else { panic!() };
     /// // The agent's line, read into a string of the caller's: handed over.
     /// let line = String::from(r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}"#);
-    /// server.handle_agent_line_owned(t, run, line);
+    /// server.handle_agent_line(t, run, line);
     /// let Some(Action::Send { to, text, .. }) = server.poll_action() else { panic!() };
     /// assert_eq!(to, conn);
     /// assert_eq!(text, r#"{"jsonrpc":"2.0","id":7,"result":{"protocolVersion":1}}"#);
     /// ```
-    pub fn handle_agent_line_owned(&mut self, now: Duration, run: AgentRun, line: String) {
-        if let Some((key, outs)) = self.route_agent_line(now, run, Cow::Owned(line)) {
+    pub fn handle_agent_line<'l>(
+        &mut self,
+        now: Duration,
+        run: AgentRun,
+        line: impl Into<Cow<'l, str>>,
+    ) {
+        if let Some((key, outs)) = self.route_agent_line(now, run, line.into()) {
             self.dispatch(&key, outs, now);
         }
     }
@@ -591,7 +591,7 @@ impl Server {
         }
         let text = super::line_dropped(size, limit, request_id.as_ref(), session);
         for (conn, stream) in recipients {
-            self.send(now, conn, stream, text.clone());
+            self.send(now, conn, stream, text.clone(), MessageKind::Notification);
         }
     }
 

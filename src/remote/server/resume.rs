@@ -19,10 +19,16 @@
 //!   the stream afresh and reloads the session (`session/load`).
 //! - A request sent again (the client did not learn whether its `POST`
 //!   arrived) runs once: the same id (or idempotency key) while it runs
-//!   is dropped (its answer will come); after it was answered, its answer
-//!   goes out again at its position while the log holds it (a reader
-//!   drops a position it has), after that it is answered with
-//!   [`RESUME_GAP`] (`-32012`): it ran, and is never run twice.
+//!   is dropped (its answer will come); after it was answered, while the
+//!   log holds its answer, it is dropped too (the answer is on its stream
+//!   at its position: a message at a position its stream was given
+//!   already is never queued again, and a resume of the stream brings it
+//!   back), after that it is answered with [`RESUME_GAP`] (`-32012`): it
+//!   ran, and is never run twice.
+//! - A `GET` that reopens a stream gives its queue to the new reader
+//!   ([`Action::Read`](super::Action::Read)); one that resumes it
+//!   replaces what the queue holds with the replay, and nothing the core
+//!   queued before reaches the queue after it.
 //!
 //! On WebSocket, for a client that asks:
 //!
@@ -71,7 +77,7 @@ use crate::remote::resume::{
     capability, stamp, Admit, Cursor, Kind, Position, PromptKey, ResumeError, ResumeLog,
     DEFAULT_MAX_PROMPT_KEYS, DEFAULT_RESUME_GRACE, META_RESUME, RESUME_GAP,
 };
-use crate::remote::router::ClientId;
+use crate::remote::router::{ClientId, MessageKind};
 use crate::remote::transport::{decode, Stream};
 use crate::version::Dialect;
 
@@ -99,7 +105,7 @@ struct HttpLog {
     /// [`DEFAULT_MAX_PROMPT_KEYS`]): the key, and where the answer went.
     /// A `POST` sent again after its answer went out is not run again,
     /// whatever the client acknowledged since (its event streams resume
-    /// on their own): its answer goes out again, at its position.
+    /// on their own): its answer is on its stream, at its position.
     answered: VecDeque<(PromptKey, Stream, Position)>,
     /// The `initialize` asked for positions: its answer gets the
     /// capability.
@@ -191,13 +197,19 @@ struct Detached {
     bridge: super::bridge::Bridge,
 }
 
-/// Whether `message` must survive a gap: an answer, or a request of the
-/// agent.
-fn kind_of(message: &Message<'_>) -> Kind {
-    match message {
-        Message::Notification(_) => Kind::Plain,
-        _ => Kind::Owed,
+/// Whether a message of `kind` must survive a gap: an answer, or a
+/// request of the agent.
+fn kind_of(kind: &MessageKind) -> Kind {
+    match kind {
+        MessageKind::Notification => Kind::Plain,
+        MessageKind::Request(_) | MessageKind::Answer(_) => Kind::Owed,
     }
+}
+
+/// The key of the request a message of `kind` answers, when it answers
+/// one.
+fn answered(kind: &MessageKind) -> Option<PromptKey> {
+    kind.answered().map(|id| PromptKey::of(id, None))
 }
 
 /// The log of `session` of `agent`'s, made with `budget` when new; its
@@ -234,9 +246,12 @@ fn asks_for_positions(params: Option<&str>) -> bool {
         .is_some()
 }
 
-/// Whether `message` is a v2 `state_update` (its params looked into only
-/// when short: a state update is).
-fn is_state_update(message: &Message<'_>) -> bool {
+/// The longest params of a v2 `state_update` looked into.
+const STATE_UPDATE_PARAMS: usize = 4096;
+
+/// Whether `text`, a notification, is a v2 `state_update` (decoded
+/// only when short: a state update is).
+fn is_state_update(text: &str) -> bool {
     #[derive(serde::Deserialize)]
     struct Params<'a> {
         #[serde(borrow)]
@@ -247,14 +262,17 @@ fn is_state_update(message: &Message<'_>) -> bool {
         #[serde(rename = "sessionUpdate", borrow)]
         kind: alloc::borrow::Cow<'a, str>,
     }
-    let Message::Notification(n) = message else {
+    if text.len() > 2 * STATE_UPDATE_PARAMS {
+        return false;
+    }
+    let Ok(Message::Notification(n)) = decode(text) else {
         return false;
     };
     let Some(params) = n.params.as_ref().map(|p| p.get()) else {
         return false;
     };
     n.method == crate::acp::names::SESSION_UPDATE
-        && params.len() <= 4096
+        && params.len() <= STATE_UPDATE_PARAMS
         && serde_json::from_str::<Params<'_>>(params).is_ok_and(|p| p.update.kind == "state_update")
 }
 
@@ -690,13 +708,14 @@ impl Server {
         conn: ConnectionId,
         stream: &Stream,
         text: String,
+        kind: &MessageKind,
     ) -> Option<(String, Option<Position>)> {
         if self
             .conns
             .get(&conn)
             .is_some_and(|c| c.profile == Profile::StreamableHttp)
         {
-            return Some(self.http_outbound(conn, stream, text));
+            return Some(self.http_outbound(conn, stream, text, kind));
         }
         let detached = self.resume.detached.contains_key(&conn);
         if !detached && !self.resume.conns.contains_key(&conn) {
@@ -707,16 +726,9 @@ impl Server {
             None => self.conns.get(&conn)?.agent.clone(),
         };
         let budget = self.config.replay_bytes;
-        let Ok(message) = decode(&text) else {
-            return (!detached).then_some((text, None));
-        };
-        let kind = kind_of(&message);
-        let state = is_state_update(&message);
-        let answered = match &message {
-            Message::Response(r) => Some(PromptKey::of(&r.id, None)),
-            Message::Error(e) => Some(PromptKey::of(&e.id, None)),
-            _ => None,
-        };
+        let state = *kind == MessageKind::Notification && is_state_update(&text);
+        let answered = answered(kind);
+        let kind = kind_of(kind);
         let opted = match self.resume.detached.get_mut(&conn) {
             Some(d) => &mut d.opted,
             None => self.resume.conns.get_mut(&conn)?,
@@ -934,7 +946,7 @@ impl Server {
                     "request sent again: it ran already, and its answer is no longer kept"
                         .to_owned(),
                 );
-                self.send(now, conn, stream, text);
+                self.send(now, conn, stream, text, MessageKind::answer(&req.id));
             }
             None => {}
         }
@@ -948,22 +960,13 @@ impl Server {
         conn: ConnectionId,
         stream: &Stream,
         text: String,
+        kind: &MessageKind,
     ) -> (String, Option<Position>) {
         let Some(agent) = self.conns.get(&conn).map(|c| c.agent.clone()) else {
             return (text, None);
         };
         let budget = self.config.replay_bytes;
-        let (kind, answered) = match decode(&text) {
-            Ok(message) => {
-                let answered = match &message {
-                    Message::Response(r) => Some(PromptKey::of(&r.id, None)),
-                    Message::Error(e) => Some(PromptKey::of(&e.id, None)),
-                    _ => None,
-                };
-                (kind_of(&message), answered)
-            }
-            Err(_) => (Kind::Plain, None),
-        };
+        let (kind, answered) = (kind_of(kind), answered(kind));
         let http = self
             .resume
             .http

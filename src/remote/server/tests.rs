@@ -570,12 +570,12 @@ fn streamable_http_opens_answers_and_streams() {
     // Not initialize, no connection: 400 with its JSON-RPC reply.
     let err = h
         .server
-        .handle_post(h.now, &p, None, None, &new_session(1))
+        .handle_post(h.now, &p, None, None, &new_session(1), Some([1; 16]))
         .unwrap_err();
     assert_eq!(err.status, 400);
     let PostOutcome::Opened(c) = h
         .server
-        .handle_post(h.now, &p, None, None, &init(4))
+        .handle_post(h.now, &p, None, None, &init(4), Some([2; 16]))
         .unwrap()
     else {
         panic!()
@@ -598,30 +598,47 @@ fn streamable_http_opens_answers_and_streams() {
     let bo = Principal::user("bo", Permissions::READ_WRITE);
     let err = h
         .server
-        .handle_post(h.now, &bo, Some(c), None, &new_session(1))
+        .handle_post(h.now, &bo, Some(c), None, &new_session(1), None)
         .unwrap_err();
     assert_eq!(err.status, 404);
     // A session-scoped method needs Acp-Session-Id.
     let err = h
         .server
-        .handle_post(h.now, &p, Some(c), None, &prompt(2, "s1"))
+        .handle_post(h.now, &p, Some(c), None, &prompt(2, "s1"), None)
         .unwrap_err();
     assert_eq!(err.status, 400);
     // Streams: the connection's, one reader at a time; an unknown session
-    // has none.
+    // has none. The stream's queue goes to its reader, as it is.
     assert_eq!(
         h.server
             .handle_stream_opened(h.now, &p, c, None, None)
-            .map(|o| o.stream),
-        Ok(Stream::Connection)
+            .map(|o| (o.stream, o.reader)),
+        Ok((Stream::Connection, 1))
     );
     assert_eq!(
-        h.server
-            .handle_stream_opened(h.now, &p, c, None, None)
-            .unwrap_err()
-            .status,
-        409
+        h.actions(),
+        [Action::Read {
+            to: c,
+            stream: Stream::Connection,
+            reader: 1,
+            replace: None
+        }]
     );
+    // A second reader is refused, also after a reader that is not the
+    // stream's gave it back.
+    for stale in [None, Some(2)] {
+        if let Some(reader) = stale {
+            h.server
+                .handle_stream_closed(h.now, c, &Stream::Connection, reader);
+        }
+        assert_eq!(
+            h.server
+                .handle_stream_opened(h.now, &p, c, None, None)
+                .unwrap_err()
+                .status,
+            409
+        );
+    }
     assert_eq!(
         h.server
             .handle_stream_opened(h.now, &p, c, Some("s9"), None)
@@ -631,7 +648,8 @@ fn streamable_http_opens_answers_and_streams() {
     );
     // Idle: no reader and no request for the resume grace (two minutes)
     // closes it; a minute does not.
-    h.server.handle_stream_closed(h.now, c, &Stream::Connection);
+    h.server
+        .handle_stream_closed(h.now, c, &Stream::Connection, 1);
     h.now += secs(61);
     h.server.handle_timeout(h.now);
     assert!(!h
@@ -777,9 +795,7 @@ fn every_http_answer_is_the_cores() {
         assert_eq!(status(r), 404, "{m}");
     }
     // Without a random source no connection opens: 503, nothing opened.
-    let r = h
-        .server
-        .handle_http_post(now, &ana, None, None, &init(0), None);
+    let r = h.server.handle_post(now, &ana, None, None, &init(0), None);
     assert_eq!(r.unwrap_err().status, 503);
     assert_eq!(h.server.connections(), 0);
     assert_eq!(
@@ -789,19 +805,19 @@ fn every_http_answer_is_the_cores() {
     // Not an initialize and no connection: 400, whatever the random source.
     let r = h
         .server
-        .handle_http_post(now, &ana, None, None, &new_session(1), None);
+        .handle_post(now, &ana, None, None, &new_session(1), None);
     assert_eq!(r.unwrap_err().status, 400);
     // A body over the limit: 413.
     let big = "x".repeat(max_body + 1);
     let r = h
         .server
-        .handle_http_post(now, &ana, None, None, &big, Some([1; 16]));
+        .handle_post(now, &ana, None, None, &big, Some([1; 16]));
     assert_eq!(r.unwrap_err().status, 413);
     assert_eq!(h.server.body_too_large().status, 413);
     // Opened with a name: 32 hex digits, found by its user only.
     let opened = h
         .server
-        .handle_http_post(now, &ana, None, None, &init(0), Some([0xab; 16]));
+        .handle_post(now, &ana, None, None, &init(0), Some([0xab; 16]));
     let Ok(PostOutcome::Opened(c)) = opened else {
         panic!("{opened:?}")
     };
@@ -1127,7 +1143,7 @@ fn an_agent_line_handed_over_is_routed_as_one_lent() {
         if i < 3 {
             assert_eq!(sent(&a, ana).len(), 1, "{line}");
         }
-        owned.server.handle_agent_line_owned(owned.now, run2, line);
+        owned.server.handle_agent_line(owned.now, run2, line);
         let b = owned.settle();
         assert_eq!(format!("{a:?}"), format!("{b:?}"));
     }
@@ -1136,9 +1152,11 @@ fn an_agent_line_handed_over_is_routed_as_one_lent() {
 /// A Streamable HTTP connection of `p`, its `initialize` answered by the
 /// agent `run`.
 fn http_connection(h: &mut Harness, run: AgentRun, p: &Principal) -> ConnectionId {
+    // A name of its own: one byte more than the connections open.
+    let random = [u8::try_from(h.server.connections() + 1).unwrap_or(0); 16];
     let PostOutcome::Opened(c) = h
         .server
-        .handle_post(h.now, p, None, None, &init(0))
+        .handle_post(h.now, p, None, None, &init(0), Some(random))
         .unwrap()
     else {
         panic!("no connection")
@@ -1183,7 +1201,7 @@ fn a_loads_answer_comes_after_its_history_on_the_sessions_stream() {
     let p = Principal::anonymous();
     let first = http_connection(&mut h, run, &p);
     h.server
-        .handle_post(h.now, &p, Some(first), None, &new_session(1))
+        .handle_post(h.now, &p, Some(first), None, &new_session(1), None)
         .unwrap();
     let id = agent_id(&h.settle());
     h.agent(
@@ -1197,7 +1215,8 @@ fn a_loads_answer_comes_after_its_history_on_the_sessions_stream() {
     let c = http_connection(&mut h, run, &p);
     let load = r#"{"jsonrpc":"2.0","id":7,"method":"session/load","params":{"sessionId":"s1","cwd":"/","mcpServers":[]}}"#;
     assert_eq!(
-        h.server.handle_post(h.now, &p, Some(c), Some("s1"), load),
+        h.server
+            .handle_post(h.now, &p, Some(c), Some("s1"), load, None),
         Ok(PostOutcome::Accepted)
     );
     let id = agent_id(&h.settle());
@@ -1239,7 +1258,7 @@ fn a_loads_answer_comes_after_its_history_on_the_sessions_stream() {
         .is_ok());
     let load = r#"{"jsonrpc":"2.0","id":8,"method":"session/load","params":{"sessionId":"s2","cwd":"/","mcpServers":[]}}"#;
     h.server
-        .handle_post(h.now, &p, Some(c), Some("s2"), load)
+        .handle_post(h.now, &p, Some(c), Some("s2"), load, None)
         .unwrap();
     let id = agent_id(&h.settle());
     let acts = h.agent(

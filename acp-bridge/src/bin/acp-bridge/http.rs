@@ -2,7 +2,9 @@
 //! SSE stream with or without `Last-Event-ID`, `DELETE`), the SSE streams
 //! and the queues behind them. Every rule (what a `POST` must carry, who may
 //! read which stream, flow control, when a connection closes, what a resume
-//! gets) is the core's; the profile is described in acp-bridge/README.md.
+//! gets, which reader a stream's queue goes to and when it is replaced) is
+//! the core's: a queue holds what the core's actions put there, in their
+//! order; the profile is described in acp-bridge/README.md.
 
 // Handlers return `Result<Response, Response>`: the error is the HTTP answer
 // itself, built once per request, so its size does not matter.
@@ -73,11 +75,9 @@ struct ConnState {
 struct Mailbox {
     queue: VecDeque<Queued>,
     wake: Arc<Notify>,
-    /// Bumped when a reader takes the stream over: an older reader ends.
+    /// The reader the core gave the stream to (`Action::Read`): an older
+    /// reader ends, a newer one waits for its turn.
     reader: u64,
-    /// The last position queued: a message the core queued before a
-    /// resume's replay, at or before it, arrives late and is dropped.
-    top: Option<Position>,
 }
 
 /// A message for a stream.
@@ -164,7 +164,7 @@ async fn post(
     // The connection's queues are registered under the core's lock, before
     // any action can name it.
     let outcome = app.driver.with_from(Some(app.peer), |s, now| {
-        let out = s.handle_http_post(now, &who, named, session.as_deref(), &body, random);
+        let out = s.handle_post(now, &who, named, session.as_deref(), &body, random);
         if let Ok(PostOutcome::Opened(conn)) = &out {
             let c = Arc::new(Conn {
                 name: s.connection_name(*conn).unwrap_or_default().to_owned(),
@@ -236,26 +236,47 @@ async fn run(app: Http, conn: Arc<Conn>, mut rx: mpsc::UnboundedReceiver<ToConn>
                 mailbox.wake.notify_waiters();
             }
             Some(ToConn::Event(stream, at, text)) => {
-                let late = {
+                let mut st = conn.lock();
+                let mailbox = st.streams.entry(stream).or_default();
+                mailbox.queue.push_back(Queued {
+                    at: Some(at),
+                    text,
+                    counted: true,
+                });
+                mailbox.wake.notify_waiters();
+            }
+            Some(ToConn::Read {
+                stream,
+                reader,
+                replace,
+            }) => {
+                let dropped = {
                     let mut st = conn.lock();
                     let mailbox = st.streams.entry(stream).or_default();
-                    if mailbox.top.is_some_and(|top| at <= top) {
-                        // Superseded by a resume's replay.
-                        Some(text.len())
-                    } else {
-                        mailbox.top = Some(at);
-                        mailbox.queue.push_back(Queued {
-                            at: Some(at),
-                            text,
-                            counted: true,
-                        });
-                        mailbox.wake.notify_waiters();
-                        None
+                    mailbox.reader = reader;
+                    let mut dropped = 0;
+                    if let Some(events) = replace {
+                        dropped = mailbox
+                            .queue
+                            .drain(..)
+                            .filter(|q| q.counted)
+                            .map(|q| q.text.len())
+                            .sum();
+                        mailbox
+                            .queue
+                            .extend(events.into_iter().map(|(at, text)| Queued {
+                                at: Some(at),
+                                text,
+                                counted: false,
+                            }));
                     }
+                    // The new reader starts; an older one ends.
+                    mailbox.wake.notify_waiters();
+                    dropped
                 };
-                if let Some(len) = late {
+                if dropped > 0 {
                     let id = conn.conn;
-                    app.driver.with(|s, now| s.handle_sent(now, id, len));
+                    app.driver.with(|s, now| s.handle_sent(now, id, dropped));
                 }
             }
             Some(ToConn::Answer(text)) => {
@@ -295,42 +316,16 @@ fn get(
     let conn = app.conns.get(conn)?;
     let session = header_str(headers, HEADER_SESSION_ID);
     let last_event_id = header_str(headers, HEADER_LAST_EVENT_ID);
-    // Under the core's lock: the stream's new reader and a resume's replay
-    // are in place before any later message can reach its mailbox.
-    let (stream, reader, keep_alive) = app
+    // The stream's queue comes to this reader (replaced, for a resume) with
+    // the core's `Action::Read`, in order with what the core queued.
+    let (opened, keep_alive) = app
         .driver
         .with(|s, now| {
             let opened = s.handle_stream_opened(now, who, conn.conn, session, last_event_id)?;
-            let mut st = conn.lock();
-            let mailbox = st.streams.entry(opened.stream.clone()).or_default();
-            mailbox.reader += 1;
-            if let Some(had) = last_event_id.and_then(|id| Position::parse(id).ok()) {
-                // What is queued is in the replay, or the client has it.
-                let dropped: usize = mailbox
-                    .queue
-                    .drain(..)
-                    .filter(|q| q.counted)
-                    .map(|q| q.text.len())
-                    .sum();
-                let top = opened.replay.last().map_or(had, |(at, _)| *at);
-                mailbox.top = Some(mailbox.top.map_or(top, |t| t.max(top)));
-                mailbox
-                    .queue
-                    .extend(opened.replay.into_iter().map(|(at, text)| Queued {
-                        at: Some(at),
-                        text,
-                        counted: false,
-                    }));
-                if dropped > 0 {
-                    s.handle_sent(now, conn.conn, dropped);
-                }
-            }
-            // A reader still there (its connection broke without a FIN)
-            // ends.
-            mailbox.wake.notify_waiters();
-            Ok((opened.stream, mailbox.reader, s.config().sse_keep_alive))
+            Ok((opened, s.config().sse_keep_alive))
         })
         .map_err(answer)?;
+    let (stream, reader) = (opened.stream, opened.reader);
     let lease = Lease {
         driver: app.driver.clone(),
         conn,
@@ -375,20 +370,26 @@ struct Lease {
 impl Lease {
     /// The next message as an SSE event (its position as the `id:`);
     /// `None` once the connection closed and the stream is drained, or a
-    /// newer reader took the stream.
+    /// newer reader took the stream. Until the core's `Action::Read`
+    /// gives this reader the stream, it waits.
     async fn next(&self) -> Option<Event> {
         loop {
             let wake = {
                 let mut st = self.conn.lock();
                 let closed = st.closed;
-                let mailbox = st.streams.get_mut(&self.stream)?;
-                if mailbox.reader != self.reader {
+                let mailbox = st.streams.entry(self.stream.clone()).or_default();
+                if mailbox.reader > self.reader {
                     return None;
                 }
                 // Registered before the lock goes: a wake in between is
                 // not missed.
                 let wake = mailbox.wake.clone();
-                if let Some(q) = mailbox.queue.pop_front() {
+                let next = if mailbox.reader == self.reader {
+                    mailbox.queue.pop_front()
+                } else {
+                    None
+                };
+                if let Some(q) = next {
                     drop(st);
                     if q.counted {
                         let (conn, len) = (self.conn.conn, q.text.len());
@@ -413,10 +414,9 @@ impl Lease {
             let again = {
                 let st = self.conn.lock();
                 st.closed
-                    || st
-                        .streams
-                        .get(&self.stream)
-                        .is_none_or(|m| m.reader != self.reader || !m.queue.is_empty())
+                    || st.streams.get(&self.stream).is_none_or(|m| {
+                        m.reader > self.reader || (m.reader == self.reader && !m.queue.is_empty())
+                    })
             };
             if !again {
                 notified.await;
@@ -427,18 +427,9 @@ impl Lease {
 
 impl Drop for Lease {
     fn drop(&mut self) {
-        let current = self
-            .conn
-            .lock()
-            .streams
-            .get(&self.stream)
-            .is_some_and(|m| m.reader == self.reader);
-        if !current {
-            // A newer reader holds the stream.
-            return;
-        }
-        let (conn, stream) = (self.conn.conn, self.stream.clone());
+        // The core ignores a reader a newer one replaced.
+        let (conn, stream, reader) = (self.conn.conn, self.stream.clone(), self.reader);
         self.driver
-            .with(|s, now| s.handle_stream_closed(now, conn, &stream));
+            .with(|s, now| s.handle_stream_closed(now, conn, &stream, reader));
     }
 }

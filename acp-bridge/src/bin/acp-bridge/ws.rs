@@ -394,6 +394,8 @@ async fn write(
                     }
                 }
             }
+            // Streamable HTTP's alone.
+            ToConn::Read { .. } => {}
             close @ ToConn::Close { .. } => {
                 alive = send_close(&driver, &tag, &mut sink, close).await;
                 break;

@@ -429,7 +429,7 @@ fn a_users_agent_works_in_the_room_and_the_client_sees_its_own_paths() {
     server.handle_agent_line(
         t,
         run,
-        &format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"sessionId":"s1"}}}}"#),
+        format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"sessionId":"s1"}}}}"#),
     );
     assert_eq!(
         sends(&mut server),
