@@ -268,9 +268,8 @@ impl<'a> Message<'a> {
 }
 
 #[cfg(feature = "remote")]
-/// The `sessionId` member of a message's params (or of a response's
-/// result), read by [`Message::decode_with_session`] in the walk that
-/// decodes the line.
+/// The `sessionId` member of the params (a response's result), read by
+/// [`Message::decode_with_session`] in the walk that decodes the line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum SessionMember<'a> {
     /// No such member, or params (result) that are not an object.
@@ -283,11 +282,9 @@ pub(crate) enum SessionMember<'a> {
 
 #[cfg(feature = "remote")]
 impl<'a> Message<'a> {
-    /// [`Message::decode`], reading the `sessionId` member of the params
-    /// (of the result, for a response) in the same walk: the members of a
-    /// params object are walked one by one instead of skipped as one value
-    /// (same grammar, same nesting limit), so a router finds the session
-    /// without a second pass over a large message.
+    /// [`Message::decode`], reading the params' (a response's result's) `sessionId` in the
+    /// same walk, member by member (same grammar, same nesting limit): a router finds the
+    /// session without a second pass over a large message.
     pub(crate) fn decode_with_session(
         line: &'a str,
     ) -> Result<(Self, SessionMember<'a>), MessageError> {
