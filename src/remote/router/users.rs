@@ -122,25 +122,27 @@ pub const FORBIDDEN: ErrorCode = ErrorCode(-32010);
 /// as the limit allows: `-32011`, in JSON-RPC's range for server errors.
 pub const USER_LIMIT: ErrorCode = ErrorCode(-32011);
 
-/// Why [`Server::open`](crate::remote::Server::open) refused a
-/// connection.
+/// Why the team server refused a connection: a WebSocket's
+/// ([`Server::open_websocket`](crate::remote::Server::open_websocket))
+/// or an `initialize` POST's, answered with its status and text.
 ///
 /// ```
 /// use std::time::Duration;
-/// use acp_codec::remote::{ConnectError, Permissions, Principal, Profile, Server, ServerConfig};
+/// use acp_codec::remote::{ConnectError, Permissions, Principal, Server, ServerConfig};
 ///
 /// let (t, mut config) = (Duration::ZERO, ServerConfig::new());
 /// config.max_user_connections = 1;
 /// let mut server = Server::new(config, t);
 /// let ana = Principal::user("ana", Permissions::READ_WRITE);
-/// let _a = server.open(t, Profile::WebSocket, &ana).unwrap();
-/// let err = server.open(t, Profile::WebSocket, &ana).unwrap_err();
-/// assert_eq!(err, ConnectError::TooManyConnections { limit: 1 });
-/// assert_eq!(err.http_status(), 429);
+/// let _a = server.open_websocket(t, &ana, Some([1; 16])).unwrap();
+/// let refused = server.open_websocket(t, &ana, Some([2; 16])).unwrap_err();
+/// let err = ConnectError::TooManyConnections { limit: 1 };
+/// assert_eq!((refused.status, err.http_status()), (429, 429));
+/// assert_eq!(refused.body, err.to_string());
 /// assert_eq!(err.to_string(), "this user already holds 1 connections, the limit");
 /// // Other users are not affected.
 /// let bo = Principal::user("bo", Permissions::READ_ONLY);
-/// assert!(server.open(t, Profile::WebSocket, &bo).is_ok());
+/// assert!(server.open_websocket(t, &bo, Some([3; 16])).is_ok());
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
