@@ -6,7 +6,8 @@
 // chunks, a plan, a shell tool call behind `session/request_permission`
 // (its output as `tool_call_content_chunk`s when allowed), and the idle
 // `state_update` with the stop reason (`cancelled` after `session/cancel`
-// or a cancelled permission). `interop.sh` drives it with `acp-client`,
+// or a cancelled permission; a cancelled turn withdraws a pending
+// permission request with `$/cancel_request`, as the SDK sends it). `interop.sh` drives it with `acp-client`,
 // which reaches v2 through its translator.
 //
 // The SDK is found in $PEERS_DIR/node_modules/sdk24 (default target/peers,
@@ -56,7 +57,10 @@ async function turn(client, sessionId, said, signal) {
       { optionId: "allow", name: "Allow", kind: "allow_once" },
       { optionId: "reject", name: "Reject", kind: "reject_once" },
     ],
-  });
+  }, { cancellationSignal: signal });
+  // With a cancellation signal, the SDK withdraws the request when the turn
+  // is cancelled (`$/cancel_request`) and waits for the client's answer.
+  console.error(`ts-v2-agent: permission answered ${answer.outcome.outcome}${signal.aborted ? " after the turn was cancelled" : ""}`);
   if (signal.aborted || answer.outcome.outcome !== "selected") return "cancelled";
   await update({ sessionUpdate: "state_update", state: "running" });
   if (answer.outcome.optionId === "allow") {
