@@ -6,8 +6,8 @@
 // chunks, a plan, a shell tool call behind `session/request_permission`
 // (its output as `tool_call_content_chunk`s when allowed), and the idle
 // `state_update` with the stop reason (`cancelled` after `session/cancel`
-// or a cancelled permission; a cancelled turn withdraws a pending
-// permission request with `$/cancel_request`, as the SDK sends it). `interop.sh` drives it with `acp-client`,
+// or a cancelled permission; with TS_V2_AGENT_WITHDRAW_MS, an unanswered
+// permission request is withdrawn with the SDK's own `$/cancel_request`). `interop.sh` drives it with `acp-client`,
 // which reaches v2 through its translator.
 //
 // The SDK is found in $PEERS_DIR/node_modules/sdk24 (default target/peers,
@@ -49,6 +49,10 @@ async function turn(client, sessionId, said, signal) {
   const call = { toolCallId: `shell-${n}`, title: "ls", kind: "execute", status: "pending", rawInput: { command: "ls" } };
   await update({ sessionUpdate: "tool_call_update", ...call });
   await update({ sessionUpdate: "state_update", state: "requires_action" });
+  // TS_V2_AGENT_WITHDRAW_MS: the agent withdraws an unanswered permission
+  // request itself after that long (an agent's internal cancellation).
+  const after = Number(process.env.TS_V2_AGENT_WITHDRAW_MS || 0);
+  const withdraw = after > 0 ? AbortSignal.any([signal, AbortSignal.timeout(after)]) : signal;
   const answer = await client.request("session/request_permission", {
     sessionId,
     title: "Run ls?",
@@ -57,10 +61,10 @@ async function turn(client, sessionId, said, signal) {
       { optionId: "allow", name: "Allow", kind: "allow_once" },
       { optionId: "reject", name: "Reject", kind: "reject_once" },
     ],
-  }, { cancellationSignal: signal });
-  // With a cancellation signal, the SDK withdraws the request when the turn
-  // is cancelled (`$/cancel_request`) and waits for the client's answer.
-  console.error(`ts-v2-agent: permission answered ${answer.outcome.outcome}${signal.aborted ? " after the turn was cancelled" : ""}`);
+  }, { cancellationSignal: withdraw });
+  // With a cancellation signal, the SDK withdraws the request when it aborts
+  // (`$/cancel_request`) and waits for the client's answer.
+  if (withdraw.aborted) console.error(`ts-v2-agent: permission request withdrawn, answered ${answer.outcome.outcome}`);
   if (signal.aborted || answer.outcome.outcome !== "selected") return "cancelled";
   await update({ sessionUpdate: "state_update", state: "running" });
   if (answer.outcome.optionId === "allow") {
