@@ -1,7 +1,7 @@
 //! Borrowed raw JSON, borrowed strings, and the helpers every typed message
 //! uses: `into_owned`, string enums with an `Unknown` variant, tag peeking.
 
-use alloc::borrow::{Cow, ToOwned};
+use alloc::borrow::Cow;
 use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -160,10 +160,7 @@ pub trait IntoOwned {
 impl IntoOwned for Cow<'_, str> {
     type Owned = Cow<'static, str>;
     fn into_owned(self) -> Cow<'static, str> {
-        Cow::Owned(match self {
-            Cow::Borrowed(s) => s.to_owned(),
-            Cow::Owned(s) => s,
-        })
+        Cow::Owned(self.into_owned())
     }
 }
 
@@ -181,10 +178,15 @@ impl<T: IntoOwned> IntoOwned for Option<T> {
     }
 }
 
+/// A loop: `collect` reuses the allocation, through code built per item type.
 impl<T: IntoOwned> IntoOwned for Vec<T> {
     type Owned = Vec<T::Owned>;
     fn into_owned(self) -> Self::Owned {
-        self.into_iter().map(IntoOwned::into_owned).collect()
+        let mut owned = Vec::with_capacity(self.len());
+        for item in self {
+            owned.push(item.into_owned());
+        }
+        owned
     }
 }
 
@@ -195,8 +197,7 @@ impl<T: IntoOwned> IntoOwned for Box<T> {
     }
 }
 
-/// `IntoOwned` for types that own everything they hold (the value
-/// itself): seven impls of one line, not on any decoding path.
+/// `IntoOwned` for types that own all they hold: the value itself.
 macro_rules! copy_into_owned {
     ($($t:ty),*) => {$(
         impl IntoOwned for $t {
