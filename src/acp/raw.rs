@@ -132,8 +132,7 @@ impl PartialEq for RawJson<'_> {
 
 impl Eq for RawJson<'_> {}
 
-/// Writes the text unchanged (`serde_json`'s raw value; the text is checked
-/// again on the way out).
+/// Writes the text unchanged (`serde_json`'s raw value, which checks it again).
 impl Serialize for RawJson<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let raw: &RawValue = serde_json::from_str(self.get()).map_err(serde::ser::Error::custom)?;
