@@ -564,21 +564,29 @@ fn a_remote_v2_agent_with_protocol_auto() {
     let _ = std::fs::remove_dir_all(&cwd);
 }
 
+/// `acp-client` in conversation on a terminal (`--permission ask`) with the
+/// v2 mock started with `mock_args`, in a fresh directory named `name`,
+/// once it has said it speaks v2 through its translator.
+#[cfg(target_os = "linux")]
+fn v2_conversation(name: &str, mock_args: &str) -> (std::path::PathBuf, crate::pty::Pty) {
+    let cwd = scratch_dir(name);
+    let cwd_arg = cwd.display().to_string();
+    let agent = mock_v2(mock_args);
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_acp-client"));
+    cmd.args(["--agent", &agent, "--permission", "ask", "--cwd", &cwd_arg])
+        .env_remove("ACP_BRIDGE_TOKEN");
+    let mut pty = crate::pty::Pty::spawn(&mut cmd);
+    pty.expect("protocol v2, translated", 20);
+    (cwd, pty)
+}
+
 /// The conversation on a terminal with the v2 mock: a permission question
 /// answered at the keyboard, Ctrl-C cancelling the next turn, the
 /// sessions listed.
 #[cfg(target_os = "linux")]
 #[test]
 fn a_conversation_with_a_v2_agent() {
-    use crate::pty::Pty;
-    let cwd = scratch_dir("client-v2-pty");
-    let cwd_arg = cwd.display().to_string();
-    let agent = mock_v2("--delay-ms 100");
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_acp-client"));
-    cmd.args(["--agent", &agent, "--permission", "ask", "--cwd", &cwd_arg])
-        .env_remove("ACP_BRIDGE_TOKEN");
-    let mut pty = Pty::spawn(&mut cmd);
-    pty.expect("protocol v2, translated", 20);
+    let (cwd, mut pty) = v2_conversation("client-v2-pty", "--delay-ms 100");
     pty.line("look around");
     pty.expect("? [execute] ls -la", 20);
     pty.expect("choose 1-", 10);
@@ -814,15 +822,10 @@ fn v2_cancellation_of_a_permission_request_and_a_tool_call() {
 #[cfg(target_os = "linux")]
 #[test]
 fn a_conversation_with_a_v2_agent_cancels_both_ways() {
-    use crate::pty::Pty;
-    let cwd = scratch_dir("client-v2-pty-cancel");
-    let cwd_arg = cwd.display().to_string();
-    let agent = mock_v2("--permission-timeout-ms 200 --cancellable-tool 20000");
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_acp-client"));
-    cmd.args(["--agent", &agent, "--permission", "ask", "--cwd", &cwd_arg])
-        .env_remove("ACP_BRIDGE_TOKEN");
-    let mut pty = Pty::spawn(&mut cmd);
-    pty.expect("protocol v2, translated", 20);
+    let (cwd, mut pty) = v2_conversation(
+        "client-v2-pty-cancel",
+        "--permission-timeout-ms 200 --cancellable-tool 20000",
+    );
     pty.line("go");
     pty.expect("choose 1-", 20);
     pty.expect("the agent withdrew this question: press Enter to go on", 10);
