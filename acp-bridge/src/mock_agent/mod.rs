@@ -46,16 +46,16 @@ use acp_codec::acp::{
     encode_error, encode_notification, ContentBlock, InitializeRequest, Message,
     NotificationParams, PromptRequest, RawJson, RequestId, RequestParams, RpcError, Tracker, Typed,
 };
-use acp_codec::codec::LineCodec;
 use acp_codec::ErrorCode;
 use serde_json::{json, Value};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{oneshot, watch};
-use tokio_util::codec::FramedRead;
 
-use crate::lines::{LineSender, LineSource};
+use crate::lines::LineSender;
+use sessions::{serve_lines, LineAgent, Sessions};
 
 mod mcp;
+mod sessions;
 pub mod v2;
 
 /// What the scripted turn does beyond the fixed steps.
@@ -117,14 +117,10 @@ where
         return v2::serve(reader, writer, options).await;
     }
     let store = options.state_dir.clone().map(|dir| Store { dir });
-    let mut state = State::default();
-    if let Some(store) = &store {
-        std::fs::create_dir_all(&store.dir)?;
-        for (sid, session) in store.load()? {
-            state.sessions_made = state.sessions_made.max(session_number(&sid));
-            state.sessions.insert(sid, session);
-        }
-    }
+    let state = State {
+        sessions: Sessions::open(store.as_ref())?,
+        ..State::default()
+    };
     let agent = Arc::new(Agent {
         out: LineSender::spawn(writer),
         options,
@@ -132,39 +128,7 @@ where
         state: Mutex::new(state),
         store,
     });
-    let mut reader = FramedRead::new(reader, LineCodec::new());
-    let result = loop {
-        let line = match reader.next_line().await {
-            Ok(Some(Ok(line))) => line,
-            Ok(Some(Err(e))) => {
-                eprintln!("acp-mock-agent: skipped a bad line: {e}");
-                // A request too long to read still gets its answer.
-                if let Some(id) = match &e {
-                    acp_codec::FrameError::LineTooLong(long) => long.request_id(),
-                    _ => None,
-                } {
-                    let id = peeked_id(&id);
-                    if agent
-                        .send_error(&id, e.code(), &e.to_string())
-                        .await
-                        .is_err()
-                    {
-                        break Ok(());
-                    }
-                }
-                continue;
-            }
-            Ok(None) => break Ok(()),
-            Err(e) => break Err(e),
-        };
-        if let Err(e) = agent.handle_line(&line).await {
-            // Our output is gone: nobody is listening any more.
-            eprintln!("acp-mock-agent: {e}");
-            break Ok(());
-        }
-    };
-    agent.cancel_all();
-    result
+    serve_lines(agent, reader).await
 }
 
 /// Why a turn stopped early.
@@ -191,8 +155,7 @@ enum Reply {
 struct State {
     tracker: Tracker,
     waiters: HashMap<RequestId<'static>, oneshot::Sender<Reply>>,
-    sessions: HashMap<String, Session>,
-    sessions_made: u64,
+    sessions: Sessions,
     turns_started: u64,
     fs_read: bool,
     fs_write: bool,
@@ -434,6 +397,20 @@ impl Turn<'_> {
     }
 }
 
+impl LineAgent for Agent {
+    async fn take_line(self: &Arc<Self>, line: &str) -> io::Result<()> {
+        self.handle_line(line).await
+    }
+
+    async fn refuse(&self, id: &RequestId<'_>, code: ErrorCode, message: &str) -> io::Result<()> {
+        self.send_error(id, code, message).await
+    }
+
+    fn stop_turns(&self) {
+        self.state().sessions.cancel_all();
+    }
+}
+
 impl Agent {
     fn state(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
@@ -441,14 +418,6 @@ impl Agent {
 
     fn now(&self) -> Duration {
         self.epoch.elapsed()
-    }
-
-    fn cancel_all(&self) {
-        for s in self.state().sessions.values_mut() {
-            if let Some(t) = s.turn.take() {
-                let _ = t.send(true);
-            }
-        }
     }
 
     async fn handle_line(self: &Arc<Self>, line: &str) -> io::Result<()> {
@@ -480,7 +449,7 @@ impl Agent {
                     let mut st = self.state();
                     if let Some(t) = st
                         .sessions
-                        .get_mut(&*c.session_id)
+                        .get_mut(&c.session_id)
                         .and_then(|s| s.turn.take())
                     {
                         let _ = t.send(true);
@@ -617,28 +586,10 @@ impl Agent {
             let msg = format!("cwd must be an absolute path, got {cwd:?}");
             return self.send_error(id, ErrorCode::INVALID_PARAMS, &msg).await;
         }
-        let session_id = {
-            let mut st = self.state();
-            st.sessions_made += 1;
-            // Another process sharing the directory (another server's
-            // agent of the same user) may have taken the next number.
-            while let Some(store) = &self.store {
-                if store.claim(&format!("mock-session-{}", st.sessions_made)) {
-                    break;
-                }
-                st.sessions_made += 1;
-            }
-            let sid = format!("mock-session-{}", st.sessions_made);
-            let session = Session {
-                cwd: cwd_path,
-                turn: None,
-                title: None,
-                history: Vec::new(),
-                mcp,
-            };
-            st.sessions.insert(sid.clone(), session);
-            sid
-        };
+        let session_id = self
+            .state()
+            .sessions
+            .create(self.store.as_ref(), cwd_path, mcp);
         self.save(&session_id, json!({ "cwd": cwd }));
         let result = json!({"sessionId": session_id, "modes": modes(), "configOptions": config_options("fast")});
         self.send_result(id, &result).await?;
@@ -708,25 +659,7 @@ impl Agent {
 
     /// `session/list`: every session (in `cwd`, when given), oldest first.
     async fn list_sessions(&self, id: &RequestId<'static>, cwd: Option<&str>) -> io::Result<()> {
-        let sessions: Vec<Value> = {
-            let st = self.state();
-            let mut listed: Vec<(&String, &Session)> = st
-                .sessions
-                .iter()
-                .filter(|(_, s)| cwd.is_none_or(|c| s.cwd == Path::new(c)))
-                .collect();
-            listed.sort_by_key(|(sid, _)| session_number(sid));
-            listed
-                .into_iter()
-                .map(|(sid, s)| {
-                    let mut info = json!({"sessionId": sid, "cwd": s.cwd.display().to_string()});
-                    if let Some(title) = &s.title {
-                        info["title"] = json!(title);
-                    }
-                    info
-                })
-                .collect()
-        };
+        let sessions = self.state().sessions.list(cwd);
         self.send_result(id, &json!({ "sessions": sessions })).await
     }
 
@@ -942,18 +875,7 @@ impl Agent {
             Err(Stop::Cancelled) => "cancelled",
             Err(Stop::Closed) => return,
         };
-        {
-            let mut st = self.state();
-            if let Some(s) = st.sessions.get_mut(&session_id) {
-                // Clear the switch only if it is still ours.
-                if s.turn
-                    .as_ref()
-                    .is_some_and(|t| t.subscribe().same_channel(&cancel))
-                {
-                    s.turn = None;
-                }
-            }
-        }
+        self.state().sessions.end_turn(&session_id, &cancel);
         let _ = self.send_result(&id, &json!({"stopReason": reason})).await;
     }
 

@@ -50,19 +50,15 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use acp_codec::acp::{Message, RequestId};
-use acp_codec::codec::LineCodec;
 use acp_codec::version::{Dialect, Negotiator, Step};
 use acp_codec::ErrorCode;
 use serde_json::{json, Value};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{oneshot, watch};
-use tokio_util::codec::FramedRead;
 
-use super::{
-    cancelled, peeked_id, permission_options, seq_output, session_number, text, where_it_runs,
-    Options, Session, Store,
-};
-use crate::lines::{LineSender, LineSource};
+use super::sessions::{serve_lines, LineAgent, Sessions};
+use super::{cancelled, permission_options, seq_output, text, where_it_runs, Options, Store};
+use crate::lines::LineSender;
 
 /// The mock's own replay cursor type.
 const CURSOR: &str = "_acp-mock-agent/index";
@@ -86,64 +82,26 @@ where
     W: AsyncWrite + Unpin + Send + 'static,
 {
     let store = options.state_dir.clone().map(|dir| Store { dir });
-    let mut state = State {
+    let state = State {
         negotiator: Negotiator::new(&[Dialect::V2]),
-        sessions: HashMap::new(),
-        sessions_made: 0,
+        sessions: Sessions::open(store.as_ref())?,
         turns_started: 0,
         next_id: 0,
         waiters: HashMap::new(),
         tools: HashMap::new(),
     };
-    if let Some(store) = &store {
-        std::fs::create_dir_all(&store.dir)?;
-        for (sid, session) in store.load()? {
-            state.sessions_made = state.sessions_made.max(session_number(&sid));
-            state.sessions.insert(sid, session);
-        }
-    }
     let agent = Arc::new(Agent {
         out: LineSender::spawn(writer),
         options,
         state: Mutex::new(state),
         store,
     });
-    let mut reader = FramedRead::new(reader, LineCodec::new());
-    let result = loop {
-        let line = match reader.next_line().await {
-            Ok(Some(Ok(line))) => line,
-            Ok(Some(Err(e))) => {
-                eprintln!("acp-mock-agent: skipped a bad line: {e}");
-                if let acp_codec::FrameError::LineTooLong(long) = &e {
-                    if let Some(id) = long.request_id() {
-                        let error = error(&peeked_id(&id), e.code(), &e.to_string());
-                        if agent.send(error).await.is_err() {
-                            break Ok(());
-                        }
-                    }
-                }
-                continue;
-            }
-            Ok(None) => break Ok(()),
-            Err(e) => break Err(e),
-        };
-        if let Err(e) = agent.handle_line(&line).await {
-            eprintln!("acp-mock-agent: {e}");
-            break Ok(());
-        }
-    };
-    for s in agent.state().sessions.values_mut() {
-        if let Some(t) = s.turn.take() {
-            let _ = t.send(true);
-        }
-    }
-    result
+    serve_lines(agent, reader).await
 }
 
 struct State {
     negotiator: Negotiator,
-    sessions: HashMap<String, Session>,
-    sessions_made: u64,
+    sessions: Sessions,
     turns_started: u64,
     /// Our requests' ids, and who waits for each answer.
     next_id: i64,
@@ -211,6 +169,20 @@ fn plan(n: u64, done: usize) -> Value {
 /// A tool call's content item of text `t`.
 fn tool_text(t: &str) -> Value {
     json!({"type": "content", "content": text(t)})
+}
+
+impl LineAgent for Agent {
+    async fn take_line(self: &Arc<Self>, line: &str) -> io::Result<()> {
+        self.handle_line(line).await
+    }
+
+    async fn refuse(&self, id: &RequestId<'_>, code: ErrorCode, message: &str) -> io::Result<()> {
+        self.send(error(id, code, message)).await
+    }
+
+    fn stop_turns(&self) {
+        self.state().sessions.cancel_all();
+    }
 }
 
 impl Agent {
@@ -350,27 +322,11 @@ impl Agent {
             let msg = format!("cwd must be an absolute path, got {cwd:?}");
             return self.send(error(id, ErrorCode::INVALID_PARAMS, &msg)).await;
         }
-        let sid = {
-            let mut st = self.state();
-            st.sessions_made += 1;
-            while let Some(store) = &self.store {
-                if store.claim(&format!("mock-session-{}", st.sessions_made)) {
-                    break;
-                }
-                st.sessions_made += 1;
-            }
-            let sid = format!("mock-session-{}", st.sessions_made);
-            let session = Session {
-                cwd: PathBuf::from(cwd),
-                turn: None,
-                title: None,
-                history: Vec::new(),
-                // The v2 mock is no MCP client (the v1 mock is).
-                mcp: Vec::new(),
-            };
-            st.sessions.insert(sid.clone(), session);
-            sid
-        };
+        // The v2 mock is no MCP client (the v1 mock is).
+        let sid = self
+            .state()
+            .sessions
+            .create(self.store.as_ref(), PathBuf::from(cwd), Vec::new());
         self.save(&sid, json!({ "cwd": cwd }));
         let commands = [("memory", "Manage memory."), ("about", "Show version info.")]
             .map(|(name, description)| json!({"type": "command", "name": name, "description": description}));
@@ -425,25 +381,7 @@ impl Agent {
 
     /// `session/list`: every session (in `cwd`, when given), oldest first.
     async fn list(&self, id: &RequestId<'static>, cwd: Option<&str>) -> io::Result<()> {
-        let sessions: Vec<Value> = {
-            let st = self.state();
-            let mut listed: Vec<(&String, &Session)> = st
-                .sessions
-                .iter()
-                .filter(|(_, s)| cwd.is_none_or(|c| s.cwd == Path::new(c)))
-                .collect();
-            listed.sort_by_key(|(sid, _)| session_number(sid));
-            listed
-                .into_iter()
-                .map(|(sid, s)| {
-                    let mut info = json!({"sessionId": sid, "cwd": s.cwd.display().to_string()});
-                    if let Some(title) = &s.title {
-                        info["title"] = json!(title);
-                    }
-                    info
-                })
-                .collect()
-        };
+        let sessions = self.state().sessions.list(cwd);
         self.send(result(id, json!({ "sessions": sessions }))).await
     }
 
@@ -534,17 +472,7 @@ impl Agent {
             Ok(false) => "cancelled",
             Err(_) => return,
         };
-        {
-            let mut st = self.state();
-            if let Some(s) = st.sessions.get_mut(&sid) {
-                if s.turn
-                    .as_ref()
-                    .is_some_and(|t| t.subscribe().same_channel(&cancel))
-                {
-                    s.turn = None;
-                }
-            }
-        }
+        self.state().sessions.end_turn(&sid, &cancel);
         let _ = self
             .send_update(&sid, state_update("idle", Some(reason)), None)
             .await;
