@@ -52,7 +52,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{oneshot, watch};
 
 use crate::lines::LineSender;
-use sessions::{serve_lines, LineAgent, Sessions};
+use sessions::{serve_lines, LineAgent, Sessions, Started};
 
 mod mcp;
 mod sessions;
@@ -156,7 +156,6 @@ struct State {
     tracker: Tracker,
     waiters: HashMap<RequestId<'static>, oneshot::Sender<Reply>>,
     sessions: Sessions,
-    turns_started: u64,
     fs_read: bool,
     fs_write: bool,
     terminal: bool,
@@ -680,35 +679,29 @@ impl Agent {
             .collect::<Vec<_>>()
             .join(" ");
         let session_id = p.session_id.into_owned();
+        let said = json!({"sessionUpdate": "user_message_chunk", "content": text(&prompt)});
         let started = {
             let mut st = self.state();
-            st.turns_started += 1;
-            let turn = st.turns_started;
-            st.sessions.get_mut(&session_id).map(|s| {
-                let titled = s.title.is_none();
-                s.title
-                    .get_or_insert_with(|| prompt.chars().take(80).collect());
-                let said = json!({"sessionUpdate": "user_message_chunk", "content": text(&prompt)});
+            let started = st.sessions.start_turn(&session_id, &prompt);
+            if let (Some(_), Some(s)) = (&started, st.sessions.get_mut(&session_id)) {
                 s.history.push(said.clone());
-                let (tx, rx) = watch::channel(false);
-                // A new prompt cancels the running one, as Gemini does.
-                if let Some(old) = s.turn.replace(tx) {
-                    let _ = old.send(true);
-                }
-                let title = s.title.clone().filter(|_| titled);
-                (s.cwd.clone(), rx, turn, title, said)
-            })
-        };
-        if let Some((_, _, _, title, said)) = &started {
-            if let Some(title) = title {
-                self.save(&session_id, json!({ "title": title }));
             }
-            self.save(&session_id, json!({ "update": said }));
-        }
-        let Some((cwd, cancel, turn, _, _)) = started else {
+            started
+        };
+        let Some(Started {
+            n: turn,
+            cwd,
+            cancel,
+            title,
+        }) = started
+        else {
             let msg = format!("session not found: {session_id}");
             return self.send_error(&id, ErrorCode::INVALID_PARAMS, &msg).await;
         };
+        if let Some(title) = title {
+            self.save(&session_id, json!({ "title": title }));
+        }
+        self.save(&session_id, json!({ "update": said }));
         let agent = Arc::clone(self);
         tokio::spawn(async move {
             agent.turn(id, session_id, cwd, prompt, cancel, turn).await;

@@ -24,6 +24,20 @@ use crate::lines::LineSource;
 pub(super) struct Sessions {
     map: HashMap<String, Session>,
     made: u64,
+    /// Turns started, in every session: a turn's number.
+    turns: u64,
+}
+
+/// A turn just started by [`Sessions::start_turn`].
+pub(super) struct Started {
+    /// The turn's number, counted over every session.
+    pub(super) n: u64,
+    /// Where the session works.
+    pub(super) cwd: PathBuf,
+    /// Turns `true` when the turn is cancelled.
+    pub(super) cancel: watch::Receiver<bool>,
+    /// The session's title, when this prompt gave it one (to save).
+    pub(super) title: Option<String>,
 }
 
 impl Sessions {
@@ -88,6 +102,30 @@ impl Sessions {
                 info
             })
             .collect()
+    }
+
+    /// A turn of `sid` starts on `prompt` (its first 80 characters are the
+    /// session's title if it has none): a new cancel switch, and the
+    /// running turn cancelled (a new prompt cancels the running one, as
+    /// Gemini does). `None` when there is no such session.
+    pub(super) fn start_turn(&mut self, sid: &str, prompt: &str) -> Option<Started> {
+        // Counted even for a session that is not there, as the numbers
+        // in tool call ids have always been.
+        self.turns += 1;
+        let s = self.map.get_mut(sid)?;
+        let titled = s.title.is_none();
+        s.title
+            .get_or_insert_with(|| prompt.chars().take(80).collect());
+        let (tx, cancel) = watch::channel(false);
+        if let Some(old) = s.turn.replace(tx) {
+            let _ = old.send(true);
+        }
+        Some(Started {
+            n: self.turns,
+            cwd: s.cwd.clone(),
+            cancel,
+            title: s.title.clone().filter(|_| titled),
+        })
     }
 
     /// The turn of `sid` has ended: its cancel switch is cleared, if it is

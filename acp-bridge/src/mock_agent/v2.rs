@@ -56,7 +56,7 @@ use serde_json::{json, Value};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{oneshot, watch};
 
-use super::sessions::{serve_lines, LineAgent, Sessions};
+use super::sessions::{serve_lines, LineAgent, Sessions, Started};
 use super::{cancelled, permission_options, seq_output, text, where_it_runs, Options, Store};
 use crate::lines::LineSender;
 
@@ -85,7 +85,6 @@ where
     let state = State {
         negotiator: Negotiator::new(&[Dialect::V2]),
         sessions: Sessions::open(store.as_ref())?,
-        turns_started: 0,
         next_id: 0,
         waiters: HashMap::new(),
         tools: HashMap::new(),
@@ -102,7 +101,6 @@ where
 struct State {
     negotiator: Negotiator,
     sessions: Sessions,
-    turns_started: u64,
     /// Our requests' ids, and who waits for each answer.
     next_id: i64,
     waiters: HashMap<i64, oneshot::Sender<Result<Value, Value>>>,
@@ -428,22 +426,11 @@ impl Agent {
             .filter_map(|b| b.get("text").and_then(Value::as_str))
             .collect::<Vec<_>>()
             .join(" ");
-        let started = {
-            let mut st = self.state();
-            st.turns_started += 1;
-            let n = st.turns_started;
-            st.sessions.get_mut(&sid).map(|s| {
-                let titled = s.title.is_none();
-                s.title
-                    .get_or_insert_with(|| said.chars().take(80).collect());
-                let (tx, rx) = watch::channel(false);
-                if let Some(old) = s.turn.replace(tx) {
-                    let _ = old.send(true);
-                }
-                (n, rx, s.title.clone().filter(|_| titled))
-            })
-        };
-        let Some((n, cancel, title)) = started else {
+        let started = self.state().sessions.start_turn(&sid, &said);
+        let Some(Started {
+            n, cancel, title, ..
+        }) = started
+        else {
             return self.send(no_session(&id, &sid)).await;
         };
         if let Some(title) = title {
