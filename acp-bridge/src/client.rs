@@ -1410,7 +1410,7 @@ impl<S: LineSource> Client<S> {
                         host.request_sent(id, &connection, &server_request, now);
                     }
                 }
-                ToAgent::Notify(params) => {
+                ToAgent::Notify { params } => {
                     let n = acp_codec::acp::Notification {
                         method: "mcp/message".into(),
                         params: Some(RawJson::from_string(params).map_err(|e| local(&e))?),

@@ -28,7 +28,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-use acp_bridge::mcp::relay::{Action, Relay};
+use acp_bridge::mcp::relay::{Action, Relay, ToAgent};
 use acp_codec::acp::RequestId;
 
 /// What the check saw of one connection.
@@ -95,7 +95,7 @@ impl World {
                         }
                     }
                 }
-                Action::Answer { id, outcome } => {
+                Action::Agent(ToAgent::Answer { id, outcome }) => {
                     let RequestId::Number(n) = id else {
                         panic!("answer to {id:?}")
                     };
@@ -112,11 +112,11 @@ impl World {
                         }
                     }
                 }
-                Action::Request {
+                Action::Agent(ToAgent::Request {
                     connection,
                     server_request,
                     params,
-                } => {
+                }) => {
                     let v: serde_json::Value = serde_json::from_str(&params).unwrap();
                     assert_eq!(v["connectionId"], connection.as_str());
                     let ours = self.next_ours;
@@ -129,11 +129,11 @@ impl World {
                     );
                     self.to_agent.insert(ours, (connection, server_request));
                 }
-                Action::Notify { params } => {
+                Action::Agent(ToAgent::Notify { params }) => {
                     let v: serde_json::Value = serde_json::from_str(&params).unwrap();
                     assert!(self.conns.contains_key(v["connectionId"].as_str().unwrap()));
                 }
-                Action::Problem(_) => {}
+                Action::Agent(ToAgent::Problem(_)) => {}
             }
         }
     }

@@ -10,7 +10,7 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use acp_codec::acp::{RequestId, RpcError};
+use acp_codec::acp::RequestId;
 use acp_codec::codec::LineCodec;
 use tokio::io::AsyncBufReadExt;
 use tokio::sync::{mpsc, oneshot};
@@ -39,32 +39,7 @@ pub enum Event {
     },
 }
 
-/// What the caller sends the agent.
-#[derive(Debug)]
-pub enum ToAgent {
-    /// The answer to the agent's request `id`: a result's JSON text, or an
-    /// error.
-    Answer {
-        /// The agent's request.
-        id: RequestId<'static>,
-        /// Its result (JSON text) or error.
-        outcome: Result<String, RpcError<'static>>,
-    },
-    /// An `mcp/message` request with these params; report its id with
-    /// [`Host::request_sent`].
-    Request {
-        /// Where it came from.
-        connection: String,
-        /// The server's id of it (JSON text).
-        server_request: String,
-        /// The params (JSON text).
-        params: String,
-    },
-    /// An `mcp/message` notification with these params (JSON text).
-    Notify(String),
-    /// A line for the user.
-    Problem(String),
-}
+pub use super::relay::ToAgent;
 
 /// A running server.
 struct Running {
@@ -170,18 +145,7 @@ impl Host {
                 Action::Stop { connection } => {
                     self.running.remove(&connection);
                 }
-                Action::Answer { id, outcome } => out.push(ToAgent::Answer { id, outcome }),
-                Action::Request {
-                    connection,
-                    server_request,
-                    params,
-                } => out.push(ToAgent::Request {
-                    connection,
-                    server_request,
-                    params,
-                }),
-                Action::Notify { params } => out.push(ToAgent::Notify(params)),
-                Action::Problem(p) => out.push(ToAgent::Problem(p)),
+                Action::Agent(to_agent) => out.push(to_agent),
             }
         }
         out

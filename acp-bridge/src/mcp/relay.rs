@@ -47,6 +47,14 @@ pub enum Action {
         /// The connection.
         connection: String,
     },
+    /// Something for the agent or the user.
+    Agent(ToAgent),
+}
+
+/// What the caller sends the agent (or shows the user), encoded with its
+/// own tracker.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToAgent {
     /// Answer the agent's request `id`: a result's JSON text, or an error.
     Answer {
         /// The agent's request.
@@ -203,7 +211,8 @@ impl Relay {
     }
 
     fn answer(&mut self, id: RequestId<'static>, outcome: Result<String, RpcError<'static>>) {
-        self.actions.push_back(Action::Answer { id, outcome });
+        self.actions
+            .push_back(Action::Agent(ToAgent::Answer { id, outcome }));
     }
 
     fn refuse(&mut self, id: RequestId<'static>, message: String) {
@@ -317,7 +326,9 @@ impl Relay {
             }
             Err(why) => self
                 .actions
-                .push_back(Action::Problem(format!("mcp: dropped {method}: {why}"))),
+                .push_back(Action::Agent(ToAgent::Problem(format!(
+                    "mcp: dropped {method}: {why}"
+                )))),
         }
     }
 
@@ -368,7 +379,9 @@ impl Relay {
         }
         if let Closed::Exited(e) = &why {
             self.actions
-                .push_back(Action::Problem(format!("mcp: server {name} exited: {e}")));
+                .push_back(Action::Agent(ToAgent::Problem(format!(
+                    "mcp: server {name} exited: {e}"
+                ))));
         }
         self.actions.push_back(Action::Stop {
             connection: connection.to_owned(),
@@ -408,9 +421,11 @@ impl Relay {
         let Ok(msg) = serde_json::from_str::<FromServer<'_>>(line) else {
             let shown: String = line.chars().take(80).collect();
             let name = self.name(&server);
-            return self.actions.push_back(Action::Problem(format!(
-                "mcp: {name} wrote a bad line: {shown}"
-            )));
+            return self
+                .actions
+                .push_back(Action::Agent(ToAgent::Problem(format!(
+                    "mcp: {name} wrote a bad line: {shown}"
+                ))));
         };
         match (msg.id, msg.method) {
             (Some(id), None) => {
@@ -440,19 +455,22 @@ impl Relay {
                 match id {
                     // Its wait starts when the caller reports the id
                     // (`handle_request_sent`).
-                    Some(id) => self.actions.push_back(Action::Request {
+                    Some(id) => self.actions.push_back(Action::Agent(ToAgent::Request {
                         connection: connection.to_owned(),
                         server_request: id.get().to_owned(),
                         params,
-                    }),
-                    None => self.actions.push_back(Action::Notify { params }),
+                    })),
+                    None => self
+                        .actions
+                        .push_back(Action::Agent(ToAgent::Notify { params })),
                 }
             }
             (None, None) => {
                 let name = self.name(&server);
-                self.actions.push_back(Action::Problem(format!(
-                    "mcp: {name} wrote a message with neither id nor method"
-                )));
+                self.actions
+                    .push_back(Action::Agent(ToAgent::Problem(format!(
+                        "mcp: {name} wrote a message with neither id nor method"
+                    ))));
             }
         }
     }
@@ -489,7 +507,7 @@ impl Relay {
         text
     }
 
-    /// The caller sent the agent the request of an [`Action::Request`]
+    /// The caller sent the agent the request of an [`ToAgent::Request`]
     /// with id `id`: its answer goes back to the server.
     pub fn handle_request_sent(
         &mut self,
@@ -644,10 +662,10 @@ mod tests {
                     connection: "mcp-1".into(),
                     server: "s1".into()
                 },
-                Action::Answer {
+                Action::Agent(ToAgent::Answer {
                     id: RequestId::Number(1),
                     outcome: Ok(r#"{"connectionId":"mcp-1"}"#.into())
-                }
+                })
             ]
         );
         r.handle_message(
@@ -670,10 +688,10 @@ mod tests {
         r.handle_server_line("mcp-1", r#"{"jsonrpc":"2.0","id":0,"result":{"tools":[]}}"#);
         assert_eq!(
             drain(&mut r),
-            [Action::Answer {
+            [Action::Agent(ToAgent::Answer {
                 id: RequestId::Number(2),
                 outcome: Ok(r#"{"result":{"tools":[]}}"#.into())
-            }]
+            })]
         );
         assert!(!r.busy());
         r.handle_disconnect(RequestId::Number(3), "mcp-1");
@@ -682,9 +700,9 @@ mod tests {
             connection: "mcp-1".into()
         }));
         r.handle_message(RequestId::Number(4), Some("mcp-1"), "s1", "x", None, T);
-        let Some(Action::Answer {
+        let Some(Action::Agent(ToAgent::Answer {
             outcome: Err(e), ..
-        }) = r.poll_action()
+        })) = r.poll_action()
         else {
             panic!()
         };
@@ -704,14 +722,14 @@ mod tests {
         let a = drain(&mut r);
         assert_eq!(a.len(), 2, "{a:?}");
         assert!(
-            matches!(&a[0], Action::Answer { id: RequestId::Number(1), outcome: Err(e) } if e.message.contains("within 5.0 s"))
+            matches!(&a[0], Action::Agent(ToAgent::Answer { id: RequestId::Number(1), outcome: Err(e) }) if e.message.contains("within 5.0 s"))
         );
         r.handle_message(RequestId::Number(3), None, "s1", "c", None, T);
         drain(&mut r);
         r.handle_server_exit("s1", "exit status 3");
         let a = drain(&mut r);
         assert!(
-            matches!(&a[0], Action::Answer { id: RequestId::Number(3), outcome: Err(e) } if e.message.contains("files exited: exit status 3")),
+            matches!(&a[0], Action::Agent(ToAgent::Answer { id: RequestId::Number(3), outcome: Err(e) }) if e.message.contains("files exited: exit status 3")),
             "{a:?}"
         );
         // A late answer after the exit is nobody's.
@@ -730,11 +748,11 @@ mod tests {
             "mcp-1",
             r#"{"jsonrpc":"2.0","id":"q","method":"roots/list"}"#,
         );
-        let Some(Action::Request {
+        let Some(Action::Agent(ToAgent::Request {
             connection,
             server_request,
             params,
-        }) = r.poll_action()
+        })) = r.poll_action()
         else {
             panic!()
         };
