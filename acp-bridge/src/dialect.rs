@@ -408,6 +408,23 @@ mod tests {
         assert_eq!(n.translated_version(), Some(2));
     }
 
+    /// After `init` and the agent's `answer`, both pass through unchanged
+    /// (the answer as it came, a later line of the client's too) and
+    /// nothing is translated.
+    fn passes_through(init: &str, answer: &str, later: &str) {
+        let mut n = Negotiation::new(Protocol::Auto);
+        let _ = n.client_line(init.to_owned());
+        assert_eq!(
+            n.agent_line(answer.to_owned()),
+            vec![Out::Client(answer.to_owned())]
+        );
+        assert_eq!(
+            n.client_line(later.to_owned()),
+            vec![Out::Agent(later.to_owned())]
+        );
+        assert_eq!(n.translated_version(), None, "{answer}");
+    }
+
     #[test]
     fn an_answer_or_another_error_settles_on_v1_unchanged() {
         for answer in [
@@ -415,18 +432,8 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":0,"error":{"code":-32602,"message":"bad"}}"#,
             r#"{"jsonrpc":"2.0","id":0,"error":{"code":-32022,"message":"no","data":{"supported":[3]}}}"#,
         ] {
-            let mut n = Negotiation::new(Protocol::Auto);
-            let _ = n.client_line(V1_INIT.to_owned());
-            assert_eq!(
-                n.agent_line(answer.to_owned()),
-                vec![Out::Client(answer.to_owned())]
-            );
             let later = r#"{"jsonrpc":"2.0","id":1,"method":"session/load","params":{}}"#;
-            assert_eq!(
-                n.client_line(later.to_owned()),
-                vec![Out::Agent(later.to_owned())]
-            );
-            assert_eq!(n.translated_version(), None);
+            passes_through(V1_INIT, answer, later);
         }
     }
 
@@ -508,18 +515,8 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":"i","error":{"code":-32602,"message":"bad"}}"#,
             r#"{"jsonrpc":"2.0","id":"i","error":{"code":-32022,"message":"no","data":{"supported":[3]}}}"#,
         ] {
-            let mut n = Negotiation::new(Protocol::Auto);
-            let _ = n.client_line(V2_INIT.to_owned());
-            assert_eq!(
-                n.agent_line(answer.to_owned()),
-                vec![Out::Client(answer.to_owned())]
-            );
             let later = r#"{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{}}"#;
-            assert_eq!(
-                n.client_line(later.to_owned()),
-                vec![Out::Agent(later.to_owned())]
-            );
-            assert_eq!(n.translated_version(), None, "{answer}");
+            passes_through(V2_INIT, answer, later);
         }
     }
 
