@@ -15,12 +15,12 @@ use crate::users::UserRoom;
 use acp_codec::codec::RawLineCodec;
 use acp_codec::framing::{FrameError, RawItem};
 use acp_codec::Limits;
-use bytes::BytesMut;
+use bytes::{Bytes, BytesMut};
 use futures_util::StreamExt;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout};
 use tokio::sync::{mpsc, Notify};
-use tokio_util::codec::FramedRead;
+use tokio_util::codec::{Decoder, FramedRead};
 
 use super::driver::{user_dirs, Driver, Processes, RunIo};
 use super::log::Log;
@@ -204,32 +204,48 @@ async fn write_stdin(mut stdin: ChildStdin, mut rx: mpsc::UnboundedReceiver<Vec<
     }
 }
 
+/// The most an agent's stderr is read at a time.
+const STDERR_CHUNK: usize = 16 * 1024;
+
+/// Appends what the agent writes on stderr to its log. The buffer starts
+/// empty and doubles (up to [`STDERR_CHUNK`]) whenever a read fills it:
+/// an agent that writes little there (most do) holds little for it.
 async fn log_stderr(log: Arc<Mutex<Log>>, mut stderr: ChildStderr) {
-    let mut chunk = vec![0u8; 16 * 1024];
-    while let Ok(n) = stderr.read(&mut chunk).await {
+    let mut chunk = Vec::new();
+    while let Ok(n) = stderr.read_buf(&mut chunk).await {
         if n == 0 {
             break;
         }
         let mut log = log
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        log.write(chunk.get(..n).unwrap_or_default());
+        log.write(&chunk);
+        drop(log);
+        let full = n == chunk.capacity();
+        chunk.clear();
+        if full && chunk.capacity() < STDERR_CHUNK {
+            chunk.reserve_exact(chunk.capacity().saturating_mul(2).min(STDERR_CHUNK));
+        }
     }
 }
 
 /// The read buffer of an agent's stdout: what it starts with and what it
-/// is brought back to after a long line.
-const READ_BUFFER: usize = 256 * 1024;
+/// is brought back to after a long line. Small: the buffer moves forward
+/// through its allocation as lines are taken off its front, so every
+/// agent ends up with all of it resident (300 agents: 300 times this),
+/// and a pipe gives at most 64 KiB a read anyway.
+const READ_BUFFER: usize = 16 * 1024;
 
 /// Splits stdout into lines (each at most `--max-message-bytes`) with the
 /// crate's tokio-util codec and hands them to the core, until stdout
 /// closes.
 ///
-/// A long line grows the read buffer to its size, and the line's bytes
-/// are split off that buffer's front (sharing its allocation). Before
-/// the core gets such a line, the bytes after it move to a fresh buffer
-/// of [`READ_BUFFER`], so that the line alone holds the large allocation;
-/// the line is handed to the core (`handle_agent_line` with the `String`), which
+/// A long line grows the read buffer to its size, at the start of an
+/// allocation of its own ([`StdoutCodec`]), and the line's bytes are
+/// split off that buffer's front. Before the core gets such a line, the
+/// bytes after it move to a fresh buffer of [`READ_BUFFER`], so that the
+/// line alone holds the large allocation and becomes the core's `String`
+/// without a copy; the core (`handle_agent_line` with the `String`)
 /// frees it once routed, before the router's copy is stamped and queued.
 /// So a long line is held twice at most, and the core's copy is the only
 /// one left when the connection's writer starts on it; no long line stays
@@ -239,13 +255,11 @@ async fn read_stdout(driver: &Arc<Driver>, run: AgentRun, stdout: ChildStdout) {
     // Pass-through splitting: the line's bytes as read, UTF-8 checked once
     // below, where they become the core's string (the splitting codec
     // would check them too, a second pass over every line).
-    let codec = RawLineCodec::with_limits(&limits);
+    let codec = StdoutCodec::new(RawLineCodec::with_limits(&limits));
     let mut lines = FramedRead::with_capacity(stdout, codec, READ_BUFFER);
     // An `Err` from the stream is an I/O error: stdout is gone.
     while let Some(Ok(item)) = lines.next().await {
-        if lines.read_buffer().capacity() > 2 * READ_BUFFER || item.as_bytes().len() > READ_BUFFER {
-            renew(lines.read_buffer_mut());
-        }
+        renew_after(lines.read_buffer_mut(), item.as_bytes().len());
         match item {
             RawItem::Line(line) if line.is_blank() => {}
             // A long line's bytes become the core's string without a copy
@@ -275,11 +289,133 @@ async fn read_stdout(driver: &Arc<Driver>, run: AgentRun, stdout: ChildStdout) {
     }
 }
 
-/// Moves what a read buffer holds into a fresh one of [`READ_BUFFER`]
-/// bytes (more if it holds more), so that the allocation a long line grew
-/// is freed once that line is.
-fn renew(buffer: &mut BytesMut) {
+/// After an item of `taken` bytes, when it was long or the buffer grew
+/// large, moves what a read buffer holds into a fresh one of
+/// [`READ_BUFFER`] bytes (more if it holds more), so that the allocation a
+/// long line grew is freed once that line is.
+fn renew_after(buffer: &mut BytesMut, taken: usize) {
+    if buffer.capacity() <= 2 * READ_BUFFER && taken <= READ_BUFFER {
+        return;
+    }
     let mut fresh = BytesMut::with_capacity(READ_BUFFER.max(buffer.len()));
     fresh.extend_from_slice(buffer);
     *buffer = fresh;
+}
+
+/// The crate's pass-through line codec, with a long line kept at the
+/// start of an allocation of its own.
+///
+/// The read buffer moves forward through its allocation as lines are
+/// split off its front, and growing keeps that offset: a long line would
+/// sit some way into its allocation, and turning its bytes into a `Vec`
+/// (then the core's `String`) would move all of them down to the start,
+/// a copy of the whole line. So once the line being read passes
+/// [`READ_BUFFER`] bytes, what the buffer holds (that much, and one read
+/// more at most) moves to a fresh allocation, once per line, where the
+/// line then grows from the start: the conversion moves its bytes onto
+/// themselves, which the C library's `memmove` skips.
+struct StdoutCodec {
+    inner: RawLineCodec,
+    /// The line being read was moved to an allocation of its own.
+    moved: bool,
+}
+
+impl StdoutCodec {
+    fn new(inner: RawLineCodec) -> Self {
+        Self {
+            inner,
+            moved: false,
+        }
+    }
+}
+
+impl Decoder for StdoutCodec {
+    type Item = RawItem<Bytes>;
+    type Error = std::io::Error;
+
+    fn decode(&mut self, buffer: &mut BytesMut) -> std::io::Result<Option<Self::Item>> {
+        let item = self.inner.decode(buffer)?;
+        if item.is_some() {
+            self.moved = false;
+        } else if !self.moved && buffer.len() > READ_BUFFER {
+            // No line ends in the buffer: it holds one line being read.
+            let mut fresh = BytesMut::with_capacity(buffer.len().saturating_mul(2));
+            fresh.extend_from_slice(buffer);
+            *buffer = fresh;
+            self.moved = true;
+        }
+        Ok(item)
+    }
+
+    fn decode_eof(&mut self, buffer: &mut BytesMut) -> std::io::Result<Option<Self::Item>> {
+        let item = self.inner.decode_eof(buffer)?;
+        if item.is_some() {
+            self.moved = false;
+        }
+        Ok(item)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Feeds `input` in pieces of `piece` bytes, taking every item after
+    /// each (as `FramedRead` does); the lines' contents, and whether each
+    /// one became a `Vec` in place (no copy), with the read buffer renewed
+    /// after a long line as `read_stdout` does.
+    fn lines(
+        codec: &mut impl Decoder<Item = RawItem<Bytes>>,
+        input: &[u8],
+    ) -> Vec<(Vec<u8>, bool)> {
+        let mut buffer = BytesMut::with_capacity(READ_BUFFER);
+        let mut out = Vec::new();
+        for piece in input.chunks(5000) {
+            buffer.extend_from_slice(piece);
+            while let Some(item) = codec.decode(&mut buffer).ok().flatten() {
+                let RawItem::Line(line) = item else {
+                    panic!("only lines within the limit here");
+                };
+                renew_after(&mut buffer, line.as_bytes().len());
+                let content = line.content().to_vec();
+                let at = line.content().as_ptr();
+                let whole = Vec::from(line.into_bytes());
+                out.push((content, whole.as_ptr() == at));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn stdout_lines_are_the_input_lines_and_a_long_one_is_not_copied() {
+        let long = "x".repeat(READ_BUFFER * 5 + 123);
+        let input = format!("first\n{long}\nsecond line\n{long}y\nlast\n");
+        let limits = Limits::default().with_max_line_len(1 << 20);
+        let got = lines(
+            &mut StdoutCodec::new(RawLineCodec::with_limits(&limits)),
+            input.as_bytes(),
+        );
+        // The oracle: the input split at its newlines, nothing shared with the codec.
+        let want: Vec<&[u8]> = input
+            .as_bytes()
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty())
+            .collect();
+        let contents: Vec<&[u8]> = got.iter().map(|(c, _)| c.as_slice()).collect();
+        assert_eq!(contents, want);
+        let in_place: Vec<bool> = got.iter().map(|&(_, p)| p).collect();
+        assert!(
+            in_place[1],
+            "a long line after a short one is converted in place"
+        );
+        assert!(in_place[3], "so is the next one");
+        // The codec alone leaves a long line where the buffer had moved to:
+        // the conversion copies it (what the wrapper is for).
+        let plain = lines(&mut RawLineCodec::with_limits(&limits), input.as_bytes());
+        assert_eq!(
+            plain.iter().map(|(c, _)| c.as_slice()).collect::<Vec<_>>(),
+            want
+        );
+        assert!(!plain[1].1);
+    }
 }
