@@ -32,11 +32,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use acp_codec::remote::{Rejoin, RejoinError};
 use acp_codec::FrameError;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::lines::{LineSender, LineSource};
-use crate::rejoin::{Rejoin, RejoinError};
 pub use crate::remote::Policy;
 use crate::remote::{jitter, Closed, Connection};
 
@@ -287,8 +287,8 @@ fn with_newline(line: String) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rejoin::TURN_LOST;
     use crate::remote::FakeServer;
+    use acp_codec::remote::TURN_LOST;
     use serde_json::{json, Value};
 
     async fn read(server: &mut FakeServer) -> Value {
