@@ -38,7 +38,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::lines::{LineSender, LineSource};
 pub use crate::remote::Policy;
-use crate::remote::{jitter, Closed, Connection};
+use crate::remote::{Closed, Connection};
 
 /// Opens one connection (the same target each time).
 pub type Dial =
@@ -254,20 +254,7 @@ impl Relay {
     }
 
     async fn redial(&self) -> Result<Connection, String> {
-        let started = Instant::now();
-        let mut last = String::new();
-        for attempt in 0u32.. {
-            let wait = self.policy.delay(attempt, jitter());
-            if started.elapsed() + wait > self.policy.budget {
-                break;
-            }
-            tokio::time::sleep(wait).await;
-            match (self.dial)().await {
-                Ok(conn) => return Ok(conn),
-                Err(e) => last = e,
-            }
-        }
-        Err(last)
+        self.policy.redial(Instant::now(), || (self.dial)()).await
     }
 
     /// Ends the client's stream with `reason` (its pending requests then

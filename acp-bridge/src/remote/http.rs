@@ -57,7 +57,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::cookie::CookieJar;
 use super::{
-    jitter, open_stream, too_long, Connection, Incoming, LineSender, Policy, RemoteSource, Target,
+    open_stream, too_long, Connection, Incoming, LineSender, Policy, RemoteSource, Target,
     DEAD_AFTER,
 };
 use crate::tls::ALPN_HTTP;
@@ -278,39 +278,32 @@ impl Endpoint {
                 return Ok((shared.generation, Sender::Http2(h2.clone())));
             }
         }
-        let mut last = String::new();
-        for attempt in 0u32.. {
-            let wait = r.policy.delay(attempt, jitter());
-            if since.elapsed() + wait > r.policy.budget {
-                break;
-            }
-            tokio::time::sleep(wait).await;
-            match tokio::time::timeout(DIAL_WAIT, self.open(http2)).await {
-                Ok(Ok(sender)) => {
-                    // One line a reconnect, once it is done.
-                    eprintln!("acp-client: {why}; reconnected; resuming");
-                    r.reconnects.fetch_add(1, Ordering::Relaxed);
-                    if http2 {
-                        shared.generation += 1;
-                        shared.h2 = sender.shared();
-                    }
-                    return Ok((shared.generation, sender));
-                }
-                Ok(Err(e)) => last = e,
-                Err(_) => {
-                    last = format!(
+        let dial = || async {
+            tokio::time::timeout(DIAL_WAIT, self.open(http2))
+                .await
+                .unwrap_or_else(|_| {
+                    Err(format!(
                         "no connection to {} within {} s",
                         self.target.shown,
                         DIAL_WAIT.as_secs()
-                    )
-                }
-            }
+                    ))
+                })
+        };
+        let sender = r.policy.redial(since, dial).await.map_err(|last| {
+            format!(
+                "no new connection to {} within {} s (--reconnect-secs): {last}",
+                self.target.shown,
+                r.policy.budget.as_secs()
+            )
+        })?;
+        // One line a reconnect, once it is done.
+        eprintln!("acp-client: {why}; reconnected; resuming");
+        r.reconnects.fetch_add(1, Ordering::Relaxed);
+        if http2 {
+            shared.generation += 1;
+            shared.h2 = sender.shared();
         }
-        Err(format!(
-            "no new connection to {} within {} s (--reconnect-secs): {last}",
-            self.target.shown,
-            r.policy.budget.as_secs()
-        ))
+        Ok((shared.generation, sender))
     }
 
     /// A refusal of a request that names the connection, while resuming:
