@@ -4,7 +4,7 @@ use alloc::vec::Vec;
 use serde_json::{json, Value};
 
 use super::*;
-use crate::remote::{stamp, Position};
+use crate::remote::{stamp, Position, META_CURSOR, REPLAY_CURSOR};
 
 /// A connection initialized in `version`, holding session `s1` with
 /// its stream at position 3, broken: what the reconnect sends once its
