@@ -234,6 +234,7 @@
 //! | [`EncodeError`] | every `encode*` | the output buffer is left as it was |
 //! | [`TurnError`] | [`TurnView`], inside [`TurnEvent::Problem`](turn::TurnEvent::Problem) | never an `Err`: the view applied or ignored the input as documented and goes on |
 //! | [`RemoteError`](remote::RemoteError) | [`remote::Server`] and the rest of [`remote`] | the state that reported it is unchanged and takes the next message; its [`reply`](remote::RemoteError::reply), HTTP status and close code say how to answer |
+//! | [`RejoinError`](remote::RejoinError) | [`remote::Rejoin`], the client's side of resume | the state takes the next message; after a `Gap`, [`start_over`](remote::Rejoin::start_over) and a clean connection load the sessions |
 //!
 //! The tokio-util codecs return a bad line as an *item*, `Ok(Some(Err(…)))`.
 //! A `Decoder` error would end a `FramedRead` stream, and one bad line must
@@ -263,7 +264,7 @@
 //! |---|---|---|
 //! | `std` | yes | implies `alloc`; `std` support in the dependencies (runtime SIMD detection in memchr and simdutf8) |
 //! | `alloc` | via `std` | [`acp`], [`stream_json`], [`chunk`], [`turn`], [`encode_line`] / [`encode_raw_line`], the alloc-carrying errors; pulls in `serde` and `serde_json` |
-//! | `remote` | no | `remote`: a team server's core (`remote::Server`, sans-IO: connections, users, sessions, resume, limits) and the rules of ACP's remote transport (WebSocket, Streamable HTTP); a codec-only dependent does not build it; implies `alloc` |
+//! | `remote` | no | `remote`: a team server's core (`remote::Server`, sans-IO: connections, users, sessions, resume, limits), the client's side of resume (`remote::Rejoin`) and the rules of ACP's remote transport (WebSocket, Streamable HTTP); a codec-only dependent does not build it; implies `alloc` |
 //! | `bytes` | no | `LineSplitter::decode_bytes` / `decode_bytes_eof` / `lines_bytes`: lines as `bytes::Bytes`, split off a `BytesMut` without copying |
 //! | `tokio-util` | no | `codec::LineCodec` and `codec::AcpCodec`, tokio-util `Decoder`/`Encoder`s; implies `std` and `bytes` |
 //! | `arbitrary` | no | `fuzzing`: `arbitrary::Arbitrary` for the ACP messages, stream-json events and chunk frames (what they generate encodes to lines that decode back equal), and `fuzzing::HostileStream`, hostile line streams for a bridge's fuzz targets; implies `std` |

@@ -23,10 +23,9 @@
 //! - [`profiles`]: `acp-client`'s saved server profiles;
 //! - [`mcp`]: the user's MCP servers (`--mcp-config`), offered to a local
 //!   agent as they are and to a remote one over ACP through a relay;
-//! - [`rejoin`]: what a client remembers so a new connection resumes where
-//!   a broken one left off (positions, unanswered requests, sessions), and
-//!   what it sends first on it, and [`reconnect`], the relay that redials
-//!   with backoff and resumes through it;
+//! - [`reconnect`]: the relay that redials with backoff and resumes
+//!   through the codec's `remote::Rejoin` (what a client remembers so a
+//!   new connection resumes where a broken one left off);
 //! - [`users`]: `acp-bridge`'s token file (users and their permissions);
 //! - [`room`]: each agent's room (its paths, its environment), confined by
 //!   [`sandbox`] (Landlock) and started by [`supervisor`] as a process tree
@@ -51,7 +50,6 @@ pub mod mcp;
 pub mod mock_agent;
 pub mod profiles;
 pub mod reconnect;
-pub mod rejoin;
 pub mod remote;
 pub mod render;
 pub mod room;

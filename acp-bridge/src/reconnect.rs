@@ -32,13 +32,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use acp_codec::remote::{Rejoin, RejoinError};
 use acp_codec::FrameError;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::lines::{LineSender, LineSource};
-use crate::rejoin::{Rejoin, RejoinError};
 pub use crate::remote::Policy;
-use crate::remote::{jitter, Closed, Connection};
+use crate::remote::{Closed, Connection};
 
 /// Opens one connection (the same target each time).
 pub type Dial =
@@ -254,20 +254,7 @@ impl Relay {
     }
 
     async fn redial(&self) -> Result<Connection, String> {
-        let started = Instant::now();
-        let mut last = String::new();
-        for attempt in 0u32.. {
-            let wait = self.policy.delay(attempt, jitter());
-            if started.elapsed() + wait > self.policy.budget {
-                break;
-            }
-            tokio::time::sleep(wait).await;
-            match (self.dial)().await {
-                Ok(conn) => return Ok(conn),
-                Err(e) => last = e,
-            }
-        }
-        Err(last)
+        self.policy.redial(Instant::now(), || (self.dial)()).await
     }
 
     /// Ends the client's stream with `reason` (its pending requests then
@@ -287,8 +274,8 @@ fn with_newline(line: String) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rejoin::TURN_LOST;
     use crate::remote::FakeServer;
+    use acp_codec::remote::TURN_LOST;
     use serde_json::{json, Value};
 
     async fn read(server: &mut FakeServer) -> Value {

@@ -42,7 +42,7 @@ use std::io;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use acp_codec::framing::LineTooLong;
 use acp_codec::limits::DEFAULT_ID_PEEK_WINDOW;
@@ -646,10 +646,38 @@ impl Policy {
         let jitter = 0.5 + f64::from(random % 1000) / 2000.0;
         capped.mul_f64(jitter)
     }
+
+    /// Dials with this backoff and jitter, after one break noticed at
+    /// `since`, until `dial` succeeds or the next wait would end past
+    /// `since` plus the budget; then the last failure (empty when there
+    /// was no time for a try). The one redial loop of both profiles.
+    ///
+    /// # Errors
+    ///
+    /// The last failure, once the budget is spent.
+    pub async fn redial<T, F, Fut>(&self, since: Instant, mut dial: F) -> Result<T, String>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, String>>,
+    {
+        let mut last = String::new();
+        for attempt in 0u32.. {
+            let wait = self.delay(attempt, jitter());
+            if since.elapsed() + wait > self.budget {
+                break;
+            }
+            tokio::time::sleep(wait).await;
+            match dial().await {
+                Ok(done) => return Ok(done),
+                Err(e) => last = e,
+            }
+        }
+        Err(last)
+    }
 }
 
 /// A few random bits for the jitter.
-pub(crate) fn jitter() -> u32 {
+fn jitter() -> u32 {
     let mut bytes = [0u8; 4];
     // Without a random source the jitter is fixed; the backoff still holds.
     let _ = getrandom::fill(&mut bytes);

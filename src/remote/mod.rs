@@ -112,6 +112,13 @@
 //! around it only moves bytes and runs processes. See [`Server`]
 //! for an example.
 //!
+//! # The client
+//!
+//! A client's side of resumable delivery, for both profiles, is
+//! [`Rejoin`] (positions per stream, [`StreamPositions`], from WebSocket's
+//! stamps or SSE's `id:`s; unanswered requests sent again; sessions
+//! resumed or loaded on a new connection): see the [`Rejoin`] docs.
+//!
 //! # Limits
 //!
 //! | what | default | when exceeded |
@@ -129,6 +136,7 @@
 
 mod backlog;
 mod error;
+mod rejoin;
 mod replay;
 mod resume;
 mod router;
@@ -139,6 +147,7 @@ mod wire;
 
 pub use backlog::{Backlog, BacklogError};
 pub use error::{RemoteError, Reply};
+pub use rejoin::{ask_for_positions, Delivery, Rejoin, RejoinError, StreamPositions, TURN_LOST};
 pub use replay::{DEFAULT_MAX_REPLAY_SESSIONS, DEFAULT_REPLAY_BUDGET};
 pub use resume::{
     capability, sse_event, stamp, unstamp, Admit, Cursor, Kind, Position, PromptKey, ResumeError,

@@ -44,6 +44,8 @@ mod fuzz_corpus;
 #[cfg(feature = "remote")]
 mod remote_limits;
 #[cfg(feature = "remote")]
+mod remote_rejoin;
+#[cfg(feature = "remote")]
 mod remote_resume;
 #[cfg(feature = "remote")]
 mod remote_router;

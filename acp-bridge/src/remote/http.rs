@@ -21,10 +21,13 @@
 //! is dialed with the policy's backoff and jitter, each SSE stream is
 //! opened again with `Last-Event-ID` (the `id:` of the last event it
 //! read, `0` before the first) and a `POST` whose answer never came is
-//! sent again (the server runs a retried request once). The server
-//! answers the reopened stream with exactly what followed; an event at or
-//! before a position already read is dropped, so nothing is delivered
-//! twice. A `409` (the server no longer holds what followed) or a `404`
+//! sent again, byte for byte (the server runs a retried request once).
+//! The server answers the reopened stream with exactly what followed; an
+//! event at or before a position already read is dropped, so nothing is
+//! delivered twice: the positions are the codec's client component's
+//! ([`StreamPositions`], the rule `acp_codec::remote::Rejoin` applies to
+//! WebSocket's stamps), and `crate::reconnect` runs `Rejoin` above this
+//! transport as above a WebSocket. A `409` (the server no longer holds what followed) or a `404`
 //! (the server does not know the connection: another server, after the
 //! one that served it died) ends the connection with the server's words
 //! and marks it [`Connection::forgotten`]: nothing can be resumed, and
@@ -38,7 +41,10 @@ use std::time::{Duration, Instant, SystemTime};
 
 use acp_codec::acp::Message;
 use acp_codec::limits::DEFAULT_ID_PEEK_WINDOW;
-use acp_codec::remote::{session_of, Position, SessionField, HEADER_LAST_EVENT_ID, META_RESUME};
+use acp_codec::remote::{
+    ask_for_positions, session_of, Delivery, Position, SessionField, StreamPositions,
+    HEADER_LAST_EVENT_ID,
+};
 use acp_codec::FrameError;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
@@ -51,7 +57,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::cookie::CookieJar;
 use super::{
-    jitter, open_stream, too_long, Connection, Incoming, LineSender, Policy, RemoteSource, Target,
+    open_stream, too_long, Connection, Incoming, LineSender, Policy, RemoteSource, Target,
     DEAD_AFTER,
 };
 use crate::tls::ALPN_HTTP;
@@ -86,6 +92,11 @@ struct Endpoint {
     /// When each session's stream last had news (opened, an event, or a
     /// load sent on it).
     activity: Arc<Mutex<HashMap<String, Instant>>>,
+    /// The last event read on each stream (the connection's, `None`, and
+    /// each session's): the codec's one rule of positions, which drops an
+    /// event read before a stream was reopened and says what to send as
+    /// `Last-Event-ID`.
+    positions: Arc<Mutex<StreamPositions>>,
 }
 
 /// What a connection that resumes needs: how to redial, how many times it
@@ -189,6 +200,7 @@ pub async fn connect(
         forgotten: Arc::default(),
         loads: Arc::default(),
         activity: Arc::default(),
+        positions: Arc::default(),
     };
     let http2 = endpoint.target.tls || endpoint.target.is_loopback();
     let post = endpoint.open(http2).await?;
@@ -266,39 +278,32 @@ impl Endpoint {
                 return Ok((shared.generation, Sender::Http2(h2.clone())));
             }
         }
-        let mut last = String::new();
-        for attempt in 0u32.. {
-            let wait = r.policy.delay(attempt, jitter());
-            if since.elapsed() + wait > r.policy.budget {
-                break;
-            }
-            tokio::time::sleep(wait).await;
-            match tokio::time::timeout(DIAL_WAIT, self.open(http2)).await {
-                Ok(Ok(sender)) => {
-                    // One line a reconnect, once it is done.
-                    eprintln!("acp-client: {why}; reconnected; resuming");
-                    r.reconnects.fetch_add(1, Ordering::Relaxed);
-                    if http2 {
-                        shared.generation += 1;
-                        shared.h2 = sender.shared();
-                    }
-                    return Ok((shared.generation, sender));
-                }
-                Ok(Err(e)) => last = e,
-                Err(_) => {
-                    last = format!(
+        let dial = || async {
+            tokio::time::timeout(DIAL_WAIT, self.open(http2))
+                .await
+                .unwrap_or_else(|_| {
+                    Err(format!(
                         "no connection to {} within {} s",
                         self.target.shown,
                         DIAL_WAIT.as_secs()
-                    )
-                }
-            }
+                    ))
+                })
+        };
+        let sender = r.policy.redial(since, dial).await.map_err(|last| {
+            format!(
+                "no new connection to {} within {} s (--reconnect-secs): {last}",
+                self.target.shown,
+                r.policy.budget.as_secs()
+            )
+        })?;
+        // One line a reconnect, once it is done.
+        eprintln!("acp-client: {why}; reconnected; resuming");
+        r.reconnects.fetch_add(1, Ordering::Relaxed);
+        if http2 {
+            shared.generation += 1;
+            shared.h2 = sender.shared();
         }
-        Err(format!(
-            "no new connection to {} within {} s (--reconnect-secs): {last}",
-            self.target.shown,
-            r.policy.budget.as_secs()
-        ))
+        Ok((shared.generation, sender))
     }
 
     /// A refusal of a request that names the connection, while resuming:
@@ -310,6 +315,26 @@ impl Endpoint {
         if forgets(status, reopened) && self.resuming.is_some() {
             self.forgotten.store(true, Ordering::Relaxed);
         }
+    }
+
+    /// An event at `id` was read on `session`'s stream (`None`: the
+    /// connection's): whether it is new. An SSE stream's positions may
+    /// jump (the server refuses a reopened stream it cannot continue), so
+    /// a jump is taken as it is.
+    fn position(&self, session: Option<&str>, id: Position) -> Delivery {
+        self.positions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(session, id, false)
+    }
+
+    /// Where `session`'s stream (`None`: the connection's) resumes: its
+    /// `Last-Event-ID`.
+    fn resume_from(&self, session: Option<&str>) -> Position {
+        self.positions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .resume_from(session)
     }
 
     /// `session` had news now.
@@ -571,32 +596,16 @@ async fn write(endpoint: Endpoint, mut post: Sender, mut lines: mpsc::Receiver<V
 }
 
 /// The client's `initialize`, asking for positions when the connection
-/// resumes (`_meta["acp-codec/resume"]`): the server then runs a request
-/// this client sends again (its answer unseen) once, as it must for a
-/// client that resends; to a client that did not ask, each request is
-/// its own. A line that is not a JSON object with params goes as it is.
+/// resumes (the codec's [`ask_for_positions`]): the server then runs a
+/// request this client sends again (its answer unseen) once, as it must
+/// for a client that resends; to a client that did not ask, each request
+/// is its own. A line that is not a JSON object goes as it is.
 fn asking_for_positions(endpoint: &Endpoint, line: Vec<u8>) -> Vec<u8> {
     if endpoint.resuming.is_none() {
         return line;
     }
-    let Ok(mut v) = serde_json::from_slice::<serde_json::Value>(&line) else {
-        return line;
-    };
-    let Some(params) = v
-        .get_mut("params")
-        .and_then(serde_json::Value::as_object_mut)
-    else {
-        return line;
-    };
-    let meta = params
-        .entry("_meta")
-        .or_insert_with(|| serde_json::Value::Object(serde_json::Map::new()));
-    let Some(meta) = meta.as_object_mut() else {
-        return line;
-    };
-    meta.entry(META_RESUME)
-        .or_insert_with(|| serde_json::Value::Object(serde_json::Map::new()));
-    serde_json::to_vec(&v).unwrap_or(line)
+    let asked = std::str::from_utf8(&line).ok().and_then(ask_for_positions);
+    asked.map_or(line, String::into_bytes)
 }
 
 /// `initialize`: its answer comes in the `POST`'s response, with the
@@ -771,11 +780,12 @@ fn sse(
         let mut generation = endpoint.generation().await;
         let mut sender = shared.map(Sender::Http2);
         let http2 = sender.is_some();
-        // The position of the last event read (`None`: not reopened yet).
-        let mut last: Option<Position> = None;
         let mut since: Option<Instant> = None;
         let end = loop {
-            let after = ready.is_none().then(|| last.unwrap_or(Position::START));
+            // Reopened: what follows the last event read.
+            let after = ready
+                .is_none()
+                .then(|| endpoint.resume_from(session.as_deref()));
             let opened = open_sse(
                 &endpoint,
                 sender.take(),
@@ -790,7 +800,7 @@ fn sse(
                         let _ = tx.send(Ok(()));
                     }
                     since = None;
-                    read_events(&endpoint, resp, session.as_deref(), &mut last).await
+                    read_events(&endpoint, resp, session.as_deref()).await
                 }
                 Err(e) => {
                     if let Some(tx) = ready.take() {
@@ -906,8 +916,8 @@ async fn open_sse(
 
 /// Reads SSE events (`data:` lines up to a blank line) until the stream
 /// ends; returns why it ended, and whether the connection broke (else the
-/// server ended the stream). Events at or before `last` are dropped; each
-/// read moves `last`.
+/// server ended the stream). An event at or before the last position read
+/// on its stream is dropped ([`Endpoint::positions`]).
 ///
 /// Each chunk is searched for line ends once (a long event arrives in many
 /// chunks). An event whose data is one line takes that line's bytes as
@@ -919,7 +929,6 @@ async fn read_events(
     endpoint: &Endpoint,
     resp: Response<hyper::body::Incoming>,
     session: Option<&str>,
-    last: &mut Option<Position>,
 ) -> (String, bool) {
     let shown = &endpoint.target.shown;
     let max = endpoint.max_message;
@@ -949,11 +958,10 @@ async fn read_events(
         }
         for (id, message) in events.push(&chunk, max) {
             if let Some(id) = id {
-                if last.is_some_and(|had| id <= had) {
+                if endpoint.position(session, id) == Delivery::Seen {
                     // Read already, before the stream was reopened.
                     continue;
                 }
-                *last = Some(id);
             }
             if let Ok(text) = &message {
                 remember(endpoint, text, session);
@@ -1151,6 +1159,7 @@ mod tests {
             forgotten: Arc::default(),
             loads: Arc::default(),
             activity: Arc::default(),
+            positions: Arc::default(),
         };
         let load = |id: &str| {
             endpoint

@@ -21,8 +21,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use acp_bridge::rejoin::{Rejoin, TURN_LOST};
 use acp_codec::remote::{stamp, Position};
+use acp_codec::remote::{Rejoin, TURN_LOST};
 
 use crate::editor::{Editor, WAIT};
 use crate::nginx::{nginx_binary, pki, Nginx, Pki};

@@ -1,4 +1,4 @@
-//! `acp_bridge::rejoin::Rejoin`, the client's side of resume, against the
+//! `acp_codec::remote::Rejoin`, the client's side of resume, against the
 //! team server's real core, `acp_codec::remote::Server`, with a scripted
 //! agent (`tests/support/resume_server.rs`; on a WebSocket,
 //! `tests/support/resume_ws.rs`): the connection breaks after every
@@ -9,7 +9,7 @@
 
 use std::collections::{BTreeSet, VecDeque};
 
-use acp_bridge::rejoin::{Rejoin, RejoinError};
+use acp_codec::remote::{Rejoin, RejoinError};
 use serde_json::{json, Value};
 
 use crate::resume_server::{ResumingServer, SESSION};

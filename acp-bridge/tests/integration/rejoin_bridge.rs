@@ -13,7 +13,7 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use acp_bridge::rejoin::TURN_LOST;
+use acp_codec::remote::TURN_LOST;
 
 use crate::fault_proxy::{plan, plan_with_stalls, Fault, FaultProxy};
 use crate::ws_harness::{bridge_exe, scratch_dir, Bridge};
