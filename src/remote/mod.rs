@@ -141,8 +141,8 @@ pub use backlog::{Backlog, BacklogError};
 pub use error::{RemoteError, Reply};
 pub use replay::{DEFAULT_MAX_REPLAY_SESSIONS, DEFAULT_REPLAY_BUDGET};
 pub use resume::{
-    capability, sse_event, stamp, unstamp, Admit, Cursor, Kind, Position, PromptKey, ResumeError,
-    ResumeLog, DEFAULT_MAX_PROMPT_KEYS, DEFAULT_RESUME_BUDGET, DEFAULT_RESUME_GRACE,
+    capability, sse_event, stamp, unstamp, Admit, Cursor, Kind, Ledger, Position, PromptKey,
+    ResumeError, ResumeLog, DEFAULT_MAX_PROMPT_KEYS, DEFAULT_RESUME_BUDGET, DEFAULT_RESUME_GRACE,
     HEADER_LAST_EVENT_ID, META_CURSOR, META_IDEMPOTENCY_KEY, META_RESUME, REPLAY_CURSOR,
     RESUME_GAP,
 };
