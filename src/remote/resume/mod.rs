@@ -49,7 +49,9 @@ pub const HEADER_LAST_EVENT_ID: &str = "Last-Event-ID";
 /// range for server errors.
 pub const RESUME_GAP: ErrorCode = ErrorCode(-32012);
 
-/// The default budget of one stream's log: 4 MiB of message text.
+/// The default budget of one stream's log, and of what a session whose
+/// client left keeps for a reattach: 4 MiB of message text
+/// ([`ServerConfig::replay_bytes`](crate::remote::ServerConfig::replay_bytes)).
 pub const DEFAULT_RESUME_BUDGET: usize = 4 * 1024 * 1024;
 
 /// How long a log waits for its client to come back: 120 seconds.

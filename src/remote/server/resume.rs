@@ -1205,7 +1205,7 @@ mod tests {
         assert_eq!((stream.as_deref(), *position), (None, 1));
         let v: serde_json::Value = serde_json::from_str(answer).unwrap();
         let cap = &v["result"]["_meta"]["acp-codec/resume"];
-        assert_eq!(cap["budget"], crate::remote::DEFAULT_REPLAY_BUDGET);
+        assert_eq!(cap["budget"], crate::remote::DEFAULT_RESUME_BUDGET);
         assert_eq!(cap["connection"], format!("{}", c.0));
     }
 
