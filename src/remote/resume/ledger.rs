@@ -158,8 +158,7 @@ mod tests {
             if self.running.contains(&n) {
                 return Admit::Running;
             }
-            let last = self.answered.iter().filter(|(k, _)| *k == n).last();
-            if let Some((_, at)) = last {
+            if let Some((_, at)) = self.answered.iter().find(|(k, _)| *k == n) {
                 return Admit::Answered(Stream::Connection, Position(*at));
             }
             if max > 0 {

@@ -706,8 +706,11 @@ impl Server {
     /// positions, it is detached instead of closed (`true`): its sessions
     /// and requests wait for the client.
     pub(super) fn resume_detach(&mut self, now: Duration, conn: ConnectionId) -> bool {
-        if !self.resume.conns.get(&conn).is_some_and(|d| d.id.is_some()) {
-            return false;
+        // Streamable HTTP never detaches: only a WebSocket connection
+        // with positions does.
+        match self.resume.conns.get(&conn) {
+            Some(d) if d.id.is_some() => {}
+            _ => return false,
         }
         let Some(mut opted) = self.resume.conns.remove(&conn) else {
             return false;
