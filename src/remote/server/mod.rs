@@ -674,19 +674,13 @@ impl Server {
         }
         self.resume_forget(conn);
         self.mcp_forget(conn);
-        let Some(c) = self.conns.remove(&conn) else {
+        let Some(c) = self.unplug(now, conn) else {
             return;
         };
-        if let Some(name) = &c.name {
-            self.names.remove(name);
-        }
-        self.release(&c.user, c.backlog.bytes());
         let Some(agent) = self.agents.get_mut(&c.agent) else {
             return;
         };
         agent.clients.remove(&c.client);
-        agent.last_active = now;
-        agent.waiting.retain(|w| w.conn != conn);
         let mut outs = Vec::new();
         agent.router.disconnect(c.client, &mut outs);
         self.dispatch(&c.agent, outs, now);

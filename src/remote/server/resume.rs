@@ -614,23 +614,19 @@ impl Server {
         if d.user != user || &d.agent != agent {
             return None;
         }
-        let d = self.resume.detached.remove(&old)?;
-        #[cfg(feature = "v2")]
-        let d = {
-            let mut d = d;
-            if let Some(c) = self.conns.get_mut(&conn) {
-                c.bridge = core::mem::take(&mut d.bridge);
-            }
-            d
-        };
+        #[cfg_attr(not(feature = "v2"), allow(unused_mut))]
+        let mut d = self.resume.detached.remove(&old)?;
+        self.adopt(
+            conn,
+            d.client,
+            #[cfg(feature = "v2")]
+            core::mem::take(&mut d.bridge),
+        );
         let a = self.agents.get_mut(agent)?;
         a.clients.remove(&client);
         a.clients.insert(d.client, conn);
         let mut outs = Vec::new();
         a.router.disconnect(client, &mut outs);
-        if let Some(c) = self.conns.get_mut(&conn) {
-            c.client = d.client;
-        }
         self.dispatch(agent, outs, now);
         Some(d)
     }
@@ -715,14 +711,9 @@ impl Server {
         let Some(mut opted) = self.resume.conns.remove(&conn) else {
             return false;
         };
-        let Some(c) = self.conns.remove(&conn) else {
+        let Some(c) = self.unplug(now, conn) else {
             return false;
         };
-        self.release(&c.user, c.backlog.bytes());
-        if let Some(agent) = self.agents.get_mut(&c.agent) {
-            agent.last_active = now;
-            agent.waiting.retain(|w| w.conn != conn);
-        }
         opted.log.detach(now);
         let (user, agent) = (c.user.clone(), c.agent.clone());
         self.resume.detached.insert(
