@@ -21,14 +21,20 @@
 //!   position it skipped lies in a reported gap;
 //! - a position ahead of the stream is refused and changes nothing;
 //! - the bytes held never exceed the budget;
-//! - a prompt key is run once until its answer is acknowledged, within
-//!   the ledger's bound ([`DEFAULT_MAX_PROMPT_KEYS`]); past it the oldest
-//!   answered key is forgotten first, the oldest running one only when
-//!   none is answered (oracle: a list of keys in the order they came, the
-//!   rule applied to it; eighty keys, so scenarios go past the bound).
+//! - the [`Ledger`] beside the log (the prompts' answers are owed
+//!   messages of the log): a prompt key runs once while the ledger
+//!   remembers it, acknowledged or not; at most
+//!   [`DEFAULT_MAX_PROMPT_KEYS`] running and as many answered are
+//!   remembered, past either the oldest of that kind is forgotten (oracle:
+//!   two lists, the keys running in the order they came and those
+//!   answered in the order of their answers, the rule applied to them;
+//!   eighty keys, so scenarios go past the bound); a retry of an answered
+//!   prompt whose answer the log no longer holds is never run (the server
+//!   answers `-32012`), and one whose answer it holds gets that text.
 use acp_codec::acp::RequestId;
 use acp_codec::remote::{
-    Admit, Kind, Position, PromptKey, ResumeError, ResumeLog, DEFAULT_MAX_PROMPT_KEYS,
+    Admit, Kind, Ledger, Position, PromptKey, ResumeError, ResumeLog, Stream,
+    DEFAULT_MAX_PROMPT_KEYS,
 };
 
 /// How many prompt ids scenarios use: more than the ledger holds.
@@ -41,9 +47,12 @@ pub struct Reached {
     pub gaps: usize,
     /// Messages resumes handed over.
     pub replayed: usize,
-    /// Prompt keys the ledger had to forget to admit a new one (it was
-    /// full).
+    /// Prompt keys the ledger had to forget (running or answered, past
+    /// its bound).
     pub evicted: usize,
+    /// Retries of an answered prompt whose answer the log no longer held
+    /// (answered `-32012`, not run).
+    pub gone: usize,
 }
 
 /// One step of a scenario.
@@ -112,6 +121,7 @@ fn text_of(position: u64, len: usize) -> String {
 pub fn run(budget: usize, ops: &[Op]) -> Reached {
     let mut reached = Reached::default();
     let mut log = ResumeLog::new(budget);
+    let mut ledger = Ledger::default();
     // The oracle: every message pushed, by position - 1.
     let mut sent: Vec<(bool, String)> = Vec::new();
     let mut connected = true;
@@ -134,9 +144,11 @@ pub fn run(budget: usize, ops: &[Op]) -> Reached {
             .map(|(_, (_, t))| t.len())
             .sum()
     };
-    // The prompt oracle: the keys the ledger keeps, in the order they
-    // came, with their answer's position; and the prompts the agent runs.
-    let mut prompts: Vec<(u8, Option<u64>)> = Vec::new();
+    // The prompt oracle: the keys the ledger keeps running, in the order
+    // they came, and answered, in the order of their answers with their
+    // answer's position; and the prompts the agent runs.
+    let mut prompts: Vec<u8> = Vec::new();
+    let mut answers: Vec<(u8, u64)> = Vec::new();
     let mut running: Vec<u8> = Vec::new();
     let key = |n: u8| PromptKey::of(&RequestId::Number(i64::from(n)), None);
     let push = |log: &mut ResumeLog,
@@ -176,7 +188,6 @@ pub fn run(budget: usize, ops: &[Op]) -> Reached {
                 log.ack(Position(have))
                     .expect("the client's position is sent");
                 acked = acked.max(have);
-                prompts.retain(|(_, a)| a.is_none_or(|at| at > have));
             }
             Op::ResumeAhead(k) => {
                 let ahead = sent.len() as u64 + 1 + u64::from(k);
@@ -239,27 +250,36 @@ pub fn run(budget: usize, ops: &[Op]) -> Reached {
                     Err(other) => panic!("resume after {have} of {last}: {other}"),
                 }
                 acked = acked.max(have);
-                prompts.retain(|(_, a)| a.is_none_or(|at| at > have));
                 have = last;
                 connected = true;
                 pressure = 0;
             }
             Op::Prompt(n) => {
-                let want = match prompts.iter().find(|(k, _)| *k == n) {
+                let answered = answers.iter().rev().find(|(k, _)| *k == n);
+                let want = match answered {
+                    _ if prompts.contains(&n) => Admit::Running,
+                    Some((_, at)) => Admit::Answered(Stream::Connection, Position(*at)),
                     None => Admit::Run,
-                    Some((_, None)) => Admit::Running,
-                    Some((_, Some(at))) => Admit::Answered(Position(*at)),
                 };
-                assert_eq!(log.admit_prompt(key(n)), want, "prompt {n}: {prompts:?}");
-                if want == Admit::Run {
-                    if prompts.len() == DEFAULT_MAX_PROMPT_KEYS {
-                        let answered = prompts.iter().position(|(_, a)| a.is_some());
-                        prompts.remove(answered.unwrap_or(0));
-                        reached.evicted += 1;
+                let got = ledger.admit(key(n), key(n));
+                assert_eq!(got, want, "prompt {n}: {prompts:?} {answers:?}");
+                match got {
+                    Admit::Run => {
+                        if prompts.len() == DEFAULT_MAX_PROMPT_KEYS {
+                            prompts.remove(0);
+                            reached.evicted += 1;
+                        }
+                        prompts.push(n);
+                        running.retain(|&r| r != n);
+                        running.push(n);
                     }
-                    prompts.push((n, None));
-                    running.retain(|&r| r != n);
-                    running.push(n);
+                    Admit::Answered(_, at) => match log.message(at) {
+                        // Sent again as it was.
+                        Some(text) => assert_eq!(text, sent[at.0 as usize - 1].1),
+                        // Gone from the log: `-32012`, never a second run.
+                        None => reached.gone += 1,
+                    },
+                    Admit::Running => {}
                 }
             }
             Op::Answer(k) => {
@@ -274,9 +294,14 @@ pub fn run(budget: usize, ops: &[Op]) -> Reached {
                         &mut have,
                         &mut received,
                     );
-                    log.answered(&key(n), at);
-                    if let Some((_, answer)) = prompts.iter_mut().find(|(k, _)| *k == n) {
-                        *answer = Some(at.0);
+                    ledger.answered(&key(n), &Stream::Connection, at);
+                    if let Some(i) = prompts.iter().position(|&p| p == n) {
+                        prompts.remove(i);
+                        if answers.len() == DEFAULT_MAX_PROMPT_KEYS {
+                            answers.remove(0);
+                            reached.evicted += 1;
+                        }
+                        answers.push((n, at.0));
                     }
                 }
             }

@@ -9,7 +9,8 @@
 //! undelivered is lost), the client reconnects (a new connection with
 //! the cursors of its streams, the turn's prompt sent again), time passes
 //! (past the grace, the server forgets the client), the agent ends the
-//! turn. A reconnect sends `initialize` with the connection's cursor; the
+//! turn, or (once it ended) the client sends the prompt again on the
+//! connection it has, as one that did not see the answer would. A reconnect sends `initialize` with the connection's cursor; the
 //! session's `session/resume` (and the retried prompt) go with the next
 //! reconnect event once `initialize` is answered, so the agent may speak
 //! in between, and only when the answer advertises resume (the server
@@ -26,7 +27,10 @@
 //! - the updates the client keeps are the agent's, in the order it sent
 //!   them, each once;
 //! - the prompt reaches the agent exactly once, whatever the retries
-//!   (not at most once: a core that dropped it would pass that);
+//!   (not at most once: a core that dropped it would pass that); a retry
+//!   after the answer gets that answer again, or `-32012` once the log no
+//!   longer holds it (the connection's ledger still remembers the
+//!   prompt), never a second run;
 //! - at the end, after one more reconnect and every message delivered,
 //!   the client has every update and the turn's answer, unless a gap was
 //!   reported.
@@ -49,6 +53,9 @@ pub struct Seen {
     /// Messages the server sent again at a position it had sent before
     /// (a resume's replay).
     pub replayed: usize,
+    /// Retries of the answered prompt refused with `-32012` (its answer
+    /// no longer kept).
+    pub refused_retries: usize,
 }
 
 struct World {
@@ -240,6 +247,15 @@ impl World {
         };
         let v: Value = serde_json::from_str(&message).unwrap();
         if v.get("error").and_then(|e| e.get("code")) == Some(&json!(-32012)) {
+            if v["id"] == json!(100) {
+                // A retry of the prompt whose answer left the log: it
+                // ran, and is not run again.
+                assert!(self.prompt_answered_by_agent, "{text}");
+                self.seen.refused_retries += 1;
+                if self.prompt_answer_kept {
+                    return;
+                }
+            }
             self.lost = true;
             self.seen.gaps += 1;
             return;
@@ -352,6 +368,7 @@ impl World {
                     );
                 }
             }
+            5 if self.taken_over == Some(true) => self.client(PROMPT),
             _ => {}
         }
     }

@@ -131,7 +131,8 @@
 //! | a user's connections | 256 ([`DEFAULT_MAX_USER_CONNECTIONS`]) | [`ConnectError::TooManyConnections`]: `429` |
 //! | a user's open sessions | 256 ([`DEFAULT_MAX_USER_SESSIONS`]) | refused with [`USER_LIMIT`] (`-32011`) |
 //! | a user's left sessions kept in full for a reattach | as many as open sessions | the oldest evicted to a compact record (about 30 bytes each, kept for the router's lifetime), still the user's |
-//! | replay, per session | 4 MiB of text ([`DEFAULT_REPLAY_BUDGET`]) | oldest dropped first, reported ([`REPLAY_DROPPED`]) |
+//! | resume and replay, per stream | 4 MiB of text ([`DEFAULT_RESUME_BUDGET`], [`ServerConfig::replay_bytes`]) | oldest dropped first; a resume past it is a gap (`-32012`, `409`), a replay reports it ([`REPLAY_DROPPED`]) |
+//! | requests remembered for retries, per connection | 64 answered and 64 running ([`DEFAULT_MAX_PROMPT_KEYS`], [`Ledger`]) | the oldest of each forgotten |
 //! | replay, sessions | 64 ([`DEFAULT_MAX_REPLAY_SESSIONS`]) | messages for more sessions are dropped |
 
 mod backlog;
@@ -148,10 +149,10 @@ mod wire;
 pub use backlog::{Backlog, BacklogError};
 pub use error::{RemoteError, Reply};
 pub use rejoin::{ask_for_positions, Delivery, Rejoin, RejoinError, StreamPositions, TURN_LOST};
-pub use replay::{DEFAULT_MAX_REPLAY_SESSIONS, DEFAULT_REPLAY_BUDGET};
+pub use replay::DEFAULT_MAX_REPLAY_SESSIONS;
 pub use resume::{
-    capability, sse_event, stamp, unstamp, Admit, Cursor, Kind, Position, PromptKey, ResumeError,
-    ResumeLog, DEFAULT_MAX_PROMPT_KEYS, DEFAULT_RESUME_BUDGET, DEFAULT_RESUME_GRACE,
+    capability, sse_event, stamp, unstamp, Admit, Cursor, Kind, Ledger, Position, PromptKey,
+    ResumeError, ResumeLog, DEFAULT_MAX_PROMPT_KEYS, DEFAULT_RESUME_BUDGET, DEFAULT_RESUME_GRACE,
     HEADER_LAST_EVENT_ID, META_CURSOR, META_IDEMPOTENCY_KEY, META_RESUME, REPLAY_CURSOR,
     RESUME_GAP,
 };

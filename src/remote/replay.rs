@@ -7,11 +7,8 @@ use alloc::collections::BTreeMap;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use super::resume::{Kind, Position, ResumeLog};
+use super::resume::{Kind, Position, ResumeLog, DEFAULT_RESUME_BUDGET};
 use crate::tally::Tally;
-
-/// The default budget of one session: 4 MiB of message text.
-pub const DEFAULT_REPLAY_BUDGET: usize = 4 * 1024 * 1024;
 
 /// The default most sessions buffered at once: 64.
 pub const DEFAULT_MAX_REPLAY_SESSIONS: usize = 64;
@@ -91,7 +88,7 @@ pub struct ReplayBuffer {
 
 impl Default for ReplayBuffer {
     fn default() -> Self {
-        Self::new(DEFAULT_REPLAY_BUDGET)
+        Self::new(DEFAULT_RESUME_BUDGET)
     }
 }
 

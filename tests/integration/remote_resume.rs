@@ -6,8 +6,8 @@
 
 use acp_codec::acp::RequestId;
 use acp_codec::remote::{
-    sse_event, stamp, unstamp, Admit, Cursor, Kind, Position, PromptKey, ResumeError, ResumeLog,
-    RESUME_GAP,
+    sse_event, stamp, unstamp, Admit, Cursor, Kind, Ledger, Position, PromptKey, ResumeError,
+    ResumeLog, Stream, RESUME_GAP,
 };
 use proptest::prelude::*;
 
@@ -55,17 +55,27 @@ fn a_gap_still_hands_over_what_is_owed() {
 
 #[test]
 fn a_retried_prompt_is_answered_from_the_log_not_run_again() {
-    let mut log = ResumeLog::default();
+    let (mut log, mut ledger) = (ResumeLog::default(), Ledger::default());
     let params = r#"{"sessionId":"s","prompt":[],"_meta":{"acp-codec/idempotencyKey":"turn-1"}}"#;
     // The first attempt and its retry (another id, the same key).
+    let id = |n| PromptKey::of(&RequestId::Number(n), None);
     let first = PromptKey::of(&RequestId::Number(3), Some(params));
     let retry = PromptKey::of(&RequestId::Number(9), Some(params));
-    assert_eq!(log.admit_prompt(first.clone()), Admit::Run);
-    assert_eq!(log.admit_prompt(retry.clone()), Admit::Running);
+    assert_eq!(ledger.admit(id(3), first), Admit::Run);
+    assert_eq!(ledger.admit(id(9), retry.clone()), Admit::Running);
     let at = log.push(Kind::Owed, r#"{"id":3,"result":{"stopReason":"end_turn"}}"#);
-    log.answered(&first, at);
-    assert_eq!(log.admit_prompt(retry), Admit::Answered(at));
+    let stream = Stream::Session("s".into());
+    ledger.answered(&id(3), &stream, at);
+    assert_eq!(
+        ledger.admit(id(9), retry.clone()),
+        Admit::Answered(stream.clone(), at)
+    );
     assert!(log.message(at).unwrap().contains("end_turn"));
+    // Acknowledged: the log forgets the answer, the ledger does not (the
+    // server answers the retry with -32012, it never runs it again).
+    log.ack(at).unwrap();
+    assert_eq!(log.message(at), None);
+    assert_eq!(ledger.admit(id(9), retry), Admit::Answered(stream, at));
 }
 
 #[test]
@@ -168,6 +178,7 @@ fn the_scenarios_reach_gaps_and_replays() {
         gaps,
         replayed,
         evicted: 0,
+        gone: 0,
     };
     assert_eq!(resume_log::run(1000, &ops), reached(0, 5));
     // With a 64-byte budget the same scenario needs a gap: the check's
@@ -176,10 +187,13 @@ fn the_scenarios_reach_gaps_and_replays() {
 }
 
 /// The prompt ledger past its bound: sixty-four prompts fill it, the
-/// eleventh is answered, a sixty-fifth comes: the answered one is
-/// forgotten (it runs again), not the oldest running one (still running);
-/// then eighty more ids, an acknowledgement and retries. The check's
-/// oracle applies the eviction rule and asserts each admission.
+/// eleventh is answered, a sixty-fifth comes: it is run, the answered one
+/// stays answered (a retry is not run) and the oldest running one too;
+/// then eighty more ids push the oldest running ones out, every running
+/// one is answered and eighty more ids again push the oldest answers out;
+/// an acknowledgement and retries. The check's oracle applies the
+/// eviction rule and asserts each admission; on a 256-byte budget the
+/// oldest answers leave the log, so retries of them meet `-32012`.
 #[test]
 fn the_scenarios_go_past_the_ledger_bound() {
     let mut ops: Vec<Op> = (0..64).map(Op::Prompt).collect();
@@ -191,9 +205,12 @@ fn the_scenarios_go_past_the_ledger_bound() {
     ]);
     ops.extend([Op::Answer(0); 10]);
     ops.extend((0..PROMPT_IDS).map(Op::Prompt));
+    ops.extend([Op::Answer(0); 80]);
+    ops.extend((0..PROMPT_IDS).map(Op::Prompt));
     ops.extend([Op::Ack, Op::Prompt(3), Op::Prompt(69), Op::Prompt(79)]);
-    let reached = resume_log::run(4096, &ops);
+    let reached = resume_log::run(256, &ops);
     assert!(reached.evicted >= 10, "{reached:?}");
+    assert!(reached.gone >= 10, "{reached:?}");
     // The committed seeds go past the bound too (the fuzz target's start).
     let seed = std::fs::read(concat!(
         env!("CARGO_MANIFEST_DIR"),
@@ -472,6 +489,10 @@ fn the_websocket_check_meets_gaps_and_replays() {
     assert!(
         with(|s| s.replayed > 0 && s.gaps == 0) >= 1,
         "no seed resumes without a gap: {seen:?}"
+    );
+    assert!(
+        with(|s| s.refused_retries > 0) >= 1,
+        "no seed retries the prompt after its answer left the log: {seen:?}"
     );
     assert_eq!(check(&[]), Seen::default());
 }

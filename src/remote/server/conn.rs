@@ -568,6 +568,40 @@ impl Server {
         self.send(now, conn, stream, text, MessageKind::answer(&req.id));
     }
 
+    /// Takes `conn` out of the connection table and releases what it held
+    /// there: its name, its queued bytes, its place among its agent's
+    /// connections waiting for a start (whose idle clock restarts now).
+    /// Its router client is the caller's to disconnect or keep.
+    pub(super) fn unplug(&mut self, now: Duration, conn: ConnectionId) -> Option<Conn> {
+        let c = self.conns.remove(&conn)?;
+        if let Some(name) = &c.name {
+            self.names.remove(name);
+        }
+        self.release(&c.user, c.backlog.bytes());
+        if let Some(agent) = self.agents.get_mut(&c.agent) {
+            agent.last_active = now;
+            agent.waiting.retain(|w| w.conn != conn);
+        }
+        Some(c)
+    }
+
+    /// `conn` goes on as the router's `client` (a detached connection's,
+    /// taken over), with its translator.
+    pub(super) fn adopt(
+        &mut self,
+        conn: ConnectionId,
+        client: ClientId,
+        #[cfg(feature = "v2")] bridge: super::bridge::Bridge,
+    ) {
+        if let Some(c) = self.conns.get_mut(&conn) {
+            c.client = client;
+            #[cfg(feature = "v2")]
+            {
+                c.bridge = bridge;
+            }
+        }
+    }
+
     #[cfg(test)]
     pub(super) fn pending_initialize(&self, conn: ConnectionId) -> bool {
         self.conns

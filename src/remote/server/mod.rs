@@ -31,7 +31,7 @@ use core::time::Duration;
 use super::resume::Position;
 use super::router::{error_answer, ConnectError, MessageKind, Out, Permissions, Router};
 use super::transport::{CloseCode, Stream, DEFAULT_MAX_BUFFERED_SESSION_STREAMS};
-use super::DEFAULT_REPLAY_BUDGET;
+use super::DEFAULT_RESUME_BUDGET;
 use crate::ErrorCode;
 #[cfg(test)]
 mod tests;
@@ -189,11 +189,10 @@ pub struct ServerConfig {
     /// with anything queued, a Streamable HTTP connection past
     /// `max_buffered_bytes`) is closed.
     pub slow_client: Duration,
-    /// Bytes kept per session whose client left, replayed to the client
-    /// that reattaches it (0: none).
-    ///
-    /// Also the budget of each stream's log for a WebSocket client that
-    /// asked for positions (resumable delivery).
+    /// The one budget of resumable delivery, in bytes of message text
+    /// ([`DEFAULT_RESUME_BUDGET`]; 0: nothing kept): each stream's log (a
+    /// connection's, a session's, on either profile), and what a session
+    /// whose client left keeps for the client that reattaches it.
     pub replay_bytes: usize,
     /// Streamable HTTP: most connections at once.
     pub max_http_connections: usize,
@@ -232,7 +231,7 @@ impl Default for ServerConfig {
             max_user_buffered_bytes: 64 * 1024 * 1024,
             max_buffered_bytes: super::DEFAULT_MAX_BACKLOG_BYTES,
             slow_client: Duration::from_secs(30),
-            replay_bytes: DEFAULT_REPLAY_BUDGET,
+            replay_bytes: DEFAULT_RESUME_BUDGET,
             max_http_connections: 256,
             max_session_streams: DEFAULT_MAX_BUFFERED_SESSION_STREAMS,
             http_idle: super::DEFAULT_RESUME_GRACE,
@@ -675,19 +674,13 @@ impl Server {
         }
         self.resume_forget(conn);
         self.mcp_forget(conn);
-        let Some(c) = self.conns.remove(&conn) else {
+        let Some(c) = self.unplug(now, conn) else {
             return;
         };
-        if let Some(name) = &c.name {
-            self.names.remove(name);
-        }
-        self.release(&c.user, c.backlog.bytes());
         let Some(agent) = self.agents.get_mut(&c.agent) else {
             return;
         };
         agent.clients.remove(&c.client);
-        agent.last_active = now;
-        agent.waiting.retain(|w| w.conn != conn);
         let mut outs = Vec::new();
         agent.router.disconnect(c.client, &mut outs);
         self.dispatch(&c.agent, outs, now);

@@ -58,12 +58,14 @@
 //!   after its own replay; a resume the server leaves to the agent goes
 //!   without that `replayFrom` (the agent would refuse it), and
 //!   `{"type":"start"}` is the agent's, passed on.
-//! - A `session/prompt` retried with the same id (or idempotency key)
-//!   runs once: while it runs the retry is dropped, once answered the
-//!   answer is sent again at its position.
+//! - A `session/prompt` retried with the same id (or idempotency key,
+//!   within its session) runs once, by the same [`Ledger`] as a
+//!   Streamable HTTP connection's requests: while it runs the retry is
+//!   dropped, once answered the answer is sent again at its position, or
+//!   [`RESUME_GAP`] once the log no longer holds it.
 
 use alloc::borrow::ToOwned;
-use alloc::collections::{BTreeMap, BTreeSet, VecDeque};
+use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
@@ -74,105 +76,63 @@ use crate::acp::{Message, Request};
 #[cfg(doc)]
 use crate::remote::resume::REPLAY_CURSOR;
 use crate::remote::resume::{
-    capability, stamp, Admit, Cursor, Kind, Position, PromptKey, ResumeError, ResumeLog,
-    DEFAULT_MAX_PROMPT_KEYS, DEFAULT_RESUME_GRACE, META_RESUME, RESUME_GAP,
+    capability, stamp, Admit, Cursor, Kind, Ledger, Position, PromptKey, ResumeError, ResumeLog,
+    DEFAULT_RESUME_GRACE, META_RESUME, RESUME_GAP,
 };
 use crate::remote::router::{ClientId, MessageKind};
 use crate::remote::transport::{decode, Stream};
 use crate::version::Dialect;
 
-/// The resume state of a [`Server`].
+/// The resume state of a [`Server`]: one [`Delivery`] per connection
+/// that has positions (either profile), one [`SessionLog`] per session
+/// stream, and the WebSocket connections waiting for their client.
 #[derive(Debug, Default)]
 pub(super) struct Resumes {
-    /// Connections that asked for positions.
-    conns: BTreeMap<ConnectionId, Opted>,
+    /// Connections with positions: every Streamable HTTP one, the
+    /// WebSocket ones that asked.
+    conns: BTreeMap<ConnectionId, Delivery>,
     /// Session streams, by agent and session.
     sessions: BTreeMap<(Option<String>, String), SessionLog>,
-    /// Connections whose client left, waiting for it.
+    /// WebSocket connections whose client left, waiting for it.
     detached: BTreeMap<ConnectionId, Detached>,
-    /// Streamable HTTP connections: their connection streams' logs.
-    http: BTreeMap<ConnectionId, HttpLog>,
 }
 
-/// A Streamable HTTP connection's own stream, and its requests.
+/// One connection's delivery, either profile: its own stream's log, and
+/// its ledger of requests so that one sent again runs once.
 #[derive(Debug)]
-struct HttpLog {
+struct Delivery {
+    /// The connection's own stream.
     log: ResumeLog,
-    /// Requests admitted and not yet answered: id → its key (the id, or
-    /// the idempotency key in its `_meta`).
-    running: BTreeMap<PromptKey, PromptKey>,
-    /// The last requests answered, oldest first (at most
-    /// [`DEFAULT_MAX_PROMPT_KEYS`]): the key, and where the answer went.
-    /// A `POST` sent again after its answer went out is not run again,
-    /// whatever the client acknowledged since (its event streams resume
-    /// on their own): its answer is on its stream, at its position.
-    answered: VecDeque<(PromptKey, Stream, Position)>,
-    /// The `initialize` asked for positions: its answer gets the
-    /// capability.
-    asked: bool,
+    /// Requests run, by key (a WebSocket connection's `session/prompt`s,
+    /// keyed within their session; a Streamable HTTP connection's every
+    /// request, once its client asked for positions).
+    ledger: Ledger,
+    /// The `initialize` whose answer gets the capability.
+    initialize: Option<PromptKey>,
     /// The client asked for positions: it resends what it did not see
-    /// answered, so a request sent again is a retry (run once). A client
-    /// that did not ask may reuse an id once its request is answered, as
-    /// JSON-RPC lets it: each of its requests runs.
+    /// answered, so a request sent again is a retry (run once). A
+    /// Streamable HTTP client that did not ask may reuse an id once its
+    /// request is answered, as JSON-RPC lets it: each of its requests runs.
     retries: bool,
+    /// WebSocket: the id the client names it by (the first connection's,
+    /// kept by every connection that takes it over); `None` on
+    /// Streamable HTTP, which never detaches.
+    id: Option<u64>,
+    /// WebSocket: sessions whose messages wait for the client's position.
+    held: BTreeSet<String>,
 }
 
-/// What becomes of a Streamable HTTP request.
-enum Admitted {
-    /// New: it goes on.
-    Run,
-    /// The same runs: its answer will come.
-    Running,
-    /// Answered on this stream, at this position.
-    Answered(Stream, Position),
-}
-
-impl HttpLog {
+impl Delivery {
     fn new(budget: usize) -> Self {
         Self {
             log: ResumeLog::new(budget),
-            running: BTreeMap::new(),
-            answered: VecDeque::new(),
-            asked: false,
+            ledger: Ledger::default(),
+            initialize: None,
             retries: false,
+            id: None,
+            held: BTreeSet::new(),
         }
     }
-
-    fn admit(&mut self, id: PromptKey, key: PromptKey) -> Admitted {
-        if self.running.values().any(|k| *k == key) {
-            return Admitted::Running;
-        }
-        if let Some((_, stream, at)) = self.answered.iter().rev().find(|(k, _, _)| *k == key) {
-            return Admitted::Answered(stream.clone(), *at);
-        }
-        self.running.insert(id, key);
-        Admitted::Run
-    }
-
-    /// The request `id` was answered on `stream` at `at`.
-    fn answered(&mut self, id: &PromptKey, stream: &Stream, at: Position) {
-        if let Some(key) = self.running.remove(id) {
-            if self.answered.len() >= DEFAULT_MAX_PROMPT_KEYS {
-                self.answered.pop_front();
-            }
-            self.answered.push_back((key, stream.clone(), at));
-        }
-    }
-}
-
-#[derive(Debug)]
-struct Opted {
-    /// The id the client names it by: the first connection's, kept by
-    /// every connection that takes it over.
-    id: u64,
-    /// The connection's own stream.
-    log: ResumeLog,
-    /// The `initialize` whose answer gets the capability.
-    initialize: Option<PromptKey>,
-    /// Sessions whose messages wait for the client's position.
-    held: BTreeSet<String>,
-    /// Prompts admitted and not yet answered: id → (session, key).
-    prompts: BTreeMap<PromptKey, (String, PromptKey)>,
 }
 
 #[derive(Debug)]
@@ -190,7 +150,7 @@ struct Detached {
     user: Option<String>,
     agent: Option<String>,
     client: ClientId,
-    opted: Opted,
+    opted: Delivery,
     /// Its translator: what the agent sends meanwhile is translated into
     /// the logs, and the connection that takes it over goes on with it.
     #[cfg(feature = "v2")]
@@ -432,12 +392,11 @@ impl Server {
                 return Some(message);
             }
             let budget = self.config.replay_bytes;
-            let mut opted = Opted {
-                id: conn.0,
-                log: ResumeLog::new(budget),
+            let mut opted = Delivery {
                 initialize: Some(PromptKey::of(&req.id, None)),
-                held: BTreeSet::new(),
-                prompts: BTreeMap::new(),
+                retries: true,
+                id: Some(conn.0),
+                ..Delivery::new(budget)
             };
             let cursor = params.and_then(|p| Cursor::from_params(p).ok().flatten());
             // A cursor that names a stream (a reconnect, not a first
@@ -451,7 +410,7 @@ impl Server {
                     .resume
                     .detached
                     .iter()
-                    .find(|(_, d)| d.opted.id == named)
+                    .find(|(_, d)| d.opted.id == Some(named))
                     .map(|(id, _)| *id)?;
                 Some((old, c.position))
             });
@@ -471,7 +430,7 @@ impl Server {
                 if let Some(d) = self.take_detached(now, old, conn, &agent, client) {
                     opted.id = d.opted.id;
                     opted.log = d.opted.log;
-                    opted.prompts = d.opted.prompts;
+                    opted.ledger = d.opted.ledger;
                     for ((_, s), log) in &mut self.resume.sessions {
                         if log.conn == old {
                             log.conn = conn;
@@ -547,32 +506,9 @@ impl Server {
             });
         }
         if method == crate::acp::names::SESSION_PROMPT {
-            let key = PromptKey::of(&req.id, params);
-            let log = &mut self
-                .resume
-                .sessions
-                .entry((agent, session.clone()))
-                .or_insert_with(|| SessionLog {
-                    log: ResumeLog::new(self.config.replay_bytes),
-                    conn,
-                    state: None,
-                })
-                .log;
-            match log.admit_prompt(key.clone()) {
-                Admit::Run => {
-                    if let Some(o) = self.resume.conns.get_mut(&conn) {
-                        o.prompts
-                            .insert(PromptKey::of(&req.id, None), (session, key));
-                    }
-                }
-                Admit::Running => return None,
-                Admit::Answered(at) => {
-                    let again = log.message(at).map(|t| stamp(t, Some(&session), at));
-                    if let Some(text) = again {
-                        self.send_raw(now, conn, Stream::Session(session), text, None);
-                    }
-                    return None;
-                }
+            let key = PromptKey::of(&req.id, params).within(&session);
+            if !self.admit(now, conn, &agent, req, key) {
+                return None;
             }
         }
         Some(message)
@@ -678,23 +614,19 @@ impl Server {
         if d.user != user || &d.agent != agent {
             return None;
         }
-        let d = self.resume.detached.remove(&old)?;
-        #[cfg(feature = "v2")]
-        let d = {
-            let mut d = d;
-            if let Some(c) = self.conns.get_mut(&conn) {
-                c.bridge = core::mem::take(&mut d.bridge);
-            }
-            d
-        };
+        #[cfg_attr(not(feature = "v2"), allow(unused_mut))]
+        let mut d = self.resume.detached.remove(&old)?;
+        self.adopt(
+            conn,
+            d.client,
+            #[cfg(feature = "v2")]
+            core::mem::take(&mut d.bridge),
+        );
         let a = self.agents.get_mut(agent)?;
         a.clients.remove(&client);
         a.clients.insert(d.client, conn);
         let mut outs = Vec::new();
         a.router.disconnect(client, &mut outs);
-        if let Some(c) = self.conns.get_mut(&conn) {
-            c.client = d.client;
-        }
         self.dispatch(agent, outs, now);
         Some(d)
     }
@@ -739,14 +671,13 @@ impl Server {
                 let member = format!(
                     "{},\"connection\":\"{}\"}}",
                     capability(budget).trim_end_matches('}'),
-                    opted.id
+                    opted.id.unwrap_or(conn.0)
                 );
                 with_capability(&text, &member).unwrap_or(text)
             }
             _ => text,
         };
-        let prompt = answered.and_then(|id| opted.prompts.remove(&id));
-        let (stamped, held) = match stream {
+        let (stamped, held, at) = match stream {
             Stream::Session(s) => {
                 let held = opted.held.contains(s);
                 let entry = session_log(&mut self.resume.sessions, agent, s, conn, budget);
@@ -754,16 +685,16 @@ impl Server {
                 if state {
                     entry.state = Some(text.clone());
                 }
-                if let Some((_, key)) = prompt {
-                    entry.log.answered(&key, at);
-                }
-                (stamp(&text, Some(s), at), held)
+                (stamp(&text, Some(s), at), held, at)
             }
             Stream::Connection => {
                 let at = opted.log.push(kind, &text);
-                (stamp(&text, None, at), false)
+                (stamp(&text, None, at), false, at)
             }
         };
+        if let Some(id) = &answered {
+            opted.ledger.answered(id, stream, at);
+        }
         (!detached && !held).then_some((stamped, None))
     }
 
@@ -771,17 +702,18 @@ impl Server {
     /// positions, it is detached instead of closed (`true`): its sessions
     /// and requests wait for the client.
     pub(super) fn resume_detach(&mut self, now: Duration, conn: ConnectionId) -> bool {
+        // Streamable HTTP never detaches: only a WebSocket connection
+        // with positions does.
+        match self.resume.conns.get(&conn) {
+            Some(d) if d.id.is_some() => {}
+            _ => return false,
+        }
         let Some(mut opted) = self.resume.conns.remove(&conn) else {
             return false;
         };
-        let Some(c) = self.conns.remove(&conn) else {
+        let Some(c) = self.unplug(now, conn) else {
             return false;
         };
-        self.release(&c.user, c.backlog.bytes());
-        if let Some(agent) = self.agents.get_mut(&c.agent) {
-            agent.last_active = now;
-            agent.waiting.retain(|w| w.conn != conn);
-        }
         opted.log.detach(now);
         let (user, agent) = (c.user.clone(), c.agent.clone());
         self.resume.detached.insert(
@@ -818,9 +750,7 @@ impl Server {
     /// resume): its logs go with it. A Streamable HTTP connection is
     /// never resumable past its end.
     pub(super) fn resume_forget(&mut self, conn: ConnectionId) {
-        let opted = self.resume.conns.remove(&conn).is_some();
-        let http = self.resume.http.remove(&conn).is_some();
-        if opted || http {
+        if self.resume.conns.remove(&conn).is_some() {
             self.resume.sessions.retain(|_, s| s.conn != conn);
         }
     }
@@ -880,13 +810,79 @@ impl Server {
         self.dispatch(&d.agent, outs, now);
     }
 
-    /// `conn`'s Streamable HTTP log, made at the configured budget.
-    fn http_log(&mut self, conn: ConnectionId) -> &mut HttpLog {
+    /// `conn`'s delivery, made at the configured budget.
+    fn delivery(&mut self, conn: ConnectionId) -> &mut Delivery {
         let budget = self.config.replay_bytes;
         self.resume
-            .http
+            .conns
             .entry(conn)
-            .or_insert_with(|| HttpLog::new(budget))
+            .or_insert_with(|| Delivery::new(budget))
+    }
+
+    /// Whether the request `req` of `conn`, with `key`, runs: the
+    /// connection's ledger decides, for both profiles. One sent again
+    /// while it runs is dropped (its answer will come); one answered gets
+    /// that answer again from its stream's log, at its position, or
+    /// [`RESUME_GAP`] once the log no longer holds it: it ran, and never
+    /// runs twice.
+    fn admit(
+        &mut self,
+        now: Duration,
+        conn: ConnectionId,
+        agent: &Option<String>,
+        req: &Request<'_>,
+        key: PromptKey,
+    ) -> bool {
+        let Some(delivery) = self.resume.conns.get_mut(&conn) else {
+            return true;
+        };
+        let stamped = delivery.id.is_some();
+        let again = match delivery.ledger.admit(PromptKey::of(&req.id, None), key) {
+            Admit::Run => return true,
+            Admit::Running => None,
+            // The session waits for the client's position: its resume
+            // brings the answer back in its place.
+            Admit::Answered(Stream::Session(s), _) if delivery.held.contains(&s) => None,
+            Admit::Answered(stream, at) => {
+                let log = match &stream {
+                    Stream::Connection => Some(&delivery.log),
+                    Stream::Session(s) => self
+                        .resume
+                        .sessions
+                        .get(&(agent.clone(), s.clone()))
+                        .map(|e| &e.log),
+                };
+                let kept = log.and_then(|l| l.message(at)).map(str::to_owned);
+                Some((stream, at, kept))
+            }
+        };
+        self.log(format!(
+            "connection {}: {} sent again, not run twice",
+            conn.0, req.method
+        ));
+        match again {
+            Some((stream, at, Some(text))) if stamped => {
+                let session = match &stream {
+                    Stream::Session(s) => Some(s.as_str()),
+                    Stream::Connection => None,
+                };
+                let text = stamp(&text, session, at);
+                self.send_raw(now, conn, stream, text, None);
+            }
+            Some((stream, at, Some(text))) => self.send_raw(now, conn, stream, text, Some(at)),
+            Some((stream, _, None)) => {
+                // Its answer is no longer kept: it ran, and says so.
+                let text = super::error_answer(
+                    &req.id,
+                    RESUME_GAP,
+                    "request sent again: it ran already, and its answer is no longer kept"
+                        .to_owned(),
+                );
+                self.send(now, conn, stream, text, MessageKind::answer(&req.id));
+            }
+            None => {}
+        }
+        false
     }
 
     /// A Streamable HTTP request before the router: on a connection whose
@@ -904,53 +900,21 @@ impl Server {
         };
         if req.method == crate::acp::names::INITIALIZE {
             if self.config.replay_bytes > 0 && asks_for_positions(params_text(req)) {
-                let http = self.http_log(conn);
-                http.asked = true;
-                http.retries = true;
+                let delivery = self.delivery(conn);
+                delivery.initialize = Some(PromptKey::of(&req.id, None));
+                delivery.retries = true;
             }
             return Some(message);
         }
-        if !self.resume.http.get(&conn).is_some_and(|h| h.retries) {
+        if !self.resume.conns.get(&conn).is_some_and(|d| d.retries) {
             return Some(message);
         }
-        let id = PromptKey::of(&req.id, None);
         let key = PromptKey::of(&req.id, params_text(req));
-        let http = self.http_log(conn);
-        let again = match http.admit(id.clone(), key.clone()) {
-            Admitted::Run => return Some(message),
-            Admitted::Running => None,
-            Admitted::Answered(stream, at) => {
-                let log = match &stream {
-                    Stream::Connection => Some(&http.log),
-                    Stream::Session(s) => self
-                        .resume
-                        .sessions
-                        .get(&(agent, s.clone()))
-                        .map(|e| &e.log),
-                };
-                let kept = log.and_then(|l| l.message(at)).map(str::to_owned);
-                Some((stream, at, kept))
-            }
-        };
-        self.log(format!(
-            "connection {}: {} sent again, not run twice",
-            conn.0, req.method
-        ));
-        match again {
-            Some((stream, at, Some(text))) => self.send_raw(now, conn, stream, text, Some(at)),
-            Some((stream, _, None)) => {
-                // Its answer is no longer kept: it ran, and says so.
-                let text = super::error_answer(
-                    &req.id,
-                    RESUME_GAP,
-                    "request sent again: it ran already, and its answer is no longer kept"
-                        .to_owned(),
-                );
-                self.send(now, conn, stream, text, MessageKind::answer(&req.id));
-            }
-            None => {}
+        if self.admit(now, conn, &agent, req, key) {
+            Some(message)
+        } else {
+            None
         }
-        None
     }
 
     /// A message for a Streamable HTTP connection: kept in its stream's
@@ -967,20 +931,20 @@ impl Server {
         };
         let budget = self.config.replay_bytes;
         let (kind, answered) = (kind_of(kind), answered(kind));
-        let http = self
+        let delivery = self
             .resume
-            .http
+            .conns
             .entry(conn)
-            .or_insert_with(|| HttpLog::new(budget));
+            .or_insert_with(|| Delivery::new(budget));
         let log = match stream {
-            Stream::Connection => &mut http.log,
+            Stream::Connection => &mut delivery.log,
             Stream::Session(s) => {
                 &mut session_log(&mut self.resume.sessions, agent, s, conn, budget).log
             }
         };
         let at = log.push(kind, &text);
         if let Some(id) = &answered {
-            http.answered(id, stream, at);
+            delivery.ledger.answered(id, stream, at);
         }
         (text, Some(at))
     }
@@ -989,11 +953,11 @@ impl Server {
     /// opening `POST`'s body): with the capability in its result's
     /// `_meta` when the request asked for positions.
     pub(super) fn http_initialize_answer(&mut self, conn: ConnectionId, text: String) -> String {
-        let asked = self.resume.http.get_mut(&conn).is_some_and(|h| {
-            let asked = h.asked;
-            h.asked = false;
-            asked
-        });
+        let asked = self
+            .resume
+            .conns
+            .get_mut(&conn)
+            .is_some_and(|d| d.initialize.take().is_some());
         if !asked {
             return text;
         }
@@ -1018,7 +982,7 @@ impl Server {
         let after = Position::parse(last_event_id).map_err(|e| refuse_resume(&e))?;
         let agent = self.conns.get(&conn).map(|c| c.agent.clone());
         let log = match stream {
-            Stream::Connection => self.resume.http.get_mut(&conn).map(|h| &mut h.log),
+            Stream::Connection => self.resume.conns.get_mut(&conn).map(|d| &mut d.log),
             Stream::Session(s) => agent
                 .and_then(|a| self.resume.sessions.get_mut(&(a, s.clone())))
                 .map(|e| &mut e.log),
@@ -1235,7 +1199,7 @@ mod tests {
         assert_eq!((stream.as_deref(), *position), (None, 1));
         let v: serde_json::Value = serde_json::from_str(answer).unwrap();
         let cap = &v["result"]["_meta"]["acp-codec/resume"];
-        assert_eq!(cap["budget"], crate::remote::DEFAULT_REPLAY_BUDGET);
+        assert_eq!(cap["budget"], crate::remote::DEFAULT_RESUME_BUDGET);
         assert_eq!(cap["connection"], format!("{}", c.0));
     }
 

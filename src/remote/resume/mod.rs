@@ -1,7 +1,7 @@
 //! Resumable delivery, sans-IO: positions on what a server sends, a
 //! byte-bounded log per stream that answers "what followed position N?",
-//! acknowledgements, and a ledger that keeps a retried `session/prompt`
-//! from running twice.
+//! acknowledgements, and a [`Ledger`] that keeps a request sent again
+//! from running twice: one component for both profiles.
 //!
 //! The rules and the wire format are in [`ResumeLog`]'s documentation.
 
@@ -15,6 +15,10 @@ use serde::Deserialize;
 use crate::acp::RequestId;
 use crate::tally::Tally;
 use crate::ErrorCode;
+
+mod ledger;
+
+pub use ledger::{Admit, Ledger};
 
 /// The `_meta` key of the cursor: a server's stamp on each WebSocket
 /// message, a reattach's last position, an `initialize` resuming a
@@ -45,13 +49,16 @@ pub const HEADER_LAST_EVENT_ID: &str = "Last-Event-ID";
 /// range for server errors.
 pub const RESUME_GAP: ErrorCode = ErrorCode(-32012);
 
-/// The default budget of one stream's log: 4 MiB of message text.
+/// The default budget of one stream's log, and of what a session whose
+/// client left keeps for a reattach: 4 MiB of message text
+/// ([`ServerConfig::replay_bytes`](crate::remote::ServerConfig::replay_bytes)).
 pub const DEFAULT_RESUME_BUDGET: usize = 4 * 1024 * 1024;
 
 /// How long a log waits for its client to come back: 120 seconds.
 pub const DEFAULT_RESUME_GRACE: Duration = Duration::from_secs(120);
 
-/// The most prompt keys a log remembers: 64.
+/// The most requests a [`Ledger`] remembers, of those answered and of
+/// those running each: 64.
 pub const DEFAULT_MAX_PROMPT_KEYS: usize = 64;
 
 /// A message's place on its stream: `1` for the first, `0`
@@ -175,21 +182,8 @@ struct Entry {
     text: String,
 }
 
-/// What [`ResumeLog::admit_prompt`] decides for a `session/prompt`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[must_use]
-pub enum Admit {
-    /// New: run it.
-    Run,
-    /// The same prompt is running: do not run it again; its answer will
-    /// come on the stream.
-    Running,
-    /// Already answered, at this position: send that answer again
-    /// ([`ResumeLog::message`]), do not run it.
-    Answered(Position),
-}
-
-/// What identifies a `session/prompt` across retries within a session.
+/// What identifies a request across retries: within a Streamable HTTP
+/// connection, or within a WebSocket connection's session.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct PromptKey(String);
 
@@ -225,6 +219,14 @@ impl PromptKey {
             }
         }
         Self(text)
+    }
+
+    /// The key scoped to `session`: the same id or idempotency key in
+    /// another session is another request.
+    pub(crate) fn within(mut self, session: &str) -> Self {
+        self.0.push('\0');
+        self.0.push_str(session);
+        self
     }
 }
 
@@ -462,10 +464,11 @@ pub fn unstamp(message: &str) -> Option<(Option<String>, Position, String)> {
 ///   within the same budget, until the client acknowledges a position at
 ///   or after it ([`ResumeLog::ack`], or the position it resumes from);
 ///   [`ResumeLog::owed_after`] hands those over after a gap.
-/// - A `session/prompt` is admitted once per [`PromptKey`] (its request id
-///   within the session, or the idempotency key in its `_meta`): a retry
-///   while it runs, or after it was answered but before the client
-///   acknowledged the answer, is not run again ([`ResumeLog::admit_prompt`]).
+/// - A request is admitted once per [`PromptKey`] (its request id, or the
+///   idempotency key in its `_meta`) by the connection's [`Ledger`]: a
+///   retry while it runs is dropped, one after it was answered gets the
+///   answer again from the log, or `-32012` once the log no longer holds
+///   it; never a second run.
 /// - Time is a parameter: a log whose client left is kept for
 ///   [`DEFAULT_RESUME_GRACE`] after [`ResumeLog::detach`]; the owner asks
 ///   [`ResumeLog::deadline`] when to look again and [`ResumeLog::expired`]
@@ -510,8 +513,7 @@ pub fn unstamp(message: &str) -> Option<(Option<String>, Position, String)> {
 /// ```
 ///
 /// Memory: at most `budget` bytes of message text, plus about 48 bytes a
-/// message and the prompt ledger (at most [`DEFAULT_MAX_PROMPT_KEYS`]
-/// keys).
+/// message.
 #[derive(Debug)]
 pub struct ResumeLog {
     budget: usize,
@@ -523,8 +525,6 @@ pub struct ResumeLog {
     owed: VecDeque<Entry>,
     bytes: Tally,
     detached_at: Option<Duration>,
-    prompts: VecDeque<(PromptKey, Option<Position>)>,
-    max_prompts: usize,
 }
 
 impl Default for ResumeLog {
@@ -544,8 +544,6 @@ impl ResumeLog {
             owed: VecDeque::new(),
             bytes: Tally::holding(0),
             detached_at: None,
-            prompts: VecDeque::new(),
-            max_prompts: DEFAULT_MAX_PROMPT_KEYS,
         }
     }
 
@@ -628,8 +626,7 @@ impl ResumeLog {
         }
     }
 
-    /// The client has every message up to `upto`: they are forgotten, and
-    /// so are prompt keys answered at or before it.
+    /// The client has every message up to `upto`: they are forgotten.
     ///
     /// # Errors
     ///
@@ -650,8 +647,6 @@ impl ResumeLog {
                 self.bytes.release(e.text.len());
             }
         }
-        self.prompts
-            .retain(|(_, answer)| answer.is_none_or(|at| at > upto));
         Ok(())
     }
 
@@ -715,37 +710,6 @@ impl ResumeLog {
     /// on it.
     pub fn expired(&self, now: Duration) -> bool {
         self.deadline().is_some_and(|end| now >= end)
-    }
-
-    /// Decides whether a `session/prompt` with `key` runs: [`Admit::Run`]
-    /// records it as running. The owner reports its answer with
-    /// [`answered`](Self::answered).
-    pub fn admit_prompt(&mut self, key: PromptKey) -> Admit {
-        if let Some((_, answer)) = self.prompts.iter().find(|(k, _)| *k == key) {
-            return answer.map_or(Admit::Running, Admit::Answered);
-        }
-        if self.prompts.len() >= self.max_prompts {
-            // The oldest answered goes first; running ones only when none is.
-            let oldest = self
-                .prompts
-                .iter()
-                .position(|(_, a)| a.is_some())
-                .unwrap_or(0);
-            let _ = self.prompts.remove(oldest);
-        }
-        if self.max_prompts > 0 {
-            self.prompts.push_back((key, None));
-        }
-        Admit::Run
-    }
-
-    /// The prompt with `key` was answered at `position` (the answer pushed
-    /// as [`Kind::Owed`]): a retry gets that answer until the client
-    /// acknowledges it.
-    pub fn answered(&mut self, key: &PromptKey, position: Position) {
-        if let Some((_, answer)) = self.prompts.iter_mut().find(|(k, _)| k == key) {
-            *answer = Some(position);
-        }
     }
 }
 
@@ -824,33 +788,6 @@ mod tests {
         );
         assert!(log.resume(Position(5)).is_err());
         assert!(log.resume(Position(6)).is_ok());
-    }
-
-    #[test]
-    fn a_prompt_runs_once_until_its_answer_is_acknowledged() {
-        let mut log = ResumeLog::new(100);
-        let key = PromptKey::of(&RequestId::Number(3), None);
-        assert_eq!(log.admit_prompt(key.clone()), Admit::Run);
-        assert_eq!(log.admit_prompt(key.clone()), Admit::Running);
-        let at = log.push(Kind::Owed, "answer");
-        log.answered(&key, at);
-        assert_eq!(log.admit_prompt(key.clone()), Admit::Answered(at));
-        assert_eq!(log.message(at), Some("answer"));
-        log.ack(at).unwrap();
-        assert_eq!(log.admit_prompt(key), Admit::Run);
-    }
-
-    #[test]
-    fn prompt_keys_are_bounded_and_the_oldest_answered_goes_first() {
-        let mut log = ResumeLog::new(100);
-        log.max_prompts = 2;
-        let k = |n| PromptKey::of(&RequestId::Number(n), None);
-        assert_eq!(log.admit_prompt(k(1)), Admit::Run);
-        assert_eq!(log.admit_prompt(k(2)), Admit::Run);
-        log.answered(&k(2), Position(1));
-        assert_eq!(log.admit_prompt(k(3)), Admit::Run);
-        assert_eq!(log.admit_prompt(k(1)), Admit::Running);
-        assert_eq!(log.prompts.len(), 2);
     }
 
     #[test]
