@@ -13,7 +13,8 @@
 //! - [`unescape`]: decoding escape sequences;
 //! - `vector` (SSE2 on x86, NEON on 64-bit ARM): sixty-four bytes of
 //!   string text classified at once, for the unescaper (whose `dense`
-//!   submodule builds text dense with escapes in a buffer on the stack).
+//!   submodule builds text dense with escapes in a buffer on the stack)
+//!   and for the ACP reader's search for where a string ends.
 //!
 //! Everything here is crate-internal; the public types that carry JSON are
 //! `acp::RawJson` and the typed messages.

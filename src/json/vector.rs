@@ -1,6 +1,7 @@
 //! Sixty-four bytes classified at once with vector compares: the bits of
 //! the bytes that end plain JSON string text (`"`, `\`, control
-//! characters), for the unescaper's block loop.
+//! characters), for the unescaper's block loop; and the bits of quotes and
+//! backslashes, for the reader's search for a string's end (`acp::read`).
 //!
 //! Compiled where the target has vector registers that make this a handful
 //! of instructions (SSE2 on x86, NEON on 64-bit ARM; `wide` wraps them in
