@@ -526,19 +526,37 @@ fn str_end(b: &[u8], i: usize) -> usize {
 /// [`str_end`] for a string whose text (with no escape before `from`) is
 /// searched from `from`; `None` when the text has no end, or when the
 /// search passes `limit` first (text dense with `\"` is not searched far:
-/// see `Reader::unescape`). Sixty-four bytes at a time where the target
-/// has vector compares (`str_end_blocks`), the last fewer than that
-/// quote to quote.
+/// see `Reader::unescape`). To the first quote by `find_quote` (prose
+/// ends there); past an escaped one, sixty-four bytes at a time where the
+/// target has vector compares (`str_end_blocks`), the last fewer than
+/// that, and every byte elsewhere, quote to quote.
 fn str_end_within(b: &[u8], from: usize, limit: usize) -> Option<usize> {
     #[cfg(any(
         target_feature = "sse2",
         all(target_arch = "aarch64", target_feature = "neon")
     ))]
-    let from = match str_end_blocks(b, from, limit) {
-        Ok(end) => return end,
-        Err(rest) => rest,
+    let from = {
+        // Prose (no `\"`) ends at its first quote, which `memchr` finds
+        // fastest; text with escaped quotes is searched by blocks after it.
+        let q = find_quote(b, from)?;
+        if b.get(from..q).is_none_or(unescaped_at) {
+            return Some(q.saturating_add(1));
+        }
+        if q >= limit {
+            return None;
+        }
+        match str_end_blocks(b, q.saturating_add(1), limit) {
+            Ok(end) => return end,
+            Err(rest) => rest,
+        }
     };
     quote_to_quote(b, from, limit)
+}
+
+/// Whether a quote right after `before` (text that starts unescaped) is
+/// unescaped: an even run of backslashes ends `before`.
+fn unescaped_at(before: &[u8]) -> bool {
+    before.iter().rev().take_while(|&&c| c == b'\\').count() % 2 == 0
 }
 
 /// [`str_end_within`] a block of sixty-four bytes at a time: the block's
@@ -586,10 +604,7 @@ fn quote_to_quote(b: &[u8], from: usize, limit: usize) -> Option<usize> {
     let mut j = from;
     loop {
         let q = find_quote(b, j)?;
-        let run = b.get(j..q).map_or(0, |before| {
-            before.iter().rev().take_while(|&&c| c == b'\\').count()
-        });
-        if run % 2 == 0 {
+        if b.get(j..q).is_none_or(unescaped_at) {
             return Some(q.saturating_add(1));
         }
         if q >= limit {
