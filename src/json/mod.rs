@@ -11,6 +11,7 @@
 //!   (no allocation; the framing layer's id peek uses it without `alloc`);
 //! - [`escape`]: writing JSON strings and numbers;
 //! - [`unescape`]: decoding escape sequences;
+//! - [`string_end`]: where a string ends, escapes passed over unchecked;
 //! - `vector` (SSE2 on x86, NEON on 64-bit ARM): sixty-four bytes of
 //!   string text classified at once, for the unescaper (whose `dense`
 //!   submodule builds text dense with escapes in a buffer on the stack)
@@ -24,6 +25,8 @@ pub(crate) mod swar;
 
 #[cfg(feature = "alloc")]
 pub(crate) mod escape;
+#[cfg(feature = "alloc")]
+pub(crate) mod string_end;
 #[cfg(feature = "alloc")]
 pub(crate) mod unescape;
 // The unescaper's block classifier, where the target has fast vector
