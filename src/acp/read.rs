@@ -21,7 +21,8 @@ use alloc::string::{String, ToString};
 
 use crate::json::scan::skip_str;
 use crate::json::scan::{key_at, plain_key, skip_value_within, skip_ws, MAX_DEPTH};
-use crate::json::swar::{find_quote, find_special, near_special, Near};
+use crate::json::string_end::{str_end, str_end_within};
+use crate::json::swar::{find_special, near_special, Near};
 use crate::json::unescape::{unescape_token, unquote, EscapeError};
 
 /// An unescaped string keeps up to this many unused bytes of capacity
@@ -516,34 +517,6 @@ impl<'de> Reader<'de> {
     }
 }
 
-/// The offset after the string whose opening quote is at `i` (the end of
-/// the text when it has no end), escapes passed over unchecked: the first
-/// quote after an even run of backslashes.
-fn str_end(b: &[u8], i: usize) -> usize {
-    str_end_within(b, i.saturating_add(1), usize::MAX).unwrap_or(b.len())
-}
-
-/// [`str_end`] for a string whose text (with no escape before `from`) is
-/// searched from `from`, quote to quote; `None` when the text has no end,
-/// or when an escaped quote at or past `limit` comes before it (text dense
-/// with `\"` is not searched further: each quote is a stop).
-fn str_end_within(b: &[u8], from: usize, limit: usize) -> Option<usize> {
-    let mut j = from;
-    loop {
-        let q = find_quote(b, j)?;
-        let run = b.get(j..q).map_or(0, |before| {
-            before.iter().rev().take_while(|&&c| c == b'\\').count()
-        });
-        if run % 2 == 0 {
-            return Some(q.saturating_add(1));
-        }
-        if q >= limit {
-            return None;
-        }
-        j = q.saturating_add(1);
-    }
-}
-
 /// Why the string token at `at` did not unescape: text that is not JSON,
 /// or valid JSON a Rust string cannot hold (a lone surrogate), which is a
 /// mismatch as it is to `serde_json`'s typed decoding.
@@ -693,19 +666,6 @@ mod tests {
             r.reset(mark);
             assert!(r.string().unwrap() == want, "{len}: passed over, then read");
         }
-    }
-
-    #[test]
-    fn a_string_end_is_searched_within_its_limit() {
-        let text = br#""ab\"cd\\" x"#;
-        assert_eq!(str_end(text, 0), 10);
-        assert_eq!(str_end_within(text, 1, text.len()), Some(10));
-        // The escaped quote at 4 is past a limit of 4: not searched on.
-        assert_eq!(str_end_within(text, 1, 4), None);
-        assert_eq!(str_end_within(text, 1, 5), Some(10));
-        // An end found by the first search is kept, however far.
-        assert_eq!(str_end_within(br#""ab\ncd" x"#, 1, 2), Some(8));
-        assert_eq!(str_end_within(b"\"abc", 1, 99), None);
     }
 
     #[test]

@@ -11,9 +11,11 @@
 //!   (no allocation; the framing layer's id peek uses it without `alloc`);
 //! - [`escape`]: writing JSON strings and numbers;
 //! - [`unescape`]: decoding escape sequences;
+//! - [`string_end`]: where a string ends, escapes passed over unchecked;
 //! - `vector` (SSE2 on x86, NEON on 64-bit ARM): sixty-four bytes of
 //!   string text classified at once, for the unescaper (whose `dense`
-//!   submodule builds text dense with escapes in a buffer on the stack).
+//!   submodule builds text dense with escapes in a buffer on the stack)
+//!   and for the ACP reader's search for where a string ends.
 //!
 //! Everything here is crate-internal; the public types that carry JSON are
 //! `acp::RawJson` and the typed messages.
@@ -23,6 +25,8 @@ pub(crate) mod swar;
 
 #[cfg(feature = "alloc")]
 pub(crate) mod escape;
+#[cfg(feature = "alloc")]
+pub(crate) mod string_end;
 #[cfg(feature = "alloc")]
 pub(crate) mod unescape;
 // The unescaper's block classifier, where the target has fast vector

@@ -47,6 +47,13 @@ use super::swar::{find_special, short_special, special_mask};
     all(target_arch = "aarch64", target_feature = "neon")
 ))]
 mod dense;
+// Which bytes of a block backslashes escape: also what a search for a
+// string's end reads (`acp::read`).
+#[cfg(any(
+    target_feature = "sse2",
+    all(target_arch = "aarch64", target_feature = "neon")
+))]
+pub(crate) use dense::escaped_bits;
 
 /// What is wrong with an escape sequence.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,6 +1,7 @@
 //! Sixty-four bytes classified at once with vector compares: the bits of
 //! the bytes that end plain JSON string text (`"`, `\`, control
-//! characters), for the unescaper's block loop.
+//! characters), for the unescaper's block loop; and the bits of quotes and
+//! backslashes, for the reader's search for a string's end (`acp::read`).
 //!
 //! Compiled where the target has vector registers that make this a handful
 //! of instructions (SSE2 on x86, NEON on 64-bit ARM; `wide` wraps them in
@@ -42,6 +43,21 @@ pub(crate) fn backslash_bits(block: &[u8; BLOCK]) -> u64 {
         u64::from(backslash.move_mask().unsigned_abs())
     };
     bits(0) | (bits(16) << 16) | (bits(32) << 32) | (bits(48) << 48)
+}
+
+/// Bit `k` of the first word is set when byte `k` of `block` is a
+/// backslash, of the second when it is a quote: what a search for a
+/// string's end needs (`acp::read`'s), whatever the bytes between.
+#[inline(always)]
+pub(crate) fn backslash_and_quote_bits(block: &[u8; BLOCK]) -> (u64, u64) {
+    let bits = |at: usize, byte: u8| {
+        let v = lane(block, at).cmp_eq(u8x16::splat(byte));
+        u64::from(v.move_mask().unsigned_abs())
+    };
+    let word = |byte: u8| {
+        bits(0, byte) | (bits(16, byte) << 16) | (bits(32, byte) << 32) | (bits(48, byte) << 48)
+    };
+    (word(b'\\'), word(b'"'))
 }
 
 /// [`backslash_bits`] and [`special_bits`] of `block` in one pass. With
@@ -89,6 +105,12 @@ mod tests {
                 assert_eq!(
                     backslash_and_special_bits(&block),
                     (want_backslash, want_special),
+                    "{c} at {at}"
+                );
+                let want_quote = if c == b'"' { 1u64 << at } else { 0 };
+                assert_eq!(
+                    backslash_and_quote_bits(&block),
+                    (want_backslash, want_quote),
                     "{c} at {at}"
                 );
             }

@@ -141,7 +141,7 @@ fn at_least_four(bits: u64) -> bool {
 /// or an even place, so whether the byte after it is escaped (the carry
 /// trick of simdjson's string scanner).
 #[inline(always)]
-pub(super) fn escaped_bits(backslash: u64) -> u64 {
+pub(crate) fn escaped_bits(backslash: u64) -> u64 {
     const ODD: u64 = 0xAAAA_AAAA_AAAA_AAAA;
     let codes = ((backslash << 1) | ODD).wrapping_sub(backslash) ^ ODD;
     codes ^ backslash
