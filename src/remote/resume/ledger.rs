@@ -62,6 +62,8 @@ pub struct Ledger {
     running: VecDeque<(PromptKey, PromptKey)>,
     /// Answered, oldest answer first: its key, where the answer went.
     answered: VecDeque<(PromptKey, Stream, Position)>,
+    /// Running requests forgotten past the bound, ever.
+    forgotten_running: u64,
 }
 
 impl Default for Ledger {
@@ -78,12 +80,20 @@ impl Ledger {
             max,
             running: VecDeque::new(),
             answered: VecDeque::new(),
+            forgotten_running: 0,
         }
     }
 
     /// The bound, per kind (answered, running).
     pub const fn max(&self) -> usize {
         self.max
+    }
+
+    /// How many running requests it has forgotten past its bound, ever:
+    /// a retry of one of those would run again, so its owner says so when
+    /// this grows.
+    pub const fn forgotten_running(&self) -> u64 {
+        self.forgotten_running
     }
 
     /// How many requests it remembers, running and answered.
@@ -112,8 +122,8 @@ impl Ledger {
         // An id reused while its request runs: the newer key is the one
         // its answer settles.
         self.running.retain(|(i, _)| *i != id);
-        if self.running.len() >= self.max {
-            let _ = self.running.pop_front();
+        if self.running.len() >= self.max && self.running.pop_front().is_some() {
+            self.forgotten_running = self.forgotten_running.saturating_add(1);
         }
         self.running.push_back((id, key));
         Admit::Run
@@ -225,8 +235,11 @@ mod tests {
         assert_eq!(ledger.admit(key(9), key(9)), Admit::Run);
         assert_eq!(ledger.admit(key(9), key(9)), Admit::Running);
         // Running ones are bounded too: 1 and 9 run, 4 pushes 1 out.
+        assert_eq!(ledger.forgotten_running(), 0);
         assert_eq!(ledger.admit(key(4), key(4)), Admit::Run);
+        assert_eq!(ledger.forgotten_running(), 1);
         assert_eq!(ledger.admit(key(1), key(1)), Admit::Run);
+        assert_eq!(ledger.forgotten_running(), 2);
         assert_eq!(ledger.len(), 4);
     }
 

@@ -837,8 +837,18 @@ impl Server {
             return true;
         };
         let stamped = delivery.id.is_some();
+        let forgotten = delivery.ledger.forgotten_running();
         let again = match delivery.ledger.admit(PromptKey::of(&req.id, None), key) {
-            Admit::Run => return true,
+            Admit::Run => {
+                if delivery.ledger.forgotten_running() > forgotten {
+                    let max = delivery.ledger.max();
+                    self.log(format!(
+                        "connection {}: more than {max} requests running, the oldest forgotten by the retry ledger (sent again, it would run again)",
+                        conn.0
+                    ));
+                }
+                return true;
+            }
             Admit::Running => None,
             // The session waits for the client's position: its resume
             // brings the answer back in its place.
