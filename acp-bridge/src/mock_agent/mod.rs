@@ -350,7 +350,19 @@ fn say(t: &str) -> Value {
 
 /// The plan, its first `done` entries completed, the next in progress.
 fn plan(done: usize) -> Value {
-    let entries: Vec<Value> = ["List the project files", "Read README.md", "Write NOTES.md"]
+    let entries = plan_entries(
+        &["List the project files", "Read README.md", "Write NOTES.md"],
+        done,
+        |i| if i == 0 { "high" } else { "medium" },
+    );
+    json!({"sessionUpdate": "plan", "entries": entries})
+}
+
+/// A plan's entries of `contents`, the first `done` completed, the next
+/// in progress, the rest pending; entry `i` of priority `priority(i)`.
+/// Both protocols' plans are made of them.
+fn plan_entries(contents: &[&str], done: usize, priority: fn(usize) -> &'static str) -> Vec<Value> {
+    contents
         .iter()
         .enumerate()
         .map(|(i, c)| {
@@ -359,10 +371,9 @@ fn plan(done: usize) -> Value {
                 std::cmp::Ordering::Equal => "in_progress",
                 std::cmp::Ordering::Greater => "pending",
             };
-            json!({"content": c, "priority": if i == 0 { "high" } else { "medium" }, "status": status})
+            json!({"content": c, "priority": priority(i), "status": status})
         })
-        .collect();
-    json!({"sessionUpdate": "plan", "entries": entries})
+        .collect()
 }
 
 /// The `terminalId` of a `terminal/create` result.

@@ -148,18 +148,11 @@ fn state_update(state: &str, stop_reason: Option<&str>) -> Value {
 /// The plan `plan-N`, its first `done` entries completed, the next in
 /// progress.
 fn plan(n: u64, done: usize) -> Value {
-    let entries: Vec<Value> = ["List the project files", "Summarize what is there"]
-        .iter()
-        .enumerate()
-        .map(|(i, c)| {
-            let status = match i.cmp(&done) {
-                std::cmp::Ordering::Less => "completed",
-                std::cmp::Ordering::Equal => "in_progress",
-                std::cmp::Ordering::Greater => "pending",
-            };
-            json!({"content": c, "priority": "medium", "status": status})
-        })
-        .collect();
+    let entries = super::plan_entries(
+        &["List the project files", "Summarize what is there"],
+        done,
+        |_| "medium",
+    );
     json!({"sessionUpdate": "plan_update",
            "plan": {"type": "items", "planId": format!("plan-{n}"), "entries": entries}})
 }
