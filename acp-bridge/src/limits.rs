@@ -518,6 +518,43 @@ mod tests {
     }
 
     #[test]
+    fn a_planned_cgroup_is_made_with_its_limits_by_its_launcher() {
+        let base = std::env::temp_dir().join(format!("acp-cgroup-make-{}", std::process::id()));
+        std::fs::create_dir_all(&base).unwrap();
+        let cgroup = CgroupDir {
+            dir: base.join("acp-agent-1-0"),
+            limits: vec![
+                ("pids.max".to_owned(), "64".to_owned()),
+                ("memory.max".to_owned(), "4096".to_owned()),
+            ],
+        };
+        make(&cgroup).unwrap();
+        let read = |f: &str| std::fs::read_to_string(cgroup.dir.join(f)).unwrap();
+        assert_eq!(
+            (read("pids.max"), read("memory.max")),
+            ("64".into(), "4096".into())
+        );
+        // Made once: a second launcher with the same name is refused.
+        let again = make(&cgroup).unwrap_err();
+        assert!(again.starts_with("cannot make the cgroup"), "{again}");
+        // A limit file that cannot be written is an error.
+        let bad = CgroupDir {
+            dir: base.join("acp-agent-1-1"),
+            limits: vec![("no/such/file".to_owned(), "0".to_owned())],
+        };
+        let err = make(&bad).unwrap_err();
+        assert!(err.starts_with("cannot write"), "{err}");
+        // The bridge names the cgroups without touching a file: a plan
+        // makes no directory.
+        let (planned, applied) = AgentCgroup::plan(Limits::default());
+        for c in &applied.make {
+            assert!(!c.dir.exists(), "{}", c.dir.display());
+        }
+        assert_eq!(planned.dirs.len(), applied.make.len());
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    #[test]
     fn cgroups_are_found_in_proc() {
         let mountinfo = "\
 30 25 0:26 / /sys/fs/cgroup rw,nosuid - tmpfs tmpfs rw,mode=755

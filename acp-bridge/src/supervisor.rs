@@ -679,6 +679,35 @@ mod tests {
     }
 
     #[test]
+    fn the_launcher_makes_a_missing_room_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let base = std::env::temp_dir().join(format!("acp-make-room-{}", std::process::id()));
+        let spec = Launch {
+            room: vec![base.join("ana/home"), base.join("ana/work")],
+            ..Launch::default()
+        };
+        make_room(&spec).unwrap();
+        for dir in &spec.room {
+            let mode = std::fs::metadata(dir).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o700, "{}", dir.display());
+        }
+        // Already there: nothing to do.
+        make_room(&spec).unwrap();
+        // A room that cannot be made is refused, naming it.
+        std::fs::write(base.join("file"), "").unwrap();
+        let blocked = Launch {
+            room: vec![base.join("file/home")],
+            ..Launch::default()
+        };
+        let err = make_room(&blocked).unwrap_err();
+        assert!(
+            err.contains("cannot create") && err.contains("file/home"),
+            "{err}"
+        );
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    #[test]
     fn a_spec_survives_its_encoding() {
         let spec = Launch {
             command: vec!["agent".to_owned(), "--acp".to_owned()],
