@@ -61,8 +61,8 @@ fn agent_start(c: &mut Criterion) {
     let scratch =
         std::env::temp_dir().join(format!("acp-bench-agent-start-{}", std::process::id()));
     let base: PathBuf = scratch.join("ana");
+    // Made by the first launcher (each later one finds them).
     let dirs = UserDirs::beside(&base.join("home"), &base.join("work"));
-    dirs.create().expect("room directories");
     let room = UserRoom::default();
     let confined = Rooms::default();
     let namespaces_only = Rooms {

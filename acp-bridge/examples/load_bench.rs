@@ -25,6 +25,10 @@
 //!   CPU per user to start (connect, `initialize`, `session/new`), per
 //!   turn, per turn with the start included, and its peak RSS (`VmHWM`).
 //!
+//! The load runs have a second anchor: the plain relay with the stack's
+//! default WebSocket buffers (`plain_relay --stack-defaults`), what a
+//! relay written without tuning gets; its rows come last.
+//!
 //! `--protocol 2`: the clients and the agent speak ACP v2 (a turn ends at
 //! the idle `state_update`).
 //!
@@ -110,6 +114,9 @@ struct Args {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
     Plain,
+    /// The plain relay with the stack's default WebSocket buffers
+    /// (`--stack-defaults`): the load runs' second anchor.
+    PlainDefaults,
     Bridge,
     BridgeScraped,
     /// The bridge with no log lines on stderr (`--log-level off`): what
@@ -189,7 +196,7 @@ impl Setup {
         std::fs::create_dir_all(&run_dir)?;
         let log = std::fs::File::create(run_dir.join("stderr"))?;
         let program = match kind {
-            Kind::Plain => &self.args.relay,
+            Kind::Plain | Kind::PlainDefaults => &self.args.relay,
             Kind::Bridge | Kind::BridgeScraped | Kind::BridgeQuiet => &self.args.bridge,
         };
         let wrap: Vec<&str> = self
@@ -206,7 +213,10 @@ impl Setup {
             }
             None => Command::new(program),
         };
-        if kind == Kind::Plain {
+        if kind == Kind::PlainDefaults {
+            command.arg("--stack-defaults");
+        }
+        if matches!(kind, Kind::Plain | Kind::PlainDefaults) {
             command
                 .arg("127.0.0.1:0")
                 .arg(&self.args.agent)
@@ -261,7 +271,7 @@ impl Setup {
             let metrics = after(&text, "metrics on http://");
             if let Some(ws) = ws.filter(|_| !want_metrics || metrics.is_some()) {
                 server.url = match kind {
-                    Kind::Plain => format!("ws://{ws}/"),
+                    Kind::Plain | Kind::PlainDefaults => format!("ws://{ws}/"),
                     _ => format!("ws://{ws}/acp"),
                 };
                 if let Some(m) = metrics {
@@ -791,6 +801,7 @@ async fn bench(args: Args) -> Result<String> {
         }
     }
     let mut load: [Vec<Load>; 4] = Default::default();
+    let mut load_defaults: Vec<Load> = Vec::new();
     for rep in 0..load_reps {
         for (k, kind) in KINDS.iter().enumerate() {
             run += 1;
@@ -798,7 +809,14 @@ async fn bench(args: Args) -> Result<String> {
             eprintln!("load {rep} {kind:?}: {l:?}");
             load[k].push(l);
         }
+        run += 1;
+        let l = load_run(&setup, Kind::PlainDefaults, run).await?;
+        eprintln!("load {rep} PlainDefaults: {l:?}");
+        load_defaults.push(l);
     }
+    let pick_defaults = |f: fn(&Load) -> f64| median(load_defaults.iter().map(f).collect());
+    let defaults_turn = pick_defaults(|l| l.turn_with_start);
+    let defaults_rss = pick_defaults(|l| l.rss);
     let relay = relay.map(|ways| ways.map(median));
     let load = load.map(|runs| {
         let pick = |f: fn(&Load) -> f64| median(runs.iter().map(f).collect());
@@ -812,7 +830,9 @@ async fn bench(args: Args) -> Result<String> {
         }
     });
     let mb = a.line_bytes as f64 / 1e6;
-    let rows: [(String, [f64; 4]); 8] = [
+    // The wall time of each load run (client, server and agents sharing
+    // the machine) is on stderr only: the table keeps to the server.
+    let rows: [(String, [f64; 4]); 9] = [
         (
             format!(
                 "relay, agent to client: CPU ms per MB ({} turns, {mb} MB lines)",
@@ -847,9 +867,15 @@ async fn bench(args: Args) -> Result<String> {
             "load: share of that CPU in the kernel (%)".to_owned(),
             load.map(|l| l.system),
         ),
+        // The same bridge runs against the second anchor: the plain relay
+        // with the stack's default buffers.
         (
-            "load: wall time of the run (s)".to_owned(),
-            load.map(|l| l.wall),
+            "load, against the plain relay with the stack's default buffers (128 KiB reads): CPU ms per turn, agent start included".to_owned(),
+            [defaults_turn, load[1].turn_with_start, load[2].turn_with_start, load[3].turn_with_start],
+        ),
+        (
+            "load, against the plain relay with the stack's default buffers (128 KiB reads): peak RSS (MiB)".to_owned(),
+            [defaults_rss, load[1].rss, load[2].rss, load[3].rss],
         ),
     ];
     let mut table = String::from(
@@ -872,7 +898,7 @@ async fn bench(args: Args) -> Result<String> {
         "confined as the server does by default (Landlock, a PID namespace, the process and memory limits)"
     };
     table.push_str(&format!(
-        "\nServer CPU is the server process's own (its threads, not its agents'), the median of {} relay runs and {} load runs, each on a fresh server. The bridge's agents: {confinement}; the plain relay's: plain child processes. MB: 10^6 bytes of text frames, both ways.\n",
+        "\nServer CPU is the server process's own (its threads, not its agents'), the median of {} relay runs and {} load runs, each on a fresh server. The bridge's agents: {confinement}; the plain relay's: plain child processes. The plain relay's WebSocket buffers are the server's (8 KiB reads, 128 KiB of frames buffered); the last two rows put the same bridge runs against it with tokio-tungstenite's defaults (128 KiB reads), its own load runs beside the others'. MB: 10^6 bytes of text frames, both ways.\n",
         a.relay_reps, a.load_reps
     ));
     Ok(table)

@@ -12,6 +12,11 @@
 //! ```
 //!
 //! It prints `listening on ws://ADDR` on stderr once it listens.
+//!
+//! With `--stack-defaults` first, its WebSocket buffers are tokio-tungstenite's
+//! defaults (reads of 128 KiB) rather than the server's: what someone
+//! writing a plain relay gets without tuning it (the load bench's second
+//! anchor).
 
 use std::process::Stdio;
 
@@ -33,13 +38,17 @@ const WRITE_BUFFER: usize = 128 * 1024;
 
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let defaults = args.first().map(String::as_str) == Some("--stack-defaults");
+    if defaults {
+        args.remove(0);
+    }
     let [addr, agent @ ..] = args.as_slice() else {
-        eprintln!("usage: plain_relay ADDR AGENT [ARGS...]");
+        eprintln!("usage: plain_relay [--stack-defaults] ADDR AGENT [ARGS...]");
         std::process::exit(2);
     };
     if agent.is_empty() {
-        eprintln!("usage: plain_relay ADDR AGENT [ARGS...]");
+        eprintln!("usage: plain_relay [--stack-defaults] ADDR AGENT [ARGS...]");
         std::process::exit(2);
     }
     let listener = TcpListener::bind(addr).await?;
@@ -48,7 +57,7 @@ async fn main() -> std::io::Result<()> {
         let (socket, _) = listener.accept().await?;
         let agent = agent.to_vec();
         tokio::spawn(async move {
-            if let Err(e) = relay(socket, &agent).await {
+            if let Err(e) = relay(socket, &agent, defaults).await {
                 eprintln!("plain_relay: {e}");
             }
         });
@@ -56,14 +65,17 @@ async fn main() -> std::io::Result<()> {
 }
 
 /// One connection: its agent, started now, and the two directions until
-/// either side ends.
-async fn relay(socket: TcpStream, agent: &[String]) -> std::io::Result<()> {
+/// either side ends; the stack's default buffers with `defaults`.
+async fn relay(socket: TcpStream, agent: &[String], defaults: bool) -> std::io::Result<()> {
     socket.set_nodelay(true)?;
-    let config = WebSocketConfig::default()
-        .read_buffer_size(READ_CHUNK)
-        .write_buffer_size(WRITE_BUFFER)
+    let mut config = WebSocketConfig::default()
         .max_message_size(Some(MAX_MESSAGE))
         .max_frame_size(Some(MAX_MESSAGE));
+    if !defaults {
+        config = config
+            .read_buffer_size(READ_CHUNK)
+            .write_buffer_size(WRITE_BUFFER);
+    }
     let ws = tokio_tungstenite::accept_async_with_config(socket, Some(config))
         .await
         .map_err(std::io::Error::other)?;

@@ -6,8 +6,10 @@
 #   - relay: the server's CPU per MB for 10 turns of 8 MB lines, each way;
 #   - load: 300 users at once, 3 turns each: the server's CPU per user to
 #     start, per turn, per turn with the start included, its peak RSS;
-#   - acp-bridge twice: as started by default, and with --metrics-addr
-#     scraped once a second.
+#   - acp-bridge three times: as started by default, with --metrics-addr
+#     scraped once a second, and with --log-level off;
+#   - the load runs against a second anchor too: the plain relay with the
+#     stack's default WebSocket buffers (plain_relay --stack-defaults).
 # Prints a Markdown table (examples/load_bench.rs says how each figure is
 # taken). A few minutes; everything on 127.0.0.1, stopped at the end.
 #

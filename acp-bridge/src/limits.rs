@@ -157,6 +157,11 @@ impl Mechanism {
 /// launch spec).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Applied {
+    /// The cgroups the launcher makes, with their limits, before it
+    /// enters them (the bridge only names them, and removes them once the
+    /// agent has exited).
+    #[serde(default)]
+    pub make: Vec<CgroupDir>,
     /// `cgroup.procs` files the launcher writes itself into.
     pub cgroup_procs: Vec<PathBuf>,
     /// `RLIMIT_NPROC`, set once in its own user namespace.
@@ -301,8 +306,24 @@ fn prepare_v2(dir: &Path) -> bool {
     moved && std::fs::write(dir.join("cgroup.subtree_control"), "+pids +memory").is_ok()
 }
 
-/// One agent's cgroup (or none, with resource limits): made before its
-/// launcher starts, removed once it has exited.
+/// A cgroup the launcher makes: its directory and the limit files it
+/// writes there (`pids.max`, `memory.max`...), in order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CgroupDir {
+    /// The cgroup's directory.
+    pub dir: PathBuf,
+    /// Each limit: the file (in `dir`) and the value written to it.
+    pub limits: Vec<(String, String)>,
+}
+
+/// A limit file a kernel may lack (no swap, or no swap accounting):
+/// nothing to limit then.
+const OPTIONAL_LIMITS: &[&str] = &["memory.swap.max"];
+
+/// One agent's cgroup (or none, with resource limits): named by the
+/// bridge, made by its launcher (before it starts anything: a `mkdir` in
+/// a cgroup file system is costly, and the launcher is the agent's own
+/// process), removed by the bridge once the agent has exited.
 #[derive(Debug)]
 pub struct AgentCgroup {
     dirs: Vec<PathBuf>,
@@ -310,22 +331,20 @@ pub struct AgentCgroup {
 }
 
 impl AgentCgroup {
-    /// Makes the cgroup of one agent with `limits` (nothing with resource
-    /// limits), and what the launcher must do.
-    ///
-    /// # Errors
-    ///
-    /// When the cgroup cannot be made or its limits written.
-    pub fn create(limits: Limits) -> Result<(Self, Applied), String> {
+    /// Names the cgroup of one agent with `limits` (none with resource
+    /// limits), and says what the launcher must do: make it, write its
+    /// limits, enter it ([`enter`]). Touches no file.
+    pub fn plan(limits: Limits) -> (Self, Applied) {
         static NEXT: AtomicU64 = AtomicU64::new(0);
         let name = format!(
             "acp-agent-{}-{}",
             std::process::id(),
             NEXT.fetch_add(1, Ordering::Relaxed)
         );
-        let writes: Vec<(PathBuf, &str, String)> = match probe() {
+        let make: Vec<CgroupDir> = match probe() {
             Mechanism::Rlimits { nproc } => {
                 let applied = Applied {
+                    make: Vec::new(),
                     cgroup_procs: Vec::new(),
                     nproc: nproc.then_some(limits.max_processes),
                     data: Some(limits.max_memory),
@@ -334,53 +353,41 @@ impl AgentCgroup {
                     dirs: Vec::new(),
                     v2: false,
                 };
-                return Ok((none, applied));
+                return (none, applied);
             }
-            Mechanism::CgroupV2(dir) => {
-                let d = dir.join(&name);
-                vec![
-                    (d.clone(), "pids.max", limits.max_processes.to_string()),
-                    (d.clone(), "memory.max", limits.max_memory.to_string()),
-                    (d, "memory.swap.max", "0".to_owned()),
-                ]
-            }
+            Mechanism::CgroupV2(dir) => vec![CgroupDir {
+                dir: dir.join(&name),
+                limits: vec![
+                    ("pids.max".to_owned(), limits.max_processes.to_string()),
+                    ("memory.max".to_owned(), limits.max_memory.to_string()),
+                    ("memory.swap.max".to_owned(), "0".to_owned()),
+                ],
+            }],
             Mechanism::CgroupV1 { pids, memory } => vec![
-                (
-                    pids.join(&name),
-                    "pids.max",
-                    limits.max_processes.to_string(),
-                ),
-                (
-                    memory.join(&name),
-                    "memory.limit_in_bytes",
-                    limits.max_memory.to_string(),
-                ),
+                CgroupDir {
+                    dir: pids.join(&name),
+                    limits: vec![("pids.max".to_owned(), limits.max_processes.to_string())],
+                },
+                CgroupDir {
+                    dir: memory.join(&name),
+                    limits: vec![(
+                        "memory.limit_in_bytes".to_owned(),
+                        limits.max_memory.to_string(),
+                    )],
+                },
             ],
         };
-        let mut cgroup = Self {
-            dirs: Vec::new(),
+        let cgroup = Self {
+            dirs: make.iter().map(|c| c.dir.clone()).collect(),
             v2: matches!(probe(), Mechanism::CgroupV2(_)),
         };
-        for (dir, file, value) in &writes {
-            if !cgroup.dirs.contains(dir) {
-                std::fs::create_dir(dir)
-                    .map_err(|e| format!("cannot make the cgroup {}: {e}", dir.display()))?;
-                cgroup.dirs.push(dir.clone());
-            }
-            // No swap file, or no swap accounting: nothing to limit.
-            let optional = *file == "memory.swap.max";
-            if let Err(e) = std::fs::write(dir.join(file), value) {
-                if !optional {
-                    return Err(format!("cannot write {}/{file}: {e}", dir.display()));
-                }
-            }
-        }
         let applied = Applied {
-            cgroup_procs: cgroup.dirs.iter().map(|d| d.join("cgroup.procs")).collect(),
+            cgroup_procs: make.iter().map(|c| c.dir.join("cgroup.procs")).collect(),
+            make,
             nproc: None,
             data: None,
         };
-        Ok((cgroup, applied))
+        (cgroup, applied)
     }
 
     /// Which limits the tree ran into, for the agent's exit status
@@ -421,8 +428,11 @@ impl AgentCgroup {
     pub fn remove(self) {
         for dir in &self.dirs {
             for _ in 0..100 {
-                if std::fs::remove_dir(dir).is_ok() {
-                    break;
+                match std::fs::remove_dir(dir) {
+                    // Not made: its launcher did not get that far.
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => break,
+                    Err(_) => {}
+                    Ok(()) => break,
                 }
                 std::thread::sleep(std::time::Duration::from_millis(10));
             }
@@ -431,13 +441,16 @@ impl AgentCgroup {
 }
 
 /// Puts the calling process (the launcher, before it starts anything)
-/// under `applied`'s cgroups and limits that hold before its user
-/// namespace exists (`RLIMIT_DATA`).
+/// under `applied`'s cgroups (made first, with their limits) and the
+/// limits that hold before its user namespace exists (`RLIMIT_DATA`).
 ///
 /// # Errors
 ///
-/// What could not be set.
+/// What could not be made or set.
 pub fn enter(applied: &Applied) -> Result<(), String> {
+    for cgroup in &applied.make {
+        make(cgroup)?;
+    }
     for procs in &applied.cgroup_procs {
         std::fs::write(procs, "0")
             .map_err(|e| format!("cannot enter the cgroup {}: {e}", procs.display()))?;
@@ -459,6 +472,21 @@ pub fn enter_nproc(applied: &Applied) -> Result<(), String> {
         Some(n) => set(rustix::process::Resource::Nproc, n),
         None => Ok(()),
     }
+}
+
+/// Makes one cgroup and writes its limits.
+fn make(cgroup: &CgroupDir) -> Result<(), String> {
+    let dir = &cgroup.dir;
+    std::fs::create_dir(dir)
+        .map_err(|e| format!("cannot make the cgroup {}: {e}", dir.display()))?;
+    for (file, value) in &cgroup.limits {
+        if let Err(e) = std::fs::write(dir.join(file), value) {
+            if !OPTIONAL_LIMITS.contains(&file.as_str()) {
+                return Err(format!("cannot write {}/{file}: {e}", dir.display()));
+            }
+        }
+    }
+    Ok(())
 }
 
 fn set(resource: rustix::process::Resource, value: u64) -> Result<(), String> {
@@ -487,6 +515,43 @@ mod tests {
         assert_eq!(show_bytes(4 << 30), "4 GiB");
         assert_eq!(show_bytes(64 << 20), "64 MiB");
         assert_eq!(show_bytes(1000), "1000 bytes");
+    }
+
+    #[test]
+    fn a_planned_cgroup_is_made_with_its_limits_by_its_launcher() {
+        let base = std::env::temp_dir().join(format!("acp-cgroup-make-{}", std::process::id()));
+        std::fs::create_dir_all(&base).unwrap();
+        let cgroup = CgroupDir {
+            dir: base.join("acp-agent-1-0"),
+            limits: vec![
+                ("pids.max".to_owned(), "64".to_owned()),
+                ("memory.max".to_owned(), "4096".to_owned()),
+            ],
+        };
+        make(&cgroup).unwrap();
+        let read = |f: &str| std::fs::read_to_string(cgroup.dir.join(f)).unwrap();
+        assert_eq!(
+            (read("pids.max"), read("memory.max")),
+            ("64".into(), "4096".into())
+        );
+        // Made once: a second launcher with the same name is refused.
+        let again = make(&cgroup).unwrap_err();
+        assert!(again.starts_with("cannot make the cgroup"), "{again}");
+        // A limit file that cannot be written is an error.
+        let bad = CgroupDir {
+            dir: base.join("acp-agent-1-1"),
+            limits: vec![("no/such/file".to_owned(), "0".to_owned())],
+        };
+        let err = make(&bad).unwrap_err();
+        assert!(err.starts_with("cannot write"), "{err}");
+        // The bridge names the cgroups without touching a file: a plan
+        // makes no directory.
+        let (planned, applied) = AgentCgroup::plan(Limits::default());
+        for c in &applied.make {
+            assert!(!c.dir.exists(), "{}", c.dir.display());
+        }
+        assert_eq!(planned.dirs.len(), applied.make.len());
+        std::fs::remove_dir_all(&base).unwrap();
     }
 
     #[test]

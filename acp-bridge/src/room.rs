@@ -150,24 +150,6 @@ impl UserDirs {
             tmp,
         }
     }
-
-    /// Creates the three directories (and their parents) readable by this
-    /// OS user only.
-    ///
-    /// # Errors
-    ///
-    /// When one cannot be created: which.
-    pub fn create(&self) -> Result<(), String> {
-        use std::os::unix::fs::DirBuilderExt;
-        for dir in [&self.home, &self.work, &self.tmp] {
-            std::fs::DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(dir)
-                .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-        }
-        Ok(())
-    }
 }
 
 impl Rooms {
@@ -177,8 +159,8 @@ impl Rooms {
     }
 
     /// The launcher command for `agent` (program and arguments): a user's
-    /// own agent with `user` (their room on disk and what the token file
-    /// gives them), the shared agent with `None`. Set stdio on it and start
+    /// own agent with `user` (their room on disk, made by the launcher
+    /// when missing, and what the token file gives them), the shared agent with `None`. Set stdio on it and start
     /// it with [`supervisor::spawn`].
     ///
     /// # Errors
@@ -207,7 +189,7 @@ impl Rooms {
     }
 
     /// As [`Rooms::command`], the launcher putting the agent's tree under
-    /// `limits` (from [`limits::AgentCgroup::create`] with
+    /// `limits` (from [`limits::AgentCgroup::plan`] with
     /// [`Rooms::limits_of`]).
     ///
     /// # Errors
@@ -229,12 +211,14 @@ impl Rooms {
         launch.sandbox = sandbox;
         launch.strict = confined;
         launch.limits = limits.clone();
+        if let Some((dirs, _)) = user {
+            // The launcher makes the room when missing and starts in it.
+            launch.room = vec![dirs.home.clone(), dirs.work.clone(), dirs.tmp.clone()];
+            launch.cwd = Some(dirs.work.clone());
+        }
         let mut cmd = supervisor::command(&launch)?;
         cmd.env_clear()
             .envs(agent_env(std::env::vars_os(), &self.env_allow, user));
-        if let Some((dirs, _)) = user {
-            cmd.current_dir(&dirs.work);
-        }
         Ok(cmd)
     }
 
@@ -395,7 +379,7 @@ impl Rooms {
 
 /// `path` absolute with its symlinks followed as far as it exists (a
 /// state directory not made yet still counts where it will be).
-fn resolve_existing_part(path: &Path) -> Option<PathBuf> {
+pub(crate) fn resolve_existing_part(path: &Path) -> Option<PathBuf> {
     let absolute = std::env::current_dir().ok()?.join(path);
     let mut rest = Vec::new();
     let mut at = absolute.as_path();

@@ -112,6 +112,16 @@ pub struct Launch {
     /// The cgroups and resource limits the launcher puts itself under.
     #[serde(default)]
     pub limits: limits::Applied,
+    /// Directories the launcher makes (with their parents, private to
+    /// this OS user: mode `0700`) when missing, before anything else: a
+    /// user's room, made by the agent's own process rather than by the
+    /// program that starts it.
+    #[serde(default)]
+    pub room: Vec<std::path::PathBuf>,
+    /// The agent's working directory, entered by the launcher once
+    /// [`Launch::room`] is made (`None`: the launcher's own).
+    #[serde(default)]
+    pub cwd: Option<std::path::PathBuf>,
     /// The pid the launcher's (or init's) parent must have.
     #[serde(default)]
     parent: u32,
@@ -276,6 +286,10 @@ fn launcher(mut spec: Launch) -> ExitCode {
         eprintln!("acp launcher: {e}");
         return ExitCode::from(REFUSED);
     }
+    if let Err(e) = make_room(&spec) {
+        eprintln!("acp launcher: refusing to start the agent: {e}");
+        return ExitCode::from(REFUSED);
+    }
     if let Err(e) = limits::enter(&spec.limits) {
         eprintln!("acp launcher: refusing to start the agent: {e}");
         return ExitCode::from(REFUSED);
@@ -319,6 +333,8 @@ fn launcher(mut spec: Launch) -> ExitCode {
         init: true,
         keeper: namespace.is_err(),
         sandbox: None,
+        room: Vec::new(),
+        cwd: None,
         ..spec
     };
     let child = match (exe, encode(&init)) {
@@ -336,6 +352,24 @@ fn launcher(mut spec: Launch) -> ExitCode {
             ExitCode::from(REFUSED)
         }
     }
+}
+
+/// Makes the directories of `spec`'s room that are missing, then enters
+/// its working directory.
+fn make_room(spec: &Launch) -> Result<(), String> {
+    use std::os::unix::fs::DirBuilderExt;
+    for dir in &spec.room {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
+    if let Some(cwd) = &spec.cwd {
+        std::env::set_current_dir(cwd)
+            .map_err(|e| format!("cannot enter {}: {e}", cwd.display()))?;
+    }
+    Ok(())
 }
 
 /// Points this process's stdin and stdout at `/dev/null` once its child
@@ -645,6 +679,35 @@ mod tests {
     }
 
     #[test]
+    fn the_launcher_makes_a_missing_room_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let base = std::env::temp_dir().join(format!("acp-make-room-{}", std::process::id()));
+        let spec = Launch {
+            room: vec![base.join("ana/home"), base.join("ana/work")],
+            ..Launch::default()
+        };
+        make_room(&spec).unwrap();
+        for dir in &spec.room {
+            let mode = std::fs::metadata(dir).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o700, "{}", dir.display());
+        }
+        // Already there: nothing to do.
+        make_room(&spec).unwrap();
+        // A room that cannot be made is refused, naming it.
+        std::fs::write(base.join("file"), "").unwrap();
+        let blocked = Launch {
+            room: vec![base.join("file/home")],
+            ..Launch::default()
+        };
+        let err = make_room(&blocked).unwrap_err();
+        assert!(
+            err.contains("cannot create") && err.contains("file/home"),
+            "{err}"
+        );
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    #[test]
     fn a_spec_survives_its_encoding() {
         let spec = Launch {
             command: vec!["agent".to_owned(), "--acp".to_owned()],
@@ -655,10 +718,16 @@ mod tests {
             }),
             strict: true,
             limits: limits::Applied {
+                make: vec![limits::CgroupDir {
+                    dir: "/sys/fs/cgroup/a".into(),
+                    limits: vec![("pids.max".to_owned(), "64".to_owned())],
+                }],
                 cgroup_procs: vec!["/sys/fs/cgroup/a/cgroup.procs".into()],
                 nproc: Some(64),
                 data: None,
             },
+            room: vec!["/srv/rooms/ana/home".into(), "/srv/rooms/ana/work".into()],
+            cwd: Some("/srv/rooms/ana/work".into()),
             parent: 7,
             init: true,
             keeper: false,
@@ -669,6 +738,7 @@ mod tests {
         assert!(back.strict && back.init);
         assert_eq!(back.parent, 7);
         assert_eq!(back.limits, spec.limits);
+        assert_eq!((&back.room, &back.cwd), (&spec.room, &spec.cwd));
     }
 
     #[test]

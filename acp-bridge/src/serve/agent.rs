@@ -34,7 +34,7 @@ pub fn start(driver: Arc<Driver>, run: AgentRun, user: Option<String>) {
 /// appends its stderr to its log, stops it when the core asks; reports its
 /// start and its exit (restarts are the core's decision).
 async fn supervise(driver: Arc<Driver>, run: AgentRun, user: Option<String>) {
-    super::mcp::prepare(&driver, user.as_deref()).await;
+    let mut socket = super::mcp::prepare(&driver, user.as_deref()).await;
     let processes = &driver.processes;
     let name = user
         .as_deref()
@@ -48,18 +48,15 @@ async fn supervise(driver: Arc<Driver>, run: AgentRun, user: Option<String>) {
         _ => UserRoom::default(),
     };
     let limits = processes.rooms.limits_of(user.as_ref().map(|_| &room));
-    let cgroup = match AgentCgroup::create(limits) {
-        Ok(c) => c,
-        Err(e) => {
-            driver.with(|s, now| s.handle_agent_exited(now, run, &e));
-            return;
-        }
-    };
-    let (cgroup, applied) = cgroup;
+    // Named here, made by the agent's launcher, removed here.
+    let (cgroup, applied) = AgentCgroup::plan(limits);
     let spawned = spawn(processes, dirs.as_ref().map(|d| (d, &room)), &applied).await;
     let (mut child, stdin, stdout, stderr) = match spawned {
         Ok(x) => x,
         Err(e) => {
+            if let Some(socket) = socket {
+                super::mcp::unbound_dropped(&driver, socket);
+            }
             release(cgroup).await;
             driver.with(|s, now| s.handle_agent_exited(now, run, &e));
             return;
@@ -94,9 +91,10 @@ async fn supervise(driver: Arc<Driver>, run: AgentRun, user: Option<String>) {
     let writer = tokio::spawn(write_stdin(stdin, rx));
     let stderr_task = tokio::spawn(log_stderr(log, stderr));
     // Where the user's sessions live: the room's working directory, as
-    // the agent's processes see it (symbolic links resolved).
+    // the agent's processes see it (symbolic links resolved, as far as it
+    // exists: its launcher may not have made it yet).
     let session_dir = dirs.as_ref().and_then(|d| {
-        let dir = std::fs::canonicalize(&d.work).ok()?;
+        let dir = crate::room::resolve_existing_part(&d.work)?;
         dir.to_str().map(str::to_owned)
     });
     driver.with(|s, now| {
@@ -106,9 +104,12 @@ async fn supervise(driver: Arc<Driver>, run: AgentRun, user: Option<String>) {
         s.handle_agent_started(now, run, pid);
     });
     let stopped = tokio::select! {
-        () = read_stdout(&driver, run, stdout) => false,
+        () = read_stdout(&driver, run, stdout, &mut socket) => false,
         () = stop.notified() => true,
     };
+    if let Some(socket) = socket {
+        super::mcp::unbound_dropped(&driver, socket);
+    }
     driver.detach_run(run);
     let status = if stopped {
         let _ = child.kill().await;
@@ -166,18 +167,15 @@ async fn release(cgroup: AgentCgroup) {
 type Spawned = (Child, ChildStdin, ChildStdout, ChildStderr);
 
 /// Starts the agent through its launcher (`crate::supervisor`): its
-/// room (`user`: a user's own agent, its directories created private to
-/// the bridge's OS user when missing) and confinement from `--agent-*`,
-/// `--confine` and `--unconfined`; killing the child ends the agent and
-/// every process it started.
+/// room (`user`: a user's own agent, its directories made private to the
+/// bridge's OS user by the launcher when missing) and confinement from
+/// `--agent-*`, `--confine` and `--unconfined`; killing the child ends the
+/// agent and every process it started.
 async fn spawn(
     cfg: &Processes,
     user: Option<(&UserDirs, &UserRoom)>,
     limits: &limits::Applied,
 ) -> Result<Spawned, String> {
-    if let Some((dirs, _)) = user {
-        dirs.create()?;
-    }
     let program = cfg.command.first().map_or("", String::as_str);
     let mut cmd = cfg
         .rooms
@@ -250,7 +248,16 @@ const READ_BUFFER: usize = 16 * 1024;
 /// So a long line is held twice at most, and the core's copy is the only
 /// one left when the connection's writer starts on it; no long line stays
 /// resident in the reader.
-async fn read_stdout(driver: &Arc<Driver>, run: AgentRun, stdout: ChildStdout) {
+///
+/// The agent's MCP socket (`socket`), when still unbound, is bound at the
+/// agent's first line, before the core gets it: the agent runs, its room
+/// is made.
+async fn read_stdout(
+    driver: &Arc<Driver>,
+    run: AgentRun,
+    stdout: ChildStdout,
+    socket: &mut Option<super::mcp::Unbound>,
+) {
     let limits = Limits::default().with_max_line_len(driver.processes.max_line);
     // Pass-through splitting: the line's bytes as read, UTF-8 checked once
     // below, where they become the core's string (the splitting codec
@@ -259,6 +266,9 @@ async fn read_stdout(driver: &Arc<Driver>, run: AgentRun, stdout: ChildStdout) {
     let mut lines = FramedRead::with_capacity(stdout, codec, READ_BUFFER);
     // An `Err` from the stream is an I/O error: stdout is gone.
     while let Some(Ok(item)) = lines.next().await {
+        if let Some(socket) = socket.take() {
+            super::mcp::bind(driver, socket);
+        }
         renew_after(lines.read_buffer_mut(), item.as_bytes().len());
         match item {
             RawItem::Line(line) if line.is_blank() => {}
@@ -286,6 +296,21 @@ async fn read_stdout(driver: &Arc<Driver>, run: AgentRun, stdout: ChildStdout) {
             // The rest of a line over the limit: skipped, reported above.
             RawItem::Rest { .. } => {}
         }
+        rewind_if_drained(lines.read_buffer_mut());
+    }
+}
+
+/// Once a read buffer is drained (its lines taken, and dropped), moves its
+/// start back to the front of its allocation, with no copy and no
+/// allocation: the next read lands where the last one did, so an agent
+/// that writes short lines keeps a page or two of the buffer resident
+/// instead of all of it (the buffer would otherwise walk through its whole
+/// allocation before wrapping).
+fn rewind_if_drained(buffer: &mut BytesMut) {
+    if buffer.is_empty() {
+        // Asking for more than is left past the start makes `bytes`
+        // reclaim the front; `try_reclaim` never allocates.
+        let _ = buffer.try_reclaim(buffer.capacity() + 1);
     }
 }
 
@@ -384,6 +409,26 @@ mod tests {
             }
         }
         out
+    }
+
+    #[test]
+    fn a_drained_read_buffer_reads_again_at_its_front() {
+        let mut buffer = BytesMut::with_capacity(READ_BUFFER);
+        let front = buffer.as_ptr();
+        for n in 0..1000 {
+            buffer.extend_from_slice(format!("line {n}\n").as_bytes());
+            let line = buffer.split_to(buffer.len()).freeze();
+            drop(line);
+            rewind_if_drained(&mut buffer);
+            assert_eq!(buffer.as_ptr(), front, "line {n}");
+            assert!(buffer.capacity() >= READ_BUFFER);
+        }
+        // A buffer still holding part of a line is left where it is.
+        buffer.extend_from_slice(b"whole\npart");
+        let whole = buffer.split_to(6);
+        rewind_if_drained(&mut buffer);
+        assert_eq!(&buffer[..], b"part");
+        drop(whole);
     }
 
     #[test]

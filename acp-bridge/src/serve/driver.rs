@@ -123,6 +123,11 @@ impl Relays {
         lock(&self.listening).insert(user);
     }
 
+    /// `user`'s agent's socket does not listen (it was never bound).
+    pub fn forget(&self, user: &Option<String>) {
+        lock(&self.listening).remove(user);
+    }
+
     /// Registers the channel of a link the core just opened.
     pub fn attach(&self, link: McpLink, tx: mpsc::UnboundedSender<ToRelay>) {
         lock(&self.links).insert(link, tx);

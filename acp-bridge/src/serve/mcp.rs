@@ -2,10 +2,11 @@
 //! around the core's bridge (`Server::set_mcp_relay`,
 //! `handle_mcp_open`, `handle_mcp_line`, `handle_mcp_closed`).
 //!
-//! Each agent gets, before it starts, a Unix socket of its own inside its
-//! room (`USER/tmp/mcp-relay.sock` beside its `HOME`; the shared agent's
-//! in a private directory under the bridge's temporary directory) and a
-//! random token. The core hands the agent, in place of each `"acp"`
+//! Each agent gets a Unix socket of its own inside its room
+//! (`USER/tmp/mcp-relay.sock` beside its `HOME`, bound once the agent runs,
+//! its room then made by its launcher; the shared agent's in a private
+//! directory under the bridge's temporary directory, bound before it
+//! starts) and a random token. The core hands the agent, in place of each `"acp"`
 //! server, this program as a stdio server: `acp-bridge --mcp-relay SOCKET
 //! ID`, the token in `ACP_BRIDGE_MCP_TOKEN`. The relay connects, says
 //! `{"token": …, "acpId": ID}` on its first line, is answered `{"ok":
@@ -57,27 +58,89 @@ fn socket_path(driver: &Driver, user: Option<&str>) -> PathBuf {
     }
 }
 
+/// A socket named, its relay given to the core, not bound yet: a user's
+/// agent's, in the room its launcher makes ([`bind`] once the agent runs).
+pub struct Unbound {
+    path: PathBuf,
+    user: Option<String>,
+    token: String,
+}
+
 /// Makes sure `user`'s agent has its socket and the core its relay, before
-/// the agent starts. Failing that, MCP over ACP is not bridged for it
-/// (logged).
-pub async fn prepare(driver: &Arc<Driver>, user: Option<&str>) {
+/// the agent starts. The shared agent's socket is bound now; a user's is
+/// only named, and returned to be bound once the agent runs
+/// ([`bind`]): its directory is the room the agent's launcher makes, and
+/// the relay that connects to it starts only after the agent reads a
+/// `session/new` (it retries a socket not bound yet). Failing that, MCP
+/// over ACP is not bridged for it (logged).
+pub async fn prepare(driver: &Arc<Driver>, user: Option<&str>) -> Option<Unbound> {
     let key = user.map(ToOwned::to_owned);
     if driver.relays.listens(&key) {
-        return;
+        return None;
     }
-    match listen(driver, user) {
-        Ok(relay) => {
+    let planned = plan(driver, user).and_then(|(relay, unbound)| {
+        if user.is_none() {
+            listen(driver, unbound)?;
+            return Ok((relay, None));
+        }
+        Ok((relay, Some(unbound)))
+    });
+    match planned {
+        Ok((relay, unbound)) => {
             driver.relays.listening(key);
             driver.with(|s, _| s.set_mcp_relay(user, Some(relay)));
+            unbound
         }
-        Err(e) => driver.log_line(&format!("mcp over acp is not bridged: {e}")),
+        Err(e) => {
+            driver.log_line(&format!("mcp over acp is not bridged: {e}"));
+            None
+        }
     }
 }
 
-/// Binds the socket, starts accepting on it; the relay the core gives
-/// the agent.
-fn listen(driver: &Arc<Driver>, user: Option<&str>) -> Result<McpRelay, String> {
+/// Binds a socket [`prepare`] named, now that its agent runs (its room
+/// made). Failing that, MCP over ACP is not bridged for that agent (logged;
+/// its next start tries again).
+pub fn bind(driver: &Arc<Driver>, unbound: Unbound) {
+    let user = unbound.user.clone();
+    if let Err(e) = listen(driver, unbound) {
+        driver.log_line(&format!("mcp over acp is not bridged: {e}"));
+        driver.with(|s, _| s.set_mcp_relay(user.as_deref(), None));
+        driver.relays.forget(&user);
+    }
+}
+
+/// A socket that [`prepare`] named and that was never bound (its agent
+/// ended first): its agent's next start names a new one.
+pub fn unbound_dropped(driver: &Driver, unbound: Unbound) {
+    driver.relays.forget(&unbound.user);
+}
+
+/// Names `user`'s agent's socket and its token: the relay the core gives
+/// the agent, and what [`listen`] binds.
+fn plan(driver: &Arc<Driver>, user: Option<&str>) -> Result<(McpRelay, Unbound), String> {
     let path = socket_path(driver, user);
+    let mut bytes = [0u8; 24];
+    getrandom::fill(&mut bytes).map_err(|e| format!("no random source: {e}"))?;
+    let token: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?;
+    let relay = McpRelay::new(
+        exe.to_string_lossy().into_owned(),
+        vec![RELAY_FLAG.to_owned(), path.to_string_lossy().into_owned()],
+        vec![(TOKEN_VAR.to_owned(), token.clone())],
+    );
+    let unbound = Unbound {
+        path,
+        user: user.map(ToOwned::to_owned),
+        token,
+    };
+    Ok((relay, unbound))
+}
+
+/// Binds the socket (its directory made when missing), starts accepting
+/// on it.
+fn listen(driver: &Arc<Driver>, unbound: Unbound) -> Result<(), String> {
+    let Unbound { path, user, token } = unbound;
     if let Some(dir) = path.parent() {
         use std::os::unix::fs::DirBuilderExt;
         std::fs::DirBuilder::new()
@@ -89,21 +152,8 @@ fn listen(driver: &Arc<Driver>, user: Option<&str>) -> Result<McpRelay, String> 
     let _ = std::fs::remove_file(&path);
     let listener =
         UnixListener::bind(&path).map_err(|e| format!("cannot bind {}: {e}", path.display()))?;
-    let mut bytes = [0u8; 24];
-    getrandom::fill(&mut bytes).map_err(|e| format!("no random source: {e}"))?;
-    let token: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    let exe = std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?;
-    tokio::spawn(accept(
-        driver.clone(),
-        listener,
-        user.map(ToOwned::to_owned),
-        token.clone(),
-    ));
-    Ok(McpRelay::new(
-        exe.to_string_lossy().into_owned(),
-        vec![RELAY_FLAG.to_owned(), path.to_string_lossy().into_owned()],
-        vec![(TOKEN_VAR.to_owned(), token)],
-    ))
+    tokio::spawn(accept(driver.clone(), listener, user, token));
+    Ok(())
 }
 
 async fn accept(driver: Arc<Driver>, listener: UnixListener, user: Option<String>, token: String) {
@@ -214,9 +264,27 @@ pub fn run_relay(args: &[String]) -> ExitCode {
     }
 }
 
+/// How long the relay waits for its socket to be bound (the bridge binds
+/// a user's agent's socket once that agent runs: a relay started at once
+/// may be there first).
+const CONNECT_WAIT: Duration = Duration::from_secs(5);
+
 fn relay(socket: &Path, id: &str, token: &str) -> Result<(), String> {
-    let stream = std::os::unix::net::UnixStream::connect(socket)
-        .map_err(|e| format!("cannot connect to {}: {e}", socket.display()))?;
+    let started = std::time::Instant::now();
+    let stream = loop {
+        match std::os::unix::net::UnixStream::connect(socket) {
+            Ok(stream) => break stream,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::ConnectionRefused
+                ) && started.elapsed() < CONNECT_WAIT =>
+            {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(e) => return Err(format!("cannot connect to {}: {e}", socket.display())),
+        }
+    };
     let hello = serde_json::json!({"token": token, "acpId": id}).to_string() + "\n";
     (&stream)
         .write_all(hello.as_bytes())

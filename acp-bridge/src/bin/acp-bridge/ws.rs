@@ -361,6 +361,8 @@ async fn write(
 ) {
     // Whether the socket still takes writes (a close that timed out: no).
     let mut alive = true;
+    // The lengths of the messages buffered and not yet written.
+    let mut fed: Vec<usize> = Vec::new();
     loop {
         let m = tokio::select! {
             m = rx.recv() => match m {
@@ -377,12 +379,24 @@ async fn write(
         match m {
             ToConn::Send(_, text) | ToConn::Event(_, _, text) | ToConn::Answer(text) => {
                 let len = text.len();
+                // More queued behind it: buffered now, written with the
+                // last of them (one write to the socket for a burst of
+                // messages, not one each); the core hears they were sent
+                // once they are.
+                let more = !rx.is_empty() && len <= FRAGMENT;
                 tokio::select! {
-                    sent = send_text(&mut sink, text) => {
+                    sent = write_text(&mut sink, text, more) => {
                         if sent.is_err() {
                             break;
                         }
-                        driver.with(|s, now| s.handle_sent(now, conn, len));
+                        fed.push(len);
+                        if !more {
+                            driver.with(|s, now| {
+                                for len in fed.drain(..) {
+                                    s.handle_sent(now, conn, len);
+                                }
+                            });
+                        }
                     }
                     () = kill.notified() => {
                         // The core closed the connection: its close is
@@ -456,6 +470,20 @@ fn client_limit(headers: &HeaderMap) -> Option<usize> {
         .trim()
         .parse()
         .ok()
+}
+
+/// Sends `text` as [`send_text`] does, or only buffers it (as one frame)
+/// when `more` messages are about to follow.
+async fn write_text(
+    sink: &mut SplitSink<Socket, Message>,
+    text: String,
+    more: bool,
+) -> Result<(), WsError> {
+    if more {
+        sink.feed(Message::Text(text.into())).await
+    } else {
+        send_text(sink, text).await
+    }
 }
 
 /// Sends `text` as one text message: one frame, or frames of
