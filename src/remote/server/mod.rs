@@ -1,6 +1,6 @@
 //! The team server's rules as one sans-IO state machine: connections of
 //! both transport profiles and their users, the agent processes (one
-//! shared, or one per user), flow control, the replay buffer, limits and
+//! shared, or one per user), flow control, resumable delivery, limits and
 //! every error a client sees.
 //!
 //! The caller owns the sockets, the HTTP server and the processes. It
@@ -57,6 +57,13 @@ pub const AGENTS_FULL: ErrorCode = ErrorCode(-32012);
 /// stream), and `id` when the line was a request of the agent (which the
 /// server answered with an error). The line itself is gone.
 pub const LINE_DROPPED: &str = "_bridge/line_dropped";
+
+/// The notification a client that reattaches a session without
+/// positions gets, before the messages the session missed while no client
+/// held it, when the budget ([`ServerConfig::replay_bytes`]) dropped some
+/// of them (`sessionId`, `droppedMessages`, `droppedBytes`): always the
+/// oldest, or a single message larger than the budget.
+pub const REPLAY_DROPPED: &str = "_bridge/replay_dropped";
 
 /// The default longest silence on an SSE stream
 /// ([`ServerConfig::sse_keep_alive`]): 15 seconds, half the time a
@@ -756,7 +763,9 @@ impl Server {
     }
 
     /// Turns a router's output into actions: client messages through flow
-    /// control, agent lines to the agent's current run.
+    /// control, agent lines to the agent's current run, what a left
+    /// session missed into its log (and out of it to the client that
+    /// reattaches it).
     fn dispatch(&mut self, key: &Option<String>, outs: Vec<Out>, now: Duration) {
         for out in outs {
             match out {
@@ -792,6 +801,12 @@ impl Server {
                         c.reopen();
                     }
                 }
+                Out::Missed { session, text } => self.keep_missed(key, session, &text),
+                Out::Reattached { to, session } => {
+                    let missed = self.take_missed(key, to, &session);
+                    self.dispatch(key, missed, now);
+                }
+                Out::Forget { session } => self.forget_missed(key, session),
             }
         }
     }

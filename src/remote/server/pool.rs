@@ -16,7 +16,7 @@ use super::{
 use super::{Census, Refusal, Stats};
 use crate::acp::{encode_error, Message, MessageError, RequestId, RpcError};
 use crate::remote::router::{ClientId, MessageKind, Out, Router};
-use crate::remote::{ReplayBuffer, Stream};
+use crate::remote::Stream;
 use crate::{ErrorCode, FrameError, PeekedId};
 
 /// A run that lasted this long resets the restart backoff.
@@ -142,9 +142,6 @@ impl Server {
                 .with_hash_key(config.hash_key);
             if let (Some(user), true) = (&key, dedicated) {
                 router = router.with_dedicated_user(user);
-            }
-            if config.replay_bytes > 0 {
-                router = router.with_replay(ReplayBuffer::new(config.replay_bytes));
             }
             Agent {
                 user: key,
