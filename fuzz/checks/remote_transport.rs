@@ -190,7 +190,9 @@ impl Away {
         self.settle();
     }
 
-    /// The agent exits, and is restarted after its backoff.
+    /// The agent exits, and is restarted after its backoff (for the
+    /// integration tests; the fuzz target does not).
+    #[allow(dead_code)]
     pub fn agent_restarts(&mut self) {
         self.server
             .handle_agent_exited(self.now, self.run, "exit status: 1");

@@ -664,12 +664,9 @@ impl Server {
             #[cfg(feature = "v2")]
             core::mem::take(&mut d.bridge),
         );
-        let a = self.agents.get_mut(agent)?;
-        a.clients.remove(&client);
-        a.clients.insert(d.client, conn);
-        let mut outs = Vec::new();
-        a.router.disconnect(client, &mut outs);
-        self.dispatch(agent, outs, now);
+        if !self.rebind(agent, client, d.client, conn, now) {
+            return None;
+        }
         Some(d)
     }
 
@@ -842,14 +839,8 @@ impl Server {
             return;
         };
         self.resume.sessions.retain(|_, s| s.conn != conn);
-        let Some(agent) = self.agents.get_mut(&d.agent) else {
-            return;
-        };
-        agent.clients.remove(&d.client);
-        agent.last_active = now;
-        let mut outs = Vec::new();
-        agent.router.disconnect(d.client, &mut outs);
-        self.dispatch(&d.agent, outs, now);
+        self.agent_active(&d.agent, now);
+        self.disconnect(&d.agent, d.client, now);
     }
 
     /// `conn`'s delivery, made at the configured budget.
