@@ -63,6 +63,16 @@
 //!   Streamable HTTP connection's requests: while it runs the retry is
 //!   dropped, once answered the answer is sent again at its position, or
 //!   [`RESUME_GAP`] once the log no longer holds it.
+//!
+//! For a client that reattaches a session without positions (a
+//! `session/load` or `session/resume` after its connection left, on either
+//! profile), what the agent sent for the session while no client held it
+//! (the router's [`Out::Missed`]) is kept in a [`ResumeLog`] per session,
+//! within the same budget, and handed over when the router says the
+//! reattach succeeded ([`Out::Reattached`]): a resume from the first
+//! position kept, on the session's stream before the answer,
+//! [`REPLAY_DROPPED`](super::REPLAY_DROPPED) first when the budget
+//! dropped some.
 
 use alloc::borrow::ToOwned;
 use alloc::collections::{BTreeMap, BTreeSet};
