@@ -10,16 +10,19 @@
 //!   against `encode_raw_line` (validate and copy) of the same text.
 //! - `gate`: `Gate::check` of the same prompt on an initialized connection
 //!   (the RFD's per-frame rules), against `Message::decode` alone.
-//! - `replay`: `ReplayBuffer::push` of a 1 KiB update into a session whose
-//!   budget is full (so every push also drops the oldest), against copying
-//!   the same text into a `String`.
+//! - `replay`: a 1 KiB update for a session whose client left, through
+//!   `Server::handle_agent_line` (routed, then kept in the session's log of
+//!   what it missed, whose budget is full: every one also drops the
+//!   oldest), against `Router::handle_agent` of it alone (routing, the
+//!   line handed out as missed) and copying the same text into a `String`.
 
 use std::hint::black_box;
 use std::time::Duration;
 
 use acp_codec::acp::Message;
 use acp_codec::encode_raw_line;
-use acp_codec::remote::parts::{Checked, ClientId, Gate, Out, ReplayBuffer, Router};
+use acp_codec::remote::parts::{Checked, ClientId, Gate, Out, Router};
+use acp_codec::remote::{Action, Ending, Principal, Server, ServerConfig};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use serde_json::json;
 
@@ -152,6 +155,39 @@ fn gate(c: &mut Criterion) {
     g.finish();
 }
 
+/// A server (shared agent, `budget` bytes kept a left session) whose one
+/// client opened `s1` and left: the agent's run, to send its lines.
+fn server_with_s1_left(budget: usize) -> (Server, acp_codec::remote::AgentRun) {
+    let t = Duration::ZERO;
+    let mut config = ServerConfig::new();
+    config.replay_bytes = budget;
+    let mut server = Server::new(config, t);
+    let Some(Action::StartAgent { run, .. }) = server.poll_action() else {
+        panic!("no agent started")
+    };
+    server.handle_agent_started(t, run, 1);
+    let (conn, _) = server
+        .open_websocket(t, &Principal::anonymous(), Some([1; 16]))
+        .unwrap();
+    for (ask, answer) in [
+        (
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}"#,
+            r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}"#,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/","mcpServers":[]}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s1"}}"#,
+        ),
+    ] {
+        server.handle_text(t, conn, ask);
+        server.handle_agent_line(t, run, answer);
+        while server.poll_action().is_some() {}
+    }
+    server.handle_closed(t, conn, Ending::Clean);
+    while server.poll_action().is_some() {}
+    (server, run)
+}
+
 fn replay(c: &mut Criterion) {
     let mut g = c.benchmark_group("bridge_router/replay");
     let line = update_line(&tool_output(1 << 10));
@@ -159,11 +195,29 @@ fn replay(c: &mut Criterion) {
     g.bench_function("anchor String::from 1KiB", |b| {
         b.iter(|| black_box(String::from(black_box(line.as_str()))))
     });
-    let mut replay = ReplayBuffer::new(256 << 10);
-    while replay.push("s1", &line).messages == 0 {}
-    g.bench_function("ReplayBuffer::push 1KiB, full", |b| {
-        b.iter(|| black_box(replay.push("s1", black_box(&line))))
+    let (mut r, client) = router();
+    let mut out = Vec::new();
+    r.disconnect(client, &mut out);
+    g.bench_function("anchor Router::handle_agent 1KiB, session left", |b| {
+        b.iter(|| {
+            out.clear();
+            r.handle_agent(black_box(&line), Duration::ZERO, &mut out);
+            black_box(out.len())
+        })
     });
+    let budget = 256 << 10;
+    let (mut server, run) = server_with_s1_left(budget);
+    for _ in 0..=budget / line.len() {
+        server.handle_agent_line(Duration::ZERO, run, line.as_str());
+    }
+    assert!(
+        server.poll_action().is_none(),
+        "a left session's line was sent"
+    );
+    g.bench_function(
+        "Server::handle_agent_line 1KiB, session left, log full",
+        |b| b.iter(|| server.handle_agent_line(Duration::ZERO, run, black_box(line.as_str()))),
+    );
     g.finish();
 }
 

@@ -19,8 +19,13 @@
 //! - an agent line goes to at most one client unless it is a notification
 //!   without a `sessionId`;
 //! - nothing panics, and the pending tables never outgrow the requests;
-//! - the replay buffer (on, so sessions of a client that left wait for a
-//!   reattach) never holds more than its budget per session;
+//! - what a session whose client left misses is handed out (`Out::Missed`)
+//!   as the agent's very line, only while no connection holds the session
+//!   and for at most `DEFAULT_MAX_REPLAY_SESSIONS` sessions at once; a
+//!   reattach hands it over (`Out::Reattached`) to a connected client of
+//!   the session's first owner that now holds it, before the answer, and
+//!   nothing is handed over twice (the server keeps it between the two,
+//!   within its budget: the `remote_transport` check);
 //! - a client message naming a session another user owns never reaches
 //!   the agent, nor does a `session/load` or `session/resume` of a
 //!   session the router has never seen (every user here is named, and
@@ -37,8 +42,8 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use acp_codec::acp::{Message, RequestId};
-use acp_codec::remote::parts::{ClientId, MessageKind, Out, ReplayBuffer, Router};
-use acp_codec::remote::{Permissions, Stream};
+use acp_codec::remote::parts::{ClientId, MessageKind, Out, Router};
+use acp_codec::remote::{Permissions, Stream, DEFAULT_MAX_REPLAY_SESSIONS};
 
 /// What `message` is, read from its JSON alone (the oracle of the kind the
 /// router carries with it).
@@ -91,9 +96,6 @@ fn named_session(text: &str) -> Option<String> {
     v.get("sessionId")?.as_str().map(str::to_owned)
 }
 
-/// Small, so the fuzzer reaches the dropping paths.
-const REPLAY_BUDGET: usize = 4096;
-
 /// Small, so the fuzzer reaches the eviction paths.
 const MAX_USER_SESSIONS: usize = 2;
 
@@ -115,9 +117,10 @@ fn result_session(text: &str) -> Option<String> {
 }
 
 pub fn check(data: &[u8]) {
-    let mut router = Router::new()
-        .with_replay(ReplayBuffer::new(REPLAY_BUDGET))
-        .with_user_limits(4, MAX_USER_SESSIONS);
+    let mut router = Router::new().with_user_limits(4, MAX_USER_SESSIONS);
+    // What each left session missed, as handed out, until it is handed
+    // over or forgotten.
+    let mut missed: BTreeMap<String, Vec<String>> = BTreeMap::new();
     // Each session's first owner, as the router first named it.
     let mut first_owner: BTreeMap<String, String> = BTreeMap::new();
     let mut out = Vec::new();
@@ -188,8 +191,36 @@ pub fn check(data: &[u8]) {
         // Distinct recipients: a reattach hands one client the replayed
         // messages and the answer together.
         let mut to_clients = std::collections::BTreeSet::new();
-        for o in &out {
+        let mut handed_out = 0;
+        for (n, o) in out.iter().enumerate() {
             match o {
+                Out::Missed { session, text: msg } => {
+                    assert!(from_agent, "a message missed without an agent line");
+                    assert_eq!(*msg, text, "a missed message is the agent's line");
+                    assert_eq!(router.owner(session), None, "{session:?} is held");
+                    assert!(
+                        router.session_user(session).is_some(),
+                        "{session:?} is nobody's"
+                    );
+                    handed_out += 1;
+                    missed.entry(session.clone()).or_default().push(msg.clone());
+                }
+                Out::Reattached { to, session } => {
+                    assert!(clients.contains(to), "a reattach of a client that is gone");
+                    assert_eq!(router.owner(session), Some(*to), "handed to another");
+                    let first = first_owner.get(session).map(String::as_str);
+                    let first = first.or(router.session_user(session));
+                    assert_eq!(router.user_of(*to), first, "handed to another user");
+                    // Before the answer, which follows.
+                    assert!(
+                        matches!(out.get(n + 1), Some(Out::Client { to: c, .. }) if c == to),
+                        "no answer follows the reattach of {session:?}"
+                    );
+                    missed.remove(session);
+                }
+                Out::Forget { session } => {
+                    missed.remove(session);
+                }
                 Out::Agent(line) => {
                     assert_eq!(line.last(), Some(&b'\n'));
                     assert_eq!(line.iter().filter(|&&b| b == b'\n').count(), 1);
@@ -237,6 +268,12 @@ pub fn check(data: &[u8]) {
                 }
             }
         }
+        if handed_out > 0 {
+            assert!(
+                handed_out == 1 && to_clients.is_empty(),
+                "a missed line also sent"
+            );
+        }
         if from_agent && to_clients.len() > 1 {
             let Ok(Message::Notification(n)) = Message::decode(&text) else {
                 panic!("agent line sent to {} clients: {text:?}", to_clients.len());
@@ -263,8 +300,7 @@ pub fn check(data: &[u8]) {
                 "session {s:?} changed owner or was forgotten"
             );
         }
-        let replay = router.replay().unwrap();
-        assert!(replay.bytes() <= REPLAY_BUDGET * replay.sessions());
+        assert!(missed.len() <= DEFAULT_MAX_REPLAY_SESSIONS);
         let (forwarded, asked) = router.pending();
         assert!(forwarded <= requests);
         assert!(asked <= step + 1);

@@ -138,7 +138,6 @@
 mod backlog;
 mod error;
 mod rejoin;
-mod replay;
 mod resume;
 mod router;
 mod routing;
@@ -149,7 +148,6 @@ mod wire;
 pub use backlog::{Backlog, BacklogError};
 pub use error::{RemoteError, Reply};
 pub use rejoin::{ask_for_positions, Delivery, Rejoin, RejoinError, StreamPositions, TURN_LOST};
-pub use replay::DEFAULT_MAX_REPLAY_SESSIONS;
 pub use resume::{
     capability, sse_event, stamp, unstamp, Admit, Cursor, Kind, Ledger, Position, PromptKey,
     ResumeError, ResumeLog, DEFAULT_MAX_PROMPT_KEYS, DEFAULT_RESUME_BUDGET, DEFAULT_RESUME_GRACE,
@@ -158,15 +156,15 @@ pub use resume::{
 };
 pub use router::{
     ConnectError, Permissions, UnknownPermission, AGENT_EXITED, AGENT_STARTED,
-    DEFAULT_MAX_PENDING_PER_CLIENT, DEFAULT_MAX_USER_CONNECTIONS, DEFAULT_MAX_USER_SESSIONS,
-    FORBIDDEN, REPLAY_DROPPED, USER_LIMIT,
+    DEFAULT_MAX_PENDING_PER_CLIENT, DEFAULT_MAX_REPLAY_SESSIONS, DEFAULT_MAX_USER_CONNECTIONS,
+    DEFAULT_MAX_USER_SESSIONS, FORBIDDEN, USER_LIMIT,
 };
 pub use server::{
     AccessRefusal, Action, AgentRun, Census, ConnectionId, Ending, Event, HttpHead, HttpRefusal,
     HttpRoute, McpLink, McpRefusal, McpRelay, OpenedStream, PoolMode, PostOutcome, Principal,
     Profile, Refusal, Server, ServerConfig, StartReason, Stats, StopReason, AGENTS_FULL,
     BINARY_REFUSED, DEFAULT_MCP_TIMEOUT, DEFAULT_SSE_KEEP_ALIVE, HEADER_MAX_MESSAGE, LINE_DROPPED,
-    MAX_EVENTS, MAX_MCP_DECLARED,
+    MAX_EVENTS, MAX_MCP_DECLARED, REPLAY_DROPPED,
 };
 pub use transport::{
     answer_stream, check_response_session, error_stream, is_reattach, is_session_scoped, oversize,
@@ -176,8 +174,6 @@ pub use transport::{
     HEADER_PROTOCOL_VERSION, HEADER_SESSION_ID, INVALID_REQUEST, JSON_MIME_TYPE, PARSE_ERROR,
 };
 
-pub(crate) use replay::ReplayBuffer;
-
 /// Not part of the API: the parts [`Server`] is built of, on their own, for
 /// this crate's benches, fuzz targets and tests (which hold each part's
 /// rules apart from the whole server). No user of the crate needs them (the
@@ -185,7 +181,6 @@ pub(crate) use replay::ReplayBuffer;
 /// go in any release.
 #[doc(hidden)]
 pub mod parts {
-    pub use super::replay::{Dropped, Replay, ReplayBuffer};
     pub use super::router::{ClientId, MessageKind, Out, Router};
     pub use super::transport::{check_post, Checked, Gate, Post};
 }

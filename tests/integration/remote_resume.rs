@@ -657,3 +657,73 @@ fn a_plain_http_client_may_use_an_id_again() {
         }
     }
 }
+
+// ---------------------------------------------------------------- a reattach without positions
+
+mod without_positions {
+    use crate::checks::remote_transport::Away;
+    use acp_codec::remote::REPLAY_DROPPED;
+    use serde_json::{json, Value};
+
+    /// A client that reattaches a left session without positions gets
+    /// what the session missed, from the first message kept, before the
+    /// answer, once: the next update is live.
+    #[test]
+    fn a_reattaching_client_gets_what_its_session_missed() {
+        let mut away = Away::new(1 << 20, &["sa"]);
+        let missed = [away.update("sa", "one"), away.update("sa", "two")];
+        let (conn, got, answer) = away.reattach("sa", json!({"result": {}}));
+        assert_eq!(got, missed);
+        assert_eq!(answer, json!({"jsonrpc":"2.0","id":1,"result":{}}));
+        let line = json!({"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"sa","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"three"}}}}).to_string();
+        let live = away.agent(&line);
+        assert_eq!(live.len(), 1);
+        assert_eq!((live[0].0, &live[0].2), (conn, &line));
+    }
+
+    /// Past the budget the oldest are dropped and reported first; a
+    /// failed reattach hands over nothing and leaves it all for the next.
+    #[test]
+    fn what_did_not_fit_is_reported_and_a_failed_reattach_keeps_the_rest() {
+        let one_len = {
+            let mut away = Away::new(0, &["sa"]);
+            away.update("sa", "0123456789").len()
+        };
+        // Room for two updates.
+        let mut away = Away::new(2 * one_len + 1, &["sa"]);
+        let lines: Vec<String> = (0..5).map(|_| away.update("sa", "0123456789")).collect();
+        let gone = json!({"error": {"code": -32002, "message": "no such session"}});
+        let (conn, got, answer) = away.reattach("sa", gone);
+        assert!(got.is_empty(), "{got:?}");
+        assert_eq!(answer["error"]["code"], -32002);
+        away.leave(conn);
+        let (_, got, answer) = away.reattach("sa", json!({"result": {}}));
+        assert_eq!(answer["result"], json!({}));
+        assert_eq!(got.len(), 3, "{got:?}");
+        let note: Value = serde_json::from_str(&got[0]).unwrap();
+        assert_eq!(note["method"], REPLAY_DROPPED);
+        assert_eq!(
+            note["params"],
+            json!({"sessionId":"sa","droppedMessages":3,"droppedBytes":3 * one_len})
+        );
+        assert_eq!(got[1..], lines[3..]);
+    }
+
+    /// Without a budget nothing is kept; an agent that exits forgets what
+    /// its sessions missed (the restarted agent's sessions are new).
+    #[test]
+    fn nothing_is_kept_without_a_budget_nor_across_an_agent_exit() {
+        let mut away = Away::new(0, &["sa"]);
+        away.update("sa", "lost");
+        let (_, got, _) = away.reattach("sa", json!({"result": {}}));
+        assert!(got.is_empty(), "{got:?}");
+
+        let mut away = Away::new(1 << 20, &["sa"]);
+        away.update("sa", "x");
+        away.agent_restarts();
+        away.update("sa", "y");
+        let (_, got, answer) = away.reattach("sa", json!({"result": {}}));
+        assert!(answer.get("result").is_some(), "{answer}");
+        assert!(got.is_empty(), "{got:?}");
+    }
+}

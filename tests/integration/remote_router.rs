@@ -1,13 +1,13 @@
 //! `remote::parts::Router`, the multiplexer that lets many clients share one
 //! agent, through its public API: ids rewritten per connection, sessions
 //! owned, agent requests routed to the owner, cancel on leave, the agent
-//! restarting, the Streamable HTTP stream of each message, replay on
-//! reattach.
+//! restarting, the Streamable HTTP stream of each message, what a left
+//! session misses handed out and its reattach said.
 #![cfg(feature = "alloc")]
 
 use crate::checks::bridge_router::kind_in;
-use acp_codec::remote::parts::{ClientId, Out, ReplayBuffer, Router};
-use acp_codec::remote::{Stream, REPLAY_DROPPED};
+use acp_codec::remote::parts::{ClientId, Out, Router};
+use acp_codec::remote::Stream;
 use serde_json::{json, Value};
 use std::time::Duration;
 
@@ -26,12 +26,15 @@ fn agent_lines(out: &mut Vec<Out>) -> Vec<Value> {
     v
 }
 
+/// The messages for clients in `out` (what a left session missed, or
+/// forgets, aside), parsed; `out` is emptied.
 fn client_msgs(out: &mut Vec<Out>) -> Vec<(ClientId, Value)> {
     out.drain(..)
+        .filter(|o| !matches!(o, Out::Missed { .. } | Out::Forget { .. }))
         .map(|o| match o {
             Out::Client { to, text, .. } => (to, serde_json::from_str(&text).unwrap()),
             Out::Agent(_) => panic!("agent line left"),
-            Out::InitializeRefused { .. } => panic!("an initialize refused"),
+            other => panic!("not a message for a client: {other:?}"),
         })
         .collect()
 }
@@ -248,9 +251,11 @@ fn client_cancel_request_id_rewritten() {
 
 // ---------------------------------------------------------------- streams
 
-/// Every message for a client, with its stream.
+/// Every message for a client, with its stream (what a left session
+/// missed, or forgets, aside).
 fn client_outs(out: &mut Vec<Out>) -> Vec<(ClientId, Stream, Value)> {
     out.drain(..)
+        .filter(|o| !matches!(o, Out::Missed { .. } | Out::Forget { .. }))
         .map(|o| match o {
             Out::Client {
                 to,
@@ -264,7 +269,7 @@ fn client_outs(out: &mut Vec<Out>) -> Vec<(ClientId, Stream, Value)> {
                 (to, stream, value)
             }
             Out::Agent(_) => panic!("agent line left"),
-            Out::InitializeRefused { .. } => panic!("an initialize refused"),
+            other => panic!("not a message for a client: {other:?}"),
         })
         .collect()
 }
@@ -419,10 +424,12 @@ fn update(s: &str, text: &str) -> String {
     json!({"jsonrpc":"2.0","method":"session/update","params":{"sessionId":s,"update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":text}}}}).to_string()
 }
 
+/// While nobody holds a session, the agent's lines for it are handed out
+/// as missed, each the agent's very line; a reattach says so just before
+/// its answer, once; the agent reusing the id, or exiting, forgets it.
 #[test]
-fn reattaching_client_gets_what_its_session_missed() {
-    let mut r = Router::new().with_replay(ReplayBuffer::new(1 << 20));
-    r.agent_started(1, 0, &mut Vec::new());
+fn a_left_sessions_lines_are_handed_out_and_its_reattach_said() {
+    let mut r = up();
     let a = r.connect();
     open(&mut r, a, 1, "sa");
     let mut out = Vec::new();
@@ -430,116 +437,79 @@ fn reattaching_client_gets_what_its_session_missed() {
     let prompt_id = agent_lines(&mut out)[0]["id"].clone();
     r.disconnect(a, &mut out);
     assert_eq!(agent_lines(&mut out)[0]["method"], "session/cancel");
-    // While nobody holds the session, its updates are kept.
-    for t in ["one", "two"] {
-        r.handle_agent(&update("sa", t), T, &mut out);
+    let lines = [update("sa", "one"), update("sa", "two")];
+    for line in &lines {
+        r.handle_agent(line, T, &mut out);
     }
+    // The answer to the prompt of the client that left goes nowhere.
     r.handle_agent(
         &json!({"jsonrpc":"2.0","id":prompt_id,"result":{"stopReason":"cancelled"}}).to_string(),
         T,
         &mut out,
     );
-    assert!(out.is_empty());
-    assert_eq!(r.replay().unwrap().sessions(), 1);
-    // A new connection resumes it: the missed updates, then the answer.
-    let b = r.connect();
-    let got = round_trip(
-        &mut r,
-        b,
-        json!({"jsonrpc":"2.0","id":1,"method":"session/resume","params":{"sessionId":"sa","cwd":"/"}}),
-        json!({}),
-    );
-    let texts: Vec<Value> = got
-        .iter()
-        .map(|m| m.2["params"]["update"]["content"]["text"].clone())
-        .collect();
-    assert_eq!(texts, [json!("one"), json!("two"), Value::Null]);
-    assert!(got.iter().all(|m| m.0 == b && m.1 == session("sa")));
-    assert_eq!(got[2].2, json!({"jsonrpc":"2.0","id":1,"result":{}}));
-    assert_eq!(r.owner("sa"), Some(b));
-    assert_eq!(r.replay().unwrap().bytes(), 0);
-    // Given once: the next update is live, nothing is replayed twice.
-    r.handle_agent(&update("sa", "three"), T, &mut out);
-    assert_eq!(client_outs(&mut out).len(), 1);
-}
-
-#[test]
-fn replay_reports_what_did_not_fit_and_survives_a_failed_reattach() {
-    let one = update("sa", "0123456789");
-    // Room for two updates.
-    let mut r = Router::new().with_replay(ReplayBuffer::new(2 * one.len() + 1));
-    r.agent_started(1, 0, &mut Vec::new());
-    let a = r.connect();
-    open(&mut r, a, 1, "sa");
-    let mut out = Vec::new();
-    r.disconnect(a, &mut out);
+    let missed = |text: &String| Out::Missed {
+        session: "sa".into(),
+        text: text.clone(),
+    };
+    assert_eq!(out, lines.iter().map(missed).collect::<Vec<_>>());
     out.clear();
-    for _ in 0..5 {
-        r.handle_agent(&one, T, &mut out);
-    }
-    assert!(out.is_empty());
-    assert_eq!(r.replay().unwrap().bytes(), 2 * one.len());
+    // A new connection resumes it: said first, then the answer.
     let b = r.connect();
-    // A failed load hands over nothing and unbinds the session.
-    let mut out = Vec::new();
-    r.handle_client(b, r#"{"jsonrpc":"2.0","id":1,"method":"session/load","params":{"sessionId":"sa","cwd":"/","mcpServers":[]}}"#, T, &mut out);
+    r.handle_client(b, r#"{"jsonrpc":"2.0","id":1,"method":"session/resume","params":{"sessionId":"sa","cwd":"/"}}"#, T, &mut out);
     let ours = agent_lines(&mut out)[0]["id"].clone();
     r.handle_agent(
-        &json!({"jsonrpc":"2.0","id":ours,"error":{"code":-32002,"message":"no such session"}})
-            .to_string(),
+        &json!({"jsonrpc":"2.0","id":ours,"result":{}}).to_string(),
         T,
         &mut out,
     );
+    let said = Out::Reattached {
+        to: b,
+        session: "sa".into(),
+    };
+    assert_eq!(out.first(), Some(&said));
+    out.remove(0);
     let got = client_outs(&mut out);
-    assert_eq!(got.len(), 1);
-    assert_eq!(r.owner("sa"), None);
-    // The next one succeeds: first the report of the three dropped.
-    let got = round_trip(
-        &mut r,
-        b,
-        json!({"jsonrpc":"2.0","id":2,"method":"session/load","params":{"sessionId":"sa","cwd":"/","mcpServers":[]}}),
-        json!({}),
-    );
-    assert_eq!(got.len(), 4);
-    assert_eq!(got[0].2["method"], REPLAY_DROPPED);
     assert_eq!(
-        got[0].2["params"],
-        json!({"sessionId":"sa","droppedMessages":3,"droppedBytes":3 * one.len()})
+        got,
+        [(
+            b,
+            session("sa"),
+            json!({"jsonrpc":"2.0","id":1,"result":{}})
+        )]
     );
-    assert_eq!(got[1].2, serde_json::from_str::<Value>(&one).unwrap());
-    assert_eq!(got[3].2["id"], 2);
-}
-
-#[test]
-fn without_replay_a_left_session_s_messages_are_dropped() {
-    let mut r = up();
-    let a = r.connect();
-    open(&mut r, a, 1, "sa");
-    let mut out = Vec::new();
-    r.disconnect(a, &mut out);
+    assert_eq!(r.owner("sa"), Some(b));
+    // Said once: the next update is live, nothing handed out.
+    r.handle_agent(&update("sa", "three"), T, &mut out);
+    assert_eq!(client_outs(&mut out).len(), 1);
+    // Left again: the agent's new session of the same id is not it.
+    r.disconnect(b, &mut out);
     out.clear();
-    r.handle_agent(&update("sa", "lost"), T, &mut out);
-    assert!(out.is_empty());
-    assert_eq!(r.dropped(), 1);
-    assert!(r.replay().is_none());
-}
-
-#[test]
-fn agent_exit_drops_what_left_sessions_missed() {
-    let mut r = Router::new().with_replay(ReplayBuffer::default());
-    r.agent_started(1, 0, &mut Vec::new());
-    let a = r.connect();
-    open(&mut r, a, 1, "sa");
-    let mut out = Vec::new();
-    r.disconnect(a, &mut out);
-    r.handle_agent(&update("sa", "x"), T, &mut out);
+    r.handle_agent(&update("sa", "four"), T, &mut out);
+    assert_eq!(out, [missed(&update("sa", "four"))]);
+    out.clear();
+    let c = r.connect();
+    r.handle_client(c, &json!({"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/","mcpServers":[]}}).to_string(), T, &mut out);
+    let ours = agent_lines(&mut out)[0]["id"].clone();
+    r.handle_agent(
+        &json!({"jsonrpc":"2.0","id":ours,"result":{"sessionId":"sa"}}).to_string(),
+        T,
+        &mut out,
+    );
+    let forget = Out::Forget {
+        session: "sa".into(),
+    };
+    assert_eq!(out.first(), Some(&forget));
+    out.clear();
+    // Left again, then the agent exits: forgotten, and the restarted
+    // agent's lines for it go nowhere.
+    r.disconnect(c, &mut out);
+    out.clear();
     r.agent_exited("exit status: 1", Duration::from_millis(10), &mut out);
-    assert_eq!(r.replay().unwrap().sessions(), 0);
+    assert!(out.contains(&forget), "{out:?}");
     r.agent_started(2, 1, &mut out);
     out.clear();
-    // The new agent's session of the same name is not the old one.
-    r.handle_agent(&update("sa", "y"), T, &mut out);
-    assert_eq!(r.replay().unwrap().sessions(), 0);
+    r.handle_agent(&update("sa", "five"), T, &mut out);
+    assert!(out.is_empty(), "{out:?}");
 }
 
 // ---------------------------------------------------------------- properties

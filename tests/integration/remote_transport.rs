@@ -1,12 +1,13 @@
 //! The remote transport's rules (`remote::parts::Gate`, `remote::parts::check_post`,
-//! `remote::session_field`) and `remote::parts::ReplayBuffer`, through the public
-//! API, held against independent oracles: the TypeScript SDK 2.4's rules
-//! re-stated over `serde_json::Value`, and a plain characterization of what
-//! a byte-bounded, oldest-first buffer keeps.
+//! `remote::session_field`), and what `remote::Server` keeps for a session
+//! whose client left, through the public API, held against independent
+//! oracles: the TypeScript SDK 2.4's rules re-stated over
+//! `serde_json::Value`, and a plain characterization of what a
+//! byte-bounded, oldest-first log keeps.
 #![cfg(feature = "alloc")]
 
 use acp_codec::acp::RawJson;
-use acp_codec::remote::parts::{check_post, Checked, Dropped, Gate, Post, ReplayBuffer};
+use acp_codec::remote::parts::{check_post, Checked, Gate, Post};
 use acp_codec::remote::{
     is_session_scoped, oversize, session_field, CloseCode, RemoteError, SessionField, BATCH_ERROR,
     DEFAULT_MAX_ID_LENGTH, HEADER_CONNECTION_ID, HEADER_SESSION_ID, PARSE_ERROR,
@@ -376,71 +377,49 @@ fn oversize_answers_requests_only() {
     );
 }
 
-// ---------------------------------------------------------------- replay
+// ---------------------------------------------------------------- missed
 
 proptest! {
-    /// What a session keeps is the longest run of its latest messages that
-    /// fits the budget, skipping those larger than the budget (never kept);
-    /// everything else was dropped and counted; sessions do not mix.
+    #![proptest_config(ProptestConfig::with_cases(64))]
+    /// What a left session keeps for the client that reattaches it is the
+    /// longest run of its latest messages that fits the budget, skipping
+    /// those larger than the budget (never kept); everything else was
+    /// dropped and counted (`_bridge/replay_dropped` first); sessions do
+    /// not mix, and once handed over nothing is handed over again.
     #[test]
-    fn replay_keeps_the_newest_that_fit(
-        pushes in prop::collection::vec((0usize..3, 0usize..40), 0..80),
-        budget in 0usize..100,
+    fn a_reattach_gets_the_newest_that_fit(
+        pushes in prop::collection::vec((0usize..3, 0usize..300), 0..40),
+        budget in 0usize..1200,
     ) {
-        let mut replay = ReplayBuffer::new(budget);
+        use crate::checks::remote_transport::{kept_of, Away};
+        use acp_codec::remote::REPLAY_DROPPED;
+
+        let mut away = Away::new(budget, &["s0", "s1", "s2"]);
         let mut sent: Vec<Vec<String>> = vec![Vec::new(); 3];
-        let mut dropped_by_push = [Dropped::default(); 3];
         for (n, &(s, len)) in pushes.iter().enumerate() {
             let text: String = format!("{n:03}").chars().cycle().take(len).collect();
-            let d = replay.push(&format!("s{s}"), &text);
-            dropped_by_push[s].messages += d.messages;
-            dropped_by_push[s].bytes += d.bytes;
-            sent[s].push(text);
-            prop_assert!(replay.bytes() <= 3 * budget);
+            sent[s].push(away.update(&format!("s{s}"), &text));
         }
         for (s, sent) in sent.iter().enumerate() {
-            // The oracle: a message larger than the budget is never kept;
-            // of the others, the longest run of the newest that fits.
-            let mut keep = Vec::new();
-            let mut sum = 0;
-            for m in sent.iter().rev().filter(|m| m.len() <= budget) {
-                if sum + m.len() > budget {
-                    break;
-                }
-                sum += m.len();
-                keep.push(m.clone());
+            let session = format!("s{s}");
+            let (keep, dropped, bytes) = kept_of(sent, budget);
+            let (conn, mut got, answer) = away.reattach(&session, json!({"result": {}}));
+            prop_assert!(answer.get("result").is_some());
+            if dropped > 0 && budget > 0 {
+                let note: Value = serde_json::from_str(&got.remove(0)).unwrap();
+                prop_assert_eq!(&note["method"], REPLAY_DROPPED);
+                prop_assert_eq!(
+                    &note["params"],
+                    &json!({"sessionId": session, "droppedMessages": dropped, "droppedBytes": bytes})
+                );
             }
-            keep.reverse();
-            let got = replay.take(&format!("s{s}"));
-            prop_assert_eq!(&got.messages, &keep);
-            let total: usize = sent.iter().map(String::len).sum();
-            prop_assert_eq!(got.dropped.messages as usize, sent.len() - keep.len());
-            prop_assert_eq!(got.dropped.bytes as usize, total - sum);
-            prop_assert_eq!(got.dropped, dropped_by_push[s]);
+            prop_assert_eq!(&got, &keep);
+            away.leave(conn);
+            let (conn, got, _) = away.reattach(&session, json!({"result": {}}));
+            prop_assert!(got.is_empty(), "handed over twice: {:?}", got);
+            away.leave(conn);
         }
-        prop_assert_eq!(replay.bytes(), 0);
-        prop_assert_eq!(replay.sessions(), 0);
     }
-}
-
-#[test]
-fn replay_session_limit() {
-    let mut replay = ReplayBuffer::new(100).with_max_sessions(2);
-    assert_eq!(replay.push("a", "x"), Dropped::default());
-    assert_eq!(replay.push("b", "y"), Dropped::default());
-    assert_eq!(
-        replay.push("c", "zz"),
-        Dropped {
-            messages: 1,
-            bytes: 2
-        }
-    );
-    assert_eq!(replay.sessions(), 2);
-    replay.discard("a");
-    assert_eq!(replay.push("c", "zz"), Dropped::default());
-    assert_eq!(replay.take("c").messages, ["zz"]);
-    replay.clear();
-    assert_eq!((replay.bytes(), replay.sessions()), (0, 0));
 }
 
 // ---------------------------------------------------------------- backlog

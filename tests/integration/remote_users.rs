@@ -4,7 +4,7 @@
 //! routing against an independent model.
 #![cfg(feature = "alloc")]
 
-use acp_codec::remote::parts::{ClientId, Out, ReplayBuffer, Router};
+use acp_codec::remote::parts::{ClientId, Out, Router};
 use acp_codec::remote::{ConnectError, Permissions, FORBIDDEN, USER_LIMIT};
 use serde_json::{json, Value};
 use std::time::Duration;
@@ -12,12 +12,14 @@ use std::time::Duration;
 const T: Duration = Duration::ZERO;
 
 fn up() -> Router {
-    let mut r = Router::new().with_replay(ReplayBuffer::new(1 << 16));
+    let mut r = Router::new();
     r.agent_started(1, 0, &mut Vec::new());
     r
 }
 
-/// Agent lines and client messages of `out`, parsed; `out` is emptied.
+/// Agent lines and client messages of `out`, parsed, a reattach that
+/// hands a client what its session missed as `{"reattached": session}`;
+/// `out` is emptied.
 fn split(out: &mut Vec<Out>) -> (Vec<Value>, Vec<(ClientId, Value)>) {
     let (mut agent, mut clients) = (Vec::new(), Vec::new());
     for o in out.drain(..) {
@@ -26,7 +28,8 @@ fn split(out: &mut Vec<Out>) -> (Vec<Value>, Vec<(ClientId, Value)>) {
             Out::Client { to, text, .. } => {
                 clients.push((to, serde_json::from_str(&text).unwrap()))
             }
-            Out::InitializeRefused { .. } => {}
+            Out::Reattached { to, session } => clients.push((to, json!({ "reattached": session }))),
+            Out::InitializeRefused { .. } | Out::Missed { .. } | Out::Forget { .. } => {}
         }
     }
     (agent, clients)
@@ -192,8 +195,8 @@ fn a_session_follows_its_user_across_connections_and_reconnects() {
     assert_eq!(update_goes_to(&mut r, "s1"), [a2]);
     answer(&mut r, &agent[0]["id"], json!({}));
     assert_eq!(r.owner("s1"), Some(a2));
-    // a2 leaves: the session waits for ana, keeps what it misses, and bo
-    // still may not load it.
+    // a2 leaves: the session waits for ana (what it misses handed out),
+    // and bo still may not load it.
     let mut out = Vec::new();
     r.disconnect(a2, &mut out);
     assert_eq!(split(&mut out).0[0]["method"], "session/cancel");
@@ -208,8 +211,8 @@ fn a_session_follows_its_user_across_connections_and_reconnects() {
     );
     assert!(agent.is_empty());
     assert_eq!(back[0].1["error"]["code"], -32602);
-    // ana comes back on a new connection: the update it missed first,
-    // then the answer.
+    // ana comes back on a new connection: what it missed first (the
+    // reattach said), then the answer.
     let a3 = r.connect_as("ana", rw()).unwrap();
     let (agent, _) = request(
         &mut r,
@@ -220,7 +223,7 @@ fn a_session_follows_its_user_across_connections_and_reconnects() {
     );
     let back = answer(&mut r, &agent[0]["id"], json!({}));
     assert_eq!(back.len(), 2, "{back:?}");
-    assert_eq!(back[0].1["method"], "session/update");
+    assert_eq!(back[0].1["reattached"], "s1");
     assert_eq!(back[1].1["id"], 5);
     assert!(back.iter().all(|(c, _)| *c == a3));
     // A failed load of ana's left session gives it back to ana.
@@ -466,9 +469,7 @@ fn refusal(back: &[(ClientId, Value)], sid: &str) -> String {
 /// ana's own reattach works.
 #[test]
 fn an_evicted_session_stays_its_users() {
-    let mut r = Router::new()
-        .with_replay(ReplayBuffer::new(1 << 16))
-        .with_user_limits(4, 2);
+    let mut r = Router::new().with_user_limits(4, 2);
     r.agent_started(1, 0, &mut Vec::new());
     let bo = r.connect_as("bo", rw()).unwrap();
     let ana = r.connect_as("ana", rw()).unwrap();
@@ -720,9 +721,7 @@ mod props {
         fn sessions_stay_with_their_user(
             ops in prop::collection::vec((0u8..6, 0usize..6, 0usize..6), 1..80),
         ) {
-            let mut r = Router::new()
-                .with_replay(ReplayBuffer::new(1 << 16))
-                .with_user_limits(2, LIMIT);
+            let mut r = Router::new().with_user_limits(2, LIMIT);
             r.agent_started(1, 0, &mut Vec::new());
             let users = ["ana", "bo", "cy"];
             let user_of = |slot: usize| slot / 2;

@@ -8,8 +8,8 @@ use alloc::vec::Vec;
 use core::time::Duration;
 
 use super::{
-    bridge_notification, cancel_target, error_answer, line_to_text, session_of, AgentRequest,
-    Forwarded, MessageKind, Out, Router, REPLAY_DROPPED,
+    cancel_target, error_answer, line_to_text, session_of, AgentRequest, Forwarded, MessageKind,
+    Out, Router,
 };
 use crate::acp::{
     encode_error, encode_response, names, ErrorResponse, Message, RawJson, Request, RequestId,
@@ -123,8 +123,8 @@ impl Router {
     }
 
     /// A notification for `session`: to the connection holding it, else
-    /// into the replay buffer when the session waits for a reattach, else
-    /// dropped.
+    /// handed out as missed ([`Out::Missed`]) when the session waits for a
+    /// reattach, else dropped.
     fn route_to_session(&mut self, session: &str, line: Cow<'_, str>, out: &mut Vec<Out>) {
         if let Some(holder) = self.sessions.holder(session) {
             out.push(Out::Client {
@@ -135,13 +135,13 @@ impl Router {
             });
             return;
         }
-        match &mut self.replay {
-            Some(replay) if self.replaying.iter().any(|d| d == session) => {
-                // What does not fit is counted by the buffer and reported
-                // to the client that reattaches.
-                let _ = replay.push(session, &line);
-            }
-            _ => self.drop_one(),
+        if self.replaying.iter().any(|d| d == session) {
+            out.push(Out::Missed {
+                session: session.to_owned(),
+                text: line.into_owned(),
+            });
+        } else {
+            self.drop_one();
         }
     }
 
@@ -259,7 +259,7 @@ impl Router {
             Message::Response(r) => {
                 if f.opens {
                     if let Some(s) = session_of(Some(&r.result)) {
-                        self.created(&f, &s, here);
+                        self.created(&f, &s, here, out);
                     }
                 }
                 if let Some((s, _)) = &f.bound {
@@ -271,7 +271,7 @@ impl Router {
             Message::Error(_) => {
                 if let Some((s, before)) = &f.bound {
                     if self.sessions.holder(s) == Some(f.client) {
-                        self.unbind(s, before.clone());
+                        self.unbind(s, before.clone(), out);
                     }
                 }
             }
@@ -288,16 +288,16 @@ impl Router {
     /// session stays theirs (the requester's answer becomes an error, see
     /// [`Self::reused`]), so no agent can hand one user's session to
     /// another.
-    fn created(&mut self, f: &Forwarded, session: &str, here: bool) {
+    fn created(&mut self, f: &Forwarded, session: &str, here: bool, out: &mut Vec<Out>) {
         if self.reused(f, session) {
             return;
         }
-        self.drop_replay(session);
+        self.drop_replay(session, out);
         if here {
             self.sessions.hold(session, &f.user, f.client);
         } else {
             self.sessions.leave(session, &f.user);
-            self.trim_left(&f.user);
+            self.trim_left(&f.user, out);
         }
     }
 
@@ -357,33 +357,10 @@ impl Router {
     /// A `session/load` or `session/resume` of `session` succeeded: the
     /// client gets what the session missed, before the answer.
     fn reattached(&mut self, client: ClientId, session: &str, out: &mut Vec<Out>) {
-        if !self.stop_replay(session) {
-            return;
-        }
-        let Some(replay) = &mut self.replay else {
-            return;
-        };
-        let missed = replay.take(session);
-        if missed.dropped.messages > 0 {
-            let params = serde_json::json!({
-                "sessionId": session,
-                "droppedMessages": missed.dropped.messages,
-                "droppedBytes": missed.dropped.bytes,
-            });
-            out.push(Out::Client {
+        if self.stop_replay(session) {
+            out.push(Out::Reattached {
                 to: client,
-                stream: Stream::Session(session.to_owned()),
-                text: bridge_notification(REPLAY_DROPPED, params),
-                kind: MessageKind::Notification,
-            });
-        }
-        // The buffer keeps a session's notifications only.
-        for text in missed.messages {
-            out.push(Out::Client {
-                to: client,
-                stream: Stream::Session(session.to_owned()),
-                text,
-                kind: MessageKind::Notification,
+                session: session.to_owned(),
             });
         }
     }

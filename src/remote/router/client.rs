@@ -326,7 +326,7 @@ impl Router {
     /// Undoes a reattach's binding: the session goes back to its owner
     /// before (it stays theirs), or is forgotten if the router had never
     /// seen it.
-    pub(super) fn unbind(&mut self, session: &str, before: Option<Owner>) {
+    pub(super) fn unbind(&mut self, session: &str, before: Option<Owner>, out: &mut Vec<Out>) {
         match before {
             Some(Owner {
                 user,
@@ -334,7 +334,7 @@ impl Router {
             }) if self.clients.contains_key(&c) => self.sessions.hold(session, &user, c),
             Some(Owner { user, .. }) => {
                 self.sessions.leave(session, &user);
-                self.trim_left(&user);
+                self.trim_left(&user, out);
             }
             None => {
                 self.sessions.remove(session);
@@ -392,7 +392,7 @@ impl Router {
             // The tracker numbers its requests: only encoding can fail.
             let _ = self.tracker.handle_response(&ours, now);
             if let Some((s, before)) = claim.bound {
-                self.unbind(&s, before);
+                self.unbind(&s, before, out);
             }
             match encoded {
                 Err(e) => self.refuse(from.id, &r.id, e.code(), e.to_string(), out),

@@ -18,7 +18,6 @@ use core::time::Duration;
 
 use serde::Deserialize;
 
-use super::replay::ReplayBuffer;
 use super::transport::{session_field, Stream};
 use crate::acp::{encode_error, RawJson, RequestId, RpcError, Tracker};
 use crate::tally::Tally;
@@ -68,6 +67,33 @@ pub enum Out {
     InitializeRefused {
         /// The client.
         to: ClientId,
+    },
+    /// A notification for `session`, whose client left: the router
+    /// routed it nowhere. What keeps messages for a reattach keeps it
+    /// for the client that reattaches the session ([`Out::Reattached`]).
+    Missed {
+        /// The session.
+        session: String,
+        /// The message.
+        text: String,
+    },
+    /// `to` reattached `session` (`session/load`, `session/resume`
+    /// answered with success) after its client left: what the session
+    /// missed ([`Out::Missed`]) goes to `to` now, on the session's
+    /// stream, before the answer (which follows).
+    Reattached {
+        /// The client.
+        to: ClientId,
+        /// The session.
+        session: String,
+    },
+    /// What `session` missed is wanted no more: the session was evicted
+    /// for memory, the agent gave its id to a new session, more left
+    /// sessions were kept than [`DEFAULT_MAX_REPLAY_SESSIONS`], or the
+    /// agent exited.
+    Forget {
+        /// The session.
+        session: String,
     },
 }
 
@@ -121,6 +147,10 @@ impl MessageKind {
 /// The default most requests one client may have waiting on the agent:
 /// 1,024.
 pub const DEFAULT_MAX_PENDING_PER_CLIENT: usize = 1024;
+
+/// The default most left sessions whose messages a router hands out as
+/// [`Out::Missed`] at once: 64. A message for one more is dropped.
+pub const DEFAULT_MAX_REPLAY_SESSIONS: usize = 64;
 
 /// The user of [`Router::connect`]: the one user of a single-user bridge.
 const ANONYMOUS: &str = "";
@@ -275,10 +305,10 @@ pub struct Router {
     /// The user whose own agent this is: may reattach sessions the router
     /// has never seen.
     agent_user: String,
-    /// Left sessions whose messages the replay buffer keeps, oldest first;
-    /// at most its session limit.
+    /// Left sessions whose messages go out as [`Out::Missed`], oldest
+    /// first; at most `max_replaying`.
     replaying: VecDeque<String>,
-    replay: Option<ReplayBuffer>,
+    max_replaying: usize,
     dropped: u64,
     /// Requests refused for opening one session past the user's limit.
     session_refusals: u64,
@@ -296,7 +326,8 @@ impl Router {
     /// A router with no agent yet (call [`agent_started`](Self::agent_started)),
     /// at most [`DEFAULT_MAX_PENDING_PER_CLIENT`] requests per client,
     /// [`DEFAULT_MAX_USER_CONNECTIONS`] and [`DEFAULT_MAX_USER_SESSIONS`]
-    /// per user, and no replay buffer. Its agent is the anonymous user's
+    /// per user, and messages for at most [`DEFAULT_MAX_REPLAY_SESSIONS`]
+    /// left sessions handed out ([`Out::Missed`]). Its agent is the anonymous user's
     /// of [`connect`](Self::connect) (see
     /// [`with_dedicated_user`](Self::with_dedicated_user)), and evicted
     /// sessions are remembered under the all-zero hash key (see
@@ -316,7 +347,7 @@ impl Router {
             sessions: Sessions::default(),
             agent_user: ANONYMOUS.to_owned(),
             replaying: VecDeque::new(),
-            replay: None,
+            max_replaying: DEFAULT_MAX_REPLAY_SESSIONS,
             dropped: 0,
             session_refusals: 0,
             agent_dialect: None,
@@ -377,20 +408,6 @@ impl Router {
     #[must_use]
     pub fn with_hash_key(mut self, key: [u8; 16]) -> Self {
         let _ = self.sessions.set_key(key);
-        self
-    }
-
-    /// Keeps what the agent sends for a session whose client left, in
-    /// `replay`, and hands it to the client that reattaches the session
-    /// with `session/load` or `session/resume` (just before the answer).
-    ///
-    /// Without it, such messages are dropped. The session's turn is still
-    /// cancelled when its client leaves; what the agent sends after that
-    /// (the end of the turn, late updates) is what a reattaching client
-    /// missed.
-    #[must_use]
-    pub fn with_replay(mut self, replay: ReplayBuffer) -> Self {
-        self.replay = Some(replay);
         self
     }
 
@@ -569,62 +586,53 @@ impl Router {
         self.session_refusals
     }
 
-    /// The replay buffer, when [`with_replay`](Self::with_replay) set one.
-    pub fn replay(&self) -> Option<&ReplayBuffer> {
-        self.replay.as_ref()
-    }
-
     fn drop_one(&mut self) {
         self.dropped = self.dropped.wrapping_add(1);
     }
 
-    /// Keeps `session`'s messages for a reattach, forgetting the oldest
-    /// kept session's (and what it missed) past the replay buffer's session
-    /// limit.
-    fn keep_for_replay(&mut self, session: String) {
-        let Some(replay) = &mut self.replay else {
-            return;
-        };
+    /// Hands `session`'s messages out for a reattach ([`Out::Missed`]),
+    /// forgetting the oldest such session's past the limit.
+    fn keep_for_replay(&mut self, session: String, out: &mut Vec<Out>) {
         if self.replaying.iter().any(|d| *d == session) {
             return;
         }
-        while self.replaying.len() >= replay.max_sessions() {
+        while self.replaying.len() >= self.max_replaying {
             let Some(old) = self.replaying.pop_front() else {
                 return;
             };
-            replay.discard(&old);
+            out.push(Out::Forget { session: old });
         }
         self.replaying.push_back(session);
     }
 
-    /// Stops keeping `session`'s messages (what was kept stays for
-    /// [`ReplayBuffer::take`]); whether they were kept.
+    /// Stops handing `session`'s messages out (what was handed out waits
+    /// for [`Out::Reattached`]); whether they were.
     fn stop_replay(&mut self, session: &str) -> bool {
         let before = self.replaying.len();
         self.replaying.retain(|d| d != session);
         self.replaying.len() != before
     }
 
-    /// Stops keeping `session`'s messages and forgets what was kept.
-    fn drop_replay(&mut self, session: &str) {
+    /// Stops handing `session`'s messages out, and forgets what was.
+    fn drop_replay(&mut self, session: &str, out: &mut Vec<Out>) {
         if self.stop_replay(session) {
-            if let Some(replay) = &mut self.replay {
-                replay.discard(session);
-            }
+            out.push(Out::Forget {
+                session: session.to_owned(),
+            });
         }
     }
 
     /// Evicts `user`'s oldest left sessions past the limit (they stay
-    /// theirs), forgetting what was kept for their replay.
-    fn trim_left(&mut self, user: &str) {
+    /// theirs), forgetting what they missed.
+    fn trim_left(&mut self, user: &str, out: &mut Vec<Out>) {
         for s in self.sessions.trim_left(user, self.max_user_sessions) {
-            self.drop_replay(&s);
+            self.drop_replay(&s, out);
         }
     }
 
     /// `client` left: its sessions get `session/cancel` and stay its
-    /// user's (waiting for a reattach, with what they miss kept when a
-    /// replay buffer is on); the agent's pending permission requests to it
+    /// user's (waiting for a reattach, what they miss handed out as
+    /// [`Out::Missed`]); the agent's pending permission requests to it
     /// are answered `cancelled` and other agent requests to it an error;
     /// responses to its requests are dropped when they come. Nobody else
     /// notices.
@@ -643,9 +651,9 @@ impl Router {
                 }
             }
             self.sessions.leave(&s, &gone.user);
-            self.keep_for_replay(s);
+            self.keep_for_replay(s, out);
         }
-        self.trim_left(&gone.user);
+        self.trim_left(&gone.user, out);
         let asked: Vec<RequestId<'static>> = self
             .agent_requests
             .iter()
@@ -689,9 +697,8 @@ impl Router {
         }
         self.tracker = Tracker::new().with_default_timeout(FORWARD_TIMEOUT);
         self.agent_requests.clear();
-        self.replaying.clear();
-        if let Some(replay) = &mut self.replay {
-            replay.clear();
+        for session in core::mem::take(&mut self.replaying) {
+            out.push(Out::Forget { session });
         }
         let mut lost: BTreeMap<ClientId, Vec<String>> = BTreeMap::new();
         for (s, owner) in self.sessions.evict_all() {
@@ -737,10 +744,6 @@ impl Router {
 pub const AGENT_EXITED: &str = "_bridge/agent_exited";
 /// The notification every client gets when a restarted agent is up.
 pub const AGENT_STARTED: &str = "_bridge/agent_started";
-/// The notification a reattaching client gets, before the replayed
-/// messages, when the replay buffer had to drop some of what the session
-/// missed (`sessionId`, `droppedMessages`, `droppedBytes`).
-pub const REPLAY_DROPPED: &str = "_bridge/replay_dropped";
 
 #[cfg(test)]
 mod tests;

@@ -2,15 +2,25 @@
 
 use super::*;
 
-fn up_with_replay() -> Router {
-    let mut r = Router::new().with_replay(ReplayBuffer::new(1024));
+fn up() -> Router {
+    let mut r = Router::new();
     r.agent_started(1, 0, &mut Vec::new());
     r
 }
 
+/// The sessions `out` says to forget, and empties it.
+fn forgotten(out: &mut Vec<Out>) -> Vec<String> {
+    out.drain(..)
+        .filter_map(|o| match o {
+            Out::Forget { session } => Some(session),
+            _ => None,
+        })
+        .collect()
+}
+
 #[test]
 fn detached_sessions_are_forgotten_when_reused_or_reattached() {
-    let mut r = up_with_replay();
+    let mut r = up();
     let a = r.connect();
     let mut out = Vec::new();
     r.handle_client(
@@ -26,8 +36,9 @@ fn detached_sessions_are_forgotten_when_reused_or_reattached() {
     );
     r.disconnect(a, &mut out);
     assert!(r.replaying.iter().any(|d| d == "s"));
+    out.clear();
     // A new session of the same name (an agent reusing ids) is not a
-    // reattach: nothing to replay, no longer detached.
+    // reattach: what the old one missed is forgotten.
     let b = r.connect();
     r.handle_client(
         b,
@@ -41,13 +52,16 @@ fn detached_sessions_are_forgotten_when_reused_or_reattached() {
         &mut out,
     );
     assert!(r.replaying.is_empty());
+    assert_eq!(forgotten(&mut out), ["s"]);
     assert_eq!(r.sessions.holder("s"), Some(b));
     // Pending counts come back to zero.
     assert_eq!(r.clients.get(&b).map(|c| c.pending.get()), Some(0));
     assert_eq!(r.pending(), (0, 0));
-    // At most the replay buffer's session limit is kept: the oldest go.
-    let mut r = Router::new().with_replay(ReplayBuffer::new(1024).with_max_sessions(2));
-    r.agent_started(1, 0, &mut Vec::new());
+    // At most the session limit is kept: the oldest go.
+    let mut r = up();
+    r.max_replaying = 2;
+    let (mut missed, mut forgot) = (Vec::new(), Vec::new());
+    out.clear();
     for n in 0..3 {
         let c = r.connect();
         r.handle_client(
@@ -63,9 +77,15 @@ fn detached_sessions_are_forgotten_when_reused_or_reattached() {
         );
         r.disconnect(c, &mut out);
         r.handle_agent(&format!(r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"s{n}","update":{{}}}}}}"#), Duration::ZERO, &mut out);
+        missed.extend(out.iter().filter_map(|o| match o {
+            Out::Missed { session, .. } => Some(session.clone()),
+            _ => None,
+        }));
+        forgot.extend(forgotten(&mut out));
     }
     assert_eq!(r.replaying, ["s1", "s2"]);
-    assert_eq!(r.replay().map(ReplayBuffer::sessions), Some(2));
+    assert_eq!(missed, ["s0", "s1", "s2"]);
+    assert_eq!(forgot, ["s0"]);
 }
 
 /// Who may reattach a session (and so open its stream before the

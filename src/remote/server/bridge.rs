@@ -159,14 +159,14 @@ impl Server {
         text: &str,
         message: &Message<'_>,
     ) -> bool {
-        let Some(c) = self.conns.get_mut(&conn) else {
+        let Some(bridge) = self.bridge_of(conn) else {
             return false;
         };
         let initialize = match message {
             Message::Request(r) if r.method == crate::acp::names::INITIALIZE => Some(r),
             _ => None,
         };
-        match &mut c.bridge.state {
+        match &mut bridge.state {
             State::Translating(translator) => {
                 let outs = translator.client_line(text);
                 let stream = match message {
@@ -209,8 +209,8 @@ impl Server {
         text: String,
         kind: &MessageKind,
     ) -> Option<String> {
-        let bridge = match self.conns.get_mut(&conn) {
-            Some(c) => &mut c.bridge,
+        let bridge = match self.bridge_of(conn) {
+            Some(b) => b,
             None => match self.resume_detached_bridge(conn) {
                 Some(b) => b,
                 None => return Some(text),

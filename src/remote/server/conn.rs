@@ -11,13 +11,14 @@ use core::time::Duration;
 use super::http::{
     no_random_source, refusal, reply_text, unknown_connection, Naming, OVERSIZE_HEAD,
 };
-use super::stats::Refusal;
+use super::stats::{self, Refusal, Stats};
 use super::{
-    ConnectionId, HttpRefusal, OpenedStream, PostOutcome, Principal, Profile, Server, ServerConfig,
+    Action, ConnectionId, HttpRefusal, OpenedStream, PostOutcome, Principal, Profile, Server,
+    ServerConfig,
 };
 use crate::acp::{Message, RequestId};
 use crate::remote::resume::Position;
-use crate::remote::router::{ClientId, MessageKind};
+use crate::remote::router::{ClientId, ConnectError, MessageKind};
 use crate::remote::transport::{
     check_post_message, check_response_session, decode, oversize, Checked, CloseCode, Gate, Post,
     Stream, DEFAULT_MAX_ID_LENGTH,
@@ -568,6 +569,164 @@ impl Server {
         self.send(now, conn, stream, text, MessageKind::answer(&req.id));
     }
 
+    // The connection table: every change to `self.conns` is made in this
+    // file, by the methods below and the rules above.
+
+    /// A connection of `profile` opened by `principal`: the door of both
+    /// profiles' openings ([`open_websocket`](Self::open_websocket), an
+    /// `initialize` [`handle_post`](Self::handle_post)ed without a
+    /// connection).
+    ///
+    /// # Errors
+    ///
+    /// [`ConnectError`]: no permission, or the user's connection limit.
+    pub(super) fn open(
+        &mut self,
+        now: Duration,
+        profile: Profile,
+        principal: &Principal,
+    ) -> Result<ConnectionId, ConnectError> {
+        let key = self.agent_key(principal.user.as_deref());
+        // The user's detached connections (waiting for their client to
+        // resume) do not count: a client whose connection broke is never
+        // refused for it when it comes back.
+        let detached = self.detached_of(principal.user.as_deref(), &key);
+        let id = ConnectionId(self.next_conn);
+        let client = match self.attach(&key, principal, detached, id, now) {
+            Ok(client) => client,
+            Err(e) => {
+                let reason = match e {
+                    ConnectError::TooManyConnections { .. } => Refusal::UserConnections,
+                    _ => Refusal::Permission,
+                };
+                self.refused(reason, None);
+                return Err(e);
+            }
+        };
+        self.next_conn = self.next_conn.wrapping_add(1);
+        let conn = Conn::new(
+            profile,
+            principal.user.clone(),
+            key,
+            client,
+            now,
+            &self.config,
+        );
+        self.conns.insert(id, conn);
+        stats::bump(&mut self.stats.connections, Stats::profile_index(profile));
+        Ok(id)
+    }
+
+    /// Bytes of `conn`'s queue written to its client (or dropped): the
+    /// counterpart of each [`Action::Send`].
+    pub fn handle_sent(&mut self, now: Duration, conn: ConnectionId, bytes: usize) {
+        let Some(c) = self.conns.get_mut(&conn) else {
+            return;
+        };
+        let taken = bytes.min(c.backlog.bytes());
+        // Never more than queued: the minimum above.
+        let _ = c.backlog.taken(taken, now);
+        let user = c.user.clone();
+        self.release(&user, taken);
+    }
+
+    /// [`send`](Self::send) without the resume rules (a message already
+    /// stamped, or given its position).
+    pub(super) fn send_raw(
+        &mut self,
+        now: Duration,
+        conn: ConnectionId,
+        stream: Stream,
+        text: String,
+        position: Option<Position>,
+    ) {
+        let Some(c) = self.conns.get_mut(&conn) else {
+            return;
+        };
+        // Never the answer to an opening `initialize`: `send_within_limit`
+        // took that, and a message sent again from a log is not one.
+        if c.has_position(&stream, position) {
+            // Sent again at its position (an answer to a request sent
+            // again): the stream's queue or its client has it.
+            return;
+        }
+        let max = self.config.max_session_streams;
+        if c.profile == Profile::StreamableHttp && !c.has_room_for(&stream, max) {
+            self.close(
+                now,
+                conn,
+                CloseCode::POLICY_VIOLATION,
+                format!("more than {max} session streams"),
+            );
+            self.refused(Refusal::SessionStreams, Some(conn));
+            return;
+        }
+        let user = c.user.clone();
+        let queued = self.queued.get(&user).copied().unwrap_or(0);
+        let limit = self.config.max_user_buffered_bytes;
+        if queued != 0 && queued.saturating_add(text.len()) > limit {
+            let reason = format!(
+                "this user's connections hold more than {limit} bytes unread (--max-user-buffered-bytes)"
+            );
+            self.close(now, conn, CloseCode::POLICY_VIOLATION, reason);
+            self.refused(Refusal::UserBuffered, Some(conn));
+            return;
+        }
+        let Some(c) = self.conns.get_mut(&conn) else {
+            return;
+        };
+        if c.backlog.queued(text.len(), now).is_err() {
+            return;
+        }
+        c.note_stream(&stream, position);
+        self.queued.insert(user, queued.saturating_add(text.len()));
+        self.actions.push_back(Action::Send {
+            to: conn,
+            stream,
+            text,
+            position,
+        });
+    }
+
+    /// `conn`'s `initialize` was refused for its version: it may ask again.
+    pub(super) fn reopen(&mut self, conn: ConnectionId) {
+        if let Some(c) = self.conns.get_mut(&conn) {
+            c.reopen();
+        }
+    }
+
+    /// Whether a message of `kind` answers `conn`'s pending `initialize`
+    /// (the opening `POST`'s): it is no longer pending then.
+    pub(super) fn answers_initialize(&mut self, conn: ConnectionId, kind: &MessageKind) -> bool {
+        self.conns
+            .get_mut(&conn)
+            .is_some_and(|c| c.answers_initialize(kind))
+    }
+
+    /// Gives `conn` its `Acp-Connection-Id`; whether it is open.
+    pub(super) fn set_name(&mut self, conn: ConnectionId, name: &str) -> bool {
+        let Some(c) = self.conns.get_mut(&conn) else {
+            return false;
+        };
+        c.name = Some(name.to_owned());
+        true
+    }
+
+    /// The longest message `conn`'s client reads, on WebSocket.
+    pub(super) fn set_max_incoming(&mut self, conn: ConnectionId, max: usize) {
+        if let Some(c) = self.conns.get_mut(&conn) {
+            if c.profile == Profile::WebSocket {
+                c.max_incoming = Some(max);
+            }
+        }
+    }
+
+    /// The translator of the open connection `conn`.
+    #[cfg(feature = "v2")]
+    pub(super) fn bridge_of(&mut self, conn: ConnectionId) -> Option<&mut super::bridge::Bridge> {
+        self.conns.get_mut(&conn).map(|c| &mut c.bridge)
+    }
+
     /// Takes `conn` out of the connection table and releases what it held
     /// there: its name, its queued bytes, its place among its agent's
     /// connections waiting for a start (whose idle clock restarts now).
@@ -578,10 +737,7 @@ impl Server {
             self.names.remove(name);
         }
         self.release(&c.user, c.backlog.bytes());
-        if let Some(agent) = self.agents.get_mut(&c.agent) {
-            agent.last_active = now;
-            agent.waiting.retain(|w| w.conn != conn);
-        }
+        self.forget_waiting(&c.agent, conn, now);
         Some(c)
     }
 

@@ -265,8 +265,7 @@ impl Server {
         for b in random {
             let _ = write!(name, "{b:02x}");
         }
-        if let Some(c) = self.conns.get_mut(&conn) {
-            c.name = Some(name.clone());
+        if self.set_name(conn, &name) {
             self.names.insert(name.clone(), conn);
         }
         name

@@ -1,6 +1,6 @@
 //! The team server's rules as one sans-IO state machine: connections of
 //! both transport profiles and their users, the agent processes (one
-//! shared, or one per user), flow control, the replay buffer, limits and
+//! shared, or one per user), flow control, resumable delivery, limits and
 //! every error a client sees.
 //!
 //! The caller owns the sockets, the HTTP server and the processes. It
@@ -22,14 +22,13 @@ mod stats;
 
 use alloc::borrow::ToOwned;
 use alloc::collections::{BTreeMap, VecDeque};
-use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
 use core::time::Duration;
 
 use super::resume::Position;
-use super::router::{error_answer, ConnectError, MessageKind, Out, Permissions, Router};
+use super::router::{error_answer, MessageKind, Out, Permissions, Router};
 use super::transport::{CloseCode, Stream, DEFAULT_MAX_BUFFERED_SESSION_STREAMS};
 use super::DEFAULT_RESUME_BUDGET;
 use crate::ErrorCode;
@@ -57,6 +56,13 @@ pub const AGENTS_FULL: ErrorCode = ErrorCode(-32012);
 /// stream), and `id` when the line was a request of the agent (which the
 /// server answered with an error). The line itself is gone.
 pub const LINE_DROPPED: &str = "_bridge/line_dropped";
+
+/// The notification a client that reattaches a session without
+/// positions gets, before the messages the session missed while no client
+/// held it, when the budget ([`ServerConfig::replay_bytes`]) dropped some
+/// of them (`sessionId`, `droppedMessages`, `droppedBytes`): always the
+/// oldest, or a single message larger than the budget.
+pub const REPLAY_DROPPED: &str = "_bridge/replay_dropped";
 
 /// The default longest silence on an SSE stream
 /// ([`ServerConfig::sse_keep_alive`]): 15 seconds, half the time a
@@ -608,62 +614,6 @@ impl Server {
         }
     }
 
-    /// A connection of `profile` opened by `principal`: the door of both
-    /// profiles' openings ([`open_websocket`](Self::open_websocket), an
-    /// `initialize` [`handle_post`](Self::handle_post)ed without a
-    /// connection).
-    ///
-    /// # Errors
-    ///
-    /// [`ConnectError`]: no permission, or the user's connection limit.
-    fn open(
-        &mut self,
-        now: Duration,
-        profile: Profile,
-        principal: &Principal,
-    ) -> Result<ConnectionId, ConnectError> {
-        let key = self.agent_key(principal.user.as_deref());
-        // The user's detached connections (waiting for their client to
-        // resume) do not count: a client whose connection broke is never
-        // refused for it when it comes back.
-        let detached = self.detached_of(principal.user.as_deref(), &key);
-        let id = ConnectionId(self.next_conn);
-        let agent = self.agent_entry(key.clone(), now);
-        let client = match &principal.user {
-            None => agent.router.connect(),
-            Some(user) => {
-                match agent
-                    .router
-                    .connect_excusing(user, principal.permissions, detached)
-                {
-                    Ok(client) => client,
-                    Err(e) => {
-                        let reason = match e {
-                            ConnectError::TooManyConnections { .. } => Refusal::UserConnections,
-                            _ => Refusal::Permission,
-                        };
-                        self.refused(reason, None);
-                        return Err(e);
-                    }
-                }
-            }
-        };
-        agent.last_active = now;
-        agent.clients.insert(client, id);
-        self.next_conn = self.next_conn.wrapping_add(1);
-        let conn = Conn::new(
-            profile,
-            principal.user.clone(),
-            key,
-            client,
-            now,
-            &self.config,
-        );
-        self.conns.insert(id, conn);
-        stats::bump(&mut self.stats.connections, Stats::profile_index(profile));
-        Ok(id)
-    }
-
     /// `conn` is gone, as `ending` says: its sessions stay its user's,
     /// its agent is told, and the agent's idle clock starts once no
     /// connection is left; a broken connection of a client that resumes
@@ -677,26 +627,7 @@ impl Server {
         let Some(c) = self.unplug(now, conn) else {
             return;
         };
-        let Some(agent) = self.agents.get_mut(&c.agent) else {
-            return;
-        };
-        agent.clients.remove(&c.client);
-        let mut outs = Vec::new();
-        agent.router.disconnect(c.client, &mut outs);
-        self.dispatch(&c.agent, outs, now);
-    }
-
-    /// Bytes of `conn`'s queue written to its client (or dropped): the
-    /// counterpart of each [`Action::Send`].
-    pub fn handle_sent(&mut self, now: Duration, conn: ConnectionId, bytes: usize) {
-        let Some(c) = self.conns.get_mut(&conn) else {
-            return;
-        };
-        let taken = bytes.min(c.backlog.bytes());
-        // Never more than queued: the minimum above.
-        let _ = c.backlog.taken(taken, now);
-        let user = c.user.clone();
-        self.release(&user, taken);
+        self.disconnect(&c.agent, c.client, now);
     }
 
     fn release(&mut self, user: &Option<String>, bytes: usize) {
@@ -705,14 +636,6 @@ impl Server {
             if *q == 0 {
                 self.queued.remove(user);
             }
-        }
-    }
-
-    /// Sets `user`'s permissions on their connections, from their next
-    /// message (a re-read token file).
-    pub fn set_permissions(&mut self, user: &str, permissions: Permissions) {
-        for agent in self.agents.values_mut() {
-            agent.router.set_permissions(user, permissions);
         }
     }
 
@@ -756,7 +679,9 @@ impl Server {
     }
 
     /// Turns a router's output into actions: client messages through flow
-    /// control, agent lines to the agent's current run.
+    /// control, agent lines to the agent's current run, what a left
+    /// session missed into its log (and out of it to the client that
+    /// reattaches it).
     fn dispatch(&mut self, key: &Option<String>, outs: Vec<Out>, now: Duration) {
         for out in outs {
             match out {
@@ -788,10 +713,16 @@ impl Server {
                         .agents
                         .get(key)
                         .and_then(|a| a.clients.get(&to).copied());
-                    if let Some(c) = conn.and_then(|conn| self.conns.get_mut(&conn)) {
-                        c.reopen();
+                    if let Some(conn) = conn {
+                        self.reopen(conn);
                     }
                 }
+                Out::Missed { session, text } => self.keep_missed(key, session, &text),
+                Out::Reattached { to, session } => {
+                    let missed = self.take_missed(key, to, &session);
+                    self.dispatch(key, missed, now);
+                }
+                Out::Forget { session } => self.forget_missed(key, session),
             }
         }
     }
@@ -844,76 +775,16 @@ impl Server {
         text: String,
         kind: &MessageKind,
     ) {
-        if let Some(c) = self.conns.get_mut(&conn) {
-            // The opening `POST`'s body: no stream, no position.
-            if c.answers_initialize(kind) {
-                let text = self.http_initialize_answer(conn, text);
-                self.actions.push_back(Action::Answer { to: conn, text });
-                return;
-            }
+        // The opening `POST`'s body: no stream, no position.
+        if self.answers_initialize(conn, kind) {
+            let text = self.http_initialize_answer(conn, text);
+            self.actions.push_back(Action::Answer { to: conn, text });
+            return;
         }
         let Some((text, position)) = self.resume_outbound(conn, &stream, text, kind) else {
             return;
         };
         self.send_raw(now, conn, stream, text, position);
-    }
-
-    /// [`send`](Self::send) without the resume rules (a message already
-    /// stamped, or given its position).
-    fn send_raw(
-        &mut self,
-        now: Duration,
-        conn: ConnectionId,
-        stream: Stream,
-        text: String,
-        position: Option<Position>,
-    ) {
-        let Some(c) = self.conns.get_mut(&conn) else {
-            return;
-        };
-        // Never the answer to an opening `initialize`: `send_within_limit`
-        // took that, and a message sent again from a log is not one.
-        if c.has_position(&stream, position) {
-            // Sent again at its position (an answer to a request sent
-            // again): the stream's queue or its client has it.
-            return;
-        }
-        let max = self.config.max_session_streams;
-        if c.profile == Profile::StreamableHttp && !c.has_room_for(&stream, max) {
-            self.close(
-                now,
-                conn,
-                CloseCode::POLICY_VIOLATION,
-                format!("more than {max} session streams"),
-            );
-            self.refused(Refusal::SessionStreams, Some(conn));
-            return;
-        }
-        let user = c.user.clone();
-        let queued = self.queued.get(&user).copied().unwrap_or(0);
-        let limit = self.config.max_user_buffered_bytes;
-        if queued != 0 && queued.saturating_add(text.len()) > limit {
-            let reason = format!(
-                "this user's connections hold more than {limit} bytes unread (--max-user-buffered-bytes)"
-            );
-            self.close(now, conn, CloseCode::POLICY_VIOLATION, reason);
-            self.refused(Refusal::UserBuffered, Some(conn));
-            return;
-        }
-        let Some(c) = self.conns.get_mut(&conn) else {
-            return;
-        };
-        if c.backlog.queued(text.len(), now).is_err() {
-            return;
-        }
-        c.note_stream(&stream, position);
-        self.queued.insert(user, queued.saturating_add(text.len()));
-        self.actions.push_back(Action::Send {
-            to: conn,
-            stream,
-            text,
-            position,
-        });
     }
 
     /// The next deadline: call [`handle_timeout`](Self::handle_timeout)

@@ -12,7 +12,7 @@ use alloc::string::{String, ToString};
 use core::time::Duration;
 
 use super::http::OVERSIZE_HEAD;
-use super::{ConnectionId, Profile, Server};
+use super::{ConnectionId, Server};
 use crate::framing::peek::peek;
 use crate::remote::router::MessageKind;
 use crate::remote::Stream;
@@ -39,11 +39,7 @@ impl Server {
     /// For a WebSocket connection (a Streamable HTTP client reads an
     /// event as it comes and can skip it; the call is ignored there).
     pub fn set_client_limit(&mut self, conn: ConnectionId, max: usize) {
-        if let Some(c) = self.conns.get_mut(&conn) {
-            if c.profile == Profile::WebSocket {
-                c.max_incoming = Some(max);
-            }
-        }
+        self.set_max_incoming(conn, max);
     }
 
     /// `text` when `conn`'s client reads a message of its size (with the

@@ -559,10 +559,10 @@ impl Server {
         let Some(root) = Root::new(dir) else {
             return;
         };
-        let Some(agent) = self.agents.get_mut(&Some(user.to_owned())) else {
+        let Some(room) = self.paths_mut(&Some(user.to_owned())) else {
             return;
         };
-        match &mut agent.paths {
+        match room {
             Some(paths) if paths.room == root => {}
             Some(paths) => {
                 let sessions = core::mem::take(&mut paths.sessions);
@@ -571,7 +571,7 @@ impl Server {
                 paths.sessions = sessions;
                 paths.order = order;
             }
-            None => agent.paths = Some(Paths::new(root)),
+            None => *room = Some(Paths::new(root)),
         }
     }
 
@@ -596,7 +596,7 @@ impl Server {
         text: &str,
         message: &Message<'_>,
     ) -> Option<String> {
-        let paths = self.agents.get_mut(key)?.paths.as_mut()?;
+        let paths = self.paths_mut(key)?.as_mut()?;
         paths.toward_agent(client, text, message)
     }
 
@@ -609,9 +609,8 @@ impl Server {
         text: String,
     ) -> String {
         let moved = self
-            .agents
-            .get_mut(key)
-            .and_then(|a| a.paths.as_mut())
+            .paths_mut(key)
+            .and_then(Option::as_mut)
             .and_then(|p| p.toward_client(client, &text));
         moved.unwrap_or(text)
     }

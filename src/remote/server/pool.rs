@@ -11,12 +11,13 @@ use alloc::vec::Vec;
 use core::time::Duration;
 
 use super::{
-    Action, AgentRun, ConnectionId, PoolMode, Server, ServerConfig, StartReason, StopReason,
+    Action, AgentRun, ConnectionId, PoolMode, Principal, Server, ServerConfig, StartReason,
+    StopReason,
 };
 use super::{Census, Refusal, Stats};
 use crate::acp::{encode_error, Message, MessageError, RequestId, RpcError};
-use crate::remote::router::{ClientId, MessageKind, Out, Router};
-use crate::remote::{ReplayBuffer, Stream};
+use crate::remote::router::{ClientId, ConnectError, MessageKind, Out, Permissions, Router};
+use crate::remote::Stream;
 use crate::{ErrorCode, FrameError, PeekedId};
 
 /// A run that lasted this long resets the restart backoff.
@@ -143,9 +144,6 @@ impl Server {
             if let (Some(user), true) = (&key, dedicated) {
                 router = router.with_dedicated_user(user);
             }
-            if config.replay_bytes > 0 {
-                router = router.with_replay(ReplayBuffer::new(config.replay_bytes));
-            }
             Agent {
                 user: key,
                 dedicated,
@@ -161,6 +159,110 @@ impl Server {
                 paths: None,
             }
         })
+    }
+
+    /// A client of `principal` for the agent `key` (made on first use),
+    /// as connection `conn`: its router's, the one check of the user's
+    /// connection limit (`detached` of their connections not counted).
+    pub(super) fn attach(
+        &mut self,
+        key: &Option<String>,
+        principal: &Principal,
+        detached: usize,
+        conn: ConnectionId,
+        now: Duration,
+    ) -> Result<ClientId, ConnectError> {
+        let agent = self.agent_entry(key.clone(), now);
+        let client = match &principal.user {
+            None => agent.router.connect(),
+            Some(user) => agent
+                .router
+                .connect_excusing(user, principal.permissions, detached)?,
+        };
+        agent.last_active = now;
+        agent.clients.insert(client, conn);
+        Ok(client)
+    }
+
+    /// `client` of the agent `key` leaves its router as any client that
+    /// leaves (its sessions are left, what waits on it answered), and
+    /// what the router says is dispatched.
+    pub(super) fn disconnect(&mut self, key: &Option<String>, client: ClientId, now: Duration) {
+        let Some(agent) = self.agents.get_mut(key) else {
+            return;
+        };
+        agent.clients.remove(&client);
+        let mut outs = Vec::new();
+        agent.router.disconnect(client, &mut outs);
+        self.dispatch(key, outs, now);
+    }
+
+    /// Connection `conn` goes on as `to`, the router's client it took
+    /// over, and `from`, the client it had, leaves the router; `false`
+    /// when the agent `key` is unknown.
+    pub(super) fn rebind(
+        &mut self,
+        key: &Option<String>,
+        from: ClientId,
+        to: ClientId,
+        conn: ConnectionId,
+        now: Duration,
+    ) -> bool {
+        let Some(a) = self.agents.get_mut(key) else {
+            return false;
+        };
+        a.clients.remove(&from);
+        a.clients.insert(to, conn);
+        let mut outs = Vec::new();
+        a.router.disconnect(from, &mut outs);
+        self.dispatch(key, outs, now);
+        true
+    }
+
+    /// Something happened on the agent `key`'s side at `now` (a connection
+    /// left): its idle clock starts again.
+    pub(super) fn agent_active(&mut self, key: &Option<String>, now: Duration) {
+        if let Some(agent) = self.agents.get_mut(key) {
+            agent.last_active = now;
+        }
+    }
+
+    /// `conn` left: its messages waiting for the agent `key` to start go,
+    /// and the agent's idle clock starts again.
+    pub(super) fn forget_waiting(
+        &mut self,
+        key: &Option<String>,
+        conn: ConnectionId,
+        now: Duration,
+    ) {
+        if let Some(agent) = self.agents.get_mut(key) {
+            agent.last_active = now;
+            agent.waiting.retain(|w| w.conn != conn);
+        }
+    }
+
+    /// The sessions of the agent `key` prompted and not yet answered.
+    pub(super) fn prompted_mut(
+        &mut self,
+        key: &Option<String>,
+    ) -> Option<&mut BTreeMap<String, Duration>> {
+        self.agents.get_mut(key).map(|a| &mut a.prompted)
+    }
+
+    /// The paths of the agent `key`'s room, when they move.
+    pub(super) fn paths_mut(
+        &mut self,
+        key: &Option<String>,
+    ) -> Option<&mut Option<super::paths::Paths>> {
+        self.agents.get_mut(key).map(|a| &mut a.paths)
+    }
+
+    /// Sets `user`'s permissions on their connections, from their next
+    /// message (a re-read token file).
+    pub fn set_permissions(&mut self, user: &str, permissions: Permissions) {
+        for agent in self.agents.values_mut() {
+            agent.router.set_permissions(user, permissions);
+        }
     }
 
     /// Starts a run of the agent `key`.

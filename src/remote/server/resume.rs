@@ -63,6 +63,16 @@
 //!   Streamable HTTP connection's requests: while it runs the retry is
 //!   dropped, once answered the answer is sent again at its position, or
 //!   [`RESUME_GAP`] once the log no longer holds it.
+//!
+//! For a client that reattaches a session without positions (a
+//! `session/load` or `session/resume` after its connection left, on either
+//! profile), what the agent sent for the session while no client held it
+//! (the router's [`Out::Missed`]) is kept in a [`ResumeLog`] per session,
+//! within the same budget, and handed over when the router says the
+//! reattach succeeded ([`Out::Reattached`]): a resume from the first
+//! position kept, on the session's stream before the answer,
+//! [`REPLAY_DROPPED`](super::REPLAY_DROPPED) first when the budget
+//! dropped some.
 
 use alloc::borrow::ToOwned;
 use alloc::collections::{BTreeMap, BTreeSet};
@@ -79,13 +89,14 @@ use crate::remote::resume::{
     capability, stamp, Admit, Cursor, Kind, Ledger, Position, PromptKey, ResumeError, ResumeLog,
     DEFAULT_RESUME_GRACE, META_RESUME, RESUME_GAP,
 };
-use crate::remote::router::{ClientId, MessageKind};
+use crate::remote::router::{ClientId, MessageKind, Out};
 use crate::remote::transport::{decode, Stream};
 use crate::version::Dialect;
 
 /// The resume state of a [`Server`]: one [`Delivery`] per connection
 /// that has positions (either profile), one [`SessionLog`] per session
-/// stream, and the WebSocket connections waiting for their client.
+/// stream, the WebSocket connections waiting for their client, and what
+/// each session whose client left missed.
 #[derive(Debug, Default)]
 pub(super) struct Resumes {
     /// Connections with positions: every Streamable HTTP one, the
@@ -95,6 +106,47 @@ pub(super) struct Resumes {
     sessions: BTreeMap<(Option<String>, String), SessionLog>,
     /// WebSocket connections whose client left, waiting for it.
     detached: BTreeMap<ConnectionId, Detached>,
+    /// Sessions whose client left (the router hands their messages out,
+    /// [`Out::Missed`]), by agent and session: for the client that
+    /// reattaches them without positions.
+    missed: BTreeMap<(Option<String>, String), Missed>,
+}
+
+/// What a session missed while no client held it: its log (positions
+/// from the first message missed, within the budget), and what the budget
+/// dropped. A client that reattaches the session without positions
+/// resumes from the first position kept.
+#[derive(Debug)]
+struct Missed {
+    log: ResumeLog,
+    /// Messages larger than the whole budget: dropped alone (what was
+    /// kept before them stays), counted here.
+    too_large: u64,
+    /// Bytes of every message dropped.
+    dropped_bytes: u64,
+}
+
+impl Missed {
+    fn push(&mut self, text: &str) {
+        let len = text.len();
+        let wide = |n: usize| u64::try_from(n).unwrap_or(u64::MAX);
+        if len > self.log.budget() {
+            self.too_large = self.too_large.saturating_add(1);
+            self.dropped_bytes = self.dropped_bytes.saturating_add(wide(len));
+            return;
+        }
+        // Fits: the log pushes its oldest out as the budget needs.
+        let before = self.log.bytes().saturating_add(len);
+        let _ = self.log.push(Kind::Plain, text);
+        let evicted = before.saturating_sub(self.log.bytes());
+        self.dropped_bytes = self.dropped_bytes.saturating_add(wide(evicted));
+    }
+
+    /// Messages dropped: those before the first kept, and those too large.
+    fn dropped(&self) -> u64 {
+        let before_first = self.log.first_kept().0.saturating_sub(1);
+        before_first.saturating_add(self.too_large)
+    }
 }
 
 /// One connection's delivery, either profile: its own stream's log, and
@@ -622,12 +674,9 @@ impl Server {
             #[cfg(feature = "v2")]
             core::mem::take(&mut d.bridge),
         );
-        let a = self.agents.get_mut(agent)?;
-        a.clients.remove(&client);
-        a.clients.insert(d.client, conn);
-        let mut outs = Vec::new();
-        a.router.disconnect(client, &mut outs);
-        self.dispatch(agent, outs, now);
+        if !self.rebind(agent, client, d.client, conn, now) {
+            return None;
+        }
         Some(d)
     }
 
@@ -800,14 +849,8 @@ impl Server {
             return;
         };
         self.resume.sessions.retain(|_, s| s.conn != conn);
-        let Some(agent) = self.agents.get_mut(&d.agent) else {
-            return;
-        };
-        agent.clients.remove(&d.client);
-        agent.last_active = now;
-        let mut outs = Vec::new();
-        agent.router.disconnect(d.client, &mut outs);
-        self.dispatch(&d.agent, outs, now);
+        self.agent_active(&d.agent, now);
+        self.disconnect(&d.agent, d.client, now);
     }
 
     /// `conn`'s delivery, made at the configured budget.
@@ -957,6 +1000,74 @@ impl Server {
             delivery.ledger.answered(id, stream, at);
         }
         (text, Some(at))
+    }
+
+    /// `text`, a notification for `session` of `agent`'s whose client
+    /// left: kept in the session's log of what it missed (nothing is kept
+    /// without a budget).
+    pub(super) fn keep_missed(&mut self, agent: &Option<String>, session: String, text: &str) {
+        let budget = self.config.replay_bytes;
+        if budget == 0 {
+            return;
+        }
+        self.resume
+            .missed
+            .entry((agent.clone(), session))
+            .or_insert_with(|| Missed {
+                log: ResumeLog::new(budget),
+                too_large: 0,
+                dropped_bytes: 0,
+            })
+            .push(text);
+    }
+
+    /// The router's client `to` reattached `session` of `agent`'s without
+    /// positions: a resume from the first position kept, for the router's
+    /// output, on the session's stream (before the reattach's answer).
+    /// [`REPLAY_DROPPED`](super::REPLAY_DROPPED) comes first when the budget
+    /// dropped some.
+    pub(super) fn take_missed(
+        &mut self,
+        agent: &Option<String>,
+        to: ClientId,
+        session: &str,
+    ) -> Vec<Out> {
+        let Some(mut missed) = self
+            .resume
+            .missed
+            .remove(&(agent.clone(), session.to_owned()))
+        else {
+            return Vec::new();
+        };
+        let out = |text: String| Out::Client {
+            to,
+            stream: Stream::Session(session.to_owned()),
+            text,
+            kind: MessageKind::Notification,
+        };
+        let mut outs = Vec::new();
+        let dropped = missed.dropped();
+        if dropped > 0 {
+            let params = serde_json::json!({
+                "sessionId": session,
+                "droppedMessages": dropped,
+                "droppedBytes": missed.dropped_bytes,
+            });
+            let note = serde_json::json!({"jsonrpc": "2.0", "method": super::REPLAY_DROPPED, "params": params});
+            outs.push(out(note.to_string()));
+        }
+        // Everything the log holds: what follows the last position
+        // pushed out.
+        let before = Position(missed.log.first_kept().0.saturating_sub(1));
+        if let Ok(kept) = missed.log.resume(before) {
+            outs.extend(kept.map(|(_, text)| out(text.to_owned())));
+        }
+        outs
+    }
+
+    /// What `session` of `agent`'s missed is wanted no more.
+    pub(super) fn forget_missed(&mut self, agent: &Option<String>, session: String) {
+        self.resume.missed.remove(&(agent.clone(), session));
     }
 
     /// The answer to a Streamable HTTP connection's `initialize` (the

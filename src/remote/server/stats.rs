@@ -365,8 +365,8 @@ impl Server {
         let Some(session) = head.session else {
             return;
         };
-        if let Some(agent) = self.agents.get_mut(key) {
-            agent.prompted.insert(String::from(&*session), now);
+        if let Some(prompted) = self.prompted_mut(key) {
+            prompted.insert(String::from(&*session), now);
         }
         let (traceparent, tracestate) = match head.meta {
             Some(m) => (
@@ -387,13 +387,13 @@ impl Server {
     /// prompt ends the wait measured. One emptiness check per message
     /// while no prompt waits.
     pub(super) fn first_update(&mut self, key: &Option<String>, session: &str, now: Duration) {
-        let Some(agent) = self.agents.get_mut(key) else {
+        let Some(prompted) = self.prompted_mut(key) else {
             return;
         };
-        if agent.prompted.is_empty() {
+        if prompted.is_empty() {
             return;
         }
-        if let Some(at) = agent.prompted.remove(session) {
+        if let Some(at) = prompted.remove(session) {
             self.event(Event::FirstUpdate {
                 session: String::from(session),
                 latency: now.saturating_sub(at),

@@ -9,7 +9,7 @@ use core::time::Duration;
 
 use super::*;
 use crate::framing::{FrameError, LineTooLong};
-use crate::remote::DEFAULT_RESUME_GRACE;
+use crate::remote::{ConnectError, DEFAULT_RESUME_GRACE};
 use crate::version::Dialect;
 use crate::PeekedId;
 
