@@ -120,11 +120,16 @@ pub(crate) enum Checked {
 #[inline(never)]
 pub(crate) fn checked_end_blocks(b: &[u8], from: usize) -> Checked {
     use crate::json::unescape::escaped_bits;
-    use crate::json::vector::{backslash_and_special_bits, BLOCK};
+    use crate::json::vector::{backslash_and_special_bits, has_special, BLOCK};
     #[cfg(test)]
     tests::CHECKED_BLOCKS.fetch_add(1, core::sync::atomic::Ordering::Relaxed);
     let mut at = from;
     while let Some(block) = b.get(at..).and_then(|r| r.first_chunk::<BLOCK>()) {
+        // Plain text (most of a skill's body): one cheap test a block.
+        if !has_special(block) {
+            at = at.saturating_add(BLOCK);
+            continue;
+        }
         let (backslash, special) = backslash_and_special_bits(block);
         let escaped = escaped_bits(backslash);
         let ends = special & !backslash & !escaped;
