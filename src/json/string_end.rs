@@ -1,7 +1,9 @@
 //! Where a JSON string ends, escapes passed over unchecked: the search
 //! that sizes an escaped string's allocation before it is unescaped (the
 //! ACP reader's, `acp::read`), and that finds the end of a string that did
-//! not unescape, to report it whole.
+//! not unescape, to report it whole; and, checked on the way, the end of
+//! long text with escapes that `scan::skip_str` passes over
+//! (`checked_end_blocks`).
 
 use super::swar::find_quote;
 
