@@ -11,7 +11,8 @@
 //!   (no allocation; the framing layer's id peek uses it without `alloc`);
 //! - [`escape`]: writing JSON strings and numbers;
 //! - [`unescape`]: decoding escape sequences;
-//! - [`string_end`]: where a string ends, escapes passed over unchecked;
+//! - [`string_end`]: where a string ends, escapes passed over unchecked
+//!   (or, for `scan::skip_str`'s long text, checked a block at a time);
 //! - `vector` (SSE2 on x86, NEON on 64-bit ARM): sixty-four bytes of
 //!   string text classified at once, for the unescaper (whose `dense`
 //!   submodule builds text dense with escapes in a buffer on the stack)

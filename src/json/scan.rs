@@ -49,6 +49,14 @@ pub(crate) fn skip_str(b: &[u8], i: usize) -> Result<usize, ScanError> {
         return err(i);
     }
     let mut i = i.saturating_add(1);
+    #[cfg(all(
+        feature = "alloc",
+        any(
+            target_feature = "sse2",
+            all(target_arch = "aarch64", target_feature = "neon")
+        )
+    ))]
+    let start = i;
     loop {
         // Keys and tags end within a word; long text falls through to the
         // sixteen-byte scan.
@@ -58,24 +66,56 @@ pub(crate) fn skip_str(b: &[u8], i: usize) -> Result<usize, ScanError> {
         i = n;
         match b.get(i) {
             Some(b'"') => return Ok(i.saturating_add(1)),
-            Some(b'\\') => match b.get(i.saturating_add(1)) {
-                Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => {
-                    i = i.saturating_add(2);
-                }
-                Some(b'u') => {
-                    let hex = b.get(i.saturating_add(2)..i.saturating_add(6));
-                    if !hex.is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit)) {
-                        return err(i);
+            Some(b'\\') => {
+                match b.get(i.saturating_add(1)) {
+                    Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => {
+                        i = i.saturating_add(2);
                     }
-                    i = i.saturating_add(6);
+                    Some(b'u') => {
+                        let hex = b.get(i.saturating_add(2)..i.saturating_add(6));
+                        if !hex.is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit)) {
+                            return err(i);
+                        }
+                        i = i.saturating_add(6);
+                    }
+                    _ => return err(i),
                 }
-                _ => return err(i),
-            },
+                // Long text with escapes (a skill's body, a file kept
+                // raw): the rest a block at a time, each escape a bit,
+                // not a search from each to the next.
+                #[cfg(all(
+                    feature = "alloc",
+                    any(
+                        target_feature = "sse2",
+                        all(target_arch = "aarch64", target_feature = "neon")
+                    )
+                ))]
+                if i.wrapping_sub(start) >= LONG_TEXT {
+                    use super::string_end::{checked_end_blocks, Checked};
+                    match checked_end_blocks(b, i) {
+                        Checked::End(end) => return Ok(end),
+                        Checked::Bad(at) => return err(at),
+                        Checked::Rest(at) => i = at,
+                    }
+                }
+            }
             // A raw control character: not allowed in a JSON string.
             _ => return err(i),
         }
     }
 }
+
+/// The bytes of a string's text, up to an escape, past which
+/// [`skip_str`] reads the rest a block at a time: shorter text (a key, a
+/// tag, a path) ends sooner searched from special byte to special byte.
+#[cfg(all(
+    feature = "alloc",
+    any(
+        target_feature = "sse2",
+        all(target_arch = "aarch64", target_feature = "neon")
+    )
+))]
+const LONG_TEXT: usize = 64;
 
 /// Skips a number starting at `i` (JSON grammar). An integer (a count, a
 /// line number, a timestamp) is read here; a fraction or an exponent by
@@ -710,6 +750,95 @@ mod tests {
                 proptest::prop_assert!(serde_json::from_str::<serde::de::IgnoredAny>(token).is_ok(), "{:?}", token);
             }
         }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(1000))]
+        /// Long text with escapes (past the bytes after which `skip_str`
+        /// goes on a block at a time), the blocks at every alignment, the
+        /// string closed or not and followed by more of a line or not:
+        /// the same end or the same error offset as a byte loop.
+        #[test]
+        fn long_strings_skip_as_a_byte_loop(
+            pad in 0usize..70,
+            head in 0usize..90,
+            parts in proptest::collection::vec(crate::json::dense_string_text(), 1..8),
+            tail in proptest::sample::select(alloc::vec!["", "\"", "\", \"x\": [1, 2, \"\\n\"]}", "\"}}"]),
+        ) {
+            let body = parts.concat();
+            let text = alloc::format!(
+                "{}\"{}\\n{body}{tail}",
+                " ".repeat(pad),
+                "h".repeat(head)
+            );
+            let b = text.as_bytes();
+            proptest::prop_assert_eq!(skip_str(b, pad), naive_skip_str(b, pad), "{:?}", text);
+        }
+    }
+
+    /// Every escape, good and bad, a raw control character and a closing
+    /// quote at every offset of the first blocks read a block at a time,
+    /// after text with escapes (so that `skip_str` goes on a block at a
+    /// time), followed by a closing quote and more: the same end or the
+    /// same error offset as a byte loop; and the blocks were used.
+    #[test]
+    fn every_escape_at_every_offset_skips_as_a_byte_loop() {
+        #[cfg(all(
+            feature = "alloc",
+            any(
+                target_feature = "sse2",
+                all(target_arch = "aarch64", target_feature = "neon")
+            )
+        ))]
+        let before = crate::json::string_end::tests::CHECKED_BLOCKS
+            .load(core::sync::atomic::Ordering::Relaxed);
+        let head = alloc::format!("{}\\t{}\\\"", "x".repeat(70), "é".repeat(3));
+        let marks = [
+            "\\\"",
+            "\\\\",
+            "\\/",
+            "\\b",
+            "\\f",
+            "\\n",
+            "\\r",
+            "\\t",
+            "\\u00e9",
+            "\\uD83D\\uDE00",
+            "\\u12",
+            "\\u00G0",
+            "\\x",
+            "\\",
+            "\u{1}",
+            "\u{1f}",
+            "\"",
+            "\\\\\\",
+        ];
+        for offset in 0..200 {
+            for mark in marks {
+                for after in ["", "z", "\\n\\n", "\\u"] {
+                    let text = alloc::format!(
+                        "\"{head}{}{mark}{after}{}\" ,\"k\": 1}}",
+                        "a".repeat(offset),
+                        "b".repeat(offset % 67)
+                    );
+                    let b = text.as_bytes();
+                    assert_eq!(skip_str(b, 0), naive_skip_str(b, 0), "{text:?}");
+                }
+            }
+        }
+        #[cfg(all(
+            feature = "alloc",
+            any(
+                target_feature = "sse2",
+                all(target_arch = "aarch64", target_feature = "neon")
+            )
+        ))]
+        assert!(
+            crate::json::string_end::tests::CHECKED_BLOCKS
+                .load(core::sync::atomic::Ordering::Relaxed)
+                > before,
+            "the blocks were never used"
+        );
     }
 
     #[test]

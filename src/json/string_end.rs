@@ -1,7 +1,9 @@
 //! Where a JSON string ends, escapes passed over unchecked: the search
 //! that sizes an escaped string's allocation before it is unescaped (the
 //! ACP reader's, `acp::read`), and that finds the end of a string that did
-//! not unescape, to report it whole.
+//! not unescape, to report it whole; and, checked on the way, the end of
+//! long text with escapes that `scan::skip_str` passes over
+//! (`checked_end_blocks`).
 
 use super::swar::find_quote;
 
@@ -87,6 +89,84 @@ fn str_end_blocks(b: &[u8], from: usize, limit: usize) -> Result<Option<usize>, 
     Err(at)
 }
 
+/// What [`checked_end_blocks`] found.
+#[cfg(any(
+    target_feature = "sse2",
+    all(target_arch = "aarch64", target_feature = "neon")
+))]
+pub(crate) enum Checked {
+    /// The string ends: the offset after its closing quote.
+    End(usize),
+    /// The offset of the first byte that is not string content: a raw
+    /// control character, or the backslash of an escape that is not JSON.
+    Bad(usize),
+    /// Fewer than sixty-four bytes are left from this offset (not inside
+    /// an escape), for the caller's search.
+    Rest(usize),
+}
+
+/// The end of the string whose text goes on at `from` (not inside an
+/// escape), its text checked on the way as `scan::skip_str` checks it, a
+/// block of sixty-four bytes at a time: the block's special bytes (`"`,
+/// `\`, control characters) less those a backslash escapes
+/// (`escaped_bits`); the first left that is not a backslash ends the
+/// text, and each backslash before it starts an escape whose letter (and
+/// four hex digits after a `u`) are checked where they lie. The next
+/// block starts after the block, or after an escape that ends past it.
+/// For long text with escapes (a skill's body in `_meta`, a file kept
+/// raw): no search from one escape to the next.
+#[cfg(any(
+    target_feature = "sse2",
+    all(target_arch = "aarch64", target_feature = "neon")
+))]
+#[inline(never)]
+pub(crate) fn checked_end_blocks(b: &[u8], from: usize) -> Checked {
+    use crate::json::unescape::escaped_bits;
+    use crate::json::vector::{backslash_and_special_bits, has_special, BLOCK};
+    #[cfg(test)]
+    tests::CHECKED_BLOCKS.fetch_add(1, core::sync::atomic::Ordering::Relaxed);
+    let mut at = from;
+    while let Some(block) = b.get(at..).and_then(|r| r.first_chunk::<BLOCK>()) {
+        // Plain text (most of a skill's body): one cheap test a block.
+        if !has_special(block) {
+            at = at.saturating_add(BLOCK);
+            continue;
+        }
+        let (backslash, special) = backslash_and_special_bits(block);
+        let escaped = escaped_bits(backslash);
+        let ends = special & !backslash & !escaped;
+        let end = ends & ends.wrapping_neg();
+        let mut starts = backslash & !escaped & end.wrapping_sub(1);
+        let mut next = at.saturating_add(BLOCK);
+        while starts != 0 {
+            let n = at.saturating_add(starts.trailing_zeros() as usize);
+            starts &= starts.wrapping_sub(1);
+            let len = match b.get(n.saturating_add(1)) {
+                Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => 2,
+                Some(b'u')
+                    if b.get(n.saturating_add(2)..n.saturating_add(6))
+                        .is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit)) =>
+                {
+                    6
+                }
+                _ => return Checked::Bad(n),
+            };
+            // Only the block's last escape can end past it.
+            next = next.max(n.saturating_add(len));
+        }
+        if end != 0 {
+            let n = at.saturating_add(end.trailing_zeros() as usize);
+            return if b.get(n) == Some(&b'"') {
+                Checked::End(n.saturating_add(1))
+            } else {
+                Checked::Bad(n)
+            };
+        }
+        at = next;
+    }
+    Checked::Rest(at)
+}
+
 /// [`str_end_within`] quote to quote: the first quote after an even run
 /// of backslashes, `None` at an escaped quote at or past `limit`.
 fn quote_to_quote(b: &[u8], from: usize, limit: usize) -> Option<usize> {
@@ -104,8 +184,17 @@ fn quote_to_quote(b: &[u8], from: usize, limit: usize) -> Option<usize> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
+
+    /// How many times `scan::skip_str` went on a block at a time: its
+    /// tests check that their texts do.
+    #[cfg(any(
+        target_feature = "sse2",
+        all(target_arch = "aarch64", target_feature = "neon")
+    ))]
+    pub(crate) static CHECKED_BLOCKS: core::sync::atomic::AtomicUsize =
+        core::sync::atomic::AtomicUsize::new(0);
 
     #[test]
     fn a_string_end_is_searched_within_its_limit() {

@@ -22,6 +22,23 @@ pub(crate) fn special_bits(block: &[u8; BLOCK]) -> u64 {
     backslash_and_special_bits(block).1
 }
 
+/// Whether `block` holds a special byte (`"`, `\`, a control
+/// character): [`special_bits`] not zero, with the four lanes' tests
+/// and-ed into one and a single mask taken, for a search that passes
+/// over blocks of plain text.
+#[inline(always)]
+pub(crate) fn has_special(block: &[u8; BLOCK]) -> bool {
+    // The top bit of each byte set when the byte is plain (the test of
+    // [`backslash_and_special_bits`]).
+    let plain = |at: usize| {
+        let v = lane(block, at);
+        let backslash = v.cmp_eq(u8x16::splat(b'\\'));
+        (v ^ u8x16::splat(0x02)).saturating_add(u8x16::splat(0x5F)) & !backslash
+    };
+    let all = plain(0) & plain(16) & plain(32) & plain(48);
+    all.move_mask().unsigned_abs() != 0xFFFF
+}
+
 /// The sixteen bytes of `block` at `at` (a constant: the look-up cannot
 /// miss) in a vector register.
 #[inline(always)]
@@ -100,6 +117,7 @@ mod tests {
                 block[at] = c;
                 let want_special = if special { 1u64 << at } else { 0 };
                 assert_eq!(special_bits(&block), want_special, "{c} at {at}");
+                assert_eq!(has_special(&block), special, "{c} at {at}");
                 let want_backslash = if c == b'\\' { 1u64 << at } else { 0 };
                 assert_eq!(backslash_bits(&block), want_backslash, "{c} at {at}");
                 assert_eq!(
@@ -117,10 +135,12 @@ mod tests {
         }
         let mut block = [0u8; BLOCK];
         assert_eq!(special_bits(&block), u64::MAX);
+        assert!(has_special(&block));
         assert_eq!(backslash_bits(&block), 0);
         assert_eq!(backslash_and_special_bits(&block), (0, u64::MAX));
         block.fill(0xFF);
         assert_eq!(special_bits(&block), 0);
+        assert!(!has_special(&block));
         assert_eq!(backslash_and_special_bits(&block), (0, 0));
         block.fill(b'\\');
         assert_eq!(backslash_bits(&block), u64::MAX);

@@ -232,15 +232,18 @@ fn put_run(
     len: usize,
     dst: &mut [u8; REACH],
 ) -> bool {
+    // Thirty-two bytes from the window whatever the run's length: for a
+    // run of up to 32, `from` is below 96 (at most 32 bytes before a
+    // special byte of the block) and the mask changes nothing; a longer
+    // run is copied over them below. One straight path for the common
+    // case, the branch after it.
+    if let (Some(d), Some(s)) = (
+        dst.first_chunk_mut::<32>(),
+        window.get(from & 127..).and_then(|r| r.first_chunk::<32>()),
+    ) {
+        *d = *s;
+    }
     if len <= 32 {
-        // `from` is below 96 (at most 32 bytes before a special byte of
-        // the block): the mask changes nothing.
-        if let (Some(d), Some(s)) = (
-            dst.first_chunk_mut::<32>(),
-            window.get(from & 127..).and_then(|r| r.first_chunk::<32>()),
-        ) {
-            *d = *s;
-        }
         return true;
     }
     match b
