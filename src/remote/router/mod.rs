@@ -5,6 +5,7 @@ mod agent;
 mod client;
 mod dialect;
 mod evicted;
+mod line;
 mod sessions;
 mod users;
 
@@ -25,6 +26,7 @@ use crate::tally::Tally;
 use crate::ErrorCode;
 use sessions::Sessions;
 
+pub use line::{AgentLine, ClientText};
 pub use users::{
     ConnectError, Permissions, UnknownPermission, DEFAULT_MAX_USER_CONNECTIONS,
     DEFAULT_MAX_USER_SESSIONS, FORBIDDEN, USER_LIMIT,
@@ -47,7 +49,7 @@ impl fmt::Display for ClientId {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Out {
     /// One line, with its `\n`, for the agent's stdin.
-    Agent(Vec<u8>),
+    Agent(AgentLine),
     /// One JSON-RPC message (no `\n`) for a client: a WebSocket text
     /// frame, or one event on the Streamable HTTP stream `stream`.
     Client {
@@ -255,7 +257,7 @@ fn bridge_notification(method: &str, params: serde_json::Value) -> String {
 /// out.clear();
 /// // b leaves: the agent is told to cancel b's session; a notices nothing.
 /// router.disconnect(b, &mut out);
-/// assert_eq!(out, [Out::Agent(b"{\"jsonrpc\":\"2.0\",\"method\":\"session/cancel\",\"params\":{\"sessionId\":\"s-b\"}}\n".to_vec())]);
+/// assert_eq!(out, [Out::Agent(b"{\"jsonrpc\":\"2.0\",\"method\":\"session/cancel\",\"params\":{\"sessionId\":\"s-b\"}}\n".to_vec().into())]);
 /// ```
 #[derive(Debug)]
 pub struct Router {
@@ -639,7 +641,7 @@ impl Router {
             if self.agent_up {
                 let mut line = Vec::new();
                 if self.tracker.cancel_session(&s, &mut line).is_ok() {
-                    out.push(Out::Agent(line));
+                    out.push(Out::Agent(line.into()));
                 }
             }
             self.sessions.leave(&s, &gone.user);

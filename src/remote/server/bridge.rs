@@ -265,7 +265,7 @@ impl Server {
         for out in to_client.into_iter().chain(to_agent) {
             match out {
                 Out::Agent(line) => match decode(&line) {
-                    Ok(message) => self.onward(now, conn, &line, message),
+                    Ok(message) => self.onward(now, conn, &line, None, message),
                     Err(e) => self.log(format!(
                         "{conn}: the translator wrote a line the server cannot read: {e}"
                     )),

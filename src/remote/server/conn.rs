@@ -17,7 +17,7 @@ use super::{
 };
 use crate::acp::{Message, RequestId};
 use crate::remote::resume::Position;
-use crate::remote::router::{ClientId, MessageKind};
+use crate::remote::router::{ClientId, ClientText, MessageKind};
 use crate::remote::transport::{
     check_post_message, check_response_session, decode, oversize, Checked, CloseCode, Gate, Post,
     Stream, DEFAULT_MAX_ID_LENGTH,
@@ -206,7 +206,14 @@ impl Server {
     /// One WebSocket text message from `conn`: its size, the transport's
     /// gate, then its agent's router; whatever is refused is answered (and
     /// the connection closed when the rules say so).
-    pub fn handle_text(&mut self, now: Duration, conn: ConnectionId, text: &str) {
+    ///
+    /// Hand the message over ([`ClientText::new`] with the WebSocket
+    /// library's payload, or a `String`) rather than lend it (`&str`,
+    /// copied): what goes to the agent unchanged (a prompt's params) is
+    /// then written from its bytes ([`AgentLine`](crate::remote::AgentLine)).
+    pub fn handle_text(&mut self, now: Duration, conn: ConnectionId, text: impl Into<ClientText>) {
+        let held = text.into();
+        let text = held.as_str();
         let limit = self.config.max_message;
         let Some(c) = self.conns.get_mut(&conn) else {
             return;
@@ -226,7 +233,7 @@ impl Server {
         // message.
         let checked = decode(text).and_then(|m| c.gate.check_message(m));
         match checked {
-            Ok(Checked::Forward(message)) => self.forward(now, conn, text, message),
+            Ok(Checked::Forward(message)) => self.forward(now, conn, text, Some(&held), message),
             Ok(Checked::Ignore) => {}
             Err(e) => {
                 if e.close_code().is_some() {
@@ -316,7 +323,7 @@ impl Server {
                 if let Some(c) = self.conns.get_mut(&id) {
                     c.initialize = Some(r.id.to_owned_id());
                 }
-                self.forward(now, id, body, Message::Request(r));
+                self.forward(now, id, body, None, Message::Request(r));
                 Ok(PostOutcome::Opened(id))
             }
             (Post::Message { message, .. }, Some(conn)) => {
@@ -337,7 +344,7 @@ impl Server {
                     });
                     check_response_session(expected, session).map_err(|e| refusal(&e))?;
                 }
-                self.forward(now, conn, body, message);
+                self.forward(now, conn, body, None, message);
                 Ok(PostOutcome::Accepted)
             }
             (Post::Message { .. }, None) => Err(refusal(&RemoteError::MissingConnectionId)),
@@ -499,7 +506,14 @@ impl Server {
 
     /// A message `conn` may send on: to its agent's router, or into the
     /// queue of messages waiting for the agent to start.
-    fn forward(&mut self, now: Duration, conn: ConnectionId, text: &str, message: Message<'_>) {
+    fn forward(
+        &mut self,
+        now: Duration,
+        conn: ConnectionId,
+        text: &str,
+        held: Option<&ClientText>,
+        message: Message<'_>,
+    ) {
         if !self.conns.contains_key(&conn) {
             return;
         }
@@ -510,16 +524,18 @@ impl Server {
         if self.bridge_inbound(now, conn, text, &message) {
             return;
         }
-        self.onward(now, conn, text, message);
+        self.onward(now, conn, text, held, message);
     }
 
     /// [`forward`](Self::forward) past the resume rules and the bridge:
-    /// the MCP rules, then the agent's router.
+    /// the MCP rules, then the agent's router. `held`, when the caller
+    /// handed the message over, holds `text`.
     pub(super) fn onward(
         &mut self,
         now: Duration,
         conn: ConnectionId,
         text: &str,
+        held: Option<&ClientText>,
         message: Message<'_>,
     ) {
         let Some(c) = self.conns.get(&conn) else {
@@ -531,19 +547,19 @@ impl Server {
             super::mcp::Inbound::Taken => return,
             super::mcp::Inbound::Rewritten(text) => Some(text),
         };
-        let (text, message) = match &rewritten {
+        let (text, held, message) = match &rewritten {
             Some(new) => match decode(new) {
-                Ok(m) => (new.as_str(), m),
-                Err(_) => (text, message),
+                Ok(m) => (new.as_str(), None, m),
+                Err(_) => (text, held, message),
             },
-            None => (text, message),
+            None => (text, held, message),
         };
         if let Message::Request(req) = &message {
             if req.method == crate::acp::names::SESSION_PROMPT {
                 self.turn(&key, conn, req, now);
             }
         }
-        self.client_message(&key, conn, text, message, now);
+        self.client_message(&key, conn, text, held, message, now);
     }
 
     /// Refuses a client request when its agent may not start: the pool

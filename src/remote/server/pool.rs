@@ -15,7 +15,7 @@ use super::{
 };
 use super::{Census, Refusal, Stats};
 use crate::acp::{encode_error, Message, MessageError, RequestId, RpcError};
-use crate::remote::router::{ClientId, MessageKind, Out, Router};
+use crate::remote::router::{ClientId, ClientText, MessageKind, Out, Router};
 use crate::remote::{ReplayBuffer, Stream};
 use crate::{ErrorCode, FrameError, PeekedId};
 
@@ -195,6 +195,7 @@ impl Server {
         key: &Option<String>,
         conn: ConnectionId,
         text: &str,
+        held: Option<&ClientText>,
         message: Message<'_>,
         now: Duration,
     ) {
@@ -224,7 +225,7 @@ impl Server {
             });
             return;
         }
-        self.deliver(key, conn, text, Ok(message), now);
+        self.deliver(key, conn, text, held, Ok(message), now);
     }
 
     fn deliver(
@@ -232,6 +233,7 @@ impl Server {
         key: &Option<String>,
         conn: ConnectionId,
         text: &str,
+        held: Option<&ClientText>,
         message: Result<Message<'_>, MessageError>,
         now: Duration,
     ) {
@@ -244,12 +246,12 @@ impl Server {
             Ok(m) => self.paths_to_agent(key, client, text, m),
             Err(_) => None,
         };
-        let (text, message) = match &moved {
+        let (text, held, message) = match &moved {
             Some(moved) => match Message::decode(moved) {
-                Ok(m) => (moved.as_str(), Ok(m)),
-                Err(_) => (text, message),
+                Ok(m) => (moved.as_str(), None, Ok(m)),
+                Err(_) => (text, held, message),
             },
-            None => (text, message),
+            None => (text, held, message),
         };
         let Some(agent) = self.agents.get_mut(key) else {
             return;
@@ -259,7 +261,7 @@ impl Server {
         let refused = agent.router.session_refusals();
         agent
             .router
-            .handle_client_decoded(client, text, message, now, &mut outs);
+            .handle_client_decoded(client, text, held, message, now, &mut outs);
         if agent.router.session_refusals() != refused {
             self.refused(Refusal::UserSessions, Some(conn));
         }
@@ -281,7 +283,7 @@ impl Server {
                 return;
             };
             // The form decoded on arrival: not decoded again.
-            self.deliver(key, w.conn, &w.text, Ok(w.message), now);
+            self.deliver(key, w.conn, &w.text, None, Ok(w.message), now);
         }
     }
 
@@ -550,7 +552,10 @@ impl Server {
             .is_ok()
             {
                 if let Some(run) = agent.live_run() {
-                    self.actions.push_back(Action::WriteAgent { run, line });
+                    self.actions.push_back(Action::WriteAgent {
+                        run,
+                        line: line.into(),
+                    });
                 }
             }
         }
