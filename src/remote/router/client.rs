@@ -42,6 +42,20 @@ fn lend(
     head.into()
 }
 
+/// What the server learned of a client's message before the router: what
+/// holds its text, when the caller handed it over (what goes to the agent
+/// unchanged is lent from it), and its `params.sessionId`, when read
+/// already (the router does not walk the params again).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Inbound<'t> {
+    /// Holds the message's text (checked: a part is lent only when it
+    /// lies in it).
+    pub(crate) held: Option<&'t ClientText>,
+    /// The message's [`session_field`], when read already: of this very
+    /// message (a rewritten one leaves it `None`).
+    pub(crate) session: Option<&'t SessionField<'t>>,
+}
+
 /// A refusal: the code and the message to answer with.
 type Refusal = (ErrorCode, String);
 
@@ -107,19 +121,19 @@ impl Router {
         now: Duration,
         out: &mut Vec<Out>,
     ) {
-        self.handle_client_decoded(client, text, None, Message::decode(text), now, out);
+        let inbound = Inbound::default();
+        self.handle_client_decoded(client, text, inbound, Message::decode(text), now, out);
     }
 
     /// [`handle_client`](Self::handle_client) for a message its caller
     /// decoded already (a transport's rules need it first): `decoded` is
     /// `Message::decode(text)`, so the message is decoded once on its way.
-    /// `held`, when its caller handed the message over, holds `text`: what
-    /// goes to the agent unchanged is lent from it, not copied.
+    /// `inbound` is what the caller learned of it already.
     pub(crate) fn handle_client_decoded(
         &mut self,
         client: ClientId,
         text: &str,
-        held: Option<&ClientText>,
+        inbound: Inbound<'_>,
         decoded: Result<Message<'_>, crate::acp::MessageError>,
         now: Duration,
         out: &mut Vec<Out>,
@@ -154,13 +168,17 @@ impl Router {
             }
         };
         match msg {
-            Message::Request(r) => self.client_request(&from, r, text, held, now, out),
+            Message::Request(r) => self.client_request(&from, r, text, inbound, now, out),
             Message::Notification(n) => {
                 if n.method == names::CANCEL_REQUEST {
                     self.client_cancel_request(client, n.params.as_ref(), out);
                     return;
                 }
-                let foreign = match session_field(n.params.as_ref()) {
+                let field = inbound
+                    .session
+                    .cloned()
+                    .unwrap_or_else(|| session_field(n.params.as_ref()));
+                let foreign = match field {
                     // Only for a session this connection holds, as for
                     // requests (or one never seen, for the single user).
                     SessionField::Id(s) => match self.sessions.whose(&s) {
@@ -178,7 +196,7 @@ impl Router {
                     return;
                 }
                 // Forwarded as it came: valid, and without a raw newline.
-                out.push(Out::Agent(as_line(text, held)));
+                out.push(Out::Agent(as_line(text, inbound.held)));
             }
             Message::Response(Response { ref id, .. })
             | Message::Error(ErrorResponse { ref id, .. }) => {
@@ -189,7 +207,7 @@ impl Router {
                         let _ = self.tracker.finish_peer_request(&key);
                         if write {
                             // The agent's own id, unchanged: forwarded as it came.
-                            out.push(Out::Agent(as_line(text, held)));
+                            out.push(Out::Agent(as_line(text, inbound.held)));
                         } else if let Some(a) = a {
                             // Permissions taken away since it was asked.
                             self.answer_agent_for_gone(&key, &a.method, out);
@@ -367,7 +385,7 @@ impl Router {
         from: &Sender<'_>,
         r: Request<'_>,
         text: &str,
-        held: Option<&ClientText>,
+        inbound: Inbound<'_>,
         now: Duration,
         out: &mut Vec<Out>,
     ) {
@@ -380,7 +398,11 @@ impl Router {
         // A `sessionId` that is not one string (repeated, or of another
         // type) is refused: the agent's parser could read a session out of
         // it (the last of two, say) that no ownership check saw.
-        let session = match session_field(r.params.as_ref()) {
+        let field = inbound
+            .session
+            .cloned()
+            .unwrap_or_else(|| session_field(r.params.as_ref()));
+        let session = match field {
             SessionField::Invalid => {
                 let msg = "params.sessionId must be one string (given twice, or not a string)";
                 self.refuse(
@@ -410,7 +432,7 @@ impl Router {
             .params
             .as_ref()
             .is_some_and(|p| range_within(p.get(), text).is_some());
-        let encoded = encode_request(&ours, &r.method, r.params.as_ref(), lent, held);
+        let encoded = encode_request(&ours, &r.method, r.params.as_ref(), lent, inbound.held);
         let (line, n) = match (encoded, &ours) {
             (Ok(line), RequestId::Number(n)) => (line, n),
             (encoded, _) => {

@@ -26,6 +26,7 @@ use crate::tally::Tally;
 use crate::ErrorCode;
 use sessions::Sessions;
 
+pub(crate) use client::Inbound;
 pub use line::{AgentLine, ClientText};
 pub use users::{
     ConnectError, Permissions, UnknownPermission, DEFAULT_MAX_USER_CONNECTIONS,

@@ -17,10 +17,10 @@ use super::{
 };
 use crate::acp::{Message, RequestId};
 use crate::remote::resume::Position;
-use crate::remote::router::{ClientId, ClientText, MessageKind};
+use crate::remote::router::{ClientId, ClientText, Inbound, MessageKind};
 use crate::remote::transport::{
-    check_post_message, check_response_session, decode, oversize, Checked, CloseCode, Gate, Post,
-    Stream, DEFAULT_MAX_ID_LENGTH,
+    check_post_message, check_response_session, decode, oversize, params_session, Checked,
+    CloseCode, Gate, Post, Stream, DEFAULT_MAX_ID_LENGTH,
 };
 use crate::remote::{Backlog, RemoteError};
 
@@ -231,9 +231,16 @@ impl Server {
         }
         // Decoded once: the gate's rules, then the router, on the same
         // message.
-        let checked = decode(text).and_then(|m| c.gate.check_message(m));
+        // `params.sessionId` read once, for the gate and the router.
+        let decoded = decode(text);
+        let session = decoded.as_ref().ok().and_then(|m| params_session(text, m));
+        let checked = decoded.and_then(|m| c.gate.check_message(m, session.as_ref()));
+        let inbound = Inbound {
+            held: Some(&held),
+            session: session.as_ref(),
+        };
         match checked {
-            Ok(Checked::Forward(message)) => self.forward(now, conn, text, Some(&held), message),
+            Ok(Checked::Forward(message)) => self.forward(now, conn, text, inbound, message),
             Ok(Checked::Ignore) => {}
             Err(e) => {
                 if e.close_code().is_some() {
@@ -323,7 +330,7 @@ impl Server {
                 if let Some(c) = self.conns.get_mut(&id) {
                     c.initialize = Some(r.id.to_owned_id());
                 }
-                self.forward(now, id, body, None, Message::Request(r));
+                self.forward(now, id, body, Inbound::default(), Message::Request(r));
                 Ok(PostOutcome::Opened(id))
             }
             (Post::Message { message, .. }, Some(conn)) => {
@@ -344,7 +351,7 @@ impl Server {
                     });
                     check_response_session(expected, session).map_err(|e| refusal(&e))?;
                 }
-                self.forward(now, conn, body, None, message);
+                self.forward(now, conn, body, Inbound::default(), message);
                 Ok(PostOutcome::Accepted)
             }
             (Post::Message { .. }, None) => Err(refusal(&RemoteError::MissingConnectionId)),
@@ -511,7 +518,7 @@ impl Server {
         now: Duration,
         conn: ConnectionId,
         text: &str,
-        held: Option<&ClientText>,
+        inbound: Inbound<'_>,
         message: Message<'_>,
     ) {
         if !self.conns.contains_key(&conn) {
@@ -524,18 +531,18 @@ impl Server {
         if self.bridge_inbound(now, conn, text, &message) {
             return;
         }
-        self.onward(now, conn, text, held, message);
+        self.onward(now, conn, text, inbound, message);
     }
 
     /// [`forward`](Self::forward) past the resume rules and the bridge:
-    /// the MCP rules, then the agent's router. `held`, when the caller
-    /// handed the message over, holds `text`.
+    /// the MCP rules, then the agent's router. `inbound` is what was
+    /// learned of `text` on its way in.
     pub(super) fn onward(
         &mut self,
         now: Duration,
         conn: ConnectionId,
         text: &str,
-        held: Option<&ClientText>,
+        inbound: Inbound<'_>,
         message: Message<'_>,
     ) {
         let Some(c) = self.conns.get(&conn) else {
@@ -547,19 +554,19 @@ impl Server {
             super::mcp::Inbound::Taken => return,
             super::mcp::Inbound::Rewritten(text) => Some(text),
         };
-        let (text, held, message) = match &rewritten {
+        let (text, inbound, message) = match &rewritten {
             Some(new) => match decode(new) {
-                Ok(m) => (new.as_str(), None, m),
-                Err(_) => (text, held, message),
+                Ok(m) => (new.as_str(), Inbound::default(), m),
+                Err(_) => (text, inbound, message),
             },
-            None => (text, held, message),
+            None => (text, inbound, message),
         };
         if let Message::Request(req) = &message {
             if req.method == crate::acp::names::SESSION_PROMPT {
                 self.turn(&key, conn, req, now);
             }
         }
-        self.client_message(&key, conn, text, held, message, now);
+        self.client_message(&key, conn, text, inbound, message, now);
     }
 
     /// Refuses a client request when its agent may not start: the pool

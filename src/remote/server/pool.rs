@@ -15,7 +15,7 @@ use super::{
 };
 use super::{Census, Refusal, Stats};
 use crate::acp::{encode_error, Message, MessageError, RequestId, RpcError};
-use crate::remote::router::{ClientId, ClientText, MessageKind, Out, Router};
+use crate::remote::router::{ClientId, Inbound, MessageKind, Out, Router};
 use crate::remote::{ReplayBuffer, Stream};
 use crate::{ErrorCode, FrameError, PeekedId};
 
@@ -195,7 +195,7 @@ impl Server {
         key: &Option<String>,
         conn: ConnectionId,
         text: &str,
-        held: Option<&ClientText>,
+        inbound: Inbound<'_>,
         message: Message<'_>,
         now: Duration,
     ) {
@@ -225,7 +225,7 @@ impl Server {
             });
             return;
         }
-        self.deliver(key, conn, text, held, Ok(message), now);
+        self.deliver(key, conn, text, inbound, Ok(message), now);
     }
 
     fn deliver(
@@ -233,7 +233,7 @@ impl Server {
         key: &Option<String>,
         conn: ConnectionId,
         text: &str,
-        held: Option<&ClientText>,
+        inbound: Inbound<'_>,
         message: Result<Message<'_>, MessageError>,
         now: Duration,
     ) {
@@ -246,12 +246,12 @@ impl Server {
             Ok(m) => self.paths_to_agent(key, client, text, m),
             Err(_) => None,
         };
-        let (text, held, message) = match &moved {
+        let (text, inbound, message) = match &moved {
             Some(moved) => match Message::decode(moved) {
-                Ok(m) => (moved.as_str(), None, Ok(m)),
-                Err(_) => (text, held, message),
+                Ok(m) => (moved.as_str(), Inbound::default(), Ok(m)),
+                Err(_) => (text, inbound, message),
             },
-            None => (text, held, message),
+            None => (text, inbound, message),
         };
         let Some(agent) = self.agents.get_mut(key) else {
             return;
@@ -261,7 +261,7 @@ impl Server {
         let refused = agent.router.session_refusals();
         agent
             .router
-            .handle_client_decoded(client, text, held, message, now, &mut outs);
+            .handle_client_decoded(client, text, inbound, message, now, &mut outs);
         if agent.router.session_refusals() != refused {
             self.refused(Refusal::UserSessions, Some(conn));
         }
@@ -283,7 +283,7 @@ impl Server {
                 return;
             };
             // The form decoded on arrival: not decoded again.
-            self.deliver(key, w.conn, &w.text, None, Ok(w.message), now);
+            self.deliver(key, w.conn, &w.text, Inbound::default(), Ok(w.message), now);
         }
     }
 

@@ -94,10 +94,30 @@ impl<'a> SessionField<'a> {
 /// assert_eq!(session_field(None), SessionField::Absent);
 /// ```
 pub fn session_field<'r>(raw: Option<&'r RawJson<'_>>) -> SessionField<'r> {
-    let Some(raw) = raw else {
-        return SessionField::Absent;
+    raw.map_or(SessionField::Absent, |raw| session_in(raw.get()))
+}
+
+/// [`session_field`] of the message `text` decoded to `message`, read
+/// from `text` itself (so it lives as long as the text, and the message
+/// can move on): `None` when the message's params are not a slice of
+/// `text`, or it is not a request or a notification.
+pub(crate) fn params_session<'t>(text: &'t str, message: &Message<'_>) -> Option<SessionField<'t>> {
+    let params = match message {
+        Message::Request(r) => r.params.as_ref(),
+        Message::Notification(n) => n.params.as_ref(),
+        Message::Response(_) | Message::Error(_) => return None,
     };
-    let text = raw.get();
+    let Some(params) = params else {
+        return Some(SessionField::Absent);
+    };
+    let part = params.get();
+    let start = (part.as_ptr() as usize).checked_sub(text.as_ptr() as usize)?;
+    let range = start..start.checked_add(part.len())?;
+    text.get(range).map(session_in)
+}
+
+/// [`session_field`] of raw JSON's text.
+fn session_in(text: &str) -> SessionField<'_> {
     // Raw JSON is valid JSON: the peek's walk passes over its values by
     // their structure alone (a 5 MiB tool output costs a `memchr`), and
     // tells the member unless a key is escaped.
