@@ -19,7 +19,7 @@ use crate::acp::{Message, RequestId};
 use crate::remote::resume::Position;
 use crate::remote::router::{ClientId, ClientText, Inbound, MessageKind};
 use crate::remote::transport::{
-    check_post_message, check_response_session, decode, oversize, params_session, Checked,
+    check_post_message, check_response_session, decode, decode_routed, oversize, Checked,
     CloseCode, Gate, Post, Stream, DEFAULT_MAX_ID_LENGTH,
 };
 use crate::remote::{Backlog, RemoteError};
@@ -231,10 +231,12 @@ impl Server {
         }
         // Decoded once: the gate's rules, then the router, on the same
         // message.
-        // `params.sessionId` read once, for the gate and the router.
-        let decoded = decode(text);
-        let session = decoded.as_ref().ok().and_then(|m| params_session(text, m));
-        let checked = decoded.and_then(|m| c.gate.check_message(m, session.as_ref()));
+        // `params.sessionId` read with the message, for the gate and the
+        // router.
+        let (checked, session) = match decode_routed(text) {
+            Ok((m, session)) => (c.gate.check_message(m, session.as_ref()), session),
+            Err(e) => (Err(e), None),
+        };
         let inbound = Inbound {
             held: Some(&held),
             session: session.as_ref(),

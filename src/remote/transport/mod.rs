@@ -101,7 +101,7 @@ pub fn session_field<'r>(raw: Option<&'r RawJson<'_>>) -> SessionField<'r> {
 /// from `text` itself (so it lives as long as the text, and the message
 /// can move on): `None` when the message's params are not a slice of
 /// `text`, or it is not a request or a notification.
-pub(crate) fn params_session<'t>(text: &'t str, message: &Message<'_>) -> Option<SessionField<'t>> {
+fn params_session<'t>(text: &'t str, message: &Message<'_>) -> Option<SessionField<'t>> {
     let params = match message {
         Message::Request(r) => r.params.as_ref(),
         Message::Notification(n) => n.params.as_ref(),
@@ -116,20 +116,25 @@ pub(crate) fn params_session<'t>(text: &'t str, message: &Message<'_>) -> Option
     text.get(range).map(session_in)
 }
 
+/// The field the member the peek's walk found holds.
+fn field_of(member: SessionMember<'_>) -> SessionField<'_> {
+    match member {
+        SessionMember::Absent | SessionMember::One("null") => SessionField::Absent,
+        SessionMember::One(v) => match unquote::<serde_json::Error>(v) {
+            Ok(s) => SessionField::Id(s),
+            Err(_) => SessionField::Invalid,
+        },
+        SessionMember::Repeated => SessionField::Invalid,
+    }
+}
+
 /// [`session_field`] of raw JSON's text.
 fn session_in(text: &str) -> SessionField<'_> {
     // Raw JSON is valid JSON: the peek's walk passes over its values by
     // their structure alone (a 5 MiB tool output costs a `memchr`), and
     // tells the member unless a key is escaped.
     if let Some(member) = peek::session_member(text) {
-        return match member {
-            SessionMember::Absent | SessionMember::One("null") => SessionField::Absent,
-            SessionMember::One(v) => match unquote::<serde_json::Error>(v) {
-                Ok(s) => SessionField::Id(s),
-                Err(_) => SessionField::Invalid,
-            },
-            SessionMember::Repeated => SessionField::Invalid,
-        };
+        return field_of(member);
     }
     // One walk over the members with the crate's scanner: values are
     // skipped (never unescaped); every `sessionId` is looked at (escaped
@@ -237,12 +242,32 @@ pub fn error_stream(method: &str, session: Option<&str>) -> Stream {
 }
 
 pub(crate) fn decode(text: &str) -> Result<Message<'_>, RemoteError> {
+    decode_routed(text).map(|(message, _)| message)
+}
+
+/// [`decode`], and the message's [`session_field`] when it is a request
+/// or a notification: read by the same walk when the message is long
+/// (the peek's), else from its params' text. Its params are walked once.
+pub(crate) fn decode_routed(
+    text: &str,
+) -> Result<(Message<'_>, Option<SessionField<'_>>), RemoteError> {
     // A long message is read up to the members the server routes on.
     if text.len() >= PEEK_FROM {
         if let Some(p) = peek(text) {
-            return Ok(p.message);
+            let session = match p.message {
+                Message::Request(_) | Message::Notification(_) => Some(field_of(p.session)),
+                Message::Response(_) | Message::Error(_) => None,
+            };
+            return Ok((p.message, session));
         }
     }
+    let message = decode_full(text)?;
+    let session = params_session(text, &message);
+    Ok((message, session))
+}
+
+/// [`Message::decode`], its errors the transport's.
+fn decode_full(text: &str) -> Result<Message<'_>, RemoteError> {
     Message::decode(text).map_err(|e| match e {
         MessageError::NotJson { .. } => RemoteError::NotJson,
         MessageError::Batch { .. } => RemoteError::Batch,
