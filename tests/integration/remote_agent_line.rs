@@ -193,3 +193,37 @@ fn a_long_notification_is_lent_whole() {
     assert_eq!(lent.as_ptr(), held.as_str().as_ptr());
     assert_eq!(line.to_vec(), format!("{text}\n").into_bytes());
 }
+
+/// A long prompt in the envelope's own form is read by the routing peek:
+/// its session and `_meta` come from that one walk, and its turn's event
+/// says what its params say (`_meta` after the long text, so a walk that
+/// stopped early would miss it).
+#[test]
+fn a_long_prompts_turn_reads_its_session_and_trace_context() {
+    use acp_codec::remote::Event;
+
+    let t = Duration::ZERO;
+    let (mut server, _run, conn) = server();
+    while server.poll_event().is_some() {}
+    let text = "z\\n".repeat(40_000);
+    let prompt = format!(
+        r#"{{"jsonrpc":"2.0","id":9,"method":"session/prompt","params":{{"sessionId":"s1","prompt":[{{"type":"text","text":"{text}"}}],"_meta":{{"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}}}}}}"#
+    );
+    server.handle_text(t, conn, ClientText::new(prompt.clone()));
+    let (line, _) = agent_line(&mut server);
+    let line = line.expect("the prompt reaches the agent");
+    assert!(line.lends());
+    let mut events = Vec::new();
+    while let Some(e) = server.poll_event() {
+        events.push(e);
+    }
+    assert_eq!(
+        events,
+        [Event::Turn {
+            conn,
+            session: "s1".into(),
+            traceparent: Some("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01".into()),
+            tracestate: None,
+        }]
+    );
+}

@@ -54,6 +54,9 @@ pub(crate) struct Inbound<'t> {
     /// The message's [`session_field`], when read already: of this very
     /// message (a rewritten one leaves it `None`).
     pub(crate) session: Option<&'t SessionField<'t>>,
+    /// The raw values of its params' `sessionId` and `_meta`, when read
+    /// already (a prompt's turn event reads them).
+    pub(crate) head: Option<[Option<&'t str>; 2]>,
 }
 
 /// A refusal: the code and the message to answer with.

@@ -20,7 +20,7 @@ use crate::remote::resume::Position;
 use crate::remote::router::{ClientId, ClientText, Inbound, MessageKind};
 use crate::remote::transport::{
     check_post_message, check_response_session, decode, decode_routed, oversize, Checked,
-    CloseCode, Gate, Post, Stream, DEFAULT_MAX_ID_LENGTH,
+    CloseCode, Gate, Post, Routing, Stream, DEFAULT_MAX_ID_LENGTH,
 };
 use crate::remote::{Backlog, RemoteError};
 
@@ -233,13 +233,14 @@ impl Server {
         // message.
         // `params.sessionId` read with the message, for the gate and the
         // router.
-        let (checked, session) = match decode_routed(text) {
-            Ok((m, session)) => (c.gate.check_message(m, session.as_ref()), session),
-            Err(e) => (Err(e), None),
+        let (checked, routing) = match decode_routed(text) {
+            Ok((m, routing)) => (c.gate.check_message(m, routing.session.as_ref()), routing),
+            Err(e) => (Err(e), Routing::default()),
         };
         let inbound = Inbound {
             held: Some(&held),
-            session: session.as_ref(),
+            session: routing.session.as_ref(),
+            head: routing.head,
         };
         match checked {
             Ok(Checked::Forward(message)) => self.forward(now, conn, text, inbound, message),
@@ -565,7 +566,7 @@ impl Server {
         };
         if let Message::Request(req) = &message {
             if req.method == crate::acp::names::SESSION_PROMPT {
-                self.turn(&key, conn, req, now);
+                self.turn(&key, conn, req, inbound.head, now);
             }
         }
         self.client_message(&key, conn, text, inbound, message, now);

@@ -245,25 +245,54 @@ pub(crate) fn decode(text: &str) -> Result<Message<'_>, RemoteError> {
     decode_routed(text).map(|(message, _)| message)
 }
 
-/// [`decode`], and the message's [`session_field`] when it is a request
-/// or a notification: read by the same walk when the message is long
-/// (the peek's), else from its params' text. Its params are walked once.
-pub(crate) fn decode_routed(
-    text: &str,
-) -> Result<(Message<'_>, Option<SessionField<'_>>), RemoteError> {
+/// What [`decode_routed`] read of a client message's params besides the
+/// message.
+#[derive(Debug, Default)]
+pub(crate) struct Routing<'t> {
+    /// Its [`session_field`] (a request's or a notification's).
+    pub(crate) session: Option<SessionField<'t>>,
+    /// The raw values of its params' `sessionId` and `_meta`, when the
+    /// peek's walk read them (each at most once).
+    pub(crate) head: Option<[Option<&'t str>; 2]>,
+}
+
+/// [`decode`], and what the same walk read of a request's or a
+/// notification's params: a long message's by the peek, a short one's by
+/// one walk of its params' text (no head then). Its params are walked
+/// once.
+pub(crate) fn decode_routed(text: &str) -> Result<(Message<'_>, Routing<'_>), RemoteError> {
     // A long message is read up to the members the server routes on.
     if text.len() >= PEEK_FROM {
         if let Some(p) = peek(text) {
-            let session = match p.message {
-                Message::Request(_) | Message::Notification(_) => Some(field_of(p.session)),
-                Message::Response(_) | Message::Error(_) => None,
+            let routing = match p.message {
+                Message::Request(_) | Message::Notification(_) => Routing {
+                    head: plain_head(&p.session, &p.meta),
+                    session: Some(field_of(p.session)),
+                },
+                Message::Response(_) | Message::Error(_) => Routing::default(),
             };
-            return Ok((p.message, session));
+            return Ok((p.message, routing));
         }
     }
     let message = decode_full(text)?;
-    let session = params_session(text, &message);
-    Ok((message, session))
+    let routing = Routing {
+        session: params_session(text, &message),
+        head: None,
+    };
+    Ok((message, routing))
+}
+
+/// The raw values of two members each found at most once.
+fn plain_head<'t>(
+    session: &SessionMember<'t>,
+    meta: &SessionMember<'t>,
+) -> Option<[Option<&'t str>; 2]> {
+    let raw = |m: &SessionMember<'t>| match m {
+        SessionMember::Absent => Some(None),
+        SessionMember::One(v) => Some(Some(*v)),
+        SessionMember::Repeated => None,
+    };
+    Some([raw(session)?, raw(meta)?])
 }
 
 /// [`Message::decode`], its errors the transport's.
