@@ -15,7 +15,8 @@ use core::ops::Range;
 /// instead of copying them. Cloning shares them.
 ///
 /// `new` takes whatever holds the text (a `String`, a WebSocket
-/// library's frame payload) without copying it; `From<&str>` copies.
+/// library's frame payload) without copying it; `From<&str>` (and
+/// `From<&String>`) copies.
 /// The holder must give the same text on every `as_ref` (every type of
 /// the standard library and of the usual WebSocket crates does).
 ///
@@ -51,12 +52,6 @@ impl From<&str> for ClientText {
 impl From<&String> for ClientText {
     fn from(text: &String) -> Self {
         Self::new(text.clone())
-    }
-}
-
-impl From<String> for ClientText {
-    fn from(text: String) -> Self {
-        Self::new(text)
     }
 }
 
@@ -215,7 +210,7 @@ mod tests {
     #[test]
     fn a_short_part_is_copied_and_a_long_one_lent() {
         let body = "x".repeat(LEND_MIN);
-        let text = ClientText::from(format!("[{body}]"));
+        let text = ClientText::new(format!("[{body}]"));
         let short = AgentLine::lending(b"<".to_vec(), &text, 1..3, b">\n");
         assert!(!short.lends());
         assert_eq!(short.parts(), [&b"<xx>\n"[..], b"", b""]);
