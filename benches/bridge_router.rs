@@ -113,6 +113,7 @@ fn client_to_agent(c: &mut Criterion) {
             let Some(Out::Agent(sent)) = out.first() else {
                 panic!("not forwarded")
             };
+            let sent = sent.to_vec();
             // Answer it, so the pending table stays empty.
             let id = Message::decode(std::str::from_utf8(&sent[..sent.len() - 1]).unwrap())
                 .unwrap()

@@ -92,7 +92,7 @@ fn core(sessions: &BTreeSet<String>, setup: Setup) -> (Server, AgentRun, Connect
         let mut id = None;
         while let Some(a) = s.poll_action() {
             if let Action::WriteAgent { line, .. } = a {
-                let v: Value = serde_json::from_slice(&line).unwrap();
+                let v: Value = serde_json::from_slice(&line.to_vec()).unwrap();
                 id = v["id"].as_i64();
             }
         }

@@ -222,6 +222,7 @@ pub fn check(data: &[u8]) {
                     missed.remove(session);
                 }
                 Out::Agent(line) => {
+                    let line = line.to_vec();
                     assert_eq!(line.last(), Some(&b'\n'));
                     assert_eq!(line.iter().filter(|&&b| b == b'\n').count(), 1);
                     let s = std::str::from_utf8(&line[..line.len() - 1]).unwrap();

@@ -88,7 +88,7 @@ impl Away {
         while let Some(action) = self.server.poll_action() {
             match action {
                 Action::WriteAgent { line, .. } => {
-                    lines.push(serde_json::from_slice(&line).unwrap());
+                    lines.push(serde_json::from_slice(&line.to_vec()).unwrap());
                 }
                 Action::Send {
                     to, stream, text, ..

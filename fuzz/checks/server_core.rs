@@ -377,6 +377,7 @@ impl World {
                 }
                 Action::WriteAgent { run, line } => {
                     assert!(self.runs.contains_key(&run), "a line for {run}, not live");
+                    let line = line.to_vec();
                     assert_eq!(line.iter().filter(|&&b| b == b'\n').count(), 1);
                     assert_eq!(line.last(), Some(&b'\n'));
                 }

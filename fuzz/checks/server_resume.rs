@@ -177,7 +177,7 @@ impl World {
                     self.wire.push_back(text);
                 }
                 Action::WriteAgent { line, .. } => {
-                    let v: Value = serde_json::from_slice(&line).unwrap();
+                    let v: Value = serde_json::from_slice(&line.to_vec()).unwrap();
                     let id = v.get("id").cloned();
                     match v.get("method").and_then(Value::as_str) {
                         Some("initialize") => self.agent(

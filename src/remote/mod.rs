@@ -155,9 +155,9 @@ pub use resume::{
     RESUME_GAP,
 };
 pub use router::{
-    ConnectError, Permissions, UnknownPermission, AGENT_EXITED, AGENT_STARTED,
-    DEFAULT_MAX_PENDING_PER_CLIENT, DEFAULT_MAX_REPLAY_SESSIONS, DEFAULT_MAX_USER_CONNECTIONS,
-    DEFAULT_MAX_USER_SESSIONS, FORBIDDEN, USER_LIMIT,
+    AgentLine, ClientText, ConnectError, Permissions, UnknownPermission, AGENT_EXITED,
+    AGENT_STARTED, DEFAULT_MAX_PENDING_PER_CLIENT, DEFAULT_MAX_REPLAY_SESSIONS,
+    DEFAULT_MAX_USER_CONNECTIONS, DEFAULT_MAX_USER_SESSIONS, FORBIDDEN, USER_LIMIT,
 };
 pub use server::{
     AccessRefusal, Action, AgentRun, Census, ConnectionId, Ending, Event, HttpHead, HttpRefusal,

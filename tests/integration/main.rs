@@ -42,6 +42,8 @@ mod examples;
 mod framing;
 mod fuzz_corpus;
 #[cfg(feature = "remote")]
+mod remote_agent_line;
+#[cfg(feature = "remote")]
 mod remote_limits;
 #[cfg(feature = "remote")]
 mod remote_rejoin;

@@ -62,7 +62,7 @@ impl Run {
                         self.agent = Some(run);
                     }
                     Action::WriteAgent { line, .. } => {
-                        let v: serde_json::Value = serde_json::from_slice(&line).unwrap();
+                        let v: serde_json::Value = serde_json::from_slice(&line.to_vec()).unwrap();
                         if v["method"] == "initialize" {
                             answers.push(format!(
                                 r#"{{"jsonrpc":"2.0","id":{},"result":{{"protocolVersion":1}}}}"#,

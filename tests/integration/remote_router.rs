@@ -17,8 +17,9 @@ fn agent_lines(out: &mut Vec<Out>) -> Vec<Value> {
     let mut v = Vec::new();
     out.retain(|o| match o {
         Out::Agent(l) => {
+            let l = l.to_vec();
             assert_eq!(l.iter().filter(|&&b| b == b'\n').count(), 1);
-            v.push(serde_json::from_slice(l).unwrap());
+            v.push(serde_json::from_slice(&l).unwrap());
             false
         }
         _ => true,

@@ -59,7 +59,9 @@ fn a_turn_counts_once_and_its_first_update_measures_the_wait() {
     let line = wrote
         .iter()
         .find_map(|a| match a {
-            Action::WriteAgent { line, .. } => Some(String::from_utf8_lossy(line).into_owned()),
+            Action::WriteAgent { line, .. } => {
+                Some(String::from_utf8_lossy(&line.to_vec()).into_owned())
+            }
             _ => None,
         })
         .expect("the prompt goes to the agent");
@@ -92,7 +94,7 @@ fn the_first_update_of_an_owned_session_is_measured_once() {
         .iter()
         .find_map(|a| match a {
             Action::WriteAgent { line, .. } => {
-                let v: serde_json::Value = serde_json::from_slice(line).unwrap();
+                let v: serde_json::Value = serde_json::from_slice(&line.to_vec()).unwrap();
                 v["id"].as_i64()
             }
             _ => None,

@@ -24,7 +24,7 @@ fn split(out: &mut Vec<Out>) -> (Vec<Value>, Vec<(ClientId, Value)>) {
     let (mut agent, mut clients) = (Vec::new(), Vec::new());
     for o in out.drain(..) {
         match o {
-            Out::Agent(l) => agent.push(serde_json::from_slice(&l).unwrap()),
+            Out::Agent(l) => agent.push(serde_json::from_slice(&l.to_vec()).unwrap()),
             Out::Client { to, text, .. } => {
                 clients.push((to, serde_json::from_str(&text).unwrap()))
             }

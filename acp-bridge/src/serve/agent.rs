@@ -6,7 +6,7 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use acp_codec::remote::AgentRun;
+use acp_codec::remote::{AgentLine, AgentRun};
 
 use crate::limits::{self, AgentCgroup};
 use crate::room::UserDirs;
@@ -79,7 +79,7 @@ async fn supervise(driver: Arc<Driver>, run: AgentRun, user: Option<String>) {
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         log.write(format!("[bridge] {started}\n").as_bytes());
     }
-    let (tx, rx) = mpsc::unbounded_channel::<Vec<u8>>();
+    let (tx, rx) = mpsc::unbounded_channel::<AgentLine>();
     let stop = Arc::new(Notify::new());
     driver.attach_run(
         run,
@@ -194,10 +194,15 @@ async fn spawn(
     }
 }
 
-async fn write_stdin(mut stdin: ChildStdin, mut rx: mpsc::UnboundedReceiver<Vec<u8>>) {
+/// Writes the core's lines to the agent's stdin, each part as it is: a
+/// part lent from a client's message (a long prompt's params) is written
+/// from the client's own bytes, never gathered into one buffer first.
+async fn write_stdin(mut stdin: ChildStdin, mut rx: mpsc::UnboundedReceiver<AgentLine>) {
     while let Some(line) = rx.recv().await {
-        if stdin.write_all(&line).await.is_err() {
-            break;
+        for part in line.parts() {
+            if !part.is_empty() && stdin.write_all(part).await.is_err() {
+                return;
+            }
         }
     }
 }

@@ -13,8 +13,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use acp_codec::remote::{
-    Action, AgentRun, CloseCode, ConnectionId, Ending, Event, McpLink, Position, Refusal, Server,
-    ServerConfig, Stream,
+    Action, AgentLine, AgentRun, CloseCode, ConnectionId, Ending, Event, McpLink, Position,
+    Refusal, Server, ServerConfig, Stream,
 };
 use prometheus_client::metrics::histogram::Histogram;
 use tokio::sync::{mpsc, Notify};
@@ -70,7 +70,7 @@ struct ConnIo {
 /// An agent process's stdin channel, and how to stop it.
 pub struct RunIo {
     /// Lines for its stdin, in order.
-    pub stdin: mpsc::UnboundedSender<Vec<u8>>,
+    pub stdin: mpsc::UnboundedSender<AgentLine>,
     /// Notified to stop it.
     pub stop: Arc<Notify>,
 }

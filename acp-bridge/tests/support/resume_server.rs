@@ -154,7 +154,7 @@ impl ResumingServer {
                 }
                 Action::WriteAgent { line, .. } => {
                     let message: Value =
-                        serde_json::from_slice(&line).expect("the core writes JSON");
+                        serde_json::from_slice(&line.to_vec()).expect("the core writes JSON");
                     self.agent_reads(&message);
                 }
                 Action::StartAgent { run, .. } => {

@@ -335,7 +335,7 @@ impl Router {
                 &RpcError::new(ErrorCode::INVALID_REQUEST, msg),
                 &mut line,
             );
-            out.push(Out::Agent(line));
+            out.push(Out::Agent(line.into()));
             return;
         }
         self.agent_requests.insert(
@@ -385,7 +385,7 @@ impl Router {
                 &mut line,
             );
         }
-        out.push(Out::Agent(line));
+        out.push(Out::Agent(line.into()));
     }
 
     /// An agent line over the size limit: if it answers a client's request,

@@ -5,6 +5,7 @@ use alloc::borrow::{Cow, ToOwned};
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
+use core::ops::Range;
 use core::time::Duration;
 
 use super::sessions::{Owner, Whose};
@@ -15,14 +16,47 @@ use crate::acp::{names, ErrorResponse, Message, RawJson, Request, RequestId, Res
 use crate::remote::transport::{session_field, SessionField, Stream};
 use crate::ErrorCode;
 
-use super::ClientId;
+use super::{AgentLine, ClientId, ClientText};
 
-/// `text` as one line for the agent's stdin: its bytes and a `\n`.
-fn as_line(text: &str) -> Vec<u8> {
-    let mut line = Vec::with_capacity(text.len().saturating_add(1));
-    line.extend_from_slice(text.as_bytes());
-    line.push(b'\n');
-    line
+/// `text` as one line for the agent's stdin: its bytes and a `\n`, lent
+/// from the client's message when `held` holds it.
+fn as_line(text: &str, held: Option<&ClientText>) -> AgentLine {
+    lend(Vec::new(), text, held, b"\n")
+}
+
+/// `head`, then `part`, then `tail` as one line: `part` lent from the
+/// client's message when `held` holds it (and it is long enough to be
+/// worth lending), else copied.
+fn lend(
+    mut head: Vec<u8>,
+    part: &str,
+    held: Option<&ClientText>,
+    tail: &'static [u8],
+) -> AgentLine {
+    if let Some((held, range)) = held.and_then(|h| Some((h, range_within(part, h.as_str())?))) {
+        return AgentLine::lending(head, held, range, tail);
+    }
+    head.reserve(part.len().saturating_add(tail.len()));
+    head.extend_from_slice(part.as_bytes());
+    head.extend_from_slice(tail);
+    head.into()
+}
+
+/// What the server learned of a client's message before the router: what
+/// holds its text, when the caller handed it over (what goes to the agent
+/// unchanged is lent from it), and its `params.sessionId`, when read
+/// already (the router does not walk the params again).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Inbound<'t> {
+    /// Holds the message's text (checked: a part is lent only when it
+    /// lies in it).
+    pub(crate) held: Option<&'t ClientText>,
+    /// The message's [`session_field`], when read already: of this very
+    /// message (a rewritten one leaves it `None`).
+    pub(crate) session: Option<&'t SessionField<'t>>,
+    /// The raw values of its params' `sessionId` and `_meta`, when read
+    /// already (a prompt's turn event reads them).
+    pub(crate) head: Option<[Option<&'t str>; 2]>,
 }
 
 /// A refusal: the code and the message to answer with.
@@ -90,16 +124,19 @@ impl Router {
         now: Duration,
         out: &mut Vec<Out>,
     ) {
-        self.handle_client_decoded(client, text, Message::decode(text), now, out);
+        let inbound = Inbound::default();
+        self.handle_client_decoded(client, text, inbound, Message::decode(text), now, out);
     }
 
     /// [`handle_client`](Self::handle_client) for a message its caller
     /// decoded already (a transport's rules need it first): `decoded` is
     /// `Message::decode(text)`, so the message is decoded once on its way.
+    /// `inbound` is what the caller learned of it already.
     pub(crate) fn handle_client_decoded(
         &mut self,
         client: ClientId,
         text: &str,
+        inbound: Inbound<'_>,
         decoded: Result<Message<'_>, crate::acp::MessageError>,
         now: Duration,
         out: &mut Vec<Out>,
@@ -134,13 +171,17 @@ impl Router {
             }
         };
         match msg {
-            Message::Request(r) => self.client_request(&from, r, text, now, out),
+            Message::Request(r) => self.client_request(&from, r, text, inbound, now, out),
             Message::Notification(n) => {
                 if n.method == names::CANCEL_REQUEST {
                     self.client_cancel_request(client, n.params.as_ref(), out);
                     return;
                 }
-                let foreign = match session_field(n.params.as_ref()) {
+                let field = inbound
+                    .session
+                    .cloned()
+                    .unwrap_or_else(|| session_field(n.params.as_ref()));
+                let foreign = match field {
                     // Only for a session this connection holds, as for
                     // requests (or one never seen, for the single user).
                     SessionField::Id(s) => match self.sessions.whose(&s) {
@@ -158,7 +199,7 @@ impl Router {
                     return;
                 }
                 // Forwarded as it came: valid, and without a raw newline.
-                out.push(Out::Agent(as_line(text)));
+                out.push(Out::Agent(as_line(text, inbound.held)));
             }
             Message::Response(Response { ref id, .. })
             | Message::Error(ErrorResponse { ref id, .. }) => {
@@ -169,7 +210,7 @@ impl Router {
                         let _ = self.tracker.finish_peer_request(&key);
                         if write {
                             // The agent's own id, unchanged: forwarded as it came.
-                            out.push(Out::Agent(as_line(text)));
+                            out.push(Out::Agent(as_line(text, inbound.held)));
                         } else if let Some(a) = a {
                             // Permissions taken away since it was asked.
                             self.answer_agent_for_gone(&key, &a.method, out);
@@ -205,7 +246,7 @@ impl Router {
                     .cancel(&RequestId::Number(ours), &mut line)
                     .is_ok() =>
             {
-                out.push(Out::Agent(line));
+                out.push(Out::Agent(line.into()));
             }
             _ => self.drop_one(),
         }
@@ -347,6 +388,7 @@ impl Router {
         from: &Sender<'_>,
         r: Request<'_>,
         text: &str,
+        inbound: Inbound<'_>,
         now: Duration,
         out: &mut Vec<Out>,
     ) {
@@ -359,7 +401,11 @@ impl Router {
         // A `sessionId` that is not one string (repeated, or of another
         // type) is refused: the agent's parser could read a session out of
         // it (the last of two, say) that no ownership check saw.
-        let session = match session_field(r.params.as_ref()) {
+        let field = inbound
+            .session
+            .cloned()
+            .unwrap_or_else(|| session_field(r.params.as_ref()));
+        let session = match field {
             SessionField::Invalid => {
                 let msg = "params.sessionId must be one string (given twice, or not a string)";
                 self.refuse(
@@ -384,21 +430,26 @@ impl Router {
             }
         };
         let ours = self.tracker.start(&r.method, now);
-        let mut line = Vec::new();
         // Params lent by `text` hold no newline: checked above.
-        let lent = r.params.as_ref().is_some_and(|p| within(p.get(), text));
-        let encoded = encode_request(&ours, &r.method, r.params.as_ref(), lent, &mut line);
-        let (Ok(_), RequestId::Number(n)) = (&encoded, &ours) else {
-            // The tracker numbers its requests: only encoding can fail.
-            let _ = self.tracker.handle_response(&ours, now);
-            if let Some((s, before)) = claim.bound {
-                self.unbind(&s, before, out);
+        let lent = r
+            .params
+            .as_ref()
+            .is_some_and(|p| range_within(p.get(), text).is_some());
+        let encoded = encode_request(&ours, &r.method, r.params.as_ref(), lent, inbound.held);
+        let (line, n) = match (encoded, &ours) {
+            (Ok(line), RequestId::Number(n)) => (line, n),
+            (encoded, _) => {
+                // The tracker numbers its requests: only encoding can fail.
+                let _ = self.tracker.handle_response(&ours, now);
+                if let Some((s, before)) = claim.bound {
+                    self.unbind(&s, before, out);
+                }
+                match encoded {
+                    Err(e) => self.refuse(from.id, &r.id, e.code(), e.to_string(), out),
+                    Ok(_) => self.drop_one(),
+                }
+                return;
             }
-            match encoded {
-                Err(e) => self.refuse(from.id, &r.id, e.code(), e.to_string(), out),
-                Ok(_) => self.drop_one(),
-            }
-            return;
         };
         if claim.opens {
             let u = self.user_mut(from.user);
@@ -423,26 +474,27 @@ impl Router {
     }
 }
 
-/// Whether `part` is a slice of `whole` (the same memory).
-fn within(part: &str, whole: &str) -> bool {
-    let start = whole.as_ptr() as usize;
-    let end = start.saturating_add(whole.len());
-    let at = part.as_ptr() as usize;
-    at >= start && at.saturating_add(part.len()) <= end
+/// Where `part` lies in `whole`, when it is a slice of it (the same
+/// memory).
+fn range_within(part: &str, whole: &str) -> Option<Range<usize>> {
+    let start = (part.as_ptr() as usize).checked_sub(whole.as_ptr() as usize)?;
+    let end = start.checked_add(part.len())?;
+    (end <= whole.len()).then_some(start..end)
 }
 
-/// Appends the request `id`, `method`, `params` as one line, byte for byte
-/// what [`Message::encode`] writes: the params copied as they came, in one
-/// allocation, not checked again (they are raw JSON already). Params
-/// holding a newline go through [`Message::encode`] (compacted, or
-/// refused); `no_newline` says they are known to hold none.
+/// The request `id`, `method`, `params` as one line, byte for byte what
+/// [`Message::encode`] writes: the params as they came, not checked
+/// again (they are raw JSON already), lent from the client's message
+/// when `held` holds them, else copied. Params holding a newline go
+/// through [`Message::encode`] (compacted, or refused); `no_newline` says
+/// they are known to hold none.
 fn encode_request(
     id: &RequestId<'_>,
     method: &str,
     params: Option<&RawJson<'_>>,
     no_newline: bool,
-    out: &mut Vec<u8>,
-) -> Result<usize, crate::EncodeError> {
+    held: Option<&ClientText>,
+) -> Result<AgentLine, crate::EncodeError> {
     let raw = params.map(RawJson::get);
     let encoded = (
         serde_json::to_string(id),
@@ -455,24 +507,23 @@ fn encode_request(
             method: Cow::Borrowed(method),
             params: params.cloned(),
         });
-        return request.encode(out);
+        let mut line = Vec::new();
+        request.encode(&mut line)?;
+        return Ok(line.into());
     };
-    let start = out.len();
-    let params_len = raw.map_or(0, |p| p.len().saturating_add(10));
-    out.reserve(
+    let mut head = Vec::with_capacity(
         40usize
             .saturating_add(id_text.len())
-            .saturating_add(method_text.len())
-            .saturating_add(params_len),
+            .saturating_add(method_text.len()),
     );
-    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
-    out.extend_from_slice(id_text.as_bytes());
-    out.extend_from_slice(br#","method":"#);
-    out.extend_from_slice(method_text.as_bytes());
-    if let Some(p) = raw {
-        out.extend_from_slice(br#","params":"#);
-        out.extend_from_slice(p.as_bytes());
-    }
-    out.extend_from_slice(b"}\n");
-    Ok(out.len().saturating_sub(start))
+    head.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    head.extend_from_slice(id_text.as_bytes());
+    head.extend_from_slice(br#","method":"#);
+    head.extend_from_slice(method_text.as_bytes());
+    let Some(p) = raw else {
+        head.extend_from_slice(b"}\n");
+        return Ok(head.into());
+    };
+    head.extend_from_slice(br#","params":"#);
+    Ok(lend(head, p, held, b"}\n"))
 }

@@ -5,6 +5,7 @@ mod agent;
 mod client;
 mod dialect;
 mod evicted;
+mod line;
 mod sessions;
 mod users;
 
@@ -24,6 +25,8 @@ use crate::tally::Tally;
 use crate::ErrorCode;
 use sessions::Sessions;
 
+pub(crate) use client::Inbound;
+pub use line::{AgentLine, ClientText};
 pub use users::{
     ConnectError, Permissions, UnknownPermission, DEFAULT_MAX_USER_CONNECTIONS,
     DEFAULT_MAX_USER_SESSIONS, FORBIDDEN, USER_LIMIT,
@@ -46,7 +49,7 @@ impl fmt::Display for ClientId {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Out {
     /// One line, with its `\n`, for the agent's stdin.
-    Agent(Vec<u8>),
+    Agent(AgentLine),
     /// One JSON-RPC message (no `\n`) for a client: a WebSocket text
     /// frame, or one event on the Streamable HTTP stream `stream`.
     Client {
@@ -285,7 +288,7 @@ fn bridge_notification(method: &str, params: serde_json::Value) -> String {
 /// out.clear();
 /// // b leaves: the agent is told to cancel b's session; a notices nothing.
 /// router.disconnect(b, &mut out);
-/// assert_eq!(out, [Out::Agent(b"{\"jsonrpc\":\"2.0\",\"method\":\"session/cancel\",\"params\":{\"sessionId\":\"s-b\"}}\n".to_vec())]);
+/// assert_eq!(out, [Out::Agent(b"{\"jsonrpc\":\"2.0\",\"method\":\"session/cancel\",\"params\":{\"sessionId\":\"s-b\"}}\n".to_vec().into())]);
 /// ```
 #[derive(Debug)]
 pub struct Router {
@@ -647,7 +650,7 @@ impl Router {
             if self.agent_up {
                 let mut line = Vec::new();
                 if self.tracker.cancel_session(&s, &mut line).is_ok() {
-                    out.push(Out::Agent(line));
+                    out.push(Out::Agent(line.into()));
                 }
             }
             self.sessions.leave(&s, &gone.user);

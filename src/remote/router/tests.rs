@@ -181,7 +181,9 @@ fn gate_then_router_per_frame() {
     let [Out::Agent(line)] = &out[..] else {
         panic!("{out:?}")
     };
-    assert!(line.starts_with(br#"{"jsonrpc":"2.0","id":0,"method":"initialize""#));
+    assert!(line
+        .to_vec()
+        .starts_with(br#"{"jsonrpc":"2.0","id":0,"method":"initialize""#));
 }
 
 /// v2's cancellation through the router: the agent's `$/cancel_request`
@@ -207,7 +209,7 @@ fn cancellation_reaches_the_client_asked_and_tool_call_cancel_its_session() {
         out.iter()
             .map(|o| match o {
                 Out::Client { to, text, .. } => (Some(*to), text.clone()),
-                Out::Agent(line) => (None, String::from_utf8_lossy(line).into_owned()),
+                Out::Agent(line) => (None, String::from_utf8_lossy(&line.to_vec()).into_owned()),
                 other => (None, format!("{other:?}")),
             })
             .collect()

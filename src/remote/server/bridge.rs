@@ -49,7 +49,7 @@ use core::time::Duration;
 use super::{ConnectionId, Server};
 use crate::acp::{Message, RequestId};
 use crate::framing::peek::peek;
-use crate::remote::router::MessageKind;
+use crate::remote::router::{Inbound, MessageKind};
 use crate::remote::transport::{decode, Stream};
 use crate::translate::{Out, Translator};
 use crate::version::{Dialect, Negotiator, Step};
@@ -265,7 +265,7 @@ impl Server {
         for out in to_client.into_iter().chain(to_agent) {
             match out {
                 Out::Agent(line) => match decode(&line) {
-                    Ok(message) => self.onward(now, conn, &line, message),
+                    Ok(message) => self.onward(now, conn, &line, Inbound::default(), message),
                     Err(e) => self.log(format!(
                         "{conn}: the translator wrote a line the server cannot read: {e}"
                     )),

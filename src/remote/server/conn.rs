@@ -18,10 +18,10 @@ use super::{
 };
 use crate::acp::{Message, RequestId};
 use crate::remote::resume::Position;
-use crate::remote::router::{ClientId, ConnectError, MessageKind};
+use crate::remote::router::{ClientId, ClientText, ConnectError, Inbound, MessageKind};
 use crate::remote::transport::{
-    check_post_message, check_response_session, decode, oversize, Checked, CloseCode, Gate, Post,
-    Stream, DEFAULT_MAX_ID_LENGTH,
+    check_post_message, check_response_session, decode, decode_routed, oversize, Checked,
+    CloseCode, Gate, Post, Routing, Stream, DEFAULT_MAX_ID_LENGTH,
 };
 use crate::remote::{Backlog, RemoteError};
 
@@ -207,7 +207,14 @@ impl Server {
     /// One WebSocket text message from `conn`: its size, the transport's
     /// gate, then its agent's router; whatever is refused is answered (and
     /// the connection closed when the rules say so).
-    pub fn handle_text(&mut self, now: Duration, conn: ConnectionId, text: &str) {
+    ///
+    /// Hand the message over ([`ClientText::new`] with the WebSocket
+    /// library's payload, or a `String`) rather than lend it (`&str`,
+    /// copied): what goes to the agent unchanged (a prompt's params) is
+    /// then written from its bytes ([`AgentLine`](crate::remote::AgentLine)).
+    pub fn handle_text(&mut self, now: Duration, conn: ConnectionId, text: impl Into<ClientText>) {
+        let held = text.into();
+        let text = held.as_str();
         let limit = self.config.max_message;
         let Some(c) = self.conns.get_mut(&conn) else {
             return;
@@ -225,9 +232,19 @@ impl Server {
         }
         // Decoded once: the gate's rules, then the router, on the same
         // message.
-        let checked = decode(text).and_then(|m| c.gate.check_message(m));
+        // `params.sessionId` read with the message, for the gate and the
+        // router.
+        let (checked, routing) = match decode_routed(text) {
+            Ok((m, routing)) => (c.gate.check_message(m, routing.session.as_ref()), routing),
+            Err(e) => (Err(e), Routing::default()),
+        };
+        let inbound = Inbound {
+            held: Some(&held),
+            session: routing.session.as_ref(),
+            head: routing.head,
+        };
         match checked {
-            Ok(Checked::Forward(message)) => self.forward(now, conn, text, message),
+            Ok(Checked::Forward(message)) => self.forward(now, conn, text, inbound, message),
             Ok(Checked::Ignore) => {}
             Err(e) => {
                 if e.close_code().is_some() {
@@ -317,7 +334,7 @@ impl Server {
                 if let Some(c) = self.conns.get_mut(&id) {
                     c.initialize = Some(r.id.to_owned_id());
                 }
-                self.forward(now, id, body, Message::Request(r));
+                self.forward(now, id, body, Inbound::default(), Message::Request(r));
                 Ok(PostOutcome::Opened(id))
             }
             (Post::Message { message, .. }, Some(conn)) => {
@@ -338,7 +355,7 @@ impl Server {
                     });
                     check_response_session(expected, session).map_err(|e| refusal(&e))?;
                 }
-                self.forward(now, conn, body, message);
+                self.forward(now, conn, body, Inbound::default(), message);
                 Ok(PostOutcome::Accepted)
             }
             (Post::Message { .. }, None) => Err(refusal(&RemoteError::MissingConnectionId)),
@@ -500,7 +517,14 @@ impl Server {
 
     /// A message `conn` may send on: to its agent's router, or into the
     /// queue of messages waiting for the agent to start.
-    fn forward(&mut self, now: Duration, conn: ConnectionId, text: &str, message: Message<'_>) {
+    fn forward(
+        &mut self,
+        now: Duration,
+        conn: ConnectionId,
+        text: &str,
+        inbound: Inbound<'_>,
+        message: Message<'_>,
+    ) {
         if !self.conns.contains_key(&conn) {
             return;
         }
@@ -511,16 +535,18 @@ impl Server {
         if self.bridge_inbound(now, conn, text, &message) {
             return;
         }
-        self.onward(now, conn, text, message);
+        self.onward(now, conn, text, inbound, message);
     }
 
     /// [`forward`](Self::forward) past the resume rules and the bridge:
-    /// the MCP rules, then the agent's router.
+    /// the MCP rules, then the agent's router. `inbound` is what was
+    /// learned of `text` on its way in.
     pub(super) fn onward(
         &mut self,
         now: Duration,
         conn: ConnectionId,
         text: &str,
+        inbound: Inbound<'_>,
         message: Message<'_>,
     ) {
         let Some(c) = self.conns.get(&conn) else {
@@ -532,19 +558,19 @@ impl Server {
             super::mcp::Inbound::Taken => return,
             super::mcp::Inbound::Rewritten(text) => Some(text),
         };
-        let (text, message) = match &rewritten {
+        let (text, inbound, message) = match &rewritten {
             Some(new) => match decode(new) {
-                Ok(m) => (new.as_str(), m),
-                Err(_) => (text, message),
+                Ok(m) => (new.as_str(), Inbound::default(), m),
+                Err(_) => (text, inbound, message),
             },
-            None => (text, message),
+            None => (text, inbound, message),
         };
         if let Message::Request(req) = &message {
             if req.method == crate::acp::names::SESSION_PROMPT {
-                self.turn(&key, conn, req, now);
+                self.turn(&key, conn, req, inbound.head, now);
             }
         }
-        self.client_message(&key, conn, text, message, now);
+        self.client_message(&key, conn, text, inbound, message, now);
     }
 
     /// Refuses a client request when its agent may not start: the pool

@@ -969,7 +969,7 @@ mod tests {
     fn written(acts: &[Action]) -> Vec<Value> {
         acts.iter()
             .filter_map(|a| match a {
-                Action::WriteAgent { line, .. } => serde_json::from_slice(line).ok(),
+                Action::WriteAgent { line, .. } => serde_json::from_slice(&line.to_vec()).ok(),
                 _ => None,
             })
             .collect()

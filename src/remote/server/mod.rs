@@ -28,7 +28,7 @@ use core::fmt;
 use core::time::Duration;
 
 use super::resume::Position;
-use super::router::{error_answer, MessageKind, Out, Permissions, Router};
+use super::router::{error_answer, AgentLine, MessageKind, Out, Permissions, Router};
 use super::transport::{CloseCode, Stream, DEFAULT_MAX_BUFFERED_SESSION_STREAMS};
 use super::DEFAULT_RESUME_BUDGET;
 use crate::ErrorCode;
@@ -352,12 +352,13 @@ pub enum Action {
         /// A last message to send before the close frame.
         last: Option<String>,
     },
-    /// Write one line (with its `\n`) to an agent's stdin.
+    /// Write one line (with its `\n`) to an agent's stdin: its
+    /// [`parts`](AgentLine::parts), in order.
     WriteAgent {
         /// The process.
         run: AgentRun,
         /// The line.
-        line: Vec<u8>,
+        line: AgentLine,
     },
     /// Start an agent process; report [`Server::handle_agent_started`],
     /// or [`Server::handle_agent_exited`] if it could not start.
@@ -465,7 +466,7 @@ pub enum PostOutcome {
 /// server.handle_text(t, conn, r#"{"jsonrpc":"2.0","id":7,"method":"initialize","params":{"protocolVersion":1}}"#);
 /// // It goes to the agent with the server's own id...
 /// let Some(Action::WriteAgent { line, .. }) = server.poll_action() else { panic!() };
-/// assert!(line.starts_with(br#"{"jsonrpc":"2.0","id":0,"method":"initialize""#));
+/// assert!(line.to_vec().starts_with(br#"{"jsonrpc":"2.0","id":0,"method":"initialize""#));
 /// // ...and the agent's answer back to the connection with the client's.
 /// server.handle_agent_line(t, run, r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}"#);
 /// let Some(Action::Send { to, stream, text, .. }) = server.poll_action() else { panic!() };

@@ -16,7 +16,9 @@ use super::{
 };
 use super::{Census, Refusal, Stats};
 use crate::acp::{encode_error, Message, MessageError, RequestId, RpcError};
-use crate::remote::router::{ClientId, ConnectError, MessageKind, Out, Permissions, Router};
+use crate::remote::router::{
+    ClientId, ConnectError, Inbound, MessageKind, Out, Permissions, Router,
+};
 use crate::remote::Stream;
 use crate::{ErrorCode, FrameError, PeekedId};
 
@@ -297,6 +299,7 @@ impl Server {
         key: &Option<String>,
         conn: ConnectionId,
         text: &str,
+        inbound: Inbound<'_>,
         message: Message<'_>,
         now: Duration,
     ) {
@@ -326,7 +329,7 @@ impl Server {
             });
             return;
         }
-        self.deliver(key, conn, text, Ok(message), now);
+        self.deliver(key, conn, text, inbound, Ok(message), now);
     }
 
     fn deliver(
@@ -334,6 +337,7 @@ impl Server {
         key: &Option<String>,
         conn: ConnectionId,
         text: &str,
+        inbound: Inbound<'_>,
         message: Result<Message<'_>, MessageError>,
         now: Duration,
     ) {
@@ -346,12 +350,12 @@ impl Server {
             Ok(m) => self.paths_to_agent(key, client, text, m),
             Err(_) => None,
         };
-        let (text, message) = match &moved {
+        let (text, inbound, message) = match &moved {
             Some(moved) => match Message::decode(moved) {
-                Ok(m) => (moved.as_str(), Ok(m)),
-                Err(_) => (text, message),
+                Ok(m) => (moved.as_str(), Inbound::default(), Ok(m)),
+                Err(_) => (text, inbound, message),
             },
-            None => (text, message),
+            None => (text, inbound, message),
         };
         let Some(agent) = self.agents.get_mut(key) else {
             return;
@@ -361,7 +365,7 @@ impl Server {
         let refused = agent.router.session_refusals();
         agent
             .router
-            .handle_client_decoded(client, text, message, now, &mut outs);
+            .handle_client_decoded(client, text, inbound, message, now, &mut outs);
         if agent.router.session_refusals() != refused {
             self.refused(Refusal::UserSessions, Some(conn));
         }
@@ -383,7 +387,7 @@ impl Server {
                 return;
             };
             // The form decoded on arrival: not decoded again.
-            self.deliver(key, w.conn, &w.text, Ok(w.message), now);
+            self.deliver(key, w.conn, &w.text, Inbound::default(), Ok(w.message), now);
         }
     }
 
@@ -652,7 +656,10 @@ impl Server {
             .is_ok()
             {
                 if let Some(run) = agent.live_run() {
-                    self.actions.push_back(Action::WriteAgent { run, line });
+                    self.actions.push_back(Action::WriteAgent {
+                        run,
+                        line: line.into(),
+                    });
                 }
             }
         }

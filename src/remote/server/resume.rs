@@ -1268,7 +1268,7 @@ mod tests {
         acts.iter()
             .filter_map(|a| match a {
                 Action::WriteAgent { line, .. } => {
-                    Some(String::from_utf8_lossy(line).trim_end().into())
+                    Some(String::from_utf8_lossy(&line.to_vec()).trim_end().into())
                 }
                 _ => None,
             })

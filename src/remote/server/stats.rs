@@ -342,20 +342,24 @@ struct TraceContext<'a> {
 
 impl Server {
     /// A prompt of `conn` goes to the agent `key`: a turn, whose first
-    /// update's latency is measured from `now`.
+    /// update's latency is measured from `now`. `read`: the raw values of
+    /// its params' `sessionId` and `_meta`, when read already.
     pub(super) fn turn(
         &mut self,
         key: &Option<String>,
         conn: ConnectionId,
         req: &crate::acp::Request<'_>,
+        read: Option<[Option<&str>; 2]>,
         now: Duration,
     ) {
         self.stats.turns = self.stats.turns.saturating_add(1);
         let params = req.params.as_ref().map_or("{}", |p| p.get());
-        // Two members read, the prompt passed over by its structure (a
-        // long prompt is not decoded); a form the walk cannot tell is
-        // decoded in full.
-        let head = match crate::remote::transport::members(params, ["sessionId", "_meta"]) {
+        // Two members read (`read`: by the decode's walk already), the
+        // prompt passed over by its structure (a long prompt is not
+        // decoded); a form the walk cannot tell is decoded in full.
+        let head =
+            read.or_else(|| crate::remote::transport::members(params, ["sessionId", "_meta"]));
+        let head = match head {
             Some([session, meta]) => PromptHead::of(session, meta),
             None => serde_json::from_str::<PromptHead<'_>>(params).ok(),
         };

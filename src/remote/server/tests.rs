@@ -126,7 +126,7 @@ impl Harness {
 fn writes(acts: &[Action]) -> Vec<String> {
     acts.iter()
         .filter_map(|a| match a {
-            Action::WriteAgent { line, .. } => Some(String::from_utf8(line.clone()).unwrap()),
+            Action::WriteAgent { line, .. } => Some(String::from_utf8(line.to_vec()).unwrap()),
             _ => None,
         })
         .collect()

@@ -1,7 +1,9 @@
 //! The WebSocket profile's per-connection rules: [`Gate`].
 
-use super::{check_id_len, check_session_len, decode, session_field, DEFAULT_MAX_ID_LENGTH};
-use crate::acp::{names, Message, Request, RequestId};
+use super::{
+    check_id_len, check_session_len, decode, session_field, SessionField, DEFAULT_MAX_ID_LENGTH,
+};
+use crate::acp::{names, Message, RawJson, Request, RequestId};
 use crate::remote::RemoteError;
 
 /// What the rules make of one inbound message that may go on.
@@ -104,7 +106,7 @@ impl Gate {
     /// `initialize`, an id longer than the limit. See [`RemoteError`] for
     /// what to answer.
     pub fn check<'a>(&mut self, text: &'a str) -> Result<Checked<'a>, RemoteError> {
-        self.check_message(decode(text)?)
+        self.check_message(decode(text)?, None)
     }
 
     /// [`check`](Self::check) for a message its caller decoded already
@@ -113,6 +115,7 @@ impl Gate {
     pub(crate) fn check_message<'a>(
         &mut self,
         message: Message<'a>,
+        session: Option<&SessionField<'_>>,
     ) -> Result<Checked<'a>, RemoteError> {
         if !self.initialized {
             let request = match message {
@@ -129,10 +132,16 @@ impl Gate {
             self.initialized = true;
             return Ok(Checked::Forward(Message::Request(request)));
         }
-        self.check_open(message).map(Checked::Forward)
+        self.check_open(message, session).map(Checked::Forward)
     }
 
-    fn check_open<'a>(&self, message: Message<'a>) -> Result<Message<'a>, RemoteError> {
+    /// `session`, when given, is the message's [`session_field`] (read
+    /// once, by the caller).
+    fn check_open<'a>(
+        &self,
+        message: Message<'a>,
+        session: Option<&SessionField<'_>>,
+    ) -> Result<Message<'a>, RemoteError> {
         match &message {
             Message::Request(r) => {
                 if r.method == names::INITIALIZE {
@@ -141,14 +150,27 @@ impl Gate {
                     });
                 }
                 check_id_len(&r.id, self.max_id_len)?;
-                check_session_len(session_field(r.params.as_ref()).id(), self.max_id_len)?;
+                self.check_session(r.params.as_ref(), session)?;
             }
-            Message::Notification(n) => {
-                check_session_len(session_field(n.params.as_ref()).id(), self.max_id_len)?;
-            }
+            Message::Notification(n) => self.check_session(n.params.as_ref(), session)?,
             Message::Response(_) | Message::Error(_) => {}
         }
         Ok(message)
+    }
+}
+
+impl Gate {
+    /// The session's length limit, on `session` when the caller read it
+    /// already, else on `params`'.
+    fn check_session(
+        &self,
+        params: Option<&RawJson<'_>>,
+        session: Option<&SessionField<'_>>,
+    ) -> Result<(), RemoteError> {
+        match session {
+            Some(s) => check_session_len(s.id(), self.max_id_len),
+            None => check_session_len(session_field(params).id(), self.max_id_len),
+        }
     }
 }
 

@@ -94,22 +94,47 @@ impl<'a> SessionField<'a> {
 /// assert_eq!(session_field(None), SessionField::Absent);
 /// ```
 pub fn session_field<'r>(raw: Option<&'r RawJson<'_>>) -> SessionField<'r> {
-    let Some(raw) = raw else {
-        return SessionField::Absent;
+    raw.map_or(SessionField::Absent, |raw| session_in(raw.get()))
+}
+
+/// [`session_field`] of the message `text` decoded to `message`, read
+/// from `text` itself (so it lives as long as the text, and the message
+/// can move on): `None` when the message's params are not a slice of
+/// `text`, or it is not a request or a notification.
+fn params_session<'t>(text: &'t str, message: &Message<'_>) -> Option<SessionField<'t>> {
+    let params = match message {
+        Message::Request(r) => r.params.as_ref(),
+        Message::Notification(n) => n.params.as_ref(),
+        Message::Response(_) | Message::Error(_) => return None,
     };
-    let text = raw.get();
+    let Some(params) = params else {
+        return Some(SessionField::Absent);
+    };
+    let part = params.get();
+    let start = (part.as_ptr() as usize).checked_sub(text.as_ptr() as usize)?;
+    let range = start..start.checked_add(part.len())?;
+    text.get(range).map(session_in)
+}
+
+/// The field the member the peek's walk found holds.
+fn field_of(member: SessionMember<'_>) -> SessionField<'_> {
+    match member {
+        SessionMember::Absent | SessionMember::One("null") => SessionField::Absent,
+        SessionMember::One(v) => match unquote::<serde_json::Error>(v) {
+            Ok(s) => SessionField::Id(s),
+            Err(_) => SessionField::Invalid,
+        },
+        SessionMember::Repeated => SessionField::Invalid,
+    }
+}
+
+/// [`session_field`] of raw JSON's text.
+fn session_in(text: &str) -> SessionField<'_> {
     // Raw JSON is valid JSON: the peek's walk passes over its values by
     // their structure alone (a 5 MiB tool output costs a `memchr`), and
     // tells the member unless a key is escaped.
     if let Some(member) = peek::session_member(text) {
-        return match member {
-            SessionMember::Absent | SessionMember::One("null") => SessionField::Absent,
-            SessionMember::One(v) => match unquote::<serde_json::Error>(v) {
-                Ok(s) => SessionField::Id(s),
-                Err(_) => SessionField::Invalid,
-            },
-            SessionMember::Repeated => SessionField::Invalid,
-        };
+        return field_of(member);
     }
     // One walk over the members with the crate's scanner: values are
     // skipped (never unescaped); every `sessionId` is looked at (escaped
@@ -217,12 +242,61 @@ pub fn error_stream(method: &str, session: Option<&str>) -> Stream {
 }
 
 pub(crate) fn decode(text: &str) -> Result<Message<'_>, RemoteError> {
+    decode_routed(text).map(|(message, _)| message)
+}
+
+/// What [`decode_routed`] read of a client message's params besides the
+/// message.
+#[derive(Debug, Default)]
+pub(crate) struct Routing<'t> {
+    /// Its [`session_field`] (a request's or a notification's).
+    pub(crate) session: Option<SessionField<'t>>,
+    /// The raw values of its params' `sessionId` and `_meta`, when the
+    /// peek's walk read them (each at most once).
+    pub(crate) head: Option<[Option<&'t str>; 2]>,
+}
+
+/// [`decode`], and what the same walk read of a request's or a
+/// notification's params: a long message's by the peek, a short one's by
+/// one walk of its params' text (no head then). Its params are walked
+/// once.
+pub(crate) fn decode_routed(text: &str) -> Result<(Message<'_>, Routing<'_>), RemoteError> {
     // A long message is read up to the members the server routes on.
     if text.len() >= PEEK_FROM {
         if let Some(p) = peek(text) {
-            return Ok(p.message);
+            let routing = match p.message {
+                Message::Request(_) | Message::Notification(_) => Routing {
+                    head: plain_head(&p.session, &p.meta),
+                    session: Some(field_of(p.session)),
+                },
+                Message::Response(_) | Message::Error(_) => Routing::default(),
+            };
+            return Ok((p.message, routing));
         }
     }
+    let message = decode_full(text)?;
+    let routing = Routing {
+        session: params_session(text, &message),
+        head: None,
+    };
+    Ok((message, routing))
+}
+
+/// The raw values of two members each found at most once.
+fn plain_head<'t>(
+    session: &SessionMember<'t>,
+    meta: &SessionMember<'t>,
+) -> Option<[Option<&'t str>; 2]> {
+    let raw = |m: &SessionMember<'t>| match m {
+        SessionMember::Absent => Some(None),
+        SessionMember::One(v) => Some(Some(*v)),
+        SessionMember::Repeated => None,
+    };
+    Some([raw(session)?, raw(meta)?])
+}
+
+/// [`Message::decode`], its errors the transport's.
+fn decode_full(text: &str) -> Result<Message<'_>, RemoteError> {
     Message::decode(text).map_err(|e| match e {
         MessageError::NotJson { .. } => RemoteError::NotJson,
         MessageError::Batch { .. } => RemoteError::Batch,

@@ -44,6 +44,8 @@ pub(crate) struct Peeked<'a> {
     /// `params.sessionId` (`result.sessionId` for a response), as
     /// [`Message::decode_with_session`] gives it.
     pub(crate) session: SessionMember<'a>,
+    /// `params._meta` (`result._meta`), read by the same walk.
+    pub(crate) meta: SessionMember<'a>,
 }
 
 /// The message of `line` and its session member, read up to the members
@@ -65,7 +67,7 @@ pub(crate) fn peek(line: &str) -> Option<Peeked<'_>> {
         let end = plain_string_end(b, start)?;
         let method = line.get(start.checked_add(1)?..end.checked_sub(1)?)?;
         at = expect(b, end, br#","params":"#)?;
-        let (params, session, end) = value_with_session(line, at)?;
+        let (params, [session, meta], end) = value_with_session(line, at)?;
         expect_end(b, end)?;
         let method = Cow::Borrowed(method);
         let params = Some(params);
@@ -73,15 +75,20 @@ pub(crate) fn peek(line: &str) -> Option<Peeked<'_>> {
             Some(id) => Message::Request(Request { id, method, params }),
             None => Message::Notification(Notification { method, params }),
         };
-        return Some(Peeked { message, session });
+        return Some(Peeked {
+            message,
+            session,
+            meta,
+        });
     }
     let id = id?;
     at = expect(b, at, br#""result":"#)?;
-    let (result, session, end) = value_with_session(line, at)?;
+    let (result, [session, meta], end) = value_with_session(line, at)?;
     expect_end(b, end)?;
     Some(Peeked {
         message: Message::Response(Response { id, result }),
         session,
+        meta,
     })
 }
 
@@ -90,7 +97,7 @@ pub(crate) fn peek(line: &str) -> Option<Peeked<'_>> {
 /// the walk cannot tell (an escaped key, broken structure): the caller's
 /// full scan decides then.
 pub(crate) fn session_member(raw: &str) -> Option<SessionMember<'_>> {
-    let (_, session, end) = value_with_session(raw, 0)?;
+    let (_, [session, _], end) = value_with_session(raw, 0)?;
     (end == raw.len()).then_some(session)
 }
 
@@ -186,32 +193,38 @@ fn plain_string_end(b: &[u8], at: usize) -> Option<usize> {
 }
 
 /// The value at `at` (params or result) as raw JSON, its `sessionId`
-/// member when it is an object, and where it ends.
-fn value_with_session(text: &str, at: usize) -> Option<(RawJson<'_>, SessionMember<'_>, usize)> {
+/// and `_meta` members when it is an object, and where it ends.
+fn value_with_session(
+    text: &str,
+    at: usize,
+) -> Option<(RawJson<'_>, [SessionMember<'_>; 2], usize)> {
     let b = text.as_bytes();
-    let (session, end) = match b.get(at)? {
+    let (members, end) = match b.get(at)? {
         b'{' => object_session(text, at)?,
-        _ => (SessionMember::Absent, skip(b, at)?),
+        _ => ([SessionMember::Absent, SessionMember::Absent], skip(b, at)?),
     };
     let raw = RawJson::from_validated(text.get(at..end)?);
-    Some((raw, session, end))
+    Some((raw, members, end))
 }
 
-/// The members of the object at `at`: its `sessionId`, and where it ends.
-fn object_session(text: &str, at: usize) -> Option<(SessionMember<'_>, usize)> {
+/// The members of the object at `at`: its `sessionId` and its `_meta`,
+/// and where it ends.
+fn object_session(text: &str, at: usize) -> Option<([SessionMember<'_>; 2], usize)> {
+    const NAMES: [&[u8]; 2] = [br#""sessionId""#, br#""_meta""#];
     let b = text.as_bytes();
-    let mut session = SessionMember::Absent;
+    let mut found = [SessionMember::Absent, SessionMember::Absent];
     let mut i = at.checked_add(1)?;
     if b.get(i) == Some(&b'}') {
-        return Some((session, i.checked_add(1)?));
+        return Some((found, i.checked_add(1)?));
     }
     loop {
         let key_end = plain_string_end(b, i)?;
-        let is_session = b.get(i..key_end)? == br#""sessionId""#;
+        let key = b.get(i..key_end)?;
+        let slot = NAMES.iter().position(|name| *name == key);
         i = expect(b, key_end, b":")?;
         let end = skip(b, i)?;
-        if is_session {
-            session = match session {
+        if let Some(slot) = slot.and_then(|n| found.get_mut(n)) {
+            *slot = match slot {
                 SessionMember::Absent => SessionMember::One(text.get(i..end)?),
                 _ => SessionMember::Repeated,
             };
@@ -219,7 +232,7 @@ fn object_session(text: &str, at: usize) -> Option<(SessionMember<'_>, usize)> {
         i = end;
         match b.get(i)? {
             b',' => i = i.checked_add(1)?,
-            b'}' => return Some((session, i.checked_add(1)?)),
+            b'}' => return Some((found, i.checked_add(1)?)),
             _ => return None,
         }
     }

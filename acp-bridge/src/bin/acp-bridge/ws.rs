@@ -32,7 +32,7 @@ use tokio_tungstenite::WebSocketStream;
 use crate::driver::{Driver, ToConn};
 use crate::respond::{answer, random_name};
 use acp_codec::remote::{
-    ConnectionId, Ending, Principal, HEADER_CONNECTION_ID, HEADER_MAX_MESSAGE,
+    ClientText, ConnectionId, Ending, Principal, HEADER_CONNECTION_ID, HEADER_MAX_MESSAGE,
 };
 
 /// Bytes read from a socket at a time: an idle connection holds this
@@ -329,7 +329,11 @@ async fn read_frames(
 ) -> Ending {
     while let Some(next) = source.next().await {
         match next {
-            Ok(Message::Text(text)) => driver.with(|s, now| s.handle_text(now, conn, &text)),
+            Ok(Message::Text(text)) => {
+                // Handed over: a long prompt goes to the agent from these bytes.
+                let text = ClientText::new(text);
+                driver.with(|s, now| s.handle_text(now, conn, text));
+            }
             Ok(Message::Binary(_)) => driver.with(|s, now| s.handle_binary(now, conn)),
             Ok(Message::Close(_)) => return Ending::Clean,
             Ok(_) => {}

@@ -366,7 +366,7 @@ fn writes(server: &mut Server) -> Vec<String> {
     let mut out = vec![];
     while let Some(a) = server.poll_action() {
         if let Action::WriteAgent { line, .. } = a {
-            out.push(String::from_utf8(line).unwrap());
+            out.push(String::from_utf8(line.into_vec()).unwrap());
         }
     }
     out
