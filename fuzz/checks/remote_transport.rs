@@ -52,6 +52,8 @@ pub struct Away {
     now: Duration,
     /// Connections opened, for their names.
     opened: u64,
+    /// The server's log lines, in order.
+    pub logs: Vec<String>,
 }
 
 impl Away {
@@ -71,6 +73,7 @@ impl Away {
             run,
             now,
             opened: 0,
+            logs: Vec::new(),
         };
         let conn = away.connect();
         for s in sessions {
@@ -100,6 +103,7 @@ impl Away {
                     self.run = run;
                     self.server.handle_agent_started(self.now, run, 2);
                 }
+                Action::Log(text) => self.logs.push(text),
                 _ => {}
             }
         }

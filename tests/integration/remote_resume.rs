@@ -719,8 +719,21 @@ mod without_positions {
         assert!(got.is_empty(), "{got:?}");
 
         let mut away = Away::new(1 << 20, &["sa"]);
-        away.update("sa", "x");
+        let x = away.update("sa", "x");
+        let logged = away.logs.len();
         away.agent_restarts();
+        // What was kept and is now lost is said once in the server's log.
+        let forgotten = format!(
+            "session sa: what its client missed is forgotten unsent ({} bytes kept, 0 bytes dropped before)",
+            x.len()
+        );
+        assert_eq!(
+            away.logs[logged..]
+                .iter()
+                .filter(|l| l.starts_with("session sa:"))
+                .collect::<Vec<_>>(),
+            [&forgotten]
+        );
         away.update("sa", "y");
         let (_, got, answer) = away.reattach("sa", json!({"result": {}}));
         assert!(answer.get("result").is_some(), "{answer}");

@@ -1067,7 +1067,19 @@ impl Server {
 
     /// What `session` of `agent`'s missed is wanted no more.
     pub(super) fn forget_missed(&mut self, agent: &Option<String>, session: String) {
-        self.resume.missed.remove(&(agent.clone(), session));
+        let key = (agent.clone(), session);
+        let Some(missed) = self.resume.missed.remove(&key) else {
+            return;
+        };
+        let kept = missed.log.bytes();
+        if kept > 0 || missed.dropped_bytes > 0 {
+            // Nothing will reach the client: its reattach, if any, finds
+            // no log (the session left the router's list).
+            self.log(format!(
+                "session {}: what its client missed is forgotten unsent ({kept} bytes kept, {} bytes dropped before)",
+                key.1, missed.dropped_bytes
+            ));
+        }
     }
 
     /// The answer to a Streamable HTTP connection's `initialize` (the
