@@ -44,6 +44,7 @@
 //! file that does not parse is refused (at startup the bridge exits; on
 //! `SIGHUP` it keeps the previous users and logs why).
 
+use std::hash::{BuildHasher, RandomState};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
@@ -172,7 +173,35 @@ struct Entry {
 /// The users of a token file, re-read on demand.
 pub struct TokenFile {
     path: PathBuf,
-    entries: RwLock<Vec<Entry>>,
+    /// This process's random key for [`Index`]: an index's order says
+    /// nothing of the tokens to anyone who does not know it.
+    keys: RandomState,
+    entries: RwLock<Index>,
+}
+
+/// A file's entries and, sorted, each token's keyed hash with the
+/// entry's place: a lookup hashes the token it is given once, finds the
+/// entries of that hash (none, one, or on a collision a few) by binary
+/// search, and compares only those in constant time. So a lookup costs
+/// the same with 10 tokens as with 10,000, where comparing every token
+/// made each connection's cost grow with the file (and a team's start
+/// quadratic in its users). What its timing tells is whether the given
+/// token's keyed hash is one of the file's: without the key, nothing.
+struct Index {
+    entries: Vec<Entry>,
+    by_hash: Vec<(u64, usize)>,
+}
+
+impl Index {
+    fn new(entries: Vec<Entry>, keys: &RandomState) -> Self {
+        let mut by_hash: Vec<(u64, usize)> = entries
+            .iter()
+            .enumerate()
+            .map(|(n, e)| (keys.hash_one(e.token.as_slice()), n))
+            .collect();
+        by_hash.sort_unstable();
+        Self { entries, by_hash }
+    }
 }
 
 impl std::fmt::Debug for TokenFile {
@@ -289,8 +318,10 @@ fn read(path: &Path) -> Result<Vec<Entry>, String> {
 impl TokenFile {
     /// Reads `path`.
     pub fn load(path: &Path) -> Result<Arc<Self>, String> {
+        let keys = RandomState::new();
         Ok(Arc::new(Self {
-            entries: RwLock::new(read(path)?),
+            entries: RwLock::new(Index::new(read(path)?, &keys)),
+            keys,
             path: path.to_owned(),
         }))
     }
@@ -305,13 +336,14 @@ impl TokenFile {
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let now: Vec<Identity> = fresh.iter().map(|e| e.identity.clone()).collect();
         let mut gone: Vec<String> = entries
+            .entries
             .iter()
             .map(|e| e.identity.user.clone())
             .filter(|u| !now.iter().any(|i| i.user == *u))
             .collect();
         gone.sort();
         gone.dedup();
-        *entries = fresh;
+        *entries = Index::new(fresh, &self.keys);
         Ok((now, gone))
     }
 
@@ -325,7 +357,7 @@ impl TokenFile {
             .read()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let mut room = UserRoom::default();
-        for e in entries.iter().filter(|e| e.identity.user == user) {
+        for e in entries.entries.iter().filter(|e| e.identity.user == user) {
             room.env
                 .extend(e.room.env.iter().map(|(k, v)| (k.clone(), v.clone())));
             room.read_only.extend(e.room.read_only.iter().cloned());
@@ -340,15 +372,22 @@ impl TokenFile {
         room
     }
 
-    /// The user `given` is the token of: every token compared in constant
-    /// time, all of them, whether or not one matched earlier.
+    /// The user `given` is the token of: the tokens of its keyed hash
+    /// (see [`Index`]) compared in constant time, all of them, whether or
+    /// not one matched earlier.
     pub fn lookup(&self, given: &str) -> Option<Identity> {
-        let entries = self
+        let index = self
             .entries
             .read()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let hash = self.keys.hash_one(given.as_bytes());
+        let first = index.by_hash.partition_point(|&(h, _)| h < hash);
         let mut found = None;
-        for e in entries.iter() {
+        for &(_, n) in index.by_hash[first..]
+            .iter()
+            .take_while(|&&(h, _)| h == hash)
+        {
+            let e = &index.entries[n];
             if bool::from(given.as_bytes().ct_eq(&e.token)) {
                 found = Some(e.identity.clone());
             }
@@ -381,6 +420,55 @@ mod tests {
         let loaded = TokenFile::load(&path);
         let _ = std::fs::remove_file(&path);
         loaded
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+        /// The indexed lookup against the plainest oracle: the file's
+        /// tokens in a map, asked by equality. Every token of the file
+        /// finds its user, before and after a reload that changes the
+        /// tokens; a token one byte off, or one the file does not have,
+        /// finds no one.
+        #[test]
+        fn lookup_finds_exactly_the_files_tokens(
+            first in proptest::collection::btree_map("[a-z0-9]{16,24}", 0usize..8, 1..300),
+            second in proptest::collection::btree_map("[a-z0-9]{16,24}", 0usize..8, 1..300),
+            strangers in proptest::collection::vec("[a-z0-9]{16,25}", 0..50),
+        ) {
+            let text = |tokens: &std::collections::BTreeMap<String, usize>| {
+                let members: Vec<String> = tokens
+                    .iter()
+                    .map(|(t, u)| format!(r#""{t}": {{"userId": "u{u}", "permissions": ["read"]}}"#))
+                    .collect();
+                format!(r#"{{"tokens": {{{}}}}}"#, members.join(","))
+            };
+            let dir = std::env::temp_dir()
+                .join(format!("acp-users-prop-{}", std::process::id()));
+            std::fs::create_dir_all(&dir).unwrap();
+            let path = dir.join("tokens.json");
+            std::fs::write(&path, text(&first)).unwrap();
+            let file = TokenFile::load(&path).unwrap();
+            for tokens in [&first, &second] {
+                if !std::ptr::eq(tokens, &first) {
+                    std::fs::write(&path, text(&second)).unwrap();
+                    file.reload().unwrap();
+                }
+                for (t, u) in tokens {
+                    let user = file.lookup(t).map(|i| i.user);
+                    proptest::prop_assert_eq!(user, Some(format!("u{u}")));
+                    let mut off = t.clone().into_bytes();
+                    off[0] = if off[0] == b'_' { b'-' } else { b'_' };
+                    let off = String::from_utf8(off).unwrap();
+                    proptest::prop_assert!(file.lookup(&off).is_none());
+                }
+                for s in &strangers {
+                    let oracle = tokens.get(s).map(|u| format!("u{u}"));
+                    proptest::prop_assert_eq!(file.lookup(s).map(|i| i.user), oracle);
+                }
+            }
+            let _ = std::fs::remove_file(&path);
+        }
     }
 
     #[test]
