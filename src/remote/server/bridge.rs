@@ -101,27 +101,27 @@ impl Bridge {
 }
 
 /// Whether `text` is a `-32022` refusal listing `other` in its
-/// `data.supported` (or saying nothing of what is supported).
+/// `data.supported` (or saying nothing of what is supported). Read by the
+/// one-pass decoder; only a refusal's `data` is parsed further.
 fn refuses_for(text: &str, other: Dialect) -> bool {
-    let Ok(value) = serde_json::from_str::<serde_json::Value>(text) else {
+    let Ok(Message::Error(e)) = Message::decode(text) else {
         return false;
     };
-    let Some(error) = value.get("error") else {
+    if e.error.code != ErrorCode::UNSUPPORTED_PROTOCOL_VERSION {
         return false;
+    }
+    let Some(data) = e.error.data else {
+        return true;
     };
-    let refused = error
-        .get("code")
-        .and_then(serde_json::Value::as_i64)
-        .is_some_and(|c| c == i64::from(ErrorCode::UNSUPPORTED_PROTOCOL_VERSION.0));
-    let supported = error
-        .get("data")
-        .and_then(|d| d.get("supported"))
-        .and_then(serde_json::Value::as_array);
-    let offers = supported.is_none_or(|s| {
-        s.iter()
-            .any(|v| v.as_u64() == Some(u64::from(other.version())))
-    });
-    refused && offers
+    let Ok(data) = serde_json::from_str::<serde_json::Value>(data.get()) else {
+        return true;
+    };
+    data.get("supported")
+        .and_then(serde_json::Value::as_array)
+        .is_none_or(|s| {
+            s.iter()
+                .any(|v| v.as_u64() == Some(u64::from(other.version())))
+        })
 }
 
 /// The stream of a line the translator wrote for the client (a
@@ -343,6 +343,12 @@ mod tests {
             Dialect::V2
         ));
         assert!(!refuses_for("not json", Dialect::V2));
+        // `data` that says nothing of what is supported: taken.
+        assert!(refuses_for(&refusal(r#","data":"try v2""#), Dialect::V2));
+        assert!(refuses_for(
+            &refusal(r#","data":{"supported":"2"}"#),
+            Dialect::V2
+        ));
     }
 
     /// A notification or request naming a session goes on its stream; an
