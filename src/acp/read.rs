@@ -228,6 +228,7 @@ impl<'de> Reader<'de> {
 
     /// A mismatch: the value here is not `expected`. The value is described
     /// as `serde_json` describes it; the position does not move.
+    #[cold]
     pub(crate) fn mismatch<T>(&mut self, expected: &str) -> Result<T, Fail> {
         let what = self.describe()?;
         Err(Fail::Mismatch(format!(
@@ -427,6 +428,7 @@ impl<'de> Reader<'de> {
     /// well before the line, or megabytes of `\u` escapes shrank to a
     /// third); an allocator maps pages as they are written, so the part
     /// never written costs no memory meanwhile.
+    #[inline(never)]
     fn unescape(&mut self, from: usize, first: usize) -> Result<String, Fail> {
         let quote = from.saturating_sub(1);
         let sized_to = match self.long_string {
