@@ -20,7 +20,9 @@ use alloc::format;
 use alloc::string::{String, ToString};
 
 use crate::json::scan::skip_str;
-use crate::json::scan::{key_at, plain_key, skip_value_within, skip_ws, MAX_DEPTH};
+use crate::json::scan::{
+    key_at, plain_key, skip_value_within, skip_ws, tight_string_member, MAX_DEPTH,
+};
 use crate::json::string_end::{str_end, str_end_within};
 use crate::json::swar::{find_special, near_special, Near};
 use crate::json::unescape::{unescape_token, unquote, EscapeError};
@@ -292,6 +294,20 @@ impl<'de> Reader<'de> {
         }
         self.pos = self.pos.saturating_add(1);
         Ok(())
+    }
+
+    /// The object here entered, when it opens with `head` (`{"tag":"`: a
+    /// union's tag first, written tight) and a string without escapes: the
+    /// string, the position after it. `None`, nothing moved, otherwise.
+    #[inline(always)]
+    pub(crate) fn tight_tag(&mut self, head: &str) -> Option<&'de str> {
+        let at = skip_ws(self.bytes(), self.pos);
+        let (from, end) = tight_string_member(self.bytes(), at, head.as_bytes())
+            .filter(|_| self.depth < MAX_DEPTH)?;
+        let text = self.text.get(from..end)?;
+        self.depth = self.depth.saturating_add(1);
+        self.pos = end.saturating_add(1);
+        Some(text)
     }
 
     /// The next key of the object entered, leaving the position on its

@@ -289,6 +289,20 @@ pub(crate) fn plain_key(b: &[u8], i: usize) -> Option<Result<(usize, usize), Sca
     Some(Ok((end, skip_ws(b, colon.saturating_add(1)))))
 }
 
+/// `head` at `at` (an object's opening, a key and the opening quote of a
+/// string value, written tight: `{"type":"`), then a string without
+/// escapes or control characters: the offsets of its text and of its
+/// closing quote. `None` for any other text.
+#[inline(always)]
+pub(crate) fn tight_string_member(b: &[u8], at: usize, head: &[u8]) -> Option<(usize, usize)> {
+    let from = at.checked_add(head.len())?;
+    if b.get(at..from)? != head {
+        return None;
+    }
+    let end = short_special(b, from)?;
+    (b.get(end) == Some(&b'"')).then_some((from, end))
+}
+
 /// Whether `c` can follow a scalar value: a separator, a closing bracket or
 /// whitespace.
 #[inline]
