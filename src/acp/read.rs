@@ -18,10 +18,11 @@
 use alloc::borrow::Cow;
 use alloc::format;
 use alloc::string::{String, ToString};
+use core::str::FromStr;
 
 use crate::json::scan::skip_str;
 use crate::json::scan::{
-    key_at, plain_key, skip_value_within, skip_ws, tight_string_member, MAX_DEPTH,
+    key_at, plain_key, plain_u64, skip_value_within, skip_ws, tight_string_member, MAX_DEPTH,
 };
 use crate::json::string_end::{str_end, str_end_within};
 use crate::json::swar::{find_special, near_special, Near};
@@ -296,13 +297,11 @@ impl<'de> Reader<'de> {
         Ok(())
     }
 
-    /// The object here entered, when it opens with `head` (`{"tag":"`: a
-    /// union's tag first, written tight) and a string without escapes: the
-    /// string, the position after it. `None`, nothing moved, otherwise.
+    /// The object here, entered, when it opens with `head` (`{"tag":"`, a
+    /// tag first, written tight) and a plain string: that string. Else `None`.
     #[inline(always)]
     pub(crate) fn tight_tag(&mut self, head: &str) -> Option<&'de str> {
-        let at = skip_ws(self.bytes(), self.pos);
-        let (from, end) = tight_string_member(self.bytes(), at, head.as_bytes())
+        let (from, end) = tight_string_member(self.bytes(), self.pos, head.as_bytes())
             .filter(|_| self.depth < MAX_DEPTH)?;
         let text = self.text.get(from..end)?;
         self.depth = self.depth.saturating_add(1);
@@ -506,7 +505,14 @@ impl<'de> Reader<'de> {
     }
 
     /// An integer of type `T` (`name` is its Rust name, for the error).
-    pub(crate) fn integer<T: core::str::FromStr>(&mut self, name: &str) -> Result<T, Fail> {
+    pub(crate) fn integer<T: FromStr + TryFrom<u64>>(&mut self, name: &str) -> Result<T, Fail> {
+        // Most are plain and fit: read at once.
+        if let Some((v, end)) = plain_u64(self.bytes(), self.pos) {
+            if let Ok(v) = T::try_from(v) {
+                self.pos = end;
+                return Ok(v);
+            }
+        }
         let token = self.number_token(name)?;
         // `-0` is a float to `serde_json`, as every number with a
         // fraction or an exponent.

@@ -309,9 +309,8 @@ impl<'de: 'a, 'a> Decode<'de> for RequestId<'a> {
 }
 
 /// A list: strictly every item must fit; leniently an item that does not
-/// is left out and reported. Each item is read in its place in the list,
-/// its blank written there (`push` would build it on the stack and copy
-/// it: a content block is a few hundred bytes).
+/// is left out and reported. Each item is read in its place (`push` would
+/// build it on the stack and copy it: a few hundred bytes).
 impl<'de, T: Decode<'de>> Decode<'de> for Vec<T> {
     fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
         let mut out = Vec::new();
@@ -330,8 +329,8 @@ impl<'de, T: Decode<'de>> Decode<'de> for Vec<T> {
             if out.capacity() == 0 {
                 // At most 1 KiB at first (up to four items, as `push`
                 // takes): what the allocator serves from its fast path.
-                let fit = 1024usize.checked_div(core::mem::size_of::<T>());
-                out.reserve_exact(fit.unwrap_or(4).clamp(1, 4));
+                let fit = 1024usize.checked_div(size_of::<T>());
+                out.reserve_exact(fit.map_or(4, |n| n.clamp(1, 4)));
             }
             out.resize_with(out.len().saturating_add(1), T::blank);
             let read = out.last_mut().map_or(Ok(()), |v| T::decode_in(r, cx, v));

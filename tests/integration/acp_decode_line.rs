@@ -19,7 +19,7 @@ use crate::update_lines;
 use acp_codec::acp::Mode;
 use acp_codec::acp::{
     decode_line, encode_notification, Decoding, Incoming, Message, NotificationParams, Request,
-    RequestId, RequestParams, ResponseResult, Tracker, Typed,
+    RequestId, RequestParams, ResponseResult, SessionUpdate, Tracker, Typed,
 };
 use acp_support::arb::{arb_response_result, arb_session_notification};
 use proptest::prelude::*;
@@ -433,6 +433,59 @@ fn tags_first_in_every_form_agree() {
                 assert_eq!(got, sent.filter(|s| known.contains(s)), "{line}");
             }
         }
+    }
+}
+
+/// Integers read at once (plain digits that fit) and by the full reader
+/// (a sign, a fraction, an exponent, a leading zero, too big, spaces):
+/// the value `serde_json` reads into the member's type, and nothing where
+/// it refuses.
+#[test]
+fn integers_read_as_serde_json_reads_them() {
+    let tokens = [
+        "0",
+        "7",
+        "1000000",
+        "4294967295",
+        "4294967296",
+        "18446744073709551615",
+        "18446744073709551616",
+        "-1",
+        "-0",
+        "01",
+        "1.0",
+        "1e3",
+        "2.5",
+        " 3",
+        "3 ",
+        "+1",
+    ];
+    for token in tokens {
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"fs/read_text_file","params":{{"sessionId":"s","path":"/a","line":{token}}}}}"#
+        );
+        let got = match decode_line(&line, Mode::Strict) {
+            Ok(Incoming::Request { params, .. }) => match &params.value {
+                RequestParams::ReadTextFile(read) => read.line,
+                other => panic!("{other:?}"),
+            },
+            _ => None,
+        };
+        assert_eq!(got, serde_json::from_str::<u32>(token).ok(), "{line}");
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"s","update":{{"sessionUpdate":"usage_update","used":{token},"size":1}}}}}}"#
+        );
+        let got = match decode_line(&line, Mode::Strict) {
+            Ok(Incoming::Notification(typed)) => match &typed.value {
+                NotificationParams::SessionUpdate(n) => match &n.update {
+                    SessionUpdate::UsageUpdate(usage) => Some(usage.used),
+                    other => panic!("{other:?}"),
+                },
+                other => panic!("{other:?}"),
+            },
+            _ => None,
+        };
+        assert_eq!(got, serde_json::from_str::<u64>(token).ok(), "{line}");
     }
 }
 
