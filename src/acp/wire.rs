@@ -133,22 +133,6 @@ impl<'de> Cx<'de> {
         });
         Ok(raw)
     }
-
-    /// Decodes with `T::decode` at a salvage point of `kind`: the value,
-    /// or (recovered) its raw text.
-    #[inline]
-    pub(crate) fn salvage_point<T: Decode<'de>>(
-        &mut self,
-        r: &mut Reader<'de>,
-        kind: SalvageKind,
-    ) -> Result<Result<T, &'de str>, Fail> {
-        let start = r.mark();
-        let since = self.salvaged.len();
-        match T::decode(r, self) {
-            Ok(v) => Ok(Ok(v)),
-            Err(why) => self.recover(r, start, since, kind, why).map(Err),
-        }
-    }
 }
 
 /// A type read from JSON by the [`Reader`]: the one decoder of every
@@ -373,23 +357,19 @@ pub(crate) fn read_optional<'de, T: Decode<'de>>(
     key: &'static str,
     slot: &mut Option<T>,
 ) -> Result<Option<&'de str>, Fail> {
-    let since = cx.salvaged.len();
+    let (start, since) = (r.mark(), cx.salvaged.len());
     let kept = if r.null()? {
         *slot = T::from_null();
-        if slot.is_some() {
-            None
-        } else {
-            Some("null")
-        }
+        slot.is_none().then_some("null")
     } else {
-        match cx.salvage_point::<T>(r, SalvageKind::MemberDropped)? {
+        match T::decode(r, cx) {
             Ok(v) => {
                 *slot = Some(v);
                 None
             }
-            Err(raw) => {
+            Err(why) => {
                 *slot = None;
-                Some(raw)
+                Some(cx.recover(r, start, since, SalvageKind::MemberDropped, why)?)
             }
         }
     };
