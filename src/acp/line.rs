@@ -729,12 +729,10 @@ fn lead_method(line: &str, at: usize) -> Option<(usize, (&str, &str))> {
         return None;
     }
     let from = quote.saturating_add(1);
-    let close = short_special(b, from)?;
-    if b.get(close) != Some(&b'"') {
-        return None;
-    }
-    let end = close.saturating_add(1);
-    Some((end, (line.get(quote..end)?, line.get(from..close)?)))
+    let close = short_special(b, from).filter(|&n| b.get(n) == Some(&b'"'))?;
+    let token = line.get(quote..close.saturating_add(1))?;
+    let name = token.strip_prefix('"')?.strip_suffix('"')?;
+    Some((quote.saturating_add(token.len()), (token, name)))
 }
 
 /// The text of a JSON string token without escapes.
