@@ -310,7 +310,7 @@ macro_rules! acp_struct {
                     $(#[cfg($cfg)])?
                     acp_struct!(@absent $kind $field $wire out.$field);
                 )*
-                out.extra = extra;
+                if !(extra.unused() && out.extra.unused()) { out.extra = extra; }
                 Ok(())
             }
         }
