@@ -310,7 +310,7 @@ macro_rules! acp_struct {
                     $(#[cfg($cfg)])?
                     acp_struct!(@absent $kind $field $wire out.$field);
                 )*
-                out.extra = extra;
+                if !(extra.unused() && out.extra.unused()) { out.extra = extra; }
                 Ok(())
             }
         }
@@ -813,8 +813,10 @@ macro_rules! acp_tagged {
                 use $crate::acp::tagged::Tag;
                 let start = r.mark();
                 let since = cx.salvaged.len();
-                let guess = cx.guess.then_some(Self::guess as $crate::acp::tagged::Guess);
-                let tag = $crate::acp::tagged::read_tag(r, $tag, guess)?;
+                let tag = match r.tight_tag(concat!("{\"", $tag, "\":\"")) {
+                    Some(t) => Tag::First(alloc::borrow::Cow::Borrowed(t)),
+                    None => $crate::acp::tagged::read_tag(r, $tag, cx.guess.then_some(Self::guess))?,
+                };
                 let (text, first, guessed) = match &tag {
                     Tag::First(t) => (Some(&**t), false, false),
                     Tag::Later(t) => (Some(&**t), true, false),

@@ -137,6 +137,11 @@ impl<'a> Extra<'a> {
         self.0.as_deref().map_or(&[], Members::as_slice)
     }
 
+    /// Whether nothing was ever added (nothing to drop).
+    pub(crate) const fn unused(&self) -> bool {
+        self.0.is_none()
+    }
+
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
         self.list().is_empty()

@@ -335,8 +335,14 @@ fn one_pass<'a>(
         r.advance_to(lead.end);
         first = false;
     }
+    let mut params_read = lead.params;
     loop {
-        let key = match r.key(&mut first, false) {
+        let key = if core::mem::take(&mut params_read) {
+            Ok(Some(Cow::Borrowed("params")))
+        } else {
+            r.key(&mut first, false)
+        };
+        let key = match key {
             Ok(Some(key)) => key,
             Ok(None) => break,
             Err(why) if why.is_syntax() => return None,
@@ -627,9 +633,10 @@ const JSONRPC: &str = "\"2.0\"";
 
 /// The members that open a line as every peer writes them, without
 /// whitespace: `{"jsonrpc":"2.0"`, then `,"id":` and an integer, then
-/// `,"method":"` and a name without escapes, each only if the one before
-/// was read. What `one_pass` would read from them, found without its
-/// member loop: the member loop reads on from `end` (`start` when not even
+/// `,"method":"` and a name without escapes, then the key `,"params":`,
+/// each only if the one before was read. What `one_pass` would read from
+/// them, found without its member loop: the member loop reads on from
+/// `end` (the params' value, its key taken as read; `start` when not even
 /// `jsonrpc` is there), so any other layout, an id of another kind (a
 /// string, `null`, a fraction) or a method with an escape is read by the
 /// loop as before, and a member repeated later is a duplicate as before.
@@ -640,6 +647,8 @@ struct Lead<'a> {
     id: Option<(&'a str, i64)>,
     /// The method's token (quotes included) and its name.
     method: Option<(&'a str, &'a str)>,
+    /// Whether `,"params":` was read after the method (`end` after it).
+    params: bool,
 }
 
 impl<'a> Lead<'a> {
@@ -649,6 +658,7 @@ impl<'a> Lead<'a> {
             end: start,
             id: None,
             method: None,
+            params: false,
         };
         let Some(after) = start.checked_add(16) else {
             return lead;
@@ -662,8 +672,13 @@ impl<'a> Lead<'a> {
             lead.id = Some(id);
         }
         if let Some((end, method)) = lead_method(line, lead.end) {
-            lead.end = end;
             lead.method = Some(method);
+            lead.params = b.get(end..end.saturating_add(10)) == Some(br#","params":"#.as_slice());
+            lead.end = if lead.params {
+                end.saturating_add(10)
+            } else {
+                end
+            };
         }
         lead
     }
@@ -714,12 +729,10 @@ fn lead_method(line: &str, at: usize) -> Option<(usize, (&str, &str))> {
         return None;
     }
     let from = quote.saturating_add(1);
-    let close = short_special(b, from)?;
-    if b.get(close) != Some(&b'"') {
-        return None;
-    }
-    let end = close.saturating_add(1);
-    Some((end, (line.get(quote..end)?, line.get(from..close)?)))
+    let close = short_special(b, from).filter(|&n| b.get(n) == Some(&b'"'))?;
+    let token = line.get(quote..close.saturating_add(1))?;
+    let name = token.strip_prefix('"')?.strip_suffix('"')?;
+    Some((quote.saturating_add(token.len()), (token, name)))
 }
 
 /// The text of a JSON string token without escapes.

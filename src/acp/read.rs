@@ -18,9 +18,12 @@
 use alloc::borrow::Cow;
 use alloc::format;
 use alloc::string::{String, ToString};
+use core::str::FromStr;
 
 use crate::json::scan::skip_str;
-use crate::json::scan::{key_at, plain_key, skip_value_within, skip_ws, MAX_DEPTH};
+use crate::json::scan::{
+    key_at, plain_key, plain_u64, skip_value_within, skip_ws, tight_string_member, MAX_DEPTH,
+};
 use crate::json::string_end::{str_end, str_end_within};
 use crate::json::swar::{find_special, near_special, Near};
 use crate::json::unescape::{unescape_token, unquote, EscapeError};
@@ -228,6 +231,7 @@ impl<'de> Reader<'de> {
 
     /// A mismatch: the value here is not `expected`. The value is described
     /// as `serde_json` describes it; the position does not move.
+    #[cold]
     pub(crate) fn mismatch<T>(&mut self, expected: &str) -> Result<T, Fail> {
         let what = self.describe()?;
         Err(Fail::Mismatch(format!(
@@ -291,6 +295,18 @@ impl<'de> Reader<'de> {
         }
         self.pos = self.pos.saturating_add(1);
         Ok(())
+    }
+
+    /// The object here, entered, when it opens with `head` (`{"tag":"`, a
+    /// tag first, written tight) and a plain string: that string. Else `None`.
+    #[inline(always)]
+    pub(crate) fn tight_tag(&mut self, head: &str) -> Option<&'de str> {
+        let (from, end) = tight_string_member(self.bytes(), self.pos, head.as_bytes())
+            .filter(|_| self.depth < MAX_DEPTH)?;
+        let text = self.text.get(from..end)?;
+        self.depth = self.depth.saturating_add(1);
+        self.pos = end.saturating_add(1);
+        Some(text)
     }
 
     /// The next key of the object entered, leaving the position on its
@@ -427,6 +443,7 @@ impl<'de> Reader<'de> {
     /// well before the line, or megabytes of `\u` escapes shrank to a
     /// third); an allocator maps pages as they are written, so the part
     /// never written costs no memory meanwhile.
+    #[inline(never)]
     fn unescape(&mut self, from: usize, first: usize) -> Result<String, Fail> {
         let quote = from.saturating_sub(1);
         let sized_to = match self.long_string {
@@ -488,7 +505,14 @@ impl<'de> Reader<'de> {
     }
 
     /// An integer of type `T` (`name` is its Rust name, for the error).
-    pub(crate) fn integer<T: core::str::FromStr>(&mut self, name: &str) -> Result<T, Fail> {
+    pub(crate) fn integer<T: FromStr + TryFrom<u64>>(&mut self, name: &str) -> Result<T, Fail> {
+        // Most are plain and fit: read at once.
+        if let Some((v, end)) = plain_u64(self.bytes(), self.pos) {
+            if let Ok(v) = T::try_from(v) {
+                self.pos = end;
+                return Ok(v);
+            }
+        }
         let token = self.number_token(name)?;
         // `-0` is a float to `serde_json`, as every number with a
         // fraction or an exponent.

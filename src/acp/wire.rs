@@ -133,22 +133,6 @@ impl<'de> Cx<'de> {
         });
         Ok(raw)
     }
-
-    /// Decodes with `T::decode` at a salvage point of `kind`: the value,
-    /// or (recovered) its raw text.
-    #[inline]
-    pub(crate) fn salvage_point<T: Decode<'de>>(
-        &mut self,
-        r: &mut Reader<'de>,
-        kind: SalvageKind,
-    ) -> Result<Result<T, &'de str>, Fail> {
-        let start = r.mark();
-        let since = self.salvaged.len();
-        match T::decode(r, self) {
-            Ok(v) => Ok(Ok(v)),
-            Err(why) => self.recover(r, start, since, kind, why).map(Err),
-        }
-    }
 }
 
 /// A type read from JSON by the [`Reader`]: the one decoder of every
@@ -309,25 +293,39 @@ impl<'de: 'a, 'a> Decode<'de> for RequestId<'a> {
 }
 
 /// A list: strictly every item must fit; leniently an item that does not
-/// is left out and reported.
+/// is left out and reported. Each item is read in its place (`push` would
+/// build it on the stack and copy it: a few hundred bytes).
 impl<'de, T: Decode<'de>> Decode<'de> for Vec<T> {
     fn decode(r: &mut Reader<'de>, cx: &mut Cx<'de>) -> Result<Self, Fail> {
-        r.open_array()?;
         let mut out = Vec::new();
-        let mut first = true;
-        let mut i = 0usize;
-        while r.item(&mut first)? {
-            let since = cx.salvaged.len();
-            if let Ok(v) = cx.salvage_point::<T>(r, SalvageKind::ItemSkipped)? {
-                out.push(v);
-            }
-            cx.prefix(since, Step::Index(i));
-            i = i.saturating_add(1);
-        }
+        Self::decode_in(r, cx, &mut out)?;
         Ok(out)
     }
     fn blank() -> Self {
         Vec::new()
+    }
+    fn decode_in(r: &mut Reader<'de>, cx: &mut Cx<'de>, out: &mut Self) -> Result<(), Fail> {
+        r.open_array()?;
+        out.clear();
+        let (mut first, mut i) = (true, 0usize);
+        while r.item(&mut first)? {
+            let (start, since) = (r.mark(), cx.salvaged.len());
+            if out.capacity() == 0 {
+                // At most 1 KiB at first (up to four items, as `push`
+                // takes): what the allocator serves from its fast path.
+                let fit = 1024usize.checked_div(size_of::<T>());
+                out.reserve_exact(fit.map_or(4, |n| n.clamp(1, 4)));
+            }
+            out.resize_with(out.len().saturating_add(1), T::blank);
+            let read = out.last_mut().map_or(Ok(()), |v| T::decode_in(r, cx, v));
+            if let Err(why) = read {
+                out.pop();
+                cx.recover(r, start, since, SalvageKind::ItemSkipped, why)?;
+            }
+            cx.prefix(since, Step::Index(i));
+            i = i.saturating_add(1);
+        }
+        Ok(())
     }
 }
 
@@ -359,23 +357,19 @@ pub(crate) fn read_optional<'de, T: Decode<'de>>(
     key: &'static str,
     slot: &mut Option<T>,
 ) -> Result<Option<&'de str>, Fail> {
-    let since = cx.salvaged.len();
+    let (start, since) = (r.mark(), cx.salvaged.len());
     let kept = if r.null()? {
         *slot = T::from_null();
-        if slot.is_some() {
-            None
-        } else {
-            Some("null")
-        }
+        slot.is_none().then_some("null")
     } else {
-        match cx.salvage_point::<T>(r, SalvageKind::MemberDropped)? {
+        match T::decode(r, cx) {
             Ok(v) => {
                 *slot = Some(v);
                 None
             }
-            Err(raw) => {
+            Err(why) => {
                 *slot = None;
-                Some(raw)
+                Some(cx.recover(r, start, since, SalvageKind::MemberDropped, why)?)
             }
         }
     };

@@ -289,6 +289,40 @@ pub(crate) fn plain_key(b: &[u8], i: usize) -> Option<Result<(usize, usize), Sca
     Some(Ok((end, skip_ws(b, colon.saturating_add(1)))))
 }
 
+/// `head` at `at` after whitespace (an object's opening, a key and the
+/// opening quote of a string value, written tight: `{"type":"`), then a
+/// string without escapes or control characters: the offsets of its text
+/// and of its closing quote. `None` for any other text.
+#[inline(always)]
+pub(crate) fn tight_string_member(b: &[u8], at: usize, head: &[u8]) -> Option<(usize, usize)> {
+    let at = skip_ws(b, at);
+    let from = at.checked_add(head.len())?;
+    if b.get(at..from)? != head {
+        return None;
+    }
+    let end = short_special(b, from)?;
+    (b.get(end) == Some(&b'"')).then_some((from, end))
+}
+
+/// The integer at `i` when it is written plainly (digits only: no sign,
+/// no leading zero, no fraction or exponent), fits a `u64` and is followed
+/// by a delimiter or the end: its value and the offset after it. `None`
+/// for any other text.
+#[inline]
+pub(crate) fn plain_u64(b: &[u8], i: usize) -> Option<(u64, usize)> {
+    let mut end = i;
+    let mut value: u64 = 0;
+    while let Some(&c) = b.get(end).filter(|c| c.is_ascii_digit()) {
+        value = value
+            .checked_mul(10)?
+            .checked_add(u64::from(c.wrapping_sub(b'0')))?;
+        end = end.saturating_add(1);
+    }
+    let leading_zero = b.get(i) == Some(&b'0') && end > i.saturating_add(1);
+    let delimited = b.get(end).is_none_or(|&c| is_delimiter(c));
+    (end > i && !leading_zero && delimited).then_some((value, end))
+}
+
 /// Whether `c` can follow a scalar value: a separator, a closing bracket or
 /// whitespace.
 #[inline]
@@ -466,6 +500,48 @@ fn string_end_or_newline(b: &[u8], i: usize) -> Result<usize, usize> {
 mod tests {
     use super::*;
     use alloc::vec::Vec;
+
+    /// Plain integers as `str::parse` and JSON's grammar read them: a
+    /// token of digits without a leading zero, followed by a delimiter or
+    /// the end, that fits; anything else is left to the full reader.
+    #[test]
+    fn plain_integers_are_read_as_parse_reads_them() {
+        let tokens = [
+            "0",
+            "7",
+            "10",
+            "01",
+            "00",
+            "-1",
+            "-0",
+            "1.5",
+            "1e3",
+            "1E3",
+            "2.",
+            "12a",
+            "1:",
+            "18446744073709551615",
+            "18446744073709551616",
+            "99999999999999999999",
+            "",
+            "65535",
+            "4294967296",
+            "+1",
+            " 1",
+        ];
+        for token in tokens {
+            for after in ["", ",", "}", "]", " ", "\n", "x", "\"", "."] {
+                let text = alloc::format!("{token}{after}");
+                let plain = !token.is_empty()
+                    && token.bytes().all(|c| c.is_ascii_digit())
+                    && !(token.len() > 1 && token.starts_with('0'))
+                    && after.bytes().next().is_none_or(is_delimiter);
+                let want = token.parse::<u64>().ok().filter(|_| plain);
+                let want = want.map(|v| (v, token.len()));
+                assert_eq!(plain_u64(text.as_bytes(), 0), want, "{text:?}");
+            }
+        }
+    }
 
     #[test]
     fn agrees_with_serde_json() {

@@ -4,15 +4,16 @@
 //! Reading a string token and deciding whether text needs escaping look for
 //! the same set of bytes, so both use [`find_special`]. Strings in agent
 //! traffic are mostly short, where `memchr`'s set-up would cost more than
-//! this scan; past its first sixty-four bytes, long text is passed a block
-//! of sixty-four bytes a test where the target has vector registers.
+//! this scan; where the target has vector registers, sixteen bytes are
+//! one vector test (`first16`), and past the first sixty-four bytes, long
+//! text is passed a block of sixty-four bytes a test.
 
 /// The offset of the first `"`, `\\` or control character at or after
 /// `start`.
 ///
-/// The first [`BLOCK`] bytes are searched sixteen a step, as two
-/// eight-byte words (SWAR): strings in ACP lines are mostly short, where
-/// `memchr`'s set-up would cost more than the scan. Past them, on targets
+/// The first [`BLOCK`] bytes are searched sixteen a step ([`first16`]: one
+/// vector test, or two eight-byte words): strings in ACP lines are mostly
+/// short, where `memchr`'s set-up would cost more than the scan. Past them, on targets
 /// with vector registers ([`VECTOR_BLOCKS`]), blocks that hold none of
 /// those bytes are passed with one test each ([`block_has_special`]), and
 /// the block that holds one is searched sixteen bytes a step.
@@ -38,20 +39,8 @@ fn find_special_on<const VECTOR: bool>(b: &[u8], start: usize) -> Option<usize> 
             let Some((pair, tail)) = rest.split_first_chunk::<16>() else {
                 return find_special_short(b, rest);
             };
-            let (lo, hi) = pair.split_at(8);
-            let lo = special_mask(u64::from_le_bytes(lo.try_into().ok()?));
-            let hi = special_mask(u64::from_le_bytes(hi.try_into().ok()?));
-            if lo | hi != 0 {
-                let at = if lo != 0 {
-                    lo.trailing_zeros() / 8
-                } else {
-                    (hi.trailing_zeros() / 8).saturating_add(8)
-                };
-                return Some(
-                    b.len()
-                        .saturating_sub(rest.len())
-                        .saturating_add(at as usize),
-                );
+            if let Some(at) = first16::<VECTOR>(pair) {
+                return Some(b.len().saturating_sub(rest.len()).saturating_add(at));
             }
             rest = tail;
         }
@@ -78,6 +67,36 @@ fn find_special_short(b: &[u8], mut rest: &[u8]) -> Option<usize> {
     }
     let at = rest.iter().position(|&c| is_special(c))?;
     Some(b.len().saturating_sub(rest.len()).saturating_add(at))
+}
+
+/// The offset of the first `"`, `\\` or control character of `pair`: one
+/// vector test (`VECTOR`, where the crate has the vector classifier), or
+/// two words. The tests run both.
+#[inline(always)]
+fn first16<const VECTOR: bool>(pair: &[u8; 16]) -> Option<usize> {
+    #[cfg(all(
+        feature = "alloc",
+        any(
+            target_feature = "sse2",
+            all(target_arch = "aarch64", target_feature = "neon")
+        )
+    ))]
+    if VECTOR {
+        return super::vector::first_special(pair);
+    }
+    let (lo, hi) = pair.split_at(8);
+    let word = |w: &[u8]| {
+        w.try_into()
+            .map_or(0, |w| special_mask(u64::from_le_bytes(w)))
+    };
+    let (lo, hi) = (word(lo), word(hi));
+    if lo != 0 {
+        Some((lo.trailing_zeros() / 8) as usize)
+    } else if hi != 0 {
+        Some((8 | (hi.trailing_zeros() / 8)) as usize)
+    } else {
+        None
+    }
 }
 
 /// Whether `c` ends plain string text: a `"`, `\\` or control character.
@@ -175,27 +194,17 @@ pub(crate) enum Near {
     Short,
 }
 
-/// The first special byte of the sixteen at `from`: two words, checked
-/// inline.
+/// The first special byte of the sixteen at `from` ([`first16`]),
+/// checked inline.
 #[inline(always)]
 pub(crate) fn near_special(b: &[u8], from: usize) -> Near {
     let Some(pair) = b.get(from..).and_then(|r| r.first_chunk::<16>()) else {
         return Near::Short;
     };
-    let (lo, hi) = pair.split_at(8);
-    let word = |w: &[u8]| {
-        w.try_into()
-            .map_or(0, |w| special_mask(u64::from_le_bytes(w)))
-    };
-    let (lo, hi) = (word(lo), word(hi));
-    let at = if lo != 0 {
-        lo.trailing_zeros() / 8
-    } else if hi != 0 {
-        8 | (hi.trailing_zeros() / 8)
-    } else {
-        return Near::Further;
-    };
-    from.checked_add(at as usize).map_or(Near::Short, Near::At)
+    match first16::<VECTOR_BLOCKS>(pair) {
+        Some(at) => from.checked_add(at).map_or(Near::Short, Near::At),
+        None => Near::Further,
+    }
 }
 
 #[cfg(test)]
@@ -268,6 +277,32 @@ mod tests {
                         let vector = find_special_on::<true>(&b, start);
                         assert_eq!(vector, want, "vector {len} {at} {start}");
                     }
+                }
+            }
+        }
+    }
+
+    /// Sixteen bytes, both ways (the vector test and the two words): every
+    /// byte value at every place, before or after another special byte, as
+    /// a byte loop finds the first.
+    #[test]
+    fn sixteen_bytes_both_ways_match_a_byte_loop() {
+        for c in 0u8..=255 {
+            for at in 0..16 {
+                for other in [
+                    None,
+                    Some((0usize, b'"')),
+                    Some((9, 0x1f)),
+                    Some((15, b'\\')),
+                ] {
+                    let mut pair = [b'a'; 16];
+                    if let Some((k, o)) = other {
+                        pair[k] = o;
+                    }
+                    pair[at] = c;
+                    let want = naive(&pair, 0);
+                    assert_eq!(first16::<false>(&pair), want, "words {pair:?}");
+                    assert_eq!(first16::<true>(&pair), want, "vector {pair:?}");
                 }
             }
         }

@@ -39,6 +39,18 @@ pub(crate) fn has_special(block: &[u8; BLOCK]) -> bool {
     all.move_mask().unsigned_abs() != 0xFFFF
 }
 
+/// The offset of the first special byte (`"`, `\`, a control character)
+/// of `lane`, by [`has_special`]'s test on one register: what the string
+/// and key scans of [`super::swar`] take sixteen bytes a step.
+#[inline(always)]
+pub(crate) fn first_special(lane: &[u8; 16]) -> Option<usize> {
+    let v = u8x16::new(*lane);
+    let backslash = v.cmp_eq(u8x16::splat(b'\\'));
+    let plain = (v ^ u8x16::splat(0x02)).saturating_add(u8x16::splat(0x5F)) & !backslash;
+    let special = !plain.move_mask().unsigned_abs() & 0xFFFF;
+    (special != 0).then(|| special.trailing_zeros() as usize)
+}
+
 /// The sixteen bytes of `block` at `at` (a constant: the look-up cannot
 /// miss) in a vector register.
 #[inline(always)]

@@ -19,7 +19,7 @@ use crate::update_lines;
 use acp_codec::acp::Mode;
 use acp_codec::acp::{
     decode_line, encode_notification, Decoding, Incoming, Message, NotificationParams, Request,
-    RequestId, RequestParams, ResponseResult, Tracker, Typed,
+    RequestId, RequestParams, ResponseResult, SessionUpdate, Tracker, Typed,
 };
 use acp_support::arb::{arb_response_result, arb_session_notification};
 use proptest::prelude::*;
@@ -353,6 +353,140 @@ fn recorded_sessions_agree_line_by_line() {
         lines > 500 && updates > 100,
         "{lines} lines, {updates} updates"
     );
+}
+
+/// A union's tag written tight as its first member with a plain string
+/// (`{"sessionUpdate":"…"`, `{"type":"…"`) is read at once; every form
+/// around it (whitespace, an escape in the key or the value, a raw control
+/// character, a value of another type or unterminated, the tag twice) is
+/// read member by member. All agree with the two steps and the plain
+/// derives ([`check`]); each line decodes as it does with a space before
+/// its tags (read member by member), and, where `serde_json` reads it,
+/// to the variant its `Value` names.
+#[test]
+fn tags_first_in_every_form_agree() {
+    let tags = [
+        r#"{"sessionUpdate":"agent_message_chunk","#,
+        r#"{"sessionUpdate":"agent_thought_chunk","#,
+        r#"{ "sessionUpdate":"agent_message_chunk","#,
+        r#"{"sessionUpdate" :"agent_message_chunk","#,
+        r#"{"sessionUpdate": "agent_message_chunk","#,
+        r#"{"session\u0055pdate":"agent_message_chunk","#,
+        r#"{"sessionUpdate":"agent\u005fmessage_chunk","#,
+        r#"{"sessionUpdate":"agent_message_chunk\u0000","#,
+        "{\"sessionUpdate\":\"agent_message\u{1}chunk\",",
+        r#"{"sessionUpdate":"agent_message_chunk"#,
+        r#"{"sessionUpdate":7,"#,
+        r#"{"sessionUpdate":null,"#,
+        r#"{"sessionUpdate":"","#,
+        r#"{"sessionUpdate":"not_yet_known","#,
+        r#"{"sessionUpdate":"user_message_chunk","sessionUpdate":"user_message_chunk","#,
+        r#"{"sessionUpdateX":"agent_message_chunk","#,
+    ];
+    let blocks = [
+        r#"{"type":"text","text":"hi"}"#,
+        r#"{"type":"te\u0078t","text":"hi"}"#,
+        r#"{"type" : "text","text":"hi"}"#,
+        r#"{"type":"image","data":"aGk=","mimeType":"image/png"}"#,
+        r#"{"type":"text"}"#,
+        r#"{"type":"text","text":7}"#,
+        r#"{"type":"hologram","text":"hi"}"#,
+        r#"{"type":"","text":"hi"}"#,
+    ];
+    // What a decode gave: its kind, the update's tag, what was salvaged
+    // (or the error's code).
+    let summary = |line: &str, mode: Mode| match decode_line(line, mode) {
+        Ok(Incoming::Notification(Typed {
+            value: NotificationParams::SessionUpdate(n),
+            salvaged,
+            ..
+        })) => Ok((n.update.tag(), salvaged.len())),
+        Ok(other) => Err(format!("{other:?}").chars().take(12).collect()),
+        // The column of an error moves with the space.
+        Err(e) => Err(e.code().0.to_string()),
+    };
+    let known = [
+        "agent_message_chunk",
+        "agent_thought_chunk",
+        "user_message_chunk",
+    ];
+    for tag in tags {
+        for block in blocks {
+            let line = format!(
+                r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"s","update":{tag}"content":{block}}}}}}}"#
+            );
+            if let Err(e) = check(&line) {
+                panic!("{e}");
+            }
+            let spaced = line.replace(r#"{"sessionUpdate""#, r#"{ "sessionUpdate""#);
+            let spaced = spaced.replace(r#"{"type""#, r#"{ "type""#);
+            for mode in [Mode::Lenient, Mode::Strict] {
+                assert_eq!(summary(&line, mode), summary(&spaced, mode), "{line}");
+            }
+            // (Nothing salvaged: a known variant that did not fit is kept
+            // unknown.)
+            if let (Ok(v), Ok((got, 0))) = (
+                serde_json::from_str::<Value>(&line),
+                summary(&line, Mode::Lenient),
+            ) {
+                let sent = v["params"]["update"]["sessionUpdate"].as_str();
+                assert_eq!(got, sent.filter(|s| known.contains(s)), "{line}");
+            }
+        }
+    }
+}
+
+/// Integers read at once (plain digits that fit) and by the full reader
+/// (a sign, a fraction, an exponent, a leading zero, too big, spaces):
+/// the value `serde_json` reads into the member's type, and nothing where
+/// it refuses.
+#[test]
+fn integers_read_as_serde_json_reads_them() {
+    let tokens = [
+        "0",
+        "7",
+        "1000000",
+        "4294967295",
+        "4294967296",
+        "18446744073709551615",
+        "18446744073709551616",
+        "-1",
+        "-0",
+        "01",
+        "1.0",
+        "1e3",
+        "2.5",
+        " 3",
+        "3 ",
+        "+1",
+    ];
+    for token in tokens {
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"fs/read_text_file","params":{{"sessionId":"s","path":"/a","line":{token}}}}}"#
+        );
+        let got = match decode_line(&line, Mode::Strict) {
+            Ok(Incoming::Request { params, .. }) => match &params.value {
+                RequestParams::ReadTextFile(read) => read.line,
+                other => panic!("{other:?}"),
+            },
+            _ => None,
+        };
+        assert_eq!(got, serde_json::from_str::<u32>(token).ok(), "{line}");
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"s","update":{{"sessionUpdate":"usage_update","used":{token},"size":1}}}}}}"#
+        );
+        let got = match decode_line(&line, Mode::Strict) {
+            Ok(Incoming::Notification(typed)) => match &typed.value {
+                NotificationParams::SessionUpdate(n) => match &n.update {
+                    SessionUpdate::UsageUpdate(usage) => Some(usage.used),
+                    other => panic!("{other:?}"),
+                },
+                other => panic!("{other:?}"),
+            },
+            _ => None,
+        };
+        assert_eq!(got, serde_json::from_str::<u64>(token).ok(), "{line}");
+    }
 }
 
 #[test]
