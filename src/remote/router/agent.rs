@@ -16,9 +16,7 @@ use crate::acp::{
     Response, RpcError, SessionMember,
 };
 use crate::json::unescape::unquote;
-use crate::remote::transport::{
-    answer_stream, error_stream, peek, SessionField, Stream, PEEK_FROM,
-};
+use crate::remote::transport::{answer_stream, error_stream, peek, SessionField, Stream};
 use crate::{ErrorCode, FrameError, PeekedId};
 
 use super::sessions::Whose;
@@ -54,14 +52,11 @@ impl Router {
             self.drop_one();
             return;
         }
-        // A long line is read up to the members it is routed on (the
-        // peek); else one walk: the envelope, and the params' `sessionId`
-        // on the way (a large params object is passed over once, never
-        // unescaped).
-        let peeked = (line.len() >= PEEK_FROM)
-            .then(|| peek(line))
-            .flatten()
-            .map(|p| (p.message, p.session));
+        // Read up to the members it is routed on (the peek), long or
+        // short: the router only forwards an agent's line, and answers
+        // none. A line not in the envelope's own form is decoded in full
+        // (one walk: the envelope, and the params' `sessionId` on the way).
+        let peeked = peek(line).map(|p| (p.message, p.session));
         let Some((msg, member)) = peeked.or_else(|| Message::decode_with_session(line).ok()) else {
             // Stray text on stdout (Gemini has printed some): not a message.
             self.drop_one();
