@@ -633,21 +633,6 @@ impl Server {
         let paths = self.paths_mut(key)?.as_mut()?;
         paths.toward_agent(client, text, message)
     }
-
-    /// An agent message for `client`, its paths moved to the client's
-    /// directory.
-    pub(super) fn paths_to_client(
-        &mut self,
-        key: &Option<String>,
-        client: ClientId,
-        text: String,
-    ) -> String {
-        let moved = self
-            .paths_mut(key)
-            .and_then(Option::as_mut)
-            .and_then(|p| p.toward_client(client, &text));
-        moved.unwrap_or(text)
-    }
 }
 
 #[cfg(test)]
