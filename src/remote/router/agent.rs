@@ -3,7 +3,7 @@
 
 use alloc::borrow::{Cow, ToOwned};
 use alloc::format;
-use alloc::string::ToString;
+use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use core::time::Duration;
 
@@ -79,7 +79,7 @@ impl Router {
             _ => None,
         };
         if let Some(s) = to_session {
-            self.route_to_session(&s, text, out);
+            self.route_to_session(s, text, out);
             return;
         }
         match msg {
@@ -120,19 +120,19 @@ impl Router {
     /// A notification for `session`: to the connection holding it, else
     /// handed out as missed ([`Out::Missed`]) when the session waits for a
     /// reattach, else dropped.
-    fn route_to_session(&mut self, session: &str, line: Cow<'_, str>, out: &mut Vec<Out>) {
-        if let Some(holder) = self.sessions.holder(session) {
+    fn route_to_session(&mut self, session: String, line: Cow<'_, str>, out: &mut Vec<Out>) {
+        if let Some(holder) = self.sessions.holder(&session) {
             out.push(Out::Client {
                 to: holder,
-                stream: Stream::Session(session.to_owned()),
+                stream: Stream::Session(session),
                 text: line.into_owned(),
                 kind: MessageKind::Notification,
             });
             return;
         }
-        if self.replaying.iter().any(|d| d == session) {
+        if self.replaying.iter().any(|d| *d == session) {
             out.push(Out::Missed {
-                session: session.to_owned(),
+                session,
                 text: line.into_owned(),
             });
         } else {

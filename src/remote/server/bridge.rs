@@ -42,7 +42,7 @@
 
 use alloc::borrow::ToOwned;
 use alloc::format;
-use alloc::string::String;
+use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use core::time::Duration;
 
@@ -103,6 +103,13 @@ impl Bridge {
 /// Whether `text` is a `-32022` refusal listing `other` in its
 /// `data.supported` (or saying nothing of what is supported).
 fn refuses_for(text: &str, other: Dialect) -> bool {
+    // The code is a JSON integer, which no escape can write otherwise: an
+    // answer without these bytes (every successful `initialize`) is not
+    // read further.
+    let code = ErrorCode::UNSUPPORTED_PROTOCOL_VERSION.0.to_string();
+    if !text.contains(code.as_str()) {
+        return false;
+    }
     let Ok(value) = serde_json::from_str::<serde_json::Value>(text) else {
         return false;
     };
@@ -343,6 +350,20 @@ mod tests {
             Dialect::V2
         ));
         assert!(!refuses_for("not json", Dialect::V2));
+        // Read as JSON past the search for the code: an escaped key is
+        // the same key, and the code's digits elsewhere refuse nothing.
+        assert!(refuses_for(
+            r#"{"jsonrpc":"2.0","id":0,"err\u006fr":{"code":-32022,"message":"no"}}"#,
+            Dialect::V2
+        ));
+        assert!(!refuses_for(
+            r#"{"jsonrpc":"2.0","id":0,"result":{"note":"-32022"}}"#,
+            Dialect::V2
+        ));
+        assert!(!refuses_for(
+            r#"{"jsonrpc":"2.0","id":0,"error":{"code":-3.2022e4,"message":"no"}}"#,
+            Dialect::V2
+        ));
     }
 
     /// A notification or request naming a session goes on its stream; an
