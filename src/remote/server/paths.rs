@@ -50,6 +50,12 @@ use crate::remote::transport::pass_over;
 /// oldest is forgotten (its paths then pass unchanged).
 const MAX_SESSIONS: usize = 1024;
 
+/// Agent lines shorter than this (64 KiB) are searched for the room's
+/// directory before they are read by their members
+/// ([`Paths::may_name_room`]); longer ones are read by their members
+/// alone.
+const SEARCH_BELOW: usize = 64 * 1024;
+
 /// Most `session/new`s (and forks) waiting for their answer per agent;
 /// past it the oldest is forgotten.
 const MAX_PENDING: usize = 64;
@@ -484,7 +490,10 @@ impl Paths {
             self.answered(client, text);
         }
         // Most lines name no path under the room: passed with one search.
-        if !self.may_name_room(text) {
+        // A long line (a tool's output) is read by its members instead:
+        // its walk passes the long value once, where the search would pass
+        // it a second time, and stop at every escape in it.
+        if text.len() < SEARCH_BELOW && !self.may_name_room(text) {
             return None;
         }
         // By method, update kind and session, reading no further than
