@@ -27,12 +27,14 @@
 //! byte. The client's directory is per session: its `session/new` (the
 //! agent's answer names the session) or its `session/load` says it.
 //!
-//! The cost stays off lines that carry no path: an agent line is read by
-//! its method, update kind and session first (only as far as those
-//! members: agents write them first), and only a line that may carry a
-//! path, of a session whose client directory is known, is walked to its
-//! paths, once; a client message is looked at only for the methods above
-//! (a prompt only when it holds `file:`).
+//! The cost stays off lines that carry no path: an agent line (shorter
+//! than 64 KiB) that holds neither the room's directory nor an escape
+//! that could write one passes after one search; any other is read by its
+//! method, update kind and session first (only as far as those members:
+//! agents write them first), and only a line that may carry a path, of a
+//! session whose client directory is known, is walked to its paths, once;
+//! a client message is looked at only for the methods above (a prompt
+//! only when it holds `file:`).
 
 use alloc::borrow::{Cow, ToOwned};
 use alloc::collections::{BTreeMap, VecDeque};
@@ -540,7 +542,7 @@ impl Paths {
     /// that holds neither the room's bytes nor a backslash followed by `/`
     /// or `u` holds no such string (each backslash is looked at, escaped
     /// or not: an escaped one only makes the answer `true` more often).
-    /// A room with one of those characters is always searched.
+    /// For a room with one of those characters, every line may.
     fn may_name_room(&self, text: &str) -> bool {
         let b = text.as_bytes();
         !self.plain_room

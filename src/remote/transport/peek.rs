@@ -9,8 +9,9 @@
 //! walked for `sessionId` with values passed over by their structure
 //! alone: a string ends at its first quote not escaped (the JSON
 //! scanner's search: a word at a time, then `memchr`), brackets must nest
-//! and match, and escapes and scalars inside are not checked. Anything else (another order, escapes in a key or the
-//! method, an id the peek does not read plainly, deep nesting) is `None`:
+//! and match, and escapes and scalars inside are not checked. Anything
+//! else (another order, escapes in a key or the method, an id the peek
+//! does not read plainly, deep nesting) is `None`:
 //! the caller decodes the line in full ([`Message::decode`]), which is the
 //! reference the peek is held against (the tests here, and the router's
 //! fuzz target): on every line the full decode takes, the peek's message
