@@ -13,8 +13,12 @@
 //! older ones are evicted to compact records. Asserted, after every event:
 //! - every line for the agent is exactly one line (one `\n`, at the end)
 //!   and a valid JSON-RPC message;
-//! - every message for a client is valid JSON-RPC without a raw newline,
-//!   and goes to a connected client;
+//! - every message for a client has no raw newline, goes to a connected
+//!   client, and is valid JSON-RPC, or else an agent's line forwarded as
+//!   it came (the router reads an agent's line up to the members it
+//!   routes on, not its inside): its strings and brackets closed, and a
+//!   notification naming no `sessionId` when it goes to more than one
+//!   client;
 //! - a client message holding a raw newline never reaches the agent;
 //! - an agent line goes to at most one client unless it is a notification
 //!   without a `sessionId`;
@@ -58,6 +62,78 @@ pub fn kind_in(message: &serde_json::Value) -> MessageKind {
         (Some(_), Some(_)) => MessageKind::Request(id),
         (Some(_), None) => MessageKind::Notification,
         _ => MessageKind::Answer(id),
+    }
+}
+
+/// The members of the JSON object `text` (raw keys, quotes included, and
+/// raw values), read one byte at a time by its strings and brackets
+/// alone; `None` when those do not close, or `text` is not one object
+/// (the oracle of an agent's line forwarded without a full decode; it
+/// shares no code with the router's peek).
+pub fn raw_members(text: &str) -> Option<Vec<(&str, &str)>> {
+    let b = text.as_bytes();
+    let ws = |mut i: usize| {
+        while matches!(b.get(i), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            i += 1;
+        }
+        i
+    };
+    // The end of the value at `i`, by its strings and brackets.
+    let end = |mut i: usize| -> Option<usize> {
+        let mut open = Vec::new();
+        loop {
+            match *b.get(i)? {
+                b'"' => {
+                    i += 1;
+                    loop {
+                        match *b.get(i)? {
+                            b'\\' => i += 2,
+                            b'"' => break,
+                            _ => i += 1,
+                        }
+                    }
+                }
+                c @ (b'{' | b'[') => open.push(c),
+                c @ (b'}' | b']') => {
+                    let want = if c == b'}' { b'{' } else { b'[' };
+                    if open.pop()? != want {
+                        return None;
+                    }
+                }
+                b',' | b':' if open.is_empty() => return Some(i),
+                _ => {}
+            }
+            i += 1;
+            if open.is_empty() && matches!(b.get(i), None | Some(b',' | b'}' | b']' | b':')) {
+                return Some(i);
+            }
+        }
+    };
+    let mut i = ws(0);
+    if b.get(i) != Some(&b'{') {
+        return None;
+    }
+    let mut members = Vec::new();
+    i = ws(i + 1);
+    if b.get(i) == Some(&b'}') {
+        return (ws(i + 1) == b.len()).then_some(members);
+    }
+    loop {
+        let key_end = end(i)?;
+        let key = text.get(i..key_end)?.trim_end();
+        i = ws(key_end);
+        if b.get(i) != Some(&b':') {
+            return None;
+        }
+        i = ws(i + 1);
+        let value_end = end(i)?;
+        members.push((key, text.get(i..value_end)?.trim_end()));
+        i = ws(value_end);
+        match b.get(i)? {
+            b',' => i = ws(i + 1),
+            b'}' => return (ws(i + 1) == b.len()).then_some(members),
+            _ => return None,
+        }
     }
 }
 
@@ -254,8 +330,19 @@ pub fn check(data: &[u8]) {
                         first_owner.entry(s.clone()).or_insert(owner);
                     }
                     assert!(!msg.contains('\n'));
-                    let decoded = Message::decode(msg)
-                        .unwrap_or_else(|e| panic!("bad message for a client {msg:?}: {e}"));
+                    let decoded = match Message::decode(msg) {
+                        Ok(decoded) => decoded,
+                        Err(e) => {
+                            // An agent's line, not JSON inside: forwarded
+                            // as it came, its structure sound.
+                            assert!(
+                                from_agent && *msg == text && raw_members(msg).is_some(),
+                                "bad message for a client {msg:?}: {e}"
+                            );
+                            to_clients.insert(*c);
+                            continue;
+                        }
+                    };
                     // What travels with it is what its JSON says.
                     let value: serde_json::Value = serde_json::from_str(msg).unwrap();
                     assert_eq!(*kind, kind_in(&value), "the kind of {msg:?}");
@@ -275,7 +362,26 @@ pub fn check(data: &[u8]) {
                 "a missed line also sent"
             );
         }
-        if from_agent && to_clients.len() > 1 {
+        if from_agent && to_clients.len() > 1 && Message::decode(&text).is_err() {
+            // Not JSON inside: a notification naming no session, by the
+            // members of the line and of its params.
+            let members = raw_members(&text).unwrap_or_default();
+            let member = |name: &str| members.iter().find(|(k, _)| *k == name).map(|m| m.1);
+            assert!(
+                member("\"method\"").is_some() && member("\"id\"").is_none(),
+                "agent line sent to {} clients: {text:?}",
+                to_clients.len()
+            );
+            let params = member("\"params\"")
+                .and_then(raw_members)
+                .unwrap_or_default();
+            assert!(
+                params
+                    .iter()
+                    .all(|(k, v)| *k != "\"sessionId\"" || *v == "null"),
+                "a notification naming a session was broadcast: {text:?}"
+            );
+        } else if from_agent && to_clients.len() > 1 {
             let Ok(Message::Notification(n)) = Message::decode(&text) else {
                 panic!("agent line sent to {} clients: {text:?}", to_clients.len());
             };

@@ -213,3 +213,35 @@ fn version_seeds() {
         crate::checks::version::check(&data);
     }
 }
+
+/// The `bridge_router` check's reader of a line forwarded without a full
+/// decode: the top-level members `serde_json` reads from an object, and
+/// `None` where a string or a bracket does not close.
+#[cfg(feature = "remote")]
+#[test]
+fn the_routers_raw_member_oracle_reads_objects_as_serde_json_does() {
+    let objects = [
+        r#"{}"#,
+        r#" { "a" : 1 , "b":[1,{"c":"}"}] ,"d\"e":"x\\"} "#,
+        r#"{"jsonrpc":"2.0","method":"m","params":{"sessionId":"s","t":"a\nb"}}"#,
+    ];
+    for text in objects {
+        let members = bridge_router::raw_members(text).unwrap();
+        let value: serde_json::Map<String, serde_json::Value> = serde_json::from_str(text).unwrap();
+        assert_eq!(members.len(), value.len(), "{text}");
+        for (key, raw) in members {
+            let key: String = serde_json::from_str(key).unwrap();
+            let raw: serde_json::Value = serde_json::from_str(raw).unwrap();
+            assert_eq!(value[&key], raw, "{text}");
+        }
+    }
+    for text in [
+        r#"{"a":"b}"#,
+        r#"{"a":[1}"#,
+        r#"{"a":{]}"#,
+        r#"[1]"#,
+        r#"{"a":1} x"#,
+    ] {
+        assert_eq!(bridge_router::raw_members(text), None, "{text}");
+    }
+}

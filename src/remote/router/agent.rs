@@ -3,7 +3,7 @@
 
 use alloc::borrow::{Cow, ToOwned};
 use alloc::format;
-use alloc::string::ToString;
+use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use core::time::Duration;
 
@@ -16,9 +16,7 @@ use crate::acp::{
     Response, RpcError, SessionMember,
 };
 use crate::json::unescape::unquote;
-use crate::remote::transport::{
-    answer_stream, error_stream, peek, SessionField, Stream, PEEK_FROM,
-};
+use crate::remote::transport::{answer_stream, error_stream, peek, SessionField, Stream};
 use crate::{ErrorCode, FrameError, PeekedId};
 
 use super::sessions::Whose;
@@ -54,14 +52,11 @@ impl Router {
             self.drop_one();
             return;
         }
-        // A long line is read up to the members it is routed on (the
-        // peek); else one walk: the envelope, and the params' `sessionId`
-        // on the way (a large params object is passed over once, never
-        // unescaped).
-        let peeked = (line.len() >= PEEK_FROM)
-            .then(|| peek(line))
-            .flatten()
-            .map(|p| (p.message, p.session));
+        // Read up to the members it is routed on (the peek), long or
+        // short: the router only forwards an agent's line, and answers
+        // none. A line not in the envelope's own form is decoded in full
+        // (one walk: the envelope, and the params' `sessionId` on the way).
+        let peeked = peek(line).map(|p| (p.message, p.session));
         let Some((msg, member)) = peeked.or_else(|| Message::decode_with_session(line).ok()) else {
             // Stray text on stdout (Gemini has printed some): not a message.
             self.drop_one();
@@ -84,7 +79,7 @@ impl Router {
             _ => None,
         };
         if let Some(s) = to_session {
-            self.route_to_session(&s, text, out);
+            self.route_to_session(s, text, out);
             return;
         }
         match msg {
@@ -125,19 +120,19 @@ impl Router {
     /// A notification for `session`: to the connection holding it, else
     /// handed out as missed ([`Out::Missed`]) when the session waits for a
     /// reattach, else dropped.
-    fn route_to_session(&mut self, session: &str, line: Cow<'_, str>, out: &mut Vec<Out>) {
-        if let Some(holder) = self.sessions.holder(session) {
+    fn route_to_session(&mut self, session: String, line: Cow<'_, str>, out: &mut Vec<Out>) {
+        if let Some(holder) = self.sessions.holder(&session) {
             out.push(Out::Client {
                 to: holder,
-                stream: Stream::Session(session.to_owned()),
+                stream: Stream::Session(session),
                 text: line.into_owned(),
                 kind: MessageKind::Notification,
             });
             return;
         }
-        if self.replaying.iter().any(|d| d == session) {
+        if self.replaying.iter().any(|d| *d == session) {
             out.push(Out::Missed {
-                session: session.to_owned(),
+                session,
                 text: line.into_owned(),
             });
         } else {

@@ -262,3 +262,53 @@ fn cancellation_reaches_the_client_asked_and_tool_call_cancel_its_session() {
         "{back:?}"
     );
 }
+
+/// An agent's line is read up to the members it is routed on, short or
+/// long: one whose structure holds but whose inside is not JSON (an
+/// invalid escape, a bare word) goes to its session's client byte for
+/// byte, as a plain relay would pass it; one whose structure breaks (a
+/// string or a bracket left open), or stray text, is dropped.
+#[test]
+fn an_agents_line_is_read_no_further_than_its_routing_members() {
+    let mut r = up();
+    let a = r.connect();
+    let mut out = Vec::new();
+    r.handle_client(
+        a,
+        r#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{}}"#,
+        Duration::ZERO,
+        &mut out,
+    );
+    r.handle_agent(
+        r#"{"jsonrpc":"2.0","id":0,"result":{"sessionId":"s"}}"#,
+        Duration::ZERO,
+        &mut out,
+    );
+    out.clear();
+    let sent = |out: &mut Vec<Out>| -> Vec<String> {
+        out.drain(..)
+            .filter_map(|o| match o {
+                Out::Client { to, text, .. } if to == a => Some(text),
+                _ => None,
+            })
+            .collect()
+    };
+    let inside = [
+        r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"text":"\x"}}}"#,
+        r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"done":tru}}}"#,
+    ];
+    for line in inside {
+        assert!(crate::acp::Message::decode(line).is_err(), "{line}");
+        r.handle_agent(line, Duration::ZERO, &mut out);
+        assert_eq!(sent(&mut out), [line]);
+    }
+    let broken = [
+        r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"text":"open}}}"#,
+        r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"a":[}}}"#,
+        "Loaded cached credentials.",
+    ];
+    for line in broken {
+        r.handle_agent(line, Duration::ZERO, &mut out);
+        assert!(sent(&mut out).is_empty(), "{line}");
+    }
+}

@@ -42,7 +42,7 @@
 
 use alloc::borrow::ToOwned;
 use alloc::format;
-use alloc::string::String;
+use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use core::time::Duration;
 
@@ -104,6 +104,13 @@ impl Bridge {
 /// `data.supported` (or saying nothing of what is supported). Read by the
 /// one-pass decoder; only a refusal's `data` is parsed further.
 fn refuses_for(text: &str, other: Dialect) -> bool {
+    // The code is a JSON integer, which no escape can write otherwise: an
+    // answer without these bytes (every successful `initialize`) is not
+    // read further.
+    let code = ErrorCode::UNSUPPORTED_PROTOCOL_VERSION.0.to_string();
+    if !text.contains(code.as_str()) {
+        return false;
+    }
     let Ok(Message::Error(e)) = Message::decode(text) else {
         return false;
     };
@@ -347,6 +354,20 @@ mod tests {
         assert!(refuses_for(&refusal(r#","data":"try v2""#), Dialect::V2));
         assert!(refuses_for(
             &refusal(r#","data":{"supported":"2"}"#),
+            Dialect::V2
+        ));
+        // Read as JSON past the search for the code: an escaped key is
+        // the same key, and the code's digits elsewhere refuse nothing.
+        assert!(refuses_for(
+            r#"{"jsonrpc":"2.0","id":0,"err\u006fr":{"code":-32022,"message":"no"}}"#,
+            Dialect::V2
+        ));
+        assert!(!refuses_for(
+            r#"{"jsonrpc":"2.0","id":0,"result":{"note":"-32022"}}"#,
+            Dialect::V2
+        ));
+        assert!(!refuses_for(
+            r#"{"jsonrpc":"2.0","id":0,"error":{"code":-3.2022e4,"message":"no"}}"#,
             Dialect::V2
         ));
     }

@@ -652,8 +652,7 @@ impl Server {
         let taken = bytes.min(c.backlog.bytes());
         // Never more than queued: the minimum above.
         let _ = c.backlog.taken(taken, now);
-        let user = c.user.clone();
-        self.release(&user, taken);
+        super::release(&mut self.queued, &c.user, taken);
     }
 
     /// [`send`](Self::send) without the resume rules (a message already
@@ -687,8 +686,7 @@ impl Server {
             self.refused(Refusal::SessionStreams, Some(conn));
             return;
         }
-        let user = c.user.clone();
-        let queued = self.queued.get(&user).copied().unwrap_or(0);
+        let queued = self.queued.get(&c.user).copied().unwrap_or(0);
         let limit = self.config.max_user_buffered_bytes;
         if queued != 0 && queued.saturating_add(text.len()) > limit {
             let reason = format!(
@@ -705,7 +703,14 @@ impl Server {
             return;
         }
         c.note_stream(&stream, position);
-        self.queued.insert(user, queued.saturating_add(text.len()));
+        let more = queued.saturating_add(text.len());
+        // The user's count, its name copied only when it starts one.
+        match self.queued.get_mut(&c.user) {
+            Some(q) => *q = more,
+            None => {
+                self.queued.insert(c.user.clone(), more);
+            }
+        }
         self.actions.push_back(Action::Send {
             to: conn,
             stream,

@@ -632,12 +632,7 @@ impl Server {
     }
 
     fn release(&mut self, user: &Option<String>, bytes: usize) {
-        if let Some(q) = self.queued.get_mut(user) {
-            *q = q.saturating_sub(bytes);
-            if *q == 0 {
-                self.queued.remove(user);
-            }
-        }
+        release(&mut self.queued, user, bytes);
     }
 
     /// `user` is no longer one of the server's users (a re-read token
@@ -697,14 +692,25 @@ impl Server {
                     text,
                     kind,
                 } => {
-                    let text = self.paths_to_client(key, to, text);
-                    if let Stream::Session(session) = &stream {
-                        self.first_update(key, session, now);
+                    // The agent looked up once: its paths, its prompts
+                    // waiting for a first message, its client's connection.
+                    let Some(agent) = self.agents.get_mut(key) else {
+                        continue;
+                    };
+                    let text = match agent.paths.as_mut() {
+                        Some(paths) => paths.toward_client(to, &text).unwrap_or(text),
+                        None => text,
+                    };
+                    let first = match &stream {
+                        Stream::Session(session) => {
+                            stats::first_update(&mut agent.prompted, session, now)
+                        }
+                        Stream::Connection => None,
+                    };
+                    let conn = agent.clients.get(&to).copied();
+                    if let Some(event) = first {
+                        self.event(event);
                     }
-                    let conn = self
-                        .agents
-                        .get(key)
-                        .and_then(|a| a.clients.get(&to).copied());
                     if let Some(conn) = conn {
                         self.send(now, conn, stream, text, kind);
                     }
@@ -827,6 +833,17 @@ impl Server {
         }
         self.resume_timeout(now);
         self.mcp_timeout(now);
+    }
+}
+
+/// `bytes` of `user`'s queued bytes (`queued`, the server's count) were
+/// sent or dropped; a user with none left leaves the count.
+fn release(queued: &mut BTreeMap<Option<String>, usize>, user: &Option<String>, bytes: usize) {
+    if let Some(q) = queued.get_mut(user) {
+        *q = q.saturating_sub(bytes);
+        if *q == 0 {
+            queued.remove(user);
+        }
     }
 }
 

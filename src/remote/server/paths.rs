@@ -27,14 +27,16 @@
 //! byte. The client's directory is per session: its `session/new` (the
 //! agent's answer names the session) or its `session/load` says it.
 //!
-//! The cost stays off lines that carry no path: an agent line is read by
-//! its method, update kind and session first (only as far as those
-//! members: agents write them first), and only a line that may carry a
-//! path, of a session whose client directory is known, is walked to its
-//! paths, once; a client message is looked at only for the methods above
-//! (a prompt only when it holds `file:`).
+//! The cost stays off lines that carry no path: an agent line (shorter
+//! than 64 KiB) that holds neither the room's directory nor an escape
+//! that could write one passes after one search; any other is read by its
+//! method, update kind and session first (only as far as those members:
+//! agents write them first), and only a line that may carry a path, of a
+//! session whose client directory is known, is walked to its paths, once;
+//! a client message is looked at only for the methods above (a prompt
+//! only when it holds `file:`).
 
-use alloc::borrow::ToOwned;
+use alloc::borrow::{Cow, ToOwned};
 use alloc::collections::{BTreeMap, VecDeque};
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -49,6 +51,12 @@ use crate::remote::transport::pass_over;
 /// Most sessions whose client directory an agent's map keeps; past it the
 /// oldest is forgotten (its paths then pass unchanged).
 const MAX_SESSIONS: usize = 1024;
+
+/// Agent lines shorter than this (64 KiB) are searched for the room's
+/// directory before they are read by their members
+/// ([`Paths::may_name_room`]); longer ones are read by their members
+/// alone.
+const SEARCH_BELOW: usize = 64 * 1024;
 
 /// Most `session/new`s (and forks) waiting for their answer per agent;
 /// past it the oldest is forgotten.
@@ -294,8 +302,9 @@ fn member(b: &[u8], i: usize, key: &[u8]) -> Option<usize> {
 }
 
 /// The string value of the member of `text` at the end of `keys` (each a
-/// key token, quotes included), read as [`member`] reads.
-fn member_string(text: &str, keys: &[&[u8]]) -> Option<String> {
+/// key token, quotes included), read as [`member`] reads; borrowed from
+/// `text` unless it holds an escape.
+fn member_string<'t>(text: &'t str, keys: &[&[u8]]) -> Option<Cow<'t, str>> {
     let b = text.as_bytes();
     let mut at = 0;
     for key in keys {
@@ -314,12 +323,11 @@ fn find(text: &str, routes: &[&[Step]]) -> Option<Found> {
     Some(found)
 }
 
-/// The value of a string token.
-fn value(text: &str, start: usize, end: usize) -> Option<String> {
+/// The value of a string token: borrowed from `text` unless it holds an
+/// escape.
+fn value(text: &str, start: usize, end: usize) -> Option<Cow<'_, str>> {
     let token = text.get(start..end)?;
-    unquote::<serde_json::Error>(token)
-        .ok()
-        .map(alloc::borrow::Cow::into_owned)
+    unquote::<serde_json::Error>(token).ok()
 }
 
 /// `text` with the strings `found` of the routes in `which` replaced by
@@ -356,6 +364,11 @@ fn splice(
 pub(super) struct Paths {
     /// The room's session directory: the `cwd` the agent is told.
     room: Root,
+    /// The room's text holds no `"`, `\` or control character: its
+    /// JSON token holds it as it is ([`Paths::may_name_room`]).
+    plain_room: bool,
+    /// The search for the room's text, built once.
+    room_finder: memchr::memmem::Finder<'static>,
     /// Each session's client directory.
     sessions: BTreeMap<String, Root>,
     /// The sessions in the order they were learnt (the oldest forgotten
@@ -368,8 +381,12 @@ pub(super) struct Paths {
 
 impl Paths {
     fn new(room: Root) -> Self {
+        let plain_room = !room.0.bytes().any(|c| c == b'"' || c == b'\\' || c < 0x20);
+        let room_finder = memchr::memmem::Finder::new(room.0.as_bytes()).into_owned();
         Self {
             room,
+            plain_room,
+            room_finder,
             sessions: BTreeMap::new(),
             order: VecDeque::new(),
             pending: VecDeque::new(),
@@ -423,7 +440,7 @@ impl Paths {
             };
             let cwd = Root::new(&string_of(0)?)?;
             match string_of(2) {
-                Some(session) if takes_up => self.learn(session, cwd.clone()),
+                Some(session) if takes_up => self.learn(session.into_owned(), cwd.clone()),
                 _ if opens => {
                     self.pending
                         .push_back((client, req.id.to_owned_id(), cwd.clone()));
@@ -455,7 +472,7 @@ impl Paths {
                 .iter()
                 .find(|(r, _, _)| *r == 0)
                 .and_then(|&(_, s, e)| value(text, s, e))?;
-            let client_dir = self.sessions.get(&session)?;
+            let client_dir = self.sessions.get(&*session)?;
             let room = &self.room;
             return splice(
                 text,
@@ -474,10 +491,17 @@ impl Paths {
         if self.pending.iter().any(|(c, _, _)| *c == client) {
             self.answered(client, text);
         }
+        // Most lines name no path under the room: passed with one search.
+        // A long line (a tool's output) is read by its members instead:
+        // its walk passes the long value once, where the search would pass
+        // it a second time, and stop at every escape in it.
+        if text.len() < SEARCH_BELOW && !self.may_name_room(text) {
+            return None;
+        }
         // By method, update kind and session, reading no further than
         // those members; only then one walk to the paths.
         let method = member_string(text, &[br#""method""#])?;
-        let routes: &[&[Step]] = match method.as_str() {
+        let routes: &[&[Step]] = match method.as_ref() {
             names::FS_READ_TEXT_FILE | names::FS_WRITE_TEXT_FILE => &[&[PARAMS, PATH]],
             names::TERMINAL_CREATE => &[&[PARAMS, CWD]],
             names::SESSION_REQUEST_PERMISSION => &[
@@ -500,10 +524,31 @@ impl Paths {
             _ => return None,
         };
         let session = member_string(text, &[br#""params""#, br#""sessionId""#])?;
-        let client_dir = self.sessions.get(&session)?;
+        let client_dir = self.sessions.get(&*session)?;
         let found = find(text, routes)?;
         let room = &self.room;
         splice(text, &found, |_| true, |p| rebase(p, room, client_dir))
+    }
+
+    /// Whether a string of the JSON text `text` may have a value under
+    /// the room (the room itself, or a path in it); `false` only when none
+    /// can.
+    ///
+    /// Such a string's value starts with the room's text. Where its token
+    /// writes that part with no escape, `text` holds the room's bytes as
+    /// they are; an escape there decodes to a character of the room's,
+    /// and the only escapes that decode to characters a room without `"`,
+    /// `\` or control characters holds are `\/` and `\u`. So a line
+    /// that holds neither the room's bytes nor a backslash followed by `/`
+    /// or `u` holds no such string (each backslash is looked at, escaped
+    /// or not: an escaped one only makes the answer `true` more often).
+    /// For a room with one of those characters, every line may.
+    fn may_name_room(&self, text: &str) -> bool {
+        let b = text.as_bytes();
+        !self.plain_room
+            || self.room_finder.find(b).is_some()
+            || memchr::memchr_iter(b'\\', b)
+                .any(|at| matches!(b.get(at.saturating_add(1)), Some(b'/' | b'u')))
     }
 
     /// Whether `text` answers one of `client`'s waiting `session/new`s:
@@ -531,7 +576,7 @@ impl Paths {
             .and_then(|r| find(r, &[&[SESSION_ID]]).map(|found| (r, found)))
             .and_then(|(r, found)| found.first().and_then(|&(_, s, e)| value(r, s, e)));
         if let Some(session) = session {
-            self.learn(session, cwd);
+            self.learn(session.into_owned(), cwd);
         }
     }
 }
@@ -598,21 +643,6 @@ impl Server {
     ) -> Option<String> {
         let paths = self.paths_mut(key)?.as_mut()?;
         paths.toward_agent(client, text, message)
-    }
-
-    /// An agent message for `client`, its paths moved to the client's
-    /// directory.
-    pub(super) fn paths_to_client(
-        &mut self,
-        key: &Option<String>,
-        client: ClientId,
-        text: String,
-    ) -> String {
-        let moved = self
-            .paths_mut(key)
-            .and_then(Option::as_mut)
-            .and_then(|p| p.toward_client(client, &text));
-        moved.unwrap_or(text)
     }
 }
 

@@ -5,7 +5,7 @@
 //! [`Server::poll_event`]. None of it touches the wire or allocates per
 //! message; the caller turns it into metrics and log lines.
 
-use alloc::collections::VecDeque;
+use alloc::collections::{BTreeMap, VecDeque};
 use alloc::string::String;
 use core::time::Duration;
 
@@ -386,24 +386,25 @@ impl Server {
             tracestate,
         });
     }
+}
 
-    /// A message of the agent `key` for `session`: the first since its
-    /// prompt ends the wait measured. One emptiness check per message
-    /// while no prompt waits.
-    pub(super) fn first_update(&mut self, key: &Option<String>, session: &str, now: Duration) {
-        let Some(prompted) = self.prompted_mut(key) else {
-            return;
-        };
-        if prompted.is_empty() {
-            return;
-        }
-        if let Some(at) = prompted.remove(session) {
-            self.event(Event::FirstUpdate {
-                session: String::from(session),
-                latency: now.saturating_sub(at),
-            });
-        }
+/// A message of an agent for `session` (`prompted`, that agent's
+/// sessions prompted and not yet answered): the first since its prompt
+/// ends the wait measured, and is the event returned. One emptiness check
+/// per message while no prompt waits.
+pub(super) fn first_update(
+    prompted: &mut BTreeMap<String, Duration>,
+    session: &str,
+    now: Duration,
+) -> Option<Event> {
+    if prompted.is_empty() {
+        return None;
     }
+    let at = prompted.remove(session)?;
+    Some(Event::FirstUpdate {
+        session: String::from(session),
+        latency: now.saturating_sub(at),
+    })
 }
 
 #[cfg(test)]

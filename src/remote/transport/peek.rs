@@ -1,5 +1,5 @@
-//! The routing peek: a long line the server only forwards is read up to
-//! the members it routes on, never decoded past them.
+//! The routing peek: a line the server only forwards is read up to the
+//! members it routes on, never decoded past them.
 //!
 //! A message in the envelope's own form (`{"jsonrpc":"2.0","id":…,
 //! "method":"…","params":…}`, a notification without its `id`, a response
@@ -7,28 +7,33 @@
 //! the envelope's members, a plain method and id, the members in this
 //! order) is read member by member; the params' (result's) members are
 //! walked for `sessionId` with values passed over by their structure
-//! alone: a string ends at its first quote not escaped (found with
-//! `memchr`), brackets must nest and match, and escapes and scalars inside
-//! are not checked. Anything else (another order, escapes in a key or the
-//! method, an id the peek does not read plainly, deep nesting) is `None`:
+//! alone: a string ends at its first quote not escaped (the JSON
+//! scanner's search: a word at a time, then `memchr`), brackets must nest
+//! and match, and escapes and scalars inside are not checked. Anything
+//! else (another order, escapes in a key or the method, an id the peek
+//! does not read plainly, deep nesting) is `None`:
 //! the caller decodes the line in full ([`Message::decode`]), which is the
 //! reference the peek is held against (the tests here, and the router's
 //! fuzz target): on every line the full decode takes, the peek's message
 //! and session member are the same.
 //!
 //! What the peek does not check is the inside of values it passes over:
-//! a long line whose tail holds an invalid escape or a stray control
-//! character is forwarded as it came, and the peer's parser refuses it.
-//! The server uses the peek only for lines of at least [`PEEK_FROM`]
-//! bytes: shorter ones cost little to decode in full, and a malformed
-//! short message gets its `-32700`.
+//! a line whose tail holds an invalid escape or a stray control character
+//! is forwarded as it came, and the peer's parser refuses it. The server
+//! peeks at every line of an agent (it forwards them and answers none),
+//! and at a client's messages of at least [`PEEK_FROM`] bytes: a shorter
+//! one costs little to decode in full, and a malformed one gets its
+//! `-32700`.
 
 use alloc::borrow::Cow;
 
 use crate::acp::{Message, Notification, RawJson, Request, RequestId, Response, SessionMember};
+use crate::json::string_end::str_end_within;
+use crate::json::swar::{near_special, short_special, Near};
 
-/// Lines shorter than this (64 KiB) are decoded in full; longer ones the
-/// server only forwards are peeked at.
+/// A client's messages shorter than this (64 KiB) are decoded in full;
+/// longer ones the server only forwards are peeked at (an agent's lines
+/// always are).
 pub(crate) const PEEK_FROM: usize = 64 * 1024;
 
 /// The deepest nesting the peek passes over (well within the full
@@ -178,18 +183,16 @@ fn plain_id(line: &str, at: usize) -> Option<(RequestId<'_>, usize)> {
 }
 
 /// The end (after its closing quote) of the string at `at`, when it holds
-/// no escape and no control character.
+/// no escape and no control character: its first such byte (the JSON
+/// scanner's word-at-a-time search, [`short_special`]) is its closing
+/// quote.
+#[inline]
 fn plain_string_end(b: &[u8], at: usize) -> Option<usize> {
     if b.get(at) != Some(&b'"') {
         return None;
     }
-    let from = at.checked_add(1)?;
-    let len = b.get(from..)?.iter().position(|&c| c == b'"')?;
-    let inner = b.get(from..from.checked_add(len)?)?;
-    if inner.iter().any(|&c| c == b'\\' || c < 0x20) {
-        return None;
-    }
-    from.checked_add(len)?.checked_add(1)
+    let end = short_special(b, at.checked_add(1)?)?;
+    (b.get(end) == Some(&b'"')).then(|| end.checked_add(1))?
 }
 
 /// The value at `at` (params or result) as raw JSON, its `sessionId`
@@ -257,19 +260,21 @@ fn skip(b: &[u8], at: usize) -> Option<usize> {
 }
 
 /// The end of the string at `at`: after its first quote that an even
-/// number of backslashes precede.
+/// number of backslashes precede ([`str_end_within`]: a short string's
+/// quote found a word at a time, prose's by `memchr`, text dense with
+/// `\"` a block at a time).
+#[inline(always)]
 fn string_end(b: &[u8], at: usize) -> Option<usize> {
-    let mut from = at.checked_add(1)?;
-    loop {
-        let quote = from.checked_add(memchr::memchr(b'"', b.get(from..)?)?)?;
-        let before = b.get(..quote)?;
-        let escapes = before.iter().rev().take_while(|&&c| c == b'\\').count();
-        let after = quote.checked_add(1)?;
-        if escapes % 2 == 0 {
-            return Some(after);
+    let from = at.checked_add(1)?;
+    // Most strings of a line (keys, tags, ids) end within sixteen bytes
+    // with no escape: their closing quote is the first special byte
+    // there, found inline.
+    if let Near::At(end) = near_special(b, from) {
+        if b.get(end) == Some(&b'"') {
+            return end.checked_add(1);
         }
-        from = after;
     }
+    str_end_within(b, from, usize::MAX)
 }
 
 /// The end of the object or array at `at`: its brackets counted outside

@@ -210,6 +210,81 @@ proptest! {
     }
 }
 
+/// `text` as a JSON string token, each character written as `how`
+/// picks (`0`: as it is, escaped where JSON requires; `1`: `\uXXXX`;
+/// `2`: a `/` as `\/`).
+fn token(text: &str, how: &[u8]) -> String {
+    let mut out = String::from("\"");
+    for (i, c) in text.chars().enumerate() {
+        match (how.get(i % how.len().max(1)).copied().unwrap_or(0), c) {
+            (2, '/') => out.push_str("\\/"),
+            (1, c) if (c as u32) < 0x10000 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            (_, '"') => out.push_str("\\\""),
+            (_, '\\') => out.push_str("\\\\"),
+            (_, c) => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+    /// The search that passes lines naming no path under the room
+    /// ([`Paths::may_name_room`]) changes nothing: every line comes out
+    /// as the walk of every line (the same map with the search off)
+    /// makes it, the room's path written with escapes or without, in
+    /// path members or elsewhere, the line broken or not.
+    #[test]
+    fn the_rooms_search_passes_only_lines_the_walk_leaves(
+        room in prop_oneof![Just(ROOM.to_string()), dir(), Just("/srv/a\"b".to_string())],
+        parts in components(),
+        base in 0u8..4,
+        how in prop::collection::vec(0u8..3, 1..6),
+        kind in prop_oneof![Just("tool_call"), Just("tool_call_update"), Just("agent_message_chunk")],
+        member in prop_oneof![Just("path"), Just("title"), Just("oldText")],
+        escaped_elsewhere in any::<bool>(),
+        cut in any::<prop::sample::Index>(),
+        broken in any::<bool>(),
+    ) {
+        let dir = match base {
+            0 => room.clone(),
+            1 => format!("{room}x"),
+            2 => room.trim_end_matches(|c| c != '/').to_string(),
+            _ => "/etc".to_string(),
+        };
+        let path = format!("{dir}/{}", parts.join("/"));
+        let note = if escaped_elsewhere { "a\\nb\\u00e9" } else { "plain" };
+        let text = format!(
+            r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"s1","update":{{"sessionUpdate":"{kind}","toolCallId":"t","title":"{note}","locations":[{{"{member}":{}}}],"content":[{{"type":"diff","path":{},"newText":"x"}}]}}}}}}"#,
+            token(&path, &how),
+            token(&path, &how),
+        );
+        let text = if broken {
+            let at = cut.index(text.len());
+            let at = (0..=at).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0);
+            text[..at].to_string()
+        } else {
+            text
+        };
+        let mut searched = Paths::new(root(&room));
+        let mut walked = Paths::new(root(&room));
+        walked.plain_room = false;
+        for p in [&mut searched, &mut walked] {
+            p.learn("s1".into(), root(CLIENT));
+        }
+        let want = walked.toward_client(ClientId(1), &text);
+        prop_assert_eq!(searched.toward_client(ClientId(1), &text), want.clone(), "{}", text);
+        // The search did pass some lines, and the walk moved some paths.
+        if searched.plain_room && !text.contains(room.as_str()) && !text.contains('\\') {
+            prop_assert!(!searched.may_name_room(&text));
+        }
+        if !broken && base == 0 && member == "path" && kind != "agent_message_chunk" {
+            prop_assert!(want.is_some());
+        }
+    }
+}
+
 #[test]
 fn a_session_new_moves_its_cwd_and_learns_the_session_from_the_answer() {
     let mut paths = Paths::new(root(ROOM));

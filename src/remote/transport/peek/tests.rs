@@ -25,6 +25,9 @@ fn value() -> impl proptest::strategy::Strategy<Value = String> {
         "\"x\\\"y\\\\\\\"}]\"",
         "\"\\u00e9\\n\\t{[\"",
         "\"s-1\"",
+        // Past the sixteen bytes a string's end is first looked for in.
+        "\"text past sixteen bytes, \\\"quoted\\\" and on\"",
+        "\"text past sixteen bytes\"",
     ])
     .prop_map(String::from);
     let key = proptest::sample::select(vec!["a", "sessionId", "update", "b\\u0041", "text"]);
