@@ -293,6 +293,7 @@ pub(crate) fn plain_key(b: &[u8], i: usize) -> Option<Result<(usize, usize), Sca
 /// opening quote of a string value, written tight: `{"type":"`), then a
 /// string without escapes or control characters: the offsets of its text
 /// and of its closing quote. `None` for any other text.
+#[cfg(feature = "alloc")]
 #[inline(always)]
 pub(crate) fn tight_string_member(b: &[u8], at: usize, head: &[u8]) -> Option<(usize, usize)> {
     let at = skip_ws(b, at);
@@ -308,6 +309,7 @@ pub(crate) fn tight_string_member(b: &[u8], at: usize, head: &[u8]) -> Option<(u
 /// no leading zero, no fraction or exponent), fits a `u64` and is followed
 /// by a delimiter or the end: its value and the offset after it. `None`
 /// for any other text.
+#[cfg(feature = "alloc")]
 #[inline]
 pub(crate) fn plain_u64(b: &[u8], i: usize) -> Option<(u64, usize)> {
     let mut end = i;
