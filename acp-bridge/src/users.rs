@@ -372,9 +372,10 @@ impl TokenFile {
         room
     }
 
-    /// The user `given` is the token of: the tokens of its keyed hash
-    /// (see [`Index`]) compared in constant time, all of them, whether or
-    /// not one matched earlier.
+    /// The user `given` is the token of: the file's tokens of the same
+    /// keyed hash (one, or on a collision a few, found by binary search)
+    /// compared in constant time, all of them, whether or not one matched
+    /// earlier. Its cost does not grow with the number of tokens.
     pub fn lookup(&self, given: &str) -> Option<Identity> {
         let index = self
             .entries
