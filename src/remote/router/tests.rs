@@ -8,6 +8,21 @@ fn up() -> Router {
     r
 }
 
+/// `client` asks for a session and the agent answers `"s"`.
+fn open_s(r: &mut Router, client: ClientId, out: &mut Vec<Out>) {
+    r.handle_client(
+        client,
+        r#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{}}"#,
+        Duration::ZERO,
+        out,
+    );
+    r.handle_agent(
+        r#"{"jsonrpc":"2.0","id":0,"result":{"sessionId":"s"}}"#,
+        Duration::ZERO,
+        out,
+    );
+}
+
 /// The sessions `out` says to forget, and empties it.
 fn forgotten(out: &mut Vec<Out>) -> Vec<String> {
     out.drain(..)
@@ -23,17 +38,7 @@ fn detached_sessions_are_forgotten_when_reused_or_reattached() {
     let mut r = up();
     let a = r.connect();
     let mut out = Vec::new();
-    r.handle_client(
-        a,
-        r#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{}}"#,
-        Duration::ZERO,
-        &mut out,
-    );
-    r.handle_agent(
-        r#"{"jsonrpc":"2.0","id":0,"result":{"sessionId":"s"}}"#,
-        Duration::ZERO,
-        &mut out,
-    );
+    open_s(&mut r, a, &mut out);
     r.disconnect(a, &mut out);
     assert!(r.replaying.iter().any(|d| d == "s"));
     out.clear();
@@ -100,17 +105,7 @@ fn may_reattach_follows_the_claim_rules() {
     let ana = shared.connect_as("ana", Permissions::READ_WRITE).unwrap();
     let bo = shared.connect_as("bo", Permissions::READ_WRITE).unwrap();
     assert!(!shared.may_reattach(ana, "unseen"));
-    shared.handle_client(
-        ana,
-        r#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{}}"#,
-        Duration::ZERO,
-        &mut out,
-    );
-    shared.handle_agent(
-        r#"{"jsonrpc":"2.0","id":0,"result":{"sessionId":"s"}}"#,
-        Duration::ZERO,
-        &mut out,
-    );
+    open_s(&mut shared, ana, &mut out);
     assert!(shared.may_reattach(ana, "s"));
     assert!(!shared.may_reattach(bo, "s"));
     // The anonymous user of a single-user agent may.
@@ -273,17 +268,7 @@ fn an_agents_line_is_read_no_further_than_its_routing_members() {
     let mut r = up();
     let a = r.connect();
     let mut out = Vec::new();
-    r.handle_client(
-        a,
-        r#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{}}"#,
-        Duration::ZERO,
-        &mut out,
-    );
-    r.handle_agent(
-        r#"{"jsonrpc":"2.0","id":0,"result":{"sessionId":"s"}}"#,
-        Duration::ZERO,
-        &mut out,
-    );
+    open_s(&mut r, a, &mut out);
     out.clear();
     let sent = |out: &mut Vec<Out>| -> Vec<String> {
         out.drain(..)
