@@ -192,6 +192,13 @@ impl Rooms {
     /// `limits` (from [`limits::AgentCgroup::plan`] with
     /// [`Rooms::limits_of`]).
     ///
+    /// What depends only on the agent's command and the bridge's own
+    /// environment (the variables agents may get, the agent's
+    /// [`agent_dirs`]) is worked out at the command's first start and
+    /// kept; the directories are checked at each start against the
+    /// program's file where `PATH` finds it (a `stat`), and worked out
+    /// again when it moved or changed.
+    ///
     /// # Errors
     ///
     /// As [`Rooms::command`].
@@ -202,8 +209,9 @@ impl Rooms {
         limits: &limits::Applied,
     ) -> io::Result<tokio::process::Command> {
         let confined = self.confines(user.is_some());
+        let (env, dirs) = fixed(agent, &self.env_allow, confined);
         let sandbox = if confined {
-            Some(self.policy(agent, user)?)
+            Some(self.policy(dirs, user)?)
         } else {
             None
         };
@@ -217,16 +225,19 @@ impl Rooms {
             launch.cwd = Some(dirs.work.clone());
         }
         let mut cmd = supervisor::command(&launch)?;
-        cmd.env_clear()
-            .envs(agent_env(std::env::vars_os(), &self.env_allow, user));
+        cmd.env_clear().envs(agent_env(env, &self.env_allow, user));
         Ok(cmd)
     }
 
-    /// The Landlock rules of an agent's room.
-    fn policy(&self, agent: &[String], user: Option<(&UserDirs, &UserRoom)>) -> io::Result<Policy> {
+    /// The Landlock rules of an agent's room, its code in `agent_dirs`.
+    fn policy(
+        &self,
+        agent_dirs: Vec<PathBuf>,
+        user: Option<(&UserDirs, &UserRoom)>,
+    ) -> io::Result<Policy> {
         let mut read_only = self.read_only.clone();
         let mut read_write = self.read_write.clone();
-        read_only.extend(agent_dirs(agent));
+        read_only.extend(agent_dirs);
         match user {
             Some((dirs, room)) => {
                 for path in room.read_only.iter().chain(&room.read_write) {
@@ -291,7 +302,7 @@ impl Rooms {
             .chain(self.read_write.iter().cloned())
             .chain(agent_dirs(agent))
             .chain(
-                std::env::current_exe()
+                supervisor::this_program()
                     .ok()
                     .and_then(|e| e.parent().map(Path::to_owned)),
             )
@@ -377,6 +388,135 @@ impl Rooms {
     }
 }
 
+/// What every start of one agent command shares, worked out at its first
+/// start and kept for the next ones ([`fixed`]).
+struct Fixed {
+    /// The agent's program and arguments.
+    command: Vec<String>,
+    /// The `--agent-env` names `env` was taken with.
+    env_allow: Vec<String>,
+    /// The bridge's variables an agent may get: as [`agent_env`] takes
+    /// them for the shared agent, which keeps of them what a user's
+    /// agent gets too (the bridge's environment does not change while
+    /// it runs).
+    env: Vec<(OsString, OsString)>,
+    /// The agent's [`agent_dirs`] (`None`: not worked out yet).
+    dirs: Option<Vec<PathBuf>>,
+    /// The interpreter its program names (`#!`), when it does.
+    interpreter: Option<String>,
+    /// The files `dirs` were worked out from, as they were found.
+    found: Vec<Option<Found>>,
+}
+
+/// A file as found for an agent's [`agent_dirs`]: where, and which file it
+/// was (its device, inode and modification time, its symlinks followed).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Found {
+    path: PathBuf,
+    dev: u64,
+    ino: u64,
+    mtime: (i64, i64),
+}
+
+impl Found {
+    /// `path` when it exists (a file only, when `file`).
+    fn at(path: PathBuf, file: bool) -> Option<Self> {
+        use std::os::unix::fs::MetadataExt;
+        let m = std::fs::metadata(&path).ok()?;
+        if file && !m.is_file() {
+            return None;
+        }
+        Some(Self {
+            path,
+            dev: m.dev(),
+            ino: m.ino(),
+            mtime: (m.mtime(), m.mtime_nsec()),
+        })
+    }
+}
+
+/// `program` where [`which`] finds it, not resolved (one `stat` for a
+/// path, one for each directory of `PATH` tried).
+fn locate(program: &str) -> Option<Found> {
+    if program.contains('/') {
+        return Found::at(PathBuf::from(program), false);
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).find_map(|dir| Found::at(dir.join(program), true))
+}
+
+/// The files an agent's [`agent_dirs`] come from: its program and the
+/// program's `interpreter` where they are found now, and each argument
+/// that is an absolute path.
+fn agent_files(agent: &[String], interpreter: Option<&str>) -> Vec<Option<Found>> {
+    let Some((program, args)) = agent.split_first() else {
+        return Vec::new();
+    };
+    let mut files = vec![locate(program), interpreter.and_then(locate)];
+    files.extend(
+        args.iter()
+            .filter(|a| Path::new(a).is_absolute())
+            .map(|a| Found::at(PathBuf::from(a), true)),
+    );
+    files
+}
+
+/// The command of the last agent started, and what its starts share.
+static FIXED: std::sync::Mutex<Option<Fixed>> = std::sync::Mutex::new(None);
+
+/// For a start of `agent`: the bridge's variables it may get (with
+/// `env_allow`; see [`Fixed::env`]), and, when it is `confined`, its
+/// [`agent_dirs`].
+///
+/// Both are worked out at the first start of a command and kept. The
+/// directories are checked at each start against the files they came
+/// from (a `stat` of the program where `PATH` finds it, of its
+/// interpreter, of each absolute argument): a program moved, replaced or
+/// linked elsewhere (an upgrade), or found elsewhere on `PATH`, has them
+/// worked out again (symlinks followed, the program's `#!` line read), as
+/// every start did before. A start costs a `stat` or two, not a
+/// `readlink` a path component and a read of the program.
+fn fixed(
+    agent: &[String],
+    env_allow: &[String],
+    confined: bool,
+) -> (Vec<(OsString, OsString)>, Vec<PathBuf>) {
+    let mut slot = FIXED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let current = slot
+        .as_ref()
+        .is_some_and(|f| f.command == agent && f.env_allow == env_allow);
+    let fixed = if current { slot.as_mut() } else { None };
+    let fixed = match fixed {
+        Some(f) => f,
+        None => slot.insert(Fixed {
+            command: agent.to_vec(),
+            env_allow: env_allow.to_vec(),
+            env: agent_env(std::env::vars_os(), env_allow, None),
+            dirs: None,
+            interpreter: None,
+            found: Vec::new(),
+        }),
+    };
+    if !confined {
+        return (fixed.env.clone(), Vec::new());
+    }
+    let found = match &fixed.dirs {
+        Some(_) => agent_files(agent, fixed.interpreter.as_deref()),
+        None => Vec::new(),
+    };
+    if fixed.dirs.is_none() || found != fixed.found {
+        fixed.interpreter = agent
+            .first()
+            .and_then(|p| which(p))
+            .and_then(|p| interpreter(&p));
+        fixed.found = agent_files(agent, fixed.interpreter.as_deref());
+        fixed.dirs = Some(agent_dirs(agent));
+    }
+    (fixed.env.clone(), fixed.dirs.clone().unwrap_or_default())
+}
+
 /// `path` absolute with its symlinks followed as far as it exists (a
 /// state directory not made yet still counts where it will be).
 pub(crate) fn resolve_existing_part(path: &Path) -> Option<PathBuf> {
@@ -390,6 +530,50 @@ pub(crate) fn resolve_existing_part(path: &Path) -> Option<PathBuf> {
         rest.push(at.file_name()?.to_owned());
         at = at.parent()?;
     }
+}
+
+/// [`resolve_existing_part`] of `path`, beneath `base` (a user's room
+/// beneath the state directory), with `base` resolved at the first call
+/// that finds it and kept (the bridge's directories stay where they are
+/// while it runs): only the components below `base` are looked at, an
+/// `lstat` each while they exist, and `path` is resolved in full only
+/// when one of them is a symbolic link. The same answer, for two system
+/// calls instead of a `readlink` for every component of `path`.
+pub(crate) fn resolve_beneath(base: &Path, path: &Path) -> Option<PathBuf> {
+    use std::path::Component;
+    static BASE: std::sync::Mutex<Option<(PathBuf, PathBuf)>> = std::sync::Mutex::new(None);
+    let Ok(below) = path.strip_prefix(base) else {
+        return resolve_existing_part(path);
+    };
+    let resolved = {
+        let mut slot = BASE
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match slot.as_ref() {
+            Some((b, r)) if b == base => Some(r.clone()),
+            _ => std::fs::canonicalize(base).ok().map(|r| {
+                *slot = Some((base.to_owned(), r.clone()));
+                r
+            }),
+        }
+    };
+    let Some(resolved) = resolved else {
+        return resolve_existing_part(path);
+    };
+    let mut at = base.to_owned();
+    for c in below.components() {
+        let Component::Normal(name) = c else {
+            return resolve_existing_part(path);
+        };
+        at.push(name);
+        match std::fs::symlink_metadata(&at) {
+            Ok(m) if m.file_type().is_symlink() => return resolve_existing_part(path),
+            Ok(_) => {}
+            // Not made yet: neither is what lies below it.
+            Err(_) => break,
+        }
+    }
+    Some(resolved.join(below))
 }
 
 /// `path` with `.` and `..` taken out by their names alone: for a path whose
@@ -413,7 +597,7 @@ fn lexical(path: &Path) -> PathBuf {
 /// process, which can try a user namespace): `Err` with its report when
 /// the kernel cannot confine, a warning with it when only partly.
 fn probe_kernel() -> Result<Option<String>, String> {
-    let exe = std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?;
+    let exe = supervisor::this_program().map_err(|e| format!("cannot find this program: {e}"))?;
     let out = std::process::Command::new(exe)
         .arg("--check-confinement")
         .stdin(std::process::Stdio::null())
@@ -521,6 +705,7 @@ fn interpreter(path: &Path) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::supervisor::Launch;
 
     #[test]
     fn no_granted_path_reaches_the_bridges_own_files() {
@@ -634,6 +819,88 @@ mod tests {
             resolve_existing_part(&later),
             Some(real.join("acp-room-not-yet").join("agents"))
         );
+    }
+
+    /// The read-only paths of the room `rooms` gives a user's agent
+    /// `agent`, read back from its launcher's spec.
+    fn read_only_of(rooms: &Rooms, agent: &[String], dirs: &UserDirs) -> Vec<PathBuf> {
+        let cmd = rooms
+            .command(agent, Some((dirs, &UserRoom::default())))
+            .unwrap();
+        let spec = cmd.as_std().get_args().nth(1).unwrap().to_str().unwrap();
+        let launch: Launch = serde_json::from_str(spec).unwrap();
+        launch.sandbox.unwrap().read_only
+    }
+
+    #[test]
+    fn an_agents_directories_follow_its_program_when_it_moves() {
+        let base = std::env::temp_dir().join(format!("acp-room-moves-{}", std::process::id()));
+        let (one, two) = (base.join("v1"), base.join("v2"));
+        for dir in [&one, &two] {
+            std::fs::create_dir_all(dir).unwrap();
+            std::fs::write(dir.join("agent"), "#!/bin/sh\n").unwrap();
+        }
+        let link = base.join("agent");
+        std::os::unix::fs::symlink(one.join("agent"), &link).unwrap();
+        let agent = vec![link.to_string_lossy().into_owned()];
+        let dirs = UserDirs::beside(&base.join("ana/home"), &base.join("ana/work"));
+        let rooms = Rooms::default();
+        let (one, two) = (
+            std::fs::canonicalize(&one).unwrap(),
+            std::fs::canonicalize(&two).unwrap(),
+        );
+        // The oracle: the directories worked out afresh, every time.
+        for round in 0..3 {
+            let got = read_only_of(&rooms, &agent, &dirs);
+            assert_eq!(got, agent_dirs(&agent), "round {round}");
+            assert!(got.contains(&one) && !got.contains(&two), "{got:?}");
+        }
+        // An upgrade links the program elsewhere: the next start follows.
+        std::fs::remove_file(&link).unwrap();
+        std::os::unix::fs::symlink(two.join("agent"), &link).unwrap();
+        let got = read_only_of(&rooms, &agent, &dirs);
+        assert_eq!(got, agent_dirs(&agent));
+        assert!(got.contains(&two) && !got.contains(&one), "{got:?}");
+        // Its interpreter changes: so do its directories.
+        std::fs::write(
+            two.join("agent"),
+            "#!/usr/bin/env acp-room-no-such-interpreter\n",
+        )
+        .unwrap();
+        assert_eq!(read_only_of(&rooms, &agent, &dirs), agent_dirs(&agent));
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    #[test]
+    fn a_room_resolves_beneath_its_base_as_in_full() {
+        let base = std::env::temp_dir().join(format!("acp-room-beneath-{}", std::process::id()));
+        let state = base.join("state");
+        std::fs::create_dir_all(state.join("ana/work")).unwrap();
+        std::fs::create_dir_all(base.join("elsewhere/work")).unwrap();
+        std::os::unix::fs::symlink(base.join("elsewhere"), state.join("bo")).unwrap();
+        std::fs::create_dir_all(state.join("cy")).unwrap();
+        std::os::unix::fs::symlink(base.join("elsewhere/work"), state.join("cy/work")).unwrap();
+        // Made, not made yet, linked elsewhere (the room or its working
+        // directory), through `..`, outside the base: the full answer.
+        for path in [
+            state.join("ana/work"),
+            state.join("dee/work"),
+            state.join("ana/none/work"),
+            state.join("bo/work"),
+            state.join("cy/work"),
+            state.join("ana/../bo/work"),
+            base.join("elsewhere/work"),
+        ] {
+            for _ in 0..2 {
+                assert_eq!(
+                    resolve_beneath(&state, &path),
+                    resolve_existing_part(&path),
+                    "{}",
+                    path.display()
+                );
+            }
+        }
+        std::fs::remove_dir_all(&base).unwrap();
     }
 
     #[test]

@@ -188,7 +188,7 @@ pub fn split_command(line: &str) -> Result<Vec<String>, String> {
 ///
 /// When this program's path cannot be found.
 pub fn command(launch: &Launch) -> io::Result<tokio::process::Command> {
-    let exe = std::env::current_exe()?;
+    let exe = this_program()?;
     let spec = Launch {
         parent: std::process::id(),
         init: false,
@@ -197,6 +197,26 @@ pub fn command(launch: &Launch) -> io::Result<tokio::process::Command> {
     let mut cmd = tokio::process::Command::new(exe);
     cmd.arg(LAUNCHER_FLAG).arg(encode(&spec)?);
     Ok(cmd)
+}
+
+/// This program's path ([`std::env::current_exe`]), read once per process:
+/// every agent's launcher (and its MCP relay) is this program, so a
+/// program that starts many reads `/proc/self/exe` once, not at each
+/// start. A program whose file is replaced while it runs (an upgrade)
+/// keeps starting the file at that path, as it would with the path read
+/// at each start (where the kernel would name the replaced file
+/// `PATH (deleted)`, which cannot be run).
+///
+/// # Errors
+///
+/// When this program's path cannot be found (at each call, then).
+pub fn this_program() -> io::Result<&'static std::path::Path> {
+    static EXE: OnceLock<std::path::PathBuf> = OnceLock::new();
+    if let Some(exe) = EXE.get() {
+        return Ok(exe);
+    }
+    let exe = std::env::current_exe()?;
+    Ok(EXE.get_or_init(|| exe))
 }
 
 fn encode(spec: &Launch) -> io::Result<String> {

@@ -94,7 +94,7 @@ async fn supervise(driver: Arc<Driver>, run: AgentRun, user: Option<String>) {
     // the agent's processes see it (symbolic links resolved, as far as it
     // exists: its launcher may not have made it yet).
     let session_dir = dirs.as_ref().and_then(|d| {
-        let dir = crate::room::resolve_existing_part(&d.work)?;
+        let dir = crate::room::resolve_beneath(&processes.state_dir, &d.work)?;
         dir.to_str().map(str::to_owned)
     });
     driver.with(|s, now| {

@@ -22,22 +22,26 @@ impl Log {
             file: None,
             size: 0,
         };
-        let size = fs::metadata(&log.path).map(|m| m.len()).unwrap_or(0);
-        if size > limit {
+        log.reopen();
+        if log.size > limit {
             log.rotate();
-        } else {
-            log.reopen();
         }
         log
     }
 
+    /// Opens the file, its size read from the open file (an `fstat`, not
+    /// a second lookup of its path).
     fn reopen(&mut self) {
         self.file = OpenOptions::new()
             .create(true)
             .append(true)
             .open(&self.path)
             .ok();
-        self.size = fs::metadata(&self.path).map(|m| m.len()).unwrap_or(0);
+        self.size = self
+            .file
+            .as_ref()
+            .and_then(|f| f.metadata().ok())
+            .map_or(0, |m| m.len());
     }
 
     fn rotate(&mut self) {

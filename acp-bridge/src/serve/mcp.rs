@@ -123,7 +123,8 @@ fn plan(driver: &Arc<Driver>, user: Option<&str>) -> Result<(McpRelay, Unbound),
     let mut bytes = [0u8; 24];
     getrandom::fill(&mut bytes).map_err(|e| format!("no random source: {e}"))?;
     let token: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    let exe = std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?;
+    let exe =
+        crate::supervisor::this_program().map_err(|e| format!("cannot find this program: {e}"))?;
     let relay = McpRelay::new(
         exe.to_string_lossy().into_owned(),
         vec![RELAY_FLAG.to_owned(), path.to_string_lossy().into_owned()],
