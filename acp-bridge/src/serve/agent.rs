@@ -34,7 +34,7 @@ pub fn start(driver: Arc<Driver>, run: AgentRun, user: Option<String>) {
 /// appends its stderr to its log, stops it when the core asks; reports its
 /// start and its exit (restarts are the core's decision).
 async fn supervise(driver: Arc<Driver>, run: AgentRun, user: Option<String>) {
-    let mut socket = super::mcp::prepare(&driver, user.as_deref()).await;
+    super::mcp::prepare(&driver, user.as_deref());
     let processes = &driver.processes;
     let name = user
         .as_deref()
@@ -54,9 +54,6 @@ async fn supervise(driver: Arc<Driver>, run: AgentRun, user: Option<String>) {
     let (mut child, stdin, stdout, stderr) = match spawned {
         Ok(x) => x,
         Err(e) => {
-            if let Some(socket) = socket {
-                super::mcp::unbound_dropped(&driver, socket);
-            }
             release(cgroup).await;
             driver.with(|s, now| s.handle_agent_exited(now, run, &e));
             return;
@@ -104,12 +101,9 @@ async fn supervise(driver: Arc<Driver>, run: AgentRun, user: Option<String>) {
         s.handle_agent_started(now, run, pid);
     });
     let stopped = tokio::select! {
-        () = read_stdout(&driver, run, stdout, &mut socket) => false,
+        () = read_stdout(&driver, run, stdout) => false,
         () = stop.notified() => true,
     };
-    if let Some(socket) = socket {
-        super::mcp::unbound_dropped(&driver, socket);
-    }
     driver.detach_run(run);
     let status = if stopped {
         let _ = child.kill().await;
@@ -253,16 +247,7 @@ const READ_BUFFER: usize = 16 * 1024;
 /// So a long line is held twice at most, and the core's copy is the only
 /// one left when the connection's writer starts on it; no long line stays
 /// resident in the reader.
-///
-/// The agent's MCP socket (`socket`), when still unbound, is bound at the
-/// agent's first line, before the core gets it: the agent runs, its room
-/// is made.
-async fn read_stdout(
-    driver: &Arc<Driver>,
-    run: AgentRun,
-    stdout: ChildStdout,
-    socket: &mut Option<super::mcp::Unbound>,
-) {
+async fn read_stdout(driver: &Arc<Driver>, run: AgentRun, stdout: ChildStdout) {
     let limits = Limits::default().with_max_line_len(driver.processes.max_line);
     // Pass-through splitting: the line's bytes as read, UTF-8 checked once
     // below, where they become the core's string (the splitting codec
@@ -271,9 +256,6 @@ async fn read_stdout(
     let mut lines = FramedRead::with_capacity(stdout, codec, READ_BUFFER);
     // An `Err` from the stream is an I/O error: stdout is gone.
     while let Some(Ok(item)) = lines.next().await {
-        if let Some(socket) = socket.take() {
-            super::mcp::bind(driver, socket);
-        }
         renew_after(lines.read_buffer_mut(), item.as_bytes().len());
         match item {
             RawItem::Line(line) if line.is_blank() => {}

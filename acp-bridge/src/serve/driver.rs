@@ -103,29 +103,46 @@ pub enum ToRelay {
     Close,
 }
 
-/// The MCP relays agents started: which agents' sockets listen (by
-/// user; `None`: the shared or anonymous agent), and each open link's
-/// channel.
+/// A socket's binding, put off until a client first offers an `"acp"`
+/// server to its agent.
+pub type Bind = Box<dyn FnOnce() + Send>;
+
+/// The MCP relays agents started: which agents' sockets are named (by
+/// user; `None`: the shared or anonymous agent), those not bound yet, and
+/// each open link's channel.
 #[derive(Default)]
 pub struct Relays {
     listening: Mutex<HashSet<Option<String>>>,
+    unbound: Mutex<HashMap<Option<String>, Bind>>,
     links: Mutex<HashMap<McpLink, mpsc::UnboundedSender<ToRelay>>>,
 }
 
 impl Relays {
-    /// Whether `user`'s agent's socket listens.
+    /// Whether `user`'s agent's socket is named (bound, or to be bound).
     pub fn listens(&self, user: &Option<String>) -> bool {
         lock(&self.listening).contains(user)
     }
 
-    /// `user`'s agent's socket listens.
-    pub fn listening(&self, user: Option<String>) {
-        lock(&self.listening).insert(user);
+    /// `user`'s agent's socket is named; `bind` binds it, when a client
+    /// first offers an `"acp"` server to that agent (`Event::McpOffered`).
+    pub fn listening(&self, user: Option<String>, bind: Bind) {
+        lock(&self.listening).insert(user.clone());
+        lock(&self.unbound).insert(user, bind);
     }
 
-    /// `user`'s agent's socket does not listen (it was never bound).
+    /// `user`'s agent's socket is not named (it could not be bound).
     pub fn forget(&self, user: &Option<String>) {
         lock(&self.listening).remove(user);
+        lock(&self.unbound).remove(user);
+    }
+
+    /// Carries out `Event::McpOffered`: binds `agent`'s socket, when not
+    /// bound yet.
+    fn offered(&self, agent: &Option<String>) {
+        let bind = lock(&self.unbound).remove(agent);
+        if let Some(bind) = bind {
+            bind();
+        }
     }
 
     /// Registers the channel of a link the core just opened.
@@ -276,6 +293,7 @@ impl Driver {
                 );
                 span.in_scope(|| tracing::info!("prompt"));
             }
+            Event::McpOffered { agent } => self.relays.offered(&agent),
             Event::FirstUpdate { session, latency } => {
                 self.first_update.observe(latency.as_secs_f64());
                 tracing::debug!(%session, latency_ms = latency.as_millis() as u64, "first update");

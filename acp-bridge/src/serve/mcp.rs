@@ -3,10 +3,10 @@
 //! `handle_mcp_open`, `handle_mcp_line`, `handle_mcp_closed`).
 //!
 //! Each agent gets a Unix socket of its own inside its room
-//! (`USER/tmp/mcp-relay.sock` beside its `HOME`, bound once the agent runs,
-//! its room then made by its launcher; the shared agent's in a private
-//! directory under the bridge's temporary directory, bound before it
-//! starts) and a random token. The core hands the agent, in place of each `"acp"`
+//! (`USER/tmp/mcp-relay.sock` beside its `HOME`; the shared agent's in a
+//! private directory under the bridge's temporary directory) and a random
+//! token, named at its first start and bound when a client first offers
+//! it an `"acp"` server ([`prepare`]). The core hands the agent, in place of each `"acp"`
 //! server, this program as a stdio server: `acp-bridge --mcp-relay SOCKET
 //! ID`, the token in `ACP_BRIDGE_MCP_TOKEN`. The relay connects, says
 //! `{"token": …, "acpId": ID}` on its first line, is answered `{"ok":
@@ -58,62 +58,57 @@ fn socket_path(driver: &Driver, user: Option<&str>) -> PathBuf {
     }
 }
 
-/// A socket named, its relay given to the core, not bound yet: a user's
-/// agent's, in the room its launcher makes ([`bind`] once the agent runs).
-pub struct Unbound {
+/// A socket named, its relay given to the core, not bound yet.
+struct Unbound {
     path: PathBuf,
     user: Option<String>,
     token: String,
 }
 
-/// Makes sure `user`'s agent has its socket and the core its relay, before
-/// the agent starts. The shared agent's socket is bound now; a user's is
-/// only named, and returned to be bound once the agent runs
-/// ([`bind`]): its directory is the room the agent's launcher makes, and
-/// the relay that connects to it starts only after the agent reads a
-/// `session/new` (it retries a socket not bound yet). Failing that, MCP
-/// over ACP is not bridged for it (logged).
-pub async fn prepare(driver: &Arc<Driver>, user: Option<&str>) -> Option<Unbound> {
+/// Makes sure `user`'s agent has its socket named and the core its relay,
+/// before the agent starts. The socket is bound only when a client first
+/// offers that agent an `"acp"` server (`Event::McpOffered`, which the
+/// driver carries out before the agent gets that request, so the relay
+/// the agent starts finds it bound): most sessions offer none, and a
+/// socket bound at every start cost the server a file system inode
+/// (with a `mkdir`, an `unlink`, a `bind` and a `listen`) at every start.
+/// Once named (or bound), the agent's later starts keep it. Failing that,
+/// MCP over ACP is not bridged for it (logged).
+pub fn prepare(driver: &Arc<Driver>, user: Option<&str>) {
     let key = user.map(ToOwned::to_owned);
     if driver.relays.listens(&key) {
-        return None;
+        return;
     }
-    let planned = plan(driver, user).and_then(|(relay, unbound)| {
-        if user.is_none() {
-            listen(driver, unbound)?;
-            return Ok((relay, None));
-        }
-        Ok((relay, Some(unbound)))
-    });
-    match planned {
+    match plan(driver, user) {
         Ok((relay, unbound)) => {
-            driver.relays.listening(key);
+            let weak = Arc::downgrade(driver);
+            let bind_it = move || {
+                if let Some(driver) = weak.upgrade() {
+                    bind(&driver, unbound);
+                }
+            };
+            driver.relays.listening(key, Box::new(bind_it));
             driver.with(|s, _| s.set_mcp_relay(user, Some(relay)));
-            unbound
         }
-        Err(e) => {
-            driver.log_line(&format!("mcp over acp is not bridged: {e}"));
-            None
-        }
+        Err(e) => driver.log_line(&format!("mcp over acp is not bridged: {e}")),
     }
 }
 
-/// Binds a socket [`prepare`] named, now that its agent runs (its room
-/// made). Failing that, MCP over ACP is not bridged for that agent (logged;
-/// its next start tries again).
-pub fn bind(driver: &Arc<Driver>, unbound: Unbound) {
+/// Binds a socket [`prepare`] named (its directory made when missing: the
+/// agent's room, when its launcher has not made it yet). Runs under the
+/// core's lock (carrying out an event): failing to bind, MCP over ACP is
+/// not bridged for that agent (logged), its relay taken back from the
+/// core just after, and its next start names a socket again.
+fn bind(driver: &Arc<Driver>, unbound: Unbound) {
     let user = unbound.user.clone();
     if let Err(e) = listen(driver, unbound) {
         driver.log_line(&format!("mcp over acp is not bridged: {e}"));
-        driver.with(|s, _| s.set_mcp_relay(user.as_deref(), None));
-        driver.relays.forget(&user);
+        let driver = driver.clone();
+        tokio::spawn(async move {
+            driver.with(|s, _| s.set_mcp_relay(user.as_deref(), None));
+            driver.relays.forget(&user);
+        });
     }
-}
-
-/// A socket that [`prepare`] named and that was never bound (its agent
-/// ended first): its agent's next start names a new one.
-pub fn unbound_dropped(driver: &Driver, unbound: Unbound) {
-    driver.relays.forget(&unbound.user);
 }
 
 /// Names `user`'s agent's socket and its token: the relay the core gives
@@ -266,8 +261,8 @@ pub fn run_relay(args: &[String]) -> ExitCode {
 }
 
 /// How long the relay waits for its socket to be bound (the bridge binds
-/// a user's agent's socket once that agent runs: a relay started at once
-/// may be there first).
+/// it before the agent gets the request that names the relay, so this
+/// covers a socket being bound again, or a relay run by hand early).
 const CONNECT_WAIT: Duration = Duration::from_secs(5);
 
 fn relay(socket: &Path, id: &str, token: &str) -> Result<(), String> {

@@ -363,6 +363,27 @@ fn a_team_server_bridges_mcp_for_an_agent_that_lacks_it() {
     };
     let run = |prompt: &str| run_at(&bridge.url, prompt);
 
+    // A session that offers no `"acp"` server: ana's agent runs, with no
+    // socket. Hers is bound when a client first offers one (next), to the
+    // agent running now, before it reads that `session/new`.
+    let socket = state.join("ana/tmp/mcp-relay.sock");
+    let (out, summary, all) = client(
+        &[
+            "--connect",
+            &bridge.url,
+            "--cwd",
+            project.to_str().unwrap(),
+            "--timeout",
+            "20",
+            "hello",
+        ],
+        &[("ACP_BRIDGE_TOKEN", ANA)],
+    );
+    assert!(out.status.success(), "{all}");
+    assert_eq!(summary["stopReason"], "end_turn", "{all}");
+    assert!(state.join("ana/work").is_dir());
+    assert!(!socket.exists(), "bound before any offer");
+
     let (out, summary, all) = run("mcp read_file path=secret.txt");
     read_the_secret_over_acp(&out, &summary, &all);
     // The same over Streamable HTTP.
@@ -383,7 +404,6 @@ fn a_team_server_bridges_mcp_for_an_agent_that_lacks_it() {
 
     // Ana's socket, in her room, takes her agent's token only: a process
     // elsewhere (bo's room, or here) that reaches it is refused.
-    let socket = state.join("ana/tmp/mcp-relay.sock");
     assert!(socket.exists(), "{}", socket.display());
     let refused = Command::new(env!("CARGO_BIN_EXE_acp-bridge"))
         .arg("--mcp-relay")

@@ -41,7 +41,7 @@ use core::time::Duration;
 use serde_json::{json, Map, Value};
 
 use super::paths::{move_mcp_paths, Root};
-use super::{Action, ConnectionId, Server};
+use super::{Action, ConnectionId, Event, Server};
 use crate::acp::{names, Message, RequestId};
 use crate::remote::router::{ClientId, MessageKind, Out};
 use crate::remote::transport::Stream;
@@ -801,6 +801,9 @@ impl Server {
             declared.push(id.to_owned());
             *s = json!({"name": name, "command": relay.command, "args": args, "env": env});
         }
+        if !declared.is_empty() {
+            self.event(Event::McpOffered { agent: key.clone() });
+        }
         for id in declared {
             let entry = (key.clone(), id);
             match self.mcp.declared.get(&entry) {
@@ -985,6 +988,35 @@ mod tests {
     }
 
     const NEW: &str = r#"{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/w","mcpServers":[{"type":"acp","name":"files","serverId":"srv-1"},{"name":"local","command":"x","args":[],"env":[]}]}}"#;
+
+    /// The events polled now.
+    fn events(s: &mut Server) -> Vec<Event> {
+        core::iter::from_fn(|| s.poll_event()).collect()
+    }
+
+    #[test]
+    fn an_offered_acp_server_is_an_event_before_its_request_reaches_the_agent() {
+        let (mut s, _run, conn, _) = setup("{}");
+        let _ = events(&mut s);
+        // No `"acp"` server: no event.
+        s.handle_text(
+            T,
+            conn,
+            r#"{"jsonrpc":"2.0","id":3,"method":"session/new","params":{"cwd":"/w","mcpServers":[]}}"#,
+        );
+        assert!(events(&mut s).is_empty());
+        let _ = s.take_actions();
+        // One: the agent's relay is named, in the same input as the
+        // rewritten request.
+        s.handle_text(T, conn, NEW);
+        assert_eq!(events(&mut s), [Event::McpOffered { agent: None }]);
+        assert_eq!(written(&s.take_actions()).len(), 1);
+        // An agent that takes them itself is given them as they are: none.
+        let (mut s, _run, conn, _) = setup(r#"{"mcpCapabilities":{"acp":true}}"#);
+        let _ = events(&mut s);
+        s.handle_text(T, conn, NEW);
+        assert!(events(&mut s).is_empty());
+    }
 
     #[test]
     fn an_agent_without_acp_gets_the_relay_and_the_calls_reach_the_client() {

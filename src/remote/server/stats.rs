@@ -238,6 +238,17 @@ pub enum Event {
         /// How long after the prompt.
         latency: Duration,
     },
+    /// A client's session request offered `"acp"` MCP servers that an
+    /// agent is given its relay for in their place
+    /// ([`Server::set_mcp_relay`]): that agent will start the relay. A
+    /// caller that makes the relay's endpoint only when it is first
+    /// needed makes it on this event (polled before the request is
+    /// written to the agent).
+    McpOffered {
+        /// The agent, as `set_mcp_relay` names it (`None`: the
+        /// anonymous user's, or the shared agent).
+        agent: Option<String>,
+    },
 }
 
 impl Server {
