@@ -71,10 +71,13 @@ async fn supervise(driver: Arc<Driver>, run: AgentRun, user: Option<String>) {
     driver.log_line(&started);
     let log = driver.agent_log(user.as_deref());
     if user.is_some() {
+        // Written before the run's first byte on stderr: a user's log
+        // holds the runs that said something there, each after its start
+        // line (every start is in the bridge's log above).
         let mut log = log
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        log.write(format!("[bridge] {started}\n").as_bytes());
+        log.hold(format!("[bridge] {started}\n").into_bytes());
     }
     let (tx, rx) = mpsc::unbounded_channel::<AgentLine>();
     let stop = Arc::new(Notify::new());

@@ -433,7 +433,8 @@ impl Driver {
         tracing::info!("{text}");
     }
 
-    /// The log of `user`'s agent (`None`: the shared log).
+    /// The log of `user`'s agent (`None`: the shared log); a user's is
+    /// made at its first write ([`Log::lazy`]).
     pub fn agent_log(&self, user: Option<&str>) -> Arc<Mutex<Log>> {
         let Some(user) = user else {
             return self.log.clone();
@@ -442,7 +443,7 @@ impl Driver {
             .entry(user.to_owned())
             .or_insert_with(|| {
                 let path = self.processes.log_dir.join(user_log_name(user));
-                Arc::new(Mutex::new(Log::open(&path, self.processes.log_limit)))
+                Arc::new(Mutex::new(Log::lazy(&path, self.processes.log_limit)))
             })
             .clone()
     }

@@ -11,22 +11,48 @@ pub struct Log {
     limit: u64,
     file: Option<File>,
     size: u64,
+    /// The file was opened (or tried).
+    opened: bool,
+    /// Bytes written just before the next ones ([`Log::hold`]).
+    held: Vec<u8>,
 }
 
 impl Log {
     /// Opens (rotating first if the file is already past the limit).
     pub fn open(path: &Path, limit: u64) -> Self {
-        let mut log = Self {
+        let mut log = Self::lazy(path, limit);
+        log.open_now();
+        log
+    }
+
+    /// As [`Log::open`], at the first write: a log nothing is written to
+    /// (the log of an agent that says nothing on stderr) is no file, and
+    /// costs no file system inode and no descriptor.
+    pub fn lazy(path: &Path, limit: u64) -> Self {
+        Self {
             path: path.to_owned(),
             limit,
             file: None,
             size: 0,
-        };
-        log.reopen();
-        if log.size > limit {
-            log.rotate();
+            opened: false,
+            held: Vec::new(),
         }
-        log
+    }
+
+    fn open_now(&mut self) {
+        self.opened = true;
+        self.reopen();
+        if self.size > self.limit {
+            self.rotate();
+        }
+    }
+
+    /// Keeps `line` to be written just before the next bytes (an agent
+    /// run's start line, before what the run writes on stderr); a line
+    /// kept and not written yet is replaced (a run that wrote nothing
+    /// leaves nothing).
+    pub fn hold(&mut self, line: Vec<u8>) {
+        self.held = line;
     }
 
     /// Opens the file, its size read from the open file (an `fstat`, not
@@ -52,8 +78,20 @@ impl Log {
         self.reopen();
     }
 
-    /// Appends bytes, rotating once the file is past the limit.
+    /// Appends bytes (after a line [`Log::hold`] kept), rotating once the
+    /// file is past the limit.
     pub fn write(&mut self, bytes: &[u8]) {
+        if !self.opened {
+            self.open_now();
+        }
+        if !self.held.is_empty() {
+            let held = std::mem::take(&mut self.held);
+            self.append(&held);
+        }
+        self.append(bytes);
+    }
+
+    fn append(&mut self, bytes: &[u8]) {
         if let Some(f) = &mut self.file {
             if f.write_all(bytes).is_ok() {
                 self.size = self.size.saturating_add(bytes.len() as u64);
@@ -183,6 +221,35 @@ mod tests {
     use super::*;
     use acp_codec::remote::Refusal;
     use std::time::{Duration, Instant};
+
+    #[test]
+    fn a_lazy_log_is_a_file_from_its_first_write_with_its_held_line_first() {
+        let dir = std::env::temp_dir().join(format!("acp-log-lazy-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("agent.log");
+        let mut log = Log::lazy(&path, 1 << 20);
+        // A run that writes nothing: no file, its line never written.
+        log.hold(b"[bridge] run 1 started\n".to_vec());
+        log.hold(b"[bridge] run 2 started\n".to_vec());
+        assert!(!path.exists());
+        log.write(b"run 2 says\n");
+        log.write(b"and more\n");
+        log.hold(b"[bridge] run 3 started\n".to_vec());
+        log.write(b"run 3 says\n");
+        let text = fs::read_to_string(&path).unwrap();
+        assert_eq!(
+            text,
+            "[bridge] run 2 started\nrun 2 says\nand more\n[bridge] run 3 started\nrun 3 says\n"
+        );
+        // Past its limit at its first write: rotated first, as at an open.
+        let mut log = Log::lazy(&path, 8);
+        log.write(b"fresh\n");
+        assert_eq!(fs::read_to_string(&path).unwrap(), "fresh\n");
+        let mut old = path.clone().into_os_string();
+        old.push(".old");
+        assert_eq!(fs::read_to_string(old).unwrap(), text);
+        fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn a_flood_writes_the_limit_a_second_then_says_how_many_were_left_out() {
