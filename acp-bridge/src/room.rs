@@ -551,10 +551,9 @@ pub(crate) fn resolve_beneath(base: &Path, path: &Path) -> Option<PathBuf> {
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         match slot.as_ref() {
             Some((b, r)) if b == base => Some(r.clone()),
-            _ => std::fs::canonicalize(base).ok().map(|r| {
-                *slot = Some((base.to_owned(), r.clone()));
-                r
-            }),
+            _ => std::fs::canonicalize(base)
+                .ok()
+                .inspect(|r| *slot = Some((base.to_owned(), r.clone()))),
         }
     };
     let Some(resolved) = resolved else {
