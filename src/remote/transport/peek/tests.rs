@@ -28,6 +28,9 @@ fn value() -> impl proptest::strategy::Strategy<Value = String> {
         // Past the sixteen bytes a string's end is first looked for in.
         "\"text past sixteen bytes, \\\"quoted\\\" and on\"",
         "\"text past sixteen bytes\"",
+        // Past the inline search's sixty-four bytes, plain and escaped.
+        "\"text past sixty-four bytes, which the peek searches inline sixteen at a step\"",
+        "\"text past sixty-four bytes, with an escape late in it, at byte fifty: \\\"quoted\\\" on\"",
     ])
     .prop_map(String::from);
     let key = proptest::sample::select(vec!["a", "sessionId", "update", "b\\u0041", "text"]);
@@ -197,4 +200,68 @@ fn what_the_peek_cannot_use_is_left_to_the_full_decode() {
         "]".repeat(130)
     );
     assert_eq!(peek(&deep), None);
+}
+
+/// Where a string's text ends, byte by byte: after its first quote that
+/// no backslash escapes (each backslash escapes the byte after it).
+fn naive_string_end(b: &[u8], at: usize) -> Option<usize> {
+    let mut i = at + 1;
+    while let Some(&c) = b.get(i) {
+        match c {
+            b'\\' => i += 2,
+            b'"' => return Some(i + 1),
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+#[test]
+fn string_end_agrees_with_a_byte_loop_at_every_length_and_escape() {
+    // Text of every length to past the inline search's sixty-four
+    // bytes and its sixteen-byte steps, with an escape, a control
+    // character or a backslash run at each place, and without its
+    // closing quote.
+    for len in 0..100 {
+        for at in 0..=len {
+            for special in [
+                &b"\\\""[..],
+                b"\\\\",
+                b"\\\\\\\"",
+                b"\\n",
+                b"\x01",
+                b"\"",
+                b"\\u0041",
+            ] {
+                let mut text = vec![b'"'];
+                text.extend(core::iter::repeat_n(b'a', at));
+                text.extend_from_slice(special);
+                text.extend(core::iter::repeat_n(b'b', len - at));
+                for tail in [&b"\",1"[..], b"", b"\\\"x\""] {
+                    let mut b = text.clone();
+                    b.extend_from_slice(tail);
+                    assert_eq!(
+                        super::string_end(&b, 0),
+                        naive_string_end(&b, 0),
+                        "{:?}",
+                        String::from_utf8_lossy(&b)
+                    );
+                }
+            }
+        }
+    }
+}
+
+proptest::proptest! {
+    #[test]
+    fn string_end_agrees_with_a_byte_loop(
+        body in proptest::collection::vec(
+            proptest::sample::select(vec![b'a', b'"', b'\\', b'\n', 0x01, b' ', 0xc3, 0xa9]),
+            0..200,
+        ),
+    ) {
+        let mut b = vec![b'"'];
+        b.extend_from_slice(&body);
+        proptest::prop_assert_eq!(super::string_end(&b, 0), naive_string_end(&b, 0));
+    }
 }
