@@ -265,3 +265,83 @@ proptest::proptest! {
         proptest::prop_assert_eq!(super::string_end(&b, 0), naive_string_end(&b, 0));
     }
 }
+
+/// JSON text with strings full of what a block walk could mistake:
+/// backslash runs of every length (at every place of a block, as the
+/// values nest), escaped quotes, brackets inside strings; containers
+/// nested a few deep, empty ones among them.
+fn bracketed() -> impl proptest::strategy::Strategy<Value = String> {
+    use proptest::prelude::*;
+    let text = proptest::collection::vec(
+        proptest::sample::select(vec!['a', '\\', '"', '{', '}', '[', ']', ' ', 'é', '\n']),
+        0..40,
+    )
+    .prop_map(|chars| serde_json::to_string(&chars.into_iter().collect::<String>()).unwrap());
+    let leaf = prop_oneof![
+        text,
+        Just(String::from("1")),
+        Just(String::from("[]")),
+        Just(String::from("{}"))
+    ];
+    leaf.prop_recursive(5, 64, 6, |inner| {
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 0..6)
+                .prop_map(|v| format!("[{}]", v.join(","))),
+            proptest::collection::vec(inner, 0..6).prop_map(|v| {
+                let members: Vec<_> = v
+                    .iter()
+                    .enumerate()
+                    .map(|(n, v)| format!("\"k{n}\":{v}"))
+                    .collect();
+                format!("{{{}}}", members.join(","))
+            }),
+        ]
+    })
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(3000))]
+    /// The block walk against the byte walk: on JSON containers at every
+    /// alignment, cut short, followed by more text, or with a bracket of
+    /// the other kind (or the other side) put in for one.
+    #[test]
+    fn the_block_walk_agrees_with_the_byte_walk(
+        value in bracketed(),
+        gap in 0usize..70,
+        cut in proptest::prelude::any::<proptest::sample::Index>(),
+        swap in proptest::prelude::any::<proptest::sample::Index>(),
+        to in proptest::sample::select(vec![b'{', b'}', b'[', b']']),
+    ) {
+        let value = format!("[{value}]");
+        let mut b = vec![b' '; gap];
+        b.extend_from_slice(value.as_bytes());
+        b.extend_from_slice(b",\"tail\"}");
+        let whole = b.clone();
+        proptest::prop_assert_eq!(super::container_end(&b, gap), Some(gap + value.len()));
+        let brackets: Vec<usize> = (gap..b.len()).filter(|&i| b"{}[]".contains(&b[i])).collect();
+        if !brackets.is_empty() {
+            b[*swap.get(&brackets)] = to;
+        }
+        proptest::prop_assert_eq!(super::container_end(&b, gap), super::container_end_bytes(&b, gap));
+        let cut = gap + cut.index(value.len());
+        let short = &whole[..cut];
+        proptest::prop_assert_eq!(super::container_end(short, gap), super::container_end_bytes(short, gap));
+    }
+}
+
+#[test]
+fn the_block_walk_stops_where_the_byte_walk_does_at_the_depth_limit() {
+    for depth in [99usize, 100, 101, 130] {
+        for gap in [0usize, 1, 63] {
+            let mut b = vec![b' '; gap];
+            b.extend(core::iter::repeat_n(b'[', depth));
+            b.extend(core::iter::repeat_n(b']', depth));
+            assert_eq!(
+                super::container_end(&b, gap),
+                super::container_end_bytes(&b, gap),
+                "{depth} at {gap}"
+            );
+            assert_eq!(super::container_end(&b, gap).is_some(), depth <= 100);
+        }
+    }
+}
