@@ -118,6 +118,7 @@ pub(crate) fn backslash_and_special_bits(block: &[u8; BLOCK]) -> (u64, u64) {
 /// its opening brackets (`{` and `[`: the two bytes that are `{` with bit
 /// 5 set) and its closing ones (`}` and `]`, likewise): what a walk that
 /// passes a container by its brackets needs (the routing peek's).
+#[cfg(feature = "remote")]
 #[inline(always)]
 pub(crate) fn structural_bits(block: &[u8; BLOCK]) -> [u64; 4] {
     let bits = |at: usize| {
@@ -168,7 +169,9 @@ mod tests {
                     (want_backslash, want_quote),
                     "{c} at {at}"
                 );
+                #[cfg(feature = "remote")]
                 let bit = |yes: bool| if yes { 1u64 << at } else { 0 };
+                #[cfg(feature = "remote")]
                 assert_eq!(
                     structural_bits(&block),
                     [
