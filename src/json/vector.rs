@@ -114,6 +114,32 @@ pub(crate) fn backslash_and_special_bits(block: &[u8; BLOCK]) -> (u64, u64) {
     (backslash, backslash | quote_or_control)
 }
 
+/// Bits of `block`, bit `k` for byte `k`: its backslashes, its quotes,
+/// its opening brackets (`{` and `[`: the two bytes that are `{` with bit
+/// 5 set) and its closing ones (`}` and `]`, likewise): what a walk that
+/// passes a container by its brackets needs (the routing peek's).
+#[cfg(feature = "remote")]
+#[inline(always)]
+pub(crate) fn structural_bits(block: &[u8; BLOCK]) -> [u64; 4] {
+    let bits = |at: usize| {
+        let v = lane(block, at);
+        let folded = v | u8x16::splat(0x20);
+        let mask = |m: u8x16| u64::from(m.move_mask().unsigned_abs());
+        [
+            mask(v.cmp_eq(u8x16::splat(b'\\'))),
+            mask(v.cmp_eq(u8x16::splat(b'"'))),
+            mask(folded.cmp_eq(u8x16::splat(b'{'))),
+            mask(folded.cmp_eq(u8x16::splat(b'}'))),
+        ]
+    };
+    let [l0, l1, l2, l3] = [bits(0), bits(16), bits(32), bits(48)];
+    let word = |n: usize| {
+        let at = |l: [u64; 4]| l.get(n).copied().unwrap_or(0);
+        at(l0) | (at(l1) << 16) | (at(l2) << 32) | (at(l3) << 48)
+    };
+    [word(0), word(1), word(2), word(3)]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -141,6 +167,19 @@ mod tests {
                 assert_eq!(
                     backslash_and_quote_bits(&block),
                     (want_backslash, want_quote),
+                    "{c} at {at}"
+                );
+                #[cfg(feature = "remote")]
+                let bit = |yes: bool| if yes { 1u64 << at } else { 0 };
+                #[cfg(feature = "remote")]
+                assert_eq!(
+                    structural_bits(&block),
+                    [
+                        want_backslash,
+                        want_quote,
+                        bit(c == b'{' || c == b'['),
+                        bit(c == b'}' || c == b']'),
+                    ],
                     "{c} at {at}"
                 );
             }

@@ -856,6 +856,15 @@ impl Server {
         let Some(key) = self.conns.get(&conn).map(|c| c.agent.clone()) else {
             return text;
         };
+        // An agent that says `mcpCapabilities.acp` itself (or a server
+        // with no relay to bridge) needs no rewrite: read as that shape,
+        // without building the answer's tree.
+        if let Some(native) = native_acp(&text) {
+            if native || !self.mcp.relays.contains_key(&key) {
+                self.mcp.native.insert(key, native);
+                return text;
+            }
+        }
         let Ok(mut answer) = serde_json::from_str::<Value>(&text) else {
             return text;
         };
@@ -897,6 +906,74 @@ impl Server {
     /// `conn` is gone: its pending `initialize` is forgotten.
     pub(super) fn mcp_forget(&mut self, conn: ConnectionId) {
         self.mcp.initializing.remove(&conn);
+    }
+}
+
+/// What an `initialize` answer in v1 says of `mcpCapabilities.acp`
+/// (`false` when it is `null` or absent), read as a typed shape: its other
+/// members are passed over (checked as JSON all the same), nothing is
+/// built. `None` for every answer of another shape (another version, a
+/// member of another type or written twice, no `agentCapabilities` or
+/// `mcpCapabilities` object, text that is not JSON): the caller reads
+/// those into a [`Value`], as it reads the answers it rewrites. Where
+/// both read an answer they agree (the tests hold this against the
+/// [`Value`] reading); the members passed over are checked by the
+/// grammar alone, so an answer the tree would refuse for one of them
+/// (a number past `f64`, nesting past 128 levels, a lone surrogate)
+/// is read here all the same: it goes to the client as it came either
+/// way.
+fn native_acp(text: &str) -> Option<bool> {
+    #[derive(serde::Deserialize)]
+    struct Answer {
+        result: Object<Initialized>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Initialized {
+        #[serde(rename = "protocolVersion")]
+        version: serde_json::Number,
+        #[serde(rename = "agentCapabilities")]
+        capabilities: Object<Capabilities>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Capabilities {
+        #[serde(rename = "mcpCapabilities")]
+        mcp: Object<Mcp>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Mcp {
+        #[serde(default)]
+        acp: Option<bool>,
+    }
+    let Object(answer) = serde_json::from_str::<Object<Answer>>(text).ok()?;
+    let Object(result) = answer.result;
+    if result.version.as_u64() != Some(1) {
+        return None;
+    }
+    let Object(capabilities) = result.capabilities;
+    let Object(mcp) = capabilities.mcp;
+    Some(mcp.acp == Some(true))
+}
+
+/// A derived struct read from an object only (a derived struct also takes
+/// an array of its members in order, which a [`Value`] reading does not).
+struct Object<T>(T);
+
+impl<'de, T: serde::Deserialize<'de>> serde::Deserialize<'de> for Object<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Members<T>(core::marker::PhantomData<T>);
+        impl<'de, T: serde::Deserialize<'de>> serde::de::Visitor<'de> for Members<T> {
+            type Value = Object<T>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<Object<T>, A::Error> {
+                T::deserialize(serde::de::value::MapAccessDeserializer::new(map)).map(Object)
+            }
+        }
+        d.deserialize_map(Members(core::marker::PhantomData))
     }
 }
 
@@ -1376,6 +1453,117 @@ mod tests {
         let w = written(&s.take_actions());
         assert_eq!(w[0]["params"]["mcpServers"][0]["type"], "acp");
         assert!(s.handle_mcp_open(T, None, "srv-1").is_err());
+    }
+
+    /// What the rewrite reads of an `initialize` answer, from its
+    /// [`Value`] tree as `mcp_outbound` reads it: `Some(acp)` where it
+    /// records the agent's own support without a rewrite or with one.
+    fn native_by_value(text: &str) -> Option<bool> {
+        let mut answer = serde_json::from_str::<Value>(text).ok()?;
+        let version = answer
+            .get("result")
+            .and_then(|r| r.get("protocolVersion"))
+            .and_then(Value::as_u64);
+        if version != Some(1) {
+            return None;
+        }
+        let caps = answer
+            .get_mut("result")?
+            .as_object_mut()?
+            .entry("agentCapabilities")
+            .or_insert_with(|| Value::Object(Map::new()))
+            .as_object_mut()?;
+        let mcp = caps
+            .entry("mcpCapabilities")
+            .or_insert_with(|| Value::Object(Map::new()))
+            .as_object_mut()?;
+        Some(mcp.get("acp").and_then(Value::as_bool) == Some(true))
+    }
+
+    /// An `initialize` answer of many shapes: versions, capabilities
+    /// absent, `null`, of other types or written twice, other members.
+    fn initialize_answer() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::sample::select;
+        use proptest::strategy::Strategy;
+        let version = select(alloc::vec!["1", "2", "\"1\"", "1.0", "null", "10"]);
+        let acp = select(alloc::vec![
+            "",
+            r#""acp":true"#,
+            r#""acp":false"#,
+            r#""acp":null"#,
+            r#""acp":"yes""#,
+            r#""acp":true,"acp":false"#,
+            r#""http":true,"acp":true,"sse":false"#,
+        ]);
+        let mcp = select(alloc::vec![
+            "{ACP}",
+            "null",
+            "[]",
+            "[true]",
+            "absent",
+            "{ACP} ,\"x\":1"
+        ]);
+        let caps = select(alloc::vec![
+            r#"{"loadSession":true,"mcpCapabilities":MCP}"#,
+            r#"{"mcpCapabilities":MCP,"promptCapabilities":{"image":false,"audio":[1,{"a":"\"}"}]}}"#,
+            "{}",
+            "null",
+            "absent",
+            r#"{"mcpCapabilities":MCP,"mcpCapabilities":{}}"#,
+            r#"[{"mcpCapabilities":MCP}]"#,
+            r#"[MCP]"#,
+        ]);
+        let extra = select(alloc::vec![
+            "",
+            r#""_meta":{"k":[true,null,-1.5e3]},"#,
+            r#""authMethods":[],"#,
+            r#""protocolVersion":1,"#,
+        ]);
+        (version, acp, mcp, caps, extra).prop_map(|(version, acp, mcp, caps, extra)| {
+            let mcp = mcp.replace("ACP", acp);
+            let caps = if mcp == "absent" {
+                caps.replace(r#""mcpCapabilities":MCP"#, r#""other":0"#)
+            } else {
+                caps.replace("MCP", &mcp)
+            };
+            let caps = if caps == "absent" {
+                String::new()
+            } else {
+                format!(r#","agentCapabilities":{caps}"#)
+            };
+            format!(r#"{{"jsonrpc":"2.0","id":0,"result":{{{extra}"protocolVersion":{version}{caps}}}}}"#)
+        })
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(3000))]
+        #[test]
+        fn the_typed_read_of_initialize_agrees_with_the_tree(text in initialize_answer()) {
+            if let Some(native) = native_acp(&text) {
+                proptest::prop_assert_eq!(Some(native), native_by_value(&text), "{}", text);
+            }
+        }
+    }
+
+    #[test]
+    fn the_typed_read_takes_the_answers_agents_write() {
+        // The mock agent's answer, and one that says nothing of `acp`.
+        let mock = r#"{"jsonrpc":"2.0","id":0,"result":{"_meta":{"acp-mock-agent":{"cwd":"/r","pid":7}},"agentCapabilities":{"loadSession":true,"mcpCapabilities":{"acp":true},"promptCapabilities":{"audio":false,"embeddedContext":true,"image":false},"sessionCapabilities":{"list":{},"resume":{}}},"agentInfo":{"name":"m","title":"m \"q\"","version":"0.1.0"},"authMethods":[],"protocolVersion":1}}"#;
+        assert_eq!(native_acp(mock), Some(true));
+        assert_eq!(native_by_value(mock), Some(true));
+        let plain = r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentCapabilities":{"mcpCapabilities":{"http":true}}}}"#;
+        assert_eq!(native_acp(plain), Some(false));
+        assert_eq!(native_by_value(plain), Some(false));
+        // Shapes left to the tree: another version, no capabilities.
+        for other in [
+            r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":2,"agentCapabilities":{"mcpCapabilities":{}}}}"#,
+            r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}"#,
+            r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentCapabilities":null}}"#,
+            r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentCapabilities":{"mcpCapabilities":[true]}}}"#,
+            r#"{"jsonrpc":"2.0","id":0,"result":[1,{"mcpCapabilities":{"acp":true}}]}"#,
+        ] {
+            assert_eq!(native_acp(other), None, "{other}");
+        }
     }
 
     #[test]

@@ -697,23 +697,8 @@ impl Server {
                     let Some(agent) = self.agents.get_mut(key) else {
                         continue;
                     };
-                    let text = match agent.paths.as_mut() {
-                        Some(paths) => paths.toward_client(to, &text).unwrap_or(text),
-                        None => text,
-                    };
-                    let first = match &stream {
-                        Stream::Session(session) => {
-                            stats::first_update(&mut agent.prompted, session, now)
-                        }
-                        Stream::Connection => None,
-                    };
-                    let conn = agent.clients.get(&to).copied();
-                    if let Some(event) = first {
-                        self.event(event);
-                    }
-                    if let Some(conn) = conn {
-                        self.send(now, conn, stream, text, kind);
-                    }
+                    let (text, first, conn) = agent.toward_client(to, &stream, text, now);
+                    self.send_to_client(now, conn, stream, text, kind, first);
                 }
                 Out::InitializeRefused { to } => {
                     let conn = self
@@ -731,6 +716,27 @@ impl Server {
                 }
                 Out::Forget { session } => self.forget_missed(key, session),
             }
+        }
+    }
+
+    /// [`Out::Client`]'s second half, once its agent has had its say
+    /// ([`Agent::toward_client`](pool::Agent::toward_client)): the
+    /// session's first update noted, the message sent to its client's
+    /// connection (when it has one).
+    fn send_to_client(
+        &mut self,
+        now: Duration,
+        conn: Option<ConnectionId>,
+        stream: Stream,
+        text: String,
+        kind: MessageKind,
+        first: Option<stats::Event>,
+    ) {
+        if let Some(event) = first {
+            self.event(event);
+        }
+        if let Some(conn) = conn {
+            self.send(now, conn, stream, text, kind);
         }
     }
 

@@ -91,6 +91,30 @@ pub(super) struct Agent {
 }
 
 impl Agent {
+    /// [`Out::Client`]'s first half, what the agent itself holds: the
+    /// message's paths moved to the client's directory, the first update
+    /// of a prompted session (an event to note), and the connection of
+    /// its client `to` (none once it is gone).
+    pub(super) fn toward_client(
+        &mut self,
+        to: ClientId,
+        stream: &Stream,
+        text: String,
+        now: Duration,
+    ) -> (String, Option<super::stats::Event>, Option<ConnectionId>) {
+        let text = match self.paths.as_mut() {
+            Some(paths) => paths.toward_client(to, &text).unwrap_or(text),
+            None => text,
+        };
+        let first = match stream {
+            Stream::Session(session) => {
+                super::stats::first_update(&mut self.prompted, session, now)
+            }
+            Stream::Connection => None,
+        };
+        (text, first, self.clients.get(&to).copied())
+    }
+
     /// The run to write to, while one is up.
     pub(super) fn live_run(&self) -> Option<AgentRun> {
         match self.state {
@@ -589,23 +613,37 @@ impl Server {
         run: AgentRun,
         line: impl Into<Cow<'l, str>>,
     ) {
-        if let Some((key, outs)) = self.route_agent_line(now, run, line.into()) {
-            self.dispatch(&key, outs, now);
+        // The agent looked up once for the line, by reference: most lines
+        // become one message for one client, sent with no second look-up
+        // (and no copy of the agent's key); any other output goes by
+        // `dispatch`, as every output of the other events does.
+        let Some(key) = self.runs.get(&run) else {
+            return;
+        };
+        let Some(agent) = self.agents.get_mut(key) else {
+            return;
+        };
+        if agent.state != State::Up(run) {
+            return;
         }
-    }
-
-    /// The router's output for one line of `run`, and the key of its
-    /// agent; `None` for a run that is not its agent's running one.
-    fn route_agent_line(
-        &mut self,
-        now: Duration,
-        run: AgentRun,
-        line: Cow<'_, str>,
-    ) -> Option<(Option<String>, Vec<Out>)> {
-        let (key, agent) = self.agent_heard(run, now)?;
+        agent.last_active = now;
         let mut outs = Vec::new();
-        agent.router.handle_agent_text(line, now, &mut outs);
-        Some((key, outs))
+        agent.router.handle_agent_text(line.into(), now, &mut outs);
+        if let [Out::Client { .. }] = outs.as_slice() {
+            if let Some(Out::Client {
+                to,
+                stream,
+                text,
+                kind,
+            }) = outs.pop()
+            {
+                let (text, first, conn) = agent.toward_client(to, &stream, text, now);
+                self.send_to_client(now, conn, stream, text, kind, first);
+            }
+            return;
+        }
+        let key = key.clone();
+        self.dispatch(&key, outs, now);
     }
 
     /// A line of `run`'s stdout over the limit, skipped (`err`, the

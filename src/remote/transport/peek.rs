@@ -266,20 +266,37 @@ fn skip(b: &[u8], at: usize) -> Option<usize> {
 #[inline(always)]
 fn string_end(b: &[u8], at: usize) -> Option<usize> {
     let from = at.checked_add(1)?;
-    // Most strings of a line (keys, tags, ids) end within sixteen bytes
-    // with no escape: their closing quote is the first special byte
-    // there, found inline.
-    if let Near::At(end) = near_special(b, from) {
-        if b.get(end) == Some(&b'"') {
-            return end.checked_add(1);
+    // Most strings of a line (keys, tags, ids, an update's kind, a short
+    // chunk of text) end within [`NEAR_TEXT`] bytes with no escape: their
+    // closing quote is the first special byte there, found inline sixteen
+    // bytes a step (a call to the search and its set-up cost more).
+    let mut next = from;
+    while next.wrapping_sub(from) < NEAR_TEXT {
+        match near_special(b, next) {
+            Near::At(end) if b.get(end) == Some(&b'"') => return end.checked_add(1),
+            Near::Further => next = next.checked_add(16)?,
+            Near::At(_) | Near::Short => break,
         }
     }
     str_end_within(b, from, usize::MAX)
 }
 
+/// The text of a string [`string_end`] searches inline, sixteen bytes a
+/// step, before it calls the full search.
+const NEAR_TEXT: usize = 64;
+
 /// The end of the object or array at `at`: its brackets counted outside
-/// strings, each closing the kind it opened.
-fn container_end(b: &[u8], at: usize) -> Option<usize> {
+/// strings, each closing the kind it opened. Where the target has vector
+/// compares, sixty-four bytes a step ([`container_end_blocks`]); the tests
+/// hold that against this byte walk.
+#[cfg(any(
+    not(any(
+        target_feature = "sse2",
+        all(target_arch = "aarch64", target_feature = "neon")
+    )),
+    test
+))]
+fn container_end_bytes(b: &[u8], at: usize) -> Option<usize> {
     // One bit a level: 1 for an object.
     let mut open: u128 = 0;
     let mut depth: u32 = 0;
@@ -312,6 +329,105 @@ fn container_end(b: &[u8], at: usize) -> Option<usize> {
         }
         i = i.checked_add(1)?;
     }
+}
+
+/// The end of the object or array at `at`, as [`container_end_bytes`]
+/// finds it (the same brackets, the same depth limit), where the target
+/// has vector compares.
+#[cfg(not(any(
+    target_feature = "sse2",
+    all(target_arch = "aarch64", target_feature = "neon")
+)))]
+#[inline]
+fn container_end(b: &[u8], at: usize) -> Option<usize> {
+    container_end_bytes(b, at)
+}
+
+/// [`container_end`] sixty-four bytes a step (a container of an agent's
+/// line holds a few dozen strings: one step each, in place of one search
+/// each). Each block's quotes, backslashes and brackets are found by
+/// vector compares; the escaped quotes are taken out (a backslash escapes
+/// the byte after it, runs carried across blocks, as the block search of
+/// a string's end does), the bytes inside strings are those after an odd
+/// number of the remaining quotes (a prefix xor), and only the brackets
+/// outside them are visited, in order, each checked against the kind it
+/// closes. The last, shorter block is read padded with spaces.
+///
+/// A backslash outside a string (not JSON) would escape the byte after it
+/// here and not in the byte walk; on JSON the two agree (the tests hold
+/// them to that).
+#[cfg(any(
+    target_feature = "sse2",
+    all(target_arch = "aarch64", target_feature = "neon")
+))]
+fn container_end(b: &[u8], at: usize) -> Option<usize> {
+    use crate::json::unescape::escaped_bits;
+    use crate::json::vector::{structural_bits, BLOCK};
+    // One bit a level: 1 for an object.
+    let mut open: u128 = 0;
+    let mut depth: u32 = 0;
+    // All ones when a block starts inside a string; 1 when its first
+    // byte is escaped.
+    let mut inside: u64 = 0;
+    let mut escaped_first: u64 = 0;
+    let mut from = at;
+    let mut padded = [b' '; BLOCK];
+    loop {
+        let rest = b.get(from..).filter(|r| !r.is_empty())?;
+        let block = match rest.first_chunk::<BLOCK>() {
+            Some(block) => block,
+            None => {
+                padded.get_mut(..rest.len())?.copy_from_slice(rest);
+                &padded
+            }
+        };
+        let [backslash, quote, opens, closes] = structural_bits(block);
+        let backslash = backslash & !escaped_first;
+        let escaped = escaped_bits(backslash) | escaped_first;
+        let in_string = prefix_xor(quote & !escaped) ^ inside;
+        let mut brackets = (opens | closes) & !in_string;
+        while brackets != 0 {
+            let k = usize::try_from(brackets.trailing_zeros()).ok()?;
+            brackets &= brackets.wrapping_sub(1);
+            let c = *block.get(k)?;
+            if c == b'{' || c == b'[' {
+                depth = depth.checked_add(1)?;
+                if depth > MAX_DEPTH {
+                    return None;
+                }
+                open = (open << 1) | u128::from(c == b'{');
+            } else {
+                if depth == 0 || (open & 1 == 1) != (c == b'}') {
+                    return None;
+                }
+                open >>= 1;
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return from.checked_add(k)?.checked_add(1);
+                }
+            }
+        }
+        inside = 0u64.wrapping_sub(in_string >> 63);
+        escaped_first = (backslash & !escaped) >> 63;
+        from = from.checked_add(BLOCK)?;
+    }
+}
+
+/// Bit `k` set when an odd number of the bits of `x` at or below `k`
+/// are.
+#[cfg(any(
+    target_feature = "sse2",
+    all(target_arch = "aarch64", target_feature = "neon")
+))]
+#[inline(always)]
+fn prefix_xor(mut x: u64) -> u64 {
+    x ^= x << 1;
+    x ^= x << 2;
+    x ^= x << 4;
+    x ^= x << 8;
+    x ^= x << 16;
+    x ^= x << 32;
+    x
 }
 
 #[cfg(test)]

@@ -28,6 +28,9 @@ fn value() -> impl proptest::strategy::Strategy<Value = String> {
         // Past the sixteen bytes a string's end is first looked for in.
         "\"text past sixteen bytes, \\\"quoted\\\" and on\"",
         "\"text past sixteen bytes\"",
+        // Past the inline search's sixty-four bytes, plain and escaped.
+        "\"text past sixty-four bytes, which the peek searches inline sixteen at a step\"",
+        "\"text past sixty-four bytes, with an escape late in it, at byte fifty: \\\"quoted\\\" on\"",
     ])
     .prop_map(String::from);
     let key = proptest::sample::select(vec!["a", "sessionId", "update", "b\\u0041", "text"]);
@@ -197,4 +200,148 @@ fn what_the_peek_cannot_use_is_left_to_the_full_decode() {
         "]".repeat(130)
     );
     assert_eq!(peek(&deep), None);
+}
+
+/// Where a string's text ends, byte by byte: after its first quote that
+/// no backslash escapes (each backslash escapes the byte after it).
+fn naive_string_end(b: &[u8], at: usize) -> Option<usize> {
+    let mut i = at + 1;
+    while let Some(&c) = b.get(i) {
+        match c {
+            b'\\' => i += 2,
+            b'"' => return Some(i + 1),
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+#[test]
+fn string_end_agrees_with_a_byte_loop_at_every_length_and_escape() {
+    // Text of every length to past the inline search's sixty-four
+    // bytes and its sixteen-byte steps, with an escape, a control
+    // character or a backslash run at each place, and without its
+    // closing quote.
+    for len in 0..100 {
+        for at in 0..=len {
+            for special in [
+                &b"\\\""[..],
+                b"\\\\",
+                b"\\\\\\\"",
+                b"\\n",
+                b"\x01",
+                b"\"",
+                b"\\u0041",
+            ] {
+                let mut text = vec![b'"'];
+                text.extend(core::iter::repeat_n(b'a', at));
+                text.extend_from_slice(special);
+                text.extend(core::iter::repeat_n(b'b', len - at));
+                for tail in [&b"\",1"[..], b"", b"\\\"x\""] {
+                    let mut b = text.clone();
+                    b.extend_from_slice(tail);
+                    assert_eq!(
+                        super::string_end(&b, 0),
+                        naive_string_end(&b, 0),
+                        "{:?}",
+                        String::from_utf8_lossy(&b)
+                    );
+                }
+            }
+        }
+    }
+}
+
+proptest::proptest! {
+    #[test]
+    fn string_end_agrees_with_a_byte_loop(
+        body in proptest::collection::vec(
+            proptest::sample::select(vec![b'a', b'"', b'\\', b'\n', 0x01, b' ', 0xc3, 0xa9]),
+            0..200,
+        ),
+    ) {
+        let mut b = vec![b'"'];
+        b.extend_from_slice(&body);
+        proptest::prop_assert_eq!(super::string_end(&b, 0), naive_string_end(&b, 0));
+    }
+}
+
+/// JSON text with strings full of what a block walk could mistake:
+/// backslash runs of every length (at every place of a block, as the
+/// values nest), escaped quotes, brackets inside strings; containers
+/// nested a few deep, empty ones among them.
+fn bracketed() -> impl proptest::strategy::Strategy<Value = String> {
+    use proptest::prelude::*;
+    let text = proptest::collection::vec(
+        proptest::sample::select(vec!['a', '\\', '"', '{', '}', '[', ']', ' ', 'é', '\n']),
+        0..40,
+    )
+    .prop_map(|chars| serde_json::to_string(&chars.into_iter().collect::<String>()).unwrap());
+    let leaf = prop_oneof![
+        text,
+        Just(String::from("1")),
+        Just(String::from("[]")),
+        Just(String::from("{}"))
+    ];
+    leaf.prop_recursive(5, 64, 6, |inner| {
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 0..6)
+                .prop_map(|v| format!("[{}]", v.join(","))),
+            proptest::collection::vec(inner, 0..6).prop_map(|v| {
+                let members: Vec<_> = v
+                    .iter()
+                    .enumerate()
+                    .map(|(n, v)| format!("\"k{n}\":{v}"))
+                    .collect();
+                format!("{{{}}}", members.join(","))
+            }),
+        ]
+    })
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(3000))]
+    /// The block walk against the byte walk: on JSON containers at every
+    /// alignment, cut short, followed by more text, or with a bracket of
+    /// the other kind (or the other side) put in for one.
+    #[test]
+    fn the_block_walk_agrees_with_the_byte_walk(
+        value in bracketed(),
+        gap in 0usize..70,
+        cut in proptest::prelude::any::<proptest::sample::Index>(),
+        swap in proptest::prelude::any::<proptest::sample::Index>(),
+        to in proptest::sample::select(vec![b'{', b'}', b'[', b']']),
+    ) {
+        let value = format!("[{value}]");
+        let mut b = vec![b' '; gap];
+        b.extend_from_slice(value.as_bytes());
+        b.extend_from_slice(b",\"tail\"}");
+        let whole = b.clone();
+        proptest::prop_assert_eq!(super::container_end(&b, gap), Some(gap + value.len()));
+        let brackets: Vec<usize> = (gap..b.len()).filter(|&i| b"{}[]".contains(&b[i])).collect();
+        if !brackets.is_empty() {
+            b[*swap.get(&brackets)] = to;
+        }
+        proptest::prop_assert_eq!(super::container_end(&b, gap), super::container_end_bytes(&b, gap));
+        let cut = gap + cut.index(value.len());
+        let short = &whole[..cut];
+        proptest::prop_assert_eq!(super::container_end(short, gap), super::container_end_bytes(short, gap));
+    }
+}
+
+#[test]
+fn the_block_walk_stops_where_the_byte_walk_does_at_the_depth_limit() {
+    for depth in [99usize, 100, 101, 130] {
+        for gap in [0usize, 1, 63] {
+            let mut b = vec![b' '; gap];
+            b.extend(core::iter::repeat_n(b'[', depth));
+            b.extend(core::iter::repeat_n(b']', depth));
+            assert_eq!(
+                super::container_end(&b, gap),
+                super::container_end_bytes(&b, gap),
+                "{depth} at {gap}"
+            );
+            assert_eq!(super::container_end(&b, gap).is_some(), depth <= 100);
+        }
+    }
 }
