@@ -287,7 +287,7 @@ const NEAR_TEXT: usize = 64;
 
 /// The end of the object or array at `at`: its brackets counted outside
 /// strings, each closing the kind it opened. Where the target has vector
-/// compares, sixty-four bytes a step ([`container_end_blocks`]); the tests
+/// compares, sixty-four bytes a step (the block walk below); the tests
 /// hold that against this byte walk.
 #[cfg(any(
     not(any(
@@ -351,7 +351,10 @@ fn container_end(b: &[u8], at: usize) -> Option<usize> {
 /// a string's end does), the bytes inside strings are those after an odd
 /// number of the remaining quotes (a prefix xor), and only the brackets
 /// outside them are visited, in order, each checked against the kind it
-/// closes. The last, shorter block is read padded with spaces.
+/// closes. A string still open at a block's end is passed by the string
+/// search ([`string_end`]) from its opening quote, so a long string costs
+/// what it costs outside a container. The last, shorter block is read
+/// padded with spaces.
 ///
 /// A backslash outside a string (not JSON) would escape the byte after it
 /// here and not in the byte walk; on JSON the two agree (the tests hold
@@ -406,6 +409,17 @@ fn container_end(b: &[u8], at: usize) -> Option<usize> {
                     return from.checked_add(k)?.checked_add(1);
                 }
             }
+        }
+        // A string that runs past the block (a tool's output, a file) is
+        // passed by the string search from its opening quote, the last
+        // quote of the block, in place of a block step per 64 bytes.
+        let quotes = quote & !escaped;
+        if in_string >> 63 == 1 && quotes != 0 {
+            let last = usize::try_from(63 - quotes.leading_zeros()).ok()?;
+            from = string_end(b, from.checked_add(last)?)?;
+            inside = 0;
+            escaped_first = 0;
+            continue;
         }
         inside = 0u64.wrapping_sub(in_string >> 63);
         escaped_first = (backslash & !escaped) >> 63;
