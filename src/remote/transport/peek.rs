@@ -415,7 +415,7 @@ fn container_end(b: &[u8], at: usize) -> Option<usize> {
         // quote of the block, in place of a block step per 64 bytes.
         let quotes = quote & !escaped;
         if in_string >> 63 == 1 && quotes != 0 {
-            let last = usize::try_from(63 - quotes.leading_zeros()).ok()?;
+            let last = usize::try_from(quotes.checked_ilog2()?).ok()?;
             from = string_end(b, from.checked_add(last)?)?;
             inside = 0;
             escaped_first = 0;
