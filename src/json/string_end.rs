@@ -184,7 +184,7 @@ fn quote_to_quote(b: &[u8], from: usize, limit: usize) -> Option<usize> {
 }
 
 #[cfg(test)]
-pub(super) mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// How many times `scan::skip_str` went on a block at a time: its
@@ -211,7 +211,7 @@ pub(super) mod tests {
 
     /// The first quote no backslash escapes, a byte at a time: the oracle
     /// of the searches for a string's end.
-    fn naive_str_end(b: &[u8], from: usize) -> Option<usize> {
+    pub(crate) fn naive_str_end(b: &[u8], from: usize) -> Option<usize> {
         let mut i = from;
         while let Some(&c) = b.get(i) {
             match c {
