@@ -42,6 +42,8 @@ pub const BINARY_REFUSED: &str = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-
 pub(super) struct Conn {
     pub(super) profile: Profile,
     pub(super) user: Option<String>,
+    /// Its user's place in the server's count of queued bytes.
+    pub(super) queued: super::hashed::Slot,
     /// Which agent serves it.
     pub(super) agent: Option<String>,
     pub(super) client: ClientId,
@@ -93,7 +95,7 @@ impl Conn {
 
     pub(super) fn new(
         profile: Profile,
-        user: Option<String>,
+        (user, queued): (Option<String>, super::hashed::Slot),
         agent: Option<String>,
         client: ClientId,
         now: Duration,
@@ -108,6 +110,7 @@ impl Conn {
         Self {
             profile,
             user,
+            queued,
             agent,
             client,
             backlog: Backlog::new(max, config.slow_client),
@@ -630,9 +633,12 @@ impl Server {
             }
         };
         self.next_conn = self.next_conn.wrapping_add(1);
+        let queued = self
+            .queued
+            .slot_or_insert_with(principal.user.clone(), |_| 0);
         let conn = Conn::new(
             profile,
-            principal.user.clone(),
+            (principal.user.clone(), queued),
             key,
             client,
             now,
@@ -652,7 +658,7 @@ impl Server {
         let taken = bytes.min(c.backlog.bytes());
         // Never more than queued: the minimum above.
         let _ = c.backlog.taken(taken, now);
-        super::release(&mut self.queued, &c.user, taken);
+        super::release(&mut self.queued, c.queued, taken);
     }
 
     /// [`send`](Self::send) without the resume rules (a message already
@@ -686,7 +692,7 @@ impl Server {
             self.refused(Refusal::SessionStreams, Some(conn));
             return;
         }
-        let queued = self.queued.get(&c.user).copied().unwrap_or(0);
+        let queued = self.queued.at(c.queued).map_or(0, |(_, q)| *q);
         let limit = self.config.max_user_buffered_bytes;
         if queued != 0 && queued.saturating_add(text.len()) > limit {
             let reason = format!(
@@ -704,12 +710,8 @@ impl Server {
         }
         c.note_stream(&stream, position);
         let more = queued.saturating_add(text.len());
-        // The user's count, its name copied only when it starts one.
-        match self.queued.get_mut(&c.user) {
-            Some(q) => *q = more,
-            None => {
-                self.queued.insert(c.user.clone(), more);
-            }
+        if let Some((_, q)) = self.queued.at_mut(c.queued) {
+            *q = more;
         }
         self.actions.push_back(Action::Send {
             to: conn,
@@ -767,7 +769,7 @@ impl Server {
         if let Some(name) = &c.name {
             self.names.remove(name);
         }
-        self.release(&c.user, c.backlog.bytes());
+        super::release(&mut self.queued, c.queued, c.backlog.bytes());
         self.forget_waiting(&c.agent, conn, now);
         Some(c)
     }

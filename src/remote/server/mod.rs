@@ -12,6 +12,7 @@
 #[cfg(feature = "v2")]
 mod bridge;
 mod conn;
+mod hashed;
 mod http;
 mod mcp;
 mod oversize;
@@ -532,15 +533,21 @@ pub enum PostOutcome {
 pub struct Server {
     config: ServerConfig,
     conns: BTreeMap<ConnectionId, Conn>,
-    agents: BTreeMap<Option<String>, Agent>,
-    runs: BTreeMap<AgentRun, Option<String>>,
+    /// The agents by their user (`None`: the shared one).
+    agents: hashed::Hashed<Option<String>, Agent>,
+    /// Each run's agent (its place in `agents`).
+    runs: BTreeMap<AgentRun, hashed::Slot>,
     /// Bytes queued per user (`None`: the anonymous user).
-    queued: BTreeMap<Option<String>, usize>,
+    /// (Kept at zero once a user has sent: a user's entry is made once,
+    /// not at each message that finds their queue empty.)
+    queued: hashed::Hashed<Option<String>, usize>,
     /// The connections by their `Acp-Connection-Id`.
     names: BTreeMap<String, ConnectionId>,
     next_conn: u64,
     next_run: u64,
     actions: VecDeque<Action>,
+    /// The router's output for an agent line, kept empty between lines.
+    outs: Vec<Out>,
     /// Resumable delivery's logs and detached connections.
     resume: resume::Resumes,
     stats: Stats,
@@ -553,16 +560,18 @@ impl Server {
     /// A server with `config`; a shared pool's agent is started at once
     /// (the first [`Action::StartAgent`]).
     pub fn new(config: ServerConfig, now: Duration) -> Self {
+        let hash_key = config.hash_key;
         let mut server = Self {
             config,
             conns: BTreeMap::new(),
-            agents: BTreeMap::new(),
+            agents: hashed::Hashed::new(hash_key),
             runs: BTreeMap::new(),
-            queued: BTreeMap::new(),
+            queued: hashed::Hashed::new(hash_key),
             names: BTreeMap::new(),
             next_conn: 1,
             next_run: 1,
             actions: VecDeque::new(),
+            outs: Vec::new(),
             resume: resume::Resumes::default(),
             stats: Stats::default(),
             events: stats::Events::new(),
@@ -629,10 +638,6 @@ impl Server {
             return;
         };
         self.disconnect(&c.agent, c.client, now);
-    }
-
-    fn release(&mut self, user: &Option<String>, bytes: usize) {
-        release(&mut self.queued, user, bytes);
     }
 
     /// `user` is no longer one of the server's users (a re-read token
@@ -833,7 +838,9 @@ impl Server {
                 self.refused(refusal, Some(conn));
             }
         }
-        let keys: Vec<Option<String>> = self.agents.keys().cloned().collect();
+        let mut keys: Vec<Option<String>> = self.agents.keys().cloned().collect();
+        // By name, as the agents have always been visited.
+        keys.sort_unstable();
         for key in keys {
             self.agent_timeout(&key, now);
         }
@@ -842,14 +849,12 @@ impl Server {
     }
 }
 
-/// `bytes` of `user`'s queued bytes (`queued`, the server's count) were
-/// sent or dropped; a user with none left leaves the count.
-fn release(queued: &mut BTreeMap<Option<String>, usize>, user: &Option<String>, bytes: usize) {
-    if let Some(q) = queued.get_mut(user) {
+/// `bytes` of the queued bytes of the user at `slot` (of `queued`, the
+/// server's count) were sent or dropped (a user with none left keeps
+/// their entry, at zero).
+fn release(queued: &mut hashed::Hashed<Option<String>, usize>, slot: hashed::Slot, bytes: usize) {
+    if let Some((_, q)) = queued.at_mut(slot) {
         *q = q.saturating_sub(bytes);
-        if *q == 0 {
-            queued.remove(user);
-        }
     }
 }
 

@@ -161,17 +161,17 @@ impl Server {
     pub(super) fn agent_entry(&mut self, key: Option<String>, now: Duration) -> &mut Agent {
         let config = &self.config;
         let dedicated = config.pool == PoolMode::PerUser;
-        self.agents.entry(key.clone()).or_insert_with(|| {
+        self.agents.get_or_insert_with(key, |key| {
             // The router checks a user's connection limit (`open` tells it
             // how many of them are detached, which do not count).
             let mut router = Router::new()
                 .with_user_limits(config.max_user_connections, config.max_user_sessions)
                 .with_hash_key(config.hash_key);
-            if let (Some(user), true) = (&key, dedicated) {
+            if let (Some(user), true) = (key, dedicated) {
                 router = router.with_dedicated_user(user);
             }
             Agent {
-                user: key,
+                user: key.clone(),
                 dedicated,
                 router,
                 clients: BTreeMap::new(),
@@ -310,7 +310,9 @@ impl Server {
         } else {
             None
         };
-        self.runs.insert(run, key.clone());
+        if let Some(slot) = self.agents.slot(key) {
+            self.runs.insert(run, slot);
+        }
         self.actions
             .push_back(Action::StartAgent { run, user, why });
     }
@@ -430,7 +432,9 @@ impl Server {
             .agents
             .iter()
             .filter(|(k, a)| *k != key && a.counted() && a.clients.is_empty())
-            .min_by_key(|(_, a)| a.last_active)
+            // The earliest active; among equals the first by name (the
+            // table's order is its hashes').
+            .min_by(|(ka, a), (kb, b)| a.last_active.cmp(&b.last_active).then_with(|| ka.cmp(kb)))
             .map(|(k, _)| k.clone());
         let Some(victim) = victim else {
             return false;
@@ -500,9 +504,15 @@ impl Server {
             .any(|a| matches!(a.state, State::Starting(_)))
     }
 
+    /// The agent of `run` (its key).
+    fn run_key(&self, run: AgentRun) -> Option<Option<String>> {
+        let slot = *self.runs.get(&run)?;
+        self.agents.at(slot).map(|(key, _)| key.clone())
+    }
+
     /// The process of `run` is up (`pid`, for the clients' notification).
     pub fn handle_agent_started(&mut self, now: Duration, run: AgentRun, pid: u32) {
-        let Some(key) = self.runs.get(&run).cloned() else {
+        let Some(key) = self.run_key(run) else {
             return;
         };
         let Some(agent) = self.agents.get_mut(&key) else {
@@ -522,9 +532,10 @@ impl Server {
     /// The process of `run` exited (or could not start): `status` says
     /// how. Unless the server stopped it, it is restarted after a backoff.
     pub fn handle_agent_exited(&mut self, now: Duration, run: AgentRun, status: &str) {
-        let Some(key) = self.runs.remove(&run) else {
+        let Some(key) = self.run_key(run) else {
             return;
         };
+        self.runs.remove(&run);
         let (min, max) = (self.config.backoff_min, self.config.backoff_max);
         let Some(agent) = self.agents.get_mut(&key) else {
             return;
@@ -569,7 +580,7 @@ impl Server {
         run: AgentRun,
         now: Duration,
     ) -> Option<(Option<String>, &mut Agent)> {
-        let key = self.runs.get(&run).cloned()?;
+        let key = self.run_key(run)?;
         let agent = self.agents.get_mut(&key)?;
         if agent.state != State::Up(run) {
             return None;
@@ -617,18 +628,23 @@ impl Server {
         // become one message for one client, sent with no second look-up
         // (and no copy of the agent's key); any other output goes by
         // `dispatch`, as every output of the other events does.
-        let Some(key) = self.runs.get(&run) else {
+        let Some(&slot) = self.runs.get(&run) else {
             return;
         };
-        let Some(agent) = self.agents.get_mut(key) else {
+        let Some((key, agent)) = self.agents.at_mut(slot) else {
             return;
         };
         if agent.state != State::Up(run) {
             return;
         }
         agent.last_active = now;
-        let mut outs = Vec::new();
-        agent.router.handle_agent_text(line.into(), now, &mut outs);
+        // The router's output goes to a list kept for the next line (one
+        // allocation for the server's life, not one a line).
+        let outs = &mut self.outs;
+        agent.router.handle_agent_text(line.into(), now, outs);
+        if outs.is_empty() {
+            return;
+        }
         if let [Out::Client { .. }] = outs.as_slice() {
             if let Some(Out::Client {
                 to,
@@ -643,6 +659,7 @@ impl Server {
             return;
         }
         let key = key.clone();
+        let outs = core::mem::take(&mut self.outs);
         self.dispatch(&key, outs, now);
     }
 
