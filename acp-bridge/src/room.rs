@@ -224,7 +224,7 @@ impl Rooms {
             launch.room = vec![dirs.home.clone(), dirs.work.clone(), dirs.tmp.clone()];
             launch.cwd = Some(dirs.work.clone());
         }
-        let mut cmd = supervisor::command(&launch)?;
+        let mut cmd = supervisor::command(launch)?;
         cmd.env_clear().envs(agent_env(env, &self.env_allow, user));
         Ok(cmd)
     }

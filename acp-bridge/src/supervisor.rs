@@ -41,7 +41,7 @@
 //!     }
 //!     tokio::runtime::Runtime::new().unwrap().block_on(async {
 //!         let launch = Launch::new(vec!["gemini".into(), "--acp".into()]);
-//!         let mut cmd = supervisor::command(&launch).unwrap();
+//!         let mut cmd = supervisor::command(launch).unwrap();
 //!         cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).kill_on_drop(true);
 //!         let mut agent = supervisor::spawn(cmd).await.unwrap();
 //!         // ... speak ACP on its stdin and stdout ...
@@ -187,12 +187,12 @@ pub fn split_command(line: &str) -> Result<Vec<String>, String> {
 /// # Errors
 ///
 /// When this program's path cannot be found.
-pub fn command(launch: &Launch) -> io::Result<tokio::process::Command> {
+pub fn command(launch: Launch) -> io::Result<tokio::process::Command> {
     let exe = this_program()?;
     let spec = Launch {
         parent: std::process::id(),
         init: false,
-        ..launch.clone()
+        ..launch
     };
     let mut cmd = tokio::process::Command::new(exe);
     cmd.arg(LAUNCHER_FLAG).arg(encode(&spec)?);

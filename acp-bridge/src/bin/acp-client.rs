@@ -723,7 +723,7 @@ async fn connect(url: &str, args: &Args) -> Result<Transport, String> {
 /// or this program does, every process it started ends too.
 async fn spawn_agent(cmd: &[String], cwd: &Path) -> Result<Transport, String> {
     let launch = acp_bridge::supervisor::Launch::new(cmd.to_vec());
-    let mut command = acp_bridge::supervisor::command(&launch)
+    let mut command = acp_bridge::supervisor::command(launch)
         .map_err(|e| format!("cannot start agent {:?}: {e}", cmd.join(" ")))?;
     command
         .current_dir(cwd)

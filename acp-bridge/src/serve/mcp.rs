@@ -94,6 +94,18 @@ pub fn prepare(driver: &Arc<Driver>, user: Option<&str>) {
     }
 }
 
+/// `bytes` in lowercase hexadecimal, two digits a byte (a relay's token:
+/// written at every agent start, so not a `format!` a byte).
+fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len().saturating_mul(2));
+    for b in bytes {
+        out.push(char::from(DIGITS[usize::from(b >> 4)]));
+        out.push(char::from(DIGITS[usize::from(b & 0xf)]));
+    }
+    out
+}
+
 /// Binds a socket [`prepare`] named (its directory made when missing: the
 /// agent's room, when its launcher has not made it yet). Runs under the
 /// core's lock (carrying out an event): failing to bind, MCP over ACP is
@@ -117,7 +129,7 @@ fn plan(driver: &Arc<Driver>, user: Option<&str>) -> Result<(McpRelay, Unbound),
     let path = socket_path(driver, user);
     let mut bytes = [0u8; 24];
     getrandom::fill(&mut bytes).map_err(|e| format!("no random source: {e}"))?;
-    let token: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    let token = hex(&bytes);
     let exe =
         crate::supervisor::this_program().map_err(|e| format!("cannot find this program: {e}"))?;
     let relay = McpRelay::new(
@@ -326,5 +338,18 @@ fn relay(socket: &Path, id: &str, token: &str) -> Result<(), String> {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::hex;
+
+    #[test]
+    fn hex_is_two_lowercase_digits_a_byte_as_format_writes_them() {
+        let bytes: Vec<u8> = (0..=255).collect();
+        let expected: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(hex(&bytes), expected);
+        assert_eq!(hex(&[]), "");
     }
 }

@@ -367,13 +367,19 @@ async fn write(
     let mut alive = true;
     // The lengths of the messages buffered and not yet written.
     let mut fed: Vec<usize> = Vec::new();
+    // Both waits armed once and kept across messages (a wait made and
+    // dropped at each message locks its `Notify` twice), made again only
+    // once they fire.
+    let mut pinged = std::pin::pin!(ping.notified());
+    let mut killed = std::pin::pin!(kill.notified());
     loop {
         let m = tokio::select! {
             m = rx.recv() => match m {
                 Some(m) => m,
                 None => break,
             },
-            () = ping.notified() => {
+            () = &mut pinged => {
+                pinged.set(ping.notified());
                 if sink.send(Message::Ping(Bytes::new())).await.is_err() {
                     break;
                 }
@@ -402,7 +408,7 @@ async fn write(
                             });
                         }
                     }
-                    () = kill.notified() => {
+                    () = &mut killed => {
                         // The core closed the connection: its close is
                         // queued (the driver queues it before the kill).
                         if let Some(close) = skip_to_close(&mut rx).await {
