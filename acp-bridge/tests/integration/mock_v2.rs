@@ -180,8 +180,12 @@ impl Mock {
 
     /// Validates everything received against the v2 schema.
     fn check_schema(&self) {
+        // One file per check: the tests of this binary run at once, and a
+        // file named by the process alone was written by two of them.
+        static CHECKS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = CHECKS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let dir = Path::new(env!("CARGO_TARGET_TMPDIR"));
-        let path = dir.join(format!("mock-v2-{}.ndjson", std::process::id()));
+        let path = dir.join(format!("mock-v2-{}-{n}.ndjson", std::process::id()));
         let mut f = std::fs::File::create(&path).unwrap();
         for (def, part, message) in &self.seen {
             writeln!(
