@@ -12,7 +12,8 @@
 //!
 //! Each figure is the CPU time of the server process alone (its own
 //! threads, not its agents: `clock_getcpuclockid`, nanoseconds), the
-//! median of `--reps` runs, each on a freshly started server:
+//! median of `--relay-reps` (5) or `--load-reps` (7) runs, each on a
+//! freshly started server, the servers' runs interleaved:
 //!
 //! - **relay**: one client, `--relay-turns` turns, each moving one line of
 //!   `--line-bytes` (agent to client: the mock agent's tool output;
@@ -91,10 +92,11 @@ struct Args {
     #[arg(long, default_value_t = 8_000_000)]
     line_bytes: usize,
     /// Runs of each relay figure (the median is printed).
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 5)]
     relay_reps: usize,
-    /// Runs of each load figure (the median is printed).
-    #[arg(long, default_value_t = 3)]
+    /// Runs of each load figure (the median is printed; runs of one
+    /// server differ by up to a fifth on a shared two-core VM, so seven).
+    #[arg(long, default_value_t = 7)]
     load_reps: usize,
     /// Run only the relay figures or only the load figures.
     #[arg(long, value_parser = ["relay", "load"])]
