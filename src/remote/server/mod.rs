@@ -218,8 +218,10 @@ pub struct ServerConfig {
     /// WebSocket: a connection that sends no message for this long after
     /// it opened is closed.
     pub first_message: Duration,
-    /// The key of the routers' records of evicted sessions (16 bytes from
-    /// the operating system's random source).
+    /// The key of the routers' records of evicted sessions, and the seed
+    /// of the server's tables keyed by user names (16 bytes from the
+    /// operating system's random source: users whose names a peer picks
+    /// cannot aim them at one place of those tables).
     pub hash_key: [u8; 16],
 }
 
