@@ -516,6 +516,41 @@ fn at_the_cap_the_agent_without_a_connection_longest_is_evicted() {
 }
 
 #[test]
+fn among_agents_idle_as_long_the_first_by_name_is_evicted_whatever_their_order() {
+    // Zed's agent starts before ana's, both at the same time: the one
+    // evicted for bo is ana's, as the first by name (the agents' table
+    // keeps them in the order they came).
+    let mut h = Harness::new(per_user(2));
+    let mut runs = Vec::new();
+    for name in ["zed", "ana"] {
+        let who = Principal::user(name, Permissions::READ_WRITE);
+        let c = h.server.open(h.now, Profile::WebSocket, &who).unwrap();
+        h.server.handle_text(h.now, c, &init(0));
+        runs.push(started(&h.settle())[0]);
+        h.server.handle_closed(h.now, c, Ending::Broken);
+        h.settle();
+    }
+    let bo = Principal::user("bo", Permissions::READ_WRITE);
+    let b = h.server.open(h.now, Profile::WebSocket, &bo).unwrap();
+    h.server.handle_text(h.now, b, &init(0));
+    let acts = h.actions();
+    assert!(
+        acts.contains(&Action::StopAgent {
+            run: runs[1],
+            why: StopReason::Evicted
+        }),
+        "{acts:?}"
+    );
+    assert!(!acts.contains(&Action::StopAgent {
+        run: runs[0],
+        why: StopReason::Evicted
+    }));
+    assert!(acts
+        .iter()
+        .any(|a| matches!(a, Action::Log(l) if l.starts_with("agent of ana evicted"))));
+}
+
+#[test]
 fn websocket_gate_and_size_limit() {
     let config = ServerConfig {
         max_message: 100,
