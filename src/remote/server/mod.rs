@@ -540,8 +540,9 @@ pub struct Server {
     /// Each run's agent (its place in `agents`).
     runs: BTreeMap<AgentRun, hashed::Slot>,
     /// Bytes queued per user (`None`: the anonymous user).
-    /// (Kept at zero once a user has sent: a user's entry is made once,
-    /// not at each message that finds their queue empty.)
+    /// (A user's entry is made when their first connection opens and is
+    /// kept, at zero when nothing is queued: each connection holds its
+    /// place.)
     queued: hashed::Hashed<Option<String>, usize>,
     /// The connections by their `Acp-Connection-Id`.
     names: BTreeMap<String, ConnectionId>,

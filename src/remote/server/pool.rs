@@ -433,7 +433,7 @@ impl Server {
             .iter()
             .filter(|(k, a)| *k != key && a.counted() && a.clients.is_empty())
             // The earliest active; among equals the first by name (the
-            // table's order is its hashes').
+            // table keeps its agents in the order they came).
             .min_by(|(ka, a), (kb, b)| a.last_active.cmp(&b.last_active).then_with(|| ka.cmp(kb)))
             .map(|(k, _)| k.clone());
         let Some(victim) = victim else {
