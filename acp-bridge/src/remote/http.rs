@@ -91,7 +91,7 @@ struct Endpoint {
     loads: Arc<Mutex<HashMap<String, String>>>,
     /// When each session's stream last had news (opened, an event, or a
     /// load sent on it).
-    activity: Arc<Mutex<HashMap<String, Instant>>>,
+    activity: Arc<Mutex<HashMap<String, tokio::time::Instant>>>,
     /// The last event read on each stream (the connection's, `None`, and
     /// each session's): the codec's one rule of positions, which drops an
     /// event read before a stream was reopened and says what to send as
@@ -340,7 +340,7 @@ impl Endpoint {
     /// `session` had news now.
     fn touch(&self, session: &str) {
         if let Ok(mut activity) = self.activity.lock() {
-            activity.insert(session.to_owned(), Instant::now());
+            activity.insert(session.to_owned(), tokio::time::Instant::now());
         }
     }
 
@@ -371,8 +371,9 @@ impl Endpoint {
         let Some(session) = session.filter(|_| on_connection && !failed) else {
             return;
         };
-        let until = Instant::now() + SETTLE_MAX;
-        while Instant::now() < until {
+        // tokio's clock, which a test can pause and advance.
+        let until = tokio::time::Instant::now() + SETTLE_MAX;
+        while tokio::time::Instant::now() < until {
             let last = self
                 .activity
                 .lock()
@@ -1145,8 +1146,10 @@ mod tests {
     /// and go quiet; on the session's stream (behind the history, as
     /// acp-bridge sends it) it does not, nor does an error, nor any other
     /// message.
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn a_loads_answer_waits_for_its_history_only_on_the_connections_stream() {
+        // Paused time: the clock moves only when every task waits, so a
+        // busy machine cannot stretch the history's 10 ms gaps past SETTLE.
         let (inbox, _rx) = mpsc::channel(1);
         let endpoint = Endpoint {
             target: Arc::new(super::super::target("http://127.0.0.1:1/acp", None).unwrap()),
@@ -1169,7 +1172,7 @@ mod tests {
                 .insert(format!("\"{id}\""), "s1".to_owned());
         };
         let other = r#"{"jsonrpc":"2.0","id":"x","result":{}}"#;
-        let started = Instant::now();
+        let started = tokio::time::Instant::now();
         load("l0");
         endpoint.settled(other, true).await;
         let on_session = r#"{"jsonrpc":"2.0","id":"l0","result":{}}"#;
@@ -1184,16 +1187,16 @@ mod tests {
         let stream = tokio::spawn(async move {
             // The stream opens after a while, then events come for 300 ms.
             tokio::time::sleep(Duration::from_millis(150)).await;
-            let until = Instant::now() + Duration::from_millis(300);
-            while Instant::now() < until {
+            let until = tokio::time::Instant::now() + Duration::from_millis(300);
+            while tokio::time::Instant::now() < until {
                 history.touch("s1");
                 tokio::time::sleep(Duration::from_millis(10)).await;
             }
-            Instant::now()
+            tokio::time::Instant::now()
         });
         let answer = r#"{"jsonrpc":"2.0","id":"l1","result":{}}"#;
         endpoint.settled(answer, true).await;
-        let handed = Instant::now();
+        let handed = tokio::time::Instant::now();
         let last = stream.await.unwrap();
         assert!(handed >= last, "the answer went before the history");
         assert!(handed.duration_since(started) < SETTLE_MAX);
