@@ -36,6 +36,8 @@ mod splitter;
 
 #[cfg(feature = "alloc")]
 mod encode;
+#[cfg(feature = "alloc")]
+mod text;
 
 #[cfg(feature = "alloc")]
 pub use error::EncodeError;
@@ -45,6 +47,8 @@ pub use peek::PeekedId;
 #[cfg_attr(docsrs, doc(cfg(feature = "bytes")))]
 pub use splitter::BytesLines;
 pub use splitter::{Decoded, Ending, Line, LineSplitter, Lines, RawItem, RawLine, RawLineSplitter};
+#[cfg(feature = "alloc")]
+pub use text::LineText;
 
 #[cfg(feature = "tokio-util")]
 pub(crate) use encode::finish;

@@ -8,6 +8,7 @@
 
 use std::time::Duration;
 
+use acp_codec::framing::{LineText, RawItem, RawLineSplitter};
 use acp_codec::remote::{
     Action, AgentLine, AgentRun, ClientText, ConnectionId, Principal, Server, ServerConfig,
 };
@@ -226,4 +227,49 @@ fn a_long_prompts_turn_reads_its_session_and_trace_context() {
             tracestate: None,
         }]
     );
+}
+
+/// An agent line holding a raw newline (here as whitespace in its params,
+/// which JSON allows) never reaches a client as one message: a string of
+/// the caller's own, lent or handed over, is searched and the line
+/// dropped. The same bytes cut by a splitter are two lines, each routed
+/// as it came (a splitter's line is not searched again).
+#[test]
+fn an_agent_line_holding_a_newline_never_reaches_a_client_as_one() {
+    let t = Duration::ZERO;
+    let (mut server, run, conn) = server();
+    let sends = |server: &mut Server| {
+        let mut texts = Vec::new();
+        while let Some(action) = server.poll_action() {
+            if let Action::Send { to, text, .. } = action {
+                assert_eq!(to, conn);
+                texts.push(text);
+            }
+        }
+        texts
+    };
+    let head = r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1""#;
+    let tail = r#","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"a"}}}}"#;
+    let one = format!("{head}{tail}");
+    server.handle_agent_line(t, run, one.as_str());
+    assert_eq!(sends(&mut server), std::slice::from_ref(&one));
+    let spaced = format!("{head}\n{tail}");
+    server.handle_agent_line(t, run, spaced.as_str());
+    assert!(sends(&mut server).is_empty());
+    server.handle_agent_line(t, run, spaced.clone());
+    assert!(sends(&mut server).is_empty());
+    server.handle_agent_line(t, run, LineText::from(spaced.as_str()));
+    assert!(sends(&mut server).is_empty());
+
+    let wire = format!("{one}\n{one}\r\n");
+    let mut splitter = RawLineSplitter::new();
+    let mut rest = wire.as_bytes();
+    while let Some(item) = splitter.decode(rest) {
+        rest = &rest[item.len()..];
+        let RawItem::Line(line) = item else {
+            panic!("a line within the limit")
+        };
+        server.handle_agent_line(t, run, line.text().unwrap());
+    }
+    assert_eq!(sends(&mut server), [one.clone(), one]);
 }

@@ -15,6 +15,7 @@ use crate::acp::{
     encode_error, encode_response, names, ErrorResponse, Message, RawJson, Request, RequestId,
     Response, RpcError, SessionMember,
 };
+use crate::framing::LineText;
 use crate::json::unescape::unquote;
 use crate::remote::transport::{answer_stream, error_stream, peek, SessionField, Stream};
 use crate::{ErrorCode, FrameError, PeekedId};
@@ -35,23 +36,25 @@ impl Router {
     /// held by a read-only user, is answered at once (`cancelled` for a
     /// permission request, `-32603` for others).
     pub fn handle_agent(&mut self, line: &str, now: Duration, out: &mut Vec<Out>) {
-        self.handle_agent_text(Cow::Borrowed(line), now, out);
+        self.handle_agent_text(LineText::from(line), now, out);
     }
 
     /// [`handle_agent`](Self::handle_agent) with the line lent or handed
     /// over: a notification for one session goes to its client as this
-    /// very string (a long line handed over is never copied).
+    /// very string (a long line handed over is never copied), and a
+    /// splitter's line is not searched for a newline again.
     pub(crate) fn handle_agent_text(
         &mut self,
-        text: Cow<'_, str>,
+        text: LineText<'_>,
         now: Duration,
         out: &mut Vec<Out>,
     ) {
-        let line: &str = &text;
-        if memchr::memchr(b'\n', line.as_bytes()).is_some() {
+        if text.holds_newline() {
             self.drop_one();
             return;
         }
+        let text = text.into_cow();
+        let line: &str = &text;
         // Read up to the members it is routed on (the peek), long or
         // short: the router only forwards an agent's line, and answers
         // none. A line not in the envelope's own form is decoded in full

@@ -3,7 +3,7 @@
 //! without a connection the longest evicted to make room), each restarted
 //! with backoff when it exits, each with its own router.
 
-use alloc::borrow::{Cow, ToOwned};
+use alloc::borrow::ToOwned;
 use alloc::collections::{BTreeMap, VecDeque};
 use alloc::format;
 use alloc::string::String;
@@ -16,6 +16,7 @@ use super::{
 };
 use super::{Census, Refusal, Stats};
 use crate::acp::{encode_error, Message, MessageError, RequestId, RpcError};
+use crate::framing::LineText;
 use crate::remote::router::{
     ClientId, ConnectError, Inbound, MessageKind, Out, Permissions, Router,
 };
@@ -592,6 +593,12 @@ impl Server {
     /// One line of `run`'s stdout (without its `\n`): routed by the
     /// agent's router.
     ///
+    /// A line holding a `\n` is dropped (a client never gets two messages
+    /// in one); a splitter's line ([`LineText`](crate::framing::LineText)
+    /// from [`RawLine::text`](crate::framing::RawLine::text) or a
+    /// [`Line`](crate::Line)) is known to hold none and is not searched
+    /// again.
+    ///
     /// The line is lent (`&str`) or handed over (`String`): a notification
     /// for one session (a tool's long output) handed over is queued as
     /// this very string, never copied; any other line is freed once
@@ -622,7 +629,7 @@ impl Server {
         &mut self,
         now: Duration,
         run: AgentRun,
-        line: impl Into<Cow<'l, str>>,
+        line: impl Into<LineText<'l>>,
     ) {
         // The agent looked up once for the line, by reference: most lines
         // become one message for one client, sent with no second look-up
