@@ -269,9 +269,13 @@ async fn read_stdout(driver: &Arc<Driver>, run: AgentRun, stdout: ChildStdout) {
             // read buffer).
             RawItem::Line(line) if line.content().len() > READ_BUFFER => {
                 let len = line.content().len();
+                // What the codec checked as the line came (at most the
+                // content: a `\r` cut from its `\n` by a read was checked
+                // too).
+                let checked = lines.decoder().item_checked().min(len);
                 let mut bytes = Vec::from(line.into_bytes());
                 bytes.truncate(len);
-                match into_string(bytes) {
+                match into_string(bytes, checked) {
                     Ok(text) => driver.with(move |s, now| s.handle_agent_line(now, run, text)),
                     Err(_) => driver.log_line("agent line skipped: not utf-8"),
                 }
@@ -291,18 +295,22 @@ async fn read_stdout(driver: &Arc<Driver>, run: AgentRun, stdout: ChildStdout) {
     }
 }
 
-/// `bytes` as a string when they are UTF-8, with no copy: checked once by
-/// `simdutf8`'s vector code, which takes about a sixth of the
-/// instructions of the standard library's check (`String::from_utf8`) on
-/// a tool's long output. (The core then searches the string for a newline,
-/// one `memchr` pass, since it cannot know the string is a splitter's
-/// line; the two together still cost about half the standard check.)
-fn into_string(bytes: Vec<u8>) -> Result<String, Vec<u8>> {
-    if simdutf8::basic::from_utf8(&bytes).is_err() {
+/// `bytes` as a string when they are UTF-8, with no copy; the first
+/// `checked` of them are known to be (a prefix ending at a character's
+/// end: [`StdoutCodec::item_checked`]), and the rest is checked by `simdutf8`'s
+/// vector code, which takes about a sixth of the instructions of the
+/// standard library's check (`String::from_utf8`) on a long line. (The
+/// core then searches the string for a newline, one `memchr` pass, since
+/// it cannot know the string is a splitter's line.)
+fn into_string(bytes: Vec<u8>, checked: usize) -> Result<String, Vec<u8>> {
+    let rest = bytes.get(checked..).unwrap_or_default();
+    if simdutf8::basic::from_utf8(rest).is_err() {
         return Err(bytes);
     }
-    // SAFETY: `bytes` were just checked as UTF-8 and are not changed
-    // between the check and this call.
+    // SAFETY: `bytes[checked..]` was just checked as UTF-8, and
+    // `bytes[..checked]` is UTF-8 ending at a character's end (the
+    // caller's promise, from the codec that checked those very bytes as
+    // they were read); the two together are UTF-8, not changed since.
     Ok(unsafe { String::from_utf8_unchecked(bytes) })
 }
 
@@ -334,7 +342,7 @@ fn renew_after(buffer: &mut BytesMut, taken: usize) {
 }
 
 /// The crate's pass-through line codec, with a long line kept at the
-/// start of an allocation of its own.
+/// start of an allocation of its own, and checked as UTF-8 as it arrives.
 ///
 /// The read buffer moves forward through its allocation as lines are
 /// split off its front, and growing keeps that offset: a long line would
@@ -345,10 +353,22 @@ fn renew_after(buffer: &mut BytesMut, taken: usize) {
 /// more at most) moves to a fresh allocation, once per line, where the
 /// line then grows from the start: the conversion moves its bytes onto
 /// themselves, which the C library's `memmove` skips.
+///
+/// From then on, each read's bytes are checked as UTF-8 right after the
+/// read, while they are in the cache ([`item_checked`](Self::item_checked) says how
+/// far): a line of megabytes is not read from memory once more at its end
+/// for the check alone.
 struct StdoutCodec {
     inner: RawLineCodec,
     /// The line being read was moved to an allocation of its own.
     moved: bool,
+    /// How many bytes at the front of the buffer (the line being read,
+    /// once `moved`) are known to be UTF-8, ending at a character's end.
+    checked: usize,
+    /// Those bytes hold a sequence that is not UTF-8 (no use checking on).
+    broken: bool,
+    /// What `checked` was when the last item came out.
+    last_checked: usize,
 }
 
 impl StdoutCodec {
@@ -356,6 +376,32 @@ impl StdoutCodec {
         Self {
             inner,
             moved: false,
+            checked: 0,
+            broken: false,
+            last_checked: 0,
+        }
+    }
+
+    /// How many bytes at the start of the last item are known to be UTF-8
+    /// (a prefix ending at a character's end; zero when nothing was
+    /// checked, as for a line that came whole in one read).
+    fn item_checked(&self) -> usize {
+        self.last_checked
+    }
+
+    /// Checks the bytes of the line being read past those known good.
+    fn check_on(&mut self, buffer: &[u8]) {
+        if self.broken {
+            return;
+        }
+        let Some(rest) = buffer.get(self.checked..) else {
+            return;
+        };
+        match simdutf8::compat::from_utf8(rest) {
+            Ok(_) => self.checked = buffer.len(),
+            // A character cut by the read: checked again with its rest.
+            Err(e) if e.error_len().is_none() => self.checked += e.valid_up_to(),
+            Err(_) => self.broken = true,
         }
     }
 }
@@ -367,13 +413,16 @@ impl Decoder for StdoutCodec {
     fn decode(&mut self, buffer: &mut BytesMut) -> std::io::Result<Option<Self::Item>> {
         let item = self.inner.decode(buffer)?;
         if item.is_some() {
-            self.moved = false;
-        } else if !self.moved && buffer.len() > READ_BUFFER {
+            self.item_out();
+        } else if buffer.len() > READ_BUFFER {
             // No line ends in the buffer: it holds one line being read.
-            let mut fresh = BytesMut::with_capacity(buffer.len().saturating_mul(2));
-            fresh.extend_from_slice(buffer);
-            *buffer = fresh;
-            self.moved = true;
+            if !self.moved {
+                let mut fresh = BytesMut::with_capacity(buffer.len().saturating_mul(2));
+                fresh.extend_from_slice(buffer);
+                *buffer = fresh;
+                self.moved = true;
+            }
+            self.check_on(buffer);
         }
         Ok(item)
     }
@@ -381,9 +430,21 @@ impl Decoder for StdoutCodec {
     fn decode_eof(&mut self, buffer: &mut BytesMut) -> std::io::Result<Option<Self::Item>> {
         let item = self.inner.decode_eof(buffer)?;
         if item.is_some() {
-            self.moved = false;
+            self.item_out();
         }
         Ok(item)
+    }
+}
+
+impl StdoutCodec {
+    /// An item came off the front of the buffer: what was checked was its
+    /// start (a line over the limit comes out in pieces, and the front is
+    /// the next line's after each, so nothing carries over).
+    fn item_out(&mut self) {
+        self.last_checked = if self.broken { 0 } else { self.checked };
+        self.moved = false;
+        self.checked = 0;
+        self.broken = false;
     }
 }
 
@@ -410,10 +471,64 @@ mod tests {
         ) {
             let at = bytes.as_ptr();
             let oracle = String::from_utf8(bytes.clone()).map_err(|e| e.into_bytes());
-            let got = into_string(bytes);
+            let got = into_string(bytes, 0);
             proptest::prop_assert_eq!(&got, &oracle);
             if let Ok(text) = got {
                 proptest::prop_assert_eq!(text.as_ptr(), at);
+            }
+        }
+    }
+
+    /// A long line fed in reads of every size, with characters of two to
+    /// four bytes cut by the reads: what the codec checked as the line
+    /// came is a prefix ending at a character's end, and most of the
+    /// line; the string made from it is the line's (the standard check as
+    /// the oracle). A line with a bad byte anywhere is refused, whether the
+    /// codec met the byte or the final check does.
+    #[test]
+    fn a_long_line_is_checked_as_it_comes() {
+        let unit = "ab\u{e9}\u{20ac}\u{1f600}z";
+        let long = unit.repeat(READ_BUFFER / 4);
+        for piece in [1, 2, 3, 7, 4096, 5000, 65536] {
+            for bad_at in [None, Some(10), Some(long.len() - 3)] {
+                let mut line = long.clone().into_bytes();
+                if let Some(at) = bad_at {
+                    line[at] = 0xff;
+                }
+                let mut input = line.clone();
+                input.extend_from_slice(b"\r\nnext\n");
+                let limits = Limits::default().with_max_line_len(1 << 20);
+                let mut codec = StdoutCodec::new(RawLineCodec::with_limits(&limits));
+                let mut buffer = BytesMut::new();
+                let mut got = Vec::new();
+                for chunk in input.chunks(piece) {
+                    buffer.extend_from_slice(chunk);
+                    while let Some(item) = codec.decode(&mut buffer).unwrap() {
+                        let RawItem::Line(l) = item else { panic!() };
+                        let len = l.content().len();
+                        let checked = codec.item_checked().min(len);
+                        let mut bytes = Vec::from(l.into_bytes());
+                        bytes.truncate(len);
+                        // All but the last read, and a character it cut.
+                        if len > READ_BUFFER + piece && bad_at.is_none() {
+                            assert!(
+                                checked + piece + 4 >= len,
+                                "piece {piece}: {checked} of {len}"
+                            );
+                        }
+                        assert!(std::str::from_utf8(&bytes[..checked]).is_ok());
+                        let oracle = String::from_utf8(bytes.clone()).map_err(|e| e.into_bytes());
+                        got.push(into_string(bytes, checked));
+                        assert_eq!(
+                            got.last().unwrap(),
+                            &oracle,
+                            "piece {piece}, bad at {bad_at:?}"
+                        );
+                    }
+                }
+                assert_eq!(got.len(), 2);
+                assert_eq!(got[0].is_ok(), bad_at.is_none());
+                assert_eq!(got[1].as_deref(), Ok("next"));
             }
         }
     }

@@ -17,7 +17,9 @@ use crate::acp::{
 };
 use crate::framing::LineText;
 use crate::json::unescape::unquote;
-use crate::remote::transport::{answer_stream, error_stream, peek, SessionField, Stream};
+use crate::remote::transport::{
+    answer_stream, error_stream, peek_passed, Passed, SessionField, Stream,
+};
 use crate::{ErrorCode, FrameError, PeekedId};
 
 use super::sessions::Whose;
@@ -36,22 +38,24 @@ impl Router {
     /// held by a read-only user, is answered at once (`cancelled` for a
     /// permission request, `-32603` for others).
     pub fn handle_agent(&mut self, line: &str, now: Duration, out: &mut Vec<Out>) {
-        self.handle_agent_text(LineText::from(line), now, out);
+        let _ = self.handle_agent_text(LineText::from(line), now, out);
     }
 
     /// [`handle_agent`](Self::handle_agent) with the line lent or handed
     /// over: a notification for one session goes to its client as this
     /// very string (a long line handed over is never copied), and a
-    /// splitter's line is not searched for a newline again.
+    /// splitter's line is not searched for a newline again. Then, and only
+    /// then, returns the long strings the routing peek passed over in it
+    /// (for the caller's own walk of the same text).
     pub(crate) fn handle_agent_text(
         &mut self,
         text: LineText<'_>,
         now: Duration,
         out: &mut Vec<Out>,
-    ) {
+    ) -> Option<Passed> {
         if text.holds_newline() {
             self.drop_one();
-            return;
+            return None;
         }
         let text = text.into_cow();
         let line: &str = &text;
@@ -59,11 +63,12 @@ impl Router {
         // short: the router only forwards an agent's line, and answers
         // none. A line not in the envelope's own form is decoded in full
         // (one walk: the envelope, and the params' `sessionId` on the way).
-        let peeked = peek(line).map(|p| (p.message, p.session));
+        let mut passed = Passed::default();
+        let peeked = peek_passed(line, &mut passed).map(|p| (p.message, p.session));
         let Some((msg, member)) = peeked.or_else(|| Message::decode_with_session(line).ok()) else {
             // Stray text on stdout (Gemini has printed some): not a message.
             self.drop_one();
-            return;
+            return None;
         };
         let session = match member {
             SessionMember::Absent | SessionMember::One("null") => SessionField::Absent,
@@ -82,8 +87,7 @@ impl Router {
             _ => None,
         };
         if let Some(s) = to_session {
-            self.route_to_session(s, text, out);
-            return;
+            return self.route_to_session(s, text, out).then_some(passed);
         }
         match msg {
             Message::Response(_) | Message::Error(_) => self.agent_response(msg, line, now, out),
@@ -101,7 +105,7 @@ impl Router {
                         }),
                         None => self.drop_one(),
                     }
-                    return;
+                    return None;
                 }
                 match session {
                     SessionField::Invalid | SessionField::Id(_) => self.drop_one(),
@@ -118,12 +122,19 @@ impl Router {
                 }
             }
         }
+        None
     }
 
-    /// A notification for `session`: to the connection holding it, else
-    /// handed out as missed ([`Out::Missed`]) when the session waits for a
-    /// reattach, else dropped.
-    fn route_to_session(&mut self, session: String, line: Cow<'_, str>, out: &mut Vec<Out>) {
+    /// A notification for `session`: to the connection holding it (then
+    /// `true`: the one output is the line as it came), else handed out as
+    /// missed ([`Out::Missed`]) when the session waits for a reattach, else
+    /// dropped.
+    fn route_to_session(
+        &mut self,
+        session: String,
+        line: Cow<'_, str>,
+        out: &mut Vec<Out>,
+    ) -> bool {
         if let Some(holder) = self.sessions.holder(&session) {
             out.push(Out::Client {
                 to: holder,
@@ -131,7 +142,7 @@ impl Router {
                 text: line.into_owned(),
                 kind: MessageKind::Notification,
             });
-            return;
+            return true;
         }
         if self.replaying.iter().any(|d| *d == session) {
             out.push(Out::Missed {
@@ -141,6 +152,7 @@ impl Router {
         } else {
             self.drop_one();
         }
+        false
     }
 
     fn agent_response(&mut self, msg: Message<'_>, line: &str, now: Duration, out: &mut Vec<Out>) {

@@ -705,7 +705,13 @@ impl Server {
                     let Some(agent) = self.agents.get_mut(key) else {
                         continue;
                     };
-                    let (text, first, conn) = agent.toward_client(to, &stream, text, now);
+                    let (text, first, conn) = agent.toward_client(
+                        to,
+                        &stream,
+                        text,
+                        now,
+                        &mut crate::remote::transport::Passed::default(),
+                    );
                     self.send_to_client(now, conn, stream, text, kind, first);
                 }
                 Out::InitializeRefused { to } => {

@@ -46,7 +46,7 @@ use crate::acp::{names, Message, RequestId};
 use crate::json::scan;
 use crate::json::unescape::unquote;
 use crate::remote::router::ClientId;
-use crate::remote::transport::pass_over;
+use crate::remote::transport::{pass_over, Passed};
 
 /// Most sessions whose client directory an agent's map keeps; past it the
 /// oldest is forgotten (its paths then pass unchanged).
@@ -224,6 +224,7 @@ fn walk(
     depth: usize,
     active: u32,
     found: &mut Found,
+    passed: &mut Passed,
 ) -> Option<usize> {
     // The routes of `active` whose next step passes `want`.
     let next = |want: &dyn Fn(Step) -> bool| {
@@ -248,7 +249,7 @@ fn walk(
         }
         Some(b'{') if next(&|s| matches!(s, Step::Key(_))) != 0 => b'}',
         Some(b'[') if next(&|s| s == Step::Each) != 0 => b']',
-        _ => return pass_over(b, i),
+        _ => return pass_over(b, i, passed),
     };
     let each = next(&|s| s == Step::Each);
     let mut j = scan::skip_ws(b, i.saturating_add(1));
@@ -260,12 +261,12 @@ fn walk(
             let (key, v) = scan::key_at(b, j).ok()?;
             let mask = next(&|s| matches!(s, Step::Key(k) if k == key));
             if mask == 0 {
-                pass_over(b, v)?
+                pass_over(b, v, passed)?
             } else {
-                walk(b, v, routes, depth.saturating_add(1), mask, found)?
+                walk(b, v, routes, depth.saturating_add(1), mask, found, passed)?
             }
         } else {
-            walk(b, j, routes, depth.saturating_add(1), each, found)?
+            walk(b, j, routes, depth.saturating_add(1), each, found, passed)?
         };
         j = scan::skip_ws(b, item_end);
         match b.get(j) {
@@ -282,7 +283,7 @@ fn walk(
 /// `method` before `params`, and most `sessionUpdate` first in an update;
 /// one written after a long content costs a `memchr`), never the value
 /// itself.
-fn member(b: &[u8], i: usize, key: &[u8]) -> Option<usize> {
+fn member(b: &[u8], i: usize, key: &[u8], passed: &mut Passed) -> Option<usize> {
     let mut j = scan::skip_ws(b, i);
     if b.get(j) != Some(&b'{') {
         return None;
@@ -293,7 +294,7 @@ fn member(b: &[u8], i: usize, key: &[u8]) -> Option<usize> {
         if k == key {
             return Some(v);
         }
-        j = scan::skip_ws(b, pass_over(b, v)?);
+        j = scan::skip_ws(b, pass_over(b, v, passed)?);
         match b.get(j) {
             Some(b',') => j = scan::skip_ws(b, j.saturating_add(1)),
             _ => return None,
@@ -304,22 +305,22 @@ fn member(b: &[u8], i: usize, key: &[u8]) -> Option<usize> {
 /// The string value of the member of `text` at the end of `keys` (each a
 /// key token, quotes included), read as [`member`] reads; borrowed from
 /// `text` unless it holds an escape.
-fn member_string<'t>(text: &'t str, keys: &[&[u8]]) -> Option<Cow<'t, str>> {
+fn member_string<'t>(text: &'t str, keys: &[&[u8]], passed: &mut Passed) -> Option<Cow<'t, str>> {
     let b = text.as_bytes();
     let mut at = 0;
     for key in keys {
-        at = member(b, at, key)?;
+        at = member(b, at, key, passed)?;
     }
     value(text, at, scan::skip_str(b, at).ok()?)
 }
 
 /// The strings of `text` at the ends of `routes` (at most 32), in the
 /// order of the text.
-fn find(text: &str, routes: &[&[Step]]) -> Option<Found> {
+fn find(text: &str, routes: &[&[Step]], passed: &mut Passed) -> Option<Found> {
     let b = text.as_bytes();
     let mut found = Vec::new();
     let all = u32::MAX.checked_shr(32u32.saturating_sub(routes.len().try_into().ok()?))?;
-    walk(b, scan::skip_ws(b, 0), routes, 0, all, &mut found)?;
+    walk(b, scan::skip_ws(b, 0), routes, 0, all, &mut found, passed)?;
     Some(found)
 }
 
@@ -431,7 +432,7 @@ impl Paths {
                 &[PARAMS, ADDITIONAL, Step::Each],
                 &[PARAMS, SESSION_ID],
             ];
-            let found = find(text, &routes)?;
+            let found = find(text, &routes, &mut Passed::default())?;
             let string_of = |route: usize| {
                 found
                     .iter()
@@ -454,7 +455,7 @@ impl Paths {
             return splice(text, &found, |r| r < 2, |p| rebase(p, &cwd, room));
         }
         if method == names::SESSION_CLOSE {
-            let found = find(text, &[&[PARAMS, SESSION_ID]])?;
+            let found = find(text, &[&[PARAMS, SESSION_ID]], &mut Passed::default())?;
             let session = found.first().and_then(|&(_, s, e)| value(text, s, e))?;
             self.forget(&session);
             return None;
@@ -467,7 +468,7 @@ impl Paths {
                 &[PARAMS, PROMPT, Step::Each, URI],
                 &[PARAMS, PROMPT, Step::Each, RESOURCE, URI],
             ];
-            let found = find(text, &routes)?;
+            let found = find(text, &routes, &mut Passed::default())?;
             let session = found
                 .iter()
                 .find(|(r, _, _)| *r == 0)
@@ -487,7 +488,15 @@ impl Paths {
     /// The agent's message `text` for `client`, with the paths under the
     /// room moved to the session's client directory; `None` when nothing
     /// moves.
-    pub(super) fn toward_client(&mut self, client: ClientId, text: &str) -> Option<String> {
+    ///
+    /// `passed` holds the long strings a walk over this very text passed
+    /// over (the routing peek's), so the walk here jumps over them.
+    pub(super) fn toward_client(
+        &mut self,
+        client: ClientId,
+        text: &str,
+        passed: &mut Passed,
+    ) -> Option<String> {
         if self.pending.iter().any(|(c, _, _)| *c == client) {
             self.answered(client, text);
         }
@@ -500,7 +509,7 @@ impl Paths {
         }
         // By method, update kind and session, reading no further than
         // those members; only then one walk to the paths.
-        let method = member_string(text, &[br#""method""#])?;
+        let method = member_string(text, &[br#""method""#], passed)?;
         let routes: &[&[Step]] = match method.as_ref() {
             names::FS_READ_TEXT_FILE | names::FS_WRITE_TEXT_FILE => &[&[PARAMS, PATH]],
             names::TERMINAL_CREATE => &[&[PARAMS, CWD]],
@@ -512,6 +521,7 @@ impl Paths {
                 let kind = member_string(
                     text,
                     &[br#""params""#, br#""update""#, br#""sessionUpdate""#],
+                    passed,
                 )?;
                 if kind != "tool_call" && kind != "tool_call_update" {
                     return None;
@@ -523,9 +533,9 @@ impl Paths {
             }
             _ => return None,
         };
-        let session = member_string(text, &[br#""params""#, br#""sessionId""#])?;
+        let session = member_string(text, &[br#""params""#, br#""sessionId""#], passed)?;
         let client_dir = self.sessions.get(&*session)?;
-        let found = find(text, routes)?;
+        let found = find(text, routes, passed)?;
         let room = &self.room;
         splice(text, &found, |_| true, |p| rebase(p, room, client_dir))
     }
@@ -573,7 +583,7 @@ impl Paths {
             return;
         };
         let session = result
-            .and_then(|r| find(r, &[&[SESSION_ID]]).map(|found| (r, found)))
+            .and_then(|r| find(r, &[&[SESSION_ID]], &mut Passed::default()).map(|found| (r, found)))
             .and_then(|(r, found)| found.first().and_then(|&(_, s, e)| value(r, s, e)));
         if let Some(session) = session {
             self.learn(session.into_owned(), cwd);

@@ -20,6 +20,7 @@ use crate::framing::LineText;
 use crate::remote::router::{
     ClientId, ConnectError, Inbound, MessageKind, Out, Permissions, Router,
 };
+use crate::remote::transport::Passed;
 use crate::remote::Stream;
 use crate::{ErrorCode, FrameError, PeekedId};
 
@@ -102,9 +103,10 @@ impl Agent {
         stream: &Stream,
         text: String,
         now: Duration,
+        passed: &mut Passed,
     ) -> (String, Option<super::stats::Event>, Option<ConnectionId>) {
         let text = match self.paths.as_mut() {
-            Some(paths) => paths.toward_client(to, &text).unwrap_or(text),
+            Some(paths) => paths.toward_client(to, &text, passed).unwrap_or(text),
             None => text,
         };
         let first = match stream {
@@ -648,7 +650,9 @@ impl Server {
         // The router's output goes to a list kept for the next line (one
         // allocation for the server's life, not one a line).
         let outs = &mut self.outs;
-        agent.router.handle_agent_text(line.into(), now, outs);
+        // The long strings the router's peek passed over, when its one
+        // output is the line as it came: the room's walk jumps over them.
+        let passed = agent.router.handle_agent_text(line.into(), now, outs);
         if outs.is_empty() {
             return;
         }
@@ -660,7 +664,8 @@ impl Server {
                 kind,
             }) = outs.pop()
             {
-                let (text, first, conn) = agent.toward_client(to, &stream, text, now);
+                let mut passed = passed.unwrap_or_default();
+                let (text, first, conn) = agent.toward_client(to, &stream, text, now, &mut passed);
                 self.send_to_client(now, conn, stream, text, kind, first);
             }
             return;

@@ -21,7 +21,7 @@ use crate::acp::{names, Message, RawJson, RequestId, SessionMember};
 use crate::json::scan::Members;
 use crate::json::unescape::unquote;
 pub use gate::{Checked, Gate};
-pub(crate) use peek::{members, pass_over, peek, PEEK_FROM};
+pub(crate) use peek::{members, pass_over, peek, peek_passed, Passed, PEEK_FROM};
 pub(crate) use post::check_post_message;
 pub use post::{check_post, check_response_session, oversize, Post};
 

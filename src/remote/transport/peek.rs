@@ -57,6 +57,12 @@ pub(crate) struct Peeked<'a> {
 /// the router routes on; `None` when the line is not in the envelope's
 /// own form (decode it in full then).
 pub(crate) fn peek(line: &str) -> Option<Peeked<'_>> {
+    peek_passed(line, &mut Passed::default())
+}
+
+/// [`peek`], noting in `passed` the long strings it passed over (for a
+/// second walk over the same line: [`pass_over`]).
+pub(crate) fn peek_passed<'a>(line: &'a str, passed: &mut Passed) -> Option<Peeked<'a>> {
     let b = line.as_bytes();
     let mut at = expect(b, 0, br#"{"jsonrpc":"2.0","#)?;
     let id = if b.get(at..)?.starts_with(br#""id":"#) {
@@ -72,7 +78,7 @@ pub(crate) fn peek(line: &str) -> Option<Peeked<'_>> {
         let end = plain_string_end(b, start)?;
         let method = line.get(start.checked_add(1)?..end.checked_sub(1)?)?;
         at = expect(b, end, br#","params":"#)?;
-        let (params, [session, meta], end) = value_with_session(line, at)?;
+        let (params, [session, meta], end) = value_with_session(line, at, passed)?;
         expect_end(b, end)?;
         let method = Cow::Borrowed(method);
         let params = Some(params);
@@ -88,7 +94,7 @@ pub(crate) fn peek(line: &str) -> Option<Peeked<'_>> {
     }
     let id = id?;
     at = expect(b, at, br#""result":"#)?;
-    let (result, [session, meta], end) = value_with_session(line, at)?;
+    let (result, [session, meta], end) = value_with_session(line, at, passed)?;
     expect_end(b, end)?;
     Some(Peeked {
         message: Message::Response(Response { id, result }),
@@ -102,7 +108,7 @@ pub(crate) fn peek(line: &str) -> Option<Peeked<'_>> {
 /// the walk cannot tell (an escaped key, broken structure): the caller's
 /// full scan decides then.
 pub(crate) fn session_member(raw: &str) -> Option<SessionMember<'_>> {
-    let (_, [session, _], end) = value_with_session(raw, 0)?;
+    let (_, [session, _], end) = value_with_session(raw, 0, &mut Passed::default())?;
     (end == raw.len()).then_some(session)
 }
 
@@ -117,6 +123,7 @@ pub(crate) fn members<'a, const N: usize>(
 ) -> Option<[Option<&'a str>; N]> {
     let b = raw.as_bytes();
     let mut found = [None; N];
+    let passed = &mut Passed::default();
     let mut i = expect(b, 0, b"{")?;
     if b.get(i) == Some(&b'}') {
         return (i.checked_add(1)? == b.len()).then_some(found);
@@ -125,7 +132,7 @@ pub(crate) fn members<'a, const N: usize>(
         let key_end = plain_string_end(b, i)?;
         let key = raw.get(i.checked_add(1)?..key_end.checked_sub(1)?)?;
         i = expect(b, key_end, b":")?;
-        let end = skip(b, i)?;
+        let end = skip(b, i, passed)?;
         if let Some(n) = names.iter().position(|name| *name == key) {
             let slot = found.get_mut(n)?;
             if slot.is_some() {
@@ -197,14 +204,18 @@ fn plain_string_end(b: &[u8], at: usize) -> Option<usize> {
 
 /// The value at `at` (params or result) as raw JSON, its `sessionId`
 /// and `_meta` members when it is an object, and where it ends.
-fn value_with_session(
-    text: &str,
+fn value_with_session<'a>(
+    text: &'a str,
     at: usize,
-) -> Option<(RawJson<'_>, [SessionMember<'_>; 2], usize)> {
+    passed: &mut Passed,
+) -> Option<(RawJson<'a>, [SessionMember<'a>; 2], usize)> {
     let b = text.as_bytes();
     let (members, end) = match b.get(at)? {
-        b'{' => object_session(text, at)?,
-        _ => ([SessionMember::Absent, SessionMember::Absent], skip(b, at)?),
+        b'{' => object_session(text, at, passed)?,
+        _ => (
+            [SessionMember::Absent, SessionMember::Absent],
+            skip(b, at, passed)?,
+        ),
     };
     let raw = RawJson::from_validated(text.get(at..end)?);
     Some((raw, members, end))
@@ -212,7 +223,11 @@ fn value_with_session(
 
 /// The members of the object at `at`: its `sessionId` and its `_meta`,
 /// and where it ends.
-fn object_session(text: &str, at: usize) -> Option<([SessionMember<'_>; 2], usize)> {
+fn object_session<'a>(
+    text: &'a str,
+    at: usize,
+    passed: &mut Passed,
+) -> Option<([SessionMember<'a>; 2], usize)> {
     const NAMES: [&[u8]; 2] = [br#""sessionId""#, br#""_meta""#];
     let b = text.as_bytes();
     let mut found = [SessionMember::Absent, SessionMember::Absent];
@@ -225,7 +240,7 @@ fn object_session(text: &str, at: usize) -> Option<([SessionMember<'_>; 2], usiz
         let key = b.get(i..key_end)?;
         let slot = NAMES.iter().position(|name| *name == key);
         i = expect(b, key_end, b":")?;
-        let end = skip(b, i)?;
+        let end = skip(b, i, passed)?;
         if let Some(slot) = slot.and_then(|n| found.get_mut(n)) {
             *slot = match slot {
                 SessionMember::Absent => SessionMember::One(text.get(i..end)?),
@@ -244,17 +259,17 @@ fn object_session(text: &str, at: usize) -> Option<([SessionMember<'_>; 2], usiz
 /// Where the JSON value at `at` of `b` ends, read by its structure alone
 /// (see the module docs); `None` when the structure is broken or nests
 /// too deep. For text known to be JSON (a line already routed).
-pub(crate) fn pass_over(b: &[u8], at: usize) -> Option<usize> {
-    skip(b, at)
+pub(crate) fn pass_over(b: &[u8], at: usize, passed: &mut Passed) -> Option<usize> {
+    skip(b, at, passed)
 }
 
 /// Where the value at `at` ends, by its structure: a string at its first
 /// quote not escaped, a container where its brackets close (matching
 /// kinds, at most [`MAX_DEPTH`] deep), a scalar by the full scanner.
-fn skip(b: &[u8], at: usize) -> Option<usize> {
+fn skip(b: &[u8], at: usize, passed: &mut Passed) -> Option<usize> {
     match b.get(at)? {
-        b'"' => string_end(b, at),
-        b'{' | b'[' => container_end(b, at),
+        b'"' => string_end(b, at, passed),
+        b'{' | b'[' => container_end(b, at, passed),
         _ => crate::json::scan::skip_value(b, at).ok(),
     }
 }
@@ -264,7 +279,7 @@ fn skip(b: &[u8], at: usize) -> Option<usize> {
 /// quote found a word at a time, prose's by `memchr`, text dense with
 /// `\"` a block at a time).
 #[inline(always)]
-fn string_end(b: &[u8], at: usize) -> Option<usize> {
+fn string_end(b: &[u8], at: usize, passed: &mut Passed) -> Option<usize> {
     let from = at.checked_add(1)?;
     // Most strings of a line (keys, tags, ids, an update's kind, a short
     // chunk of text) end within [`NEAR_TEXT`] bytes with no escape: their
@@ -278,12 +293,64 @@ fn string_end(b: &[u8], at: usize) -> Option<usize> {
             Near::At(_) | Near::Short => break,
         }
     }
-    str_end_within(b, from, usize::MAX)
+    if let Some(end) = passed.end_of(b, at) {
+        return Some(end);
+    }
+    let end = str_end_within(b, from, usize::MAX)?;
+    passed.note(at, end);
+    Some(end)
 }
 
 /// The text of a string [`string_end`] searches inline, sixteen bytes a
 /// step, before it calls the full search.
 const NEAR_TEXT: usize = 64;
+
+/// The long strings (at least [`LONG`] bytes) a walk passed over in one
+/// line: where each opens and ends, at most [`PASSED`] of them. A second
+/// walk over the same text (the room's paths, after the routing peek)
+/// jumps over them instead of searching them again: a tool's output of
+/// megabytes no longer fits the cache, and each pass over it reads it
+/// from memory.
+///
+/// Only for the text it was filled on: [`Passed::end_of`] also checks
+/// that a noted end is a quote of `b`, so a note can never send a walk
+/// past the text's end, but a walk over other text would be misled.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Passed {
+    spans: [(usize, usize); PASSED],
+    len: usize,
+}
+
+/// Most long strings [`Passed`] notes (a line holds one or two: a tool's
+/// output, its diff's two texts).
+const PASSED: usize = 4;
+
+/// The shortest string [`Passed`] notes: shorter ones cost little to
+/// search again, and are likely still in the cache.
+const LONG: usize = 64 * 1024;
+
+impl Passed {
+    /// Where the string opening at `at` of `b` ends, when noted.
+    #[inline]
+    fn end_of(&self, b: &[u8], at: usize) -> Option<usize> {
+        let spans = self.spans.get(..self.len)?;
+        let &(_, end) = spans.iter().find(|&&(open, _)| open == at)?;
+        (b.get(end.checked_sub(1)?) == Some(&b'"')).then_some(end)
+    }
+
+    /// Notes the string from `at` to `end` when it is long and there is
+    /// room.
+    #[inline]
+    fn note(&mut self, at: usize, end: usize) {
+        if end.saturating_sub(at) < LONG {
+            return;
+        }
+        if let Some(slot) = self.spans.get_mut(self.len) {
+            *slot = (at, end);
+            self.len = self.len.saturating_add(1);
+        }
+    }
+}
 
 /// The end of the object or array at `at`: its brackets counted outside
 /// strings, each closing the kind it opened. Where the target has vector
@@ -296,7 +363,7 @@ const NEAR_TEXT: usize = 64;
     )),
     test
 ))]
-fn container_end_bytes(b: &[u8], at: usize) -> Option<usize> {
+fn container_end_bytes(b: &[u8], at: usize, passed: &mut Passed) -> Option<usize> {
     // One bit a level: 1 for an object.
     let mut open: u128 = 0;
     let mut depth: u32 = 0;
@@ -305,7 +372,7 @@ fn container_end_bytes(b: &[u8], at: usize) -> Option<usize> {
         let c = *b.get(i)?;
         match c {
             b'"' => {
-                i = string_end(b, i)?;
+                i = string_end(b, i, passed)?;
                 continue;
             }
             b'{' | b'[' => {
@@ -339,8 +406,8 @@ fn container_end_bytes(b: &[u8], at: usize) -> Option<usize> {
     all(target_arch = "aarch64", target_feature = "neon")
 )))]
 #[inline]
-fn container_end(b: &[u8], at: usize) -> Option<usize> {
-    container_end_bytes(b, at)
+fn container_end(b: &[u8], at: usize, passed: &mut Passed) -> Option<usize> {
+    container_end_bytes(b, at, passed)
 }
 
 /// [`container_end`] sixty-four bytes a step (a container of an agent's
@@ -363,7 +430,7 @@ fn container_end(b: &[u8], at: usize) -> Option<usize> {
     target_feature = "sse2",
     all(target_arch = "aarch64", target_feature = "neon")
 ))]
-fn container_end(b: &[u8], at: usize) -> Option<usize> {
+fn container_end(b: &[u8], at: usize, passed: &mut Passed) -> Option<usize> {
     use crate::json::unescape::escaped_bits;
     use crate::json::vector::{structural_bits, BLOCK};
     // One bit a level: 1 for an object.
@@ -416,7 +483,7 @@ fn container_end(b: &[u8], at: usize) -> Option<usize> {
         let quotes = quote & !escaped;
         if in_string >> 63 == 1 && quotes != 0 {
             let last = usize::try_from(quotes.checked_ilog2()?).ok()?;
-            from = string_end(b, from.checked_add(last)?)?;
+            from = string_end(b, from.checked_add(last)?, passed)?;
             inside = 0;
             escaped_first = 0;
             continue;

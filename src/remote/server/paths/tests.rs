@@ -170,7 +170,7 @@ proptest! {
         let line = json!({"jsonrpc": "2.0", "id": 3, "method": "fs/write_text_file",
             "params": {"sessionId": "s1", "path": path, "content": content, "note": ROOM}});
         let text = line.to_string();
-        let out = paths.toward_client(ClientId(1), &text);
+        let out = paths.toward_client(ClientId(1), &text, &mut Passed::default());
         let mut want = line.clone();
         if under(&path, ROOM) {
             want["params"]["path"] = Value::from(moved(&path, ROOM, CLIENT));
@@ -273,8 +273,8 @@ proptest! {
         for p in [&mut searched, &mut walked] {
             p.learn("s1".into(), root(CLIENT));
         }
-        let want = walked.toward_client(ClientId(1), &text);
-        prop_assert_eq!(searched.toward_client(ClientId(1), &text), want.clone(), "{}", text);
+        let want = walked.toward_client(ClientId(1), &text, &mut Passed::default());
+        prop_assert_eq!(searched.toward_client(ClientId(1), &text, &mut Passed::default()), want.clone(), "{}", text);
         // The search did pass some lines, and the walk moved some paths.
         if searched.plain_room && !text.contains(room.as_str()) && !text.contains('\\') {
             prop_assert!(!searched.may_name_room(&text));
@@ -282,6 +282,56 @@ proptest! {
         if !broken && base == 0 && member == "path" && kind != "agent_message_chunk" {
             prop_assert!(want.is_some());
         }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+    /// A walk told the long strings the routing peek passed over in the
+    /// same line (a tool's output of 64 KiB and more, before, among or
+    /// after the paths) moves the same paths as a walk told nothing, and
+    /// the peek noted them (it is the peek's walk that is skipped).
+    #[test]
+    fn the_peeks_long_strings_change_nothing_the_walk_finds(
+        long in prop::collection::vec(64usize * 1024..80 * 1024, 1..4),
+        where_ in prop::collection::vec(0u8..3, 3),
+        escapes in any::<bool>(),
+        kind in prop_oneof![Just("tool_call"), Just("tool_call_update")],
+    ) {
+        let texts: Vec<String> = long
+            .iter()
+            .map(|&n| {
+                let unit = if escapes { "ab\\n\\\"" } else { "abcdefgh" };
+                unit.repeat(n / unit.len() + 1)
+            })
+            .collect();
+        let text_at = |w: u8| -> String {
+            texts
+                .iter()
+                .zip(&where_)
+                .filter(|(_, at)| **at == w)
+                .map(|(t, _)| format!(r#"{{"type":"content","content":{{"type":"text","text":"{t}"}}}},"#))
+                .collect()
+        };
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"s1","update":{{"sessionUpdate":"{kind}","toolCallId":"t","content":[{}{{"type":"diff","path":"{ROOM}/a.rs","oldText":"{}","newText":"x"}},{}{{"type":"diff","path":"{ROOM}/b.rs","newText":"y"}}],"locations":[{{"path":"{ROOM}/c.rs"}}]}}}}}}"#,
+            text_at(0),
+            texts[0],
+            text_at(1),
+        );
+        let line = line.replacen(r#""locations""#, &format!(r#""note":"{}","locations""#, text_at(2).len()), 1);
+        let mut passed = crate::remote::transport::Passed::default();
+        prop_assert!(crate::remote::transport::peek_passed(&line, &mut passed).is_some());
+        prop_assert_ne!(passed, crate::remote::transport::Passed::default());
+        let mut told = Paths::new(root(ROOM));
+        let mut untold = Paths::new(root(ROOM));
+        for p in [&mut told, &mut untold] {
+            p.learn("s1".into(), root(CLIENT));
+        }
+        let want = untold.toward_client(ClientId(1), &line, &mut Passed::default());
+        let moved = format!("{CLIENT}/b.rs");
+        prop_assert!(want.as_deref().is_some_and(|w| w.contains(&moved)));
+        prop_assert_eq!(told.toward_client(ClientId(1), &line, &mut passed), want);
     }
 }
 
@@ -298,9 +348,15 @@ fn a_session_new_moves_its_cwd_and_learns_the_session_from_the_answer() {
     );
     // Another client's answer with the same id teaches nothing.
     let answer = r#"{"jsonrpc":"2.0","id":5,"result":{"sessionId":"s9"}}"#;
-    assert_eq!(paths.toward_client(ClientId(2), answer), None);
+    assert_eq!(
+        paths.toward_client(ClientId(2), answer, &mut Passed::default()),
+        None
+    );
     assert!(paths.sessions.is_empty());
-    assert_eq!(paths.toward_client(ClientId(1), answer), None);
+    assert_eq!(
+        paths.toward_client(ClientId(1), answer, &mut Passed::default()),
+        None
+    );
     assert_eq!(paths.sessions.get("s9"), Some(&root(CLIENT)));
     assert!(paths.pending.is_empty());
     // A load names its session: learnt at once.
@@ -352,7 +408,7 @@ fn tool_calls_fs_and_terminals_come_back_in_the_clients_directory() {
     let to_client = |paths: &mut Paths, line: Value| {
         let text = line.to_string();
         paths
-            .toward_client(ClientId(1), &text)
+            .toward_client(ClientId(1), &text, &mut Passed::default())
             .map(|t| serde_json::from_str::<Value>(&t).unwrap())
     };
     let call = |kind: &str| {
@@ -394,11 +450,16 @@ fn tool_calls_fs_and_terminals_come_back_in_the_clients_directory() {
     assert_eq!(got["params"]["command"], "ls");
     // `params` before `method`: read all the same.
     let late = r#"{"params":{"sessionId":"s1","path":"/srv/acp/ana/work/z"},"id":9,"method":"fs/write_text_file","jsonrpc":"2.0"}"#;
-    let got = paths.toward_client(ClientId(1), late).unwrap();
+    let got = paths
+        .toward_client(ClientId(1), late, &mut Passed::default())
+        .unwrap();
     assert_eq!(got, late.replace("/srv/acp/ana/work/z", "/home/ana/proj/z"));
     // Not JSON past the room's name: passed as it came.
     let broken = r#"{"jsonrpc":"2.0","method":"fs/write_text_file","params":{"sessionId":"s1","path":"/srv/acp/ana/work/z",}"#;
-    assert_eq!(paths.toward_client(ClientId(1), broken), None);
+    assert_eq!(
+        paths.toward_client(ClientId(1), broken, &mut Passed::default()),
+        None
+    );
     // Another session, or a sibling of the room: unchanged.
     let other = json!({"jsonrpc":"2.0","id":7,"method":"fs/read_text_file","params":{"sessionId":"s2","path":"/srv/acp/ana/work/x"}});
     assert_eq!(to_client(&mut paths, other), None);
@@ -412,7 +473,9 @@ fn an_escaped_path_is_read_and_written_as_json() {
     paths.learn("s1".into(), root("/home/ana/a\"b"));
     // `\u002f` for a slash: the value is the room's path all the same.
     let text = r#"{"jsonrpc":"2.0","id":1,"method":"fs/read_text_file","params":{"sessionId":"s1","path":"/srv/acp/ana/work\u002fsrc/x"}}"#;
-    let out = paths.toward_client(ClientId(1), text).unwrap();
+    let out = paths
+        .toward_client(ClientId(1), text, &mut Passed::default())
+        .unwrap();
     assert_eq!(
         out,
         r#"{"jsonrpc":"2.0","id":1,"method":"fs/read_text_file","params":{"sessionId":"s1","path":"/home/ana/a\"b/src/x"}}"#

@@ -233,7 +233,7 @@ fn string_end_agrees_with_a_byte_loop_at_every_length_and_escape() {
                     let mut b = text.clone();
                     b.extend_from_slice(tail);
                     assert_eq!(
-                        super::string_end(&b, 0),
+                        super::string_end(&b, 0, &mut super::Passed::default()),
                         naive_string_end(&b, 0),
                         "{:?}",
                         String::from_utf8_lossy(&b)
@@ -254,7 +254,7 @@ proptest::proptest! {
     ) {
         let mut b = vec![b'"'];
         b.extend_from_slice(&body);
-        proptest::prop_assert_eq!(super::string_end(&b, 0), naive_string_end(&b, 0));
+        proptest::prop_assert_eq!(super::string_end(&b, 0, &mut super::Passed::default()), naive_string_end(&b, 0));
     }
 }
 
@@ -309,15 +309,15 @@ proptest::proptest! {
         b.extend_from_slice(value.as_bytes());
         b.extend_from_slice(b",\"tail\"}");
         let whole = b.clone();
-        proptest::prop_assert_eq!(super::container_end(&b, gap), Some(gap + value.len()));
+        proptest::prop_assert_eq!(super::container_end(&b, gap, &mut super::Passed::default()), Some(gap + value.len()));
         let brackets: Vec<usize> = (gap..b.len()).filter(|&i| b"{}[]".contains(&b[i])).collect();
         if !brackets.is_empty() {
             b[*swap.get(&brackets)] = to;
         }
-        proptest::prop_assert_eq!(super::container_end(&b, gap), super::container_end_bytes(&b, gap));
+        proptest::prop_assert_eq!(super::container_end(&b, gap, &mut super::Passed::default()), super::container_end_bytes(&b, gap, &mut super::Passed::default()));
         let cut = gap + cut.index(value.len());
         let short = &whole[..cut];
-        proptest::prop_assert_eq!(super::container_end(short, gap), super::container_end_bytes(short, gap));
+        proptest::prop_assert_eq!(super::container_end(short, gap, &mut super::Passed::default()), super::container_end_bytes(short, gap, &mut super::Passed::default()));
     }
 }
 
@@ -329,11 +329,14 @@ fn the_block_walk_stops_where_the_byte_walk_does_at_the_depth_limit() {
             b.extend(core::iter::repeat_n(b'[', depth));
             b.extend(core::iter::repeat_n(b']', depth));
             assert_eq!(
-                super::container_end(&b, gap),
-                super::container_end_bytes(&b, gap),
+                super::container_end(&b, gap, &mut super::Passed::default()),
+                super::container_end_bytes(&b, gap, &mut super::Passed::default()),
                 "{depth} at {gap}"
             );
-            assert_eq!(super::container_end(&b, gap).is_some(), depth <= 100);
+            assert_eq!(
+                super::container_end(&b, gap, &mut super::Passed::default()).is_some(),
+                depth <= 100
+            );
         }
     }
 }
