@@ -12,8 +12,11 @@
 //!
 //! Each figure is the CPU time of the server process alone (its own
 //! threads, not its agents: `clock_getcpuclockid`, nanoseconds), the
-//! median of `--relay-reps` (5) or `--load-reps` (7) runs, each on a
-//! freshly started server, the servers' runs interleaved:
+//! median of `--relay-reps` (9) or `--load-reps` (7) runs, each on a
+//! freshly started server, the servers' runs interleaved (each rep runs
+//! every server once, one after the other); a ratio is the median of the
+//! ratios within each rep, so that a drift of the host's speed (a shared
+//! VM) cancels out:
 //!
 //! - **relay**: one client, `--relay-turns` turns, each moving one line of
 //!   `--line-bytes` (agent to client: the mock agent's tool output;
@@ -92,7 +95,7 @@ struct Args {
     #[arg(long, default_value_t = 8_000_000)]
     line_bytes: usize,
     /// Runs of each relay figure (the median is printed).
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, default_value_t = 9)]
     relay_reps: usize,
     /// Runs of each load figure (the median is printed; runs of one
     /// server differ by up to a fifth on a shared two-core VM, so seven).
@@ -745,6 +748,14 @@ fn median(mut xs: Vec<f64>) -> f64 {
     xs.get(xs.len() / 2).copied().unwrap_or(f64::NAN)
 }
 
+/// The median of the ratios of `runs` to `anchors`, run by run: the runs
+/// of one rep are next to each other in time, so a change in the host's
+/// speed over the bench (a shared VM's neighbours) moves both sides of
+/// each ratio alike.
+fn median_ratio(runs: &[f64], anchors: &[f64]) -> f64 {
+    median(runs.iter().zip(anchors).map(|(r, a)| r / a).collect())
+}
+
 /// Raises this process's open-file limit to its hard limit (the servers
 /// inherit it: 300 connections and their agents' pipes).
 fn raise_nofile() {
@@ -816,82 +827,88 @@ async fn bench(args: Args) -> Result<String> {
         eprintln!("load {rep} PlainDefaults: {l:?}");
         load_defaults.push(l);
     }
-    let pick_defaults = |f: fn(&Load) -> f64| median(load_defaults.iter().map(f).collect());
-    let defaults_turn = pick_defaults(|l| l.turn_with_start);
-    let defaults_rss = pick_defaults(|l| l.rss);
-    let relay = relay.map(|ways| ways.map(median));
-    let load = load.map(|runs| {
-        let pick = |f: fn(&Load) -> f64| median(runs.iter().map(f).collect());
-        Load {
-            start: pick(|l| l.start),
-            turn: pick(|l| l.turn),
-            turn_with_start: pick(|l| l.turn_with_start),
-            rss: pick(|l| l.rss),
-            system: pick(|l| l.system),
-            wall: pick(|l| l.wall),
-        }
-    });
+    // Each row: the runs of the four servers (the anchor first), rep by
+    // rep.
+    let of = |runs: &[Load], f: fn(&Load) -> f64| runs.iter().map(f).collect::<Vec<f64>>();
+    if load_reps > 0 {
+        let walls = load.clone().map(|runs| median(of(&runs, |l| l.wall)));
+        eprintln!("load wall time, median (s): {KINDS:?} {walls:?}");
+    }
+    let relay_way = |w: usize| relay.clone().map(|ways| ways[w].clone());
+    let load_by = |f: fn(&Load) -> f64| load.clone().map(|runs| of(&runs, f));
+    let against_defaults = |f: fn(&Load) -> f64| {
+        [
+            of(&load_defaults, f),
+            of(&load[1], f),
+            of(&load[2], f),
+            of(&load[3], f),
+        ]
+    };
     let mb = a.line_bytes as f64 / 1e6;
     // The wall time of each load run (client, server and agents sharing
     // the machine) is on stderr only: the table keeps to the server.
-    let rows: [(String, [f64; 4]); 9] = [
+    let rows: [(String, [Vec<f64>; 4]); 9] = [
         (
             format!(
                 "relay, agent to client: CPU ms per MB ({} turns, {mb} MB lines)",
                 a.relay_turns
             ),
-            relay.map(|r| r[0]),
+            relay_way(0),
         ),
         (
             format!(
                 "relay, client to agent: CPU ms per MB ({} turns, {mb} MB lines)",
                 a.relay_turns
             ),
-            relay.map(|r| r[1]),
+            relay_way(1),
         ),
         (
             format!(
                 "load: CPU ms per user to connect and start its agent ({} users)",
                 a.users
             ),
-            load.map(|l| l.start),
+            load_by(|l| l.start),
         ),
         (
             format!("load: CPU ms per turn ({} turns each)", a.turns),
-            load.map(|l| l.turn),
+            load_by(|l| l.turn),
         ),
         (
             "load: CPU ms per turn, agent start included".to_owned(),
-            load.map(|l| l.turn_with_start),
+            load_by(|l| l.turn_with_start),
         ),
-        ("load: peak RSS (MiB)".to_owned(), load.map(|l| l.rss)),
+        ("load: peak RSS (MiB)".to_owned(), load_by(|l| l.rss)),
         (
             "load: share of that CPU in the kernel (%)".to_owned(),
-            load.map(|l| l.system),
+            load_by(|l| l.system),
         ),
         // The same bridge runs against the second anchor: the plain relay
         // with the stack's default buffers.
         (
             "load, against the plain relay with the stack's default buffers (128 KiB reads): CPU ms per turn, agent start included".to_owned(),
-            [defaults_turn, load[1].turn_with_start, load[2].turn_with_start, load[3].turn_with_start],
+            against_defaults(|l| l.turn_with_start),
         ),
         (
             "load, against the plain relay with the stack's default buffers (128 KiB reads): peak RSS (MiB)".to_owned(),
-            [defaults_rss, load[1].rss, load[2].rss, load[3].rss],
+            against_defaults(|l| l.rss),
         ),
     ];
     let mut table = String::from(
         "| figure | plain relay | acp-bridge | ratio | acp-bridge, /metrics scraped 1/s | ratio | acp-bridge, `--log-level off` | ratio |\n|---|---:|---:|---:|---:|---:|---:|---:|\n",
     );
     for (name, [plain, bridge, scraped, quiet]) in rows {
-        if plain.is_nan() {
+        if plain.is_empty() {
             continue;
         }
         table.push_str(&format!(
-            "| {name} | {plain:.3} | {bridge:.3} | {:.2}x | {scraped:.3} | {:.2}x | {quiet:.3} | {:.2}x |\n",
-            bridge / plain,
-            scraped / plain,
-            quiet / plain
+            "| {name} | {:.3} | {:.3} | {:.2}x | {:.3} | {:.2}x | {:.3} | {:.2}x |\n",
+            median(plain.clone()),
+            median(bridge.clone()),
+            median_ratio(&bridge, &plain),
+            median(scraped.clone()),
+            median_ratio(&scraped, &plain),
+            median(quiet.clone()),
+            median_ratio(&quiet, &plain),
         ));
     }
     let confinement = if setup.unconfined {
@@ -900,7 +917,7 @@ async fn bench(args: Args) -> Result<String> {
         "confined as the server does by default (Landlock, a PID namespace, the process and memory limits)"
     };
     table.push_str(&format!(
-        "\nServer CPU is the server process's own (its threads, not its agents'), the median of {} relay runs and {} load runs, each on a fresh server. The bridge's agents: {confinement}; the plain relay's: plain child processes. The plain relay's WebSocket buffers are the server's (8 KiB reads, 128 KiB of frames buffered); the last two rows put the same bridge runs against it with tokio-tungstenite's defaults (128 KiB reads), its own load runs beside the others'. MB: 10^6 bytes of text frames, both ways.\n",
+        "\nServer CPU is the server process's own (its threads, not its agents'), the median of {} relay runs and {} load runs, each on a fresh server; a ratio is the median of the ratios of the runs of one rep (run one after the other). The bridge's agents: {confinement}; the plain relay's: plain child processes. The plain relay's WebSocket buffers are the server's (8 KiB reads, 128 KiB of frames buffered); the last two rows put the same bridge runs against it with tokio-tungstenite's defaults (128 KiB reads), its own load runs beside the others'. MB: 10^6 bytes of text frames, both ways.\n",
         a.relay_reps, a.load_reps
     ));
     Ok(table)
