@@ -14,7 +14,9 @@
 //!   limit is one item with its terminator, each line over it the pieces of
 //!   one `TooLong` item, as an oracle built on `split_inclusive(b'\n')`
 //!   says; the buffer never holds more than the limit plus one read; fed a
-//!   byte at a time it agrees too.
+//!   byte at a time it agrees too; each line's text (`RawLine::text`, with
+//!   feature `alloc`) is its content as `str::from_utf8` reads it, and
+//!   holds no newline.
 
 use acp_codec::framing::{Ending, RawItem, RawLineSplitter};
 use acp_codec::{FrameError, Limits, LineSplitter};
@@ -285,6 +287,20 @@ impl RawCollector {
             RawItem::Line(line) => {
                 assert!(!self.open, "a line inside an oversized one");
                 assert_eq!(line.content().len() + line.ending().len(), bytes.len());
+                #[cfg(feature = "alloc")]
+                {
+                    // Its text: the content as the standard check reads
+                    // it, known (and found) to hold no newline.
+                    let text = line.text();
+                    assert_eq!(
+                        text.as_ref().map(|t| t.as_str()).map_err(|e| *e),
+                        core::str::from_utf8(line.content()),
+                        "RawLine::text differs from str::from_utf8"
+                    );
+                    if let Ok(text) = &text {
+                        assert!(!text.holds_newline() && !text.as_str().contains('\n'));
+                    }
+                }
                 self.out.push(Raw::Line(bytes, line.ending()));
             }
             RawItem::TooLong { error, done, .. } => {
