@@ -298,13 +298,25 @@
 //! assert_eq!(described(b"ls -la (List files)\nmake\n"), 1);
 //! ```
 //!
+//! # Unsafe code
+//!
+//! The crate denies `unsafe` code but in one function, a measured
+//! exception: [`RawLine::into_text_checked_from`](framing::RawLine) (with
+//! `bytes`), an `unsafe fn` for a reader that checked a long line's UTF-8
+//! read by read while its bytes were in the cache: the line's bytes
+//! become its `String` with only the unchecked rest checked, not read
+//! from memory again for a check of the whole (about a pass per long
+//! line of a tool's output, in the team server). Its caller vouches for
+//! the checked prefix; the `line_splitter` fuzz target and a proptest hold
+//! the result against `String::from_utf8`.
+//!
 //! # MSRV
 //!
 //! Rust 1.85 (`rust-version` in `Cargo.toml`), kept honest by clippy's
 //! `incompatible_msrv` lint, which CI denies.
 #![no_std]
 #![cfg_attr(docsrs, feature(doc_cfg))]
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 #![warn(missing_docs, unreachable_pub)]
 // Without `alloc` a `FrameError` holds the longest id the peek reads inline
 // (152 bytes; see `LineTooLong`), over clippy's bound for an `Err`: the price

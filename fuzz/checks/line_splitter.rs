@@ -16,7 +16,9 @@
 //!   says; the buffer never holds more than the limit plus one read; fed a
 //!   byte at a time it agrees too; each line's text (`RawLine::text`, with
 //!   feature `alloc`) is its content as `str::from_utf8` reads it, and
-//!   holds no newline.
+//!   holds no newline; so is each `Bytes` line's owned text made from a
+//!   prefix checked beforehand (`RawLine::into_text_checked_from`, with
+//!   feature `bytes`).
 
 use acp_codec::framing::{Ending, RawItem, RawLineSplitter};
 use acp_codec::{FrameError, Limits, LineSplitter};
@@ -363,18 +365,56 @@ pub fn passthrough_bytes(limit: usize, input: &[u8], seed: u32) -> Vec<Raw> {
         open: false,
     };
     let mut buf = bytes::BytesMut::new();
+    let mut n = seed;
     for piece in input.chunks(1 + seed as usize % 13) {
         buf.extend_from_slice(piece);
         while let Some(item) = s.decode_bytes(&mut buf) {
+            if let RawItem::Line(line) = &item {
+                n = n.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+                text_checked_in_part(line.clone(), n >> 8);
+            }
             c.push(item, limit);
         }
         assert!(buf.len() <= limit + piece.len());
     }
     while let Some(item) = s.decode_bytes_eof(&mut buf) {
+        if let RawItem::Line(line) = &item {
+            text_checked_in_part(line.clone(), n >> 8);
+        }
         c.push(item, limit);
     }
     assert!(buf.is_empty());
     c.out
+}
+
+/// A line's owned text from a prefix a reader checked as it came (one the
+/// standard check takes, ending at a character's end, its length picked
+/// by `pick`): the content as `String::from_utf8` reads it, bad bytes
+/// refused wherever they lie, and no newline in it.
+#[cfg(feature = "bytes")]
+#[allow(unsafe_code)]
+fn text_checked_in_part(line: acp_codec::framing::RawLine<bytes::Bytes>, pick: u32) {
+    let content = line.content().to_vec();
+    let oracle = String::from_utf8(content.clone()).ok();
+    let good = match core::str::from_utf8(&content) {
+        Ok(_) => content.len(),
+        Err(e) => e.valid_up_to(),
+    };
+    let mut checked = pick as usize % (good + 1);
+    while core::str::from_utf8(&content[..checked]).is_err() {
+        checked -= 1;
+    }
+    // SAFETY: the content's first `checked` bytes are UTF-8 ending at a
+    // character's end: the standard check just took them.
+    let text = unsafe { line.into_text_checked_from(checked) }.ok();
+    assert_eq!(
+        text.as_ref().map(|t| t.as_str()),
+        oracle.as_deref(),
+        "RawLine::into_text_checked_from differs from String::from_utf8"
+    );
+    if let Some(t) = &text {
+        assert!(!t.holds_newline() && !t.as_str().contains('\n'));
+    }
 }
 
 /// Pass-through is exact and agrees with its oracle, however split.

@@ -130,6 +130,62 @@ impl RawLine<bytes::Bytes> {
         bytes.truncate(len);
         String::from_utf8(bytes).map(|t| LineText::split(Cow::Owned(t)))
     }
+
+    /// [`into_text`](Self::into_text) for a reader that checked the line's
+    /// first `checked` bytes as UTF-8 already, read by read while they were
+    /// in the cache: only the rest is checked here (`simdutf8`), and the
+    /// bytes become the string with no check of the whole. A line of
+    /// megabytes is then not read from memory again for the check, and,
+    /// as any splitter's line, not searched for a newline either.
+    ///
+    /// `checked` may pass the content's end (a check that took the
+    /// terminator's `\r` too): the content's own prefix is used.
+    ///
+    /// # Safety
+    ///
+    /// The line's first `checked.min(content().len())` bytes are UTF-8
+    /// ending at a character's end (`str::from_utf8` takes them): the rest
+    /// is checked here, and the two together make the string unchecked.
+    ///
+    /// # Errors
+    ///
+    /// The content is not UTF-8; the error gives its bytes back.
+    ///
+    /// ```
+    /// use acp_codec::framing::{RawItem, RawLineSplitter};
+    /// use bytes::BytesMut;
+    ///
+    /// let mut splitter = RawLineSplitter::new();
+    /// let mut buf = BytesMut::from("{\"text\":\"caf\u{e9}\"}\n");
+    /// let Some(RawItem::Line(line)) = splitter.decode_bytes(&mut buf) else { panic!() };
+    /// // The reader checked the first 10 bytes, `{"text":"c`, as they came.
+    /// assert!(std::str::from_utf8(&line.content()[..10]).is_ok());
+    /// // SAFETY: those 10 bytes are UTF-8 ending at a character's end.
+    /// let text = unsafe { line.into_text_checked_from(10) }?;
+    /// assert_eq!(text.as_str(), "{\"text\":\"caf\u{e9}\"}");
+    /// assert!(!text.holds_newline());
+    /// # Ok::<(), std::string::FromUtf8Error>(())
+    /// ```
+    #[allow(unsafe_code)]
+    pub unsafe fn into_text_checked_from(
+        self,
+        checked: usize,
+    ) -> Result<LineText<'static>, alloc::string::FromUtf8Error> {
+        let len = self.content().len();
+        let mut bytes = alloc::vec::Vec::from(self.into_bytes());
+        bytes.truncate(len);
+        let rest = bytes.get(checked.min(len)..).unwrap_or_default();
+        if simdutf8::basic::from_utf8(rest).is_err() {
+            // Only a failure pays for the standard check, which says where.
+            return String::from_utf8(bytes).map(|t| LineText::split(Cow::Owned(t)));
+        }
+        // SAFETY: `bytes[checked..]` (with `checked` at most `len`) was
+        // just checked as UTF-8, and `bytes[..checked]` is UTF-8 ending at
+        // a character's end (the caller's promise); the two together are
+        // UTF-8, and `truncate` kept both as they were.
+        let text = unsafe { String::from_utf8_unchecked(bytes) };
+        Ok(LineText::split(Cow::Owned(text)))
+    }
 }
 
 #[cfg(test)]
@@ -153,6 +209,57 @@ mod tests {
             }
         }
         lines
+    }
+
+    /// A raw line's bytes, and a prefix a reader checked as it came (any
+    /// prefix the standard check takes ending at a character's end, at
+    /// times past the content's end): the text made from them is the
+    /// content as `String::from_utf8` (the oracle) reads it, bad bytes
+    /// refused wherever they lie, and holds no newline.
+    #[cfg(feature = "bytes")]
+    #[test]
+    #[allow(unsafe_code)]
+    fn a_text_checked_in_part_is_what_the_standard_check_reads() {
+        let bytes = proptest::collection::vec(
+            prop_oneof![
+                4 => Just(b'a'),
+                1 => any::<u8>(),
+                1 => proptest::sample::select(alloc::vec![0xc0u8, 0xc3, 0xa9, 0xe2, 0x82, 0xac, 0xed, 0xa0, 0xf0, 0x9f, 0x98, 0x80, 0xf4, 0x90, b'\n', b'\r']),
+            ],
+            0..300,
+        );
+        proptest!(|(input in bytes, cut in any::<proptest::sample::Index>(), past in any::<bool>())| {
+            let mut buf = bytes::BytesMut::from(&input[..]);
+            let mut splitter = RawLineSplitter::new();
+            while let Some(item) = splitter.decode_bytes_eof(&mut buf) {
+                let RawItem::Line(line) = item else { continue };
+                let content = line.content().to_vec();
+                let oracle = String::from_utf8(content.clone()).ok();
+                // The longest prefix the standard check takes, cut back to
+                // a character's end somewhere.
+                let good = match core::str::from_utf8(&content) {
+                    Ok(_) => content.len(),
+                    Err(e) => e.valid_up_to(),
+                };
+                let mut checked = cut.index(good.saturating_add(1));
+                while core::str::from_utf8(&content[..checked]).is_err() {
+                    checked -= 1;
+                }
+                if past && checked == content.len() {
+                    checked = line.as_bytes().len();
+                }
+                // SAFETY: the content's first `checked` bytes (at most
+                // its length) are UTF-8 ending at a character's end, by
+                // the standard check just above.
+                let text = unsafe { line.into_text_checked_from(checked) };
+                let text = text.ok();
+                prop_assert_eq!(text.as_ref().map(LineText::as_str), oracle.as_deref());
+                if let Some(text) = text {
+                    prop_assert!(!text.holds_newline());
+                    prop_assert!(!text.as_str().contains('\n'));
+                }
+            }
+        });
     }
 
     proptest! {

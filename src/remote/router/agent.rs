@@ -219,12 +219,11 @@ impl Router {
         // uninitialized: the client may ask again (in another version
         // after `-32022`).
         let reopen = matches!(back, Message::Error(_)) && f.method == names::INITIALIZE;
-        let mut text = Vec::with_capacity(line.len().saturating_add(16));
-        if back.encode(&mut text).is_ok() {
+        if let Some(text) = answer_text(&back, line.len()) {
             out.push(Out::Client {
                 to: f.client,
                 stream,
-                text: line_to_text(text),
+                text,
                 kind: MessageKind::answer(&f.id),
             });
         }
@@ -438,4 +437,32 @@ impl Router {
             kind: MessageKind::answer(&f.id),
         });
     }
+}
+
+/// An answer going back to its requester (`back`, with the requester's own
+/// id) as one line's text, without its `\n`: what [`Message::encode`]
+/// writes. A result is spliced in as the agent sent it (raw JSON already:
+/// one value, not parsed again, nor its text checked as UTF-8 again);
+/// a result holding a newline (pretty-printed by a caller) and an error
+/// go through [`Message::encode`] (compacted, or refused). `hint`: the
+/// agent's line's length, the text's capacity.
+pub(super) fn answer_text(back: &Message<'_>, hint: usize) -> Option<String> {
+    if let Message::Response(Response { id, result }) = back {
+        let raw = result.get();
+        if memchr::memchr(b'\n', raw.as_bytes()).is_none() {
+            if let Ok(id) = serde_json::to_string(id) {
+                let mut text =
+                    String::with_capacity(raw.len().saturating_add(id.len()).saturating_add(32));
+                text.push_str(r#"{"jsonrpc":"2.0","id":"#);
+                text.push_str(&id);
+                text.push_str(r#","result":"#);
+                text.push_str(raw);
+                text.push('}');
+                return Some(text);
+            }
+        }
+    }
+    let mut text = Vec::with_capacity(hint.saturating_add(16));
+    back.encode(&mut text).ok()?;
+    Some(line_to_text(text))
 }

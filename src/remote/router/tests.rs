@@ -1,6 +1,7 @@
 //! Unit tests of the router's internal state.
 
 use super::*;
+use crate::acp::{Message, RequestId};
 
 fn up() -> Router {
     let mut r = Router::new();
@@ -295,5 +296,70 @@ fn an_agents_line_is_read_no_further_than_its_routing_members() {
     for line in broken {
         r.handle_agent(line, Duration::ZERO, &mut out);
         assert!(sent(&mut out).is_empty(), "{line}");
+    }
+}
+
+/// A JSON value as text, with whitespace (some of it newlines) here and
+/// there, and strings with escapes and non-ASCII text.
+fn answer_result() -> impl proptest::strategy::Strategy<Value = String> {
+    use proptest::prelude::*;
+    let leaf = prop_oneof![
+        proptest::sample::select(alloc::vec!["null", "true", "0", "-1", "12.5e-3", "\"\""])
+            .prop_map(String::from),
+        "[ -~é日\u{1F600}]{0,12}".prop_map(|s| serde_json::to_string(&s).unwrap()),
+        any::<i64>().prop_map(|n| n.to_string()),
+    ];
+    let gap = || proptest::sample::select(alloc::vec!["", "", " ", "\t", "\n  "]);
+    leaf.prop_recursive(3, 16, 4, move |inner| {
+        prop_oneof![
+            proptest::collection::vec((gap(), inner.clone()), 0..4).prop_map(|items| {
+                let items: Vec<_> = items
+                    .into_iter()
+                    .map(|(g, v)| format!("{g}{v}{g}"))
+                    .collect();
+                format!("[{}]", items.join(","))
+            }),
+            proptest::collection::vec((gap(), "[a-zA-Z\"\\\\é]{1,8}", inner), 0..4).prop_map(
+                |members| {
+                    let members: Vec<_> = members
+                        .into_iter()
+                        .map(|(g, k, v)| {
+                            format!("{g}{}{g}:{g}{v}", serde_json::to_string(&k).unwrap())
+                        })
+                        .collect();
+                    format!("{{{}}}", members.join(","))
+                }
+            ),
+        ]
+    })
+}
+
+proptest::proptest! {
+    /// The answer the router sends back is what `Message::encode` (serde)
+    /// writes for it, whether spliced or encoded; the client reads the
+    /// agent's result, under its own id.
+    #[test]
+    fn an_answer_is_what_the_serde_encoder_writes(
+        result in answer_result(),
+        numeric in proptest::prelude::any::<bool>(),
+        n in proptest::prelude::any::<i64>(),
+        name in "[ -~é\u{1F600}]{0,10}",
+    ) {
+        let agent_line = format!(r#"{{"jsonrpc":"2.0","id":7,"result":{result}}}"#);
+        let Ok(Message::Response(agent)) = Message::decode(&agent_line) else {
+            panic!("the agent's line decodes: {agent_line}");
+        };
+        let id = if numeric { RequestId::Number(n) } else { RequestId::from(name.as_str()) };
+        let back = Message::Response(crate::acp::Response { id: id.clone(), result: agent.result });
+        let mut oracle = Vec::new();
+        back.encode(&mut oracle).unwrap();
+        let oracle = String::from_utf8(oracle).unwrap();
+        let text = super::agent::answer_text(&back, agent_line.len()).unwrap();
+        proptest::prop_assert_eq!(&text, oracle.trim_end_matches('\n'));
+        let read: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let want: serde_json::Value = serde_json::from_str(&result).unwrap();
+        proptest::prop_assert_eq!(&read["result"], &want);
+        proptest::prop_assert_eq!(&read["id"], &serde_json::to_value(&id).unwrap());
+        proptest::prop_assert!(!text.contains('\n'));
     }
 }
