@@ -215,18 +215,28 @@ impl Router {
             ),
             _ => return,
         };
-        // An `initialize` the agent refused leaves the connection
-        // uninitialized: the client may ask again (in another version
-        // after `-32022`).
-        let reopen = matches!(back, Message::Error(_)) && f.method == names::INITIALIZE;
-        if let Some(text) = answer_text(&back, line.len()) {
-            out.push(Out::Client {
-                to: f.client,
-                stream,
-                text,
-                kind: MessageKind::answer(&f.id),
-            });
-        }
+        // An answer that cannot be written as JSON (a result the peek
+        // passed over holding bytes JSON refuses) is answered with an
+        // error where the requester reads errors: it is not left waiting.
+        let (text, stream, failed) = match answer_text(&back, line.len()) {
+            Some(text) => (text, stream, false),
+            None => {
+                let msg = format!("the agent's answer to {} is not JSON", f.method);
+                let text = error_answer(&f.id, ErrorCode::INTERNAL_ERROR, msg);
+                (text, error_stream(&f.method, f.session.as_deref()), true)
+            }
+        };
+        // An `initialize` the agent refused (or answered with no JSON)
+        // leaves the connection uninitialized: the client may ask again
+        // (in another version after `-32022`).
+        let reopen =
+            (failed || matches!(back, Message::Error(_))) && f.method == names::INITIALIZE;
+        out.push(Out::Client {
+            to: f.client,
+            stream,
+            text,
+            kind: MessageKind::answer(&f.id),
+        });
         if reopen {
             out.push(Out::InitializeRefused { to: f.client });
         }
@@ -441,15 +451,19 @@ impl Router {
 
 /// An answer going back to its requester (`back`, with the requester's own
 /// id) as one line's text, without its `\n`: what [`Message::encode`]
-/// writes. A result is spliced in as the agent sent it (raw JSON already:
-/// one value, not parsed again, nor its text checked as UTF-8 again);
-/// a result holding a newline (pretty-printed by a caller) and an error
-/// go through [`Message::encode`] (compacted, or refused). `hint`: the
-/// agent's line's length, the text's capacity.
+/// writes. A result is spliced in as the agent sent it, once the crate's
+/// scanner has checked it is one JSON value (the routing peek passed over
+/// its inside unchecked): not parsed into serde's raw value and written
+/// out again, nor its text checked as UTF-8 again. A result holding a
+/// newline (pretty-printed by a caller) or that the scanner refuses, and
+/// an error, go through [`Message::encode`] (compacted, or refused: no
+/// answer then). `hint`: the agent's line's length, the text's capacity.
 pub(super) fn answer_text(back: &Message<'_>, hint: usize) -> Option<String> {
     if let Message::Response(Response { id, result }) = back {
         let raw = result.get();
-        if memchr::memchr(b'\n', raw.as_bytes()).is_none() {
+        if memchr::memchr(b'\n', raw.as_bytes()).is_none()
+            && crate::json::scan::validate(raw).is_ok()
+        {
             if let Ok(id) = serde_json::to_string(id) {
                 let mut text =
                     String::with_capacity(raw.len().saturating_add(id.len()).saturating_add(32));

@@ -363,3 +363,61 @@ proptest::proptest! {
         proptest::prop_assert!(!text.contains('\n'));
     }
 }
+
+/// A result the routing peek passed over unchecked, with a control byte
+/// inside a string (not JSON): not spliced into a line a client would
+/// refuse; the serde encoder refuses it too, so no answer is made.
+#[test]
+fn an_answer_whose_result_is_not_json_is_not_spliced() {
+    let result = crate::acp::RawJson::from_validated("{\"sessionId\":\"a\u{0}b\"}");
+    let back = Message::Response(crate::acp::Response {
+        id: RequestId::Number(1),
+        result,
+    });
+    assert_eq!(super::agent::answer_text(&back, 0), None);
+    let result = crate::acp::RawJson::from_validated("{\"sessionId\":\"ab\"}");
+    let back = Message::Response(crate::acp::Response {
+        id: RequestId::Number(1),
+        result,
+    });
+    assert_eq!(
+        super::agent::answer_text(&back, 0).as_deref(),
+        Some(r#"{"jsonrpc":"2.0","id":1,"result":{"sessionId":"ab"}}"#)
+    );
+}
+
+/// The agent answers with a result holding a control byte inside a string
+/// (the peek reads its envelope, not its inside): the requester gets an
+/// internal error under its own id, not a line its parser refuses, nor
+/// silence.
+#[test]
+fn an_answer_whose_result_is_not_json_gets_the_requester_an_error() {
+    let mut r = up();
+    let a = r.connect();
+    let mut out = Vec::new();
+    r.handle_client(
+        a,
+        r#"{"jsonrpc":"2.0","id":"q-5","method":"_x/ask","params":{}}"#,
+        Duration::ZERO,
+        &mut out,
+    );
+    out.clear();
+    r.handle_agent(
+        "{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{\"text\":\"a\u{1}b\"}}",
+        Duration::ZERO,
+        &mut out,
+    );
+    let texts: Vec<&str> = out
+        .iter()
+        .filter_map(|o| match o {
+            Out::Client { to, text, .. } if *to == a => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(texts.len(), 1, "{out:?}");
+    let Ok(Message::Error(e)) = Message::decode(texts[0]) else {
+        panic!("not an error answer: {}", texts[0]);
+    };
+    assert_eq!(e.id, RequestId::from("q-5"));
+    assert_eq!(e.error.code, crate::ErrorCode::INTERNAL_ERROR);
+}
