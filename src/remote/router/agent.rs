@@ -229,8 +229,7 @@ impl Router {
         // An `initialize` the agent refused (or answered with no JSON)
         // leaves the connection uninitialized: the client may ask again
         // (in another version after `-32022`).
-        let reopen =
-            (failed || matches!(back, Message::Error(_))) && f.method == names::INITIALIZE;
+        let reopen = (failed || matches!(back, Message::Error(_))) && f.method == names::INITIALIZE;
         out.push(Out::Client {
             to: f.client,
             stream,
