@@ -40,7 +40,6 @@
 //! answered `-32601` by the translator (a v2 client has no client
 //! methods, and the agent was told the client offers neither).
 
-use alloc::borrow::ToOwned;
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
@@ -54,7 +53,6 @@ use crate::remote::transport::{decode, Stream};
 use crate::translate::{Out, Translator};
 use crate::version::{Dialect, Negotiator, Step};
 use crate::ErrorCode;
-use crate::PeekedId;
 
 /// A connection's bridge between versions.
 #[derive(Debug, Default)]
@@ -138,16 +136,7 @@ fn refuses_for(text: &str, other: Dialect) -> bool {
 fn stream_of(line: &str, default: &Stream) -> (Stream, MessageKind) {
     let head = line.as_bytes().get(..1024).unwrap_or(line.as_bytes());
     let p = peek(head);
-    let id = p.id.as_ref().map(|id| match id {
-        PeekedId::Null => RequestId::Null,
-        PeekedId::Number(n) => RequestId::Number(*n),
-        PeekedId::Str(s) => RequestId::Str(s.as_str().to_owned().into()),
-    });
-    let kind = match (id, p.is_request) {
-        (Some(id), true) => MessageKind::Request(id),
-        (Some(id), false) => MessageKind::Answer(id),
-        (None, _) => MessageKind::Notification,
-    };
+    let kind = super::oversize::kind_of(&p);
     let stream = match p.session {
         Some(s) if p.id.is_none() || p.is_request => Stream::Session(s.as_str().into()),
         _ => default.clone(),

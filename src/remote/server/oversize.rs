@@ -7,16 +7,19 @@
 //! sent a longer message; what it would have got is replaced by what
 //! tells it (and the agent, when the agent waits for an answer).
 
+use alloc::borrow::ToOwned;
 use alloc::format;
 use alloc::string::{String, ToString};
 use core::time::Duration;
 
 use super::http::OVERSIZE_HEAD;
 use super::{ConnectionId, Server};
-use crate::framing::peek::peek;
+use crate::acp::RequestId;
+use crate::framing::peek::{peek, Peek};
 use crate::remote::router::MessageKind;
 use crate::remote::Stream;
 use crate::ErrorCode;
+use crate::PeekedId;
 
 /// The request header in which a WebSocket client states the longest
 /// message it reads, in bytes (decimal). The server then never sends it a
@@ -109,6 +112,77 @@ impl Server {
             }
         }
         None
+    }
+}
+
+impl Server {
+    /// A message a resume sends `conn` again (`text`: from a log, stamped
+    /// at its position, or the resume's own error) as its client may read
+    /// it: `text` when within the client's stated limit; else what the
+    /// live path sends in a message's place
+    /// ([`within_client_limit`](Self::within_client_limit): an answer's
+    /// error under its id, or [`LINE_DROPPED`](super::LINE_DROPPED) with
+    /// the size, the limit, a request's id and the session), stamped at
+    /// the same position, so that the client sees no gap. A message logged
+    /// for an earlier connection may be longer than the limit the resuming
+    /// client states. An agent's request dropped so is not answered for
+    /// the client here: it was asked of an earlier connection.
+    pub(super) fn replay_within_limit(
+        &mut self,
+        conn: ConnectionId,
+        stream: &Stream,
+        text: String,
+    ) -> String {
+        let limit = self.conns.get(&conn).and_then(|c| c.max_incoming);
+        let Some(limit) = limit.filter(|l| text.len() > *l) else {
+            return text;
+        };
+        let size = text.len();
+        let head = text.as_bytes();
+        let peeked = peek(head.get(..OVERSIZE_HEAD).unwrap_or(head));
+        let at = crate::remote::unstamp(&text).map(|(session, at, _)| (session, at));
+        drop(text);
+        self.log(format!(
+            "{conn}: a message of {size} bytes not sent again: over its client's {limit}-byte limit"
+        ));
+        let line = match kind_of(&peeked) {
+            MessageKind::Answer(id) => {
+                let msg = format!(
+                    "the agent's response of {size} bytes exceeds this client's {limit}-byte limit"
+                );
+                super::error_answer(&id, ErrorCode::INTERNAL_ERROR, msg)
+            }
+            kind => {
+                let request = match &kind {
+                    MessageKind::Request(id) => Some(id),
+                    _ => None,
+                };
+                let session = match stream {
+                    Stream::Session(s) => Some(s.clone()),
+                    Stream::Connection => peeked.session.map(|s| s.as_str().to_string()),
+                };
+                super::line_dropped(size, limit, request, session.as_deref())
+            }
+        };
+        match at {
+            Some((session, at)) => crate::remote::stamp(&line, session.as_deref(), at),
+            None => line,
+        }
+    }
+}
+
+/// The kind of a message no router routed (a translator's line, a
+/// resume's replay), as its first bytes say (`peeked`).
+pub(super) fn kind_of(peeked: &Peek) -> MessageKind {
+    let id = peeked.id.as_ref().map(|id| match id {
+        PeekedId::Null => RequestId::Null,
+        PeekedId::Number(n) => RequestId::Number(*n),
+        PeekedId::Str(s) => RequestId::Str(s.as_str().to_owned().into()),
+    });
+    match (id, peeked.is_request) {
+        (Some(id), true) => MessageKind::Request(id),
+        (Some(id), false) => MessageKind::Answer(id),
+        (None, _) => MessageKind::Notification,
     }
 }
 

@@ -510,6 +510,7 @@ impl Server {
             }
             self.resume.conns.insert(conn, opted);
             for text in replay {
+                let text = self.replay_within_limit(conn, &Stream::Connection, text);
                 self.send_raw(now, conn, Stream::Connection, text, None);
             }
             return Some(message);
@@ -646,6 +647,7 @@ impl Server {
         }
         self.count_resume(counted);
         for text in out {
+            let text = self.replay_within_limit(conn, &stream, text);
             self.send_raw(now, conn, stream.clone(), text, None);
         }
         handled
@@ -920,6 +922,7 @@ impl Server {
                     Stream::Connection => None,
                 };
                 let text = stamp(&text, session, at);
+                let text = self.replay_within_limit(conn, &stream, text);
                 self.send_raw(now, conn, stream, text, None);
             }
             Some((stream, at, Some(text))) => self.send_raw(now, conn, stream, text, Some(at)),
