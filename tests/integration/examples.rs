@@ -16,10 +16,14 @@ use acp_codec::limits::DEFAULT_MAX_LINE_LEN;
 
 /// The example's binary, built here (`cargo build --example`, a no-op
 /// when it is up to date: `cargo test --all-targets` compiles the examples
-/// but may leave an older binary under their plain name, which must never
-/// be what is tested). `None` in a cross build run under emulation
-/// (`CARGO_BUILD_TARGET` set, as `scripts/arm_test.sh` does, without the
-/// examples): the examples are run natively.
+/// as tests, and may leave an older binary under their plain name, which
+/// must never be what is tested). Built as the workspace's test build
+/// builds (every package's features, the `test` profile), so that only
+/// the example itself is compiled after `scripts/test`'s build (built
+/// for this package alone, its dependencies' features differ and they
+/// were compiled again inside the test). `None` in a cross build run
+/// under emulation (`CARGO_BUILD_TARGET` set, as `scripts/arm_test.sh`
+/// does, without the examples): the examples are run natively.
 fn example(name: &str) -> Option<PathBuf> {
     if std::env::var_os("CARGO_BUILD_TARGET").is_some() {
         eprintln!("{name}: not built for this target; run natively");
@@ -35,7 +39,14 @@ fn example(name: &str) -> Option<PathBuf> {
         .join(name);
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     let status = Command::new(cargo)
-        .args(["build", "--all-features", "--example", name])
+        .args([
+            "build",
+            "--workspace",
+            "--all-features",
+            "--profile",
+            "test",
+        ])
+        .args(["--example", name])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .status()
         .unwrap();
