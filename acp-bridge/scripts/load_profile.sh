@@ -7,17 +7,17 @@
 # 3 turns. Prints a Markdown table: the server's own CPU (its threads,
 # not its agents') in ms per user for the start and per turn (the 3-turn
 # run less the 0-turn run, over 3), split by where it was spent
-# (scripts/load_profile.py says how a sample is placed).
+# (acp-bridge/scripts/load_profile.py says how a sample is placed).
 #
-# Sampled, so each cell moves by a few hundredths of a ms between runs;
-# the totals are perf's, not the bench's (perf slows the server a little).
+# Sampled, and one run of each: between two runs on a shared 2-core VM
+# a cell moved by up to 0.04 ms and the bridge's start total by 15%. The
+# figures are perf's samples, not the bench's CPU clock.
 # Needs perf (Debian: linux-perf) allowed to sample the kernel (root, or
 # kernel.perf_event_paranoid at most 1) and python3. A few minutes;
 # everything on 127.0.0.1, stopped at the end.
 #
 #   acp-bridge/scripts/load_profile.sh
 #   LOAD_PROFILE_DIR=/tmp/profile acp-bridge/scripts/load_profile.sh   # keep the samples
-#   scripts/bench_result.sh load-profile acp-bridge/scripts/load_profile.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 command -v perf >/dev/null || { echo "load_profile: needs perf (Debian: linux-perf)" >&2; exit 2; }
