@@ -147,6 +147,13 @@ def main():
     ms = 1000.0 / a.hz
     runs = {(t, k): count(os.path.join(a.dir, f"{t}-{k}.txt"))
             for t in (0, a.turns) for k in ("plain", "bridge")}
+    for (t, k), c in runs.items():
+        if not c:
+            raise SystemExit(f"load_profile: no samples of the {k} server's run with {t} turns")
+        if not any(c[l] for l, _ in KERNEL) and not c[KERNEL_OTHER]:
+            raise SystemExit(f"load_profile: no kernel samples in the {k} server's run with "
+                             f"{t} turns: perf may not sample the kernel here (run as root, or "
+                             f"set kernel.perf_event_paranoid to 1 or less)")
     labels = [l for l, _ in KERNEL] + [KERNEL_OTHER, "allocator (malloc, free)"] + \
         [l for l, _ in USER] + [LIBC, USER_OTHER]
 
