@@ -9,9 +9,10 @@
 # run less the 0-turn run, over 3), split by where it was spent
 # (acp-bridge/scripts/load_profile.py says how a sample is placed).
 #
-# Sampled, and one run of each: between two runs on a shared 2-core VM
-# a cell moved by up to 0.04 ms and the bridge's start total by 15%. The
-# figures are perf's samples, not the bench's CPU clock.
+# Sampled, and one run of each: over three runs on a shared 2-core VM
+# the bridge's start total ranged from 0.78 to 1.09 ms a user, the plain
+# relay's from 0.48 to 0.53; compare the places of one run, not runs.
+# The figures are perf's samples, not the bench's CPU clock.
 # Needs perf (Debian: linux-perf) allowed to sample the kernel (root, or
 # kernel.perf_event_paranoid at most 1) and python3. A few minutes;
 # everything on 127.0.0.1, stopped at the end.
