@@ -14,9 +14,9 @@ A sample's place:
   page fault, a wake-up);
 - in user space: the allocator when its innermost frame is one of
   malloc's; otherwise the first frame, from the innermost out, that
-  belongs to a component below (frames of `core`, `alloc`, `std`'s
-  generic code, serde, futures and libc are passed over, so a `memcpy`
-  counts for the code that called it).
+  belongs to a component below (the frames of no component, such as
+  `core`, `alloc`, serde, futures and libc's, are passed over, so a
+  `memcpy` counts for the code that called it).
 """
 
 import argparse
@@ -49,6 +49,7 @@ KERNEL = [
       "__x64_sys_ioctl", "__x64_sys_getrandom", "__x64_sys_socket", "__x64_sys_setsockopt")),
 ]
 KERNEL_OTHER = "kernel: other (scheduling, interrupts, other calls)"
+ALLOCATOR_LABEL = "allocator (malloc, free)"
 
 ALLOCATOR = ("malloc", "_int_malloc", "__GI___libc_malloc", "free", "cfree", "_int_free",
              "__GI___libc_free", "realloc", "_int_realloc", "__GI___libc_realloc", "sysmalloc",
@@ -78,10 +79,6 @@ USER = [
 ]
 LIBC = "libc's memcpy, memcmp, memset, calls (their caller not unwound)"
 USER_OTHER = "user: other"
-
-PASSED_OVER = ("core::", "<core::", "alloc::", "<alloc::", "std::", "<std::", "serde", "<serde",
-               "futures", "<futures", "[unknown]", "memchr", "<&")
-
 
 def samples(path):
     """Yields each sample's frames, innermost first, as (is_kernel, name)."""
@@ -115,11 +112,8 @@ def place(frames):
         return KERNEL_OTHER
     user = [n for k, n in frames if not k]
     if user[0] in ALLOCATOR:
-        return "allocator (malloc, free)"
+        return ALLOCATOR_LABEL
     for name in user:
-        if name.startswith(PASSED_OVER) and not name.startswith(
-                ("std::process", "<std::process", "std::sys::process", "<std::sys::process")):
-            continue
         for label, prefixes in USER:
             if name.startswith(prefixes):
                 return label
@@ -154,7 +148,7 @@ def main():
             raise SystemExit(f"load_profile: no kernel samples in the {k} server's run with "
                              f"{t} turns: perf may not sample the kernel here (run as root, or "
                              f"set kernel.perf_event_paranoid to 1 or less)")
-    labels = [l for l, _ in KERNEL] + [KERNEL_OTHER, "allocator (malloc, free)"] + \
+    labels = [l for l, _ in KERNEL] + [KERNEL_OTHER, ALLOCATOR_LABEL] + \
         [l for l, _ in USER] + [LIBC, USER_OTHER]
 
     def start(k, label):

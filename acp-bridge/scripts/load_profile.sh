@@ -19,6 +19,7 @@
 #
 #   acp-bridge/scripts/load_profile.sh
 #   LOAD_PROFILE_DIR=/tmp/profile acp-bridge/scripts/load_profile.sh   # keep the samples
+#   LOAD_PROFILE_USERS=100 acp-bridge/scripts/load_profile.sh           # fewer users (300)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 command -v perf >/dev/null || { echo "load_profile: needs perf (Debian: linux-perf)" >&2; exit 2; }
@@ -35,6 +36,8 @@ else
     trap 'rm -rf "$dir"' EXIT
 fi
 users=${LOAD_PROFILE_USERS:-300}
+turns=3
+hz=4000
 
 # The wrapper load_bench runs each server with: perf records the plain
 # relay with the server's buffers and acp-bridge as started by default
@@ -42,26 +45,26 @@ users=${LOAD_PROFILE_USERS:-300}
 # goes to a file beside its samples.
 cat >"$dir/wrap" <<'EOF'
 #!/bin/sh
-case "$1 $*" in
+case "$*" in
   *plain_relay*--stack-defaults*|*acp-bridge*--metrics-addr*|*acp-bridge*--log-level\ off*) exec "$@" ;;
   *plain_relay*) kind=plain ;;
   *acp-bridge*) kind=bridge ;;
   *) exec "$@" ;;
 esac
 out="$PROFILE_DIR/$PROFILE_RUN-$kind"
-exec perf record -q -e cpu-clock -F 4000 --call-graph dwarf,16384 -o "$out.data" -- \
+exec perf record -q -e cpu-clock -F "$PROFILE_HZ" --call-graph dwarf,16384 -o "$out.data" -- \
   sh -c 'echo $$ >"$0"; exec "$@"' "$out.pid" "$@"
 EOF
 chmod +x "$dir/wrap"
 
-for turns in 0 3; do
-    PROFILE_DIR=$dir PROFILE_RUN=$turns timeout 900 "$bin/examples/load_bench" \
+for run in 0 "$turns"; do
+    PROFILE_DIR=$dir PROFILE_RUN=$run PROFILE_HZ=$hz timeout 900 "$bin/examples/load_bench" \
         --bridge "$bin/acp-bridge" --relay "$bin/examples/plain_relay" \
         --agent "$bin/acp-mock-agent" --only load --load-reps 1 \
-        --users "$users" --turns "$turns" --wrap "$dir/wrap" >"$dir/bench-$turns.txt"
+        --users "$users" --turns "$run" --wrap "$dir/wrap" >"$dir/bench-$run.txt"
     for kind in plain bridge; do
-        perf script -i "$dir/$turns-$kind.data" --pid "$(cat "$dir/$turns-$kind.pid")" \
-            -F tid,ip,sym 2>/dev/null >"$dir/$turns-$kind.txt"
+        perf script -i "$dir/$run-$kind.data" --pid "$(cat "$dir/$run-$kind.pid")" \
+            -F tid,ip,sym 2>/dev/null >"$dir/$run-$kind.txt"
     done
 done
-python3 acp-bridge/scripts/load_profile.py --users "$users" --turns 3 --hz 4000 "$dir"
+python3 acp-bridge/scripts/load_profile.py --users "$users" --turns "$turns" --hz "$hz" "$dir"
