@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The test suite on 64-bit and 32-bit ARM (aarch64-unknown-linux-gnu,
 # armv7-unknown-linux-gnueabihf) under qemu-user, built with a real Rust
-# 1.85 (the crate's MSRV): for each target every feature
-# (`--all-features --lib --tests`) is built and run; on the targets in
+# 1.85 (the crate's MSRV): for each target the library's tests with every
+# feature are built and run (below: the integration suite on request); on the targets in
 # ARM_CORE_TARGETS (armv7 by default) also the no_std core
 # (`--no-default-features --lib --tests`), and the criterion benches are
 # checked (`cargo check --benches`: they compile on ARM with 1.85; they
@@ -11,14 +11,19 @@
 # ARM_APP_CHECK_TARGETS (armv7, a Raspberry Pi's 32-bit OS, by default:
 # where a 64-bit assumption would break), and built and tested on the
 # targets in ARM_APP_TARGETS (none by default; aarch64 is a Pi's 64-bit
-# OS). On the targets in ARM_LIB_TARGETS (aarch64 by default) only the
-# library's own tests run (`--all-features --lib`): what differs on a
-# 64-bit ARM (NEON in the UTF-8 check, the dense unescaping stage, the
-# word-at-a-time scans) is tested there, beside oracles; the integration
-# suite, which holds no code of its own per architecture, runs on armv7,
-# where 32-bit `usize` is the difference. Building the integration suite
-# under optimization was CI's longest single compile on ARM. Fails when
-# anything fails on either target.
+# OS). On the targets in ARM_LIB_TARGETS (both by default) only the
+# library's own tests run (`--all-features --lib`): what differs on ARM
+# (NEON in the UTF-8 check, the dense unescaping stage and the
+# word-at-a-time scans on aarch64; 32-bit `usize` and word-by-word scans
+# on armv7) is in the library and tested there, beside oracles, and the
+# no_std core's integration tests run on armv7 too. The every-feature
+# integration suite holds no code of its own per architecture and runs
+# natively; `ARM_LIB_TARGETS=` (empty) runs it on both targets. Timed on
+# two cores, building it for armv7 under optimization (with the library
+# built a second time, outside its unit tests) cost about 700 s of CPU and
+# running it under qemu about 200 s more: a third of CI's CPU on ARM, for
+# tests that differ from the native run only in the width of `usize`.
+# Fails when anything fails on either target.
 #
 # Runs as root (binfmt_misc) on Debian bookworm or any machine that can
 # reach deb.debian.org; installs nothing into the system (see
@@ -49,7 +54,7 @@ app_check_targets=" ${ARM_APP_CHECK_TARGETS:-armv7-unknown-linux-gnueabihf} "
 # target by default, where a width assumption would break; on aarch64 the
 # every-feature run covers the same code (its NEON paths included).
 core_targets=" ${ARM_CORE_TARGETS:-armv7-unknown-linux-gnueabihf} "
-lib_targets=" ${ARM_LIB_TARGETS-aarch64-unknown-linux-gnu} "
+lib_targets=" ${ARM_LIB_TARGETS-aarch64-unknown-linux-gnu armv7-unknown-linux-gnueabihf} "
 with_app() { [[ "$app_targets" == *" $1 "* ]]; }
 with_app_check() { [[ "$app_check_targets" == *" $1 "* ]]; }
 with_core() { [[ "$core_targets" == *" $1 "* ]]; }
