@@ -413,13 +413,22 @@ mod tests {
         )
     }
 
-    fn load(text: &str) -> Result<Arc<TokenFile>, String> {
-        let dir = std::env::temp_dir().join(format!("acp-users-test-{}", std::process::id()));
+    /// A directory of this test's own under the system's temporary one,
+    /// removed by the caller.
+    fn scratch(name: &str) -> std::path::PathBuf {
+        static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("acp-users-{name}-{}-{n}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join(format!("{:x}.json", text.len()));
+        dir
+    }
+
+    fn load(text: &str) -> Result<Arc<TokenFile>, String> {
+        let dir = scratch("test");
+        let path = dir.join("tokens.json");
         std::fs::write(&path, text).unwrap();
         let loaded = TokenFile::load(&path);
-        let _ = std::fs::remove_file(&path);
+        let _ = std::fs::remove_dir_all(&dir);
         loaded
     }
 
@@ -444,9 +453,7 @@ mod tests {
                     .collect();
                 format!(r#"{{"tokens": {{{}}}}}"#, members.join(","))
             };
-            let dir = std::env::temp_dir()
-                .join(format!("acp-users-prop-{}", std::process::id()));
-            std::fs::create_dir_all(&dir).unwrap();
+            let dir = scratch("prop");
             let path = dir.join("tokens.json");
             std::fs::write(&path, text(&first)).unwrap();
             let file = TokenFile::load(&path).unwrap();
@@ -468,7 +475,7 @@ mod tests {
                     proptest::prop_assert_eq!(file.lookup(s).map(|i| i.user), oracle);
                 }
             }
-            let _ = std::fs::remove_file(&path);
+            let _ = std::fs::remove_dir_all(&dir);
         }
     }
 

@@ -701,7 +701,9 @@ fn a_broken_connection_to_a_remote_v2_agent_is_resumed() {
         assert_eq!(strip(&got), strip(&shown), "{why}");
         assert_eq!(prompts() - before, 1, "the prompt ran once: {why}");
     }
+    drop(bridge);
     let _ = std::fs::remove_dir_all(&cwd);
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A one-shot run with stdin open but silent (a question waits for an

@@ -192,6 +192,7 @@ async fn metrics_move_by_a_real_turn_and_each_refusal_by_its_reason() {
     // Nothing else moved the turn count.
     assert_eq!(sample(&m, "acp_bridge_turns_total"), 1.0);
     drop(c);
+    let _ = std::fs::remove_dir_all(&project);
 }
 
 /// A session past `--max-user-sessions` is refused (`-32011`) and counted
