@@ -158,6 +158,11 @@ for t in "${targets[@]}"; do
 done
 
 note "run ${targets[*]} under qemu (concurrently)"
+for t in "${targets[@]}"; do
+  if [[ "$lib_targets" == *" $t "* ]]; then
+    echo "$t: the library's tests only; the every-feature integration suite runs natively (ARM_LIB_TARGETS=, empty, runs it here)"
+  fi
+done
 declare -A pids
 for t in "${targets[@]}"; do
   (run "$t") >"$arm_work/run-$t.log" 2>&1 &
