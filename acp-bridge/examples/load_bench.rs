@@ -36,10 +36,18 @@
 //! `--protocol 2`: the clients and the agent speak ACP v2 (a turn ends at
 //! the idle `state_update`).
 //!
-//! The bridge runs twice: as an operator starts it, and with
-//! `--metrics-addr` scraped once a second by this driver. Every wait is
-//! bounded (a message: 60 s; a phase: 300 s); every process started is
-//! in its own process group, killed at the end.
+//! The bridge runs three times: as an operator starts it, with
+//! `--metrics-addr` scraped once a second by this driver, and with
+//! `--log-level off`. Every wait is bounded (a message: 60 s; a phase:
+//! 300 s); every process started is in its own process group, killed at
+//! the end.
+//!
+//! `--against OTHER`: build against build. The servers are then the plain
+//! relay, the bridge at `--bridge` and the one at `OTHER` (both as an
+//! operator starts them), interleaved as above, and the table's last
+//! column is the ratio of the first bridge to the other, rep by rep: what
+//! a change does, measured beside its base on a host whose speed drifts
+//! by more than the change.
 
 use std::borrow::Cow;
 use std::net::SocketAddr;
@@ -108,6 +116,11 @@ struct Args {
     /// profile: `--wrap "valgrind --tool=callgrind"`.
     #[arg(long)]
     wrap: Option<String>,
+    /// Another `acp-bridge` build, run beside the first as an operator
+    /// starts it: the table compares the two (build against build), in
+    /// place of the scraped and quiet runs.
+    #[arg(long)]
+    against: Option<PathBuf>,
     /// The ACP version the clients and the agent speak: 1, or 2 (the
     /// agent gets `--protocol 2`; a turn ends with the idle
     /// `state_update`, not with the prompt's answer).
@@ -127,6 +140,8 @@ enum Kind {
     /// The bridge with no log lines on stderr (`--log-level off`): what
     /// its `tracing` costs.
     BridgeQuiet,
+    /// The other build (`--against`), as an operator starts it.
+    Against,
 }
 
 const KINDS: [Kind; 4] = [
@@ -135,6 +150,28 @@ const KINDS: [Kind; 4] = [
     Kind::BridgeScraped,
     Kind::BridgeQuiet,
 ];
+
+/// The servers of a run, the anchor first: [`KINDS`], or with
+/// `--against` the plain relay and the two builds.
+fn kinds(args: &Args) -> Vec<Kind> {
+    if args.against.is_some() {
+        vec![Kind::Plain, Kind::Bridge, Kind::Against]
+    } else {
+        KINDS.to_vec()
+    }
+}
+
+/// A server's column heading.
+fn label(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Plain => "plain relay",
+        Kind::PlainDefaults => "plain relay, the stack's default buffers",
+        Kind::Bridge => "acp-bridge",
+        Kind::BridgeScraped => "acp-bridge, /metrics scraped 1/s",
+        Kind::BridgeQuiet => "acp-bridge, `--log-level off`",
+        Kind::Against => "acp-bridge, `--against` build",
+    }
+}
 
 /// A server process in its own process group, killed with it on drop.
 struct Server {
@@ -154,7 +191,10 @@ struct Setup {
 
 impl Setup {
     fn new(mut args: Args) -> Result<Self> {
-        for path in [&mut args.bridge, &mut args.relay, &mut args.agent] {
+        for path in [&mut args.bridge, &mut args.relay, &mut args.agent]
+            .into_iter()
+            .chain(args.against.as_mut())
+        {
             *path =
                 std::fs::canonicalize(&*path).map_err(|e| format!("{}: {e}", path.display()))?;
         }
@@ -200,9 +240,10 @@ impl Setup {
         let run_dir = self.dir.join(format!("run{run}"));
         std::fs::create_dir_all(&run_dir)?;
         let log = std::fs::File::create(run_dir.join("stderr"))?;
-        let program = match kind {
-            Kind::Plain | Kind::PlainDefaults => &self.args.relay,
-            Kind::Bridge | Kind::BridgeScraped | Kind::BridgeQuiet => &self.args.bridge,
+        let program = match (kind, &self.args.against) {
+            (Kind::Plain | Kind::PlainDefaults, _) => &self.args.relay,
+            (Kind::Against, Some(other)) => other,
+            _ => &self.args.bridge,
         };
         let wrap: Vec<&str> = self
             .args
@@ -791,8 +832,9 @@ async fn main() -> std::process::ExitCode {
 async fn bench(args: Args) -> Result<String> {
     let setup = Setup::new(args)?;
     let a = &setup.args;
+    let kinds = kinds(a);
     let mut run = 0;
-    let mut relay: [[Vec<f64>; 2]; 4] = Default::default();
+    let mut relay: Vec<[Vec<f64>; 2]> = vec![Default::default(); kinds.len()];
     let relay_reps = if a.only.as_deref() == Some("load") {
         0
     } else {
@@ -804,7 +846,7 @@ async fn bench(args: Args) -> Result<String> {
         a.load_reps
     };
     for rep in 0..relay_reps {
-        for (k, kind) in KINDS.iter().enumerate() {
+        for (k, kind) in kinds.iter().enumerate() {
             for (w, way) in [Way::ToClient, Way::ToAgent].into_iter().enumerate() {
                 run += 1;
                 let per_mb = relay_run(&setup, *kind, way, run).await?;
@@ -813,41 +855,44 @@ async fn bench(args: Args) -> Result<String> {
             }
         }
     }
-    let mut load: [Vec<Load>; 4] = Default::default();
+    // Build against build leaves out the second anchor.
+    let with_defaults = a.against.is_none();
+    let mut load: Vec<Vec<Load>> = vec![Vec::new(); kinds.len()];
     let mut load_defaults: Vec<Load> = Vec::new();
     for rep in 0..load_reps {
-        for (k, kind) in KINDS.iter().enumerate() {
+        for (k, kind) in kinds.iter().enumerate() {
             run += 1;
             let l = load_run(&setup, *kind, run).await?;
             eprintln!("load {rep} {kind:?}: {l:?}");
             load[k].push(l);
         }
-        run += 1;
-        let l = load_run(&setup, Kind::PlainDefaults, run).await?;
-        eprintln!("load {rep} PlainDefaults: {l:?}");
-        load_defaults.push(l);
+        if with_defaults {
+            run += 1;
+            let l = load_run(&setup, Kind::PlainDefaults, run).await?;
+            eprintln!("load {rep} PlainDefaults: {l:?}");
+            load_defaults.push(l);
+        }
     }
-    // Each row: the runs of the four servers (the anchor first), rep by
-    // rep.
+    // Each row: the runs of each server (the anchor first), rep by rep.
     let of = |runs: &[Load], f: fn(&Load) -> f64| runs.iter().map(f).collect::<Vec<f64>>();
     if load_reps > 0 {
-        let walls = load.clone().map(|runs| median(of(&runs, |l| l.wall)));
-        eprintln!("load wall time, median (s): {KINDS:?} {walls:?}");
+        let walls: Vec<f64> = load
+            .iter()
+            .map(|runs| median(of(runs, |l| l.wall)))
+            .collect();
+        eprintln!("load wall time, median (s): {kinds:?} {walls:?}");
     }
-    let relay_way = |w: usize| relay.clone().map(|ways| ways[w].clone());
-    let load_by = |f: fn(&Load) -> f64| load.clone().map(|runs| of(&runs, f));
+    let relay_way = |w: usize| relay.iter().map(|ways| ways[w].clone()).collect::<Vec<_>>();
+    let load_by = |f: fn(&Load) -> f64| load.iter().map(|runs| of(runs, f)).collect::<Vec<_>>();
     let against_defaults = |f: fn(&Load) -> f64| {
-        [
-            of(&load_defaults, f),
-            of(&load[1], f),
-            of(&load[2], f),
-            of(&load[3], f),
-        ]
+        std::iter::once(of(&load_defaults, f))
+            .chain(load[1..].iter().map(|runs| of(runs, f)))
+            .collect::<Vec<_>>()
     };
     let mb = a.line_bytes as f64 / 1e6;
     // The wall time of each load run (client, server and agents sharing
     // the machine) is on stderr only: the table keeps to the server.
-    let rows: [(String, [Vec<f64>; 4]); 9] = [
+    let mut rows: Vec<(String, Vec<Vec<f64>>)> = vec![
         (
             format!(
                 "relay, agent to client: CPU ms per MB ({} turns, {mb} MB lines)",
@@ -882,43 +927,67 @@ async fn bench(args: Args) -> Result<String> {
             "load: share of that CPU in the kernel (%)".to_owned(),
             load_by(|l| l.system),
         ),
+    ];
+    if with_defaults {
         // The same bridge runs against the second anchor: the plain relay
         // with the stack's default buffers.
-        (
-            "load, against the plain relay with the stack's default buffers (128 KiB reads): CPU ms per turn, agent start included".to_owned(),
-            against_defaults(|l| l.turn_with_start),
-        ),
-        (
-            "load, against the plain relay with the stack's default buffers (128 KiB reads): peak RSS (MiB)".to_owned(),
-            against_defaults(|l| l.rss),
-        ),
-    ];
-    let mut table = String::from(
-        "| figure | plain relay | acp-bridge | ratio | acp-bridge, /metrics scraped 1/s | ratio | acp-bridge, `--log-level off` | ratio |\n|---|---:|---:|---:|---:|---:|---:|---:|\n",
-    );
-    for (name, [plain, bridge, scraped, quiet]) in rows {
-        if plain.is_empty() {
+        rows.extend([
+            (
+                "load, against the plain relay with the stack's default buffers (128 KiB reads): CPU ms per turn, agent start included".to_owned(),
+                against_defaults(|l| l.turn_with_start),
+            ),
+            (
+                "load, against the plain relay with the stack's default buffers (128 KiB reads): peak RSS (MiB)".to_owned(),
+                against_defaults(|l| l.rss),
+            ),
+        ]);
+    }
+    let mut table = String::from("| figure | plain relay |");
+    let mut rule = String::from("|---|---:|");
+    for kind in &kinds[1..] {
+        table.push_str(&format!(" {} | ratio |", label(*kind)));
+        rule.push_str("---:|---:|");
+    }
+    if with_defaults {
+        table.push('\n');
+    } else {
+        table.push_str(" acp-bridge against the `--against` build |\n");
+        rule.push_str("---:|");
+    }
+    table.push_str(&rule);
+    table.push('\n');
+    for (name, runs) in rows {
+        let Some((anchor, servers)) = runs.split_first() else {
+            continue;
+        };
+        if anchor.is_empty() {
             continue;
         }
-        table.push_str(&format!(
-            "| {name} | {:.3} | {:.3} | {:.2}x | {:.3} | {:.2}x | {:.3} | {:.2}x |\n",
-            median(plain.clone()),
-            median(bridge.clone()),
-            median_ratio(&bridge, &plain),
-            median(scraped.clone()),
-            median_ratio(&scraped, &plain),
-            median(quiet.clone()),
-            median_ratio(&quiet, &plain),
-        ));
+        table.push_str(&format!("| {name} | {:.3} |", median(anchor.clone())));
+        for runs in servers {
+            table.push_str(&format!(
+                " {:.3} | {:.2}x |",
+                median(runs.clone()),
+                median_ratio(runs, anchor)
+            ));
+        }
+        if let (false, [bridge, other]) = (with_defaults, servers) {
+            table.push_str(&format!(" {:.2}x |", median_ratio(bridge, other)));
+        }
+        table.push('\n');
     }
     let confinement = if setup.unconfined {
         "unconfined (`--unconfined`: this host cannot confine them)"
     } else {
         "confined as the server does by default (Landlock, a PID namespace, the process and memory limits)"
     };
+    let last = if with_defaults {
+        "the last two rows put the same bridge runs against it with tokio-tungstenite's defaults (128 KiB reads), its own load runs beside the others'"
+    } else {
+        "the last column is the median of the ratios of the two builds' runs of one rep"
+    };
     table.push_str(&format!(
-        "\nServer CPU is the server process's own (its threads, not its agents'), the median of {} relay runs and {} load runs, each on a fresh server; a ratio is the median of the ratios of the runs of one rep (run one after the other). The bridge's agents: {confinement}; the plain relay's: plain child processes. The plain relay's WebSocket buffers are the server's (8 KiB reads, 128 KiB of frames buffered); the last two rows put the same bridge runs against it with tokio-tungstenite's defaults (128 KiB reads), its own load runs beside the others'. MB: 10^6 bytes of text frames, both ways.\n",
-        a.relay_reps, a.load_reps
+        "\nServer CPU is the server process's own (its threads, not its agents'), the median of {relay_reps} relay runs and {load_reps} load runs, each on a fresh server; a ratio is the median of the ratios of the runs of one rep (run one after the other). The bridge's agents: {confinement}; the plain relay's: plain child processes. The plain relay's WebSocket buffers are the server's (8 KiB reads, 128 KiB of frames buffered); {last}. MB: 10^6 bytes of text frames, both ways.\n"
     ));
     Ok(table)
 }

@@ -16,6 +16,9 @@
 #   acp-bridge/scripts/load_bench.sh                          # print the table
 #   acp-bridge/scripts/load_bench.sh --out bench-results/load.md
 #   LOAD_BENCH_ARGS="--users 100 --relay-reps 5" acp-bridge/scripts/load_bench.sh
+#   # a change against its base (build against build: the base's release
+#   # binary copied outside /tmp, which its confined agents may read):
+#   LOAD_BENCH_ARGS="--only load --against /srv/base/acp-bridge" acp-bridge/scripts/load_bench.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=""

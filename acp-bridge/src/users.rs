@@ -187,9 +187,14 @@ pub struct TokenFile {
 /// made each connection's cost grow with the file (and a team's start
 /// quadratic in its users). What its timing tells is whether the given
 /// token's keyed hash is one of the file's: without the key, nothing.
+///
+/// The entries' places sorted by user (a user's in the file's order) find
+/// a user's tokens the same way for their room, read at every start of
+/// their agent.
 struct Index {
     entries: Vec<Entry>,
     by_hash: Vec<(u64, usize)>,
+    by_user: Vec<usize>,
 }
 
 impl Index {
@@ -200,7 +205,25 @@ impl Index {
             .map(|(n, e)| (keys.hash_one(e.token.as_slice()), n))
             .collect();
         by_hash.sort_unstable();
-        Self { entries, by_hash }
+        let mut by_user: Vec<usize> = (0..entries.len()).collect();
+        // Stable: a user's entries stay in the file's order.
+        by_user.sort_by(|&a, &b| entries[a].identity.user.cmp(&entries[b].identity.user));
+        Self {
+            entries,
+            by_hash,
+            by_user,
+        }
+    }
+
+    /// `user`'s entries, in the file's order.
+    fn of_user<'a>(&'a self, user: &'a str) -> impl Iterator<Item = &'a Entry> + 'a {
+        let from = self
+            .by_user
+            .partition_point(|&n| self.entries[n].identity.user.as_str() < user);
+        self.by_user[from..]
+            .iter()
+            .map(|&n| &self.entries[n])
+            .take_while(move |e| e.identity.user == user)
     }
 }
 
@@ -335,15 +358,16 @@ impl TokenFile {
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let now: Vec<Identity> = fresh.iter().map(|e| e.identity.clone()).collect();
-        let mut gone: Vec<String> = entries
-            .entries
-            .iter()
-            .map(|e| e.identity.user.clone())
-            .filter(|u| !now.iter().any(|i| i.user == *u))
-            .collect();
-        gone.sort();
-        gone.dedup();
-        *entries = Index::new(fresh, &self.keys);
+        let fresh = Index::new(fresh, &self.keys);
+        // Each user once, in order; those the new file has no token of.
+        let mut gone: Vec<String> = Vec::new();
+        for e in entries.by_user.iter().map(|&n| &entries.entries[n]) {
+            let user = &e.identity.user;
+            if gone.last() != Some(user) && fresh.of_user(user).next().is_none() {
+                gone.push(user.clone());
+            }
+        }
+        *entries = fresh;
         Ok((now, gone))
     }
 
@@ -357,7 +381,7 @@ impl TokenFile {
             .read()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let mut room = UserRoom::default();
-        for e in entries.entries.iter().filter(|e| e.identity.user == user) {
+        for e in entries.of_user(user) {
             room.env
                 .extend(e.room.env.iter().map(|(k, v)| (k.clone(), v.clone())));
             room.read_only.extend(e.room.read_only.iter().cloned());
@@ -475,6 +499,61 @@ mod tests {
                     proptest::prop_assert_eq!(file.lookup(s).map(|i| i.user), oracle);
                 }
             }
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+        /// A user's room (found through the index by user) against a scan
+        /// of every token: the paths and the smallest limit of exactly
+        /// that user's tokens; after a reload, the users gone are those
+        /// the new file has no token of.
+        #[test]
+        fn a_room_and_the_users_gone_are_those_of_a_scan(
+            first in proptest::collection::vec((0usize..12, 1u64..1000), 1..120),
+            second in proptest::collection::vec((0usize..12, 1u64..1000), 1..120),
+        ) {
+            let text = |tokens: &[(usize, u64)]| {
+                let members: Vec<String> = tokens
+                    .iter()
+                    .enumerate()
+                    .map(|(n, (u, max))| format!(
+                        r#""token-{n:04}-0123456789abcdef": {{"userId": "u{u}", "permissions": ["read"], "agentRo": ["/srv/{n}"], "maxProcesses": {max}}}"#
+                    ))
+                    .collect();
+                format!(r#"{{"tokens": {{{}}}}}"#, members.join(","))
+            };
+            let dir = scratch("rooms");
+            let path = dir.join("tokens.json");
+            std::fs::write(&path, text(&first)).unwrap();
+            let file = TokenFile::load(&path).unwrap();
+            for user in 0..13 {
+                let room = file.room(&format!("u{user}"));
+                let mut paths: Vec<PathBuf> = room.read_only.clone();
+                paths.sort();
+                let mut oracle: Vec<PathBuf> = first
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, (u, _))| *u == user)
+                    .map(|(n, _)| PathBuf::from(format!("/srv/{n}")))
+                    .collect();
+                oracle.sort();
+                proptest::prop_assert_eq!(paths, oracle);
+                let least = first.iter().filter(|(u, _)| *u == user).map(|(_, m)| *m).min();
+                proptest::prop_assert_eq!(room.max_processes, least);
+            }
+            std::fs::write(&path, text(&second)).unwrap();
+            let (_, gone) = file.reload().unwrap();
+            let mut oracle: Vec<String> = first
+                .iter()
+                .filter(|(u, _)| !second.iter().any(|(v, _)| v == u))
+                .map(|(u, _)| format!("u{u}"))
+                .collect();
+            oracle.sort();
+            oracle.dedup();
+            proptest::prop_assert_eq!(gone, oracle);
             let _ = std::fs::remove_dir_all(&dir);
         }
     }

@@ -423,11 +423,17 @@ impl Server {
     /// Whether a user's agent may start: below the cap, or after evicting
     /// the agent without a connection the longest.
     fn make_room(&mut self, key: &Option<String>, now: Duration) -> bool {
+        // The others' places: every place held, less this agent's own (none
+        // where it is called, its agent stopped), with no key compared per
+        // agent: this runs at each start.
         let running = self
             .agents
             .iter()
-            .filter(|(k, a)| *k != key && a.counted())
-            .count();
+            .filter(|(_, a)| a.counted())
+            .count()
+            .saturating_sub(usize::from(
+                self.agents.get(key).is_some_and(Agent::counted),
+            ));
         if running < self.config.max_agents {
             return true;
         }
