@@ -456,6 +456,24 @@ mod tests {
         loaded
     }
 
+    /// A token file of `members` (each `"TOKEN": {...}`).
+    fn tokens_json(members: impl Iterator<Item = String>) -> String {
+        format!(
+            r#"{{"tokens": {{{}}}}}"#,
+            members.collect::<Vec<_>>().join(",")
+        )
+    }
+
+    /// `text` written as a token file in a scratch directory (removed by
+    /// the caller), and loaded.
+    fn written(name: &str, text: &str) -> (std::path::PathBuf, std::path::PathBuf, Arc<TokenFile>) {
+        let dir = scratch(name);
+        let path = dir.join("tokens.json");
+        std::fs::write(&path, text).unwrap();
+        let file = TokenFile::load(&path).unwrap();
+        (dir, path, file)
+    }
+
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
 
@@ -471,16 +489,11 @@ mod tests {
             strangers in proptest::collection::vec("[a-z0-9]{16,25}", 0..50),
         ) {
             let text = |tokens: &std::collections::BTreeMap<String, usize>| {
-                let members: Vec<String> = tokens
-                    .iter()
-                    .map(|(t, u)| format!(r#""{t}": {{"userId": "u{u}", "permissions": ["read"]}}"#))
-                    .collect();
-                format!(r#"{{"tokens": {{{}}}}}"#, members.join(","))
+                tokens_json(tokens.iter().map(|(t, u)| {
+                    format!(r#""{t}": {{"userId": "u{u}", "permissions": ["read"]}}"#)
+                }))
             };
-            let dir = scratch("prop");
-            let path = dir.join("tokens.json");
-            std::fs::write(&path, text(&first)).unwrap();
-            let file = TokenFile::load(&path).unwrap();
+            let (dir, path, file) = written("prop", &text(&first));
             for tokens in [&first, &second] {
                 if !std::ptr::eq(tokens, &first) {
                     std::fs::write(&path, text(&second)).unwrap();
@@ -516,19 +529,11 @@ mod tests {
             second in proptest::collection::vec((0usize..12, 1u64..1000), 1..120),
         ) {
             let text = |tokens: &[(usize, u64)]| {
-                let members: Vec<String> = tokens
-                    .iter()
-                    .enumerate()
-                    .map(|(n, (u, max))| format!(
-                        r#""token-{n:04}-0123456789abcdef": {{"userId": "u{u}", "permissions": ["read"], "agentRo": ["/srv/{n}"], "maxProcesses": {max}}}"#
-                    ))
-                    .collect();
-                format!(r#"{{"tokens": {{{}}}}}"#, members.join(","))
+                tokens_json(tokens.iter().enumerate().map(|(n, (u, max))| format!(
+                    r#""token-{n:04}-0123456789abcdef": {{"userId": "u{u}", "permissions": ["read"], "agentRo": ["/srv/{n}"], "maxProcesses": {max}}}"#
+                )))
             };
-            let dir = scratch("rooms");
-            let path = dir.join("tokens.json");
-            std::fs::write(&path, text(&first)).unwrap();
-            let file = TokenFile::load(&path).unwrap();
+            let (dir, path, file) = written("rooms", &text(&first));
             for user in 0..13 {
                 let room = file.room(&format!("u{user}"));
                 let mut paths: Vec<PathBuf> = room.read_only.clone();
