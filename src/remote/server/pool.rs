@@ -423,17 +423,11 @@ impl Server {
     /// Whether a user's agent may start: below the cap, or after evicting
     /// the agent without a connection the longest.
     fn make_room(&mut self, key: &Option<String>, now: Duration) -> bool {
-        // The others' places: every place held, less this agent's own (none
-        // where it is called, its agent stopped), with no key compared per
-        // agent: this runs at each start.
-        let running = self
-            .agents
-            .iter()
-            .filter(|(_, a)| a.counted())
-            .count()
-            .saturating_sub(usize::from(
-                self.agents.get(key).is_some_and(Agent::counted),
-            ));
+        // Every place held is another agent's: this one's is stopped (its
+        // one caller starts a stopped agent). No key is compared per agent:
+        // this runs at each start.
+        debug_assert!(!self.agents.get(key).is_some_and(Agent::counted));
+        let running = self.agents.iter().filter(|(_, a)| a.counted()).count();
         if running < self.config.max_agents {
             return true;
         }
