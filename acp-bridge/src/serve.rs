@@ -5,9 +5,8 @@
 //! ([`driver`]: every input under one lock, its actions handed to
 //! channels, its timer), the agent processes ([`agent`]) and their MCP
 //! relay sockets ([`mcp`], and the `--mcp-relay` process), the log files
-//! and stderr's lines ([`log`]), `/metrics` ([`metrics`]), glibc's
-//! allocator settings ([`malloc`]) and the mock agent's hidden mode
-//! ([`mock`]).
+//! and stderr's lines ([`log`]), `/metrics` ([`metrics`]) and the mock
+//! agent's hidden mode ([`mock`]).
 //!
 //! Only the `acp-bridge` binary uses this module (hidden from the docs; no
 //! promise of stability): the binary keeps the listeners, the HTTP routes,
@@ -19,7 +18,6 @@ pub mod args;
 pub mod door;
 pub mod driver;
 pub mod log;
-pub mod malloc;
 pub mod mcp;
 pub mod metrics;
 pub mod mock;

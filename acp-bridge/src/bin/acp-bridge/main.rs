@@ -77,11 +77,6 @@ fn main() -> ExitCode {
         let args: Vec<String> = std::env::args().skip(2).collect();
         return mcp::run_relay(&args);
     }
-    // Before the runtime's threads start: glibc's allocator tuned for many
-    // users at once (`acp_bridge::serve::malloc`).
-    for tunable in acp_bridge::serve::malloc::tune() {
-        eprintln!("acp-bridge: glibc refused {tunable}; its default stays");
-    }
     match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime.block_on(run()),
         Err(e) => {
