@@ -19,6 +19,16 @@
 #   # a change against its base (build against build: the base's release
 #   # binary copied outside /tmp, which its confined agents may read):
 #   LOAD_BENCH_ARGS="--only load --against /srv/base/acp-bridge" acp-bridge/scripts/load_bench.sh
+#   # a runtime setting against none: OTHER (or --bridge) may be a script
+#   # that sets the environment and `exec`s the binary (the server's pid
+#   # stays the one measured), e.g. /srv/try/acp-bridge holding
+#   #   #!/bin/sh
+#   #   MALLOC_ARENA_MAX=1 exec /srv/base/acp-bridge "$@"
+#   # Without --only load, the relay runs are compared too: a setting that
+#   # helps the starts can hurt the long lines (glibc settings that fixed
+#   # the mmap threshold at 4 MiB took the 8 MB relay from 1.21x to 1.93x
+#   # the plain relay). Per-turn ratios move 5 to 10% between runs of 11
+#   # reps on a shared 2-core host: use --load-reps 21 or 41.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=""
